@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Shared set-up for both README commands. Idempotent: installs what is missing, starts the embedded
+# Postgres and Redis under .data/ when no DATABASE_URL / REDIS_URL is given, and writes the resolved
+# URLs to .data/env so the caller can source it. Usage: bash scripts/setup.sh [--test]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+DATA_DIR=${DATA_DIR:-$ROOT/.data}
+mkdir -p "$DATA_DIR"
+STARTED=""   # services this run started (scripts/start.sh stops exactly these on exit)
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+# 1. Debian packages (what every part of the platform uses at run time or in tests).
+PKGS="postgresql redis-server sip-tester espeak-ng sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  log "installing Debian packages:$missing"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# 2. npm dependencies (skipped when the lock file has not changed since the last install).
+stamp="$ROOT/node_modules/.install-stamp"
+want=$(cat package.json package-lock.json 2>/dev/null | sha1sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  log "installing npm dependencies"
+  # npm install (not ci): it honours the lock file and never wipes a node_modules that is in use.
+  flock /tmp/npm.lock npm install --no-audit --no-fund --loglevel=error >/dev/null
+  want=$(cat package.json package-lock.json 2>/dev/null | sha1sum | cut -d' ' -f1)
+  echo "$want" > "$stamp"
+fi
+
+# 3. Embedded services.
+PG_PORT=${EMBEDDED_PG_PORT:-55432}
+REDIS_PORT=${EMBEDDED_REDIS_PORT:-56379}
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+
+as_pg() { # the Postgres server refuses to run as root: use the postgres system user then
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+if [ -z "${DATABASE_URL:-}" ]; then
+  PGDATA="$DATA_DIR/pg"
+  if [ ! -f "$PGDATA/PG_VERSION" ]; then
+    log "creating the embedded Postgres cluster in $PGDATA"
+    mkdir -p "$PGDATA"
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$PGDATA"
+    chmod 700 "$PGDATA"
+    as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 >/dev/null
+  fi
+  [ "$(id -u)" = 0 ] && chown postgres:postgres "$DATA_DIR" 2>/dev/null || true
+  if ! as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    log "starting the embedded Postgres on 127.0.0.1:$PG_PORT"
+    as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w -t 60 \
+      -o "-p $PG_PORT -k $PGDATA -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c synchronous_commit=off" start >/dev/null
+    STARTED="$STARTED pg"
+  fi
+  for db in platform platform_test; do
+    if ! as_pg "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "select 1 from pg_database where datname='$db'" postgres | grep -q 1; then
+      as_pg "$PGBIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db"
+    fi
+  done
+  DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/platform"
+  TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/platform_test"
+fi
+
+if [ -z "${REDIS_URL:-}" ]; then
+  mkdir -p "$DATA_DIR/redis"
+  if ! redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+    log "starting the embedded Redis on 127.0.0.1:$REDIS_PORT"
+    redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$DATA_DIR/redis" \
+      --save 60 1 --appendonly no --pidfile "$DATA_DIR/redis/redis.pid" --logfile "$DATA_DIR/redis/redis.log" >/dev/null
+    STARTED="$STARTED redis"
+    for _ in $(seq 1 50); do redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  fi
+  REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+  TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/1"
+fi
+
+cat > "$DATA_DIR/env" <<ENV
+export DATABASE_URL='$DATABASE_URL'
+export REDIS_URL='$REDIS_URL'
+export TEST_DATABASE_URL='${TEST_DATABASE_URL:-${DATABASE_URL}}'
+export TEST_REDIS_URL='${TEST_REDIS_URL:-${REDIS_URL}}'
+ENV
+echo "$STARTED" > "$DATA_DIR/started"
+log "ready (DATABASE_URL and REDIS_URL in $DATA_DIR/env)"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The README's start command: set-up, then every process of the platform on local embedded defaults.
+# Ctrl-C stops the processes, and the embedded Postgres and Redis when this command started them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source .data/env
+started=$(cat .data/started 2>/dev/null || true)
+[ -f .env ] && { set -a; source .env; set +a; }
+trap ':' INT   # the node supervisor handles Ctrl-C and stops its children; this shell then cleans up
+status=0
+node --require tsx/cjs scripts/start.ts "$@" || status=$?
+[ -n "${started// /}" ] && bash scripts/stop-services.sh $started
+exit $status

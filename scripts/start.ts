@@ -1,0 +1,59 @@
+// Runs every process of the platform as a child, prefixes their output, and stops them all on Ctrl-C.
+import { spawn, ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import fs from 'node:fs';
+
+const root = path.resolve(__dirname, '..');
+/** Order matters: the SIP server first, so media-app finds it; control-api last, it prints the bootstrap login. */
+const processes = [
+  { name: 'sip-server', entry: 'sip-server/main.ts' },
+  { name: 'media-app', entry: 'media-app/main.ts' },
+  { name: 'control-api', entry: 'control-api/main.ts' },
+];
+
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WritableStream): void {
+  let pending = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) out.write(`[${name}] ${line}\n`);
+  });
+}
+
+function stopAll(code: number): void {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write('[start] stopping…\n');
+  for (const child of children.values()) child.kill('SIGTERM');
+  const force = setTimeout(() => { for (const child of children.values()) child.kill('SIGKILL'); }, 10_000);
+  force.unref();
+  const wait = setInterval(() => {
+    if ([...children.values()].every((c) => c.exitCode !== null || c.signalCode !== null)) {
+      clearInterval(wait);
+      process.exit(code);
+    }
+  }, 100);
+}
+
+for (const p of processes) {
+  const entry = path.join(root, p.entry);
+  if (!fs.existsSync(entry)) { process.stdout.write(`[start] ${p.name}: ${p.entry} missing, skipped\n`); continue; }
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', entry], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.set(p.name, child);
+  prefixLines(p.name, child.stdout!, process.stdout);
+  prefixLines(p.name, child.stderr!, process.stderr);
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      process.stderr.write(`[start] ${p.name} exited (${signal ?? code}); stopping the platform\n`);
+      stopAll(1);
+    }
+  });
+}
+
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The README's test command: set-up (packages, npm, embedded Postgres and Redis), type check, then every suite.
+# Extra arguments go to mocha, e.g. `bash scripts/test.sh 'test/control-api/**/*.test.ts'`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source .data/env
+export NODE_ENV=test
+echo "[test] tsc --noEmit"
+npx tsc --noEmit -p .
+echo "[test] mocha"
+if [ "$#" -gt 0 ]; then
+  npx mocha --reporter test/support/reporter.js "$@"
+else
+  npx mocha --reporter test/support/reporter.js
+fi

@@ -1,0 +1,15 @@
+// mocha's spec reporter plus the plain closing line CI reads: "N passed, N failed, N skipped".
+'use strict';
+const Mocha = require('mocha');
+const { EVENT_RUN_END } = Mocha.Runner.constants;
+
+class SpecWithSummary extends Mocha.reporters.Spec {
+  constructor(runner, options) {
+    super(runner, options);
+    runner.once(EVENT_RUN_END, () => {
+      const s = this.stats;
+      process.stdout.write(`\n${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
+    });
+  }
+}
+module.exports = SpecWithSummary;
