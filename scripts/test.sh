@@ -12,5 +12,5 @@ echo "[test] mocha"
 if [ "$#" -gt 0 ]; then
   npx mocha --reporter test/support/reporter.js "$@"
 else
-  npx mocha --reporter test/support/reporter.js
+  npx mocha --reporter test/support/reporter.js 'test/**/*.test.ts'
 fi

@@ -1,0 +1,100 @@
+/**
+ * The express 5 app factory. Order on /v1.0: request id → metrics/log → per-IP limit → per route:
+ * credentials → per-customer limit → status gate → JSON body → permission → validation → handler.
+ *
+ * The /auth group lives in control-api/auth/ (another module): if `control-api/auth/index.ts`
+ * exists it must export `createAuthRouter(m: AuthMount): express.Router`; it is mounted at /auth.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { Router, type Express } from 'express';
+import type { AppContext } from './context';
+import { requestId } from './middleware/request-id';
+import { jsonBody } from './middleware/body';
+import { errorHandler, routeNotFound } from './middleware/errors';
+import { createCredentials, type Credentials, type CredentialOptions } from './middleware/credentials';
+import { createStatusGate, type StatusGate } from './middleware/status-gate';
+import { createLimiters, type Limiters } from './middleware/rate-limit';
+import { mountRoutes, type AnyRoute, type RouteMiddlewares } from './route';
+import { loadRoutes } from './routes';
+import { buildOpenApi } from './openapi';
+import { createMetrics, opsRouter, type Metrics } from './ops';
+
+/** What the /auth router gets. */
+export interface AuthMount {
+  ctx: AppContext;
+  credentials: Credentials;
+  statusGate: StatusGate;
+  limiters: Limiters;
+  /** The JSON body parser with the configured size limit. */
+  jsonBody: express.RequestHandler;
+}
+
+export interface AppOptions {
+  /** Defaults to control-api/auth/index.ts's createAuthRouter when that file exists. */
+  authRouter?: (m: AuthMount) => Router;
+  /** Override the route list (tests). */
+  routes?: AnyRoute[];
+  /** Cache lifetime of verified credentials and customer status (default 1000 ms; tests use 0). */
+  cacheTtlMs?: number;
+  checkDirect?: CredentialOptions['checkDirect'];
+  /** Node's default process metrics on /metrics (main only: they are process-global). */
+  defaultMetrics?: boolean;
+}
+
+export interface PlatformApp {
+  app: Express;
+  credentials: Credentials;
+  statusGate: StatusGate;
+  limiters: Limiters;
+  metrics: Metrics;
+  routes: AnyRoute[];
+  openapi: Record<string, unknown>;
+}
+
+function defaultAuthRouter(): AppOptions['authRouter'] | undefined {
+  const dir = path.join(__dirname, 'auth');
+  if (!['index.ts', 'index.js'].some((f) => fs.existsSync(path.join(dir, f)))) return undefined;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(dir) as { createAuthRouter?: AppOptions['authRouter'] };
+  return mod.createAuthRouter;
+}
+
+export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  if (ctx.config.trustProxy) app.set('trust proxy', true);
+
+  const metrics = createMetrics({ defaultMetrics: opts.defaultMetrics });
+  const credentials = createCredentials(ctx, { cacheTtlMs: opts.cacheTtlMs, checkDirect: opts.checkDirect });
+  const statusGate = createStatusGate(ctx, { cacheTtlMs: opts.cacheTtlMs });
+  const limiters = createLimiters(ctx.redis, { scale: ctx.config.rateLimitScale, prefix: ctx.config.redisKeyPrefix });
+  const body = jsonBody(ctx.config.bodyLimitBytes);
+  const routes = opts.routes ?? loadRoutes();
+  const openapi = buildOpenApi(routes, { serverUrl: `${ctx.config.publicUrl}/v1.0` });
+
+  app.use(requestId(ctx.logger));
+  app.use(metrics.middleware);
+  app.use(opsRouter(ctx, metrics));
+
+  const authRouter = opts.authRouter ?? defaultAuthRouter();
+  if (authRouter) app.use('/auth', authRouter({ ctx, credentials, statusGate, limiters, jsonBody: body }));
+
+  const v1 = Router();
+  v1.use(limiters.v1Ip);
+  // The auth group is not versioned: /v1.0/auth/... is an unknown route by definition.
+  v1.all('/auth', routeNotFound);
+  v1.all('/auth/*rest', routeNotFound);
+  v1.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+  const mw: RouteMiddlewares = { authenticated: [credentials.required, limiters.customer, statusGate.middleware], body };
+  mountRoutes(v1, ctx, routes, mw);
+  app.use('/v1.0', v1);
+
+  app.use(routeNotFound);
+  app.use(errorHandler);
+  return { app, credentials, statusGate, limiters, metrics, routes, openapi };
+}

@@ -1,0 +1,51 @@
+// The auth group, served at /auth (no version prefix; /v1.0/auth/... is not a route). Mount with
+//   app.use('/auth', authRouter(deps))
+// before the versioned API and the 404 handler, with no global JSON parser in front: bodies are parsed
+// here so that a broken body is a bare 400.
+import express, { type Router } from 'express';
+import type { Config } from '../../core/config';
+import { createMailer, type Mailer } from '../../core/mail';
+import { bareJsonBody, lenientJsonBody } from './bare';
+import { signup } from './signup';
+import { getEmailVerify, postEmailVerify } from './email-verify';
+import { postEmailVerifyResend } from './email-verify-resend';
+import { postLogin } from './login';
+import { postPasswordForgot } from './password-forgot';
+import { getPasswordReset, postPasswordReset } from './password-reset';
+import { deleteUnregister, postUnregister } from './unregister';
+import { postBoot, postBootRefresh } from './boot';
+import { postDelegate } from './delegate';
+import type { AuthDeps } from './deps';
+
+export type { AuthDeps } from './deps';
+export { registerDirectResolver, type DirectResolver, type DirectTarget } from './direct-registry';
+
+export function createMailerFromConfig(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'outboxDir'>): Mailer {
+  return createMailer({ smtpUrl: config.smtpUrl || undefined, from: config.mailFrom, outboxDir: config.outboxDir });
+}
+
+export function authRouter(deps: AuthDeps): Router {
+  const r = express.Router();
+  const json = bareJsonBody();
+  const { publicLimiter, protectedLimiter, authenticate, statusGate } = deps;
+
+  // Authenticated by the shared middleware; their own per-IP limiter (spec Limits).
+  r.post('/unregister', protectedLimiter, authenticate, statusGate, ...json, postUnregister(deps));
+  r.delete('/unregister', protectedLimiter, authenticate, statusGate, deleteUnregister(deps));
+  r.post('/delegate', protectedLimiter, authenticate, statusGate, ...json, postDelegate(deps));
+
+  // Everything else under /auth shares one per-IP limiter.
+  r.use(publicLimiter);
+  r.post('/signup', ...json, signup(deps));
+  r.post('/email-verify', ...json, postEmailVerify(deps));
+  r.get('/email-verify', getEmailVerify(deps));
+  r.post('/email-verify-resend', ...lenientJsonBody(), postEmailVerifyResend(deps));
+  r.post('/login', ...json, postLogin(deps));
+  r.post('/password-forgot', ...json, postPasswordForgot(deps));
+  r.get('/password-reset', getPasswordReset(deps));
+  r.post('/password-reset', ...json, postPasswordReset(deps));
+  r.post('/boot', ...json, postBoot(deps));
+  // A direct token, not the account gate: direct tokens skip it (voipbin); refresh checks the customer itself.
+  r.post('/boot/refresh', authenticate, ...json, postBootRefresh(deps));
+  return r;
+}

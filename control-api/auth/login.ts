@@ -1,0 +1,51 @@
+// POST /auth/login: password first, then account status (spec Authentication 6-7). Only expired and
+// deleted accounts are refused (403 envelope); a failed status lookup refuses too (fails closed), as a
+// bare 400 like every other login failure.
+import type { RequestHandler } from 'express';
+import { repos } from '../../core/repos';
+import { verifyPassword, hashPassword } from '../../core/password';
+import { signToken, LOGIN_TOKEN_TTL_SEC } from '../../core/credentials';
+import { ApiError } from '../../core/errors';
+import { bare, isObject } from './bare';
+import { loginBody } from './schemas';
+import type { AuthDeps } from './deps';
+
+// Compared against when the username is unknown, so both failures cost one scrypt.
+let dummyHash: Promise<string> | null = null;
+
+export function postLogin(deps: AuthDeps): RequestHandler {
+  const { db, config } = deps.ctx;
+  return async (req, res, next) => {
+    if (!isObject(req.body)) return bare(res);
+    const p = loginBody.safeParse(req.body);
+    if (!p.success) return bare(res);
+    const { username, password } = p.data;
+
+    const agent = await repos(db).agents.getByUsername(username);
+    if (!agent || agent.password_hash === '') {
+      dummyHash ??= hashPassword('not-a-password');
+      await verifyPassword(password, await dummyHash);
+      return bare(res);
+    }
+    if (!(await verifyPassword(password, agent.password_hash))) return bare(res);
+
+    let status;
+    try {
+      status = await deps.ctx.statusLookup(agent.customer_id);
+    } catch (err) {
+      req.log?.warn({ err }, 'login status lookup failed');
+      return bare(res);
+    }
+    if (!status) return bare(res);
+    if (status.status === 'expired') {
+      return next(new ApiError('ACCOUNT_EXPIRED', 'the email address of this account was never verified', {
+        details: [{ recovery_endpoint: 'POST /auth/email-verify-resend' }],
+      }));
+    }
+    if (status.status === 'deleted') return next(new ApiError('ACCOUNT_DELETED', 'this account is deleted'));
+
+    const { token } = await signToken(config.jwtSecret, { typ: 'login', sub: agent.id, customer_id: agent.customer_id }, LOGIN_TOKEN_TTL_SEC);
+    res.cookie('token', token, { httpOnly: true, secure: true, sameSite: 'strict', path: '/', maxAge: LOGIN_TOKEN_TTL_SEC * 1000 });
+    res.status(200).json({ username, token });
+  };
+}

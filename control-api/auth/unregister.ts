@@ -1,0 +1,87 @@
+// POST /auth/unregister freezes the account (30-day grace, then the lifecycle job deletes it) or, with
+// immediate true, deletes it at once; DELETE /auth/unregister cancels a scheduled deletion.
+// Re-authentication (voipbin): exactly one of `password` (the logged-in agent's) or
+// `confirmation_phrase` "DELETE" (access keys have no password to give). Wrong ones: bare 400.
+import type { Request, RequestHandler } from 'express';
+import { clock } from '../../core/clock';
+import { repos, customerJson, type CustomerRow } from '../../core/repos';
+import { verifyPassword } from '../../core/password';
+import { hasLevel } from '../../core/permissions';
+import { unregisterMail } from '../../core/mail';
+import { deleteCustomerAccount } from '../jobs/account-deletion';
+import { FROZEN_GRACE_MS } from '../jobs/account-lifecycle';
+import { bare, isObject } from './bare';
+import { CONFIRMATION_PHRASE, unregisterBody } from './schemas';
+import { sendQuietly, type AuthDeps } from './deps';
+
+/** Only the customer's own admins (login tokens, access keys) may unregister; direct and delegate tokens may not. */
+function mayUnregister(req: Request): boolean {
+  const a = req.auth;
+  return !!a && (a.kind === 'agent' || a.kind === 'accesskey') && hasLevel(a.permission, 'admin');
+}
+
+export function postUnregister(deps: AuthDeps): RequestHandler {
+  const { db, logger, config } = deps.ctx;
+  return async (req, res) => {
+    const a = req.auth;
+    if (!a || !mayUnregister(req)) return bare(res, 403);
+    const body = req.body === undefined ? {} : req.body;
+    if (!isObject(body)) return bare(res);
+    const p = unregisterBody.safeParse(body);
+    if (!p.success) return bare(res);
+    const { password, confirmation_phrase: phrase, immediate } = p.data;
+    const hasPassword = !!password;
+    if (hasPassword === !!phrase) return bare(res);
+
+    const r = repos(db);
+    if (hasPassword) {
+      if (a.kind !== 'agent') return bare(res);
+      const agent = await r.agents.get(a.agentId, { customerId: a.customerId });
+      if (!agent || !(await verifyPassword(password!, agent.password_hash))) return bare(res);
+    } else if (phrase !== CONFIRMATION_PHRASE) {
+      return bare(res);
+    }
+
+    const frozen = await freeze(deps, a.customerId);
+    if (!frozen) return bare(res);
+    const email = frozen.email;
+    if (!immediate) {
+      logger.info({ customer_id: frozen.id }, 'customer frozen, deletion scheduled');
+      const effective = new Date(frozen.tm_deletion_scheduled!.getTime() + FROZEN_GRACE_MS);
+      await sendQuietly(deps, unregisterMail(config.publicUrl, email, effective));
+      return void res.status(200).json(customerJson(frozen));
+    }
+    await deleteCustomerAccount(db, frozen.id);
+    logger.info({ customer_id: frozen.id }, 'customer deleted at its own request');
+    await sendQuietly(deps, unregisterMail(config.publicUrl, email, null));
+    const gone = await r.customers.get(frozen.id, { includeDeleted: true });
+    res.status(200).json(customerJson(gone!));
+  };
+}
+
+/** Freezes (idempotent for a frozen account); null when the account is deleted or missing. */
+async function freeze(deps: AuthDeps, customerId: string): Promise<CustomerRow | null> {
+  return deps.ctx.db.transaction(async (trx) => {
+    const cu = await trx<CustomerRow>('customers').where({ id: customerId }).whereNull('tm_delete').forUpdate().first();
+    if (!cu || cu.status === 'deleted') return null;
+    if (cu.status === 'frozen') return cu;
+    return repos(trx).customers.update(customerId, { status: 'frozen', tm_deletion_scheduled: clock.now() });
+  });
+}
+
+export function deleteUnregister(deps: AuthDeps): RequestHandler {
+  const { db, logger } = deps.ctx;
+  return async (req, res) => {
+    const a = req.auth;
+    if (!a || !mayUnregister(req)) return bare(res, 403);
+    const recovered = await db.transaction(async (trx) => {
+      const cu = await trx<CustomerRow>('customers').where({ id: a.customerId }).whereNull('tm_delete').forUpdate().first();
+      if (!cu || cu.status !== 'frozen') return null;
+      // An account frozen before it was verified goes back to initial, not past verification.
+      return repos(trx).customers.update(cu.id, { status: cu.email_verified ? 'active' : 'initial', tm_deletion_scheduled: null });
+    });
+    if (!recovered) return bare(res);
+    logger.info({ customer_id: recovered.id }, 'customer recovered, deletion cancelled');
+    res.status(200).json(customerJson(recovered));
+  };
+}

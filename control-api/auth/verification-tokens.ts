@@ -1,0 +1,52 @@
+// Email verification tokens (spec Limits: 24 h, 64 lowercase hex, several valid at once).
+import type { Db } from '../../core/db/knex';
+import { clock } from '../../core/clock';
+import { hashMailToken, newMailToken } from './secret-token';
+
+export const VERIFICATION_TOKEN_TTL_MS = 24 * 3600_000;
+
+export interface VerificationTokenRow {
+  token_hash: string;
+  customer_id: string;
+  tm_create: Date;
+  tm_expire: Date;
+  tm_used: Date | null;
+}
+
+/** Issues a new token for the customer; earlier tokens stay valid until their own expiry. */
+export async function issueVerificationToken(db: Db, customerId: string): Promise<string> {
+  const token = newMailToken();
+  const now = clock.now();
+  await db('email_verification_tokens').insert({
+    token_hash: hashMailToken(token),
+    customer_id: customerId,
+    tm_create: now,
+    tm_expire: new Date(now.getTime() + VERIFICATION_TOKEN_TTL_MS),
+  });
+  return token;
+}
+
+export async function findVerificationToken(db: Db, token: string): Promise<VerificationTokenRow | undefined> {
+  return db<VerificationTokenRow>('email_verification_tokens').where({ token_hash: hashMailToken(token) }).first();
+}
+
+export function verificationTokenState(row: VerificationTokenRow | undefined): 'unknown' | 'used' | 'expired' | 'valid' {
+  if (!row) return 'unknown';
+  if (row.tm_used) return 'used';
+  if (row.tm_expire.getTime() <= clock.nowMs()) return 'expired';
+  return 'valid';
+}
+
+/**
+ * Marks the token used if it is still unused and unexpired; false when another request won the race.
+ * Runs inside the caller's transaction so the customer update and the token use commit together.
+ */
+export async function consumeVerificationToken(db: Db, token: string): Promise<boolean> {
+  const now = clock.now();
+  const n = await db('email_verification_tokens')
+    .where({ token_hash: hashMailToken(token) })
+    .whereNull('tm_used')
+    .where('tm_expire', '>', now)
+    .update({ tm_used: now });
+  return n === 1;
+}

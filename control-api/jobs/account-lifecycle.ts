@@ -1,0 +1,48 @@
+// The two clock-driven transitions of the customer account state table:
+//   initial --(no verification within 72 h)--> expired
+//   frozen  --(30-day grace ends)-----------> deleted (cascade)
+// `runLifecyclePass` does one pass synchronously; the BullMQ scheduler (scheduler.ts) calls it repeatedly.
+import type { Knex } from 'knex';
+import { clock } from '../../core/clock';
+import { deleteCustomerAccount } from './account-deletion';
+
+export const UNVERIFIED_WINDOW_MS = 72 * 3600_000;
+export const FROZEN_GRACE_MS = 30 * 24 * 3600_000;
+
+/** Moves unverified accounts older than 72 h from initial to expired; returns their ids. */
+export async function expireUnverifiedAccounts(db: Knex): Promise<string[]> {
+  const now = clock.now();
+  const rows: { id: string }[] = await db('customers')
+    .where({ status: 'initial', email_verified: false })
+    .whereNull('tm_delete')
+    .where('tm_create', '<=', new Date(now.getTime() - UNVERIFIED_WINDOW_MS))
+    .update({ status: 'expired', tm_update: now }, ['id']);
+  return rows.map((r) => r.id);
+}
+
+/** Deletes (cascading) frozen accounts whose grace period is over; returns their ids. */
+export async function deleteFrozenAccounts(db: Knex, batch = 100): Promise<string[]> {
+  const cutoff = new Date(clock.nowMs() - FROZEN_GRACE_MS);
+  const due: { id: string }[] = await db('customers')
+    .select('id')
+    .where({ status: 'frozen' })
+    .where('tm_deletion_scheduled', '<=', cutoff)
+    .orderBy('tm_deletion_scheduled')
+    .limit(batch);
+  const deleted: string[] = [];
+  for (const { id } of due) {
+    if (await deleteCustomerAccount(db, id, { frozenSince: cutoff })) deleted.push(id);
+  }
+  return deleted;
+}
+
+export interface LifecyclePassResult {
+  expired: string[];
+  deleted: string[];
+}
+
+export async function runLifecyclePass(db: Knex): Promise<LifecyclePassResult> {
+  const expired = await expireUnverifiedAccounts(db);
+  const deleted = await deleteFrozenAccounts(db);
+  return { expired, deleted };
+}

@@ -1,0 +1,160 @@
+/**
+ * The credential middleware (spec: Authentication). A JWT comes as `Authorization: Bearer`, the
+ * `token` query parameter or the `token` cookie; an accesskey only as the `accesskey` query
+ * parameter. Nothing recognisable → 401 AUTHENTICATION_REQUIRED; anything invalid, expired or of
+ * the wrong kind for its parameter → 401 INVALID_CREDENTIALS. Sets `req.auth`.
+ */
+import type { RequestHandler, Request } from 'express';
+import type { AppContext, AuthContext } from '../context';
+import { ApiError, authenticationRequired, invalidCredentials } from '../../core/errors';
+import { TokenError, hashAccesskeyToken, verifyToken, type DirectClaims } from '../../core/credentials';
+import { isAccesskeyExpired, type AccesskeyRow } from '../../core/repos';
+import { Permission, isProjectSuperAdmin } from '../../core/permissions';
+import { TtlCache } from '../../core/ttl-cache';
+import { clock } from '../../core/clock';
+import { isUuid } from '../../core/ids';
+
+/** Reads one cookie without a cookie-parser dependency. */
+export function readCookie(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === name) {
+      const v = part.slice(i + 1).trim();
+      try {
+        return decodeURIComponent(v);
+      } catch {
+        return v;
+      }
+    }
+  }
+  return undefined;
+}
+
+function queryString(req: Request, name: string): string | undefined {
+  const v = (req.query as Record<string, unknown>)[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export interface CredentialOptions {
+  /** How long a verified credential is trusted without a database round trip (default 1000 ms). */
+  cacheTtlMs?: number;
+  /** Extra check for direct tokens (scope_version); default accepts. */
+  checkDirect?: (claims: DirectClaims) => Promise<boolean>;
+}
+
+export interface Credentials {
+  /** Middleware that requires credentials. */
+  required: RequestHandler;
+  /** Resolves credentials of a request (throws ApiError 401). Exposed for WebSocket upgrades. */
+  resolve(req: Request): Promise<AuthContext>;
+  /** Forget cached credentials after a key is deleted or an agent changes. */
+  invalidateAccesskey(tokenHash: string): void;
+  invalidateAgent(agentId: string): void;
+}
+
+type AgentInfo = { customerId: string; permission: number } | null;
+
+export function createCredentials(ctx: AppContext, opts: CredentialOptions = {}): Credentials {
+  const ttl = opts.cacheTtlMs ?? 1000;
+  const keyCache = new TtlCache<AccesskeyRow | null>(ttl);
+  const agentCache = new TtlCache<AgentInfo>(ttl);
+
+  async function agentInfo(agentId: string): Promise<AgentInfo> {
+    const cached = agentCache.get(agentId);
+    if (cached !== undefined) return cached;
+    const a = isUuid(agentId) ? await ctx.repos.agents.get(agentId) : null;
+    const info = a ? { customerId: a.customer_id, permission: Number(a.permission) } : null;
+    agentCache.set(agentId, info);
+    return info;
+  }
+
+  async function fromJwt(token: string): Promise<AuthContext> {
+    let claims;
+    try {
+      claims = await verifyToken(ctx.config.jwtSecret, token);
+    } catch (e) {
+      if (e instanceof TokenError) throw invalidCredentials(e.kind === 'expired' ? 'token expired' : 'token invalid');
+      throw e;
+    }
+    switch (claims.typ) {
+      case 'login': {
+        const a = await agentInfo(claims.sub);
+        if (!a || a.customerId !== claims.customer_id) throw invalidCredentials('agent no longer exists');
+        return { kind: 'agent', customerId: a.customerId, agentId: claims.sub, permission: a.permission };
+      }
+      case 'delegate': {
+        const a = await agentInfo(claims.sub);
+        if (!a || !isProjectSuperAdmin(a.permission) || a.customerId !== claims.delegator_customer_id) {
+          throw invalidCredentials('delegating agent no longer allowed');
+        }
+        return {
+          kind: 'delegate',
+          customerId: claims.customer_id,
+          agentId: claims.sub,
+          delegatorCustomerId: claims.delegator_customer_id,
+          permission: Permission.CustomerAdmin,
+        };
+      }
+      case 'direct': {
+        if (opts.checkDirect && !(await opts.checkDirect(claims))) throw invalidCredentials('direct token revoked');
+        return {
+          kind: 'direct',
+          customerId: claims.customer_id,
+          resourceType: claims.resource_type,
+          resourceId: claims.resource_id,
+          allowedResourceId: claims.allowed_resource_id,
+          scopeVersion: claims.scope_version,
+          permission: Permission.None,
+        };
+      }
+    }
+  }
+
+  async function fromAccesskey(token: string): Promise<AuthContext> {
+    if (token.length > 256) throw invalidCredentials();
+    const hash = hashAccesskeyToken(token);
+    let row = keyCache.get(hash);
+    if (row === undefined) {
+      row = await ctx.repos.accesskeys.getByToken(token);
+      keyCache.set(hash, row);
+    }
+    if (!row) throw invalidCredentials('accesskey invalid');
+    if (isAccesskeyExpired(row, clock.nowMs())) throw invalidCredentials('accesskey expired');
+    // An accesskey acts for its customer with admin rights (it is created by an admin).
+    return { kind: 'accesskey', customerId: row.customer_id, accesskeyId: row.id, permission: Permission.CustomerAdmin };
+  }
+
+  async function resolve(req: Request): Promise<AuthContext> {
+    const authz = req.headers.authorization;
+    let jwt: string | undefined;
+    if (typeof authz === 'string' && authz.length > 0) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
+      if (!m) throw invalidCredentials('Authorization header must be "Bearer <token>"');
+      jwt = m[1];
+    }
+    jwt ??= queryString(req, 'token') || undefined;
+    jwt ??= readCookie(req, 'token') || undefined;
+    if (jwt) return fromJwt(jwt);
+    const key = queryString(req, 'accesskey');
+    if (key) return fromAccesskey(key);
+    throw authenticationRequired();
+  }
+
+  return {
+    resolve,
+    required: (req, _res, next) => {
+      resolve(req).then(
+        (auth) => {
+          req.auth = auth;
+          next();
+        },
+        (e: unknown) => next(e instanceof ApiError ? e : e),
+      );
+    },
+    invalidateAccesskey: (h) => keyCache.delete(h),
+    invalidateAgent: (id) => agentCache.delete(id),
+  };
+}

@@ -1,0 +1,36 @@
+/** Turns every error into the spec's envelope (with request_id), and unknown routes into 404 ROUTE_NOT_FOUND. */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ApiError } from '../../core/errors';
+
+export const routeNotFound: RequestHandler = (req, _res, next) => {
+  next(new ApiError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`));
+};
+
+/** Errors raised by body-parser carry `type` and `status`. */
+function fromBodyParser(err: { type?: string; status?: number; limit?: number }): ApiError | null {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new ApiError('INVALID_JSON_BODY', 'request body is not valid JSON');
+    case 'entity.too.large':
+      return new ApiError('INVALID_ARGUMENT', `request body exceeds ${err.limit} bytes`, { details: [{ field: 'body', limit_bytes: err.limit }] });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError('INVALID_JSON_BODY', 'unsupported body encoding');
+    case 'request.aborted':
+      return new ApiError('REQUEST_CANCELED', 'client closed the request');
+    default:
+      return null;
+  }
+}
+
+export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
+  if (res.headersSent) return next(err);
+  let apiErr: ApiError;
+  if (err instanceof ApiError) apiErr = err;
+  else {
+    apiErr = fromBodyParser(err ?? {}) ?? new ApiError('INTERNAL', 'internal error');
+    if (apiErr.reason === 'INTERNAL') (req.log ?? console).error({ err }, 'unhandled error');
+  }
+  if (apiErr.headers) for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
+  res.status(apiErr.http).json(apiErr.toEnvelope(req.requestId ?? ''));
+};

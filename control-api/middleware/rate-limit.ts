@@ -1,0 +1,48 @@
+/** Express middlewares over core/ratelimit: per-IP tiers and per-customer tiers chosen by credential kind. */
+import type { RequestHandler } from 'express';
+import type { Redis } from 'ioredis';
+import { createLimiter, type Limiter, type TierName } from '../../core/ratelimit';
+import { rateLimited } from '../../core/errors';
+
+export interface Limiters {
+  /** Per IP: the shared limiter of the unauthenticated /auth/* endpoints. */
+  authPublic: RequestHandler;
+  /** Per IP: /auth/unregister and /auth/delegate. */
+  authProtected: RequestHandler;
+  /** Per IP: every /v1.0 path. */
+  v1Ip: RequestHandler;
+  /** Per customer, after the credential middleware (agent+accesskey share one bucket). */
+  customer: RequestHandler;
+  /** Raw limiters, for tests and WebSocket code. */
+  raw: Record<TierName, Limiter>;
+}
+
+function byIp(l: Limiter): RequestHandler {
+  return (req, _res, next) => {
+    l.consume(req.ip ?? 'unknown').then((r) => next(r.allowed ? undefined : rateLimited(r.limitedBy, r.retryAfterSec)), next);
+  };
+}
+
+export function createLimiters(redis: Redis, opts: { scale: number; prefix: string }): Limiters {
+  const mk = (t: TierName) => createLimiter(redis, t, opts);
+  const raw = {
+    auth_public: mk('auth_public'),
+    auth_protected: mk('auth_protected'),
+    v1_ip: mk('v1_ip'),
+    customer: mk('customer'),
+    customer_direct: mk('customer_direct'),
+    customer_delegate: mk('customer_delegate'),
+  } satisfies Record<TierName, Limiter>;
+  return {
+    raw,
+    authPublic: byIp(raw.auth_public),
+    authProtected: byIp(raw.auth_protected),
+    v1Ip: byIp(raw.v1_ip),
+    customer: (req, _res, next) => {
+      const a = req.auth;
+      if (!a) return next();
+      const l = a.kind === 'direct' ? raw.customer_direct : a.kind === 'delegate' ? raw.customer_delegate : raw.customer;
+      l.consume(a.customerId).then((r) => next(r.allowed ? undefined : rateLimited(r.limitedBy, r.retryAfterSec)), next);
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/** /healthz (liveness), /readyz (Postgres and Redis reachable), /metrics (Prometheus). */
+import { Router, type RequestHandler } from 'express';
+import { Registry, collectDefaultMetrics, Histogram, Counter } from 'prom-client';
+import type { AppContext } from './context';
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([p, new Promise<T>((_, rej) => (t = setTimeout(() => rej(new Error('timeout')), ms)))]).finally(() => clearTimeout(t));
+}
+
+export interface Metrics {
+  registry: Registry;
+  /** Records duration and status of every HTTP request. */
+  middleware: RequestHandler;
+}
+
+export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const total = new Counter({ name: 'http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  return {
+    registry,
+    middleware: (req, res, next) => {
+      const start = process.hrtime.bigint();
+      res.on('finish', () => {
+        const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+        const labels = { method: req.method, route, status: String(res.statusCode) };
+        const sec = Number(process.hrtime.bigint() - start) / 1e9;
+        duration.observe(labels, sec);
+        total.inc(labels);
+        req.log?.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(sec * 1e4) / 10 }, 'request');
+      });
+      next();
+    },
+  };
+}
+
+export function opsRouter(ctx: AppContext, metrics: Metrics): Router {
+  const r = Router();
+  r.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  r.get('/readyz', async (_req, res) => {
+    const check = async (f: () => Promise<unknown>) => {
+      try {
+        await withTimeout(f(), 2000);
+        return 'ok';
+      } catch {
+        return 'unreachable';
+      }
+    };
+    const [postgres, redis] = await Promise.all([check(() => ctx.db.raw('select 1')), check(() => ctx.redis.ping())]);
+    const ok = postgres === 'ok' && redis === 'ok';
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', postgres, redis });
+  });
+  r.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+  return r;
+}

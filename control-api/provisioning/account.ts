@@ -1,0 +1,36 @@
+/** What every phone-family renderer needs to know about the SIP account it configures. */
+export interface ProvisioningAccount {
+  /** SIP user part (the extension's `username`). */
+  username: string;
+  /** Digest password in clear: the provisioning URL is a credential for exactly this reason. */
+  password: string;
+  /** Registration domain and digest realm: the extension's `domain_name`. */
+  domain: string;
+  /** Name shown on the phone. */
+  displayName: string;
+  /** Where the phone sends REGISTER; the domain itself when it resolves to the SIP server. */
+  proxyHost: string;
+  proxyPort: number;
+  transport: 'udp' | 'tcp' | 'tls';
+  /** Registration interval asked for, seconds. */
+  expires: number;
+}
+
+export interface RenderedConfig {
+  contentType: string;
+  body: string;
+  /** Suggested file name (Content-Disposition), some phones log it. */
+  filename: string;
+}
+
+/** `host` or `host:port` for a SIP URI, leaving out the default port of the transport. */
+export function hostPort(a: ProvisioningAccount): string {
+  const dflt = a.transport === 'tls' ? 5061 : 5060;
+  const host = a.proxyHost.includes(':') && !a.proxyHost.startsWith('[') ? `[${a.proxyHost}]` : a.proxyHost;
+  return a.proxyPort === dflt ? host : `${host}:${a.proxyPort}`;
+}
+
+/** No control characters in values written into line-based or XML formats. */
+export function clean(value: string): string {
+  return value.replace(/[\u0000-\u001f\u007f]/g, '');
+}

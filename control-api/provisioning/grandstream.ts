@@ -1,0 +1,36 @@
+/**
+ * Grandstream XML provisioning (GXP/GRP/DP families): P-values of account 1 inside
+ * <gs_provision><config>. P271 active, P270 account name, P47 SIP server, P48 outbound proxy,
+ * P35 SIP user id, P36 authenticate id, P34 password, P3 display name, P31 register (1),
+ * P32 registration expiry (minutes), P130 transport (0 UDP, 1 TCP, 2 TLS).
+ */
+import { type ProvisioningAccount, type RenderedConfig, hostPort } from './account';
+import { xmlEscape as x } from './xml';
+
+const TRANSPORT = { udp: 0, tcp: 1, tls: 2 } as const;
+
+export function renderGrandstream(a: ProvisioningAccount): RenderedConfig {
+  const p: [string, string | number][] = [
+    ['P271', 1],
+    ['P270', a.displayName || a.username],
+    ['P47', a.domain],
+    ['P48', a.proxyHost === a.domain ? '' : hostPort(a)],
+    ['P35', a.username],
+    ['P36', a.username],
+    ['P34', a.password],
+    ['P3', a.displayName],
+    ['P31', 1],
+    ['P32', Math.max(1, Math.round(a.expires / 60))],
+    ['P130', TRANSPORT[a.transport]],
+  ];
+  const body = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<gs_provision version="1">',
+    '  <config version="1">',
+    ...p.map(([k, v]) => `    <${k}>${x(String(v))}</${k}>`),
+    '  </config>',
+    '</gs_provision>',
+    '',
+  ].join('\n');
+  return { contentType: 'application/xml; charset=utf-8', body, filename: 'cfg.xml' };
+}

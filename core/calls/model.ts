@@ -1,0 +1,87 @@
+/**
+ * The Call resource's enums and state rules (spec "Call"; voipbin-notes §2). Pure functions: the
+ * repository and media-app both use them, so a status only ever moves along an allowed edge.
+ */
+export const CALL_STATUSES = ['dialing', 'ringing', 'progressing', 'terminating', 'canceling', 'hangup'] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+
+export type CallDirection = 'incoming' | 'outgoing';
+export type CallType = '' | 'flow' | 'conference' | 'sip-service';
+export type HangupBy = '' | 'remote' | 'local';
+export const HANGUP_REASONS = ['', 'normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd'] as const;
+export type HangupReason = (typeof HANGUP_REASONS)[number];
+export type MuteDirection = '' | 'both' | 'in' | 'out';
+
+const NEXT: Record<CallStatus, readonly CallStatus[]> = {
+  dialing: ['ringing', 'progressing', 'terminating', 'canceling', 'hangup'],
+  ringing: ['progressing', 'terminating', 'canceling', 'hangup'],
+  progressing: ['terminating', 'hangup'],
+  terminating: ['hangup'],
+  canceling: ['hangup'],
+  hangup: [],
+};
+
+/** Whether `from → to` is an allowed edge (same → same is not). */
+export function canTransition(from: CallStatus, to: CallStatus): boolean {
+  return NEXT[from].includes(to);
+}
+
+/** Statuses from which `to` can be reached in one step (used as a guarded UPDATE's WHERE clause). */
+export function predecessorsOf(to: CallStatus): CallStatus[] {
+  return CALL_STATUSES.filter((s) => NEXT[s].includes(to));
+}
+
+/** Who ended the call, from the status it had before hangup: we were tearing it down → local. */
+export function hangupByFor(lastStatus: CallStatus): HangupBy {
+  return lastStatus === 'terminating' || lastStatus === 'canceling' ? 'local' : 'remote';
+}
+
+/**
+ * Why the call ended. `cause` is the signalling cause as media-app saw it: a SIP final status for a
+ * failed dial-out, or one of the named causes below.
+ */
+export type HangupCause =
+  | 'normal_clearing'
+  | 'no_answer'
+  | 'call_rejected'
+  | 'user_busy'
+  | 'answered_elsewhere'
+  | 'duration_timeout'
+  | 'amd'
+  | 'unknown'
+  | 'failure';
+
+export function hangupReasonFor(direction: CallDirection, lastStatus: CallStatus, cause: HangupCause): HangupReason {
+  const early = lastStatus === 'dialing' || lastStatus === 'ringing';
+  if (direction === 'incoming') {
+    if (early && cause === 'no_answer') return 'noanswer';
+    if (early && cause === 'user_busy') return 'busy';
+    if (lastStatus === 'progressing' && cause === 'duration_timeout') return 'timeout';
+    return 'normal';
+  }
+  if (early) {
+    if (cause === 'no_answer' || cause === 'call_rejected') return 'noanswer';
+    if (cause === 'user_busy') return 'busy';
+    if (cause === 'normal_clearing' || cause === 'answered_elsewhere') return 'normal';
+    if (cause === 'unknown') return 'dialout';
+    return 'failed';
+  }
+  if (lastStatus === 'progressing' && cause === 'duration_timeout') return 'timeout';
+  if (lastStatus === 'terminating' && cause === 'amd') return 'amd';
+  if (lastStatus === 'canceling') return 'cancel';
+  return 'normal';
+}
+
+/** Maps a SIP final response status of a failed outbound INVITE to a hangup cause. */
+export function causeFromSipStatus(status: number): HangupCause {
+  if (status === 486 || status === 600) return 'user_busy';
+  if (status === 408 || status === 480) return 'no_answer';
+  if (status === 603) return 'call_rejected';
+  if (status === 487) return 'normal_clearing';
+  if (status >= 300 && status < 700) return 'failure';
+  return 'unknown';
+}
+
+/** Platform defaults (voipbin-notes §2): one hour of talk, 60 s to answer. */
+export const DEFAULT_MAX_DURATION_MS = 3_600_000;
+export const DEFAULT_DIAL_TIMEOUT_MS = 60_000;

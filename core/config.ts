@@ -1,0 +1,148 @@
+/**
+ * Every environment variable of the platform, validated once at start-up. `loadConfig` collects all
+ * problems and throws one ConfigError listing each bad variable on its own line.
+ * `.env.example` documents the same list; keep them in step.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+const bool = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no', ''].includes(v), 'must be true or false')
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(0).max(65535);
+
+const url = (protocols: string[]) =>
+  z.string().trim().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL (${protocols.join(' or ')})`);
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const schema = z.object({
+  NODE_ENV: z.string().default('development'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:55432/platform'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:56379/0'),
+  REDIS_KEY_PREFIX: z.string().max(64).default('pl:'),
+  HTTP_HOST: z.string().min(1).default('127.0.0.1'),
+  HTTP_PORT: port.default(8080),
+  PUBLIC_URL: url(['http:', 'https:']).default('http://127.0.0.1:8080'),
+  JWT_SECRET: z.string().optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  SMTP_URL: z.union([z.literal(''), url(['smtp:', 'smtps:'])]).default(''),
+  MAIL_FROM: z.string().min(3).default('Platform <no-reply@localhost>'),
+  OUTBOX_DIR: z.string().optional(),
+  SIP_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i, 'must be a DNS name')
+    .default('sip.localhost'),
+  RATE_LIMIT_SCALE: z.coerce.number({ message: 'must be a number' }).min(0, 'must be >= 0 (0 disables limits)').default(1),
+  TRUST_PROXY: bool.default(false),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
+});
+
+export interface Config {
+  nodeEnv: string;
+  dataDir: string;
+  databaseUrl: string;
+  databasePoolMax: number;
+  redisUrl: string;
+  redisKeyPrefix: string;
+  httpHost: string;
+  httpPort: number;
+  publicUrl: string;
+  /** HS256 secret for every JWT the platform issues. */
+  jwtSecret: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  smtpUrl: string;
+  mailFrom: string;
+  outboxDir: string;
+  sipDomain: string;
+  rateLimitScale: number;
+  trustProxy: boolean;
+  bodyLimitBytes: number;
+  bootstrapAdminUsername: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads (or creates once) $DATA_DIR/jwt-secret so tokens survive restarts without configuration. */
+function persistentSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'jwt-secret');
+  try {
+    const s = fs.readFileSync(file, 'utf8').trim();
+    if (s.length >= 32) return s;
+  } catch {
+    /* not there yet */
+  }
+  fs.mkdirSync(dataDir, { recursive: true });
+  const s = randomBytes(48).toString('base64url');
+  fs.writeFileSync(file, s + '\n', { mode: 0o600 });
+  return s;
+}
+
+/**
+ * Validates `env` (empty strings count as unset, except where empty is a meaningful value) and
+ * returns a frozen typed config. Throws ConfigError with one line per bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persistSecret?: boolean } = {}): Readonly<Config> {
+  const input: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const v = env[key];
+    input[key] = v === '' && key !== 'SMTP_URL' ? undefined : v;
+  }
+  const parsed = schema.safeParse(input);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = String(issue.path[0] ?? '?');
+      problems.push(`${key}: ${issue.message} (got ${JSON.stringify(env[key])})`);
+    }
+  }
+  const e = parsed.data;
+  if (e?.JWT_SECRET !== undefined && e.JWT_SECRET.length < 32) {
+    problems.push('JWT_SECRET: must be at least 32 characters (unset it to have one generated)');
+  }
+  if (problems.length > 0 || !e) throw new ConfigError(problems);
+
+  const dataDir = path.resolve(e.DATA_DIR);
+  const jwtSecret = e.JWT_SECRET ?? (opts.persistSecret === false ? randomBytes(48).toString('base64url') : persistentSecret(dataDir));
+  return Object.freeze({
+    nodeEnv: e.NODE_ENV,
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    httpHost: e.HTTP_HOST,
+    httpPort: e.HTTP_PORT,
+    publicUrl: e.PUBLIC_URL.replace(/\/+$/, ''),
+    jwtSecret,
+    logLevel: e.LOG_LEVEL,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    outboxDir: path.resolve(e.OUTBOX_DIR ?? path.join(dataDir, 'outbox')),
+    sipDomain: e.SIP_DOMAIN.toLowerCase(),
+    rateLimitScale: e.RATE_LIMIT_SCALE,
+    trustProxy: e.TRUST_PROXY,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
+  });
+}

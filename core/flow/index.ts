@@ -1,0 +1,4 @@
+export * from './action';
+export * from './registry';
+export * from './validate';
+export * from './variables';

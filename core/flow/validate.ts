@@ -1,0 +1,160 @@
+/**
+ * Validation of a whole action list (POST/PUT /flows, POST /activeflows, fetched actions): every
+ * option against its type, ids unique, targets inside the list. Problems name the action index and
+ * the field, so INVALID_ARGUMENT details can point at them.
+ */
+import { ApiError } from '../errors';
+import { newId } from '../ids';
+import { type Action, EMPTY_UUID, RESERVED_ACTION_IDS, RETIRED_TYPES, isActionType, isUnset } from './action';
+import { ACTION_SPECS, targetsOf } from './registry';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface FlowProblem {
+  /** Index of the top-level action at fault (-1: the list itself). */
+  index: number;
+  /** Path of the offending field, e.g. `actions[2].option.duration`. */
+  field: string;
+  message: string;
+}
+
+export interface ValidateOptions {
+  /** Field name of the list in the request body; default `actions`. */
+  field?: string;
+  /** Give actions without an id a fresh one (spec: server-generated ids). Default true. */
+  assignIds?: boolean;
+  /** Longest accepted list; default 1000. */
+  maxActions?: number;
+}
+
+export type ValidationResult = { ok: true; actions: Action[] } | { ok: false; problems: FlowProblem[] };
+
+export function validateActions(input: unknown, opts: ValidateOptions = {}): ValidationResult {
+  const problems: FlowProblem[] = [];
+  const actions = checkList(input, opts.field ?? 'actions', -1, opts, problems);
+  return problems.length === 0 && actions ? { ok: true, actions } : { ok: false, problems };
+}
+
+/** Same as validateActions, throwing INVALID_ARGUMENT with one detail per problem. */
+export function parseActions(input: unknown, opts: ValidateOptions = {}): Action[] {
+  const r = validateActions(input, opts);
+  if (r.ok) return r.actions;
+  throw flowInvalid(r.problems);
+}
+
+export function flowInvalid(problems: FlowProblem[]): ApiError {
+  const first = problems[0];
+  const message = first ? `${first.field}: ${first.message}` : 'invalid actions';
+  return new ApiError('INVALID_ARGUMENT', message, {
+    details: problems.map((p) => ({ field: p.field, index: p.index, message: p.message })),
+  });
+}
+
+function checkList(
+  input: unknown,
+  path: string,
+  topIndex: number,
+  opts: ValidateOptions,
+  problems: FlowProblem[],
+): Action[] | null {
+  const max = opts.maxActions ?? 1000;
+  if (!Array.isArray(input)) {
+    problems.push({ index: topIndex, field: path, message: 'must be an array of actions' });
+    return null;
+  }
+  if (input.length > max) {
+    problems.push({ index: topIndex, field: path, message: `at most ${max} actions` });
+    return null;
+  }
+  const out: Action[] = [];
+  const positions: number[] = [];
+  const ids = new Map<string, number>();
+  input.forEach((raw, i) => {
+    const at = `${path}[${i}]`;
+    const index = topIndex >= 0 ? topIndex : i;
+    // An action that fails still claims its id, so targets pointing at it are not reported twice.
+    const rawId = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).id : undefined;
+    const a = checkAction(raw, at, index, opts, problems);
+    const id = a?.id ?? (typeof rawId === 'string' && !isUnset(rawId) ? rawId : undefined);
+    if (id === undefined) return;
+    if (ids.has(id)) problems.push({ index, field: `${at}.id`, message: `duplicate id (also on action ${ids.get(id)})` });
+    ids.set(id, i);
+    if (a) {
+      out.push(a);
+      positions.push(i);
+    }
+  });
+  // Targets must name an action of this same list.
+  out.forEach((a, k) => {
+    const i = positions[k]!;
+    const at = `${path}[${i}]`;
+    const index = topIndex >= 0 ? topIndex : i;
+    if (!isUnset(a.next_id) && !ids.has(a.next_id)) {
+      problems.push({ index, field: `${at}.next_id`, message: 'no action with this id in the flow' });
+    }
+    for (const t of targetsOf(a.type, a.option)) {
+      if (!ids.has(t.id)) problems.push({ index, field: `${at}.option.${t.field}`, message: 'no action with this id in the flow' });
+    }
+  });
+  return out;
+}
+
+function checkAction(raw: unknown, at: string, index: number, opts: ValidateOptions, problems: FlowProblem[]): Action | null {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push({ index, field: at, message: 'must be an object' });
+    return null;
+  }
+  const r = raw as Record<string, unknown>;
+  const before = problems.length;
+  let id = r.id;
+  if (isUnset(id)) {
+    id = opts.assignIds === false ? EMPTY_UUID : newId();
+  } else if (typeof id !== 'string' || !UUID_RE.test(id)) {
+    problems.push({ index, field: `${at}.id`, message: 'must be a UUID' });
+  } else if (RESERVED_ACTION_IDS.has(id)) {
+    problems.push({ index, field: `${at}.id`, message: 'is a reserved id' });
+  }
+  const nextId = isUnset(r.next_id) ? EMPTY_UUID : r.next_id;
+  if (typeof nextId !== 'string' || !UUID_RE.test(nextId)) {
+    problems.push({ index, field: `${at}.next_id`, message: 'must be a UUID' });
+  }
+  const type = r.type;
+  if (!isActionType(type)) {
+    const hint = typeof type === 'string' && RETIRED_TYPES[type] ? `; use ${RETIRED_TYPES[type]}` : '';
+    const msg = type === undefined ? 'is required' : `"${String(type)}" is not an action type${hint}`;
+    problems.push({ index, field: `${at}.type`, message: msg });
+    return null;
+  }
+  const rawOption = r.option ?? {};
+  if (typeof rawOption !== 'object' || Array.isArray(rawOption)) {
+    problems.push({ index, field: `${at}.option`, message: 'must be an object' });
+    return null;
+  }
+  const parsed = ACTION_SPECS[type].schema.safeParse(rawOption);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const sub = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+      const missing = issue.code === 'invalid_type' && valueAt(rawOption, issue.path) === undefined;
+      const message = missing ? 'is required' : issue.message;
+      problems.push({ index, field: `${at}.option${sub}`, message });
+    }
+    return null;
+  }
+  const option = parsed.data;
+  // call.actions is a flow of its own, with its own ids.
+  if (type === 'call' && option.actions !== undefined) {
+    const nested = checkList(option.actions, `${at}.option.actions`, index, opts, problems);
+    if (nested) option.actions = nested;
+  }
+  if (problems.length > before) return null;
+  return { id: id as string, next_id: nextId as string, type, option };
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = root;
+  for (const k of path) {
+    if (!v || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}

@@ -1,0 +1,128 @@
+/** agents (the users who log in): rows, JSON view, repository. Passwords are scrypt hashes. */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { newId } from '../ids';
+import { formatLegacy } from '../time';
+import { hashPassword } from '../password';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export const AGENT_STATUSES = ['', 'available', 'away', 'busy', 'offline', 'ringing'] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+export const RING_METHODS = ['ringall', 'linear'] as const;
+
+export interface AgentAddress {
+  type: string;
+  target: string;
+  target_name?: string;
+  name?: string;
+  detail?: string;
+}
+
+export interface AgentRow {
+  id: string;
+  customer_id: string;
+  username: string;
+  password_hash: string;
+  name: string;
+  detail: string;
+  ring_method: (typeof RING_METHODS)[number];
+  status: AgentStatus;
+  permission: number;
+  tag_ids: string[];
+  addresses: AgentAddress[];
+  direct_hash: string;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export interface AgentCreate {
+  id?: string;
+  customer_id: string;
+  username: string;
+  /** Plain password, hashed here; or give password_hash. */
+  password?: string;
+  password_hash?: string;
+  name?: string;
+  detail?: string;
+  ring_method?: AgentRow['ring_method'];
+  status?: AgentStatus;
+  permission: number;
+  tag_ids?: string[];
+  addresses?: AgentAddress[];
+  direct_hash?: string;
+}
+
+export function agentJson(a: AgentRow) {
+  return {
+    id: a.id,
+    customer_id: a.customer_id,
+    username: a.username,
+    name: a.name,
+    detail: a.detail,
+    ring_method: a.ring_method,
+    status: a.status,
+    permission: a.permission,
+    tag_ids: a.tag_ids ?? [],
+    addresses: a.addresses ?? [],
+    direct_hash: a.direct_hash,
+    tm_create: formatLegacy(a.tm_create),
+    tm_update: formatLegacy(a.tm_update),
+    tm_delete: formatLegacy(a.tm_delete),
+  };
+}
+
+export function agentsRepo(db: Db) {
+  const table = () => db<AgentRow>('agents');
+  return {
+    async create(input: AgentCreate): Promise<AgentRow> {
+      const { password, ...rest } = input;
+      const password_hash = input.password_hash ?? (password !== undefined ? await hashPassword(password) : '');
+      const row = {
+        ...rest,
+        id: input.id ?? newId(),
+        password_hash,
+        tag_ids: JSON.stringify(input.tag_ids ?? []),
+        addresses: JSON.stringify(input.addresses ?? []),
+        tm_create: clock.now(),
+      };
+      const [created] = await table().insert(row as never).returning('*');
+      return created as AgentRow;
+    },
+    async get(id: string, opts: { customerId?: string; includeDeleted?: boolean } = {}): Promise<AgentRow | null> {
+      const q = table().where({ id });
+      if (opts.customerId) q.where({ customer_id: opts.customerId });
+      if (!opts.includeDeleted) q.whereNull('tm_delete');
+      return ((await q.first()) as AgentRow | undefined) ?? null;
+    },
+    /** Live agent by username (case-insensitive). */
+    async getByUsername(username: string): Promise<AgentRow | null> {
+      const row = await table().whereRaw('lower(username) = lower(?)', [username]).whereNull('tm_delete').first();
+      return (row as AgentRow | undefined) ?? null;
+    },
+    async listByCustomer(customerId: string, params: PageParams): Promise<Page<AgentRow>> {
+      const q = table().where({ customer_id: customerId }).whereNull('tm_delete').select('*');
+      return toPage(await paginate<AgentRow>(q, params), (r) => r);
+    },
+    async update(id: string, patch: Partial<Omit<AgentCreate, 'id' | 'customer_id'>>): Promise<AgentRow | null> {
+      const { password, ...rest } = patch;
+      const values: Record<string, unknown> = { ...rest, tm_update: clock.now() };
+      if (password !== undefined) values.password_hash = await hashPassword(password);
+      if (patch.tag_ids) values.tag_ids = JSON.stringify(patch.tag_ids);
+      if (patch.addresses) values.addresses = JSON.stringify(patch.addresses);
+      const [row] = await table().where({ id }).whereNull('tm_delete').update(values as never).returning('*');
+      return (row as AgentRow | undefined) ?? null;
+    },
+    async softDelete(id: string): Promise<AgentRow | null> {
+      const now = clock.now();
+      const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as AgentRow | undefined) ?? null;
+    },
+    /** Soft-deletes every agent of a customer (account deletion cascade); returns how many. */
+    async softDeleteByCustomer(customerId: string): Promise<number> {
+      const now = clock.now();
+      return table().where({ customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never);
+    },
+  };
+}
+export type AgentsRepo = ReturnType<typeof agentsRepo>;

@@ -1,0 +1,100 @@
+/** billings: the ledger. Every balance change writes one row; `idempotency_key` makes retries safe. */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export const TRANSACTION_TYPES = ['usage', 'top_up', 'adjustment', 'refund'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+export const BILLING_STATUSES = ['progressing', 'end', 'pending', 'finished'] as const;
+export type BillingStatus = (typeof BILLING_STATUSES)[number];
+export const COST_TYPES = [
+  '', 'call_pstn_outgoing', 'call_pstn_incoming', 'call_vn', 'call_extension', 'call_direct_ext',
+  'sms', 'email', 'number', 'number_renew', 'tts', 'recording',
+] as const;
+export type CostType = (typeof COST_TYPES)[number];
+export const REFERENCE_TYPES = [
+  '', 'call', 'call_extension', 'sms', 'email', 'number', 'number_renew', 'credit_free_tier',
+  'monthly_allowance', 'credit_adjustment', 'token_adjustment', 'speaking', 'recording',
+] as const;
+export type ReferenceType = (typeof REFERENCE_TYPES)[number];
+
+export interface BillingRow {
+  id: string;
+  customer_id: string;
+  account_id: string;
+  transaction_type: TransactionType;
+  status: BillingStatus;
+  reference_type: ReferenceType;
+  reference_id: string;
+  cost_type: CostType;
+  usage_duration: number;
+  billable_units: number;
+  rate_token_per_unit: number;
+  rate_credit_per_unit: number;
+  amount_token: number;
+  amount_credit: number;
+  balance_token_snapshot: number;
+  balance_credit_snapshot: number;
+  idempotency_key: string;
+  tm_billing_start: Date | null;
+  tm_billing_end: Date | null;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type BillingCreate = Partial<Omit<BillingRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>> &
+  Pick<BillingRow, 'customer_id' | 'account_id' | 'transaction_type' | 'status' | 'idempotency_key'>;
+
+export function billingJson(b: BillingRow) {
+  return {
+    id: b.id,
+    customer_id: b.customer_id,
+    account_id: b.account_id,
+    transaction_type: b.transaction_type,
+    status: b.status,
+    reference_type: b.reference_type,
+    reference_id: b.reference_id,
+    cost_type: b.cost_type,
+    usage_duration: b.usage_duration,
+    billable_units: b.billable_units,
+    rate_token_per_unit: b.rate_token_per_unit,
+    rate_credit_per_unit: b.rate_credit_per_unit,
+    amount_token: b.amount_token,
+    amount_credit: b.amount_credit,
+    balance_token_snapshot: b.balance_token_snapshot,
+    balance_credit_snapshot: b.balance_credit_snapshot,
+    tm_billing_start: formatLegacy(b.tm_billing_start),
+    tm_billing_end: formatLegacy(b.tm_billing_end),
+    tm_create: formatLegacy(b.tm_create),
+    tm_update: formatLegacy(b.tm_update),
+    tm_delete: formatLegacy(b.tm_delete),
+  };
+}
+
+export function billingsRepo(db: Db) {
+  const table = () => db<BillingRow>('billings');
+  return {
+    async create(input: BillingCreate): Promise<BillingRow> {
+      const row = { reference_id: EMPTY_UUID, ...input, id: newId(), tm_create: clock.now() };
+      const [created] = await table().insert(row as never).returning('*');
+      return created as BillingRow;
+    },
+    async get(id: string): Promise<BillingRow | null> {
+      return ((await table().where({ id }).whereNull('tm_delete').first()) as BillingRow | undefined) ?? null;
+    },
+    async getByKey(key: string): Promise<BillingRow | null> {
+      return ((await table().where({ idempotency_key: key }).first()) as BillingRow | undefined) ?? null;
+    },
+    async update(id: string, patch: Partial<BillingRow>): Promise<BillingRow> {
+      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      return row as BillingRow;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<BillingRow>> {
+      const q = table().where({ customer_id: customerId }).whereNull('tm_delete').select('*');
+      return toPage(await paginate<BillingRow>(q, params), (r) => r);
+    },
+  };
+}

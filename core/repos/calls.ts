@@ -1,0 +1,196 @@
+/**
+ * calls: every status change is a guarded UPDATE (only from an allowed predecessor), so a duplicate or
+ * late command (BullMQ delivers at least once) changes nothing and reports `changed: false`.
+ */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatRfc3339 } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import {
+  hangupByFor,
+  hangupReasonFor,
+  predecessorsOf,
+  type CallDirection,
+  type CallStatus,
+  type CallType,
+  type HangupBy,
+  type HangupCause,
+  type HangupReason,
+  type MuteDirection,
+} from '../calls/model';
+
+export interface Address {
+  type: string;
+  target: string;
+  target_name?: string;
+  name?: string;
+  detail?: string;
+}
+
+export interface CallRow {
+  id: string;
+  customer_id: string;
+  owner_id: string;
+  owner_type: string;
+  flow_id: string;
+  activeflow_id: string;
+  type: CallType;
+  master_call_id: string;
+  chained_call_ids: string[];
+  recording_id: string;
+  recording_ids: string[];
+  groupcall_id: string;
+  source: Address;
+  destination: Address;
+  status: CallStatus;
+  direction: CallDirection;
+  mute_direction: MuteDirection;
+  hangup_by: HangupBy;
+  hangup_reason: HangupReason;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  sip_call_id: string;
+  node_id: string;
+  tm_ringing: Date | null;
+  tm_progressing: Date | null;
+  tm_hangup: Date | null;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type CallCreate = Pick<CallRow, 'customer_id' | 'source' | 'destination' | 'direction'> &
+  Partial<Pick<CallRow, 'id' | 'flow_id' | 'activeflow_id' | 'type' | 'master_call_id' | 'groupcall_id' | 'status' | 'data' | 'metadata' | 'sip_call_id' | 'node_id' | 'owner_id' | 'owner_type'>>;
+
+/** The Call as the API and events show it (spec: calls use RFC 3339 or null timestamps). */
+export function callJson(c: CallRow) {
+  return {
+    id: c.id,
+    customer_id: c.customer_id,
+    owner_type: c.owner_type,
+    owner_id: c.owner_id,
+    flow_id: c.flow_id,
+    activeflow_id: c.activeflow_id,
+    type: c.type,
+    master_call_id: c.master_call_id,
+    chained_call_ids: c.chained_call_ids,
+    recording_id: c.recording_id,
+    recording_ids: c.recording_ids,
+    groupcall_id: c.groupcall_id,
+    source: c.source,
+    destination: c.destination,
+    status: c.status,
+    metadata: c.metadata,
+    direction: c.direction,
+    mute_direction: c.mute_direction,
+    hangup_by: c.hangup_by,
+    hangup_reason: c.hangup_reason,
+    tm_ringing: formatRfc3339(c.tm_ringing),
+    tm_progressing: formatRfc3339(c.tm_progressing),
+    tm_hangup: formatRfc3339(c.tm_hangup),
+    tm_create: formatRfc3339(c.tm_create),
+    tm_update: formatRfc3339(c.tm_update),
+    tm_delete: formatRfc3339(c.tm_delete),
+  };
+}
+
+export interface Transition {
+  changed: boolean;
+  call: CallRow | null;
+}
+
+export function callsRepo(db: Db) {
+  const table = () => db<CallRow>('calls');
+  const live = () => table().whereNull('tm_delete');
+  const stampFor: Partial<Record<CallStatus, keyof CallRow>> = {
+    ringing: 'tm_ringing',
+    progressing: 'tm_progressing',
+    hangup: 'tm_hangup',
+  };
+
+  return {
+    async create(input: CallCreate): Promise<CallRow> {
+      const row = {
+        id: input.id ?? newId(),
+        owner_id: EMPTY_UUID,
+        owner_type: '',
+        flow_id: EMPTY_UUID,
+        activeflow_id: EMPTY_UUID,
+        type: 'flow',
+        master_call_id: EMPTY_UUID,
+        recording_id: EMPTY_UUID,
+        groupcall_id: EMPTY_UUID,
+        status: 'dialing',
+        data: {},
+        metadata: {},
+        ...input,
+        source: JSON.stringify(input.source),
+        destination: JSON.stringify(input.destination),
+        tm_create: clock.now(),
+      };
+      const [created] = await table().insert(row as never).returning('*');
+      return created as CallRow;
+    },
+    async get(id: string): Promise<CallRow | null> {
+      return ((await table().where({ id }).first()) as CallRow | undefined) ?? null;
+    },
+    async getOwned(customerId: string, id: string): Promise<CallRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as CallRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<CallRow>> {
+      const q = live().where({ customer_id: customerId }).select('*');
+      return toPage(await paginate<CallRow>(q, params), (r) => r);
+    },
+    /** Moves the call to `to` only from an allowed predecessor; stamps tm_ringing/tm_progressing. */
+    async transition(id: string, to: Exclude<CallStatus, 'hangup'>, patch: Partial<Pick<CallRow, 'sip_call_id' | 'node_id'>> = {}): Promise<Transition> {
+      const now = clock.now();
+      const stamp = stampFor[to];
+      const update: Record<string, unknown> = { ...patch, status: to, tm_update: now };
+      if (stamp) update[stamp] = now;
+      const [row] = await table().where({ id }).whereIn('status', predecessorsOf(to)).update(update as never).returning('*');
+      if (row) return { changed: true, call: row as CallRow };
+      return { changed: false, call: await this.get(id) };
+    },
+    /** Ends the call once: hangup_by and hangup_reason derive from the status it had (voipbin-notes §2). */
+    async hangup(id: string, cause: HangupCause): Promise<Transition> {
+      return db.transaction(async (trx) => {
+        const current = (await trx<CallRow>('calls').where({ id }).forUpdate().first()) as CallRow | undefined;
+        if (!current) return { changed: false, call: null };
+        if (current.status === 'hangup') return { changed: false, call: current };
+        const now = clock.now();
+        const [row] = await trx<CallRow>('calls')
+          .where({ id })
+          .update({
+            status: 'hangup',
+            hangup_by: hangupByFor(current.status),
+            hangup_reason: hangupReasonFor(current.direction, current.status, cause),
+            tm_hangup: now,
+            tm_update: now,
+          } as never)
+          .returning('*');
+        return { changed: true, call: row as CallRow };
+      });
+    },
+    async setMute(id: string, direction: MuteDirection): Promise<CallRow | null> {
+      const [row] = await table().where({ id }).update({ mute_direction: direction, tm_update: clock.now() } as never).returning('*');
+      return (row as CallRow | undefined) ?? null;
+    },
+    async addChained(masterId: string, chainedId: string): Promise<void> {
+      await table().where({ id: masterId }).update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() } as never);
+    },
+    async setRecording(id: string, recordingId: string, active: boolean): Promise<void> {
+      const update: Record<string, unknown> = { recording_id: active ? recordingId : EMPTY_UUID, tm_update: clock.now() };
+      if (active) update.recording_ids = db.raw('array_append(recording_ids, ?)', [recordingId]);
+      await table().where({ id }).update(update as never);
+    },
+    async setActiveflow(id: string, activeflowId: string, flowId: string): Promise<void> {
+      await table().where({ id }).update({ activeflow_id: activeflowId, flow_id: flowId, tm_update: clock.now() } as never);
+    },
+    /** Live calls of a customer (concurrency caps for toll-fraud protection). */
+    async countLive(customerId: string): Promise<number> {
+      const r = (await table().where({ customer_id: customerId }).whereNot({ status: 'hangup' }).count<{ count: number }[]>('id as count')) as { count: number | string }[];
+      return Number(r[0]?.count ?? 0);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/** customers: rows, JSON view (legacy timestamps with the 9999 sentinel), repository. */
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export const CUSTOMER_STATUSES = ['initial', 'active', 'frozen', 'expired', 'deleted'] as const;
+export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
+export const WEBHOOK_METHODS = ['', 'POST', 'GET', 'PUT', 'DELETE'] as const;
+export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
+export const IDENTITY_STATUSES = ['none', 'pending', 'verified', 'rejected'] as const;
+export type IdentityVerificationStatus = (typeof IDENTITY_STATUSES)[number];
+
+export interface CustomerRow {
+  id: string;
+  name: string;
+  detail: string;
+  email: string;
+  email_verified: boolean;
+  phone_number: string;
+  address: string;
+  webhook_method: WebhookMethod;
+  webhook_uri: string;
+  webhook_secret: string;
+  billing_account_id: string;
+  metadata: Record<string, unknown>;
+  status: CustomerStatus;
+  identity_verification_status: IdentityVerificationStatus;
+  terms_agreed_version: string;
+  terms_agreed_ip: string;
+  tm_deletion_scheduled: Date | null;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type CustomerCreate = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>> & { id?: string };
+export type CustomerPatch = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update'>>;
+
+/** The customer as the API shows it. `self` adds webhook_secret (own GET /customer only). */
+export function customerJson(c: CustomerRow, opts: { self?: boolean } = {}) {
+  return {
+    id: c.id,
+    name: c.name,
+    detail: c.detail,
+    email: c.email,
+    phone_number: c.phone_number,
+    address: c.address,
+    webhook_method: c.webhook_method,
+    webhook_uri: c.webhook_uri,
+    ...(opts.self ? { webhook_secret: c.webhook_secret } : {}),
+    billing_account_id: c.billing_account_id,
+    metadata: c.metadata ?? {},
+    email_verified: c.email_verified,
+    status: c.status,
+    identity_verification_status: c.identity_verification_status,
+    tm_deletion_scheduled: formatLegacy(c.tm_deletion_scheduled),
+    tm_create: formatLegacy(c.tm_create),
+    tm_update: formatLegacy(c.tm_update),
+    tm_delete: formatLegacy(c.tm_delete),
+  };
+}
+export type CustomerJson = ReturnType<typeof customerJson>;
+
+export function newWebhookSecret(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** What the account status gate needs. */
+export interface CustomerStatusInfo {
+  status: CustomerStatus;
+  tm_deletion_scheduled: Date | null;
+}
+
+export function customersRepo(db: Db) {
+  const table = () => db<CustomerRow>('customers');
+  return {
+    async create(input: CustomerCreate): Promise<CustomerRow> {
+      const row = {
+        webhook_secret: newWebhookSecret(),
+        billing_account_id: EMPTY_UUID,
+        ...input,
+        id: input.id ?? newId(),
+        metadata: JSON.stringify(input.metadata ?? {}),
+        tm_create: clock.now(),
+      };
+      const [created] = await table().insert(row as never).returning('*');
+      return created as CustomerRow;
+    },
+    /** Live (not soft-deleted) customer by id; `includeDeleted` to see deleted ones too. */
+    async get(id: string, opts: { includeDeleted?: boolean } = {}): Promise<CustomerRow | null> {
+      const q = table().where({ id });
+      if (!opts.includeDeleted) q.whereNull('tm_delete');
+      return ((await q.first()) as CustomerRow | undefined) ?? null;
+    },
+    async getByEmail(email: string): Promise<CustomerRow | null> {
+      const row = await table().whereRaw('lower(email) = lower(?)', [email]).whereNull('tm_delete').first();
+      return (row as CustomerRow | undefined) ?? null;
+    },
+    async statusOf(id: string): Promise<CustomerStatusInfo | null> {
+      const row = await table().select('status', 'tm_deletion_scheduled').where({ id }).first();
+      return (row as CustomerStatusInfo | undefined) ?? null;
+    },
+    async update(id: string, patch: CustomerPatch): Promise<CustomerRow | null> {
+      const values: Record<string, unknown> = { ...patch, tm_update: clock.now() };
+      if (patch.metadata) values.metadata = JSON.stringify(patch.metadata);
+      const [row] = await table().where({ id }).whereNull('tm_delete').update(values as never).returning('*');
+      return (row as CustomerRow | undefined) ?? null;
+    },
+    /** Soft delete: status deleted, tm_delete set. Related rows are the caller's (see cascade in the auth jobs). */
+    async softDelete(id: string): Promise<CustomerRow | null> {
+      const now = clock.now();
+      const [row] = await table()
+        .where({ id })
+        .whereNull('tm_delete')
+        .update({ status: 'deleted', tm_delete: now, tm_update: now } as never)
+        .returning('*');
+      return (row as CustomerRow | undefined) ?? null;
+    },
+    async list(params: PageParams, filter: { status?: CustomerStatus } = {}): Promise<Page<CustomerRow>> {
+      const q = table().whereNull('tm_delete').select('*');
+      if (filter.status) q.where({ status: filter.status });
+      return toPage(await paginate<CustomerRow>(q, params), (r) => r);
+    },
+    async count(): Promise<number> {
+      const [{ n }] = (await db('customers').count({ n: '*' })) as { n: string | number }[];
+      return Number(n);
+    },
+  };
+}
+export type CustomersRepo = ReturnType<typeof customersRepo>;

@@ -1,0 +1,108 @@
+/** numbers: one live owner per number (partial unique index); deletes are soft and free the number. */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export type NumberType = 'normal' | 'virtual';
+
+export interface NumberRow {
+  id: string;
+  customer_id: string;
+  number: string;
+  type: NumberType;
+  provider_id: string;
+  call_flow_id: string;
+  message_flow_id: string;
+  name: string;
+  detail: string;
+  status: 'active' | 'deleted';
+  t38_enabled: boolean;
+  emergency_enabled: boolean;
+  metadata: Record<string, unknown>;
+  tm_purchase: Date | null;
+  tm_renew: Date | null;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type NumberCreate = Pick<NumberRow, 'customer_id' | 'number' | 'type'> &
+  Partial<Pick<NumberRow, 'provider_id' | 'call_flow_id' | 'message_flow_id' | 'name' | 'detail' | 'tm_purchase' | 'tm_renew'>>;
+
+export function numberJson(n: NumberRow) {
+  return {
+    id: n.id,
+    customer_id: n.customer_id,
+    number: n.number,
+    type: n.type,
+    call_flow_id: n.call_flow_id,
+    message_flow_id: n.message_flow_id,
+    name: n.name,
+    detail: n.detail,
+    status: n.status,
+    t38_enabled: n.t38_enabled,
+    emergency_enabled: n.emergency_enabled,
+    metadata: { rtp_debug: false, ...(n.metadata ?? {}) },
+    tm_purchase: formatLegacy(n.tm_purchase),
+    tm_renew: formatLegacy(n.tm_renew),
+    tm_create: formatLegacy(n.tm_create),
+    tm_update: formatLegacy(n.tm_update),
+    tm_delete: formatLegacy(n.tm_delete),
+  };
+}
+
+export function numbersRepo(db: Db) {
+  const table = () => db<NumberRow>('numbers');
+  const live = () => table().whereNull('tm_delete');
+  return {
+    async create(input: NumberCreate): Promise<NumberRow> {
+      const row = {
+        provider_id: EMPTY_UUID,
+        call_flow_id: EMPTY_UUID,
+        message_flow_id: EMPTY_UUID,
+        name: '',
+        detail: '',
+        ...input,
+        id: newId(),
+        status: 'active',
+        tm_create: clock.now(),
+      };
+      const [created] = await table().insert(row as never).returning('*');
+      return created as NumberRow;
+    },
+    async getOwned(customerId: string, id: string): Promise<NumberRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as NumberRow | undefined) ?? null;
+    },
+    /** The live row of a number (inbound routing: dialled number -> call_flow_id). */
+    async getByNumber(number: string): Promise<NumberRow | null> {
+      return ((await live().where({ number }).first()) as NumberRow | undefined) ?? null;
+    },
+    /** Which of `numbers` have a live owner. */
+    async taken(numbers: string[]): Promise<Set<string>> {
+      if (numbers.length === 0) return new Set();
+      const rows = (await live().whereIn('number', numbers).select('number')) as { number: string }[];
+      return new Set(rows.map((r) => r.number));
+    },
+    async update(id: string, patch: Partial<Pick<NumberRow, 'call_flow_id' | 'message_flow_id' | 'name' | 'detail' | 'tm_renew'>>): Promise<NumberRow | null> {
+      const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      return (row as NumberRow | undefined) ?? null;
+    },
+    async softDelete(id: string): Promise<NumberRow | null> {
+      const now = clock.now();
+      const [row] = await live().where({ id }).update({ status: 'deleted', tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as NumberRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<NumberRow>> {
+      const q = live().where({ customer_id: customerId }).select('*');
+      return toPage(await paginate<NumberRow>(q, params), (r) => r);
+    },
+    /** Normal numbers of the customer due for renewal at `before` (renewed last, or bought, before it). */
+    async dueForRenewal(customerId: string, before: Date, ids?: string[]): Promise<NumberRow[]> {
+      const q = live().where({ customer_id: customerId, type: 'normal' }).whereRaw('coalesce(tm_renew, tm_purchase, tm_create) <= ?', [before]);
+      if (ids) q.whereIn('id', ids);
+      return (await q.orderBy('tm_create', 'asc').forUpdate()) as NumberRow[];
+    },
+  };
+}

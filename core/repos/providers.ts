@@ -1,0 +1,81 @@
+/** providers: platform-wide outbound SIP gateways. The auth password is write-only on the API. */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export interface ProviderRow {
+  id: string;
+  type: 'sip';
+  hostname: string;
+  tech_prefix: string;
+  tech_postfix: string;
+  tech_headers: Record<string, string>;
+  transport: 'udp' | 'tcp' | 'tls';
+  auth_username: string;
+  auth_password: string;
+  codecs: string;
+  name: string;
+  detail: string;
+  metadata: Record<string, unknown>;
+  health_status: 'unknown' | 'healthy' | 'unhealthy';
+  health_checked_at: Date | null;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type ProviderFields = Pick<ProviderRow, 'type' | 'hostname' | 'tech_prefix' | 'tech_postfix' | 'tech_headers' | 'transport' | 'auth_username' | 'auth_password' | 'codecs' | 'name' | 'detail'>;
+
+export function providerJson(p: ProviderRow) {
+  return {
+    id: p.id,
+    type: p.type,
+    hostname: p.hostname,
+    tech_prefix: p.tech_prefix,
+    tech_postfix: p.tech_postfix,
+    tech_headers: p.tech_headers ?? {},
+    transport: p.transport,
+    auth_username: p.auth_username,
+    codecs: p.codecs,
+    name: p.name,
+    detail: p.detail,
+    metadata: p.metadata ?? {},
+    health_status: p.health_status,
+    health_checked_at: formatLegacy(p.health_checked_at),
+    tm_create: formatLegacy(p.tm_create),
+    tm_update: formatLegacy(p.tm_update),
+    tm_delete: formatLegacy(p.tm_delete),
+  };
+}
+
+export function providersRepo(db: Db) {
+  const table = () => db<ProviderRow>('providers');
+  const live = () => table().whereNull('tm_delete');
+  const enc = (f: Partial<ProviderFields>) => (f.tech_headers ? { ...f, tech_headers: JSON.stringify(f.tech_headers) } : f);
+  return {
+    async create(f: ProviderFields): Promise<ProviderRow> {
+      const [row] = await table().insert({ ...enc(f), id: newId(), tm_create: clock.now() } as never).returning('*');
+      return row as ProviderRow;
+    },
+    async get(id: string): Promise<ProviderRow | null> {
+      return ((await live().where({ id }).first()) as ProviderRow | undefined) ?? null;
+    },
+    async getMany(ids: string[]): Promise<ProviderRow[]> {
+      return ids.length ? ((await live().whereIn('id', ids)) as ProviderRow[]) : [];
+    },
+    async update(id: string, f: Partial<ProviderFields>): Promise<ProviderRow | null> {
+      const [row] = await live().where({ id }).update({ ...enc(f), tm_update: clock.now() } as never).returning('*');
+      return (row as ProviderRow | undefined) ?? null;
+    },
+    async softDelete(id: string): Promise<ProviderRow | null> {
+      const now = clock.now();
+      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as ProviderRow | undefined) ?? null;
+    },
+    async list(params: PageParams): Promise<Page<ProviderRow>> {
+      return toPage(await paginate<ProviderRow>(live().select('*'), params), (r) => r);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * trunks: a customer's PBX calling in. `auth_types` ip: the source address must be in `allowed_ips`
+ * (IPs or CIDRs); basic: digest with username/password at `{domain_name}.trunk.{SIP_DOMAIN}`.
+ * The password is write-only on the API.
+ */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export type TrunkAuthType = 'basic' | 'ip';
+
+export interface TrunkRow {
+  id: string;
+  customer_id: string;
+  name: string;
+  detail: string;
+  domain_name: string;
+  auth_types: TrunkAuthType[];
+  username: string;
+  password: string;
+  allowed_ips: string[];
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'>;
+
+export function trunkRealm(domainName: string, sipDomain: string): string {
+  return `${domainName}.trunk.${sipDomain}`;
+}
+
+export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
+  return {
+    id: t.id,
+    customer_id: t.customer_id,
+    name: t.name,
+    detail: t.detail,
+    domain_name: t.domain_name,
+    realm: trunkRealm(t.domain_name, opts.sipDomain),
+    auth_types: t.auth_types,
+    username: t.username,
+    allowed_ips: t.allowed_ips,
+    tm_create: formatLegacy(t.tm_create),
+    tm_update: formatLegacy(t.tm_update),
+    tm_delete: formatLegacy(t.tm_delete),
+  };
+}
+
+export function trunksRepo(db: Db) {
+  const table = () => db<TrunkRow>('trunks');
+  const live = () => table().whereNull('tm_delete');
+  return {
+    async create(customerId: string, domainName: string, f: TrunkFields): Promise<TrunkRow> {
+      const [row] = await table()
+        .insert({ ...f, customer_id: customerId, domain_name: domainName, id: newId(), tm_create: clock.now() } as never)
+        .returning('*');
+      return row as TrunkRow;
+    },
+    async getOwned(customerId: string, id: string): Promise<TrunkRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as TrunkRow | undefined) ?? null;
+    },
+    async getByDomain(domainName: string): Promise<TrunkRow | null> {
+      return ((await live().where({ domain_name: domainName.toLowerCase() }).first()) as TrunkRow | undefined) ?? null;
+    },
+    /** Trunks with ip authentication whose allowed_ips contain `ip` (most specific network first). */
+    async findBySourceIp(ip: string): Promise<TrunkRow[]> {
+      const rows = await db.raw(
+        `SELECT t.*, max(masklen(a::cidr)) AS best FROM trunks t, unnest(t.allowed_ips) a
+          WHERE t.tm_delete IS NULL AND 'ip' = ANY(t.auth_types) AND ?::inet <<= a::cidr
+          GROUP BY t.id ORDER BY best DESC, t.tm_create ASC`,
+        [ip],
+      );
+      return (rows.rows as (TrunkRow & { best?: number })[]).map(({ best: _b, ...r }) => r as TrunkRow);
+    },
+    async update(id: string, f: Partial<TrunkFields>): Promise<TrunkRow | null> {
+      const [row] = await live().where({ id }).update({ ...f, tm_update: clock.now() } as never).returning('*');
+      return (row as TrunkRow | undefined) ?? null;
+    },
+    async softDelete(id: string): Promise<TrunkRow | null> {
+      const now = clock.now();
+      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as TrunkRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<TrunkRow>> {
+      return toPage(await paginate<TrunkRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
+    },
+  };
+}

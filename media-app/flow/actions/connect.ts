@@ -1,0 +1,24 @@
+import type { z } from 'zod';
+import type * as dialing from '../../../core/flow/options/dialing';
+import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
+
+/**
+ * Dials the destinations, bridges the first to answer and waits until that bridge ends; then the
+ * flow goes on. relay_reason: when the destination hung up first, the call hangs up with its reason.
+ */
+export class Connect extends FlowTask<z.infer<typeof dialing.connect>> {
+  async exec(ctx: ActionContext): Promise<Outcome> {
+    const call = requireCall(ctx);
+    const o = this.option;
+    const r = await call.connect(
+      { source: o.source, destinations: o.destinations, early_media: o.early_media ?? false, relay_reason: o.relay_reason ?? false, anonymous: o.anonymous ?? 'auto' },
+      ctx.signal,
+    );
+    ctx.note('connect_ended', { answered: r.answered, hangup_reason: r.hangup_reason, ended_by: r.ended_by });
+    if (o.relay_reason && r.ended_by === 'destination' && r.hangup_reason) {
+      await call.hangup(r.hangup_reason);
+      return { kind: 'end', reason: 'call_hangup' };
+    }
+    return NEXT;
+  }
+}

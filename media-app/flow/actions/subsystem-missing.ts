@@ -1,0 +1,13 @@
+import { ACTION_SPECS } from '../../../core/flow';
+import { FlowTask, type Outcome } from './base';
+
+/**
+ * Actions whose subsystem arrives in a later issue. They end the activeflow with an error naming
+ * what is missing, never pretending to have run; each type's file replaces this when it lands.
+ */
+export class SubsystemMissing extends FlowTask {
+  async exec(): Promise<Outcome> {
+    const subsystem = ACTION_SPECS[this.action.type].subsystem ?? 'required';
+    return { kind: 'fail', message: `action ${this.action.type} needs the ${subsystem} subsystem, which is not available on this server yet` };
+  }
+}

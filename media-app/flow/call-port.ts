@@ -1,0 +1,127 @@
+/**
+ * The seam between the flow runner and the call/media plane. The runner never touches SIP or RTP:
+ * everything it does to a call goes through a CallPort. The live implementation (drachtio-srf dialog
+ * + media-engine endpoint) and the simulator's virtual call both implement it.
+ *
+ * Media methods resolve when the media is done and must stop early, resolving or rejecting, when
+ * `signal` aborts (stop, hangup); the runner treats both alike.
+ */
+export interface Address {
+  type?: string;
+  target?: string;
+  target_name?: string;
+  name?: string;
+  detail?: string;
+}
+
+/** Call statuses (voipbin-notes §2). */
+export type CallStatus = 'dialing' | 'ringing' | 'progressing' | 'terminating' | 'canceling' | 'hangup';
+
+export interface CallInfo {
+  id: string;
+  direction: 'incoming' | 'outgoing';
+  status: CallStatus;
+  master_call_id: string;
+  source: Address;
+  destination: Address;
+}
+
+export interface DigitsRequest {
+  /** Milliseconds to wait; <= 0 waits until length, key or hangup. */
+  duration: number;
+  /** Done when this many digits are held (0: not used). */
+  length: number;
+  /** Any of these characters ends the collection (it is kept in the digits). */
+  key: string;
+  /** Digits already held (pressed during an earlier prompt): collection continues from them. */
+  carryover: string;
+}
+
+export interface DigitsResult {
+  digits: string;
+  reason: 'length' | 'key' | 'timeout';
+}
+
+export interface RecordingRequest {
+  format: 'wav';
+  /** Seconds of silence that end the recording (0: off). */
+  end_of_silence: number;
+  /** '', 'none', 'any' or one DTMF key that ends the recording. */
+  end_of_key: string;
+  /** Maximum seconds (0: no cap). */
+  duration: number;
+  beep_start: boolean;
+}
+
+export type AmdResult = 'human' | 'machine' | 'notsure';
+
+export interface ConnectRequest {
+  source?: Address;
+  destinations: Address[];
+  early_media: boolean;
+  relay_reason: boolean;
+  anonymous: 'yes' | 'no' | 'auto';
+}
+
+export interface ConnectResult {
+  /** True when a destination answered and was bridged. */
+  answered: boolean;
+  /** Hangup reason of the destination leg (relay_reason). */
+  hangup_reason: string;
+  /** Which side left the bridge first. */
+  ended_by: 'destination' | 'master';
+}
+
+export interface OriginateRequest {
+  source?: Address;
+  destinations: Address[];
+  /** Flow for the new call(s): flow_id, or inline actions when flow_id is unset. */
+  flow_id: string;
+  actions: unknown[];
+  chained: boolean;
+  early_execution: boolean;
+  anonymous: 'yes' | 'no' | 'auto';
+  /** The call this one is chained to (empty UUID when none). */
+  master_call_id: string;
+  /** Activeflow that asked, for the record. */
+  activeflow_id: string;
+}
+
+/** Creates independent calls; a CallPort is one, but an activeflow without a call can have one too. */
+export interface Originator {
+  originate(req: OriginateRequest): Promise<{ call_ids: string[] }>;
+}
+
+export interface HangupInfo {
+  reason: string;
+  by: 'local' | 'remote';
+}
+
+export interface CallPort extends Originator {
+  /** Current snapshot of the call. */
+  readonly info: CallInfo;
+
+  answer(signal: AbortSignal): Promise<void>;
+  talk(req: { text: string; language: string; provider?: string; voice_id?: string }, signal: AbortSignal): Promise<void>;
+  play(urls: string[], signal: AbortSignal): Promise<void>;
+  beep(signal: AbortSignal): Promise<void>;
+  collectDigits(req: DigitsRequest, signal: AbortSignal): Promise<DigitsResult>;
+  sendDigits(req: { digits: string; duration: number; interval: number }, signal: AbortSignal): Promise<void>;
+  recordingStart(req: RecordingRequest): Promise<{ recording_id: string }>;
+  recordingStop(): Promise<void>;
+  amd(signal: AbortSignal): Promise<{ result: AmdResult }>;
+  /** Echo (stream: false) or stream echo (stream: true, DTMF still received) for duration ms. */
+  echo(req: { duration: number; stream: boolean }, signal: AbortSignal): Promise<void>;
+  hangup(reason: string): Promise<void>;
+  mute(direction: 'both' | 'in' | 'out'): Promise<void>;
+  /** Dials the destinations, bridges the first to answer, resolves when the bridge ends. */
+  connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult>;
+  /** Hangup reason of another call (hangup with reference_id); undefined when unknown. */
+  hangupReasonOf(callId: string): Promise<string | undefined>;
+
+  on(event: 'dtmf', listener: (digit: string) => void): this;
+  on(event: 'hangup', listener: (info: HangupInfo) => void): this;
+  on(event: 'status', listener: (status: CallStatus) => void): this;
+  on(event: 'recording_ended', listener: (ev: { recording_id: string }) => void): this;
+  off(event: 'dtmf' | 'hangup' | 'status' | 'recording_ended', listener: (...args: never[]) => void): this;
+}

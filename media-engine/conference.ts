@@ -1,0 +1,69 @@
+/**
+ * Conference: an N-1 mixer on one media worker, shaped like drachtio-fsmrf's Conference.
+ * Events: 'join' and 'leave' ({ memberId, size }), 'destroy'.
+ */
+import { EventEmitter } from 'node:events';
+import { AudioFork, type ForkOptions } from './audio-fork';
+import type { Endpoint } from './endpoint';
+import type { RecordOptions, RecordResult } from './recorder';
+import type { WorkerHost } from './worker/worker-host';
+
+export class Conference extends EventEmitter {
+  destroyed = false;
+  private recording: Promise<RecordResult> | null = null;
+
+  constructor(
+    readonly uuid: string,
+    readonly name: string,
+    readonly host: WorkerHost,
+    private readonly onDestroy: (c: Conference) => void,
+  ) {
+    super();
+  }
+
+  /** Adds an endpoint (same as endpoint.joinConference(conf, opts)). */
+  join(ep: Endpoint, opts: { mute?: 'in' | 'out' | 'both' } = {}) {
+    return ep.joinConference(this, opts);
+  }
+
+  leave(ep: Endpoint): Promise<void> {
+    return ep.leaveConference();
+  }
+
+  /** Per participant: 'in' = others don't hear them, 'out' = they hear nothing. */
+  mute(ep: Endpoint, direction: 'in' | 'out' | 'both' = 'in'): Promise<void> {
+    return this.host.call('muteMember', this.uuid, ep.uuid, direction, true);
+  }
+
+  unmute(ep: Endpoint, direction: 'in' | 'out' | 'both' = 'in'): Promise<void> {
+    return this.host.call('muteMember', this.uuid, ep.uuid, direction, false);
+  }
+
+  members(): Promise<string[]> {
+    return this.host.call('conferenceMembers', this.uuid);
+  }
+
+  /** Records the whole mix; the promise resolves when stopRecording() or destroy() ends it. */
+  startRecording(path: string, opts: Pick<RecordOptions, 'duration'> = {}): Promise<RecordResult> {
+    this.recording = this.host.call<RecordResult>('recordConference', this.uuid, path, opts);
+    return this.recording;
+  }
+
+  async stopRecording(): Promise<RecordResult | null> {
+    await this.host.call('stopConferenceRecord', this.uuid);
+    return this.recording;
+  }
+
+  /** Raw frames of the whole mix; injected audio is heard by every participant. */
+  forkAudioStart(opts: Omit<ForkOptions, 'mix'>): Promise<AudioFork> {
+    return new AudioFork(this.host, this.uuid, opts).start();
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await this.host.call('destroyConference', this.uuid).catch(() => {});
+    this.onDestroy(this);
+    this.emit('destroy');
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * Endpoint: one RTP leg on a media worker, shaped like drachtio-fsmrf's Endpoint. Operations return
+ * promises; what happens later arrives as events ('dtmf', 'destroy').
+ */
+import { EventEmitter } from 'node:events';
+import { AudioFork, type ForkOptions } from './audio-fork';
+import type { Conference } from './conference';
+import type { ForkStats } from './fork';
+import type { PlayResult } from './player';
+import type { RecordOptions, RecordResult } from './recorder';
+import type { NegotiatedMedia } from './sdp/sdp';
+import type { DtmfEvent } from './worker/leg';
+import type { SourceSpec } from './worker/source-resolver';
+import type { WorkerHost } from './worker/worker-host';
+
+export interface PlayCollectOptions {
+  file?: string | string[];
+  /** speak this text instead of (or after) the file */
+  say?: { text: string; language?: string; voice?: string };
+  min?: number;
+  max?: number;
+  tries?: number;
+  /** ms to wait for the first digit after the prompt ends */
+  timeout?: number;
+  /** ms allowed between digits */
+  digitTimeout?: number;
+  terminators?: string;
+  invalidFile?: string;
+  regexp?: string | RegExp;
+}
+
+export interface PlayCollectResult extends Partial<PlayResult> {
+  digits: string;
+  terminatorUsed: string | null;
+}
+
+export interface EndpointStats {
+  packetsSent: number;
+  octetsSent: number;
+  packetsReceived: number;
+  lost: number;
+  jitterMs: number;
+  concealed: number;
+  late: number;
+  jitterTargetFrames: number;
+}
+
+export class Endpoint extends EventEmitter {
+  readonly local: { sdp: string; address: string; port: number };
+  readonly remote: { sdp: string | null; media: NegotiatedMedia | null };
+  destroyed = false;
+  conference: Conference | null = null;
+  private readonly forks = new Set<AudioFork>();
+
+  constructor(
+    readonly uuid: string,
+    readonly host: WorkerHost,
+    localSdp: string,
+    address: string,
+    port: number,
+    remoteSdp: string | null,
+    media: NegotiatedMedia | null,
+    private readonly onDestroy: (ep: Endpoint) => Promise<void>,
+  ) {
+    super();
+    this.local = { sdp: localSdp, address, port };
+    this.remote = { sdp: remoteSdp, media };
+  }
+
+  get id(): string {
+    return this.uuid;
+  }
+
+  private call<T>(method: string, ...args: unknown[]): Promise<T> {
+    if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
+    return this.host.call<T>(method, this.uuid, ...args);
+  }
+
+  /** Applies the far end's SDP (the answer to our offer, a re-INVITE, hold/unhold); resolves with our SDP. */
+  async modify(remoteSdp: string): Promise<string> {
+    const r = await this.call<{ localSdp: string; media: NegotiatedMedia }>('modifyLeg', remoteSdp);
+    this.local.sdp = r.localSdp;
+    this.remote.sdp = remoteSdp;
+    this.remote.media = r.media;
+    return r.localSdp;
+  }
+
+  /** Plays files, URLs, silence_stream://ms or tone_stream://beep|ringback|dtmf:123, one after another. */
+  play(fileOrUrls: string | string[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
+    const list = Array.isArray(fileOrUrls) ? fileOrUrls : [fileOrUrls];
+    return this.call<PlayResult>('play', list, opts);
+  }
+
+  /** Speaks text (or SSML) through the TTS provider. */
+  say(text: string, opts: { language?: string; voice?: string; bargeIn?: boolean } = {}): Promise<PlayResult> {
+    if (typeof text !== 'string' || !text.trim()) return Promise.reject(new TypeError('say needs text'));
+    const spec: SourceSpec = { say: text, language: opts.language, voice: opts.voice };
+    return this.call<PlayResult>('play', [spec], { bargeIn: opts.bargeIn });
+  }
+
+  /** Stops what is playing and everything queued (uuid_break). */
+  stopPlayback(): Promise<void> {
+    return this.call('stopPlayback');
+  }
+
+  /** Sends RFC 4733 telephone-events. */
+  sendDtmf(digits: string, durationMs = 100): Promise<void> {
+    return this.call('sendDtmf', digits, durationMs);
+  }
+
+  /** Plays a prompt (barge-in) and collects digits, like play_and_get_digits. */
+  async playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult> {
+    const min = opts.min ?? 0;
+    const max = opts.max ?? 128;
+    const tries = opts.tries ?? 1;
+    const timeout = opts.timeout ?? 5000;
+    const digitTimeout = opts.digitTimeout ?? 3000;
+    const terminators = opts.terminators ?? '#';
+    const re = opts.regexp ? new RegExp(opts.regexp) : null;
+    const specs: SourceSpec[] = [];
+    if (opts.file) specs.push(...(Array.isArray(opts.file) ? opts.file : [opts.file]));
+    if (opts.say) specs.push({ say: opts.say.text, language: opts.say.language, voice: opts.say.voice });
+    let last: PlayCollectResult = { digits: '', terminatorUsed: null };
+    for (let attempt = 0; attempt < tries; attempt++) {
+      const r = await this.collectOnce(specs, max, timeout, digitTimeout, terminators);
+      last = r;
+      if (r.digits.length >= min && (!re || re.test(r.digits))) return r;
+      if (opts.invalidFile && attempt + 1 < tries) await this.play(opts.invalidFile);
+    }
+    return { ...last, digits: last.digits.length >= min && (!re || re.test(last.digits)) ? last.digits : '' };
+  }
+
+  private collectOnce(specs: SourceSpec[], max: number, timeout: number, digitTimeout: number, terminators: string): Promise<PlayCollectResult> {
+    return new Promise((resolve, reject) => {
+      let digits = '';
+      let timer: NodeJS.Timeout | null = null;
+      let played: PlayResult | undefined;
+      let playing = specs.length > 0;
+      let done = false;
+      const finish = (terminatorUsed: string | null) => {
+        if (done) return;
+        done = true;
+        if (timer) clearTimeout(timer);
+        this.off('dtmf', onDtmf);
+        this.off('destroy', onGone);
+        if (playing) this.stopPlayback().catch(() => {});
+        resolve({ digits, terminatorUsed, ...played });
+      };
+      const arm = (ms: number) => {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => finish(null), ms);
+      };
+      const onDtmf = (e: DtmfEvent) => {
+        if (terminators.includes(e.dtmf)) return finish(e.dtmf);
+        digits += e.dtmf;
+        if (digits.length >= max) return finish(null);
+        if (!playing) arm(digitTimeout);
+      };
+      const onGone = () => finish(null);
+      this.on('dtmf', onDtmf);
+      this.once('destroy', onGone);
+      if (!playing) return arm(timeout);
+      this.call<PlayResult>('play', specs, { bargeIn: true }).then(
+        (r) => {
+          played = r;
+          playing = false;
+          if (!done) arm(digits.length ? digitTimeout : timeout);
+        },
+        (err: Error) => {
+          if (done) return;
+          done = true;
+          this.off('dtmf', onDtmf);
+          this.off('destroy', onGone);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  /**
+   * Records to a WAV file (8 kHz 16-bit mono, both directions mixed; `separate` adds -in/-out files).
+   * Resolves when the recording stops: end_of_silence, end_of_key, duration, stopRecord() or hangup.
+   */
+  record(path: string, opts: RecordOptions = {}): Promise<RecordResult> {
+    if (typeof path !== 'string' || !path) return Promise.reject(new TypeError('record needs a path'));
+    return this.call<RecordResult>('record', path, opts);
+  }
+
+  stopRecord(path?: string): Promise<void> {
+    return this.call('stopRecord', path);
+  }
+
+  /** Connects this endpoint's audio to another's, both anchored here (recording and DTMF keep working). */
+  async bridge(other: Endpoint): Promise<void> {
+    if (other.host !== this.host) throw new Error('bridge across media workers is not supported yet: create the endpoints with { near }');
+    await this.call('bridge', other.uuid);
+  }
+
+  unbridge(): Promise<void> {
+    return this.call('unbridge');
+  }
+
+  async joinConference(conf: Conference, opts: { mute?: 'in' | 'out' | 'both' } = {}): Promise<{ memberId: string; confUuid: string }> {
+    if (conf.host !== this.host) throw new Error('conference is on another media worker: create the endpoint with { near: conference }');
+    const r = await this.call<{ memberId: string }>('joinConference', conf.uuid, opts);
+    this.conference = conf;
+    return { memberId: r.memberId, confUuid: conf.uuid };
+  }
+
+  /** fsmrf's name for joinConference */
+  join(conf: Conference, opts: { mute?: 'in' | 'out' | 'both' } = {}) {
+    return this.joinConference(conf, opts);
+  }
+
+  async leaveConference(): Promise<void> {
+    const conf = this.conference;
+    if (!conf) return;
+    this.conference = null;
+    await this.host.call('leaveConference', conf.uuid, this.uuid);
+  }
+
+  unjoin(): Promise<void> {
+    return this.leaveConference();
+  }
+
+  /** 'in': the caller's audio goes nowhere; 'out': the caller hears nothing. */
+  mute(direction: 'in' | 'out' | 'both' = 'both'): Promise<void> {
+    return this.call('mute', direction, true);
+  }
+
+  unmute(direction: 'in' | 'out' | 'both' = 'both'): Promise<void> {
+    return this.call('mute', direction, false);
+  }
+
+  /** Sends the caller's own audio back (the echo action). */
+  echo(on = true): Promise<void> {
+    return this.call('setEcho', on);
+  }
+
+  async forkAudioStart(opts: ForkOptions): Promise<AudioFork> {
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    const f = await new AudioFork(this.host, this.uuid, opts).start();
+    this.forks.add(f);
+    return f;
+  }
+
+  async forkAudioStop(fork?: AudioFork): Promise<ForkStats | null> {
+    const list = fork ? [fork] : [...this.forks];
+    let last: ForkStats | null = null;
+    for (const f of list) {
+      this.forks.delete(f);
+      last = await f.stop();
+    }
+    return last;
+  }
+
+  getStats(): Promise<EndpointStats> {
+    return this.call('stats');
+  }
+
+  /** Tears the endpoint down; the port is always returned to the pool. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    for (const f of this.forks) f.stop().catch(() => {});
+    this.forks.clear();
+    await this.onDestroy(this);
+  }
+
+  /** @internal */
+  markDestroyed(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.conference = null;
+    this.emit('destroy');
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * media-engine: the real-time RTP media engine (the role FreeSWITCH plays), with an API shaped like
+ * drachtio-fsmrf: MediaServer.start() -> createEndpoint() / createConference().
+ */
+export { MediaServer } from './media-server';
+export type { MediaServerOptions, CreateEndpointOptions, WorkerStats } from './media-server';
+export { Endpoint } from './endpoint';
+export type { PlayCollectOptions, PlayCollectResult, EndpointStats } from './endpoint';
+export { Conference } from './conference';
+export { AudioFork } from './audio-fork';
+export type { ForkOptions } from './audio-fork';
+export type { ForkStats, ForkMix } from './fork';
+export type { PlayResult } from './player';
+export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from './recorder';
+export type { DtmfEvent } from './worker/leg';
+export { SdpError } from './sdp/sdp';
+export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';

@@ -1,0 +1,211 @@
+/**
+ * MediaServer: starts the media workers (threads, each with its own 20 ms clock) and hands out
+ * Endpoints and Conferences, shaped like drachtio-fsmrf's MediaServer.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import os from 'node:os';
+import { Conference } from './conference';
+import { Endpoint } from './endpoint';
+import type { AudioCodecName, Direction, NegotiatedMedia } from './sdp/sdp';
+import { PortPool } from './worker/port-pool';
+import { WorkerCallError, WorkerHost } from './worker/worker-host';
+
+export interface MediaServerOptions {
+  /** address the RTP sockets bind to (default 127.0.0.1) */
+  bindAddress?: string;
+  /** address written into SDP (default: bindAddress, or the first external IPv4 when binding 0.0.0.0) */
+  advertisedAddress?: string;
+  rtpPorts?: { min: number; max: number };
+  /** media worker threads (default: one per core) */
+  workers?: number;
+  codecs?: AudioCodecName[];
+}
+
+export interface CreateEndpointOptions {
+  /** the far end's offer; without it the endpoint makes an offer (local.sdp) and modify() takes the answer */
+  remoteSdp?: string;
+  codecs?: AudioCodecName[];
+  direction?: Direction;
+  inbandDtmf?: boolean;
+  /** place on the same worker as this endpoint or conference (needed for bridge and conference) */
+  near?: Endpoint | Conference;
+}
+
+export interface WorkerStats {
+  legs: number;
+  conferences: number;
+  ticks: number;
+  resyncs: number;
+  lateP50: number;
+  lateP99: number;
+  lateMax: number;
+  tickCostP50: number;
+  tickCostP99: number;
+}
+
+function defaultAddress(bind: string): string {
+  if (bind !== '0.0.0.0') return bind;
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const i of list ?? []) if (i.family === 'IPv4' && !i.internal) return i.address;
+  }
+  return '127.0.0.1';
+}
+
+export class MediaServer extends EventEmitter {
+  private readonly hosts: WorkerHost[];
+  readonly pool: PortPool;
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly conferences = new Map<string, Conference>();
+  private readonly confByName = new Map<string, Conference>();
+  readonly bindAddress: string;
+  readonly advertisedAddress: string;
+  private closed = false;
+
+  private constructor(private readonly opts: MediaServerOptions) {
+    super();
+    this.bindAddress = opts.bindAddress ?? '127.0.0.1';
+    this.advertisedAddress = opts.advertisedAddress ?? defaultAddress(this.bindAddress);
+    const range = opts.rtpPorts ?? { min: 20000, max: 30000 };
+    this.pool = new PortPool(range.min, range.max);
+    const n = Math.max(1, opts.workers ?? os.availableParallelism());
+    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i));
+    for (const h of this.hosts) {
+      h.on('event', (target: string, name: string, data: unknown) => this.route(target, name, data));
+      h.on('exit', (err: Error) => this.onWorkerExit(h, err));
+    }
+  }
+
+  static async start(opts: MediaServerOptions = {}): Promise<MediaServer> {
+    const ms = new MediaServer(opts);
+    try {
+      await Promise.all(ms.hosts.map((h) => h.ready));
+    } catch (e) {
+      await ms.destroy();
+      throw e;
+    }
+    return ms;
+  }
+
+  get workerCount(): number {
+    return this.hosts.length;
+  }
+
+  get ports() {
+    return { capacity: this.pool.capacity, available: this.pool.available, allocated: this.pool.allocated };
+  }
+
+  private route(target: string, name: string, data: unknown): void {
+    const ep = this.endpoints.get(target);
+    if (ep) return void ep.emit(name, data);
+    const c = this.conferences.get(target);
+    if (c && name !== 'destroy') c.emit(name, data);
+  }
+
+  private onWorkerExit(h: WorkerHost, err: Error): void {
+    if (this.closed) return;
+    // the thread's sockets died with it: give its ports back and tell the owners
+    for (const ep of [...this.endpoints.values()]) {
+      if (ep.host !== h) continue;
+      this.endpoints.delete(ep.uuid);
+      this.pool.release(ep.local.port);
+      ep.markDestroyed();
+    }
+    for (const c of [...this.conferences.values()]) if (c.host === h) this.dropConference(c);
+    this.emit('error', err);
+  }
+
+  private pickHost(near?: Endpoint | Conference): WorkerHost {
+    if (near) {
+      if (!near.host.alive) throw new Error('the worker of `near` is gone');
+      return near.host;
+    }
+    const alive = this.hosts.filter((h) => h.alive);
+    if (!alive.length) throw new Error('no media worker is running');
+    return alive.reduce((a, b) => (b.legCount < a.legCount ? b : a));
+  }
+
+  async createEndpoint(opts: CreateEndpointOptions = {}): Promise<Endpoint> {
+    if (this.closed) throw new Error('media server is closed');
+    const host = this.pickHost(opts.near);
+    const uuid = randomUUID();
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const port = this.pool.acquire();
+      if (port === null) throw new Error('no free RTP port');
+      try {
+        const r = await host.call<{ localSdp: string; media: NegotiatedMedia | null }>('createLeg', uuid, {
+          address: this.advertisedAddress,
+          bindAddress: this.bindAddress,
+          port,
+          remoteSdp: opts.remoteSdp,
+          codecs: opts.codecs ?? this.opts.codecs,
+          direction: opts.direction,
+          inbandDtmf: opts.inbandDtmf,
+        });
+        host.legCount++;
+        const ep = new Endpoint(uuid, host, r.localSdp, this.advertisedAddress, port, opts.remoteSdp ?? null, r.media, (e) => this.destroyEndpoint(e));
+        this.endpoints.set(uuid, ep);
+        return ep;
+      } catch (e) {
+        if ((e as WorkerCallError).code === 'EADDRINUSE') {
+          this.pool.reject(port);
+          continue;
+        }
+        this.pool.release(port);
+        throw e;
+      }
+    }
+    throw new Error('no bindable RTP port in range');
+  }
+
+  private async destroyEndpoint(ep: Endpoint): Promise<void> {
+    if (!this.endpoints.delete(ep.uuid)) return;
+    try {
+      await ep.host.call('destroyLeg', ep.uuid);
+    } finally {
+      ep.host.legCount--;
+      this.pool.release(ep.local.port);
+      ep.markDestroyed();
+    }
+  }
+
+  /** Creates (or returns the existing) conference by name. */
+  async createConference(name: string = randomUUID(), opts: { near?: Endpoint } = {}): Promise<Conference> {
+    if (this.closed) throw new Error('media server is closed');
+    const existing = this.confByName.get(name);
+    if (existing) return existing;
+    const host = this.pickHost(opts.near);
+    const uuid = randomUUID();
+    await host.call('createConference', uuid);
+    const c = new Conference(uuid, name, host, (x) => this.dropConference(x));
+    this.conferences.set(uuid, c);
+    this.confByName.set(name, c);
+    return c;
+  }
+
+  private dropConference(c: Conference): void {
+    this.conferences.delete(c.uuid);
+    if (this.confByName.get(c.name) === c) this.confByName.delete(c.name);
+  }
+
+  getConference(name: string): Conference | undefined {
+    return this.confByName.get(name);
+  }
+
+  async stats(): Promise<WorkerStats[]> {
+    return Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call<WorkerStats>('workerStats')));
+  }
+
+  async resetStats(): Promise<void> {
+    await Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call('resetStats')));
+  }
+
+  /** Destroys every endpoint and conference and stops the workers. */
+  async destroy(): Promise<void> {
+    if (this.closed) return;
+    await Promise.allSettled([...this.endpoints.values()].map((ep) => ep.destroy()));
+    await Promise.allSettled([...this.conferences.values()].map((c) => c.destroy()));
+    this.closed = true;
+    await Promise.allSettled(this.hosts.map((h) => h.terminate()));
+  }
+}

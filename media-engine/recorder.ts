@@ -1,0 +1,112 @@
+/**
+ * The worker-side recorder of one endpoint (or of a conference mix): both directions mixed into one
+ * WAV, optionally separate -in/-out files, and the stop conditions of recording_start:
+ * end_of_silence (seconds of caller silence), end_of_key (a DTMF digit) and duration (seconds).
+ */
+import { WavSink } from './worker/wav-sink';
+
+export interface RecordOptions {
+  /** stop after this many seconds of silence from the caller (0 = off) */
+  end_of_silence?: number;
+  /** stop when one of these DTMF digits arrives ('' = off) */
+  end_of_key?: string;
+  /** stop after this many seconds (0 = off) */
+  duration?: number;
+  /** also write `<name>-in.wav` and `<name>-out.wav` */
+  separate?: boolean;
+  /** mean |sample| below which a frame counts as silence (default 200 ≈ -44 dBFS) */
+  silenceThreshold?: number;
+}
+
+export type RecordStopReason = 'end_of_silence' | 'end_of_key' | 'duration' | 'stopped' | 'hangup';
+
+export interface RecordFile {
+  path: string;
+  direction: 'in' | 'out' | '';
+  duration: number;
+  peaks: number[];
+}
+
+export interface RecordResult {
+  path: string;
+  reason: RecordStopReason;
+  terminatorUsed: string | null;
+  recordSeconds: number;
+  recordMilliseconds: number;
+  files: RecordFile[];
+}
+
+function sidePath(p: string, side: 'in' | 'out'): string {
+  return /\.wav$/i.test(p) ? p.replace(/\.wav$/i, `-${side}.wav`) : `${p}-${side}`;
+}
+
+export class Recorder {
+  private readonly mixed: WavSink;
+  private readonly inSink: WavSink | null;
+  private readonly outSink: WavSink | null;
+  private readonly mixBuf = new Int16Array(160);
+  private silentFrames = 0;
+  private frames = 0;
+  private done = false;
+  private resolveFn!: (r: RecordResult) => void;
+  readonly result: Promise<RecordResult>;
+
+  constructor(readonly path: string, private readonly opts: RecordOptions = {}) {
+    this.mixed = new WavSink(path);
+    this.inSink = opts.separate ? new WavSink(sidePath(path, 'in')) : null;
+    this.outSink = opts.separate ? new WavSink(sidePath(path, 'out')) : null;
+    this.result = new Promise((r) => (this.resolveFn = r));
+  }
+
+  get finished(): boolean {
+    return this.done;
+  }
+
+  /** One tick: `input` is what the caller said, `output` what was sent to the caller (either may be null). */
+  write(input: Int16Array | null, output: Int16Array | null): void {
+    if (this.done) return;
+    const m = this.mixBuf;
+    let sum = 0;
+    for (let i = 0; i < 160; i++) {
+      const a = input ? input[i] : 0;
+      const s = a + (output ? output[i] : 0);
+      m[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+      sum += a < 0 ? -a : a;
+    }
+    this.mixed.write(m);
+    if (this.inSink) this.inSink.write(input ?? new Int16Array(160));
+    if (this.outSink) this.outSink.write(output ?? new Int16Array(160));
+    this.frames++;
+    const eos = this.opts.end_of_silence ?? 0;
+    if (eos > 0) {
+      this.silentFrames = sum / 160 < (this.opts.silenceThreshold ?? 200) ? this.silentFrames + 1 : 0;
+      if (this.silentFrames >= eos * 50) return this.stop('end_of_silence');
+    }
+    const dur = this.opts.duration ?? 0;
+    if (dur > 0 && this.frames >= dur * 50) this.stop('duration');
+  }
+
+  /** Returns true when the digit ended the recording. */
+  onDtmf(digit: string): boolean {
+    if (this.done || !this.opts.end_of_key || !this.opts.end_of_key.includes(digit)) return false;
+    this.stop('end_of_key', digit);
+    return true;
+  }
+
+  stop(reason: RecordStopReason, terminator: string | null = null): void {
+    if (this.done) return;
+    this.done = true;
+    const files: RecordFile[] = [{ path: this.path, direction: '', ...this.mixed.close() }];
+    if (this.inSink) files.push({ path: this.inSink.path, direction: 'in', ...this.inSink.close() });
+    if (this.outSink) files.push({ path: this.outSink.path, direction: 'out', ...this.outSink.close() });
+    const ms = this.frames * 20;
+    this.resolveFn({
+      path: this.path,
+      reason,
+      terminatorUsed: terminator,
+      recordSeconds: Math.floor(ms / 1000),
+      recordMilliseconds: ms,
+      files,
+    });
+  }
+}

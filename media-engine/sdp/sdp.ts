@@ -1,0 +1,279 @@
+/**
+ * SDP (RFC 4566) for one audio stream, and offer/answer (RFC 3264) for PCMU, PCMA and
+ * telephone-event (RFC 4733) at 8 kHz, with ptime and direction attributes (hold included).
+ */
+
+export type Direction = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
+export type AudioCodecName = 'PCMU' | 'PCMA';
+
+export interface RtpMap {
+  pt: number;
+  encoding: string; // upper case
+  clockRate: number;
+  channels: number;
+  fmtp?: string;
+}
+
+export interface AudioMedia {
+  port: number;
+  proto: string;
+  address: string; // connection address for this media (media-level c= wins)
+  formats: RtpMap[]; // in m-line preference order
+  ptime?: number;
+  direction: Direction;
+  rtcpPort?: number;
+  rtcpMux: boolean;
+}
+
+export interface SessionDescription {
+  origin: { username: string; sessionId: string; version: string; address: string };
+  sessionName: string;
+  address: string; // session-level connection address
+  audio: AudioMedia | null;
+  raw: string;
+}
+
+const STATIC: Record<number, { encoding: string; clockRate: number }> = {
+  0: { encoding: 'PCMU', clockRate: 8000 },
+  8: { encoding: 'PCMA', clockRate: 8000 },
+  9: { encoding: 'G722', clockRate: 8000 },
+  18: { encoding: 'G729', clockRate: 8000 },
+  3: { encoding: 'GSM', clockRate: 8000 },
+};
+
+export class SdpError extends Error {}
+
+export function parseSdp(text: string): SessionDescription {
+  if (typeof text !== 'string' || !text.trim()) throw new SdpError('empty SDP');
+  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  if (!lines[0]?.startsWith('v=0')) throw new SdpError('SDP must start with v=0');
+  let sessionAddress = '';
+  let origin = { username: '-', sessionId: '0', version: '0', address: '0.0.0.0' };
+  let sessionName = '-';
+  let sessionDirection: Direction = 'sendrecv';
+  let audio: AudioMedia | null = null;
+  let inAudio = false;
+  let inMedia = false;
+  let audioAddress = '';
+  let sawAudio = false;
+  for (const line of lines) {
+    const type = line[0];
+    const value = line.slice(2);
+    if (line[1] !== '=') throw new SdpError(`malformed SDP line: ${line}`);
+    if (type === 'm') {
+      inMedia = true;
+      const [media, port, proto, ...fmts] = value.split(/\s+/);
+      inAudio = media === 'audio' && !sawAudio;
+      if (inAudio) {
+        sawAudio = true;
+        const p = Number(port?.split('/')[0]);
+        if (!Number.isInteger(p) || p < 0 || p > 65535) throw new SdpError(`bad port in m-line: ${line}`);
+        audio = {
+          port: p,
+          proto: proto ?? '',
+          address: '',
+          formats: fmts.filter((f) => /^\d+$/.test(f)).map((f) => {
+            const pt = Number(f);
+            const st = STATIC[pt];
+            return { pt, encoding: st?.encoding ?? '', clockRate: st?.clockRate ?? 8000, channels: 1 };
+          }),
+          direction: sessionDirection,
+          rtcpMux: false,
+        };
+      }
+      continue;
+    }
+    if (type === 'o') {
+      const [username, sessionId, version, , , address] = value.split(/\s+/);
+      origin = { username, sessionId, version, address: address ?? '0.0.0.0' };
+    } else if (type === 's') sessionName = value;
+    else if (type === 'c') {
+      const parts = value.split(/\s+/);
+      if (parts.length < 3 || parts[0] !== 'IN') throw new SdpError(`bad c= line: ${line}`);
+      const addr = parts[2].split('/')[0];
+      if (!inMedia) sessionAddress = addr;
+      else if (inAudio) audioAddress = addr;
+    } else if (type === 'a') {
+      const colon = value.indexOf(':');
+      const name = colon < 0 ? value : value.slice(0, colon);
+      const arg = colon < 0 ? '' : value.slice(colon + 1);
+      if (name === 'sendrecv' || name === 'sendonly' || name === 'recvonly' || name === 'inactive') {
+        if (!inMedia) sessionDirection = name;
+        else if (inAudio && audio) audio.direction = name;
+        continue;
+      }
+      if (!inAudio || !audio) continue;
+      if (name === 'rtpmap') {
+        const m = /^(\d+)\s+([^/\s]+)\/(\d+)(?:\/(\d+))?/.exec(arg);
+        if (!m) throw new SdpError(`bad rtpmap: ${line}`);
+        const f = audio.formats.find((x) => x.pt === Number(m[1]));
+        if (f) {
+          f.encoding = m[2].toUpperCase();
+          f.clockRate = Number(m[3]);
+          f.channels = m[4] ? Number(m[4]) : 1;
+        }
+      } else if (name === 'fmtp') {
+        const m = /^(\d+)\s+(.*)$/.exec(arg);
+        const f = m && audio.formats.find((x) => x.pt === Number(m[1]));
+        if (f) f.fmtp = m![2];
+      } else if (name === 'ptime') {
+        const n = Number(arg);
+        if (n > 0) audio.ptime = n;
+      } else if (name === 'rtcp') {
+        const n = Number(arg.split(/\s+/)[0]);
+        if (n > 0) audio.rtcpPort = n;
+      } else if (name === 'rtcp-mux') audio.rtcpMux = true;
+    }
+  }
+  if (audio) audio.address = audioAddress || sessionAddress;
+  if (audio && !audio.address && audio.port !== 0) throw new SdpError('no connection address for audio');
+  return { origin, sessionName, address: sessionAddress, audio, raw: text };
+}
+
+export interface LocalMediaOptions {
+  address: string;
+  port: number;
+  codecs?: AudioCodecName[]; // preference order
+  dtmfPayloadType?: number;
+  ptime?: number;
+  direction?: Direction;
+  sessionId?: string;
+  version?: number;
+}
+
+/** What both sides agreed on for the audio stream. */
+export interface NegotiatedMedia {
+  codec: AudioCodecName;
+  payloadType: number;
+  dtmfPayloadType: number | null;
+  remoteAddress: string;
+  remotePort: number;
+  remoteRtcpPort: number;
+  ptime: number;
+  /** our own direction attribute */
+  direction: Direction;
+  /** false while the far end holds us (we must not send) */
+  send: boolean;
+  receive: boolean;
+}
+
+export function generateSdp(o: {
+  address: string;
+  port: number;
+  formats: { pt: number; encoding: string; fmtp?: string }[];
+  ptime: number;
+  direction: Direction;
+  sessionId: string;
+  version: number;
+}): string {
+  const lines = [
+    'v=0',
+    `o=- ${o.sessionId} ${o.version} IN IP4 ${o.address}`,
+    's=media-engine',
+    `c=IN IP4 ${o.address}`,
+    't=0 0',
+    `m=audio ${o.port} RTP/AVP ${o.formats.map((f) => f.pt).join(' ')}`,
+  ];
+  for (const f of o.formats) {
+    lines.push(`a=rtpmap:${f.pt} ${f.encoding}/8000`);
+    if (f.fmtp) lines.push(`a=fmtp:${f.pt} ${f.fmtp}`);
+  }
+  lines.push(`a=ptime:${o.ptime}`, `a=${o.direction}`);
+  return lines.join('\r\n') + '\r\n';
+}
+
+const DEFAULT_PT: Record<AudioCodecName, number> = { PCMU: 0, PCMA: 8 };
+
+export function createOffer(local: LocalMediaOptions): string {
+  const codecs = local.codecs ?? ['PCMU', 'PCMA'];
+  const dtmfPt = local.dtmfPayloadType ?? 101;
+  return generateSdp({
+    address: local.address,
+    port: local.port,
+    formats: [
+      ...codecs.map((c) => ({ pt: DEFAULT_PT[c], encoding: c })),
+      { pt: dtmfPt, encoding: 'telephone-event', fmtp: '0-16' },
+    ],
+    ptime: local.ptime ?? 20,
+    direction: local.direction ?? 'sendrecv',
+    sessionId: local.sessionId ?? String(Date.now()),
+    version: local.version ?? 1,
+  });
+}
+
+function answerDirection(remote: Direction, wanted: Direction): Direction {
+  const canSend = wanted === 'sendrecv' || wanted === 'sendonly';
+  const canRecv = wanted === 'sendrecv' || wanted === 'recvonly';
+  const send = canSend && (remote === 'sendrecv' || remote === 'recvonly');
+  const recv = canRecv && (remote === 'sendrecv' || remote === 'sendonly');
+  return send && recv ? 'sendrecv' : send ? 'sendonly' : recv ? 'recvonly' : 'inactive';
+}
+
+function isHoldAddress(a: string): boolean {
+  return a === '0.0.0.0';
+}
+
+function pickFormats(remote: AudioMedia, prefs: AudioCodecName[]) {
+  const audioFormats = remote.formats.filter(
+    (f) => prefs.includes(f.encoding as AudioCodecName) && f.clockRate === 8000 && f.channels === 1,
+  );
+  // the offerer's order wins (RFC 3264 §6.1); our list only filters
+  const codec = audioFormats[0];
+  const dtmf = remote.formats.find((f) => f.encoding === 'TELEPHONE-EVENT' && f.clockRate === 8000);
+  return { codec, dtmf };
+}
+
+function negotiated(remote: AudioMedia, codec: RtpMap, dtmf: RtpMap | undefined, direction: Direction, ptime: number): NegotiatedMedia {
+  const hold = isHoldAddress(remote.address) || remote.port === 0;
+  return {
+    codec: codec.encoding as AudioCodecName,
+    payloadType: codec.pt,
+    dtmfPayloadType: dtmf ? dtmf.pt : null,
+    remoteAddress: remote.address,
+    remotePort: remote.port,
+    remoteRtcpPort: remote.rtcpPort ?? remote.port + 1,
+    ptime,
+    direction,
+    send: !hold && (direction === 'sendrecv' || direction === 'sendonly'),
+    receive: direction === 'sendrecv' || direction === 'recvonly',
+  };
+}
+
+/** Answers a remote offer; throws SdpError (488 material) when nothing acceptable is offered. */
+export function createAnswer(offerText: string, local: LocalMediaOptions): { sdp: string; media: NegotiatedMedia } {
+  const offer = parseSdp(offerText);
+  const remote = offer.audio;
+  if (!remote) throw new SdpError('offer has no audio stream');
+  if (!/^RTP\/AVP$/i.test(remote.proto)) throw new SdpError(`unsupported transport ${remote.proto}`);
+  const { codec, dtmf } = pickFormats(remote, local.codecs ?? ['PCMU', 'PCMA']);
+  if (!codec) throw new SdpError('no common codec (PCMU/PCMA) in offer');
+  const ptime = remote.ptime ?? local.ptime ?? 20;
+  let remoteDir: Direction = remote.direction;
+  if (isHoldAddress(remote.address) && remoteDir === 'sendrecv') remoteDir = 'sendonly'; // RFC 2543 hold
+  const direction = answerDirection(remoteDir, local.direction ?? 'sendrecv');
+  const formats: { pt: number; encoding: string; fmtp?: string }[] = [{ pt: codec.pt, encoding: codec.encoding }];
+  if (dtmf) formats.push({ pt: dtmf.pt, encoding: 'telephone-event', fmtp: dtmf.fmtp ?? '0-16' });
+  const sdp = generateSdp({
+    address: local.address,
+    port: local.port,
+    formats,
+    ptime,
+    direction,
+    sessionId: local.sessionId ?? String(Date.now()),
+    version: local.version ?? 1,
+  });
+  return { sdp, media: negotiated(remote, codec, dtmf, direction, ptime) };
+}
+
+/** Applies the answer to an offer we made. */
+export function applyAnswer(answerText: string, local: LocalMediaOptions): NegotiatedMedia {
+  const ans = parseSdp(answerText);
+  const remote = ans.audio;
+  if (!remote) throw new SdpError('answer has no audio stream');
+  const { codec, dtmf } = pickFormats(remote, local.codecs ?? ['PCMU', 'PCMA']);
+  if (!codec) throw new SdpError('answer has no codec we offered');
+  let remoteDir: Direction = remote.direction;
+  if (isHoldAddress(remote.address) && remoteDir === 'sendrecv') remoteDir = 'sendonly';
+  const direction = answerDirection(remoteDir, local.direction ?? 'sendrecv');
+  return negotiated(remote, codec, dtmf, direction, remote.ptime ?? local.ptime ?? 20);
+}

@@ -1,0 +1,82 @@
+/**
+ * prepareAudio: any playable thing (a local file in a common format, or an http(s) URL) → a local
+ * 8 kHz 16-bit mono WAV the engine can stream frame by frame. Conversions are cached by content
+ * (URLs) or by path+size+mtime (local files), so the second play of a prompt costs a stat.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { isEngineFormat, readWavInfo } from '../audio/wav';
+import { AudioSourceError } from './errors';
+import { fetchToCache, type FetchOptions } from './fetch-cache';
+import { convertToEngineWav } from './sox';
+
+export interface PrepareOptions extends FetchOptions {
+  /** Time limit for the sox conversion, ms. Default 30000. */
+  convertTimeoutMs?: number;
+}
+
+export interface PreparedAudio {
+  /** 8 kHz 16-bit mono PCM WAV, ready for `openFrameReader`. */
+  path: string;
+  durationMs: number;
+  /** true when sox converted it (false: the source was already in engine format). */
+  converted: boolean;
+  /** For URLs: where the bytes came from this time. */
+  from?: 'network' | 'revalidated' | 'cache';
+}
+
+const inflight = new Map<string, Promise<PreparedAudio>>();
+
+export function isUrl(s: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
+}
+
+/** Prepare a file or URL for playback (concurrent calls for the same source share one job). */
+export function prepareAudio(source: string, opts: PrepareOptions): Promise<PreparedAudio> {
+  const key = `${opts.cacheDir}\n${source}`;
+  let p = inflight.get(key);
+  if (!p) {
+    p = prepare(source, opts).finally(() => inflight.delete(key));
+    inflight.set(key, p);
+  }
+  return p;
+}
+
+async function prepare(source: string, opts: PrepareOptions): Promise<PreparedAudio> {
+  if (isUrl(source)) {
+    const got = await fetchToCache(source, opts);
+    const res = await ensureEngineWav(got.path, `conv-${got.sha256}.wav`, opts, source);
+    return { ...res, from: got.from };
+  }
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(source);
+  } catch {
+    throw new AudioSourceError('NOT_FOUND', `audio file not found: ${source}`, source);
+  }
+  if (!st.isFile()) throw new AudioSourceError('NOT_FOUND', `not a file: ${source}`, source);
+  if (st.size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `empty file: ${source}`, source);
+  const id = crypto.createHash('sha256').update(`${path.resolve(source)}\n${st.size}\n${st.mtimeMs}`).digest('hex');
+  return ensureEngineWav(source, `conv-local-${id}.wav`, opts, source);
+}
+
+async function ensureEngineWav(file: string, convName: string, opts: PrepareOptions, source: string): Promise<PreparedAudio> {
+  try {
+    const info = readWavInfo(file);
+    if (isEngineFormat(info.format)) return { path: file, durationMs: info.durationMs, converted: false };
+  } catch {
+    // not a WAV we read natively: sox decides
+  }
+  fs.mkdirSync(opts.cacheDir, { recursive: true });
+  const out = path.join(opts.cacheDir, convName);
+  if (!fs.existsSync(out)) await convertToEngineWav(file, out, { timeoutMs: opts.convertTimeoutMs });
+  let info;
+  try {
+    info = readWavInfo(out);
+  } catch (err) {
+    fs.rmSync(out, { force: true });
+    throw new AudioSourceError('CONVERSION_FAILED', `sox output unreadable for ${source}: ${(err as Error).message}`, source);
+  }
+  return { path: out, durationMs: info.durationMs, converted: true };
+}

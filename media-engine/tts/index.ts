@@ -1,0 +1,5 @@
+export { TtsError, type TtsErrorCode, type TtsOptions, type TtsProvider, type TtsResult } from './provider';
+export { EspeakProvider, espeakVoiceFor, type EspeakOptions } from './espeak';
+export { FliteProvider, fliteAvailable, type FliteOptions } from './flite';
+export { CachedTtsProvider } from './cache';
+export { createTtsProvider, registerTtsProvider, ttsProviderNames, type TtsFactoryOptions } from './registry';

@@ -1,0 +1,284 @@
+/**
+ * Everything one media worker owns: its legs, conferences and forks, the 20 ms clock that drives
+ * them, and the operations the API thread asks for (by name, see protocol.ts).
+ */
+import { ForkTap, type ForkMix } from '../fork';
+import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
+import type { PlayResult } from '../player';
+import { TickClock } from './clock';
+import { Leg, type LegOptions } from './leg';
+import { ConferenceMixer, type MixMember } from './mixer';
+import { resolveSource, type SourceSpec } from './source-resolver';
+
+interface ConferenceState {
+  mixer: ConferenceMixer;
+  recorder: Recorder | null;
+  forks: Map<string, ForkTap>;
+}
+
+export class EngineError extends Error {
+  constructor(message: string, readonly code: string) {
+    super(message);
+  }
+}
+
+export class Engine {
+  private legs = new Map<string, Leg>();
+  private conferences = new Map<string, ConferenceState>();
+  private forks = new Map<string, { tap: ForkTap; owner: string }>();
+  private tickCost = new Float64Array(3000);
+  readonly clock = new TickClock((now) => this.tick(now));
+
+  constructor(
+    private readonly emit: (target: string, name: string, data: unknown) => void,
+    private readonly postFrame: (forkId: string, frame: Int16Array) => void,
+  ) {
+    this.clock.startClock();
+  }
+
+  private tick(now: number): void {
+    const t0 = performance.now();
+    for (const leg of this.legs.values()) leg.receivePhase(now);
+    for (const c of this.conferences.values()) {
+      c.mixer.tick();
+      c.recorder?.write(c.mixer.mix, null);
+      if (c.recorder?.finished) c.recorder = null;
+      for (const f of c.forks.values()) f.offer(c.mixer.mix);
+    }
+    for (const leg of this.legs.values()) leg.sendPhase(now);
+    this.tickCost[this.clock.stats.ticks % this.tickCost.length] = performance.now() - t0;
+  }
+
+  private leg(id: string): Leg {
+    const l = this.legs.get(id);
+    if (!l) throw new EngineError(`no such endpoint ${id}`, 'ENOENDPOINT');
+    return l;
+  }
+
+  private conf(id: string): ConferenceState {
+    const c = this.conferences.get(id);
+    if (!c) throw new EngineError(`no such conference ${id}`, 'ENOCONFERENCE');
+    return c;
+  }
+
+  // ---- endpoints
+
+  async createLeg(id: string, opts: LegOptions) {
+    const leg = new Leg(id, opts, (name, data) => this.emit(id, name, data));
+    const res = await leg.open(); // rejects with EADDRINUSE when the port is taken
+    this.legs.set(id, leg);
+    return res;
+  }
+
+  modifyLeg(id: string, remoteSdp: string) {
+    return this.leg(id).modify(remoteSdp);
+  }
+
+  play(id: string, specs: SourceSpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
+    if (!Array.isArray(specs) || specs.length === 0) throw new EngineError('nothing to play', 'EINVAL');
+    return this.leg(id).player.enqueue(specs.map((s) => () => resolveSource(s)), !!opts.bargeIn);
+  }
+
+  stopPlayback(id: string): void {
+    this.leg(id).player.stop();
+  }
+
+  sendDtmf(id: string, digits: string, durationMs = 100): void {
+    if (!/^[0-9A-Da-d*#]+$/.test(digits)) throw new EngineError(`invalid DTMF digits: ${digits}`, 'EINVAL');
+    const leg = this.leg(id);
+    if (leg.session.media?.dtmfPayloadType == null) throw new EngineError('telephone-event was not negotiated', 'ENODTMF');
+    leg.session.dtmfOut.enqueue(digits, durationMs);
+  }
+
+  record(id: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
+    const leg = this.leg(id);
+    const r = new Recorder(path, opts);
+    leg.recorders.add(r);
+    return r.result;
+  }
+
+  stopRecord(id: string, path?: string): void {
+    const leg = this.leg(id);
+    for (const r of leg.recorders) if (!path || r.path === path) r.stop('stopped');
+  }
+
+  bridge(a: string, b: string): void {
+    const la = this.leg(a);
+    const lb = this.leg(b);
+    if (a === b) throw new EngineError('cannot bridge an endpoint to itself', 'EINVAL');
+    this.unbridge(a);
+    this.unbridge(b);
+    la.feed = lb;
+    lb.feed = la;
+  }
+
+  unbridge(a: string): void {
+    const la = this.leg(a);
+    const peer = la.feed as Leg | null;
+    la.feed = null;
+    if (peer && peer.feed === la) peer.feed = null;
+  }
+
+  mute(id: string, direction: 'in' | 'out' | 'both', on: boolean): void {
+    this.leg(id).setMute(direction, on);
+  }
+
+  setEcho(id: string, on: boolean): void {
+    this.leg(id).echo = on;
+  }
+
+  stats(id: string) {
+    const leg = this.leg(id);
+    return { ...leg.session.counters(), jitterTargetFrames: leg.session.jitter.stats.targetFrames };
+  }
+
+  async destroyLeg(id: string): Promise<void> {
+    const leg = this.legs.get(id);
+    if (!leg) return;
+    this.legs.delete(id);
+    if (leg.feed) this.unbridgeSafe(leg);
+    if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
+    for (const f of leg.forks.keys()) this.forks.delete(f);
+    await leg.close();
+  }
+
+  private unbridgeSafe(leg: Leg): void {
+    const peer = leg.feed as Leg | null;
+    leg.feed = null;
+    if (peer && peer.feed === leg) peer.feed = null;
+  }
+
+  // ---- conferences
+
+  createConference(id: string): void {
+    if (this.conferences.has(id)) throw new EngineError(`conference ${id} exists`, 'EEXIST');
+    this.conferences.set(id, { mixer: new ConferenceMixer(id), recorder: null, forks: new Map() });
+  }
+
+  joinConference(confId: string, legId: string, opts: { mute?: 'in' | 'out' | 'both' } = {}): { memberId: string; size: number } {
+    const c = this.conf(confId);
+    const leg = this.leg(legId);
+    if (leg.conferenceId && leg.conferenceId !== confId) this.leaveConference(leg.conferenceId, legId);
+    leg.muteIn = opts.mute === 'in' || opts.mute === 'both';
+    leg.muteOut = opts.mute === 'out' || opts.mute === 'both';
+    leg.conferenceId = confId;
+    leg.mixOut.fill(0);
+    c.mixer.join(leg);
+    this.emit(confId, 'join', { memberId: legId, size: c.mixer.size });
+    return { memberId: legId, size: c.mixer.size };
+  }
+
+  leaveConference(confId: string, legId: string): void {
+    const c = this.conf(confId);
+    const leg = this.legs.get(legId);
+    if (!c.mixer.has(legId)) return;
+    c.mixer.leave(legId);
+    if (leg) leg.conferenceId = null;
+    this.emit(confId, 'leave', { memberId: legId, size: c.mixer.size });
+  }
+
+  muteMember(confId: string, legId: string, direction: 'in' | 'out' | 'both', on: boolean): void {
+    this.conf(confId);
+    const leg = this.leg(legId);
+    if (leg.conferenceId !== confId) throw new EngineError(`${legId} is not in ${confId}`, 'ENOTMEMBER');
+    if (direction !== 'out') leg.muteIn = on;
+    if (direction !== 'in') leg.muteOut = on;
+  }
+
+  recordConference(confId: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
+    const c = this.conf(confId);
+    c.recorder?.stop('stopped');
+    c.recorder = new Recorder(path, { ...opts, end_of_silence: 0, end_of_key: '' });
+    return c.recorder.result;
+  }
+
+  stopConferenceRecord(confId: string): void {
+    const c = this.conf(confId);
+    c.recorder?.stop('stopped');
+    c.recorder = null;
+  }
+
+  conferenceMembers(confId: string): string[] {
+    return this.conf(confId).mixer.memberIds();
+  }
+
+  destroyConference(confId: string): void {
+    const c = this.conferences.get(confId);
+    if (!c) return;
+    for (const id of c.mixer.memberIds()) {
+      const leg = this.legs.get(id);
+      if (leg) leg.conferenceId = null;
+    }
+    c.recorder?.stop('hangup');
+    for (const f of c.forks.keys()) this.forks.delete(f);
+    this.conferences.delete(confId);
+    this.emit(confId, 'destroy', {});
+  }
+
+  // ---- forks
+
+  forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50): void {
+    const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight);
+    const c = this.conferences.get(ownerId);
+    if (c) {
+      c.forks.set(forkId, tap);
+      // injected audio joins the conference as a participant that hears nothing
+      const member: MixMember = { id: `fork:${forkId}`, input: () => tap.nextInjected(), mixOut: new Int16Array(160), muteIn: false, muteOut: true };
+      c.mixer.join(member);
+    } else this.leg(ownerId).forks.set(forkId, tap);
+    this.forks.set(forkId, { tap, owner: ownerId });
+  }
+
+  forkStop(forkId: string) {
+    const f = this.forks.get(forkId);
+    if (!f) return null;
+    this.forks.delete(forkId);
+    this.legs.get(f.owner)?.forks.delete(forkId);
+    const c = this.conferences.get(f.owner);
+    if (c) {
+      c.forks.delete(forkId);
+      c.mixer.leave(`fork:${forkId}`);
+    }
+    return f.tap.stats;
+  }
+
+  forkAck(forkId: string, n: number): void {
+    this.forks.get(forkId)?.tap.ack(n);
+  }
+
+  inject(forkId: string, samples: Int16Array): void {
+    this.forks.get(forkId)?.tap.inject(samples);
+  }
+
+  // ---- worker-wide
+
+  workerStats() {
+    const s = this.clock.stats;
+    const n = Math.min(s.ticks, s.lateness.length);
+    const late = Array.from(s.lateness.subarray(0, n)).sort((a, b) => a - b);
+    const cost = Array.from(this.tickCost.subarray(0, n)).sort((a, b) => a - b);
+    const pct = (arr: number[], p: number) => (arr.length ? arr[Math.min(arr.length - 1, Math.floor(arr.length * p))] : 0);
+    return {
+      legs: this.legs.size,
+      conferences: this.conferences.size,
+      ticks: s.ticks,
+      resyncs: s.resyncs,
+      lateP50: pct(late, 0.5),
+      lateP99: pct(late, 0.99),
+      lateMax: late[late.length - 1] ?? 0,
+      tickCostP50: pct(cost, 0.5),
+      tickCostP99: pct(cost, 0.99),
+    };
+  }
+
+  resetStats(): void {
+    this.clock.stats.ticks = 0;
+    this.clock.stats.resyncs = 0;
+  }
+
+  async shutdown(): Promise<void> {
+    this.clock.stop();
+    for (const id of [...this.conferences.keys()]) this.destroyConference(id);
+    await Promise.all([...this.legs.keys()].map((id) => this.destroyLeg(id)));
+  }
+}

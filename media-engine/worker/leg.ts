@@ -1,0 +1,187 @@
+/**
+ * One endpoint inside a worker: its RTP session plus what it plays, records, hears (bridge peer,
+ * conference mix, echo, injected fork audio) and detects (RFC 4733 and in-band DTMF).
+ * The engine calls receivePhase() for every leg, mixes conferences, then sendPhase() for every leg.
+ */
+import { DtmfDetector } from '../dsp/dtmf-detector';
+import { ForkTap } from '../fork';
+import { Player } from '../player';
+import type { Recorder } from '../recorder';
+import { applyAnswer, createAnswer, createOffer, SdpError, type AudioCodecName, type Direction, type NegotiatedMedia } from '../sdp/sdp';
+import type { MixMember } from './mixer';
+import { RtpSession } from './rtp-session';
+
+const FRAME = 160;
+
+export interface LegOptions {
+  /** address written into SDP */
+  address: string;
+  /** address the sockets bind to (default: `address`) */
+  bindAddress?: string;
+  port: number;
+  remoteSdp?: string;
+  codecs?: AudioCodecName[];
+  direction?: Direction;
+  /** Goertzel detection of DTMF tones in the audio (default true) */
+  inbandDtmf?: boolean;
+}
+
+export interface DtmfEvent {
+  dtmf: string;
+  duration: number;
+  source: 'rfc2833' | 'inband';
+  ssrc?: number;
+}
+
+/** What the leg hears from elsewhere this tick: a bridge peer or a conference. */
+export interface FrameFeed {
+  current(): Int16Array | null;
+}
+
+export class Leg implements MixMember {
+  readonly session: RtpSession;
+  readonly rawIn = new Int16Array(FRAME);
+  private readonly silence = new Int16Array(FRAME);
+  private readonly outFrame = new Int16Array(FRAME);
+  private readonly bothFrame = new Int16Array(FRAME);
+  readonly mixOut = new Int16Array(FRAME);
+  hasIn = false;
+  readonly player = new Player();
+  readonly recorders = new Set<Recorder>();
+  readonly forks = new Map<string, ForkTap>();
+  feed: FrameFeed | null = null; // bridge peer
+  conferenceId: string | null = null;
+  muteIn = false; // conference: others don't hear us
+  muteOut = false; // conference: we hear nothing
+  private mutedIn = false; // endpoint mute: caller audio replaced by silence everywhere
+  private mutedOut = false; // endpoint mute: caller hears nothing
+  echo = false;
+  private readonly detector: DtmfDetector | null;
+  private sessionId = String(Date.now());
+  private version = 1;
+  private offered = false; // we sent an offer and wait for the answer
+  localSdp = '';
+
+  constructor(
+    readonly id: string,
+    private readonly opts: LegOptions,
+    private readonly emit: (name: string, data: unknown) => void,
+  ) {
+    this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.duration, source: 'rfc2833', ssrc: e.ssrc }));
+    this.detector = opts.inbandDtmf === false ? null : new DtmfDetector();
+  }
+
+  async open(): Promise<{ localSdp: string; media: NegotiatedMedia | null }> {
+    await this.session.open();
+    if (this.opts.remoteSdp) return this.modify(this.opts.remoteSdp);
+    this.localSdp = createOffer(this.local());
+    this.offered = true;
+    return { localSdp: this.localSdp, media: null };
+  }
+
+  private local() {
+    return {
+      address: this.opts.address,
+      port: this.opts.port,
+      codecs: this.opts.codecs,
+      direction: this.opts.direction,
+      sessionId: this.sessionId,
+      version: this.version,
+    };
+  }
+
+  /** Applies a new remote description: the answer to our offer, or a new offer (re-INVITE, hold). */
+  modify(remoteSdp: string): { localSdp: string; media: NegotiatedMedia } {
+    if (this.offered) {
+      const media = applyAnswer(remoteSdp, this.local());
+      this.offered = false;
+      this.session.setMedia(media);
+      return { localSdp: this.localSdp, media };
+    }
+    if (this.session.media) this.version++;
+    const { sdp, media } = createAnswer(remoteSdp, this.local());
+    this.localSdp = sdp;
+    this.session.setMedia(media);
+    return { localSdp: sdp, media };
+  }
+
+  private onDtmf(e: DtmfEvent): void {
+    this.emit('dtmf', e);
+    this.player.stop(true);
+    for (const r of this.recorders) r.onDtmf(e.dtmf);
+  }
+
+  setMute(direction: 'in' | 'out' | 'both', on: boolean): void {
+    if (direction !== 'out') this.mutedIn = on;
+    if (direction !== 'in') this.mutedOut = on;
+  }
+
+  /** MixMember: what the conference hears from us. */
+  input(): Int16Array | null {
+    return this.hasIn && !this.mutedIn ? this.rawIn : null;
+  }
+
+  /** What a bridge peer hears from us. */
+  current(): Int16Array | null {
+    return this.input();
+  }
+
+  receivePhase(now: number): void {
+    this.hasIn = this.session.receiveFrame(this.rawIn, now);
+    if (this.hasIn && this.detector && !this.session.sawTelephoneEvent) {
+      const d = this.detector.process(this.rawIn);
+      if (d) this.onDtmf({ dtmf: d.digit, duration: 0, source: 'inband' });
+    }
+  }
+
+  sendPhase(now: number): void {
+    const out = this.outFrame;
+    let have = this.player.readFrame(out);
+    if (!have && this.echo) {
+      out.set(this.hasIn ? this.rawIn : this.silence);
+      have = true;
+    }
+    if (!have && this.feed) {
+      const f = this.feed.current();
+      out.set(f ?? this.silence);
+      have = true;
+    }
+    if (!have && this.conferenceId) {
+      out.set(this.mixOut);
+      have = true;
+    }
+    if (!have) out.fill(0);
+    // audio injected by fork consumers is mixed on top
+    for (const fork of this.forks.values()) {
+      const inj = fork.nextInjected();
+      if (inj) for (let i = 0; i < FRAME; i++) {
+        const s = out[i] + inj[i];
+        out[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+      }
+    }
+    if (this.mutedOut) out.fill(0);
+    this.session.sendFrame(out, now);
+    const inFrame = this.hasIn && !this.mutedIn ? this.rawIn : null;
+    for (const r of this.recorders) {
+      r.write(inFrame, out);
+      if (r.finished) this.recorders.delete(r);
+    }
+    if (this.forks.size) {
+      const both = this.bothFrame;
+      for (let i = 0; i < FRAME; i++) {
+        const s = (inFrame ? inFrame[i] : 0) + out[i];
+        both[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+      }
+      for (const fork of this.forks.values()) fork.offer(fork.mix === 'in' ? (inFrame ?? this.silence) : fork.mix === 'out' ? out : both);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.player.stop();
+    for (const r of this.recorders) r.stop('hangup');
+    this.recorders.clear();
+    await this.session.close();
+  }
+}
+
+export { SdpError };

@@ -1,0 +1,13 @@
+/** Messages between the API thread (MediaServer, Endpoint, Conference) and a media worker. */
+
+export type ToWorker =
+  | { t: 'call'; id: number; method: string; args: unknown[] }
+  | { t: 'forkAck'; forkId: string; n: number }
+  | { t: 'inject'; forkId: string; samples: Int16Array };
+
+export type FromWorker =
+  | { t: 'ready' }
+  | { t: 'reply'; id: number; ok: true; result: unknown }
+  | { t: 'reply'; id: number; ok: false; error: { message: string; code?: string } }
+  | { t: 'event'; target: string; name: string; data: unknown }
+  | { t: 'fork'; forkId: string; frame: Int16Array };

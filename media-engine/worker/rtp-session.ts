@@ -1,0 +1,240 @@
+/**
+ * One leg's RTP/RTCP transport inside a worker: its own UDP socket pair with an enlarged receive
+ * buffer, symmetric RTP (latching to where the far end really sends from), G.711 encode/decode by
+ * payload type, RFC 4733 send/receive, a jitter buffer and RTCP SR/RR every 5 s.
+ */
+import dgram from 'node:dgram';
+import { decodeG711, encodeG711, type G711Law } from '../codecs/g711';
+import { JitterBuffer } from '../jitter/jitter-buffer';
+import { isRtcp, parseRtp, writeRtpInto } from '../rtp/packet';
+import { ReceiveStats } from '../rtp/receive-stats';
+import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport } from '../rtp/rtcp';
+import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp/telephone-event';
+import type { NegotiatedMedia } from '../sdp/sdp';
+
+const FRAME = 160;
+const RECV_BUFFER = 512 * 1024;
+const RTCP_INTERVAL_MS = 5000;
+const RELATCH_AFTER_MS = 1000;
+
+export interface RtpCounters {
+  packetsSent: number;
+  octetsSent: number;
+  packetsReceived: number;
+  lost: number;
+  jitterMs: number;
+  concealed: number;
+  late: number;
+}
+
+function bindSocket(sock: dgram.Socket, port: number, address: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onErr = (e: Error) => reject(e);
+    sock.once('error', onErr);
+    sock.bind({ port, address, exclusive: true }, () => {
+      sock.removeListener('error', onErr);
+      resolve();
+    });
+  });
+}
+
+export class RtpSession {
+  private rtp = dgram.createSocket({ type: 'udp4' });
+  private rtcp = dgram.createSocket({ type: 'udp4' });
+  media: NegotiatedMedia | null = null;
+  private remote: { address: string; port: number } | null = null;
+  private remoteRtcp: { address: string; port: number } | null = null;
+  private latched = false;
+  private lastFromRemote = 0;
+  private readonly ssrc = (Math.random() * 0x100000000) >>> 0;
+  private seq = (Math.random() * 0x10000) >>> 0;
+  private ts = (Math.random() * 0x100000000) >>> 0;
+  private eventTs = 0;
+  private pending = new Int16Array(FRAME * 4); // samples waiting for a full ptime packet
+  private pendingLen = 0;
+  private readonly encodeBuf = new Uint8Array(FRAME * 8);
+  readonly jitter = new JitterBuffer(1, 8, 2);
+  readonly stats = new ReceiveStats();
+  readonly dtmfOut = new TelephoneEventSender();
+  readonly dtmfIn: TelephoneEventReceiver;
+  /** set once any RFC 4733 packet arrived: the far end signals digits out of band */
+  sawTelephoneEvent = false;
+  private packetsSent = 0;
+  private octetsSent = 0;
+  private nextRtcpAt = Date.now() + 1000 + Math.random() * RTCP_INTERVAL_MS;
+  private closed = false;
+  remoteSsrc: number | null = null;
+
+  constructor(
+    readonly address: string,
+    readonly port: number,
+    onDtmf: (e: DetectedEvent & { ssrc: number }) => void,
+  ) {
+    this.dtmfIn = new TelephoneEventReceiver((e) => onDtmf({ ...e, ssrc: this.remoteSsrc ?? 0 }));
+    this.rtp.on('message', (msg, rinfo) => this.onRtp(msg, rinfo));
+    this.rtcp.on('message', (msg, rinfo) => this.onRtcp(msg, rinfo));
+    // errors after bind (ICMP unreachable etc.) must not kill the worker
+    this.rtp.on('error', () => {});
+    this.rtcp.on('error', () => {});
+  }
+
+  /** Binds RTP on `port` and RTCP on `port + 1`; rejects with the socket error (EADDRINUSE). */
+  async open(): Promise<void> {
+    try {
+      await bindSocket(this.rtp, this.port, this.address);
+      await bindSocket(this.rtcp, this.port + 1, this.address);
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+    for (const s of [this.rtp, this.rtcp]) {
+      try {
+        s.setRecvBufferSize(RECV_BUFFER);
+      } catch {
+        /* capped by net.core.rmem_max: keep the default */
+      }
+    }
+  }
+
+  setMedia(media: NegotiatedMedia): void {
+    const changed = !this.media || this.media.remoteAddress !== media.remoteAddress || this.media.remotePort !== media.remotePort;
+    this.media = media;
+    if (changed) {
+      this.remote = media.remotePort ? { address: media.remoteAddress, port: media.remotePort } : null;
+      this.remoteRtcp = media.remotePort ? { address: media.remoteAddress, port: media.remoteRtcpPort } : null;
+      this.latched = false;
+    }
+  }
+
+  get sending(): boolean {
+    return !!this.media && this.media.send && !!this.remote && !this.closed;
+  }
+
+  private onRtp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.closed) return;
+    if (isRtcp(msg)) return this.onRtcp(msg, rinfo); // rtcp-mux peers
+    const p = parseRtp(msg);
+    if (!p || !this.media) return;
+    const now = Date.now();
+    // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet
+    if (!this.latched || ((rinfo.address !== this.remote?.address || rinfo.port !== this.remote?.port) && now - this.lastFromRemote > RELATCH_AFTER_MS)) {
+      this.remote = { address: rinfo.address, port: rinfo.port };
+      if (!this.latched) this.remoteRtcp = { address: rinfo.address, port: rinfo.port + 1 };
+      this.latched = true;
+    }
+    if (rinfo.address === this.remote!.address && rinfo.port === this.remote!.port) this.lastFromRemote = now;
+    if (!this.media.receive) return;
+    if (this.remoteSsrc !== p.ssrc) {
+      // a new source (SSRC change after re-INVITE, transfer, restart): start over
+      this.remoteSsrc = p.ssrc;
+      this.jitter.reset();
+    }
+    this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(performance.now() * 8));
+    if (this.media.dtmfPayloadType !== null && p.payloadType === this.media.dtmfPayloadType) {
+      this.sawTelephoneEvent = true;
+      this.dtmfIn.onPacket(p.timestamp, p.payload, now);
+      return;
+    }
+    let law: G711Law;
+    if (p.payloadType === 0) law = 'PCMU';
+    else if (p.payloadType === 8) law = 'PCMA';
+    else if (p.payloadType === this.media.payloadType) law = this.media.codec;
+    else return; // comfort noise and unknown formats are ignored
+    if (p.payload.length === 0 || p.payload.length > 1600) return;
+    this.jitter.push(p.timestamp, decodeG711(law, p.payload));
+  }
+
+  private onRtcp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    const pkts = parseRtcp(msg);
+    if (!pkts) return;
+    if (!this.remoteRtcp || this.remoteRtcp.address !== rinfo.address) this.remoteRtcp = { address: rinfo.address, port: rinfo.port };
+    for (const p of pkts) {
+      if (p.type === 'SR') {
+        this.stats.lastSrNtpMiddle = ((p.sender.ntpSec & 0xffff) << 16 | (p.sender.ntpFrac >>> 16)) >>> 0;
+        this.stats.lastSrArrivalMs = Date.now();
+      }
+    }
+  }
+
+  /** Pops this tick's inbound audio into `out`; false when there is none. */
+  receiveFrame(out: Int16Array, now: number): boolean {
+    this.dtmfIn.flush(now);
+    return this.jitter.pop(out);
+  }
+
+  /** Sends this tick's outbound audio (or a queued telephone-event instead); keeps timestamps running on hold. */
+  sendFrame(frame: Int16Array, now: number): void {
+    const ev = this.dtmfOut.busy ? this.dtmfOut.next(FRAME) : null;
+    if (ev) {
+      if (ev.startOfEvent) this.eventTs = this.ts;
+      if (this.sending && this.media!.dtmfPayloadType !== null) this.send(ev.marker, this.media!.dtmfPayloadType, this.eventTs, ev.payload);
+      this.ts = (this.ts + FRAME) >>> 0;
+      this.pendingLen = 0;
+    } else {
+      const ptimeSamples = Math.min(FRAME * 4, Math.max(80, ((this.media?.ptime ?? 20) * 8) | 0));
+      if (ptimeSamples === FRAME && this.pendingLen === 0) {
+        if (this.sending) this.send(false, this.media!.payloadType, this.ts, encodeG711(this.media!.codec, frame, this.encodeBuf.subarray(0, FRAME)));
+        this.ts = (this.ts + FRAME) >>> 0;
+      } else {
+        // other ptimes: re-chunk 20 ms frames into packets of ptime
+        this.pending.set(frame, this.pendingLen);
+        this.pendingLen += FRAME;
+        while (this.pendingLen >= ptimeSamples) {
+          const chunk = this.pending.subarray(0, ptimeSamples);
+          if (this.sending) this.send(false, this.media!.payloadType, this.ts, encodeG711(this.media!.codec, chunk, this.encodeBuf.subarray(0, ptimeSamples)));
+          this.ts = (this.ts + ptimeSamples) >>> 0;
+          this.pending.copyWithin(0, ptimeSamples, this.pendingLen);
+          this.pendingLen -= ptimeSamples;
+        }
+      }
+    }
+    if (now >= this.nextRtcpAt) this.sendRtcp(now);
+  }
+
+  private send(marker: boolean, pt: number, ts: number, payload: Uint8Array): void {
+    const buf = Buffer.allocUnsafe(12 + payload.length);
+    writeRtpInto(buf, marker, pt, this.seq, ts, this.ssrc, payload);
+    this.seq = (this.seq + 1) & 0xffff;
+    this.packetsSent++;
+    this.octetsSent += payload.length;
+    this.rtp.send(buf, this.remote!.port, this.remote!.address);
+  }
+
+  private sendRtcp(now: number): void {
+    this.nextRtcpAt = now + RTCP_INTERVAL_MS * (0.5 + Math.random()); // RFC 3550 §6.3.1 randomisation
+    if (!this.remoteRtcp || this.closed || !this.media?.send) return;
+    const block = this.stats.reportBlock(now);
+    const reports = block ? [block] : [];
+    const pkt =
+      this.packetsSent > 0
+        ? serializeSenderReport(this.ssrc, { ...ntpFromMs(now), rtpTimestamp: this.ts, packetCount: this.packetsSent, octetCount: this.octetsSent }, reports)
+        : serializeReceiverReport(this.ssrc, reports);
+    this.rtcp.send(pkt, this.remoteRtcp.port, this.remoteRtcp.address);
+  }
+
+  counters(): RtpCounters {
+    return {
+      packetsSent: this.packetsSent,
+      octetsSent: this.octetsSent,
+      packetsReceived: this.stats.received,
+      lost: Math.max(0, this.stats.lost),
+      jitterMs: Math.round(this.stats.jitterMs * 100) / 100,
+      concealed: this.jitter.stats.concealed,
+      late: this.jitter.stats.late,
+    };
+  }
+
+  /** Closes both sockets; resolves once the ports are free again. */
+  close(): Promise<void> {
+    this.closed = true;
+    const closeOne = (s: dgram.Socket) =>
+      new Promise<void>((resolve) => {
+        try {
+          s.close(() => resolve());
+        } catch {
+          resolve(); // never bound or already closed
+        }
+      });
+    return Promise.all([closeOne(this.rtp), closeOne(this.rtcp)]).then(() => undefined);
+  }
+}

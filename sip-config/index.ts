@@ -1,0 +1,161 @@
+// sip-server configuration: environment-driven with defaults, validated with zod.
+// Every bad value is reported on its own line naming the variable, e.g. "SIP_PORT: must be ≤ 65535".
+import { z } from 'zod';
+
+export type SipTransportName = 'udp' | 'tcp' | 'tls';
+
+export const DEFAULT_SCANNER_USER_AGENTS = [
+  'friendly-scanner', 'sipvicious', 'sipcli', 'sip-scan', 'sipscan', 'vaxsipuseragent', 'pplsip', 'iwar',
+  'sundayddr', 'sipsak', 'smap', 'sip-sploit', 'voipbuster', 'nessus', 'cisco-sipscan', 'sipptk',
+];
+
+const port = z.number().int().min(0).max(65535);
+const ms = z.number().int().min(1).max(600_000);
+
+export const sipConfigSchema = z.object({
+  listen: z.object({
+    /** Address the SIP sockets bind to. */
+    host: z.string().min(1),
+    /** UDP and TCP port (same number for both). 0 = ephemeral (tests). */
+    port,
+    /** TLS port; used only when tls is configured and 'tls' is in transports. */
+    tlsPort: port,
+    transports: z.array(z.enum(['udp', 'tcp', 'tls'])).min(1),
+    /** Host written into Via/Contact/Record-Route when different from the bound address (NAT, 0.0.0.0). */
+    advertisedHost: z.string().min(1).optional(),
+  }),
+  tls: z.object({ certPath: z.string().min(1), keyPath: z.string().min(1) }).optional(),
+  /** RFC 3261 17.1.1.1 timer values, milliseconds. */
+  timers: z.object({ t1: ms, t2: ms, t4: ms }),
+  limits: z.object({
+    maxMessageSize: z.number().int().min(1024).max(1_048_576),
+    maxHeaders: z.number().int().min(10).max(10_000),
+    maxHeaderLength: z.number().int().min(256).max(1_048_576),
+    /** SO_RCVBUF/SO_SNDBUF asked for on UDP sockets (the kernel caps it at rmem_max). */
+    udpBufferBytes: z.number().int().min(65_536).max(64 * 1024 * 1024),
+    /** Concurrent server transactions before new requests get 503 + Retry-After. */
+    maxServerTransactions: z.number().int().min(1),
+    /** Idle TCP/TLS connections are closed after this many ms. */
+    tcpIdleTimeoutMs: z.number().int().min(1000),
+  }),
+  security: z.object({
+    /** Case-insensitive substrings of User-Agent that mark a scanner; matching requests are dropped. */
+    uaBlocklist: z.array(z.string().min(1)),
+    /** Source IPs (exact, or IPv4 CIDR like 10.0.0.0/8) exempt from rate limits and bans. */
+    allowlist: z.array(z.string().min(1)),
+    rateLimit: z.object({
+      /** Sustained requests per second allowed per source IP (token bucket refill). */
+      requestsPerSecond: z.number().positive(),
+      /** Bucket size: the burst tolerated before requests are refused. */
+      burst: z.number().int().positive(),
+      /** Requests refused within one second that trigger a ban. */
+      banThreshold: z.number().int().positive(),
+      /** Ban length, seconds; banned sources are dropped silently. */
+      banSeconds: z.number().positive(),
+    }),
+  }),
+  drachtio: z.object({ host: z.string().min(1), port, secret: z.string().min(1) }),
+});
+
+export type SipConfig = z.infer<typeof sipConfigSchema>;
+
+export const DEFAULT_SIP_CONFIG: SipConfig = {
+  listen: { host: '0.0.0.0', port: 5060, tlsPort: 5061, transports: ['udp', 'tcp'] },
+  timers: { t1: 500, t2: 4000, t4: 5000 },
+  limits: {
+    maxMessageSize: 65535, maxHeaders: 256, maxHeaderLength: 16384, udpBufferBytes: 4 * 1024 * 1024,
+    maxServerTransactions: 5000, tcpIdleTimeoutMs: 300_000,
+  },
+  security: {
+    uaBlocklist: DEFAULT_SCANNER_USER_AGENTS,
+    allowlist: [],
+    rateLimit: { requestsPerSecond: 100, burst: 200, banThreshold: 200, banSeconds: 300 },
+  },
+  drachtio: { host: '127.0.0.1', port: 9022, secret: 'cymru' },
+};
+
+export class SipConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`invalid sip-server configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'SipConfigError';
+  }
+}
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
+export type SipConfigInput = DeepPartial<SipConfig>;
+
+/** Environment variable behind each config path (for error messages and .env.example). */
+export const ENV_VARS: Record<string, string> = {
+  'listen.host': 'SIP_LISTEN_HOST', 'listen.port': 'SIP_PORT', 'listen.tlsPort': 'SIP_TLS_PORT',
+  'listen.transports': 'SIP_TRANSPORTS', 'listen.advertisedHost': 'SIP_ADVERTISED_HOST',
+  'tls.certPath': 'SIP_TLS_CERT', 'tls.keyPath': 'SIP_TLS_KEY',
+  'timers.t1': 'SIP_T1_MS', 'timers.t2': 'SIP_T2_MS', 'timers.t4': 'SIP_T4_MS',
+  'limits.maxMessageSize': 'SIP_MAX_MESSAGE_SIZE', 'limits.maxHeaders': 'SIP_MAX_HEADERS',
+  'limits.maxHeaderLength': 'SIP_MAX_HEADER_LENGTH', 'limits.udpBufferBytes': 'SIP_UDP_BUFFER_BYTES',
+  'limits.maxServerTransactions': 'SIP_MAX_SERVER_TRANSACTIONS', 'limits.tcpIdleTimeoutMs': 'SIP_TCP_IDLE_TIMEOUT_MS',
+  'security.uaBlocklist': 'SIP_UA_BLOCKLIST', 'security.allowlist': 'SIP_ALLOWLIST',
+  'security.rateLimit.requestsPerSecond': 'SIP_RATE_LIMIT_RPS', 'security.rateLimit.burst': 'SIP_RATE_LIMIT_BURST',
+  'security.rateLimit.banThreshold': 'SIP_BAN_THRESHOLD', 'security.rateLimit.banSeconds': 'SIP_BAN_SECONDS',
+  'drachtio.host': 'DRACHTIO_HOST', 'drachtio.port': 'DRACHTIO_PORT', 'drachtio.secret': 'DRACHTIO_SECRET',
+};
+
+function merge<T>(base: T, over: unknown): T {
+  if (over === undefined) return base;
+  if (Array.isArray(over) || typeof over !== 'object' || over === null || typeof base !== 'object' || base === null) return over as T;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(over)) if (v !== undefined) out[k] = merge(out[k], v);
+  return out as T;
+}
+
+/** Build and validate a config from defaults plus overrides (tests and programmatic use). */
+export function makeSipConfig(input: SipConfigInput = {}): SipConfig {
+  const merged = merge(DEFAULT_SIP_CONFIG, input);
+  // TLS listens only when a certificate is configured; SIP_TRANSPORTS may still list it explicitly.
+  if (merged.tls && !(input.listen?.transports) && !merged.listen.transports.includes('tls')) {
+    merged.listen = { ...merged.listen, transports: [...merged.listen.transports, 'tls'] };
+  }
+  const r = sipConfigSchema.safeParse(merged);
+  if (!r.success) {
+    throw new SipConfigError(r.error.issues.map((i) => {
+      const path = i.path.join('.');
+      return `${ENV_VARS[path] ?? path}: ${i.message}`;
+    }));
+  }
+  if (r.data.listen.transports.includes('tls') && !r.data.tls) {
+    throw new SipConfigError(['SIP_TRANSPORTS: tls listed but SIP_TLS_CERT/SIP_TLS_KEY are not set']);
+  }
+  return r.data;
+}
+
+/** Read the configuration from environment variables (see ENV_VARS); throws SipConfigError listing every bad value. */
+export function loadSipConfig(env: NodeJS.ProcessEnv = process.env, overrides: SipConfigInput = {}): SipConfig {
+  const problems: string[] = [];
+  const input: Record<string, unknown> = {};
+  const setPath = (path: string, v: unknown): void => {
+    const parts = path.split('.');
+    let o = input;
+    for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
+    o[parts[parts.length - 1]] = v;
+  };
+  const list = (s: string): string[] => s.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const [path, name] of Object.entries(ENV_VARS)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const defaultValue = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], DEFAULT_SIP_CONFIG);
+    if (path === 'listen.transports') setPath(path, list(raw).map((t) => t.toLowerCase()));
+    else if (path === 'security.uaBlocklist') {
+      // a leading '+' appends to the built-in scanner list instead of replacing it
+      setPath(path, raw.startsWith('+') ? [...DEFAULT_SCANNER_USER_AGENTS, ...list(raw.slice(1))] : list(raw));
+    } else if (Array.isArray(defaultValue) || path === 'security.allowlist') setPath(path, list(raw));
+    else if (typeof defaultValue === 'number' || /port|Ms$|max|rate|burst|ban|t[124]$/i.test(path.split('.').pop()!)) {
+      const n = Number(raw);
+      if (!Number.isFinite(n) || raw.trim() === '') problems.push(`${name}: expected a number, got "${raw}"`);
+      else setPath(path, n);
+    } else setPath(path, raw);
+  }
+  if (problems.length) throw new SipConfigError(problems);
+  if (input.tls && !(input.tls as Record<string, unknown>).certPath) problems.push('SIP_TLS_CERT: required when SIP_TLS_KEY is set');
+  if (input.tls && !(input.tls as Record<string, unknown>).keyPath) problems.push('SIP_TLS_KEY: required when SIP_TLS_CERT is set');
+  if (problems.length) throw new SipConfigError(problems);
+  return makeSipConfig(merge(input as SipConfigInput, overrides));
+}

@@ -1,0 +1,104 @@
+/**
+ * SIP dialogs as drachtio-server tracks them (RFC 3261 12). The dialog id handed to applications is
+ * `<Call-ID>;from-tag=<tag of the party that sent the INVITE>`, the form drachtio-srf's
+ * findDialogByCallIDAndFromTag() rebuilds.
+ */
+import type { AppConnection } from './app-connection';
+import type { Endpoint, InboundTransaction, OutboundTransaction } from './sip-port';
+
+export type DialogRole = 'uas' | 'uac';
+
+export function dialogIdOf(callId: string, callerTag: string): string {
+  return `${callId};from-tag=${callerTag}`;
+}
+
+export class Dialog {
+  /** CSeq of our last request; incremented for every new in-dialog request except ACK/CANCEL */
+  localSeq: number;
+  /** highest CSeq seen from the peer (requests below it are rejected, RFC 3261 12.2.2) */
+  remoteSeq: number;
+  /** UAC side: the INVITE transaction (and its CSeq) whose 2xx the application still has to ACK */
+  ackable?: { tx: OutboundTransaction; seq: number };
+  /** UAS side: the INVITE server transaction whose 2xx awaits the peer's ACK */
+  awaitingAck?: InboundTransaction;
+  ended = false;
+
+  constructor(
+    readonly role: DialogRole,
+    readonly callId: string,
+    readonly localTag: string,
+    public remoteTag: string,
+    /** our From (uac) / To (uas) header value, tag included */
+    public localParty: string,
+    /** the peer's header value, tag included */
+    public remoteParty: string,
+    /** peer Contact URI: the Request-URI of in-dialog requests */
+    public remoteTarget: string,
+    /** Route set, in the order to put in Route headers */
+    public routeSet: string[],
+    /** our Contact header value */
+    public localContact: string,
+    /** transport and address of the peer for requests without a route set (the flow used so far) */
+    public remote: Endpoint,
+    localSeq: number,
+    remoteSeq: number,
+    /** the application that owns this dialog */
+    public owner: AppConnection | undefined,
+    /** drachtio transaction id of the dialog-forming INVITE */
+    readonly inviteTxnId: string,
+  ) {
+    this.localSeq = localSeq;
+    this.remoteSeq = remoteSeq;
+  }
+
+  get id(): string {
+    return dialogIdOf(this.callId, this.role === 'uac' ? this.localTag : this.remoteTag);
+  }
+}
+
+export class DialogTable {
+  private readonly byId = new Map<string, Dialog>();
+  /** `<Call-ID>|<local tag>`: how an incoming in-dialog request finds its dialog */
+  private readonly byLocal = new Map<string, Dialog>();
+  private readonly byCall = new Map<string, Dialog>();
+
+  add(d: Dialog): void {
+    this.byId.set(d.id, d);
+    this.byLocal.set(`${d.callId}|${d.localTag}`, d);
+    this.byCall.set(d.callId, d);
+  }
+
+  get(id: string): Dialog | undefined {
+    return this.byId.get(id);
+  }
+
+  /** match an incoming request: its To tag is our local tag */
+  match(callId: string, localTag: string | undefined): Dialog | undefined {
+    if (!localTag) return undefined;
+    return this.byLocal.get(`${callId}|${localTag}`);
+  }
+
+  byCallId(callId: string): Dialog | undefined {
+    return this.byCall.get(callId);
+  }
+
+  remove(d: Dialog): void {
+    d.ended = true;
+    if (this.byId.get(d.id) === d) this.byId.delete(d.id);
+    const key = `${d.callId}|${d.localTag}`;
+    if (this.byLocal.get(key) === d) this.byLocal.delete(key);
+    if (this.byCall.get(d.callId) === d) this.byCall.delete(d.callId);
+  }
+
+  ownedBy(conn: AppConnection): Dialog[] {
+    return [...this.byId.values()].filter((d) => d.owner === conn);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  all(): Dialog[] {
+    return [...this.byId.values()];
+  }
+}

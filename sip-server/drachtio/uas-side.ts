@@ -1,0 +1,259 @@
+/**
+ * Requests from the network and the application's responses to them: new requests routed to an
+ * application, in-dialog requests routed to the dialog's owner, CANCEL and ACK passed on, and the
+ * responses an application sends back (`sip|<txnId>|` + status line) completed and sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { SipRequest, randomToken } from '../message';
+import type { AppConnection } from './app-connection';
+import { parseAppMessage, type AppResponseTemplate } from './app-message';
+import { EngineContext, live, receivedMeta, sentMeta } from './context';
+import { Dialog, dialogIdOf } from './dialogs';
+import { appChosenTag, buildResponse, BuildError, contactFor } from './message-builder';
+import { responseNo, responseSentEcho, sipToClient } from './protocol';
+import type { Endpoint, InboundTransaction } from './sip-port';
+
+/** A request from the network waiting for its application's answer. */
+interface PendingInbound {
+  txnId: string;
+  tx: InboundTransaction;
+  conn: AppConnection;
+  /** our To tag (new INVITE/SUBSCRIBE: chosen once, used by every response) */
+  toTag?: string;
+  /** set for requests inside a dialog */
+  dialog?: Dialog;
+  timer?: NodeJS.Timeout;
+}
+
+/** Methods that can never start a dialog or a transaction outside one: no dialog means 481. */
+const NEEDS_DIALOG = new Set(['BYE', 'UPDATE', 'PRACK', 'CANCEL']);
+
+export class UasSide {
+  private readonly pending = new Map<string, PendingInbound>();
+
+  constructor(private readonly ctx: EngineContext, private readonly selectApp: (method: string, tx: InboundTransaction) => Promise<AppConnection | undefined>) {}
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** A request from the network that no transaction absorbed. */
+  onRequest(tx: InboundTransaction): void {
+    const req = tx.request;
+    let toTag: string | undefined;
+    try {
+      toTag = req.toTag;
+    } catch {
+      toTag = undefined;
+    }
+    if (req.method === 'ACK') return this.onAck(req);
+    if (toTag) return this.inDialog(tx, toTag);
+    if (NEEDS_DIALOG.has(req.method)) {
+      tx.respond(req.makeResponse(481));
+      return;
+    }
+    void this.newRequest(tx);
+  }
+
+  /** ACK for a 2xx (from the server transaction, or a late one the stack passed up on its own). */
+  onAck(ack: SipRequest, d?: Dialog): void {
+    let dialog = d;
+    if (!dialog) {
+      try {
+        dialog = this.ctx.dialogs.match(ack.callId, ack.toTag);
+      } catch {
+        return;
+      }
+    }
+    if (!dialog) return;
+    dialog.awaitingAck = undefined;
+    const owner = live(dialog.owner);
+    if (!owner) return;
+    const from = endpointOf(ack);
+    const { raw, meta } = receivedMeta(ack, from);
+    owner.send(sipToClient(meta, randomUUID(), dialog.id, raw));
+  }
+
+  private async newRequest(tx: InboundTransaction): Promise<void> {
+    const req = tx.request;
+    // the stack has already sent 100 Trying to an INVITE
+    if (req.method === 'INVITE') this.ctx.cdr('attempt', 'network', undefined, req);
+    const conn = await this.selectApp(req.method, tx);
+    if (!conn) {
+      this.ctx.log.info({ method: req.method, callId: req.callId }, 'no application for request: 503');
+      tx.respond(req.makeResponse(503));
+      if (req.method === 'INVITE') this.ctx.cdr('stop', 'application', 'call-rejected', req);
+      return;
+    }
+    const txnId = randomUUID();
+    const p: PendingInbound = { txnId, tx, conn };
+    if (req.method === 'INVITE' || req.method === 'SUBSCRIBE') p.toTag = randomToken();
+    this.track(p);
+    tx.on('cancelled', (cancel: SipRequest) => {
+      if (!this.pending.has(txnId)) return;
+      this.forget(p);
+      const { raw, meta } = receivedMeta(cancel, endpointOf(cancel));
+      if (live(conn)) conn.send(sipToClient(meta, txnId, '', raw));
+      this.ctx.cdr('stop', 'network', 'call-canceled', cancel);
+    });
+    const { raw, meta } = receivedMeta(req, endpointOf(req));
+    const local = localOf(req);
+    conn.send(sipToClient(meta, txnId, '', raw, local && { address: local.address, port: local.port }));
+  }
+
+  private inDialog(tx: InboundTransaction, toTag: string): void {
+    const req = tx.request;
+    const d = this.ctx.dialogs.match(req.callId, toTag);
+    if (!d) {
+      tx.respond(req.makeResponse(481));
+      return;
+    }
+    const seq = req.cseq.seq;
+    if (d.remoteSeq && seq < d.remoteSeq && req.method !== 'CANCEL') {
+      tx.respond(req.makeResponse(500, 'Server Internal Error - CSeq out of order'));
+      return;
+    }
+    d.remoteSeq = Math.max(d.remoteSeq, seq);
+    const owner = live(d.owner);
+    if (req.method === 'BYE') this.ctx.cdr('stop', 'network', 'normal-release', req);
+    if (!owner) {
+      if (req.method === 'BYE') this.ctx.dialogs.remove(d);
+      tx.respond(req.makeResponse(481));
+      return;
+    }
+    if (req.method === 'INVITE') {
+      // a target refresh (RFC 3261 12.2.2)
+      const c = req.contacts[0];
+      if (c) d.remoteTarget = c.uri.toString();
+    }
+    const txnId = randomUUID();
+    this.track({ txnId, tx, conn: owner, dialog: d });
+    if (req.method === 'BYE') this.ctx.dialogs.remove(d); // drachtio ends the dialog on receipt of BYE
+    const { raw, meta } = receivedMeta(req, endpointOf(req));
+    owner.send(sipToClient(meta, txnId, d.id, raw));
+  }
+
+  /** `sip|<txnId>|...` carrying a response from an application. */
+  respond(conn: AppConnection, msgId: string, txnId: string, text: string): void {
+    const p = this.pending.get(txnId);
+    let tpl: AppResponseTemplate;
+    try {
+      const parsed = parseAppMessage(text);
+      if (parsed.kind !== 'response') throw new BuildError('not a response');
+      tpl = parsed;
+    } catch (err) {
+      conn.send(responseNo(msgId, `invalid response: ${(err as Error).message}`));
+      return;
+    }
+    if (!p) {
+      const cancel = /^\s*\d+\s+CANCEL\s*$/i.test(tpl.headers.get('CSeq') ?? '');
+      conn.send(responseNo(msgId, cancel
+        ? '200 OK to incoming CANCEL is automatically generated by the stack'
+        : 'Response not sent due to unknown transaction'));
+      return;
+    }
+    const req = p.tx.request;
+    const isInvite = req.method === 'INVITE';
+    if (!p.dialog && p.toTag && tpl.status > 100) {
+      // drachtio lets the application choose the local tag on its first response
+      const chosen = appChosenTag(tpl);
+      if (chosen && !p.tx.request.headers.get('To')?.includes('tag=')) p.toTag = chosen;
+    }
+    const local = this.ctx.port.localFor(p.tx.destination.transport) ?? localOf(req);
+    let res;
+    try {
+      res = buildResponse(req, tpl, {
+        toTag: p.toTag,
+        contact: contactFor(local ?? p.tx.destination),
+        copyRecordRoute: isInvite && !p.dialog,
+        userAgent: this.ctx.opts.userAgent,
+      });
+    } catch (err) {
+      conn.send(responseNo(msgId, (err as Error).message));
+      return;
+    }
+    if (!p.tx.respond(res)) {
+      conn.send(responseNo(msgId, 'Response not sent due to unknown transaction'));
+      if (tpl.status >= 200) this.forget(p);
+      return;
+    }
+    let dialogId = p.dialog?.id ?? '';
+    if (!p.dialog && isInvite) dialogId = dialogIdOf(req.callId, req.fromTag ?? '');
+    if (isInvite && tpl.status >= 200 && tpl.status < 300) {
+      if (p.dialog) this.expectAck(p.tx, p.dialog);
+      else this.createUasDialog(p, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '');
+    }
+    if (tpl.status >= 200) this.forget(p);
+    if (isInvite && !p.dialog) {
+      if (tpl.status >= 300) this.ctx.cdr('stop', 'application', 'call-rejected', res);
+      else if (tpl.status >= 200) this.ctx.cdr('start', 'application', 'uas', res);
+    }
+    const { raw, meta } = sentMeta(res, p.tx.destination);
+    conn.send(responseSentEcho(msgId, meta, txnId, dialogId, raw));
+  }
+
+  private createUasDialog(p: PendingInbound, localParty: string, localContact: string): void {
+    const req = p.tx.request;
+    const d = new Dialog(
+      'uas', req.callId, p.toTag ?? '', req.fromTag ?? '', localParty, req.headers.get('From') ?? '',
+      req.contacts[0]?.uri.toString() ?? req.uri,
+      req.getAll('Record-Route'),
+      localContact,
+      p.tx.destination,
+      1 + Math.floor(Math.random() * 9999),
+      req.cseq.seq,
+      p.conn,
+      p.txnId,
+    );
+    this.ctx.dialogs.add(d);
+    this.expectAck(p.tx, d);
+  }
+
+  private expectAck(tx: InboundTransaction, d: Dialog): void {
+    d.awaitingAck = tx;
+    tx.once('ack', (ack: SipRequest) => this.onAck(ack, d));
+    tx.once('timeout', () => {
+      if (d.awaitingAck === tx && !d.ended) this.ctx.log.warn({ dialog: d.id }, 'no ACK for 2xx');
+    });
+  }
+
+  private track(p: PendingInbound): void {
+    this.pending.set(p.txnId, p);
+    const ms = this.ctx.opts.appResponseTimeoutMs ?? 64_000;
+    p.timer = setTimeout(() => this.forget(p), ms);
+    p.timer.unref();
+  }
+
+  private forget(p: PendingInbound): void {
+    clearTimeout(p.timer);
+    this.pending.delete(p.txnId);
+  }
+
+  /** `proxy|<txnId>|...`: the application hands the request over to the proxy; we stop tracking it. */
+  takeForProxy(txnId: string): InboundTransaction | undefined {
+    const p = this.pending.get(txnId);
+    if (!p || p.dialog) return undefined;
+    this.forget(p);
+    return p.tx;
+  }
+
+  /** The application went away: answer what it left unanswered. */
+  onDisconnect(conn: AppConnection): void {
+    for (const p of [...this.pending.values()]) {
+      if (p.conn !== conn) continue;
+      this.forget(p);
+      const status = p.dialog ? 500 : 480;
+      p.tx.respond(p.tx.request.makeResponse(status, undefined, { toTag: p.toTag }));
+    }
+  }
+}
+
+export function endpointOf(msg: SipRequest | { source?: SipRequest['source'] }): Endpoint {
+  const s = msg.source;
+  return s ? { transport: s.transport, address: s.address, port: s.port } : { transport: 'udp', address: '', port: 0 };
+}
+
+function localOf(msg: SipRequest): Endpoint | undefined {
+  const s = msg.source;
+  return s ? { transport: s.transport, address: s.localAddress, port: s.localPort } : undefined;
+}

@@ -1,0 +1,66 @@
+/**
+ * sip-server process entry: SIP stack (sip-config) + drachtio protocol server.
+ *   npx tsx sip-server/main.ts
+ * Environment: the SIP_* variables of sip-config (see sip-config/index.ts ENV_VARS, including the
+ * drachtio host/port/secret), DRACHTIO_OUTBOUND=host:port[,host:port] (dial srf.listen() apps when
+ * no connected application routes a method), DRACHTIO_USER_AGENT, LOG_LEVEL.
+ */
+import pino from 'pino';
+import { loadSipConfig, SipConfigError } from '../sip-config';
+import { SipStack } from './stack';
+import { parseOutboundTargets, startDrachtio } from './drachtio';
+
+async function main(): Promise<void> {
+  const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-server' } });
+  let config;
+  try {
+    config = loadSipConfig();
+  } catch (err) {
+    if (err instanceof SipConfigError) {
+      log.fatal(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const stack = new SipStack(config, { logger: log.child({ component: 'sip-stack' }) });
+  stack.on('error', (err) => log.error({ err: err.message }, 'SIP transport error'));
+  await stack.start();
+  const drachtio = await startDrachtio(stack, {
+    host: config.drachtio.host,
+    port: config.drachtio.port,
+    secret: config.drachtio.secret,
+    outboundTargets: parseOutboundTargets(process.env.DRACHTIO_OUTBOUND),
+    userAgent: process.env.DRACHTIO_USER_AGENT || undefined,
+    logger: log.child({ component: 'drachtio' }),
+  });
+  log.info({ sip: stack.listening, drachtio: `${config.drachtio.host}:${drachtio.port}` }, 'sip-server ready');
+  // one line on stdout that scripts and benchmarks wait for
+  if (process.env.SIP_SERVER_READY_LINE) {
+    process.stdout.write(`READY ${JSON.stringify({ sip: stack.listening, drachtio: drachtio.port })}\n`);
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 5000);
+    force.unref();
+    await drachtio.close().catch(() => undefined);
+    await stack.stop().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // benchmark hook: report CPU used so far (process.cpuUsage of this process)
+  process.on('SIGUSR2', () => {
+    const u = process.cpuUsage();
+    process.stdout.write(`CPU ${JSON.stringify({ user: u.user, system: u.system, stats: drachtio.engine.stats() })}\n`);
+  });
+}
+
+main().catch((err) => {
+  // eslint-disable-next-line no-console
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,431 @@
+// SipStack: the public facade of the SIP stack (transports + RFC 3261 transactions + security).
+//
+//   const stack = new SipStack(loadSipConfig());
+//   stack.on('request', (req, srv) => srv.respond(req.makeResponse(200)));
+//   await stack.start();
+//   const tx = stack.request(invite);            // our Via is added; target = Route[0] (lr) or R-URI
+//   tx.on('final', (res) => { if (res.status < 300) tx.ack(buildAck(res)); });
+//
+// What the stack does by itself: 100 Trying to INVITE at once (the TU usually needs longer than
+// 200 ms, and an immediate 100 stops UAC retransmissions early), 2xx retransmission until the ACK
+// (UDP), ACK for non-2xx finals, 200 to CANCEL + 487 to the INVITE, 400 to malformed requests,
+// 482 (merged requests, proxy loops), 483 (Max-Forwards 0), 503 over the transaction cap, scanner
+// and flood drops, received/rport on the top Via of incoming requests.
+import { EventEmitter } from 'node:events';
+import { createHash } from 'node:crypto';
+import pino, { Logger } from 'pino';
+import type { SipConfig } from '../sip-config';
+import {
+  SipMessage, SipParseError, SipRequest, SipResponse, SipUri, SourceInfo, TransportName, newBranch, parseMessage,
+} from './message';
+import {
+  ListeningPoint, Target, TransportLayer, parseTarget, resolveTarget, responseDestination, targetForRequest,
+} from './transport';
+import type { Destination, TransactionContext } from './transaction/context';
+import { ClientTransaction, NonInviteClientTransaction } from './transaction/client';
+import { InviteClientTransaction } from './transaction/client-invite';
+import { NonInviteServerTransaction, ServerTransaction } from './transaction/server';
+import { InviteServerTransaction } from './transaction/server-invite';
+import { TransactionTable, ackKey, clientKey, mergeKey, serverKey } from './transaction/layer';
+import { ScannerFilter } from './security/scanner';
+import { SourceRateLimiter } from './security/rate-limit';
+import { sipMetrics } from './metrics';
+
+export * from './message';
+export type { ListeningPoint, Target } from './transport';
+export type { Destination, TimerValues } from './transaction/context';
+export { ClientTransaction, ServerTransaction, InviteClientTransaction, InviteServerTransaction };
+export type { ClientTransactionState } from './transaction/client';
+export type { ServerTransactionState, RespondOptions } from './transaction/server';
+
+export interface SipStackOptions {
+  logger?: Logger;
+}
+
+export interface RequestOptions {
+  /**
+   * Explicit next hop: a SIP URI ("sip:10.0.0.5:5080;transport=tcp"), "host[:port]", or a Target.
+   * Default: the first Route when it is a loose router, else the Request-URI.
+   */
+  target?: string | SipUri | Target;
+}
+
+/**
+ * Events:
+ * - 'request' (req, srv): a new request (not ACK, not a CANCEL that matched an INVITE). req.source is set;
+ *   the top Via already carries received/rport. Respond with srv.respond(res).
+ * - 'ack' (ack, srv?): an ACK for a 2xx (ACKs for non-2xx are absorbed by their transaction).
+ *   srv is the INVITE server transaction it acknowledges when still known; retransmitted ACKs
+ *   for a known transaction are not re-emitted.
+ * - 'cancel' (cancel, srv): a CANCEL matched INVITE server transaction srv. The stack has answered
+ *   the CANCEL 200 and the INVITE 487 (unless a final response had been sent); srv emits 'cancelled'.
+ * - 'response' (res): a response matching no client transaction (e.g. a 2xx retransmission after
+ *   Timer M, or responses to requests sent with sendStateless()).
+ * - 'error' (err): a listening socket failed.
+ */
+export interface SipStack {
+  on(event: 'request', listener: (req: SipRequest, srv: ServerTransaction) => void): this;
+  on(event: 'ack', listener: (ack: SipRequest, srv: InviteServerTransaction | undefined) => void): this;
+  on(event: 'cancel', listener: (cancel: SipRequest, srv: InviteServerTransaction) => void): this;
+  on(event: 'response', listener: (res: SipResponse) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  once(event: 'request', listener: (req: SipRequest, srv: ServerTransaction) => void): this;
+  once(event: 'ack', listener: (ack: SipRequest, srv: InviteServerTransaction | undefined) => void): this;
+  once(event: 'cancel', listener: (cancel: SipRequest, srv: InviteServerTransaction) => void): this;
+  once(event: 'response', listener: (res: SipResponse) => void): this;
+  once(event: 'error', listener: (err: Error) => void): this;
+}
+
+export class SipStack extends EventEmitter {
+  readonly log: Logger;
+  private readonly transports: TransportLayer;
+  private readonly table = new TransactionTable();
+  private readonly scanners: ScannerFilter;
+  private readonly limiter: SourceRateLimiter;
+  private readonly ctx: TransactionContext;
+  private started = false;
+
+  constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
+    super();
+    this.log = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-stack' } });
+    this.transports = new TransportLayer(config);
+    this.transports.on('message', (d: Buffer, s: SourceInfo) => this.onMessage(d, s));
+    this.transports.on('frame-error', (reason: string, s: SourceInfo) => {
+      sipMetrics.parseErrors.inc({ transport: s.transport });
+      this.log.debug({ src: s, reason }, 'stream framing error, connection closed');
+    });
+    this.transports.on('error', (e: Error) => this.emit('error', e));
+    this.scanners = new ScannerFilter(config.security.uaBlocklist);
+    this.limiter = new SourceRateLimiter({ ...config.security.rateLimit, allowlist: config.security.allowlist });
+    this.limiter.onBan = (address) => {
+      sipMetrics.bans.inc();
+      this.log.warn({ address, seconds: config.security.rateLimit.banSeconds }, 'source banned for flooding');
+    };
+    this.ctx = {
+      timers: config.timers,
+      send: (msg, dest) => this.sendMessage(msg, dest),
+      onRetransmit: (msg) => sipMetrics.retransmissions.inc({ kind: msg instanceof SipRequest ? 'request' : 'response' }),
+      onTerminated: ({ id, kind }) => {
+        if (kind === 'server') this.table.servers.delete(id);
+        else this.table.clients.delete(id);
+        sipMetrics.transactions.dec({ kind });
+      },
+    };
+  }
+
+  /** Bind the configured transports. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    await this.transports.start();
+    this.started = true;
+    this.log.info({ listening: this.listening }, 'SIP stack listening');
+  }
+
+  /** Close sockets and terminate every transaction (no events are emitted for them). */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.table.clear();
+    this.limiter.close();
+    await this.transports.stop();
+  }
+
+  /** The addresses and transports actually bound (real ports when the config said 0). */
+  get listening(): ListeningPoint[] { return this.transports.listening; }
+
+  /** The listening point used for a transport (undefined when that transport is not enabled). */
+  listeningPoint(transport: TransportName): ListeningPoint | undefined {
+    return this.listening.find((l) => l.transport === transport);
+  }
+
+  /** A Contact/Record-Route URI for this stack, e.g. "sip:alice@192.0.2.1:5060;transport=tcp". */
+  localUri(transport: TransportName = 'udp', user?: string): string {
+    const lp = this.listeningPoint(transport) ?? this.listening[0];
+    const t = lp.transport === 'udp' ? '' : `;transport=${lp.transport}`;
+    return `${lp.transport === 'tls' ? 'sips' : 'sip'}:${user ? `${user}@` : ''}${lp.advertisedHost}:${lp.port}${t}`;
+  }
+
+  /** Numbers of transactions in flight. */
+  get transactionCounts(): { server: number; client: number } {
+    return { server: this.table.serverCount, client: this.table.clientCount };
+  }
+
+  /**
+   * Send a request through a new client transaction. The stack prepends its Via (new branch,
+   * rport) and adds Max-Forwards: 70 when absent. Events are emitted asynchronously, so listeners
+   * attached right after this call see everything.
+   */
+  request(req: SipRequest, opts: RequestOptions = {}): ClientTransaction {
+    const proxied = req.headers.has('Via');
+    const branch = newBranch() + (proxied ? `.${loopHash(req)}` : '');
+    let target: Target;
+    try {
+      target = opts.target ? parseTarget(opts.target) : targetForRequest(req);
+    } catch (e) {
+      target = { host: 'invalid.invalid' };
+      const tx = new NonInviteClientTransaction(`${branch}|${req.method}`, req, this.ctx);
+      setImmediate(() => tx.fail(e as Error));
+      return tx;
+    }
+    const transport = this.pickTransport(target, req);
+    this.addVia(req, transport, branch);
+    if (!req.headers.has('Max-Forwards')) req.headers.set('Max-Forwards', '70');
+    const id = `${branch}|${req.method === 'ACK' ? 'INVITE' : req.method}`;
+    const tx: ClientTransaction = req.method === 'INVITE'
+      ? new InviteClientTransaction(id, req, this.ctx, {
+        sendCancel: (cancel) => this.request(cancel, { target: { ...target, transport } }),
+        sendAck: (ack) => { this.sendStateless(ack).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
+      })
+      : new NonInviteClientTransaction(id, req, this.ctx);
+    this.table.clients.set(id, tx);
+    sipMetrics.transactions.inc({ kind: 'client' });
+    resolveTarget({ ...target, transport }).then((dest) => tx.begin(dest), (err: Error) => tx.fail(err));
+    return tx;
+  }
+
+  /**
+   * Send a request without a transaction (ACK for a 2xx, stateless forwarding). A Via with a new
+   * branch is prepended unless the top Via is already ours (so re-sends keep their branch).
+   * Resolves with the destination used.
+   */
+  async sendStateless(req: SipRequest, opts: RequestOptions = {}): Promise<Destination> {
+    const target = opts.target ? parseTarget(opts.target) : targetForRequest(req);
+    const transport = this.pickTransport(target, req);
+    const top = req.topVia;
+    const ours = top && this.listening.some((l) => l.advertisedHost === top.host && l.port === top.port && l.transport === transport);
+    if (!ours) this.addVia(req, transport, newBranch());
+    if (!req.headers.has('Max-Forwards')) req.headers.set('Max-Forwards', '70');
+    const dest = await resolveTarget({ ...target, transport });
+    await this.sendMessage(req, dest);
+    return dest;
+  }
+
+  /**
+   * Send a response without a transaction (e.g. a 2xx retransmitted by a TU, or a response
+   * forwarded by a stateless proxy), routed by its top Via: received/rport, maddr, sent-by; over
+   * TCP/TLS the connection to that address is reused when open.
+   */
+  async sendResponse(res: SipResponse, dest?: Destination): Promise<Destination> {
+    const via = res.topVia;
+    if (!dest) {
+      if (!via) throw new Error('response has no Via');
+      dest = responseDestination(via);
+    }
+    await this.sendMessage(res, dest);
+    return dest;
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private pickTransport(target: Target, req: SipRequest): TransportName {
+    let t: TransportName = target.transport ?? 'udp';
+    // RFC 3261 18.1.1: large requests go over a congestion-controlled transport
+    if (!target.transport && t === 'udp' && this.listeningPoint('tcp') && req.body.length + 1500 > 1300 && req.toBuffer().length > 1300) t = 'tcp';
+    if (!this.listeningPoint(t) && t === 'udp' && this.listeningPoint('tcp')) t = 'tcp';
+    return t;
+  }
+
+  private addVia(req: SipRequest, transport: TransportName, branch: string): void {
+    const lp = this.listeningPoint(transport) ?? this.listening[0];
+    const host = lp?.advertisedHost ?? '127.0.0.1';
+    req.headers.prepend('Via', `SIP/2.0/${transport.toUpperCase()} ${host}:${lp?.port ?? 5060};branch=${branch};rport`);
+  }
+
+  private async sendMessage(msg: SipMessage, dest: Destination): Promise<void> {
+    const data = msg.toBuffer();
+    if (msg instanceof SipRequest) sipMetrics.requestsOut.inc({ method: msg.method });
+    else {
+      const r = msg as SipResponse;
+      sipMetrics.responsesOut.inc({ method: safeCSeqMethod(r), code: String(r.status) });
+    }
+    if (this.log.isLevelEnabled('trace')) this.log.trace({ callId: msg.callId, dest, msg: data.toString() }, 'send');
+    await this.transports.send(data, dest);
+  }
+
+  private onMessage(data: Buffer, src: SourceInfo): void {
+    if (this.limiter.isBanned(src.address)) {
+      sipMetrics.dropped.inc({ reason: 'banned' });
+      return;
+    }
+    let msg: SipRequest | SipResponse;
+    try {
+      msg = parseMessage(data, { ...this.config.limits, mode: src.transport === 'udp' ? 'datagram' : 'stream' });
+    } catch (e) {
+      this.onParseError(e as SipParseError, src, data);
+      return;
+    }
+    msg.source = src;
+    try {
+      if (msg instanceof SipResponse) this.onResponse(msg);
+      else this.onRequest(msg, src);
+    } catch (e) {
+      // a bug must not take the listener down; log and carry on
+      this.log.error({ err: e, callId: msg.callId }, 'error handling SIP message');
+    }
+  }
+
+  private onParseError(err: SipParseError, src: SourceInfo, data: Buffer): void {
+    sipMetrics.parseErrors.inc({ transport: src.transport });
+    if (this.limiter.take(src.address) !== 'allow') return;
+    this.log.debug({ src, reason: err.message, bytes: data.length }, 'unparseable SIP message');
+    if (!(err instanceof SipParseError) || !err.canRespond) return;
+    const req = err.partial as SipRequest;
+    try {
+      stampVia(req, src);
+      const reason = `${err.status === 505 ? 'Version Not Supported' : err.status === 513 ? 'Message Too Large' : 'Bad Request'} (${err.message.replace(/[\r\n]+/g, ' ').slice(0, 100)})`;
+      const res = req.makeResponse(err.status, reason);
+      this.sendMessage(res, responseDestination(req.topVia!, src)).catch(() => undefined);
+    } catch { /* could not form a response after all: drop */ }
+  }
+
+  private onResponse(res: SipResponse): void {
+    sipMetrics.responsesIn.inc({ method: safeCSeqMethod(res), code: String(res.status) });
+    const key = clientKey(res);
+    const tx = key ? this.table.clients.get(key) : undefined;
+    if (tx) tx.receiveResponse(res);
+    else this.emit('response', res);
+  }
+
+  private respondStateless(req: SipRequest, status: number, reason?: string, extra: Record<string, string> = {}): void {
+    const res = req.makeResponse(status, reason);
+    for (const [k, v] of Object.entries(extra)) res.headers.set(k, v);
+    this.sendMessage(res, responseDestination(req.topVia!, req.source)).catch(() => undefined);
+  }
+
+  private onRequest(req: SipRequest, src: SourceInfo): void {
+    stampVia(req, src);
+    const verdict = this.limiter.take(src.address);
+    if (verdict !== 'allow') {
+      sipMetrics.dropped.inc({ reason: verdict === 'banned' ? 'banned' : 'throttled' });
+      return;
+    }
+    const scanner = this.scanners.match(req);
+    if (scanner) {
+      sipMetrics.dropped.inc({ reason: 'scanner' });
+      this.log.info({ src: src.address, ua: req.headers.get('User-Agent'), match: scanner }, 'scanner dropped');
+      return;
+    }
+    sipMetrics.requestsIn.inc({ method: req.method });
+    this.log.debug({ callId: req.callId, method: req.method, src: `${src.transport}:${src.address}:${src.port}` }, 'request');
+
+    if (req.method === 'ACK') return this.onAck(req);
+    const existing = this.table.servers.get(serverKey(req));
+    if (existing) { existing.receiveRequest(req); return; }
+    if (req.method === 'CANCEL') return this.onCancel(req);
+
+    let toTag: string | undefined;
+    try { toTag = req.toTag; } catch { /* validated by the parser */ }
+    const mf = req.maxForwards;
+    if (mf === 0 && req.method !== 'OPTIONS') return this.reject(req, 483);
+    if (this.isLoop(req)) return this.reject(req, 482);
+    if (toTag === undefined) {
+      const mk = mergeKey(req);
+      const other = this.table.merged.get(mk);
+      if (other && other !== serverKey(req) && this.table.servers.has(other)) return this.reject(req, 482, 'Loop Detected (merged request)');
+    }
+    // Over the cap, out-of-dialog requests get 503; in-dialog ones (BYE of live calls) still pass.
+    if (this.table.serverCount >= this.config.limits.maxServerTransactions && toTag === undefined) {
+      sipMetrics.overload.inc();
+      this.respondStateless(req, 503, 'Service Unavailable', { 'Retry-After': String(5 + Math.floor(Math.random() * 10)) });
+      return;
+    }
+    const srv = this.createServer(req);
+    if (toTag === undefined) {
+      const mk = mergeKey(req);
+      this.table.merged.set(mk, srv.id);
+      srv.once('terminated', () => { if (this.table.merged.get(mk) === srv.id) this.table.merged.delete(mk); });
+    }
+    if (srv instanceof InviteServerTransaction) srv.respond(req.makeResponse(100));
+    if (this.listenerCount('request') === 0) { srv.respond(req.makeResponse(503)); return; }
+    this.emit('request', req, srv);
+  }
+
+  private createServer(req: SipRequest): ServerTransaction {
+    const id = serverKey(req);
+    const dest = responseDestination(req.topVia!, req.source);
+    let srv: ServerTransaction;
+    if (req.method === 'INVITE') {
+      const inv = new InviteServerTransaction(id, req, dest, this.ctx);
+      const ak = ackKey(req);
+      inv.once('accepted', () => this.table.accepted.set(ak, inv));
+      inv.once('terminated', () => { if (this.table.accepted.get(ak) === inv) this.table.accepted.delete(ak); });
+      srv = inv;
+    } else srv = new NonInviteServerTransaction(id, req, dest, this.ctx);
+    this.table.servers.set(id, srv);
+    sipMetrics.transactions.inc({ kind: 'server' });
+    return srv;
+  }
+
+  /** Answer through a short-lived server transaction so retransmissions are absorbed. */
+  private reject(req: SipRequest, status: number, reason?: string): void {
+    const srv = this.createServer(req);
+    srv.respond(req.makeResponse(status, reason));
+  }
+
+  private onAck(ack: SipRequest): void {
+    const srv = this.table.servers.get(serverKey(ack));
+    if (srv && srv.state !== 'Accepted') { srv.receiveRequest(ack); return; }
+    const inv = this.table.accepted.get(ackKey(ack));
+    if (inv) {
+      const wasAcked = inv.ackReceived;
+      inv.receiveAck2xx(ack);
+      if (!wasAcked) this.emit('ack', ack, inv);
+      return;
+    }
+    this.emit('ack', ack, undefined);
+  }
+
+  private onCancel(cancel: SipRequest): void {
+    const inv = this.table.servers.get(serverKey(cancel, 'INVITE'));
+    const srv = this.createServer(cancel);
+    if (!(inv instanceof InviteServerTransaction)) {
+      srv.respond(cancel.makeResponse(481));
+      return;
+    }
+    // 200 for the CANCEL carries the INVITE's To tag when it already has one (RFC 3261 9.2)
+    let toTag: string | undefined;
+    try { toTag = inv.lastResponse?.toTag; } catch { /* none */ }
+    srv.respond(cancel.makeResponse(200, undefined, { toTag }));
+    inv.receiveCancel(cancel);
+    this.emit('cancel', cancel, inv);
+  }
+
+  /** Proxy loop (RFC 3261 16.3 item 4): one of our Vias carries this very request's loop hash. */
+  private isLoop(req: SipRequest): boolean {
+    const vias = req.headers.getAll('Via');
+    if (vias.length < 2) return false;
+    let hash: string | undefined;
+    for (const v of req.vias) {
+      const b = v.branch;
+      if (!b || !b.includes('.')) continue;
+      if (!this.listening.some((l) => l.advertisedHost === v.host && l.port === v.port)) continue;
+      hash ??= loopHash(req);
+      if (b.endsWith(`.${hash}`)) return true;
+    }
+    return false;
+  }
+}
+
+/** Add received (and fill rport) on the top Via of an incoming request (RFC 3261 18.2.1, RFC 3581 4). */
+function stampVia(req: SipRequest, src: SourceInfo): void {
+  const raw = req.headers.get('Via');
+  if (raw === undefined) return;
+  const via = req.topVia!;
+  const host = via.host.startsWith('[') ? via.host.slice(1, -1) : via.host;
+  let changed = false;
+  if (host !== src.address || 'rport' in via.params) { via.params.received = src.address; changed = true; }
+  if ('rport' in via.params) { via.params.rport = String(src.port); changed = true; }
+  if (changed) req.headers.replaceFirst('Via', via.toString());
+}
+
+function loopHash(req: SipRequest): string {
+  let fromTag = '', toTag = '', seq = '';
+  try { fromTag = req.fromTag ?? ''; toTag = req.toTag ?? ''; seq = String(req.cseq.seq); } catch { /* best effort */ }
+  return createHash('sha1')
+    .update(`${req.uri}|${req.callId}|${fromTag}|${toTag}|${seq}|${req.headers.get('Proxy-Require') ?? ''}`)
+    .digest('base64url').slice(0, 10);
+}
+
+function safeCSeqMethod(m: SipMessage): string {
+  try { return m.cseq.method; } catch { return 'unknown'; }
+}

@@ -1,0 +1,151 @@
+// INVITE client transaction (RFC 3261 17.1.1 with the RFC 6026 Accepted state).
+//   Calling -(1xx)-> Proceeding -(3xx-6xx, ACK sent)-> Completed -(D)-> Terminated
+//           -(2xx)-----------------------------------> Accepted -(M)-> Terminated
+// Timer A retransmits over UDP, Timer B gives up in Calling.
+import { Headers, SipRequest, SipResponse } from '../message';
+import { ClientTransaction, ClientTransactionState } from './client';
+import type { TransactionContext } from './context';
+
+export interface InviteClientHooks {
+  /** Send a CANCEL as its own non-INVITE client transaction. */
+  sendCancel(cancel: SipRequest): ClientTransaction;
+  /** Send an ACK for a 2xx statelessly (a new transaction per RFC 3261 17.1.1.3 / 13.2.2.4). */
+  sendAck(ack: SipRequest): void;
+}
+
+export class InviteClientTransaction extends ClientTransaction {
+  readonly isInvite = true;
+  state: ClientTransactionState = 'Calling';
+  private ackForNon2xx?: SipRequest;
+  private acks = new Map<string, SipRequest>();
+  private cancelPending?: string | null;
+  private cancelSent = false;
+
+  constructor(id: string, request: SipRequest, ctx: TransactionContext, private readonly hooks: InviteClientHooks) {
+    super(id, request, ctx);
+  }
+
+  protected start(): void {
+    const t = this.ctx.timers;
+    this.transmit();
+    if (!this.reliable) this.timerA(t.t1);
+    this.timers.start('B', 64 * t.t1, () => {
+      if (this.state !== 'Calling') return;
+      this.emit('timeout');
+      this.terminate();
+    });
+  }
+
+  /** Timer A: T1, 2T1, 4T1 ... (no cap for INVITE, bounded by Timer B). */
+  private timerA(interval: number): void {
+    this.timers.start('A', interval, () => {
+      if (this.state !== 'Calling') return;
+      this.transmit(true);
+      this.timerA(2 * interval);
+    });
+  }
+
+  receiveResponse(res: SipResponse): void {
+    const t = this.ctx.timers;
+    switch (this.state) {
+      case 'Calling':
+      case 'Proceeding':
+        if (res.status < 200) {
+          this.state = 'Proceeding';
+          this.timers.stop('A');
+          this.timers.stop('B');
+          if (this.cancelPending !== undefined) this.sendCancelNow(this.cancelPending ?? undefined);
+          this.emit('provisional', res);
+          return;
+        }
+        this.timers.stop('A');
+        this.timers.stop('B');
+        this.timers.stop('C');
+        this.finalResponse = res;
+        if (res.status < 300) {
+          this.state = 'Accepted';
+          this.timers.start('M', 64 * t.t1, () => this.terminate());
+        } else {
+          this.state = 'Completed';
+          this.ackForNon2xx = this.buildAck(res);
+          this.ctx.send(this.ackForNon2xx, this.destination).catch(() => undefined);
+          // Timer D: >= 32 s on UDP; 64*T1 is exactly 32 s at the default T1 and scales down in tests
+          this.timers.start('D', this.reliable ? 0 : 64 * t.t1, () => this.terminate());
+        }
+        this.emit('final', res);
+        return;
+      case 'Completed':
+        // retransmitted non-2xx final: resend the ACK
+        if (res.status >= 300 && this.ackForNon2xx) {
+          this.ctx.onRetransmit(this.ackForNon2xx);
+          this.ctx.send(this.ackForNon2xx, this.destination).catch(() => undefined);
+        }
+        return;
+      case 'Accepted':
+        if (res.status >= 200 && res.status < 300) {
+          let tag: string | undefined;
+          try { tag = res.toTag; } catch { /* malformed To already rejected by parser */ }
+          const ack = tag !== undefined ? this.acks.get(tag) : undefined;
+          if (ack) {
+            this.ctx.onRetransmit(ack);
+            this.hooks.sendAck(ack);
+          }
+          this.emit('additional-2xx', res);
+        }
+        return;
+      default:
+    }
+  }
+
+  override ack(ack: SipRequest): void {
+    let tag: string | undefined;
+    try { tag = ack.toTag; } catch { /* ignore */ }
+    if (tag !== undefined) this.acks.set(tag, ack);
+    this.hooks.sendAck(ack);
+  }
+
+  /** If no final response follows the CANCEL within 64*T1 the transaction ends with 'timeout'. */
+  override cancel(reason?: string): void {
+    if (this.cancelSent || this.finalResponse || this.state === 'Terminated') return;
+    if (this.state === 'Calling') { this.cancelPending = reason ?? null; return; }
+    this.sendCancelNow(reason);
+  }
+
+  private sendCancelNow(reason?: string): void {
+    if (this.cancelSent) return;
+    this.cancelSent = true;
+    this.cancelPending = undefined;
+    const inv = this.request;
+    const h = new Headers();
+    const via = inv.headers.get('Via');
+    if (via) h.append('Via', via);
+    for (const r of inv.headers.getAll('Route')) h.append('Route', r);
+    h.append('Max-Forwards', '70');
+    h.append('From', inv.headers.get('From') ?? '');
+    h.append('To', inv.headers.get('To') ?? '');
+    h.append('Call-ID', inv.callId);
+    h.append('CSeq', `${inv.cseq.seq} CANCEL`);
+    if (reason) h.append('Reason', reason);
+    this.hooks.sendCancel(new SipRequest('CANCEL', inv.uri, h));
+    this.timers.start('C', 64 * this.ctx.timers.t1, () => {
+      if (this.finalResponse) return;
+      this.emit('timeout');
+      this.terminate();
+    });
+  }
+
+  /** ACK for a non-2xx final (17.1.1.3): same Request-URI, top Via, Route; To from the response. */
+  private buildAck(res: SipResponse): SipRequest {
+    const inv = this.request;
+    const h = new Headers();
+    const via = inv.headers.get('Via');
+    if (via) h.append('Via', via);
+    for (const r of inv.headers.getAll('Route')) h.append('Route', r);
+    h.append('Max-Forwards', '70');
+    h.append('From', inv.headers.get('From') ?? '');
+    h.append('To', res.headers.get('To') ?? inv.headers.get('To') ?? '');
+    h.append('Call-ID', inv.callId);
+    h.append('CSeq', `${inv.cseq.seq} ACK`);
+    return new SipRequest('ACK', inv.uri, h);
+  }
+}

@@ -1,0 +1,131 @@
+// Client transactions (RFC 3261 17.1, RFC 6026): common surface and the non-INVITE state machine.
+import { EventEmitter } from 'node:events';
+import type { SipRequest, SipResponse } from '../message';
+import { Destination, TimerSet, TransactionContext, isReliable } from './context';
+
+export type ClientTransactionState = 'Calling' | 'Trying' | 'Proceeding' | 'Completed' | 'Accepted' | 'Terminated';
+
+/**
+ * Events:
+ * - 'provisional' (res): a 1xx response.
+ * - 'final' (res): the first final response (exactly once per transaction, unless it timed out).
+ * - 'additional-2xx' (res): INVITE only: a further 2xx in Accepted (retransmission or fork). If
+ *   ack() was called for that To tag, the same ACK has already been re-sent.
+ * - 'timeout' (): Timer B / F fired (or no final 64*T1 after a CANCEL); no 'final' will follow.
+ * - 'transport-error' (err): the request could not be sent; no 'final' will follow.
+ * - 'terminated' ().
+ */
+export abstract class ClientTransaction extends EventEmitter {
+  abstract readonly isInvite: boolean;
+  abstract state: ClientTransactionState;
+  finalResponse?: SipResponse;
+  protected readonly timers = new TimerSet();
+
+  /** Where the request is sent; set once the target is resolved. */
+  destination!: Destination;
+
+  constructor(
+    /** Transaction key: the branch of our Via plus the CSeq method. */
+    readonly id: string,
+    /** The request as sent (with our Via on top). */
+    readonly request: SipRequest,
+    protected readonly ctx: TransactionContext,
+  ) {
+    super();
+  }
+
+  /** Internal: the target resolved; first transmission. */
+  begin(dest: Destination): void {
+    if (this.state === 'Terminated') return;
+    this.destination = dest;
+    this.start();
+  }
+
+  /** Internal: the target could not be resolved or the request not serialised. */
+  fail(err: Error): void { this.transportError(err); }
+
+  protected abstract start(): void;
+
+  /**
+   * INVITE only: cancel the INVITE (RFC 3261 9.1). Before any provisional response the CANCEL is
+   * held until one arrives; after a final response it is a no-op. No-op for other methods.
+   */
+  cancel(_reason?: string): void { /* only INVITE transactions can be cancelled */ }
+
+  /**
+   * INVITE only: send the ACK for a 2xx (built by the TU: Request-URI = remote target, route set,
+   * same CSeq number, method ACK). It gets its own Via branch and is remembered per To tag so it is
+   * re-sent automatically when that 2xx is retransmitted.
+   */
+  ack(_ack: SipRequest): void { throw new Error('ack() applies to INVITE client transactions only'); }
+  /** Internal: a response matched this transaction. */
+  abstract receiveResponse(res: SipResponse): void;
+
+  protected get reliable(): boolean { return isReliable(this.destination.transport); }
+
+  protected transmit(retransmission = false): void {
+    if (retransmission) this.ctx.onRetransmit(this.request);
+    this.ctx.send(this.request, this.destination).catch((err: Error) => this.transportError(err));
+  }
+
+  protected transportError(err: Error): void {
+    if (this.state === 'Terminated' || this.finalResponse) return;
+    this.emit('transport-error', err);
+    this.terminate();
+  }
+
+  protected terminate(): void {
+    if (this.state === 'Terminated') return;
+    this.state = 'Terminated';
+    this.timers.clear();
+    this.ctx.onTerminated({ id: this.id, kind: 'client' });
+    this.emit('terminated');
+  }
+
+  /** Internal: stop everything at stack shutdown. */
+  destroy(): void { this.terminate(); }
+}
+
+/** Non-INVITE client transaction: Trying -> Proceeding -> Completed -(K)-> Terminated, Timers E and F. */
+export class NonInviteClientTransaction extends ClientTransaction {
+  readonly isInvite = false;
+  state: ClientTransactionState = 'Trying';
+
+  protected start(): void {
+    const t = this.ctx.timers;
+    this.transmit();
+    if (!this.reliable) this.timerE(t.t1);
+    this.timers.start('F', 64 * t.t1, () => {
+      if (this.state !== 'Trying' && this.state !== 'Proceeding') return;
+      this.emit('timeout');
+      this.terminate();
+    });
+  }
+
+  /** Timer E: T1 doubling up to T2 in Trying; fixed T2 in Proceeding (17.1.2.2). */
+  private timerE(interval: number): void {
+    this.timers.start('E', interval, () => {
+      if (this.state !== 'Trying' && this.state !== 'Proceeding') return;
+      this.transmit(true);
+      const next = this.state === 'Proceeding' ? this.ctx.timers.t2 : Math.min(2 * interval, this.ctx.timers.t2);
+      this.timerE(next);
+    });
+  }
+
+  receiveResponse(res: SipResponse): void {
+    if (this.state === 'Trying' || this.state === 'Proceeding') {
+      if (res.status < 200) {
+        this.state = 'Proceeding';
+        this.emit('provisional', res);
+        return;
+      }
+      this.finalResponse = res;
+      this.state = 'Completed';
+      this.timers.stop('E');
+      this.timers.stop('F');
+      this.emit('final', res);
+      this.timers.start('K', this.reliable ? 0 : this.ctx.timers.t4, () => this.terminate());
+    }
+    // Completed: retransmitted finals are absorbed
+  }
+}

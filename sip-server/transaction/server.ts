@@ -1,0 +1,100 @@
+// Server transactions (RFC 3261 17.2, RFC 6026): the common surface and the non-INVITE state machine.
+import { EventEmitter } from 'node:events';
+import type { SipRequest, SipResponse } from '../message';
+import { Destination, TimerSet, TransactionContext, isReliable } from './context';
+
+export type ServerTransactionState = 'Trying' | 'Proceeding' | 'Completed' | 'Confirmed' | 'Accepted' | 'Terminated';
+
+export interface RespondOptions {
+  /**
+   * INVITE 2xx over UDP: retransmit the 2xx (T1 doubling to T2) until the ACK arrives or Timer L
+   * fires. This is the UAS core's duty (RFC 3261 13.3.1.4), done here so TUs need not; a proxy
+   * forwarding a 2xx passes false. Default true.
+   */
+  retransmit2xx?: boolean;
+}
+
+/**
+ * Events:
+ * - 'ack' (ack: SipRequest): INVITE only: the ACK for our 2xx arrived (the ACK for a non-2xx is absorbed).
+ * - 'cancelled' (cancel: SipRequest): INVITE only: a CANCEL matched; the stack already answered it 200
+ *   and answered the INVITE 487 unless a final response had been sent.
+ * - 'timeout' (): INVITE only: no ACK arrived (Timer H for non-2xx, Timer L for 2xx).
+ * - 'transport-error' (err: Error): a response could not be sent.
+ * - 'terminated' (): the transaction is gone.
+ */
+export abstract class ServerTransaction extends EventEmitter {
+  abstract readonly isInvite: boolean;
+  state: ServerTransactionState = 'Trying';
+  lastResponse?: SipResponse;
+  protected readonly timers = new TimerSet();
+
+  constructor(
+    /** Transaction key (branch + sent-by + method, or the RFC 2543 fallback). */
+    readonly id: string,
+    readonly request: SipRequest,
+    /** Where responses go (RFC 3261 18.2.2 / RFC 3581), computed from the request's Via and source. */
+    readonly destination: Destination,
+    protected readonly ctx: TransactionContext,
+  ) {
+    super();
+  }
+
+  /** True once a final response has been passed to respond(). */
+  get finalSent(): boolean { return !!this.lastResponse && this.lastResponse.status >= 200; }
+
+  /**
+   * Send a response through the transaction. Returns false (and sends nothing) when the state does
+   * not allow it, e.g. a second final response or a response after a CANCEL's automatic 487.
+   */
+  abstract respond(res: SipResponse, opts?: RespondOptions): boolean;
+
+  /** Internal: a retransmission of the request (or the ACK) matched this transaction. */
+  abstract receiveRequest(req: SipRequest): void;
+
+  protected transmit(res: SipResponse, retransmission = false): void {
+    if (retransmission) this.ctx.onRetransmit(res);
+    this.ctx.send(res, this.destination).catch((err: Error) => {
+      if (this.state === 'Terminated') return;
+      this.emit('transport-error', err);
+      this.terminate();
+    });
+  }
+
+  protected terminate(): void {
+    if (this.state === 'Terminated') return;
+    this.state = 'Terminated';
+    this.timers.clear();
+    this.ctx.onTerminated({ id: this.id, kind: 'server' });
+    this.emit('terminated');
+  }
+
+  /** Internal: stop everything at stack shutdown. */
+  destroy(): void { this.terminate(); }
+
+  protected get reliable(): boolean { return isReliable(this.destination.transport); }
+}
+
+/** Non-INVITE server transaction: Trying -> Proceeding -> Completed -(J)-> Terminated. */
+export class NonInviteServerTransaction extends ServerTransaction {
+  readonly isInvite = false;
+
+  respond(res: SipResponse): boolean {
+    if (this.state !== 'Trying' && this.state !== 'Proceeding') return false;
+    this.lastResponse = res;
+    this.transmit(res);
+    if (res.status < 200) {
+      this.state = 'Proceeding';
+    } else {
+      this.state = 'Completed';
+      // Timer J: keep absorbing request retransmissions for 64*T1 on unreliable transports
+      this.timers.start('J', this.reliable ? 0 : 64 * this.ctx.timers.t1, () => this.terminate());
+    }
+    return true;
+  }
+
+  receiveRequest(): void {
+    // Trying: absorb silently; Proceeding/Completed: resend the last response (17.2.2)
+    if ((this.state === 'Proceeding' || this.state === 'Completed') && this.lastResponse) this.transmit(this.lastResponse, true);
+  }
+}

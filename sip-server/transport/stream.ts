@@ -1,0 +1,139 @@
+// TCP and TLS: listening servers, framed connections, reuse keyed by remote address:port.
+import net from 'node:net';
+import tls from 'node:tls';
+import { EventEmitter } from 'node:events';
+import { StreamFramer } from '../message/framer';
+import type { SourceInfo } from '../message';
+
+type Kind = 'tcp' | 'tls';
+
+/** One TCP/TLS connection with its framer. */
+export class StreamConnection {
+  readonly framer: StreamFramer;
+  lastUsed = Date.now();
+
+  constructor(readonly id: string, readonly kind: Kind, readonly socket: net.Socket, maxMessageSize: number) {
+    this.framer = new StreamFramer(maxMessageSize);
+  }
+
+  get remoteKey(): string { return `${this.socket.remoteAddress}:${this.socket.remotePort}`; }
+}
+
+export interface StreamTransportOptions {
+  kind: Kind;
+  host: string;
+  port: number;
+  maxMessageSize: number;
+  idleTimeoutMs: number;
+  tls?: { cert: Buffer; key: Buffer };
+}
+
+/**
+ * Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src),
+ * 'connection' / 'close' (conn).
+ */
+export class StreamTransport extends EventEmitter {
+  private server?: net.Server;
+  private readonly byId = new Map<string, StreamConnection>();
+  private readonly byRemote = new Map<string, StreamConnection>();
+  private readonly connecting = new Map<string, Promise<StreamConnection>>();
+  private seq = 0;
+  private idleTimer?: NodeJS.Timeout;
+  boundPort = 0;
+
+  constructor(private readonly opts: StreamTransportOptions) {
+    super();
+  }
+
+  async listen(): Promise<void> {
+    const onConn = (socket: net.Socket): void => { this.adopt(socket); };
+    this.server = this.opts.kind === 'tls'
+      ? tls.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, onConn)
+      : net.createServer(onConn);
+    this.server.on('error', (e) => this.emit('error', e));
+    if (this.opts.kind === 'tls') {
+      // handshake failures (scanners speaking plain text to 5061) must not crash anything
+      this.server.on('tlsClientError', () => undefined);
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.opts.port, this.opts.host, () => {
+        this.server!.off('error', reject);
+        resolve();
+      });
+    });
+    this.boundPort = (this.server.address() as net.AddressInfo).port;
+    this.idleTimer = setInterval(() => this.closeIdle(), Math.min(this.opts.idleTimeoutMs, 30_000));
+    this.idleTimer.unref();
+  }
+
+  get connectionCount(): number { return this.byId.size; }
+
+  private adopt(socket: net.Socket): StreamConnection {
+    const id = `${this.opts.kind}-${++this.seq}`;
+    const conn = new StreamConnection(id, this.opts.kind, socket, this.opts.maxMessageSize);
+    socket.setNoDelay(true);
+    this.byId.set(id, conn);
+    this.byRemote.set(conn.remoteKey, conn);
+    const src = (): SourceInfo => ({
+      transport: this.opts.kind, address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0,
+      localAddress: socket.localAddress ?? '', localPort: socket.localPort ?? 0, connectionId: id,
+    });
+    socket.on('data', (chunk: Buffer) => {
+      conn.lastUsed = Date.now();
+      for (const ev of conn.framer.push(chunk)) {
+        if (ev.type === 'message') this.emit('message', ev.data, src());
+        else if (ev.type === 'keepalive') { if (ev.ping && !socket.destroyed) socket.write('\r\n'); }
+        else { this.emit('frame-error', ev.reason, src()); socket.destroy(); }
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      this.byId.delete(id);
+      if (this.byRemote.get(conn.remoteKey) === conn) this.byRemote.delete(conn.remoteKey);
+      this.emit('close', conn);
+    });
+    this.emit('connection', conn);
+    return conn;
+  }
+
+  /** Send on the given connection if still open, else on one to address:port (opened when needed). */
+  async send(data: Buffer, address: string, port: number, connectionId?: string): Promise<void> {
+    let conn = connectionId ? this.byId.get(connectionId) : undefined;
+    if (!conn || conn.socket.destroyed) conn = this.byRemote.get(`${address}:${port}`);
+    if (!conn || conn.socket.destroyed) conn = await this.connect(address, port);
+    conn.lastUsed = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      conn!.socket.write(data, (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  private connect(address: string, port: number): Promise<StreamConnection> {
+    const key = `${address}:${port}`;
+    const pending = this.connecting.get(key);
+    if (pending) return pending;
+    const p = new Promise<StreamConnection>((resolve, reject) => {
+      const socket = this.opts.kind === 'tls'
+        ? tls.connect({ host: address, port, rejectUnauthorized: false, servername: net.isIP(address) ? undefined : address })
+        : net.connect({ host: address, port });
+      const ready = this.opts.kind === 'tls' ? 'secureConnect' : 'connect';
+      const timer = setTimeout(() => socket.destroy(new Error(`connect timeout to ${key}`)), 10_000);
+      socket.once(ready, () => { clearTimeout(timer); resolve(this.adopt(socket)); });
+      socket.once('error', (e) => { clearTimeout(timer); reject(e); });
+    });
+    this.connecting.set(key, p);
+    p.finally(() => this.connecting.delete(key)).catch(() => undefined);
+    return p;
+  }
+
+  private closeIdle(): void {
+    const limit = Date.now() - this.opts.idleTimeoutMs;
+    for (const c of this.byId.values()) if (c.lastUsed < limit) c.socket.destroy();
+  }
+
+  async close(): Promise<void> {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    for (const c of this.byId.values()) c.socket.destroy();
+    if (this.server) await new Promise<void>((r) => this.server!.close(() => r()));
+  }
+}

@@ -1,0 +1,104 @@
+// Shared helpers for the stack tests: a stack on a free loopback port, a sipp runner, a raw UDP peer.
+import { spawn } from 'node:child_process';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { makeSipConfig, SipConfigInput } from '../../../sip-config';
+import { SipStack } from '../../../sip-server/stack';
+import { freePort } from '../../support/ports';
+
+export const FAST_TIMERS = { t1: 50, t2: 400, t4: 500 };
+
+export async function startStack(over: SipConfigInput = {}): Promise<SipStack> {
+  const port = await freePort();
+  const config = makeSipConfig({
+    ...over,
+    listen: { host: '127.0.0.1', port, transports: ['udp', 'tcp'], ...over.listen },
+    timers: { ...FAST_TIMERS, ...over.timers },
+  });
+  const stack = new SipStack(config, { logger: pino({ level: process.env.LOG_LEVEL ?? 'silent' }) });
+  await stack.start();
+  return stack;
+}
+
+export interface SippResult { code: number | null; stdout: string; stderr: string; errors: string }
+
+/** Run sipp to completion (bounded by -timeout and a hard kill), in a scratch directory. */
+export function runSipp(args: string[], hardLimitMs = 60_000): Promise<SippResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sipp-'));
+  return new Promise((resolve) => {
+    const p = spawn('sipp', [...args, '-nostdin', '-trace_err'], { cwd: dir });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    const killer = setTimeout(() => p.kill('SIGKILL'), hardLimitMs);
+    p.on('close', (code) => {
+      clearTimeout(killer);
+      let errors = '';
+      for (const f of fs.readdirSync(dir)) if (f.endsWith('_errors.log')) errors += fs.readFileSync(path.join(dir, f), 'utf8');
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve({ code, stdout, stderr, errors });
+    });
+  });
+}
+
+/** Start sipp in the background (for sipp -sn uas); returns a stop() that kills it by pid. */
+export function startSipp(args: string[]): { done: Promise<SippResult>; stop: () => void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sipp-'));
+  const p = spawn('sipp', [...args, '-nostdin', '-trace_err'], { cwd: dir });
+  let stdout = '';
+  let stderr = '';
+  p.stdout.on('data', (d) => { stdout += d; });
+  p.stderr.on('data', (d) => { stderr += d; });
+  const done = new Promise<SippResult>((resolve) => {
+    p.on('close', (code) => {
+      let errors = '';
+      for (const f of fs.readdirSync(dir)) if (f.endsWith('_errors.log')) errors += fs.readFileSync(path.join(dir, f), 'utf8');
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve({ code, stdout, stderr, errors });
+    });
+  });
+  return { done, stop: () => { if (p.exitCode === null) p.kill('SIGKILL'); } };
+}
+
+/** A raw UDP socket that records what it receives, with timestamps. */
+export class UdpPeer {
+  readonly socket = dgram.createSocket('udp4');
+  readonly received: { at: number; text: string }[] = [];
+  private waiters: (() => void)[] = [];
+  port = 0;
+
+  async bind(): Promise<this> {
+    await new Promise<void>((r) => this.socket.bind(0, '127.0.0.1', () => r()));
+    this.port = this.socket.address().port;
+    this.socket.on('message', (d) => {
+      this.received.push({ at: Date.now(), text: d.toString() });
+      const w = this.waiters;
+      this.waiters = [];
+      w.forEach((f) => f());
+    });
+    return this;
+  }
+
+  send(text: string | Buffer, port: number): Promise<void> {
+    return new Promise((r) => this.socket.send(typeof text === 'string' ? Buffer.from(text) : text, port, '127.0.0.1', () => r()));
+  }
+
+  /** Wait until `pred` holds over the received list (or time out). */
+  async waitFor(pred: (msgs: { at: number; text: string }[]) => boolean, timeoutMs = 5000): Promise<{ at: number; text: string }[]> {
+    const end = Date.now() + timeoutMs;
+    while (!pred(this.received)) {
+      const left = end - Date.now();
+      if (left <= 0) throw new Error(`timed out; received ${this.received.length}: ${this.received.map((m) => m.text.split('\r\n')[0]).join(' | ')}`);
+      await new Promise<void>((r) => { const t = setTimeout(r, Math.min(left, 50)); this.waiters.push(() => { clearTimeout(t); r(); }); });
+    }
+    return this.received;
+  }
+
+  close(): void { try { this.socket.close(); } catch { /* closed */ } }
+}
+
+export function sleep(ms: number): Promise<void> { return new Promise((r) => setTimeout(r, ms)); }
