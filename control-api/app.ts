@@ -3,7 +3,9 @@
  * credentials → per-customer limit → status gate → JSON body → permission → validation → handler.
  *
  * The /auth group lives in control-api/auth/ (another module): if `control-api/auth/index.ts`
- * exists it must export `createAuthRouter(m: AuthMount): express.Router`; it is mounted at /auth.
+ * exists it must export `createAuthRouter(m: AuthMount): express.Router`; it is mounted at /auth
+ * with no body parser in front. Likewise `control-api/provisioning/router.ts` →
+ * `createProvisioningRouter(ctx)` at /provisioning (no credentials).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,6 +35,8 @@ export interface AuthMount {
 export interface AppOptions {
   /** Defaults to control-api/auth/index.ts's createAuthRouter when that file exists. */
   authRouter?: (m: AuthMount) => Router;
+  /** Defaults to control-api/provisioning/router.ts's createProvisioningRouter when that file exists. */
+  provisioningRouter?: (ctx: AppContext) => Router;
   /** Override the route list (tests). */
   routes?: AnyRoute[];
   /** Cache lifetime of verified credentials and customer status (default 1000 ms; tests use 0). */
@@ -52,12 +56,21 @@ export interface PlatformApp {
   openapi: Record<string, unknown>;
 }
 
-function defaultAuthRouter(): AppOptions['authRouter'] | undefined {
-  const dir = path.join(__dirname, 'auth');
-  if (!['index.ts', 'index.js'].some((f) => fs.existsSync(path.join(dir, f)))) return undefined;
+/** Loads `control-api/<file>` when it exists (modules owned by other parts of the project). */
+function optionalModule<T>(file: string): T | undefined {
+  const base = path.join(__dirname, file);
+  if (!['.ts', '.js'].some((ext) => fs.existsSync(base + ext))) return undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(dir) as { createAuthRouter?: AppOptions['authRouter'] };
-  return mod.createAuthRouter;
+  return require(base) as T;
+}
+
+function defaultAuthRouter(): AppOptions['authRouter'] | undefined {
+  return optionalModule<{ createAuthRouter?: AppOptions['authRouter'] }>('auth/index')?.createAuthRouter;
+}
+
+/** control-api/provisioning/router.ts: unauthenticated provisioning URL for desk phones, at /provisioning. */
+function defaultProvisioningRouter(): ((ctx: AppContext) => Router) | undefined {
+  return optionalModule<{ createProvisioningRouter?: (ctx: AppContext) => Router }>('provisioning/router')?.createProvisioningRouter;
 }
 
 export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
@@ -75,12 +88,19 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   const routes = opts.routes ?? loadRoutes();
   const openapi = buildOpenApi(routes, { serverUrl: `${ctx.config.publicUrl}/v1.0` });
 
+  // Handlers reach the shared services through req.app.locals (e.g. cache invalidation).
+  app.locals.credentials = credentials;
+  app.locals.statusGate = statusGate;
+  app.locals.limiters = limiters;
+
   app.use(requestId(ctx.logger));
   app.use(metrics.middleware);
   app.use(opsRouter(ctx, metrics));
 
   const authRouter = opts.authRouter ?? defaultAuthRouter();
   if (authRouter) app.use('/auth', authRouter({ ctx, credentials, statusGate, limiters, jsonBody: body }));
+  const provisioning = opts.provisioningRouter ?? defaultProvisioningRouter();
+  if (provisioning) app.use('/provisioning', provisioning(ctx));
 
   const v1 = Router();
   v1.use(limiters.v1Ip);

@@ -58,7 +58,16 @@ export type AnyRoute = RouteDef<any, any, any>;
 export function defineRoute<P extends z.ZodType = z.ZodType<undefined>, Q extends z.ZodType = z.ZodType<undefined>, B extends z.ZodType = z.ZodType<undefined>>(
   def: RouteDef<P, Q, B>,
 ): RouteDef<P, Q, B> {
-  return def;
+  return def.body ? { ...def, body: closed(def.body) } : def;
+}
+
+/**
+ * Unknown body fields are refused everywhere (spec: Bad input): a plain z.object() body is made
+ * strict here, so route authors cannot forget it. An object with an explicit catchall is left alone.
+ */
+function closed<B extends z.ZodType>(body: B): B {
+  if (body instanceof z.ZodObject && body.def.catchall === undefined) return body.strict() as unknown as B;
+  return body;
 }
 
 // ---- reusable schema pieces -------------------------------------------------------------------
@@ -82,7 +91,7 @@ function isIdFormat(issue: Issue): boolean {
 }
 
 function isMissing(issue: Issue, input: unknown): boolean {
-  if (issue.code !== 'invalid_type') return false;
+  if (issue.code === 'unrecognized_keys' || issue.path.length === 0) return false;
   let v: unknown = input;
   for (const k of issue.path) v = v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k as PropertyKey] : undefined;
   return v === undefined;

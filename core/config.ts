@@ -38,7 +38,7 @@ const schema = z.object({
   HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   HTTP_PORT: port.default(8080),
   PUBLIC_URL: url(['http:', 'https:']).default('http://127.0.0.1:8080'),
-  JWT_SECRET: z.string().optional(),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters (unset it to have one generated)').optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   SMTP_URL: z.union([z.literal(''), url(['smtp:', 'smtps:'])]).default(''),
   MAIL_FROM: z.string().min(3).default('Platform <no-reply@localhost>'),
@@ -51,6 +51,7 @@ const schema = z.object({
   TRUST_PROXY: bool.default(false),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
+  DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
 });
 
 export interface Config {
@@ -74,6 +75,8 @@ export interface Config {
   trustProxy: boolean;
   bodyLimitBytes: number;
   bootstrapAdminUsername: string;
+  /** Direct tokens carry this; raising it invalidates every outstanding direct token. */
+  directScopeVersion: number;
 }
 
 export class ConfigError extends Error {
@@ -81,6 +84,13 @@ export class ConfigError extends Error {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
+}
+
+/** The bad value as it may appear in a log: secrets hidden, URL passwords masked. */
+function shown(key: string, v: string | undefined): string {
+  if (v === undefined) return 'nothing';
+  if (/SECRET|PASSWORD/.test(key)) return `${v.length} characters`;
+  return JSON.stringify(v.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@'));
 }
 
 /** Reads (or creates once) $DATA_DIR/jwt-secret so tokens survive restarts without configuration. */
@@ -113,13 +123,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = String(issue.path[0] ?? '?');
-      problems.push(`${key}: ${issue.message} (got ${JSON.stringify(env[key])})`);
+      problems.push(`${key}: ${issue.message} (got ${shown(key, env[key])})`);
     }
   }
   const e = parsed.data;
-  if (e?.JWT_SECRET !== undefined && e.JWT_SECRET.length < 32) {
-    problems.push('JWT_SECRET: must be at least 32 characters (unset it to have one generated)');
-  }
   if (problems.length > 0 || !e) throw new ConfigError(problems);
 
   const dataDir = path.resolve(e.DATA_DIR);
@@ -144,5 +151,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     trustProxy: e.TRUST_PROXY,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
+    directScopeVersion: e.DIRECT_SCOPE_VERSION,
   });
 }

@@ -34,14 +34,17 @@ local burst = tonumber(ARGV[2])
 local interval = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
+-- tat can only run ahead of now by the burst window; further means the clock went back: start afresh.
+if tat < now or tat > now + (burst + 1) * interval then tat = now end
 local new_tat = tat + cost * interval
 local allow_at = new_tat - burst * interval
-if allow_at > now then
+if allow_at - now > interval / 2 then -- tolerance: float sums of epoch ms drift by fractions of a ms
   return {burst + 1, math.ceil(allow_at - now)}
 end
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.max(1, math.ceil(new_tat - now)))
-local remaining = math.floor((now - allow_at) / interval)
+-- Keep the key a while past its last use: a lingering tat in the past is harmless, and a frozen test
+-- clock must not see the bucket vanish in real time.
+redis.call('SET', KEYS[1], string.format('%.17g', new_tat), 'PX', math.ceil(new_tat - now + burst * interval) + 60000)
+local remaining = math.max(0, math.floor((now - allow_at) / interval))
 return {burst - remaining, math.ceil(new_tat - now)}
 `;
 
@@ -81,7 +84,11 @@ const ALLOWED: LimitResult = { allowed: true };
  * One limiter per tier. `scale` multiplies rate and burst (RATE_LIMIT_SCALE); 0 disables.
  * `prefix` namespaces keys (config.redisKeyPrefix), e.g. `pl:rl:customer:<id>`.
  */
-export function createLimiter(redis: Redis, tier: TierName, opts: { scale: number; prefix: string; timeoutMs?: number }): Limiter {
+export function createLimiter(
+  redis: Redis,
+  tier: TierName,
+  opts: { scale: number; prefix: string; timeoutMs?: number; onError?: (e: unknown) => void },
+): Limiter {
   const t = TIERS[tier];
   const timeoutMs = opts.timeoutMs ?? 250;
   if (!(opts.scale > 0)) return { tier, limitedBy: t.limitedBy, consume: async () => ALLOWED };
@@ -104,6 +111,7 @@ export function createLimiter(redis: Redis, tier: TierName, opts: { scale: numbe
         if (e instanceof RateLimiterRes) {
           return { allowed: false, retryAfterSec: Math.max(1, Math.ceil(e.msBeforeNext / 1000)), limitedBy: t.limitedBy };
         }
+        opts.onError?.(e);
         return ALLOWED; // fail open: Redis trouble must not take the API down
       } finally {
         if (timer) clearTimeout(timer);

@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { AudioFork, type ForkOptions } from './audio-fork';
+import { closeLink, openLink, type CrossLink } from './bridge';
 import type { Conference } from './conference';
 import type { ForkStats } from './fork';
 import type { PlayResult } from './player';
@@ -51,6 +52,9 @@ export class Endpoint extends EventEmitter {
   destroyed = false;
   conference: Conference | null = null;
   private readonly forks = new Set<AudioFork>();
+  /** set while bridged to, or conferenced on, another worker */
+  private crossLink: CrossLink | null = null;
+  private bridgedTo: Endpoint | null = null;
 
   constructor(
     readonly uuid: string,
@@ -92,9 +96,9 @@ export class Endpoint extends EventEmitter {
   }
 
   /** Speaks text (or SSML) through the TTS provider. */
-  say(text: string, opts: { language?: string; voice?: string; bargeIn?: boolean } = {}): Promise<PlayResult> {
+  say(text: string, opts: { language?: string; voice?: string; provider?: string; bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (typeof text !== 'string' || !text.trim()) return Promise.reject(new TypeError('say needs text'));
-    const spec: SourceSpec = { say: text, language: opts.language, voice: opts.voice };
+    const spec: SourceSpec = { say: text, language: opts.language, voice: opts.voice, provider: opts.provider };
     return this.call<PlayResult>('play', [spec], { bargeIn: opts.bargeIn });
   }
 
@@ -192,17 +196,47 @@ export class Endpoint extends EventEmitter {
 
   /** Connects this endpoint's audio to another's, both anchored here (recording and DTMF keep working). */
   async bridge(other: Endpoint): Promise<void> {
-    if (other.host !== this.host) throw new Error('bridge across media workers is not supported yet: create the endpoints with { near }');
-    await this.call('bridge', other.uuid);
+    if (other === this) throw new Error('cannot bridge an endpoint to itself');
+    if (this.destroyed || other.destroyed) throw new Error('endpoint is destroyed');
+    await this.unbridge();
+    await other.unbridge();
+    if (other.host === this.host) {
+      await this.call('bridge', other.uuid);
+    } else {
+      const link = openLink(this.host, other.host);
+      await this.host.call('linkLeg', this.uuid, link.id);
+      await other.host.call('linkLeg', other.uuid, link.id);
+      this.crossLink = other.crossLink = link;
+    }
+    this.bridgedTo = other;
+    other.bridgedTo = this;
   }
 
-  unbridge(): Promise<void> {
-    return this.call('unbridge');
+  async unbridge(): Promise<void> {
+    const peer = this.bridgedTo;
+    this.bridgedTo = null;
+    if (peer) peer.bridgedTo = null;
+    if (this.crossLink) {
+      const link = this.crossLink;
+      this.crossLink = null;
+      if (peer && peer.crossLink === link) peer.crossLink = null;
+      await closeLink(link);
+    } else if (!this.destroyed) await this.call('unbridge');
   }
 
   async joinConference(conf: Conference, opts: { mute?: 'in' | 'out' | 'both' } = {}): Promise<{ memberId: string; confUuid: string }> {
-    if (conf.host !== this.host) throw new Error('conference is on another media worker: create the endpoint with { near: conference }');
-    const r = await this.call<{ memberId: string }>('joinConference', conf.uuid, opts);
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    if (this.conference) await this.leaveConference();
+    await this.unbridge();
+    let r: { memberId: string };
+    if (conf.host === this.host) r = await this.host.call<{ memberId: string }>('joinConference', conf.uuid, this.uuid, opts);
+    else {
+      // the mixer lives on the conference's worker; this leg reaches it through a link
+      const link = openLink(this.host, conf.host);
+      r = await conf.host.call<{ memberId: string }>('linkMember', conf.uuid, link.id, this.uuid, opts);
+      await this.host.call('linkLeg', this.uuid, link.id);
+      this.crossLink = link;
+    }
     this.conference = conf;
     return { memberId: r.memberId, confUuid: conf.uuid };
   }
@@ -216,7 +250,11 @@ export class Endpoint extends EventEmitter {
     const conf = this.conference;
     if (!conf) return;
     this.conference = null;
-    await this.host.call('leaveConference', conf.uuid, this.uuid);
+    if (this.crossLink) {
+      const link = this.crossLink;
+      this.crossLink = null;
+      await closeLink(link);
+    } else await this.host.call('leaveConference', conf.uuid, this.uuid);
   }
 
   unjoin(): Promise<void> {
@@ -263,6 +301,7 @@ export class Endpoint extends EventEmitter {
     if (this.destroyed) return;
     for (const f of this.forks) f.stop().catch(() => {});
     this.forks.clear();
+    if (this.crossLink) await (this.conference ? this.leaveConference() : this.unbridge()).catch(() => {});
     await this.onDestroy(this);
   }
 

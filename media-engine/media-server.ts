@@ -20,6 +20,10 @@ export interface MediaServerOptions {
   /** media worker threads (default: one per core) */
   workers?: number;
   codecs?: AudioCodecName[];
+  /** cache for converted prompts, fetched URLs and speech (default <tmp>/media-engine-cache) */
+  cacheDir?: string;
+  /** TTS provider for say() (default 'espeak-ng'; see media-engine/tts) */
+  ttsProvider?: string;
 }
 
 export interface CreateEndpointOptions {
@@ -69,7 +73,7 @@ export class MediaServer extends EventEmitter {
     const range = opts.rtpPorts ?? { min: 20000, max: 30000 };
     this.pool = new PortPool(range.min, range.max);
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
-    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i));
+    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider }));
     for (const h of this.hosts) {
       h.on('event', (target: string, name: string, data: unknown) => this.route(target, name, data));
       h.on('exit', (err: Error) => this.onWorkerExit(h, err));

@@ -117,8 +117,14 @@ export function makeSipConfig(input: SipConfigInput = {}): SipConfig {
   const r = sipConfigSchema.safeParse(merged);
   if (!r.success) {
     throw new SipConfigError(r.error.issues.map((i) => {
-      const path = i.path.join('.');
-      return `${ENV_VARS[path] ?? path}: ${i.message}`;
+      // the env variable of the longest matching path prefix ("listen.transports.1" -> SIP_TRANSPORTS)
+      const parts = i.path.map(String);
+      let name = parts.join('.');
+      for (let n = parts.length; n > 0; n--) {
+        const env = ENV_VARS[parts.slice(0, n).join('.')];
+        if (env) { name = env; break; }
+      }
+      return `${name}: ${i.message}`;
     }));
   }
   if (r.data.listen.transports.includes('tls') && !r.data.tls) {
@@ -153,9 +159,14 @@ export function loadSipConfig(env: NodeJS.ProcessEnv = process.env, overrides: S
       else setPath(path, n);
     } else setPath(path, raw);
   }
-  if (problems.length) throw new SipConfigError(problems);
   if (input.tls && !(input.tls as Record<string, unknown>).certPath) problems.push('SIP_TLS_CERT: required when SIP_TLS_KEY is set');
   if (input.tls && !(input.tls as Record<string, unknown>).keyPath) problems.push('SIP_TLS_KEY: required when SIP_TLS_CERT is set');
-  if (problems.length) throw new SipConfigError(problems);
-  return makeSipConfig(merge(input as SipConfigInput, overrides));
+  try {
+    const config = makeSipConfig(merge(input as SipConfigInput, overrides));
+    if (problems.length) throw new SipConfigError(problems);
+    return config;
+  } catch (e) {
+    if (e instanceof SipConfigError) throw new SipConfigError([...problems, ...e.problems]);
+    throw e;
+  }
 }

@@ -11,7 +11,7 @@ import { SipStack } from './stack';
 import { parseOutboundTargets, startDrachtio } from './drachtio';
 
 async function main(): Promise<void> {
-  const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-server' } });
+  const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'sip-server' } });
   let config;
   try {
     config = loadSipConfig();

@@ -94,7 +94,11 @@ export class SipStack extends EventEmitter {
       sipMetrics.parseErrors.inc({ transport: s.transport });
       this.log.debug({ src: s, reason }, 'stream framing error, connection closed');
     });
-    this.transports.on('error', (e: Error) => this.emit('error', e));
+    this.transports.on('error', (e: Error) => {
+      // an unhandled 'error' event would throw; without a listener it is logged instead
+      if (this.listenerCount('error')) this.emit('error', e);
+      else this.log.error({ err: e }, 'SIP transport error');
+    });
     this.scanners = new ScannerFilter(config.security.uaBlocklist);
     this.limiter = new SourceRateLimiter({ ...config.security.rateLimit, allowlist: config.security.allowlist });
     this.limiter.onBan = (address) => {
@@ -170,16 +174,24 @@ export class SipStack extends EventEmitter {
     const transport = this.pickTransport(target, req);
     this.addVia(req, transport, branch);
     if (!req.headers.has('Max-Forwards')) req.headers.set('Max-Forwards', '70');
-    const id = `${branch}|${req.method === 'ACK' ? 'INVITE' : req.method}`;
+    return this.startClient(req, branch, { ...target, transport });
+  }
+
+  private startClient(req: SipRequest, branch: string, target: Target & { transport: TransportName }): ClientTransaction {
+    const id = `${branch}|${req.method}`;
     const tx: ClientTransaction = req.method === 'INVITE'
       ? new InviteClientTransaction(id, req, this.ctx, {
-        sendCancel: (cancel) => this.request(cancel, { target: { ...target, transport } }),
+        // the CANCEL reuses the INVITE's Via and branch (RFC 3261 9.1) and goes where the INVITE went
+        sendCancel: (cancel) => this.startClient(cancel, branch, target),
         sendAck: (ack) => { this.sendStateless(ack).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
       })
       : new NonInviteClientTransaction(id, req, this.ctx);
     this.table.clients.set(id, tx);
     sipMetrics.transactions.inc({ kind: 'client' });
-    resolveTarget({ ...target, transport }).then((dest) => tx.begin(dest), (err: Error) => tx.fail(err));
+    const callId = req.callId;
+    tx.once('timeout', () => this.log.info({ callId, method: req.method, target }, 'client transaction timed out'));
+    tx.once('transport-error', (err: Error) => this.log.info({ callId, method: req.method, target, err: err.message }, 'client transaction transport error'));
+    resolveTarget(target).then((dest) => tx.begin(dest), (err: Error) => tx.fail(err));
     return tx;
   }
 
@@ -218,9 +230,10 @@ export class SipStack extends EventEmitter {
   // ---------------------------------------------------------------- internals
 
   private pickTransport(target: Target, req: SipRequest): TransportName {
+    // No automatic UDP->TCP switch for large requests (RFC 3261 18.1.1): many UDP-only peers would
+    // then be unreachable; UDP carries up to 64 KiB and the TU can ask for TCP with ;transport=tcp.
+    void req;
     let t: TransportName = target.transport ?? 'udp';
-    // RFC 3261 18.1.1: large requests go over a congestion-controlled transport
-    if (!target.transport && t === 'udp' && this.listeningPoint('tcp') && req.body.length + 1500 > 1300 && req.toBuffer().length > 1300) t = 'tcp';
     if (!this.listeningPoint(t) && t === 'udp' && this.listeningPoint('tcp')) t = 'tcp';
     return t;
   }
@@ -353,6 +366,7 @@ export class SipStack extends EventEmitter {
     } else srv = new NonInviteServerTransaction(id, req, dest, this.ctx);
     this.table.servers.set(id, srv);
     sipMetrics.transactions.inc({ kind: 'server' });
+    srv.once('timeout', () => this.log.info({ callId: req.callId, method: req.method }, 'no ACK: server transaction timed out'));
     return srv;
   }
 

@@ -17,6 +17,8 @@ export interface AuthDeps {
   statusGate: RequestHandler;
   /** Current direct-token scope version; raising it invalidates every outstanding direct token. */
   directScopeVersion: () => number;
+  /** Called after a customer's status changed (verify, freeze, recover, delete): drop cached status. */
+  onCustomerChanged?: (customerId: string) => void;
 }
 
 /** Mail delivery is best effort: the account change is committed already, the user can ask again. */

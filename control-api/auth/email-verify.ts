@@ -41,6 +41,7 @@ export function postEmailVerify(deps: AuthDeps): RequestHandler {
       return updated ? { ok: true, customer: updated, justVerified: true } : { ok: false };
     });
     if (!out.ok) return bare(res);
+    deps.onCustomerChanged?.(out.customer.id);
 
     if (out.justVerified) {
       logger.info({ customer_id: out.customer.id }, 'customer email verified');

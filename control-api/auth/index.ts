@@ -2,8 +2,9 @@
 //   app.use('/auth', authRouter(deps))
 // before the versioned API and the 404 handler, with no global JSON parser in front: bodies are parsed
 // here so that a broken body is a bare 400.
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import type { Config } from '../../core/config';
+import type { AuthMount } from '../app';
 import { createMailer, type Mailer } from '../../core/mail';
 import { bareJsonBody, lenientJsonBody } from './bare';
 import { signup } from './signup';
@@ -20,8 +21,42 @@ import type { AuthDeps } from './deps';
 export type { AuthDeps } from './deps';
 export { registerDirectResolver, type DirectResolver, type DirectTarget } from './direct-registry';
 
+/** The hook control-api/app.ts calls: the shared middlewares come from the app, the mailer from config. */
+export function createAuthRouter(m: AuthMount): Router {
+  return authRouter(authDepsFromMount(m));
+}
+
+export function authDepsFromMount(m: AuthMount): AuthDeps {
+  const cfg = m.ctx.config as Readonly<Config> & { directScopeVersion?: number };
+  return {
+    ctx: m.ctx,
+    mailer: createMailerFromConfig(m.ctx.config),
+    publicLimiter: m.limiters.authPublic,
+    protectedLimiter: m.limiters.authProtected,
+    authenticate: m.credentials.required,
+    statusGate: m.statusGate.middleware,
+    directScopeVersion: () => cfg.directScopeVersion ?? 1,
+    onCustomerChanged: (id) => m.statusGate.invalidate(id),
+  };
+}
+
 export function createMailerFromConfig(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'outboxDir'>): Mailer {
   return createMailer({ smtpUrl: config.smtpUrl || undefined, from: config.mailFrom, outboxDir: config.outboxDir });
+}
+
+/**
+ * The shared status gate, except that a frozen account passes: unregistering again (immediate) and
+ * cancelling the deletion are how a frozen account recovers (voipbin exempts /auth/unregister too).
+ */
+function gateAllowingFrozen(deps: AuthDeps): RequestHandler {
+  return (req, res, next) => {
+    const id = req.auth?.customerId;
+    if (!id) return deps.statusGate(req, res, next);
+    deps.ctx.statusLookup(id).then(
+      (info) => (info?.status === 'frozen' ? next() : deps.statusGate(req, res, next)),
+      () => deps.statusGate(req, res, next),
+    );
+  };
 }
 
 export function authRouter(deps: AuthDeps): Router {
@@ -30,8 +65,9 @@ export function authRouter(deps: AuthDeps): Router {
   const { publicLimiter, protectedLimiter, authenticate, statusGate } = deps;
 
   // Authenticated by the shared middleware; their own per-IP limiter (spec Limits).
-  r.post('/unregister', protectedLimiter, authenticate, statusGate, ...json, postUnregister(deps));
-  r.delete('/unregister', protectedLimiter, authenticate, statusGate, deleteUnregister(deps));
+  const unregisterGate = gateAllowingFrozen(deps);
+  r.post('/unregister', protectedLimiter, authenticate, unregisterGate, ...json, postUnregister(deps));
+  r.delete('/unregister', protectedLimiter, authenticate, unregisterGate, deleteUnregister(deps));
   r.post('/delegate', protectedLimiter, authenticate, statusGate, ...json, postDelegate(deps));
 
   // Everything else under /auth shares one per-IP limiter.
@@ -49,3 +85,5 @@ export function authRouter(deps: AuthDeps): Router {
   r.post('/boot/refresh', authenticate, ...json, postBootRefresh(deps));
   return r;
 }
+
+export { authOpenApiPaths } from './openapi';

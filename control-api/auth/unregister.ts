@@ -44,6 +44,7 @@ export function postUnregister(deps: AuthDeps): RequestHandler {
 
     const frozen = await freeze(deps, a.customerId);
     if (!frozen) return bare(res);
+    deps.onCustomerChanged?.(frozen.id);
     const email = frozen.email;
     if (!immediate) {
       logger.info({ customer_id: frozen.id }, 'customer frozen, deletion scheduled');
@@ -52,6 +53,7 @@ export function postUnregister(deps: AuthDeps): RequestHandler {
       return void res.status(200).json(customerJson(frozen));
     }
     await deleteCustomerAccount(db, frozen.id);
+    deps.onCustomerChanged?.(frozen.id);
     logger.info({ customer_id: frozen.id }, 'customer deleted at its own request');
     await sendQuietly(deps, unregisterMail(config.publicUrl, email, null));
     const gone = await r.customers.get(frozen.id, { includeDeleted: true });
@@ -81,6 +83,7 @@ export function deleteUnregister(deps: AuthDeps): RequestHandler {
       return repos(trx).customers.update(cu.id, { status: cu.email_verified ? 'active' : 'initial', tm_deletion_scheduled: null });
     });
     if (!recovered) return bare(res);
+    deps.onCustomerChanged?.(recovered.id);
     logger.info({ customer_id: recovered.id }, 'customer recovered, deletion cancelled');
     res.status(200).json(customerJson(recovered));
   };

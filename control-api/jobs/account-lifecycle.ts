@@ -10,9 +10,11 @@ export const UNVERIFIED_WINDOW_MS = 72 * 3600_000;
 export const FROZEN_GRACE_MS = 30 * 24 * 3600_000;
 
 /** Moves unverified accounts older than 72 h from initial to expired; returns their ids. */
-export async function expireUnverifiedAccounts(db: Knex): Promise<string[]> {
+export async function expireUnverifiedAccounts(db: Knex, scope?: readonly string[]): Promise<string[]> {
   const now = clock.now();
-  const rows: { id: string }[] = await db('customers')
+  const q = db('customers');
+  if (scope) q.whereIn('id', scope);
+  const rows: { id: string }[] = await q
     .where({ status: 'initial', email_verified: false })
     .whereNull('tm_delete')
     .where('tm_create', '<=', new Date(now.getTime() - UNVERIFIED_WINDOW_MS))
@@ -21,9 +23,11 @@ export async function expireUnverifiedAccounts(db: Knex): Promise<string[]> {
 }
 
 /** Deletes (cascading) frozen accounts whose grace period is over; returns their ids. */
-export async function deleteFrozenAccounts(db: Knex, batch = 100): Promise<string[]> {
+export async function deleteFrozenAccounts(db: Knex, scope?: readonly string[], batch = 100): Promise<string[]> {
   const cutoff = new Date(clock.nowMs() - FROZEN_GRACE_MS);
-  const due: { id: string }[] = await db('customers')
+  const q = db('customers');
+  if (scope) q.whereIn('id', scope);
+  const due: { id: string }[] = await q
     .select('id')
     .where({ status: 'frozen' })
     .where('tm_deletion_scheduled', '<=', cutoff)
@@ -41,8 +45,12 @@ export interface LifecyclePassResult {
   deleted: string[];
 }
 
-export async function runLifecyclePass(db: Knex): Promise<LifecyclePassResult> {
-  const expired = await expireUnverifiedAccounts(db);
-  const deleted = await deleteFrozenAccounts(db);
+/**
+ * One pass over all accounts. `scope` limits it to some customer ids: tests that move the clock
+ * days ahead use it so as not to touch accounts of other suites sharing the database.
+ */
+export async function runLifecyclePass(db: Knex, scope?: readonly string[]): Promise<LifecyclePassResult> {
+  const expired = await expireUnverifiedAccounts(db, scope);
+  const deleted = await deleteFrozenAccounts(db, scope);
   return { expired, deleted };
 }

@@ -19,6 +19,8 @@ export interface LifecycleSchedulerOptions {
   everyMs?: number;
   log?: Logger;
   onPass?: (r: LifecyclePassResult) => void;
+  /** Only these customers (tests sharing a database); all accounts when absent. */
+  scope?: readonly string[];
 }
 
 export interface LifecycleScheduler {
@@ -45,7 +47,7 @@ export async function startLifecycleScheduler(o: LifecycleSchedulerOptions): Pro
   const worker = new Worker(
     LIFECYCLE_QUEUE,
     async () => {
-      const r = await runLifecyclePass(o.db);
+      const r = await runLifecyclePass(o.db, o.scope);
       if (r.expired.length || r.deleted.length) o.log?.info({ expired: r.expired, deleted: r.deleted }, 'account lifecycle pass');
       o.onPass?.(r);
       return { expired: r.expired.length, deleted: r.deleted.length };

@@ -99,6 +99,7 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
         };
       }
       case 'direct': {
+        if (claims.scope_version !== ctx.config.directScopeVersion) throw invalidCredentials('direct token scope_version is outdated');
         if (opts.checkDirect && !(await opts.checkDirect(claims))) throw invalidCredentials('direct token revoked');
         return {
           kind: 'direct',

@@ -155,7 +155,7 @@ export class ActiveflowSession {
       webhook_method: i.webhook_method,
       current_action: this.current,
       forward_action_id: EMPTY_UUID,
-      executed_actions: this.executed.slice(),
+      executed_actions: this.executed,
       variables: this.vars.snapshot(),
       complete_count: i.complete_count,
       end_reason: this.endReason,
@@ -362,7 +362,8 @@ export class ActiveflowSession {
         });
       },
       background(what, work) {
-        clock.track(work).catch((e: Error) => self.trace('background_failed', { what, error: e.message }));
+        // Not tracked here: HTTP is tracked where it is made, and media waits on the clock itself.
+        work.catch((e: Error) => self.trace('background_failed', { what, error: e.message }));
       },
       setCollectingDigits(on) {
         self.collecting = on;

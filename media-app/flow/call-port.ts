@@ -123,5 +123,6 @@ export interface CallPort extends Originator {
   on(event: 'hangup', listener: (info: HangupInfo) => void): this;
   on(event: 'status', listener: (status: CallStatus) => void): this;
   on(event: 'recording_ended', listener: (ev: { recording_id: string }) => void): this;
-  off(event: 'dtmf' | 'hangup' | 'status' | 'recording_ended', listener: (...args: never[]) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  off(event: 'dtmf' | 'hangup' | 'status' | 'recording_ended', listener: (...args: any[]) => void): this;
 }

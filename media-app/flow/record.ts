@@ -31,6 +31,10 @@ export interface ActiveflowRecord {
   webhook_method: '' | 'POST' | 'GET' | 'PUT' | 'DELETE';
   current_action: Action | null;
   forward_action_id: string;
+  /**
+   * Append-only and shared between the records of one activeflow (copying it on every action made
+   * long flows quadratic): serialize a record when you receive it, or copy the array.
+   */
   executed_actions: ExecutedAction[];
   variables: Record<string, string>;
   /** How many on_complete hops led here (0 for the first activeflow of a chain). */
@@ -43,7 +47,14 @@ export interface ActiveflowRecord {
   tm_delete: string | null;
 }
 
-/** RFC 3339 with microseconds, as the rest of the API prints times. */
+let lastMs = NaN;
+let lastTm = '';
+
+/** RFC 3339 with microseconds, as the rest of the API prints times (cached: many actions share a millisecond). */
 export function tm(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 23) + '000Z';
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastTm = new Date(ms).toISOString().slice(0, 23) + '000Z';
+  }
+  return lastTm;
 }

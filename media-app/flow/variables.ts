@@ -3,6 +3,8 @@ import type { Address, CallInfo } from './call-port';
 
 export class Variables {
   private readonly map = new Map<string, string>();
+  /** Last snapshot, reused until a variable changes (records are built on every action). */
+  private cached: Record<string, string> | null = null;
 
   constructor(initial?: Record<string, string>) {
     if (initial) for (const [k, v] of Object.entries(initial)) this.map.set(k, v);
@@ -13,14 +15,17 @@ export class Variables {
   }
 
   set(name: string, value: string): void {
+    if (this.map.get(name) === value) return;
     this.map.set(name, value);
+    this.cached = null;
   }
 
   /** A lookup function for substitute(). */
   readonly lookup = (name: string): string | undefined => this.map.get(name);
 
+  /** A plain object of every variable; treat it as read-only (it is shared until the next change). */
   snapshot(): Record<string, string> {
-    return Object.fromEntries(this.map);
+    return (this.cached ??= Object.fromEntries(this.map));
   }
 
   /** Custom (non-svc.) variables only: what an on_complete chain carries over. */

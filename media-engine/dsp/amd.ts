@@ -31,6 +31,9 @@ export interface AmdParams {
   maximumWordLength: number; // 5000
 }
 
+const FRAME_LEN_MS = FRAME_MS;
+const N = FRAME_SAMPLES;
+
 export const AMD_DEFAULTS: Readonly<AmdParams> = {
   initialSilence: 2500,
   greeting: 1500,
@@ -106,10 +109,10 @@ export class AnsweringMachineDetector {
 
   /** Feed one 20 ms frame; returns an event when something is decided. */
   process(frame: Frame): AmdEvent | null {
-    if (frame.length !== FRAME_SAMPLES) throw new RangeError(`AMD: frame must have ${FRAME_SAMPLES} samples`);
+    if (frame.length !== N) throw new RangeError(`AMD: frame must have ${N} samples`);
     if (this.finished) return null;
     const frameStart = this.totalTime;
-    this.totalTime += FRAME_MS;
+    this.totalTime += FRAME_LEN_MS;
     if (this.verdict) return this.listenForBeep(frame, frameStart);
 
     const loud = meanAbs(frame) >= this.params.silenceThreshold;
@@ -121,7 +124,7 @@ export class AnsweringMachineDetector {
     if (this.totalTime >= p.totalAnalysisTime) return this.decide('NOTSURE', `TOOLONG-${this.totalTime}`);
 
     if (!voice) {
-      this.silenceDuration += FRAME_MS;
+      this.silenceDuration += FRAME_LEN_MS;
       if (this.silenceDuration >= p.betweenWordsSilence) {
         this.state = 'IN_SILENCE';
         this.consecutiveVoice = 0;
@@ -136,8 +139,8 @@ export class AnsweringMachineDetector {
     }
 
     this.silenceDuration = 0;
-    this.consecutiveVoice += FRAME_MS;
-    this.voiceDuration += FRAME_MS;
+    this.consecutiveVoice += FRAME_LEN_MS;
+    this.voiceDuration += FRAME_LEN_MS;
     // A word counts once enough consecutive voice follows a silence.
     if (this.consecutiveVoice >= p.minimumWordLength && this.state === 'IN_SILENCE') {
       this.words++;
@@ -174,7 +177,7 @@ export class AnsweringMachineDetector {
       // The beep detector counts from its own first frame, which is the frame after the verdict.
       return { type: 'beep', ...hit, offsetMs: hit.offsetMs + this.verdictAt };
     }
-    if (frameStart + FRAME_MS - this.verdictAt >= this.beepTimeoutMs) {
+    if (frameStart + FRAME_LEN_MS - this.verdictAt >= this.beepTimeoutMs) {
       this.finished = true;
       return { type: 'beep-timeout', offsetMs: this.totalTime };
     }

@@ -73,7 +73,7 @@ export class BeepDetector {
       this.runFreqSum = 0;
       this.runFreq0 = f;
       this.runStart = frameStart;
-      if (this.missFrames >= 2 || !this.reported) this.reported = false;
+      // `reported` stays set: a frequency change without a gap is still the same beep.
     }
     if (f > 0) {
       this.missFrames = 0;
@@ -128,7 +128,8 @@ export class BeepDetector {
     }
     if (count < 3 || last <= first) return 0;
     const freq = ((count - 1) * SAMPLE_RATE) / (2 * (last - first));
-    if (freq < this.o.minFreq || freq > this.o.maxFreq) return 0;
+    // 2 % slack at the band edges: a 400 Hz beep may measure 399.9 Hz.
+    if (freq < this.o.minFreq * 0.98 || freq > this.o.maxFreq * 1.02) return 0;
     const p = goertzelPower(x, 0, N, goertzelCoeff(freq));
     return (2 * p) / (N * e) >= this.o.minPurity ? freq : 0;
   }

@@ -54,6 +54,8 @@ export class DtmfDetector {
   private readonly fundCoeff = new Float64Array(8);
   private readonly harmCoeff = new Float64Array(8);
   private readonly pow = new Float64Array(8);
+  /** Rectangular-window power response of row r's 2nd-harmonic bin to column c's tone, [r*4+c]. */
+  private readonly leak = new Float64Array(16);
   private readonly minEnergy: number;
   private readonly minShare: number;
   private readonly margin: number;
@@ -75,6 +77,15 @@ export class DtmfDetector {
       this.fundCoeff[i] = goertzelCoeff(f);
       this.harmCoeff[i] = goertzelCoeff(2 * f);
     });
+    // Row harmonics sit 58–71 Hz from a column tone (2×697=1394 vs 1336, 2×770=1540 vs 1477,
+    // 2×852=1704 vs 1633): about a bin and a half, so the column leaks into the harmonic probe.
+    for (let r = 0; r < 4; r++) {
+      for (let c = 0; c < 4; c++) {
+        const d = Math.abs(2 * ROWS[r] - COLS[c]) / SAMPLE_RATE;
+        const k = d === 0 ? 1 : Math.sin(Math.PI * d * N) / (N * Math.sin(Math.PI * d));
+        this.leak[r * 4 + c] = k * k;
+      }
+    }
     const lvl = opts.minLevel ?? 150;
     this.minEnergy = lvl * lvl * N;
     this.minShare = opts.minToneShare ?? 0.6;
@@ -134,6 +145,36 @@ export class DtmfDetector {
     return { digit, offsetMs: Math.round((this.candidateStart * 1000) / SAMPLE_RATE) };
   }
 
+  /** The eight fundamental Goertzel filters in one pass over the window (into this.pow). */
+  private goertzel8(start: number): void {
+    const b = this.buf;
+    const c = this.fundCoeff;
+    const c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7];
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0; // s[n-1]
+    let z0 = 0, z1 = 0, z2 = 0, z3 = 0, z4 = 0, z5 = 0, z6 = 0, z7 = 0; // s[n-2]
+    let t = 0;
+    for (let i = start, end = start + N; i < end; i++) {
+      const x = b[i];
+      t = x + c0 * a0 - z0; z0 = a0; a0 = t;
+      t = x + c1 * a1 - z1; z1 = a1; a1 = t;
+      t = x + c2 * a2 - z2; z2 = a2; a2 = t;
+      t = x + c3 * a3 - z3; z3 = a3; a3 = t;
+      t = x + c4 * a4 - z4; z4 = a4; a4 = t;
+      t = x + c5 * a5 - z5; z5 = a5; a5 = t;
+      t = x + c6 * a6 - z6; z6 = a6; a6 = t;
+      t = x + c7 * a7 - z7; z7 = a7; a7 = t;
+    }
+    const p = this.pow;
+    p[0] = a0 * a0 + z0 * z0 - c0 * a0 * z0;
+    p[1] = a1 * a1 + z1 * z1 - c1 * a1 * z1;
+    p[2] = a2 * a2 + z2 * z2 - c2 * a2 * z2;
+    p[3] = a3 * a3 + z3 * z3 - c3 * a3 * z3;
+    p[4] = a4 * a4 + z4 * z4 - c4 * a4 * z4;
+    p[5] = a5 * a5 + z5 * z5 - c5 * a5 * z5;
+    p[6] = a6 * a6 + z6 * z6 - c6 * a6 * z6;
+    p[7] = a7 * a7 + z7 * z7 - c7 * a7 * z7;
+  }
+
   /** The digit this window shows, or '' — all the talk-off checks live here. */
   private analyse(start: number): string {
     const b = this.buf;
@@ -141,7 +182,7 @@ export class DtmfDetector {
     for (let i = start; i < start + N; i++) e += b[i] * b[i];
     if (e < this.minEnergy) return '';
     const p = this.pow;
-    for (let i = 0; i < 8; i++) p[i] = goertzelPower(b, start, N, this.fundCoeff[i]);
+    this.goertzel8(start);
     let r = 0;
     for (let i = 1; i < 4; i++) if (p[i] > p[r]) r = i;
     let c = 4;
@@ -153,7 +194,9 @@ export class DtmfDetector {
     if (pc * this.normalTwist < pr || pr * this.reverseTwist < pc) return '';
     for (let i = 0; i < 4; i++) if (i !== r && p[i] * this.margin > pr) return '';
     for (let i = 4; i < 8; i++) if (i !== c && p[i] * this.margin > pc) return '';
-    if (goertzelPower(b, start, N, this.harmCoeff[r]) > pr * this.harmRatio) return '';
+    // Allowed harmonic: the ratio, plus the column's worst-case (in-phase) leakage into the probe.
+    const allowed = Math.sqrt(pr * this.harmRatio) + Math.sqrt(pc * this.leak[r * 4 + (c - 4)]);
+    if (goertzelPower(b, start, N, this.harmCoeff[r]) > allowed * allowed) return '';
     if (goertzelPower(b, start, N, this.harmCoeff[c]) > pc * this.harmRatio) return '';
     return KEYS[r][c - 4];
   }

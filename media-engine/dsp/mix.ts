@@ -6,6 +6,9 @@
  */
 import { FRAME_SAMPLES, type Frame } from './frame';
 
+/** Local copy: imported bindings compile to getters under some loaders, too slow in hot loops. */
+const N = FRAME_SAMPLES;
+
 const clip16 = (v: number) => (v > 32767 ? 32767 : v < -32768 ? -32768 : v);
 
 /** acc[i] += round(frame[i]·gain). */
@@ -39,6 +42,7 @@ interface Slot {
   fadePos: number; // fade position 0..fadeLen (integer, so the ends are reached exactly)
   input: Int16Array | null; // this tick's frame
   own: Int32Array; // this tick's contribution (after gain and fade)
+  ownZero: boolean; // own is all zeros (silent participant: its output is the total)
   out: Int16Array; // this tick's N-1 output
 }
 
@@ -48,8 +52,8 @@ interface Slot {
  */
 export class MixBus {
   /** The whole mix of the last tick (everyone), saturated to 16 bits. */
-  readonly total: Int16Array = new Int16Array(FRAME_SAMPLES);
-  private readonly acc = new Int32Array(FRAME_SAMPLES);
+  readonly total: Int16Array = new Int16Array(N);
+  private readonly acc = new Int32Array(N);
   private readonly slots: Slot[] = [];
   private readonly fadeLen: number;
   private readonly instant: boolean;
@@ -58,7 +62,7 @@ export class MixBus {
 
   constructor(opts: MixBusOptions = {}) {
     this.max = opts.maxParticipants ?? 128;
-    const fs = opts.fadeSamples ?? FRAME_SAMPLES;
+    const fs = opts.fadeSamples ?? N;
     if (!(fs >= 0)) throw new RangeError('MixBus: fadeSamples must be >= 0');
     this.instant = fs === 0;
     this.fadeLen = Math.max(1, Math.round(fs));
@@ -77,12 +81,14 @@ export class MixBus {
       i = this.slots.length;
       this.slots.push({
         used: false, leaving: false, gain: 1, muteIn: false, fadePos: 0, input: null,
-        own: new Int32Array(FRAME_SAMPLES), out: new Int16Array(FRAME_SAMPLES),
+        own: new Int32Array(N), ownZero: true, out: new Int16Array(N),
       });
     }
     const s = this.slots[i];
     Object.assign(s, { used: true, leaving: false, gain: opts.gain ?? 1, muteIn: opts.muteIn ?? false, fadePos: 0, input: null });
     s.out.fill(0);
+    s.own.fill(0);
+    s.ownZero = true;
     this.active++;
     return i;
   }
@@ -105,7 +111,7 @@ export class MixBus {
 
   /** This tick's audio from a participant (read during mix(); absent = silence). */
   input(slot: number, frame: Frame): void {
-    if (frame.length !== FRAME_SAMPLES) throw new RangeError(`MixBus: frame must have ${FRAME_SAMPLES} samples`);
+    if (frame.length !== N) throw new RangeError(`MixBus: frame must have ${N} samples`);
     this.slot(slot).input = frame;
   }
 
@@ -122,24 +128,44 @@ export class MixBus {
       const x = s.input;
       if (s.fadePos === target) {
         // Steady state: plain gain (or nothing).
-        if (target === 0 || x === null) own.fill(0);
-        else if (s.gain === 1) for (let i = 0; i < FRAME_SAMPLES; i++) own[i] = x[i];
-        else for (let i = 0; i < FRAME_SAMPLES; i++) own[i] = Math.round(x[i] * s.gain);
+        if (target === 0 || x === null) {
+          if (!s.ownZero) own.fill(0);
+          s.ownZero = true;
+          continue; // adds nothing to the mix
+        }
+        s.ownZero = false;
+        if (s.gain === 1) {
+          for (let i = 0; i < N; i++) {
+            const v = x[i];
+            own[i] = v;
+            acc[i] += v;
+          }
+        } else {
+          const g = s.gain;
+          for (let i = 0; i < N; i++) {
+            const v = Math.round(x[i] * g);
+            own[i] = v;
+            acc[i] += v;
+          }
+        }
+        continue;
       } else {
         let pos = s.fadePos;
         const dir = target > pos ? 1 : -1;
-        for (let i = 0; i < FRAME_SAMPLES; i++) {
+        for (let i = 0; i < N; i++) {
           if (pos !== target) pos += dir;
           own[i] = x === null ? 0 : Math.round((x[i] * s.gain * pos) / len);
         }
         s.fadePos = pos;
+        s.ownZero = false;
       }
-      for (let i = 0; i < FRAME_SAMPLES; i++) acc[i] += own[i];
+      for (let i = 0; i < N; i++) acc[i] += own[i];
     }
     clipTo16(this.total, acc);
     for (const s of this.slots) {
       if (!s.used) continue;
-      mixMinusOne(s.out, acc, s.own);
+      if (s.ownZero) s.out.set(this.total);
+      else mixMinusOne(s.out, acc, s.own);
       s.input = null;
       if (s.leaving && s.fadePos === 0) {
         s.used = false;

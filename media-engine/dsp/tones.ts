@@ -4,6 +4,10 @@
  */
 import { FRAME_SAMPLES, SAMPLE_RATE, type Frame, type FrameSource } from './frame';
 
+/** Local copies: imported bindings compile to getters under some loaders, too slow in hot loops. */
+const N = FRAME_SAMPLES;
+const RATE = SAMPLE_RATE;
+
 /** One step of a cadence: these frequencies (empty = silence) for `ms` milliseconds. */
 export interface ToneSegment {
   freqs: readonly number[];
@@ -31,7 +35,8 @@ export class ToneSource implements FrameSource {
   private seg = 0;
   private segLeft: number; // samples left in the current segment
   private pass = 1;
-  private phases: Float64Array = new Float64Array(4);
+  /** Per frequency: cos φ, sin φ, cos ω, sin ω. */
+  private readonly osc = new Float64Array(16);
   private finished = false;
 
   constructor(private readonly spec: ToneSpec) {
@@ -40,6 +45,15 @@ export class ToneSource implements FrameSource {
       if (!(s.ms >= 0) || s.freqs.length > 4) throw new Error('ToneSource: segment needs ms >= 0 and at most 4 frequencies');
     }
     this.segLeft = this.samplesOf(0);
+    this.startOscillators();
+  }
+
+  private startOscillators(): void {
+    const s = this.spec.segments[this.seg];
+    s.freqs.forEach((hz, f) => {
+      const w = (2 * Math.PI * hz) / RATE;
+      this.osc.set([1, 0, Math.cos(w), Math.sin(w)], f * 4);
+    });
   }
 
   /** Total duration in ms of one pass of the cadence. */
@@ -50,7 +64,7 @@ export class ToneSource implements FrameSource {
   readFrame(out: Frame): boolean {
     if (this.finished) return false;
     let i = 0;
-    while (i < FRAME_SAMPLES) {
+    while (i < N) {
       while (this.segLeft === 0) {
         if (!this.advance()) {
           if (i === 0) return false;
@@ -59,18 +73,32 @@ export class ToneSource implements FrameSource {
         }
       }
       const s = this.spec.segments[this.seg];
-      const n = Math.min(this.segLeft, FRAME_SAMPLES - i);
+      const n = Math.min(this.segLeft, N - i);
       const amp = s.amplitude ?? 8000;
       const nf = s.freqs.length;
-      for (let k = i; k < i + n; k++) {
-        let v = 0;
-        for (let f = 0; f < nf; f++) {
-          v += amp * Math.sin(this.phases[f]);
-          this.phases[f] += (2 * Math.PI * s.freqs[f]) / SAMPLE_RATE;
+      const osc = this.osc;
+      if (nf === 0) out.fill(0, i, i + n);
+      else {
+        // Phasor rotation (4 multiplies per sample) instead of Math.sin; renormalised per chunk.
+        for (let k = i; k < i + n; k++) {
+          let v = 0;
+          for (let f = 0; f < nf; f++) {
+            const o = f * 4;
+            const re = osc[o];
+            const im = osc[o + 1];
+            v += amp * im;
+            osc[o] = re * osc[o + 2] - im * osc[o + 3];
+            osc[o + 1] = re * osc[o + 3] + im * osc[o + 2];
+          }
+          out[k] = v > 32767 ? 32767 : v < -32768 ? -32768 : Math.round(v);
         }
-        out[k] = v > 32767 ? 32767 : v < -32768 ? -32768 : Math.round(v);
+        for (let f = 0; f < nf; f++) {
+          const o = f * 4;
+          const g = 1 / Math.sqrt(osc[o] * osc[o] + osc[o + 1] * osc[o + 1]);
+          osc[o] *= g;
+          osc[o + 1] *= g;
+        }
       }
-      for (let f = 0; f < nf; f++) this.phases[f] %= 2 * Math.PI;
       i += n;
       this.segLeft -= n;
     }
@@ -82,7 +110,7 @@ export class ToneSource implements FrameSource {
   }
 
   private samplesOf(seg: number): number {
-    return Math.round((this.spec.segments[seg].ms * SAMPLE_RATE) / 1000);
+    return Math.round((this.spec.segments[seg].ms * RATE) / 1000);
   }
 
   private advance(): boolean {
@@ -96,8 +124,8 @@ export class ToneSource implements FrameSource {
       this.pass++;
       this.seg = 0;
     }
-    this.phases.fill(0);
     this.segLeft = this.samplesOf(this.seg);
+    this.startOscillators();
     return true;
   }
 }
@@ -153,11 +181,11 @@ export function renderSource(src: FrameSource, maxMs = 600_000): Int16Array {
   const frames: Int16Array[] = [];
   const maxFrames = Math.ceil(maxMs / 20);
   for (let i = 0; i < maxFrames; i++) {
-    const f = new Int16Array(FRAME_SAMPLES);
+    const f = new Int16Array(N);
     if (!src.readFrame(f)) break;
     frames.push(f);
   }
-  const all = new Int16Array(frames.length * FRAME_SAMPLES);
-  frames.forEach((f, i) => all.set(f, i * FRAME_SAMPLES));
+  const all = new Int16Array(frames.length * N);
+  frames.forEach((f, i) => all.set(f, i * N));
   return all;
 }

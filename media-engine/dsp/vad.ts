@@ -27,6 +27,8 @@ export interface VadOptions {
   energy?: EnergyVadOptions;
 }
 
+const N = FRAME_SAMPLES;
+
 let modulePromise: Promise<FvadModule> | null = null;
 
 /** Load (once) the fvad wasm module. Rejects if the package or its wasm cannot be loaded. */
@@ -55,15 +57,15 @@ export class FvadVad implements Vad {
       m._fvad_free(this.handle);
       throw new Error('fvad: bad sample rate or mode');
     }
-    this.ptr = m._malloc(FRAME_SAMPLES * 2);
+    this.ptr = m._malloc(N * 2);
   }
 
   process(frame: Frame): boolean {
-    if (frame.length !== FRAME_SAMPLES) throw new RangeError(`Vad: frame must have ${FRAME_SAMPLES} samples`);
+    if (frame.length !== N) throw new RangeError(`Vad: frame must have ${N} samples`);
     if (!this.handle) throw new Error('Vad: used after close()');
     // HEAP16 is re-read each time: the wasm memory may have grown and replaced the view.
     this.m.HEAP16.set(frame, this.ptr >> 1);
-    return this.m._fvad_process(this.handle, this.ptr, FRAME_SAMPLES) === 1;
+    return this.m._fvad_process(this.handle, this.ptr, N) === 1;
   }
 
   reset(): void {
@@ -103,7 +105,7 @@ export class EnergyVad implements Vad {
   }
 
   process(frame: Frame): boolean {
-    if (frame.length !== FRAME_SAMPLES) throw new RangeError(`Vad: frame must have ${FRAME_SAMPLES} samples`);
+    if (frame.length !== N) throw new RangeError(`Vad: frame must have ${N} samples`);
     let e = 0;
     for (let i = 0; i < frame.length; i++) e += frame[i] * frame[i];
     const level = Math.sqrt(e / frame.length);

@@ -27,6 +27,7 @@ export class JitterBuffer {
   private target: number;
   private calmTicks = 0;
   private concealRun = 0;
+  private playedAny = false;
   private readonly last = new Int16Array(FRAME);
   readonly stats: JitterStats = { late: 0, concealed: 0, dropped: 0, targetFrames: 0 };
 
@@ -44,6 +45,7 @@ export class JitterBuffer {
     this.entries = [];
     this.started = false;
     this.concealRun = 0;
+    this.playedAny = false;
   }
 
   get depthFrames(): number {
@@ -118,6 +120,7 @@ export class JitterBuffer {
     }
     this.playTs = (this.playTs + FRAME) >>> 0;
     if (filled === 0) {
+      if (!this.playedAny) return true; // still the initial playout delay
       this.stats.concealed++;
       this.concealRun++;
       if (this.entries.length === 0 && this.concealRun > 50) {
@@ -128,6 +131,7 @@ export class JitterBuffer {
       this.conceal(out);
     } else {
       this.concealRun = 0;
+      this.playedAny = true;
       this.last.set(out);
     }
     // shrink after 10 s without lateness when we run ahead of the target

@@ -16,6 +16,7 @@ export interface FrameReaderOptions {
 }
 
 const CHUNK_SAMPLES = 8000;
+const N = FRAME_SAMPLES;
 const LE = os.endianness() === 'LE';
 
 export class FileFrameReader implements FrameSource {
@@ -58,13 +59,13 @@ export class FileFrameReader implements FrameSource {
   readFrame(out: Frame): boolean {
     if (this.fd < 0) return false;
     let i = 0;
-    while (i < FRAME_SAMPLES) {
+    while (i < N) {
       if (this.used === this.have && !this.refill()) {
         if (i === 0) return false;
         out.fill(0, i);
         return true;
       }
-      const n = Math.min(FRAME_SAMPLES - i, this.have - this.used);
+      const n = Math.min(N - i, this.have - this.used);
       out.set(this.view.subarray(this.used, this.used + n), i);
       this.used += n;
       i += n;

@@ -9,6 +9,8 @@ import { TickClock } from './clock';
 import { Leg, type LegOptions } from './leg';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
+import { FrameLink, RemoteMember } from './link';
+import type { MessagePort } from 'node:worker_threads';
 
 interface ConferenceState {
   mixer: ConferenceMixer;
@@ -26,6 +28,7 @@ export class Engine {
   private legs = new Map<string, Leg>();
   private conferences = new Map<string, ConferenceState>();
   private forks = new Map<string, { tap: ForkTap; owner: string }>();
+  private links = new Map<string, { link: FrameLink; legId?: string; confId?: string; member?: RemoteMember }>();
   private tickCost = new Float64Array(3000);
   readonly clock = new TickClock((now) => this.tick(now));
 
@@ -45,6 +48,7 @@ export class Engine {
       if (c.recorder?.finished) c.recorder = null;
       for (const f of c.forks.values()) f.offer(c.mixer.mix);
     }
+    for (const l of this.links.values()) l.link.flush();
     for (const leg of this.legs.values()) leg.sendPhase(now);
     this.tickCost[this.clock.stats.ticks % this.tickCost.length] = performance.now() - t0;
   }
@@ -113,10 +117,7 @@ export class Engine {
   }
 
   unbridge(a: string): void {
-    const la = this.leg(a);
-    const peer = la.feed as Leg | null;
-    la.feed = null;
-    if (peer && peer.feed === la) peer.feed = null;
+    this.unbridgeSafe(this.leg(a));
   }
 
   mute(id: string, direction: 'in' | 'out' | 'both', on: boolean): void {
@@ -143,9 +144,61 @@ export class Engine {
   }
 
   private unbridgeSafe(leg: Leg): void {
-    const peer = leg.feed as Leg | null;
+    const peer = leg.feed;
     leg.feed = null;
-    if (peer && peer.feed === leg) peer.feed = null;
+    if (peer instanceof Leg && peer.feed === leg) peer.feed = null;
+  }
+
+  // ---- links to other workers
+
+  addLink(linkId: string, port: MessagePort): void {
+    this.links.set(linkId, { link: new FrameLink(linkId, port) });
+  }
+
+  private link(linkId: string) {
+    const l = this.links.get(linkId);
+    if (!l) throw new EngineError(`no such link ${linkId}`, 'ENOLINK');
+    return l;
+  }
+
+  /** The leg hears the link and sends its own input over it (bridge, or a conference on another worker). */
+  linkLeg(legId: string, linkId: string): void {
+    const leg = this.leg(legId);
+    const l = this.link(linkId);
+    if (leg.feed) this.unbridgeSafe(leg);
+    l.legId = legId;
+    l.link.outgoing = () => leg.input();
+    leg.feed = l.link;
+  }
+
+  /** A leg on another worker joins a conference here through the link. */
+  linkMember(confId: string, linkId: string, memberId: string, opts: { mute?: 'in' | 'out' | 'both' } = {}) {
+    const c = this.conf(confId);
+    const l = this.link(linkId);
+    const m = new RemoteMember(memberId, l.link);
+    m.muteIn = opts.mute === 'in' || opts.mute === 'both';
+    m.muteOut = opts.mute === 'out' || opts.mute === 'both';
+    l.confId = confId;
+    l.member = m;
+    c.mixer.join(m);
+    this.emit(confId, 'join', { memberId, size: c.mixer.size });
+    return { memberId, size: c.mixer.size };
+  }
+
+  unlink(linkId: string): void {
+    const l = this.links.get(linkId);
+    if (!l) return;
+    this.links.delete(linkId);
+    const leg = l.legId ? this.legs.get(l.legId) : undefined;
+    if (leg && leg.feed === l.link) leg.feed = null;
+    if (l.confId && l.member) {
+      const c = this.conferences.get(l.confId);
+      if (c?.mixer.has(l.member.id)) {
+        c.mixer.leave(l.member.id);
+        this.emit(l.confId, 'leave', { memberId: l.member.id, size: c.mixer.size });
+      }
+    }
+    l.link.close();
   }
 
   // ---- conferences
@@ -179,6 +232,12 @@ export class Engine {
 
   muteMember(confId: string, legId: string, direction: 'in' | 'out' | 'both', on: boolean): void {
     this.conf(confId);
+    const remote = [...this.links.values()].find((l) => l.confId === confId && l.member?.id === legId)?.member;
+    if (remote) {
+      if (direction !== 'out') remote.muteIn = on;
+      if (direction !== 'in') remote.muteOut = on;
+      return;
+    }
     const leg = this.leg(legId);
     if (leg.conferenceId !== confId) throw new EngineError(`${legId} is not in ${confId}`, 'ENOTMEMBER');
     if (direction !== 'out') leg.muteIn = on;

@@ -27,7 +27,9 @@ function header(dataBytes: number): Buffer {
 
 export class WavSink {
   private fd: number;
+  // a fresh (unpooled) buffer, so the Int16Array view below is aligned; WAV is little-endian like the hosts we run on
   private buf = Buffer.alloc(FLUSH_SAMPLES * 2 + 320 * 2);
+  private view = new Int16Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 1);
   private bufLen = 0;
   private dataBytes = 0;
   private closed = false;
@@ -43,13 +45,15 @@ export class WavSink {
 
   write(frame: Int16Array): void {
     if (this.closed) return;
+    this.view.set(frame, this.bufLen >> 1);
+    this.bufLen += frame.length * 2;
+    let peak = this.bucketPeak;
     for (let i = 0; i < frame.length; i++) {
       const s = frame[i];
-      this.buf.writeInt16LE(s, this.bufLen);
-      this.bufLen += 2;
       const a = s < 0 ? -s : s;
-      if (a > this.bucketPeak) this.bucketPeak = a;
+      if (a > peak) peak = a;
     }
+    this.bucketPeak = peak;
     this.bucketFill += frame.length;
     if (this.bucketFill >= 800) {
       this.peakBuckets.push(this.bucketPeak);

@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Worker, type TransferListItem } from 'node:worker_threads';
 import type { FromWorker, ToWorker } from './protocol';
 
 export class WorkerCallError extends Error {
@@ -23,12 +23,12 @@ export class WorkerHost extends EventEmitter {
   /** frames from forks, by fork id */
   readonly forkSinks = new Map<string, (frame: Int16Array) => void>();
 
-  constructor(readonly index: number) {
+  constructor(readonly index: number, workerData: unknown = {}) {
     super();
     const entry = path.join(__dirname, `worker-main${path.extname(__filename)}`);
     this.worker = entry.endsWith('.ts')
-      ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true })
-      : new Worker(entry);
+      ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData })
+      : new Worker(entry, { workerData });
     this.ready = new Promise((resolve, reject) => {
       const onMsg = (m: FromWorker) => {
         if (m.t === 'ready') {
@@ -79,7 +79,7 @@ export class WorkerHost extends EventEmitter {
     });
   }
 
-  post(m: ToWorker, transfer?: ArrayBuffer[]): void {
+  post(m: ToWorker, transfer?: TransferListItem[]): void {
     if (!this.dead) this.worker.postMessage(m, transfer);
   }
 

@@ -1,12 +1,14 @@
 /**
  * Entry point of a media worker thread: runs an Engine and answers the API thread's messages.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { configureSources } from './source-resolver';
 import { Engine } from './engine';
 import type { FromWorker, ToWorker } from './protocol';
 
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
 const port = parentPort;
+configureSources((workerData ?? {}) as { cacheDir?: string; ttsProvider?: string });
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
 
 const engine = new Engine(
@@ -17,6 +19,7 @@ const engine = new Engine(
 port.on('message', async (m: ToWorker) => {
   if (m.t === 'forkAck') return engine.forkAck(m.forkId, m.n);
   if (m.t === 'inject') return engine.inject(m.forkId, m.samples);
+  if (m.t === 'link') return engine.addLink(m.linkId, m.port);
   if (m.t !== 'call') return;
   try {
     const fn = (engine as unknown as Record<string, (...a: unknown[]) => unknown>)[m.method];

@@ -23,6 +23,10 @@ export class AppConnection extends EventEmitter<AppConnectionEvents> {
   readonly tags = new Set<string>();
   closed = false;
   private readonly decoder = new FrameDecoder();
+  /** frames produced during this turn of the event loop, written with one syscall (loopback TCP
+   * writes cost ~0.3 ms of CPU each here, more than the SIP processing of a whole call) */
+  private queue: Buffer[] = [];
+  private flushScheduled = false;
 
   constructor(
     readonly socket: net.Socket,
@@ -43,7 +47,19 @@ export class AppConnection extends EventEmitter<AppConnectionEvents> {
 
   send(payload: string): void {
     if (this.closed || this.socket.destroyed) return;
-    this.socket.write(encodeFrame(payload));
+    this.queue.push(encodeFrame(payload));
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setTimeout(() => this.flush(), 1);
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const q = this.queue;
+    this.queue = [];
+    if (q.length === 0 || this.socket.destroyed) return;
+    this.socket.write(q.length === 1 ? q[0] : Buffer.concat(q));
   }
 
   hasTag(tag: string): boolean {
@@ -52,6 +68,7 @@ export class AppConnection extends EventEmitter<AppConnectionEvents> {
 
   close(): void {
     if (this.closed) return;
+    this.flush();
     this.closed = true;
     this.socket.end();
     // a peer that never reads must not keep the socket (and us) alive

@@ -3,7 +3,7 @@
  * network message it is a template: mandatory headers may be missing (the server fills them in),
  * Content-Length may be absent or count characters, header names come lower-cased from srf.
  */
-import { Headers, LIST_HEADERS, canonicalName, splitList } from '../message/headers';
+import { Headers, canonicalName } from '../message/headers';
 
 export interface AppRequestTemplate {
   kind: 'request';
@@ -49,7 +49,7 @@ export function parseAppMessage(text: string): AppTemplate {
     const canon = canonicalName(name);
     const key = canon.toLowerCase();
     if (!SERVER_OWNED.has(key)) {
-      for (const v of LIST_HEADERS.has(key) ? splitList(value) : [value.trim()]) headers.append(canon, v);
+      headers.append(canon, value.trim());
     }
     name = '';
   };

@@ -248,7 +248,10 @@ export class ProxySide {
     const req = job.upstream.request;
     if (req.method !== 'INVITE' || !b.tx) return;
     const s = req.source;
-    this.dialogs.set(req.callId, {
+    // forget dialogs whose BYE we never see (it went around us, or was lost)
+    const callId = req.callId;
+    setTimeout(() => this.dialogs.delete(callId), 12 * 3600_000).unref();
+    this.dialogs.set(callId, {
       callerTag: req.fromTag ?? '',
       caller: s ? { transport: s.transport, address: s.address, port: s.port, connectionId: s.connectionId } : job.upstream.destination,
       callerTarget: req.contacts[0]?.uri.toString() ?? '',

@@ -77,7 +77,7 @@ export class UacSide {
     const dest: Endpoint | undefined = proxy ? { transport, address: proxy.hostname, port: proxy.port ?? 5060 } : undefined;
     const tx = this.ctx.port.sendRequest(req, dest);
     const txnId = randomUUID();
-    const dialogId = tpl.method === 'INVITE' ? dialogIdOf(req.callId, req.fromTag ?? '') : '';
+    const dialogId = tpl.method === 'INVITE' || tpl.method === 'SUBSCRIBE' ? dialogIdOf(req.callId, req.fromTag ?? '') : '';
     this.track({ txnId, conn, tx, method: tpl.method, dialogId, done: false });
     if (tpl.method === 'INVITE') this.ctx.cdr('attempt', 'application', undefined, tx.request);
     const { raw, meta } = sentMeta(tx.request, local);
@@ -147,6 +147,7 @@ export class UacSide {
     e.done = true;
     this.txns.delete(e.txnId);
     const status = res.status;
+    if (e.method === 'SUBSCRIBE' && !e.dialog && status >= 200 && status < 300) this.established(e, res);
     if (e.method === 'INVITE') {
       if (status >= 200 && status < 300) this.established(e, res);
       if (!e.dialog) {
@@ -155,6 +156,9 @@ export class UacSide {
       }
     }
     if (e.method === 'BYE' && e.dialog && status !== 401 && status !== 407) this.ctx.dialogs.remove(e.dialog);
+    if (e.method === 'NOTIFY' && e.dialog && status >= 200 && /terminated/i.test(e.tx.request.headers.get('Subscription-State') ?? '')) {
+      this.ctx.dialogs.remove(e.dialog);
+    }
     this.deliver(e, res, local);
   }
 
@@ -176,9 +180,9 @@ export class UacSide {
       e.tx.destination,
       seq, 0, e.conn, e.txnId,
     );
-    d.ackable = { tx: e.tx, seq };
+    if (e.method === 'INVITE') d.ackable = { tx: e.tx, seq };
     this.ctx.dialogs.add(d);
-    if (!live(e.conn)) this.abandon(d);
+    if (!live(e.conn) && e.method === 'INVITE') this.abandon(d);
   }
 
   /** Nobody will ever ACK or hang up this call: do both ourselves. */

@@ -4,12 +4,12 @@
  * responses an application sends back (`sip|<txnId>|` + status line) completed and sent.
  */
 import { randomUUID } from 'node:crypto';
-import { SipRequest, randomToken } from '../message';
+import { Headers, SipRequest, randomToken } from '../message';
 import type { AppConnection } from './app-connection';
 import { parseAppMessage, type AppResponseTemplate } from './app-message';
 import { EngineContext, live, receivedMeta, sentMeta } from './context';
 import { Dialog, dialogIdOf } from './dialogs';
-import { appChosenTag, buildResponse, BuildError, contactFor } from './message-builder';
+import { appChosenTag, buildInDialogRequest, buildResponse, BuildError, contactFor } from './message-builder';
 import { responseNo, responseSentEcho, sipToClient } from './protocol';
 import type { Endpoint, InboundTransaction } from './sip-port';
 
@@ -154,6 +154,7 @@ export class UasSide {
     }
     const req = p.tx.request;
     const isInvite = req.method === 'INVITE';
+    const formsDialog = isInvite || req.method === 'SUBSCRIBE';
     if (!p.dialog && p.toTag && tpl.status > 100) {
       // drachtio lets the application choose the local tag on its first response
       const chosen = appChosenTag(tpl);
@@ -165,7 +166,7 @@ export class UasSide {
       res = buildResponse(req, tpl, {
         toTag: p.toTag,
         contact: contactFor(local ?? p.tx.destination),
-        copyRecordRoute: isInvite && !p.dialog,
+        copyRecordRoute: formsDialog && !p.dialog,
         userAgent: this.ctx.opts.userAgent,
       });
     } catch (err) {
@@ -178,10 +179,15 @@ export class UasSide {
       return;
     }
     let dialogId = p.dialog?.id ?? '';
-    if (!p.dialog && isInvite) dialogId = dialogIdOf(req.callId, req.fromTag ?? '');
-    if (isInvite && tpl.status >= 200 && tpl.status < 300) {
-      if (p.dialog) this.expectAck(p.tx, p.dialog);
-      else this.createUasDialog(p, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '');
+    if (!p.dialog && formsDialog) dialogId = dialogIdOf(req.callId, req.fromTag ?? '');
+    if (formsDialog && tpl.status >= 200 && tpl.status < 300) {
+      if (p.dialog) {
+        if (isInvite) this.expectAck(p.tx, p.dialog);
+      } else this.createUasDialog(p, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '');
+    }
+    // a final NOTIFY (Subscription-State: terminated) ends a subscription dialog (RFC 6665 4.4.1)
+    if (p.dialog && req.method === 'NOTIFY' && tpl.status >= 200 && /terminated/i.test(req.headers.get('Subscription-State') ?? '')) {
+      this.ctx.dialogs.remove(p.dialog);
     }
     if (tpl.status >= 200) this.forget(p);
     if (isInvite && !p.dialog) {
@@ -206,15 +212,33 @@ export class UasSide {
       p.txnId,
     );
     this.ctx.dialogs.add(d);
-    this.expectAck(p.tx, d);
+    if (req.method === 'INVITE') this.expectAck(p.tx, d);
   }
 
   private expectAck(tx: InboundTransaction, d: Dialog): void {
     d.awaitingAck = tx;
     tx.once('ack', (ack: SipRequest) => this.onAck(ack, d));
     tx.once('timeout', () => {
-      if (d.awaitingAck === tx && !d.ended) this.ctx.log.warn({ dialog: d.id }, 'no ACK for 2xx');
+      if (d.awaitingAck === tx && !d.ended) this.noAck(d);
     });
+  }
+
+  /**
+   * No ACK for our 2xx (Timer L): as drachtio-server does, hang up towards the peer and tell the
+   * owning application with an `unsolicited` BYE of source `application`.
+   */
+  private noAck(d: Dialog): void {
+    this.ctx.log.warn({ dialog: d.id }, 'no ACK for 2xx: ending the dialog');
+    const tpl = { kind: 'request' as const, method: 'BYE', uri: 'sip:placeholder', headers: new Headers(), body: '' };
+    const bye = buildInDialogRequest(tpl, d, this.ctx.opts.userAgent);
+    bye.headers.append('Reason', 'SIP ;cause=408 ;text="ACK timeout"');
+    this.ctx.dialogs.remove(d);
+    const tx = this.ctx.port.sendRequest(bye, d.routeSet.length ? undefined : d.remote);
+    const owner = live(d.owner);
+    if (!owner) return;
+    const local = this.ctx.port.localFor(d.remote.transport) ?? d.remote;
+    const { raw, meta } = sentMeta(tx.request, local);
+    owner.send(sipToClient(meta, 'unsolicited', d.id, raw));
   }
 
   private track(p: PendingInbound): void {

@@ -31,7 +31,8 @@ export class StreamFramer {
       let skip = 0;
       while (skip < this.buf.length && (this.buf[skip] === 0x0d || this.buf[skip] === 0x0a)) skip++;
       if (skip) {
-        if (skip === this.buf.length && skip < 4 && this.buf[skip - 1] === 0x0d) break; // maybe more CRLF coming
+        // fewer than 4 CR/LF bytes and nothing else yet: a ping (CRLFCRLF) may still be arriving
+        if (skip === this.buf.length && skip < 4) break;
         const crlfs = this.buf.subarray(0, skip).toString('latin1');
         out.push({ type: 'keepalive', ping: crlfs.includes('\r\n\r\n') || crlfs.includes('\n\n') });
         this.buf = this.buf.subarray(skip);

@@ -19,7 +19,8 @@ export interface RespondOptions {
  * - 'ack' (ack: SipRequest): INVITE only: the ACK for our 2xx arrived (the ACK for a non-2xx is absorbed).
  * - 'cancelled' (cancel: SipRequest): INVITE only: a CANCEL matched; the stack already answered it 200
  *   and answered the INVITE 487 unless a final response had been sent.
- * - 'timeout' (): INVITE only: no ACK arrived (Timer H for non-2xx, Timer L for 2xx).
+ * - 'timeout' (): INVITE: no ACK arrived (Timer H for non-2xx, Timer L for 2xx). Non-INVITE: the TU
+ *   gave no final response within 64*T1 (the client has given up by then, Timer F); the transaction ends.
  * - 'transport-error' (err: Error): a response could not be sent.
  * - 'terminated' (): the transaction is gone.
  */
@@ -79,6 +80,16 @@ export abstract class ServerTransaction extends EventEmitter {
 export class NonInviteServerTransaction extends ServerTransaction {
   readonly isInvite = false;
 
+  constructor(id: string, request: SipRequest, destination: Destination, ctx: TransactionContext) {
+    super(id, request, destination, ctx);
+    // a TU that never answers must not pin the transaction (and the concurrency cap) forever
+    this.timers.start('guard', 64 * ctx.timers.t1, () => {
+      if (this.state !== 'Trying' && this.state !== 'Proceeding') return;
+      this.emit('timeout');
+      this.terminate();
+    });
+  }
+
   respond(res: SipResponse): boolean {
     if (this.state !== 'Trying' && this.state !== 'Proceeding') return false;
     this.lastResponse = res;
@@ -87,6 +98,7 @@ export class NonInviteServerTransaction extends ServerTransaction {
       this.state = 'Proceeding';
     } else {
       this.state = 'Completed';
+      this.timers.stop('guard');
       // Timer J: keep absorbing request retransmissions for 64*T1 on unreliable transports
       this.timers.start('J', this.reliable ? 0 : 64 * this.ctx.timers.t1, () => this.terminate());
     }

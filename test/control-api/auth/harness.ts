@@ -1,103 +1,55 @@
-// An express app with the real auth group and the real shared middlewares (request id, credentials,
-// status gate, rate limits, error envelope) over the test Postgres and Redis; mail goes to a temp outbox.
+// The real control-api app (test/support/api.ts: real Postgres database of this process, real Redis,
+// the shared middlewares) with the auth group mounted; mail goes to a temp outbox (or SMTP).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import express from 'express';
+import type express from 'express';
 import request from 'supertest';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
-import { loadConfig } from '../../../core/config';
-import { createDb, migrate } from '../../../core/db/knex';
-import { createLogger } from '../../../core/logger';
-import { createContext, createRedis, type AppContext } from '../../../control-api/context';
-import { requestId } from '../../../control-api/middleware/request-id';
-import { createCredentials } from '../../../control-api/middleware/credentials';
-import { createStatusGate } from '../../../control-api/middleware/status-gate';
-import { createLimiters } from '../../../control-api/middleware/rate-limit';
-import { errorHandler, routeNotFound } from '../../../control-api/middleware/errors';
-import { authRouter, createMailerFromConfig } from '../../../control-api/auth';
-import type { Mailer } from '../../../core/mail';
+import type { AppContext } from '../../../control-api/context';
+import { authRouter, authDepsFromMount } from '../../../control-api/auth';
+import { buildTestApp, type TestApp } from '../../support/api';
 
 export interface Harness {
   app: express.Express;
   ctx: AppContext;
+  t: TestApp;
   db: Knex;
   redis: Redis;
   outbox: string;
-  mailer: Mailer;
   scopeVersion: { value: number };
   close(): Promise<void>;
 }
 
-export function testUrls(): { db: string; redis: string } {
-  const db = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55432/platform_test';
-  const redis = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:56379/1';
-  return { db, redis };
+export function testUrls(): { redis: string } {
+  const redis = process.env.TEST_REDIS_URL;
+  if (!redis) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
+  return { redis };
 }
 
-let migrated: Promise<unknown> | null = null;
-
+/** rateLimitScale 0 (default here) switches the per-IP limits off; the rate-limit suite uses 1. */
 export async function startHarness(opts: { rateLimitScale?: number; smtpUrl?: string } = {}): Promise<Harness> {
-  const urls = testUrls();
   const outbox = await fs.mkdtemp(path.join(os.tmpdir(), 'auth-outbox-'));
-  const run = crypto.randomBytes(4).toString('hex');
-  const config = loadConfig(
-    {
-      DATABASE_URL: urls.db,
-      REDIS_URL: urls.redis,
-      JWT_SECRET: 'test-secret-'.padEnd(48, 'x'),
-      PUBLIC_URL: 'http://127.0.0.1:8080',
-      OUTBOX_DIR: outbox,
-      SMTP_URL: opts.smtpUrl ?? '',
-      REDIS_KEY_PREFIX: `authtest:${run}:`,
-      RATE_LIMIT_SCALE: String(opts.rateLimitScale ?? 1000),
-      LOG_LEVEL: 'silent',
-    },
-    { persistSecret: false },
-  );
-  const db = createDb(config.databaseUrl, { poolMax: 5 });
-  migrated ??= migrate(db);
-  await migrated;
-  const redis = createRedis(config.redisUrl);
-  const logger = createLogger('silent');
-  const ctx = createContext({ config, db, redis, logger });
   const scopeVersion = { value: 1 };
-  const credentials = createCredentials(ctx, { cacheTtlMs: 0, checkDirect: async (c) => c.scope_version === scopeVersion.value });
-  const gate = createStatusGate(ctx, { cacheTtlMs: 0 });
-  const limiters = createLimiters(redis, { scale: config.rateLimitScale, prefix: config.redisKeyPrefix });
-  const mailer = createMailerFromConfig(config);
-
-  const app = express();
-  app.set('trust proxy', false);
-  app.use(requestId(logger));
-  app.use(
-    '/auth',
-    authRouter({
-      ctx,
-      mailer,
-      publicLimiter: limiters.authPublic,
-      protectedLimiter: limiters.authProtected,
-      authenticate: credentials.required,
-      statusGate: gate.middleware,
-      directScopeVersion: () => scopeVersion.value,
-    }),
-  );
-  app.use(routeNotFound);
-  app.use(errorHandler);
+  const t = await buildTestApp({
+    env: { OUTBOX_DIR: outbox, SMTP_URL: opts.smtpUrl ?? '', RATE_LIMIT_SCALE: String(opts.rateLimitScale ?? 0) },
+    app: {
+      checkDirect: async (c) => c.scope_version === scopeVersion.value,
+      authRouter: (m) => authRouter({ ...authDepsFromMount(m), directScopeVersion: () => scopeVersion.value }),
+    },
+  });
   return {
-    app,
-    ctx,
-    db,
-    redis,
+    app: t.app,
+    ctx: t.ctx,
+    t,
+    db: t.ctx.db,
+    redis: t.ctx.redis,
     outbox,
-    mailer,
     scopeVersion,
     async close() {
-      await mailer.close();
-      redis.disconnect();
-      await db.destroy();
+      await t.close();
       await fs.rm(outbox, { recursive: true, force: true });
     },
   };

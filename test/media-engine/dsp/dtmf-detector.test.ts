@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { DtmfDetector, type DtmfDetection } from '../../../media-engine/dsp/dtmf-detector';
-import { dtmfTones, renderSource } from '../../../media-engine/dsp/tones';
+import { DTMF_FREQS, dtmfTones, renderSource, ToneSource } from '../../../media-engine/dsp/tones';
 import { concat, espeak, forEachFrame, mixInto, noise, silenceMs, soxDtmf, soxSynth } from './support/audio';
 
 function detect(samples: Int16Array, det = new DtmfDetector()): DtmfDetection[] {
@@ -81,5 +81,34 @@ describe('media-engine/dsp DTMF detector', function () {
     detect(soxDtmf('5', 30, 0), d);
     d.reset();
     expect(digitsOf(detect(soxDtmf('5', 80, 40), d))).to.equal('5');
+  });
+});
+
+describe('media-engine/dsp DTMF detector (property)', function () {
+  this.timeout(60000);
+  it('random digit strings, durations (≥45 ms), gaps (≥45 ms), levels and twist (≤4 dB) are detected exactly', async () => {
+    const fc = await import('fast-check');
+    const digit = fc.constantFrom(...'0123456789*#ABCD'.split(''));
+    const tone = fc.record({
+      d: digit,
+      on: fc.integer({ min: 45, max: 150 }),
+      off: fc.integer({ min: 45, max: 150 }),
+      level: fc.integer({ min: 1500, max: 12000 }),
+      twistDb: fc.double({ min: -4, max: 4, noNaN: true }),
+    });
+    fc.assert(
+      fc.property(fc.array(tone, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 159 }), (tones, lead) => {
+        // Each tone is rendered separately so row and column can have different amplitudes.
+        const parts: Int16Array[] = [silenceMs(lead / 8)];
+        for (const t of tones) {
+          const [r, c] = DTMF_FREQS[t.d];
+          const row = renderSource(new ToneSource({ segments: [{ freqs: [r], ms: t.on, amplitude: t.level }] }));
+          const col = renderSource(new ToneSource({ segments: [{ freqs: [c], ms: t.on, amplitude: t.level * Math.pow(10, t.twistDb / 20) }] }));
+          parts.push(mixInto(row, col).subarray(0, Math.round(t.on * 8)), silenceMs(t.off));
+        }
+        return digitsOf(detect(concat(...parts))) === tones.map((t) => t.d).join('');
+      }),
+      { numRuns: Number(process.env.DTMF_RUNS ?? 40) },
+    );
   });
 });

@@ -98,3 +98,29 @@ describe('media-engine/dsp mixing', () => {
     expect(() => bus.input(sa, new Int16Array(10))).to.throw(RangeError);
   });
 });
+
+describe('media-engine/dsp mixing (property)', () => {
+  it('for random inputs, everyone hears exactly the saturated sum of the others', async () => {
+    const fc = await import('fast-check');
+    const sample = fc.integer({ min: -32768, max: 32767 });
+    const party = fc.array(sample, { minLength: 160, maxLength: 160 }).map((a) => Int16Array.from(a));
+    fc.assert(
+      fc.property(fc.array(party, { minLength: 1, maxLength: 6 }), (inputs) => {
+        const bus = new MixBus({ fadeSamples: 0 });
+        const slots = inputs.map(() => bus.join());
+        slots.forEach((s, k) => bus.input(s, inputs[k]));
+        bus.mix();
+        for (let k = 0; k < inputs.length; k++) {
+          const out = bus.output(slots[k]);
+          for (let i = 0; i < 160; i++) {
+            let sum = 0;
+            for (let j = 0; j < inputs.length; j++) if (j !== k) sum += inputs[j][i];
+            if (out[i] !== clip(sum)) return false;
+          }
+        }
+        return true;
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

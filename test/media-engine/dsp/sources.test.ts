@@ -173,6 +173,11 @@ describe('media-engine/sources prepareAudio and frame reader', function () {
     r.close();
     expect(r.readFrame(f)).to.equal(false);
 
+    const late = openFrameReader(p.path, { startMs: 1000 });
+    expect(late.readFrame(f)).to.equal(true);
+    expect(Array.from(f)).to.deep.equal(Array.from(all.subarray(8000, 8160)));
+    late.close();
+
     const loop = openFrameReader(path.join(dir, 'native.wav'), { loop: true });
     let frames = 0;
     while (frames < 200 && loop.readFrame(f)) frames++;

@@ -46,6 +46,16 @@ describe('media-engine/audio WAV', function () {
     expect(isEngineFormat(readWavInfo(src).format)).to.equal(true);
   });
 
+  it('reads WAVE_FORMAT_EXTENSIBLE (4 channels, 24-bit) by its subformat', () => {
+    const f = path.join(dir, 'ext.wav');
+    sox(['-n', '-r', '16000', '-b', '24', '-c', '4', f, 'synth', '0.25', 'sine', '300']);
+    expect(fs.readFileSync(f).readUInt16LE(20)).to.equal(0xfffe); // sox wrote the extensible form
+    const { info, samples } = readWav(f);
+    expect(info.format).to.include({ encoding: 'pcm', formatTag: 1, channels: 4, bitsPerSample: 24, sampleRate: 16000 });
+    expect(info.frames).to.equal(4000);
+    expect(samples.length).to.equal(16000);
+  });
+
   it('G.711 decoders match the reference values', () => {
     expect(ulawToLinear(0xff)).to.equal(0);
     expect(ulawToLinear(0x00)).to.equal(-32124);

@@ -71,8 +71,10 @@ export class UdpPeer {
   private waiters: (() => void)[] = [];
   port = 0;
 
+  constructor(readonly host = '127.0.0.1') {}
+
   async bind(): Promise<this> {
-    await new Promise<void>((r) => this.socket.bind(0, '127.0.0.1', () => r()));
+    await new Promise<void>((r) => this.socket.bind(0, this.host, () => r()));
     this.port = this.socket.address().port;
     this.socket.on('message', (d) => {
       this.received.push({ at: Date.now(), text: d.toString() });
@@ -102,3 +104,26 @@ export class UdpPeer {
 }
 
 export function sleep(ms: number): Promise<void> { return new Promise((r) => setTimeout(r, ms)); }
+
+let seq = 0;
+/** Raw request text from a UDP peer at 127.0.0.x:port. */
+export function rawRequest(method: string, peerHost: string, peerPort: number, stackPort: number, opts: { branch?: string; callId?: string; cseq?: number; toTag?: string; headers?: string[]; cseqMethod?: string } = {}): string {
+  const n = ++seq;
+  const branch = opts.branch ?? `z9hG4bK-test-${n}-${Math.random().toString(36).slice(2)}`;
+  return [
+    `${method} sip:service@127.0.0.1:${stackPort} SIP/2.0`,
+    `Via: SIP/2.0/UDP ${peerHost}:${peerPort};branch=${branch};rport`,
+    'Max-Forwards: 70',
+    `From: <sip:peer@${peerHost}:${peerPort}>;tag=from${n}`,
+    `To: <sip:service@127.0.0.1:${stackPort}>${opts.toTag ? `;tag=${opts.toTag}` : ''}`,
+    `Call-ID: ${opts.callId ?? `call-${n}-${Math.random().toString(36).slice(2)}`}`,
+    `CSeq: ${opts.cseq ?? 1} ${opts.cseqMethod ?? method}`,
+    `Contact: <sip:peer@${peerHost}:${peerPort}>`,
+    ...(opts.headers ?? []),
+    'Content-Length: 0',
+    '', '',
+  ].join('\r\n');
+}
+
+/** First line of each message received. */
+export function firstLines(msgs: { text: string }[]): string[] { return msgs.map((m) => m.text.split('\r\n')[0]); }

@@ -20,6 +20,7 @@ export function attachTestUas(stack: SipStack, opts: UasOptions = {}): { invites
       const tag = randomToken();
       srv.respond(req.makeResponse(180, undefined, { toTag: tag }));
       const answer = (): void => {
+        if (srv.finalSent || srv.state === 'Terminated') return; // cancelled, or the stack stopped
         if (opts.inviteStatus && opts.inviteStatus >= 300) { srv.respond(req.makeResponse(opts.inviteStatus, undefined, { toTag: tag })); return; }
         const res = req.makeResponse(200, undefined, { toTag: tag, copyRecordRoute: true });
         res.headers.set('Contact', `<${stack.localUri(req.source!.transport, 'uas')}>`);

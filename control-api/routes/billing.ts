@@ -1,0 +1,156 @@
+/**
+ * Billing accounts and the billing ledger. Every customer has one account (created on first use);
+ * balance is in micros (`balance_credit`, 1 USD = 1,000,000) and in currency units (`balance`).
+ *
+ * Who is "admin" for balance-add: a ProjectSuperAdmin (the platform operator), as in VoIPbin's
+ * balance_add_force. A customer admin adding credit to their own prepaid account would be free money.
+ * Customer admins read their own account and ledger; a ProjectSuperAdmin reads every account.
+ * VoIPbin's spellings /billing_accounts… and …/balance_add_force are accepted as aliases.
+ */
+import { z } from 'zod';
+import { defineRoute, idParams, type AnyRoute } from '../route';
+import type { AuthContext } from '../context';
+import { ApiError, invalidArgument } from '../../core/errors';
+import { isProjectSuperAdmin } from '../../core/permissions';
+import { newId } from '../../core/ids';
+import { billingAccountsRepo, billingAccountJson, MICROS_PER_UNIT, type BillingAccountRow } from '../../core/repos/billing-accounts';
+import { billingsRepo, billingJson } from '../../core/repos/billings';
+import { addBalance, ensureBillingAccount } from '../../core/billing/ledger';
+import type { Db } from '../../core/db/knex';
+
+export const BillingAccountSchema = z.object({
+  id: z.string(),
+  customer_id: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  status: z.enum(['active', 'frozen', 'deleted']),
+  plan_type: z.string(),
+  plan_status: z.string(),
+  balance: z.number().describe('balance_credit in currency units'),
+  balance_credit: z.number().int().describe('micros (1 USD = 1,000,000)'),
+  balance_token: z.number().int(),
+  payment_type: z.string(),
+  payment_method: z.string(),
+  tm_last_topup: z.string(),
+  tm_next_topup: z.string(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
+});
+
+export const BillingSchema = z.object({
+  id: z.string(),
+  customer_id: z.string(),
+  account_id: z.string(),
+  transaction_type: z.enum(['usage', 'top_up', 'adjustment', 'refund']),
+  status: z.enum(['progressing', 'end', 'pending', 'finished']),
+  reference_type: z.string(),
+  reference_id: z.string(),
+  cost_type: z.string(),
+  usage_duration: z.number().int(),
+  billable_units: z.number().int(),
+  rate_token_per_unit: z.number().int(),
+  rate_credit_per_unit: z.number().int(),
+  amount_token: z.number().int(),
+  amount_credit: z.number().int(),
+  balance_token_snapshot: z.number().int(),
+  balance_credit_snapshot: z.number().int(),
+  tm_billing_start: z.string(),
+  tm_billing_end: z.string(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
+});
+
+const accountNotFound = () => new ApiError('BILLING_ACCOUNT_NOT_FOUND', 'billing account not found');
+
+async function visibleAccount(db: Db, auth: AuthContext, id: string): Promise<BillingAccountRow> {
+  await ensureBillingAccount(db, auth.customerId);
+  const a = await billingAccountsRepo(db).get(id);
+  if (!a || (a.customer_id !== auth.customerId && !isProjectSuperAdmin(auth.permission))) throw accountNotFound();
+  return a;
+}
+
+const MAX_TOPUP = 1_000_000 * MICROS_PER_UNIT;
+
+function accountRoutes(base: string, addPath: string): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: base,
+      tag: 'Billing',
+      summary: 'List billing accounts (own; every account for a ProjectSuperAdmin)',
+      permission: 'admin',
+      paginated: true,
+      response: z.object({ result: z.array(BillingAccountSchema), next_page_token: z.string() }),
+      handler: async ({ auth, ctx, page }) => {
+        await ensureBillingAccount(ctx.db, auth.customerId);
+        const filter = isProjectSuperAdmin(auth.permission) ? {} : { customerId: auth.customerId };
+        const p = await billingAccountsRepo(ctx.db).list(page, filter);
+        return { result: p.result.map(billingAccountJson), next_page_token: p.next_page_token };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${base}/:id`,
+      tag: 'Billing',
+      summary: 'Get a billing account',
+      permission: 'admin',
+      params: idParams,
+      response: BillingAccountSchema,
+      handler: async ({ params, auth, ctx }) => billingAccountJson(await visibleAccount(ctx.db, auth, params.id)),
+    }),
+    defineRoute({
+      method: 'post',
+      path: `${base}/:id/${addPath}`,
+      tag: 'Billing',
+      summary: 'Add balance to a billing account (ProjectSuperAdmin)',
+      description: 'balance: amount in currency units (e.g. 10.5), or balance_credit: micros. An Idempotency-Key header makes retries safe.',
+      permission: 'superadmin',
+      params: idParams,
+      body: z.object({ balance: z.number().positive().optional(), balance_credit: z.number().int().positive().optional() }),
+      response: BillingAccountSchema,
+      handler: async ({ params, body, ctx, req }) => {
+        if ((body.balance === undefined) === (body.balance_credit === undefined)) throw invalidArgument('give exactly one of balance or balance_credit');
+        const micros = body.balance_credit ?? Math.round((body.balance as number) * MICROS_PER_UNIT);
+        if (micros <= 0 || micros > MAX_TOPUP) throw invalidArgument(`amount must be between 1 micro and ${MAX_TOPUP / MICROS_PER_UNIT}`);
+        const key = req.get('idempotency-key');
+        if (key !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(key)) throw invalidArgument('Idempotency-Key: 1-64 of A-Z a-z 0-9 _ -');
+        const account = await addBalance(ctx.db, params.id, micros, `top_up:${params.id}:${key ?? newId()}`);
+        return billingAccountJson(account);
+      },
+    }),
+  ];
+}
+
+export const routes: AnyRoute[] = [
+  ...accountRoutes('/billing-accounts', 'balance-add'),
+  ...accountRoutes('/billing_accounts', 'balance_add_force'),
+  defineRoute({
+    method: 'get',
+    path: '/billings',
+    tag: 'Billing',
+    summary: "List the customer's billing records (newest first)",
+    permission: 'admin',
+    paginated: true,
+    response: z.object({ result: z.array(BillingSchema), next_page_token: z.string() }),
+    handler: async ({ auth, ctx, page }) => {
+      const p = await billingsRepo(ctx.db).list(auth.customerId, page);
+      return { result: p.result.map(billingJson), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/billings/:id',
+    tag: 'Billing',
+    summary: 'Get a billing record',
+    permission: 'admin',
+    params: idParams,
+    response: BillingSchema,
+    handler: async ({ params, auth, ctx }) => {
+      const b = await billingsRepo(ctx.db).get(params.id);
+      if (!b || b.customer_id !== auth.customerId) throw new ApiError('BILLING_NOT_FOUND', 'billing not found');
+      return billingJson(b);
+    },
+  }),
+];

@@ -1,0 +1,169 @@
+/**
+ * Extensions: SIP accounts registering at `{label}.reg.{SIP_DOMAIN}`. The password is returned by
+ * the create call only; afterwards it is write-only (PUT) and reaches a phone through the
+ * provisioning URL alone.
+ */
+import { z } from 'zod';
+import { defineRoute, idParams, text } from '../route';
+import type { AppContext } from '../context';
+import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
+import { extensionsRepo, extensionJson, type ExtensionRow } from '../../core/repos/extensions';
+import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
+import { extensionProblem, generateDirectHash, generatePassword, passwordProblem } from '../../core/extensions/credentials';
+
+export const ExtensionSchema = z.object({
+  id: z.string(),
+  customer_id: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  extension: z.string(),
+  domain_name: z.string(),
+  username: z.string(),
+  password: z.string().optional().describe('returned by POST /extensions only'),
+  direct_hash: z.string(),
+  direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
+});
+
+const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'extension not found');
+
+function constraintOf(e: unknown): string | null {
+  const err = e as { code?: string; constraint?: string };
+  return err && err.code === '23505' ? (err.constraint ?? 'unique') : null;
+}
+
+export function showExtension(ctx: AppContext, e: ExtensionRow, withPassword = false) {
+  return extensionJson(e, { sipDomain: ctx.config.sipDomain, withPassword });
+}
+
+/** The customer's live extension or 404 (another customer's extension is "not found" too). */
+export async function ownedExtension(ctx: AppContext, customerId: string, id: string): Promise<ExtensionRow> {
+  const e = await extensionsRepo(ctx.db).getOwned(customerId, id);
+  if (!e) throw notFound();
+  return e;
+}
+
+function checkPassword(pw: string): void {
+  const problem = passwordProblem(pw);
+  if (problem) throw invalidArgument(`password: ${problem}`, [{ field: 'password' }]);
+}
+
+export const routes = [
+  defineRoute({
+    method: 'post',
+    path: '/extensions',
+    tag: 'Extension',
+    summary: 'Create an extension',
+    description: 'The response is the only one that carries the password (a random one when omitted).',
+    permission: 'manager',
+    body: z.object({ extension: z.string().max(64), password: z.string().max(128).optional(), name: text().optional(), detail: text(1024).optional() }),
+    response: ExtensionSchema,
+    handler: async ({ body, auth, ctx }) => {
+      const problem = extensionProblem(body.extension);
+      if (problem) throw invalidArgument(`extension: ${problem}`, [{ field: 'extension' }]);
+      const password = body.password ?? generatePassword();
+      checkPassword(password);
+      const domain = registrationDomain(await ensureCustomerLabel(ctx.db, auth.customerId), ctx.config.sipDomain);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const row = await extensionsRepo(ctx.db).create({
+            customer_id: auth.customerId,
+            extension: body.extension,
+            username: body.extension,
+            domain_name: domain,
+            password,
+            direct_hash: generateDirectHash(),
+            name: body.name ?? '',
+            detail: body.detail ?? '',
+          });
+          return showExtension(ctx, row, true);
+        } catch (e) {
+          const c = constraintOf(e);
+          if (c === 'extensions_direct_hash_uq' && attempt < 5) continue;
+          if (c) throw alreadyExists('extension already exists');
+          throw e;
+        }
+      }
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/extensions',
+    tag: 'Extension',
+    summary: 'List extensions',
+    permission: 'agent',
+    paginated: true,
+    response: z.object({ result: z.array(ExtensionSchema), next_page_token: z.string() }),
+    handler: async ({ auth, ctx, page }) => {
+      const p = await extensionsRepo(ctx.db).list(auth.customerId, page);
+      return { result: p.result.map((e) => showExtension(ctx, e)), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/extensions/:id',
+    tag: 'Extension',
+    summary: 'Get an extension',
+    permission: 'agent',
+    params: idParams,
+    response: ExtensionSchema,
+    handler: async ({ params, auth, ctx }) => showExtension(ctx, await ownedExtension(ctx, auth.customerId, params.id)),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/extensions/:id',
+    tag: 'Extension',
+    summary: 'Update an extension',
+    description: 'name, detail, password; omitted fields stay unchanged. The password is not echoed back.',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional() }),
+    response: ExtensionSchema,
+    handler: async ({ params, body, auth, ctx }) => {
+      await ownedExtension(ctx, auth.customerId, params.id);
+      if (body.password !== undefined) checkPassword(body.password);
+      const row = await extensionsRepo(ctx.db).update(params.id, body);
+      if (!row) throw notFound();
+      return showExtension(ctx, row);
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/extensions/:id',
+    tag: 'Extension',
+    summary: 'Delete an extension',
+    permission: 'manager',
+    params: idParams,
+    response: ExtensionSchema,
+    handler: async ({ params, auth, ctx }) => {
+      await ownedExtension(ctx, auth.customerId, params.id);
+      const row = await extensionsRepo(ctx.db).softDelete(params.id);
+      if (!row) throw notFound();
+      return showExtension(ctx, row);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/extensions/:id/direct-hash-regenerate',
+    tag: 'Extension',
+    summary: 'Give the extension a new direct hash (the old direct URI stops working)',
+    permission: 'manager',
+    params: idParams,
+    response: ExtensionSchema,
+    handler: async ({ params, auth, ctx }) => {
+      await ownedExtension(ctx, auth.customerId, params.id);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const row = await extensionsRepo(ctx.db).update(params.id, { direct_hash: generateDirectHash() });
+          if (!row) throw notFound();
+          return showExtension(ctx, row);
+        } catch (e) {
+          if (constraintOf(e) === 'extensions_direct_hash_uq' && attempt < 5) continue;
+          throw e;
+        }
+      }
+    },
+  }),
+];

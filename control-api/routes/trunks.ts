@@ -1,0 +1,164 @@
+/**
+ * Trunks: a customer's PBX calling in, accepted by source address (auth type ip: allowed_ips holds
+ * IPs or CIDRs) and/or digest (auth type basic: username/password at
+ * `{domain_name}.trunk.{SIP_DOMAIN}`). Customer admins only; the password is write-only.
+ */
+import net from 'node:net';
+import { z } from 'zod';
+import { defineRoute, idParams, text } from '../route';
+import type { AppContext } from '../context';
+import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
+import { trunksRepo, trunkJson, type TrunkRow, type TrunkAuthType } from '../../core/repos/trunks';
+
+/** An IPv4/IPv6 address or CIDR block with a valid prefix length. */
+export function isIpOrCidr(v: string): boolean {
+  const [addr, len, ...rest] = v.split('/');
+  if (rest.length > 0) return false;
+  const fam = net.isIP(addr);
+  if (fam === 0) return false;
+  if (len === undefined) return true;
+  if (!/^\d{1,3}$/.test(len)) return false;
+  return Number(len) <= (fam === 4 ? 32 : 128);
+}
+
+const authTypes = z.array(z.enum(['basic', 'ip'])).min(1).max(2);
+const ips = z.array(z.string().max(64).refine(isIpOrCidr, 'an IP address or CIDR')).max(100);
+const domainLabel = z.string().min(1).max(63).regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'lowercase letters, digits and -');
+
+export const TrunkSchema = z.object({
+  id: z.string(),
+  customer_id: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  domain_name: z.string(),
+  realm: z.string().describe('{domain_name}.trunk.{SIP_DOMAIN}: digest realm and Request-URI host'),
+  auth_types: z.array(z.enum(['basic', 'ip'])),
+  username: z.string(),
+  allowed_ips: z.array(z.string()),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
+});
+
+const notFound = () => new ApiError('TRUNK_NOT_FOUND', 'trunk not found');
+
+/** The auth settings must be usable: basic needs credentials, ip needs addresses. */
+function checkAuth(t: { auth_types: TrunkAuthType[]; username: string; password: string; allowed_ips: string[] }): void {
+  if (t.auth_types.includes('basic') && (!t.username || t.password.length < 8)) {
+    throw invalidArgument('auth type basic needs a username and a password of at least 8 characters');
+  }
+  if (t.auth_types.includes('ip') && t.allowed_ips.length === 0) throw invalidArgument('auth type ip needs allowed_ips');
+}
+
+function show(ctx: AppContext, t: TrunkRow) {
+  return trunkJson(t, { sipDomain: ctx.config.sipDomain });
+}
+
+const isUnique = (e: unknown) => (e as { code?: string })?.code === '23505';
+
+export const routes = [
+  defineRoute({
+    method: 'post',
+    path: '/trunks',
+    tag: 'Trunk',
+    summary: 'Create a trunk (admin)',
+    permission: 'admin',
+    body: z.object({
+      name: text().optional(),
+      detail: text(1024).optional(),
+      domain_name: domainLabel,
+      auth_types: authTypes,
+      username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, . _ -').optional(),
+      password: z.string().max(128).regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces').optional(),
+      allowed_ips: ips.optional(),
+    }),
+    response: TrunkSchema,
+    handler: async ({ body, auth, ctx }) => {
+      const f = {
+        name: body.name ?? '',
+        detail: body.detail ?? '',
+        auth_types: [...new Set(body.auth_types)],
+        username: body.username ?? '',
+        password: body.password ?? '',
+        allowed_ips: body.allowed_ips ?? [],
+      };
+      checkAuth(f);
+      try {
+        return show(ctx, await trunksRepo(ctx.db).create(auth.customerId, body.domain_name, f));
+      } catch (e) {
+        if (isUnique(e)) throw alreadyExists('domain_name is taken');
+        throw e;
+      }
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/trunks',
+    tag: 'Trunk',
+    summary: 'List trunks (admin)',
+    permission: 'admin',
+    paginated: true,
+    response: z.object({ result: z.array(TrunkSchema), next_page_token: z.string() }),
+    handler: async ({ auth, ctx, page }) => {
+      const p = await trunksRepo(ctx.db).list(auth.customerId, page);
+      return { result: p.result.map((t) => show(ctx, t)), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/trunks/:id',
+    tag: 'Trunk',
+    summary: 'Get a trunk (admin)',
+    permission: 'admin',
+    params: idParams,
+    response: TrunkSchema,
+    handler: async ({ params, auth, ctx }) => {
+      const t = await trunksRepo(ctx.db).getOwned(auth.customerId, params.id);
+      if (!t) throw notFound();
+      return show(ctx, t);
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/trunks/:id',
+    tag: 'Trunk',
+    summary: 'Update a trunk (admin); omitted fields stay unchanged',
+    permission: 'admin',
+    params: idParams,
+    body: z.object({
+      name: text().optional(),
+      detail: text(1024).optional(),
+      auth_types: authTypes.optional(),
+      username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/).optional(),
+      password: z.string().max(128).regex(/^[\x21-\x7e]*$/).optional(),
+      allowed_ips: ips.optional(),
+    }),
+    response: TrunkSchema,
+    handler: async ({ params, body, auth, ctx }) => {
+      const repo = trunksRepo(ctx.db);
+      const cur = await repo.getOwned(auth.customerId, params.id);
+      if (!cur) throw notFound();
+      const next = { ...cur, ...body, auth_types: body.auth_types ? [...new Set(body.auth_types)] : cur.auth_types };
+      checkAuth(next);
+      const t = await repo.update(params.id, { ...body, ...(body.auth_types ? { auth_types: next.auth_types } : {}) });
+      if (!t) throw notFound();
+      return show(ctx, t);
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/trunks/:id',
+    tag: 'Trunk',
+    summary: 'Delete a trunk (admin)',
+    permission: 'admin',
+    params: idParams,
+    response: TrunkSchema,
+    handler: async ({ params, auth, ctx }) => {
+      const repo = trunksRepo(ctx.db);
+      if (!(await repo.getOwned(auth.customerId, params.id))) throw notFound();
+      const t = await repo.softDelete(params.id);
+      if (!t) throw notFound();
+      return show(ctx, t);
+    },
+  }),
+];

@@ -1,0 +1,140 @@
+/**
+ * The command bus: control-api → media-app over BullMQ (core/queue/contracts.ts). Originate and
+ * activeflow starts go to the shared queue every node consumes; a command for a live call goes to
+ * the queue of the node that owns it (call → node in Redis, node alive by heartbeat). The
+ * commandId is the BullMQ jobId, so enqueueing the same command twice queues it once.
+ *
+ * BullMQ prefix: `${REDIS_KEY_PREFIX}bull` (the same one control-api's jobs use); the call → node
+ * and heartbeat keys are read under REDIS_KEY_PREFIX.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ApiError, serviceUnavailable } from '../errors';
+import { newId } from '../ids';
+import { clock } from '../clock';
+import {
+  ORIGINATE_QUEUE,
+  callNodeKey,
+  nodeAliveKey,
+  nodeQueueName,
+  type CommandEnvelope,
+  type MediaCommand,
+} from '../queue/contracts';
+
+/**
+ * Starts an activeflow that control-api already wrote (POST /activeflows, status running): the
+ * consuming node loads the record and runs it. Not yet in core/queue/contracts.ts.
+ */
+export interface ActiveflowStartCommand {
+  type: 'activeflow.start';
+  activeflowId: string;
+  customerId: string;
+}
+
+export type BusCommand = MediaCommand | ActiveflowStartCommand;
+
+export interface BusEnvelope {
+  commandId: string;
+  issuedAt: string;
+  command: BusCommand;
+}
+
+/** Redis key (under the prefix) of the node running an activeflow that has no call (reference api…). */
+export const activeflowNodeKey = (activeflowId: string): string => `activeflow-node:${activeflowId}`;
+
+export interface CommandBusOptions {
+  /** Shared connection (BullMQ does not close a connection it was given). */
+  redis: Redis;
+  /** REDIS_KEY_PREFIX. */
+  keyPrefix: string;
+}
+
+export class CommandBus {
+  private readonly queues = new Map<string, Queue>();
+  private closed = false;
+
+  constructor(private readonly opts: CommandBusOptions) {}
+
+  /** The BullMQ prefix consumers must use. */
+  get bullPrefix(): string {
+    return `${this.opts.keyPrefix}bull`;
+  }
+
+  queue(name: string): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.opts.redis, prefix: this.bullPrefix });
+      // A broken connection surfaces as a failed add (503), not as an unhandled error event.
+      q.on('error', () => undefined);
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  async enqueue(queueName: string, command: BusCommand, commandId = newId()): Promise<BusEnvelope> {
+    if (this.closed) throw serviceUnavailable();
+    const envelope: BusEnvelope = { commandId, issuedAt: clock.now().toISOString(), command };
+    try {
+      await this.queue(queueName).add(command.type, envelope, {
+        jobId: commandId,
+        attempts: 3,
+        backoff: { type: 'fixed', delay: 200 },
+        removeOnComplete: 1000,
+        removeOnFail: 5000,
+      });
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw serviceUnavailable();
+    }
+    return envelope;
+  }
+
+  originate(callIds: string[], customerId: string, commandId?: string): Promise<BusEnvelope> {
+    return this.enqueue(ORIGINATE_QUEUE, { type: 'call.originate', callIds, customerId }, commandId);
+  }
+
+  startActiveflow(activeflowId: string, customerId: string, commandId?: string): Promise<BusEnvelope> {
+    return this.enqueue(ORIGINATE_QUEUE, { type: 'activeflow.start', activeflowId, customerId }, commandId);
+  }
+
+  /** The live node that owns a call, or null (no owner, or its heartbeat expired). */
+  async callOwner(callId: string): Promise<string | null> {
+    return this.liveNode(callNodeKey(callId));
+  }
+
+  async activeflowOwner(activeflowId: string): Promise<string | null> {
+    return this.liveNode(activeflowNodeKey(activeflowId));
+  }
+
+  /** Sends a live-call command to the owner's queue; null when no live node owns the call. */
+  async toCallOwner(command: MediaCommand & { callId: string }, commandId?: string): Promise<BusEnvelope | null> {
+    const node = await this.callOwner(command.callId);
+    if (!node) return null;
+    return this.enqueue(nodeQueueName(node), command, commandId);
+  }
+
+  async toNode(nodeId: string, command: BusCommand, commandId?: string): Promise<BusEnvelope> {
+    return this.enqueue(nodeQueueName(nodeId), command, commandId);
+  }
+
+  private async liveNode(key: string): Promise<string | null> {
+    let node: string | null;
+    try {
+      node = await this.opts.redis.get(this.opts.keyPrefix + key);
+      if (!node) return null;
+      const alive = await this.opts.redis.exists(this.opts.keyPrefix + nodeAliveKey(node));
+      return alive ? node : null;
+    } catch {
+      throw serviceUnavailable();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const qs = [...this.queues.values()];
+    this.queues.clear();
+    await Promise.all(qs.map((q) => q.close().catch(() => undefined)));
+  }
+}
+
+export type { CommandEnvelope };

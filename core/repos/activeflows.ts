@@ -1,0 +1,219 @@
+/**
+ * activeflows: the Postgres side of the flow runner's ActiveflowStore (media-app/flow/stores.ts),
+ * mirrored structurally because core must not import media-app.
+ *
+ * The runner shares one append-only executed_actions array between the records it hands over, so
+ * a record is serialized synchronously when it arrives, and writes of one activeflow are chained
+ * (a later update never lands before an earlier one). Executed actions already stored are not
+ * rewritten: an update appends only the new ones.
+ */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID } from '../ids';
+import { formatRfc3339, parseTimestamp } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { Action } from '../flow';
+
+export interface ActiveflowExecutedAction extends Action {
+  tm_execute: string;
+}
+
+/** Same shape as media-app/flow/record.ts ActiveflowRecord. */
+export interface ActiveflowRecordShape {
+  id: string;
+  customer_id: string;
+  flow_id: string;
+  status: '' | 'running' | 'ended';
+  reference_type: '' | 'ai' | 'api' | 'call' | 'campaign' | 'conversation' | 'transcribe' | 'recording';
+  reference_id: string;
+  reference_activeflow_id: string;
+  on_complete_flow_id: string;
+  webhook_uri: string;
+  webhook_method: '' | 'POST' | 'GET' | 'PUT' | 'DELETE';
+  current_action: Action | null;
+  forward_action_id: string;
+  executed_actions: ActiveflowExecutedAction[];
+  variables: Record<string, string>;
+  complete_count: number;
+  end_reason: '' | 'finished' | 'stop_action' | 'stopped' | 'call_hangup' | 'error' | 'limit';
+  error: string;
+  tm_create: string;
+  tm_update: string;
+  tm_delete: string | null;
+}
+
+export interface ActiveflowRow {
+  id: string;
+  customer_id: string;
+  flow_id: string;
+  status: ActiveflowRecordShape['status'];
+  reference_type: ActiveflowRecordShape['reference_type'];
+  reference_id: string;
+  reference_activeflow_id: string;
+  on_complete_flow_id: string;
+  webhook_uri: string;
+  webhook_method: ActiveflowRecordShape['webhook_method'];
+  current_action: Action | null;
+  forward_action_id: string;
+  executed_actions: ActiveflowExecutedAction[];
+  variables: Record<string, string>;
+  complete_count: number;
+  end_reason: ActiveflowRecordShape['end_reason'];
+  error: string;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+/** The Activeflow resource (voipbin FlowManagerActiveflow) plus variables and why it ended. */
+export function activeflowJson(a: ActiveflowRow) {
+  return {
+    id: a.id,
+    customer_id: a.customer_id,
+    flow_id: a.flow_id,
+    status: a.status,
+    reference_type: a.reference_type,
+    reference_id: a.reference_id,
+    reference_activeflow_id: a.reference_activeflow_id,
+    on_complete_flow_id: a.on_complete_flow_id,
+    webhook_uri: a.webhook_uri,
+    webhook_method: a.webhook_method,
+    current_action: a.current_action,
+    forward_action_id: a.forward_action_id,
+    executed_actions: a.executed_actions,
+    variables: a.variables,
+    complete_count: a.complete_count,
+    end_reason: a.end_reason,
+    error: a.error,
+    tm_create: formatRfc3339(a.tm_create),
+    tm_update: formatRfc3339(a.tm_update),
+    tm_delete: formatRfc3339(a.tm_delete),
+  };
+}
+
+function toDate(s: string | null | undefined): Date | null {
+  return s ? parseTimestamp(s) : null;
+}
+
+function toRecord(r: ActiveflowRow): ActiveflowRecordShape {
+  return {
+    ...r,
+    tm_create: formatRfc3339(r.tm_create) as string,
+    tm_update: formatRfc3339(r.tm_update ?? r.tm_create) as string,
+    tm_delete: formatRfc3339(r.tm_delete),
+  };
+}
+
+/** Columns of a record, serialized now (the runner mutates its arrays later). */
+function columns(rec: ActiveflowRecordShape) {
+  return {
+    customer_id: rec.customer_id,
+    flow_id: rec.flow_id || EMPTY_UUID,
+    status: rec.status,
+    reference_type: rec.reference_type,
+    reference_id: rec.reference_id || EMPTY_UUID,
+    reference_activeflow_id: rec.reference_activeflow_id || EMPTY_UUID,
+    on_complete_flow_id: rec.on_complete_flow_id || EMPTY_UUID,
+    webhook_uri: rec.webhook_uri,
+    webhook_method: rec.webhook_method,
+    current_action: rec.current_action ? JSON.stringify(rec.current_action) : null,
+    forward_action_id: rec.forward_action_id,
+    variables: JSON.stringify(rec.variables),
+    complete_count: rec.complete_count,
+    end_reason: rec.end_reason,
+    error: rec.error,
+    tm_update: toDate(rec.tm_update) ?? clock.now(),
+    tm_delete: toDate(rec.tm_delete),
+  };
+}
+
+export function activeflowsRepo(db: Db) {
+  const table = () => db<ActiveflowRow>('activeflows');
+  const live = () => table().whereNull('tm_delete');
+  return {
+    async insert(rec: ActiveflowRecordShape): Promise<ActiveflowRow> {
+      const row = { ...columns(rec), id: rec.id, executed_actions: JSON.stringify(rec.executed_actions), tm_create: toDate(rec.tm_create) ?? clock.now() };
+      const [created] = await table().insert(row as never).returning('*');
+      return created as ActiveflowRow;
+    },
+    async get(id: string): Promise<ActiveflowRow | null> {
+      return ((await table().where({ id }).first()) as ActiveflowRow | undefined) ?? null;
+    },
+    async getOwned(customerId: string, id: string): Promise<ActiveflowRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as ActiveflowRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<ActiveflowRow>> {
+      const q = live().where({ customer_id: customerId }).select('*');
+      return toPage(await paginate<ActiveflowRow>(q, params), (r) => r);
+    },
+    /** Ends a running activeflow whose runner is gone (no live owner); no-op when it already ended. */
+    async endOrphan(id: string, reason: ActiveflowRecordShape['end_reason'], error = ''): Promise<ActiveflowRow | null> {
+      const [row] = await table()
+        .where({ id, status: 'running' })
+        .update({ status: 'ended', end_reason: reason, error, current_action: null, tm_update: clock.now() } as never)
+        .returning('*');
+      return (row as ActiveflowRow | undefined) ?? (await this.get(id));
+    },
+  };
+}
+
+/** ActiveflowStore over Postgres (structurally the interface of media-app/flow/stores.ts). */
+export class PgActiveflowStore {
+  /** How many executed actions are stored per activeflow, to append only the new ones. */
+  private readonly stored = new Map<string, number>();
+  private readonly chains = new Map<string, Promise<void>>();
+
+  constructor(private readonly db: Db) {}
+
+  create(record: ActiveflowRecordShape): Promise<void> {
+    const cols = columns(record);
+    const executed = JSON.stringify(record.executed_actions);
+    const count = record.executed_actions.length;
+    const tmCreate = toDate(record.tm_create) ?? clock.now();
+    return this.chain(record.id, async () => {
+      await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate } as never);
+      this.stored.set(record.id, count);
+    });
+  }
+
+  update(record: ActiveflowRecordShape): Promise<void> {
+    const cols = columns(record);
+    const total = record.executed_actions.length;
+    const known = this.stored.get(record.id);
+    // Serialize now: only the tail when the stored prefix is known, the whole array otherwise.
+    const append = known !== undefined && known <= total ? JSON.stringify(record.executed_actions.slice(known)) : null;
+    const full = append === null ? JSON.stringify(record.executed_actions) : null;
+    const ended = record.status === 'ended';
+    return this.chain(record.id, async () => {
+      const executed = append !== null ? this.db.raw(`executed_actions || ?::jsonb`, [append]) : full;
+      await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed } as never);
+      if (ended) this.stored.delete(record.id);
+      else this.stored.set(record.id, total);
+    });
+  }
+
+  async get(id: string): Promise<ActiveflowRecordShape | undefined> {
+    await this.chains.get(id);
+    const row = (await this.db<ActiveflowRow>('activeflows').where({ id }).first()) as ActiveflowRow | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(opts: { customer_id?: string; limit: number; before?: string }): Promise<ActiveflowRecordShape[]> {
+    const q = this.db<ActiveflowRow>('activeflows').whereNull('tm_delete');
+    if (opts.customer_id) q.where({ customer_id: opts.customer_id });
+    const before = opts.before ? toDate(opts.before) : null;
+    if (before) q.where('tm_create', '<', before);
+    const rows = (await q.orderBy([{ column: 'tm_create', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit)) as ActiveflowRow[];
+    return rows.map(toRecord);
+  }
+
+  private chain(id: string, work: () => Promise<void>): Promise<void> {
+    const prev = this.chains.get(id) ?? Promise.resolve();
+    const next = prev.catch(() => undefined).then(work);
+    this.chains.set(id, next);
+    void next.finally(() => {
+      if (this.chains.get(id) === next) this.chains.delete(id);
+    }).catch(() => undefined);
+    return next;
+  }
+}

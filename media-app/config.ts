@@ -1,0 +1,61 @@
+/**
+ * media-app's own settings, next to the shared core config. The drachtio variables carry the same
+ * names as sip-config's, so one .env serves both processes.
+ */
+import os from 'node:os';
+import { z } from 'zod';
+import { ConfigError } from '../core/config';
+
+const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
+
+const schema = z.object({
+  DRACHTIO_HOST: z.string().min(1).default('127.0.0.1'),
+  DRACHTIO_PORT: port.default(9022),
+  DRACHTIO_SECRET: z.string().min(1).default('cymru'),
+  MEDIA_APP_NODE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of letters, digits, ".", "_", "-"').optional(),
+  RTP_BIND_HOST: z.string().min(1).default('127.0.0.1'),
+  RTP_PORT_MIN: port.default(20000),
+  RTP_PORT_MAX: port.default(30000),
+  RTP_ADVERTISED_HOST: z.string().min(1).optional(),
+  MEDIA_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
+  REGISTRAR_MIN_EXPIRES: z.coerce.number().int().min(1).max(3600).default(60),
+  REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
+  REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  REGISTRAR_LOCKOUT_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(60),
+  REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
+  CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+  CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
+});
+
+export interface MediaAppConfig {
+  drachtio: { host: string; port: number; secret: string };
+  nodeId: string;
+  rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
+  registrar: { minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number };
+  dialTimeoutMs: number;
+  maxDurationMs: number;
+}
+
+export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
+  const input: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) input[key] = env[key] === '' ? undefined : env[key];
+  const r = schema.safeParse(input);
+  const problems = r.success ? [] : r.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
+  if (r.success && r.data.RTP_PORT_MIN >= r.data.RTP_PORT_MAX) problems.push('RTP_PORT_MIN: must be below RTP_PORT_MAX');
+  if (problems.length || !r.success) throw new ConfigError(problems);
+  const e = r.data;
+  return {
+    drachtio: { host: e.DRACHTIO_HOST, port: e.DRACHTIO_PORT, secret: e.DRACHTIO_SECRET },
+    nodeId: e.MEDIA_APP_NODE_ID ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
+    rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS },
+    registrar: {
+      minExpires: e.REGISTRAR_MIN_EXPIRES,
+      maxExpires: e.REGISTRAR_MAX_EXPIRES,
+      lockoutFailures: e.REGISTRAR_LOCKOUT_FAILURES,
+      lockoutWindowSec: e.REGISTRAR_LOCKOUT_WINDOW_SEC,
+      lockoutSec: e.REGISTRAR_LOCKOUT_SEC,
+    },
+    dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
+    maxDurationMs: e.CALL_MAX_DURATION_MS,
+  };
+}

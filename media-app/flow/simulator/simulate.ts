@@ -1,0 +1,154 @@
+/**
+ * Runs a flow against a scripted virtual call, on virtual time, and returns the timeline: every
+ * action with its tm_execute and substituted option, every media command, DTMF, hangups, variables,
+ * and the final activeflow records. The runner is the production one; only the call and the clock
+ * are simulated. HTTP (fetch, webhook_send) is real.
+ */
+import { EMPTY_UUID, flowInvalid, isUnset, parseActions, validateActions } from '../../../core/flow';
+import { invalidArgument } from '../../../core/errors';
+import type { TraceEntry } from '../activeflow';
+import { ListEmitter } from '../events';
+import { FetchHttp, type FlowHttp } from '../http';
+import { DEFAULT_LIMITS, type FlowLimits } from '../limits';
+import { ActiveflowManager } from '../manager';
+import type { ActiveflowRecord } from '../record';
+import { InMemoryActiveflowStore, InMemoryFlowStore } from '../stores';
+import { simScriptSchema, type SimScript } from './script';
+import { SimCall, SimOriginator } from './sim-call';
+import { type RunOutcome, VirtualClock } from './virtual-clock';
+
+export interface SimFlow {
+  id?: string;
+  actions: unknown;
+  on_complete_flow_id?: string;
+}
+
+export interface TimelineEntry {
+  /** Virtual ms since the start. */
+  t: number;
+  /** The same instant as wall-clock time (RFC 3339). */
+  at: string;
+  activeflow_id: string;
+  event: string;
+  [key: string]: unknown;
+}
+
+export interface SimResult {
+  outcome: RunOutcome;
+  /** Virtual ms at the end. */
+  duration_ms: number;
+  call_id: string;
+  timeline: TimelineEntry[];
+  /** Final records, in the order the activeflows started. */
+  activeflows: ActiveflowRecord[];
+  /** activeflow_* events as they were emitted: type, id, status, current action type. */
+  events: { type: string; activeflow_id: string; status: string; current_action: string }[];
+}
+
+export interface SimOptions {
+  /** HTTP client for fetch and webhook_send; default allows loopback and private targets. */
+  http?: FlowHttp;
+}
+
+const DEFAULT_START = '2026-01-05T09:00:00.000Z'; // a Monday
+
+export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOptions = {}): Promise<SimResult> {
+  const parsed = simScriptSchema.safeParse(scriptInput ?? {});
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw invalidArgument(`script.${i.path.join('.')}: ${i.message}`, parsed.error.issues.map((x) => ({ field: `script.${x.path.join('.')}`, message: x.message })));
+  }
+  const script: SimScript = parsed.data;
+  const actions = parseActions(flow.actions);
+  const flows = new InMemoryFlowStore();
+  for (const [i, f] of (script.flows ?? []).entries()) {
+    const v = validateActions(f.actions, { field: `script.flows[${i}].actions` });
+    if (!v.ok) throw flowInvalid(v.problems);
+    flows.put({ id: f.id, actions: v.actions, on_complete_flow_id: f.on_complete_flow_id ?? EMPTY_UUID });
+  }
+  const flowId = flow.id && !isUnset(flow.id) ? flow.id : undefined;
+  if (flowId) flows.put({ id: flowId, actions, on_complete_flow_id: flow.on_complete_flow_id ?? EMPTY_UUID });
+
+  const base = Date.parse(script.start_time ?? DEFAULT_START);
+  if (Number.isNaN(base)) throw invalidArgument('script.start_time: not a date', [{ field: 'script.start_time' }]);
+  const clock = new VirtualClock(base);
+  const timeline: TimelineEntry[] = [];
+  const record = (e: TraceEntry) => {
+    const { at, ...rest } = e;
+    timeline.push({ t: at - base, at: new Date(at).toISOString(), ...rest });
+  };
+  let currentId = '';
+  const trace = (e: TraceEntry) => {
+    if (e.event === 'activeflow_created') currentId = e.activeflow_id;
+    record(e);
+  };
+  const callTrace = (event: string, data: Record<string, unknown>) => record({ at: clock.now(), activeflow_id: currentId, event, ...data });
+
+  const limits: FlowLimits = { ...DEFAULT_LIMITS, ...(script.limits ?? {}) };
+  const emitter = new ListEmitter();
+  const store = new InMemoryActiveflowStore();
+  const manager = new ActiveflowManager({
+    store,
+    emitter,
+    flows,
+    clock,
+    http: opts.http ?? new FetchHttp({ allowPrivateTargets: true }),
+    limits,
+    trace,
+  });
+
+  const onCall = (script.reference_type ?? 'call') === 'call';
+  const call = onCall ? new SimCall(clock, script, callTrace) : undefined;
+  const originator = call ? undefined : new SimOriginator(callTrace);
+
+  for (const ev of script.events ?? []) {
+    clock.scheduleAt(ev.at, () => {
+      if (ev.hangup) call?.remoteHangup(ev.reason ?? 'normal');
+      if (ev.stop) {
+        callTrace('stop_requested', {});
+        void manager.stop(currentId);
+      }
+      if (ev.continue) callTrace('continue_requested', { released: manager.continue(currentId) });
+    });
+    if (ev.dtmf && call) {
+      [...ev.dtmf].forEach((d, i) => clock.scheduleAt(ev.at + i * (ev.interval ?? 100), () => call.press(d)));
+    }
+  }
+
+  await manager.start({
+    customer_id: EMPTY_UUID,
+    flow_id: flowId,
+    actions: flowId ? undefined : actions,
+    on_complete_flow_id: flowId ? undefined : flow.on_complete_flow_id ?? EMPTY_UUID,
+    reference_type: onCall ? 'call' : 'api',
+    variables: script.variables ?? {},
+    call,
+    originator,
+  });
+
+  let outcome = await clock.run(() => manager.idle && clock.realWorkInFlight === 0, script.max_ms ?? 3_600_000);
+  if (outcome !== 'done') {
+    // Whatever still runs (a block never continued, a wait with no end) is stopped, as a caller would.
+    callTrace('simulation_ended', { why: outcome });
+    const live = [...new Set(emitter.events.map((e) => e.record.id))].filter((id) => manager.get(id));
+    for (const id of live) void manager.stop(id);
+    await clock.run(() => manager.idle, clock.elapsedMs);
+    await manager.settled();
+  }
+
+  const ids = [...new Set(emitter.events.filter((e) => e.type === 'activeflow_created').map((e) => e.record.id))];
+  const activeflows = (await Promise.all(ids.map((id) => store.get(id)))).filter((r): r is ActiveflowRecord => !!r);
+  return {
+    outcome,
+    duration_ms: clock.elapsedMs,
+    call_id: call?.info.id ?? '',
+    timeline,
+    activeflows,
+    events: emitter.events.map((e) => ({
+      type: e.type,
+      activeflow_id: e.record.id,
+      status: e.record.status,
+      current_action: e.record.current_action?.type ?? '',
+    })),
+  };
+}

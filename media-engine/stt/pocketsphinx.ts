@@ -1,0 +1,204 @@
+/**
+ * pocketsphinx (Debian's pocketsphinx_continuous with the en-us 16 kHz model) as a streaming
+ * recogniser. Audio is upsampled to 16 kHz and written to the process through a FIFO (Node's
+ * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). pocketsphinx splits the stream
+ * on silence and prints one hypothesis per utterance followed by word times (`-time yes`), which
+ * give each segment's offset.
+ *
+ * Honest expectations (stack-notes §5): free-form word error on synthetic telephone speech is
+ * 77–98 %; with a phrase list (JSGF) short flite-voiced phrases are usually exact. A grammar forces
+ * every utterance onto some phrase, so treat grammar results as "closest phrase", not proof.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FRAME_SAMPLES, type Frame } from '../dsp/frame';
+import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamOptions, type TranscriptEvent } from './provider';
+import { Upsampler2x } from './upsample';
+
+export interface PocketsphinxOptions {
+  /** Extra pocketsphinx arguments (e.g. ['-hmm', dir, '-dict', file, '-lm', file] for another model). */
+  extraArgs?: string[];
+  /** Audio buffered towards the recogniser before frames are dropped, ms. Default 10000. */
+  maxBacklogMs?: number;
+  binary?: string;
+}
+
+/** Build a JSGF grammar that accepts exactly one of the phrases. */
+export function phrasesToJsgf(phrases: string[]): string {
+  const clean = phrases
+    .map((p) => p.toLowerCase().replace(/[^a-z' ]+/g, ' ').replace(/\s+/g, ' ').trim())
+    .filter((p) => p.length > 0);
+  if (clean.length === 0) throw new SttError('BAD_GRAMMAR', 'phrase list has no usable phrase');
+  return `#JSGF V1.0;\ngrammar phrases;\npublic <phrase> = ${[...new Set(clean)].join(' | ')} ;\n`;
+}
+
+const WORD_LINE = /^(\S+) (\d+\.\d+) (\d+\.\d+) ([\d.]+)$/;
+
+class PocketsphinxStream extends EventEmitter implements SttStream {
+  droppedFrames = 0;
+  private readonly child: ChildProcess;
+  private readonly fifoDir: string;
+  private readonly writer: fs.WriteStream;
+  private readonly fifo: string;
+  private readonly up = new Upsampler2x();
+  private readonly maxBacklogBytes: number;
+  private lineBuf = '';
+  private pending: { text: string; words: Array<{ w: string; start: number; end: number; p: number }> } | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private ended = false;
+  private readonly closedPromise: Promise<void>;
+  private stderr = '';
+
+  constructor(private readonly direction: Direction, args: string[], binary: string, maxBacklogMs: number, grammar: string | null) {
+    super();
+    this.maxBacklogBytes = maxBacklogMs * 32; // 16 kHz · 2 bytes
+    this.fifoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stt-'));
+    const fifo = (this.fifo = path.join(this.fifoDir, 'audio.fifo'));
+    const mk = spawnSync('mkfifo', [fifo]);
+    if (mk.status !== 0) throw new SttError('RECOGNIZER_FAILED', `mkfifo failed: ${mk.stderr?.toString() ?? mk.error?.message}`);
+    const full = ['-infile', fifo, '-time', 'yes', '-logfn', '/dev/null', ...args];
+    if (grammar) {
+      const g = path.join(this.fifoDir, 'grammar.gram');
+      fs.writeFileSync(g, grammar);
+      full.push('-jsgf', g);
+    }
+    this.child = spawn(binary, full, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.writer = fs.createWriteStream(fifo);
+    this.writer.on('error', () => {}); // reader gone: the child's exit reports it
+    this.child.stdout!.setEncoding('utf8');
+    this.child.stdout!.on('data', (d: string) => this.onStdout(d));
+    this.child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-2000)));
+    this.closedPromise = new Promise((resolve) => {
+      this.child.on('error', (err) => this.fail(new SttError('RECOGNIZER_FAILED', `cannot run ${binary}: ${err.message}`)));
+      this.child.on('close', (code, signal) => {
+        this.onStdout('\n');
+        this.emitPending();
+        if (code !== 0 && !this.closed) {
+          this.fail(new SttError('RECOGNIZER_FAILED', `pocketsphinx exited with ${signal ?? code}${this.stderr ? ': ' + this.stderr.trim().split('\n').pop() : ''}`));
+        }
+        this.cleanup();
+        resolve();
+      });
+    });
+  }
+
+  write(frame: Frame): void {
+    if (this.ended || this.closed) return;
+    if (this.writer.writableLength > this.maxBacklogBytes) {
+      this.droppedFrames++;
+      return;
+    }
+    const buf = Buffer.allocUnsafe(frame.length * 4);
+    this.up.process(frame, new Int16Array(buf.buffer, buf.byteOffset, frame.length * 2));
+    this.writer.write(buf);
+  }
+
+  async end(): Promise<void> {
+    if (!this.ended) {
+      this.ended = true;
+      // A little trailing silence lets the recogniser close the last utterance.
+      const tail = new Int16Array(FRAME_SAMPLES);
+      for (let i = 0; i < 25 && !this.closed; i++) {
+        const buf = Buffer.alloc(FRAME_SAMPLES * 4);
+        this.up.process(tail, new Int16Array(buf.buffer, buf.byteOffset, FRAME_SAMPLES * 2));
+        this.writer.write(buf);
+      }
+      this.writer.end();
+    }
+    await this.closedPromise;
+  }
+
+  abort(): void {
+    this.closed = true;
+    this.child.kill('SIGKILL');
+    this.writer.destroy();
+  }
+
+  private onStdout(d: string): void {
+    this.lineBuf += d;
+    let nl: number;
+    while ((nl = this.lineBuf.indexOf('\n')) >= 0) {
+      const line = this.lineBuf.slice(0, nl).trim();
+      this.lineBuf = this.lineBuf.slice(nl + 1);
+      if (!line) continue;
+      const m = WORD_LINE.exec(line);
+      if (m && this.pending) {
+        this.pending.words.push({ w: m[1], start: Number(m[2]), end: Number(m[3]), p: Number(m[4]) });
+      } else if (!m) {
+        this.emitPending();
+        this.pending = { text: line, words: [] };
+      }
+    }
+    // Word times follow their hypothesis in the same burst: emit once the output goes quiet.
+    if (this.pending) {
+      if (this.flushTimer) clearTimeout(this.flushTimer);
+      this.flushTimer = setTimeout(() => this.emitPending(), 50);
+    }
+  }
+
+  private emitPending(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const u = this.pending;
+    this.pending = null;
+    if (!u || this.closed) return;
+    const words = u.words.filter((w) => !/^<.*>$/.test(w.w) && w.w !== '[NOISE]');
+    const start = words.length ? words[0].start : (u.words[0]?.start ?? 0);
+    const end = words.length ? words[words.length - 1].end : (u.words[u.words.length - 1]?.end ?? start);
+    const ev: TranscriptEvent = {
+      text: u.text,
+      final: true,
+      offsetMs: Math.round(start * 1000),
+      durationMs: Math.round((end - start) * 1000),
+      direction: this.direction,
+    };
+    if (words.length) ev.confidence = Math.round((words.reduce((t, w) => t + w.p, 0) / words.length) * 1000) / 1000;
+    this.emit('transcript', ev);
+  }
+
+  private fail(err: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.writer.destroy();
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+  }
+
+  private cleanup(): void {
+    this.closed = true;
+    // If the recogniser never opened the FIFO, our writer's open() is still blocked in the thread
+    // pool: open the read end once so it completes (its writes then fail quietly).
+    try {
+      fs.closeSync(fs.openSync(this.fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK));
+    } catch {
+      // already gone
+    }
+    this.writer.destroy();
+    fs.rmSync(this.fifoDir, { recursive: true, force: true });
+    this.emit('close');
+  }
+}
+
+export class PocketsphinxProvider implements SttProvider {
+  readonly name = 'pocketsphinx';
+
+  constructor(private readonly opts: PocketsphinxOptions = {}) {}
+
+  createStream(o: SttStreamOptions = {}): SttStream {
+    const lang = (o.language ?? 'en-US').toLowerCase();
+    if (!lang.startsWith('en') && !this.opts.extraArgs?.includes('-hmm')) {
+      throw new SttError('UNSUPPORTED_LANGUAGE', `pocketsphinx has only an English model installed, not "${o.language}"`);
+    }
+    const grammar = o.grammar ?? (o.phrases ? phrasesToJsgf(o.phrases) : null);
+    return new PocketsphinxStream(
+      o.direction ?? 'inbound',
+      this.opts.extraArgs ?? [],
+      this.opts.binary ?? 'pocketsphinx_continuous',
+      this.opts.maxBacklogMs ?? 10000,
+      grammar,
+    );
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Streaming speech-to-text: the engine writes 20 ms frames of one direction of a call, the
+ * provider emits transcript segments. Offline default: pocketsphinx (weak on free speech, usable
+ * with a phrase list); cloud providers implement the same interface.
+ */
+import type { EventEmitter } from 'node:events';
+import type { Frame } from '../dsp/frame';
+
+export type Direction = 'inbound' | 'outbound';
+
+export interface TranscriptEvent {
+  text: string;
+  /** true for a finished utterance; false for an interim guess (providers that have them). */
+  final: boolean;
+  /** Start of the utterance, ms since the first frame written to the stream. */
+  offsetMs: number;
+  durationMs: number;
+  direction: Direction;
+  /** 0..1 when the provider gives one. */
+  confidence?: number;
+}
+
+export interface SttStreamOptions {
+  /** BCP-47 tag. Default 'en-US'. */
+  language?: string;
+  /** Which side of the call this stream carries; copied into every event. Default 'inbound'. */
+  direction?: Direction;
+  /** Restrict recognition to these phrases (much more accurate offline). */
+  phrases?: string[];
+  /** A full JSGF grammar (pocketsphinx); overrides `phrases`. */
+  grammar?: string;
+}
+
+/**
+ * Events: 'transcript' (TranscriptEvent), 'error' (Error), 'close' (after end() or a failure).
+ * write() never blocks: if the recogniser falls behind, frames are dropped and counted.
+ */
+export interface SttStream extends EventEmitter {
+  write(frame: Frame): void;
+  /** No more audio: resolves once the last transcript has been emitted. */
+  end(): Promise<void>;
+  /** Stop at once, discarding pending audio. */
+  abort(): void;
+  readonly droppedFrames: number;
+}
+
+export interface SttProvider {
+  readonly name: string;
+  createStream(opts?: SttStreamOptions): SttStream;
+}
+
+export class SttError extends Error {
+  constructor(readonly code: 'UNSUPPORTED_LANGUAGE' | 'BAD_GRAMMAR' | 'RECOGNIZER_FAILED' | 'UNKNOWN_PROVIDER', message: string) {
+    super(message);
+    this.name = 'SttError';
+  }
+}

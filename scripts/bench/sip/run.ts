@@ -1,0 +1,217 @@
+/**
+ * SIP call-rate benchmark: sipp uac -> sip-server (child process) -> a minimal drachtio-srf UAS
+ * (answer, then the caller's BYE), against a baseline measured in the same run: sipp uac directly
+ * against sipp uas.
+ *
+ *   npx tsx scripts/bench/sip/run.ts [--steps 100,200,300,400,500,600] [--seconds 5] [--cpu-rate 300]
+ *
+ * Output: a table per target rate (calls attempted / ok / failed, achieved calls per second) for
+ * both set-ups, the highest rate with zero failed calls, their ratio, and sip-server CPU per call
+ * (process.cpuUsage() of the sip-server process, read over a fixed-rate run).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../../test/support/ports';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const Srf: any = require('drachtio-srf');
+
+const ROOT = path.resolve(__dirname, '../../..');
+const SECRET = 'bench-secret';
+const SDP = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
+}
+const STEPS = arg('steps', '100,200,300,400,500,600').split(',').map(Number);
+const SECONDS = Number(arg('seconds', '5'));
+const CPU_RATE = Number(arg('cpu-rate', '300'));
+const CPU_SECONDS = Number(arg('cpu-seconds', '10'));
+
+interface RunResult { rate: number; attempted: number; ok: number; failed: number; seconds: number; exit: number | null; setupMs: number }
+
+const children = new Set<ChildProcess>();
+function cleanup(): void {
+  for (const c of children) c.kill('SIGKILL');
+}
+process.on('exit', cleanup);
+process.on('SIGINT', () => { cleanup(); process.exit(130); });
+
+function runSipp(args: string[], killAfterMs: number): Promise<{ code: number | null; out: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sipp-bench-'));
+  return new Promise((resolve) => {
+    const p = spawn('sipp', [...args, '-nostdin'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(p);
+    let out = '';
+    p.stdout?.on('data', (d) => { out += d; });
+    p.stderr?.on('data', (d) => { out += d; });
+    const t = setTimeout(() => p.kill('SIGKILL'), killAfterMs);
+    p.on('exit', (code) => {
+      clearTimeout(t);
+      children.delete(p);
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve({ code, out });
+    });
+  });
+}
+
+/** sipp's cumulative "Response Time 1": mean INVITE -> 200 time of the built-in uac scenario */
+function setupTime(out: string): number {
+  const m = /Response Time 1\s*\|\s*[\d:]+\s*\|\s*(\d+):(\d+):(\d+):(\d+)/.exec(out);
+  return m ? Number(m[1]) * 3_600_000 + Number(m[2]) * 60_000 + Number(m[3]) * 1000 + Number(m[4]) / 1000 : NaN;
+}
+
+function counter(out: string, label: string): number {
+  const m = new RegExp(`${label}\\s*\\|\\s*\\d+\\s*\\|\\s*(\\d+)`).exec(out);
+  return m ? Number(m[1]) : 0;
+}
+
+async function uacRun(target: string, rate: number, seconds: number): Promise<RunResult> {
+  const calls = rate * seconds;
+  const port = await freePort();
+  const t0 = Date.now();
+  const { code, out } = await runSipp(['-sn', 'uac', target, '-i', '127.0.0.1', '-p', String(port), '-r', String(rate), '-m', String(calls),
+    '-l', String(Math.max(50, rate * 2)), '-timeout', `${seconds + 20}s`, '-timeout_error', '-recv_timeout', '5000'], (seconds + 30) * 1000);
+  const elapsed = (Date.now() - t0) / 1000;
+  const ok = counter(out, 'Successful call');
+  const failed = counter(out, 'Failed call');
+  return { rate, attempted: calls, ok, failed: failed + Math.max(0, calls - ok - failed), seconds: elapsed, exit: code, setupMs: setupTime(out) };
+}
+
+async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; drachtioPort: number; cpu(): Promise<number> }> {
+  const sipPort = await freePort();
+  const drachtioPort = await freePort();
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof
+  const proc = spawn(process.execPath, [...extra, '-r', 'tsx/cjs', path.join(ROOT, 'sip-server/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn', SIP_LISTEN_HOST: '127.0.0.1', SIP_PORT: String(sipPort), SIP_TRANSPORTS: 'udp',
+      DRACHTIO_HOST: '127.0.0.1', DRACHTIO_PORT: String(drachtioPort), DRACHTIO_SECRET: SECRET,
+      SIP_ALLOWLIST: '127.0.0.1', SIP_MAX_SERVER_TRANSACTIONS: '100000', SIP_SERVER_READY_LINE: '1',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(proc);
+  let buf = '';
+  const waiters: ((line: string) => void)[] = [];
+  proc.stdout?.on('data', (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      for (const w of waiters.splice(0)) w(line);
+    }
+  });
+  const nextLine = (prefix: string) => new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`sip-server did not print ${prefix}`)), 20000);
+    const w = (line: string) => {
+      if (line.startsWith(prefix)) { clearTimeout(t); resolve(line); } else waiters.push(w);
+    };
+    waiters.push(w);
+  });
+  await nextLine('READY');
+  return {
+    proc, sipPort, drachtioPort,
+    async cpu() {
+      const p = nextLine('CPU');
+      proc.kill('SIGUSR2');
+      const j = JSON.parse((await p).slice(4));
+      return (j.user + j.system) / 1000; // ms
+    },
+  };
+}
+
+function connectApp(port: number): Promise<any> {
+  const srf = new Srf();
+  srf.invite((req: any, res: any) => {
+    srf.createUAS(req, res, { localSdp: SDP }).catch(() => undefined);
+  });
+  return new Promise((resolve, reject) => {
+    srf.connect({ host: '127.0.0.1', port, secret: SECRET });
+    srf.on('connect', (err: Error | null) => (err ? reject(err) : resolve(srf)));
+    srf.on('error', () => undefined);
+  });
+}
+
+async function ramp(label: string, target: string): Promise<RunResult[]> {
+  const results: RunResult[] = [];
+  for (const rate of STEPS) {
+    const r = await uacRun(target, rate, SECONDS);
+    results.push(r);
+    process.stderr.write(`${label} ${rate} cps: ok ${r.ok} failed ${r.failed} in ${r.seconds.toFixed(1)} s, setup ${r.setupMs.toFixed(1)} ms\n`);
+    if (r.failed > 0) break;
+    await new Promise((res) => setTimeout(res, 1000));
+  }
+  return results;
+}
+
+function best(results: RunResult[]): number {
+  return results.filter((r) => r.failed === 0).reduce((m, r) => Math.max(m, r.rate), 0);
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  // baseline: sipp uac -> sipp uas
+  const uasPort = await freePort();
+  const uas = spawn('sipp', ['-sn', 'uas', '-i', '127.0.0.1', '-p', String(uasPort), '-nostdin'], { stdio: 'ignore', cwd: os.tmpdir() });
+  children.add(uas);
+  await new Promise((r) => setTimeout(r, 500));
+  const baseline = process.argv.includes('--no-baseline') ? [] : await ramp('baseline sipp->sipp', `127.0.0.1:${uasPort}`);
+  uas.kill('SIGKILL');
+
+  // sip-server + srf app
+  const server = await startSipServer();
+  const app = await connectApp(server.drachtioPort);
+  await uacRun(`127.0.0.1:${server.sipPort}`, 50, 2); // warm-up (JIT)
+  const ours = await ramp('sip-server+srf', `127.0.0.1:${server.sipPort}`);
+
+  // CPU per call at a fixed rate
+  await new Promise((r) => setTimeout(r, 1000));
+  const cpu0 = await server.cpu();
+  const fixed = await uacRun(`127.0.0.1:${server.sipPort}`, CPU_RATE, CPU_SECONDS);
+  await new Promise((r) => setTimeout(r, 500));
+  const cpu1 = await server.cpu();
+  const cpuPerCall = fixed.ok ? (cpu1 - cpu0) / fixed.ok : NaN;
+
+  app.disconnect();
+  const exited = new Promise((r) => server.proc.once('exit', r));
+  server.proc.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+
+  const rows = [['offered cps', 'baseline ok/failed', 'baseline setup ms', 'baseline done/s', 'sip-server ok/failed', 'sip-server setup ms', 'sip-server done/s']];
+  for (const rate of STEPS) {
+    const b = baseline.find((r) => r.rate === rate);
+    const o = ours.find((r) => r.rate === rate);
+    if (!b && !o) continue;
+    rows.push([
+      String(rate),
+      b ? `${b.ok}/${b.failed}` : '-', b ? b.setupMs.toFixed(1) : '-', b ? (b.ok / b.seconds).toFixed(0) : '-',
+      o ? `${o.ok}/${o.failed}` : '-', o ? o.setupMs.toFixed(1) : '-', o ? (o.ok / o.seconds).toFixed(0) : '-',
+    ]);
+  }
+  const bb = best(baseline);
+  const bo = best(ours);
+  process.stdout.write(`\nSIP call-rate benchmark (${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}, ${SECONDS} s per step, INVITE/100/180/200/ACK/BYE/200)\n`);
+  process.stdout.write('setup ms = sipp mean INVITE->200 time; done/s = calls completed / wall time of the sipp run (includes sipp start and drain)\n\n');
+  process.stdout.write(`${table(rows)}\n\n`);
+  process.stdout.write(`highest rate with zero failed calls: baseline ${bb} cps, sip-server ${bo} cps (ratio ${(bb ? bo / bb : 0).toFixed(2)}; steps stop at ${STEPS[STEPS.length - 1]})\n`);
+  process.stdout.write(`sip-server CPU per call at ${CPU_RATE} cps for ${CPU_SECONDS} s: ${cpuPerCall.toFixed(3)} ms (${fixed.ok} ok, ${fixed.failed} failed, setup ${fixed.setupMs.toFixed(1)} ms; target <= 1 ms)\n`);
+  cleanup();
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  cleanup();
+  process.exit(1);
+});

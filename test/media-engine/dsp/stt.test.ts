@@ -1,0 +1,76 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readWav } from '../../../media-engine/audio/wav';
+import { EspeakProvider, FliteProvider, fliteAvailable } from '../../../media-engine/tts';
+import { PocketsphinxProvider, phrasesToJsgf, SttError, Upsampler2x, createSttProvider, type TranscriptEvent, type SttStream } from '../../../media-engine/stt';
+import { concat, forEachFrame, silenceMs } from './support/audio';
+
+/** An utterance by flite when installed (pocketsphinx does much better on it), else espeak-ng. */
+async function say(text: string): Promise<Int16Array> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stt-say-'));
+  try {
+    const tts = fliteAvailable() ? new FliteProvider({ outDir: dir, voice: 'slt' }) : new EspeakProvider({ outDir: dir });
+    return readWav((await tts.synthesize(text)).path).samples;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function transcribe(stream: SttStream, audio: Int16Array): Promise<TranscriptEvent[]> {
+  const events: TranscriptEvent[] = [];
+  stream.on('transcript', (e: TranscriptEvent) => events.push(e));
+  forEachFrame(audio, (f) => stream.write(f));
+  await stream.end();
+  return events;
+}
+
+describe('media-engine/stt pocketsphinx', function () {
+  this.timeout(90000);
+  const phrases = ['please transfer me to sales', 'talk to an operator', 'check my balance', 'yes', 'no', 'goodbye'];
+
+  it('with a phrase list, a spoken phrase comes back as that phrase, with its offset and direction', async () => {
+    const stt = createSttProvider('pocketsphinx');
+    const audio = concat(silenceMs(700), await say('please transfer me to sales'), silenceMs(800));
+    const events = await transcribe(stt.createStream({ phrases, direction: 'outbound' }), audio);
+    expect(events.length).to.be.at.least(1);
+    expect(events[0]).to.include({ text: 'please transfer me to sales', final: true, direction: 'outbound' });
+    expect(events[0].offsetMs).to.be.within(400, 1200);
+    expect(events[0].durationMs).to.be.greaterThan(500);
+  });
+
+  it('free-form gives non-empty transcripts, one per utterance, with increasing offsets (accuracy is poor)', async () => {
+    const a = await say('I would like to check my account balance please');
+    const audio = concat(silenceMs(300), a, silenceMs(1500), a, silenceMs(500));
+    const events = await transcribe(new PocketsphinxProvider().createStream({ language: 'en-US' }), audio);
+    const nonEmpty = events.filter((e) => e.text.trim().length > 0);
+    expect(nonEmpty.length).to.be.at.least(2);
+    expect(nonEmpty[0].direction).to.equal('inbound');
+    const secondStart = 300 + a.length / 8 + 1500;
+    expect(nonEmpty[nonEmpty.length - 1].offsetMs).to.be.within(secondStart - 600, secondStart + 1500);
+    expect(nonEmpty[0].offsetMs).to.be.below(nonEmpty[nonEmpty.length - 1].offsetMs);
+  });
+
+  it('errors: unsupported language, empty phrase list, missing recogniser binary, unknown provider', async () => {
+    expect(() => new PocketsphinxProvider().createStream({ language: 'de-DE' })).to.throw(SttError, /English/);
+    expect(() => phrasesToJsgf(['  ', '!!'])).to.throw(SttError, /no usable phrase/);
+    expect(() => createSttProvider('nope')).to.throw(SttError);
+    const s = new PocketsphinxProvider({ binary: 'no-such-pocketsphinx-binary' }).createStream();
+    const err = await new Promise<Error>((resolve) => s.on('error', resolve));
+    expect(err.message).to.match(/cannot run no-such-pocketsphinx-binary/);
+    s.write(new Int16Array(160)); // ignored after failure, no throw
+  });
+
+  it('JSGF from phrases and the 2x upsampler are exact', () => {
+    expect(phrasesToJsgf(['Yes!', 'talk  to an Operator', 'yes'])).to.equal(
+      '#JSGF V1.0;\ngrammar phrases;\npublic <phrase> = yes | talk to an operator ;\n',
+    );
+    const up = new Upsampler2x();
+    const out = new Int16Array(8);
+    up.process(Int16Array.from([100, 200, 300, 400]), out);
+    expect(Array.from(out)).to.deep.equal([50, 100, 150, 200, 250, 300, 350, 400]);
+    up.process(Int16Array.from([0, 0, 0, 0]), out);
+    expect(Array.from(out.subarray(0, 2))).to.deep.equal([200, 0]);
+  });
+});

@@ -1,0 +1,156 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { MediaServer, type DtmfEvent, type Endpoint } from '../../media-engine';
+import { bestCorrelation, portRange, readWav, rejection, rms, sleep, speechWav, tmpDir } from './support';
+
+describe('media-engine endpoints over loopback UDP', function () {
+  this.timeout(30000);
+  let ms: MediaServer;
+  let dir: string;
+  let speech: string;
+
+  before(async () => {
+    dir = tmpDir();
+    speech = path.join(dir, 'speech.wav');
+    speechWav(speech, 'Hello, this is a test of the media engine. One two three.');
+    ms = await MediaServer.start({ rtpPorts: portRange(400), workers: 2 });
+  });
+  after(async () => {
+    await ms?.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A makes the offer, B answers from it (on the same worker when near is given). */
+  async function pair(opts: { inbandDtmf?: boolean } = {}): Promise<[Endpoint, Endpoint]> {
+    const a = await ms.createEndpoint();
+    const b = await ms.createEndpoint({ remoteSdp: a.local.sdp, inbandDtmf: opts.inbandDtmf });
+    await a.modify(b.local.sdp);
+    return [a, b];
+  }
+
+  it('plays a WAV on A and B records it: length and content match', async () => {
+    const [a, b] = await pair();
+    const ref = readWav(speech).samples;
+    const refSeconds = ref.length / 8000;
+    const rec = b.record(path.join(dir, 'b.wav'), { duration: Math.ceil(refSeconds + 1) });
+    const played = await a.play(speech);
+    expect(played.playbackMilliseconds).to.be.closeTo(refSeconds * 1000, 25);
+    const r = await rec;
+    expect(r.reason).to.equal('duration');
+    const got = readWav(r.path);
+    expect(got.rate).to.equal(8000);
+    expect(got.samples.length / 8000).to.be.closeTo(Math.ceil(refSeconds + 1), 0.05);
+    const { corr, lag } = bestCorrelation(ref, got.samples);
+    expect(corr, 'correlation after G.711 and the network').to.be.greaterThan(0.9);
+    expect(lag).to.be.within(0, 4000); // under half a second of latency
+    expect(r.files[0].peaks.length).to.be.greaterThan(10);
+    expect(Math.max(...r.files[0].peaks)).to.be.within(0.05, 1);
+    await a.destroy();
+    await b.destroy();
+  });
+
+  it('sends RFC 4733 DTMF from A and B reports each digit once, in order', async () => {
+    const [a, b] = await pair();
+    const got: DtmfEvent[] = [];
+    b.on('dtmf', (e: DtmfEvent) => got.push(e));
+    await a.sendDtmf('1234567890*#ABCD', 80);
+    await sleep(16 * 200 + 500);
+    expect(got.map((e) => e.dtmf).join('')).to.equal('1234567890*#ABCD');
+    expect(got.every((e) => e.source === 'rfc2833' && e.duration === 80)).to.equal(true);
+    expect((await rejection(a.sendDtmf('12x'))).message).to.match(/invalid DTMF/);
+    await a.destroy();
+    await b.destroy();
+  });
+
+  it('detects in-band DTMF tones in the audio', async () => {
+    const [a, b] = await pair({ inbandDtmf: true });
+    const got: DtmfEvent[] = [];
+    b.on('dtmf', (e: DtmfEvent) => got.push(e));
+    await a.play('tone_stream://dtmf:159#');
+    await sleep(300);
+    expect(got.map((e) => e.dtmf).join('')).to.equal('159#');
+    expect(got.every((e) => e.source === 'inband')).to.equal(true);
+    // speech must not produce digits (talk-off)
+    got.length = 0;
+    await a.play(speech);
+    await sleep(200);
+    expect(got).to.deep.equal([]);
+    await a.destroy();
+    await b.destroy();
+  });
+
+  it('recorder stops on end_of_key, end_of_silence and duration', async () => {
+    const [a, b] = await pair();
+    const byKey = b.record(path.join(dir, 'key.wav'), { end_of_key: '#' });
+    a.play(speech).catch(() => {});
+    await sleep(600);
+    await a.sendDtmf('5#');
+    const k = await byKey;
+    expect(k.reason).to.equal('end_of_key');
+    expect(k.terminatorUsed).to.equal('#');
+    await a.stopPlayback();
+    await sleep(100);
+    const t0 = Date.now();
+    const bySilence = await b.record(path.join(dir, 'sil.wav'), { end_of_silence: 1 });
+    expect(bySilence.reason).to.equal('end_of_silence');
+    expect(Date.now() - t0).to.be.within(900, 2000);
+    const byDuration = await b.record(path.join(dir, 'dur.wav'), { duration: 1 });
+    expect(byDuration.reason).to.equal('duration');
+    expect(readWav(byDuration.path).samples.length).to.equal(8000);
+    await a.destroy();
+    await b.destroy();
+  });
+
+  it('writes separate in/out files and keeps a valid file when the endpoint is destroyed mid-recording', async () => {
+    const [a, b] = await pair();
+    const file = path.join(dir, 'cut.wav');
+    const rec = b.record(file, { separate: true });
+    a.play(speech).catch(() => {});
+    b.play('tone_stream://ringback').catch(() => {});
+    await sleep(1600);
+    await b.destroy();
+    const r = await rec;
+    expect(r.reason).to.equal('hangup');
+    for (const f of [file, file.replace('.wav', '-in.wav'), file.replace('.wav', '-out.wav')]) {
+      const w = readWav(f);
+      expect(w.dataBytes + 44).to.equal(w.fileBytes);
+      expect(w.samples.length / 8000).to.be.within(1.3, 2.2);
+    }
+    expect(r.files.map((f) => f.direction)).to.deep.equal(['', 'in', 'out']);
+    const inside = readWav(file.replace('.wav', '-in.wav')).samples;
+    const outside = readWav(file.replace('.wav', '-out.wav')).samples;
+    expect(rms(inside)).to.be.greaterThan(300); // the speech from A
+    expect(rms(outside)).to.be.greaterThan(300); // the ringback B played
+    expect((await rejection(b.play(speech))).message).to.match(/destroyed/);
+    await a.destroy();
+  });
+
+  it('plays and collects digits with barge-in and a terminator', async () => {
+    const [a, b] = await pair();
+    const collecting = b.playCollect({ file: speech, min: 1, max: 6, terminators: '#', timeout: 3000, digitTimeout: 2000 });
+    await sleep(500);
+    await a.sendDtmf('42#', 80);
+    const r = await collecting;
+    expect(r.digits).to.equal('42');
+    expect(r.terminatorUsed).to.equal('#');
+    expect(r.playbackMilliseconds!).to.be.lessThan(1500); // barge-in stopped the prompt
+    const none = await b.playCollect({ file: 'silence_stream://100', min: 1, timeout: 300 });
+    expect(none.digits).to.equal('');
+    await a.destroy();
+    await b.destroy();
+  });
+
+  it('rejects a missing file and bad SDP, and releases the port', async () => {
+    const before = ms.ports.allocated;
+    expect((await rejection(ms.createEndpoint({ remoteSdp: 'v=0\r\nc=IN IP4 1.2.3.4\r\nm=audio 1 RTP/AVP 18\r\n' }))).message).to.match(/no common codec/);
+    expect((await rejection(ms.createEndpoint({ remoteSdp: 'garbage' }))).message).to.match(/SDP/);
+    expect(ms.ports.allocated).to.equal(before);
+    const [a, b] = await pair();
+    expect((await rejection(a.play(path.join(dir, 'nope.wav')))).message).to.match(/File Not Found/);
+    expect((await rejection(a.play([]))).message).to.match(/nothing to play/);
+    await a.destroy();
+    await b.destroy();
+    expect(ms.ports.allocated).to.equal(before);
+  });
+});

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
+
+const frame = (v: number, n = 160) => new Int16Array(n).fill(v);
+
+describe('media-engine jitter buffer', () => {
+  it('plays reordered packets in timestamp order after the initial delay', () => {
+    const jb = new JitterBuffer(1, 8, 2);
+    const out = new Int16Array(160);
+    jb.push(1000, frame(1));
+    jb.push(1320, frame(3)); // arrives before #2
+    jb.push(1160, frame(2));
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      jb.pop(out);
+      seen.push(out[0]);
+    }
+    expect(seen).to.deep.equal([0, 0, 1, 2, 3]);
+  });
+
+  it('conceals a lost packet by fading the previous frame, then resumes', () => {
+    const out = new Int16Array(160);
+    const jb2 = new JitterBuffer(1, 8, 1);
+    jb2.push(0, frame(1000));
+    jb2.push(320, frame(3000));
+    const vals: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      jb2.pop(out);
+      vals.push(out[0]);
+    }
+    // delay frame, packet 0, concealment (faded copy), packet 2
+    expect(vals[0]).to.equal(0);
+    expect(vals[1]).to.equal(1000);
+    expect(vals[2]).to.be.within(1, 999);
+    expect(vals[3]).to.equal(3000);
+    expect(jb2.stats.concealed).to.equal(1);
+  });
+
+  it('re-chunks 30 ms packets into 20 ms frames', () => {
+    const jb = new JitterBuffer(1, 8, 1);
+    const out = new Int16Array(160);
+    const a = new Int16Array(240).map((_, i) => i);
+    const b = new Int16Array(240).map((_, i) => 240 + i);
+    jb.push(0, a);
+    jb.push(240, b);
+    jb.pop(out); // delay
+    const got: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      jb.pop(out);
+      got.push(...out);
+    }
+    expect(got).to.deep.equal(Array.from({ length: 480 }, (_, i) => i));
+  });
+
+  it('drops duplicates and grows its delay after a late packet', () => {
+    const jb = new JitterBuffer(1, 8, 1);
+    const out = new Int16Array(160);
+    jb.push(0, frame(1));
+    jb.push(0, frame(9)); // duplicate ignored
+    jb.pop(out);
+    jb.pop(out);
+    expect(out[0]).to.equal(1);
+    jb.pop(out);
+    jb.pop(out); // the playout point passed 160 and 320
+    jb.push(160, frame(2)); // too late
+    expect(jb.stats.late).to.equal(1);
+    expect(jb.stats.targetFrames).to.equal(2);
+  });
+
+  it('resynchronises on a large timestamp jump (new talk spurt or sender restart)', () => {
+    const jb = new JitterBuffer(1, 8, 1);
+    const out = new Int16Array(160);
+    jb.push(0, frame(1));
+    jb.pop(out);
+    jb.pop(out);
+    jb.push(8000 * 60, frame(7));
+    jb.pop(out);
+    jb.pop(out);
+    expect(out[0]).to.equal(7);
+  });
+});

@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { applyAnswer, createAnswer, createOffer, parseSdp, SdpError } from '../../media-engine/sdp/sdp';
+
+const offer = (m: string, extra: string[] = [], c = '10.0.0.5') =>
+  ['v=0', 'o=alice 1 1 IN IP4 10.0.0.5', 's=-', `c=IN IP4 ${c}`, 't=0 0', m, ...extra].join('\r\n') + '\r\n';
+const local = { address: '127.0.0.1', port: 20000 };
+
+describe('media-engine SDP offer/answer', () => {
+  it('answers PCMA + telephone-event with the offerer order and payload types', () => {
+    const { sdp, media } = createAnswer(offer('m=audio 4000 RTP/AVP 8 0 96', ['a=rtpmap:96 telephone-event/8000', 'a=fmtp:96 0-15', 'a=ptime:20']), local);
+    expect(media).to.include({ codec: 'PCMA', payloadType: 8, dtmfPayloadType: 96, remoteAddress: '10.0.0.5', remotePort: 4000, remoteRtcpPort: 4001, direction: 'sendrecv', send: true, receive: true });
+    expect(sdp).to.contain('m=audio 20000 RTP/AVP 8 96\r\n');
+    expect(sdp).to.contain('a=rtpmap:96 telephone-event/8000');
+    expect(sdp).to.contain('a=fmtp:96 0-15');
+    expect(sdp).to.contain('c=IN IP4 127.0.0.1');
+  });
+
+  it('answers without telephone-event when none is offered, honouring ptime and a=rtcp', () => {
+    const { sdp, media } = createAnswer(offer('m=audio 4000 RTP/AVP 0', ['a=ptime:30', 'a=rtcp:4999']), local);
+    expect(media.dtmfPayloadType).to.equal(null);
+    expect(media.ptime).to.equal(30);
+    expect(media.remoteRtcpPort).to.equal(4999);
+    expect(sdp).to.contain('a=ptime:30');
+    expect(sdp).to.not.contain('telephone-event');
+  });
+
+  it('puts us on hold when the far end holds (sendonly -> recvonly, c=0.0.0.0, inactive)', () => {
+    const held = createAnswer(offer('m=audio 4000 RTP/AVP 0', ['a=sendonly']), local);
+    expect(held.media).to.include({ direction: 'recvonly', send: false, receive: true });
+    expect(held.sdp).to.contain('a=recvonly');
+    const old = createAnswer(offer('m=audio 4000 RTP/AVP 0', [], '0.0.0.0'), local);
+    expect(old.media.send).to.equal(false);
+    const inactive = createAnswer(offer('m=audio 4000 RTP/AVP 0', ['a=inactive']), local);
+    expect(inactive.media).to.include({ direction: 'inactive', send: false, receive: false });
+    const recvonly = createAnswer(offer('m=audio 4000 RTP/AVP 0', ['a=recvonly']), local);
+    expect(recvonly.media).to.include({ direction: 'sendonly', send: true, receive: false });
+  });
+
+  it('media-level c= wins over session-level, dynamic PCMU mapping is recognised', () => {
+    const { media } = createAnswer(offer('m=audio 4000 RTP/AVP 100', ['c=IN IP4 10.9.9.9', 'a=rtpmap:100 PCMU/8000']), local);
+    expect(media).to.include({ remoteAddress: '10.9.9.9', codec: 'PCMU', payloadType: 100 });
+  });
+
+  it('rejects offers it cannot answer', () => {
+    expect(() => createAnswer(offer('m=audio 4000 RTP/AVP 18', ['a=rtpmap:18 G729/8000']), local)).to.throw(SdpError, /no common codec/);
+    expect(() => createAnswer(offer('m=audio 4000 RTP/SAVP 0'), local)).to.throw(SdpError, /transport/);
+    expect(() => createAnswer(offer('m=video 4000 RTP/AVP 96'), local)).to.throw(SdpError, /no audio/);
+    expect(() => createAnswer('hello', local)).to.throw(SdpError);
+    expect(() => createAnswer('', local)).to.throw(SdpError);
+    expect(() => parseSdp('v=0\r\nm=audio x RTP/AVP 0\r\n')).to.throw(SdpError);
+    expect(() => createAnswer(offer('m=audio 4000 RTP/AVP 0', [], 'x').replace('c=IN IP4 x', 'c=IN'), local)).to.throw(SdpError);
+  });
+
+  it('offer then answer: our offer lists PCMU, PCMA, telephone-event; the answer picks one', () => {
+    const o = createOffer({ ...local, codecs: ['PCMA', 'PCMU'] });
+    expect(o).to.contain('m=audio 20000 RTP/AVP 8 0 101');
+    const answer = createAnswer(o, { address: '10.1.1.1', port: 30000 }).sdp;
+    const media = applyAnswer(answer, local);
+    expect(media).to.include({ codec: 'PCMA', payloadType: 8, dtmfPayloadType: 101, remotePort: 30000, remoteAddress: '10.1.1.1' });
+    expect(() => applyAnswer(offer('m=audio 4000 RTP/AVP 18'), local)).to.throw(SdpError);
+  });
+});

@@ -1,0 +1,111 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export function tmpDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'me-test-'));
+}
+
+/** A random RTP port window; the pool skips ports other processes hold. */
+export function portRange(size = 200): { min: number; max: number } {
+  const min = 42000 + 2 * Math.floor(Math.random() * 7000);
+  return { min, max: min + size - 1 };
+}
+
+/** Speech made now with espeak-ng, converted by sox to 8 kHz 16-bit mono WAV. */
+export function speechWav(file: string, text: string): void {
+  const raw = file + '.espeak.wav';
+  execFileSync('espeak-ng', ['-w', raw, text]);
+  execFileSync('sox', [raw, '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', file]);
+  fs.rmSync(raw);
+}
+
+export function readWav(file: string): { rate: number; channels: number; bits: number; samples: Int16Array; dataBytes: number; fileBytes: number } {
+  const b = fs.readFileSync(file);
+  if (b.toString('ascii', 0, 4) !== 'RIFF' || b.toString('ascii', 8, 12) !== 'WAVE') throw new Error('not a WAV');
+  let off = 12;
+  let fmt = { rate: 0, channels: 0, bits: 0 };
+  while (off + 8 <= b.length) {
+    const id = b.toString('ascii', off, off + 4);
+    const size = b.readUInt32LE(off + 4);
+    if (id === 'fmt ') fmt = { channels: b.readUInt16LE(off + 10), rate: b.readUInt32LE(off + 12), bits: b.readUInt16LE(off + 22) };
+    if (id === 'data') {
+      const data = b.subarray(off + 8, off + 8 + size);
+      const samples = new Int16Array(data.length >> 1);
+      for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);
+      return { ...fmt, samples, dataBytes: size, fileBytes: b.length };
+    }
+    off += 8 + size + (size & 1);
+  }
+  throw new Error('no data chunk');
+}
+
+function onset(x: Int16Array, threshold = 500): number {
+  for (let i = 0; i + 80 <= x.length; i += 40) {
+    let s = 0;
+    for (let k = i; k < i + 80; k++) s += Math.abs(x[k]);
+    if (s / 80 > threshold) return i;
+  }
+  return -1;
+}
+
+/**
+ * Normalised cross-correlation of `got` against `ref`, found near the lag where their energy starts.
+ * Computed per half-second chunk of speech (each chunk may slip by a few frames, as real
+ * networks and a loaded CI machine make it) and averaged weighted by chunk energy.
+ */
+export function bestCorrelation(ref: Int16Array, got: Int16Array): { corr: number; lag: number } {
+  const o1 = onset(ref);
+  const o2 = onset(got);
+  if (o1 < 0 || o2 < 0) return { corr: 0, lag: 0 };
+  const whole = correlateAt(ref, got, 0, ref.length, o2 - o1 - 400, o2 - o1 + 400);
+  let wsum = 0;
+  let csum = 0;
+  for (let from = 0; from < ref.length; from += 4000) {
+    const to = Math.min(ref.length, from + 4000);
+    const e = rms(ref, from, to);
+    if (e < 300 || to - from < 1000) continue;
+    const c = correlateAt(ref, got, from, to, whole.lag - 400, whole.lag + 400);
+    wsum += e;
+    csum += e * c.corr;
+  }
+  return { corr: wsum ? csum / wsum : whole.corr, lag: whole.lag };
+}
+
+function correlateAt(ref: Int16Array, got: Int16Array, from: number, to: number, lagMin: number, lagMax: number): { corr: number; lag: number } {
+  let best = { corr: -1, lag: 0 };
+  for (let lag = lagMin; lag <= lagMax; lag++) {
+    let xy = 0;
+    let xx = 0;
+    let yy = 0;
+    for (let i = from; i < to; i++) {
+      const j = i + lag;
+      if (j < 0 || j >= got.length) continue;
+      xy += ref[i] * got[j];
+      xx += ref[i] * ref[i];
+      yy += got[j] * got[j];
+    }
+    const c = xx && yy ? xy / Math.sqrt(xx * yy) : 0;
+    if (c > best.corr) best = { corr: c, lag };
+  }
+  return best;
+}
+
+export function rms(x: Int16Array, from = 0, to = x.length): number {
+  let s = 0;
+  for (let i = from; i < to; i++) s += x[i] * x[i];
+  return Math.sqrt(s / Math.max(1, to - from));
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The error a promise rejects with (fails the test when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected the promise to reject');
+}

@@ -1,0 +1,98 @@
+// srf.createB2BUA and srf.proxyRequest between two sipp instances, through our sip-server.
+import { expect } from 'chai';
+import { freePort } from '../../support/ports';
+import { connectSrf, disconnectSrf, killAllSipp, sipp, sleep, startServer, type Server } from './harness';
+
+describe('drachtio-srf B2BUA and proxy between two sipp instances', function () {
+  this.timeout(40000);
+  let s: Server;
+  let srf: any;
+
+  beforeEach(async () => {
+    s = await startServer();
+    srf = await connectSrf(s.drachtioPort);
+  });
+  afterEach(async () => {
+    killAllSipp();
+    disconnectSrf(srf);
+    await s.close();
+  });
+
+  async function pair(calls: number, transport: 'u1' | 't1' = 'u1') {
+    const uasPort = await freePort();
+    const uas = sipp(['-sn', 'uas', '-i', '127.0.0.1', '-p', String(uasPort), '-m', String(calls), '-t', transport, '-timeout', '20s'], { trace: true });
+    await sleep(300);
+    const uacPort = await freePort();
+    const start = () => sipp(['-sn', 'uac', `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1', '-p', String(uacPort), '-m', String(calls),
+      '-r', '5', '-d', '300', '-t', transport, '-timeout', '20s']).done;
+    return { uasPort, uas: uas.done, start };
+  }
+
+  for (const [transport, label] of [['u1', 'UDP'], ['t1', 'TCP']] as const) {
+    it(`createB2BUA bridges sipp uac to sipp uas; the caller's BYE tears down both legs (${label})`, async () => {
+      const p = await pair(3, transport);
+      const suffix = transport === 't1' ? ';transport=tcp' : '';
+      let bridged = 0;
+      srf.invite(async (req: any, res: any) => {
+        const { uas, uac } = await srf.createB2BUA(req, res, `sip:bob@127.0.0.1:${p.uasPort}${suffix}`, { localSdpB: req.body });
+        bridged++;
+        uas.on('destroy', () => uac.destroy());
+        uac.on('destroy', () => uas.destroy());
+      });
+      const caller = await p.start();
+      const callee = await p.uas;
+      expect(caller.code, caller.errors).to.equal(0);
+      expect(callee.code, callee.errors).to.equal(0);
+      expect(bridged).to.equal(3);
+      await sleep(100);
+      expect(s.drachtio.engine.stats().dialogs).to.equal(0);
+    });
+  }
+
+  it('proxyRequest with recordRoute relays the INVITE, ACK and BYE; the app gets the final response', async () => {
+    const p = await pair(2);
+    const results: any[] = [];
+    srf.invite(async (req: any) => {
+      results.push(await srf.proxyRequest(req, [`sip:bob@127.0.0.1:${p.uasPort}`], { recordRoute: true }));
+    });
+    const caller = await p.start();
+    const callee = await p.uas;
+    expect(caller.code, caller.errors).to.equal(0);
+    expect(callee.code, callee.errors).to.equal(0);
+    expect(results).to.have.length(2);
+    expect(results[0].connected).to.equal(true);
+    expect(results[0].finalStatus).to.equal(200);
+    // the callee saw our Record-Route and our Via above the caller's
+    expect(callee.messages).to.match(new RegExp(`Record-Route: <sip:127\\.0\\.0\\.1:${s.sipPort};lr>`));
+    expect(callee.messages).to.match(new RegExp(`INVITE sip:bob@127[^\\n]+\\n(?:[^\\n]+\\n)*?Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:${s.sipPort};branch=z9hG4bK[^\\n]+\\n\\s*Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:\\d+;branch=z9hG4bK-`));
+    await sleep(100);
+    expect(s.drachtio.engine.stats().proxies).to.equal(0);
+  });
+
+  it('serial proxying moves to the next target when the first gives no provisional in time', async () => {
+    const p = await pair(1);
+    const dead = await freePort();
+    const deadSock = await import('node:dgram').then((d) => d.createSocket('udp4'));
+    await new Promise<void>((r) => deadSock.bind(dead, '127.0.0.1', () => r())); // swallows the INVITE silently
+    const results: any[] = [];
+    srf.invite(async (req: any) => {
+      results.push(await srf.proxyRequest(req, [`sip:dead@127.0.0.1:${dead}`, `sip:bob@127.0.0.1:${p.uasPort}`],
+        { provisionalTimeout: '1s' }));
+    });
+    const caller = await p.start();
+    deadSock.close();
+    expect(caller.code, caller.errors).to.equal(0);
+    expect((await p.uas).code).to.equal(0);
+    expect(results[0].finalStatus).to.equal(200);
+  });
+
+  it('a proxy target that rejects: the best final response goes back to the caller', async () => {
+    const uacPort = await freePort();
+    srf.invite((req: any) => srf.proxyRequest(req, [`sip:nobody@127.0.0.1:${s.sipPort}`]).catch(() => undefined));
+    srf.options((req: any, res: any) => res.send(200));
+    // the target is this server itself with no app for INVITE on the second hop except us: 482 loop or 503
+    const r = await sipp(['-sn', 'uac', `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1', '-p', String(uacPort), '-m', '1', '-timeout', '8s']).done;
+    expect(r.code).to.equal(1);
+    expect(r.errors).to.match(/SIP\/2\.0 (4|5)\d\d/);
+  });
+});
