@@ -80,7 +80,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.set('query parser', 'simple');
   if (ctx.config.trustProxy) app.set('trust proxy', true);
 
-  const metrics = createMetrics({ defaultMetrics: opts.defaultMetrics });
+  const metrics = createMetrics({ defaultMetrics: opts.defaultMetrics, logger: ctx.logger });
   const credentials = createCredentials(ctx, { cacheTtlMs: opts.cacheTtlMs, checkDirect: opts.checkDirect });
   const statusGate = createStatusGate(ctx, { cacheTtlMs: opts.cacheTtlMs });
   const limiters = createLimiters(ctx.redis, { scale: ctx.config.rateLimitScale, prefix: ctx.config.redisKeyPrefix });
@@ -93,7 +93,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.locals.statusGate = statusGate;
   app.locals.limiters = limiters;
 
-  app.use(requestId(ctx.logger));
+  app.use(requestId(ctx.logger, app.request));
   app.use(metrics.middleware);
   app.use(opsRouter(ctx, metrics));
 

@@ -2,6 +2,7 @@
 import { Router, type RequestHandler } from 'express';
 import { Registry, collectDefaultMetrics, Histogram, Counter } from 'prom-client';
 import type { AppContext } from './context';
+import type { Logger } from '../core/logger';
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
@@ -14,7 +15,8 @@ export interface Metrics {
   middleware: RequestHandler;
 }
 
-export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
+export function createMetrics(opts: { defaultMetrics?: boolean; logger?: Logger } = {}): Metrics {
+  const accessLog = opts.logger?.isLevelEnabled('info') ?? false;
   const registry = new Registry();
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
   const duration = new Histogram({
@@ -35,7 +37,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
         const sec = Number(process.hrtime.bigint() - start) / 1e9;
         duration.observe(labels, sec);
         total.inc(labels);
-        req.log?.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(sec * 1e4) / 10 }, 'request');
+        if (accessLog) req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(sec * 1e4) / 10 }, 'request');
       });
       next();
     },

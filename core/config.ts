@@ -52,7 +52,23 @@ const schema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
+  // Read by their own modules (core/numbers, core/billing, control-api/provisioning); checked here so a
+  // bad value stops the start with the others.
+  NUMBER_INVENTORY: z.string().refine(isJson, 'must be JSON (a list of number ranges)').optional(),
+  NUMBER_INVENTORY_FILE: z.string().refine((f) => fs.existsSync(f), 'file does not exist').optional(),
+  BILLING_INITIAL_CREDIT: z.string().regex(/^\d{1,15}$/, 'must be a whole number of micros').optional(),
+  PROVISIONING_SIP_PROXY: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port').optional(),
+  PROVISIONING_SIP_TRANSPORT: z.enum(['udp', 'tcp', 'tls', 'UDP', 'TCP', 'TLS'], { message: 'must be udp, tcp or tls' }).optional(),
 });
+
+function isJson(s: string): boolean {
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export interface Config {
   nodeEnv: string;
@@ -124,6 +140,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     for (const issue of parsed.error.issues) {
       const key = String(issue.path[0] ?? '?');
       problems.push(`${key}: ${issue.message} (got ${shown(key, env[key])})`);
+    }
+  }
+  // BILLING_RATE_<COST_TYPE> (core/billing/rates.ts): any number of them.
+  for (const [k, v] of Object.entries(env)) {
+    if (k.startsWith('BILLING_RATE_') && v !== undefined && v !== '' && !/^\d{1,12}$/.test(v)) {
+      problems.push(`${k}: must be a whole number of micros (got ${shown(k, v)})`);
     }
   }
   const e = parsed.data;

@@ -22,6 +22,12 @@ const schema = z.object({
   REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   REGISTRAR_LOCKOUT_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(60),
+  /** Challenge order, most preferred first (RFC 8760). Old MD5-only phones that take the first challenge need MD5 first. */
+  SIP_DIGEST_ALGORITHMS: z
+    .string()
+    .transform((v) => v.split(',').map((x) => x.trim().toUpperCase()).filter(Boolean))
+    .refine((l) => l.length > 0 && l.every((a) => a === 'MD5' || a === 'SHA-256') && new Set(l).size === l.length, 'must list MD5 and/or SHA-256')
+    .default(['SHA-256', 'MD5']),
   REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
   CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
@@ -31,7 +37,7 @@ export interface MediaAppConfig {
   drachtio: { host: string; port: number; secret: string };
   nodeId: string;
   rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
-  registrar: { minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number };
+  registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
 }
@@ -49,6 +55,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     nodeId: e.MEDIA_APP_NODE_ID ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
     rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS },
     registrar: {
+      algorithms: e.SIP_DIGEST_ALGORITHMS as ('MD5' | 'SHA-256')[],
       minExpires: e.REGISTRAR_MIN_EXPIRES,
       maxExpires: e.REGISTRAR_MAX_EXPIRES,
       lockoutFailures: e.REGISTRAR_LOCKOUT_FAILURES,

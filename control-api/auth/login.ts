@@ -5,7 +5,7 @@ import type { RequestHandler } from 'express';
 import { repos } from '../../core/repos';
 import { verifyPassword, hashPassword } from '../../core/password';
 import { signToken, LOGIN_TOKEN_TTL_SEC } from '../../core/credentials';
-import { ApiError } from '../../core/errors';
+import { statusError } from '../middleware/status-gate';
 import { bare, isObject } from './bare';
 import { loginBody } from './schemas';
 import type { AuthDeps } from './deps';
@@ -37,12 +37,8 @@ export function postLogin(deps: AuthDeps): RequestHandler {
       return bare(res);
     }
     if (!status) return bare(res);
-    if (status.status === 'expired') {
-      return next(new ApiError('ACCOUNT_EXPIRED', 'the email address of this account was never verified', {
-        details: [{ recovery_endpoint: 'POST /auth/email-verify-resend' }],
-      }));
-    }
-    if (status.status === 'deleted') return next(new ApiError('ACCOUNT_DELETED', 'this account is deleted'));
+    // The same 403 envelopes as the versioned API's gate; initial and frozen accounts log in.
+    if (status.status === 'expired' || status.status === 'deleted') return next(statusError(status));
 
     const { token } = await signToken(config.jwtSecret, { typ: 'login', sub: agent.id, customer_id: agent.customer_id }, LOGIN_TOKEN_TTL_SEC);
     res.cookie('token', token, { httpOnly: true, secure: true, sameSite: 'strict', path: '/', maxAge: LOGIN_TOKEN_TTL_SEC * 1000 });

@@ -24,6 +24,6 @@ export async function isRegistered(redis: Redis, keyPrefix: string, aor: string,
 export async function putBinding(redis: Redis, keyPrefix: string, aor: string, contact: string, expiresAtMs: number): Promise<void> {
   const key = keyPrefix + bindingsKey(aor);
   await redis.zadd(key, String(expiresAtMs), contact);
-  const top = await redis.zrange(key, -1, -1, 'WITHSCORES');
+  const top = await redis.zrange(key, '-1', '-1', 'WITHSCORES');
   await redis.pexpireat(key, Number(top[1] ?? expiresAtMs) + 60_000);
 }

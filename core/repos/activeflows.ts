@@ -168,11 +168,11 @@ export class PgActiveflowStore {
   create(record: ActiveflowRecordShape): Promise<void> {
     const cols = columns(record);
     const executed = JSON.stringify(record.executed_actions);
-    const count = record.executed_actions.length;
     const tmCreate = toDate(record.tm_create) ?? clock.now();
+    // The count is what the table will hold once every queued write has run (writes are chained).
+    this.stored.set(record.id, record.executed_actions.length);
     return this.chain(record.id, async () => {
       await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate } as never);
-      this.stored.set(record.id, count);
     });
   }
 
@@ -183,12 +183,11 @@ export class PgActiveflowStore {
     // Serialize now: only the tail when the stored prefix is known, the whole array otherwise.
     const append = known !== undefined && known <= total ? JSON.stringify(record.executed_actions.slice(known)) : null;
     const full = append === null ? JSON.stringify(record.executed_actions) : null;
-    const ended = record.status === 'ended';
+    if (record.status === 'ended') this.stored.delete(record.id);
+    else this.stored.set(record.id, total);
     return this.chain(record.id, async () => {
       const executed = append !== null ? this.db.raw(`executed_actions || ?::jsonb`, [append]) : full;
       await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed } as never);
-      if (ended) this.stored.delete(record.id);
-      else this.stored.set(record.id, total);
     });
   }
 
@@ -209,11 +208,17 @@ export class PgActiveflowStore {
 
   private chain(id: string, work: () => Promise<void>): Promise<void> {
     const prev = this.chains.get(id) ?? Promise.resolve();
-    const next = prev.catch(() => undefined).then(work);
+    const next = prev.catch(() => undefined).then(work).catch((err: unknown) => {
+      // A failed write leaves the stored prefix unknown: the next update writes the whole array.
+      this.stored.delete(id);
+      throw err;
+    });
     this.chains.set(id, next);
-    void next.finally(() => {
-      if (this.chains.get(id) === next) this.chains.delete(id);
-    }).catch(() => undefined);
+    void next
+      .finally(() => {
+        if (this.chains.get(id) === next) this.chains.delete(id);
+      })
+      .catch(() => undefined);
     return next;
   }
 }

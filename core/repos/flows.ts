@@ -102,3 +102,9 @@ export class PgFlowStore {
     return row ? flowDefinition(row) : undefined;
   }
 }
+
+/** For core/numbers/flow-refs setFlowExistenceCheck: a live, listed flow of that customer? */
+export async function flowExists(db: Db, customerId: string, flowId: string): Promise<boolean> {
+  const f = await flowsRepo(db).getOwned(customerId, flowId);
+  return !!f && f.persist;
+}

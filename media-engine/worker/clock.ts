@@ -19,7 +19,7 @@ export class TickClock {
   readonly stats: ClockStats = { ticks: 0, lateness: new Float64Array(3000), resyncs: 0 };
 
   constructor(
-    private readonly onTick: (now: number) => void,
+    private readonly onTick: (now: number, skippedTicks: number) => void,
     private readonly periodMs = 20,
     private readonly maxCatchUp = 5,
   ) {}
@@ -50,11 +50,14 @@ export class TickClock {
     if (!this.running) return;
     let now = performance.now();
     let caught = 0;
+    let skipped = 0;
     while (this.running && now >= this.start + (this.n + 1) * this.periodMs) {
       const due = this.start + (this.n + 1) * this.periodMs;
       if (now - due > this.periodMs * this.maxCatchUp * 2) {
         // stalled for long: skip the missed ticks rather than bursting them
-        this.n = Math.floor((now - this.start) / this.periodMs) - 1;
+        const target = Math.floor((now - this.start) / this.periodMs) - 1;
+        skipped += target - this.n;
+        this.n = target;
         this.stats.resyncs++;
         continue;
       }
@@ -62,7 +65,8 @@ export class TickClock {
       this.stats.ticks++;
       this.n++;
       try {
-        this.onTick(Date.now());
+        this.onTick(Date.now(), skipped);
+        skipped = 0;
       } catch (e) {
         // a broken leg must never stop the clock for the others
         process.emitWarning(`media tick failed: ${(e as Error).stack ?? e}`);

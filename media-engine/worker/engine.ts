@@ -30,7 +30,7 @@ export class Engine {
   private forks = new Map<string, { tap: ForkTap; owner: string }>();
   private links = new Map<string, { link: FrameLink; legId?: string; confId?: string; member?: RemoteMember }>();
   private tickCost = new Float64Array(3000);
-  readonly clock = new TickClock((now) => this.tick(now));
+  readonly clock = new TickClock((now, skipped) => this.tick(now, skipped));
 
   constructor(
     private readonly emit: (target: string, name: string, data: unknown) => void,
@@ -39,8 +39,10 @@ export class Engine {
     this.clock.startClock();
   }
 
-  private tick(now: number): void {
+  private tick(now: number, skippedTicks = 0): void {
     const t0 = performance.now();
+    // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
+    if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(skippedTicks);
     for (const leg of this.legs.values()) leg.receivePhase(now);
     for (const c of this.conferences.values()) {
       c.mixer.tick();

@@ -156,6 +156,11 @@ export class RtpSession {
     }
   }
 
+  /** Advances the RTP clock over ticks the worker could not run. */
+  skip(ticks: number): void {
+    this.ts = (this.ts + ticks * FRAME) >>> 0;
+  }
+
   /** Pops this tick's inbound audio into `out`; false when there is none. */
   receiveFrame(out: Int16Array, now: number): boolean {
     this.dtmfIn.flush(now);

@@ -50,7 +50,7 @@ export class AppConnection extends EventEmitter<AppConnectionEvents> {
     this.queue.push(encodeFrame(payload));
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setTimeout(() => this.flush(), 1);
+      setImmediate(() => this.flush());
     }
   }
 

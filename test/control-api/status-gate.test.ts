@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp } from '../support/api';
 import { truncateAll } from '../support/db';
-import { createDb } from '../../core/db/knex';
+import knexFactory from 'knex';
 import { customersRepo } from '../../core/repos';
 
 describe('control-api: account status gate', () => {
@@ -51,8 +51,9 @@ describe('control-api: account status gate', () => {
   });
 
   it('fails open when the status lookup itself fails (broken pool)', async () => {
-    const broken = createDb('postgres://postgres@127.0.0.1:1/nowhere', { poolMax: 1 });
-    // acquireConnectionTimeout is long by default; the refused connection fails at once.
+    // Nothing listens on port 1: every lookup fails at once (connection refused).
+    const quiet = { warn() {}, error() {}, debug() {}, deprecate() {} };
+    const broken = knexFactory({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:1/nowhere', pool: { min: 0, max: 1 }, log: quiet });
     const g = await buildTestApp({ context: { statusLookup: (id) => customersRepo(broken).statusOf(id) } });
     try {
       const f = await createFixture(g.ctx);

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { MediaServer, type DtmfEvent, type Endpoint } from '../../media-engine';
+import { freePort } from '../support/ports';
 import { bestCorrelation, portRange, readWav, rejection, rms, sleep, speechWav, tmpDir } from './support';
 
 describe('media-engine endpoints over loopback UDP', function () {
@@ -152,5 +155,62 @@ describe('media-engine endpoints over loopback UDP', function () {
     await a.destroy();
     await b.destroy();
     expect(ms.ports.allocated).to.equal(before);
+  });
+});
+
+describe('media-engine sources: TTS, MP3 and http(s) URLs', function () {
+  this.timeout(30000);
+  let ms: MediaServer;
+  let dir: string;
+
+  before(async () => {
+    dir = tmpDir();
+    ms = await MediaServer.start({ rtpPorts: portRange(100), workers: 1, cacheDir: path.join(dir, 'cache') });
+  });
+  after(async () => {
+    await ms?.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('says text through espeak-ng, plays an MP3 and a WAV served over http', async () => {
+    const a = await ms.createEndpoint();
+    const b = await ms.createEndpoint({ remoteSdp: a.local.sdp });
+    await a.modify(b.local.sdp);
+    const rec = b.record(path.join(dir, 'said.wav'), { separate: true });
+    const said = await a.say('Welcome to the platform', { language: 'en-US' });
+    expect(said.playbackMilliseconds).to.be.within(700, 4000);
+    await b.stopRecord();
+    expect(rms(readWav((await rec).files[1].path).samples)).to.be.greaterThan(300);
+    expect((await rejection(a.say(''))).message).to.match(/needs text/);
+
+    const wav = path.join(dir, 'w.wav');
+    speechWav(wav, 'A file served over HTTP');
+    const seconds = readWav(wav).samples.length / 8000;
+    const mp3 = path.join(dir, 'w.mp3');
+    execFileSync('sox', [wav, mp3]);
+    const fromMp3 = await a.play(mp3);
+    expect(fromMp3.playbackMilliseconds / 1000).to.be.closeTo(seconds, 0.15);
+
+    const port = await freePort();
+    const server = http.createServer((req, res) => {
+      if (req.url === '/w.wav') {
+        res.writeHead(200, { 'content-type': 'audio/wav' });
+        res.end(fs.readFileSync(wav));
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+    try {
+      const fromUrl = await a.play(`http://127.0.0.1:${port}/w.wav`);
+      expect(fromUrl.playbackMilliseconds / 1000).to.be.closeTo(seconds, 0.05);
+      const missing = await rejection(a.play(`http://127.0.0.1:${port}/missing.wav`));
+      expect(missing.message).to.match(/404|not found/i);
+    } finally {
+      server.close();
+    }
+    await a.destroy();
+    await b.destroy();
   });
 });

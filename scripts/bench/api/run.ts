@@ -45,8 +45,20 @@ function waitFor(child: ChildProcess, re: RegExp, ms = 60_000): Promise<string> 
   });
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 interface Result {
   name: string;
+  /** Server CPU milliseconds per request: throughput one free core would give is 1000 / this. */
+  cpuMsPerReq: number;
   rps: number;
   p50: number;
   p99: number;
@@ -54,9 +66,11 @@ interface Result {
   errors: number;
 }
 
-async function cannon(name: string, opts: autocannon.Options): Promise<Result> {
+async function cannon(name: string, server: ChildProcess, opts: autocannon.Options): Promise<Result> {
+  const cpu0 = cpuSeconds(server.pid);
   const r = await autocannon({ connections: CONNECTIONS, duration: DURATION, pipelining: 1, ...opts });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+  const cpuMsPerReq = ((cpuSeconds(server.pid) - cpu0) * 1000) / Math.max(1, r.requests.total);
+  return { name, cpuMsPerReq, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
 async function main() {
@@ -106,23 +120,26 @@ async function main() {
     // Warm-up (JIT, pools) before measuring.
     await autocannon({ url: `${url}/v1.0/customer?accesskey=${boot.accesskey}`, connections: CONNECTIONS, duration: 2 });
     const results: Result[] = [];
-    results.push(await cannon('baseline GET (bare node:http, same JSON)', { url: `${burl}/v1.0/customer` }));
-    results.push(await cannon('GET /v1.0/customer?accesskey=', { url: `${url}/v1.0/customer?accesskey=${boot.accesskey}` }));
-    results.push(await cannon('GET /v1.0/customer (Bearer JWT)', { url: `${url}/v1.0/customer`, headers: { authorization: `Bearer ${token}` } }));
-    results.push(await cannon('baseline POST (bare node:http)', { url: `${burl}/v1.0/accesskeys`, ...post }));
-    results.push(await cannon('POST /v1.0/accesskeys?accesskey=', { url: `${url}/v1.0/accesskeys?accesskey=${boot.accesskey}`, ...post }));
+    const bl = baseline;
+    results.push(await cannon('baseline GET (bare node:http, same JSON)', bl, { url: `${burl}/v1.0/customer` }));
+    results.push(await cannon('GET /healthz (same process: express, request id, metrics; no auth, no DB)', api, { url: `${url}/healthz` }));
+    results.push(await cannon('GET /v1.0/customer?accesskey=', api, { url: `${url}/v1.0/customer?accesskey=${boot.accesskey}` }));
+    results.push(await cannon('GET /v1.0/customer (Bearer JWT)', api, { url: `${url}/v1.0/customer`, headers: { authorization: `Bearer ${token}` } }));
+    results.push(await cannon('baseline POST (bare node:http)', bl, { url: `${burl}/v1.0/accesskeys`, ...post }));
+    results.push(await cannon('POST /v1.0/accesskeys?accesskey=', api, { url: `${url}/v1.0/accesskeys?accesskey=${boot.accesskey}`, ...post }));
 
     const b = results[0].rps;
-    const bp = results[3].rps;
-    console.log(`\ncontrol-api benchmark: ${DURATION}s per run, ${CONNECTIONS} connections, servers pinned to CPU ${hasTaskset ? CPU : '(no taskset)'}, ${os.cpus()[0].model}\n`);
-    console.log('| run | req/s | p50 ms | p99 ms | non-2xx | errors | vs baseline |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    const bp = results[4].rps;
+    const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+    console.log(`\ncontrol-api benchmark: ${DURATION}s per run, ${CONNECTIONS} connections, servers pinned to CPU ${hasTaskset ? CPU : '(no taskset)'}, ${os.cpus().length} x ${os.cpus()[0].model}, load average ${load}\n`);
+    console.log('| run | req/s | p50 ms | p99 ms | non-2xx | errors | req/s vs baseline | server CPU ms/req | req/s per free core (1000/CPU ms) |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of results) {
       const ref = r.name.includes('POST') ? bp : b;
-      console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.rps / ref).toFixed(2)} |`);
+      console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.rps / ref).toFixed(2)} | ${r.cpuMsPerReq.toFixed(3)} | ${Math.round(1000 / r.cpuMsPerReq)} |`);
     }
-    const get = results[1];
-    console.log(`\ntarget 2000 authenticated GET/s with p99 < 20 ms: ${get.rps >= 2000 && get.p99 < 20 ? 'met' : 'NOT met'} (${Math.round(get.rps)}/s, p99 ${get.p99} ms)`);
+    const get = results[2];
+    console.log(`\ntarget 2000 authenticated GET/s with p99 < 20 ms: ${get.rps >= 2000 && get.p99 < 20 ? 'met' : 'NOT met'} (${Math.round(get.rps)}/s, p99 ${get.p99} ms; CPU-bound capacity ${Math.round(1000 / get.cpuMsPerReq)}/s per core)`);
   } finally {
     api.kill('SIGTERM');
     baseline?.kill('SIGTERM');

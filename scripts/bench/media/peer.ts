@@ -38,10 +38,9 @@ process.on('message', async (m: { cmd: string; n?: number; targets?: number[]; d
       s.on('message', (msg) => {
         if (!measuring || msg.length < 12) return;
         const t = performance.now();
-        const seq = msg.readUInt16BE(2);
         if (msg[1] & 0x7f) return; // only PCMU audio packets
         leg.arrivals.push(t);
-        leg.seqs.push(seq);
+        leg.seqs.push(msg.readUInt32BE(4)); // RTP timestamp: the sender's clock
         leg.count++;
       });
       sockets.push(s);
@@ -80,7 +79,8 @@ process.on('message', async (m: { cmd: string; n?: number; targets?: number[]; d
       tick();
     });
     measuring = false;
-    // send-time error: each packet's arrival vs the ideal 20 ms grid of its leg (by sequence number)
+    // send-time error: each packet's arrival vs the ideal 20 ms grid of its leg (by RTP timestamp)
+    const legsHeard = rx.filter((l) => l.count > 0).length;
     const errors: number[] = [];
     let expected = 0;
     let received = 0;
@@ -88,18 +88,21 @@ process.on('message', async (m: { cmd: string; n?: number; targets?: number[]; d
       if (leg.seqs.length < 2) continue;
       const s0 = leg.seqs[0];
       let base = Infinity;
-      const idx = leg.seqs.map((s) => (s - s0 + 0x10000) & 0xffff);
+      const idx = leg.seqs.map((s) => Math.round(((s - s0) >>> 0) / 160));
       for (let k = 0; k < idx.length; k++) base = Math.min(base, leg.arrivals[k] - idx[k] * 20);
       for (let k = 0; k < idx.length; k++) errors.push(leg.arrivals[k] - idx[k] * 20 - base);
       const span = Math.max(...idx) + 1;
       expected += span;
       received += new Set(idx).size;
+    }
+    for (const leg of rx) {
       leg.arrivals = [];
       leg.seqs = [];
+      leg.count = 0;
     }
     errors.sort((a, b) => a - b);
     const pct = (p: number) => (errors.length ? errors[Math.min(errors.length - 1, Math.floor(errors.length * p))] : 0);
-    send({ p50: pct(0.5), p99: pct(0.99), max: errors[errors.length - 1] ?? 0, expected, received, lossPct: expected ? ((expected - received) / expected) * 100 : 0 });
+    send({ p50: pct(0.5), p99: pct(0.99), max: errors[errors.length - 1] ?? 0, expected, received, lossPct: expected ? ((expected - received) / expected) * 100 : 100, legsHeard });
   } else if (m.cmd === 'close') {
     for (const s of sockets) s.close();
     sockets = [];

@@ -84,7 +84,7 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
     }, 50);
   }
   setTimeout(() => void ms.resetStats(), WARMUP_MS);
-  const rx = await ask<{ p50: number; p99: number; max: number; lossPct: number }>({ cmd: 'start', targets: eps.map((e) => e.local.port), durationMs: RUN_MS, warmupMs: WARMUP_MS });
+  const rx = await ask<{ p50: number; p99: number; max: number; lossPct: number; legsHeard: number }>({ cmd: 'start', targets: eps.map((e) => e.local.port), durationMs: RUN_MS, warmupMs: WARMUP_MS });
   if (busyTimer) clearInterval(busyTimer);
   const [ws] = await ms.stats();
   for (const ep of eps) await ep.destroy();
@@ -92,7 +92,7 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
   await ask({ cmd: 'close' });
   for (const f of fs.readdirSync(dir)) if (f.startsWith('leg-')) fs.rmSync(path.join(dir, f));
   const r = { legs: n, p50: rx.p50, p99: rx.p99, max: rx.max, lossPct: rx.lossPct, tickLateP99: ws.lateP99, tickCostP50: ws.tickCostP50, tickCostP99: ws.tickCostP99, pps: n * 50 * 2 };
-  console.log(JSON.stringify({ ...r, busy: !!opts.busy, conference: !!opts.conference }));
+  console.log(JSON.stringify({ ...r, legsHeard: rx.legsHeard, busy: !!opts.busy, conference: !!opts.conference }));
   return r;
 }
 

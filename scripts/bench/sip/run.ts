@@ -31,7 +31,7 @@ const SECONDS = Number(arg('seconds', '5'));
 const CPU_RATE = Number(arg('cpu-rate', '300'));
 const CPU_SECONDS = Number(arg('cpu-seconds', '10'));
 
-interface RunResult { rate: number; attempted: number; ok: number; failed: number; seconds: number; exit: number | null; setupMs: number }
+interface RunResult { rate: number; attempted: number; ok: number; failed: number; seconds: number; exit: number | null }
 
 const children = new Set<ChildProcess>();
 function cleanup(): void {
@@ -58,12 +58,6 @@ function runSipp(args: string[], killAfterMs: number): Promise<{ code: number | 
   });
 }
 
-/** sipp's cumulative "Response Time 1": mean INVITE -> 200 time of the built-in uac scenario */
-function setupTime(out: string): number {
-  const m = /Response Time 1\s*\|\s*[\d:]+\s*\|\s*(\d+):(\d+):(\d+):(\d+)/.exec(out);
-  return m ? Number(m[1]) * 3_600_000 + Number(m[2]) * 60_000 + Number(m[3]) * 1000 + Number(m[4]) / 1000 : NaN;
-}
-
 function counter(out: string, label: string): number {
   const m = new RegExp(`${label}\\s*\\|\\s*\\d+\\s*\\|\\s*(\\d+)`).exec(out);
   return m ? Number(m[1]) : 0;
@@ -78,7 +72,7 @@ async function uacRun(target: string, rate: number, seconds: number): Promise<Ru
   const elapsed = (Date.now() - t0) / 1000;
   const ok = counter(out, 'Successful call');
   const failed = counter(out, 'Failed call');
-  return { rate, attempted: calls, ok, failed: failed + Math.max(0, calls - ok - failed), seconds: elapsed, exit: code, setupMs: setupTime(out) };
+  return { rate, attempted: calls, ok, failed: failed + Math.max(0, calls - ok - failed), seconds: elapsed, exit: code };
 }
 
 async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; drachtioPort: number; cpu(): Promise<number> }> {
@@ -143,8 +137,9 @@ async function ramp(label: string, target: string): Promise<RunResult[]> {
   for (const rate of STEPS) {
     const r = await uacRun(target, rate, SECONDS);
     results.push(r);
-    process.stderr.write(`${label} ${rate} cps: ok ${r.ok} failed ${r.failed} in ${r.seconds.toFixed(1)} s, setup ${r.setupMs.toFixed(1)} ms\n`);
-    if (r.failed > 0) break;
+    process.stderr.write(`${label} ${rate} cps: ok ${r.ok} failed ${r.failed} in ${r.seconds.toFixed(1)} s\n`);
+    // one failing step may be noise on a shared machine; two in a row end the ramp
+    if (r.failed > 0 && results.length > 1 && results[results.length - 2].failed > 0) break;
     await new Promise((res) => setTimeout(res, 1000));
   }
   return results;
@@ -178,34 +173,43 @@ async function main(): Promise<void> {
   // CPU per call at a fixed rate
   await new Promise((r) => setTimeout(r, 1000));
   const cpu0 = await server.cpu();
+  const app0 = process.cpuUsage();
   const fixed = await uacRun(`127.0.0.1:${server.sipPort}`, CPU_RATE, CPU_SECONDS);
   await new Promise((r) => setTimeout(r, 500));
   const cpu1 = await server.cpu();
+  const appUsage = process.cpuUsage(app0);
   const cpuPerCall = fixed.ok ? (cpu1 - cpu0) / fixed.ok : NaN;
+  // the srf application runs in this process (besides the light sipp orchestration)
+  const appPerCall = fixed.ok ? (appUsage.user + appUsage.system) / 1000 / fixed.ok : NaN;
 
   app.disconnect();
   const exited = new Promise((r) => server.proc.once('exit', r));
   server.proc.kill('SIGTERM');
   await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
 
-  const rows = [['offered cps', 'baseline ok/failed', 'baseline setup ms', 'baseline done/s', 'sip-server ok/failed', 'sip-server setup ms', 'sip-server done/s']];
+  const rows = [['offered cps', 'baseline ok/failed', 'baseline done/s', 'sip-server ok/failed', 'sip-server done/s']];
   for (const rate of STEPS) {
     const b = baseline.find((r) => r.rate === rate);
     const o = ours.find((r) => r.rate === rate);
     if (!b && !o) continue;
     rows.push([
       String(rate),
-      b ? `${b.ok}/${b.failed}` : '-', b ? b.setupMs.toFixed(1) : '-', b ? (b.ok / b.seconds).toFixed(0) : '-',
-      o ? `${o.ok}/${o.failed}` : '-', o ? o.setupMs.toFixed(1) : '-', o ? (o.ok / o.seconds).toFixed(0) : '-',
+      b ? `${b.ok}/${b.failed}` : '-', b ? (b.ok / b.seconds).toFixed(0) : '-',
+      o ? `${o.ok}/${o.failed}` : '-', o ? (o.ok / o.seconds).toFixed(0) : '-',
     ]);
   }
   const bb = best(baseline);
   const bo = best(ours);
   process.stdout.write(`\nSIP call-rate benchmark (${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}, ${SECONDS} s per step, INVITE/100/180/200/ACK/BYE/200)\n`);
-  process.stdout.write('setup ms = sipp mean INVITE->200 time; done/s = calls completed / wall time of the sipp run (includes sipp start and drain)\n\n');
+  process.stdout.write('done/s = calls completed / wall time of the sipp run (start to last BYE answered): the sustained rate when below the offered one\n\n');
   process.stdout.write(`${table(rows)}\n\n`);
-  process.stdout.write(`highest rate with zero failed calls: baseline ${bb} cps, sip-server ${bo} cps (ratio ${(bb ? bo / bb : 0).toFixed(2)}; steps stop at ${STEPS[STEPS.length - 1]})\n`);
-  process.stdout.write(`sip-server CPU per call at ${CPU_RATE} cps for ${CPU_SECONDS} s: ${cpuPerCall.toFixed(3)} ms (${fixed.ok} ok, ${fixed.failed} failed, setup ${fixed.setupMs.toFixed(1)} ms; target <= 1 ms)\n`);
+  const doneRate = (rs: RunResult[]) => rs.filter((r) => r.failed === 0).reduce((m, r) => Math.max(m, r.ok / r.seconds), 0);
+  const db = doneRate(baseline);
+  const dd = doneRate(ours);
+  process.stdout.write(`highest offered rate with zero failed calls: baseline ${bb} cps, sip-server ${bo} cps (steps stop at ${STEPS[STEPS.length - 1]})\n`);
+  process.stdout.write(`best sustained completion rate without failures: baseline ${db.toFixed(0)}/s, sip-server ${dd.toFixed(0)}/s (ratio ${(db ? dd / db : 0).toFixed(2)})\n`);
+  process.stdout.write(`sip-server CPU per call at ${CPU_RATE} cps for ${CPU_SECONDS} s: ${cpuPerCall.toFixed(3)} ms (${fixed.ok} ok, ${fixed.failed} failed; target <= 1 ms)\n`);
+  process.stdout.write(`drachtio-srf application CPU per call (same run, for comparison): ${appPerCall.toFixed(3)} ms\n`);
   cleanup();
   process.exit(0);
 }

@@ -204,3 +204,25 @@ describe('extensions', function () {
     });
   });
 });
+
+describe('provisioning URL rate limit', function () {
+  let h: Harness;
+  before(async () => {
+    // scale 0.1: burst 2, 1 request/s per IP (the /auth tier's 10/s burst 20, scaled).
+    h = await startHarness({ RATE_LIMIT_SCALE: '0.1' });
+  });
+  after(async () => h.close());
+
+  it('guessing is bounded per IP: 429 with Retry-After once the bucket is empty', async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | undefined;
+    for (let i = 0; i < 4; i++) {
+      const r = await request(h.app).get(`/provisioning/extension?token=${'1'.repeat(64)}`);
+      statuses.push(r.status);
+      if (r.status === 429) retryAfter = r.headers['retry-after'];
+    }
+    expect(statuses.slice(0, 2)).to.deep.equal([400, 400]);
+    expect(statuses).to.include(429);
+    expect(Number(retryAfter)).to.be.at.least(1);
+  });
+});

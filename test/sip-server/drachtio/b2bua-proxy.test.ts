@@ -1,6 +1,7 @@
 // srf.createB2BUA and srf.proxyRequest between two sipp instances, through our sip-server.
 import { expect } from 'chai';
 import { freePort } from '../../support/ports';
+import { UdpPeer } from './udp-peer';
 import { connectSrf, disconnectSrf, killAllSipp, sipp, sleep, startServer, type Server } from './harness';
 
 describe('drachtio-srf B2BUA and proxy between two sipp instances', function () {
@@ -84,6 +85,44 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
     expect(caller.code, caller.errors).to.equal(0);
     expect((await p.uas).code).to.equal(0);
     expect(results[0].finalStatus).to.equal(200);
+  });
+
+  it('followRedirects: a 302 from the first target sends the INVITE to its Contact', async () => {
+    const p = await pair(1);
+    const redirector = await UdpPeer.open(await freePort());
+    const results: any[] = [];
+    srf.invite(async (req: any) => {
+      results.push(await srf.proxyRequest(req, [`sip:old@127.0.0.1:${redirector.port}`], { followRedirects: true }));
+    });
+    const caller = p.start();
+    const inv = await redirector.request('INVITE', 8000);
+    const moved = inv.makeResponse(302, undefined, { toTag: 'redir' });
+    moved.headers.append('Contact', `<sip:bob@127.0.0.1:${p.uasPort}>`);
+    redirector.send(moved.toString(), s.sipPort);
+    const r = await caller;
+    redirector.close();
+    expect(r.code, r.errors).to.equal(0);
+    expect((await p.uas).code).to.equal(0);
+    expect(results[0].finalStatus).to.equal(200);
+    expect(results[0].responses.flatMap((x: any) => x.msgs.map((m: any) => m.status))).to.deep.equal([302, 200]);
+  });
+
+  it('simultaneous forking: the 200 from one target wins over the 486 of the other', async () => {
+    const p = await pair(1);
+    const busy = await UdpPeer.open(await freePort());
+    const results: any[] = [];
+    srf.invite(async (req: any) => {
+      results.push(await srf.proxyRequest(req, [`sip:busy@127.0.0.1:${busy.port}`, `sip:bob@127.0.0.1:${p.uasPort}`],
+        { forking: 'simultaneous' }));
+    });
+    const caller = p.start();
+    const inv = await busy.request('INVITE', 8000);
+    busy.send(inv.makeResponse(486, undefined, { toTag: 'busy' }).toString(), s.sipPort);
+    const r = await caller;
+    busy.close();
+    expect(r.code, r.errors).to.equal(0);
+    expect((await p.uas).code).to.equal(0);
+    expect(results[0].connected).to.equal(true);
   });
 
   it('a proxy target that rejects: the best final response goes back to the caller', async () => {

@@ -54,14 +54,16 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
     });
   }
 
-  it('answers a 401 challenge with the digest client (right password: connected)', async () => {
-    const uas = await callee(['-sf', scenario('uas-challenge.xml'), '-m', '1', '-timeout', '10s']);
-    const dialog = await srf.createUAC(`sip:bob@127.0.0.1:${uas.port}`, { localSdp: SDP, auth: { username: 'alice', password: 'secret123' } });
-    expect(dialog.remote.sdp).to.include('m=audio');
-    await dialog.destroy();
-    const r = await uas.done;
-    expect(r.code, r.errors).to.equal(0);
-  });
+  for (const [file, code] of [['uas-challenge.xml', 401], ['uas-challenge-407.xml', 407]] as const) {
+    it(`answers a ${code} challenge with the digest client (right password: connected)`, async () => {
+      const uas = await callee(['-sf', scenario(file), '-m', '1', '-timeout', '10s']);
+      const dialog = await srf.createUAC(`sip:bob@127.0.0.1:${uas.port}`, { localSdp: SDP, auth: { username: 'alice', password: 'secret123' } });
+      expect(dialog.remote.sdp).to.include('m=audio');
+      await dialog.destroy();
+      const r = await uas.done;
+      expect(r.code, r.errors).to.equal(0);
+    });
+  }
 
   it('a wrong password ends in the 403 the callee sends', async () => {
     const uas = await callee(['-sf', scenario('uas-challenge.xml'), '-m', '1', '-timeout', '10s']);

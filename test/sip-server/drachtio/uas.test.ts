@@ -99,6 +99,21 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
     expect(destroyed).to.equal(true);
   });
 
+  it('a re-INVITE from the caller (hold) reaches dialog.on("hold"), is answered, and its ACK arrives', async () => {
+    const events: string[] = [];
+    srf.invite(async (req: any, res: any) => {
+      const d = await srf.createUAS(req, res, { localSdp: SDP });
+      d.on('hold', () => events.push('hold'));
+      d.on('ack', () => events.push('ack'));
+      d.on('destroy', () => events.push('destroy'));
+    });
+    const r = await caller(['-sf', scenario('uac-reinvite.xml'), '-m', '1', '-timeout', '10s']);
+    expect(r.code, r.errors).to.equal(0);
+    await until(() => events.includes('destroy'), 2000, 'destroy');
+    expect(events).to.include('hold');
+    expect(events.filter((e) => e === 'ack')).to.have.length(2); // the INVITE's and the re-INVITE's
+  });
+
   it('REGISTER handled by srf.register middleware', async () => {
     const seen: string[] = [];
     srf.register((req: any, res: any) => {

@@ -7,10 +7,11 @@ import { UdpPeer, firstLines, rawRequest, runSipp, sleep, startStack } from './s
 import { attachTestUas } from './test-uas';
 
 async function optionsAnswered(peer: UdpPeer, port: number, headers: string[] = [], waitMs = 600): Promise<boolean> {
-  const before = peer.received.length;
-  await peer.send(rawRequest('OPTIONS', peer.host, peer.port, port, { headers }), port);
+  // Match the answer by Call-ID: late answers to earlier (flood) requests must not count.
+  const callId = `probe-${Math.random().toString(36).slice(2)}`;
+  await peer.send(rawRequest('OPTIONS', peer.host, peer.port, port, { headers, callId }), port);
   try {
-    await peer.waitFor((m) => m.length > before, waitMs);
+    await peer.waitFor((m) => m.some((x) => x.text.includes(`Call-ID: ${callId}`)), waitMs);
     return true;
   } catch {
     return false;

@@ -1,0 +1,130 @@
+/**
+ * POST /calls before anything is written: each destination checked and turned into the Call row it
+ * becomes, with the outbound config and source-number rules applied and the balance checked.
+ *
+ * - tel, PSTN (not +899): the country must be in destination_whitelist (empty list denies all); the
+ *   source must be an active normal number of the customer, else default_outgoing_source_number_id
+ *   replaces it, else 400 (a +899 virtual number is never a PSTN source). Charged per minute: 402
+ *   when the balance cannot pay one minute of every PSTN leg.
+ * - tel, +899 virtual: internal, free, no whitelist.
+ * - sip: a SIP URI; the config's codecs go to metadata.codecs.
+ * - extension: target_name (else target) must be the `extension` of one of the customer's
+ *   extensions (404) that is registered now (409 STATE_INVALID).
+ * - agent: an agent of the customer (media-app rings the agent's addresses).
+ * Other address types cannot be dialled here (400).
+ */
+import type { AppContext } from '../context';
+import { ApiError, invalidArgument, permissionDenied } from '../../core/errors';
+import { EMPTY_UUID, isUuid } from '../../core/ids';
+import { isE164, isVirtualNumber } from '../../core/numbers/e164';
+import { assertAffordable, assertCallAffordable, rates } from '../../core/billing';
+import { extensionsRepo } from '../../core/repos/extensions';
+import { aorOf, isRegistered } from '../../core/registrar/bindings';
+import type { Address } from '../../core/repos/calls';
+import type { OutboundConfigRow } from '../../core/repos';
+import { countryOf } from './country';
+
+export type Anonymous = 'yes' | 'no' | 'auto';
+
+export interface PlannedLeg {
+  source: Address;
+  destination: Address;
+  pstn: boolean;
+  metadata: Record<string, unknown>;
+}
+
+const SIP_URI = /^(sips?:)?([^@\s;]+@)?[A-Za-z0-9.\-]+(:\d{1,5})?(;[^\s]*)?$|^(sips?:)?([^@\s;]+@)?\[[0-9A-Fa-f:.]+\](:\d{1,5})?(;[^\s]*)?$/;
+
+function clean(a: Address): Address {
+  const out: Address = { type: a.type, target: a.target };
+  if (a.target_name !== undefined) out.target_name = a.target_name;
+  if (a.name !== undefined) out.name = a.name;
+  if (a.detail !== undefined) out.detail = a.detail;
+  return out;
+}
+
+async function ownedNormalNumber(ctx: AppContext, customerId: string, where: { id?: string; number?: string }) {
+  if (!(await ctx.db.schema.hasTable('numbers'))) return null;
+  const row = await ctx.db('numbers')
+    .where({ ...where, customer_id: customerId, type: 'normal', status: 'active' })
+    .whereNull('tm_delete')
+    .first('id', 'number');
+  return (row as { id: string; number: string } | undefined) ?? null;
+}
+
+/** The source a PSTN leg goes out with (see the file comment). */
+async function pstnSource(ctx: AppContext, customerId: string, source: Address, config: OutboundConfigRow | null): Promise<Address> {
+  if (source.type === 'tel' && isE164(source.target) && !isVirtualNumber(source.target)) {
+    if (await ownedNormalNumber(ctx, customerId, { number: source.target })) return clean(source);
+  }
+  const fallbackId = config?.default_outgoing_source_number_id ?? EMPTY_UUID;
+  if (fallbackId && fallbackId !== EMPTY_UUID) {
+    const n = await ownedNormalNumber(ctx, customerId, { id: fallbackId });
+    if (n) return { ...clean(source), type: 'tel', target: n.number };
+  }
+  const virtual = source.type === 'tel' && isVirtualNumber(source.target);
+  const issue = virtual
+    ? 'a virtual number (+899) cannot be the source of a PSTN call'
+    : 'must be an active normal number of this customer for a PSTN destination (no default_outgoing_source_number_id to fall back to)';
+  throw invalidArgument(`source: ${issue}`, [{ field: 'source.target', issue }]);
+}
+
+export async function planLegs(ctx: AppContext, customerId: string, source: Address, destinations: Address[]): Promise<PlannedLeg[]> {
+  const config = await ctx.repos.outboundConfigs.getForCustomer(customerId);
+  const whitelist = new Set(config?.destination_whitelist ?? []);
+  const codecs = config?.codecs ?? '';
+  const legs: PlannedLeg[] = [];
+  for (const [i, d] of destinations.entries()) {
+    const at = `destinations[${i}]`;
+    const bad = (field: string, issue: string) => invalidArgument(`${at}.${field}: ${issue}`, [{ field: `${at}.${field}`, index: i, issue }]);
+    switch (d.type) {
+      case 'tel': {
+        if (!isE164(d.target)) throw bad('target', 'must be an E.164 number (+ and 7 to 15 digits)');
+        if (isVirtualNumber(d.target)) {
+          legs.push({ source: clean(source), destination: clean(d), pstn: false, metadata: {} });
+          break;
+        }
+        const country = countryOf(d.target);
+        if (!country || !whitelist.has(country)) {
+          const err = permissionDenied(`${at}: country ${country ?? 'unknown'} is not in the outbound config's destination_whitelist`);
+          throw new ApiError('PERMISSION_DENIED', err.message, { details: [{ field: `${at}.target`, index: i, country: country ?? '' }] });
+        }
+        legs.push({ source: await pstnSource(ctx, customerId, source, config), destination: clean(d), pstn: true, metadata: {} });
+        break;
+      }
+      case 'sip': {
+        if (!SIP_URI.test(d.target)) throw bad('target', 'must be a SIP URI');
+        legs.push({ source: clean(source), destination: clean(d), pstn: false, metadata: codecs ? { codecs } : {} });
+        break;
+      }
+      case 'extension': {
+        const key = (d.target_name ?? '').trim() || d.target.trim();
+        if (!key) throw bad('target_name', 'is required (the extension to dial)');
+        const ext = await extensionsRepo(ctx.db).getByExtension(customerId, key);
+        if (!ext) {
+          throw new ApiError('RESOURCE_NOT_FOUND', `${at}: no extension "${key}"`, { details: [{ field: `${at}.target_name`, index: i, issue: 'no such extension' }] });
+        }
+        if (!(await isRegistered(ctx.redis, ctx.config.redisKeyPrefix, aorOf(ext.username, ext.domain_name)))) {
+          throw new ApiError('STATE_INVALID', `${at}: extension "${key}" is not registered`, { details: [{ field: `${at}.target_name`, index: i, issue: 'not registered' }] });
+        }
+        legs.push({ source: clean(source), destination: { ...clean(d), target: ext.extension, target_name: ext.extension }, pstn: false, metadata: codecs ? { codecs } : {} });
+        break;
+      }
+      case 'agent': {
+        if (!isUuid(d.target)) throw bad('target', 'must be an agent id (UUID)');
+        const agent = await ctx.repos.agents.get(d.target, { customerId });
+        if (!agent) throw new ApiError('RESOURCE_NOT_FOUND', `${at}: no agent ${d.target}`, { details: [{ field: `${at}.target`, index: i, issue: 'no such agent' }] });
+        legs.push({ source: clean(source), destination: clean(d), pstn: false, metadata: {} });
+        break;
+      }
+      default:
+        throw bad('type', `type "${d.type}" cannot be dialled by POST /calls (tel, sip, extension or agent)`);
+    }
+  }
+  const pstn = legs.filter((l) => l.pstn).length;
+  if (pstn > 0) {
+    await assertCallAffordable(ctx.db, customerId, 'call_pstn_outgoing');
+    if (pstn > 1) await assertAffordable(ctx.db, customerId, rates().call_pstn_outgoing * pstn);
+  }
+  return legs;
+}

@@ -1,0 +1,172 @@
+/**
+ * /activeflows: runs of a flow. POST writes the record (status running, reference_type api) and
+ * sends activeflow.start to the shared queue; a media-app node runs it. Stop is idempotent: an
+ * ended activeflow answers 200 as it is; a running one gets activeflow.stop on the queue of the node
+ * running it, or, when no live node runs it (start not yet consumed, node gone), is ended here.
+ * There is no public continue (voipbin-notes §6: block's continue is internal).
+ */
+import { z } from 'zod';
+import { defineRoute, idParams, uuid } from '../route';
+import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
+import { EMPTY_UUID, newId } from '../../core/ids';
+import { clock } from '../../core/clock';
+import { checkClientVariables, parseActions, type Action } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { activeflowJson, activeflowsRepo, type ActiveflowRow } from '../../core/repos/activeflows';
+import { commandBus } from '../calls/bus';
+import type { AppContext } from '../context';
+import { actionSchema } from './flows';
+import { listOf, rfc3339OrNull, uuidOut } from './schemas';
+
+export const activeflowSchema = z.object({
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  flow_id: uuidOut(),
+  status: z.enum(['', 'running', 'ended']),
+  reference_type: z.string(),
+  reference_id: uuidOut(),
+  reference_activeflow_id: uuidOut(),
+  on_complete_flow_id: uuidOut(),
+  webhook_uri: z.string(),
+  webhook_method: z.enum(['', 'POST', 'GET', 'PUT', 'DELETE']),
+  current_action: actionSchema.nullable(),
+  forward_action_id: z.string(),
+  executed_actions: z.array(actionSchema),
+  variables: z.record(z.string(), z.string()),
+  complete_count: z.number(),
+  end_reason: z.string().describe("why it ended: finished, stop_action, stopped, call_hangup, error, limit; '' while running"),
+  error: z.string(),
+  tm_create: rfc3339OrNull(),
+  tm_update: rfc3339OrNull(),
+  tm_delete: rfc3339OrNull(),
+});
+
+const createBody = z.object({
+  id: uuid().optional().describe('client-supplied id; generated when omitted'),
+  flow_id: uuid().optional().describe('flow to run; takes precedence over actions'),
+  actions: z.array(z.unknown()).optional().describe('inline actions, when no flow_id'),
+  variables: z.unknown().optional().describe('object of string → string (100 keys, 64 KB, 32 KB per value; svc. keys ignored)'),
+  webhook_uri: z.url({ protocol: /^https?$/ }).max(2048).or(z.literal('')).optional(),
+  webhook_method: z.enum(['', 'POST', 'GET', 'PUT', 'DELETE']).optional(),
+});
+
+const activeflowNotFound = () => new ApiError('ACTIVEFLOW_NOT_FOUND', 'activeflow not found');
+
+async function owned(ctx: AppContext, customerId: string, id: string): Promise<ActiveflowRow> {
+  const a = await activeflowsRepo(ctx.db).getOwned(customerId, id);
+  if (!a) throw activeflowNotFound();
+  return a;
+}
+
+export const routes = [
+  defineRoute({
+    method: 'get',
+    path: '/activeflows',
+    tag: 'Activeflow',
+    summary: 'List activeflows',
+    permission: 'manager',
+    paginated: true,
+    response: listOf(activeflowSchema),
+    handler: async ({ ctx, auth, page }) => {
+      const p = await activeflowsRepo(ctx.db).list(auth.customerId, page);
+      return { result: p.result.map(activeflowJson), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/activeflows',
+    tag: 'Activeflow',
+    summary: 'Start an activeflow from flow_id or inline actions',
+    permission: 'manager',
+    body: createBody,
+    status: 201,
+    response: activeflowSchema,
+    handler: async ({ ctx, auth, body }) => {
+      if (body.flow_id === undefined && body.actions === undefined) {
+        throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
+      }
+      const vars = checkClientVariables(body.variables);
+      if (vars.problems.length > 0) {
+        throw invalidArgument(`${vars.problems[0]!.field}: ${vars.problems[0]!.message}`, vars.problems.map((p) => ({ field: p.field, issue: p.message })));
+      }
+      let actions: Action[] | null = null;
+      let flowId: string;
+      let onComplete = EMPTY_UUID;
+      if (body.flow_id !== undefined) {
+        const flow = await flowsRepo(ctx.db).getOwned(auth.customerId, body.flow_id);
+        if (!flow) throw new ApiError('FLOW_NOT_FOUND', 'flow not found');
+        flowId = flow.id;
+        onComplete = flow.on_complete_flow_id;
+      } else {
+        actions = parseActions(body.actions);
+        flowId = newId();
+      }
+      const id = body.id ?? newId();
+      if (await activeflowsRepo(ctx.db).get(id)) throw alreadyExists('an activeflow with this id exists');
+      const now = clock.now().toISOString();
+      const row = await ctx.db.transaction(async (trx) => {
+        if (actions) await flowsRepo(trx).create({ id: flowId, customer_id: auth.customerId, actions, persist: false, name: 'activeflow' });
+        return activeflowsRepo(trx).insert({
+          id,
+          customer_id: auth.customerId,
+          flow_id: flowId,
+          status: 'running',
+          reference_type: 'api',
+          reference_id: EMPTY_UUID,
+          reference_activeflow_id: EMPTY_UUID,
+          on_complete_flow_id: onComplete,
+          webhook_uri: body.webhook_uri ?? '',
+          webhook_method: body.webhook_method ?? '',
+          current_action: null,
+          forward_action_id: '',
+          executed_actions: [],
+          variables: vars.variables,
+          complete_count: 0,
+          end_reason: '',
+          error: '',
+          tm_create: now,
+          tm_update: now,
+          tm_delete: null,
+        });
+      });
+      try {
+        await commandBus(ctx).startActiveflow(id, auth.customerId, `activeflow-start-${id}`);
+      } catch (err) {
+        await activeflowsRepo(ctx.db).endOrphan(id, 'error', 'could not reach a media-app node');
+        throw err;
+      }
+      return activeflowJson(row);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/activeflows/:id',
+    tag: 'Activeflow',
+    summary: 'Get an activeflow',
+    permission: 'manager',
+    params: idParams,
+    response: activeflowSchema,
+    handler: async ({ ctx, auth, params }) => activeflowJson(await owned(ctx, auth.customerId, params.id)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/activeflows/:id/stop',
+    tag: 'Activeflow',
+    summary: 'Stop an activeflow (idempotent: 200 when already stopped)',
+    permission: 'manager',
+    params: idParams,
+    response: activeflowSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const a = await owned(ctx, auth.customerId, params.id);
+      if (a.status !== 'running') return activeflowJson(a);
+      const bus = commandBus(ctx);
+      const node = (await bus.activeflowOwner(a.id)) ?? (a.reference_type === 'call' ? await bus.callOwner(a.reference_id) : null);
+      if (node) {
+        await bus.toNode(node, { type: 'activeflow.stop', activeflowId: a.id }, `activeflow-stop-${a.id}`);
+        return activeflowJson(a);
+      }
+      const ended = await activeflowsRepo(ctx.db).endOrphan(a.id, 'stopped');
+      return activeflowJson(ended ?? a);
+    },
+  }),
+];

@@ -1,0 +1,314 @@
+/**
+ * /calls: outgoing calls and the commands on a live call. POST /calls checks everything first
+ * (control-api/calls/plan.ts), writes the Call rows (dialing, outgoing) and, when the flow is inline
+ * actions, a non-listed flow for them, all in one transaction; then enqueues one call.originate.
+ * One Call per destination; `groupcalls` is always [] until the groupcalls work lands (an agent
+ * destination is one Call whose destination media-app expands to the agent's addresses).
+ *
+ * Live-call commands go to the owner node's queue (core/commands/bus.ts). Without a live owner the
+ * call is CALL_NOT_FOUND, except a call still waiting for its originate to be picked up, which
+ * hangup cancels here (media-app skips originating calls that are no longer dialing).
+ */
+import { z } from 'zod';
+import { defineRoute, idParams, text, uuid } from '../route';
+import { ApiError, invalidArgument } from '../../core/errors';
+import { EMPTY_UUID, newId } from '../../core/ids';
+import { clock } from '../../core/clock';
+import { checkClientVariables, parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
+import { EventPublisher } from '../../core/events/bus';
+import type { MuteDirection } from '../../core/queue/contracts';
+import { commandBus } from '../calls/bus';
+import { planLegs } from '../calls/plan';
+import type { AppContext, AuthContext } from '../context';
+import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
+
+const ADDRESS_TYPES = ['', 'agent', 'ai', 'ai_team', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'webchat', 'web_session', 'whatsapp'] as const;
+
+const addressIn = z.strictObject({
+  type: z.enum(ADDRESS_TYPES),
+  target: text(1024),
+  target_name: text().optional(),
+  name: text().optional(),
+  detail: text(1024).optional(),
+});
+
+export const callSchema = z.object({
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  owner_type: z.string(),
+  owner_id: uuidOut(),
+  flow_id: uuidOut(),
+  activeflow_id: uuidOut(),
+  type: z.string(),
+  master_call_id: uuidOut(),
+  chained_call_ids: z.array(z.string()),
+  recording_id: uuidOut(),
+  recording_ids: z.array(z.string()),
+  groupcall_id: uuidOut(),
+  source: addressSchema,
+  destination: addressSchema,
+  status: z.enum(['dialing', 'ringing', 'progressing', 'terminating', 'canceling', 'hangup']),
+  metadata: z.record(z.string(), z.unknown()),
+  direction: z.enum(['incoming', 'outgoing']),
+  mute_direction: z.enum(['', 'both', 'in', 'out']),
+  hangup_by: z.string(),
+  hangup_reason: z.string(),
+  tm_ringing: rfc3339OrNull(),
+  tm_progressing: rfc3339OrNull(),
+  tm_hangup: rfc3339OrNull(),
+  tm_create: rfc3339OrNull(),
+  tm_update: rfc3339OrNull(),
+  tm_delete: rfc3339OrNull(),
+});
+
+const createBody = z.object({
+  source: addressIn,
+  destinations: z.array(addressIn).min(1).max(100),
+  flow_id: uuid().optional(),
+  actions: z.array(z.unknown()).optional().describe('inline actions when no flow_id'),
+  variables: z.unknown().optional().describe('object of string → string; 100 keys, 64 KB total, 32 KB per value; svc. keys ignored'),
+  anonymous: z.enum(['yes', 'no', 'auto']).optional().describe('tel destinations only; default auto'),
+});
+
+const callNotFound = () => new ApiError('CALL_NOT_FOUND', 'call not found');
+const alreadyHangup = () => new ApiError('CALL_ALREADY_HANGUP', 'the call has already ended');
+
+async function owned(ctx: AppContext, auth: AuthContext, id: string): Promise<CallRow> {
+  const c = await callsRepo(ctx.db).getOwned(auth.customerId, id);
+  if (!c) throw callNotFound();
+  return c;
+}
+
+/** A call that can take a media command: not ended, answered. */
+async function progressing(ctx: AppContext, auth: AuthContext, id: string): Promise<CallRow> {
+  const c = await owned(ctx, auth, id);
+  if (c.status === 'hangup') throw alreadyHangup();
+  if (c.status !== 'progressing') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}, not progressing`);
+  return c;
+}
+
+async function publish(ctx: AppContext, type: string, calls: CallRow[]): Promise<void> {
+  try {
+    const p = new EventPublisher(ctx.redis);
+    for (const c of calls) await p.publish(type, c.customer_id, c.id, callJson(c));
+  } catch (err) {
+    ctx.logger.warn({ err }, `could not publish ${type}`);
+  }
+}
+
+async function send(ctx: AppContext, command: Parameters<ReturnType<typeof commandBus>['toCallOwner']>[0]): Promise<void> {
+  const sent = await commandBus(ctx).toCallOwner(command);
+  if (!sent) throw callNotFound();
+}
+
+const muteBody = z.object({ direction: z.enum(['in', 'out', 'both']).optional().describe('default both') });
+
+function muteRoute(on: boolean) {
+  return defineRoute({
+    method: on ? 'post' : 'delete',
+    path: '/calls/:id/mute',
+    tag: 'Call',
+    summary: on ? 'Mute the call' : 'Unmute the call',
+    permission: 'manager',
+    params: idParams,
+    body: muteBody,
+    response: callSchema,
+    handler: async ({ ctx, auth, params, body }) => {
+      const c = await progressing(ctx, auth, params.id);
+      const direction: MuteDirection = body.direction ?? 'both';
+      await send(ctx, { type: 'call.mute', callId: c.id, direction, on });
+      return callJson(c);
+    },
+  });
+}
+
+const recordingBody = z.object({
+  format: z.enum(['wav', '']).optional(),
+  end_of_silence: z.number().int().min(0).max(86_400).optional().describe('seconds; 0 = off'),
+  end_of_key: z.string().regex(/^[0-9A-D#*]?$/, 'must be one DTMF key or empty').optional(),
+  duration: z.number().int().min(0).max(86_400 * 7).optional().describe('seconds; 0 = no cap'),
+  on_end_flow_id: uuid().optional(),
+});
+
+function recordingStart(path: string) {
+  return defineRoute({
+    method: 'post',
+    path,
+    tag: 'Call',
+    summary: 'Start recording the call',
+    permission: 'manager',
+    params: idParams,
+    body: recordingBody,
+    response: callSchema,
+    handler: async ({ ctx, auth, params, body }) => {
+      const c = await progressing(ctx, auth, params.id);
+      if (c.recording_id && c.recording_id !== EMPTY_UUID) throw new ApiError('RECORDING_ALREADY_ACTIVE', 'the call is already being recorded');
+      const onEnd = body.on_end_flow_id ?? EMPTY_UUID;
+      if (onEnd !== EMPTY_UUID && !(await flowsRepo(ctx.db).getOwned(auth.customerId, onEnd))) {
+        throw new ApiError('FLOW_NOT_FOUND', 'on_end_flow_id: flow not found', { details: [{ field: 'on_end_flow_id' }] });
+      }
+      await send(ctx, {
+        type: 'call.recording_start',
+        callId: c.id,
+        recordingId: newId(),
+        options: { format: 'wav', end_of_silence: body.end_of_silence ?? 0, end_of_key: body.end_of_key ?? '', duration: body.duration ?? 0, on_end_flow_id: onEnd },
+      });
+      return callJson(c);
+    },
+  });
+}
+
+function recordingStop(path: string) {
+  return defineRoute({
+    method: 'post',
+    path,
+    tag: 'Call',
+    summary: 'Stop the active recording',
+    permission: 'manager',
+    params: idParams,
+    response: callSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const c = await progressing(ctx, auth, params.id);
+      if (!c.recording_id || c.recording_id === EMPTY_UUID) throw new ApiError('RECORDING_NOT_ACTIVE', 'the call has no active recording');
+      await send(ctx, { type: 'call.recording_stop', callId: c.id });
+      return callJson(c);
+    },
+  });
+}
+
+export const routes = [
+  defineRoute({
+    method: 'post',
+    path: '/calls',
+    tag: 'Call',
+    summary: 'Make outgoing calls (one per destination) running a flow',
+    permission: 'manager',
+    body: createBody,
+    response: z.object({ calls: z.array(callSchema), groupcalls: z.array(z.record(z.string(), z.unknown())).describe('always [] for now') }),
+    handler: async ({ ctx, auth, body }) => {
+      const cid = auth.customerId;
+      const vars = checkClientVariables(body.variables);
+      if (vars.problems.length > 0) {
+        throw invalidArgument(`${vars.problems[0]!.field}: ${vars.problems[0]!.message}`, vars.problems.map((p) => ({ field: p.field, issue: p.message })));
+      }
+      let flowId: string;
+      let actions = null;
+      if (body.flow_id !== undefined) {
+        const flow = await flowsRepo(ctx.db).getOwned(cid, body.flow_id);
+        if (!flow) throw new ApiError('FLOW_NOT_FOUND', 'flow not found', { details: [{ field: 'flow_id' }] });
+        flowId = flow.id;
+      } else if (body.actions !== undefined) {
+        actions = parseActions(body.actions);
+        flowId = newId();
+      } else {
+        throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
+      }
+      const legs = await planLegs(ctx, cid, body.source, body.destinations);
+      const anonymous = body.anonymous ?? 'auto';
+      const calls = await ctx.db.transaction(async (trx) => {
+        if (actions) await flowsRepo(trx).create({ id: flowId, customer_id: cid, actions, persist: false, name: 'call' });
+        const repo = callsRepo(trx);
+        const rows: CallRow[] = [];
+        for (const leg of legs) {
+          rows.push(
+            await repo.create({
+              customer_id: cid,
+              source: leg.source,
+              destination: leg.destination,
+              direction: 'outgoing',
+              status: 'dialing',
+              type: 'flow',
+              flow_id: flowId,
+              data: { variables: vars.variables, anonymous: leg.destination.type === 'tel' ? anonymous : 'no', early_execution: false },
+              metadata: leg.metadata,
+            }),
+          );
+        }
+        return rows;
+      });
+      try {
+        await commandBus(ctx).originate(calls.map((c) => c.id), cid);
+      } catch (err) {
+        // Nothing will dial them: end the rows so they do not stay dialing forever.
+        for (const c of calls) await callsRepo(ctx.db).hangup(c.id, 'failure');
+        throw err;
+      }
+      await publish(ctx, 'call_created', calls);
+      return { calls: calls.map(callJson), groupcalls: [] };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/calls',
+    tag: 'Call',
+    summary: 'List calls',
+    permission: 'manager',
+    paginated: true,
+    response: listOf(callSchema),
+    handler: async ({ ctx, auth, page }) => {
+      const p = await callsRepo(ctx.db).list(auth.customerId, page);
+      return { result: p.result.map(callJson), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/calls/:id',
+    tag: 'Call',
+    summary: 'Get a call',
+    permission: 'manager',
+    params: idParams,
+    response: callSchema,
+    handler: async ({ ctx, auth, params }) => callJson(await owned(ctx, auth, params.id)),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/calls/:id',
+    tag: 'Call',
+    summary: 'Delete an ended call (soft); a live call must be hung up first',
+    permission: 'manager',
+    params: idParams,
+    response: callSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const c = await owned(ctx, auth, params.id);
+      if (c.status !== 'hangup') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}; hang it up first`);
+      const now = clock.now();
+      const [row] = await ctx.db('calls').where({ id: c.id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
+      if (!row) throw callNotFound();
+      await publish(ctx, 'call_deleted', [row as CallRow]);
+      return callJson(row as CallRow);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/calls/:id/hangup',
+    tag: 'Call',
+    summary: 'Hang up the call',
+    permission: 'manager',
+    params: idParams,
+    response: callSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const c = await owned(ctx, auth, params.id);
+      if (c.status === 'hangup') throw alreadyHangup();
+      const sent = await commandBus(ctx).toCallOwner({ type: 'call.hangup', callId: c.id });
+      if (sent) return callJson(c);
+      if (c.status === 'dialing' && c.node_id === '') {
+        // Its originate has not been picked up: cancel it here (hangup_by local, reason cancel).
+        const repo = callsRepo(ctx.db);
+        await repo.transition(c.id, 'canceling');
+        const t = await repo.hangup(c.id, 'normal_clearing');
+        if (t.changed && t.call) await publish(ctx, 'call_hangup', [t.call]);
+        const now = t.call ?? (await repo.get(c.id));
+        if (now && now.status === 'hangup') return callJson(now);
+      }
+      throw callNotFound();
+    },
+  }),
+  muteRoute(true),
+  muteRoute(false),
+  recordingStart('/calls/:id/recording_start'),
+  recordingStart('/calls/:id/recording-start'),
+  recordingStop('/calls/:id/recording_stop'),
+  recordingStop('/calls/:id/recording-stop'),
+];

@@ -1,0 +1,163 @@
+/**
+ * Webhook delivery (README.md). A consumer-group reader of the event stream (one copy of
+ * control-api handles each event) writes one delivery row per target, in stream order, and wakes
+ * the customer's BullMQ "drain" job. That job (job id = customer) sends the customer's oldest
+ * pending delivery first and only then the next, so order is kept per customer while different
+ * customers proceed in parallel. A 5xx or transport error leaves the row pending and fails the
+ * job with a backoff delay; after maxAttempts the row is marked failed and the drain moves on.
+ */
+import { Queue, Worker, type Job } from 'bullmq';
+import type { AppContext } from '../context';
+import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { topicOf } from '../../core/events/catalogue';
+import { webhookDeliveriesRepo } from '../../core/repos/webhook-deliveries';
+import { isUuid, EMPTY_UUID } from '../../core/ids';
+import { attempt, WEBHOOK_TIMEOUT_MS } from './send';
+import { allowPrivateFromEnv } from './target';
+
+export const WEBHOOK_QUEUE = 'webhooks';
+
+export interface WebhookOptions {
+  stream?: string;
+  /** BullMQ queue name (default "webhooks"; tests running several services use their own). */
+  queue?: string;
+  /** Consumer group on the stream (default "webhooks"). */
+  group?: string;
+  allowPrivate?: boolean;
+  /** First retry delay; doubles per attempt (default 1000 ms). */
+  baseDelayMs?: number;
+  /** Attempts per delivery before it is marked failed (default 5). */
+  maxAttempts?: number;
+  timeoutMs?: number;
+  /** Customers drained in parallel by this copy (default 32). */
+  concurrency?: number;
+}
+
+export interface WebhookService {
+  /** Handles one event as the stream reader does (tests, benchmarks). */
+  handle(e: PlatformEvent): Promise<void>;
+  close(): Promise<void>;
+}
+
+class RetryLater extends Error {
+  constructor(readonly delayMs: number, message: string) {
+    super(message);
+  }
+}
+
+function bullConnection(redisUrl: string) {
+  const url = new URL(redisUrl);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    db: Number(url.pathname.slice(1) || 0),
+    username: url.username || undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    tls: url.protocol === 'rediss:' ? {} : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
+/** The activeflow's own webhook; the activeflows table belongs to the flow module, so read it defensively. */
+async function activeflowWebhook(ctx: AppContext, customerId: string, id: unknown): Promise<{ uri: string; method: string } | null> {
+  if (!isUuid(id) || id === EMPTY_UUID) return null;
+  try {
+    const row = (await ctx.db('activeflows').where({ id, customer_id: customerId }).first('webhook_uri', 'webhook_method')) as
+      | { webhook_uri: string; webhook_method: string }
+      | undefined;
+    return row?.webhook_uri ? { uri: row.webhook_uri, method: row.webhook_method || 'POST' } : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}): Promise<WebhookService> {
+  const allowPrivate = opts.allowPrivate ?? allowPrivateFromEnv();
+  const baseDelay = opts.baseDelayMs ?? 1000;
+  const maxAttempts = opts.maxAttempts ?? 5;
+  const deliveries = webhookDeliveriesRepo(ctx.db);
+  const connection = bullConnection(ctx.config.redisUrl);
+  const prefix = `${ctx.config.redisKeyPrefix}bull`;
+  const queueName = opts.queue ?? WEBHOOK_QUEUE;
+  const queue = new Queue(queueName, { connection, prefix });
+  const secrets = new Map<string, string>();
+
+  const wake = (customerId: string) =>
+    queue.add('drain', { customerId }, { jobId: `drain-${customerId}`, removeOnComplete: true, removeOnFail: true, attempts: 1_000_000, backoff: { type: 'delivery' } });
+
+  async function handle(e: PlatformEvent): Promise<void> {
+    const c = (await ctx.db('customers').where({ id: e.customer_id }).first('webhook_uri', 'webhook_method', 'webhook_secret')) as
+      | { webhook_uri: string; webhook_method: string; webhook_secret: string }
+      | undefined;
+    if (!c) return;
+    const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
+    const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };
+    let added = false;
+    if (c.webhook_uri && c.webhook_method) {
+      added = (await deliveries.add({ ...base, target: 'customer', uri: c.webhook_uri, method: c.webhook_method })) || added;
+    }
+    const af = await activeflowWebhook(ctx, e.customer_id, e.data.activeflow_id);
+    if (af) added = (await deliveries.add({ ...base, target: 'activeflow', uri: af.uri, method: af.method })) || added;
+    if (added) await wake(e.customer_id);
+  }
+
+  async function drain(job: Job<{ customerId: string }>): Promise<void> {
+    const { customerId } = job.data;
+    for (;;) {
+      const d = await deliveries.oldestPending(customerId);
+      if (!d) return;
+      let secret = secrets.get(customerId);
+      if (secret === undefined) {
+        const row = (await ctx.db('customers').where({ id: customerId }).first('webhook_secret')) as { webhook_secret: string } | undefined;
+        secret = row?.webhook_secret ?? '';
+        secrets.set(customerId, secret);
+        setTimeout(() => secrets.delete(customerId), 5000).unref();
+      }
+      const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, allowPrivate, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
+      const attempts = d.attempts + 1;
+      if (r.kind === 'delivered') {
+        await deliveries.record(d.id, { status: 'delivered', attempts, response_status: r.status, error: '' });
+      } else if (r.kind === 'refused') {
+        await deliveries.record(d.id, { status: 'refused', attempts, error: r.error });
+      } else if (attempts >= maxAttempts) {
+        await deliveries.record(d.id, { status: 'failed', attempts, response_status: r.status, error: r.error });
+      } else {
+        await deliveries.record(d.id, { attempts, response_status: r.status, error: r.error });
+        throw new RetryLater(baseDelay * 2 ** (attempts - 1), r.error);
+      }
+    }
+  }
+
+  const worker = new Worker(queueName, drain, {
+    connection,
+    prefix,
+    concurrency: opts.concurrency ?? 32,
+    settings: { backoffStrategy: (_n, _t, err) => (err instanceof RetryLater ? err.delayMs : baseDelay) },
+  });
+  worker.on('error', (err) => ctx.logger.warn({ err: err.message }, 'webhook worker error'));
+  // A delivery added while its customer's drain was finishing found the job id taken: wake again.
+  worker.on('completed', (job: Job<{ customerId: string }>) => {
+    void deliveries.hasPending(job.data.customerId).then((p) => (p ? wake(job.data.customerId) : undefined)).catch(() => undefined);
+  });
+
+  const reader = ctx.redis.duplicate();
+  const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, group: opts.group ?? 'webhooks', consumer: `control-api-${process.pid}`, blockMs: 500 });
+  // Handlers run one at a time so delivery rows are numbered in stream order.
+  let chain = Promise.resolve();
+  sub.on('event', (e: PlatformEvent) => {
+    chain = chain.then(() => handle(e)).catch((err: unknown) => ctx.logger.warn({ err: String(err), event_id: e.id }, 'webhook enqueue failed'));
+  });
+  sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'webhook reader error'));
+  await sub.start();
+
+  return {
+    handle,
+    async close() {
+      sub.stop();
+      await chain;
+      await worker.close();
+      await queue.close();
+      reader.disconnect();
+    },
+  };
+}

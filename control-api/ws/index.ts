@@ -1,0 +1,131 @@
+/**
+ * WebSocket /v1.0/ws on the control-api HTTP server. Credentials come as the `token` or
+ * `accesskey` query parameter (or Authorization header); the client then sends
+ * `{"type":"subscribe","topics":[...]}` / `{"type":"unsubscribe","topics":[...]}`. A malformed or
+ * unauthorised topic closes the socket with 1008 and the reason. Events arrive as
+ * `{event_type, timestamp, topic, data}`. Every copy of control-api reads the whole event stream.
+ *
+ *   const ws = await attachWebSocket(server, ctx);   // after http.createServer(app)
+ *   ...; await ws.close();
+ */
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Request } from 'express';
+import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+import type { Redis } from 'ioredis';
+import type { AppContext, AuthContext } from '../context';
+import { createCredentials, type Credentials } from '../middleware/credentials';
+import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { ApiError } from '../../core/errors';
+import { Hub, type Connection } from './hub';
+import { parseTopic, refusal } from './topics';
+
+export const WS_PATH = '/v1.0/ws';
+
+export interface WebSocketOptions {
+  /** Event stream name (tests use their own). */
+  stream?: string;
+  /** Unsent bytes after which a socket is dropped (default 1 MiB). */
+  maxBufferedBytes?: number;
+  /** Ping period; a socket that did not answer the previous ping is dropped (default 30 s). */
+  pingIntervalMs?: number;
+  /** Most topics one socket may hold (default 100). */
+  maxTopics?: number;
+  credentials?: Credentials;
+}
+
+export interface WebSocketService {
+  hub: Hub;
+  /** Feed an event directly (the stream reader does this for every event). */
+  dispatch(e: PlatformEvent): void;
+  close(): Promise<void>;
+}
+
+function rejectUpgrade(socket: Duplex, e: unknown): void {
+  const status = e instanceof ApiError ? e.http : 500;
+  const reason = e instanceof ApiError ? e.reason : 'INTERNAL';
+  const body = JSON.stringify({ error: { reason, message: e instanceof Error ? e.message : 'error' } });
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+export async function attachWebSocket(server: http.Server, ctx: AppContext, opts: WebSocketOptions = {}): Promise<WebSocketService> {
+  const maxTopics = opts.maxTopics ?? 100;
+  const hub = new Hub(opts.maxBufferedBytes ?? 1024 * 1024);
+  const credentials = opts.credentials ?? createCredentials(ctx, { cacheTtlMs: 1000 });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== WS_PATH) return; // another upgrade handler's path
+    const fake = { headers: req.headers, query: Object.fromEntries(url.searchParams) } as unknown as Request;
+    credentials.resolve(fake).then(
+      (auth) => wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, auth)),
+      (e: unknown) => rejectUpgrade(socket, e),
+    );
+  };
+  server.on('upgrade', onUpgrade);
+
+  function onConnection(socket: WebSocket, auth: AuthContext): void {
+    const c: Connection = { socket, auth, topics: new Map(), alive: true };
+    hub.add(c);
+    socket.on('pong', () => (c.alive = true));
+    socket.on('close', () => hub.remove(c));
+    socket.on('error', () => socket.terminate());
+    socket.on('message', (raw: RawData, isBinary: boolean) => {
+      let msg: { type?: unknown; topics?: unknown };
+      try {
+        msg = isBinary ? {} : (JSON.parse(raw.toString()) as typeof msg);
+      } catch {
+        return socket.close(1008, 'message is not JSON');
+      }
+      if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
+        return socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
+      }
+      if (msg.type === 'unsubscribe') {
+        for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
+        return;
+      }
+      for (const raw of msg.topics) {
+        const t = parseTopic(raw);
+        if (!t) return socket.close(1008, `invalid topic ${String(raw).slice(0, 60)}`);
+        const why = refusal(t, auth);
+        if (why) return socket.close(1008, why.slice(0, 120));
+        c.topics.set(t.raw, t);
+      }
+      if (c.topics.size > maxTopics) socket.close(1008, `at most ${maxTopics} topics`);
+    });
+  }
+
+  const ping = setInterval(() => {
+    for (const c of hub.all()) {
+      if (!c.alive) {
+        hub.remove(c);
+        c.socket.terminate();
+        continue;
+      }
+      c.alive = false;
+      c.socket.ping();
+    }
+  }, opts.pingIntervalMs ?? 30_000);
+  ping.unref();
+
+  // XREAD BLOCK holds its connection: the reader gets its own.
+  const reader: Redis = ctx.redis.duplicate();
+  const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, blockMs: 500 });
+  sub.on('event', (e: PlatformEvent) => hub.dispatch(e));
+  sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'ws event reader error'));
+  await sub.start();
+
+  return {
+    hub,
+    dispatch: (e) => hub.dispatch(e),
+    async close() {
+      server.off('upgrade', onUpgrade);
+      clearInterval(ping);
+      sub.stop();
+      for (const c of hub.all()) c.socket.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+      reader.disconnect();
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Every event type customers receive (voipbin-notes §5), with the resource its topic names and
+ * where its payload comes from. Publishers call `publishResourceEvent` after the Postgres write so
+ * each change is published exactly once, with the resource's API JSON as `data`.
+ */
+import type { EventPublisher, PlatformEvent } from './bus';
+
+/** Topic resource segment and the payload (a resource's API JSON) of each event type. */
+const CATALOGUE = {
+  call: ['call_created', 'call_updated', 'call_dialing', 'call_ringing', 'call_progressing', 'call_terminating', 'call_canceling', 'call_hangup', 'call_deleted'],
+  groupcall: ['groupcall_created', 'groupcall_progressing', 'groupcall_hangup', 'groupcall_deleted'],
+  activeflow: ['activeflow_created', 'activeflow_updated', 'activeflow_deleted'],
+  recording: ['recording_started', 'recording_finished'],
+  conference: ['conference_created', 'conference_updated', 'conference_deleted'],
+  transcribe: ['transcribe_created', 'transcribe_progressing', 'transcribe_done', 'transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'],
+  transcript: ['transcript_created'],
+  number: ['number_created', 'number_updated', 'number_deleted'],
+  message: ['message_created', 'message_updated', 'message_deleted'],
+  email: ['email_created', 'email_updated', 'email_deleted'],
+  queuecall: ['queuecall_created', 'queuecall_waiting', 'queuecall_connecting', 'queuecall_serviced', 'queuecall_done', 'queuecall_abandoned', 'queuecall_deleted'],
+  agent: ['agent_created', 'agent_updated', 'agent_deleted', 'agent_status_updated'],
+  campaign: ['campaign_created', 'campaign_updated', 'campaign_deleted', 'campaign_status_run', 'campaign_status_stopping', 'campaign_status_stop'],
+  campaigncall: ['campaigncall_created', 'campaigncall_updated', 'campaigncall_deleted'],
+  outdial: ['outdial_created', 'outdial_updated', 'outdial_deleted'],
+  conversation: ['conversation_created', 'conversation_updated', 'conversation_message_created', 'conversation_message_updated', 'conversation_message_deleted'],
+  account: ['account_created', 'account_updated', 'account_deleted'],
+  ai: ['ai_created', 'ai_updated', 'ai_deleted'],
+  aicall: [
+    'aicall_status_initializing', 'aicall_status_progressing', 'aicall_status_pausing', 'aicall_status_resuming',
+    'aicall_status_terminating', 'aicall_status_terminated', 'aimessage_created', 'aimessage_intermediate',
+  ],
+  summary: ['summary_created', 'summary_updated', 'summary_deleted'],
+  team: ['team_created', 'team_updated', 'team_deleted'],
+  chat: ['chat_created', 'chat_updated', 'chat_deleted', 'chatmessage_created', 'chatmessage_deleted', 'chatmessage_reaction_updated', 'chatparticipant_added', 'chatparticipant_removed'],
+  webchat_session: ['webchat_message_created', 'webchat_session_ended'],
+} as const;
+
+type Catalogue = typeof CATALOGUE;
+export type TopicResource = keyof Catalogue;
+export type EventType = Catalogue[TopicResource][number];
+
+const RESOURCE_OF = new Map<string, TopicResource>();
+for (const [res, types] of Object.entries(CATALOGUE) as [TopicResource, readonly string[]][]) {
+  for (const t of types) RESOURCE_OF.set(t, res);
+}
+
+export const EVENT_TYPES: readonly EventType[] = [...RESOURCE_OF.keys()] as EventType[];
+
+export function isEventType(s: string): s is EventType {
+  return RESOURCE_OF.has(s);
+}
+
+/**
+ * The topic resource of an event type: mostly its prefix (call_hangup → call); messages of an AI
+ * call go under aicall, chat messages under chat, webchat messages under webchat_session.
+ */
+export function topicResourceOf(eventType: string): string {
+  const r = RESOURCE_OF.get(eventType);
+  if (r) return r;
+  const i = eventType.indexOf('_');
+  return i < 0 ? eventType : eventType.slice(0, i);
+}
+
+/** Which id names the topic for payloads that belong to a parent resource (aimessage → its aicall). */
+const PARENT_ID_FIELD: Partial<Record<string, string>> = {
+  aimessage_created: 'aicall_id',
+  aimessage_intermediate: 'aicall_id',
+  chatmessage_created: 'chat_id',
+  chatmessage_deleted: 'chat_id',
+  chatmessage_reaction_updated: 'chat_id',
+  chatparticipant_added: 'chat_id',
+  chatparticipant_removed: 'chat_id',
+  webchat_message_created: 'session_id',
+  transcript_created: 'id',
+};
+
+/** A payload as published: the resource's API JSON, which always names its id and customer. */
+export interface ResourcePayload {
+  id: string;
+  customer_id: string;
+  [k: string]: unknown;
+}
+
+/** The topic `customer_id:<cid>:<resource>:<id>` an event is published under. */
+export function topicOf(e: Pick<PlatformEvent, 'event_type' | 'customer_id' | 'resource_id'>): string {
+  return `customer_id:${e.customer_id}:${topicResourceOf(e.event_type)}:${e.resource_id}`;
+}
+
+/**
+ * The one way to publish: after the row is written, pass its API JSON. The topic id is the
+ * resource's own id, or its parent's for the few types that belong to a parent.
+ */
+export async function publishResourceEvent(
+  publisher: EventPublisher,
+  eventType: EventType,
+  payload: ResourcePayload,
+): Promise<PlatformEvent> {
+  const field = PARENT_ID_FIELD[eventType];
+  const parent = field ? payload[field] : undefined;
+  const resourceId = typeof parent === 'string' && parent ? parent : payload.id;
+  return publisher.publish(eventType, payload.customer_id, resourceId, payload as Record<string, unknown>);
+}

@@ -1,0 +1,136 @@
+/**
+ * One media-app node: the drachtio-srf connection, the media server, the registrar, inbound and
+ * outbound calls, the BullMQ workers and the node heartbeat. `startMediaApp` is what main.ts and the
+ * tests call; `stop()` hangs up live calls, closes workers and disconnects.
+ */
+import { Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../core/config';
+import { createDb, type Knex } from '../core/db/knex';
+import { EventPublisher } from '../core/events/bus';
+import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/queue/contracts';
+import { MediaServer } from '../media-engine';
+import type { MediaAppConfig } from './config';
+import { connectSrf, type Srf } from './srf';
+import { Registrar } from './registrar';
+import { CallRegistry } from './call/registry';
+import { CallFactory } from './call/factory';
+import { InboundRouter } from './inbound/router';
+import { CommandHandler } from './commands';
+
+export interface MediaAppDeps {
+  config: Readonly<Config>;
+  app: MediaAppConfig;
+  logger: Logger;
+  /** Shared knex (tests); otherwise one is created from config.databaseUrl and closed on stop. */
+  db?: Knex;
+  /** Give up connecting to sip-server after this long (default: retry forever). */
+  connectTimeoutMs?: number;
+}
+
+export interface MediaApp {
+  nodeId: string;
+  srf: Srf;
+  media: MediaServer;
+  registrar: Registrar;
+  calls: CallRegistry;
+  factory: CallFactory;
+  stop(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 5000;
+
+export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
+  const { config, app, logger } = deps;
+  const prefix = config.redisKeyPrefix;
+  const ownDb = !deps.db;
+  const db = deps.db ?? createDb(config.databaseUrl, { poolMax: config.databasePoolMax });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2 });
+  const workerRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const media = await MediaServer.start({
+      bindAddress: app.rtp.bindHost,
+      advertisedAddress: app.rtp.advertisedHost,
+      rtpPorts: { min: app.rtp.min, max: app.rtp.max },
+      workers: app.rtp.workers,
+    });
+    closers.push(() => media.destroy());
+    media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));
+
+    const alive = () => redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', HEARTBEAT_MS * 3);
+    await alive();
+    const beat = setInterval(() => void alive().catch(() => undefined), HEARTBEAT_MS);
+    closers.push(async () => {
+      clearInterval(beat);
+      await redis.del(prefix + nodeAliveKey(app.nodeId)).catch(() => undefined);
+    });
+
+    const srf = await connectSrf({
+      ...app.drachtio,
+      timeoutMs: deps.connectTimeoutMs,
+      onAttemptFailed: (err) => logger.debug({ err: err.message }, 'sip-server not reachable yet'),
+    });
+    closers.push(async () => srf.disconnect());
+    logger.info({ drachtio: `${app.drachtio.host}:${app.drachtio.port}`, node: app.nodeId }, 'connected to sip-server');
+
+    const registrar = await Registrar.create({
+      db,
+      redis,
+      keyPrefix: prefix,
+      logger: logger.child({ component: 'registrar' }),
+      algorithms: app.registrar.algorithms,
+      minExpires: app.registrar.minExpires,
+      maxExpires: app.registrar.maxExpires,
+      lockout: { failures: app.registrar.lockoutFailures, windowSec: app.registrar.lockoutWindowSec, lockSec: app.registrar.lockoutSec },
+    });
+    srf.register(registrar.handle);
+
+    const events = new EventPublisher(redis);
+    const calls = new CallRegistry(redis, prefix, app.nodeId);
+    const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar });
+    const inbound = new InboundRouter(factory);
+    srf.invite(inbound.handle);
+    srf.options((_req, res) => res.send(200));
+
+    const commands = new CommandHandler(factory, logger.child({ component: 'commands' }));
+    const process = (job: Job<CommandEnvelope>) => commands.handle(job.data);
+    const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
+    const workers = [new Worker(ORIGINATE_QUEUE, process, workerOpts), new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
+    for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
+    closers.push(() => Promise.all(workers.map((w) => w.close())));
+    closers.push(() => calls.hangupAll());
+
+    let stopped = false;
+    return {
+      nodeId: app.nodeId,
+      srf,
+      media,
+      registrar,
+      calls,
+      factory,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        await closeAll(closers, logger);
+        await Promise.allSettled([redis.quit(), workerRedis.quit(), ownDb ? db.destroy() : Promise.resolve()]);
+      },
+    };
+  } catch (err) {
+    await closeAll(closers, logger);
+    await Promise.allSettled([redis.quit(), workerRedis.quit(), ownDb ? db.destroy() : Promise.resolve()]);
+    throw err;
+  }
+}
+
+/** Runs the closers last-registered first, each bounded, none stopping the others. */
+async function closeAll(closers: (() => Promise<unknown>)[], logger: Logger): Promise<void> {
+  for (const close of closers.reverse()) {
+    try {
+      await Promise.race([close(), new Promise((r) => setTimeout(r, 5000).unref())]);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'shutdown step failed');
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/** What every call needs from its node. */
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../../core/config';
+import type { Knex } from '../../core/db/knex';
+import type { EventPublisher } from '../../core/events/bus';
+import type { MediaServer } from '../../media-engine';
+import type { MediaAppConfig } from '../config';
+import type { Registrar } from '../registrar';
+import type { Srf } from '../srf';
+import type { CallRegistry, OwnedCall } from './registry';
+
+export interface CallDeps {
+  srf: Srf;
+  media: MediaServer;
+  db: Knex;
+  redis: Redis;
+  events: EventPublisher;
+  calls: CallRegistry<OwnedCall>;
+  config: Readonly<Config>;
+  app: MediaAppConfig;
+  logger: Logger;
+  registrar: Registrar;
+}

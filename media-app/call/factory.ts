@@ -1,0 +1,274 @@
+/**
+ * Makes and runs calls on this node: inbound calls from the router, outgoing legs (originate
+ * commands, the flow's connect and call actions), the activeflow of each call, and the live-call
+ * commands (hangup, mute, recordings). Chained legs hang up with their master.
+ */
+import { callsRepo, type Address, type CallRow } from '../../core/repos/calls';
+import { EMPTY_UUID } from '../../core/ids';
+import { PgActiveflowStore } from '../../core/repos/activeflows';
+import { PgFlowStore } from '../../core/repos/flows';
+import type { Action } from '../../core/flow';
+import { ActiveflowManager } from '../flow/manager';
+import type { ActiveflowStore, FlowStore } from '../flow/stores';
+import type { ConnectRequest, ConnectResult, OriginateRequest } from '../flow/call-port';
+import { realClock, abortError } from '../flow/clock';
+import { FetchHttp } from '../flow/http';
+import { DEFAULT_LIMITS } from '../flow/limits';
+import type { SrfRequest, SrfResponse } from '../srf';
+import { dial } from '../outbound/dialer';
+import { targetsFor } from '../outbound/targets';
+import type { CallDeps } from './deps';
+import { LiveCall } from './live-call';
+import { LiveCallPort } from './live-call-port';
+
+export type { CallDeps } from './deps';
+
+export interface FlowSpec {
+  flowId?: string;
+  actions?: Action[];
+  variables?: Record<string, string>;
+}
+
+export class CallFactory {
+  readonly manager: ActiveflowManager;
+
+  constructor(readonly deps: CallDeps) {
+    const publish = deps.events;
+    this.manager = new ActiveflowManager({
+      store: new PgActiveflowStore(deps.db) as unknown as ActiveflowStore,
+      flows: new PgFlowStore(deps.db) as unknown as FlowStore,
+      emitter: {
+        publish: (type, record) =>
+          void publish.publish(type, record.customer_id, record.id, record as unknown as Record<string, unknown>).catch(() => undefined),
+      },
+      clock: realClock,
+      http: new FetchHttp(),
+      limits: DEFAULT_LIMITS,
+    });
+  }
+
+  private get repo() {
+    return callsRepo(this.deps.db);
+  }
+
+  private async own(call: LiveCall): Promise<void> {
+    await this.deps.calls.add(call);
+  }
+
+  get(id: string): LiveCall | undefined {
+    return this.deps.calls.get(id) as LiveCall | undefined;
+  }
+
+  /** An inbound INVITE becomes an incoming call (dialing, then ringing); null when its SDP is refused (488 sent). */
+  async inbound(req: SrfRequest, res: SrfResponse, c: { customerId: string; source: Address; destination: Address }): Promise<LiveCall | null> {
+    let endpoint;
+    try {
+      endpoint = await this.deps.media.createEndpoint({ remoteSdp: req.body || undefined });
+    } catch (err) {
+      this.deps.logger.info({ err: (err as Error).message }, 'inbound SDP refused');
+      res.send(488);
+      return null;
+    }
+    const row = await this.repo.create({
+      customer_id: c.customerId,
+      source: c.source,
+      destination: c.destination,
+      direction: 'incoming',
+      status: 'dialing',
+      sip_call_id: req.get('Call-ID') ?? '',
+      node_id: this.deps.calls.nodeId,
+    });
+    const call = new LiveCall(row, this.deps);
+    call.endpoint = endpoint;
+    call.setPendingUas(req, res);
+    await this.own(call);
+    await call.publish('call_created');
+    res.send(180);
+    await call.setStatus('ringing');
+    return call;
+  }
+
+  /** The flow port of a call (one per call). */
+  portOf(call: LiveCall): LiveCallPort {
+    call.port ??= new LiveCallPort(call, this, () => call.row.activeflow_id);
+    return call.port as LiveCallPort;
+  }
+
+  /** Starts the call's activeflow and records it on the call. */
+  async runFlow(call: LiveCall, spec: FlowSpec): Promise<string> {
+    const port = this.portOf(call);
+    const session = await this.manager.start({
+      customer_id: call.row.customer_id,
+      flow_id: spec.flowId && spec.flowId !== EMPTY_UUID ? spec.flowId : undefined,
+      actions: spec.actions,
+      reference_type: 'call',
+      reference_id: call.id,
+      call: port,
+      originator: port,
+      variables: spec.variables,
+    });
+    await this.repo.setActiveflow(call.id, session.id, spec.flowId || EMPTY_UUID);
+    call.row = { ...call.row, activeflow_id: session.id, flow_id: spec.flowId || EMPTY_UUID };
+    return session.id;
+  }
+
+  /** From URI for an outgoing leg whose source is `source`. */
+  fromUri(source: Address | undefined, anonymous = false): string {
+    if (anonymous || !source?.target) return 'sip:anonymous@anonymous.invalid';
+    const t = source.target.replace(/^sips?:/i, '');
+    return t.includes('@') ? `sip:${t}` : `sip:${t}@${this.deps.config.sipDomain}`;
+  }
+
+  /** Dials an outgoing call this node owns; resolves when it is answered or has failed. */
+  async dialOut(call: LiveCall, opts: { near?: LiveCall; anonymous?: boolean } = {}): Promise<boolean> {
+    const targets = await targetsFor(this.deps.db, this.deps.registrar.bindings, call.row.customer_id, call.row.destination);
+    if (opts.near?.endpoint && !call.endpoint) {
+      call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);
+    }
+    const r = await dial(this.deps, call, targets, {
+      from: this.fromUri(call.row.source, opts.anonymous),
+      fromName: opts.anonymous ? 'Anonymous' : call.row.source.target_name || call.row.source.name || undefined,
+      timeoutMs: Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs,
+    });
+    return r.answered;
+  }
+
+  /**
+   * The originate command: control-api wrote the rows (outgoing, dialing). A Redis claim makes a
+   * redelivered or duplicated command dial nothing twice, on any node.
+   */
+  async originate(callIds: string[]): Promise<void> {
+    await Promise.all(callIds.map((id) => this.originateOne(id)));
+  }
+
+  private async originateOne(id: string): Promise<void> {
+    const claimed = await this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX');
+    if (claimed !== 'OK') return;
+    const row = await this.repo.get(id);
+    if (!row || row.status !== 'dialing' || row.direction !== 'outgoing') return;
+    await this.startOutgoing(row, {
+      flowId: row.flow_id !== EMPTY_UUID ? row.flow_id : undefined,
+      actions: Array.isArray(row.data?.actions) ? (row.data.actions as Action[]) : undefined,
+      variables: (row.data?.variables as Record<string, string> | undefined) ?? undefined,
+    });
+  }
+
+  /** Owns, dials and (on answer, or at once with early_execution) runs the flow of an outgoing row. */
+  private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: LiveCall): Promise<LiveCall> {
+    const call = new LiveCall(row, this.deps);
+    await this.own(call);
+    if (master) master.once('hangup', () => void call.hangup('normal'));
+    const anonymous = row.data?.anonymous === true || row.data?.anonymous === 'yes';
+    const early = row.data?.early_execution === true;
+    const hasFlow = flow && (flow.flowId || flow.actions?.length);
+    const dialing = this.dialOut(call, { anonymous });
+    if (hasFlow && early) await this.runFlow(call, flow!).catch((err: Error) => this.flowFailed(call, err));
+    void dialing.then(async (answered) => {
+      if (answered && hasFlow && !early) await this.runFlow(call, flow!).catch((err: Error) => this.flowFailed(call, err));
+    });
+    return call;
+  }
+
+  private async flowFailed(call: LiveCall, err: Error): Promise<void> {
+    this.deps.logger.warn({ call: call.id, err: err.message }, 'activeflow did not start');
+    await call.hangup('normal');
+  }
+
+  /** A new outgoing row for a leg the flow asked for. */
+  private async newLeg(customerId: string, source: Address | undefined, destination: Address, master: LiveCall | null, data: Record<string, unknown>): Promise<CallRow> {
+    const row = await this.repo.create({
+      customer_id: customerId,
+      source: source ?? { type: '', target: '' },
+      destination: { type: destination.type ?? '', target: destination.target ?? '', target_name: destination.target_name, name: destination.name, detail: destination.detail },
+      direction: 'outgoing',
+      status: 'dialing',
+      master_call_id: master?.id ?? EMPTY_UUID,
+      node_id: this.deps.calls.nodeId,
+      data,
+    });
+    if (master) await this.repo.addChained(master.id, row.id);
+    return row;
+  }
+
+  /** The flow's call action: independent (or chained) calls running their own flow. */
+  async originateFromFlow(customerId: string, req: OriginateRequest, master: LiveCall | null): Promise<{ call_ids: string[] }> {
+    const ids: string[] = [];
+    for (const d of req.destinations) {
+      const chainedTo = req.chained && master ? master : null;
+      const row = await this.newLeg(customerId, req.source, d as Address, chainedTo, {
+        early_execution: req.early_execution,
+        anonymous: req.anonymous === 'yes',
+      });
+      const call = new LiveCall(row, this.deps);
+      await call.publish('call_created');
+      ids.push(row.id);
+      await this.startOutgoing(row, { flowId: req.flow_id || undefined, actions: req.actions as Action[] }, chainedTo ?? undefined);
+    }
+    return { call_ids: ids };
+  }
+
+  /**
+   * The connect action (and extension-to-extension calls): dials every destination at once as
+   * chained legs, bridges the first that answers to the master, hangs up the rest, and resolves when
+   * the bridge ends.
+   */
+  async connect(master: LiveCall, req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
+    if (signal.aborted) throw abortError(signal);
+    const legs: LiveCall[] = [];
+    for (const d of req.destinations) {
+      const row = await this.newLeg(master.row.customer_id, req.source ?? master.row.source, d as Address, master, {
+        anonymous: req.anonymous === 'yes',
+      });
+      const leg = new LiveCall(row, this.deps);
+      await this.own(leg);
+      await leg.publish('call_created');
+      master.once('hangup', () => void leg.hangup('normal'));
+      leg.on('status', (s) => {
+        if (s === 'ringing' && !master.answered) void master.setStatus('ringing');
+      });
+      legs.push(leg);
+    }
+    const onAbort = () => legs.forEach((l) => void l.hangup('normal'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const winner = await new Promise<LiveCall | null>((resolve) => {
+        let left = legs.length;
+        if (!left) resolve(null);
+        for (const leg of legs) {
+          this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }).then(
+            (answered) => {
+              if (answered) resolve(leg);
+              else if (--left === 0) resolve(null);
+            },
+            () => --left === 0 && resolve(null),
+          );
+        }
+        void master.done.then(() => resolve(null));
+      });
+      for (const l of legs) if (l !== winner) void l.hangup('normal');
+      if (!winner) {
+        const reasons = legs.map((l) => l.row.hangup_reason).filter(Boolean);
+        return { answered: false, hangup_reason: reasons[0] ?? 'failed', ended_by: master.isEnded ? 'master' : 'destination' };
+      }
+      if (master.isEnded) {
+        await winner.hangup('normal');
+        return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: 'master' };
+      }
+      await master.answer();
+      await master.endpoint!.bridge(winner.endpoint!);
+      const endedBy = await Promise.race([master.done.then(() => 'master' as const), winner.done.then(() => 'destination' as const)]);
+      if (endedBy === 'master') await winner.hangup('normal');
+      else await master.endpoint?.unbridge().catch(() => undefined);
+      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: endedBy };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Mute/unmute: the endpoint, then the row (idempotent). */
+  async mute(call: LiveCall, direction: 'both' | 'in' | 'out', on: boolean): Promise<void> {
+    const ep = call.endpoint;
+    if (ep && !call.isEnded) await (on ? ep.mute(direction) : ep.unmute(direction));
+    await this.repo.setMute(call.id, on ? direction : '');
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The live CallPort (media-app/flow/call-port.ts) over a LiveCall: SIP through its drachtio-srf
+ * dialog, audio through its media-engine endpoint. Media methods stop the endpoint's playback when
+ * the runner's signal aborts.
+ */
+import { EventEmitter } from 'node:events';
+import type {
+  AmdResult,
+  CallInfo,
+  CallPort,
+  ConnectRequest,
+  ConnectResult,
+  DigitsRequest,
+  DigitsResult,
+  OriginateRequest,
+  RecordingRequest,
+} from '../flow/call-port';
+import { collectDigits } from '../flow/digit-collector';
+import { abortError, realClock } from '../flow/clock';
+import { callsRepo } from '../../core/repos/calls';
+import type { LiveCall } from './live-call';
+import type { CallFactory } from './factory';
+import { Recordings } from './recordings';
+
+export class LiveCallPort extends EventEmitter implements CallPort {
+  private readonly recordings: Recordings;
+
+  constructor(readonly call: LiveCall, private readonly factory: CallFactory, private readonly activeflowId: () => string) {
+    super();
+    this.on('error', () => undefined);
+    call.on('status', (s) => this.emit('status', s));
+    call.on('hangup', (h) => this.emit('hangup', h));
+    call.on('dtmf', (digit: string) => this.emit('dtmf', digit));
+    this.recordings = new Recordings(factory.deps, call, activeflowId);
+    this.recordings.on('recording_ended', (ev) => this.emit('recording_ended', ev));
+  }
+
+  get info(): CallInfo {
+    const r = this.call.row;
+    return {
+      id: r.id,
+      direction: r.direction,
+      status: r.status,
+      master_call_id: r.master_call_id,
+      source: r.source,
+      destination: r.destination,
+    };
+  }
+
+  private get ep() {
+    const ep = this.call.endpoint;
+    if (!ep || this.call.isEnded) throw new Error('call has no media');
+    return ep;
+  }
+
+  /** Runs a media operation; on abort, stops playback and rejects. */
+  private async media<T>(signal: AbortSignal, op: () => Promise<T>): Promise<T> {
+    if (signal.aborted) throw abortError(signal);
+    const ep = this.ep;
+    const onAbort = () => void ep.stopPlayback().catch(() => undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const r = await op();
+      if (signal.aborted) throw abortError(signal);
+      return r;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async answer(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw abortError(signal);
+    await this.call.answer();
+  }
+
+  async talk(req: { text: string; language: string; voice_id?: string }, signal: AbortSignal): Promise<void> {
+    await this.call.answer();
+    await this.media(signal, () => this.ep.say(req.text, { language: req.language || undefined, voice: req.voice_id || undefined }));
+  }
+
+  async play(urls: string[], signal: AbortSignal): Promise<void> {
+    await this.call.answer();
+    await this.media(signal, () => this.ep.play(urls));
+  }
+
+  async beep(signal: AbortSignal): Promise<void> {
+    await this.call.answer();
+    await this.media(signal, () => this.ep.play('tone_stream://beep'));
+  }
+
+  async collectDigits(req: DigitsRequest, signal: AbortSignal): Promise<DigitsResult> {
+    await this.call.answer();
+    return collectDigits(this, realClock, req, signal);
+  }
+
+  async sendDigits(req: { digits: string; duration: number; interval: number }, signal: AbortSignal): Promise<void> {
+    await this.call.answer();
+    await this.media(signal, () => this.ep.sendDtmf(req.digits, req.duration || 100));
+  }
+
+  async recordingStart(req: RecordingRequest): Promise<{ recording_id: string }> {
+    await this.call.answer();
+    return this.recordings.start(req);
+  }
+
+  /** recording_start command: the id control-api chose for the recording. */
+  async recordingStartWithId(req: RecordingRequest & { on_end_flow_id?: string }, id: string): Promise<{ recording_id: string }> {
+    return this.recordings.start(req, id);
+  }
+
+  recordingStop(): Promise<void> {
+    return this.recordings.stop();
+  }
+
+  async amd(signal: AbortSignal): Promise<{ result: AmdResult }> {
+    // The endpoint has no AMD operation yet (media-engine/dsp/amd.ts is not exposed): say so honestly.
+    if (signal.aborted) throw abortError(signal);
+    return { result: 'notsure' };
+  }
+
+  async echo(req: { duration: number; stream: boolean }, signal: AbortSignal): Promise<void> {
+    await this.call.answer();
+    const ep = this.ep;
+    await ep.echo(true);
+    try {
+      await realClock.sleep(req.duration > 0 ? req.duration : 180_000, signal).catch(() => undefined);
+    } finally {
+      if (!this.call.isEnded) await ep.echo(false).catch(() => undefined);
+    }
+    if (signal.aborted) throw abortError(signal);
+  }
+
+  hangup(reason: string): Promise<void> {
+    return this.call.hangup(reason);
+  }
+
+  async mute(direction: 'both' | 'in' | 'out'): Promise<void> {
+    await this.factory.mute(this.call, direction, true);
+  }
+
+  connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
+    return this.factory.connect(this.call, req, signal);
+  }
+
+  async hangupReasonOf(callId: string): Promise<string | undefined> {
+    const row = await callsRepo(this.factory.deps.db).get(callId);
+    return row && row.status === 'hangup' ? row.hangup_reason : undefined;
+  }
+
+  originate(req: OriginateRequest): Promise<{ call_ids: string[] }> {
+    return this.factory.originateFromFlow(this.call.row.customer_id, req, this.call);
+  }
+}

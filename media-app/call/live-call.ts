@@ -1,0 +1,214 @@
+/**
+ * One call this node owns: its Call row, its SIP dialog (drachtio-srf) and its media endpoint.
+ * Every status change goes through the guarded repository transition, and is published once, after
+ * the write, only when the row really changed (so a duplicate command publishes nothing).
+ *
+ * Statuses (voipbin-notes §2): dialing → ringing → progressing → terminating/canceling → hangup.
+ */
+import { EventEmitter } from 'node:events';
+import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
+import type { CallStatus, HangupCause } from '../../core/calls/model';
+import type { DtmfEvent, Endpoint } from '../../media-engine';
+import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
+import type { CallDeps } from './deps';
+
+export interface HangupEvent {
+  reason: string;
+  by: 'local' | 'remote';
+}
+
+export class LiveCall extends EventEmitter {
+  row: CallRow;
+  private ep: Endpoint | null = null;
+  dialog: SrfDialog | null = null;
+  /** An inbound INVITE not answered yet. */
+  private pendingUas: { req: SrfRequest; res: SrfResponse } | null = null;
+  /** The INVITE we sent, until it is answered (CANCEL goes through it). */
+  private pendingUac: { cancel(): void } | null = null;
+  private ending = false;
+  private ended = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  readonly done: Promise<HangupEvent>;
+  private resolveDone!: (e: HangupEvent) => void;
+  private answering: Promise<void> | null = null;
+  private readonly upWaiters: (() => void)[] = [];
+  /** The flow port of this call, when one was made (commands reach recordings and mute through it). */
+  port: unknown = null;
+
+  constructor(row: CallRow, private readonly deps: CallDeps) {
+    super();
+    this.row = row;
+    this.done = new Promise((r) => (this.resolveDone = r));
+    // listeners are optional: an 'error' event without one must not throw
+    this.on('error', () => undefined);
+  }
+
+  get endpoint(): Endpoint | null {
+    return this.ep;
+  }
+
+  /** Setting the endpoint relays its DTMF as this call's 'dtmf' events. */
+  set endpoint(ep: Endpoint | null) {
+    this.ep = ep;
+    ep?.on('dtmf', (e: DtmfEvent) => this.emit('dtmf', e.dtmf));
+  }
+
+  get id(): string {
+    return this.row.id;
+  }
+
+  get status(): CallStatus {
+    return this.row.status;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  get answered(): boolean {
+    return this.dialog !== null;
+  }
+
+  private get repo() {
+    return callsRepo(this.deps.db);
+  }
+
+  async publish(type: string): Promise<void> {
+    await this.deps.events
+      .publish(type, this.row.customer_id, this.row.id, callJson(this.row) as unknown as Record<string, unknown>)
+      .catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id, type }, 'event publish failed'));
+  }
+
+  /** Moves to `to` when allowed; publishes call_<to> once. False when nothing changed. */
+  async setStatus(to: Exclude<CallStatus, 'hangup'>): Promise<boolean> {
+    if (this.ended) return false;
+    const t = await this.repo.transition(this.id, to);
+    if (!t.changed || !t.call) return false;
+    this.row = t.call;
+    await this.publish(`call_${to}`);
+    this.emit('status', to);
+    return true;
+  }
+
+  setPendingUas(req: SrfRequest, res: SrfResponse): void {
+    this.pendingUas = { req, res };
+    req.on('cancel', () => void this.finish('normal_clearing'));
+  }
+
+  setPendingUac(handle: { cancel(): void } | null): void {
+    this.pendingUac = handle;
+  }
+
+  /** Answers a pending inbound INVITE with our endpoint's SDP (idempotent). */
+  answer(): Promise<void> {
+    if (this.dialog) return this.answering ?? Promise.resolve();
+    if (!this.pendingUas) {
+      // outgoing (early execution): media waits until the far end answers, or fails when it never does
+      if (this.ended) return Promise.reject(new Error('call ended'));
+      return new Promise<void>((resolve, reject) => {
+        this.upWaiters.push(resolve);
+        void this.done.then(() => reject(new Error('call ended before answer')));
+      });
+    }
+    const { req, res } = this.pendingUas;
+    this.answering ??= (async () => {
+      if (!this.endpoint) throw new Error('no media endpoint');
+      const dialog = await this.deps.srf.createUAS(req, res, { localSdp: this.endpoint.local.sdp });
+      this.pendingUas = null;
+      this.attachDialog(dialog);
+      await this.setStatus('progressing');
+    })();
+    return this.answering;
+  }
+
+  /** The call is up on this dialog: watch for the far end's BYE, arm the maximum duration. */
+  attachDialog(dialog: SrfDialog): void {
+    this.dialog = dialog;
+    this.pendingUac = null;
+    for (const w of this.upWaiters.splice(0)) w();
+    dialog.on('destroy', () => void this.finish('normal_clearing'));
+    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => {
+      // re-INVITE (hold, codec change): the endpoint answers it
+      if (!this.endpoint) return res.send(488);
+      this.endpoint.modify(req.body).then(
+        (sdp) => res.send(200, { body: sdp }),
+        () => res.send(488),
+      );
+    });
+    this.after(this.deps.app.maxDurationMs, () => void this.terminate('duration_timeout'));
+  }
+
+  /** Runs fn after ms unless the call ended first. */
+  after(ms: number, fn: () => void): void {
+    const t = setTimeout(() => !this.ended && fn(), ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  /**
+   * Ends the call from our side. Up: terminating, BYE. Inbound not answered: terminating, a final
+   * response. Outbound not answered: canceling, CANCEL. Idempotent.
+   */
+  async hangup(_reason = 'normal'): Promise<void> {
+    if (this.ended || this.ending) return this.done.then(() => undefined);
+    this.ending = true;
+    if (this.dialog) {
+      await this.setStatus('terminating');
+      await this.dialog.destroy().catch(() => undefined);
+      await this.finish('normal_clearing');
+    } else if (this.pendingUas) {
+      await this.setStatus('terminating');
+      const { res } = this.pendingUas;
+      this.pendingUas = null;
+      if (!res.finalResponseSent) res.send(480);
+      await this.finish('normal_clearing');
+    } else {
+      await this.setStatus('canceling');
+      try {
+        this.pendingUac?.cancel();
+      } catch {
+        /* already final */
+      }
+      await this.finish('normal_clearing');
+    }
+  }
+
+  /** Refuses a pending inbound INVITE with this status (the call ends as a remote-side failure). */
+  async rejectWith(status: number): Promise<void> {
+    if (this.ended || !this.pendingUas) return this.hangup();
+    this.ending = true;
+    const { res } = this.pendingUas;
+    this.pendingUas = null;
+    if (!res.finalResponseSent) res.send(status);
+    await this.finish(status === 486 ? 'user_busy' : status === 480 ? 'no_answer' : 'failure');
+  }
+
+  /** Tears down without passing through terminating (maximum duration, AMD keep their own reason). */
+  async terminate(cause: HangupCause): Promise<void> {
+    if (this.ended || this.ending) return;
+    this.ending = true;
+    if (this.dialog) await this.dialog.destroy().catch(() => undefined);
+    else if (this.pendingUas && !this.pendingUas.res.finalResponseSent) this.pendingUas.res.send(480);
+    else this.pendingUac?.cancel();
+    await this.finish(cause);
+  }
+
+  /** Writes the hangup once (reason and side from the last status), frees the media, says so. */
+  async finish(cause: HangupCause): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    for (const t of this.timers) clearTimeout(t);
+    try {
+      const t = await this.repo.hangup(this.id, cause);
+      if (t.call) this.row = t.call;
+      if (t.changed) await this.publish('call_hangup');
+    } catch (err) {
+      this.deps.logger.error({ err: (err as Error).message, call: this.id }, 'hangup write failed');
+    }
+    if (this.endpoint) await this.endpoint.destroy().catch(() => undefined);
+    await this.deps.calls.remove(this.id);
+    const ev: HangupEvent = { reason: this.row.hangup_reason || 'normal', by: this.row.hangup_by === 'local' ? 'local' : 'remote' };
+    this.emit('hangup', ev);
+    this.resolveDone(ev);
+  }
+}

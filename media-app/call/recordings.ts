@@ -1,0 +1,81 @@
+/**
+ * Call recordings: a recordings row (initiating → recording → stopping → ended) and a WAV file under
+ * DATA_DIR/recordings, written by the endpoint's recorder. One active recording per call.
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { clock } from '../../core/clock';
+import { EMPTY_UUID, newId } from '../../core/ids';
+import { callsRepo } from '../../core/repos/calls';
+import type { RecordingRequest } from '../flow/call-port';
+import type { CallDeps } from './deps';
+import type { LiveCall } from './live-call';
+
+export class Recordings extends EventEmitter {
+  private active: { id: string; done: Promise<unknown> } | null = null;
+
+  constructor(private readonly deps: CallDeps, private readonly call: LiveCall, private readonly activeflowId: () => string) {
+    super();
+    call.once('hangup', () => void this.stop());
+  }
+
+  /** Starts recording; with `id` (a recording_start command) the row may already exist. */
+  async start(req: RecordingRequest & { on_end_flow_id?: string }, id = newId()): Promise<{ recording_id: string }> {
+    if (this.active) return { recording_id: this.active.id };
+    const ep = this.call.endpoint;
+    if (!ep) throw new Error('call has no media');
+    const dir = path.join(this.deps.config.dataDir, 'recordings');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${id}.wav`);
+    const db = this.deps.db;
+    const now = clock.now();
+    await db('recordings')
+      .insert({
+        id,
+        customer_id: this.call.row.customer_id,
+        owner_id: EMPTY_UUID,
+        owner_type: '',
+        activeflow_id: this.activeflowId() || EMPTY_UUID,
+        reference_type: 'call',
+        reference_id: this.call.id,
+        status: 'recording',
+        format: 'wav',
+        on_end_flow_id: req.on_end_flow_id || EMPTY_UUID,
+        options: JSON.stringify(req),
+        filenames: [path.basename(file)],
+        tm_start: now,
+        tm_create: now,
+      } as never)
+      .onConflict('id')
+      .merge({ status: 'recording', tm_start: now, filenames: [path.basename(file)] } as never);
+    await callsRepo(db).setRecording(this.call.id, id, true);
+    const done = ep
+      .record(file, { end_of_silence: req.end_of_silence, end_of_key: req.end_of_key === 'none' ? '' : req.end_of_key === 'any' ? '0123456789*#' : req.end_of_key, duration: req.duration })
+      .catch(() => undefined)
+      .then(() => this.ended(id));
+    this.active = { id, done };
+    return { recording_id: id };
+  }
+
+  private async ended(id: string): Promise<void> {
+    if (this.active?.id === id) this.active = null;
+    const now = clock.now();
+    await this.deps.db('recordings').where({ id }).update({ status: 'ended', tm_end: now, tm_update: now } as never).catch(() => undefined);
+    await callsRepo(this.deps.db).setRecording(this.call.id, id, false).catch(() => undefined);
+    this.emit('recording_ended', { recording_id: id });
+  }
+
+  /** Stops the active recording (idempotent); resolves when its row says ended. */
+  async stop(): Promise<void> {
+    const a = this.active;
+    if (!a) return;
+    await this.deps.db('recordings').where({ id: a.id, status: 'recording' }).update({ status: 'stopping', tm_update: clock.now() } as never).catch(() => undefined);
+    await this.call.endpoint?.stopRecord().catch(() => undefined);
+    await a.done;
+  }
+
+  get activeId(): string | null {
+    return this.active?.id ?? null;
+  }
+}

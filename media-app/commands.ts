@@ -1,0 +1,46 @@
+/**
+ * BullMQ commands for this node (core/queue/contracts.ts). Delivery is at least once, so every
+ * handler is idempotent: originate claims each call once; a command for a call that is gone, or
+ * already in the asked state, changes nothing.
+ */
+import type { Logger } from 'pino';
+import type { CommandEnvelope, MediaCommand } from '../core/queue/contracts';
+import type { CallFactory } from './call/factory';
+
+export class CommandHandler {
+  constructor(private readonly factory: CallFactory, private readonly logger: Logger) {}
+
+  async handle(envelope: CommandEnvelope): Promise<void> {
+    const c = envelope.command as MediaCommand;
+    this.logger.debug({ command: c.type, id: envelope.commandId }, 'command');
+    switch (c.type) {
+      case 'call.originate':
+        return this.factory.originate(c.callIds);
+      case 'call.hangup':
+        return this.factory.get(c.callId)?.hangup('normal');
+      case 'call.mute': {
+        const call = this.factory.get(c.callId);
+        if (call) await this.factory.mute(call, c.direction, c.on);
+        return;
+      }
+      case 'call.recording_start': {
+        const call = this.factory.get(c.callId);
+        if (call && !call.isEnded) await this.factory.portOf(call).recordingStartWithId({ ...c.options, beep_start: false }, c.recordingId);
+        return;
+      }
+      case 'call.recording_stop': {
+        const call = this.factory.get(c.callId);
+        if (call) await this.factory.portOf(call).recordingStop();
+        return;
+      }
+      case 'activeflow.stop':
+        await this.factory.manager.stop(c.activeflowId);
+        return;
+      case 'activeflow.continue':
+        this.factory.manager.continue(c.activeflowId);
+        return;
+      default:
+        this.logger.info({ command: (c as { type: string }).type }, 'command type not handled by media-app');
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Inbound INVITEs (srf.invite): identify the source, then the destination —
+ *   sip:direct.<hash>@…        the extension with that direct hash (any source)
+ *   a number on the platform   its call_flow_id runs as the call's activeflow
+ *   an extension of the caller's customer (extension and trunk sources): dial its contacts, bridge
+ *   a tel number (extension and trunk sources): through the customer's routes, fallback per route
+ * Unknown destinations get 404; nothing in the answer tells which part was wrong.
+ */
+import { numbersRepo } from '../../core/repos/numbers';
+import { EMPTY_UUID } from '../../core/ids';
+import { extensionsRepo } from '../../core/repos/extensions';
+import type { Address } from '../../core/repos/calls';
+import type { CallFactory } from '../call/factory';
+import type { LiveCall } from '../call/live-call';
+import { headerUri } from '../registrar';
+import type { SrfRequest, SrfResponse } from '../srf';
+import { parseSipUri } from '../sip-uri';
+import { identifySource } from './source';
+import { targetsFor } from '../outbound/targets';
+
+function displayName(v: string | undefined): string {
+  const m = /^\s*"((?:[^"\\]|\\.)*)"/.exec(v ?? '') ?? /^\s*([^<"]+?)\s*</.exec(v ?? '');
+  return m ? m[1]!.trim() : '';
+}
+
+export class InboundRouter {
+  constructor(private readonly factory: CallFactory) {}
+
+  handle = (req: SrfRequest, res: SrfResponse): void => {
+    this.route(req, res).catch((err: Error) => {
+      this.factory.deps.logger.error({ err: err.message }, 'inbound INVITE failed');
+      if (!res.finalResponseSent) res.send(500);
+    });
+  };
+
+  private async route(req: SrfRequest, res: SrfResponse): Promise<void> {
+    const deps = this.factory.deps;
+    const ruri = parseSipUri(req.uri);
+    const fromHeader = req.get('From');
+    const from = parseSipUri(headerUri(fromHeader));
+    if (!ruri || !from || !ruri.user) return void res.send(ruri && from ? 404 : 400);
+    const source = await identifySource(deps, req, res, from, ruri);
+    if (!source) return;
+    const user = ruri.user;
+    const callerAddr: Address = {
+      type: source.kind === 'extension' ? 'extension' : /^\+?\d+$/.test(from.user) ? 'tel' : 'sip',
+      target: source.kind === 'extension' ? source.ext.extension : from.user,
+      target_name: displayName(fromHeader),
+    };
+
+    if (/^direct\./i.test(user)) {
+      const ext = await extensionsRepo(deps.db).getByDirectHash(user.slice('direct.'.length).toLowerCase());
+      if (!ext) return void res.send(404);
+      return this.bridge(req, res, ext.customer_id, callerAddr, { type: 'extension', target: ext.extension });
+    }
+
+    const digits = /^\+?\d{3,20}$/.test(user) ? (user.startsWith('+') ? user : `+${user}`) : null;
+    if (digits) {
+      const number = await numbersRepo(deps.db).getByNumber(digits);
+      if (number && number.status === 'active' && number.call_flow_id && number.call_flow_id !== EMPTY_UUID) {
+        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits } });
+        if (!call) return;
+        await this.factory.runFlow(call, { flowId: number.call_flow_id }).catch(async (err: Error) => {
+          deps.logger.warn({ err: err.message, call: call.id }, 'number flow did not start');
+          await call.hangup('normal');
+        });
+        return;
+      }
+    }
+    if (source.kind === 'provider') return void res.send(404);
+
+    const ext = await extensionsRepo(deps.db).getByExtension(source.customerId, user);
+    if (ext) return this.bridge(req, res, source.customerId, callerAddr, { type: 'extension', target: ext.extension });
+    if (digits) return this.bridge(req, res, source.customerId, callerAddr, { type: 'tel', target: digits });
+    res.send(404);
+  }
+
+  /** An incoming call connected to one destination; it ends when the bridge ends. */
+  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address): Promise<void> {
+    // nothing to dial (no route, extension not registered): refuse before any call exists
+    const deps = this.factory.deps;
+    if (!(await targetsFor(deps.db, deps.registrar.bindings, customerId, destination)).length) {
+      return void res.send(destination.type === 'extension' ? 480 : 404);
+    }
+    const call: LiveCall | null = await this.factory.inbound(req, res, { customerId, source, destination });
+    if (!call) return;
+    const abort = new AbortController();
+    call.once('hangup', () => abort.abort());
+    try {
+      const r = await this.factory.connect(call, { destinations: [destination], early_media: false, relay_reason: true, anonymous: 'no' }, abort.signal);
+      if (!r.answered && !call.isEnded && !call.answered) {
+        // relay the failure to the caller as a final response
+        await call.rejectWith(r.hangup_reason === 'busy' ? 486 : r.hangup_reason === 'noanswer' ? 480 : 404);
+        return;
+      }
+    } catch {
+      /* the caller hung up */
+    }
+    await call.hangup('normal');
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * media-app process entry: the drachtio-srf application that owns calls.
+ *   npx tsx media-app/main.ts
+ * Environment: core config (DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, SIP_DOMAIN, DATA_DIR, ...) and
+ * media-app/config.ts (DRACHTIO_HOST/PORT/SECRET, MEDIA_APP_NODE_ID, RTP_PORT_MIN/MAX, RTP_ADVERTISED_HOST).
+ */
+import { ConfigError, loadConfig } from '../core/config';
+import { createLogger } from '../core/logger';
+import { loadMediaAppConfig } from './config';
+import { startMediaApp } from './app';
+
+async function main(): Promise<void> {
+  let config;
+  let app;
+  try {
+    config = loadConfig();
+    app = loadMediaAppConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      // eslint-disable-next-line no-console
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel, 'media-app');
+  const running = await startMediaApp({ config, app, logger });
+  logger.info({ node: running.nodeId }, 'media-app ready');
+  if (process.env.MEDIA_APP_READY_LINE) process.stdout.write(`READY ${JSON.stringify({ node: running.nodeId })}\n`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await running.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  // eslint-disable-next-line no-console
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,194 @@
+/**
+ * The registrar (srf.register): digest authentication against the extensions (MD5 and SHA-256
+ * challenges, RFC 8760), bindings in Redis, un-REGISTER, and a lockout per address-of-record.
+ * Unknown extension, unknown domain and wrong password are answered identically (403 after a
+ * challenge), so the registrar never tells whether an extension exists.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Db } from '../../core/db/knex';
+import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
+import type { SrfRequest, SrfResponse } from '../srf';
+import { BindingStore, type Binding } from './bindings';
+import { challenges, NonceSealer, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
+import { Lockout } from './lockout';
+import { parseSipUri } from '../sip-uri';
+
+export interface RegistrarOptions {
+  db: Db;
+  redis: Redis;
+  keyPrefix: string;
+  logger: Logger;
+  /** Challenge order, most preferred first. */
+  algorithms: readonly DigestAlgorithm[];
+  minExpires: number;
+  maxExpires: number;
+  lockout: { failures: number; windowSec: number; lockSec: number };
+}
+
+/** The nonce secret every node shares (created once in Redis). */
+export async function sharedSecret(redis: Redis, prefix: string, name: string): Promise<string> {
+  const key = `${prefix}secret:${name}`;
+  await redis.set(key, randomBytes(32).toString('base64url'), 'NX');
+  return (await redis.get(key))!;
+}
+
+/** A password no extension has: wrong answers for unknown users cost the same hashing work. */
+const DECOY = randomBytes(24).toString('base64url');
+
+export class Registrar {
+  readonly bindings: BindingStore;
+  readonly lockout: Lockout;
+  private readonly extensions;
+
+  constructor(private readonly opts: RegistrarOptions, private readonly nonces: NonceSealer) {
+    this.bindings = new BindingStore(opts.redis, opts.keyPrefix);
+    this.lockout = new Lockout(opts.redis, opts.keyPrefix, opts.lockout);
+    this.extensions = extensionsRepo(opts.db);
+  }
+
+  static async create(opts: RegistrarOptions): Promise<Registrar> {
+    return new Registrar(opts, new NonceSealer(await sharedSecret(opts.redis, opts.keyPrefix, 'digest-nonce')));
+  }
+
+  /** Sends the 401 with one challenge per algorithm (two header lines: SIP forbids a comma list here). */
+  challenge(res: SrfResponse, realm: string, stale = false, header = 'WWW-Authenticate', status = 401): void {
+    const values = challenges(realm, this.nonces.issue(realm), { stale, order: this.opts.algorithms });
+    // drachtio-srf writes a string header value verbatim on one line; CRLF starts the next one.
+    res.send(status, { headers: { [header]: values.join(`\r\n${header}: `) } });
+  }
+
+  /**
+   * Authenticates a request for `user@domain` (REGISTER, or an INVITE from an extension). Answers
+   * the request itself when it fails (401/407 challenge, 403) and resolves null; else the extension.
+   */
+  async authenticate(req: SrfRequest, res: SrfResponse, user: string, domain: string, kind: 'www' | 'proxy' = 'www'): Promise<ExtensionRow | null> {
+    return this.authenticateWith(req, res, user, domain, kind, () => this.extensions.getByAor(user, domain.toLowerCase()));
+  }
+
+  /** The same digest exchange and lockout over any credential lookup (trunks use it too). */
+  async authenticateWith<T extends { password: string }>(
+    req: SrfRequest,
+    res: SrfResponse,
+    user: string,
+    realm: string,
+    kind: 'www' | 'proxy',
+    lookup: () => Promise<T | null>,
+    expectedUser: (row: T) => string = () => user,
+  ): Promise<T | null> {
+    const aor = `${user}@${realm}`.toLowerCase();
+    const challengeHeader = kind === 'www' ? 'WWW-Authenticate' : 'Proxy-Authenticate';
+    const status = kind === 'www' ? 401 : 407;
+    if (await this.lockout.isLocked(aor)) {
+      res.send(403);
+      return null;
+    }
+    const raw = req.get(kind === 'www' ? 'Authorization' : 'Proxy-Authorization');
+    if (!raw) {
+      this.challenge(res, realm, false, challengeHeader, status);
+      return null;
+    }
+    const creds = parseCredentials(raw);
+    const nonce = creds ? this.nonces.check(creds.nonce, creds.realm) : 'invalid';
+    if (creds && nonce === 'stale') {
+      this.challenge(res, realm, true, challengeHeader, status);
+      return null;
+    }
+    const row = await lookup();
+    const ok =
+      !!creds &&
+      nonce === 'valid' &&
+      verifyResponse(creds, req.method, row ? row.password : DECOY) &&
+      row !== null &&
+      creds.username === expectedUser(row) &&
+      creds.realm.toLowerCase() === realm.toLowerCase();
+    if (!ok) {
+      const locked = await this.lockout.fail(aor);
+      if (locked) this.opts.logger.warn({ aor, source: req.source_address }, 'address-of-record locked out');
+      res.send(403);
+      return null;
+    }
+    await this.lockout.succeed(aor);
+    return row;
+  }
+
+  /** srf.register middleware. */
+  handle = (req: SrfRequest, res: SrfResponse): void => {
+    this.register(req, res).catch((err: Error) => {
+      this.opts.logger.error({ err: err.message }, 'REGISTER failed');
+      if (!res.finalResponseSent) res.send(500);
+    });
+  };
+
+  private async register(req: SrfRequest, res: SrfResponse): Promise<void> {
+    const to = parseSipUri(headerUri(req.get('To')));
+    if (!to || !to.user) return void res.send(400);
+    const ext = await this.authenticate(req, res, to.user, to.host);
+    if (!ext) return;
+    const aor = `${to.user}@${to.host}`.toLowerCase();
+
+    const contactHeader = (req.get('Contact') ?? '').trim();
+    const headerExpires = req.has('Expires') ? Number(req.get('Expires')) : undefined;
+    const callId = req.get('Call-ID') ?? '';
+    const cseq = Number((req.get('CSeq') ?? '0').split(/\s+/)[0]);
+    if (contactHeader === '*') {
+      if (headerExpires !== 0) return void res.send(400);
+      await this.bindings.removeAll(aor);
+      return void res.send(200);
+    }
+    const changes: { binding: Binding; expires: number }[] = [];
+    for (const c of contactHeader ? splitContacts(contactHeader) : []) {
+      const uri = headerUri(c);
+      const param = /;\s*expires\s*=\s*(\d+)/i.exec(c.replace(/<[^>]*>/, ''));
+      let expires = param ? Number(param[1]) : headerExpires ?? this.opts.maxExpires;
+      if (!Number.isFinite(expires) || expires < 0) return void res.send(400);
+      if (expires > 0 && expires < this.opts.minExpires) {
+        return void res.send(423, { headers: { 'Min-Expires': String(this.opts.minExpires) } });
+      }
+      expires = Math.min(expires, this.opts.maxExpires);
+      changes.push({
+        expires,
+        binding: {
+          contact: uri,
+          expiresAt: 0,
+          callId,
+          cseq,
+          source: { address: req.source_address, port: Number(req.source_port), protocol: req.protocol },
+          userAgent: req.get('User-Agent') ?? '',
+        },
+      });
+    }
+    const now = Date.now();
+    const bound = changes.length ? await this.bindings.update(aor, changes) : await this.bindings.get(aor);
+    const contacts = bound.map((b) => `<${b.contact}>;expires=${Math.max(0, Math.round((b.expiresAt - now) / 1000))}`);
+    this.opts.logger.debug({ aor, contacts: contacts.length }, 'registered');
+    res.send(200, contacts.length ? { headers: { Contact: contacts.join(', ') } } : {});
+  }
+}
+
+/** The URI of a name-addr (`"x" <sip:a@b>;tag=1`) or addr-spec header value. */
+export function headerUri(v: string | undefined): string {
+  if (!v) return '';
+  const m = /<([^>]*)>/.exec(v);
+  return (m ? m[1]! : v.split(';')[0]!).trim();
+}
+
+/** Contact values separated by commas outside quotes and angle brackets. */
+function splitContacts(v: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let cur = '';
+  for (const ch of v) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && ch === '<') depth++;
+    else if (!quoted && ch === '>') depth--;
+    if (ch === ',' && !quoted && depth === 0) {
+      out.push(cur.trim());
+      cur = '';
+    } else cur += ch;
+  }
+  if (cur.trim()) out.push(cur.trim());
+  return out;
+}

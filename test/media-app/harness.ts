@@ -1,0 +1,373 @@
+// The whole call plane on loopback for media-app tests: sip-server (its SipStack + drachtio layer,
+// as sip-server/main.ts starts them) and a media-app node (startMediaApp, as media-app/main.ts does),
+// on the per-process test Postgres and the test Redis with a fresh key prefix. sipp runs bounded.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { Redis } from 'ioredis';
+import { makeSipConfig } from '../../sip-config';
+import { SipStack } from '../../sip-server/stack';
+import { startDrachtio, type RunningDrachtio } from '../../sip-server/drachtio';
+import { loadConfig, type Config } from '../../core/config';
+import { repos } from '../../core/repos';
+import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
+import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
+import { loadMediaAppConfig } from '../../media-app/config';
+import { startMediaApp, type MediaApp } from '../../media-app/app';
+import { freePort } from '../support/ports';
+import { testDb, testDatabaseUrl } from '../support/db';
+
+export const SECRET = 'media-app-test-secret';
+export const SIP_DOMAIN = 'sip.test';
+
+export interface Platform {
+  sipPort: number;
+  drachtioPort: number;
+  stack: SipStack;
+  drachtio: RunningDrachtio;
+  app: MediaApp;
+  config: Readonly<Config>;
+  redis: Redis;
+  close(): Promise<void>;
+}
+
+/** A random RTP range of 200 ports (the media engine skips ports in use). */
+function rtpRange(): { min: number; max: number } {
+  const min = 30000 + Math.floor(Math.random() * 150) * 200;
+  return { min, max: min + 199 };
+}
+
+export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+  const sipPort = await freePort();
+  const drachtioPort = await freePort();
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const sipConfig = makeSipConfig({
+    listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
+    timers: { t1: 500, t2: 4000, t4: 5000 },
+    drachtio: { host: '127.0.0.1', port: drachtioPort, secret: SECRET },
+    // sipp is a scanner's favourite User-Agent; the test traffic is ours
+    security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
+  });
+  const stack = new SipStack(sipConfig, { logger });
+  await stack.start();
+  const drachtio = await startDrachtio(stack, { host: '127.0.0.1', port: drachtioPort, secret: SECRET, logger });
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
+  const db = await testDb();
+  const range = rtpRange();
+  const fullEnv = {
+    DATABASE_URL: await testDatabaseUrl(),
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: `tma${process.pid}_${randomBytes(4).toString('hex')}:`,
+    DATA_DIR: path.join(os.tmpdir(), `media-app-test-${process.pid}`),
+    SIP_DOMAIN,
+    JWT_SECRET: 'x'.repeat(40),
+    DRACHTIO_HOST: '127.0.0.1',
+    DRACHTIO_PORT: String(drachtioPort),
+    DRACHTIO_SECRET: SECRET,
+    MEDIA_APP_NODE_ID: `test-${process.pid}-${randomBytes(3).toString('hex')}`,
+    RTP_PORT_MIN: String(range.min),
+    RTP_PORT_MAX: String(range.max),
+    MEDIA_WORKERS: '1',
+    ...env,
+  } as NodeJS.ProcessEnv;
+  const config = loadConfig(fullEnv, { persistSecret: false });
+  const app = await startMediaApp({ config, app: loadMediaAppConfig(fullEnv), logger, db, connectTimeoutMs: 10_000 });
+  const redis = new Redis(redisUrl);
+  return {
+    sipPort,
+    drachtioPort,
+    stack,
+    drachtio,
+    app,
+    config,
+    redis,
+    async close() {
+      await app.stop();
+      await drachtio.close();
+      await stack.stop();
+      redis.disconnect();
+    },
+  };
+}
+
+let seq = 0;
+
+/** A customer with an extension (random password) in its registration domain. */
+export async function createExtension(
+  customerId?: string,
+  opts: { extension?: string; password?: string } = {},
+): Promise<{ customerId: string; ext: ExtensionRow; domain: string; password: string }> {
+  const db = await testDb();
+  const cid = customerId ?? (await repos(db).customers.create({ email: `ma${process.pid}-${++seq}@example.test`, status: 'active', name: 'ma' })).id;
+  const domain = registrationDomain(await ensureCustomerLabel(db, cid), SIP_DOMAIN);
+  const password = opts.password ?? 'pw' + randomBytes(8).toString('hex');
+  const extension = opts.extension ?? `ext${++seq}${randomBytes(2).toString('hex')}`;
+  const ext = await extensionsRepo(db).create({
+    customer_id: cid,
+    extension,
+    domain_name: domain,
+    username: extension,
+    password,
+    direct_hash: randomBytes(6).toString('hex'),
+  });
+  return { customerId: cid, ext, domain, password };
+}
+
+// ---- sipp ----
+
+export interface SippResult { code: number | null; stdout: string; stderr: string; errors: string; messages: string }
+const running = new Set<ChildProcess>();
+
+/** sipp with a scenario text, bounded in time, traces collected; killed after killAfterMs anyway. */
+export function sipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> } = {}): { done: Promise<SippResult>; port: Promise<number> } {
+  const port = args.includes('-p') ? Promise.resolve(Number(args[args.indexOf('-p') + 1])) : freePort();
+  const started = port.then((p) => runSipp(scenario, args.includes('-p') ? args : [...args, '-p', String(p)], opts));
+  return { done: started.then((s) => s.done), port };
+}
+
+function runSipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> }): { done: Promise<SippResult>; proc: ChildProcess } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ma-sipp-'));
+  fs.writeFileSync(path.join(dir, 'scenario.xml'), scenario);
+  for (const [name, text] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(dir, name), text);
+  const full = ['-sf', 'scenario.xml', ...args, '-nostdin', '-timeout_error', '-trace_err', '-trace_msg', '-message_file', 'messages.log'];
+  if (!args.includes('-timeout')) full.push('-timeout', '20s');
+  const proc = spawn('sipp', full, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  let stdout = '';
+  let stderr = '';
+  proc.stdout?.on('data', (d) => (stdout += d));
+  proc.stderr?.on('data', (d) => (stderr += d));
+  const killer = setTimeout(() => proc.kill('SIGKILL'), opts.killAfterMs ?? 25_000);
+  const done = new Promise<SippResult>((resolve) => {
+    proc.on('exit', (code) => {
+      clearTimeout(killer);
+      running.delete(proc);
+      const read = (suffix: string) =>
+        fs.readdirSync(dir).filter((f) => f.endsWith(suffix)).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
+      const result = { code, stdout, stderr, errors: read('_errors.log'), messages: read('messages.log') };
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve(result);
+    });
+  });
+  return { done, proc };
+}
+
+export function killAllSipp(): void {
+  for (const p of running) p.kill('SIGKILL');
+  running.clear();
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function until<T>(fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as T;
+    if (Date.now() > end) throw new Error(`timeout waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+// ---- a tiny SIP UDP client for precise protocol checks ----
+
+export interface SipReply { status: number; headers: [string, string][]; raw: string }
+
+export class UdpSip {
+  private sock = dgram.createSocket('udp4');
+  port = 0;
+  private waiters: ((r: SipReply) => void)[] = [];
+  private queue: SipReply[] = [];
+
+  static async open(): Promise<UdpSip> {
+    const u = new UdpSip();
+    await new Promise<void>((r) => u.sock.bind(0, '127.0.0.1', r));
+    u.port = u.sock.address().port;
+    u.sock.on('message', (buf) => {
+      const raw = buf.toString();
+      const m = /^SIP\/2\.0 (\d{3})/.exec(raw);
+      if (!m) return;
+      const status = Number(m[1]);
+      if (status < 200) return;
+      const headers = raw.split('\r\n\r\n')[0]!.split('\r\n').slice(1).map((l) => {
+        const i = l.indexOf(':');
+        return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string];
+      });
+      const r = { status, headers, raw };
+      const w = u.waiters.shift();
+      if (w) w(r);
+      else u.queue.push(r);
+    });
+    return u;
+  }
+
+  /** Sends a request and resolves with the first final response (retransmits over 2 s). */
+  async request(text: string, to: number): Promise<SipReply> {
+    const buf = Buffer.from(text);
+    const reply = new Promise<SipReply>((resolve, reject) => {
+      const q = this.queue.shift();
+      if (q) return resolve(q);
+      const t = setTimeout(() => reject(new Error('no SIP reply')), 4000);
+      this.waiters.push((r) => {
+        clearTimeout(t);
+        resolve(r);
+      });
+    });
+    let n = 0;
+    const resend = setInterval(() => (++n < 4 ? this.sock.send(buf, to, '127.0.0.1', () => undefined) : clearInterval(resend)), 500);
+    this.sock.send(buf, to, '127.0.0.1');
+    try {
+      return await reply;
+    } finally {
+      clearInterval(resend);
+    }
+  }
+
+  close(): void {
+    this.sock.close();
+  }
+}
+
+// ---- RTP: a receiver whose address goes into a sipp SDP, measuring what the platform sends ----
+
+const MULAW_DECODE = (() => {
+  const t = new Int16Array(256);
+  for (let i = 0; i < 256; i++) {
+    const u = ~i & 0xff;
+    const sign = u & 0x80;
+    const exponent = (u >> 4) & 0x07;
+    const mantissa = u & 0x0f;
+    let s = (((mantissa << 3) + 0x84) << exponent) - 0x84;
+    t[i] = sign ? -s : s;
+  }
+  return t;
+})();
+
+export class RtpSink {
+  private sock = dgram.createSocket('udp4');
+  port = 0;
+  packets = 0;
+  /** Per 20 ms packet: mean |sample| of the PCMU payload. */
+  levels: number[] = [];
+
+  static async open(): Promise<RtpSink> {
+    const s = new RtpSink();
+    await new Promise<void>((r) => s.sock.bind(0, '127.0.0.1', r));
+    s.port = s.sock.address().port;
+    s.sock.on('message', (buf) => {
+      if (buf.length < 12 || (buf[0]! & 0xc0) !== 0x80) return;
+      const pt = buf[1]! & 0x7f;
+      if (pt !== 0) return;
+      const cc = buf[0]! & 0x0f;
+      const payload = buf.subarray(12 + cc * 4);
+      let sum = 0;
+      for (const b of payload) sum += Math.abs(MULAW_DECODE[b]!);
+      s.packets++;
+      s.levels.push(payload.length ? sum / payload.length : 0);
+    });
+    return s;
+  }
+
+  /** Packets whose level says speech (well above the silence floor of the codec). */
+  get voiced(): number {
+    return this.levels.filter((l) => l > 300).length;
+  }
+
+  close(): void {
+    this.sock.close();
+  }
+}
+
+/** A sipp UAC scenario: INVITE with our SDP (audio to `rtpPort`), then wait for the platform's BYE. */
+export function uacWaitsForBye(ruri: string, fromUser: string, rtpPort: number, opts: { expectStatus?: number } = {}): string {
+  const invite = `<send retrans="500"><![CDATA[
+INVITE sip:${ruri} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: "Trunk Caller" <sip:${fromUser}@[local_ip]:[local_port]>;tag=[call_number]
+To: <sip:${ruri}>
+Call-ID: [call_id]
+CSeq: 1 INVITE
+Contact: <sip:${fromUser}@[local_ip]:[local_port]>
+Max-Forwards: 70
+Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=- 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${rtpPort} RTP/AVP 0 101
+a=rtpmap:0 PCMU/8000
+a=rtpmap:101 telephone-event/8000
+a=fmtp:101 0-15
+a=sendrecv
+]]></send>`;
+  if (opts.expectStatus) {
+    return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="uac-rejected">
+${invite}
+<recv response="100" optional="true"/>
+<recv response="${opts.expectStatus}"/>
+<send><![CDATA[
+ACK sip:${ruri} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+</scenario>`;
+  }
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="uac-waits-for-bye">
+${invite}
+<recv response="100" optional="true"/>
+<recv response="180" optional="true"/>
+<recv response="200" rrs="true"/>
+<send><![CDATA[
+ACK [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv request="BYE" timeout="20000"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+</scenario>`;
+}
+
+/** The events published for one resource, in order. */
+export async function eventsFor(redis: Redis, resourceId: string): Promise<{ event_type: string; data: Record<string, unknown> }[]> {
+  const entries = (await redis.xrange('events', '-', '+')) as [string, string[]][];
+  const out: { event_type: string; data: Record<string, unknown>; resource_id: string }[] = [];
+  for (const [, fields] of entries) {
+    const i = fields.indexOf('e');
+    if (i < 0) continue;
+    const e = JSON.parse(fields[i + 1]!);
+    if (e.resource_id === resourceId) out.push(e);
+  }
+  return out;
+}

@@ -1,0 +1,100 @@
+// Inbound calls end to end: sipp as a trunk calls a virtual number whose flow answers, talks and
+// hangs up; the test hears speech in the platform's RTP and reads the Call row and its events.
+import { expect } from 'chai';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { callsRepo } from '../../core/repos/calls';
+import { repos } from '../../core/repos';
+import { testDb, truncateAll } from '../support/db';
+import { eventsFor, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+
+describe('media-app inbound calls', function () {
+  this.timeout(90_000);
+  let p: Platform;
+
+  before(async () => {
+    await truncateAll();
+    p = await startPlatform();
+  });
+  after(async () => {
+    killAllSipp();
+    await p?.close();
+  });
+
+  async function customer() {
+    return (await repos(await testDb()).customers.create({ email: `in${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'in' })).id;
+  }
+
+  it('refuses an INVITE from an unknown source with 403', async () => {
+    const sink = await RtpSink.open();
+    try {
+      const r = await sipp(uacWaitsForBye(`+899100000001@127.0.0.1:${p.sipPort}`, 'stranger', sink.port, { expectStatus: 403 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1']).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      const db = await testDb();
+      expect(Number((await db('calls').count('id as n'))[0]!.n)).to.equal(0);
+    } finally {
+      sink.close();
+    }
+  });
+
+  it('a trunk calls a virtual number: answer → talk → hangup, speech on the wire, call row and events right', async () => {
+    const db = await testDb();
+    const cid = await customer();
+    await trunksRepo(db).create(cid, `tr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([
+        { type: 'answer' },
+        { type: 'talk', option: { text: 'Hello. Thank you for calling. This is a test of the platform.', language: 'en-US' } },
+        { type: 'hangup' },
+      ]),
+    } as never);
+    await numbersRepo(db).create({ customer_id: cid, number: '+899100000002', type: 'virtual', call_flow_id: flow.id });
+    const sink = await RtpSink.open();
+    try {
+      const r = await sipp(uacWaitsForBye(`+899100000002@127.0.0.1:${p.sipPort}`, '+15551230000', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      expect(sink.packets).to.be.greaterThan(50);
+      expect(sink.voiced, `levels ${sink.levels.slice(0, 40).map(Math.round).join(',')}`).to.be.greaterThan(25);
+    } finally {
+      sink.close();
+    }
+    const call = await until(async () => {
+      const rows = await db('calls').where({ customer_id: cid });
+      return rows.length === 1 && rows[0].status === 'hangup' ? rows[0] : null;
+    }, 10_000, 'call row in hangup');
+    expect(call.direction).to.equal('incoming');
+    expect(call.destination).to.deep.include({ type: 'tel', target: '+899100000002' });
+    expect(call.source).to.deep.include({ type: 'tel', target: '+15551230000', target_name: 'Trunk Caller' });
+    expect(call.hangup_by).to.equal('local');
+    expect(call.hangup_reason).to.equal('normal');
+    expect(call.activeflow_id).to.not.equal('00000000-0000-0000-0000-000000000000');
+    expect(call.flow_id).to.equal(flow.id);
+    for (const k of ['tm_ringing', 'tm_progressing', 'tm_hangup']) expect(call[k], k).to.be.instanceOf(Date);
+    expect(call.tm_ringing.getTime()).to.be.at.most(call.tm_progressing.getTime());
+    expect(call.tm_progressing.getTime()).to.be.at.most(call.tm_hangup.getTime());
+    const events = (await eventsFor(p.redis, call.id)).map((e) => e.event_type);
+    expect(events).to.deep.equal(['call_created', 'call_ringing', 'call_progressing', 'call_terminating', 'call_hangup']);
+    const last = (await eventsFor(p.redis, call.id)).pop()!;
+    expect(last.data).to.include({ status: 'hangup', hangup_reason: 'normal', hangup_by: 'local' });
+    // the live map was cleaned
+    expect(p.app.calls.get(call.id)).to.equal(undefined);
+    expect((await callsRepo(db).get(call.id))!.status).to.equal('hangup');
+  });
+
+  it('a trunk calling an unknown number gets 404 and no call is written', async () => {
+    const db = await testDb();
+    const cid = await customer();
+    await trunksRepo(db).create(cid, `tr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const sink = await RtpSink.open();
+    try {
+      const r = await sipp(uacWaitsForBye(`+899100000099@127.0.0.1:${p.sipPort}`, 'pbx', sink.port, { expectStatus: 404 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1']).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      expect(await db('calls').where({ customer_id: cid })).to.have.length(0);
+    } finally {
+      sink.close();
+    }
+  });
+});

@@ -1,0 +1,212 @@
+// Outbound calls end to end: the originate command goes through the real BullMQ queue (core/commands
+// CommandBus), media-app dials a sipp UAS through sip-server, runs the flow on answer and hangs up.
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { callsRepo } from '../../core/repos/calls';
+import { repos } from '../../core/repos';
+import { CommandBus } from '../../core/commands/bus';
+import { testDb, truncateAll } from '../support/db';
+import { freePort } from '../support/ports';
+import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+
+/** A UAS: 180, then 200 (or `final`), then waits for the platform's BYE; or answers CANCEL when `cancel`. */
+function uas(opts: { final?: number; cancel?: boolean } = {}): string {
+  const head = `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="uas">
+<recv request="INVITE" crlf="true"/>
+<send><![CDATA[
+SIP/2.0 180 Ringing
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]SIPpTag01[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:[local_ip]:[local_port];transport=[transport]>
+Content-Length: 0
+
+]]></send>`;
+  if (opts.cancel) {
+    return `${head}
+<recv request="CANCEL" timeout="20000"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]SIPpTag01[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+<send><![CDATA[
+SIP/2.0 487 Request Terminated
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]SIPpTag01[call_number]
+[last_Call-ID:]
+CSeq: [cseq] INVITE
+Content-Length: 0
+
+]]></send>
+<recv request="ACK"/>
+</scenario>`;
+  }
+  if (opts.final) {
+    return `${head}
+<send><![CDATA[
+SIP/2.0 ${opts.final} Busy Here
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]SIPpTag01[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+<recv request="ACK"/>
+</scenario>`;
+  }
+  return `${head}
+<send retrans="500"><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]SIPpTag01[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:[local_ip]:[local_port];transport=[transport]>
+Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=- 1 1 IN IP4 [local_ip]
+s=-
+c=IN IP4 [local_ip]
+t=0 0
+m=audio [media_port] RTP/AVP 0
+a=rtpmap:0 PCMU/8000
+]]></send>
+<recv request="ACK"/>
+<recv request="BYE" timeout="20000"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+</scenario>`;
+}
+
+describe('media-app outbound calls (originate)', function () {
+  this.timeout(90_000);
+  let p: Platform;
+  let bus: CommandBus;
+  let busRedis: Redis;
+
+  before(async () => {
+    await truncateAll();
+    p = await startPlatform();
+    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
+    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+  });
+  after(async () => {
+    killAllSipp();
+    await bus?.close();
+    busRedis?.disconnect();
+    await p?.close();
+  });
+
+  async function setup(data: Record<string, unknown> = {}) {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `out${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'out' })).id;
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'talk', option: { text: 'Your appointment is tomorrow at nine.', language: 'en-US' } }, { type: 'hangup' }]),
+    } as never);
+    const port = await freePort();
+    const row = await callsRepo(db).create({
+      customer_id: cid,
+      flow_id: flow.id,
+      source: { type: 'tel', target: '+15550001111' },
+      destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
+      direction: 'outgoing',
+      status: 'dialing',
+      data,
+    });
+    return { db, cid, flow, row, port };
+  }
+
+  it('answers, plays the prompt, hangs up: status, timestamps, reason and events', async () => {
+    const { db, row, port, flow } = await setup();
+    const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
+    // at-least-once delivery: the same command enqueued again (different id) dials nothing twice
+    await bus.originate([row.id], row.customer_id);
+    const r = await callee.done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 15_000, 'hangup');
+    expect(done.hangup_by).to.equal('local');
+    expect(done.hangup_reason).to.equal('normal');
+    expect(done.tm_ringing).to.be.instanceOf(Date);
+    expect(done.tm_progressing).to.be.instanceOf(Date);
+    expect(done.tm_hangup!.getTime() - done.tm_progressing!.getTime()).to.be.greaterThan(1000); // the prompt played
+    expect(done.activeflow_id).to.not.equal('00000000-0000-0000-0000-000000000000');
+    expect(done.flow_id).to.equal(flow.id);
+    const events = (await eventsFor(p.redis, row.id)).map((e) => e.event_type);
+    expect(events).to.deep.equal(['call_ringing', 'call_progressing', 'call_terminating', 'call_hangup']);
+    expect(r.messages.match(/^INVITE sip:/gm)).to.have.length(1);
+  });
+
+  it('a busy callee ends the call with hangup_reason busy, hangup_by remote', async () => {
+    const { db, row, port } = await setup();
+    const callee = sipp(uas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1']);
+    await bus.originate([row.id], row.customer_id);
+    expect((await callee.done).code).to.equal(0);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 10_000, 'hangup');
+    expect(done).to.include({ hangup_reason: 'busy', hangup_by: 'remote' });
+    expect(done.tm_progressing).to.equal(null);
+  });
+
+  it('the dial timeout cancels an unanswered call: noanswer', async () => {
+    const { db, row, port } = await setup({ dial_timeout: 1500 });
+    const callee = sipp(uas({ cancel: true }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1']);
+    await bus.originate([row.id], row.customer_id);
+    const r = await callee.done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 10_000, 'hangup');
+    expect(done).to.include({ hangup_reason: 'noanswer', hangup_by: 'remote' });
+  });
+
+  it('a hangup command on the owning node cancels a ringing call: cancel, local', async () => {
+    const { db, row, port } = await setup();
+    const callee = sipp(uas({ cancel: true }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1']);
+    await bus.originate([row.id], row.customer_id);
+    await until(async () => (await callsRepo(db).get(row.id))?.status === 'ringing', 10_000, 'ringing');
+    expect(await bus.callOwner(row.id)).to.equal(p.app.nodeId);
+    await bus.toCallOwner({ type: 'call.hangup', callId: row.id });
+    await bus.toCallOwner({ type: 'call.hangup', callId: row.id }).catch(() => null); // repeated: harmless
+    expect((await callee.done).code).to.equal(0);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 10_000, 'hangup');
+    expect(done).to.include({ hangup_reason: 'cancel', hangup_by: 'local' });
+    const events = (await eventsFor(p.redis, row.id)).map((e) => e.event_type);
+    expect(events).to.deep.equal(['call_ringing', 'call_canceling', 'call_hangup']);
+  });
+});
