@@ -4,7 +4,7 @@
  * and the OpenAPI document (openapi.ts). Put a group's routes in `control-api/routes/<group>.ts`
  * as `export const routes = [defineRoute({...}), ...]`; routes/index.ts picks every file up.
  */
-import type { Request, Response, RequestHandler, Router } from 'express';
+import { Router as ExpressRouter, type Request, type Response, type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { AppContext, AuthContext } from './context';
 import { ApiError, directAccessNotSupported, permissionDenied } from '../core/errors';
@@ -174,9 +174,25 @@ function handlerFor(def: AnyRoute, ctx: AppContext): RequestHandler {
   };
 }
 
+/**
+ * Mounts the routes grouped by their first path segment (one sub-router per resource group), so a
+ * request is matched against a few dozen prefixes instead of every route of the API.
+ */
 export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): void {
+  const groups = new Map<string, Router>();
   for (const def of routes) {
     const chain = def.permission === 'public' ? [mw.body] : [...mw.authenticated, mw.body];
-    router[def.method](def.path, ...chain, handlerFor(def, ctx));
+    const m = /^\/([A-Za-z0-9_.-]+)(\/.*)?$/.exec(def.path);
+    if (!m) {
+      router[def.method](def.path, ...chain, handlerFor(def, ctx));
+      continue;
+    }
+    let group = groups.get(m[1]);
+    if (!group) {
+      group = ExpressRouter({ mergeParams: true });
+      groups.set(m[1], group);
+      router.use(`/${m[1]}`, group);
+    }
+    group[def.method](m[2] ?? '/', ...chain, handlerFor(def, ctx));
   }
 }

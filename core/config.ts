@@ -52,12 +52,18 @@ const schema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
-  // Read by their own modules (core/numbers, core/billing, control-api/provisioning); checked here so a
+  // Read by their own modules (core/numbers, core/billing, control-api/provisioning, control-api/webhooks,
+  // core/storage); checked here so a
   // bad value stops the start with the others.
   NUMBER_INVENTORY: z.string().refine(isJson, 'must be JSON (a list of number ranges)').optional(),
   NUMBER_INVENTORY_FILE: z.string().refine((f) => fs.existsSync(f), 'file does not exist').optional(),
   BILLING_INITIAL_CREDIT: z.string().regex(/^\d{1,15}$/, 'must be a whole number of micros').optional(),
   PROVISIONING_SIP_PROXY: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port').optional(),
+  WEBHOOK_ALLOW_PRIVATE: bool.optional(),
+  STORAGE_SIGNING_KEY: z
+    .string()
+    .refine((v) => v === 'none' || v.length >= 32, 'must be at least 32 characters (or "none")')
+    .optional(),
   PROVISIONING_SIP_TRANSPORT: z.enum(['udp', 'tcp', 'tls', 'UDP', 'TCP', 'TLS'], { message: 'must be udp, tcp or tls' }).optional(),
 });
 

@@ -11,6 +11,7 @@ import type { WorkerHost } from './worker/worker-host';
 export class Conference extends EventEmitter {
   destroyed = false;
   private recording: Promise<RecordResult> | null = null;
+  private readonly forks = new Set<AudioFork>();
 
   constructor(
     readonly uuid: string,
@@ -55,13 +56,32 @@ export class Conference extends EventEmitter {
   }
 
   /** Raw frames of the whole mix; injected audio is heard by every participant. */
-  forkAudioStart(opts: Omit<ForkOptions, 'mix'>): Promise<AudioFork> {
-    return new AudioFork(this.host, this.uuid, opts).start();
+  async forkAudioStart(opts: Omit<ForkOptions, 'mix'>): Promise<AudioFork> {
+    if (this.destroyed) throw new Error('conference is destroyed');
+    const f = await new AudioFork(this.host, this.uuid, opts).start();
+    this.forks.add(f);
+    return f;
+  }
+
+  private stopForks(): void {
+    // the worker dropped its side of the forks with the mixer: drop ours so no sink lingers
+    for (const f of this.forks) f.stop().catch(() => {});
+    this.forks.clear();
+  }
+
+  /** @internal the worker holding the mixer is gone */
+  markDestroyed(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.stopForks();
+    this.onDestroy(this);
+    this.emit('destroy');
   }
 
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.stopForks();
     await this.host.call('destroyConference', this.uuid).catch(() => {});
     this.onDestroy(this);
     this.emit('destroy');

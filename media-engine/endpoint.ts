@@ -11,7 +11,10 @@ import type { PlayResult } from './player';
 import type { RecordOptions, RecordResult } from './recorder';
 import type { NegotiatedMedia } from './sdp/sdp';
 import type { DtmfEvent } from './worker/leg';
+import type { AmdRequest, AmdResult, BeepResult } from './worker/leg-analysis';
+import type { RtcpReceived } from './worker/rtp-session';
 import type { SourceSpec } from './worker/source-resolver';
+import { Transcriber, type TranscribeOptions } from './transcriber';
 import type { WorkerHost } from './worker/worker-host';
 
 export interface PlayCollectOptions {
@@ -44,6 +47,8 @@ export interface EndpointStats {
   concealed: number;
   late: number;
   jitterTargetFrames: number;
+  /** RTCP SR/RR received from the far end */
+  rtcp: RtcpReceived;
 }
 
 export class Endpoint extends EventEmitter {
@@ -55,6 +60,7 @@ export class Endpoint extends EventEmitter {
   /** set while bridged to, or conferenced on, another worker */
   private crossLink: CrossLink | null = null;
   private bridgedTo: Endpoint | null = null;
+  private transcriber: Transcriber | null = null;
 
   constructor(
     readonly uuid: string,
@@ -292,6 +298,54 @@ export class Endpoint extends EventEmitter {
     return last;
   }
 
+  /**
+   * Answering machine detection on the caller's audio (app_amd parameters), run inside the worker.
+   * Resolves with HUMAN, MACHINE or NOTSURE and app_amd's cause; rejects if the endpoint goes away.
+   */
+  amd(opts: AmdRequest = {}): Promise<AmdResult> {
+    return this.call<AmdResult>('amd', opts);
+  }
+
+  /** Cancels a running amd() and waitForBeep() (they reject with ECANCELED). */
+  stopAmd(): Promise<void> {
+    return this.call('stopAmd');
+  }
+
+  /**
+   * Waits for the voicemail beep (one sustained pure tone; ringback and speech are ignored).
+   * Resolves with the tone's offset since the call; rejects with code ETIMEDOUT after timeoutMs.
+   */
+  waitForBeep(opts: { timeoutMs?: number } = {}): Promise<BeepResult> {
+    return this.call<BeepResult>('waitForBeep', opts.timeoutMs ?? 20000);
+  }
+
+  /**
+   * Starts real-time transcription; segments arrive as 'transcript' events
+   * ({ text, final, offsetMs, durationMs, direction: 'in' | 'out' }).
+   */
+  async transcribeStart(opts: TranscribeOptions = {}): Promise<void> {
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    if (this.transcriber) throw new Error('transcription is already running on this endpoint');
+    const t = new Transcriber(opts);
+    this.transcriber = t;
+    t.on('transcript', (x) => this.emit('transcript', x));
+    t.on('error', (e: Error) => this.emit('transcriptionError', e));
+    try {
+      // forks of its own, not in this.forks: forkAudioStop() must not end transcription
+      await t.start((o) => new AudioFork(this.host, this.uuid, o).start());
+    } catch (e) {
+      if (this.transcriber === t) this.transcriber = null;
+      throw e;
+    }
+  }
+
+  /** Stops transcription; resolves after the last segments have been emitted. */
+  async transcribeStop(): Promise<void> {
+    const t = this.transcriber;
+    this.transcriber = null;
+    await t?.stop();
+  }
+
   getStats(): Promise<EndpointStats> {
     return this.call('stats');
   }
@@ -301,6 +355,9 @@ export class Endpoint extends EventEmitter {
     if (this.destroyed) return;
     for (const f of this.forks) f.stop().catch(() => {});
     this.forks.clear();
+    // a hangup still delivers the last segments ('transcript' events after 'destroy')
+    this.transcriber?.stop().catch(() => {});
+    this.transcriber = null;
     if (this.crossLink) await (this.conference ? this.leaveConference() : this.unbridge()).catch(() => {});
     await this.onDestroy(this);
   }
@@ -310,6 +367,8 @@ export class Endpoint extends EventEmitter {
     if (this.destroyed) return;
     this.destroyed = true;
     this.conference = null;
+    this.transcriber?.abort();
+    this.transcriber = null;
     this.emit('destroy');
   }
 }

@@ -15,3 +15,7 @@ export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from '
 export type { DtmfEvent } from './worker/leg';
 export { SdpError } from './sdp/sdp';
 export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
+export type { AmdRequest, AmdResult, BeepResult } from './worker/leg-analysis';
+export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
+export type { RtcpReceived } from './worker/rtp-session';
+export type { ReportBlock } from './rtp/rtcp';

@@ -115,8 +115,10 @@ export class MediaServer extends EventEmitter {
       this.pool.release(ep.local.port);
       ep.markDestroyed();
     }
-    for (const c of [...this.conferences.values()]) if (c.host === h) this.dropConference(c);
-    this.emit('error', err);
+    for (const c of [...this.conferences.values()]) if (c.host === h) c.markDestroyed();
+    // new endpoints go to the workers still running (pickHost skips dead ones)
+    this.emit('workerExit', { index: h.index, error: err });
+    if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
   private pickHost(near?: Endpoint | Conference): WorkerHost {

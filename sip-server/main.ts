@@ -3,7 +3,8 @@
  *   npx tsx sip-server/main.ts
  * Environment: the SIP_* variables of sip-config (see sip-config/index.ts ENV_VARS, including the
  * drachtio host/port/secret), DRACHTIO_OUTBOUND=host:port[,host:port] (dial srf.listen() apps when
- * no connected application routes a method), DRACHTIO_USER_AGENT, LOG_LEVEL.
+ * no connected application routes a method), DRACHTIO_USER_AGENT (added to messages without one),
+ * DRACHTIO_USER_AGENT_OPTIONS_AUTO_RESPOND (OPTIONS with this User-Agent get 200 from the server), LOG_LEVEL.
  */
 import pino from 'pino';
 import { loadSipConfig, SipConfigError } from '../sip-config';
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     secret: config.drachtio.secret,
     outboundTargets: parseOutboundTargets(process.env.DRACHTIO_OUTBOUND),
     userAgent: process.env.DRACHTIO_USER_AGENT || undefined,
+    optionsAutoRespondUserAgent: process.env.DRACHTIO_USER_AGENT_OPTIONS_AUTO_RESPOND || undefined,
     logger: log.child({ component: 'drachtio' }),
   });
   log.info({ sip: stack.listening, drachtio: `${config.drachtio.host}:${drachtio.port}` }, 'sip-server ready');

@@ -14,6 +14,7 @@ import { webhookDeliveriesRepo } from '../../core/repos/webhook-deliveries';
 import { isUuid, EMPTY_UUID } from '../../core/ids';
 import { attempt, WEBHOOK_TIMEOUT_MS } from './send';
 import { allowPrivateFromEnv } from './target';
+import { TtlCache } from '../../core/ttl-cache';
 
 export const WEBHOOK_QUEUE = 'webhooks';
 
@@ -85,27 +86,58 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   const wake = (customerId: string) =>
     queue.add('drain', { customerId }, { jobId: `drain-${customerId}`, removeOnComplete: true, removeOnFail: true, attempts: 1_000_000, backoff: { type: 'delivery' } });
 
-  async function handle(e: PlatformEvent): Promise<void> {
-    const c = (await ctx.db('customers').where({ id: e.customer_id }).first('webhook_uri', 'webhook_method', 'webhook_secret')) as
-      | { webhook_uri: string; webhook_method: string; webhook_secret: string }
-      | undefined;
-    if (!c) return;
-    const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
-    const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };
-    let added = false;
-    if (c.webhook_uri && c.webhook_method) {
-      added = (await deliveries.add({ ...base, target: 'customer', uri: c.webhook_uri, method: c.webhook_method })) || added;
+  type Hook = { webhook_uri: string; webhook_method: string };
+  const hooksOf = new TtlCache<Hook | null>(1000, 10_000);
+
+  async function customerHooks(ids: string[]): Promise<Map<string, Hook | null>> {
+    const out = new Map<string, Hook | null>();
+    const unknown = ids.filter((id) => {
+      const c = hooksOf.get(id);
+      if (c !== undefined) out.set(id, c);
+      return c === undefined;
+    });
+    if (unknown.length) {
+      const rows = (await ctx.db('customers').whereIn('id', unknown).select('id', 'webhook_uri', 'webhook_method')) as (Hook & { id: string })[];
+      for (const id of unknown) {
+        const r = rows.find((x) => x.id === id);
+        const h = r && r.webhook_uri && r.webhook_method ? { webhook_uri: r.webhook_uri, webhook_method: r.webhook_method } : null;
+        hooksOf.set(id, h);
+        out.set(id, h);
+      }
     }
-    const af = await activeflowWebhook(ctx, e.customer_id, e.data.activeflow_id);
-    if (af) added = (await deliveries.add({ ...base, target: 'activeflow', uri: af.uri, method: af.method })) || added;
-    if (added) await wake(e.customer_id);
+    return out;
   }
+
+  /** Turns a batch of events (stream order) into delivery rows, then wakes each customer's drain once. */
+  async function handleBatch(events: PlatformEvent[]): Promise<void> {
+    const hooks = await customerHooks([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
+    const rows: Parameters<typeof deliveries.addMany>[0] = [];
+    for (const e of events) {
+      const c = hooks.get(e.customer_id);
+      const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
+      const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };
+      if (c) rows.push({ ...base, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
+      const af = await activeflowWebhook(ctx, e.customer_id, e.data.activeflow_id);
+      if (af) rows.push({ ...base, target: 'activeflow', uri: af.uri, method: af.method });
+    }
+    for (const customerId of await deliveries.addMany(rows)) await wake(customerId);
+  }
+
+  const handle = (e: PlatformEvent) => handleBatch([e]);
 
   async function drain(job: Job<{ customerId: string }>): Promise<void> {
     const { customerId } = job.data;
+    let lingered = false;
     for (;;) {
       const d = await deliveries.oldestPending(customerId);
-      if (!d) return;
+      if (!d) {
+        // Under a steady flow the next event is usually a few ms away: waiting briefly saves a job cycle.
+        if (lingered) return;
+        lingered = true;
+        await new Promise((r) => setTimeout(r, 30));
+        continue;
+      }
+      lingered = false;
       let secret = secrets.get(customerId);
       if (secret === undefined) {
         const row = (await ctx.db('customers').where({ id: customerId }).first('webhook_secret')) as { webhook_secret: string } | undefined;
@@ -142,10 +174,19 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
 
   const reader = ctx.redis.duplicate();
   const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, group: opts.group ?? 'webhooks', consumer: `control-api-${process.pid}`, blockMs: 500 });
-  // Handlers run one at a time so delivery rows are numbered in stream order.
+  // Events are taken in batches, one batch at a time, so delivery rows are numbered in stream order.
+  let buffered: PlatformEvent[] = [];
   let chain = Promise.resolve();
   sub.on('event', (e: PlatformEvent) => {
-    chain = chain.then(() => handle(e)).catch((err: unknown) => ctx.logger.warn({ err: String(err), event_id: e.id }, 'webhook enqueue failed'));
+    buffered.push(e);
+    if (buffered.length > 1) return; // a flush is already queued
+    chain = chain
+      .then(() => {
+        const batch = buffered;
+        buffered = [];
+        return handleBatch(batch);
+      })
+      .catch((err: unknown) => ctx.logger.warn({ err: String(err) }, 'webhook enqueue failed'));
   });
   sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'webhook reader error'));
   await sub.start();

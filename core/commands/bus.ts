@@ -21,17 +21,8 @@ import {
   type MediaCommand,
 } from '../queue/contracts';
 
-/**
- * Starts an activeflow that control-api already wrote (POST /activeflows, status running): the
- * consuming node loads the record and runs it. Not yet in core/queue/contracts.ts.
- */
-export interface ActiveflowStartCommand {
-  type: 'activeflow.start';
-  activeflowId: string;
-  customerId: string;
-}
-
-export type BusCommand = MediaCommand | ActiveflowStartCommand;
+export type ActiveflowStartCommand = Extract<MediaCommand, { type: 'activeflow.start' }>;
+export type BusCommand = MediaCommand;
 
 export interface BusEnvelope {
   commandId: string;

@@ -28,11 +28,27 @@ const migratorConfig: Knex.MigratorConfig = {
   disableMigrationsListValidation: false,
 };
 
-/** Runs every pending migration; returns the names that ran. */
-export async function migrate(db: Knex): Promise<string[]> {
-  const [, ran] = (await db.migrate.latest(migratorConfig)) as [number, string[]];
-  return ran;
+/**
+ * Runs every pending migration; returns the names that ran. Several processes may start at once
+ * (control-api, media-app, set-up): the later ones wait for the first (up to `waitMs`) instead of failing.
+ */
+export async function migrate(db: Knex, opts: { waitMs?: number } = {}): Promise<string[]> {
+  // knex's own lock row lives in a table it first has to create, which races on a fresh database;
+  // a session advisory lock on a separate connection serialises the whole run.
+  const conn = (db.client as { config: { connection: pg.ClientConfig } }).config.connection;
+  const lock = new pg.Client(conn);
+  await lock.connect();
+  try {
+    await lock.query(`set statement_timeout = ${Math.max(1000, opts.waitMs ?? 120_000)}`);
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const [, ran] = (await db.migrate.latest(migratorConfig)) as [number, string[]];
+    return ran;
+  } finally {
+    await lock.end().catch(() => undefined); // ending the session releases the lock
+  }
 }
+
+const MIGRATION_LOCK_KEY = 727273;
 
 export async function rollbackAll(db: Knex): Promise<void> {
   await db.migrate.rollback(migratorConfig, true);

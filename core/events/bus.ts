@@ -88,9 +88,27 @@ export class EventSubscriber extends EventEmitter {
       } catch (err) {
         if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
       }
+    } else {
+      // Resolve '$' once: reading '$' on every loop would miss events published between two reads.
+      const last = (await this.redis.xrevrange(stream, '+', '-', 'COUNT', '1')) as [string, string[]][];
+      this.lastId = last.length > 0 ? last[0][0] : '0-0';
     }
     this.running = true;
     void this.loop(stream);
+  }
+
+  /** Runs every 'event' listener; promises they return are awaited (so a group XACKs only after them). */
+  private async deliver(event: unknown): Promise<void> {
+    const results = this.listeners('event').map((l) => {
+      try {
+        return Promise.resolve((l as (e: unknown) => unknown)(event));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    });
+    for (const r of await Promise.allSettled(results)) {
+      if (r.status === 'rejected' && this.listenerCount('error') > 0) this.emit('error', r.reason);
+    }
   }
 
   private remember(id: string): boolean {
@@ -113,7 +131,7 @@ export class EventSubscriber extends EventEmitter {
           for (const [entryId, fields] of entries) {
             this.lastId = entryId;
             const event = decode(fields);
-            if (event && this.remember(event.id)) this.emit('event', event);
+            if (event && this.remember(event.id)) await this.deliver(event);
             if (this.opts.group) await this.redis.xack(stream, this.opts.group, entryId);
           }
         }

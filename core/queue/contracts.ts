@@ -19,6 +19,8 @@ export type MediaCommand =
   | { type: 'call.mute'; callId: string; direction: MuteDirection; on: boolean }
   | { type: 'call.recording_start'; callId: string; recordingId: string; options: RecordingOptions }
   | { type: 'call.recording_stop'; callId: string }
+  /** Run an activeflow control-api already wrote (POST /activeflows); skipped unless still running. */
+  | { type: 'activeflow.start'; activeflowId: string; customerId: string }
   | { type: 'activeflow.stop'; activeflowId: string }
   | { type: 'activeflow.continue'; activeflowId: string; actionId: string };
 

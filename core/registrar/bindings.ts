@@ -1,29 +1,39 @@
 /**
- * Where the registrar keeps an extension's bindings in Redis (under REDIS_KEY_PREFIX), so control-api
- * can tell whether an extension is registered before dialling it. One sorted set per address of
- * record `username@domain_name` (lowercase): member = the Contact URI, score = expiry in epoch ms.
- * A binding whose score is in the past is expired (the registrar prunes it lazily).
+ * Reading the registrar's bindings (media-app/registrar/bindings.ts owns them) from control-api, to
+ * tell whether an extension is registered before dialling it. Same layout, mirrored because core
+ * must not import media-app: one hash per address of record `username@domain_name` (lowercase) at
+ * `${REDIS_KEY_PREFIX}reg:<aor>`, a field per Contact URI, each value JSON with `expiresAt` (epoch ms).
  */
 import type { Redis } from 'ioredis';
 import { clock } from '../clock';
 
 export const aorOf = (username: string, domainName: string): string => `${username}@${domainName}`.toLowerCase();
 
-export const bindingsKey = (aor: string): string => `reg:aor:${aor.toLowerCase()}`;
+/** Keep in step with media-app/registrar/bindings.ts bindingKey. */
+export const bindingsKey = (aor: string): string => `reg:${aor.toLowerCase()}`;
 
-/** Contacts of the AOR that have not expired at `nowMs`. */
+/** Contact URIs of the AOR that have not expired at `nowMs`. */
 export async function liveContacts(redis: Redis, keyPrefix: string, aor: string, nowMs = clock.nowMs()): Promise<string[]> {
-  return redis.zrangebyscore(keyPrefix + bindingsKey(aor), `(${nowMs}`, '+inf');
+  const all = await redis.hgetall(keyPrefix + bindingsKey(aor));
+  const live: string[] = [];
+  for (const [contact, raw] of Object.entries(all)) {
+    try {
+      if ((JSON.parse(raw) as { expiresAt?: number }).expiresAt! > nowMs) live.push(contact);
+    } catch {
+      // A malformed binding counts as none.
+    }
+  }
+  return live;
 }
 
 export async function isRegistered(redis: Redis, keyPrefix: string, aor: string, nowMs = clock.nowMs()): Promise<boolean> {
-  return (await redis.zcount(keyPrefix + bindingsKey(aor), `(${nowMs}`, '+inf')) > 0;
+  return (await liveContacts(redis, keyPrefix, aor, nowMs)).length > 0;
 }
 
-/** Adds or refreshes one binding (the registrar's write; tests use it to stand in for a REGISTER). */
+/** Writes one binding in the registrar's shape (tests stand in for a REGISTER with it). */
 export async function putBinding(redis: Redis, keyPrefix: string, aor: string, contact: string, expiresAtMs: number): Promise<void> {
   const key = keyPrefix + bindingsKey(aor);
-  await redis.zadd(key, String(expiresAtMs), contact);
-  const top = await redis.zrange(key, '-1', '-1', 'WITHSCORES');
-  await redis.pexpireat(key, Number(top[1] ?? expiresAtMs) + 60_000);
+  const binding = { contact, expiresAt: expiresAtMs, callId: 'test', cseq: 1, source: { address: '127.0.0.1', port: 5060, protocol: 'udp' }, userAgent: 'test' };
+  await redis.hset(key, contact, JSON.stringify(binding));
+  await redis.pexpire(key, Math.max(1000, expiresAtMs - Date.now() + 60_000));
 }

@@ -55,6 +55,17 @@ export function webhookDeliveriesRepo(db: Db) {
         .returning('id');
       return rows.length > 0;
     },
+    /** Many rows in one statement, numbered in array order; returns the customers that got new rows. */
+    async addMany(inputs: Pick<WebhookDeliveryRow, 'customer_id' | 'event_id' | 'event_type' | 'target' | 'uri' | 'method' | 'body'>[]): Promise<Set<string>> {
+      if (inputs.length === 0) return new Set();
+      const now = clock.now();
+      const rows = (await table()
+        .insert(inputs.map((i) => ({ id: newId(), ...i, status: 'pending', tm_create: now })) as never)
+        .onConflict(['event_id', 'target'])
+        .ignore()
+        .returning('customer_id')) as { customer_id: string }[];
+      return new Set(rows.map((r) => r.customer_id));
+    },
     async oldestPending(customerId: string): Promise<WebhookDeliveryRow | null> {
       return ((await table().where({ customer_id: customerId, status: 'pending' }).orderBy('seq').first()) as WebhookDeliveryRow | undefined) ?? null;
     },

@@ -20,9 +20,19 @@ export class Recordings extends EventEmitter {
     call.once('hangup', () => void this.stop());
   }
 
-  /** Starts recording; with `id` (a recording_start command) the row may already exist. */
-  async start(req: RecordingRequest & { on_end_flow_id?: string }, id = newId()): Promise<{ recording_id: string }> {
-    if (this.active) return { recording_id: this.active.id };
+  private starting: Promise<{ recording_id: string }> | null = null;
+
+  /**
+   * Starts recording; with `id` (a recording_start command) the row may already exist. While one
+   * is starting or running, another start (a redelivered command) returns it.
+   */
+  start(req: RecordingRequest & { on_end_flow_id?: string }, id = newId()): Promise<{ recording_id: string }> {
+    if (this.active) return Promise.resolve({ recording_id: this.active.id });
+    this.starting ??= this.begin(req, id).finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private async begin(req: RecordingRequest & { on_end_flow_id?: string }, id: string): Promise<{ recording_id: string }> {
     const ep = this.call.endpoint;
     if (!ep) throw new Error('call has no media');
     const dir = path.join(this.deps.config.dataDir, 'recordings');
@@ -68,6 +78,7 @@ export class Recordings extends EventEmitter {
 
   /** Stops the active recording (idempotent); resolves when its row says ended. */
   async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
     const a = this.active;
     if (!a) return;
     await this.deps.db('recordings').where({ id: a.id, status: 'recording' }).update({ status: 'stopping', tm_update: clock.now() } as never).catch(() => undefined);

@@ -93,8 +93,8 @@ export class InboundRouter {
         await call.rejectWith(r.hangup_reason === 'busy' ? 486 : r.hangup_reason === 'noanswer' ? 480 : 404);
         return;
       }
-    } catch {
-      /* the caller hung up */
+    } catch (err) {
+      if (!call.isEnded) deps.logger.warn({ err: (err as Error).message, call: call.id }, 'connect failed');
     }
     await call.hangup('normal');
   }

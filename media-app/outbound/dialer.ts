@@ -42,6 +42,7 @@ export async function dial(deps: CallDeps, call: LiveCall, targets: DialTarget[]
   for (const t of targets) {
     if (call.isEnded || timedOut) break;
     try {
+      deps.logger.debug({ call: call.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
       const from = opts.fromName ? `"${opts.fromName.replace(/"/g, '')}" <${opts.from}>` : `<${opts.from}>`;
       const dialog = await deps.srf.createUAC(
         t.uri,

@@ -10,6 +10,7 @@ import { Leg, type LegOptions } from './leg';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
+import type { AmdRequest, AmdResult, BeepResult } from './leg-analysis';
 import type { MessagePort } from 'node:worker_threads';
 
 interface ConferenceState {
@@ -108,6 +109,18 @@ export class Engine {
     for (const r of leg.recorders) if (!path || r.path === path) r.stop('stopped');
   }
 
+  amd(id: string, req: AmdRequest = {}): Promise<AmdResult> {
+    return this.leg(id).analysis.startAmd(req ?? {});
+  }
+
+  waitForBeep(id: string, timeoutMs: number): Promise<BeepResult> {
+    return this.leg(id).analysis.waitForBeep(timeoutMs);
+  }
+
+  stopAmd(id: string): void {
+    this.leg(id).analysis.cancel('stopped', 'ECANCELED');
+  }
+
   bridge(a: string, b: string): void {
     const la = this.leg(a);
     const lb = this.leg(b);
@@ -132,7 +145,12 @@ export class Engine {
 
   stats(id: string) {
     const leg = this.leg(id);
-    return { ...leg.session.counters(), jitterTargetFrames: leg.session.jitter.stats.targetFrames };
+    const rtcp = leg.session.rtcpIn;
+    return {
+      ...leg.session.counters(),
+      jitterTargetFrames: leg.session.jitter.stats.targetFrames,
+      rtcp: { ...rtcp, lastSender: rtcp.lastSender && { ...rtcp.lastSender }, lastReportOnUs: rtcp.lastReportOnUs && { ...rtcp.lastReportOnUs } },
+    };
   }
 
   async destroyLeg(id: string): Promise<void> {

@@ -9,6 +9,7 @@ import { Player } from '../player';
 import type { Recorder } from '../recorder';
 import { applyAnswer, createAnswer, createOffer, SdpError, type AudioCodecName, type Direction, type NegotiatedMedia } from '../sdp/sdp';
 import type { MixMember } from './mixer';
+import { LegAnalysis } from './leg-analysis';
 import { RtpSession } from './rtp-session';
 
 const FRAME = 160;
@@ -49,6 +50,8 @@ export class Leg implements MixMember {
   readonly player = new Player();
   readonly recorders = new Set<Recorder>();
   readonly forks = new Map<string, ForkTap>();
+  /** AMD and beep detection on the caller's audio */
+  readonly analysis = new LegAnalysis();
   feed: FrameFeed | null = null; // bridge peer
   conferenceId: string | null = null;
   muteIn = false; // conference: others don't hear us
@@ -132,6 +135,7 @@ export class Leg implements MixMember {
       const d = this.detector.process(this.rawIn);
       if (d) this.onDtmf({ dtmf: d.digit, duration: 0, source: 'inband' });
     }
+    if (this.analysis.active) this.analysis.process(this.hasIn ? this.rawIn : this.silence);
   }
 
   sendPhase(now: number): void {
@@ -178,6 +182,7 @@ export class Leg implements MixMember {
 
   async close(): Promise<void> {
     this.player.stop();
+    this.analysis.cancel('endpoint destroyed', 'EDESTROYED');
     for (const r of this.recorders) r.stop('hangup');
     this.recorders.clear();
     await this.session.close();

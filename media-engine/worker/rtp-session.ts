@@ -8,7 +8,7 @@ import { decodeG711, encodeG711, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, parseRtp, writeRtpInto } from '../rtp/packet';
 import { ReceiveStats } from '../rtp/receive-stats';
-import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport } from '../rtp/rtcp';
+import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 
@@ -16,6 +16,16 @@ const FRAME = 160;
 const RECV_BUFFER = 512 * 1024;
 const RTCP_INTERVAL_MS = 5000;
 const RELATCH_AFTER_MS = 1000;
+
+/** What the far end told us in RTCP: its sender info, and its report on our stream. */
+export interface RtcpReceived {
+  senderReports: number;
+  receiverReports: number;
+  /** from the last SR: what the far end says it sent */
+  lastSender: { ssrc: number; packetCount: number; octetCount: number } | null;
+  /** the far end's last report block about our SSRC (loss, jitter as it sees them) */
+  lastReportOnUs: ReportBlock | null;
+}
 
 export interface RtpCounters {
   packetsSent: number;
@@ -64,6 +74,7 @@ export class RtpSession {
   private nextRtcpAt = Date.now() + 1000 + Math.random() * RTCP_INTERVAL_MS;
   private closed = false;
   remoteSsrc: number | null = null;
+  readonly rtcpIn: RtcpReceived = { senderReports: 0, receiverReports: 0, lastSender: null, lastReportOnUs: null };
 
   constructor(
     readonly address: string,
@@ -152,6 +163,12 @@ export class RtpSession {
       if (p.type === 'SR') {
         this.stats.lastSrNtpMiddle = ((p.sender.ntpSec & 0xffff) << 16 | (p.sender.ntpFrac >>> 16)) >>> 0;
         this.stats.lastSrArrivalMs = Date.now();
+        this.rtcpIn.senderReports++;
+        this.rtcpIn.lastSender = { ssrc: p.ssrc, packetCount: p.sender.packetCount, octetCount: p.sender.octetCount };
+      } else if (p.type === 'RR') this.rtcpIn.receiverReports++;
+      if (p.type === 'SR' || p.type === 'RR') {
+        const mine = p.reports.find((r) => r.ssrc === this.ssrc);
+        if (mine) this.rtcpIn.lastReportOnUs = { ...mine };
       }
     }
   }

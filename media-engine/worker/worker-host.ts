@@ -40,8 +40,8 @@ export class WorkerHost extends EventEmitter {
       this.worker.once('error', reject);
     });
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
-    this.worker.on('error', (e) => this.fail(e));
-    this.worker.on('exit', (code) => this.fail(new Error(`media worker ${index} exited (${code})`)));
+    this.worker.on('error', (e) => this.fail(new WorkerCallError(`media worker ${index} crashed: ${e.message}`, 'EWORKERGONE')));
+    this.worker.on('exit', (code) => this.fail(new WorkerCallError(`media worker ${index} exited (code ${code}); its endpoints are gone`, 'EWORKERGONE')));
   }
 
   private onMessage(m: FromWorker): void {
@@ -81,6 +81,11 @@ export class WorkerHost extends EventEmitter {
 
   post(m: ToWorker, transfer?: TransferListItem[]): void {
     if (!this.dead) this.worker.postMessage(m, transfer);
+  }
+
+  /** Stops the thread at once, as a crash would (operations and tests of crash handling). */
+  async kill(): Promise<void> {
+    await this.worker.terminate();
   }
 
   async terminate(): Promise<void> {

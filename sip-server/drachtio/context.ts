@@ -18,6 +18,8 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 export interface EngineOptions {
   /** User-Agent added to requests (and responses) that carry none; undefined = add nothing */
   userAgent?: string;
+  /** OPTIONS carrying exactly this User-Agent are answered 200 by the server itself (load-balancer pings) */
+  optionsAutoRespondUserAgent?: string;
   /** ms an application has to answer a new request before we give up on it (drachtio: 64 s) */
   appResponseTimeoutMs?: number;
   logger?: Logger;

@@ -17,6 +17,7 @@ export interface DrachtioOptions {
   secret: string;
   outboundTargets?: OutboundTarget[];
   userAgent?: string;
+  optionsAutoRespondUserAgent?: string;
   logger?: Logger;
 }
 
@@ -33,6 +34,7 @@ export async function startDrachtio(stack: SipStack, opts: DrachtioOptions): Pro
   const engine = new DrachtioEngine(server, new StackPort(stack), {
     outboundTargets: opts.outboundTargets,
     userAgent: opts.userAgent,
+    optionsAutoRespondUserAgent: opts.optionsAutoRespondUserAgent,
     logger: opts.logger,
   });
   const addr = await server.listen(opts.port, opts.host);

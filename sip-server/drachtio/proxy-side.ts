@@ -139,9 +139,12 @@ export class ProxySide {
     this.popOwnRoute(req);
     const transport = uri.transportParam === 'tcp' || uri.transportParam === 'tls' ? uri.transportParam : 'udp';
     const local = this.ctx.port.localFor(transport) ?? this.ctx.port.localFor('udp');
-    if (job.recordRoute && local && req.method === 'INVITE') {
+    if (job.recordRoute && local) {
       const tp = local.transport === 'udp' ? '' : `;transport=${local.transport}`;
-      req.headers.prepend('Record-Route', `<sip:${local.address}:${local.port}${tp};lr>`);
+      const me = `<sip:${local.address}:${local.port}${tp};lr>`;
+      // a proxied REGISTER gets a Path (RFC 3327) where an INVITE/SUBSCRIBE gets a Record-Route
+      if (req.method === 'REGISTER') req.headers.prepend('Path', me);
+      else if (req.method === 'INVITE' || req.method === 'SUBSCRIBE') req.headers.prepend('Record-Route', me);
     }
     for (const [n, v] of job.extraHeaders) req.headers.set(n, v);
     let tx: OutboundTransaction;

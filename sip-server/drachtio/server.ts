@@ -77,7 +77,14 @@ export class DrachtioServer extends EventEmitter<DrachtioServerEvents> {
       if (!conn.authenticated) this.reject(conn, 'authentication timeout');
     }, this.opts.authTimeoutMs ?? 5000);
     timer.unref();
-    conn.on('message', (m) => this.onMessage(conn, m));
+    conn.on('message', (m) => {
+      try {
+        this.onMessage(conn, m);
+      } catch (err) {
+        // a bug handling one application message must not take the process down
+        conn.send(responseNo(m.id, `Server error: ${(err as Error).message}`));
+      }
+    });
     conn.on('violation', (err) => this.emit('rejected', conn, err.message));
     conn.once('close', () => {
       clearTimeout(timer);

@@ -52,7 +52,10 @@ export class UasSide {
       tx.respond(req.makeResponse(481));
       return;
     }
-    void this.newRequest(tx);
+    this.newRequest(tx).catch((err: Error) => {
+      this.ctx.log.error({ err: err.message, method: req.method }, 'failed handling new request');
+      tx.respond(req.makeResponse(500));
+    });
   }
 
   /** ACK for a 2xx (from the server transaction, or a late one the stack passed up on its own). */
@@ -76,6 +79,11 @@ export class UasSide {
 
   private async newRequest(tx: InboundTransaction): Promise<void> {
     const req = tx.request;
+    const autoUa = this.ctx.opts.optionsAutoRespondUserAgent;
+    if (autoUa && req.method === 'OPTIONS' && req.headers.get('User-Agent') === autoUa) {
+      tx.respond(req.makeResponse(200));
+      return;
+    }
     // the stack has already sent 100 Trying to an INVITE
     if (req.method === 'INVITE') this.ctx.cdr('attempt', 'network', undefined, req);
     const conn = await this.selectApp(req.method, tx);

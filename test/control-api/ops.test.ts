@@ -9,6 +9,8 @@ import { createApp } from '../../control-api/app';
 import { repos } from '../../core/repos';
 import { verifyPassword } from '../../core/password';
 import fs from 'node:fs';
+import knexFactory from 'knex';
+import { createDb, migrate, MIGRATIONS_DIR } from '../../core/db/knex';
 
 describe('control-api: operations, bootstrap, atomic writes', () => {
   let t: TestApp;
@@ -54,6 +56,28 @@ describe('control-api: operations, bootstrap, atomic writes', () => {
     expect(res.body.status).to.equal('active');
     expect(fs.readFileSync(boot!.file, 'utf8')).to.include(`accesskey=${boot!.accesskey}`);
     expect(await bootstrapAdmin(t.ctx.db, config)).to.equal(null);
+  });
+
+  it('two processes migrating a fresh database at once both succeed', async () => {
+    const base = process.env.TEST_DATABASE_URL!;
+    const name = `platform_test_mig_${process.pid}`;
+    const admin = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+    await admin.raw('drop database if exists ?? with (force)', [name]);
+    await admin.raw('create database ??', [name]);
+    const u = new URL(base);
+    u.pathname = '/' + name;
+    const a = createDb(u.toString(), { poolMax: 2 });
+    const b = createDb(u.toString(), { poolMax: 2 });
+    try {
+      const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
+      expect(ra.length + rb.length).to.equal(fs.readdirSync(MIGRATIONS_DIR).filter((f) => /\.(ts|js)$/.test(f)).length);
+      expect(await migrate(a)).to.deep.equal([]);
+    } finally {
+      await a.destroy();
+      await b.destroy();
+      await admin.raw('drop database if exists ?? with (force)', [name]).catch(() => undefined);
+      await admin.destroy();
+    }
   });
 
   it('a multi-row create that fails half-way leaves nothing behind', async () => {

@@ -6,6 +6,10 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
+import { providersRepo } from '../../core/repos/providers';
+import { routesRepo } from '../../core/repos/routes';
+import fs from 'node:fs';
+import path from 'node:path';
 import { CommandBus } from '../../core/commands/bus';
 import { testDb, truncateAll } from '../support/db';
 import { freePort } from '../support/ports';
@@ -56,7 +60,7 @@ Content-Length: 0
   if (opts.final) {
     return `${head}
 <send><![CDATA[
-SIP/2.0 ${opts.final} Busy Here
+SIP/2.0 ${opts.final} ${opts.final === 486 ? 'Busy Here' : 'Service Unavailable'}
 [last_Via:]
 [last_From:]
 [last_To:];tag=[pid]SIPpTag01[call_number]
@@ -208,5 +212,72 @@ describe('media-app outbound calls (originate)', function () {
     expect(done).to.include({ hangup_reason: 'cancel', hangup_by: 'local' });
     const events = (await eventsFor(p.redis, row.id)).map((e) => e.event_type);
     expect(events).to.deep.equal(['call_ringing', 'call_canceling', 'call_hangup']);
+  });
+
+  it('tel destinations go through the routes: the first provider fails (503), the next one answers', async () => {
+    const { db, cid, row: base } = await setup();
+    const [p1, p2] = [await freePort(), await freePort()];
+    const provider = (port: number, name: string) =>
+      providersRepo(db).create({
+        type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
+        auth_username: '', auth_password: '', codecs: [], name, detail: '',
+      } as never);
+    const first = await provider(p1, 'first');
+    const second = await provider(p2, 'second');
+    await routesRepo(db).create({ customer_id: cid, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
+    await routesRepo(db).create({ customer_id: cid, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
+    await db('calls').where({ id: base.id }).update({ destination: JSON.stringify({ type: 'tel', target: '+15557654321' }) });
+    const failing = sipp(uas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(p1), '-m', '1']);
+    const answering = sipp(uas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    await bus.originate([base.id], cid);
+    const [f, a] = await Promise.all([failing.done, answering.done]);
+    expect(f.code, f.errors).to.equal(0);
+    expect(a.code, a.errors + a.messages).to.equal(0);
+    expect(f.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${p1} SIP/2.0`);
+    expect(a.messages).to.include(`From: <sip:+15550001111@sip.test>`);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(base.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 10_000, 'hangup');
+    expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
+  });
+
+  it('mute and recording commands act on the live call, idempotently; the recording lands on disk', async () => {
+    const { db, cid, row } = await setup();
+    await db('flows').where({ id: row.flow_id }).update({
+      actions: JSON.stringify(parseActions([{ type: 'talk', option: { text: 'Please hold the line. '.repeat(15), language: 'en-US' } }])),
+    });
+    const port = await freePort();
+    await db('calls').where({ id: row.id }).update({ destination: JSON.stringify({ type: 'sip', target: `callee@127.0.0.1:${port}` }) });
+    const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort()), '-rtp_echo'], { killAfterMs: 40_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    await bus.originate([row.id], cid);
+    await until(async () => (await callsRepo(db).get(row.id))?.status === 'progressing', 10_000, 'answered');
+    await bus.toCallOwner({ type: 'call.mute', callId: row.id, direction: 'in', on: true });
+    await until(async () => (await callsRepo(db).get(row.id))?.mute_direction === 'in', 5000, 'muted');
+    await bus.toCallOwner({ type: 'call.mute', callId: row.id, direction: 'in', on: false });
+    await until(async () => (await callsRepo(db).get(row.id))?.mute_direction === '', 5000, 'unmuted');
+    const recordingId = '11111111-2222-4333-8444-' + Date.now().toString(16).padStart(12, '0').slice(-12);
+    const options = { format: 'wav' as const, end_of_silence: 0, end_of_key: '', duration: 0, on_end_flow_id: '' };
+    await bus.toCallOwner({ type: 'call.recording_start', callId: row.id, recordingId, options }, `rec-${recordingId}`);
+    await bus.toCallOwner({ type: 'call.recording_start', callId: row.id, recordingId, options }); // redelivered
+    await until(async () => (await callsRepo(db).get(row.id))?.recording_id === recordingId, 5000, 'recording');
+    await new Promise((r) => setTimeout(r, 1500));
+    await bus.toCallOwner({ type: 'call.recording_stop', callId: row.id });
+    const rec = await until(async () => (await db('recordings').where({ id: recordingId }))[0]?.status === 'ended' && (await db('recordings').where({ id: recordingId }))[0], 5000, 'recording ended');
+    expect(rec).to.include({ reference_id: row.id, reference_type: 'call', customer_id: cid });
+    expect(await db('recordings').where({ reference_id: row.id })).to.have.length(1);
+    const file = path.join(p.config.dataDir, 'recordings', rec.filenames[0]);
+    expect(fs.statSync(file).size).to.be.greaterThan(8000); // > 0.5 s of 8 kHz 16-bit audio
+    const after = (await callsRepo(db).get(row.id))!;
+    expect(after.recording_ids).to.deep.equal([recordingId]);
+    await bus.toCallOwner({ type: 'call.hangup', callId: row.id });
+    expect((await callee.done).code).to.equal(0);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 10_000, 'hangup');
+    expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
   });
 });

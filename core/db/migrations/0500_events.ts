@@ -7,6 +7,8 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('events', (t) => {
     t.uuid('id').primary();
+    // Stream order: events of the same millisecond keep the order they were published in.
+    t.specificType('seq', 'bigserial').notNullable();
     t.uuid('customer_id').notNullable();
     t.text('event_type').notNullable();
     t.text('resource').notNullable();

@@ -117,3 +117,6 @@ process.on('message', async (m: { cmd: string; n?: number; targets?: number[]; d
     process.exit(0);
   }
 });
+
+// the benchmark was interrupted: do not outlive it
+process.on('disconnect', () => process.exit(0));

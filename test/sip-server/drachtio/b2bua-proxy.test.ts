@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { freePort } from '../../support/ports';
 import { UdpPeer } from './udp-peer';
-import { connectSrf, disconnectSrf, killAllSipp, sipp, sleep, startServer, type Server } from './harness';
+import path from 'node:path';
+import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, sipp, sleep, startServer, type Server } from './harness';
 
 describe('drachtio-srf B2BUA and proxy between two sipp instances', function () {
   this.timeout(40000);
@@ -123,6 +124,32 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
     expect(r.code, r.errors).to.equal(0);
     expect((await p.uas).code).to.equal(0);
     expect(results[0].connected).to.equal(true);
+  });
+
+  it('a CANCEL from the caller is passed on to the ringing proxy target', async () => {
+    const target = await UdpPeer.open(await freePort());
+    const results: any[] = [];
+    srf.invite(async (req: any) => {
+      results.push(await srf.proxyRequest(req, [`sip:ringing@127.0.0.1:${target.port}`]));
+    });
+    const caller = sipp(['-sf', path.join(SCENARIOS, 'uac-cancel.xml'), `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1',
+      '-p', String(await freePort()), '-m', '1', '-timeout', '10s']).done;
+    try {
+      const inv = await target.request('INVITE', 8000);
+      target.send(inv.makeResponse(180, undefined, { toTag: 'ring' }).toString(), s.sipPort);
+      const cancel = await target.request('CANCEL', 8000);
+      expect(cancel.topVia?.branch).to.equal(inv.topVia?.branch);
+      target.send(cancel.makeResponse(200, undefined, { toTag: 'ring' }).toString(), s.sipPort);
+      target.send(inv.makeResponse(487, undefined, { toTag: 'ring' }).toString(), s.sipPort);
+      const r = await caller;
+      expect(r.code, r.errors).to.equal(0);
+      await target.request('ACK'); // our ACK for the target's 487
+      await sleep(100);
+      expect(results).to.have.length(1);
+      expect(s.drachtio.engine.stats().proxies).to.equal(0);
+    } finally {
+      target.close();
+    }
   });
 
   it('a proxy target that rejects: the best final response goes back to the caller', async () => {

@@ -224,6 +224,52 @@ describe('drachtio contract: sip, proxy and cdr messages', function () {
   });
 });
 
+describe('drachtio contract: hostile application messages', function () {
+  it('malformed sip/proxy messages get NO (or close that connection) and the server keeps serving', async () => {
+    const s = await startServer();
+    try {
+      const nasty = [
+        'sip', 'sip|', 'sip|||', `sip|||${CRLF}`, `sip|||${CRLF}\u0000\u0001`, `sip|t|${CRLF}SIP/2.0 abc${CRLF}${CRLF}`,
+        `sip|t|${CRLF}SIP/2.0 200${CRLF}no colon here${CRLF}${CRLF}`, `sip|||${CRLF}INVITE <> SIP/2.0${CRLF}${CRLF}`,
+        `sip|||${CRLF}INVITE sip:a@127.0.0.1:1 SIP/2.0${CRLF}From: garbage${CRLF}${CRLF}`,
+        `sip||x;from-tag=y|${CRLF}ACK sip:placeholder SIP/2.0${CRLF}${CRLF}`, 'proxy|a', `proxy|t|||||serial|||${CRLF}`,
+        `proxy|t|remainInDialog||followRedirects|simultaneous|1s|2s|sip:x@127.0.0.1:1${CRLF}INVITE sip:x SIP/2.0${CRLF}${CRLF}`,
+        'route|', 'remove_route|nothing', 'ping|extra|tokens', '|||', '\u00e9\u00e9|\u{1F600}',
+      ];
+      for (let i = 0; i < 40; i++) nasty.push(Array.from({ length: 30 }, () => String.fromCharCode(32 + Math.floor(Math.random() * 95))).join(''));
+      for (const payload of nasty) {
+        const c = await RawClient.connect(s.drachtioPort);
+        await c.request('authenticate|cymru|');
+        c.send(payload);
+        await Promise.race([c.waitFor((m) => m.tokens[1] === 'response' && m.tokens[2] !== undefined && c.received.length > 1, 500).catch(() => undefined), c.waitClosed(500).catch(() => undefined)]);
+        c.close();
+      }
+      const ok = await RawClient.connect(s.drachtioPort);
+      await ok.request('authenticate|cymru|');
+      expect((await ok.request('ping')).tokens[4]).to.equal('pong');
+      ok.close();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('drachtio contract: OPTIONS auto-answer by User-Agent', function () {
+  it('OPTIONS with the configured User-Agent get 200 from the server; others still need an app (503)', async () => {
+    const s = await startServer({ autoRespondUa: 'lb-health' });
+    const peer = await UdpPeer.open(await freePort());
+    try {
+      peer.send(uaRequest('OPTIONS', s.sipPort, peer.port, { callId: 'ua-1', extra: ['User-Agent: lb-health'] }), s.sipPort);
+      await peer.response(200, 'OPTIONS');
+      peer.send(uaRequest('OPTIONS', s.sipPort, peer.port, { callId: 'ua-2', extra: ['User-Agent: someone-else'] }), s.sipPort);
+      await peer.response(503, 'OPTIONS');
+    } finally {
+      peer.close();
+      await s.close();
+    }
+  });
+});
+
 describe('drachtio contract: 2xx never ACKed', function () {
   this.timeout(15000);
   it('after Timer L the server sends BYE to the peer and an unsolicited BYE (source application) to the app', async () => {

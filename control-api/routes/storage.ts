@@ -1,0 +1,159 @@
+/**
+ * Storage: the customer's storage account (quota and usage) and /storage_files (upload, list, get,
+ * delete, download). Objects live in the ObjectStore (local disk under DATA_DIR/storage by default).
+ * Upload is JSON with base64 content for now (the route layer only parses JSON bodies), so a file is
+ * limited by BODY_LIMIT_BYTES; multipart/raw upload needs a raw-body option in control-api/route.ts.
+ */
+import { z } from 'zod';
+import type { Response } from 'express';
+import { defineRoute, idParams, text } from '../route';
+import { ApiError, invalidArgument, notFound } from '../../core/errors';
+import { storageRepo, storageFileJson, type StorageFileRow } from '../../core/repos/storage';
+import { LocalObjectStore, storageRoot, type ObjectStore } from '../../core/storage/local';
+import { signingKey, signResource, checkSignature } from '../../core/storage/signing';
+import { clock } from '../../core/clock';
+import { formatLegacy } from '../../core/time';
+import { newId } from '../../core/ids';
+import type { AppContext } from '../context';
+import { listOf } from './schemas';
+
+const DOWNLOAD_TTL_SEC = 3600;
+const stores = new WeakMap<object, { store: ObjectStore; key: string | null }>();
+function backend(ctx: AppContext) {
+  let b = stores.get(ctx.config);
+  if (!b) {
+    let key: string | null;
+    try {
+      key = signingKey(ctx.config.dataDir);
+    } catch {
+      key = null;
+    }
+    b = { store: new LocalObjectStore(storageRoot(ctx.config.dataDir)), key };
+    stores.set(ctx.config, b);
+  }
+  return b;
+}
+
+function json(ctx: AppContext, f: StorageFileRow) {
+  const { key } = backend(ctx);
+  if (!key) return storageFileJson(f, null);
+  const step = DOWNLOAD_TTL_SEC / 4;
+  const expires = (Math.floor(clock.nowMs() / 1000 / step) + 4) * step;
+  const uri = `${ctx.config.publicUrl}/v1.0/storagefiles/${f.id}?${signResource(key, `storage_file/${f.id}`, expires)}`;
+  return storageFileJson(f, { uri, expires: new Date(expires * 1000) });
+}
+
+async function send(ctx: AppContext, f: StorageFileRow, res: Response): Promise<void> {
+  const obj = await backend(ctx).store.get(f.object_key);
+  if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
+  res.status(200).set({ 'Content-Type': f.content_type, 'Content-Length': String(obj.size), 'Content-Disposition': `attachment; filename="${f.filename.replace(/"/g, '')}"` });
+  await new Promise<void>((resolve, reject) => obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject));
+}
+
+const fileSchema = z.object({
+  id: z.string(), customer_id: z.string(), owner_type: z.string(), owner_id: z.string(), reference_type: z.string(), reference_id: z.string(),
+  type: z.string(), name: z.string(), detail: z.string(), filename: z.string(), filesize: z.number(), uri_download: z.string(),
+  tm_download_expire: z.string(), tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+});
+const accountSchema = z.object({
+  id: z.string(), customer_id: z.string(), quota_bytes: z.number(), total_file_count: z.number(), total_file_size: z.number(),
+  tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+});
+const missing = () => notFound('FILE_NOT_FOUND', 'storage file not found');
+const tag = 'Storage';
+
+async function accountJson(ctx: AppContext, customerId: string) {
+  const repo = storageRepo(ctx.db);
+  const a = await repo.account(customerId);
+  return { id: a.id, customer_id: a.customer_id, quota_bytes: Number(a.quota_bytes), ...(await repo.usage(customerId)), tm_create: formatLegacy(a.tm_create), tm_update: formatLegacy(a.tm_update), tm_delete: formatLegacy(a.tm_delete) };
+}
+
+export const routes = [
+  defineRoute({
+    method: 'get', path: '/storage_account', tag, summary: 'The customer\'s storage account: quota and usage', permission: 'agent', response: accountSchema,
+    handler: async ({ ctx, auth }) => accountJson(ctx, auth.customerId),
+  }),
+  defineRoute({
+    method: 'get', path: '/storage-accounts/:id', tag, summary: 'A storage account (own only)', permission: 'admin', params: idParams, response: accountSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const a = await accountJson(ctx, auth.customerId);
+      if (a.id !== params.id) throw notFound('ACCOUNT_NOT_FOUND', 'storage account not found');
+      return a;
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/storage_files', tag, summary: 'Upload a file (JSON: filename, content as base64)', permission: 'agent',
+    body: z.object({
+      filename: z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must be a plain file name'),
+      content: z.string().max(64 * 1024 * 1024).regex(/^[A-Za-z0-9+/=\r\n]*$/, 'must be base64'),
+      content_type: z.string().max(127).regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type').optional(),
+      name: text().optional(),
+      detail: text(1024).optional(),
+    }),
+    response: fileSchema,
+    handler: async ({ ctx, auth, body }) => {
+      const data = Buffer.from(body.content, 'base64');
+      if (data.length === 0) throw invalidArgument('content: empty file', [{ field: 'content', issue: 'empty' }]);
+      const id = newId();
+      const objectKey = `${auth.customerId}/${id}`;
+      const { store } = backend(ctx);
+      await store.put(objectKey, data);
+      const r = await storageRepo(ctx.db).addWithinQuota(auth.customerId, {
+        id, object_key: objectKey, filename: body.filename, content_type: body.content_type ?? 'application/octet-stream', filesize: data.length,
+        name: body.name ?? body.filename, detail: body.detail ?? '',
+      });
+      if (!('id' in r)) {
+        await store.delete(objectKey);
+        throw new ApiError('STATE_INVALID', 'storage quota exceeded', { details: [{ quota_bytes: r.quota_bytes, used_bytes: r.used_bytes, filesize: data.length }] });
+      }
+      return json(ctx, r);
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/storage_files', tag, summary: 'List files', permission: 'agent', paginated: true, response: listOf(fileSchema),
+    handler: async ({ ctx, auth, page }) => {
+      const p = await storageRepo(ctx.db).list(auth.customerId, page);
+      return { result: p.result.map((f) => json(ctx, f)), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/storage_files/:id', tag, summary: 'Get a file\'s metadata and signed download URL', permission: 'agent', params: idParams, response: fileSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const f = await storageRepo(ctx.db).get(auth.customerId, params.id);
+      if (!f) throw missing();
+      return json(ctx, f);
+    },
+  }),
+  defineRoute({
+    method: 'delete', path: '/storage_files/:id', tag, summary: 'Delete a file', permission: 'agent', params: idParams, response: fileSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const f = await storageRepo(ctx.db).softDelete(auth.customerId, params.id);
+      if (!f) throw missing();
+      await backend(ctx).store.delete(f.object_key);
+      return storageFileJson(f, null);
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/storage_files/:id/file', tag, summary: 'Download a file (with credentials)', permission: 'agent', params: idParams, response: z.any(),
+    handler: async ({ ctx, auth, params, res }) => {
+      const f = await storageRepo(ctx.db).get(auth.customerId, params.id);
+      if (!f) throw missing();
+      await send(ctx, f, res);
+      return undefined;
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/storagefiles/:id', tag, summary: 'Download a file through its signed URL', permission: 'public', params: idParams,
+    query: z.object({ expires: z.string().max(20), signature: z.string().max(100) }), response: z.any(),
+    handler: async ({ ctx, params, query, res }) => {
+      const { key } = backend(ctx);
+      if (!key) throw new ApiError('SIGNING_NOT_CONFIGURED', 'download signing is not configured (STORAGE_SIGNING_KEY)');
+      const v = checkSignature(key, `storage_file/${params.id}`, query.expires, query.signature, Math.floor(clock.nowMs() / 1000));
+      if (v !== 'ok') throw new ApiError('PERMISSION_DENIED', v === 'expired' ? 'download URL expired' : 'download signature invalid');
+      const f = await storageRepo(ctx.db).getById(params.id);
+      if (!f) throw missing();
+      await send(ctx, f, res);
+      return undefined;
+    },
+  }),
+];

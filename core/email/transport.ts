@@ -1,0 +1,76 @@
+/**
+ * Delivery of customer emails (with attachments), configured like core/mail: SMTP_URL → nodemailer's
+ * SMTP transport; none → an .eml file per email in the outbox folder. The answer classifies the
+ * outcome for the email status: accepted, refused for good (5xx), or to retry (4xx, no connection).
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+
+export interface EmailAttachmentFile {
+  filename: string;
+  path: string;
+  contentType?: string;
+}
+
+export interface EmailEnvelope {
+  from: string;
+  to: string[];
+  subject: string;
+  text: string;
+  attachments: EmailAttachmentFile[];
+  /** Message-ID header value without brackets' content rules; also our provider reference. */
+  messageId: string;
+}
+
+export type EmailOutcome = { kind: 'accepted'; response: string } | { kind: 'rejected' | 'deferred'; error: string };
+
+export interface EmailTransport {
+  send(mail: EmailEnvelope): Promise<EmailOutcome>;
+  close(): void;
+}
+
+function classify(err: unknown): EmailOutcome {
+  const e = err as { responseCode?: number; message?: string };
+  const error = String(e.message ?? err).slice(0, 500);
+  return typeof e.responseCode === 'number' && e.responseCode >= 500 ? { kind: 'rejected', error } : { kind: 'deferred', error };
+}
+
+export function smtpTransport(url: string): EmailTransport {
+  const t = nodemailer.createTransport(url);
+  return {
+    async send(mail) {
+      try {
+        const info = await t.sendMail({ ...mail, messageId: `<${mail.messageId}>` });
+        if (info.rejected.length > 0 && info.accepted.length === 0) return { kind: 'rejected', error: `rejected: ${info.rejected.join(', ')}` };
+        return { kind: 'accepted', response: info.response };
+      } catch (err) {
+        return classify(err);
+      }
+    },
+    close: () => t.close(),
+  };
+}
+
+export function outboxTransport(dir: string): EmailTransport {
+  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    async send(mail) {
+      try {
+        const info = await composer.sendMail({ ...mail, messageId: `<${mail.messageId}>` });
+        await fs.mkdir(dir, { recursive: true });
+        const base = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-email-${mail.messageId.replace(/[^A-Za-z0-9.-]/g, '_')}`);
+        await fs.writeFile(`${base}.eml.tmp`, info.message as Buffer);
+        await fs.rename(`${base}.eml.tmp`, `${base}.eml`);
+        return { kind: 'accepted', response: 'written to outbox' };
+      } catch (err) {
+        return classify(err);
+      }
+    },
+    close: () => undefined,
+  };
+}
+
+export function emailTransport(opts: { smtpUrl?: string; outboxDir: string }): EmailTransport {
+  return opts.smtpUrl ? smtpTransport(opts.smtpUrl) : outboxTransport(opts.outboxDir);
+}

@@ -1,0 +1,92 @@
+/** storage_accounts (one per customer, created on first use, with a quota) and storage_files. */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { newId, EMPTY_UUID } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export const DEFAULT_QUOTA_BYTES = 100 * 1024 * 1024;
+
+export interface StorageAccountRow {
+  id: string;
+  customer_id: string;
+  quota_bytes: number;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export interface StorageFileRow {
+  id: string;
+  customer_id: string;
+  account_id: string;
+  owner_id: string;
+  owner_type: string;
+  reference_type: string;
+  reference_id: string;
+  type: string;
+  name: string;
+  detail: string;
+  filename: string;
+  content_type: string;
+  object_key: string;
+  filesize: number;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export function storageFileJson(f: StorageFileRow, download: { uri: string; expires: Date } | null) {
+  return {
+    id: f.id, customer_id: f.customer_id, owner_type: f.owner_type, owner_id: f.owner_id, reference_type: f.reference_type, reference_id: f.reference_id,
+    type: f.type, name: f.name, detail: f.detail, filename: f.filename, filesize: f.filesize,
+    uri_download: download?.uri ?? '', tm_download_expire: formatLegacy(download?.expires ?? null),
+    tm_create: formatLegacy(f.tm_create), tm_update: formatLegacy(f.tm_update), tm_delete: formatLegacy(f.tm_delete),
+  };
+}
+
+export function storageRepo(db: Db) {
+  const files = () => db<StorageFileRow>('storage_files').whereNull('tm_delete');
+  const repo = {
+    async account(customerId: string): Promise<StorageAccountRow> {
+      await db('storage_accounts')
+        .insert({ id: newId(), customer_id: customerId, quota_bytes: DEFAULT_QUOTA_BYTES, tm_create: clock.now() })
+        .onConflict('customer_id')
+        .ignore();
+      return (await db('storage_accounts').where({ customer_id: customerId }).first()) as StorageAccountRow;
+    },
+    async usage(customerId: string): Promise<{ total_file_count: number; total_file_size: number }> {
+      const r = (await files().where({ customer_id: customerId }).count({ n: '*' }).sum({ s: 'filesize' }).first()) as { n: string | number; s: string | number | null };
+      return { total_file_count: Number(r.n), total_file_size: Number(r.s ?? 0) };
+    },
+    /** Inserts the file row unless it would pass the quota (checked under a lock on the account row). */
+    async addWithinQuota(customerId: string, input: Pick<StorageFileRow, 'name' | 'detail' | 'filename' | 'content_type' | 'filesize'> & { id: string; object_key: string }):
+      Promise<StorageFileRow | { quota_bytes: number; used_bytes: number }> {
+      const acct = await repo.account(customerId);
+      return db.transaction(async (trx) => {
+        await trx('storage_accounts').where({ id: acct.id }).forUpdate().first();
+        const used = await storageRepo(trx).usage(customerId);
+        if (used.total_file_size + input.filesize > Number(acct.quota_bytes)) return { quota_bytes: Number(acct.quota_bytes), used_bytes: used.total_file_size };
+        const [row] = await trx('storage_files')
+          .insert({ ...input, customer_id: customerId, account_id: acct.id, owner_id: EMPTY_UUID, reference_id: EMPTY_UUID, tm_create: clock.now() })
+          .returning('*');
+        return row as StorageFileRow;
+      });
+    },
+    async get(customerId: string, id: string): Promise<StorageFileRow | null> {
+      return ((await files().where({ id, customer_id: customerId }).first()) as StorageFileRow | undefined) ?? null;
+    },
+    async getById(id: string): Promise<StorageFileRow | null> {
+      return ((await files().where({ id }).first()) as StorageFileRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<StorageFileRow>> {
+      return toPage(await paginate<StorageFileRow>(files().where({ customer_id: customerId }).select('*'), params), (r) => r);
+    },
+    async softDelete(customerId: string, id: string): Promise<StorageFileRow | null> {
+      const now = clock.now();
+      const [row] = await files().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as StorageFileRow | undefined) ?? null;
+    },
+  };
+  return repo;
+}

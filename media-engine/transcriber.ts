@@ -1,0 +1,100 @@
+/**
+ * Real-time transcription of an endpoint (transcribe_start): an audio fork per direction carries
+ * 20 ms frames from the worker to this thread, where each feeds its own streaming recogniser
+ * (media-engine/stt). The fork's backpressure keeps a slow recogniser from ever touching the tick,
+ * and the recogniser process itself only starts when transcription is asked for.
+ */
+import { EventEmitter } from 'node:events';
+import type { AudioFork, ForkOptions } from './audio-fork';
+import { createSttProvider, type SttStream, type TranscriptEvent } from './stt';
+
+export type TranscribeDirection = 'in' | 'out' | 'both';
+
+export interface TranscribeOptions {
+  /** BCP-47 (default en-US) */
+  language?: string;
+  /** 'in' = what the caller says, 'out' = what the platform plays, 'both' = two separate streams */
+  direction?: TranscribeDirection;
+  /** restrict recognition to these phrases (far more accurate offline) */
+  phrases?: string[];
+  /** STT provider name (default pocketsphinx) */
+  provider?: string;
+}
+
+/** One transcript segment; direction in the platform's words (in = caller, out = platform audio). */
+export interface Transcript {
+  text: string;
+  final: boolean;
+  /** start of the segment, ms after transcription started */
+  offsetMs: number;
+  durationMs: number;
+  direction: 'in' | 'out';
+  confidence?: number;
+}
+
+export class Transcriber extends EventEmitter {
+  private readonly parts: Array<{ fork: AudioFork | null; stream: SttStream }> = [];
+  private stopped = false;
+
+  constructor(private readonly opts: TranscribeOptions) {
+    super();
+    const d = opts.direction ?? 'in';
+    if (d !== 'in' && d !== 'out' && d !== 'both') throw new TypeError(`transcribe direction must be in, out or both, not ${String(d)}`);
+  }
+
+  /** Opens the recognisers, then the forks (`openFork` is the endpoint's forkAudioStart). */
+  async start(openFork: (o: ForkOptions) => Promise<AudioFork>): Promise<this> {
+    const d = this.opts.direction ?? 'in';
+    const sides: Array<'in' | 'out'> = d === 'both' ? ['in', 'out'] : [d];
+    const provider = createSttProvider(this.opts.provider);
+    try {
+      for (const side of sides) {
+        const stream = provider.createStream({
+          language: this.opts.language,
+          phrases: this.opts.phrases,
+          direction: side === 'in' ? 'inbound' : 'outbound',
+        });
+        const part = { fork: null as AudioFork | null, stream };
+        this.parts.push(part);
+        stream.on('transcript', (t: TranscriptEvent) => this.emit('transcript', toTranscript(t, side)));
+        stream.on('error', (e: Error) => this.emit('error', e));
+        // write() never blocks: past its backlog the recogniser drops and counts frames
+        part.fork = await openFork({ mix: side, maxInFlight: 50, onFrame: (f) => stream.write(f) });
+      }
+    } catch (e) {
+      this.abort();
+      throw e;
+    }
+    return this;
+  }
+
+  /** Stops the audio; resolves once the recognisers have given their last segments. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await Promise.allSettled(this.parts.map((p) => p.fork?.stop()));
+    await Promise.allSettled(this.parts.map((p) => p.stream.end()));
+    this.emit('end');
+  }
+
+  /** Stops at once, dropping audio not yet recognised (endpoint gone). */
+  abort(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const p of this.parts) {
+      p.fork?.stop().catch(() => {});
+      p.stream.abort();
+    }
+    this.emit('end');
+  }
+
+  get droppedFrames(): number {
+    return this.parts.reduce((n, p) => n + p.stream.droppedFrames, 0);
+  }
+}
+
+function toTranscript(t: TranscriptEvent, side: 'in' | 'out'): Transcript {
+  const r: Transcript = { text: t.text, final: t.final, offsetMs: t.offsetMs, durationMs: t.durationMs, direction: side };
+  if (t.confidence !== undefined) r.confidence = t.confidence;
+  return r;
+}

@@ -1,0 +1,115 @@
+/**
+ * What a leg listens for in the caller's audio, inside the worker tick: answering machine detection
+ * (app_amd timing over a VAD) and the voicemail beep. Each runs on every inbound frame (silence when
+ * no packet came, so the timers keep counting) and settles one promise: nothing goes to the API
+ * thread per frame.
+ */
+import { AnsweringMachineDetector, type AmdParams, type AmdStatus } from '../dsp/amd';
+import { BeepDetector, type BeepDetectorOptions } from '../dsp/beep-detector';
+import { createVad, type Vad } from '../dsp/vad';
+
+export interface AmdRequest extends Partial<AmdParams> {
+  /** status for INITIALSILENCE (default NOTSURE; app_amd says MACHINE) */
+  initialSilenceStatus?: AmdStatus;
+  /** VAD on top of the energy threshold (default true; 'energy' uses the fallback VAD) */
+  vad?: boolean | 'energy';
+}
+
+export interface AmdResult {
+  result: AmdStatus;
+  cause: string;
+  /** when the verdict fell, ms after amd() started */
+  offsetMs: number;
+}
+
+export interface BeepResult {
+  /** start of the tone, ms after waitForBeep() started */
+  offsetMs: number;
+  frequency: number;
+  durationMs: number;
+}
+
+export class AnalysisError extends Error {
+  constructor(message: string, readonly code: string) {
+    super(message);
+  }
+}
+
+interface Pending<T> {
+  resolve: (v: T) => void;
+  reject: (e: Error) => void;
+}
+
+const FRAME_MS = 20;
+
+export class LegAnalysis {
+  private amd: { det: AnsweringMachineDetector; vad: Vad | null; p: Pending<AmdResult> } | null = null;
+  private beep: { det: BeepDetector; p: Pending<BeepResult>; elapsedMs: number; timeoutMs: number } | null = null;
+
+  get active(): boolean {
+    return this.amd !== null || this.beep !== null;
+  }
+
+  async startAmd(req: AmdRequest): Promise<AmdResult> {
+    if (this.amd) throw new AnalysisError('AMD is already running on this endpoint', 'EBUSY');
+    const { vad: useVad = true, initialSilenceStatus, ...params } = req;
+    // validate before the (async) VAD load so bad parameters fail fast
+    new AnsweringMachineDetector({ ...params, initialSilenceStatus });
+    const vad = useVad ? await createVad({ engine: useVad === 'energy' ? 'energy' : 'auto' }) : null;
+    if (this.amd) {
+      vad?.close();
+      throw new AnalysisError('AMD is already running on this endpoint', 'EBUSY');
+    }
+    const det = new AnsweringMachineDetector({ ...params, initialSilenceStatus, vad: vad ?? undefined });
+    return new Promise<AmdResult>((resolve, reject) => {
+      this.amd = { det, vad, p: { resolve, reject } };
+    });
+  }
+
+  waitForBeep(timeoutMs: number, opts: BeepDetectorOptions = {}): Promise<BeepResult> {
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) return Promise.reject(new AnalysisError('waitForBeep needs a positive timeoutMs', 'EINVAL'));
+    if (this.beep) return Promise.reject(new AnalysisError('already waiting for a beep on this endpoint', 'EBUSY'));
+    const det = new BeepDetector(opts);
+    return new Promise<BeepResult>((resolve, reject) => {
+      this.beep = { det, p: { resolve, reject }, elapsedMs: 0, timeoutMs };
+    });
+  }
+
+  /** One inbound frame (20 ms), every tick while something listens. */
+  process(frame: Int16Array): void {
+    const a = this.amd;
+    if (a) {
+      const ev = a.det.process(frame);
+      if (ev?.type === 'verdict') {
+        this.amd = null;
+        a.vad?.close();
+        a.p.resolve({ result: ev.status, cause: ev.cause, offsetMs: ev.offsetMs });
+      }
+    }
+    const b = this.beep;
+    if (b) {
+      const hit = b.det.process(frame);
+      b.elapsedMs += FRAME_MS;
+      if (hit) {
+        this.beep = null;
+        b.p.resolve({ offsetMs: hit.offsetMs, frequency: hit.frequency, durationMs: hit.durationMs });
+      } else if (b.elapsedMs >= b.timeoutMs) {
+        this.beep = null;
+        b.p.reject(new AnalysisError(`no beep within ${b.timeoutMs} ms`, 'ETIMEDOUT'));
+      }
+    }
+  }
+
+  /** Ends whatever listens (endpoint gone, or stopped on request). */
+  cancel(reason: string, code = 'ECANCELED'): void {
+    const a = this.amd;
+    const b = this.beep;
+    this.amd = null;
+    this.beep = null;
+    if (a) {
+      a.vad?.close();
+      a.p.reject(new AnalysisError(reason, code));
+    }
+    b?.p.reject(new AnalysisError(reason, code));
+  }
+}

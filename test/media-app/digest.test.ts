@@ -1,0 +1,87 @@
+// Digest arithmetic against the RFCs' own examples, nonce sealing, and config validation.
+import { expect } from 'chai';
+import { challenges, digestResponse, NonceSealer, parseCredentials, parseDigest, verifyResponse } from '../../media-app/registrar/digest';
+import { loadMediaAppConfig } from '../../media-app/config';
+import { ConfigError } from '../../core/config';
+import { parseSipUri } from '../../media-app/sip-uri';
+
+describe('media-app digest', () => {
+  it('computes the RFC 2617 §3.5 MD5 example', () => {
+    const r = digestResponse(
+      { username: 'Mufasa', realm: 'testrealm@host.com', nonce: 'dcd98b7102dd2f0e8b11d0f600bfb0c093', uri: '/dir/index.html', algorithm: 'MD5', qop: 'auth', nc: '00000001', cnonce: '0a4f113b' },
+      'GET',
+      'Circle Of Life',
+    );
+    expect(r).to.equal('6629fae49393a05397450978507c4ef1');
+  });
+
+  it('computes the RFC 7616 §3.9.1 SHA-256 example', () => {
+    const r = digestResponse(
+      {
+        username: 'Mufasa', realm: 'http-auth@example.org', nonce: '7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v', uri: '/dir/index.html',
+        algorithm: 'SHA-256', qop: 'auth', nc: '00000001', cnonce: 'f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ',
+      },
+      'GET',
+      'Circle of Life',
+    );
+    expect(r).to.equal('753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1');
+  });
+
+  it('parses Authorization headers and refuses malformed or unknown-algorithm ones', () => {
+    const h = 'Digest username="a\\"b", realm="r", nonce="n", uri="sip:x", response="ABC", algorithm=SHA-256, qop=auth, nc=00000001, cnonce="c"';
+    expect(parseCredentials(h)).to.deep.include({ username: 'a"b', algorithm: 'SHA-256', response: 'abc', qop: 'auth' });
+    expect(parseCredentials('Basic dXNlcjpwYXNz')).to.equal(null);
+    expect(parseCredentials('Digest username="a", realm="r", nonce="n", uri="u", response="x", algorithm=SHA-512-256')).to.equal(null);
+    expect(parseCredentials('Digest username="a", realm="r", nonce="n", uri="u"')).to.equal(null);
+    expect(parseCredentials('Digest username="a", realm="r", nonce="n", uri="u", response="x", qop=auth')).to.equal(null); // no cnonce/nc
+    expect(parseDigest(challenges('d.example', 'n1')[0]!)).to.deep.include({ realm: 'd.example', algorithm: 'SHA-256', qop: 'auth' });
+  });
+
+  it('seals nonces: valid, stale after the lifetime, invalid when forged or for another realm', () => {
+    let now = 1_000_000;
+    const s = new NonceSealer('secret', 300_000, () => now);
+    const n = s.issue('a.example');
+    expect(s.check(n, 'a.example')).to.equal('valid');
+    expect(s.check(n, 'b.example')).to.equal('invalid');
+    expect(s.check(n.slice(0, -1) + (n.endsWith('A') ? 'B' : 'A'), 'a.example')).to.equal('invalid');
+    expect(new NonceSealer('other', 300_000, () => now).check(n, 'a.example')).to.equal('invalid');
+    expect(s.check('garbage', 'a.example')).to.equal('invalid');
+    now += 300_001;
+    expect(s.check(n, 'a.example')).to.equal('stale');
+  });
+
+  it('verifies in both algorithms and rejects a wrong password', () => {
+    for (const algorithm of ['MD5', 'SHA-256'] as const) {
+      const c = { username: 'u', realm: 'r', nonce: 'n', uri: 'sip:r', algorithm, qop: 'auth', nc: '00000001', cnonce: 'x' };
+      const response = digestResponse(c, 'REGISTER', 'pw');
+      expect(verifyResponse({ ...c, response }, 'REGISTER', 'pw')).to.equal(true);
+      expect(verifyResponse({ ...c, response }, 'REGISTER', 'pw2')).to.equal(false);
+      expect(verifyResponse({ ...c, response }, 'INVITE', 'pw')).to.equal(false);
+    }
+  });
+});
+
+describe('media-app config and URIs', () => {
+  it('has defaults and names every bad variable', () => {
+    const c = loadMediaAppConfig({});
+    expect(c.drachtio).to.deep.equal({ host: '127.0.0.1', port: 9022, secret: 'cymru' });
+    expect(c.registrar.algorithms).to.deep.equal(['SHA-256', 'MD5']);
+    expect(c.nodeId).to.match(/^[A-Za-z0-9._-]+$/);
+    try {
+      loadMediaAppConfig({ DRACHTIO_PORT: 'x', RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000', SIP_DIGEST_ALGORITHMS: 'SHA-1' });
+      expect.fail('should throw');
+    } catch (err) {
+      expect(err).to.be.instanceOf(ConfigError);
+      const text = (err as ConfigError).problems.join('\n');
+      expect(text).to.include('DRACHTIO_PORT').and.include('SIP_DIGEST_ALGORITHMS');
+    }
+    expect(() => loadMediaAppConfig({ RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000' })).to.throw(ConfigError, /RTP_PORT_MIN/);
+  });
+
+  it('parses SIP and tel URIs', () => {
+    expect(parseSipUri('sip:+15551234@Trunk.Example:5070;transport=tcp')).to.deep.equal({ scheme: 'sip', user: '+15551234', host: 'trunk.example', port: 5070 });
+    expect(parseSipUri('sip:example.com')).to.deep.include({ user: '', host: 'example.com' });
+    expect(parseSipUri('tel:+1555')).to.deep.include({ scheme: 'tel', user: '+1555' });
+    expect(parseSipUri('http://x')).to.equal(null);
+  });
+});

@@ -1,0 +1,232 @@
+// Extension to extension: two sipp phones register with digest; one calls the other through
+// sip-server and media-app (digest-authenticated INVITE, 407), media-app dials the callee's
+// registered contact and bridges the two; the caller hangs up and the callee gets its BYE.
+import { expect } from 'chai';
+import { callsRepo } from '../../core/repos/calls';
+import { testDb, truncateAll } from '../support/db';
+import { freePort } from '../support/ports';
+import { createExtension, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+
+const register = (user: string, domain: string) => `
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 1 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="401" auth="true"/>
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 2 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+[authentication]
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>`;
+
+const sdp = `v=0
+o=- 1 1 IN IP4 [local_ip]
+s=-
+c=IN IP4 [local_ip]
+t=0 0
+m=audio [media_port] RTP/AVP 0
+a=rtpmap:0 PCMU/8000`;
+
+/** sipp in client mode drops requests of unknown calls: the phone registers, then answers as a UAS on the same port. */
+function registerOnly(user: string, domain: string): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="register">
+${register(user, domain)}
+</scenario>`;
+}
+
+function calleePhone(user: string): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="callee">
+<recv request="INVITE" timeout="20000"/>
+<send><![CDATA[
+SIP/2.0 180 Ringing
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]callee
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Content-Length: 0
+
+]]></send>
+<send retrans="500"><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]callee
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Content-Type: application/sdp
+Content-Length: [len]
+
+${sdp}
+]]></send>
+<recv request="ACK"/>
+<recv request="BYE" timeout="20000"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+</scenario>`;
+}
+
+function callerPhone(user: string, domain: string, target: string, proxyPort: number): string {
+  const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+INVITE sip:${target}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: "Alice" <sip:${user}@${domain}>;tag=c[call_number]
+To: <sip:${target}@${domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Max-Forwards: 70
+${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
+Content-Length: [len]
+
+${sdp}
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="caller">
+${register(user, domain)}
+${invite(1, false)}
+<recv response="100" optional="true"/>
+<recv response="407" auth="true"/>
+<send><![CDATA[
+ACK sip:${target}@${domain} SIP/2.0
+[last_Via:]
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+${invite(2, true)}
+<recv response="100" optional="true"/>
+<recv response="180" optional="true"/>
+<recv response="200" rrs="true"/>
+<send><![CDATA[
+ACK [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: 2 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<pause milliseconds="1000"/>
+<send retrans="500"><![CDATA[
+BYE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: 3 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>
+</scenario>`.replace(/PROXYPORT/g, String(proxyPort));
+}
+
+describe('media-app extension to extension', function () {
+  this.timeout(90_000);
+  let p: Platform;
+
+  before(async () => {
+    await truncateAll();
+    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+  });
+  after(async () => {
+    killAllSipp();
+    await p?.close();
+  });
+
+  it('a registered phone calls another registered phone; both legs are recorded and hang up together', async () => {
+    const a = await createExtension();
+    const b = await createExtension(a.customerId);
+    const sipServer = `127.0.0.1:${p.sipPort}`;
+    const phonePort = await freePort();
+    const reg = await sipp(registerOnly(b.ext.username, b.domain), [sipServer, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
+    expect(reg.code, reg.errors).to.equal(0);
+    expect(await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`)).to.have.length(1);
+    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    await new Promise((r) => setTimeout(r, 300)); // let the UAS bind
+    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const [rc, re] = await Promise.all([caller.done, callee.done]);
+    expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
+    expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
+
+    const db = await testDb();
+    const rows = await until(async () => {
+      const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
+      return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
+    }, 10_000, 'both legs hung up');
+    const [master, leg] = rows[0].direction === 'incoming' ? rows : [rows[1], rows[0]];
+    expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
+    expect(master.destination).to.deep.include({ type: 'extension', target: b.ext.extension });
+    expect(master).to.include({ hangup_by: 'remote', hangup_reason: 'normal' });
+    expect(leg).to.include({ direction: 'outgoing', master_call_id: master.id, hangup_by: 'local', hangup_reason: 'normal' });
+    expect(master.chained_call_ids).to.deep.equal([leg.id]);
+    expect(leg.tm_progressing).to.be.instanceOf(Date);
+    expect((await eventsFor(p.redis, leg.id)).map((e) => e.event_type)).to.deep.equal([
+      'call_created', 'call_ringing', 'call_progressing', 'call_terminating', 'call_hangup',
+    ]);
+    expect((await callsRepo(db).get(master.id))!.tm_progressing).to.be.instanceOf(Date);
+  });
+
+  it('calling an extension that is not registered is refused (480) and writes no call', async () => {
+    const a = await createExtension();
+    const b = await createExtension(a.customerId);
+    const r = await sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort).replace('<recv response="180" optional="true"/>\n<recv response="200" rrs="true"/>', '<recv response="480"/>').replace(/<send><!\[CDATA\[\nACK \[next_url\][\s\S]*<recv response="200"\/>\n<\/scenario>/, '</scenario>'),
+      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(await (await testDb())('calls').where({ customer_id: a.customerId })).to.have.length(0);
+  });
+
+  it('an INVITE from an extension with a bad password gets 403 and no call', async () => {
+    const a = await createExtension();
+    const b = await createExtension(a.customerId);
+    const scenario = callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort);
+    // skip the REGISTER (it would fail too): INVITE, 407, ACK, INVITE with wrong credentials, 403
+    const body = scenario.slice(scenario.indexOf('<send retrans="500"><![CDATA[\nINVITE'));
+    const cut = body.indexOf('<recv response="100" optional="true"/>\n<recv response="180"');
+    const s = `<?xml version="1.0" encoding="ISO-8859-1" ?>\n<scenario name="bad">\n${body.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="403"/>\n</scenario>`;
+    const r = await sipp(s, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', 'not-the-password']).done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(await (await testDb())('calls').where({ customer_id: a.customerId })).to.have.length(0);
+  });
+});
