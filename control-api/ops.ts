@@ -32,7 +32,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean; logger?: Logger 
     middleware: (req, res, next) => {
       const start = process.hrtime.bigint();
       res.on('finish', () => {
-        const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+        const route = req.route?.path ? `${req.baseUrl}${req.route.path === '/' ? '' : req.route.path}` || '/' : 'unmatched';
         const labels = { method: req.method, route, status: String(res.statusCode) };
         const sec = Number(process.hrtime.bigint() - start) / 1e9;
         duration.observe(labels, sec);

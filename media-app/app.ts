@@ -99,8 +99,9 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
     const workers = [new Worker(ORIGINATE_QUEUE, process, workerOpts), new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
     for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
-    closers.push(() => Promise.all(workers.map((w) => w.close())));
+    // closers run last-first: stop taking commands, then hang up what is live
     closers.push(() => calls.hangupAll());
+    closers.push(() => Promise.all(workers.map((w) => w.close())));
 
     let stopped = false;
     return {

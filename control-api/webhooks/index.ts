@@ -173,20 +173,14 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   });
 
   const reader = ctx.redis.duplicate();
-  const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, group: opts.group ?? 'webhooks', consumer: `control-api-${process.pid}`, blockMs: 500 });
-  // Events are taken in batches, one batch at a time, so delivery rows are numbered in stream order.
-  let buffered: PlatformEvent[] = [];
-  let chain = Promise.resolve();
-  sub.on('event', (e: PlatformEvent) => {
-    buffered.push(e);
-    if (buffered.length > 1) return; // a flush is already queued
-    chain = chain
-      .then(() => {
-        const batch = buffered;
-        buffered = [];
-        return handleBatch(batch);
-      })
-      .catch((err: unknown) => ctx.logger.warn({ err: String(err) }, 'webhook enqueue failed'));
+  // Each batch becomes delivery rows (numbered in stream order) before it is acknowledged, so a
+  // crash between reading and writing loses nothing: the batch is read again.
+  const sub = new EventSubscriber(reader, {
+    stream: opts.stream ?? EVENT_STREAM,
+    group: opts.group ?? 'webhooks',
+    consumer: `control-api-${process.pid}`,
+    blockMs: 500,
+    handler: (batch) => handleBatch(batch),
   });
   sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'webhook reader error'));
   await sub.start();
@@ -194,8 +188,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   return {
     handle,
     async close() {
-      sub.stop();
-      await chain;
+      await sub.stop();
       await worker.close();
       await queue.close();
       reader.disconnect();

@@ -63,20 +63,34 @@ function decode(fields: string[]): PlatformEvent | null {
 
 type StreamReply = [string, [string, string[]][]][] | null;
 
+export interface SubscriberOptions {
+  stream?: string;
+  /** Read through this consumer group: each event goes to one consumer of the group. */
+  group?: string;
+  consumer?: string;
+  blockMs?: number;
+  /**
+   * Awaited for each batch before the batch is acknowledged (group mode): when it throws, the batch
+   * stays pending and is read again, so a crash or a failed write loses nothing.
+   */
+  handler?: (events: PlatformEvent[]) => Promise<void>;
+}
+
 /**
  * Reads the stream on a dedicated connection (XREAD BLOCK holds it) and emits 'event' for each new
- * event. With `group`, reads through that consumer group and acknowledges after the handlers ran.
+ * event. Without a group it starts after the last entry present at start(), so nothing published
+ * after start() is missed. With a group it first re-reads its own pending entries.
  */
 export class EventSubscriber extends EventEmitter {
   private running = false;
-  private lastId = '$';
+  private lastId = '0-0';
+  /** Group mode: '0' re-reads this consumer's pending entries, '>' reads new ones. */
+  private groupCursor = '0';
   private readonly seen = new Set<string>();
   private readonly seenOrder: string[] = [];
+  private loopDone: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly opts: { stream?: string; group?: string; consumer?: string; blockMs?: number } = {},
-  ) {
+  constructor(private readonly redis: Redis, private readonly opts: SubscriberOptions = {}) {
     super();
   }
 
@@ -89,26 +103,11 @@ export class EventSubscriber extends EventEmitter {
         if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
       }
     } else {
-      // Resolve '$' once: reading '$' on every loop would miss events published between two reads.
-      const last = (await this.redis.xrevrange(stream, '+', '-', 'COUNT', '1')) as [string, string[]][];
-      this.lastId = last.length > 0 ? last[0][0] : '0-0';
+      const last = (await this.redis.xrevrange(stream, '+', '-', 'COUNT', 1)) as [string, string[]][];
+      this.lastId = last[0]?.[0] ?? '0-0';
     }
     this.running = true;
-    void this.loop(stream);
-  }
-
-  /** Runs every 'event' listener; promises they return are awaited (so a group XACKs only after them). */
-  private async deliver(event: unknown): Promise<void> {
-    const results = this.listeners('event').map((l) => {
-      try {
-        return Promise.resolve((l as (e: unknown) => unknown)(event));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    });
-    for (const r of await Promise.allSettled(results)) {
-      if (r.status === 'rejected' && this.listenerCount('error') > 0) this.emit('error', r.reason);
-    }
+    this.loopDone = this.loop(stream);
   }
 
   private remember(id: string): boolean {
@@ -119,32 +118,48 @@ export class EventSubscriber extends EventEmitter {
     return true;
   }
 
-  private async loop(stream: string): Promise<void> {
+  private async read(stream: string): Promise<StreamReply> {
     const block = String(this.opts.blockMs ?? 1000);
+    if (!this.opts.group) {
+      return (await this.redis.xread('COUNT', '500', 'BLOCK', block, 'STREAMS', stream, this.lastId)) as StreamReply;
+    }
+    const consumer = (this.opts.consumer ??= newId());
+    const args = this.groupCursor === '0' ? [] : ['BLOCK', block];
+    return (await this.redis.xreadgroup('GROUP', this.opts.group, consumer, 'COUNT', '500', ...(args as ['BLOCK', string]), 'STREAMS', stream, this.groupCursor)) as StreamReply;
+  }
+
+  private async loop(stream: string): Promise<void> {
     while (this.running) {
       try {
-        const reply = (this.opts.group
-          ? await this.redis.xreadgroup('GROUP', this.opts.group, this.opts.consumer ?? newId(), 'COUNT', '500', 'BLOCK', block, 'STREAMS', stream, '>')
-          : await this.redis.xread('COUNT', '500', 'BLOCK', block, 'STREAMS', stream, this.lastId)) as StreamReply;
-        if (!reply) continue;
-        for (const [, entries] of reply) {
-          for (const [entryId, fields] of entries) {
-            this.lastId = entryId;
-            const event = decode(fields);
-            if (event && this.remember(event.id)) await this.deliver(event);
-            if (this.opts.group) await this.redis.xack(stream, this.opts.group, entryId);
-          }
+        const reply = await this.read(stream);
+        const entries = reply?.[0]?.[1] ?? [];
+        if (this.opts.group && this.groupCursor === '0' && entries.length === 0) this.groupCursor = '>'; // pending drained
+        if (entries.length === 0) continue;
+        const fresh: PlatformEvent[] = [];
+        for (const [entryId, fields] of entries) {
+          this.lastId = entryId;
+          const event = decode(fields);
+          if (event && this.remember(event.id)) fresh.push(event);
         }
+        if (this.opts.handler && fresh.length > 0) await this.opts.handler(fresh);
+        for (const event of fresh) this.emit('event', event);
+        if (this.opts.group) await this.redis.xack(stream, this.opts.group, ...entries.map(([id]) => id));
       } catch (err) {
         if (!this.running) return;
+        if (this.opts.group) {
+          this.groupCursor = '0'; // read the unacknowledged batch again
+          this.seen.clear();
+          this.seenOrder.length = 0;
+        }
         this.emit('error', err);
         await new Promise((r) => setTimeout(r, 500));
       }
     }
   }
 
-  /** Stops after the current blocking read returns (at most blockMs). */
-  stop(): void {
+  /** Stops after the current blocking read returns (at most blockMs) and its batch is handled. */
+  async stop(): Promise<void> {
     this.running = false;
+    await this.loopDone;
   }
 }

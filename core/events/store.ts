@@ -30,17 +30,21 @@ export async function storeEvent(db: Knex, e: PlatformEvent): Promise<void> {
 
 export async function startEventStore(db: Knex, redis: Redis, opts: { stream?: string; group?: string; onError?: (err: unknown) => void } = {}): Promise<{ close(): Promise<void> }> {
   const reader = redis.duplicate();
-  const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, group: opts.group ?? 'events-store', consumer: `store-${process.pid}`, blockMs: 500 });
-  let chain = Promise.resolve();
-  sub.on('event', (e: PlatformEvent) => {
-    chain = chain.then(() => storeEvent(db, e)).catch((err: unknown) => opts.onError?.(err));
+  // The batch is acknowledged only after every row is written (insert ignores a redelivered id).
+  const sub = new EventSubscriber(reader, {
+    stream: opts.stream ?? EVENT_STREAM,
+    group: opts.group ?? 'events-store',
+    consumer: `store-${process.pid}`,
+    blockMs: 500,
+    handler: async (events) => {
+      for (const e of events) await storeEvent(db, e);
+    },
   });
   sub.on('error', (err: unknown) => opts.onError?.(err));
   await sub.start();
   return {
     async close() {
-      sub.stop();
-      await chain;
+      await sub.stop();
       reader.disconnect();
     },
   };

@@ -77,4 +77,44 @@ describe('core/events bus (real Redis stream)', () => {
     expect(ids.slice().sort()).to.deep.equal(sent.slice().sort());
     expect(new Set(ids).size).to.equal(20);
   });
+
+  it('a plain subscriber gets every event published right after start() resolves', async () => {
+    const pub = new EventPublisher(conn(), stream);
+    await pub.publish('call_created', newId(), 'old', {}); // before start: not delivered
+    const sub = new EventSubscriber(conn(), { stream, blockMs: 200 });
+    await sub.start();
+    const got = collect(sub, 2);
+    await pub.publish('call_ringing', newId(), 'new1', {}); // no pause: the start position is fixed
+    await pub.publish('call_hangup', newId(), 'new2', {});
+    const events = await got;
+    await sub.stop();
+    expect(events.map((e) => e.resource_id)).to.deep.equal(['new1', 'new2']);
+  });
+
+  it('a batch whose handler fails stays pending and is handled again, not lost', async () => {
+    const group = `g-${newId()}`;
+    let failures = 1;
+    const handled: string[] = [];
+    const sub = new EventSubscriber(conn(), {
+      stream,
+      group,
+      consumer: 'c1',
+      blockMs: 200,
+      handler: async (events) => {
+        if (failures-- > 0) throw new Error('database down');
+        handled.push(...events.map((e) => e.resource_id));
+      },
+    });
+    const errors: unknown[] = [];
+    sub.on('error', (e) => errors.push(e));
+    await sub.start();
+    const pub = new EventPublisher(conn(), stream);
+    await pub.publish('number_created', newId(), 'x1', {});
+    const deadline = Date.now() + 5000;
+    while (handled.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await sub.stop();
+    expect(errors).to.have.length(1);
+    expect(handled).to.deep.equal(['x1']);
+  });
 });
+

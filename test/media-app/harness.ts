@@ -132,9 +132,10 @@ export function sipp(scenario: string, args: string[], opts: { killAfterMs?: num
 
 function runSipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> }): { done: Promise<SippResult>; proc: ChildProcess } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ma-sipp-'));
-  fs.writeFileSync(path.join(dir, 'scenario.xml'), scenario);
+  if (scenario) fs.writeFileSync(path.join(dir, 'scenario.xml'), scenario);
   for (const [name, text] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(dir, name), text);
-  const full = ['-sf', 'scenario.xml', ...args, '-nostdin', '-timeout_error', '-trace_err', '-trace_msg', '-message_file', 'messages.log'];
+  // an empty scenario text means a built-in one (-sn) is in args
+  const full = [...(scenario ? ['-sf', 'scenario.xml'] : []), ...args, '-nostdin', '-timeout_error', '-trace_err', '-trace_msg', '-message_file', 'messages.log'];
   if (!args.includes('-timeout')) full.push('-timeout', '20s');
   const proc = spawn('sipp', full, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
@@ -284,17 +285,17 @@ export class RtpSink {
 }
 
 /** A sipp UAC scenario: INVITE with our SDP (audio to `rtpPort`), then wait for the platform's BYE. */
-export function uacWaitsForBye(ruri: string, fromUser: string, rtpPort: number, opts: { expectStatus?: number } = {}): string {
-  const invite = `<send retrans="500"><![CDATA[
+export function uacWaitsForBye(ruri: string, fromUser: string, rtpPort: number, opts: { expectStatus?: number; digest?: boolean } = {}): string {
+  const invite = (cseq = 1, auth = false) => `<send retrans="500"><![CDATA[
 INVITE sip:${ruri} SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
 From: "Trunk Caller" <sip:${fromUser}@[local_ip]:[local_port]>;tag=[call_number]
 To: <sip:${ruri}>
 Call-ID: [call_id]
-CSeq: 1 INVITE
+CSeq: ${cseq} INVITE
 Contact: <sip:${fromUser}@[local_ip]:[local_port]>
 Max-Forwards: 70
-Content-Type: application/sdp
+${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
 Content-Length: [len]
 
 v=0
@@ -311,7 +312,7 @@ a=sendrecv
   if (opts.expectStatus) {
     return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="uac-rejected">
-${invite}
+${invite()}
 <recv response="100" optional="true"/>
 <recv response="${opts.expectStatus}"/>
 <send><![CDATA[
@@ -329,8 +330,22 @@ Content-Length: 0
   }
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="uac-waits-for-bye">
-${invite}
-<recv response="100" optional="true"/>
+${invite()}
+<recv response="100" optional="true"/>${opts.digest ? `
+<recv response="407" auth="true"/>
+<send><![CDATA[
+ACK sip:${ruri} SIP/2.0
+[last_Via:]
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+${invite(2, true)}
+<recv response="100" optional="true"/>` : ''}
 <recv response="180" optional="true"/>
 <recv response="200" rrs="true"/>
 <send><![CDATA[
@@ -340,7 +355,7 @@ Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
 [last_To:]
 [routes]
 Call-ID: [call_id]
-CSeq: 1 ACK
+CSeq: ${opts.digest ? 2 : 1} ACK
 Max-Forwards: 70
 Content-Length: 0
 

@@ -97,4 +97,30 @@ describe('media-app inbound calls', function () {
       sink.close();
     }
   });
+
+  it('a trunk authenticating by digest at {domain}.trunk.{SIP_DOMAIN} reaches the number; a wrong password does not', async () => {
+    await truncateAll(); // no address-authenticated trunk may match 127.0.0.1 here
+    const db = await testDb();
+    const cid = await customer();
+    await trunksRepo(db).create(cid, 'acme', { name: 't', detail: '', auth_types: ['basic'], username: 'pbx1', password: 'trunk-secret-1', allowed_ips: [] });
+    const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'hangup' }]) } as never);
+    await numbersRepo(db).create({ customer_id: cid, number: '+899100000003', type: 'virtual', call_flow_id: flow.id });
+    const sink = await RtpSink.open();
+    try {
+      const ruri = '+899100000003@acme.trunk.sip.test';
+      const args = [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', 'pbx1'];
+      const bad = await sipp(uacWaitsForBye(ruri, 'pbx1', sink.port, { digest: true }).replace(/<recv response="100" optional="true"\/>\n<recv response="180"[\s\S]*<\/scenario>/, '<recv response="403"/>\n</scenario>'), [...args, '-ap', 'wrong']).done;
+      expect(bad.code, bad.errors + bad.messages).to.equal(0);
+      expect(await db('calls').where({ customer_id: cid })).to.have.length(0);
+      const good = await sipp(uacWaitsForBye(ruri, 'pbx1', sink.port, { digest: true }), [...args, '-ap', 'trunk-secret-1']).done;
+      expect(good.code, good.errors + good.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    const rows = await until(async () => {
+      const r = await db('calls').where({ customer_id: cid });
+      return r.length === 1 && r[0].status === 'hangup' ? r : null;
+    }, 10_000, 'call done');
+    expect(rows[0]).to.include({ direction: 'incoming', hangup_by: 'local', hangup_reason: 'normal' });
+  });
 });

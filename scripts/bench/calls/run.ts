@@ -11,7 +11,6 @@
  *    together; how many were up at once, and the media workers' packet lateness while they played.
  */
 process.env.LOG_LEVEL ??= 'silent';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseActions } from '../../../core/flow';
 import { flowsRepo } from '../../../core/repos/flows';
@@ -151,7 +150,6 @@ async function main(): Promise<void> {
     busRedis.disconnect();
     await p.close();
     await db.destroy();
-    void randomBytes;
   }
 }
 
