@@ -21,6 +21,7 @@ import { mountRoutes, type AnyRoute, type RouteMiddlewares } from './route';
 import { loadRoutes } from './routes';
 import { buildOpenApi } from './openapi';
 import { createMetrics, opsRouter, type Metrics } from './ops';
+import { createMessagingCallbackRouter } from './messaging/router';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -101,6 +102,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   if (authRouter) app.use('/auth', authRouter({ ctx, credentials, statusGate, limiters, jsonBody: body }));
   const provisioning = opts.provisioningRouter ?? defaultProvisioningRouter();
   if (provisioning) app.use('/provisioning', provisioning(ctx));
+  // SMS provider callbacks (delivery reports, inbound messages): authenticated by the provider's signature.
+  app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
 
   const v1 = Router();
   v1.use(limiters.v1Ip);

@@ -70,7 +70,10 @@ export function buildOpenApi(routes: AnyRoute[], opts: { serverUrl: string }): J
       },
       ...(r.permission === 'public' ? { security: [] } : {}),
     };
-    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
+    if (r.rawBody) {
+      const types = r.contentTypes?.length ? r.contentTypes : ['application/octet-stream'];
+      op.requestBody = { required: true, content: Object.fromEntries(types.map((t) => [t, { schema: { type: 'string', format: 'binary' } }])) };
+    } else if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
     (paths[p] ??= {})[r.method] = op;
   }
   return {

@@ -43,6 +43,13 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The request stream is left unread for the handler (uploads: multipart/form-data, raw bytes); no
+   * JSON parsing, `body` is undefined. `contentTypes` documents what is accepted (default
+   * application/octet-stream); the handler enforces its own size limit.
+   */
+  rawBody?: boolean;
+  contentTypes?: string[];
   /** Adds page_size/page_token and fills `page`. */
   paginated?: boolean;
   /** Response schema (documentation; tests check handlers against it). */
@@ -163,8 +170,8 @@ function handlerFor(def: AnyRoute, ctx: AppContext): RequestHandler {
     const params = def.params ? validateParams(def.params, req.params) : undefined;
     const page = def.paginated ? parsePageQuery(req.query as Record<string, unknown>) : { pageSize: 100, pageToken: '' };
     const query = def.query ? validateQuery(def.query, req.query) : undefined;
-    const body = def.body ? validateBody(def.body, req.body) : undefined;
-    if (!def.body && req.body !== undefined && def.method !== 'get' && def.method !== 'delete') {
+    const body = def.body && !def.rawBody ? validateBody(def.body, req.body) : undefined;
+    if (!def.body && !def.rawBody && req.body !== undefined && def.method !== 'get' && def.method !== 'delete') {
       throw new ApiError('INVALID_ARGUMENT', 'this endpoint takes no request body');
     }
     const out = await def.handler({ params, query, body, auth, page, ctx, req, res });
@@ -181,7 +188,8 @@ function handlerFor(def: AnyRoute, ctx: AppContext): RequestHandler {
 export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): void {
   const groups = new Map<string, Router>();
   for (const def of routes) {
-    const chain = def.permission === 'public' ? [mw.body] : [...mw.authenticated, mw.body];
+    const body = def.rawBody ? [] : [mw.body];
+    const chain = def.permission === 'public' ? body : [...mw.authenticated, ...body];
     const m = /^\/([A-Za-z0-9_.-]+)(\/.*)?$/.exec(def.path);
     if (!m) {
       router[def.method](def.path, ...chain, handlerFor(def, ctx));

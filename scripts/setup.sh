@@ -83,6 +83,9 @@ if [ -z "${REDIS_URL:-}" ]; then
   TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/1"
 fi
 
+# 4. Schema: every pending knex migration on the platform database (the test suites migrate their own).
+DATABASE_URL="$DATABASE_URL" npx tsx core/db/migrate-cli.ts >/dev/null
+
 cat > "$DATA_DIR/env" <<ENV
 export DATABASE_URL='$DATABASE_URL'
 export REDIS_URL='$REDIS_URL'

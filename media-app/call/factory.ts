@@ -10,7 +10,7 @@ import { PgFlowStore } from '../../core/repos/flows';
 import type { Action } from '../../core/flow';
 import { ActiveflowManager } from '../flow/manager';
 import type { ActiveflowStore, FlowStore } from '../flow/stores';
-import type { ConnectRequest, ConnectResult, OriginateRequest } from '../flow/call-port';
+import type { Address as FlowAddress, ConnectRequest, ConnectResult, OriginateRequest } from '../flow/call-port';
 import { realClock, abortError } from '../flow/clock';
 import { FetchHttp } from '../flow/http';
 import { DEFAULT_LIMITS } from '../flow/limits';
@@ -22,6 +22,11 @@ import { LiveCall } from './live-call';
 import { LiveCallPort } from './live-call-port';
 
 export type { CallDeps } from './deps';
+
+/** A flow-side address (every field optional) as the Call row stores it. */
+function toAddress(a: FlowAddress): Address {
+  return { type: a.type ?? '', target: a.target ?? '', target_name: a.target_name, name: a.name, detail: a.detail };
+}
 
 export interface FlowSpec {
   flowId?: string;
@@ -143,9 +148,12 @@ export class CallFactory {
   }
 
   private async originateOne(id: string): Promise<void> {
-    const claimed = await this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX');
+    // claim and read together: one round trip of latency less before the INVITE
+    const [claimed, row] = await Promise.all([
+      this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX'),
+      this.repo.get(id),
+    ]);
     if (claimed !== 'OK') return;
-    const row = await this.repo.get(id);
     if (!row || row.status !== 'dialing' || row.direction !== 'outgoing') return;
     await this.startOutgoing(row, {
       flowId: row.flow_id !== EMPTY_UUID ? row.flow_id : undefined,
@@ -157,7 +165,9 @@ export class CallFactory {
   /** Owns, dials and (on answer, or at once with early_execution) runs the flow of an outgoing row. */
   private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: LiveCall): Promise<LiveCall> {
     const call = new LiveCall(row, this.deps);
-    await this.own(call);
+    // the endpoint is made while the owner key is written
+    const [, endpoint] = await Promise.all([this.own(call), this.deps.media.createEndpoint().catch(() => null)]);
+    if (endpoint) call.endpoint = endpoint;
     if (master) master.once('hangup', () => void call.hangup('normal'));
     const anonymous = row.data?.anonymous === true || row.data?.anonymous === 'yes';
     const early = row.data?.early_execution === true;
@@ -196,7 +206,7 @@ export class CallFactory {
     const ids: string[] = [];
     for (const d of req.destinations) {
       const chainedTo = req.chained && master ? master : null;
-      const row = await this.newLeg(customerId, req.source, d as Address, chainedTo, {
+      const row = await this.newLeg(customerId, req.source && toAddress(req.source), toAddress(d), chainedTo, {
         early_execution: req.early_execution,
         anonymous: req.anonymous === 'yes',
       });
@@ -217,7 +227,7 @@ export class CallFactory {
     if (signal.aborted) throw abortError(signal);
     const legs: LiveCall[] = [];
     for (const d of req.destinations) {
-      const row = await this.newLeg(master.row.customer_id, req.source ?? master.row.source, d as Address, master, {
+      const row = await this.newLeg(master.row.customer_id, req.source ? toAddress(req.source) : master.row.source, toAddress(d), master, {
         anonymous: req.anonymous === 'yes',
       });
       const leg = new LiveCall(row, this.deps);

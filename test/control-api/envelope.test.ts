@@ -140,6 +140,32 @@ describe('control-api: error envelope, request id and bad input', () => {
     expectEnvelope(noBody, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT');
   });
 
+  it('a rawBody route gets the unread request stream (uploads), documented with its content types', async () => {
+    const upload = defineRoute({
+      method: 'post',
+      path: '/upload',
+      tag: 'Test',
+      summary: 'raw upload probe',
+      permission: 'agent',
+      rawBody: true,
+      contentTypes: ['application/octet-stream'],
+      response: z.object({ bytes: z.number() }),
+      handler: async ({ req }) => {
+        let n = 0;
+        for await (const chunk of req) n += (chunk as Buffer).length;
+        return { bytes: n };
+      },
+    });
+    const p = createApp(t.ctx, { routes: [upload], cacheTtlMs: 0, authRouter: () => Router() });
+    const big = Buffer.alloc(5000, 1); // larger than this app's JSON limit (2048)
+    const res = await request(p.app).post('/v1.0/upload').query({ accesskey: f.accesskey }).set('Content-Type', 'application/octet-stream').send(big);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.bytes).to.equal(5000);
+    const doc = p.openapi as { paths: Record<string, Record<string, { requestBody: { content: Record<string, unknown> } }>> };
+    expect(Object.keys(doc.paths['/upload'].post.requestBody.content)).to.deep.equal(['application/octet-stream']);
+    expect((await request(p.app).post('/v1.0/upload').send(big)).status).to.equal(401);
+  });
+
   it('bad page_size / page_token → 400 INVALID_REQUEST_PARAMETER', async () => {
     expectEnvelope(await request(t.app).get('/v1.0/accesskeys').query({ accesskey: f.accesskey, page_size: 'ten' }), 400, 'INVALID_ARGUMENT', 'INVALID_REQUEST_PARAMETER');
     expectEnvelope(await request(t.app).get('/v1.0/accesskeys').query({ accesskey: f.accesskey, page_token: 'yesterday' }), 400, 'INVALID_ARGUMENT', 'INVALID_REQUEST_PARAMETER');

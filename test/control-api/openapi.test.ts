@@ -40,7 +40,7 @@ describe('openapi.json: generated from the route definitions that validate', () 
 
   it('request bodies are closed objects whose properties the API accepts, and an undocumented field is refused', async () => {
     const sa = await createFixture(t.ctx, { permission: Permission.ProjectSuperAdmin | Permission.CustomerAdmin });
-    for (const r of t.platform.routes.filter((x) => x.body && !x.params && x.permission !== 'public')) {
+    for (const r of t.platform.routes.filter((x) => x.body && !x.rawBody && !x.params && x.permission !== 'public')) {
       const op = doc.paths[openApiPath(r.path)][r.method];
       const schema = op.requestBody.content['application/json'].schema;
       expect(schema.type, `${r.method} ${r.path}`).to.equal('object');

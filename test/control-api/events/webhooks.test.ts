@@ -124,7 +124,10 @@ describe('webhooks (real Redis stream, BullMQ, loopback receivers)', function ()
       await until(() => r.got.length >= 3);
       const ids = r.got.map((g) => (JSON.parse(g.body) as { data: { id: string } }).data.id);
       expect(ids).to.deep.equal([first.id, first.id, second.id]);
-      const log = await webhookDeliveriesRepo(t.ctx.db).list(f.customer.id, { pageSize: 10, pageToken: '' });
+      // The log row is written after the receiver answered: wait for both rows to settle.
+      const repo = webhookDeliveriesRepo(t.ctx.db);
+      await until(async () => (await repo.list(f.customer.id, { pageSize: 10, pageToken: '' })).result.every((d) => d.status === 'delivered'));
+      const log = await repo.list(f.customer.id, { pageSize: 10, pageToken: '' });
       const byEvent = log.result.sort((a, b) => a.seq - b.seq);
       expect(byEvent.map((d) => [d.status, d.attempts])).to.deep.equal([['delivered', 2], ['delivered', 1]]);
     } finally {

@@ -1,0 +1,156 @@
+// Call limits and execution modes: maximum duration (hangup_reason timeout), early execution (the flow
+// starts while the callee still rings), and a provider calling a number (source by address).
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { callsRepo } from '../../core/repos/calls';
+import { numbersRepo } from '../../core/repos/numbers';
+import { providersRepo } from '../../core/repos/providers';
+import { repos } from '../../core/repos';
+import { CommandBus } from '../../core/commands/bus';
+import { testDb, truncateAll } from '../support/db';
+import { freePort } from '../support/ports';
+import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+
+/** UAS: 180, a pause, 200, then waits for BYE (or sends it after byeAfterMs). */
+function slowUas(pauseMs: number): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="slow-uas">
+<recv request="INVITE" crlf="true"/>
+<send><![CDATA[
+SIP/2.0 180 Ringing
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]slow[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:[local_ip]:[local_port]>
+Content-Length: 0
+
+]]></send>
+<pause milliseconds="${pauseMs}"/>
+<send retrans="500"><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]slow[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:[local_ip]:[local_port]>
+Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=- 1 1 IN IP4 [local_ip]
+s=-
+c=IN IP4 [local_ip]
+t=0 0
+m=audio [media_port] RTP/AVP 0
+a=rtpmap:0 PCMU/8000
+]]></send>
+<recv request="ACK"/>
+<recv request="BYE" timeout="20000"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+</scenario>`;
+}
+
+describe('media-app call limits and modes', function () {
+  this.timeout(90_000);
+  let p: Platform;
+  let bus: CommandBus;
+  let busRedis: Redis;
+
+  before(async () => {
+    await truncateAll();
+    p = await startPlatform({ CALL_MAX_DURATION_MS: '2000' });
+    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
+    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+  });
+  after(async () => {
+    killAllSipp();
+    await bus?.close();
+    busRedis?.disconnect();
+    await p?.close();
+  });
+
+  async function outgoing(text: string, data: Record<string, unknown> = {}) {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `lim${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'l' })).id;
+    const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'talk', option: { text, language: 'en-US' } }]) } as never);
+    const port = await freePort();
+    const row = await callsRepo(db).create({
+      customer_id: cid, flow_id: flow.id, direction: 'outgoing', status: 'dialing', data,
+      source: { type: 'tel', target: '+15550002222' }, destination: { type: 'sip', target: `x@127.0.0.1:${port}` },
+    });
+    return { db, row, port };
+  }
+
+  it('the maximum call duration ends an answered call with hangup_reason timeout', async () => {
+    const { db, row, port } = await outgoing('This announcement is far longer than the maximum duration of the call. '.repeat(5));
+    const callee = sipp(slowUas(0), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 30_000 });
+    await bus.originate([row.id], row.customer_id);
+    expect((await callee.done).code).to.equal(0);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 10_000, 'hangup');
+    expect(done.hangup_reason).to.equal('timeout');
+    const talked = done.tm_hangup!.getTime() - done.tm_progressing!.getTime();
+    expect(talked).to.be.within(1800, 6000);
+  });
+
+  it('early execution starts the activeflow while the callee is still ringing', async () => {
+    const { db, row, port } = await outgoing('Hello early.', { early_execution: true });
+    const callee = sipp(slowUas(1500), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 30_000 });
+    await bus.originate([row.id], row.customer_id);
+    const ringing = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'ringing' ? c : null;
+    }, 10_000, 'ringing');
+    expect(ringing.activeflow_id).to.not.equal('00000000-0000-0000-0000-000000000000');
+    const af = await db('activeflows').where({ id: ringing.activeflow_id }).first();
+    expect(af).to.include({ status: 'running', reference_id: row.id });
+    expect((await callee.done).code).to.equal(0);
+    const done = await until(async () => {
+      const c = await callsRepo(db).get(row.id);
+      return c?.status === 'hangup' ? c : null;
+    }, 10_000, 'hangup');
+    expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
+  });
+
+  it('a provider (known by its address) calling a number runs the number flow', async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `prov${Date.now()}@example.test`, status: 'active', name: 'p' })).id;
+    await providersRepo(db).create({
+      type: 'sip', hostname: '127.0.0.1', tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
+      auth_username: '', auth_password: '', codecs: [], name: 'carrier', detail: '',
+    } as never);
+    const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'hangup' }]) } as never);
+    await numbersRepo(db).create({ customer_id: cid, number: '+15559990000', type: 'normal', call_flow_id: flow.id });
+    const sink = await RtpSink.open();
+    try {
+      const r = await sipp(uacWaitsForBye(`+15559990000@127.0.0.1:${p.sipPort}`, '+4930123', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1']).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      // the provider may reach numbers only, never extensions or routes
+      const r2 = await sipp(uacWaitsForBye(`+15559990001@127.0.0.1:${p.sipPort}`, '+4930123', sink.port, { expectStatus: 404 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1']).done;
+      expect(r2.code, r2.errors + r2.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    const rows = await until(async () => {
+      const x = await db('calls').where({ customer_id: cid });
+      return x.length === 1 && x[0].status === 'hangup' ? x : null;
+    }, 10_000, 'call done');
+    expect(rows[0].source).to.deep.include({ type: 'tel', target: '+4930123' });
+  });
+});
