@@ -75,7 +75,7 @@ if [ -z "${REDIS_URL:-}" ]; then
   if ! redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then
     log "starting the embedded Redis on 127.0.0.1:$REDIS_PORT"
     redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$DATA_DIR/redis" \
-      --save 60 1 --appendonly no --pidfile "$DATA_DIR/redis/redis.pid" --logfile "$DATA_DIR/redis/redis.log" >/dev/null
+      --save 60 1 --stop-writes-on-bgsave-error no --appendonly no --pidfile "$DATA_DIR/redis/redis.pid" --logfile "$DATA_DIR/redis/redis.log" >/dev/null
     STARTED="$STARTED redis"
     for _ in $(seq 1 50); do redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
   fi
