@@ -56,6 +56,10 @@ if [ -z "${DATABASE_URL:-}" ]; then
   fi
   [ "$(id -u)" = 0 ] && chown postgres:postgres "$DATA_DIR" 2>/dev/null || true
   if ! as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    if "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" 2>/dev/null; then
+      log "another Postgres already listens on 127.0.0.1:$PG_PORT: stop it, set EMBEDDED_PG_PORT, or set DATABASE_URL"
+      exit 1
+    fi
     log "starting the embedded Postgres on 127.0.0.1:$PG_PORT"
     as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w -t 60 \
       -o "-p $PG_PORT -k $PGDATA -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c synchronous_commit=off" start >/dev/null
