@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { testDb, truncateAll } from '../support/db';
 import { freePort } from '../support/ports';
-import { createExtension, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+import { answeringUas, createExtension, eventsFor, SIPP_SDP, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
 
 const register = (user: string, domain: string) => `
 <send retrans="500"><![CDATA[
@@ -38,13 +38,6 @@ Content-Length: 0
 ]]></send>
 <recv response="200"/>`;
 
-const sdp = `v=0
-o=- 1 1 IN IP4 [local_ip]
-s=-
-c=IN IP4 [local_ip]
-t=0 0
-m=audio [media_port] RTP/AVP 0
-a=rtpmap:0 PCMU/8000`;
 
 /** sipp in client mode drops requests of unknown calls: the phone registers, then answers as a UAS on the same port. */
 function registerOnly(user: string, domain: string): string {
@@ -54,48 +47,8 @@ ${register(user, domain)}
 </scenario>`;
 }
 
-function calleePhone(user: string): string {
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="callee">
-<recv request="INVITE" timeout="20000"/>
-<send><![CDATA[
-SIP/2.0 180 Ringing
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]callee
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Content-Length: 0
-
-]]></send>
-<send retrans="500"><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]callee
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Content-Type: application/sdp
-Content-Length: [len]
-
-${sdp}
-]]></send>
-<recv request="ACK"/>
-<recv request="BYE" timeout="20000"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
-</scenario>`;
-}
+const calleePhone = (user: string) =>
+  answeringUas({ tag: '[pid]callee', contact: `<sip:${user}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 });
 
 function callerPhone(user: string, domain: string, target: string, proxyPort: number): string {
   const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
@@ -110,7 +63,7 @@ Max-Forwards: 70
 ${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
 Content-Length: [len]
 
-${sdp}
+${SIPP_SDP}
 ]]></send>`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="caller">

@@ -386,3 +386,74 @@ export async function eventsFor(redis: Redis, resourceId: string): Promise<{ eve
   }
   return out;
 }
+
+/** SDP of a sipp party: PCMU on sipp's media port. */
+export const SIPP_SDP = `v=0
+o=- 1 1 IN IP4 [local_ip]
+s=-
+c=IN IP4 [local_ip]
+t=0 0
+m=audio [media_port] RTP/AVP 0
+a=rtpmap:0 PCMU/8000`;
+
+function uasReply(status: string, tag: string, extra = '', cseq = '[last_CSeq:]'): string {
+  return `SIP/2.0 ${status}
+[last_Via:]
+[last_From:]
+[last_To:];tag=${tag}
+[last_Call-ID:]
+${cseq}
+${extra}`;
+}
+
+export interface UasScenarioOptions {
+  /** The To tag of our answer (sipp keywords allowed). */
+  tag?: string;
+  /** The Contact header value. */
+  contact?: string;
+  /** Wait this long between 180 and the final answer. */
+  pauseMs?: number;
+  /** Answer with this failure status instead of 200. */
+  final?: number;
+  /** Wait for the caller's CANCEL and answer it (200, then 487 to the INVITE). */
+  cancel?: boolean;
+  /** recv timeout for the INVITE (default: none, crlf after it). */
+  inviteTimeoutMs?: number;
+}
+
+/**
+ * A sipp UAS: INVITE → 180 → (pause) → 200 with SDP, then ACK and the platform's BYE, answered with 200.
+ * Variants: a failure `final` status, or a caller CANCEL.
+ */
+export function answeringUas(o: UasScenarioOptions = {}): string {
+  const tag = o.tag ?? '[pid]SIPpTag01[call_number]';
+  const contact = `Contact: ${o.contact ?? '<sip:[local_ip]:[local_port];transport=[transport]>'}`;
+  const invite = o.inviteTimeoutMs ? `<recv request="INVITE" timeout="${o.inviteTimeoutMs}"/>` : '<recv request="INVITE" crlf="true"/>';
+  const parts = [
+    '<?xml version="1.0" encoding="ISO-8859-1" ?>',
+    '<scenario name="uas">',
+    invite,
+    `<send><![CDATA[\n${uasReply('180 Ringing', tag, `${contact}\nContent-Length: 0\n`)}\n]]></send>`,
+  ];
+  if (o.cancel) {
+    parts.push(
+      '<recv request="CANCEL" timeout="20000"/>',
+      `<send><![CDATA[\n${uasReply('200 OK', tag, 'Content-Length: 0\n')}\n]]></send>`,
+      `<send><![CDATA[\n${uasReply('487 Request Terminated', tag, 'Content-Length: 0\n', 'CSeq: [cseq] INVITE')}\n]]></send>`,
+      '<recv request="ACK"/>',
+    );
+  } else if (o.final) {
+    const reason = o.final === 486 ? 'Busy Here' : 'Service Unavailable';
+    parts.push(`<send><![CDATA[\n${uasReply(`${o.final} ${reason}`, tag, 'Content-Length: 0\n')}\n]]></send>`, '<recv request="ACK"/>');
+  } else {
+    if (o.pauseMs) parts.push(`<pause milliseconds="${o.pauseMs}"/>`);
+    parts.push(
+      `<send retrans="500"><![CDATA[\n${uasReply('200 OK', tag, `${contact}\nContent-Type: application/sdp\nContent-Length: [len]\n\n${SIPP_SDP}`)}\n]]></send>`,
+      '<recv request="ACK"/>',
+      '<recv request="BYE" timeout="20000"/>',
+      `<send><![CDATA[\nSIP/2.0 200 OK\n[last_Via:]\n[last_From:]\n[last_To:]\n[last_Call-ID:]\n[last_CSeq:]\nContent-Length: 0\n\n]]></send>`,
+    );
+  }
+  parts.push('</scenario>');
+  return parts.join('\n');
+}

@@ -11,58 +11,11 @@ import { repos } from '../../core/repos';
 import { CommandBus } from '../../core/commands/bus';
 import { testDb, truncateAll } from '../support/db';
 import { freePort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+import { answeringUas, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
 
-/** UAS: 180, a pause, 200, then waits for BYE (or sends it after byeAfterMs). */
-function slowUas(pauseMs: number): string {
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="slow-uas">
-<recv request="INVITE" crlf="true"/>
-<send><![CDATA[
-SIP/2.0 180 Ringing
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]slow[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:[local_ip]:[local_port]>
-Content-Length: 0
-
-]]></send>
-<pause milliseconds="${pauseMs}"/>
-<send retrans="500"><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]slow[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:[local_ip]:[local_port]>
-Content-Type: application/sdp
-Content-Length: [len]
-
-v=0
-o=- 1 1 IN IP4 [local_ip]
-s=-
-c=IN IP4 [local_ip]
-t=0 0
-m=audio [media_port] RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-]]></send>
-<recv request="ACK"/>
-<recv request="BYE" timeout="20000"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
-</scenario>`;
-}
+/** UAS: 180, a pause, 200, then waits for the platform's BYE. */
+const slowUas = (pauseMs: number) =>
+  answeringUas({ tag: '[pid]slow[call_number]', contact: '<sip:[local_ip]:[local_port]>', pauseMs });
 
 describe('media-app call limits and modes', function () {
   this.timeout(90_000);
