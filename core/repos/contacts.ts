@@ -76,7 +76,7 @@ export function contactsRepo(db: Db) {
   async function expand(rows: ContactRow[]): Promise<Contact[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
-    const addrs = (await db('contact_addresses').whereIn('contact_id', ids).orderBy([{ column: 'tm_create' }, { column: 'id' }])) as ContactAddressRow[];
+    const addrs = (await db('contact_addresses').whereIn('contact_id', ids).orderBy([{ column: 'tm_create' }, { column: 'seq' }])) as ContactAddressRow[];
     const tags = (await db('contact_tags').whereIn('contact_id', ids).orderBy('tm_create')) as { contact_id: string; tag_id: string }[];
     return rows.map((r) => ({ ...r, addresses: addrs.filter((a) => a.contact_id === r.id), tag_ids: tags.filter((t) => t.contact_id === r.id).map((t) => t.tag_id) }));
   }

@@ -80,7 +80,8 @@ describe('media-app inbound calls', function () {
     expect(events).to.deep.equal(['call_created', 'call_ringing', 'call_progressing', 'call_terminating', 'call_hangup']);
     const last = (await eventsFor(p.redis, call.id)).pop()!;
     expect(last.data).to.include({ status: 'hangup', hangup_reason: 'normal', hangup_by: 'local' });
-    // the live map was cleaned
+    // the live map is cleaned right after the hangup row is written
+    await until(() => p.app.calls.get(call.id) === undefined, 5000, 'live call map cleaned');
     expect(p.app.calls.get(call.id)).to.equal(undefined);
     expect((await callsRepo(db).get(call.id))!.status).to.equal('hangup');
   });
