@@ -18,6 +18,7 @@ import { CallRegistry } from './call/registry';
 import { CallFactory } from './call/factory';
 import { InboundRouter } from './inbound/router';
 import { CommandHandler } from './commands';
+import { SUBSYSTEMS } from './subsystems';
 
 export interface MediaAppDeps {
   config: Readonly<Config>;
@@ -95,12 +96,28 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     srf.options((_req, res) => res.send(200));
 
     const commands = new CommandHandler(factory, logger.child({ component: 'commands' }));
+    const running: { stop(): Promise<void> }[] = [];
+    for (const sub of SUBSYSTEMS) {
+      const started = await sub.start({
+        deps: factory.deps,
+        factory,
+        services: factory.services,
+        commands,
+        nodeId: app.nodeId,
+        logger: logger.child({ component: sub.name }),
+      });
+      running.push(started);
+    }
     const process = (job: Job<CommandEnvelope>) => commands.handle(job.data);
     const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
     const workers = [new Worker(ORIGINATE_QUEUE, process, workerOpts), new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
     for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
     // closers run last-first: stop taking commands, then hang up what is live
     closers.push(() => calls.hangupAll());
+    // Subsystems stop once the workers are closed and before live calls are hung up, last started first.
+    closers.push(async () => {
+      for (const r of running.reverse()) await r.stop().catch((err: Error) => logger.warn({ err: err.message }, 'subsystem stop failed'));
+    });
     closers.push(() => Promise.all(workers.map((w) => w.close())));
 
     let stopped = false;

@@ -6,9 +6,19 @@
 import type { Logger } from 'pino';
 import type { CommandEnvelope, MediaCommand } from '../core/queue/contracts';
 import type { CallFactory } from './call/factory';
+import type { CommandOf, CommandRegistry, CommandType } from './subsystem';
 
-export class CommandHandler {
+export class CommandHandler implements CommandRegistry {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private readonly handlers = new Map<string, (command: any) => Promise<void>>();
+
   constructor(private readonly factory: CallFactory, private readonly logger: Logger) {}
+
+  /** A subsystem's handler for its own command type (media-app/subsystem.ts). */
+  on<T extends CommandType>(type: T, handler: (command: CommandOf<T>) => Promise<void>): void {
+    if (this.handlers.has(type)) throw new Error(`command ${type} already has a handler`);
+    this.handlers.set(type, handler as unknown as (command: unknown) => Promise<void>);
+  }
 
   async handle(envelope: CommandEnvelope): Promise<void> {
     const c = envelope.command as MediaCommand;
@@ -39,8 +49,11 @@ export class CommandHandler {
       case 'activeflow.continue':
         this.factory.manager.continue(c.activeflowId);
         return;
-      default:
+      default: {
+        const handler = this.handlers.get((c as { type: string }).type);
+        if (handler) return handler(c);
         this.logger.info({ command: (c as { type: string }).type }, 'command type not handled by media-app');
+      }
     }
   }
 }

@@ -9,13 +9,16 @@ import type { AppContext } from '../context';
 import { attachWebSocket } from './index';
 import { startWebhooks } from '../webhooks';
 import { startEventStore } from '../../core/events/store';
+import { startAttachments } from '../attachments';
 
 export async function startEventServices(server: http.Server, ctx: AppContext): Promise<{ close(): Promise<void> }> {
   const ws = await attachWebSocket(server, ctx);
   const webhooks = await startWebhooks(ctx);
   const store = await startEventStore(ctx.db, ctx.redis, { onError: (err) => ctx.logger.warn({ err: String(err) }, 'events store write failed') });
+  const attachments = await startAttachments(server, ctx);
   return {
     async close() {
+      await attachments.close();
       await ws.close();
       await webhooks.close();
       await store.close();

@@ -22,7 +22,22 @@ export type MediaCommand =
   /** Run an activeflow control-api already wrote (POST /activeflows); skipped unless still running. */
   | { type: 'activeflow.start'; activeflowId: string; customerId: string }
   | { type: 'activeflow.stop'; activeflowId: string }
-  | { type: 'activeflow.continue'; activeflowId: string; actionId: string };
+  | { type: 'activeflow.continue'; activeflowId: string; actionId: string }
+  | SubsystemCommand;
+
+/**
+ * Commands of later subsystems (conferences, queues, media streams...), declared from their own
+ * modules so none edits this file:
+ *
+ *   declare module '../queue/contracts' {
+ *     interface SubsystemCommands { 'conference.kick': { conferenceId: string; callId: string } }
+ *   }
+ *
+ * media-app routes them to the handler the subsystem registered (media-app/subsystem.ts).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface SubsystemCommands {}
+export type SubsystemCommand = { [K in keyof SubsystemCommands]: { type: K } & SubsystemCommands[K] }[keyof SubsystemCommands];
 
 export interface RecordingOptions {
   format: 'wav';

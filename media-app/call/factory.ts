@@ -14,6 +14,7 @@ import type { Address as FlowAddress, ConnectRequest, ConnectResult, OriginateRe
 import { realClock, abortError } from '../flow/clock';
 import { FetchHttp } from '../flow/http';
 import { DEFAULT_LIMITS } from '../flow/limits';
+import type { FlowServices } from '../flow/services';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { dial } from '../outbound/dialer';
 import { targetsFor } from '../outbound/targets';
@@ -36,6 +37,8 @@ export interface FlowSpec {
 
 export class CallFactory {
   readonly manager: ActiveflowManager;
+  /** The node's subsystems as flow actions see them; subsystems fill their members at start. */
+  readonly services: FlowServices = {};
 
   constructor(readonly deps: CallDeps) {
     const publish = deps.events;
@@ -49,6 +52,7 @@ export class CallFactory {
       clock: realClock,
       http: new FetchHttp(),
       limits: DEFAULT_LIMITS,
+      services: this.services,
     });
   }
 

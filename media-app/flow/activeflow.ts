@@ -12,6 +12,7 @@ import type { ActiveflowEmitter, ActiveflowEventType } from './events';
 import { Frame } from './frame';
 import type { FlowHttp } from './http';
 import type { FlowLimits } from './limits';
+import type { FlowServices } from './services';
 import { type ActiveflowRecord, type EndReason, type ExecutedAction, type ReferenceType, tm } from './record';
 import type { ActiveflowStore, FlowStore } from './stores';
 import { Variables } from './variables';
@@ -32,6 +33,8 @@ export interface SessionDeps {
   limits: FlowLimits;
   /** Everything that happens, in order (the simulator's timeline; logs in production). */
   trace?: (entry: TraceEntry) => void;
+  /** Subsystems beyond the call (conferences, queues, streams, AI); shared by every activeflow of a node. */
+  services?: FlowServices;
   /** Starts the flow of a recording's on_end_flow_id (the manager provides it). */
   spawnForRecording?: (parent: ActiveflowSession, recordingId: string, flowId: string) => void;
 }
@@ -343,6 +346,7 @@ export class ActiveflowSession {
       http: { request: (req) => clock.track(d.http.request(req)) },
       flows: d.flows,
       limits: d.limits,
+      services: d.services ?? {},
       signal: this.abort.signal,
       takeLoop(actionId, loopCount) {
         const frame = self.frames[self.frames.length - 1]!;

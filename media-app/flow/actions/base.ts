@@ -8,6 +8,7 @@ import type { CallPort, Originator } from '../call-port';
 import type { FlowClock } from '../clock';
 import type { FlowHttp } from '../http';
 import type { FlowLimits } from '../limits';
+import type { FlowServices } from '../services';
 import type { ReferenceType } from '../record';
 import type { FlowStore } from '../stores';
 import type { Variables } from '../variables';
@@ -39,6 +40,8 @@ export interface ActionContext {
   readonly http: FlowHttp;
   readonly flows: FlowStore;
   readonly limits: FlowLimits;
+  /** The node's subsystems (conferences, queues, media streams, AI...); each member may be absent. */
+  readonly services: FlowServices;
   /** Aborts when the activeflow is stopped or its call hangs up. */
   readonly signal: AbortSignal;
   /** Takes one pass of a goto loop; false when its loop_count is used up (stored per action list). */
