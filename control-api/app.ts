@@ -2,13 +2,9 @@
  * The express 5 app factory. Order on /v1.0: request id → metrics/log → per-IP limit → per route:
  * credentials → per-customer limit → status gate → JSON body → permission → validation → handler.
  *
- * The /auth group lives in control-api/auth/ (another module): if `control-api/auth/index.ts`
- * exists it must export `createAuthRouter(m: AuthMount): express.Router`; it is mounted at /auth
- * with no body parser in front. Likewise `control-api/provisioning/router.ts` →
- * `createProvisioningRouter(ctx)` at /provisioning (no credentials).
+ * The /auth group (control-api/auth/) is mounted at /auth with no body parser in front; the
+ * provisioning URL for desk phones (control-api/provisioning/) at /provisioning, without credentials.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import express, { Router, type Express } from 'express';
 import type { AppContext } from './context';
 import { requestId } from './middleware/request-id';
@@ -22,6 +18,8 @@ import { loadRoutes } from './routes';
 import { buildOpenApi } from './openapi';
 import { createMetrics, opsRouter, type Metrics } from './ops';
 import { createMessagingCallbackRouter } from './messaging/router';
+import { createAuthRouter } from './auth';
+import { createProvisioningRouter } from './provisioning/router';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -34,9 +32,9 @@ export interface AuthMount {
 }
 
 export interface AppOptions {
-  /** Defaults to control-api/auth/index.ts's createAuthRouter when that file exists. */
+  /** Defaults to control-api/auth's createAuthRouter (tests mount their own). */
   authRouter?: (m: AuthMount) => Router;
-  /** Defaults to control-api/provisioning/router.ts's createProvisioningRouter when that file exists. */
+  /** Defaults to control-api/provisioning's createProvisioningRouter. */
   provisioningRouter?: (ctx: AppContext) => Router;
   /** Override the route list (tests). */
   routes?: AnyRoute[];
@@ -55,23 +53,6 @@ export interface PlatformApp {
   metrics: Metrics;
   routes: AnyRoute[];
   openapi: Record<string, unknown>;
-}
-
-/** Loads `control-api/<file>` when it exists (modules owned by other parts of the project). */
-function optionalModule<T>(file: string): T | undefined {
-  const base = path.join(__dirname, file);
-  if (!['.ts', '.js'].some((ext) => fs.existsSync(base + ext))) return undefined;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require(base) as T;
-}
-
-function defaultAuthRouter(): AppOptions['authRouter'] | undefined {
-  return optionalModule<{ createAuthRouter?: AppOptions['authRouter'] }>('auth/index')?.createAuthRouter;
-}
-
-/** control-api/provisioning/router.ts: unauthenticated provisioning URL for desk phones, at /provisioning. */
-function defaultProvisioningRouter(): ((ctx: AppContext) => Router) | undefined {
-  return optionalModule<{ createProvisioningRouter?: (ctx: AppContext) => Router }>('provisioning/router')?.createProvisioningRouter;
 }
 
 export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
@@ -98,10 +79,10 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.use(metrics.middleware);
   app.use(opsRouter(ctx, metrics));
 
-  const authRouter = opts.authRouter ?? defaultAuthRouter();
-  if (authRouter) app.use('/auth', authRouter({ ctx, credentials, statusGate, limiters, jsonBody: body }));
-  const provisioning = opts.provisioningRouter ?? defaultProvisioningRouter();
-  if (provisioning) app.use('/provisioning', provisioning(ctx));
+  const authRouter = opts.authRouter ?? createAuthRouter;
+  app.use('/auth', authRouter({ ctx, credentials, statusGate, limiters, jsonBody: body }));
+  const provisioning = opts.provisioningRouter ?? createProvisioningRouter;
+  app.use('/provisioning', provisioning(ctx));
   // SMS provider callbacks (delivery reports, inbound messages): authenticated by the provider's signature.
   app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
 

@@ -1,38 +1,17 @@
 /**
  * control-api process: load config (exit 1 with one line per bad variable), migrate, create the
- * first-start admin, start the account jobs (control-api/jobs, when present), listen, attach the
- * event services (control-api/ws/services.ts, when present), and shut down cleanly on SIGINT/SIGTERM.
+ * first-start admin, start the account jobs (control-api/jobs), listen, attach the event services
+ * and attachments (control-api/ws/services.ts), and shut down cleanly on SIGINT/SIGTERM.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import http from 'node:http';
 import { loadConfig, ConfigError } from '../core/config';
 import { createLogger } from '../core/logger';
 import { createDb, migrate } from '../core/db/knex';
-import { createContext, createRedis, type AppContext } from './context';
+import { createContext, createRedis } from './context';
 import { createApp } from './app';
 import { bootstrapAdmin } from './bootstrap';
-
-type Closable = { close(): Promise<void> };
-
-/** Loads `control-api/<file>` when present (parts built in other modules) and returns its export `name`. */
-function optional<F>(file: string, name: string): F | null {
-  const base = path.join(__dirname, file);
-  if (!['.ts', '.js'].some((ext) => fs.existsSync(base + ext))) return null;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return ((require(base) as Record<string, unknown>)[name] as F | undefined) ?? null;
-}
-
-async function startJobs(ctx: AppContext): Promise<Closable | null> {
-  const start = optional<(ctx: AppContext) => Promise<Closable>>('jobs/index', 'startJobs');
-  return start ? start(ctx) : null;
-}
-
-/** WebSocket /v1.0/ws, webhook delivery and the events store (control-api/ws/services.ts). */
-async function startEvents(server: http.Server, ctx: AppContext): Promise<Closable | null> {
-  const start = optional<(server: http.Server, ctx: AppContext) => Promise<Closable>>('ws/services', 'startEventServices');
-  return start ? start(server, ctx) : null;
-}
+import { startJobs } from './jobs';
+import { startEventServices } from './ws/services';
 
 async function main(): Promise<void> {
   let config;
@@ -75,7 +54,7 @@ async function main(): Promise<void> {
     server.once('error', reject);
     server.listen(config.httpPort, config.httpHost, () => resolve());
   });
-  const events = await startEvents(server, ctx);
+  const events = await startEventServices(server, ctx);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.httpPort;
   logger.info({ url: `http://${config.httpHost}:${port}` }, 'control-api listening');
@@ -92,8 +71,8 @@ async function main(): Promise<void> {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
-    await events?.close().catch((err: unknown) => logger.warn({ err }, 'event services close failed'));
-    await jobs?.close().catch((err: unknown) => logger.warn({ err }, 'jobs close failed'));
+    await events.close().catch((err: unknown) => logger.warn({ err }, 'event services close failed'));
+    await jobs.close().catch((err: unknown) => logger.warn({ err }, 'jobs close failed'));
     await db.destroy();
     redis.disconnect();
     process.exit(0);

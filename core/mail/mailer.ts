@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import nodemailer from 'nodemailer';
+import { composer, smtpTransport, writeEml, type EmailTransport } from './transport';
 
 export interface OutgoingMail {
   to: string;
@@ -33,12 +33,14 @@ export function createMailer(opts: MailerOptions): Mailer {
 }
 
 class SmtpMailer implements Mailer {
-  private readonly transport;
+  private readonly transport: EmailTransport;
   constructor(url: string, private readonly from: string) {
-    this.transport = nodemailer.createTransport(url);
+    this.transport = smtpTransport(url);
   }
   async send(mail: OutgoingMail): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+    const messageId = `${crypto.randomUUID()}@${this.from.split('@')[1]?.replace(/[>\s]/g, '') || 'localhost'}`;
+    const r = await this.transport.send({ from: this.from, to: [mail.to], subject: mail.subject, text: mail.text, html: mail.html, attachments: [], messageId });
+    if (r.kind !== 'accepted') throw new Error(`mail to ${mail.to} not sent: ${r.error}`);
   }
   async close(): Promise<void> {
     this.transport.close();
@@ -49,7 +51,7 @@ let outboxSeq = 0;
 
 /** Writes `<time>-<seq>-<kind>-<to>-<rand>.eml` (the full RFC 5322 message) and the same name with `.txt` (the link). */
 export class OutboxMailer implements Mailer {
-  private readonly composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  private readonly composer = composer();
   constructor(readonly dir: string, private readonly from: string) {}
 
   async send(mail: OutgoingMail): Promise<void> {
@@ -62,8 +64,7 @@ export class OutboxMailer implements Mailer {
     const base = path.join(this.dir, `${stamp}-${seq}-${mail.kind}-${who}-${crypto.randomBytes(3).toString('hex')}`);
     // Write the .txt first and the .eml last: a reader polling for .eml then finds both complete.
     await fs.writeFile(`${base}.txt`, `${mail.subject}\nTo: ${mail.to}\n\n${mail.link ?? ''}\n`);
-    await fs.writeFile(`${base}.eml.tmp`, info.message as Buffer);
-    await fs.rename(`${base}.eml.tmp`, `${base}.eml`);
+    await writeEml(base, info.message as Buffer);
   }
   async close(): Promise<void> {}
 }

@@ -1,11 +1,11 @@
 /**
- * Delivery of customer emails (with attachments), configured like core/mail: SMTP_URL → nodemailer's
- * SMTP transport; none → an .eml file per email in the outbox folder. The answer classifies the
+ * The one way mail leaves the platform (customer emails with attachments, and the account mails of
+ * mailer.ts): SMTP_URL → nodemailer's SMTP transport; none → an .eml file per mail in the outbox folder. The answer classifies the
  * outcome for the email status: accepted, refused for good (5xx), or to retry (4xx, no connection).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import nodemailer, { type Transporter } from 'nodemailer';
 
 export interface EmailAttachmentFile {
   filename: string;
@@ -18,6 +18,7 @@ export interface EmailEnvelope {
   to: string[];
   subject: string;
   text: string;
+  html?: string;
   attachments: EmailAttachmentFile[];
   /** Message-ID header value without brackets' content rules; also our provider reference. */
   messageId: string;
@@ -52,16 +53,26 @@ export function smtpTransport(url: string): EmailTransport {
   };
 }
 
+/** Writes `<base>.eml` whole or not at all (a reader polling for .eml never sees half a message). */
+export async function writeEml(base: string, message: Buffer): Promise<void> {
+  await fs.mkdir(path.dirname(base), { recursive: true });
+  await fs.writeFile(`${base}.eml.tmp`, message);
+  await fs.rename(`${base}.eml.tmp`, `${base}.eml`);
+}
+
+/** Composes RFC 5322 messages without sending them (the outbox). */
+export function composer(): Transporter {
+  return nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+}
+
 export function outboxTransport(dir: string): EmailTransport {
-  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const compose = composer();
   return {
     async send(mail) {
       try {
-        const info = await composer.sendMail({ ...mail, messageId: `<${mail.messageId}>` });
-        await fs.mkdir(dir, { recursive: true });
+        const info = await compose.sendMail({ ...mail, messageId: `<${mail.messageId}>` });
         const base = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-email-${mail.messageId.replace(/[^A-Za-z0-9.-]/g, '_')}`);
-        await fs.writeFile(`${base}.eml.tmp`, info.message as Buffer);
-        await fs.rename(`${base}.eml.tmp`, `${base}.eml`);
+        await writeEml(base, info.message as Buffer);
         return { kind: 'accepted', response: 'written to outbox' };
       } catch (err) {
         return classify(err);
