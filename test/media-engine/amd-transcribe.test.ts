@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
 import path from 'node:path';
 import { writeWav, readWav as readEngineWav } from '../../media-engine/audio/wav';
-import { MediaServer, type Endpoint, type Transcript } from '../../media-engine';
+import { type MediaServer, type Endpoint, type Transcript } from '../../media-engine';
 import { FliteProvider, EspeakProvider, fliteAvailable } from '../../media-engine/tts';
 import { concat, espeak, silenceMs, soxSynth } from './dsp/support/audio';
-import { portRange, rejection, sleep, tmpDir } from './support';
+import { rejection, sleep, useMediaServer } from './support';
 
 describe('media-engine AMD, beep and transcription on an endpoint (loopback UDP)', function () {
   this.timeout(60000);
@@ -15,22 +14,24 @@ describe('media-engine AMD, beep and transcription on an endpoint (loopback UDP)
   let greeting: string;
   let beepAtMs: number;
 
-  before(async () => {
-    dir = tmpDir();
-    hello = path.join(dir, 'hello.wav');
-    writeWav(hello, concat(espeak('hello?'), silenceMs(200)));
-    // a six-second answering machine greeting ending in a beep
-    greeting = path.join(dir, 'greeting.wav');
-    const words = espeak("Hi, you've reached Sam and Robin. We can't take your call. Leave a message after the tone.", 'en-us', 175);
-    const audio = concat(silenceMs(200), words, silenceMs(300));
-    beepAtMs = audio.length / 8;
-    writeWav(greeting, concat(audio, soxSynth(['0.5', 'sine', '1000'], ['vol', '0.4']), silenceMs(500)));
-    ms = await MediaServer.start({ rtpPorts: portRange(200), workers: 2 });
-  });
-  after(async () => {
-    await ms?.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useMediaServer(
+    {
+      ports: 200,
+      workers: 2,
+      prepare(d) {
+        dir = d;
+        hello = path.join(dir, 'hello.wav');
+        writeWav(hello, concat(espeak('hello?'), silenceMs(200)));
+        // a six-second answering machine greeting ending in a beep
+        greeting = path.join(dir, 'greeting.wav');
+        const words = espeak("Hi, you've reached Sam and Robin. We can't take your call. Leave a message after the tone.", 'en-us', 175);
+        const audio = concat(silenceMs(200), words, silenceMs(300));
+        beepAtMs = audio.length / 8;
+        writeWav(greeting, concat(audio, soxSynth(['0.5', 'sine', '1000'], ['vol', '0.4']), silenceMs(500)));
+      },
+    },
+    (f) => ({ ms } = f),
+  );
 
   /** caller = the far end that plays audio; callee = the endpoint under test. */
   async function pair(): Promise<{ far: Endpoint; ep: Endpoint }> {

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
-import fs from 'node:fs';
 import path from 'node:path';
 import { MediaServer, type Endpoint } from '../../media-engine';
-import { bestCorrelation, portRange, readWav, rejection, rms, sleep, speechWav, tmpDir } from './support';
+import { bestCorrelation, portRange, readWav, rejection, rms, sleep, useMediaServer } from './support';
 
 /** Two worker clocks on a CPU-starved CI machine can slip a frame or two; chance level is about 0.1. */
 const XWORKER_MIN_CORR = 0.6;
@@ -14,16 +13,7 @@ describe('media-engine bridge, conference, fork and ports', function () {
   let dir: string;
   let speech: string;
 
-  before(async () => {
-    dir = tmpDir();
-    speech = path.join(dir, 'speech.wav');
-    speechWav(speech, 'Testing the bridge and the conference.');
-    ms = await MediaServer.start({ rtpPorts: portRange(600), workers: 2 });
-  });
-  after(async () => {
-    await ms?.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useMediaServer({ ports: 600, workers: 2, speech: 'Testing the bridge and the conference.' }, (f) => ({ ms, dir, speech } = f));
 
   /** A "phone" (offerer) and the engine leg that answers it; `near` places the engine leg. */
   async function call(near?: Endpoint): Promise<{ phone: Endpoint; leg: Endpoint }> {

@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { MediaServer, type DtmfEvent, type Endpoint } from '../../media-engine';
+import { type MediaServer, type DtmfEvent, type Endpoint } from '../../media-engine';
 import { freePort } from '../support/ports';
-import { bestCorrelation, portRange, readWav, rejection, rms, sleep, speechWav, tmpDir } from './support';
+import { bestCorrelation, readWav, rejection, rms, sleep, speechWav, useMediaServer } from './support';
 
 describe('media-engine endpoints over loopback UDP', function () {
   this.timeout(30000);
@@ -13,16 +13,7 @@ describe('media-engine endpoints over loopback UDP', function () {
   let dir: string;
   let speech: string;
 
-  before(async () => {
-    dir = tmpDir();
-    speech = path.join(dir, 'speech.wav');
-    speechWav(speech, 'Hello, this is a test of the media engine. One two three.');
-    ms = await MediaServer.start({ rtpPorts: portRange(400), workers: 2 });
-  });
-  after(async () => {
-    await ms?.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useMediaServer({ ports: 400, workers: 2, speech: 'Hello, this is a test of the media engine. One two three.' }, (f) => ({ ms, dir, speech } = f));
 
   /** A makes the offer, B answers from it (on the same worker when near is given). */
   async function pair(opts: { inbandDtmf?: boolean } = {}): Promise<[Endpoint, Endpoint]> {
@@ -163,14 +154,7 @@ describe('media-engine sources: TTS, MP3 and http(s) URLs', function () {
   let ms: MediaServer;
   let dir: string;
 
-  before(async () => {
-    dir = tmpDir();
-    ms = await MediaServer.start({ rtpPorts: portRange(100), workers: 1, cacheDir: path.join(dir, 'cache') });
-  });
-  after(async () => {
-    await ms?.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useMediaServer({ ports: 100, workers: 1, cache: true }, (f) => ({ ms, dir } = f));
 
   it('says text through espeak-ng, plays an MP3 and a WAV served over http', async () => {
     const a = await ms.createEndpoint();

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
-import fs from 'node:fs';
 import path from 'node:path';
-import { MediaServer, type Endpoint } from '../../media-engine';
-import { bestCorrelation, portRange, readWav, rejection, rms, sleep, speechWav, tmpDir } from './support';
+import { type MediaServer, type Endpoint } from '../../media-engine';
+import { bestCorrelation, readWav, rejection, rms, sleep, useMediaServer } from './support';
 
 /** The loudest window's RMS. */
 function rmsMax(x: Int16Array, win: number): number {
@@ -36,16 +35,7 @@ describe('media-engine robustness: worker crash, RTCP on the wire, conference fo
   let dir: string;
   let speech: string;
 
-  before(async () => {
-    dir = tmpDir();
-    speech = path.join(dir, 'speech.wav');
-    speechWav(speech, 'One two three four five. The conference fork hears this.');
-    ms = await MediaServer.start({ rtpPorts: portRange(200), workers: 2 });
-  });
-  after(async () => {
-    await ms?.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useMediaServer({ ports: 200, workers: 2, speech: 'One two three four five. The conference fork hears this.' }, (f) => ({ ms, dir, speech } = f));
 
   async function pair(near?: Endpoint): Promise<[Endpoint, Endpoint]> {
     const a = await ms.createEndpoint({ near });

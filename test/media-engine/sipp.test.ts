@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MediaServer, type DtmfEvent, type Endpoint, type RecordResult } from '../../media-engine';
+import { type MediaServer, type DtmfEvent, type Endpoint, type RecordResult } from '../../media-engine';
 import { freePort } from '../support/ports';
-import { bestCorrelation, portRange, readWav, tmpDir } from './support';
+import { bestCorrelation, readWav, useMediaServer } from './support';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 
 const SIPP_DIR = '/usr/share/sip-tester';
@@ -57,18 +57,19 @@ describe('media-engine end to end with sipp (uac_pcap)', function () {
   let ms: MediaServer;
   let dir: string;
 
-  before(async () => {
-    dir = tmpDir();
-    fs.mkdirSync(path.join(dir, 'pcap'));
-    // sipp's built-in uac_pcap looks for pcap/ relative to its working directory
-    fs.symlinkSync(path.join(SIPP_DIR, 'g711a.pcap'), path.join(dir, 'pcap', 'g711a.pcap'));
-    fs.symlinkSync(path.join(SIPP_DIR, 'dtmf_2833_1.pcap'), path.join(dir, 'pcap', 'dtmf_2833_1.pcap'));
-    ms = await MediaServer.start({ rtpPorts: portRange(100), workers: 1 });
-  });
-  after(async () => {
-    await ms?.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useMediaServer(
+    {
+      ports: 100,
+      workers: 1,
+      prepare(d) {
+        fs.mkdirSync(path.join(d, 'pcap'));
+        // sipp's built-in uac_pcap looks for pcap/ relative to its working directory
+        fs.symlinkSync(path.join(SIPP_DIR, 'g711a.pcap'), path.join(d, 'pcap', 'g711a.pcap'));
+        fs.symlinkSync(path.join(SIPP_DIR, 'dtmf_2833_1.pcap'), path.join(d, 'pcap', 'dtmf_2833_1.pcap'));
+      },
+    },
+    (f) => ({ ms, dir } = f),
+  );
 
   it('answers a sipp call, records its G.711 audio and detects its RFC 2833 digit', async () => {
     const sipPort = await freePort();

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MediaServer } from '../../media-engine';
 
 export function tmpDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'me-test-'));
@@ -108,4 +109,37 @@ export async function rejection(p: Promise<unknown>): Promise<Error> {
     return e as Error;
   }
   throw new Error('expected the promise to reject');
+}
+
+export interface MediaFixture {
+  ms: MediaServer;
+  /** A temporary folder, removed after the suite. */
+  dir: string;
+  /** `<dir>/speech.wav` when `speech` text was given. */
+  speech: string;
+}
+
+/**
+ * The before/after pair every media-engine suite needs: a temp folder, optional espeak-ng speech,
+ * suite-specific files (`prepare`), and a MediaServer on a random port window; all torn down after.
+ * `set` hands the fixture to the suite's own variables.
+ */
+export function useMediaServer(
+  opts: { ports: number; workers: number; speech?: string; cache?: boolean; prepare?: (dir: string) => void },
+  set: (f: MediaFixture) => void,
+): void {
+  let f: MediaFixture | undefined;
+  before(async () => {
+    const dir = tmpDir();
+    const speech = path.join(dir, 'speech.wav');
+    if (opts.speech) speechWav(speech, opts.speech);
+    opts.prepare?.(dir);
+    const ms = await MediaServer.start({ rtpPorts: portRange(opts.ports), workers: opts.workers, ...(opts.cache ? { cacheDir: path.join(dir, 'cache') } : {}) });
+    f = { ms, dir, speech };
+    set(f);
+  });
+  after(async () => {
+    await f?.ms.destroy();
+    if (f) fs.rmSync(f.dir, { recursive: true, force: true });
+  });
 }
