@@ -40,11 +40,13 @@ export class Engine {
     this.clock.startClock();
   }
 
+  private readonly failedLegs = new WeakSet<Leg>();
+
   private tick(now: number, skippedTicks = 0): void {
     const t0 = performance.now();
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
     if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(skippedTicks);
-    for (const leg of this.legs.values()) leg.receivePhase(now);
+    for (const leg of this.legs.values()) this.guard(leg, () => leg.receivePhase(now));
     for (const c of this.conferences.values()) {
       c.mixer.tick();
       c.recorder?.write(c.mixer.mix, null);
@@ -52,8 +54,20 @@ export class Engine {
       for (const f of c.forks.values()) f.offer(c.mixer.mix);
     }
     for (const l of this.links.values()) l.link.flush();
-    for (const leg of this.legs.values()) leg.sendPhase(now);
+    for (const leg of this.legs.values()) this.guard(leg, () => leg.sendPhase(now));
     this.tickCost[this.clock.stats.ticks % this.tickCost.length] = performance.now() - t0;
+  }
+
+  /** One leg's failure in a tick is its own: it is reported once and the other legs still run. */
+  private guard(leg: Leg, phase: () => void): void {
+    try {
+      phase();
+    } catch (e) {
+      if (!this.failedLegs.has(leg)) {
+        this.failedLegs.add(leg);
+        process.emitWarning(`media leg tick failed: ${(e as Error).stack ?? e}`);
+      }
+    }
   }
 
   private leg(id: string): Leg {

@@ -127,13 +127,14 @@ export class RtpSession {
     const p = parseRtp(msg);
     if (!p || !this.media) return;
     const now = Date.now();
-    // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet
-    if (!this.latched || ((rinfo.address !== this.remote?.address || rinfo.port !== this.remote?.port) && now - this.lastFromRemote > RELATCH_AFTER_MS)) {
+    // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet;
+    // never to port 0, which cannot be answered (raw-socket senders such as sipp's pcap play leave it unset)
+    if (rinfo.port !== 0 && (!this.latched || ((rinfo.address !== this.remote?.address || rinfo.port !== this.remote?.port) && now - this.lastFromRemote > RELATCH_AFTER_MS))) {
       this.remote = { address: rinfo.address, port: rinfo.port };
       if (!this.latched) this.remoteRtcp = { address: rinfo.address, port: rinfo.port + 1 };
       this.latched = true;
     }
-    if (rinfo.address === this.remote!.address && rinfo.port === this.remote!.port) this.lastFromRemote = now;
+    if (rinfo.address === this.remote?.address && rinfo.port === this.remote.port) this.lastFromRemote = now;
     if (!this.media.receive) return;
     if (this.remoteSsrc !== p.ssrc) {
       // a new source (SSRC change after re-INVITE, transfer, restart): start over

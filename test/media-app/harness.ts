@@ -18,6 +18,7 @@ import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
 import { loadMediaAppConfig } from '../../media-app/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
+import { decodeG711 } from '../../media-engine/codecs/g711';
 import { freePort } from '../support/ports';
 import { testDb, testDatabaseUrl } from '../support/db';
 
@@ -253,7 +254,9 @@ export class RtpSink {
   private sock = dgram.createSocket('udp4');
   port = 0;
   packets = 0;
-  /** Per 20 ms packet: mean |sample| of the PCMU payload. */
+  /** Per 20 ms packet: mean |sample| of the PCMU or PCMA payload. */
+  /** Arrival time (ms, performance.now()) of each packet in `levels`. */
+  times: number[] = [];
   levels: number[] = [];
 
   static async open(): Promise<RtpSink> {
@@ -263,12 +266,14 @@ export class RtpSink {
     s.sock.on('message', (buf) => {
       if (buf.length < 12 || (buf[0]! & 0xc0) !== 0x80) return;
       const pt = buf[1]! & 0x7f;
-      if (pt !== 0) return;
+      if (pt !== 0 && pt !== 8) return;
       const cc = buf[0]! & 0x0f;
       const payload = buf.subarray(12 + cc * 4);
       let sum = 0;
-      for (const b of payload) sum += Math.abs(MULAW_DECODE[b]!);
+      if (pt === 0) for (const b of payload) sum += Math.abs(MULAW_DECODE[b]!);
+      else for (const v of decodeG711('PCMA', payload)) sum += Math.abs(v);
       s.packets++;
+      s.times.push(performance.now());
       s.levels.push(payload.length ? sum / payload.length : 0);
     });
     return s;
