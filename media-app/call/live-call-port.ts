@@ -18,6 +18,7 @@ import type {
 import { collectDigits } from '../flow/digit-collector';
 import { abortError, realClock } from '../flow/clock';
 import { callsRepo } from '../../core/repos/calls';
+import { isMediaUrl } from '../../core/flow/options/common';
 import type { LiveCall } from './live-call';
 import type { CallFactory } from './factory';
 import { Recordings } from './recordings';
@@ -79,6 +80,9 @@ export class LiveCallPort extends EventEmitter implements CallPort {
   }
 
   async play(urls: string[], signal: AbortSignal): Promise<void> {
+    // a ${var} may have turned into anything: only http(s) audio is fetched, never a local path
+    const bad = urls.find((u) => !isMediaUrl(u));
+    if (bad !== undefined) throw new Error(`play: not an http or https URL: ${bad.slice(0, 200)}`);
     await this.call.answer();
     await this.media(signal, () => this.ep.play(urls));
   }
@@ -112,10 +116,38 @@ export class LiveCallPort extends EventEmitter implements CallPort {
     return this.recordings.stop();
   }
 
-  async amd(signal: AbortSignal): Promise<{ result: AmdResult }> {
-    // The endpoint has no AMD operation yet (media-engine/dsp/amd.ts is not exposed): say so honestly.
+  /** Answering-machine detection on what the far end says (media-engine endpoint.amd()). */
+  async amd(signal: AbortSignal): Promise<{ result: AmdResult; cause: string; offsetMs: number }> {
+    await this.call.answer();
+    const ep = this.ep;
+    const r = await this.analysis(signal, ep, () => ep.amd());
+    return { result: r.result.toLowerCase() as AmdResult, cause: r.cause, offsetMs: r.offsetMs };
+  }
+
+  /** Waits for a voicemail beep (voicemail drop); null when none comes within timeoutMs. */
+  async waitForBeep(timeoutMs: number, signal: AbortSignal): Promise<{ offsetMs: number; frequency: number } | null> {
+    const ep = this.ep;
+    try {
+      return await this.analysis(signal, ep, () => ep.waitForBeep({ timeoutMs }));
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ETIMEDOUT') return null;
+      throw err;
+    }
+  }
+
+  /** Runs an endpoint analysis that stops (stopAmd) when the runner's signal aborts. */
+  private async analysis<T>(signal: AbortSignal, ep: NonNullable<LiveCall['endpoint']>, op: () => Promise<T>): Promise<T> {
     if (signal.aborted) throw abortError(signal);
-    return { result: 'notsure' };
+    const onAbort = () => void ep.stopAmd().catch(() => undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await op();
+    } catch (err) {
+      if (signal.aborted) throw abortError(signal);
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   async echo(req: { duration: number; stream: boolean }, signal: AbortSignal): Promise<void> {

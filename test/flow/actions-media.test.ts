@@ -127,7 +127,7 @@ describe('flow actions on a virtual call: media', () => {
   });
 
   it('amd async goes on at once and hangs up when the machine is detected', async () => {
-    const r = await sim([{ type: 'amd', option: { machine_handle: 'hangup', async: true } }, { type: 'play', option: { stream_urls: ['u'] } }, { type: 'sleep', option: { duration: 60000 } }], {
+    const r = await sim([{ type: 'amd', option: { machine_handle: 'hangup', async: true } }, { type: 'play', option: { stream_urls: ['http://m/u.wav'] } }, { type: 'sleep', option: { duration: 60000 } }], {
       amd: { result: 'machine', after_ms: 2500 },
     });
     expect(media(r).find((m) => m.command === 'play')!.t).to.equal(0);

@@ -91,6 +91,11 @@ describe('flow validation', () => {
     expect(problems([{ type: 'variable_set', option: { key: 'svc.call.id', value: 'x' } }])[0]!.field).to.equal('actions[0].option.key');
     expect(problems([{ type: 'variable_set', option: { key: 'has space' } }])[0]!.field).to.equal('actions[0].option.key');
     expect(problems([{ type: 'webhook_send', option: { uri: 'ftp://x' } }])[0]!.field).to.equal('actions[0].option.uri');
+    // play reads only http(s): a path would read the server's disk (other customers' recordings)
+    for (const url of ['/etc/passwd', 'file:///etc/passwd', '../recordings/x.wav', 'tone_stream://beep']) {
+      expect(problems([{ type: 'play', option: { stream_urls: ['https://ok.example/a.wav', url] } }])[0]!.field, url).to.equal('actions[0].option.stream_urls[1]');
+    }
+    expect(problems([{ type: 'play', option: { stream_urls: ['https://m.example/a.wav', '${prompt_url}'] } }])).to.deep.equal([]);
   });
 
   it('throws INVALID_ARGUMENT with one detail per problem', () => {

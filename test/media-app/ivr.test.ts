@@ -151,4 +151,34 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
     expect(promptFetches).to.equal(before);
     expect(await db('recordings').where({ reference_id: call.id })).to.have.length(0);
   });
+
+  it('a play URL that a variable turned into a local path is refused at run time, and the call still ends', async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `ivrp${Date.now()}@example.test`, status: 'active', name: 'ivr' })).id;
+    await trunksRepo(db).create(cid, `ivrp${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([
+        { type: 'answer' },
+        { type: 'variable_set', option: { key: 'prompt', value: path.join(p.config.dataDir, 'recordings', 'someone-else.wav') } },
+        { type: 'play', option: { stream_urls: ['${prompt}'] } },
+        { type: 'talk', option: { text: 'never reached', language: 'en-US' } },
+      ]),
+    } as never);
+    await numbersRepo(db).create({ customer_id: cid, number: '+899100000703', type: 'virtual', call_flow_id: flow.id });
+    const sink = await RtpSink.open();
+    try {
+      const r = await sipp(uacWaitsForBye(`+899100000703@127.0.0.1:${p.sipPort}`, 'pbx', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 30_000 }).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
+    const af = await until(async () => {
+      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+      return a?.status === 'ended' ? a : null;
+    }, 10_000, 'activeflow ended');
+    expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['answer', 'variable_set', 'play']);
+    expect(JSON.stringify(af)).to.match(/not an http or https URL/);
+  });
 });

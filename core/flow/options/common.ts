@@ -21,6 +21,19 @@ export const requiredUuidOrVar = z
   .string()
   .refine((s) => UUID_RE.test(s) || HAS_VAR.test(s), 'must be a UUID or contain a ${variable}');
 
+/**
+ * Audio a flow plays: an http(s) URL, or a `${var}` that must turn into one at run time. Never a
+ * path: a path would read the server's disk (other customers' recordings included).
+ */
+export const mediaUrl = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((s) => isMediaUrl(s) || HAS_VAR.test(s), 'must be an http or https URL');
+
+export function isMediaUrl(s: string): boolean {
+  return /^https?:\/\/[^\s/]+/i.test(s);
+}
+
 /** Milliseconds, non-negative integer. */
 export const millis = z.number().int('must be an integer').min(0, 'must be >= 0');
 

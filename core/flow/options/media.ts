@@ -1,6 +1,6 @@
 /** Options of the actions that act on the call's media (voipbin-notes §6, OpenAPI FlowManagerActionOption*). */
 import { z } from 'zod';
-import { HANGUP_REASONS, millis, none, uuidOrVar } from './common';
+import { HANGUP_REASONS, mediaUrl, millis, none, uuidOrVar } from './common';
 
 export const answer = none;
 export const beep = none;
@@ -24,7 +24,7 @@ export const talk = z.object({
 });
 
 export const play = z.object({
-  stream_urls: z.array(z.string().min(1, 'must not be empty')).min(1, 'must contain at least one URL'),
+  stream_urls: z.array(mediaUrl).min(1, 'must contain at least one URL'),
 });
 
 export const digits_receive = z.object({
@@ -51,6 +51,11 @@ export const recording_start = z.object({
 export const amd = z.object({
   machine_handle: z.enum(['hangup', 'continue']).optional(),
   async: z.boolean().optional(),
+  /** Platform extension, voicemail drop: on a machine, wait for the beep, then speak this text... */
+  voicemail_text: z.string().max(4000).optional(),
+  voicemail_language: z.string().optional(),
+  /** ...or play these files/URLs (after the text, when both are given). */
+  voicemail_urls: z.array(z.string()).max(10).optional(),
 });
 
 export const hangup = z.object({
