@@ -15,11 +15,15 @@ export interface PlayResult {
 interface Job {
   loaders: (() => Promise<FrameSource>)[];
   bargeIn: boolean;
+  /** The source being played (or awaited). */
   index: number;
   current: FrameSource | null;
-  loading: Promise<FrameSource> | null;
+  /** Sources loaded ahead of `index` (the next one loads while the current one plays). */
+  ready: Map<number, FrameSource>;
+  loading: Set<number>;
+  failed: Map<number, Error>;
   played: number;
-  error: Error | null;
+  finished: boolean;
   resolve: (r: PlayResult) => void;
   reject: (e: Error) => void;
 }
@@ -33,56 +37,88 @@ export class Player {
 
   enqueue(loaders: (() => Promise<FrameSource>)[], bargeIn = false): Promise<PlayResult> {
     return new Promise((resolve, reject) => {
-      this.jobs.push({ loaders, bargeIn, index: 0, current: null, loading: null, played: 0, error: null, resolve, reject });
+      const job: Job = { loaders, bargeIn, index: 0, current: null, ready: new Map(), loading: new Set(), failed: new Map(), played: 0, finished: false, resolve, reject };
+      this.jobs.push(job);
+      // load at once: the source is usually ready before the tick that plays it
+      this.load(job, 0);
     });
   }
 
-  /** Fills `out` with the next frame; false when nothing is playing. */
+  /**
+   * Fills `out` with the next frame; false when nothing is playing. A job resolves in the tick that
+   * sends its last frame (not one tick later), and the next source of a job loads while the current
+   * one plays, so back-to-back audio has no silent frame between files or between play requests.
+   */
   readFrame(out: Frame): boolean {
     while (this.jobs.length) {
-      const job = this.jobs[0];
-      if (job.error) {
-        this.jobs.shift();
-        job.reject(job.error);
+      const job = this.jobs[0]!;
+      const err = job.failed.get(job.index);
+      if (err) {
+        this.drop(job);
+        job.reject(err);
         continue;
-      }
-      if (job.current) {
-        if (job.current.readFrame(out)) {
-          job.played += FRAME_SAMPLES;
-          return true;
-        }
-        job.current.close?.();
-        job.current = null;
-        job.index++;
       }
       if (job.index >= job.loaders.length) {
         this.finish(job, false);
         continue;
       }
-      if (!job.loading) {
-        job.loading = job.loaders[job.index]();
-        job.loading.then(
-          (src) => {
-            if (this.jobs.includes(job)) job.current = src;
-            else src.close?.();
-            job.loading = null;
-          },
-          (err: Error) => {
-            job.error = err;
-            job.loading = null;
-          },
-        );
+      if (!job.current) {
+        this.load(job, job.index);
+        out.fill(0); // still loading: keep the stream going with silence
+        return true;
       }
-      out.fill(0); // still loading: keep the stream going with silence
+      if (!job.current.readFrame(out)) {
+        this.advance(job);
+        continue;
+      }
+      job.played += FRAME_SAMPLES;
+      if (job.current.exhausted) {
+        this.advance(job);
+        if (job.index >= job.loaders.length) this.finish(job, false);
+      } else this.load(job, job.index + 1);
       return true;
     }
     return false;
   }
 
-  private finish(job: Job, interrupted: boolean): void {
+  /** Starts loading source i of a job unless it is loaded, loading, or past the end. */
+  private load(job: Job, i: number): void {
+    if (i >= job.loaders.length || job.loading.has(i) || job.ready.has(i) || job.failed.has(i) || (i === job.index && job.current)) return;
+    job.loading.add(i);
+    job.loaders[i]!().then(
+      (src) => {
+        job.loading.delete(i);
+        if (job.finished || i < job.index) return src.close?.();
+        if (i === job.index && !job.current) job.current = src;
+        else job.ready.set(i, src);
+      },
+      (e: Error) => {
+        job.loading.delete(i);
+        if (!job.finished) job.failed.set(i, e);
+      },
+    );
+  }
+
+  /** On to the job's next source (already loaded, if it was ready in time). */
+  private advance(job: Job): void {
+    job.current?.close?.();
+    job.index++;
+    job.current = job.ready.get(job.index) ?? null;
+    job.ready.delete(job.index);
+  }
+
+  private drop(job: Job): void {
+    job.finished = true;
     const i = this.jobs.indexOf(job);
     if (i >= 0) this.jobs.splice(i, 1);
     job.current?.close?.();
+    job.current = null;
+    for (const src of job.ready.values()) src.close?.();
+    job.ready.clear();
+  }
+
+  private finish(job: Job, interrupted: boolean): void {
+    this.drop(job);
     const ms = Math.round((job.played * 1000) / 8000);
     job.resolve({ playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: job.played, interrupted });
   }

@@ -42,6 +42,8 @@ export function energy(frame: Frame, start = 0, end = frame.length): number {
  */
 export interface FrameSource {
   readFrame(out: Frame): boolean;
+  /** True once the last frame has been read (lets a player move on in the same tick). Optional: without it the end shows as a false readFrame. */
+  readonly exhausted?: boolean;
   /** Release files or other resources; reading after close returns false. */
   close?(): void;
 }

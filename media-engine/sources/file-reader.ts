@@ -73,6 +73,10 @@ export class FileFrameReader implements FrameSource {
     return true;
   }
 
+  get exhausted(): boolean {
+    return this.fd < 0 || (!this.opts.loop && this.pos >= this.dataSamples && this.used === this.have);
+  }
+
   /** Jump back to the start. */
   rewind(): void {
     this.pos = 0;
