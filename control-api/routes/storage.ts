@@ -1,12 +1,16 @@
 /**
  * Storage: the customer's storage account (quota and usage) and /storage_files (upload, list, get,
  * delete, download). Objects live in the ObjectStore (local disk under DATA_DIR/storage by default).
- * Upload is JSON with base64 content for now (the route layer only parses JSON bodies), so a file is
- * limited by BODY_LIMIT_BYTES; multipart/raw upload needs a raw-body option in control-api/route.ts.
+ * Upload is multipart/form-data (a `file` part, optional `type`, `name`, `detail` fields, as voipbin
+ * takes it) up to MAX_UPLOAD_BYTES, or JSON with base64 `content` (then limited by BODY_LIMIT_BYTES).
+ * The object is written first and removed again when the row cannot be written (quota), so a refused
+ * upload leaves nothing behind.
  */
 import { z } from 'zod';
-import type { Response } from 'express';
-import { defineRoute, idParams, text } from '../route';
+import type { Request, Response } from 'express';
+import { defineRoute, idParams, text, validateBody } from '../route';
+import { jsonBody } from '../middleware/body';
+import { readUpload } from '../upload';
 import { ApiError, invalidArgument, notFound } from '../../core/errors';
 import { storageRepo, storageFileJson, type StorageFileRow } from '../../core/repos/storage';
 import { LocalObjectStore, storageRoot, type ObjectStore } from '../../core/storage/local';
@@ -60,6 +64,44 @@ const accountSchema = z.object({
   tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
 });
 const missing = () => notFound('FILE_NOT_FOUND', 'storage file not found');
+
+/** Largest multipart upload, bytes (JSON uploads are bounded by BODY_LIMIT_BYTES instead). */
+export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+const fileName = z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must be a plain file name');
+const fileType = z.string().max(32).regex(/^[a-z0-9_-]*$/, 'must be a short lowercase word (e.g. rag, talk)');
+const uploadJson = z.strictObject({
+  filename: fileName,
+  content: z.string().max(64 * 1024 * 1024).regex(/^[A-Za-z0-9+/=\r\n]*$/, 'must be base64'),
+  content_type: z.string().max(127).regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type').optional(),
+  type: fileType.optional(),
+  name: text().optional(),
+  detail: text(1024).optional(),
+});
+const uploadFields = z.strictObject({ type: fileType.optional(), name: text().optional(), detail: text(1024).optional() });
+
+interface StorageUpload {
+  data: Buffer;
+  filename: string;
+  contentType: string;
+  type?: string;
+  name?: string;
+  detail?: string;
+}
+
+/** The file of a POST /storage_files, from either form; 400/413 in the envelope when unusable. */
+async function readStorageUpload(ctx: AppContext, req: Request): Promise<StorageUpload> {
+  if (req.is('multipart/form-data')) {
+    const up = await readUpload(req, { maxBytes: MAX_UPLOAD_BYTES });
+    const fields = validateBody(uploadFields, up.fields);
+    fileName.parse(up.filename);
+    return { data: up.data, filename: up.filename, contentType: up.contentType, ...fields };
+  }
+  await new Promise<void>((resolve, reject) => jsonBody(ctx.config.bodyLimitBytes)(req, {} as Response, (err?: unknown) => (err ? reject(err) : resolve())));
+  const body = validateBody(uploadJson, req.body ?? {});
+  const data = Buffer.from(body.content, 'base64');
+  if (data.length === 0) throw invalidArgument('content: empty file', [{ field: 'content', issue: 'empty' }]);
+  return { data, filename: body.filename, contentType: body.content_type ?? 'application/octet-stream', type: body.type, name: body.name, detail: body.detail };
+}
 const tag = 'Storage';
 
 async function accountJson(ctx: AppContext, customerId: string) {
@@ -82,29 +124,29 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/storage_files', tag, summary: 'Upload a file (JSON: filename, content as base64)', permission: 'agent',
-    body: z.object({
-      filename: z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must be a plain file name'),
-      content: z.string().max(64 * 1024 * 1024).regex(/^[A-Za-z0-9+/=\r\n]*$/, 'must be base64'),
-      content_type: z.string().max(127).regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type').optional(),
-      name: text().optional(),
-      detail: text(1024).optional(),
-    }),
+    method: 'post', path: '/storage_files', tag, summary: 'Upload a file: multipart/form-data (file, type, name, detail) or JSON (filename, content as base64)', permission: 'agent',
+    rawBody: true, contentTypes: ['multipart/form-data', 'application/json'],
+    body: uploadJson,
     response: fileSchema,
-    handler: async ({ ctx, auth, body }) => {
-      const data = Buffer.from(body.content, 'base64');
-      if (data.length === 0) throw invalidArgument('content: empty file', [{ field: 'content', issue: 'empty' }]);
+    handler: async ({ ctx, auth, req }) => {
+      const up = await readStorageUpload(ctx, req);
       const id = newId();
       const objectKey = `${auth.customerId}/${id}`;
       const { store } = backend(ctx);
-      await store.put(objectKey, data);
-      const r = await storageRepo(ctx.db).addWithinQuota(auth.customerId, {
-        id, object_key: objectKey, filename: body.filename, content_type: body.content_type ?? 'application/octet-stream', filesize: data.length,
-        name: body.name ?? body.filename, detail: body.detail ?? '',
-      });
+      await store.put(objectKey, up.data);
+      let r;
+      try {
+        r = await storageRepo(ctx.db).addWithinQuota(auth.customerId, {
+          id, object_key: objectKey, filename: up.filename, content_type: up.contentType, filesize: up.data.length,
+          name: up.name ?? up.filename, detail: up.detail ?? '', type: up.type ?? '',
+        });
+      } catch (e) {
+        await store.delete(objectKey);
+        throw e;
+      }
       if (!('id' in r)) {
         await store.delete(objectKey);
-        throw new ApiError('STATE_INVALID', 'storage quota exceeded', { details: [{ quota_bytes: r.quota_bytes, used_bytes: r.used_bytes, filesize: data.length }] });
+        throw new ApiError('STATE_INVALID', 'storage quota exceeded', { details: [{ quota_bytes: r.quota_bytes, used_bytes: r.used_bytes, filesize: up.data.length }] });
       }
       return json(ctx, r);
     },

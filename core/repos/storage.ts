@@ -60,7 +60,7 @@ export function storageRepo(db: Db) {
       return { total_file_count: Number(r.n), total_file_size: Number(r.s ?? 0) };
     },
     /** Inserts the file row unless it would pass the quota (checked under a lock on the account row). */
-    async addWithinQuota(customerId: string, input: Pick<StorageFileRow, 'name' | 'detail' | 'filename' | 'content_type' | 'filesize'> & { id: string; object_key: string }):
+    async addWithinQuota(customerId: string, input: Pick<StorageFileRow, 'name' | 'detail' | 'filename' | 'content_type' | 'filesize'> & { id: string; object_key: string; type?: string }):
       Promise<StorageFileRow | { quota_bytes: number; used_bytes: number }> {
       const acct = await repo.account(customerId);
       return db.transaction(async (trx) => {
