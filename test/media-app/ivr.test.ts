@@ -58,27 +58,40 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function ivrNumber(number: string): Promise<string> {
+  /** A customer with a trunk trusted by address and a number whose flow runs `actions`. */
+  async function numberWithFlow(number: string, actions: unknown[]): Promise<string> {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `ivr${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'ivr' })).id;
-    await trunksRepo(db).create(cid, `ivr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([
-        { type: 'answer' },
-        { id: ID.menu, type: 'talk', option: { text: 'Welcome. For sales press five.', language: 'en-US' } },
-        { id: ID.digits, type: 'digits_receive', option: { duration: 10000, length: 1 } },
-        { id: ID.branch, type: 'branch', option: { variable: 'svc.call.digits', default_target_id: ID.invalid, target_ids: { '5': ID.sales } } },
-        { id: ID.invalid, type: 'talk', option: { text: 'That is not a valid choice.', language: 'en-US' } },
-        { type: 'hangup' },
-        { id: ID.sales, type: 'play', option: { stream_urls: [promptUrl] } },
-        { id: ID.record, type: 'recording_start', option: { duration: 3 } },
-        { type: 'sleep', option: { duration: 3500 } },
-        { type: 'hangup' },
-      ]),
-    } as never);
+    await trunksRepo(db).create(cid, `ivr${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions(actions) } as never);
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     return cid;
+  }
+
+  function ivrNumber(number: string): Promise<string> {
+    return numberWithFlow(number, [
+      { type: 'answer' },
+      { id: ID.menu, type: 'talk', option: { text: 'Welcome. For sales press five.', language: 'en-US' } },
+      { id: ID.digits, type: 'digits_receive', option: { duration: 10000, length: 1 } },
+      { id: ID.branch, type: 'branch', option: { variable: 'svc.call.digits', default_target_id: ID.invalid, target_ids: { '5': ID.sales } } },
+      { id: ID.invalid, type: 'talk', option: { text: 'That is not a valid choice.', language: 'en-US' } },
+      { type: 'hangup' },
+      { id: ID.sales, type: 'play', option: { stream_urls: [promptUrl] } },
+      { id: ID.record, type: 'recording_start', option: { duration: 3 } },
+      { type: 'sleep', option: { duration: 3500 } },
+      { type: 'hangup' },
+    ]);
+  }
+
+  /** The customer's one call once hung up, and its activeflow once ended. */
+  async function finished(cid: string) {
+    const db = await testDb();
+    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
+    const af = await until(async () => {
+      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+      return a?.status === 'ended' ? a : null;
+    }, 10_000, 'activeflow ended');
+    return { call, af };
   }
 
   /** sipp offers PCMA (its shipped audio pcap is A-law): menu heard first, then digit, then the caller talks. */
@@ -111,11 +124,7 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
       sink.close();
     }
     const db = await testDb();
-    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const { call, af } = await finished(cid);
     // branch read the digit and reset svc.call.digits (voipbin), so the path is the evidence
     expect(af.variables['svc.call.digits']).to.equal('');
     const path_ = (af.executed_actions as { id: string; type: string }[]).map((a) => a.type);
@@ -141,11 +150,7 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
       sink.close();
     }
     const db = await testDb();
-    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const { call, af } = await finished(cid);
     expect(af.variables['svc.call.digits']).to.equal('');
     expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['answer', 'talk', 'digits_receive', 'branch', 'talk', 'hangup']);
     expect(promptFetches).to.equal(before);
@@ -153,19 +158,12 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
   });
 
   it('a play URL that a variable turned into a local path is refused at run time, and the call still ends', async () => {
-    const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `ivrp${Date.now()}@example.test`, status: 'active', name: 'ivr' })).id;
-    await trunksRepo(db).create(cid, `ivrp${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([
-        { type: 'answer' },
-        { type: 'variable_set', option: { key: 'prompt', value: path.join(p.config.dataDir, 'recordings', 'someone-else.wav') } },
-        { type: 'play', option: { stream_urls: ['${prompt}'] } },
-        { type: 'talk', option: { text: 'never reached', language: 'en-US' } },
-      ]),
-    } as never);
-    await numbersRepo(db).create({ customer_id: cid, number: '+899100000703', type: 'virtual', call_flow_id: flow.id });
+    const cid = await numberWithFlow('+899100000703', [
+      { type: 'answer' },
+      { type: 'variable_set', option: { key: 'prompt', value: path.join(p.config.dataDir, 'recordings', 'someone-else.wav') } },
+      { type: 'play', option: { stream_urls: ['${prompt}'] } },
+      { type: 'talk', option: { text: 'never reached', language: 'en-US' } },
+    ]);
     const sink = await RtpSink.open();
     try {
       const r = await sipp(uacWaitsForBye(`+899100000703@127.0.0.1:${p.sipPort}`, 'pbx', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 30_000 }).done;
@@ -173,11 +171,7 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
     } finally {
       sink.close();
     }
-    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const { af } = await finished(cid);
     expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['answer', 'variable_set', 'play']);
     expect(JSON.stringify(af)).to.match(/not an http or https URL/);
   });
