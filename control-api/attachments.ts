@@ -6,6 +6,9 @@
  */
 import type http from 'node:http';
 import type { AppContext } from './context';
+import { attachment as agentWorkspace } from './service-agents/attachment';
+import { attachment as mediaStreams } from './media-streams/attachment';
+import { attachment as campaignRunner } from './campaigns/runner';
 
 export interface Attachment {
   readonly name: string;
@@ -13,6 +16,9 @@ export interface Attachment {
 }
 
 export const ATTACHMENTS: readonly Attachment[] = [
+  campaignRunner,
+  agentWorkspace,
+  mediaStreams,
 ];
 
 /** Starts every attachment; close() closes them last-first. */

@@ -3,6 +3,20 @@
  * One line each; the module that defines a subsystem exports it as `subsystem`.
  */
 import type { Subsystem } from './subsystem';
+import { subsystem as ai } from './ai';
+import { subsystem as speech } from './speech';
+import { subsystem as mediaStreams } from './streams/subsystem';
+import { subsystem as conference } from './conference';
+import { subsystem as queue } from './queue';
+import { subsystem as workspace } from '../core/workspace/subsystem';
+import { subsystem as xfer } from './transfer';
 
 export const SUBSYSTEMS: readonly Subsystem[] = [
+  ai,
+  speech,
+  mediaStreams,
+  conference,
+  queue,
+  workspace,
+  xfer,
 ];

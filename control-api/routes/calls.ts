@@ -2,8 +2,8 @@
  * /calls: outgoing calls and the commands on a live call. POST /calls checks everything first
  * (control-api/calls/plan.ts), writes the Call rows (dialing, outgoing) and, when the flow is inline
  * actions, a non-listed flow for them, all in one transaction; then enqueues one call.originate.
- * One Call per destination; `groupcalls` is always [] until the groupcalls work lands (an agent
- * destination is one Call whose destination media-app expands to the agent's addresses).
+ * One Call per destination; an extension or agent destination's Call is wrapped in a groupcall
+ * (ring_all, hangup_others) that media-app rings (groupcall.start), listed in `groupcalls`.
  *
  * Live-call commands go to the owner node's queue (core/commands/bus.ts). Without a live owner the
  * call is CALL_NOT_FOUND, except a call still waiting for its originate to be picked up, which
@@ -21,6 +21,12 @@ import { EventPublisher } from '../../core/events/bus';
 import type { MuteDirection } from '../../core/queue/contracts';
 import { commandBus } from '../calls/bus';
 import { planLegs } from '../calls/plan';
+import { amd as amdOption } from '../../core/flow/options/media';
+import { ORIGINATE_QUEUE } from '../../core/queue/contracts';
+import { publishResourceEvent } from '../../core/events/catalogue';
+import { groupcallJson, type GroupcallRow } from '../../core/repos/groupcalls';
+import { GROUPCALL_ADDRESS_TYPES, wrapInGroupcall } from '../../core/groupcalls/write';
+import '../../core/groupcalls/commands';
 import type { AppContext, AuthContext } from '../context';
 import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 
@@ -70,6 +76,7 @@ const createBody = z.object({
   actions: z.array(z.unknown()).optional().describe('inline actions when no flow_id'),
   variables: z.unknown().optional().describe('object of string → string; 100 keys, 64 KB total, 32 KB per value; svc. keys ignored'),
   anonymous: z.enum(['yes', 'no', 'auto']).optional().describe('tel destinations only; default auto'),
+  amd: amdOption.strict().optional().describe('answering machine detection on answer (the amd action\'s options), then the flow (docs/speech.md)'),
 });
 
 const callNotFound = () => new ApiError('CALL_NOT_FOUND', 'call not found');
@@ -186,7 +193,7 @@ export const routes = [
     summary: 'Make outgoing calls (one per destination) running a flow',
     permission: 'manager',
     body: createBody,
-    response: z.object({ calls: z.array(callSchema), groupcalls: z.array(z.record(z.string(), z.unknown())).describe('always [] for now') }),
+    response: z.object({ calls: z.array(callSchema), groupcalls: z.array(z.record(z.string(), z.unknown())).describe('one per extension or agent destination') }),
     handler: async ({ ctx, auth, body }) => {
       const cid = auth.customerId;
       const vars = checkClientVariables(body.variables);
@@ -205,8 +212,15 @@ export const routes = [
       } else {
         throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
       }
+      if (body.amd) {
+        // AMD on answer: the call runs its flow behind an amd action, in a non-listed flow of its own
+        const base = actions ?? (await flowsRepo(ctx.db).getOwned(cid, flowId))?.actions ?? [];
+        actions = parseActions([{ type: 'amd', option: body.amd }, ...base]);
+        flowId = newId();
+      }
       const legs = await planLegs(ctx, cid, body.source, body.destinations);
       const anonymous = body.anonymous ?? 'auto';
+      const groupcalls: GroupcallRow[] = [];
       const calls = await ctx.db.transaction(async (trx) => {
         if (actions) await flowsRepo(trx).create({ id: flowId, customer_id: cid, actions, persist: false, name: 'call' });
         const repo = callsRepo(trx);
@@ -226,17 +240,27 @@ export const routes = [
             }),
           );
         }
+        // extension and agent destinations ring as groupcalls (control-api/routes/groupcalls.ts)
+        for (const [i, r] of rows.entries()) {
+          if (!GROUPCALL_ADDRESS_TYPES.has(r.destination.type)) continue;
+          const w = await wrapInGroupcall(trx, r);
+          rows[i] = w.call;
+          groupcalls.push(w.groupcall);
+        }
         return rows;
       });
       try {
-        await commandBus(ctx).originate(calls.map((c) => c.id), cid);
+        const single = calls.filter((c) => c.groupcall_id === EMPTY_UUID).map((c) => c.id);
+        if (single.length) await commandBus(ctx).originate(single, cid);
+        for (const g of groupcalls) await commandBus(ctx).enqueue(ORIGINATE_QUEUE, { type: 'groupcall.start', groupcallId: g.id, customerId: cid });
       } catch (err) {
         // Nothing will dial them: end the rows so they do not stay dialing forever.
         for (const c of calls) await callsRepo(ctx.db).hangup(c.id, 'failure');
         throw err;
       }
       await publish(ctx, 'call_created', calls);
-      return { calls: calls.map(callJson), groupcalls: [] };
+      for (const g of groupcalls) await publishResourceEvent(new EventPublisher(ctx.redis), 'groupcall_created', groupcallJson(g) as never).catch(() => undefined);
+      return { calls: calls.map(callJson), groupcalls: groupcalls.map(groupcallJson) };
     },
   }),
   defineRoute({

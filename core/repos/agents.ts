@@ -100,8 +100,10 @@ export function agentsRepo(db: Db) {
       const row = await table().whereRaw('lower(username) = lower(?)', [username]).whereNull('tm_delete').first();
       return (row as AgentRow | undefined) ?? null;
     },
-    async listByCustomer(customerId: string, params: PageParams): Promise<Page<AgentRow>> {
+    async listByCustomer(customerId: string, params: PageParams, filter: { status?: AgentStatus; tagIds?: string[] } = {}): Promise<Page<AgentRow>> {
       const q = table().where({ customer_id: customerId }).whereNull('tm_delete').select('*');
+      if (filter.status !== undefined) q.where({ status: filter.status });
+      if (filter.tagIds?.length) q.whereRaw('tag_ids @> ?::jsonb', [JSON.stringify(filter.tagIds)]);
       return toPage(await paginate<AgentRow>(q, params), (r) => r);
     },
     async update(id: string, patch: Partial<Omit<AgentCreate, 'id' | 'customer_id'>>): Promise<AgentRow | null> {

@@ -237,13 +237,14 @@ export class CallFactory {
       const leg = new LiveCall(row, this.deps);
       await this.own(leg);
       await leg.publish('call_created');
-      master.once('hangup', () => void leg.hangup('normal'));
+      // a leg a transfer took over (master replaced) outlives its master
+      master.once('hangup', () => void (master.replacedBy ? undefined : leg.hangup('normal')));
       leg.on('status', (s) => {
         if (s === 'ringing' && !master.answered) void master.setStatus('ringing');
       });
       legs.push(leg);
     }
-    const onAbort = () => legs.forEach((l) => void l.hangup('normal'));
+    const onAbort = () => legs.forEach((l) => void (master.replacedBy ? undefined : l.hangup('normal')));
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       const winner = await new Promise<LiveCall | null>((resolve) => {
@@ -271,10 +272,22 @@ export class CallFactory {
       }
       await master.answer();
       await master.endpoint!.bridge(winner.endpoint!);
-      const endedBy = await Promise.race([master.done.then(() => 'master' as const), winner.done.then(() => 'destination' as const)]);
-      if (endedBy === 'master') await winner.hangup('normal');
-      else await master.endpoint?.unbridge().catch(() => undefined);
-      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: endedBy };
+      // a transfer may put another call in either side's place (LiveCall.replaceWith): follow it
+      let [a, b] = [master, winner];
+      const replaced = (c: LiveCall) => new Promise<'replaced'>((r) => c.once('replaced', () => r('replaced')));
+      for (;;) {
+        const r = await Promise.race([a.done.then(() => 'a' as const), b.done.then(() => 'b' as const), replaced(a).then(() => 'ra' as const), replaced(b).then(() => 'rb' as const)]);
+        if (r === 'ra') a = a.replacedBy!;
+        else if (r === 'rb') b = b.replacedBy!;
+        else if (r === 'a') {
+          await b.hangup('normal');
+          return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: 'master' };
+        } else {
+          if (a === master) await master.endpoint?.unbridge().catch(() => undefined);
+          else await a.hangup('normal');
+          return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: 'destination' };
+        }
+      }
     } finally {
       signal.removeEventListener('abort', onAbort);
     }

@@ -163,7 +163,14 @@ export class LiveCallPort extends EventEmitter implements CallPort {
   }
 
   hangup(reason: string): Promise<void> {
-    return this.call.hangup(reason);
+    return reason === 'amd' ? this.hangupAmd() : this.call.hangup(reason);
+  }
+
+  /** AMD's hangup: terminating, then BYE, so the call records hangup_reason amd (voipbin-notes §2). */
+  private async hangupAmd(): Promise<void> {
+    if (this.call.isEnded) return;
+    await this.call.setStatus('terminating');
+    await this.call.terminate('amd');
   }
 
   async mute(direction: 'both' | 'in' | 'out'): Promise<void> {

@@ -12,6 +12,17 @@ import type { DtmfEvent, Endpoint } from '../../media-engine';
 import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
 import type { CallDeps } from './deps';
 
+/** A handler for in-dialog requests other than re-INVITE and BYE (REFER: media-app/transfer). */
+export type InDialogHandler = (call: LiveCall, req: SrfRequest, res: SrfResponse) => void;
+const inDialogHandlers = new WeakMap<object, Map<string, InDialogHandler>>();
+
+/** Registers, for one node (its CallDeps), who answers an in-dialog request ('refer', 'info'...). */
+export function onInDialogRequest(deps: CallDeps, event: 'refer' | 'info' | 'message' | 'notify', fn: InDialogHandler): void {
+  let m = inDialogHandlers.get(deps);
+  if (!m) inDialogHandlers.set(deps, (m = new Map()));
+  m.set(event, fn);
+}
+
 export interface HangupEvent {
   reason: string;
   by: 'local' | 'remote';
@@ -34,6 +45,8 @@ export class LiveCall extends EventEmitter {
   private readonly upWaiters: (() => void)[] = [];
   /** The flow port of this call, when one was made (commands reach recordings and mute through it). */
   port: unknown = null;
+  /** Set when a transfer put another call in this one's place in its bridge (media-app/transfer). */
+  replacedBy: LiveCall | null = null;
 
   constructor(row: CallRow, private readonly deps: CallDeps) {
     super();
@@ -135,7 +148,14 @@ export class LiveCall extends EventEmitter {
         () => res.send(488),
       );
     });
+    for (const [event, fn] of inDialogHandlers.get(this.deps) ?? []) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));
     this.after(this.deps.app.maxDurationMs, () => void this.terminate('duration_timeout'));
+  }
+
+  /** A transfer hands this call's place in a bridge to `other` (connect follows it; see factory.connect). */
+  replaceWith(other: LiveCall): void {
+    this.replacedBy = other;
+    this.emit('replaced', other);
   }
 
   /** Runs fn after ms unless the call ended first. */

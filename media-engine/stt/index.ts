@@ -1,10 +1,16 @@
 export { SttError, type Direction, type SttProvider, type SttStream, type SttStreamOptions, type TranscriptEvent } from './provider';
 export { PocketsphinxProvider, phrasesToJsgf, type PocketsphinxOptions } from './pocketsphinx';
 export { Upsampler2x } from './upsample';
+export { DeepgramProvider, type DeepgramOptions } from './deepgram';
 import { SttError, type SttProvider } from './provider';
 import { PocketsphinxProvider } from './pocketsphinx';
+import { DeepgramProvider } from './deepgram';
 
-const providers = new Map<string, () => SttProvider>([['pocketsphinx', () => new PocketsphinxProvider()]]);
+const providers = new Map<string, () => SttProvider>([
+  ['pocketsphinx', () => new PocketsphinxProvider()],
+  // configured from the environment when a stream is made (DEEPGRAM_API_KEY, DEEPGRAM_URL)
+  ['deepgram', () => new DeepgramProvider({ apiKey: process.env.DEEPGRAM_API_KEY ?? '', url: process.env.DEEPGRAM_URL || undefined })],
+]);
 
 /** Register a provider factory under a name (cloud providers). */
 export function registerSttProvider(name: string, factory: () => SttProvider): void {

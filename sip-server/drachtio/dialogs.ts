@@ -21,7 +21,11 @@ export class Dialog {
   ackable?: { tx: OutboundTransaction; seq: number };
   /** UAS side: the INVITE server transaction whose 2xx awaits the peer's ACK */
   awaitingAck?: InboundTransaction;
+  /** RFC 3261 12: created by a 1xx with a To tag, confirmed by the 2xx (requests such as PRACK and UPDATE may flow before) */
+  early = false;
   ended = false;
+  /** the method that formed it: a terminated subscription ends a SUBSCRIBE dialog only, never the INVITE dialog a REFER's implicit subscription lives in (RFC 3515) */
+  formedBy = 'INVITE';
 
   constructor(
     readonly role: DialogRole,

@@ -78,7 +78,8 @@ export function buildNewRequest(tpl: AppRequestTemplate, ctx: NewRequestContext)
 /** A request inside `d` (BYE, re-INVITE, INFO, ACK, ...). ACK reuses the CSeq number of its INVITE. */
 export function buildInDialogRequest(tpl: AppRequestTemplate, d: Dialog, userAgent?: string): SipRequest {
   const method = tpl.method;
-  const useTarget = method === 'ACK' || tpl.uri.includes('placeholder');
+  // ACK and PRACK always go to the remote target (drachtio: nta_outgoing_prack on the dialog's leg)
+  const useTarget = method === 'ACK' || method === 'PRACK' || tpl.uri.includes('placeholder');
   const uri = useTarget ? d.remoteTarget : tpl.uri;
   let seq: number;
   if (method === 'ACK') seq = d.ackable?.seq ?? d.localSeq;

@@ -65,6 +65,8 @@ export interface SipPort extends EventEmitter<SipPortEvents> {
   localFor(transport: TransportName): Endpoint | undefined;
   /** every listening address, for the authenticate reply */
   listeningPoints(): Endpoint[];
+  /** the stack's RFC 3261 timer values (T1 paces reliable provisional responses) */
+  timers(): { t1: number };
   /** true when host[:port] designates this server (loop prevention) */
   isLocal(host: string, port?: number): boolean;
 }

@@ -41,6 +41,10 @@ export class StackPort extends EventEmitter<SipPortEvents> implements SipPort {
     return this.stack.listening.map((l) => ({ transport: l.transport, address: l.advertisedHost, port: l.port }));
   }
 
+  timers(): { t1: number } {
+    return this.stack.config.timers;
+  }
+
   isLocal(host: string, port?: number): boolean {
     const h = host.startsWith('[') ? host.slice(1, -1) : host;
     return this.stack.listening.some((l) => {

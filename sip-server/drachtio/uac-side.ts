@@ -23,6 +23,10 @@ interface AppTransaction {
   dialogId: string;
   /** the dialog the request was sent in */
   dialog?: Dialog;
+  /** initial INVITE: the early dialog a reliable 1xx created (drachtio adds UAC dialogs on those) */
+  early?: Dialog;
+  /** initial INVITE: highest RSeq delivered, per To tag (RFC 3262 section 4) */
+  rseqs?: Map<string, number>;
   done: boolean;
 }
 
@@ -136,10 +140,30 @@ export class UacSide {
 
   private track(e: AppTransaction): void {
     this.txns.set(e.txnId, e);
-    e.tx.on('provisional', (res: SipResponse) => this.deliver(e, res));
+    e.tx.on('provisional', (res: SipResponse) => this.onProvisional(e, res));
     e.tx.on('final', (res: SipResponse) => this.onFinal(e, res));
     e.tx.on('timeout', () => this.onFinal(e, e.tx.request.makeResponse(408), true));
     e.tx.on('transport-error', () => this.onFinal(e, e.tx.request.makeResponse(503), true));
+  }
+
+  /**
+   * A reliable 1xx (RSeq) to an initial INVITE creates the early dialog the application's PRACK and
+   * UPDATE are sent in. Retransmissions and out-of-order ones (RSeq not one higher than the last) are
+   * not passed on: the application must PRACK each reliable response exactly once (RFC 3262 section 4).
+   */
+  private onProvisional(e: AppTransaction, res: SipResponse): void {
+    const rseqText = res.headers.get('RSeq');
+    let tag: string | undefined;
+    try { tag = res.toTag; } catch { tag = undefined; }
+    if (rseqText === undefined || e.method !== 'INVITE' || e.dialog || !tag || res.status === 100) return this.deliver(e, res);
+    const rseq = Number(rseqText);
+    if (!Number.isInteger(rseq) || rseq < 1) return; // unusable RSeq: cannot be PRACKed
+    e.rseqs ??= new Map();
+    const last = e.rseqs.get(tag);
+    if (last !== undefined && rseq !== last + 1) return;
+    e.rseqs.set(tag, rseq);
+    if (!e.early) e.early = this.addDialog(e, res, true);
+    this.deliver(e, res);
   }
 
   private onFinal(e: AppTransaction, res: SipResponse, local = false): void {
@@ -147,6 +171,7 @@ export class UacSide {
     e.done = true;
     this.txns.delete(e.txnId);
     const status = res.status;
+    if (e.early?.early && !(status >= 200 && status < 300)) this.ctx.dialogs.remove(e.early);
     if (e.method === 'SUBSCRIBE' && !e.dialog && status >= 200 && status < 300) this.established(e, res);
     if (e.method === 'INVITE') {
       if (status >= 200 && status < 300) this.established(e, res);
@@ -156,7 +181,7 @@ export class UacSide {
       }
     }
     if (e.method === 'BYE' && e.dialog && status !== 401 && status !== 407) this.ctx.dialogs.remove(e.dialog);
-    if (e.method === 'NOTIFY' && e.dialog && status >= 200 && /terminated/i.test(e.tx.request.headers.get('Subscription-State') ?? '')) {
+    if (e.method === 'NOTIFY' && e.dialog?.formedBy === 'SUBSCRIBE' && status >= 200 && /terminated/i.test(e.tx.request.headers.get('Subscription-State') ?? '')) {
       this.ctx.dialogs.remove(e.dialog);
     }
     this.deliver(e, res, local);
@@ -172,6 +197,26 @@ export class UacSide {
       if (c) e.dialog.remoteTarget = c.uri.toString();
       return;
     }
+    const early = e.early;
+    if (early && !early.ended) {
+      // early -> confirmed: remote tag, target and route set are taken from the 2xx (RFC 3261 13.2.2.4)
+      early.early = false;
+      early.remoteTag = res.toTag ?? early.remoteTag;
+      early.remoteParty = res.headers.get('To') ?? early.remoteParty;
+      early.remoteTarget = res.contacts[0]?.uri.toString() ?? early.remoteTarget;
+      early.routeSet = res.getAll('Record-Route').reverse();
+      if (e.method === 'INVITE') early.ackable = { tx: e.tx, seq };
+      if (!live(e.conn) && e.method === 'INVITE') this.abandon(early);
+      return;
+    }
+    const d = this.addDialog(e, res, false);
+    if (e.method === 'INVITE') d.ackable = { tx: e.tx, seq };
+    if (!live(e.conn) && e.method === 'INVITE') this.abandon(d);
+  }
+
+  private addDialog(e: AppTransaction, res: SipResponse, early: boolean): Dialog {
+    const req = e.tx.request;
+    const seq = req.cseq.seq;
     const d = new Dialog(
       'uac', req.callId, req.fromTag ?? '', res.toTag ?? '', req.headers.get('From') ?? '', res.headers.get('To') ?? '',
       res.contacts[0]?.uri.toString() ?? req.uri,
@@ -180,9 +225,10 @@ export class UacSide {
       e.tx.destination,
       seq, 0, e.conn, e.txnId,
     );
-    if (e.method === 'INVITE') d.ackable = { tx: e.tx, seq };
+    d.early = early;
+    d.formedBy = req.method;
     this.ctx.dialogs.add(d);
-    if (!live(e.conn) && e.method === 'INVITE') this.abandon(d);
+    return d;
   }
 
   /** Nobody will ever ACK or hang up this call: do both ourselves. */

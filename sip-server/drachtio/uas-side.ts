@@ -11,6 +11,7 @@ import { EngineContext, live, receivedMeta, sentMeta } from './context';
 import { Dialog, dialogIdOf } from './dialogs';
 import { appChosenTag, buildInDialogRequest, buildResponse, BuildError, contactFor } from './message-builder';
 import { responseNo, responseSentEcho, sipToClient } from './protocol';
+import { names100rel, ReliableProvisionals } from './reliable';
 import type { Endpoint, InboundTransaction } from './sip-port';
 
 /** A request from the network waiting for its application's answer. */
@@ -22,6 +23,10 @@ interface PendingInbound {
   toTag?: string;
   /** set for requests inside a dialog */
   dialog?: Dialog;
+  /** INVITE: the early dialog our first 1xx created (confirmed by the 2xx) */
+  early?: Dialog;
+  /** INVITE: reliable provisional responses (RFC 3262), once the application sent one */
+  rel?: ReliableProvisionals;
   timer?: NodeJS.Timeout;
 }
 
@@ -30,6 +35,8 @@ const NEEDS_DIALOG = new Set(['BYE', 'UPDATE', 'PRACK', 'CANCEL']);
 
 export class UasSide {
   private readonly pending = new Map<string, PendingInbound>();
+  /** early or confirmed UAS dialogs whose INVITE sent reliable provisionals: where a PRACK is matched */
+  private readonly reliableOf = new WeakMap<Dialog, ReliableProvisionals>();
 
   constructor(private readonly ctx: EngineContext, private readonly selectApp: (method: string, tx: InboundTransaction) => Promise<AppConnection | undefined>) {}
 
@@ -100,6 +107,7 @@ export class UasSide {
     tx.on('cancelled', (cancel: SipRequest) => {
       if (!this.pending.has(txnId)) return;
       this.forget(p);
+      p.rel?.finish();
       const { raw, meta } = receivedMeta(cancel, endpointOf(cancel));
       if (live(conn)) conn.send(sipToClient(meta, txnId, '', raw));
       this.ctx.cdr('stop', 'network', 'call-canceled', cancel);
@@ -119,6 +127,11 @@ export class UasSide {
     const seq = req.cseq.seq;
     if (d.remoteSeq && seq < d.remoteSeq && req.method !== 'CANCEL') {
       tx.respond(req.makeResponse(500, 'Server Internal Error - CSeq out of order'));
+      return;
+    }
+    if (req.method === 'PRACK' && !this.reliableOf.get(d)?.prack(req.headers.get('RAck'))) {
+      // matches no unacknowledged reliable provisional response (RFC 3262 section 3)
+      tx.respond(req.makeResponse(481));
       return;
     }
     d.remoteSeq = Math.max(d.remoteSeq, seq);
@@ -181,20 +194,36 @@ export class UasSide {
       conn.send(responseNo(msgId, (err as Error).message));
       return;
     }
-    if (!p.tx.respond(res)) {
+    const reliable = isInvite && !p.dialog && tpl.status > 100 && tpl.status < 200 && names100rel(res.headers.getAll('Require'));
+    if (reliable && !names100rel([...req.headers.getAll('Supported'), ...req.headers.getAll('Require')])) {
+      conn.send(responseNo(msgId, 'Remote endpoint does not support 100rel'));
+      return;
+    }
+    if (reliable) p.rel ??= this.reliable(p);
+    let sent: boolean;
+    if (reliable) sent = p.rel!.send(res);
+    else if (p.rel && tpl.status >= 200) sent = p.rel.sendFinal(res);
+    else sent = p.tx.respond(res);
+    if (!sent) {
       conn.send(responseNo(msgId, 'Response not sent due to unknown transaction'));
       if (tpl.status >= 200) this.forget(p);
       return;
     }
     let dialogId = p.dialog?.id ?? '';
     if (!p.dialog && formsDialog) dialogId = dialogIdOf(req.callId, req.fromTag ?? '');
+    if (isInvite && !p.dialog && !p.early && tpl.status > 100 && tpl.status < 200) {
+      p.early = this.createUasDialog(p, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '', true);
+    }
+    if (p.rel && p.early) this.reliableOf.set(p.early, p.rel);
     if (formsDialog && tpl.status >= 200 && tpl.status < 300) {
       if (p.dialog) {
         if (isInvite) this.expectAck(p.tx, p.dialog);
+      } else if (p.early) {
+        this.confirm(p.early, p.tx, res.headers.get('Contact') ?? '');
       } else this.createUasDialog(p, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '');
     }
     // a final NOTIFY (Subscription-State: terminated) ends a subscription dialog (RFC 6665 4.4.1)
-    if (p.dialog && req.method === 'NOTIFY' && tpl.status >= 200 && /terminated/i.test(req.headers.get('Subscription-State') ?? '')) {
+    if (p.dialog?.formedBy === 'SUBSCRIBE' && req.method === 'NOTIFY' && tpl.status >= 200 && /terminated/i.test(req.headers.get('Subscription-State') ?? '')) {
       this.ctx.dialogs.remove(p.dialog);
     }
     if (tpl.status >= 200) this.forget(p);
@@ -206,7 +235,30 @@ export class UasSide {
     conn.send(responseSentEcho(msgId, meta, txnId, dialogId, raw));
   }
 
-  private createUasDialog(p: PendingInbound, localParty: string, localContact: string): void {
+  /** The INVITE's reliable provisionals; on PRACK timeout the call attempt ends (503 already sent). */
+  private reliable(p: PendingInbound): ReliableProvisionals {
+    const rel = new ReliableProvisionals(p.tx, this.ctx.port.timers().t1, (held) => {
+      this.ctx.log.warn({ callId: p.tx.request.callId }, 'no PRACK for reliable provisional response: 503');
+      this.forget(p);
+      const d = p.early;
+      if (d && !d.ended) {
+        this.ctx.dialogs.remove(d);
+        // a 2xx was held for the PRACK: the application believes the call is up; end it as drachtio does on ACK timeout
+        const owner = live(d.owner);
+        if (held && owner) this.tellEnded(d, owner, 'PRACK timeout');
+      }
+      this.ctx.cdr('stop', 'network', 'call-rejected', p.tx.request);
+    });
+    return rel;
+  }
+
+  private confirm(d: Dialog, tx: InboundTransaction, localContact: string): void {
+    d.early = false;
+    if (localContact) d.localContact = localContact;
+    if (d.role === 'uas') this.expectAck(tx, d);
+  }
+
+  private createUasDialog(p: PendingInbound, localParty: string, localContact: string, early = false): Dialog {
     const req = p.tx.request;
     const d = new Dialog(
       'uas', req.callId, p.toTag ?? '', req.fromTag ?? '', localParty, req.headers.get('From') ?? '',
@@ -219,8 +271,11 @@ export class UasSide {
       p.conn,
       p.txnId,
     );
+    d.early = early;
+    d.formedBy = req.method;
     this.ctx.dialogs.add(d);
-    if (req.method === 'INVITE') this.expectAck(p.tx, d);
+    if (req.method === 'INVITE' && !early) this.expectAck(p.tx, d);
+    return d;
   }
 
   private expectAck(tx: InboundTransaction, d: Dialog): void {
@@ -249,6 +304,16 @@ export class UasSide {
     owner.send(sipToClient(meta, 'unsolicited', d.id, raw));
   }
 
+  /** Tell the owner a dialog is over with an `unsolicited` BYE that never went on the wire. */
+  private tellEnded(d: Dialog, owner: AppConnection, why: string): void {
+    const tpl = { kind: 'request' as const, method: 'BYE', uri: 'sip:placeholder', headers: new Headers(), body: '' };
+    const bye = buildInDialogRequest(tpl, d, this.ctx.opts.userAgent);
+    bye.headers.append('Reason', `SIP ;cause=503 ;text="${why}"`);
+    const local = this.ctx.port.localFor(d.remote.transport) ?? d.remote;
+    const { raw, meta } = sentMeta(bye, local);
+    owner.send(sipToClient(meta, 'unsolicited', d.id, raw));
+  }
+
   private track(p: PendingInbound): void {
     this.pending.set(p.txnId, p);
     const ms = this.ctx.opts.appResponseTimeoutMs ?? 64_000;
@@ -259,6 +324,8 @@ export class UasSide {
   private forget(p: PendingInbound): void {
     clearTimeout(p.timer);
     this.pending.delete(p.txnId);
+    // an early dialog ends with its INVITE unless a 2xx confirmed it
+    if (p.early?.early && !p.early.ended) this.ctx.dialogs.remove(p.early);
   }
 
   /** `proxy|<txnId>|...`: the application hands the request over to the proxy; we stop tracking it. */
@@ -274,6 +341,7 @@ export class UasSide {
     for (const p of [...this.pending.values()]) {
       if (p.conn !== conn) continue;
       this.forget(p);
+      p.rel?.finish();
       const status = p.dialog ? 500 : 480;
       p.tx.respond(p.tx.request.makeResponse(status, undefined, { toTag: p.toTag }));
     }

@@ -1,4 +1,16 @@
-import { SubsystemMissing } from './subsystem-missing';
+import type { z } from 'zod';
+import type * as later from '../../../core/flow/options/later';
+import { type ActionContext, FlowTask, type Outcome } from './base';
 
-/** queue_join: its subsystem is not built yet (see SubsystemMissing). */
-export class QueueJoin extends SubsystemMissing {}
+/**
+ * queue_join: the caller waits in the queue (wait audio) until an agent is bridged and the service
+ * ends, the wait_timeout passes or it is kicked; then the flow goes on with the next action.
+ * The queue subsystem (media-app/queue) does the work; without it the action fails clearly.
+ */
+export class QueueJoin extends FlowTask<z.infer<typeof later.queue_join>> {
+  async exec(ctx: ActionContext): Promise<Outcome> {
+    const queues = ctx.services.queues;
+    if (!queues) return { kind: 'fail', message: 'action queue_join needs the queue subsystem, which is not running on this node' };
+    return queues.join(ctx, this.option.queue_id.toLowerCase());
+  }
+}

@@ -1,4 +1,11 @@
-import { SubsystemMissing } from './subsystem-missing';
+import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 
-/** transcribe_stop: its subsystem is not built yet (see SubsystemMissing). */
-export class TranscribeStop extends SubsystemMissing {}
+/** Stops the call's live transcription (its last segments are stored first); nothing running is fine. */
+export class TranscribeStop extends FlowTask {
+  async exec(ctx: ActionContext): Promise<Outcome> {
+    const speech = ctx.services.speech;
+    if (!speech) return { kind: 'fail', message: 'action transcribe_stop needs the speech subsystem, which is not running on this server' };
+    await speech.stopCallTranscription(requireCall(ctx).info.id);
+    return NEXT;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * One dial attempt of a campaign, written inside the runner's transaction: the target's try count,
+ * the campaigncall and, for a call campaign, the Call row exactly as POST /calls writes it (the same
+ * planLegs checks: whitelist, source number, balance); for a flow campaign an activeflow with
+ * reference_type campaign. What must happen after commit (originate, activeflow start, events) is
+ * collected in an Outbox the runner flushes.
+ */
+import type { Knex } from 'knex';
+import { EMPTY_UUID, newId } from '../../core/ids';
+import { clock } from '../../core/clock';
+import { isApiError } from '../../core/errors';
+import { callsRepo, type CallRow } from '../../core/repos/calls';
+import { activeflowsRepo } from '../../core/repos/activeflows';
+import { campaigncallsRepo, campaigncallJson, type CampaigncallRow } from '../../core/repos/campaigncalls';
+import { destinationsOf, tryCountsOf, type OutdialtargetRow } from '../../core/repos/outdials';
+import { maxTryCounts, type OutplanRow } from '../../core/repos/outplans';
+import type { CampaignRow } from '../../core/repos/campaigns';
+import { nextDestination, type CampaigncallResult } from '../../core/campaigns/model';
+import type { EventType, ResourcePayload } from '../../core/events/catalogue';
+import { planLegs } from '../calls/plan';
+import type { AppContext } from '../context';
+
+export interface Outbox {
+  originate: { call: CallRow; campaigncallId: string }[];
+  activeflows: { id: string; customerId: string }[];
+  events: [EventType, ResourcePayload][];
+}
+
+export const emptyOutbox = (): Outbox => ({ originate: [], activeflows: [], events: [] });
+
+/** Variables a campaign's flow can read (`${svc.outdialtarget.name}` in a talk text...). */
+function variablesFor(c: CampaignRow, ccId: string, t: OutdialtargetRow): Record<string, string> {
+  return {
+    'svc.campaign.id': c.id,
+    'svc.campaigncall.id': ccId,
+    'svc.outdialtarget.id': t.id,
+    'svc.outdialtarget.name': t.name,
+    'svc.outdialtarget.data': t.data,
+  };
+}
+
+/**
+ * Ends a campaigncall and moves its target on: a success is done; a failure is idle again (not
+ * before try_interval) while a destination has tries left, else done.
+ */
+export async function finishCampaigncall(trx: Knex.Transaction, cc: CampaigncallRow, result: Exclude<CampaigncallResult, ''>, plan: OutplanRow | null, out: Outbox): Promise<void> {
+  const done = await campaigncallsRepo(trx).advance(cc.id, ['dialing', 'progressing'], { status: 'done', result });
+  if (!done) return;
+  out.events.push(['campaigncall_updated', campaigncallJson(done)]);
+  const t = (await trx<OutdialtargetRow>('outdialtargets').where({ id: cc.outdial_target_id }).forUpdate().first()) as OutdialtargetRow | undefined;
+  if (!t || t.status === 'done') return;
+  const now = clock.now();
+  const retry = result === 'fail' && plan !== null && nextDestination({ destinations: destinationsOf(t), tryCounts: tryCountsOf(t) }, maxTryCounts(plan)) !== null;
+  await trx('outdialtargets')
+    .where({ id: t.id })
+    .update(retry ? { status: 'idle', tm_next_try: new Date(now.getTime() + plan!.try_interval), tm_update: now } : { status: 'done', tm_update: now });
+}
+
+/** Dials `t` once (the caller picked it: idle, due, with a try left). */
+export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: CampaignRow, plan: OutplanRow, t: OutdialtargetRow, out: Outbox): Promise<void> {
+  const next = nextDestination({ destinations: destinationsOf(t), tryCounts: tryCountsOf(t) }, maxTryCounts(plan));
+  if (!next) return;
+  const destination = destinationsOf(t)[next.index]!;
+  const now = clock.now();
+  await trx('outdialtargets').where({ id: t.id }).update({ [`try_count_${next.index}`]: next.tryCount, status: 'progressing', tm_update: now });
+
+  const ccId = newId();
+  const base = {
+    id: ccId,
+    customer_id: c.customer_id,
+    campaign_id: c.id,
+    outplan_id: plan.id,
+    outdial_id: t.outdial_id,
+    outdial_target_id: t.id,
+    queue_id: c.queue_id,
+    flow_id: c.flow_id,
+    source: plan.source,
+    destination,
+    destination_index: next.index,
+    try_count: next.tryCount,
+    result: '' as const,
+  };
+  const repo = campaigncallsRepo(trx);
+  const variables = variablesFor(c, ccId, t);
+
+  if (c.type === 'flow') {
+    const activeflowId = newId();
+    const iso = now.toISOString();
+    await activeflowsRepo(trx).insert({
+      id: activeflowId, customer_id: c.customer_id, flow_id: c.flow_id, status: 'running',
+      reference_type: 'campaign', reference_id: ccId, reference_activeflow_id: EMPTY_UUID, on_complete_flow_id: EMPTY_UUID,
+      webhook_uri: '', webhook_method: '', current_action: null, forward_action_id: '', executed_actions: [],
+      variables, complete_count: 0, end_reason: '', error: '', tm_create: iso, tm_update: iso, tm_delete: null,
+    });
+    const cc = await repo.create({ ...base, activeflow_id: activeflowId, reference_type: 'flow', reference_id: EMPTY_UUID, status: 'progressing' });
+    out.activeflows.push({ id: activeflowId, customerId: c.customer_id });
+    out.events.push(['campaigncall_created', campaigncallJson(cc)]);
+    return;
+  }
+
+  let leg;
+  try {
+    [leg] = await planLegs(ctx, c.customer_id, plan.source, [destination]);
+  } catch (err) {
+    if (!isApiError(err)) throw err;
+    // Not dialable (whitelist, source number, balance, unregistered extension): a failed try.
+    const cc = await repo.create({ ...base, activeflow_id: EMPTY_UUID, reference_type: 'none', reference_id: EMPTY_UUID, status: 'dialing' });
+    out.events.push(['campaigncall_created', campaigncallJson(cc)]);
+    ctx.logger.info({ campaign_id: c.id, campaigncall_id: ccId, reason: err.reason }, 'campaign target not dialable');
+    await finishCampaigncall(trx, cc, 'fail', plan, out);
+    return;
+  }
+  const call = await callsRepo(trx).create({
+    customer_id: c.customer_id,
+    source: leg!.source,
+    destination: leg!.destination,
+    direction: 'outgoing',
+    status: 'dialing',
+    type: 'flow',
+    flow_id: c.flow_id,
+    data: { variables, anonymous: leg!.destination.type === 'tel' ? 'auto' : 'no', early_execution: false, dial_timeout: plan.dial_timeout },
+    metadata: leg!.metadata,
+  });
+  const cc = await repo.create({ ...base, source: leg!.source, destination: leg!.destination, activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: call.id, status: 'dialing' });
+  out.originate.push({ call, campaigncallId: cc.id });
+  out.events.push(['campaigncall_created', campaigncallJson(cc)]);
+}

@@ -1,0 +1,81 @@
+/** Request pieces and response schemas of /campaigns, /campaigncalls, /outdials and /outplans. */
+import { z } from 'zod';
+import { text } from '../route';
+import { addressSchema, legacyTime, uuidOut } from '../routes/schemas';
+import { EventPublisher } from '../../core/events/bus';
+import { publishResourceEvent, type EventType, type ResourcePayload } from '../../core/events/catalogue';
+import { isE164 } from '../../core/numbers/e164';
+import type { AppContext } from '../context';
+
+/** An address a campaign can dial (the types POST /calls dials). */
+export const dialAddress = z
+  .strictObject({
+    type: z.enum(['tel', 'sip', 'extension', 'agent']),
+    target: z.string().trim().min(1).max(1024),
+    target_name: text().optional(),
+    name: text().optional(),
+    detail: text(1024).optional(),
+  })
+  .refine((a) => a.type !== 'tel' || isE164(a.target), { message: 'a tel target must be an E.164 number', path: ['target'] });
+
+/** A source address (outplan.source): any address type, like POST /calls' source. */
+export const sourceAddress = z.strictObject({
+  type: z.enum(['', 'agent', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'web_session']),
+  target: text(1024),
+  target_name: text().optional(),
+  name: text().optional(),
+  detail: text(1024).optional(),
+});
+
+export const outplanSchema = z.object({
+  id: uuidOut(), customer_id: uuidOut(), name: z.string(), detail: z.string(), source: addressSchema,
+  dial_timeout: z.number().int().describe('milliseconds'), try_interval: z.number().int().describe('milliseconds'),
+  max_try_count_0: z.number().int(), max_try_count_1: z.number().int(), max_try_count_2: z.number().int(),
+  max_try_count_3: z.number().int(), max_try_count_4: z.number().int(),
+  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+});
+
+export const outdialSchema = z.object({
+  id: uuidOut(), customer_id: uuidOut(), campaign_id: uuidOut(), name: z.string(), detail: z.string(), data: z.string(),
+  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+});
+
+const maybeAddress = addressSchema.nullable();
+export const outdialtargetSchema = z.object({
+  id: uuidOut(), outdial_id: uuidOut(), name: z.string(), detail: z.string(), data: z.string(),
+  status: z.enum(['idle', 'progressing', 'done']),
+  destination_0: maybeAddress, destination_1: maybeAddress, destination_2: maybeAddress, destination_3: maybeAddress, destination_4: maybeAddress,
+  try_count_0: z.number().int(), try_count_1: z.number().int(), try_count_2: z.number().int(), try_count_3: z.number().int(), try_count_4: z.number().int(),
+  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+});
+
+export const campaignSchema = z.object({
+  id: uuidOut(), customer_id: uuidOut(), type: z.enum(['call', 'flow']), name: z.string(), detail: z.string(),
+  status: z.enum(['stop', 'stopping', 'run']), service_level: z.number().int().describe('most campaign calls live at once'),
+  end_handle: z.enum(['stop', 'continue']), actions: z.array(z.unknown()),
+  outplan_id: uuidOut(), outdial_id: uuidOut(), queue_id: uuidOut(), next_campaign_id: uuidOut(),
+  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+});
+
+export const campaigncallSchema = z.object({
+  id: uuidOut(), customer_id: uuidOut(), campaign_id: uuidOut(), outplan_id: uuidOut(), outdial_id: uuidOut(),
+  outdial_target_id: uuidOut(), queue_id: uuidOut(), activeflow_id: uuidOut(), flow_id: uuidOut(),
+  reference_type: z.enum(['none', 'call', 'flow']), reference_id: uuidOut(),
+  status: z.enum(['dialing', 'progressing', 'done']), result: z.enum(['', 'success', 'fail']),
+  source: addressSchema, destination: addressSchema, destination_index: z.number().int(), try_count: z.number().int(),
+  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+});
+
+/** Publishes after the write; a Redis failure is logged, never fails the request that already wrote. */
+export async function publish(ctx: AppContext, type: EventType, payload: ResourcePayload): Promise<void> {
+  try {
+    await publishResourceEvent(new EventPublisher(ctx.redis), type, payload);
+  } catch (err) {
+    ctx.logger.warn({ err: String(err) }, `could not publish ${type}`);
+  }
+}
+
+/** The fields a partial body sets (zod leaves absent optionals as undefined keys). */
+export function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never;
+}

@@ -1,0 +1,140 @@
+/**
+ * /ais: AI configurations (prompt, RAG, voice, STT/TTS, tools, engine). The engine key is kept
+ * server-side and shown masked; every init_prompt change writes a prompt history entry
+ * (/ais/{id}/prompt_histories, read-only).
+ */
+import { z } from 'zod';
+import { defineRoute, idParams, text, uuid } from '../route';
+import { ApiError, invalidArgument, notFound } from '../../core/errors';
+import { aisRepo, aiJson, promptHistoryJson, type AiInput } from '../../core/repos/ais';
+import { ragsRepo } from '../../core/repos/rags';
+import { API_TOOL_NAMES } from '../../core/ai/tools';
+import { listOfShape, publish, shape } from '../../core/ai/api';
+import type { AppContext } from '../context';
+
+const AI_FIELDS = [
+  'id', 'customer_id', 'name', 'detail', 'type', 'is_insight_active', 'engine_model', 'engine_url', 'engine_key', 'parameter', 'rag_id', 'init_prompt',
+  'current_prompt_history_id', 'tts_type', 'tts_voice_id', 'stt_type', 'stt_language', 'vad_config', 'smart_turn_enabled', 'auto_aicall_audit_enabled',
+  'tool_names', 'direct_hash', 'tm_create', 'tm_update', 'tm_delete',
+];
+const HISTORY_FIELDS = ['id', 'customer_id', 'ai_id', 'prompt', 'proposal_id', 'tm_create'];
+const aiSchema = shape(AI_FIELDS);
+const tag = 'AI';
+const missing = () => notFound('AI_NOT_FOUND', 'ai not found');
+
+const vad = z.object({
+  confidence: z.number().min(0).max(1).optional(),
+  start_secs: z.number().min(0).max(30).optional(),
+  stop_secs: z.number().min(0).max(30).optional(),
+  min_volume: z.number().min(0).max(1).optional(),
+});
+
+const fields = {
+  detail: text(2048).optional(),
+  type: z.enum(['normal', 'insight']).optional(),
+  engine_model: z.string().regex(/^([a-z0-9-]+\.[A-Za-z0-9._:-]+)?$/, 'must be target.model, e.g. openai.gpt-5').max(200).optional(),
+  engine_url: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)]).optional().describe('OpenAI-compatible base URL (this server\'s addition)'),
+  engine_key: text(1000).optional(),
+  parameter: z.record(z.string(), z.unknown()).optional(),
+  rag_id: z.union([z.literal(''), uuid()]).optional(),
+  init_prompt: text(100_000).optional(),
+  tts_type: text(64).optional(),
+  tts_voice_id: text(255).optional(),
+  stt_type: text(64).optional(),
+  stt_language: text(35).optional(),
+  vad_config: vad.optional(),
+  smart_turn_enabled: z.boolean().optional(),
+  auto_aicall_audit_enabled: z.boolean().optional(),
+  tool_names: z.array(z.enum(API_TOOL_NAMES)).max(50).optional(),
+};
+const createBody = z.object({ name: z.string().trim().min(1).max(255), ...fields });
+const updateBody = z.object({ name: z.string().trim().min(1).max(255).optional(), ...fields });
+
+async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof updateBody>): Promise<AiInput> {
+  const { rag_id, ...rest } = b;
+  const input: AiInput = { ...rest } as AiInput;
+  if (rag_id !== undefined) {
+    if (rag_id && !(await ragsRepo(ctx.db).get(customerId, rag_id))) throw invalidArgument('rag_id: no such rag', [{ field: 'rag_id', issue: 'not found' }]);
+    input.rag_id = rag_id || null;
+  }
+  return input;
+}
+
+const historyParams = z.object({ id: uuid(), history_id: uuid() });
+
+export const routes = [
+  defineRoute({
+    method: 'post', path: '/ais', tag, summary: 'Create an AI', permission: 'manager', body: createBody, response: aiSchema,
+    handler: async ({ ctx, auth, body }) => {
+      const ai = await aisRepo(ctx.db).create(auth.customerId, await toInput(ctx, auth.customerId, body));
+      const json = aiJson(ai);
+      await publish(ctx.redis, 'ai_created', json);
+      return json;
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/ais', tag, summary: 'List AIs', permission: 'agent', paginated: true, response: listOfShape(AI_FIELDS),
+    handler: async ({ ctx, auth, page }) => {
+      const p = await aisRepo(ctx.db).list(auth.customerId, page);
+      return { result: p.result.map(aiJson), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/ais/:id', tag, summary: 'Get an AI', permission: 'agent', params: idParams, response: aiSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const ai = await aisRepo(ctx.db).get(auth.customerId, params.id);
+      if (!ai) throw missing();
+      return aiJson(ai);
+    },
+  }),
+  defineRoute({
+    method: 'put', path: '/ais/:id', tag, summary: 'Update an AI', permission: 'manager', params: idParams, body: updateBody, response: aiSchema,
+    handler: async ({ ctx, auth, params, body }) => {
+      const ai = await aisRepo(ctx.db).update(auth.customerId, params.id, await toInput(ctx, auth.customerId, body));
+      if (!ai) throw missing();
+      const json = aiJson(ai);
+      await publish(ctx.redis, 'ai_updated', json);
+      return json;
+    },
+  }),
+  defineRoute({
+    method: 'delete', path: '/ais/:id', tag, summary: 'Delete an AI', permission: 'manager', params: idParams, response: aiSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const ai = await aisRepo(ctx.db).softDelete(auth.customerId, params.id);
+      if (!ai) throw missing();
+      const json = aiJson(ai);
+      await publish(ctx.redis, 'ai_deleted', json);
+      return json;
+    },
+  }),
+  ...['/ais/:id/direct_hash_regenerate', '/ais/:id/direct-hash-regenerate'].map((path) =>
+    defineRoute({
+      method: 'post', path, tag, summary: 'Regenerate the direct hash of an AI', permission: 'manager', params: idParams, response: aiSchema,
+      handler: async ({ ctx, auth, params }) => {
+        const ai = await aisRepo(ctx.db).regenerateDirectHash(auth.customerId, params.id);
+        if (!ai) throw missing();
+        const json = aiJson(ai);
+        await publish(ctx.redis, 'ai_updated', json);
+        return json;
+      },
+    }),
+  ),
+  defineRoute({
+    method: 'get', path: '/ais/:id/prompt_histories', tag, summary: 'List the prompt history of an AI', permission: 'agent', params: idParams, paginated: true,
+    response: listOfShape(HISTORY_FIELDS),
+    handler: async ({ ctx, auth, params, page }) => {
+      if (!(await aisRepo(ctx.db).get(auth.customerId, params.id))) throw missing();
+      const p = await aisRepo(ctx.db).histories(auth.customerId, params.id, page);
+      return { result: p.result.map(promptHistoryJson), next_page_token: p.next_page_token };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/ais/:id/prompt_histories/:history_id', tag, summary: 'Get a prompt history entry', permission: 'agent', params: historyParams,
+    response: shape(HISTORY_FIELDS),
+    handler: async ({ ctx, auth, params }) => {
+      const h = await aisRepo(ctx.db).history(auth.customerId, params.id, params.history_id);
+      if (!h) throw new ApiError('RESOURCE_NOT_FOUND', 'prompt history entry not found');
+      return promptHistoryJson(h);
+    },
+  }),
+];

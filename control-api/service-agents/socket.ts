@@ -1,0 +1,196 @@
+/**
+ * WebSocket /v1.0/service_agents/ws (also /service-agents/ws): the agent's own event feed. Only
+ * agent login tokens connect. Topics, subscribed like on /v1.0/ws:
+ *   agent_id:<self>[:<resource>[:<id>]]          every event that concerns the agent
+ *   customer_id:<cid>:<resource>:<id>             one resource within the agent's reach
+ *                                                 (call, conversation, webchat_session, chat, agent=self)
+ * Anything else closes the socket with 1008 and the reason. Whatever the topics, an event is
+ * delivered only to the agents it concerns (audience.ts), so an unassigned conversation stops
+ * reaching its former owner at once. A conversation topic also carries its messages' events.
+ */
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Request } from 'express';
+import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+import type { Redis } from 'ioredis';
+import type { AppContext } from '../context';
+import { createCredentials } from '../middleware/credentials';
+import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { topicOf, topicResourceOf } from '../../core/events/catalogue';
+import { ApiError, permissionDenied } from '../../core/errors';
+import { callsRepo } from '../../core/repos/calls';
+import { conversationsRepo } from '../../core/repos/conversations';
+import { webchatRepo } from '../../core/webchat/repo';
+import { parseTopic, type Topic } from '../ws/topics';
+import { audienceOf, topicIdsOf } from './audience';
+import { canSeeCall, type AgentScope } from './scope';
+
+export const AGENT_WS_PATHS = ['/v1.0/service_agents/ws', '/v1.0/service-agents/ws'];
+
+export interface AgentSocketOptions {
+  stream?: string;
+  maxTopics?: number;
+  maxBufferedBytes?: number;
+}
+
+interface AgentConnection {
+  socket: WebSocket;
+  scope: AgentScope;
+  topics: Map<string, Topic>;
+}
+
+function rejectUpgrade(socket: Duplex, e: unknown): void {
+  const status = e instanceof ApiError ? e.http : 500;
+  const body = JSON.stringify({ error: { reason: e instanceof ApiError ? e.reason : 'INTERNAL', message: e instanceof Error ? e.message : 'error' } });
+  socket.end(`HTTP/1.1 ${status} Error\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** Why the agent may not subscribe to a topic, or null. */
+async function refusal(ctx: AppContext, s: AgentScope, t: Topic): Promise<string | null> {
+  if (t.scope === 'agent_id') return t.scopeId === s.agentId ? null : 'agent_id topics are for the agent itself';
+  if (t.scopeId !== s.customerId.toLowerCase()) return 'topic of another customer';
+  if (t.parts !== 4 || t.resourceId === null) return 'an agent subscribes to customer topics of one resource only (four parts, no *)';
+  const id = t.resourceId;
+  const no = `not within this agent's reach: ${t.resource}:${id}`;
+  switch (t.resource) {
+    case 'agent':
+      return id === s.agentId ? null : no;
+    case 'call': {
+      const c = await callsRepo(ctx.db).getOwned(s.customerId, id);
+      return c && canSeeCall(s, c) ? null : no;
+    }
+    case 'conversation': {
+      const c = await conversationsRepo(ctx.db).getOwned(s.customerId, id);
+      return c && c.owner_id === s.agentId ? null : no;
+    }
+    case 'webchat_session': {
+      const w = await webchatRepo(ctx.db).getSession(s.customerId, id);
+      const c = w ? await conversationsRepo(ctx.db).getOwned(s.customerId, w.conversation_id) : null;
+      return c && c.owner_id === s.agentId ? null : no;
+    }
+    case 'chat': {
+      const p = await ctx.db('talk_participants').where({ chat_id: id, owner_type: 'agent', owner_id: s.agentId }).first('id');
+      return p ? null : no;
+    }
+    default:
+      return `resource ${t.resource} is not available on the agent socket`;
+  }
+}
+
+function topicMatches(t: Topic, e: PlatformEvent): boolean {
+  if (t.resource !== null && t.resource !== topicResourceOf(e.event_type)) return false;
+  return t.resourceId === null || topicIdsOf(e).includes(t.resourceId);
+}
+
+export async function attachAgentSocket(server: http.Server, ctx: AppContext, opts: AgentSocketOptions = {}) {
+  const maxTopics = opts.maxTopics ?? 100;
+  const maxBuffered = opts.maxBufferedBytes ?? 1024 * 1024;
+  const credentials = createCredentials(ctx, { cacheTtlMs: 1000 });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const byCustomer = new Map<string, Set<AgentConnection>>();
+
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (!AGENT_WS_PATHS.includes(url.pathname)) return; // another handler's path
+    const fake = { headers: req.headers, query: Object.fromEntries(url.searchParams) } as unknown as Request;
+    credentials.resolve(fake).then(
+      (auth) => {
+        if (auth.kind !== 'agent' && auth.kind !== 'delegate') return rejectUpgrade(socket, permissionDenied('the agent socket needs an agent login token'));
+        const scope = { customerId: auth.customerId.toLowerCase(), agentId: auth.agentId.toLowerCase() };
+        wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, scope));
+      },
+      (e: unknown) => rejectUpgrade(socket, e),
+    );
+  };
+  server.on('upgrade', onUpgrade);
+
+  function onConnection(socket: WebSocket, scope: AgentScope): void {
+    const c: AgentConnection = { socket, scope, topics: new Map() };
+    let set = byCustomer.get(scope.customerId);
+    if (!set) byCustomer.set(scope.customerId, (set = new Set()));
+    set.add(c);
+    const drop = () => {
+      const s = byCustomer.get(scope.customerId);
+      s?.delete(c);
+      if (s && s.size === 0) byCustomer.delete(scope.customerId);
+    };
+    socket.on('close', drop);
+    socket.on('error', () => socket.terminate());
+    // Subscriptions are checked against the database; a chain keeps them in the order sent.
+    let chain = Promise.resolve();
+    socket.on('message', (raw: RawData, isBinary: boolean) => {
+      chain = chain.then(() => onMessage(c, raw, isBinary)).catch((err: unknown) => {
+        ctx.logger.warn({ err: String(err) }, 'agent socket message failed');
+        socket.close(1011, 'internal error');
+      });
+    });
+  }
+
+  async function onMessage(c: AgentConnection, raw: RawData, isBinary: boolean): Promise<void> {
+    let msg: { type?: unknown; topics?: unknown };
+    try {
+      msg = isBinary ? {} : (JSON.parse(raw.toString()) as typeof msg);
+    } catch {
+      return c.socket.close(1008, 'message is not JSON');
+    }
+    if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
+      return c.socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
+    }
+    if (msg.type === 'unsubscribe') {
+      for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
+      return;
+    }
+    for (const rawTopic of msg.topics) {
+      const t = parseTopic(rawTopic);
+      if (!t) return c.socket.close(1008, `invalid topic ${String(rawTopic).slice(0, 60)}`);
+      const why = await refusal(ctx, c.scope, t);
+      if (why) return c.socket.close(1008, why.slice(0, 120));
+      c.topics.set(t.raw, t);
+    }
+    if (c.topics.size > maxTopics) c.socket.close(1008, `at most ${maxTopics} topics`);
+  }
+
+  async function dispatch(e: PlatformEvent): Promise<void> {
+    const set = byCustomer.get(e.customer_id.toLowerCase());
+    if (!set || set.size === 0) return;
+    const audience = await audienceOf(ctx.db, e);
+    if (audience.size === 0) return;
+    let frame: string | null = null;
+    for (const c of set) {
+      if (!audience.has(c.scope.agentId)) continue;
+      if (![...c.topics.values()].some((t) => topicMatches(t, e))) continue;
+      if (c.socket.bufferedAmount > maxBuffered) {
+        c.socket.terminate();
+        continue;
+      }
+      frame ??= JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
+      c.socket.send(frame);
+    }
+  }
+
+  const reader: Redis = ctx.redis.duplicate();
+  const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, blockMs: 500 });
+  // Audience lookups are async: one chain keeps delivery in stream order.
+  let pending = Promise.resolve();
+  sub.on('event', (e: PlatformEvent) => {
+    pending = pending.then(() => dispatch(e)).catch((err: unknown) => ctx.logger.warn({ err: String(err) }, 'agent socket dispatch failed'));
+  });
+  sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'agent socket event reader error'));
+  await sub.start();
+
+  const ping = setInterval(() => {
+    for (const set of byCustomer.values()) for (const c of set) c.socket.ping();
+  }, 30_000);
+  ping.unref();
+
+  return {
+    async close() {
+      server.off('upgrade', onUpgrade);
+      clearInterval(ping);
+      sub.stop();
+      for (const set of byCustomer.values()) for (const c of set) c.socket.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+      reader.disconnect();
+    },
+  };
+}

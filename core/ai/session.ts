@@ -1,0 +1,328 @@
+/**
+ * One AI conversation (an aicall): the messages, the LLM stream, tool calls mapped to platform
+ * actions, team hand-offs, RAG context, and an aimessage (with its event) per message. Audio is
+ * not its business: ai_talk feeds it recognised speech and speaks what it yields; ai_task feeds it
+ * text.
+ */
+import type { Db } from '../db/knex';
+import type { EventPublisher } from '../events/bus';
+import { publishResourceEvent, type EventType } from '../events/catalogue';
+import { EMPTY_UUID } from '../ids';
+import type { ChatMessage, LlmClient, ToolCall } from '../llm/client';
+import { llmFor } from '../llm/endpoint';
+import { retrieve, knowledgeMessage } from '../rag/search';
+import { aisRepo, type AiRow } from '../repos/ais';
+import { AICALL_EVENT, aicallJson, aicallsRepo, aimessageJson, type AicallRow, type AicallStatus, type AimessageRow } from '../repos/ai-calls';
+import { teamsRepo, type TeamMember, type TeamRow } from '../repos/teams';
+import { toolDefs, type AiActions, type ToolName } from './tools';
+export { EMPTY_UUID as NO_ID };
+
+export interface AiDeps {
+  db: Db;
+  events: EventPublisher | null;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface StartOptions {
+  customerId: string;
+  assistanceType: 'ai' | 'team';
+  assistanceId: string;
+  referenceType: 'call' | 'conversation' | 'task' | '';
+  referenceId: string;
+  activeflowId: string;
+  /** replaces ${var} in the prompt */
+  variables?: Record<string, string>;
+  actions?: AiActions;
+}
+
+/** Why the conversation ended, when a tool ended it. */
+export type EndRequest = { kind: 'stop_service' } | { kind: 'stop_flow' } | { kind: 'connect'; destinations: { type: string; target: string }[] };
+
+export class AiNotFound extends Error {}
+
+const MAX_TOOL_ROUNDS = 5;
+
+function substitute(text: string, vars: Record<string, string>): string {
+  return text.replace(/\$\{([^}]+)\}/g, (_m, k: string) => vars[k.trim()] ?? '');
+}
+
+export class AiSession {
+  /** Set when a tool asked to end the conversation. */
+  endRequest: EndRequest | null = null;
+  private readonly history: ChatMessage[] = [];
+  private member: TeamMember | null;
+  private ended = false;
+
+  private constructor(
+    private readonly deps: AiDeps,
+    public aicall: AicallRow,
+    private ai: AiRow,
+    private readonly team: TeamRow | null,
+    private readonly opts: StartOptions,
+    private llm: LlmClient,
+  ) {
+    this.member = team ? team.members.find((m) => m.id === team.start_member_id) ?? team.members[0] ?? null : null;
+  }
+
+  /** Loads the AI (or team), checks its endpoint, writes the aicall (initiating → progressing). */
+  static async start(deps: AiDeps, opts: StartOptions): Promise<AiSession> {
+    const ais = aisRepo(deps.db);
+    let team: TeamRow | null = null;
+    let ai: AiRow | null;
+    if (opts.assistanceType === 'team') {
+      team = await teamsRepo(deps.db).get(opts.customerId, opts.assistanceId);
+      if (!team) throw new AiNotFound(`team ${opts.assistanceId} not found`);
+      const m = team.members.find((x) => x.id === team!.start_member_id) ?? team.members[0];
+      ai = m ? await ais.get(opts.customerId, m.ai_id) : null;
+      if (!ai) throw new AiNotFound(`the start member of team ${opts.assistanceId} has no AI`);
+    } else {
+      ai = await ais.get(opts.customerId, opts.assistanceId);
+      if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
+    }
+    // throws LlmError NOT_CONFIGURED before anything is written
+    const llm = llmFor(ai, deps.env);
+    const aicall = await aicallsRepo(deps.db).create(opts.customerId, {
+      assistance_type: opts.assistanceType,
+      assistance_id: opts.assistanceId,
+      ai_engine_model: ai.engine_model,
+      ai_tts_type: ai.tts_type,
+      ai_tts_voice_id: ai.tts_voice_id,
+      ai_stt_type: ai.stt_type,
+      ai_vad_config: ai.vad_config,
+      parameter: team?.parameter ?? ai.parameter,
+      activeflow_id: opts.activeflowId || null,
+      reference_type: opts.referenceType,
+      reference_id: opts.referenceId || null,
+      current_member_id: team?.start_member_id ?? null,
+      stt_language: ai.stt_language,
+    });
+    const s = new AiSession(deps, aicall, ai, team, opts, llm);
+    await s.publish(AICALL_EVENT.initiating as EventType);
+    await s.setStatus('progressing');
+    return s;
+  }
+
+  /** Picks up an existing aicall (text conversations through the API): its AI or current member, its messages. */
+  static async resume(deps: AiDeps, aicall: AicallRow, actions: AiActions = {}): Promise<AiSession> {
+    let team: TeamRow | null = null;
+    let aiId = aicall.assistance_id;
+    if (aicall.assistance_type === 'team') {
+      team = await teamsRepo(deps.db).get(aicall.customer_id, aicall.assistance_id);
+      if (!team) throw new AiNotFound(`team ${aicall.assistance_id} not found`);
+      const m = team.members.find((x) => x.id === (aicall.current_member_id ?? team!.start_member_id)) ?? team.members[0];
+      if (!m) throw new AiNotFound('the team has no members');
+      aiId = m.ai_id;
+    }
+    const ai = await aisRepo(deps.db).get(aicall.customer_id, aiId);
+    if (!ai) throw new AiNotFound(`ai ${aiId} not found`);
+    const s = new AiSession(deps, aicall, ai, team, {
+      customerId: aicall.customer_id, assistanceType: aicall.assistance_type, assistanceId: aicall.assistance_id,
+      referenceType: aicall.reference_type as StartOptions['referenceType'], referenceId: aicall.reference_id ?? '', activeflowId: aicall.activeflow_id ?? '', actions,
+    }, llmFor(ai, deps.env));
+    if (team && aicall.current_member_id) s.member = team.members.find((x) => x.id === aicall.current_member_id) ?? s.member;
+    for (const m of await aicallsRepo(deps.db).history(aicall.id)) {
+      if (!['user', 'assistant', 'tool', 'system'].includes(m.role)) continue;
+      const msg: ChatMessage = { role: m.role as ChatMessage['role'], content: m.content || null };
+      if (m.tool_calls?.length) msg.tool_calls = m.tool_calls as ToolCall[];
+      if (m.tool_call_id) msg.tool_call_id = m.tool_call_id;
+      s.history.push(msg);
+    }
+    return s;
+  }
+
+  get id(): string {
+    return this.aicall.id;
+  }
+
+  get currentAi(): AiRow {
+    return this.ai;
+  }
+
+  get isEnded(): boolean {
+    return this.ended || this.endRequest !== null;
+  }
+
+  private async publish(type: EventType, payload?: Record<string, unknown>): Promise<void> {
+    if (!this.deps.events) return;
+    await publishResourceEvent(this.deps.events, type, (payload ?? aicallJson(this.aicall)) as never).catch(() => undefined);
+  }
+
+  private async setStatus(to: AicallStatus): Promise<void> {
+    const r = await aicallsRepo(this.deps.db).transition(this.aicall.id, to);
+    if (!r) return;
+    this.aicall = r;
+    await this.publish(AICALL_EVENT[to] as EventType);
+  }
+
+  /** Adds a message from outside (API); the next reply('') answers it. */
+  addMessage(role: ChatMessage['role'], content: string): Promise<AimessageRow> {
+    return this.record({ role, content }, role === 'user' ? 'incoming' : role === 'assistant' ? 'outgoing' : '');
+  }
+
+  private async record(m: ChatMessage, direction: '' | 'incoming' | 'outgoing'): Promise<AimessageRow> {
+    this.history.push(m);
+    const row = await aicallsRepo(this.deps.db).addMessage({
+      customer_id: this.aicall.customer_id,
+      aicall_id: this.aicall.id,
+      activeflow_id: this.opts.activeflowId || null,
+      active_ai_id: this.ai.id,
+      role: m.role,
+      content: m.content ?? '',
+      direction,
+      tool_calls: m.tool_calls ?? [],
+      tool_call_id: m.tool_call_id ?? '',
+    });
+    await this.publish('aimessage_created', aimessageJson(row));
+    return row;
+  }
+
+  private systemPrompt(): string {
+    const vars = { ...(this.team?.parameter as Record<string, string> | undefined), ...this.ai.parameter, ...this.opts.variables } as Record<string, string>;
+    return substitute(this.ai.init_prompt || 'You are a helpful voice assistant. Answer briefly.', vars);
+  }
+
+  private available = (n: ToolName): boolean => {
+    const a = this.opts.actions ?? {};
+    switch (n) {
+      case 'connect_call': return !!a.connect;
+      case 'stop_flow': return !!a.stopFlow;
+      case 'send_message': return !!a.sendMessage;
+      case 'set_variables': return !!a.setVariables;
+      case 'get_variables': return !!a.getVariables;
+      case 'stop_media': return !!a.stopMedia;
+      case 'search_knowledge': return !!this.ai.rag_id;
+      default: return true;
+    }
+  };
+
+  private tools() {
+    const defs = toolDefs(this.ai.tool_names ?? [], this.available);
+    for (const t of this.member?.transitions ?? []) {
+      defs.push({ type: 'function', function: { name: t.function_name, description: t.description, parameters: { type: 'object', properties: {} } } });
+    }
+    return defs;
+  }
+
+  /**
+   * The caller (or the flow) said `text`: streams the assistant's answer as text pieces. Tool calls
+   * run between LLM rounds; a tool that ends the conversation sets endRequest and stops the loop.
+   * An empty text asks for an opening line (no user message recorded).
+   */
+  async *reply(text: string, signal?: AbortSignal): AsyncGenerator<string> {
+    if (this.ended) return;
+    if (text) await this.record({ role: 'user', content: text }, 'incoming');
+    let knowledge: string | null = null;
+    const query = text || [...this.history].reverse().find((m) => m.role === 'user')?.content || '';
+    if (this.ai.rag_id && query) {
+      const hits = await retrieve(this.deps.db, this.ai.rag_id, query, 3, this.deps.env).catch(() => []);
+      if (hits.length) knowledge = knowledgeMessage(hits);
+    }
+    for (let round = 0; round <= MAX_TOOL_ROUNDS && !this.isEnded; round++) {
+      const messages: ChatMessage[] = [{ role: 'system', content: this.systemPrompt() }];
+      if (knowledge) messages.push({ role: 'system', content: knowledge });
+      messages.push(...this.history);
+      if (!text && this.history.length === 0) messages.push({ role: 'user', content: '(the caller has just joined: greet them briefly)' });
+      let content = '';
+      let calls: ToolCall[] = [];
+      try {
+        for await (const c of this.llm.stream({ messages, tools: this.tools(), signal })) {
+          if (c.type === 'text') {
+            content += c.text;
+            yield c.text;
+          } else if (c.type === 'tool_calls') calls = c.calls;
+        }
+      } finally {
+        // what was said (even cut short by barge-in) is part of the conversation
+        if (content || calls.length) await this.record({ role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) }, 'outgoing');
+      }
+      if (!calls.length) return;
+      for (const call of calls) {
+        const result = await this.runTool(call).catch((e: Error) => `error: ${e.message}`);
+        await this.record({ role: 'tool', content: result, tool_call_id: call.id }, '');
+      }
+    }
+  }
+
+  /** Whole reply as one text (ai_task, conversations). */
+  async replyText(text: string, signal?: AbortSignal): Promise<string> {
+    let out = '';
+    for await (const piece of this.reply(text, signal)) out += piece;
+    return out;
+  }
+
+  private async runTool(call: ToolCall): Promise<string> {
+    let args: Record<string, unknown> = {};
+    try {
+      args = call.function.arguments ? (JSON.parse(call.function.arguments) as Record<string, unknown>) : {};
+    } catch {
+      return 'error: arguments are not valid JSON';
+    }
+    const a = this.opts.actions ?? {};
+    const name = call.function.name;
+    const transition = this.member?.transitions.find((t) => t.function_name === name);
+    if (transition) return this.handOff(transition.next_member_id);
+    switch (name as ToolName) {
+      case 'stop_service':
+        this.endRequest = { kind: 'stop_service' };
+        return 'conversation ended';
+      case 'stop_flow':
+        if (!a.stopFlow) break;
+        this.endRequest = { kind: 'stop_flow' };
+        return 'the call will end';
+      case 'connect_call': {
+        if (!a.connect) break;
+        const d = Array.isArray(args.destinations) ? (args.destinations as { type?: string; target?: string }[]) : [];
+        const destinations = d.filter((x) => x && typeof x.target === 'string').map((x) => ({ type: String(x.type ?? 'tel'), target: String(x.target) }));
+        if (!destinations.length) return 'error: destinations needed';
+        this.endRequest = { kind: 'connect', destinations };
+        return 'connecting';
+      }
+      case 'send_message': {
+        if (!a.sendMessage) break;
+        const dest = Array.isArray(args.destinations) ? args.destinations.map(String) : [];
+        return a.sendMessage({ source: typeof args.source === 'string' ? args.source : undefined, destinations: dest, text: String(args.text ?? '') });
+      }
+      case 'set_variables': {
+        if (!a.setVariables) break;
+        const vars = (args.variables && typeof args.variables === 'object' ? args.variables : {}) as Record<string, unknown>;
+        return a.setVariables(Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, String(v)])));
+      }
+      case 'get_variables':
+        if (!a.getVariables) break;
+        return JSON.stringify(a.getVariables());
+      case 'stop_media':
+        if (!a.stopMedia) break;
+        return a.stopMedia();
+      case 'search_knowledge': {
+        if (!this.ai.rag_id) break;
+        const hits = await retrieve(this.deps.db, this.ai.rag_id, String(args.query ?? ''), 3, this.deps.env);
+        return hits.length ? knowledgeMessage(hits) : 'nothing found';
+      }
+      case 'get_aicall_messages':
+        return JSON.stringify(this.history.filter((m) => m.role === 'user' || m.role === 'assistant').map((m) => ({ role: m.role, content: m.content })));
+    }
+    return `error: tool ${name} is not available here`;
+  }
+
+  private async handOff(memberId: string): Promise<string> {
+    const m = this.team?.members.find((x) => x.id === memberId);
+    if (!m) return 'error: no such team member';
+    const ai = await aisRepo(this.deps.db).get(this.aicall.customer_id, m.ai_id);
+    if (!ai) return 'error: the member has no AI';
+    this.llm = llmFor(ai, this.deps.env);
+    this.ai = ai;
+    this.member = m;
+    await aicallsRepo(this.deps.db).setMember(this.aicall.id, m.id);
+    this.aicall = { ...this.aicall, current_member_id: m.id };
+    return `you are now ${m.name}; continue the conversation`;
+  }
+
+  /** terminating → terminated. Idempotent. */
+  async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    await this.setStatus('terminating');
+    await this.setStatus('terminated');
+  }
+}
+

@@ -1,0 +1,94 @@
+/**
+ * Summaries: the transcripts of a call, conference, transcribe or recording, summarised through
+ * the LLM interface (the server-wide endpoint: AI_LLM_BASE_URL / AI_LLM_MODEL / AI_LLM_API_KEY).
+ * Transcripts come from the transcription feature (core/repos/transcripts.ts); a recording that
+ * was never transcribed is run through the STT interface here, from its WAV files.
+ */
+import type { Db } from '../db/knex';
+import type { EventPublisher } from '../events/bus';
+import { publishResourceEvent } from '../events/catalogue';
+import { llmFor } from '../llm/endpoint';
+import { LlmClient } from '../llm/client';
+import { summariesRepo, summaryJson, type SummaryRow } from '../repos/summaries';
+import { transcriptsOf } from '../repos/transcripts';
+import { recordingPath } from '../storage/local';
+import { readWav } from '../../media-engine/audio/wav';
+import { createSttProvider, type TranscriptEvent } from '../../media-engine/stt';
+
+export interface SummaryDeps {
+  db: Db;
+  events: EventPublisher | null;
+  dataDir: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The server-wide LLM client; throws LlmError NOT_CONFIGURED when none is set. */
+export function summaryLlm(env: NodeJS.ProcessEnv = process.env): LlmClient {
+  return llmFor({}, env);
+}
+
+async function transcribeFile(file: string, language: string): Promise<string> {
+  const { samples } = readWav(file);
+  const stream = createSttProvider().createStream({ language });
+  const parts: string[] = [];
+  stream.on('transcript', (t: TranscriptEvent) => t.final && t.text.trim() && parts.push(t.text.trim()));
+  stream.on('error', () => undefined);
+  // write() drops frames past the recogniser's backlog: pace in slices
+  for (let off = 0; off < samples.length; off += 160) {
+    const f = new Int16Array(160);
+    f.set(samples.subarray(off, Math.min(samples.length, off + 160)));
+    stream.write(f);
+    if ((off / 160) % 250 === 249) await new Promise((r) => setTimeout(r, 50));
+  }
+  await stream.end();
+  return parts.join(' ');
+}
+
+/** The transcript text of the summary's reference (empty when there is none). */
+export async function transcriptText(deps: SummaryDeps, s: SummaryRow): Promise<string> {
+  let rows: { direction: string; message: string }[] = [];
+  if (s.reference_type === 'transcribe') {
+    rows = (await deps.db('transcripts').where({ transcribe_id: s.reference_id, customer_id: s.customer_id }).orderBy([{ column: 'tm_transcript' }, { column: 'offset_ms' }])) as never;
+  } else {
+    rows = await transcriptsOf(deps.db, s.customer_id, s.reference_id);
+  }
+  if (rows.length) return rows.map((r) => `${r.direction === 'out' ? 'Agent' : 'Caller'}: ${r.message}`).join('\n');
+  if (s.reference_type === 'recording') {
+    const rec = (await deps.db('recordings').where({ id: s.reference_id, customer_id: s.customer_id }).first()) as { filenames: string[] } | undefined;
+    const texts: string[] = [];
+    for (const name of rec?.filenames ?? []) {
+      const file = recordingPath(deps.dataDir, name);
+      if (file) texts.push(await transcribeFile(file, s.language || 'en-US').catch(() => ''));
+    }
+    return texts.filter(Boolean).join('\n');
+  }
+  return '';
+}
+
+/**
+ * Generates (or regenerates) the summary's content; progressing → done. A failure on regenerate
+ * keeps the old content; on first generation the summary ends done with an empty content and the
+ * reason kept in status_message.
+ */
+export async function generateSummary(deps: SummaryDeps, s: SummaryRow, regenerate = false): Promise<SummaryRow> {
+  const repo = summariesRepo(deps.db);
+  let patch: Partial<SummaryRow>;
+  try {
+    const llm = summaryLlm(deps.env);
+    const text = await transcriptText(deps, s);
+    if (!text) throw new Error('there is no transcript to summarise');
+    const lang = s.language || 'en-US';
+    const { content } = await llm.complete({
+      messages: [
+        { role: 'system', content: `Summarise this conversation in a few sentences, in the language ${lang}. Name the caller's request and the outcome.` },
+        { role: 'user', content: text },
+      ],
+    });
+    patch = { status: 'done', content: content.trim(), status_message: '' };
+  } catch (e) {
+    patch = regenerate ? { status: 'done', status_message: (e as Error).message } : { status: 'done', content: '', status_message: (e as Error).message };
+  }
+  const row = (await repo.update(s.id, patch)) ?? s;
+  if (deps.events) await publishResourceEvent(deps.events, 'summary_updated', summaryJson(row) as never).catch(() => undefined);
+  return row;
+}

@@ -1,0 +1,153 @@
+/**
+ * aicalls (one AI session on a call, a conversation or a task) and aimessages (its turns).
+ * Statuses: initiating → progressing → (pausing → resuming →) terminating → terminated; each change
+ * is guarded in SQL so a repeated transition changes nothing.
+ */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export type AicallStatus = 'initiating' | 'progressing' | 'pausing' | 'resuming' | 'terminating' | 'terminated';
+
+/** Event type of each status (the catalogue spells the first one "initializing"). */
+export const AICALL_EVENT: Record<AicallStatus, string> = {
+  initiating: 'aicall_status_initializing',
+  progressing: 'aicall_status_progressing',
+  pausing: 'aicall_status_pausing',
+  resuming: 'aicall_status_resuming',
+  terminating: 'aicall_status_terminating',
+  terminated: 'aicall_status_terminated',
+};
+
+const ALLOWED_FROM: Record<AicallStatus, AicallStatus[]> = {
+  initiating: [],
+  progressing: ['initiating', 'resuming'],
+  pausing: ['progressing'],
+  resuming: ['pausing'],
+  terminating: ['initiating', 'progressing', 'pausing', 'resuming'],
+  terminated: ['initiating', 'progressing', 'pausing', 'resuming', 'terminating'],
+};
+
+export interface AicallRow {
+  id: string;
+  customer_id: string;
+  assistance_type: 'ai' | 'team';
+  assistance_id: string;
+  ai_engine_model: string;
+  ai_tts_type: string;
+  ai_tts_voice_id: string;
+  ai_stt_type: string;
+  ai_vad_config: Record<string, number>;
+  ai_smart_turn_enabled: boolean;
+  parameter: Record<string, unknown>;
+  activeflow_id: string | null;
+  reference_type: string;
+  reference_id: string | null;
+  confbridge_id: string | null;
+  current_member_id: string | null;
+  status: AicallStatus;
+  stt_language: string;
+  metadata: Record<string, unknown>;
+  tm_end: Date | null;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export interface AimessageRow {
+  id: string;
+  customer_id: string;
+  aicall_id: string;
+  activeflow_id: string | null;
+  active_ai_id: string | null;
+  role: string;
+  content: string;
+  direction: '' | 'incoming' | 'outgoing';
+  tool_calls: unknown[];
+  tool_call_id: string;
+  tm_create: Date;
+  tm_delete: Date | null;
+}
+
+const u = (v: string | null) => v ?? EMPTY_UUID;
+
+export function aicallJson(c: AicallRow) {
+  return {
+    id: c.id, customer_id: c.customer_id, assistance_type: c.assistance_type, assistance_id: c.assistance_id, ai_engine_model: c.ai_engine_model,
+    ai_tts_type: c.ai_tts_type, ai_tts_voice_id: c.ai_tts_voice_id, ai_stt_type: c.ai_stt_type, ai_vad_config: c.ai_vad_config,
+    ai_smart_turn_enabled: c.ai_smart_turn_enabled, parameter: c.parameter, activeflow_id: u(c.activeflow_id), reference_type: c.reference_type,
+    reference_id: u(c.reference_id), confbridge_id: u(c.confbridge_id), current_member_id: u(c.current_member_id), status: c.status,
+    stt_language: c.stt_language, metadata: c.metadata,
+    tm_end: formatLegacy(c.tm_end), tm_create: formatLegacy(c.tm_create), tm_update: formatLegacy(c.tm_update), tm_delete: formatLegacy(c.tm_delete),
+  };
+}
+
+export function aimessageJson(m: AimessageRow) {
+  return {
+    id: m.id, customer_id: m.customer_id, aicall_id: m.aicall_id, activeflow_id: u(m.activeflow_id), active_ai_id: u(m.active_ai_id),
+    role: m.role, content: m.content, direction: m.direction, tool_calls: m.tool_calls, tool_call_id: m.tool_call_id, tm_create: formatLegacy(m.tm_create),
+  };
+}
+
+export type AicallInput = Pick<AicallRow, 'assistance_type' | 'assistance_id' | 'reference_type'> &
+  Partial<Pick<AicallRow, 'ai_engine_model' | 'ai_tts_type' | 'ai_tts_voice_id' | 'ai_stt_type' | 'ai_vad_config' | 'parameter' | 'activeflow_id' | 'reference_id' | 'current_member_id' | 'stt_language'>>;
+
+export function aicallsRepo(db: Db) {
+  const live = () => db<AicallRow>('aicalls').whereNull('tm_delete');
+  return {
+    async create(customerId: string, input: AicallInput): Promise<AicallRow> {
+      const row: Record<string, unknown> = { ...input, id: newId(), customer_id: customerId, status: 'initiating', tm_create: clock.now() };
+      for (const k of ['ai_vad_config', 'parameter'] as const) if (row[k] !== undefined) row[k] = JSON.stringify(row[k]);
+      const [r] = await db('aicalls').insert(row).returning('*');
+      return r as AicallRow;
+    },
+    async get(customerId: string, id: string): Promise<AicallRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as AicallRow | undefined) ?? null;
+    },
+    async getById(id: string): Promise<AicallRow | null> {
+      return ((await live().where({ id }).first()) as AicallRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<AicallRow>> {
+      return toPage(await paginate<AicallRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
+    },
+    /** Moves to `to` when allowed from the current status; null when nothing changed. */
+    async transition(id: string, to: AicallStatus, extra: Partial<AicallRow> = {}): Promise<AicallRow | null> {
+      const patch: Record<string, unknown> = { ...extra, status: to, tm_update: clock.now() };
+      if (to === 'terminated') patch.tm_end = clock.now();
+      const [r] = await live().where({ id }).whereIn('status', ALLOWED_FROM[to]).update(patch as never).returning('*');
+      return (r as AicallRow | undefined) ?? null;
+    },
+    async setMember(id: string, memberId: string): Promise<void> {
+      await db('aicalls').where({ id }).update({ current_member_id: memberId, tm_update: clock.now() });
+    },
+    async softDelete(customerId: string, id: string): Promise<AicallRow | null> {
+      const now = clock.now();
+      const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (r as AicallRow | undefined) ?? null;
+    },
+    async addMessage(m: Omit<AimessageRow, 'id' | 'tm_create' | 'tm_delete' | 'tool_calls' | 'tool_call_id' | 'activeflow_id' | 'active_ai_id'> & Partial<AimessageRow>): Promise<AimessageRow> {
+      const [r] = await db('aimessages')
+        .insert({ ...m, tool_calls: JSON.stringify(m.tool_calls ?? []), id: newId(), tm_create: clock.now() })
+        .returning('*');
+      return r as AimessageRow;
+    },
+    async messages(customerId: string, params: PageParams, aicallId?: string): Promise<Page<AimessageRow>> {
+      const q = db<AimessageRow>('aimessages').whereNull('tm_delete').where({ customer_id: customerId });
+      if (aicallId) q.where({ aicall_id: aicallId });
+      return toPage(await paginate<AimessageRow>(q.select('*'), params), (r) => r);
+    },
+    /** All messages of an AI call, oldest first (the conversation so far). */
+    async history(aicallId: string): Promise<AimessageRow[]> {
+      return (await db('aimessages').whereNull('tm_delete').where({ aicall_id: aicallId }).orderBy([{ column: 'tm_create' }, { column: 'id' }])) as AimessageRow[];
+    },
+    async message(customerId: string, id: string): Promise<AimessageRow | null> {
+      return ((await db('aimessages').whereNull('tm_delete').where({ customer_id: customerId, id }).first()) as AimessageRow | undefined) ?? null;
+    },
+    async deleteMessage(customerId: string, id: string): Promise<AimessageRow | null> {
+      const [r] = await db('aimessages').whereNull('tm_delete').where({ customer_id: customerId, id }).update({ tm_delete: clock.now() }).returning('*');
+      return (r as AimessageRow | undefined) ?? null;
+    },
+  };
+}

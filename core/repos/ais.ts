@@ -1,0 +1,132 @@
+/**
+ * ais (AI configurations) and ai_prompt_histories. Every init_prompt change (create, update, an
+ * accepted proposal) writes a history entry in the same transaction and points
+ * current_prompt_history_id at it. The engine key is stored as given and shown masked.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import { maskKey } from '../llm/endpoint';
+
+export interface AiRow {
+  id: string;
+  customer_id: string;
+  name: string;
+  detail: string;
+  type: string;
+  engine_model: string;
+  engine_url: string;
+  engine_key: string;
+  parameter: Record<string, unknown>;
+  rag_id: string | null;
+  init_prompt: string;
+  current_prompt_history_id: string | null;
+  tts_type: string;
+  tts_voice_id: string;
+  stt_type: string;
+  stt_language: string;
+  vad_config: Record<string, number>;
+  smart_turn_enabled: boolean;
+  auto_aicall_audit_enabled: boolean;
+  tool_names: string[];
+  direct_hash: string;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type AiInput = Partial<Omit<AiRow, 'id' | 'customer_id' | 'current_prompt_history_id' | 'direct_hash' | 'tm_create' | 'tm_update' | 'tm_delete'>>;
+
+export interface PromptHistoryRow {
+  id: string;
+  customer_id: string;
+  ai_id: string;
+  prompt: string;
+  proposal_id: string;
+  tm_create: Date;
+}
+
+export function aiJson(a: AiRow) {
+  return {
+    id: a.id, customer_id: a.customer_id, name: a.name, detail: a.detail, type: a.type, is_insight_active: false,
+    engine_model: a.engine_model, engine_url: a.engine_url, engine_key: maskKey(a.engine_key), parameter: a.parameter,
+    rag_id: a.rag_id ?? EMPTY_UUID, init_prompt: a.init_prompt, current_prompt_history_id: a.current_prompt_history_id ?? EMPTY_UUID,
+    tts_type: a.tts_type, tts_voice_id: a.tts_voice_id, stt_type: a.stt_type, stt_language: a.stt_language, vad_config: a.vad_config,
+    smart_turn_enabled: a.smart_turn_enabled, auto_aicall_audit_enabled: a.auto_aicall_audit_enabled, tool_names: a.tool_names,
+    direct_hash: a.direct_hash,
+    tm_create: formatLegacy(a.tm_create), tm_update: formatLegacy(a.tm_update), tm_delete: formatLegacy(a.tm_delete),
+  };
+}
+
+export function promptHistoryJson(h: PromptHistoryRow) {
+  return { id: h.id, customer_id: h.customer_id, ai_id: h.ai_id, prompt: h.prompt, proposal_id: h.proposal_id, tm_create: formatLegacy(h.tm_create) };
+}
+
+export const newDirectHash = () => randomBytes(12).toString('hex');
+
+const JSON_COLS = ['parameter', 'vad_config', 'tool_names'] as const;
+function encode(input: AiInput): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...input };
+  for (const c of JSON_COLS) if (out[c] !== undefined) out[c] = JSON.stringify(out[c]);
+  return out;
+}
+
+export function aisRepo(db: Db) {
+  const live = (q: Db = db) => q<AiRow>('ais').whereNull('tm_delete');
+  async function addHistory(trx: Db, ai: AiRow, proposalId: string): Promise<PromptHistoryRow> {
+    const [h] = await trx('ai_prompt_histories')
+      .insert({ id: newId(), customer_id: ai.customer_id, ai_id: ai.id, prompt: ai.init_prompt, proposal_id: proposalId, tm_create: clock.now() })
+      .returning('*');
+    await trx('ais').where({ id: ai.id }).update({ current_prompt_history_id: (h as PromptHistoryRow).id });
+    ai.current_prompt_history_id = (h as PromptHistoryRow).id;
+    return h as PromptHistoryRow;
+  }
+  const repo = {
+    async create(customerId: string, input: AiInput): Promise<AiRow> {
+      return db.transaction(async (trx) => {
+        const [row] = await trx('ais')
+          .insert({ ...encode(input), id: newId(), customer_id: customerId, direct_hash: newDirectHash(), tm_create: clock.now() })
+          .returning('*');
+        const ai = row as AiRow;
+        await addHistory(trx, ai, EMPTY_UUID);
+        return ai;
+      });
+    },
+    async get(customerId: string, id: string): Promise<AiRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as AiRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<AiRow>> {
+      return toPage(await paginate<AiRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
+    },
+    /** Applies the patch; a changed init_prompt writes a history entry (with proposalId when accepting). */
+    async update(customerId: string, id: string, patch: AiInput, proposalId = EMPTY_UUID): Promise<AiRow | null> {
+      return db.transaction(async (trx) => {
+        const before = (await live(trx).where({ id, customer_id: customerId }).forUpdate().first()) as AiRow | undefined;
+        if (!before) return null;
+        const [row] = await trx('ais').where({ id }).update({ ...encode(patch), tm_update: clock.now() }).returning('*');
+        const ai = row as AiRow;
+        if (patch.init_prompt !== undefined && patch.init_prompt !== before.init_prompt) await addHistory(trx, ai, proposalId);
+        return ai;
+      });
+    },
+    async regenerateDirectHash(customerId: string, id: string): Promise<AiRow | null> {
+      const [row] = await live().where({ id, customer_id: customerId }).update({ direct_hash: newDirectHash(), tm_update: clock.now() } as never).returning('*');
+      return (row as AiRow | undefined) ?? null;
+    },
+    async softDelete(customerId: string, id: string): Promise<AiRow | null> {
+      const now = clock.now();
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as AiRow | undefined) ?? null;
+    },
+    async histories(customerId: string, aiId: string, params: PageParams): Promise<Page<PromptHistoryRow>> {
+      return toPage(await paginate<PromptHistoryRow>(db('ai_prompt_histories').where({ customer_id: customerId, ai_id: aiId }).select('*'), params), (r) => r);
+    },
+    async history(customerId: string, aiId: string, id: string): Promise<PromptHistoryRow | null> {
+      return ((await db('ai_prompt_histories').where({ customer_id: customerId, ai_id: aiId, id }).first()) as PromptHistoryRow | undefined) ?? null;
+    },
+  };
+  return repo;
+}

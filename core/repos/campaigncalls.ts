@@ -1,0 +1,95 @@
+/** campaigncalls: one per dial attempt of a campaign (status dialing → progressing → done, result success/fail). */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { CampaigncallReferenceType, CampaigncallResult, CampaigncallStatus } from '../campaigns/model';
+import type { Address } from './calls';
+
+export interface CampaigncallRow {
+  id: string;
+  customer_id: string;
+  campaign_id: string;
+  outplan_id: string;
+  outdial_id: string;
+  outdial_target_id: string;
+  queue_id: string;
+  activeflow_id: string;
+  flow_id: string;
+  reference_type: CampaigncallReferenceType;
+  reference_id: string;
+  status: CampaigncallStatus;
+  result: CampaigncallResult;
+  source: Address;
+  destination: Address;
+  destination_index: number;
+  try_count: number;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export type CampaigncallCreate = Omit<CampaigncallRow, 'tm_create' | 'tm_update' | 'tm_delete'>;
+
+export function campaigncallJson(c: CampaigncallRow) {
+  return {
+    id: c.id,
+    customer_id: c.customer_id,
+    campaign_id: c.campaign_id,
+    outplan_id: c.outplan_id,
+    outdial_id: c.outdial_id,
+    outdial_target_id: c.outdial_target_id,
+    queue_id: c.queue_id,
+    activeflow_id: c.activeflow_id,
+    flow_id: c.flow_id,
+    reference_type: c.reference_type,
+    reference_id: c.reference_id,
+    status: c.status,
+    result: c.result,
+    source: c.source,
+    destination: c.destination,
+    destination_index: c.destination_index,
+    try_count: c.try_count,
+    tm_create: formatLegacy(c.tm_create),
+    tm_update: formatLegacy(c.tm_update),
+    tm_delete: formatLegacy(c.tm_delete),
+  };
+}
+
+export function campaigncallsRepo(db: Db) {
+  const live = () => db<CampaigncallRow>('campaigncalls').whereNull('tm_delete');
+  return {
+    async create(input: CampaigncallCreate): Promise<CampaigncallRow> {
+      const [row] = await db('campaigncalls')
+        .insert({ ...input, source: JSON.stringify(input.source), destination: JSON.stringify(input.destination), tm_create: clock.now() })
+        .returning('*');
+      return row as CampaigncallRow;
+    },
+    async get(customerId: string, id: string): Promise<CampaigncallRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as CampaigncallRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams, campaignId?: string): Promise<Page<CampaigncallRow>> {
+      const q = live().where({ customer_id: customerId });
+      if (campaignId) q.where({ campaign_id: campaignId });
+      return toPage(await paginate<CampaigncallRow>(q.select('*'), params), (r) => r);
+    },
+    /** Not done yet: the campaign's live calls (counted against service_level). */
+    async ongoing(campaignId: string): Promise<CampaigncallRow[]> {
+      return (await db<CampaigncallRow>('campaigncalls').where({ campaign_id: campaignId }).whereNot({ status: 'done' }).select('*')) as CampaigncallRow[];
+    },
+    async countOngoing(campaignId: string): Promise<number> {
+      const r = await db('campaigncalls').where({ campaign_id: campaignId }).whereNot({ status: 'done' }).count<{ count: string }[]>('id as count');
+      return Number(r[0]?.count ?? 0);
+    },
+    /** Guarded: only from `from`, so a repeated reconcile writes (and publishes) nothing twice. */
+    async advance(id: string, from: CampaigncallStatus[], patch: { status: CampaigncallStatus; result?: CampaigncallResult }): Promise<CampaigncallRow | null> {
+      const [row] = await db<CampaigncallRow>('campaigncalls').where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      return (row as CampaigncallRow | undefined) ?? null;
+    },
+    async softDelete(customerId: string, id: string): Promise<CampaigncallRow | null> {
+      const now = clock.now();
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as CampaigncallRow | undefined) ?? null;
+    },
+  };
+}

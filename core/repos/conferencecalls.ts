@@ -1,0 +1,76 @@
+/** conferencecalls: the participants of a conference, one row per call that joined (reference_type call). */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import { conferencecallPredecessors, type ConferencecallStatus } from '../conferences/model';
+
+export interface ConferencecallRow {
+  id: string;
+  customer_id: string;
+  activeflow_id: string;
+  conference_id: string;
+  reference_type: 'call';
+  reference_id: string;
+  status: ConferencecallStatus;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export function conferencecallJson(c: ConferencecallRow) {
+  return {
+    id: c.id,
+    customer_id: c.customer_id,
+    activeflow_id: c.activeflow_id,
+    conference_id: c.conference_id,
+    reference_type: c.reference_type,
+    reference_id: c.reference_id,
+    status: c.status,
+    tm_create: formatLegacy(c.tm_create),
+    tm_update: formatLegacy(c.tm_update),
+    tm_delete: formatLegacy(c.tm_delete),
+  };
+}
+
+export interface ConferencecallTransition {
+  changed: boolean;
+  conferencecall: ConferencecallRow | null;
+}
+
+export function conferencecallsRepo(db: Db) {
+  const table = () => db<ConferencecallRow>('conferencecalls');
+  const live = () => table().whereNull('tm_delete');
+  return {
+    async create(input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> & Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id'>>): Promise<ConferencecallRow> {
+      const [row] = await table()
+        .insert({ id: newId(), activeflow_id: EMPTY_UUID, reference_type: 'call', status: 'joining', tm_create: clock.now(), ...input } as never)
+        .returning('*');
+      return row as ConferencecallRow;
+    },
+    async get(id: string): Promise<ConferencecallRow | null> {
+      return ((await table().where({ id }).first()) as ConferencecallRow | undefined) ?? null;
+    },
+    async getOwned(customerId: string, id: string): Promise<ConferencecallRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as ConferencecallRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams): Promise<Page<ConferencecallRow>> {
+      return toPage(await paginate<ConferencecallRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
+    },
+    /** The participant a call has in a conference while it is joining or joined. */
+    async present(conferenceId: string, callId: string): Promise<ConferencecallRow | null> {
+      const row = await table().where({ conference_id: conferenceId, reference_id: callId }).whereIn('status', ['joining', 'joined']).orderBy('tm_create', 'desc').first();
+      return (row as ConferencecallRow | undefined) ?? null;
+    },
+    async transition(id: string, to: ConferencecallStatus): Promise<ConferencecallTransition> {
+      const [row] = await table()
+        .where({ id })
+        .whereIn('status', conferencecallPredecessors(to))
+        .update({ status: to, tm_update: clock.now() } as never)
+        .returning('*');
+      if (row) return { changed: true, conferencecall: row as ConferencecallRow };
+      return { changed: false, conferencecall: await this.get(id) };
+    },
+  };
+}

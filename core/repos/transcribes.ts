@@ -1,0 +1,93 @@
+/** transcribes: live transcription of a call or conference, or of a recording's files. */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatLegacy } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export type TranscribeStatus = 'progressing' | 'done';
+export type TranscribeReferenceType = 'call' | 'confbridge' | 'recording';
+export type TranscribeDirection = 'in' | 'out' | 'both';
+
+export interface TranscribeRow {
+  id: string;
+  customer_id: string;
+  activeflow_id: string;
+  on_end_flow_id: string;
+  reference_type: TranscribeReferenceType;
+  reference_id: string;
+  status: TranscribeStatus;
+  language: string;
+  direction: TranscribeDirection;
+  provider: string;
+  tm_create: Date;
+  tm_update: Date | null;
+  tm_delete: Date | null;
+}
+
+export function transcribeJson(r: TranscribeRow) {
+  return {
+    id: r.id,
+    customer_id: r.customer_id,
+    activeflow_id: r.activeflow_id,
+    on_end_flow_id: r.on_end_flow_id,
+    reference_type: r.reference_type,
+    reference_id: r.reference_id,
+    status: r.status,
+    language: r.language,
+    direction: r.direction,
+    provider: r.provider,
+    tm_create: formatLegacy(r.tm_create),
+    tm_update: formatLegacy(r.tm_update),
+    tm_delete: formatLegacy(r.tm_delete),
+  };
+}
+
+export interface NewTranscribe {
+  id?: string;
+  customer_id: string;
+  reference_type: TranscribeReferenceType;
+  reference_id: string;
+  language: string;
+  direction: TranscribeDirection;
+  provider: string;
+  activeflow_id?: string;
+  on_end_flow_id?: string;
+}
+
+export function transcribesRepo(db: Db) {
+  const live = () => db<TranscribeRow>('transcribes').whereNull('tm_delete');
+  return {
+    async create(t: NewTranscribe): Promise<TranscribeRow> {
+      const [row] = await db('transcribes')
+        .insert({
+          ...t,
+          activeflow_id: t.activeflow_id || EMPTY_UUID,
+          on_end_flow_id: t.on_end_flow_id || EMPTY_UUID,
+          id: t.id ?? newId(),
+          status: 'progressing',
+          tm_create: clock.now(),
+        })
+        .returning('*');
+      return row as TranscribeRow;
+    },
+    async get(customerId: string, id: string): Promise<TranscribeRow | null> {
+      return ((await live().where({ id, customer_id: customerId }).first()) as TranscribeRow | undefined) ?? null;
+    },
+    async getById(id: string): Promise<TranscribeRow | null> {
+      return ((await live().where({ id }).first()) as TranscribeRow | undefined) ?? null;
+    },
+    async list(customerId: string, params: PageParams, filter: { reference_id?: string } = {}): Promise<Page<TranscribeRow>> {
+      return toPage(await paginate<TranscribeRow>(live().where({ customer_id: customerId, ...filter }).select('*'), params), (r) => r);
+    },
+    /** The progressing transcribe of a live reference, if any (one at a time per call or conference). */
+    async progressingOn(referenceId: string): Promise<TranscribeRow | null> {
+      return ((await live().where({ reference_id: referenceId, status: 'progressing' }).first()) as TranscribeRow | undefined) ?? null;
+    },
+    /** progressing → done once; the row when it changed, else null. */
+    async finish(id: string): Promise<TranscribeRow | null> {
+      const [row] = await db('transcribes').where({ id, status: 'progressing' }).update({ status: 'done', tm_update: clock.now() }).returning('*');
+      return (row as TranscribeRow | undefined) ?? null;
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Speech commands control-api sends to media-app (core/queue/contracts.ts SubsystemCommands).
+ * Live-session commands go to the node that owns the call (`callId`) or hosts the conference
+ * (speakings on a confbridge); a recording's transcription goes to the shared queue any node takes. Every handler is idempotent: a say carries its number
+ * (`seq`), so a redelivered or reordered say is spoken once and in order.
+ */
+export interface SpeechCommands {
+  'speaking.start': { speakingId: string; referenceType: 'call' | 'confbridge'; referenceId: string };
+  'speaking.say': { speakingId: string; seq: number; text: string };
+  'speaking.stop': { speakingId: string };
+  'transcribe.start': { transcribeId: string; callId: string; phrases?: string[] };
+  'transcribe.stop': { transcribeId: string; callId: string };
+  'transcribe.recording': { transcribeId: string };
+}
+
+declare module '../queue/contracts' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface SubsystemCommands extends SpeechCommands {}
+}

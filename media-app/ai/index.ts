@@ -1,0 +1,27 @@
+/** The AI subsystem of a media-app node: fills services.ai for ai_talk, ai_task and ai_summary. */
+import type { Subsystem } from '../subsystem';
+import type { Endpoint } from '../../media-engine';
+import type { AiService } from './service';
+
+export type { AiService } from './service';
+
+export const subsystem: Subsystem = {
+  name: 'ai',
+  async start(ctx) {
+    const service: AiService = {
+      deps: { db: ctx.deps.db, events: ctx.deps.events },
+      dataDir: ctx.deps.config.dataDir,
+      logger: ctx.logger,
+      endpointOf(callId: string): Endpoint | null {
+        const call = ctx.deps.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
+        return call && !call.isEnded ? call.endpoint ?? null : null;
+      },
+    };
+    ctx.services.ai = service;
+    return {
+      async stop() {
+        if (ctx.services.ai === service) delete ctx.services.ai;
+      },
+    };
+  },
+};

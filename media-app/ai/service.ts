@@ -1,0 +1,21 @@
+/**
+ * The AI member of the flow services: what ai_talk, ai_task and ai_summary need from the node
+ * (database, events, the live endpoint of a call, the data directory for recordings).
+ */
+import type { Logger } from 'pino';
+import type { Endpoint } from '../../media-engine';
+import type { AiDeps } from '../../core/ai/session';
+
+export interface AiService {
+  readonly deps: AiDeps;
+  readonly dataDir: string;
+  readonly logger: Logger;
+  /** The media endpoint of a live call this node owns. */
+  endpointOf(callId: string): Endpoint | null;
+}
+
+declare module '../flow/services' {
+  interface FlowServices {
+    ai?: AiService;
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The voice loop of ai_talk on one call: caller audio (an 'in' fork of the endpoint) goes to a VAD
+ * for turn detection and barge-in, and to a streaming recogniser (media-engine/stt) for the words;
+ * at the end of each caller turn the recognised text goes to the AI session, whose streamed answer
+ * is spoken sentence by sentence (endpoint.say) as the LLM produces it.
+ *
+ * States, as in a half-duplex conversation: listening → (caller turn ends) thinking → speaking →
+ * listening. Caller speech while thinking or speaking is a barge-in: the reply is aborted and
+ * playback stopped at once; the new utterance becomes the next turn.
+ */
+import { EventEmitter } from 'node:events';
+import type { AudioFork, Endpoint } from '../../media-engine';
+import { createVad, type Vad } from '../../media-engine/dsp/vad';
+import { createSttProvider, type SttStream, type TranscriptEvent } from '../../media-engine/stt';
+import type { AiSession, EndRequest } from '../../core/ai/session';
+
+export interface VoiceOptions {
+  language: string;
+  /** STT provider name (default pocketsphinx) */
+  sttProvider?: string;
+  /** restrict recognition to these phrases (pocketsphinx grammar) */
+  phrases?: string[];
+  ttsProvider?: string;
+  voice?: string;
+  /** seconds of speech that start a caller turn (default 0.2) */
+  startSecs?: number;
+  /** seconds of silence that end a caller turn (default 0.6) */
+  stopSecs?: number;
+  /** maximum session length, ms (0: none) */
+  maxDurationMs?: number;
+  /** how long to wait for the recogniser's words after a turn ends, ms (default 4000) */
+  sttWaitMs?: number;
+}
+
+export type VoiceEnd = EndRequest | { kind: 'duration' } | { kind: 'hangup' } | { kind: 'aborted' } | { kind: 'error'; message: string };
+
+type State = 'listening' | 'thinking' | 'speaking';
+
+export class VoiceAgent extends EventEmitter {
+  private state: State = 'listening';
+  private fork: AudioFork | null = null;
+  private vad: Vad | null = null;
+  private stt: SttStream | null = null;
+  private voicedRun = 0;
+  private silentRun = 0;
+  private inTurn = false;
+  /** recognised text since the current turn started */
+  private heard: string[] = [];
+  private turnStartedAt = 0;
+  private reply: AbortController | null = null;
+  private speaking = 0;
+  private finished = false;
+  private resolveEnd!: (e: VoiceEnd) => void;
+  readonly done: Promise<VoiceEnd>;
+  private textWaiters: (() => void)[] = [];
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly ep: Endpoint, private readonly session: AiSession, private readonly o: VoiceOptions) {
+    super();
+    this.done = new Promise((r) => (this.resolveEnd = r));
+    this.on('error', () => undefined);
+  }
+
+  async start(signal: AbortSignal): Promise<this> {
+    this.vad = await createVad({ mode: 2 });
+    let provider;
+    try {
+      provider = createSttProvider(this.o.sttProvider || undefined);
+    } catch {
+      provider = createSttProvider();
+    }
+    this.stt = provider.createStream({ language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined, direction: 'inbound' });
+    this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
+    this.stt.on('error', (e: Error) => this.emit('error', e));
+    this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, onFrame: (f) => this.onFrame(f) });
+    const onAbort = () => this.finish({ kind: 'aborted' });
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.ep.once('destroy', () => this.finish({ kind: 'hangup' }));
+    if (this.o.maxDurationMs && this.o.maxDurationMs > 0) this.timers.push(setTimeout(() => this.finish({ kind: 'duration' }), this.o.maxDurationMs));
+    void this.done.then(() => signal.removeEventListener('abort', onAbort));
+    // the agent speaks first (its greeting or opening line)
+    void this.respond('');
+    return this;
+  }
+
+  private onFrame(frame: Int16Array): void {
+    if (this.finished || !this.vad) return;
+    this.stt?.write(frame);
+    const voiced = this.vad.process(frame);
+    const startFrames = Math.max(1, Math.round(((this.o.startSecs ?? 0.2) * 1000) / 20));
+    const stopFrames = Math.max(1, Math.round(((this.o.stopSecs ?? 0.6) * 1000) / 20));
+    if (voiced) {
+      this.voicedRun++;
+      this.silentRun = 0;
+      if (!this.inTurn && this.voicedRun >= startFrames) this.turnStarts();
+    } else {
+      this.silentRun++;
+      if (this.silentRun >= 3) this.voicedRun = 0;
+      if (this.inTurn && this.silentRun >= stopFrames) this.turnEnds();
+    }
+  }
+
+  private turnStarts(): void {
+    this.inTurn = true;
+    this.turnStartedAt = Date.now();
+    this.heard = [];
+    if (this.state !== 'listening') this.bargeIn();
+    this.emit('turn_start');
+  }
+
+  /** Caller speech over the agent: drop the reply, silence the agent now. */
+  private bargeIn(): void {
+    this.reply?.abort();
+    this.reply = null;
+    void this.ep.stopPlayback().catch(() => undefined);
+    this.state = 'listening';
+    this.emit('barge_in');
+  }
+
+  private onTranscript(t: TranscriptEvent): void {
+    if (!t.final || !t.text.trim()) return;
+    this.heard.push(t.text.trim());
+    for (const w of this.textWaiters.splice(0)) w();
+  }
+
+  private turnEnds(): void {
+    this.inTurn = false;
+    this.emit('turn_end');
+    void this.takeTurn();
+  }
+
+  private async takeTurn(): Promise<void> {
+    const startedAt = this.turnStartedAt;
+    // the recogniser closes its utterance on silence of its own: wait for its words
+    const deadline = Date.now() + (this.o.sttWaitMs ?? 4000);
+    while (!this.heard.length && Date.now() < deadline && !this.finished && !this.inTurn) {
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.max(0, deadline - Date.now()));
+        this.textWaiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+    if (this.finished || this.inTurn || startedAt !== this.turnStartedAt) return;
+    const text = this.heard.join(' ');
+    this.heard = [];
+    if (!text) return;
+    await this.respond(text);
+  }
+
+  private async respond(text: string): Promise<void> {
+    if (this.finished) return;
+    this.reply?.abort();
+    const ctl = new AbortController();
+    this.reply = ctl;
+    this.state = 'thinking';
+    let sentence = '';
+    const speaks: Promise<unknown>[] = [];
+    const speak = (s: string) => {
+      const clean = s.trim();
+      if (!clean || ctl.signal.aborted) return;
+      this.state = 'speaking';
+      this.speaking++;
+      if (this.speaking === 1) this.emit('speaking');
+      speaks.push(
+        this.ep
+          .say(clean, { language: this.o.language, voice: this.o.voice, provider: this.o.ttsProvider })
+          .catch(() => undefined)
+          .finally(() => this.speaking--),
+      );
+    };
+    try {
+      for await (const piece of this.session.reply(text, ctl.signal)) {
+        sentence += piece;
+        // speak each finished sentence while the rest is still being generated
+        let m: RegExpExecArray | null;
+        while ((m = /[.!?;:]\s+/.exec(sentence))) {
+          speak(sentence.slice(0, m.index + 1));
+          sentence = sentence.slice(m.index + m[0].length);
+        }
+      }
+      speak(sentence);
+      await Promise.all(speaks);
+    } catch (e) {
+      if (!ctl.signal.aborted) {
+        this.finish({ kind: 'error', message: (e as Error).message });
+        return;
+      }
+    }
+    if (this.reply === ctl) {
+      this.reply = null;
+      this.state = 'listening';
+    }
+    if (this.session.endRequest && !ctl.signal.aborted) this.finish(this.session.endRequest);
+  }
+
+  private finish(e: VoiceEnd): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.reply?.abort();
+    for (const w of this.textWaiters.splice(0)) w();
+    if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') void this.ep.stopPlayback().catch(() => undefined);
+    void this.fork?.stop().catch(() => undefined);
+    this.stt?.abort();
+    this.vad?.close();
+    this.resolveEnd(e);
+  }
+
+  /** Stops the agent's speech (the stop_media tool). */
+  async stopMedia(): Promise<void> {
+    await this.ep.stopPlayback().catch(() => undefined);
+  }
+}

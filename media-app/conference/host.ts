@@ -1,0 +1,235 @@
+/**
+ * The conferences this node hosts. Hosting is claimed in Redis (conference-node:<id> → node id,
+ * SET NX), like the call → node map: a new conference is claimed by whichever node takes its
+ * `conference.start` command, or by the node of the first call that joins when nobody hosts it (or
+ * its host's heartbeat expired). Participants must be calls on the hosting node: media does not
+ * cross nodes (docs/conferences.md).
+ */
+import type { Redis } from 'ioredis';
+import { clock } from '../../core/clock';
+import type { Logger } from 'pino';
+import { nodeAliveKey } from '../../core/queue/contracts';
+import { conferenceNodeKey } from '../../core/conferences/commands';
+import { publishConference, publishConferencecall } from '../../core/conferences/events';
+import { conferencesRepo } from '../../core/repos/conferences';
+import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
+import type { Conference } from '../../media-engine';
+import type { CallDeps } from '../call/deps';
+import type { CallFactory } from '../call/factory';
+import { Room, type LeaveReason } from './room';
+
+/** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
+export class ConferenceError extends Error {}
+
+export interface JoinRequest {
+  customerId: string;
+  conferenceId: string;
+  callId: string;
+  activeflowId: string;
+}
+
+/** What flow actions (conference_join, confbridge_join) and other subsystems use. */
+export interface ConferenceService {
+  /** conference_join: the conference is hosted here (claimed if needed) and the call gets a joining participant. */
+  enter(req: JoinRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }>;
+  /** confbridge_join: the call is in the mix until it leaves; resolves with why it left. */
+  join(req: JoinRequest & { signal: AbortSignal }): Promise<LeaveReason>;
+  /**
+   * The media-engine Conference of a conference hosted on this node, or undefined: its
+   * forkAudioStart() gives the whole mix frame by frame and injects audio every member hears
+   * (the media_stream WebSocket uses it).
+   */
+  mixOf(conferenceId: string): Conference | undefined;
+}
+
+export class ConferenceHost implements ConferenceService {
+  private readonly rooms = new Map<string, Room>();
+  private readonly opening = new Map<string, Promise<Room>>();
+  /** conference_join's participant per `<conference>:<call>`, until its confbridge_join runs. */
+  private readonly entered = new Map<string, string>();
+
+  constructor(private readonly deps: CallDeps, private readonly factory: CallFactory, private readonly nodeId: string, private readonly logger: Logger) {}
+
+  private get redis(): Redis {
+    return this.deps.redis;
+  }
+
+  private key(k: string): string {
+    return this.deps.config.redisKeyPrefix + k;
+  }
+
+  room(conferenceId: string): Room | undefined {
+    const r = this.rooms.get(conferenceId);
+    return r && !r.isOver ? r : undefined;
+  }
+
+  mixOf(conferenceId: string): Conference | undefined {
+    return this.room(conferenceId)?.media;
+  }
+
+  /** The room of a conference, opened here if this node may host it. */
+  ensure(conferenceId: string): Promise<Room> {
+    const r = this.room(conferenceId);
+    if (r) return Promise.resolve(r);
+    let p = this.opening.get(conferenceId);
+    if (!p) {
+      p = this.open(conferenceId).finally(() => this.opening.delete(conferenceId));
+      this.opening.set(conferenceId, p);
+    }
+    return p;
+  }
+
+  /** Claims hosting: free, ours, or held by a node whose heartbeat expired. */
+  private async claim(conferenceId: string): Promise<void> {
+    const key = this.key(conferenceNodeKey(conferenceId));
+    if ((await this.redis.set(key, this.nodeId, 'NX')) === 'OK') return;
+    const owner = await this.redis.get(key);
+    if (owner === this.nodeId) return;
+    if (owner && (await this.redis.exists(this.key(nodeAliveKey(owner))))) {
+      throw new ConferenceError(`conference ${conferenceId} is hosted on node ${owner}; its participants must be calls on that node`);
+    }
+    await this.redis.set(key, this.nodeId);
+  }
+
+  private async open(conferenceId: string): Promise<Room> {
+    const repo = conferencesRepo(this.deps.db);
+    const row = await repo.get(conferenceId);
+    if (!row) throw new ConferenceError(`conference ${conferenceId} not found`);
+    if (row.status === 'terminating' || row.status === 'terminated') throw new ConferenceError(`conference ${conferenceId} is ${row.status}`);
+    await this.claim(conferenceId);
+    const media = await this.deps.media.createConference(conferenceId);
+    const t = await repo.transition(conferenceId, 'progressing', { node_id: this.nodeId });
+    if (t.conference?.status !== 'progressing') {
+      // ended (DELETE without a host) while we were claiming it: nothing to host
+      await media.destroy().catch(() => undefined);
+      await this.release(conferenceId);
+      throw new ConferenceError(`conference ${conferenceId} is ${t.conference?.status ?? 'gone'}`);
+    }
+    const room = new Room(t.conference ?? row, media, {
+      db: this.deps.db,
+      events: this.deps.events,
+      logger: this.logger,
+      dataDir: this.deps.config.dataDir,
+      startRecordingFlow: async (customerId, flowId, recordingId) => {
+        await this.factory.manager.start({ customer_id: customerId, flow_id: flowId, reference_type: 'recording', reference_id: recordingId });
+      },
+      ended: (r) => this.ended(r),
+    });
+    this.rooms.set(conferenceId, room);
+    if (t.changed && t.conference) {
+      await publishConference(this.deps.events, 'conference_updated', t.conference).catch((err: Error) =>
+        this.logger.warn({ err: err.message }, 'could not publish conference_updated'),
+      );
+    }
+    room.arm();
+    return room;
+  }
+
+  private ended(room: Room): void {
+    if (this.rooms.get(room.id) === room) this.rooms.delete(room.id);
+    void this.release(room.id);
+  }
+
+  /** Drops our hosting claim (only ours). */
+  private async release(conferenceId: string): Promise<void> {
+    const key = this.key(conferenceNodeKey(conferenceId));
+    await this.redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, key, this.nodeId).catch(() => undefined);
+  }
+
+  /** Hosting when its start command arrives; a conference hosted elsewhere is left alone. */
+  async start(conferenceId: string): Promise<void> {
+    await this.ensure(conferenceId).catch((err: Error) => this.logger.debug({ err: err.message, conference: conferenceId }, 'conference not hosted here'));
+  }
+
+  async enter(req: JoinRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }> {
+    const row = await conferencesRepo(this.deps.db).getOwned(req.customerId, req.conferenceId);
+    if (!row) throw new ConferenceError(`conference ${req.conferenceId} not found`);
+    const room = await this.ensure(row.id);
+    const cc = await this.participant(req);
+    const k = `${req.conferenceId}:${req.callId}`;
+    this.entered.set(k, cc.id);
+    // hung up during the pre-flow: the participant never gets in
+    this.factory.get(req.callId)?.once('hangup', () => {
+      if (this.entered.get(k) !== cc.id) return;
+      this.entered.delete(k);
+      void this.kick(req.conferenceId, cc.id).catch(() => undefined);
+    });
+    return { conferencecall: cc, pre_flow_id: room.row.pre_flow_id, post_flow_id: room.row.post_flow_id };
+  }
+
+  /** The call's joining participant (conference_join made it), or a new one (confbridge_join alone). */
+  private async participant(req: JoinRequest): Promise<ConferencecallRow> {
+    const repo = conferencecallsRepo(this.deps.db);
+    const present = await repo.present(req.conferenceId, req.callId);
+    if (present) return present;
+    const cc = await repo.create({ customer_id: req.customerId, conference_id: req.conferenceId, reference_id: req.callId, activeflow_id: req.activeflowId });
+    await publishConferencecall(this.deps.events, cc).catch(() => undefined);
+    return cc;
+  }
+
+  async join(req: JoinRequest & { signal: AbortSignal }): Promise<LeaveReason> {
+    const call = this.factory.get(req.callId);
+    if (!call || call.isEnded) throw new ConferenceError('the call is not live on this node');
+    const row = await conferencesRepo(this.deps.db).get(req.conferenceId);
+    if (!row || row.customer_id !== req.customerId) throw new ConferenceError(`conference ${req.conferenceId} not found`);
+    const repo = conferencecallsRepo(this.deps.db);
+    // the participant conference_join made for this call, if any: kicked during the pre-flow, it stays out
+    const entered = this.entered.get(`${req.conferenceId}:${req.callId}`);
+    this.entered.delete(`${req.conferenceId}:${req.callId}`);
+    const prior = entered ? await repo.get(entered) : null;
+    if (prior && (prior.status === 'leaving' || prior.status === 'leaved')) {
+      const t = await repo.transition(prior.id, 'leaved');
+      if (t.changed && t.conferencecall) await publishConferencecall(this.deps.events, t.conferencecall).catch(() => undefined);
+      return 'kicked';
+    }
+    const cc = prior ?? (await this.participant(req));
+    let room: Room;
+    try {
+      room = await this.ensure(req.conferenceId);
+    } catch (err) {
+      // the participant never gets in: it is out
+      const t = await repo.transition(cc.id, 'leaved');
+      if (t.changed && t.conferencecall) await publishConferencecall(this.deps.events, t.conferencecall).catch(() => undefined);
+      throw err;
+    }
+    return room.join(call, cc, req.signal);
+  }
+
+  // ---- commands from control-api (at least once: every one is idempotent)
+
+  async terminate(conferenceId: string): Promise<void> {
+    const room = this.room(conferenceId);
+    if (room) return room.terminate();
+    // not hosted any more (node restarted): nobody is in the mix
+    const repo = conferencesRepo(this.deps.db);
+    const row = await repo.get(conferenceId);
+    if (!row || row.status === 'terminated') return;
+    for (const id of row.conferencecall_ids) await conferencecallsRepo(this.deps.db).transition(id, 'leaved');
+    const t = await repo.transition(conferenceId, 'terminated');
+    if (t.changed && t.conference) await publishConference(this.deps.events, 'conference_updated', t.conference).catch(() => undefined);
+  }
+
+  async kick(conferenceId: string, conferencecallId: string): Promise<void> {
+    const room = this.room(conferenceId);
+    if (room) return room.kick(conferencecallId);
+    const t = await conferencecallsRepo(this.deps.db).transition(conferencecallId, 'leaved');
+    if (t.changed && t.conferencecall) {
+      await publishConferencecall(this.deps.events, t.conferencecall).catch(() => undefined);
+      await conferencesRepo(this.deps.db).removeCall(conferenceId, conferencecallId);
+    }
+  }
+
+  /** A recording command for a conference not hosted here any more: its recording ends, the slot frees. */
+  async abandonRecording(conferenceId: string, recordingId: string | null): Promise<void> {
+    const repo = conferencesRepo(this.deps.db);
+    const id = recordingId ?? (await repo.get(conferenceId))?.recording_id;
+    if (!id) return;
+    const now = clock.now();
+    await this.deps.db('recordings').where({ id }).whereNot({ status: 'ended' }).update({ status: 'ended', tm_end: now, tm_update: now } as never);
+    await repo.releaseRecording(conferenceId, id);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.rooms.values()].map((r) => r.stop()));
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * One hosted conference: its confbridge (a media-engine Conference mixing N-1 for every member),
+ * its participants, its recording and its timeout.
+ *
+ * Conference:     starting → progressing → terminating → terminated
+ * Conferencecall: joining → joined → leaving → leaved
+ *
+ * A participant stays in the room until it hangs up (or its flow stops), is kicked, is ejected
+ * (connect: the other side left) or the conference terminates; then its flow goes on. A connect
+ * conference terminates as soon as one side leaves; any conference that is terminating ends
+ * (terminated) when its last participant is out.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { Knex } from '../../core/db/knex';
+import { clock } from '../../core/clock';
+import { EMPTY_UUID } from '../../core/ids';
+import type { EventPublisher } from '../../core/events/bus';
+import type { MuteDirection, RecordingOptions } from '../../core/queue/contracts';
+import { conferencesRepo, type ConferenceRow } from '../../core/repos/conferences';
+import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
+import type { RecordingRow } from '../../core/repos/recordings';
+import { timeoutAt } from '../../core/conferences/model';
+import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
+import type { Conference } from '../../media-engine';
+import type { LiveCall } from '../call/live-call';
+
+export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated';
+
+export interface RoomDeps {
+  db: Knex;
+  events: EventPublisher;
+  logger: Logger;
+  dataDir: string;
+  /** The flow of a recording's on_end_flow_id (reference: the recording). */
+  startRecordingFlow(customerId: string, flowId: string, recordingId: string): Promise<void>;
+  /** The room is terminated: forget it. */
+  ended(room: Room): void;
+}
+
+interface Member {
+  readonly cc: ConferencecallRow;
+  readonly call: LiveCall;
+  readonly left: Promise<LeaveReason>;
+  leave(reason: LeaveReason): void;
+}
+
+/** setTimeout's ceiling (about 24.8 days): longer timeouts re-arm. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export class Room extends EventEmitter {
+  private readonly members = new Map<string, Member>();
+  private timer: NodeJS.Timeout | null = null;
+  private recording: { id: string; done: Promise<void> } | null = null;
+  private terminating = false;
+  private finished = false;
+
+  constructor(public row: ConferenceRow, readonly media: Conference, private readonly d: RoomDeps) {
+    super();
+    this.on('error', () => undefined);
+  }
+
+  get id(): string {
+    return this.row.id;
+  }
+
+  get isOver(): boolean {
+    return this.finished;
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  private get conferences() {
+    return conferencesRepo(this.d.db);
+  }
+
+  private get calls() {
+    return conferencecallsRepo(this.d.db);
+  }
+
+  private async publish(what: string, p: Promise<unknown>): Promise<void> {
+    await p.catch((err: Error) => this.d.logger.warn({ err: err.message, conference: this.id }, `could not publish ${what}`));
+  }
+
+  private async published(row: ConferenceRow | null, type: 'conference_updated' = 'conference_updated'): Promise<void> {
+    if (!row) return;
+    this.row = row;
+    await this.publish(type, publishConference(this.d.events, type, row));
+  }
+
+  /** PUT changed the row: the timeout is armed again from the new value. */
+  async refresh(): Promise<void> {
+    const row = await this.conferences.get(this.id);
+    if (!row || this.terminating) return;
+    this.row = row;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.arm();
+  }
+
+  /** Arms the timeout (counted from tm_create, voipbin): the conference then terminates. */
+  arm(): void {
+    const at = timeoutAt(this.row);
+    if (!at || this.terminating) return;
+    const wait = Math.max(0, at.getTime() - clock.now().getTime());
+    this.timer = setTimeout(() => (wait > MAX_TIMER_MS ? this.arm() : void this.terminate()), Math.min(wait, MAX_TIMER_MS));
+    this.timer.unref();
+  }
+
+  /**
+   * The call is in the room until it leaves; resolves with why. The participant row goes joined on
+   * entry and leaved on exit, each change published once.
+   */
+  async join(call: LiveCall, cc: ConferencecallRow, signal: AbortSignal): Promise<LeaveReason> {
+    const existing = this.members.get(cc.id);
+    if (existing) return existing.left;
+    if (this.terminating || this.row.status !== 'progressing') {
+      await this.leaved(cc.id);
+      return 'terminated';
+    }
+    const answered = await call.answer().then(
+      () => true,
+      () => false,
+    );
+    const ep = call.endpoint;
+    if (!answered || !ep || call.isEnded || signal.aborted) {
+      await this.leaved(cc.id);
+      return 'hangup';
+    }
+    let resolve!: (r: LeaveReason) => void;
+    const left = new Promise<LeaveReason>((r) => (resolve = r));
+    let gone = false;
+    const m: Member = { cc, call, left, leave: (r) => !gone && ((gone = true), resolve(r)) };
+    this.members.set(cc.id, m);
+    const onAbort = () => m.leave('hangup');
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await ep.joinConference(this.media);
+      const t = await this.calls.transition(cc.id, 'joined');
+      if (t.changed && t.conferencecall) await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
+      // kicked (leaving) while entering: out again at once
+      else m.leave('kicked');
+      await this.published(await this.conferences.addCall(this.id, cc.id));
+      if (signal.aborted) m.leave('hangup');
+      const reason = await left;
+      await this.depart(m);
+      return reason;
+    } catch (err) {
+      await this.depart(m);
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Out of the mix, leaving → leaved, then what the room does when someone leaves. */
+  private async depart(m: Member): Promise<void> {
+    if (!this.members.delete(m.cc.id)) return;
+    if (!m.call.isEnded) await m.call.endpoint?.leaveConference().catch(() => undefined);
+    const t = await this.calls.transition(m.cc.id, 'leaving');
+    if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
+    await this.leaved(m.cc.id);
+    if (this.row.type === 'connect') await this.terminate();
+    if (this.terminating && this.members.size === 0) await this.finish();
+  }
+
+  /** The participant is out (any earlier state); published once. */
+  private async leaved(ccId: string): Promise<void> {
+    const t = await this.calls.transition(ccId, 'leaved');
+    if (!t.changed || !t.conferencecall) return;
+    await this.publish('conferencecall_leaved', publishConferencecall(this.d.events, t.conferencecall));
+    await this.published(await this.conferences.removeCall(this.id, ccId));
+  }
+
+  /** DELETE /conferencecalls: a member leaves; one not in the room yet (pre-flow) is marked leaved. */
+  async kick(ccId: string): Promise<void> {
+    const m = this.members.get(ccId);
+    if (m) m.leave('kicked');
+    else await this.leaved(ccId);
+  }
+
+  async mute(ccId: string, direction: MuteDirection, on: boolean): Promise<void> {
+    const ep = this.members.get(ccId)?.call.endpoint;
+    if (!ep) return;
+    await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
+  }
+
+  /** DELETE, timeout, or a connect conference losing a side: terminating, everyone out, terminated. */
+  async terminate(): Promise<void> {
+    if (this.terminating) return;
+    this.terminating = true;
+    if (this.timer) clearTimeout(this.timer);
+    const t = await this.conferences.transition(this.id, 'terminating');
+    if (t.changed) await this.published(t.conference);
+    for (const m of this.members.values()) m.leave(this.row.type === 'connect' ? 'ejected' : 'terminated');
+    if (this.members.size === 0) await this.finish();
+  }
+
+  private async finish(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    await this.recordingStop();
+    const t = await this.conferences.transition(this.id, 'terminated');
+    if (t.changed) await this.published(t.conference);
+    await this.media.destroy().catch(() => undefined);
+    this.d.ended(this);
+    this.emit('terminated');
+  }
+
+  // ---- recording: the whole mix into one WAV (8 kHz, 16-bit, mono)
+
+  async recordingStart(recordingId: string, options: RecordingOptions): Promise<void> {
+    if (this.recording?.id === recordingId) return;
+    if (this.recording || this.finished) return this.recordingAbandon(recordingId);
+    const dir = path.join(this.d.dataDir, 'recordings');
+    fs.mkdirSync(dir, { recursive: true });
+    const filename = `${recordingId}.wav`;
+    const now = clock.now();
+    const [rec] = (await this.d.db('recordings')
+      .where({ id: recordingId, status: 'initiating' })
+      .update({ status: 'recording', tm_start: now, tm_update: now, filenames: [filename] } as never)
+      .returning('*')) as RecordingRow[];
+    if (!rec) return; // a redelivered command: already started (or ended)
+    await this.publish('recording_started', publishRecording(this.d.events, 'recording_started', rec));
+    const result = this.media.startRecording(path.join(dir, filename), { duration: options.duration > 0 ? options.duration : undefined });
+    const done = result.then(
+      () => this.recordingEnded(recordingId, options),
+      (err: Error) => {
+        this.d.logger.warn({ err: err.message, conference: this.id }, 'conference recording failed');
+        return this.recordingEnded(recordingId, options);
+      },
+    );
+    this.recording = { id: recordingId, done };
+  }
+
+  /** A recording that cannot run here: ended at once, the slot freed. */
+  private async recordingAbandon(recordingId: string): Promise<void> {
+    const now = clock.now();
+    await this.d.db('recordings').where({ id: recordingId }).whereNot({ status: 'ended' }).update({ status: 'ended', tm_end: now, tm_update: now } as never);
+    await this.conferences.releaseRecording(this.id, recordingId);
+  }
+
+  private async recordingEnded(recordingId: string, options: RecordingOptions): Promise<void> {
+    if (this.recording?.id === recordingId) this.recording = null;
+    const now = clock.now();
+    const [rec] = (await this.d.db('recordings')
+      .where({ id: recordingId })
+      .whereNot({ status: 'ended' })
+      .update({ status: 'ended', tm_end: now, tm_update: now } as never)
+      .returning('*')) as RecordingRow[];
+    await this.published(await this.conferences.releaseRecording(this.id, recordingId));
+    if (!rec) return;
+    await this.publish('recording_finished', publishRecording(this.d.events, 'recording_finished', rec));
+    if (options.on_end_flow_id && options.on_end_flow_id !== EMPTY_UUID) {
+      await this.d.startRecordingFlow(rec.customer_id, options.on_end_flow_id, recordingId).catch((err: Error) =>
+        this.d.logger.warn({ err: err.message, recording: recordingId }, 'on_end_flow_id did not start'),
+      );
+    }
+  }
+
+  /** Stops the active recording (idempotent); resolves when its row says ended. */
+  async recordingStop(): Promise<void> {
+    const r = this.recording;
+    if (!r) return;
+    await this.d.db('recordings').where({ id: r.id, status: 'recording' }).update({ status: 'stopping', tm_update: clock.now() } as never).catch(() => undefined);
+    await this.media.stopRecording().catch(() => undefined);
+    await r.done;
+  }
+
+  /** Node shutdown: the recording is closed properly; members leave as their calls hang up. */
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    await this.recordingStop();
+  }
+}

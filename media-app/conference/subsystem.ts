@@ -1,0 +1,42 @@
+/**
+ * The conference subsystem of a media-app node: hosts conferences (host.ts), serves the
+ * conference_join / confbridge_join actions through ctx.services.conferences, and takes the
+ * conference commands control-api sends (core/conferences/commands.ts).
+ */
+import type { Subsystem } from '../subsystem';
+import { ConferenceHost, type ConferenceService } from './host';
+
+declare module '../flow/services' {
+  interface FlowServices {
+    conferences?: ConferenceService;
+  }
+}
+
+export const subsystem: Subsystem = {
+  name: 'conference',
+  async start(ctx) {
+    const host = new ConferenceHost(ctx.deps, ctx.factory, ctx.nodeId, ctx.logger);
+    ctx.services.conferences = host;
+    ctx.commands.on('conference.start', (c) => host.start(c.conferenceId));
+    ctx.commands.on('conference.refresh', async (c) => host.room(c.conferenceId)?.refresh());
+    ctx.commands.on('conference.terminate', (c) => host.terminate(c.conferenceId));
+    ctx.commands.on('conference.kick', (c) => host.kick(c.conferenceId, c.conferencecallId));
+    ctx.commands.on('conference.mute', async (c) => host.room(c.conferenceId)?.mute(c.conferencecallId, c.direction, c.on));
+    ctx.commands.on('conference.recording_start', async (c) => {
+      const room = host.room(c.conferenceId) ?? (await host.ensure(c.conferenceId).catch(() => undefined));
+      if (room) await room.recordingStart(c.recordingId, c.options);
+      else await host.abandonRecording(c.conferenceId, c.recordingId);
+    });
+    ctx.commands.on('conference.recording_stop', async (c) => {
+      const room = host.room(c.conferenceId);
+      if (room) await room.recordingStop();
+      else await host.abandonRecording(c.conferenceId, null);
+    });
+    return {
+      async stop() {
+        await host.stop();
+        if (ctx.services.conferences === host) delete ctx.services.conferences;
+      },
+    };
+  },
+};

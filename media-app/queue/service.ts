@@ -1,0 +1,255 @@
+/**
+ * The queue service of a media-app node: queue_join puts the node's caller in a queue, and this
+ * node dispatches its own waiting callers (their call and media are here). Agents are shared
+ * between nodes through Postgres: claiming one is a compare-and-set (available → ringing), so two
+ * nodes never ring the same agent.
+ *
+ * A queuecall: initiating → waiting (wait audio loops) → connecting (the agent's addresses ring;
+ * the caller still hears the wait audio) → service (the first leg to answer is bridged; agent
+ * busy) → done (agent available again), or → abandoned (caller hung up, wait_timeout, kick).
+ * Nobody answering puts it back to waiting and the agent back to available.
+ */
+import { EventEmitter } from 'node:events';
+import { EventPublisher } from '../../core/events/bus';
+import { EMPTY_UUID } from '../../core/ids';
+import { claimAgent, setAgentStatus } from '../../core/agents/status';
+import { queuesRepo, type QueueRow } from '../../core/repos/queues';
+import { queuecallsRepo, type QueuecallRow, type QueuecallStatus } from '../../core/repos/queuecalls';
+import { publishQueuecall, publishQueuecallStatus } from '../../core/queues/events';
+import type { CallFactory } from '../call/factory';
+import type { LiveCall } from '../call/live-call';
+import type { ActionContext, Outcome } from '../flow/actions/base';
+import { NEXT } from '../flow/actions/base';
+import { abortError } from '../flow/clock';
+import { ringAgent, type Ringing } from './ring';
+import { playWaitAudio } from './wait-audio';
+
+/** How often waiting callers look for an agent again (agents freed elsewhere, status changes). */
+export const DISPATCH_INTERVAL_MS = 500;
+/** An agent who let a caller's ring go unanswered is not rung again for that caller this long. */
+export const UNANSWERED_COOLDOWN_MS = 5000;
+
+interface Entry {
+  qc: QueuecallRow;
+  queue: QueueRow;
+  caller: LiveCall;
+  ctx: ActionContext;
+  wait: AbortController;
+  state: 'waiting' | 'connecting' | 'service' | 'ended';
+  dispatching: boolean;
+  ringing: Ringing | null;
+  agentLeg: LiveCall | null;
+  /** Agents who did not answer this caller, with the time they may be rung again. */
+  skip: Map<string, number>;
+  end: (how: 'timeout' | 'kick' | 'service_over') => void;
+  waitingSince: number;
+}
+
+export class QueueService extends EventEmitter {
+  private readonly entries = new Map<string, Entry>();
+  private readonly publisher: EventPublisher;
+  private readonly timer: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly factory: CallFactory) {
+    super();
+    this.on('error', () => undefined);
+    this.publisher = new EventPublisher(factory.deps.redis);
+    this.timer = setInterval(() => this.sweep(), DISPATCH_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  private get db() {
+    return this.factory.deps.db;
+  }
+
+  private get log() {
+    return this.factory.deps.logger;
+  }
+
+  /** The queue_join action: resolves when the caller leaves the queue with the caller still up. */
+  async join(ctx: ActionContext, queueId: string): Promise<Outcome> {
+    if (ctx.referenceType !== 'call' || !ctx.call) return { kind: 'fail', message: 'queue_join needs a call' };
+    const caller = this.factory.get(ctx.referenceId);
+    if (!caller || caller.isEnded) return { kind: 'end', reason: 'call_hangup' };
+    const queue = await queuesRepo(this.db).get(ctx.customerId, queueId);
+    if (!queue) return { kind: 'fail', message: `queue ${queueId} not found` };
+    await ctx.call.answer(ctx.signal);
+
+    let qc = await queuecallsRepo(this.db).create({
+      customer_id: ctx.customerId,
+      queue_id: queue.id,
+      reference_id: caller.id,
+      reference_activeflow_id: ctx.activeflowId,
+      node_id: this.factory.deps.calls.nodeId,
+      timeout_wait: queue.wait_timeout,
+      timeout_service: queue.service_timeout,
+    });
+    // the wait flow loads while the records are written: fewer round trips before dispatch
+    const waitFlowLoad = queue.wait_flow_id !== EMPTY_UUID ? ctx.flows.get(queue.wait_flow_id, ctx.customerId).catch(() => undefined) : Promise.resolve(undefined);
+    await Promise.all([publishQueuecall(this.publisher, 'queuecall_created', qc), queuesRepo(this.db).bump(queue.id, 'total_incoming_count')]);
+    for (const [k, v] of Object.entries({ 'queue.id': queue.id, 'queue.name': queue.name, 'queue.detail': queue.detail, 'queuecall.id': qc.id })) ctx.vars.set(`svc.${k}`, v);
+    ctx.vars.set('svc.queuecall.timeout_wait', String(queue.wait_timeout));
+    ctx.vars.set('svc.queuecall.timeout_service', String(queue.service_timeout));
+
+    const moved = await this.move(qc, 'waiting');
+    if (!moved) return NEXT; // kicked before it started
+    qc = moved;
+
+    const wait = new AbortController();
+    const waitFlow = await waitFlowLoad;
+    let finish!: (how: 'timeout' | 'kick' | 'service_over') => void;
+    const ended = new Promise<'timeout' | 'kick' | 'service_over'>((r) => (finish = r));
+    const entry: Entry = { qc, queue, caller, ctx, wait, state: 'waiting', dispatching: false, ringing: null, agentLeg: null, skip: new Map(), end: finish, waitingSince: Date.now() };
+    this.entries.set(qc.id, entry);
+    this.emit('waiting', { queuecallId: qc.id, at: performance.timeOrigin + performance.now() });
+
+    const audio = playWaitAudio(ctx.call, waitFlow?.actions, AbortSignal.any([wait.signal, ctx.signal]), (sig) => this.ringback(caller, sig));
+    const waitTimer = queue.wait_timeout > 0 ? setTimeout(() => entry.state !== 'service' && finish('timeout'), queue.wait_timeout) : null;
+    const onAbort = () => finish('kick');
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    void this.dispatch(entry);
+    try {
+      const how = await ended;
+      if (waitTimer) clearTimeout(waitTimer);
+      await this.leave(entry, ctx.signal.aborted || caller.isEnded ? 'hangup' : how);
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      if (waitTimer) clearTimeout(waitTimer);
+      wait.abort();
+      await audio;
+      this.entries.delete(qc.id);
+    }
+    if (ctx.signal.aborted) throw abortError(ctx.signal);
+    if (caller.isEnded) return { kind: 'end', reason: 'call_hangup' };
+    return NEXT;
+  }
+
+  /** The node's ringback tone on the caller's endpoint, stopped when the signal aborts. */
+  private async ringback(caller: LiveCall, signal: AbortSignal): Promise<void> {
+    const ep = caller.endpoint;
+    if (!ep || caller.isEnded || signal.aborted) return;
+    const stop = () => void ep.stopPlayback().catch(() => undefined);
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      await ep.play('tone_stream://ringback');
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  }
+
+  /** The kick command (idempotent: an unknown or ended queuecall is left alone). */
+  async kick(queuecallId: string): Promise<void> {
+    const e = this.entries.get(queuecallId);
+    if (!e || e.state === 'ended') return;
+    const k = await this.move(e.qc, 'kicking');
+    if (k) e.qc = k;
+    e.end('kick');
+  }
+
+  private async move(qc: QueuecallRow, to: QueuecallStatus, extra: Partial<QueuecallRow> = {}, from?: QueuecallStatus[]): Promise<QueuecallRow | null> {
+    const row = await queuecallsRepo(this.db).transition(qc.id, to, extra, from);
+    if (row) await publishQueuecallStatus(this.publisher, row);
+    return row;
+  }
+
+  /** Tries every waiting caller of this node again (agents freed elsewhere). */
+  private sweep(): void {
+    if (this.stopped) return;
+    for (const e of this.entries.values()) if (e.state === 'waiting' && !e.dispatching) void this.dispatch(e);
+  }
+
+  private async dispatch(e: Entry): Promise<void> {
+    if (e.state !== 'waiting' || e.dispatching || this.stopped) return;
+    e.dispatching = true;
+    try {
+      const now = Date.now();
+      for (const [id, until] of e.skip) if (until <= now) e.skip.delete(id);
+      const agent = await claimAgent(this.db, this.publisher, e.qc.customer_id, e.queue.tag_ids ?? [], [...e.skip.keys()]);
+      if (!agent) return;
+      if (e.state !== 'waiting') {
+        await setAgentStatus(this.db, this.publisher, agent.id, 'available', ['ringing']);
+        return;
+      }
+      const connecting = await this.move(e.qc, 'connecting', { service_agent_id: agent.id }, ['waiting']);
+      if (!connecting) {
+        await setAgentStatus(this.db, this.publisher, agent.id, 'available', ['ringing']);
+        return;
+      }
+      e.qc = connecting;
+      e.state = 'connecting';
+      e.ringing = ringAgent(this.factory, e.caller, agent);
+      this.emit('ringing', { queuecallId: e.qc.id, agentId: agent.id });
+      const leg = await e.ringing.answered;
+      e.ringing = null;
+      if (!leg || e.state !== 'connecting') {
+        if (leg) await leg.hangup('normal');
+        await setAgentStatus(this.db, this.publisher, agent.id, 'available', ['ringing']);
+        if (e.state === 'connecting') {
+          const back = await this.move(e.qc, 'waiting', { service_agent_id: EMPTY_UUID }, ['connecting']);
+          if (back) e.qc = back;
+          e.state = 'waiting';
+          e.skip.set(agent.id, Date.now() + UNANSWERED_COOLDOWN_MS);
+        }
+        return;
+      }
+      await this.serve(e, leg, agent.id);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, queuecall: e.qc.id }, 'queue dispatch failed');
+    } finally {
+      e.dispatching = false;
+    }
+  }
+
+  /** The agent answered: the wait audio stops, the two are bridged until one leaves. */
+  private async serve(e: Entry, leg: LiveCall, agentId: string): Promise<void> {
+    e.agentLeg = leg;
+    e.wait.abort();
+    await e.caller.endpoint?.stopPlayback().catch(() => undefined);
+    const now = new Date();
+    const svc = await this.move(e.qc, 'service', { tm_service: now, duration_waiting: now.getTime() - e.waitingSince }, ['connecting']);
+    if (!svc || e.caller.isEnded) {
+      await leg.hangup('normal');
+      await setAgentStatus(this.db, this.publisher, agentId, 'available', ['ringing']);
+      return;
+    }
+    e.qc = svc;
+    e.state = 'service';
+    await setAgentStatus(this.db, this.publisher, agentId, 'busy', ['ringing']);
+    await queuesRepo(this.db).bump(e.queue.id, 'total_serviced_count');
+    await e.caller.endpoint!.bridge(leg.endpoint!);
+    let limit: NodeJS.Timeout | null = null;
+    if (e.queue.service_timeout > 0) limit = setTimeout(() => void leg.hangup('normal'), e.queue.service_timeout);
+    await Promise.race([e.caller.done, leg.done]);
+    if (limit) clearTimeout(limit);
+    if (!leg.isEnded) await leg.hangup('normal');
+    else await e.caller.endpoint?.unbridge().catch(() => undefined);
+    await setAgentStatus(this.db, this.publisher, agentId, 'available', ['busy']);
+    e.end('service_over');
+  }
+
+  /** Closes the record when the caller leaves: done after service, abandoned otherwise. */
+  private async leave(e: Entry, how: 'timeout' | 'kick' | 'service_over' | 'hangup'): Promise<void> {
+    const wasService = e.state === 'service' || e.qc.status === 'service';
+    e.state = 'ended';
+    e.wait.abort();
+    e.ringing?.cancel();
+    if (e.agentLeg && !e.agentLeg.isEnded) await e.agentLeg.hangup('normal');
+    const now = Date.now();
+    const current = (await queuecallsRepo(this.db).get(null, e.qc.id, { includeDeleted: true })) ?? e.qc;
+    const served = wasService || current.status === 'service' || (current.status === 'kicking' && current.tm_service !== null);
+    const extra: Partial<QueuecallRow> = { tm_end: new Date(now) };
+    if (served && current.tm_service) extra.duration_service = now - current.tm_service.getTime();
+    else extra.duration_waiting = now - e.waitingSince;
+    const row = await this.move(current, served ? 'done' : 'abandoned', extra);
+    if (row) e.qc = row;
+    if (!served) await queuesRepo(this.db).bump(e.queue.id, 'total_abandoned_count');
+    this.log.debug({ queuecall: e.qc.id, how, status: e.qc.status }, 'queuecall ended');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    for (const e of this.entries.values()) e.end('kick');
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The speech subsystem (docs/speech.md): speakings, transcription and recording transcription on
+ * this node. Flow actions reach it as `ctx.services.speech`; control-api's commands
+ * (core/speech/commands.ts) arrive through the node's queue.
+ */
+import type { Subsystem } from '../subsystem';
+import '../../core/speech/commands';
+import { SpeechService } from './service';
+
+export { SpeechService, type TranscribeRequest } from './service';
+
+declare module '../flow/services' {
+  interface FlowServices {
+    speech?: SpeechService;
+  }
+}
+
+export const subsystem: Subsystem = {
+  name: 'speech',
+  async start(ctx) {
+    const speech = new SpeechService(ctx.factory);
+    ctx.services.speech = speech;
+    ctx.commands.on('speaking.start', (c) => speech.startSpeaking(c.speakingId, c.referenceType, c.referenceId));
+    ctx.commands.on('speaking.say', async (c) => speech.sayOn(c.speakingId, c.seq, c.text));
+    ctx.commands.on('speaking.stop', (c) => speech.stopSpeaking(c.speakingId));
+    ctx.commands.on('transcribe.start', (c) => speech.startTranscribe(c.transcribeId, c.callId, false, c.phrases));
+    ctx.commands.on('transcribe.stop', (c) => speech.stopTranscribe(c.transcribeId));
+    ctx.commands.on('transcribe.recording', (c) => speech.transcribeRecordingById(c.transcribeId));
+    return {
+      async stop() {
+        delete ctx.services.speech;
+        await speech.stop();
+      },
+    };
+  },
+};

@@ -1,0 +1,56 @@
+/**
+ * Transcription of a recording (transcribe_recording, POST /transcribes reference_type recording):
+ * its WAV files are fed to the STT provider as fast as the recogniser takes them (pocketsphinx runs
+ * at about 6x real time). A recording made with separate legs has -in/-out files, transcribed as
+ * directions in and out; a single mixed file is direction `both` when asked for, else the asked one.
+ */
+import fs from 'node:fs';
+import { readWav } from '../../media-engine/audio/wav';
+import { createSttProvider, type TranscriptEvent } from '../../media-engine/stt';
+import { recordingPath } from '../../core/storage/local';
+import { recordingsReadRepo } from '../../core/repos/recordings';
+import type { TranscribeRow } from '../../core/repos/transcribes';
+import { finishTranscribe, storeSegment, type SpeechDeps } from './transcription';
+
+const FRAME = 160;
+
+function sideOf(filename: string): 'in' | 'out' | null {
+  const m = /_(in|out)\.wav$/i.exec(filename);
+  return m ? (m[1]!.toLowerCase() as 'in' | 'out') : null;
+}
+
+/** Transcribes every file of the recording; the transcribe is done afterwards (also on failure). */
+export async function transcribeRecording(deps: SpeechDeps & { dataDir: string }, row: TranscribeRow): Promise<void> {
+  try {
+    const rec = await recordingsReadRepo(deps.db).getById(row.reference_id);
+    if (!rec) throw new Error(`recording ${row.reference_id} not found`);
+    const files = rec.filenames.filter((f) => {
+      const side = sideOf(f);
+      if (row.direction === 'both') return side === null || !rec.filenames.some((g) => sideOf(g) === null);
+      return side === row.direction || (side === null && !rec.filenames.some((g) => sideOf(g) === row.direction));
+    });
+    for (const f of files) {
+      const file = recordingPath(deps.dataDir, f);
+      if (!file || !fs.existsSync(file)) continue;
+      const direction: 'in' | 'out' = sideOf(f) ?? (row.direction === 'out' ? 'out' : 'in');
+      const { samples } = readWav(file);
+      const stream = createSttProvider(row.provider || undefined).createStream({ language: row.language, direction: direction === 'in' ? 'inbound' : 'outbound' });
+      const writes: Promise<void>[] = [];
+      stream.on('transcript', (t: TranscriptEvent) => {
+        if (t.final && t.text.trim()) writes.push(storeSegment(deps, row, { text: t.text, direction, offsetMs: t.offsetMs, confidence: t.confidence }));
+      });
+      stream.on('error', (e: Error) => deps.logger.warn({ err: e.message, transcribe: row.id }, 'recording transcription error'));
+      for (let i = 0; i + FRAME <= samples.length; i += FRAME) {
+        stream.write(samples.subarray(i, i + FRAME));
+        // let the recogniser keep up instead of dropping (its backlog is bounded)
+        if ((i / FRAME) % 50 === 49) await new Promise((r) => setTimeout(r, 250)); // ~4x real time
+      }
+      await stream.end();
+      await Promise.allSettled(writes);
+    }
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message, transcribe: row.id }, 'recording transcription failed');
+  } finally {
+    await finishTranscribe(deps, row.id);
+  }
+}

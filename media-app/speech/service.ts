@@ -1,0 +1,241 @@
+/**
+ * The speech subsystem of a node: speaking sessions and live transcriptions of the calls it owns,
+ * recording transcriptions, and what flow actions reach through `ctx.services.speech`.
+ */
+import type { CallFactory } from '../call/factory';
+import type { LiveCall } from '../call/live-call';
+import { EMPTY_UUID } from '../../core/ids';
+import { speakingsRepo, type SpeakingRow } from '../../core/repos/speakings';
+import { transcribesRepo, transcribeJson, type TranscribeRow } from '../../core/repos/transcribes';
+import { publishResourceEvent } from '../../core/events/catalogue';
+import { checkStt } from '../../core/speech/providers';
+import { recordingsReadRepo } from '../../core/repos/recordings';
+import { callsRepo } from '../../core/repos/calls';
+import type { Endpoint } from '../../media-engine';
+import { SpeakingSession, type Forkable } from './speaking';
+import { finishTranscribe, LiveTranscription, type SpeechDeps } from './transcription';
+import { transcribeRecording } from './recording';
+
+export interface TranscribeRequest {
+  language?: string;
+  provider?: string;
+  direction?: 'in' | 'out' | 'both';
+  on_end_flow_id?: string;
+  activeflow_id?: string;
+}
+
+export class SpeechService {
+  private readonly speakings = new Map<string, SpeakingSession>();
+  /** says that arrived before their session's start command */
+  private readonly early = new Map<string, Array<{ seq: number; text: string }>>();
+  private readonly transcriptions = new Map<string, LiveTranscription>();
+  private readonly background = new Set<Promise<unknown>>();
+
+  constructor(private readonly factory: CallFactory) {}
+
+  private get deps(): SpeechDeps & { dataDir: string } {
+    const d = this.factory.deps;
+    return {
+      db: d.db,
+      events: d.events,
+      logger: d.logger,
+      dataDir: d.config.dataDir,
+      runOnEnd: async (row) => {
+        if (!row.on_end_flow_id || row.on_end_flow_id === EMPTY_UUID) return;
+        await this.factory.manager.start({
+          customer_id: row.customer_id,
+          flow_id: row.on_end_flow_id,
+          reference_type: 'transcribe',
+          reference_id: row.id,
+          reference_activeflow_id: row.activeflow_id,
+        });
+      },
+    };
+  }
+
+  // ---- speakings
+
+  /**
+   * speaking.start: opens the session on the call this node owns, or the conference it hosts;
+   * stopped at once when that is gone. The session stops when the call hangs up or the conference ends.
+   */
+  async startSpeaking(speakingId: string, referenceType: 'call' | 'confbridge', referenceId: string): Promise<void> {
+    if (this.speakings.has(speakingId)) return;
+    const repo = speakingsRepo(this.factory.deps.db);
+    const row = await repo.getById(speakingId);
+    if (!row || row.status === 'stopped' || this.speakings.has(speakingId)) return;
+    const session = new SpeakingSession(row, this.factory.deps.config.dataDir);
+    this.speakings.set(speakingId, session);
+    session.on('error', (err: Error) => this.factory.deps.logger.warn({ err: err.message, speaking: speakingId }, 'speaking synthesis failed'));
+    for (const s of this.early.get(speakingId) ?? []) session.say(s.seq, s.text);
+    this.early.delete(speakingId);
+    const end = () => void this.stopSpeaking(speakingId);
+    let targets: Forkable[] = [];
+    if (referenceType === 'call') {
+      const call = this.factory.get(referenceId);
+      if (call && !call.isEnded) {
+        targets = this.endpointsFor(call, row);
+        call.once('hangup', end);
+        session.once('stopped', () => call.off('hangup', end));
+      }
+    } else {
+      const conf = this.factory.services.conferences?.mixOf(referenceId);
+      if (conf && !conf.destroyed) {
+        targets = [conf];
+        conf.once('destroy', end);
+        session.once('stopped', () => conf.off('destroy', end));
+      }
+    }
+    if (targets.length === 0) {
+      await this.stopSpeaking(speakingId);
+      return;
+    }
+    try {
+      await session.open(targets);
+    } catch (err) {
+      this.factory.deps.logger.warn({ err: (err as Error).message, speaking: speakingId }, 'speaking could not start');
+      await this.stopSpeaking(speakingId);
+      return;
+    }
+    if (!session.stopped) await repo.setStatus(speakingId, 'active');
+  }
+
+  /**
+   * Where the speech goes: `in` toward the call's remote party (its endpoint), `out` toward the
+   * local party (the calls chained to it, e.g. the other leg of a connect), `both` to all of them.
+   */
+  private endpointsFor(call: LiveCall, row: SpeakingRow): Endpoint[] {
+    const out: Endpoint[] = [];
+    if (row.direction !== 'out' && call.endpoint) out.push(call.endpoint);
+    if (row.direction !== 'in') {
+      const ids = [...(call.row.chained_call_ids ?? []), call.row.master_call_id].filter((id) => id && id !== EMPTY_UUID);
+      for (const id of ids) {
+        const peer = this.factory.get(id);
+        if (peer && !peer.isEnded && peer.endpoint) out.push(peer.endpoint);
+      }
+    }
+    return out;
+  }
+
+  sayOn(speakingId: string, seq: number, text: string): void {
+    const s = this.speakings.get(speakingId);
+    if (s) return s.say(seq, text);
+    const list = this.early.get(speakingId) ?? [];
+    list.push({ seq, text });
+    this.early.set(speakingId, list);
+    // a say whose start never comes (session stopped first) is forgotten after a minute
+    setTimeout(() => this.early.delete(speakingId), 60_000).unref();
+  }
+
+  async stopSpeaking(speakingId: string): Promise<void> {
+    this.early.delete(speakingId);
+    const s = this.speakings.get(speakingId);
+    this.speakings.delete(speakingId);
+    await s?.stop();
+    await speakingsRepo(this.factory.deps.db).setStatus(speakingId, 'stopped');
+  }
+
+  /** The live session (benchmarks and tests read its timings). */
+  speaking(speakingId: string): SpeakingSession | undefined {
+    return this.speakings.get(speakingId);
+  }
+
+  // ---- transcription
+
+  /** transcribe_start (flow): a new Transcribe row on the call, then recognition. */
+  async transcribeCall(callId: string, customerId: string, req: TranscribeRequest): Promise<TranscribeRow> {
+    const { provider, language } = checkStt(req.provider, req.language);
+    const repo = transcribesRepo(this.factory.deps.db);
+    if (await repo.progressingOn(callId)) throw new Error('the call is already being transcribed');
+    const row = await repo.create({
+      customer_id: customerId,
+      reference_type: 'call',
+      reference_id: callId,
+      language,
+      direction: req.direction ?? 'both',
+      provider,
+      activeflow_id: req.activeflow_id,
+      on_end_flow_id: req.on_end_flow_id,
+    });
+    await publishResourceEvent(this.factory.deps.events, 'transcribe_created', transcribeJson(row)).catch(() => undefined);
+    await this.startTranscribe(row.id, callId, true);
+    return row;
+  }
+
+  /** transcribe.start command (row written by control-api) or transcribeCall. */
+  async startTranscribe(transcribeId: string, callId: string, throwOnFailure = false, phrases?: string[]): Promise<void> {
+    if (this.transcriptions.has(transcribeId)) return;
+    const row = await transcribesRepo(this.factory.deps.db).getById(transcribeId);
+    if (!row || row.status !== 'progressing') return;
+    const call = this.factory.get(callId);
+    const ep = call && !call.isEnded ? call.endpoint : null;
+    try {
+      if (!ep) throw new Error('the call has no media');
+      const lt = await LiveTranscription.start(row, ep, this.deps, phrases);
+      this.transcriptions.set(transcribeId, lt);
+      call!.once('hangup', () => void this.stopTranscribe(transcribeId));
+    } catch (err) {
+      this.factory.deps.logger.warn({ err: (err as Error).message, transcribe: transcribeId }, 'transcription could not start');
+      await finishTranscribe(this.deps, transcribeId);
+      if (throwOnFailure) throw err;
+    }
+  }
+
+  async stopTranscribe(transcribeId: string): Promise<void> {
+    const lt = this.transcriptions.get(transcribeId);
+    this.transcriptions.delete(transcribeId);
+    if (lt) await lt.stop();
+    // nothing running here (never started, or this node restarted): the session is over all the same
+    else await finishTranscribe(this.deps, transcribeId);
+  }
+
+  /** transcribe_stop (flow): stops the call's live transcription, if any. */
+  async stopCallTranscription(callId: string): Promise<void> {
+    for (const [id, lt] of this.transcriptions) if (lt.row.reference_id === callId) await this.stopTranscribe(id);
+  }
+
+  /** transcribe_recording (flow): one transcribe per recording of the call, run in the background. */
+  async transcribeCallRecordings(callId: string, customerId: string, req: TranscribeRequest): Promise<TranscribeRow[]> {
+    const { provider, language } = checkStt(req.provider, req.language);
+    const call = await callsRepo(this.factory.deps.db).get(callId);
+    const rows: TranscribeRow[] = [];
+    for (const rid of call?.recording_ids ?? []) {
+      const rec = await recordingsReadRepo(this.factory.deps.db).getById(rid);
+      if (!rec || rec.customer_id !== customerId) continue;
+      const row = await transcribesRepo(this.factory.deps.db).create({
+        customer_id: customerId,
+        reference_type: 'recording',
+        reference_id: rid,
+        language,
+        direction: req.direction ?? 'both',
+        provider,
+        activeflow_id: req.activeflow_id,
+        on_end_flow_id: req.on_end_flow_id,
+      });
+      await publishResourceEvent(this.factory.deps.events, 'transcribe_created', transcribeJson(row)).catch(() => undefined);
+      this.runRecording(row);
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  /** transcribe.recording command (row written by control-api). */
+  async transcribeRecordingById(transcribeId: string): Promise<void> {
+    const row = await transcribesRepo(this.factory.deps.db).getById(transcribeId);
+    if (!row || row.status !== 'progressing' || row.reference_type !== 'recording') return;
+    const claim = await this.factory.deps.redis.set(`${this.factory.deps.config.redisKeyPrefix}transcribe-claim:${transcribeId}`, '1', 'EX', 86_400, 'NX');
+    if (claim !== 'OK') return;
+    this.runRecording(row);
+  }
+
+  private runRecording(row: TranscribeRow): void {
+    const p = transcribeRecording(this.deps, row).finally(() => this.background.delete(p));
+    this.background.add(p);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.speakings.keys()].map((id) => this.stopSpeaking(id)));
+    await Promise.allSettled([...this.transcriptions.keys()].map((id) => this.stopTranscribe(id)));
+    await Promise.allSettled([...this.background]);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * External media (flow actions external_media_start / external_media_stop): the node connects out
+ * to the customer's WebSocket URL and streams the call exactly as a media_stream client would get
+ * it (same encapsulations, both parties mixed), playing what the customer sends back into the call.
+ * One external media per call; it ends with the call, on external_media_stop, or when the
+ * customer's server closes.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import type { Logger } from 'pino';
+import { encapsulationProblem, type Encapsulation } from '../../core/streams/encapsulation';
+import { CLOSE_NORMAL, StreamSocket } from '../../core/streams/stream-socket';
+import type { StreamState } from '../../core/streams/state';
+import type { CallDeps } from '../call/deps';
+import { openCallTap, type AudioTap } from './taps';
+
+declare module '../flow/services' {
+  interface FlowServices {
+    externalMedia?: ExternalMediaService;
+  }
+}
+
+export interface ExternalMediaRequest {
+  callId: string;
+  url: string;
+  encapsulation: Encapsulation;
+}
+
+export interface ExternalMedia {
+  id: string;
+  callId: string;
+  url: string;
+  encapsulation: Encapsulation;
+  readonly state: StreamState;
+}
+
+export class ExternalMediaError extends Error {}
+
+/** Checks an action's options; returns the problem in words, or null. */
+export function externalMediaProblem(url: unknown, encapsulation: unknown): string | null {
+  if (typeof url !== 'string' || !url) return 'url is required (a ws:// or wss:// URL)';
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `url ${JSON.stringify(url.slice(0, 80))} is not a URL`;
+  }
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') return `url must be ws:// or wss://, not ${u.protocol}`;
+  return encapsulationProblem(encapsulation);
+}
+
+interface Running extends ExternalMedia {
+  socket: StreamSocket;
+  tap: AudioTap | null;
+}
+
+export class ExternalMediaService extends EventEmitter {
+  private readonly byCall = new Map<string, Running>();
+
+  constructor(
+    private readonly deps: Pick<CallDeps, 'calls' | 'media'>,
+    private readonly logger: Logger,
+    private readonly connectTimeoutMs = 5000,
+  ) {
+    super();
+  }
+
+  get(callId: string): ExternalMedia | undefined {
+    return this.byCall.get(callId);
+  }
+
+  /** Connects to the customer's server and starts streaming; rejects when it cannot. */
+  async start(req: ExternalMediaRequest): Promise<ExternalMedia> {
+    const problem = externalMediaProblem(req.url, req.encapsulation);
+    if (problem) throw new ExternalMediaError(problem);
+    if (this.byCall.has(req.callId)) throw new ExternalMediaError('an external media is already running on this call');
+    const ws = new WebSocket(req.url, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 64 * 1024 });
+    const socket = new StreamSocket(ws, { encapsulation: req.encapsulation, streamId: req.callId });
+    const id = randomUUID();
+    const run: Running = {
+      id,
+      callId: req.callId,
+      url: req.url,
+      encapsulation: req.encapsulation,
+      socket,
+      tap: null,
+      get state() {
+        return socket.state;
+      },
+    };
+    this.byCall.set(req.callId, run);
+    socket.on('closed', () => {
+      if (this.byCall.get(req.callId) === run) this.byCall.delete(req.callId);
+      void run.tap?.stop();
+      this.emit('closed', run);
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('open', () => resolve());
+        socket.once('closed', (c: { code: number; reason: string }) => reject(new ExternalMediaError(`could not connect to ${req.url} (${c.code}${c.reason ? ' ' + c.reason : ''})`)));
+        ws.once('unexpected-response', (_r, res) => reject(new ExternalMediaError(`${req.url} answered HTTP ${res.statusCode} instead of a WebSocket upgrade`)));
+      });
+      run.tap = await openCallTap(this.deps, req.callId, (pcm) => socket.send(pcm));
+    } catch (e) {
+      socket.close(CLOSE_NORMAL, 'could not start');
+      ws.terminate();
+      if (this.byCall.get(req.callId) === run) this.byCall.delete(req.callId);
+      throw e instanceof ExternalMediaError ? e : new ExternalMediaError(e instanceof Error ? e.message : String(e));
+    }
+    const tap = run.tap;
+    socket.on('audio', (pcm: Buffer) => tap.inject(pcm));
+    void tap.ended.then((why) => socket.close(CLOSE_NORMAL, why));
+    this.logger.info({ call: req.callId, url: req.url, encapsulation: req.encapsulation }, 'external media started');
+    return run;
+  }
+
+  /** Stops the call's external media; false when none was running. */
+  async stop(callId: string): Promise<boolean> {
+    const run = this.byCall.get(callId);
+    if (!run) return false;
+    this.byCall.delete(callId);
+    run.socket.close(CLOSE_NORMAL, 'external_media_stop');
+    await run.tap?.stop();
+    return true;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.byCall.keys()].map((c) => this.stop(c)));
+  }
+}

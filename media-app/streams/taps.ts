@@ -1,0 +1,92 @@
+/**
+ * Where a stream's audio comes from on this node: a media-engine fork of a live call's endpoint
+ * (both parties mixed: what the caller says plus what the caller hears) or of a conference's whole
+ * mix. Audio sent back is injected: the caller hears it, or every participant does.
+ */
+import type { AudioFork, Conference, Endpoint } from '../../media-engine';
+import type { CallDeps } from '../call/deps';
+import type { LiveCall } from '../call/live-call';
+import type { StreamTarget } from '../../core/streams/relay';
+
+export interface AudioTap {
+  /** Plays PCM (8 kHz 16-bit LE mono, any length) into the call or conference. */
+  inject(pcm: Buffer): void;
+  stop(): Promise<void>;
+  /** Resolves with a reason when the source goes away (hangup, conference destroyed). */
+  readonly ended: Promise<string>;
+}
+
+export class TapError extends Error {
+  constructor(readonly code: 'notFound' | 'notReady', message: string) {
+    super(message);
+  }
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function toSamples(pcm: Buffer): Int16Array {
+  const out = new Int16Array(pcm.length >> 1);
+  if (LITTLE_ENDIAN) {
+    // a byte copy: the Buffer may sit at an odd offset of a pooled ArrayBuffer
+    Buffer.from(out.buffer).set(pcm.subarray(0, out.length * 2));
+    return out;
+  }
+  for (let i = 0; i < out.length; i++) out[i] = pcm.readInt16LE(i * 2);
+  return out;
+}
+
+function frameBuffer(frame: Int16Array): Buffer {
+  // the fork hands us a frame of our own (cloned from the worker): wrap it without copying
+  if (LITTLE_ENDIAN) return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  const b = Buffer.allocUnsafe(frame.length * 2);
+  for (let i = 0; i < frame.length; i++) b.writeInt16LE(frame[i]!, i * 2);
+  return b;
+}
+
+function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void): AudioTap {
+  let stopped = false;
+  return {
+    ended,
+    inject(pcm) {
+      if (!stopped && pcm.length >= 2) fork.inject(toSamples(pcm));
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      cleanup();
+      await fork.stop().catch(() => undefined);
+    },
+  };
+}
+
+export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string, onFrame: (pcm: Buffer) => void): Promise<AudioTap> {
+  const call = deps.calls.get(callId) as LiveCall | undefined;
+  if (!call || call.isEnded) throw new TapError('notFound', 'the call is not live on this node');
+  const ep: Endpoint | null = call.endpoint;
+  if (!ep || ep.destroyed || call.status !== 'progressing') throw new TapError('notReady', `the call is ${call.status}, not progressing`);
+  let onGone: () => void = () => undefined;
+  const ended = new Promise<string>((resolve) => {
+    onGone = () => resolve('call ended');
+    ep.once('destroy', onGone);
+    void call.done.then(onGone);
+  });
+  const fork = await ep.forkAudioStart({ mix: 'both', onFrame: (f) => onFrame(frameBuffer(f)) });
+  return wrap(fork, ended, () => ep.off('destroy', onGone));
+}
+
+/** The conference's mixer on this node: media-engine names it by the conference id. */
+export async function openConferenceTap(deps: Pick<CallDeps, 'media'>, conferenceId: string, onFrame: (pcm: Buffer) => void): Promise<AudioTap> {
+  const conf: Conference | undefined = deps.media.getConference(conferenceId);
+  if (!conf || conf.destroyed) throw new TapError('notFound', 'the conference has no mixer on this node');
+  let onGone: () => void = () => undefined;
+  const ended = new Promise<string>((resolve) => {
+    onGone = () => resolve('conference ended');
+    conf.once('destroy', onGone);
+  });
+  const fork = await conf.forkAudioStart({ onFrame: (f) => onFrame(frameBuffer(f)) });
+  return wrap(fork, ended, () => conf.off('destroy', onGone));
+}
+
+export function openTap(deps: Pick<CallDeps, 'calls' | 'media'>, target: StreamTarget, id: string, onFrame: (pcm: Buffer) => void): Promise<AudioTap> {
+  return target === 'call' ? openCallTap(deps, id, onFrame) : openConferenceTap(deps, id, onFrame);
+}

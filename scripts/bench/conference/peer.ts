@@ -1,0 +1,103 @@
+/**
+ * The participants' far end for the conference benchmark, in its own process (so its timers do not
+ * share the engine's API thread): one UDP socket per participant, each sending a PCMU tone every
+ * 20 ms and timestamping every packet the engine sends back. Send-time error = arrival minus the
+ * leg's ideal 20 ms grid (by RTP timestamp, anchored at the leg's earliest packet); loss = RTP
+ * timestamp slots the engine never filled.
+ */
+import dgram from 'node:dgram';
+import { encodeG711 } from '../../../media-engine/codecs/g711';
+
+interface LegRx {
+  arrivals: number[];
+  stamps: number[];
+}
+let sockets: dgram.Socket[] = [];
+let rx: LegRx[] = [];
+let measuring = false;
+
+const reply = (m: unknown) => process.send!(m);
+
+/** A 20 ms PCMU frame of a tone, different per participant so the mixes are not silence. */
+function toneFrame(i: number): Buffer {
+  const hz = 300 + (i % 40) * 50;
+  const pcm = Int16Array.from({ length: 160 }, (_, k) => Math.round(1500 * Math.sin((2 * Math.PI * hz * k) / 8000)));
+  return Buffer.from(encodeG711('PCMU', pcm));
+}
+
+process.on('message', async (m: { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number }) => {
+  if (m.cmd === 'open') {
+    sockets = [];
+    rx = [];
+    for (let i = 0; i < m.n!; i++) {
+      const s = dgram.createSocket('udp4');
+      await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+      const leg: LegRx = { arrivals: [], stamps: [] };
+      rx.push(leg);
+      s.on('message', (msg) => {
+        if (!measuring || msg.length < 12 || msg[1]! & 0x7f) return;
+        leg.arrivals.push(performance.now());
+        leg.stamps.push(msg.readUInt32BE(4));
+      });
+      sockets.push(s);
+    }
+    reply({ ports: sockets.map((s) => s.address().port) });
+  } else if (m.cmd === 'start') {
+    const targets = m.targets!;
+    const frames = targets.map((_, i) => toneFrame(i));
+    let n = 0;
+    const start = performance.now();
+    const end = start + m.durationMs!;
+    setTimeout(() => (measuring = true), m.warmupMs!);
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        if (performance.now() >= end) return resolve();
+        while (performance.now() >= start + (n + 1) * 20) {
+          n++;
+          for (let i = 0; i < targets.length; i++) {
+            const b = Buffer.allocUnsafe(172);
+            b[0] = 0x80;
+            b[1] = 0;
+            b.writeUInt16BE(n & 0xffff, 2);
+            b.writeUInt32BE((n * 160) >>> 0, 4);
+            b.writeUInt32BE(1000 + i, 8);
+            frames[i]!.copy(b, 12);
+            sockets[i]!.send(b, targets[i]!, '127.0.0.1');
+          }
+        }
+        setTimeout(tick, Math.max(0, start + (n + 1) * 20 - performance.now()));
+      };
+      tick();
+    });
+    measuring = false;
+    const errors: number[] = [];
+    let expected = 0;
+    let received = 0;
+    let heard = 0;
+    for (const leg of rx) {
+      if (leg.stamps.length < 2) continue;
+      heard++;
+      const s0 = leg.stamps[0]!;
+      const idx = leg.stamps.map((s) => Math.round(((s - s0) >>> 0) / 160));
+      let base = Infinity;
+      for (let k = 0; k < idx.length; k++) base = Math.min(base, leg.arrivals[k]! - idx[k]! * 20);
+      for (let k = 0; k < idx.length; k++) errors.push(leg.arrivals[k]! - idx[k]! * 20 - base);
+      expected += Math.max(...idx) + 1;
+      received += new Set(idx).size;
+      leg.arrivals = [];
+      leg.stamps = [];
+    }
+    errors.sort((a, b) => a - b);
+    const pct = (p: number) => (errors.length ? errors[Math.min(errors.length - 1, Math.floor(errors.length * p))]! : 0);
+    reply({ p50: pct(0.5), p99: pct(0.99), max: errors[errors.length - 1] ?? 0, lossPct: expected ? ((expected - received) / expected) * 100 : 100, legsHeard: heard });
+  } else if (m.cmd === 'close') {
+    for (const s of sockets) s.close();
+    sockets = [];
+    reply({ closed: true });
+  } else if (m.cmd === 'exit') {
+    process.exit(0);
+  }
+});
+
+// the benchmark was interrupted: do not outlive it
+process.on('disconnect', () => process.exit(0));

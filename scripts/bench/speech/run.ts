@@ -1,0 +1,149 @@
+/**
+ * Speaking first-audio latency: POST /speakings/{id}/say → the first RTP packet carrying speech at
+ * the caller. The whole path runs on loopback: control-api (in process, supertest) → Postgres (say
+ * number) → BullMQ → media-app → embedded TTS (espeak-ng + sox, every text new so nothing is
+ * cached) → audio fork → media worker → RTP → a UDP socket standing in for the caller's phone.
+ * Baseline in the same run: espeak-ng + sox synthesizing the same texts directly (what the embedded
+ * TTS costs by itself).
+ *   source .data/env && npx tsx scripts/bench/speech/run.ts [--says 60]
+ * Writes docs/benchmarks-speech.md.
+ */
+process.env.LOG_LEVEL ??= 'silent';
+import { execFile } from 'node:child_process';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { killAllSipp, sipp, uacWaitsForBye, until } from '../../../test/media-app/harness';
+import { truncateAll } from '../../../test/support/db';
+import { api, inboundSetup, progressingCall, startStack } from '../../../test/speech/support';
+
+const run = promisify(execFile);
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const SAYS = arg('says', 60);
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
+};
+const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
+const textFor = (i: number) => `Number ${i}, ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}.`;
+
+const ULAW = (() => {
+  const t = new Int16Array(256);
+  for (let i = 0; i < 256; i++) {
+    const u = ~i & 0xff;
+    const e = (u >> 4) & 7;
+    const s = (((u & 0x0f) << 3) + 0x84) << e;
+    t[i] = u & 0x80 ? -(s - 0x84) : s - 0x84;
+  }
+  return t;
+})();
+
+/** The caller's RTP socket: arrival time of every packet whose PCMU payload is speech-loud. */
+async function voicedSink(): Promise<{ port: number; voiced: number[]; close(): void }> {
+  const sock = dgram.createSocket('udp4');
+  const voiced: number[] = [];
+  sock.on('message', (buf) => {
+    if (buf.length < 172 || (buf[1]! & 0x7f) !== 0) return;
+    let sum = 0;
+    for (let i = 12; i < buf.length; i++) sum += Math.abs(ULAW[buf[i]!]!);
+    if (sum / (buf.length - 12) > 300) voiced.push(performance.now());
+  });
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+  return { port: sock.address().port, voiced, close: () => sock.close() };
+}
+
+async function synthBaseline(text: string, dir: string, i: number): Promise<number> {
+  const t0 = performance.now();
+  const wav = path.join(dir, `b${i}.wav`);
+  await run('sh', ['-c', `espeak-ng -v en-us -s 165 --stdout "$1" | sox -t wav - -r 8000 -b 16 -c 1 -e signed-integer "$2"`, 'sh', text, wav]);
+  return performance.now() - t0;
+}
+
+async function main(): Promise<void> {
+  await truncateAll();
+  const s = await startStack();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-speech-'));
+  const sink = await voicedSink();
+  const latencies: number[] = [];
+  const httpMs: number[] = [];
+  const baseline: number[] = [];
+  try {
+    const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 600_000 } }, { type: 'hangup' }]);
+    const a = api(s.t, f);
+    const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15550009999', sink.port).replace('timeout="20000"', 'timeout="600000"'), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 600_000 });
+    const call = await progressingCall(s, f.customer.id);
+    const id = (await a.post('/speakings', { reference_type: 'call', reference_id: call.id })).body.id as string;
+    await until(async () => (await a.get(`/speakings/${id}`)).body.status === 'active', 10_000, 'active');
+    for (let i = 0; i < 3; i++) await a.post(`/speakings/${id}/say`, { text: `warm up ${i}` });
+    await new Promise((r) => setTimeout(r, 4000));
+    for (let i = 0; i < SAYS; i++) {
+      const text = textFor(i + 100);
+      baseline.push(await synthBaseline(textFor(i + 5000), dir, i));
+      const before = sink.voiced.length;
+      const t0 = performance.now();
+      const r = await a.post(`/speakings/${id}/say`, { text });
+      httpMs.push(performance.now() - t0);
+      if (r.status !== 200) throw new Error(`say: ${r.status} ${JSON.stringify(r.body)}`);
+      const first = await until(() => (sink.voiced.length > before ? sink.voiced[before]! : null), 5000, 'speech');
+      latencies.push(first - t0);
+      // wait until this text has been heard to its end (no voiced packet for 400 ms)
+      await until(() => performance.now() - sink.voiced[sink.voiced.length - 1]! > 400, 10_000, 'silence');
+    }
+    await a.post(`/speakings/${id}/stop`);
+    await a.post(`/calls/${call.id}/hangup`);
+    await caller.done;
+  } finally {
+    sink.close();
+    killAllSipp();
+    await s.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const r = (x: number) => Math.round(x * 10) / 10;
+  const row = {
+    says: latencies.length,
+    p50: r(pct(latencies, 50)),
+    p99: r(pct(latencies, 99)),
+    max: r(Math.max(...latencies)),
+    http50: r(pct(httpMs, 50)),
+    base50: r(pct(baseline, 50)),
+    base99: r(pct(baseline, 99)),
+  };
+  const ratio = r(row.p99 / row.base99);
+  console.log(JSON.stringify({ ...row, ratio_p99_to_synth_p99: ratio }));
+  const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
+  const md = `# Speech benchmark: speaking first-audio latency
+
+\`POST /speakings/{id}/say\` → the first RTP packet carrying speech at the caller, on one live call (sipp as the
+caller, its RTP read by a UDP socket in the bench). Path: control-api in process (supertest) → Postgres (say number)
+→ BullMQ → media-app → embedded TTS (espeak-ng + sox; every text is new, so the TTS cache never answers) → audio fork
+→ media worker → RTP. "First speech" = first PCMU packet with mean |sample| > 300 (espeak's own leading silence counts).
+
+Baseline (same run, same machine): \`espeak-ng | sox\` synthesizing texts of the same shape directly, i.e. what the
+embedded TTS costs alone before anything is sent.
+
+\`\`\`
+source .data/env
+npx tsx scripts/bench/speech/run.ts            # --says 60
+\`\`\`
+
+| says | first audio p50 ms | p99 ms | max ms | say HTTP p50 ms | baseline synth p50 / p99 ms | ratio p99 / synth p99 | target |
+|---|---|---|---|---|---|---|---|
+| ${row.says} | **${row.p50}** | **${row.p99}** | ${row.max} | ${row.http50} | ${row.base50} / ${row.base99} | ${ratio} | p99 < 150 ms: ${row.p99 < 150 ? 'met' : 'NOT met'} |
+
+Machine: 2 shared cores, load average ${load} at the end of the run (other jobs share the cores).
+`;
+  fs.writeFileSync(path.join(__dirname, '../../../docs/benchmarks-speech.md'), md);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

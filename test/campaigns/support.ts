@@ -1,0 +1,25 @@
+/** Shared pieces of the campaign suites: an authenticated supertest client and the error-envelope check. */
+import request from 'supertest';
+import { expect } from 'chai';
+import type { Fixture, TestApp } from '../support/api';
+
+export function api(t: TestApp, f: Fixture) {
+  const q = { accesskey: f.accesskey };
+  return {
+    get: (p: string, query: Record<string, string> = {}) => request(t.app).get(`/v1.0${p}`).query({ ...q, ...query }),
+    post: (p: string, body: object = {}) => request(t.app).post(`/v1.0${p}`).query(q).send(body),
+    put: (p: string, body: object) => request(t.app).put(`/v1.0${p}`).query(q).send(body),
+    del: (p: string) => request(t.app).delete(`/v1.0${p}`).query(q),
+  };
+}
+
+/** The spec's error envelope with this HTTP status and reason. */
+export function expectError(res: request.Response, http: number, reason: string): Record<string, unknown> {
+  expect(res.status, JSON.stringify(res.body)).to.equal(http);
+  expect(res.body.error).to.be.an('object');
+  expect(res.body.error.reason).to.equal(reason);
+  expect(res.body.error.status).to.be.a('string');
+  expect(res.body.error.message).to.be.a('string');
+  expect(res.body.error.request_id).to.be.a('string').and.not.equal('');
+  return res.body.error;
+}

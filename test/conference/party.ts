@@ -1,0 +1,93 @@
+// A conference participant's audio on loopback: one UDP socket that sends a steady PCMU tone of its
+// own frequency to the platform (latched from the first packet the platform sends) and keeps what it
+// hears, so a test can tell which tones (parties) reach it.
+import dgram from 'node:dgram';
+import { decodeG711, encodeG711 } from '../../media-engine/codecs/g711';
+import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
+
+const FRAME = 160;
+
+export interface Heard {
+  at: number;
+  pcm: Int16Array;
+}
+
+export class RtpParty {
+  private sock = dgram.createSocket('udp4');
+  port = 0;
+  private remote: { address: string; port: number } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private phase = 0;
+  private seq = Math.floor(Math.random() * 1000);
+  private ts = Math.floor(Math.random() * 100000);
+  private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
+  readonly heard: Heard[] = [];
+
+  private constructor(readonly freq: number, private readonly amplitude: number) {}
+
+  static async open(freq: number, amplitude = 5000): Promise<RtpParty> {
+    const p = new RtpParty(freq, amplitude);
+    await new Promise<void>((r) => p.sock.bind(0, '127.0.0.1', r));
+    p.port = p.sock.address().port;
+    p.sock.on('message', (buf, rinfo) => {
+      if (buf.length < 12 || (buf[0]! & 0xc0) !== 0x80 || (buf[1]! & 0x7f) !== 0) return;
+      if (!p.remote) {
+        p.remote = { address: rinfo.address, port: rinfo.port };
+        p.timer = setInterval(() => p.send(), 20);
+      }
+      const cc = buf[0]! & 0x0f;
+      p.heard.push({ at: Date.now(), pcm: decodeG711('PCMU', buf.subarray(12 + cc * 4)) });
+    });
+    return p;
+  }
+
+  private send(): void {
+    if (!this.remote) return;
+    const pcm = new Int16Array(FRAME);
+    const step = (2 * Math.PI * this.freq) / 8000;
+    for (let i = 0; i < FRAME; i++) pcm[i] = Math.round(this.amplitude * Math.sin((this.phase += step)));
+    this.phase %= 2 * Math.PI;
+    const pkt = Buffer.alloc(12 + FRAME);
+    pkt[0] = 0x80;
+    pkt[1] = 0;
+    pkt.writeUInt16BE((this.seq = (this.seq + 1) & 0xffff), 2);
+    pkt.writeUInt32BE((this.ts = (this.ts + FRAME) >>> 0), 4);
+    pkt.writeUInt32BE(this.ssrc >>> 0, 8);
+    encodeG711('PCMU', pcm, pkt.subarray(12));
+    this.sock.send(pkt, this.remote.port, this.remote.address, () => undefined);
+  }
+
+  /** Stops sending (the party goes quiet but keeps listening). */
+  quiet(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  close(): void {
+    this.quiet();
+    this.sock.close();
+  }
+
+  /** Fraction of the frames heard in [from, to) (ms timestamps) in which `freq` carries a real share of the audio. */
+  presence(freq: number, from: number, to = Date.now()): number {
+    const frames = this.heard.filter((h) => h.at >= from && h.at < to);
+    if (frames.length === 0) return 0;
+    return frames.filter((h) => toneIn(h.pcm, 0, h.pcm.length, freq)).length / frames.length;
+  }
+
+  framesBetween(from: number, to = Date.now()): number {
+    return this.heard.filter((h) => h.at >= from && h.at < to).length;
+  }
+}
+
+/** True when `freq` holds at least 10 % of the window's energy and the window is not silence. */
+export function toneIn(samples: ArrayLike<number>, start: number, n: number, freq: number): boolean {
+  let energy = 0;
+  let abs = 0;
+  for (let i = start; i < start + n; i++) {
+    energy += samples[i]! * samples[i]!;
+    abs += Math.abs(samples[i]!);
+  }
+  if (abs / n < 200) return false;
+  return relativePower(goertzelPower(samples, start, n, goertzelCoeff(freq)), n, energy) > 0.1;
+}

@@ -1,0 +1,110 @@
+// A local server speaking Deepgram's live transcription protocol (GET /v1/listen upgraded to a
+// WebSocket): `Authorization: Token <key>`, audio format in the query, binary linear16 frames in,
+// JSON Results (interim and final, with word times) out, KeepAlive ignored, CloseStream answered
+// with a final flush, Metadata and a 1000 close. Its "recogniser" is an energy detector: each
+// utterance is reported as "utterance <n>", so tests can check segmentation and timing exactly.
+import http from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+export interface DgSession {
+  query: URLSearchParams;
+  bytes: number;
+  keepAlives: number;
+  closeStream: boolean;
+}
+
+export class FakeDeepgram {
+  readonly sessions: DgSession[] = [];
+  private readonly server = http.createServer((_req, res) => res.writeHead(404).end());
+  private readonly wss = new WebSocketServer({ noServer: true });
+  port = 0;
+
+  constructor(private readonly key: string) {
+    this.server.on('upgrade', (req, socket, head) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname !== '/v1/listen') return socket.destroy();
+      if (req.headers.authorization !== `Token ${this.key}`) {
+        socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      const q = url.searchParams;
+      if (q.get('encoding') !== 'linear16' || !q.get('sample_rate')) {
+        socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.session(ws, q));
+    });
+  }
+
+  async listen(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as { port: number }).port;
+    return this;
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${this.port}/v1/listen`;
+  }
+
+  private session(ws: WebSocket, query: URLSearchParams): void {
+    const rate = Number(query.get('sample_rate'));
+    const frame = Math.round(rate / 50);
+    const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false };
+    this.sessions.push(s);
+    let pcm = Buffer.alloc(0);
+    let t = 0; // frames analysed
+    let voicedStart = -1;
+    let lastVoiced = -1;
+    let n = 0;
+    let interimSent = false;
+    const sec = (f: number) => (f * frame) / rate;
+    const results = (isFinal: boolean, text: string, from: number, to: number) =>
+      ws.send(JSON.stringify({
+        type: 'Results', channel_index: [0, 1], duration: sec(to - from), start: sec(from), is_final: isFinal, speech_final: isFinal,
+        channel: { alternatives: [{ transcript: text, confidence: 0.91, words: [{ word: text.split(' ')[0], start: sec(from), end: sec(to), confidence: 0.91 }] }] },
+        metadata: { request_id: 'local', model_info: { name: query.get('model') ?? 'nova-2' } },
+      }));
+    const closeUtterance = () => {
+      if (voicedStart < 0) return;
+      results(true, `utterance ${++n}`, voicedStart, lastVoiced + 1);
+      voicedStart = -1;
+      interimSent = false;
+    };
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) {
+        const msg = JSON.parse(data.toString()) as { type: string };
+        if (msg.type === 'KeepAlive') s.keepAlives++;
+        if (msg.type === 'CloseStream') {
+          s.closeStream = true;
+          closeUtterance();
+          ws.send(JSON.stringify({ type: 'Metadata', request_id: 'local', duration: sec(t), channels: 1 }));
+          ws.close(1000);
+        }
+        return;
+      }
+      const buf = data as Buffer;
+      s.bytes += buf.length;
+      pcm = Buffer.concat([pcm, buf]);
+      while (pcm.length >= frame * 2) {
+        let sum = 0;
+        for (let i = 0; i < frame; i++) sum += Math.abs(pcm.readInt16LE(i * 2));
+        pcm = pcm.subarray(frame * 2);
+        if (sum / frame > 300) {
+          if (voicedStart < 0) voicedStart = t;
+          lastVoiced = t;
+          if (!interimSent && t - voicedStart >= 25) {
+            interimSent = true;
+            results(false, `utterance ${n + 1} so far`, voicedStart, t + 1);
+          }
+        } else if (voicedStart >= 0 && t - lastVoiced >= 15) closeUtterance();
+        t++;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.wss.clients) c.terminate();
+    this.wss.close();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}

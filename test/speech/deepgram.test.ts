@@ -1,0 +1,117 @@
+// The Deepgram adapter (media-engine/stt/deepgram.ts) against a local server implementing the
+// live protocol (deepgram-server.ts): the provider on its own, then on a live call through REST.
+import { expect } from 'chai';
+import { DeepgramProvider } from '../../media-engine/stt';
+import type { TranscriptEvent } from '../../media-engine/stt';
+import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
+import { concat, espeak, silenceMs } from '../media-engine/dsp/support/audio';
+import { truncateAll } from '../support/db';
+import { FakeDeepgram } from './deepgram-server';
+import { api, eventsWhere, inboundSetup, progressingCall, startStack, type Stack } from './support';
+
+const KEY = 'dg-test-key-123';
+
+function frames(samples: Int16Array): Int16Array[] {
+  const out: Int16Array[] = [];
+  for (let i = 0; i + 160 <= samples.length; i += 160) out.push(samples.slice(i, i + 160));
+  return out;
+}
+
+describe('Deepgram live protocol adapter (local protocol server)', function () {
+  this.timeout(90_000);
+  let dg: FakeDeepgram;
+
+  before(async () => {
+    dg = await new FakeDeepgram(KEY).listen();
+  });
+  after(async () => {
+    await dg?.close();
+  });
+
+  it('streams linear16 8 kHz with the key; interim and final Results become transcript events with offsets', async () => {
+    const provider = new DeepgramProvider({ apiKey: KEY, url: dg.url, keepAliveMs: 200 });
+    const stream = provider.createStream({ language: 'en-US', direction: 'outbound', phrases: ['operator'] });
+    const got: TranscriptEvent[] = [];
+    stream.on('transcript', (t: TranscriptEvent) => got.push(t));
+    const speech = espeak('This is the first thing I say.');
+    const audio = concat(silenceMs(1000), speech, silenceMs(1000), espeak('And a second one.'), silenceMs(600));
+    const fs = frames(audio);
+    // written before the socket is open: buffered, then sent
+    for (const f of fs.slice(0, 25)) stream.write(f);
+    await sleep(100);
+    for (const f of fs.slice(25)) stream.write(f);
+    await sleep(500); // silence on the wire: KeepAlive
+    await stream.end();
+    const s = dg.sessions[dg.sessions.length - 1]!;
+    expect(s.query.get('sample_rate')).to.equal('8000');
+    expect(s.query.get('channels')).to.equal('1');
+    expect(s.query.get('language')).to.equal('en-US');
+    expect(s.query.getAll('keywords')).to.deep.equal(['operator']);
+    expect(s.bytes).to.equal(fs.length * 320);
+    expect(s.closeStream).to.equal(true);
+    expect(s.keepAlives).to.be.greaterThan(0);
+    const finals = got.filter((t) => t.final);
+    expect(finals.map((t) => t.text)).to.deep.equal(['utterance 1', 'utterance 2']);
+    expect(got.some((t) => !t.final && t.text === 'utterance 1 so far')).to.equal(true);
+    expect(finals[0]!.direction).to.equal('outbound');
+    expect(finals[0]!.confidence).to.equal(0.91);
+    expect(finals[0]!.offsetMs).to.be.within(950, 1150);
+    expect(finals[0]!.durationMs).to.be.within(speech.length / 8 - 400, speech.length / 8 + 100);
+    expect(finals[1]!.offsetMs).to.be.within(2000 + speech.length / 8 - 100, 2000 + speech.length / 8 + 200);
+  });
+
+  it('a wrong key is an error event (HTTP 401), not a crash; no key at all fails at once', async () => {
+    const stream = new DeepgramProvider({ apiKey: 'wrong', url: dg.url }).createStream();
+    const err = await new Promise<Error>((resolve) => stream.on('error', resolve));
+    expect(err.message).to.match(/401/);
+    await stream.end();
+    expect(() => new DeepgramProvider({ apiKey: '', url: dg.url }).createStream()).to.throw(/DEEPGRAM_API_KEY/);
+  });
+
+  describe('on a live call (POST /transcribes provider deepgram)', () => {
+    let s: Stack;
+    before(async () => {
+      process.env.DEEPGRAM_API_KEY = KEY;
+      process.env.DEEPGRAM_URL = dg.url;
+      await truncateAll();
+      s = await startStack();
+    });
+    after(async () => {
+      delete process.env.DEEPGRAM_API_KEY;
+      delete process.env.DEEPGRAM_URL;
+      killAllSipp();
+      await s?.close();
+    });
+
+    it('what the platform says is sent to the provider and comes back as transcripts', async () => {
+      const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 20_000 } }, { type: 'hangup' }]);
+      const a = api(s.t, f);
+      const sink = await RtpSink.open();
+      const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15551237777', sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+      try {
+        const c = await progressingCall(s, f.customer.id);
+        const t = await a.post('/transcribes', { reference_type: 'call', reference_id: c.id, language: 'en-GB', direction: 'out', provider: 'deepgram' });
+        expect(t.status, JSON.stringify(t.body)).to.equal(200);
+        expect(t.body.provider).to.equal('deepgram');
+        const sp = (await a.post('/speakings', { reference_type: 'call', reference_id: c.id })).body.id as string;
+        await until(async () => (await a.get(`/speakings/${sp}`)).body.status === 'active', 10_000, 'speaking active');
+        await sleep(500);
+        await a.post(`/speakings/${sp}/say`, { text: 'Your order has been shipped.' });
+        const ev = await until(async () => {
+          const e = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === t.body.id);
+          return e.length ? e : null;
+        }, 15_000, 'transcript_created');
+        expect(ev.map((e) => e.data.message)).to.deep.equal(['utterance 1']);
+        expect(dg.sessions[dg.sessions.length - 1]!.query.get('language')).to.equal('en-GB');
+        await a.post(`/transcribes/${t.body.id}/stop`);
+        await until(async () => (await a.get(`/transcribes/${t.body.id}`)).body.status === 'done', 10_000, 'done');
+        // interim results are not stored: one transcript only
+        expect((await a.get(`/transcripts?transcribe_id=${t.body.id}`)).body.result).to.have.length(1);
+        await a.post(`/calls/${c.id}/hangup`);
+      } finally {
+        await caller.done;
+        sink.close();
+      }
+    });
+  });
+});

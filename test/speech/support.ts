@@ -1,0 +1,107 @@
+// The call plane (sip-server + media-app, test/media-app/harness.ts) and a control-api on the same
+// Redis prefix, so REST commands reach the node that owns the call; plus audio helpers.
+import { execFileSync } from 'node:child_process';
+import request from 'supertest';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { closeCommandBus } from '../../control-api/calls/bus';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { startPlatform, until, type Platform } from '../media-app/harness';
+
+export interface Stack {
+  p: Platform;
+  t: TestApp;
+  close(): Promise<void>;
+}
+
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+  const p = await startPlatform(env);
+  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir, ...env } });
+  return {
+    p,
+    t,
+    async close() {
+      await closeCommandBus(t.ctx);
+      await t.close();
+      await p.close();
+    },
+  };
+}
+
+export function api(t: TestApp, f: Fixture) {
+  const q = { accesskey: f.accesskey };
+  return {
+    get: (path: string) => request(t.app).get(`/v1.0${path}`).query(q),
+    post: (path: string, body?: object) => (body === undefined ? request(t.app).post(`/v1.0${path}`).query(q) : request(t.app).post(`/v1.0${path}`).query(q).send(body)),
+  };
+}
+
+let numberSeq = 0;
+
+/** A customer whose trunk (127.0.0.1) calls a virtual number running `actions`; returns the number. */
+export async function inboundSetup(s: Stack, actions: unknown[]): Promise<{ f: Fixture; number: string }> {
+  const f = await createFixture(s.t.ctx);
+  const db = s.t.ctx.db;
+  await trunksRepo(db).create(f.customer.id, `sp${process.pid}${++numberSeq}${Date.now() % 100000}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  const flow = await flowsRepo(db).create({ customer_id: f.customer.id, actions: parseActions(actions) } as never);
+  const number = `+8991${String(process.pid % 10000).padStart(4, '0')}${String(++numberSeq).padStart(3, '0')}`;
+  await numbersRepo(db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
+  return { f, number };
+}
+
+/** The customer's one call, once it is progressing. */
+export async function progressingCall(s: Stack, customerId: string): Promise<{ id: string }> {
+  return until(async () => {
+    const rows = await s.t.ctx.db('calls').where({ customer_id: customerId, status: 'progressing' });
+    return rows[0] ?? null;
+  }, 15_000, 'a progressing call');
+}
+
+/**
+ * Voiced runs of 20 ms levels: packets above `threshold`, runs closer than `mergeGap` packets joined.
+ * Returns [start, length] in packets.
+ */
+export function voicedRuns(levels: number[], threshold = 300, mergeGap = 12): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  let start = -1;
+  let lastVoiced = -1;
+  for (let i = 0; i < levels.length; i++) {
+    if (levels[i]! <= threshold) continue;
+    if (start >= 0 && i - lastVoiced > mergeGap) {
+      runs.push([start, lastVoiced - start + 1]);
+      start = -1;
+    }
+    if (start < 0) start = i;
+    lastVoiced = i;
+  }
+  if (start >= 0) runs.push([start, lastVoiced - start + 1]);
+  return runs;
+}
+
+/** 20 ms mean-|sample| levels of text spoken by espeak-ng at 8 kHz (the embedded provider's voice). */
+export function espeakLevels(text: string): number[] {
+  const wav = execFileSync('espeak-ng', ['-v', 'en-us', '-s', '165', '--stdout', text]);
+  const raw = execFileSync('sox', ['-t', 'wav', '-', '-r', '8000', '-b', '16', '-c', '1', '-e', 'signed-integer', '-t', 'raw', '-'], { input: wav });
+  const out: number[] = [];
+  for (let o = 0; o + 320 <= raw.length; o += 320) {
+    let sum = 0;
+    for (let i = 0; i < 160; i++) sum += Math.abs(raw.readInt16LE(o + i * 2));
+    out.push(sum / 160);
+  }
+  return out;
+}
+
+/** Events of some types whose data matches `match`, from the shared event stream. */
+export async function eventsWhere(s: Stack, types: string[], match: (data: Record<string, unknown>) => boolean): Promise<Array<{ event_type: string; data: Record<string, unknown> }>> {
+  const entries = (await s.p.redis.xrange('events', '-', '+')) as [string, string[]][];
+  const out: Array<{ event_type: string; data: Record<string, unknown> }> = [];
+  for (const [, fields] of entries) {
+    const i = fields.indexOf('e');
+    if (i < 0) continue;
+    const e = JSON.parse(fields[i + 1]!);
+    if (types.includes(e.event_type) && match(e.data)) out.push(e);
+  }
+  return out;
+}

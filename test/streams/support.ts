@@ -1,0 +1,242 @@
+// What the media stream tests share: a loopback platform (sip-server + media-app node + control-api
+// with the media-streams attachment) on one Redis prefix, an RTP peer that talks (a PCMU tone) and
+// measures what it hears, calls placed by sipp into a number whose flow we choose, and WebSocket
+// helpers that read an upgrade refusal's envelope.
+import dgram from 'node:dgram';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { attachment } from '../../control-api/media-streams/attachment';
+import { closeCommandBus } from '../../control-api/calls/bus';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { testDb } from '../support/db';
+import { sipp, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
+import type { LiveCall } from '../../media-app/call/live-call';
+
+export interface Stack {
+  platform: Platform;
+  api: TestApp;
+  base: string;
+  close(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  const prefix = `tst${process.pid}_${randomBytes(4).toString('hex')}:`;
+  const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+  const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix } });
+  const server = http.createServer(api.app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const att = await attachment.start(server, api.ctx);
+  const port = (server.address() as AddressInfo).port;
+  return {
+    platform,
+    api,
+    base: `ws://127.0.0.1:${port}`,
+    async close() {
+      await att.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await closeCommandBus(api.ctx);
+      await api.close();
+      await platform.close();
+    },
+  };
+}
+
+// ---- G.711 µ-law, for the peer's RTP ----
+
+const MULAW_DECODE = (() => {
+  const t = new Int16Array(256);
+  for (let i = 0; i < 256; i++) {
+    const u = ~i & 0xff;
+    const e = (u >> 4) & 7;
+    const s = ((((u & 0x0f) << 3) + 0x84) << e) - 0x84;
+    t[i] = u & 0x80 ? -s : s;
+  }
+  return t;
+})();
+
+function mulaw(sample: number): number {
+  const sign = sample < 0 ? 0x80 : 0;
+  let x = Math.min(Math.abs(sample), 32635) + 0x84;
+  let e = 7;
+  for (let mask = 0x4000; (x & mask) === 0 && e > 0; mask >>= 1) e--;
+  const m = (x >> (e + 3)) & 0x0f;
+  return ~(sign | (e << 4) | m) & 0xff;
+}
+
+/** 160 samples of a tone, continuing phase from `n`. */
+export function tone(n: number, hz = 700, amp = 8000): Int16Array {
+  const f = new Int16Array(160);
+  for (let i = 0; i < 160; i++) f[i] = Math.round(amp * Math.sin((2 * Math.PI * hz * (n * 160 + i)) / 8000));
+  return f;
+}
+
+export function pcmBuffer(samples: Int16Array): Buffer {
+  const b = Buffer.alloc(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) b.writeInt16LE(samples[i]!, i * 2);
+  return b;
+}
+
+/** Mean |sample| of little-endian 16-bit PCM. */
+export function level(pcm: Buffer): number {
+  let sum = 0;
+  const n = pcm.length >> 1;
+  for (let i = 0; i < n; i++) sum += Math.abs(pcm.readInt16LE(i * 2));
+  return n ? sum / n : 0;
+}
+
+/** The far end of a call's media: talks a tone toward the platform and measures what comes back. */
+export class RtpPeer {
+  private sock = dgram.createSocket('udp4');
+  port = 0;
+  levels: number[] = [];
+  /** Arrival time (ms, high resolution) of each packet heard. */
+  arrivals: number[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  static async open(): Promise<RtpPeer> {
+    const p = new RtpPeer();
+    await new Promise<void>((r) => p.sock.bind(0, '127.0.0.1', r));
+    p.port = p.sock.address().port;
+    p.sock.on('message', (buf) => {
+      if (buf.length < 12 || (buf[0]! & 0xc0) !== 0x80 || (buf[1]! & 0x7f) !== 0) return;
+      p.arrivals.push(performance.now());
+      const payload = buf.subarray(12 + (buf[0]! & 0x0f) * 4);
+      let sum = 0;
+      for (const b of payload) sum += Math.abs(MULAW_DECODE[b]!);
+      p.levels.push(payload.length ? sum / payload.length : 0);
+    });
+    return p;
+  }
+
+  /** Packets heard with speech-like energy. */
+  voiced(from = 0): number {
+    return this.levels.slice(from).filter((l) => l > 300).length;
+  }
+
+  /** Sends a PCMU tone to the platform's RTP port every 20 ms. */
+  talk(toPort: number): void {
+    let seq = 0;
+    const ssrc = randomBytes(4).readUInt32BE(0);
+    this.timer = setInterval(() => {
+      const f = tone(seq);
+      const b = Buffer.alloc(12 + 160);
+      b[0] = 0x80;
+      b[1] = 0;
+      b.writeUInt16BE(seq & 0xffff, 2);
+      b.writeUInt32BE((seq * 160) >>> 0, 4);
+      b.writeUInt32BE(ssrc, 8);
+      for (let i = 0; i < 160; i++) b[12 + i] = mulaw(f[i]!);
+      seq++;
+      this.sock.send(b, toPort, '127.0.0.1');
+    }, 20);
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.sock.close();
+  }
+}
+
+// ---- calls ----
+
+export interface Customer {
+  fixture: Fixture;
+  /** A number per flow, made on demand. */
+  seq: number;
+}
+
+export async function customerWithTrunk(api: TestApp): Promise<Fixture> {
+  const f = await createFixture(api.ctx);
+  await trunksRepo(await testDb()).create(f.customer.id, `st${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  return f;
+}
+
+let numberSeq = 0;
+
+export interface PlacedCall {
+  callId: string;
+  peer: RtpPeer;
+  sipp: Promise<SippResult>;
+  /** the live call on the node */
+  live: LiveCall;
+}
+
+/** sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is progressing. */
+/** With `live: false` it resolves as soon as the Call row exists (for flows that end at once; `live` is then unset). */
+export async function placeCall(stack: Stack, customerId: string, actions: unknown[], opts: { talk?: boolean; live?: boolean } = {}): Promise<PlacedCall> {
+  const db = await testDb();
+  const flow = await flowsRepo(db).create({ customer_id: customerId, actions: parseActions(actions as never) } as never);
+  const number = `+8997${String(process.pid % 1000).padStart(3, '0')}${String(++numberSeq).padStart(5, '0')}`;
+  await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
+  const peer = await RtpPeer.open();
+  const sipPort = stack.platform.sipPort;
+  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
+  const row = await until(async () => {
+    const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);
+    const r = await (opts.live === false ? q : q.where({ status: 'progressing' })).first();
+    return r ?? null;
+  }, 15_000, 'call progressing');
+  if (opts.live === false) return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as LiveCall };
+  const live = await until(() => {
+    const c = stack.platform.app.calls.get(row.id) as LiveCall | undefined;
+    return c?.endpoint ? c : null;
+  }, 5000, 'live call with an endpoint');
+  if (opts.talk !== false) peer.talk(live.endpoint!.local.port);
+  return { callId: row.id, peer, sipp: run.done, live };
+}
+
+// ---- WebSocket helpers ----
+
+export interface Refusal {
+  status: number;
+  body: { error?: { status?: string; reason?: string; message?: string; request_id?: string } };
+}
+
+/** Opens a WebSocket; resolves with the socket, or with the HTTP refusal of the upgrade. */
+export function openWs(url: string, headers: Record<string, string> = {}): Promise<{ ws: WebSocket } | { refusal: Refusal }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.once('open', () => resolve({ ws }));
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => {
+        let body = {};
+        try {
+          body = JSON.parse(text);
+        } catch {
+          /* not JSON */
+        }
+        resolve({ refusal: { status: res.statusCode ?? 0, body } });
+      });
+    });
+    ws.once('error', (e) => reject(e));
+  });
+}
+
+export async function refusalOf(url: string, headers: Record<string, string> = {}): Promise<Refusal> {
+  const r = await openWs(url, headers);
+  if ('ws' in r) {
+    r.ws.terminate();
+    throw new Error(`expected the upgrade to be refused: ${url}`);
+  }
+  return r.refusal;
+}
+
+export async function accept(url: string): Promise<WebSocket> {
+  const r = await openWs(url);
+  if ('refusal' in r) throw new Error(`upgrade refused: ${r.refusal.status} ${JSON.stringify(r.refusal.body)}`);
+  return r.ws;
+}
+
+/** Resolves with the close code and reason. */
+export function closed(ws: WebSocket): Promise<{ code: number; reason: string }> {
+  return new Promise((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+}

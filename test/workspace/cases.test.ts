@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { ActiveflowManager } from '../../media-app/flow/manager';
+import { InMemoryActiveflowStore, InMemoryFlowStore } from '../../media-app/flow/stores';
+import { nullEmitter } from '../../media-app/flow/events';
+import { realClock } from '../../media-app/flow/clock';
+import { FetchHttp } from '../../media-app/flow/http';
+import { DEFAULT_LIMITS } from '../../media-app/flow/limits';
+import type { FlowServices } from '../../media-app/flow/services';
+import { parseActions } from '../../core/flow';
+import { caseService } from '../../core/workspace/cases';
+import { newId } from '../../core/ids';
+import { startRig, team, conversationFor, expectError, type Rig, type Team } from './support';
+
+describe('contact cases: opened by case_create, worked through the agent API', function () {
+  this.timeout(60_000);
+  let rig: Rig;
+  let tm: Team;
+  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+  before(async () => {
+    rig = await startRig();
+    tm = await team(rig);
+  });
+  after(async () => rig.close());
+
+  /** Runs actions through the real flow runner on a conversation reference. */
+  async function runFlow(actions: unknown[], referenceId: string, services: FlowServices) {
+    const manager = new ActiveflowManager({
+      store: new InMemoryActiveflowStore(),
+      emitter: nullEmitter,
+      flows: new InMemoryFlowStore(),
+      clock: realClock,
+      http: new FetchHttp(),
+      limits: DEFAULT_LIMITS,
+      services,
+    });
+    const s = await manager.start({ customer_id: tm.f.customer.id, actions: parseActions(actions), reference_type: 'conversation', reference_id: referenceId });
+    return { record: await s.done, vars: s.vars };
+  }
+
+  it('case_create opens an unowned case on the conversation; an agent takes it, notes it and closes it', async () => {
+    const conv = await conversationFor(rig, tm.f.customer.id, null);
+    const { record, vars } = await runFlow(
+      [{ type: 'case_create', option: { name: 'Refund', detail: 'order 42', note: 'opened by the IVR', sync: true } }],
+      conv.id,
+      { cases: caseService(rig.t.ctx.db) },
+    );
+    expect(record.end_reason, record.error).to.equal('finished');
+    const caseId = vars.get('svc.contact_case.id');
+    expect(caseId).to.match(/^[0-9a-f-]{36}$/);
+
+    const a = bearer(tm.a.token);
+    const b = bearer(tm.b.token);
+    const got = await request(rig.t.app).get(`/v1.0/service_agents/contact_cases/${caseId}`).set(a);
+    expect(got.status).to.equal(200);
+    expect(got.body).to.include({ status: 'open', name: 'Refund', detail: 'order 42', reference_type: 'conversation', reference_id: conv.id, owner_id: '00000000-0000-0000-0000-000000000000' });
+    expect(got.body.peer).to.deep.equal(conv.peer);
+    expect(got.body.activeflow_id).to.equal(record.id);
+    // Unowned: visible, but notes and close need the owner; taking it for someone else is refused.
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/notes`).set(a).send({ text: 'x' }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/assign`).set(a).send({ owner_id: tm.b.id }), 403, 'PERMISSION_DENIED');
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/assign`).set(a).send({}), 400, 'INVALID_ARGUMENT');
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/assign`).set(a).send({ owner_id: 'nope' }), 400, 'INVALID_ARGUMENT');
+
+    const taken = await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/assign`).set(a).send({ owner_id: tm.a.id });
+    expect(taken.body).to.include({ owner_type: 'agent', owner_id: tm.a.id });
+    // Now it is a's: b no longer sees it at all.
+    expectError(await request(rig.t.app).get(`/v1.0/service_agents/contact_cases/${caseId}`).set(b), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/assign`).set(b).send({ owner_id: tm.b.id }), 404, 'RESOURCE_NOT_FOUND');
+
+    const note = await request(rig.t.app).post(`/v1.0/service-agents/contact_cases/${caseId}/notes`).set(a).send({ text: 'called back' });
+    expect(note.body).to.include({ author_type: 'agent', author_id: tm.a.id, text: 'called back', case_id: caseId });
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/notes`).set(a).send({ text: '' }), 400, 'INVALID_ARGUMENT');
+    const notes = await request(rig.t.app).get(`/v1.0/service_agents/contact_cases/${caseId}/notes`).set(a);
+    expect(notes.body.result.map((n: { author_type: string; text: string }) => `${n.author_type}:${n.text}`)).to.have.members(['system:opened by the IVR', 'agent:called back']);
+
+    const closed = await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/close`).set(a);
+    expect(closed.body).to.include({ status: 'closed', closed_by_type: 'agent', closed_by_id: tm.a.id, closed_reason: 'agent_closed' });
+    expect(closed.body.closed_at).to.be.a('string');
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/close`).set(a), 409, 'STATE_INVALID');
+    expectError(await request(rig.t.app).post(`/v1.0/service_agents/contact_cases/${caseId}/assign`).set(a).send({ owner_id: tm.a.id }), 409, 'STATE_INVALID');
+
+    // Managers: the whole list, filters, continue of a closed case.
+    const q = { accesskey: tm.f.accesskey };
+    const all = await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, status: 'closed' });
+    expect(all.body.result.map((c: { id: string }) => c.id)).to.include(caseId);
+    expectError(await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, status: 'pending' }), 400, 'INVALID_REQUEST_PARAMETER');
+    const cont = await request(rig.t.app).post(`/v1.0/contact_cases/${caseId}/continue`).query(q);
+    expect(cont.body).to.include({ status: 'open', previous_case_id: caseId, owner_id: tm.a.id });
+    expectError(await request(rig.t.app).post(`/v1.0/contact_cases/${cont.body.id}/continue`).query(q), 409, 'STATE_INVALID');
+    expectError(await request(rig.t.app).get(`/v1.0/contact_cases/${newId()}`).query(q), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await request(rig.t.app).get('/v1.0/contact_cases').set(a), 403, 'PERMISSION_DENIED');
+    expectError(await request(rig.t.app).put(`/v1.0/contact_cases/${caseId}`).query(q).send({ contact_id: newId() }), 400, 'INVALID_ARGUMENT');
+  });
+
+  it('an unowned case shows in unresolved; without the workspace subsystem case_create fails the activeflow clearly', async () => {
+    const conv = await conversationFor(rig, tm.f.customer.id, null);
+    await runFlow([{ type: 'case_create', option: { name: 'async one' } }, { type: 'sleep', option: { duration: 200 } }], conv.id, { cases: caseService(rig.t.ctx.db) });
+    const un = await request(rig.t.app).get('/v1.0/contact_cases/unresolved').query({ accesskey: tm.f.accesskey });
+    expect(un.body.result.map((c: { name: string }) => c.name)).to.include('async one');
+    const { record } = await runFlow([{ type: 'case_create', option: {} }], conv.id, {});
+    expect(record.end_reason).to.equal('error');
+    expect(record.error).to.match(/case_create needs the workspace subsystem/);
+  });
+});

@@ -1,0 +1,164 @@
+// An extension calls a telephone number: sip-server authenticates the phone's INVITE, media-app finds
+// no platform number and sends it through the customer's routes to the provider's gateway (a sipp
+// UAS); the first provider fails (503) and the next one answers (route fallback). Both legs end when
+// the phone hangs up.
+import { expect } from 'chai';
+import { providersRepo } from '../../core/repos/providers';
+import { routesRepo } from '../../core/repos/routes';
+import { testDb } from '../support/db';
+import { freePort } from '../support/ports';
+import { answeringUas, createExtension, killAllSipp, SIPP_SDP, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+
+const register = (user: string, domain: string) => `
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 1 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="401" auth="true"/>
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 2 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+[authentication]
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>`;
+
+function phoneCalls(user: string, domain: string, number: string): string {
+  const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+INVITE sip:${number}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: "Desk" <sip:${user}@${domain}>;tag=c[call_number]
+To: <sip:${number}@${domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Max-Forwards: 70
+${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
+Content-Length: [len]
+
+${SIPP_SDP}
+]]></send>`;
+  const ack = (cseq: number, uri: string) => `<send><![CDATA[
+ACK ${uri} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+${uri === '[next_url]' ? '[routes]\n' : ''}Call-ID: [call_id]
+CSeq: ${cseq} ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="ext-to-tel">
+${register(user, domain)}
+${invite(1, false)}
+<recv response="100" optional="true"/>
+<recv response="407" auth="true"/>
+${ack(1, `sip:${number}@${domain}`)}
+${invite(2, true)}
+<recv response="100" optional="true"/>
+<recv response="180" optional="true"/>
+<recv response="200" rrs="true"/>
+${ack(2, '[next_url]')}
+<pause milliseconds="800"/>
+<send retrans="500"><![CDATA[
+BYE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: 3 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>
+</scenario>`;
+}
+
+describe('extension to tel through routes and providers', function () {
+  this.timeout(60_000);
+  let p: Platform;
+  before(async () => {
+    p = await startPlatform();
+  });
+  after(async () => {
+    killAllSipp();
+    await p?.close();
+  });
+
+  it('dials the provider gateways in route order; the answering one carries the call', async () => {
+    const db = await testDb();
+    const a = await createExtension();
+    const [g1, g2] = [await freePort(), await freePort()];
+    const provider = (port: number, name: string) =>
+      providersRepo(db).create({
+        type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
+        auth_username: '', auth_password: '', codecs: [], name, detail: '',
+      } as never);
+    const first = await provider(g1, 'down');
+    const second = await provider(g2, 'up');
+    await routesRepo(db).create({ customer_id: a.customerId, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
+    await routesRepo(db).create({ customer_id: a.customerId, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
+    const failing = sipp(answeringUas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(g1), '-m', '1']);
+    const gateway = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(g2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const phone = sipp(phoneCalls(a.ext.username, a.domain, '+15557654321'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const [rp, rf, rg] = await Promise.all([phone.done, failing.done, gateway.done]);
+    expect(rp.code, 'phone ' + rp.errors + rp.messages).to.equal(0);
+    expect(rf.code, rf.errors).to.equal(0);
+    expect(rg.code, rg.errors + rg.messages).to.equal(0);
+    expect(rf.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g1} SIP/2.0`);
+    expect(rg.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g2} SIP/2.0`);
+    const rows = await until(async () => {
+      const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
+      return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
+    }, 10_000, 'both legs hung up');
+    const [master, leg] = rows[0].direction === 'incoming' ? rows : [rows[1], rows[0]];
+    expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
+    expect(master.destination).to.deep.include({ type: 'tel', target: '+15557654321' });
+    expect(leg).to.include({ direction: 'outgoing', master_call_id: master.id, hangup_by: 'local' });
+    expect(leg.destination).to.deep.include({ type: 'tel', target: '+15557654321' });
+    expect(leg.tm_progressing).to.be.instanceOf(Date);
+  });
+
+  it('no route for the number: the phone gets 404 and no call is written', async () => {
+    const db = await testDb();
+    const a = await createExtension();
+    const s = phoneCalls(a.ext.username, a.domain, '+15550000000');
+    const cut = s.indexOf('<recv response="100" optional="true"/>\n<recv response="180"');
+    const scenario = `${s.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="404"/>\n<send><![CDATA[
+ACK sip:+15550000000@${a.domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: 2 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>\n</scenario>`;
+    const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(await db('calls').where({ customer_id: a.customerId })).to.have.length(0);
+  });
+});

@@ -1,0 +1,189 @@
+// Shared pieces of the groupcall and transfer tests: the platform plus a control-api on the same
+// Redis prefix and database, sipp scenarios for the parties, and an RTP party that speaks (a tone).
+import dgram from 'node:dgram';
+import request from 'supertest';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { startPlatform, type Platform } from '../media-app/harness';
+
+export interface Stack {
+  p: Platform;
+  t: TestApp;
+  f: Fixture;
+  api: { post(path: string, body: unknown): request.Test; get(path: string): request.Test };
+  close(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  const p = await startPlatform();
+  const t = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+  const f = await createFixture(t.ctx);
+  const auth = `Bearer ${f.token}`;
+  return {
+    p,
+    t,
+    f,
+    api: {
+      post: (path, body) => {
+        const r = request(t.app).post(`/v1.0${path}`).set('Authorization', auth);
+        return body === undefined ? r : r.send(body as object);
+      },
+      get: (path) => request(t.app).get(`/v1.0${path}`).set('Authorization', auth),
+    },
+    async close() {
+      await t.close();
+      await p.close();
+    },
+  };
+}
+
+/** SDP of a party whose audio goes to `port` on loopback. */
+const sdpTo = (port: number) => `v=0
+o=- 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${port} RTP/AVP 0
+a=rtpmap:0 PCMU/8000`;
+
+const reply = (status: string, extra: string) => `SIP/2.0 ${status}
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]SIPpTag01[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+${extra}`;
+
+const ok200 = `<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>`;
+
+/**
+ * A phone that answers (its RTP going to rtpPort), and then either waits for the platform's BYE or,
+ * with `referTo`, sends REFER in the dialog, takes the NOTIFYs (the last must carry 200) and the BYE.
+ */
+export function party(o: { rtpPort: number; referTo?: string; referAfterMs?: number; byeTimeoutMs?: number }): string {
+  const parts = [
+    '<?xml version="1.0" encoding="ISO-8859-1" ?>',
+    '<scenario name="party">',
+    // sipp refuses variables it never uses: the headers are kept only when a REFER will need them
+    o.referTo
+      ? `<recv request="INVITE" rrs="true"><action>
+  <ereg regexp="&lt;.*" search_in="hdr" header="From:" assign_to="remote_from"/>
+  <ereg regexp="&lt;.*" search_in="hdr" header="To:" assign_to="local_to"/>
+</action></recv>`
+      : '<recv request="INVITE"/>',
+    `<send><![CDATA[\n${reply('180 Ringing', 'Contact: <sip:[local_ip]:[local_port]>\nContent-Length: 0\n')}\n]]></send>`,
+    `<send retrans="500"><![CDATA[\n${reply('200 OK', `Contact: <sip:[local_ip]:[local_port]>\nContent-Type: application/sdp\nContent-Length: [len]\n\n${sdpTo(o.rtpPort)}`)}\n]]></send>`,
+    '<recv request="ACK"/>',
+  ];
+  if (o.referTo) {
+    parts.push(
+      `<pause milliseconds="${o.referAfterMs ?? 800}"/>`,
+      `<send retrans="500"><![CDATA[
+REFER [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: [$local_to];tag=[pid]SIPpTag01[call_number]
+To: [$remote_from]
+[routes]
+Call-ID: [call_id]
+CSeq: 101 REFER
+Contact: <sip:phone@[local_ip]:[local_port]>
+Refer-To: <${o.referTo}>
+Referred-By: <sip:phone@[local_ip]:[local_port]>
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`,
+      '<recv response="202"/>',
+      '<recv request="NOTIFY"/>',
+      ok200,
+      `<recv request="NOTIFY" timeout="15000"><action><ereg regexp="SIP/2.0 200" search_in="body" check_it="true" assign_to="frag"/><log message="sipfrag [$frag]"/></action></recv>`,
+      ok200,
+    );
+  }
+  parts.push(`<recv request="BYE" timeout="${o.byeTimeoutMs ?? 30000}"/>`, ok200, '</scenario>');
+  return parts.join('\n');
+}
+
+/** A UAS that rings and then takes the caller's CANCEL (200, 487, ACK). */
+export function cancelledUas(): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="cancelled">
+<recv request="INVITE"/>
+<send><![CDATA[\n${reply('180 Ringing', 'Content-Length: 0\n')}\n]]></send>
+<recv request="CANCEL" timeout="20000"/>
+${ok200}
+<send><![CDATA[
+SIP/2.0 487 Request Terminated
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]SIPpTag01[call_number]
+[last_Call-ID:]
+CSeq: [cseq] INVITE
+Content-Length: 0
+
+]]></send>
+<recv request="ACK"/>
+</scenario>`;
+}
+
+function linearToUlaw(sample: number): number {
+  const BIAS = 0x84;
+  let s = Math.max(-32635, Math.min(32635, sample));
+  const sign = s < 0 ? 0x80 : 0;
+  if (s < 0) s = -s;
+  s += BIAS;
+  let exponent = 7;
+  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; exponent--, mask >>= 1);
+  const mantissa = (s >> (exponent + 3)) & 0x0f;
+  return ~(sign | (exponent << 4) | mantissa) & 0xff;
+}
+
+/**
+ * An RTP party that speaks: once the platform's first packet arrives it answers the sender every
+ * 20 ms with a loud 1 kHz tone (PCMU), so whoever is bridged to it hears energy.
+ */
+export class TonePeer {
+  private sock = dgram.createSocket('udp4');
+  private timer: NodeJS.Timeout | null = null;
+  port = 0;
+  received = 0;
+
+  static async open(): Promise<TonePeer> {
+    const t = new TonePeer();
+    await new Promise<void>((r) => t.sock.bind(0, '127.0.0.1', r));
+    t.port = t.sock.address().port;
+    const payload = Buffer.alloc(160);
+    for (let i = 0; i < 160; i++) payload[i] = linearToUlaw(Math.round(9000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    let seq = 1;
+    let ts = 0;
+    const ssrc = 0x1234abcd;
+    t.sock.on('message', (_buf, rinfo) => {
+      t.received++;
+      if (t.timer) return;
+      t.timer = setInterval(() => {
+        const h = Buffer.alloc(12);
+        h[0] = 0x80;
+        h[1] = 0;
+        h.writeUInt16BE(seq++ & 0xffff, 2);
+        h.writeUInt32BE(ts >>> 0, 4);
+        ts += 160;
+        h.writeUInt32BE(ssrc, 8);
+        t.sock.send(Buffer.concat([h, payload]), rinfo.port, rinfo.address);
+      }, 20);
+    });
+    return t;
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.sock.close();
+  }
+}
