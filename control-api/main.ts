@@ -13,6 +13,9 @@ import { bootstrapAdmin } from './bootstrap';
 import { startJobs } from './jobs';
 import { startEventServices } from './ws/services';
 
+/** Set once a signal asked to stop: start-up steps failing after that are part of stopping, not errors. */
+let stopping = false;
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -25,10 +28,35 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger(config.logLevel, 'control-api');
+  // What is running so far; a signal at any point of start-up closes exactly that and exits 0.
+  let server: http.Server | null = null;
+  let events: { close(): Promise<void> } | null = null;
+  let jobs: { close(): Promise<void> } | null = null;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    const s = server;
+    if (s) {
+      await new Promise<void>((resolve) => {
+        s.close(() => resolve());
+        s.closeIdleConnections();
+      });
+    }
+    await events?.close().catch((err: unknown) => logger.warn({ err }, 'event services close failed'));
+    await jobs?.close().catch((err: unknown) => logger.warn({ err }, 'jobs close failed'));
+    await db.destroy();
+    redis.disconnect();
+    process.exit(0);
+  };
   const db = createDb(config.databaseUrl, { poolMax: config.databasePoolMax });
   const ran = await migrate(db);
   if (ran.length) logger.info({ migrations: ran }, 'migrations applied');
   const redis = createRedis(config.redisUrl);
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const ctx = createContext({ config, db, redis, logger });
 
@@ -46,42 +74,25 @@ async function main(): Promise<void> {
     );
   }
 
-  const jobs = await startJobs(ctx);
+  jobs = await startJobs(ctx);
   const { app } = createApp(ctx, { defaultMetrics: true });
-  const server = http.createServer(app);
-  server.keepAliveTimeout = 65_000;
+  const srv = http.createServer(app);
+  server = srv;
+  srv.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.httpPort, config.httpHost, () => resolve());
+    srv.once('error', reject);
+    srv.listen(config.httpPort, config.httpHost, () => resolve());
   });
-  const events = await startEventServices(server, ctx);
-  const addr = server.address();
+  events = await startEventServices(srv, ctx);
+  const addr = srv.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.httpPort;
   logger.info({ url: `http://${config.httpHost}:${port}` }, 'control-api listening');
   process.stdout.write(`control-api listening on http://${config.httpHost}:${port} (public URL ${config.publicUrl})\n`);
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
-    await events.close().catch((err: unknown) => logger.warn({ err }, 'event services close failed'));
-    await jobs.close().catch((err: unknown) => logger.warn({ err }, 'jobs close failed'));
-    await db.destroy();
-    redis.disconnect();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((err: unknown) => {
+  if (stopping) return; // stop() exits
   process.stderr.write(`control-api: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { CommandEnvelope, MediaCommand } from '../core/queue/contracts';
 import type { CallFactory } from './call/factory';
+import { startStoredActiveflow } from './call/stored-activeflow';
 import type { CommandOf, CommandRegistry, CommandType } from './subsystem';
 
 export class CommandHandler implements CommandRegistry {
@@ -43,6 +44,8 @@ export class CommandHandler implements CommandRegistry {
         if (call) await this.factory.portOf(call).recordingStop();
         return;
       }
+      case 'activeflow.start':
+        return startStoredActiveflow(this.factory, c.activeflowId, c.customerId);
       case 'activeflow.stop':
         await this.factory.manager.stop(c.activeflowId);
         return;

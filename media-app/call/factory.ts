@@ -50,7 +50,7 @@ export class CallFactory {
           void publish.publish(type, record.customer_id, record.id, record as unknown as Record<string, unknown>).catch(() => undefined),
       },
       clock: realClock,
-      http: new FetchHttp(),
+      http: new FetchHttp({ allowPrivateTargets: deps.app.flowHttpAllowPrivate }),
       limits: DEFAULT_LIMITS,
       services: this.services,
     });

@@ -54,6 +54,8 @@ export interface SessionInit {
   complete_count: number;
   call?: CallPort;
   originator?: Originator;
+  /** The record already exists (control-api wrote it for POST /activeflows): update it, do not insert. */
+  adopt?: boolean;
 }
 
 export class ActiveflowSession {
@@ -118,7 +120,8 @@ export class ActiveflowSession {
       if (call.info.status === 'hangup') this.callGone = true;
     }
     const rec = this.record();
-    await this.deps.store.create(rec);
+    if (this.init.adopt) await this.deps.store.update(rec);
+    else await this.deps.store.create(rec);
     this.deps.emitter.publish('activeflow_created', rec);
     this.trace('activeflow_created', { flow_id: this.init.flow_id, reference_type: this.init.reference_type });
     void this.run();

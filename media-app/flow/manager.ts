@@ -28,6 +28,8 @@ export interface StartRequest {
   complete_count?: number;
   call?: CallPort;
   originator?: Originator;
+  /** The record exists already (written by control-api): the session updates it. */
+  adopt?: boolean;
 }
 
 export interface ManagerOptions {
@@ -85,6 +87,7 @@ export class ActiveflowManager {
         complete_count: req.complete_count ?? 0,
         call: req.call,
         originator: req.originator,
+        adopt: req.adopt,
       },
       this.deps,
     );
