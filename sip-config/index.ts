@@ -55,6 +55,8 @@ export const sipConfigSchema = z.object({
     }),
   }),
   drachtio: z.object({ host: z.string().min(1), port, secret: z.string().min(1) }),
+  /** DNS servers ("ip" or "ip:port") for RFC 3263 NAPTR/SRV/A lookups; empty = the system's. */
+  dns: z.object({ servers: z.array(z.string().min(1)) }),
 });
 
 export type SipConfig = z.infer<typeof sipConfigSchema>;
@@ -72,6 +74,7 @@ export const DEFAULT_SIP_CONFIG: SipConfig = {
     rateLimit: { requestsPerSecond: 100, burst: 200, banThreshold: 200, banSeconds: 300 },
   },
   drachtio: { host: '127.0.0.1', port: 9022, secret: 'cymru' },
+  dns: { servers: [] },
 };
 
 export class SipConfigError extends Error {
@@ -97,6 +100,7 @@ export const ENV_VARS: Record<string, string> = {
   'security.rateLimit.requestsPerSecond': 'SIP_RATE_LIMIT_RPS', 'security.rateLimit.burst': 'SIP_RATE_LIMIT_BURST',
   'security.rateLimit.banThreshold': 'SIP_BAN_THRESHOLD', 'security.rateLimit.banSeconds': 'SIP_BAN_SECONDS',
   'drachtio.host': 'DRACHTIO_HOST', 'drachtio.port': 'DRACHTIO_PORT', 'drachtio.secret': 'DRACHTIO_SECRET',
+  'dns.servers': 'SIP_DNS_SERVERS',
 };
 
 function merge<T>(base: T, over: unknown): T {

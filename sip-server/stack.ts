@@ -19,7 +19,7 @@ import {
   SipMessage, SipParseError, SipRequest, SipResponse, SipUri, SourceInfo, TransportName, newBranch, parseMessage,
 } from './message';
 import {
-  ListeningPoint, Target, TransportLayer, parseTarget, resolveTarget, responseDestination, targetForRequest,
+  ListeningPoint, SipResolver, Target, TransportLayer, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest,
 } from './transport';
 import type { Destination, TransactionContext } from './transaction/context';
 import { ClientTransaction, NonInviteClientTransaction } from './transaction/client';
@@ -40,6 +40,8 @@ export type { ServerTransactionState, RespondOptions } from './transaction/serve
 
 export interface SipStackOptions {
   logger?: Logger;
+  /** DNS for RFC 3263 NAPTR/SRV/A lookups; default: the servers of config.dns (else the system's) */
+  resolver?: SipResolver;
 }
 
 export interface RequestOptions {
@@ -83,6 +85,7 @@ export class SipStack extends EventEmitter {
   private readonly scanners: ScannerFilter;
   private readonly limiter: SourceRateLimiter;
   private readonly ctx: TransactionContext;
+  private readonly resolver: SipResolver;
   private started = false;
 
   constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
@@ -99,6 +102,7 @@ export class SipStack extends EventEmitter {
       if (this.listenerCount('error')) this.emit('error', e);
       else this.log.error({ err: e }, 'SIP transport error');
     });
+    this.resolver = opts.resolver ?? systemResolver(config.dns.servers);
     this.scanners = new ScannerFilter(config.security.uaBlocklist);
     this.limiter = new SourceRateLimiter({ ...config.security.rateLimit, allowlist: config.security.allowlist });
     this.limiter.onBan = (address) => {
@@ -191,7 +195,11 @@ export class SipStack extends EventEmitter {
     const callId = req.callId;
     tx.once('timeout', () => this.log.info({ callId, method: req.method, target }, 'client transaction timed out'));
     tx.once('transport-error', (err: Error) => this.log.info({ callId, method: req.method, target, err: err.message }, 'client transaction transport error'));
-    resolveTarget(target).then((dest) => tx.begin(dest), (err: Error) => tx.fail(err));
+    resolveTarget(target, this.resolveOptions).then((dest) => {
+      // NAPTR may choose another transport than the one our Via was written for
+      if (dest.transport !== target.transport && req.topVia?.branch === branch) this.addVia(req, dest.transport, branch, true);
+      tx.begin(dest);
+    }, (err: Error) => tx.fail(err));
     return tx;
   }
 
@@ -207,7 +215,7 @@ export class SipStack extends EventEmitter {
     const ours = top && this.listening.some((l) => l.advertisedHost === top.host && l.port === top.port && l.transport === transport);
     if (!ours) this.addVia(req, transport, newBranch());
     if (!req.headers.has('Max-Forwards')) req.headers.set('Max-Forwards', '70');
-    const dest = await resolveTarget({ ...target, transport });
+    const dest = await resolveTarget({ ...target, transport }, this.resolveOptions);
     await this.sendMessage(req, dest);
     return dest;
   }
@@ -238,10 +246,16 @@ export class SipStack extends EventEmitter {
     return t;
   }
 
-  private addVia(req: SipRequest, transport: TransportName, branch: string): void {
+  private addVia(req: SipRequest, transport: TransportName, branch: string, replace = false): void {
     const lp = this.listeningPoint(transport) ?? this.listening[0];
     const host = lp?.advertisedHost ?? '127.0.0.1';
-    req.headers.prepend('Via', `SIP/2.0/${transport.toUpperCase()} ${host}:${lp?.port ?? 5060};branch=${branch};rport`);
+    const via = `SIP/2.0/${transport.toUpperCase()} ${host}:${lp?.port ?? 5060};branch=${branch};rport`;
+    if (replace) req.headers.replaceFirst('Via', via);
+    else req.headers.prepend('Via', via);
+  }
+
+  private get resolveOptions(): { resolver: SipResolver; usable: TransportName[] } {
+    return { resolver: this.resolver, usable: this.listening.map((l) => l.transport) };
   }
 
   private async sendMessage(msg: SipMessage, dest: Destination): Promise<void> {

@@ -54,6 +54,8 @@ function run(a: Admitted, ws: WebSocket, relay: WebSocket, sessions: Set<Session
     relay.close(1000, 'client left');
     ctx.logger.info({ target: a.target, id: a.id, encapsulation: a.encapsulation, ...client.stats }, 'media stream closed');
   });
+  // the node may have ended the relay while the client's upgrade was being answered
+  if (relay.readyState !== relay.OPEN) client.close(CLOSE_NORMAL, 'stream ended');
   if (a.expiresAtMs !== null) {
     // setTimeout holds at most ~24.8 days; a longer-lived credential is re-armed on the way
     const arm = () => {

@@ -100,15 +100,15 @@ export const routes = [
       if (!body.text.trim()) throw invalidArgument('text must not be blank', [{ field: 'text', issue: 'blank' }]);
       const s = await owned(ctx, auth, params.id);
       if (s.status === 'stopped') throw stateInvalid('the speaking session is stopped');
-      const seq = await speakingsRepo(ctx.db).nextSay(auth.customerId, s.id);
-      if (seq === null) throw stateInvalid('the speaking session is stopped');
+      const next = await speakingsRepo(ctx.db).nextSay(auth.customerId, s.id);
+      if (!next) throw stateInvalid('the speaking session is stopped');
       const node = await ownerNode(ctx, s);
       if (!node) {
         await speakingsRepo(ctx.db).setStatus(s.id, 'stopped');
         throw stateInvalid('the speaking session is stopped: its call or conference has ended');
       }
-      await commandBus(ctx).toNode(node, { type: 'speaking.say', speakingId: s.id, seq, text: body.text });
-      return speakingJson((await speakingsRepo(ctx.db).get(auth.customerId, s.id)) ?? s);
+      await commandBus(ctx).toNode(node, { type: 'speaking.say', speakingId: s.id, seq: next.say_count, text: body.text });
+      return speakingJson(next);
     },
   }),
   defineRoute({

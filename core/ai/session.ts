@@ -221,7 +221,7 @@ export class AiSession {
       const messages: ChatMessage[] = [{ role: 'system', content: this.systemPrompt() }];
       if (knowledge) messages.push({ role: 'system', content: knowledge });
       messages.push(...this.history);
-      if (!text && this.history.length === 0) messages.push({ role: 'user', content: '(the caller has just joined: greet them briefly)' });
+      if (!text && this.history.length === 0) messages.push({ role: 'system', content: 'The caller has just joined: greet them briefly, or answer with nothing to wait for them.' });
       let content = '';
       let calls: ToolCall[] = [];
       try {

@@ -62,14 +62,14 @@ export function speakingsRepo(db: Db) {
     async list(customerId: string, params: PageParams): Promise<Page<SpeakingRow>> {
       return toPage(await paginate<SpeakingRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
-    /** Takes the next say number of a session that is not stopped; null when it is stopped (or gone). */
-    async nextSay(customerId: string, id: string): Promise<number | null> {
+    /** Takes the next say number (row.say_count) of a session that is not stopped; null when it is stopped (or gone). */
+    async nextSay(customerId: string, id: string): Promise<SpeakingRow | null> {
       const [row] = await live()
         .where({ id, customer_id: customerId })
         .whereNot({ status: 'stopped' })
         .update({ say_count: db.raw('say_count + 1'), tm_update: clock.now() } as never)
-        .returning('say_count');
-      return row ? Number((row as { say_count: number }).say_count) : null;
+        .returning('*');
+      return (row as SpeakingRow | undefined) ?? null;
     },
     /** Moves forward only (initiating → active → stopped); the row when it changed, else null. */
     async setStatus(id: string, to: 'active' | 'stopped'): Promise<SpeakingRow | null> {

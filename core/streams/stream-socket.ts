@@ -67,8 +67,7 @@ export class StreamSocket extends EventEmitter {
   private onOpen(): void {
     if (this.opened) return;
     this.opened = true;
-    this.machine.to('open');
-    this.emit('open');
+    if (this.machine.to('open')) this.emit('open');
   }
 
   /** Sends one 20 ms chunk (320 bytes of PCM). */

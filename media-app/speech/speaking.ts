@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { readWav } from '../../media-engine/audio/wav';
-import { createTtsProvider, type TtsProvider } from '../../media-engine/tts';
+import { createTtsProvider, EspeakProvider, espeakStream, type TtsProvider } from '../../media-engine/tts';
 import type { AudioFork, ForkOptions } from '../../media-engine';
 import type { SpeakingRow } from '../../core/repos/speakings';
 
@@ -68,25 +68,36 @@ export class SpeakingSession extends EventEmitter {
         const seq = this.nextSeq;
         const text = this.texts.get(seq)!;
         const t0 = Date.now();
-        let samples: Int16Array | null = null;
+        let spokenSamples = 0;
         try {
-          const r = await ttsFor(this.row.provider, this.dataDir).synthesize(text, { language: this.row.language, voice: this.row.voice_id || undefined });
-          samples = readWav(r.path).samples;
+          // keep at most MAX_AHEAD_MS queued in the engine; long monologues wait here
+          const ahead = this.aheadUntil - Date.now();
+          if (ahead > MAX_AHEAD_MS) await new Promise((r) => setTimeout(r, ahead - MAX_AHEAD_MS));
+          if (this.stopped) break;
+          const send = (samples: Int16Array) => {
+            if (this.stopped) return;
+            if (spokenSamples === 0) this.lastQueueMs = Date.now() - t0;
+            for (const f of this.forks) f.inject(samples);
+            spokenSamples += samples.length;
+          };
+          const ssml = /^\s*<speak[\s>]/i.test(text);
+          if (this.row.provider === 'provider_a') {
+            // the embedded provider streams: first audio goes out while the rest is synthesized
+            const voice = new EspeakProvider({ outDir: this.dataDir }).voiceArg({ language: this.row.language, voice: this.row.voice_id || undefined });
+            await espeakStream(text, { voice, ssml }, send);
+          } else {
+            const r = await ttsFor(this.row.provider, this.dataDir).synthesize(text, { language: this.row.language, voice: this.row.voice_id || undefined, ssml });
+            send(readWav(r.path).samples);
+          }
         } catch (err) {
           this.emit('error', err);
         }
         this.texts.delete(seq);
         this.nextSeq++;
-        if (!samples || this.stopped) continue;
-        // keep at most MAX_AHEAD_MS queued in the engine; long monologues wait here
-        const now = Date.now();
-        const ahead = this.aheadUntil - now;
-        if (ahead > MAX_AHEAD_MS) await new Promise((r) => setTimeout(r, ahead - MAX_AHEAD_MS));
         if (this.stopped) break;
-        for (const f of this.forks) f.inject(samples);
-        this.lastQueueMs = Date.now() - t0;
-        this.aheadUntil = Math.max(this.aheadUntil, Date.now()) + samples.length / 8;
-        this.emit('spoken', { seq, text, durationMs: Math.round(samples.length / 8) });
+        this.aheadUntil = Math.max(this.aheadUntil, t0) + spokenSamples / 8;
+        const durationMs = Math.round(spokenSamples / 8);
+        this.emit('spoken', { seq, text, durationMs });
       }
     } finally {
       this.draining = false;

@@ -3,3 +3,4 @@ export { EspeakProvider, espeakVoiceFor, type EspeakOptions } from './espeak';
 export { FliteProvider, fliteAvailable, type FliteOptions } from './flite';
 export { CachedTtsProvider } from './cache';
 export { createTtsProvider, registerTtsProvider, ttsProviderNames, type TtsFactoryOptions } from './registry';
+export { espeakStream, type EspeakStreamOptions } from './espeak-stream';

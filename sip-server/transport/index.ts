@@ -7,7 +7,8 @@ import type { Destination } from '../transaction/context';
 import { UdpTransport } from './udp';
 import { StreamTransport } from './stream';
 
-export type { Target } from './resolve';
+export type { Target, ResolveOptions } from './resolve';
+export { systemResolver, type SipResolver } from './locate';
 export { targetForRequest, targetFromUri, parseTarget, resolveTarget, responseDestination } from './resolve';
 
 /** An address the stack actually listens on. */

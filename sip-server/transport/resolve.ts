@@ -1,9 +1,10 @@
-// Next-hop selection (RFC 3263-lite: numeric IPs and DNS A lookups, no NAPTR/SRV) and
-// response routing by Via (RFC 3261 18.2.2, RFC 3581).
+// Next-hop selection (numeric IPs; for names: RFC 3263 NAPTR/SRV when the URI has no port, see
+// locate.ts, else A) and response routing by Via (RFC 3261 18.2.2, RFC 3581).
 import dns from 'node:dns/promises';
 import net from 'node:net';
 import { SipRequest, SipUri, TransportName, Via, parseUri } from '../message';
 import type { Destination } from '../transaction/context';
+import { locate, type SipResolver } from './locate';
 
 /** A next hop before name resolution. */
 export interface Target {
@@ -11,6 +12,16 @@ export interface Target {
   /** Hostname or numeric address (IPv6 with or without brackets). */
   host: string;
   port?: number;
+  /** the URI gave a name and no port: RFC 3263 NAPTR/SRV lookups apply */
+  locate?: boolean;
+  /** the URI named the transport (transport param or sips:), so NAPTR may not choose it */
+  explicitTransport?: boolean;
+}
+
+export interface ResolveOptions {
+  resolver: SipResolver;
+  /** transports we can send on (NAPTR/SRV choices are limited to these) */
+  usable: TransportName[];
 }
 
 function transportOf(uri: SipUri): TransportName {
@@ -23,7 +34,12 @@ function transportOf(uri: SipUri): TransportName {
 export function targetFromUri(uri: SipUri): Target {
   const transport = transportOf(uri);
   const maddr = uri.params.maddr;
-  return { transport, host: maddr ?? uri.host, port: uri.port ?? (transport === 'tls' ? 5061 : 5060) };
+  const host = maddr ?? uri.host;
+  return {
+    transport, host, port: uri.port ?? (transport === 'tls' ? 5061 : 5060),
+    locate: uri.port === undefined && host.toLowerCase() !== 'localhost' && !net.isIP(host.startsWith('[') ? host.slice(1, -1) : host),
+    explicitTransport: uri.scheme === 'sips' || !!uri.transportParam,
+  };
 }
 
 /**
@@ -48,15 +64,34 @@ export function parseTarget(t: string | SipUri | Target): Target {
   return { host: m[1], port: m[2] ? Number(m[2]) : undefined };
 }
 
-/** Resolve a target to a numeric destination (A/AAAA lookup for names). */
-export async function resolveTarget(t: Target): Promise<Destination> {
+/**
+ * Resolve a target to a numeric destination: NAPTR/SRV first when the target asks for it and a
+ * resolver is given (RFC 3263), else an A/AAAA lookup of the name with the target's port.
+ */
+export async function resolveTarget(t: Target, opts?: ResolveOptions): Promise<Destination> {
   const transport = t.transport ?? 'udp';
-  let host = t.host.startsWith('[') ? t.host.slice(1, -1) : t.host;
-  if (!net.isIP(host)) {
-    const r = await dns.lookup(host, { family: 4 }).catch(() => dns.lookup(host));
-    host = r.address;
+  const host = t.host.startsWith('[') ? t.host.slice(1, -1) : t.host;
+  if (net.isIP(host)) return { transport, address: host, port: t.port ?? (transport === 'tls' ? 5061 : 5060) };
+  if (t.locate && opts) {
+    const found = await locate(opts.resolver, host, t.explicitTransport ? transport : undefined, opts.usable);
+    if (found) {
+      const address = net.isIP(found.host) ? found.host : await addressOf(found.host, opts.resolver, true);
+      return { transport: found.transport, address, port: found.port };
+    }
   }
-  return { transport, address: host, port: t.port ?? (transport === 'tls' ? 5061 : 5060) };
+  return { transport, address: await addressOf(host, opts?.resolver, false), port: t.port ?? (transport === 'tls' ? 5061 : 5060) };
+}
+
+/** A record of a name: the system's lookup (hosts file) and the SIP resolver, in either order. */
+async function addressOf(name: string, resolver: SipResolver | undefined, resolverFirst: boolean): Promise<string> {
+  const system = () => dns.lookup(name, { family: 4 }).catch(() => dns.lookup(name)).then((r) => r.address);
+  const viaResolver = async () => {
+    if (!resolver) throw new Error(`cannot resolve ${name}`);
+    const a = await resolver.resolve4(name);
+    if (!a.length) throw new Error(`no address for ${name}`);
+    return a[0];
+  };
+  return resolverFirst ? viaResolver().catch(system) : system().catch(viaResolver);
 }
 
 /**

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns the speech length in ms. */
+/** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
 export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-pcap-'));
   try {
@@ -18,7 +18,15 @@ export function speechPcap(text: string, file: string, opts: { leadMs?: number; 
     const lead = Buffer.alloc(Math.round(((opts.leadMs ?? 200) * 8)), 0xff);
     const trail = Buffer.alloc(Math.round(((opts.trailMs ?? 1500) * 8)), 0xff);
     writeRtpPcap(file, Buffer.concat([lead, speech, trail]));
-    return Math.round(speech.length / 8);
+    // espeak-ng pads its output with silence: the speech ends at the last loud 20 ms frame
+    let lastLoud = 0;
+    for (let i = 0; i < speech.length; i += 160) {
+      let sum = 0;
+      const end = Math.min(speech.length, i + 160);
+      for (let k = i; k < end; k++) sum += Math.abs(MULAW[speech[k]!]!);
+      if (sum / (end - i) > 300) lastLoud = end;
+    }
+    return Math.round(lastLoud / 8);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

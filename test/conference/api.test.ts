@@ -133,6 +133,24 @@ describe('conferences REST', function () {
     await until(async () => !(await p.redis.get(`${p.config.redisKeyPrefix}conference-node:${res.body.id}`)), 5000, 'host key released');
   });
 
+  it('a recording with a duration ends by itself and frees the slot', async () => {
+    const onEnd = await flowsRepo(await testDb()).create({ customer_id: f.customer.id, actions: parseActions([{ type: 'variable_set', option: { key: 'k', value: 'v' } }]) } as never);
+    const res = await post('/conferences', { type: 'conference' });
+    await until(async () => ((await get(`/conferences/${res.body.id}`)).body.status === 'progressing' ? true : null), 10_000, 'progressing');
+    expectError(await post(`/conferences/${res.body.id}/recording_start`, { on_end_flow_id: newId() }), 404, 'FLOW_NOT_FOUND');
+    expect((await post(`/conferences/${res.body.id}/recording_start`, { format: 'wav', duration: 1, on_end_flow_id: onEnd.id })).status).to.equal(200);
+    const rec = await until(async () => {
+      const r = await (await testDb())('recordings').where({ reference_id: res.body.id }).first();
+      return r?.status === 'ended' ? r : null;
+    }, 10_000, 'recording ended by duration');
+    expect(rec.tm_end.getTime() - rec.tm_start.getTime()).to.be.within(800, 4000);
+    await until(async () => ((await get(`/conferences/${res.body.id}`)).body.recording_id === '00000000-0000-0000-0000-000000000000' ? true : null), 5000, 'slot free');
+    expect((await eventsFor(p.redis, rec.id)).map((e) => e.event_type)).to.deep.equal(['recording_started', 'recording_finished']);
+    // on_end_flow_id runs with the recording as its reference
+    const af = await until(async () => (await (await testDb())('activeflows').where({ reference_id: rec.id }).first()) ?? null, 10_000, 'on_end flow');
+    expect(af).to.include({ reference_type: 'recording', flow_id: onEnd.id });
+  });
+
   it('PUT of a timeout the conference has already outlived ends it (timeouts count from creation)', async () => {
     const res = await post('/conferences', { type: 'conference', timeout: 0 });
     await until(async () => ((await get(`/conferences/${res.body.id}`)).body.status === 'progressing' ? true : null), 10_000, 'progressing');

@@ -269,6 +269,22 @@ describe('conferences end to end', function () {
     expect(types).to.deep.equal(['answer', 'conference_join', 'variable_set', 'confbridge_join', 'variable_set', 'sleep', 'hangup']);
   });
 
+  it('a conference whose host node died is adopted by the node of the next call that joins', async () => {
+    const db = await testDb();
+    const orphan = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', status: 'progressing' });
+    const key = `${p.config.redisKeyPrefix}conference-node:${orphan.id}`;
+    await p.redis.set(key, 'dead-node'); // no node-alive:dead-node heartbeat
+    const number = await numberInto(orphan.id);
+    const x = await party(A);
+    const call = dial(number, x);
+    await participants(orphan.id, 1);
+    expect(await p.redis.get(key)).to.equal(p.app.nodeId);
+    expect((await api().del(`/conferences/${orphan.id}`)).status).to.equal(200);
+    const r = await call;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    await until(async () => ((await db('conferences').where({ id: orphan.id }).first()).status === 'terminated' ? true : null), 10_000, 'terminated');
+  });
+
   it('conference_join to a conference that does not exist (or is over) ends the flow with a clear error', async () => {
     const db = await testDb();
     const ended = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', status: 'terminated' });

@@ -8,37 +8,7 @@ import { routesRepo } from '../../core/repos/routes';
 import { testDb } from '../support/db';
 import { freePort } from '../support/ports';
 import { answeringUas, createExtension, killAllSipp, SIPP_SDP, sipp, startPlatform, until, type Platform } from '../media-app/harness';
-
-const register = (user: string, domain: string) => `
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 1 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="401" auth="true"/>
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 2 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-[authentication]
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>`;
+import { register, registerOnly } from './support';
 
 function phoneCalls(user: string, domain: string, number: string): string {
   const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
@@ -95,11 +65,50 @@ Content-Length: 0
 </scenario>`;
 }
 
+function messageScenario(user: string, domain: string, to: string, text: string, expect: number): string {
+  const msg = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+MESSAGE sip:${to}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=m[call_number]
+To: <sip:${to}@${domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} MESSAGE
+Max-Forwards: 70
+${auth ? '[authentication]\n' : ''}Content-Type: text/plain
+Content-Length: [len]
+
+${text}
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="message">
+${msg(1, false)}
+<recv response="407" auth="true"/>
+${msg(2, true)}
+<recv response="${expect}"/>
+</scenario>`;
+}
+
+const messageReceiver = `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="receiver">
+<recv request="MESSAGE" timeout="20000"><action><ereg regexp="hello from the desk" search_in="body" check_it="true" assign_to="txt"/><log message="[$txt]"/></action></recv>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:];tag=rcv[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+</scenario>`;
+
 describe('extension to tel through routes and providers', function () {
   this.timeout(60_000);
   let p: Platform;
   before(async () => {
-    p = await startPlatform();
+    // sipp answers only MD5 challenges: offer MD5 first
+    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
   });
   after(async () => {
     killAllSipp();
@@ -160,5 +169,24 @@ Content-Length: 0
     const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(await db('calls').where({ customer_id: a.customerId })).to.have.length(0);
+  });
+
+  it('SIP MESSAGE from one extension to another is relayed to its registered contact', async () => {
+    const a = await createExtension(undefined, {});
+    const b = await createExtension(a.customerId);
+    const server = `127.0.0.1:${p.sipPort}`;
+    const bPort = await freePort();
+    const reg = await sipp(registerOnly(b.ext.username, b.domain), [server, '-i', '127.0.0.1', '-p', String(bPort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
+    expect(reg.code, reg.errors).to.equal(0);
+    const receiver = sipp(messageReceiver, ['-i', '127.0.0.1', '-p', String(bPort), '-m', '1']);
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = await sipp(messageScenario(a.ext.username, a.domain, b.ext.extension, 'hello from the desk', 200), [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
+    expect(sent.code, sent.errors + sent.messages).to.equal(0);
+    const got = await receiver.done;
+    expect(got.code, got.errors + got.messages).to.equal(0);
+    expect(got.messages).to.include('hello from the desk');
+    // an unknown extension: 404
+    const unknown = await sipp(messageScenario(a.ext.username, a.domain, 'nobody', 'hi', 404), [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
+    expect(unknown.code, unknown.errors + unknown.messages).to.equal(0);
   });
 });

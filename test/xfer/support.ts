@@ -14,7 +14,8 @@ export interface Stack {
 }
 
 export async function startStack(): Promise<Stack> {
-  const p = await startPlatform();
+  // sipp answers only MD5 challenges: offer MD5 first
+  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
   const t = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
   const f = await createFixture(t.ctx);
   const auth = `Bearer ${f.token}`;
@@ -187,3 +188,41 @@ export class TonePeer {
     this.sock.close();
   }
 }
+
+/** REGISTER with digest (sipp answers the 401 itself). */
+export const register = (user: string, domain: string) => `
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 1 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="401" auth="true"/>
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 2 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+[authentication]
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>`;
+
+/** A phone that only registers (it then answers as a UAS on the same port). */
+export const registerOnly = (user: string, domain: string) => `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="register">
+${register(user, domain)}
+</scenario>`;

@@ -1,12 +1,12 @@
 /**
  * Media streams benchmark: the call plane on loopback (sip-server + media-app node + control-api
  * with the media-streams attachment), sipp placing N calls whose far end talks a PCMU tone.
- *   source .data/env && npx tsx scripts/bench/streams/run.ts [--calls 20] [--seconds 10] [--encapsulation rtp]
+ *   source .data/env && npx tsx scripts/bench/streams/run.ts [--calls 20] [--seconds 10] [--rounds 3] [--encapsulation rtp]
  * 1. baseline: the N calls as plain RTP legs, no streams: delivery jitter of the legs' RTP (|gap - 20 ms|)
  *    and the process CPU over the window.
  * 2. streams: one media_stream WebSocket per call (through control-api's relay to the node): chunk
  *    delivery jitter at the clients, the legs' RTP jitter again, and the CPU over the same window.
- * Streams per core = N / (extra CPU the streams cost, in cores). Everything (workers, node, control-
+ * The phases alternate --rounds times so that outside load falls on both. Streams per core = N / (extra CPU the streams cost, in cores). Everything (workers, node, control-
  * api, clients, the RTP peers) shares this process, so the CPU figure is an upper bound on the cost.
  * Writes docs/benchmarks-streams.md.
  */
@@ -26,6 +26,7 @@ const arg = (name: string, def: string) => {
 const CALLS = Number(arg('calls', '20'));
 const SECONDS = Number(arg('seconds', '10'));
 const ENC = arg('encapsulation', 'rtp');
+const ROUNDS = Number(arg('rounds', '3'));
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -39,20 +40,42 @@ function jitter(arrivals: number[], from: number, to: number): number[] {
   return out;
 }
 
-async function window(calls: PlacedCall[], clients: { arrivals: number[] }[]) {
+interface Window {
+  cpuMs: number;
+  ms: number;
+  legJ: number[];
+  streamJ: number[];
+  delivered: number;
+  streams: number;
+}
+
+async function window(calls: PlacedCall[], clients: { arrivals: number[] }[]): Promise<Window> {
   const cpu0 = process.cpuUsage();
   const from = performance.now();
   await sleep(SECONDS * 1000);
   const to = performance.now();
   const cpu = process.cpuUsage(cpu0);
-  const legJ = calls.flatMap((c) => jitter(c.peer.arrivals, from, to));
-  const streamJ = clients.flatMap((c) => jitter(c.arrivals, from, to));
-  const delivered = clients.reduce((n, c) => n + c.arrivals.filter((t) => t >= from && t <= to).length, 0);
   return {
-    cores: (cpu.user + cpu.system) / 1000 / (to - from),
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    ms: to - from,
+    legJ: calls.flatMap((c) => jitter(c.peer.arrivals, from, to)),
+    streamJ: clients.flatMap((c) => jitter(c.arrivals, from, to)),
+    delivered: clients.reduce((n, c) => n + c.arrivals.filter((t) => t >= from && t <= to).length, 0),
+    streams: clients.length,
+  };
+}
+
+/** Pooled figures of several windows of one phase. */
+function summary(ws: Window[]) {
+  const legJ = ws.flatMap((w) => w.legJ);
+  const streamJ = ws.flatMap((w) => w.streamJ);
+  const ms = ws.reduce((n, w) => n + w.ms, 0);
+  const streams = ws[0]?.streams ?? 0;
+  return {
+    cores: ws.reduce((n, w) => n + w.cpuMs, 0) / ms,
     legP50: pct(legJ, 50), legP99: pct(legJ, 99),
     streamP50: pct(streamJ, 50), streamP99: pct(streamJ, 99),
-    chunksPerSec: clients.length ? delivered / clients.length / ((to - from) / 1000) : 0,
+    chunksPerSec: streams ? ws.reduce((n, w) => n + w.delivered, 0) / streams / (ms / 1000) : 0,
   };
 }
 
@@ -63,32 +86,40 @@ async function main(): Promise<void> {
   const sockets: WebSocket[] = [];
   try {
     const owner = await customerWithTrunk(stack.api);
-    const hold = (SECONDS * 2 + 30) * 1000;
+    const hold = (SECONDS * 2 * ROUNDS + 60) * 1000;
     for (let i = 0; i < CALLS; i++) {
       calls.push(await placeCall(stack, owner.customer.id, [{ type: 'answer' }, { type: 'sleep', option: { duration: hold } }, { type: 'hangup' }]));
     }
-    await sleep(1000);
-    const base = await window(calls, []);
-    const clients: { arrivals: number[] }[] = [];
-    for (const c of calls) {
-      const ws = await accept(`${stack.base}/v1.0/calls/${c.callId}/media_stream?encapsulation=${ENC}&token=${owner.token}`);
-      const rec = { arrivals: [] as number[] };
-      ws.on('message', () => rec.arrivals.push(performance.now()));
-      sockets.push(ws);
-      clients.push(rec);
+    // the phases alternate, ROUNDS times, so that load from elsewhere on the machine falls on both
+    const baseW: Window[] = [];
+    const streamW: Window[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await sleep(500);
+      baseW.push(await window(calls, []));
+      const clients: { arrivals: number[] }[] = [];
+      for (const c of calls) {
+        const ws = await accept(`${stack.base}/v1.0/calls/${c.callId}/media_stream?encapsulation=${ENC}&token=${owner.token}`);
+        const rec = { arrivals: [] as number[] };
+        ws.on('message', () => rec.arrivals.push(performance.now()));
+        sockets.push(ws);
+        clients.push(rec);
+      }
+      await sleep(500);
+      streamW.push(await window(calls, clients));
+      for (const ws of sockets.splice(0)) ws.close();
     }
-    await sleep(1000);
-    const streams = await window(calls, clients);
+    const base = summary(baseW);
+    const streams = summary(streamW);
     const extra = Math.max(streams.cores - base.cores, 1e-6);
     const perCore = CALLS / extra;
     const f = (x: number) => x.toFixed(2);
     const md = `# Benchmark: media streams
 
-Command: \`source .data/env && npx tsx scripts/bench/streams/run.ts --calls ${CALLS} --seconds ${SECONDS} --encapsulation ${ENC}\`
+Command: \`source .data/env && npx tsx scripts/bench/streams/run.ts --calls ${CALLS} --seconds ${SECONDS} --rounds ${ROUNDS} --encapsulation ${ENC}\`
 Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, shared with other work; run ${new Date().toISOString()}.
 
 ${CALLS} calls placed by sipp through sip-server into one media-app node (1 media worker); each far end
-talks a PCMU tone. Both phases measure the same ${SECONDS} s window on the same calls, in the same run.
+talks a PCMU tone. The two phases alternate ${ROUNDS} times (${SECONDS} s windows each) on the same calls,\nin the same run; figures pool each phase's windows.
 Jitter = |inter-arrival gap − 20 ms| per packet or chunk. CPU = the whole process (media worker thread,
 media-app, control-api, the WebSocket clients and the RTP peers), in cores.
 
