@@ -51,10 +51,18 @@ export function openApiPath(expressPath: string): string {
 export function buildOpenApi(routes: AnyRoute[], opts: { serverUrl: string }): Json {
   const paths: Record<string, Record<string, Json>> = {};
   const errRef = { $ref: '#/components/responses/Error' };
+  // Two spellings of one path (/service_agents and /service-agents) camel-case alike: the later gets a suffix.
+  const usedIds = new Set<string>();
+  const uniqueId = (base: string) => {
+    let id = base;
+    for (let n = 2; usedIds.has(id); n++) id = n === 2 ? `${base}Alias` : `${base}Alias${n - 1}`;
+    usedIds.add(id);
+    return id;
+  };
   for (const r of routes) {
     const p = openApiPath(r.path);
     const op: Json = {
-      operationId: `${r.method}${p.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      operationId: uniqueId(`${r.method}${p.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`),
       tags: [r.tag],
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),

@@ -10,7 +10,7 @@ import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { Address } from './messages';
 
-export const CONVERSATION_TYPES = ['message', 'line', 'whatsapp', 'email'] as const;
+export const CONVERSATION_TYPES = ['message', 'line', 'whatsapp', 'email', 'webchat'] as const;
 export type ConversationType = (typeof CONVERSATION_TYPES)[number];
 export type ConversationMessageDirection = 'outgoing' | 'incoming';
 export type ConversationMessageStatus = 'progressing' | 'done' | 'failed';

@@ -5,8 +5,8 @@ import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { groupcallsRepo } from '../../core/repos/groupcalls';
 import { freePort } from '../support/ports';
-import { answeringUas, eventsFor, killAllSipp, sipp, until } from '../media-app/harness';
-import { cancelledUas, startStack, type Stack } from './support';
+import { answeringUas, createExtension, eventsFor, killAllSipp, sipp, until } from '../media-app/harness';
+import { cancelledUas, registerOnly, startStack, type Stack } from './support';
 
 describe('groupcalls', function () {
   this.timeout(90_000);
@@ -115,6 +115,32 @@ describe('groupcalls', function () {
     expect(list.body.result.map((x: { id: string }) => x.id)).to.include(g.id);
     const del = await s.t.ctx.db('groupcalls').where({ id: g.id }).first();
     expect(del.tm_delete).to.equal(null);
+  });
+
+  it('POST /calls: an extension destination rings as a groupcall around its call', async () => {
+    const b = await createExtension(s.f.customer.id);
+    const server = `127.0.0.1:${s.p.sipPort}`;
+    const phonePort = await freePort();
+    const reg = await sipp(registerOnly(b.ext.username, b.domain), [server, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
+    expect(reg.code, reg.errors).to.equal(0);
+    const phone = sipp(answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const res = await s.api.post('/calls', {
+      source: { type: 'tel', target: '+899100000001' },
+      destinations: [{ type: 'extension', target: b.ext.extension, target_name: b.ext.extension }],
+      actions: hangupFlow,
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.calls).to.have.length(1);
+    expect(res.body.groupcalls).to.have.length(1);
+    const gc = res.body.groupcalls[0];
+    expect(gc).to.include({ ring_method: 'ring_all', answer_method: 'hangup_others', status: 'progressing' });
+    expect(gc.call_ids).to.deep.equal([res.body.calls[0].id]);
+    expect(res.body.calls[0].groupcall_id).to.equal(gc.id);
+    const r = await phone.done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const g = await ended(gc.id);
+    expect(g.answer_call_id).to.equal(res.body.calls[0].id);
   });
 
   it('bad input: unknown id, bad ring method, bad destination, no flow', async () => {
