@@ -58,7 +58,8 @@ export async function transcriptText(deps: SummaryDeps, s: SummaryRow): Promise<
     const texts: string[] = [];
     for (const name of rec?.filenames ?? []) {
       const file = recordingPath(deps.dataDir, name);
-      if (file) texts.push(await transcribeFile(file, s.language || 'en-US').catch(() => ''));
+      // the summary's language may be one the recogniser lacks (a German summary of an English call)
+      if (file) texts.push(await transcribeFile(file, s.language || 'en-US').catch(() => transcribeFile(file, 'en-US')).catch(() => ''));
     }
     return texts.filter(Boolean).join('\n');
   }

@@ -88,7 +88,7 @@ const MUTATIONS: Record<string, Mutation> = {
   )).map(([name, inj]) => render(replaceLine(t, new RegExp(`^${name}:`), `${t.lines.find((l) => l.startsWith(`${name}:`)) ?? `${name}:`}${inj}`))),
   missingHeader: (t) => fc.constantFrom('Via', 'From', 'To', 'Call-ID', 'CSeq', 'Max-Forwards', 'Content-Length', 'Contact').map((h) => render(dropLine(t, new RegExp(`^${h}:`)))),
   duplicateHeader: (t) => fc.constantFrom('From', 'To', 'Call-ID', 'CSeq', 'Max-Forwards').map((h) => {
-    const line = t.lines.find((l) => l.startsWith(`${h}:`))!;
+    const line = t.lines.find((l) => l.startsWith(`${h}:`)) ?? `${h}: 1`;
     return render({ ...t, lines: [...t.lines.slice(0, -1), line.replace(/[0-9a-z]+$/, 'zz9'), t.lines.at(-1)!] });
   }),
   badValues: (t) => fc.tuple(fc.constantFrom('Via', 'From', 'To', 'CSeq', 'Max-Forwards', 'Call-ID', 'Contact', 'Expires', 'Route', 'Record-Route'), fc.oneof(junk, fc.constantFrom(

@@ -1,0 +1,132 @@
+/**
+ * Contact addresses on their own (/contact_addresses): an address either belongs to a contact of the
+ * customer or is unresolved (contact_id NULL, migration 0761), the pool of addresses seen but not yet
+ * attached; `claim` attaches one to a contact. An address of a deleted contact is gone with it.
+ */
+import type { Db } from '../db/knex';
+import { clock } from '../clock';
+import { EMPTY_UUID, newId } from '../ids';
+import { formatRfc3339 } from '../time';
+import { paginate, toPage, type Page, type PageParams } from '../pagination';
+
+export interface AddressRow {
+  id: string;
+  customer_id: string;
+  contact_id: string | null;
+  type: 'tel' | 'email';
+  target: string;
+  target_name: string;
+  name: string;
+  detail: string;
+  is_primary: boolean;
+  tm_create: Date;
+}
+
+export interface AddressCreate {
+  contact_id: string | null;
+  type: 'tel' | 'email';
+  target: string;
+  target_name?: string;
+  name?: string;
+  detail?: string;
+  is_primary?: boolean;
+}
+
+export type AddressPatch = Partial<Pick<AddressRow, 'target' | 'target_name' | 'name' | 'detail' | 'is_primary'>>;
+
+/** The reference's ContactManagerAddress; an unresolved address has the empty UUID as contact_id. */
+export function addressJson(a: AddressRow) {
+  return {
+    id: a.id,
+    customer_id: a.customer_id,
+    contact_id: a.contact_id ?? EMPTY_UUID,
+    type: a.type,
+    target: a.target,
+    target_name: a.target_name,
+    name: a.name,
+    detail: a.detail,
+    is_primary: a.is_primary,
+    tm_create: formatRfc3339(a.tm_create),
+  };
+}
+
+export type ClaimResult = { ok: AddressRow } | { conflict: AddressRow } | null;
+
+export function contactAddressesRepo(db: Db) {
+  /** Addresses of the customer that are unresolved or belong to one of its live contacts. */
+  const visible = (customerId: string) =>
+    db('contact_addresses as a')
+      .where('a.customer_id', customerId)
+      .where((w) => w.whereNull('a.contact_id').orWhereExists(db('contacts as c').whereRaw('c.id = a.contact_id').whereNull('c.tm_delete')));
+
+  const liveContact = async (customerId: string, id: string) => !!(await db('contacts').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id'));
+  const touch = (trx: Db, contactId: string | null) => (contactId ? trx('contacts').where({ id: contactId }).update({ tm_update: clock.now() }) : Promise.resolve(0));
+  /** One primary per contact and type. */
+  const clearPrimary = (trx: Db, contactId: string | null, type: string, except?: string) =>
+    contactId ? trx('contact_addresses').where({ contact_id: contactId, type }).modify((q) => (except ? q.whereNot({ id: except }) : q)).update({ is_primary: false }) : Promise.resolve(0);
+
+  const repo = {
+    liveContact,
+    async get(customerId: string, id: string): Promise<AddressRow | null> {
+      return ((await visible(customerId).where('a.id', id).first('a.*')) as AddressRow | undefined) ?? null;
+    },
+    async list(customerId: string, f: { contact_id?: string; type?: 'tel' | 'email'; unresolved?: boolean }, page: PageParams): Promise<Page<ReturnType<typeof addressJson>>> {
+      const q = visible(customerId).select('a.*');
+      // unresolved=true wins over contact_id (the reference says so).
+      if (f.unresolved) q.whereNull('a.contact_id');
+      else if (f.contact_id) q.where('a.contact_id', f.contact_id);
+      if (f.type) q.where('a.type', f.type);
+      return toPage(await paginate<AddressRow>(q, page, 'a'), addressJson);
+    },
+    /** null when the named contact is not a live contact of the customer. */
+    async create(customerId: string, a: AddressCreate): Promise<AddressRow | null> {
+      if (a.contact_id && !(await liveContact(customerId, a.contact_id))) return null;
+      const id = newId();
+      await db.transaction(async (trx) => {
+        if (a.is_primary) await clearPrimary(trx, a.contact_id, a.type);
+        await trx('contact_addresses').insert({
+          id, customer_id: customerId, contact_id: a.contact_id, type: a.type, target: a.target, target_name: a.target_name ?? '',
+          name: a.name ?? '', detail: a.detail ?? '', is_primary: a.is_primary ?? false, tm_create: clock.now(),
+        });
+        await touch(trx, a.contact_id);
+      });
+      return (await repo.get(customerId, id))!;
+    },
+    async update(customerId: string, id: string, patch: AddressPatch): Promise<AddressRow | null> {
+      const cur = await repo.get(customerId, id);
+      if (!cur) return null;
+      await db.transaction(async (trx) => {
+        if (patch.is_primary) await clearPrimary(trx, cur.contact_id, cur.type, id);
+        const row: Record<string, unknown> = {};
+        for (const k of ['target', 'target_name', 'name', 'detail', 'is_primary'] as const) if (patch[k] !== undefined) row[k] = patch[k];
+        if (Object.keys(row).length) await trx('contact_addresses').where({ id }).update(row);
+        await touch(trx, cur.contact_id);
+      });
+      return repo.get(customerId, id);
+    },
+    async remove(customerId: string, id: string): Promise<AddressRow | null> {
+      const cur = await repo.get(customerId, id);
+      if (!cur) return null;
+      await db('contact_addresses').where({ id }).delete();
+      await touch(db, cur.contact_id);
+      return cur;
+    },
+    /**
+     * Attach an unresolved address to a contact: idempotent for the same contact, a conflict for
+     * another. Race-safe: the update only takes a row that is still unresolved. null: no such address.
+     */
+    async claim(customerId: string, id: string, contactId: string): Promise<ClaimResult> {
+      const cur = await repo.get(customerId, id);
+      if (!cur) return null;
+      if (cur.contact_id === null) {
+        await db.transaction(async (trx) => {
+          const n = await trx('contact_addresses').where({ id }).whereNull('contact_id').update({ contact_id: contactId, is_primary: false });
+          if (n) await touch(trx, contactId);
+        });
+      }
+      const after = (await repo.get(customerId, id))!;
+      return after.contact_id === contactId ? { ok: after } : { conflict: after };
+    },
+  };
+  return repo;
+}
