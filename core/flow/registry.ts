@@ -44,7 +44,7 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   transcribe_start: 'transcribe', transcribe_stop: 'transcribe', transcribe_recording: 'transcribe',
   external_media_start: 'external media', external_media_stop: 'external media',
   ai_talk: 'ai', ai_task: 'ai', ai_summary: 'ai', message_send: 'message', email_send: 'email',
-  conversation_send: 'conversation', case_create: 'case',
+  conversation_send: 'conversation', case_create: 'workspace',
 };
 
 export const ACTION_SPECS: Readonly<Record<ActionType, ActionSpec>> = Object.fromEntries(
