@@ -12,6 +12,7 @@ import { createApp } from './app';
 import { bootstrapAdmin } from './bootstrap';
 import { startJobs } from './jobs';
 import { startEventServices } from './ws/services';
+import { answerClientErrors } from './client-error';
 
 /** Set once a signal asked to stop: start-up steps failing after that are part of stopping, not errors. */
 let stopping = false;
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
   const srv = http.createServer(app);
   server = srv;
   srv.keepAliveTimeout = 65_000;
+  answerClientErrors(srv);
   await new Promise<void>((resolve, reject) => {
     srv.once('error', reject);
     srv.listen(config.httpPort, config.httpHost, () => resolve());

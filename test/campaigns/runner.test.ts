@@ -169,34 +169,26 @@ describe('campaign runner: real calls through media-app and sipp', function () {
 
   // media-app does not consume activeflow.start yet (media-app/commands.ts): the test checks what
   // control-api writes and enqueues, then ends each activeflow as a node would, through its record.
-  it('a flow campaign: an activeflow per target (reference campaign, target in variables) started through the queue; its end is the result', async () => {
+  it('a flow campaign: an activeflow per target (reference campaign, target in variables) run by media-app; its end is the result', async () => {
     const { campaign, targetIds } = await campaignOf(
       [{ name: 'alice', destination_0: { type: 'tel', target: '+15550003001' } }, { name: 'bob', destination_0: { type: 'tel', target: '+15550003002' } }],
       { source: { type: 'tel', target: '+15550001111' }, try_interval: 0 },
-      { type: 'flow', service_level: 1, actions: [{ type: 'variable_set', option: { key: 'greeting', value: 'hello ${svc.outdialtarget.name}' } }] },
+      { type: 'flow', service_level: 1, actions: [{ type: 'variable_set', option: { key: 'greeting', value: 'hello ${svc.outdialtarget.name}' } }, { type: 'sleep', option: { duration: 300 } }] },
     );
     await ok(a.put(`/campaigns/${campaign.id}/status`, { status: 'run' }));
-    const queue = new Queue(ORIGINATE_QUEUE, { connection: p.redis, prefix: commandBus(t1.ctx).bullPrefix });
-    try {
-      for (const [i, name] of ['alice', 'bob'].entries()) {
-        const cc = await until(async () => (await ccsOf(campaign.id))[i], 10_000, `campaigncall ${name}`);
-        expect(cc).to.include({ status: 'progressing', outdial_target_id: targetIds[i], reference_type: 'flow' });
-        const af = await t1.ctx.db('activeflows').where({ id: cc.activeflow_id }).first();
-        const { flow_id } = await t1.ctx.db('campaigns').where({ id: campaign.id }).first();
-        expect(af).to.include({ reference_type: 'campaign', reference_id: cc.id, status: 'running', flow_id });
-        expect(af.variables).to.include({ 'svc.outdialtarget.name': name, 'svc.campaign.id': campaign.id, 'svc.campaigncall.id': cc.id });
-        const job = await queue.getJob(`activeflow-start-${af.id}`);
-        expect(job?.data.command).to.deep.equal({ type: 'activeflow.start', activeflowId: af.id, customerId: f.customer.id });
-        await new Promise((r) => setTimeout(r, 300)); // service level 1: nothing else is dialled meanwhile
-        expect(await ccsOf(campaign.id)).to.have.length(i + 1);
-        await activeflowsRepo(t1.ctx.db).endOrphan(af.id, i === 0 ? 'finished' : 'error');
-      }
-    } finally {
-      await queue.close();
-    }
-    await waitStop(campaign.id, 10_000);
+    await waitStop(campaign.id, 20_000);
     const ccs = await ccsOf(campaign.id);
-    expect(ccs.map((c) => [c.outdial_target_id, c.status, c.result])).to.deep.equal([[targetIds[0], 'done', 'success'], [targetIds[1], 'done', 'fail']]);
+    expect(ccs.map((c) => [c.outdial_target_id, c.status, c.result, c.reference_type])).to.deep.equal([[targetIds[0], 'done', 'success', 'flow'], [targetIds[1], 'done', 'success', 'flow']]);
+    const { flow_id } = await t1.ctx.db('campaigns').where({ id: campaign.id }).first();
+    const afs = [];
+    for (const [i, cc] of ccs.entries()) {
+      const af = await t1.ctx.db('activeflows').where({ id: cc.activeflow_id }).first();
+      expect(af).to.include({ reference_type: 'campaign', reference_id: cc.id, status: 'ended', end_reason: 'finished', flow_id });
+      expect(af.variables).to.include({ 'svc.campaign.id': campaign.id, 'svc.campaigncall.id': cc.id, greeting: `hello ${['alice', 'bob'][i]}` });
+      afs.push(af);
+    }
+    // service level 1: bob's activeflow was created only once alice's had ended
+    expect(new Date(afs[1].tm_create).getTime()).to.be.at.least(new Date(afs[0].tm_update).getTime());
     expect(await t1.ctx.db('calls').where({ customer_id: f.customer.id })).to.have.length(0);
   });
 
