@@ -1,5 +1,5 @@
 /**
- * /transcribes: live transcription of a call, or transcription of a recording (docs/speech.md).
+ * /transcribes: live transcription of a call or a conference (its whole mix), or transcription of a recording (docs/speech.md).
  * A live one is written here (progressing) and started by the node that owns the call; a
  * recording's goes to any node (shared queue). Segments land in /transcripts.
  */
@@ -15,6 +15,7 @@ import { transcribeJson, transcribesRepo, type TranscribeRow } from '../../core/
 import { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent, type EventType } from '../../core/events/catalogue';
 import { checkStt } from '../../core/speech/providers';
+import { nodeOf } from '../../core/speech/route';
 import '../../core/speech/commands';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
@@ -70,7 +71,16 @@ export const routes = [
         return transcribeJson(row);
       }
       if (body.reference_type === 'confbridge') {
-        throw invalidArgument('live transcription of a conference is not available yet; transcribe its recording instead', [{ field: 'reference_type', issue: 'unsupported' }]);
+        const conf = await ctx.db('conferences').where({ id: body.reference_id, customer_id: cid }).whereNull('tm_delete').first().catch(() => undefined);
+        if (!conf) throw notFound('RESOURCE_NOT_FOUND', 'conference not found');
+        if (conf.status !== 'progressing') throw stateInvalid(`the conference is ${conf.status}, not progressing`);
+        if (await repo.progressingOn(conf.id)) throw new ApiError('ALREADY_EXISTS', 'the conference is already being transcribed; stop that transcribe first');
+        const node = await nodeOf(commandBus(ctx), ctx.redis, ctx.config.redisKeyPrefix, 'confbridge', conf.id);
+        if (!node) throw stateInvalid('the conference is not hosted on any live node');
+        const row = await repo.create({ ...fields, reference_type: 'confbridge' });
+        await publish(ctx, 'transcribe_created', row);
+        await commandBus(ctx).toNode(node, { type: 'transcribe.start', transcribeId: row.id, callId: conf.id, phrases: body.phrases });
+        return transcribeJson(row);
       }
       const call = await callsRepo(ctx.db).getOwned(cid, body.reference_id);
       if (!call) throw new ApiError('CALL_NOT_FOUND', 'call not found', { details: [{ field: 'reference_id' }] });
@@ -116,7 +126,7 @@ export const routes = [
       if (!t) throw missing();
       if (t.status === 'done') throw stateInvalid('the transcribe is already done');
       if (t.reference_type === 'recording') throw stateInvalid('a recording transcribe cannot be stopped; it ends by itself');
-      const node = await commandBus(ctx).callOwner(t.reference_id);
+      const node = await nodeOf(commandBus(ctx), ctx.redis, ctx.config.redisKeyPrefix, t.reference_type, t.reference_id);
       if (node) {
         await commandBus(ctx).toNode(node, { type: 'transcribe.stop', transcribeId: t.id, callId: t.reference_id });
         return transcribeJson(t);

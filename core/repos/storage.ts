@@ -60,7 +60,7 @@ export function storageRepo(db: Db) {
       return { total_file_count: Number(r.n), total_file_size: Number(r.s ?? 0) };
     },
     /** Inserts the file row unless it would pass the quota (checked under a lock on the account row). */
-    async addWithinQuota(customerId: string, input: Pick<StorageFileRow, 'name' | 'detail' | 'filename' | 'content_type' | 'filesize'> & { id: string; object_key: string; type?: string }):
+    async addWithinQuota(customerId: string, input: Pick<StorageFileRow, 'name' | 'detail' | 'filename' | 'content_type' | 'filesize'> & { id: string; object_key: string; type?: string; owner_type?: string; owner_id?: string }):
       Promise<StorageFileRow | { quota_bytes: number; used_bytes: number }> {
       const acct = await repo.account(customerId);
       return db.transaction(async (trx) => {
@@ -68,7 +68,7 @@ export function storageRepo(db: Db) {
         const used = await storageRepo(trx).usage(customerId);
         if (used.total_file_size + input.filesize > Number(acct.quota_bytes)) return { quota_bytes: Number(acct.quota_bytes), used_bytes: used.total_file_size };
         const [row] = await trx('storage_files')
-          .insert({ ...input, customer_id: customerId, account_id: acct.id, owner_id: EMPTY_UUID, reference_id: EMPTY_UUID, tm_create: clock.now() })
+          .insert({ owner_id: EMPTY_UUID, ...input, customer_id: customerId, account_id: acct.id, reference_id: EMPTY_UUID, tm_create: clock.now() })
           .returning('*');
         return row as StorageFileRow;
       });

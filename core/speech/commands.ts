@@ -8,6 +8,7 @@ export interface SpeechCommands {
   'speaking.start': { speakingId: string; referenceType: 'call' | 'confbridge'; referenceId: string };
   'speaking.say': { speakingId: string; seq: number; text: string };
   'speaking.stop': { speakingId: string };
+  /** callId: the call, or the conference of a confbridge transcribe */
   'transcribe.start': { transcribeId: string; callId: string; phrases?: string[] };
   'transcribe.stop': { transcribeId: string; callId: string };
   'transcribe.recording': { transcribeId: string };

@@ -124,7 +124,8 @@ export function contactAddressesRepo(db: Db) {
           if (n) await touch(trx, contactId);
         });
       }
-      const after = (await repo.get(customerId, id))!;
+      const after = await repo.get(customerId, id);
+      if (!after) return null;
       return after.contact_id === contactId ? { ok: after } : { conflict: after };
     },
   };

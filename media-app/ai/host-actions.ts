@@ -1,6 +1,7 @@
 /** The platform actions an AI's tools reach from a flow (variables, SMS), shared by ai_talk and ai_task. */
 import type { AiActions } from '../../core/ai/tools';
 import { messagingPort } from '../../core/messaging/flow-port';
+import { SYSTEM_PREFIX } from '../../core/flow/variables';
 import type { ActionContext } from '../flow/actions/base';
 
 export function flowActions(ctx: ActionContext): AiActions {
@@ -8,7 +9,7 @@ export function flowActions(ctx: ActionContext): AiActions {
     setVariables(vars) {
       for (const [k, v] of Object.entries(vars)) {
         // the platform's own namespace is not the AI's to write
-        if (!k.startsWith('voipbin.')) ctx.vars.set(k, v);
+        if (!k.startsWith(SYSTEM_PREFIX) && !k.startsWith('voipbin.')) ctx.vars.set(k, v);
       }
       return 'variables set';
     },

@@ -15,7 +15,6 @@ import { realClock, abortError } from '../flow/clock';
 import { FetchHttp } from '../flow/http';
 import { DEFAULT_LIMITS } from '../flow/limits';
 import type { FlowServices } from '../flow/services';
-import type { Endpoint } from '../../media-engine';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { dial } from '../outbound/dialer';
 import { targetsFor } from '../outbound/targets';
@@ -153,41 +152,25 @@ export class CallFactory {
   }
 
   private async originateOne(id: string): Promise<void> {
-    // claim, row read and media endpoint together: one wait before the INVITE (an endpoint made for a
-    // call another node claimed is freed at once)
-    const [claimed, row, endpoint] = await Promise.all([
+    // claim and read together: one round trip of latency less before the INVITE
+    const [claimed, row] = await Promise.all([
       this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX'),
       this.repo.get(id),
-      this.deps.media.createEndpoint().catch(() => null),
     ]);
-    if (claimed !== 'OK' || !row || row.status !== 'dialing' || row.direction !== 'outgoing') {
-      await endpoint?.destroy().catch(() => undefined);
-      return;
-    }
-    await this.startOutgoing(
-      row,
-      {
-        flowId: row.flow_id !== EMPTY_UUID ? row.flow_id : undefined,
-        actions: Array.isArray(row.data?.actions) ? (row.data.actions as Action[]) : undefined,
-        variables: (row.data?.variables as Record<string, string> | undefined) ?? undefined,
-      },
-      undefined,
-      endpoint,
-    );
+    if (claimed !== 'OK') return;
+    if (!row || row.status !== 'dialing' || row.direction !== 'outgoing') return;
+    await this.startOutgoing(row, {
+      flowId: row.flow_id !== EMPTY_UUID ? row.flow_id : undefined,
+      actions: Array.isArray(row.data?.actions) ? (row.data.actions as Action[]) : undefined,
+      variables: (row.data?.variables as Record<string, string> | undefined) ?? undefined,
+    });
   }
 
   /** Owns, dials and (on answer, or at once with early_execution) runs the flow of an outgoing row. */
-  private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: LiveCall, made?: Endpoint | null): Promise<LiveCall> {
+  private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: LiveCall): Promise<LiveCall> {
     const call = new LiveCall(row, this.deps);
-    let endpoint = made;
-    if (made === undefined) {
-      // the endpoint is made while the owner key is written
-      [, endpoint] = await Promise.all([this.own(call), this.deps.media.createEndpoint().catch(() => null)]);
-    } else {
-      // the INVITE leaves while the owner key is written (the in-memory registry has the call already;
-      // the key lands long before any response could)
-      void this.own(call);
-    }
+    // the endpoint is made while the owner key is written
+    const [, endpoint] = await Promise.all([this.own(call), this.deps.media.createEndpoint().catch(() => null)]);
     if (endpoint) call.endpoint = endpoint;
     if (master) master.once('hangup', () => void call.hangup('normal'));
     const anonymous = row.data?.anonymous === true || row.data?.anonymous === 'yes';

@@ -100,12 +100,12 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     try {
       await this.repo.update(this.id, { node_id: this.deps.calls.nodeId, call_count: this.row.call_ids.length });
       if (effectiveRingMethod(this.row.ring_method) === 'ring_all') {
-        await Promise.all(this.row.call_ids.map((id, i) => this.dialOne(id, i)));
+        await Promise.all(this.row.call_ids.map((id) => this.dialOne(id)));
       } else {
         for (const [i, id] of this.row.call_ids.entries()) {
           if (this.winner || this.stopping) break;
           await this.repo.update(this.id, { dial_index: i });
-          const call = await this.dialOne(id, i);
+          const call = await this.dialOne(id);
           if (!call) continue;
           // the next destination is tried only once this one has failed
           const up = await Promise.race([this.upOrDown(call), call.done.then(() => false)]);
@@ -128,7 +128,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     });
   }
 
-  private async dialOne(callId: string, _index: number): Promise<LiveCall | null> {
+  private async dialOne(callId: string): Promise<LiveCall | null> {
     if (this.winner || this.stopping) return null;
     await this.factory.originate([callId]);
     const call = this.factory.get(callId);
@@ -141,7 +141,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     call.on('status', (s: string) => {
       if (s === 'progressing') void this.onAnswer(call);
     });
-    void call.done.then(() => this.onCallEnded(call));
+    void call.done.then(() => this.onCallEnded());
     if (call.status === 'progressing') void this.onAnswer(call);
     return call;
   }
@@ -177,11 +177,10 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     }
   }
 
-  private async onCallEnded(call: LiveCall): Promise<void> {
+  private async onCallEnded(): Promise<void> {
     const left = [...this.calls.values()].filter((c) => !c.isEnded).length;
     await this.repo.update(this.id, { call_count: left }).catch(() => undefined);
     await this.settleIfDone();
-    void call;
   }
 
   /** Hangup once no call is live and no more will be dialled. */

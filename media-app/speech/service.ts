@@ -13,7 +13,7 @@ import { recordingsReadRepo } from '../../core/repos/recordings';
 import { callsRepo } from '../../core/repos/calls';
 import type { Endpoint } from '../../media-engine';
 import { SpeakingSession, type Forkable } from './speaking';
-import { finishTranscribe, LiveTranscription, type SpeechDeps } from './transcription';
+import { finishTranscribe, LiveTranscription, MixTranscription, type SpeechDeps } from './transcription';
 import { transcribeRecording } from './recording';
 
 export interface TranscribeRequest {
@@ -28,7 +28,7 @@ export class SpeechService {
   private readonly speakings = new Map<string, SpeakingSession>();
   /** says that arrived before their session's start command */
   private readonly early = new Map<string, Array<{ seq: number; text: string }>>();
-  private readonly transcriptions = new Map<string, LiveTranscription>();
+  private readonly transcriptions = new Map<string, LiveTranscription | MixTranscription>();
   private readonly background = new Set<Promise<unknown>>();
 
   constructor(private readonly factory: CallFactory) {}
@@ -162,18 +162,26 @@ export class SpeechService {
     return row;
   }
 
-  /** transcribe.start command (row written by control-api) or transcribeCall. */
-  async startTranscribe(transcribeId: string, callId: string, throwOnFailure = false, phrases?: string[]): Promise<void> {
+  /** transcribe.start command (row written by control-api) or transcribeCall; `referenceId` is the call or conference. */
+  async startTranscribe(transcribeId: string, referenceId: string, throwOnFailure = false, phrases?: string[]): Promise<void> {
     if (this.transcriptions.has(transcribeId)) return;
     const row = await transcribesRepo(this.factory.deps.db).getById(transcribeId);
     if (!row || row.status !== 'progressing') return;
-    const call = this.factory.get(callId);
-    const ep = call && !call.isEnded ? call.endpoint : null;
     try {
-      if (!ep) throw new Error('the call has no media');
+      if (row.reference_type === 'confbridge') {
+        const conf = this.factory.services.conferences?.mixOf(referenceId);
+        if (!conf || conf.destroyed) throw new Error('the conference is not hosted here');
+        const mt = await MixTranscription.start(row, conf, this.deps, phrases);
+        this.transcriptions.set(transcribeId, mt);
+        conf.once('destroy', () => void this.stopTranscribe(transcribeId));
+        return;
+      }
+      const call = this.factory.get(referenceId);
+      const ep = call && !call.isEnded ? call.endpoint : null;
+      if (!call || !ep) throw new Error('the call has no media');
       const lt = await LiveTranscription.start(row, ep, this.deps, phrases);
       this.transcriptions.set(transcribeId, lt);
-      call!.once('hangup', () => void this.stopTranscribe(transcribeId));
+      call.once('hangup', () => void this.stopTranscribe(transcribeId));
     } catch (err) {
       this.factory.deps.logger.warn({ err: (err as Error).message, transcribe: transcribeId }, 'transcription could not start');
       await finishTranscribe(this.deps, transcribeId);

@@ -5,7 +5,8 @@
  * progressing → done on stop or hangup (transcribe_done), and its on_end_flow_id, if any, runs.
  */
 import type { Logger } from 'pino';
-import type { Endpoint, Transcript } from '../../media-engine';
+import type { Conference, Endpoint, Transcript } from '../../media-engine';
+import { Transcriber } from '../../media-engine/transcriber';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { EventPublisher } from '../../core/events/bus';
 import type { Db } from '../../core/db/knex';
@@ -87,6 +88,41 @@ export class LiveTranscription {
     if (!this.ep.destroyed) await this.ep.transcribeStop().catch(() => undefined);
     else await new Promise((r) => setTimeout(r, 1500)); // a hangup still delivers the last segments (recogniser drain)
     this.detach();
+    await this.writes;
+    await finishTranscribe(this.deps, this.row.id);
+  }
+}
+
+/**
+ * Live transcription of a conference hosted on this node: one recogniser on the whole mix (every
+ * participant), so its segments are direction `in`. Ends on stop or when the conference ends.
+ */
+export class MixTranscription {
+  private writes: Promise<unknown> = Promise.resolve();
+  private ended = false;
+
+  private constructor(readonly row: TranscribeRow, private readonly t: Transcriber, private readonly deps: SpeechDeps) {}
+
+  static async start(row: TranscribeRow, conf: Conference, deps: SpeechDeps, phrases?: string[]): Promise<MixTranscription> {
+    const t = new Transcriber({ language: row.language, direction: 'in', provider: row.provider || undefined, phrases: phrases?.length ? phrases : undefined });
+    const mt = new MixTranscription(row, t, deps);
+    t.on('transcript', (x: Transcript) => {
+      if (!x.final || !x.text.trim()) return;
+      mt.writes = mt.writes
+        .then(() => storeSegment(deps, row, { text: x.text, direction: 'in', offsetMs: x.offsetMs, confidence: x.confidence }))
+        .catch((err: Error) => deps.logger.warn({ err: err.message, transcribe: row.id }, 'transcript not stored'));
+    });
+    t.on('error', (e: Error) => deps.logger.warn({ err: e.message, transcribe: row.id }, 'transcription error'));
+    await t.start((o) => conf.forkAudioStart(o));
+    conf.once('destroy', () => void mt.stop());
+    await publishResourceEvent(deps.events, 'transcribe_progressing', transcribeJson(row)).catch(() => undefined);
+    return mt;
+  }
+
+  async stop(): Promise<void> {
+    if (this.ended) return this.writes.then(() => undefined);
+    this.ended = true;
+    await this.t.stop().catch(() => undefined);
     await this.writes;
     await finishTranscribe(this.deps, this.row.id);
   }

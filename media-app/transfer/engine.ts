@@ -58,10 +58,12 @@ export class TransferEngine {
     await a.endpoint!.bridge(b.endpoint!);
     this.peers.set(a.id, b);
     this.peers.set(b.id, a);
-    if (followedByConnect) return;
+    // a connect around the pair hangs up the survivor itself; otherwise the pair goes together
     const end = (gone: LiveCall, other: LiveCall) => () => {
-      this.peers.delete(gone.id);
-      if (!gone.replacedBy && this.peers.get(other.id) === gone) void other.hangup('normal');
+      const paired = this.peers.get(other.id) === gone;
+      if (this.peers.get(gone.id) === other) this.peers.delete(gone.id);
+      if (paired) this.peers.delete(other.id);
+      if (!followedByConnect && paired && !gone.replacedBy) void other.hangup('normal');
     };
     void a.done.then(end(a, b));
     void b.done.then(end(b, a));

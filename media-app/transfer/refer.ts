@@ -90,7 +90,7 @@ async function handle(deps: CallDeps, engine: TransferEngine, call: LiveCall, re
       .catch((err: Error) => deps.logger.debug({ err: err.message }, 'NOTIFY failed'));
   };
   if (referTo.replaces) {
-    if (!other || other === call) {
+    if (!other || other === call || other.row.customer_id !== call.row.customer_id) {
       await notify(100, 'Trying');
       await notify(481, 'Call Does Not Exist');
       await transfersRepo(deps.db).update(t.id, { status: 'failed' });

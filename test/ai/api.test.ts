@@ -131,6 +131,39 @@ describe('ai: resources over the API', function () {
     expect((await auth(api().post('/v1.0/teams')).send({ name: 'x', start_member_id: m1, members: [] })).status).to.equal(400);
   });
 
+  it('a team hands the conversation to the next member when the LLM calls the transition function', async () => {
+    const a = await createAi({ init_prompt: 'You are the greeter.' });
+    const b = await createAi({ name: 'billing', init_prompt: 'You are the billing expert.' });
+    const m1 = '33333333-3333-4333-8333-333333333333';
+    const m2 = '44444444-4444-4444-8444-444444444444';
+    const team = await auth(api().post('/v1.0/teams')).send({
+      name: 'desk', start_member_id: m1,
+      members: [
+        { id: m1, name: 'greeter', ai_id: a.id, transitions: [{ function_name: 'to_billing', description: 'billing questions', next_member_id: m2 }] },
+        { id: m2, name: 'billing', ai_id: b.id },
+      ],
+    }).expect(200);
+    const prompts: string[] = [];
+    llm.options.respond = (req) => {
+      prompts.push(req.messages[0]!.content ?? '');
+      if (req.messages.at(-1)?.role === 'tool') return { text: 'Your invoice is paid.' };
+      return req.tools?.some((t) => t.function.name === 'to_billing') ? { tool_calls: [{ name: 'to_billing', arguments: {} }] } : { text: 'unexpected' };
+    };
+    const call = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'team', assistance_id: team.body.id, reference_type: 'conversation' }).expect(201);
+    expect(call.body.current_member_id).to.equal(m1);
+    await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Is my invoice paid?' }).expect(201);
+    await until(async () => {
+      const r = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
+      return r.some((m: { content: string }) => m.content === 'Your invoice is paid.');
+    }, 10_000, 'answer from the billing member');
+    expect(prompts).to.deep.equal(['You are the greeter.', 'You are the billing expert.']);
+    const after = (await auth(api().get(`/v1.0/aicalls/${call.body.id}`))).body;
+    expect(after.current_member_id).to.equal(m2);
+    const msgs = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
+    expect(msgs.find((m: { role: string; content: string }) => m.role === 'assistant' && m.content === 'Your invoice is paid.').active_ai_id).to.equal(b.id);
+    llm.options.respond = undefined;
+  });
+
   async function upload(name: string, text: string, type = 'text/plain') {
     const r = await auth(api().post('/v1.0/storage_files')).send({ filename: name, content: Buffer.from(text).toString('base64'), content_type: type });
     expect(r.status, JSON.stringify(r.body)).to.be.oneOf([200, 201]);

@@ -46,7 +46,7 @@ describe('ai_talk on a live call', function () {
   });
 
   /** A customer, trunk, AI, flow [answer, ai_talk, ...after] and a number; returns what the test needs. */
-  async function setUp(respond: (req: LlmRequest) => LlmReply, opts: { engineUrl?: string; after?: unknown[]; duration?: number } = {}) {
+  async function setUp(respond: (req: LlmRequest) => LlmReply, opts: { engineUrl?: string; after?: unknown[]; duration?: number; task?: boolean } = {}) {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `ai${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'ai' })).id;
     await trunksRepo(db).create(cid, `trai${Date.now()}${numberSeq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -58,7 +58,9 @@ describe('ai_talk on a live call', function () {
       customer_id: cid,
       actions: parseActions([
         { type: 'answer' },
-        { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: opts.duration ?? 40 } },
+        opts.task
+          ? { type: 'ai_task', option: { ai_id: ai.id } }
+          : { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: opts.duration ?? 40 } },
         ...((opts.after as never[]) ?? [{ type: 'hangup' }]),
       ]),
     } as never);
@@ -163,7 +165,36 @@ describe('ai_talk on a live call', function () {
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
     const users = await db('aimessages').where({ aicall_id: aicall.id, role: 'user' });
     expect(users).to.have.length(2);
-    expect((await db('calls').where({ customer_id: cid }))[0].hangup_by).to.equal('local');
+    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+    expect(call.hangup_by).to.equal('local');
+  });
+
+  it('ai_task (no audio, deprecated ai_id): the AI sets flow variables through its tools and its answer lands in svc.ai_task.result', async () => {
+    const { db, cid, number } = await setUp((req) =>
+      req.messages.at(-1)?.role === 'tool' ? { text: 'Intent recorded.' } : { tool_calls: [{ name: 'set_variables', arguments: { variables: { intent: 'cancel', 'svc.call.id': 'x' } } }] },
+      { task: true },
+    );
+    const sink = await TimedSink.open();
+    try {
+      const r = await runCall(number, [], sink);
+      const c = (await db('calls').where({ customer_id: cid }))[0];
+      const a = c && (await db('activeflows').where({ id: c.activeflow_id }).first());
+      expect(r.code, JSON.stringify(a)).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+    const af = await until(async () => {
+      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+      return a?.status === 'ended' ? a : null;
+    }, 10_000, 'activeflow ended');
+    expect(af.error).to.equal('');
+    expect(af.variables).to.include({ intent: 'cancel', 'svc.ai_task.result': 'Intent recorded.' });
+    expect(af.variables['svc.call.id']).to.equal(call.id);
+    const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
+    expect(aicall).to.include({ reference_type: 'task', status: 'terminated' });
+    const sent = llm.requests.at(-2)!;
+    expect(sent.tools!.map((t) => t.function.name)).to.include.members(['set_variables', 'stop_flow']);
   });
 
   it('without an LLM endpoint ai_talk ends the flow with a clear error', async () => {

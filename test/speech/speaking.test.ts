@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
 import { truncateAll } from '../support/db';
-import { api, espeakLevels, inboundSetup, progressingCall, startStack, voicedRuns, type Stack } from './support';
+import { api, espeakLevels, inboundSetup, inboundSetupFor, progressingCall, startStack, voicedRuns, type Stack } from './support';
 
 const SENTENCES = ['Yes.', 'This is a much longer second sentence with quite a lot of words in it.', 'Okay then, goodbye.'];
 
@@ -77,6 +77,40 @@ describe('speakings (streaming TTS into a live call)', function () {
       const list = await a.get('/speakings');
       expect(list.status).to.equal(200);
       expect(list.body.result.map((r: { id: string }) => r.id)).to.include.members([id, other, third]);
+    } finally {
+      await caller.done;
+      sink.close();
+    }
+  });
+
+  it('speaks into a conference and transcribes its mix: the participant hears it; the conference ending stops both', async () => {
+    const { f } = await inboundSetup(s, [{ type: 'answer' }, { type: 'hangup' }]);
+    const a = api(s.t, f);
+    const conf = await a.post('/conferences', { type: 'conference', name: 'speech', detail: '', data: {}, timeout: 0 });
+    expect(conf.status, JSON.stringify(conf.body)).to.be.oneOf([200, 201]);
+    const confId = conf.body.id as string;
+    await until(async () => (await a.get(`/conferences/${confId}`)).body.status === 'progressing', 10_000, 'conference progressing');
+    const { number } = await inboundSetupFor(s, f, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }]);
+    const sink = await RtpSink.open();
+    const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15551230002', sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+    try {
+      await until(async () => (await s.t.ctx.db('conferencecalls').where({ conference_id: confId, status: 'joined' }).first()) ?? null, 15_000, 'participant joined');
+      // the conference's whole mix is transcribed too (phrase list: flite-voiced phrases come out exact)
+      const tr = await a.post('/transcribes', { reference_type: 'confbridge', reference_id: confId, language: 'en-US', phrases: ['check my balance', 'talk to an operator', 'goodbye'] });
+      expect(tr.status, JSON.stringify(tr.body)).to.equal(200);
+      const r = await a.post('/speakings', { reference_type: 'confbridge', reference_id: confId, provider: 'provider_b' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      const id = r.body.id as string;
+      await until(async () => (await a.get(`/speakings/${id}`)).body.status === 'active', 10_000, 'active');
+      const mark = sink.levels.length;
+      await sleep(500);
+      await a.post(`/speakings/${id}/say`, { text: 'check my balance' });
+      await a.post(`/speakings/${id}/say`, { text: SENTENCES[1]! });
+      await until(() => voicedRuns(sink.levels.slice(mark)).some((x) => x[1] > 100), 15_000, 'the participant hears the sentences');
+      await until(async () => ((await s.t.ctx.db('transcripts').where({ transcribe_id: tr.body.id, message: 'check my balance' })).length ? true : null), 10_000, 'conference transcript');
+      await a.del(`/conferences/${confId}`);
+      await until(async () => (await a.get(`/speakings/${id}`)).body.status === 'stopped', 15_000, 'conference end stops the session');
+      await until(async () => (await a.get(`/transcribes/${tr.body.id}`)).body.status === 'done', 15_000, 'conference end ends the transcribe');
     } finally {
       await caller.done;
       sink.close();

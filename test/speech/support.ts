@@ -35,6 +35,7 @@ export function api(t: TestApp, f: Fixture) {
   return {
     get: (path: string) => request(t.app).get(`/v1.0${path}`).query(q),
     post: (path: string, body?: object) => (body === undefined ? request(t.app).post(`/v1.0${path}`).query(q) : request(t.app).post(`/v1.0${path}`).query(q).send(body)),
+    del: (path: string) => request(t.app).delete(`/v1.0${path}`).query(q),
   };
 }
 
@@ -42,7 +43,11 @@ let numberSeq = 0;
 
 /** A customer whose trunk (127.0.0.1) calls a virtual number running `actions`; returns the number. */
 export async function inboundSetup(s: Stack, actions: unknown[]): Promise<{ f: Fixture; number: string }> {
-  const f = await createFixture(s.t.ctx);
+  return inboundSetupFor(s, await createFixture(s.t.ctx), actions);
+}
+
+/** The same for an existing customer (another trunk and number). */
+export async function inboundSetupFor(s: Stack, f: Fixture, actions: unknown[]): Promise<{ f: Fixture; number: string }> {
   const db = s.t.ctx.db;
   await trunksRepo(db).create(f.customer.id, `sp${process.pid}${++numberSeq}${Date.now() % 100000}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
   const flow = await flowsRepo(db).create({ customer_id: f.customer.id, actions: parseActions(actions) } as never);

@@ -7,63 +7,9 @@ import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { testDb } from '../support/db';
 import { freePort } from '../support/ports';
-import { answeringUas, createExtension, killAllSipp, SIPP_SDP, sipp, startPlatform, until, type Platform } from '../media-app/harness';
-import { register, registerOnly } from './support';
+import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { phoneCalls, registerOnly } from './support';
 
-function phoneCalls(user: string, domain: string, number: string): string {
-  const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
-INVITE sip:${number}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: "Desk" <sip:${user}@${domain}>;tag=c[call_number]
-To: <sip:${number}@${domain}>
-Call-ID: [call_id]
-CSeq: ${cseq} INVITE
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Max-Forwards: 70
-${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
-Content-Length: [len]
-
-${SIPP_SDP}
-]]></send>`;
-  const ack = (cseq: number, uri: string) => `<send><![CDATA[
-ACK ${uri} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-${uri === '[next_url]' ? '[routes]\n' : ''}Call-ID: [call_id]
-CSeq: ${cseq} ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>`;
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="ext-to-tel">
-${register(user, domain)}
-${invite(1, false)}
-<recv response="100" optional="true"/>
-<recv response="407" auth="true"/>
-${ack(1, `sip:${number}@${domain}`)}
-${invite(2, true)}
-<recv response="100" optional="true"/>
-<recv response="180" optional="true"/>
-<recv response="200" rrs="true"/>
-${ack(2, '[next_url]')}
-<pause milliseconds="800"/>
-<send retrans="500"><![CDATA[
-BYE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 3 BYE
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>
-</scenario>`;
-}
 
 function messageScenario(user: string, domain: string, to: string, text: string, expect: number): string {
   const msg = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[

@@ -3,7 +3,7 @@
 import dgram from 'node:dgram';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { startPlatform, type Platform } from '../media-app/harness';
+import { SIPP_SDP, startPlatform, type Platform } from '../media-app/harness';
 
 export interface Stack {
   p: Platform;
@@ -226,3 +226,60 @@ export const registerOnly = (user: string, domain: string) => `<?xml version="1.
 <scenario name="register">
 ${register(user, domain)}
 </scenario>`;
+
+/** A registered phone calls `number`; it hangs up after 800 ms, or with waitForBye takes the platform's BYE. */
+export function phoneCalls(user: string, domain: string, number: string, o: { waitForBye?: boolean } = {}): string {
+  const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+INVITE sip:${number}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: "Desk" <sip:${user}@${domain}>;tag=c[call_number]
+To: <sip:${number}@${domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Max-Forwards: 70
+${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
+Content-Length: [len]
+
+${SIPP_SDP}
+]]></send>`;
+  const ack = (cseq: number, uri: string) => `<send><![CDATA[
+ACK ${uri} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+${uri === '[next_url]' ? '[routes]\n' : ''}Call-ID: [call_id]
+CSeq: ${cseq} ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="ext-to-tel">
+${register(user, domain)}
+${invite(1, false)}
+<recv response="100" optional="true"/>
+<recv response="407" auth="true"/>
+${ack(1, `sip:${number}@${domain}`)}
+${invite(2, true)}
+<recv response="100" optional="true"/>
+<recv response="180" optional="true"/>
+<recv response="200" rrs="true"/>
+${ack(2, '[next_url]')}
+${o.waitForBye ? `<recv request="BYE" timeout="30000"/>\n${ok200}` : `<pause milliseconds="800"/>
+<send retrans="500"><![CDATA[
+BYE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: 3 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>
+`}
+</scenario>`;
+}

@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
 import { freePort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, sleep, until } from '../media-app/harness';
-import { party, startStack, TonePeer, type Stack } from './support';
+import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from '../media-app/harness';
+import { party, phoneCalls, registerOnly, startStack, TonePeer, type Stack } from './support';
 
 describe('transfers', function () {
   this.timeout(120_000);
@@ -124,6 +124,39 @@ describe('transfers', function () {
     const [rx, rc] = await Promise.all([x.done, c.done]);
     expect(rx.code, rx.errors).to.equal(0);
     expect(rc.code, rc.errors).to.equal(0);
+  });
+
+  it('attended transfer by REFER with Replaces: the peers of the two calls of the phone are joined', async () => {
+    // call 2: the phone (extension a2) calls extension y through the platform, with a Call-ID we know
+    const a2 = await createExtension(s.f.customer.id);
+    const y = await createExtension(s.f.customer.id);
+    const tone = await TonePeer.open();
+    open.push(tone);
+    const server = `127.0.0.1:${s.p.sipPort}`;
+    const yPort = await freePort();
+    const reg = await sipp(registerOnly(y.ext.username, y.domain), [server, '-i', '127.0.0.1', '-p', String(yPort), '-m', '1', '-au', y.ext.username, '-ap', y.password]).done;
+    expect(reg.code, reg.errors).to.equal(0);
+    const yPhone = sipp(party({ rtpPort: tone.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(yPort), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
+    const cidPrefix = `xrep${Date.now()}`;
+    const replaces = `${cidPrefix}-1@127.0.0.1`;
+    // call 1: X called by the platform and connected to the phone's other line, which later sends the REFER
+    const { x, a, xCall, aRow, sinkX } = await connected((rtp) =>
+      party({ rtpPort: rtp, referTo: `sip:${y.ext.extension}@${y.domain}?Replaces=${encodeURIComponent(`${replaces};to-tag=t;from-tag=f`)}`, referAfterMs: 3500 }),
+    );
+    const a2Phone = sipp(phoneCalls(a2.ext.username, a2.domain, y.ext.extension, { waitForBye: true }), [server, '-i', '127.0.0.1', '-m', '1', '-au', a2.ext.username, '-ap', a2.password, '-cid_str', `${cidPrefix}-%u@%s`, '-timeout', '60s', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 70_000 });
+    const [ra, ra2] = await Promise.all([a.done, a2Phone.done]);
+    expect(ra.code, 'line 1 ' + ra.errors + ra.messages).to.equal(0);
+    expect(ra2.code, 'line 2 ' + ra2.errors + ra2.messages).to.equal(0);
+    const t = await until(async () => {
+      const r = await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id }).first();
+      return r && r.status === 'done' ? r : null;
+    }, 10_000, 'transfer done');
+    expect(t.type).to.equal('attended');
+    await until(() => sinkX.voiced > 25, 10_000, 'X hears Y');
+    expect((await s.api.post(`/calls/${xCall.id}/hangup`, undefined)).status).to.equal(200);
+    const [rx, ry] = await Promise.all([x.done, yPhone.done]);
+    expect(rx.code, rx.errors).to.equal(0);
+    expect(ry.code, ry.errors).to.equal(0);
   });
 
   it('bad input: unknown call 404, ended call 409, bad type 400, no addresses 400', async () => {

@@ -11,7 +11,7 @@ const TYPES: SummaryReferenceType[] = ['call', 'conference', 'transcribe', 'reco
 
 /**
  * ai_summary: starts a summary of the reference (default: the activeflow's own) and moves on; the
- * summary turns done in the background. voipbin.ai_summary.id names it.
+ * summary turns done in the background. svc.ai_summary.id names it.
  */
 export class AiSummary extends FlowTask<z.infer<typeof later.ai_summary>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
@@ -35,7 +35,7 @@ export class AiSummary extends FlowTask<z.infer<typeof later.ai_summary>> {
       on_end_flow_id: isUnset(o.on_end_flow_id) ? null : o.on_end_flow_id!,
     });
     if (svc.deps.events) await publishResourceEvent(svc.deps.events, 'summary_created', summaryJson(row) as never).catch(() => undefined);
-    ctx.vars.set('voipbin.ai_summary.id', row.id);
+    ctx.vars.set('svc.ai_summary.id', row.id);
     ctx.background('ai_summary', generateSummary({ ...svc.deps, dataDir: svc.dataDir }, row));
     return NEXT;
   }

@@ -47,7 +47,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
     } catch (e) {
       return { kind: 'fail', message: startFailure('ai_talk', e) };
     }
-    ctx.vars.set('voipbin.aicall.id', session.id);
+    ctx.vars.set('svc.aicall.id', session.id);
     ctx.note('aicall_started', { aicall_id: session.id });
     const v = voiceSettings(session.currentAi);
     const duration = this.option.duration ?? 0;

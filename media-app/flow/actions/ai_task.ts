@@ -9,7 +9,7 @@ import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
  * ai_task: the AI works on the flow's context without audio (conversations, flows without a call).
  * Its input is the conversation's latest message when there is one, else the flow variables; it
  * may call tools (set_variables, send_message, stop_flow...). The answer lands in
- * voipbin.ai_task.result (and voipbin.aicall.id names the session).
+ * svc.ai_task.result (and svc.aicall.id names the session).
  */
 export class AiTask extends FlowTask<z.infer<typeof later.ai_task>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
@@ -32,9 +32,9 @@ export class AiTask extends FlowTask<z.infer<typeof later.ai_task>> {
     } catch (e) {
       return { kind: 'fail', message: startFailure('ai_task', e) };
     }
-    ctx.vars.set('voipbin.aicall.id', session.id);
+    ctx.vars.set('svc.aicall.id', session.id);
     const vars = ctx.vars.snapshot();
-    const input = vars['voipbin.conversation_message.text'] || `Flow variables: ${JSON.stringify(ctx.vars.custom())}`;
+    const input = vars['svc.conversation_message.text'] || `Flow variables: ${JSON.stringify(ctx.vars.custom())}`;
     let result: string;
     try {
       result = await ctx.clock.track(session.replyText(input, ctx.signal));
@@ -44,7 +44,7 @@ export class AiTask extends FlowTask<z.infer<typeof later.ai_task>> {
       return { kind: 'fail', message: `ai_task: ${(e as Error).message}` };
     }
     await session.end().catch(() => undefined);
-    ctx.vars.set('voipbin.ai_task.result', result);
+    ctx.vars.set('svc.ai_task.result', result);
     if (session.endRequest?.kind === 'stop_flow') {
       if (ctx.call) await ctx.call.hangup('normal');
       return { kind: 'end', reason: ctx.call ? 'call_hangup' : 'stop_action' };

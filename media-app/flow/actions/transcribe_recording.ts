@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
-import { isUnset } from '../../../core/flow';
+import { ACTION_SPECS, isUnset } from '../../../core/flow';
 import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
 
 /**
@@ -11,7 +11,7 @@ import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
 export class TranscribeRecording extends FlowTask<z.infer<typeof later.transcribe_recording>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const speech = ctx.services.speech;
-    if (!speech) return { kind: 'fail', message: 'action transcribe_recording needs the speech subsystem, which is not running on this server' };
+    if (!speech) return { kind: 'fail', message: `action transcribe_recording needs the ${ACTION_SPECS.transcribe_recording.subsystem ?? 'transcribe'} subsystem, which is not running on this server` };
     if (ctx.referenceType !== 'call') return { kind: 'fail', message: 'transcribe_recording works only in the activeflow of a call' };
     const o = this.option;
     const rows = await speech.transcribeCallRecordings(ctx.referenceId, ctx.customerId, {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
-import { isUnset } from '../../../core/flow';
+import { ACTION_SPECS, isUnset } from '../../../core/flow';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 
 /**
@@ -10,7 +10,7 @@ import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from '.
 export class TranscribeStart extends FlowTask<z.infer<typeof later.transcribe_start>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const speech = ctx.services.speech;
-    if (!speech) return { kind: 'fail', message: 'action transcribe_start needs the speech subsystem, which is not running on this server' };
+    if (!speech) return { kind: 'fail', message: `action transcribe_start needs the ${ACTION_SPECS.transcribe_start.subsystem ?? 'transcribe'} subsystem, which is not running on this server` };
     const call = requireCall(ctx);
     const o = this.option;
     const row = await speech.transcribeCall(call.info.id, ctx.customerId, {

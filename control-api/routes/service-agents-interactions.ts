@@ -1,0 +1,40 @@
+/**
+ * /service_agents/contact_interactions and /service_agents/contact_peer_events: the peer events of
+ * the calls and conversations within the agent's reach only (its calls, its conversations and their
+ * messages); with no filter, /contact_interactions lists the last `since` days (default 30d).
+ */
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../route';
+import { listPeerEvents } from '../../core/workspace/peer-events';
+import { agentScope, callsOfAgent, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
+import { interactionQuery, peerEventList, peerFilterOf } from './contact-interactions';
+import type { AppContext } from '../context';
+
+const reachOf = (ctx: AppContext, s: AgentScope) => ({
+  callIds: callsOfAgent(ctx.db('calls').select('id'), s),
+  conversationIds: ctx.db('conversations').select('id').where({ customer_id: s.customerId, owner_id: s.agentId }),
+});
+
+const defs: AnyRoute[] = [
+  defineRoute({
+    method: 'get', path: '/service_agents/contact_interactions', tag: 'Service Agent', summary: 'Interactions on the agent’s calls and conversations',
+    description: 'At most one filter (peer_type + peer_target, contact_id or address_id); without one, the last `since` days ("30d" default, "180d" at most).',
+    permission: 'agent', paginated: true, query: z.object({ ...interactionQuery, since: z.string().max(8).optional() }), response: peerEventList,
+    handler: async ({ ctx, auth, query, page }) => {
+      const s = agentScope(auth);
+      return listPeerEvents(ctx.db, s.customerId, await peerFilterOf(ctx.db, s.customerId, query, { allowAddress: true, allowSince: true }), page, reachOf(ctx, s));
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/service_agents/contact_peer_events', tag: 'Service Agent', summary: 'Peer events on the agent’s calls and conversations, of one peer or contact',
+    permission: 'agent', paginated: true,
+    query: z.object({ peer_type: interactionQuery.peer_type, peer_target: interactionQuery.peer_target, contact_id: interactionQuery.contact_id, page_size: interactionQuery.page_size, page_token: interactionQuery.page_token }),
+    response: peerEventList,
+    handler: async ({ ctx, auth, query, page }) => {
+      const s = agentScope(auth);
+      return listPeerEvents(ctx.db, s.customerId, await peerFilterOf(ctx.db, s.customerId, query, { allowAddress: false, allowSince: false }), page, reachOf(ctx, s));
+    },
+  }),
+];
+
+export const routes = serviceAgentRoutes(defs);
