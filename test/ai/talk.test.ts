@@ -46,7 +46,7 @@ describe('ai_talk on a live call', function () {
   });
 
   /** A customer, trunk, AI, flow [answer, ai_talk, ...after] and a number; returns what the test needs. */
-  async function setUp(respond: (req: LlmRequest) => LlmReply, opts: { engineUrl?: string; after?: unknown[]; duration?: number; task?: boolean } = {}) {
+  async function setUp(respond: (req: LlmRequest) => LlmReply, opts: { engineUrl?: string; after?: unknown[]; duration?: number; task?: boolean; middle?: unknown } = {}) {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `ai${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'ai' })).id;
     await trunksRepo(db).create(cid, `trai${Date.now()}${numberSeq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -58,7 +58,7 @@ describe('ai_talk on a live call', function () {
       customer_id: cid,
       actions: parseActions([
         { type: 'answer' },
-        opts.task
+        opts.middle ? (opts.middle as never) : opts.task
           ? { type: 'ai_task', option: { ai_id: ai.id } }
           : { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: opts.duration ?? 40 } },
         ...((opts.after as never[]) ?? [{ type: 'hangup' }]),
@@ -195,6 +195,29 @@ describe('ai_talk on a live call', function () {
     expect(aicall).to.include({ reference_type: 'task', status: 'terminated' });
     const sent = llm.requests.at(-2)!;
     expect(sent.tools!.map((t) => t.function.name)).to.include.members(['set_variables', 'stop_flow']);
+  });
+
+  it('ai_summary starts a summary of the call and the flow moves on; without transcripts it ends done and empty', async () => {
+    process.env.AI_LLM_BASE_URL = llm.url;
+    try {
+      const { db, cid, number } = await setUp(() => ({ text: 'A summary.' }), { middle: { type: 'ai_summary', option: { language: 'en-US' } } });
+      const sink = await TimedSink.open();
+      try {
+        const r = await runCall(number, [], sink);
+        expect(r.code, r.errors + r.messages).to.equal(0);
+      } finally {
+        sink.close();
+      }
+      const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+      const s = await until(async () => (await db('summaries').where({ customer_id: cid, status: 'done' }))[0], 10_000, 'summary done');
+      expect(s).to.include({ reference_type: 'call', reference_id: call.id, activeflow_id: call.activeflow_id, content: '' });
+      expect(s.status_message).to.include('no transcript');
+      const af = await db('activeflows').where({ id: call.activeflow_id }).first();
+      expect(af.variables['svc.ai_summary.id']).to.equal(s.id);
+      expect((await eventsFor(p.redis, s.id)).map((e) => e.event_type)).to.include.members(['summary_created', 'summary_updated']);
+    } finally {
+      delete process.env.AI_LLM_BASE_URL;
+    }
   });
 
   it('without an LLM endpoint ai_talk ends the flow with a clear error', async () => {
