@@ -9,12 +9,13 @@
  * call is CALL_NOT_FOUND, except a call still waiting for its originate to be picked up, which
  * hangup cancels here (media-app skips originating calls that are no longer dialing).
  */
+import { resolveCallFlow } from '../calls/flow';
 import { z } from 'zod';
 import { defineRoute, idParams, text, uuid } from '../route';
 import { ApiError, invalidArgument } from '../../core/errors';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { clock } from '../../core/clock';
-import { checkClientVariables, parseActions } from '../../core/flow';
+import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
 import { EventPublisher } from '../../core/events/bus';
@@ -196,22 +197,10 @@ export const routes = [
     response: z.object({ calls: z.array(callSchema), groupcalls: z.array(z.record(z.string(), z.unknown())).describe('one per extension or agent destination') }),
     handler: async ({ ctx, auth, body }) => {
       const cid = auth.customerId;
-      const vars = checkClientVariables(body.variables);
-      if (vars.problems.length > 0) {
-        throw invalidArgument(`${vars.problems[0]!.field}: ${vars.problems[0]!.message}`, vars.problems.map((p) => ({ field: p.field, issue: p.message })));
-      }
-      let flowId: string;
-      let actions = null;
-      if (body.flow_id !== undefined) {
-        const flow = await flowsRepo(ctx.db).getOwned(cid, body.flow_id);
-        if (!flow) throw new ApiError('FLOW_NOT_FOUND', 'flow not found', { details: [{ field: 'flow_id' }] });
-        flowId = flow.id;
-      } else if (body.actions !== undefined) {
-        actions = parseActions(body.actions);
-        flowId = newId();
-      } else {
-        throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
-      }
+      const resolved = await resolveCallFlow(ctx, cid, body);
+      const vars = { variables: resolved.variables };
+      let flowId = resolved.flowId;
+      let actions = resolved.actions;
       if (body.amd) {
         // AMD on answer: the call runs its flow behind an amd action, in a non-listed flow of its own
         const base = actions ?? (await flowsRepo(ctx.db).getOwned(cid, flowId))?.actions ?? [];

@@ -4,11 +4,10 @@
  * Call rows and enqueues groupcall.start on the shared originate queue; hangup goes to the node that
  * owns its calls. Destinations get the checks of POST /calls (control-api/calls/plan.ts).
  */
+import { resolveCallFlow } from '../calls/flow';
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { ApiError, invalidArgument } from '../../core/errors';
-import { newId } from '../../core/ids';
-import { checkClientVariables, parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callJson, callsRepo } from '../../core/repos/calls';
 import { groupcallJson, groupcallsRepo, type GroupcallRow } from '../../core/repos/groupcalls';
@@ -106,20 +105,9 @@ export const routes = [
     response: groupcallSchema,
     handler: async ({ ctx, auth, body }) => {
       const cid = auth.customerId;
-      const vars = checkClientVariables(body.variables);
-      if (vars.problems.length > 0) throw invalidArgument(`${vars.problems[0]!.field}: ${vars.problems[0]!.message}`);
-      let flowId: string;
-      let actions = null;
-      if (body.flow_id !== undefined) {
-        const flow = await flowsRepo(ctx.db).getOwned(cid, body.flow_id);
-        if (!flow) throw new ApiError('FLOW_NOT_FOUND', 'flow not found', { details: [{ field: 'flow_id' }] });
-        flowId = flow.id;
-      } else if (body.actions !== undefined) {
-        actions = parseActions(body.actions);
-        flowId = newId();
-      } else {
-        throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
-      }
+      const resolved = await resolveCallFlow(ctx, cid, body);
+      const vars = { variables: resolved.variables };
+      const { flowId, actions } = resolved;
       const legs = await planLegs(ctx, cid, body.source, body.destinations);
       const { groupcall, calls } = await ctx.db.transaction(async (trx) => {
         if (actions) await flowsRepo(trx).create({ id: flowId, customer_id: cid, actions, persist: false, name: 'groupcall' });

@@ -21,7 +21,7 @@ describe('ai: resources over the API', function () {
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
 
   before(async () => {
-    t = await buildTestApp();
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
     f = await createFixture(t.ctx);
     llm = await startLlmServer({ apiKey: 'sk-test-0123456789abcdef' });
     web = http.createServer((req, res) => {

@@ -20,7 +20,7 @@ describe('ai: summaries', function () {
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
 
   before(async () => {
-    t = await buildTestApp();
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
     f = await createFixture(t.ctx);
     llm = await startLlmServer({
       respond: (req) => {
