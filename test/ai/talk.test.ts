@@ -14,7 +14,8 @@ import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../support/db';
 import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../support/llm-server';
-import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { freePort } from '../support/ports';
 import { aiCallerScenario, speechPcap, TimedSink } from './audio';
 
 const PHRASES = ['what are your opening hours', 'stop please', 'thank you goodbye'];
@@ -218,6 +219,34 @@ describe('ai_talk on a live call', function () {
     } finally {
       delete process.env.AI_LLM_BASE_URL;
     }
+  });
+
+  it('connect_call: the AI transfers the caller, who is bridged to the destination', async () => {
+    const uasPort = await freePort();
+    const { db, cid, number } = await setUp((req) =>
+      lastUser(req) && req.messages.at(-1)?.role !== 'tool'
+        ? { text: 'Connecting you now.', tool_calls: [{ name: 'connect_call', arguments: { destinations: [{ type: 'sip', target: `agent@127.0.0.1:${uasPort}` }] } }] }
+        : { text: '' },
+    );
+    const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(uasPort), '-m', '1', '-timeout', '50s'], { killAfterMs: 60_000 });
+    const sink = await TimedSink.open();
+    try {
+      const caller = runCall(number, [{ atMs: 800, pcap: q1.file }], sink);
+      // once the destination leg is up, end the caller's call: the bridge ends both legs
+      const leg = await until(async () => (await db('calls').where({ customer_id: cid, direction: 'outgoing', status: 'progressing' }))[0], 40_000, 'destination answered');
+      const master = (await db('calls').where({ customer_id: cid, direction: 'incoming' }))[0];
+      expect(leg.destination).to.deep.include({ type: 'sip' });
+      await (p.app.calls.get(master.id) as unknown as { hangup(r: string): Promise<void> }).hangup('normal');
+      const [r, u] = await Promise.all([caller, uas.done]);
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      expect(u.code, u.errors + u.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
+    expect(aicall.status).to.equal('terminated');
+    const tool = await db('aimessages').where({ aicall_id: aicall.id, role: 'tool' }).first();
+    expect(tool.content).to.equal('connecting');
   });
 
   it('without an LLM endpoint ai_talk ends the flow with a clear error', async () => {
