@@ -19,7 +19,7 @@ describe('conferences REST', function () {
   before(async () => {
     await truncateAll();
     p = await startPlatform();
-    t = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
     f = await createFixture(t.ctx);
   });
   after(async () => {

@@ -29,7 +29,7 @@ describe('queue: /agents, /queues, /queuecalls', function () {
   };
 
   before(async () => {
-    t = await buildTestApp();
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
   });
   after(async () => t.close());
   beforeEach(async () => {
