@@ -20,7 +20,8 @@ interface Job {
   current: FrameSource | null;
   /** Sources loaded ahead of `index` (the next one loads while the current one plays). */
   ready: Map<number, FrameSource>;
-  loading: Set<number>;
+  /** Highest source index whose load has been started (-1: none). */
+  requested: number;
   failed: Map<number, Error>;
   played: number;
   finished: boolean;
@@ -37,7 +38,7 @@ export class Player {
 
   enqueue(loaders: (() => Promise<FrameSource>)[], bargeIn = false): Promise<PlayResult> {
     return new Promise((resolve, reject) => {
-      const job: Job = { loaders, bargeIn, index: 0, current: null, ready: new Map(), loading: new Set(), failed: new Map(), played: 0, finished: false, resolve, reject };
+      const job: Job = { loaders, bargeIn, index: 0, current: null, ready: new Map(), requested: -1, failed: new Map(), played: 0, finished: false, resolve, reject };
       this.jobs.push(job);
       // load at once: the source is usually ready before the tick that plays it
       this.load(job, 0);
@@ -52,17 +53,17 @@ export class Player {
   readFrame(out: Frame): boolean {
     while (this.jobs.length) {
       const job = this.jobs[0]!;
-      const err = job.failed.get(job.index);
-      if (err) {
-        this.drop(job);
-        job.reject(err);
-        continue;
-      }
       if (job.index >= job.loaders.length) {
         this.finish(job, false);
         continue;
       }
       if (!job.current) {
+        const err = job.failed.get(job.index);
+        if (err) {
+          this.drop(job);
+          job.reject(err);
+          continue;
+        }
         this.load(job, job.index);
         out.fill(0); // still loading: keep the stream going with silence
         return true;
@@ -81,19 +82,18 @@ export class Player {
     return false;
   }
 
-  /** Starts loading source i of a job unless it is loaded, loading, or past the end. */
+  /** Starts loading source i of a job unless it was already asked for or is past the end. */
   private load(job: Job, i: number): void {
-    if (i >= job.loaders.length || job.loading.has(i) || job.ready.has(i) || job.failed.has(i) || (i === job.index && job.current)) return;
-    job.loading.add(i);
+    // sources are asked for in order, once each: one comparison per frame on the hot path
+    if (i >= job.loaders.length || i <= job.requested) return;
+    job.requested = i;
     job.loaders[i]!().then(
       (src) => {
-        job.loading.delete(i);
         if (job.finished || i < job.index) return src.close?.();
         if (i === job.index && !job.current) job.current = src;
         else job.ready.set(i, src);
       },
       (e: Error) => {
-        job.loading.delete(i);
         if (!job.finished) job.failed.set(i, e);
       },
     );
