@@ -5,6 +5,7 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { uacWaitsForBye } from '../media-app/harness';
 
 /** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
 export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {
@@ -133,56 +134,5 @@ export function aiCallerScenario(ruri: string, sinkPort: number, plays: { atMs: 
       return `<pause milliseconds="${wait}"/>\n<nop><action><exec play_pcap_audio="${p.pcap}"/></action></nop>`;
     })
     .join('\n');
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="ai-caller">
-<send retrans="500"><![CDATA[
-INVITE sip:${ruri} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: "Caller" <sip:+15557654321@[local_ip]:[local_port]>;tag=[call_number]
-To: <sip:${ruri}>
-Call-ID: [call_id]
-CSeq: 1 INVITE
-Contact: <sip:caller@[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Type: application/sdp
-Content-Length: [len]
-
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${sinkPort} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=sendrecv
-]]></send>
-<recv response="100" optional="true"/>
-<recv response="180" optional="true"/>
-<recv response="200" rrs="true"/>
-<send><![CDATA[
-ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-${steps}
-<recv request="BYE" timeout="${byeTimeoutMs}"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
-</scenario>`;
+  return uacWaitsForBye(ruri, '+15557654321', sinkPort, { steps, byeTimeoutMs });
 }

@@ -5,47 +5,7 @@ import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { testDb, truncateAll } from '../support/db';
 import { freePort } from '../support/ports';
-import { answeringUas, createExtension, eventsFor, SIPP_SDP, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
-
-const register = (user: string, domain: string) => `
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 1 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="401" auth="true"/>
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 2 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-[authentication]
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>`;
-
-
-/** sipp in client mode drops requests of unknown calls: the phone registers, then answers as a UAS on the same port. */
-function registerOnly(user: string, domain: string): string {
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="register">
-${register(user, domain)}
-</scenario>`;
-}
+import { answeringUas, createExtension, eventsFor, SIPP_SDP, killAllSipp, register, registerOnly, sipp, startPlatform, until, type Platform } from './harness';
 
 const calleePhone = (user: string) =>
   answeringUas({ tag: '[pid]callee', contact: `<sip:${user}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 });

@@ -290,7 +290,12 @@ export class RtpSink {
 }
 
 /** A sipp UAC scenario: INVITE with our SDP (audio to `rtpPort`), then wait for the platform's BYE. */
-export function uacWaitsForBye(ruri: string, fromUser: string, rtpPort: number, opts: { expectStatus?: number; digest?: boolean } = {}): string {
+export function uacWaitsForBye(
+  ruri: string,
+  fromUser: string,
+  rtpPort: number,
+  opts: { expectStatus?: number; digest?: boolean; /** scenario steps after the ACK (pauses, pcap plays) */ steps?: string; byeTimeoutMs?: number } = {},
+): string {
   const invite = (cseq = 1, auth = false) => `<send retrans="500"><![CDATA[
 INVITE sip:${ruri} SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
@@ -365,7 +370,7 @@ Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>
-<recv request="BYE" timeout="20000"/>
+${opts.steps ? `${opts.steps}\n` : ''}<recv request="BYE" timeout="${opts.byeTimeoutMs ?? 20000}"/>
 <send><![CDATA[
 SIP/2.0 200 OK
 [last_Via:]
@@ -461,4 +466,44 @@ export function answeringUas(o: UasScenarioOptions = {}): string {
   }
   parts.push('</scenario>');
   return parts.join('\n');
+}
+
+/** REGISTER with digest (sipp answers the 401 itself), as a scenario fragment. */
+export const register = (user: string, domain: string) => `
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 1 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="401" auth="true"/>
+<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: 2 REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+[authentication]
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>`;
+
+/** sipp in client mode drops requests of unknown calls: the phone registers, then answers as a UAS on the same port. */
+export function registerOnly(user: string, domain: string): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="register">
+${register(user, domain)}
+</scenario>`;
 }

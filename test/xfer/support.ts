@@ -3,7 +3,7 @@
 import dgram from 'node:dgram';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { SIPP_SDP, startPlatform, type Platform } from '../media-app/harness';
+import { register, SIPP_SDP, startPlatform, type Platform } from '../media-app/harness';
 
 export interface Stack {
   p: Platform;
@@ -189,43 +189,8 @@ export class TonePeer {
   }
 }
 
-/** REGISTER with digest (sipp answers the 401 itself). */
-export const register = (user: string, domain: string) => `
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 1 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-Content-Length: 0
 
-]]></send>
-<recv response="401" auth="true"/>
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 2 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-[authentication]
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>`;
-
-/** A phone that only registers (it then answers as a UAS on the same port). */
-export const registerOnly = (user: string, domain: string) => `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="register">
-${register(user, domain)}
-</scenario>`;
+export { registerOnly } from '../media-app/harness';
 
 /** A registered phone calls `number`; it hangs up after 800 ms, or with waitForBye takes the platform's BYE. */
 export function phoneCalls(user: string, domain: string, number: string, o: { waitForBye?: boolean } = {}): string {
