@@ -8,6 +8,27 @@ import { ApiError, invalidArgument } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { flowsRepo } from '../../core/repos/flows';
 import type { AppContext } from '../context';
+import { z } from 'zod';
+import { ADDRESS_TYPES } from '../../core/flow/options/common';
+import { text, uuid } from '../route';
+
+/** An Address in a request body (voipbin-notes §1). */
+export const addressIn = z.strictObject({
+  type: z.enum(ADDRESS_TYPES),
+  target: text(1024),
+  target_name: text().optional(),
+  name: text().optional(),
+  detail: text(1024).optional(),
+});
+
+/** The body fields every way of starting calls shares (POST /calls, POST /groupcalls). */
+export const newCallFields = {
+  source: addressIn,
+  destinations: z.array(addressIn).min(1).max(100),
+  flow_id: uuid().optional(),
+  actions: z.array(z.unknown()).optional().describe('inline actions when no flow_id'),
+  variables: z.unknown().optional().describe('object of string → string; 100 keys, 64 KB total, 32 KB per value; svc. keys ignored'),
+};
 
 export interface CallFlow {
   flowId: string;

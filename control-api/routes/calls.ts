@@ -9,7 +9,7 @@
  * call is CALL_NOT_FOUND, except a call still waiting for its originate to be picked up, which
  * hangup cancels here (media-app skips originating calls that are no longer dialing).
  */
-import { resolveCallFlow } from '../calls/flow';
+import { newCallFields, resolveCallFlow } from '../calls/flow';
 import { z } from 'zod';
 import { defineRoute, idParams, text, uuid } from '../route';
 import { ApiError, invalidArgument } from '../../core/errors';
@@ -31,15 +31,6 @@ import '../../core/groupcalls/commands';
 import type { AppContext, AuthContext } from '../context';
 import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 
-const ADDRESS_TYPES = ['', 'agent', 'ai', 'ai_team', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'webchat', 'web_session', 'whatsapp'] as const;
-
-const addressIn = z.strictObject({
-  type: z.enum(ADDRESS_TYPES),
-  target: text(1024),
-  target_name: text().optional(),
-  name: text().optional(),
-  detail: text(1024).optional(),
-});
 
 export const callSchema = z.object({
   id: uuidOut(),
@@ -71,11 +62,7 @@ export const callSchema = z.object({
 });
 
 const createBody = z.object({
-  source: addressIn,
-  destinations: z.array(addressIn).min(1).max(100),
-  flow_id: uuid().optional(),
-  actions: z.array(z.unknown()).optional().describe('inline actions when no flow_id'),
-  variables: z.unknown().optional().describe('object of string → string; 100 keys, 64 KB total, 32 KB per value; svc. keys ignored'),
+  ...newCallFields,
   anonymous: z.enum(['yes', 'no', 'auto']).optional().describe('tel destinations only; default auto'),
   amd: amdOption.strict().optional().describe('answering machine detection on answer (the amd action\'s options), then the flow (docs/speech.md)'),
 });

@@ -4,7 +4,7 @@
  * Call rows and enqueues groupcall.start on the shared originate queue; hangup goes to the node that
  * owns its calls. Destinations get the checks of POST /calls (control-api/calls/plan.ts).
  */
-import { resolveCallFlow } from '../calls/flow';
+import { newCallFields, resolveCallFlow } from '../calls/flow';
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { ApiError, invalidArgument } from '../../core/errors';
@@ -21,13 +21,6 @@ import { planLegs } from '../calls/plan';
 import type { AppContext, AuthContext } from '../context';
 import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 
-const addressIn = z.strictObject({
-  type: z.string().max(32),
-  target: z.string().max(1024),
-  target_name: z.string().max(255).optional(),
-  name: z.string().max(255).optional(),
-  detail: z.string().max(1024).optional(),
-});
 
 export const groupcallSchema = z.object({
   id: uuidOut(),
@@ -55,13 +48,9 @@ export const groupcallSchema = z.object({
 });
 
 const createBody = z.object({
-  source: addressIn,
-  destinations: z.array(addressIn).min(1).max(100),
-  flow_id: uuid().optional(),
-  actions: z.array(z.unknown()).optional().describe('inline actions when no flow_id'),
+  ...newCallFields,
   ring_method: z.enum(RING_METHODS).describe('"" = ring_all'),
   answer_method: z.enum(ANSWER_METHODS).describe('"" = hangup_others'),
-  variables: z.unknown().optional(),
 });
 
 const notFound = () => new ApiError('GROUPCALL_NOT_FOUND', 'groupcall not found');
