@@ -4,7 +4,7 @@
 // targets, sip targets straight at a sipp). Results, tries, pacing and events are checked.
 import { expect } from 'chai';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { truncateAll } from '../support/db';
 import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
 import { CampaignRunner } from '../../control-api/campaigns/runner';
@@ -84,7 +84,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
       auth_username: '', auth_password: '', codecs: [], name: 'sipp-gw', detail: '',
     } as never);
     await routesRepo(t1.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
-    const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(gw), '-m', '5', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 60_000 });
+    const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(gw), '-m', '5', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
     await uas.port;
     const targets = [1, 2, 3, 4, 5].map((n) => ({ destination_0: { type: 'tel', target: `+1555000200${n}` } }));
     const { campaign, targetIds, outdial } = await campaignOf(
@@ -135,7 +135,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     const answerPort = await freePort();
     // target A: destination_0 busy twice, then destination_1 answers; target B: busy twice, done with fail
     const busy = sipp(answeringUas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(busyPort), '-m', '4'], { killAfterMs: 60_000 });
-    const answer = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(answerPort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 60_000 });
+    const answer = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(answerPort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
     await Promise.all([busy.port, answer.port]);
     const tryInterval = 1000;
     const { campaign, targetIds } = await campaignOf(
@@ -194,7 +194,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
 
   it('stop mid-run: stopping while the live call goes on, no new target dialled, then stop', async () => {
     const port = await freePort();
-    const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 60_000 });
+    const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
     await uas.port;
     const { campaign, targetIds } = await campaignOf(
       [1, 2, 3, 4].map((n) => ({ destination_0: { type: 'sip', target: `t${n}@127.0.0.1:${port}` } })),

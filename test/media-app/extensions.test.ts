@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { testDb, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, eventsFor, SIPP_SDP, killAllSipp, register, registerOnly, sipp, startPlatform, until, type Platform } from './harness';
 
 const calleePhone = (user: string) =>
@@ -96,9 +96,9 @@ describe('media-app extension to extension', function () {
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [sipServer, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
     expect(await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`)).to.have.length(1);
-    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300)); // let the UAS bind
-    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);

@@ -8,7 +8,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { eventsFor, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
 
 describe('media-app inbound calls', function () {
@@ -138,7 +138,7 @@ describe('media-app inbound calls', function () {
     const scenario = uacWaitsForBye(`+899100000005@127.0.0.1:${p.sipPort}`, 'pbx', 0)
       .replace('m=audio 0 RTP/AVP 0 101', 'm=audio [media_port] RTP/AVP 0 101')
       .replace('<recv request="BYE" timeout="20000"/>', '<pause milliseconds="300"/>\n<nop><action><exec play_pcap_audio="/usr/share/sip-tester/dtmf_2833_5.pcap"/></action></nop>\n<recv request="BYE" timeout="20000"/>');
-    const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 30_000 }).done;
+    const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 }).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
     const af = await until(async () => {

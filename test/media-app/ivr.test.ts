@@ -15,7 +15,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
 import { readWav, rms } from '../media-engine/support';
 import { testDb } from '../support/db';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
 
 const SIPP_DIR = '/usr/share/sip-tester';
@@ -112,7 +112,7 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
     const cid = await ivrNumber('+899100000701');
     const sink = await RtpSink.open();
     try {
-      const r = await sipp(ivrScenario('+899100000701', sink.port, 'dtmf_2833_5.pcap'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 }).done;
+      const r = await sipp(ivrScenario('+899100000701', sink.port, 'dtmf_2833_5.pcap'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 }).done;
       expect(r.code, r.errors + r.messages).to.equal(0);
       // the menu was spoken (PCMA toward the SDP address, before sipp's own RTP latched the stream)
       expect(sink.voiced, `levels ${sink.levels.slice(0, 60).map(Math.round).join(',')}`).to.be.greaterThan(25);
@@ -140,7 +140,7 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
     const sink = await RtpSink.open();
     try {
       const scenario = ivrScenario('+899100000702', sink.port, 'dtmf_2833_9.pcap').replace(/<pause milliseconds="1800"\/>\n<nop>.*g711a.*\n/, '');
-      const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 }).done;
+      const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 }).done;
       expect(r.code, r.errors + r.messages).to.equal(0);
     } finally {
       sink.close();

@@ -10,7 +10,7 @@ import { providersRepo } from '../../core/repos/providers';
 import { repos } from '../../core/repos';
 import { CommandBus } from '../../core/commands/bus';
 import { testDb, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
 
 /** UAS: 180, a pause, 200, then waits for the platform's BYE. */
@@ -50,7 +50,7 @@ describe('media-app call limits and modes', function () {
 
   it('the maximum call duration ends an answered call with hangup_reason timeout', async () => {
     const { db, row, port } = await outgoing('This announcement is far longer than the maximum duration of the call. '.repeat(5));
-    const callee = sipp(slowUas(0), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 30_000 });
+    const callee = sipp(slowUas(0), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await bus.originate([row.id], row.customer_id);
     expect((await callee.done).code).to.equal(0);
     const done = await until(async () => {
@@ -64,7 +64,7 @@ describe('media-app call limits and modes', function () {
 
   it('early execution starts the activeflow while the callee is still ringing', async () => {
     const { db, row, port } = await outgoing('Hello early.', { early_execution: true });
-    const callee = sipp(slowUas(1500), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 30_000 });
+    const callee = sipp(slowUas(1500), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await bus.originate([row.id], row.customer_id);
     const ringing = await until(async () => {
       const c = await callsRepo(db).get(row.id);

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CommandBus } from '../../core/commands/bus';
 import { testDb, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
 
 const uas = (opts: { final?: number; cancel?: boolean } = {}) => answeringUas(opts);
@@ -58,7 +58,7 @@ describe('media-app outbound calls (originate)', function () {
 
   it('answers, plays the prompt, hangs up: status, timestamps, reason and events', async () => {
     const { db, row, port, flow } = await setup();
-    const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
     // at-least-once delivery: the same command enqueued again (different id) dials nothing twice
     await bus.originate([row.id], row.customer_id);
@@ -138,7 +138,7 @@ describe('media-app outbound calls (originate)', function () {
     await routesRepo(db).create({ customer_id: cid, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
     await db('calls').where({ id: base.id }).update({ destination: JSON.stringify({ type: 'tel', target: '+15557654321' }) });
     const failing = sipp(uas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(p1), '-m', '1']);
-    const answering = sipp(uas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const answering = sipp(uas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
     await bus.originate([base.id], cid);
     const [f, a] = await Promise.all([failing.done, answering.done]);
@@ -160,7 +160,7 @@ describe('media-app outbound calls (originate)', function () {
     });
     const port = await freePort();
     await db('calls').where({ id: row.id }).update({ destination: JSON.stringify({ type: 'sip', target: `callee@127.0.0.1:${port}` }) });
-    const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort()), '-rtp_echo'], { killAfterMs: 40_000 });
+    const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-rtp_echo'], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 200));
     await bus.originate([row.id], cid);
     await until(async () => (await callsRepo(db).get(row.id))?.status === 'progressing', 10_000, 'answered');

@@ -4,7 +4,7 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type MediaServer, type DtmfEvent, type Endpoint, type RecordResult } from '../../media-engine';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { bestCorrelation, readWav, useMediaServer } from './support';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 
@@ -74,7 +74,7 @@ describe('media-engine end to end with sipp (uac_pcap)', function () {
   it('answers a sipp call, records its G.711 audio and detects its RFC 2833 digit', async () => {
     const sipPort = await freePort();
     const sippPort = await freePort();
-    const mediaPort = await freePort();
+    const mediaPort = await sippMediaPort();
     const sock = dgram.createSocket('udp4');
     await new Promise<void>((r) => sock.bind(sipPort, '127.0.0.1', () => r()));
     const digits: DtmfEvent[] = [];

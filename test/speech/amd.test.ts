@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { answeringUas, killAllSipp, sipp, until } from '../media-app/harness';
 import { concat, espeak, silenceMs, soxSynth } from '../media-engine/dsp/support/audio';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { truncateAll } from '../support/db';
 import { createFixture } from '../support/api';
 import { writeRtpPcap } from './pcap';
@@ -43,7 +43,7 @@ describe('AMD on outbound calls (sipp plays human and machine audio)', function 
     const f = await createFixture(s.t.ctx);
     const port = await freePort();
     const scenario = answeringUas().replace('<recv request="ACK"/>', `<recv request="ACK"/>\n<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`);
-    const callee = sipp(scenario, ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 45_000 });
+    const callee = sipp(scenario, ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 45_000 });
     const r = await api(s.t, f).post('/calls', { source: { type: 'tel', target: '+15550001111' }, destinations: [{ type: 'sip', target: `callee@127.0.0.1:${port}` }], actions, amd });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const id = r.body.calls[0].id as string;

@@ -21,3 +21,26 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   }
   throw new Error('no free port found');
 }
+
+function udpFree(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = dgram.createSocket('udp4');
+    s.once('error', () => resolve(false));
+    s.bind(port, host, () => s.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A base port for sipp's -mp: sipp binds four UDP ports from it (audio RTP/RTCP, video RTP/RTCP).
+ * Drawn from 30100–32700, outside the engine's RTP range (20000–30000) and the kernel's
+ * ephemeral range (32768+), so nothing else in the suite is handed one of the four meanwhile.
+ */
+export async function sippMediaPort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const base = 30100 + 4 * Math.floor(Math.random() * 650);
+    let ok = true;
+    for (let i = 0; i < 4 && ok; i++) ok = await udpFree(base + i, host);
+    if (ok) return base;
+  }
+  throw new Error('no free block of four UDP ports for sipp media');
+}

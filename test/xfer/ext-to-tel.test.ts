@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { testDb } from '../support/db';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
 import { phoneCalls, registerOnly } from './support';
 
@@ -75,9 +75,9 @@ describe('extension to tel through routes and providers', function () {
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
     const failing = sipp(answeringUas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(g1), '-m', '1']);
-    const gateway = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(g2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const gateway = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(g2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
-    const phone = sipp(phoneCalls(a.ext.username, a.domain, '+15557654321'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const phone = sipp(phoneCalls(a.ext.username, a.domain, '+15557654321'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     const [rp, rf, rg] = await Promise.all([phone.done, failing.done, gateway.done]);
     expect(rp.code, 'phone ' + rp.errors + rp.messages).to.equal(0);
     expect(rf.code, rf.errors).to.equal(0);

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { groupcallsRepo } from '../../core/repos/groupcalls';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, eventsFor, killAllSipp, sipp, until } from '../media-app/harness';
 import { cancelledUas, registerOnly, startStack, type Stack } from './support';
 
@@ -29,7 +29,7 @@ describe('groupcalls', function () {
 
   it('ring_all: the first to answer runs the flow, the others are cancelled', async () => {
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
-    const answering = sipp(answeringUas({ pauseMs: 700 }), ['-i', '127.0.0.1', '-p', String(p1), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const answering = sipp(answeringUas({ pauseMs: 700 }), ['-i', '127.0.0.1', '-p', String(p1), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     const c2 = sipp(cancelledUas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1']);
     const c3 = sipp(cancelledUas(), ['-i', '127.0.0.1', '-p', String(p3), '-m', '1']);
     await new Promise((r) => setTimeout(r, 300));
@@ -64,7 +64,7 @@ describe('groupcalls', function () {
   it('linear: tries in order; after an answer the rest are never dialled', async () => {
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
     const busy = sipp(answeringUas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(p1), '-m', '1']);
-    const answering = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const answering = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
     const res = await s.api.post('/groupcalls', {
       source: { type: 'tel', target: '+899100000001' },
@@ -123,7 +123,7 @@ describe('groupcalls', function () {
     const phonePort = await freePort();
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [server, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
-    const phone = sipp(answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 40_000 });
+    const phone = sipp(answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
     const res = await s.api.post('/calls', {
       source: { type: 'tel', target: '+899100000001' },

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
-import { freePort } from '../support/ports';
+import { freePort, sippMediaPort } from '../support/ports';
 import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from '../media-app/harness';
 import { party, phoneCalls, registerOnly, startStack, TonePeer, type Stack } from './support';
 
@@ -143,7 +143,7 @@ describe('transfers', function () {
     const { x, a, xCall, aRow, sinkX } = await connected((rtp) =>
       party({ rtpPort: rtp, referTo: `sip:${y.ext.extension}@${y.domain}?Replaces=${encodeURIComponent(`${replaces};to-tag=t;from-tag=f`)}`, referAfterMs: 3500 }),
     );
-    const a2Phone = sipp(phoneCalls(a2.ext.username, a2.domain, y.ext.extension, { waitForBye: true }), [server, '-i', '127.0.0.1', '-m', '1', '-au', a2.ext.username, '-ap', a2.password, '-cid_str', `${cidPrefix}-%u@%s`, '-timeout', '60s', '-mi', '127.0.0.1', '-mp', String(await freePort())], { killAfterMs: 70_000 });
+    const a2Phone = sipp(phoneCalls(a2.ext.username, a2.domain, y.ext.extension, { waitForBye: true }), [server, '-i', '127.0.0.1', '-m', '1', '-au', a2.ext.username, '-ap', a2.password, '-cid_str', `${cidPrefix}-%u@%s`, '-timeout', '60s', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 70_000 });
     const [ra, ra2] = await Promise.all([a.done, a2Phone.done]);
     expect(ra.code, 'line 1 ' + ra.errors + ra.messages).to.equal(0);
     expect(ra2.code, 'line 2 ' + ra2.errors + ra2.messages).to.equal(0);
