@@ -14,6 +14,7 @@ import { addressOut } from './messages';
 import { CONVERSATION_TYPES, conversationJson, conversationMessageJson, conversationsRepo } from '../../core/repos/conversations';
 import { sendToConversation } from '../../core/conversations/send';
 import { messagingDeps } from '../messaging/deps';
+import { assertOwnerAgent, saveConversation, unassignConversation } from '../messaging/conversation-update';
 
 export const conversationSchema = z.object({
   id: uuidOut(),
@@ -111,16 +112,9 @@ export const routes = [
     handler: async ({ ctx, auth, params, body }) => {
       const repo = conversationsRepo(ctx.db);
       if (!(await repo.getOwned(auth.customerId, params.id))) throw notFound();
-      if (body.owner_id && body.owner_id !== EMPTY_UUID) {
-        const agent = await ctx.repos.agents.get(body.owner_id.toLowerCase(), { customerId: auth.customerId });
-        if (!agent) throw new ApiError('INVALID_ARGUMENT', 'owner_id: no such agent', { details: [{ field: 'owner_id', issue: 'not an agent of this customer' }] });
-      }
+      if (body.owner_id) await assertOwnerAgent(ctx, auth.customerId, body.owner_id.toLowerCase());
       const patch = { ...body, ...(body.owner_id ? { owner_id: body.owner_id.toLowerCase() } : {}) };
-      const c = await repo.update(params.id, patch);
-      if (!c) throw notFound();
-      const json = conversationJson(c);
-      await messagingDeps(ctx).publish('conversation_updated', json);
-      return json;
+      return saveConversation(ctx, params.id, patch, notFound);
     },
   }),
   defineRoute({
@@ -136,11 +130,7 @@ export const routes = [
       const c = await repo.getOwned(auth.customerId, params.id);
       if (!c) throw notFound();
       if (!hasLevel(auth.permission, 'manager') && c.owner_id !== callerAgentId(auth)) throw permissionDenied('not the owner of this conversation');
-      const u = await repo.update(c.id, { owner_type: '', owner_id: EMPTY_UUID });
-      if (!u) throw notFound();
-      const json = conversationJson(u);
-      await messagingDeps(ctx).publish('conversation_updated', json);
-      return json;
+      return unassignConversation(ctx, c.id, notFound);
     },
   }),
   defineRoute({

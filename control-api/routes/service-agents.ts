@@ -16,6 +16,7 @@ import { sendToConversation } from '../../core/conversations/send';
 import { postMessage, sessionOfConversation } from '../../core/webchat/service';
 import { PASSWORD_MIN_LENGTH } from '../auth/schemas';
 import { messagingDeps } from '../messaging/deps';
+import { assertOwnerAgent, saveConversation, unassignConversation } from '../messaging/conversation-update';
 import { agentSchema, customerSchema, listOf } from './schemas';
 import { callSchema } from './calls';
 import { conversationMessageSchema, conversationSchema } from './conversations';
@@ -241,17 +242,11 @@ const defs: AnyRoute[] = [
       if (body.owner_id !== undefined) {
         const owner = body.owner_id.toLowerCase();
         if (owner === EMPTY_UUID) throw new ApiError('INVALID_ARGUMENT', 'owner_id: use POST .../unassign to clear the owner', { details: [{ field: 'owner_id', issue: 'empty' }] });
-        if (!(await ctx.repos.agents.get(owner, { customerId: s.customerId }))) {
-          throw new ApiError('INVALID_ARGUMENT', 'owner_id: no such agent', { details: [{ field: 'owner_id', issue: 'not an agent of this customer' }] });
-        }
+        await assertOwnerAgent(ctx, s.customerId, owner);
         patch.owner_type = 'agent';
         patch.owner_id = owner;
       }
-      const u = await conversationsRepo(ctx.db).update(c.id, patch);
-      if (!u) throw conversationNotFound();
-      const json = conversationJson(u);
-      await messagingDeps(ctx).publish('conversation_updated', json);
-      return json;
+      return saveConversation(ctx, c.id, patch, conversationNotFound);
     },
   }),
   defineRoute({
@@ -264,11 +259,7 @@ const defs: AnyRoute[] = [
     response: conversationSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await ownConversation(ctx, agentScope(auth), params.id.toLowerCase());
-      const u = await conversationsRepo(ctx.db).update(c.id, { owner_type: '', owner_id: EMPTY_UUID });
-      if (!u) throw conversationNotFound();
-      const json = conversationJson(u);
-      await messagingDeps(ctx).publish('conversation_updated', json);
-      return json;
+      return unassignConversation(ctx, c.id, conversationNotFound);
     },
   }),
   defineRoute({
