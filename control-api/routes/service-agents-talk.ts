@@ -42,7 +42,11 @@ async function checkAgents(ctx: AppContext, s: AgentScope, ids: string[]): Promi
   }
 }
 
-const publish = (ctx: AppContext, type: Parameters<ReturnType<typeof messagingDeps>['publish']>[0], json: { id: string; customer_id: string }) => messagingDeps(ctx).publish(type, json);
+/** Publishes the change and answers with what was published: every write here ends this way. */
+async function published<T extends { id: string; customer_id: string }>(ctx: AppContext, type: Parameters<ReturnType<typeof messagingDeps>['publish']>[0], json: T): Promise<T> {
+  await messagingDeps(ctx).publish(type, json);
+  return json;
+}
 
 const defs: AnyRoute[] = [
   defineRoute({
@@ -75,9 +79,7 @@ const defs: AnyRoute[] = [
       }
       await checkAgents(ctx, s, others);
       const c = await chatsRepo(ctx.db).create(s.customerId, body, [s.agentId, ...others].map((id) => ({ owner_type: 'agent', owner_id: id })));
-      const json = chatJson(c);
-      await publish(ctx, 'chat_created', json);
-      return json;
+      return published(ctx, 'chat_created', chatJson(c));
     },
   }),
   defineRoute({
@@ -92,9 +94,7 @@ const defs: AnyRoute[] = [
       const s = agentScope(auth);
       const c = await reachable(ctx, s, params.id);
       await chatsRepo(ctx.db).update(c.id, body);
-      const json = chatJson((await chatsRepo(ctx.db).get(s.customerId, c.id))!);
-      await publish(ctx, 'chat_updated', json);
-      return json;
+      return published(ctx, 'chat_updated', chatJson((await chatsRepo(ctx.db).get(s.customerId, c.id))!));
     },
   }),
   defineRoute({
@@ -103,9 +103,7 @@ const defs: AnyRoute[] = [
     handler: async ({ ctx, auth, params }) => {
       const c = await reachable(ctx, agentScope(auth), params.id);
       await chatsRepo(ctx.db).softDelete(c.id);
-      const json = { ...chatJson(c), tm_delete: chatJson({ ...c, tm_delete: new Date() }).tm_delete };
-      await publish(ctx, 'chat_deleted', json);
-      return json;
+      return published(ctx, 'chat_deleted', { ...chatJson(c), tm_delete: chatJson({ ...c, tm_delete: new Date() }).tm_delete });
     },
   }),
   defineRoute({
@@ -117,9 +115,7 @@ const defs: AnyRoute[] = [
       if (c.type !== 'talk') throw alreadyExists('already a member of this chat');
       const p = await chatsRepo(ctx.db).addParticipant(c, 'agent', s.agentId);
       if (!p) throw alreadyExists('already a member of this chat');
-      const json = participantJson(p);
-      await publish(ctx, 'chatparticipant_added', json);
-      return json;
+      return published(ctx, 'chatparticipant_added', participantJson(p));
     },
   }),
   defineRoute({
@@ -138,9 +134,7 @@ const defs: AnyRoute[] = [
       await checkAgents(ctx, s, [id]);
       const p = await chatsRepo(ctx.db).addParticipant(c, 'agent', id);
       if (!p) throw alreadyExists('already a member of this chat');
-      const json = participantJson(p);
-      await publish(ctx, 'chatparticipant_added', json);
-      return json;
+      return published(ctx, 'chatparticipant_added', participantJson(p));
     },
   }),
   defineRoute({
@@ -150,9 +144,7 @@ const defs: AnyRoute[] = [
       const c = await reachable(ctx, agentScope(auth), params.id);
       const p = await chatsRepo(ctx.db).removeParticipant(c.id, params.participant_id.toLowerCase());
       if (!p) throw new ApiError('RESOURCE_NOT_FOUND', 'participant not found');
-      const json = participantJson(p);
-      await publish(ctx, 'chatparticipant_removed', json);
-      return json;
+      return published(ctx, 'chatparticipant_removed', participantJson(p));
     },
   }),
   defineRoute({
@@ -176,9 +168,7 @@ const defs: AnyRoute[] = [
         if (!parent || parent.chat_id !== c.id) throw new ApiError('INVALID_ARGUMENT', 'parent_id: not a message of this chat', { details: [{ field: 'parent_id', issue: 'not in this chat' }] });
       }
       const m = await chatsRepo(ctx.db).addMessage(c, { owner_id: s.agentId, parent_id: body.parent_id?.toLowerCase(), text: body.text });
-      const json = chatMessageJson(m);
-      await publish(ctx, 'chatmessage_created', json);
-      return json;
+      return published(ctx, 'chatmessage_created', chatMessageJson(m));
     },
   }),
   defineRoute({
@@ -203,9 +193,7 @@ const defs: AnyRoute[] = [
       if (!m || m.owner_id !== s.agentId) throw messageNotFound();
       const d = await chatsRepo(ctx.db).deleteMessage(m.id);
       if (!d) throw messageNotFound();
-      const json = chatMessageJson(d);
-      await publish(ctx, 'chatmessage_deleted', json);
-      return json;
+      return published(ctx, 'chatmessage_deleted', chatMessageJson(d));
     },
   }),
   defineRoute({
@@ -220,9 +208,7 @@ const defs: AnyRoute[] = [
       });
       const r = await chatsRepo(ctx.db).react(m.id, { emoji: body.emoji, owner_type: 'agent', owner_id: s.agentId });
       if (!r) throw messageNotFound();
-      const json = chatMessageJson(r);
-      await publish(ctx, 'chatmessage_reaction_updated', json);
-      return json;
+      return published(ctx, 'chatmessage_reaction_updated', chatMessageJson(r));
     },
   }),
 ];
