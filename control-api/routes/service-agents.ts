@@ -21,7 +21,7 @@ import { agentSchema, customerSchema, listOf } from './schemas';
 import { callSchema } from './calls';
 import { conversationMessageSchema, conversationSchema } from './conversations';
 import { agentScope, callsOfAgent, canSeeCall, canSeeConversation, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
-import type { AppContext } from '../context';
+import type { AppContext, AuthContext } from '../context';
 
 const addressIn = z.strictObject({
   type: z.enum(['agent', 'ai', 'ai_team', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'webchat', 'web_session', 'whatsapp']),
@@ -39,6 +39,17 @@ async function me(ctx: AppContext, s: AgentScope) {
 
 async function publishAgent(ctx: AppContext, type: 'agent_updated' | 'agent_status_updated', json: ReturnType<typeof agentJson>) {
   await messagingDeps(ctx).publish(type, json);
+}
+
+/** Changes the signed-in agent; a change others may see (not the password) is published as agent_updated. */
+async function updateMe(ctx: AppContext, auth: AuthContext, patch: Parameters<AppContext['repos']['agents']['update']>[1], publishIt: boolean) {
+  const s = agentScope(auth);
+  await me(ctx, s);
+  const a = await ctx.repos.agents.update(s.agentId, patch);
+  if (!a) throw notFound();
+  const json = agentJson(a);
+  if (publishIt) await publishAgent(ctx, 'agent_updated', json);
+  return json;
 }
 
 const callNotFound = () => new ApiError('CALL_NOT_FOUND', 'call not found');
@@ -68,15 +79,7 @@ const defs: AnyRoute[] = [
     permission: 'agent',
     body: z.object({ name: text().optional(), detail: text(1024).optional(), ring_method: z.enum(RING_METHODS).optional() }),
     response: agentSchema,
-    handler: async ({ ctx, auth, body }) => {
-      const s = agentScope(auth);
-      await me(ctx, s);
-      const a = await ctx.repos.agents.update(s.agentId, body);
-      if (!a) throw notFound();
-      const json = agentJson(a);
-      await publishAgent(ctx, 'agent_updated', json);
-      return json;
-    },
+    handler: ({ ctx, auth, body }) => updateMe(ctx, auth, body, true),
   }),
   defineRoute({
     method: 'put',
@@ -86,15 +89,7 @@ const defs: AnyRoute[] = [
     permission: 'agent',
     body: z.object({ addresses: z.array(addressIn).max(20) }),
     response: agentSchema,
-    handler: async ({ ctx, auth, body }) => {
-      const s = agentScope(auth);
-      await me(ctx, s);
-      const a = await ctx.repos.agents.update(s.agentId, { addresses: body.addresses });
-      if (!a) throw notFound();
-      const json = agentJson(a);
-      await publishAgent(ctx, 'agent_updated', json);
-      return json;
-    },
+    handler: ({ ctx, auth, body }) => updateMe(ctx, auth, { addresses: body.addresses }, true),
   }),
   defineRoute({
     method: 'put',
@@ -104,13 +99,7 @@ const defs: AnyRoute[] = [
     permission: 'agent',
     body: z.object({ password: z.string().min(PASSWORD_MIN_LENGTH).max(1024) }),
     response: agentSchema,
-    handler: async ({ ctx, auth, body }) => {
-      const s = agentScope(auth);
-      await me(ctx, s);
-      const a = await ctx.repos.agents.update(s.agentId, { password: body.password });
-      if (!a) throw notFound();
-      return agentJson(a);
-    },
+    handler: ({ ctx, auth, body }) => updateMe(ctx, auth, { password: body.password }, false),
   }),
   defineRoute({
     method: 'put',
