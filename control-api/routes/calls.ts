@@ -21,7 +21,7 @@ import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
 import { EventPublisher } from '../../core/events/bus';
 import type { MuteDirection } from '../../core/queue/contracts';
 import { commandBus } from '../calls/bus';
-import { planLegs } from '../calls/plan';
+import { admitPstnLegs, planLegs } from '../calls/plan';
 import { amd as amdOption } from '../../core/flow/options/media';
 import { ORIGINATE_QUEUE } from '../../core/queue/contracts';
 import { publishResourceEvent } from '../../core/events/catalogue';
@@ -216,6 +216,8 @@ export const routes = [
             }),
           );
         }
+        // toll fraud: PSTN legs count against the customer's concurrency cap, all or none (429)
+        await admitPstnLegs(trx, cid, rows);
         // extension and agent destinations ring as groupcalls (control-api/routes/groupcalls.ts)
         for (const [i, r] of rows.entries()) {
           if (!GROUPCALL_ADDRESS_TYPES.has(r.destination.type)) continue;

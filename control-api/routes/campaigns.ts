@@ -20,12 +20,16 @@ import type { Db } from '../../core/db/knex';
 import type { AppContext } from '../context';
 import { runnerOf } from '../campaigns/runner';
 import { listOf } from './schemas';
+import { amd as amdOption } from '../../core/flow/options/media';
+import type { CampaignAmd } from '../../core/repos/campaigns';
 import { campaigncallSchema, campaignSchema, publish, stripUndefined } from '../campaigns/schemas';
 
 const tag = 'Campaign';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'campaign not found');
 const serviceLevel = z.number().int().min(SERVICE_LEVEL_MIN).max(SERVICE_LEVEL_MAX).describe(`most campaign calls live at once, ${SERVICE_LEVEL_MIN}-${SERVICE_LEVEL_MAX}`);
 const refId = () => uuid().describe('empty UUID = unset');
+const amdField = amdOption.strict().nullable().describe('place every attempt with answering machine detection (the amd action\'s options); null = off');
+const dialRate = z.number().int().min(0).max(6000).describe('attempts started per minute at most, evenly spaced; 0 = no limit');
 
 const resourceFields = {
   outplan_id: refId().optional(),
@@ -59,10 +63,14 @@ async function checkResources(ctx: AppContext, customerId: string, r: { outplan_
   }
 }
 
-/** The actions validated, and the non-listed flow that holds them (calls keep the one they started with). */
-async function flowFor(db: Db, customerId: string, raw: unknown[]): Promise<{ actions: Action[]; flowId: string }> {
+/**
+ * The actions validated, and the non-listed flow that holds them (calls keep the one they started
+ * with). With AMD the flow starts with an amd action, as POST /calls does; `actions` stays as given.
+ */
+async function flowFor(db: Db, customerId: string, raw: unknown[], amd: CampaignAmd | null): Promise<{ actions: Action[]; flowId: string }> {
   const actions = parseActions(raw);
-  const flow = await flowsRepo(db).create({ id: newId(), customer_id: customerId, actions, persist: false, type: 'campaign', name: 'campaign' });
+  const flowActions = amd ? parseActions([{ type: 'amd', option: amd }, ...actions]) : actions;
+  const flow = await flowsRepo(db).create({ id: newId(), customer_id: customerId, actions: flowActions, persist: false, type: 'campaign', name: 'campaign' });
   return { actions, flowId: flow.id };
 }
 
@@ -87,17 +95,20 @@ export const routes = [
       service_level: serviceLevel,
       end_handle: z.enum(END_HANDLES).optional().describe('default stop'),
       actions: z.array(z.unknown()).max(100).optional(),
+      amd: amdField.optional(),
+      dial_rate: dialRate.optional().describe('attempts started per minute at most; default 0 = no limit'),
       ...resourceFields,
     }),
     response: campaignSchema,
     handler: async ({ ctx, auth, body }) => {
       await checkResources(ctx, auth.customerId, body);
-      const { actions, flowId } = await flowFor(ctx.db, auth.customerId, body.actions ?? []);
+      const { actions, flowId } = await flowFor(ctx.db, auth.customerId, body.actions ?? [], body.amd ?? null);
       const row = await campaignsRepo(ctx.db).create(auth.customerId, {
         type: body.type ?? 'call', name: body.name ?? '', detail: body.detail ?? '', service_level: body.service_level,
         end_handle: body.end_handle ?? 'stop', actions, flow_id: flowId,
         outplan_id: body.outplan_id ?? EMPTY_UUID, outdial_id: body.outdial_id ?? EMPTY_UUID,
         queue_id: body.queue_id ?? EMPTY_UUID, next_campaign_id: body.next_campaign_id ?? EMPTY_UUID,
+        amd: body.amd ?? null, dial_rate: body.dial_rate ?? 0,
       });
       const json = campaignJson(row);
       await publish(ctx, 'campaign_created', json);
@@ -116,16 +127,21 @@ export const routes = [
     handler: async ({ ctx, auth, params }) => campaignJson(await owned(ctx, auth.customerId, params.id)),
   }),
   defineRoute({
-    method: 'put', path: '/campaigns/:id', tag, summary: 'Update name, detail, type, service level, end handle', permission: 'manager', params: idParams,
+    method: 'put', path: '/campaigns/:id', tag, summary: 'Update name, detail, type, service level, end handle, AMD, dial rate', permission: 'manager', params: idParams,
     body: z.object({
       name: text().optional(), detail: text(1024).optional(), type: z.enum(CAMPAIGN_TYPES).optional(),
       service_level: serviceLevel.optional(), end_handle: z.enum(END_HANDLES).optional(),
+      amd: amdField.optional().describe('attempts placed from now on use it; calls in flight keep theirs'), dial_rate: dialRate.optional(),
     }),
     response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const c = await owned(ctx, auth.customerId, params.id);
       if (body.type !== undefined && body.type !== c.type) mustBeStopped(c, 'its type');
-      return updated(ctx, auth.customerId, params.id, stripUndefined(body));
+      const patch: CampaignPatch = stripUndefined(body);
+      if (body.amd !== undefined) patch.flow_id = (await flowFor(ctx.db, auth.customerId, c.actions, body.amd)).flowId;
+      const json = await updated(ctx, auth.customerId, params.id, patch);
+      runnerOf(ctx)?.poke();
+      return json;
     },
   }),
   defineRoute({
@@ -179,8 +195,8 @@ export const routes = [
     method: 'put', path: '/campaigns/:id/actions', tag, summary: 'Replace the actions (calls already placed keep theirs)', permission: 'manager', params: idParams,
     body: z.object({ actions: z.array(z.unknown()).max(100) }), response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
-      await owned(ctx, auth.customerId, params.id);
-      const { actions, flowId } = await flowFor(ctx.db, auth.customerId, body.actions);
+      const c = await owned(ctx, auth.customerId, params.id);
+      const { actions, flowId } = await flowFor(ctx.db, auth.customerId, body.actions, c.amd);
       return updated(ctx, auth.customerId, params.id, { actions, flow_id: flowId });
     },
   }),

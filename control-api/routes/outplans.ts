@@ -9,7 +9,7 @@ import { notFound, stateInvalid } from '../../core/errors';
 import { outplanJson, outplansRepo } from '../../core/repos/outplans';
 import { campaignsRepo } from '../../core/repos/campaigns';
 import { listOf } from './schemas';
-import { outplanSchema, sourceAddress, stripUndefined } from '../campaigns/schemas';
+import { dialWindow, outplanSchema, sourceAddress, stripUndefined, timeZone } from '../campaigns/schemas';
 
 const tag = 'Outplan';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'outplan not found');
@@ -17,6 +17,8 @@ const missing = () => notFound('RESOURCE_NOT_FOUND', 'outplan not found');
 const dialTimeout = z.number().int().min(1000).max(600_000).describe('milliseconds, 1000-600000; default 30000');
 const tryInterval = z.number().int().min(0).max(86_400_000).describe('milliseconds between tries of a target, 0-86400000; default 60000');
 const maxTry = z.number().int().min(0).max(100).describe('tries of destination N, 0-100; default 1');
+
+const outcomeInterval = z.number().int().min(0).max(86_400_000).nullable().describe('milliseconds before a retry after this outcome; null = try_interval');
 
 const dialInfo = {
   source: sourceAddress,
@@ -27,9 +29,18 @@ const dialInfo = {
   max_try_count_2: maxTry.optional(),
   max_try_count_3: maxTry.optional(),
   max_try_count_4: maxTry.optional(),
+  timezone: timeZone.optional().describe('IANA zone of dial_windows; default UTC'),
+  dial_windows: z.array(dialWindow).max(28).optional().describe('when new attempts may start; empty (default) = any time'),
+  try_interval_busy: outcomeInterval.optional(),
+  try_interval_noanswer: outcomeInterval.optional(),
+  try_interval_failed: outcomeInterval.optional(),
+  try_interval_machine: outcomeInterval.optional(),
 };
 
-const DEFAULTS = { dial_timeout: 30_000, try_interval: 60_000, max_try_count_0: 1, max_try_count_1: 1, max_try_count_2: 1, max_try_count_3: 1, max_try_count_4: 1 };
+const DEFAULTS = {
+  dial_timeout: 30_000, try_interval: 60_000, max_try_count_0: 1, max_try_count_1: 1, max_try_count_2: 1, max_try_count_3: 1, max_try_count_4: 1,
+  timezone: 'UTC', dial_windows: [], try_interval_busy: null, try_interval_noanswer: null, try_interval_failed: null, try_interval_machine: null,
+};
 
 export const routes = [
   defineRoute({
@@ -65,7 +76,7 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/outplans/:id/dial_info', tag, summary: 'Update source, timeouts and try counts (running campaigns use them from their next step)',
+    method: 'put', path: '/outplans/:id/dial_info', tag, summary: 'Update source, timeouts, try counts, retry intervals and dialling windows (running campaigns use them from their next step)',
     permission: 'manager', params: idParams,
     body: z.object({ ...dialInfo, source: sourceAddress.optional() }), response: outplanSchema,
     handler: async ({ ctx, auth, params, body }) => {

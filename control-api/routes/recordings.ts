@@ -1,16 +1,15 @@
 /**
  * /recordings (list, get, delete) and /recordings/{id}/playfiles (signed, expiring uri_download with
  * filesize, duration, peaks); /recordingfiles/{id}?filename=&expires=&signature= serves the file.
- * Files are DATA_DIR/recordings/<filename>. Signing: core/storage/signing.ts.
+ * Files: core/storage/recording-files.ts (local disk, or S3 when configured; docs/storage.md).
+ * Signing: core/storage/signing.ts.
  */
-import fs from 'node:fs';
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { ApiError, notFound } from '../../core/errors';
 import { recordingsReadRepo, recordingJson } from '../../core/repos/recordings';
 import { signingKey, signResource, checkSignature } from '../../core/storage/signing';
-import { summarizeWav } from '../../core/storage/wav';
-import { recordingPath } from '../../core/storage/local';
+import { storageBackend, viaStorage } from '../../core/storage/backend';
 import { clock } from '../../core/clock';
 import { formatLegacy } from '../../core/time';
 import type { AppContext } from '../context';
@@ -80,12 +79,14 @@ export const routes = [
     method: 'delete', path: '/recordings/:id', tag, summary: 'Delete a recording (its files are removed)', permission: 'manager', params: idParams,
     response: recordingSchema,
     handler: async ({ ctx, auth, params }) => {
-      const r = await recordingsReadRepo(ctx.db).softDelete(auth.customerId, params.id);
+      const repo = recordingsReadRepo(ctx.db);
+      const live = await repo.get(auth.customerId, params.id);
+      if (!live) throw missing();
+      // Files first: when object storage refuses, the recording stays (503) and the delete can be retried.
+      const files = storageBackend(ctx.config).recordings;
+      await viaStorage(() => Promise.all(live.filenames.map((f) => files.remove(f))));
+      const r = await repo.softDelete(auth.customerId, params.id);
       if (!r) throw missing();
-      for (const f of r.filenames) {
-        const file = recordingPath(ctx.config.dataDir, f);
-        if (file) await fs.promises.rm(file, { force: true });
-      }
       return recordingJson(r);
     },
   }),
@@ -98,9 +99,10 @@ export const routes = [
       const key = keyOf(ctx);
       if (!key) throw notConfigured();
       const expires = expiryNow();
-      return r.filenames.map((filename) => {
-        const file = recordingPath(ctx.config.dataDir, filename);
-        const s = file ? summarizeWav(file) : null;
+      const files = storageBackend(ctx.config).recordings;
+      const summaries = await viaStorage(() => Promise.all(r.filenames.map((f) => files.summary(f))));
+      return r.filenames.map((filename, i) => {
+        const s = summaries[i];
         const qs = signResource(key, `recording/${r.id}/${filename}`, expires);
         return {
           filename,
@@ -128,12 +130,11 @@ export const routes = [
       if (verdict === 'invalid') throw new ApiError('PERMISSION_DENIED', 'download signature invalid');
       if (verdict === 'expired') throw new ApiError('PERMISSION_DENIED', 'download URL expired; get a fresh one from /recordings/{id}/playfiles');
       if (!r || !r.filenames.includes(filename)) throw missing();
-      const file = recordingPath(ctx.config.dataDir, filename);
-      const st = file ? await fs.promises.stat(file).catch(() => null) : null;
-      if (!file || !st) throw notFound('FILE_NOT_FOUND', 'recording file not found');
-      res.status(200).set({ 'Content-Type': 'audio/wav', 'Content-Length': String(st.size), 'Content-Disposition': `attachment; filename="${filename}"` });
+      const obj = await viaStorage(() => storageBackend(ctx.config).recordings.open(filename));
+      if (!obj) throw notFound('FILE_NOT_FOUND', 'recording file not found');
+      res.status(200).set({ 'Content-Type': 'audio/wav', 'Content-Length': String(obj.size), 'Content-Disposition': `attachment; filename="${filename}"` });
       await new Promise<void>((resolve, reject) => {
-        fs.createReadStream(file).on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject);
+        obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject);
       });
       return undefined;
     },

@@ -9,13 +9,13 @@ import { ApiError, notFound } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { paginate, toPage } from '../../core/pagination';
 import { storageFileJson, storageRepo, type StorageFileRow } from '../../core/repos/storage';
-import { LocalObjectStore, storageRoot } from '../../core/storage/local';
+import { storageBackend } from '../../core/storage/backend';
 import { readUpload } from '../upload';
 import { MAX_UPLOAD_BYTES } from './storage';
 import { agentScope, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import type { AppContext } from '../context';
 
-const store = (ctx: AppContext) => new LocalObjectStore(storageRoot(ctx.config.dataDir));
+const store = (ctx: AppContext) => storageBackend(ctx.config).files;
 const missing = () => notFound('FILE_NOT_FOUND', 'file not found');
 const fileName = z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must be a plain file name');
 const fields = z.strictObject({ type: z.enum(['talk']).optional(), name: text().optional(), detail: text(1024).optional() });

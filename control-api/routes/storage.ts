@@ -1,6 +1,7 @@
 /**
  * Storage: the customer's storage account (quota and usage) and /storage_files (upload, list, get,
- * delete, download). Objects live in the ObjectStore (local disk under DATA_DIR/storage by default).
+ * delete, download). Objects live in the ObjectStore (local disk under DATA_DIR/storage by default,
+ * S3 when configured: core/storage/backend.ts, docs/storage.md; its failures answer 503).
  * Upload is multipart/form-data (a `file` part, optional `type`, `name`, `detail` fields, as voipbin
  * takes it) up to MAX_UPLOAD_BYTES, or JSON with base64 `content` (then limited by BODY_LIMIT_BYTES).
  * The object is written first and removed again when the row cannot be written (quota), so a refused
@@ -13,7 +14,8 @@ import { jsonBody } from '../middleware/body';
 import { readUpload } from '../upload';
 import { ApiError, invalidArgument, notFound } from '../../core/errors';
 import { storageRepo, storageFileJson, type StorageFileRow } from '../../core/repos/storage';
-import { LocalObjectStore, storageRoot, type ObjectStore } from '../../core/storage/local';
+import type { ObjectStore } from '../../core/storage/local';
+import { storageBackend, viaStorage } from '../../core/storage/backend';
 import { signingKey, signResource, checkSignature } from '../../core/storage/signing';
 import { clock } from '../../core/clock';
 import { formatLegacy } from '../../core/time';
@@ -32,7 +34,7 @@ function backend(ctx: AppContext) {
     } catch {
       key = null;
     }
-    b = { store: new LocalObjectStore(storageRoot(ctx.config.dataDir)), key };
+    b = { store: storageBackend(ctx.config).files, key };
     stores.set(ctx.config, b);
   }
   return b;
@@ -48,7 +50,7 @@ function json(ctx: AppContext, f: StorageFileRow) {
 }
 
 async function send(ctx: AppContext, f: StorageFileRow, res: Response): Promise<void> {
-  const obj = await backend(ctx).store.get(f.object_key);
+  const obj = await viaStorage(() => backend(ctx).store.get(f.object_key));
   if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
   res.status(200).set({ 'Content-Type': f.content_type, 'Content-Length': String(obj.size), 'Content-Disposition': `attachment; filename="${f.filename.replace(/"/g, '')}"` });
   await new Promise<void>((resolve, reject) => obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject));
@@ -133,7 +135,7 @@ export const routes = [
       const id = newId();
       const objectKey = `${auth.customerId}/${id}`;
       const { store } = backend(ctx);
-      await store.put(objectKey, up.data);
+      await viaStorage(() => store.put(objectKey, up.data));
       let r;
       try {
         r = await storageRepo(ctx.db).addWithinQuota(auth.customerId, {
@@ -141,11 +143,11 @@ export const routes = [
           name: up.name ?? up.filename, detail: up.detail ?? '', type: up.type ?? '',
         });
       } catch (e) {
-        await store.delete(objectKey);
+        await store.delete(objectKey).catch(() => undefined);
         throw e;
       }
       if (!('id' in r)) {
-        await store.delete(objectKey);
+        await store.delete(objectKey).catch(() => undefined);
         throw new ApiError('STATE_INVALID', 'storage quota exceeded', { details: [{ quota_bytes: r.quota_bytes, used_bytes: r.used_bytes, filesize: up.data.length }] });
       }
       return json(ctx, r);
@@ -169,9 +171,13 @@ export const routes = [
   defineRoute({
     method: 'delete', path: '/storage_files/:id', tag, summary: 'Delete a file', permission: 'agent', params: idParams, response: fileSchema,
     handler: async ({ ctx, auth, params }) => {
-      const f = await storageRepo(ctx.db).softDelete(auth.customerId, params.id);
+      const repo = storageRepo(ctx.db);
+      const live = await repo.get(auth.customerId, params.id);
+      if (!live) throw missing();
+      // The object first: when object storage refuses, the file stays listed (503) and can be deleted again.
+      await viaStorage(() => backend(ctx).store.delete(live.object_key));
+      const f = await repo.softDelete(auth.customerId, params.id);
       if (!f) throw missing();
-      await backend(ctx).store.delete(f.object_key);
       return storageFileJson(f, null);
     },
   }),

@@ -70,12 +70,13 @@ export function contactAddressesRepo(db: Db) {
     async get(customerId: string, id: string): Promise<AddressRow | null> {
       return ((await visible(customerId).where('a.id', id).first('a.*')) as AddressRow | undefined) ?? null;
     },
-    async list(customerId: string, f: { contact_id?: string; type?: 'tel' | 'email'; unresolved?: boolean }, page: PageParams): Promise<Page<ReturnType<typeof addressJson>>> {
+    async list(customerId: string, f: { contact_id?: string; type?: 'tel' | 'email'; unresolved?: boolean; target?: string }, page: PageParams): Promise<Page<ReturnType<typeof addressJson>>> {
       const q = visible(customerId).select('a.*');
       // unresolved=true wins over contact_id (the reference says so).
       if (f.unresolved) q.whereNull('a.contact_id');
       else if (f.contact_id) q.where('a.contact_id', f.contact_id);
       if (f.type) q.where('a.type', f.type);
+      if (f.target !== undefined) q.where('a.target', f.target);
       return toPage(await paginate<AddressRow>(q, page, 'a'), addressJson);
     },
     /** null when the named contact is not a live contact of the customer. */
@@ -113,15 +114,17 @@ export function contactAddressesRepo(db: Db) {
     },
     /**
      * Attach an unresolved address to a contact: idempotent for the same contact, a conflict for
-     * another. Race-safe: the update only takes a row that is still unresolved. null: no such address.
+     * another unless `force` (then the address moves). Race-safe: the update only takes the row
+     * while it still has the owner that was read. null: no such address.
      */
-    async claim(customerId: string, id: string, contactId: string): Promise<ClaimResult> {
+    async claim(customerId: string, id: string, contactId: string, force = false): Promise<ClaimResult> {
       const cur = await repo.get(customerId, id);
       if (!cur) return null;
-      if (cur.contact_id === null) {
+      if (cur.contact_id === null || (force && cur.contact_id !== contactId)) {
         await db.transaction(async (trx) => {
-          const n = await trx('contact_addresses').where({ id }).whereNull('contact_id').update({ contact_id: contactId, is_primary: false });
-          if (n) await touch(trx, contactId);
+          const owner = trx('contact_addresses').where({ id });
+          const n = await (cur.contact_id === null ? owner.whereNull('contact_id') : owner.where({ contact_id: cur.contact_id })).update({ contact_id: contactId, is_primary: false });
+          if (n) await Promise.all([touch(trx, contactId), touch(trx, cur.contact_id)]);
         });
       }
       const after = await repo.get(customerId, id);

@@ -128,4 +128,33 @@ describe('service-agent API: contact writes, contact addresses and claim', funct
     await sa('delete', `/contacts/${d.id}`);
     expectError(await sa('get', `/contact_addresses/${d.addresses[0].id}`), 404, 'RESOURCE_NOT_FOUND');
   });
+
+  it('/contact_addresses serves the customer’s users and access keys: target filter, forced claim moves an address, other customers 404', async () => {
+    const api = (method: 'get' | 'post' | 'put' | 'delete', path: string) => request(rig.t.app)[method](`/v1.0${path}`).query({ accesskey: tm.f.accesskey });
+    const c1 = (await sa('post', '/contacts').send({ first_name: 'Four' })).body;
+    const c2 = (await sa('post', '/contacts').send({ first_name: 'Five' })).body;
+    const made = await api('post', '/contact_addresses').send({ type: 'tel', target: '+15550107000' });
+    expect(made.status, JSON.stringify(made.body)).to.equal(200);
+    const id = made.body.id;
+    // The agent's door sees what the access key wrote: one store.
+    expect((await sa('get', `/contact_addresses/${id}`)).body.target).to.equal('+15550107000');
+    const byTarget = await request(rig.t.app).get('/v1.0/contact_addresses').set(bearer(tm.f.token)).query({ target: '+15550107000' });
+    expect(byTarget.body.result.map((a: { id: string }) => a.id)).to.deep.equal([id]);
+    expect((await api('get', '/contact_addresses').query({ target: '+15550107001' })).body.result).to.deep.equal([]);
+
+    expect((await api('post', `/contact_addresses/${id}/claim`).send({ contact_id: c1.id })).body.contact_id).to.equal(c1.id);
+    expectError(await api('post', `/contact_addresses/${id}/claim`).send({ contact_id: c2.id }), 409, 'ALREADY_EXISTS');
+    expectError(await api('post', `/contact_addresses/${id}/claim`).send({ contact_id: c2.id, force: 'yes' }), 400, 'INVALID_ARGUMENT');
+    const moved = await api('post', `/contact_addresses/${id}/claim`).send({ contact_id: c2.id, force: true });
+    expect(moved.status, JSON.stringify(moved.body)).to.equal(200);
+    expect(moved.body.contact_id).to.equal(c2.id);
+    expect((await sa('get', `/contacts/${c1.id}`)).body.addresses).to.deep.equal([]);
+    expect((await sa('get', `/contacts/${c2.id}`)).body.addresses.map((a: { id: string }) => a.id)).to.deep.equal([id]);
+
+    expectError(await api('post', '/contact_addresses').send({ type: 'tel', target: 'x' }), 400, 'INVALID_ARGUMENT');
+    expectError(await request(rig.t.app).get(`/v1.0/contact_addresses/${id}`).query({ accesskey: other.f.accesskey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await request(rig.t.app).delete(`/v1.0/contact_addresses/${id}`).set(bearer(other.f.token)), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await request(rig.t.app).get('/v1.0/contact_addresses'), 401, 'AUTHENTICATION_REQUIRED');
+    expect((await api('delete', `/contact_addresses/${id}`)).body.id).to.equal(id);
+  });
 });
