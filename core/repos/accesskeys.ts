@@ -1,6 +1,7 @@
 /** accesskeys: the secret is returned once by `create` and stored only as its sha256. */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
+import { softDeleteAllOf, softDeleteRow } from './soft-delete';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { generateAccesskeyToken, hashAccesskeyToken } from '../credentials';
@@ -83,17 +84,8 @@ export function accesskeysRepo(db: Db) {
       const [row] = await q.update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as AccesskeyRow | undefined) ?? null;
     },
-    async softDelete(id: string, opts: { customerId?: string } = {}): Promise<AccesskeyRow | null> {
-      const now = clock.now();
-      const q = table().where({ id }).whereNull('tm_delete');
-      if (opts.customerId) q.where({ customer_id: opts.customerId });
-      const [row] = await q.update({ tm_delete: now, tm_update: now } as never).returning('*');
-      return (row as AccesskeyRow | undefined) ?? null;
-    },
-    async softDeleteByCustomer(customerId: string): Promise<number> {
-      const now = clock.now();
-      return table().where({ customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never);
-    },
+    softDelete: (id: string, opts: { customerId?: string } = {}) => softDeleteRow<AccesskeyRow>(table(), id, opts),
+    softDeleteByCustomer: (customerId: string) => softDeleteAllOf(table(), customerId),
   };
 }
 export type AccesskeysRepo = ReturnType<typeof accesskeysRepo>;

@@ -1,6 +1,7 @@
 /** agents (the users who log in): rows, JSON view, repository. Passwords are scrypt hashes. */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
+import { softDeleteAllOf } from './soft-delete';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { hashPassword } from '../password';
@@ -121,10 +122,7 @@ export function agentsRepo(db: Db) {
       return (row as AgentRow | undefined) ?? null;
     },
     /** Soft-deletes every agent of a customer (account deletion cascade); returns how many. */
-    async softDeleteByCustomer(customerId: string): Promise<number> {
-      const now = clock.now();
-      return table().where({ customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never);
-    },
+    softDeleteByCustomer: (customerId: string) => softDeleteAllOf(table(), customerId),
   };
 }
 export type AgentsRepo = ReturnType<typeof agentsRepo>;

@@ -1,6 +1,7 @@
 /** outbound_configs: timestamps as RFC 3339 or null (spec: Signup accesskey response and OutboundConfig). */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
+import { softDeleteAllOf, softDeleteRow } from './soft-delete';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
@@ -82,17 +83,8 @@ export function outboundConfigsRepo(db: Db) {
       const [row] = await q.update(values as never).returning('*');
       return (row as OutboundConfigRow | undefined) ?? null;
     },
-    async softDelete(id: string, opts: { customerId?: string } = {}): Promise<OutboundConfigRow | null> {
-      const now = clock.now();
-      const q = table().where({ id }).whereNull('tm_delete');
-      if (opts.customerId) q.where({ customer_id: opts.customerId });
-      const [row] = await q.update({ tm_delete: now, tm_update: now } as never).returning('*');
-      return (row as OutboundConfigRow | undefined) ?? null;
-    },
-    async softDeleteByCustomer(customerId: string): Promise<number> {
-      const now = clock.now();
-      return table().where({ customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never);
-    },
+    softDelete: (id: string, opts: { customerId?: string } = {}) => softDeleteRow<OutboundConfigRow>(table(), id, opts),
+    softDeleteByCustomer: (customerId: string) => softDeleteAllOf(table(), customerId),
   };
 }
 export type OutboundConfigsRepo = ReturnType<typeof outboundConfigsRepo>;
