@@ -9,6 +9,7 @@ import type { AppContext } from './context';
 import { attachment as agentWorkspace } from './service-agents/attachment';
 import { attachment as mediaStreams } from './media-streams/attachment';
 import { attachment as campaignRunner } from './campaigns/runner';
+import { attachment as nodeSweeper } from './node-sweeper';
 
 export interface Attachment {
   readonly name: string;
@@ -19,6 +20,7 @@ export const ATTACHMENTS: readonly Attachment[] = [
   campaignRunner,
   agentWorkspace,
   mediaStreams,
+  nodeSweeper,
 ];
 
 /** Starts every attachment; close() closes them last-first. */

@@ -40,8 +40,6 @@ export interface MediaApp {
   stop(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 5000;
-
 export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
   const { config, app, logger } = deps;
   const prefix = config.redisKeyPrefix;
@@ -60,9 +58,9 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     closers.push(() => media.destroy());
     media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));
 
-    const alive = () => redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', HEARTBEAT_MS * 3);
+    const alive = () => redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3);
     await alive();
-    const beat = setInterval(() => void alive().catch(() => undefined), HEARTBEAT_MS);
+    const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);
     closers.push(async () => {
       clearInterval(beat);
       await redis.del(prefix + nodeAliveKey(app.nodeId)).catch(() => undefined);

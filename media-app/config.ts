@@ -13,6 +13,8 @@ const schema = z.object({
   DRACHTIO_PORT: port.default(9022),
   DRACHTIO_SECRET: z.string().min(1).default('cymru'),
   MEDIA_APP_NODE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of letters, digits, ".", "_", "-"').optional(),
+  /** Heartbeat period; the node counts as gone (its calls are swept) 3 periods after its last beat. */
+  MEDIA_APP_HEARTBEAT_MS: z.coerce.number().int().min(200).max(60_000).default(5000),
   RTP_BIND_HOST: z.string().min(1).default('127.0.0.1'),
   RTP_PORT_MIN: port.default(20000),
   RTP_PORT_MAX: port.default(30000),
@@ -38,6 +40,7 @@ const schema = z.object({
 export interface MediaAppConfig {
   drachtio: { host: string; port: number; secret: string };
   nodeId: string;
+  heartbeatMs: number;
   rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
   registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number };
   dialTimeoutMs: number;
@@ -57,6 +60,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
   return {
     drachtio: { host: e.DRACHTIO_HOST, port: e.DRACHTIO_PORT, secret: e.DRACHTIO_SECRET },
     nodeId: e.MEDIA_APP_NODE_ID ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
+    heartbeatMs: e.MEDIA_APP_HEARTBEAT_MS,
     rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS },
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS as ('MD5' | 'SHA-256')[],

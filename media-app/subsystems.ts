@@ -10,6 +10,7 @@ import { subsystem as conference } from './conference';
 import { subsystem as queue } from './queue';
 import { subsystem as workspace } from '../core/workspace/subsystem';
 import { subsystem as xfer } from './transfer';
+import { subsystem as storage } from './storage';
 
 export const SUBSYSTEMS: readonly Subsystem[] = [
   ai,
@@ -19,4 +20,5 @@ export const SUBSYSTEMS: readonly Subsystem[] = [
   queue,
   workspace,
   xfer,
+  storage,
 ];

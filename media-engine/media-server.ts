@@ -24,6 +24,11 @@ export interface MediaServerOptions {
   cacheDir?: string;
   /** TTS provider for say() (default 'espeak-ng'; see media-engine/tts) */
   ttsProvider?: string;
+  /**
+   * Send phases per 20 ms (default 4): each endpoint is served at its own 20/phases ms slot of the
+   * period, so a worker's packets leave spread over the period instead of in one burst. 1 = all at once.
+   */
+  tickPhases?: number;
 }
 
 export interface CreateEndpointOptions {
@@ -73,7 +78,7 @@ export class MediaServer extends EventEmitter {
     const range = opts.rtpPorts ?? { min: 20000, max: 30000 };
     this.pool = new PortPool(range.min, range.max);
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
-    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider }));
+    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases }));
     for (const h of this.hosts) {
       h.on('event', (target: string, name: string, data: unknown) => this.route(target, name, data));
       h.on('exit', (err: Error) => this.onWorkerExit(h, err));
@@ -200,6 +205,11 @@ export class MediaServer extends EventEmitter {
 
   async stats(): Promise<WorkerStats[]> {
     return Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call<WorkerStats>('workerStats')));
+  }
+
+  /** Each worker's heap after a GC (with --expose-gc): what its endpoints hold, for memory benchmarks. */
+  async memory(): Promise<{ heapUsed: number; external: number; arrayBuffers: number; legs: number }[]> {
+    return Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call<{ heapUsed: number; external: number; arrayBuffers: number; legs: number }>('memory')));
   }
 
   async resetStats(): Promise<void> {

@@ -2,7 +2,9 @@
  * POST /calls before anything is written: each destination checked and turned into the Call row it
  * becomes, with the outbound config and source-number rules applied and the balance checked.
  *
- * - tel, PSTN (not +899): the country must be in destination_whitelist (empty list denies all); the
+ * - tel, PSTN (not +899): core/calls/dial-policy decides (403 PERMISSION_DENIED, details[0].reason
+ *   premium_rate_prefix or destination_not_whitelisted): no blocked premium-rate prefix, and the
+ *   country in destination_whitelist (empty list denies all); the
  *   source must be an active normal number of the customer, else default_outgoing_source_number_id
  *   replaces it, else 400 (a +899 virtual number is never a PSTN source). Charged per minute: 402
  *   when the balance cannot pay one minute of every PSTN leg.
@@ -14,7 +16,7 @@
  * Other address types cannot be dialled here (400).
  */
 import type { AppContext } from '../context';
-import { ApiError, invalidArgument, permissionDenied } from '../../core/errors';
+import { ApiError, invalidArgument } from '../../core/errors';
 import { EMPTY_UUID, isUuid } from '../../core/ids';
 import { isE164, isVirtualNumber } from '../../core/numbers/e164';
 import { assertAffordable, assertCallAffordable, rates } from '../../core/billing';
@@ -22,7 +24,8 @@ import { extensionsRepo } from '../../core/repos/extensions';
 import { aorOf, isRegistered } from '../../core/registrar/bindings';
 import type { Address } from '../../core/repos/calls';
 import type { OutboundConfigRow } from '../../core/repos';
-import { countryOf } from './country';
+import { admitPstnCalls, isPstnAddress, telRefusal, type DialRefusal } from '../../core/calls/dial-policy';
+import type { Db } from '../../core/db/knex';
 
 export type Anonymous = 'yes' | 'no' | 'auto';
 
@@ -69,9 +72,21 @@ async function pstnSource(ctx: AppContext, customerId: string, source: Address, 
   throw invalidArgument(`source: ${issue}`, [{ field: 'source.target', issue }]);
 }
 
+/** A refused tel destination as the API answers it. */
+export function telRefused(at: string, index: number, r: DialRefusal): ApiError {
+  const message =
+    r.reason === 'premium_rate_prefix'
+      ? `${at}: ${r.prefix} is a blocked premium-rate prefix`
+      : `${at}: country ${r.country || 'unknown'} is not in the outbound config's destination_whitelist`;
+  const detail: Record<string, unknown> = { field: `${at}.target`, index, reason: r.reason };
+  if (r.prefix !== undefined) detail.prefix = r.prefix;
+  if (r.reason === 'destination_not_whitelisted') detail.country = r.country ?? '';
+  return new ApiError('PERMISSION_DENIED', message, { details: [detail] });
+}
+
 export async function planLegs(ctx: AppContext, customerId: string, source: Address, destinations: Address[]): Promise<PlannedLeg[]> {
   const config = await ctx.repos.outboundConfigs.getForCustomer(customerId);
-  const whitelist = new Set(config?.destination_whitelist ?? []);
+  const whitelist = config?.destination_whitelist ?? [];
   const codecs = config?.codecs ?? '';
   const legs: PlannedLeg[] = [];
   for (const [i, d] of destinations.entries()) {
@@ -84,11 +99,8 @@ export async function planLegs(ctx: AppContext, customerId: string, source: Addr
           legs.push({ source: clean(source), destination: clean(d), pstn: false, metadata: {} });
           break;
         }
-        const country = countryOf(d.target);
-        if (!country || !whitelist.has(country)) {
-          const err = permissionDenied(`${at}: country ${country ?? 'unknown'} is not in the outbound config's destination_whitelist`);
-          throw new ApiError('PERMISSION_DENIED', err.message, { details: [{ field: `${at}.target`, index: i, country: country ?? '' }] });
-        }
+        const refusal = telRefusal(d.target, whitelist);
+        if (refusal) throw telRefused(at, i, refusal);
         legs.push({ source: await pstnSource(ctx, customerId, source, config), destination: clean(d), pstn: true, metadata: {} });
         break;
       }
@@ -127,4 +139,18 @@ export async function planLegs(ctx: AppContext, customerId: string, source: Addr
     if (pstn > 1) await assertAffordable(ctx.db, customerId, rates().call_pstn_outgoing * pstn);
   }
   return legs;
+}
+
+/**
+ * Admits the PSTN rows just written (inside the caller's transaction) against the customer's
+ * concurrency cap; over it, 429 RATE_LIMIT_EXCEEDED (limited_by customer, limit concurrent_pstn_calls)
+ * and the transaction rolls back, so nothing is dialled.
+ */
+export async function admitPstnLegs(trx: Db, customerId: string, rows: { id: string; destination: Address }[]): Promise<void> {
+  const refusal = await admitPstnCalls(trx, customerId, rows.filter((r) => isPstnAddress(r.destination)).map((r) => r.id));
+  if (!refusal) return;
+  throw new ApiError('RATE_LIMIT_EXCEEDED', `${refusal.live} outgoing PSTN calls are live; the cap is ${refusal.max}`, {
+    details: [{ limited_by: 'customer', limit: 'concurrent_pstn_calls', max: refusal.max, live: refusal.live }],
+    headers: { 'Retry-After': '5' },
+  });
 }

@@ -16,6 +16,7 @@ import { destinationsOf, tryCountsOf, type OutdialtargetRow } from '../../core/r
 import { maxTryCounts, type OutplanRow } from '../../core/repos/outplans';
 import type { CampaignRow } from '../../core/repos/campaigns';
 import { nextDestination, type CampaigncallResult } from '../../core/campaigns/model';
+import { retryDelay, type Outcome } from '../../core/campaigns/dialplan';
 import type { EventType, ResourcePayload } from '../../core/events/catalogue';
 import { planLegs } from '../calls/plan';
 import type { AppContext } from '../context';
@@ -39,21 +40,28 @@ function variablesFor(c: CampaignRow, ccId: string, t: OutdialtargetRow): Record
   };
 }
 
+/** How an attempt ended: its result, what it ended with, and the AMD verdict if any. */
+export interface Ending {
+  result: Exclude<CampaigncallResult, ''>;
+  reason: Outcome;
+  amd?: string;
+}
+
 /**
  * Ends a campaigncall and moves its target on: a success is done; a failure is idle again (not
- * before try_interval) while a destination has tries left, else done.
+ * before the outplan's interval for that outcome) while a destination has tries left, else done.
  */
-export async function finishCampaigncall(trx: Knex.Transaction, cc: CampaigncallRow, result: Exclude<CampaigncallResult, ''>, plan: OutplanRow | null, out: Outbox): Promise<void> {
-  const done = await campaigncallsRepo(trx).advance(cc.id, ['dialing', 'progressing'], { status: 'done', result });
+export async function finishCampaigncall(trx: Knex.Transaction, cc: CampaigncallRow, end: Ending, plan: OutplanRow | null, out: Outbox): Promise<void> {
+  const done = await campaigncallsRepo(trx).advance(cc.id, ['dialing', 'progressing'], { status: 'done', result: end.result, result_reason: end.reason, amd_result: end.amd ?? '' });
   if (!done) return;
   out.events.push(['campaigncall_updated', campaigncallJson(done)]);
   const t = (await trx<OutdialtargetRow>('outdialtargets').where({ id: cc.outdial_target_id }).forUpdate().first()) as OutdialtargetRow | undefined;
   if (!t || t.status === 'done') return;
   const now = clock.now();
-  const retry = result === 'fail' && plan !== null && nextDestination({ destinations: destinationsOf(t), tryCounts: tryCountsOf(t) }, maxTryCounts(plan)) !== null;
+  const retry = end.result === 'fail' && plan !== null && nextDestination({ destinations: destinationsOf(t), tryCounts: tryCountsOf(t) }, maxTryCounts(plan)) !== null;
   await trx('outdialtargets')
     .where({ id: t.id })
-    .update(retry ? { status: 'idle', tm_next_try: new Date(now.getTime() + plan!.try_interval), tm_update: now } : { status: 'done', tm_update: now });
+    .update(retry ? { status: 'idle', tm_next_try: new Date(now.getTime() + retryDelay(plan!, end.reason)), tm_update: now } : { status: 'done', tm_update: now });
 }
 
 /** Dials `t` once (the caller picked it: idle, due, with a try left). */
@@ -107,7 +115,7 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
     const cc = await repo.create({ ...base, activeflow_id: EMPTY_UUID, reference_type: 'none', reference_id: EMPTY_UUID, status: 'dialing' });
     out.events.push(['campaigncall_created', campaigncallJson(cc)]);
     ctx.logger.info({ campaign_id: c.id, campaigncall_id: ccId, reason: err.reason }, 'campaign target not dialable');
-    await finishCampaigncall(trx, cc, 'fail', plan, out);
+    await finishCampaigncall(trx, cc, { result: 'fail', reason: 'undialable' }, plan, out);
     return;
   }
   const call = await callsRepo(trx).create({

@@ -7,8 +7,9 @@
  *   1. reconciles live campaigncalls with their call (or activeflow): answered → progressing, ended →
  *      done with result success (normal hangup) or fail, the target retried per the outplan or done;
  *   2. stopping: becomes stop once no campaigncall is live;
- *   3. run: dials due targets until service_level campaigncalls are live; with nothing left to dial
- *      and nothing live, end_handle stop stops it (and starts next_campaign_id), continue waits.
+ *   3. run: inside the outplan's dialling windows, dials due targets while the pacing allows
+ *      (pacer.ts: service_level, the queue's available agents, dial_rate); with nothing left to
+ *      dial and nothing live, end_handle stop stops it (and starts next_campaign_id), continue waits.
  * Originates, activeflow starts and events go out after commit (dialer.ts Outbox).
  */
 import type http from 'node:http';
@@ -28,7 +29,9 @@ import type { HangupReason } from '../../core/calls/model';
 import { commandBus } from '../calls/bus';
 import type { Attachment } from '../attachments';
 import type { AppContext } from '../context';
-import { dialTarget, emptyOutbox, finishCampaigncall, type Outbox } from './dialer';
+import { dialTarget, emptyOutbox, finishCampaigncall, type Ending, type Outbox } from './dialer';
+import { paceOf } from './pacer';
+import { outcomeOfHangup, windowOpen } from '../../core/campaigns/dialplan';
 
 /** A call still waiting for a media-app this long past its dial timeout is given up (no node took it). */
 const ORPHAN_GRACE_MS = 30_000;
@@ -104,7 +107,7 @@ export class CampaignRunner {
       const c = (await trx<CampaignRow>('campaigns').where({ id }).whereNull('tm_delete').forUpdate().skipLocked().first()) as CampaignRow | undefined;
       if (!c) return;
       const plan = ((await trx<OutplanRow>('outplans').where({ id: c.outplan_id }).first()) as OutplanRow | undefined) ?? null;
-      let live = await this.reconcile(trx, c, plan, out);
+      const live = await this.reconcile(trx, c, plan, out);
       if (c.status === 'stop') return; // only following the calls it still has
       if (c.status === 'stopping') {
         if (live === 0) await this.setStatus(trx, c, 'stop', out);
@@ -115,17 +118,16 @@ export class CampaignRunner {
         await this.setStatus(trx, c, live === 0 ? 'stop' : 'stopping', out);
         return;
       }
-      let exhausted = false;
-      while (live < c.service_level) {
-        const t = await this.dueTarget(trx, c, plan);
-        if (!t) {
-          exhausted = true;
-          break;
+      // Outside the outplan's windows nothing new starts; the campaign stays run and waits.
+      if (windowOpen(plan.dial_windows ?? [], plan.timezone || 'UTC', clock.now())) {
+        while ((await paceOf(trx, c)).budget > 0) {
+          const t = await this.dueTarget(trx, c, plan);
+          if (!t) break;
+          await dialTarget(this.ctx, trx, c, plan, t, out);
         }
-        await dialTarget(this.ctx, trx, c, plan, t, out);
-        live = await campaigncallsRepo(trx).countOngoing(c.id);
       }
-      if (exhausted && live === 0 && c.end_handle === 'stop' && !(await this.anyTriesLeft(trx, c, plan))) {
+      // Out of targets: nothing live, no target with a try left (due or waiting for its interval).
+      if (c.end_handle === 'stop' && (await campaigncallsRepo(trx).countOngoing(c.id)) === 0 && !(await this.anyTriesLeft(trx, c, plan))) {
         await this.setStatus(trx, c, 'stop', out);
         await this.startNext(trx, c, out);
       }
@@ -138,32 +140,35 @@ export class CampaignRunner {
     const ongoing = await campaigncallsRepo(trx).ongoing(c.id);
     let live = 0;
     for (const cc of ongoing) {
-      if (!(await this.reconcileOne(trx, cc, plan, out))) live++;
+      if (!(await this.reconcileOne(trx, c, cc, plan, out))) live++;
     }
     return live;
   }
 
   /** True when the campaigncall is done now. */
-  private async reconcileOne(trx: Knex.Transaction, cc: CampaigncallRow, plan: OutplanRow | null, out: Outbox): Promise<boolean> {
+  private async reconcileOne(trx: Knex.Transaction, c: CampaignRow, cc: CampaigncallRow, plan: OutplanRow | null, out: Outbox): Promise<boolean> {
     if (cc.reference_type === 'flow') {
       const af = await activeflowsRepo(trx).get(cc.activeflow_id);
       if (af && af.status === 'running') return false;
-      await finishCampaigncall(trx, cc, af && af.end_reason !== 'error' ? 'success' : 'fail', plan, out);
+      const ok = !!af && af.end_reason !== 'error';
+      await finishCampaigncall(trx, cc, { result: ok ? 'success' : 'fail', reason: ok ? 'finished' : 'error' }, plan, out);
       return true;
     }
     if (cc.reference_type !== 'call') {
-      await finishCampaigncall(trx, cc, 'fail', plan, out);
+      await finishCampaigncall(trx, cc, { result: 'fail', reason: 'undialable' }, plan, out);
       return true;
     }
-    const call = (await trx<CallRow>('calls').where({ id: cc.reference_id }).first('id', 'status', 'hangup_reason', 'node_id', 'tm_create')) as
-      | Pick<CallRow, 'id' | 'status' | 'hangup_reason' | 'node_id' | 'tm_create'>
+    const call = (await trx<CallRow>('calls').where({ id: cc.reference_id }).first('id', 'status', 'hangup_reason', 'node_id', 'tm_create', 'tm_hangup', 'activeflow_id')) as
+      | Pick<CallRow, 'id' | 'status' | 'hangup_reason' | 'node_id' | 'tm_create' | 'tm_hangup' | 'activeflow_id'>
       | undefined;
     if (!call) {
-      await finishCampaigncall(trx, cc, 'fail', plan, out);
+      await finishCampaigncall(trx, cc, { result: 'fail', reason: 'failed' }, plan, out);
       return true;
     }
     if (call.status === 'hangup') {
-      await finishCampaigncall(trx, cc, resultOfHangup(call.hangup_reason as HangupReason), plan, out);
+      const ending = await endingOf(trx, call, cc.status === 'progressing' && c.amd !== null);
+      if (!ending) return false; // the AMD verdict is still being written
+      await finishCampaigncall(trx, cc, ending, plan, out);
       return true;
     }
     if (call.status === 'progressing' && cc.status === 'dialing') {
@@ -238,6 +243,26 @@ export class CampaignRunner {
       ctx.logger.warn({ err: String(err) }, 'could not publish campaign events');
     }
   }
+}
+
+/** An activeflow still running this long after its call hung up is not waited for (its AMD verdict is read as is). */
+const VERDICT_GRACE_MS = 5_000;
+
+/**
+ * What a finished call attempt ended with. With AMD the verdict is read from the call's activeflow
+ * (svc.amd.result); while that activeflow is still winding down (briefly, after the hangup) this
+ * returns null so the next step reads it complete.
+ */
+async function endingOf(trx: Knex.Transaction, call: Pick<CallRow, 'hangup_reason' | 'tm_hangup' | 'activeflow_id'>, withAmd: boolean): Promise<Ending | null> {
+  const reason = call.hangup_reason as HangupReason;
+  let amd = '';
+  if (withAmd && call.activeflow_id && call.activeflow_id !== EMPTY_UUID) {
+    const af = await activeflowsRepo(trx).get(call.activeflow_id);
+    amd = af?.variables?.['svc.amd.result'] ?? '';
+    const sinceHangup = call.tm_hangup ? clock.now().getTime() - new Date(call.tm_hangup).getTime() : Infinity;
+    if (!amd && af?.status === 'running' && sinceHangup < VERDICT_GRACE_MS) return null;
+  }
+  return { result: resultOfHangup(reason), reason: outcomeOfHangup(reason), amd: amd || (reason === 'amd' ? 'machine' : '') };
 }
 
 /** Restricts a target query to targets with a destination whose try count is below the outplan's max. */

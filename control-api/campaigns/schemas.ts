@@ -5,6 +5,7 @@ import { addressSchema, legacyTime, uuidOut } from '../routes/schemas';
 import { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent, type EventType, type ResourcePayload } from '../../core/events/catalogue';
 import { isE164 } from '../../core/numbers/e164';
+import { HHMM, OUTCOMES, WEEKDAYS, isTimeZone, minutesOf } from '../../core/campaigns/dialplan';
 import type { AppContext } from '../context';
 
 /** An address a campaign can dial (the types POST /calls dials). */
@@ -27,11 +28,28 @@ export const sourceAddress = z.strictObject({
   detail: text(1024).optional(),
 });
 
+/** A dialling window: days and local start/end times ("HH:MM", end may be "24:00", start before end). */
+export const dialWindow = z
+  .strictObject({
+    days: z.array(z.enum(WEEKDAYS)).min(1).max(7),
+    start: z.string().regex(HHMM, 'must be HH:MM'),
+    end: z.string().regex(HHMM, 'must be HH:MM'),
+  })
+  .refine((w) => minutesOf(w.start) < minutesOf(w.end), { message: 'start must be before end (split a window that spans midnight in two)', path: ['end'] });
+
+export const timeZone = z.string().max(64).refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris or UTC');
+
 export const outplanSchema = z.object({
   id: uuidOut(), customer_id: uuidOut(), name: z.string(), detail: z.string(), source: addressSchema,
   dial_timeout: z.number().int().describe('milliseconds'), try_interval: z.number().int().describe('milliseconds'),
   max_try_count_0: z.number().int(), max_try_count_1: z.number().int(), max_try_count_2: z.number().int(),
   max_try_count_3: z.number().int(), max_try_count_4: z.number().int(),
+  timezone: z.string().describe('IANA time zone of dial_windows'),
+  dial_windows: z.array(z.object({ days: z.array(z.enum(WEEKDAYS)), start: z.string(), end: z.string() })).describe('when dialling is allowed; empty = any time'),
+  try_interval_busy: z.number().int().nullable().describe('milliseconds; null = try_interval'),
+  try_interval_noanswer: z.number().int().nullable().describe('milliseconds; null = try_interval'),
+  try_interval_failed: z.number().int().nullable().describe('milliseconds; null = try_interval'),
+  try_interval_machine: z.number().int().nullable().describe('milliseconds; null = try_interval'),
   tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
 });
 
@@ -54,6 +72,8 @@ export const campaignSchema = z.object({
   status: z.enum(['stop', 'stopping', 'run']), service_level: z.number().int().describe('most campaign calls live at once'),
   end_handle: z.enum(['stop', 'continue']), actions: z.array(z.unknown()),
   outplan_id: uuidOut(), outdial_id: uuidOut(), queue_id: uuidOut(), next_campaign_id: uuidOut(),
+  amd: z.record(z.string(), z.unknown()).nullable().describe('the amd action options every attempt is placed with; null = off'),
+  dial_rate: z.number().int().describe('attempts started per minute at most; 0 = no limit'),
   tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
 });
 
@@ -63,6 +83,8 @@ export const campaigncallSchema = z.object({
   reference_type: z.enum(['none', 'call', 'flow']), reference_id: uuidOut(),
   status: z.enum(['dialing', 'progressing', 'done']), result: z.enum(['', 'success', 'fail']),
   source: addressSchema, destination: addressSchema, destination_index: z.number().int(), try_count: z.number().int(),
+  result_reason: z.enum(OUTCOMES).describe('what the attempt ended with'),
+  amd_result: z.enum(['', 'human', 'machine', 'notsure']).describe('the AMD verdict when the campaign dials with amd'),
   tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
 });
 

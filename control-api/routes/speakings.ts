@@ -98,10 +98,13 @@ export const routes = [
     params: idParams, body: z.object({ text: z.string().min(1).max(5000) }), response: speakingSchema,
     handler: async ({ ctx, auth, params, body }) => {
       if (!body.text.trim()) throw invalidArgument('text must not be blank', [{ field: 'text', issue: 'blank' }]);
-      const s = await owned(ctx, auth, params.id);
-      if (s.status === 'stopped') throw stateInvalid('the speaking session is stopped');
-      const next = await speakingsRepo(ctx.db).nextSay(auth.customerId, s.id);
-      if (!next) throw stateInvalid('the speaking session is stopped');
+      // one round trip on the way to first audio: the number is taken unless the session is stopped or not ours
+      const next = await speakingsRepo(ctx.db).nextSay(auth.customerId, params.id);
+      if (!next) {
+        await owned(ctx, auth, params.id);
+        throw stateInvalid('the speaking session is stopped');
+      }
+      const s = next;
       const node = await ownerNode(ctx, s);
       if (!node) {
         await speakingsRepo(ctx.db).setStatus(s.id, 'stopped');
@@ -109,6 +112,37 @@ export const routes = [
       }
       await commandBus(ctx).toNode(node, { type: 'speaking.say', speakingId: s.id, seq: next.say_count, text: body.text });
       return speakingJson(next);
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/speakings/:id/flush', tag, summary: 'Flush a speaking session: what is being said and every queued text is dropped; the session stays open', permission: 'manager',
+    params: idParams, response: speakingSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const s = await owned(ctx, auth, params.id);
+      if (s.status === 'stopped') throw stateInvalid('the speaking session is stopped');
+      // every say accepted so far has a number up to say_count: those are dropped, later ones kept
+      const node = await ownerNode(ctx, s);
+      if (!node) {
+        await speakingsRepo(ctx.db).setStatus(s.id, 'stopped');
+        throw stateInvalid('the speaking session is stopped: its call or conference has ended');
+      }
+      await commandBus(ctx).toNode(node, { type: 'speaking.flush', speakingId: s.id, upTo: s.say_count });
+      return speakingJson(s);
+    },
+  }),
+  defineRoute({
+    method: 'delete', path: '/speakings/:id', tag, summary: 'Delete a speaking session (stopped first if it is not)', permission: 'manager',
+    params: idParams, response: speakingSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const s = await owned(ctx, auth, params.id);
+      if (s.status !== 'stopped') {
+        await speakingsRepo(ctx.db).setStatus(s.id, 'stopped');
+        const node = await ownerNode(ctx, s);
+        if (node) await commandBus(ctx).toNode(node, { type: 'speaking.stop', speakingId: s.id });
+      }
+      const deleted = await speakingsRepo(ctx.db).softDelete(auth.customerId, s.id);
+      if (!deleted) throw missing();
+      return speakingJson(deleted);
     },
   }),
   defineRoute({

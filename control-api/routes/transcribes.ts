@@ -137,4 +137,25 @@ export const routes = [
       return transcribeJson(done ?? t);
     },
   }),
+  defineRoute({
+    method: 'delete', path: '/transcribes/:id', tag, summary: 'Delete a transcribe and its transcripts (a live one is stopped first)', permission: 'manager',
+    params: idParams, response: transcribeSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const repo = transcribesRepo(ctx.db);
+      const t = await repo.get(auth.customerId, params.id);
+      if (!t) throw missing();
+      if (t.status === 'progressing' && t.reference_type !== 'recording') {
+        const node = await nodeOf(commandBus(ctx), ctx.redis, ctx.config.redisKeyPrefix, t.reference_type, t.reference_id);
+        if (node) await commandBus(ctx).toNode(node, { type: 'transcribe.stop', transcribeId: t.id, callId: t.reference_id });
+        else {
+          const done = await repo.finish(t.id);
+          if (done) await publish(ctx, 'transcribe_done', done);
+        }
+      }
+      // a recording's transcription still running finishes in the background, out of sight
+      const deleted = await repo.softDelete(auth.customerId, t.id);
+      if (!deleted) throw missing();
+      return transcribeJson(deleted);
+    },
+  }),
 ];

@@ -8,7 +8,7 @@ import type { Db } from '../db/knex';
 import type { EventPublisher } from '../events/bus';
 import { ragsRepo, type RagSourceRow } from '../repos/rags';
 import { storageRepo } from '../repos/storage';
-import { LocalObjectStore, storageRoot } from '../storage/local';
+import { storageBackend } from '../storage/backend';
 import { chunkText, htmlToText } from './chunk';
 import { embeddingClient } from './search';
 
@@ -49,7 +49,7 @@ async function loadSource(deps: IngestDeps, s: RagSourceRow): Promise<string> {
   if (s.storage_file_id) {
     const f = await storageRepo(deps.db).get(s.customer_id, s.storage_file_id);
     if (!f) throw new Error('storage file not found');
-    const obj = await new LocalObjectStore(storageRoot(deps.dataDir)).get(f.object_key);
+    const obj = await storageBackend(deps).files.get(f.object_key);
     if (!obj) throw new Error('storage file content not found');
     return toText(await readAll(obj.stream), f.content_type, f.filename);
   }

@@ -163,7 +163,11 @@ export class PgActiveflowStore {
   private readonly stored = new Map<string, number>();
   private readonly chains = new Map<string, Promise<void>>();
 
-  constructor(private readonly db: Db) {}
+  /**
+   * `retry` (core/db/retry.ts) repeats each write through a short database outage, inside the
+   * per-activeflow chain so that writes still land in order.
+   */
+  constructor(private readonly db: Db, private readonly opts: { retry?: <T>(op: () => Promise<T>) => Promise<T> } = {}) {}
 
   create(record: ActiveflowRecordShape): Promise<void> {
     const cols = columns(record);
@@ -171,8 +175,16 @@ export class PgActiveflowStore {
     const tmCreate = toDate(record.tm_create) ?? clock.now();
     // The count is what the table will hold once every queued write has run (writes are chained).
     this.stored.set(record.id, record.executed_actions.length);
+    let attempts = 0;
     return this.chain(record.id, async () => {
-      await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate } as never);
+      try {
+        attempts++;
+        await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate } as never);
+      } catch (err) {
+        // a retried insert whose first attempt committed unseen: the row is there
+        if (attempts > 1 && (err as { code?: string }).code === '23505') return;
+        throw err;
+      }
     });
   }
 
@@ -185,8 +197,10 @@ export class PgActiveflowStore {
     const full = append === null ? JSON.stringify(record.executed_actions) : null;
     if (record.status === 'ended') this.stored.delete(record.id);
     else this.stored.set(record.id, total);
+    let attempts = 0;
     return this.chain(record.id, async () => {
-      const executed = append !== null ? this.db.raw(`executed_actions || ?::jsonb`, [append]) : full;
+      // a retried append could append twice after an unseen commit: retries write the whole array
+      const executed = append !== null && ++attempts === 1 ? this.db.raw(`executed_actions || ?::jsonb`, [append]) : (full ?? JSON.stringify(record.executed_actions.slice(0, total)));
       await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed } as never);
     });
   }
@@ -208,7 +222,8 @@ export class PgActiveflowStore {
 
   private chain(id: string, work: () => Promise<void>): Promise<void> {
     const prev = this.chains.get(id) ?? Promise.resolve();
-    const next = prev.catch(() => undefined).then(work).catch((err: unknown) => {
+    const run = this.opts.retry ? () => this.opts.retry!(work) : work;
+    const next = prev.catch(() => undefined).then(run).catch((err: unknown) => {
       // A failed write leaves the stored prefix unknown: the next update writes the whole array.
       this.stored.delete(id);
       throw err;

@@ -177,7 +177,8 @@ export function callsRepo(db: Db) {
       return (row as CallRow | undefined) ?? null;
     },
     async addChained(masterId: string, chainedId: string): Promise<void> {
-      await table().where({ id: masterId }).update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() } as never);
+      // once only, so a write retried after an unseen commit appends nothing twice
+      await table().where({ id: masterId }).whereRaw('not (? = any(chained_call_ids))', [chainedId]).update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() } as never);
     },
     async setRecording(id: string, recordingId: string, active: boolean): Promise<void> {
       const update: Record<string, unknown> = { recording_id: active ? recordingId : EMPTY_UUID, tm_update: clock.now() };

@@ -5,6 +5,7 @@ import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { CampaigncallReferenceType, CampaigncallResult, CampaigncallStatus } from '../campaigns/model';
 import type { Address } from './calls';
+import type { Outcome } from '../campaigns/dialplan';
 
 export interface CampaigncallRow {
   id: string;
@@ -24,12 +25,16 @@ export interface CampaigncallRow {
   destination: Address;
   destination_index: number;
   try_count: number;
+  /** what the attempt ended with (core/campaigns/dialplan.ts Outcome); '' while live */
+  result_reason: Outcome;
+  /** the AMD verdict (human, machine, notsure) when the campaign dials with AMD */
+  amd_result: string;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-export type CampaigncallCreate = Omit<CampaigncallRow, 'tm_create' | 'tm_update' | 'tm_delete'>;
+export type CampaigncallCreate = Omit<CampaigncallRow, 'tm_create' | 'tm_update' | 'tm_delete' | 'result_reason' | 'amd_result'>;
 
 export function campaigncallJson(c: CampaigncallRow) {
   return {
@@ -50,6 +55,8 @@ export function campaigncallJson(c: CampaigncallRow) {
     destination: c.destination,
     destination_index: c.destination_index,
     try_count: c.try_count,
+    result_reason: c.result_reason,
+    amd_result: c.amd_result,
     tm_create: formatLegacy(c.tm_create),
     tm_update: formatLegacy(c.tm_update),
     tm_delete: formatLegacy(c.tm_delete),
@@ -82,7 +89,7 @@ export function campaigncallsRepo(db: Db) {
       return Number(r[0]?.count ?? 0);
     },
     /** Guarded: only from `from`, so a repeated reconcile writes (and publishes) nothing twice. */
-    async advance(id: string, from: CampaigncallStatus[], patch: { status: CampaigncallStatus; result?: CampaigncallResult }): Promise<CampaigncallRow | null> {
+    async advance(id: string, from: CampaigncallStatus[], patch: { status: CampaigncallStatus; result?: CampaigncallResult; result_reason?: Outcome; amd_result?: string }): Promise<CampaigncallRow | null> {
       const [row] = await db<CampaigncallRow>('campaigncalls').where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as CampaigncallRow | undefined) ?? null;
     },

@@ -22,12 +22,17 @@ export interface CampaignRow {
   outdial_id: string;
   queue_id: string;
   next_campaign_id: string;
+  /** the amd action's options every attempt is placed with; null = no AMD */
+  amd: CampaignAmd | null;
+  /** attempts started per minute at most; 0 = no limit */
+  dial_rate: number;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-export type CampaignCreate = Pick<CampaignRow, 'type' | 'name' | 'detail' | 'service_level' | 'end_handle' | 'actions' | 'flow_id' | 'outplan_id' | 'outdial_id' | 'queue_id' | 'next_campaign_id'>;
+export type CampaignAmd = Record<string, unknown>;
+export type CampaignCreate = Pick<CampaignRow, 'type' | 'name' | 'detail' | 'service_level' | 'end_handle' | 'actions' | 'flow_id' | 'outplan_id' | 'outdial_id' | 'queue_id' | 'next_campaign_id' | 'amd' | 'dial_rate'>;
 export type CampaignPatch = Partial<CampaignCreate>;
 
 export function campaignJson(c: CampaignRow) {
@@ -45,6 +50,8 @@ export function campaignJson(c: CampaignRow) {
     outdial_id: c.outdial_id,
     queue_id: c.queue_id,
     next_campaign_id: c.next_campaign_id,
+    amd: c.amd ?? null,
+    dial_rate: c.dial_rate,
     tm_create: formatLegacy(c.tm_create),
     tm_update: formatLegacy(c.tm_update),
     tm_delete: formatLegacy(c.tm_delete),
@@ -52,7 +59,9 @@ export function campaignJson(c: CampaignRow) {
 }
 
 function encode(patch: Record<string, unknown>): Record<string, unknown> {
-  return patch.actions !== undefined ? { ...patch, actions: JSON.stringify(patch.actions) } : patch;
+  const out: Record<string, unknown> = patch.actions !== undefined ? { ...patch, actions: JSON.stringify(patch.actions) } : { ...patch };
+  if (patch.amd !== undefined) out.amd = patch.amd === null ? null : JSON.stringify(patch.amd);
+  return out;
 }
 
 export function campaignsRepo(db: Db) {

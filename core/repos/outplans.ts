@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { Address } from './calls';
+import type { DialWindow } from '../campaigns/dialplan';
 
 export interface OutplanRow {
   id: string;
@@ -21,12 +22,25 @@ export interface OutplanRow {
   max_try_count_2: number;
   max_try_count_3: number;
   max_try_count_4: number;
+  /** IANA zone of dial_windows */
+  timezone: string;
+  /** when dialling is allowed (core/campaigns/dialplan.ts); empty = any time */
+  dial_windows: DialWindow[];
+  /** milliseconds before a retry after that outcome; null = try_interval */
+  try_interval_busy: number | null;
+  try_interval_noanswer: number | null;
+  try_interval_failed: number | null;
+  try_interval_machine: number | null;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-export type DialInfo = Pick<OutplanRow, 'source' | 'dial_timeout' | 'try_interval' | 'max_try_count_0' | 'max_try_count_1' | 'max_try_count_2' | 'max_try_count_3' | 'max_try_count_4'>;
+export type DialInfo = Pick<
+  OutplanRow,
+  | 'source' | 'dial_timeout' | 'try_interval' | 'max_try_count_0' | 'max_try_count_1' | 'max_try_count_2' | 'max_try_count_3' | 'max_try_count_4'
+  | 'timezone' | 'dial_windows' | 'try_interval_busy' | 'try_interval_noanswer' | 'try_interval_failed' | 'try_interval_machine'
+>;
 
 export function maxTryCounts(p: OutplanRow): number[] {
   return [p.max_try_count_0, p.max_try_count_1, p.max_try_count_2, p.max_try_count_3, p.max_try_count_4];
@@ -46,6 +60,12 @@ export function outplanJson(p: OutplanRow) {
     max_try_count_2: p.max_try_count_2,
     max_try_count_3: p.max_try_count_3,
     max_try_count_4: p.max_try_count_4,
+    timezone: p.timezone,
+    dial_windows: p.dial_windows,
+    try_interval_busy: p.try_interval_busy,
+    try_interval_noanswer: p.try_interval_noanswer,
+    try_interval_failed: p.try_interval_failed,
+    try_interval_machine: p.try_interval_machine,
     tm_create: formatLegacy(p.tm_create),
     tm_update: formatLegacy(p.tm_update),
     tm_delete: formatLegacy(p.tm_delete),
@@ -57,7 +77,7 @@ export function outplansRepo(db: Db) {
   return {
     async create(customerId: string, input: { name: string; detail: string } & DialInfo): Promise<OutplanRow> {
       const [row] = await db('outplans')
-        .insert({ ...input, id: newId(), customer_id: customerId, source: JSON.stringify(input.source), tm_create: clock.now() })
+        .insert({ ...input, id: newId(), customer_id: customerId, source: JSON.stringify(input.source), dial_windows: JSON.stringify(input.dial_windows ?? []), tm_create: clock.now() })
         .returning('*');
       return row as OutplanRow;
     },
@@ -70,6 +90,7 @@ export function outplansRepo(db: Db) {
     async update(customerId: string, id: string, patch: Partial<{ name: string; detail: string } & DialInfo>): Promise<OutplanRow | null> {
       const update: Record<string, unknown> = { ...patch, tm_update: clock.now() };
       if (patch.source) update.source = JSON.stringify(patch.source);
+      if (patch.dial_windows) update.dial_windows = JSON.stringify(patch.dial_windows);
       const [row] = await live().where({ id, customer_id: customerId }).update(update as never).returning('*');
       return (row as OutplanRow | undefined) ?? null;
     },

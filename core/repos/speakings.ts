@@ -77,6 +77,11 @@ export function speakingsRepo(db: Db) {
       const [row] = await db('speakings').where({ id }).whereIn('status', from).update({ status: to, tm_update: clock.now() }).returning('*');
       return (row as SpeakingRow | undefined) ?? null;
     },
+    /** Soft delete (DELETE /speakings/{id}); the deleted row, or null when it was not there. */
+    async softDelete(customerId: string, id: string): Promise<SpeakingRow | null> {
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: clock.now(), tm_update: clock.now() } as never).returning('*');
+      return (row as SpeakingRow | undefined) ?? null;
+    },
     /** Live sessions on a reference that are not stopped (a hangup stops them). */
     async openOn(referenceId: string): Promise<SpeakingRow[]> {
       return (await live().where({ reference_id: referenceId }).whereNot({ status: 'stopped' })) as SpeakingRow[];

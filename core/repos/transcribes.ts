@@ -84,6 +84,12 @@ export function transcribesRepo(db: Db) {
     async progressingOn(referenceId: string): Promise<TranscribeRow | null> {
       return ((await live().where({ reference_id: referenceId, status: 'progressing' }).first()) as TranscribeRow | undefined) ?? null;
     },
+    /** Soft delete (DELETE /transcribes/{id}): its transcripts go out of sight with it. The deleted row, or null. */
+    async softDelete(customerId: string, id: string): Promise<TranscribeRow | null> {
+      const now = clock.now();
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as TranscribeRow | undefined) ?? null;
+    },
     /** progressing → done once; the row when it changed, else null. */
     async finish(id: string): Promise<TranscribeRow | null> {
       const [row] = await db('transcribes').where({ id, status: 'progressing' }).update({ status: 'done', tm_update: clock.now() }).returning('*');

@@ -8,6 +8,8 @@ export interface SpeechCommands {
   'speaking.start': { speakingId: string; referenceType: 'call' | 'confbridge'; referenceId: string };
   'speaking.say': { speakingId: string; seq: number; text: string };
   'speaking.stop': { speakingId: string };
+  /** drop every say numbered up to `upTo` (spoken, speaking or queued); the session stays open */
+  'speaking.flush': { speakingId: string; upTo: number };
   /** callId: the call, or the conference of a confbridge transcribe */
   'transcribe.start': { transcribeId: string; callId: string; phrases?: string[] };
   'transcribe.stop': { transcribeId: string; callId: string };

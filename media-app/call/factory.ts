@@ -4,7 +4,8 @@
  * commands (hangup, mute, recordings). Chained legs hang up with their master.
  */
 import { callsRepo, type Address, type CallRow } from '../../core/repos/calls';
-import { EMPTY_UUID } from '../../core/ids';
+import { EMPTY_UUID, newId } from '../../core/ids';
+import { isUniqueViolation, retrying, retryWrite } from '../../core/db/retry';
 import { PgActiveflowStore } from '../../core/repos/activeflows';
 import { PgFlowStore } from '../../core/repos/flows';
 import type { Action } from '../../core/flow';
@@ -21,6 +22,7 @@ import { targetsFor } from '../outbound/targets';
 import type { CallDeps } from './deps';
 import { LiveCall } from './live-call';
 import { LiveCallPort } from './live-call-port';
+import { activeflowEmitter } from '../events';
 
 export type { CallDeps } from './deps';
 
@@ -41,14 +43,10 @@ export class CallFactory {
   readonly services: FlowServices = {};
 
   constructor(readonly deps: CallDeps) {
-    const publish = deps.events;
     this.manager = new ActiveflowManager({
-      store: new PgActiveflowStore(deps.db) as unknown as ActiveflowStore,
+      store: new PgActiveflowStore(deps.db, { retry: retrying({ onRetry: (err, n) => n === 1 && deps.logger.warn({ err: (err as Error)?.message }, 'database unreachable: retrying an activeflow write') }) }) as unknown as ActiveflowStore,
       flows: new PgFlowStore(deps.db) as unknown as FlowStore,
-      emitter: {
-        publish: (type, record) =>
-          void publish.publish(type, record.customer_id, record.id, record as unknown as Record<string, unknown>).catch(() => undefined),
-      },
+      emitter: activeflowEmitter(deps.events, deps.logger),
       clock: realClock,
       http: new FetchHttp({ allowPrivateTargets: deps.app.flowHttpAllowPrivate }),
       limits: DEFAULT_LIMITS,
@@ -58,6 +56,25 @@ export class CallFactory {
 
   private get repo() {
     return callsRepo(this.deps.db);
+  }
+
+  /**
+   * Writes a new Call row, retried through a short database outage. The id is fixed before the
+   * first attempt, so an attempt that committed unseen is found instead of written twice.
+   */
+  private createRow(input: Parameters<ReturnType<typeof callsRepo>['create']>[0]): Promise<CallRow> {
+    const id = input.id ?? newId();
+    let attempts = 0;
+    return retryWrite(this.deps.logger, `call ${id} create`, async () => {
+      try {
+        attempts++;
+        return await this.repo.create({ ...input, id });
+      } catch (err) {
+        const row = attempts > 1 && isUniqueViolation(err) ? await this.repo.get(id) : null;
+        if (row) return row;
+        throw err;
+      }
+    });
   }
 
   private async own(call: LiveCall): Promise<void> {
@@ -78,7 +95,7 @@ export class CallFactory {
       res.send(488);
       return null;
     }
-    const row = await this.repo.create({
+    const row = await this.createRow({
       customer_id: c.customerId,
       source: c.source,
       destination: c.destination,
@@ -116,7 +133,7 @@ export class CallFactory {
       originator: port,
       variables: spec.variables,
     });
-    await this.repo.setActiveflow(call.id, session.id, spec.flowId || EMPTY_UUID);
+    await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, session.id, spec.flowId || EMPTY_UUID));
     call.row = { ...call.row, activeflow_id: session.id, flow_id: spec.flowId || EMPTY_UUID };
     return session.id;
   }
@@ -130,7 +147,7 @@ export class CallFactory {
 
   /** Dials an outgoing call this node owns; resolves when it is answered or has failed. */
   async dialOut(call: LiveCall, opts: { near?: LiveCall; anonymous?: boolean } = {}): Promise<boolean> {
-    const targets = await targetsFor(this.deps.db, this.deps.registrar.bindings, call.row.customer_id, call.row.destination);
+    const targets = await targetsFor(this.deps.db, this.deps.registrar.bindings, call.row.customer_id, call.row.destination, { callId: call.id });
     this.deps.logger.debug({ call: call.id, targets: targets.map((t) => t.uri) }, 'dialing');
     if (opts.near?.endpoint && !call.endpoint) {
       call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);
@@ -191,7 +208,7 @@ export class CallFactory {
 
   /** A new outgoing row for a leg the flow asked for. */
   private async newLeg(customerId: string, source: Address | undefined, destination: Address, master: LiveCall | null, data: Record<string, unknown>): Promise<CallRow> {
-    const row = await this.repo.create({
+    const row = await this.createRow({
       customer_id: customerId,
       source: source ?? { type: '', target: '' },
       destination: { type: destination.type ?? '', target: destination.target ?? '', target_name: destination.target_name, name: destination.name, detail: destination.detail },
@@ -201,7 +218,7 @@ export class CallFactory {
       node_id: this.deps.calls.nodeId,
       data,
     });
-    if (master) await this.repo.addChained(master.id, row.id);
+    if (master) await retryWrite(this.deps.logger, `call ${master.id} chained`, () => this.repo.addChained(master.id, row.id));
     return row;
   }
 
@@ -297,6 +314,6 @@ export class CallFactory {
   async mute(call: LiveCall, direction: 'both' | 'in' | 'out', on: boolean): Promise<void> {
     const ep = call.endpoint;
     if (ep && !call.isEnded) await (on ? ep.mute(direction) : ep.unmute(direction));
-    await this.repo.setMute(call.id, on ? direction : '');
+    await retryWrite(this.deps.logger, `call ${call.id} mute`, () => this.repo.setMute(call.id, on ? direction : ''));
   }
 }

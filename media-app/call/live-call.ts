@@ -6,11 +6,13 @@
  * Statuses (voipbin-notes §2): dialing → ringing → progressing → terminating/canceling → hangup.
  */
 import { EventEmitter } from 'node:events';
-import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
+import { callsRepo, type CallRow } from '../../core/repos/calls';
 import type { CallStatus, HangupCause } from '../../core/calls/model';
+import { retryWrite } from '../../core/db/retry';
 import type { DtmfEvent, Endpoint } from '../../media-engine';
 import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
 import type { CallDeps } from './deps';
+import { publishCall, type CallEventType } from '../events';
 
 /** A handler for in-dialog requests other than re-INVITE and BYE (REFER: media-app/transfer). */
 export type InDialogHandler = (call: LiveCall, req: SrfRequest, res: SrfResponse) => void;
@@ -86,16 +88,15 @@ export class LiveCall extends EventEmitter {
     return callsRepo(this.deps.db);
   }
 
-  async publish(type: string): Promise<void> {
-    await this.deps.events
-      .publish(type, this.row.customer_id, this.row.id, callJson(this.row) as unknown as Record<string, unknown>)
-      .catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id, type }, 'event publish failed'));
+  async publish(type: CallEventType): Promise<void> {
+    await publishCall(this.deps.events, type, this.row, this.deps.logger);
   }
 
   /** Moves to `to` when allowed; publishes call_<to> once. False when nothing changed. */
   async setStatus(to: Exclude<CallStatus, 'hangup'>): Promise<boolean> {
     if (this.ended) return false;
-    const t = await this.repo.transition(this.id, to);
+    // retried through a short database outage (core/db/retry.ts): the transition is guarded, so repeating it is safe
+    const t = await retryWrite(this.deps.logger, `call ${this.id} ${to}`, () => this.repo.transition(this.id, to));
     if (!t.changed || !t.call) return false;
     this.row = t.call;
     await this.publish(`call_${to}`);
@@ -172,23 +173,28 @@ export class LiveCall extends EventEmitter {
   async hangup(_reason = 'normal'): Promise<void> {
     if (this.ended || this.ending) return this.done.then(() => undefined);
     this.ending = true;
+    // The SIP side never waits for the status write (it may be retrying through a database
+    // outage); the hangup row is written after it, so hangup_by still derives from it.
     if (this.dialog) {
-      await this.setStatus('terminating');
+      const written = this.setStatus('terminating').catch(() => false);
       await this.dialog.destroy().catch(() => undefined);
+      await written;
       await this.finish('normal_clearing');
     } else if (this.pendingUas) {
-      await this.setStatus('terminating');
+      const written = this.setStatus('terminating').catch(() => false);
       const { res } = this.pendingUas;
       this.pendingUas = null;
       if (!res.finalResponseSent) res.send(480);
+      await written;
       await this.finish('normal_clearing');
     } else {
-      await this.setStatus('canceling');
+      const written = this.setStatus('canceling').catch(() => false);
       try {
         this.pendingUac?.cancel();
       } catch {
         /* already final */
       }
+      await written;
       await this.finish('normal_clearing');
     }
   }
@@ -218,14 +224,15 @@ export class LiveCall extends EventEmitter {
     if (this.ended) return;
     this.ended = true;
     for (const t of this.timers) clearTimeout(t);
+    // media first: the port is freed and nothing more is sent even while the write below is retried
+    if (this.endpoint) await this.endpoint.destroy().catch(() => undefined);
     try {
-      const t = await this.repo.hangup(this.id, cause);
+      const t = await retryWrite(this.deps.logger, `call ${this.id} hangup`, () => this.repo.hangup(this.id, cause));
       if (t.call) this.row = t.call;
       if (t.changed) await this.publish('call_hangup');
     } catch (err) {
       this.deps.logger.error({ err: (err as Error).message, call: this.id }, 'hangup write failed');
     }
-    if (this.endpoint) await this.endpoint.destroy().catch(() => undefined);
     await this.deps.calls.remove(this.id);
     const ev: HangupEvent = { reason: this.row.hangup_reason || 'normal', by: this.row.hangup_by === 'local' ? 'local' : 'remote' };
     this.emit('hangup', ev);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { clock } from '../../core/clock';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { callsRepo } from '../../core/repos/calls';
+import { retryWrite } from '../../core/db/retry';
 import type { RecordingRequest } from '../flow/call-port';
 import type { CallDeps } from './deps';
 import type { LiveCall } from './live-call';
@@ -71,8 +72,10 @@ export class Recordings extends EventEmitter {
   private async ended(id: string): Promise<void> {
     if (this.active?.id === id) this.active = null;
     const now = clock.now();
-    await this.deps.db('recordings').where({ id }).update({ status: 'ended', tm_end: now, tm_update: now } as never).catch(() => undefined);
-    await callsRepo(this.deps.db).setRecording(this.call.id, id, false).catch(() => undefined);
+    // both writes set fixed values: retried through a short database outage
+    const log = this.deps.logger;
+    await retryWrite(log, `recording ${id} ended`, () => this.deps.db('recordings').where({ id }).update({ status: 'ended', tm_end: now, tm_update: now } as never)).catch(() => undefined);
+    await retryWrite(log, `call ${this.call.id} recording`, () => callsRepo(this.deps.db).setRecording(this.call.id, id, false)).catch(() => undefined);
     this.emit('recording_ended', { recording_id: id });
   }
 

@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { callNodeKey } from '../../core/queue/contracts';
+import { MEDIA_NODES_KEY, nodeCallsKey } from '../../core/calls/node-keys';
 
 export interface OwnedCall {
   readonly id: string;
@@ -19,7 +20,14 @@ export class CallRegistry<C extends OwnedCall = OwnedCall> {
   async add(call: C): Promise<void> {
     this.live.set(call.id, call);
     // Kept a day at most: a node that dies leaves a key its expired heartbeat makes meaningless.
-    await this.redis.set(this.prefix + callNodeKey(call.id), this.nodeId, 'EX', 86_400).catch(() => undefined);
+    // The node's call set tells the node sweeper (core/calls/node-sweep.ts) what to finalise if it dies.
+    await this.redis
+      .multi()
+      .set(this.prefix + callNodeKey(call.id), this.nodeId, 'EX', 86_400)
+      .sadd(this.prefix + nodeCallsKey(this.nodeId), call.id)
+      .sadd(this.prefix + MEDIA_NODES_KEY, this.nodeId)
+      .exec()
+      .catch(() => undefined);
   }
 
   get(id: string): C | undefined {
@@ -28,7 +36,7 @@ export class CallRegistry<C extends OwnedCall = OwnedCall> {
 
   async remove(id: string): Promise<void> {
     if (!this.live.delete(id)) return;
-    await this.redis.del(this.prefix + callNodeKey(id)).catch(() => undefined);
+    await this.redis.multi().del(this.prefix + callNodeKey(id)).srem(this.prefix + nodeCallsKey(this.nodeId), id).exec().catch(() => undefined);
   }
 
   get size(): number {

@@ -1,5 +1,6 @@
 /** A groupcall made on this node (transfers): written, then announced; the caller rings it. */
-import { callJson, type Address, type CallRow } from '../../core/repos/calls';
+import type { Address, CallRow } from '../../core/repos/calls';
+import { publishCall } from '../events';
 import { groupcallJson, type GroupcallRow } from '../../core/repos/groupcalls';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { writeGroupcall } from '../../core/groupcalls/write';
@@ -19,6 +20,6 @@ export interface LocalGroupcallSpec {
 export async function createGroupcall(deps: CallDeps, spec: LocalGroupcallSpec): Promise<{ groupcall: GroupcallRow; calls: CallRow[] }> {
   const r = await writeGroupcall(deps.db, { ...spec, legs: spec.destinations.map((destination) => ({ destination })) });
   await publishResourceEvent(deps.events, 'groupcall_created', groupcallJson(r.groupcall) as never).catch(() => undefined);
-  for (const c of r.calls) await deps.events.publish('call_created', c.customer_id, c.id, callJson(c) as never).catch(() => undefined);
+  for (const c of r.calls) await publishCall(deps.events, 'call_created', c, deps.logger);
   return r;
 }

@@ -6,7 +6,8 @@
  * ends (hangup) when none of its calls is live any more.
  */
 import { EventEmitter } from 'node:events';
-import { callJson, callsRepo } from '../../core/repos/calls';
+import { callsRepo } from '../../core/repos/calls';
+import { publishCall } from '../events';
 import { groupcallJson, groupcallsRepo, type GroupcallRow } from '../../core/repos/groupcalls';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { effectiveRingMethod } from '../../core/groupcalls/model';
@@ -172,7 +173,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
       await calls.transition(id, 'canceling');
       const t = await calls.hangup(id, 'normal_clearing');
       if (t.changed && t.call) {
-        await this.deps.events.publish('call_hangup', t.call.customer_id, t.call.id, callJson(t.call) as never).catch(() => undefined);
+        await publishCall(this.deps.events, 'call_hangup', t.call, this.deps.logger);
       }
     }
   }

@@ -17,6 +17,7 @@ import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
 import { identifySource } from './source';
 import { targetsFor } from '../outbound/targets';
+import { isTransientDbError } from '../../core/db/retry';
 
 function displayName(v: string | undefined): string {
   const m = /^\s*"((?:[^"\\]|\\.)*)"/.exec(v ?? '') ?? /^\s*([^<"]+?)\s*</.exec(v ?? '');
@@ -29,7 +30,9 @@ export class InboundRouter {
   handle = (req: SrfRequest, res: SrfResponse): void => {
     this.route(req, res).catch((err: Error) => {
       this.factory.deps.logger.error({ err: err.message }, 'inbound INVITE failed');
-      if (!res.finalResponseSent) res.send(500);
+      // the database is unreachable (restart, fail-over): no call was accepted; the caller or its
+      // trunk may try again or fail over (RFC 3261 21.5.4)
+      if (!res.finalResponseSent) res.send(isTransientDbError(err) ? 503 : 500, isTransientDbError(err) ? { headers: { 'Retry-After': '5' } } : undefined);
     });
   };
 

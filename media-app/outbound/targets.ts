@@ -1,6 +1,6 @@
 /**
  * Where an outgoing call's destination is sent: tel through the customer's routes (providers in
- * order, each a fallback for the one before), a SIP URI directly, an extension to each of its
+ * order, each a fallback for the one before) once the toll-fraud policy allows it, a SIP URI directly, an extension to each of its
  * registered contacts (through the address the REGISTER came from: NAT).
  */
 import type { Knex } from '../../core/db/knex';
@@ -8,6 +8,7 @@ import type { Address } from '../../core/repos/calls';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { providerRequestUri, resolveRoutes } from '../../core/routing/resolve';
 import type { BindingStore } from '../registrar/bindings';
+import { admitPstnCalls, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal } from '../../core/calls/dial-policy';
 
 export interface DialTarget {
   uri: string;
@@ -18,11 +19,26 @@ export interface DialTarget {
   headers?: Record<string, string>;
 }
 
-export async function targetsFor(db: Knex, bindings: BindingStore, customerId: string, dest: Address): Promise<DialTarget[]> {
+/**
+ * `callId`: the outgoing row about to be dialled. A tel destination must pass the toll-fraud policy
+ * (core/calls/dial-policy: blocked prefixes, whitelist) and, when it leaves the platform, the row is
+ * admitted against the customer's concurrency cap; a refusal gives no target (nothing is dialled) and
+ * is noted on the row. Without a callId (a pre-check) a customer at its cap gets no target either.
+ */
+export async function targetsFor(db: Knex, bindings: BindingStore, customerId: string, dest: Address, opts: { callId?: string } = {}): Promise<DialTarget[]> {
   const target = (dest.target ?? '').trim();
   switch (dest.type) {
     case 'tel': {
-      const routes = await resolveRoutes(db, customerId, target);
+      let refusal = await checkTelDestination(db, customerId, target);
+      const routes = refusal ? [] : await resolveRoutes(db, customerId, target);
+      if (routes.length && isPstnTarget(target)) {
+        if (opts.callId) refusal = await admitPstnCalls(db, customerId, [opts.callId]);
+        else if ((await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId))) refusal = { reason: 'concurrency_cap' };
+      }
+      if (refusal) {
+        if (opts.callId) await noteRefusal(db, opts.callId, refusal);
+        return [];
+      }
       return routes.map(({ provider }) => ({
         uri: providerRequestUri(provider, target),
         providerId: provider.id,

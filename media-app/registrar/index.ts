@@ -2,7 +2,8 @@
  * The registrar (srf.register): digest authentication against the extensions (MD5 and SHA-256
  * challenges, RFC 8760), bindings in Redis, un-REGISTER, and a lockout per address-of-record.
  * Unknown extension, unknown domain and wrong password are answered identically (403 after a
- * challenge), so the registrar never tells whether an extension exists.
+ * challenge), so the registrar never tells whether an extension exists. A locked AOR (known or not)
+ * gets 403 with Retry-After: the seconds its lock has left.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -80,8 +81,11 @@ export class Registrar {
     const aor = `${user}@${realm}`.toLowerCase();
     const challengeHeader = kind === 'www' ? 'WWW-Authenticate' : 'Proxy-Authenticate';
     const status = kind === 'www' ? 401 : 407;
-    if (await this.lockout.isLocked(aor)) {
-      res.send(403);
+    // Locked: refused whatever the credentials, with the time left (RFC 3261 20.33). The same for an
+    // AOR that does not exist, which locks the same way.
+    const lockedFor = await this.lockout.lockedFor(aor);
+    if (lockedFor > 0) {
+      res.send(403, { headers: { 'Retry-After': String(lockedFor) } });
       return null;
     }
     const raw = req.get(kind === 'www' ? 'Authorization' : 'Proxy-Authorization');
@@ -105,8 +109,10 @@ export class Registrar {
       creds.realm.toLowerCase() === realm.toLowerCase();
     if (!ok) {
       const locked = await this.lockout.fail(aor);
-      if (locked) this.opts.logger.warn({ aor, source: req.source_address }, 'address-of-record locked out');
-      res.send(403);
+      if (locked) {
+        this.opts.logger.warn({ aor, source: req.source_address }, 'address-of-record locked out');
+        res.send(403, { headers: { 'Retry-After': String(this.opts.lockout.lockSec) } });
+      } else res.send(403);
       return null;
     }
     await this.lockout.succeed(aor);

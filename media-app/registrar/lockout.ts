@@ -26,6 +26,12 @@ export class Lockout {
     return (await this.redis.exists(this.lockKey(aor))) === 1;
   }
 
+  /** Seconds until the lock of an AOR ends (rounded up), 0 when it is not locked. */
+  async lockedFor(aor: string): Promise<number> {
+    const ms = await this.redis.pttl(this.lockKey(aor));
+    return ms > 0 ? Math.ceil(ms / 1000) : 0;
+  }
+
   /** Counts one failure; true when this one locked the AOR. */
   async fail(aor: string): Promise<boolean> {
     const key = this.failKey(aor);

@@ -22,6 +22,7 @@ export const subsystem: Subsystem = {
     ctx.services.speech = speech;
     ctx.commands.on('speaking.start', (c) => speech.startSpeaking(c.speakingId, c.referenceType, c.referenceId));
     ctx.commands.on('speaking.say', async (c) => speech.sayOn(c.speakingId, c.seq, c.text));
+    ctx.commands.on('speaking.flush', (c) => speech.flushSpeaking(c.speakingId, c.upTo));
     ctx.commands.on('speaking.stop', (c) => speech.stopSpeaking(c.speakingId));
     ctx.commands.on('transcribe.start', (c) => speech.startTranscribe(c.transcribeId, c.callId, false, c.phrases));
     ctx.commands.on('transcribe.stop', (c) => speech.stopTranscribe(c.transcribeId));

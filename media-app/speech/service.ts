@@ -28,6 +28,8 @@ export class SpeechService {
   private readonly speakings = new Map<string, SpeakingSession>();
   /** says that arrived before their session's start command */
   private readonly early = new Map<string, Array<{ seq: number; text: string }>>();
+  /** flushes that arrived before their session's start command */
+  private readonly flushedUpTo = new Map<string, number>();
   private readonly transcriptions = new Map<string, LiveTranscription | MixTranscription>();
   private readonly background = new Set<Promise<unknown>>();
 
@@ -67,6 +69,9 @@ export class SpeechService {
     const session = new SpeakingSession(row, this.factory.deps.config.dataDir);
     this.speakings.set(speakingId, session);
     session.on('error', (err: Error) => this.factory.deps.logger.warn({ err: err.message, speaking: speakingId }, 'speaking synthesis failed'));
+    const flushed = this.flushedUpTo.get(speakingId);
+    if (flushed !== undefined) await session.flush(flushed);
+    this.flushedUpTo.delete(speakingId);
     for (const s of this.early.get(speakingId) ?? []) session.say(s.seq, s.text);
     this.early.delete(speakingId);
     const end = () => void this.stopSpeaking(speakingId);
@@ -127,8 +132,21 @@ export class SpeechService {
     setTimeout(() => this.early.delete(speakingId), 60_000).unref();
   }
 
+  /** speaking.flush: drops says up to `upTo`, also those that reach this node later. */
+  async flushSpeaking(speakingId: string, upTo: number): Promise<void> {
+    const early = this.early.get(speakingId);
+    if (early) this.early.set(speakingId, early.filter((s) => s.seq > upTo));
+    const s = this.speakings.get(speakingId);
+    if (s) await s.flush(upTo);
+    else {
+      this.flushedUpTo.set(speakingId, Math.max(upTo, this.flushedUpTo.get(speakingId) ?? 0));
+      setTimeout(() => this.flushedUpTo.delete(speakingId), 60_000).unref();
+    }
+  }
+
   async stopSpeaking(speakingId: string): Promise<void> {
     this.early.delete(speakingId);
+    this.flushedUpTo.delete(speakingId);
     const s = this.speakings.get(speakingId);
     this.speakings.delete(speakingId);
     await s?.stop();

@@ -12,6 +12,7 @@ import type { EventPublisher } from '../../core/events/bus';
 import type { Db } from '../../core/db/knex';
 import { transcribeJson, transcribesRepo, type TranscribeRow } from '../../core/repos/transcribes';
 import { transcriptJson, transcriptsRepo } from '../../core/repos/transcripts';
+import { SpeechEvents } from './speech-events';
 
 export interface SpeechDeps {
   db: Db;
@@ -46,8 +47,11 @@ export async function finishTranscribe(deps: SpeechDeps, id: string): Promise<vo
 export class LiveTranscription {
   private writes: Promise<unknown> = Promise.resolve();
   private ended = false;
+  private readonly speech: SpeechEvents;
 
-  private constructor(readonly row: TranscribeRow, private readonly ep: Endpoint, private readonly deps: SpeechDeps) {}
+  private constructor(readonly row: TranscribeRow, private readonly ep: Endpoint, private readonly deps: SpeechDeps) {
+    this.speech = new SpeechEvents(row, deps.events, deps.logger);
+  }
 
   /** Starts recognising; rejects (leaving nothing running) when the provider cannot start. */
   static async start(row: TranscribeRow, ep: Endpoint, deps: SpeechDeps, phrases?: string[]): Promise<LiveTranscription> {
@@ -74,6 +78,7 @@ export class LiveTranscription {
   private detach: () => void = () => undefined;
 
   private onSegment(t: Transcript): void {
+    this.speech.onResult(t);
     if (!t.final || !t.text.trim()) return;
     // keep segments in the order they were recognised
     this.writes = this.writes
@@ -89,6 +94,7 @@ export class LiveTranscription {
     else await new Promise((r) => setTimeout(r, 1500)); // a hangup still delivers the last segments (recogniser drain)
     this.detach();
     await this.writes;
+    await this.speech.close();
     await finishTranscribe(this.deps, this.row.id);
   }
 }
@@ -101,12 +107,17 @@ export class MixTranscription {
   private writes: Promise<unknown> = Promise.resolve();
   private ended = false;
 
-  private constructor(readonly row: TranscribeRow, private readonly t: Transcriber, private readonly deps: SpeechDeps) {}
+  private readonly speech: SpeechEvents;
+
+  private constructor(readonly row: TranscribeRow, private readonly t: Transcriber, private readonly deps: SpeechDeps) {
+    this.speech = new SpeechEvents(row, deps.events, deps.logger);
+  }
 
   static async start(row: TranscribeRow, conf: Conference, deps: SpeechDeps, phrases?: string[]): Promise<MixTranscription> {
     const t = new Transcriber({ language: row.language, direction: 'in', provider: row.provider || undefined, phrases: phrases?.length ? phrases : undefined });
     const mt = new MixTranscription(row, t, deps);
     t.on('transcript', (x: Transcript) => {
+      mt.speech.onResult({ ...x, direction: 'in' });
       if (!x.final || !x.text.trim()) return;
       mt.writes = mt.writes
         .then(() => storeSegment(deps, row, { text: x.text, direction: 'in', offsetMs: x.offsetMs, confidence: x.confidence }))
@@ -124,6 +135,7 @@ export class MixTranscription {
     this.ended = true;
     await this.t.stop().catch(() => undefined);
     await this.writes;
+    await this.speech.close();
     await finishTranscribe(this.deps, this.row.id);
   }
 }

@@ -4,7 +4,7 @@
  * milliseconds after the process starts instead of after the whole text, sox and a file round trip
  * (speakings use it for the embedded provider). Output matches EspeakProvider's voices.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { TtsError } from './provider';
 
 const OUT_RATE = 8000;
@@ -28,7 +28,7 @@ function lowpass(rate: number): Float64Array {
 }
 
 /** Streaming rate converter: push input samples, get 8 kHz samples out as far as the input allows. */
-class Resampler {
+export class Resampler {
   private readonly h: Float64Array;
   private readonly step: number;
   private buf = new Float64Array(0);
@@ -84,15 +84,34 @@ export interface EspeakStreamOptions {
   timeoutMs?: number;
 }
 
+/** espeak-ng's arguments for these options (text comes on stdin, WAV goes to stdout). */
+export function espeakArgs(o: EspeakStreamOptions): string[] {
+  const args = ['-v', o.voice, '-s', String(o.speed ?? 165), '--stdout', '--stdin'];
+  if (o.ssml) args.push('-m');
+  return args;
+}
+
+/** Starts an espeak-ng process for these options; it initialises, then waits for its text on stdin. */
+export function spawnEspeak(o: EspeakStreamOptions): ChildProcessWithoutNullStreams {
+  const child = spawn('espeak-ng', espeakArgs(o), { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.on('error', () => undefined);
+  return child;
+}
+
 /**
  * Speaks `text`; `onAudio` gets 8 kHz 16-bit samples in order, in multiples of 160 samples (a
  * 20 ms frame) except the last chunk. Resolves with the number of samples produced.
  */
 export function espeakStream(text: string, o: EspeakStreamOptions, onAudio: (samples: Int16Array) => void): Promise<number> {
   if (!text.trim()) return Promise.reject(new TtsError('EMPTY_TEXT', 'nothing to say'));
-  const args = ['-v', o.voice, '-s', String(o.speed ?? 165), '--stdout', '--stdin'];
-  if (o.ssml) args.push('-m');
-  const child = spawn('espeak-ng', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  return speakOn(spawnEspeak(o), text, o.timeoutMs ?? 20_000, onAudio);
+}
+
+/**
+ * Gives `text` to an espeak-ng process started by spawnEspeak (possibly a while ago, so its start-up
+ * is already paid) and streams its audio as in espeakStream.
+ */
+export function speakOn(child: ChildProcessWithoutNullStreams, text: string, timeoutMs: number, onAudio: (samples: Int16Array) => void): Promise<number> {
   let head = Buffer.alloc(0);
   let resampler: Resampler | null = null;
   let carry = Buffer.alloc(0);
@@ -111,9 +130,9 @@ export function espeakStream(text: string, o: EspeakStreamOptions, onAudio: (sam
     pending = all.slice(n);
   };
   const feed = (buf: Buffer, final: boolean) => {
-    const data = Buffer.concat([carry, buf]);
+    const data = carry.length ? Buffer.concat([carry, buf]) : buf;
     const even = data.length - (data.length % 2);
-    carry = data.subarray(even);
+    carry = Buffer.from(data.subarray(even));
     const s = new Int16Array(even / 2);
     for (let i = 0; i < s.length; i++) s[i] = data.readInt16LE(i * 2);
     emit(resampler!.push(s, final), final);
@@ -138,11 +157,15 @@ export function espeakStream(text: string, o: EspeakStreamOptions, onAudio: (sam
     }
   });
   child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-1000)));
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(text);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 20_000);
-    child.on('error', (e) => reject(new TtsError('SYNTHESIS_FAILED', `cannot run espeak-ng: ${e.message}`)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const fail = (e: Error) => {
+      clearTimeout(timer);
+      reject(new TtsError('SYNTHESIS_FAILED', `cannot run espeak-ng: ${e.message}`));
+    };
+    // a pre-started process may already have failed to start
+    if (child.exitCode !== null || child.signalCode !== null) return fail(new Error(`espeak-ng exited before its text (${child.signalCode ?? child.exitCode})`));
+    child.on('error', fail);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code !== 0) return reject(new TtsError(signal ? 'TIMEOUT' : 'SYNTHESIS_FAILED', `espeak-ng failed (${signal ?? code}): ${err.trim().split('\n').pop() ?? ''}`));
@@ -150,5 +173,6 @@ export function espeakStream(text: string, o: EspeakStreamOptions, onAudio: (sam
       else emit(new Int16Array(0), true);
       resolve(total);
     });
+    child.stdin.end(text);
   });
 }

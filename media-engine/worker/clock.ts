@@ -19,7 +19,8 @@ export class TickClock {
   readonly stats: ClockStats = { ticks: 0, lateness: new Float64Array(3000), resyncs: 0 };
 
   constructor(
-    private readonly onTick: (now: number, skippedTicks: number) => void,
+    /** `index`: the tick's number since start (1, 2, ...); the `skippedTicks` before it were never run */
+    private readonly onTick: (now: number, skippedTicks: number, index: number) => void,
     private readonly periodMs = 20,
     private readonly maxCatchUp = 5,
   ) {}
@@ -65,7 +66,7 @@ export class TickClock {
       this.stats.ticks++;
       this.n++;
       try {
-        this.onTick(Date.now(), skipped);
+        this.onTick(Date.now(), skipped, this.n);
         skipped = 0;
       } catch (e) {
         // a broken leg must never stop the clock for the others

@@ -19,6 +19,15 @@ interface ConferenceState {
   forks: Map<string, ForkTap>;
 }
 
+const DEFAULT_PHASES = 4;
+
+/** How many ticks in [from, to] fall in `slot` (ticks are numbered, slot = index mod phases). */
+function slotsIn(slot: number, from: number, to: number, phases: number): number {
+  if (to < from) return 0;
+  const upTo = (x: number) => Math.floor((x - slot + phases) / phases); // slots in [slot - phases .. x]
+  return upTo(to) - upTo(from - 1);
+}
+
 export class EngineError extends Error {
   constructor(message: string, readonly code: string) {
     super(message);
@@ -30,45 +39,90 @@ export class Engine {
   private conferences = new Map<string, ConferenceState>();
   private forks = new Map<string, { tap: ForkTap; owner: string }>();
   private links = new Map<string, { link: FrameLink; legId?: string; confId?: string; member?: RemoteMember }>();
+  /** cost of serving every leg once (all phases of one 20 ms period), ms */
   private tickCost = new Float64Array(3000);
-  readonly clock = new TickClock((now, skipped) => this.tick(now, skipped));
+  private periods = 0;
+  private periodCost = 0;
+  /** phases of the 20 ms period; each leg is served in one of them (its slot) */
+  private readonly phases: number;
+  private readonly slots: Set<Leg>[];
+  readonly clock: TickClock;
 
   constructor(
     private readonly emit: (target: string, name: string, data: unknown) => void,
     private readonly postFrame: (forkId: string, frame: Int16Array) => void,
+    opts: { phases?: number } = {},
   ) {
+    this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
+    this.slots = Array.from({ length: this.phases }, () => new Set<Leg>());
+    // a stall of up to ~5 periods is caught up, as with one phase
+    this.clock = new TickClock((now, skipped, index) => this.tick(now, skipped, index), 20 / this.phases, 5 * this.phases);
     this.clock.startClock();
   }
 
   private readonly failedLegs = new WeakSet<Leg>();
 
-  private tick(now: number, skippedTicks = 0): void {
+  /**
+   * One phase of the 20 ms period: the legs of this slot receive, the conferences mix (slot 0, where
+   * their members and bridged legs live, so a frame goes in and out in the same tick), the legs send.
+   * Spreading legs over slots spreads the worker's packets over the period: a leg's packet leaves at
+   * its own fixed offset, not behind every other leg's send.
+   */
+  private tick(now: number, skippedTicks: number, index: number): void {
     const t0 = performance.now();
+    const P = this.phases;
+    const slot = index % P;
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
-    if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(skippedTicks);
+    if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
+    const legs = this.slots[slot];
+    // a leg moved to another slot (conference, bridge) is served once a period, never twice in half a period
+    for (const leg of legs) leg.due = index - leg.lastTick >= P / 2;
     // try/catch per leg, no closure: this loop runs for every leg 50 times a second
-    for (const leg of this.legs.values()) {
+    for (const leg of legs) {
+      if (!leg.due) continue;
       try {
         leg.receivePhase(now);
       } catch (e) {
         this.legFailed(leg, e);
       }
     }
-    for (const c of this.conferences.values()) {
-      c.mixer.tick();
-      c.recorder?.write(c.mixer.mix, null);
-      if (c.recorder?.finished) c.recorder = null;
-      for (const f of c.forks.values()) f.offer(c.mixer.mix);
+    if (slot === 0) {
+      for (const c of this.conferences.values()) {
+        c.mixer.tick();
+        c.recorder?.write(c.mixer.mix, null);
+        if (c.recorder?.finished) c.recorder = null;
+        for (const f of c.forks.values()) f.offer(c.mixer.mix);
+      }
+      for (const l of this.links.values()) l.link.flush();
     }
-    for (const l of this.links.values()) l.link.flush();
-    for (const leg of this.legs.values()) {
+    for (const leg of legs) {
+      if (!leg.due) continue;
+      leg.lastTick = index;
       try {
         leg.sendPhase(now);
       } catch (e) {
         this.legFailed(leg, e);
       }
     }
-    this.tickCost[this.clock.stats.ticks % this.tickCost.length] = performance.now() - t0;
+    this.periodCost += performance.now() - t0;
+    if (slot === P - 1 || P === 1) {
+      this.tickCost[this.periods++ % this.tickCost.length] = this.periodCost;
+      this.periodCost = 0;
+    }
+  }
+
+  /** Serves the leg in `slot` from now on (slot 0: with the conferences and links). */
+  private place(leg: Leg, slot: number): void {
+    if (leg.slot === slot && this.slots[slot].has(leg)) return;
+    this.slots[leg.slot]?.delete(leg);
+    leg.slot = slot;
+    this.slots[slot].add(leg);
+  }
+
+  private leastUsedSlot(): number {
+    let best = 0;
+    for (let i = 1; i < this.slots.length; i++) if (this.slots[i].size < this.slots[best].size) best = i;
+    return best;
   }
 
   /** One leg's failure in a tick is its own: it is reported once and the other legs still run. */
@@ -96,6 +150,7 @@ export class Engine {
     const leg = new Leg(id, opts, (name, data) => this.emit(id, name, data));
     const res = await leg.open(); // rejects with EADDRINUSE when the port is taken
     this.legs.set(id, leg);
+    this.place(leg, this.leastUsedSlot());
     return res;
   }
 
@@ -151,6 +206,8 @@ export class Engine {
     this.unbridge(b);
     la.feed = lb;
     lb.feed = la;
+    this.place(la, 0);
+    this.place(lb, 0);
   }
 
   unbridge(a: string): void {
@@ -179,6 +236,7 @@ export class Engine {
     const leg = this.legs.get(id);
     if (!leg) return;
     this.legs.delete(id);
+    this.slots[leg.slot]?.delete(leg);
     if (leg.feed) this.unbridgeSafe(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
     for (const f of leg.forks.keys()) this.forks.delete(f);
@@ -211,6 +269,7 @@ export class Engine {
     l.legId = legId;
     l.link.outgoing = () => leg.input();
     leg.feed = l.link;
+    this.place(leg, 0);
   }
 
   /** A leg on another worker joins a conference here through the link. */
@@ -258,6 +317,7 @@ export class Engine {
     leg.muteOut = opts.mute === 'out' || opts.mute === 'both';
     leg.conferenceId = confId;
     leg.mixOut.fill(0);
+    this.place(leg, 0);
     c.mixer.join(leg);
     this.emit(confId, 'join', { memberId: legId, size: c.mixer.size });
     return { memberId: legId, size: c.mixer.size };
@@ -357,7 +417,7 @@ export class Engine {
     const s = this.clock.stats;
     const n = Math.min(s.ticks, s.lateness.length);
     const late = Array.from(s.lateness.subarray(0, n)).sort((a, b) => a - b);
-    const cost = Array.from(this.tickCost.subarray(0, n)).sort((a, b) => a - b);
+    const cost = Array.from(this.tickCost.subarray(0, Math.min(this.periods, this.tickCost.length))).sort((a, b) => a - b);
     const pct = (arr: number[], p: number) => (arr.length ? arr[Math.min(arr.length - 1, Math.floor(arr.length * p))] : 0);
     return {
       legs: this.legs.size,
@@ -372,9 +432,17 @@ export class Engine {
     };
   }
 
+  /** This worker's heap (after a full GC when the process runs with --expose-gc), for memory benchmarks. */
+  memory(): { heapUsed: number; external: number; arrayBuffers: number; legs: number } {
+    (globalThis as { gc?: () => void }).gc?.();
+    const m = process.memoryUsage();
+    return { heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, legs: this.legs.size };
+  }
+
   resetStats(): void {
     this.clock.stats.ticks = 0;
     this.clock.stats.resyncs = 0;
+    this.periods = 0;
   }
 
   async shutdown(): Promise<void> {

@@ -59,6 +59,10 @@ export class Leg implements MixMember {
   private mutedIn = false; // endpoint mute: caller audio replaced by silence everywhere
   private mutedOut = false; // endpoint mute: caller hears nothing
   echo = false;
+  /** the engine's phase slot serving this leg, the tick it was last served in, and whether it is due now */
+  slot = 0;
+  lastTick = -Infinity;
+  due = true;
   private readonly detector: DtmfDetector | null;
   private sessionId = String(Date.now());
   private version = 1;

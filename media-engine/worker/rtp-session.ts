@@ -4,6 +4,8 @@
  * payload type, RFC 4733 send/receive, a jitter buffer and RTCP SR/RR every 5 s.
  */
 import dgram from 'node:dgram';
+import dns from 'node:dns';
+import net from 'node:net';
 import { decodeG711, encodeG711, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, parseRtp, writeRtpInto } from '../rtp/packet';
@@ -37,6 +39,21 @@ export interface RtpCounters {
   late: number;
 }
 
+/**
+ * dgram resolves the destination of every send through `lookup`, by default dns.lookup, which
+ * answers an IP literal only on the next tick: the packet would wait behind the rest of the tick.
+ * An IP literal is answered at once, so each leg's packet leaves when its leg is served.
+ */
+function ipLookup(host: string, opts: dns.LookupOptions | number, cb: (err: NodeJS.ErrnoException | null, address: string, family: number) => void): void {
+  const family = net.isIP(host);
+  if (family) return cb(null, host, family);
+  dns.lookup(host, typeof opts === 'number' ? { family: opts } : opts, cb as never);
+}
+
+/** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
+const SEND_RING = 4;
+const MAX_PACKET = 12 + FRAME * 4;
+
 function bindSocket(sock: dgram.Socket, port: number, address: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onErr = (e: Error) => reject(e);
@@ -49,8 +66,11 @@ function bindSocket(sock: dgram.Socket, port: number, address: string): Promise<
 }
 
 export class RtpSession {
-  private rtp = dgram.createSocket({ type: 'udp4' });
-  private rtcp = dgram.createSocket({ type: 'udp4' });
+  private rtp = dgram.createSocket({ type: 'udp4', lookup: ipLookup as never });
+  private rtcp = dgram.createSocket({ type: 'udp4', lookup: ipLookup as never });
+  /** preallocated packet buffers, used in turn */
+  private readonly sendBufs = Array.from({ length: SEND_RING }, () => Buffer.allocUnsafeSlow(MAX_PACKET));
+  private sendIdx = 0;
   media: NegotiatedMedia | null = null;
   private remote: { address: string; port: number } | null = null;
   private remoteRtcp: { address: string; port: number } | null = null;
@@ -215,12 +235,13 @@ export class RtpSession {
   }
 
   private send(marker: boolean, pt: number, ts: number, payload: Uint8Array): void {
-    const buf = Buffer.allocUnsafe(12 + payload.length);
-    writeRtpInto(buf, marker, pt, this.seq, ts, this.ssrc, payload);
+    const buf = this.sendBufs[this.sendIdx];
+    this.sendIdx = (this.sendIdx + 1) % SEND_RING;
+    const len = writeRtpInto(buf, marker, pt, this.seq, ts, this.ssrc, payload);
     this.seq = (this.seq + 1) & 0xffff;
     this.packetsSent++;
     this.octetsSent += payload.length;
-    this.rtp.send(buf, this.remote!.port, this.remote!.address);
+    this.rtp.send(buf, 0, len, this.remote!.port, this.remote!.address);
   }
 
   private sendRtcp(now: number): void {

@@ -31,6 +31,8 @@ export class WavSink {
   private buf = Buffer.alloc(FLUSH_SAMPLES * 2 + 320 * 2);
   private view = new Int16Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 1);
   private bufLen = 0;
+  // the first flush comes at a random fill, so recordings started together do not all write in one tick
+  private flushAt = Math.floor(FLUSH_SAMPLES * (0.25 + 0.75 * Math.random())) * 2;
   private dataBytes = 0;
   private closed = false;
   /** peak |sample| per 100 ms, for the waveform at the end */
@@ -60,7 +62,7 @@ export class WavSink {
       this.bucketPeak = 0;
       this.bucketFill = 0;
     }
-    if (this.bufLen >= FLUSH_SAMPLES * 2) this.flush();
+    if (this.bufLen >= this.flushAt) this.flush();
   }
 
   private flush(): void {
@@ -68,6 +70,7 @@ export class WavSink {
     fs.writeSync(this.fd, this.buf, 0, this.bufLen, 44 + this.dataBytes);
     this.dataBytes += this.bufLen;
     this.bufLen = 0;
+    this.flushAt = FLUSH_SAMPLES * 2;
     fs.writeSync(this.fd, header(this.dataBytes), 0, 44, 0);
   }
 

@@ -14,6 +14,7 @@ const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, tr
 const engine = new Engine(
   (target, name, data) => post({ t: 'event', target, name, data }),
   (forkId, frame) => post({ t: 'fork', forkId, frame }, [frame.buffer as ArrayBuffer]),
+  { phases: (workerData as { tickPhases?: number } | undefined)?.tickPhases },
 );
 
 port.on('message', async (m: ToWorker) => {

@@ -22,6 +22,11 @@ export interface EngineOptions {
   optionsAutoRespondUserAgent?: string;
   /** ms an application has to answer a new request before we give up on it (drachtio: 64 s) */
   appResponseTimeoutMs?: number;
+  /**
+   * Keep the dialogs of an application that went away, as drachtio-server does (in-dialog requests
+   * then get 481). Default false: its calls are hung up (BYE, CANCEL), since nobody runs their media.
+   */
+  keepOrphanedDialogs?: boolean;
   logger?: Logger;
 }
 

@@ -91,6 +91,29 @@ export class DrachtioEngine implements DrachtioHandler {
   onDisconnect(conn: AppConnection): void {
     this.log.info({ app: conn.remote }, 'application disconnected');
     this.uas.onDisconnect(conn);
+    if (!this.ctx.opts.keepOrphanedDialogs) this.endOrphans(conn);
+  }
+
+  /**
+   * The calls of an application that went away (crash, kill -9, lost connection) have no media and
+   * no one to end them: hang them up now rather than leave the far ends in silence (docs/reliability.md).
+   */
+  private endOrphans(conn: AppConnection): void {
+    const reason = 'SIP ;cause=503 ;text="application disconnected"';
+    this.uac.onDisconnect(conn, reason);
+    let n = 0;
+    for (const d of this.dialogs.ownedBy(conn)) {
+      if (d.early) continue; // ended by the 480 / CANCEL above
+      if (d.formedBy !== 'INVITE') {
+        this.dialogs.remove(d);
+        continue;
+      }
+      n++;
+      // a UAS must not BYE before the ACK of its 2xx (RFC 3261 15); without an ACK, Timer L's noAck BYEs
+      if (d.awaitingAck) d.awaitingAck.once('ack', () => !d.ended && this.uac.abandon(d, reason));
+      else this.uac.abandon(d, reason);
+    }
+    if (n) this.log.warn({ app: conn.remote, dialogs: n }, 'application gone: its calls were hung up');
   }
 
   hostports(): { public: string[]; local: string[] } {

@@ -231,13 +231,28 @@ export class UacSide {
     return d;
   }
 
-  /** Nobody will ever ACK or hang up this call: do both ourselves. */
-  private abandon(d: Dialog): void {
+  /** Nobody will ever ACK or hang up this call: do both ourselves (`reason`: an RFC 3326 Reason value). */
+  abandon(d: Dialog, reason?: string): void {
     const tpl = (method: string): AppRequestTemplate => ({ kind: 'request', method, uri: 'sip:placeholder', headers: new Headers(), body: '' });
     if (d.ackable) this.ctx.port.sendAck(d.ackable.tx, buildInDialogRequest(tpl('ACK'), d));
     d.ackable = undefined;
-    this.ctx.port.sendRequest(buildInDialogRequest(tpl('BYE'), d), this.destinationIn(d));
+    const bye = buildInDialogRequest(tpl('BYE'), d, this.ctx.opts.userAgent);
+    if (reason) bye.headers.append('Reason', reason);
+    this.ctx.port.sendRequest(bye, this.destinationIn(d));
+    this.ctx.cdr('stop', 'application', 'normal-release', bye);
     this.ctx.dialogs.remove(d);
+  }
+
+  /** The application went away: CANCEL the INVITEs it left unanswered (a late 2xx is ACKed and BYEd by abandon). */
+  onDisconnect(conn: AppConnection, reason: string): void {
+    for (const e of this.txns.values()) {
+      if (e.conn !== conn || e.done || e.method !== 'INVITE' || e.dialog) continue;
+      try {
+        this.ctx.port.cancel(e.tx, reason);
+      } catch {
+        /* already final */
+      }
+    }
   }
 
   private deliver(e: AppTransaction, res: SipResponse, local = false): void {

@@ -6,6 +6,18 @@ import request from 'supertest';
 import { SignJWT } from 'jose';
 import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../support/api';
 import { envelopeProblem } from './api/envelope';
+import { seedResources } from './api/seed';
+
+/** GET /x/{id} routes checked with a resource customer A really owns (the rest: no list route — recordingfiles, storage files and accounts, transfers — or superadmin-only: providers, routes; aipromptproposals need an LLM). */
+const REAL = [
+  '/accesskeys/{id}', '/activeflows/{id}', '/agents/{id}', '/aicalls/{id}', '/aimessages/{id}', '/ais/{id}', '/billing-accounts/{id}',
+  '/billing_accounts/{id}', '/billings/{id}', '/calls/{id}', '/campaigncalls/{id}', '/campaigns/{id}', '/conferencecalls/{id}',
+  '/conferences/{id}', '/contact_addresses/{id}', '/contact_cases/{id}', '/contacts/{id}', '/conversation-accounts/{id}',
+  '/conversation_accounts/{id}', '/emails/{id}', '/extensions/{id}', '/flows/{id}', '/groupcalls/{id}', '/numbers/{id}',
+  '/outbound_configs/{id}', '/outdials/{id}', '/outplans/{id}', '/queuecalls/{id}', '/queues/{id}', '/rags/{id}', '/recordings/{id}',
+  '/speakings/{id}', '/aisummaries/{id}', '/conversations/{id}', '/summaries/{id}', '/tags/{id}', '/teams/{id}', '/transcribes/{id}', '/trunks/{id}',
+  '/webchat_messages/{id}', '/webchat_sessions/{id}', '/webchat_widgets/{id}',
+];
 
 type Json = Record<string, any>;
 
@@ -27,10 +39,8 @@ describe('reliability: tenant isolation and credential tampering', function () {
     request(t.app)[method](`/v1.0${path}`).set('Authorization', `Bearer ${f.token}`);
 
   it("every GET /x/{id} route: A's resources (listed through A's own list routes) answer 404 to B, 200 to A; random ids 404", async () => {
-    // resources A owns, created through the API where the body is cheap
-    for (const [path, body] of [['/flows', { name: 'iso', actions: [] }], ['/tags', { name: 'iso' }], ['/teams', { name: 'iso' }], ['/accesskeys', { name: 'iso' }], ['/contacts', { first_name: 'iso' }]] as const) {
-      await as(a, 'post', path).send(body);
-    }
+    // real resources A owns, of as many types as can be made without live media (api/seed.ts)
+    const seeded = await seedResources(t, a);
     const single = Object.keys(doc.paths).filter((p) => /^\/[a-z_-]+\/\{[a-z_]+\}$/.test(p) && doc.paths[p].get);
     const covered: string[] = [];
     const leaks: string[] = [];
@@ -52,8 +62,8 @@ describe('reliability: tenant isolation and credential tampering', function () {
       expect((await as(a, 'get', p.replace(/\{[a-z_]+\}/, id))).status, `${p} after B's attempts`).to.equal(200);
     }
     expect(leaks).to.deep.equal([]);
-    // at least the fixture's own resources (agents, accesskeys, outbound configs) and the ones made above
-    expect(covered, covered.join(' ')).to.include.members(['/agents/{id}', '/accesskeys/{id}', '/outbound_configs/{id}', '/flows/{id}']);
+    // every type the seed makes is checked with a real resource (a seed step that failed shows here)
+    expect(covered, `covered: ${covered.join(' ')}; seed failures: ${seeded.failed.join(' | ')}`).to.include.members(REAL);
     if (process.env.REL_VERBOSE) console.log(`isolation: ${covered.length} of ${single.length} GET /x/{id} routes with a real resource: ${covered.join(' ')}`);
   });
 

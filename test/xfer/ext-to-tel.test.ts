@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
+import { repos } from '../../core/repos';
 import { testDb } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
@@ -74,6 +75,7 @@ describe('extension to tel through routes and providers', function () {
     const second = await provider(g2, 'up');
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
+    await repos(db).outboundConfigs.create({ customer_id: a.customerId, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
     const failing = sipp(answeringUas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(g1), '-m', '1']);
     const gateway = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(g2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));

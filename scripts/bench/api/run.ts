@@ -4,7 +4,9 @@
  * POST /v1.0/accesskeys; a bare node:http server returning the same JSON is measured in the same run.
  * Both servers are pinned to one CPU with taskset when available.
  *
- *   source .data/env && npx tsx scripts/bench/api/run.ts [--duration 10] [--connections 10]
+ *   source .data/env && npx tsx scripts/bench/api/run.ts [--duration 10] [--connections 10] [--quick]
+ * --quick: only the baseline GET and the accesskey GET (the target row). BENCH_API_NODE_ARGS adds node
+ * flags to control-api, e.g. BENCH_API_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/api-prof".
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +23,8 @@ const arg = (name: string, def: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : def;
 };
 const DURATION = arg('duration', 10);
+const QUICK = process.argv.includes('--quick');
+const EXTRA_NODE_ARGS = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CONNECTIONS = arg('connections', 10);
 const CPU = String(Math.max(0, os.cpus().length - 1));
 const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
@@ -95,7 +99,7 @@ async function main() {
     JWT_SECRET: jwtSecret,
     REDIS_KEY_PREFIX: `bench${process.pid}:`,
   };
-  const api = pinned(process.execPath, ['--import', 'tsx', 'control-api/main.ts'], env);
+  const api = pinned(process.execPath, [...EXTRA_NODE_ARGS, '--import', 'tsx', 'control-api/main.ts'], env);
   let baseline: ChildProcess | undefined;
   const db = knexFactory({ client: 'pg', connection: u.toString(), pool: { min: 0, max: 1 } });
   try {
@@ -122,14 +126,17 @@ async function main() {
     const results: Result[] = [];
     const bl = baseline;
     results.push(await cannon('baseline GET (bare node:http, same JSON)', bl, { url: `${burl}/v1.0/customer` }));
-    results.push(await cannon('GET /healthz (same process: express, request id, metrics; no auth, no DB)', api, { url: `${url}/healthz` }));
+    if (!QUICK) results.push(await cannon('GET /healthz (same process: express, request id, metrics; no auth, no DB)', api, { url: `${url}/healthz` }));
+    const getRow = results.length;
     results.push(await cannon('GET /v1.0/customer?accesskey=', api, { url: `${url}/v1.0/customer?accesskey=${boot.accesskey}` }));
-    results.push(await cannon('GET /v1.0/customer (Bearer JWT)', api, { url: `${url}/v1.0/customer`, headers: { authorization: `Bearer ${token}` } }));
-    results.push(await cannon('baseline POST (bare node:http)', bl, { url: `${burl}/v1.0/accesskeys`, ...post }));
-    results.push(await cannon('POST /v1.0/accesskeys?accesskey=', api, { url: `${url}/v1.0/accesskeys?accesskey=${boot.accesskey}`, ...post }));
+    if (!QUICK) {
+      results.push(await cannon('GET /v1.0/customer (Bearer JWT)', api, { url: `${url}/v1.0/customer`, headers: { authorization: `Bearer ${token}` } }));
+      results.push(await cannon('baseline POST (bare node:http)', bl, { url: `${burl}/v1.0/accesskeys`, ...post }));
+      results.push(await cannon('POST /v1.0/accesskeys?accesskey=', api, { url: `${url}/v1.0/accesskeys?accesskey=${boot.accesskey}`, ...post }));
+    }
 
     const b = results[0].rps;
-    const bp = results[4].rps;
+    const bp = results.find((r) => r.name.startsWith('baseline POST'))?.rps ?? NaN;
     const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
     console.log(`\ncontrol-api benchmark: ${DURATION}s per run, ${CONNECTIONS} connections, servers pinned to CPU ${hasTaskset ? CPU : '(no taskset)'}, ${os.cpus().length} x ${os.cpus()[0].model}, load average ${load}\n`);
     console.log('| run | req/s | p50 ms | p99 ms | non-2xx | errors | req/s vs baseline | server CPU ms/req | req/s per free core (1000/CPU ms) |');
@@ -138,7 +145,7 @@ async function main() {
       const ref = r.name.includes('POST') ? bp : b;
       console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.rps / ref).toFixed(2)} | ${r.cpuMsPerReq.toFixed(3)} | ${Math.round(1000 / r.cpuMsPerReq)} |`);
     }
-    const get = results[2];
+    const get = results[getRow];
     console.log(`\ntarget 2000 authenticated GET/s with p99 < 20 ms: ${get.rps >= 2000 && get.p99 < 20 ? 'met' : 'NOT met'} (${Math.round(get.rps)}/s, p99 ${get.p99} ms; CPU-bound capacity ${Math.round(1000 / get.cpuMsPerReq)}/s per core)`);
   } finally {
     api.kill('SIGTERM');

@@ -17,6 +17,8 @@ import { MediaServer, type Endpoint } from '../../../media-engine';
 import { ConferenceMixer, type MixMember } from '../../../media-engine/worker/mixer';
 
 const quick = process.argv.includes('--quick');
+/** `--no-extras`: only the plain levels (no busy-API-thread row, no conference), e.g. under --cpu-prof */
+const noExtras = process.argv.includes('--no-extras');
 
 /** `--levels 100,250,500` (or `--levels=...`): leg counts to measure, each 1..5000. */
 function parseLevels(argv: string[]): number[] | null {
@@ -30,6 +32,20 @@ function parseLevels(argv: string[]): number[] | null {
   }
   return list;
 }
+
+/** `--phases 1,4`: engine send phases per 20 ms to compare in one run (MediaServer tickPhases); default 4 */
+function parsePhases(argv: string[]): number[] {
+  const i = argv.findIndex((a) => a === '--phases' || a.startsWith('--phases='));
+  if (i < 0) return [4];
+  const raw = argv[i].includes('=') ? argv[i].slice(argv[i].indexOf('=') + 1) : argv[i + 1];
+  const list = (raw ?? '').split(',').map((x) => Number(x.trim()));
+  if (!raw || list.some((n) => !Number.isInteger(n) || n < 1 || n > 10)) {
+    console.error(`bad --phases "${raw ?? ''}": expected e.g. --phases 1,4`);
+    process.exit(2);
+  }
+  return list;
+}
+const PHASES = parsePhases(process.argv);
 
 const LEVELS = parseLevels(process.argv) ?? (quick ? [100, 250] : [100, 250, 500, 750, 1000]);
 const MAX_QUIET_LOAD = 1.5;
@@ -141,30 +157,38 @@ const f2 = (x: number) => x.toFixed(2);
   const prompt = path.join(dir, 'prompt.wav');
   execFileSync('espeak-ng', ['-w', path.join(dir, 'p.wav'), 'Thank you for calling. Please hold while we connect your call. Your call is important to us.']);
   execFileSync('sox', [path.join(dir, 'p.wav'), '-r', '8000', '-c', '1', '-b', '16', prompt, 'repeat', '3']);
-  const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 } });
   console.log(`machine: ${os.cpus().length} cores, load ${os.loadavg().map(f2).join(' ')}, node ${process.version}`);
   const base = await baseline();
   console.log(`baseline raw UDP echo (2 processes, window 64): ${Math.round(base)} round trips/s`);
-  const results: LevelResult[] = [];
-  for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
-  const busyN = Math.min(quick ? 250 : 500, Math.max(...LEVELS));
-  const busy = await level(ms, busyN, prompt, dir, { busy: true });
-  const conf = await level(ms, 100, prompt, dir, { conference: true });
-  const plain100 = results.find((r) => r.legs === 100);
-  const mixUs = mixerCostPerParticipantUs(100);
-  await ms.destroy();
+  const rows: { label: string; r: LevelResult }[] = [];
+  let mixNote = '';
+  for (const phases of PHASES) {
+    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases });
+    console.log(`-- engine send phases per 20 ms: ${phases}`);
+    const results: LevelResult[] = [];
+    for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
+    for (const r of results) rows.push({ label: `${r.legs}`, r });
+    if (!noExtras) {
+      const busyN = Math.min(quick ? 250 : 500, Math.max(...LEVELS));
+      const busy = await level(ms, busyN, prompt, dir, { busy: true });
+      const conf = await level(ms, 100, prompt, dir, { conference: true });
+      rows.push({ label: `${busy.legs}, API thread 80% busy`, r: busy }, { label: '100-party conference', r: conf });
+      const plain100 = results.find((r) => r.legs === 100);
+      mixNote = `conference mixing: ${mixerCostPerParticipantUs(100).toFixed(3)} µs per participant per 20 ms tick (mixer alone, 100 parties); in the engine ${plain100 ? f2(((conf.tickCostP50 - plain100.tickCostP50) / 100) * 1000) : 'n/a (no 100-leg level)'} µs per participant per tick (tick cost p50, conference minus 100 plain legs)`;
+    }
+    await ms.destroy();
+    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (phases ${phases})`;
+  }
   peer.send({ cmd: 'exit' });
   fs.rmSync(dir, { recursive: true, force: true });
 
   const lines: string[] = [];
-  lines.push('| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms | pps / baseline |');
+  lines.push('| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms (per 20 ms) | pps / baseline |');
   lines.push('|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) lines.push(`| ${r.legs} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.pps / base)} |`);
-  lines.push(`| ${busy.legs}, API thread 80% busy | ${busy.pps} | ${f2(busy.p50)} | ${f2(busy.p99)} | ${f2(busy.max)} | ${f2(busy.lossPct)} | ${f2(busy.tickLateP99)} | ${f2(busy.tickCostP50)} / ${f2(busy.tickCostP99)} | ${f2(busy.pps / base)} |`);
-  lines.push(`| 100-party conference | ${conf.pps} | ${f2(conf.p50)} | ${f2(conf.p99)} | ${f2(conf.max)} | ${f2(conf.lossPct)} | ${f2(conf.tickLateP99)} | ${f2(conf.tickCostP50)} / ${f2(conf.tickCostP99)} | ${f2(conf.pps / base)} |`);
+  for (const { label, r } of rows) lines.push(`| ${label} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.pps / base)} |`);
   lines.push('');
-  lines.push(`baseline: ${Math.round(base)} UDP round trips/s between two Node processes (window 64)`);
-  lines.push(`conference mixing: ${mixUs.toFixed(3)} µs per participant per 20 ms tick (mixer alone, 100 parties); in the engine ${plain100 ? f2((conf.tickCostP50 - plain100.tickCostP50) / 100 * 1000) : 'n/a (no 100-leg level)'} µs per participant per tick (tick cost p50, conference minus 100 plain legs)`);
+  lines.push(`baseline: ${Math.round(base)} UDP round trips/s between two Node processes (window 64); load average at end ${os.loadavg().map(f2).join(' ')}`);
+  if (mixNote) lines.push(mixNote);
   console.log('\n' + lines.join('\n'));
 })().catch((e) => {
   console.error(e);

@@ -9,7 +9,7 @@
  * Writes docs/benchmarks-speech.md.
  */
 process.env.LOG_LEVEL ??= 'silent';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +18,8 @@ import { promisify } from 'node:util';
 import { killAllSipp, sipp, uacWaitsForBye, until } from '../../../test/media-app/harness';
 import { truncateAll } from '../../../test/support/db';
 import { api, inboundSetup, progressingCall, startStack } from '../../../test/speech/support';
+import { speakingProbe, type SayTiming } from '../../../media-app/speech/speaking';
+import { espeakPool } from '../../../media-engine/tts/espeak-pool';
 
 const run = promisify(execFile);
 const arg = (name: string, def: number) => {
@@ -25,6 +27,10 @@ const arg = (name: string, def: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : def;
 };
 const SAYS = arg('says', 60);
+/** busy-looping processes running through the whole measurement (baseline included): "at load" */
+const LOAD = arg('load', 0);
+/** --cold: no warm espeak-ng process (each say starts its own), to show what the pool saves */
+const COLD = process.argv.includes('--cold');
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
@@ -72,6 +78,12 @@ async function main(): Promise<void> {
   const latencies: number[] = [];
   const httpMs: number[] = [];
   const baseline: number[] = [];
+  const timings = new Map<number, SayTiming>();
+  const parts = { arrive: [] as number[], synth: [] as number[], engine: [] as number[] };
+  const sources: Record<string, number> = {};
+  speakingProbe.on('first-audio', (t: SayTiming) => timings.set(t.seq, t));
+  if (COLD) espeakPool.close();
+  const burners = Array.from({ length: LOAD }, () => spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
   try {
     const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 600_000 } }, { type: 'hangup' }]);
     const a = api(s.t, f);
@@ -91,6 +103,14 @@ async function main(): Promise<void> {
       if (r.status !== 200) throw new Error(`say: ${r.status} ${JSON.stringify(r.body)}`);
       const first = await until(() => (sink.voiced.length > before ? sink.voiced[before]! : null), 5000, 'speech');
       latencies.push(first - t0);
+      const seq = r.body.say_count ?? (await s.t.ctx.db('speakings').where({ id }).first()).say_count;
+      const tm = timings.get(Number(seq));
+      if (tm) {
+        parts.arrive.push(tm.arrivedAt - t0);
+        parts.synth.push(tm.firstAudioAt - tm.arrivedAt);
+        parts.engine.push(first - tm.firstAudioAt);
+        sources[tm.source] = (sources[tm.source] ?? 0) + 1;
+      }
       // wait until this text has been heard to its end (no voiced packet for 400 ms)
       await until(() => performance.now() - sink.voiced[sink.voiced.length - 1]! > 400, 10_000, 'silence');
     }
@@ -98,6 +118,7 @@ async function main(): Promise<void> {
     await a.post(`/calls/${call.id}/hangup`);
     await caller.done;
   } finally {
+    for (const b of burners) b.kill('SIGKILL');
     sink.close();
     killAllSipp();
     await s.close();
@@ -115,34 +136,44 @@ async function main(): Promise<void> {
   };
   const ratio = r(row.p99 / row.base99);
   const ratio50 = r(row.p50 / row.base50);
-  console.log(JSON.stringify({ ...row, ratio_p99_to_synth_p99: ratio, ratio_p50_to_synth_p50: ratio50 }));
+  const part = (xs: number[]) => `${r(pct(xs, 50))} / ${r(pct(xs, 99))}`;
+  const mode = `${COLD ? 'cold (no warm process)' : 'warm pool'}${LOAD ? `, ${LOAD} busy loops` : ''}`;
+  const src = Object.entries(sources).map(([k, v]) => `${k} ${v}`).join(', ');
+  console.log(JSON.stringify({ mode, ...row, ratio_p99_to_synth_p99: ratio, ratio_p50_to_synth_p50: ratio50, arrive: part(parts.arrive), synth: part(parts.synth), engine: part(parts.engine), sources }));
   const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
+  const doc = path.join(__dirname, '../../../docs/benchmarks-speech.md');
+  const old = fs.existsSync(doc) ? fs.readFileSync(doc, 'utf8') : '';
+  const history = old.includes('\n## History') ? old.slice(old.indexOf('\n## History') + 1) : '';
   const md = `# Speech benchmark: speaking first-audio latency
 
 \`POST /speakings/{id}/say\` → the first RTP packet carrying speech at the caller, on one live call (sipp as the
 caller, its RTP read by a UDP socket in the bench). Path: control-api in process (supertest) → Postgres (say number)
-→ BullMQ → media-app → embedded TTS (espeak-ng + sox; every text is new, so the TTS cache never answers) → audio fork
-→ media worker → RTP. "First speech" = first PCMU packet with mean |sample| > 300 (espeak's own leading silence counts).
+→ BullMQ → media-app → embedded TTS (espeak-ng streamed from a process started ahead of time, resampled in process;
+every text is new, so the in-memory cache never answers) → audio fork → media worker → RTP. "First speech" = first
+PCMU packet with mean |sample| > 300.
 
-Baseline (same run, same machine): \`espeak-ng | sox\` synthesizing texts of the same shape directly, i.e. what the
-embedded TTS costs alone before anything is sent.
+Baseline (same run, same machine): \`espeak-ng | sox\` synthesizing texts of the same shape to a file, i.e. what the
+embedded TTS cost before it streamed.
 
 \`\`\`
 source .data/env
-npx tsx scripts/bench/speech/run.ts            # --says 60
+npx tsx scripts/bench/speech/run.ts            # --says 60; --load N: N busy loops run throughout; --cold: no warm pool
 \`\`\`
+
+## Latest run (${mode})
 
 | says | first audio p50 ms | p99 ms | max ms | say HTTP p50 ms | baseline synth p50 / p99 ms | ratio p50 / synth p50 | ratio p99 / synth p99 | target |
 |---|---|---|---|---|---|---|---|---|
 | ${row.says} | **${row.p50}** | **${row.p99}** | ${row.max} | ${row.http50} | ${row.base50} / ${row.base99} | ${ratio50} | ${ratio} | p99 < 150 ms: ${row.p99 < 150 ? 'met' : 'NOT met'} |
 
-Where the time goes: the say request (Postgres update + BullMQ enqueue, "say HTTP"), the node picking the command
-up, espeak-ng starting and producing its first block (streamed, resampled in process: media-engine/tts/espeak-stream.ts),
-then up to one 20 ms tick and espeak's leading silence. The embedded synthesis is the largest part; on an idle
-machine espeak-ng + sox takes ~10 ms a sentence (stack-notes §4), so the load average below inflates both columns.
+Where the time goes (p50 / p99 ms): say → command at the session (HTTP, Postgres, BullMQ) **${part(parts.arrive)}**;
+session → first audio handed to the engine (synthesis start-up and first block) **${part(parts.synth)}**;
+engine → first voiced RTP packet (waiting for the next 20 ms tick, mixing, sending) **${part(parts.engine)}**.
+Audio sources: ${src || 'n/a'}.
 
 Machine: 2 shared cores, load average ${load} at the end of the run (other jobs share the cores).
-`;
+
+${history}`;
   fs.writeFileSync(path.join(__dirname, '../../../docs/benchmarks-speech.md'), md);
 }
 

@@ -1,0 +1,12 @@
+/**
+ * Redis keys (under REDIS_KEY_PREFIX) that let someone else clean up after a media-app node dies:
+ * the nodes that ever owned calls, and each node's live calls. A node's heartbeat
+ * (core/queue/contracts.ts nodeAliveKey) says whether it is still there; the node sweeper
+ * (core/calls/node-sweep.ts) finalises the calls of a node whose heartbeat expired.
+ */
+/** Set of node ids that own (or owned) calls and have not been swept since. */
+export const MEDIA_NODES_KEY = 'media-nodes';
+/** Set of the call ids a node owns right now. */
+export const nodeCallsKey = (nodeId: string): string => `node-calls:${nodeId}`;
+/** Held while one sweeper works on a dead node, so two control-api copies do not both sweep it. */
+export const nodeSweepLockKey = (nodeId: string): string => `node-sweep-lock:${nodeId}`;

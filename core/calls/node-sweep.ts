@@ -1,0 +1,265 @@
+/**
+ * The node sweeper: when a media-app node dies without stopping (kill -9, a crash, a lost machine),
+ * somebody else must finish its records. Every node keeps a heartbeat (nodeAliveKey, 3 periods of
+ * TTL) and the set of calls it owns (node-keys.ts). A sweeper (control-api runs one; several copies
+ * take turns through a lock) looks at the nodes that own calls; for each whose heartbeat expired it:
+ *
+ *  - finalises each call: status hangup through the guarded repository transition (a call up goes
+ *    through terminating first, so hangup_by is local: the platform ended it), call_hangup published
+ *    once; a call the node already ended is left alone;
+ *  - ends the call's running activeflows (end_reason call_hangup) and its recordings (status ended,
+ *    the WAV header's sizes fixed up to the audio really on disk when the file is reachable here);
+ *  - fails every command still queued to the node (its BullMQ queue): they were about calls and
+ *    resources that lived on that node, so none is re-routed; a command the node was running when
+ *    it died is failed too (never run a second time). Shared-queue commands (originate, activeflow
+ *    start) are BullMQ's business: another node gets them again, and their claims keep them single.
+ *
+ * The SIP side (BYE to the callers) is not done here: sip-server hangs up an application's dialogs
+ * when its connection drops (sip-server/drachtio/README.md), within a second of the kill.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Knex } from '../db/knex';
+import type { EventPublisher } from '../events/bus';
+import { clock } from '../clock';
+import { EMPTY_UUID } from '../ids';
+import { callNodeKey, nodeAliveKey, nodeQueueName } from '../queue/contracts';
+import { callJson, callsRepo } from '../repos/calls';
+import { activeflowsRepo } from '../repos/activeflows';
+import { MEDIA_NODES_KEY, nodeCallsKey, nodeSweepLockKey } from './node-keys';
+
+export interface NodeSweeperOptions {
+  db: Knex;
+  /** A connection without its own keyPrefix (keys are prefixed here, as everywhere else). */
+  redis: Redis;
+  keyPrefix: string;
+  events: EventPublisher;
+  logger: Logger;
+  /** How often to look for dead nodes (default 2 s). */
+  intervalMs?: number;
+  /** DATA_DIR: recordings of this machine are under DATA_DIR/recordings. */
+  dataDir?: string;
+}
+
+export interface SweepReport {
+  nodeId: string;
+  calls: string[];
+  recordings: string[];
+  activeflows: number;
+  /** Ids of the commands (BullMQ job ids) failed because their node was gone. */
+  commandsFailed: string[];
+}
+
+const RECORDING_LIVE = ['initiating', 'recording', 'stopping'];
+
+export class NodeSweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = false;
+
+  constructor(private readonly opts: NodeSweeperOptions) {}
+
+  start(onSweep?: (r: SweepReport) => void): void {
+    const tick = () => {
+      if (this.stopped || this.running) return;
+      this.running = this.tick()
+        .then((rs) => rs.forEach((r) => onSweep?.(r)))
+        .catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'node sweep failed'))
+        .finally(() => (this.running = null));
+    };
+    this.timer = setInterval(tick, this.opts.intervalMs ?? 2000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private key(k: string): string {
+    return this.opts.keyPrefix + k;
+  }
+
+  /** Sweeps every node whose heartbeat expired (one pass). */
+  async tick(): Promise<SweepReport[]> {
+    const { redis } = this.opts;
+    const reports: SweepReport[] = [];
+    for (const nodeId of await redis.smembers(this.key(MEDIA_NODES_KEY))) {
+      if (this.stopped) break;
+      if (await redis.exists(this.key(nodeAliveKey(nodeId)))) continue;
+      const lock = await redis.set(this.key(nodeSweepLockKey(nodeId)), String(process.pid), 'PX', 120_000, 'NX');
+      if (lock !== 'OK') continue; // another sweeper has it
+      try {
+        reports.push(await this.sweepNode(nodeId));
+      } finally {
+        await redis.del(this.key(nodeSweepLockKey(nodeId)));
+      }
+    }
+    return reports;
+  }
+
+  /** Finalises what a dead node left (call it only for a node whose heartbeat expired). */
+  async sweepNode(nodeId: string): Promise<SweepReport> {
+    const { db, redis, logger } = this.opts;
+    const fromRedis = await redis.smembers(this.key(nodeCallsKey(nodeId)));
+    const fromDb = (await db('calls').where({ node_id: nodeId }).whereNot({ status: 'hangup' }).pluck('id')) as string[];
+    const ids = [...new Set([...fromRedis, ...fromDb])];
+    const report: SweepReport = { nodeId, calls: [], recordings: [], activeflows: 0, commandsFailed: [] };
+    // commands first: none of them may reach a call while (or after) it is finalised
+    report.commandsFailed = await this.failQueued(nodeId);
+    for (const id of ids) if (await this.finaliseCall(id)) report.calls.push(id);
+    if (ids.length) {
+      report.recordings = await this.endRecordings(ids);
+      report.activeflows = await this.endActiveflows(ids);
+    }
+    await redis.srem(this.key(nodeCallsKey(nodeId)), ...(fromRedis.length ? fromRedis : ['-']));
+    await redis.del(...(ids.length ? ids.map((id) => this.key(callNodeKey(id))) : [this.key('-')]));
+    // a node that came back (same id) keeps its entry; otherwise it has nothing left to sweep
+    if (!(await redis.exists(this.key(nodeAliveKey(nodeId)))) && (await redis.scard(this.key(nodeCallsKey(nodeId)))) === 0) {
+      await redis.srem(this.key(MEDIA_NODES_KEY), nodeId);
+    }
+    const found = report.calls.length + report.recordings.length + report.commandsFailed.length;
+    logger[found ? 'warn' : 'debug']({ node: nodeId, calls: report.calls.length, recordings: report.recordings.length, commands_failed: report.commandsFailed.length }, 'media-app node gone: swept');
+    return report;
+  }
+
+  /** Ends one call; true when this sweep wrote its hangup. */
+  private async finaliseCall(id: string): Promise<boolean> {
+    const repo = callsRepo(this.opts.db);
+    const row = await repo.get(id);
+    if (!row || row.status === 'hangup') return false;
+    if (row.status === 'progressing') {
+      const t = await repo.transition(id, 'terminating');
+      if (t.changed && t.call) await this.publish('call_terminating', t.call);
+    }
+    const t = await repo.hangup(id, 'failure');
+    if (!t.changed || !t.call) return false;
+    await this.publish('call_hangup', t.call);
+    return true;
+  }
+
+  private async publish(type: string, row: Parameters<typeof callJson>[0]): Promise<void> {
+    await this.opts.events
+      .publish(type, row.customer_id, row.id, callJson(row) as unknown as Record<string, unknown>)
+      .catch((err: Error) => this.opts.logger.warn({ err: err.message, call: row.id, type }, 'event publish failed'));
+  }
+
+  private async endRecordings(callIds: string[]): Promise<string[]> {
+    const { db } = this.opts;
+    const rows = (await db('recordings').where({ reference_type: 'call' }).whereIn('reference_id', callIds).whereIn('status', RECORDING_LIVE)) as {
+      id: string;
+      reference_id: string;
+      filenames: string[] | null;
+    }[];
+    const ended: string[] = [];
+    for (const r of rows) {
+      if (this.opts.dataDir) for (const f of r.filenames ?? []) repairWav(path.join(this.opts.dataDir, 'recordings', path.basename(f)));
+      const now = clock.now();
+      const n = await db('recordings').where({ id: r.id }).whereIn('status', RECORDING_LIVE).update({ status: 'ended', tm_end: now, tm_update: now } as never);
+      await db('calls').where({ id: r.reference_id, recording_id: r.id }).update({ recording_id: EMPTY_UUID, tm_update: now } as never);
+      if (n) ended.push(r.id);
+    }
+    return ended;
+  }
+
+  private async endActiveflows(callIds: string[]): Promise<number> {
+    const ids = (await this.opts.db('activeflows').where({ reference_type: 'call', status: 'running' }).whereIn('reference_id', callIds).pluck('id')) as string[];
+    const repo = activeflowsRepo(this.opts.db);
+    for (const id of ids) await repo.endOrphan(id, 'call_hangup', 'media-app node lost');
+    return ids.length;
+  }
+
+  /**
+   * Fails what is queued to the dead node's own queue. A temporary worker takes each job and fails it
+   * without retry; the jobs the node was running when it died lose their lock with it, and are failed
+   * as stalled (maxStalledCount 0) rather than run again.
+   */
+  private async failQueued(nodeId: string): Promise<string[]> {
+    const prefix = `${this.opts.keyPrefix}bull`;
+    const name = nodeQueueName(nodeId);
+    const queue = new Queue(name, { connection: this.opts.redis, prefix });
+    queue.on('error', () => undefined);
+    const pending = async () => {
+      const c = await queue.getJobCounts('active', 'wait', 'delayed', 'prioritized', 'waiting-children');
+      return Object.values(c).reduce((a, b) => a + b, 0);
+    };
+    const failed: string[] = [];
+    let worker: Worker | null = null;
+    try {
+      if ((await pending()) === 0) return failed;
+      for (const job of await queue.getJobs(['active'])) {
+        await this.opts.redis.del(`${prefix}:${name}:${job.id}:lock`);
+        failed.push(String(job.id));
+      }
+      for (const job of await queue.getJobs(['delayed'])) await job.promote().catch(() => undefined);
+      if (await queue.isPaused()) await queue.resume();
+      const why = `media-app node ${nodeId} is gone: its calls were ended, the command was not applied`;
+      worker = new Worker(
+        name,
+        async (job) => {
+          failed.push(String(job.id));
+          throw new UnrecoverableError(why);
+        },
+        { connection: this.opts.redis.duplicate({ maxRetriesPerRequest: null }), prefix, concurrency: 50, stalledInterval: 250, maxStalledCount: 0 },
+      );
+      worker.on('error', () => undefined);
+      const end = Date.now() + 15_000;
+      while ((await pending()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      if (worker) {
+        const conn = (worker as unknown as { opts: { connection: Redis } }).opts.connection;
+        await worker.close().catch(() => undefined);
+        conn.disconnect();
+      }
+      await queue.close().catch(() => undefined);
+    }
+    return [...new Set(failed)];
+  }
+}
+
+/**
+ * Makes a WAV cut short by a crash agree with itself: the RIFF and data sizes are set to the whole
+ * sample frames on disk (the recorder rewrites them each second, so at most the last second is
+ * outside them). Files that are not plain RIFF/WAVE with the data chunk last are left alone.
+ */
+export function repairWav(file: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r+');
+  } catch {
+    return false;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const head = Buffer.alloc(Math.min(size, 4096));
+    fs.readSync(fd, head, 0, head.length, 0);
+    if (head.length < 12 || head.toString('latin1', 0, 4) !== 'RIFF' || head.toString('latin1', 8, 12) !== 'WAVE') return false;
+    let pos = 12;
+    let blockAlign = 2;
+    while (pos + 8 <= head.length) {
+      const id = head.toString('latin1', pos, pos + 4);
+      const len = head.readUInt32LE(pos + 4);
+      if (id === 'fmt ' && pos + 22 <= head.length) blockAlign = Math.max(1, head.readUInt16LE(pos + 20));
+      if (id === 'data') {
+        const dataStart = pos + 8;
+        const bytes = Math.max(0, Math.floor((size - dataStart) / blockAlign) * blockAlign);
+        if (bytes === len && head.readUInt32LE(4) === dataStart + bytes - 8) return true;
+        const u32 = Buffer.alloc(4);
+        u32.writeUInt32LE(bytes);
+        fs.writeSync(fd, u32, 0, 4, pos + 4);
+        u32.writeUInt32LE(dataStart + bytes - 8);
+        fs.writeSync(fd, u32, 0, 4, 4);
+        fs.ftruncateSync(fd, dataStart + bytes);
+        return true;
+      }
+      pos += 8 + len + (len & 1);
+    }
+    return false;
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * The storage subsystem of a media-app node: offloads finished recordings to object storage when
+ * S3 is configured (offload.ts); with local disk it only idles.
+ */
+import type { Subsystem } from '../subsystem';
+import { RecordingOffload } from './offload';
+
+export const subsystem: Subsystem = {
+  name: 'storage',
+  async start(ctx) {
+    const offload = new RecordingOffload({ db: ctx.deps.db, config: ctx.deps.config, logger: ctx.logger });
+    offload.start();
+    return { stop: () => offload.stop() };
+  },
+};

@@ -1,0 +1,60 @@
+/**
+ * A Postgres of the test's own (initdb in a temp dir, on a free port) that the test may stop and
+ * start: the shared embedded one must never be stopped. Runs the server as the postgres system
+ * user when the test runs as root (the server refuses root), as scripts/setup.sh does.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../support/ports';
+
+export interface OwnPostgres {
+  url: string;
+  port: number;
+  dir: string;
+  /** pg_ctl stop -m fast: open sessions are terminated (57P01), new connections refused. */
+  stop(): void;
+  start(): void;
+  /** Stops the server and removes its directory. */
+  destroy(): void;
+}
+
+function pgBin(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = fs.readdirSync(root).filter((v) => fs.existsSync(path.join(root, v, 'bin', 'pg_ctl')));
+  versions.sort((a, b) => Number(a) - Number(b));
+  if (!versions.length) throw new Error('no Postgres server binaries under /usr/lib/postgresql');
+  return path.join(root, versions[versions.length - 1]!, 'bin');
+}
+
+export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgres> {
+  const bin = pgBin();
+  const root = process.getuid?.() === 0;
+  const asPg = (cmd: string, args: string[]) => {
+    const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    return execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
+  };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'own-pg-'));
+  const data = path.join(dir, 'data');
+  fs.mkdirSync(data, { mode: 0o700 });
+  if (root) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  asPg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
+  const port = await freePort();
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  const start = () => void asPg('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', opts, 'start']);
+  const stop = () => void asPg('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+  start();
+  asPg('createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', database]);
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/${database}`,
+    port,
+    dir,
+    stop,
+    start,
+    destroy() {
+      spawnSync(root ? 'runuser' : path.join(bin, 'pg_ctl'), root ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

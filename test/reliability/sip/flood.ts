@@ -1,0 +1,467 @@
+// Floods against a running platform (issue 13, item 2), shared by test/reliability/floods.test.ts
+// (bounded) and scripts/soak/floods.ts (long form). While `calls` sipp calls are up, each receiving
+// the platform's RTP (a spoken prompt) at a counter on its own thread:
+//   1. an INVITE flood at `floodRate`/s from 127.0.0.2 for `floodSeconds`;
+//   2. a REGISTER brute force from 127.0.0.3 against one extension (wrong passwords, then the right
+//      one while locked, then the right one after the lock ran out), and the same against an AOR
+//      that does not exist, comparing the answers' shape.
+// The report says how much RTP was lost, when the flooder was banned, and what every answer was.
+import dgram from 'node:dgram';
+import { randomBytes } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import { parseActions } from '../../../core/flow';
+import { repos } from '../../../core/repos';
+import { flowsRepo } from '../../../core/repos/flows';
+import { numbersRepo } from '../../../core/repos/numbers';
+import { trunksRepo } from '../../../core/repos/trunks';
+import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/registrar/digest';
+import { sipRegistry } from '../../../sip-server/metrics';
+import { testDb } from '../../support/db';
+import { sippMediaPort } from '../../support/ports';
+import { createExtension, sipp, sleep, startPlatform, until, type Platform } from '../../media-app/harness';
+
+// ---- RTP counter on its own thread: the platform runs in this process, and a stalled main loop
+// must not show up as packets "lost" in our own socket buffer ----
+
+const COUNTER = `
+const { parentPort } = require('node:worker_threads');
+const dgram = require('node:dgram');
+const s = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 << 20 });
+const streams = new Map();
+const buckets = new Map(); // 100 ms bucket -> packets
+s.on('message', (b) => {
+  if (b.length < 12 || (b[0] & 0xc0) !== 0x80) return;
+  const now = Date.now();
+  const seq = (b[2] << 8) | b[3];
+  const ssrc = b.readUInt32BE(8);
+  const k = Math.floor(now / 100);
+  buckets.set(k, (buckets.get(k) || 0) + 1);
+  let st = streams.get(ssrc);
+  if (!st) { streams.set(ssrc, { n: 1, base: seq, max: seq, last: now, maxGap: 0, maxGapAt: 0 }); return; }
+  st.n++;
+  const d = (seq - (st.max & 0xffff) + 0x10000) & 0xffff;
+  if (d > 0 && d < 0x8000) st.max += d;
+  const gap = now - st.last;
+  if (gap > st.maxGap) { st.maxGap = gap; st.maxGapAt = now; }
+  st.last = now;
+});
+s.bind(0, '127.0.0.1', () => parentPort.postMessage({ port: s.address().port }));
+parentPort.on('message', (m) => {
+  if (m === 'stats') parentPort.postMessage({ streams: [...streams.values()], buckets: [...buckets.entries()] });
+  else if (m === 'close') s.close(() => parentPort.close());
+});
+`;
+
+export interface StreamStats { n: number; base: number; max: number; last: number; maxGap: number; maxGapAt: number }
+
+export class RtpCounter {
+  port = 0;
+  private constructor(private readonly worker: Worker) {}
+
+  static async open(): Promise<RtpCounter> {
+    const w = new Worker(COUNTER, { eval: true });
+    const c = new RtpCounter(w);
+    c.port = await new Promise<number>((resolve, reject) => {
+      w.once('message', (m: { port: number }) => resolve(m.port));
+      w.once('error', reject);
+    });
+    return c;
+  }
+
+  stats(): Promise<{ streams: StreamStats[]; buckets: [number, number][] }> {
+    return new Promise((resolve) => {
+      this.worker.once('message', resolve);
+      this.worker.postMessage('stats');
+    });
+  }
+
+  async close(): Promise<void> {
+    this.worker.postMessage('close');
+    await new Promise((r) => setTimeout(r, 50));
+    await this.worker.terminate();
+  }
+}
+
+// ---- INVITE flooder on its own thread: it keeps its pace whatever the platform's loop does, and
+// times the ban from the outside (the last INVITE that still got any answer) ----
+
+const FLOODER = `
+const { parentPort, workerData: o } = require('node:worker_threads');
+const dgram = require('node:dgram');
+const s = dgram.createSocket('udp4');
+const sentAt = new Map();
+let replies = 0, lastAnsweredSentAt = -1, sent = 0;
+s.on('message', (b) => {
+  replies++;
+  const m = /\\r\\nCall-ID: flood-(\\d+)-/i.exec(b.toString('latin1'));
+  if (m) { const t = sentAt.get(Number(m[1])); if (t !== undefined && t > lastAnsweredSentAt) lastAnsweredSentAt = t; }
+});
+s.bind(0, o.host, async () => {
+  const port = s.address().port;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const start = Date.now();
+  parentPort.postMessage({ started: start });
+  const perTick = Math.max(1, Math.round(o.rate / 100));
+  for (let i = 0; i < o.seconds * 100; i++) {
+    const due = start + i * 10;
+    if (due > Date.now()) await sleep(due - Date.now());
+    for (let j = 0; j < perTick; j++) {
+      const n = sent++;
+      sentAt.set(n, Date.now() - start);
+      const t = n + '-' + Math.random().toString(36).slice(2);
+      s.send([
+        'INVITE sip:' + o.number + '@127.0.0.1:' + o.port + ' SIP/2.0', 'Via: SIP/2.0/UDP ' + o.host + ':' + port + ';branch=z9hG4bKfl' + t,
+        'Max-Forwards: 70', 'From: <sip:flood@' + o.host + '>;tag=' + t, 'To: <sip:' + o.number + '@127.0.0.1>', 'Call-ID: flood-' + t,
+        'CSeq: 1 INVITE', 'Contact: <sip:flood@' + o.host + ':' + port + '>', 'Content-Length: 0', '', ''].join('\\r\\n'), o.port, '127.0.0.1');
+    }
+  }
+  const ms = Date.now() - start;
+  await sleep(o.graceMs);
+  s.close();
+  parentPort.postMessage({ sent, ms, replies, lastAnsweredSentAt });
+});
+`;
+
+export interface FloodResult { started: number; sent: number; ms: number; replies: number; lastAnsweredSentAt: number }
+
+/** Floods `rate` INVITE/s from `host` for `seconds`; resolves after a grace time for late answers. */
+export function floodInvites(o: { host: string; port: number; number: string; rate: number; seconds: number; graceMs: number }): { started: Promise<number>; done: Promise<FloodResult> } {
+  const w = new Worker(FLOODER, { eval: true, workerData: o });
+  let started!: (n: number) => void;
+  const startedP = new Promise<number>((r) => (started = r));
+  const done = new Promise<FloodResult>((resolve, reject) => {
+    let t0 = 0;
+    w.on('message', (m: { started?: number } & Partial<FloodResult>) => {
+      if (m.started) { t0 = m.started; started(t0); } else { void w.terminate(); resolve({ ...(m as FloodResult), started: t0 }); }
+    });
+    w.once('error', reject);
+  });
+  return { started: startedP, done };
+}
+
+// ---- a raw SIP client bound to its own loopback address ----
+
+export interface Reply { status: number; reason: string; names: string[]; headers: [string, string][]; raw: string }
+
+function parseReply(raw: string): Reply | null {
+  const m = /^SIP\/2\.0 (\d{3}) ?([^\r\n]*)/.exec(raw);
+  if (!m) return null;
+  const headers = raw.split('\r\n\r\n')[0]!.split('\r\n').slice(1).map((l) => {
+    const i = l.indexOf(':');
+    return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string];
+  });
+  return { status: Number(m[1]), reason: m[2]!, names: headers.map(([n]) => n), headers, raw };
+}
+
+export const header = (r: Reply, name: string): string | undefined => r.headers.find(([n]) => n === name)?.[1];
+
+export class Peer {
+  port = 0;
+  received = 0;
+  lastReplyAt = 0;
+  private readonly sock = dgram.createSocket('udp4');
+  private readonly waiting = new Map<string, (r: Reply) => void>();
+
+  constructor(readonly host: string, private readonly target: number) {}
+
+  async open(): Promise<this> {
+    await new Promise<void>((r) => this.sock.bind(0, this.host, () => r()));
+    this.port = this.sock.address().port;
+    this.sock.on('message', (b) => {
+      this.received++;
+      this.lastReplyAt = Date.now();
+      const r = parseReply(b.toString());
+      if (!r || r.status < 200) return;
+      const key = `${header(r, 'call-id')}|${header(r, 'cseq')}`;
+      const w = this.waiting.get(key);
+      if (w) { this.waiting.delete(key); w(r); }
+    });
+    return this;
+  }
+
+  send(text: string): Promise<void> {
+    return new Promise((r) => this.sock.send(text, this.target, '127.0.0.1', () => r()));
+  }
+
+  /** Sends a request and resolves with its final response, retransmitting (T1 500 ms); null after timeoutMs. */
+  async request(text: string, timeoutMs = 2500): Promise<Reply | null> {
+    const callId = /\r\nCall-ID: ([^\r\n]+)/.exec(text)![1];
+    const cseq = /\r\nCSeq: ([^\r\n]+)/.exec(text)![1];
+    const key = `${callId}|${cseq}`;
+    const reply = new Promise<Reply | null>((resolve) => {
+      const t = setTimeout(() => { this.waiting.delete(key); resolve(null); }, timeoutMs);
+      this.waiting.set(key, (r) => { clearTimeout(t); resolve(r); });
+    });
+    const resend = setInterval(() => void this.send(text), 500);
+    await this.send(text);
+    try { return await reply; } finally { clearInterval(resend); }
+  }
+
+  close(): void { this.sock.close(); }
+}
+
+const token = (): string => randomBytes(6).toString('hex');
+
+export function options(p: Peer, sipPort: number): string {
+  const t = token();
+  return [
+    `OPTIONS sip:ping@127.0.0.1:${sipPort} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=z9hG4bK${t};rport`, 'Max-Forwards: 70',
+    `From: <sip:probe@${p.host}>;tag=${t}`, `To: <sip:ping@127.0.0.1>`, `Call-ID: probe-${t}`, 'CSeq: 1 OPTIONS', 'Content-Length: 0', '', '',
+  ].join('\r\n');
+}
+
+/** One registration attempt as a phone makes it: REGISTER, the 401 challenge, REGISTER with credentials. */
+export async function registerAttempt(
+  p: Peer, sipPort: number, user: string, domain: string, password: string,
+): Promise<{ challenge: Reply | null; final: Reply | null }> {
+  const callId = `reg-${token()}`;
+  const tag = token();
+  const msg = (cseq: number, auth?: string): string => [
+    `REGISTER sip:${domain} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=z9hG4bK${token()};rport`, 'Max-Forwards: 70',
+    `From: <sip:${user}@${domain}>;tag=${tag}`, `To: <sip:${user}@${domain}>`, `Call-ID: ${callId}`, `CSeq: ${cseq} REGISTER`,
+    `Contact: <sip:${user}@${p.host}:${p.port}>`, 'Expires: 60', ...(auth ? [`Authorization: ${auth}`] : []), 'Content-Length: 0', '', '',
+  ].join('\r\n');
+  const first = await p.request(msg(1));
+  if (!first || first.status !== 401) return { challenge: null, final: first };
+  const ch = first.headers.filter(([n]) => n === 'www-authenticate').map(([, v]) => parseDigest(v)!).find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
+  const algorithm = (ch.algorithm ?? 'MD5').toUpperCase() as DigestAlgorithm;
+  const c = { username: user, realm: ch.realm!, nonce: ch.nonce!, uri: `sip:${domain}`, algorithm, qop: 'auth', nc: '00000001', cnonce: token() };
+  const response = digestResponse(c, 'REGISTER', password);
+  const auth = `Digest username="${user}", realm="${c.realm}", nonce="${c.nonce}", uri="${c.uri}", response="${response}", algorithm=${algorithm}, qop=auth, nc=${c.nc}, cnonce="${c.cnonce}"`;
+  return { challenge: first, final: await p.request(msg(2, auth)) };
+}
+
+// ---- the run ----
+
+export interface FloodOptions {
+  calls: number;
+  floodRate: number;
+  floodSeconds: number;
+  /** wrong passwords tried against the extension */
+  attempts: number;
+  lockoutFailures: number;
+  lockoutSec: number;
+  log?: (s: string) => void;
+}
+
+export interface FloodReport {
+  /** calls in the media-app's live map when all RTP streams had started */
+  callsUp: number;
+  rtp: { streams: number; received: number; expected: number; lossPct: number; maxGapMs: number; duringFlood: { received: number; expected: number; pct: number } };
+  flood: {
+    sent: number;
+    ms: number;
+    /** every answer the flooder got, retransmitted finals of transactions begun before the ban included */
+    repliesReceived: number;
+    /** the ban as the stack counted it (sip_bans_total), from the first INVITE */
+    bannedAfterMs: number | null;
+    /** when the last INVITE that got any answer was sent: the ban as the flooder sees it */
+    lastAnsweredSentAtMs: number;
+    probeFromFlooderAnswered: boolean; probeFromOtherAnswered: boolean };
+  bruteForce: {
+    statuses: { status: number; retryAfter?: string }[];
+    rightPasswordWhileLocked: { status?: number; retryAfter?: string };
+    rightPasswordAfterLock: number | undefined;
+    unknownAorLocked: { status?: number; retryAfter?: string };
+  };
+  /** answers to an existing extension with a wrong password vs an unknown user, side by side */
+  shapes: { existing: { challenge: string; final: string }; unknown: { challenge: string; final: string } };
+  sipp: { code: number | null; errors: string };
+  ms: number;
+}
+
+/** status, reason and header names of a reply, nonces and tags blanked: what may differ between two users. */
+export function shape(r: Reply | null): string {
+  if (!r) return 'none';
+  const values = r.headers
+    .filter(([n]) => ['www-authenticate', 'retry-after', 'content-length', 'server', 'warning'].includes(n))
+    .map(([n, v]) => `${n}=${v.replace(/nonce="[^"]*"/, 'nonce="…"')}`);
+  return `${r.status} ${r.reason} | ${r.names.join(',')} | ${values.join(' ; ')}`;
+}
+
+const bansSoFar = async (): Promise<number> => Number(/sip_bans_total (\d+)/.exec(await sipRegistry.getSingleMetricAsString('sip_bans_total'))?.[1] ?? 0);
+
+function uacScenario(number: string, sipPort: number, rtpPort: number, holdMs: number): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="uac-holds">
+<send retrans="500"><![CDATA[
+INVITE sip:${number}@127.0.0.1:${sipPort} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: "Load" <sip:+15551230000@[local_ip]:[local_port]>;tag=[call_number]
+To: <sip:${number}@127.0.0.1:${sipPort}>
+Call-ID: [call_id]
+CSeq: 1 INVITE
+Contact: <sip:load@[local_ip]:[local_port]>
+Max-Forwards: 70
+Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=- 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${rtpPort} RTP/AVP 0
+a=rtpmap:0 PCMU/8000
+a=sendrecv
+]]></send>
+<recv response="100" optional="true"/>
+<recv response="180" optional="true"/>
+<recv response="183" optional="true"/>
+<recv response="200" rrs="true"/>
+<send><![CDATA[
+ACK [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<pause milliseconds="${holdMs}"/>
+<send retrans="500"><![CDATA[
+BYE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: 2 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>
+</scenario>`;
+}
+
+export async function runFloods(o: FloodOptions): Promise<FloodReport> {
+  const log = o.log ?? (() => undefined);
+  const t0 = Date.now();
+  const p: Platform = await startPlatform({
+    REGISTRAR_LOCKOUT_FAILURES: String(o.lockoutFailures),
+    REGISTRAR_LOCKOUT_WINDOW_SEC: '120',
+    REGISTRAR_LOCKOUT_SEC: String(o.lockoutSec),
+    MEDIA_WORKERS: '2',
+  });
+  const counter = await RtpCounter.open();
+  const peers: Peer[] = [];
+  try {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `flood${Date.now()}${token()}@example.test`, status: 'active', name: 'flood' })).id;
+    await trunksRepo(db).create(cid, `fl${token()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const text = 'This call carries audio while the platform is under attack. '.repeat(12);
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text, language: 'en-US' } }, { type: 'sleep', option: { duration: 120_000 } }]),
+    } as never);
+    const number = `+8991${String(Date.now()).slice(-8)}`;
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    const target = await createExtension(cid);
+
+    // the phase budget decides how long the calls are held
+    const holdMs = 4000 + o.floodSeconds * 1000 + 2000 + o.attempts * 120 + o.lockoutSec * 1000 + 5000;
+    const rate = Math.min(o.calls, 25);
+    const load = sipp(uacScenario(number, p.sipPort, counter.port, holdMs), [
+      `127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', String(o.calls), '-l', String(o.calls), '-r', String(rate),
+      '-mp', String(await sippMediaPort()), '-timeout', `${Math.ceil(holdMs / 1000) + 40}s`,
+    ], { killAfterMs: holdMs + 60_000 });
+    await until(async () => (await counter.stats()).streams.length >= o.calls, 20_000 + o.calls * 200, `${o.calls} RTP streams`);
+    const callsUp = p.app.calls.size;
+    log(`${callsUp} calls up after ${Date.now() - t0} ms`);
+    await sleep(1500); // a baseline of audio before the attacks
+
+    // 1. INVITE flood from one source
+    const bansBefore = await bansSoFar();
+    let bannedAt: number | null = null;
+    const poll = setInterval(() => {
+      void bansSoFar().then((n) => { if (n > bansBefore && bannedAt === null) bannedAt = Date.now(); });
+    }, 25);
+    const flood = floodInvites({ host: '127.0.0.2', port: p.sipPort, number: '+899199999999', rate: o.floodRate, seconds: o.floodSeconds, graceMs: 1000 });
+    const floodStart = await flood.started;
+    const fr = await flood.done;
+    const floodEnd = floodStart + fr.ms;
+    clearInterval(poll);
+    const flooder = await new Peer('127.0.0.2', p.sipPort).open();
+    peers.push(flooder);
+    const probeFlooder = await flooder.request(options(flooder, p.sipPort), 1200);
+    const other = await new Peer('127.0.0.4', p.sipPort).open();
+    peers.push(other);
+    const probeOther = await other.request(options(other, p.sipPort), 3000);
+    const bannedAfterMs = bannedAt === null ? null : (bannedAt as number) - floodStart;
+    log(`flood: ${fr.sent} INVITEs in ${fr.ms} ms, banned after ${bannedAfterMs} ms, last answered INVITE sent at ${fr.lastAnsweredSentAt} ms`);
+
+    // 2. REGISTER brute force from another source
+    const cracker = await new Peer('127.0.0.3', p.sipPort).open();
+    peers.push(cracker);
+    const user = target.ext.extension;
+    const domain = target.domain;
+    // the same questions about an extension that exists and one that does not
+    const existing = await registerAttempt(cracker, p.sipPort, user, domain, 'wrong-0');
+    const ghost = `ghost${token()}`;
+    const unknown = await registerAttempt(cracker, p.sipPort, ghost, domain, 'wrong-0');
+    const statuses: { status: number; retryAfter?: string }[] = [];
+    // paced at ~20 attempts/s (40 requests/s): under the per-source rate limit, so that what stops
+    // the guessing is the lock of the AOR, not the flood ban (a faster cracker is banned as a flooder)
+    for (let i = 1; i < o.attempts; i++) {
+      await sleep(50);
+      const a = await registerAttempt(cracker, p.sipPort, user, domain, `wrong-${i}`);
+      statuses.push({ status: a.final?.status ?? 0, retryAfter: a.final ? header(a.final, 'retry-after') : undefined });
+    }
+    const locked = await registerAttempt(cracker, p.sipPort, user, domain, target.password);
+    for (let i = 1; i < o.lockoutFailures; i++) await registerAttempt(cracker, p.sipPort, ghost, domain, `wrong-${i}`);
+    const ghostLocked = await registerAttempt(cracker, p.sipPort, ghost, domain, `wrong-x`);
+    const lockEnds = Date.now() + (Number(locked.final ? header(locked.final, 'retry-after') : 0) || o.lockoutSec) * 1000 + 300;
+    await sleep(Math.max(0, lockEnds - Date.now()));
+    const after = await registerAttempt(cracker, p.sipPort, user, domain, target.password);
+    log(`brute force: ${statuses.map((s) => s.status).join(',')}; after the lock: ${after.final?.status}`);
+
+    // audio: per stream, packets received against the sequence numbers sent
+    const st = await counter.stats();
+    const received = st.streams.reduce((a, s) => a + s.n, 0);
+    const expected = st.streams.reduce((a, s) => a + (s.max - s.base + 1), 0);
+    const inFlood = st.buckets.filter(([k]) => k * 100 >= floodStart && (k + 1) * 100 <= floodEnd).reduce((a, [, n]) => a + n, 0);
+    const floodBuckets = st.buckets.filter(([k]) => k * 100 >= floodStart && (k + 1) * 100 <= floodEnd).length;
+    const floodExpected = st.streams.length * floodBuckets * 5; // 5 packets per stream per 100 ms
+    const res = await load.done;
+    return {
+      callsUp,
+      rtp: {
+        streams: st.streams.length,
+        received,
+        expected,
+        lossPct: expected ? Math.round((1 - received / expected) * 10000) / 100 : 100,
+        maxGapMs: Math.max(0, ...st.streams.map((s) => s.maxGap)),
+        duringFlood: { received: inFlood, expected: floodExpected, pct: floodExpected ? Math.round((inFlood / floodExpected) * 1000) / 10 : 0 },
+      },
+      flood: {
+        sent: fr.sent,
+        ms: fr.ms,
+        repliesReceived: fr.replies,
+        bannedAfterMs,
+        lastAnsweredSentAtMs: fr.lastAnsweredSentAt,
+        probeFromFlooderAnswered: probeFlooder !== null,
+        probeFromOtherAnswered: probeOther?.status === 200,
+      },
+      bruteForce: {
+        statuses,
+        rightPasswordWhileLocked: { status: locked.final?.status, retryAfter: locked.final ? header(locked.final, 'retry-after') : undefined },
+        rightPasswordAfterLock: after.final?.status,
+        unknownAorLocked: { status: ghostLocked.final?.status, retryAfter: ghostLocked.final ? header(ghostLocked.final, 'retry-after') : undefined },
+      },
+      shapes: {
+        existing: { challenge: shape(existing.challenge), final: shape(existing.final) },
+        unknown: { challenge: shape(unknown.challenge), final: shape(unknown.final) },
+      },
+      sipp: { code: res.code, errors: res.errors.slice(0, 2000) },
+      ms: Date.now() - t0,
+    };
+  } finally {
+    for (const x of peers) x.close();
+    await counter.close();
+    await p.close();
+  }
+}
