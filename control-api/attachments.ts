@@ -10,6 +10,7 @@ import { attachment as agentWorkspace } from './service-agents/attachment';
 import { attachment as mediaStreams } from './media-streams/attachment';
 import { attachment as campaignRunner } from './campaigns/runner';
 import { attachment as nodeSweeper } from './node-sweeper';
+import { attachment as storage } from './storage-backend';
 
 export interface Attachment {
   readonly name: string;
@@ -21,6 +22,7 @@ export const ATTACHMENTS: readonly Attachment[] = [
   agentWorkspace,
   mediaStreams,
   nodeSweeper,
+  storage,
 ];
 
 /** Starts every attachment; close() closes them last-first. */

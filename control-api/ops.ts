@@ -27,16 +27,25 @@ export function createMetrics(opts: { defaultMetrics?: boolean; logger?: Logger 
     registers: [registry],
   });
   const total = new Counter({ name: 'http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  // bounded: routes are patterns ('unmatched' for the rest) and statuses are few
+  const children = new Map<string, { duration: { observe(v: number): void }; total: { inc(): void } }>();
   return {
     registry,
     middleware: (req, res, next) => {
-      const start = process.hrtime.bigint();
+      const start = performance.now();
       res.on('finish', () => {
         const route = req.route?.path ? `${req.baseUrl}${req.route.path === '/' ? '' : req.route.path}` || '/' : 'unmatched';
-        const labels = { method: req.method, route, status: String(res.statusCode) };
-        const sec = Number(process.hrtime.bigint() - start) / 1e9;
-        duration.observe(labels, sec);
-        total.inc(labels);
+        const sec = (performance.now() - start) / 1e3;
+        // one labelled child per (method, route, status): prom-client hashes a label object on every call otherwise
+        const key = `${req.method} ${route} ${res.statusCode}`;
+        let c = children.get(key);
+        if (!c) {
+          const labels = { method: req.method, route, status: String(res.statusCode) };
+          c = { duration: duration.labels(labels), total: total.labels(labels) };
+          children.set(key, c);
+        }
+        c.duration.observe(sec);
+        c.total.inc();
         if (accessLog) req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(sec * 1e4) / 10 }, 'request');
       });
       next();

@@ -47,6 +47,15 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
   const db = deps.db ?? createDb(config.databaseUrl, { poolMax: config.databasePoolMax });
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2 });
   const workerRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  // Redis restarting: ioredis reconnects on its own; say so once per outage instead of an unhandled error per retry
+  let redisDown = false;
+  for (const c of [redis, workerRedis]) {
+    c.on('error', (err: Error) => {
+      if (!redisDown) logger.warn({ err: err.message }, 'redis unreachable, reconnecting');
+      redisDown = true;
+    });
+    c.on('ready', () => (redisDown = false));
+  }
   const closers: (() => Promise<unknown>)[] = [];
   try {
     const media = await MediaServer.start({

@@ -78,10 +78,15 @@ if [ -z "${REDIS_URL:-}" ]; then
   mkdir -p "$DATA_DIR/redis"
   if ! redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then
     log "starting the embedded Redis on 127.0.0.1:$REDIS_PORT"
+    # Registrations and queued commands must survive a Redis crash (docs/reliability.md): AOF, fsync
+    # every second. Starting with appendonly yes before an AOF exists would ignore the RDB data, so
+    # the first start loads the RDB and turns AOF on at run time (which writes it from memory).
+    AOF=no; [ -d "$DATA_DIR/redis/appendonlydir" ] && AOF=yes
     redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$DATA_DIR/redis" \
-      --save 60 1 --stop-writes-on-bgsave-error no --appendonly no --pidfile "$DATA_DIR/redis/redis.pid" --logfile "$DATA_DIR/redis/redis.log" >/dev/null
+      --save 60 1 --stop-writes-on-bgsave-error no --appendonly "$AOF" --appendfsync everysec --pidfile "$DATA_DIR/redis/redis.pid" --logfile "$DATA_DIR/redis/redis.log" >/dev/null
     STARTED="$STARTED redis"
     for _ in $(seq 1 50); do redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    [ "$AOF" = yes ] || redis-cli -h 127.0.0.1 -p "$REDIS_PORT" config set appendonly yes >/dev/null
   fi
   REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
   TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/1"

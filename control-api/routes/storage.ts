@@ -24,20 +24,18 @@ import type { AppContext } from '../context';
 import { listOf } from './schemas';
 
 const DOWNLOAD_TTL_SEC = 3600;
-const stores = new WeakMap<object, { store: ObjectStore; key: string | null }>();
-function backend(ctx: AppContext) {
-  let b = stores.get(ctx.config);
-  if (!b) {
-    let key: string | null;
+const keys = new WeakMap<object, string | null>();
+function backend(ctx: AppContext): { store: ObjectStore; key: string | null } {
+  let key = keys.get(ctx.config);
+  if (key === undefined) {
     try {
       key = signingKey(ctx.config.dataDir);
     } catch {
       key = null;
     }
-    b = { store: storageBackend(ctx.config).files, key };
-    stores.set(ctx.config, b);
+    keys.set(ctx.config, key);
   }
-  return b;
+  return { store: storageBackend(ctx.config).files, key };
 }
 
 function json(ctx: AppContext, f: StorageFileRow) {

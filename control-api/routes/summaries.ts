@@ -6,11 +6,14 @@
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { ApiError, invalidArgument, notFound, serviceUnavailable, stateInvalid } from '../../core/errors';
-import { summariesRepo, summaryJson } from '../../core/repos/summaries';
+import { summariesRepo, summaryJson, type SummaryRow } from '../../core/repos/summaries';
 import { generateSummary, summaryLlm } from '../../core/ai/summary';
 import { LlmError } from '../../core/llm/client';
 import { eventsOf, listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
+import { flowsRepo } from '../../core/repos/flows';
+import { startSummaryFlow } from '../../core/speech/summary-flow';
+import { commandBus } from '../calls/bus';
 
 const FIELDS = ['id', 'customer_id', 'activeflow_id', 'on_end_flow_id', 'reference_type', 'reference_id', 'status', 'language', 'content', 'tm_create', 'tm_update', 'tm_delete'];
 const TABLES = { call: 'calls', conference: 'conferences', transcribe: 'transcribes', recording: 'recordings' } as const;
@@ -28,6 +31,13 @@ function llmReady(): void {
 
 const deps = (ctx: AppContext) => ({ db: ctx.db, events: eventsOf(ctx.redis), dataDir: ctx.config.dataDir });
 
+/** Generates the summary, then runs its on_end_flow_id (core/speech/summary-flow.ts). */
+async function generateThenFlow(ctx: AppContext, s: SummaryRow, regenerate = false): Promise<SummaryRow> {
+  const done = await generateSummary(deps(ctx), s, regenerate);
+  await startSummaryFlow(ctx.db, commandBus(ctx), done).catch((err: Error) => ctx.logger.warn({ err: err.message, summary: s.id }, 'on_end_flow_id did not start'));
+  return done;
+}
+
 export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) {
   return [
     defineRoute({
@@ -42,6 +52,9 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
       handler: async ({ ctx, auth, body }) => {
         const ref = await ctx.db(TABLES[body.reference_type]).where({ id: body.reference_id, customer_id: auth.customerId }).first().catch(() => null);
         if (!ref) throw notFound('RESOURCE_NOT_FOUND', `${body.reference_type} ${body.reference_id} not found`);
+        if (body.on_end_flow_id && !(await flowsRepo(ctx.db).getOwned(auth.customerId, body.on_end_flow_id))) {
+          throw new ApiError('FLOW_NOT_FOUND', 'on_end_flow_id: flow not found', { details: [{ field: 'on_end_flow_id' }] });
+        }
         llmReady();
         const s = await summariesRepo(ctx.db).create(auth.customerId, {
           reference_type: body.reference_type, reference_id: body.reference_id, language: body.language || 'en-US',
@@ -49,7 +62,7 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
         });
         const json = summaryJson(s);
         await publish(ctx.redis, 'summary_created', json);
-        void generateSummary(deps(ctx), s).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'summary failed'));
+        void generateThenFlow(ctx, s).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'summary failed'));
         return json;
       },
     }),
@@ -89,7 +102,7 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
         if (s.status !== 'done') throw stateInvalid('the summary is still being generated');
         llmReady();
         if (body?.language && body.language !== s.language) s = (await repo.update(s.id, { language: body.language })) ?? s;
-        return summaryJson(await generateSummary(deps(ctx), s, true));
+        return summaryJson(await generateThenFlow(ctx, s, true));
       },
     }),
   ];

@@ -117,7 +117,8 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
       const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };
       if (c) rows.push({ ...base, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
-      const af = await activeflowWebhook(ctx, e.customer_id, e.data.activeflow_id);
+      // an activeflow's own events name it by id; every other event by activeflow_id
+      const af = await activeflowWebhook(ctx, e.customer_id, e.resource === 'activeflow' ? e.data.id : e.data.activeflow_id);
       if (af) rows.push({ ...base, target: 'activeflow', uri: af.uri, method: af.method });
     }
     for (const customerId of await deliveries.addMany(rows)) await wake(customerId);

@@ -11,6 +11,8 @@ import { callsRepo } from '../../core/repos/calls';
 import { retryWrite } from '../../core/db/retry';
 import type { RecordingRequest } from '../flow/call-port';
 import type { CallDeps } from './deps';
+import type { RecordingRow } from '../../core/repos/recordings';
+import { publishRecording } from '../../core/conferences/events';
 import type { LiveCall } from './live-call';
 
 export class Recordings extends EventEmitter {
@@ -61,6 +63,7 @@ export class Recordings extends EventEmitter {
       .onConflict('id')
       .merge({ status: 'recording', tm_start: now, filenames: [path.basename(file)] } as never);
     await callsRepo(db).setRecording(this.call.id, id, true);
+    await this.published('recording_started', id);
     const done = ep
       .record(file, { end_of_silence: req.end_of_silence, end_of_key: req.end_of_key === 'none' ? '' : req.end_of_key === 'any' ? '0123456789*#' : req.end_of_key, duration: req.duration })
       .catch(() => undefined)
@@ -76,7 +79,14 @@ export class Recordings extends EventEmitter {
     const log = this.deps.logger;
     await retryWrite(log, `recording ${id} ended`, () => this.deps.db('recordings').where({ id }).update({ status: 'ended', tm_end: now, tm_update: now } as never)).catch(() => undefined);
     await retryWrite(log, `call ${this.call.id} recording`, () => callsRepo(this.deps.db).setRecording(this.call.id, id, false)).catch(() => undefined);
+    await this.published('recording_finished', id);
     this.emit('recording_ended', { recording_id: id });
+  }
+
+  /** recording_started / recording_finished with the row as written (ended() runs once per recording). */
+  private async published(type: 'recording_started' | 'recording_finished', id: string): Promise<void> {
+    const row = (await this.deps.db('recordings').where({ id }).first().catch(() => undefined)) as RecordingRow | undefined;
+    if (row) await publishRecording(this.deps.events, type, row).catch((err: Error) => this.deps.logger.warn({ err: err.message, recording: id, type }, 'event publish failed'));
   }
 
   /** Stops the active recording (idempotent); resolves when its row says ended. */

@@ -15,6 +15,9 @@ import type { Endpoint } from '../../media-engine';
 import { SpeakingSession, type Forkable } from './speaking';
 import { finishTranscribe, LiveTranscription, MixTranscription, type SpeechDeps } from './transcription';
 import { transcribeRecording } from './recording';
+import { CommandBus } from '../../core/commands/bus';
+import { startSummaryFlow } from '../../core/speech/summary-flow';
+import type { SummaryRow } from '../../core/repos/summaries';
 
 export interface TranscribeRequest {
   language?: string;
@@ -33,7 +36,16 @@ export class SpeechService {
   private readonly transcriptions = new Map<string, LiveTranscription | MixTranscription>();
   private readonly background = new Set<Promise<unknown>>();
 
+  private bus: CommandBus | null = null;
+
   constructor(private readonly factory: CallFactory) {}
+
+  /** A summary made here (ai_summary) is done: its on_end_flow_id runs (core/speech/summary-flow.ts). */
+  async summaryDone(row: SummaryRow): Promise<void> {
+    const d = this.factory.deps;
+    this.bus ??= new CommandBus({ redis: d.redis, keyPrefix: d.config.redisKeyPrefix });
+    await startSummaryFlow(d.db, this.bus, row).catch((err: Error) => d.logger.warn({ err: err.message, summary: row.id }, 'on_end_flow_id did not start'));
+  }
 
   private get deps(): SpeechDeps & { dataDir: string } {
     const d = this.factory.deps;
@@ -263,5 +275,7 @@ export class SpeechService {
     await Promise.allSettled([...this.speakings.keys()].map((id) => this.stopSpeaking(id)));
     await Promise.allSettled([...this.transcriptions.keys()].map((id) => this.stopTranscribe(id)));
     await Promise.allSettled([...this.background]);
+    await this.bus?.close();
+    this.bus = null;
   }
 }

@@ -5,7 +5,7 @@
  *   sipp calls at --calls-per-second into a number whose flow answers, records, talks and hangs up,
  *   API reads and writes at --api-rps (list and get calls, list recordings, create and delete tags),
  *   WebSocket subscribers on the customer's call events,
- * samples RSS, heap, open file descriptors and bound UDP ports (RTP, SIP) of every process every
+ * samples RSS, heap after a collection (scripts/soak/probe.cjs), open file descriptors and bound UDP ports (RTP, SIP) of every process every
  * --sample-seconds, then lets the calls drain, prints the table and PASS/FAIL on flatness: the
  * least-squares slope of each series after the first quarter must stay under its threshold per
  * minute, and the UDP ports bound after the drain must be back to what they were before the load.
@@ -44,7 +44,7 @@ interface Proc {
 }
 
 function start(name: string, script: string, env: Record<string, string>, probeDir: string): Proc {
-  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', '--require', path.join(__dirname, 'probe.cjs'), script], {
+  const proc = spawn(process.execPath, ['--expose-gc', '--require', 'tsx/cjs', '--require', path.join(__dirname, 'probe.cjs'), script], {
     cwd: ROOT,
     env: { ...process.env, ...env, SOAK_PROBE_DIR: probeDir },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -226,8 +226,11 @@ async function main(): Promise<void> {
     const sippResult = await calls;
     // drain: every call ended, the media ports released
     await until(async () => Number((await db('calls').whereNot({ status: 'hangup' }).count('id as n'))[0]!.n) === 0, 60_000, 'calls drained').catch(() => undefined);
-    await sleep(3000);
     clearInterval(sampler);
+    // two samples after the drain, 3 s and 8 s after it: what is left once the load is gone
+    await sleep(3000);
+    sampleAll();
+    await sleep(5000);
     sampleAll();
     for (const ws of sockets) ws.close();
     sink.close();
@@ -253,8 +256,8 @@ async function main(): Promise<void> {
     console.log('\nflatness (slope per minute after the first quarter):');
     for (const n of names) {
       const s = samples.get(n)!;
-      // the drained sample is not a load sample: slopes over the load only
-      for (const v of verdicts(n, s.slice(0, -1), th)) {
+      // the drained samples are not load samples: slopes over the load only
+      for (const v of verdicts(n, s.slice(0, -2), th)) {
         pass &&= v.pass;
         console.log(`  ${n.padEnd(12)} ${v.metric.padEnd(6)} ${v.perMin >= 0 ? '+' : ''}${v.perMin.toFixed(2)}/min (limit ${v.limit}) ${v.pass ? 'ok' : 'FAIL'}`);
       }

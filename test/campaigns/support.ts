@@ -2,6 +2,7 @@
 import request from 'supertest';
 import { expect } from 'chai';
 import type { Fixture, TestApp } from '../support/api';
+import type { Redis } from 'ioredis';
 
 export function api(t: TestApp, f: Fixture) {
   const q = { accesskey: f.accesskey };
@@ -22,4 +23,22 @@ export function expectError(res: request.Response, http: number, reason: string)
   expect(res.body.error.message).to.be.a('string');
   expect(res.body.error.request_id).to.be.a('string').and.not.equal('');
   return res.body.error;
+}
+
+/**
+ * Every event published since `sinceMs`, grouped by resource id, in order: one read of the shared
+ * stream (eventsFor reads all of it per resource, too slow for dozens of resources).
+ */
+export async function eventsSince(redis: Redis, sinceMs: number): Promise<Map<string, { event_type: string; data: Record<string, unknown> }[]>> {
+  const entries = (await redis.xrange('events', `${sinceMs}-0`, '+')) as [string, string[]][];
+  const out = new Map<string, { event_type: string; data: Record<string, unknown> }[]>();
+  for (const [, fields] of entries) {
+    const i = fields.indexOf('e');
+    if (i < 0) continue;
+    const e = JSON.parse(fields[i + 1]!);
+    const list = out.get(e.resource_id) ?? [];
+    list.push(e);
+    out.set(e.resource_id, list);
+  }
+  return out;
 }

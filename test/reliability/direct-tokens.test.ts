@@ -73,8 +73,9 @@ describe('reliability: direct tokens are confined to their one resource', functi
         request(rig.t.app).get('/v1.0/webchat_messages').query({ session_id: o.session }).set(v),
         request(rig.t.app).post('/v1.0/webchat_messages').set(v).send({ session_id: o.session, text: 'hijack' }),
       ];
-      for (const r of await Promise.all(probes)) {
-        const asked = `${r.req.method} ${r.req.path}`;
+      const names = ['GET session', 'POST session end', 'GET message', 'GET messages?session_id', 'POST message'];
+      for (const [i, r] of (await Promise.all(probes)).entries()) {
+        const asked = `${names[i]} of another visitor`;
         if (r.status === 200) {
           // a list filter naming another session must still show only the token's own messages
           expect(r.body.result?.map((m: Json) => m.text), asked).to.deep.equal(['mine']);
@@ -122,6 +123,7 @@ describe('reliability: direct tokens are confined to their one resource', functi
     }
     expect(wrong, wrong.join('\n')).to.deep.equal([]);
     expect(tried).to.be.greaterThan(300);
+    if (process.env.REL_VERBOSE) console.log(`direct tokens: ${tried} requests to operations without direct access`);
     // the token still works for its own resource afterwards (nothing above changed it)
     expect((await request(rig.t.app).get(`/v1.0/webchat_sessions/${me.session}`).set(v)).body.status).to.equal('active');
     // the authentication group: no account operations with a visitor's token

@@ -23,8 +23,7 @@ describe('reliability: INVITE flood and REGISTER brute force with 50 calls up', 
   after(() => killAllSipp());
 
   it('50 calls were up and completed (sipp saw every call through)', () => {
-    expect(r.callsUp, JSON.stringify(r.sipp)).to.be.at.least(50);
-    expect(r.rtp.streams).to.equal(50);
+    expect(r.rtp.streams, JSON.stringify(r.sipp)).to.equal(50);
     expect(r.sipp.code, r.sipp.errors).to.equal(0);
   });
 
@@ -38,12 +37,14 @@ describe('reliability: INVITE flood and REGISTER brute force with 50 calls up', 
 
   it('the flooding source is banned within 2 s; another source is still served', () => {
     const ctx = JSON.stringify(r.flood);
-    expect(r.flood.sent, ctx).to.be.at.least(2400);
+    expect(r.flood.sent, ctx).to.equal(2500);
     expect(r.flood.bannedAfterMs, ctx).to.not.equal(null);
     expect(r.flood.bannedAfterMs!, ctx).to.be.below(2000);
-    // banned: not even an OPTIONS from it is answered; nothing came back long before the flood ended
+    // as the flooder sees it: no INVITE sent 2 s or more after the first got any answer (finals of
+    // transactions begun before the ban are still retransmitted: RFC 3261 Timer G), and afterwards
+    // not even an OPTIONS from it is answered
+    expect(r.flood.lastAnsweredSentAtMs, ctx).to.be.within(0, 1999);
     expect(r.flood.probeFromFlooderAnswered, ctx).to.equal(false);
-    expect(r.flood.lastReplyAfterMs!, ctx).to.be.below(2000);
     expect(r.flood.probeFromOtherAnswered, ctx).to.equal(true);
   });
 

@@ -102,6 +102,15 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
           return e.length ? e : null;
         }, 15_000, 'transcript_created');
         expect(ev.map((e) => e.data.message)).to.deep.equal(['utterance 1']);
+        // the streaming speech events: started, the interim result, ended (one streaming id)
+        const speech = await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id);
+        expect(speech.map((e) => [e.event_type, e.data.message])).to.deep.equal([
+          ['transcribe_speech_started', ''],
+          ['transcribe_speech_interim', 'utterance 1 so far'],
+          ['transcribe_speech_ended', ''],
+        ]);
+        expect(new Set(speech.map((e) => e.data.streaming_id)).size).to.equal(1);
+        expect(speech[1]!.data).to.include({ direction: 'out', customer_id: f.customer.id });
         expect(dg.sessions[dg.sessions.length - 1]!.query.get('language')).to.equal('en-GB');
         await a.post(`/transcribes/${t.body.id}/stop`);
         await until(async () => (await a.get(`/transcribes/${t.body.id}`)).body.status === 'done', 10_000, 'done');

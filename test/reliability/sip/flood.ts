@@ -157,8 +157,6 @@ export const header = (r: Reply, name: string): string | undefined => r.headers.
 
 export class Peer {
   port = 0;
-  received = 0;
-  lastReplyAt = 0;
   private readonly sock = dgram.createSocket('udp4');
   private readonly waiting = new Map<string, (r: Reply) => void>();
 
@@ -168,8 +166,6 @@ export class Peer {
     await new Promise<void>((r) => this.sock.bind(0, this.host, () => r()));
     this.port = this.sock.address().port;
     this.sock.on('message', (b) => {
-      this.received++;
-      this.lastReplyAt = Date.now();
       const r = parseReply(b.toString());
       if (!r || r.status < 200) return;
       const key = `${header(r, 'call-id')}|${header(r, 'cseq')}`;
@@ -241,6 +237,8 @@ export interface FloodOptions {
   attempts: number;
   lockoutFailures: number;
   lockoutSec: number;
+  /** extra platform environment (e.g. a wider RTP_PORT_MIN/MAX for more calls) */
+  platformEnv?: Record<string, string>;
   log?: (s: string) => void;
 }
 
@@ -346,6 +344,7 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
     REGISTRAR_LOCKOUT_WINDOW_SEC: '120',
     REGISTRAR_LOCKOUT_SEC: String(o.lockoutSec),
     MEDIA_WORKERS: '2',
+    ...o.platformEnv,
   });
   const counter = await RtpCounter.open();
   const peers: Peer[] = [];
