@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../core/config';
 import { createDb, type Knex } from '../core/db/knex';
 import { EventPublisher } from '../core/events/bus';
+import { NodeSweeper } from '../core/calls/node-sweep';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/queue/contracts';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './config';
@@ -67,6 +68,9 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     closers.push(() => media.destroy());
     media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));
 
+    // What a previous run under this node id left when it died (restarted before the sweeper saw
+    // its heartbeat expire): finalise those calls and fail their commands before taking new ones.
+    await new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, dataDir: config.dataDir }).sweepNode(app.nodeId);
     const alive = () => redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3);
     await alive();
     const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);

@@ -5,6 +5,7 @@
  * status the campaign has or is heading to changes nothing; run while stopping is 409. A campaign
  * must be stopped to be deleted or to change its type, outdial, outplan or queue.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { defineRoute, idParams, text, uuid } from '../route';
 import { ApiError, invalidArgument, notFound, stateInvalid } from '../../core/errors';
@@ -74,7 +75,12 @@ async function flowFor(db: Db, customerId: string, raw: unknown[], amd: Campaign
   return { actions, flowId: flow.id };
 }
 
-async function updated(ctx: AppContext, customerId: string, id: string, patch: CampaignPatch) {
+/**
+ * Writes the patch and publishes campaign_updated once; a patch that changes nothing (every field
+ * already has that value) writes and publishes nothing.
+ */
+async function updated(ctx: AppContext, customerId: string, id: string, patch: CampaignPatch, current?: CampaignRow) {
+  if (current && Object.entries(patch).every(([k, v]) => isDeepStrictEqual(current[k as keyof CampaignRow] ?? null, v ?? null))) return campaignJson(current);
   const row = await campaignsRepo(ctx.db).update(customerId, id, patch);
   if (!row) throw missing();
   const json = campaignJson(row);
@@ -138,8 +144,8 @@ export const routes = [
       const c = await owned(ctx, auth.customerId, params.id);
       if (body.type !== undefined && body.type !== c.type) mustBeStopped(c, 'its type');
       const patch: CampaignPatch = stripUndefined(body);
-      if (body.amd !== undefined) patch.flow_id = (await flowFor(ctx.db, auth.customerId, c.actions, body.amd)).flowId;
-      const json = await updated(ctx, auth.customerId, params.id, patch);
+      if (body.amd !== undefined && !isDeepStrictEqual(body.amd, c.amd)) patch.flow_id = (await flowFor(ctx.db, auth.customerId, c.actions, body.amd)).flowId;
+      const json = await updated(ctx, auth.customerId, params.id, patch, c);
       runnerOf(ctx)?.poke();
       return json;
     },
@@ -186,7 +192,7 @@ export const routes = [
     method: 'put', path: '/campaigns/:id/service_level', tag, summary: 'Set the service level', permission: 'manager', params: idParams,
     body: z.object({ service_level: serviceLevel }), response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
-      const json = await updated(ctx, auth.customerId, params.id, { service_level: body.service_level });
+      const json = await updated(ctx, auth.customerId, params.id, { service_level: body.service_level }, await owned(ctx, auth.customerId, params.id));
       runnerOf(ctx)?.poke();
       return json;
     },
@@ -210,7 +216,7 @@ export const routes = [
         mustBeStopped(c, 'its outplan, outdial or queue');
       }
       await checkResources(ctx, auth.customerId, changes, c.id);
-      return updated(ctx, auth.customerId, params.id, changes);
+      return updated(ctx, auth.customerId, params.id, changes, c);
     },
   }),
   defineRoute({
@@ -219,7 +225,7 @@ export const routes = [
     handler: async ({ ctx, auth, params, body }) => {
       const c = await owned(ctx, auth.customerId, params.id);
       await checkResources(ctx, auth.customerId, { next_campaign_id: body.next_campaign_id }, c.id);
-      return updated(ctx, auth.customerId, params.id, { next_campaign_id: body.next_campaign_id });
+      return updated(ctx, auth.customerId, params.id, { next_campaign_id: body.next_campaign_id }, c);
     },
   }),
   defineRoute({

@@ -55,7 +55,16 @@ export function createBackend(dataDir: string, s3: S3Settings | null): StorageBa
     return { kind: 'local', files: new LocalObjectStore(storageRoot(dataDir)), recordings: new LocalRecordingFiles(dataDir), s3: null };
   }
   const client = new S3Client(s3);
-  return { kind: 's3', files: new S3ObjectStore(client, FILES_PREFIX), recordings: new S3RecordingFiles(dataDir, client), s3: client };
+  return { kind: 's3', files: answering(new S3ObjectStore(client, FILES_PREFIX)), recordings: new S3RecordingFiles(dataDir, client), s3: client };
+}
+
+/** Every user of the files store (storage_files, agent files, RAG sources) gets the 503 envelope on S3 failures. */
+function answering(store: ObjectStore): ObjectStore {
+  return {
+    put: (key, data) => viaStorage(() => store.put(key, data)),
+    get: (key) => viaStorage(() => store.get(key)),
+    delete: (key) => viaStorage(() => store.delete(key)),
+  };
 }
 
 const backends = new WeakMap<object, StorageBackend>();

@@ -4,8 +4,11 @@
 // wherever the collector's sawtooth happens to be.
 const fs = require('node:fs');
 const path = require('node:path');
+const { isMainThread } = require('node:worker_threads');
 const dir = process.env.SOAK_PROBE_DIR;
-if (dir) {
+// --require reaches worker threads too (media workers): only the main thread reports (and collects);
+// the workers' memory shows in the process's RSS, and no forced collection disturbs their timing.
+if (dir && isMainThread) {
   const file = path.join(dir, `${process.pid}.json`);
   const write = () => {
     if (typeof global.gc === 'function') global.gc();

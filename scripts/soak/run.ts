@@ -241,6 +241,7 @@ async function main(): Promise<void> {
     const okCalls = /Successful call\s*\|[^|]*\|\s*(\d+)/.exec(sippResult.stdout)?.[1] ?? /(\d+) successful/i.exec(sippResult.stdout)?.[1] ?? '?';
     console.log(`\nsoak: ${seconds} s, ${cps} calls/s (${total} calls; sipp exit ${sippResult.code}), ${apiRps} API req/s, ${wsClients} WebSocket subscribers`);
     console.log(`calls: ${callRows.map((c) => `${c.status}/${c.hangup_reason || '-'} ${c.n}`).join(', ')}; recordings: ${recs.map((x) => `${x.status} ${x.n}`).join(', ')}; sipp successful ${okCalls}`);
+    if (sippResult.code !== 0) console.log(`sipp errors (first lines):\n${sippResult.errors.split('\n').filter((l) => l.trim()).slice(0, 8).join('\n')}`);
     console.log(`API: ${stats.api} requests, ${stats.api5xx} 5xx, ${stats.apiErr} transport errors; WebSocket: ${stats.wsOpen} open, ${stats.ws} events received; RTP packets at the caller: ${sink.packets}\n`);
     const names = procs.map((p) => p.name);
     console.log(['t (s)', ...names.map((n) => `${n} rss MB / heap MB / fds / udp`)].join(' | '));

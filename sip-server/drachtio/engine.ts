@@ -91,7 +91,7 @@ export class DrachtioEngine implements DrachtioHandler {
   onDisconnect(conn: AppConnection): void {
     this.log.info({ app: conn.remote }, 'application disconnected');
     this.uas.onDisconnect(conn);
-    if (this.ctx.opts.keepOrphanedDialogs) this.endOrphans(conn);
+    if (!this.ctx.opts.keepOrphanedDialogs) this.endOrphans(conn);
   }
 
   /**

@@ -128,7 +128,9 @@ describe('campaign dial plans: API and runner', function () {
     expect(off.amd).to.equal(null);
     const flow2 = await t.ctx.db('flows').where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first()).flow_id }).first();
     expect(flow2.actions.map((x: { type: string }) => x.type)).to.deep.equal(['hangup']);
-    // one campaign_updated per change
+    // one campaign_updated per change: asking for what it already has changes (and publishes) nothing
+    await ok(a.put(`/campaigns/${c.id}`, { amd: null, dial_rate: 30 }));
+    await ok(a.put(`/campaigns/${c.id}/service_level`, { service_level: 1 }));
     expect(((await eventsSince(p.redis, since)).get(c.id) ?? []).map((e) => e.event_type)).to.deep.equal(['campaign_created', 'campaign_updated']);
   });
 

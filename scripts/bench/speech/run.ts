@@ -10,7 +10,7 @@
  */
 process.env.LOG_LEVEL ??= 'silent';
 import { execFile, spawn } from 'node:child_process';
-import dgram from 'node:dgram';
+import { Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,29 +38,39 @@ const pct = (xs: number[], p: number) => {
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
 const textFor = (i: number) => `Number ${i}, ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}.`;
 
-const ULAW = (() => {
-  const t = new Int16Array(256);
-  for (let i = 0; i < 256; i++) {
-    const u = ~i & 0xff;
-    const e = (u >> 4) & 7;
-    const s = (((u & 0x0f) << 3) + 0x84) << e;
-    t[i] = u & 0x80 ? -(s - 0x84) : s - 0x84;
-  }
-  return t;
-})();
+/**
+ * The caller's RTP socket, in a thread of its own (a phone is not slowed by the server's event
+ * loop): the arrival time of every packet whose PCMU payload is speech-loud, on this thread's clock.
+ */
+const SINK_WORKER = `
+const dgram = require('node:dgram');
+const { parentPort } = require('node:worker_threads');
+const ulaw = new Int16Array(256);
+for (let i = 0; i < 256; i++) {
+  const u = ~i & 0xff, e = (u >> 4) & 7, s = (((u & 0x0f) << 3) + 0x84) << e;
+  ulaw[i] = u & 0x80 ? -(s - 0x84) : s - 0x84;
+}
+const sock = dgram.createSocket('udp4');
+sock.on('message', (buf) => {
+  if (buf.length < 172 || (buf[1] & 0x7f) !== 0) return;
+  let sum = 0;
+  for (let i = 12; i < buf.length; i++) sum += Math.abs(ulaw[buf[i]]);
+  if (sum / (buf.length - 12) > 300) parentPort.postMessage(performance.timeOrigin + performance.now());
+});
+sock.bind(0, '127.0.0.1', () => parentPort.postMessage({ port: sock.address().port }));
+parentPort.on('message', () => sock.close(() => process.exit(0)));
+`;
 
-/** The caller's RTP socket: arrival time of every packet whose PCMU payload is speech-loud. */
 async function voicedSink(): Promise<{ port: number; voiced: number[]; close(): void }> {
-  const sock = dgram.createSocket('udp4');
+  const w = new Worker(SINK_WORKER, { eval: true });
   const voiced: number[] = [];
-  sock.on('message', (buf) => {
-    if (buf.length < 172 || (buf[1]! & 0x7f) !== 0) return;
-    let sum = 0;
-    for (let i = 12; i < buf.length; i++) sum += Math.abs(ULAW[buf[i]!]!);
-    if (sum / (buf.length - 12) > 300) voiced.push(performance.now());
-  });
-  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
-  return { port: sock.address().port, voiced, close: () => sock.close() };
+  const port = await new Promise<number>((resolve) =>
+    w.on('message', (m: number | { port: number }) => {
+      if (typeof m === 'number') voiced.push(m - performance.timeOrigin);
+      else resolve(m.port);
+    }),
+  );
+  return { port, voiced, close: () => w.postMessage('close') };
 }
 
 async function synthBaseline(text: string, dir: string, i: number): Promise<number> {
@@ -147,7 +157,7 @@ async function main(): Promise<void> {
   const md = `# Speech benchmark: speaking first-audio latency
 
 \`POST /speakings/{id}/say\` → the first RTP packet carrying speech at the caller, on one live call (sipp as the
-caller, its RTP read by a UDP socket in the bench). Path: control-api in process (supertest) → Postgres (say number)
+caller, its RTP read by a UDP socket in a thread of its own, as a phone would, unslowed by the server's event loop). Path: control-api in process (supertest) → Postgres (say number)
 → BullMQ → media-app → embedded TTS (espeak-ng streamed from a process started ahead of time, resampled in process;
 every text is new, so the in-memory cache never answers) → audio fork → media worker → RTP. "First speech" = first
 PCMU packet with mean |sample| > 300.
