@@ -6,7 +6,10 @@
  * whenever the upload fails, the local file is served, so a recording is never lost to an outage.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { recordingPath } from './local';
 import { summarizeWav, type WavSummary } from './wav';
 import type { S3Client } from './s3';
@@ -21,6 +24,11 @@ export interface RecordingFiles {
   remove(filename: string): Promise<void>;
   /** S3 only: uploads a finished local file, then removes it locally. False when there is nothing local. */
   offload(filename: string): Promise<boolean>;
+  /**
+   * A file on local disk to read (transcription, summaries): the recording's own file, or a
+   * temporary copy fetched from object storage; release() removes the copy. null when absent.
+   */
+  localCopy(filename: string): Promise<{ path: string; release(): Promise<void> } | null>;
 }
 
 async function localStat(file: string | null): Promise<fs.Stats | null> {
@@ -48,6 +56,11 @@ export class LocalRecordingFiles implements RecordingFiles {
 
   async offload(_filename: string): Promise<boolean> {
     return false;
+  }
+
+  async localCopy(filename: string): Promise<{ path: string; release(): Promise<void> } | null> {
+    const file = recordingPath(this.dataDir, filename);
+    return file && (await localStat(file)) ? { path: file, release: async () => undefined } : null;
   }
 }
 
@@ -77,6 +90,17 @@ export class S3RecordingFiles extends LocalRecordingFiles {
     if (!recordingPath('/', filename)) return;
     await this.s3.delete(RECORDING_PREFIX + filename);
     await super.remove(filename);
+  }
+
+  override async localCopy(filename: string): Promise<{ path: string; release(): Promise<void> } | null> {
+    const local = await super.localCopy(filename);
+    if (local || !recordingPath('/', filename)) return local;
+    const obj = await this.s3.get(RECORDING_PREFIX + filename);
+    if (!obj) return null;
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'recording-'));
+    const file = path.join(dir, filename);
+    await pipeline(obj.stream, fs.createWriteStream(file));
+    return { path: file, release: () => fs.promises.rm(dir, { recursive: true, force: true }) };
   }
 
   override async offload(filename: string): Promise<boolean> {

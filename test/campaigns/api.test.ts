@@ -4,11 +4,10 @@
 import { expect } from 'chai';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { truncateAll } from '../support/db';
-import { eventsFor } from '../media-app/harness';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { EMPTY_UUID } from '../../core/ids';
 import { campaigncallSchema, campaignSchema, outdialSchema, outdialtargetSchema, outplanSchema } from '../../control-api/campaigns/schemas';
-import { api, expectError } from './support';
+import { api, expectError, recentEventsFor } from './support';
 
 describe('campaigns API: outplans, outdials, campaigns, campaigncalls', function () {
   this.timeout(20_000);
@@ -106,7 +105,7 @@ describe('campaigns API: outplans, outdials, campaigns, campaigncalls', function
       expect((await a.del(`/outdials/${o.id}/targets/${tgt.body.id}`)).status).to.equal(200);
       expectError(await a.get(`/outdials/${o.id}/targets/${tgt.body.id}`), 404, 'RESOURCE_NOT_FOUND');
       expect((await a.del(`/outdials/${o.id}`)).status).to.equal(200);
-      const types = (await eventsFor(t.ctx.redis, o.id)).map((e) => e.event_type);
+      const types = (await recentEventsFor(t.ctx.redis, o.id)).map((e) => e.event_type);
       expect(types).to.deep.equal(['outdial_created', 'outdial_updated', 'outdial_updated', 'outdial_updated', 'outdial_deleted']);
     });
 
@@ -147,7 +146,7 @@ describe('campaigns API: outplans, outdials, campaigns, campaigncalls', function
       expect((await a.get('/campaigns')).body.result).to.have.length(2);
       expect((await a.del(`/campaigns/${c.id}`)).status).to.equal(200);
       expectError(await a.get(`/campaigns/${c.id}`), 404, 'RESOURCE_NOT_FOUND');
-      const types = (await eventsFor(t.ctx.redis, c.id)).map((e) => e.event_type);
+      const types = (await recentEventsFor(t.ctx.redis, c.id)).map((e) => e.event_type);
       expect(types).to.deep.equal(['campaign_created', 'campaign_updated', 'campaign_updated', 'campaign_updated', 'campaign_updated', 'campaign_updated', 'campaign_deleted']);
     });
 
@@ -201,7 +200,7 @@ describe('campaigns API: outplans, outdials, campaigns, campaigncalls', function
       await t.ctx.db('campaigns').where({ id: c.id }).update({ status: 'stopping' });
       expectError(await a.put(`/campaigns/${c.id}/status`, { status: 'run' }), 409, 'STATE_INVALID');
       expect((await a.put(`/campaigns/${c.id}/status`, { status: 'stop' })).body.status).to.equal('stopping');
-      const types = (await eventsFor(t.ctx.redis, c.id)).map((e) => e.event_type);
+      const types = (await recentEventsFor(t.ctx.redis, c.id)).map((e) => e.event_type);
       expect(types).to.deep.equal(['campaign_created', 'campaign_status_run', 'campaign_status_stop']);
     });
   });

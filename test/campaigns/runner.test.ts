@@ -6,13 +6,13 @@ import { expect } from 'chai';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { freePort, sippMediaPort } from '../support/ports';
 import { truncateAll } from '../support/db';
-import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
-import { api } from './support';
+import { api, awaitEvents, recentEventsFor } from './support';
 import { Queue } from 'bullmq';
 import { ORIGINATE_QUEUE } from '../../core/queue/contracts';
 import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
@@ -123,11 +123,11 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     const tgts = (await ok(a.get(`/outdials/${outdial.id}/targets`))).result;
     for (const tg of tgts) expect(tg).to.include({ status: 'done', try_count_0: 1 });
 
-    const cEvents = (await eventsFor(p.redis, campaign.id)).map((e) => e.event_type);
+    const cEvents = (await awaitEvents(p.redis, campaign.id, 3)).map((e) => e.event_type);
     expect(cEvents).to.deep.equal(['campaign_created', 'campaign_status_run', 'campaign_status_stop']);
-    const ccEvents = (await eventsFor(p.redis, ccs[0]!.id)).map((e) => e.event_type);
+    const ccEvents = (await recentEventsFor(p.redis, ccs[0]!.id)).map((e) => e.event_type);
     expect(ccEvents).to.deep.equal(['campaigncall_created', 'campaigncall_updated', 'campaigncall_updated']);
-    expect((await eventsFor(p.redis, ccs[0]!.id)).map((e) => e.data.status)).to.deep.equal(['dialing', 'progressing', 'done']);
+    expect((await recentEventsFor(p.redis, ccs[0]!.id)).map((e) => e.data.status)).to.deep.equal(['dialing', 'progressing', 'done']);
   });
 
   it('a busy destination is retried per the outplan (max tries, try interval), then the next destination, then marked', async () => {
@@ -214,7 +214,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     expect(ccs[0]).to.include({ status: 'done', result: 'success', outdial_target_id: targetIds[0] });
     const idle = await t1.ctx.db('outdialtargets').whereIn('id', targetIds.slice(1));
     for (const tg of idle) expect(tg).to.include({ status: 'idle', try_count_0: 0 });
-    const types = (await eventsFor(p.redis, campaign.id)).map((e) => e.event_type);
+    const types = (await awaitEvents(p.redis, campaign.id, 4)).map((e) => e.event_type);
     expect(types).to.deep.equal(['campaign_created', 'campaign_status_run', 'campaign_status_stopping', 'campaign_status_stop']);
   });
 });

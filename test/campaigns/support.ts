@@ -42,3 +42,18 @@ export async function eventsSince(redis: Redis, sinceMs: number): Promise<Map<st
   }
   return out;
 }
+
+/** The events of one resource published in the last `windowMs` (default 10 minutes). */
+export async function recentEventsFor(redis: Redis, resourceId: string, windowMs = 600_000): Promise<{ event_type: string; data: Record<string, unknown> }[]> {
+  return (await eventsSince(redis, Date.now() - windowMs)).get(resourceId) ?? [];
+}
+
+/** Waits until the resource has at least `n` recent events (they go out right after the commit), then returns them. */
+export async function awaitEvents(redis: Redis, resourceId: string, n: number, timeoutMs = 5000): Promise<{ event_type: string; data: Record<string, unknown> }[]> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const evs = await recentEventsFor(redis, resourceId);
+    if (evs.length >= n || Date.now() > end) return evs;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -12,10 +12,13 @@ import { Redis } from 'ioredis';
 import { EventPublisher } from '../../core/events/bus';
 import { NodeSweeper, repairWav } from '../../core/calls/node-sweep';
 import { MEDIA_NODES_KEY, nodeCallsKey } from '../../core/calls/node-keys';
-import { nodeAliveKey } from '../../core/queue/contracts';
+import { nodeAliveKey, nodeQueueName } from '../../core/queue/contracts';
+import { CommandBus } from '../../core/commands/bus';
+import { callsRepo } from '../../core/repos/calls';
+import { repos } from '../../core/repos';
 import { readWavInfo, wavHeader } from '../../media-engine/audio/wav';
 import { testDb, testDatabaseUrl } from '../support/db';
-import { killAllSipp } from '../media-app/harness';
+import { killAllSipp, startPlatform, type Platform } from '../media-app/harness';
 import { runNodeFault } from './node-fault';
 
 describe('reliability: kill -9 of media-app with calls up', function () {
@@ -74,6 +77,32 @@ describe('reliability: kill -9 of media-app with calls up', function () {
       expect(await sweeper.tick()).to.deep.equal([]);
     } finally {
       await redis.del(prefix + MEDIA_NODES_KEY, prefix + nodeAliveKey('alive-node'), prefix + nodeCallsKey('alive-node'));
+      redis.disconnect();
+    }
+  });
+
+  it('a node restarted under the same id finalises what its previous run left, before taking commands', async () => {
+    const db = await testDb();
+    const nodeId = `again-${process.pid}-${randomBytes(2).toString('hex')}`;
+    const prefix = `tnr${process.pid}_${randomBytes(3).toString('hex')}:`;
+    const redis = new Redis(process.env.TEST_REDIS_URL!);
+    const bus = new CommandBus({ redis, keyPrefix: prefix });
+    let p: Platform | null = null;
+    try {
+      const cid = (await repos(db).customers.create({ email: `nr${Date.now()}@example.test`, status: 'active', name: 'nr' })).id;
+      const left = await callsRepo(db).create({ customer_id: cid, source: { type: 'tel', target: '+15550100' }, destination: { type: 'tel', target: '+15550101' }, direction: 'incoming', status: 'progressing', node_id: nodeId } as never);
+      const other = await callsRepo(db).create({ customer_id: cid, source: { type: 'tel', target: '+15550100' }, destination: { type: 'tel', target: '+15550101' }, direction: 'incoming', status: 'progressing', node_id: `${nodeId}-other` } as never);
+      await redis.sadd(prefix + nodeCallsKey(nodeId), left.id);
+      const cmd = await bus.toNode(nodeId, { type: 'call.hangup', callId: left.id });
+      p = await startPlatform({ MEDIA_APP_NODE_ID: nodeId, REDIS_KEY_PREFIX: prefix });
+      expect(await callsRepo(db).get(left.id)).to.include({ status: 'hangup', hangup_by: 'local', hangup_reason: 'normal' });
+      expect((await callsRepo(db).get(other.id))!.status, 'another node\'s call').to.equal('progressing');
+      const job = await bus.queue(nodeQueueName(nodeId)).getJob(cmd.commandId);
+      expect(await job!.getState()).to.equal('failed');
+      expect(await redis.scard(prefix + nodeCallsKey(nodeId))).to.equal(0);
+    } finally {
+      await p?.close();
+      await bus.close();
       redis.disconnect();
     }
   });

@@ -7,6 +7,7 @@
  * sip-server to the same UAS (the signalling path alone, no API, database, queue or media).
  *
  *   source .data/env && npx tsx scripts/bench/calls/pdd.ts [--calls 200] [--rate 25]
+ * (BENCH_API_NODE_ARGS adds node flags to control-api, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p")
  *
  * Reported per call: api = POST sent → response received (validation, rows, enqueue); dial = response
  * → INVITE at the UAS (BullMQ delivery, claim, endpoint, INVITE through sip-server); pdd = the sum.
@@ -86,7 +87,7 @@ async function main(): Promise<void> {
   const f = await createFixture(t.ctx);
   const apiPort = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pdd-'));
-  const server = spawn(process.execPath, ['--import', 'tsx', 'control-api/main.ts'], {
+  const server = spawn(process.execPath, [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'control-api/main.ts'], {
     cwd: path.resolve(__dirname, '../../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {

@@ -16,7 +16,7 @@ import { callsRepo } from '../../../core/repos/calls';
 import { addBalance, ensureBillingAccount, setRates } from '../../../core/billing';
 import { putBinding, aorOf } from '../../../core/registrar/bindings';
 import { EMPTY_UUID } from '../../../core/ids';
-import { countryOf } from '../../../control-api/calls/country';
+import { countryOf } from '../../../core/calls/country';
 import type { BusEnvelope } from '../../../core/commands/bus';
 
 const NODE = `n${process.pid}`;
