@@ -20,6 +20,7 @@ import { CallFactory } from './call/factory';
 import { InboundRouter } from './inbound/router';
 import { CommandHandler } from './commands';
 import { SUBSYSTEMS } from './subsystems';
+import { requestChecks } from './request-checks';
 
 export interface MediaAppDeps {
   config: Readonly<Config>;
@@ -86,6 +87,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     });
     closers.push(async () => srf.disconnect());
     logger.info({ drachtio: `${app.drachtio.host}:${app.drachtio.port}`, node: app.nodeId }, 'connected to sip-server');
+    srf.use(requestChecks); // before every handler below
 
     const registrar = await Registrar.create({
       db,

@@ -42,6 +42,8 @@ export interface Srf {
   disconnect(): void;
   on(event: string, fn: (...args: any[]) => void): void;
   removeAllListeners(event?: string): void;
+  /** Middleware run, in order of use, before the method handlers for every new request. */
+  use(fn: (req: SrfRequest, res: SrfResponse, next: () => void) => void): void;
   register(fn: (req: SrfRequest, res: SrfResponse) => void): void;
   invite(fn: (req: SrfRequest, res: SrfResponse) => void): void;
   options(fn: (req: SrfRequest, res: SrfResponse) => void): void;

@@ -182,6 +182,9 @@ describe('reliability: RFC 4475 torture messages against a running platform', fu
         expect(o.reachedApp, `accepted and handed to the application: ${ctx}`).to.equal(true);
         // answered once, by the application (which may itself refuse: unksm2's To is no SIP AOR)
         expect(o.finals.length, `answered once: ${ctx}`).to.equal(1);
+        // RFC 3261 §8.2.2 decisions the application makes (media-app/request-checks.ts)
+        const appVerdict: Record<string, number> = { unkscm: 416, novelsc: 416, bext01: 420 };
+        if (appVerdict[c.name]) expect(o.finals[0], `the application's answer: ${ctx}`).to.equal(appVerdict[c.name]);
       } else if (c.reject === 'drop') {
         expect(o.reachedApp, ctx).to.equal(false);
         expect(o.finals, `no response can be formed: ${ctx}`).to.deep.equal([]);
