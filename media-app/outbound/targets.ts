@@ -1,11 +1,13 @@
 /**
  * Where an outgoing call's destination is sent: tel through the customer's routes (providers in
  * order, each a fallback for the one before) once the toll-fraud policy allows it, a SIP URI directly, an extension to each of its
- * registered contacts (through the address the REGISTER came from: NAT).
+ * registered contacts (through the address the REGISTER came from: NAT), an agent to its addresses.
  */
 import type { Knex } from '../../core/db/knex';
 import type { Address } from '../../core/repos/calls';
 import { extensionsRepo } from '../../core/repos/extensions';
+import { agentsRepo } from '../../core/repos/agents';
+import { isUuid } from '../../core/ids';
 import { providerRequestUri, resolveRoutes } from '../../core/routing/resolve';
 import type { BindingStore } from '../registrar/bindings';
 import { admitPstnCalls, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal } from '../../core/calls/dial-policy';
@@ -57,6 +59,17 @@ export async function targetsFor(db: Knex, bindings: BindingStore, customerId: s
         uri: b.contact,
         proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
       }));
+    }
+    case 'agent': {
+      // an agent is reached at its addresses, tried in the order the agent listed them (an agent
+      // address naming another agent is skipped: no loops)
+      const agent = isUuid(target) ? await agentsRepo(db).get(target.toLowerCase(), { customerId }) : null;
+      if (!agent) return [];
+      const out: DialTarget[] = [];
+      for (const a of agent.addresses) {
+        if (a.type !== 'agent') out.push(...(await targetsFor(db, bindings, customerId, a as Address, opts)));
+      }
+      return out;
     }
     default:
       return [];

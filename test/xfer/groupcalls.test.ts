@@ -143,6 +143,38 @@ describe('groupcalls', function () {
     expect(g.answer_call_id).to.equal(res.body.calls[0].id);
   });
 
+  it('POST /calls: an agent destination rings the agent at its addresses; an agent with none fails its call', async () => {
+    const b = await createExtension(s.f.customer.id);
+    const server = `127.0.0.1:${s.p.sipPort}`;
+    const phonePort = await freePort();
+    const reg = await sipp(registerOnly(b.ext.username, b.domain), [server, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
+    expect(reg.code, reg.errors).to.equal(0);
+    const reachable = await s.t.ctx.repos.agents.create({
+      customer_id: s.f.customer.id, username: `agent-${Date.now()}@example.test`, password: 'pw-agent-dest-1', permission: 1,
+      addresses: [{ type: 'extension', target: b.ext.extension, target_name: b.ext.extension }],
+    } as never);
+    const phone = sipp(answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const res = await s.api.post('/calls', { source: { type: 'tel', target: '+899100000001' }, destinations: [{ type: 'agent', target: reachable.id }], actions: hangupFlow });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.groupcalls).to.have.length(1);
+    const r = await phone.done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect((await ended(res.body.groupcalls[0].id)).answer_call_id).to.equal(res.body.calls[0].id);
+
+    const unreachable = await s.t.ctx.repos.agents.create({
+      customer_id: s.f.customer.id, username: `agent-none-${Date.now()}@example.test`, password: 'pw-agent-dest-2', permission: 1, addresses: [],
+    } as never);
+    const none = await s.api.post('/calls', { source: { type: 'tel', target: '+899100000001' }, destinations: [{ type: 'agent', target: unreachable.id }], actions: hangupFlow });
+    expect(none.status, JSON.stringify(none.body)).to.equal(200);
+    expect((await ended(none.body.groupcalls[0].id)).answer_call_id).to.equal('00000000-0000-0000-0000-000000000000');
+    const call = await until(async () => {
+      const c = await callsRepo(s.t.ctx.db).get(none.body.calls[0].id);
+      return c?.status === 'hangup' ? c : null;
+    }, 20_000, 'agent call ended');
+    expect(call.hangup_reason).to.equal('failed');
+  });
+
   it('bad input: unknown id, bad ring method, bad destination, no flow', async () => {
     const unknown = await s.api.get('/groupcalls/6f1d0a52-9a57-4d39-9b8e-0d4f7f0b0c11');
     expect(unknown.status).to.equal(404);
