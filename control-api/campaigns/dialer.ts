@@ -19,6 +19,7 @@ import { nextDestination, type CampaigncallResult } from '../../core/campaigns/m
 import { retryDelay, type Outcome } from '../../core/campaigns/dialplan';
 import type { EventType, ResourcePayload } from '../../core/events/catalogue';
 import { planLegs } from '../calls/plan';
+import { admitPstnCalls } from '../../core/calls/dial-policy';
 import type { AppContext } from '../context';
 
 export interface Outbox {
@@ -64,10 +65,14 @@ export async function finishCampaigncall(trx: Knex.Transaction, cc: Campaigncall
     .update(retry ? { status: 'idle', tm_next_try: new Date(now.getTime() + retryDelay(plan!, end.reason)), tm_update: now } : { status: 'done', tm_update: now });
 }
 
-/** Dials `t` once (the caller picked it: idle, due, with a try left). */
-export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: CampaignRow, plan: OutplanRow, t: OutdialtargetRow, out: Outbox): Promise<void> {
+/**
+ * Dials `t` once (the caller picked it: idle, due, with a try left). `capped`: the customer's cap on
+ * live PSTN calls (core/calls/dial-policy.ts) is reached; nothing was written and no try is spent,
+ * the runner stops dialling until calls end, like any other pacing limit.
+ */
+export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: CampaignRow, plan: OutplanRow, t: OutdialtargetRow, out: Outbox): Promise<'dialled' | 'capped'> {
   const next = nextDestination({ destinations: destinationsOf(t), tryCounts: tryCountsOf(t) }, maxTryCounts(plan));
-  if (!next) return;
+  if (!next) return 'dialled';
   const destination = destinationsOf(t)[next.index]!;
   const now = clock.now();
   await trx('outdialtargets').where({ id: t.id }).update({ [`try_count_${next.index}`]: next.tryCount, status: 'progressing', tm_update: now });
@@ -103,7 +108,7 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
     const cc = await repo.create({ ...base, activeflow_id: activeflowId, reference_type: 'flow', reference_id: EMPTY_UUID, status: 'progressing' });
     out.activeflows.push({ id: activeflowId, customerId: c.customer_id });
     out.events.push(['campaigncall_created', campaigncallJson(cc)]);
-    return;
+    return 'dialled';
   }
 
   let leg;
@@ -116,7 +121,7 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
     out.events.push(['campaigncall_created', campaigncallJson(cc)]);
     ctx.logger.info({ campaign_id: c.id, campaigncall_id: ccId, reason: err.reason }, 'campaign target not dialable');
     await finishCampaigncall(trx, cc, { result: 'fail', reason: 'undialable' }, plan, out);
-    return;
+    return 'dialled';
   }
   const call = await callsRepo(trx).create({
     customer_id: c.customer_id,
@@ -129,7 +134,14 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
     data: { variables, anonymous: leg!.destination.type === 'tel' ? 'auto' : 'no', early_execution: false, dial_timeout: plan.dial_timeout },
     metadata: leg!.metadata,
   });
+  if (leg!.pstn && (await admitPstnCalls(trx, c.customer_id, [call.id]))) {
+    // Over the cap: undo this attempt inside the step's transaction (nothing of it was ever visible).
+    await trx('calls').where({ id: call.id }).delete();
+    await trx('outdialtargets').where({ id: t.id }).update({ [`try_count_${next.index}`]: next.tryCount - 1, status: 'idle' });
+    return 'capped';
+  }
   const cc = await repo.create({ ...base, source: leg!.source, destination: leg!.destination, activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: call.id, status: 'dialing' });
   out.originate.push({ call, campaigncallId: cc.id });
   out.events.push(['campaigncall_created', campaigncallJson(cc)]);
+  return 'dialled';
 }

@@ -123,7 +123,7 @@ export class CampaignRunner {
         while ((await paceOf(trx, c)).budget > 0) {
           const t = await this.dueTarget(trx, c, plan);
           if (!t) break;
-          await dialTarget(this.ctx, trx, c, plan, t, out);
+          if ((await dialTarget(this.ctx, trx, c, plan, t, out)) === 'capped') break;
         }
       }
       // Out of targets: nothing live, no target with a try left (due or waiting for its interval).
@@ -158,22 +158,24 @@ export class CampaignRunner {
       await finishCampaigncall(trx, cc, { result: 'fail', reason: 'undialable' }, plan, out);
       return true;
     }
-    const call = (await trx<CallRow>('calls').where({ id: cc.reference_id }).first('id', 'status', 'hangup_reason', 'node_id', 'tm_create', 'tm_hangup', 'activeflow_id')) as
-      | Pick<CallRow, 'id' | 'status' | 'hangup_reason' | 'node_id' | 'tm_create' | 'tm_hangup' | 'activeflow_id'>
+    const call = (await trx<CallRow>('calls').where({ id: cc.reference_id }).first('id', 'status', 'hangup_reason', 'node_id', 'tm_create', 'tm_progressing', 'tm_hangup', 'activeflow_id')) as
+      | Pick<CallRow, 'id' | 'status' | 'hangup_reason' | 'node_id' | 'tm_create' | 'tm_progressing' | 'tm_hangup' | 'activeflow_id'>
       | undefined;
     if (!call) {
       await finishCampaigncall(trx, cc, { result: 'fail', reason: 'failed' }, plan, out);
       return true;
     }
+    // Answered, even if it ended between two steps: the campaigncall shows progressing first.
+    const answered = call.status === 'progressing' || (call.status === 'hangup' && !!call.tm_progressing);
+    if (answered && cc.status === 'dialing') {
+      const row = await campaigncallsRepo(trx).advance(cc.id, ['dialing'], { status: 'progressing' });
+      if (row) out.events.push(['campaigncall_updated', campaigncallJson(row)]);
+    }
     if (call.status === 'hangup') {
-      const ending = await endingOf(trx, call, cc.status === 'progressing' && c.amd !== null);
+      const ending = await endingOf(trx, call, answered && c.amd !== null);
       if (!ending) return false; // the AMD verdict is still being written
       await finishCampaigncall(trx, cc, ending, plan, out);
       return true;
-    }
-    if (call.status === 'progressing' && cc.status === 'dialing') {
-      const row = await campaigncallsRepo(trx).advance(cc.id, ['dialing'], { status: 'progressing' });
-      if (row) out.events.push(['campaigncall_updated', campaigncallJson(row)]);
     }
     const waited = clock.now().getTime() - new Date(call.tm_create).getTime();
     if (call.status === 'dialing' && call.node_id === '' && waited > (plan?.dial_timeout ?? 0) + ORPHAN_GRACE_MS) {

@@ -69,7 +69,7 @@ export const outdialtargetSchema = z.object({
 
 export const campaignSchema = z.object({
   id: uuidOut(), customer_id: uuidOut(), type: z.enum(['call', 'flow']), name: z.string(), detail: z.string(),
-  status: z.enum(['stop', 'stopping', 'run']), service_level: z.number().int().describe('most campaign calls live at once'),
+  status: z.enum(['stop', 'stopping', 'run']), service_level: z.number().int().describe('without a queue: most campaign calls live at once; with a queue: % of its available agents'),
   end_handle: z.enum(['stop', 'continue']), actions: z.array(z.unknown()),
   outplan_id: uuidOut(), outdial_id: uuidOut(), queue_id: uuidOut(), next_campaign_id: uuidOut(),
   amd: z.record(z.string(), z.unknown()).nullable().describe('the amd action options every attempt is placed with; null = off'),

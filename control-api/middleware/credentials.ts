@@ -7,7 +7,7 @@
 import type { RequestHandler, Request } from 'express';
 import type { AppContext, AuthContext } from '../context';
 import { ApiError, authenticationRequired, invalidCredentials } from '../../core/errors';
-import { TokenError, hashAccesskeyToken, verifyToken, type DirectClaims } from '../../core/credentials';
+import { TokenError, hashAccesskeyToken, verifyToken, type DirectClaims, type VerifiedClaims } from '../../core/credentials';
 import { isAccesskeyExpired, type AccesskeyRow } from '../../core/repos';
 import { Permission, isProjectSuperAdmin } from '../../core/permissions';
 import { TtlCache } from '../../core/ttl-cache';
@@ -61,6 +61,17 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
   const ttl = opts.cacheTtlMs ?? 1000;
   const keyCache = new TtlCache<AccesskeyRow | null>(ttl);
   const agentCache = new TtlCache<AgentInfo>(ttl);
+  // A client sends the same token request after request: its signature is checked once per `ttl`,
+  // and the cached claims are never used past the token's own exp.
+  const jwtCache = new TtlCache<VerifiedClaims>(ttl);
+
+  async function verifiedClaims(token: string): Promise<VerifiedClaims> {
+    const hit = jwtCache.get(token);
+    if (hit !== undefined && hit.exp * 1000 > clock.nowMs()) return hit;
+    const claims = await verifyToken(ctx.config.jwtSecret, token);
+    jwtCache.set(token, claims);
+    return claims;
+  }
 
   async function agentInfo(agentId: string): Promise<AgentInfo> {
     const cached = agentCache.get(agentId);
@@ -74,7 +85,7 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
   async function fromJwt(token: string): Promise<AuthContext> {
     let claims;
     try {
-      claims = await verifyToken(ctx.config.jwtSecret, token);
+      claims = await verifiedClaims(token);
     } catch (e) {
       if (e instanceof TokenError) throw invalidCredentials(e.kind === 'expired' ? 'token expired' : 'token invalid');
       throw e;

@@ -1,6 +1,7 @@
 /** Turns every error into the spec's envelope (with request_id), and unknown routes into 404 ROUTE_NOT_FOUND. */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError } from '../../core/errors';
+import { isTransientDbError } from '../../core/db/retry';
 
 export const routeNotFound: RequestHandler = (req, _res, next) => {
   next(new ApiError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`));
@@ -27,7 +28,11 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   if (res.headersSent) return next(err);
   let apiErr: ApiError;
   if (err instanceof ApiError) apiErr = err;
-  else {
+  else if (isTransientDbError(err)) {
+    // the database is restarting or unreachable: a client should retry, not report a bug
+    apiErr = new ApiError('SERVICE_UNAVAILABLE', 'the service is briefly unavailable; try again shortly', { headers: { 'Retry-After': '5' } });
+    (req.log ?? console).warn({ err: (err as Error).message }, 'database unreachable');
+  } else {
     apiErr = fromBodyParser(err ?? {}) ?? new ApiError('INTERNAL', 'internal error');
     if (apiErr.reason === 'INTERNAL') (req.log ?? console).error({ err }, 'unhandled error');
   }

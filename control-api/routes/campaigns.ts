@@ -27,7 +27,7 @@ import { campaigncallSchema, campaignSchema, publish, stripUndefined } from '../
 
 const tag = 'Campaign';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'campaign not found');
-const serviceLevel = z.number().int().min(SERVICE_LEVEL_MIN).max(SERVICE_LEVEL_MAX).describe(`most campaign calls live at once, ${SERVICE_LEVEL_MIN}-${SERVICE_LEVEL_MAX}`);
+const serviceLevel = z.number().int().min(SERVICE_LEVEL_MIN).max(SERVICE_LEVEL_MAX).describe(`${SERVICE_LEVEL_MIN}-${SERVICE_LEVEL_MAX}: without a queue the most campaign calls live at once; with a queue the percentage of its available agents that may have an attempt waiting (docs/campaigns.md)`);
 const refId = () => uuid().describe('empty UUID = unset');
 const amdField = amdOption.strict().nullable().describe('place every attempt with answering machine detection (the amd action\'s options); null = off');
 const dialRate = z.number().int().min(0).max(6000).describe('attempts started per minute at most, evenly spaced; 0 = no limit');

@@ -12,6 +12,7 @@ import { LlmError } from '../../core/llm/client';
 import { eventsOf, listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
 import { flowsRepo } from '../../core/repos/flows';
+import { EMPTY_UUID } from '../../core/ids';
 import { startSummaryFlow } from '../../core/speech/summary-flow';
 import { commandBus } from '../calls/bus';
 
@@ -52,13 +53,15 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
       handler: async ({ ctx, auth, body }) => {
         const ref = await ctx.db(TABLES[body.reference_type]).where({ id: body.reference_id, customer_id: auth.customerId }).first().catch(() => null);
         if (!ref) throw notFound('RESOURCE_NOT_FOUND', `${body.reference_type} ${body.reference_id} not found`);
-        if (body.on_end_flow_id && !(await flowsRepo(ctx.db).getOwned(auth.customerId, body.on_end_flow_id))) {
+        // '' and the nil UUID mean none (voipbin clients send either)
+        const onEnd = body.on_end_flow_id && body.on_end_flow_id !== EMPTY_UUID ? body.on_end_flow_id : null;
+        if (onEnd && !(await flowsRepo(ctx.db).getOwned(auth.customerId, onEnd))) {
           throw new ApiError('FLOW_NOT_FOUND', 'on_end_flow_id: flow not found', { details: [{ field: 'on_end_flow_id' }] });
         }
         llmReady();
         const s = await summariesRepo(ctx.db).create(auth.customerId, {
           reference_type: body.reference_type, reference_id: body.reference_id, language: body.language || 'en-US',
-          on_end_flow_id: body.on_end_flow_id || null,
+          on_end_flow_id: onEnd,
         });
         const json = summaryJson(s);
         await publish(ctx.redis, 'summary_created', json);

@@ -11,7 +11,7 @@ import { llmFor } from '../llm/endpoint';
 import { LlmClient } from '../llm/client';
 import { summariesRepo, summaryJson, type SummaryRow } from '../repos/summaries';
 import { transcriptsOf } from '../repos/transcripts';
-import { recordingPath } from '../storage/local';
+import { storageBackend } from '../storage/backend';
 import { readWav } from '../../media-engine/audio/wav';
 import { createSttProvider, type TranscriptEvent } from '../../media-engine/stt';
 
@@ -57,9 +57,12 @@ export async function transcriptText(deps: SummaryDeps, s: SummaryRow): Promise<
     const rec = (await deps.db('recordings').where({ id: s.reference_id, customer_id: s.customer_id }).first()) as { filenames: string[] } | undefined;
     const texts: string[] = [];
     for (const name of rec?.filenames ?? []) {
-      const file = recordingPath(deps.dataDir, name);
+      // the recording's file, or a temporary copy when it is in object storage (docs/storage.md)
+      const copy = await storageBackend(deps).recordings.localCopy(name).catch(() => null);
+      if (!copy) continue;
+      const file = copy.path;
       // the summary's language may be one the recogniser lacks (a German summary of an English call)
-      if (file) texts.push(await transcribeFile(file, s.language || 'en-US').catch(() => transcribeFile(file, 'en-US')).catch(() => ''));
+      texts.push(await transcribeFile(file, s.language || 'en-US').catch(() => transcribeFile(file, 'en-US')).catch(() => '').finally(() => copy.release()));
     }
     return texts.filter(Boolean).join('\n');
   }

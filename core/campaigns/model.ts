@@ -19,7 +19,7 @@ export type OutdialtargetStatus = 'idle' | 'progressing' | 'done';
 /** Destinations per target (destination_0..4) and their try counts. */
 export const DESTINATIONS = 5;
 
-/** service_level: the most campaign calls dialing or progressing at once (see docs/campaigns.md). */
+/** service_level: without a queue the most campaign calls live at once, with one a percentage of its available agents (core/campaigns/pacing.ts). */
 export const SERVICE_LEVEL_MIN = 1;
 export const SERVICE_LEVEL_MAX = 1000;
 

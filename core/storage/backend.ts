@@ -1,8 +1,10 @@
 /**
  * The storage backend of a process: local disk (default) or S3-compatible object storage when
- * S3_BUCKET is set (docs/storage.md). One per Config object, built on first use; a process that
- * embeds the platform (tests) may set it explicitly with configureStorage.
+ * S3_BUCKET is set (docs/storage.md). One per DATA_DIR (the local half: recordings are written
+ * there first), built on first use, so every component given the same data directory shares it; a
+ * process that embeds the platform (tests) may set it explicitly with configureStorage.
  */
+import path from 'node:path';
 import { z } from 'zod';
 import { ApiError } from '../errors';
 import { LocalObjectStore, storageRoot, type ObjectStore } from './local';
@@ -67,20 +69,21 @@ function answering(store: ObjectStore): ObjectStore {
   };
 }
 
-const backends = new WeakMap<object, StorageBackend>();
+const backends = new Map<string, StorageBackend>();
 
-/** Sets the backend of `config` (instead of reading S3_* from the environment). */
+/** Sets the backend of a data directory (instead of reading S3_* from the environment); null: local disk. */
 export function configureStorage(config: { dataDir: string }, s3: S3Settings | null): StorageBackend {
   const b = createBackend(config.dataDir, s3);
-  backends.set(config, b);
+  backends.set(path.resolve(config.dataDir), b);
   return b;
 }
 
 export function storageBackend(config: { dataDir: string }): StorageBackend {
-  let b = backends.get(config);
+  const dir = path.resolve(config.dataDir);
+  let b = backends.get(dir);
   if (!b) {
     b = createBackend(config.dataDir, s3SettingsFromEnv());
-    backends.set(config, b);
+    backends.set(dir, b);
   }
   return b;
 }

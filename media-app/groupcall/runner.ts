@@ -170,7 +170,8 @@ class Ringing extends EventEmitter implements RunningGroupcall {
       const row = await calls.get(id);
       if (!row || row.status !== 'dialing' || this.factory.get(id)) continue;
       await this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX');
-      await calls.transition(id, 'canceling');
+      const c = await calls.transition(id, 'canceling');
+      if (c.changed && c.call) await publishCall(this.deps.events, 'call_canceling', c.call, this.deps.logger);
       const t = await calls.hangup(id, 'normal_clearing');
       if (t.changed && t.call) {
         await publishCall(this.deps.events, 'call_hangup', t.call, this.deps.logger);

@@ -4,10 +4,9 @@
  * at about 6x real time). A recording made with separate legs has -in/-out files, transcribed as
  * directions in and out; a single mixed file is direction `both` when asked for, else the asked one.
  */
-import fs from 'node:fs';
 import { readWav } from '../../media-engine/audio/wav';
 import { createSttProvider, type TranscriptEvent } from '../../media-engine/stt';
-import { recordingPath } from '../../core/storage/local';
+import { storageBackend } from '../../core/storage/backend';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import type { TranscribeRow } from '../../core/repos/transcribes';
 import { finishTranscribe, storeSegment, type SpeechDeps } from './transcription';
@@ -30,10 +29,17 @@ export async function transcribeRecording(deps: SpeechDeps & { dataDir: string }
       return side === row.direction || (side === null && !rec.filenames.some((g) => sideOf(g) === row.direction));
     });
     for (const f of files) {
-      const file = recordingPath(deps.dataDir, f);
-      if (!file || !fs.existsSync(file)) continue;
+      // the recording's file, or a temporary copy when it is in object storage (docs/storage.md)
+      const copy = await storageBackend(deps).recordings.localCopy(f);
+      if (!copy) continue;
       const direction: 'in' | 'out' = sideOf(f) ?? (row.direction === 'out' ? 'out' : 'in');
-      const { samples } = readWav(file);
+      const { samples } = await (async () => {
+        try {
+          return readWav(copy.path);
+        } finally {
+          await copy.release();
+        }
+      })();
       const stream = createSttProvider(row.provider || undefined).createStream({ language: row.language, direction: direction === 'in' ? 'inbound' : 'outbound' });
       const writes: Promise<void>[] = [];
       stream.on('transcript', (t: TranscriptEvent) => {

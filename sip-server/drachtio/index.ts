@@ -18,6 +18,8 @@ export interface DrachtioOptions {
   outboundTargets?: OutboundTarget[];
   userAgent?: string;
   optionsAutoRespondUserAgent?: string;
+  /** drachtio-server's behaviour: an application's dialogs outlive its connection (default: hung up) */
+  keepOrphanedDialogs?: boolean;
   logger?: Logger;
 }
 
@@ -35,6 +37,7 @@ export async function startDrachtio(stack: SipStack, opts: DrachtioOptions): Pro
     outboundTargets: opts.outboundTargets,
     userAgent: opts.userAgent,
     optionsAutoRespondUserAgent: opts.optionsAutoRespondUserAgent,
+    keepOrphanedDialogs: opts.keepOrphanedDialogs,
     logger: opts.logger,
   });
   const addr = await server.listen(opts.port, opts.host);

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../support/api';
 import { truncateAll } from '../support/db';
-import { sleep, startPlatform, until, type Platform } from '../media-app/harness';
+import { killAllSipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { queuesRepo } from '../../core/repos/queues';
@@ -13,6 +13,7 @@ import { newId } from '../../core/ids';
 import { localTime, outcomeOfHangup, retryDelay, windowOpen, WEEKDAYS } from '../../core/campaigns/dialplan';
 import { pacing } from '../../core/campaigns/pacing';
 import { api, eventsSince, expectError } from './support';
+import { SOURCE_NUMBER, numberFor, startGateway } from './gateway';
 
 const ms = (legacy: string) => Date.parse(legacy.replace(' ', 'T') + 'Z');
 
@@ -64,6 +65,7 @@ describe('campaign dial plans: API and runner', function () {
     runner.start();
   });
   after(async () => {
+    killAllSipp();
     await runner?.stop();
     if (t) {
       await closeCommandBus(t.ctx);
@@ -184,5 +186,32 @@ describe('campaign dial plans: API and runner', function () {
     const starts = (await ccsOf(campaign.id)).map((c) => ms(c.tm_create));
     expect(starts).to.have.length(4);
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!, `gap ${i}`).to.be.at.least(395);
+  });
+
+  it("the customer's cap on live PSTN calls holds the campaign like pacing: no try spent, every target answered once", async () => {
+    await t.ctx.db('customers').where({ id: f.customer.id }).update({ max_concurrent_pstn_calls: 2 });
+    const gw = await startGateway(t, f, 4, 60_000);
+    const outplan = await ok(a.post('/outplans', { source: { type: 'tel', target: SOURCE_NUMBER }, dial_timeout: 5000, try_interval: 0 }));
+    const outdial = await ok(a.post('/outdials', {}));
+    for (let i = 0; i < 4; i++) await ok(a.post(`/outdials/${outdial.id}/targets`, { destination_0: { type: 'tel', target: numberFor('answer', 500 + i) } }));
+    const c = await ok(a.post('/campaigns', { outplan_id: outplan.id, outdial_id: outdial.id, service_level: 4, actions: [{ type: 'sleep', option: { duration: 800 } }, { type: 'hangup' }] }));
+    let maxLive = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const r = await t.ctx.db('calls').where({ customer_id: f.customer.id }).whereNot({ status: 'hangup' }).count<{ count: string }[]>('id as count');
+        maxLive = Math.max(maxLive, Number(r[0]!.count));
+        await sleep(25);
+      }
+    })();
+    await ok(a.put(`/campaigns/${c.id}/status`, { status: 'run' }));
+    await until(async () => (await status(c.id)) === 'stop', 40_000, 'campaign stop');
+    sampling = false;
+    await sampler;
+    const r = await gw.done;
+    expect(r.code, r.errors).to.equal(0);
+    expect(maxLive, 'calls up at once').to.equal(2);
+    const ccs = (await ok(a.get(`/campaigns/${c.id}/campaigncalls`))).result as { result: string; result_reason: string; try_count: number }[];
+    expect(ccs.map((x) => [x.result, x.result_reason, x.try_count])).to.deep.equal(Array(4).fill(['success', 'answered', 1]));
   });
 });

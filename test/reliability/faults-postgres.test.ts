@@ -2,8 +2,8 @@
 // stopped (pg_ctl stop -m fast) while calls are up and while callers hang up, then started again.
 // No call record may be lost: every answered call ends with its hangup row (status, hangup_by,
 // hangup_reason, tm_hangup) and its activeflow ended, written by retries once the database is
-// back; calls that arrive while it is down are refused with 503 (no half-made call); the audio of
-// live calls goes on meanwhile. PG_OUTAGE_MS sets the outage (default 8 s; the 30 s form:
+// back; calls that arrive while it is down are refused with 503 (no half-made call), and so are API
+// requests (503 in the envelope); the audio of live calls goes on meanwhile. PG_OUTAGE_MS sets the outage (default 8 s; the 30 s form:
 // `PG_OUTAGE_MS=30000 npx mocha test/reliability/faults-postgres.test.ts`, see docs/reliability.md).
 import { expect } from 'chai';
 import knexFactory, { type Knex } from 'knex';
@@ -77,6 +77,11 @@ describe('faults: Postgres down while calls run', function () {
       await new Promise((r) => setTimeout(r, 1000));
       const refused = await Promise.all([0, 1].map(() => oneCall(uacWaitsForBye(ruri('+899200000002'), '+15551110002', sinks[0]!.port, { expectStatus: 503 }), p.sipPort, 15_000)));
       for (const r of refused) expect(r.code, `a call during the outage: ${r.errors}${r.messages.slice(-1500)}`).to.equal(0);
+      // the API says so too: 503 in the envelope, with Retry-After
+      const during = await fetch(`${p.apiUrl}/v1.0/calls?page_size=5&accesskey=${f.accesskey}`);
+      expect(during.status).to.equal(503);
+      expect(during.headers.get('retry-after')).to.equal('5');
+      expect(((await during.json()) as { error: { reason: string } }).error.reason).to.equal('SERVICE_UNAVAILABLE');
 
       const left = OUTAGE_MS - (performance.now() - down);
       if (left > 0) await new Promise((r) => setTimeout(r, left));

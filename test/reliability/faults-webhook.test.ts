@@ -157,9 +157,10 @@ describe('faults: slow and failing webhook receivers while calls run', function 
     const figures = `RTP inter-arrival, ${baseGaps.length} / ${badGaps.length} gaps: baseline p50 ${percentile(baseGaps, 50).toFixed(1)} ms, |gap-20| p99 ${b99.toFixed(1)} ms, max ${Math.max(...baseGaps).toFixed(1)} ms; ` +
       `bad receivers p50 ${percentile(badGaps, 50).toFixed(1)} ms, |gap-20| p99 ${w99.toFixed(1)} ms, max ${Math.max(...badGaps).toFixed(1)} ms`;
     console.log(`      ${figures}`);
-    // tolerant bounds (shared 2-core machine, other suites running): no more than 50 ms added at p99, no hole over 300 ms
+    // tolerant bounds (shared 2-core machine, other suites running): no more than 50 ms added at p99,
+    // no hole over 300 ms (or 150 ms past the baseline's own worst, when the machine is that loaded)
     expect(w99, figures).to.be.below(b99 + 50);
-    expect(Math.max(...badGaps), figures).to.be.below(300);
+    expect(Math.max(...badGaps), figures).to.be.below(Math.max(300, Math.max(...baseGaps) + 150));
     expect(percentile(badGaps, 50), figures).to.be.within(17, 23);
 
     // deliveries: nothing left pending once the receivers answer again

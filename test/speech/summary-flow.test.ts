@@ -72,8 +72,9 @@ describe('summaries: on_end_flow_id starts a flow with the summary', function ()
     expect(vars['svc.ai_summary.reference_type']).to.equal('transcribe');
     expect((await a.get(`/summaries/${r.body.id}`)).body).to.include({ status: 'done', content: 'The caller wants to cancel an order.' });
 
-    // no on_end_flow_id: no flow
-    const plain = await a.post('/summaries', { reference_type: 'transcribe', reference_id: tid });
+    // the nil UUID means none: no flow
+    const plain = await a.post('/summaries', { reference_type: 'transcribe', reference_id: tid, on_end_flow_id: '00000000-0000-0000-0000-000000000000' });
+    expect(plain.status, JSON.stringify(plain.body)).to.equal(201);
     await until(async () => ((await a.get(`/summaries/${plain.body.id}`)).body.status === 'done' ? true : null), 10_000, 'plain summary done');
     expect(await s.t.ctx.db('activeflows').where({ reference_id: plain.body.id })).to.have.length(0);
   });

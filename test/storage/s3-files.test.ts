@@ -2,6 +2,9 @@
 // downloads stream back (with credentials and through the signed URL), deletes remove the object.
 // A wrong secret and a store that is down answer 503 in the error envelope and change nothing.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
@@ -13,20 +16,24 @@ describe('storage files on S3', function () {
   let t: TestApp;
   let f: Fixture;
   let s3: S3TestServer;
+  let dataDir: string;
   const settings = (over: { secretAccessKey?: string } = {}) => ({
     endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true, timeoutMs: 2000, ...over,
   });
   before(async function () {
     this.timeout(120_000); // the first use of the test database creates and migrates it
     s3 = await startS3Server();
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 's3-files-'));
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', DATA_DIR: dataDir } });
     configureStorage(t.ctx.config, settings());
     f = await createFixture(t.ctx);
   });
   afterEach(() => configureStorage(t.ctx.config, settings()));
   after(async () => {
+    configureStorage(t.ctx.config, null);
     await t.close();
     await s3.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   const api = (method: 'get' | 'post' | 'delete', p: string) => request(t.app)[method](`/v1.0${p}`).query({ accesskey: f.accesskey });

@@ -13,7 +13,7 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { configureStorage } from '../../core/storage/backend';
+import { configureStorage, storageBackend } from '../../core/storage/backend';
 import { RECORDING_PREFIX } from '../../core/storage/recording-files';
 import type { S3Settings } from '../../core/storage/s3';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
@@ -55,6 +55,7 @@ describe('recordings of real calls on S3', function () {
   });
   after(async () => {
     killAllSipp();
+    if (dataDir) configureStorage({ dataDir }, null);
     await t?.close();
     await p?.close();
     await s3?.close();
@@ -112,8 +113,15 @@ describe('recordings of real calls on S3', function () {
     expect(dl.status).to.equal(200);
     expect((dl.body as Buffer).equals(obj.body), 'the bytes in S3').to.equal(true);
 
+    // readers that need a file (transcription, summaries) get a temporary local copy
+    const copy = (await storageBackend(t.ctx.config).recordings.localCopy(filename))!;
+    expect(fs.readFileSync(copy.path).equals(obj.body)).to.equal(true);
+    await copy.release();
+    expect(fs.existsSync(copy.path)).to.equal(false);
+
     expect((await api('delete', `/recordings/${id}`)).status).to.equal(200);
     expect(s3.objects.has(key), 'deleted from S3').to.equal(false);
+    expect(await storageBackend(t.ctx.config).recordings.localCopy(filename)).to.equal(null);
     expect(s3.log).to.include(`DELETE ${key} 204`);
     expect((await api('get', `/recordings/${id}`)).status).to.equal(404);
   });

@@ -79,6 +79,15 @@ function post(port: number, path: string, body: unknown): Promise<{ status: numb
     req.end(data);
   });
 }
+/** CPU seconds (user + system) of a process so far, from /proc (clock ticks of 10 ms). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
 async function main(): Promise<void> {
@@ -135,6 +144,8 @@ async function main(): Promise<void> {
     const pdd: number[] = [];
     const sentAt = new Map<string, { t0: number; t1: number }>();
     let failed = 0;
+    const apiCpu0 = cpuSeconds(server.pid);
+    const selfCpu0 = cpuSeconds(process.pid);
     const t0 = performance.now();
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < CALLS; i++) {
@@ -161,6 +172,8 @@ async function main(): Promise<void> {
     await Promise.all(inflight);
     const end = performance.now() + 10_000;
     while (uas.arrivals.size < CALLS + bare.length && performance.now() < end) await sleep(100);
+    const apiCpuMs = ((cpuSeconds(server.pid) - apiCpu0) * 1000) / CALLS;
+    const selfCpuMs = ((cpuSeconds(process.pid) - selfCpu0) * 1000) / CALLS;
     for (const [user, s] of sentAt) {
       const at = uas.arrivals.get(user);
       if (at === undefined) continue;
@@ -177,7 +190,8 @@ async function main(): Promise<void> {
     console.log(row('api: POST /calls → 201', api));
     console.log(row('dial: 201 → INVITE at UAS', dial));
     console.log(row('**post-dial delay: POST → INVITE**', pdd));
-    console.log(`\npdd p50 / baseline p50 = ${(pct(pdd, 50) / pct(bare, 50)).toFixed(1)}; target p99 < 100 ms: ${pct(pdd, 99) < 100 ? 'met' : 'NOT met'}`);
+    console.log(`\nCPU per call: control-api ${apiCpuMs.toFixed(1)} ms (POST, its events and webhooks), sip-server + media-app + this bench ${selfCpuMs.toFixed(1)} ms`);
+    console.log(`pdd p50 / baseline p50 = ${(pct(pdd, 50) / pct(bare, 50)).toFixed(1)}; target p99 < 100 ms: ${pct(pdd, 99) < 100 ? 'met' : 'NOT met'}`);
   } finally {
     await sleep(2000); // let the hangups and events settle
     uas.close();

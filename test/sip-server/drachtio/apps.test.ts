@@ -1,7 +1,10 @@
 // Several applications on one sip-server: shared INVITE routing, an application leaving mid-call,
 // and the outbound-connection mode (srf.listen(), the server dials the application).
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { answeringUas } from '../../media-app/harness';
 import { freePort } from '../../support/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, Srf, SECRET, sipp, sleep, startServer, until, type Server } from './harness';
 
@@ -47,8 +50,9 @@ describe('drachtio: several applications on one sip-server', function () {
       await srf_createUAS(leaver, req, res);
       leaver.disconnect(); // gone with a live dialog
     });
-    // the orphaned dialog: the caller's BYE is answered 481 (no application owns the dialog any more)
-    const r1 = await caller(['-sf', path.join(SCENARIOS, 'uac-bye-481.xml'), '-m', '1', '-timeout', '10s']);
+    // the orphaned dialog: the server hangs it up (BYE to the caller), as nobody runs its media any more
+    // (drachtio-server would keep it; see sip-server/drachtio/README.md)
+    const r1 = await caller(['-sf', path.join(SCENARIOS, 'uac-wait-bye.xml'), '-m', '1', '-timeout', '10s']);
     expect(r1.code, r1.errors).to.equal(0);
     expect(s.drachtio.server.connections.size).to.equal(0);
 
@@ -60,6 +64,38 @@ describe('drachtio: several applications on one sip-server', function () {
     const r2 = await caller(['-sn', 'uac', '-m', '2', '-r', '10', '-d', '100', '-timeout', '10s']);
     expect(r2.code, r2.errors).to.equal(0);
     expect(answered).to.equal(2);
+  });
+
+  it('with keepOrphanedDialogs (drachtio-server\'s behaviour) the dialog outlives its application: the caller\'s BYE gets 481', async () => {
+    s = await startServer({ keepOrphanedDialogs: true });
+    const leaver = await connectSrf(s.drachtioPort);
+    leaver.invite(async (req: any, res: any) => {
+      await srf_createUAS(leaver, req, res);
+      leaver.disconnect();
+    });
+    const r = await caller(['-sf', path.join(SCENARIOS, 'uac-bye-481.xml'), '-m', '1', '-timeout', '10s']);
+    expect(r.code, r.errors).to.equal(0);
+  });
+
+  it('an application that disconnects with its outgoing calls up or ringing: the answered callee gets a BYE, the ringing one a CANCEL', async () => {
+    s = await startServer();
+    const leaver = await connectSrf(s.drachtioPort);
+    const upPort = await freePort();
+    const up = sipp(['-sn', 'uas', '-i', '127.0.0.1', '-p', String(upPort), '-m', '1', '-timeout', '10s']);
+    const ringingPort = await freePort();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orphan-cancel-'));
+    fs.writeFileSync(path.join(dir, 'uas-cancel.xml'), answeringUas({ cancel: true, inviteTimeoutMs: 10_000 }));
+    const ringing = sipp(['-sf', path.join(dir, 'uas-cancel.xml'), '-i', '127.0.0.1', '-p', String(ringingPort), '-m', '1', '-timeout', '10s']);
+    await sleep(300);
+    await leaver.createUAC(`sip:bob@127.0.0.1:${upPort}`, { localSdp: SDP });
+    leaver.createUAC(`sip:carol@127.0.0.1:${ringingPort}`, { localSdp: SDP }).catch(() => undefined);
+    await sleep(300); // carol is ringing
+    leaver.disconnect();
+    const [ru, rr] = await Promise.all([up.done, ringing.done]);
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect(ru.code, 'answered callee: ' + ru.errors).to.equal(0);
+    expect(rr.code, 'ringing callee: ' + rr.errors).to.equal(0);
+    expect(s.drachtio.engine.stats().dialogs).to.equal(0);
   });
 
   it('an application that disconnects before answering: the caller gets 480', async () => {

@@ -25,7 +25,7 @@ export interface Server {
   close(): Promise<void>;
 }
 
-export async function startServer(opts: { outboundTargets?: OutboundTarget[]; config?: SipConfigInput; autoRespondUa?: string } = {}): Promise<Server> {
+export async function startServer(opts: { outboundTargets?: OutboundTarget[]; config?: SipConfigInput; autoRespondUa?: string; keepOrphanedDialogs?: boolean } = {}): Promise<Server> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
   const config = makeSipConfig({
@@ -40,6 +40,7 @@ export async function startServer(opts: { outboundTargets?: OutboundTarget[]; co
   const drachtio = await startDrachtio(stack, {
     host: '127.0.0.1', port: drachtioPort, secret: SECRET, outboundTargets: opts.outboundTargets, logger,
     optionsAutoRespondUserAgent: opts.autoRespondUa,
+    keepOrphanedDialogs: opts.keepOrphanedDialogs,
   });
   return {
     stack, drachtio, sipPort, drachtioPort,
