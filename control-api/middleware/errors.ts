@@ -24,6 +24,16 @@ function fromBodyParser(err: { type?: string; status?: number; limit?: number })
   }
 }
 
+/**
+ * Postgres refuses text it cannot store (a NUL byte, invalid UTF-8): SQLSTATE 22021 and 22P05. Such
+ * a value came from the client, so it is the client's error, whichever field carried it.
+ */
+function unstorableText(err: unknown): ApiError | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code !== '22021' && code !== '22P05') return null;
+  return new ApiError('INVALID_ARGUMENT', 'a text value holds a character that cannot be stored (such as NUL)');
+}
+
 export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   if (res.headersSent) return next(err);
   let apiErr: ApiError;
@@ -33,7 +43,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
     apiErr = new ApiError('SERVICE_UNAVAILABLE', 'the service is briefly unavailable; try again shortly', { headers: { 'Retry-After': '5' } });
     (req.log ?? console).warn({ err: (err as Error).message }, 'database unreachable');
   } else {
-    apiErr = fromBodyParser(err ?? {}) ?? new ApiError('INTERNAL', 'internal error');
+    apiErr = fromBodyParser(err ?? {}) ?? unstorableText(err) ?? new ApiError('INTERNAL', 'internal error');
     if (apiErr.reason === 'INTERNAL') (req.log ?? console).error({ err }, 'unhandled error');
   }
   if (apiErr.headers) for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);

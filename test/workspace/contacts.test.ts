@@ -141,6 +141,8 @@ describe('service-agent API: contact writes, contact addresses and claim', funct
     const byTarget = await request(rig.t.app).get('/v1.0/contact_addresses').set(bearer(tm.f.token)).query({ target: '+15550107000' });
     expect(byTarget.body.result.map((a: { id: string }) => a.id)).to.deep.equal([id]);
     expect((await api('get', '/contact_addresses').query({ target: '+15550107001' })).body.result).to.deep.equal([]);
+    // Postgres cannot store NUL: the client's error, not a 500
+    expectError(await api('get', '/contact_addresses').query({ target: 'a\u0000b' }), 400, 'INVALID_ARGUMENT');
 
     expect((await api('post', `/contact_addresses/${id}/claim`).send({ contact_id: c1.id })).body.contact_id).to.equal(c1.id);
     expectError(await api('post', `/contact_addresses/${id}/claim`).send({ contact_id: c2.id }), 409, 'ALREADY_EXISTS');
