@@ -11,6 +11,7 @@ import { callsRepo } from '../../core/repos/calls';
 import { speakingJson, speakingsRepo, type SpeakingRow } from '../../core/repos/speakings';
 import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers';
 import { nodeOf } from '../../core/speech/route';
+import { publishFastSay } from '../../core/speech/fast-say';
 import '../../core/speech/commands';
 import { commandBus } from '../calls/bus';
 import type { AppContext, AuthContext } from '../context';
@@ -110,6 +111,7 @@ export const routes = [
         await speakingsRepo(ctx.db).setStatus(s.id, 'stopped');
         throw stateInvalid('the speaking session is stopped: its call or conference has ended');
       }
+      await publishFastSay(ctx.redis, ctx.config.redisKeyPrefix, node, { speakingId: s.id, seq: next.say_count, text: body.text });
       await commandBus(ctx).toNode(node, { type: 'speaking.say', speakingId: s.id, seq: next.say_count, text: body.text });
       return speakingJson(next);
     },

@@ -6,6 +6,7 @@
 import type { Subsystem } from '../subsystem';
 import '../../core/speech/commands';
 import { SpeechService } from './service';
+import { fastSayChannel, parseFastSay } from '../../core/speech/fast-say';
 
 export { SpeechService, type TranscribeRequest } from './service';
 
@@ -27,8 +28,17 @@ export const subsystem: Subsystem = {
     ctx.commands.on('transcribe.start', (c) => speech.startTranscribe(c.transcribeId, c.callId, false, c.phrases));
     ctx.commands.on('transcribe.stop', (c) => speech.stopTranscribe(c.transcribeId));
     ctx.commands.on('transcribe.recording', (c) => speech.transcribeRecordingById(c.transcribeId));
+    // says also come straight from control-api over pub/sub (core/speech/fast-say.ts), a queue hop sooner
+    const sub = ctx.deps.redis.duplicate();
+    sub.on('error', (err: Error) => ctx.logger.debug({ err: err.message }, 'fast say subscriber'));
+    sub.on('message', (_channel: string, message: string) => {
+      const say = parseFastSay(message);
+      if (say) speech.sayOn(say.speakingId, say.seq, say.text);
+    });
+    await sub.subscribe(fastSayChannel(ctx.deps.config.redisKeyPrefix, ctx.nodeId)).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'no fast say channel; says come by the queue'));
     return {
       async stop() {
+        sub.disconnect();
         delete ctx.services.speech;
         await speech.stop();
       },

@@ -167,8 +167,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     expect(await tg(targetIds[1]!)).to.include({ status: 'done', try_count_0: 2, try_count_1: 0 });
   });
 
-  // media-app does not consume activeflow.start yet (media-app/commands.ts): the test checks what
-  // control-api writes and enqueues, then ends each activeflow as a node would, through its record.
+  // media-app claims each activeflow.start and runs the flow; its end (read from the record) is the result.
   it('a flow campaign: an activeflow per target (reference campaign, target in variables) run by media-app; its end is the result', async () => {
     const { campaign, targetIds } = await campaignOf(
       [{ name: 'alice', destination_0: { type: 'tel', target: '+15550003001' } }, { name: 'bob', destination_0: { type: 'tel', target: '+15550003002' } }],
