@@ -289,12 +289,15 @@ export class RtpSink {
   }
 }
 
-/** A sipp UAC scenario: INVITE with our SDP (audio to `rtpPort`), then wait for the platform's BYE. */
+/**
+ * A sipp UAC scenario: INVITE with our SDP (audio to `rtpPort`), then wait for the platform's BYE,
+ * or, with `hangUpAfterMs`, hold the call that long and send the BYE itself.
+ */
 export function uacWaitsForBye(
   ruri: string,
   fromUser: string,
   rtpPort: number,
-  opts: { expectStatus?: number; digest?: boolean; /** scenario steps after the ACK (pauses, pcap plays) */ steps?: string; byeTimeoutMs?: number } = {},
+  opts: { expectStatus?: number; digest?: boolean; /** scenario steps after the ACK (pauses, pcap plays) */ steps?: string; byeTimeoutMs?: number; hangUpAfterMs?: number } = {},
 ): string {
   const invite = (cseq = 1, auth = false) => `<send retrans="500"><![CDATA[
 INVITE sip:${ruri} SIP/2.0
@@ -357,6 +360,7 @@ Content-Length: 0
 ${invite(2, true)}
 <recv response="100" optional="true"/>` : ''}
 <recv response="180" optional="true"/>
+<recv response="183" optional="true"/>
 <recv response="200" rrs="true"/>
 <send><![CDATA[
 ACK [next_url] SIP/2.0
@@ -370,7 +374,11 @@ Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>
-${opts.steps ? `${opts.steps}\n` : ''}<recv request="BYE" timeout="${opts.byeTimeoutMs ?? 20000}"/>
+${opts.steps ? `${opts.steps}\n` : ''}${opts.hangUpAfterMs !== undefined ? callerBye(opts.hangUpAfterMs, opts.digest ? 3 : 2) : platformBye(opts.byeTimeoutMs ?? 20000)}
+</scenario>`;
+}
+
+const platformBye = (timeoutMs: number) => `<recv request="BYE" timeout="${timeoutMs}"/>
 <send><![CDATA[
 SIP/2.0 200 OK
 [last_Via:]
@@ -380,9 +388,22 @@ SIP/2.0 200 OK
 [last_CSeq:]
 Content-Length: 0
 
+]]></send>`;
+
+const callerBye = (afterMs: number, cseq: number) => `<pause milliseconds="${afterMs}"/>
+<send retrans="500"><![CDATA[
+BYE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} BYE
+Max-Forwards: 70
+Content-Length: 0
+
 ]]></send>
-</scenario>`;
-}
+<recv response="200"/>`;
 
 /** The events published for one resource, in order. */
 export async function eventsFor(redis: Redis, resourceId: string): Promise<{ event_type: string; data: Record<string, unknown> }[]> {

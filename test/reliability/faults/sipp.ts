@@ -1,62 +1,10 @@
 /** sipp scenarios and helpers the fault tests share (the harness's sipp runner does the running). */
-import { sipp, type SippResult } from '../../media-app/harness';
+import { sipp, uacWaitsForBye, type SippResult } from '../../media-app/harness';
 import { sippMediaPort } from '../../support/ports';
 
 /** A caller that answers nothing itself: INVITE (audio to `rtpPort`), ACK, waits `holdMs`, sends BYE. */
 export function callerHangsUp(ruri: string, rtpPort: number, holdMs: number): string {
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="caller-hangs-up">
-<send retrans="500"><![CDATA[
-INVITE sip:${ruri} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: "Caller" <sip:+15550001111@[local_ip]:[local_port]>;tag=[call_number]
-To: <sip:${ruri}>
-Call-ID: [call_id]
-CSeq: 1 INVITE
-Contact: <sip:caller@[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Type: application/sdp
-Content-Length: [len]
-
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv
-]]></send>
-<recv response="100" optional="true"/>
-<recv response="180" optional="true"/>
-<recv response="200" rrs="true"/>
-<send><![CDATA[
-ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<pause milliseconds="${holdMs}"/>
-<send retrans="500"><![CDATA[
-BYE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 2 BYE
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>
-</scenario>`;
+  return uacWaitsForBye(ruri, '+15550001111', rtpPort, { hangUpAfterMs: holdMs });
 }
 
 /** One sipp call (-m 1) to the platform at `sipPort`, with its own media port block. */

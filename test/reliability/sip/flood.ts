@@ -18,7 +18,7 @@ import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../medi
 import { sipRegistry } from '../../../sip-server/metrics';
 import { testDb } from '../../support/db';
 import { sippMediaPort } from '../../support/ports';
-import { createExtension, sipp, sleep, startPlatform, until, type Platform } from '../../media-app/harness';
+import { createExtension, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../media-app/harness';
 
 // ---- RTP counter on its own thread: the platform runs in this process, and a stalled main loop
 // must not show up as packets "lost" in our own socket buffer ----
@@ -280,60 +280,7 @@ export function shape(r: Reply | null): string {
 const bansSoFar = async (): Promise<number> => Number(/sip_bans_total (\d+)/.exec(await sipRegistry.getSingleMetricAsString('sip_bans_total'))?.[1] ?? 0);
 
 function uacScenario(number: string, sipPort: number, rtpPort: number, holdMs: number): string {
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="uac-holds">
-<send retrans="500"><![CDATA[
-INVITE sip:${number}@127.0.0.1:${sipPort} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: "Load" <sip:+15551230000@[local_ip]:[local_port]>;tag=[call_number]
-To: <sip:${number}@127.0.0.1:${sipPort}>
-Call-ID: [call_id]
-CSeq: 1 INVITE
-Contact: <sip:load@[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Type: application/sdp
-Content-Length: [len]
-
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv
-]]></send>
-<recv response="100" optional="true"/>
-<recv response="180" optional="true"/>
-<recv response="183" optional="true"/>
-<recv response="200" rrs="true"/>
-<send><![CDATA[
-ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<pause milliseconds="${holdMs}"/>
-<send retrans="500"><![CDATA[
-BYE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 2 BYE
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>
-</scenario>`;
+  return uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', rtpPort, { hangUpAfterMs: holdMs });
 }
 
 export async function runFloods(o: FloodOptions): Promise<FloodReport> {
