@@ -32,12 +32,13 @@ function udpFree(port: number, host: string): Promise<boolean> {
 
 /**
  * A base port for sipp's -mp: sipp binds four UDP ports from it (audio RTP/RTCP, video RTP/RTCP).
- * Drawn from 30100–32700, outside the engine's RTP range (20000–30000) and the kernel's
- * ephemeral range (32768+), so nothing else in the suite is handed one of the four meanwhile.
+ * Drawn from 10000–19999: below the engine's default RTP range (20000–30000), the ranges the
+ * test platforms give their engines (30000 and up) and the kernel's ephemeral ports (32768+), so
+ * nothing else in the suite is handed one of the four meanwhile.
  */
 export async function sippMediaPort(host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const base = 30100 + 4 * Math.floor(Math.random() * 650);
+    const base = 10000 + 4 * Math.floor(Math.random() * 2500);
     let ok = true;
     for (let i = 0; i < 4 && ok; i++) ok = await udpFree(base + i, host);
     if (ok) return base;

@@ -1,7 +1,7 @@
 /**
  * Speaking first-audio latency: POST /speakings/{id}/say → the first RTP packet carrying speech at
  * the caller. The whole path runs on loopback: control-api (in process, supertest) → Postgres (say
- * number) → BullMQ → media-app → embedded TTS (espeak-ng + sox, every text new so nothing is
+ * number) → Redis pub/sub to the node (and BullMQ, the reliable copy) → media-app → embedded TTS (espeak-ng + sox, every text new so nothing is
  * cached) → audio fork → media worker → RTP → a UDP socket standing in for the caller's phone.
  * Baseline in the same run: espeak-ng + sox synthesizing the same texts directly (what the embedded
  * TTS costs by itself).
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
 
 \`POST /speakings/{id}/say\` → the first RTP packet carrying speech at the caller, on one live call (sipp as the
 caller, its RTP read by a UDP socket in a thread of its own, as a phone would, unslowed by the server's event loop). Path: control-api in process (supertest) → Postgres (say number)
-→ BullMQ → media-app → embedded TTS (espeak-ng streamed from a process started ahead of time, resampled in process;
+→ Redis pub/sub to the node (and BullMQ, the reliable copy) → media-app → embedded TTS (espeak-ng streamed from a process started ahead of time, resampled in process;
 every text is new, so the in-memory cache never answers) → audio fork → media worker → RTP. "First speech" = first
 PCMU packet with mean |sample| > 300.
 
@@ -176,7 +176,7 @@ npx tsx scripts/bench/speech/run.ts            # --says 60; --load N: N busy loo
 |---|---|---|---|---|---|---|---|---|
 | ${row.says} | **${row.p50}** | **${row.p99}** | ${row.max} | ${row.http50} | ${row.base50} / ${row.base99} | ${ratio50} | ${ratio} | p99 < 150 ms: ${row.p99 < 150 ? 'met' : 'NOT met'} |
 
-Where the time goes (p50 / p99 ms): say → command at the session (HTTP, Postgres, BullMQ) **${part(parts.arrive)}**;
+Where the time goes (p50 / p99 ms): say → text at the session (HTTP, Postgres, then Redis pub/sub; the BullMQ command is the reliable copy) **${part(parts.arrive)}**;
 session → first audio handed to the engine (synthesis start-up and first block) **${part(parts.synth)}**;
 engine → first voiced RTP packet (waiting for the next 20 ms tick, mixing, sending) **${part(parts.engine)}**.
 Audio sources: ${src || 'n/a'}.
