@@ -42,20 +42,35 @@ function rtpRange(): { min: number; max: number } {
   return { min, max: min + 199 };
 }
 
-export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+export interface SipServer {
+  sipPort: number;
+  drachtioPort: number;
+  stack: SipStack;
+  drachtio: RunningDrachtio;
+}
+
+/** sip-server on loopback (its SipStack + drachtio layer on free ports), as sip-server/main.ts starts them. */
+export async function startSipServer(logger: pino.Logger, secret = SECRET): Promise<SipServer> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const sipConfig = makeSipConfig({
-    listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
-    timers: { t1: 500, t2: 4000, t4: 5000 },
-    drachtio: { host: '127.0.0.1', port: drachtioPort, secret: SECRET },
-    // sipp is a scanner's favourite User-Agent; the test traffic is ours
-    security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
-  });
-  const stack = new SipStack(sipConfig, { logger });
+  const stack = new SipStack(
+    makeSipConfig({
+      listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
+      timers: { t1: 500, t2: 4000, t4: 5000 },
+      drachtio: { host: '127.0.0.1', port: drachtioPort, secret },
+      // sipp is a scanner's favourite User-Agent; the test traffic is ours
+      security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
+    }),
+    { logger },
+  );
   await stack.start();
-  const drachtio = await startDrachtio(stack, { host: '127.0.0.1', port: drachtioPort, secret: SECRET, logger });
+  const drachtio = await startDrachtio(stack, { host: '127.0.0.1', port: drachtioPort, secret, logger });
+  return { sipPort, drachtioPort, stack, drachtio };
+}
+
+export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger);
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
   const db = await testDb();

@@ -13,9 +13,6 @@ import path from 'node:path';
 import pino from 'pino';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
-import { makeSipConfig } from '../../sip-config';
-import { SipStack } from '../../sip-server/stack';
-import { startDrachtio } from '../../sip-server/drachtio';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
@@ -27,7 +24,7 @@ import { nodeQueueName } from '../../core/queue/contracts';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { readWavInfo } from '../../media-engine/audio/wav';
 import { freePort } from '../support/ports';
-import { RtpSink, sipp, uacWaitsForBye, until, sleep, type SippResult } from '../media-app/harness';
+import { RtpSink, sipp, startSipServer, uacWaitsForBye, until, sleep, type SippResult } from '../media-app/harness';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SECRET = 'node-fault-secret';
@@ -88,23 +85,12 @@ function bindable(port: number): Promise<boolean> {
 export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult> {
   const { db } = o;
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const sipPort = await freePort();
-  const drachtioPort = await freePort();
-  const stack = new SipStack(
-    makeSipConfig({
-      listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
-      timers: { t1: 500, t2: 4000, t4: 5000 },
-      drachtio: { host: '127.0.0.1', port: drachtioPort, secret: SECRET },
-      security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
-    }),
-    { logger },
-  );
-  await stack.start();
-  const drachtio = await startDrachtio(stack, { host: '127.0.0.1', port: drachtioPort, secret: SECRET, logger });
+  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET);
   const prefix = `tnf${process.pid}_${randomBytes(3).toString('hex')}:`;
   const nodeId = `nf-${process.pid}-${randomBytes(2).toString('hex')}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'node-fault-'));
-  const rtpMin = 40000 + Math.floor(Math.random() * 100) * 200;
+  // below the kernel's ephemeral ports (32768+), so nothing else can take a freed port before it is checked
+  const rtpMin = 20000 + Math.floor(Math.random() * 48) * 200;
   const redis = new Redis(o.redisUrl);
   const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, intervalMs: 250, dataDir });
   const reports: SweepReport[] = [];

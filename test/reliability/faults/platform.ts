@@ -10,9 +10,7 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
-import { makeSipConfig } from '../../../sip-config';
-import { SipStack } from '../../../sip-server/stack';
-import { startDrachtio, type RunningDrachtio } from '../../../sip-server/drachtio';
+import { startSipServer } from '../../media-app/harness';
 import { loadConfig, type Config } from '../../../core/config';
 import { loadMediaAppConfig } from '../../../media-app/config';
 import { startMediaApp, type MediaApp } from '../../../media-app/app';
@@ -37,19 +35,7 @@ export async function startFaultPlatform(opts: { db: Knex; databaseUrl: string; 
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const sipPort = await freePort();
-  const drachtioPort = await freePort();
-  const stack = new SipStack(
-    makeSipConfig({
-      listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
-      timers: { t1: 500, t2: 4000, t4: 5000 },
-      drachtio: { host: '127.0.0.1', port: drachtioPort, secret: SECRET },
-      security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
-    }),
-    { logger },
-  );
-  await stack.start();
-  const drachtio: RunningDrachtio = await startDrachtio(stack, { host: '127.0.0.1', port: drachtioPort, secret: SECRET, logger });
+  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET);
   const rtpMin = 30000 + Math.floor(Math.random() * 150) * 200;
   const env = {
     DATABASE_URL: opts.databaseUrl,
