@@ -72,6 +72,9 @@ const PARENT_ID_FIELD: Partial<Record<string, string>> = {
   chatparticipant_removed: 'chat_id',
   webchat_message_created: 'session_id',
   transcript_created: 'id',
+  transcribe_speech_started: 'transcribe_id',
+  transcribe_speech_interim: 'transcribe_id',
+  transcribe_speech_ended: 'transcribe_id',
 };
 
 /** A payload as published: the resource's API JSON, which always names its id and customer. */

@@ -110,6 +110,8 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
           ['transcribe_speech_ended', ''],
         ]);
         expect(new Set(speech.map((e) => e.data.streaming_id)).size).to.equal(1);
+        // published under the transcribe's topic, so its subscribers get them
+        expect(speech.map((e) => e.resource_id)).to.deep.equal([t.body.id, t.body.id, t.body.id]);
         expect(speech[1]!.data).to.include({ direction: 'out', customer_id: f.customer.id });
         expect(dg.sessions[dg.sessions.length - 1]!.query.get('language')).to.equal('en-GB');
         await a.post(`/transcribes/${t.body.id}/stop`);

@@ -99,9 +99,9 @@ export function espeakLevels(text: string): number[] {
 }
 
 /** Events of some types whose data matches `match`, from the shared event stream. */
-export async function eventsWhere(s: Stack, types: string[], match: (data: Record<string, unknown>) => boolean): Promise<Array<{ event_type: string; data: Record<string, unknown> }>> {
+export async function eventsWhere(s: Stack, types: string[], match: (data: Record<string, unknown>) => boolean): Promise<Array<{ event_type: string; resource_id: string; data: Record<string, unknown> }>> {
   const entries = (await s.p.redis.xrange('events', '-', '+')) as [string, string[]][];
-  const out: Array<{ event_type: string; data: Record<string, unknown> }> = [];
+  const out: Array<{ event_type: string; resource_id: string; data: Record<string, unknown> }> = [];
   for (const [, fields] of entries) {
     const i = fields.indexOf('e');
     if (i < 0) continue;
