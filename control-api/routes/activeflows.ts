@@ -9,10 +9,10 @@ import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
 import { EMPTY_UUID, newId } from '../../core/ids';
-import { clock } from '../../core/clock';
 import { checkClientVariables, parseActions, type Action } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { activeflowJson, activeflowsRepo, type ActiveflowRow } from '../../core/repos/activeflows';
+import { startStoredActiveflow } from '../../core/flow/stored-activeflow';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
 import { actionSchema } from './flows';
@@ -103,38 +103,18 @@ export const routes = [
       }
       const id = body.id ?? newId();
       if (await activeflowsRepo(ctx.db).get(id)) throw alreadyExists('an activeflow with this id exists');
-      const now = clock.now().toISOString();
-      const row = await ctx.db.transaction(async (trx) => {
-        if (actions) await flowsRepo(trx).create({ id: flowId, customer_id: auth.customerId, actions, persist: false, name: 'activeflow' });
-        return activeflowsRepo(trx).insert({
-          id,
-          customer_id: auth.customerId,
-          flow_id: flowId,
-          status: 'running',
-          reference_type: 'api',
-          reference_id: EMPTY_UUID,
-          reference_activeflow_id: EMPTY_UUID,
-          on_complete_flow_id: onComplete,
-          webhook_uri: body.webhook_uri ?? '',
-          webhook_method: body.webhook_method ?? '',
-          current_action: null,
-          forward_action_id: '',
-          executed_actions: [],
-          variables: vars.variables,
-          complete_count: 0,
-          end_reason: '',
-          error: '',
-          tm_create: now,
-          tm_update: now,
-          tm_delete: null,
-        });
-      });
-      try {
-        await commandBus(ctx).startActiveflow(id, auth.customerId, `activeflow-start-${id}`);
-      } catch (err) {
-        await activeflowsRepo(ctx.db).endOrphan(id, 'error', 'could not reach a media-app node');
-        throw err;
-      }
+      const spec = {
+        id,
+        customerId: auth.customerId,
+        flowId,
+        onCompleteFlowId: onComplete,
+        referenceType: 'api' as const,
+        referenceId: EMPTY_UUID,
+        variables: vars.variables,
+        webhook: { uri: body.webhook_uri ?? '', method: body.webhook_method ?? '' },
+      };
+      // an inline flow is written with its activeflow, in one transaction
+      const row = await startStoredActiveflow(ctx.db, commandBus(ctx), spec, actions ? async (trx) => void (await flowsRepo(trx).create({ id: flowId, customer_id: auth.customerId, actions: actions!, persist: false, name: 'activeflow' })) : undefined);
       return activeflowJson(row);
     },
   }),

@@ -7,9 +7,9 @@
  */
 import type { Db } from '../db/knex';
 import type { CommandBus } from '../commands/bus';
-import { clock } from '../clock';
-import { EMPTY_UUID, newId } from '../ids';
-import { activeflowsRepo, type ActiveflowRow } from '../repos/activeflows';
+import { EMPTY_UUID } from '../ids';
+import type { ActiveflowRow } from '../repos/activeflows';
+import { startStoredActiveflow } from '../flow/stored-activeflow';
 import { flowsRepo } from '../repos/flows';
 import type { SummaryRow } from '../repos/summaries';
 
@@ -29,35 +29,13 @@ export async function startSummaryFlow(db: Db, bus: CommandBus, s: SummaryRow): 
   if (!s.on_end_flow_id || s.on_end_flow_id === EMPTY_UUID || s.status !== 'done') return null;
   const flow = await flowsRepo(db).getOwned(s.customer_id, s.on_end_flow_id);
   if (!flow) return null;
-  const now = clock.now().toISOString();
-  const id = newId();
-  const row = await activeflowsRepo(db).insert({
-    id,
-    customer_id: s.customer_id,
-    flow_id: flow.id,
-    status: 'running',
-    reference_type: 'ai',
-    reference_id: s.id,
-    reference_activeflow_id: s.activeflow_id || EMPTY_UUID,
-    on_complete_flow_id: flow.on_complete_flow_id,
-    webhook_uri: '',
-    webhook_method: '',
-    current_action: null,
-    forward_action_id: '',
-    executed_actions: [],
+  return startStoredActiveflow(db, bus, {
+    customerId: s.customer_id,
+    flowId: flow.id,
+    onCompleteFlowId: flow.on_complete_flow_id,
+    referenceType: 'ai',
+    referenceId: s.id,
+    referenceActiveflowId: s.activeflow_id,
     variables: summaryVariables(s),
-    complete_count: 0,
-    end_reason: '',
-    error: '',
-    tm_create: now,
-    tm_update: now,
-    tm_delete: null,
   });
-  try {
-    await bus.startActiveflow(id, s.customer_id, `activeflow-start-${id}`);
-  } catch (err) {
-    await activeflowsRepo(db).endOrphan(id, 'error', 'could not reach a media-app node');
-    throw err;
-  }
-  return row;
 }
