@@ -182,7 +182,7 @@ export async function placeCall(stack: Stack, customerId: string, actions: unkno
     const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);
     const r = await (opts.live === false ? q : q.where({ status: 'progressing' })).first();
     return r ?? null;
-  }, 15_000, 'call progressing');
+  }, 30_000, 'call progressing');
   if (opts.live === false) return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as LiveCall };
   const live = await until(() => {
     const c = stack.platform.app.calls.get(row.id) as LiveCall | undefined;
