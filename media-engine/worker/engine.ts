@@ -75,10 +75,10 @@ export class Engine {
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
     if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
     const legs = this.slots[slot];
-    // a leg moved to another slot (conference, bridge) is served once a period, never twice in half a period
-    for (const leg of legs) leg.due = index - leg.lastTick >= P / 2;
     // try/catch per leg, no closure: this loop runs for every leg 50 times a second
     for (const leg of legs) {
+      // a leg moved to another slot (conference, bridge) is served once a period, never twice in half a period
+      leg.due = index - leg.lastTick >= P / 2;
       if (!leg.due) continue;
       try {
         leg.receivePhase(now);
@@ -105,7 +105,7 @@ export class Engine {
       }
     }
     this.periodCost += performance.now() - t0;
-    if (slot === P - 1 || P === 1) {
+    if (slot === P - 1) {
       this.tickCost[this.periods++ % this.tickCost.length] = this.periodCost;
       this.periodCost = 0;
     }
