@@ -7,7 +7,7 @@ import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../med
 import { concat, espeak, silenceMs } from '../media-engine/dsp/support/audio';
 import { truncateAll } from '../support/db';
 import { FakeDeepgram } from './deepgram-server';
-import { api, eventsWhere, inboundSetup, progressingCall, startStack, type Stack } from './support';
+import { api, eventsWhere, inboundSetup, progressingCall, callNumber, startStack, type Stack } from './support';
 
 const KEY = 'dg-test-key-123';
 
@@ -86,8 +86,7 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
     it('what the platform says is sent to the provider and comes back as transcripts', async () => {
       const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 20_000 } }, { type: 'hangup' }]);
       const a = api(s.t, f);
-      const sink = await RtpSink.open();
-      const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15551237777', sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+      const { sink, caller } = await callNumber(s, number, '+15551237777', 40_000);
       try {
         const c = await progressingCall(s, f.customer.id);
         const t = await a.post('/transcribes', { reference_type: 'call', reference_id: c.id, language: 'en-GB', direction: 'out', provider: 'deepgram' });

@@ -3,9 +3,8 @@
 // DELETE /speakings/{id}, transcribe_speech_started/_ended around a recognised phrase, and
 // DELETE /transcribes/{id} on a live transcribe. Bad input answers in the error envelope.
 import { expect } from 'chai';
-import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
-import { truncateAll } from '../support/db';
-import { api, espeakLevels, eventsWhere, inboundSetup, progressingCall, startStack, voicedRuns, type Stack } from './support';
+import { sleep, until } from '../media-app/harness';
+import { api, espeakLevels, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from './support';
 
 const SENTENCE = 'This is a long monologue that goes on and on, sentence after sentence. ';
 const LONG = SENTENCE.repeat(6);
@@ -16,19 +15,14 @@ describe('speakings flush and delete; transcribe speech events and delete', func
   let s: Stack;
 
   before(async () => {
-    await truncateAll();
-    s = await startStack();
+    s = await freshStack();
   });
-  after(async () => {
-    killAllSipp();
-    await s?.close();
-  });
+  after(() => closeStack(s));
 
   it('flush drops the speech in progress and the queue, then speaks what comes next; delete stops and hides the session', async () => {
     const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 40_000 } }, { type: 'hangup' }]);
     const a = api(s.t, f);
-    const sink = await RtpSink.open();
-    const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15551230101', sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 70_000 });
+    const { sink, caller } = await callNumber(s, number, '+15551230101', 70_000);
     try {
       const call = await progressingCall(s, f.customer.id);
       const id = (await a.post('/speakings', { reference_type: 'call', reference_id: call.id })).body.id as string;

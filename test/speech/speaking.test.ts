@@ -2,9 +2,8 @@
 // speaking on the live call and queues three sentences at once; the caller's RTP must carry three
 // voiced segments in the order (and with the lengths) of the sentences. Then stop, hangup, bad input.
 import { expect } from 'chai';
-import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
-import { truncateAll } from '../support/db';
-import { api, espeakLevels, inboundSetup, inboundSetupFor, progressingCall, startStack, voicedRuns, type Stack } from './support';
+import { sipp, sleep, until } from '../media-app/harness';
+import { api, espeakLevels, inboundSetup, inboundSetupFor, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from './support';
 
 const SENTENCES = ['Yes.', 'This is a much longer second sentence with quite a lot of words in it.', 'Okay then, goodbye.'];
 
@@ -13,19 +12,14 @@ describe('speakings (streaming TTS into a live call)', function () {
   let s: Stack;
 
   before(async () => {
-    await truncateAll();
-    s = await startStack();
+    s = await freshStack();
   });
-  after(async () => {
-    killAllSipp();
-    await s?.close();
-  });
+  after(() => closeStack(s));
 
   it('says three queued sentences in order on a live call, then stops; a hangup stops the others', async () => {
     const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 25_000 } }, { type: 'hangup' }]);
     const a = api(s.t, f);
-    const sink = await RtpSink.open();
-    const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15551230000', sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
+    const { sink, caller } = await callNumber(s, number, '+15551230000', 60_000);
     try {
       const call = await progressingCall(s, f.customer.id);
       const created = await a.post('/speakings', { reference_type: 'call', reference_id: call.id });
@@ -91,8 +85,7 @@ describe('speakings (streaming TTS into a live call)', function () {
     const confId = conf.body.id as string;
     await until(async () => (await a.get(`/conferences/${confId}`)).body.status === 'progressing', 10_000, 'conference progressing');
     const { number } = await inboundSetupFor(s, f, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }]);
-    const sink = await RtpSink.open();
-    const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15551230002', sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+    const { sink, caller } = await callNumber(s, number, '+15551230002', 40_000);
     try {
       await until(async () => (await s.t.ctx.db('conferencecalls').where({ conference_id: confId, status: 'joined' }).first()) ?? null, 15_000, 'participant joined');
       // the conference's whole mix is transcribed too (phrase list: flite-voiced phrases come out exact)
@@ -136,8 +129,7 @@ describe('speakings (streaming TTS into a live call)', function () {
     r = await a.post(`/speakings/${unknown}/say`, { text: 'hello' });
     expect(r.status).to.equal(404);
 
-    const sink = await RtpSink.open();
-    const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15551230001', sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+    const { sink, caller } = await callNumber(s, number, '+15551230001', 40_000);
     try {
       const call = await progressingCall(s, f.customer.id);
       r = await a.post('/speakings', { reference_type: 'call', reference_id: call.id, provider: 'elevenlabs' });

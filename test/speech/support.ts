@@ -8,7 +8,8 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { startPlatform, until, type Platform } from '../media-app/harness';
+import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
+import { truncateAll } from '../support/db';
 
 export interface Stack {
   p: Platform;
@@ -109,4 +110,23 @@ export async function eventsWhere(s: Stack, types: string[], match: (data: Recor
     if (types.includes(e.event_type) && match(e.data)) out.push(e);
   }
   return out;
+}
+
+/** A stack on a clean database, for a suite's before hook. */
+export async function freshStack(env: Record<string, string> = {}): Promise<Stack> {
+  await truncateAll();
+  return startStack(env);
+}
+
+/** A suite's after hook: no sipp left behind, the stack closed. */
+export async function closeStack(s: Stack | undefined): Promise<void> {
+  killAllSipp();
+  await s?.close();
+}
+
+/** sipp, as the customer's trunk, calls `number` and waits for the platform's BYE; audio to a sink. */
+export async function callNumber(s: Stack, number: string, from: string, killAfterMs: number): Promise<{ sink: RtpSink; caller: ReturnType<typeof sipp> }> {
+  const sink = await RtpSink.open();
+  const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, from, sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs });
+  return { sink, caller };
 }

@@ -2,9 +2,8 @@
 // is recognised by pocketsphinx, each segment is a Transcript and a transcript_created event, and
 // stop (or hangup) ends the transcribe with transcribe_done. Recordings are transcribed too.
 import { expect } from 'chai';
-import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
-import { truncateAll } from '../support/db';
-import { api, eventsWhere, inboundSetup, progressingCall, startStack, type Stack } from './support';
+import { RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
+import { api, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, callNumber, type Stack } from './support';
 
 const PHRASES = ['please transfer me to sales', 'talk to an operator', 'check my balance', 'goodbye'];
 
@@ -13,13 +12,9 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
   let s: Stack;
 
   before(async () => {
-    await truncateAll();
-    s = await startStack();
+    s = await freshStack();
   });
-  after(async () => {
-    killAllSipp();
-    await s?.close();
-  });
+  after(() => closeStack(s));
 
   function call(number: string, sink: RtpSink, user = '+15551239999') {
     return sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, user, sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
