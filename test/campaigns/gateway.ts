@@ -6,7 +6,7 @@
  */
 import type { Fixture, TestApp } from '../support/api';
 import { freePort, sippMediaPort } from '../support/ports';
-import { sipp, SIPP_SDP, type SippResult } from '../media-app/harness';
+import { sipp, SIPP_SDP, type SippResult, answerBye } from '../media-app/harness';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
 import { providersRepo } from '../../core/repos/providers';
@@ -43,17 +43,7 @@ ${reply('180 Ringing', 'Contact: <sip:[local_ip]:[local_port]>\nContent-Length: 
 ${reply('200 OK', `Contact: <sip:[local_ip]:[local_port]>\nContent-Type: application/sdp\nContent-Length: [len]\n\n${SIPP_SDP}`)}
 ]]></send>
 <recv request="ACK"/>
-<recv request="BYE" timeout="30000"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
+${answerBye(30000)}
 <nop next="end"/>
 <label id="busy"/>
 <send><![CDATA[

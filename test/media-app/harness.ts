@@ -389,11 +389,12 @@ Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>
-${opts.steps ? `${opts.steps}\n` : ''}${opts.hangUpAfterMs !== undefined ? callerBye(opts.hangUpAfterMs, opts.digest ? 3 : 2) : platformBye(opts.byeTimeoutMs ?? 20000)}
+${opts.steps ? `${opts.steps}\n` : ''}${opts.hangUpAfterMs !== undefined ? callerBye(opts.hangUpAfterMs, opts.digest ? 3 : 2) : answerBye(opts.byeTimeoutMs ?? 20000)}
 </scenario>`;
 }
 
-const platformBye = (timeoutMs: number) => `<recv request="BYE" timeout="${timeoutMs}"/>
+/** Scenario steps: wait for the platform's BYE and answer it 200. */
+export const answerBye = (timeoutMs: number): string => `<recv request="BYE" timeout="${timeoutMs}"/>
 <send><![CDATA[
 SIP/2.0 200 OK
 [last_Via:]

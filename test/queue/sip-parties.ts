@@ -1,6 +1,7 @@
 // SIP parties for the queue tests: a caller UAS whose SDP sends our audio to an RtpSink, and a
 // UDP socket that only counts the INVITEs it receives (an agent who must not be rung).
 import dgram from 'node:dgram';
+import { answerBye } from '../media-app/harness';
 
 /** sipp UAS: answers at once with audio to 127.0.0.1:rtpPort, then waits for the platform's BYE. */
 export function callerUas(rtpPort: number): string {
@@ -30,17 +31,7 @@ m=audio ${rtpPort} RTP/AVP 0
 a=rtpmap:0 PCMU/8000
 a=sendrecv`)}
 <recv request="ACK"/>
-<recv request="BYE" timeout="40000"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
+${answerBye(40000)}
 </scenario>`;
 }
 
