@@ -8,19 +8,10 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { ContactAddressRow } from '../repos/contacts';
 
-export interface AddressRow {
-  id: string;
-  customer_id: string;
-  contact_id: string | null;
-  type: 'tel' | 'email';
-  target: string;
-  target_name: string;
-  name: string;
-  detail: string;
-  is_primary: boolean;
-  tm_create: Date;
-}
+/** A row of contact_addresses as the contacts repo knows it, except that it may have no contact (unresolved). */
+export type AddressRow = Omit<ContactAddressRow, 'contact_id'> & { contact_id: string | null };
 
 export interface AddressCreate {
   contact_id: string | null;
