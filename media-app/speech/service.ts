@@ -172,22 +172,27 @@ export class SpeechService {
 
   // ---- transcription
 
-  /** transcribe_start (flow): a new Transcribe row on the call, then recognition. */
-  async transcribeCall(callId: string, customerId: string, req: TranscribeRequest): Promise<TranscribeRow> {
-    const { provider, language } = checkStt(req.provider, req.language);
-    const repo = transcribesRepo(this.factory.deps.db);
-    if (await repo.progressingOn(callId)) throw new Error('the call is already being transcribed');
-    const row = await repo.create({
+  /** A flow's Transcribe row (on a call or a recording), written and announced (transcribe_created). */
+  private async createTranscribe(customerId: string, referenceType: 'call' | 'recording', referenceId: string, stt: ReturnType<typeof checkStt>, req: TranscribeRequest): Promise<TranscribeRow> {
+    const row = await transcribesRepo(this.factory.deps.db).create({
       customer_id: customerId,
-      reference_type: 'call',
-      reference_id: callId,
-      language,
+      reference_type: referenceType,
+      reference_id: referenceId,
+      language: stt.language,
       direction: req.direction ?? 'both',
-      provider,
+      provider: stt.provider,
       activeflow_id: req.activeflow_id,
       on_end_flow_id: req.on_end_flow_id,
     });
     await publishResourceEvent(this.factory.deps.events, 'transcribe_created', transcribeJson(row)).catch(() => undefined);
+    return row;
+  }
+
+  /** transcribe_start (flow): a new Transcribe row on the call, then recognition. */
+  async transcribeCall(callId: string, customerId: string, req: TranscribeRequest): Promise<TranscribeRow> {
+    const { provider, language } = checkStt(req.provider, req.language);
+    if (await transcribesRepo(this.factory.deps.db).progressingOn(callId)) throw new Error('the call is already being transcribed');
+    const row = await this.createTranscribe(customerId, 'call', callId, { provider, language }, req);
     await this.startTranscribe(row.id, callId, true);
     return row;
   }
@@ -240,17 +245,7 @@ export class SpeechService {
     for (const rid of call?.recording_ids ?? []) {
       const rec = await recordingsReadRepo(this.factory.deps.db).getById(rid);
       if (!rec || rec.customer_id !== customerId) continue;
-      const row = await transcribesRepo(this.factory.deps.db).create({
-        customer_id: customerId,
-        reference_type: 'recording',
-        reference_id: rid,
-        language,
-        direction: req.direction ?? 'both',
-        provider,
-        activeflow_id: req.activeflow_id,
-        on_end_flow_id: req.on_end_flow_id,
-      });
-      await publishResourceEvent(this.factory.deps.events, 'transcribe_created', transcribeJson(row)).catch(() => undefined);
+      const row = await this.createTranscribe(customerId, 'recording', rid, { provider, language }, req);
       this.runRecording(row);
       rows.push(row);
     }
