@@ -17,6 +17,7 @@ import { deleteUnregister, postUnregister } from './unregister';
 import { postBoot, postBootRefresh } from './boot';
 import { postDelegate } from './delegate';
 import type { AuthDeps } from './deps';
+import { publishRecheck } from '../ws/guard';
 
 export type { AuthDeps } from './deps';
 export { registerDirectResolver, type DirectResolver, type DirectTarget } from './direct-registry';
@@ -36,7 +37,10 @@ export function authDepsFromMount(m: AuthMount): AuthDeps {
     authenticate: m.credentials.required,
     statusGate: m.statusGate.middleware,
     directScopeVersion: () => cfg.directScopeVersion ?? 1,
-    onCustomerChanged: (id) => m.statusGate.invalidate(id),
+    onCustomerChanged: (id) => {
+      m.statusGate.invalidate(id);
+      void publishRecheck(m.ctx, id); // open WebSockets of a frozen or deleted account close now
+    },
   };
 }
 
