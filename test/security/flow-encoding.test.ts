@@ -22,7 +22,7 @@ describe('security: ${...} values are encoded for the context they land in (find
   const got: { method: string; url: string; body: string }[] = [];
 
   before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.1/32', FLOW_HTTP_ALLOW_PRIVATE: 'true' }); // the CRM is on loopback
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.1/32' }); // the CRM is on loopback
     server = http.createServer((req, res) => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c));
