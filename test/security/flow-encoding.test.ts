@@ -4,14 +4,9 @@
 // path and query, JSON-escaped in a JSON body, control characters removed in header values.
 import { expect } from 'chai';
 import http from 'node:http';
-import { parseActions, substitute, substituteOption } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { repos } from '../../core/repos';
-import { testDb } from '../support/db';
-import { sippMediaPort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
+import { substitute, substituteOption } from '../../core/flow';
+import { killAllSipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { callNumber, numberWithFlow, trunkCustomer } from './calls';
 
 describe('security: ${...} values are encoded for the context they land in (finding 5)', function () {
   this.timeout(90_000);
@@ -33,9 +28,7 @@ describe('security: ${...} values are encoded for the context they land in (find
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-    const db = await testDb();
-    customerId = (await repos(db).customers.create({ email: `enc${Date.now()}@example.test`, status: 'active', name: 'enc' })).id;
-    await trunksRepo(db).create(customerId, `enc${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    customerId = await trunkCustomer();
   });
   after(async () => {
     killAllSipp();
@@ -44,31 +37,18 @@ describe('security: ${...} values are encoded for the context they land in (find
   });
 
   /** A number of the test customer whose flow calls the CRM with the caller's From and hangs up. */
-  async function crmNumber(number: string, tag: string): Promise<void> {
-    const db = await testDb();
-    const actions = parseActions([
+  function crmNumber(number: string, tag: string): Promise<void> {
+    return numberWithFlow(customerId, number, [
       { type: 'answer' },
       { type: 'webhook_send', option: { sync: true, method: 'GET', uri: `${base}/lookup/\${svc.call.source.target}?caller=\${svc.call.source.target}&role=user&tag=${tag}` } },
       { type: 'webhook_send', option: { sync: true, method: 'POST', uri: `${base}/hook?tag=${tag}`, data: '{"caller":"${svc.call.source.target}","name":"${svc.call.source.target_name}","n":${svc.call.source.target}}' } },
       { type: 'hangup' },
     ]);
-    const flow = await flowsRepo(db).create({ customer_id: customerId, actions } as never);
-    await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
   }
 
-  /** sipp calls `number` with the given From header value; resolves when both requests arrived. */
+  /** sipp calls `number` with the given From header value; resolves the two requests the CRM got. */
   async function callWithFrom(number: string, from: string, tag: string) {
-    const sink = await RtpSink.open();
-    try {
-      const scenario = uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'caller', sink.port).replace(
-        /From: "Trunk Caller" <sip:caller@\[local_ip\]:\[local_port\]>/,
-        `From: ${from}`,
-      );
-      const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 }).done;
-      expect(r.code, r.errors + r.messages).to.equal(0);
-    } finally {
-      sink.close();
-    }
+    await callNumber(p, customerId, number, from);
     return until(() => {
       const mine = got.filter((g) => g.url.endsWith(`tag=${tag}`));
       return mine.length === 2 ? { get: mine.find((g) => g.method === 'GET')!, post: mine.find((g) => g.method === 'POST')! } : null;
