@@ -33,7 +33,7 @@ export interface ValidateOptions {
    * external media) must name a host the egress policy allows (no DNS here); URLs with `${...}`
    * are checked when they are used.
    */
-  egress?: Pick<EgressPolicy, 'assertHost'>;
+  egress?: Pick<EgressPolicy, 'assertHost' | 'assertUrlSyntax'>;
 }
 
 export type ValidationResult = { ok: true; actions: Action[] } | { ok: false; problems: FlowProblem[] };
@@ -160,21 +160,23 @@ function checkAction(raw: unknown, at: string, index: number, opts: ValidateOpti
   return { id: id as string, next_id: nextId as string, type, option };
 }
 
-/** Refuses literal URLs whose host the egress policy forbids (loopback, private, link-local, the platform itself...). */
-function checkUrls(type: ActionType, option: Record<string, unknown>, at: string, index: number, egress: Pick<EgressPolicy, 'assertHost'>, problems: FlowProblem[]): void {
+/** Refuses literal URLs the egress policy forbids (loopback, private, link-local hosts, the platform itself, credentials in http URLs). */
+function checkUrls(type: ActionType, option: Record<string, unknown>, at: string, index: number, egress: NonNullable<ValidateOptions['egress']>, problems: FlowProblem[]): void {
   for (const [field, value] of Object.entries(option)) {
     if (fieldContext(type, field, option) !== 'url') continue;
     const list: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [`${field}[${i}]`, v]) : [[field, value]];
     for (const [f, v] of list) {
       if (typeof v !== 'string' || !v || hasVariables(v)) continue;
-      let host: string;
+      let url: URL;
       try {
-        host = new URL(v).hostname;
+        url = new URL(v);
       } catch {
         continue; // the option schema says what is wrong with its form
       }
       try {
-        egress.assertHost(host, 'the host');
+        // http(s): no user:password@ either; ws(s) (external media): the host
+        if (url.protocol === 'http:' || url.protocol === 'https:') egress.assertUrlSyntax(url, 'the URL');
+        else egress.assertHost(url.hostname, 'the host');
       } catch (e) {
         if (!(e instanceof EgressRefused)) throw e;
         problems.push({ index, field: `${at}.${f}`, message: e.message });

@@ -6,6 +6,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { closeCommandBus } from '../../control-api/calls/bus';
+import { ConfigError } from '../../core/config';
+import { loadMediaAppConfig } from '../../media-app/config';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { startPlatform, until, type Platform } from '../media-app/harness';
 import { SPELLINGS, startInternalTargets, type InternalTargets } from './spellings';
@@ -90,6 +92,7 @@ describe('security: flow HTTP goes through the egress policy (finding 3)', funct
       ['/flows', [{ type: 'answer' }, { type: 'fetch', option: { event_url: `http://0x7f000001:${targets.port}/x` } }], 'actions[1].option.event_url'],
       ['/flows', [{ type: 'play', option: { stream_urls: ['https://example.com/a.wav', `http://[::1]:${targets.port}/a.wav`] } }], 'actions[0].option.stream_urls[1]'],
       ['/activeflows', [{ type: 'external_media_start', option: { url: `ws://localhost:${targets.port}/bot` } }], 'actions[0].option.url'],
+      ['/flows', [{ type: 'webhook_send', option: { uri: 'https://user:secret@crm.example.com/x' } }], 'actions[0].option.uri'], // stored only: never run
       ['/flows', [{ type: 'amd', option: { voicemail_urls: ['http://169.254.169.254/latest/meta-data'] } }], 'actions[0].option.voicemail_urls[0]'], // stored only: never run
     ];
     for (const [path, actions, field] of cases) {
@@ -101,5 +104,10 @@ describe('security: flow HTTP goes through the egress policy (finding 3)', funct
     const ok = await api('post', '/flows').send({ name: 'x', actions: [{ type: 'webhook_send', option: { uri: 'http://${host}/x' } }] });
     expect(ok.status, JSON.stringify(ok.body)).to.be.oneOf([200, 201]);
     expect(targets.internalHits()).to.equal(0);
+  });
+
+  it('FLOW_HTTP_ALLOW_PRIVATE is gone: a node configured with it does not start, and says to use EGRESS_ALLOW_CIDRS', () => {
+    expect(() => loadMediaAppConfig({ FLOW_HTTP_ALLOW_PRIVATE: 'true' })).to.throw(ConfigError).with.property('message').match(/FLOW_HTTP_ALLOW_PRIVATE.*EGRESS_ALLOW_CIDRS/);
+    expect(() => loadMediaAppConfig({ FLOW_HTTP_ALLOW_PRIVATE: 'false' })).not.to.throw();
   });
 });
