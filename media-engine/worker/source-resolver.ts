@@ -15,8 +15,8 @@ export type SourceSpec = string | { say: string; language?: string; voice?: stri
 
 let cacheDir = path.join(os.tmpdir(), 'media-engine-cache');
 let ttsProvider = 'espeak-ng';
-/** Who play URLs may be fetched from: the node's settings (MediaServerOptions.egress), public only without them. */
-let egress = new EgressPolicy({ allowCidrs: [], dnsServers: [], selfHosts: [] });
+/** Who play URLs may be fetched from: the node's settings (MediaServerOptions.egress); without them fetchToCache's default (public only). */
+let egress: EgressPolicy | undefined;
 const tts = new Map<string, TtsProvider>();
 
 /** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider; the egress policy's settings. */
