@@ -33,8 +33,11 @@ const schema = z.object({
   REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
   CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
-  /** fetch and webhook_send may reach loopback/private addresses (a LAN receiver; tests). Off: SSRF guard. */
-  FLOW_HTTP_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false'),
+  // Replaced by EGRESS_ALLOW_CIDRS (core/net): "allow every private range" is what the egress policy exists to prevent.
+  FLOW_HTTP_ALLOW_PRIVATE: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === 'false' || v === '0', 'removed: list the ranges flows may reach in EGRESS_ALLOW_CIDRS (e.g. 10.1.0.0/16)'),
 });
 
 export interface MediaAppConfig {
@@ -45,8 +48,6 @@ export interface MediaAppConfig {
   registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
-  /** Flow HTTP (fetch, webhook_send) may target private and loopback addresses. */
-  flowHttpAllowPrivate: boolean;
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
@@ -72,6 +73,5 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
-    flowHttpAllowPrivate: e.FLOW_HTTP_ALLOW_PRIVATE === 'true' || e.FLOW_HTTP_ALLOW_PRIVATE === '1',
   };
 }

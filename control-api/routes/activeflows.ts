@@ -98,7 +98,7 @@ export const routes = [
         flowId = flow.id;
         onComplete = flow.on_complete_flow_id;
       } else {
-        actions = parseActions(body.actions);
+        actions = parseActions(body.actions, { egress: ctx.egress });
         flowId = newId();
       }
       const id = body.id ?? newId();
