@@ -7,15 +7,21 @@ import { invalidArgument } from '../core/errors';
 import { EgressRefused } from '../core/net';
 import type { AppContext } from './context';
 
-/** Checks each non-empty URL; `field` is the body field ("engine_url", "source_urls.3"). */
-export function assertEgressUrl(ctx: AppContext, field: string, url: string | undefined): void {
-  if (!url) return;
+/** Why the policy refuses `url` at validation time, or null. */
+export function egressUrlProblem(ctx: AppContext, url: string): string | null {
   try {
     ctx.egress.assertUrlSyntax(url);
+    return null;
   } catch (e) {
-    if (!(e instanceof EgressRefused)) throw e;
-    throw invalidArgument(`${field}: ${e.message}`, [{ field, issue: e.message }]);
+    if (e instanceof EgressRefused) return e.message;
+    throw e;
   }
+}
+
+/** Checks a non-empty URL; `field` is the body field ("engine_url", "source_urls.3"). */
+export function assertEgressUrl(ctx: AppContext, field: string, url: string | undefined): void {
+  const problem = url ? egressUrlProblem(ctx, url) : null;
+  if (problem) throw invalidArgument(`${field}: ${problem}`, [{ field, issue: problem }]);
 }
 
 /** assertEgressUrl over a list field: `source_urls.0`, `source_urls.1`... */

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { WebSocket, WebSocketServer } from 'ws';
 import { classifyIp, normalizeHost, parseCidr, parseCidrList, type AddressClass } from '../../core/net/address';
 import { EgressPolicy, egressSettingsFromEnv, EgressRefused, EgressFailed } from '../../core/net';
 import { loadConfig, ConfigError } from '../../core/config';
@@ -153,6 +154,36 @@ describe('egress policy', () => {
       const again = await p.fetch(`http://${DNS_NAMES.rebind}:${t.port}/x`).catch((e: unknown) => e);
       expect(again).to.be.instanceOf(EgressRefused);
       expect((again as EgressRefused).message).to.equal('the destination host name resolves to an address that is not allowed');
+    });
+
+    it('the pinned lookup keeps http.request and ws on the checked address even when DNS changes', async () => {
+      t.resetRebind();
+      const c = await p.resolveAndCheck(DNS_NAMES.rebind);
+      expect(c.address).to.equal('127.0.0.2');
+      // DNS now answers 127.0.0.1; the pinned lookup does not ask again
+      await p.resolveAndCheck(DNS_NAMES.rebind).catch(() => undefined);
+      const body = await new Promise<string>((resolve, reject) => {
+        http.get(`http://${DNS_NAMES.rebind}:${t.port}/x`, { lookup: c.lookup }, (res) => {
+          let b = '';
+          res.on('data', (d: Buffer) => (b += d.toString()));
+          res.on('end', () => resolve(b));
+        }).on('error', reject);
+      });
+      expect(body).to.include('allowed server');
+      const wss = new WebSocketServer({ host: '127.0.0.2', port: 0 });
+      await new Promise((r) => wss.once('listening', r));
+      try {
+        wss.on('connection', (sock) => sock.send('hello from 127.0.0.2'));
+        const ws = new WebSocket(`ws://${DNS_NAMES.rebind}:${(wss.address() as AddressInfo).port}/`, { lookup: c.lookup });
+        const msg = await new Promise<string>((resolve, reject) => {
+          ws.once('message', (d: Buffer) => resolve(d.toString()));
+          ws.once('error', reject);
+        });
+        ws.close();
+        expect(msg).to.equal('hello from 127.0.0.2');
+      } finally {
+        wss.close();
+      }
     });
 
     it('every address of a name is checked, not only the first', async () => {

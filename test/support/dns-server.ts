@@ -11,6 +11,7 @@
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { parseIp } from '../../core/net/address';
 
 export interface DnsAnswer {
   a?: string[];
@@ -43,19 +44,8 @@ function readName(msg: Buffer, offset: number): { name: string; end: number } {
   }
 }
 
-function ipv6Bytes(ip: string): Buffer {
-  const [head, tail] = ip.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g || '0', 16), 2 * i));
-  return out;
-}
-
-function rdata(type: number, ip: string): Buffer {
-  if (type === TYPE_A) return Buffer.from(ip.split('.').map(Number));
-  return ipv6Bytes(ip);
+function rdata(ip: string): Buffer {
+  return Buffer.from(parseIp(ip)!.bytes);
 }
 
 export async function startDnsServer(table: Record<string, DnsAnswer | DnsAnswer[]> = {}): Promise<DnsServer> {
@@ -64,7 +54,7 @@ export async function startDnsServer(table: Record<string, DnsAnswer | DnsAnswer
   const set = (name: string, answers: DnsAnswer | DnsAnswer[]) => {
     for (const ans of Array.isArray(answers) ? answers : [answers]) {
       for (const ip of ans.a ?? []) if (!net.isIPv4(ip)) throw new Error(`${ip} is not IPv4`);
-      for (const ip of ans.aaaa ?? []) if (!net.isIPv6(ip) || ip.includes('.')) throw new Error(`${ip} is not plain IPv6`);
+      for (const ip of ans.aaaa ?? []) if (!net.isIPv6(ip)) throw new Error(`${ip} is not IPv6`);
     }
     entries.set(name.toLowerCase().replace(/\.$/, ''), Array.isArray(answers) ? answers : [answers]);
     counts.set(name.toLowerCase().replace(/\.$/, ''), { a: 0, aaaa: 0 });
@@ -102,7 +92,7 @@ export async function startDnsServer(table: Record<string, DnsAnswer | DnsAnswer
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(records.length, 6);
     const answers = records.map((ip) => {
-      const data = rdata(qtype, ip);
+      const data = rdata(ip);
       const rr = Buffer.alloc(12);
       rr.writeUInt16BE(0xc00c, 0); // pointer to the question's name
       rr.writeUInt16BE(qtype, 2);
