@@ -26,6 +26,7 @@ export class InviteServerTransaction extends ServerTransaction {
     this.lastResponse = res;
     this.transmit(res);
     if (res.status < 200) return true;
+    this.emit('final', res);
     if (res.status < 300) {
       this.state = 'Accepted';
       this.emit('accepted'); // internal: lets the stack route the 2xx ACK here

@@ -98,6 +98,7 @@ export class NonInviteServerTransaction extends ServerTransaction {
       this.state = 'Proceeding';
     } else {
       this.state = 'Completed';
+      this.emit('final', res);
       this.timers.stop('guard');
       // Timer J: keep absorbing request retransmissions for 64*T1 on unreliable transports
       this.timers.start('J', this.reliable ? 0 : 64 * this.ctx.timers.t1, () => this.terminate());

@@ -90,9 +90,10 @@ const { parentPort, workerData: o } = require('node:worker_threads');
 const dgram = require('node:dgram');
 const s = dgram.createSocket('udp4');
 const sentAt = new Map();
-let replies = 0, lastAnsweredSentAt = -1, sent = 0;
+let replies = 0, lastAnsweredSentAt = -1, sent = 0, probeAnswered = false;
 s.on('message', (b) => {
   replies++;
+  if (b.toString('latin1').includes('Call-ID: flood-probe')) probeAnswered = true;
   const m = /\\r\\nCall-ID: flood-(\\d+)-/i.exec(b.toString('latin1'));
   if (m) { const t = sentAt.get(Number(m[1])); if (t !== undefined && t > lastAnsweredSentAt) lastAnsweredSentAt = t; }
 });
@@ -117,12 +118,18 @@ s.bind(0, o.host, async () => {
   }
   const ms = Date.now() - start;
   await sleep(o.graceMs);
+  // is the flooding address:port still answered? (an OPTIONS from the same socket, retransmitted)
+  const probe = [
+    'OPTIONS sip:ping@127.0.0.1:' + o.port + ' SIP/2.0', 'Via: SIP/2.0/UDP ' + o.host + ':' + port + ';branch=z9hG4bKprobe' + Date.now() + ';rport',
+    'Max-Forwards: 70', 'From: <sip:probe@' + o.host + '>;tag=probe', 'To: <sip:ping@127.0.0.1>', 'Call-ID: flood-probe', 'CSeq: 1 OPTIONS',
+    'Content-Length: 0', '', ''].join('\\r\\n');
+  for (let i = 0; i < 3 && !probeAnswered; i++) { s.send(probe, o.port, '127.0.0.1'); await sleep(400); }
   s.close();
-  parentPort.postMessage({ sent, ms, replies, lastAnsweredSentAt });
+  parentPort.postMessage({ sent, ms, replies, lastAnsweredSentAt, probeAnswered });
 });
 `;
 
-export interface FloodResult { started: number; sent: number; ms: number; replies: number; lastAnsweredSentAt: number }
+export interface FloodResult { started: number; sent: number; ms: number; replies: number; lastAnsweredSentAt: number; probeAnswered: boolean }
 
 /** Floods `rate` INVITE/s from `host` for `seconds`; resolves after a grace time for late answers. */
 export function floodInvites(o: { host: string; port: number; number: string; rate: number; seconds: number; graceMs: number }): { started: Promise<number>; done: Promise<FloodResult> } {
@@ -255,7 +262,11 @@ export interface FloodReport {
     bannedAfterMs: number | null;
     /** when the last INVITE that got any answer was sent: the ban as the flooder sees it */
     lastAnsweredSentAtMs: number;
-    probeFromFlooderAnswered: boolean; probeFromOtherAnswered: boolean };
+    /** an OPTIONS from the flooding socket itself, after the flood */
+    probeFromFlooderAnswered: boolean;
+    /** an OPTIONS from another port of the flooder's address (another phone behind its NAT) */
+    probeFromFlooderAddressOtherPortAnswered: boolean;
+    probeFromOtherAnswered: boolean };
   bruteForce: {
     statuses: { status: number; retryAfter?: string }[];
     rightPasswordWhileLocked: { status?: number; retryAfter?: string };
@@ -331,9 +342,10 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
     const fr = await flood.done;
     const floodEnd = floodStart + fr.ms;
     clearInterval(poll);
-    const flooder = await new Peer('127.0.0.2', p.sipPort).open();
-    peers.push(flooder);
-    const probeFlooder = await flooder.request(options(flooder, p.sipPort), 1200);
+    // the ban is per address:port: another device behind the flooder's address (a NAT) is still served
+    const flooderAddress = await new Peer('127.0.0.2', p.sipPort).open();
+    peers.push(flooderAddress);
+    const probeFlooderAddress = await flooderAddress.request(options(flooderAddress, p.sipPort), 3000);
     const other = await new Peer('127.0.0.4', p.sipPort).open();
     peers.push(other);
     const probeOther = await other.request(options(other, p.sipPort), 3000);
@@ -389,7 +401,8 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
         repliesReceived: fr.replies,
         bannedAfterMs,
         lastAnsweredSentAtMs: fr.lastAnsweredSentAt,
-        probeFromFlooderAnswered: probeFlooder !== null,
+        probeFromFlooderAnswered: fr.probeAnswered,
+        probeFromFlooderAddressOtherPortAnswered: probeFlooderAddress?.status === 200,
         probeFromOtherAnswered: probeOther?.status === 200,
       },
       bruteForce: {
