@@ -36,8 +36,8 @@ export * from './message';
 export type { ListeningPoint, Target } from './transport';
 export type { Destination, TimerValues } from './transaction/context';
 export { ClientTransaction, ServerTransaction, InviteClientTransaction, InviteServerTransaction };
-export type { ClientTransactionState } from './transaction/client';
-export type { ServerTransactionState, RespondOptions } from './transaction/server';
+export type { ClientTransactionState, ClientTransactionEvents } from './transaction/client';
+export type { ServerTransactionState, ServerTransactionEvents, RespondOptions } from './transaction/server';
 
 export interface SipStackOptions {
   logger?: Logger;
@@ -114,6 +114,7 @@ export class SipStack extends EventEmitter {
       timers: config.timers,
       send: (msg, dest) => this.sendMessage(msg, dest),
       onRetransmit: (msg) => sipMetrics.retransmissions.inc({ kind: msg instanceof SipRequest ? 'request' : 'response' }),
+      onIllegalTransition: (e) => this.log.error({ machine: e.machine, from: e.from, to: e.to, stack: e.stack }, 'illegal transaction state transition ignored'),
       onTerminated: ({ id, kind }) => {
         if (kind === 'server') this.table.servers.delete(id);
         else this.table.clients.delete(id);

@@ -2,8 +2,24 @@
 import { EventEmitter } from 'node:events';
 import type { SipRequest, SipResponse } from '../message';
 import { Destination, TimerSet, TransactionContext, isReliable } from './context';
+import { allowMove, NON_INVITE_SERVER, type InviteServerState, type NonInviteServerState, type MoveTable, type Transitions } from './states';
 
-export type ServerTransactionState = 'Trying' | 'Proceeding' | 'Completed' | 'Confirmed' | 'Accepted' | 'Terminated';
+export type ServerTransactionState = InviteServerState | NonInviteServerState;
+
+/** The events of a server transaction (typed: `srv.on('ack', (ack) => ...)`). */
+export interface ServerTransactionEvents {
+  /** the first final response went out (the stack learns trusted sources from it) */
+  final: [res: SipResponse];
+  ack: [ack: SipRequest];
+  cancelled: [cancel: SipRequest];
+  /** INVITE: a 2xx went out (the stack routes the 2xx's ACK here) */
+  accepted: [];
+  timeout: [];
+  'transport-error': [err: Error];
+  terminated: [];
+  /** every move of the state machine, after it happened */
+  stateChanged: [to: ServerTransactionState, from: ServerTransactionState];
+}
 
 export interface RespondOptions {
   /**
@@ -23,10 +39,13 @@ export interface RespondOptions {
  *   gave no final response within 64*T1 (the client has given up by then, Timer F); the transaction ends.
  * - 'transport-error' (err: Error): a response could not be sent.
  * - 'terminated' (): the transaction is gone.
+ * - 'final' (res): the first final response was sent.
+ * - 'stateChanged' (to, from): every state move (through transition(), checked against the table).
  */
-export abstract class ServerTransaction extends EventEmitter {
+export abstract class ServerTransaction<S extends ServerTransactionState = ServerTransactionState> extends EventEmitter<ServerTransactionEvents> {
   abstract readonly isInvite: boolean;
-  state: ServerTransactionState = 'Trying';
+  private current: S;
+  private readonly machine: { name: string; table: MoveTable };
   lastResponse?: SipResponse;
   protected readonly timers = new TimerSet();
 
@@ -37,8 +56,22 @@ export abstract class ServerTransaction extends EventEmitter {
     /** Where responses go (RFC 3261 18.2.2 / RFC 3581), computed from the request's Via and source. */
     readonly destination: Destination,
     protected readonly ctx: TransactionContext,
+    machine: { name: string; table: Transitions<S>; initial: S },
   ) {
     super();
+    this.current = machine.initial;
+    this.machine = machine;
+  }
+
+  get state(): S { return this.current; }
+
+  /** The one way the state changes: a move the machine's table allows (see states.ts for illegal ones). */
+  protected transition(to: S): boolean {
+    const from = this.current;
+    if (!allowMove(this.machine.name, this.machine.table, from, to, (e) => this.ctx.onIllegalTransition?.(e))) return false;
+    this.current = to;
+    this.emit('stateChanged', to, from);
+    return true;
   }
 
   /** True once a final response has been passed to respond(). */
@@ -64,7 +97,7 @@ export abstract class ServerTransaction extends EventEmitter {
 
   protected terminate(): void {
     if (this.state === 'Terminated') return;
-    this.state = 'Terminated';
+    this.transition('Terminated' as S);
     this.timers.clear();
     this.ctx.onTerminated({ id: this.id, kind: 'server' });
     this.emit('terminated');
@@ -77,11 +110,11 @@ export abstract class ServerTransaction extends EventEmitter {
 }
 
 /** Non-INVITE server transaction: Trying -> Proceeding -> Completed -(J)-> Terminated. */
-export class NonInviteServerTransaction extends ServerTransaction {
+export class NonInviteServerTransaction extends ServerTransaction<NonInviteServerState> {
   readonly isInvite = false;
 
   constructor(id: string, request: SipRequest, destination: Destination, ctx: TransactionContext) {
-    super(id, request, destination, ctx);
+    super(id, request, destination, ctx, { name: 'non-INVITE server transaction', table: NON_INVITE_SERVER, initial: 'Trying' });
     // a TU that never answers must not pin the transaction (and the concurrency cap) forever
     this.timers.start('guard', 64 * ctx.timers.t1, () => {
       if (this.state !== 'Trying' && this.state !== 'Proceeding') return;
@@ -95,9 +128,9 @@ export class NonInviteServerTransaction extends ServerTransaction {
     this.lastResponse = res;
     this.transmit(res);
     if (res.status < 200) {
-      this.state = 'Proceeding';
+      if (this.state === 'Trying') this.transition('Proceeding');
     } else {
-      this.state = 'Completed';
+      this.transition('Completed');
       this.emit('final', res);
       this.timers.stop('guard');
       // Timer J: keep absorbing request retransmissions for 64*T1 on unreliable transports

@@ -1,0 +1,74 @@
+// The RFC 3261 §17 transaction state machines (with the RFC 6026 Accepted state) as tables of
+// allowed moves, and the one transition check every machine uses (the style of SIP.js core).
+//
+//   INVITE client (17.1.1):     Calling -> Proceeding -> Completed | Accepted -> Terminated
+//   non-INVITE client (17.1.2): Trying -> Proceeding -> Completed -> Terminated
+//   INVITE server (17.2.1):     Proceeding -> Completed -> Confirmed -> Terminated; Proceeding -> Accepted -> Terminated
+//   non-INVITE server (17.2.2): Trying -> Proceeding -> Completed -> Terminated
+// Every state may end in Terminated (timeout, transport error, stack shutdown); nothing leaves it.
+//
+// An illegal move is a programming error: it throws under NODE_ENV=test (so the suites catch it) and
+// is reported through `onIllegal` and ignored otherwise (production keeps serving the other calls).
+
+export type Transitions<S extends string> = { readonly [K in S]: readonly S[] };
+/** Any machine's table, its state names erased (what a transaction keeps). */
+export type MoveTable = { readonly [state: string]: readonly string[] };
+
+export type InviteClientState = 'Calling' | 'Proceeding' | 'Completed' | 'Accepted' | 'Terminated';
+export type NonInviteClientState = 'Trying' | 'Proceeding' | 'Completed' | 'Terminated';
+export type InviteServerState = 'Proceeding' | 'Completed' | 'Confirmed' | 'Accepted' | 'Terminated';
+export type NonInviteServerState = 'Trying' | 'Proceeding' | 'Completed' | 'Terminated';
+
+export const INVITE_CLIENT: Transitions<InviteClientState> = {
+  Calling: ['Proceeding', 'Completed', 'Accepted', 'Terminated'],
+  Proceeding: ['Completed', 'Accepted', 'Terminated'],
+  Completed: ['Terminated'],
+  Accepted: ['Terminated'],
+  Terminated: [],
+};
+
+export const NON_INVITE_CLIENT: Transitions<NonInviteClientState> = {
+  Trying: ['Proceeding', 'Completed', 'Terminated'],
+  Proceeding: ['Completed', 'Terminated'],
+  Completed: ['Terminated'],
+  Terminated: [],
+};
+
+export const INVITE_SERVER: Transitions<InviteServerState> = {
+  Proceeding: ['Completed', 'Accepted', 'Terminated'],
+  Completed: ['Confirmed', 'Terminated'],
+  Confirmed: ['Terminated'],
+  Accepted: ['Terminated'],
+  Terminated: [],
+};
+
+export const NON_INVITE_SERVER: Transitions<NonInviteServerState> = {
+  Trying: ['Proceeding', 'Completed', 'Terminated'],
+  Proceeding: ['Completed', 'Terminated'],
+  Completed: ['Terminated'],
+  Terminated: [],
+};
+
+export class IllegalTransition extends Error {
+  constructor(readonly machine: string, readonly from: string, readonly to: string) {
+    super(`${machine}: illegal state transition ${from} -> ${to}`);
+    this.name = 'IllegalTransition';
+  }
+}
+
+/** Throw on illegal moves (tests) or report and ignore them (production). */
+export const strictTransitions = (): boolean => process.env.NODE_ENV === 'test';
+
+/**
+ * The one transition check: true when `from -> to` is in `table` (the caller then moves). An
+ * illegal move throws IllegalTransition when strict, else is passed to `onIllegal` and refused.
+ */
+export function allowMove(
+  machine: string, table: MoveTable, from: string, to: string, onIllegal?: (e: IllegalTransition) => void, strict = strictTransitions(),
+): boolean {
+  if (table[from]?.includes(to)) return true;
+  const e = new IllegalTransition(machine, from, to);
+  if (strict) throw e;
+  onIllegal?.(e);
+  return false;
+}
