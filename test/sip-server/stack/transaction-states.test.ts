@@ -1,8 +1,10 @@
-// The RFC 3261 §17 transaction state machines as tables (sip-server/transaction/states.ts): every
+// The RFC 3261 §17 transaction state machines as tables (sip-server/transaction/states.ts), and the
+// drachtio layer's dialog table (sip-server/drachtio/dialogs.ts): every
 // allowed move and every refused one, the policy for an illegal move (throw in tests, report and
 // ignore in production), and the moves a real transaction makes, seen through 'stateChanged'.
 import { expect } from 'chai';
 import { parseMessage, type SipMessage, type SipRequest } from '../../../sip-server/message';
+import { DIALOG } from '../../../sip-server/drachtio/dialogs';
 import type { TransactionContext } from '../../../sip-server/transaction/context';
 import { NonInviteServerTransaction } from '../../../sip-server/transaction/server';
 import { InviteServerTransaction } from '../../../sip-server/transaction/server-invite';
@@ -25,14 +27,15 @@ const ALLOWED: Record<string, [MoveTable, string[]]> = {
   'non-INVITE server': [NON_INVITE_SERVER, [
     'Trying>Proceeding', 'Trying>Completed', 'Trying>Terminated', 'Proceeding>Completed', 'Proceeding>Terminated', 'Completed>Terminated',
   ]],
+  // the drachtio layer's dialogs (RFC 3261 12): early (1xx with a To tag) or confirmed (2xx), then ended
+  dialog: [DIALOG, ['Early>Confirmed', 'Early>Terminated', 'Confirmed>Terminated']],
 };
 
 function req(method: string): SipRequest {
-  const r = parseMessage([
+  return parseMessage([
     `${method} sip:a@127.0.0.1 SIP/2.0`, 'Via: SIP/2.0/TCP 127.0.0.1:5099;branch=z9hG4bKst1', 'From: <sip:b@127.0.0.1>;tag=1',
     'To: <sip:a@127.0.0.1>', 'Call-ID: st1', `CSeq: 1 ${method}`, 'Content-Length: 0', '', '',
   ].join('\r\n')) as SipRequest;
-  return r;
 }
 
 /** A transaction context that records what is sent (TCP: no retransmission timers, Timer J/I are 0). */
