@@ -3,7 +3,7 @@
  * `<Call-ID>;from-tag=<tag of the party that sent the INVITE>`, the form drachtio-srf's
  * findDialogByCallIDAndFromTag() rebuilds.
  */
-import { allowMove, type IllegalTransition, type Transitions } from '../transaction/states';
+import { StateMachine, type IllegalTransition, type Transitions } from '../transaction/states';
 import type { AppConnection } from './app-connection';
 import type { Endpoint, InboundTransaction, OutboundTransaction } from './sip-port';
 
@@ -33,7 +33,7 @@ export class Dialog {
   ackable?: { tx: OutboundTransaction; seq: number };
   /** UAS side: the INVITE server transaction whose 2xx awaits the peer's ACK */
   awaitingAck?: InboundTransaction;
-  private current: DialogState;
+  private readonly machine: StateMachine<DialogState>;
   /** where an illegal move is reported outside tests (set by the table the dialog is added to) */
   onIllegalTransition?: (e: IllegalTransition) => void;
   /** the method that formed it: a terminated subscription ends a SUBSCRIBE dialog only, never the INVITE dialog a REFER's implicit subscription lives in (RFC 3515) */
@@ -66,20 +66,16 @@ export class Dialog {
   ) {
     this.localSeq = localSeq;
     this.remoteSeq = remoteSeq;
-    this.current = initial;
+    this.machine = new StateMachine<DialogState>('dialog', DIALOG, initial, () => this.onIllegalTransition);
   }
 
-  get state(): DialogState { return this.current; }
+  get state(): DialogState { return this.machine.state; }
   /** created by a 1xx with a To tag, not yet confirmed by the 2xx (requests such as PRACK and UPDATE may flow before) */
-  get early(): boolean { return this.current === 'Early'; }
-  get ended(): boolean { return this.current === 'Terminated'; }
+  get early(): boolean { return this.state === 'Early'; }
+  get ended(): boolean { return this.state === 'Terminated'; }
 
   /** The one way the state changes: a move DIALOG allows (illegal: throws in tests, reported and ignored otherwise). */
-  transition(to: DialogState): boolean {
-    if (!allowMove('dialog', DIALOG, this.current, to, (e) => this.onIllegalTransition?.(e))) return false;
-    this.current = to;
-    return true;
-  }
+  transition(to: DialogState): boolean { return this.machine.to(to); }
 
   get id(): string {
     return dialogIdOf(this.callId, this.role === 'uac' ? this.localTag : this.remoteTag);

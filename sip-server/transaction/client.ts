@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { SipRequest, SipResponse } from '../message';
 import { Destination, TimerSet, TransactionContext, isReliable } from './context';
-import { allowMove, NON_INVITE_CLIENT, type InviteClientState, type NonInviteClientState, type MoveTable, type Transitions } from './states';
+import { NON_INVITE_CLIENT, StateMachine, type InviteClientState, type NonInviteClientState, type Transitions } from './states';
 
 export type ClientTransactionState = InviteClientState | NonInviteClientState;
 
@@ -31,8 +31,7 @@ export interface ClientTransactionEvents {
  */
 export abstract class ClientTransaction<S extends ClientTransactionState = ClientTransactionState> extends EventEmitter<ClientTransactionEvents> {
   abstract readonly isInvite: boolean;
-  private current: S;
-  private readonly machine: { name: string; table: MoveTable };
+  private readonly machine: StateMachine<S>;
   finalResponse?: SipResponse;
   protected readonly timers = new TimerSet();
 
@@ -48,20 +47,15 @@ export abstract class ClientTransaction<S extends ClientTransactionState = Clien
     machine: { name: string; table: Transitions<S>; initial: S },
   ) {
     super();
-    this.current = machine.initial;
-    this.machine = machine;
+    this.machine = new StateMachine(machine.name, machine.table, machine.initial, () => (e) => this.ctx.onIllegalTransition?.(e), {
+      moved: (to, from) => this.emit('stateChanged', to, from),
+    });
   }
 
-  get state(): S { return this.current; }
+  get state(): S { return this.machine.state; }
 
   /** The one way the state changes: a move the machine's table allows (see states.ts for illegal ones). */
-  protected transition(to: S): boolean {
-    const from = this.current;
-    if (!allowMove(this.machine.name, this.machine.table, from, to, (e) => this.ctx.onIllegalTransition?.(e))) return false;
-    this.current = to;
-    this.emit('stateChanged', to, from);
-    return true;
-  }
+  protected transition(to: S): boolean { return this.machine.to(to); }
 
   /** Internal: the target resolved; first transmission. */
   begin(dest: Destination): void {

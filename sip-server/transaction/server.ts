@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { SipRequest, SipResponse } from '../message';
 import { Destination, TimerSet, TransactionContext, isReliable } from './context';
-import { allowMove, NON_INVITE_SERVER, type InviteServerState, type NonInviteServerState, type MoveTable, type Transitions } from './states';
+import { NON_INVITE_SERVER, StateMachine, type InviteServerState, type NonInviteServerState, type Transitions } from './states';
 
 export type ServerTransactionState = InviteServerState | NonInviteServerState;
 
@@ -44,8 +44,7 @@ export interface RespondOptions {
  */
 export abstract class ServerTransaction<S extends ServerTransactionState = ServerTransactionState> extends EventEmitter<ServerTransactionEvents> {
   abstract readonly isInvite: boolean;
-  private current: S;
-  private readonly machine: { name: string; table: MoveTable };
+  private readonly machine: StateMachine<S>;
   lastResponse?: SipResponse;
   protected readonly timers = new TimerSet();
 
@@ -59,20 +58,15 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
     machine: { name: string; table: Transitions<S>; initial: S },
   ) {
     super();
-    this.current = machine.initial;
-    this.machine = machine;
+    this.machine = new StateMachine(machine.name, machine.table, machine.initial, () => (e) => this.ctx.onIllegalTransition?.(e), {
+      moved: (to, from) => this.emit('stateChanged', to, from),
+    });
   }
 
-  get state(): S { return this.current; }
+  get state(): S { return this.machine.state; }
 
   /** The one way the state changes: a move the machine's table allows (see states.ts for illegal ones). */
-  protected transition(to: S): boolean {
-    const from = this.current;
-    if (!allowMove(this.machine.name, this.machine.table, from, to, (e) => this.ctx.onIllegalTransition?.(e))) return false;
-    this.current = to;
-    this.emit('stateChanged', to, from);
-    return true;
-  }
+  protected transition(to: S): boolean { return this.machine.to(to); }
 
   /** True once a final response has been passed to respond(). */
   get finalSent(): boolean { return !!this.lastResponse && this.lastResponse.status >= 200; }

@@ -72,3 +72,33 @@ export function allowMove(
   onIllegal?.(e);
   return false;
 }
+
+/** A machine's current state and its one transition function (held by a transaction or a dialog). */
+export class StateMachine<S extends string> {
+  private current: S;
+  private readonly table: MoveTable;
+
+  constructor(
+    private readonly name: string,
+    table: Transitions<S>,
+    initial: S,
+    /** where an illegal move is reported outside tests */
+    private readonly onIllegal: () => ((e: IllegalTransition) => void) | undefined,
+    /** told after every move (a method, so a machine of fewer states is still a machine of the union) */
+    private readonly listener?: { moved(to: S, from: S): void },
+  ) {
+    this.current = initial;
+    this.table = table;
+  }
+
+  get state(): S { return this.current; }
+
+  /** Moves to `to` when the table allows it; an illegal move throws (tests) or is reported and refused. */
+  to(to: S): boolean {
+    const from = this.current;
+    if (!allowMove(this.name, this.table, from, to, this.onIllegal())) return false;
+    this.current = to;
+    this.listener?.moved(to, from);
+    return true;
+  }
+}

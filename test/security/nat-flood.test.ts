@@ -3,29 +3,22 @@
 // calls. A flood from many ports of one address still bans the address; a stranger flooding from
 // one port is banned within 2 s. Real UDP on loopback, sipp phones, bounded counts and times.
 import { expect } from 'chai';
-import { sipRegistry } from '../../sip-server/metrics';
 import { truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, type Platform } from '../media-app/harness';
 import { calleePhone, callerPhone } from '../media-app/phones';
-import { Peer, options } from '../reliability/sip/flood';
-
-const bansSoFar = async (): Promise<number> => Number(/sip_bans_total (\d+)/.exec(await sipRegistry.getSingleMetricAsString('sip_bans_total'))?.[1] ?? 0);
+import { bansSoFar, options, Peers, type Peer } from '../reliability/sip/flood';
 
 describe('security: flood protection that does not punish a whole NAT', function () {
   this.timeout(90_000);
   let p: Platform;
-  const peers: Peer[] = [];
-  const peer = async (host: string): Promise<Peer> => {
-    const x = await new Peer(host, p.sipPort).open();
-    peers.push(x);
-    return x;
-  };
+  const peers = new Peers(() => p.sipPort);
+  const peer = (host: string): Promise<Peer> => peers.open(host);
   /** OPTIONS from `from` answered within `ms`? */
   const answered = async (from: Peer, ms = 1200): Promise<boolean> => (await from.request(options(from, p.sipPort), ms)) !== null;
   /**
-   * `perTick` OPTIONS from each flooder every 10 ms (100 ticks a second) for at most `seconds`, or
-   * until `stop()` says so; resolves with the ms from the start to the first ban, or null.
+   * `perTick` OPTIONS from each flooder every 10 ms (100 ticks a second) for at most `seconds` (or
+   * until the first ban with `stopOnBan`); resolves with the ms from the start to the first ban, or null.
    */
   async function flood(flooders: Peer[], perTick: number, seconds: number, stopOnBan = false): Promise<number | null> {
     const before = await bansSoFar();
@@ -50,7 +43,7 @@ describe('security: flood protection that does not punish a whole NAT', function
   });
   after(async () => {
     killAllSipp();
-    for (const x of peers) x.close();
+    peers.close();
     await p?.close();
   });
 

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { truncateAll } from '../support/db';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../media-app/harness';
-import { Peer, header, registerAttempt, shape } from '../reliability/sip/flood';
+import { header, Peers, registerAttempt, shape, type Peer } from '../reliability/sip/flood';
 
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;
@@ -15,12 +15,8 @@ const AOR_CEILING = 12;
 describe('security: REGISTER lockout keyed on source address and AOR', function () {
   this.timeout(60_000);
   let p: Platform;
-  const peers: Peer[] = [];
-  const peer = async (host: string): Promise<Peer> => {
-    const x = await new Peer(host, p.sipPort).open();
-    peers.push(x);
-    return x;
-  };
+  const peers = new Peers(() => p.sipPort);
+  const peer = (host: string): Promise<Peer> => peers.open(host);
   /** The victim's phone: sipp at 127.0.0.1 registering with its password; true on 200. */
   const phoneRegisters = async (user: string, domain: string, password: string, host = '127.0.0.1'): Promise<boolean> => {
     const r = await sipp(registerOnly(user, domain), [`127.0.0.1:${p.sipPort}`, '-i', host, '-m', '1', '-au', user, '-ap', password, '-timeout', '8s']).done;
@@ -41,7 +37,7 @@ describe('security: REGISTER lockout keyed on source address and AOR', function 
   });
   after(async () => {
     killAllSipp();
-    for (const x of peers) x.close();
+    peers.close();
     await p?.close();
   });
 

@@ -203,6 +203,20 @@ export class Peer {
   close(): void { this.sock.close(); }
 }
 
+/** Peers a test opens on loopback addresses of its choice, closed together. */
+export class Peers {
+  private readonly all: Peer[] = [];
+  constructor(private readonly sipPort: () => number) {}
+
+  async open(host: string): Promise<Peer> {
+    const p = await new Peer(host, this.sipPort()).open();
+    this.all.push(p);
+    return p;
+  }
+
+  close(): void { for (const p of this.all.splice(0)) p.close(); }
+}
+
 const token = (): string => randomBytes(6).toString('hex');
 
 export function options(p: Peer, sipPort: number): string {
@@ -288,7 +302,8 @@ export function shape(r: Reply | null): string {
   return `${r.status} ${r.reason} | ${r.names.join(',')} | ${values.join(' ; ')}`;
 }
 
-const bansSoFar = async (): Promise<number> => Number(/sip_bans_total (\d+)/.exec(await sipRegistry.getSingleMetricAsString('sip_bans_total'))?.[1] ?? 0);
+/** sip_bans_total so far (the registry is shared by every suite in the process: compare with an earlier value). */
+export const bansSoFar = async (): Promise<number> => Number(/sip_bans_total (\d+)/.exec(await sipRegistry.getSingleMetricAsString('sip_bans_total'))?.[1] ?? 0);
 
 function uacScenario(number: string, sipPort: number, rtpPort: number, holdMs: number): string {
   return uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', rtpPort, { hangUpAfterMs: holdMs });
