@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { truncateAll } from '../support/db';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../media-app/harness';
-import { header, Peers, registerAttempt, shape, type Peer } from '../reliability/sip/flood';
+import { digestAttempt, header, Peers, registerAttempt, shape, type Peer } from '../reliability/sip/flood';
 
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;
@@ -63,6 +63,26 @@ describe('security: REGISTER lockout keyed on source address and AOR', function 
     // and a third address is not affected by either
     const other = await peer('127.0.0.5');
     expect((await registerAttempt(other, p.sipPort, user, victim.domain, victim.password)).final?.status).to.equal(200);
+  });
+
+  it('INVITE digests share the lockout: wrong INVITEs from a stranger lock the stranger; the victim registers and calls from elsewhere', async () => {
+    const victim = await createExtension();
+    const callee = await createExtension(victim.customerId);
+    const user = victim.ext.username;
+    const stranger = await peer('127.0.0.13');
+    const finals: (number | undefined)[] = [];
+    for (let i = 0; i < LOCK_AFTER + 2; i++) {
+      const a = await digestAttempt(stranger, { method: 'INVITE', user, domain: victim.domain, password: `wrong-${i}`, target: callee.ext.extension });
+      finals.push(a.final?.status);
+    }
+    expect(finals).to.deep.equal(finals.map(() => 403));
+    const locked = await digestAttempt(stranger, { method: 'INVITE', user, domain: victim.domain, password: victim.password, target: callee.ext.extension });
+    expect(locked.final?.status, 'the stranger is locked, even with the right password').to.equal(403);
+    expect(Number(header(locked.final!, 'retry-after'))).to.be.within(1, LOCK_SEC);
+    expect(await phoneRegisters(user, victim.domain, victim.password), 'the victim registers from 127.0.0.1').to.equal(true);
+    // the victim's own INVITE passes authentication (480: the callee is not registered; not 403)
+    const own = await digestAttempt(await peer('127.0.0.14'), { method: 'INVITE', user, domain: victim.domain, password: victim.password, target: callee.ext.extension });
+    expect(own.final?.status).to.equal(480);
   });
 
   it('an unknown user and a wrong password get identical answers, before and after the lock', async () => {

@@ -228,24 +228,44 @@ export function options(p: Peer, sipPort: number): string {
 }
 
 /** One registration attempt as a phone makes it: REGISTER, the 401 challenge, REGISTER with credentials. */
-export async function registerAttempt(
+export function registerAttempt(
   p: Peer, sipPort: number, user: string, domain: string, password: string,
 ): Promise<{ challenge: Reply | null; final: Reply | null }> {
-  const callId = `reg-${token()}`;
+  return digestAttempt(p, { method: 'REGISTER', user, domain, password });
+}
+
+/**
+ * One digest exchange as a phone makes it: the request, its challenge (REGISTER 401, INVITE 407),
+ * the request with credentials. INVITE finals are ACKed (same branch, RFC 3261 17.1.1.3).
+ */
+export async function digestAttempt(
+  p: Peer, o: { method: 'REGISTER' | 'INVITE'; user: string; domain: string; password: string; target?: string },
+): Promise<{ challenge: Reply | null; final: Reply | null }> {
+  const invite = o.method === 'INVITE';
+  const callId = `${invite ? 'inv' : 'reg'}-${token()}`;
   const tag = token();
-  const msg = (cseq: number, auth?: string): string => [
-    `REGISTER sip:${domain} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=z9hG4bK${token()};rport`, 'Max-Forwards: 70',
-    `From: <sip:${user}@${domain}>;tag=${tag}`, `To: <sip:${user}@${domain}>`, `Call-ID: ${callId}`, `CSeq: ${cseq} REGISTER`,
-    `Contact: <sip:${user}@${p.host}:${p.port}>`, 'Expires: 60', ...(auth ? [`Authorization: ${auth}`] : []), 'Content-Length: 0', '', '',
+  const ruri = invite ? `sip:${o.target ?? 'nobody'}@${o.domain}` : `sip:${o.domain}`;
+  const to = invite ? ruri : `sip:${o.user}@${o.domain}`;
+  const msg = (cseq: number, branch: string, auth?: string, method: string = o.method, toValue = `<${to}>`): string => [
+    `${method} ${ruri} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=${branch};rport`, 'Max-Forwards: 70',
+    `From: <sip:${o.user}@${o.domain}>;tag=${tag}`, `To: ${toValue}`, `Call-ID: ${callId}`, `CSeq: ${cseq} ${method}`,
+    `Contact: <sip:${o.user}@${p.host}:${p.port}>`, ...(invite ? [] : ['Expires: 60']),
+    ...(auth ? [`${invite ? 'Proxy-Authorization' : 'Authorization'}: ${auth}`] : []), 'Content-Length: 0', '', '',
   ].join('\r\n');
-  const first = await p.request(msg(1));
-  if (!first || first.status !== 401) return { challenge: null, final: first };
-  const ch = first.headers.filter(([n]) => n === 'www-authenticate').map(([, v]) => parseDigest(v)!).find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
+  const send = async (cseq: number, auth?: string): Promise<Reply | null> => {
+    const branch = `z9hG4bK${token()}`;
+    const r = await p.request(msg(cseq, branch, auth));
+    if (invite && r) await p.send(msg(cseq, branch, undefined, 'ACK', header(r, 'to')));
+    return r;
+  };
+  const first = await send(1);
+  if (!first || first.status !== (invite ? 407 : 401)) return { challenge: null, final: first };
+  const ch = first.headers.filter(([n]) => n === (invite ? 'proxy-authenticate' : 'www-authenticate')).map(([, v]) => parseDigest(v)!).find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
   const algorithm = (ch.algorithm ?? 'MD5').toUpperCase() as DigestAlgorithm;
-  const c = { username: user, realm: ch.realm!, nonce: ch.nonce!, uri: `sip:${domain}`, algorithm, qop: 'auth', nc: '00000001', cnonce: token() };
-  const response = digestResponse(c, 'REGISTER', password);
-  const auth = `Digest username="${user}", realm="${c.realm}", nonce="${c.nonce}", uri="${c.uri}", response="${response}", algorithm=${algorithm}, qop=auth, nc=${c.nc}, cnonce="${c.cnonce}"`;
-  return { challenge: first, final: await p.request(msg(2, auth)) };
+  const c = { username: o.user, realm: ch.realm!, nonce: ch.nonce!, uri: ruri, algorithm, qop: 'auth', nc: '00000001', cnonce: token() };
+  const response = digestResponse(c, o.method, o.password);
+  const auth = `Digest username="${o.user}", realm="${c.realm}", nonce="${c.nonce}", uri="${c.uri}", response="${response}", algorithm=${algorithm}, qop=auth, nc=${c.nc}, cnonce="${c.cnonce}"`;
+  return { challenge: first, final: await send(2, auth) };
 }
 
 // ---- the run ----
