@@ -1,6 +1,7 @@
 // Flood protection that does not punish a whole NAT: two phones behind one address (127.0.0.3,
-// different ports); one device floods, the other, registered, keeps registering and receiving
-// calls. A flood from many ports of one address still bans the address; a stranger flooding from
+// different ports); one device floods and is banned, the others behind the address are still
+// served; when many devices there flood and the address is banned, the registered phone (its
+// address:port learned from the registrar's 2xx) keeps registering and receiving calls. A flood from many ports of one address still bans the address; a stranger flooding from
 // one port is banned within 2 s. Real UDP on loopback, sipp phones, bounded counts and times.
 import { expect } from 'chai';
 import { truncateAll } from '../support/db';
@@ -47,7 +48,7 @@ describe('security: flood protection that does not punish a whole NAT', function
     await p?.close();
   });
 
-  it('one device behind 127.0.0.3 floods; the registered phone behind it keeps registering and receiving calls', async () => {
+  it('one device behind 127.0.0.3 floods, then many: the registered phone behind it keeps registering and receiving calls', async () => {
     const a = await createExtension();
     const b = await createExtension(a.customerId);
     const server = `127.0.0.1:${p.sipPort}`;
@@ -61,17 +62,23 @@ describe('security: flood protection that does not punish a whole NAT', function
     const bannedAt = await flood([flooder], 10, 1.5); // 1,000 OPTIONS/s for 1.5 s
     expect(bannedAt, 'the flooding device is banned').to.not.equal(null);
     expect(await answered(flooder), 'nothing from the flooding port is answered').to.equal(false);
+    // another device behind the same address that did not flood is served
+    expect(await answered(await peer('127.0.0.3')), 'a fresh port of the NAT address').to.equal(true);
+
+    // now many devices behind the NAT flood: the address is banned, except for the registered phone
+    const many = await Promise.all([1, 2, 3, 4, 5].map(() => peer('127.0.0.3')));
+    await flood(many, 4, 1.5);
+    await sleep(100);
+    expect(await answered(await peer('127.0.0.3')), 'a fresh port of the banned NAT address').to.equal(false);
 
     const again = await reg();
-    expect(again.code, `the phone re-registers from the same NAT address: ${again.errors}`).to.equal(0);
+    expect(again.code, `the registered phone re-registers from the banned NAT address: ${again.errors}`).to.equal(0);
     const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.3', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.3', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await sleep(300);
     const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     expect(rc.code, 'caller ' + rc.errors).to.equal(0);
     expect(re.code, 'the phone behind the NAT receives the call ' + re.errors).to.equal(0);
-    // another device behind the same address that did not flood is served too
-    expect(await answered(await peer('127.0.0.3')), 'a fresh port of the NAT address').to.equal(true);
   });
 
   it('a flood from many ports of one address gets the address banned', async () => {
