@@ -99,7 +99,13 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       algorithms: app.registrar.algorithms,
       minExpires: app.registrar.minExpires,
       maxExpires: app.registrar.maxExpires,
-      lockout: { failures: app.registrar.lockoutFailures, windowSec: app.registrar.lockoutWindowSec, lockSec: app.registrar.lockoutSec },
+      lockout: {
+        failures: app.registrar.lockoutFailures,
+        windowSec: app.registrar.lockoutWindowSec,
+        lockSec: app.registrar.lockoutSec,
+        aorFailures: app.registrar.lockoutAorFailures,
+        aorWindowSec: app.registrar.lockoutAorWindowSec,
+      },
     });
     srf.register(registrar.handle);
 

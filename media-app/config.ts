@@ -24,6 +24,9 @@ const schema = z.object({
   REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   REGISTRAR_LOCKOUT_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(60),
+  /** Failures from all addresses together that refuse an AOR to addresses that never authenticated for it. */
+  REGISTRAR_LOCKOUT_AOR_FAILURES: z.coerce.number().int().min(1).max(100_000).default(50),
+  REGISTRAR_LOCKOUT_AOR_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(600),
   /** Challenge order, most preferred first (RFC 8760). Old MD5-only phones that take the first challenge need MD5 first. */
   SIP_DIGEST_ALGORITHMS: z
     .string()
@@ -45,7 +48,7 @@ export interface MediaAppConfig {
   nodeId: string;
   heartbeatMs: number;
   rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
-  registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number };
+  registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
 }
@@ -70,6 +73,8 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       lockoutFailures: e.REGISTRAR_LOCKOUT_FAILURES,
       lockoutWindowSec: e.REGISTRAR_LOCKOUT_WINDOW_SEC,
       lockoutSec: e.REGISTRAR_LOCKOUT_SEC,
+      lockoutAorFailures: e.REGISTRAR_LOCKOUT_AOR_FAILURES,
+      lockoutAorWindowSec: e.REGISTRAR_LOCKOUT_AOR_WINDOW_SEC,
     },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
