@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 
 const bool = z
   .string()
@@ -65,7 +66,12 @@ const schema = z.object({
   NUMBER_INVENTORY_FILE: z.string().refine((f) => fs.existsSync(f), 'file does not exist').optional(),
   BILLING_INITIAL_CREDIT: z.string().regex(/^\d{1,15}$/, 'must be a whole number of micros').optional(),
   PROVISIONING_SIP_PROXY: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port').optional(),
-  WEBHOOK_ALLOW_PRIVATE: bool.optional(),
+  // Replaced by EGRESS_ALLOW_CIDRS: "allow every private range" is what the egress policy exists to prevent.
+  WEBHOOK_ALLOW_PRIVATE: bool
+    .refine((v) => !v, 'removed: list the ranges the platform may reach in EGRESS_ALLOW_CIDRS (e.g. 10.1.0.0/16)')
+    .optional(),
+  EGRESS_ALLOW_CIDRS: z.string().superRefine((v, c) => egressProblem({ EGRESS_ALLOW_CIDRS: v }, c)).optional(),
+  EGRESS_DNS_SERVERS: z.string().superRefine((v, c) => egressProblem({ EGRESS_DNS_SERVERS: v }, c)).optional(),
   STORAGE_SIGNING_KEY: z
     .string()
     .refine((v) => v === 'none' || v.length >= 32, 'must be at least 32 characters (or "none")')
@@ -78,6 +84,14 @@ export function parseHostPort(v: string): { host: string; port: number } | null 
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(v);
   const p = m ? Number(m[3]) : NaN;
   return m && p <= 65535 ? { host: (m[1] ?? m[2])!, port: p } : null;
+}
+
+function egressProblem(env: NodeJS.ProcessEnv, ctx: z.RefinementCtx): void {
+  try {
+    egressSettingsFromEnv(env);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message.replace(/^EGRESS_[A-Z_]+: /, '') });
+  }
 }
 
 function isJson(s: string): boolean {
@@ -116,6 +130,8 @@ export interface Config {
   metricsListen: { host: string; port: number } | null;
   /** When set, /metrics is served on the API port too, to `Authorization: Bearer <token>`. */
   metricsToken: string | null;
+  /** The egress policy's settings (core/net): EGRESS_ALLOW_CIDRS, EGRESS_DNS_SERVERS, the platform's own hosts. */
+  egress: EgressSettings;
 }
 
 export class ConfigError extends Error {
@@ -199,5 +215,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     directScopeVersion: e.DIRECT_SCOPE_VERSION,
     metricsListen: e.METRICS_LISTEN.toLowerCase() === 'off' ? null : parseHostPort(e.METRICS_LISTEN),
     metricsToken: e.METRICS_TOKEN ?? null,
+    egress: Object.freeze(egressSettingsFromEnv({ ...env, PUBLIC_URL: e.PUBLIC_URL })),
   });
 }

@@ -8,7 +8,7 @@ import type { FromWorker, ToWorker } from './protocol';
 
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
 const port = parentPort;
-configureSources((workerData ?? {}) as { cacheDir?: string; ttsProvider?: string });
+configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
 
 const engine = new Engine(
