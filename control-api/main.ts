@@ -13,6 +13,7 @@ import { bootstrapAdmin } from './bootstrap';
 import { startJobs } from './jobs';
 import { startEventServices } from './ws/services';
 import { answerClientErrors } from './client-error';
+import { startMetricsListener, type MetricsListener } from './ops';
 
 /** Set once a signal asked to stop: start-up steps failing after that are part of stopping, not errors. */
 let stopping = false;
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   let server: http.Server | null = null;
   let events: { close(): Promise<void> } | null = null;
   let jobs: { close(): Promise<void> } | null = null;
+  let metricsListener: MetricsListener | null = null;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
         s.closeIdleConnections();
       });
     }
+    await metricsListener?.close();
     await events?.close().catch((err: unknown) => logger.warn({ err }, 'event services close failed'));
     await jobs?.close().catch((err: unknown) => logger.warn({ err }, 'jobs close failed'));
     await db.destroy();
@@ -76,7 +79,7 @@ async function main(): Promise<void> {
   }
 
   jobs = await startJobs(ctx);
-  const { app } = createApp(ctx, { defaultMetrics: true });
+  const { app, metrics } = createApp(ctx, { defaultMetrics: true });
   const srv = http.createServer(app);
   server = srv;
   srv.keepAliveTimeout = 65_000;
@@ -86,6 +89,17 @@ async function main(): Promise<void> {
     srv.listen(config.httpPort, config.httpHost, () => resolve());
   });
   events = await startEventServices(srv, ctx);
+  if (config.metricsListen) {
+    // metrics are not worth refusing service for: a busy port is reported and the API keeps running
+    const at = config.metricsListen;
+    const shown = `${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`;
+    metricsListener = await startMetricsListener(metrics, at).catch((err: unknown) => {
+      logger.warn({ err: String(err) }, 'metrics listener not started');
+      process.stderr.write(`control-api: metrics listener on ${shown} not started: ${String(err)}\n`);
+      return null;
+    });
+    if (metricsListener) process.stdout.write(`metrics on http://${shown.replace(/:\d+$/, ':' + metricsListener.address.port)}/metrics\n`);
+  }
   const addr = srv.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.httpPort;
   logger.info({ url: `http://${config.httpHost}:${port}` }, 'control-api listening');

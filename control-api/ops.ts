@@ -1,8 +1,15 @@
-/** /healthz (liveness), /readyz (Postgres and Redis reachable), /metrics (Prometheus). */
+/**
+ * /healthz (liveness) and /readyz (Postgres and Redis reachable) on the API port; /metrics
+ * (Prometheus) on its own listener, loopback by default (METRICS_LISTEN, `off` to disable), and on
+ * the API port only when METRICS_TOKEN is set, to `Authorization: Bearer <METRICS_TOKEN>`.
+ */
+import http from 'node:http';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { Registry, collectDefaultMetrics, Histogram, Counter } from 'prom-client';
 import type { AppContext } from './context';
 import type { Logger } from '../core/logger';
+import { authenticationRequired, invalidCredentials } from '../core/errors';
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
@@ -71,9 +78,55 @@ export function opsRouter(ctx: AppContext, metrics: Metrics): Router {
     const ok = postgres === 'ok' && redis === 'ok';
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', postgres, redis });
   });
-  r.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', metrics.registry.contentType);
-    res.send(await metrics.registry.metrics());
-  });
+  const token = ctx.config.metricsToken;
+  if (token) {
+    r.get('/metrics', (req, _res, next) => next(bearerRefusal(req.headers.authorization, token) ?? undefined), async (_req, res) => {
+      res.setHeader('Content-Type', metrics.registry.contentType);
+      res.send(await metrics.registry.metrics());
+    });
+  }
   return r;
+}
+
+/** Why a /metrics request on the API port is refused (401), or null when it carries the token. */
+function bearerRefusal(header: string | undefined, token: string) {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  if (!m) return authenticationRequired();
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(m[1]!), digest(token)) ? null : invalidCredentials('metrics token invalid');
+}
+
+export interface MetricsListener {
+  /** The bound address (port 0 in the setting picks a free one). */
+  address: { host: string; port: number };
+  close(): Promise<void>;
+}
+
+/** The /metrics listener: GET /metrics, 404 for anything else, no credentials (bind it privately). */
+export async function startMetricsListener(metrics: Metrics, at: { host: string; port: number }): Promise<MetricsListener> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
+      () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port, at.host, () => resolve());
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : at.port;
+  return {
+    address: { host: at.host, port },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }

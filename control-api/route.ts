@@ -2,7 +2,7 @@
  * The route-definition helper every resource group uses. One object per endpoint carries the
  * method, path, permission, zod schemas and handler; from it come the request validation (here)
  * and the OpenAPI document (openapi.ts). Put a group's routes in `control-api/routes/<group>.ts`
- * as `export const routes = [defineRoute({...}), ...]`; routes/index.ts picks every file up.
+ * as `export const routes = [defineRoute({...}), ...]`; list the group in routes/index.ts.
  */
 import { Router as ExpressRouter, type Request, type Response, type RequestHandler, type Router } from 'express';
 import { z } from 'zod';

@@ -53,6 +53,12 @@ const schema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
+  METRICS_LISTEN: z
+    .string()
+    .trim()
+    .refine((v) => v.toLowerCase() === 'off' || parseHostPort(v) !== null, 'must be host:port (e.g. 127.0.0.1:9464) or off')
+    .default('127.0.0.1:9464'),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   // Read by their own modules (core/numbers, core/billing, control-api/provisioning, control-api/webhooks,
   // core/storage); checked here so a
   // bad value stops the start with the others.
@@ -72,6 +78,13 @@ const schema = z.object({
     .optional(),
   PROVISIONING_SIP_TRANSPORT: z.enum(['udp', 'tcp', 'tls', 'UDP', 'TCP', 'TLS'], { message: 'must be udp, tcp or tls' }).optional(),
 });
+
+/** `host:port` or `[v6]:port` → its parts, or null. */
+export function parseHostPort(v: string): { host: string; port: number } | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(v);
+  const p = m ? Number(m[3]) : NaN;
+  return m && p <= 65535 ? { host: (m[1] ?? m[2])!, port: p } : null;
+}
 
 function egressProblem(env: NodeJS.ProcessEnv, ctx: z.RefinementCtx): void {
   try {
@@ -113,6 +126,10 @@ export interface Config {
   bootstrapAdminUsername: string;
   /** Direct tokens carry this; raising it invalidates every outstanding direct token. */
   directScopeVersion: number;
+  /** Where the /metrics listener binds; null when METRICS_LISTEN is off. */
+  metricsListen: { host: string; port: number } | null;
+  /** When set, /metrics is served on the API port too, to `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
   /** The egress policy's settings (core/net): EGRESS_ALLOW_CIDRS, EGRESS_DNS_SERVERS, the platform's own hosts. */
   egress: EgressSettings;
 }
@@ -127,7 +144,7 @@ export class ConfigError extends Error {
 /** The bad value as it may appear in a log: secrets hidden, URL passwords masked. */
 function shown(key: string, v: string | undefined): string {
   if (v === undefined) return 'nothing';
-  if (/SECRET|PASSWORD/.test(key)) return `${v.length} characters`;
+  if (/SECRET|PASSWORD|TOKEN/.test(key)) return `${v.length} characters`;
   return JSON.stringify(v.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@'));
 }
 
@@ -196,6 +213,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
     directScopeVersion: e.DIRECT_SCOPE_VERSION,
+    metricsListen: e.METRICS_LISTEN.toLowerCase() === 'off' ? null : parseHostPort(e.METRICS_LISTEN),
+    metricsToken: e.METRICS_TOKEN ?? null,
     egress: Object.freeze(egressSettingsFromEnv({ ...env, PUBLIC_URL: e.PUBLIC_URL })),
   });
 }

@@ -3,6 +3,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context';
 import type { Mailer } from '../../core/mail';
+import type { LoginThrottle } from './login-throttle';
 
 export interface AuthDeps {
   ctx: AppContext;
@@ -17,6 +18,8 @@ export interface AuthDeps {
   statusGate: RequestHandler;
   /** Current direct-token scope version; raising it invalidates every outstanding direct token. */
   directScopeVersion: () => number;
+  /** Password-guessing throttle of /auth/login and the unregister password (login-throttle.ts). */
+  loginThrottle: LoginThrottle;
   /** Called after a customer's status changed (verify, freeze, recover, delete): drop cached status. */
   onCustomerChanged?: (customerId: string) => void;
 }

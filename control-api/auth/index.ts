@@ -17,6 +17,8 @@ import { deleteUnregister, postUnregister } from './unregister';
 import { postBoot, postBootRefresh } from './boot';
 import { postDelegate } from './delegate';
 import type { AuthDeps } from './deps';
+import { publishRecheck } from '../ws/guard';
+import { createLoginThrottle } from './login-throttle';
 
 export type { AuthDeps } from './deps';
 export { registerDirectResolver, type DirectResolver, type DirectTarget } from './direct-registry';
@@ -36,7 +38,11 @@ export function authDepsFromMount(m: AuthMount): AuthDeps {
     authenticate: m.credentials.required,
     statusGate: m.statusGate.middleware,
     directScopeVersion: () => cfg.directScopeVersion ?? 1,
-    onCustomerChanged: (id) => m.statusGate.invalidate(id),
+    loginThrottle: createLoginThrottle(m.ctx.redis, m.ctx.config.redisKeyPrefix),
+    onCustomerChanged: (id) => {
+      m.statusGate.invalidate(id);
+      void publishRecheck(m.ctx, id); // open WebSockets of a frozen or deleted account close now
+    },
   };
 }
 

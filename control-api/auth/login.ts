@@ -1,6 +1,7 @@
 // POST /auth/login: password first, then account status (spec Authentication 6-7). Only expired and
 // deleted accounts are refused (403 envelope); a failed status lookup refuses too (fails closed), as a
-// bare 400 like every other login failure.
+// bare 400 like every other login failure. Repeated attempts for one username wait (429, login-throttle.ts),
+// the same for unknown usernames and wrong passwords.
 import type { RequestHandler } from 'express';
 import { repos } from '../../core/repos';
 import { verifyPassword, hashPassword } from '../../core/password';
@@ -20,6 +21,9 @@ export function postLogin(deps: AuthDeps): RequestHandler {
     const p = loginBody.safeParse(req.body);
     if (!p.success) return bare(res);
     const { username, password } = p.data;
+    const source = req.ip ?? 'unknown';
+    const wait = await deps.loginThrottle.attempt(username, source);
+    if (wait) return next(wait);
 
     const agent = await repos(db).agents.getByUsername(username);
     if (!agent || agent.password_hash === '') {
@@ -28,6 +32,7 @@ export function postLogin(deps: AuthDeps): RequestHandler {
       return bare(res);
     }
     if (!(await verifyPassword(password, agent.password_hash))) return bare(res);
+    await deps.loginThrottle.succeeded(username, source);
 
     let status;
     try {

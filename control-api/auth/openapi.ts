@@ -56,7 +56,12 @@ export function authOpenApiPaths(publicUrl: string): Record<string, Json> {
     '/auth/login': {
       post: op('Log in; the JWT is also set as cookie `token`', {
         requestBody: body(s.loginBody),
-        responses: { 200: json('Login token (7 days)', { username: { type: 'string' }, token: { type: 'string' } }), 400: bare400, 403: envelope('ACCOUNT_EXPIRED or ACCOUNT_DELETED') },
+        responses: {
+          200: json('Login token (7 days)', { username: { type: 'string' }, token: { type: 'string' } }),
+          400: bare400,
+          403: envelope('ACCOUNT_EXPIRED or ACCOUNT_DELETED'),
+          429: envelope('RATE_LIMIT_EXCEEDED with Retry-After: too many attempts for this username (5 per address, 50 in all, then 1 s doubling), or the per-IP /auth limit'),
+        },
       }),
     },
     '/auth/password-forgot': {

@@ -22,7 +22,7 @@ function mayUnregister(req: Request): boolean {
 
 export function postUnregister(deps: AuthDeps): RequestHandler {
   const { db, logger, config } = deps.ctx;
-  return async (req, res) => {
+  return async (req, res, next) => {
     const a = req.auth;
     if (!a || !mayUnregister(req)) return bare(res, 403);
     const body = req.body === undefined ? {} : req.body;
@@ -37,7 +37,13 @@ export function postUnregister(deps: AuthDeps): RequestHandler {
     if (hasPassword) {
       if (a.kind !== 'agent') return bare(res);
       const agent = await r.agents.get(a.agentId, { customerId: a.customerId });
-      if (!agent || !(await verifyPassword(password!, agent.password_hash))) return bare(res);
+      if (!agent) return bare(res);
+      // the same guessing throttle as /auth/login, on the agent's username
+      const source = req.ip ?? 'unknown';
+      const wait = await deps.loginThrottle.attempt(agent.username, source);
+      if (wait) return next(wait);
+      if (!(await verifyPassword(password!, agent.password_hash))) return bare(res);
+      await deps.loginThrottle.succeeded(agent.username, source);
     } else if (phrase !== CONFIRMATION_PHRASE) {
       return bare(res);
     }

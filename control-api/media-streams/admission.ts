@@ -1,14 +1,12 @@
 /**
  * Everything checked before a media stream upgrade is answered (spec: Calls, "Media stream rules"):
- * credentials as for /v1.0/ws, manager level, a UUID id, a known encapsulation, the caller's own call
+ * credentials and account status as for /v1.0/ws (ws/guard.ts), manager level, a UUID id, a known encapsulation, the caller's own call
  * or conference, in status progressing, owned by a live node. Failures are ApiErrors, answered as
  * the error envelope with their HTTP status instead of 101.
  */
-import type { Request } from 'express';
-import { decodeJwt } from 'jose';
+import type http from 'node:http';
 import type { AppContext, AuthContext } from '../context';
-import type { Credentials } from '../middleware/credentials';
-import { readCookie } from '../middleware/credentials';
+import type { SocketGuard } from '../ws/guard';
 import { ApiError, invalidId, permissionDenied, serviceUnavailable } from '../../core/errors';
 import { isUuid } from '../../core/ids';
 import { hasLevel } from '../../core/permissions';
@@ -49,27 +47,6 @@ function encapsulationOf(q: URLSearchParams): Encapsulation {
   return v;
 }
 
-/** The JWT the request authenticated with (same precedence as the credential middleware). */
-function jwtOf(req: Request, q: URLSearchParams): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(String(req.headers.authorization ?? ''));
-  return m?.[1] ?? (q.get('token') || readCookie(req, 'token') || null);
-}
-
-async function expiryOf(ctx: AppContext, auth: AuthContext, req: Request, q: URLSearchParams): Promise<number | null> {
-  if (auth.kind === 'accesskey') {
-    const row = await ctx.repos.accesskeys.get(auth.accesskeyId);
-    return row ? row.tm_expire.getTime() : null;
-  }
-  const jwt = jwtOf(req, q);
-  if (!jwt) return null;
-  try {
-    const { exp } = decodeJwt(jwt);
-    return typeof exp === 'number' ? exp * 1000 : null;
-  } catch {
-    return null;
-  }
-}
-
 async function ownerOf(ctx: AppContext, auth: AuthContext, target: StreamTarget, id: string): Promise<string | null> {
   if (target === 'call') {
     const c = await callsRepo(ctx.db).getOwned(auth.customerId, id);
@@ -84,8 +61,8 @@ async function ownerOf(ctx: AppContext, auth: AuthContext, target: StreamTarget,
   return conferenceHost(ctx.redis, ctx.config.redisKeyPrefix, id);
 }
 
-export async function admit(ctx: AppContext, credentials: Credentials, req: Request, url: URL, target: StreamTarget, rawId: string): Promise<Admitted> {
-  const auth = await credentials.resolve(req);
+export async function admit(ctx: AppContext, guard: SocketGuard, req: http.IncomingMessage, url: URL, target: StreamTarget, rawId: string): Promise<Admitted> {
+  const { auth, expiresAtMs } = await guard.admit(req, url);
   if (auth.kind === 'direct') throw permissionDenied('a direct token may not open a media stream');
   if (!hasLevel(auth.permission, 'manager')) throw permissionDenied();
   if (!isUuid(rawId)) throw invalidId();
@@ -101,5 +78,5 @@ export async function admit(ctx: AppContext, credentials: Credentials, req: Requ
     relay = null;
   }
   if (!relay?.url || !relay.secret) throw serviceUnavailable(`the media node owning this ${target} serves no media streams`);
-  return { auth, target, id, encapsulation, relay, expiresAtMs: await expiryOf(ctx, auth, req, url.searchParams) };
+  return { auth, target, id, encapsulation, relay, expiresAtMs };
 }

@@ -15,7 +15,7 @@ import { clock } from '../../core/clock';
 import { isUuid } from '../../core/ids';
 
 /** Reads one cookie without a cookie-parser dependency. */
-export function readCookie(req: Request, name: string): string | undefined {
+export function readCookie(req: Pick<Request, 'headers'>, name: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   for (const part of header.split(';')) {
@@ -33,10 +33,13 @@ export function readCookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-function queryString(req: Request, name: string): string | undefined {
+function queryString(req: CredentialSource, name: string): string | undefined {
   const v = (req.query as Record<string, unknown>)[name];
   return typeof v === 'string' ? v : undefined;
 }
+
+/** What credentials are read from: a request, or a WebSocket upgrade's headers and query. */
+export type CredentialSource = Pick<Request, 'headers' | 'query'>;
 
 export interface CredentialOptions {
   /** How long a verified credential is trusted without a database round trip (default 1000 ms). */
@@ -49,7 +52,7 @@ export interface Credentials {
   /** Middleware that requires credentials. */
   required: RequestHandler;
   /** Resolves credentials of a request (throws ApiError 401). Exposed for WebSocket upgrades. */
-  resolve(req: Request): Promise<AuthContext>;
+  resolve(req: CredentialSource): Promise<AuthContext>;
   /** Forget cached credentials after a key is deleted or an agent changes. */
   invalidateAccesskey(tokenHash: string): void;
   invalidateAgent(agentId: string): void;
@@ -139,7 +142,7 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
     return { kind: 'accesskey', customerId: row.customer_id, accesskeyId: row.id, permission: Permission.CustomerAdmin };
   }
 
-  async function resolve(req: Request): Promise<AuthContext> {
+  async function resolve(req: CredentialSource): Promise<AuthContext> {
     const authz = req.headers.authorization;
     let jwt: string | undefined;
     if (typeof authz === 'string' && authz.length > 0) {

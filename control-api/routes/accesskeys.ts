@@ -4,6 +4,7 @@ import { defineRoute, idParams, text } from '../route';
 import { notFound } from '../../core/errors';
 import { accesskeyJson } from '../../core/repos';
 import { accesskeySchema, listOf } from './schemas';
+import { publishRecheck } from '../ws/guard';
 
 const MAX_EXPIRE_SEC = 100 * 365 * 24 * 3600;
 
@@ -79,6 +80,7 @@ export const routes = [
       const a = await ctx.repos.accesskeys.softDelete(params.id, { customerId: auth.customerId });
       if (!a) throw notFound();
       req.app.locals.credentials?.invalidateAccesskey(a.token_hash);
+      await publishRecheck(ctx, a.customer_id); // sockets opened with the key close now
       return accesskeyJson(a);
     },
   }),

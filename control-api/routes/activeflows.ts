@@ -7,8 +7,9 @@
  */
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
-import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
+import { ApiError, invalidArgument } from '../../core/errors';
 import { EMPTY_UUID, newId } from '../../core/ids';
+import { claimClientId } from '../../core/client-ids';
 import { checkClientVariables, parseActions, type Action } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { activeflowJson, activeflowsRepo, type ActiveflowRow } from '../../core/repos/activeflows';
@@ -103,8 +104,7 @@ export const routes = [
         actions = parseActions(body.actions, { egress: ctx.egress });
         flowId = newId();
       }
-      const id = body.id ?? newId();
-      if (await activeflowsRepo(ctx.db).get(id)) throw alreadyExists('an activeflow with this id exists');
+      const id = await claimClientId(ctx.db, 'activeflows', auth.customerId, body.id, 'activeflow');
       const spec = {
         id,
         customerId: auth.customerId,

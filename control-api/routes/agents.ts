@@ -15,6 +15,7 @@ import { checkTagIds } from '../../core/agents/tags';
 import { publishAgent, setAgentStatus } from '../../core/agents/status';
 import { generateDirectHash } from '../../core/extensions/credentials';
 import { PASSWORD_MIN_LENGTH } from '../auth/schemas';
+import { publishRecheck } from '../ws/guard';
 import { agentSchema, listOf } from './schemas';
 
 const tag = 'Agent';
@@ -126,7 +127,9 @@ export const routes = [
     method: 'delete', path: '/agents/:id', tag, summary: 'Delete an agent (soft)', permission: 'admin', params: idParams, response: agentSchema,
     handler: async ({ ctx, auth, params }) => {
       const a = await owned(ctx, auth, params.id);
-      return changed(ctx, await agentsRepo(ctx.db).softDelete(a.id), 'agent_deleted');
+      const out = await changed(ctx, await agentsRepo(ctx.db).softDelete(a.id), 'agent_deleted');
+      await publishRecheck(ctx, a.customer_id); // the agent's open sockets close now
+      return out;
     },
   }),
   defineRoute({

@@ -1,26 +1,133 @@
 /**
- * Every route of the versioned API: each `routes/<group>.ts` exports `routes` (an array of
- * defineRoute results) and is picked up here in file-name order, so new groups never edit a shared
- * list. Paths with a literal segment must not be shadowed by a `:param` route of another file.
+ * Every route of the versioned API, one group a line: each `routes/<group>.ts` exports `routes` (an
+ * array of defineRoute results) and is listed here, in file-name order. A new group adds its import
+ * and its line (test/control-api/route-index.test.ts fails on a group file missing here). Paths with a
+ * literal segment must not be shadowed by a `:param` route of another file.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { AnyRoute } from '../route';
+import { routes as accesskeys } from './accesskeys';
+import { routes as activeflows } from './activeflows';
+import { routes as agents } from './agents';
+import { routes as aicalls } from './aicalls';
+import { routes as aimessages } from './aimessages';
+import { routes as aipromptproposals } from './aipromptproposals';
+import { routes as ais } from './ais';
+import { routes as aisummaries } from './aisummaries';
+import { routes as billing } from './billing';
+import { routes as calls } from './calls';
+import { routes as campaigncalls } from './campaigncalls';
+import { routes as campaigns } from './campaigns';
+import { routes as conferencecalls } from './conferencecalls';
+import { routes as conferences } from './conferences';
+import { routes as contactAddresses } from './contact-addresses';
+import { routes as contactCases } from './contact-cases';
+import { routes as contactInteractions } from './contact-interactions';
+import { routes as contacts } from './contacts';
+import { routes as conversationAccounts } from './conversation-accounts';
+import { routes as conversations } from './conversations';
+import { routes as customer } from './customer';
+import { routes as emails } from './emails';
+import { routes as extensions } from './extensions';
+import { routes as flows } from './flows';
+import { routes as groupcalls } from './groupcalls';
+import { routes as messages } from './messages';
+import { routes as numbers } from './numbers';
+import { routes as outboundConfigs } from './outbound-configs';
+import { routes as outdials } from './outdials';
+import { routes as outplans } from './outplans';
+import { routes as providers } from './providers';
+import { routes as provisioning } from './provisioning';
+import { routes as queuecalls } from './queuecalls';
+import { routes as queues } from './queues';
+import { routes as rags } from './rags';
+import { routes as recordings } from './recordings';
+import { routes as serviceAgentsCases } from './service-agents-cases';
+import { routes as serviceAgentsContacts } from './service-agents-contacts';
+import { routes as serviceAgentsFiles } from './service-agents-files';
+import { routes as serviceAgentsInteractions } from './service-agents-interactions';
+import { routes as serviceAgentsShared } from './service-agents-shared';
+import { routes as serviceAgentsTalk } from './service-agents-talk';
+import { routes as serviceAgents } from './service-agents';
+import { routes as sipRoutes } from './sip-routes';
+import { routes as speakings } from './speakings';
+import { routes as storage } from './storage';
+import { routes as summaries } from './summaries';
+import { routes as tags } from './tags';
+import { routes as teams } from './teams';
+import { routes as timelines } from './timelines';
+import { routes as transcribes } from './transcribes';
+import { routes as transcripts } from './transcripts';
+import { routes as transfers } from './transfers';
+import { routes as trunks } from './trunks';
+import { routes as webchatMessages } from './webchat-messages';
+import { routes as webchatSessions } from './webchat-sessions';
+import { routes as webchatWidgets } from './webchat-widgets';
+import { routes as webhookDeliveries } from './webhook-deliveries';
+
+export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
+  accesskeys,
+  activeflows,
+  agents,
+  aicalls,
+  aimessages,
+  aipromptproposals,
+  ais,
+  aisummaries,
+  billing,
+  calls,
+  campaigncalls,
+  campaigns,
+  conferencecalls,
+  conferences,
+  contactAddresses,
+  contactCases,
+  contactInteractions,
+  contacts,
+  conversationAccounts,
+  conversations,
+  customer,
+  emails,
+  extensions,
+  flows,
+  groupcalls,
+  messages,
+  numbers,
+  outboundConfigs,
+  outdials,
+  outplans,
+  providers,
+  provisioning,
+  queuecalls,
+  queues,
+  rags,
+  recordings,
+  serviceAgentsCases,
+  serviceAgentsContacts,
+  serviceAgentsFiles,
+  serviceAgentsInteractions,
+  serviceAgentsShared,
+  serviceAgentsTalk,
+  serviceAgents,
+  sipRoutes,
+  speakings,
+  storage,
+  summaries,
+  tags,
+  teams,
+  timelines,
+  transcribes,
+  transcripts,
+  transfers,
+  trunks,
+  webchatMessages,
+  webchatSessions,
+  webchatWidgets,
+  webhookDeliveries,
+];
 
 let cached: AnyRoute[] | null = null;
 
 export function loadRoutes(): AnyRoute[] {
-  if (cached) return cached;
-  const files = fs
-    .readdirSync(__dirname)
-    .filter((f) => /\.(ts|js)$/.test(f) && !/\.d\.ts$/.test(f) && !/^index\./.test(f))
-    .sort();
-  const all: AnyRoute[] = [];
-  for (const f of files) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require(path.join(__dirname, f)) as { routes?: AnyRoute[] };
-    if (Array.isArray(mod.routes)) all.push(...mod.routes);
-  }
-  cached = all;
-  return all;
+  cached ??= ROUTE_GROUPS.flat();
+  return cached;
 }

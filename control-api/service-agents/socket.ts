@@ -10,18 +10,17 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Request } from 'express';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import type { Redis } from 'ioredis';
 import type { AppContext } from '../context';
-import { createCredentials } from '../middleware/credentials';
 import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
 import { topicOf, topicResourceOf } from '../../core/events/catalogue';
-import { ApiError, permissionDenied } from '../../core/errors';
+import { permissionDenied } from '../../core/errors';
 import { callsRepo } from '../../core/repos/calls';
 import { conversationsRepo } from '../../core/repos/conversations';
 import { webchatRepo } from '../../core/webchat/repo';
 import { parseTopic, type Topic } from '../ws/topics';
+import { createSocketGuard, refuseUpgrade, upgradeRequestId, type Admission } from '../ws/guard';
 import { audienceOf, topicIdsOf } from './audience';
 import { canSeeCall, type AgentScope } from './scope';
 
@@ -31,18 +30,14 @@ export interface AgentSocketOptions {
   stream?: string;
   maxTopics?: number;
   maxBufferedBytes?: number;
+  /** Period of the revocation backstop pass (default 3000 ms). */
+  recheckMs?: number;
 }
 
 interface AgentConnection {
   socket: WebSocket;
   scope: AgentScope;
   topics: Map<string, Topic>;
-}
-
-function rejectUpgrade(socket: Duplex, e: unknown): void {
-  const status = e instanceof ApiError ? e.http : 500;
-  const body = JSON.stringify({ error: { reason: e instanceof ApiError ? e.reason : 'INTERNAL', message: e instanceof Error ? e.message : 'error' } });
-  socket.end(`HTTP/1.1 ${status} Error\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /** Why the agent may not subscribe to a topic, or null. */
@@ -85,26 +80,28 @@ function topicMatches(t: Topic, e: PlatformEvent): boolean {
 export async function attachAgentSocket(server: http.Server, ctx: AppContext, opts: AgentSocketOptions = {}) {
   const maxTopics = opts.maxTopics ?? 100;
   const maxBuffered = opts.maxBufferedBytes ?? 1024 * 1024;
-  const credentials = createCredentials(ctx, { cacheTtlMs: 1000 });
+  const guard = await createSocketGuard(ctx, { recheckMs: opts.recheckMs });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const byCustomer = new Map<string, Set<AgentConnection>>();
 
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (!AGENT_WS_PATHS.includes(url.pathname)) return; // another handler's path
-    const fake = { headers: req.headers, query: Object.fromEntries(url.searchParams) } as unknown as Request;
-    credentials.resolve(fake).then(
-      (auth) => {
-        if (auth.kind !== 'agent' && auth.kind !== 'delegate') return rejectUpgrade(socket, permissionDenied('the agent socket needs an agent login token'));
+    const requestId = upgradeRequestId(req);
+    guard.admit(req, url).then(
+      (a) => {
+        const auth = a.auth;
+        if (auth.kind !== 'agent' && auth.kind !== 'delegate') return refuseUpgrade(socket, permissionDenied('the agent socket needs an agent login token'), requestId);
+        if (socket.destroyed) return;
         const scope = { customerId: auth.customerId.toLowerCase(), agentId: auth.agentId.toLowerCase() };
-        wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, scope));
+        wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, scope, a));
       },
-      (e: unknown) => rejectUpgrade(socket, e),
+      (e: unknown) => refuseUpgrade(socket, e, requestId),
     );
   };
   server.on('upgrade', onUpgrade);
 
-  function onConnection(socket: WebSocket, scope: AgentScope): void {
+  function onConnection(socket: WebSocket, scope: AgentScope, admission: Admission): void {
     const c: AgentConnection = { socket, scope, topics: new Map() };
     let set = byCustomer.get(scope.customerId);
     if (!set) byCustomer.set(scope.customerId, (set = new Set()));
@@ -114,7 +111,17 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
       s?.delete(c);
       if (s && s.size === 0) byCustomer.delete(scope.customerId);
     };
-    socket.on('close', drop);
+    const untrack = guard.track({
+      ...admission,
+      close: (code, reason) => {
+        drop();
+        socket.close(code, reason);
+      },
+    });
+    socket.on('close', () => {
+      drop();
+      untrack();
+    });
     socket.on('error', () => socket.terminate());
     // Subscriptions are checked against the database; a chain keeps them in the order sent.
     let chain = Promise.resolve();
@@ -188,6 +195,7 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
       server.off('upgrade', onUpgrade);
       clearInterval(ping);
       sub.stop();
+      await guard.close();
       for (const set of byCustomer.values()) for (const c of set) c.socket.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
       reader.disconnect();

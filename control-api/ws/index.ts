@@ -4,21 +4,22 @@
  * `{"type":"subscribe","topics":[...]}` / `{"type":"unsubscribe","topics":[...]}`. A malformed or
  * unauthorised topic closes the socket with 1008 and the reason. Events arrive as
  * `{event_type, timestamp, topic, data}`. Every copy of control-api reads the whole event stream.
+ * The upgrade passes the account status gate, and a socket closes (1008) when its credential is
+ * revoked or expires or its account leaves good standing (guard.ts).
  *
  *   const ws = await attachWebSocket(server, ctx);   // after http.createServer(app)
  *   ...; await ws.close();
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Request } from 'express';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import type { Redis } from 'ioredis';
 import type { AppContext, AuthContext } from '../context';
-import { createCredentials, type Credentials } from '../middleware/credentials';
+import type { Credentials } from '../middleware/credentials';
 import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
-import { ApiError } from '../../core/errors';
 import { Hub, type Connection } from './hub';
 import { parseTopic, refusal } from './topics';
+import { createSocketGuard, refuseUpgrade, upgradeRequestId, type SocketGuard } from './guard';
 
 export const WS_PATH = '/v1.0/ws';
 
@@ -32,44 +33,53 @@ export interface WebSocketOptions {
   /** Most topics one socket may hold (default 100). */
   maxTopics?: number;
   credentials?: Credentials;
+  /** Period of the revocation backstop pass (default 3000 ms). */
+  recheckMs?: number;
 }
 
 export interface WebSocketService {
   hub: Hub;
+  guard: SocketGuard;
   /** Feed an event directly (the stream reader does this for every event). */
   dispatch(e: PlatformEvent): void;
   close(): Promise<void>;
 }
 
-function rejectUpgrade(socket: Duplex, e: unknown): void {
-  const status = e instanceof ApiError ? e.http : 500;
-  const reason = e instanceof ApiError ? e.reason : 'INTERNAL';
-  const body = JSON.stringify({ error: { reason, message: e instanceof Error ? e.message : 'error' } });
-  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-}
-
 export async function attachWebSocket(server: http.Server, ctx: AppContext, opts: WebSocketOptions = {}): Promise<WebSocketService> {
   const maxTopics = opts.maxTopics ?? 100;
   const hub = new Hub(opts.maxBufferedBytes ?? 1024 * 1024);
-  const credentials = opts.credentials ?? createCredentials(ctx, { cacheTtlMs: 1000 });
+  const guard = await createSocketGuard(ctx, { credentials: opts.credentials, recheckMs: opts.recheckMs });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
 
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== WS_PATH) return; // another upgrade handler's path
-    const fake = { headers: req.headers, query: Object.fromEntries(url.searchParams) } as unknown as Request;
-    credentials.resolve(fake).then(
-      (auth) => wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, auth)),
-      (e: unknown) => rejectUpgrade(socket, e),
+    guard.admit(req, url).then(
+      (a) => {
+        if (socket.destroyed) return;
+        wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, a.auth, a.expiresAtMs));
+      },
+      (e: unknown) => refuseUpgrade(socket, e, upgradeRequestId(req)),
     );
   };
   server.on('upgrade', onUpgrade);
 
-  function onConnection(socket: WebSocket, auth: AuthContext): void {
+  function onConnection(socket: WebSocket, auth: AuthContext, expiresAtMs: number | null): void {
     const c: Connection = { socket, auth, topics: new Map(), alive: true };
     hub.add(c);
+    const untrack = guard.track({
+      auth,
+      expiresAtMs,
+      close: (code, reason) => {
+        hub.remove(c);
+        socket.close(code, reason);
+      },
+    });
     socket.on('pong', () => (c.alive = true));
-    socket.on('close', () => hub.remove(c));
+    socket.on('close', () => {
+      hub.remove(c);
+      untrack();
+    });
     socket.on('error', () => socket.terminate());
     socket.on('message', (raw: RawData, isBinary: boolean) => {
       let msg: { type?: unknown; topics?: unknown };
@@ -118,11 +128,13 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
 
   return {
     hub,
+    guard,
     dispatch: (e) => hub.dispatch(e),
     async close() {
       server.off('upgrade', onUpgrade);
       clearInterval(ping);
       sub.stop();
+      await guard.close();
       for (const c of hub.all()) c.socket.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
       reader.disconnect();

@@ -8,6 +8,7 @@ import type { Db } from '../db/knex';
 import { ApiError, serviceUnavailable } from '../errors';
 import { EMPTY_UUID, newId } from '../ids';
 import { clock } from '../clock';
+import { claimClientId } from '../client-ids';
 import { CommandBus } from '../commands/bus';
 import { EventPublisher } from '../events/bus';
 import type { MuteDirection, RecordingOptions } from '../queue/contracts';
@@ -52,8 +53,8 @@ export class ConferenceApi {
   }
 
   async create(input: ConferenceCreate): Promise<ConferenceRow> {
-    if (input.id && (await this.conferences.get(input.id))) throw new ApiError('ALREADY_EXISTS', 'a conference with this id exists');
-    const row = await this.conferences.create({ ...input, status: 'starting' });
+    const id = await claimClientId(this.d.db, 'conferences', input.customer_id, input.id, 'conference');
+    const row = await this.conferences.create({ ...input, id, status: 'starting' });
     await this.publish('conference_created', publishConference(this.events, 'conference_created', row));
     try {
       await this.commands.start(row.id);

@@ -6,6 +6,7 @@ import { truncateAll } from '../support/db';
 import { bootstrapAdmin } from '../../control-api/bootstrap';
 import { createContext } from '../../control-api/context';
 import { createApp } from '../../control-api/app';
+import { startMetricsListener } from '../../control-api/ops';
 import { repos } from '../../core/repos';
 import { verifyPassword } from '../../core/password';
 import fs from 'node:fs';
@@ -19,13 +20,15 @@ describe('control-api: operations, bootstrap, atomic writes', () => {
   });
   after(async () => t.close());
 
-  it('/healthz, /readyz (Postgres and Redis), /metrics', async () => {
+  it('/healthz, /readyz (Postgres and Redis), /metrics (on its own listener)', async () => {
     expect((await request(t.app).get('/healthz')).body).to.deep.equal({ status: 'ok' });
     const ready = await request(t.app).get('/readyz');
     expect(ready.status).to.equal(200);
     expect(ready.body).to.deep.equal({ status: 'ok', postgres: 'ok', redis: 'ok' });
     await request(t.app).get('/v1.0/customer');
-    const m = await request(t.app).get('/metrics');
+    const listener = await startMetricsListener(t.platform.metrics, { host: '127.0.0.1', port: 0 });
+    const m = await request(`http://127.0.0.1:${listener.address.port}`).get('/metrics');
+    await listener.close();
     expect(m.status).to.equal(200);
     expect(m.text).to.match(/http_requests_total\{method="GET",route="unmatched",status="401"\} 1|http_requests_total\{[^}]*status="401"[^}]*\} 1/);
     expect(m.text).to.include('http_request_duration_seconds_bucket');
