@@ -1,7 +1,11 @@
 /**
  * pocketsphinx (Debian's pocketsphinx_continuous with the en-us 16 kHz model) as a streaming
  * recogniser. Audio is upsampled to 16 kHz and written to the process through a FIFO (Node's
- * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). pocketsphinx splits the stream
+ * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). The FIFO is opened without ever
+ * blocking: a read end of our own first (O_NONBLOCK), then the write end (O_NONBLOCK, which succeeds
+ * since a reader exists), written through the event loop (a net.Socket on the fd). No threadpool
+ * thread ever waits in open() for a recogniser that may die before it reads; our read end, the
+ * socket, the child, the timer and the directory are released on close. pocketsphinx splits the stream
  * on silence and prints one hypothesis per utterance followed by word times (`-time yes`), which
  * give each segment's offset.
  *
@@ -12,6 +16,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { FRAME_SAMPLES, type Frame } from '../dsp/frame';
@@ -41,8 +46,9 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
   droppedFrames = 0;
   private readonly child: ChildProcess;
   private readonly fifoDir: string;
-  private readonly writer: fs.WriteStream;
-  private readonly fifo: string;
+  private readonly writer: net.Socket;
+  /** our own read end: the write end opens without waiting, and writes never fail before the child reads */
+  private holdFd: number | null;
   private readonly up = new Upsampler2x();
   private readonly maxBacklogBytes: number;
   private lineBuf = '';
@@ -57,18 +63,24 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
     super();
     this.maxBacklogBytes = maxBacklogMs * 32; // 16 kHz · 2 bytes
     this.fifoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stt-'));
-    const fifo = (this.fifo = path.join(this.fifoDir, 'audio.fifo'));
+    const fifo = path.join(this.fifoDir, 'audio.fifo');
     const mk = spawnSync('mkfifo', [fifo]);
-    if (mk.status !== 0) throw new SttError('RECOGNIZER_FAILED', `mkfifo failed: ${mk.stderr?.toString() ?? mk.error?.message}`);
+    if (mk.status !== 0) {
+      fs.rmSync(this.fifoDir, { recursive: true, force: true });
+      throw new SttError('RECOGNIZER_FAILED', `mkfifo failed: ${mk.stderr?.toString() ?? mk.error?.message}`);
+    }
+    // neither open can block: the read end with O_NONBLOCK never waits, the write end finds a reader
+    this.holdFd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const writeFd = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    this.writer = new net.Socket({ fd: writeFd, readable: false, writable: true });
     const full = ['-infile', fifo, '-time', 'yes', '-logfn', '/dev/null', ...args];
     if (grammar) {
       const g = path.join(this.fifoDir, 'grammar.gram');
       fs.writeFileSync(g, grammar);
       full.push('-jsgf', g);
     }
-    this.child = spawn(binary, full, { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.writer = fs.createWriteStream(fifo);
     this.writer.on('error', () => {}); // reader gone: the child's exit reports it
+    this.child = spawn(binary, full, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (d: string) => this.onStdout(d));
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-2000)));
@@ -169,14 +181,11 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
 
   private cleanup(): void {
     this.closed = true;
-    // If the recogniser never opened the FIFO, our writer's open() is still blocked in the thread
-    // pool: open the read end once so it completes (its writes then fail quietly).
-    try {
-      fs.closeSync(fs.openSync(this.fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK));
-    } catch {
-      // already gone
-    }
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     this.writer.destroy();
+    if (this.holdFd !== null) fs.closeSync(this.holdFd);
+    this.holdFd = null;
     fs.rmSync(this.fifoDir, { recursive: true, force: true });
     this.emit('close');
   }
