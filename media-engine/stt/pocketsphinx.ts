@@ -1,11 +1,12 @@
 /**
  * pocketsphinx (Debian's pocketsphinx_continuous with the en-us 16 kHz model) as a streaming
  * recogniser. Audio is upsampled to 16 kHz and written to the process through a FIFO (Node's
- * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). The FIFO is opened without ever
- * blocking: a read end of our own first (O_NONBLOCK), then the write end (O_NONBLOCK, which succeeds
- * since a reader exists), written through the event loop (a net.Socket on the fd). No threadpool
- * thread ever waits in open() for a recogniser that may die before it reads; our read end, the
- * socket, the child, the timer and the directory are released on close. pocketsphinx splits the stream
+ * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). The FIFO's write end is opened
+ * without ever blocking: O_NONBLOCK, tried every 20 ms until the recogniser has opened its read end
+ * (audio waits in memory meanwhile, within the backlog), then written through the event loop (a
+ * net.Socket on the fd). No threadpool thread ever waits in open() for a recogniser that may die
+ * before it reads; the child, the socket, the retry timer and the directory are released on close.
+ * pocketsphinx splits the stream
  * on silence and prints one hypothesis per utterance followed by word times (`-time yes`), which
  * give each segment's offset.
  *
@@ -46,9 +47,13 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
   droppedFrames = 0;
   private readonly child: ChildProcess;
   private readonly fifoDir: string;
-  private readonly writer: net.Socket;
-  /** our own read end: the write end opens without waiting, and writes never fail before the child reads */
-  private holdFd: number | null;
+  private readonly fifo: string;
+  /** the FIFO's write end, once the recogniser has opened the read end */
+  private writer: net.Socket | null = null;
+  /** audio written before that */
+  private queued: Buffer[] = [];
+  private queuedBytes = 0;
+  private openTimer: NodeJS.Timeout | null = null;
   private readonly up = new Upsampler2x();
   private readonly maxBacklogBytes: number;
   private lineBuf = '';
@@ -63,23 +68,18 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
     super();
     this.maxBacklogBytes = maxBacklogMs * 32; // 16 kHz · 2 bytes
     this.fifoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stt-'));
-    const fifo = path.join(this.fifoDir, 'audio.fifo');
+    const fifo = (this.fifo = path.join(this.fifoDir, 'audio.fifo'));
     const mk = spawnSync('mkfifo', [fifo]);
     if (mk.status !== 0) {
       fs.rmSync(this.fifoDir, { recursive: true, force: true });
       throw new SttError('RECOGNIZER_FAILED', `mkfifo failed: ${mk.stderr?.toString() ?? mk.error?.message}`);
     }
-    // neither open can block: the read end with O_NONBLOCK never waits, the write end finds a reader
-    this.holdFd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-    const writeFd = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-    this.writer = new net.Socket({ fd: writeFd, readable: false, writable: true });
     const full = ['-infile', fifo, '-time', 'yes', '-logfn', '/dev/null', ...args];
     if (grammar) {
       const g = path.join(this.fifoDir, 'grammar.gram');
       fs.writeFileSync(g, grammar);
       full.push('-jsgf', g);
     }
-    this.writer.on('error', () => {}); // reader gone: the child's exit reports it
     this.child = spawn(binary, full, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (d: string) => this.onStdout(d));
@@ -96,17 +96,47 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
         resolve();
       });
     });
+    this.openWriter();
+  }
+
+  /** Opens the write end if the recogniser reads already, else tries again in 20 ms; never blocks. */
+  private openWriter = (): void => {
+    this.openTimer = null;
+    if (this.closed || this.writer) return;
+    let fd: number;
+    try {
+      fd = fs.openSync(this.fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    } catch (e) {
+      // ENXIO: no reader yet. Anything else: the child's exit reports what went wrong.
+      if ((e as NodeJS.ErrnoException).code === 'ENXIO') this.openTimer = setTimeout(this.openWriter, 20);
+      return;
+    }
+    const w = new net.Socket({ fd, readable: false, writable: true });
+    w.on('error', () => {}); // reader gone: the child's exit reports it
+    this.writer = w;
+    for (const b of this.queued) w.write(b);
+    this.queued = [];
+    this.queuedBytes = 0;
+    if (this.ended) w.end();
+  };
+
+  private send(buf: Buffer): void {
+    if (this.writer) this.writer.write(buf);
+    else {
+      this.queued.push(buf);
+      this.queuedBytes += buf.length;
+    }
   }
 
   write(frame: Frame): void {
     if (this.ended || this.closed) return;
-    if (this.writer.writableLength > this.maxBacklogBytes) {
+    if ((this.writer ? this.writer.writableLength : this.queuedBytes) > this.maxBacklogBytes) {
       this.droppedFrames++;
       return;
     }
     const buf = Buffer.allocUnsafe(frame.length * 4);
     this.up.process(frame, new Int16Array(buf.buffer, buf.byteOffset, frame.length * 2));
-    this.writer.write(buf);
+    this.send(buf);
   }
 
   async end(): Promise<void> {
@@ -117,9 +147,10 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
       for (let i = 0; i < 25 && !this.closed; i++) {
         const buf = Buffer.alloc(FRAME_SAMPLES * 4);
         this.up.process(tail, new Int16Array(buf.buffer, buf.byteOffset, FRAME_SAMPLES * 2));
-        this.writer.write(buf);
+        this.send(buf);
       }
-      this.writer.end();
+      // not open yet: openWriter() ends it once the recogniser reads
+      this.writer?.end();
     }
     await this.closedPromise;
   }
@@ -127,7 +158,7 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
   abort(): void {
     this.closed = true;
     this.child.kill('SIGKILL');
-    this.writer.destroy();
+    this.release();
   }
 
   private onStdout(d: string): void {
@@ -175,17 +206,24 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
   private fail(err: Error): void {
     if (this.closed) return;
     this.closed = true;
-    this.writer.destroy();
+    this.release();
     if (this.listenerCount('error') > 0) this.emit('error', err);
+  }
+
+  /** The write end, the retry timer and the queued audio go (the child's close still follows). */
+  private release(): void {
+    if (this.openTimer) clearTimeout(this.openTimer);
+    this.openTimer = null;
+    this.writer?.destroy();
+    this.queued = [];
+    this.queuedBytes = 0;
   }
 
   private cleanup(): void {
     this.closed = true;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
-    this.writer.destroy();
-    if (this.holdFd !== null) fs.closeSync(this.holdFd);
-    this.holdFd = null;
+    this.release();
     fs.rmSync(this.fifoDir, { recursive: true, force: true });
     this.emit('close');
   }
