@@ -21,7 +21,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { FRAME_SAMPLES, type Frame } from '../dsp/frame';
-import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamOptions, type TranscriptEvent } from './provider';
+import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 import { Upsampler2x } from './upsample';
 
 export interface PocketsphinxOptions {
@@ -43,7 +43,7 @@ export function phrasesToJsgf(phrases: string[]): string {
 
 const WORD_LINE = /^(\S+) (\d+\.\d+) (\d+\.\d+) ([\d.]+)$/;
 
-class PocketsphinxStream extends EventEmitter implements SttStream {
+class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStream {
   droppedFrames = 0;
   private readonly child: ChildProcess;
   private readonly fifoDir: string;

@@ -74,7 +74,7 @@ describe('media-engine/stt pocketsphinx', function () {
     expect(Date.now() - t0).to.be.below(2000);
     // kept: ~1 s (50 frames) in the process, plus what the FIFO's kernel buffer (64 KiB, ~100 frames) holds
     expect(s.droppedFrames).to.be.within(330, 460);
-    const closed = new Promise((r) => s.once('close', r));
+    const closed = new Promise<void>((r) => s.once('close', () => r()));
     s.abort();
     await closed;
     fs.rmSync(dir, { recursive: true, force: true });
