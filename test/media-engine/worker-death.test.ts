@@ -49,8 +49,8 @@ describe('media-engine: a worker dies', function () {
 
   it('the worker refuses an operation outside the protocol (EPROTO) and keeps serving', async () => {
     const ep = await ms.createEndpoint();
-    // a name that is an Engine method, but not an operation of the protocol
-    const err = (await rejection(ep.host.callOn(String('tick') as 'stopPlayback', ep.uuid))) as Error & { code?: string };
+    // a name that is an Engine method (private), but not an operation of the protocol
+    const err = (await rejection(ep.host.call(String('tick') as 'stopPlayback', ep.uuid))) as Error & { code?: string };
     expect(err.code).to.equal('EPROTO');
     expect(err.message).to.match(/unknown operation tick/);
     expect((await ep.getStats()).packetsSent).to.be.a('number');
