@@ -417,6 +417,19 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     this.conference = null;
     this.transcriber?.abort();
     this.transcriber = null;
+    // after a worker's death nothing else releases these: the forks' sinks, and a link to a peer on
+    // another worker (the peer's side of it stops there)
+    for (const f of this.forks) f.stop().catch(() => {});
+    this.forks.clear();
+    const peer = this.bridgedTo;
+    this.bridgedTo = null;
+    if (peer?.bridgedTo === this) peer.bridgedTo = null;
+    const link = this.crossLink;
+    this.crossLink = null;
+    if (link) {
+      if (peer?.crossLink === link) peer.crossLink = null;
+      void closeLink(link);
+    }
     this.emit('destroy', end);
   }
 }

@@ -11,13 +11,18 @@ describe('media-engine: a worker dies', function () {
   let ms: MediaServer;
   useMediaServer({ ports: 200, workers: 2 }, (f) => ({ ms } = f));
 
-  it('20 endpoints on a killed worker each end with reason worker-died within 1 s; its ports are released', async () => {
+  it('20 endpoints on a killed worker each end with reason worker-died within 1 s; its ports and fork sinks are released', async () => {
     const first = await ms.createEndpoint();
     const eps: Endpoint[] = [first];
     for (let i = 1; i < 20; i++) eps.push(await ms.createEndpoint({ near: first }));
     const victim = first.host;
     expect(eps.every((e) => e.host === victim)).to.equal(true);
     const survivor = await ms.createEndpoint({ near: undefined });
+    // a fork on the victim, and the survivor (other worker) bridged to one of its endpoints
+    await eps[3].forkAudioStart({ mix: 'in', onFrame: () => undefined });
+    await survivor.bridge(eps[5]);
+    expect(survivor.host).to.not.equal(victim);
+    expect(victim.forkSinks.size).to.equal(1);
     const ports = eps.map((e) => e.local.port);
     const allocated = ms.ports.allocated;
     const ends = new Map<Endpoint, { end: EndpointEnd; ms: number }>();
@@ -34,6 +39,7 @@ describe('media-engine: a worker dies', function () {
     expect(ms.ports.allocated).to.equal(allocated - 20);
     for (const p of ports) expect(await bindable(p), `port ${p} free again`).to.equal(true);
     expect(eps.every((e) => e.destroyed)).to.equal(true);
+    expect(victim.forkSinks.size, 'fork sinks of the dead worker released').to.equal(0);
     // the survivor was not touched and its worker still answers
     expect(survivor.destroyed).to.equal(false);
     expect((await survivor.getStats()).packetsSent).to.be.a('number');
