@@ -461,6 +461,7 @@ export class Engine {
 
   async shutdown(): Promise<void> {
     this.clock.stop();
+    for (const id of [...this.links.keys()]) this.unlink(id);
     for (const id of [...this.conferences.keys()]) this.destroyConference(id);
     await Promise.all([...this.legs.keys()].map((id) => this.destroyLeg(id)));
   }
