@@ -8,6 +8,7 @@ import type { Config } from '../core/config';
 import type { Logger } from '../core/logger';
 import { repos, type Repos, type CustomerStatusInfo } from '../core/repos';
 import type { PermissionLevel } from '../core/permissions';
+import { EgressPolicy } from '../core/net';
 
 /** Who is calling, as established by the credential middleware (`req.auth`). */
 export type AuthContext =
@@ -34,6 +35,8 @@ export interface AppContext {
   logger: Logger;
   repos: Repos;
   statusLookup: StatusLookup;
+  /** Every connection made on a customer's behalf goes through this (core/net). */
+  egress: EgressPolicy;
 }
 
 export interface ContextOverrides {
@@ -49,6 +52,7 @@ export function createContext(
     ...parts,
     repos: r,
     statusLookup: overrides.statusLookup ?? ((id) => r.customers.statusOf(id)),
+    egress: new EgressPolicy(parts.config.egress),
   };
 }
 

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 
 const bool = z
   .string()
@@ -59,13 +60,26 @@ const schema = z.object({
   NUMBER_INVENTORY_FILE: z.string().refine((f) => fs.existsSync(f), 'file does not exist').optional(),
   BILLING_INITIAL_CREDIT: z.string().regex(/^\d{1,15}$/, 'must be a whole number of micros').optional(),
   PROVISIONING_SIP_PROXY: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port').optional(),
-  WEBHOOK_ALLOW_PRIVATE: bool.optional(),
+  // Replaced by EGRESS_ALLOW_CIDRS: "allow every private range" is what the egress policy exists to prevent.
+  WEBHOOK_ALLOW_PRIVATE: bool
+    .refine((v) => !v, 'removed: list the ranges the platform may reach in EGRESS_ALLOW_CIDRS (e.g. 10.1.0.0/16)')
+    .optional(),
+  EGRESS_ALLOW_CIDRS: z.string().superRefine((v, c) => egressProblem({ EGRESS_ALLOW_CIDRS: v }, c)).optional(),
+  EGRESS_DNS_SERVERS: z.string().superRefine((v, c) => egressProblem({ EGRESS_DNS_SERVERS: v }, c)).optional(),
   STORAGE_SIGNING_KEY: z
     .string()
     .refine((v) => v === 'none' || v.length >= 32, 'must be at least 32 characters (or "none")')
     .optional(),
   PROVISIONING_SIP_TRANSPORT: z.enum(['udp', 'tcp', 'tls', 'UDP', 'TCP', 'TLS'], { message: 'must be udp, tcp or tls' }).optional(),
 });
+
+function egressProblem(env: NodeJS.ProcessEnv, ctx: z.RefinementCtx): void {
+  try {
+    egressSettingsFromEnv(env);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message.replace(/^EGRESS_[A-Z_]+: /, '') });
+  }
+}
 
 function isJson(s: string): boolean {
   try {
@@ -99,6 +113,8 @@ export interface Config {
   bootstrapAdminUsername: string;
   /** Direct tokens carry this; raising it invalidates every outstanding direct token. */
   directScopeVersion: number;
+  /** The egress policy's settings (core/net): EGRESS_ALLOW_CIDRS, EGRESS_DNS_SERVERS, the platform's own hosts. */
+  egress: EgressSettings;
 }
 
 export class ConfigError extends Error {
@@ -180,5 +196,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
     directScopeVersion: e.DIRECT_SCOPE_VERSION,
+    egress: Object.freeze(egressSettingsFromEnv({ ...env, PUBLIC_URL: e.PUBLIC_URL })),
   });
 }

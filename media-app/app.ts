@@ -11,6 +11,7 @@ import { createDb, type Knex } from '../core/db/knex';
 import { EventPublisher } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/queue/contracts';
+import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './config';
 import { connectSrf, type Srf } from './srf';
@@ -65,6 +66,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       advertisedAddress: app.rtp.advertisedHost,
       rtpPorts: { min: app.rtp.min, max: app.rtp.max },
       workers: app.rtp.workers,
+      egress: config.egress,
     });
     closers.push(() => media.destroy());
     media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));
@@ -97,13 +99,19 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       algorithms: app.registrar.algorithms,
       minExpires: app.registrar.minExpires,
       maxExpires: app.registrar.maxExpires,
-      lockout: { failures: app.registrar.lockoutFailures, windowSec: app.registrar.lockoutWindowSec, lockSec: app.registrar.lockoutSec },
+      lockout: {
+        failures: app.registrar.lockoutFailures,
+        windowSec: app.registrar.lockoutWindowSec,
+        lockSec: app.registrar.lockoutSec,
+        aorFailures: app.registrar.lockoutAorFailures,
+        aorWindowSec: app.registrar.lockoutAorWindowSec,
+      },
     });
     srf.register(registrar.handle);
 
     const events = new EventPublisher(redis);
     const calls = new CallRegistry(redis, prefix, app.nodeId);
-    const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar });
+    const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress) });
     const inbound = new InboundRouter(factory);
     srf.invite(inbound.handle);
     srf.options((_req, res) => res.send(200));

@@ -24,6 +24,9 @@ const schema = z.object({
   REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   REGISTRAR_LOCKOUT_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(60),
+  /** Failures from all addresses together that refuse an AOR to addresses that never authenticated for it. */
+  REGISTRAR_LOCKOUT_AOR_FAILURES: z.coerce.number().int().min(1).max(100_000).default(50),
+  REGISTRAR_LOCKOUT_AOR_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(600),
   /** Challenge order, most preferred first (RFC 8760). Old MD5-only phones that take the first challenge need MD5 first. */
   SIP_DIGEST_ALGORITHMS: z
     .string()
@@ -33,8 +36,11 @@ const schema = z.object({
   REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
   CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
-  /** fetch and webhook_send may reach loopback/private addresses (a LAN receiver; tests). Off: SSRF guard. */
-  FLOW_HTTP_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false'),
+  // Replaced by EGRESS_ALLOW_CIDRS (core/net): "allow every private range" is what the egress policy exists to prevent.
+  FLOW_HTTP_ALLOW_PRIVATE: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === 'false' || v === '0', 'removed: list the ranges flows may reach in EGRESS_ALLOW_CIDRS (e.g. 10.1.0.0/16)'),
 });
 
 export interface MediaAppConfig {
@@ -42,11 +48,9 @@ export interface MediaAppConfig {
   nodeId: string;
   heartbeatMs: number;
   rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
-  registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number };
+  registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
-  /** Flow HTTP (fetch, webhook_send) may target private and loopback addresses. */
-  flowHttpAllowPrivate: boolean;
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
@@ -69,9 +73,10 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       lockoutFailures: e.REGISTRAR_LOCKOUT_FAILURES,
       lockoutWindowSec: e.REGISTRAR_LOCKOUT_WINDOW_SEC,
       lockoutSec: e.REGISTRAR_LOCKOUT_SEC,
+      lockoutAorFailures: e.REGISTRAR_LOCKOUT_AOR_FAILURES,
+      lockoutAorWindowSec: e.REGISTRAR_LOCKOUT_AOR_WINDOW_SEC,
     },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
-    flowHttpAllowPrivate: e.FLOW_HTTP_ALLOW_PRIVATE === 'true' || e.FLOW_HTTP_ALLOW_PRIVATE === '1',
   };
 }

@@ -2,6 +2,7 @@
  * MediaServer: starts the media workers (threads, each with its own 20 ms clock) and hands out
  * Endpoints and Conferences, shaped like drachtio-fsmrf's MediaServer.
  */
+import type { EgressSettings } from '../core/net';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
@@ -25,6 +26,8 @@ export interface MediaServerOptions {
   cacheDir?: string;
   /** TTS provider for say() (default 'espeak-ng'; see media-engine/tts) */
   ttsProvider?: string;
+  /** The egress policy's settings (core/net) for play URLs; each worker builds its policy from them. Default: public addresses only. */
+  egress?: EgressSettings;
   /**
    * Send phases per 20 ms (default 4): each endpoint is served at its own 20/phases ms slot of the
    * period, so a worker's packets leave spread over the period instead of in one burst. 1 = all at once.
@@ -86,7 +89,7 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     const range = opts.rtpPorts ?? { min: 20000, max: 30000 };
     this.pool = new PortPool(range.min, range.max);
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
-    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases }));
+    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress }));
     for (const h of this.hosts) {
       h.on('event', (m) => this.route(m));
       h.on('exit', (err) => this.onWorkerExit(h, err));

@@ -44,7 +44,7 @@ export const sipConfigSchema = z.object({
     /** Source IPs (exact, or IPv4 CIDR like 10.0.0.0/8) exempt from rate limits and bans. */
     allowlist: z.array(z.string().min(1)),
     rateLimit: z.object({
-      /** Sustained requests per second allowed per source IP (token bucket refill). */
+      /** Sustained requests per second allowed per source address:port (token bucket refill). */
       requestsPerSecond: z.number().positive(),
       /** Bucket size: the burst tolerated before requests are refused. */
       burst: z.number().int().positive(),
@@ -52,6 +52,10 @@ export const sipConfigSchema = z.object({
       banThreshold: z.number().int().positive(),
       /** Ban length, seconds; banned sources are dropped silently. */
       banSeconds: z.number().positive(),
+      /** Ports of one address banned within banSeconds that ban the whole address (a NAT is not punished for one device). */
+      addressBanPorts: z.number().int().min(1),
+      /** An address's ports together may send this many times the per-port rate and burst. */
+      addressRateFactor: z.number().min(1),
     }),
   }),
   drachtio: z.object({ host: z.string().min(1), port, secret: z.string().min(1) }),
@@ -71,7 +75,7 @@ export const DEFAULT_SIP_CONFIG: SipConfig = {
   security: {
     uaBlocklist: DEFAULT_SCANNER_USER_AGENTS,
     allowlist: [],
-    rateLimit: { requestsPerSecond: 100, burst: 200, banThreshold: 200, banSeconds: 300 },
+    rateLimit: { requestsPerSecond: 100, burst: 200, banThreshold: 200, banSeconds: 300, addressBanPorts: 4, addressRateFactor: 4 },
   },
   drachtio: { host: '127.0.0.1', port: 9022, secret: 'cymru' },
   dns: { servers: [] },
@@ -99,6 +103,7 @@ export const ENV_VARS: Record<string, string> = {
   'security.uaBlocklist': 'SIP_UA_BLOCKLIST', 'security.allowlist': 'SIP_ALLOWLIST',
   'security.rateLimit.requestsPerSecond': 'SIP_RATE_LIMIT_RPS', 'security.rateLimit.burst': 'SIP_RATE_LIMIT_BURST',
   'security.rateLimit.banThreshold': 'SIP_BAN_THRESHOLD', 'security.rateLimit.banSeconds': 'SIP_BAN_SECONDS',
+  'security.rateLimit.addressBanPorts': 'SIP_BAN_PORTS', 'security.rateLimit.addressRateFactor': 'SIP_ADDRESS_RATE_FACTOR',
   'drachtio.host': 'DRACHTIO_HOST', 'drachtio.port': 'DRACHTIO_PORT', 'drachtio.secret': 'DRACHTIO_SECRET',
   'dns.servers': 'SIP_DNS_SERVERS',
 };

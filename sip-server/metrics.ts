@@ -11,7 +11,7 @@ export const sipMetrics = {
   retransmissions: new Counter({ name: 'sip_retransmissions_total', help: 'Retransmissions sent by transactions', labelNames: ['kind'] as const, registers: [sipRegistry] }),
   parseErrors: new Counter({ name: 'sip_parse_errors_total', help: 'Messages that failed to parse', labelNames: ['transport'] as const, registers: [sipRegistry] }),
   dropped: new Counter({ name: 'sip_dropped_total', help: 'Requests dropped by the security layer', labelNames: ['reason'] as const, registers: [sipRegistry] }),
-  bans: new Counter({ name: 'sip_bans_total', help: 'Source addresses banned for flooding', registers: [sipRegistry] }),
+  bans: new Counter({ name: 'sip_bans_total', help: 'Source address:ports and whole addresses banned for flooding', registers: [sipRegistry] }),
   overload: new Counter({ name: 'sip_overload_rejections_total', help: 'Requests answered 503 because of the transaction cap', registers: [sipRegistry] }),
   transactions: new Gauge({ name: 'sip_transactions_in_flight', help: 'Transactions in flight', labelNames: ['kind'] as const, registers: [sipRegistry] }),
 };

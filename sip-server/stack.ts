@@ -29,14 +29,15 @@ import { InviteServerTransaction } from './transaction/server-invite';
 import { TransactionTable, ackKey, clientKey, mergeKey, serverKey } from './transaction/layer';
 import { ScannerFilter } from './security/scanner';
 import { SourceRateLimiter } from './security/rate-limit';
+import { trustFromAnswer } from './security/trusted';
 import { sipMetrics } from './metrics';
 
 export * from './message';
 export type { ListeningPoint, Target } from './transport';
 export type { Destination, TimerValues } from './transaction/context';
 export { ClientTransaction, ServerTransaction, InviteClientTransaction, InviteServerTransaction };
-export type { ClientTransactionState } from './transaction/client';
-export type { ServerTransactionState, RespondOptions } from './transaction/server';
+export type { ClientTransactionState, ClientTransactionEvents } from './transaction/client';
+export type { ServerTransactionState, ServerTransactionEvents, RespondOptions } from './transaction/server';
 
 export interface SipStackOptions {
   logger?: Logger;
@@ -105,14 +106,15 @@ export class SipStack extends EventEmitter {
     this.resolver = opts.resolver ?? systemResolver(config.dns.servers);
     this.scanners = new ScannerFilter(config.security.uaBlocklist);
     this.limiter = new SourceRateLimiter({ ...config.security.rateLimit, allowlist: config.security.allowlist });
-    this.limiter.onBan = (address) => {
+    this.limiter.onBan = (source, scope) => {
       sipMetrics.bans.inc();
-      this.log.warn({ address, seconds: config.security.rateLimit.banSeconds }, 'source banned for flooding');
+      this.log.warn({ source, scope, seconds: config.security.rateLimit.banSeconds }, scope === 'port' ? 'source port banned for flooding' : 'source address banned for flooding');
     };
     this.ctx = {
       timers: config.timers,
       send: (msg, dest) => this.sendMessage(msg, dest),
       onRetransmit: (msg) => sipMetrics.retransmissions.inc({ kind: msg instanceof SipRequest ? 'request' : 'response' }),
+      onIllegalTransition: (e) => this.log.error({ machine: e.machine, from: e.from, to: e.to, stack: e.stack }, 'illegal transaction state transition ignored'),
       onTerminated: ({ id, kind }) => {
         if (kind === 'server') this.table.servers.delete(id);
         else this.table.clients.delete(id);
@@ -270,7 +272,7 @@ export class SipStack extends EventEmitter {
   }
 
   private onMessage(data: Buffer, src: SourceInfo): void {
-    if (this.limiter.isBanned(src.address)) {
+    if (this.limiter.isBanned(src.address, src.port)) {
       sipMetrics.dropped.inc({ reason: 'banned' });
       return;
     }
@@ -293,7 +295,7 @@ export class SipStack extends EventEmitter {
 
   private onParseError(err: SipParseError, src: SourceInfo, data: Buffer): void {
     sipMetrics.parseErrors.inc({ transport: src.transport });
-    if (this.limiter.take(src.address) !== 'allow') return;
+    if (this.limiter.take(src.address, src.port) !== 'allow') return;
     this.log.debug({ src, reason: err.message, bytes: data.length }, 'unparseable SIP message');
     if (!(err instanceof SipParseError) || !err.canRespond) return;
     const req = err.partial as SipRequest;
@@ -321,7 +323,7 @@ export class SipStack extends EventEmitter {
 
   private onRequest(req: SipRequest, src: SourceInfo): void {
     stampVia(req, src);
-    const verdict = this.limiter.take(src.address);
+    const verdict = this.limiter.take(src.address, src.port);
     if (verdict !== 'allow') {
       sipMetrics.dropped.inc({ reason: verdict === 'banned' ? 'banned' : 'throttled' });
       return;
@@ -378,6 +380,13 @@ export class SipStack extends EventEmitter {
       inv.once('terminated', () => { if (this.table.accepted.get(ak) === inv) this.table.accepted.delete(ak); });
       srv = inv;
     } else srv = new NonInviteServerTransaction(id, req, dest, this.ctx);
+    // what the application accepted (a REGISTER's 2xx, an INVITE's 2xx) is never banned as a flooder
+    if (req.method === 'REGISTER' || req.method === 'INVITE') {
+      srv.once('final', (res: SipResponse) => {
+        const trust = trustFromAnswer(req, res);
+        if (trust) this.limiter.trust(trust);
+      });
+    }
     this.table.servers.set(id, srv);
     sipMetrics.transactions.inc({ kind: 'server' });
     srv.once('timeout', () => this.log.info({ callId: req.callId, method: req.method }, 'no ACK: server transaction timed out'));

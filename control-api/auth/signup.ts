@@ -10,20 +10,12 @@ import { bare, isObject } from './bare';
 import { signupBody } from './schemas';
 import { issueVerificationToken, VERIFICATION_TOKEN_TTL_MS } from './verification-tokens';
 import { sendQuietly, type AuthDeps } from './deps';
+import { egressUrlProblem } from '../egress-field';
 
 const EMAIL_RE = /^[^\s@"<>()\[\],;:\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
 export function isEmail(s: string): boolean {
   return s.length <= 254 && EMAIL_RE.test(s);
-}
-
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 export function signup(deps: AuthDeps): RequestHandler {
@@ -33,7 +25,8 @@ export function signup(deps: AuthDeps): RequestHandler {
     const p = signupBody.safeParse(req.body);
     if (!p.success || p.data.accepted_tos !== true) return bare(res);
     const b = p.data;
-    if (b.webhook_uri && !isHttpUrl(b.webhook_uri)) return bare(res);
+    // the webhook goes through the egress policy: http(s), no internal literal address
+    if (b.webhook_uri && egressUrlProblem(deps.ctx, b.webhook_uri)) return bare(res);
 
     // Answers that must not reveal whether an address is registered: 200 {}.
     const email = b.email.trim().toLowerCase();

@@ -47,6 +47,6 @@ export async function resolveCallFlow(ctx: AppContext, customerId: string, body:
     if (!flow) throw new ApiError('FLOW_NOT_FOUND', 'flow not found', { details: [{ field: 'flow_id' }] });
     return { flowId: flow.id, actions: null, variables: vars.variables };
   }
-  if (body.actions !== undefined) return { flowId: newId(), actions: parseActions(body.actions), variables: vars.variables };
+  if (body.actions !== undefined) return { flowId: newId(), actions: parseActions(body.actions, { egress: ctx.egress }), variables: vars.variables };
   throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
 }

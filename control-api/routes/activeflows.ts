@@ -15,6 +15,7 @@ import { activeflowJson, activeflowsRepo, type ActiveflowRow } from '../../core/
 import { startStoredActiveflow } from '../../core/flow/stored-activeflow';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
+import { assertEgressUrl } from '../egress-field';
 import { actionSchema } from './flows';
 import { listOf, rfc3339OrNull, uuidOut } from './schemas';
 
@@ -85,6 +86,7 @@ export const routes = [
       if (body.flow_id === undefined && body.actions === undefined) {
         throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
       }
+      assertEgressUrl(ctx, 'webhook_uri', body.webhook_uri);
       const vars = checkClientVariables(body.variables);
       if (vars.problems.length > 0) {
         throw invalidArgument(`${vars.problems[0]!.field}: ${vars.problems[0]!.message}`, vars.problems.map((p) => ({ field: p.field, issue: p.message })));
@@ -98,7 +100,7 @@ export const routes = [
         flowId = flow.id;
         onComplete = flow.on_complete_flow_id;
       } else {
-        actions = parseActions(body.actions);
+        actions = parseActions(body.actions, { egress: ctx.egress });
         flowId = newId();
       }
       const id = body.id ?? newId();

@@ -32,7 +32,7 @@ export const routes = [
     handler: async ({ ctx, auth, body }) => {
       if (body.reference_type === 'call') throw invalidArgument('reference_type: a voice session on a call starts with the ai_talk flow action', [{ field: 'reference_type', issue: 'use ai_talk' }]);
       try {
-        const s = await AiSession.start({ db: ctx.db, events: eventsOf(ctx.redis) }, {
+        const s = await AiSession.start({ db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress }, {
           customerId: auth.customerId, assistanceType: body.assistance_type, assistanceId: body.assistance_id,
           referenceType: body.reference_type === 'contact_case' ? 'task' : body.reference_type, referenceId: body.reference_id ?? '', activeflowId: '',
         });

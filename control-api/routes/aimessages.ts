@@ -26,7 +26,7 @@ export const routes = [
       if (c.reference_type === 'call') throw invalidArgument('aicall_id: a voice session takes speech, not messages', [{ field: 'aicall_id', issue: 'voice session' }]);
       let s: AiSession;
       try {
-        s = await AiSession.resume({ db: ctx.db, events: eventsOf(ctx.redis) }, c);
+        s = await AiSession.resume({ db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress }, c);
       } catch (e) {
         if (e instanceof LlmError) throw invalidArgument(`aicall_id: ${e.message}`, [{ field: 'aicall_id', issue: 'no LLM endpoint' }]);
         throw e;

@@ -33,7 +33,7 @@ export const routes = [
       const p = await proposalsRepo(ctx.db).create(auth.customerId, {
         ai_id: ai.id, audit_ids: body.audit_ids ?? [], basis_prompt_history_id: ai.current_prompt_history_id, original_prompt: ai.init_prompt,
       });
-      void generateProposal(ctx.db, p, ai, body.language).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'prompt proposal failed'));
+      void generateProposal(ctx.db, p, ai, body.language, process.env, ctx.egress).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'prompt proposal failed'));
       return proposalJson(p);
     },
   }),

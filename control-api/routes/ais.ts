@@ -11,6 +11,7 @@ import { ragsRepo } from '../../core/repos/rags';
 import { API_TOOL_NAMES } from '../../core/ai/tools';
 import { listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
+import { assertEgressUrl } from '../egress-field';
 
 const AI_FIELDS = [
   'id', 'customer_id', 'name', 'detail', 'type', 'is_insight_active', 'engine_model', 'engine_url', 'engine_key', 'parameter', 'rag_id', 'init_prompt',
@@ -51,6 +52,7 @@ const createBody = z.object({ name: z.string().trim().min(1).max(255), ...fields
 const updateBody = z.object({ name: z.string().trim().min(1).max(255).optional(), ...fields });
 
 async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof updateBody>): Promise<AiInput> {
+  assertEgressUrl(ctx, 'engine_url', b.engine_url);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;
   if (rag_id !== undefined) {

@@ -191,7 +191,7 @@ export const routes = [
       if (body.amd) {
         // AMD on answer: the call runs its flow behind an amd action, in a non-listed flow of its own
         const base = actions ?? (await flowsRepo(ctx.db).getOwned(cid, flowId))?.actions ?? [];
-        actions = parseActions([{ type: 'amd', option: body.amd }, ...base]);
+        actions = parseActions([{ type: 'amd', option: body.amd }, ...base], { egress: ctx.egress });
         flowId = newId();
       }
       const legs = await planLegs(ctx, cid, body.source, body.destinations);

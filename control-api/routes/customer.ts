@@ -4,6 +4,7 @@ import { defineRoute, text } from '../route';
 import { directAccessNotSupported, notFound } from '../../core/errors';
 import { agentJson, customerJson } from '../../core/repos';
 import { agentSchema, customerSchema } from './schemas';
+import { assertEgressUrl } from '../egress-field';
 
 const webhookMethod = z.enum(['', 'POST', 'GET', 'PUT', 'DELETE']);
 const webhookUri = z
@@ -49,6 +50,7 @@ export const routes = [
     }),
     response: customerSchema,
     handler: async ({ ctx, auth, body }) => {
+      assertEgressUrl(ctx, 'webhook_uri', body.webhook_uri);
       const c = await ctx.repos.customers.update(auth.customerId, body);
       if (!c) throw notFound();
       return customerJson(c, { self: true });

@@ -86,7 +86,7 @@ export const routes = [
     body: createBody,
     response: flowSchema,
     handler: async ({ ctx, auth, body }) => {
-      const actions = parseActions(body.actions ?? []);
+      const actions = parseActions(body.actions ?? [], { egress: ctx.egress });
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id);
       const f = await flowsRepo(ctx.db).create({
         customer_id: auth.customerId,
@@ -119,7 +119,7 @@ export const routes = [
     response: flowSchema,
     handler: async ({ ctx, auth, params, body }) => {
       await owned(ctx, auth.customerId, params.id);
-      const actions = body.actions === undefined ? undefined : parseActions(body.actions);
+      const actions = body.actions === undefined ? undefined : parseActions(body.actions, { egress: ctx.egress });
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id, params.id);
       const f = await flowsRepo(ctx.db).update(auth.customerId, params.id, {
         ...(body.name !== undefined ? { name: body.name } : {}),

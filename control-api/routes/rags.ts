@@ -11,6 +11,7 @@ import { storageRepo } from '../../core/repos/storage';
 import { ingestPending } from '../../core/rag/ingest';
 import { listOfShape, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
+import { assertEgressUrls } from '../egress-field';
 
 const FIELDS = ['id', 'customer_id', 'name', 'description', 'status', 'sources', 'tm_create', 'tm_update'];
 const tag = 'RAG';
@@ -21,6 +22,7 @@ const sourceLists = { storage_file_ids: z.array(uuid()).max(100).optional(), sou
 async function toSources(ctx: AppContext, customerId: string, b: { storage_file_ids?: string[]; source_urls?: string[] }): Promise<NewSource[]> {
   const files = b.storage_file_ids ?? [];
   const urls = b.source_urls ?? [];
+  assertEgressUrls(ctx, 'source_urls', urls);
   if (new Set(files).size !== files.length || new Set(urls).size !== urls.length) throw alreadyExists('the same source is given twice');
   for (const [i, id] of files.entries()) {
     if (!(await storageRepo(ctx.db).get(customerId, id))) throw notFound('FILE_NOT_FOUND', `storage_file_ids.${i}: storage file ${id} not found`);
@@ -29,7 +31,7 @@ async function toSources(ctx: AppContext, customerId: string, b: { storage_file_
 }
 
 function ingest(ctx: AppContext, ragId: string): void {
-  void ingestPending({ db: ctx.db, dataDir: ctx.config.dataDir }, ragId).catch((err: Error) => ctx.logger.warn({ err: err.message, rag: ragId }, 'rag ingestion failed'));
+  void ingestPending({ db: ctx.db, dataDir: ctx.config.dataDir, egress: ctx.egress }, ragId).catch((err: Error) => ctx.logger.warn({ err: err.message, rag: ragId }, 'rag ingestion failed'));
 }
 
 async function full(ctx: AppContext, customerId: string, id: string) {

@@ -31,7 +31,7 @@ function llmReady(): void {
   }
 }
 
-const deps = (ctx: AppContext) => ({ db: ctx.db, events: eventsOf(ctx.redis), dataDir: ctx.config.dataDir, transcribeFile: transcribeWavFile });
+const deps = (ctx: AppContext) => ({ db: ctx.db, events: eventsOf(ctx.redis), dataDir: ctx.config.dataDir, egress: ctx.egress, transcribeFile: transcribeWavFile });
 
 /** Generates the summary, then runs its on_end_flow_id (core/speech/summary-flow.ts). */
 async function generateThenFlow(ctx: AppContext, s: SummaryRow, regenerate = false): Promise<SummaryRow> {

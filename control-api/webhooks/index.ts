@@ -13,7 +13,7 @@ import { topicOf } from '../../core/events/catalogue';
 import { webhookDeliveriesRepo } from '../../core/repos/webhook-deliveries';
 import { isUuid, EMPTY_UUID } from '../../core/ids';
 import { attempt, WEBHOOK_TIMEOUT_MS } from './send';
-import { allowPrivateFromEnv } from './target';
+import type { EgressPolicy } from '../../core/net';
 import { TtlCache } from '../../core/ttl-cache';
 
 export const WEBHOOK_QUEUE = 'webhooks';
@@ -24,7 +24,8 @@ export interface WebhookOptions {
   queue?: string;
   /** Consumer group on the stream (default "webhooks"). */
   group?: string;
-  allowPrivate?: boolean;
+  /** The egress policy targets are checked against (default ctx.egress, from EGRESS_ALLOW_CIDRS). */
+  egress?: EgressPolicy;
   /** First retry delay; doubles per attempt (default 1000 ms). */
   baseDelayMs?: number;
   /** Attempts per delivery before it is marked failed (default 5). */
@@ -73,7 +74,7 @@ async function activeflowWebhook(ctx: AppContext, customerId: string, id: unknow
 }
 
 export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}): Promise<WebhookService> {
-  const allowPrivate = opts.allowPrivate ?? allowPrivateFromEnv();
+  const egress = opts.egress ?? ctx.egress;
   const baseDelay = opts.baseDelayMs ?? 1000;
   const maxAttempts = opts.maxAttempts ?? 5;
   const deliveries = webhookDeliveriesRepo(ctx.db);
@@ -146,7 +147,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
         secrets.set(customerId, secret);
         setTimeout(() => secrets.delete(customerId), 5000).unref();
       }
-      const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, allowPrivate, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
+      const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
       const attempts = d.attempts + 1;
       if (r.kind === 'delivered') {
         await deliveries.record(d.id, { status: 'delivered', attempts, response_status: r.status, error: '' });

@@ -7,6 +7,7 @@ import type { Db } from '../db/knex';
 import type { AiRow } from '../repos/ais';
 import { proposalsRepo, type ProposalRow } from '../repos/ai-proposals';
 import { llmFor } from '../llm/endpoint';
+import type { EgressPolicy } from '../net';
 
 async function recentConversation(db: Db, aiId: string): Promise<string> {
   const rows = (await db('aimessages')
@@ -18,10 +19,10 @@ async function recentConversation(db: Db, aiId: string): Promise<string> {
   return rows.reverse().map((r) => `${r.role}: ${r.content}`).join('\n');
 }
 
-export async function generateProposal(db: Db, p: ProposalRow, ai: AiRow, language = 'en-US', env: NodeJS.ProcessEnv = process.env): Promise<ProposalRow | null> {
+export async function generateProposal(db: Db, p: ProposalRow, ai: AiRow, language = 'en-US', env: NodeJS.ProcessEnv = process.env, egress?: EgressPolicy): Promise<ProposalRow | null> {
   const repo = proposalsRepo(db);
   try {
-    const llm = llmFor(ai, env);
+    const llm = llmFor(ai, env, egress);
     const convo = await recentConversation(db, ai.id);
     const { content } = await llm.complete({
       messages: [

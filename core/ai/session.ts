@@ -10,6 +10,7 @@ import { publishResourceEvent, type EventType } from '../events/catalogue';
 import { EMPTY_UUID } from '../ids';
 import type { ChatMessage, LlmClient, ToolCall } from '../llm/client';
 import { llmFor } from '../llm/endpoint';
+import type { EgressPolicy } from '../net';
 import { retrieve, knowledgeMessage } from '../rag/search';
 import { aisRepo, type AiRow } from '../repos/ais';
 import { AICALL_EVENT, aicallJson, aicallsRepo, aimessageJson, type AicallRow, type AicallStatus, type AimessageRow } from '../repos/ai-calls';
@@ -21,6 +22,8 @@ export interface AiDeps {
   db: Db;
   events: EventPublisher | null;
   env?: NodeJS.ProcessEnv;
+  /** The policy LLM and RAG requests go through (default: the policy of `env`). */
+  egress?: EgressPolicy;
 }
 
 export interface StartOptions {
@@ -80,7 +83,7 @@ export class AiSession {
       if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
     }
     // throws LlmError NOT_CONFIGURED before anything is written
-    const llm = llmFor(ai, deps.env);
+    const llm = llmFor(ai, deps.env, deps.egress);
     const aicall = await aicallsRepo(deps.db).create(opts.customerId, {
       assistance_type: opts.assistanceType,
       assistance_id: opts.assistanceId,
@@ -118,7 +121,7 @@ export class AiSession {
     const s = new AiSession(deps, aicall, ai, team, {
       customerId: aicall.customer_id, assistanceType: aicall.assistance_type, assistanceId: aicall.assistance_id,
       referenceType: aicall.reference_type as StartOptions['referenceType'], referenceId: aicall.reference_id ?? '', activeflowId: aicall.activeflow_id ?? '', actions,
-    }, llmFor(ai, deps.env));
+    }, llmFor(ai, deps.env, deps.egress));
     if (team && aicall.current_member_id) s.member = team.members.find((x) => x.id === aicall.current_member_id) ?? s.member;
     for (const m of await aicallsRepo(deps.db).history(aicall.id)) {
       if (!['user', 'assistant', 'tool', 'system'].includes(m.role)) continue;
@@ -214,7 +217,7 @@ export class AiSession {
     let knowledge: string | null = null;
     const query = text || [...this.history].reverse().find((m) => m.role === 'user')?.content || '';
     if (this.ai.rag_id && query) {
-      const hits = await retrieve(this.deps.db, this.ai.rag_id, query, 3, this.deps.env).catch(() => []);
+      const hits = await retrieve(this.deps.db, this.ai.rag_id, query, 3, this.deps.env, this.deps.egress).catch(() => []);
       if (hits.length) knowledge = knowledgeMessage(hits);
     }
     for (let round = 0; round <= MAX_TOOL_ROUNDS && !this.isEnded; round++) {
@@ -295,7 +298,7 @@ export class AiSession {
         return a.stopMedia();
       case 'search_knowledge': {
         if (!this.ai.rag_id) break;
-        const hits = await retrieve(this.deps.db, this.ai.rag_id, String(args.query ?? ''), 3, this.deps.env);
+        const hits = await retrieve(this.deps.db, this.ai.rag_id, String(args.query ?? ''), 3, this.deps.env, this.deps.egress);
         return hits.length ? knowledgeMessage(hits) : 'nothing found';
       }
       case 'get_aicall_messages':
@@ -309,7 +312,7 @@ export class AiSession {
     if (!m) return 'error: no such team member';
     const ai = await aisRepo(this.deps.db).get(this.aicall.customer_id, m.ai_id);
     if (!ai) return 'error: the member has no AI';
-    this.llm = llmFor(ai, this.deps.env);
+    this.llm = llmFor(ai, this.deps.env, this.deps.egress);
     this.ai = ai;
     this.member = m;
     await aicallsRepo(this.deps.db).setMember(this.aicall.id, m.id);

@@ -8,6 +8,7 @@ import type { Db } from '../db/knex';
 import type { EventPublisher } from '../events/bus';
 import { publishResourceEvent } from '../events/catalogue';
 import { llmFor } from '../llm/endpoint';
+import type { EgressPolicy } from '../net';
 import { LlmClient } from '../llm/client';
 import { summariesRepo, summaryJson, type SummaryRow } from '../repos/summaries';
 import { transcriptsOf } from '../repos/transcripts';
@@ -18,6 +19,7 @@ export interface SummaryDeps {
   events: EventPublisher | null;
   dataDir: string;
   env?: NodeJS.ProcessEnv;
+  egress?: EgressPolicy;
   /**
    * Speech to text over a recording's WAV file, for recordings never transcribed (the nodes pass
    * media-engine's transcribeWavFile; core does not reach into the media engine). Without it such
@@ -27,8 +29,8 @@ export interface SummaryDeps {
 }
 
 /** The server-wide LLM client; throws LlmError NOT_CONFIGURED when none is set. */
-export function summaryLlm(env: NodeJS.ProcessEnv = process.env): LlmClient {
-  return llmFor({}, env);
+export function summaryLlm(env: NodeJS.ProcessEnv = process.env, egress?: EgressPolicy): LlmClient {
+  return llmFor({}, env, egress);
 }
 
 /** The transcript text of the summary's reference (empty when there is none). */
@@ -66,7 +68,7 @@ export async function generateSummary(deps: SummaryDeps, s: SummaryRow, regenera
   const repo = summariesRepo(deps.db);
   let patch: Partial<SummaryRow>;
   try {
-    const llm = summaryLlm(deps.env);
+    const llm = summaryLlm(deps.env, deps.egress);
     const text = await transcriptText(deps, s);
     if (!text) throw new Error('there is no transcript to summarise');
     const lang = s.language || 'en-US';

@@ -4,8 +4,11 @@
  * the field, so INVALID_ARGUMENT details can point at them.
  */
 import { ApiError } from '../errors';
+import { EgressRefused, type EgressPolicy } from '../net';
+import { fieldContext } from './encoding';
+import { hasVariables } from './variables';
 import { newId } from '../ids';
-import { type Action, EMPTY_UUID, RESERVED_ACTION_IDS, RETIRED_TYPES, isActionType, isUnset } from './action';
+import { type Action, type ActionType, EMPTY_UUID, RESERVED_ACTION_IDS, RETIRED_TYPES, isActionType, isUnset } from './action';
 import { ACTION_SPECS, targetsOf } from './registry';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -25,6 +28,12 @@ export interface ValidateOptions {
   assignIds?: boolean;
   /** Longest accepted list; default 1000. */
   maxActions?: number;
+  /**
+   * When given, literal URLs the flow will fetch or dial (webhook_send, fetch, play, amd voicemail,
+   * external media) must name a host the egress policy allows (no DNS here); URLs with `${...}`
+   * are checked when they are used.
+   */
+  egress?: Pick<EgressPolicy, 'assertHost' | 'assertUrlSyntax'>;
 }
 
 export type ValidationResult = { ok: true; actions: Action[] } | { ok: false; problems: FlowProblem[] };
@@ -146,8 +155,34 @@ function checkAction(raw: unknown, at: string, index: number, opts: ValidateOpti
     const nested = checkList(option.actions, `${at}.option.actions`, index, opts, problems);
     if (nested) option.actions = nested;
   }
+  if (opts.egress) checkUrls(type, option, `${at}.option`, index, opts.egress, problems);
   if (problems.length > before) return null;
   return { id: id as string, next_id: nextId as string, type, option };
+}
+
+/** Refuses literal URLs the egress policy forbids (loopback, private, link-local hosts, the platform itself, credentials in http URLs). */
+function checkUrls(type: ActionType, option: Record<string, unknown>, at: string, index: number, egress: NonNullable<ValidateOptions['egress']>, problems: FlowProblem[]): void {
+  for (const [field, value] of Object.entries(option)) {
+    if (fieldContext(type, field, option) !== 'url') continue;
+    const list: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [`${field}[${i}]`, v]) : [[field, value]];
+    for (const [f, v] of list) {
+      if (typeof v !== 'string' || !v || hasVariables(v)) continue;
+      let url: URL;
+      try {
+        url = new URL(v);
+      } catch {
+        continue; // the option schema says what is wrong with its form
+      }
+      try {
+        // http(s): no user:password@ either; ws(s) (external media): the host
+        if (url.protocol === 'http:' || url.protocol === 'https:') egress.assertUrlSyntax(url, 'the URL');
+        else egress.assertHost(url.hostname, 'the host');
+      } catch (e) {
+        if (!(e instanceof EgressRefused)) throw e;
+        problems.push({ index, field: `${at}.${f}`, message: e.message });
+      }
+    }
+  }
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -16,28 +16,7 @@ export function isSystemVariable(name: string): boolean {
 
 export type VariableLookup = (name: string) => string | undefined;
 
-const REF_RE = /\$\{([^{}]*)\}/g;
-
-/**
- * Replaces every `${name}` in one pass; unknown names become "" (voipbin). Values are not
- * re-scanned, so a value holding `${...}` cannot expand further.
- */
-export function substitute(text: string, lookup: VariableLookup): string {
-  if (text.indexOf('${') < 0) return text;
-  return text.replace(REF_RE, (_m, name: string) => lookup(name.trim()) ?? '');
-}
-
-/** Substitutes every string inside an option value (objects and arrays walked), other values kept. */
-export function substituteDeep<T>(value: T, lookup: VariableLookup): T {
-  if (typeof value === 'string') return substitute(value, lookup) as T;
-  if (Array.isArray(value)) return value.map((v) => substituteDeep(v, lookup)) as T;
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = substituteDeep(v, lookup);
-    return out as T;
-  }
-  return value;
-}
+// substitute() and substituteDeep() (context-encoded) are in ./encoding.
 
 /** True when the text refers to at least one variable. */
 export function hasVariables(text: string): boolean {

@@ -3,6 +3,8 @@
  * server-sent events, with tool calls) and embeddings. Any compatible endpoint works (OpenAI,
  * Gemini's and Grok's compatibility endpoints, vLLM, llama.cpp, Ollama...).
  */
+import { EgressRefused, type EgressPolicy, type EgressStream } from '../net';
+
 export interface ToolCall {
   id: string;
   type: 'function';
@@ -43,32 +45,36 @@ export interface ChatRequest {
 }
 
 export class LlmError extends Error {
-  constructor(readonly code: 'NOT_CONFIGURED' | 'HTTP' | 'PROTOCOL' | 'NETWORK', message: string, readonly status?: number) {
+  constructor(readonly code: 'NOT_CONFIGURED' | 'HTTP' | 'PROTOCOL' | 'NETWORK' | 'REFUSED', message: string, readonly status?: number) {
     super(message);
     this.name = 'LlmError';
   }
 }
 
 const TIMEOUT_MS = 60_000;
+/** Largest answer read from the endpoint (a long streamed completion, a batch of embeddings). */
+const MAX_BYTES = 32 * 1024 * 1024;
 
 export class LlmClient {
-  constructor(readonly endpoint: LlmEndpoint) {}
+  /** Every request goes through `egress` (core/net): the engine URL is customer input. */
+  constructor(readonly endpoint: LlmEndpoint, private readonly egress: EgressPolicy) {}
 
-  private async post(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+  private async post(path: string, body: unknown, signal?: AbortSignal): Promise<EgressStream> {
     const url = this.endpoint.baseUrl.replace(/\/+$/, '') + path;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;
-    const timeout = AbortSignal.timeout(TIMEOUT_MS);
-    let res: Response;
+    let res: EgressStream;
     try {
-      res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      res = await this.egress.open(url, { method: 'POST', headers, body: JSON.stringify(body), signal, timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES });
     } catch (e) {
       if (signal?.aborted) throw e;
-      throw new LlmError('NETWORK', `LLM endpoint ${url} unreachable: ${(e as Error).message}`);
+      if (e instanceof EgressRefused) throw new LlmError('REFUSED', `LLM endpoint refused: ${e.message}`);
+      throw new LlmError('NETWORK', `LLM endpoint unreachable: ${(e as Error).message}`);
     }
-    if (!res.ok) {
-      const text = (await res.text().catch(() => '')).slice(0, 300);
-      throw new LlmError('HTTP', `LLM endpoint answered ${res.status}: ${text}`, res.status);
+    if (res.status < 200 || res.status > 299) {
+      // the answer itself is not echoed: the status says enough
+      res.close();
+      throw new LlmError('HTTP', `LLM endpoint answered HTTP ${res.status}`, res.status);
     }
     return res;
   }
@@ -79,12 +85,11 @@ export class LlmClient {
     if (req.tools?.length) body.tools = req.tools;
     if (req.temperature !== undefined) body.temperature = req.temperature;
     const res = await this.post('/chat/completions', body, req.signal);
-    if (!res.body) throw new LlmError('PROTOCOL', 'LLM endpoint sent no body');
     const calls: ToolCall[] = [];
     let finish = '';
     const decoder = new TextDecoder();
     let buf = '';
-    for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const part of bodyOf(res, req.signal)) {
       buf += decoder.decode(part, { stream: true });
       let i: number;
       // events are separated by a blank line; each carries `data:` lines
@@ -138,11 +143,28 @@ export class LlmClient {
   async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
     if (texts.length === 0) return [];
     const res = await this.post('/embeddings', { model: this.endpoint.embeddingModel || 'text-embedding-3-small', input: texts }, signal);
-    const json = (await res.json()) as { data?: { index?: number; embedding: number[] }[] };
+    const parts: Buffer[] = [];
+    for await (const c of bodyOf(res, signal)) parts.push(c);
+    let json: { data?: { index?: number; embedding: number[] }[] };
+    try {
+      json = JSON.parse(Buffer.concat(parts).toString('utf8')) as typeof json;
+    } catch {
+      throw new LlmError('PROTOCOL', 'embeddings response is not JSON');
+    }
     if (!Array.isArray(json.data) || json.data.length !== texts.length) throw new LlmError('PROTOCOL', 'embeddings response does not match the input');
     const out: number[][] = new Array(texts.length);
     json.data.forEach((d, i) => (out[d.index ?? i] = d.embedding));
     return out;
+  }
+}
+
+/** The body; a cut-off or oversized answer is an LlmError (a cancel by the caller stays what it is). */
+async function* bodyOf(res: EgressStream, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
+  try {
+    yield* res.body;
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    throw new LlmError('NETWORK', `LLM endpoint answer broke off: ${(e as Error).message}`);
   }
 }
 

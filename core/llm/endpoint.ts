@@ -5,6 +5,7 @@
  * vendor's OpenAI-compatible URL. Nothing configured: LlmError NOT_CONFIGURED, said plainly.
  */
 import { LlmClient, LlmError, type LlmEndpoint } from './client';
+import { egressPolicyFor, type EgressPolicy } from '../net';
 
 const VENDOR_URLS: Record<string, string> = {
   openai: 'https://api.openai.com/v1',
@@ -31,8 +32,9 @@ export function resolveEndpoint(ai: EngineConfig, env: NodeJS.ProcessEnv = proce
   return { baseUrl, model: name || 'default', apiKey, embeddingModel: env.AI_EMBEDDING_MODEL || undefined };
 }
 
-export function llmFor(ai: EngineConfig, env: NodeJS.ProcessEnv = process.env): LlmClient {
-  return new LlmClient(resolveEndpoint(ai, env));
+/** The AI's client; requests go through `egress` (default: the policy of `env`). */
+export function llmFor(ai: EngineConfig, env: NodeJS.ProcessEnv = process.env, egress: EgressPolicy = egressPolicyFor(env)): LlmClient {
+  return new LlmClient(resolveEndpoint(ai, env), egress);
 }
 
 /** The key as the API shows it: never whole (first 3 and last 4 characters at most). */

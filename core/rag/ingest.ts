@@ -11,15 +11,19 @@ import { storageRepo } from '../repos/storage';
 import { storageBackend } from '../storage/backend';
 import { chunkText, htmlToText } from './chunk';
 import { embeddingClient } from './search';
+import { egressPolicyFor, EgressRefused, type EgressPolicy } from '../net';
 
 const MAX_BYTES = 5 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 15_000;
+const MAX_REDIRECTS = 5;
 
 export interface IngestDeps {
   db: Db;
   dataDir: string;
   env?: NodeJS.ProcessEnv;
   events?: EventPublisher | null;
+  /** The egress policy URLs are fetched through (default: egressPolicyFor(env)). */
+  egress?: EgressPolicy;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
@@ -54,18 +58,17 @@ async function loadSource(deps: IngestDeps, s: RagSourceRow): Promise<string> {
     return toText(await readAll(obj.stream), f.content_type, f.filename);
   }
   const url = s.source_url ?? '';
-  let res: Response;
+  const egress = deps.egress ?? egressPolicyFor(deps.env);
+  let res;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'follow' });
+    res = await egress.fetch(url, { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_BYTES, maxRedirects: MAX_REDIRECTS, headers: { 'user-agent': 'platform-rag/1' } });
   } catch (e) {
-    throw new Error(`fetch failed: ${(e as Error).message}`);
+    // the policy's messages name no address and echo no answer (no port-scan oracle)
+    throw new Error(`${e instanceof EgressRefused ? 'fetch refused' : 'fetch failed'}: ${(e as Error).message}`);
   }
-  if (!res.ok) throw new Error(`fetch failed: HTTP ${res.status}`);
-  const len = Number(res.headers.get('content-length') ?? 0);
-  if (len > MAX_BYTES) throw new Error(`document is larger than ${MAX_BYTES} bytes`);
-  const body = Buffer.from(await res.arrayBuffer());
-  if (body.length > MAX_BYTES) throw new Error(`document is larger than ${MAX_BYTES} bytes`);
-  return toText(body, res.headers.get('content-type') ?? '', new URL(url).pathname);
+  if (res.status < 200 || res.status > 299) throw new Error(`fetch failed: HTTP ${res.status}`);
+  const ct = res.headers['content-type'];
+  return toText(res.body, typeof ct === 'string' ? ct : '', new URL(res.url).pathname);
 }
 
 /** Ingests one source; never throws (the source row carries the outcome). */
@@ -75,7 +78,7 @@ export async function ingestSource(deps: IngestDeps, s: RagSourceRow): Promise<v
     const text = await loadSource(deps, s);
     const chunks = chunkText(text);
     if (!chunks.length) throw new Error('document has no text');
-    const embedder = embeddingClient(deps.env);
+    const embedder = embeddingClient(deps.env, deps.egress);
     const vectors = embedder ? await embedder.embed(chunks) : null;
     await repo.putChunks(s.rag_id, s.id, chunks.map((content, i) => ({ content, embedding: vectors?.[i] })));
     await repo.setSource(s.id, { status: 'ready', status_message: `document parsed and ${chunks.length} chunk${chunks.length === 1 ? '' : 's'} created${vectors ? ' (embedded)' : ''}` });

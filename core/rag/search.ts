@@ -6,16 +6,17 @@
 import type { Db } from '../db/knex';
 import { cosine, LlmClient } from '../llm/client';
 import { ragsRepo, type RagChunkHit } from '../repos/rags';
+import { egressPolicyFor, type EgressPolicy } from '../net';
 
 /** Embeddings client when AI_EMBEDDING_MODEL and an endpoint (AI_LLM_BASE_URL) are set; else null. */
-export function embeddingClient(env: NodeJS.ProcessEnv = process.env): LlmClient | null {
+export function embeddingClient(env: NodeJS.ProcessEnv = process.env, egress: EgressPolicy = egressPolicyFor(env)): LlmClient | null {
   if (!env.AI_EMBEDDING_MODEL || !env.AI_LLM_BASE_URL) return null;
-  return new LlmClient({ baseUrl: env.AI_LLM_BASE_URL, model: env.AI_LLM_MODEL || 'default', apiKey: env.AI_LLM_API_KEY || '', embeddingModel: env.AI_EMBEDDING_MODEL });
+  return new LlmClient({ baseUrl: env.AI_LLM_BASE_URL, model: env.AI_LLM_MODEL || 'default', apiKey: env.AI_LLM_API_KEY || '', embeddingModel: env.AI_EMBEDDING_MODEL }, egress);
 }
 
-export async function retrieve(db: Db, ragId: string, query: string, limit = 3, env: NodeJS.ProcessEnv = process.env): Promise<RagChunkHit[]> {
+export async function retrieve(db: Db, ragId: string, query: string, limit = 3, env: NodeJS.ProcessEnv = process.env, egress?: EgressPolicy): Promise<RagChunkHit[]> {
   const repo = ragsRepo(db);
-  const embedder = embeddingClient(env);
+  const embedder = embeddingClient(env, egress);
   if (embedder) {
     const chunks = await repo.embeddedChunks(ragId);
     if (chunks.length) {

@@ -2,6 +2,7 @@
 import type { Subsystem } from '../subsystem';
 import type { Endpoint } from '../../media-engine';
 import type { AiService } from './service';
+import { EgressPolicy } from '../../core/net';
 
 export type { AiService } from './service';
 
@@ -9,7 +10,8 @@ export const subsystem: Subsystem = {
   name: 'ai',
   async start(ctx) {
     const service: AiService = {
-      deps: { db: ctx.deps.db, events: ctx.deps.events },
+      // the engine URL is customer input: LLM and RAG requests go through the egress policy
+      deps: { db: ctx.deps.db, events: ctx.deps.events, egress: new EgressPolicy(ctx.deps.config.egress) },
       dataDir: ctx.deps.config.dataDir,
       logger: ctx.logger,
       endpointOf(callId: string): Endpoint | null {

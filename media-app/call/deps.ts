@@ -2,6 +2,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../core/config';
+import type { EgressPolicy } from '../../core/net';
 import type { Knex } from '../../core/db/knex';
 import type { EventPublisher } from '../../core/events/bus';
 import type { MediaServer } from '../../media-engine';
@@ -21,4 +22,6 @@ export interface CallDeps {
   app: MediaAppConfig;
   logger: Logger;
   registrar: Registrar;
+  /** Everything fetched or dialled on a customer's behalf (flow HTTP, external media) goes through it. */
+  egress: EgressPolicy;
 }

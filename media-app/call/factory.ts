@@ -13,7 +13,7 @@ import { ActiveflowManager } from '../flow/manager';
 import type { ActiveflowStore, FlowStore } from '../flow/stores';
 import type { Address as FlowAddress, ConnectRequest, ConnectResult, OriginateRequest } from '../flow/call-port';
 import { realClock, abortError } from '../flow/clock';
-import { FetchHttp } from '../flow/http';
+import { PolicyHttp } from '../flow/http';
 import { DEFAULT_LIMITS } from '../flow/limits';
 import type { FlowServices } from '../flow/services';
 import type { SrfRequest, SrfResponse } from '../srf';
@@ -48,7 +48,9 @@ export class CallFactory {
       flows: new PgFlowStore(deps.db) as unknown as FlowStore,
       emitter: activeflowEmitter(deps.events, deps.logger),
       clock: realClock,
-      http: new FetchHttp({ allowPrivateTargets: deps.app.flowHttpAllowPrivate }),
+      http: new PolicyHttp(deps.egress, deps.logger),
+      // what a flow is not told (a remote status, a fetched body's problem) is logged here
+      trace: (e) => e.event.endsWith('_failed') && deps.logger.info(e, 'flow step failed'),
       limits: DEFAULT_LIMITS,
       services: this.services,
     });

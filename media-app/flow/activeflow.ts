@@ -3,7 +3,7 @@
  * stack, its record and its events, and ends exactly once. Stop from outside at any point aborts
  * the running action through the shared signal.
  */
-import { type Action, ACTION_SPECS, EMPTY_UUID, isUnset, substituteDeep } from '../../core/flow';
+import { type Action, ACTION_SPECS, EMPTY_UUID, isUnset, substituteOption } from '../../core/flow';
 import type { ActionContext, Outcome } from './actions/base';
 import { makeTask } from './actions';
 import type { CallPort, CallStatus, HangupInfo, Originator } from './call-port';
@@ -189,7 +189,7 @@ export class ActiveflowSession {
         }
         const index = frame.pos;
         const action = frame.actions[index]!;
-        const option = substituteDeep(action.option, this.vars.lookup);
+        const option = substituteOption(action.type, action.option, this.vars.lookup);
         const executed: ExecutedAction = { ...action, option, tm_execute: tm(clock.now()) };
         this.executed.push(executed);
         this.current = executed;

@@ -2,8 +2,10 @@
  * The registrar (srf.register): digest authentication against the extensions (MD5 and SHA-256
  * challenges, RFC 8760), bindings in Redis, un-REGISTER, and a lockout per address-of-record.
  * Unknown extension, unknown domain and wrong password are answered identically (403 after a
- * challenge), so the registrar never tells whether an extension exists. A locked AOR (known or not)
- * gets 403 with Retry-After: the seconds its lock has left.
+ * challenge), so the registrar never tells whether an extension exists. Failures lock the source
+ * address out of that AOR (lockout.ts: keyed on address and AOR, with a per-AOR ceiling that spares
+ * addresses that authenticated before); a locked request (AOR known or not) gets 403 with
+ * Retry-After: the seconds its lock has left.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -13,7 +15,7 @@ import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { BindingStore, type Binding } from './bindings';
 import { challenges, NonceSealer, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
-import { Lockout } from './lockout';
+import { Lockout, type LockoutPolicy } from './lockout';
 import { parseSipUri } from '../sip-uri';
 
 export interface RegistrarOptions {
@@ -25,7 +27,7 @@ export interface RegistrarOptions {
   algorithms: readonly DigestAlgorithm[];
   minExpires: number;
   maxExpires: number;
-  lockout: { failures: number; windowSec: number; lockSec: number };
+  lockout: LockoutPolicy;
 }
 
 /** The nonce secret every node shares (created once in Redis). */
@@ -81,9 +83,11 @@ export class Registrar {
     const aor = `${user}@${realm}`.toLowerCase();
     const challengeHeader = kind === 'www' ? 'WWW-Authenticate' : 'Proxy-Authenticate';
     const status = kind === 'www' ? 401 : 407;
-    // Locked: refused whatever the credentials, with the time left (RFC 3261 20.33). The same for an
-    // AOR that does not exist, which locks the same way.
-    const lockedFor = await this.lockout.lockedFor(aor);
+    // Locked (this source for this AOR, or the AOR's ceiling for a source it does not trust): refused
+    // whatever the credentials, with the time left (RFC 3261 20.33). The same for an AOR that does
+    // not exist, which locks the same way.
+    const source = req.source_address;
+    const lockedFor = await this.lockout.lockedFor(aor, source);
     if (lockedFor > 0) {
       res.send(403, { headers: { 'Retry-After': String(lockedFor) } });
       return null;
@@ -108,14 +112,14 @@ export class Registrar {
       creds.username === expectedUser(row) &&
       creds.realm.toLowerCase() === realm.toLowerCase();
     if (!ok) {
-      const locked = await this.lockout.fail(aor);
+      const locked = await this.lockout.fail(aor, source);
       if (locked) {
-        this.opts.logger.warn({ aor, source: req.source_address }, 'address-of-record locked out');
-        res.send(403, { headers: { 'Retry-After': String(this.opts.lockout.lockSec) } });
+        this.opts.logger.warn({ aor, source }, 'address locked out of an address-of-record');
+        res.send(403, { headers: { 'Retry-After': String(locked) } });
       } else res.send(403);
       return null;
     }
-    await this.lockout.succeed(aor);
+    await this.lockout.succeed(aor, source);
     return row;
   }
 

@@ -3,11 +3,14 @@
  * to the customer's WebSocket URL and streams the call exactly as a media_stream client would get
  * it (same encapsulations, both parties mixed), playing what the customer sends back into the call.
  * One external media per call; it ends with the call, on external_media_stop, or when the
- * customer's server closes.
+ * customer's server closes. The URL goes through the egress policy: its host is resolved and checked
+ * and the socket is pinned to the checked address; what the server answered is logged, never put in
+ * the error a flow sees.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
+import { EgressRefused } from '../../core/net';
 import type { Logger } from 'pino';
 import { encapsulationProblem, type Encapsulation } from '../../core/streams/encapsulation';
 import { CLOSE_NORMAL, StreamSocket } from '../../core/streams/stream-socket';
@@ -37,6 +40,9 @@ export interface ExternalMedia {
 
 export class ExternalMediaError extends Error {}
 
+/** The one reason a flow is told when the connection did not come up (the detail is logged). */
+const CONNECT_FAILED = 'the external media URL could not be connected to';
+
 /** Checks an action's options; returns the problem in words, or null. */
 export function externalMediaProblem(url: unknown, encapsulation: unknown): string | null {
   if (typeof url !== 'string' || !url) return 'url is required (a ws:// or wss:// URL)';
@@ -59,7 +65,7 @@ export class ExternalMediaService extends EventEmitter {
   private readonly byCall = new Map<string, Running>();
 
   constructor(
-    private readonly deps: Pick<CallDeps, 'calls' | 'media'>,
+    private readonly deps: Pick<CallDeps, 'calls' | 'media' | 'egress'>,
     private readonly logger: Logger,
     private readonly connectTimeoutMs = 5000,
   ) {
@@ -75,7 +81,15 @@ export class ExternalMediaService extends EventEmitter {
     const problem = externalMediaProblem(req.url, req.encapsulation);
     if (problem) throw new ExternalMediaError(problem);
     if (this.byCall.has(req.callId)) throw new ExternalMediaError('an external media is already running on this call');
-    const ws = new WebSocket(req.url, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 64 * 1024 });
+    let checked;
+    try {
+      checked = await this.deps.egress.resolveAndCheck(new URL(req.url).hostname);
+    } catch (e) {
+      if (e instanceof EgressRefused) throw new ExternalMediaError(`url refused: ${e.message}`);
+      throw e;
+    }
+    if (this.byCall.has(req.callId)) throw new ExternalMediaError('an external media is already running on this call');
+    const ws = new WebSocket(req.url, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 64 * 1024, lookup: checked.lookup, followRedirects: false });
     const socket = new StreamSocket(ws, { encapsulation: req.encapsulation, streamId: req.callId });
     const id = randomUUID();
     const run: Running = {
@@ -98,8 +112,14 @@ export class ExternalMediaService extends EventEmitter {
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('open', () => resolve());
-        socket.once('closed', (c: { code: number; reason: string }) => reject(new ExternalMediaError(`could not connect to ${req.url} (${c.code}${c.reason ? ' ' + c.reason : ''})`)));
-        ws.once('unexpected-response', (_r, res) => reject(new ExternalMediaError(`${req.url} answered HTTP ${res.statusCode} instead of a WebSocket upgrade`)));
+        socket.once('closed', (c: { code: number; reason: string }) => {
+          this.logger.info({ call: req.callId, url: req.url, code: c.code, reason: c.reason }, 'external media could not connect');
+          reject(new ExternalMediaError(CONNECT_FAILED));
+        });
+        ws.once('unexpected-response', (_r, res) => {
+          this.logger.info({ call: req.callId, url: req.url, status: res.statusCode }, 'external media server answered without a WebSocket upgrade');
+          reject(new ExternalMediaError(CONNECT_FAILED));
+        });
       });
       run.tap = await openCallTap(this.deps, req.callId, (pcm) => socket.send(pcm));
     } catch (e) {

@@ -2,6 +2,7 @@
 export type AudioSourceErrorCode =
   | 'NOT_FOUND' // local file missing
   | 'BAD_URL' // not a path or an http(s) URL
+  | 'REFUSED' // the egress policy does not allow the URL's host
   | 'FETCH_FAILED' // network error (refused, DNS, reset)
   | 'TIMEOUT' // fetch or conversion took too long
   | 'HTTP_STATUS' // server answered with an error status

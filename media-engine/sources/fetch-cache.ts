@@ -4,10 +4,13 @@
  *   <cacheDir>/url-<sha256 of url>.json             ETag / Last-Modified / which blob, when checked
  * A URL checked less than `maxAgeMs` ago is served from disk without a request; after that it is
  * revalidated with If-None-Match / If-Modified-Since, so an unchanged file costs one 304.
+ * Every request (and each redirect) goes through the egress policy (core/net, a leaf module the
+ * worker may import): the host is resolved and checked and the socket pinned to the checked address.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { EgressFailed, EgressRefused, egressPolicyFor, type EgressPolicy, type EgressStream } from '../../core/net';
 import { AudioSourceError } from './errors';
 import { sniffAudioType } from './sox';
 
@@ -19,7 +22,12 @@ export interface FetchOptions {
   timeoutMs?: number;
   /** Serve a checked URL without revalidation for this long, ms. Default 300000. */
   maxAgeMs?: number;
+  /** Who may be fetched. Default: the policy of an empty environment (public addresses only). */
+  egress?: EgressPolicy;
 }
+
+const STRICT: NodeJS.ProcessEnv = {};
+const MAX_REDIRECTS = 5;
 
 interface UrlEntry {
   url: string;
@@ -45,7 +53,7 @@ const TYPE_BY_MIME: Record<string, string> = {
   'audio/mpeg': 'mp3', 'audio/mp3': 'mp3', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/basic': 'au',
 };
 
-function typeOf(url: URL, contentType: string | null, head: Buffer): string {
+function typeOf(url: URL, contentType: string | undefined, head: Buffer): string {
   const sniffed = sniffAudioType(head);
   if (sniffed) return sniffed;
   const mime = (contentType ?? '').split(';')[0].trim().toLowerCase();
@@ -84,71 +92,68 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
   const headers: Record<string, string> = {};
   if (entry?.etag) headers['if-none-match'] = entry.etag;
   if (entry?.lastModified) headers['if-modified-since'] = entry.lastModified;
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), timeoutMs);
   const tmp = path.join(opts.cacheDir, `dl-${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const policy = opts.egress ?? egressPolicyFor(STRICT);
   try {
-    let res: Response;
+    let res: EgressStream;
     try {
-      res = await fetch(url, { headers, signal: ac.signal, redirect: 'follow' });
+      res = await policy.open(url, { headers, timeoutMs, maxBytes, maxRedirects: MAX_REDIRECTS });
     } catch (err) {
-      if (ac.signal.aborted) throw new AudioSourceError('TIMEOUT', `no answer from ${url.href} within ${timeoutMs} ms`, rawUrl);
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new AudioSourceError('FETCH_FAILED', `cannot fetch ${url.href}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, rawUrl);
+      throw fetchError(err, rawUrl);
     }
     if (res.status === 304 && entry) {
-      await res.body?.cancel();
+      res.close();
       entry.checkedAt = now;
       fs.writeFileSync(indexPath, JSON.stringify(entry));
       return { path: path.join(opts.cacheDir, entry.blob), sha256: entry.sha256, from: 'revalidated' };
     }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new AudioSourceError('HTTP_STATUS', `GET ${url.href} answered ${res.status} ${res.statusText}`, rawUrl);
-    }
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (declared > maxBytes) {
-      await res.body?.cancel();
-      throw new AudioSourceError('TOO_LARGE', `${url.href} is ${declared} bytes, over the ${maxBytes} byte limit`, rawUrl);
+    if (res.status < 200 || res.status > 299) {
+      res.close();
+      throw new AudioSourceError('HTTP_STATUS', `GET ${url.href} answered ${res.status}`, rawUrl);
     }
     const hash = crypto.createHash('sha256');
     const fd = fs.openSync(tmp, 'w');
     let size = 0;
     let head = Buffer.alloc(0);
     try {
-      for await (const chunk of res.body ?? []) {
-        const b = Buffer.from(chunk as Uint8Array);
+      for await (const b of res.body) {
         size += b.length;
-        if (size > maxBytes) {
-          ac.abort();
-          throw new AudioSourceError('TOO_LARGE', `${url.href} is over the ${maxBytes} byte limit`, rawUrl);
-        }
         if (head.length < 16) head = Buffer.concat([head, b.subarray(0, 16)]);
         hash.update(b);
         fs.writeSync(fd, b);
       }
     } catch (err) {
-      if (err instanceof AudioSourceError) throw err;
-      if (ac.signal.aborted) throw new AudioSourceError('TIMEOUT', `download of ${url.href} took longer than ${timeoutMs} ms`, rawUrl);
-      throw new AudioSourceError('FETCH_FAILED', `download of ${url.href} failed: ${(err as Error).message}`, rawUrl);
+      throw fetchError(err, rawUrl);
     } finally {
       fs.closeSync(fd);
+      res.close();
     }
     if (size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `${url.href} returned an empty body`, rawUrl);
     const digest = hash.digest('hex');
-    const blob = `blob-${digest}.${typeOf(url, res.headers.get('content-type'), head)}`;
+    const ctype = res.headers['content-type'];
+    const blob = `blob-${digest}.${typeOf(url, Array.isArray(ctype) ? ctype[0] : ctype, head)}`;
     const blobPath = path.join(opts.cacheDir, blob);
     if (fs.existsSync(blobPath)) fs.rmSync(tmp);
     else fs.renameSync(tmp, blobPath);
     const next: UrlEntry = {
       url: url.href, blob, sha256: digest, size, checkedAt: now,
-      etag: res.headers.get('etag') ?? undefined,
-      lastModified: res.headers.get('last-modified') ?? undefined,
+      etag: res.headers.etag ?? undefined,
+      lastModified: res.headers['last-modified'] ?? undefined,
     };
     fs.writeFileSync(indexPath, JSON.stringify(next));
     return { path: blobPath, sha256: digest, from: 'network' };
   } finally {
-    clearTimeout(timer);
     fs.rmSync(tmp, { force: true });
   }
+}
+
+/** The policy's refusal or failure as an AudioSourceError (messages never carry the remote answer). */
+function fetchError(err: unknown, rawUrl: string): AudioSourceError {
+  if (err instanceof AudioSourceError) return err;
+  if (err instanceof EgressRefused) return new AudioSourceError('REFUSED', err.message, rawUrl);
+  if (err instanceof EgressFailed) {
+    if (err.reason === 'too-large') return new AudioSourceError('TOO_LARGE', err.message, rawUrl);
+    return new AudioSourceError('FETCH_FAILED', err.message, rawUrl);
+  }
+  return new AudioSourceError('FETCH_FAILED', (err as Error).message, rawUrl);
 }

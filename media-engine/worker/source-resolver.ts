@@ -4,22 +4,32 @@
  * speech synthesis, each cached on disk).
  */
 import os from 'node:os';
+import { EgressPolicy, type EgressSettings } from '../../core/net';
 import path from 'node:path';
 import { type FrameSource } from '../dsp/frame';
 import { beep, dtmfTones, ringback, silence } from '../dsp/tones';
-import { AudioSourceError, openFrameReader, prepareAudio } from '../sources';
+import { AudioSourceError, isUrl, openFrameReader, prepareAudio } from '../sources';
 import { createTtsProvider, type TtsProvider } from '../tts';
 
 export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string };
 
 let cacheDir = path.join(os.tmpdir(), 'media-engine-cache');
 let ttsProvider = 'espeak-ng';
+/** Who play URLs may be fetched from: the node's settings (MediaServerOptions.egress); without them fetchToCache's default (public only). */
+let egress: EgressPolicy | undefined;
 const tts = new Map<string, TtsProvider>();
 
-/** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider. */
-export function configureSources(o: { cacheDir?: string; ttsProvider?: string }): void {
+/** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider; the egress policy's settings. */
+export function configureSources(o: { cacheDir?: string; ttsProvider?: string; egress?: EgressSettings }): void {
   if (o.cacheDir) cacheDir = o.cacheDir;
   if (o.ttsProvider) ttsProvider = o.ttsProvider;
+  if (o.egress) egress = new EgressPolicy(o.egress);
+}
+
+/** What a caller is told when a URL could not be played: the policy's refusal, or one generic reason (never the remote answer). */
+function urlFailure(e: AudioSourceError, url: string): Error {
+  const message = e.code === 'REFUSED' ? `${url}: ${e.message}` : `${url}: the audio URL could not be fetched or played`;
+  return Object.assign(new Error(message), { code: e.code });
 }
 
 function provider(name: string): TtsProvider {
@@ -47,10 +57,11 @@ export async function resolveSource(spec: SourceSpec): Promise<FrameSource> {
   const source = spec.startsWith('file://') ? spec.slice(7) : spec;
   try {
     // conversion (sox) and URL fetches are cached on disk; the reader streams a second at a time
-    const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio') });
+    const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio'), egress });
     return openFrameReader(prepared.path);
   } catch (e) {
-    if (e instanceof AudioSourceError && (e.code === 'NOT_FOUND' || /not found|404/i.test(e.message))) throw new Error(`File Not Found: ${source}`);
+    if (e instanceof AudioSourceError && isUrl(source)) throw urlFailure(e, source);
+    if (e instanceof AudioSourceError && e.code === 'NOT_FOUND') throw new Error(`File Not Found: ${source}`);
     throw e;
   }
 }

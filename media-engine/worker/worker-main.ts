@@ -10,7 +10,7 @@ import { isToWorker, type CallRequest, type FromWorker, type Method, type Operat
 
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
 const port = parentPort;
-configureSources((workerData ?? {}) as { cacheDir?: string; ttsProvider?: string });
+configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
 
 const engine = new Engine(

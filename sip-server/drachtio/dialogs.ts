@@ -3,10 +3,22 @@
  * `<Call-ID>;from-tag=<tag of the party that sent the INVITE>`, the form drachtio-srf's
  * findDialogByCallIDAndFromTag() rebuilds.
  */
+import { StateMachine, type IllegalTransition, type Transitions } from '../transaction/states';
 import type { AppConnection } from './app-connection';
 import type { Endpoint, InboundTransaction, OutboundTransaction } from './sip-port';
 
 export type DialogRole = 'uas' | 'uac';
+
+/**
+ * RFC 3261 12: a dialog is created early (a 1xx with a To tag) or confirmed (a 2xx); an early one
+ * is confirmed by the 2xx or ends (non-2xx, CANCEL); a confirmed one ends with BYE (or its app).
+ */
+export type DialogState = 'Early' | 'Confirmed' | 'Terminated';
+export const DIALOG: Transitions<DialogState> = {
+  Early: ['Confirmed', 'Terminated'],
+  Confirmed: ['Terminated'],
+  Terminated: [],
+};
 
 export function dialogIdOf(callId: string, callerTag: string): string {
   return `${callId};from-tag=${callerTag}`;
@@ -21,9 +33,9 @@ export class Dialog {
   ackable?: { tx: OutboundTransaction; seq: number };
   /** UAS side: the INVITE server transaction whose 2xx awaits the peer's ACK */
   awaitingAck?: InboundTransaction;
-  /** RFC 3261 12: created by a 1xx with a To tag, confirmed by the 2xx (requests such as PRACK and UPDATE may flow before) */
-  early = false;
-  ended = false;
+  private readonly machine: StateMachine<DialogState>;
+  /** where an illegal move is reported outside tests (set by the table the dialog is added to) */
+  onIllegalTransition?: (e: IllegalTransition) => void;
   /** the method that formed it: a terminated subscription ends a SUBSCRIBE dialog only, never the INVITE dialog a REFER's implicit subscription lives in (RFC 3515) */
   formedBy = 'INVITE';
 
@@ -50,10 +62,20 @@ export class Dialog {
     public owner: AppConnection | undefined,
     /** drachtio transaction id of the dialog-forming INVITE */
     readonly inviteTxnId: string,
+    initial: 'Early' | 'Confirmed' = 'Confirmed',
   ) {
     this.localSeq = localSeq;
     this.remoteSeq = remoteSeq;
+    this.machine = new StateMachine<DialogState>('dialog', DIALOG, initial, () => this.onIllegalTransition);
   }
+
+  get state(): DialogState { return this.machine.state; }
+  /** created by a 1xx with a To tag, not yet confirmed by the 2xx (requests such as PRACK and UPDATE may flow before) */
+  get early(): boolean { return this.state === 'Early'; }
+  get ended(): boolean { return this.state === 'Terminated'; }
+
+  /** The one way the state changes: a move DIALOG allows (illegal: throws in tests, reported and ignored otherwise). */
+  transition(to: DialogState): boolean { return this.machine.to(to); }
 
   get id(): string {
     return dialogIdOf(this.callId, this.role === 'uac' ? this.localTag : this.remoteTag);
@@ -62,11 +84,15 @@ export class Dialog {
 
 export class DialogTable {
   private readonly byId = new Map<string, Dialog>();
+
+  constructor(private readonly onIllegalTransition?: (e: IllegalTransition) => void) {}
+
   /** `<Call-ID>|<local tag>`: how an incoming in-dialog request finds its dialog */
   private readonly byLocal = new Map<string, Dialog>();
   private readonly byCall = new Map<string, Dialog>();
 
   add(d: Dialog): void {
+    d.onIllegalTransition = this.onIllegalTransition;
     this.byId.set(d.id, d);
     this.byLocal.set(`${d.callId}|${d.localTag}`, d);
     this.byCall.set(d.callId, d);
@@ -87,7 +113,7 @@ export class DialogTable {
   }
 
   remove(d: Dialog): void {
-    d.ended = true;
+    if (!d.ended) d.transition('Terminated');
     if (this.byId.get(d.id) === d) this.byId.delete(d.id);
     const key = `${d.callId}|${d.localTag}`;
     if (this.byLocal.get(key) === d) this.byLocal.delete(key);

@@ -21,7 +21,7 @@ export interface DrachtioEngineOptions extends EngineOptions {
 }
 
 export class DrachtioEngine implements DrachtioHandler {
-  readonly dialogs = new DialogTable();
+  readonly dialogs = new DialogTable((e) => this.log.error({ from: e.from, to: e.to, stack: e.stack }, 'illegal dialog state transition ignored'));
   readonly uas: UasSide;
   readonly uac: UacSide;
   readonly proxy: ProxySide;

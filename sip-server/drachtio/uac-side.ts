@@ -200,7 +200,7 @@ export class UacSide {
     const early = e.early;
     if (early && !early.ended) {
       // early -> confirmed: remote tag, target and route set are taken from the 2xx (RFC 3261 13.2.2.4)
-      early.early = false;
+      if (early.early) early.transition('Confirmed');
       early.remoteTag = res.toTag ?? early.remoteTag;
       early.remoteParty = res.headers.get('To') ?? early.remoteParty;
       early.remoteTarget = res.contacts[0]?.uri.toString() ?? early.remoteTarget;
@@ -223,9 +223,8 @@ export class UacSide {
       res.getAll('Record-Route').reverse(),
       req.headers.get('Contact') ?? '',
       e.tx.destination,
-      seq, 0, e.conn, e.txnId,
+      seq, 0, e.conn, e.txnId, early ? 'Early' : 'Confirmed',
     );
-    d.early = early;
     d.formedBy = req.method;
     this.ctx.dialogs.add(d);
     return d;

@@ -253,7 +253,7 @@ export class UasSide {
   }
 
   private confirm(d: Dialog, tx: InboundTransaction, localContact: string): void {
-    d.early = false;
+    if (d.early) d.transition('Confirmed');
     if (localContact) d.localContact = localContact;
     if (d.role === 'uas') this.expectAck(tx, d);
   }
@@ -270,8 +270,8 @@ export class UasSide {
       req.cseq.seq,
       p.conn,
       p.txnId,
+      early ? 'Early' : 'Confirmed',
     );
-    d.early = early;
     d.formedBy = req.method;
     this.ctx.dialogs.add(d);
     if (req.method === 'INVITE' && !early) this.expectAck(p.tx, d);

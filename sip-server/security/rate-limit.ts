@@ -1,5 +1,17 @@
-// Per-source-IP token bucket with a temporary ban (in process memory: it must decide per packet).
+// Flood protection that does not punish a whole NAT (in process memory: it decides per packet).
+//
+//   1. Token bucket per source address:port (requestsPerSecond, burst). A port refused
+//      banThreshold times within one second is banned for banSeconds: its datagrams are dropped.
+//   2. The address is banned (every port) only when addressBanPorts of its ports were banned within
+//      banSeconds, or when its unbanned ports together exceed addressRateFactor times the per-port
+//      rate and burst and are refused banThreshold times within one second (a flood that rotates
+//      its source port).
+//   3. Never banned: allow-listed addresses, trusted addresses (a trunk's or provider's, learned from
+//      accepted INVITEs), and trusted contacts (a registered phone's address:port): those pass even
+//      when their address is banned. A trusted contact is still throttled by its own port bucket,
+//      never banned, and does not count towards its address.
 import net from 'node:net';
+import { TrustedSources, contactKey, type Trust } from './trusted';
 
 export interface RateLimitOptions {
   requestsPerSecond: number;
@@ -7,25 +19,66 @@ export interface RateLimitOptions {
   /** Refused requests within one second that turn a throttle into a ban. */
   banThreshold: number;
   banSeconds: number;
+  /** Banned ports of one address (within banSeconds) that ban the address. */
+  addressBanPorts: number;
+  /** An address's unbanned ports together get this many times the per-port rate and burst. */
+  addressRateFactor: number;
   /** Exact IPs or IPv4 CIDRs never limited. */
   allowlist: string[];
 }
 
 export type Verdict = 'allow' | 'throttle' | 'banned';
+export type BanScope = 'port' | 'address';
 
-interface Bucket { tokens: number; last: number; refused: number; refusedWindow: number; bannedUntil: number }
+/** A token bucket that counts its refusals per second and remembers a ban. */
+class Bucket {
+  tokens: number;
+  last: number;
+  refused = 0;
+  refusedWindow: number;
+  bannedUntil = 0;
+  constructor(readonly rate: number, readonly size: number, now: number) {
+    this.tokens = size;
+    this.last = now;
+    this.refusedWindow = now;
+  }
+
+  take(now: number): boolean {
+    this.tokens = Math.min(this.size, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Counts a refusal; true when the refusals of the current second reach `threshold`. */
+  refuse(now: number, threshold: number): boolean {
+    if (now - this.refusedWindow > 1000) { this.refusedWindow = now; this.refused = 0; }
+    if (++this.refused < threshold) return false;
+    this.refused = 0;
+    return true;
+  }
+
+  idle(now: number): boolean {
+    return this.bannedUntil <= now && this.tokens >= this.size - 1 && now - this.last > 60_000;
+  }
+}
+
+interface AddressState { bucket: Bucket; portBans: number[] }
 
 function ipv4ToInt(ip: string): number {
   return ip.split('.').reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
 }
 
 export class SourceRateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly ports = new Map<string, Bucket>();
+  private readonly addresses = new Map<string, AddressState>();
+  private readonly trusted = new TrustedSources();
   private readonly exact = new Set<string>();
   private readonly cidrs: { base: number; mask: number }[] = [];
   private sweepTimer: NodeJS.Timeout;
-  /** Called when a source gets banned. */
-  onBan?: (address: string, until: number) => void;
+  /** Called when a source address:port (scope 'port', `who` = "address|port") or a whole address gets banned. */
+  onBan?: (who: string, scope: BanScope, until: number) => void;
 
   constructor(private readonly opts: RateLimitOptions) {
     for (const a of opts.allowlist) {
@@ -33,7 +86,7 @@ export class SourceRateLimiter {
       if (m) {
         const bits = Number(m[2]);
         const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-        this.cidrs.push({ base: ipv4ToInt(m[1]) & mask, mask });
+        this.cidrs.push({ base: (ipv4ToInt(m[1]) & mask) >>> 0, mask }); // unsigned, as the check compares
       } else this.exact.add(a);
     }
     this.sweepTimer = setInterval(() => this.sweep(), 10_000);
@@ -50,52 +103,90 @@ export class SourceRateLimiter {
     return false;
   }
 
-  /** Cheap check for the receive path: is this source currently banned? */
-  isBanned(address: string, now = Date.now()): boolean {
-    const b = this.buckets.get(address);
-    return !!b && b.bannedUntil > now;
+  /** Learn (or forget) a trusted source from an application's answer (see trusted.ts). */
+  trust(t: Trust): void { this.trusted.apply(t); }
+
+  /** Never banned: allow-listed, a trusted address, or a trusted contact address:port. */
+  isExempt(address: string, port: number, now = Date.now()): boolean {
+    return this.isAllowlisted(address) || this.trusted.isAddress(address, now) || this.trusted.isContact(address, port, now);
   }
 
-  /** Account one request from `address`. */
-  take(address: string, now = Date.now()): Verdict {
-    if (this.isAllowlisted(address)) return 'allow';
-    let b = this.buckets.get(address);
-    if (!b) {
-      b = { tokens: this.opts.burst, last: now, refused: 0, refusedWindow: now, bannedUntil: 0 };
-      this.buckets.set(address, b);
+  /** Cheap check for the receive path: is this source currently banned? */
+  isBanned(address: string, port: number, now = Date.now()): boolean {
+    const p = this.ports.get(contactKey(address, port));
+    const a = this.addresses.get(address);
+    if (!(p && p.bannedUntil > now) && !(a && a.bucket.bannedUntil > now)) return false;
+    return !this.isExempt(address, port, now);
+  }
+
+  /** Account one request from `address`:`port`. */
+  take(address: string, port: number, now = Date.now()): Verdict {
+    if (this.isAllowlisted(address) || this.trusted.isAddress(address, now)) return 'allow';
+    const key = contactKey(address, port);
+    const registered = this.trusted.isContact(address, port, now);
+    let p = this.ports.get(key);
+    if (!p) {
+      p = new Bucket(this.opts.requestsPerSecond, this.opts.burst, now);
+      this.ports.set(key, p);
     }
-    if (b.bannedUntil > now) return 'banned';
-    b.tokens = Math.min(this.opts.burst, b.tokens + ((now - b.last) / 1000) * this.opts.requestsPerSecond);
-    b.last = now;
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 'allow';
+    if (registered) return p.take(now) ? 'allow' : 'throttle';
+    const a = this.address(address, now);
+    if (a.bucket.bannedUntil > now || p.bannedUntil > now) return 'banned';
+    if (!p.take(now)) {
+      if (!p.refuse(now, this.opts.banThreshold)) return 'throttle';
+      p.bannedUntil = now + this.opts.banSeconds * 1000;
+      this.onBan?.(key, 'port', p.bannedUntil);
+      a.portBans = a.portBans.filter((t) => t > now - this.opts.banSeconds * 1000);
+      a.portBans.push(now);
+      if (a.portBans.length >= this.opts.addressBanPorts) this.banAddress(address, a, now);
+      return 'banned';
     }
-    if (now - b.refusedWindow > 1000) { b.refusedWindow = now; b.refused = 0; }
-    if (++b.refused >= this.opts.banThreshold) {
-      b.bannedUntil = now + this.opts.banSeconds * 1000;
-      b.refused = 0;
-      this.onBan?.(address, b.bannedUntil);
+    if (a.bucket.take(now)) return 'allow';
+    if (a.bucket.refuse(now, this.opts.banThreshold)) {
+      this.banAddress(address, a, now);
       return 'banned';
     }
     return 'throttle';
   }
 
-  /** Lift a ban (admin action, tests). */
-  unban(address: string): void { this.buckets.delete(address); }
+  private address(address: string, now: number): AddressState {
+    let a = this.addresses.get(address);
+    if (!a) {
+      const f = this.opts.addressRateFactor;
+      a = { bucket: new Bucket(this.opts.requestsPerSecond * f, this.opts.burst * f, now), portBans: [] };
+      this.addresses.set(address, a);
+    }
+    return a;
+  }
 
+  private banAddress(address: string, a: AddressState, now: number): void {
+    a.bucket.bannedUntil = now + this.opts.banSeconds * 1000;
+    a.portBans = [];
+    this.onBan?.(address, 'address', a.bucket.bannedUntil);
+  }
+
+  /** Lift the bans of an address and all its ports (admin action, tests). */
+  unban(address: string): void {
+    this.addresses.delete(address);
+    for (const k of this.ports.keys()) if (k.startsWith(`${address}|`)) this.ports.delete(k);
+  }
+
+  /** Banned addresses and address:ports. */
   get bannedCount(): number {
     const now = Date.now();
     let n = 0;
-    for (const b of this.buckets.values()) if (b.bannedUntil > now) n++;
+    for (const b of this.ports.values()) if (b.bannedUntil > now) n++;
+    for (const a of this.addresses.values()) if (a.bucket.bannedUntil > now) n++;
     return n;
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [k, b] of this.buckets) {
-      if (b.bannedUntil <= now && b.tokens >= this.opts.burst - 1 && now - b.last > 60_000) this.buckets.delete(k);
+    for (const [k, b] of this.ports) if (b.idle(now)) this.ports.delete(k);
+    for (const [k, a] of this.addresses) {
+      if (a.bucket.idle(now) && !a.portBans.some((t) => t > now - this.opts.banSeconds * 1000)) this.addresses.delete(k);
     }
+    this.trusted.sweep(now);
   }
 
   close(): void { clearInterval(this.sweepTimer); }

@@ -3,8 +3,9 @@
 //           -(2xx)-----------------------------------> Accepted -(M)-> Terminated
 // Timer A retransmits over UDP, Timer B gives up in Calling.
 import { Headers, SipRequest, SipResponse } from '../message';
-import { ClientTransaction, ClientTransactionState } from './client';
+import { ClientTransaction } from './client';
 import type { TransactionContext } from './context';
+import { INVITE_CLIENT, type InviteClientState } from './states';
 
 export interface InviteClientHooks {
   /** Send a CANCEL as its own non-INVITE client transaction. */
@@ -13,16 +14,15 @@ export interface InviteClientHooks {
   sendAck(ack: SipRequest): void;
 }
 
-export class InviteClientTransaction extends ClientTransaction {
+export class InviteClientTransaction extends ClientTransaction<InviteClientState> {
   readonly isInvite = true;
-  state: ClientTransactionState = 'Calling';
   private ackForNon2xx?: SipRequest;
   private acks = new Map<string, SipRequest>();
   private cancelPending?: string | null;
   private cancelSent = false;
 
   constructor(id: string, request: SipRequest, ctx: TransactionContext, private readonly hooks: InviteClientHooks) {
-    super(id, request, ctx);
+    super(id, request, ctx, { name: 'INVITE client transaction', table: INVITE_CLIENT, initial: 'Calling' });
   }
 
   protected start(): void {
@@ -51,7 +51,7 @@ export class InviteClientTransaction extends ClientTransaction {
       case 'Calling':
       case 'Proceeding':
         if (res.status < 200) {
-          this.state = 'Proceeding';
+          if (this.state === 'Calling') this.transition('Proceeding');
           this.timers.stop('A');
           this.timers.stop('B');
           if (this.cancelPending !== undefined) this.sendCancelNow(this.cancelPending ?? undefined);
@@ -63,10 +63,10 @@ export class InviteClientTransaction extends ClientTransaction {
         this.timers.stop('C');
         this.finalResponse = res;
         if (res.status < 300) {
-          this.state = 'Accepted';
+          this.transition('Accepted');
           this.timers.start('M', 64 * t.t1, () => this.terminate());
         } else {
-          this.state = 'Completed';
+          this.transition('Completed');
           this.ackForNon2xx = this.buildAck(res);
           this.ctx.send(this.ackForNon2xx, this.destination).catch(() => undefined);
           // Timer D: >= 32 s on UDP; 64*T1 is exactly 32 s at the default T1 and scales down in tests

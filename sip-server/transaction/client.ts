@@ -2,8 +2,21 @@
 import { EventEmitter } from 'node:events';
 import type { SipRequest, SipResponse } from '../message';
 import { Destination, TimerSet, TransactionContext, isReliable } from './context';
+import { NON_INVITE_CLIENT, StateMachine, type InviteClientState, type NonInviteClientState, type Transitions } from './states';
 
-export type ClientTransactionState = 'Calling' | 'Trying' | 'Proceeding' | 'Completed' | 'Accepted' | 'Terminated';
+export type ClientTransactionState = InviteClientState | NonInviteClientState;
+
+/** The events of a client transaction (typed: `tx.on('final', (res) => ...)`). */
+export interface ClientTransactionEvents {
+  provisional: [res: SipResponse];
+  final: [res: SipResponse];
+  'additional-2xx': [res: SipResponse];
+  timeout: [];
+  'transport-error': [err: Error];
+  terminated: [];
+  /** every move of the state machine, after it happened */
+  stateChanged: [to: ClientTransactionState, from: ClientTransactionState];
+}
 
 /**
  * Events:
@@ -14,10 +27,11 @@ export type ClientTransactionState = 'Calling' | 'Trying' | 'Proceeding' | 'Comp
  * - 'timeout' (): Timer B / F fired (or no final 64*T1 after a CANCEL); no 'final' will follow.
  * - 'transport-error' (err): the request could not be sent; no 'final' will follow.
  * - 'terminated' ().
+ * - 'stateChanged' (to, from): every state move (through transition(), checked against the table).
  */
-export abstract class ClientTransaction extends EventEmitter {
+export abstract class ClientTransaction<S extends ClientTransactionState = ClientTransactionState> extends EventEmitter<ClientTransactionEvents> {
   abstract readonly isInvite: boolean;
-  abstract state: ClientTransactionState;
+  private readonly machine: StateMachine<S>;
   finalResponse?: SipResponse;
   protected readonly timers = new TimerSet();
 
@@ -30,9 +44,18 @@ export abstract class ClientTransaction extends EventEmitter {
     /** The request as sent (with our Via on top). */
     readonly request: SipRequest,
     protected readonly ctx: TransactionContext,
+    machine: { name: string; table: Transitions<S>; initial: S },
   ) {
     super();
+    this.machine = new StateMachine(machine.name, machine.table, machine.initial, () => (e) => this.ctx.onIllegalTransition?.(e), {
+      moved: (to, from) => this.emit('stateChanged', to, from),
+    });
   }
+
+  get state(): S { return this.machine.state; }
+
+  /** The one way the state changes: a move the machine's table allows (see states.ts for illegal ones). */
+  protected transition(to: S): boolean { return this.machine.to(to); }
 
   /** Internal: the target resolved; first transmission. */
   begin(dest: Destination): void {
@@ -76,7 +99,7 @@ export abstract class ClientTransaction extends EventEmitter {
 
   protected terminate(): void {
     if (this.state === 'Terminated') return;
-    this.state = 'Terminated';
+    this.transition('Terminated' as S);
     this.timers.clear();
     this.ctx.onTerminated({ id: this.id, kind: 'client' });
     this.emit('terminated');
@@ -87,9 +110,12 @@ export abstract class ClientTransaction extends EventEmitter {
 }
 
 /** Non-INVITE client transaction: Trying -> Proceeding -> Completed -(K)-> Terminated, Timers E and F. */
-export class NonInviteClientTransaction extends ClientTransaction {
+export class NonInviteClientTransaction extends ClientTransaction<NonInviteClientState> {
   readonly isInvite = false;
-  state: ClientTransactionState = 'Trying';
+
+  constructor(id: string, request: SipRequest, ctx: TransactionContext) {
+    super(id, request, ctx, { name: 'non-INVITE client transaction', table: NON_INVITE_CLIENT, initial: 'Trying' });
+  }
 
   protected start(): void {
     const t = this.ctx.timers;
@@ -115,12 +141,12 @@ export class NonInviteClientTransaction extends ClientTransaction {
   receiveResponse(res: SipResponse): void {
     if (this.state === 'Trying' || this.state === 'Proceeding') {
       if (res.status < 200) {
-        this.state = 'Proceeding';
+        if (this.state === 'Trying') this.transition('Proceeding');
         this.emit('provisional', res);
         return;
       }
       this.finalResponse = res;
-      this.state = 'Completed';
+      this.transition('Completed');
       this.timers.stop('E');
       this.timers.stop('F');
       this.emit('final', res);

@@ -1,5 +1,6 @@
 // What a transaction needs from the stack: a way to send, timer values, and hooks for metrics/logs.
 import type { SipMessage, TransportName } from '../message';
+import type { IllegalTransition } from './states';
 
 /** A resolved next hop: numeric address, port and transport (plus the connection to reuse, if any). */
 export interface Destination {
@@ -26,6 +27,8 @@ export interface TransactionContext {
   onRetransmit(msg: SipMessage): void;
   /** Called once when a transaction reaches Terminated (the layer forgets it). */
   onTerminated(tx: { id: string; kind: 'client' | 'server' }): void;
+  /** An illegal state move outside tests (in tests it throws): report it; the move is ignored. */
+  onIllegalTransition?(e: IllegalTransition): void;
 }
 
 export function isReliable(t: TransportName): boolean { return t !== 'udp'; }

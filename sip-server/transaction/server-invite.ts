@@ -3,9 +3,11 @@
 //              -(2xx)-----> Accepted -(L)-> Terminated
 // Timer G retransmits non-2xx finals over UDP, Timer H gives up waiting for the ACK.
 import type { SipRequest, SipResponse } from '../message';
+import type { Destination, TransactionContext } from './context';
 import { RespondOptions, ServerTransaction } from './server';
+import { INVITE_SERVER, type InviteServerState } from './states';
 
-export class InviteServerTransaction extends ServerTransaction {
+export class InviteServerTransaction extends ServerTransaction<InviteServerState> {
   readonly isInvite = true;
   private acked = false;
   private cancelledBy?: SipRequest;
@@ -13,7 +15,9 @@ export class InviteServerTransaction extends ServerTransaction {
   /** True once the ACK for our 2xx has arrived. */
   get ackReceived(): boolean { return this.acked; }
 
-  override state: ServerTransaction['state'] = 'Proceeding';
+  constructor(id: string, request: SipRequest, destination: Destination, ctx: TransactionContext) {
+    super(id, request, destination, ctx, { name: 'INVITE server transaction', table: INVITE_SERVER, initial: 'Proceeding' });
+  }
 
   respond(res: SipResponse, opts: RespondOptions = {}): boolean {
     const t = this.ctx.timers;
@@ -26,8 +30,9 @@ export class InviteServerTransaction extends ServerTransaction {
     this.lastResponse = res;
     this.transmit(res);
     if (res.status < 200) return true;
+    this.emit('final', res);
     if (res.status < 300) {
-      this.state = 'Accepted';
+      this.transition('Accepted');
       this.emit('accepted'); // internal: lets the stack route the 2xx ACK here
       if (!this.reliable && opts.retransmit2xx !== false) this.retransmit2xx(res, t.t1);
       this.timers.start('L', 64 * t.t1, () => {
@@ -35,7 +40,7 @@ export class InviteServerTransaction extends ServerTransaction {
         this.terminate();
       });
     } else {
-      this.state = 'Completed';
+      this.transition('Completed');
       if (!this.reliable) this.retransmitFinal(res, t.t1);
       this.timers.start('H', 64 * t.t1, () => {
         this.emit('timeout');
@@ -66,7 +71,7 @@ export class InviteServerTransaction extends ServerTransaction {
   receiveRequest(req: SipRequest): void {
     if (req.method === 'ACK') {
       if (this.state === 'Completed') {
-        this.state = 'Confirmed';
+        this.transition('Confirmed');
         this.timers.stop('G');
         this.timers.stop('H');
         this.timers.start('I', this.reliable ? 0 : this.ctx.timers.t4, () => this.terminate());

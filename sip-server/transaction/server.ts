@@ -2,8 +2,24 @@
 import { EventEmitter } from 'node:events';
 import type { SipRequest, SipResponse } from '../message';
 import { Destination, TimerSet, TransactionContext, isReliable } from './context';
+import { NON_INVITE_SERVER, StateMachine, type InviteServerState, type NonInviteServerState, type Transitions } from './states';
 
-export type ServerTransactionState = 'Trying' | 'Proceeding' | 'Completed' | 'Confirmed' | 'Accepted' | 'Terminated';
+export type ServerTransactionState = InviteServerState | NonInviteServerState;
+
+/** The events of a server transaction (typed: `srv.on('ack', (ack) => ...)`). */
+export interface ServerTransactionEvents {
+  /** the first final response went out (the stack learns trusted sources from it) */
+  final: [res: SipResponse];
+  ack: [ack: SipRequest];
+  cancelled: [cancel: SipRequest];
+  /** INVITE: a 2xx went out (the stack routes the 2xx's ACK here) */
+  accepted: [];
+  timeout: [];
+  'transport-error': [err: Error];
+  terminated: [];
+  /** every move of the state machine, after it happened */
+  stateChanged: [to: ServerTransactionState, from: ServerTransactionState];
+}
 
 export interface RespondOptions {
   /**
@@ -23,10 +39,12 @@ export interface RespondOptions {
  *   gave no final response within 64*T1 (the client has given up by then, Timer F); the transaction ends.
  * - 'transport-error' (err: Error): a response could not be sent.
  * - 'terminated' (): the transaction is gone.
+ * - 'final' (res): the first final response was sent.
+ * - 'stateChanged' (to, from): every state move (through transition(), checked against the table).
  */
-export abstract class ServerTransaction extends EventEmitter {
+export abstract class ServerTransaction<S extends ServerTransactionState = ServerTransactionState> extends EventEmitter<ServerTransactionEvents> {
   abstract readonly isInvite: boolean;
-  state: ServerTransactionState = 'Trying';
+  private readonly machine: StateMachine<S>;
   lastResponse?: SipResponse;
   protected readonly timers = new TimerSet();
 
@@ -37,9 +55,18 @@ export abstract class ServerTransaction extends EventEmitter {
     /** Where responses go (RFC 3261 18.2.2 / RFC 3581), computed from the request's Via and source. */
     readonly destination: Destination,
     protected readonly ctx: TransactionContext,
+    machine: { name: string; table: Transitions<S>; initial: S },
   ) {
     super();
+    this.machine = new StateMachine(machine.name, machine.table, machine.initial, () => (e) => this.ctx.onIllegalTransition?.(e), {
+      moved: (to, from) => this.emit('stateChanged', to, from),
+    });
   }
+
+  get state(): S { return this.machine.state; }
+
+  /** The one way the state changes: a move the machine's table allows (see states.ts for illegal ones). */
+  protected transition(to: S): boolean { return this.machine.to(to); }
 
   /** True once a final response has been passed to respond(). */
   get finalSent(): boolean { return !!this.lastResponse && this.lastResponse.status >= 200; }
@@ -64,7 +91,7 @@ export abstract class ServerTransaction extends EventEmitter {
 
   protected terminate(): void {
     if (this.state === 'Terminated') return;
-    this.state = 'Terminated';
+    this.transition('Terminated' as S);
     this.timers.clear();
     this.ctx.onTerminated({ id: this.id, kind: 'server' });
     this.emit('terminated');
@@ -77,11 +104,11 @@ export abstract class ServerTransaction extends EventEmitter {
 }
 
 /** Non-INVITE server transaction: Trying -> Proceeding -> Completed -(J)-> Terminated. */
-export class NonInviteServerTransaction extends ServerTransaction {
+export class NonInviteServerTransaction extends ServerTransaction<NonInviteServerState> {
   readonly isInvite = false;
 
   constructor(id: string, request: SipRequest, destination: Destination, ctx: TransactionContext) {
-    super(id, request, destination, ctx);
+    super(id, request, destination, ctx, { name: 'non-INVITE server transaction', table: NON_INVITE_SERVER, initial: 'Trying' });
     // a TU that never answers must not pin the transaction (and the concurrency cap) forever
     this.timers.start('guard', 64 * ctx.timers.t1, () => {
       if (this.state !== 'Trying' && this.state !== 'Proceeding') return;
@@ -95,9 +122,10 @@ export class NonInviteServerTransaction extends ServerTransaction {
     this.lastResponse = res;
     this.transmit(res);
     if (res.status < 200) {
-      this.state = 'Proceeding';
+      if (this.state === 'Trying') this.transition('Proceeding');
     } else {
-      this.state = 'Completed';
+      this.transition('Completed');
+      this.emit('final', res);
       this.timers.stop('guard');
       // Timer J: keep absorbing request retransmissions for 64*T1 on unreliable transports
       this.timers.start('J', this.reliable ? 0 : 64 * this.ctx.timers.t1, () => this.terminate());

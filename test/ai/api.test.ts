@@ -21,7 +21,8 @@ describe('ai: resources over the API', function () {
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    // the LLM and web servers are on loopback: opened explicitly
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     f = await createFixture(t.ctx);
     llm = await startLlmServer({ apiKey: 'sk-test-0123456789abcdef' });
     web = http.createServer((req, res) => {
@@ -251,7 +252,7 @@ describe('ai: resources over the API', function () {
       const chunks = await t.ctx.db('rag_chunks').where({ rag_id: r.body.id });
       expect(chunks.every((c: { embedding: unknown }) => Array.isArray(c.embedding))).to.equal(true);
       expect(llm.embeddingRequests.some((e) => e.model === 'embed-small')).to.equal(true);
-      const hits = await retrieve(t.ctx.db, r.body.id, 'coffee served until when', 1);
+      const hits = await retrieve(t.ctx.db, r.body.id, 'coffee served until when', 1, process.env, t.ctx.egress);
       expect(hits[0]!.content).to.include('coffee');
     } finally {
       delete process.env.AI_LLM_BASE_URL;

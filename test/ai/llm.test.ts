@@ -4,6 +4,10 @@ import { expect } from 'chai';
 import { LlmClient, LlmError } from '../../core/llm/client';
 import { maskKey, resolveEndpoint } from '../../core/llm/endpoint';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
+
+// the test server is on loopback: opened explicitly
+const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
 
 describe('ai: LLM provider interface', () => {
   let llm: LlmServer;
@@ -12,7 +16,7 @@ describe('ai: LLM provider interface', () => {
   });
   after(() => llm.close());
 
-  const client = (key = 'k-123456789') => new LlmClient({ baseUrl: llm.url, model: 'm', apiKey: key });
+  const client = (key = 'k-123456789') => new LlmClient({ baseUrl: llm.url, model: 'm', apiKey: key }, egress);
 
   it('streams text pieces, then the tool calls reassembled from their deltas', async () => {
     llm.options.respond = () => ({ text: 'One. Two three.', tool_calls: [{ name: 'set_variables', arguments: { variables: { a: 'b' } } }] });
@@ -40,7 +44,7 @@ describe('ai: LLM provider interface', () => {
     const e1 = await client('wrong').complete({ messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(e1).to.be.instanceOf(LlmError);
     expect((e1 as LlmError).status).to.equal(401);
-    const e2 = await new LlmClient({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', apiKey: '' }).complete({ messages: [] }).catch((e: unknown) => e);
+    const e2 = await new LlmClient({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', apiKey: '' }, egress).complete({ messages: [] }).catch((e: unknown) => e);
     expect((e2 as LlmError).code).to.equal('NETWORK');
   });
 

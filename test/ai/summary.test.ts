@@ -20,7 +20,8 @@ describe('ai: summaries', function () {
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    // the LLM and web servers are on loopback: opened explicitly
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     f = await createFixture(t.ctx);
     llm = await startLlmServer({
       respond: (req) => {

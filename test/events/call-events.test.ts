@@ -69,13 +69,14 @@ describe('a real call\'s events: WebSocket and webhooks, once each, in order', f
   before(async function () {
     this.timeout(120_000);
     p = await startPlatform();
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    // the webhook receivers are on loopback: opened explicitly
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     server = http.createServer(t.app);
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
     ws = await attachWebSocket(server, t.ctx);
     // its own queue and consumer group on the real stream: other suites' webhook readers are not involved
-    hooks = await startWebhooks(t.ctx, { queue: `wh-events-${newId()}`, group: `wh-events-${newId()}`, allowPrivate: true, baseDelayMs: 100 });
+    hooks = await startWebhooks(t.ctx, { queue: `wh-events-${newId()}`, group: `wh-events-${newId()}`, baseDelayMs: 100 });
     url = (q) => `ws://127.0.0.1:${port}/v1.0/ws?${q}`;
     f = await createFixture(t.ctx);
     secret = ((await t.ctx.db('customers').where({ id: f.customer.id }).first('webhook_secret')) as { webhook_secret: string }).webhook_secret;

@@ -1,9 +1,14 @@
+import { egressPolicyFor } from '../../core/net';
+import { PolicyHttp } from '../../media-app/flow/http';
 import { simulate, type SimResult, type TimelineEntry } from '../../media-app/flow/simulator/simulate';
 
 export const id = (n: number) => `a0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
+/** The flow tests' receivers listen on loopback: they opt in to it explicitly. */
+export const LOOPBACK_HTTP = new PolicyHttp(egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+
 export async function sim(actions: unknown[], script: unknown = {}, extra: { on_complete_flow_id?: string } = {}): Promise<SimResult> {
-  return simulate({ actions, ...extra }, script);
+  return simulate({ actions, ...extra }, script, { http: LOOPBACK_HTTP });
 }
 
 /** Executed action types, in order, across every activeflow. */

@@ -1,7 +1,9 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import { freePort } from '../support/ports';
-import { FetchHttp } from '../../media-app/flow/http';
+import { egressPolicyFor } from '../../core/net';
+import { FlowHttpError, PolicyHttp } from '../../media-app/flow/http';
+import { FETCH_FAILED } from '../../media-app/flow/actions/fetch';
 import { events, executed, first, media, sim } from './helpers';
 
 interface Hit {
@@ -69,7 +71,7 @@ describe('flow actions over HTTP (real local servers)', () => {
     }
   });
 
-  it('fetch failures end the activeflow with the cause: status, not JSON, invalid actions', async () => {
+  it('fetch failures end the activeflow with one generic reason; the cause (status, not JSON, invalid actions) is only in the trace', async () => {
     const answers = [
       (res: http.ServerResponse) => json(res, 500, { oops: true }),
       (res: http.ServerResponse) => res.end('not json'),
@@ -78,15 +80,17 @@ describe('flow actions over HTTP (real local servers)', () => {
     let n = 0;
     const s = await server((_hit, res) => answers[n++]!(res));
     try {
-      const errors: string[] = [];
+      const causes: unknown[] = [];
       for (let i = 0; i < 3; i++) {
         const r = await sim([{ type: 'fetch', option: { event_url: s.url } }, { type: 'talk', option: { text: 'no' } }]);
         expect(first(r).end_reason).to.equal('error');
-        errors.push(first(r).error);
+        expect(first(r).error).to.equal(FETCH_FAILED);
+        const note = events(r, 'fetch_failed')[0]!;
+        causes.push(note.status ?? note.problem);
       }
-      expect(errors[0]).to.contain('HTTP 500');
-      expect(errors[1]).to.contain('not JSON');
-      expect(errors[2]).to.contain('response[0].option.duration');
+      expect(causes[0]).to.equal(500);
+      expect(causes[1]).to.contain('not JSON');
+      expect(causes[2]).to.contain('response[0].option.duration');
     } finally {
       await s.close();
     }
@@ -127,15 +131,16 @@ describe('flow actions over HTTP (real local servers)', () => {
     expect(executed(r)).to.deep.equal(['webhook_send', 'stop']);
   });
 
-  it('the production HTTP client refuses loopback targets unless allowed', async () => {
+  it('the production HTTP client refuses loopback targets unless EGRESS_ALLOW_CIDRS covers them', async () => {
     const s = await server((_hit, res) => json(res, 200, []));
     try {
-      const strict = new FetchHttp({ allowPrivateTargets: false });
+      const strict = new PolicyHttp(egressPolicyFor({}));
       let err: Error | undefined;
       await strict.request({ method: 'GET', url: s.url, timeoutMs: 1000 }).catch((e: Error) => (err = e));
-      expect(err?.message).to.contain('private or loopback');
+      expect(err).to.be.instanceOf(FlowHttpError);
+      expect(err?.message).to.match(/^refused: .*loopback/);
       expect(s.hits).to.have.length(0);
-      const open = new FetchHttp({ allowPrivateTargets: true });
+      const open = new PolicyHttp(egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
       expect((await open.request({ method: 'GET', url: s.url, timeoutMs: 1000 })).status).to.equal(200);
     } finally {
       await s.close();

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { ActiveflowManager } from '../../media-app/flow/manager';
 import { ListEmitter } from '../../media-app/flow/events';
-import { FetchHttp } from '../../media-app/flow/http';
+import { egressPolicyFor } from '../../core/net';
+import { PolicyHttp } from '../../media-app/flow/http';
 import { DEFAULT_LIMITS } from '../../media-app/flow/limits';
 import { realClock } from '../../media-app/flow/clock';
 import { InMemoryActiveflowStore, InMemoryFlowStore } from '../../media-app/flow/stores';
@@ -58,7 +59,7 @@ describe('flow limits and stopping', () => {
     const flows = new InMemoryFlowStore();
     const store = new InMemoryActiveflowStore();
     const emitter = new ListEmitter();
-    const m = new ActiveflowManager({ store, emitter, flows, clock: realClock, http: new FetchHttp(), limits: DEFAULT_LIMITS });
+    const m = new ActiveflowManager({ store, emitter, flows, clock: realClock, http: new PolicyHttp(egressPolicyFor({})), limits: DEFAULT_LIMITS });
     const s = await m.start({ customer_id: id(0), reference_type: 'api', actions: parseActions([{ type: 'sleep', option: { duration: 60_000 } }, { type: 'stop' }]) });
     await new Promise((r) => setTimeout(r, 50));
     const t0 = Date.now();

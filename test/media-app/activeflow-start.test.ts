@@ -19,9 +19,9 @@ describe('activeflows started through the API run on a media-app node', function
   const hooks: { path: string; body: string }[] = [];
 
   before(async () => {
-    p = await startPlatform({ FLOW_HTTP_ALLOW_PRIVATE: 'true' }); // the webhook receiver is on loopback
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }); // the webhook receiver is on loopback: opted in
     // the same key prefix: control-api's BullMQ queues are the ones this media-app consumes
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     f = await createFixture(t.ctx);
     server = http.createServer((req, res) => {
       let body = '';

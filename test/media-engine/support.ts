@@ -1,4 +1,5 @@
 import dgram from 'node:dgram';
+import type { EgressSettings } from '../../core/net';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -126,7 +127,7 @@ export interface MediaFixture {
  * `set` hands the fixture to the suite's own variables.
  */
 export function useMediaServer(
-  opts: { ports: number; workers: number; speech?: string; cache?: boolean; prepare?: (dir: string) => void },
+  opts: { ports: number; workers: number; speech?: string; cache?: boolean; prepare?: (dir: string) => void; egress?: EgressSettings },
   set: (f: MediaFixture) => void,
 ): void {
   let f: MediaFixture | undefined;
@@ -135,7 +136,7 @@ export function useMediaServer(
     const speech = path.join(dir, 'speech.wav');
     if (opts.speech) speechWav(speech, opts.speech);
     opts.prepare?.(dir);
-    const ms = await MediaServer.start({ rtpPorts: portRange(opts.ports), workers: opts.workers, ...(opts.cache ? { cacheDir: path.join(dir, 'cache') } : {}) });
+    const ms = await MediaServer.start({ rtpPorts: portRange(opts.ports), workers: opts.workers, egress: opts.egress, ...(opts.cache ? { cacheDir: path.join(dir, 'cache') } : {}) });
     f = { ms, dir, speech };
     set(f);
   });

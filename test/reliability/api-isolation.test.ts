@@ -28,7 +28,8 @@ describe('reliability: tenant isolation and credential tampering', function () {
   let b: Fixture;
   let doc: Json;
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    // the seeded AI's engine_url is on loopback (never called): opened explicitly
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     a = await createFixture(t.ctx);
     b = await createFixture(t.ctx);
     doc = (await request(t.app).get('/v1.0/openapi.json')).body;

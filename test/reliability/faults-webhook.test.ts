@@ -85,8 +85,9 @@ describe('faults: slow and failing webhook receivers while calls run', function 
     p = await startFaultPlatform({
       db: await testDb(),
       databaseUrl: await testDatabaseUrl(),
+      env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, // the receivers are on loopback
       // the shipped rules, with shorter delays and timeout so the test stays short
-      webhooks: { group: `faults-webhook-${tag}`, queue: `faults-webhook-${tag}`, allowPrivate: true, baseDelayMs: BASE_DELAY_MS, maxAttempts: MAX_ATTEMPTS, timeoutMs: TIMEOUT_MS },
+      webhooks: { group: `faults-webhook-${tag}`, queue: `faults-webhook-${tag}`, baseDelayMs: BASE_DELAY_MS, maxAttempts: MAX_ATTEMPTS, timeoutMs: TIMEOUT_MS },
     });
   });
   after(async function () {

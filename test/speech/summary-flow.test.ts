@@ -22,7 +22,7 @@ describe('summaries: on_end_flow_id starts a flow with the summary', function ()
     await truncateAll();
     llm = await startLlmServer({ respond: () => ({ text: 'The caller wants to cancel an order.' }) });
     process.env.AI_LLM_BASE_URL = llm.url;
-    s = await startStack();
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }); // the LLM server is on loopback
     f = await createFixture(s.t.ctx);
   });
   after(async () => {

@@ -31,6 +31,8 @@ export interface LlmServerOptions {
   chunkDelayMs?: number;
   /** required bearer key (401 otherwise) */
   apiKey?: string;
+  /** loopback address to listen on (default 127.0.0.1) */
+  host?: string;
 }
 
 export interface LlmServer {
@@ -138,10 +140,11 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     send({}, calls.length ? 'tool_calls' : 'stop');
     res.end('data: [DONE]\n\n');
   }
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((r) => server.listen(0, host, r));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://${host}:${port}/v1`,
     requests,
     embeddingRequests,
     authHeaders,

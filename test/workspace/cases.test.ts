@@ -4,7 +4,8 @@ import { ActiveflowManager } from '../../media-app/flow/manager';
 import { InMemoryActiveflowStore, InMemoryFlowStore } from '../../media-app/flow/stores';
 import { nullEmitter } from '../../media-app/flow/events';
 import { realClock } from '../../media-app/flow/clock';
-import { FetchHttp } from '../../media-app/flow/http';
+import { egressPolicyFor } from '../../core/net';
+import { PolicyHttp } from '../../media-app/flow/http';
 import { DEFAULT_LIMITS } from '../../media-app/flow/limits';
 import type { FlowServices } from '../../media-app/flow/services';
 import { parseActions } from '../../core/flow';
@@ -31,7 +32,7 @@ describe('contact cases: opened by case_create, worked through the agent API', f
       emitter: nullEmitter,
       flows: new InMemoryFlowStore(),
       clock: realClock,
-      http: new FetchHttp(),
+      http: new PolicyHttp(egressPolicyFor({})),
       limits: DEFAULT_LIMITS,
       services,
     });

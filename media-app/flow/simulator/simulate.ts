@@ -2,13 +2,15 @@
  * Runs a flow against a scripted virtual call, on virtual time, and returns the timeline: every
  * action with its tm_execute and substituted option, every media command, DTMF, hangups, variables,
  * and the final activeflow records. The runner is the production one; only the call and the clock
- * are simulated. HTTP (fetch, webhook_send) is real.
+ * are simulated. HTTP (fetch, webhook_send) is real and goes through the egress policy of the
+ * environment (EGRESS_ALLOW_CIDRS): the simulator is a local CLI (scripts/flow-simulate.ts), not an API.
  */
 import { EMPTY_UUID, flowInvalid, isUnset, parseActions, validateActions } from '../../../core/flow';
 import { invalidArgument } from '../../../core/errors';
 import type { TraceEntry } from '../activeflow';
 import { ListEmitter } from '../events';
-import { FetchHttp, type FlowHttp } from '../http';
+import { egressPolicyFor } from '../../../core/net';
+import { PolicyHttp, type FlowHttp } from '../http';
 import { DEFAULT_LIMITS, type FlowLimits } from '../limits';
 import { ActiveflowManager } from '../manager';
 import type { ActiveflowRecord } from '../record';
@@ -46,7 +48,7 @@ export interface SimResult {
 }
 
 export interface SimOptions {
-  /** HTTP client for fetch and webhook_send; default allows loopback and private targets. */
+  /** HTTP client for fetch and webhook_send; default: the egress policy of process.env. */
   http?: FlowHttp;
 }
 
@@ -92,7 +94,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
     emitter,
     flows,
     clock,
-    http: opts.http ?? new FetchHttp({ allowPrivateTargets: true }),
+    http: opts.http ?? new PolicyHttp(egressPolicyFor(process.env)),
     limits,
     trace,
   });

@@ -43,7 +43,7 @@ async function main() {
   const pcap = path.join(dir, 'q.pcap');
   const qMs = speechPcap('What are your opening hours?', pcap, { leadMs: LEAD_MS, trailMs: 1500 });
   const llm = await startLlmServer({ respond: (req) => (lastUser(req) ? { text: ANSWER } : { text: '' }) });
-  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', LOG_LEVEL: 'warn' });
+  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
   const db = await testDb();
   const latencies: number[] = [];
   try {

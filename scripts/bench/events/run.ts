@@ -100,7 +100,7 @@ async function fanout(label: string, subs: Sub[], publish: (i: number) => Promis
 }
 
 async function main(): Promise<void> {
-  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', LOG_LEVEL: 'warn' } });
+  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } }); // loopback receiver
   const f = await createFixture(t.ctx);
   const stream = `bench-events-${newId()}`;
   const server = http.createServer(t.app);
@@ -156,13 +156,13 @@ async function main(): Promise<void> {
     Array.from({ length: Math.min(32, CUSTOMERS) }, async () => {
       while (next < WEBHOOKS) {
         next++;
-        await attempt({ uri, method: 'POST', secret: 'bench-secret-0123456789', body, allowPrivate: true });
+        await attempt({ uri, method: 'POST', secret: 'bench-secret-0123456789', body, egress: t.ctx.egress });
       }
     }),
   );
   const baseRate = WEBHOOKS / ((now() - t0) / 1000);
   received = 0;
-  const hooks = await startWebhooks(t.ctx, { stream, allowPrivate: true, queue: `bench-${newId()}`, group: `bench-${newId()}` });
+  const hooks = await startWebhooks(t.ctx, { stream, queue: `bench-${newId()}`, group: `bench-${newId()}` });
   t0 = now();
   for (let i = 0; i < WEBHOOKS; i++) {
     const cid = customers[i % customers.length]!;

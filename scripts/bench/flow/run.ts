@@ -7,7 +7,8 @@
  */
 import { parseActions } from '../../../core/flow';
 import { ListEmitter, nullEmitter, type ActiveflowEmitter } from '../../../media-app/flow/events';
-import { FetchHttp } from '../../../media-app/flow/http';
+import { egressPolicyFor } from '../../../core/net';
+import { PolicyHttp } from '../../../media-app/flow/http';
 import { DEFAULT_LIMITS } from '../../../media-app/flow/limits';
 import { ActiveflowManager } from '../../../media-app/flow/manager';
 import { realClock } from '../../../media-app/flow/clock';
@@ -50,7 +51,7 @@ async function runMix(mix: Mix, emitter: ActiveflowEmitter): Promise<{ actionsPe
     emitter,
     flows: new InMemoryFlowStore(),
     clock: realClock,
-    http: new FetchHttp(),
+    http: new PolicyHttp(egressPolicyFor({})),
     limits: { ...DEFAULT_LIMITS, maxLoopCount: 1000 },
   });
   const runs = Math.max(1, Math.round(TOTAL / mix.executedPerRun));

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readWav, readWavInfo, isEngineFormat } from '../../../media-engine/audio/wav';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../../media-engine/dsp/goertzel';
+import { egressPolicyFor } from '../../../core/net';
 import { AudioSourceError, openFrameReader, prepareAudio } from '../../../media-engine/sources';
 import { freePort } from '../../support/ports';
 
@@ -28,6 +29,9 @@ async function expectCode(p: Promise<unknown>, code: string): Promise<AudioSourc
   }
   throw new Error(`expected ${code}, got success`);
 }
+
+/** The test's server is on loopback: these fetches opt in to it. */
+const loopback = egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
 
 describe('media-engine/sources prepareAudio and frame reader', function () {
   this.timeout(30000);
@@ -119,42 +123,50 @@ describe('media-engine/sources prepareAudio and frame reader', function () {
 
   it('fetches an http URL into the cache, then serves it from cache, then revalidates with ETag (304)', async () => {
     const url = `${base}/prompt.mp3`;
-    const first = await prepareAudio(url, { cacheDir });
+    const first = await prepareAudio(url, { egress: loopback, cacheDir });
     expect(first.from).to.equal('network');
     expect(first.converted).to.equal(true);
     expect(readWavInfo(first.path).durationMs).to.be.within(1990, 2080);
-    const second = await prepareAudio(url, { cacheDir });
+    const second = await prepareAudio(url, { egress: loopback, cacheDir });
     expect(second).to.include({ from: 'cache', path: first.path });
     expect(hits['/prompt.mp3']).to.equal(1);
-    const third = await prepareAudio(url, { cacheDir, maxAgeMs: 0 });
+    const third = await prepareAudio(url, { egress: loopback, cacheDir, maxAgeMs: 0 });
     expect(third).to.include({ from: 'revalidated', path: first.path });
     expect(hits['/prompt.mp3']).to.equal(2);
     expect(notModified).to.equal(1);
     // Content-addressed: another URL with the same bytes shares the conversion.
-    const copy = await prepareAudio(`${base}/copy-of-prompt`, { cacheDir });
+    const copy = await prepareAudio(`${base}/copy-of-prompt`, { egress: loopback, cacheDir });
     expect(copy.path).to.equal(first.path);
   });
 
   it('concurrent requests for one URL make one download', async () => {
     const url = `${base}/native.wav`;
-    const results = await Promise.all([1, 2, 3].map(() => prepareAudio(url, { cacheDir })));
+    const results = await Promise.all([1, 2, 3].map(() => prepareAudio(url, { egress: loopback, cacheDir })));
     expect(new Set(results.map((r) => r.path)).size).to.equal(1);
     expect(hits['/native.wav']).to.equal(1);
     expect(results[0].converted).to.equal(false);
   });
 
   it('bad URLs give clear errors: 404, not audio, too large, timeout, refused, bad scheme', async () => {
-    const e = await expectCode(prepareAudio(`${base}/nope.wav`, { cacheDir }), 'HTTP_STATUS');
+    const e = await expectCode(prepareAudio(`${base}/nope.wav`, { egress: loopback, cacheDir }), 'HTTP_STATUS');
     expect(e.message).to.match(/404/);
-    await expectCode(prepareAudio(`${base}/garbage`, { cacheDir }), 'CONVERSION_FAILED');
-    await expectCode(prepareAudio(`${base}/prompt.mp3?big`, { cacheDir, maxBytes: 1000 }), 'HTTP_STATUS');
-    await expectCode(prepareAudio(`${base}/native.wav`, { cacheDir: path.join(dir, 'c2'), maxBytes: 1000 }), 'TOO_LARGE');
-    await expectCode(prepareAudio(`${base}/chunked-big`, { cacheDir, maxBytes: 200_000 }), 'TOO_LARGE');
-    await expectCode(prepareAudio(`${base}/hang`, { cacheDir, timeoutMs: 300 }), 'TIMEOUT');
+    await expectCode(prepareAudio(`${base}/garbage`, { egress: loopback, cacheDir }), 'CONVERSION_FAILED');
+    await expectCode(prepareAudio(`${base}/prompt.mp3?big`, { egress: loopback, cacheDir, maxBytes: 1000 }), 'HTTP_STATUS');
+    await expectCode(prepareAudio(`${base}/native.wav`, { egress: loopback, cacheDir: path.join(dir, 'c2'), maxBytes: 1000 }), 'TOO_LARGE');
+    await expectCode(prepareAudio(`${base}/chunked-big`, { egress: loopback, cacheDir, maxBytes: 200_000 }), 'TOO_LARGE');
+    // the egress policy tells no answer, a refused port and a reset apart by nothing (no port-scan oracle)
+    await expectCode(prepareAudio(`${base}/hang`, { egress: loopback, cacheDir, timeoutMs: 300 }), 'FETCH_FAILED');
     const closed = await freePort();
-    await expectCode(prepareAudio(`http://127.0.0.1:${closed}/x.wav`, { cacheDir }), 'FETCH_FAILED');
-    await expectCode(prepareAudio('ftp://127.0.0.1/x.wav', { cacheDir }), 'BAD_URL');
+    await expectCode(prepareAudio(`http://127.0.0.1:${closed}/x.wav`, { egress: loopback, cacheDir }), 'FETCH_FAILED');
+    await expectCode(prepareAudio('ftp://127.0.0.1/x.wav', { egress: loopback, cacheDir }), 'BAD_URL');
     expect(fs.readdirSync(cacheDir).filter((f) => f.endsWith('.tmp'))).to.deep.equal([]);
+  });
+
+  it('without an egress policy that allows it, a loopback URL is refused before any request', async () => {
+    const before = hits['/native.wav'] ?? 0;
+    const e = await expectCode(prepareAudio(`${base}/native.wav`, { cacheDir: path.join(dir, 'c3') }), 'REFUSED');
+    expect(e.message).to.match(/loopback/);
+    expect(hits['/native.wav'] ?? 0).to.equal(before);
   });
 
   it('the frame reader yields 160-sample frames, pads the last, loops and rewinds', async () => {

@@ -90,9 +90,10 @@ const { parentPort, workerData: o } = require('node:worker_threads');
 const dgram = require('node:dgram');
 const s = dgram.createSocket('udp4');
 const sentAt = new Map();
-let replies = 0, lastAnsweredSentAt = -1, sent = 0;
+let replies = 0, lastAnsweredSentAt = -1, sent = 0, probeAnswered = false;
 s.on('message', (b) => {
   replies++;
+  if (b.toString('latin1').includes('Call-ID: flood-probe')) probeAnswered = true;
   const m = /\\r\\nCall-ID: flood-(\\d+)-/i.exec(b.toString('latin1'));
   if (m) { const t = sentAt.get(Number(m[1])); if (t !== undefined && t > lastAnsweredSentAt) lastAnsweredSentAt = t; }
 });
@@ -117,12 +118,18 @@ s.bind(0, o.host, async () => {
   }
   const ms = Date.now() - start;
   await sleep(o.graceMs);
+  // is the flooding address:port still answered? (an OPTIONS from the same socket, retransmitted)
+  const probe = [
+    'OPTIONS sip:ping@127.0.0.1:' + o.port + ' SIP/2.0', 'Via: SIP/2.0/UDP ' + o.host + ':' + port + ';branch=z9hG4bKprobe' + Date.now() + ';rport',
+    'Max-Forwards: 70', 'From: <sip:probe@' + o.host + '>;tag=probe', 'To: <sip:ping@127.0.0.1>', 'Call-ID: flood-probe', 'CSeq: 1 OPTIONS',
+    'Content-Length: 0', '', ''].join('\\r\\n');
+  for (let i = 0; i < 3 && !probeAnswered; i++) { s.send(probe, o.port, '127.0.0.1'); await sleep(400); }
   s.close();
-  parentPort.postMessage({ sent, ms, replies, lastAnsweredSentAt });
+  parentPort.postMessage({ sent, ms, replies, lastAnsweredSentAt, probeAnswered });
 });
 `;
 
-export interface FloodResult { started: number; sent: number; ms: number; replies: number; lastAnsweredSentAt: number }
+export interface FloodResult { started: number; sent: number; ms: number; replies: number; lastAnsweredSentAt: number; probeAnswered: boolean }
 
 /** Floods `rate` INVITE/s from `host` for `seconds`; resolves after a grace time for late answers. */
 export function floodInvites(o: { host: string; port: number; number: string; rate: number; seconds: number; graceMs: number }): { started: Promise<number>; done: Promise<FloodResult> } {
@@ -196,6 +203,20 @@ export class Peer {
   close(): void { this.sock.close(); }
 }
 
+/** Peers a test opens on loopback addresses of its choice, closed together. */
+export class Peers {
+  private readonly all: Peer[] = [];
+  constructor(private readonly sipPort: () => number) {}
+
+  async open(host: string): Promise<Peer> {
+    const p = await new Peer(host, this.sipPort()).open();
+    this.all.push(p);
+    return p;
+  }
+
+  close(): void { for (const p of this.all.splice(0)) p.close(); }
+}
+
 const token = (): string => randomBytes(6).toString('hex');
 
 export function options(p: Peer, sipPort: number): string {
@@ -207,24 +228,44 @@ export function options(p: Peer, sipPort: number): string {
 }
 
 /** One registration attempt as a phone makes it: REGISTER, the 401 challenge, REGISTER with credentials. */
-export async function registerAttempt(
+export function registerAttempt(
   p: Peer, sipPort: number, user: string, domain: string, password: string,
 ): Promise<{ challenge: Reply | null; final: Reply | null }> {
-  const callId = `reg-${token()}`;
+  return digestAttempt(p, { method: 'REGISTER', user, domain, password });
+}
+
+/**
+ * One digest exchange as a phone makes it: the request, its challenge (REGISTER 401, INVITE 407),
+ * the request with credentials. INVITE finals are ACKed (same branch, RFC 3261 17.1.1.3).
+ */
+export async function digestAttempt(
+  p: Peer, o: { method: 'REGISTER' | 'INVITE'; user: string; domain: string; password: string; target?: string },
+): Promise<{ challenge: Reply | null; final: Reply | null }> {
+  const invite = o.method === 'INVITE';
+  const callId = `${invite ? 'inv' : 'reg'}-${token()}`;
   const tag = token();
-  const msg = (cseq: number, auth?: string): string => [
-    `REGISTER sip:${domain} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=z9hG4bK${token()};rport`, 'Max-Forwards: 70',
-    `From: <sip:${user}@${domain}>;tag=${tag}`, `To: <sip:${user}@${domain}>`, `Call-ID: ${callId}`, `CSeq: ${cseq} REGISTER`,
-    `Contact: <sip:${user}@${p.host}:${p.port}>`, 'Expires: 60', ...(auth ? [`Authorization: ${auth}`] : []), 'Content-Length: 0', '', '',
+  const ruri = invite ? `sip:${o.target ?? 'nobody'}@${o.domain}` : `sip:${o.domain}`;
+  const to = invite ? ruri : `sip:${o.user}@${o.domain}`;
+  const msg = (cseq: number, branch: string, auth?: string, method: string = o.method, toValue = `<${to}>`): string => [
+    `${method} ${ruri} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=${branch};rport`, 'Max-Forwards: 70',
+    `From: <sip:${o.user}@${o.domain}>;tag=${tag}`, `To: ${toValue}`, `Call-ID: ${callId}`, `CSeq: ${cseq} ${method}`,
+    `Contact: <sip:${o.user}@${p.host}:${p.port}>`, ...(invite ? [] : ['Expires: 60']),
+    ...(auth ? [`${invite ? 'Proxy-Authorization' : 'Authorization'}: ${auth}`] : []), 'Content-Length: 0', '', '',
   ].join('\r\n');
-  const first = await p.request(msg(1));
-  if (!first || first.status !== 401) return { challenge: null, final: first };
-  const ch = first.headers.filter(([n]) => n === 'www-authenticate').map(([, v]) => parseDigest(v)!).find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
+  const send = async (cseq: number, auth?: string): Promise<Reply | null> => {
+    const branch = `z9hG4bK${token()}`;
+    const r = await p.request(msg(cseq, branch, auth));
+    if (invite && r) await p.send(msg(cseq, branch, undefined, 'ACK', header(r, 'to')));
+    return r;
+  };
+  const first = await send(1);
+  if (!first || first.status !== (invite ? 407 : 401)) return { challenge: null, final: first };
+  const ch = first.headers.filter(([n]) => n === (invite ? 'proxy-authenticate' : 'www-authenticate')).map(([, v]) => parseDigest(v)!).find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
   const algorithm = (ch.algorithm ?? 'MD5').toUpperCase() as DigestAlgorithm;
-  const c = { username: user, realm: ch.realm!, nonce: ch.nonce!, uri: `sip:${domain}`, algorithm, qop: 'auth', nc: '00000001', cnonce: token() };
-  const response = digestResponse(c, 'REGISTER', password);
-  const auth = `Digest username="${user}", realm="${c.realm}", nonce="${c.nonce}", uri="${c.uri}", response="${response}", algorithm=${algorithm}, qop=auth, nc=${c.nc}, cnonce="${c.cnonce}"`;
-  return { challenge: first, final: await p.request(msg(2, auth)) };
+  const c = { username: o.user, realm: ch.realm!, nonce: ch.nonce!, uri: ruri, algorithm, qop: 'auth', nc: '00000001', cnonce: token() };
+  const response = digestResponse(c, o.method, o.password);
+  const auth = `Digest username="${o.user}", realm="${c.realm}", nonce="${c.nonce}", uri="${c.uri}", response="${response}", algorithm=${algorithm}, qop=auth, nc=${c.nc}, cnonce="${c.cnonce}"`;
+  return { challenge: first, final: await send(2, auth) };
 }
 
 // ---- the run ----
@@ -255,7 +296,11 @@ export interface FloodReport {
     bannedAfterMs: number | null;
     /** when the last INVITE that got any answer was sent: the ban as the flooder sees it */
     lastAnsweredSentAtMs: number;
-    probeFromFlooderAnswered: boolean; probeFromOtherAnswered: boolean };
+    /** an OPTIONS from the flooding socket itself, after the flood */
+    probeFromFlooderAnswered: boolean;
+    /** an OPTIONS from another port of the flooder's address (another phone behind its NAT) */
+    probeFromFlooderAddressOtherPortAnswered: boolean;
+    probeFromOtherAnswered: boolean };
   bruteForce: {
     statuses: { status: number; retryAfter?: string }[];
     rightPasswordWhileLocked: { status?: number; retryAfter?: string };
@@ -277,7 +322,8 @@ export function shape(r: Reply | null): string {
   return `${r.status} ${r.reason} | ${r.names.join(',')} | ${values.join(' ; ')}`;
 }
 
-const bansSoFar = async (): Promise<number> => Number(/sip_bans_total (\d+)/.exec(await sipRegistry.getSingleMetricAsString('sip_bans_total'))?.[1] ?? 0);
+/** sip_bans_total so far (the registry is shared by every suite in the process: compare with an earlier value). */
+export const bansSoFar = async (): Promise<number> => Number(/sip_bans_total (\d+)/.exec(await sipRegistry.getSingleMetricAsString('sip_bans_total'))?.[1] ?? 0);
 
 function uacScenario(number: string, sipPort: number, rtpPort: number, holdMs: number): string {
   return uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', rtpPort, { hangUpAfterMs: holdMs });
@@ -331,9 +377,10 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
     const fr = await flood.done;
     const floodEnd = floodStart + fr.ms;
     clearInterval(poll);
-    const flooder = await new Peer('127.0.0.2', p.sipPort).open();
-    peers.push(flooder);
-    const probeFlooder = await flooder.request(options(flooder, p.sipPort), 1200);
+    // the ban is per address:port: another device behind the flooder's address (a NAT) is still served
+    const flooderAddress = await new Peer('127.0.0.2', p.sipPort).open();
+    peers.push(flooderAddress);
+    const probeFlooderAddress = await flooderAddress.request(options(flooderAddress, p.sipPort), 3000);
     const other = await new Peer('127.0.0.4', p.sipPort).open();
     peers.push(other);
     const probeOther = await other.request(options(other, p.sipPort), 3000);
@@ -389,7 +436,8 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
         repliesReceived: fr.replies,
         bannedAfterMs,
         lastAnsweredSentAtMs: fr.lastAnsweredSentAt,
-        probeFromFlooderAnswered: probeFlooder !== null,
+        probeFromFlooderAnswered: fr.probeAnswered,
+        probeFromFlooderAddressOtherPortAnswered: probeFlooderAddress?.status === 200,
         probeFromOtherAnswered: probeOther?.status === 200,
       },
       bruteForce: {
