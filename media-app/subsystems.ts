@@ -8,7 +8,7 @@ import { subsystem as speech } from './speech';
 import { subsystem as mediaStreams } from './streams/subsystem';
 import { subsystem as conference } from './conference';
 import { subsystem as queue } from './queue';
-import { subsystem as workspace } from '../core/workspace/subsystem';
+import { subsystem as workspace } from './workspace/subsystem';
 import { subsystem as xfer } from './transfer';
 import { subsystem as storage } from './storage';
 

@@ -68,6 +68,6 @@ export class AudioFork {
     if (this.stopped) return null;
     this.stopped = true;
     this.host.forkSinks.delete(this.id);
-    return this.host.call<ForkStats | null>('forkStop', this.id).catch(() => null);
+    return this.host.call('forkStop', this.id).catch(() => null);
   }
 }

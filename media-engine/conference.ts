@@ -1,14 +1,24 @@
 /**
  * Conference: an N-1 mixer on one media worker, shaped like drachtio-fsmrf's Conference.
- * Events: 'join' and 'leave' ({ memberId, size }), 'destroy'.
+ * Events (ConferenceEvents): 'join' and 'leave' ({ memberId, size }), 'destroy' ({ reason }).
  */
 import { EventEmitter } from 'node:events';
 import { AudioFork, type ForkOptions } from './audio-fork';
 import type { Endpoint } from './endpoint';
 import type { RecordOptions, RecordResult } from './recorder';
 import type { WorkerHost } from './worker/worker-host';
+import type { ConferenceEventData, ConferenceEventMessage } from './worker/protocol';
 
-export class Conference extends EventEmitter {
+/** Why a conference ended: destroy() was called, or the worker holding its mixer died. */
+export type ConferenceEndReason = 'destroyed' | 'worker-died';
+
+export interface ConferenceEvents {
+  join: [ConferenceEventData['join']];
+  leave: [ConferenceEventData['leave']];
+  destroy: [{ reason: ConferenceEndReason }];
+}
+
+export class Conference extends EventEmitter<ConferenceEvents> {
   destroyed = false;
   private recording: Promise<RecordResult> | null = null;
   private readonly forks = new Set<AudioFork>();
@@ -46,7 +56,7 @@ export class Conference extends EventEmitter {
 
   /** Records the whole mix; the promise resolves when stopRecording() or destroy() ends it. */
   startRecording(path: string, opts: Pick<RecordOptions, 'duration'> = {}): Promise<RecordResult> {
-    this.recording = this.host.call<RecordResult>('recordConference', this.uuid, path, opts);
+    this.recording = this.host.call('recordConference', this.uuid, path, opts);
     return this.recording;
   }
 
@@ -69,13 +79,20 @@ export class Conference extends EventEmitter {
     this.forks.clear();
   }
 
+  /** @internal an event of the mixer, from its worker (its 'destroy' is ours to emit) */
+  deliver(m: ConferenceEventMessage): void {
+    if (this.destroyed) return;
+    if (m.name === 'join') this.emit('join', m.data);
+    else if (m.name === 'leave') this.emit('leave', m.data);
+  }
+
   /** @internal the worker holding the mixer is gone */
   markDestroyed(): void {
     if (this.destroyed) return;
     this.destroyed = true;
     this.stopForks();
     this.onDestroy(this);
-    this.emit('destroy');
+    this.emit('destroy', { reason: 'worker-died' });
   }
 
   async destroy(): Promise<void> {
@@ -84,6 +101,6 @@ export class Conference extends EventEmitter {
     this.stopForks();
     await this.host.call('destroyConference', this.uuid).catch(() => {});
     this.onDestroy(this);
-    this.emit('destroy');
+    this.emit('destroy', { reason: 'destroyed' });
   }
 }

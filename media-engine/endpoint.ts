@@ -1,6 +1,7 @@
 /**
  * Endpoint: one RTP leg on a media worker, shaped like drachtio-fsmrf's Endpoint. Operations return
- * promises; what happens later arrives as events ('dtmf', 'destroy').
+ * promises; what happens later arrives as events (EndpointEvents: 'dtmf', 'speech', 'transcript',
+ * 'destroy' with the reason the endpoint ended).
  */
 import { EventEmitter } from 'node:events';
 import { AudioFork, type ForkOptions } from './audio-fork';
@@ -11,11 +12,36 @@ import type { PlayResult } from './player';
 import type { RecordOptions, RecordResult } from './recorder';
 import type { NegotiatedMedia } from './sdp/sdp';
 import type { DtmfEvent } from './worker/leg';
-import type { AmdRequest, AmdResult, BeepResult } from './worker/leg-analysis';
+import type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 import type { RtcpReceived } from './worker/rtp-session';
 import type { SourceSpec } from './worker/source-resolver';
-import { Transcriber, type TranscribeOptions } from './transcriber';
+import { Transcriber, type TranscribeOptions, type Transcript } from './transcriber';
 import type { WorkerHost } from './worker/worker-host';
+import type { LegEventMessage, Method, ParamsAfterTarget, Result } from './worker/protocol';
+
+/**
+ * Why an endpoint ended: 'destroyed' (destroy() was called, also by MediaServer.destroy()), or
+ * 'worker-died' (the media worker holding it crashed or was stopped; its port is free again).
+ */
+export type EndpointEndReason = 'destroyed' | 'worker-died';
+
+export interface EndpointEnd {
+  reason: EndpointEndReason;
+  /** what happened, for logs (the worker's error on 'worker-died') */
+  message?: string;
+}
+
+export interface EndpointEvents {
+  /** a digit (RFC 4733 or in-band) */
+  dtmf: [DtmfEvent];
+  /** the VAD tap (vadStart): a turn of the caller's speech started or stopped */
+  speech: [SpeechEvent];
+  /** a segment of real-time transcription (transcribeStart) */
+  transcript: [Transcript];
+  transcriptionError: [Error];
+  /** the endpoint is gone, once, with the reason */
+  destroy: [EndpointEnd];
+}
 
 export interface PlayCollectOptions {
   file?: string | string[];
@@ -51,7 +77,7 @@ export interface EndpointStats {
   rtcp: RtcpReceived;
 }
 
-export class Endpoint extends EventEmitter {
+export class Endpoint extends EventEmitter<EndpointEvents> {
   readonly local: { sdp: string; address: string; port: number };
   readonly remote: { sdp: string | null; media: NegotiatedMedia | null };
   destroyed = false;
@@ -81,14 +107,15 @@ export class Endpoint extends EventEmitter {
     return this.uuid;
   }
 
-  private call<T>(method: string, ...args: unknown[]): Promise<T> {
+  /** An operation on this endpoint's leg (its uuid first, then the operation's own parameters). */
+  private call<M extends Method>(method: M, ...args: ParamsAfterTarget<M>): Promise<Result<M>> {
     if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
-    return this.host.call<T>(method, this.uuid, ...args);
+    return this.host.callOn(method, this.uuid, ...args);
   }
 
   /** Applies the far end's SDP (the answer to our offer, a re-INVITE, hold/unhold); resolves with our SDP. */
   async modify(remoteSdp: string): Promise<string> {
-    const r = await this.call<{ localSdp: string; media: NegotiatedMedia }>('modifyLeg', remoteSdp);
+    const r = await this.call('modifyLeg', remoteSdp);
     this.local.sdp = r.localSdp;
     this.remote.sdp = remoteSdp;
     this.remote.media = r.media;
@@ -98,14 +125,14 @@ export class Endpoint extends EventEmitter {
   /** Plays files, URLs, silence_stream://ms or tone_stream://beep|ringback|dtmf:123, one after another. */
   play(fileOrUrls: string | string[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     const list = Array.isArray(fileOrUrls) ? fileOrUrls : [fileOrUrls];
-    return this.call<PlayResult>('play', list, opts);
+    return this.call('play', list, opts);
   }
 
   /** Speaks text (or SSML) through the TTS provider. */
   say(text: string, opts: { language?: string; voice?: string; provider?: string; bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (typeof text !== 'string' || !text.trim()) return Promise.reject(new TypeError('say needs text'));
     const spec: SourceSpec = { say: text, language: opts.language, voice: opts.voice, provider: opts.provider };
-    return this.call<PlayResult>('play', [spec], { bargeIn: opts.bargeIn });
+    return this.call('play', [spec], { bargeIn: opts.bargeIn });
   }
 
   /** Stops what is playing and everything queued (uuid_break). */
@@ -170,7 +197,7 @@ export class Endpoint extends EventEmitter {
       this.on('dtmf', onDtmf);
       this.once('destroy', onGone);
       if (!playing) return arm(timeout);
-      this.call<PlayResult>('play', specs, { bargeIn: true }).then(
+      this.call('play', specs, { bargeIn: true }).then(
         (r) => {
           played = r;
           playing = false;
@@ -193,7 +220,7 @@ export class Endpoint extends EventEmitter {
    */
   record(path: string, opts: RecordOptions = {}): Promise<RecordResult> {
     if (typeof path !== 'string' || !path) return Promise.reject(new TypeError('record needs a path'));
-    return this.call<RecordResult>('record', path, opts);
+    return this.call('record', path, opts);
   }
 
   stopRecord(path?: string): Promise<void> {
@@ -235,11 +262,11 @@ export class Endpoint extends EventEmitter {
     if (this.conference) await this.leaveConference();
     await this.unbridge();
     let r: { memberId: string };
-    if (conf.host === this.host) r = await this.host.call<{ memberId: string }>('joinConference', conf.uuid, this.uuid, opts);
+    if (conf.host === this.host) r = await this.host.call('joinConference', conf.uuid, this.uuid, opts);
     else {
       // the mixer lives on the conference's worker; this leg reaches it through a link
       const link = openLink(this.host, conf.host);
-      r = await conf.host.call<{ memberId: string }>('linkMember', conf.uuid, link.id, this.uuid, opts);
+      r = await conf.host.call('linkMember', conf.uuid, link.id, this.uuid, opts);
       await this.host.call('linkLeg', this.uuid, link.id);
       this.crossLink = link;
     }
@@ -303,7 +330,7 @@ export class Endpoint extends EventEmitter {
    * Resolves with HUMAN, MACHINE or NOTSURE and app_amd's cause; rejects if the endpoint goes away.
    */
   amd(opts: AmdRequest = {}): Promise<AmdResult> {
-    return this.call<AmdResult>('amd', opts);
+    return this.call('amd', opts);
   }
 
   /** Cancels a running amd() and waitForBeep() (they reject with ECANCELED). */
@@ -316,7 +343,7 @@ export class Endpoint extends EventEmitter {
    * Resolves with the tone's offset since the call; rejects with code ETIMEDOUT after timeoutMs.
    */
   waitForBeep(opts: { timeoutMs?: number } = {}): Promise<BeepResult> {
-    return this.call<BeepResult>('waitForBeep', opts.timeoutMs ?? 20000);
+    return this.call('waitForBeep', opts.timeoutMs ?? 20000);
   }
 
   /**
@@ -346,6 +373,20 @@ export class Endpoint extends EventEmitter {
     await t?.stop();
   }
 
+  /**
+   * Starts the VAD tap in the worker: 'speech' events ({ state: 'start' | 'stop', offsetMs }) where
+   * the caller's turns of speech start (after startMs of voice) and stop (after stopMs of silence).
+   * Nothing crosses to this thread per frame.
+   */
+  vadStart(opts: VadTapOptions = {}): Promise<void> {
+    return this.call('vadStart', opts);
+  }
+
+  /** Stops the VAD tap (a turn in progress reports its 'stop'). */
+  vadStop(): Promise<void> {
+    return this.call('vadStop');
+  }
+
   getStats(): Promise<EndpointStats> {
     return this.call('stats');
   }
@@ -362,13 +403,33 @@ export class Endpoint extends EventEmitter {
     await this.onDestroy(this);
   }
 
+  /** @internal an event of this endpoint's leg, from its worker */
+  deliver(m: LegEventMessage): void {
+    if (this.destroyed) return;
+    if (m.name === 'dtmf') this.emit('dtmf', m.data);
+    else if (m.name === 'speech') this.emit('speech', m.data);
+  }
+
   /** @internal */
-  markDestroyed(): void {
+  markDestroyed(end: EndpointEnd = { reason: 'destroyed' }): void {
     if (this.destroyed) return;
     this.destroyed = true;
     this.conference = null;
     this.transcriber?.abort();
     this.transcriber = null;
-    this.emit('destroy');
+    // after a worker's death nothing else releases these: the forks' sinks, and a link to a peer on
+    // another worker (the peer's side of it stops there)
+    for (const f of this.forks) f.stop().catch(() => {});
+    this.forks.clear();
+    const peer = this.bridgedTo;
+    this.bridgedTo = null;
+    if (peer?.bridgedTo === this) peer.bridgedTo = null;
+    const link = this.crossLink;
+    this.crossLink = null;
+    if (link) {
+      if (peer?.crossLink === link) peer.crossLink = null;
+      void closeLink(link);
+    }
+    this.emit('destroy', end);
   }
 }

@@ -3,10 +3,11 @@
  * drachtio-fsmrf: MediaServer.start() -> createEndpoint() / createConference().
  */
 export { MediaServer } from './media-server';
-export type { MediaServerOptions, CreateEndpointOptions, WorkerStats } from './media-server';
+export type { MediaServerOptions, MediaServerEvents, CreateEndpointOptions, WorkerStats } from './media-server';
 export { Endpoint } from './endpoint';
-export type { PlayCollectOptions, PlayCollectResult, EndpointStats } from './endpoint';
+export type { PlayCollectOptions, PlayCollectResult, EndpointStats, EndpointEvents, EndpointEnd, EndpointEndReason } from './endpoint';
 export { Conference } from './conference';
+export type { ConferenceEvents, ConferenceEndReason } from './conference';
 export { AudioFork } from './audio-fork';
 export type { ForkOptions } from './audio-fork';
 export type { ForkStats, ForkMix } from './fork';
@@ -15,7 +16,16 @@ export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from '
 export type { DtmfEvent } from './worker/leg';
 export { SdpError } from './sdp/sdp';
 export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
-export type { AmdRequest, AmdResult, BeepResult } from './worker/leg-analysis';
+export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';
 export type { ReportBlock } from './rtp/rtcp';
+// what media-app (and control-api's checks) use besides the endpoints: files, speech in and out
+export { readWav } from './audio/wav';
+export { createSttProvider } from './stt';
+export type { SttStream, TranscriptEvent } from './stt';
+export { transcribeWavFile } from './stt/file';
+export { createTtsProvider, EspeakProvider, espeakVoiceFor } from './tts';
+export type { TtsProvider, EspeakStreamOptions } from './tts';
+export { espeakPool } from './tts/espeak-pool';
+export { Transcriber } from './transcriber';

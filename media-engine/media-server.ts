@@ -10,6 +10,7 @@ import { Conference } from './conference';
 import { Endpoint } from './endpoint';
 import type { AudioCodecName, Direction, NegotiatedMedia } from './sdp/sdp';
 import { PortPool } from './worker/port-pool';
+import type { EventMessage } from './worker/protocol';
 import { WorkerCallError, WorkerHost } from './worker/worker-host';
 
 export interface MediaServerOptions {
@@ -56,6 +57,13 @@ export interface WorkerStats {
   tickCostP99: number;
 }
 
+export interface MediaServerEvents {
+  /** a media worker died; its endpoints ended ('destroy' with reason 'worker-died') and its ports are free */
+  workerExit: [{ index: number; error: Error }];
+  /** the same error, for those who listen for errors */
+  error: [Error];
+}
+
 function defaultAddress(bind: string): string {
   if (bind !== '0.0.0.0') return bind;
   for (const list of Object.values(os.networkInterfaces())) {
@@ -64,7 +72,7 @@ function defaultAddress(bind: string): string {
   return '127.0.0.1';
 }
 
-export class MediaServer extends EventEmitter {
+export class MediaServer extends EventEmitter<MediaServerEvents> {
   private readonly hosts: WorkerHost[];
   readonly pool: PortPool;
   private readonly endpoints = new Map<string, Endpoint>();
@@ -83,8 +91,8 @@ export class MediaServer extends EventEmitter {
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
     this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress }));
     for (const h of this.hosts) {
-      h.on('event', (target: string, name: string, data: unknown) => this.route(target, name, data));
-      h.on('exit', (err: Error) => this.onWorkerExit(h, err));
+      h.on('event', (m) => this.route(m));
+      h.on('exit', (err) => this.onWorkerExit(h, err));
     }
   }
 
@@ -107,11 +115,9 @@ export class MediaServer extends EventEmitter {
     return { capacity: this.pool.capacity, available: this.pool.available, allocated: this.pool.allocated };
   }
 
-  private route(target: string, name: string, data: unknown): void {
-    const ep = this.endpoints.get(target);
-    if (ep) return void ep.emit(name, data);
-    const c = this.conferences.get(target);
-    if (c && name !== 'destroy') c.emit(name, data);
+  private route(m: EventMessage): void {
+    if (m.kind === 'leg') this.endpoints.get(m.target)?.deliver(m);
+    else this.conferences.get(m.target)?.deliver(m);
   }
 
   private onWorkerExit(h: WorkerHost, err: Error): void {
@@ -121,7 +127,7 @@ export class MediaServer extends EventEmitter {
       if (ep.host !== h) continue;
       this.endpoints.delete(ep.uuid);
       this.pool.release(ep.local.port);
-      ep.markDestroyed();
+      ep.markDestroyed({ reason: 'worker-died', message: err.message });
     }
     for (const c of [...this.conferences.values()]) if (c.host === h) c.markDestroyed();
     // new endpoints go to the workers still running (pickHost skips dead ones)
@@ -147,7 +153,7 @@ export class MediaServer extends EventEmitter {
       const port = this.pool.acquire();
       if (port === null) throw new Error('no free RTP port');
       try {
-        const r = await host.call<{ localSdp: string; media: NegotiatedMedia | null }>('createLeg', uuid, {
+        const r = await host.call('createLeg', uuid, {
           address: this.advertisedAddress,
           bindAddress: this.bindAddress,
           port,
@@ -207,12 +213,12 @@ export class MediaServer extends EventEmitter {
   }
 
   async stats(): Promise<WorkerStats[]> {
-    return Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call<WorkerStats>('workerStats')));
+    return Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call('workerStats')));
   }
 
   /** Each worker's heap after a GC (with --expose-gc): what its endpoints hold, for memory benchmarks. */
   async memory(): Promise<{ heapUsed: number; external: number; arrayBuffers: number; legs: number }[]> {
-    return Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call<{ heapUsed: number; external: number; arrayBuffers: number; legs: number }>('memory')));
+    return Promise.all(this.hosts.filter((h) => h.alive).map((h) => h.call('memory')));
   }
 
   async resetStats(): Promise<void> {

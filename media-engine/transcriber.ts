@@ -32,7 +32,14 @@ export interface Transcript {
   confidence?: number;
 }
 
-export class Transcriber extends EventEmitter {
+export interface TranscriberEvents {
+  transcript: [Transcript];
+  error: [Error];
+  /** stopped or aborted: no segment follows */
+  end: [];
+}
+
+export class Transcriber extends EventEmitter<TranscriberEvents> {
   private readonly parts: Array<{ fork: AudioFork | null; stream: SttStream }> = [];
   private stopped = false;
 

@@ -10,6 +10,7 @@ import { ApiError, invalidArgument, notFound, stateInvalid } from '../../core/er
 import { callsRepo } from '../../core/repos/calls';
 import { speakingJson, speakingsRepo, type SpeakingRow } from '../../core/repos/speakings';
 import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers';
+import { espeakVoiceFor } from '../../media-engine';
 import { nodeOf } from '../../core/speech/route';
 import { publishFastSay } from '../../core/speech/fast-say';
 import '../../core/speech/commands';
@@ -63,7 +64,7 @@ export const routes = [
     body: createBody, response: speakingSchema, status: 201,
     handler: async ({ ctx, auth, body }) => {
       const provider = checkTtsProvider(body.provider);
-      const language = checkTtsLanguage(body.language);
+      const language = checkTtsLanguage(body.language, espeakVoiceFor);
       if (body.voice_id && !/^[A-Za-z0-9+_-]{1,64}$/.test(body.voice_id)) throw invalidArgument('voice_id has characters a voice name cannot have', [{ field: 'voice_id' }]);
       await checkReference(ctx, auth, body.reference_type, body.reference_id);
       const node = await ownerNode(ctx, body);

@@ -15,6 +15,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { EMPTY_UUID } from '../../core/ids';
 import { startSummaryFlow } from '../../core/speech/summary-flow';
 import { commandBus } from '../calls/bus';
+import { transcribeWavFile } from '../../media-engine';
 
 const FIELDS = ['id', 'customer_id', 'activeflow_id', 'on_end_flow_id', 'reference_type', 'reference_id', 'status', 'language', 'content', 'tm_create', 'tm_update', 'tm_delete'];
 const TABLES = { call: 'calls', conference: 'conferences', transcribe: 'transcribes', recording: 'recordings' } as const;
@@ -30,7 +31,7 @@ function llmReady(): void {
   }
 }
 
-const deps = (ctx: AppContext) => ({ db: ctx.db, events: eventsOf(ctx.redis), dataDir: ctx.config.dataDir, egress: ctx.egress });
+const deps = (ctx: AppContext) => ({ db: ctx.db, events: eventsOf(ctx.redis), dataDir: ctx.config.dataDir, egress: ctx.egress, transcribeFile: transcribeWavFile });
 
 /** Generates the summary, then runs its on_end_flow_id (core/speech/summary-flow.ts). */
 async function generateThenFlow(ctx: AppContext, s: SummaryRow, regenerate = false): Promise<SummaryRow> {

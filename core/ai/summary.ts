@@ -13,8 +13,6 @@ import { LlmClient } from '../llm/client';
 import { summariesRepo, summaryJson, type SummaryRow } from '../repos/summaries';
 import { transcriptsOf } from '../repos/transcripts';
 import { storageBackend } from '../storage/backend';
-import { readWav } from '../../media-engine/audio/wav';
-import { createSttProvider, type TranscriptEvent } from '../../media-engine/stt';
 
 export interface SummaryDeps {
   db: Db;
@@ -22,28 +20,17 @@ export interface SummaryDeps {
   dataDir: string;
   env?: NodeJS.ProcessEnv;
   egress?: EgressPolicy;
+  /**
+   * Speech to text over a recording's WAV file, for recordings never transcribed (the nodes pass
+   * media-engine's transcribeWavFile; core does not reach into the media engine). Without it such
+   * a recording has no transcript.
+   */
+  transcribeFile?: (file: string, language: string) => Promise<string>;
 }
 
 /** The server-wide LLM client; throws LlmError NOT_CONFIGURED when none is set. */
 export function summaryLlm(env: NodeJS.ProcessEnv = process.env, egress?: EgressPolicy): LlmClient {
   return llmFor({}, env, egress);
-}
-
-async function transcribeFile(file: string, language: string): Promise<string> {
-  const { samples } = readWav(file);
-  const stream = createSttProvider().createStream({ language });
-  const parts: string[] = [];
-  stream.on('transcript', (t: TranscriptEvent) => t.final && t.text.trim() && parts.push(t.text.trim()));
-  stream.on('error', () => undefined);
-  // write() drops frames past the recogniser's backlog: pace in slices
-  for (let off = 0; off < samples.length; off += 160) {
-    const f = new Int16Array(160);
-    f.set(samples.subarray(off, Math.min(samples.length, off + 160)));
-    stream.write(f);
-    if ((off / 160) % 250 === 249) await new Promise((r) => setTimeout(r, 50));
-  }
-  await stream.end();
-  return parts.join(' ');
 }
 
 /** The transcript text of the summary's reference (empty when there is none). */
@@ -55,7 +42,8 @@ export async function transcriptText(deps: SummaryDeps, s: SummaryRow): Promise<
     rows = await transcriptsOf(deps.db, s.customer_id, s.reference_id);
   }
   if (rows.length) return rows.map((r) => `${r.direction === 'out' ? 'Agent' : 'Caller'}: ${r.message}`).join('\n');
-  if (s.reference_type === 'recording') {
+  const transcribeFile = deps.transcribeFile;
+  if (s.reference_type === 'recording' && transcribeFile) {
     const rec = (await deps.db('recordings').where({ id: s.reference_id, customer_id: s.customer_id }).first()) as { filenames: string[] } | undefined;
     const texts: string[] = [];
     for (const name of rec?.filenames ?? []) {

@@ -3,12 +3,12 @@
  * anything is created (so bad input is a 400, not a session that fails later on a node).
  *
  * TTS: provider_a (espeak-ng, default), provider_b and provider_c (flite voices, espeak-ng without
- * flite): media-engine/tts/registry.ts. Languages: whatever espeak-ng has a voice for.
+ * flite): media-engine/tts/registry.ts. Languages: whatever espeak-ng has a voice for (asked
+ * through the lookup the caller passes, since core does not import the media engine).
  * STT: '' or 'pocketsphinx' (offline, English only) and 'deepgram' (cloud, needs DEEPGRAM_API_KEY
  * on the media-app nodes). voipbin's 'gcp' and 'aws' are refused with a clear message.
  */
 import { invalidArgument } from '../errors';
-import { espeakVoiceFor } from '../../media-engine/tts/espeak';
 
 export const TTS_PROVIDERS = ['provider_a', 'provider_b', 'provider_c'] as const;
 export type TtsProviderName = (typeof TTS_PROVIDERS)[number];
@@ -27,12 +27,15 @@ export function checkTtsProvider(p: string | undefined): TtsProviderName {
   return name as TtsProviderName;
 }
 
-/** A language the embedded TTS can speak ('en-US' when absent). */
-export function checkTtsLanguage(language: string | undefined): string {
+/**
+ * A language the embedded TTS can speak ('en-US' when absent). `voiceFor` is the TTS's lookup
+ * (media-engine's espeakVoiceFor), which throws for a language it has no voice for.
+ */
+export function checkTtsLanguage(language: string | undefined, voiceFor: (language: string) => unknown): string {
   const lang = language || 'en-US';
   if (!BCP47.test(lang)) throw invalidArgument('language must be a BCP-47 tag such as en-US', [{ field: 'language', issue: 'not a BCP-47 tag' }]);
   try {
-    espeakVoiceFor(lang);
+    voiceFor(lang);
   } catch {
     throw invalidArgument(`language ${lang} is not supported by the text-to-speech provider`, [{ field: 'language', issue: 'unsupported' }]);
   }

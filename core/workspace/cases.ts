@@ -1,18 +1,13 @@
 /**
  * Opening contact cases from flows (the case_create action). The case takes the activeflow's
  * reference (a call or a conversation), its remote party as `peer` and our side as `local`; an
- * optional first note is written by the system. Flow actions reach it as `ctx.services.cases`.
+ * optional first note is written by the system. Flow actions reach it as `ctx.services.cases`
+ * (media-app/workspace/subsystem.ts).
  */
 import type { Db } from '../db/knex';
 import { callsRepo } from '../repos/calls';
 import { conversationsRepo } from '../repos/conversations';
 import { contactCasesRepo, type CaseAddress, type ContactCaseRow } from '../repos/contact-cases';
-
-declare module '../../media-app/flow/services' {
-  interface FlowServices {
-    cases?: CaseService;
-  }
-}
 
 export interface OpenCase {
   customerId: string;

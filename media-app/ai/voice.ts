@@ -1,6 +1,7 @@
 /**
- * The voice loop of ai_talk on one call: caller audio (an 'in' fork of the endpoint) goes to a VAD
- * for turn detection and barge-in, and to a streaming recogniser (media-engine/stt) for the words;
+ * The voice loop of ai_talk on one call: the endpoint's VAD tap (run in the media worker, which
+ * reports only where the caller's turns start and stop) drives turn detection and barge-in, and the
+ * caller's audio (an 'in' fork of the endpoint) goes to a streaming recogniser for the words;
  * at the end of each caller turn the recognised text goes to the AI session, whose streamed answer
  * is spoken sentence by sentence (endpoint.say) as the LLM produces it.
  *
@@ -9,9 +10,7 @@
  * playback stopped at once; the new utterance becomes the next turn.
  */
 import { EventEmitter } from 'node:events';
-import type { AudioFork, Endpoint } from '../../media-engine';
-import { createVad, type Vad } from '../../media-engine/dsp/vad';
-import { createSttProvider, type SttStream, type TranscriptEvent } from '../../media-engine/stt';
+import { createSttProvider, type AudioFork, type Endpoint, type SpeechEvent, type SttStream, type TranscriptEvent } from '../../media-engine';
 import type { AiSession, EndRequest } from '../../core/ai/session';
 
 export interface VoiceOptions {
@@ -39,11 +38,9 @@ type State = 'listening' | 'thinking' | 'speaking';
 export class VoiceAgent extends EventEmitter {
   private state: State = 'listening';
   private fork: AudioFork | null = null;
-  private vad: Vad | null = null;
   private stt: SttStream | null = null;
-  private voicedRun = 0;
-  private silentRun = 0;
   private inTurn = false;
+  private readonly onSpeech = (e: SpeechEvent) => (e.state === 'start' ? this.turnStarts() : this.turnEnds());
   /** recognised text since the current turn started */
   private heard: string[] = [];
   private turnStartedAt = 0;
@@ -62,7 +59,6 @@ export class VoiceAgent extends EventEmitter {
   }
 
   async start(signal: AbortSignal): Promise<this> {
-    this.vad = await createVad({ mode: 2 });
     let provider;
     try {
       provider = createSttProvider(this.o.sttProvider || undefined);
@@ -72,6 +68,8 @@ export class VoiceAgent extends EventEmitter {
     this.stt = provider.createStream({ language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined, direction: 'inbound' });
     this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
     this.stt.on('error', (e: Error) => this.emit('error', e));
+    this.ep.on('speech', this.onSpeech);
+    await this.ep.vadStart({ mode: 2, startMs: (this.o.startSecs ?? 0.2) * 1000, stopMs: (this.o.stopSecs ?? 0.6) * 1000 });
     this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, onFrame: (f) => this.onFrame(f) });
     const onAbort = () => this.finish({ kind: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });
@@ -84,23 +82,11 @@ export class VoiceAgent extends EventEmitter {
   }
 
   private onFrame(frame: Int16Array): void {
-    if (this.finished || !this.vad) return;
-    this.stt?.write(frame);
-    const voiced = this.vad.process(frame);
-    const startFrames = Math.max(1, Math.round(((this.o.startSecs ?? 0.2) * 1000) / 20));
-    const stopFrames = Math.max(1, Math.round(((this.o.stopSecs ?? 0.6) * 1000) / 20));
-    if (voiced) {
-      this.voicedRun++;
-      this.silentRun = 0;
-      if (!this.inTurn && this.voicedRun >= startFrames) this.turnStarts();
-    } else {
-      this.silentRun++;
-      if (this.silentRun >= 3) this.voicedRun = 0;
-      if (this.inTurn && this.silentRun >= stopFrames) this.turnEnds();
-    }
+    if (!this.finished) this.stt?.write(frame);
   }
 
   private turnStarts(): void {
+    if (this.finished || this.inTurn) return;
     this.inTurn = true;
     this.turnStartedAt = Date.now();
     this.heard = [];
@@ -124,6 +110,7 @@ export class VoiceAgent extends EventEmitter {
   }
 
   private turnEnds(): void {
+    if (this.finished || !this.inTurn) return;
     this.inTurn = false;
     this.emit('turn_end');
     void this.takeTurn();
@@ -202,9 +189,10 @@ export class VoiceAgent extends EventEmitter {
     this.reply?.abort();
     for (const w of this.textWaiters.splice(0)) w();
     if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') void this.ep.stopPlayback().catch(() => undefined);
+    this.ep.off('speech', this.onSpeech);
+    if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
     void this.fork?.stop().catch(() => undefined);
     this.stt?.abort();
-    this.vad?.close();
     this.resolveEnd(e);
   }
 

@@ -4,8 +4,7 @@
  * at about 6x real time). A recording made with separate legs has -in/-out files, transcribed as
  * directions in and out; a single mixed file is direction `both` when asked for, else the asked one.
  */
-import { readWav } from '../../media-engine/audio/wav';
-import { createSttProvider, type TranscriptEvent } from '../../media-engine/stt';
+import { createSttProvider, readWav, type TranscriptEvent } from '../../media-engine';
 import { storageBackend } from '../../core/storage/backend';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import type { TranscribeRow } from '../../core/repos/transcribes';

@@ -11,11 +11,7 @@
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { readWav } from '../../media-engine/audio/wav';
-import { createTtsProvider, EspeakProvider, type TtsProvider } from '../../media-engine/tts';
-import { espeakPool } from '../../media-engine/tts/espeak-pool';
-import type { EspeakStreamOptions } from '../../media-engine/tts/espeak-stream';
-import type { AudioFork, ForkOptions } from '../../media-engine';
+import { createTtsProvider, EspeakProvider, espeakPool, readWav, type AudioFork, type EspeakStreamOptions, type ForkOptions, type TtsProvider } from '../../media-engine';
 import type { SpeakingRow } from '../../core/repos/speakings';
 import { PcmCache } from './pcm-cache';
 

@@ -5,8 +5,7 @@
  * progressing → done on stop or hangup (transcribe_done), and its on_end_flow_id, if any, runs.
  */
 import type { Logger } from 'pino';
-import type { Conference, Endpoint, Transcript } from '../../media-engine';
-import { Transcriber } from '../../media-engine/transcriber';
+import { Transcriber, type Conference, type Endpoint, type Transcript } from '../../media-engine';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { EventPublisher } from '../../core/events/bus';
 import type { Db } from '../../core/db/knex';

@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import type { Frame } from '../dsp/frame';
-import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamOptions, type TranscriptEvent } from './provider';
+import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 
 export interface DeepgramOptions {
   apiKey: string;
@@ -39,7 +39,7 @@ interface DgResults {
 
 const BYTES_PER_MS = 16; // 8 kHz · 16-bit
 
-class DeepgramStream extends EventEmitter implements SttStream {
+class DeepgramStream extends EventEmitter<SttStreamEvents> implements SttStream {
   droppedFrames = 0;
   private readonly ws: WebSocket;
   private pending: Buffer[] = [];

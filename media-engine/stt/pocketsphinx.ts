@@ -1,7 +1,12 @@
 /**
  * pocketsphinx (Debian's pocketsphinx_continuous with the en-us 16 kHz model) as a streaming
  * recogniser. Audio is upsampled to 16 kHz and written to the process through a FIFO (Node's
- * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). pocketsphinx splits the stream
+ * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). The FIFO's write end is opened
+ * without ever blocking: O_NONBLOCK, tried every 20 ms until the recogniser has opened its read end
+ * (audio waits in memory meanwhile, within the backlog), then written through the event loop (a
+ * net.Socket on the fd). No threadpool thread ever waits in open() for a recogniser that may die
+ * before it reads; the child, the socket, the retry timer and the directory are released on close.
+ * pocketsphinx splits the stream
  * on silence and prints one hypothesis per utterance followed by word times (`-time yes`), which
  * give each segment's offset.
  *
@@ -12,10 +17,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { FRAME_SAMPLES, type Frame } from '../dsp/frame';
-import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamOptions, type TranscriptEvent } from './provider';
+import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 import { Upsampler2x } from './upsample';
 
 export interface PocketsphinxOptions {
@@ -37,12 +43,17 @@ export function phrasesToJsgf(phrases: string[]): string {
 
 const WORD_LINE = /^(\S+) (\d+\.\d+) (\d+\.\d+) ([\d.]+)$/;
 
-class PocketsphinxStream extends EventEmitter implements SttStream {
+class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStream {
   droppedFrames = 0;
   private readonly child: ChildProcess;
   private readonly fifoDir: string;
-  private readonly writer: fs.WriteStream;
   private readonly fifo: string;
+  /** the FIFO's write end, once the recogniser has opened the read end */
+  private writer: net.Socket | null = null;
+  /** audio written before that */
+  private queued: Buffer[] = [];
+  private queuedBytes = 0;
+  private openTimer: NodeJS.Timeout | null = null;
   private readonly up = new Upsampler2x();
   private readonly maxBacklogBytes: number;
   private lineBuf = '';
@@ -59,7 +70,10 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
     this.fifoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stt-'));
     const fifo = (this.fifo = path.join(this.fifoDir, 'audio.fifo'));
     const mk = spawnSync('mkfifo', [fifo]);
-    if (mk.status !== 0) throw new SttError('RECOGNIZER_FAILED', `mkfifo failed: ${mk.stderr?.toString() ?? mk.error?.message}`);
+    if (mk.status !== 0) {
+      fs.rmSync(this.fifoDir, { recursive: true, force: true });
+      throw new SttError('RECOGNIZER_FAILED', `mkfifo failed: ${mk.stderr?.toString() ?? mk.error?.message}`);
+    }
     const full = ['-infile', fifo, '-time', 'yes', '-logfn', '/dev/null', ...args];
     if (grammar) {
       const g = path.join(this.fifoDir, 'grammar.gram');
@@ -67,8 +81,6 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
       full.push('-jsgf', g);
     }
     this.child = spawn(binary, full, { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.writer = fs.createWriteStream(fifo);
-    this.writer.on('error', () => {}); // reader gone: the child's exit reports it
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (d: string) => this.onStdout(d));
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-2000)));
@@ -84,17 +96,47 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
         resolve();
       });
     });
+    this.openWriter();
+  }
+
+  /** Opens the write end if the recogniser reads already, else tries again in 20 ms; never blocks. */
+  private openWriter = (): void => {
+    this.openTimer = null;
+    if (this.closed || this.writer) return;
+    let fd: number;
+    try {
+      fd = fs.openSync(this.fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    } catch (e) {
+      // ENXIO: no reader yet. Anything else: the child's exit reports what went wrong.
+      if ((e as NodeJS.ErrnoException).code === 'ENXIO') this.openTimer = setTimeout(this.openWriter, 20);
+      return;
+    }
+    const w = new net.Socket({ fd, readable: false, writable: true });
+    w.on('error', () => {}); // reader gone: the child's exit reports it
+    this.writer = w;
+    for (const b of this.queued) w.write(b);
+    this.queued = [];
+    this.queuedBytes = 0;
+    if (this.ended) w.end();
+  };
+
+  private send(buf: Buffer): void {
+    if (this.writer) this.writer.write(buf);
+    else {
+      this.queued.push(buf);
+      this.queuedBytes += buf.length;
+    }
   }
 
   write(frame: Frame): void {
     if (this.ended || this.closed) return;
-    if (this.writer.writableLength > this.maxBacklogBytes) {
+    if ((this.writer ? this.writer.writableLength : this.queuedBytes) > this.maxBacklogBytes) {
       this.droppedFrames++;
       return;
     }
     const buf = Buffer.allocUnsafe(frame.length * 4);
     this.up.process(frame, new Int16Array(buf.buffer, buf.byteOffset, frame.length * 2));
-    this.writer.write(buf);
+    this.send(buf);
   }
 
   async end(): Promise<void> {
@@ -105,9 +147,10 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
       for (let i = 0; i < 25 && !this.closed; i++) {
         const buf = Buffer.alloc(FRAME_SAMPLES * 4);
         this.up.process(tail, new Int16Array(buf.buffer, buf.byteOffset, FRAME_SAMPLES * 2));
-        this.writer.write(buf);
+        this.send(buf);
       }
-      this.writer.end();
+      // not open yet: openWriter() ends it once the recogniser reads
+      this.writer?.end();
     }
     await this.closedPromise;
   }
@@ -115,7 +158,7 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
   abort(): void {
     this.closed = true;
     this.child.kill('SIGKILL');
-    this.writer.destroy();
+    this.release();
   }
 
   private onStdout(d: string): void {
@@ -163,20 +206,24 @@ class PocketsphinxStream extends EventEmitter implements SttStream {
   private fail(err: Error): void {
     if (this.closed) return;
     this.closed = true;
-    this.writer.destroy();
+    this.release();
     if (this.listenerCount('error') > 0) this.emit('error', err);
+  }
+
+  /** The write end, the retry timer and the queued audio go (the child's close still follows). */
+  private release(): void {
+    if (this.openTimer) clearTimeout(this.openTimer);
+    this.openTimer = null;
+    this.writer?.destroy();
+    this.queued = [];
+    this.queuedBytes = 0;
   }
 
   private cleanup(): void {
     this.closed = true;
-    // If the recogniser never opened the FIFO, our writer's open() is still blocked in the thread
-    // pool: open the read end once so it completes (its writes then fail quietly).
-    try {
-      fs.closeSync(fs.openSync(this.fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK));
-    } catch {
-      // already gone
-    }
-    this.writer.destroy();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    this.release();
     fs.rmSync(this.fifoDir, { recursive: true, force: true });
     this.emit('close');
   }

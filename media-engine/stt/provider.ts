@@ -31,11 +31,18 @@ export interface SttStreamOptions {
   grammar?: string;
 }
 
+export interface SttStreamEvents {
+  transcript: [TranscriptEvent];
+  error: [Error];
+  /** after end() or a failure; the recogniser's process and files are gone */
+  close: [];
+}
+
 /**
- * Events: 'transcript' (TranscriptEvent), 'error' (Error), 'close' (after end() or a failure).
- * write() never blocks: if the recogniser falls behind, frames are dropped and counted.
+ * Events: SttStreamEvents. write() never blocks: if the recogniser falls behind, frames are dropped
+ * and counted.
  */
-export interface SttStream extends EventEmitter {
+export interface SttStream extends EventEmitter<SttStreamEvents> {
   write(frame: Frame): void;
   /** No more audio: resolves once the last transcript has been emitted. */
   end(): Promise<void>;

@@ -1,6 +1,6 @@
 /**
  * Everything one media worker owns: its legs, conferences and forks, the 20 ms clock that drives
- * them, and the operations the API thread asks for (by name, see protocol.ts).
+ * them, and the operations the API thread asks for (the closed list METHODS of protocol.ts).
  */
 import { ForkTap, type ForkMix } from '../fork';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
@@ -10,7 +10,8 @@ import { Leg, type LegOptions } from './leg';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
-import type { AmdRequest, AmdResult, BeepResult } from './leg-analysis';
+import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './leg-analysis';
+import type { ConferenceEvent, EventMessage } from './protocol';
 import type { MessagePort } from 'node:worker_threads';
 
 interface ConferenceState {
@@ -49,7 +50,7 @@ export class Engine {
   readonly clock: TickClock;
 
   constructor(
-    private readonly emit: (target: string, name: string, data: unknown) => void,
+    private readonly emitEvent: (e: EventMessage) => void,
     private readonly postFrame: (forkId: string, frame: Int16Array) => void,
     opts: { phases?: number } = {},
   ) {
@@ -119,6 +120,10 @@ export class Engine {
     this.slots[slot].add(leg);
   }
 
+  private confEvent(confId: string, e: ConferenceEvent): void {
+    this.emitEvent({ t: 'event', kind: 'conference', target: confId, ...e });
+  }
+
   private leastUsedSlot(): number {
     let best = 0;
     for (let i = 1; i < this.slots.length; i++) if (this.slots[i].size < this.slots[best].size) best = i;
@@ -147,7 +152,7 @@ export class Engine {
   // ---- endpoints
 
   async createLeg(id: string, opts: LegOptions) {
-    const leg = new Leg(id, opts, (name, data) => this.emit(id, name, data));
+    const leg = new Leg(id, opts, (e) => this.emitEvent({ t: 'event', kind: 'leg', target: id, ...e }));
     const res = await leg.open(); // rejects with EADDRINUSE when the port is taken
     this.legs.set(id, leg);
     this.place(leg, this.leastUsedSlot());
@@ -196,6 +201,15 @@ export class Engine {
 
   stopAmd(id: string): void {
     this.leg(id).analysis.cancel('stopped', 'ECANCELED');
+  }
+
+  /** The VAD tap: 'speech' events (start/stop of the caller's turns) instead of frames per tick. */
+  vadStart(id: string, opts: VadTapOptions = {}): Promise<void> {
+    return this.leg(id).analysis.startVad(opts ?? {});
+  }
+
+  vadStop(id: string): void {
+    this.leg(id).analysis.stopVad();
   }
 
   bridge(a: string, b: string): void {
@@ -282,7 +296,7 @@ export class Engine {
     l.confId = confId;
     l.member = m;
     c.mixer.join(m);
-    this.emit(confId, 'join', { memberId, size: c.mixer.size });
+    this.confEvent(confId, { name: 'join', data: { memberId, size: c.mixer.size } });
     return { memberId, size: c.mixer.size };
   }
 
@@ -296,7 +310,7 @@ export class Engine {
       const c = this.conferences.get(l.confId);
       if (c?.mixer.has(l.member.id)) {
         c.mixer.leave(l.member.id);
-        this.emit(l.confId, 'leave', { memberId: l.member.id, size: c.mixer.size });
+        this.confEvent(l.confId, { name: 'leave', data: { memberId: l.member.id, size: c.mixer.size } });
       }
     }
     l.link.close();
@@ -319,7 +333,7 @@ export class Engine {
     leg.mixOut.fill(0);
     this.place(leg, 0);
     c.mixer.join(leg);
-    this.emit(confId, 'join', { memberId: legId, size: c.mixer.size });
+    this.confEvent(confId, { name: 'join', data: { memberId: legId, size: c.mixer.size } });
     return { memberId: legId, size: c.mixer.size };
   }
 
@@ -329,7 +343,7 @@ export class Engine {
     if (!c.mixer.has(legId)) return;
     c.mixer.leave(legId);
     if (leg) leg.conferenceId = null;
-    this.emit(confId, 'leave', { memberId: legId, size: c.mixer.size });
+    this.confEvent(confId, { name: 'leave', data: { memberId: legId, size: c.mixer.size } });
   }
 
   muteMember(confId: string, legId: string, direction: 'in' | 'out' | 'both', on: boolean): void {
@@ -373,7 +387,7 @@ export class Engine {
     c.recorder?.stop('hangup');
     for (const f of c.forks.keys()) this.forks.delete(f);
     this.conferences.delete(confId);
-    this.emit(confId, 'destroy', {});
+    this.confEvent(confId, { name: 'destroy', data: {} });
   }
 
   // ---- forks
@@ -447,6 +461,7 @@ export class Engine {
 
   async shutdown(): Promise<void> {
     this.clock.stop();
+    for (const id of [...this.links.keys()]) this.unlink(id);
     for (const id of [...this.conferences.keys()]) this.destroyConference(id);
     await Promise.all([...this.legs.keys()].map((id) => this.destroyLeg(id)));
   }

@@ -1,11 +1,13 @@
 /**
  * What a leg listens for in the caller's audio, inside the worker tick: answering machine detection
- * (app_amd timing over a VAD) and the voicemail beep. Each runs on every inbound frame (silence when
- * no packet came, so the timers keep counting) and settles one promise: nothing goes to the API
- * thread per frame.
+ * (app_amd timing over a VAD), the voicemail beep, and the VAD tap (turns of speech, for barge-in
+ * and turn taking). Each runs on every inbound frame (silence when no packet came, so the timers
+ * keep counting); nothing goes to the API thread per frame: AMD and beep settle one promise, the
+ * tap reports only where a turn of speech starts and stops.
  */
 import { AnsweringMachineDetector, type AmdParams, type AmdStatus } from '../dsp/amd';
 import { BeepDetector, type BeepDetectorOptions } from '../dsp/beep-detector';
+import { SpeechTurns, type SpeechTurnOptions } from '../dsp/speech-turns';
 import { createVad, type Vad } from '../dsp/vad';
 
 export interface AmdRequest extends Partial<AmdParams> {
@@ -29,6 +31,17 @@ export interface BeepResult {
   durationMs: number;
 }
 
+export interface VadTapOptions extends SpeechTurnOptions {
+  /** WebRTC VAD aggressiveness (default 2) */
+  mode?: 0 | 1 | 2 | 3;
+}
+
+/** The VAD tap's report: the caller started or stopped speaking, ms after vadStart(). */
+export interface SpeechEvent {
+  state: 'start' | 'stop';
+  offsetMs: number;
+}
+
 export class AnalysisError extends Error {
   constructor(message: string, readonly code: string) {
     super(message);
@@ -45,9 +58,39 @@ const FRAME_MS = 20;
 export class LegAnalysis {
   private amd: { det: AnsweringMachineDetector; vad: Vad | null; p: Pending<AmdResult> } | null = null;
   private beep: { det: BeepDetector; p: Pending<BeepResult>; elapsedMs: number; timeoutMs: number } | null = null;
+  private tap: { vad: Vad; turns: SpeechTurns; elapsedMs: number } | null = null;
+  /** a tap being set up (VAD load): a second start or a stop in the meantime sees it */
+  private tapLoading = false;
+  private closed = false;
+
+  constructor(private readonly onSpeech: (e: SpeechEvent) => void = () => undefined) {}
 
   get active(): boolean {
-    return this.amd !== null || this.beep !== null;
+    return this.amd !== null || this.beep !== null || this.tap !== null;
+  }
+
+  /** Starts the VAD tap: 'speech' events where the caller's turns of speech start and stop. */
+  async startVad(o: VadTapOptions = {}): Promise<void> {
+    if (this.tap || this.tapLoading) throw new AnalysisError('the VAD tap is already running on this endpoint', 'EBUSY');
+    const turns = new SpeechTurns(o);
+    this.tapLoading = true;
+    let vad: Vad;
+    try {
+      vad = await createVad({ mode: o.mode ?? 2 });
+    } finally {
+      this.tapLoading = false;
+    }
+    if (this.closed) return vad.close();
+    this.tap = { vad, turns, elapsedMs: 0 };
+  }
+
+  /** Stops the VAD tap (a turn in progress ends with a 'stop'). */
+  stopVad(): void {
+    const t = this.tap;
+    this.tap = null;
+    if (!t) return;
+    t.vad.close();
+    if (t.turns.inTurn) this.onSpeech({ state: 'stop', offsetMs: t.elapsedMs });
   }
 
   async startAmd(req: AmdRequest): Promise<AmdResult> {
@@ -77,6 +120,12 @@ export class LegAnalysis {
 
   /** One inbound frame (20 ms), every tick while something listens. */
   process(frame: Int16Array): void {
+    const t = this.tap;
+    if (t) {
+      const turn = t.turns.push(t.vad.process(frame));
+      t.elapsedMs += FRAME_MS;
+      if (turn) this.onSpeech({ state: turn, offsetMs: t.elapsedMs });
+    }
     const a = this.amd;
     if (a) {
       const ev = a.det.process(frame);
@@ -100,7 +149,15 @@ export class LegAnalysis {
     }
   }
 
-  /** Ends whatever listens (endpoint gone, or stopped on request). */
+  /** The leg is gone: ends everything, the tap too (without a last event). */
+  close(reason: string, code: string): void {
+    this.closed = true;
+    this.tap?.vad.close();
+    this.tap = null;
+    this.cancel(reason, code);
+  }
+
+  /** Ends AMD and the beep wait (endpoint gone, or stopped on request). */
   cancel(reason: string, code = 'ECANCELED'): void {
     const a = this.amd;
     const b = this.beep;

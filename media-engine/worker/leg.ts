@@ -10,6 +10,7 @@ import type { Recorder } from '../recorder';
 import { applyAnswer, createAnswer, createOffer, SdpError, type AudioCodecName, type Direction, type NegotiatedMedia } from '../sdp/sdp';
 import type { MixMember } from './mixer';
 import { LegAnalysis } from './leg-analysis';
+import type { LegEvent } from './protocol';
 import { RtpSession } from './rtp-session';
 
 const FRAME = 160;
@@ -51,7 +52,7 @@ export class Leg implements MixMember {
   readonly recorders = new Set<Recorder>();
   readonly forks = new Map<string, ForkTap>();
   /** AMD and beep detection on the caller's audio */
-  readonly analysis = new LegAnalysis();
+  readonly analysis: LegAnalysis;
   feed: FrameFeed | null = null; // bridge peer
   conferenceId: string | null = null;
   muteIn = false; // conference: others don't hear us
@@ -72,8 +73,9 @@ export class Leg implements MixMember {
   constructor(
     readonly id: string,
     private readonly opts: LegOptions,
-    private readonly emit: (name: string, data: unknown) => void,
+    private readonly emit: (e: LegEvent) => void,
   ) {
+    this.analysis = new LegAnalysis((data) => this.emit({ name: 'speech', data }));
     this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.duration, source: 'rfc2833', ssrc: e.ssrc }));
     this.detector = opts.inbandDtmf === false ? null : new DtmfDetector();
   }
@@ -113,7 +115,7 @@ export class Leg implements MixMember {
   }
 
   private onDtmf(e: DtmfEvent): void {
-    this.emit('dtmf', e);
+    this.emit({ name: 'dtmf', data: e });
     this.player.stop(true);
     for (const r of this.recorders) r.onDtmf(e.dtmf);
   }
@@ -186,7 +188,7 @@ export class Leg implements MixMember {
 
   async close(): Promise<void> {
     this.player.stop();
-    this.analysis.cancel('endpoint destroyed', 'EDESTROYED');
+    this.analysis.close('endpoint destroyed', 'EDESTROYED');
     for (const r of this.recorders) r.stop('hangup');
     this.recorders.clear();
     await this.session.close();

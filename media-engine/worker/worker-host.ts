@@ -1,11 +1,12 @@
 /**
  * The API thread's handle on one media worker thread: request/response by id, events by target,
  * fork frames by fork id. Works from TypeScript sources (tests, tsx) and from compiled JavaScript.
+ * Requests and events are the closed union of protocol.ts; a message outside it is refused.
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { Worker, type TransferListItem } from 'node:worker_threads';
-import type { FromWorker, ToWorker } from './protocol';
+import { isFromWorker, type EventMessage, type Method, type Params, type ParamsAfterTarget, type Result, type ToWorker } from './protocol';
 
 export class WorkerCallError extends Error {
   constructor(message: string, readonly code?: string) {
@@ -13,7 +14,14 @@ export class WorkerCallError extends Error {
   }
 }
 
-export class WorkerHost extends EventEmitter {
+export interface WorkerHostEvents {
+  /** an event of one of this worker's legs or conferences */
+  event: [EventMessage];
+  /** the thread is gone (crash, exit or kill); its pending calls were failed with `error` */
+  exit: [WorkerCallError];
+}
+
+export class WorkerHost extends EventEmitter<WorkerHostEvents> {
   private readonly worker: Worker;
   private nextId = 1;
   private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
@@ -30,8 +38,8 @@ export class WorkerHost extends EventEmitter {
       ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData })
       : new Worker(entry, { workerData });
     this.ready = new Promise((resolve, reject) => {
-      const onMsg = (m: FromWorker) => {
-        if (m.t === 'ready') {
+      const onMsg = (m: unknown) => {
+        if (isFromWorker(m) && m.t === 'ready') {
           this.worker.off('error', reject);
           resolve();
         }
@@ -39,12 +47,16 @@ export class WorkerHost extends EventEmitter {
       this.worker.once('message', onMsg);
       this.worker.once('error', reject);
     });
-    this.worker.on('message', (m: FromWorker) => this.onMessage(m));
+    this.worker.on('message', (m: unknown) => this.onMessage(m));
     this.worker.on('error', (e) => this.fail(new WorkerCallError(`media worker ${index} crashed: ${e.message}`, 'EWORKERGONE')));
     this.worker.on('exit', (code) => this.fail(new WorkerCallError(`media worker ${index} exited (code ${code}); its endpoints are gone`, 'EWORKERGONE')));
   }
 
-  private onMessage(m: FromWorker): void {
+  private onMessage(m: unknown): void {
+    if (!isFromWorker(m)) {
+      process.emitWarning(`media worker ${this.index}: refused a message outside the protocol`);
+      return;
+    }
     if (m.t === 'reply') {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -52,13 +64,13 @@ export class WorkerHost extends EventEmitter {
       if (m.ok) p.resolve(m.result);
       else p.reject(new WorkerCallError(m.error.message, m.error.code));
     } else if (m.t === 'event') {
-      this.emit('event', m.target, m.name, m.data);
+      this.emit('event', m);
     } else if (m.t === 'fork') {
       this.forkSinks.get(m.forkId)?.(m.frame);
     }
   }
 
-  private fail(e: Error): void {
+  private fail(e: WorkerCallError): void {
     if (this.dead) return;
     this.dead = true;
     for (const p of this.pending.values()) p.reject(e);
@@ -70,12 +82,24 @@ export class WorkerHost extends EventEmitter {
     return !this.dead;
   }
 
-  call<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
+  /** Runs one Engine operation in the worker: its parameters in, its result out, both checked here. */
+  call<M extends Method>(method: M, ...args: Params<M>): Promise<Result<M>> {
+    return this.request(method, args);
+  }
+
+  /** The same, on one leg or conference: `target` is the operation's first parameter. */
+  callOn<M extends Method>(method: M, target: string, ...args: ParamsAfterTarget<M>): Promise<Result<M>> {
+    return this.request(method, [target, ...args]);
+  }
+
+  private request<M extends Method>(method: M, args: readonly unknown[]): Promise<Result<M>> {
     if (this.dead) return Promise.reject(new WorkerCallError('media worker is not running', 'EWORKER'));
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.post({ t: 'call', id, method, args });
+    return new Promise<Result<M>>((resolve, reject) => {
+      // the worker answers request `id` with the result of `method` (protocol.ts); call() and
+      // callOn() typed `args` as that operation's parameters
+      this.pending.set(id, { resolve: (v) => resolve(v as Result<M>), reject });
+      this.post({ t: 'call', id, method, args } as ToWorker);
     });
   }
 

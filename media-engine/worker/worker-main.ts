@@ -1,10 +1,12 @@
 /**
- * Entry point of a media worker thread: runs an Engine and answers the API thread's messages.
+ * Entry point of a media worker thread: runs an Engine and answers the API thread's messages. Only
+ * the messages of protocol.ts are taken: an unknown message or operation is refused (a call with an
+ * EPROTO reply, anything else with a warning), never looked up on the Engine by name.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { configureSources } from './source-resolver';
 import { Engine } from './engine';
-import type { FromWorker, ToWorker } from './protocol';
+import { isToWorker, type CallRequest, type FromWorker, type Method, type Operations, type Params } from './protocol';
 
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
 const port = parentPort;
@@ -12,24 +14,45 @@ configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
 
 const engine = new Engine(
-  (target, name, data) => post({ t: 'event', target, name, data }),
+  (e) => post(e),
   (forkId, frame) => post({ t: 'fork', forkId, frame }, [frame.buffer as ArrayBuffer]),
   { phases: (workerData as { tickPhases?: number } | undefined)?.tickPhases },
 );
+const ops: Operations = engine;
 
-port.on('message', async (m: ToWorker) => {
-  if (m.t === 'forkAck') return engine.forkAck(m.forkId, m.n);
-  if (m.t === 'inject') return engine.inject(m.forkId, m.samples);
-  if (m.t === 'link') return engine.addLink(m.linkId, m.port);
-  if (m.t !== 'call') return;
+function run<M extends Method>(method: M, args: Params<M>) {
+  return ops[method](...args);
+}
+
+async function answer(m: CallRequest): Promise<void> {
   try {
-    const fn = (engine as unknown as Record<string, (...a: unknown[]) => unknown>)[m.method];
-    if (typeof fn !== 'function' || m.method.startsWith('_')) throw new Error(`unknown operation ${m.method}`);
-    const result = await fn.apply(engine, m.args);
+    const result = await run(m.method, m.args);
     post({ t: 'reply', id: m.id, ok: true, result: result ?? null });
   } catch (e) {
     const err = e as Error & { code?: string };
     post({ t: 'reply', id: m.id, ok: false, error: { message: err.message, code: err.code } });
+  }
+}
+
+/** The refusal of a message outside the protocol: a call is answered (its caller must not wait forever). */
+function refuse(m: unknown): void {
+  const o: { t?: unknown; id?: unknown; method?: unknown } = typeof m === 'object' && m !== null ? m : {};
+  if (o.t === 'call' && typeof o.id === 'number' && Number.isInteger(o.id)) {
+    post({ t: 'reply', id: o.id, ok: false, error: { message: `unknown operation ${String(o.method)}`, code: 'EPROTO' } });
+  } else process.emitWarning(`media worker: refused a message outside the protocol (t=${String(o.t)})`);
+}
+
+port.on('message', (m: unknown) => {
+  if (!isToWorker(m)) return refuse(m);
+  switch (m.t) {
+    case 'forkAck':
+      return engine.forkAck(m.forkId, m.n);
+    case 'inject':
+      return engine.inject(m.forkId, m.samples);
+    case 'link':
+      return engine.addLink(m.linkId, m.port);
+    case 'call':
+      return void answer(m);
   }
 });
 

@@ -1,32 +1,13 @@
 import { expect } from 'chai';
-import dgram from 'node:dgram';
 import path from 'node:path';
 import { type MediaServer, type Endpoint } from '../../media-engine';
-import { bestCorrelation, readWav, rejection, rms, sleep, useMediaServer } from './support';
+import { bestCorrelation, bindable, readWav, rejection, rms, sleep, useMediaServer } from './support';
 
 /** The loudest window's RMS. */
 function rmsMax(x: Int16Array, win: number): number {
   let best = 0;
   for (let from = 0; from + win <= x.length; from += win / 4) best = Math.max(best, rms(x, from, from + win));
   return best;
-}
-
-/** Both sockets of a freed RTP port can be bound again by somebody else. */
-async function bindable(port: number): Promise<boolean> {
-  const socks = [dgram.createSocket('udp4'), dgram.createSocket('udp4')];
-  try {
-    await Promise.all(
-      socks.map((s, i) => new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
-        s.bind({ port: port + i, address: '127.0.0.1', exclusive: true }, () => resolve());
-      })),
-    );
-    return true;
-  } catch {
-    return false;
-  } finally {
-    for (const s of socks) try { s.close(); } catch { /* not bound */ }
-  }
 }
 
 describe('media-engine robustness: worker crash, RTCP on the wire, conference fork', function () {

@@ -1,3 +1,4 @@
+import dgram from 'node:dgram';
 import type { EgressSettings } from '../../core/net';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -143,4 +144,22 @@ export function useMediaServer(
     await f?.ms.destroy();
     if (f) fs.rmSync(f.dir, { recursive: true, force: true });
   });
+}
+
+/** Both sockets of a freed RTP port can be bound again by somebody else. */
+export async function bindable(port: number): Promise<boolean> {
+  const socks = [dgram.createSocket('udp4'), dgram.createSocket('udp4')];
+  try {
+    await Promise.all(
+      socks.map((s, i) => new Promise<void>((resolve, reject) => {
+        s.once('error', reject);
+        s.bind({ port: port + i, address: '127.0.0.1', exclusive: true }, () => resolve());
+      })),
+    );
+    return true;
+  } catch {
+    return false;
+  } finally {
+    for (const s of socks) try { s.close(); } catch { /* not bound */ }
+  }
 }

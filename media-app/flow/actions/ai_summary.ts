@@ -5,6 +5,7 @@ import { generateSummary, summaryLlm } from '../../../core/ai/summary';
 import { LlmError } from '../../../core/llm/client';
 import { publishResourceEvent } from '../../../core/events/catalogue';
 import { summariesRepo, summaryJson, type SummaryReferenceType } from '../../../core/repos/summaries';
+import { transcribeWavFile } from '../../../media-engine';
 import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
 
 const TYPES: SummaryReferenceType[] = ['call', 'conference', 'transcribe', 'recording'];
@@ -37,7 +38,7 @@ export class AiSummary extends FlowTask<z.infer<typeof later.ai_summary>> {
     if (svc.deps.events) await publishResourceEvent(svc.deps.events, 'summary_created', summaryJson(row) as never).catch(() => undefined);
     ctx.vars.set('svc.ai_summary.id', row.id);
     // then its on_end_flow_id, through the speech subsystem (core/speech/summary-flow.ts)
-    ctx.background('ai_summary', generateSummary({ ...svc.deps, dataDir: svc.dataDir }, row).then((done) => ctx.services.speech?.summaryDone(done)));
+    ctx.background('ai_summary', generateSummary({ ...svc.deps, dataDir: svc.dataDir, transcribeFile: transcribeWavFile }, row).then((done) => ctx.services.speech?.summaryDone(done)));
     return NEXT;
   }
 }

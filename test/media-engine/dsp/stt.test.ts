@@ -72,8 +72,9 @@ describe('media-engine/stt pocketsphinx', function () {
     const t0 = Date.now();
     for (let i = 0; i < 500; i++) s.write(new Int16Array(160)); // 10 s of audio
     expect(Date.now() - t0).to.be.below(2000);
-    expect(s.droppedFrames).to.be.within(400, 460); // ~1 s (50 frames) kept
-    const closed = new Promise((r) => s.once('close', r));
+    // kept: ~1 s (50 frames) in the process, plus what the FIFO's kernel buffer (64 KiB, ~100 frames) holds
+    expect(s.droppedFrames).to.be.within(330, 460);
+    const closed = new Promise<void>((r) => s.once('close', () => r()));
     s.abort();
     await closed;
     fs.rmSync(dir, { recursive: true, force: true });
