@@ -147,7 +147,7 @@ export class CallFactory {
 
   /** Dials an outgoing call this node owns; resolves when it is answered or has failed. */
   async dialOut(call: LiveCall, opts: { near?: LiveCall; anonymous?: boolean } = {}): Promise<boolean> {
-    const targets = await targetsFor(this.deps.db, this.deps.registrar.bindings, call.row.customer_id, call.row.destination, { callId: call.id });
+    const targets = await targetsFor(this.deps, call.row.customer_id, call.row.destination, { callId: call.id });
     this.deps.logger.debug({ call: call.id, targets: targets.map((t) => t.uri) }, 'dialing');
     if (opts.near?.endpoint && !call.endpoint) {
       call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);

@@ -13,10 +13,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+/** `env` goes to both processes (e.g. EGRESS_ALLOW_CIDRS for parties on loopback). */
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   // sipp answers only MD5 challenges: offer MD5 first
-  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', ...env });
+  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, ...env } });
   const f = await createFixture(t.ctx);
   const auth = `Bearer ${f.token}`;
   return {
