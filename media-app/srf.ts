@@ -64,13 +64,6 @@ export interface ConnectOptions {
   onAttemptFailed?: (err: Error) => void;
 }
 
-const hostports = new WeakMap<Srf, string[]>();
-
-/** The SIP listening points ("udp/127.0.0.1:5060") the connected sip-server offers, as it last told us. */
-export function sipHostports(srf: Srf): string[] {
-  return hostports.get(srf) ?? [];
-}
-
 /**
  * Connects, retrying until sip-server is up (it may start after us); drachtio-srf's own reconnect
  * (unbounded, capped back-off) keeps it connected across a sip-server restart afterwards.
@@ -94,8 +87,7 @@ export function connectSrf(opts: ConnectOptions): Promise<Srf> {
     srf.on('error', (err: Error) => {
       if (!settled) opts.onAttemptFailed?.(err);
     });
-    srf.on('connect', (err: Error | null, hostport?: string) => {
-      if (!err && typeof hostport === 'string') hostports.set(srf, hostport.split(',').map((h) => h.trim()).filter(Boolean));
+    srf.on('connect', (err: Error | null) => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);

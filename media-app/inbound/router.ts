@@ -2,8 +2,6 @@
  * Inbound INVITEs (srf.invite): identify the source, then the destination —
  *   sip:direct.<hash>@…        the extension with that direct hash (any source)
  *   a number on the platform   its call_flow_id runs as the call's activeflow
- *   an own +899 number, from one of our nodes (a token, see inbound/internal.ts): that number's flow,
- *                              as a call of its owner
  *   an extension of the caller's customer (extension and trunk sources): dial its contacts, bridge
  *   a tel number (extension and trunk sources): through the customer's routes, fallback per route
  * Unknown destinations get 404; nothing in the answer tells which part was wrong.
@@ -18,9 +16,8 @@ import { headerUri } from '../registrar';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
 import { identifySource } from './source';
-import { targetsFor } from '../outbound/targets';
+import { resolveTargets } from '../outbound/targets';
 import { isTransientDbError } from '../../core/db/retry';
-import { internalCaller } from './internal';
 
 function displayName(v: string | undefined): string {
   const m = /^\s*"((?:[^"\\]|\\.)*)"/.exec(v ?? '') ?? /^\s*([^<"]+?)\s*</.exec(v ?? '');
@@ -45,8 +42,6 @@ export class InboundRouter {
     const fromHeader = req.get('From');
     const from = parseSipUri(headerUri(fromHeader));
     if (!ruri || !from || !ruri.user) return void res.send(ruri && from ? 404 : 400);
-    const internal = await this.internal(req, res, ruri.user);
-    if (internal !== undefined) return;
     const source = await identifySource(deps, req, res, from, ruri);
     if (!source) return;
     const user = ruri.user;
@@ -83,40 +78,14 @@ export class InboundRouter {
     res.send(404);
   }
 
-  /**
-   * An internal call to an own virtual number (outbound/internal.ts): runs the number's flow and
-   * resolves true; a bad token gets 403 (true too); undefined when the INVITE carries no token.
-   */
-  private async internal(req: SrfRequest, res: SrfResponse, user: string): Promise<true | undefined> {
-    const deps = this.factory.deps;
-    const digits = /^\+?\d{3,20}$/.test(user) ? (user.startsWith('+') ? user : `+${user}`) : '';
-    const number = digits ? await numbersRepo(deps.db).getByNumber(digits) : null;
-    const caller = await internalCaller(deps, req, number);
-    if (caller === undefined) return undefined;
-    if (!caller || !number) {
-      res.send(403);
-      return true;
-    }
-    if (number.status !== 'active' || !number.call_flow_id || number.call_flow_id === EMPTY_UUID) {
-      res.send(404);
-      return true;
-    }
-    const call = await this.factory.inbound(req, res, { customerId: caller.customerId, source: caller.source, destination: { type: 'tel', target: number.number } });
-    if (!call) return true;
-    await this.factory.runFlow(call, { flowId: number.call_flow_id }).catch(async (err: Error) => {
-      deps.logger.warn({ err: err.message, call: call.id }, 'virtual number flow did not start');
-      await call.hangup('normal');
-    });
-    return true;
-  }
-
   /** An incoming call connected to one destination; it ends when the bridge ends. */
   private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address): Promise<void> {
-    // nothing to dial (no route, extension not registered): refuse before any call exists
+    // nothing to dial (no route, extension not registered, refused by the dial policy): refuse
+    // before any call exists; no balance is 402 Payment Required
     const deps = this.factory.deps;
-    if (!(await targetsFor(deps, customerId, destination)).length) {
-      return void res.send(destination.type === 'extension' ? 480 : 404);
-    }
+    const planned = await resolveTargets(deps, customerId, destination, {});
+    if ('refusal' in planned && planned.refusal.reason === 'insufficient_balance') return void res.send(402);
+    if (!('targets' in planned) || !planned.targets.length) return void res.send(destination.type === 'extension' ? 480 : 404);
     const call: LiveCall | null = await this.factory.inbound(req, res, { customerId, source, destination });
     if (!call) return;
     const abort = new AbortController();

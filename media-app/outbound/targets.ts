@@ -3,8 +3,8 @@
  * - a PSTN number through the customer's routes (providers in order, each a fallback for the one
  *   before), when the toll-fraud checks pass, the balance pays the first minute and the concurrency
  *   cap admits the call;
- * - an own +899 virtual number to the platform itself (outbound/internal.ts): the number's flow runs;
- *   a +899 number the customer does not own is number_not_found;
+ * - a +899 virtual number never leaves the platform: a number the customer does not own is
+ *   number_not_found;
  * - a SIP URI to the address it was located at and the egress policy checked (core/calls/sip-destination);
  * - an extension to each of its registered contacts (through the address the REGISTER came from: NAT);
  * - an agent to its addresses.
@@ -16,17 +16,15 @@ import type { Config } from '../../core/config';
 import type { Address } from '../../core/repos/calls';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { agentsRepo } from '../../core/repos/agents';
-import { EMPTY_UUID, isUuid } from '../../core/ids';
+import { isUuid } from '../../core/ids';
 import { isVirtualNumber } from '../../core/numbers/e164';
 import { providerRequestUri, resolveRoutes } from '../../core/routing/resolve';
 import type { BindingStore } from '../registrar/bindings';
-import type { Srf } from '../srf';
 import {
   admitPstnCalls, balanceRefusal, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal, ownVirtualNumber,
   type DialRefusal,
 } from '../../core/calls/dial-policy';
 import { locateSipDestination } from '../../core/calls/sip-destination';
-import { internalTarget } from './internal';
 import { sipLocateOptions } from './sip-egress';
 
 export interface DialTarget {
@@ -42,7 +40,6 @@ export interface DialTarget {
 export interface TargetDeps {
   db: Knex;
   registrar: { bindings: BindingStore };
-  srf: Srf;
   config: Readonly<Config>;
 }
 
@@ -60,17 +57,18 @@ export async function targetsFor(deps: TargetDeps, customerId: string, dest: Add
   return r.targets;
 }
 
-type Resolved = { targets: DialTarget[] } | { refusal: DialRefusal };
+export type Resolved = { targets: DialTarget[] } | { refusal: DialRefusal };
 
-async function resolveTargets(deps: TargetDeps, customerId: string, dest: Address, opts: { callId?: string }): Promise<Resolved> {
+/** The targets, or why the dial policy refuses the destination (nothing noted anywhere). */
+export async function resolveTargets(deps: TargetDeps, customerId: string, dest: Address, opts: { callId?: string }): Promise<Resolved> {
   const { db } = deps;
   const target = (dest.target ?? '').trim();
   switch (dest.type) {
     case 'tel': {
       if (isVirtualNumber(target)) {
         if (!(await ownVirtualNumber(db, customerId, target))) return { refusal: { reason: 'number_not_found' } };
-        const t = internalTarget(deps, target, opts.callId ?? EMPTY_UUID);
-        return { targets: t ? [t] : [] };
+        // never through a provider: virtual numbers are routed internally (not dialled as SIP)
+        return { targets: [] };
       }
       const refusal = (await checkTelDestination(db, customerId, target)) ?? (await balanceRefusal(db, customerId, dest));
       if (refusal) return { refusal };
