@@ -37,7 +37,7 @@ describe('ai_talk on a live call', function () {
     q2 = { file: path.join(dir, 'q2.pcap'), ms: 0 };
     q2.ms = speechPcap('Stop please.', q2.file);
     llm = await startLlmServer();
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
   });
   after(async () => {
     killAllSipp();

@@ -30,9 +30,9 @@ describe('campaign runner: real calls through media-app and sipp', function () {
   let a: ReturnType<typeof api>;
 
   before(async () => {
-    p = await startPlatform();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
     // both copies share the media-app's key prefix, so their originates reach it
-    const env = { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' };
+    const env = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' };
     t1 = await buildTestApp({ env });
     t2 = await buildTestApp({ env });
     runners = [new CampaignRunner(t1.ctx, { tickMs: 100 }), new CampaignRunner(t2.ctx, { tickMs: 130 })];

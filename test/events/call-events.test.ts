@@ -68,8 +68,8 @@ describe('a real call\'s events: WebSocket and webhooks, once each, in order', f
 
   before(async function () {
     this.timeout(120_000);
-    p = await startPlatform();
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
     server = http.createServer(t.app);
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));

@@ -37,7 +37,7 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
   let promptFetches = 0;
 
   before(async () => {
-    p = await startPlatform();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ivr-'));
     // the branch target's prompt: one second of a 600 Hz tone, served over loopback HTTP
     const wav = path.join(dir, 'sales.wav');

@@ -69,7 +69,7 @@ describe('reliability: toll fraud', function () {
     let t: TestApp;
     let f: Fixture;
     before(async () => {
-      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0' } });
       f = await createFixture(t.ctx);
     });
     after(async () => t.close());
@@ -106,8 +106,8 @@ describe('reliability: toll fraud', function () {
     let busRedis: Redis;
 
     before(async () => {
-      p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
+      p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
       busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
       bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
       f = await createFixture(t.ctx);

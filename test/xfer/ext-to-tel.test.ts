@@ -3,6 +3,7 @@
 // UAS); the first provider fails (503) and the next one answers (route fallback). Both legs end when
 // the phone hangs up.
 import { expect } from 'chai';
+import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
@@ -55,7 +56,7 @@ describe('extension to tel through routes and providers', function () {
   let p: Platform;
   before(async () => {
     // sipp answers only MD5 challenges: offer MD5 first
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
   });
   after(async () => {
     killAllSipp();
@@ -76,6 +77,8 @@ describe('extension to tel through routes and providers', function () {
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: a.customerId, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
+    const acc = await ensureBillingAccount(db, a.customerId); // a PSTN call is charged: the first minute must be affordable
+    await addBalance(db, acc.id, 1_000_000, `ext-to-tel:${acc.id}`);
     const failing = sipp(answeringUas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(g1), '-m', '1']);
     const gateway = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(g2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
