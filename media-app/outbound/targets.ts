@@ -3,8 +3,8 @@
  * - a PSTN number through the customer's routes (providers in order, each a fallback for the one
  *   before), when the toll-fraud checks pass, the balance pays the first minute and the concurrency
  *   cap admits the call;
- * - a +899 virtual number never leaves the platform: a number the customer does not own is
- *   number_not_found;
+ * - a +899 virtual number never leaves the platform (own numbers: outbound/internal.ts); a number the
+ *   customer does not own is number_not_found;
  * - a SIP URI to the address it was located at and the egress policy checked (core/calls/sip-destination);
  * - an extension to each of its registered contacts (through the address the REGISTER came from: NAT);
  * - an agent to its addresses.
@@ -67,7 +67,8 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
     case 'tel': {
       if (isVirtualNumber(target)) {
         if (!(await ownVirtualNumber(db, customerId, target))) return { refusal: { reason: 'number_not_found' } };
-        // never through a provider: virtual numbers are routed internally (not dialled as SIP)
+        // never through a provider: an own number with a flow is joined internally
+        // (outbound/internal.ts, before any target is asked for); nothing to dial otherwise
         return { targets: [] };
       }
       const refusal = (await checkTelDestination(db, customerId, target)) ?? (await balanceRefusal(db, customerId, dest));
