@@ -10,7 +10,7 @@ import { repos } from '../../core/repos';
 import { testDb } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
-import { phoneCalls, registerOnly } from './support';
+import { phoneCallRefused, phoneCalls, registerOnly } from './support';
 
 
 function messageScenario(user: string, domain: string, to: string, text: string, expect: number): string {
@@ -104,19 +104,7 @@ describe('extension to tel through routes and providers', function () {
   it('no route for the number: the phone gets 404 and no call is written', async () => {
     const db = await testDb();
     const a = await createExtension();
-    const s = phoneCalls(a.ext.username, a.domain, '+15550000000');
-    const cut = s.indexOf('<recv response="100" optional="true"/>\n<recv response="180"');
-    const scenario = `${s.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="404"/>\n<send><![CDATA[
-ACK sip:+15550000000@${a.domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 2 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>\n</scenario>`;
+    const scenario = phoneCallRefused(a.ext.username, a.domain, '+15550000000', 404);
     const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(await db('calls').where({ customer_id: a.customerId })).to.have.length(0);
