@@ -6,6 +6,7 @@
 // internal host and must receive 0 INVITEs; the parties the platform may reach sit on 127.0.0.2,
 // the only range allowed (EGRESS_ALLOW_CIDRS=127.0.0.2/32).
 import { expect } from 'chai';
+import request from 'supertest';
 import type { CallRow } from '../../core/repos/calls';
 import { callsRepo } from '../../core/repos/calls';
 import { freePort, sippMediaPort } from '../support/ports';
@@ -14,6 +15,8 @@ import { party, startStack, type Stack } from '../xfer/support';
 import { InviteCounter } from '../queue/sip-parties';
 import { LoopbackDns } from '../sip-server/stack/dns-server';
 import { SPELLINGS } from './spellings';
+import { flowsRepo } from '../../core/repos/flows';
+import { parseActions } from '../../core/flow';
 import { EgressPolicy } from '../../core/net';
 import { systemResolver } from '../../core/sip/locate';
 import { locateSipDestination } from '../../core/calls/sip-destination';
@@ -99,19 +102,40 @@ describe('security: SIP destinations go through the egress policy', function () 
     expect(internal.count).to.equal(0);
   });
 
-  it('the flow’s connect and call actions: literal spellings and names of internal hosts are refused at dial time, 0 INVITEs', async () => {
+  it('flows: a literal internal host in a connect or call action is 400 naming the field (POST /flows, PUT, inline actions)', async () => {
+    const connect = (target: string) => [{ type: 'answer' }, { type: 'connect', option: { destinations: [sip('ok@example.com'), sip(target)] } }];
+    const call = (target: string) => [{ type: 'call', option: { destinations: [sip(target)], actions: [{ type: 'hangup' }] } }];
+    for (const [actions, field] of [
+      [connect(`bob@127.1:${internal.port}`), 'actions[1].option.destinations[1].target'],
+      [call(`bob@[::ffff:127.0.0.1]:${internal.port}`), 'actions[0].option.destinations[0].target'],
+    ] as const) {
+      const flows = await s.api.post('/flows', { actions });
+      expect(flows.status, JSON.stringify(flows.body)).to.equal(400);
+      expect(flows.body.error.details[0]).to.include({ field });
+      const calls = await s.api.post('/calls', { source: sip('me@example.com'), destinations: [sip(`x@${ALLOWED}:5060`)], actions });
+      expect(calls.status, JSON.stringify(calls.body)).to.equal(400);
+      expect(calls.body.error.details[0]).to.include({ field });
+    }
+    const made = await s.api.post('/flows', { actions: connect('bob@example.com') });
+    expect(made.status).to.equal(200);
+    const put = await request(s.t.app).put(`/v1.0/flows/${made.body.id}`).set('Authorization', `Bearer ${s.f.token}`).send({ actions: connect('bob@localhost') });
+    expect(put.status, JSON.stringify(put.body)).to.equal(400);
+    expect(internal.count).to.equal(0);
+  });
+
+  it('the flow’s connect and call actions (a flow stored before the check, and names): refused at dial time, 0 INVITEs', async () => {
     const x = await allowedParty();
     const targets = [`bob@127.0.0.1:${internal.port}`, `bob@127.1:${internal.port}`, `bob@0x7f000001:${internal.port}`, `bob@localhost:${internal.port}`,
       `bob@[::ffff:127.0.0.1]:${internal.port}`, 'bob@naptr.sipdest.test', 'bob@srv.sipdest.test'];
-    const res = await s.api.post('/calls', {
-      source: sip('me@example.com'),
-      destinations: [sip(`x@${ALLOWED}:${x.port}`)],
-      actions: [
+    const flow = await flowsRepo(s.t.ctx.db).create({
+      customer_id: s.f.customer.id,
+      actions: parseActions([
         ...targets.map((t) => ({ type: 'connect', option: { destinations: [sip(t)] } })),
         { type: 'call', option: { destinations: [sip(`bob@2130706433:${internal.port}`)], actions: [{ type: 'hangup' }] } },
         { type: 'hangup' },
-      ],
-    });
+      ]),
+    } as never);
+    const res = await s.api.post('/calls', { source: sip('me@example.com'), destinations: [sip(`x@${ALLOWED}:${x.port}`)], flow_id: flow.id });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect((await x.run.done).code).to.equal(0);
     const master = res.body.calls[0].id as string;
