@@ -10,8 +10,8 @@ import { flowsRepo } from '../../core/repos/flows';
 import { parseActions } from '../../core/flow';
 import { createFixture } from '../support/api';
 import { freePort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, sleep, until } from './harness';
-import { party, startStack, type Stack } from '../xfer/support';
+import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from './harness';
+import { party, phoneCallRefused, startStack, type Stack } from '../xfer/support';
 
 const LOOPBACK = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };
 const SPEECH = 'This is the virtual number speaking. '.repeat(8);
@@ -108,6 +108,15 @@ describe('virtual numbers are routed internally', function () {
     }, 20_000, 'both legs over');
     for (const r of refused) expect(r.data.dial_refused, r.destination.target).to.equal('number_not_found');
     expect((await rowsOf({ direction: 'incoming' })).filter((r) => r.destination.target === others || r.destination.target === nobody)).to.have.length(0);
+  });
+
+  it('a SIP extension calling another customer’s +899 number gets 404, as for nobody’s; its flow does not run', async () => {
+    const a = await createExtension(s.f.customer.id);
+    for (const n of [others, nobody]) {
+      const r = await sipp(phoneCallRefused(a.ext.username, a.domain, n, 404), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
+      expect(r.code, `${n}: ${r.errors}${r.messages.slice(-2000)}`).to.equal(0);
+    }
+    expect((await rowsOf({ direction: 'incoming' })).filter((r) => r.destination.target === others)).to.have.length(0);
   });
 
   it('REFER from a phone to the own +899 number: the transferee hears the number’s flow', async () => {
