@@ -19,6 +19,8 @@ import type { FlowServices } from '../flow/services';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { dial } from '../outbound/dialer';
 import { targetsFor } from '../outbound/targets';
+import { dialInternal, internalDestination } from '../outbound/internal';
+import type { Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
 import { LiveCall } from './live-call';
 import { LiveCallPort } from './live-call-port';
@@ -116,6 +118,16 @@ export class CallFactory {
     return call;
   }
 
+  /** An incoming call that came from no INVITE: the far side of an internal call (outbound/internal.ts). */
+  async incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: Endpoint): Promise<LiveCall> {
+    const row = await this.createRow({ customer_id: c.customerId, source: c.source, destination: c.destination, direction: 'incoming', status: 'dialing', node_id: this.deps.calls.nodeId });
+    const call = new LiveCall(row, this.deps);
+    call.endpoint = endpoint;
+    await this.own(call);
+    await call.publish('call_created');
+    return call;
+  }
+
   /** The flow port of a call (one per call). */
   portOf(call: LiveCall): LiveCallPort {
     call.port ??= new LiveCallPort(call, this, () => call.row.activeflow_id);
@@ -149,7 +161,10 @@ export class CallFactory {
 
   /** Dials an outgoing call this node owns; resolves when it is answered or has failed. */
   async dialOut(call: LiveCall, opts: { near?: LiveCall; anonymous?: boolean } = {}): Promise<boolean> {
-    const targets = await targetsFor(this.deps.db, this.deps.registrar.bindings, call.row.customer_id, call.row.destination, { callId: call.id });
+    // an own +899 number is routed internally: its flow runs on a leg of this node
+    const internal = await internalDestination(this.deps.db, call.row.customer_id, call.row.destination);
+    if (internal) return dialInternal(this, call, internal);
+    const targets = await targetsFor(this.deps, call.row.customer_id, call.row.destination, { callId: call.id });
     this.deps.logger.debug({ call: call.id, targets: targets.map((t) => t.uri) }, 'dialing');
     if (opts.near?.endpoint && !call.endpoint) {
       call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);

@@ -29,7 +29,7 @@ describe('queue: /agents, /queues, /queuecalls', function () {
   };
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0' } });
   });
   after(async () => t.close());
   beforeEach(async () => {

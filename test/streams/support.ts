@@ -27,9 +27,9 @@ export interface Stack {
 
 export async function startStack(): Promise<Stack> {
   const prefix = `tst${process.pid}_${randomBytes(4).toString('hex')}:`;
-  // the customers' WebSocket servers (external media) listen on loopback: opted in
+  // the customers' WebSocket servers (external media) and SIP parties listen on loopback: opted in
   const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  const api = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix } });
+  const api = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix } });
   const server = http.createServer(api.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const att = await attachment.start(server, api.ctx);
