@@ -11,7 +11,7 @@ import { EMPTY_UUID } from '../../core/ids';
 import { extensionsRepo } from '../../core/repos/extensions';
 import type { Address } from '../../core/repos/calls';
 import type { CallFactory } from '../call/factory';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import { headerUri } from '../registrar';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
@@ -85,7 +85,7 @@ export class InboundRouter {
     if (!(await targetsFor(deps.db, deps.registrar.bindings, customerId, destination)).length) {
       return void res.send(destination.type === 'extension' ? 480 : 404);
     }
-    const call: LiveCall | null = await this.factory.inbound(req, res, { customerId, source, destination });
+    const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination });
     if (!call) return;
     const abort = new AbortController();
     call.once('hangup', () => abort.abort());

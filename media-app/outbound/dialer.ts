@@ -4,7 +4,7 @@
  * (busy, declined, cancelled), or the dial timeout fires. 180/183 move the call to ringing.
  */
 import { causeFromSipStatus, type HangupCause } from '../../core/calls/model';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession as LiveCall } from '../call/session';
 import type { CallDeps } from '../call/deps';
 import type { DialTarget } from './targets';
 

@@ -5,7 +5,7 @@
  */
 import type { AudioFork, Conference, Endpoint } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession as LiveCall } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
 
 export interface AudioTap {
