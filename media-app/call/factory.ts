@@ -104,6 +104,10 @@ export class CallFactory implements CallLegs {
       status: 'dialing',
       sip_call_id: req.get('Call-ID') ?? '',
       node_id: this.deps.calls.nodeId,
+    }).catch(async (err: unknown) => {
+      // no call exists without its row: the endpoint goes back before the INVITE is refused (router)
+      await endpoint.destroy().catch(() => undefined);
+      throw err;
     });
     const call = new CallSession(row, this.deps);
     call.endpoint = endpoint;

@@ -1,0 +1,39 @@
+/** The typed surface of a CallSession (session.ts): its events and why it closes. */
+import type { CallStatus, HangupCause } from '../../core/calls/model';
+import type { CallSession } from './session';
+
+export interface HangupEvent {
+  /** Why the session closed (a CloseReason's `why`, e.g. 'remote_bye', 'media_gone'). */
+  reason: string;
+  by: 'local' | 'remote';
+}
+
+export interface CallSessionEvents {
+  /** The status moved (after the write and its publish). */
+  status: [status: CallStatus];
+  dtmf: [digit: string];
+  /** Closed: the hangup is written (once). */
+  hangup: [ev: HangupEvent];
+  /** A transfer put another call in this one's place in its bridge. */
+  replaced: [other: CallSession];
+  error: [err: Error];
+}
+
+/** Why a session closes. */
+export interface CloseReason {
+  /** The signalling cause the hangup row derives hangup_reason from. */
+  cause: HangupCause;
+  /** Who ended it: local closes tear the SIP side down; remote ones find it gone. */
+  by: 'local' | 'remote';
+  /** Free text for logs and the 'hangup' event. */
+  why: string;
+  /** Local only: pass through terminating/canceling first (an ordinary hangup), so hangup_by says local. */
+  announce?: boolean;
+  /** Final response for an inbound INVITE not answered yet (default 480). */
+  sipStatus?: number;
+}
+
+/** A pending INVITE we sent: CANCEL goes through it. */
+export interface PendingUac {
+  cancel(): void;
+}
