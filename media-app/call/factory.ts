@@ -265,19 +265,25 @@ export class CallFactory implements CallLegs {
   async connect(master: CallSession, req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
     if (signal.aborted) throw abortError(signal);
     const legs: CallSession[] = [];
-    for (const d of req.destinations) {
-      const row = await this.newLeg(master.row.customer_id, req.source ? toAddress(req.source) : master.row.source, toAddress(d), master, {
-        anonymous: req.anonymous === 'yes',
-      });
-      const leg = new CallSession(row, this.deps);
-      await this.own(leg);
-      await leg.publish('call_created');
-      // a leg a transfer took over (master replaced) outlives its master
-      master.adopt(leg);
-      leg.on('status', (s) => {
-        if (s === 'ringing' && !master.answered) void master.setStatus('ringing');
-      });
-      legs.push(leg);
+    try {
+      for (const d of req.destinations) {
+        const row = await this.newLeg(master.row.customer_id, req.source ? toAddress(req.source) : master.row.source, toAddress(d), master, {
+          anonymous: req.anonymous === 'yes',
+        });
+        const leg = new CallSession(row, this.deps);
+        legs.push(leg);
+        await this.own(leg);
+        await leg.publish('call_created');
+        // a leg a transfer took over (master replaced) outlives its master
+        master.adopt(leg);
+        leg.on('status', (s) => {
+          if (s === 'ringing' && !master.answered) void master.setStatus('ringing');
+        });
+      }
+    } catch (err) {
+      // a leg that could not be made: none of them is dialled, none stays dialing
+      await Promise.all(legs.map((l) => l.close({ cause: 'failure', by: 'local', why: 'connect legs not made', announce: true })));
+      throw err;
     }
     return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal);
   }

@@ -106,7 +106,7 @@ describe('call close cascade under faults', function () {
     await until(() => p.app.calls.get(row.id) === undefined, 2000, 'live map cleaned');
   });
   // last: the platform's only media worker is gone afterwards
-  it('a media worker dying under 20 live calls ends each within 2 s: BYE to sipp, hangup row with a reason, ports back to zero', async () => {
+  it('a media worker dying under 20 live calls ends each within 2 s: BYE to sipp, hangup row with a reason, recording finished, ports back to zero', async () => {
     const db = await testDb();
     const cid = await customer();
     await trunksRepo(db).create(cid, `tr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -132,6 +132,9 @@ describe('call close cascade under faults', function () {
       expect(p.app.media.ports.allocated).to.equal(N);
       const live = p.app.calls.all().map((c) => p.app.factory.get(c.id)!);
       expect(live).to.have.length(N);
+      // one of them is recording: the recording is finished (row ended) when its call goes
+      const { recording_id } = await live[0]!.recordings.start({ format: 'wav', end_of_silence: 0, end_of_key: '', duration: 0, beep_start: false });
+      await until(async () => (await db('recordings').where({ id: recording_id }).first())?.status === 'recording', 5000, 'recording');
       const worker = live[0]!.endpoint!.host;
       const killedAt = Date.now();
       await worker.kill();
@@ -152,6 +155,8 @@ describe('call close cascade under faults', function () {
       expect((result.messages.match(/^BYE sip:/gm) ?? []).length, 'a BYE per call').to.equal(N);
       expect(p.app.media.ports.allocated).to.equal(0);
       await until(() => p.app.calls.size === 0, 2000, 'live map empty');
+      await until(async () => (await db('recordings').where({ id: recording_id }).first())?.status === 'ended', 3000, 'recording ended');
+      expect((await eventsFor(p.redis, recording_id)).map((e) => e.event_type)).to.deep.equal(['recording_started', 'recording_finished']);
     } finally {
       sink.close();
     }
