@@ -1,5 +1,6 @@
 /** The typed surface of a CallSession (session.ts): its events and why it closes. */
 import type { CallStatus, HangupCause } from '../../core/calls/model';
+import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
 import type { CallSession } from './session';
 
 export interface HangupEvent {
@@ -37,3 +38,17 @@ export interface CloseReason {
 export interface PendingUac {
   cancel(): void;
 }
+
+/**
+ * The SIP side of a call, one of: nothing sent or received yet (an outgoing call before its INVITE),
+ * an inbound INVITE we may still answer or refuse, our INVITE in flight (CANCEL goes through it), or
+ * the dialog of the answered call.
+ */
+export type SipLeg =
+  | { kind: 'none' }
+  | { kind: 'offered'; req: SrfRequest; res: SrfResponse }
+  | { kind: 'inviting'; invite: PendingUac }
+  | { kind: 'up'; dialog: SrfDialog };
+
+/** The life of the session: live, closing (the cascade runs), closed (the hangup is written). */
+export type Life = { phase: 'live' } | { phase: 'closing' | 'closed'; reason: CloseReason };

@@ -24,7 +24,7 @@ import type { CallDeps } from './deps';
 import { inDialogHandlers } from './in-dialog';
 import { Recordings } from './recordings';
 import { CallState, type CallMove } from './state';
-import type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
+import type { CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
 
@@ -32,11 +32,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly state: CallState;
   readonly recordings: Recordings;
   private ep: Endpoint | null = null;
-  dialog: SrfDialog | null = null;
-  private pendingUas: { req: SrfRequest; res: SrfResponse } | null = null;
-  private pendingUac: PendingUac | null = null;
-  private closing: CloseReason | null = null;
-  private closed = false;
+  private sip: SipLeg = { kind: 'none' };
+  private life: Life = { phase: 'live' };
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly children = new Set<CallSession>();
   readonly done: Promise<HangupEvent>;
@@ -70,11 +67,16 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /** Closing or closed: no new media operation starts. */
   get isEnded(): boolean {
-    return this.closed || this.closing !== null;
+    return this.life.phase !== 'live';
+  }
+
+  /** The dialog of the answered call (null before the answer). */
+  get dialog(): SrfDialog | null {
+    return this.sip.kind === 'up' ? this.sip.dialog : null;
   }
 
   get answered(): boolean {
-    return this.dialog !== null;
+    return this.sip.kind === 'up';
   }
 
   get endpoint(): Endpoint | null {
@@ -113,7 +115,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
    * Never rejects: a status the row cannot take (the write failed for good) ends the call.
    */
   async setStatus(to: Exclude<CallMove, 'hangup'>): Promise<boolean> {
-    if (this.closed) return false;
+    if (this.life.phase === 'closed') return false;
     try {
       return await this.state.move(to);
     } catch (err) {
@@ -136,33 +138,42 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /** A chained leg: it closes with this session (unless a transfer moved this one's place) and leaves the tree when it closes. */
   adopt(child: CallSession): void {
-    if (this.closed) return void child.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true });
+    if (this.isEnded) return void child.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true });
     this.children.add(child);
     void child.done.then(() => this.children.delete(child));
   }
 
   setPendingUas(req: SrfRequest, res: SrfResponse): void {
-    this.pendingUas = { req, res };
+    this.sip = { kind: 'offered', req, res };
     req.on('cancel', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_cancel' }));
   }
 
   setPendingUac(handle: PendingUac | null): void {
-    this.pendingUac = handle;
+    if (handle && this.isEnded) {
+      // our INVITE left after the call was closed: it is cancelled at once
+      try {
+        handle.cancel();
+      } catch {
+        /* already final */
+      }
+      return;
+    }
+    if (this.sip.kind === 'none' || this.sip.kind === 'inviting') this.sip = handle ? { kind: 'inviting', invite: handle } : { kind: 'none' };
   }
+
 
   /** Answers a pending inbound INVITE with our endpoint's SDP; outgoing: waits until the far end answers. Idempotent. */
   answer(): Promise<void> {
-    if (this.dialog) return this.answering ?? Promise.resolve();
+    if (this.sip.kind === 'up') return this.answering ?? Promise.resolve();
     if (this.isEnded) return Promise.reject(new Error('call ended'));
-    if (!this.pendingUas) {
+    if (this.sip.kind !== 'offered') {
       // outgoing (early execution): media waits until the far end answers, or fails when it never does
       return new Promise<void>((resolve, reject) => this.upWaiters.push({ resolve, reject }));
     }
-    const { req, res } = this.pendingUas;
+    const { req, res } = this.sip;
     this.answering ??= (async () => {
       if (!this.endpoint) throw new Error('no media endpoint');
       const dialog = await this.deps.srf.createUAS(req, res, { localSdp: this.endpoint.local.sdp });
-      this.pendingUas = null;
       this.attachDialog(dialog);
       await this.setStatus('progressing');
     })();
@@ -171,8 +182,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /** The call is up on this dialog: watch for the far end's BYE, arm the maximum duration. */
   attachDialog(dialog: SrfDialog): void {
-    this.dialog = dialog;
-    this.pendingUac = null;
+    this.sip = { kind: 'up', dialog };
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
     dialog.on('modify', (req: SrfRequest, res: SrfResponse) => {
@@ -211,7 +221,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /** Refuses a pending inbound INVITE with this status (the call ends as a remote-side failure). */
   async rejectWith(status: number): Promise<void> {
-    if (!this.pendingUas) return this.hangup();
+    if (this.sip.kind !== 'offered') return this.hangup();
     const cause: HangupCause = status === 486 ? 'user_busy' : status === 480 ? 'no_answer' : 'failure';
     await this.close({ cause, by: 'remote', why: `rejected_${status}`, sipStatus: status });
   }
@@ -237,13 +247,13 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
    * a second close waits for the first.
    */
   async close(reason: CloseReason): Promise<HangupEvent> {
-    if (this.closing) return this.done;
-    this.closing = reason;
+    if (this.life.phase !== 'live') return this.done;
+    this.life = { phase: 'closing', reason };
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const w of this.upWaiters.splice(0)) w.reject(new Error('call ended before answer'));
     // The SIP side never waits for the status write (it may be retrying through a database outage).
-    const announced = reason.announce ? this.state.move(this.dialog || this.pendingUas ? 'terminating' : 'canceling').catch(() => false) : Promise.resolve(false);
+    const announced = reason.announce ? this.state.move(this.sip.kind === 'up' || this.sip.kind === 'offered' ? 'terminating' : 'canceling').catch(() => false) : Promise.resolve(false);
     await this.releaseSip(reason);
     const children = [...this.children].filter(() => !this.replacedBy);
     // the recording is finished (file closed, row ended) before its endpoint goes
@@ -254,7 +264,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (this.ep) await this.ep.destroy().catch(() => undefined);
     this.endpoint = null;
     await announced;
-    this.closed = true;
+    this.life = { phase: 'closed', reason };
     try {
       await this.state.move('hangup', reason.cause);
     } catch (err) {
@@ -275,21 +285,24 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /** The SIP side of a close: BYE an up dialog, answer a pending INVITE, CANCEL ours. */
   private async releaseSip(reason: CloseReason): Promise<void> {
-    const dialog = this.dialog;
-    if (dialog) {
-      if (reason.by === 'local' || dialog.connected) await dialog.destroy().catch(() => undefined);
-      return;
-    }
-    if (this.pendingUas) {
-      const { res } = this.pendingUas;
-      this.pendingUas = null;
-      if (!res.finalResponseSent) res.send(reason.sipStatus ?? 480);
-      return;
-    }
-    try {
-      this.pendingUac?.cancel();
-    } catch {
-      /* already final */
+    const sip = this.sip;
+    switch (sip.kind) {
+      case 'up':
+        if (reason.by === 'local' || sip.dialog.connected) await sip.dialog.destroy().catch(() => undefined);
+        return;
+      case 'offered':
+        this.sip = { kind: 'none' };
+        if (!sip.res.finalResponseSent) sip.res.send(reason.sipStatus ?? 480);
+        return;
+      case 'inviting':
+        try {
+          sip.invite.cancel();
+        } catch {
+          /* already final */
+        }
+        return;
+      case 'none':
+        return;
     }
   }
 }
