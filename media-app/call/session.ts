@@ -3,7 +3,7 @@
  *
  *   CallSession
  *   ├── state        CallState: the Call row's status, one transition function (state.ts)
- *   ├── sip          the pending INVITE (inbound: to answer; outbound: to CANCEL) or the dialog
+ *   ├── sip          SipLeg: an inbound INVITE to answer, our INVITE to CANCEL, or the dialog
  *   ├── endpoint     the media-engine endpoint (its port on a worker)
  *   ├── recordings   the active recording (recordings.ts)
  *   ├── children     chained legs (connect, the call action with chained, queue and transfer legs)
@@ -90,7 +90,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.ep = ep;
     if (!ep) return;
     if (ep.destroyed) {
-      this.onEndpointGone();
+      this.onEndpointGone({ reason: 'destroyed' });
       return;
     }
     ep.on('dtmf', this.onDtmf);
@@ -99,11 +99,11 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   private readonly onDtmf = (e: DtmfEvent) => this.emit('dtmf', e.dtmf);
 
-  /** The endpoint died under us (its worker exited): the call cannot carry media any more. */
-  private readonly onEndpointGone = () => {
+  /** The endpoint died under us (e.g. its worker exited, reason 'worker-died'): the call cannot carry media any more. */
+  private readonly onEndpointGone = (end?: { reason?: string; message?: string }) => {
     if (this.isEnded) return;
-    this.deps.logger.warn({ call: this.id }, 'media endpoint gone: ending the call');
-    this.closeInBackground({ cause: 'failure', by: 'local', why: 'media_gone', announce: true });
+    this.deps.logger.warn({ call: this.id, reason: end?.reason, err: end?.message }, 'media endpoint gone: ending the call');
+    this.closeInBackground({ cause: 'failure', by: 'local', why: `media_gone${end?.reason ? `: ${end.reason}` : ''}`, announce: true });
   };
 
   publish(type: CallEventType): Promise<void> {
