@@ -12,7 +12,7 @@ import { EMPTY_UUID } from '../../core/ids';
 import { extensionsRepo } from '../../core/repos/extensions';
 import type { Address } from '../../core/repos/calls';
 import type { CallFactory } from '../call/factory';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import { headerUri } from '../registrar';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
@@ -90,7 +90,7 @@ export class InboundRouter {
     const planned = await resolveTargets(deps, customerId, destination, {});
     if ('refusal' in planned && planned.refusal.reason === 'insufficient_balance') return void res.send(402);
     if (!('targets' in planned) || !planned.targets.length) return void res.send(destination.type === 'extension' ? 480 : 404);
-    const call: LiveCall | null = await this.factory.inbound(req, res, { customerId, source, destination });
+    const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination });
     if (!call) return;
     const abort = new AbortController();
     call.once('hangup', () => abort.abort());

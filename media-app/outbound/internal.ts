@@ -17,17 +17,17 @@ import { EMPTY_UUID } from '../../core/ids';
 import { ownVirtualNumber } from '../../core/calls/dial-policy';
 import type { Endpoint } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
-import type { LiveCall } from '../call/live-call';
-import type { SrfDialog } from '../srf';
+import type { CallSession } from '../call/session';
+import type { CallDialog } from '../call/session-types';
 
 /** One side of an internal call: the far end is another call on this node. */
-class InternalDialog extends EventEmitter implements SrfDialog {
+class InternalDialog extends EventEmitter implements CallDialog {
   peer: InternalDialog | null = null;
   connected = true;
   constructor(
     readonly sip: { callId: string; localTag: string; remoteTag: string },
-    readonly local: { sdp: string },
-    readonly remote: { sdp: string },
+    readonly local: { uri: string; sdp: string },
+    readonly remote: { uri: string; sdp: string },
   ) {
     super();
   }
@@ -56,8 +56,9 @@ class InternalDialog extends EventEmitter implements SrfDialog {
 function dialogPair(a: string, b: string): [InternalDialog, InternalDialog] {
   const callId = `internal-${randomUUID()}`;
   const [ta, tb] = [randomUUID().slice(0, 8), randomUUID().slice(0, 8)];
-  const da = new InternalDialog({ callId, localTag: ta, remoteTag: tb }, { sdp: a }, { sdp: b });
-  const db = new InternalDialog({ callId, localTag: tb, remoteTag: ta }, { sdp: b }, { sdp: a });
+  const uri = `sip:${callId}@internal`;
+  const da = new InternalDialog({ callId, localTag: ta, remoteTag: tb }, { uri, sdp: a }, { uri, sdp: b });
+  const db = new InternalDialog({ callId, localTag: tb, remoteTag: ta }, { uri, sdp: b }, { uri, sdp: a });
   da.peer = db;
   db.peer = da;
   return [da, db];
@@ -74,12 +75,12 @@ export async function internalDestination(db: Db, customerId: string, dest: Addr
 export interface InternalCallHost {
   readonly deps: CallDeps;
   /** A new incoming call of this node that did not come from an INVITE (dialing, owned, announced). */
-  incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: Endpoint): Promise<LiveCall>;
-  runFlow(call: LiveCall, spec: { flowId: string }): Promise<string>;
+  incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: Endpoint): Promise<CallSession>;
+  runFlow(call: CallSession, spec: { flowId: string }): Promise<string>;
 }
 
 /** Joins the outgoing leg `call` to a new incoming leg running the number's flow; false when it could not be made. */
-export async function dialInternal(host: InternalCallHost, call: LiveCall, to: { number: string; flowId: string }): Promise<boolean> {
+export async function dialInternal(host: InternalCallHost, call: CallSession, to: { number: string; flowId: string }): Promise<boolean> {
   const { deps } = host;
   let calleeEndpoint: Endpoint;
   try {
@@ -97,9 +98,6 @@ export async function dialInternal(host: InternalCallHost, call: LiveCall, to: {
   callee.attachDialog(inc);
   call.attachDialog(out);
   await Promise.all([callee.setStatus('progressing'), call.setStatus('progressing')]);
-  void host.runFlow(callee, { flowId: to.flowId }).catch(async (err: Error) => {
-    deps.logger.warn({ err: err.message, call: callee.id }, 'virtual number flow did not start');
-    await callee.hangup('normal');
-  });
+  callee.own(host.runFlow(callee, { flowId: to.flowId }), 'the virtual number flow start');
   return true;
 }
