@@ -61,6 +61,7 @@ export class Reference {
     addFormats(this.ajv);
     this.ajv.addFormat('date-time', { type: 'string', validate: specDateTime });
     const schemas = structuredClone(this.doc);
+    nullableRefs(schemas);
     applySpecExceptions(schemas);
     this.ajv.addSchema(schemas, 'reference');
   }
@@ -99,6 +100,24 @@ export class Reference {
     this.compiled.set(id, v);
     return v;
   }
+}
+
+/**
+ * `{ $ref, nullable: true }` (the reference writes it once, CallManagerGroupcall.source): OpenAPI 3.0
+ * ignores a $ref's siblings and ajv refuses `nullable` without `type`; read as the author meant it,
+ * the referenced schema or null.
+ */
+function nullableRefs(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(nullableRefs);
+  if (!node || typeof node !== 'object') return;
+  const obj = node as Json;
+  if (typeof obj.$ref === 'string' && obj.nullable === true) {
+    const ref = obj.$ref;
+    delete obj.$ref;
+    delete obj.nullable;
+    obj.anyOf = [{ $ref: ref }, { type: 'null' }];
+  }
+  for (const v of Object.values(obj)) nullableRefs(v);
 }
 
 export function describeErrors(errors: ErrorObject[] | null | undefined): string {

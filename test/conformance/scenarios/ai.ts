@@ -1,16 +1,13 @@
 /** Storage files, RAG knowledge bases, AIs, teams, AI calls and messages, prompt proposals. */
 import { crud, type Known, type Step, type State } from '../steps';
-import { EMPTY } from './common';
+import { EMPTY, PAGINATED, DOWNLOAD_200 } from './common';
 
 const KEY = 'sk-test-0123456789abcdef';
 const FILE_SOURCE_URL: Known = {
   reason: 'a storage-file source has source_url "" (it has no URL); the reference types source_url as format uri, which refuses the empty string',
   shows: /^body does not match the reference schema: \/sources\/\d+\/source_url must match format "uri" \S+$/,
 };
-const PAGINATED: Known = {
-  reason: 'spec governs: "List endpoints are paginated [...] The response is an object with `result` (array) and `next_page_token` (string)"; the reference documents a bare array',
-  shows: /^body does not match the reference schema: \/ must be array \S+$/,
-};
+
 const aiBody = (s: State, name: string) => ({
   name, detail: 'd', engine_model: 'openai.gpt-5', engine_url: s.llm, parameter: {}, engine_key: KEY, init_prompt: 'You are helpful.',
   tts_type: '', tts_voice_id: '', stt_type: '',
@@ -21,7 +18,7 @@ export const ai: Record<string, Step[]> = {
   storage_files: crud({
     collection: '/storage_files', name: 'file', keep: true,
     create: () => undefined,
-    extra: [],
+    extra: [{ op: 'get /storage_files/{id}/file', differs: DOWNLOAD_200, url: (s) => `/storage_files/${s.file}/file` }],
   }).map((st) => (st.op === 'post /storage_files' ? { ...st, body: undefined, multipart: () => kbFile('kb.txt') } : st)),
   rags: crud({
     collection: '/rags', name: 'rag',

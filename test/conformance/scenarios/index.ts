@@ -7,5 +7,8 @@
 import type { Step } from '../steps';
 import { basic } from './basic';
 import { ai } from './ai';
+import { lists } from './lists';
+import { contacts } from './contacts';
+import { comms } from './comms';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists };
