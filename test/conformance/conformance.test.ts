@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, createAgent, type TestApp } from '../support/api';
 import { truncateAll } from '../support/db';
 import { until } from '../media-app/harness';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
@@ -46,6 +46,7 @@ describe('conformance: the API against the reference document', function () {
   let t: TestApp;
   let token: string;
   let superToken: string;
+  let peerToken: string;
   let llm: LlmServer;
   const s: State = {};
 
@@ -58,6 +59,9 @@ describe('conformance: the API against the reference document', function () {
     const f = await createFixture(t.ctx);
     token = f.token;
     superToken = (await createFixture(t.ctx, { permission: Permission.ProjectSuperAdmin })).token;
+    const peer = await createAgent(t.ctx, f.customer.id, Permission.CustomerAgent);
+    peerToken = peer.token;
+    s.peerAgent = peer.agent.id;
     s.customer = f.customer.id;
     s.email = f.customer.email;
     s.run = randomBytes(3).toString('hex');
@@ -86,7 +90,7 @@ describe('conformance: the API against the reference document', function () {
           const url = step.url ? step.url(s) : op.path;
           expect(url, 'the concrete path fits the operation').to.match(templateRegex(op.path));
           expect(url, 'every prerequisite exists').not.to.match(/undefined/);
-          const bearer = `Bearer ${step.as === 'superadmin' ? superToken : token}`;
+          const bearer = `Bearer ${step.as === 'superadmin' ? superToken : step.as === 'peer' ? peerToken : token}`;
           if (step.until) {
             const { url: waitUrl, done } = step.until;
             await until(async () => done((await request(t.app).get(`/v1.0${waitUrl(s)}`).set('Authorization', bearer)).body as Record<string, unknown>) || null, 10_000, `${step.op}: prerequisite ready`);

@@ -26,8 +26,8 @@ export interface Step {
   differs?: Known;
   /** The operation is sent again (a second prerequisite): checked, but covered by its first step. */
   again?: true;
-  /** Sent as the platform's ProjectSuperAdmin (providers, routes) instead of the customer's admin. */
-  as?: 'superadmin';
+  /** Sent as the platform's ProjectSuperAdmin (providers, routes) or a second agent of the customer, instead of its admin. */
+  as?: 'superadmin' | 'peer';
 }
 
 export interface Known {

@@ -52,6 +52,7 @@ export const ai: Record<string, Step[]> = {
     { op: 'post /aimessages', body: (s) => ({ aicall_id: s.aicall, role: 'user', content: 'When do you open?' }), save: (s, b) => { s.aimessage = String(b.id); } },
     { op: 'get /aimessages', query: (s) => ({ aicall_id: s.aicall }) },
     { op: 'get /aimessages/{id}', url: (s) => `/aimessages/${s.aimessage}` },
+    { op: 'get /service_agents/aicalls' },
     { op: 'delete /aimessages/{id}', url: (s) => `/aimessages/${s.aimessage}` },
     { op: 'post /aicalls/{id}/terminate', url: (s) => `/aicalls/${s.aicall}/terminate` },
     { op: 'delete /aicalls/{id}', url: (s) => `/aicalls/${s.aicall}` },

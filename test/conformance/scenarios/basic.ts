@@ -42,7 +42,12 @@ export const basic: Record<string, Step[]> = {
     collection: '/extensions', name: 'extension',
     create: () => ({ extension: '2001', password: 'secret-pass-1', name: 'e', detail: 'd' }),
     update: () => ({ name: 'e2', detail: 'd2', password: 'secret-pass-2' }),
-    extra: [{ op: 'post /extensions/{id}/direct-hash-regenerate', url: (s) => `/extensions/${s.extension}/direct-hash-regenerate` }],
+    extra: [
+      { op: 'post /extensions/{id}/direct-hash-regenerate', url: (s) => `/extensions/${s.extension}/direct-hash-regenerate` },
+      // A service agent sees the extensions among its own addresses.
+      { op: 'put /service_agents/me/addresses', again: true, body: () => ({ addresses: [{ type: 'extension', target: '2001', target_name: '', name: '', detail: '' }] }) },
+      { op: 'get /service_agents/extensions/{id}', url: (s) => `/service_agents/extensions/${s.extension}` },
+    ],
   }),
   agents: crud({
     collection: '/agents', name: 'agent',
@@ -90,6 +95,7 @@ export const basic: Record<string, Step[]> = {
     create: (s) => ({ name: 'c', detail: 'd', type: 'call', service_level: 100, end_handle: 'stop', actions: ANSWER, outplan_id: s.outplan, outdial_id: s.outdial, queue_id: s.queue, next_campaign_id: EMPTY }),
     update: () => ({ name: 'c2', detail: 'd2' }),
     extra: [
+      { op: 'put /campaigns/{id}/status', url: (s) => `/campaigns/${s.campaign}/status`, body: () => ({ status: 'stop' }) },
       { op: 'put /campaigns/{id}/actions', url: (s) => `/campaigns/${s.campaign}/actions`, body: () => ({ actions: ANSWER }) },
       { op: 'put /campaigns/{id}/service_level', url: (s) => `/campaigns/${s.campaign}/service_level`, body: () => ({ service_level: 90 }) },
       { op: 'put /campaigns/{id}/next_campaign_id', url: (s) => `/campaigns/${s.campaign}/next_campaign_id`, body: () => ({ next_campaign_id: EMPTY }) },

@@ -10,5 +10,6 @@ import { ai } from './ai';
 import { lists } from './lists';
 import { contacts } from './contacts';
 import { comms } from './comms';
+import { workspace } from './workspace';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace };
