@@ -25,6 +25,12 @@ export const workspace: Record<string, Step[]> = {
     { op: 'get /billings', again: true, save: (s, b) => { s.billing = String((b.result as Record<string, unknown>[])[0]?.id); } },
     { op: 'get /billings/{billing-id}', url: (s) => `/billings/${s.billing}` },
   ],
+  // Sent with the credit added above; without SMTP_URL the platform writes mail to its outbox folder.
+  emails: [
+    { op: 'post /emails', body: () => ({ destinations: [{ type: 'email', target: 'alice@example.test', target_name: '', name: '', detail: '' }], subject: 'Hello', content: 'Hi.', attachments: [] }), save: (s, b) => { s.sentEmail = String(b.id); } },
+    { op: 'get /emails/{id}', url: (s) => `/emails/${s.sentEmail}` },
+    { op: 'delete /emails/{id}', url: (s) => `/emails/${s.sentEmail}` },
+  ],
   timelines: [
     { op: 'get /timelines/{resource_type}/{resource_id}/events', url: (s) => `/timelines/activeflows/${s.activeflow}/events` },
     { op: 'get /aggregated-events', query: (s) => ({ activeflow_id: s.activeflow }) },
