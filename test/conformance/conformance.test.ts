@@ -48,6 +48,7 @@ describe('conformance: the API against the reference document', function () {
   let superToken: string;
   let peerToken: string;
   let llm: LlmServer;
+  let savedLlmBase: string | undefined;
   const s: State = {};
 
   before(async () => {
@@ -55,6 +56,9 @@ describe('conformance: the API against the reference document', function () {
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', SIP_DOMAIN: 'sip.example.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     llm = await startLlmServer({ respond: (req) => (req.messages[0]?.content?.includes('improve system prompts') ? { text: '{"prompt":"Be concise.","rationale":"shorter"}' } : { text: 'ok' }) });
     s.llm = llm.url;
+    // Summaries use the server-wide LLM endpoint, read from the environment at request time.
+    savedLlmBase = process.env.AI_LLM_BASE_URL;
+    process.env.AI_LLM_BASE_URL = llm.url;
     await truncateAll();
     const f = await createFixture(t.ctx);
     token = f.token;
@@ -67,6 +71,8 @@ describe('conformance: the API against the reference document', function () {
     s.run = randomBytes(3).toString('hex');
   });
   after(async () => {
+    if (savedLlmBase === undefined) delete process.env.AI_LLM_BASE_URL;
+    else process.env.AI_LLM_BASE_URL = savedLlmBase;
     await llm?.close();
     await t?.close();
   });

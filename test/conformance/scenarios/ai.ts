@@ -57,6 +57,13 @@ export const ai: Record<string, Step[]> = {
     { op: 'post /aicalls/{id}/terminate', url: (s) => `/aicalls/${s.aicall}/terminate` },
     { op: 'delete /aicalls/{id}', url: (s) => `/aicalls/${s.aicall}` },
   ],
+  // A summary of a conference (made through the API; it has no transcript yet, so the summary may end failed later).
+  aisummaries: [
+    { op: 'post /conferences', again: true, body: () => ({ type: 'conference', name: 'sum', detail: '', timeout: 0, data: {}, pre_flow_id: EMPTY, post_flow_id: EMPTY }), save: (s, b) => { s.sumConference = String(b.id); } },
+    { op: 'post /aisummaries', body: (s) => ({ on_end_flow_id: EMPTY, reference_type: 'conference', reference_id: s.sumConference, language: 'en-US' }), save: (s, b) => { s.summary = String(b.id); } },
+    { op: 'get /aisummaries/{id}', url: (s) => `/aisummaries/${s.summary}` },
+    { op: 'delete /aisummaries/{id}', url: (s) => `/aisummaries/${s.summary}` },
+  ],
   aipromptproposals: [
     { op: 'post /aipromptproposals', body: (s) => ({ ai_id: s.ai, audit_ids: [], language: 'en-US' }), save: (s, b) => { s.proposal = String(b.id); } },
     { op: 'get /aipromptproposals', query: (s) => ({ ai_id: s.ai }) },
