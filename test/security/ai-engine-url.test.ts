@@ -42,7 +42,7 @@ describe('security: AI engine_url cannot reach internal addresses (finding 2)', 
   /** Asks for a prompt proposal (one LLM call through the engine) and returns the finished proposal. */
   async function callEngine(aiId: string): Promise<{ status: string; error: string }> {
     const p = await auth(request(t.app).post('/v1.0/aipromptproposals')).send({ ai_id: aiId });
-    expect(p.status, JSON.stringify(p.body)).to.equal(201);
+    expect(p.status, JSON.stringify(p.body)).to.equal(202);
     return until(async () => {
       const r = (await auth(request(t.app).get(`/v1.0/aipromptproposals/${p.body.id}`))).body as { status: string; error: string };
       return r.status !== 'progressing' ? r : null;
