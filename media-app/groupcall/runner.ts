@@ -139,11 +139,14 @@ class Ringing extends EventEmitter implements RunningGroupcall {
       return null;
     }
     this.calls.set(callId, call);
+    // the answer's handling is the call's own work: if it fails, the call ends with a reason
     call.on('status', (s: string) => {
-      if (s === 'progressing') void this.onAnswer(call);
+      if (s === 'progressing') call.own(this.onAnswer(call), 'the groupcall answer');
     });
-    void call.done.then(() => this.onCallEnded());
-    if (call.status === 'progressing') void this.onAnswer(call);
+    call.done
+      .then(() => this.onCallEnded())
+      .catch((err: Error) => this.deps.logger.warn({ err: err.message, groupcall: this.id }, 'groupcall bookkeeping after a call ended failed'));
+    if (call.status === 'progressing') call.own(this.onAnswer(call), 'the groupcall answer');
     return call;
   }
 
