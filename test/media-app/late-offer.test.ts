@@ -2,12 +2,9 @@
 // answer comes in the ACK; an SDP-less re-INVITE on an up call is answered with an offer and the
 // ACK's answer moves the media. sipp is a trunk; RtpSink ports on loopback hear the flow's speech.
 import { expect } from 'chai';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../support/db';
+import { truncateAll } from '../support/db';
+import { talkingNumber } from './talking-number';
+import { ack } from './sipp-steps';
 import { answerBye, killAllSipp, RtpSink, sipp, startPlatform, type Platform } from './harness';
 
 const answerSdp = (port: number) => `v=0
@@ -18,18 +15,6 @@ t=0 0
 m=audio ${port} RTP/AVP 0
 a=rtpmap:0 PCMU/8000
 a=sendrecv`;
-
-const ack = (ruri: string, cseq: number, sdp?: string) => `<send><![CDATA[
-ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: ${cseq} ACK
-Max-Forwards: 70
-${sdp ? `Content-Type: application/sdp\nContent-Length: [len]\n\n${sdp}` : 'Content-Length: 0\n'}
-]]></send>`;
 
 /** INVITE (with or without SDP) → 200 (must carry SDP when we sent none) → ACK [with the answer]. */
 function invite(ruri: string, from: string, sdp: string | null, cseq = 1, inDialog = false): string {
@@ -61,19 +46,8 @@ describe('media-app late offer', function () {
   before(async () => {
     await truncateAll();
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `late${Date.now()}@example.test`, status: 'active', name: 'late' })).id;
-    await trunksRepo(db).create(cid, `late${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([
-        { type: 'answer' },
-        { type: 'talk', option: { text: 'Hello. Thank you for calling. This is a test of the platform. It goes on for a while so that the media can move.', language: 'en-US' } },
-        { type: 'hangup' },
-      ]),
-    } as never);
     number = '+899100000777';
-    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    await talkingNumber(number, 'Hello. Thank you for calling. This is a test of the platform. It goes on for a while so that the media can move.');
   });
   after(async () => {
     killAllSipp();
@@ -87,7 +61,7 @@ describe('media-app late offer', function () {
       const scenario = `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="late-offer">
 ${invite(ruri, '+15551230001', null)}
-${ack(ruri, 1, answerSdp(sink.port))}
+${ack(1, answerSdp(sink.port))}
 ${answerBye(20000)}
 <Reference variables="offer"/>
 </scenario>`;
@@ -107,10 +81,10 @@ ${answerBye(20000)}
       const scenario = `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="late-reinvite">
 ${invite(ruri, '+15551230002', answerSdp(first.port))}
-${ack(ruri, 1)}
+${ack(1)}
 <pause milliseconds="1500"/>
 ${invite(ruri, '+15551230002', null, 2, true)}
-${ack(ruri, 2, answerSdp(second.port))}
+${ack(2, answerSdp(second.port))}
 ${answerBye(20000)}
 <Reference variables="offer"/>
 </scenario>`;

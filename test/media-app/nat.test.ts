@@ -4,13 +4,10 @@
 // this machine and are simply lost (the test then fails), where 192.168.x would leave it.
 import { expect } from 'chai';
 import dgram from 'node:dgram';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { repos } from '../../core/repos';
 import { CallSession } from '../../media-app/call/session';
-import { testDb, truncateAll } from '../support/db';
+import { truncateAll } from '../support/db';
+import { talkingNumber } from './talking-number';
+import { ack } from './sipp-steps';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answerBye, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
 import { calleePhone, callerPhone } from './phones';
@@ -82,18 +79,7 @@ describe('media-app behind NAT', function () {
   });
 
   it('symmetric RTP and the advertised media address: speech goes where the caller\'s RTP comes from, not to its private c=', async () => {
-    const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `nat${Date.now()}@example.test`, status: 'active', name: 'nat' })).id;
-    await trunksRepo(db).create(cid, `nat${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([
-        { type: 'answer' },
-        { type: 'talk', option: { text: 'Hello. Thank you for calling. This is a test of the platform, long enough to be heard.', language: 'en-US' } },
-        { type: 'hangup' },
-      ]),
-    } as never);
-    await numbersRepo(db).create({ customer_id: cid, number: '+899100000888', type: 'virtual', call_flow_id: flow.id });
+    await talkingNumber('+899100000888', 'Hello. Thank you for calling. This is a test of the platform, long enough to be heard.');
 
     // the phone's real RTP socket; its SDP names PRIVATE:40000 instead
     const phone = dgram.createSocket('udp4');
@@ -129,26 +115,16 @@ a=sendrecv
 <recv response="200" rrs="true">
   <action><ereg regexp="c=IN IP4 ${ADVERTISED.replace(/\./g, '\\.')}" search_in="body" check_it="true" assign_to="adv"/></action>
 </recv>
-<send><![CDATA[
-ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
+${ack(1)}
 ${answerBye(20000)}
 <Reference variables="adv"/>
 </scenario>`;
+    const earlier = new Set(p.app.calls.all().map((c) => c.id)); // the previous test's calls may still be closing
     const run = sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
     try {
       // the platform's RTP port (bound on 127.0.0.1, advertised as ADVERTISED): the phone's packets go there
       const port = await until(() => {
-        const s = p.app.calls.all().find((c): c is CallSession => c instanceof CallSession && c.endpoint !== null && c.status === 'progressing');
+        const s = p.app.calls.all().find((c): c is CallSession => !earlier.has(c.id) && c instanceof CallSession && c.endpoint !== null && c.status === 'progressing');
         return s?.endpoint?.local.port;
       }, 10_000, 'answered call');
       let seq = 0;
@@ -165,7 +141,7 @@ ${answerBye(20000)}
       const r = await run;
       clearInterval(sender);
       expect(r.code, r.errors + r.messages).to.equal(0);
-      expect(heard, 'RTP packets back at the real source').to.be.greaterThan(50);
+      expect(heard, `RTP packets back at the real source (${seq} sent to ${port})`).to.be.greaterThan(50);
     } finally {
       phone.close();
     }
