@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { until } from '../media-app/harness';
+import { proposalOutcome } from './proposals';
 
 const SECRET = 'internal-inventory-7f3a';
 
@@ -37,12 +37,7 @@ describe('security review: an engine answer that is not JSON is not echoed', fun
   it('the proposal fails with a generic protocol error', async () => {
     const ai = await auth(request(t.app).post('/v1.0/ais')).send({ name: 'bot', engine_model: 'openai.gpt-5', engine_url: url, engine_key: 'k', init_prompt: 'x' });
     expect(ai.status, JSON.stringify(ai.body)).to.equal(200);
-    const p = await auth(request(t.app).post('/v1.0/aipromptproposals')).send({ ai_id: ai.body.id });
-    expect(p.status, JSON.stringify(p.body)).to.equal(201);
-    const done = await until(async () => {
-      const r = (await auth(request(t.app).get(`/v1.0/aipromptproposals/${p.body.id}`))).body as { status: string; error: string };
-      return r.status !== 'progressing' ? r : null;
-    }, 20_000, 'proposal finished');
+    const done = await proposalOutcome(t.app, f.token, ai.body.id);
     expect(done.status).to.equal('failed');
     expect(done.error).to.not.include(SECRET);
     expect(done.error).to.match(/not JSON/);

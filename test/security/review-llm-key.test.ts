@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { until } from '../media-app/harness';
+import { proposalOutcome } from './proposals';
 
 const SERVER_KEY = 'sk-operator-0123456789abcdef';
 
@@ -43,12 +43,7 @@ describe('security review: the operator LLM key stays with the operator endpoint
   async function propose(body: Record<string, unknown>): Promise<{ status: string; error: string }> {
     const ai = await auth(request(t.app).post('/v1.0/ais')).send({ name: 'bot', engine_model: 'openai.gpt-5', init_prompt: 'Be helpful.', ...body });
     expect(ai.status, JSON.stringify(ai.body)).to.equal(200);
-    const p = await auth(request(t.app).post('/v1.0/aipromptproposals')).send({ ai_id: ai.body.id });
-    expect(p.status, JSON.stringify(p.body)).to.equal(201);
-    return until(async () => {
-      const r = (await auth(request(t.app).get(`/v1.0/aipromptproposals/${p.body.id}`))).body as { status: string; error: string };
-      return r.status !== 'progressing' ? r : null;
-    }, 20_000, 'proposal finished');
+    return proposalOutcome(t.app, f.token, ai.body.id);
   }
 
   it('an AI with its own engine_url and no engine_key is called without the server key', async () => {
