@@ -26,6 +26,17 @@ const PAGE_PARAMS: Json[] = [
   { name: 'page_token', in: 'query', required: false, description: 'next_page_token of the previous page (timestamp cursor).', schema: { type: 'string' } },
 ];
 
+/**
+ * One parameter per (location, name), as OpenAPI requires: a later declaration replaces an earlier
+ * one. Paginated routes whose query schema also lists page_size/page_token (so the strict query
+ * validation accepts them) are documented by PAGE_PARAMS, which is what parsePageQuery reads.
+ */
+function uniqueParameters(list: Json[]): Json[] {
+  const byKey = new Map<string, Json>();
+  for (const p of list) byKey.set(`${String(p.in)} ${String(p.name)}`, p);
+  return [...byKey.values()];
+}
+
 const ERROR_RESPONSE: Json = {
   type: 'object',
   required: ['error'],
@@ -68,7 +79,7 @@ export function buildOpenApi(routes: AnyRoute[], opts: { serverUrl: string }): J
       ...(r.description ? { description: r.description } : {}),
       'x-permission': r.permission,
       ...(r.jwtOnly ? { 'x-jwt-only': true } : {}),
-      parameters: [...parametersOf(r.params, 'path'), ...parametersOf(r.query, 'query'), ...(r.paginated ? PAGE_PARAMS : [])],
+      parameters: uniqueParameters([...parametersOf(r.params, 'path'), ...parametersOf(r.query, 'query'), ...(r.paginated ? PAGE_PARAMS : [])]),
       responses: {
         [String(r.status ?? 200)]: { description: 'success', content: { 'application/json': { schema: schemaOf(r.response, 'output') } } },
         '400': errRef,

@@ -36,12 +36,12 @@ export class CommandHandler implements CommandRegistry {
       }
       case 'call.recording_start': {
         const call = this.factory.get(c.callId);
-        if (call && !call.isEnded) await this.factory.portOf(call).recordingStartWithId({ ...c.options, beep_start: false }, c.recordingId);
+        if (call && !call.isEnded) await call.recordings.start({ ...c.options, beep_start: false }, c.recordingId);
         return;
       }
       case 'call.recording_stop': {
         const call = this.factory.get(c.callId);
-        if (call) await this.factory.portOf(call).recordingStop();
+        if (call) await call.recordings.stop();
         return;
       }
       case 'activeflow.start':

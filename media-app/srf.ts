@@ -1,57 +1,54 @@
 /**
- * The drachtio-srf connection to sip-server. drachtio-srf ships no type declarations we can use, so
- * the few shapes media-app touches are declared here; everything else stays `any` behind them.
+ * The drachtio-srf connection to sip-server. The types are drachtio-srf's own declarations
+ * (drachtio-srf/lib/@types), augmented below only where they lack something we use or disagree with
+ * the code they describe (drachtio-srf 5.x).
  */
+import type DrachtioSrf from 'drachtio-srf';
+
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const SrfCtor: new (tags?: string[]) => Srf = require('drachtio-srf');
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-export interface SrfRequest {
-  method: string;
-  uri: string;
-  body: string;
-  callId: string;
-  source_address: string;
-  source_port: number;
-  protocol: string;
-  get(name: string): string | undefined;
-  has(name: string): boolean;
-  getParsedHeader(name: string): any;
-  on(event: 'cancel', fn: () => void): void;
-  cancel?(): void;
-}
+export type SrfRequest = DrachtioSrf.SrfRequest;
 
-export interface SrfResponse {
+/** A response; the declarations require options after a reason phrase, the code does not. */
+export interface SrfResponse extends DrachtioSrf.SrfResponse {
   send(status: number, reason?: string | object, opts?: object): void;
-  finalResponseSent?: boolean;
 }
 
-export interface SrfDialog {
-  sip: { callId: string; localTag: string; remoteTag: string };
-  local: { sdp: string };
-  remote: { sdp: string };
+/**
+ * A dialog; the declarations lack `connected`, destroy() returns a promise without a callback, and
+ * request() takes the new request's method, headers and body (not a received request).
+ */
+export interface SrfDialog extends Omit<DrachtioSrf.Dialog, 'request' | 'destroy'> {
   connected: boolean;
-  destroy(opts?: object): Promise<void>;
-  modify(sdp: string): Promise<string>;
-  request(opts: object): Promise<any>;
-  on(event: string, fn: (...args: any[]) => void): void;
+  destroy(opts?: { headers: Record<string, string> }): Promise<void>;
+  request(opts: { method: string; headers?: Record<string, string>; body?: string }): Promise<SrfResponse>;
 }
 
-export interface Srf {
-  connect(opts: object): void;
-  disconnect(): void;
-  on(event: string, fn: (...args: any[]) => void): void;
-  removeAllListeners(event?: string): void;
-  /** Middleware run, in order of use, before the method handlers for every new request. */
-  use(fn: (req: SrfRequest, res: SrfResponse, next: () => void) => void): void;
-  register(fn: (req: SrfRequest, res: SrfResponse) => void): void;
-  invite(fn: (req: SrfRequest, res: SrfResponse) => void): void;
-  options(fn: (req: SrfRequest, res: SrfResponse) => void): void;
-  createUAS(req: SrfRequest, res: SrfResponse, opts: object): Promise<SrfDialog>;
-  createUAC(uri: string, opts: object, progress?: object): Promise<SrfDialog>;
-  locals: Record<string, unknown>;
+/** The request handed to createUAC's cbRequest: it can be cancelled (CANCEL) until a final response. */
+export interface SrfSentInvite {
+  cancel(): void;
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */
+
+type Handler = (req: SrfRequest, res: SrfResponse) => void;
+
+/**
+ * The Srf instance: the declarations lack the verb methods other than invite (register, options,
+ * message), and createUAS/createUAC resolve with our SrfDialog; createUAC's cbRequest gets (err, req).
+ */
+export interface Srf extends Omit<DrachtioSrf, 'createUAS' | 'createUAC' | 'use' | 'connect'> {
+  connect(opts: object): void;
+  use(fn: (req: SrfRequest, res: SrfResponse, next: () => void) => void): void;
+  register(fn: Handler): void;
+  options(fn: Handler): void;
+  message(fn: Handler): void;
+  createUAS(req: SrfRequest, res: SrfResponse, opts: DrachtioSrf.CreateUASOptions): Promise<SrfDialog>;
+  createUAC(
+    uri: string,
+    opts: DrachtioSrf.CreateUACOptions,
+    progress?: { cbRequest?: (err: unknown, req: SrfSentInvite) => void; cbProvisional?: (res: SrfResponse) => void },
+  ): Promise<SrfDialog>;
+}
 
 export interface ConnectOptions {
   host: string;

@@ -8,8 +8,11 @@
  *   source must be an active normal number of the customer, else default_outgoing_source_number_id
  *   replaces it, else 400 (a +899 virtual number is never a PSTN source). Charged per minute: 402
  *   when the balance cannot pay one minute of every PSTN leg.
- * - tel, +899 virtual: internal, free, no whitelist.
- * - sip: a SIP URI; the config's codecs go to metadata.codecs.
+ * - tel, +899 virtual: internal, free, no whitelist; only the customer's own active numbers (else
+ *   404 NUMBER_NOT_FOUND, the same answer whether nobody or another customer owns it).
+ * - sip: a SIP URI whose host, as spelled, the egress policy allows (400 naming the field for a
+ *   literal internal address: 127.1, [::1], localhost...; names are resolved and checked when the
+ *   call is dialled, media-app/outbound/targets.ts); free. The config's codecs go to metadata.codecs.
  * - extension: target_name (else target) must be the `extension` of one of the customer's
  *   extensions (404) that is registered now (409 STATE_INVALID).
  * - agent: an agent of the customer (media-app rings the agent's addresses).
@@ -24,7 +27,8 @@ import { extensionsRepo } from '../../core/repos/extensions';
 import { aorOf, isRegistered } from '../../core/registrar/bindings';
 import type { Address } from '../../core/repos/calls';
 import type { OutboundConfigRow } from '../../core/repos';
-import { admitPstnCalls, isPstnAddress, telRefusal, type DialRefusal } from '../../core/calls/dial-policy';
+import { admitPstnCalls, isPstnAddress, ownVirtualNumber, telRefusal, type DialRefusal } from '../../core/calls/dial-policy';
+import { sipLiteralRefusal } from '../../core/calls/sip-destination';
 import type { Db } from '../../core/db/knex';
 
 export type Anonymous = 'yes' | 'no' | 'auto';
@@ -96,6 +100,9 @@ export async function planLegs(ctx: AppContext, customerId: string, source: Addr
       case 'tel': {
         if (!isE164(d.target)) throw bad('target', 'must be an E.164 number (+ and 7 to 15 digits)');
         if (isVirtualNumber(d.target)) {
+          if (!(await ownVirtualNumber(ctx.db, customerId, d.target))) {
+            throw new ApiError('NUMBER_NOT_FOUND', `${at}: no such number`, { details: [{ field: `${at}.target`, index: i, issue: 'no such number' }] });
+          }
           legs.push({ source: clean(source), destination: clean(d), pstn: false, metadata: {} });
           break;
         }
@@ -106,6 +113,8 @@ export async function planLegs(ctx: AppContext, customerId: string, source: Addr
       }
       case 'sip': {
         if (!SIP_URI.test(d.target)) throw bad('target', 'must be a SIP URI');
+        const refused = sipLiteralRefusal(d.target, ctx.egress);
+        if (refused && !refused.ok) throw bad('target', refused.message);
         legs.push({ source: clean(source), destination: clean(d), pstn: false, metadata: codecs ? { codecs } : {} });
         break;
       }

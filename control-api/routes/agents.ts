@@ -57,7 +57,7 @@ function uniqueViolation(e: unknown): boolean {
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/agents', tag, summary: 'Create an agent', permission: 'admin',
+    method: 'post', path: '/agents', tag, summary: 'Create an agent', permission: 'admin', status: 201,
     body: z.object({
       username: z.string().trim().min(1).max(320),
       password,

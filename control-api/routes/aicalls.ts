@@ -21,7 +21,7 @@ const missing = () => notFound('RESOURCE_NOT_FOUND', 'aicall not found');
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/aicalls', tag, summary: 'Start a text AI session (conversation or task)', permission: 'manager', status: 201,
+    method: 'post', path: '/aicalls', tag, summary: 'Start a text AI session (conversation or task)', permission: 'manager',
     body: z.object({
       assistance_type: z.enum(['ai', 'team']),
       assistance_id: uuid(),

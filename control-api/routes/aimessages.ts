@@ -16,7 +16,7 @@ const missing = () => new ApiError('AIMESSAGE_NOT_FOUND', 'aimessage not found')
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/aimessages', tag, summary: 'Add a message to an AI call', permission: 'manager', status: 201,
+    method: 'post', path: '/aimessages', tag, summary: 'Add a message to an AI call', permission: 'manager',
     body: z.object({ aicall_id: uuid(), role: z.enum(['system', 'user', 'assistant', 'notification']), content: z.string().min(1).max(20_000) }),
     response: shape(FIELDS),
     handler: async ({ ctx, auth, body }) => {

@@ -18,7 +18,7 @@ const missing = () => new ApiError('RESOURCE_NOT_FOUND', 'prompt proposal not fo
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/aipromptproposals', tag, summary: 'Ask for a prompt proposal for an AI', permission: 'manager', status: 201,
+    method: 'post', path: '/aipromptproposals', tag, summary: 'Ask for a prompt proposal for an AI', permission: 'manager', status: 202,
     body: z.object({ ai_id: uuid(), audit_ids: z.array(uuid()).max(50).optional(), language: z.string().max(35).optional() }),
     response: shape(FIELDS),
     handler: async ({ ctx, auth, body }) => {

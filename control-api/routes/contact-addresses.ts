@@ -58,7 +58,7 @@ function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
     defineRoute({
       method: 'post', path: base, tag, summary: `Create a contact address${who}`,
       description: 'Without contact_id (or with the empty UUID) the address is created unresolved.',
-      permission: 'agent',
+      permission: 'agent', status: 201,
       body: z.object({
         contact_id: uuid().optional(), type: z.enum(['tel', 'email']), target: z.string().min(1).max(320),
         target_name: text().optional(), name: text().optional(), detail: text(1024).optional(), is_primary: z.boolean().optional(),

@@ -68,7 +68,7 @@ const tag = 'Contact';
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/contacts', tag, summary: 'Create a contact', permission: 'agent',
+    method: 'post', path: '/contacts', tag, summary: 'Create a contact', permission: 'agent', status: 201,
     body: z.object({ ...fields, addresses: z.array(addressBody).max(50).optional(), tag_ids: z.array(uuid()).max(100).optional() }),
     response: contactSchema,
     handler: async ({ ctx, auth, body }) => {

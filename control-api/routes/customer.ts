@@ -1,7 +1,7 @@
 /** /customer (the caller's own account) and /me (the calling agent). */
 import { z } from 'zod';
 import { defineRoute, text } from '../route';
-import { directAccessNotSupported, notFound } from '../../core/errors';
+import { directAccessNotSupported, invalidParameter, notFound } from '../../core/errors';
 import { agentJson, customerJson } from '../../core/repos';
 import { agentSchema, customerSchema } from './schemas';
 import { assertEgressUrl } from '../egress-field';
@@ -38,11 +38,12 @@ export const routes = [
     path: '/customer',
     tag: 'Customer',
     summary: 'Update the current customer',
-    description: 'Fields left out keep their value. Email changes go through the auth group, not here.',
+    description: 'Fields left out keep their value. email may be sent back unchanged (clients send the whole record); changing it goes through the auth group, not here.',
     permission: 'admin',
     body: z.strictObject({
       name: text().optional(),
       detail: text(1024).optional(),
+      email: z.string().max(320).optional(),
       phone_number: z.union([z.literal(''), z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be E.164 (+ and digits)')]).optional(),
       address: text(1024).optional(),
       webhook_method: webhookMethod.optional(),
@@ -51,7 +52,13 @@ export const routes = [
     response: customerSchema,
     handler: async ({ ctx, auth, body }) => {
       assertEgressUrl(ctx, 'webhook_uri', body.webhook_uri);
-      const c = await ctx.repos.customers.update(auth.customerId, body);
+      const { email, ...changes } = body;
+      if (email !== undefined) {
+        const current = await ctx.repos.customers.get(auth.customerId);
+        if (!current) throw notFound();
+        if (email.toLowerCase() !== current.email.toLowerCase()) throw invalidParameter('email', 'email cannot be changed here: use the auth group');
+      }
+      const c = await ctx.repos.customers.update(auth.customerId, changes);
       if (!c) throw notFound();
       return customerJson(c, { self: true });
     },

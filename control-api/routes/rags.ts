@@ -42,7 +42,7 @@ async function full(ctx: AppContext, customerId: string, id: string) {
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/rags', tag, summary: 'Create a RAG knowledge base', permission: 'manager', status: 201,
+    method: 'post', path: '/rags', tag, summary: 'Create a RAG knowledge base', permission: 'manager',
     body: z.object({ name: z.string().trim().min(1).max(255), description: z.string().max(2048).optional(), ...sourceLists }), response: shape(FIELDS),
     handler: async ({ ctx, auth, body }) => {
       const sources = await toSources(ctx, auth.customerId, body);

@@ -43,7 +43,7 @@ async function generateThenFlow(ctx: AppContext, s: SummaryRow, regenerate = fal
 export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) {
   return [
     defineRoute({
-      method: 'post', path: base, tag, summary: 'Summarise a call, conference, transcribe or recording', permission: 'manager', status: 201,
+      method: 'post', path: base, tag, summary: 'Summarise a call, conference, transcribe or recording', permission: 'manager',
       body: z.object({
         reference_type: z.enum(['call', 'conference', 'transcribe', 'recording']),
         reference_id: uuid(),

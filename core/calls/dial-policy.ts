@@ -1,8 +1,10 @@
 /**
- * Toll-fraud policy for outbound tel (PSTN) destinations: the one place every path that could send
- * an INVITE to a telephone number asks first (control-api POST /calls, /groupcalls, transfers and
- * campaigns through planLegs; media-app through outbound/targets.ts, which every originate, flow
- * `connect`/`call` leg, groupcall leg, queue ring and SIP extension-to-tel call dials through).
+ * Dial policy: the one place every path that could send an INVITE for a customer asks first
+ * (control-api POST /calls, /groupcalls, transfers and campaigns through planLegs; media-app through
+ * outbound/targets.ts, which every originate, flow `connect`/`call` leg, groupcall leg, queue ring,
+ * REFER target and SIP extension-to-tel call dials through).
+ *
+ * Toll fraud, for outbound tel (PSTN) destinations:
  *
  * - premium-rate prefixes: DIAL_BLOCKED_PREFIXES (comma-separated E.164 prefixes; replaces the
  *   default list below; empty means none) → refused whatever the whitelist says.
@@ -12,9 +14,19 @@
  *   from its admission (data.pstn_admitted) until its row is hung up; admission takes a per-customer
  *   Postgres advisory lock, so concurrent admissions on any process cannot overshoot the cap.
  * +899 virtual numbers are internal: none of this applies to them.
+ *
+ * Balance: a chargeable destination (a PSTN number: call_pstn_outgoing) needs the balance to pay its
+ * first minute (core/billing assertCallAffordable); extensions, agents, SIP URIs and +899 virtual
+ * numbers are free. Virtual numbers: only the customer's own active +899 numbers can be dialled
+ * (they run on the platform, see media-app/outbound/internal.ts); any other is number_not_found,
+ * whoever owns it. SIP URIs: core/calls/sip-destination.ts (the egress policy).
  */
 import type { Db } from '../db/knex';
 import { isE164, isVirtualNumber } from '../numbers/e164';
+import { ApiError } from '../errors';
+import { assertCallAffordable } from '../billing/calls';
+import { rates } from '../billing/rates';
+import type { CostType } from '../repos/billings';
 import { countryOf } from './country';
 
 /**
@@ -36,7 +48,14 @@ export const DEFAULT_BLOCKED_PREFIXES: readonly string[] = [
 
 export const DEFAULT_MAX_CONCURRENT_PSTN_CALLS = 30;
 
-export type DialRefusalReason = 'invalid_number' | 'premium_rate_prefix' | 'destination_not_whitelisted' | 'concurrency_cap';
+export type DialRefusalReason =
+  | 'invalid_number'
+  | 'premium_rate_prefix'
+  | 'destination_not_whitelisted'
+  | 'concurrency_cap'
+  | 'insufficient_balance'
+  | 'number_not_found'
+  | 'destination_not_allowed';
 
 export interface DialRefusal {
   reason: DialRefusalReason;
@@ -47,6 +66,8 @@ export interface DialRefusal {
   /** The cap and the live count at the time (concurrency_cap). */
   max?: number;
   live?: number;
+  /** Why, in words safe to show the customer (insufficient_balance, destination_not_allowed). */
+  message?: string;
 }
 
 let memo: { raw: string | undefined; list: string[] } | null = null;
@@ -143,4 +164,37 @@ export async function admitPstnCalls(db: Db, customerId: string, callIds: string
 /** Records why a call row was refused (data.dial_refused), for the call's record. */
 export async function noteRefusal(db: Db, callId: string, refusal: DialRefusal): Promise<void> {
   await db('calls').where({ id: callId }).update({ data: db.raw(`data || ?::jsonb`, [JSON.stringify({ dial_refused: refusal.reason })]) } as never);
+}
+
+/** What a call to `a` costs per minute: PSTN numbers are charged, everything else is free. */
+export function callCostType(a: { type?: string; target?: string }): Extract<CostType, 'call_pstn_outgoing' | 'call_vn' | 'call_extension'> | null {
+  if (a.type === 'tel') return isPstnTarget(a.target ?? '') ? 'call_pstn_outgoing' : isVirtualNumber(a.target ?? '') ? 'call_vn' : null;
+  if (a.type === 'extension') return 'call_extension';
+  return null;
+}
+
+/**
+ * insufficient_balance when a chargeable destination's first minute (times `legs`) is more than the
+ * balance can pay, or the billing account is not active; free destinations always pass.
+ */
+export async function balanceRefusal(db: Db, customerId: string, dest: { type?: string; target?: string }): Promise<DialRefusal | null> {
+  const cost = callCostType(dest);
+  if (!cost || rates()[cost] <= 0) return null;
+  try {
+    await assertCallAffordable(db, customerId, cost);
+    return null;
+  } catch (err) {
+    if (err instanceof ApiError && err.reason === 'INSUFFICIENT_BALANCE') return { reason: 'insufficient_balance', message: err.message };
+    throw err;
+  }
+}
+
+/** The customer's own active +899 number `number` (its call flow), else null: no other customer's number is told apart. */
+export async function ownVirtualNumber(db: Db, customerId: string, number: string): Promise<{ id: string; call_flow_id: string } | null> {
+  if (!isVirtualNumber(number)) return null;
+  const row = (await db('numbers')
+    .where({ number, customer_id: customerId, status: 'active' })
+    .whereNull('tm_delete')
+    .first('id', 'call_flow_id')) as { id: string; call_flow_id: string } | undefined;
+  return row ?? null;
 }

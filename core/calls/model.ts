@@ -12,7 +12,8 @@ export const HANGUP_REASONS = ['', 'normal', 'failed', 'busy', 'cancel', 'timeou
 export type HangupReason = (typeof HANGUP_REASONS)[number];
 export type MuteDirection = '' | 'both' | 'in' | 'out';
 
-const NEXT: Record<CallStatus, readonly CallStatus[]> = {
+/** The allowed moves between call statuses: every owner of a call (media-app's CallSession) and the repository check them. */
+export const CALL_MOVES: Record<CallStatus, readonly CallStatus[]> = {
   dialing: ['ringing', 'progressing', 'terminating', 'canceling', 'hangup'],
   ringing: ['progressing', 'terminating', 'canceling', 'hangup'],
   progressing: ['terminating', 'hangup'],
@@ -23,12 +24,12 @@ const NEXT: Record<CallStatus, readonly CallStatus[]> = {
 
 /** Whether `from → to` is an allowed edge (same → same is not). */
 export function canTransition(from: CallStatus, to: CallStatus): boolean {
-  return NEXT[from].includes(to);
+  return CALL_MOVES[from].includes(to);
 }
 
 /** Statuses from which `to` can be reached in one step (used as a guarded UPDATE's WHERE clause). */
 export function predecessorsOf(to: CallStatus): CallStatus[] {
-  return CALL_STATUSES.filter((s) => NEXT[s].includes(to));
+  return CALL_STATUSES.filter((s) => CALL_MOVES[s].includes(to));
 }
 
 /** Who ended the call, from the status it had before hangup: we were tearing it down → local. */

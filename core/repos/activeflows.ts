@@ -79,7 +79,9 @@ export function activeflowJson(a: ActiveflowRow) {
     webhook_uri: a.webhook_uri,
     webhook_method: a.webhook_method,
     current_action: a.current_action,
-    forward_action_id: a.forward_action_id,
+    // Unset is the empty UUID (spec: "The empty UUID ... means a null or unset reference"); rows
+    // written by the API and the campaign dialer keep '' for it.
+    forward_action_id: a.forward_action_id || EMPTY_UUID,
     executed_actions: a.executed_actions,
     variables: a.variables,
     complete_count: a.complete_count,

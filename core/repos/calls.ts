@@ -152,6 +152,19 @@ export function callsRepo(db: Db) {
       if (row) return { changed: true, call: row as CallRow };
       return { changed: false, call: await this.get(id) };
     },
+    /**
+     * Moves the call from exactly `from` to `to` (the owner's guarded write: nothing changes when the
+     * row is no longer in the status its owner saw); stamps tm_ringing/tm_progressing.
+     */
+    async transitionFrom(id: string, from: CallStatus, to: Exclude<CallStatus, 'hangup'>): Promise<Transition> {
+      const now = clock.now();
+      const stamp = stampFor[to];
+      const update: Record<string, unknown> = { status: to, tm_update: now };
+      if (stamp) update[stamp] = now;
+      const [row] = await table().where({ id, status: from }).update(update as never).returning('*');
+      if (row) return { changed: true, call: row as CallRow };
+      return { changed: false, call: await this.get(id) };
+    },
     /** Ends the call once: hangup_by and hangup_reason derive from the status it had (voipbin-notes §2). */
     async hangup(id: string, cause: HangupCause): Promise<Transition> {
       return db.transaction(async (trx) => {

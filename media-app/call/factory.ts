@@ -10,7 +10,6 @@ import { PgActiveflowStore } from '../../core/repos/activeflows';
 import { PgFlowStore } from '../../core/repos/flows';
 import type { Action } from '../../core/flow';
 import { ActiveflowManager } from '../flow/manager';
-import type { ActiveflowStore, FlowStore } from '../flow/stores';
 import type { Address as FlowAddress, ConnectRequest, ConnectResult, OriginateRequest } from '../flow/call-port';
 import { realClock, abortError } from '../flow/clock';
 import { PolicyHttp } from '../flow/http';
@@ -19,9 +18,12 @@ import type { FlowServices } from '../flow/services';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { dial } from '../outbound/dialer';
 import { targetsFor } from '../outbound/targets';
+import { dialInternal, internalDestination } from '../outbound/internal';
+import type { Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
-import { LiveCall } from './live-call';
-import { LiveCallPort } from './live-call-port';
+import { CallSession } from './session';
+import { FlowPort, type CallLegs } from './flow-port';
+import { bridgeFirstAnswer } from './connect';
 import { activeflowEmitter } from '../events';
 
 export type { CallDeps } from './deps';
@@ -37,15 +39,15 @@ export interface FlowSpec {
   variables?: Record<string, string>;
 }
 
-export class CallFactory {
+export class CallFactory implements CallLegs {
   readonly manager: ActiveflowManager;
   /** The node's subsystems as flow actions see them; subsystems fill their members at start. */
   readonly services: FlowServices = {};
 
   constructor(readonly deps: CallDeps) {
     this.manager = new ActiveflowManager({
-      store: new PgActiveflowStore(deps.db, { retry: retrying({ onRetry: (err, n) => n === 1 && deps.logger.warn({ err: (err as Error)?.message }, 'database unreachable: retrying an activeflow write') }) }) as unknown as ActiveflowStore,
-      flows: new PgFlowStore(deps.db) as unknown as FlowStore,
+      store: new PgActiveflowStore(deps.db, { retry: retrying({ onRetry: (err, n) => n === 1 && deps.logger.warn({ err: (err as Error)?.message }, 'database unreachable: retrying an activeflow write') }) }),
+      flows: new PgFlowStore(deps.db),
       emitter: activeflowEmitter(deps.events, deps.logger),
       clock: realClock,
       http: new PolicyHttp(deps.egress, deps.logger),
@@ -79,16 +81,17 @@ export class CallFactory {
     });
   }
 
-  private async own(call: LiveCall): Promise<void> {
+  private async own(call: CallSession): Promise<void> {
     await this.deps.calls.add(call);
   }
 
-  get(id: string): LiveCall | undefined {
-    return this.deps.calls.get(id) as LiveCall | undefined;
+  get(id: string): CallSession | undefined {
+    const c = this.deps.calls.get(id);
+    return c instanceof CallSession ? c : undefined;
   }
 
   /** An inbound INVITE becomes an incoming call (dialing, then ringing); null when its SDP is refused (488 sent). */
-  async inbound(req: SrfRequest, res: SrfResponse, c: { customerId: string; source: Address; destination: Address }): Promise<LiveCall | null> {
+  async inbound(req: SrfRequest, res: SrfResponse, c: { customerId: string; source: Address; destination: Address }): Promise<CallSession | null> {
     let endpoint;
     try {
       endpoint = await this.deps.media.createEndpoint({ remoteSdp: req.body || undefined });
@@ -105,8 +108,12 @@ export class CallFactory {
       status: 'dialing',
       sip_call_id: req.get('Call-ID') ?? '',
       node_id: this.deps.calls.nodeId,
+    }).catch(async (err: unknown) => {
+      // no call exists without its row: the endpoint goes back before the INVITE is refused (router)
+      await endpoint.destroy().catch(() => undefined);
+      throw err;
     });
-    const call = new LiveCall(row, this.deps);
+    const call = new CallSession(row, this.deps);
     call.endpoint = endpoint;
     call.setPendingUas(req, res);
     await this.own(call);
@@ -116,14 +123,27 @@ export class CallFactory {
     return call;
   }
 
+  /** An incoming call that came from no INVITE: the far side of an internal call (outbound/internal.ts). */
+  async incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: Endpoint): Promise<CallSession> {
+    const row = await this.createRow({ customer_id: c.customerId, source: c.source, destination: c.destination, direction: 'incoming', status: 'dialing', node_id: this.deps.calls.nodeId });
+    const call = new CallSession(row, this.deps);
+    call.endpoint = endpoint;
+    await this.own(call);
+    await call.publish('call_created');
+    return call;
+  }
+
+  private readonly ports = new WeakMap<CallSession, FlowPort>();
+
   /** The flow port of a call (one per call). */
-  portOf(call: LiveCall): LiveCallPort {
-    call.port ??= new LiveCallPort(call, this, () => call.row.activeflow_id);
-    return call.port as LiveCallPort;
+  portOf(call: CallSession): FlowPort {
+    let port = this.ports.get(call);
+    if (!port) this.ports.set(call, (port = new FlowPort(call, this)));
+    return port;
   }
 
   /** Starts the call's activeflow and records it on the call. */
-  async runFlow(call: LiveCall, spec: FlowSpec): Promise<string> {
+  async runFlow(call: CallSession, spec: FlowSpec): Promise<string> {
     const port = this.portOf(call);
     const session = await this.manager.start({
       customer_id: call.row.customer_id,
@@ -136,7 +156,7 @@ export class CallFactory {
       variables: spec.variables,
     });
     await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, session.id, spec.flowId || EMPTY_UUID));
-    call.row = { ...call.row, activeflow_id: session.id, flow_id: spec.flowId || EMPTY_UUID };
+    call.state.patch({ activeflow_id: session.id, flow_id: spec.flowId || EMPTY_UUID });
     return session.id;
   }
 
@@ -147,19 +167,34 @@ export class CallFactory {
     return t.includes('@') ? `sip:${t}` : `sip:${t}@${this.deps.config.sipDomain}`;
   }
 
-  /** Dials an outgoing call this node owns; resolves when it is answered or has failed. */
-  async dialOut(call: LiveCall, opts: { near?: LiveCall; anonymous?: boolean } = {}): Promise<boolean> {
-    const targets = await targetsFor(this.deps.db, this.deps.registrar.bindings, call.row.customer_id, call.row.destination, { callId: call.id });
-    this.deps.logger.debug({ call: call.id, targets: targets.map((t) => t.uri) }, 'dialing');
-    if (opts.near?.endpoint && !call.endpoint) {
-      call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);
+  /**
+   * Dials an outgoing call this node owns; resolves when it is answered (true) or has ended (false).
+   * Never rejects: a failure at any point of dialling (a database write, no media) ends the call
+   * with a reason first.
+   */
+  async dialOut(call: CallSession, opts: { near?: CallSession; anonymous?: boolean } = {}): Promise<boolean> {
+    try {
+      return await this.dialTargets(call, opts);
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message, call: call.id }, 'dialling failed: ending the call');
+      await call.close({ cause: 'failure', by: 'local', why: `dial failed: ${(err as Error).message}`, announce: true });
+      return false;
     }
+  }
+
+  private async dialTargets(call: CallSession, opts: { near?: CallSession; anonymous?: boolean }): Promise<boolean> {
+    // an own +899 number is routed internally: its flow runs on a leg of this node
+    const internal = await internalDestination(this.deps.db, call.row.customer_id, call.row.destination);
+    if (internal) return dialInternal(this, call, internal);
+    const targets = await targetsFor(this.deps, call.row.customer_id, call.row.destination, { callId: call.id });
+    this.deps.logger.debug({ call: call.id, targets: targets.map((t) => t.uri) }, 'dialing');
+    if (opts.near?.endpoint && !call.endpoint) call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);
     const r = await dial(this.deps, call, targets, {
       from: this.fromUri(call.row.source, opts.anonymous),
       fromName: opts.anonymous ? 'Anonymous' : call.row.source.target_name || call.row.source.name || undefined,
       timeoutMs: Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs,
     });
-    return r.answered;
+    return r.answered && !call.isEnded;
   }
 
   /**
@@ -185,31 +220,34 @@ export class CallFactory {
     });
   }
 
-  /** Owns, dials and (on answer, or at once with early_execution) runs the flow of an outgoing row. */
-  private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: LiveCall): Promise<LiveCall> {
-    const call = new LiveCall(row, this.deps);
+  /**
+   * Owns, dials and (on answer, or at once with early_execution) runs the flow of an outgoing row.
+   * The dialling and the flow's start are the session's work (CallSession.own): a failure at any
+   * point of them ends the call with a reason, so no row stays dialing.
+   */
+  private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: CallSession): Promise<CallSession> {
+    const call = new CallSession(row, this.deps);
     // the endpoint is made while the owner key is written
     const [, endpoint] = await Promise.all([this.own(call), this.deps.media.createEndpoint().catch(() => null)]);
     if (endpoint) call.endpoint = endpoint;
-    if (master) master.once('hangup', () => void call.hangup('normal'));
-    const anonymous = row.data?.anonymous === true || row.data?.anonymous === 'yes';
-    const early = row.data?.early_execution === true;
-    const hasFlow = flow && (flow.flowId || flow.actions?.length);
-    const dialing = this.dialOut(call, { anonymous });
-    if (hasFlow && early) await this.runFlow(call, flow!).catch((err: Error) => this.flowFailed(call, err));
-    void dialing.then(async (answered) => {
-      if (answered && hasFlow && !early) await this.runFlow(call, flow!).catch((err: Error) => this.flowFailed(call, err));
-    });
+    master?.adopt(call);
+    call.own(this.runOutgoing(call, flow), 'dial');
     return call;
   }
 
-  private async flowFailed(call: LiveCall, err: Error): Promise<void> {
-    this.deps.logger.warn({ call: call.id, err: err.message }, 'activeflow did not start');
-    await call.hangup('normal');
+  private async runOutgoing(call: CallSession, flow: FlowSpec | null): Promise<void> {
+    const data = call.row.data ?? {};
+    const anonymous = data.anonymous === true || data.anonymous === 'yes';
+    const early = data.early_execution === true;
+    const spec = flow && (flow.flowId || flow.actions?.length) ? flow : null;
+    const dialing = this.dialOut(call, { anonymous });
+    // both are awaited together: a failure of either is seen at once, neither is left unobserved
+    const [answered] = await Promise.all([dialing, spec && early ? this.runFlow(call, spec) : null]);
+    if (answered && spec && !early && !call.isEnded) await this.runFlow(call, spec);
   }
 
   /** A new outgoing row for a leg the flow asked for. */
-  private async newLeg(customerId: string, source: Address | undefined, destination: Address, master: LiveCall | null, data: Record<string, unknown>): Promise<CallRow> {
+  private async newLeg(customerId: string, source: Address | undefined, destination: Address, master: CallSession | null, data: Record<string, unknown>): Promise<CallRow> {
     const row = await this.createRow({
       customer_id: customerId,
       source: source ?? { type: '', target: '' },
@@ -225,7 +263,7 @@ export class CallFactory {
   }
 
   /** The flow's call action: independent (or chained) calls running their own flow. */
-  async originateFromFlow(customerId: string, req: OriginateRequest, master: LiveCall | null): Promise<{ call_ids: string[] }> {
+  async originateFromFlow(customerId: string, req: OriginateRequest, master: CallSession | null): Promise<{ call_ids: string[] }> {
     const ids: string[] = [];
     for (const d of req.destinations) {
       const chainedTo = req.chained && master ? master : null;
@@ -233,87 +271,42 @@ export class CallFactory {
         early_execution: req.early_execution,
         anonymous: req.anonymous === 'yes',
       });
-      const call = new LiveCall(row, this.deps);
-      await call.publish('call_created');
+      await new CallSession(row, this.deps).publish('call_created');
       ids.push(row.id);
       await this.startOutgoing(row, { flowId: req.flow_id || undefined, actions: req.actions as Action[] }, chainedTo ?? undefined);
     }
     return { call_ids: ids };
   }
 
-  /**
-   * The connect action (and extension-to-extension calls): dials every destination at once as
-   * chained legs, bridges the first that answers to the master, hangs up the rest, and resolves when
-   * the bridge ends.
-   */
-  async connect(master: LiveCall, req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
+  /** The connect action: the destinations as chained legs of the master, the first to answer bridged (connect.ts). */
+  async connect(master: CallSession, req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
     if (signal.aborted) throw abortError(signal);
-    const legs: LiveCall[] = [];
-    for (const d of req.destinations) {
-      const row = await this.newLeg(master.row.customer_id, req.source ? toAddress(req.source) : master.row.source, toAddress(d), master, {
-        anonymous: req.anonymous === 'yes',
-      });
-      const leg = new LiveCall(row, this.deps);
-      await this.own(leg);
-      await leg.publish('call_created');
-      // a leg a transfer took over (master replaced) outlives its master
-      master.once('hangup', () => void (master.replacedBy ? undefined : leg.hangup('normal')));
-      leg.on('status', (s) => {
-        if (s === 'ringing' && !master.answered) void master.setStatus('ringing');
-      });
-      legs.push(leg);
-    }
-    const onAbort = () => legs.forEach((l) => void (master.replacedBy ? undefined : l.hangup('normal')));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const legs: CallSession[] = [];
     try {
-      const winner = await new Promise<LiveCall | null>((resolve) => {
-        let left = legs.length;
-        if (!left) resolve(null);
-        for (const leg of legs) {
-          this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }).then(
-            (answered) => {
-              if (answered) resolve(leg);
-              else if (--left === 0) resolve(null);
-            },
-            () => --left === 0 && resolve(null),
-          );
-        }
-        void master.done.then(() => resolve(null));
-      });
-      for (const l of legs) if (l !== winner) void l.hangup('normal');
-      if (!winner) {
-        const reasons = legs.map((l) => l.row.hangup_reason).filter(Boolean);
-        return { answered: false, hangup_reason: reasons[0] ?? 'failed', ended_by: master.isEnded ? 'master' : 'destination' };
+      for (const d of req.destinations) {
+        const row = await this.newLeg(master.row.customer_id, req.source ? toAddress(req.source) : master.row.source, toAddress(d), master, {
+          anonymous: req.anonymous === 'yes',
+        });
+        const leg = new CallSession(row, this.deps);
+        legs.push(leg);
+        await this.own(leg);
+        await leg.publish('call_created');
+        // a leg a transfer took over (master replaced) outlives its master
+        master.adopt(leg);
+        leg.on('status', (s) => {
+          if (s === 'ringing' && !master.answered) void master.setStatus('ringing');
+        });
       }
-      if (master.isEnded) {
-        await winner.hangup('normal');
-        return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: 'master' };
-      }
-      await master.answer();
-      await master.endpoint!.bridge(winner.endpoint!);
-      // a transfer may put another call in either side's place (LiveCall.replaceWith): follow it
-      let [a, b] = [master, winner];
-      const replaced = (c: LiveCall) => new Promise<'replaced'>((r) => c.once('replaced', () => r('replaced')));
-      for (;;) {
-        const r = await Promise.race([a.done.then(() => 'a' as const), b.done.then(() => 'b' as const), replaced(a).then(() => 'ra' as const), replaced(b).then(() => 'rb' as const)]);
-        if (r === 'ra') a = a.replacedBy!;
-        else if (r === 'rb') b = b.replacedBy!;
-        else if (r === 'a') {
-          await b.hangup('normal');
-          return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: 'master' };
-        } else {
-          if (a === master) await master.endpoint?.unbridge().catch(() => undefined);
-          else await a.hangup('normal');
-          return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: 'destination' };
-        }
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
+    } catch (err) {
+      // a leg that could not be made: none of them is dialled, none stays dialing
+      await Promise.all(legs.map((l) => l.close({ cause: 'failure', by: 'local', why: 'connect legs not made', announce: true })));
+      throw err;
     }
+    return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal);
   }
 
   /** Mute/unmute: the endpoint, then the row (idempotent). */
-  async mute(call: LiveCall, direction: 'both' | 'in' | 'out', on: boolean): Promise<void> {
+  async mute(call: CallSession, direction: 'both' | 'in' | 'out', on: boolean): Promise<void> {
     const ep = call.endpoint;
     if (ep && !call.isEnded) await (on ? ep.mute(direction) : ep.unmute(direction));
     await retryWrite(this.deps.logger, `call ${call.id} mute`, () => this.repo.setMute(call.id, on ? direction : ''));

@@ -13,14 +13,25 @@ import type { RecordingRequest } from '../flow/call-port';
 import type { CallDeps } from './deps';
 import type { RecordingRow } from '../../core/repos/recordings';
 import { publishRecording } from '../../core/conferences/events';
-import type { LiveCall } from './live-call';
+import type { Endpoint } from '../../media-engine';
+import type { CallRow } from '../../core/repos/calls';
 
-export class Recordings extends EventEmitter {
+/** What a recording needs of its call (the CallSession, which stops it when it closes). */
+export interface RecordedCall {
+  readonly id: string;
+  readonly row: CallRow;
+  readonly endpoint: Endpoint | null;
+}
+
+export interface RecordingsEvents {
+  recording_ended: [ev: { recording_id: string }];
+}
+
+export class Recordings extends EventEmitter<RecordingsEvents> {
   private active: { id: string; done: Promise<unknown> } | null = null;
 
-  constructor(private readonly deps: CallDeps, private readonly call: LiveCall, private readonly activeflowId: () => string) {
+  constructor(private readonly deps: CallDeps, private readonly call: RecordedCall) {
     super();
-    call.once('hangup', () => void this.stop());
   }
 
   private starting: Promise<{ recording_id: string }> | null = null;
@@ -49,7 +60,7 @@ export class Recordings extends EventEmitter {
         customer_id: this.call.row.customer_id,
         owner_id: EMPTY_UUID,
         owner_type: '',
-        activeflow_id: this.activeflowId() || EMPTY_UUID,
+        activeflow_id: this.call.row.activeflow_id || EMPTY_UUID,
         reference_type: 'call',
         reference_id: this.call.id,
         status: 'recording',

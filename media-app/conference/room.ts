@@ -25,7 +25,7 @@ import type { RecordingRow } from '../../core/repos/recordings';
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
 import type { Conference } from '../../media-engine';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 
 export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated';
 
@@ -42,7 +42,7 @@ export interface RoomDeps {
 
 interface Member {
   readonly cc: ConferencecallRow;
-  readonly call: LiveCall;
+  readonly call: CallSession;
   readonly left: Promise<LeaveReason>;
   leave(reason: LeaveReason): void;
 }
@@ -115,7 +115,7 @@ export class Room extends EventEmitter {
    * The call is in the room until it leaves; resolves with why. The participant row goes joined on
    * entry and leaved on exit, each change published once.
    */
-  async join(call: LiveCall, cc: ConferencecallRow, signal: AbortSignal): Promise<LeaveReason> {
+  async join(call: CallSession, cc: ConferencecallRow, signal: AbortSignal): Promise<LeaveReason> {
     const existing = this.members.get(cc.id);
     if (existing) return existing.left;
     if (this.terminating || this.row.status !== 'progressing') {

@@ -102,6 +102,12 @@ export interface CallPort extends Originator {
   readonly info: CallInfo;
 
   answer(signal: AbortSignal): Promise<void>;
+  /**
+   * Makes the call ready for media driven outside the port (ai_talk, queues: a service uses the
+   * call's endpoint): not ending, answered (waits for an outgoing call's answer), with media.
+   * Rejects when one cannot hold. The port's own media methods ensure their preconditions themselves.
+   */
+  prepareMedia(signal: AbortSignal): Promise<void>;
   talk(req: { text: string; language: string; provider?: string; voice_id?: string }, signal: AbortSignal): Promise<void>;
   play(urls: string[], signal: AbortSignal): Promise<void>;
   beep(signal: AbortSignal): Promise<void>;

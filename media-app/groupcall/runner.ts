@@ -13,12 +13,12 @@ import { publishResourceEvent } from '../../core/events/catalogue';
 import { effectiveRingMethod } from '../../core/groupcalls/model';
 import { groupcallClaimKey } from '../../core/groupcalls/commands';
 import type { CallFactory } from '../call/factory';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 
 export interface RunningGroupcall extends EventEmitter {
   readonly id: string;
   /** The first call that answered, or null when none did (resolves when that is known). */
-  readonly answered: Promise<LiveCall | null>;
+  readonly answered: Promise<CallSession | null>;
   /** Resolves when the groupcall is hangup. */
   readonly ended: Promise<void>;
   hangup(): Promise<void>;
@@ -63,12 +63,12 @@ export class GroupcallRunner {
 }
 
 class Ringing extends EventEmitter implements RunningGroupcall {
-  readonly answered: Promise<LiveCall | null>;
+  readonly answered: Promise<CallSession | null>;
   readonly ended: Promise<void>;
-  private resolveAnswered!: (c: LiveCall | null) => void;
+  private resolveAnswered!: (c: CallSession | null) => void;
   private resolveEnded!: () => void;
-  private readonly calls = new Map<string, LiveCall>();
-  private winner: LiveCall | null = null;
+  private readonly calls = new Map<string, CallSession>();
+  private winner: CallSession | null = null;
   private stopping = false;
   private finished = false;
 
@@ -120,7 +120,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
   }
 
   /** True when the call answered, false when it ended first. */
-  private upOrDown(call: LiveCall): Promise<boolean> {
+  private upOrDown(call: CallSession): Promise<boolean> {
     if (call.status === 'progressing') return Promise.resolve(true);
     return new Promise((resolve) => {
       const onStatus = (s: string) => s === 'progressing' && (call.off('status', onStatus), resolve(true));
@@ -129,7 +129,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     });
   }
 
-  private async dialOne(callId: string): Promise<LiveCall | null> {
+  private async dialOne(callId: string): Promise<CallSession | null> {
     if (this.winner || this.stopping) return null;
     await this.factory.originate([callId]);
     const call = this.factory.get(callId);
@@ -139,15 +139,18 @@ class Ringing extends EventEmitter implements RunningGroupcall {
       return null;
     }
     this.calls.set(callId, call);
+    // the answer's handling is the call's own work: if it fails, the call ends with a reason
     call.on('status', (s: string) => {
-      if (s === 'progressing') void this.onAnswer(call);
+      if (s === 'progressing') call.own(this.onAnswer(call), 'the groupcall answer');
     });
-    void call.done.then(() => this.onCallEnded());
-    if (call.status === 'progressing') void this.onAnswer(call);
+    call.done
+      .then(() => this.onCallEnded())
+      .catch((err: Error) => this.deps.logger.warn({ err: err.message, groupcall: this.id }, 'groupcall bookkeeping after a call ended failed'));
+    if (call.status === 'progressing') call.own(this.onAnswer(call), 'the groupcall answer');
     return call;
   }
 
-  private async onAnswer(call: LiveCall): Promise<void> {
+  private async onAnswer(call: CallSession): Promise<void> {
     if (this.winner === call) return;
     if (this.winner || this.stopping || !(await this.repo.claimAnswer(this.id, call.id))) {
       // a second answer after the first: this one is not wanted
@@ -161,7 +164,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     if (this.row.answer_method === 'hangup_others' || this.row.answer_method === '') await this.hangupOthers(call);
   }
 
-  private async hangupOthers(keep: LiveCall | null): Promise<void> {
+  private async hangupOthers(keep: CallSession | null): Promise<void> {
     await Promise.all([...this.calls.values()].filter((c) => c !== keep).map((c) => c.hangup('normal')));
     // linear rows never dialled end where they are (dialing → canceling → hangup: reason cancel)
     const calls = callsRepo(this.deps.db);

@@ -1,7 +1,8 @@
 /**
  * Inbound INVITEs (srf.invite): identify the source, then the destination —
  *   sip:direct.<hash>@…        the extension with that direct hash (any source)
- *   a number on the platform   its call_flow_id runs as the call's activeflow
+ *   a number on the platform   its call_flow_id runs as the call's activeflow (a +899 virtual number
+ *                              only for its own customer's extensions and trunks)
  *   an extension of the caller's customer (extension and trunk sources): dial its contacts, bridge
  *   a tel number (extension and trunk sources): through the customer's routes, fallback per route
  * Unknown destinations get 404; nothing in the answer tells which part was wrong.
@@ -11,13 +12,14 @@ import { EMPTY_UUID } from '../../core/ids';
 import { extensionsRepo } from '../../core/repos/extensions';
 import type { Address } from '../../core/repos/calls';
 import type { CallFactory } from '../call/factory';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import { headerUri } from '../registrar';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
 import { identifySource } from './source';
-import { targetsFor } from '../outbound/targets';
+import { resolveTargets } from '../outbound/targets';
 import { isTransientDbError } from '../../core/db/retry';
+import { isVirtualNumber } from '../../core/numbers/e164';
 
 function displayName(v: string | undefined): string {
   const m = /^\s*"((?:[^"\\]|\\.)*)"/.exec(v ?? '') ?? /^\s*([^<"]+?)\s*</.exec(v ?? '');
@@ -60,6 +62,8 @@ export class InboundRouter {
     const digits = /^\+?\d{3,20}$/.test(user) ? (user.startsWith('+') ? user : `+${user}`) : null;
     if (digits) {
       const number = await numbersRepo(deps.db).getByNumber(digits);
+      // another customer's +899 number is as unknown to an extension or trunk as nobody's (404)
+      if (number && isVirtualNumber(digits) && source.kind !== 'provider' && source.customerId !== number.customer_id) return void res.send(404);
       if (number && number.status === 'active' && number.call_flow_id && number.call_flow_id !== EMPTY_UUID) {
         const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits } });
         if (!call) return;
@@ -80,12 +84,13 @@ export class InboundRouter {
 
   /** An incoming call connected to one destination; it ends when the bridge ends. */
   private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address): Promise<void> {
-    // nothing to dial (no route, extension not registered): refuse before any call exists
+    // nothing to dial (no route, extension not registered, refused by the dial policy): refuse
+    // before any call exists; no balance is 402 Payment Required
     const deps = this.factory.deps;
-    if (!(await targetsFor(deps.db, deps.registrar.bindings, customerId, destination)).length) {
-      return void res.send(destination.type === 'extension' ? 480 : 404);
-    }
-    const call: LiveCall | null = await this.factory.inbound(req, res, { customerId, source, destination });
+    const planned = await resolveTargets(deps, customerId, destination, {});
+    if ('refusal' in planned && planned.refusal.reason === 'insufficient_balance') return void res.send(402);
+    if (!('targets' in planned) || !planned.targets.length) return void res.send(destination.type === 'extension' ? 480 : 404);
+    const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination });
     if (!call) return;
     const abort = new AbortController();
     call.once('hangup', () => abort.abort());

@@ -38,7 +38,7 @@ async function relay(deps: CallDeps, req: SrfRequest, res: SrfResponse): Promise
   if (source.kind !== 'extension') return void res.send(403);
   const ext = await extensionsRepo(deps.db).getByExtension(source.customerId, ruri.user);
   if (!ext) return void res.send(404);
-  const targets = await targetsFor(deps.db, deps.registrar.bindings, source.customerId, { type: 'extension', target: ext.extension });
+  const targets = await targetsFor(deps, source.customerId, { type: 'extension', target: ext.extension });
   if (!targets.length) return void res.send(480);
   const srf = deps.srf as unknown as { request(uri: string, opts: object, cb: (err: Error | null, r: SentRequest) => void): void };
   let last = 480;

@@ -1,10 +1,10 @@
 /**
- * Dials an outgoing LiveCall: an endpoint offers our SDP, the INVITE goes to each target in turn
+ * Dials an outgoing CallSession: an endpoint offers our SDP, the INVITE goes to each target in turn
  * (route fallback) until one answers, the far end rejects in a way another route would not change
  * (busy, declined, cancelled), or the dial timeout fires. 180/183 move the call to ringing.
  */
 import { causeFromSipStatus, type HangupCause } from '../../core/calls/model';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import type { CallDeps } from '../call/deps';
 import type { DialTarget } from './targets';
 
@@ -21,7 +21,7 @@ export interface DialOptions {
 
 export type DialOutcome = { answered: true } | { answered: false; cause: HangupCause };
 
-export async function dial(deps: CallDeps, call: LiveCall, targets: DialTarget[], opts: DialOptions): Promise<DialOutcome> {
+export async function dial(deps: CallDeps, call: CallSession, targets: DialTarget[], opts: DialOptions): Promise<DialOutcome> {
   if (!targets.length) {
     await call.finish('failure');
     return { answered: false, cause: 'failure' };

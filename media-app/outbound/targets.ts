@@ -1,16 +1,31 @@
 /**
- * Where an outgoing call's destination is sent: tel through the customer's routes (providers in
- * order, each a fallback for the one before) once the toll-fraud policy allows it, a SIP URI directly, an extension to each of its
- * registered contacts (through the address the REGISTER came from: NAT), an agent to its addresses.
+ * Where an outgoing call's destination is sent, once the dial policy (core/calls/dial-policy) allows it:
+ * - a PSTN number through the customer's routes (providers in order, each a fallback for the one
+ *   before), when the toll-fraud checks pass, the balance pays the first minute and the concurrency
+ *   cap admits the call;
+ * - a +899 virtual number never leaves the platform (own numbers: outbound/internal.ts); a number the
+ *   customer does not own is number_not_found;
+ * - a SIP URI to the address it was located at and the egress policy checked (core/calls/sip-destination);
+ * - an extension to each of its registered contacts (through the address the REGISTER came from: NAT);
+ * - an agent to its addresses.
+ * Every originate, flow `connect`/`call` leg, groupcall leg, queue ring, transfer and REFER target and
+ * SIP extension-to-tel call dials through here.
  */
 import type { Knex } from '../../core/db/knex';
+import type { Config } from '../../core/config';
 import type { Address } from '../../core/repos/calls';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { agentsRepo } from '../../core/repos/agents';
 import { isUuid } from '../../core/ids';
+import { isVirtualNumber } from '../../core/numbers/e164';
 import { providerRequestUri, resolveRoutes } from '../../core/routing/resolve';
 import type { BindingStore } from '../registrar/bindings';
-import { admitPstnCalls, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal } from '../../core/calls/dial-policy';
+import {
+  admitPstnCalls, balanceRefusal, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal, ownVirtualNumber,
+  type DialRefusal,
+} from '../../core/calls/dial-policy';
+import { locateSipDestination } from '../../core/calls/sip-destination';
+import { sipLocateOptions } from './sip-egress';
 
 export interface DialTarget {
   uri: string;
@@ -21,57 +36,89 @@ export interface DialTarget {
   headers?: Record<string, string>;
 }
 
+/** What resolving a destination needs from the node (CallDeps has it all). */
+export interface TargetDeps {
+  db: Knex;
+  registrar: { bindings: BindingStore };
+  config: Readonly<Config>;
+}
+
 /**
- * `callId`: the outgoing row about to be dialled. A tel destination must pass the toll-fraud policy
- * (core/calls/dial-policy: blocked prefixes, whitelist) and, when it leaves the platform, the row is
- * admitted against the customer's concurrency cap; a refusal gives no target (nothing is dialled) and
- * is noted on the row. Without a callId (a pre-check) a customer at its cap gets no target either.
+ * `callId`: the outgoing row about to be dialled. A refusal gives no target (nothing is dialled) and
+ * is noted on the row (data.dial_refused: the reason). Without a callId (a pre-check) a customer at
+ * its cap gets no target either.
  */
-export async function targetsFor(db: Knex, bindings: BindingStore, customerId: string, dest: Address, opts: { callId?: string } = {}): Promise<DialTarget[]> {
+export async function targetsFor(deps: TargetDeps, customerId: string, dest: Address, opts: { callId?: string } = {}): Promise<DialTarget[]> {
+  const r = await resolveTargets(deps, customerId, dest, opts);
+  if ('refusal' in r) {
+    if (opts.callId) await noteRefusal(deps.db, opts.callId, r.refusal);
+    return [];
+  }
+  return r.targets;
+}
+
+export type Resolved = { targets: DialTarget[] } | { refusal: DialRefusal };
+
+/** The targets, or why the dial policy refuses the destination (nothing noted anywhere). */
+export async function resolveTargets(deps: TargetDeps, customerId: string, dest: Address, opts: { callId?: string }): Promise<Resolved> {
+  const { db } = deps;
   const target = (dest.target ?? '').trim();
   switch (dest.type) {
     case 'tel': {
-      let refusal = await checkTelDestination(db, customerId, target);
-      const routes = refusal ? [] : await resolveRoutes(db, customerId, target);
+      if (isVirtualNumber(target)) {
+        if (!(await ownVirtualNumber(db, customerId, target))) return { refusal: { reason: 'number_not_found' } };
+        // never through a provider: an own number with a flow is joined internally
+        // (outbound/internal.ts, before any target is asked for); nothing to dial otherwise
+        return { targets: [] };
+      }
+      const refusal = (await checkTelDestination(db, customerId, target)) ?? (await balanceRefusal(db, customerId, dest));
+      if (refusal) return { refusal };
+      const routes = await resolveRoutes(db, customerId, target);
       if (routes.length && isPstnTarget(target)) {
-        if (opts.callId) refusal = await admitPstnCalls(db, customerId, [opts.callId]);
-        else if ((await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId))) refusal = { reason: 'concurrency_cap' };
+        const capped = opts.callId
+          ? await admitPstnCalls(db, customerId, [opts.callId])
+          : (await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId)) ? ({ reason: 'concurrency_cap' } as const) : null;
+        if (capped) return { refusal: capped };
       }
-      if (refusal) {
-        if (opts.callId) await noteRefusal(db, opts.callId, refusal);
-        return [];
-      }
-      return routes.map(({ provider }) => ({
-        uri: providerRequestUri(provider, target),
-        providerId: provider.id,
-        auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
-        headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
-      }));
+      return {
+        targets: routes.map(({ provider }) => ({
+          uri: providerRequestUri(provider, target),
+          providerId: provider.id,
+          auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
+          headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
+        })),
+      };
     }
-    case 'sip':
-      if (!target) return [];
-      return [{ uri: /^sips?:/i.test(target) ? target : `sip:${target}` }];
+    case 'sip': {
+      if (!target) return { targets: [] };
+      const uri = /^sips?:/i.test(target) ? target : `sip:${target}`;
+      const located = await locateSipDestination(uri, sipLocateOptions(deps.config));
+      if (!located.ok) return { refusal: { reason: 'destination_not_allowed', message: located.message } };
+      return { targets: [{ uri, proxy: located.hop.uri }] };
+    }
     case 'extension': {
       const ext = await extensionsRepo(db).getByExtension(customerId, target);
-      if (!ext) return [];
-      const live = await bindings.get(`${ext.username}@${ext.domain_name}`);
-      return live.map((b) => ({
-        uri: b.contact,
-        proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
-      }));
+      if (!ext) return { targets: [] };
+      const live = await deps.registrar.bindings.get(`${ext.username}@${ext.domain_name}`);
+      return {
+        targets: live.map((b) => ({
+          uri: b.contact,
+          proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+        })),
+      };
     }
     case 'agent': {
       // an agent is reached at its addresses, tried in the order the agent listed them (an agent
-      // address naming another agent is skipped: no loops)
+      // address naming another agent is skipped: no loops); a refused address is skipped
       const agent = isUuid(target) ? await agentsRepo(db).get(target.toLowerCase(), { customerId }) : null;
-      if (!agent) return [];
+      if (!agent) return { targets: [] };
       const out: DialTarget[] = [];
       for (const a of agent.addresses) {
-        if (a.type !== 'agent') out.push(...(await targetsFor(db, bindings, customerId, a as Address, opts)));
+        if (a.type !== 'agent') out.push(...(await targetsFor(deps, customerId, a as Address, opts)));
       }
-      return out;
+      return { targets: out };
     }
     default:
-      return [];
+      return { targets: [] };
   }
 }

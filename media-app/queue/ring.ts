@@ -6,16 +6,16 @@
 import { callsRepo, type Address } from '../../core/repos/calls';
 import type { AgentRow } from '../../core/repos/agents';
 import type { CallFactory } from '../call/factory';
-import { LiveCall } from '../call/live-call';
+import { CallSession } from '../call/session';
 
 export interface Ringing {
   /** The answered leg, or null when no address answered (or `cancel` was called first). */
-  readonly answered: Promise<LiveCall | null>;
+  readonly answered: Promise<CallSession | null>;
   /** Hangs up every leg still ringing. */
   cancel(): void;
 }
 
-async function newLeg(factory: CallFactory, caller: LiveCall, to: Address): Promise<LiveCall> {
+async function newLeg(factory: CallFactory, caller: CallSession, to: Address): Promise<CallSession> {
   const repo = callsRepo(factory.deps.db);
   const row = await repo.create({
     customer_id: caller.row.customer_id,
@@ -29,17 +29,17 @@ async function newLeg(factory: CallFactory, caller: LiveCall, to: Address): Prom
     data: {},
   });
   await repo.addChained(caller.id, row.id);
-  const leg = new LiveCall(row, factory.deps);
+  const leg = new CallSession(row, factory.deps);
   await factory.deps.calls.add(leg);
   await leg.publish('call_created');
-  caller.once('hangup', () => void leg.hangup('normal'));
+  caller.adopt(leg);
   return leg;
 }
 
-export function ringAgent(factory: CallFactory, caller: LiveCall, agent: AgentRow): Ringing {
-  const legs: LiveCall[] = [];
+export function ringAgent(factory: CallFactory, caller: CallSession, agent: AgentRow): Ringing {
+  const legs: CallSession[] = [];
   let cancelled = false;
-  const dialOne = async (a: Address): Promise<LiveCall | null> => {
+  const dialOne = async (a: Address): Promise<CallSession | null> => {
     if (cancelled || caller.isEnded) return null;
     const leg = await newLeg(factory, caller, a);
     legs.push(leg);
@@ -47,16 +47,16 @@ export function ringAgent(factory: CallFactory, caller: LiveCall, agent: AgentRo
       await leg.hangup('normal');
       return null;
     }
-    const up = await factory.dialOut(leg, { near: caller }).catch(() => false);
+    const up = await factory.dialOut(leg, { near: caller });
     return up ? leg : null;
   };
   const addresses = agent.addresses ?? [];
-  const answered = (async (): Promise<LiveCall | null> => {
-    let winner: LiveCall | null = null;
+  const answered = (async (): Promise<CallSession | null> => {
+    let winner: CallSession | null = null;
     if (agent.ring_method === 'linear') {
       for (const a of addresses) if ((winner = await dialOne(a as Address))) break;
     } else {
-      winner = await new Promise<LiveCall | null>((resolve) => {
+      winner = await new Promise<CallSession | null>((resolve) => {
         let left = addresses.length;
         if (!left) resolve(null);
         for (const a of addresses) {

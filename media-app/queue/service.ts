@@ -17,7 +17,7 @@ import { queuesRepo, type QueueRow } from '../../core/repos/queues';
 import { queuecallsRepo, type QueuecallRow, type QueuecallStatus } from '../../core/repos/queuecalls';
 import { publishQueuecall, publishQueuecallStatus } from '../../core/queues/events';
 import type { CallFactory } from '../call/factory';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import type { ActionContext, Outcome } from '../flow/actions/base';
 import { NEXT } from '../flow/actions/base';
 import { abortError } from '../flow/clock';
@@ -32,13 +32,13 @@ export const UNANSWERED_COOLDOWN_MS = 5000;
 interface Entry {
   qc: QueuecallRow;
   queue: QueueRow;
-  caller: LiveCall;
+  caller: CallSession;
   ctx: ActionContext;
   wait: AbortController;
   state: 'waiting' | 'connecting' | 'service' | 'ended';
   dispatching: boolean;
   ringing: Ringing | null;
-  agentLeg: LiveCall | null;
+  agentLeg: CallSession | null;
   /** Agents who did not answer this caller, with the time they may be rung again. */
   skip: Map<string, number>;
   end: (how: 'timeout' | 'kick' | 'service_over') => void;
@@ -74,7 +74,7 @@ export class QueueService extends EventEmitter {
     if (!caller || caller.isEnded) return { kind: 'end', reason: 'call_hangup' };
     const queue = await queuesRepo(this.db).get(ctx.customerId, queueId);
     if (!queue) return { kind: 'fail', message: `queue ${queueId} not found` };
-    await ctx.call.answer(ctx.signal);
+    await ctx.call.prepareMedia(ctx.signal);
 
     let qc = await queuecallsRepo(this.db).create({
       customer_id: ctx.customerId,
@@ -126,7 +126,7 @@ export class QueueService extends EventEmitter {
   }
 
   /** The node's ringback tone on the caller's endpoint, stopped when the signal aborts. */
-  private async ringback(caller: LiveCall, signal: AbortSignal): Promise<void> {
+  private async ringback(caller: CallSession, signal: AbortSignal): Promise<void> {
     const ep = caller.endpoint;
     if (!ep || caller.isEnded || signal.aborted) return;
     const stop = () => void ep.stopPlayback().catch(() => undefined);
@@ -202,7 +202,7 @@ export class QueueService extends EventEmitter {
   }
 
   /** The agent answered: the wait audio stops, the two are bridged until one leaves. */
-  private async serve(e: Entry, leg: LiveCall, agentId: string): Promise<void> {
+  private async serve(e: Entry, leg: CallSession, agentId: string): Promise<void> {
     e.agentLeg = leg;
     e.wait.abort();
     await e.caller.endpoint?.stopPlayback().catch(() => undefined);

@@ -3,7 +3,7 @@
  * recording transcriptions, and what flow actions reach through `ctx.services.speech`.
  */
 import type { CallFactory } from '../call/factory';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import { EMPTY_UUID } from '../../core/ids';
 import { speakingsRepo, type SpeakingRow } from '../../core/repos/speakings';
 import { transcribesRepo, transcribeJson, type TranscribeRow } from '../../core/repos/transcribes';
@@ -121,7 +121,7 @@ export class SpeechService {
    * Where the speech goes: `in` toward the call's remote party (its endpoint), `out` toward the
    * local party (the calls chained to it, e.g. the other leg of a connect), `both` to all of them.
    */
-  private endpointsFor(call: LiveCall, row: SpeakingRow): Endpoint[] {
+  private endpointsFor(call: CallSession, row: SpeakingRow): Endpoint[] {
     const out: Endpoint[] = [];
     if (row.direction !== 'out' && call.endpoint) out.push(call.endpoint);
     if (row.direction !== 'in') {

@@ -5,7 +5,7 @@
  */
 import type { AudioFork, Conference, Endpoint } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
 
 export interface AudioTap {
@@ -60,7 +60,7 @@ function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void): Aud
 }
 
 export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string, onFrame: (pcm: Buffer) => void): Promise<AudioTap> {
-  const call = deps.calls.get(callId) as LiveCall | undefined;
+  const call = deps.calls.get(callId) as CallSession | undefined;
   if (!call || call.isEnded) throw new TapError('notFound', 'the call is not live on this node');
   const ep: Endpoint | null = call.endpoint;
   if (!ep || ep.destroyed || call.status !== 'progressing') throw new TapError('notReady', `the call is ${call.status}, not progressing`);

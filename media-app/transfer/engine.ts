@@ -9,13 +9,13 @@
  *           hangs up or never answers, the transferer gets its peer back.
  * Replaces: a phone's attended REFER (RFC 3891) joins the peers of its two dialogs and releases both.
  *
- * The bridge bookkeeping of factory.connect follows a replaced call (LiveCall.replaceWith), so the
+ * The bridge bookkeeping of factory.connect follows a replaced call (CallSession.replaceWith), so the
  * flows and inbound bridges around a transfer keep working on the new pair.
  */
 import type { Address } from '../../core/repos/calls';
 import { transfersRepo, type TransferRow } from '../../core/repos/transfers';
 import type { CallFactory } from '../call/factory';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import type { GroupcallRunner } from '../groupcall/runner';
 import { createGroupcall } from '../groupcall/create';
 
@@ -25,7 +25,7 @@ export class TransferError extends Error {}
 
 export class TransferEngine {
   /** Pairs this engine bridged (a transferred pair has no connect around it unless one followed). */
-  private readonly peers = new Map<string, LiveCall>();
+  private readonly peers = new Map<string, CallSession>();
 
   constructor(private readonly factory: CallFactory, private readonly runner: GroupcallRunner) {}
 
@@ -34,9 +34,9 @@ export class TransferEngine {
   }
 
   /** The live, answered call bridged to `call`, if any. */
-  async peerOf(call: LiveCall): Promise<LiveCall | null> {
-    const usable = (c: LiveCall | undefined | null): c is LiveCall => !!c && !c.isEnded && c.answered && c !== call;
-    const follow = (c: LiveCall | undefined): LiveCall | undefined => {
+  async peerOf(call: CallSession): Promise<CallSession | null> {
+    const usable = (c: CallSession | undefined | null): c is CallSession => !!c && !c.isEnded && c.answered && c !== call;
+    const follow = (c: CallSession | undefined): CallSession | undefined => {
       let x = c;
       for (let i = 0; x?.replacedBy && i < 10; i++) x = x.replacedBy;
       return x;
@@ -54,12 +54,12 @@ export class TransferEngine {
   }
 
   /** Bridges a and b as a pair this engine watches: when one ends, the other is hung up. */
-  private async pair(a: LiveCall, b: LiveCall, followedByConnect: boolean): Promise<void> {
+  private async pair(a: CallSession, b: CallSession, followedByConnect: boolean): Promise<void> {
     await a.endpoint!.bridge(b.endpoint!);
     this.peers.set(a.id, b);
     this.peers.set(b.id, a);
     // a connect around the pair hangs up the survivor itself; otherwise the pair goes together
-    const end = (gone: LiveCall, other: LiveCall) => () => {
+    const end = (gone: CallSession, other: CallSession) => () => {
       const paired = this.peers.get(other.id) === gone;
       if (this.peers.get(gone.id) === other) this.peers.delete(gone.id);
       if (paired) this.peers.delete(other.id);
@@ -70,11 +70,11 @@ export class TransferEngine {
   }
 
   /** The address the target sees as the caller: the transferee's own party. */
-  private callerOf(peer: LiveCall): Address {
+  private callerOf(peer: CallSession): Address {
     return peer.row.direction === 'incoming' ? peer.row.source : peer.row.destination;
   }
 
-  private async ring(t: TransferRow, near: LiveCall, source: Address) {
+  private async ring(t: TransferRow, near: CallSession, source: Address) {
     const { groupcall } = await createGroupcall(this.deps, {
       customerId: t.customer_id,
       source,
@@ -151,7 +151,7 @@ export class TransferEngine {
   }
 
   /** RFC 3891 Replaces: the peers of two of a phone's dialogs are joined, both dialogs released. */
-  async replaces(t: TransferRow, other: LiveCall, joined: () => Promise<void> | void = () => undefined): Promise<TransferRow | null> {
+  async replaces(t: TransferRow, other: CallSession, joined: () => Promise<void> | void = () => undefined): Promise<TransferRow | null> {
     const repo = transfersRepo(this.deps.db);
     const transferer = this.factory.get(t.transferer_call_id);
     if (!transferer || transferer.isEnded) return repo.update(t.id, { status: 'failed' });
@@ -168,7 +168,7 @@ export class TransferEngine {
   }
 
   /** The live call whose SIP dialog has this Call-ID (a Replaces header names it). */
-  bySipCallId(callId: string): LiveCall | undefined {
-    return (this.deps.calls.all() as LiveCall[]).find((c) => c.dialog?.sip.callId === callId || c.row.sip_call_id === callId);
+  bySipCallId(callId: string): CallSession | undefined {
+    return (this.deps.calls.all() as CallSession[]).find((c) => c.dialog?.sip.callId === callId || c.row.sip_call_id === callId);
   }
 }

@@ -5,7 +5,7 @@
  */
 import '../../core/groupcalls/commands';
 import { transfersRepo } from '../../core/repos/transfers';
-import { onInDialogRequest } from '../call/live-call';
+import { onInDialogRequest } from '../call/in-dialog';
 import { runnerFor, subsystem as groupcalls } from '../groupcall';
 import type { Subsystem } from '../subsystem';
 import { TransferEngine } from './engine';
@@ -21,7 +21,7 @@ export const subsystem: Subsystem = {
     const engine = new TransferEngine(ctx.factory, runnerFor(ctx.factory));
     onInDialogRequest(ctx.deps, 'refer', referHandler(ctx.deps, engine));
     // out-of-dialog MESSAGE between extensions (the srf verb is routed to us from now on)
-    (ctx.deps.srf as unknown as { message(fn: ReturnType<typeof messageRelay>): void }).message(messageRelay(ctx.deps));
+    ctx.deps.srf.message(messageRelay(ctx.deps));
     ctx.commands.on('transfer.start', async (c) => {
       const claimed = await ctx.deps.redis.set(ctx.deps.config.redisKeyPrefix + claimKey(c.transferId), ctx.nodeId, 'EX', 86_400, 'NX');
       if (claimed !== 'OK') return;

@@ -8,7 +8,7 @@
 import { extensionsRepo } from '../../core/repos/extensions';
 import { transfersRepo } from '../../core/repos/transfers';
 import type { Address } from '../../core/repos/calls';
-import type { LiveCall } from '../call/live-call';
+import type { CallSession } from '../call/session';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
@@ -37,7 +37,7 @@ export function parseReferTo(v: string | undefined): { uri: string; replaces: { 
   return { uri: uri!, replaces };
 }
 
-async function targetAddress(deps: CallDeps, call: LiveCall, uri: string): Promise<Address | null> {
+async function targetAddress(deps: CallDeps, call: CallSession, uri: string): Promise<Address | null> {
   const u = parseSipUri(uri);
   if (!u) return null;
   if (u.scheme === 'tel') return { type: 'tel', target: u.user.startsWith('+') ? u.user : `+${u.user}` };
@@ -52,7 +52,7 @@ async function targetAddress(deps: CallDeps, call: LiveCall, uri: string): Promi
 }
 
 export function referHandler(deps: CallDeps, engine: TransferEngine) {
-  return (call: LiveCall, req: SrfRequest, res: SrfResponse): void => {
+  return (call: CallSession, req: SrfRequest, res: SrfResponse): void => {
     void handle(deps, engine, call, req, res).catch((err: Error) => {
       deps.logger.warn({ err: err.message, call: call.id }, 'REFER failed');
       if (!res.finalResponseSent) res.send(500);
@@ -60,7 +60,7 @@ export function referHandler(deps: CallDeps, engine: TransferEngine) {
   };
 }
 
-async function handle(deps: CallDeps, engine: TransferEngine, call: LiveCall, req: SrfRequest, res: SrfResponse): Promise<void> {
+async function handle(deps: CallDeps, engine: TransferEngine, call: CallSession, req: SrfRequest, res: SrfResponse): Promise<void> {
   const referTo = parseReferTo(req.get('Refer-To'));
   if (!referTo) return void res.send(400, 'Bad Refer-To');
   if (call.isEnded || call.status !== 'progressing') return void res.send(481);

@@ -87,7 +87,7 @@ describe('ai: resources over the API', function () {
   it('a prompt proposal is generated through the AI\'s engine and accepting it writes a history entry naming it', async () => {
     llm.options.respond = (req) => (req.messages[0]!.content?.includes('improve system prompts') ? { text: '{"prompt":"You are Acme support. Be concise.","rationale":"shorter"}' } : { text: 'ok' });
     const ai = await createAi();
-    const p = await auth(api().post('/v1.0/aipromptproposals')).send({ ai_id: ai.id }).expect(201);
+    const p = await auth(api().post('/v1.0/aipromptproposals')).send({ ai_id: ai.id }).expect(202);
     expect(p.body.status).to.equal('progressing');
     const done = await until(async () => {
       const r = await auth(api().get(`/v1.0/aipromptproposals/${p.body.id}`));
@@ -150,9 +150,9 @@ describe('ai: resources over the API', function () {
       if (req.messages.at(-1)?.role === 'tool') return { text: 'Your invoice is paid.' };
       return req.tools?.some((t) => t.function.name === 'to_billing') ? { tool_calls: [{ name: 'to_billing', arguments: {} }] } : { text: 'unexpected' };
     };
-    const call = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'team', assistance_id: team.body.id, reference_type: 'conversation' }).expect(201);
+    const call = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'team', assistance_id: team.body.id, reference_type: 'conversation' }).expect(200);
     expect(call.body.current_member_id).to.equal(m1);
-    await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Is my invoice paid?' }).expect(201);
+    await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Is my invoice paid?' }).expect(200);
     await until(async () => {
       const r = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
       return r.some((m: { content: string }) => m.content === 'Your invoice is paid.');
@@ -179,7 +179,7 @@ describe('ai: resources over the API', function () {
     ].join('\n\n');
     const fileId = await upload('kb.txt', doc);
     const created = await auth(api().post('/v1.0/rags')).send({ name: 'kb', storage_file_ids: [fileId], source_urls: [`${webUrl}/faq.html`, `${webUrl}/missing.html`] });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
     expect(created.body.status).to.equal('processing');
     expect(created.body.sources.map((s: { status: string }) => s.status)).to.deep.equal(['pending', 'pending', 'pending']);
     const rag = await until(async () => {
@@ -211,9 +211,9 @@ describe('ai: resources over the API', function () {
       return { text: `Answer to: ${lastUser(req)}` };
     };
     const ai = await createAi({ rag_id: rag.id });
-    const call = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'ai', assistance_id: ai.id, reference_type: 'task' }).expect(201);
+    const call = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'ai', assistance_id: ai.id, reference_type: 'task' }).expect(200);
     expect(call.body.status).to.equal('progressing');
-    await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Where can visitors park?' }).expect(201);
+    await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Where can visitors park?' }).expect(200);
     const msgs = await until(async () => {
       const r = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
       return r.length >= 2 ? r : null;
@@ -226,7 +226,7 @@ describe('ai: resources over the API', function () {
       seen = req.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
       return { text: 'ok' };
     };
-    await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'When does the shop open in the morning?' }).expect(201);
+    await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'When does the shop open in the morning?' }).expect(200);
     await until(() => seen.includes('nine in the morning'), 10_000, 'second retrieval');
     llm.options.respond = undefined;
     await auth(api().post(`/v1.0/aicalls/${call.body.id}/terminate`)).expect(200);
@@ -247,7 +247,7 @@ describe('ai: resources over the API', function () {
     process.env.AI_EMBEDDING_MODEL = 'embed-small';
     try {
       const fileId = await upload('pets.md', 'Dogs are allowed on the terrace.\n\nCats must stay at home.\n\nThe café serves coffee until midnight.');
-      const r = await auth(api().post('/v1.0/rags')).send({ name: 'pets', storage_file_ids: [fileId] }).expect(201);
+      const r = await auth(api().post('/v1.0/rags')).send({ name: 'pets', storage_file_ids: [fileId] }).expect(200);
       await until(async () => (await auth(api().get(`/v1.0/rags/${r.body.id}`))).body.status === 'ready', 10_000, 'rag ready');
       const chunks = await t.ctx.db('rag_chunks').where({ rag_id: r.body.id });
       expect(chunks.every((c: { embedding: unknown }) => Array.isArray(c.embedding))).to.equal(true);

@@ -56,7 +56,7 @@ describe('ai: summaries', function () {
   it('summarises a recording by running STT over its audio; regenerate replaces the content', async () => {
     const rec = await recording();
     const r = await auth(request(t.app).post('/v1.0/summaries')).send({ reference_type: 'recording', reference_id: rec, language: 'en-US' });
-    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body).to.include({ status: 'progressing', content: '', reference_type: 'recording', reference_id: rec });
     const done = await until(async () => {
       const g = (await auth(request(t.app).get(`/v1.0/summaries/${r.body.id}`))).body;
@@ -85,7 +85,7 @@ describe('ai: summaries', function () {
       { id: newId(), customer_id: f.customer.id, transcribe_id: tr, direction: 'out', message: 'Your order is cancelled', offset_ms: 2000, tm_transcript: new Date(now + 2000), tm_create: new Date(now) },
     ]);
     const r = await auth(request(t.app).post('/v1.0/aisummaries')).send({ reference_type: 'transcribe', reference_id: tr });
-    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
     await until(async () => (await auth(request(t.app).get(`/v1.0/summaries/${r.body.id}`))).body.status === 'done', 10_000, 'summary done');
     expect(transcriptSeen).to.equal('Caller: I want to cancel my order\nAgent: Your order is cancelled');
     const re = await auth(request(t.app).post(`/v1.0/summaries/${r.body.id}/regenerate`)).send({});

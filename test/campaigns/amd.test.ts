@@ -33,8 +33,8 @@ describe('campaigns with AMD (sipp plays a person and an answering machine)', fu
     writeRtpPcap(path.join(dir, 'human.pcap'), concat(silenceMs(400), espeak('hello?'), silenceMs(6000)));
     const greeting = concat(silenceMs(300), espeak("Hi, you've reached Sam and Robin. We can't take your call right now. Please leave a message after the tone.", 'en-us', 175), silenceMs(300));
     writeRtpPcap(path.join(dir, 'machine.pcap'), concat(greeting, soxSynth(['0.6', 'sine', '1000'], ['vol', '0.4']), silenceMs(8000)));
-    p = await startPlatform();
-    t = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir, RATE_LIMIT_SCALE: '0' } });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir, RATE_LIMIT_SCALE: '0' } });
     runner = new CampaignRunner(t.ctx, { tickMs: 100 });
     runner.start();
     await truncateAll(t.ctx.db);

@@ -16,7 +16,7 @@ describe('campaigns API: outplans, outdials, campaigns, campaigncalls', function
   let a: ReturnType<typeof api>;
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0' } });
   });
   after(async () => {
     await closeCommandBus(t.ctx);

@@ -17,6 +17,7 @@ import { Queue } from 'bullmq';
 import { ORIGINATE_QUEUE } from '../../core/queue/contracts';
 import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
 import { activeflowsRepo } from '../../core/repos/activeflows';
+import { InviteCounter } from '../queue/sip-parties';
 
 interface Cc { id: string; activeflow_id: string; reference_type: string; status: string; result: string; outdial_target_id: string; destination_index: number; try_count: number; reference_id: string; tm_create: string }
 
@@ -30,9 +31,9 @@ describe('campaign runner: real calls through media-app and sipp', function () {
   let a: ReturnType<typeof api>;
 
   before(async () => {
-    p = await startPlatform();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
     // both copies share the media-app's key prefix, so their originates reach it
-    const env = { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' };
+    const env = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' };
     t1 = await buildTestApp({ env });
     t2 = await buildTestApp({ env });
     runners = [new CampaignRunner(t1.ctx, { tickMs: 100 }), new CampaignRunner(t2.ctx, { tickMs: 130 })];
@@ -128,6 +129,32 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     const ccEvents = (await recentEventsFor(p.redis, ccs[0]!.id)).map((e) => e.event_type);
     expect(ccEvents).to.deep.equal(['campaigncall_created', 'campaigncall_updated', 'campaigncall_updated']);
     expect((await recentEventsFor(p.redis, ccs[0]!.id)).map((e) => e.data.status)).to.deep.equal(['dialing', 'progressing', 'done']);
+  });
+
+  it('zero balance: a tel target is not dialled (the campaigncall fails, the gateway receives no INVITE)', async () => {
+    await t1.ctx.repos.outboundConfigs.update(f.outboundConfig.id, { destination_whitelist: ['us'] }, { customerId: f.customer.id });
+    await numbersRepo(t1.ctx.db).create({ customer_id: f.customer.id, number: '+15550001112', type: 'normal' });
+    const gw = await InviteCounter.open({ busy: true });
+    try {
+      const provider = await providersRepo(t1.ctx.db).create({
+        type: 'sip', hostname: `127.0.0.1:${gw.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
+        auth_username: '', auth_password: '', codecs: [], name: 'gw', detail: '',
+      } as never);
+      await routesRepo(t1.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
+      const { campaign } = await campaignOf(
+        [{ destination_0: { type: 'tel', target: '+15550003001' } }],
+        { source: { type: 'tel', target: '+15550001112' }, dial_timeout: 5_000, try_interval: 200 },
+        { service_level: 1, actions: [{ type: 'hangup' }] },
+      );
+      await ok(a.put(`/campaigns/${campaign.id}/status`, { status: 'run' }));
+      await waitStop(campaign.id);
+      const ccs = await ccsOf(campaign.id);
+      expect(ccs.length).to.be.greaterThan(0);
+      for (const cc of ccs) expect(cc).to.include({ status: 'done', result: 'fail' });
+      expect(gw.count).to.equal(0);
+    } finally {
+      gw.close();
+    }
   });
 
   it('a busy destination is retried per the outplan (max tries, try interval), then the next destination, then marked', async () => {

@@ -39,8 +39,8 @@ describe('conferences end to end', function () {
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform();
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
     f = await createFixture(t.ctx);
     await trunksRepo(await testDb()).create(f.customer.id, `conf${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
   });

@@ -107,8 +107,16 @@ describe('control-api: accesskeys, customer, me, outbound configs', () => {
         const bad = await request(t.app).put('/v1.0/customer').query(q()).send(body);
         expect(bad.status, JSON.stringify(body)).to.equal(400);
       }
+      // A client that sends the whole record back may include the unchanged email; changing it is refused.
+      const same = await request(t.app).put('/v1.0/customer').query(q()).send({ email: f.customer.email.toUpperCase(), detail: 'd' });
+      expect(same.status, JSON.stringify(same.body)).to.equal(200);
+      expect(same.body).to.include({ email: f.customer.email, detail: 'd' });
+      const changed = await request(t.app).put('/v1.0/customer').query(q()).send({ email: 'other@example.test' });
+      expect(changed.status).to.equal(400);
+      expect(changed.body.error).to.deep.include({ message: 'email cannot be changed here: use the auth group', details: [{ field: 'email' }] });
       const again = await request(t.app).get('/v1.0/customer').query(q());
       expect(again.body.name).to.equal('Acme');
+      expect(again.body.email).to.equal(f.customer.email);
     });
 
     it('GET /me returns the logged-in agent without secrets', async () => {

@@ -68,7 +68,7 @@ describe('a real call\'s events: WebSocket and webhooks, once each, in order', f
 
   before(async function () {
     this.timeout(120_000);
-    p = await startPlatform();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
     // the webhook receivers are on loopback: opened explicitly
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     server = http.createServer(t.app);

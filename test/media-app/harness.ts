@@ -50,7 +50,8 @@ export interface SipServer {
 }
 
 /** sip-server on loopback (its SipStack + drachtio layer on free ports), as sip-server/main.ts starts them. */
-export async function startSipServer(logger: pino.Logger, secret = SECRET): Promise<SipServer> {
+/** `dnsServers`: RFC 3263 lookups go to these (a loopback DNS server) instead of the system's. */
+export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsServers: string[] = []): Promise<SipServer> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
   const stack = new SipStack(
@@ -58,6 +59,7 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET): Prom
       listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
       timers: { t1: 500, t2: 4000, t4: 5000 },
       drachtio: { host: '127.0.0.1', port: drachtioPort, secret },
+      dns: { servers: dnsServers },
       // sipp is a scanner's favourite User-Agent; the test traffic is ours
       security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
     }),
@@ -70,7 +72,8 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET): Prom
 
 export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger);
+  const sipDns = (env.SIP_DNS_SERVERS ?? '').split(',').filter(Boolean);
+  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns);
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
   const db = await testDb();

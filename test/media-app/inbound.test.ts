@@ -17,7 +17,7 @@ describe('media-app inbound calls', function () {
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }); // sipp 3.6 knows only MD5
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }); // sipp 3.6 knows only MD5
   });
   after(async () => {
     killAllSipp();

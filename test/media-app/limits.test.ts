@@ -25,7 +25,7 @@ describe('media-app call limits and modes', function () {
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ CALL_MAX_DURATION_MS: '2000' });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', CALL_MAX_DURATION_MS: '2000' });
     busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
     bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
   });

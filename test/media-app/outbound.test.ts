@@ -11,6 +11,7 @@ import { routesRepo } from '../../core/repos/routes';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CommandBus } from '../../core/commands/bus';
+import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
@@ -25,7 +26,7 @@ describe('media-app outbound calls (originate)', function () {
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
     busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
     bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
   });
@@ -138,6 +139,7 @@ describe('media-app outbound calls (originate)', function () {
     await routesRepo(db).create({ customer_id: cid, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
     await db('calls').where({ id: base.id }).update({ destination: JSON.stringify({ type: 'tel', target: '+15557654321' }) });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
+    await addBalance(db, (await ensureBillingAccount(db, cid)).id, 1_000_000, `outbound:${cid}`); // charged: the first minute must be affordable
     const failing = sipp(uas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(p1), '-m', '1']);
     const answering = sipp(uas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));

@@ -68,7 +68,7 @@ describe('media-app registrar', function () {
   before(async () => {
     await truncateAll();
     // sipp 3.6 answers the first challenge and knows only MD5
-    p = await startPlatform({ REGISTRAR_LOCKOUT_FAILURES: '3', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REGISTRAR_LOCKOUT_FAILURES: '3', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
   });
   after(async () => {
     killAllSipp();

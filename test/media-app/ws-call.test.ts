@@ -22,8 +22,8 @@ describe('media-app → control-api WebSocket: a real call\'s events', function 
   let url: (q: string) => string;
 
   before(async () => {
-    p = await startPlatform();
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0' } });
     server = http.createServer(t.app);
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));

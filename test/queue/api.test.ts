@@ -29,7 +29,7 @@ describe('queue: /agents, /queues, /queuecalls', function () {
   };
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0' } });
   });
   after(async () => t.close());
   beforeEach(async () => {
@@ -44,7 +44,7 @@ describe('queue: /agents, /queues, /queuecalls', function () {
         username: 'alice@example.test', password: 'secret-123', name: 'Alice', ring_method: 'linear', permission: 16, tag_ids: [sales],
         addresses: [{ type: 'extension', target: '2001' }, { type: 'tel', target: '+15551230001' }, { type: 'sip', target: 'alice@10.0.0.1:5070' }],
       });
-      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
       expect(r.body).to.include({ username: 'alice@example.test', name: 'Alice', ring_method: 'linear', status: 'offline', permission: 16 });
       expect(r.body.tag_ids).to.deep.equal([sales]);
       expect(r.body.addresses).to.have.length(3);

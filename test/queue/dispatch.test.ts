@@ -29,7 +29,7 @@ describe('queue: dispatch to agents (sipp)', function () {
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
     busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
     bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
     counter = await InviteCounter.open();

@@ -17,7 +17,7 @@ import { CommandBus } from '../../core/commands/bus';
 import { blockedPrefixes, DEFAULT_BLOCKED_PREFIXES, telRefusal } from '../../core/calls/dial-policy';
 import { sippMediaPort, freePort } from '../support/ports';
 import { answeringUas, createExtension, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
-import { phoneCalls } from '../xfer/support';
+import { phoneCallRefused } from '../xfer/support';
 
 /** The distinct INVITEs (by Call-ID) a sipp trace shows as received, by Request-URI user. */
 function invitesIn(messages: string): Map<string, Set<string>> {
@@ -69,7 +69,7 @@ describe('reliability: toll fraud', function () {
     let t: TestApp;
     let f: Fixture;
     before(async () => {
-      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0' } });
       f = await createFixture(t.ctx);
     });
     after(async () => t.close());
@@ -106,8 +106,8 @@ describe('reliability: toll fraud', function () {
     let busRedis: Redis;
 
     before(async () => {
-      p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
+      p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
       busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
       bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
       f = await createFixture(t.ctx);
@@ -185,19 +185,7 @@ describe('reliability: toll fraud', function () {
       const a = await createExtension(f.customer.id);
       const inv = await withGateway(async () => {
         for (const n of ['+19005550177', '+33612345678']) {
-          const s = phoneCalls(a.ext.username, a.domain, n);
-          const cut = s.indexOf('<recv response="100" optional="true"/>\n<recv response="180"');
-          const scenario = `${s.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="404"/>\n<send><![CDATA[
-ACK sip:${n}@${a.domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 2 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>\n</scenario>`;
+          const scenario = phoneCallRefused(a.ext.username, a.domain, n, 404);
           const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
           expect(r.code, `${n}: ${r.errors}${r.messages}`).to.equal(0);
         }

@@ -10,7 +10,7 @@ import { until } from '../media-app/harness';
 export async function proposalOutcome(app: Express, token: string, aiId: string): Promise<{ status: string; error: string }> {
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${token}`);
   const p = await auth(request(app).post('/v1.0/aipromptproposals')).send({ ai_id: aiId });
-  expect(p.status, JSON.stringify(p.body)).to.equal(201);
+  expect(p.status, JSON.stringify(p.body)).to.equal(202);
   return until(async () => {
     const r = (await auth(request(app).get(`/v1.0/aipromptproposals/${p.body.id}`))).body as { status: string; error: string };
     return r.status !== 'progressing' ? r : null;

@@ -62,7 +62,7 @@ describe('summaries: on_end_flow_id starts a flow with the summary', function ()
     const tid = await transcribeWithText();
     const flowId = await copyFlow();
     const r = await a.post('/summaries', { reference_type: 'transcribe', reference_id: tid, on_end_flow_id: flowId });
-    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body.on_end_flow_id).to.equal(flowId);
     const af = await endedFlowOf(r.body.id);
     expect(af).to.include({ customer_id: f.customer.id, flow_id: flowId, reference_type: 'ai', end_reason: 'finished' });
@@ -74,7 +74,7 @@ describe('summaries: on_end_flow_id starts a flow with the summary', function ()
 
     // the nil UUID means none: no flow
     const plain = await a.post('/summaries', { reference_type: 'transcribe', reference_id: tid, on_end_flow_id: '00000000-0000-0000-0000-000000000000' });
-    expect(plain.status, JSON.stringify(plain.body)).to.equal(201);
+    expect(plain.status, JSON.stringify(plain.body)).to.equal(200);
     await until(async () => ((await a.get(`/summaries/${plain.body.id}`)).body.status === 'done' ? true : null), 10_000, 'plain summary done');
     expect(await s.t.ctx.db('activeflows').where({ reference_id: plain.body.id })).to.have.length(0);
   });

@@ -19,7 +19,7 @@ export interface Stack {
 
 export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const p = await startPlatform(env);
-  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir, ...env } });
+  const t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir, ...env } });
   return {
     p,
     t,

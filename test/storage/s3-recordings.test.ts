@@ -39,9 +39,9 @@ describe('recordings of real calls on S3', function () {
     settings = { endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true, timeoutMs: 2000 };
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 's3-rec-'));
     // one host: media-app and control-api share DATA_DIR (the not-yet-offloaded files), as in a single-node install
-    p = await startPlatform({ DATA_DIR: dataDir });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', DATA_DIR: dataDir });
     configureStorage(p.config, settings);
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', DATA_DIR: dataDir } });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', DATA_DIR: dataDir } });
     configureStorage(t.ctx.config, settings);
     f = await createFixture(t.ctx);
     const cid = f.customer.id;

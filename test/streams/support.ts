@@ -16,7 +16,7 @@ import { closeCommandBus } from '../../control-api/calls/bus';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { testDb } from '../support/db';
 import { sipp, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
-import type { LiveCall } from '../../media-app/call/live-call';
+import type { CallSession } from '../../media-app/call/session';
 
 export interface Stack {
   platform: Platform;
@@ -27,9 +27,9 @@ export interface Stack {
 
 export async function startStack(): Promise<Stack> {
   const prefix = `tst${process.pid}_${randomBytes(4).toString('hex')}:`;
-  // the customers' WebSocket servers (external media) listen on loopback: opted in
+  // the customers' WebSocket servers (external media) and SIP parties listen on loopback: opted in
   const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  const api = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix } });
+  const api = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix } });
   const server = http.createServer(api.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const att = await attachment.start(server, api.ctx);
@@ -166,7 +166,7 @@ export interface PlacedCall {
   peer: RtpPeer;
   sipp: Promise<SippResult>;
   /** the live call on the node */
-  live: LiveCall;
+  live: CallSession;
 }
 
 /** sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is progressing. */
@@ -184,9 +184,9 @@ export async function placeCall(stack: Stack, customerId: string, actions: unkno
     const r = await (opts.live === false ? q : q.where({ status: 'progressing' })).first();
     return r ?? null;
   }, 30_000, 'call progressing');
-  if (opts.live === false) return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as LiveCall };
+  if (opts.live === false) return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as CallSession };
   const live = await until(() => {
-    const c = stack.platform.app.calls.get(row.id) as LiveCall | undefined;
+    const c = stack.platform.app.calls.get(row.id) as CallSession | undefined;
     return c?.endpoint ? c : null;
   }, 5000, 'live call with an endpoint');
   if (opts.talk !== false) peer.talk(live.endpoint!.local.port);

@@ -27,7 +27,7 @@ describe('service-agent API: contact writes, contact addresses and claim', funct
   it('an agent creates, updates and deletes a contact with addresses and tags; its fellow agent sees the change', async () => {
     const tagId = await tagOf(tm.f.token, `vip-${newId().slice(0, 6)}`);
     const created = await sa('post', '/contacts').send({ first_name: 'Ada', addresses: [{ type: 'tel', target: '+1 (555) 010-2000' }] });
-    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
     expect(created.body.customer_id).to.equal(tm.f.customer.id);
     expect(created.body.addresses[0].target).to.equal('+15550102000');
     const id = created.body.id;
@@ -76,7 +76,7 @@ describe('service-agent API: contact writes, contact addresses and claim', funct
     const c1 = (await sa('post', '/contacts').send({ first_name: 'One' })).body;
     const c2 = (await sa('post', '/contacts').send({ first_name: 'Two' })).body;
     const made = await sa('post', '/contact_addresses').send({ type: 'tel', target: '0015550103000', name: 'seen on a call' });
-    expect(made.status, JSON.stringify(made.body)).to.equal(200);
+    expect(made.status, JSON.stringify(made.body)).to.equal(201);
     expect(made.body.contact_id).to.equal(EMPTY_UUID);
     expect(made.body.target).to.equal('+15550103000');
     const addr = made.body.id;
@@ -134,7 +134,7 @@ describe('service-agent API: contact writes, contact addresses and claim', funct
     const c1 = (await sa('post', '/contacts').send({ first_name: 'Four' })).body;
     const c2 = (await sa('post', '/contacts').send({ first_name: 'Five' })).body;
     const made = await api('post', '/contact_addresses').send({ type: 'tel', target: '+15550107000' });
-    expect(made.status, JSON.stringify(made.body)).to.equal(200);
+    expect(made.status, JSON.stringify(made.body)).to.equal(201);
     const id = made.body.id;
     // The agent's door sees what the access key wrote: one store.
     expect((await sa('get', `/contact_addresses/${id}`)).body.target).to.equal('+15550107000');

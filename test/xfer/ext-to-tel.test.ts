@@ -3,13 +3,14 @@
 // UAS); the first provider fails (503) and the next one answers (route fallback). Both legs end when
 // the phone hangs up.
 import { expect } from 'chai';
+import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
 import { testDb } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
-import { phoneCalls, registerOnly } from './support';
+import { phoneCallRefused, phoneCalls, registerOnly } from './support';
 
 
 function messageScenario(user: string, domain: string, to: string, text: string, expect: number): string {
@@ -55,7 +56,7 @@ describe('extension to tel through routes and providers', function () {
   let p: Platform;
   before(async () => {
     // sipp answers only MD5 challenges: offer MD5 first
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
   });
   after(async () => {
     killAllSipp();
@@ -76,6 +77,8 @@ describe('extension to tel through routes and providers', function () {
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: a.customerId, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
+    const acc = await ensureBillingAccount(db, a.customerId); // a PSTN call is charged: the first minute must be affordable
+    await addBalance(db, acc.id, 1_000_000, `ext-to-tel:${acc.id}`);
     const failing = sipp(answeringUas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(g1), '-m', '1']);
     const gateway = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(g2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
@@ -101,19 +104,7 @@ describe('extension to tel through routes and providers', function () {
   it('no route for the number: the phone gets 404 and no call is written', async () => {
     const db = await testDb();
     const a = await createExtension();
-    const s = phoneCalls(a.ext.username, a.domain, '+15550000000');
-    const cut = s.indexOf('<recv response="100" optional="true"/>\n<recv response="180"');
-    const scenario = `${s.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="404"/>\n<send><![CDATA[
-ACK sip:+15550000000@${a.domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 2 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>\n</scenario>`;
+    const scenario = phoneCallRefused(a.ext.username, a.domain, '+15550000000', 404);
     const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(await db('calls').where({ customer_id: a.customerId })).to.have.length(0);

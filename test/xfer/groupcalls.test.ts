@@ -13,7 +13,7 @@ describe('groupcalls', function () {
   let s: Stack;
 
   before(async () => {
-    s = await startStack();
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
   });
   after(async () => {
     killAllSipp();

@@ -13,10 +13,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+/** `env` goes to both processes (e.g. EGRESS_ALLOW_CIDRS for parties on loopback). */
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   // sipp answers only MD5 challenges: offer MD5 first
-  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', ...env });
+  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, ...env } });
   const f = await createFixture(t.ctx);
   const auth = `Bearer ${f.token}`;
   return {
@@ -67,9 +68,10 @@ Content-Length: 0
 
 /**
  * A phone that answers (its RTP going to rtpPort), and then either waits for the platform's BYE or,
- * with `referTo`, sends REFER in the dialog, takes the NOTIFYs (the last must carry 200) and the BYE.
+ * with `referTo`, sends REFER in the dialog, takes the NOTIFYs (the last must carry 200, or with
+ * `referFails` a failure) and the BYE.
  */
-export function party(o: { rtpPort: number; referTo?: string; referAfterMs?: number; byeTimeoutMs?: number }): string {
+export function party(o: { rtpPort: number; referTo?: string; referAfterMs?: number; byeTimeoutMs?: number; /** the last NOTIFY must carry a 4xx-6xx */ referFails?: boolean }): string {
   const parts = [
     '<?xml version="1.0" encoding="ISO-8859-1" ?>',
     '<scenario name="party">',
@@ -105,7 +107,7 @@ Content-Length: 0
       '<recv response="202"/>',
       '<recv request="NOTIFY"/>',
       ok200,
-      `<recv request="NOTIFY" timeout="15000"><action><ereg regexp="SIP/2.0 200" search_in="body" check_it="true" assign_to="frag"/><log message="sipfrag [$frag]"/></action></recv>`,
+      `<recv request="NOTIFY" timeout="15000"><action><ereg regexp="SIP/2.0 ${o.referFails ? '[4-6][0-9][0-9]' : '200'}" search_in="body" check_it="true" assign_to="frag"/><log message="sipfrag [$frag]"/></action></recv>`,
       ok200,
     );
   }
@@ -247,4 +249,21 @@ Content-Length: 0
 <recv response="200"/>
 `}
 </scenario>`;
+}
+
+/** A registered phone calls `number` and is refused with `status` before any ringing (it ACKs). */
+export function phoneCallRefused(user: string, domain: string, number: string, status: number): string {
+  const full = phoneCalls(user, domain, number);
+  const cut = full.indexOf('<recv response="100" optional="true"/>\n<recv response="180"');
+  return `${full.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="${status}"/>\n<send><![CDATA[
+ACK sip:${number}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: 2 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>\n</scenario>`;
 }

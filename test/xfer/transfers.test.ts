@@ -15,7 +15,7 @@ describe('transfers', function () {
   const open: { close(): void }[] = [];
 
   before(async () => {
-    s = await startStack();
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
   });
   after(async () => {
     killAllSipp();

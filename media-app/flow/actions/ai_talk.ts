@@ -20,7 +20,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
     const who = assistanceOf(this.option);
     if (!who) return { kind: 'fail', message: 'ai_talk: assistance_id (or the deprecated ai_id) is required' };
     const call = requireCall(ctx);
-    await call.answer(ctx.signal);
+    await call.prepareMedia(ctx.signal);
     const ep = svc.endpointOf(call.info.id);
     if (!ep) return { kind: 'fail', message: 'ai_talk: the call has no media on this node' };
     let agent: VoiceAgent | null = null;

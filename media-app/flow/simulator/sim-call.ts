@@ -77,6 +77,11 @@ export class SimCall extends EventEmitter implements CallPort {
     if (this.info.status === 'ringing' || this.info.status === 'dialing') this.setStatus('progressing');
   }
 
+  /** The simulated call has media once answered. */
+  prepareMedia(signal: AbortSignal): Promise<void> {
+    return this.answer(signal);
+  }
+
   async talk(req: { text: string; language: string }, signal: AbortSignal): Promise<void> {
     const chars = req.text.replace(/<[^>]*>/g, '').length;
     const ms = Math.max(this.media.talk_min_ms ?? 500, Math.ceil(chars * (this.media.talk_ms_per_char ?? 60)));

@@ -72,7 +72,7 @@ describe('calls', function () {
   };
   const setStatus = (id: string, status: string, extra: Record<string, unknown> = {}) => t.ctx.db('calls').where({ id }).update({ status, ...extra });
   const simpleCall = async () => {
-    const r = await api(t, f).post('/calls', { source: { type: 'sip', target: 'alice@example.test' }, destinations: [{ type: 'sip', target: 'sip:bob@127.0.0.1:5090' }], actions: [{ type: 'answer' }] });
+    const r = await api(t, f).post('/calls', { source: { type: 'sip', target: 'alice@example.test' }, destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }], actions: [{ type: 'answer' }] });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return r.body.calls[0] as { id: string };
   };
@@ -167,6 +167,7 @@ describe('calls', function () {
       expect(gb.body.error.details[0].country).to.equal('gb');
       const ca = await api(t, f).post('/calls', body('+14165550123'));
       expect(ca.body.error.details[0].country).to.equal('ca');
+      await number('+899123456789', 'virtual'); // an own virtual number: internal, no whitelist
       expect((await api(t, f).post('/calls', body('+899123456789'))).status).to.equal(200);
       expect((await api(t, f).post('/calls', body('12125550199'))).body.error.details[0].field).to.equal('destinations[0].target');
     });
@@ -184,7 +185,8 @@ describe('calls', function () {
       const other = await createFixture(t.ctx);
       await numbersRepo(t.ctx.db).create({ customer_id: other.customer.id, number: '+14155550122', type: 'normal' });
       expect((await call(tel('+14155550122'))).status).to.equal(400); // someone else's
-      // Virtual source to a virtual (internal) number is fine.
+      // Virtual source to an own virtual (internal) number is fine.
+      await number('+899100000002', 'virtual');
       expect((await api(t, f).post('/calls', { source: tel(v.number), destinations: [tel('+899100000002')], actions: [] })).status).to.equal(200);
       // Fallback: the default source number replaces an invalid source.
       const n = await number('+14155550133');
@@ -206,6 +208,7 @@ describe('calls', function () {
       expect((await api(t, f).post('/calls', body(2))).status).to.equal(402);
       // Free destinations need no balance.
       await t.ctx.db('billing_accounts').where({ customer_id: f.customer.id }).update({ balance_credit: 0 });
+      await number('+899100000009', 'virtual');
       expect((await api(t, f).post('/calls', { source: tel('+14155550100'), destinations: [tel('+899100000009')], actions: [] })).status).to.equal(200);
     });
 

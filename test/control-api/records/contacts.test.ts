@@ -29,7 +29,7 @@ describe('contacts and tags', function () {
       first_name: 'Ada', last_name: 'Lovelace', company: 'Engines', tag_ids: [tagId],
       addresses: [{ type: 'tel', target: '+44 (20) 7946-0018', is_primary: true }, { type: 'email', target: 'Ada@Example.TEST', name: 'work' }],
     });
-    expect(res.status).to.equal(200);
+    expect(res.status).to.equal(201);
     const c = res.body;
     expect(c.source).to.equal('manual');
     expect(c.addresses.map((a: { target: string }) => a.target)).to.deep.equal(['+442079460018', 'Ada@Example.TEST']);

@@ -1,0 +1,222 @@
+/**
+ * The live CallPort (media-app/flow/call-port.ts) over a CallSession: SIP through its dialog, audio
+ * through its endpoint. Each media operation declares its preconditions once (NEEDS); the port
+ * ensures them before the operation (answering the call when it must be up), so flow actions just
+ * ask for the operation. Media methods stop the endpoint's playback when the runner's signal aborts.
+ */
+import { EventEmitter } from 'node:events';
+import type { Endpoint } from '../../media-engine';
+import type {
+  AmdResult,
+  CallInfo,
+  CallPort,
+  ConnectRequest,
+  ConnectResult,
+  DigitsRequest,
+  DigitsResult,
+  HangupInfo,
+  OriginateRequest,
+  RecordingRequest,
+} from '../flow/call-port';
+import type { CallStatus } from '../../core/calls/model';
+import { collectDigits } from '../flow/digit-collector';
+import { abortError, realClock } from '../flow/clock';
+import { callsRepo } from '../../core/repos/calls';
+import { isMediaUrl } from '../../core/flow/options/common';
+import type { CallSession } from './session';
+
+/** What a media operation needs of its call: not ending, answered (up), an endpoint. */
+type Precondition = 'live' | 'answered' | 'media';
+
+const NEEDS = {
+  media: ['live', 'answered', 'media'],
+  talk: ['live', 'answered', 'media'],
+  play: ['live', 'answered', 'media'],
+  beep: ['live', 'answered', 'media'],
+  collectDigits: ['live', 'answered'],
+  sendDigits: ['live', 'answered', 'media'],
+  recordingStart: ['live', 'answered', 'media'],
+  amd: ['live', 'answered', 'media'],
+  echo: ['live', 'answered', 'media'],
+  /** voicemail drop listens before (and without) answering */
+  waitForBeep: ['live', 'media'],
+} as const satisfies Record<string, readonly Precondition[]>;
+
+export type MediaOp = keyof typeof NEEDS;
+
+/** The legs a flow port asks its node for (CallFactory). */
+export interface CallLegs {
+  connect(master: CallSession, req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult>;
+  originateFromFlow(customerId: string, req: OriginateRequest, master: CallSession | null): Promise<{ call_ids: string[] }>;
+  mute(call: CallSession, direction: 'both' | 'in' | 'out', on: boolean): Promise<void>;
+}
+
+interface FlowPortEvents {
+  status: [status: CallStatus];
+  hangup: [info: HangupInfo];
+  dtmf: [digit: string];
+  recording_ended: [ev: { recording_id: string }];
+  error: [err: Error];
+}
+
+export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
+  constructor(
+    readonly call: CallSession,
+    private readonly legs: CallLegs,
+  ) {
+    super();
+    this.on('error', () => undefined);
+    call.on('status', (s) => this.emit('status', s));
+    call.on('hangup', (h) => this.emit('hangup', h));
+    call.on('dtmf', (digit) => this.emit('dtmf', digit));
+    call.recordings.on('recording_ended', (ev) => this.emit('recording_ended', ev));
+  }
+
+  get info(): CallInfo {
+    const r = this.call.row;
+    return { id: r.id, direction: r.direction, status: r.status, master_call_id: r.master_call_id, source: r.source, destination: r.destination };
+  }
+
+  /** Ensures the preconditions of `op`; resolves with the endpoint when the operation needs one. */
+  private async ready(op: MediaOp, signal: AbortSignal): Promise<Endpoint> {
+    const needs: readonly Precondition[] = NEEDS[op];
+    if (signal.aborted) throw abortError(signal);
+    if (needs.includes('live') && this.call.isEnded) throw new Error(`${op}: the call has ended`);
+    if (needs.includes('answered')) await this.call.answer();
+    if (signal.aborted) throw abortError(signal);
+    const ep = this.call.endpoint;
+    if (!ep || ep.destroyed || this.call.isEnded) throw new Error(`${op}: the call has no media`);
+    return ep;
+  }
+
+  /** Runs a media operation once its preconditions hold; on abort, stops playback and rejects. */
+  private async media<T>(op: MediaOp, signal: AbortSignal, run: (ep: Endpoint) => Promise<T>): Promise<T> {
+    const ep = await this.ready(op, signal);
+    const onAbort = () => void ep.stopPlayback().catch(() => undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const r = await run(ep);
+      if (signal.aborted) throw abortError(signal);
+      return r;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async answer(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw abortError(signal);
+    await this.call.answer();
+  }
+
+  /** The call is up with media (actions driving the endpoint through a service: ai_talk, queues). */
+  async prepareMedia(signal: AbortSignal): Promise<void> {
+    await this.ready('media', signal);
+  }
+
+  async talk(req: { text: string; language: string; voice_id?: string }, signal: AbortSignal): Promise<void> {
+    await this.media('talk', signal, (ep) => ep.say(req.text, { language: req.language || undefined, voice: req.voice_id || undefined }));
+  }
+
+  async play(urls: string[], signal: AbortSignal): Promise<void> {
+    // a ${var} may have turned into anything: only http(s) audio is fetched, never a local path
+    const bad = urls.find((u) => !isMediaUrl(u));
+    if (bad !== undefined) throw new Error(`play: not an http or https URL: ${bad.slice(0, 200)}`);
+    await this.media('play', signal, (ep) => ep.play(urls));
+  }
+
+  async beep(signal: AbortSignal): Promise<void> {
+    await this.media('beep', signal, (ep) => ep.play('tone_stream://beep'));
+  }
+
+  async collectDigits(req: DigitsRequest, signal: AbortSignal): Promise<DigitsResult> {
+    if (signal.aborted) throw abortError(signal);
+    if (this.call.isEnded) throw new Error('collectDigits: the call has ended');
+    await this.call.answer();
+    return collectDigits(this, realClock, req, signal);
+  }
+
+  async sendDigits(req: { digits: string; duration: number; interval: number }, signal: AbortSignal): Promise<void> {
+    await this.media('sendDigits', signal, (ep) => ep.sendDtmf(req.digits, req.duration || 100));
+  }
+
+  async recordingStart(req: RecordingRequest): Promise<{ recording_id: string }> {
+    await this.ready('recordingStart', new AbortController().signal);
+    return this.call.recordings.start(req);
+  }
+
+  recordingStop(): Promise<void> {
+    return this.call.recordings.stop();
+  }
+
+  /** Answering-machine detection on what the far end says (media-engine endpoint.amd()). */
+  async amd(signal: AbortSignal): Promise<{ result: AmdResult; cause: string; offsetMs: number }> {
+    const ep = await this.ready('amd', signal);
+    const r = await this.analysis(signal, ep, () => ep.amd());
+    return { result: r.result.toLowerCase() as AmdResult, cause: r.cause, offsetMs: r.offsetMs };
+  }
+
+  /** Waits for a voicemail beep (voicemail drop); null when none comes within timeoutMs. */
+  async waitForBeep(timeoutMs: number, signal: AbortSignal): Promise<{ offsetMs: number; frequency: number } | null> {
+    const ep = await this.ready('waitForBeep', signal);
+    try {
+      return await this.analysis(signal, ep, () => ep.waitForBeep({ timeoutMs }));
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ETIMEDOUT') return null;
+      throw err;
+    }
+  }
+
+  /** Runs an endpoint analysis that stops (stopAmd) when the runner's signal aborts. */
+  private async analysis<T>(signal: AbortSignal, ep: Endpoint, op: () => Promise<T>): Promise<T> {
+    if (signal.aborted) throw abortError(signal);
+    const onAbort = () => void ep.stopAmd().catch(() => undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await op();
+    } catch (err) {
+      if (signal.aborted) throw abortError(signal);
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async echo(req: { duration: number; stream: boolean }, signal: AbortSignal): Promise<void> {
+    const ep = await this.ready('echo', signal);
+    await ep.echo(true);
+    try {
+      await realClock.sleep(req.duration > 0 ? req.duration : 180_000, signal).catch(() => undefined);
+    } finally {
+      if (!this.call.isEnded) await ep.echo(false).catch(() => undefined);
+    }
+    if (signal.aborted) throw abortError(signal);
+  }
+
+  hangup(reason: string): Promise<void> {
+    return reason === 'amd' ? this.hangupAmd() : this.call.hangup(reason);
+  }
+
+  /** AMD's hangup: terminating, then BYE, so the call records hangup_reason amd (voipbin-notes §2). */
+  private async hangupAmd(): Promise<void> {
+    if (this.call.isEnded) return;
+    await this.call.setStatus('terminating');
+    await this.call.terminate('amd');
+  }
+
+  async mute(direction: 'both' | 'in' | 'out'): Promise<void> {
+    await this.legs.mute(this.call, direction, true);
+  }
+
+  connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
+    return this.legs.connect(this.call, req, signal);
+  }
+
+  async hangupReasonOf(callId: string): Promise<string | undefined> {
+    const row = await callsRepo(this.call.deps.db).get(callId);
+    return row && row.status === 'hangup' ? row.hangup_reason : undefined;
+  }
+
+  originate(req: OriginateRequest): Promise<{ call_ids: string[] }> {
+    return this.legs.originateFromFlow(this.call.row.customer_id, req, this.call);
+  }
+}

@@ -1,0 +1,70 @@
+/** The typed surface of a CallSession (session.ts): its events and why it closes. */
+import type { CallStatus, HangupCause } from '../../core/calls/model';
+import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
+import type { CallSession } from './session';
+
+export interface HangupEvent {
+  /** Why the session closed (a CloseReason's `why`, e.g. 'remote_bye', 'media_gone'). */
+  reason: string;
+  by: 'local' | 'remote';
+}
+
+export interface CallSessionEvents {
+  /** The status moved (after the write and its publish). */
+  status: [status: CallStatus];
+  dtmf: [digit: string];
+  /** Closed: the hangup is written (once). */
+  hangup: [ev: HangupEvent];
+  /** A transfer put another call in this one's place in its bridge. */
+  replaced: [other: CallSession];
+  error: [err: Error];
+}
+
+/** Why a session closes. */
+export interface CloseReason {
+  /** The signalling cause the hangup row derives hangup_reason from. */
+  cause: HangupCause;
+  /** Who ended it: local closes tear the SIP side down; remote ones find it gone. */
+  by: 'local' | 'remote';
+  /** Free text for logs and the 'hangup' event. */
+  why: string;
+  /** Local only: pass through terminating/canceling first (an ordinary hangup), so hangup_by says local. */
+  announce?: boolean;
+  /** Final response for an inbound INVITE not answered yet (default 480). */
+  sipStatus?: number;
+}
+
+/** A pending INVITE we sent: CANCEL goes through it. */
+export interface PendingUac {
+  cancel(): void;
+}
+
+/**
+ * The SIP side of a call, one of: nothing sent or received yet (an outgoing call before its INVITE),
+ * an inbound INVITE we may still answer or refuse, our INVITE in flight (CANCEL goes through it), or
+ * the dialog of the answered call.
+ */
+/**
+ * What a session needs of the dialog of an answered call: a drachtio-srf dialog, or one side of an
+ * internal call (outbound/internal.ts), which has no SIP transaction behind it.
+ */
+export interface CallDialog {
+  readonly sip: { callId: string; localTag: string; remoteTag: string };
+  readonly local: { uri: string; sdp: string };
+  readonly remote: { uri: string; sdp: string };
+  readonly connected: boolean;
+  destroy(opts?: { headers: Record<string, string> }): Promise<void>;
+  modify(sdp: string): Promise<string>;
+  request(opts: { method: string; headers?: Record<string, string>; body?: string }): Promise<SrfResponse>;
+  on(event: 'destroy', fn: () => void): unknown;
+  on(event: 'modify', fn: (req: SrfRequest, res: SrfResponse) => void): unknown;
+}
+
+export type SipLeg =
+  | { kind: 'none' }
+  | { kind: 'offered'; req: SrfRequest; res: SrfResponse }
+  | { kind: 'inviting'; invite: PendingUac }
+  | { kind: 'up'; dialog: CallDialog };
+
+/** The life of the session: live, closing (the cascade runs), closed (the hangup is written). */
+export type Life = { phase: 'live' } | { phase: 'closing' | 'closed'; reason: CloseReason };

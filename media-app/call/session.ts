@@ -1,0 +1,310 @@
+/**
+ * CallSession: the one owner of a call this node runs. It owns, as a tree:
+ *
+ *   CallSession
+ *   ├── state        CallState: the Call row's status, one transition function (state.ts)
+ *   ├── sip          SipLeg: an inbound INVITE to answer, our INVITE to CANCEL, or the dialog
+ *   ├── endpoint     the media-engine endpoint (its port on a worker)
+ *   ├── recordings   the active recording (recordings.ts)
+ *   ├── children     chained legs (connect, the call action with chained, queue and transfer legs)
+ *   └── timers       maximum duration, dial timeout
+ *
+ * `close(reason)` is the one way a call ends, whoever asks (our hangup, the far end's BYE or CANCEL,
+ * a failed dial, a dead endpoint or media worker, the master of a chained leg): it cascades down
+ * (timers, SIP: BYE/CANCEL/final response, children, recording finished, endpoint freed), writes the
+ * hangup once and notifies up once ('hangup' event, `done`, the registry).
+ */
+import { EventEmitter } from 'node:events';
+import type { CallStatus, HangupCause } from '../../core/calls/model';
+import type { CallRow } from '../../core/repos/calls';
+import type { DtmfEvent, Endpoint } from '../../media-engine';
+import type { SrfRequest, SrfResponse } from '../srf';
+import { publishCall, type CallEventType } from '../events';
+import type { CallDeps } from './deps';
+import { inDialogHandlers } from './in-dialog';
+import { Recordings } from './recordings';
+import { CallState, type CallMove } from './state';
+import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
+
+export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
+
+export class CallSession extends EventEmitter<CallSessionEvents> {
+  readonly state: CallState;
+  readonly recordings: Recordings;
+  private ep: Endpoint | null = null;
+  private sip: SipLeg = { kind: 'none' };
+  private life: Life = { phase: 'live' };
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly children = new Set<CallSession>();
+  readonly done: Promise<HangupEvent>;
+  private resolveDone!: (e: HangupEvent) => void;
+  private answering: Promise<void> | null = null;
+  private readonly upWaiters: { resolve(): void; reject(e: Error): void }[] = [];
+  /** Set when a transfer put another call in this one's place in its bridge (media-app/transfer). */
+  replacedBy: CallSession | null = null;
+
+  constructor(row: CallRow, readonly deps: CallDeps) {
+    super();
+    this.state = new CallState(row, deps);
+    this.state.on('stateChange', (to) => this.emit('status', to));
+    this.recordings = new Recordings(deps, this);
+    this.done = new Promise((r) => (this.resolveDone = r));
+    // listeners are optional: an 'error' event without one must not throw
+    this.on('error', () => undefined);
+  }
+
+  get row(): CallRow {
+    return this.state.row;
+  }
+
+  get id(): string {
+    return this.row.id;
+  }
+
+  get status(): CallStatus {
+    return this.state.state;
+  }
+
+  /** Closing or closed: no new media operation starts. */
+  get isEnded(): boolean {
+    return this.life.phase !== 'live';
+  }
+
+  /** The dialog of the answered call (null before the answer). */
+  get dialog(): CallDialog | null {
+    return this.sip.kind === 'up' ? this.sip.dialog : null;
+  }
+
+  get answered(): boolean {
+    return this.sip.kind === 'up';
+  }
+
+  get endpoint(): Endpoint | null {
+    return this.ep;
+  }
+
+  /** The session owns its endpoint: its DTMF become the call's, its death ends the call. */
+  set endpoint(ep: Endpoint | null) {
+    if (this.ep === ep) return;
+    this.ep?.off('dtmf', this.onDtmf).off('destroy', this.onEndpointGone);
+    this.ep = ep;
+    if (!ep) return;
+    if (ep.destroyed) {
+      this.onEndpointGone({ reason: 'destroyed' });
+      return;
+    }
+    ep.on('dtmf', this.onDtmf);
+    ep.once('destroy', this.onEndpointGone);
+  }
+
+  private readonly onDtmf = (e: DtmfEvent) => this.emit('dtmf', e.dtmf);
+
+  /** The endpoint died under us (e.g. its worker exited, reason 'worker-died'): the call cannot carry media any more. */
+  private readonly onEndpointGone = (end?: { reason?: string; message?: string }) => {
+    if (this.isEnded) return;
+    this.deps.logger.warn({ call: this.id, reason: end?.reason, err: end?.message }, 'media endpoint gone: ending the call');
+    this.closeInBackground({ cause: 'failure', by: 'local', why: `media_gone${end?.reason ? `: ${end.reason}` : ''}`, announce: true });
+  };
+
+  publish(type: CallEventType): Promise<void> {
+    return publishCall(this.deps.events, type, this.row, this.deps.logger);
+  }
+
+  /**
+   * Moves the status (never to hangup: that is close()). False when refused or nothing changed.
+   * Never rejects: a status the row cannot take (the write failed for good) ends the call.
+   */
+  async setStatus(to: Exclude<CallMove, 'hangup'>): Promise<boolean> {
+    if (this.life.phase === 'closed') return false;
+    try {
+      return await this.state.move(to);
+    } catch (err) {
+      this.deps.logger.error({ err: (err as Error).message, call: this.id, to }, 'call status write failed: ending the call');
+      this.closeInBackground({ cause: 'failure', by: 'local', why: `status write failed (${to})`, announce: true });
+      return false;
+    }
+  }
+
+  /**
+   * Work the session owns (dialling, starting its flow): its failure ends the call with a reason,
+   * never goes unobserved.
+   */
+  own(work: Promise<unknown>, what: string): void {
+    work.catch((err: Error) => {
+      this.deps.logger.warn({ err: err?.message, call: this.id }, `${what} failed: ending the call`);
+      this.closeInBackground({ cause: 'failure', by: 'local', why: `${what} failed: ${err?.message ?? err}`, announce: true });
+    });
+  }
+
+  /** A chained leg: it closes with this session (unless a transfer moved this one's place) and leaves the tree when it closes. */
+  adopt(child: CallSession): void {
+    if (this.isEnded) return void child.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true });
+    this.children.add(child);
+    void child.done.then(() => this.children.delete(child));
+  }
+
+  setPendingUas(req: SrfRequest, res: SrfResponse): void {
+    this.sip = { kind: 'offered', req, res };
+    req.on('cancel', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_cancel' }));
+  }
+
+  setPendingUac(handle: PendingUac | null): void {
+    if (handle && this.isEnded) {
+      // our INVITE left after the call was closed: it is cancelled at once
+      try {
+        handle.cancel();
+      } catch {
+        /* already final */
+      }
+      return;
+    }
+    if (this.sip.kind === 'none' || this.sip.kind === 'inviting') this.sip = handle ? { kind: 'inviting', invite: handle } : { kind: 'none' };
+  }
+
+
+  /** Answers a pending inbound INVITE with our endpoint's SDP; outgoing: waits until the far end answers. Idempotent. */
+  answer(): Promise<void> {
+    if (this.sip.kind === 'up') return this.answering ?? Promise.resolve();
+    if (this.isEnded) return Promise.reject(new Error('call ended'));
+    if (this.sip.kind !== 'offered') {
+      // outgoing (early execution): media waits until the far end answers, or fails when it never does
+      return new Promise<void>((resolve, reject) => this.upWaiters.push({ resolve, reject }));
+    }
+    const { req, res } = this.sip;
+    this.answering ??= (async () => {
+      if (!this.endpoint) throw new Error('no media endpoint');
+      const dialog = await this.deps.srf.createUAS(req, res, { localSdp: this.endpoint.local.sdp });
+      this.attachDialog(dialog);
+      await this.setStatus('progressing');
+    })();
+    return this.answering;
+  }
+
+  /** The call is up on this dialog: watch for the far end's BYE, arm the maximum duration. */
+  attachDialog(dialog: CallDialog): void {
+    this.sip = { kind: 'up', dialog };
+    for (const w of this.upWaiters.splice(0)) w.resolve();
+    dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
+    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => {
+      // re-INVITE (hold, codec change): the endpoint answers it
+      if (!this.endpoint) return res.send(488);
+      this.endpoint.modify(req.body).then(
+        (sdp) => res.send(200, { body: sdp }),
+        () => res.send(488),
+      );
+    });
+    // in-dialog requests (REFER, INFO...): a drachtio dialog emits them; an internal one never does
+    if (dialog instanceof EventEmitter) {
+      for (const [event, fn] of inDialogHandlers<CallSession>(this.deps)) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));
+    }
+    this.after(this.deps.app.maxDurationMs, () => this.closeInBackground({ cause: 'duration_timeout', by: 'local', why: 'duration_timeout' }));
+  }
+
+  /** A transfer hands this call's place in a bridge to `other` (connect follows it). */
+  replaceWith(other: CallSession): void {
+    this.replacedBy = other;
+    this.emit('replaced', other);
+  }
+
+  /** Runs fn after ms unless the call ended first; the timer is the session's (cleared on close). */
+  after(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (!this.isEnded) fn();
+    }, ms);
+    t.unref();
+    this.timers.add(t);
+  }
+
+  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound). Idempotent. */
+  async hangup(why = 'normal'): Promise<void> {
+    await this.close({ cause: 'normal_clearing', by: 'local', why, announce: true });
+  }
+
+  /** Refuses a pending inbound INVITE with this status (the call ends as a remote-side failure). */
+  async rejectWith(status: number): Promise<void> {
+    if (this.sip.kind !== 'offered') return this.hangup();
+    const cause: HangupCause = status === 486 ? 'user_busy' : status === 480 ? 'no_answer' : 'failure';
+    await this.close({ cause, by: 'remote', why: `rejected_${status}`, sipStatus: status });
+  }
+
+  /** Tears down without passing through terminating (maximum duration, dial timeout keep their own reason). */
+  async terminate(cause: HangupCause): Promise<void> {
+    await this.close({ cause, by: 'local', why: cause });
+  }
+
+  /** The far end or the dialler ended it (BYE received, the dial failed): frees and writes the hangup. */
+  async finish(cause: HangupCause): Promise<void> {
+    await this.close({ cause, by: 'remote', why: cause });
+  }
+
+  /** close() for a caller that cannot wait (an event handler): a failure is logged, never lost. */
+  closeInBackground(reason: CloseReason): void {
+    this.close(reason).catch((err: Error) => this.deps.logger.error({ err: err.message, call: this.id }, 'call close failed'));
+  }
+
+  /**
+   * The one end of a call. Down: timers, SIP (BYE / CANCEL / final response), children, recording,
+   * endpoint. Then the hangup row (once), the registry, and up: 'hangup' and `done`. Idempotent:
+   * a second close waits for the first.
+   */
+  async close(reason: CloseReason): Promise<HangupEvent> {
+    if (this.life.phase !== 'live') return this.done;
+    this.life = { phase: 'closing', reason };
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const w of this.upWaiters.splice(0)) w.reject(new Error('call ended before answer'));
+    // The SIP side never waits for the status write (it may be retrying through a database outage).
+    const announced = reason.announce ? this.state.move(this.sip.kind === 'up' || this.sip.kind === 'offered' ? 'terminating' : 'canceling').catch(() => false) : Promise.resolve(false);
+    await this.releaseSip(reason);
+    const children = [...this.children].filter(() => !this.replacedBy);
+    // the recording is finished (file closed, row ended) before its endpoint goes
+    const recording = this.recordings.stop();
+    await Promise.allSettled(children.map((c) => c.close({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true })));
+    await recording.catch(() => undefined);
+    // media: the port is freed and nothing more is sent even while the write below is retried
+    if (this.ep) await this.ep.destroy().catch(() => undefined);
+    this.endpoint = null;
+    await announced;
+    this.life = { phase: 'closed', reason };
+    try {
+      await this.state.move('hangup', reason.cause);
+    } catch (err) {
+      this.deps.logger.error({ err: (err as Error).message, call: this.id }, 'hangup write failed');
+    }
+    await this.deps.calls.remove(this.id).catch(() => undefined);
+    const ev: HangupEvent = { reason: reason.why, by: this.row.hangup_by === 'local' ? 'local' : this.row.hangup_by === 'remote' ? 'remote' : reason.by };
+    // the event first: a listener may still put another call in this one's place (transfer) before
+    // those waiting on `done` (the bridge bookkeeping) react
+    try {
+      this.emit('hangup', ev);
+    } catch (err) {
+      this.deps.logger.error({ err: (err as Error).message, call: this.id }, 'a hangup listener threw');
+    }
+    this.resolveDone(ev);
+    return ev;
+  }
+
+  /** The SIP side of a close: BYE an up dialog, answer a pending INVITE, CANCEL ours. */
+  private async releaseSip(reason: CloseReason): Promise<void> {
+    const sip = this.sip;
+    switch (sip.kind) {
+      case 'up':
+        if (reason.by === 'local' || sip.dialog.connected) await sip.dialog.destroy().catch(() => undefined);
+        return;
+      case 'offered':
+        this.sip = { kind: 'none' };
+        if (!sip.res.finalResponseSent) sip.res.send(reason.sipStatus ?? 480);
+        return;
+      case 'inviting':
+        try {
+          sip.invite.cancel();
+        } catch {
+          /* already final */
+        }
+        return;
+      case 'none':
+        return;
+    }
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * The covered operations, as scenarios a client of the reference would run: prerequisites first
+ * (created through the API), then each resource's operations in order. Request bodies follow the
+ * reference's request schemas (their required fields filled in). Scenarios run in this order and
+ * share one state, so a later file may use what an earlier one kept (flows, tags, queues...).
+ */
+import type { Step } from '../steps';
+import { basic } from './basic';
+import { ai } from './ai';
+import { lists } from './lists';
+import { contacts } from './contacts';
+import { comms } from './comms';
+import { workspace } from './workspace';
+
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace };
