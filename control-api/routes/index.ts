@@ -13,6 +13,7 @@ import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
 import { routes as ais } from './ais';
 import { routes as aisummaries } from './aisummaries';
+import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
 import { routes as calls } from './calls';
 import { routes as campaigncalls } from './campaigncalls';
@@ -26,10 +27,12 @@ import { routes as contacts } from './contacts';
 import { routes as conversationAccounts } from './conversation-accounts';
 import { routes as conversations } from './conversations';
 import { routes as customer } from './customer';
+import { routes as customers } from './customers';
 import { routes as emails } from './emails';
 import { routes as extensions } from './extensions';
 import { routes as flows } from './flows';
 import { routes as groupcalls } from './groupcalls';
+import { routes as mediaStreams } from './media-streams';
 import { routes as messages } from './messages';
 import { routes as numbers } from './numbers';
 import { routes as outboundConfigs } from './outbound-configs';
@@ -73,6 +76,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   aipromptproposals,
   ais,
   aisummaries,
+  billingAccount,
   billing,
   calls,
   campaigncalls,
@@ -86,10 +90,12 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   conversationAccounts,
   conversations,
   customer,
+  customers,
   emails,
   extensions,
   flows,
   groupcalls,
+  mediaStreams,
   messages,
   numbers,
   outboundConfigs,
