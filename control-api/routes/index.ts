@@ -53,6 +53,7 @@ import { routes as serviceAgentsTalk } from './service-agents-talk';
 import { routes as serviceAgents } from './service-agents';
 import { routes as sipRoutes } from './sip-routes';
 import { routes as speakings } from './speakings';
+import { routes as storageAccounts } from './storage-accounts';
 import { routes as storage } from './storage';
 import { routes as summaries } from './summaries';
 import { routes as tags } from './tags';
@@ -116,6 +117,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   serviceAgents,
   sipRoutes,
   speakings,
+  storageAccounts,
   storage,
   summaries,
   tags,

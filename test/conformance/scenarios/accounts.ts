@@ -1,4 +1,4 @@
-/** The customer's own account settings, billing accounts and outbound config; the operator's /customers. */
+/** The customer's own account settings, billing accounts and outbound config; the operator's /customers and /storage_accounts. */
 import { crud, type Step } from '../steps';
 
 const su = { as: 'superadmin' as const };
@@ -24,6 +24,9 @@ export const accounts: Record<string, Step[]> = {
       { op: 'get /customers/{id}', again: true, url: (s) => `/customers/${s.newCustomer}`, save: (s, b) => { s.newBilling = String(b.billing_account_id); }, ...su },
       { op: 'put /customers/{id}/billing_account_id', url: (s) => `/customers/${s.newCustomer}/billing_account_id`, body: (s) => ({ billing_account_id: s.newBilling }), ...su },
       { op: 'post /billing_accounts/{id}/balance_subtract_force', url: (s) => `/billing_accounts/${s.newBilling}/balance_subtract_force`, body: () => ({ balance: 1.5 }), ...su },
+      { op: 'post /storage_accounts', body: (s) => ({ customer_id: s.newCustomer }), save: (s, b) => { s.storageAccount = String(b.id); }, ...su },
+      { op: 'get /storage_accounts', ...su },
+      { op: 'get /storage_accounts/{id}', url: (s) => `/storage_accounts/${s.storageAccount}`, ...su },
       { op: 'post /customers/{id}/freeze', url: (s) => `/customers/${s.newCustomer}/freeze`, ...su },
       { op: 'post /customers/{id}/recover', url: (s) => `/customers/${s.newCustomer}/recover`, ...su },
     ],
