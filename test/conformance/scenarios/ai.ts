@@ -54,6 +54,8 @@ export const ai: Record<string, Step[]> = {
     { op: 'get /aimessages/{id}', url: (s) => `/aimessages/${s.aimessage}` },
     { op: 'get /service_agents/aicalls' },
     { op: 'delete /aimessages/{id}', url: (s) => `/aimessages/${s.aimessage}` },
+    { op: 'get /aicalls/{id}/participants', url: (s) => `/aicalls/${s.aicall}/participants` },
+    { op: 'get /ais/{id}/participants', url: (s) => `/ais/${s.ai}/participants` },
     { op: 'post /aicalls/{id}/terminate', url: (s) => `/aicalls/${s.aicall}/terminate` },
     { op: 'delete /aicalls/{id}', url: (s) => `/aicalls/${s.aicall}` },
   ],
