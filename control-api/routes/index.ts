@@ -8,6 +8,7 @@ import type { AnyRoute } from '../route';
 import { routes as accesskeys } from './accesskeys';
 import { routes as activeflows } from './activeflows';
 import { routes as agents } from './agents';
+import { routes as aiaudits } from './aiaudits';
 import { routes as aicalls } from './aicalls';
 import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
@@ -72,6 +73,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   accesskeys,
   activeflows,
   agents,
+  aiaudits,
   aicalls,
   aimessages,
   aipromptproposals,
