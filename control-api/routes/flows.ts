@@ -11,6 +11,7 @@ import { parseActions } from '../../core/flow';
 import { checkFlowDestinations } from '../calls/flow';
 import { flowJson, flowsRepo, type FlowRow } from '../../core/repos/flows';
 import type { AppContext } from '../context';
+import { writeNewDirectHash } from '../direct-hash';
 import { listOf, rfc3339OrNull, uuidOut } from './schemas';
 
 export const actionSchema = z
@@ -30,6 +31,7 @@ export const flowSchema = z.object({
   name: z.string(),
   detail: z.string(),
   actions: z.array(actionSchema),
+  direct_hash: z.string().describe("'' until POST /flows/{id}/direct-hash-regenerate makes one"),
   on_complete_flow_id: uuidOut(),
   tm_create: rfc3339OrNull(),
   tm_update: rfc3339OrNull(),
@@ -143,6 +145,21 @@ export const routes = [
     handler: async ({ ctx, auth, params }) => {
       await owned(ctx, auth.customerId, params.id);
       const f = await flowsRepo(ctx.db).softDelete(auth.customerId, params.id);
+      if (!f) throw flowNotFound();
+      return flowJson(f);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/flows/:id/direct-hash-regenerate',
+    tag: 'Flow',
+    summary: 'Give the flow a new direct hash (the old one stops naming it)',
+    permission: 'manager',
+    params: idParams,
+    response: flowSchema,
+    handler: async ({ ctx, auth, params }) => {
+      await owned(ctx, auth.customerId, params.id);
+      const f = await writeNewDirectHash('flows_direct_hash_uq', (direct_hash) => flowsRepo(ctx.db).update(auth.customerId, params.id, { direct_hash }));
       if (!f) throw flowNotFound();
       return flowJson(f);
     },
