@@ -13,6 +13,9 @@ import { outboundRegistrationsRepo, type OutboundRegistrationRow } from '../../c
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../support/db';
 import { Kamailio } from '../support/kamailio';
+import pino from 'pino';
+import { startOutboundRegistrations } from '../../media-app/outreg';
+import { EventPublisher } from '../../core/events/bus';
 import { eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
 
 const USER = 'acme-reg';
@@ -130,6 +133,45 @@ describe('outbound registration (Kamailio registrar)', function () {
     await until(async () => ((await row(trunkReg.id)).state === 'registered' ? true : null), 1600 + 1000 + 1500, 'registered again');
     expect(Date.now() - back).to.be.below(4100);
     expect(await kam.locations()).to.contain(trunkReg.contact_user);
+  });
+
+  it('a second node does not register what the first holds (Redis lock per registration)', async () => {
+    const other = startOutboundRegistrations({
+      srf: p.app.srf, db: await testDb(), redis: p.redis, events: new EventPublisher(p.redis), config: p.config,
+      app: { ...p.app.factory.deps.app, nodeId: 'second-node' }, logger: pino({ level: 'silent' }),
+    });
+    try {
+      await sleep(1500);
+      expect(await p.redis.get(`${p.config.redisKeyPrefix}outreg:lock:${trunkReg.id}`)).to.equal(p.app.nodeId);
+    } finally {
+      await other.stop();
+    }
+    // every REGISTER the registrar accepted for this contact came from one registration (one Call-ID)
+    const callIds = new Set([...kam.log.matchAll(/REGISTER ok \S+ call-id (\S+) contact <sip:(reg-[0-9a-f]+)@/g)].filter((m) => m[2] === trunkReg.contact_user).map((m) => m[1]));
+    expect(callIds.size).to.equal(1);
+    expect((await row(trunkReg.id)).state).to.equal('registered');
+  });
+
+  it('digest with SHA-256 (a registrar that challenges with algorithm=SHA-256)', async () => {
+    const sha = await Kamailio.create({ user: 'sha-user', password: 'sha-secret-1', maxExpires: 60, algorithm: 'SHA-256' });
+    try {
+      const db = await testDb();
+      const provider = await providersRepo(db).create({
+        type: 'sip', hostname: `127.0.0.1:${sha.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
+        auth_username: '', auth_password: '', codecs: '', name: 'sha', detail: '',
+      });
+      const reg = (await outboundRegistrationsRepo(db).put('provider', provider.id, null, {
+        registrar: `127.0.0.1:${sha.port}`, domain: 'carrier.test', username: 'sha-user', password: 'sha-secret-1', expires: 120, transport: 'tcp',
+      }))!;
+      await until(async () => ((await row(reg.id)).state === 'registered' ? true : null), 3000, 'registered with SHA-256');
+      expect(sha.log).to.match(/REGISTER ok sip:sha-user@carrier.test .* auth Digest .*algorithm=SHA-256/);
+      expect(await sha.locations()).to.contain(reg.contact_user);
+      // removing the settings unregisters (expiry 0): the binding is gone
+      await outboundRegistrationsRepo(db).put('provider', provider.id, null, null);
+      await until(async () => (!(await sha.locations()).includes(reg.contact_user) ? true : null), 3000, 'unregistered');
+    } finally {
+      await sha.close();
+    }
   });
 
   it('a wrong password: failed with the SIP status, retried with growing backoff', async () => {
