@@ -28,8 +28,11 @@ export interface OutregOptions {
   target: RegistrationDeps['target'];
 }
 
-/** Renews the lock when this node holds it. */
-const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+/** Takes the lock when free, renews it when this node holds it (also after a restart under the same node id). */
+const HOLD = `local v = redis.call('get', KEYS[1])
+if v == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[2]) return 1 end
+if not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
 /** What, when changed, starts a registration afresh. */
@@ -67,8 +70,7 @@ export class OutboundRegistrations {
 
   private async holdLock(id: string): Promise<boolean> {
     const ttl = String(Math.max(3 * this.o.syncMs, 5000));
-    if (this.running.has(id)) return Number(await this.o.redis.eval(RENEW, 1, this.lockKey(id), this.o.nodeId, ttl)) === 1;
-    return (await this.o.redis.set(this.lockKey(id), this.o.nodeId, 'PX', Number(ttl), 'NX')) === 'OK';
+    return Number(await this.o.redis.eval(HOLD, 1, this.lockKey(id), this.o.nodeId, ttl)) === 1;
   }
 
   private async sync(): Promise<void> {

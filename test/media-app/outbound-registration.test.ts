@@ -152,6 +152,32 @@ describe('outbound registration (Kamailio registrar)', function () {
     expect((await row(trunkReg.id)).state).to.equal('registered');
   });
 
+  it("a trunk's registrar the egress policy refuses is never sent a REGISTER (failed, retried)", async () => {
+    const db = await testDb();
+    const trunk = await trunksRepo(db).create(cid, 'carrier-strict', { name: 't', detail: '', auth_types: ['basic'], username: 'pbx2', password: 'not-used-here', allowed_ips: [] });
+    const strictNode = 'strict-node';
+    const reg = (await outboundRegistrationsRepo(db).put('trunk', trunk.id, cid, {
+      registrar: `127.0.0.1:${kam.port}`, domain: '', username: USER, password: PASSWORD, expires: 3600, transport: 'udp',
+    }))!;
+    // held for the strict node before the platform's own node (which allows loopback here) can take it
+    await p.redis.set(`${p.config.redisKeyPrefix}outreg:lock:${reg.id}`, strictNode, 'PX', 60_000);
+    const strict = startOutboundRegistrations({
+      srf: p.app.srf, db, redis: p.redis, events: new EventPublisher(p.redis),
+      config: { ...p.config, egress: { ...p.config.egress, allowCidrs: [] } },
+      app: { ...p.app.factory.deps.app, nodeId: strictNode }, logger: pino({ level: 'silent' }),
+    });
+    try {
+      const failed = await until(async () => ((await row(reg.id)).state === 'failed' ? row(reg.id) : null), 3000, 'failed');
+      expect(failed.last_error).to.equal('registrar address not allowed');
+      await sleep(1000);
+      expect(kam.log).to.not.contain(reg.contact_user);
+      expect(await kam.locations()).to.not.contain(reg.contact_user);
+    } finally {
+      await outboundRegistrationsRepo(db).put('trunk', trunk.id, cid, null);
+      await strict.stop();
+    }
+  });
+
   it('digest with SHA-256 (a registrar that challenges with algorithm=SHA-256)', async () => {
     const sha = await Kamailio.create({ user: 'sha-user', password: 'sha-secret-1', maxExpires: 60, algorithm: 'SHA-256' });
     try {
