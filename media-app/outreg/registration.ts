@@ -106,8 +106,15 @@ export class Registration {
   private async attempt(): Promise<void> {
     if (this.stopped) return;
     await this.report('attempt', this.status);
-    const t = await this.target();
-    const outcome: RegisterOutcome = 'refused' in t ? { ok: false, status: 0, reason: t.refused } : await register(this.deps.srf, t, () => this.seq++, this.row.expires, this.deps.timing.timeoutMs);
+    let outcome: RegisterOutcome;
+    try {
+      const t = await this.target();
+      outcome = 'refused' in t ? { ok: false, status: 0, reason: t.refused } : await register(this.deps.srf, t, () => this.seq++, this.row.expires, this.deps.timing.timeoutMs);
+    } catch (err) {
+      // not the registrar's answer (a DNS or sip-server problem): a failure like any other, retried
+      this.deps.onError(err as Error);
+      outcome = { ok: false, status: 0, reason: 'REGISTER not sent' };
+    }
     if (this.stopped) return;
     if (outcome.ok && outcome.grantedSec > 0) {
       this.failures = 0;
@@ -129,6 +136,7 @@ export class Registration {
     const changed = notable || next.expires_at?.getTime() !== this.status.expires_at?.getTime();
     this.state = to;
     this.status = next;
-    if (changed) await this.deps.onStatus(this.row, next, notable);
+    // a failed write (database away) does not stop the registration: the next change writes again
+    if (changed) await this.deps.onStatus(this.row, next, notable).catch((err: Error) => this.deps.onError(err));
   }
 }
