@@ -10,9 +10,8 @@ import { ApiError } from '../../core/errors';
 import { providersRepo, providerJson, type ProviderRow } from '../../core/repos/providers';
 import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings } from '../../core/repos/outbound-registrations';
 import type { AppContext } from '../context';
-import { registrationInput, registrationSettings, RegistrationSchema, type RegistrationInput } from './registration-fields';
+import { registrationInput, registrationSettings, RegistrationSchema, sipHost as host, type RegistrationInput } from './registration-fields';
 
-const host = z.string().max(255).regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, 'host, IP or host:port');
 const dialPart = z.string().max(32).regex(/^[0-9A-Za-z*#+._-]*$/, 'digits, letters, * # + . _ -');
 // Header names are RFC 3261 tokens; values one line. Core headers stay the dialler's.
 const headerName = z.string().regex(/^[A-Za-z0-9!%'*+._`~-]{1,64}$/, 'a SIP header name').refine(

@@ -9,11 +9,10 @@ import { invalidArgument } from '../../core/errors';
 import { sipLiteralRefusal, type SipEgress } from '../../core/calls/sip-destination';
 import type { RegistrationSettings } from '../../core/repos/outbound-registrations';
 
-const hostPort = z
-  .string()
-  .max(255)
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, 'host, IP or host:port')
-  .refine((v) => {
+/** A SIP server's address as an operator or customer writes it: host, IP or host:port (providers' hostname too). */
+export const sipHost = z.string().max(255).regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, 'host, IP or host:port');
+
+const hostPort = sipHost.refine((v) => {
     const p = /:(\d{1,5})$/.exec(v.replace(/^\[[^\]]*\]/, ''));
     return !p || (Number(p[1]) >= 1 && Number(p[1]) <= 65535);
   }, 'port 1-65535');
