@@ -9,24 +9,38 @@
  * ranges) or by digest (basic). A request that names no trunk domain is taken by address only when
  * the address is unambiguous: every trunk claiming it is one customer's, or the dialled number belongs
  * to exactly one of the claimants. Otherwise 403: another customer's claim can never carry a call.
+ *
+ * The trunk or provider whose outbound registration's Contact the Request-URI names comes first
+ * (media-app/outreg: an unguessable user per registration; the called number is then in the To header).
  */
 import { labelOf } from '../../core/extensions/domain';
 import type { ExtensionRow } from '../../core/repos/extensions';
 import { trunksRepo, type TrunkRow } from '../../core/repos/trunks';
-import type { ProviderRow } from '../../core/repos/providers';
+import { providersRepo, type ProviderRow } from '../../core/repos/providers';
 import { numbersRepo } from '../../core/repos/numbers';
+import { outboundRegistrationsRepo, CONTACT_USER_RE } from '../../core/repos/outbound-registrations';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { SipUri } from '../sip-uri';
 
 export type CallSource =
   | { kind: 'extension'; customerId: string; ext: ExtensionRow }
-  | { kind: 'trunk'; customerId: string; trunk: TrunkRow }
-  | { kind: 'provider'; provider: ProviderRow };
+  | { kind: 'trunk'; customerId: string; trunk: TrunkRow; registered?: true }
+  | { kind: 'provider'; provider: ProviderRow; registered?: true };
 
 /** Resolves the source, or answers the request (challenge or 403) and resolves null. */
 export async function identifySource(deps: CallDeps, req: SrfRequest, res: SrfResponse, from: SipUri, ruri: SipUri): Promise<CallSource | null> {
   const sipDomain = deps.config.sipDomain;
+  if (CONTACT_USER_RE.test(ruri.user)) {
+    const reg = await outboundRegistrationsRepo(deps.db).byContactUser(ruri.user);
+    const owner = !reg
+      ? null
+      : reg.owner_type === 'trunk'
+        ? await trunksRepo(deps.db).getOwned(reg.customer_id ?? '', reg.owner_id).then((trunk) => trunk && { kind: 'trunk' as const, customerId: trunk.customer_id, trunk, registered: true as const })
+        : await providersRepo(deps.db).get(reg.owner_id).then((provider) => provider && { kind: 'provider' as const, provider, registered: true as const });
+    if (!owner) res.send(404);
+    return owner;
+  }
   if (labelOf(from.host, sipDomain)) {
     const ext = await deps.registrar.authenticate(req, res, from.user, from.host, 'proxy');
     return ext ? { kind: 'extension', customerId: ext.customer_id, ext } : null;
