@@ -8,7 +8,6 @@ import { defineRoute, idParams, text, uuid } from '../route';
 import { ApiError, invalidArgument } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
 import { parseActions } from '../../core/flow';
-import { checkFlowDestinations } from '../calls/flow';
 import { flowJson, flowsRepo, type FlowRow } from '../../core/repos/flows';
 import type { AppContext } from '../context';
 import { writeNewDirectHash } from '../direct-hash';
@@ -89,7 +88,7 @@ export const routes = [
     body: createBody,
     response: flowSchema,
     handler: async ({ ctx, auth, body }) => {
-      const actions = checkFlowDestinations(ctx, parseActions(body.actions ?? [], { egress: ctx.egress }));
+      const actions = parseActions(body.actions ?? [], { egress: ctx.egress });
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id);
       const f = await flowsRepo(ctx.db).create({
         customer_id: auth.customerId,
@@ -122,7 +121,7 @@ export const routes = [
     response: flowSchema,
     handler: async ({ ctx, auth, params, body }) => {
       await owned(ctx, auth.customerId, params.id);
-      const actions = body.actions === undefined ? undefined : checkFlowDestinations(ctx, parseActions(body.actions, { egress: ctx.egress }));
+      const actions = body.actions === undefined ? undefined : parseActions(body.actions, { egress: ctx.egress });
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id, params.id);
       const f = await flowsRepo(ctx.db).update(auth.customerId, params.id, {
         ...(body.name !== undefined ? { name: body.name } : {}),
