@@ -22,6 +22,7 @@ import { InboundRouter } from './inbound/router';
 import { CommandHandler } from './commands';
 import { SUBSYSTEMS } from './subsystems';
 import { requestChecks } from './request-checks';
+import { startOutboundRegistrations } from './outreg';
 
 export interface MediaAppDeps {
   config: Readonly<Config>;
@@ -115,6 +116,10 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     const inbound = new InboundRouter(factory);
     srf.invite(inbound.handle);
     srf.options((_req, res) => res.send(200));
+
+    // registering to carriers once INVITEs can be taken; unregistered (expiry 0) at stop, before calls end
+    const outreg = startOutboundRegistrations({ srf, db, redis, events, config, app, logger: logger.child({ component: 'outreg' }) });
+    closers.push(() => outreg.stop());
 
     const commands = new CommandHandler(factory, logger.child({ component: 'commands' }));
     const running: { stop(): Promise<void> }[] = [];

@@ -42,6 +42,13 @@ const schema = z.object({
   REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
   CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
+  /** The host put in the Contact of outbound registrations (default: the address sip-server listens on). */
+  SIP_ADVERTISED_HOST: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/, 'a host name or IP').optional(),
+  /** Outbound registration (media-app/outreg): settings re-read every OUTREG_SYNC_MS; retries back off from MIN to MAX. */
+  OUTREG_SYNC_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  OUTREG_RETRY_MIN_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
+  OUTREG_RETRY_MAX_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  OUTREG_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(8000),
   // Replaced by EGRESS_ALLOW_CIDRS (core/net): "allow every private range" is what the egress policy exists to prevent.
   FLOW_HTTP_ALLOW_PRIVATE: z
     .string()
@@ -57,6 +64,7 @@ export interface MediaAppConfig {
   registrar: { algorithms: DigestAlgorithm[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
+  outreg: { advertisedHost: string | undefined; syncMs: number; retryMinMs: number; retryMaxMs: number; timeoutMs: number };
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
@@ -65,6 +73,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
   const r = schema.safeParse(input);
   const problems = r.success ? [] : r.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
   if (r.success && r.data.RTP_PORT_MIN >= r.data.RTP_PORT_MAX) problems.push('RTP_PORT_MIN: must be below RTP_PORT_MAX');
+  if (r.success && r.data.OUTREG_RETRY_MIN_MS > r.data.OUTREG_RETRY_MAX_MS) problems.push('OUTREG_RETRY_MIN_MS: must not exceed OUTREG_RETRY_MAX_MS');
   if (problems.length || !r.success) throw new ConfigError(problems);
   const e = r.data;
   return {
@@ -84,5 +93,12 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
+    outreg: {
+      advertisedHost: e.SIP_ADVERTISED_HOST,
+      syncMs: e.OUTREG_SYNC_MS,
+      retryMinMs: e.OUTREG_RETRY_MIN_MS,
+      retryMaxMs: e.OUTREG_RETRY_MAX_MS,
+      timeoutMs: e.OUTREG_TIMEOUT_MS,
+    },
   };
 }

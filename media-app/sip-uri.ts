@@ -19,3 +19,16 @@ export function parseSipUri(uri: string): SipUri | null {
   }
   return { scheme: m[1]!.toLowerCase() as 'sip' | 'sips', user, host: m[3]!.toLowerCase(), port: m[4] ? Number(m[4]) : undefined };
 }
+
+/** RFC 3261 user part: unreserved and user-unreserved characters stay, `%XX` escapes stay, anything else is escaped. */
+export function escapeSipUser(user: string): string {
+  return user.replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-_.!~*'()&=+$,;?/%]/gu, (c) =>
+    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
+}
+
+/** A From/To header value: the display name as an RFC 3261 quoted-string (`\` and `"` escaped, control characters removed). */
+export function nameAddr(uri: string, displayName?: string): string {
+  const name = (displayName ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/[\\"]/g, (c) => `\\${c}`);
+  return name ? `"${name}" <${uri}>` : `<${uri}>`;
+}

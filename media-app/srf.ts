@@ -50,6 +50,18 @@ export interface Srf extends Omit<DrachtioSrf, 'createUAS' | 'createUAC' | 'use'
   ): Promise<SrfDialog>;
 }
 
+/** The SIP listening points sip-server reported at connect ("udp/127.0.0.1:5060"), per Srf. */
+const listening = new WeakMap<object, string[]>();
+
+/** The address and port sip-server listens on for `transport` (the first one), or null. */
+export function sipListeningPoint(srf: Srf, transport: 'udp' | 'tcp' = 'udp'): { host: string; port: number } | null {
+  for (const hp of listening.get(srf) ?? []) {
+    const m = /^(\w+)\/(\[[^\]]+\]|[^:]+):(\d+)$/.exec(hp.trim());
+    if (m && m[1]!.toLowerCase() === transport) return { host: m[2]!, port: Number(m[3]) };
+  }
+  return null;
+}
+
 export interface ConnectOptions {
   host: string;
   port: number;
@@ -84,7 +96,8 @@ export function connectSrf(opts: ConnectOptions): Promise<Srf> {
     srf.on('error', (err: Error) => {
       if (!settled) opts.onAttemptFailed?.(err);
     });
-    srf.on('connect', (err: Error | null) => {
+    srf.on('connect', (err: Error | null, hostport?: string) => {
+      if (!err && typeof hostport === 'string') listening.set(srf, hostport.split(','));
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);

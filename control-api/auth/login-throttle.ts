@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { clock } from '../../core/clock';
 import { rateLimited, type ApiError } from '../../core/errors';
+import { sourceSubject } from '../../core/net';
 
 export interface ThrottleTier {
   /** Attempts allowed without delay within the window. */
@@ -80,15 +81,17 @@ export interface LoginThrottle {
 export function createLoginThrottle(redis: Redis, prefix: string): LoginThrottle {
   const T = LOGIN_THROTTLE;
   const subject = (username: string) => createHash('sha256').update(username.trim().toLowerCase()).digest('hex').slice(0, 32);
-  const keys = (username: string, source: string) => {
+  const keys = (username: string, address: string) => {
     const u = subject(username);
+    // an IPv6 client counts by its /64 (a new address per guess is free for its holder)
+    const source = sourceSubject(address);
     return { source: `${prefix}login:src:${u}:${source}`, account: `${prefix}login:acct:${u}`, known: `${prefix}login:known:${u}` };
   };
   return {
     async attempt(username, source) {
       const k = keys(username, source);
       const now = clock.nowMs();
-      const seen = await redis.zscore(k.known, source);
+      const seen = await redis.zscore(k.known, sourceSubject(source));
       const exempt = seen !== null && now - Number(seen) < T.knownSourceMs;
       const tiers = exempt ? [T.source] : [T.source, T.account];
       const list = exempt ? [k.source] : [k.source, k.account];
@@ -104,7 +107,7 @@ export function createLoginThrottle(redis: Redis, prefix: string): LoginThrottle
         .multi()
         .del(k.source)
         .eval(TAKE_BACK, 1, k.account)
-        .zadd(k.known, now, source)
+        .zadd(k.known, now, sourceSubject(source))
         .zremrangebyscore(k.known, '-inf', now - T.knownSourceMs)
         .zremrangebyrank(k.known, 0, -(T.knownSourcesMax + 1))
         .pexpire(k.known, T.knownSourceMs)

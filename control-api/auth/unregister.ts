@@ -3,8 +3,8 @@
 // Re-authentication (voipbin): exactly one of `password` (the logged-in agent's) or
 // `confirmation_phrase` "DELETE" (access keys have no password to give). Wrong ones: bare 400.
 import type { Request, RequestHandler } from 'express';
-import { clock } from '../../core/clock';
-import { repos, customerJson, type CustomerRow } from '../../core/repos';
+import { repos, customerJson } from '../../core/repos';
+import { freezeCustomer, recoverCustomer } from '../customers/lifecycle';
 import { verifyPassword } from '../../core/password';
 import { hasLevel } from '../../core/permissions';
 import { unregisterMail } from '../../core/mail';
@@ -48,7 +48,7 @@ export function postUnregister(deps: AuthDeps): RequestHandler {
       return bare(res);
     }
 
-    const frozen = await freeze(deps, a.customerId);
+    const frozen = await freezeCustomer(db, a.customerId);
     if (!frozen) return bare(res);
     deps.onCustomerChanged?.(frozen.id);
     const email = frozen.email;
@@ -67,27 +67,13 @@ export function postUnregister(deps: AuthDeps): RequestHandler {
   };
 }
 
-/** Freezes (idempotent for a frozen account); null when the account is deleted or missing. */
-async function freeze(deps: AuthDeps, customerId: string): Promise<CustomerRow | null> {
-  return deps.ctx.db.transaction(async (trx) => {
-    const cu = await trx<CustomerRow>('customers').where({ id: customerId }).whereNull('tm_delete').forUpdate().first();
-    if (!cu || cu.status === 'deleted') return null;
-    if (cu.status === 'frozen') return cu;
-    return repos(trx).customers.update(customerId, { status: 'frozen', tm_deletion_scheduled: clock.now() });
-  });
-}
-
 export function deleteUnregister(deps: AuthDeps): RequestHandler {
   const { db, logger } = deps.ctx;
   return async (req, res) => {
     const a = req.auth;
     if (!a || !mayUnregister(req)) return bare(res, 403);
-    const recovered = await db.transaction(async (trx) => {
-      const cu = await trx<CustomerRow>('customers').where({ id: a.customerId }).whereNull('tm_delete').forUpdate().first();
-      if (!cu || cu.status !== 'frozen') return null;
-      // An account frozen before it was verified goes back to initial, not past verification.
-      return repos(trx).customers.update(cu.id, { status: cu.email_verified ? 'active' : 'initial', tm_deletion_scheduled: null });
-    });
+    const r = await recoverCustomer(db, a.customerId);
+    const recovered = r.ok ? r.customer : null;
     if (!recovered) return bare(res);
     deps.onCustomerChanged?.(recovered.id);
     logger.info({ customer_id: recovered.id }, 'customer recovered, deletion cancelled');

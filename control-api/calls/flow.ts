@@ -4,7 +4,6 @@
  * plus the client variables, checked (values strings, at most 100 keys, `svc.` keys dropped).
  */
 import { checkClientVariables, parseActions, type Action } from '../../core/flow';
-import { flowSipRefusal } from '../../core/calls/sip-destination';
 import { ApiError, invalidArgument } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { flowsRepo } from '../../core/repos/flows';
@@ -38,13 +37,6 @@ export interface CallFlow {
   variables: Record<string, string>;
 }
 
-/** 400 naming the field when a sip: destination in `actions` is spelled as an address the egress policy refuses. */
-export function checkFlowDestinations(ctx: AppContext, actions: Action[]): Action[] {
-  const r = flowSipRefusal(actions, ctx.egress);
-  if (r) throw invalidArgument(`${r.field}: ${r.message}`, [{ field: r.field, issue: r.message }]);
-  return actions;
-}
-
 export async function resolveCallFlow(ctx: AppContext, customerId: string, body: { flow_id?: string; actions?: unknown[]; variables?: unknown }): Promise<CallFlow> {
   const vars = checkClientVariables(body.variables);
   if (vars.problems.length > 0) {
@@ -55,6 +47,6 @@ export async function resolveCallFlow(ctx: AppContext, customerId: string, body:
     if (!flow) throw new ApiError('FLOW_NOT_FOUND', 'flow not found', { details: [{ field: 'flow_id' }] });
     return { flowId: flow.id, actions: null, variables: vars.variables };
   }
-  if (body.actions !== undefined) return { flowId: newId(), actions: checkFlowDestinations(ctx, parseActions(body.actions, { egress: ctx.egress })), variables: vars.variables };
+  if (body.actions !== undefined) return { flowId: newId(), actions: parseActions(body.actions, { egress: ctx.egress }), variables: vars.variables };
   throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
 }

@@ -16,6 +16,8 @@ import { activeflowJson, activeflowsRepo, type ActiveflowRow } from '../../core/
 import { startStoredActiveflow } from '../../core/flow/stored-activeflow';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
+import { EventPublisher } from '../../core/events/bus';
+import { publishResourceEvent } from '../../core/events/catalogue';
 import { assertEgressUrl } from '../egress-field';
 import { actionSchema } from './flows';
 import { listOf, rfc3339OrNull, uuidOut } from './schemas';
@@ -53,6 +55,21 @@ const createBody = z.object({
 });
 
 const activeflowNotFound = () => new ApiError('ACTIVEFLOW_NOT_FOUND', 'activeflow not found');
+
+/**
+ * Stops a running activeflow: activeflow.stop on the queue of the node running it, or, when no live
+ * node runs it (start not yet consumed, node gone), ends it here. An ended one is returned as it is.
+ */
+async function stopActiveflow(ctx: AppContext, a: ActiveflowRow): Promise<ActiveflowRow> {
+  if (a.status !== 'running') return a;
+  const bus = commandBus(ctx);
+  const node = (await bus.activeflowOwner(a.id)) ?? (a.reference_type === 'call' ? await bus.callOwner(a.reference_id) : null);
+  if (node) {
+    await bus.toNode(node, { type: 'activeflow.stop', activeflowId: a.id }, `activeflow-stop-${a.id}`);
+    return a;
+  }
+  return (await activeflowsRepo(ctx.db).endOrphan(a.id, 'stopped')) ?? a;
+}
 
 async function owned(ctx: AppContext, customerId: string, id: string): Promise<ActiveflowRow> {
   const a = await activeflowsRepo(ctx.db).getOwned(customerId, id);
@@ -138,17 +155,25 @@ export const routes = [
     permission: 'manager',
     params: idParams,
     response: activeflowSchema,
+    handler: async ({ ctx, auth, params }) => activeflowJson(await stopActiveflow(ctx, await owned(ctx, auth.customerId, params.id))),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/activeflows/:id',
+    tag: 'Activeflow',
+    summary: 'Delete an activeflow: a running one is stopped first; it leaves the list (204)',
+    permission: 'manager',
+    params: idParams,
+    response: z.object({}),
+    status: 204,
     handler: async ({ ctx, auth, params }) => {
-      const a = await owned(ctx, auth.customerId, params.id);
-      if (a.status !== 'running') return activeflowJson(a);
-      const bus = commandBus(ctx);
-      const node = (await bus.activeflowOwner(a.id)) ?? (a.reference_type === 'call' ? await bus.callOwner(a.reference_id) : null);
-      if (node) {
-        await bus.toNode(node, { type: 'activeflow.stop', activeflowId: a.id }, `activeflow-stop-${a.id}`);
-        return activeflowJson(a);
-      }
-      const ended = await activeflowsRepo(ctx.db).endOrphan(a.id, 'stopped');
-      return activeflowJson(ended ?? a);
+      const a = await stopActiveflow(ctx, await owned(ctx, auth.customerId, params.id));
+      const gone = await activeflowsRepo(ctx.db).softDelete(auth.customerId, a.id);
+      if (!gone) throw activeflowNotFound();
+      await publishResourceEvent(new EventPublisher(ctx.redis), 'activeflow_deleted', activeflowJson(gone)).catch((err: Error) =>
+        ctx.logger.warn({ err: err.message }, 'could not publish activeflow_deleted'),
+      );
+      return undefined;
     },
   }),
 ];

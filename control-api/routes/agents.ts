@@ -155,7 +155,9 @@ export const routes = [
     handler: async ({ ctx, auth, params, body }) => {
       const a = await owned(ctx, auth, params.id);
       checkGrant(auth, body.permission);
-      return changed(ctx, await agentsRepo(ctx.db).update(a.id, { permission: body.permission }));
+      const row = await agentsRepo(ctx.db).update(a.id, { permission: body.permission });
+      await publishRecheck(ctx, a.customer_id); // the agent's open sockets were admitted with the old permission
+      return changed(ctx, row);
     },
   }),
   defineRoute({

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { invalidArgument, notFound, stateInvalid } from '../../core/errors';
-import { aicallJson, aicallsRepo, AICALL_EVENT } from '../../core/repos/ai-calls';
+import { aicallJson, aicallsRepo, participantJson, AICALL_EVENT } from '../../core/repos/ai-calls';
+import { participantList } from './ais';
 import { AiNotFound, AiSession } from '../../core/ai/session';
 import { LlmError } from '../../core/llm/client';
 import { eventsOf, listOfShape, publish, shape } from '../../core/ai/api';
@@ -83,6 +84,17 @@ export const routes = [
       const c = await aicallsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!c) throw missing();
       return aicallJson(c);
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/aicalls/:id/participants', tag, summary: 'List the AIs that took part in an AI call', permission: 'agent', params: idParams, paginated: true,
+    description: 'The AI the call was started with and every team member that answered in it, each from its first turn.',
+    response: participantList,
+    handler: async ({ ctx, auth, params, page }) => {
+      const repo = aicallsRepo(ctx.db);
+      if (!(await repo.get(auth.customerId, params.id))) throw missing();
+      const p = await repo.participants(auth.customerId, { aicallId: params.id }, page);
+      return { result: p.result.map(participantJson), next_page_token: p.next_page_token };
     },
   }),
 ];

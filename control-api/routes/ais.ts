@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { defineRoute, idParams, text, uuid } from '../route';
 import { ApiError, invalidArgument, notFound } from '../../core/errors';
 import { aisRepo, aiJson, promptHistoryJson, type AiInput } from '../../core/repos/ais';
+import { aicallsRepo, participantJson } from '../../core/repos/ai-calls';
 import { ragsRepo } from '../../core/repos/rags';
 import { API_TOOL_NAMES } from '../../core/ai/tools';
 import { listOfShape, publish, shape } from '../../core/ai/api';
@@ -20,6 +21,11 @@ const AI_FIELDS = [
 ];
 const HISTORY_FIELDS = ['id', 'customer_id', 'ai_id', 'prompt', 'proposal_id', 'tm_create'];
 const aiSchema = shape(AI_FIELDS);
+/** AIManagerParticipant: one AI's part in one AI call. */
+export const participantList = z.object({
+  result: z.array(z.object({ ai_id: z.string(), aicall_id: z.string(), tm_create: z.string() })),
+  next_page_token: z.string(),
+});
 const tag = 'AI';
 const missing = () => notFound('AI_NOT_FOUND', 'ai not found');
 
@@ -137,6 +143,16 @@ export const routes = [
       const h = await aisRepo(ctx.db).history(auth.customerId, params.id, params.history_id);
       if (!h) throw new ApiError('RESOURCE_NOT_FOUND', 'prompt history entry not found');
       return promptHistoryJson(h);
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/ais/:id/participants', tag, summary: 'List the AI calls an AI took part in', permission: 'agent', params: idParams, paginated: true,
+    description: 'Calls started with the AI and calls of a team in which it answered, each from its first turn.',
+    response: participantList,
+    handler: async ({ ctx, auth, params, page }) => {
+      if (!(await aisRepo(ctx.db).get(auth.customerId, params.id))) throw missing();
+      const p = await aicallsRepo(ctx.db).participants(auth.customerId, { aiId: params.id }, page);
+      return { result: p.result.map(participantJson), next_page_token: p.next_page_token };
     },
   }),
 ];

@@ -8,14 +8,15 @@
  * VoIPbin's spellings /billing_accounts… and …/balance_add_force are accepted as aliases.
  */
 import { z } from 'zod';
-import { defineRoute, idParams, type AnyRoute } from '../route';
+import type { Request } from 'express';
+import { defineRoute, idParams, text, type AnyRoute } from '../route';
 import type { AuthContext } from '../context';
 import { ApiError, invalidArgument } from '../../core/errors';
 import { isProjectSuperAdmin } from '../../core/permissions';
 import { newId } from '../../core/ids';
 import { billingAccountsRepo, billingAccountJson, MICROS_PER_UNIT, type BillingAccountRow } from '../../core/repos/billing-accounts';
 import { billingsRepo, billingJson } from '../../core/repos/billings';
-import { addBalance, ensureBillingAccount } from '../../core/billing/ledger';
+import { addBalance, ensureBillingAccount, subtractBalance } from '../../core/billing/ledger';
 import type { Db } from '../../core/db/knex';
 
 export const BillingAccountSchema = z.object({
@@ -64,7 +65,7 @@ export const BillingSchema = z.object({
 
 const accountNotFound = () => new ApiError('BILLING_ACCOUNT_NOT_FOUND', 'billing account not found');
 
-async function visibleAccount(db: Db, auth: AuthContext, id: string): Promise<BillingAccountRow> {
+export async function visibleAccount(db: Db, auth: AuthContext, id: string): Promise<BillingAccountRow> {
   await ensureBillingAccount(db, auth.customerId);
   const a = await billingAccountsRepo(db).get(id);
   if (!a || (a.customer_id !== auth.customerId && !isProjectSuperAdmin(auth.permission))) throw accountNotFound();
@@ -73,7 +74,39 @@ async function visibleAccount(db: Db, auth: AuthContext, id: string): Promise<Bi
 
 const MAX_TOPUP = 1_000_000 * MICROS_PER_UNIT;
 
-function accountRoutes(base: string, addPath: string): AnyRoute[] {
+/** The amount of a balance add or subtract in micros: exactly one of balance (units) or balance_credit (micros). */
+const amountBody = z.object({ balance: z.number().positive().optional(), balance_credit: z.number().int().positive().optional() });
+function amountOf(body: z.output<typeof amountBody>): number {
+  if ((body.balance === undefined) === (body.balance_credit === undefined)) throw invalidArgument('give exactly one of balance or balance_credit');
+  const micros = body.balance_credit ?? Math.round((body.balance as number) * MICROS_PER_UNIT);
+  if (micros <= 0 || micros > MAX_TOPUP) throw invalidArgument(`amount must be between 1 micro and ${MAX_TOPUP / MICROS_PER_UNIT}`);
+  return micros;
+}
+
+/** The Idempotency-Key header (or a fresh key: no retry protection). */
+function idempotencyKeyOf(req: Request): string {
+  const key = req.get('idempotency-key');
+  if (key !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(key)) throw invalidArgument('Idempotency-Key: 1-64 of A-Z a-z 0-9 _ -');
+  return key ?? newId();
+}
+
+export const accountNamesBody = z.object({ name: text().optional(), detail: text(1024).optional() });
+export const paymentInfoBody = z.object({
+  payment_type: z.enum(['', 'prepaid']).optional(),
+  payment_method: z.enum(['', 'credit card']).optional(),
+});
+
+/** Applies a name/detail or payment info change to a visible account. */
+export async function updateAccount(db: Db, id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'payment_type' | 'payment_method'>>): Promise<BillingAccountRow> {
+  const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  const a = await billingAccountsRepo(db).update(id, defined);
+  if (!a) throw accountNotFound();
+  return a;
+}
+
+interface AccountPaths { add: string; subtract: string; paymentInfo: string }
+
+function accountRoutes(base: string, paths: AccountPaths): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -102,30 +135,58 @@ function accountRoutes(base: string, addPath: string): AnyRoute[] {
     }),
     defineRoute({
       method: 'post',
-      path: `${base}/:id/${addPath}`,
+      path: `${base}/:id/${paths.add}`,
       tag: 'Billing',
       summary: 'Add balance to a billing account (ProjectSuperAdmin)',
       description: 'balance: amount in currency units (e.g. 10.5), or balance_credit: micros. An Idempotency-Key header makes retries safe.',
       permission: 'superadmin',
       params: idParams,
-      body: z.object({ balance: z.number().positive().optional(), balance_credit: z.number().int().positive().optional() }),
+      body: amountBody,
       response: BillingAccountSchema,
-      handler: async ({ params, body, ctx, req }) => {
-        if ((body.balance === undefined) === (body.balance_credit === undefined)) throw invalidArgument('give exactly one of balance or balance_credit');
-        const micros = body.balance_credit ?? Math.round((body.balance as number) * MICROS_PER_UNIT);
-        if (micros <= 0 || micros > MAX_TOPUP) throw invalidArgument(`amount must be between 1 micro and ${MAX_TOPUP / MICROS_PER_UNIT}`);
-        const key = req.get('idempotency-key');
-        if (key !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(key)) throw invalidArgument('Idempotency-Key: 1-64 of A-Z a-z 0-9 _ -');
-        const account = await addBalance(ctx.db, params.id, micros, `top_up:${params.id}:${key ?? newId()}`);
-        return billingAccountJson(account);
-      },
+      handler: async ({ params, body, ctx, req }) =>
+        billingAccountJson(await addBalance(ctx.db, params.id, amountOf(body), `top_up:${params.id}:${idempotencyKeyOf(req)}`)),
+    }),
+    defineRoute({
+      method: 'post',
+      path: `${base}/:id/${paths.subtract}`,
+      tag: 'Billing',
+      summary: 'Subtract balance from a billing account (ProjectSuperAdmin)',
+      description: 'An adjustment in the ledger; the balance may go below zero. Same body and Idempotency-Key as the add.',
+      permission: 'superadmin',
+      params: idParams,
+      body: amountBody,
+      response: BillingAccountSchema,
+      handler: async ({ params, body, ctx, req }) =>
+        billingAccountJson(await subtractBalance(ctx.db, params.id, amountOf(body), `adjust:${params.id}:${idempotencyKeyOf(req)}`)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: `${base}/:id`,
+      tag: 'Billing',
+      summary: "Update a billing account's name and detail",
+      permission: 'admin',
+      params: idParams,
+      body: accountNamesBody,
+      response: BillingAccountSchema,
+      handler: async ({ params, body, auth, ctx }) => billingAccountJson(await updateAccount(ctx.db, (await visibleAccount(ctx.db, auth, params.id)).id, body)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: `${base}/:id/${paths.paymentInfo}`,
+      tag: 'Billing',
+      summary: "Update a billing account's payment type and method",
+      permission: 'admin',
+      params: idParams,
+      body: paymentInfoBody,
+      response: BillingAccountSchema,
+      handler: async ({ params, body, auth, ctx }) => billingAccountJson(await updateAccount(ctx.db, (await visibleAccount(ctx.db, auth, params.id)).id, body)),
     }),
   ];
 }
 
 export const routes: AnyRoute[] = [
-  ...accountRoutes('/billing-accounts', 'balance-add'),
-  ...accountRoutes('/billing_accounts', 'balance_add_force'),
+  ...accountRoutes('/billing-accounts', { add: 'balance-add', subtract: 'balance-subtract', paymentInfo: 'payment-info' }),
+  ...accountRoutes('/billing_accounts', { add: 'balance_add_force', subtract: 'balance_subtract_force', paymentInfo: 'payment_info' }),
   defineRoute({
     method: 'get',
     path: '/billings',

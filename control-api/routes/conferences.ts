@@ -15,6 +15,7 @@ import { publishConference } from '../../core/conferences/events';
 import { EventPublisher } from '../../core/events/bus';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
+import { writeNewDirectHash } from '../direct-hash';
 import { legacyTime, listOf, uuidOut } from './schemas';
 
 export const conferenceSchema = z.object({
@@ -206,6 +207,25 @@ export const routes = [
     params: idParams,
     response: conferenceSchema,
     handler: async ({ ctx, auth, params }) => conferenceJson(await conferenceApi(ctx).remove(auth.customerId, params.id)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/conferences/:id/direct-hash-regenerate',
+    tag: 'Conference',
+    summary: 'Give the conference a new direct hash (the old one stops naming it)',
+    permission: 'manager',
+    params: idParams,
+    response: conferenceSchema,
+    handler: async ({ ctx, auth, params }) => {
+      const repo = conferencesRepo(ctx.db);
+      if (!(await repo.getOwned(auth.customerId, params.id))) throw conferenceNotFound();
+      const row = await writeNewDirectHash('conferences_direct_hash_uq', (direct_hash) => repo.change(params.id, { direct_hash }));
+      if (!row) throw conferenceNotFound();
+      await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) =>
+        ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'),
+      );
+      return conferenceJson(row);
+    },
   }),
   recordingStart('/conferences/:id/recording_start'),
   recordingStart('/conferences/:id/recording-start'),

@@ -1,8 +1,10 @@
 /** /customer (the caller's own account) and /me (the calling agent). */
 import { z } from 'zod';
-import { defineRoute, text } from '../route';
-import { directAccessNotSupported, invalidParameter, notFound } from '../../core/errors';
-import { agentJson, customerJson } from '../../core/repos';
+import { defineRoute, text, uuid } from '../route';
+import type { AppContext } from '../context';
+import { ApiError, directAccessNotSupported, invalidParameter, notFound } from '../../core/errors';
+import { agentJson, customerJson, type CustomerRow } from '../../core/repos';
+import { billingAccountsRepo } from '../../core/repos/billing-accounts';
 import { agentSchema, customerSchema } from './schemas';
 import { assertEgressUrl } from '../egress-field';
 
@@ -18,6 +20,41 @@ const webhookUri = z
       return false;
     }
   }, 'must be an http or https URL');
+
+/** The editable fields of a customer (PUT /customer, and the ProjectSuperAdmin's /customers forms). */
+export const customerFields = {
+  name: text().optional(),
+  detail: text(1024).optional(),
+  phone_number: z.union([z.literal(''), z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be E.164 (+ and digits)')]).optional(),
+  address: text(1024).optional(),
+  webhook_method: webhookMethod.optional(),
+  webhook_uri: webhookUri.optional(),
+};
+
+/** The reference's CustomerManagerMetadata: platform behaviour flags, each optional. */
+export const metadataBody = z.strictObject({
+  rtp_debug: z.boolean().optional().describe("capture the customer's calls' RTP as PCAP (debugging; default false)"),
+});
+export const billingAccountBody = z.strictObject({ billing_account_id: uuid().describe("a live billing account of the customer") });
+
+/** Merges the flags into the customer's metadata (absent flags keep their value). */
+export async function updateMetadata(ctx: AppContext, customerId: string, flags: z.output<typeof metadataBody>): Promise<CustomerRow> {
+  const c = await ctx.repos.customers.get(customerId);
+  if (!c) throw notFound();
+  const defined = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
+  const out = await ctx.repos.customers.update(customerId, { metadata: { ...(c.metadata ?? {}), ...defined } });
+  if (!out) throw notFound();
+  return out;
+}
+
+/** Points the customer at one of its own live billing accounts (another customer's: BILLING_ACCOUNT_NOT_FOUND). */
+export async function updateBillingAccountId(ctx: AppContext, customerId: string, accountId: string): Promise<CustomerRow> {
+  const a = await billingAccountsRepo(ctx.db).get(accountId);
+  if (!a || a.customer_id !== customerId) throw new ApiError('BILLING_ACCOUNT_NOT_FOUND', 'billing account not found');
+  const out = await ctx.repos.customers.update(customerId, { billing_account_id: a.id });
+  if (!out) throw notFound();
+  return out;
+}
 
 export const routes = [
   defineRoute({
@@ -40,15 +77,7 @@ export const routes = [
     summary: 'Update the current customer',
     description: 'Fields left out keep their value. email may be sent back unchanged (clients send the whole record); changing it goes through the auth group, not here.',
     permission: 'admin',
-    body: z.strictObject({
-      name: text().optional(),
-      detail: text(1024).optional(),
-      email: z.string().max(320).optional(),
-      phone_number: z.union([z.literal(''), z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be E.164 (+ and digits)')]).optional(),
-      address: text(1024).optional(),
-      webhook_method: webhookMethod.optional(),
-      webhook_uri: webhookUri.optional(),
-    }),
+    body: z.strictObject({ ...customerFields, email: z.string().max(320).optional() }),
     response: customerSchema,
     handler: async ({ ctx, auth, body }) => {
       assertEgressUrl(ctx, 'webhook_uri', body.webhook_uri);
@@ -62,6 +91,26 @@ export const routes = [
       if (!c) throw notFound();
       return customerJson(c, { self: true });
     },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/customer/metadata',
+    tag: 'Customer',
+    summary: "Update the current customer's metadata flags",
+    permission: 'admin',
+    body: metadataBody,
+    response: customerSchema,
+    handler: async ({ ctx, auth, body }) => customerJson(await updateMetadata(ctx, auth.customerId, body)),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/customer/billing_account_id',
+    tag: 'Customer',
+    summary: "Set the current customer's billing account",
+    permission: 'admin',
+    body: billingAccountBody,
+    response: customerSchema,
+    handler: async ({ ctx, auth, body }) => customerJson(await updateBillingAccountId(ctx, auth.customerId, body.billing_account_id)),
   }),
   defineRoute({
     method: 'get',

@@ -8,9 +8,9 @@ import { defineRoute, idParams, text, uuid } from '../route';
 import { ApiError, invalidArgument } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
 import { parseActions } from '../../core/flow';
-import { checkFlowDestinations } from '../calls/flow';
 import { flowJson, flowsRepo, type FlowRow } from '../../core/repos/flows';
 import type { AppContext } from '../context';
+import { writeNewDirectHash } from '../direct-hash';
 import { listOf, rfc3339OrNull, uuidOut } from './schemas';
 
 export const actionSchema = z
@@ -30,6 +30,7 @@ export const flowSchema = z.object({
   name: z.string(),
   detail: z.string(),
   actions: z.array(actionSchema),
+  direct_hash: z.string().describe("'' until POST /flows/{id}/direct-hash-regenerate makes one"),
   on_complete_flow_id: uuidOut(),
   tm_create: rfc3339OrNull(),
   tm_update: rfc3339OrNull(),
@@ -87,7 +88,7 @@ export const routes = [
     body: createBody,
     response: flowSchema,
     handler: async ({ ctx, auth, body }) => {
-      const actions = checkFlowDestinations(ctx, parseActions(body.actions ?? [], { egress: ctx.egress }));
+      const actions = parseActions(body.actions ?? [], { egress: ctx.egress });
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id);
       const f = await flowsRepo(ctx.db).create({
         customer_id: auth.customerId,
@@ -120,7 +121,7 @@ export const routes = [
     response: flowSchema,
     handler: async ({ ctx, auth, params, body }) => {
       await owned(ctx, auth.customerId, params.id);
-      const actions = body.actions === undefined ? undefined : checkFlowDestinations(ctx, parseActions(body.actions, { egress: ctx.egress }));
+      const actions = body.actions === undefined ? undefined : parseActions(body.actions, { egress: ctx.egress });
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id, params.id);
       const f = await flowsRepo(ctx.db).update(auth.customerId, params.id, {
         ...(body.name !== undefined ? { name: body.name } : {}),
@@ -143,6 +144,21 @@ export const routes = [
     handler: async ({ ctx, auth, params }) => {
       await owned(ctx, auth.customerId, params.id);
       const f = await flowsRepo(ctx.db).softDelete(auth.customerId, params.id);
+      if (!f) throw flowNotFound();
+      return flowJson(f);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/flows/:id/direct-hash-regenerate',
+    tag: 'Flow',
+    summary: 'Give the flow a new direct hash (the old one stops naming it)',
+    permission: 'manager',
+    params: idParams,
+    response: flowSchema,
+    handler: async ({ ctx, auth, params }) => {
+      await owned(ctx, auth.customerId, params.id);
+      const f = await writeNewDirectHash('flows_direct_hash_uq', (direct_hash) => flowsRepo(ctx.db).update(auth.customerId, params.id, { direct_hash }));
       if (!f) throw flowNotFound();
       return flowJson(f);
     },

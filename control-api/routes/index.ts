@@ -8,11 +8,13 @@ import type { AnyRoute } from '../route';
 import { routes as accesskeys } from './accesskeys';
 import { routes as activeflows } from './activeflows';
 import { routes as agents } from './agents';
+import { routes as aiaudits } from './aiaudits';
 import { routes as aicalls } from './aicalls';
 import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
 import { routes as ais } from './ais';
 import { routes as aisummaries } from './aisummaries';
+import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
 import { routes as calls } from './calls';
 import { routes as campaigncalls } from './campaigncalls';
@@ -26,10 +28,12 @@ import { routes as contacts } from './contacts';
 import { routes as conversationAccounts } from './conversation-accounts';
 import { routes as conversations } from './conversations';
 import { routes as customer } from './customer';
+import { routes as customers } from './customers';
 import { routes as emails } from './emails';
 import { routes as extensions } from './extensions';
 import { routes as flows } from './flows';
 import { routes as groupcalls } from './groupcalls';
+import { routes as mediaStreams } from './media-streams';
 import { routes as messages } from './messages';
 import { routes as numbers } from './numbers';
 import { routes as outboundConfigs } from './outbound-configs';
@@ -50,6 +54,7 @@ import { routes as serviceAgentsTalk } from './service-agents-talk';
 import { routes as serviceAgents } from './service-agents';
 import { routes as sipRoutes } from './sip-routes';
 import { routes as speakings } from './speakings';
+import { routes as storageAccounts } from './storage-accounts';
 import { routes as storage } from './storage';
 import { routes as summaries } from './summaries';
 import { routes as tags } from './tags';
@@ -68,11 +73,13 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   accesskeys,
   activeflows,
   agents,
+  aiaudits,
   aicalls,
   aimessages,
   aipromptproposals,
   ais,
   aisummaries,
+  billingAccount,
   billing,
   calls,
   campaigncalls,
@@ -86,10 +93,12 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   conversationAccounts,
   conversations,
   customer,
+  customers,
   emails,
   extensions,
   flows,
   groupcalls,
+  mediaStreams,
   messages,
   numbers,
   outboundConfigs,
@@ -110,6 +119,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   serviceAgents,
   sipRoutes,
   speakings,
+  storageAccounts,
   storage,
   summaries,
   tags,

@@ -7,7 +7,10 @@ import { z } from 'zod';
 import { defineRoute, idParams, text, uuid } from '../route';
 import { ApiError, invalidArgument, missingParameter } from '../../core/errors';
 import { parseTimestamp } from '../../core/time';
-import { numbersRepo, numberJson } from '../../core/repos/numbers';
+import { numbersRepo, numberJson, type NumberRow } from '../../core/repos/numbers';
+import { EventPublisher } from '../../core/events/bus';
+import { publishResourceEvent } from '../../core/events/catalogue';
+import type { AppContext } from '../context';
 import { purchaseNumber, renewNumbers, availableVirtualNumbers } from '../../core/numbers/purchase';
 import { numberInventory } from '../../core/numbers/inventory';
 import { assertFlowRef } from '../../core/numbers/flow-refs';
@@ -45,6 +48,21 @@ const AvailableNumberSchema = z.object({
 const page = <T extends z.ZodType>(item: T) => z.object({ result: z.array(item), next_page_token: z.string() });
 
 const notFound = () => new ApiError('NUMBER_NOT_FOUND', 'number not found');
+
+/** The caller's live number, or NUMBER_NOT_FOUND. */
+async function owned(ctx: AppContext, customerId: string, id: string): Promise<NumberRow> {
+  const n = await numbersRepo(ctx.db).getOwned(customerId, id);
+  if (!n) throw notFound();
+  return n;
+}
+
+/** Publishes number_updated with the number's API JSON (after the write); returns that JSON. */
+async function updated(ctx: AppContext, n: NumberRow | null) {
+  if (!n) throw notFound();
+  const json = numberJson(n);
+  await publishResourceEvent(new EventPublisher(ctx.redis), 'number_updated', json);
+  return json;
+}
 
 export const routes = [
   defineRoute({
@@ -131,9 +149,41 @@ export const routes = [
       if (!(await repo.getOwned(auth.customerId, params.id))) throw notFound();
       if (body.call_flow_id) await assertFlowRef(ctx.db, auth.customerId, body.call_flow_id.toLowerCase(), 'call_flow_id');
       if (body.message_flow_id) await assertFlowRef(ctx.db, auth.customerId, body.message_flow_id.toLowerCase(), 'message_flow_id');
-      const n = await repo.update(params.id, body);
-      if (!n) throw notFound();
-      return numberJson(n);
+      return updated(ctx, await repo.update(params.id, body));
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/numbers/:id/flow_ids',
+    tag: 'Number',
+    summary: "Set a number's call and message flows",
+    description: 'Both ids are required; the empty UUID unsets one. A flow must be a live flow of the customer.',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ call_flow_id: uuid(), message_flow_id: uuid() }),
+    response: NumberSchema,
+    handler: async ({ params, body, auth, ctx }) => {
+      await owned(ctx, auth.customerId, params.id);
+      const call = body.call_flow_id.toLowerCase();
+      const message = body.message_flow_id.toLowerCase();
+      await assertFlowRef(ctx.db, auth.customerId, call, 'call_flow_id');
+      await assertFlowRef(ctx.db, auth.customerId, message, 'message_flow_id');
+      return updated(ctx, await numbersRepo(ctx.db).update(params.id, { call_flow_id: call, message_flow_id: message }));
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/numbers/:id/metadata',
+    tag: 'Number',
+    summary: "Update a number's metadata flags (absent flags keep their value)",
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ rtp_debug: z.boolean().optional().describe("capture RTP of calls to this number as PCAP (OR'd with the customer's flag)") }),
+    response: NumberSchema,
+    handler: async ({ params, body, auth, ctx }) => {
+      const n = await owned(ctx, auth.customerId, params.id);
+      const flags = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+      return updated(ctx, await numbersRepo(ctx.db).update(params.id, { metadata: { ...(n.metadata ?? {}), ...flags } }));
     },
   }),
   defineRoute({

@@ -56,6 +56,13 @@ async function checkSourceNumber(ctx: AppContext, customerId: string, numberId: 
   ]);
 }
 
+/** The customer's oldest live config (signup makes one); 404 when every one was deleted. */
+async function ownConfig(ctx: AppContext, customerId: string) {
+  const o = await ctx.repos.outboundConfigs.getForCustomer(customerId);
+  if (!o) throw notFound('RESOURCE_NOT_FOUND', 'the customer has no outbound config');
+  return o;
+}
+
 export const routes = [
   defineRoute({
     method: 'get',
@@ -124,6 +131,31 @@ export const routes = [
     response: outboundConfigSchema,
     handler: async ({ ctx, auth, params }) => {
       const o = await ctx.repos.outboundConfigs.softDelete(params.id, { customerId: auth.customerId });
+      if (!o) throw notFound();
+      return outboundConfigJson(o);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/outbound_config',
+    tag: 'Customer',
+    summary: "Get the customer's own outbound config (the one outbound dialling uses)",
+    permission: 'admin',
+    response: outboundConfigSchema,
+    handler: async ({ ctx, auth }) => outboundConfigJson(await ownConfig(ctx, auth.customerId)),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/outbound_config',
+    tag: 'Customer',
+    summary: "Update the customer's own outbound config (absent or null fields keep their value)",
+    permission: 'admin',
+    body: fields,
+    response: outboundConfigSchema,
+    handler: async ({ ctx, auth, body }) => {
+      const current = await ownConfig(ctx, auth.customerId);
+      const f = await normalise(ctx, auth.customerId, body);
+      const o = await ctx.repos.outboundConfigs.update(current.id, f, { customerId: auth.customerId });
       if (!o) throw notFound();
       return outboundConfigJson(o);
     },

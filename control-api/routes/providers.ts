@@ -1,14 +1,17 @@
 /**
  * Providers: outbound SIP gateways. They are platform-wide (no customer_id), so only a
  * ProjectSuperAdmin manages them (as in VoIPbin); everyone else gets 403 PERMISSION_DENIED.
- * auth_password is write-only.
+ * auth_password is write-only. `registration` (registration-fields.ts): the provider registers to
+ * the carrier's registrar (the operator's address: not checked by the egress policy).
  */
 import { z } from 'zod';
 import { defineRoute, idParams, text } from '../route';
 import { ApiError } from '../../core/errors';
-import { providersRepo, providerJson } from '../../core/repos/providers';
+import { providersRepo, providerJson, type ProviderRow } from '../../core/repos/providers';
+import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings } from '../../core/repos/outbound-registrations';
+import type { AppContext } from '../context';
+import { registrationInput, registrationSettings, RegistrationSchema, sipHost as host, type RegistrationInput } from './registration-fields';
 
-const host = z.string().max(255).regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, 'host, IP or host:port');
 const dialPart = z.string().max(32).regex(/^[0-9A-Za-z*#+._-]*$/, 'digits, letters, * # + . _ -');
 // Header names are RFC 3261 tokens; values one line. Core headers stay the dialler's.
 const headerName = z.string().regex(/^[A-Za-z0-9!%'*+._`~-]{1,64}$/, 'a SIP header name').refine(
@@ -29,6 +32,7 @@ const fields = {
   codecs: z.string().max(128).regex(/^[A-Za-z0-9/,. -]*$/, 'comma-separated codec names').optional(),
   name: text().optional(),
   detail: text(1024).optional(),
+  registration: registrationInput.optional(),
 };
 
 export const ProviderSchema = z.object({
@@ -44,6 +48,7 @@ export const ProviderSchema = z.object({
   name: z.string(),
   detail: z.string(),
   metadata: z.record(z.string(), z.unknown()),
+  registration: RegistrationSchema,
   health_status: z.enum(['unknown', 'healthy', 'unhealthy']),
   health_checked_at: z.string(),
   tm_create: z.string(),
@@ -52,6 +57,22 @@ export const ProviderSchema = z.object({
 });
 
 const notFound = () => new ApiError('PROVIDER_NOT_FOUND', 'provider not found');
+
+async function show(ctx: AppContext, rows: ProviderRow[]) {
+  const regs = await outboundRegistrationsRepo(ctx.db).getMany('provider', rows.map((p) => p.id));
+  return rows.map((p) => ({ ...providerJson(p), registration: registrationJson(regs.get(p.id) ?? null) }));
+}
+
+/** The settings checked before the provider is written (a 400 leaves nothing behind); undefined: unchanged. */
+async function checkRegistration(ctx: AppContext, id: string | null, input: RegistrationInput | undefined): Promise<RegistrationSettings | null | undefined> {
+  if (input === undefined) return undefined;
+  const cur = id ? await outboundRegistrationsRepo(ctx.db).get('provider', id) : null;
+  return registrationSettings(input, !!cur, {});
+}
+
+async function putRegistration(ctx: AppContext, id: string, s: RegistrationSettings | null | undefined): Promise<void> {
+  if (s !== undefined) await outboundRegistrationsRepo(ctx.db).put('provider', id, null, s);
+}
 
 export const routes = [
   defineRoute({
@@ -62,9 +83,9 @@ export const routes = [
     permission: 'superadmin',
     body: z.object(fields),
     response: ProviderSchema,
-    handler: async ({ body, ctx }) =>
-      providerJson(
-        await providersRepo(ctx.db).create({
+    handler: async ({ body, ctx }) => {
+      const reg = await checkRegistration(ctx, null, body.registration);
+      const p = await providersRepo(ctx.db).create({
           type: 'sip',
           hostname: body.hostname,
           tech_prefix: body.tech_prefix ?? '',
@@ -76,8 +97,10 @@ export const routes = [
           codecs: body.codecs ?? '',
           name: body.name ?? '',
           detail: body.detail ?? '',
-        }),
-      ),
+        });
+      await putRegistration(ctx, p.id, reg);
+      return (await show(ctx, [p]))[0];
+    },
   }),
   defineRoute({
     method: 'get',
@@ -89,7 +112,7 @@ export const routes = [
     response: z.object({ result: z.array(ProviderSchema), next_page_token: z.string() }),
     handler: async ({ ctx, page }) => {
       const p = await providersRepo(ctx.db).list(page);
-      return { result: p.result.map(providerJson), next_page_token: p.next_page_token };
+      return { result: await show(ctx, p.result), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
@@ -103,7 +126,7 @@ export const routes = [
     handler: async ({ params, ctx }) => {
       const p = await providersRepo(ctx.db).get(params.id);
       if (!p) throw notFound();
-      return providerJson(p);
+      return (await show(ctx, [p]))[0];
     },
   }),
   defineRoute({
@@ -116,10 +139,14 @@ export const routes = [
     body: z.object({ ...fields, hostname: host.optional() }),
     response: ProviderSchema,
     handler: async ({ params, body, ctx }) => {
-      const { type: _t, ...patch } = body;
-      const p = await providersRepo(ctx.db).update(params.id, patch);
+      const { type: _t, registration, ...patch } = body;
+      const repo = providersRepo(ctx.db);
+      if (!(await repo.get(params.id))) throw notFound();
+      const reg = await checkRegistration(ctx, params.id, registration);
+      const p = await repo.update(params.id, patch);
       if (!p) throw notFound();
-      return providerJson(p);
+      await putRegistration(ctx, p.id, reg);
+      return (await show(ctx, [p]))[0];
     },
   }),
   defineRoute({
@@ -133,7 +160,7 @@ export const routes = [
     handler: async ({ params, ctx }) => {
       const p = await providersRepo(ctx.db).softDelete(params.id);
       if (!p) throw notFound();
-      return providerJson(p);
+      return (await show(ctx, [p]))[0];
     },
   }),
 ];

@@ -13,7 +13,7 @@ import { defineRoute, idParams, text, validateBody } from '../route';
 import { jsonBody } from '../middleware/body';
 import { readUpload } from '../upload';
 import { ApiError, invalidArgument, notFound } from '../../core/errors';
-import { storageRepo, storageFileJson, type StorageFileRow } from '../../core/repos/storage';
+import { storageRepo, storageFileJson, type StorageAccountRow, type StorageFileRow } from '../../core/repos/storage';
 import type { ObjectStore } from '../../core/storage/local';
 import { storageBackend, viaStorage } from '../../core/storage/backend';
 import { signingKey, signResource, checkSignature } from '../../core/storage/signing';
@@ -59,7 +59,7 @@ const fileSchema = z.object({
   type: z.string(), name: z.string(), detail: z.string(), filename: z.string(), filesize: z.number(), uri_download: z.string(),
   tm_download_expire: z.string(), tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
 });
-const accountSchema = z.object({
+export const accountSchema = z.object({
   id: z.string(), customer_id: z.string(), quota_bytes: z.number(), total_file_count: z.number(), total_file_size: z.number(),
   tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
 });
@@ -105,8 +105,13 @@ async function readStorageUpload(ctx: AppContext, req: Request): Promise<Storage
 const tag = 'Storage';
 
 async function accountJson(ctx: AppContext, customerId: string) {
+  return accountView(ctx, await storageRepo(ctx.db).account(customerId));
+}
+
+/** An account as the API shows it, with its usage. */
+export async function accountView(ctx: AppContext, a: StorageAccountRow) {
   const repo = storageRepo(ctx.db);
-  const a = await repo.account(customerId);
+  const customerId = a.customer_id;
   return { id: a.id, customer_id: a.customer_id, quota_bytes: Number(a.quota_bytes), ...(await repo.usage(customerId)), tm_create: formatLegacy(a.tm_create), tm_update: formatLegacy(a.tm_update), tm_delete: formatLegacy(a.tm_delete) };
 }
 

@@ -2,6 +2,8 @@
  * Trunks: a customer's PBX calling in, accepted by source address (auth type ip: allowed_ips holds
  * IPs or CIDRs) and/or digest (auth type basic: username/password at
  * `{domain_name}.trunk.{SIP_DOMAIN}`). Customer admins only; the password is write-only.
+ * `registration` (registration-fields.ts): the platform registers to the customer's registrar (its
+ * host must pass the egress policy) and calls arriving through it are this trunk's.
  */
 import net from 'node:net';
 import { z } from 'zod';
@@ -9,6 +11,8 @@ import { defineRoute, idParams, text } from '../route';
 import type { AppContext } from '../context';
 import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
 import { trunksRepo, trunkJson, type TrunkRow, type TrunkAuthType } from '../../core/repos/trunks';
+import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings } from '../../core/repos/outbound-registrations';
+import { registrationInput, registrationSettings, RegistrationSchema, type RegistrationInput } from './registration-fields';
 
 /** An IPv4/IPv6 address or CIDR block with a valid prefix length. */
 export function isIpOrCidr(v: string): boolean {
@@ -35,6 +39,7 @@ export const TrunkSchema = z.object({
   auth_types: z.array(z.enum(['basic', 'ip'])),
   username: z.string(),
   allowed_ips: z.array(z.string()),
+  registration: RegistrationSchema,
   tm_create: z.string(),
   tm_update: z.string(),
   tm_delete: z.string(),
@@ -50,8 +55,22 @@ function checkAuth(t: { auth_types: TrunkAuthType[]; username: string; password:
   if (t.auth_types.includes('ip') && t.allowed_ips.length === 0) throw invalidArgument('auth type ip needs allowed_ips');
 }
 
-function show(ctx: AppContext, t: TrunkRow) {
-  return trunkJson(t, { sipDomain: ctx.config.sipDomain });
+async function showAll(ctx: AppContext, rows: TrunkRow[]) {
+  const regs = await outboundRegistrationsRepo(ctx.db).getMany('trunk', rows.map((t) => t.id));
+  return rows.map((t) => ({ ...trunkJson(t, { sipDomain: ctx.config.sipDomain }), registration: registrationJson(regs.get(t.id) ?? null) }));
+}
+
+const show = async (ctx: AppContext, t: TrunkRow) => (await showAll(ctx, [t]))[0]!;
+
+/** The settings checked before the trunk is written (a 400 leaves nothing behind); undefined: unchanged. */
+async function checkRegistration(ctx: AppContext, id: string | null, input: RegistrationInput | undefined): Promise<RegistrationSettings | null | undefined> {
+  if (input === undefined) return undefined;
+  const cur = id ? await outboundRegistrationsRepo(ctx.db).get('trunk', id) : null;
+  return registrationSettings(input, !!cur, { egress: ctx.egress });
+}
+
+async function putRegistration(ctx: AppContext, t: TrunkRow, s: RegistrationSettings | null | undefined): Promise<void> {
+  if (s !== undefined) await outboundRegistrationsRepo(ctx.db).put('trunk', t.id, t.customer_id, s);
 }
 
 const isUnique = (e: unknown) => (e as { code?: string })?.code === '23505';
@@ -71,6 +90,7 @@ export const routes = [
       username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, . _ -').optional(),
       password: z.string().max(128).regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces').optional(),
       allowed_ips: ips.optional(),
+      registration: registrationInput.optional(),
     }),
     response: TrunkSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -83,8 +103,11 @@ export const routes = [
         allowed_ips: body.allowed_ips ?? [],
       };
       checkAuth(f);
+      const reg = await checkRegistration(ctx, null, body.registration);
       try {
-        return show(ctx, await trunksRepo(ctx.db).create(auth.customerId, body.domain_name, f));
+        const t = await trunksRepo(ctx.db).create(auth.customerId, body.domain_name, f);
+        await putRegistration(ctx, t, reg);
+        return await show(ctx, t);
       } catch (e) {
         if (isUnique(e)) throw alreadyExists('domain_name is taken');
         throw e;
@@ -101,7 +124,7 @@ export const routes = [
     response: z.object({ result: z.array(TrunkSchema), next_page_token: z.string() }),
     handler: async ({ auth, ctx, page }) => {
       const p = await trunksRepo(ctx.db).list(auth.customerId, page);
-      return { result: p.result.map((t) => show(ctx, t)), next_page_token: p.next_page_token };
+      return { result: await showAll(ctx, p.result), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
@@ -132,16 +155,19 @@ export const routes = [
       username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/).optional(),
       password: z.string().max(128).regex(/^[\x21-\x7e]*$/).optional(),
       allowed_ips: ips.optional(),
+      registration: registrationInput.optional(),
     }),
     response: TrunkSchema,
-    handler: async ({ params, body, auth, ctx }) => {
+    handler: async ({ params, body: { registration, ...body }, auth, ctx }) => {
       const repo = trunksRepo(ctx.db);
       const cur = await repo.getOwned(auth.customerId, params.id);
       if (!cur) throw notFound();
       const next = { ...cur, ...body, auth_types: body.auth_types ? [...new Set(body.auth_types)] : cur.auth_types };
       checkAuth(next);
+      const reg = await checkRegistration(ctx, cur.id, registration);
       const t = await repo.update(params.id, { ...body, ...(body.auth_types ? { auth_types: next.auth_types } : {}) });
       if (!t) throw notFound();
+      await putRegistration(ctx, t, reg);
       return show(ctx, t);
     },
   }),

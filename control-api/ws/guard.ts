@@ -4,7 +4,8 @@
  * gate (403 ACCOUNT_FROZEN / ACCOUNT_EXPIRED / ACCOUNT_DELETED, failing open when the lookup fails,
  * as the REST gate does). While open, a socket is closed with 1008 and the reason when
  *   - its credential expires (a timer at the JWT's exp or the accesskey's tm_expire);
- *   - its accesskey or agent is deleted, or the account leaves good standing: checked at once when a
+ *   - its accesskey or agent is deleted, its agent's permission changes, or the account leaves good
+ *     standing: checked at once when a
  *     `recheck` for its customer arrives on the Redis channel (every control-api copy listens), and by
  *     a periodic pass over all sockets every `recheckMs` (default 3 s) as the backstop for changes
  *     nobody announced (jobs, another tool writing the database).
@@ -146,6 +147,8 @@ async function revocation(s: Admission, look: PassLookups): Promise<string | nul
       const agent = await look.agent(a.agentId);
       const home = a.kind === 'agent' ? a.customerId : a.delegatorCustomerId;
       if (!agent || agent.customer_id !== home) return 'agent deleted';
+      // REST reads the current permission on every request; a socket keeps the one it was admitted with
+      if (a.kind === 'agent' && Number(agent.permission) !== a.permission) return 'agent permission changed';
       if (a.kind === 'delegate' && !isProjectSuperAdmin(Number(agent.permission))) return 'delegating agent no longer allowed';
     }
     const info = await look.status(a.customerId);

@@ -102,23 +102,33 @@ export async function charge(db: Db, input: ChargeInput): Promise<BillingRow> {
 /** Adds `amount` micros to an account (a top-up) and writes the ledger row. */
 export async function addBalance(db: Db, accountId: string, amount: number, idempotencyKey: string): Promise<BillingAccountRow> {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error('top-up amount must be a positive integer');
+  return moveBalance(db, accountId, amount, idempotencyKey, 'top_up');
+}
+
+/** Takes `amount` micros from an account (an operator's adjustment; the balance may go below zero). */
+export async function subtractBalance(db: Db, accountId: string, amount: number, idempotencyKey: string): Promise<BillingAccountRow> {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error('subtracted amount must be a positive integer');
+  return moveBalance(db, accountId, -amount, idempotencyKey, 'adjustment');
+}
+
+async function moveBalance(db: Db, accountId: string, delta: number, idempotencyKey: string, type: 'top_up' | 'adjustment'): Promise<BillingAccountRow> {
   return inTransaction(db, async (trx) => {
     const accounts = billingAccountsRepo(trx);
     const account = await accounts.lock(accountId);
     if (!account) throw new ApiError('BILLING_ACCOUNT_NOT_FOUND', 'billing account not found');
     if (await billingsRepo(trx).getByKey(idempotencyKey)) return account;
-    const after = await accounts.addCredit(account.id, amount, { topup: true });
+    const after = await accounts.addCredit(account.id, delta, { topup: type === 'top_up' });
     const now = clock.now();
     await billingsRepo(trx).create({
       customer_id: account.customer_id,
       account_id: account.id,
-      transaction_type: 'top_up',
+      transaction_type: type,
       status: 'end',
       reference_type: 'credit_adjustment',
       reference_id: account.id,
       billable_units: 1,
-      rate_credit_per_unit: amount,
-      amount_credit: amount,
+      rate_credit_per_unit: Math.abs(delta),
+      amount_credit: delta,
       balance_credit_snapshot: after.balance_credit,
       balance_token_snapshot: after.balance_token,
       idempotency_key: idempotencyKey,

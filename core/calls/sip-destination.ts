@@ -84,7 +84,7 @@ function refused(err: unknown): SipDestination {
  * The literal check of a customer's SIP URI, no DNS (validation at the API): null when it may be
  * dialled as far as its spelling tells, else why not.
  */
-export function sipLiteralRefusal(target: string, egress: SipEgress): SipDestination | null {
+export function sipLiteralRefusal(target: string, egress: Pick<SipEgress, 'assertHost'>): SipDestination | null {
   const u = sipUriParts(target);
   if (!u) return { ok: false, reason: 'invalid_sip_uri', message: 'must be a SIP URI' };
   try {
@@ -114,28 +114,3 @@ export async function locateSipDestination(target: string, o: LocateOptions): Pr
   }
 }
 
-/**
- * The first sip: destination in a flow's actions (connect, call, nested actions...) whose host, as
- * spelled, the egress policy refuses: its field path (e.g. "actions[2].option.destinations[0].target")
- * and why; null when there is none. Targets built from ${variables} are checked when dialled.
- */
-export function flowSipRefusal(value: unknown, egress: SipEgress, at = 'actions'): { field: string; message: string } | null {
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const r = flowSipRefusal(v, egress, `${at}[${i}]`);
-      if (r) return r;
-    }
-    return null;
-  }
-  if (!value || typeof value !== 'object') return null;
-  const o = value as Record<string, unknown>;
-  if (at.endsWith(']') && /\.destinations\[\d+\]$/.test(at) && o.type === 'sip' && typeof o.target === 'string' && !o.target.includes('${')) {
-    const r = sipLiteralRefusal(o.target, egress);
-    if (r && !r.ok) return { field: `${at}.target`, message: r.message };
-  }
-  for (const [k, v] of Object.entries(o)) {
-    const r = flowSipRefusal(v, egress, `${at}.${k}`);
-    if (r) return r;
-  }
-  return null;
-}

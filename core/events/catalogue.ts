@@ -33,6 +33,9 @@ const CATALOGUE = {
   team: ['team_created', 'team_updated', 'team_deleted'],
   chat: ['chat_created', 'chat_updated', 'chat_deleted', 'chatmessage_created', 'chatmessage_deleted', 'chatmessage_reaction_updated', 'chatparticipant_added', 'chatparticipant_removed'],
   webchat_session: ['webchat_message_created', 'webchat_session_ended'],
+  // outbound registration (media-app/outreg): a provider's are the platform's (customer_id is the empty UUID)
+  provider: ['provider_registration_updated'],
+  trunk: ['trunk_registration_updated'],
 } as const;
 
 type Catalogue = typeof CATALOGUE;

@@ -7,6 +7,7 @@ import { ApiError } from '../errors';
 import { EgressRefused, type EgressPolicy } from '../net';
 import { fieldContext } from './encoding';
 import { hasVariables } from './variables';
+import { sipLiteralRefusal } from '../calls/sip-destination';
 import { newId } from '../ids';
 import { type Action, type ActionType, EMPTY_UUID, RESERVED_ACTION_IDS, RETIRED_TYPES, isActionType, isUnset } from './action';
 import { ACTION_SPECS, targetsOf } from './registry';
@@ -155,7 +156,10 @@ function checkAction(raw: unknown, at: string, index: number, opts: ValidateOpti
     const nested = checkList(option.actions, `${at}.option.actions`, index, opts, problems);
     if (nested) option.actions = nested;
   }
-  if (opts.egress) checkUrls(type, option, `${at}.option`, index, opts.egress, problems);
+  if (opts.egress) {
+    checkUrls(type, option, `${at}.option`, index, opts.egress, problems);
+    checkSipDestinations(option, `${at}.option`, index, opts.egress, problems);
+  }
   if (problems.length > before) return null;
   return { id: id as string, next_id: nextId as string, type, option };
 }
@@ -182,6 +186,18 @@ function checkUrls(type: ActionType, option: Record<string, unknown>, at: string
         problems.push({ index, field: `${at}.${f}`, message: e.message });
       }
     }
+  }
+}
+
+/** Refuses sip: destinations (connect, call...) whose host, as spelled, the egress policy forbids; `${...}` targets are checked when dialled. */
+function checkSipDestinations(option: Record<string, unknown>, at: string, index: number, egress: NonNullable<ValidateOptions['egress']>, problems: FlowProblem[]): void {
+  const list = option.destinations;
+  if (!Array.isArray(list)) return;
+  for (const [i, d] of list.entries()) {
+    const dest = d as { type?: unknown; target?: unknown } | null;
+    if (dest?.type !== 'sip' || typeof dest.target !== 'string' || hasVariables(dest.target)) continue;
+    const r = sipLiteralRefusal(dest.target, egress);
+    if (r && !r.ok) problems.push({ index, field: `${at}.destinations[${i}].target`, message: r.message });
   }
 }
 

@@ -107,7 +107,8 @@ export class LlmClient {
         try {
           json = JSON.parse(data) as StreamPayload;
         } catch {
-          throw new LlmError('PROTOCOL', `LLM endpoint sent an event that is not JSON: ${data.slice(0, 100)}`);
+          // the content is not shown: the endpoint may be an allowlisted internal server
+          throw new LlmError('PROTOCOL', 'LLM endpoint sent an event that is not JSON');
         }
         const choice = json.choices?.[0];
         if (!choice) continue;

@@ -229,3 +229,19 @@ export function isLocalhostName(host: string): boolean {
   const h = host.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || h.endsWith('.localhost') || h === 'localhost.localdomain' || h === 'ip6-localhost' || h === 'ip6-loopback';
 }
+
+/**
+ * A client address as the subject of a per-source counter (lockouts, throttles): an IPv6 address by
+ * its /64 ("2001:db8:1:2::/64"; one host or site usually holds the whole /64), an IPv4 or
+ * IPv4-mapped address as the IPv4 address. Anything else is returned as it is.
+ */
+export function sourceSubject(address: string): string {
+  const a = parseIp(address);
+  if (!a) return address;
+  if (a.family === 4) return formatIp(a);
+  const b = a.bytes;
+  if (allZero(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return formatIp(v4(b, 12));
+  const head = new Uint8Array(16);
+  head.set(b.slice(0, 8));
+  return `${formatIp({ family: 6, bytes: head })}/64`;
+}

@@ -9,7 +9,7 @@ import { EgressPolicy, egressSettingsFromEnv } from './policy';
 export { EgressPolicy, egressSettingsFromEnv, type EgressSettings, type CheckedAddress } from './policy';
 export { EgressRefused, EgressFailed, type RefusalReason, type FailureReason } from './errors';
 export type { EgressRequest, EgressResponse, EgressStream, EgressHead } from './http';
-export { classify, classifyIp, normalizeHost, parseCidr, parseCidrList, type AddressClass } from './address';
+export { classify, classifyIp, normalizeHost, parseCidr, parseCidrList, sourceSubject, type AddressClass } from './address';
 
 const byEnv = new WeakMap<object, EgressPolicy>();
 

@@ -12,7 +12,7 @@ import dns from 'node:dns';
 import os from 'node:os';
 import type net from 'node:net';
 import {
-  allowlisted, classify, formatIp, ipLiteral, isLocalhostName, normalizeHost, parseCidrList, parseIp, sameIp,
+  allowlisted, classify, embeddedIPv4, formatIp, ipLiteral, isLocalhostName, normalizeHost, parseCidrList, parseIp, sameIp,
   type Cidr, type IpBytes,
 } from './address';
 import { describeClass, EgressRefused, type RefusalReason } from './errors';
@@ -78,6 +78,12 @@ function interfaceAddresses(): IpBytes[] {
 
 const bare = (h: string) => h.toLowerCase().replace(/\.$/, '');
 
+/** Is `a`, or the IPv4 address an IPv6 form of it carries (mapped, NAT64, 6to4...), one of `list`? */
+function isOneOf(a: IpBytes, list: readonly IpBytes[]): boolean {
+  const inner = embeddedIPv4(a);
+  return list.some((s) => sameIp(s, a) || (inner !== null && sameIp(s, inner)));
+}
+
 export class EgressPolicy {
   private readonly allow: Cidr[];
   private readonly resolver: dns.promises.Resolver | null;
@@ -104,7 +110,7 @@ export class EgressPolicy {
   verdict(ip: string | IpBytes): RefusalReason | null {
     const a = typeof ip === 'string' ? parseIp(ip) : ip;
     if (!a) return 'url';
-    if (this.selfAddrs.some((s) => sameIp(s, a))) return 'self';
+    if (isOneOf(a, this.selfAddrs)) return 'self';
     if (allowlisted(a, this.allow)) return null;
     const k = classify(a);
     return k === 'public' ? null : k;
@@ -158,7 +164,7 @@ export class EgressPolicy {
     if (!addrs.length) throw new EgressRefused('unresolvable', 'the destination host name could not be resolved');
     const self = await this.selfAddresses();
     for (const a of addrs) {
-      if (self.some((s) => sameIp(s, a))) throw new EgressRefused('self', 'the destination is this platform itself, which is not allowed');
+      if (isOneOf(a, self)) throw new EgressRefused('self', 'the destination is this platform itself, which is not allowed');
       const r = this.verdict(a);
       // a name's addresses are not shown (they would tell what an internal name resolves to)
       if (r) throw lit ? refusal(r, 'the destination is') : new EgressRefused(r, 'the destination host name resolves to an address that is not allowed');

@@ -1,18 +1,20 @@
 /**
- * Numbers point at flows (call_flow_id, message_flow_id). The flows work owns the flows table; until
- * it registers a check here every UUID is accepted. The empty UUID (unset) is always accepted.
+ * Numbers point at flows (call_flow_id, message_flow_id): a set id must be a live, listed flow of the
+ * same customer (core/repos/flows flowExists; tests may replace the check). The empty UUID (unset) is
+ * always accepted.
  */
 import type { Db } from '../db/knex';
 import { ApiError } from '../errors';
 import { EMPTY_UUID } from '../ids';
+import { flowExists as liveFlowOfCustomer } from '../repos/flows';
 
 export type FlowExists = (db: Db, customerId: string, flowId: string) => Promise<boolean>;
 
-let flowExists: FlowExists = async () => true;
+let flowExists: FlowExists = liveFlowOfCustomer;
 
-/** The flows work calls this once at start-up: `(db, customerId, flowId) => live flow of that customer?`. */
+/** Replaces the check (tests); null restores the real one. */
 export function setFlowExistenceCheck(fn: FlowExists | null): void {
-  flowExists = fn ?? (async () => true);
+  flowExists = fn ?? liveFlowOfCustomer;
 }
 
 /** 404 FLOW_NOT_FOUND when `flowId` is set and is not a flow of the customer. */

@@ -156,6 +156,12 @@ export function activeflowsRepo(db: Db) {
         .returning('*');
       return (row as ActiveflowRow | undefined) ?? (await this.get(id));
     },
+    /** Soft delete (DELETE /activeflows/{id}); the runner's later writes keep tm_delete (PgActiveflowStore.update). */
+    async softDelete(customerId: string, id: string): Promise<ActiveflowRow | null> {
+      const now = clock.now();
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      return (row as ActiveflowRow | undefined) ?? null;
+    },
   };
 }
 
@@ -191,7 +197,9 @@ export class PgActiveflowStore {
   }
 
   update(record: ActiveflowRecordShape): Promise<void> {
-    const cols = columns(record);
+    // A runner's record never deletes; a deletion made through the API (tm_delete set) must survive its writes.
+    const { tm_delete: deleted, ...rest } = columns(record);
+    const cols = deleted ? { ...rest, tm_delete: deleted } : rest;
     const total = record.executed_actions.length;
     const known = this.stored.get(record.id);
     // Serialize now: only the tail when the stored prefix is known, the whole array otherwise.

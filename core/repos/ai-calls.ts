@@ -94,6 +94,18 @@ export function aimessageJson(m: AimessageRow) {
 export type AicallInput = Pick<AicallRow, 'assistance_type' | 'assistance_id' | 'reference_type'> &
   Partial<Pick<AicallRow, 'ai_engine_model' | 'ai_tts_type' | 'ai_tts_voice_id' | 'ai_stt_type' | 'ai_vad_config' | 'parameter' | 'activeflow_id' | 'reference_id' | 'current_member_id' | 'stt_language'>>;
 
+/** One AI's part in one AI call: the call's own AI, or a team member that answered in it. */
+export interface ParticipantRow {
+  id: string;
+  ai_id: string;
+  aicall_id: string;
+  tm_create: Date;
+}
+
+export function participantJson(p: ParticipantRow) {
+  return { ai_id: p.ai_id, aicall_id: p.aicall_id, tm_create: formatLegacy(p.tm_create) };
+}
+
 export function aicallsRepo(db: Db) {
   const live = () => db<AicallRow>('aicalls').whereNull('tm_delete');
   return {
@@ -121,6 +133,22 @@ export function aicallsRepo(db: Db) {
     },
     async setMember(id: string, memberId: string): Promise<void> {
       await db('aicalls').where({ id }).update({ current_member_id: memberId, tm_update: clock.now() });
+    },
+    /**
+     * Participations of live AI calls of the customer, newest first: the AI an aicall was started
+     * with (from the call's start) and every AI that answered in it (aimessages.active_ai_id, from
+     * its first message). `by` names what the page runs over (its rows are keyed by the other id).
+     */
+    async participants(customerId: string, by: { aiId: string } | { aicallId: string }, params: PageParams): Promise<Page<ParticipantRow>> {
+      const direct = db('aicalls').where({ customer_id: customerId, assistance_type: 'ai' }).whereNull('tm_delete')
+        .select({ aicall_id: 'id', ai_id: 'assistance_id', tm: 'tm_create' });
+      const answered = db('aimessages as m').join('aicalls as c', 'c.id', 'm.aicall_id').whereNull('c.tm_delete').where('m.customer_id', customerId)
+        .whereNotNull('m.active_ai_id').select({ aicall_id: 'm.aicall_id', ai_id: 'm.active_ai_id', tm: 'm.tm_create' });
+      const grouped = db.from(db.raw('(? UNION ALL ?) as u', [direct, answered])).groupBy('aicall_id', 'ai_id').select('aicall_id', 'ai_id', db.raw('min(tm) as tm_create'));
+      if ('aiId' in by) grouped.where('ai_id', by.aiId);
+      else grouped.where('aicall_id', by.aicallId);
+      const keyed = db.from(grouped.as('p')).select('p.aicall_id', 'p.ai_id', 'p.tm_create', db.raw(`${'aiId' in by ? 'p.aicall_id' : 'p.ai_id'} as id`));
+      return toPage(await paginate<ParticipantRow>(db.from(keyed.as('q')).select('q.*'), params, 'q'), (r) => r);
     },
     async softDelete(customerId: string, id: string): Promise<AicallRow | null> {
       const now = clock.now();

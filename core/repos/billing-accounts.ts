@@ -86,7 +86,7 @@ export function billingAccountsRepo(db: Db) {
       const [row] = await table().where({ id }).update(values as never).returning('*');
       return row as BillingAccountRow;
     },
-    async update(id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'status'>>): Promise<BillingAccountRow | null> {
+    async update(id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'status' | 'payment_type' | 'payment_method'>>): Promise<BillingAccountRow | null> {
       const [row] = await table().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as BillingAccountRow | undefined) ?? null;
     },

@@ -18,6 +18,8 @@ export interface FlowRow {
   actions: Action[];
   on_complete_flow_id: string;
   persist: boolean;
+  /** `direct.<hash>` names the flow; '' until one is generated. */
+  direct_hash: string;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -25,7 +27,7 @@ export interface FlowRow {
 
 export type FlowCreate = Pick<FlowRow, 'customer_id' | 'actions'> &
   Partial<Pick<FlowRow, 'id' | 'type' | 'name' | 'detail' | 'on_complete_flow_id' | 'persist'>>;
-export type FlowPatch = Partial<Pick<FlowRow, 'name' | 'detail' | 'actions' | 'on_complete_flow_id'>>;
+export type FlowPatch = Partial<Pick<FlowRow, 'name' | 'detail' | 'actions' | 'on_complete_flow_id' | 'direct_hash'>>;
 
 /** The Flow resource (spec: Flow; RFC 3339 or null timestamps). */
 export function flowJson(f: FlowRow) {
@@ -36,6 +38,7 @@ export function flowJson(f: FlowRow) {
     name: f.name,
     detail: f.detail,
     actions: f.actions,
+    direct_hash: f.direct_hash ?? '',
     on_complete_flow_id: f.on_complete_flow_id,
     tm_create: formatRfc3339(f.tm_create),
     tm_update: formatRfc3339(f.tm_update),

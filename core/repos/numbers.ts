@@ -85,8 +85,10 @@ export function numbersRepo(db: Db) {
       const rows = (await live().whereIn('number', numbers).select('number')) as { number: string }[];
       return new Set(rows.map((r) => r.number));
     },
-    async update(id: string, patch: Partial<Pick<NumberRow, 'call_flow_id' | 'message_flow_id' | 'name' | 'detail' | 'tm_renew'>>): Promise<NumberRow | null> {
-      const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+    async update(id: string, patch: Partial<Pick<NumberRow, 'call_flow_id' | 'message_flow_id' | 'name' | 'detail' | 'tm_renew' | 'metadata'>>): Promise<NumberRow | null> {
+      const values: Record<string, unknown> = { ...patch, tm_update: clock.now() };
+      if (patch.metadata) values.metadata = JSON.stringify(patch.metadata);
+      const [row] = await live().where({ id }).update(values as never).returning('*');
       return (row as NumberRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<NumberRow | null> {

@@ -55,6 +55,16 @@ export function storageRepo(db: Db) {
         .ignore();
       return (await db('storage_accounts').where({ customer_id: customerId }).first()) as StorageAccountRow;
     },
+    /** The customer's account when it exists (no creation). */
+    async findAccount(customerId: string): Promise<StorageAccountRow | null> {
+      return ((await db('storage_accounts').where({ customer_id: customerId }).first()) as StorageAccountRow | undefined) ?? null;
+    },
+    async accountById(id: string): Promise<StorageAccountRow | null> {
+      return ((await db('storage_accounts').where({ id }).first()) as StorageAccountRow | undefined) ?? null;
+    },
+    async listAccounts(params: PageParams): Promise<Page<StorageAccountRow>> {
+      return toPage(await paginate<StorageAccountRow>(db('storage_accounts').select('*'), params), (r) => r);
+    },
     async usage(customerId: string): Promise<{ total_file_count: number; total_file_size: number }> {
       const r = (await files().where({ customer_id: customerId }).count({ n: '*' }).sum({ s: 'filesize' }).first()) as { n: string | number; s: string | number | null };
       return { total_file_count: Number(r.n), total_file_size: Number(r.s ?? 0) };

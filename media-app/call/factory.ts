@@ -21,6 +21,7 @@ import { targetsFor } from '../outbound/targets';
 import { dialInternal, internalDestination } from '../outbound/internal';
 import type { Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
+import { escapeSipUser } from '../sip-uri';
 import { CallSession } from './session';
 import { FlowPort, type CallLegs } from './flow-port';
 import { bridgeFirstAnswer } from './connect';
@@ -163,8 +164,12 @@ export class CallFactory implements CallLegs {
   /** From URI for an outgoing leg whose source is `source`. */
   fromUri(source: Address | undefined, anonymous = false): string {
     if (anonymous || !source?.target) return 'sip:anonymous@anonymous.invalid';
+    // a caller id is customer input: its user part is escaped and a host that is not a plain host[:port]
+    // is replaced by ours, so nothing in it can end the URI or add header parameters
     const t = source.target.replace(/^sips?:/i, '');
-    return t.includes('@') ? `sip:${t}` : `sip:${t}@${this.deps.config.sipDomain}`;
+    const at = t.lastIndexOf('@');
+    const host = at >= 0 ? t.slice(at + 1) : '';
+    return `sip:${escapeSipUser(at >= 0 ? t.slice(0, at) : t)}@${/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : this.deps.config.sipDomain}`;
   }
 
   /**

@@ -5,7 +5,9 @@
  *                              only for its own customer's extensions and trunks)
  *   an extension of the caller's customer (extension and trunk sources): dial its contacts, bridge
  *   a tel number (extension and trunk sources): through the customer's routes, fallback per route
- * Unknown destinations get 404; nothing in the answer tells which part was wrong.
+ * Unknown destinations get 404; nothing in the answer tells which part was wrong. A call that
+ * arrives through an outbound registration (its Request-URI is our registered Contact) is routed by
+ * the To header's user, and a trunk's reaches only its own customer's numbers.
  */
 import { numbersRepo } from '../../core/repos/numbers';
 import { EMPTY_UUID } from '../../core/ids';
@@ -46,7 +48,9 @@ export class InboundRouter {
     if (!ruri || !from || !ruri.user) return void res.send(ruri && from ? 404 : 400);
     const source = await identifySource(deps, req, res, from, ruri);
     if (!source) return;
-    const user = ruri.user;
+    const to = source.kind !== 'extension' && source.registered ? parseSipUri(headerUri(req.get('To'))) : ruri;
+    if (!to?.user) return void res.send(404);
+    const user = to.user;
     const callerAddr: Address = {
       type: source.kind === 'extension' ? 'extension' : /^\+?\d+$/.test(from.user) ? 'tel' : 'sip',
       target: source.kind === 'extension' ? source.ext.extension : from.user,
@@ -64,6 +68,8 @@ export class InboundRouter {
       const number = await numbersRepo(deps.db).getByNumber(digits);
       // another customer's +899 number is as unknown to an extension or trunk as nobody's (404)
       if (number && isVirtualNumber(digits) && source.kind !== 'provider' && source.customerId !== number.customer_id) return void res.send(404);
+      // the carrier behind a trunk's registration delivers that customer's numbers only
+      if (number && source.kind === 'trunk' && source.registered && source.customerId !== number.customer_id) return void res.send(404);
       if (number && number.status === 'active' && number.call_flow_id && number.call_flow_id !== EMPTY_UUID) {
         const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits } });
         if (!call) return;

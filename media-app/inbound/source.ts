@@ -1,36 +1,58 @@
 /**
  * Who is calling: a registered extension (digest against its credentials, from its registration
- * domain), a customer's trunk (by source address, or digest at `{domain}.trunk.{SIP_DOMAIN}`), or a
- * provider (by address). Anything else is refused with 403 and no detail.
+ * domain), a customer's trunk, or a provider (by address). Anything else is refused with 403 and no
+ * detail.
+ *
+ * A trunk's `allowed_ips` is customer input, so an address does not belong to a customer just because
+ * a trunk names it: two customers may claim one address. A request to `{domain}.trunk.{SIP_DOMAIN}`
+ * names its trunk, which accepts it by source address (auth type ip, the address in that trunk's
+ * ranges) or by digest (basic). A request that names no trunk domain is taken by address only when
+ * the address is unambiguous: every trunk claiming it is one customer's, or the dialled number belongs
+ * to exactly one of the claimants. Otherwise 403: another customer's claim can never carry a call.
+ *
+ * The trunk or provider whose outbound registration's Contact the Request-URI names comes first
+ * (media-app/outreg: an unguessable user per registration; the called number is then in the To header).
  */
 import { labelOf } from '../../core/extensions/domain';
 import type { ExtensionRow } from '../../core/repos/extensions';
 import { trunksRepo, type TrunkRow } from '../../core/repos/trunks';
-import type { ProviderRow } from '../../core/repos/providers';
+import { providersRepo, type ProviderRow } from '../../core/repos/providers';
+import { numbersRepo } from '../../core/repos/numbers';
+import { outboundRegistrationsRepo, CONTACT_USER_RE } from '../../core/repos/outbound-registrations';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { SipUri } from '../sip-uri';
 
 export type CallSource =
   | { kind: 'extension'; customerId: string; ext: ExtensionRow }
-  | { kind: 'trunk'; customerId: string; trunk: TrunkRow }
-  | { kind: 'provider'; provider: ProviderRow };
+  | { kind: 'trunk'; customerId: string; trunk: TrunkRow; registered?: true }
+  | { kind: 'provider'; provider: ProviderRow; registered?: true };
 
 /** Resolves the source, or answers the request (challenge or 403) and resolves null. */
 export async function identifySource(deps: CallDeps, req: SrfRequest, res: SrfResponse, from: SipUri, ruri: SipUri): Promise<CallSource | null> {
   const sipDomain = deps.config.sipDomain;
+  if (CONTACT_USER_RE.test(ruri.user)) {
+    const reg = await outboundRegistrationsRepo(deps.db).byContactUser(ruri.user);
+    const owner = !reg
+      ? null
+      : reg.owner_type === 'trunk'
+        ? await trunksRepo(deps.db).getOwned(reg.customer_id ?? '', reg.owner_id).then((trunk) => trunk && { kind: 'trunk' as const, customerId: trunk.customer_id, trunk, registered: true as const })
+        : await providersRepo(deps.db).get(reg.owner_id).then((provider) => provider && { kind: 'provider' as const, provider, registered: true as const });
+    if (!owner) res.send(404);
+    return owner;
+  }
   if (labelOf(from.host, sipDomain)) {
     const ext = await deps.registrar.authenticate(req, res, from.user, from.host, 'proxy');
     return ext ? { kind: 'extension', customerId: ext.customer_id, ext } : null;
   }
   const trunks = trunksRepo(deps.db);
   const byIp = await trunks.findBySourceIp(req.source_address).catch(() => []);
-  if (byIp[0]) return { kind: 'trunk', customerId: byIp[0].customer_id, trunk: byIp[0] };
-
   const suffix = `.trunk.${sipDomain}`;
   const trunkHost = [ruri.host, from.host].find((h) => h.endsWith(suffix));
   if (trunkHost) {
     const domainName = trunkHost.slice(0, -suffix.length);
+    const named = byIp.find((t) => t.domain_name === domainName);
+    if (named) return { kind: 'trunk', customerId: named.customer_id, trunk: named };
     const trunk = await deps.registrar.authenticateWith(
       req,
       res,
@@ -46,11 +68,27 @@ export async function identifySource(deps: CallDeps, req: SrfRequest, res: SrfRe
     return trunk ? { kind: 'trunk', customerId: trunk.customer_id, trunk } : null;
   }
 
+  if (byIp.length) {
+    const trunk = await unambiguous(deps, byIp, ruri.user);
+    if (trunk) return { kind: 'trunk', customerId: trunk.customer_id, trunk };
+    deps.logger.info({ source: req.source_address }, 'trunks of several customers claim this address: refused (dial the trunk domain)');
+    res.send(403);
+    return null;
+  }
+
   const providers = (await deps.db('providers').whereNull('tm_delete')) as ProviderRow[];
   const provider = providers.find((p) => hostOf(p.hostname) === req.source_address);
   if (provider) return { kind: 'provider', provider };
   res.send(403);
   return null;
+}
+
+/** The trunk an address-only request belongs to (most specific range first), or null when claimants disagree. */
+async function unambiguous(deps: CallDeps, byIp: TrunkRow[], dialled: string): Promise<TrunkRow | null> {
+  if (byIp.every((t) => t.customer_id === byIp[0]!.customer_id)) return byIp[0]!;
+  const digits = /^\+?\d{3,20}$/.test(dialled) ? (dialled.startsWith('+') ? dialled : `+${dialled}`) : null;
+  const owner = digits ? (await numbersRepo(deps.db).getByNumber(digits))?.customer_id : undefined;
+  return (owner && byIp.find((t) => t.customer_id === owner)) || null;
 }
 
 function hostOf(hostname: string): string {

@@ -7,6 +7,7 @@ import { causeFromSipStatus, type HangupCause } from '../../core/calls/model';
 import type { CallSession } from '../call/session';
 import type { CallDeps } from '../call/deps';
 import type { DialTarget } from './targets';
+import { nameAddr } from '../sip-uri';
 
 /** Final statuses after which another route is not tried. */
 const FINAL = new Set([486, 487, 600, 603, 404, 484]);
@@ -43,7 +44,7 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
     if (call.isEnded || timedOut) break;
     try {
       deps.logger.debug({ call: call.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
-      const from = opts.fromName ? `"${opts.fromName.replace(/"/g, '')}" <${opts.from}>` : `<${opts.from}>`;
+      const from = nameAddr(opts.from, opts.fromName);
       const dialog = await deps.srf.createUAC(
         t.uri,
         {

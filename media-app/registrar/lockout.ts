@@ -12,6 +12,7 @@
  * Both count the same for an AOR that does not exist, so the lockout reveals nothing either.
  */
 import type { Redis } from 'ioredis';
+import { sourceSubject } from '../../core/net';
 
 export interface LockoutPolicy {
   failures: number;
@@ -29,7 +30,8 @@ export class Lockout {
   constructor(private readonly redis: Redis, private readonly prefix: string, private readonly policy: LockoutPolicy) {}
 
   private key(kind: 'fail' | 'lock' | 'ok', aor: string, source: string): string {
-    return `${this.prefix}reg-${kind}:${source}|${aor.toLowerCase()}`;
+    // an IPv6 source counts by its /64 (a new address per guess is free for its holder)
+    return `${this.prefix}reg-${kind}:${sourceSubject(source)}|${aor.toLowerCase()}`;
   }
 
   private aorKey(kind: 'fail' | 'lock', aor: string): string {

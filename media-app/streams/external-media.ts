@@ -53,6 +53,7 @@ export function externalMediaProblem(url: unknown, encapsulation: unknown): stri
     return `url ${JSON.stringify(url.slice(0, 80))} is not a URL`;
   }
   if (u.protocol !== 'ws:' && u.protocol !== 'wss:') return `url must be ws:// or wss://, not ${u.protocol}`;
+  if (u.username || u.password) return 'url must not carry a user name or password';
   return encapsulationProblem(encapsulation);
 }
 

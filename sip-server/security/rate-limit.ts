@@ -6,10 +6,11 @@
 //      banSeconds, or when its unbanned ports together exceed addressRateFactor times the per-port
 //      rate and burst and are refused banThreshold times within one second (a flood that rotates
 //      its source port).
-//   3. Never banned: allow-listed addresses, trusted addresses (a trunk's or provider's, learned from
-//      accepted INVITEs), and trusted contacts (a registered phone's address:port): those pass even
-//      when their address is banned. A trusted contact is still throttled by its own port bucket,
-//      never banned, and does not count towards its address.
+//   3. Never banned: allow-listed addresses (never limited either), trusted addresses (a trunk's or
+//      provider's, learned from accepted INVITEs), and trusted contacts (a registered phone's
+//      address:port): those pass even when their address is banned. A trusted address is still
+//      throttled at the address share (any customer can make its own address a trunk's), a trusted
+//      contact by its own port bucket; neither is banned, and a contact does not count towards its address.
 import net from 'node:net';
 import { TrustedSources, contactKey, type Trust } from './trusted';
 
@@ -121,7 +122,9 @@ export class SourceRateLimiter {
 
   /** Account one request from `address`:`port`. */
   take(address: string, port: number, now = Date.now()): Verdict {
-    if (this.isAllowlisted(address) || this.trusted.isAddress(address, now)) return 'allow';
+    if (this.isAllowlisted(address)) return 'allow';
+    // a trunk's address is customer input (allowed_ips): never banned, but held to the address share
+    if (this.trusted.isAddress(address, now)) return this.address(address, now).bucket.take(now) ? 'allow' : 'throttle';
     const key = contactKey(address, port);
     const registered = this.trusted.isContact(address, port, now);
     let p = this.ports.get(key);

@@ -54,7 +54,15 @@ describe('conformance: the API against the reference document', function () {
   before(async () => {
     // The AI engine is a real OpenAI-speaking HTTP server on loopback, allowed by the egress policy.
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', SIP_DOMAIN: 'sip.example.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
-    llm = await startLlmServer({ respond: (req) => (req.messages[0]?.content?.includes('improve system prompts') ? { text: '{"prompt":"Be concise.","rationale":"shorter"}' } : { text: 'ok' }) });
+    const AUDIT = '{"overall_score":4,"dimensions":{"helpfulness":{"score":4,"reason":"clear"},"tool_usage":null},"summary":"good"}';
+    llm = await startLlmServer({
+      respond: (req) => {
+        const system = req.messages[0]?.content ?? '';
+        if (system.includes('improve system prompts')) return { text: '{"prompt":"Be concise.","rationale":"shorter"}' };
+        if (system.includes('You audit an AI assistant')) return { text: AUDIT };
+        return { text: 'ok' };
+      },
+    });
     s.llm = llm.url;
     // Summaries use the server-wide LLM endpoint, read from the environment at request time.
     savedLlmBase = process.env.AI_LLM_BASE_URL;

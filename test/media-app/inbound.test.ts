@@ -87,6 +87,7 @@ describe('media-app inbound calls', function () {
   });
 
   it('a trunk calling an unknown number gets 404 and no call is written', async () => {
+    await truncateAll(); // this customer's trunk is the only one claiming 127.0.0.1 (several would be 403: docs/security.md)
     const db = await testDb();
     const cid = await customer();
     await trunksRepo(db).create(cid, `tr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });

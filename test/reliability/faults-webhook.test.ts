@@ -104,7 +104,7 @@ describe('faults: slow and failing webhook receivers while calls run', function 
     for (let i = 0; i < 3; i++) {
       const f = await createFixture(p.api);
       const cid = f.customer.id;
-      await trunksRepo(db).create(cid, `trwh${prefix}${i}${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: i === 0 ? ['127.0.0.1/32'] : [] });
+      await trunksRepo(db).create(cid, `trwh${prefix}${i}${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] }); // each customer's own trunk: the dialled number's owner claims the address
       const flow = await flowsRepo(db).create({
         customer_id: cid,
         actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text: 'This is a test announcement. '.repeat(4), language: 'en-US' } }, { type: 'hangup' }]),

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { until } from '../media-app/harness';
+import { proposalOutcome } from './proposals';
 import { startInternalTargets, SPELLINGS, type InternalTargets } from './spellings';
 
 const KEY = 'sk-secret-0123456789abcdef';
@@ -40,14 +40,7 @@ describe('security: AI engine_url cannot reach internal addresses (finding 2)', 
     auth(request(t.app).post('/v1.0/ais')).send({ name: 'bot', engine_model: 'openai.gpt-5', engine_url, engine_key: KEY, init_prompt: 'Be helpful.' });
 
   /** Asks for a prompt proposal (one LLM call through the engine) and returns the finished proposal. */
-  async function callEngine(aiId: string): Promise<{ status: string; error: string }> {
-    const p = await auth(request(t.app).post('/v1.0/aipromptproposals')).send({ ai_id: aiId });
-    expect(p.status, JSON.stringify(p.body)).to.equal(202);
-    return until(async () => {
-      const r = (await auth(request(t.app).get(`/v1.0/aipromptproposals/${p.body.id}`))).body as { status: string; error: string };
-      return r.status !== 'progressing' ? r : null;
-    }, 20_000, 'proposal finished');
-  }
+  const callEngine = (aiId: string) => proposalOutcome(t.app, f.token, aiId);
 
   it('the reported request (engine_url on loopback) is refused at create and at update with 400 naming engine_url', async () => {
     const r = await createAi(`http://127.0.0.1:${targets.port}/v1`);

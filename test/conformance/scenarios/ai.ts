@@ -54,7 +54,13 @@ export const ai: Record<string, Step[]> = {
     { op: 'get /aimessages/{id}', url: (s) => `/aimessages/${s.aimessage}` },
     { op: 'get /service_agents/aicalls' },
     { op: 'delete /aimessages/{id}', url: (s) => `/aimessages/${s.aimessage}` },
+    { op: 'get /aicalls/{id}/participants', url: (s) => `/aicalls/${s.aicall}/participants` },
+    { op: 'get /ais/{id}/participants', url: (s) => `/ais/${s.ai}/participants` },
     { op: 'post /aicalls/{id}/terminate', url: (s) => `/aicalls/${s.aicall}/terminate` },
+    { op: 'post /aiaudits', body: (s) => ({ aicall_id: s.aicall, language: 'en-US' }), save: (s, b) => { s.aiaudit = String((b.result as Record<string, unknown>[])[0]?.id); } },
+    { op: 'get /aiaudits/{id}', url: (s) => `/aiaudits/${s.aiaudit}`, until: { url: (s) => `/aiaudits/${s.aiaudit}`, done: (b) => b.status !== 'progressing' } },
+    { op: 'get /aiaudits', query: (s) => ({ aicall_id: s.aicall }) },
+    { op: 'delete /aiaudits/{id}', url: (s) => `/aiaudits/${s.aiaudit}` },
     { op: 'delete /aicalls/{id}', url: (s) => `/aicalls/${s.aicall}` },
   ],
   // A summary of a conference (made through the API; it has no transcript yet, so the summary may end failed later).

@@ -23,6 +23,7 @@ export const basic: Record<string, Step[]> = {
     collection: '/flows', name: 'flow', keep: true,
     create: () => ({ name: 'f', detail: 'd', actions: ANSWER }),
     update: () => ({ name: 'f2', detail: 'd2', actions: ANSWER }),
+    extra: [{ op: 'post /flows/{id}/direct-hash-regenerate', url: (s) => `/flows/${s.flow}/direct-hash-regenerate` }],
   }),
   tags: crud({ collection: '/tags', name: 'tag', keep: true, create: () => ({ name: 'sales', detail: 'd' }), update: () => ({ name: 'sales2', detail: 'd2' }) }),
   contacts: crud({
@@ -108,6 +109,7 @@ export const basic: Record<string, Step[]> = {
     collection: '/conferences', name: 'conference',
     create: () => ({ type: 'conference', name: 'conf', detail: 'd', timeout: 0, data: {}, pre_flow_id: EMPTY, post_flow_id: EMPTY }),
     update: () => ({ name: 'conf2', detail: 'd2', timeout: 0, data: {}, pre_flow_id: EMPTY, post_flow_id: EMPTY }),
+    extra: [{ op: 'post /conferences/{id}/direct-hash-regenerate', url: (s) => `/conferences/${s.conference}/direct-hash-regenerate` }],
   }),
   numbers: crud({
     collection: '/numbers', name: 'number',
@@ -116,6 +118,8 @@ export const basic: Record<string, Step[]> = {
     extra: [
       { op: 'get /available_numbers', query: () => ({ type: 'virtual', page_size: '3' }) },
       { op: 'post /numbers/renew', body: () => ({ tm_renew: '2999-01-01 00:00:00' }) },
+      { op: 'put /numbers/{id}/flow_ids', url: (s) => `/numbers/${s.number}/flow_ids`, body: (s) => ({ call_flow_id: s.flow, message_flow_id: EMPTY }) },
+      { op: 'put /numbers/{id}/metadata', url: (s) => `/numbers/${s.number}/metadata`, body: () => ({ rtp_debug: true }) },
     ],
   }),
   trunks: crud({

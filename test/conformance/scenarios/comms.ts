@@ -22,6 +22,9 @@ export const comms: Record<string, Step[]> = {
     { op: 'get /activeflows', differs: ACTIVEFLOW_UNSET },
     { op: 'get /activeflows/{id}', differs: ACTIVEFLOW_UNSET, url: (s) => `/activeflows/${s.activeflow}` },
     { op: 'post /activeflows/{id}/stop', differs: ACTIVEFLOW_UNSET, url: (s) => `/activeflows/${s.activeflow}/stop` },
+    // A second run to delete (the first is a prerequisite of the timeline scenarios).
+    { op: 'post /activeflows', again: true, differs: ACTIVEFLOW_201, body: (s) => ({ flow_id: s.flow }), save: (s, b) => { s.activeflowGone = String(b.id); } },
+    { op: 'delete /activeflows/{id}', url: (s) => `/activeflows/${s.activeflowGone}` },
   ],
   webchat: crud({
     collection: '/webchat_widgets', name: 'widget',

@@ -11,5 +11,6 @@ import { lists } from './lists';
 import { contacts } from './contacts';
 import { comms } from './comms';
 import { workspace } from './workspace';
+import { accounts } from './accounts';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts };

@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { TestApp, Fixture } from '../../support/api';
-import { createFixture } from '../../support/api';
-import { api, freshFixture, startApp, stopApp } from './support';
+import { createAgent, createFixture } from '../../support/api';
+import { Permission } from '../../../core/permissions';
+import { api, freshFixture, request, startApp, stopApp } from './support';
 import { activeflowNodeKey, type BusEnvelope } from '../../../core/commands/bus';
 import { commandBus as appBus } from '../../../control-api/calls/bus';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../../../core/queue/contracts';
@@ -99,6 +100,42 @@ describe('activeflows', function () {
     expect(s3.status).to.equal(200);
     expect(s3.body).to.deep.equal(s2.body);
     expect((await api(t, f).post('/activeflows/99999999-9999-4999-8999-999999999999/stop')).body.error.reason).to.equal('ACTIVEFLOW_NOT_FOUND');
+  });
+
+  it('DELETE: stops a running one (through its node, or here), then 204 and gone; the runner\'s later write does not bring it back', async () => {
+    const a = await api(t, f).post('/activeflows', { actions: [{ type: 'block' }] });
+    const pfx = t.ctx.config.redisKeyPrefix;
+    await t.ctx.redis.set(pfx + activeflowNodeKey(a.body.id), NODE);
+    await t.ctx.redis.set(pfx + nodeAliveKey(NODE), '1', 'PX', 60_000);
+    const d = await api(t, f).del(`/activeflows/${a.body.id}`);
+    expect([d.status, d.text]).to.deep.equal([204, '']);
+    const jobs = await waitFor(nodeQueueName(NODE), 1);
+    expect(jobs[0]!.command).to.deep.equal({ type: 'activeflow.stop', activeflowId: a.body.id });
+    expect((await api(t, f).get(`/activeflows/${a.body.id}`)).body.error.reason).to.equal('ACTIVEFLOW_NOT_FOUND');
+    // The node ends the run afterwards and writes its record (tm_delete null in its copy).
+    const store = new PgActiveflowStore(t.ctx.db);
+    const rec = (await store.get(a.body.id))!;
+    await store.update({ ...rec, status: 'ended', end_reason: 'stopped', tm_delete: null });
+    expect((await api(t, f).get(`/activeflows/${a.body.id}`)).status, 'still deleted').to.equal(404);
+    expect((await api(t, f).get('/activeflows')).body.result).to.deep.equal([]);
+    expect((await api(t, f).del(`/activeflows/${a.body.id}`)).body.error.reason).to.equal('ACTIVEFLOW_NOT_FOUND');
+    await t.ctx.redis.del(pfx + nodeAliveKey(NODE));
+
+    // No live node runs it: ended here, then deleted.
+    const b = await api(t, f).post('/activeflows', { actions: [{ type: 'block' }] });
+    expect((await api(t, f).del(`/activeflows/${b.body.id}`)).status).to.equal(204);
+    const row = await t.ctx.db('activeflows').where({ id: b.body.id }).first();
+    expect(row).to.include({ status: 'ended', end_reason: 'stopped' });
+    expect(row.tm_delete).to.be.instanceOf(Date);
+
+    const c = await api(t, f).post('/activeflows', { actions: [{ type: 'block' }] });
+    const other = await createFixture(t.ctx);
+    expect((await api(t, other).del(`/activeflows/${c.body.id}`)).body.error.reason).to.equal('ACTIVEFLOW_NOT_FOUND');
+    expect((await api(t, f).del('/activeflows/nope')).body.error.reason).to.equal('INVALID_ID');
+    const agent = await createAgent(t.ctx, f.customer.id, Permission.CustomerAgent);
+    const denied = await request(t.app).delete(`/v1.0/activeflows/${c.body.id}`).set('Authorization', `Bearer ${agent.token}`);
+    expect([denied.status, denied.body.error.reason]).to.deep.equal([403, 'PERMISSION_DENIED']);
+    expect((await api(t, f).get(`/activeflows/${c.body.id}`)).body.status).to.equal('running');
   });
 
   it('PgActiveflowStore: create/update/get/list, executed actions appended in order from a shared array', async () => {

@@ -61,7 +61,7 @@ describe('numbers', function () {
       expect(created.body.tm_delete).to.equal('9999-01-01 00:00:00.000000');
       expect(await countRows('billings', a.customerId)).to.equal(0);
 
-      const flowId = '5e0f4c1a-1111-4222-8333-444455556666';
+      const flowId = (await api.post('/v1.0/flows').send({ actions: [{ type: 'answer' }] })).body.id as string;
       const upd = await api.put(`/v1.0/numbers/${created.body.id}`).send({ call_flow_id: flowId, detail: 'd' });
       expect(upd.status).to.equal(200);
       expect(upd.body).to.include({ call_flow_id: flowId, message_flow_id: EMPTY, name: 'support', detail: 'd' });

@@ -91,10 +91,12 @@ describe('flood policy: per address:port, NAT-friendly, trusted sources', () => 
     expect(bans.filter((b) => b.includes('5062'))).to.deep.equal([]);
   });
 
-  it('a trunk address (an INVITE accepted without credentials) is never limited; an allow-listed CIDR neither (high-bit addresses too)', () => {
+  it('a trunk address (an INVITE accepted without credentials) is throttled at the address share, never banned; an allow-listed CIDR is never limited (high-bit addresses too)', () => {
     const inv = request(INVITE, '192.0.2.5', 5060);
     l.trust(trustFromAnswer(inv, inv.makeResponse(200, undefined, { toTag: 'x' }))!);
-    expect(burst(l, '192.0.2.5', 40_000, 500, 1000)).to.equal('allow');
+    expect(burst(l, '192.0.2.5', 40_000, OPTS.burst * OPTS.addressRateFactor, 1000)).to.equal('allow');
+    expect(burst(l, '192.0.2.5', 40_000, 500, 1000)).to.equal('throttle');
+    expect(l.isBanned('192.0.2.5', 40_000, 1001)).to.equal(false);
     const a = new SourceRateLimiter({ ...OPTS, allowlist: ['198.51.100.0/24'] });
     expect(burst(a, '198.51.100.7', 1, 500, 1000)).to.equal('allow');
     a.close();

@@ -1,0 +1,93 @@
+// A real registrar for tests: Kamailio 5.6 (Debian) in the foreground on 127.0.0.1 with the config
+// of test/support/kamailio/registrar.cfg (one user/password, bindings in memory, INVITEs relayed to
+// the registered contact). stop() ends it (SIGTERM to its main process); start() again on the same port.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './ports';
+
+const run = promisify(execFile);
+const TEMPLATE = path.join(__dirname, 'kamailio', 'registrar.cfg');
+
+export interface KamailioOptions {
+  user: string;
+  password: string;
+  /** The registrar's max_expires (what it grants at most), seconds. */
+  maxExpires: number;
+  algorithm?: 'MD5' | 'SHA-256';
+}
+
+export class Kamailio {
+  private proc: ChildProcess | null = null;
+  log = '';
+
+  private constructor(readonly port: number, readonly rundir: string, private readonly o: KamailioOptions) {}
+
+  static async create(o: KamailioOptions): Promise<Kamailio> {
+    const k = new Kamailio(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'kam-')), o);
+    await k.start();
+    return k;
+  }
+
+  get ctl(): string {
+    return `unix:${this.rundir}/kamailio_ctl`;
+  }
+
+  async start(): Promise<void> {
+    if (this.proc) return;
+    const cfg = path.join(this.rundir, 'registrar.cfg');
+    const text = fs
+      .readFileSync(TEMPLATE, 'utf8')
+      .replaceAll('__PORT__', String(this.port))
+      .replaceAll('__RUNDIR__', this.rundir)
+      .replaceAll('__USER__', this.o.user)
+      .replaceAll('__PASSWORD__', this.o.password)
+      .replaceAll('__MAX_EXPIRES__', String(this.o.maxExpires))
+      .replaceAll('__ALGORITHM__', this.o.algorithm ?? 'MD5');
+    fs.writeFileSync(cfg, text);
+    const proc = spawn('kamailio', ['-f', cfg, '-DD', '-E', '-Y', this.rundir, '-P', path.join(this.rundir, 'kamailio.pid'), '-w', this.rundir, '-m', '32', '-M', '4'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.proc = proc;
+    proc.stdout?.on('data', (d) => (this.log += d));
+    proc.stderr?.on('data', (d) => (this.log += d));
+    proc.on('exit', () => {
+      if (this.proc === proc) this.proc = null;
+    });
+    const end = Date.now() + 5000;
+    for (;;) {
+      if (!this.proc) throw new Error(`kamailio exited:\n${this.log.slice(-2000)}`);
+      if (await this.rpc('core.uptime').then(() => true, () => false)) return;
+      if (Date.now() > end) throw new Error(`kamailio did not start:\n${this.log.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async stop(): Promise<void> {
+    const p = this.proc;
+    if (!p) return;
+    const gone = new Promise<void>((r) => p.once('exit', () => r()));
+    p.kill('SIGTERM');
+    const killer = setTimeout(() => p.kill('SIGKILL'), 5000);
+    await gone;
+    clearTimeout(killer);
+    this.proc = null;
+  }
+
+  async rpc(...args: string[]): Promise<string> {
+    const { stdout } = await run('kamcmd', ['-s', this.ctl, ...args], { timeout: 3000 });
+    return stdout;
+  }
+
+  /** The registered contacts (ul.dump's text). */
+  async locations(): Promise<string> {
+    return this.rpc('ul.dump');
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    fs.rmSync(this.rundir, { recursive: true, force: true });
+  }
+}
