@@ -8,6 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
+import { sipTarget, type SipTarget } from './extensions/sip-target';
 
 const bool = z
   .string()
@@ -77,6 +78,12 @@ const schema = z.object({
     .refine((v) => v === 'none' || v.length >= 32, 'must be at least 32 characters (or "none")')
     .optional(),
   PROVISIONING_SIP_TRANSPORT: z.enum(['udp', 'tcp', 'tls', 'UDP', 'TCP', 'TLS'], { message: 'must be udp, tcp or tls' }).optional(),
+  /** true: `*.reg.{SIP_DOMAIN}` resolves to the SIP server, provisioned phones need no outbound proxy. */
+  PROVISIONING_WILDCARD_DNS: bool.default(false),
+  // sip-server's (sip-config validates them fully); read here for the provisioning documents' outbound proxy.
+  SIP_ADVERTISED_HOST: z.string().trim().min(1).optional(),
+  SIP_PORT: port.optional(),
+  SIP_TLS_PORT: port.optional(),
 });
 
 /** `host:port` or `[v6]:port` → its parts, or null. */
@@ -132,6 +139,8 @@ export interface Config {
   metricsToken: string | null;
   /** The egress policy's settings (core/net): EGRESS_ALLOW_CIDRS, EGRESS_DNS_SERVERS, the platform's own hosts. */
   egress: EgressSettings;
+  /** Where provisioned phones send SIP (core/extensions/sip-target.ts). */
+  provisioningSip: SipTarget;
 }
 
 export class ConfigError extends Error {
@@ -216,5 +225,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     metricsListen: e.METRICS_LISTEN.toLowerCase() === 'off' ? null : parseHostPort(e.METRICS_LISTEN),
     metricsToken: e.METRICS_TOKEN ?? null,
     egress: Object.freeze(egressSettingsFromEnv({ ...env, PUBLIC_URL: e.PUBLIC_URL })),
+    provisioningSip: Object.freeze(sipTarget(e)),
   });
 }

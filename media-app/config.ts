@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { ConfigError } from '../core/config';
+import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
 
@@ -27,12 +28,17 @@ const schema = z.object({
   /** Failures from all addresses together that refuse an AOR to addresses that never authenticated for it. */
   REGISTRAR_LOCKOUT_AOR_FAILURES: z.coerce.number().int().min(1).max(100_000).default(50),
   REGISTRAR_LOCKOUT_AOR_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(600),
-  /** Challenge order, most preferred first (RFC 8760). Old MD5-only phones that take the first challenge need MD5 first. */
+  /**
+   * Challenge order, most preferred first (RFC 8760); an extension's digest_algorithms overrides it.
+   * MD5 first by default: MD5-only phones that take the first challenge (baresip 1.0, older desk
+   * phones) register, and SHA-256 clients find their challenge second.
+   */
   SIP_DIGEST_ALGORITHMS: z
     .string()
     .transform((v) => v.split(',').map((x) => x.trim().toUpperCase()).filter(Boolean))
-    .refine((l) => l.length > 0 && l.every((a) => a === 'MD5' || a === 'SHA-256') && new Set(l).size === l.length, 'must list MD5 and/or SHA-256')
-    .default(['SHA-256', 'MD5']),
+    .refine((l) => digestAlgorithmsProblem(l) === null, 'must list MD5 and/or SHA-256')
+    .transform((l) => l.filter(isDigestAlgorithm))
+    .default([...DEFAULT_DIGEST_ALGORITHMS]),
   REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
   CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
@@ -55,7 +61,7 @@ export interface MediaAppConfig {
   nodeId: string;
   heartbeatMs: number;
   rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
-  registrar: { algorithms: ('MD5' | 'SHA-256')[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
+  registrar: { algorithms: DigestAlgorithm[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
   outreg: { advertisedHost: string | undefined; syncMs: number; retryMinMs: number; retryMaxMs: number; timeoutMs: number };
@@ -76,7 +82,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     heartbeatMs: e.MEDIA_APP_HEARTBEAT_MS,
     rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS },
     registrar: {
-      algorithms: e.SIP_DIGEST_ALGORITHMS as ('MD5' | 'SHA-256')[],
+      algorithms: e.SIP_DIGEST_ALGORITHMS,
       minExpires: e.REGISTRAR_MIN_EXPIRES,
       maxExpires: e.REGISTRAR_MAX_EXPIRES,
       lockoutFailures: e.REGISTRAR_LOCKOUT_FAILURES,

@@ -122,6 +122,13 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return r.localSdp;
   }
 
+  /** A new offer for a live leg (answering an SDP-less re-INVITE); the answer goes to modify(). */
+  async offer(): Promise<string> {
+    const r = await this.call('offerLeg');
+    this.local.sdp = r.localSdp;
+    return r.localSdp;
+  }
+
   /** Plays files, URLs, silence_stream://ms or tone_stream://beep|ringback|dtmf:123, one after another. */
   play(fileOrUrls: string | string[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     const list = Array.isArray(fileOrUrls) ? fileOrUrls : [fileOrUrls];

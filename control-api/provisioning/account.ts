@@ -8,7 +8,7 @@ export interface ProvisioningAccount {
   domain: string;
   /** Name shown on the phone. */
   displayName: string;
-  /** Where the phone sends REGISTER; the domain itself when it resolves to the SIP server. */
+  /** Where the phone sends its requests (an outbound proxy); the domain itself when it resolves to the SIP server (wildcard DNS). */
   proxyHost: string;
   proxyPort: number;
   transport: 'udp' | 'tcp' | 'tls';
@@ -25,10 +25,18 @@ export interface RenderedConfig {
 
 /** `host` or `host:port` for a SIP URI, leaving out the default port of the transport. */
 export function hostPort(a: ProvisioningAccount): string {
-  const dflt = a.transport === 'tls' ? 5061 : 5060;
+  const dflt = defaultPort(a);
   const host = a.proxyHost.includes(':') && !a.proxyHost.startsWith('[') ? `[${a.proxyHost}]` : a.proxyHost;
   return a.proxyPort === dflt ? host : `${host}:${a.proxyPort}`;
 }
+
+/** Does the phone send to an outbound proxy (rather than to its domain)? Its R-URI/To domain stays `domain`. */
+export function usesOutboundProxy(a: ProvisioningAccount): boolean {
+  return a.proxyHost.toLowerCase() !== a.domain.toLowerCase();
+}
+
+/** The transport's default port (the registration domain's port in the R-URI when a proxy carries the traffic). */
+export const defaultPort = (a: ProvisioningAccount): number => (a.transport === 'tls' ? 5061 : 5060);
 
 /** No control characters in values written into line-based or XML formats. */
 export function clean(value: string): string {

@@ -4,7 +4,7 @@
  * P35 SIP user id, P36 authenticate id, P34 password, P3 display name, P31 register (1),
  * P32 registration expiry (minutes), P130 transport (0 UDP, 1 TCP, 2 TLS).
  */
-import { type ProvisioningAccount, type RenderedConfig, hostPort } from './account';
+import { type ProvisioningAccount, type RenderedConfig, hostPort, usesOutboundProxy } from './account';
 import { xmlEscape as x } from './xml';
 
 const TRANSPORT = { udp: 0, tcp: 1, tls: 2 } as const;
@@ -14,7 +14,7 @@ export function renderGrandstream(a: ProvisioningAccount): RenderedConfig {
     ['P271', 1],
     ['P270', a.displayName || a.username],
     ['P47', a.domain],
-    ['P48', a.proxyHost === a.domain ? '' : hostPort(a)],
+    ['P48', usesOutboundProxy(a) ? hostPort(a) : ''],
     ['P35', a.username],
     ['P36', a.username],
     ['P34', a.password],

@@ -2,8 +2,10 @@
  * Linphone remote provisioning (lpconfig XML), the form of the VoIPbin addendum
  * (provisioning_extension.yaml): proxy_0 and auth_info_0 sections, every entry overwrite="true",
  * `transient_provisioning` so the app does not keep re-fetching a URL that expires in 10 minutes.
+ * With an outbound proxy, reg_proxy stays the registration domain (the REGISTER's Request-URI) and
+ * reg_route names the proxy (a preloaded Route: the requests go there).
  */
-import { type ProvisioningAccount, type RenderedConfig, hostPort } from './account';
+import { type ProvisioningAccount, type RenderedConfig, hostPort, usesOutboundProxy } from './account';
 import { xmlEscape as x } from './xml';
 
 export function renderLinphone(a: ProvisioningAccount): RenderedConfig {
@@ -15,7 +17,9 @@ export function renderLinphone(a: ProvisioningAccount): RenderedConfig {
     entry('transient_provisioning', 1),
     '  </section>',
     '  <section name="proxy_0">',
-    entry('reg_proxy', `<sip:${hostPort(a)};transport=${a.transport}>`),
+    ...(usesOutboundProxy(a)
+      ? [entry('reg_proxy', `<sip:${a.domain};transport=${a.transport}>`), entry('reg_route', `<sip:${hostPort(a)};transport=${a.transport};lr>`)]
+      : [entry('reg_proxy', `<sip:${hostPort(a)};transport=${a.transport}>`)]),
     entry('reg_identity', `sip:${a.username}@${a.domain}`),
     entry('reg_expires', a.expires),
     entry('reg_sendregister', 1),

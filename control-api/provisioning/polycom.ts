@@ -2,7 +2,7 @@
  * Polycom/Poly UC Software configuration (VVX, Trio, Edge E): one <polycomConfig> element whose
  * attributes are the reg.1.* parameters of line 1.
  */
-import { type ProvisioningAccount, type RenderedConfig } from './account';
+import { type ProvisioningAccount, type RenderedConfig, defaultPort, usesOutboundProxy } from './account';
 import { xmlEscape as x } from './xml';
 
 const TRANSPORT = { udp: 'UDPOnly', tcp: 'TCPOnly', tls: 'TLS' } as const;
@@ -15,11 +15,18 @@ export function renderPolycom(a: ProvisioningAccount): RenderedConfig {
     ['reg.1.auth.userId', a.username],
     ['reg.1.auth.password', a.password],
     ['reg.1.auth.useLoginCredentials', 0],
-    ['reg.1.server.1.address', a.proxyHost],
-    ['reg.1.server.1.port', a.proxyPort],
+    ['reg.1.server.1.address', a.domain],
+    ['reg.1.server.1.port', usesOutboundProxy(a) ? defaultPort(a) : a.proxyPort],
     ['reg.1.server.1.transport', TRANSPORT[a.transport]],
     ['reg.1.server.1.expires', a.expires],
     ['reg.1.server.1.register', 1],
+    ...(usesOutboundProxy(a)
+      ? ([
+          ['reg.1.outboundProxy.address', a.proxyHost],
+          ['reg.1.outboundProxy.port', a.proxyPort],
+          ['reg.1.outboundProxy.transport', TRANSPORT[a.transport]],
+        ] as [string, string | number][])
+      : []),
   ];
   const body = [
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>',

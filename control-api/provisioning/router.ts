@@ -11,7 +11,7 @@ import type { AppContext } from '../context';
 import { createLimiter } from '../../core/ratelimit';
 import { redeemProvisioningToken } from '../../core/extensions/provisioning';
 import { formatFromUserAgent, isPhoneFormat, renderConfig } from './index';
-import { accountFor, sipTargetFromEnv } from './target';
+import { accountFor } from './target';
 import { qrPng, qrSvg } from './qr';
 
 export function provisioningUrl(publicUrl: string, token: string): string {
@@ -44,7 +44,7 @@ function perIpLimit(ctx: AppContext): RequestHandler {
 
 export function createProvisioningRouter(ctx: AppContext): Router {
   const router = Router();
-  const target = sipTargetFromEnv();
+  const target = ctx.config.provisioningSip;
   router.use(perIpLimit(ctx));
 
   router.get('/extension', async (req, res, next) => {

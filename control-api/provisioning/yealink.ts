@@ -2,7 +2,7 @@
  * Yealink auto-provisioning `.cfg` (T4x/T5x firmware 8x): the `#!version:1.0.0.1` header followed by
  * `key = value` lines for account 1.
  */
-import { type ProvisioningAccount, type RenderedConfig, clean } from './account';
+import { type ProvisioningAccount, type RenderedConfig, clean, defaultPort, usesOutboundProxy } from './account';
 
 const TRANSPORT = { udp: 0, tcp: 1, tls: 2 } as const;
 
@@ -15,10 +15,10 @@ export function renderYealink(a: ProvisioningAccount): RenderedConfig {
     ['account.1.user_name', a.username],
     ['account.1.password', a.password],
     ['account.1.sip_server.1.address', a.domain],
-    ['account.1.sip_server.1.port', a.proxyPort],
+    ['account.1.sip_server.1.port', usesOutboundProxy(a) ? defaultPort(a) : a.proxyPort],
     ['account.1.sip_server.1.transport_type', TRANSPORT[a.transport]],
     ['account.1.sip_server.1.expires', a.expires],
-    ['account.1.outbound_proxy_enable', a.proxyHost === a.domain ? 0 : 1],
+    ['account.1.outbound_proxy_enable', usesOutboundProxy(a) ? 1 : 0],
     ['account.1.outbound_proxy.1.address', a.proxyHost],
     ['account.1.outbound_proxy.1.port', a.proxyPort],
   ];

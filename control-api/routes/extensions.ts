@@ -10,6 +10,20 @@ import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
 import { extensionsRepo, extensionJson, type ExtensionRow } from '../../core/repos/extensions';
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
 import { extensionProblem, generateDirectHash, generatePassword, passwordProblem } from '../../core/extensions/credentials';
+import { DIGEST_ALGORITHMS } from '../../core/extensions/digest-algorithms';
+
+const DIGEST_DOC =
+  'Digest challenge order for this extension\'s phone, most preferred first; null = the platform default ' +
+  '(SIP_DIGEST_ALGORITHMS, MD5 then SHA-256: every common phone registers). ["SHA-256"] refuses MD5 answers ' +
+  '(phones without SHA-256, e.g. baresip 1.0 or older Yealink/Grandstream firmware, cannot register); ' +
+  '["SHA-256","MD5"] offers SHA-256 first (clients that take the first challenge and know only MD5 fail).';
+const digestAlgorithms = z
+  .array(z.enum(DIGEST_ALGORITHMS))
+  .min(1)
+  .max(2)
+  .refine((l) => new Set(l).size === l.length, 'lists an algorithm twice')
+  .nullable()
+  .describe(DIGEST_DOC);
 
 export const ExtensionSchema = z.object({
   id: z.string(),
@@ -21,6 +35,7 @@ export const ExtensionSchema = z.object({
   username: z.string(),
   password: z.string().optional().describe('returned by POST /extensions only'),
   direct_hash: z.string(),
+  digest_algorithms: z.array(z.enum(DIGEST_ALGORITHMS)).nullable().describe(DIGEST_DOC),
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -58,7 +73,13 @@ export const routes = [
     summary: 'Create an extension',
     description: 'The response is the only one that carries the password (a random one when omitted).',
     permission: 'manager',
-    body: z.object({ extension: z.string().max(64), password: z.string().max(128).optional(), name: text().optional(), detail: text(1024).optional() }),
+    body: z.object({
+      extension: z.string().max(64),
+      password: z.string().max(128).optional(),
+      name: text().optional(),
+      detail: text(1024).optional(),
+      digest_algorithms: digestAlgorithms.optional(),
+    }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
       const problem = extensionProblem(body.extension);
@@ -77,6 +98,7 @@ export const routes = [
             direct_hash: generateDirectHash(),
             name: body.name ?? '',
             detail: body.detail ?? '',
+            digest_algorithms: body.digest_algorithms ?? null,
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -116,10 +138,10 @@ export const routes = [
     path: '/extensions/:id',
     tag: 'Extension',
     summary: 'Update an extension',
-    description: 'name, detail, password; omitted fields stay unchanged. The password is not echoed back.',
+    description: 'name, detail, password, digest_algorithms (null: the platform default); omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
-    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional() }),
+    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional(), digest_algorithms: digestAlgorithms.optional() }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {
       await ownedExtension(ctx, auth.customerId, params.id);

@@ -22,6 +22,7 @@ import type { SrfRequest, SrfResponse } from '../srf';
 import { publishCall, type CallEventType } from '../events';
 import type { CallDeps } from './deps';
 import { inDialogHandlers } from './in-dialog';
+import { answerReinvite, applyAnswerFromAck } from './sdp-exchange';
 import { Recordings } from './recordings';
 import { CallState, type CallMove } from './state';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
@@ -173,8 +174,12 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     const { req, res } = this.sip;
     this.answering ??= (async () => {
       if (!this.endpoint) throw new Error('no media endpoint');
-      const dialog = await this.deps.srf.createUAS(req, res, { localSdp: this.endpoint.local.sdp });
+      const endpoint = this.endpoint;
+      const dialog = await this.deps.srf.createUAS(req, res, { localSdp: endpoint.local.sdp });
+      // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
+      const ack = req.body ? null : applyAnswerFromAck(dialog, endpoint, this.deps.logger);
       this.attachDialog(dialog);
+      await ack;
       await this.setStatus('progressing');
     })();
     return this.answering;
@@ -185,14 +190,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.sip = { kind: 'up', dialog };
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
-    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => {
-      // re-INVITE (hold, codec change): the endpoint answers it
-      if (!this.endpoint) return res.send(488);
-      this.endpoint.modify(req.body).then(
-        (sdp) => res.send(200, { body: sdp }),
-        () => res.send(488),
-      );
-    });
+    // re-INVITE (hold, codec change, no SDP: we offer): the endpoint answers it
+    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => answerReinvite(dialog, this.endpoint, req, res, this.deps.logger));
     // in-dialog requests (REFER, INFO...): a drachtio dialog emits them; an internal one never does
     if (dialog instanceof EventEmitter) {
       for (const [event, fn] of inDialogHandlers<CallSession>(this.deps)) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));

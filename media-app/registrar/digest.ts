@@ -5,8 +5,9 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-export type DigestAlgorithm = 'MD5' | 'SHA-256';
-export const ALGORITHMS: readonly DigestAlgorithm[] = ['SHA-256', 'MD5'];
+import { DEFAULT_DIGEST_ALGORITHMS, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
+
+export type { DigestAlgorithm };
 
 export interface DigestCredentials {
   username: string;
@@ -38,7 +39,7 @@ export function parseCredentials(header: string | undefined): DigestCredentials 
   const p = parseDigest(header);
   if (!p || !p.username || !p.realm || !p.nonce || !p.uri || !p.response) return null;
   const alg = (p.algorithm ?? 'MD5').toUpperCase();
-  if (alg !== 'MD5' && alg !== 'SHA-256') return null;
+  if (!isDigestAlgorithm(alg)) return null;
   if (p.qop && (p.qop !== 'auth' || !p.cnonce || !p.nc)) return null;
   return {
     username: p.username,
@@ -46,7 +47,7 @@ export function parseCredentials(header: string | undefined): DigestCredentials 
     nonce: p.nonce,
     uri: p.uri,
     response: p.response.toLowerCase(),
-    algorithm: alg as DigestAlgorithm,
+    algorithm: alg,
     cnonce: p.cnonce,
     qop: p.qop,
     nc: p.nc,
@@ -90,9 +91,9 @@ export class NonceSealer {
   }
 }
 
-/** One WWW-Authenticate value per algorithm, SHA-256 first (RFC 8760 §2.4: most preferred first). */
+/** One WWW-Authenticate value per algorithm, in the order given (RFC 8760 §2.4: most preferred first). */
 export function challenges(realm: string, nonce: string, opts: { stale?: boolean; order?: readonly DigestAlgorithm[] } = {}): string[] {
-  return (opts.order ?? ALGORITHMS).map(
+  return (opts.order ?? DEFAULT_DIGEST_ALGORITHMS).map(
     (alg) => `Digest realm="${realm}", nonce="${nonce}", algorithm=${alg}, qop="auth"${opts.stale ? ', stale=true' : ''}`,
   );
 }

@@ -1,11 +1,14 @@
 /**
  * The registrar (srf.register): digest authentication against the extensions (MD5 and SHA-256
- * challenges, RFC 8760), bindings in Redis, un-REGISTER, and a lockout per address-of-record.
+ * challenges, RFC 8760, in the extension's order or the platform default), bindings in Redis,
+ * un-REGISTER, and a lockout per address-of-record.
  * Unknown extension, unknown domain and wrong password are answered identically (403 after a
  * challenge), so the registrar never tells whether an extension exists. Failures lock the source
  * address out of that AOR (lockout.ts: keyed on address and AOR, with a per-AOR ceiling that spares
  * addresses that authenticated before); a locked request (AOR known or not) gets 403 with
- * Retry-After: the seconds its lock has left.
+ * Retry-After: the seconds its lock has left. An extension with its own digest_algorithms is
+ * challenged in that order and an answer in another algorithm is refused; such an override is visible
+ * in the challenge (the one thing that tells an extension with an override from an unknown one).
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -23,7 +26,7 @@ export interface RegistrarOptions {
   redis: Redis;
   keyPrefix: string;
   logger: Logger;
-  /** Challenge order, most preferred first. */
+  /** Challenge order, most preferred first (the default; an extension's digest_algorithms overrides it). */
   algorithms: readonly DigestAlgorithm[];
   minExpires: number;
   maxExpires: number;
@@ -56,8 +59,8 @@ export class Registrar {
   }
 
   /** Sends the 401 with one challenge per algorithm (two header lines: SIP forbids a comma list here). */
-  challenge(res: SrfResponse, realm: string, stale = false, header = 'WWW-Authenticate', status = 401): void {
-    const values = challenges(realm, this.nonces.issue(realm), { stale, order: this.opts.algorithms });
+  challenge(res: SrfResponse, realm: string, stale = false, header = 'WWW-Authenticate', status = 401, order: readonly DigestAlgorithm[] = this.opts.algorithms): void {
+    const values = challenges(realm, this.nonces.issue(realm), { stale, order });
     // drachtio-srf writes a string header value verbatim on one line; CRLF starts the next one.
     res.send(status, { headers: { [header]: values.join(`\r\n${header}: `) } });
   }
@@ -67,7 +70,7 @@ export class Registrar {
    * the request itself when it fails (401/407 challenge, 403) and resolves null; else the extension.
    */
   async authenticate(req: SrfRequest, res: SrfResponse, user: string, domain: string, kind: 'www' | 'proxy' = 'www'): Promise<ExtensionRow | null> {
-    return this.authenticateWith(req, res, user, domain, kind, () => this.extensions.getByAor(user, domain.toLowerCase()));
+    return this.authenticateWith(req, res, user, domain, kind, () => this.extensions.getByAor(user, domain.toLowerCase()), undefined, (e) => e.digest_algorithms);
   }
 
   /** The same digest exchange and lockout over any credential lookup (trunks use it too). */
@@ -79,6 +82,7 @@ export class Registrar {
     kind: 'www' | 'proxy',
     lookup: () => Promise<T | null>,
     expectedUser: (row: T) => string = () => user,
+    algorithmsOf: (row: T) => readonly DigestAlgorithm[] | null = () => null,
   ): Promise<T | null> {
     const aor = `${user}@${realm}`.toLowerCase();
     const challengeHeader = kind === 'www' ? 'WWW-Authenticate' : 'Proxy-Authenticate';
@@ -92,21 +96,24 @@ export class Registrar {
       res.send(403, { headers: { 'Retry-After': String(lockedFor) } });
       return null;
     }
+    const row = await lookup();
+    const own = row ? algorithmsOf(row) : null;
+    const order = own?.length ? own : this.opts.algorithms;
     const raw = req.get(kind === 'www' ? 'Authorization' : 'Proxy-Authorization');
     if (!raw) {
-      this.challenge(res, realm, false, challengeHeader, status);
+      this.challenge(res, realm, false, challengeHeader, status, order);
       return null;
     }
     const creds = parseCredentials(raw);
     const nonce = creds ? this.nonces.check(creds.nonce, creds.realm) : 'invalid';
     if (creds && nonce === 'stale') {
-      this.challenge(res, realm, true, challengeHeader, status);
+      this.challenge(res, realm, true, challengeHeader, status, order);
       return null;
     }
-    const row = await lookup();
     const ok =
       !!creds &&
       nonce === 'valid' &&
+      order.includes(creds.algorithm) &&
       verifyResponse(creds, req.method, row ? row.password : DECOY) &&
       row !== null &&
       creds.username === expectedUser(row) &&

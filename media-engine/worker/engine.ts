@@ -163,6 +163,10 @@ export class Engine {
     return this.leg(id).modify(remoteSdp);
   }
 
+  offerLeg(id: string) {
+    return this.leg(id).reoffer();
+  }
+
   play(id: string, specs: SourceSpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (!Array.isArray(specs) || specs.length === 0) throw new EngineError('nothing to play', 'EINVAL');
     return this.leg(id).player.enqueue(specs.map((s) => () => resolveSource(s)), !!opts.bargeIn);

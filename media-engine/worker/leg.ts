@@ -114,6 +114,14 @@ export class Leg implements MixMember {
     return { localSdp: sdp, media };
   }
 
+  /** A new offer of ours on a live leg (an SDP-less re-INVITE asks for one); modify() takes the answer. */
+  reoffer(): { localSdp: string } {
+    this.version++;
+    this.localSdp = createOffer(this.local());
+    this.offered = true;
+    return { localSdp: this.localSdp };
+  }
+
   private onDtmf(e: DtmfEvent): void {
     this.emit({ name: 'dtmf', data: e });
     this.player.stop(true);

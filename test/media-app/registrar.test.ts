@@ -1,9 +1,9 @@
 // Registrar end to end: sipp and a raw UDP client REGISTER through sip-server to media-app.
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
 import { parseDigest } from '../../media-app/registrar/digest';
 import { truncateAll } from '../support/db';
 import { createExtension, killAllSipp, sipp, startPlatform, UdpSip, type Platform } from './harness';
+import { authorization, rawRegister as raw } from './digest-client';
 
 function registerXml(user: string, domain: string, expires = 3600, finalStatus = 200): string {
   const req = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
@@ -26,38 +26,6 @@ ${req(1, false)}
 ${req(2, true)}
 <recv response="${finalStatus}"/>
 </scenario>`;
-}
-
-let cseq = 0;
-function rawRegister(p: Platform, u: UdpSip, user: string, domain: string, extra = '', expires = 3600): string {
-  const n = ++cseq;
-  return [
-    `REGISTER sip:${domain} SIP/2.0`,
-    `Via: SIP/2.0/UDP 127.0.0.1:${u.port};branch=z9hG4bK-r${n}-${Date.now()}`,
-    `From: <sip:${user}@${domain}>;tag=f${n}`,
-    `To: <sip:${user}@${domain}>`,
-    `Call-ID: raw-${u.port}@127.0.0.1`,
-    `CSeq: ${n} REGISTER`,
-    `Contact: <sip:${user}@127.0.0.1:${u.port}>`,
-    `Expires: ${expires}`,
-    'Max-Forwards: 70',
-    ...(extra ? [extra] : []),
-    'Content-Length: 0',
-    '',
-    '',
-  ].join('\r\n');
-}
-
-function authorization(chal: string, user: string, password: string, uri: string, wrong = false): string {
-  const p = parseDigest(chal)!;
-  const alg = p.algorithm!;
-  const h = (s: string) => createHash(alg === 'MD5' ? 'md5' : 'sha256').update(s).digest('hex');
-  const cnonce = 'abc123';
-  const nc = '00000001';
-  const ha1 = h(`${user}:${p.realm}:${wrong ? password + 'x' : password}`);
-  const ha2 = h(`REGISTER:${uri}`);
-  const response = h(`${ha1}:${p.nonce}:${nc}:${cnonce}:auth:${ha2}`);
-  return `Authorization: Digest username="${user}", realm="${p.realm}", nonce="${p.nonce}", uri="${uri}", response="${response}", algorithm=${alg}, cnonce="${cnonce}", nc=${nc}, qop=auth`;
 }
 
 describe('media-app registrar', function () {
@@ -93,14 +61,14 @@ describe('media-app registrar', function () {
 
   it('offers MD5 and SHA-256 challenges on two header lines, and accepts SHA-256 (RFC 8760)', async () => {
     const { ext, domain, password } = await createExtension();
-    const first = await u.request(rawRegister(p, u, ext.username, domain), p.sipPort);
+    const first = await u.request(raw(u, ext.username, domain), p.sipPort);
     expect(first.status).to.equal(401);
     const chals = first.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v);
     expect(chals).to.have.length(2);
     expect(chals.map((c) => parseDigest(c)!.algorithm)).to.deep.equal(['MD5', 'SHA-256']);
     for (const c of chals) expect(parseDigest(c)!.realm).to.equal(domain);
     const sha = chals[1]!;
-    const ok = await u.request(rawRegister(p, u, ext.username, domain, authorization(sha, ext.username, password, `sip:${domain}`)), p.sipPort);
+    const ok = await u.request(raw(u, ext.username, domain, authorization(sha, ext.username, password, `sip:${domain}`)), p.sipPort);
     expect(ok.status).to.equal(200);
     expect(ok.headers.find(([k]) => k === 'contact')![1]).to.match(/expires=(3600|3599)/);
   });
@@ -108,11 +76,11 @@ describe('media-app registrar', function () {
   it('un-REGISTER (Expires: 0) removes the binding', async () => {
     const { ext, domain, password } = await createExtension();
     const aor = `${ext.username}@${domain}`;
-    const c1 = await u.request(rawRegister(p, u, ext.username, domain), p.sipPort);
+    const c1 = await u.request(raw(u, ext.username, domain), p.sipPort);
     const md5 = c1.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v).find((v) => /MD5/.test(v))!;
-    expect((await u.request(rawRegister(p, u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`)), p.sipPort)).status).to.equal(200);
+    expect((await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`)), p.sipPort)).status).to.equal(200);
     expect(await p.app.registrar.bindings.get(aor)).to.have.length(1);
-    const un = await u.request(rawRegister(p, u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 0), p.sipPort);
+    const un = await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 0), p.sipPort);
     expect(un.status).to.equal(200);
     expect(await p.app.registrar.bindings.get(aor)).to.have.length(0);
   });
@@ -121,15 +89,15 @@ describe('media-app registrar', function () {
     const { ext, domain, password } = await createExtension();
     const answers: string[] = [];
     for (const [user, pw] of [[ext.username, password + 'bad'], ['nobody', password]] as const) {
-      const c = await u.request(rawRegister(p, u, user, domain), p.sipPort);
+      const c = await u.request(raw(u, user, domain), p.sipPort);
       const chal = c.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v.replace(/nonce="[^"]*"/, 'nonce=""'));
-      const r = await u.request(rawRegister(p, u, user, domain, authorization(c.headers.find(([k]) => k === 'www-authenticate')![1], user, pw, `sip:${domain}`)), p.sipPort);
+      const r = await u.request(raw(u, user, domain, authorization(c.headers.find(([k]) => k === 'www-authenticate')![1], user, pw, `sip:${domain}`)), p.sipPort);
       answers.push(JSON.stringify([c.status, chal, r.status, r.raw.split('\r\n')[0]]));
     }
     expect(answers[0]).to.equal(answers[1]);
     expect(JSON.parse(answers[0]!)[2]).to.equal(403);
     // an unknown registration domain is challenged the same way
-    const other = await u.request(rawRegister(p, u, 'x', 'zzzz.reg.sip.test'), p.sipPort);
+    const other = await u.request(raw(u, 'x', 'zzzz.reg.sip.test'), p.sipPort);
     expect(other.status).to.equal(401);
   });
 
@@ -138,12 +106,12 @@ describe('media-app registrar', function () {
     const bad = await sipp(registerXml(ext.username, domain, 3600, 403), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', ext.username, '-ap', 'wrong-password']).done;
     expect(bad.code, bad.errors).to.equal(0);
     for (let i = 0; i < 2; i++) {
-      const c = await u.request(rawRegister(p, u, ext.username, domain), p.sipPort);
-      const r = await u.request(rawRegister(p, u, ext.username, domain, authorization(c.headers.find(([k]) => k === 'www-authenticate')![1], ext.username, password, `sip:${domain}`, true)), p.sipPort);
+      const c = await u.request(raw(u, ext.username, domain), p.sipPort);
+      const r = await u.request(raw(u, ext.username, domain, authorization(c.headers.find(([k]) => k === 'www-authenticate')![1], ext.username, password, `sip:${domain}`, true)), p.sipPort);
       expect(r.status).to.equal(403);
     }
     // locked: no challenge any more, and the right password is refused too
-    const locked = await u.request(rawRegister(p, u, ext.username, domain), p.sipPort);
+    const locked = await u.request(raw(u, ext.username, domain), p.sipPort);
     expect(locked.status).to.equal(403);
     const good = await sipp(registerXml(ext.username, domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', ext.username, '-ap', password], { killAfterMs: 8000 }).done;
     expect(good.code).to.not.equal(0);
@@ -152,9 +120,9 @@ describe('media-app registrar', function () {
 
   it('refuses a too-short expiry with 423 and Min-Expires', async () => {
     const { ext, domain, password } = await createExtension();
-    const c = await u.request(rawRegister(p, u, ext.username, domain), p.sipPort);
+    const c = await u.request(raw(u, ext.username, domain), p.sipPort);
     const md5 = c.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v).find((v) => /MD5/.test(v))!;
-    const r = await u.request(rawRegister(p, u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 10), p.sipPort);
+    const r = await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 10), p.sipPort);
     expect(r.status).to.equal(423);
     expect(r.headers.find(([k]) => k === 'min-expires')![1]).to.equal('60');
   });

@@ -1,0 +1,56 @@
+/**
+ * Offer/answer when the far end sends no SDP (RFC 3261 13.2.1, RFC 3264): a late-offer INVITE gets
+ * our offer in the 200 and its answer arrives in the ACK; an SDP-less re-INVITE gets a fresh offer
+ * of ours (Endpoint.offer) and, again, the answer in the ACK. The endpoint applies each answer.
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { Endpoint } from '../../media-engine';
+import type { SrfRequest, SrfResponse } from '../srf';
+import type { CallDialog } from './session-types';
+
+/** The ACK's SDP (the answer to our offer) applied to the endpoint; resolves once done, or after `ms` / the dialog's end. */
+export function applyAnswerFromAck(dialog: CallDialog, endpoint: Endpoint, logger: Logger, ms = 32_000): Promise<void> {
+  if (!(dialog instanceof EventEmitter)) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      dialog.off('ack', onAck);
+      dialog.off('destroy', done);
+      resolve();
+    };
+    const onAck = (ack: SrfRequest) => {
+      if (!ack.body) {
+        logger.info('ACK without the answer to our offer: media stays unset');
+        return done();
+      }
+      endpoint.modify(ack.body).then(done, (err: Error) => {
+        logger.info({ err: err.message }, 'answer in the ACK refused');
+        done();
+      });
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    dialog.on('ack', onAck);
+    dialog.on('destroy', done);
+  });
+}
+
+/** A re-INVITE (hold, codec change, or none: we offer) answered by the endpoint. */
+export function answerReinvite(dialog: CallDialog, endpoint: Endpoint | null, req: SrfRequest, res: SrfResponse, logger: Logger): void {
+  if (!endpoint) return void res.send(488);
+  if (req.body) {
+    endpoint.modify(req.body).then(
+      (sdp) => res.send(200, { body: sdp }),
+      () => res.send(488),
+    );
+    return;
+  }
+  endpoint.offer().then(
+    (sdp) => {
+      void applyAnswerFromAck(dialog, endpoint, logger);
+      res.send(200, { body: sdp, headers: { 'Content-Type': 'application/sdp' } });
+    },
+    () => res.send(488),
+  );
+}
