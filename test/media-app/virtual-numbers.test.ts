@@ -16,6 +16,15 @@ import { party, phoneCallRefused, startStack, type Stack } from '../xfer/support
 const LOOPBACK = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };
 const SPEECH = 'This is the virtual number speaking. '.repeat(8);
 
+/** A sipp party on loopback that answers, sends its audio to a fresh RtpSink and waits for our BYE. */
+async function listeningParty() {
+  const sink = await RtpSink.open();
+  const px = await freePort();
+  const x = sipp(party({ rtpPort: sink.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
+  await sleep(300);
+  return { sink, px, x };
+}
+
 describe('virtual numbers are routed internally', function () {
   this.timeout(120_000);
   let s: Stack;
@@ -64,11 +73,8 @@ describe('virtual numbers are routed internally', function () {
   });
 
   it('POST /calls to the own +899 number with zero balance and no route: the number’s flow runs and its speech reaches the party the call connects', async () => {
-    const sink = await RtpSink.open();
+    const { sink, px, x } = await listeningParty();
     open.push(sink);
-    const px = await freePort();
-    const x = sipp(party({ rtpPort: sink.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-    await sleep(300);
     const res = await s.api.post('/calls', {
       source: tel(own),
       destinations: [tel(own)],
@@ -90,11 +96,8 @@ describe('virtual numbers are routed internally', function () {
   });
 
   it('a flow connecting to a +899 number it does not own fails that leg (number_not_found); nothing is dialled', async () => {
-    const sink = await RtpSink.open();
+    const { sink, px, x } = await listeningParty();
     open.push(sink);
-    const px = await freePort();
-    const x = sipp(party({ rtpPort: sink.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-    await sleep(300);
     const res = await s.api.post('/calls', {
       source: tel(own),
       destinations: [{ type: 'sip', target: `x@127.0.0.1:${px}` }],

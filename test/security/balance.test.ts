@@ -13,7 +13,7 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { freePort, sippMediaPort } from '../support/ports';
 import { createExtension, killAllSipp, sipp, sleep, until } from '../media-app/harness';
-import { party, phoneCallRefused, startStack, type Stack } from '../xfer/support';
+import { party, referFailsThenHangUp, phoneCallRefused, startStack, type Stack } from '../xfer/support';
 import { InviteCounter } from '../queue/sip-parties';
 
 describe('security: chargeable calls need balance on every path', function () {
@@ -99,14 +99,7 @@ describe('security: chargeable calls need balance on every path', function () {
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const aLeg = await until(async () => (await legsOf(res.body.calls[0].id)).find((l) => l.status === 'progressing'), 20_000, 'A up');
     expect402(await s.api.post('/transfers', { transfer_type: 'blind', transferer_call_id: aLeg.id, transferee_addresses: [tel('+12125550122')] }), 'transfers');
-    const t = await until(async () => {
-      const r = await s.t.ctx.db('transfers').where({ transferer_call_id: aLeg.id }).first();
-      return r && r.status === 'failed' ? r : null;
-    }, 30_000, 'the REFER’s transfer failed');
-    expect(t.source).to.equal('refer');
-    await s.api.post(`/calls/${res.body.calls[0].id}/hangup`, undefined);
-    const [ra] = await Promise.all([a.run.done, x.run.done]);
-    expect(ra.code, ra.errors + ra.messages.slice(-3000)).to.equal(0);
+    await referFailsThenHangUp(s, res.body.calls[0].id, aLeg.id, a.run, [x.run]);
     expect(gw.count).to.equal(0);
   });
 

@@ -11,7 +11,7 @@ import type { CallRow } from '../../core/repos/calls';
 import { callsRepo } from '../../core/repos/calls';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, killAllSipp, sipp, sleep, until } from '../media-app/harness';
-import { party, startStack, type Stack } from '../xfer/support';
+import { party, referFailsThenHangUp, startStack, type Stack } from '../xfer/support';
 import { InviteCounter } from '../queue/sip-parties';
 import { LoopbackDns } from '../sip-server/stack/dns-server';
 import { SPELLINGS } from './spellings';
@@ -167,14 +167,7 @@ describe('security: SIP destinations go through the egress policy', function () 
     const api = await s.api.post('/transfers', { transfer_type: 'blind', transferer_call_id: aLeg.id, transferee_addresses: [sip(`bob@127.1:${internal.port}`)] });
     expect(api.status, JSON.stringify(api.body)).to.equal(400);
     expect(api.body.error.details[0]).to.include({ field: 'destinations[0].target' });
-    const t = await until(async () => {
-      const r = await s.t.ctx.db('transfers').where({ transferer_call_id: aLeg.id }).first();
-      return r && r.status === 'failed' ? r : null;
-    }, 30_000, 'the REFER’s transfer failed');
-    expect(t.source).to.equal('refer');
-    await s.api.post(`/calls/${res.body.calls[0].id}/hangup`, undefined);
-    const [ra] = await Promise.all([a.run.done, x.run.done]);
-    expect(ra.code, ra.errors + ra.messages.slice(-3000)).to.equal(0);
+    await referFailsThenHangUp(s, res.body.calls[0].id, aLeg.id, a.run, [x.run]);
     expect(internal.count).to.equal(0);
   });
 

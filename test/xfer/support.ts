@@ -3,7 +3,8 @@
 import dgram from 'node:dgram';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { register, SIPP_SDP, startPlatform, type Platform } from '../media-app/harness';
+import { expect } from 'chai';
+import { register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
 
 export interface Stack {
   p: Platform;
@@ -266,4 +267,19 @@ Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>\n</scenario>`;
+}
+
+/**
+ * After a party's REFER was refused: waits for the transfer the REFER created to fail, hangs the call
+ * up, and checks that the refusing party `a` ran its scenario to the end (NOTIFYs and BYE).
+ */
+export async function referFailsThenHangUp(s: Stack, callId: string, transfererLegId: string, a: { done: Promise<SippResult> }, others: { done: Promise<SippResult> }[]): Promise<void> {
+  const t = await until(async () => {
+    const r = await s.t.ctx.db('transfers').where({ transferer_call_id: transfererLegId }).first();
+    return r && r.status === 'failed' ? r : null;
+  }, 30_000, 'the REFER’s transfer failed');
+  expect(t.source).to.equal('refer');
+  await s.api.post(`/calls/${callId}/hangup`, undefined);
+  const [ra] = await Promise.all([a.done, ...others.map((o) => o.done)]);
+  expect(ra!.code, ra!.errors + ra!.messages.slice(-3000)).to.equal(0);
 }
