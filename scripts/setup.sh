@@ -95,6 +95,9 @@ fi
 # 4. Schema: every pending knex migration on the platform database (the test suites migrate their own).
 DATABASE_URL="$DATABASE_URL" npx tsx core/db/migrate-cli.ts >/dev/null
 
+# 5. The browser apps (web/<app>/) bundled with esbuild into dist/web/<app>/.
+npx tsx scripts/build-web.ts >/dev/null
+
 cat > "$DATA_DIR/env" <<ENV
 export DATABASE_URL='$DATABASE_URL'
 export REDIS_URL='$REDIS_URL'

@@ -8,6 +8,7 @@ source .data/env
 export NODE_ENV=test
 echo "[test] tsc --noEmit"
 npx tsc --noEmit -p .
+if ls web/*/main.ts* >/dev/null 2>&1; then npx tsc --noEmit -p web; fi
 echo "[test] mocha"
 if [ "$#" -gt 0 ]; then
   npx mocha --reporter test/support/reporter.js "$@"
