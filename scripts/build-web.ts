@@ -10,10 +10,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(__dirname, '..');
 export const WEB_SRC = path.join(ROOT, 'web');
 export const WEB_DIST = path.join(ROOT, 'dist', 'web');
 
@@ -77,6 +76,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (require.main === module) {
   main().catch((err) => { console.error(err); process.exit(1); });
 }
