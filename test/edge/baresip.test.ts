@@ -3,7 +3,6 @@
 // document gives) register, call each other with a tone each way, and call an IVR whose talk
 // action they hear. baresip 1.0 gives up at the first digest algorithm it does not know, so this
 // holds the challenge default (MD5 offered first) to what real phones accept.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,45 +10,12 @@ import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { readWav } from '../../media-engine/audio/wav';
-import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 import { truncateAll, testDb } from '../support/db';
 import { createExtension, startPlatform, until, type Platform } from '../media-app/harness';
 import { Baresip } from './baresip';
+import { loudness, toneShare, toneWav } from './audio';
 
 const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');
-
-function toneWav(file: string, hz: number): void {
-  execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', file, 'synth', '30', 'sine', String(hz), 'vol', '0.4']);
-}
-
-/** Fraction of the energy at `hz` in the loudest second of a WAV file (0 when silent). */
-export function toneShare(file: string, hz: number): number {
-  if (!fs.existsSync(file)) return 0;
-  const { samples } = readWav(file);
-  const n = 8000;
-  const coeff = goertzelCoeff(hz);
-  let best = 0;
-  let bestEnergy = 0;
-  for (let start = 0; start + n <= samples.length; start += n / 2) {
-    let energy = 0;
-    for (let i = start; i < start + n; i++) energy += samples[i]! * samples[i]!;
-    if (energy > bestEnergy) {
-      bestEnergy = energy;
-      best = relativePower(goertzelPower(samples, start, n, coeff), n, energy / n);
-    }
-  }
-  return best;
-}
-
-/** Mean absolute sample value of a WAV file (how much sound it holds). */
-function loudness(file: string): number {
-  if (!fs.existsSync(file)) return 0;
-  const { samples } = readWav(file);
-  let sum = 0;
-  for (const s of samples) sum += Math.abs(s);
-  return samples.length ? sum / samples.length : 0;
-}
 
 (HAVE_BARESIP ? describe : describe.skip)('edge: baresip 1.0 with default settings', function () {
   this.timeout(90_000);
