@@ -98,6 +98,9 @@ DATABASE_URL="$DATABASE_URL" npx tsx core/db/migrate-cli.ts >/dev/null
 # 5. The browser apps (web/<app>/) bundled with esbuild into dist/web/<app>/.
 npx tsx scripts/build-web.ts >/dev/null
 
+# 6. The reference API's types (for the conformance suite's generated client), when the reference document is there.
+npx tsx scripts/reference-client.ts >/dev/null
+
 cat > "$DATA_DIR/env" <<ENV
 export DATABASE_URL='$DATABASE_URL'
 export REDIS_URL='$REDIS_URL'
