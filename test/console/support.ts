@@ -14,6 +14,8 @@ import { buildTestApp, type TestApp } from '../support/api';
 import { freePort } from '../support/ports';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { startPlatform, type Platform } from '../media-app/harness';
+import { startEventStore } from '../../core/events/store';
+import { newId } from '../../core/ids';
 
 export interface ConsoleRig {
   t: TestApp;
@@ -35,6 +37,8 @@ export async function startConsole(opts: { platform?: boolean } = {}): Promise<C
   const server = http.createServer(t.app);
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   const ws: WebSocketService = await attachWebSocket(server, t.ctx);
+  // The events store behind /timelines (a group of its own: the stream is shared by every suite).
+  const store = await startEventStore(t.ctx.db, t.ctx.redis, { group: `console-store-${newId()}` });
   const browser = await launchBrowser();
   const shots = process.env.CONSOLE_SHOTS ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ov-console-shots-'));
   fs.mkdirSync(shots, { recursive: true });
@@ -47,6 +51,7 @@ export async function startConsole(opts: { platform?: boolean } = {}): Promise<C
     async close() {
       await browser.close();
       await ws.close();
+      await store.close();
       server.closeAllConnections();
       server.close();
       await t.close();
