@@ -112,4 +112,40 @@ describe('console: live calls, call page and recordings against a real call (Chr
     await shot(rig, page, 'recording');
     await page.close();
   });
+
+  it('the call page\'s buttons act on a live call: record, mute, hang up', async () => {
+    const page = await signIn(rig, f.admin.username, f.password);
+    await page.waitForSelector('.socket-open');
+    const port = await freePort();
+    const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
+    await callee.port;
+    const res = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
+      source: { type: 'tel', target: '+15550100000' },
+      destinations: [{ type: 'sip', target: `callee@127.0.0.1:${port}` }],
+      actions: [{ type: 'sleep', option: { duration: 15000 } }, { type: 'hangup' }],
+    });
+    expect(res.status, JSON.stringify(res.body)).to.be.oneOf([200, 201]);
+    const id = ((Array.isArray(res.body) ? res.body : res.body.calls ?? [res.body]) as { id: string }[])[0]!.id;
+    await page.goto(`${rig.base}/console/#/calls/${id}`);
+    await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'progressing'`, { timeout: 15_000 });
+    const get = async () => (await request(rig.t.app).get(`/v1.0/calls/${id}`).query({ accesskey: f.accesskey })).body as { recording_id: string; mute_direction: string; status: string; hangup_by: string };
+    const button = (label: string) =>
+      page.waitForFunction(`[...document.querySelectorAll('.buttons button')].find((b) => b.textContent === ${JSON.stringify(label)} && !b.disabled)`, { timeout: 10_000 })
+        .catch(async (e: Error) => { throw new Error(`button ${label}: ${e.message}\n${await textOf(page)}`); });
+    await (await button('Record')).asElement()!.click();
+    await until(async () => ((await get()).recording_id !== '00000000-0000-0000-0000-000000000000' ? true : null), 10_000, 'recording started');
+    await button('Stop recording'); // the page learnt it from the call's events
+    await (await button('Mute')).asElement()!.click();
+    await until(async () => (['both', 'in', 'out'].includes((await get()).mute_direction) ? true : null), 10_000, 'muted');
+    await button('Unmute');
+    expect(await textOf(page)).to.not.include('INVALID_ARGUMENT');
+    await shot(rig, page, 'call-live');
+    await (await button('Hang up')).asElement()!.click();
+    await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'hangup'`, { timeout: 10_000 });
+    const ended = await get();
+    expect(ended.status).to.equal('hangup');
+    expect(ended.hangup_by).to.equal('local');
+    expect((await callee.done).code).to.equal(0);
+    await page.close();
+  });
 });

@@ -16,6 +16,7 @@ import { launchBrowser, type TestBrowser } from '../support/browser';
 import { startPlatform, type Platform } from '../media-app/harness';
 import { startEventStore } from '../../core/events/store';
 import { newId } from '../../core/ids';
+import { startWebhooks } from '../../control-api/webhooks';
 
 export interface ConsoleRig {
   t: TestApp;
@@ -39,6 +40,7 @@ export async function startConsole(opts: { platform?: boolean } = {}): Promise<C
   const ws: WebSocketService = await attachWebSocket(server, t.ctx);
   // The events store behind /timelines (a group of its own: the stream is shared by every suite).
   const store = await startEventStore(t.ctx.db, t.ctx.redis, { group: `console-store-${newId()}` });
+  const webhooks = await startWebhooks(t.ctx, { group: `console-webhooks-${newId()}` });
   const browser = await launchBrowser();
   const shots = process.env.CONSOLE_SHOTS ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ov-console-shots-'));
   fs.mkdirSync(shots, { recursive: true });
@@ -52,6 +54,7 @@ export async function startConsole(opts: { platform?: boolean } = {}): Promise<C
       await browser.close();
       await ws.close();
       await store.close();
+      await webhooks.close();
       server.closeAllConnections();
       server.close();
       await t.close();

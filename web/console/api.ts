@@ -75,9 +75,10 @@ async function send<T>(method: string, path: string, body?: unknown, query?: Que
 /** The versioned API: paths are given without the /v1.0 prefix. */
 export const api = {
   get: <T>(path: string, query?: Query) => send<T>('GET', `/v1.0${path}`, undefined, query),
-  post: <T>(path: string, body: unknown = {}, query?: Query) => send<T>('POST', `/v1.0${path}`, body, query),
+  /** Without `body`, nothing is sent (operations that take no body refuse even `{}`). */
+  post: <T>(path: string, body?: unknown, query?: Query) => send<T>('POST', `/v1.0${path}`, body, query),
   put: <T>(path: string, body: unknown) => send<T>('PUT', `/v1.0${path}`, body),
-  del: <T>(path: string) => send<T>('DELETE', `/v1.0${path}`),
+  del: <T>(path: string, body?: unknown) => send<T>('DELETE', `/v1.0${path}`, body),
   /** Every page of a list (bounded: at most `max` items). */
   async all<T>(path: string, query: Query = {}, max = 500): Promise<T[]> {
     const out: T[] = [];

@@ -31,14 +31,24 @@ export function CallPage({ id }: { id: string }) {
       }),
     [events, id],
   );
+  // Starting or stopping a recording publishes no call event: the recording's own events say it.
+  useEffect(
+    () =>
+      events.subscribe(topic('recording'), (e) => {
+        if (e.data.reference_id !== id) return;
+        call.reload();
+        timeline.reload();
+      }),
+    [events, id],
+  );
 
   const c = call.data;
   if (!c) return <Section title="Call"><ErrorLine error={call.error} />{call.loading && <p>Loading…</p>}</Section>;
   const live = c.status !== 'hangup';
   const answered = c.status === 'progressing';
   const recording = c.recording_id && c.recording_id !== EMPTY;
-  const muted = c.mute_direction && c.mute_direction !== 'none' && c.mute_direction !== '';
-  const post = (path: string, body: unknown = {}) => act.run(() => api.post<Call>(path, body).then((r) => call.set({ ...c, ...r })));
+  const muted = isMuted(c);
+  const post = (path: string, body?: unknown) => act.run(() => api.post<Call>(path, body).then((r) => call.set({ ...c, ...r })));
 
   return (
     <>
@@ -57,12 +67,18 @@ export function CallPage({ id }: { id: string }) {
         </dl>
         <div class="buttons">
           <button class="danger" disabled={!live || act.busy} onClick={() => post(`/calls/${id}/hangup`)}>Hang up</button>
-          <button disabled={!answered || act.busy} onClick={() => post(`/calls/${id}/${recording ? 'recording_stop' : 'recording_start'}`)}>
+          <button disabled={!answered || act.busy} onClick={() => (recording ? post(`/calls/${id}/recording_stop`) : post(`/calls/${id}/recording_start`, {}))}>
             {recording ? 'Stop recording' : 'Record'}
           </button>
           <button
             disabled={!answered || act.busy}
-            onClick={() => act.run(() => (muted ? api.del<Call>(`/calls/${id}/mute`) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' })).then(() => call.reload()))}
+            onClick={() =>
+              act.run(async () => {
+                await (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' }));
+                // The node applies it a moment later and publishes no event for it: ask until it shows.
+                call.set(await refetchUntil(id, (x) => Boolean(isMuted(x)) !== Boolean(muted)));
+              })
+            }
           >
             {muted ? 'Unmute' : 'Mute'}
           </button>
@@ -82,6 +98,18 @@ export function CallPage({ id }: { id: string }) {
       <Transcripts callId={id} />
     </>
   );
+}
+
+const isMuted = (c: Call) => c.mute_direction !== '' && c.mute_direction !== 'none';
+
+/** GET the call again (every 200 ms, 3 s at most) until `done` holds; the last answer either way. */
+async function refetchUntil(id: string, done: (c: Call) => boolean): Promise<Call> {
+  let c = await api.get<Call>(`/calls/${id}`);
+  for (let i = 0; i < 15 && !done(c); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    c = await api.get<Call>(`/calls/${id}`);
+  }
+  return c;
 }
 
 function describe(e: TimelineEvent): string {

@@ -82,7 +82,7 @@ function Provision({ ext }: { ext: Extension }) {
   return (
     <Section title={`Provision a phone for ${ext.extension}`}>
       <p>Scan the code with the phone (Linphone: Assistant → Fetch remote configuration → QR code). The code holds the SIP password: show it only to the phone.</p>
-      {!token && <button class="primary" onClick={get} disabled={issue.busy}>Show the QR code</button>}
+      {!token && <button class="primary" data-action="show-qr" onClick={get} disabled={issue.busy}>Show the QR code</button>}
       <ErrorLine error={issue.error} />
       {token && !expired && (
         <div class="provision">
