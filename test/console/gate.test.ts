@@ -5,7 +5,9 @@ import request from 'supertest';
 import { createFixture } from '../support/api';
 import { PERMISSION_BY_NAME } from '../../core/permissions';
 import { chromiumAvailable } from '../support/browser';
-import { PHONE, js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { PHONE, freshPage, js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { lastMail } from '../control-api/auth/harness';
+import { until } from '../media-app/harness';
 
 describe('console: sign in, account gate, operator view (Chromium)', function () {
   this.timeout(60_000);
@@ -110,6 +112,56 @@ describe('console: sign in, account gate, operator view (Chromium)', function ()
     const overflow = await js<number>(page, 'document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).to.be.at.most(0);
     await shot(rig, page, 'operator-phone');
+    await page.close();
+  });
+
+  it('sign up in the page; the verification link lands in the console and verifies; after setting the password, sign in', async () => {
+    const email = `signup-${Date.now()}@example.test`;
+    const page = await freshPage(rig);
+    await page.goto(`${rig.base}/console/`);
+    await page.waitForSelector('form[aria-label="Sign in"]');
+    await page.click('a[href="#/signup"]');
+    await page.waitForSelector('form[aria-label="Sign up"]');
+    await page.type('input[name=email]', email);
+    await page.type('input[name=name]', 'Acme');
+    await shot(rig, page, 'sign-up');
+    await page.click('form[aria-label="Sign up"] button[type=submit]');
+    await page.waitForFunction(`document.body.innerText.includes('Check your mailbox')`);
+    const mail = await until(() => lastMail(rig.t.ctx.config.outboxDir, email, 'verification'), 5000, 'verification mail');
+    await page.goto(`${rig.base}/console/#/verify?token=${mail.token}`);
+    await page.waitForSelector('section[aria-label="Verify your email"] button.primary');
+    await page.click('section[aria-label="Verify your email"] button.primary');
+    await page.waitForFunction(`document.body.innerText.includes('Your email is verified')`);
+    const c = await rig.t.ctx.repos.customers.getByEmail(email);
+    expect(c).to.include({ status: 'active', email_verified: true });
+    // the same link again: used, the page offers a new one
+    await page.reload();
+    await page.click('section[aria-label="Verify your email"] button.primary');
+    await page.waitForFunction(`document.body.innerText.includes('expired or was already used')`);
+    // the welcome mail sets the password (the auth group's own page), then the console signs in
+    const welcome = await until(() => lastMail(rig.t.ctx.config.outboxDir, email, 'welcome'), 5000, 'welcome mail');
+    const password = 'console-pass-123';
+    expect((await request(rig.t.app).post('/auth/password-reset').send({ token: welcome.token, password })).status).to.equal(200);
+    const signed = await signIn(rig, email, password);
+    await signed.waitForSelector('nav a[aria-current=page]');
+    expect(await textOf(signed)).to.include('Acme');
+    await page.close();
+    await signed.close();
+  });
+
+  it('an expired account is refused at sign-in with the banner and a new verification link on request', async () => {
+    const email = `expired-${Date.now()}@example.test`;
+    const f = await createFixture(rig.t.ctx, { status: 'expired', email, username: email }); // the admin agent's username is the email
+    await rig.t.ctx.db('customers').where({ id: f.customer.id }).update({ email_verified: false });
+    const page = await signIn(rig, f.admin.username, f.password);
+    await page.waitForSelector('.gate[data-reason=ACCOUNT_EXPIRED]');
+    expect(await page.$('nav')).to.equal(null);
+    await js(page, `document.querySelector('.gate input[type=email]').value = ''`);
+    await page.type('.gate input[type=email]', f.customer.email);
+    await page.click('.gate button.primary');
+    await page.waitForFunction(`document.body.innerText.includes('new verification link is on its way')`);
+    await until(() => lastMail(rig.t.ctx.config.outboxDir, f.customer.email, 'verification'), 5000, 'verification mail');
+    await shot(rig, page, 'gate-expired');
     await page.close();
   });
 });

@@ -159,6 +159,22 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
     expect((await api('get', '/customer', token)).status).to.equal(401);
   });
 
+  it('agents and queues: who is available shows, and changes live when an agent\'s status changes elsewhere', async () => {
+    const a = await api('post', '/agents').send({ username: `desk-${Date.now()}@example.test`, password: 'agent-pass-123', name: 'Dana Desk' });
+    expect(a.status, JSON.stringify(a.body)).to.equal(201);
+    const q = await api('post', '/queues').send({ name: 'Support' });
+    expect(q.status, JSON.stringify(q.body)).to.be.oneOf([200, 201]);
+    await open('contact-center', 'table[aria-label=Agents]');
+    const row = `table[aria-label=Agents] tr[data-id="${a.body.id}"]`;
+    await page.waitForSelector(row);
+    expect(await js<string>(page, `document.querySelector(${JSON.stringify(row)}).innerText`)).to.include('offline');
+    expect(await textOf(page)).to.include('Support');
+    expect(await page.$('#phone-slot')).to.not.equal(null);
+    expect((await api('put', `/agents/${a.body.id}/status`).send({ status: 'available' })).status).to.equal(200);
+    await page.waitForFunction(`document.querySelector(${JSON.stringify(row)})?.innerText.includes('available')`, { timeout: 3000 });
+    await shot(rig, page, 'contact-center');
+  });
+
   it('every page reads on a phone-sized screen without sideways scrolling', async () => {
     await page.setViewport(PHONE);
     for (const [hash, ready] of [['calls', 'main .card'], ['numbers', 'table'], ['extensions', 'table'], ['flows', 'table'], ['recordings', 'main .card'], ['contact-center', '#phone-slot'], ['webhooks', 'main .card'], ['accesskeys', 'table']] as const) {
