@@ -114,14 +114,14 @@ describe('conformance: the API against the reference document', function () {
         it(`${step.op}${step.differs ? ' (known difference)' : ''}`, async () => {
           const op = ref.operation(step.op);
           if (step.prepare) await step.prepare(s, live);
-          const url = step.url ? step.url(s) : op.path;
-          expect(url, 'the concrete path fits the operation').to.match(templateRegex(op.path));
-          expect(url, 'every prerequisite exists').not.to.match(/undefined/);
           const bearer = `Bearer ${step.as === 'superadmin' ? superToken : step.as === 'peer' ? peerToken : token}`;
           if (step.until) {
             const { url: waitUrl, done } = step.until;
-            await until(async () => done((await request(t.app).get(`/v1.0${waitUrl(s)}`).set('Authorization', bearer)).body as Record<string, unknown>) || null, 10_000, `${step.op}: prerequisite ready`);
+            await until(async () => done((await request(t.app).get(`/v1.0${waitUrl(s)}`).set('Authorization', bearer)).body as Record<string, unknown>) || null, 15_000, `${step.op}: prerequisite ready`);
           }
+          const url = step.url ? step.url(s) : op.path;
+          expect(url, 'the concrete path fits the operation').to.match(templateRegex(op.path));
+          expect(url, 'every prerequisite exists').not.to.match(/undefined/);
           let req = request(t.app)[op.method](`/v1.0${url}`).set('Authorization', bearer);
           if (step.query) req = req.query(step.query(s));
           if (step.multipart) {

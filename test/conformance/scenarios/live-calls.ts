@@ -80,3 +80,55 @@ export const liveCalls: Record<string, Step[]> = {
     { op: 'delete /timeline-analyses/{id}', url: (s) => `/timeline-analyses/${s.analysis}` },
   ],
 };
+
+/** A call to a fresh sipp party whose flow runs `actions(s)`; its id kept under `k`. */
+const dialInto = (k: string, actions: (s: State) => unknown[]): Step => ({
+  op: 'post /calls', again: true,
+  prepare: async (s, live) => { s[`${k}Party`] = await live.party(k); },
+  body: (s) => ({ source: SRC, destinations: [{ type: 'sip', target: s[`${k}Party`] }], actions: actions(s) }),
+  save: (s, b) => { s[k] = String((b.calls as { id: string }[])[0]!.id); },
+});
+
+/** Waits for the first row of list `path` (query by `q`) whose `match` holds, keeping its id under `k`. */
+const found: Record<string, string> = {};
+const firstOf = (path: string, q: (s: State) => string, k: string, match: (r: Record<string, unknown>) => boolean) => ({
+  url: (s: State) => `${path}${q(s) ? `?${q(s)}` : ''}`,
+  done: (b: Record<string, unknown>) => {
+    const r = ((b.result ?? []) as Record<string, unknown>[]).find(match);
+    if (r) found[k] = String(r.id);
+    return !!r;
+  },
+});
+/** The room the conference scenario made (firstOf's match has no state). */
+let room = '';
+
+export const liveRooms: Record<string, Step[]> = {
+  live_conferences: [
+    { op: 'post /conferences', again: true, body: () => ({ type: 'conference', name: 'live', detail: '', timeout: 0, data: {}, pre_flow_id: '00000000-0000-0000-0000-000000000000', post_flow_id: '00000000-0000-0000-0000-000000000000' }), save: (s, b) => { s.room = String(b.id); room = s.room; } },
+    dialInto('roomCall', (s) => [{ type: 'conference_join', option: { conference_id: s.room } }]),
+    {
+      op: 'get /conferencecalls/{id}', url: () => `/conferencecalls/${found.roomCc}`,
+      until: firstOf('/conferencecalls', () => '', 'roomCc', (r) => r.conference_id === room && r.status === 'joined'),
+    },
+    { op: 'post /conferences/{id}/recording_start', url: (s) => `/conferences/${s.room}/recording_start`, body: () => ({ format: 'wav', duration: 0, on_end_flow_id: '00000000-0000-0000-0000-000000000000' }) },
+    { op: 'post /conferences/{id}/recording_stop', url: (s) => `/conferences/${s.room}/recording_stop` },
+    { op: 'delete /conferencecalls/{id}', url: () => `/conferencecalls/${found.roomCc}` },
+    { op: 'post /calls/{id}/hangup', again: true, url: (s) => `/calls/${s.roomCall}/hangup` },
+  ],
+  live_queues: [
+    { op: 'post /queues', again: true, body: () => ({ name: 'live', detail: '', routing_method: 'random', tag_ids: [], wait_flow_id: '00000000-0000-0000-0000-000000000000', wait_timeout: 600000, service_timeout: 600000 }), save: (s, b) => { s.liveQueue = String(b.id); } },
+    dialInto('waiter1', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+    dialInto('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+    {
+      op: 'get /queuecalls/{id}', url: () => `/queuecalls/${found.qc1}`,
+      until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc1', (r) => r.status === 'waiting'),
+    },
+    { op: 'post /queuecalls/{id}/kick', url: () => `/queuecalls/${found.qc1}` + '/kick' },
+    {
+      op: 'post /queuecalls/reference_id/{id}/kick', url: (s) => `/queuecalls/reference_id/${s.waiter2}/kick`,
+      until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc2', (r) => r.status === 'waiting'),
+    },
+    { op: 'delete /queuecalls/{id}', url: () => `/queuecalls/${found.qc1}` },
+    // a kicked caller's flow goes on after queue_join: here it ends, and the call with it
+  ],
+};
