@@ -69,7 +69,7 @@ describe('console: live calls, call page and recordings against a real call (Chr
     await page.close();
   });
 
-  it('the call page shows the timeline, its recording, and the hang-up state', async () => {
+  it('the call page shows the timeline, the SIP ladder, its recording, and the hang-up state', async () => {
     expect(callId).to.not.equal('');
     const page = await signIn(rig, f.admin.username, f.password);
     await page.waitForSelector('main .card');
@@ -77,8 +77,23 @@ describe('console: live calls, call page and recordings against a real call (Chr
     await page.waitForSelector('ol.timeline li');
     const text = await textOf(page);
     for (const t of ['call_created', 'call_progressing', 'call_hangup', 'SIP ladder', 'Transcripts']) expect(text).to.include(t);
+    // the SIP ladder: the messages sip-server captured, in the API's order
+    await page.waitForSelector('.ladder-msg');
+    const shown = await js<string[]>(page, `[...document.querySelectorAll('.ladder-msg')].map((d) => d.dataset.method)`);
+    const ladder = await request(rig.t.app).get(`/v1.0/timelines/calls/${callId}/sip-analysis`).query({ accesskey: f.accesskey });
+    expect(ladder.status).to.equal(200);
+    expect(shown).to.deep.equal((ladder.body.sip_messages as { method: string }[]).map((m) => m.method));
+    for (const m of ['INVITE', '180 Ringing', '200 OK', 'ACK', 'BYE']) expect(shown).to.include(m);
+    await js(page, `document.querySelector('.ladder').closest('.card').scrollIntoView()`);
+    await shot(rig, page, 'call-ladder');
+    // a message opens to its raw text (keyboard: the summary is focusable)
+    await page.focus('.ladder-msg summary');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.ladder-msg[open] pre.raw');
+    expect(await js<string>(page, `document.querySelector('.ladder-msg[open] pre.raw').textContent`)).to.match(/^INVITE sip:/);
     expect(await page.$eval('button.danger', (b) => (b as unknown as { disabled: boolean }).disabled)).to.equal(true);
     await page.waitForSelector('a[href^="#/recordings/"]');
+    await js(page, 'window.scrollTo(0, 0)');
     await shot(rig, page, 'call');
     await page.close();
   });

@@ -29,7 +29,7 @@ export interface ConsoleRig {
 
 export async function startConsole(opts: { platform?: boolean } = {}): Promise<ConsoleRig> {
   await buildWebApp('console');
-  const platform = opts.platform ? await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) : null;
+  const platform = opts.platform ? await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on' }) : null;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', PUBLIC_URL: base };
