@@ -63,7 +63,8 @@ describe('console: live calls, call page and recordings against a real call (Chr
     const duration = await js<string>(page, `document.querySelector(${JSON.stringify(row + ' [data-field=duration]')}).textContent`);
     expect(duration).to.match(/^0:0[1-9]|^0:[1-5]\d/);
     await shot(rig, page, 'calls');
-    await page.setViewport(PHONE);
+    await page.setViewport(PHONE); // a mobile viewport reloads the page
+    await page.waitForSelector(`${row} [data-field=status]`);
     await shot(rig, page, 'calls-phone');
     expect(await js<number>(page, 'document.documentElement.scrollWidth - window.innerWidth')).to.be.at.most(0);
     await page.close();
