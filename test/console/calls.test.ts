@@ -26,28 +26,34 @@ describe('console: live calls, call page and recordings against a real call (Chr
     await rig?.close();
   });
 
-  it('a POST /v1.0/calls made outside the page shows in the live table within 1 s and moves to hangup', async () => {
-    const page = await signIn(rig, f.admin.username, f.password);
-    await page.waitForSelector('.socket-open');
-    await page.waitForSelector('main .card');
+  /** A sipp callee that answers, and a POST /v1.0/calls (outside the page) that dials it and runs `actions`. */
+  async function dialOut(actions: unknown[]) {
     const port = await freePort();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
     await callee.port;
     const res = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
       source: { type: 'tel', target: '+15550100000' },
       destinations: [{ type: 'sip', target: `callee@127.0.0.1:${port}` }],
-      actions: [
-        { type: 'recording_start', option: { format: 'wav' } },
-        { type: 'talk', option: { text: 'This call is recorded for the console test.', language: 'en-US' } },
-        { type: 'recording_stop' },
-        { type: 'hangup' },
-      ],
+      actions,
     });
-    expect(res.status, JSON.stringify(res.body)).to.be.oneOf([200, 201]);
     const posted = Date.now();
-    const calls = (Array.isArray(res.body) ? res.body : res.body.calls ?? [res.body]) as { id: string }[];
-    callId = calls[0]!.id;
-    const row = `table[aria-label=Calls] tr[data-id="${callId}"]`;
+    expect(res.status, JSON.stringify(res.body)).to.be.oneOf([200, 201]);
+    const id = ((Array.isArray(res.body) ? res.body : res.body.calls ?? [res.body]) as { id: string }[])[0]!.id;
+    return { id, posted, callee };
+  }
+
+  it('a POST /v1.0/calls made outside the page shows in the live table within 1 s and moves to hangup', async () => {
+    const page = await signIn(rig, f.admin.username, f.password);
+    await page.waitForSelector('.socket-open');
+    await page.waitForSelector('main .card');
+    const { id, posted, callee } = await dialOut([
+      { type: 'recording_start', option: { format: 'wav' } },
+      { type: 'talk', option: { text: 'This call is recorded for the console test.', language: 'en-US' } },
+      { type: 'recording_stop' },
+      { type: 'hangup' },
+    ]);
+    callId = id;
+    const row = `table[aria-label=Calls] tr[data-id="${id}"]`;
     await page.waitForSelector(row, { timeout: 1000 });
     const seenAfterMs = Date.now() - posted;
     expect(seenAfterMs).to.be.below(1000);
@@ -132,16 +138,7 @@ describe('console: live calls, call page and recordings against a real call (Chr
   it('the call page\'s buttons act on a live call: record, mute, hang up', async () => {
     const page = await signIn(rig, f.admin.username, f.password);
     await page.waitForSelector('.socket-open');
-    const port = await freePort();
-    const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
-    await callee.port;
-    const res = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
-      source: { type: 'tel', target: '+15550100000' },
-      destinations: [{ type: 'sip', target: `callee@127.0.0.1:${port}` }],
-      actions: [{ type: 'sleep', option: { duration: 15000 } }, { type: 'hangup' }],
-    });
-    expect(res.status, JSON.stringify(res.body)).to.be.oneOf([200, 201]);
-    const id = ((Array.isArray(res.body) ? res.body : res.body.calls ?? [res.body]) as { id: string }[])[0]!.id;
+    const { id, callee } = await dialOut([{ type: 'sleep', option: { duration: 15000 } }, { type: 'hangup' }]);
     await page.goto(`${rig.base}/console/#/calls/${id}`);
     await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'progressing'`, { timeout: 15_000 });
     const get = async () => (await request(rig.t.app).get(`/v1.0/calls/${id}`).query({ accesskey: f.accesskey })).body as { recording_id: string; mute_direction: string; status: string; hangup_by: string };
