@@ -1,6 +1,8 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--neighbour] [--no-extras]
+ *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
+ *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts)
  * Run it on a quiet machine: it prints the load average first and warns when it is above 1.5.
  *  - baseline: raw Node UDP ping/echo between two processes (packets/s)
  *  - legs on ONE worker (one core): each plays a prompt and records; a separate process sends
@@ -190,6 +192,8 @@ const f2 = (x: number) => x.toFixed(2);
   const rows: { label: string; r: LevelResult }[] = [];
   let mixNote = '';
   for (const nice of NICES) for (const phases of PHASES) {
+    // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
+    if (nice !== undefined) os.setPriority(peer.pid!, nice);
     const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice });
     console.log(`-- engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}`);
     const results: LevelResult[] = [];
