@@ -20,6 +20,7 @@ import inspector from 'node:inspector';
 import v8 from 'node:v8';
 import { Engine } from '../../../media-engine/worker/engine';
 import type { Leg } from '../../../media-engine/worker/leg';
+import { writeRtpInto } from '../../../media-engine/rtp/packet';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -94,14 +95,11 @@ async function run(mode: string, prompt: string, sinkPort: number) {
   const sessions = legs.map((l) => l.session);
   if (mode === 'engine-only') for (const s of sessions) s['rtp'].send = () => {};
   const rinfo = { address: '127.0.0.1', family: 'IPv4' as const, port: sinkPort, size: 172 };
-  // one inbound packet per leg, rewritten in place each 20 ms (seq, timestamp)
-  const pkts = legs.map((_, i) => {
-    const b = Buffer.alloc(172, 0xff);
-    b[0] = 0x80;
-    b[1] = 0;
-    b.writeUInt32BE((Math.random() * 0x100000000) >>> 0, 8); // SSRCs and timestamps as real phones send them (uint32, mostly above 2^31)
-    return b;
-  });
+  // one inbound packet per leg, rewritten in place each 20 ms; SSRCs and timestamps as real phones send
+  // them (32-bit, mostly above 2^31 as unsigned values)
+  const pkts = legs.map(() => Buffer.alloc(172));
+  const payload = new Uint8Array(160).fill(0xff);
+  const ssrcs = legs.map(() => (Math.random() * 0x100000000) | 0);
   const tsBase = legs.map(() => (Math.random() * 0x100000000) | 0);
   for (let k = 0; k < 50; k++) await tickDelay(); // let the prompts load
   const t0 = Date.now();
@@ -113,13 +111,7 @@ async function run(mode: string, prompt: string, sinkPort: number) {
       const period = Math.floor(index / PHASES);
       for (let i = slot; i < LEGS; i += PHASES) {
         const b = pkts[i];
-        const ts = tsBase[i] + period * 160;
-        b[2] = (period >> 8) & 0xff;
-        b[3] = period & 0xff;
-        b[4] = (ts >>> 24) & 0xff;
-        b[5] = (ts >>> 16) & 0xff;
-        b[6] = (ts >>> 8) & 0xff;
-        b[7] = ts & 0xff;
+        writeRtpInto(b, false, 0, period & 0xffff, (tsBase[i] + period * 160) | 0, ssrcs[i], payload, 160);
         sessions[i]['onRtp'](b, rinfo);
       }
       engine['tick'](t0 + index * (20 / PHASES), 0, index);
