@@ -21,6 +21,8 @@ const schema = z.object({
   RTP_PORT_MAX: port.default(30000),
   RTP_ADVERTISED_HOST: z.string().min(1).optional(),
   MEDIA_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
+  /** nice value of the media worker threads (negative: the 20 ms clock wins the CPU; needs CAP_SYS_NICE) */
+  MEDIA_WORKER_NICE: z.coerce.number().int().min(-20).max(19).optional(),
   REGISTRAR_MIN_EXPIRES: z.coerce.number().int().min(1).max(3600).default(60),
   REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
@@ -61,7 +63,7 @@ export interface MediaAppConfig {
   drachtio: { host: string; port: number; secret: string };
   nodeId: string;
   heartbeatMs: number;
-  rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
+  rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined; workerNice: number | undefined };
   registrar: { algorithms: DigestAlgorithm[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
@@ -82,7 +84,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     drachtio: { host: e.DRACHTIO_HOST, port: e.DRACHTIO_PORT, secret: e.DRACHTIO_SECRET },
     nodeId: e.MEDIA_APP_NODE_ID ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
     heartbeatMs: e.MEDIA_APP_HEARTBEAT_MS,
-    rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS },
+    rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS, workerNice: e.MEDIA_WORKER_NICE },
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,
       minExpires: e.REGISTRAR_MIN_EXPIRES,
