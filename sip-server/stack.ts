@@ -94,7 +94,8 @@ export class SipStack extends EventEmitter {
   constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
     super();
     this.log = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-stack' } });
-    this.transports = new TransportLayer(config);
+    // the allow-list is exempt from the per-address connection bound too (the limiter exists by the first connection)
+    this.transports = new TransportLayer(config, (address) => this.limiter.isAllowlisted(address));
     this.transports.on('message', (d: Buffer, s: SourceInfo) => this.onMessage(d, s));
     this.transports.on('frame-error', (reason: string, s: SourceInfo) => {
       sipMetrics.parseErrors.inc({ transport: s.transport });

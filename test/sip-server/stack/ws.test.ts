@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import WebSocket from 'ws';
+import { loadSipConfig } from '../../../sip-config';
 import { FlowFailedError } from '../../../sip-server/transport';
 import { Headers, SipRequest, type SipStack } from '../../../sip-server/stack';
 import { WsSipPhone } from '../../support/ws-sip';
@@ -34,12 +35,21 @@ describe('sip-server WebSocket transport (RFC 7118)', function () {
     stack = await startStack({
       listen: { wsPort: 0 },
       limits: { maxMessageSize: 4096, maxConnectionsPerAddress: 4, wsPingIntervalMs: 300 },
-      security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
+      // not allow-listed: the connection bound applies to 127.0.0.1
+      security: { uaBlocklist: [], allowlist: [] },
     });
     stack.on('request', (req, srv) => { requests++; srv.respond(req.makeResponse(200)); });
     url = `ws://127.0.0.1:${stack.listeningPoint('ws')!.port}`;
   });
   after(async () => { await stack?.stop(); });
+
+  it('settings: SIP_WS_PORT turns ws on (loopback unless SIP_WS_HOST says otherwise); SIP_WSS_PORT needs the TLS certificate', () => {
+    expect(loadSipConfig({}).listen.wsPort).to.equal(undefined);
+    const c = loadSipConfig({ SIP_WS_PORT: '5066' });
+    expect(c.listen).to.include({ wsPort: 5066, wsHost: '127.0.0.1' });
+    expect(() => loadSipConfig({ SIP_WSS_PORT: '7443' })).to.throw(/SIP_WSS_PORT: wss needs SIP_TLS_CERT/);
+    expect(() => loadSipConfig({ SIP_WS_PORT: 'x' })).to.throw(/SIP_WS_PORT: expected a number/);
+  });
 
   it('refuses a handshake without the "sip" subprotocol (none, or another) and plain HTTP', async () => {
     expect(await handshake(url)).to.equal(400);
