@@ -39,8 +39,8 @@ export interface DialTarget {
    * browser (SIP over WebSocket): its media needs the WebRTC profile (DTLS-SRTP, ICE, rtcp-mux).
    */
   transport?: string;
-  /** Ring together with the neighbouring targets that also say so (an extension's contacts) instead of in turn. */
-  parallel?: boolean;
+  /** Targets with the same ring group (an extension's contacts: its address of record) ring together, not in turn. */
+  ringGroup?: string;
 }
 
 /** What resolving a destination needs from the node (CallDeps has it all). */
@@ -112,7 +112,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           uri: b.contact,
           proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
           transport: b.source.protocol || 'udp',
-          parallel: true,
+          ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
         })),
       };
     }
