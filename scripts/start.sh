@@ -10,6 +10,8 @@ started=$(cat .data/started 2>/dev/null || true)
 # media worker threads at nice -10: the 20 ms clock wins the CPU without real-time scheduling, and CFS
 # weights keep a busy worker from starving the host (docs/benchmarks.md); needs root or CAP_SYS_NICE
 export MEDIA_WORKER_NICE="${MEDIA_WORKER_NICE--10}"
+# SIP over WebSocket on loopback (SIP_WS_HOST) for the browser phone; SIP_WS_PORT= in .env turns it off
+export SIP_WS_PORT="${SIP_WS_PORT-5066}"
 trap ':' INT   # the node supervisor handles Ctrl-C and stops its children; this shell then cleans up
 status=0
 node --require tsx/cjs scripts/start.ts "$@" || status=$?

@@ -19,8 +19,9 @@ import {
   SipMessage, SipParseError, SipRequest, SipResponse, SipUri, SourceInfo, TransportName, newBranch, parseMessage,
 } from './message';
 import {
-  ListeningPoint, SipResolver, Target, TransportLayer, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest,
+  ListeningPoint, SipResolver, Target, TransportLayer, isWebSocket, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest,
 } from './transport';
+import { FLOW_CLOSED_HEADER, FlowRegistrations } from './flows';
 import type { Destination, TransactionContext } from './transaction/context';
 import { ClientTransaction, NonInviteClientTransaction } from './transaction/client';
 import { InviteClientTransaction } from './transaction/client-invite';
@@ -91,12 +92,14 @@ export class SipStack extends EventEmitter {
   private readonly ctx: TransactionContext;
   private readonly resolver: SipResolver;
   private readonly capture: SipCaptureHook | undefined;
+  private readonly flows = new FlowRegistrations();
   private started = false;
 
   constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
     super();
     this.log = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-stack' } });
-    this.transports = new TransportLayer(config);
+    // the allow-list is exempt from the per-address connection bound too (the limiter exists by the first connection)
+    this.transports = new TransportLayer(config, (address) => this.limiter.isAllowlisted(address));
     this.transports.on('message', (d: Buffer, s: SourceInfo) => this.onMessage(d, s));
     this.transports.on('frame-error', (reason: string, s: SourceInfo) => {
       sipMetrics.parseErrors.inc({ transport: s.transport });
@@ -106,6 +109,10 @@ export class SipStack extends EventEmitter {
       // an unhandled 'error' event would throw; without a listener it is logged instead
       if (this.listenerCount('error')) this.emit('error', e);
       else this.log.error({ err: e }, 'SIP transport error');
+    });
+    // a WebSocket connection ended: its registrations end with it (flows.ts)
+    this.transports.on('flow-closed', (s: SourceInfo) => {
+      for (const req of this.flows.closed(s)) this.onRequest(req, s, null, true);
     });
     this.resolver = opts.resolver ?? systemResolver(config.dns.servers);
     this.capture = opts.capture;
@@ -194,7 +201,8 @@ export class SipStack extends EventEmitter {
       ? new InviteClientTransaction(id, req, this.ctx, {
         // the CANCEL reuses the INVITE's Via and branch (RFC 3261 9.1) and goes where the INVITE went
         sendCancel: (cancel) => this.startClient(cancel, branch, target),
-        sendAck: (ack) => { this.sendStateless(ack).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
+        // over WebSocket the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
+        sendAck: (ack) => { this.sendStateless(ack, isWebSocket(target.transport) ? { target } : {}).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
       })
       : new NonInviteClientTransaction(id, req, this.ctx);
     this.table.clients.set(id, tx);
@@ -261,8 +269,8 @@ export class SipStack extends EventEmitter {
     else req.headers.prepend('Via', via);
   }
 
-  private get resolveOptions(): { resolver: SipResolver; usable: TransportName[] } {
-    return { resolver: this.resolver, usable: this.listening.map((l) => l.transport) };
+  private get resolveOptions(): { resolver: SipResolver; usable: ('udp' | 'tcp' | 'tls')[] } {
+    return { resolver: this.resolver, usable: this.listening.flatMap((l) => (isWebSocket(l.transport) ? [] : [l.transport])) };
   }
 
   private async sendMessage(msg: SipMessage, dest: Destination): Promise<void> {
@@ -287,7 +295,7 @@ export class SipStack extends EventEmitter {
     }
     let msg: SipRequest | SipResponse;
     try {
-      msg = parseMessage(data, { ...this.config.limits, mode: src.transport === 'udp' ? 'datagram' : 'stream' });
+      msg = parseMessage(data, { ...this.config.limits, mode: src.transport === 'tcp' || src.transport === 'tls' ? 'stream' : 'datagram' });
     } catch (e) {
       this.onParseError(e as SipParseError, src, data);
       return;
@@ -331,22 +339,29 @@ export class SipStack extends EventEmitter {
     this.sendMessage(res, responseDestination(req.topVia!, req.source)).catch(() => undefined);
   }
 
-  private onRequest(req: SipRequest, src: SourceInfo, data: Buffer): void {
-    stampVia(req, src);
-    const verdict = this.limiter.take(src.address, src.port);
-    if (verdict !== 'allow') {
-      sipMetrics.dropped.inc({ reason: verdict === 'banned' ? 'banned' : 'throttled' });
-      return;
-    }
-    const scanner = this.scanners.match(req);
-    if (scanner) {
-      sipMetrics.dropped.inc({ reason: 'scanner' });
-      this.log.info({ src: src.address, ua: req.headers.get('User-Agent'), match: scanner }, 'scanner dropped');
-      return;
+  /**
+   * `data`: the bytes as received (null for `internal`: made by the stack itself, a closed flow's
+   * un-REGISTER, not subject to limits and never on the wire).
+   */
+  private onRequest(req: SipRequest, src: SourceInfo, data: Buffer | null, internal = false): void {
+    if (!internal) {
+      stampVia(req, src);
+      const verdict = this.limiter.take(src.address, src.port);
+      if (verdict !== 'allow') {
+        sipMetrics.dropped.inc({ reason: verdict === 'banned' ? 'banned' : 'throttled' });
+        return;
+      }
+      const scanner = this.scanners.match(req);
+      if (scanner) {
+        sipMetrics.dropped.inc({ reason: 'scanner' });
+        this.log.info({ src: src.address, ua: req.headers.get('User-Agent'), match: scanner }, 'scanner dropped');
+        return;
+      }
+      if (req.headers.has(FLOW_CLOSED_HEADER)) req.headers.delete(FLOW_CLOSED_HEADER);
     }
     sipMetrics.requestsIn.inc({ method: req.method });
     // captured once past the flood and scanner checks, as it arrived (before our received/rport)
-    this.capture?.received(req, data, src);
+    if (data) this.capture?.received(req, data, src);
     this.log.debug({ callId: req.callId, method: req.method, src: `${src.transport}:${src.address}:${src.port}` }, 'request');
 
     if (req.method === 'ACK') return this.onAck(req);
@@ -397,6 +412,7 @@ export class SipStack extends EventEmitter {
       srv.once('final', (res: SipResponse) => {
         const trust = trustFromAnswer(req, res);
         if (trust) this.limiter.trust(trust);
+        if (req.method === 'REGISTER' && isWebSocket(req.source?.transport)) this.flows.note(req, res);
       });
     }
     this.table.servers.set(id, srv);

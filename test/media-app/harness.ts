@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import { makeSipConfig } from '../../sip-config';
+import { makeSipConfig, type SipConfigInput } from '../../sip-config';
 import { SipStack } from '../../sip-server/stack';
 import { startDrachtio, type RunningDrachtio } from '../../sip-server/drachtio';
 import { startCapture, type RunningCapture, type SipCaptureHook } from '../../sip-server/capture';
@@ -54,17 +54,19 @@ export interface SipServer {
 
 /** sip-server on loopback (its SipStack + drachtio layer on free ports), as sip-server/main.ts starts them. */
 /** `dnsServers`: RFC 3263 lookups go to these (a loopback DNS server) instead of the system's. */
-export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsServers: string[] = [], capture?: SipCaptureHook): Promise<SipServer> {
+/** `sip`: more sip-server settings (e.g. `listen.wsPort`, `tls`), merged over these; `capture`: the SIP ladder's hook. */
+export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsServers: string[] = [], sip: SipConfigInput = {}, capture?: SipCaptureHook): Promise<SipServer> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
   const stack = new SipStack(
     makeSipConfig({
-      listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
+      ...sip,
+      listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'], ...sip.listen },
       timers: { t1: 500, t2: 4000, t4: 5000 },
       drachtio: { host: '127.0.0.1', port: drachtioPort, secret },
       dns: { servers: dnsServers },
       // sipp is a scanner's favourite User-Agent; the test traffic is ours
-      security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
+      security: { uaBlocklist: [], allowlist: ['127.0.0.1'], ...sip.security },
     }),
     { logger, capture },
   );
@@ -73,14 +75,14 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsSe
   return { sipPort, drachtioPort, stack, drachtio };
 }
 
-export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+export async function startPlatform(env: Record<string, string> = {}, opts: { sip?: SipConfigInput } = {}): Promise<Platform> {
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const sipDns = (env.SIP_DNS_SERVERS ?? '').split(',').filter(Boolean);
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
   const keyPrefix = env.REDIS_KEY_PREFIX ?? `tma${process.pid}_${randomBytes(4).toString('hex')}:`;
   const capture = startCapture({ SIP_CAPTURE: 'off', ...env, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix }, logger);
-  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, capture?.capture);
+  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, opts.sip, capture?.capture);
   const db = await testDb();
   const range = rtpRange();
   const fullEnv = {
