@@ -13,5 +13,6 @@ import { comms } from './comms';
 import { workspace } from './workspace';
 import { accounts } from './accounts';
 import { liveCalls, liveRooms } from './live-calls';
+import { liveCases } from './live-cases';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms, ...liveCases };

@@ -99,8 +99,9 @@ const firstOf = (path: string, q: (s: State) => string, k: string, match: (r: Re
     return !!r;
   },
 });
-/** The room the conference scenario made (firstOf's match has no state). */
+/** The room and the second waiter the scenarios made (firstOf's match has no state). */
 let room = '';
+let waiter2 = '';
 
 export const liveRooms: Record<string, Step[]> = {
   live_conferences: [
@@ -118,7 +119,7 @@ export const liveRooms: Record<string, Step[]> = {
   live_queues: [
     { op: 'post /queues', again: true, body: () => ({ name: 'live', detail: '', routing_method: 'random', tag_ids: [], wait_flow_id: '00000000-0000-0000-0000-000000000000', wait_timeout: 600000, service_timeout: 600000 }), save: (s, b) => { s.liveQueue = String(b.id); } },
     dialInto('waiter1', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
-    dialInto('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+    { ...dialInto('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]), save: (s, b) => { s.waiter2 = String((b.calls as { id: string }[])[0]!.id); waiter2 = s.waiter2; } },
     {
       op: 'get /queuecalls/{id}', url: () => `/queuecalls/${found.qc1}`,
       until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc1', (r) => r.status === 'waiting'),
@@ -126,7 +127,7 @@ export const liveRooms: Record<string, Step[]> = {
     { op: 'post /queuecalls/{id}/kick', url: () => `/queuecalls/${found.qc1}` + '/kick' },
     {
       op: 'post /queuecalls/reference_id/{id}/kick', url: (s) => `/queuecalls/reference_id/${s.waiter2}/kick`,
-      until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc2', (r) => r.status === 'waiting'),
+      until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc2', (r) => r.reference_id === waiter2 && r.status === 'waiting'),
     },
     { op: 'delete /queuecalls/{id}', url: () => `/queuecalls/${found.qc1}` },
     // a kicked caller's flow goes on after queue_join: here it ends, and the call with it
