@@ -67,6 +67,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       advertisedAddress: app.rtp.advertisedHost,
       rtpPorts: { min: app.rtp.min, max: app.rtp.max },
       workers: app.rtp.workers,
+      workerNice: app.rtp.workerNice,
       egress: config.egress,
     });
     closers.push(() => media.destroy());

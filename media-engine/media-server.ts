@@ -33,6 +33,13 @@ export interface MediaServerOptions {
    * period, so a worker's packets leave spread over the period instead of in one burst. 1 = all at once.
    */
   tickPhases?: number;
+  /**
+   * Nice value of each worker thread (-20..19; Linux sets it per thread). A negative value lets the
+   * 20 ms clock win the CPU against ordinary processes without real-time scheduling: CFS weights, so a
+   * busy worker can never starve the host (at -10 a CPU-bound neighbour still gets about a tenth).
+   * Needs CAP_SYS_NICE (or root) for values below 0; without it the workers keep 0 and warn. Default: unchanged.
+   */
+  workerNice?: number;
 }
 
 export interface CreateEndpointOptions {
@@ -89,7 +96,7 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     const range = opts.rtpPorts ?? { min: 20000, max: 30000 };
     this.pool = new PortPool(range.min, range.max);
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
-    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress }));
+    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice }));
     for (const h of this.hosts) {
       h.on('event', (m) => this.route(m));
       h.on('exit', (err) => this.onWorkerExit(h, err));

@@ -73,10 +73,12 @@ export class Player {
         continue;
       }
       job.played += FRAME_SAMPLES;
+      // the next source loads while this one plays (load's own test repeated here: a call per frame
+      // that only returned still allocated in V8)
       if (job.current.exhausted) {
         this.advance(job);
         if (job.index >= job.loaders.length) this.finish(job, false);
-      } else this.load(job, job.index + 1);
+      } else if (job.index + 1 > job.requested && job.index + 1 < job.loaders.length) this.load(job, job.index + 1);
       return true;
     }
     return false;

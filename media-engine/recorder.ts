@@ -40,6 +40,8 @@ function sidePath(p: string, side: 'in' | 'out'): string {
   return /\.wav$/i.test(p) ? p.replace(/\.wav$/i, `-${side}.wav`) : `${p}-${side}`;
 }
 
+const SILENCE = new Int16Array(160);
+
 export class Recorder {
   private readonly mixed: WavSink;
   private readonly inSink: WavSink | null;
@@ -74,8 +76,8 @@ export class Recorder {
       sum += a < 0 ? -a : a;
     }
     this.mixed.write(m);
-    if (this.inSink) this.inSink.write(input ?? new Int16Array(160));
-    if (this.outSink) this.outSink.write(output ?? new Int16Array(160));
+    if (this.inSink) this.inSink.write(input ?? SILENCE);
+    if (this.outSink) this.outSink.write(output ?? SILENCE);
     this.frames++;
     const eos = this.opts.end_of_silence ?? 0;
     if (eos > 0) {

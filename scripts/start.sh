@@ -7,6 +7,9 @@ bash scripts/setup.sh
 source .data/env
 started=$(cat .data/started 2>/dev/null || true)
 [ -f .env ] && { set -a; source .env; set +a; }
+# media worker threads at nice -10: the 20 ms clock wins the CPU without real-time scheduling, and CFS
+# weights keep a busy worker from starving the host (docs/benchmarks.md); needs root or CAP_SYS_NICE
+export MEDIA_WORKER_NICE="${MEDIA_WORKER_NICE--10}"
 trap ':' INT   # the node supervisor handles Ctrl-C and stops its children; this shell then cleans up
 status=0
 node --require tsx/cjs scripts/start.ts "$@" || status=$?

@@ -86,6 +86,20 @@ export function decodeG711(law: G711Law, bytes: Uint8Array, out?: Int16Array): I
   return dst;
 }
 
+/** Encodes pcm[from..to) into out[0..to-from) without allocating; returns the byte count. */
+export function encodeG711Range(law: G711Law, pcm: Int16Array, from: number, to: number, out: Uint8Array): number {
+  const table = law === 'PCMU' ? MU_ENCODE : A_ENCODE;
+  for (let i = from; i < to; i++) out[i - from] = table[pcm[i] & 0xffff];
+  return to - from;
+}
+
+/** Decodes bytes[from..to) into out[0..to-from) without allocating; returns the sample count. */
+export function decodeG711Range(law: G711Law, bytes: Uint8Array, from: number, to: number, out: Int16Array): number {
+  const table = law === 'PCMU' ? MU_DECODE : A_DECODE;
+  for (let i = from; i < to; i++) out[i - from] = table[bytes[i]];
+  return to - from;
+}
+
 export const muLaw = {
   encodeSample: (s: number) => MU_ENCODE[s & 0xffff],
   decodeSample: (b: number) => MU_DECODE[b & 0xff],

@@ -3,6 +3,8 @@
  * comes out as 160-sample frames. The playout point trails the newest packet by `target` frames;
  * the target grows when packets arrive too late and shrinks after a long calm spell.
  * Missing samples are concealed by repeating the last frame, fading, then silence.
+ * Entries come from a per-buffer pool and samples are copied in, so a packet costs no allocation
+ * once the pool holds the buffer's usual depth.
  */
 import { tsDiff } from '../rtp/packet';
 
@@ -10,6 +12,8 @@ const FRAME = 160;
 
 interface Entry {
   ts: number;
+  /** samples[0..len) hold the audio (the array may be longer: pooled) */
+  len: number;
   samples: Int16Array;
 }
 
@@ -21,7 +25,12 @@ export interface JitterStats {
 }
 
 export class JitterBuffer {
-  private entries: Entry[] = []; // sorted by ts
+  /** a ring of `count` entries from `head`, sorted by ts (no shift/splice: they reallocate the array) */
+  private readonly ring: Entry[];
+  private head = 0;
+  private count = 0;
+  private readonly pool: Entry[] = [];
+  /** RTP timestamps are kept as signed 32-bit integers (small integers for V8); tsDiff compares them */
   private playTs = 0;
   private started = false;
   private target: number;
@@ -37,59 +46,91 @@ export class JitterBuffer {
     initialFrames = 2,
   ) {
     this.target = Math.max(minFrames, Math.min(maxFrames, initialFrames));
+    this.ring = new Array<Entry>(this.capacity + 1);
     this.stats.targetFrames = this.target;
   }
 
   /** Forget everything (new SSRC, or a timestamp jump). */
+  private get capacity(): number {
+    return this.maxFrames * 4 + 8;
+  }
+
+  private at(k: number): Entry {
+    return this.ring[(this.head + k) % this.ring.length];
+  }
+
+  /** Returns the oldest entry to the pool. */
+  private dropFirst(): void {
+    this.pool.push(this.ring[this.head]);
+    this.head = (this.head + 1) % this.ring.length;
+    this.count--;
+  }
+
   reset(): void {
-    this.entries = [];
+    while (this.count) this.dropFirst();
     this.started = false;
     this.concealRun = 0;
     this.playedAny = false;
   }
 
   get depthFrames(): number {
-    if (!this.started || this.entries.length === 0) return 0;
-    const lastE = this.entries[this.entries.length - 1];
-    return Math.max(0, tsDiff(lastE.ts + lastE.samples.length, this.playTs) / FRAME);
+    if (!this.started || this.count === 0) return 0;
+    const lastE = this.at(this.count - 1);
+    return Math.max(0, tsDiff(lastE.ts + lastE.len, this.playTs) / FRAME);
   }
 
-  push(ts: number, samples: Int16Array): void {
+  /** Adds samples[0..length) played at RTP timestamp `ts` (copied: the caller may reuse `samples`). */
+  push(ts: number, samples: Int16Array, length = samples.length): void {
     if (!this.started) {
       this.started = true;
-      this.playTs = (ts - this.target * FRAME) >>> 0;
+      this.playTs = (ts - this.target * FRAME) | 0;
     } else {
       const d = tsDiff(ts, this.playTs);
-      if (d + samples.length <= 0) {
+      if (d + length <= 0) {
         // too late to play: widen the buffer so the next ones fit
         this.stats.late++;
         if (d > -FRAME * 50) this.grow();
-        else this.reset(), this.push(ts, samples); // a jump backwards: the sender restarted
+        else this.reset(), this.push(ts, samples, length); // a jump backwards: the sender restarted
         return;
       }
       if (d > FRAME * 50 * 5) {
         // a jump forward by more than 5 s: resynchronise rather than play seconds of concealment
         this.reset();
-        this.push(ts, samples);
+        this.push(ts, samples, length);
         return;
       }
     }
     // insert sorted; ignore duplicates
-    let i = this.entries.length;
-    while (i > 0 && tsDiff(this.entries[i - 1].ts, ts) > 0) i--;
-    if (i > 0 && this.entries[i - 1].ts === ts) return;
-    this.entries.splice(i, 0, { ts, samples });
-    if (this.entries.length > this.maxFrames * 4 + 8) {
-      this.entries.shift();
+    let i = this.count;
+    while (i > 0 && tsDiff(this.at(i - 1).ts, ts) > 0) i--;
+    if (i > 0 && this.at(i - 1).ts === ts) return;
+    const e = this.take(length);
+    e.ts = ts;
+    e.len = length;
+    const dst = e.samples;
+    for (let k = 0; k < length; k++) dst[k] = samples[k];
+    const n = this.ring.length;
+    for (let j = this.count; j > i; j--) this.ring[(this.head + j) % n] = this.ring[(this.head + j - 1) % n];
+    this.ring[(this.head + i) % n] = e;
+    this.count++;
+    if (this.count > this.capacity) {
+      this.dropFirst();
       this.stats.dropped++;
     }
+  }
+
+  /** An entry from the pool with room for `length` samples. */
+  private take(length: number): Entry {
+    const e = this.pool.pop() ?? { ts: 0, len: 0, samples: new Int16Array(Math.max(FRAME, length)) };
+    if (e.samples.length < length) e.samples = new Int16Array(length);
+    return e;
   }
 
   private grow(): void {
     if (this.target < this.maxFrames) {
       this.target++;
       this.stats.targetFrames = this.target;
-      this.playTs = (this.playTs - FRAME) >>> 0;
+      this.playTs = (this.playTs - FRAME) | 0;
     }
     this.calmTicks = 0;
   }
@@ -108,22 +149,22 @@ export class JitterBuffer {
     out.fill(0);
     const start = this.playTs;
     // drop entries fully before the playout point
-    while (this.entries.length && tsDiff(this.entries[0].ts + this.entries[0].samples.length, start) <= 0) this.entries.shift();
-    for (i = 0; i < this.entries.length; i++) {
-      const e = this.entries[i];
+    while (this.count && tsDiff(this.ring[this.head].ts + this.ring[this.head].len, start) <= 0) this.dropFirst();
+    for (i = 0; i < this.count; i++) {
+      const e = this.at(i);
       const off = tsDiff(e.ts, start);
       if (off >= FRAME) break;
       const from = Math.max(0, -off);
-      const to = Math.min(e.samples.length, FRAME - off);
+      const to = Math.min(e.len, FRAME - off);
       for (let k = from; k < to; k++) out[off + k] = e.samples[k];
       filled += to - from;
     }
-    this.playTs = (this.playTs + FRAME) >>> 0;
+    this.playTs = (this.playTs + FRAME) | 0;
     if (filled === 0) {
       if (!this.playedAny) return true; // still the initial playout delay
       this.stats.concealed++;
       this.concealRun++;
-      if (this.entries.length === 0 && this.concealRun > 50) {
+      if (this.count === 0 && this.concealRun > 50) {
         // the far end went quiet (hold, VAD): restart cleanly on its next packet
         this.reset();
         return false;
@@ -140,7 +181,7 @@ export class JitterBuffer {
       if (this.depthFrames > this.target) {
         this.target--;
         this.stats.targetFrames = this.target;
-        this.playTs = (this.playTs + FRAME) >>> 0;
+        this.playTs = (this.playTs + FRAME) | 0;
       }
     }
     return true;

@@ -70,6 +70,59 @@ export function parseRtp(buf: Uint8Array): RtpPacket | null {
   };
 }
 
+/**
+ * The fields of an RTP packet the receive path needs, read in place (payload = buf[payloadOffset..payloadEnd)).
+ * `timestamp` and `ssrc` are the 32 bits read as a signed integer (`>>> 0` gives the unsigned value): a
+ * small integer for V8, where an unsigned value above 2^31 is a heap number each time it is passed on.
+ */
+export interface RtpHeader {
+  marker: boolean;
+  payloadType: number;
+  sequenceNumber: number;
+  timestamp: number;
+  ssrc: number;
+  payloadOffset: number;
+  payloadEnd: number;
+}
+
+export function newRtpHeader(): RtpHeader {
+  return { marker: false, payloadType: 0, sequenceNumber: 0, timestamp: 0, ssrc: 0, payloadOffset: 0, payloadEnd: 0 };
+}
+
+/**
+ * parseRtp without allocating: fills `h` (one object per receiver, reused for every packet) and
+ * returns false for anything parseRtp would refuse. The hot receive path of a media worker.
+ */
+export function readRtpHeader(buf: Uint8Array, h: RtpHeader): boolean {
+  const len = buf.length;
+  if (len < 12) return false;
+  const b0 = buf[0];
+  if (b0 >> 6 !== 2) return false;
+  let off = 12 + (b0 & 0x0f) * 4;
+  if (len < off) return false;
+  if ((b0 & 0x10) !== 0) {
+    if (len < off + 4) return false;
+    const end = off + 4 + ((buf[off + 2] << 8) | buf[off + 3]) * 4;
+    if (len < end) return false;
+    off = end;
+  }
+  let end = len;
+  if ((b0 & 0x20) !== 0) {
+    const pad = buf[len - 1];
+    if (pad === 0 || end - pad < off) return false;
+    end -= pad;
+  }
+  const b1 = buf[1];
+  h.marker = (b1 & 0x80) !== 0;
+  h.payloadType = b1 & 0x7f;
+  h.sequenceNumber = (buf[2] << 8) | buf[3];
+  h.timestamp = (buf[4] << 24) | (buf[5] << 16) | (buf[6] << 8) | buf[7];
+  h.ssrc = (buf[8] << 24) | (buf[9] << 16) | (buf[10] << 8) | buf[11];
+  h.payloadOffset = off;
+  h.payloadEnd = end;
+  return true;
+}
+
 export interface RtpWrite {
   marker?: boolean;
   payloadType: number;
@@ -114,7 +167,10 @@ export function serializeRtp(p: RtpWrite): Buffer {
   return buf;
 }
 
-/** Writes a plain 12-byte header + payload into a reusable buffer (the hot path of the sender). */
+/**
+ * Writes a plain 12-byte header + the first `payloadLen` bytes of `payload` into a reusable buffer
+ * (the hot path of the sender; allocates nothing). Returns the packet's length.
+ */
 export function writeRtpInto(
   buf: Buffer,
   marker: boolean,
@@ -123,14 +179,22 @@ export function writeRtpInto(
   ts: number,
   ssrc: number,
   payload: Uint8Array,
+  payloadLen = payload.length,
 ): number {
   buf[0] = 0x80;
   buf[1] = (marker ? 0x80 : 0) | payloadType;
-  buf.writeUInt16BE(seq & 0xffff, 2);
-  buf.writeUInt32BE(ts >>> 0, 4);
-  buf.writeUInt32BE(ssrc >>> 0, 8);
-  buf.set(payload, 12);
-  return 12 + payload.length;
+  buf[2] = (seq >> 8) & 0xff;
+  buf[3] = seq & 0xff;
+  buf[4] = (ts >>> 24) & 0xff;
+  buf[5] = (ts >>> 16) & 0xff;
+  buf[6] = (ts >>> 8) & 0xff;
+  buf[7] = ts & 0xff;
+  buf[8] = (ssrc >>> 24) & 0xff;
+  buf[9] = (ssrc >>> 16) & 0xff;
+  buf[10] = (ssrc >>> 8) & 0xff;
+  buf[11] = ssrc & 0xff;
+  for (let i = 0; i < payloadLen; i++) buf[12 + i] = payload[i];
+  return 12 + payloadLen;
 }
 
 /** Signed distance a-b on the 16-bit sequence space. */

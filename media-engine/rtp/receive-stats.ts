@@ -74,7 +74,7 @@ export class ReceiveStats {
     const lostInterval = expectedInterval - receivedInterval;
     const fraction = expectedInterval <= 0 || lostInterval <= 0 ? 0 : Math.floor((lostInterval << 8) / expectedInterval);
     return {
-      ssrc: this.ssrc,
+      ssrc: this.ssrc >>> 0,
       fractionLost: Math.min(255, fraction),
       cumulativeLost: this.lost,
       highestSeq: this.extendedMax >>> 0,

@@ -66,7 +66,8 @@ export class FileFrameReader implements FrameSource {
         return true;
       }
       const n = Math.min(N - i, this.have - this.used);
-      out.set(this.view.subarray(this.used, this.used + n), i);
+      const view = this.view;
+      for (let k = 0, from = this.used; k < n; k++) out[i + k] = view[from + k];
       this.used += n;
       i += n;
     }

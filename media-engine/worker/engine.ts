@@ -46,7 +46,8 @@ export class Engine {
   private periodCost = 0;
   /** phases of the 20 ms period; each leg is served in one of them (its slot) */
   private readonly phases: number;
-  private readonly slots: Set<Leg>[];
+  /** arrays, not Sets: the tick walks them with an index (a Set iterator allocates) */
+  private readonly slots: Leg[][];
   readonly clock: TickClock;
 
   constructor(
@@ -55,7 +56,7 @@ export class Engine {
     opts: { phases?: number } = {},
   ) {
     this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
-    this.slots = Array.from({ length: this.phases }, () => new Set<Leg>());
+    this.slots = Array.from({ length: this.phases }, () => [] as Leg[]);
     // a stall of up to ~5 periods is caught up, as with one phase
     this.clock = new TickClock((now, skipped, index) => this.tick(now, skipped, index), 20 / this.phases, 5 * this.phases);
     this.clock.startClock();
@@ -77,7 +78,8 @@ export class Engine {
     if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
     const legs = this.slots[slot];
     // try/catch per leg, no closure: this loop runs for every leg 50 times a second
-    for (const leg of legs) {
+    for (let i = 0; i < legs.length; i++) {
+      const leg = legs[i];
       // a leg moved to another slot (conference, bridge) is served once a period, never twice in half a period
       leg.due = index - leg.lastTick >= P / 2;
       if (!leg.due) continue;
@@ -96,7 +98,8 @@ export class Engine {
       }
       for (const l of this.links.values()) l.link.flush();
     }
-    for (const leg of legs) {
+    for (let i = 0; i < legs.length; i++) {
+      const leg = legs[i];
       if (!leg.due) continue;
       leg.lastTick = index;
       try {
@@ -114,10 +117,16 @@ export class Engine {
 
   /** Serves the leg in `slot` from now on (slot 0: with the conferences and links). */
   private place(leg: Leg, slot: number): void {
-    if (leg.slot === slot && this.slots[slot].has(leg)) return;
-    this.slots[leg.slot]?.delete(leg);
+    if (leg.slot === slot && this.slots[slot].includes(leg)) return;
+    this.unplace(leg);
     leg.slot = slot;
-    this.slots[slot].add(leg);
+    this.slots[slot].push(leg);
+  }
+
+  private unplace(leg: Leg): void {
+    const list = this.slots[leg.slot];
+    const i = list ? list.indexOf(leg) : -1;
+    if (i >= 0) list.splice(i, 1);
   }
 
   private confEvent(confId: string, e: ConferenceEvent): void {
@@ -126,7 +135,7 @@ export class Engine {
 
   private leastUsedSlot(): number {
     let best = 0;
-    for (let i = 1; i < this.slots.length; i++) if (this.slots[i].size < this.slots[best].size) best = i;
+    for (let i = 1; i < this.slots.length; i++) if (this.slots[i].length < this.slots[best].length) best = i;
     return best;
   }
 
@@ -186,7 +195,7 @@ export class Engine {
   record(id: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
     const leg = this.leg(id);
     const r = new Recorder(path, opts);
-    leg.recorders.add(r);
+    leg.recorders.push(r);
     return r.result;
   }
 
@@ -254,7 +263,7 @@ export class Engine {
     const leg = this.legs.get(id);
     if (!leg) return;
     this.legs.delete(id);
-    this.slots[leg.slot]?.delete(leg);
+    this.unplace(leg);
     if (leg.feed) this.unbridgeSafe(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
     for (const f of leg.forks.keys()) this.forks.delete(f);

@@ -49,7 +49,8 @@ export class Leg implements MixMember {
   readonly mixOut = new Int16Array(FRAME);
   hasIn = false;
   readonly player = new Player();
-  readonly recorders = new Set<Recorder>();
+  /** an array, not a Set: iterating a Set allocates an iterator each tick */
+  readonly recorders: Recorder[] = [];
   readonly forks = new Map<string, ForkTap>();
   /** AMD and beep detection on the caller's audio */
   readonly analysis: LegAnalysis;
@@ -125,7 +126,7 @@ export class Leg implements MixMember {
   private onDtmf(e: DtmfEvent): void {
     this.emit({ name: 'dtmf', data: e });
     this.player.stop(true);
-    for (const r of this.recorders) r.onDtmf(e.dtmf);
+    for (const r of [...this.recorders]) r.onDtmf(e.dtmf);
   }
 
   setMute(direction: 'in' | 'out' | 'both', on: boolean): void {
@@ -170,7 +171,7 @@ export class Leg implements MixMember {
     }
     if (!have) out.fill(0);
     // audio injected by fork consumers is mixed on top
-    for (const fork of this.forks.values()) {
+    if (this.forks.size) for (const fork of this.forks.values()) {
       const inj = fork.nextInjected();
       if (inj) for (let i = 0; i < FRAME; i++) {
         const s = out[i] + inj[i];
@@ -180,9 +181,10 @@ export class Leg implements MixMember {
     if (this.mutedOut) out.fill(0);
     this.session.sendFrame(out, now);
     const inFrame = this.hasIn && !this.mutedIn ? this.rawIn : null;
-    for (const r of this.recorders) {
-      r.write(inFrame, out);
-      if (r.finished) this.recorders.delete(r);
+    const recs = this.recorders;
+    for (let k = 0; k < recs.length; k++) {
+      recs[k].write(inFrame, out);
+      if (recs[k].finished) recs.splice(k--, 1);
     }
     if (this.forks.size) {
       const both = this.bothFrame;
@@ -198,7 +200,7 @@ export class Leg implements MixMember {
     this.player.stop();
     this.analysis.close('endpoint destroyed', 'EDESTROYED');
     for (const r of this.recorders) r.stop('hangup');
-    this.recorders.clear();
+    this.recorders.length = 0;
     await this.session.close();
   }
 }

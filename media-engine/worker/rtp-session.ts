@@ -6,9 +6,9 @@
 import dgram from 'node:dgram';
 import dns from 'node:dns';
 import net from 'node:net';
-import { decodeG711, encodeG711, type G711Law } from '../codecs/g711';
+import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
-import { isRtcp, parseRtp, writeRtpInto } from '../rtp/packet';
+import { isRtcp, newRtpHeader, readRtpHeader, writeRtpInto } from '../rtp/packet';
 import { ReceiveStats } from '../rtp/receive-stats';
 import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp/telephone-event';
@@ -50,6 +50,9 @@ function ipLookup(host: string, opts: dns.LookupOptions | number, cb: (err: Node
   dns.lookup(host, typeof opts === 'number' ? { family: opts } : opts, cb as never);
 }
 
+/** performance.timeOrigin is a getter that allocates: read once */
+const TIME_ORIGIN = performance.timeOrigin;
+
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
 const SEND_RING = 4;
 const MAX_PACKET = 12 + FRAME * 4;
@@ -70,15 +73,23 @@ export class RtpSession {
   private rtcp = dgram.createSocket({ type: 'udp4', lookup: ipLookup as never });
   /** preallocated packet buffers, used in turn */
   private readonly sendBufs = Array.from({ length: SEND_RING }, () => Buffer.allocUnsafeSlow(MAX_PACKET));
+  /** a view of each send buffer of the last packet's length: dgram sends a whole Buffer without slicing it */
+  private readonly sendViews = this.sendBufs.map((b) => b.subarray(0, 0));
   private sendIdx = 0;
+  /** the receive path's header and decoded samples, reused for every packet */
+  private readonly rxHeader = newRtpHeader();
+  private readonly rxSamples = new Int16Array(1600);
   media: NegotiatedMedia | null = null;
   private remote: { address: string; port: number } | null = null;
   private remoteRtcp: { address: string; port: number } | null = null;
   private latched = false;
+  /** performance.now() of the last packet from the latched source */
   private lastFromRemote = 0;
   private readonly ssrc = (Math.random() * 0x100000000) >>> 0;
+  /** the SSRC and the RTP clock as signed 32-bit integers (small integers for V8: no heap number per packet) */
+  private readonly ssrcI32 = this.ssrc | 0;
   private seq = (Math.random() * 0x10000) >>> 0;
-  private ts = (Math.random() * 0x100000000) >>> 0;
+  private ts = (Math.random() * 0x100000000) | 0;
   private eventTs = 0;
   private pending = new Int16Array(FRAME * 4); // samples waiting for a full ptime packet
   private pendingLen = 0;
@@ -144,27 +155,28 @@ export class RtpSession {
   private onRtp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
     if (this.closed) return;
     if (isRtcp(msg)) return this.onRtcp(msg, rinfo); // rtcp-mux peers
-    const p = parseRtp(msg);
-    if (!p || !this.media) return;
-    const now = Date.now();
+    const p = this.rxHeader;
+    if (!readRtpHeader(msg, p) || !this.media) return;
+    // one clock read per packet (a clock read returns a heap number: the only allocation of this path)
+    const mono = performance.now();
     // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet;
     // never to port 0, which cannot be answered (raw-socket senders such as sipp's pcap play leave it unset)
-    if (rinfo.port !== 0 && (!this.latched || ((rinfo.address !== this.remote?.address || rinfo.port !== this.remote?.port) && now - this.lastFromRemote > RELATCH_AFTER_MS))) {
+    if (rinfo.port !== 0 && (!this.latched || ((rinfo.address !== this.remote?.address || rinfo.port !== this.remote?.port) && mono - this.lastFromRemote > RELATCH_AFTER_MS))) {
       this.remote = { address: rinfo.address, port: rinfo.port };
       if (!this.latched) this.remoteRtcp = { address: rinfo.address, port: rinfo.port + 1 };
       this.latched = true;
     }
-    if (rinfo.address === this.remote?.address && rinfo.port === this.remote.port) this.lastFromRemote = now;
+    if (rinfo.address === this.remote?.address && rinfo.port === this.remote.port) this.lastFromRemote = mono;
     if (!this.media.receive) return;
-    if (this.remoteSsrc !== p.ssrc) {
+    if (this.remoteSsrc !== p.ssrc >>> 0) {
       // a new source (SSRC change after re-INVITE, transfer, restart): start over
-      this.remoteSsrc = p.ssrc;
+      this.remoteSsrc = p.ssrc >>> 0;
       this.jitter.reset();
     }
-    this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(performance.now() * 8));
+    this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(mono * 8) | 0);
     if (this.media.dtmfPayloadType !== null && p.payloadType === this.media.dtmfPayloadType) {
       this.sawTelephoneEvent = true;
-      this.dtmfIn.onPacket(p.timestamp, p.payload, now);
+      this.dtmfIn.onPacket(p.timestamp >>> 0, msg.subarray(p.payloadOffset, p.payloadEnd), TIME_ORIGIN + mono);
       return;
     }
     let law: G711Law;
@@ -172,8 +184,9 @@ export class RtpSession {
     else if (p.payloadType === 8) law = 'PCMA';
     else if (p.payloadType === this.media.payloadType) law = this.media.codec;
     else return; // comfort noise and unknown formats are ignored
-    if (p.payload.length === 0 || p.payload.length > 1600) return;
-    this.jitter.push(p.timestamp, decodeG711(law, p.payload));
+    const bytes = p.payloadEnd - p.payloadOffset;
+    if (bytes === 0 || bytes > 1600) return;
+    this.jitter.push(p.timestamp, this.rxSamples, decodeG711Range(law, msg, p.payloadOffset, p.payloadEnd, this.rxSamples));
   }
 
   private onRtcp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
@@ -196,7 +209,7 @@ export class RtpSession {
 
   /** Advances the RTP clock over ticks the worker could not run. */
   skip(ticks: number): void {
-    this.ts = (this.ts + ticks * FRAME) >>> 0;
+    this.ts = (this.ts + ticks * FRAME) | 0;
   }
 
   /** Pops this tick's inbound audio into `out`; false when there is none. */
@@ -210,22 +223,21 @@ export class RtpSession {
     const ev = this.dtmfOut.busy ? this.dtmfOut.next(FRAME) : null;
     if (ev) {
       if (ev.startOfEvent) this.eventTs = this.ts;
-      if (this.sending && this.media!.dtmfPayloadType !== null) this.send(ev.marker, this.media!.dtmfPayloadType, this.eventTs, ev.payload);
-      this.ts = (this.ts + FRAME) >>> 0;
+      if (this.sending && this.media!.dtmfPayloadType !== null) this.send(ev.marker, this.media!.dtmfPayloadType, this.eventTs, ev.payload, ev.payload.length);
+      this.ts = (this.ts + FRAME) | 0;
       this.pendingLen = 0;
     } else {
       const ptimeSamples = Math.min(FRAME * 4, Math.max(80, ((this.media?.ptime ?? 20) * 8) | 0));
       if (ptimeSamples === FRAME && this.pendingLen === 0) {
-        if (this.sending) this.send(false, this.media!.payloadType, this.ts, encodeG711(this.media!.codec, frame, this.encodeBuf.subarray(0, FRAME)));
-        this.ts = (this.ts + FRAME) >>> 0;
+        if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.media!.codec, frame, 0, FRAME, this.encodeBuf));
+        this.ts = (this.ts + FRAME) | 0;
       } else {
         // other ptimes: re-chunk 20 ms frames into packets of ptime
         this.pending.set(frame, this.pendingLen);
         this.pendingLen += FRAME;
         while (this.pendingLen >= ptimeSamples) {
-          const chunk = this.pending.subarray(0, ptimeSamples);
-          if (this.sending) this.send(false, this.media!.payloadType, this.ts, encodeG711(this.media!.codec, chunk, this.encodeBuf.subarray(0, ptimeSamples)));
-          this.ts = (this.ts + ptimeSamples) >>> 0;
+          if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.media!.codec, this.pending, 0, ptimeSamples, this.encodeBuf));
+          this.ts = (this.ts + ptimeSamples) | 0;
           this.pending.copyWithin(0, ptimeSamples, this.pendingLen);
           this.pendingLen -= ptimeSamples;
         }
@@ -234,14 +246,17 @@ export class RtpSession {
     if (now >= this.nextRtcpAt) this.sendRtcp(now);
   }
 
-  private send(marker: boolean, pt: number, ts: number, payload: Uint8Array): void {
-    const buf = this.sendBufs[this.sendIdx];
-    this.sendIdx = (this.sendIdx + 1) % SEND_RING;
-    const len = writeRtpInto(buf, marker, pt, this.seq, ts, this.ssrc, payload);
+  private send(marker: boolean, pt: number, ts: number, payload: Uint8Array, payloadLen: number): void {
+    const i = this.sendIdx;
+    this.sendIdx = (i + 1) % SEND_RING;
+    const len = writeRtpInto(this.sendBufs[i], marker, pt, this.seq, ts, this.ssrcI32, payload, payloadLen);
+    let view = this.sendViews[i];
+    if (view.length !== len) view = this.sendViews[i] = this.sendBufs[i].subarray(0, len);
     this.seq = (this.seq + 1) & 0xffff;
     this.packetsSent++;
-    this.octetsSent += payload.length;
-    this.rtp.send(buf, 0, len, this.remote!.port, this.remote!.address);
+    this.octetsSent += payloadLen;
+    // (msg, port, address): no offset/length, so dgram sends the view as it is instead of slicing a new Buffer
+    this.rtp.send(view, this.remote!.port, this.remote!.address);
   }
 
   private sendRtcp(now: number): void {
@@ -251,7 +266,7 @@ export class RtpSession {
     const reports = block ? [block] : [];
     const pkt =
       this.packetsSent > 0
-        ? serializeSenderReport(this.ssrc, { ...ntpFromMs(now), rtpTimestamp: this.ts, packetCount: this.packetsSent, octetCount: this.octetsSent }, reports)
+        ? serializeSenderReport(this.ssrc, { ...ntpFromMs(now), rtpTimestamp: this.ts >>> 0, packetCount: this.packetsSent, octetCount: this.octetsSent }, reports)
         : serializeReceiverReport(this.ssrc, reports);
     this.rtcp.send(pkt, this.remoteRtcp.port, this.remoteRtcp.address);
   }

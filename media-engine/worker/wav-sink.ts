@@ -34,9 +34,12 @@ export class WavSink {
   // the first flush comes at a random fill, so recordings started together do not all write in one tick
   private flushAt = Math.floor(FLUSH_SAMPLES * (0.25 + 0.75 * Math.random())) * 2;
   private dataBytes = 0;
+  private readonly head = header(0);
   private closed = false;
   /** peak |sample| per 100 ms, for the waveform at the end */
-  private readonly peakBuckets: number[] = [];
+  /** (a typed array doubled when full: an array push per bucket reallocates its store now and then) */
+  private peakBuckets = new Uint16Array(256);
+  private bucketCount = 0;
   private bucketPeak = 0;
   private bucketFill = 0;
 
@@ -58,11 +61,20 @@ export class WavSink {
     this.bucketPeak = peak;
     this.bucketFill += frame.length;
     if (this.bucketFill >= 800) {
-      this.peakBuckets.push(this.bucketPeak);
+      this.pushPeak();
       this.bucketPeak = 0;
       this.bucketFill = 0;
     }
     if (this.bufLen >= this.flushAt) this.flush();
+  }
+
+  private pushPeak(): void {
+    if (this.bucketCount === this.peakBuckets.length) {
+      const grown = new Uint16Array(this.peakBuckets.length * 2);
+      grown.set(this.peakBuckets);
+      this.peakBuckets = grown;
+    }
+    this.peakBuckets[this.bucketCount++] = Math.min(65535, this.bucketPeak);
   }
 
   private flush(): void {
@@ -71,7 +83,9 @@ export class WavSink {
     this.dataBytes += this.bufLen;
     this.bufLen = 0;
     this.flushAt = FLUSH_SAMPLES * 2;
-    fs.writeSync(this.fd, header(this.dataBytes), 0, 44, 0);
+    this.head.writeUInt32LE(36 + this.dataBytes, 4);
+    this.head.writeUInt32LE(this.dataBytes, 40);
+    fs.writeSync(this.fd, this.head, 0, 44, 0);
   }
 
   get samples(): number {
@@ -84,9 +98,9 @@ export class WavSink {
       this.flush();
       fs.closeSync(this.fd);
       this.closed = true;
-      if (this.bucketFill) this.peakBuckets.push(this.bucketPeak);
+      if (this.bucketFill) this.pushPeak();
     }
-    const b = this.peakBuckets;
+    const b = this.peakBuckets.subarray(0, this.bucketCount);
     const n = Math.min(points, b.length);
     const peaks: number[] = [];
     for (let i = 0; i < n; i++) {

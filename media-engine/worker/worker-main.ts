@@ -3,6 +3,7 @@
  * the messages of protocol.ts are taken: an unknown message or operation is refused (a call with an
  * EPROTO reply, anything else with a warning), never looked up on the Engine by name.
  */
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { configureSources } from './source-resolver';
 import { Engine } from './engine';
@@ -12,6 +13,16 @@ if (!parentPort) throw new Error('media-engine worker must run in a worker threa
 const port = parentPort;
 configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+
+// Linux keeps the nice value per thread: pid 0 is this worker thread only (MediaServerOptions.workerNice)
+const nice = (workerData as { nice?: number } | undefined)?.nice;
+if (typeof nice === 'number' && Number.isInteger(nice)) {
+  try {
+    os.setPriority(0, Math.max(-20, Math.min(19, nice)));
+  } catch (e) {
+    process.emitWarning(`media worker: cannot set nice ${nice} (${(e as Error).message}); running at the default priority`);
+  }
+}
 
 const engine = new Engine(
   (e) => post(e),

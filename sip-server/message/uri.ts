@@ -65,9 +65,20 @@ export class OtherUri {
 export type Uri = SipUri | OtherUri;
 
 /** Validates a host (hostname, IPv4 or bracketed IPv6). */
+/** Every dotted octet of an IPV4_RE match is at most 255 (no split: this runs for every URI parsed). */
+function ipv4OctetsInRange(host: string): boolean {
+  let v = 0;
+  for (let i = 0; i < host.length; i++) {
+    const c = host.charCodeAt(i);
+    if (c === 46) v = 0;
+    else if ((v = v * 10 + c - 48) > 255) return false;
+  }
+  return true;
+}
+
 export function isValidHost(host: string): boolean {
   if (host.startsWith('[')) return /^\[[0-9A-Fa-f:.]+\]$/.test(host) && host.includes(':');
-  if (IPV4_RE.test(host)) return host.split('.').every((o) => Number(o) <= 255);
+  if (IPV4_RE.test(host)) return ipv4OctetsInRange(host);
   return HOSTNAME_RE.test(host);
 }
 

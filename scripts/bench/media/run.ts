@@ -1,6 +1,8 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--neighbour] [--no-extras]
+ *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
+ *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts)
  * Run it on a quiet machine: it prints the load average first and warns when it is above 1.5.
  *  - baseline: raw Node UDP ping/echo between two processes (packets/s)
  *  - legs on ONE worker (one core): each plays a prompt and records; a separate process sends
@@ -15,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MediaServer, type Endpoint } from '../../../media-engine';
 import { ConferenceMixer, type MixMember } from '../../../media-engine/worker/mixer';
+import { startNeighbour, type NeighbourReport } from './neighbour';
 
 const quick = process.argv.includes('--quick');
 /** `--no-extras`: only the plain levels (no busy-API-thread row, no conference), e.g. under --cpu-prof */
@@ -46,6 +49,22 @@ function parsePhases(argv: string[]): number[] {
   return list;
 }
 const PHASES = parsePhases(process.argv);
+
+/** `--nice 0,-10`: worker thread nice values to compare in one run (MediaServer workerNice); default: unchanged */
+function parseNice(argv: string[]): (number | undefined)[] {
+  const i = argv.findIndex((a) => a === '--nice' || a.startsWith('--nice='));
+  if (i < 0) return [undefined];
+  const raw = argv[i].includes('=') ? argv[i].slice(argv[i].indexOf('=') + 1) : argv[i + 1];
+  const list = (raw ?? '').split(',').map((x) => Number(x.trim()));
+  if (!raw || list.some((n) => !Number.isInteger(n) || n < -20 || n > 19)) {
+    console.error(`bad --nice "${raw ?? ''}": expected e.g. --nice 0,-10`);
+    process.exit(2);
+  }
+  return list;
+}
+const NICES = parseNice(process.argv);
+/** `--neighbour`: a busy process and a 10 ms wake-up probe run beside every level (both bounded, default priority) */
+const NEIGHBOUR = process.argv.includes('--neighbour');
 
 const LEVELS = parseLevels(process.argv) ?? (quick ? [100, 250] : [100, 250, 500, 750, 1000]);
 const MAX_QUIET_LOAD = 1.5;
@@ -100,6 +119,9 @@ interface LevelResult {
   tickCostP50: number;
   tickCostP99: number;
   pps: number;
+  /** CPU of this process (worker + API thread) per leg per 20 ms frame over the measured run, µs */
+  cpuUsPerLegFrame: number;
+  neighbour: NeighbourReport | null;
 }
 
 async function level(ms: MediaServer, n: number, prompt: string, dir: string, opts: { busy?: boolean; conference?: boolean } = {}): Promise<LevelResult> {
@@ -123,15 +145,22 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
       while (performance.now() < until);
     }, 50);
   }
-  setTimeout(() => void ms.resetStats(), WARMUP_MS);
+  let cpu0 = process.cpuUsage();
+  setTimeout(() => {
+    void ms.resetStats();
+    cpu0 = process.cpuUsage();
+  }, WARMUP_MS);
+  const nb = NEIGHBOUR ? startNeighbour(WARMUP_MS + RUN_MS) : null;
   const rx = await ask<{ p50: number; p99: number; max: number; lossPct: number; legsHeard: number }>({ cmd: 'start', targets: eps.map((e) => e.local.port), durationMs: RUN_MS, warmupMs: WARMUP_MS });
+  const cpu = process.cpuUsage(cpu0);
   if (busyTimer) clearInterval(busyTimer);
+  const neighbour = nb ? await nb.done : null;
   const [ws] = await ms.stats();
   for (const ep of eps) await ep.destroy();
   for (const c of ['bench-' + n]) await ms.getConference(c)?.destroy();
   await ask({ cmd: 'close' });
   for (const f of fs.readdirSync(dir)) if (f.startsWith('leg-')) fs.rmSync(path.join(dir, f));
-  const r = { legs: n, p50: rx.p50, p99: rx.p99, max: rx.max, lossPct: rx.lossPct, tickLateP99: ws.lateP99, tickCostP50: ws.tickCostP50, tickCostP99: ws.tickCostP99, pps: n * 50 * 2 };
+  const r = { legs: n, p50: rx.p50, p99: rx.p99, max: rx.max, lossPct: rx.lossPct, tickLateP99: ws.lateP99, tickCostP50: ws.tickCostP50, tickCostP99: ws.tickCostP99, pps: n * 50 * 2, cpuUsPerLegFrame: (cpu.user + cpu.system) / ((RUN_MS - WARMUP_MS) / 20) / n, neighbour };
   console.log(JSON.stringify({ ...r, legsHeard: rx.legsHeard, busy: !!opts.busy, conference: !!opts.conference }));
   return r;
 }
@@ -162,9 +191,11 @@ const f2 = (x: number) => x.toFixed(2);
   console.log(`baseline raw UDP echo (2 processes, window 64): ${Math.round(base)} round trips/s`);
   const rows: { label: string; r: LevelResult }[] = [];
   let mixNote = '';
-  for (const phases of PHASES) {
-    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases });
-    console.log(`-- engine send phases per 20 ms: ${phases}`);
+  for (const nice of NICES) for (const phases of PHASES) {
+    // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
+    if (nice !== undefined) os.setPriority(peer.pid!, nice);
+    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice });
+    console.log(`-- engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}`);
     const results: LevelResult[] = [];
     for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
     for (const r of results) rows.push({ label: `${r.legs}`, r });
@@ -177,15 +208,19 @@ const f2 = (x: number) => x.toFixed(2);
       mixNote = `conference mixing: ${mixerCostPerParticipantUs(100).toFixed(3)} µs per participant per 20 ms tick (mixer alone, 100 parties); in the engine ${plain100 ? f2(((conf.tickCostP50 - plain100.tickCostP50) / 100) * 1000) : 'n/a (no 100-leg level)'} µs per participant per tick (tick cost p50, conference minus 100 plain legs)`;
     }
     await ms.destroy();
-    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (phases ${phases})`;
+    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (phases ${phases}${nice === undefined ? '' : `, nice ${nice}`})`;
   }
   peer.send({ cmd: 'exit' });
   fs.rmSync(dir, { recursive: true, force: true });
 
   const lines: string[] = [];
-  lines.push('| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms (per 20 ms) | pps / baseline |');
-  lines.push('|---|---|---|---|---|---|---|---|---|');
-  for (const { label, r } of rows) lines.push(`| ${label} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.pps / base)} |`);
+  const nbHead = NEIGHBOUR ? ' neighbour CPU share | probe late p50 / p99 ms |' : '';
+  lines.push(`| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms (per 20 ms) | CPU µs per leg per frame | pps / baseline |${nbHead}`);
+  lines.push(`|---|---|---|---|---|---|---|---|---|---|${NEIGHBOUR ? '---|---|' : ''}`);
+  for (const { label, r } of rows) {
+    const nb = r.neighbour ? ` ${f2(r.neighbour.busyCpuShare)} | ${f2(r.neighbour.probeLateP50)} / ${f2(r.neighbour.probeLateP99)} |` : NEIGHBOUR ? ' | |' : '';
+    lines.push(`| ${label} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.cpuUsPerLegFrame)} | ${f2(r.pps / base)} |${nb}`);
+  }
   lines.push('');
   lines.push(`baseline: ${Math.round(base)} UDP round trips/s between two Node processes (window 64); load average at end ${os.loadavg().map(f2).join(' ')}`);
   if (mixNote) lines.push(mixNote);

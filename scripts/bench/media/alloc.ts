@@ -1,0 +1,187 @@
+/**
+ * The media worker's hot path without a clock or a far end: N legs on one Engine (in this thread),
+ * each playing a prompt and recording, with one inbound G.711 packet per leg per 20 ms handed to the
+ * leg's receive path and its outbound packet sent with dgram to a sink process. The engine's ticks run
+ * back to back, so the figures do not depend on the machine's load:
+ *  - heap allocated and GC count per 10,000 ticks (v8.GCProfiler: allocated = heap growth + what each
+ *    GC freed), per leg per tick;
+ *  - CPU time per leg per 20 ms frame (process.cpuUsage over the measured ticks);
+ *  - the same with the sockets' send replaced by a no-op (`engine only`), so the difference is dgram's.
+ *   npx tsx scripts/bench/media/alloc.ts [--legs 500] [--ticks 10000] [--phases 4]
+ * Normalised to 10,000 ticks (a 5 ms tick with 4 phases: 2,500 frames per leg). Under callgrind (instructions, repeatable under load):
+ *   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out node --import tsx scripts/bench/media/alloc.ts --legs 100 --ticks 2000 --modes full
+ */
+import { spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import inspector from 'node:inspector';
+import v8 from 'node:v8';
+import { Engine } from '../../../media-engine/worker/engine';
+import type { Leg } from '../../../media-engine/worker/leg';
+import { writeRtpInto } from '../../../media-engine/rtp/packet';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
+}
+const LEGS = Number(arg('legs', '250'));
+const TICKS = Number(arg('ticks', '4000'));
+const PHASES = Number(arg('phases', '4'));
+const MODES = arg('modes', 'full,engine-only').split(',');
+const WARMUP = 1000;
+/** `--where`: also print where the measured ticks allocate (V8 sampling heap profiler, collected objects included) */
+const WHERE = process.argv.includes('--where');
+
+interface SampleNode {
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  selfSize: number;
+  children: SampleNode[];
+}
+
+function post<T>(s: inspector.Session, method: string, params?: object): Promise<T> {
+  return new Promise((resolve, reject) => s.post(method, params ?? {}, (err, r) => (err ? reject(err) : resolve(r as T))));
+}
+
+async function allocationSites(s: inspector.Session): Promise<string[]> {
+  const { profile } = await post<{ profile: { head: SampleNode } }>(s, 'HeapProfiler.stopSampling');
+  const self = new Map<string, number>();
+  const walk = (n: SampleNode, stack: string[]) => {
+    const f = n.callFrame;
+    const here = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(wt\/[^/]+|node_modules)\//, '')}:${f.lineNumber + 1}:${f.columnNumber + 1}`;
+    const chain = [here, ...stack].slice(0, 3);
+    if (n.selfSize) self.set(chain.join(' <- '), (self.get(chain.join(' <- ')) ?? 0) + n.selfSize);
+    for (const c of n.children) walk(c, chain);
+  };
+  walk(profile.head, []);
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  return [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
+}
+
+function offer(port: number): string {
+  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+}
+
+/** A process that binds a UDP port on loopback and drops what arrives; resolves with its port. */
+function startSink(): Promise<{ port: number; stop: () => void }> {
+  const child = spawn(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.on('message',()=>{});s.bind(0,'127.0.0.1',()=>process.stdout.write(String(s.address().port)+'\\n'))"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => child.stdout.once('data', (d: Buffer) => resolve({ port: Number(String(d).trim()), stop: () => child.kill() })));
+}
+
+
+const tickDelay = () => new Promise<void>((r) => setImmediate(r));
+
+async function run(mode: string, prompt: string, sinkPort: number) {
+  const engine = new Engine(() => {}, () => {}, { phases: PHASES });
+  engine.clock.stop();
+  const legs: Leg[] = [];
+  let port = 40000 + Math.floor(Math.random() * 5000) * 2;
+  for (let i = 0; i < LEGS; i++) {
+    // other processes on this machine take ports too: on EADDRINUSE try the next pair
+    for (;;) {
+      port += 2;
+      try {
+        await engine.createLeg(`l${i}`, { address: '127.0.0.1', port, remoteSdp: offer(sinkPort), inbandDtmf: false });
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+      }
+    }
+    if (!process.argv.includes('--no-play')) void engine.play(`l${i}`, [prompt]).catch(() => {});
+    if (!process.argv.includes('--no-record')) void engine.record(`l${i}`, '/dev/null').catch(() => {});
+    legs.push(engine['legs'].get(`l${i}`)!);
+  }
+  const sessions = legs.map((l) => l.session);
+  if (mode === 'engine-only') for (const s of sessions) s['rtp'].send = () => {};
+  const rinfo = { address: '127.0.0.1', family: 'IPv4' as const, port: sinkPort, size: 172 };
+  // one inbound packet per leg, rewritten in place each 20 ms; SSRCs and timestamps as real phones send
+  // them (32-bit, mostly above 2^31 as unsigned values)
+  const pkts = legs.map(() => Buffer.alloc(172));
+  const payload = new Uint8Array(160).fill(0xff);
+  const ssrcs = legs.map(() => (Math.random() * 0x100000000) | 0);
+  const tsBase = legs.map(() => (Math.random() * 0x100000000) | 0);
+  for (let k = 0; k < 50; k++) await tickDelay(); // let the prompts load
+  const t0 = Date.now();
+  let index = 0;
+  const step = (n: number) => {
+    for (let k = 0; k < n; k++) {
+      index++;
+      const slot = index % PHASES;
+      const period = Math.floor(index / PHASES);
+      for (let i = slot; i < LEGS; i += PHASES) {
+        const b = pkts[i];
+        writeRtpInto(b, false, 0, period & 0xffff, (tsBase[i] + period * 160) | 0, ssrcs[i], payload, 160);
+        sessions[i]['onRtp'](b, rinfo);
+      }
+      engine['tick'](t0 + index * (20 / PHASES), 0, index);
+    }
+  };
+  for (let done = 0; done < WARMUP; done += 200) {
+    step(200);
+    await tickDelay();
+  }
+  const session = WHERE ? new inspector.Session() : null;
+  if (session) {
+    session.connect();
+    await post(session, 'HeapProfiler.enable');
+    await post(session, 'HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  }
+  const prof = new v8.GCProfiler();
+  (globalThis as { gc?: () => void }).gc?.();
+  const heap0 = v8.getHeapStatistics().used_heap_size;
+  prof.start();
+  const cpu0 = process.cpuUsage();
+  const w0 = performance.now();
+  for (let done = 0; done < TICKS; done += 500) {
+    step(Math.min(500, TICKS - done));
+    await tickDelay();
+  }
+  const wall = performance.now() - w0;
+  void wall;
+  const cpu = process.cpuUsage(cpu0);
+  const heap1 = v8.getHeapStatistics().used_heap_size;
+  const stats = prof.stop();
+  const sites = session ? await allocationSites(session) : [];
+  session?.disconnect();
+  let freed = 0;
+  const kinds: Record<string, number> = {};
+  for (const g of stats.statistics) {
+    freed += g.beforeGC.heapStatistics.usedHeapSize - g.afterGC.heapStatistics.usedHeapSize;
+    kinds[g.gcType] = (kinds[g.gcType] ?? 0) + 1;
+  }
+  const allocated = heap1 - heap0 + freed;
+  const legTicks = (TICKS / PHASES) * LEGS; // each leg is served once per PHASES ticks
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  const r = {
+    mode,
+    legs: LEGS,
+    ticks: TICKS,
+    gcsPer10kTicks: Number(((stats.statistics.length * 10000) / TICKS).toFixed(1)),
+    gcKinds: kinds,
+    allocatedKBPer10kTicks: Math.round((allocated * 10000) / TICKS / 1024),
+    bytesPerLegTick: Number((allocated / legTicks).toFixed(1)),
+    cpuUsPerLegFrame: Number(((cpuMs * 1000) / legTicks).toFixed(2)),
+    wallMs: Math.round(wall),
+  };
+  await engine.shutdown();
+  for (const line of sites) console.log(line);
+  return r;
+}
+
+(async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'me-alloc-'));
+  const prompt = path.join(dir, 'prompt.wav');
+  execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', prompt, 'synth', '120', 'sine', '440']);
+  const sink = await startSink();
+  console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; node ${process.version}; ${LEGS} legs, ${TICKS} ticks of ${20 / PHASES} ms (${TICKS / PHASES} frames per leg)`);
+  try {
+    for (const mode of MODES) console.log(JSON.stringify(await run(mode, prompt, sink.port)));
+  } finally {
+    sink.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+})().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
