@@ -30,13 +30,16 @@ const url = (protocols: string[]) =>
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** Redis defaults, also read by sip-server's SIP capture (the same keys the API reads). */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:56379/0';
+export const DEFAULT_REDIS_KEY_PREFIX = 'pl:';
 const schema = z.object({
   NODE_ENV: z.string().default('development'),
   DATA_DIR: z.string().min(1).default('.data'),
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:55432/platform'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
-  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:56379/0'),
-  REDIS_KEY_PREFIX: z.string().max(64).default('pl:'),
+  REDIS_URL: url(['redis:', 'rediss:']).default(DEFAULT_REDIS_URL),
+  REDIS_KEY_PREFIX: z.string().max(64).default(DEFAULT_REDIS_KEY_PREFIX),
   HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   HTTP_PORT: port.default(8080),
   PUBLIC_URL: url(['http:', 'https:']).default('http://127.0.0.1:8080'),

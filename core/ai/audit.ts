@@ -9,6 +9,7 @@ import { aicallsRepo, type AimessageRow } from '../repos/ai-calls';
 import { aiAuditsRepo, type AiAuditResult, type AiAuditRow } from '../repos/ai-audits';
 import type { EgressPolicy } from '../net';
 import { summaryLlm } from './summary';
+import { jsonInAnswer } from '../llm/json-answer';
 
 export interface AuditDeps {
   db: Db;
@@ -35,14 +36,9 @@ function transcript(messages: AimessageRow[], aiId: string): string {
 
 /** The evaluation the model answered, or an error naming what is wrong with it. */
 export function parseEvaluation(text: string): { evaluation: Record<string, unknown>; score: number } | { error: string } {
-  const m = /\{[\s\S]*\}/.exec(text);
-  if (!m) return { error: 'the model did not answer with a JSON evaluation' };
-  let v: unknown;
-  try {
-    v = JSON.parse(m[0]);
-  } catch {
-    return { error: 'the model answered malformed JSON' };
-  }
+  const found = jsonInAnswer(text, 'evaluation');
+  if ('error' in found) return found;
+  const v = found.value;
   if (!v || typeof v !== 'object' || Array.isArray(v)) return { error: 'the evaluation is not an object' };
   const score = (v as Record<string, unknown>).overall_score;
   if (typeof score !== 'number' || !Number.isInteger(score) || score < 1 || score > 5) return { error: 'overall_score is not an integer from 1 to 5' };

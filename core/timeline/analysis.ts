@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { Db } from '../db/knex';
 import type { EgressPolicy } from '../net';
 import { summaryLlm } from '../ai/summary';
+import { jsonInAnswer } from '../llm/json-answer';
 import { timelineAnalysesRepo, type TimelineAnalysisRow } from '../repos/timeline-analyses';
 
 export const MAX_EVENTS = 200;
@@ -51,15 +52,9 @@ export function selectEvents<T>(events: T[]): { sent: { index: number; e: T }[];
 
 /** The verdict the model answered, or an error naming what is wrong with it. */
 export function parseVerdict(text: string): z.infer<typeof verdictSchema> | { error: string } {
-  const m = /\{[\s\S]*\}/.exec(text);
-  if (!m) return { error: 'the model did not answer with a JSON verdict' };
-  let v: unknown;
-  try {
-    v = JSON.parse(m[0]);
-  } catch {
-    return { error: 'the model answered malformed JSON' };
-  }
-  const r = verdictSchema.safeParse(v);
+  const found = jsonInAnswer(text, 'verdict');
+  if ('error' in found) return found;
+  const r = verdictSchema.safeParse(found.value);
   if (!r.success) return { error: `the verdict is not of the expected form (${r.error.issues[0]?.path.join('.') || 'root'}: ${r.error.issues[0]?.message ?? ''})` };
   return r.data;
 }

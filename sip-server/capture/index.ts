@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { captureSettings } from '../../core/sip/capture-store';
+import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_URL } from '../../core/config';
 import { SipCapture } from './capture';
 
 export { SipCapture, type SipCaptureHook, type CaptureStats } from './capture';
@@ -19,10 +20,11 @@ export interface RunningCapture {
 export function startCapture(env: NodeJS.ProcessEnv, log?: Logger): RunningCapture | null {
   const settings = captureSettings(env);
   if (!settings.enabled) return null;
-  // commands fail at once while Redis is away (the capture drops and counts), never pile up
-  const redis = new Redis(env.REDIS_URL || 'redis://127.0.0.1:56379/0', { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  // while Redis is away a batch waits in the offline queue and fails after one retry (dropped and
+  // counted); one batch is written at a time, so what waits is bounded by the capture's pending cap
+  const redis = new Redis(env.REDIS_URL || DEFAULT_REDIS_URL, { enableOfflineQueue: true, maxRetriesPerRequest: 1 });
   redis.on('error', (err: Error) => log?.debug({ err: err.message }, 'SIP capture Redis error'));
-  const capture = new SipCapture(redis, env.REDIS_KEY_PREFIX ?? '', settings, log);
+  const capture = new SipCapture(redis, env.REDIS_KEY_PREFIX ?? DEFAULT_REDIS_KEY_PREFIX, settings, log);
   return {
     capture,
     async close() {

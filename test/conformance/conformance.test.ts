@@ -14,6 +14,9 @@ import { truncateAll } from '../support/db';
 import { startPlatform, until, type Platform } from '../media-app/harness';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { LiveParties } from './live';
+import { FakeTwilio } from '../control-api/messaging/support';
+import { TwilioProvider } from '../../core/messaging/twilio';
+import { configureMessaging } from '../../control-api/messaging/deps';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { Permission } from '../../core/permissions';
 import { Reference, describeErrors } from './reference';
@@ -48,6 +51,8 @@ describe('conformance: the API against the reference document', function () {
   let t: TestApp;
   let p: Platform;
   const live = new LiveParties();
+  // SMS goes to a real HTTP server speaking Twilio's Messages API on loopback
+  const twilio = new FakeTwilio('AC' + randomBytes(16).toString('hex'), randomBytes(16).toString('hex'));
   let token: string;
   let superToken: string;
   let peerToken: string;
@@ -63,6 +68,9 @@ describe('conformance: the API against the reference document', function () {
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on' });
     // The AI engine is a real OpenAI-speaking HTTP server on loopback, allowed by the egress policy.
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', SIP_DOMAIN: 'sip.example.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    live.db = t.ctx.db;
+    await twilio.start();
+    configureMessaging(t.ctx, { provider: new TwilioProvider({ accountSid: twilio.accountSid, authToken: twilio.authToken, baseUrl: twilio.baseUrl, timeoutMs: 3000 }) });
     const AUDIT = '{"overall_score":4,"dimensions":{"helpfulness":{"score":4,"reason":"clear"},"tool_usage":null},"summary":"good"}';
     llm = await startLlmServer({
       respond: (req) => {
@@ -92,6 +100,7 @@ describe('conformance: the API against the reference document', function () {
     else process.env.AI_LLM_BASE_URL = savedLlmBase;
     await llm?.close();
     live.close();
+    await twilio.stop();
     if (t) await closeCommandBus(t.ctx);
     await t?.close();
     await p?.close();

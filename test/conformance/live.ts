@@ -4,12 +4,26 @@
  * database and Redis prefix, and a step's `prepare` starts sipp parties on loopback that the
  * platform dials (each answers, sends no audio of its own and waits for the platform's BYE).
  */
+import type { Knex } from 'knex';
 import { freePort } from '../support/ports';
+import { numbersRepo } from '../../core/repos/numbers';
 import { killAllSipp, RtpSink, sipp, sleep } from '../media-app/harness';
 import { party } from '../xfer/support';
 
 export class LiveParties {
   private readonly sinks: RtpSink[] = [];
+  /** Set by the suite once its database is up. */
+  db: Knex | null = null;
+
+  /**
+   * A normal number of the customer (an SMS source). Written to the database: buying one through
+   * the API needs a number provider, which this machine cannot reach.
+   */
+  async number(customerId: string): Promise<string> {
+    const number = `+1555${String(Date.now()).slice(-7)}`;
+    await numbersRepo(this.db!).create({ customer_id: customerId, number, type: 'normal' });
+    return number;
+  }
 
   /** A sipp party listening on loopback; its SIP target (`name@127.0.0.1:port`). */
   async party(name = 'party'): Promise<string> {

@@ -10,7 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { parseMessage, type SourceInfo } from '../../sip-server/message';
-import { SipCapture } from '../../sip-server/capture';
+import { SipCapture, startCapture } from '../../sip-server/capture';
+import { loadConfig } from '../../core/config';
+import { testEnv } from '../support/api';
 import { captureKey, captureSettings, readCaptured, type CapturedMessage } from '../../core/sip/capture-store';
 import { buildPcap } from '../../control-api/timelines/pcap';
 
@@ -69,6 +71,22 @@ describe('SIP capture: bounds, settings, cost; the pcap writer', function () {
     await on.close();
     expect(await redis.exists(captureKey(prefix, 'skip-REGISTER'), captureKey(prefix, 'skip-OPTIONS'))).to.equal(0);
     expect(on.stats.captured).to.equal(0);
+  });
+
+  it('with no REDIS_KEY_PREFIX the sip-server writes where the API reads (the platform\'s default prefix)', async () => {
+    const env: NodeJS.ProcessEnv = { ...testEnv(), SIP_CAPTURE: 'on' };
+    delete env.REDIS_KEY_PREFIX;
+    const apiPrefix = loadConfig(env, { persistSecret: false }).redisKeyPrefix;
+    const callId = `default-prefix-${randomBytes(4).toString('hex')}`;
+    const running = startCapture(env)!;
+    const d = invite(callId);
+    running.capture.received(parseMessage(d), d, src);
+    await running.close();
+    try {
+      expect(await readCaptured(redis, apiPrefix, [callId])).to.have.length(1);
+    } finally {
+      await redis.del(captureKey(apiPrefix, callId));
+    }
   });
 
   it('bad settings are refused naming the variable', () => {

@@ -12,6 +12,8 @@ import { contacts } from './contacts';
 import { comms } from './comms';
 import { workspace } from './workspace';
 import { accounts } from './accounts';
-import { liveCalls, liveRooms } from './live-calls';
+import { liveAgentCalls, liveCalls, liveRooms } from './live-calls';
+import { liveCases } from './live-cases';
+import { liveMessages } from './live-messages';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms, ...liveCases, ...liveAgentCalls, ...liveMessages };

@@ -12,6 +12,8 @@ const STT_PROVIDER: Known = {
   shows: /^body does not match the reference schema: \/provider must be equal to one of the allowed values \S+$/,
 };
 
+const STT_PROVIDER_LIST: Known = { ...STT_PROVIDER, shows: /^body does not match the reference schema: \/result\/\d+\/provider must be equal to one of the allowed values \S+$/ };
+
 const SRC = { type: 'tel', target: '+899100000002' };
 const HOLD = [{ type: 'sleep', option: { duration: 90_000 } }];
 const callUrl = (k: string, tail = '') => (s: State) => `/calls/${s[k]}${tail}`;
@@ -99,8 +101,9 @@ const firstOf = (path: string, q: (s: State) => string, k: string, match: (r: Re
     return !!r;
   },
 });
-/** The room the conference scenario made (firstOf's match has no state). */
+/** The room and the second waiter the scenarios made (firstOf's match has no state). */
 let room = '';
+let waiter2 = '';
 
 export const liveRooms: Record<string, Step[]> = {
   live_conferences: [
@@ -118,7 +121,7 @@ export const liveRooms: Record<string, Step[]> = {
   live_queues: [
     { op: 'post /queues', again: true, body: () => ({ name: 'live', detail: '', routing_method: 'random', tag_ids: [], wait_flow_id: '00000000-0000-0000-0000-000000000000', wait_timeout: 600000, service_timeout: 600000 }), save: (s, b) => { s.liveQueue = String(b.id); } },
     dialInto('waiter1', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
-    dialInto('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+    { ...dialInto('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]), save: (s, b) => { s.waiter2 = String((b.calls as { id: string }[])[0]!.id); waiter2 = s.waiter2; } },
     {
       op: 'get /queuecalls/{id}', url: () => `/queuecalls/${found.qc1}`,
       until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc1', (r) => r.status === 'waiting'),
@@ -126,9 +129,29 @@ export const liveRooms: Record<string, Step[]> = {
     { op: 'post /queuecalls/{id}/kick', url: () => `/queuecalls/${found.qc1}` + '/kick' },
     {
       op: 'post /queuecalls/reference_id/{id}/kick', url: (s) => `/queuecalls/reference_id/${s.waiter2}/kick`,
-      until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc2', (r) => r.status === 'waiting'),
+      until: firstOf('/queuecalls', (s) => `queue_id=${s.liveQueue}`, 'qc2', (r) => r.reference_id === waiter2 && r.status === 'waiting'),
     },
     { op: 'delete /queuecalls/{id}', url: () => `/queuecalls/${found.qc1}` },
     // a kicked caller's flow goes on after queue_join: here it ends, and the call with it
+  ],
+};
+
+/** A call placed for a service agent (its source is the agent), seen and transcribed through /service_agents. */
+export const liveAgentCalls: Record<string, Step[]> = {
+  live_service_agent_calls: [
+    {
+      op: 'post /calls', again: true,
+      prepare: async (s, live) => { s.saParty = await live.party('customer'); },
+      body: (s) => ({ source: { type: 'agent', target: s.peerAgent }, destinations: [{ type: 'sip', target: s.saParty }], actions: HOLD }),
+      save: (s, b) => { s.saCall = String((b.calls as { id: string }[])[0]!.id); },
+    },
+    {
+      op: 'get /service_agents/calls/{id}', as: 'peer', url: (s) => `/service_agents/calls/${s.saCall}`,
+      until: { url: (s) => `/service_agents/calls/${s.saCall}`, done: (b) => b.status === 'progressing' },
+    },
+    { op: 'post /transcribes', again: true, differs: STT_PROVIDER, body: (s) => ({ reference_type: 'call', reference_id: s.saCall, language: 'en-US', direction: 'both' }), save: (s, b) => { s.saTranscribe = String(b.id); } },
+    { op: 'get /service_agents/transcribes', as: 'peer', differs: STT_PROVIDER_LIST, query: (s) => ({ reference_id: s.saCall }) },
+    { op: 'get /service_agents/transcripts', as: 'peer', query: (s) => ({ transcribe_id: s.saTranscribe }) },
+    { op: 'post /calls/{id}/hangup', again: true, url: callUrl('saCall', '/hangup') },
   ],
 };
