@@ -68,7 +68,9 @@ describe('TLS signalling with a real TLS phone (baresip)', function () {
     const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await sleep(300);
     const phone = await tlsPhone(a);
-    await until(() => phone.saw('REGISTER_OK'), 10_000, 'baresip registered');
+    // the registrar's binding, not baresip's REGISTER_OK event: that may fire before the ctrl socket is connected
+    await until(async () => (await p.app.registrar.bindings.get(`${a.ext.username}@${a.domain}`)).length > 0 || null, 10_000, 'baresip registered')
+      .catch((e: Error) => { throw new Error(`${e.message}\n${phone.log.slice(-3000)}`); });
     expect((await p.app.registrar.bindings.get(`${a.ext.username}@${a.domain}`))[0]!.source.protocol).to.equal('tls');
     await phone.dial(`sip:${b.ext.extension}@${a.domain}`);
     await until(() => phone.saw('CALL_ESTABLISHED'), 10_000, 'call established');
