@@ -13,6 +13,10 @@ import { SipPeer } from '../support/sip-peer';
 import { SrtpFarEnd, plainSdp, type FarEndProfile } from '../support/srtp-far-end';
 import { RtpParty } from '../conference/party';
 import { sleep, startPlatform, until, type Platform } from './harness';
+import { buildTestApp } from '../support/api';
+import { freePort } from '../support/ports';
+import request from 'supertest';
+import type { HangupEvent } from '../../media-app/call/session';
 
 let seq = 0;
 
@@ -119,5 +123,75 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     const bad = plainSdp(40000).replace('RTP/AVP', 'RTP/SAVP').replace('a=sendrecv', 'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:@@not-base64@@\r\na=sendrecv');
     const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, bad).then(() => null, (e: { status?: number }) => e);
     expect(err?.status).to.equal(488);
+  });
+
+  // last: rtpengine is killed
+  it('rtpengine killed (SIGKILL) mid-call: the call ends with a reason within 2 s, the caller gets a BYE; /readyz says so', async () => {
+    const { number } = await echoNumber();
+    const { party, far, call } = await callWithTone('sdes', number);
+    const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    try {
+      expect((await request(api.app).get('/readyz')).body).to.include({ status: 'ok', rtpengine: 'ok' });
+      const live = await until(() => p.app.calls.all().map((c) => p.app.factory.get(c.id)).find((c) => c?.relay), 5000, 'relayed call');
+      const ended = new Promise<HangupEvent>((r) => live!.once('hangup', r));
+      const killedAt = Date.now();
+      await rtpA.kill();
+      const ev = await ended;
+      expect(Date.now() - killedAt, 'ended within 2 s').to.be.at.most(2000);
+      expect(ev.reason).to.match(/^media_relay_gone: rtpengine_unreachable/);
+      await Promise.race([call.byeReceived, sleep(3000).then(() => Promise.reject(new Error('no BYE to the caller')))]);
+      const row = await (await testDb())('calls').where({ id: live!.id }).first();
+      expect(row.status).to.equal('hangup');
+      expect(row.hangup_by).to.equal('local');
+      const ready = await until(async () => {
+        const r = await request(api.app).get('/readyz');
+        return r.body.rtpengine === 'unreachable' ? r : null;
+      }, 3000, '/readyz reporting rtpengine');
+      expect(ready.status).to.equal(200);
+      expect(ready.body.status).to.equal('degraded');
+      expect(ready.body.missing.join()).to.include(rtpA.ng);
+    } finally {
+      party.close();
+      await far.close();
+      await api.close();
+    }
+  });
+});
+
+describe('media-app: rtpengine absent at start', function () {
+  this.timeout(60_000);
+  let p: Platform;
+  let peer: SipPeer;
+  let ng: string;
+
+  before(async () => {
+    ng = `127.0.0.1:${await freePort()}`; // nothing listens there
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RTPENGINE_NG: ng });
+    peer = await SipPeer.open();
+  });
+  after(async () => {
+    peer?.close();
+    await p?.close();
+  });
+
+  it('a plain SIP call still works, an SRTP offer gets 488, /readyz says what is missing', async () => {
+    const { number } = await echoNumber();
+    const party = await RtpParty.open(440);
+    const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    try {
+      const plain = await peer.invite(`${number}@127.0.0.1`, p.sipPort, plainSdp(party.port));
+      expect(plain.remoteSdp).to.match(/RTP\/AVP/);
+      expect(await plain.bye()).to.equal(200);
+      const srtp = plainSdp(party.port).replace('RTP/AVP', 'RTP/SAVP').replace('a=sendrecv', 'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\na=sendrecv');
+      const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, srtp).then(() => null, (e: { status?: number }) => e);
+      expect(err?.status).to.equal(488);
+      const ready = await request(api.app).get('/readyz');
+      expect(ready.status).to.equal(200);
+      expect(ready.body).to.include({ status: 'degraded', rtpengine: 'unreachable' });
+      expect(ready.body.missing).to.deep.equal([`rtpengine at ${ng} (node ${p.app.nodeId})`]);
+    } finally {
+      party.close();
+      await api.close();
+    }
   });
 });
