@@ -125,6 +125,20 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     expect(err?.status).to.equal(488);
   });
 
+  it('a trunk with media_encryption sdes refuses a plain offer with 488 and takes an SDES one', async () => {
+    const { number } = await echoNumber({ trunkEncryption: 'sdes' });
+    const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, plainSdp(40002)).then(() => null, (e: { status?: number }) => e);
+    expect(err?.status, 'plain offer from an sdes trunk').to.equal(488);
+    const { party, far, call } = await callWithTone('sdes', number);
+    try {
+      expect(call.remoteSdp).to.match(/RTP\/SAVP/);
+      expect(await call.bye()).to.equal(200);
+    } finally {
+      party.close();
+      await far.close();
+    }
+  });
+
   // last: rtpengine is killed
   it('rtpengine killed (SIGKILL) mid-call: the call ends with a reason within 2 s, the caller gets a BYE; /readyz says so', async () => {
     const { number } = await echoNumber();
