@@ -11,6 +11,19 @@ import type { PendingUac } from '../call/session';
 import type { SrfSentInvite } from '../srf';
 import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
 import { nameAddr } from '../sip-uri';
+import { farProfileFor, NgError, type RelayLeg } from '../rtpengine';
+import { mediaPath } from '../call/media-path';
+
+/**
+ * The relay leg for a target that needs SRTP / WebRTC, or null; throws without rtpengine. The attempt
+ * owns it (closed when the attempt fails); the call takes it over when that target answers.
+ */
+function relayFor(deps: CallDeps, call: CallSession, t: DialTarget): RelayLeg | null {
+  const far = farProfileFor(t.mediaEncryption, t.transport);
+  if (far === 'plain') return null;
+  if (!deps.relay) throw new NgError('offer', 'rtpengine not configured (RTPENGINE_NG)', true);
+  return deps.relay.leg(call.id, far);
+}
 
 /** Final statuses after which another route is not tried. */
 const FINAL = new Set([486, 487, 600, 603, 404, 484]);
@@ -47,13 +60,24 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
   for (const step of ringSteps(targets)) {
     if (call.isEnded || timedOut) break;
     try {
-      const dialog = step.length === 1 ? await invite(deps, call, step[0]!, from, opts) : await ringTogether(deps, call, step, from, opts);
+      const { dialog, relay } = step.length === 1 ? await invite(deps, call, step[0]!, from, opts) : await ringTogether(deps, call, step, from, opts);
       if (call.isEnded) {
         // answered after we gave up (CANCEL crossed the 200): hang up at once
         await dialog.destroy().catch(() => undefined);
+        await relay?.close('answered after the call ended');
         return { answered: false, cause: 'normal_clearing' };
       }
-      if (dialog.remote.sdp) await call.endpoint.modify(dialog.remote.sdp);
+      // the answering party's relay leg (if any) is the call's from now on: its close cascades
+      if (relay) call.relay = relay;
+      if (dialog.remote.sdp) {
+        // an answer the media (or rtpengine) refuses: the dialog goes, the next target may do better
+        await mediaPath(call.endpoint, relay)
+          .applyAnswer(dialog.remote.sdp)
+          .catch(async (err: Error) => {
+            await dialog.destroy().catch(() => undefined);
+            throw err;
+          });
+      }
       call.attachDialog(dialog);
       await call.setStatus('progressing');
       return { answered: true };
@@ -61,6 +85,12 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
       const status = Number((err as { status?: number }).status);
       cause = Number.isFinite(status) ? causeFromSipStatus(status) : 'failure';
       deps.logger.debug({ call: call.id, uris: step.map((t) => t.uri), status, err: (err as Error).message }, 'dial attempt failed');
+      if (call.relay && !call.answered) {
+        // the answer was refused after the relay was taken over: it goes with the attempt
+        const relay = call.relay;
+        call.relay = null;
+        await relay.close('dial attempt failed');
+      }
       if (FINAL.has(status)) break;
     }
   }
@@ -81,31 +111,48 @@ function ringSteps(targets: DialTarget[]): DialTarget[][] {
   return steps;
 }
 
-/** One INVITE; `onRequest` sees the request as sent (to cancel it), `onFail` nothing: a rejection throws. */
-function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: string, opts: DialOptions, onRequest?: (req: PendingUac) => void): Promise<UacDialog> {
+interface Attempt {
+  dialog: UacDialog;
+  /** The answering party's rtpengine leg (SRTP / WebRTC), or null for plain RTP. */
+  relay: RelayLeg | null;
+}
+
+/**
+ * One INVITE, its offer rewritten by rtpengine when the target needs SRTP or the WebRTC profile;
+ * `onRequest` sees the request as sent (to cancel it). A rejection throws, and closes the attempt's relay leg.
+ */
+async function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: string, opts: DialOptions, onRequest?: (req: PendingUac) => void): Promise<Attempt> {
   deps.logger.debug({ call: call.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
-  return deps.srf.createUAC(
-    t.uri,
-    {
-      localSdp: call.endpoint!.local.sdp,
-      proxy: t.proxy,
-      auth: t.auth,
-      headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
-    },
-    {
-      cbRequest: (_err: unknown, req: SrfSentInvite) => {
-        if (!req) return;
-        if (onRequest) onRequest(req);
-        else call.setPendingUac(req);
-        // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
-        const sipCallId = req.get('Call-ID');
-        if (sipCallId) void callSipIdsRepo(deps.db).add(call.id, sipCallId).catch((err: Error) => deps.logger.debug({ err: err.message, call: call.id }, 'Call-ID not recorded'));
+  const relay = relayFor(deps, call, t);
+  try {
+    const localSdp = relay ? await relay.engineOffer(call.endpoint!.local.sdp) : call.endpoint!.local.sdp;
+    const dialog = await deps.srf.createUAC(
+      t.uri,
+      {
+        localSdp,
+        proxy: t.proxy,
+        auth: t.auth,
+        headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
       },
-      cbProvisional: (res: { status: number }) => {
-        if (res.status === 180 || res.status === 183) void call.setStatus('ringing');
+      {
+        cbRequest: (_err: unknown, req: SrfSentInvite) => {
+          if (!req) return;
+          if (onRequest) onRequest(req);
+          else call.setPendingUac(req);
+          // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
+          const sipCallId = req.get('Call-ID');
+          if (sipCallId) void callSipIdsRepo(deps.db).add(call.id, sipCallId).catch((err: Error) => deps.logger.debug({ err: err.message, call: call.id }, 'Call-ID not recorded'));
+        },
+        cbProvisional: (res: { status: number }) => {
+          if (res.status === 180 || res.status === 183) void call.setStatus('ringing');
+        },
       },
-    },
-  );
+    );
+    return { dialog, relay };
+  } catch (err) {
+    await relay?.close('dial attempt failed');
+    throw err;
+  }
 }
 
 /**
@@ -113,7 +160,7 @@ function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: string, 
  * answer wins and the others are cancelled (a late 2xx is hung up); when none answers, the failure
  * that says most wins: a decline or busy (6xx, 486) over the rest (RFC 3261 16.7, simplified).
  */
-function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], from: string, opts: DialOptions): Promise<UacDialog> {
+function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], from: string, opts: DialOptions): Promise<Attempt> {
   const pending = new Set<PendingUac>();
   const cancelAll = (): void => {
     for (const r of pending) {
@@ -122,20 +169,24 @@ function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fro
     pending.clear();
   };
   call.setPendingUac({ cancel: cancelAll });
-  return new Promise<UacDialog>((resolve, reject) => {
-    let winner: UacDialog | undefined;
+  return new Promise<Attempt>((resolve, reject) => {
+    let winner: Attempt | undefined;
     let failures: unknown[] = [];
     step.forEach((t) => {
       let mine: PendingUac | undefined;
       invite(deps, call, t, from, opts, (req) => {
         mine = req;
         if (winner || call.isEnded) { try { req.cancel(); } catch { /* final */ } } else pending.add(req);
-      }).then((dialog) => {
+      }).then((attempt) => {
         if (mine) pending.delete(mine);
-        if (winner) { void dialog.destroy().catch(() => undefined); return; }
-        winner = dialog;
+        if (winner) {
+          void attempt.dialog.destroy().catch(() => undefined);
+          void attempt.relay?.close('another contact answered');
+          return;
+        }
+        winner = attempt;
         cancelAll();
-        resolve(dialog);
+        resolve(attempt);
       }, (err: unknown) => {
         if (mine) pending.delete(mine);
         failures.push(err);

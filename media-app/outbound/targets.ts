@@ -12,6 +12,7 @@
  * SIP extension-to-tel call dials through here.
  */
 import type { Knex } from '../../core/db/knex';
+import type { MediaEncryption } from '../../core/sip/media-encryption';
 import type { Config } from '../../core/config';
 import type { Address } from '../../core/repos/calls';
 import { extensionsRepo } from '../../core/repos/extensions';
@@ -41,6 +42,8 @@ export interface DialTarget {
   transport?: string;
   /** Targets with the same ring group (an extension's contacts: its address of record) ring together, not in turn. */
   ringGroup?: string;
+  /** The party's media_encryption (a provider's, an extension's): sdes or dtls make our offer go through rtpengine. */
+  mediaEncryption?: MediaEncryption;
 }
 
 /** What resolving a destination needs from the node (CallDeps has it all). */
@@ -93,6 +96,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           providerId: provider.id,
           auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
           headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
+          mediaEncryption: provider.media_encryption,
         })),
       };
     }
@@ -113,6 +117,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
           transport: b.source.protocol || 'udp',
           ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
+          mediaEncryption: ext.media_encryption,
         })),
       };
     }
