@@ -1,7 +1,9 @@
 // Calls to and from SIP over WebSocket clients (RFC 7118): a real `ws` client calls an extension
 // registered by sipp over UDP; REST POST /v1.0/calls reaches an extension registered over ws on that
 // very connection; an extension registered from a sipp desk phone and a ws client at once rings both;
-// a closed or vanished flow fails the call at once (no INVITE timeout).
+// a closed or vanished flow fails the call at once (no INVITE timeout). A contact registered over
+// WebSocket is offered the WebRTC profile through rtpengine (a real one); the ws client answers with
+// the DTLS-SRTP answer of a second rtpengine, its far end's media stack.
 import { expect } from 'chai';
 import request from 'supertest';
 import { numbersRepo } from '../../core/repos/numbers';
@@ -9,6 +11,8 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../supp
 import { testDb } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { plainSdp, WsSipPhone, type WsMessage } from '../support/ws-sip';
+import { Rtpengine } from '../support/rtpengine';
+import { SrtpFarEnd } from '../support/srtp-far-end';
 import { answeringUas, createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from './harness';
 import { calleePhone } from './phones';
 
@@ -19,9 +23,13 @@ describe('SIP over WebSocket: calls', function () {
   let f: Fixture;
   let wsUrl: string;
   let source: string;
+  let relay: Rtpengine;
+  let farRelay: Rtpengine;
+  const farEnds: SrtpFarEnd[] = [];
 
   before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }, { sip: { listen: { wsPort: 0 } } });
+    [relay, farRelay] = await Promise.all([Rtpengine.create(), Rtpengine.create()]);
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', RTPENGINE_NG: relay.ng }, { sip: { listen: { wsPort: 0 } } });
     t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
     f = await createFixture(t.ctx);
     source = `+1415${String(Date.now()).slice(-7)}`;
@@ -30,20 +38,27 @@ describe('SIP over WebSocket: calls', function () {
   });
   after(async () => {
     killAllSipp();
+    await Promise.all(farEnds.map((f) => f.close()));
     await t?.close();
     await p?.close();
+    await Promise.all([relay?.dispose(), farRelay?.dispose()]);
   });
 
   const callExtension = (extension: string, actions: object[] = [{ type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }]) =>
     request(t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
       .send({ source: { type: 'tel', target: source }, destinations: [{ type: 'extension', target: extension }], actions });
 
-  /** Answers the platform's INVITE (180, 200 with SDP) and its BYE; resolves with the INVITE. */
+  /** Answers the platform's INVITE (180, 200 with a DTLS-SRTP answer) and its BYE; resolves with the INVITE. */
   async function answerAndAwaitBye(phone: WsSipPhone, pauseMs = 0): Promise<{ invite: WsMessage; bye: WsMessage }> {
     const invite = await phone.nextRequest('INVITE', 10_000);
+    // a browser's contact: the WebRTC profile (DTLS-SRTP, ICE) through rtpengine
+    expect(invite.body).to.match(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF /m);
+    expect(invite.body).to.match(/^a=fingerprint:/m);
     phone.respond(invite, 180, 'Ringing', '', 'wsans');
     if (pauseMs) await sleep(pauseMs);
-    phone.respond(invite, 200, 'OK', plainSdp(await freePort()), 'wsans');
+    const far = new SrtpFarEnd({ host: '127.0.0.1', port: farRelay.ngPort });
+    farEnds.push(far);
+    phone.respond(invite, 200, 'OK', (await far.answerOffer(invite.body, await freePort())).sdp, 'wsans');
     await phone.nextRequest('ACK', 5000);
     const bye = await phone.nextRequest('BYE', 15_000);
     phone.respond(bye, 200, 'OK');
