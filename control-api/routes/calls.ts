@@ -77,7 +77,7 @@ async function owned(ctx: AppContext, auth: AuthContext, id: string): Promise<Ca
 }
 
 /** A call that can take a media command: not ended, answered. */
-async function progressing(ctx: AppContext, auth: AuthContext, id: string): Promise<CallRow> {
+export async function progressing(ctx: AppContext, auth: AuthContext, id: string): Promise<CallRow> {
   const c = await owned(ctx, auth, id);
   if (c.status === 'hangup') throw alreadyHangup();
   if (c.status !== 'progressing') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}, not progressing`);
@@ -93,7 +93,7 @@ async function publish(ctx: AppContext, type: string, calls: CallRow[]): Promise
   }
 }
 
-async function send(ctx: AppContext, command: Parameters<ReturnType<typeof commandBus>['toCallOwner']>[0]): Promise<void> {
+export async function send(ctx: AppContext, command: Parameters<ReturnType<typeof commandBus>['toCallOwner']>[0]): Promise<void> {
   const sent = await commandBus(ctx).toCallOwner(command);
   if (!sent) throw callNotFound();
 }

@@ -17,6 +17,7 @@ import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
 import { routes as calls } from './calls';
+import { routes as callsControls } from './calls-controls';
 import { routes as campaigncalls } from './campaigncalls';
 import { routes as campaigns } from './campaigns';
 import { routes as conferencecalls } from './conferencecalls';
@@ -82,6 +83,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   billingAccount,
   billing,
   calls,
+  callsControls,
   campaigncalls,
   campaigns,
   conferencecalls,
