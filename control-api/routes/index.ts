@@ -22,6 +22,7 @@ import { routes as campaigncalls } from './campaigncalls';
 import { routes as campaigns } from './campaigns';
 import { routes as conferencecalls } from './conferencecalls';
 import { routes as conferences } from './conferences';
+import { routes as conferencesTranscribe } from './conferences-transcribe';
 import { routes as contactAddresses } from './contact-addresses';
 import { routes as contactCases } from './contact-cases';
 import { routes as contactInteractions } from './contact-interactions';
@@ -88,6 +89,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   campaigns,
   conferencecalls,
   conferences,
+  conferencesTranscribe,
   contactAddresses,
   contactCases,
   contactInteractions,
