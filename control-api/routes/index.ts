@@ -13,6 +13,7 @@ import { routes as aicalls } from './aicalls';
 import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
 import { routes as ais } from './ais';
+import { routes as aisInsight } from './ais-insight';
 import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
@@ -49,6 +50,7 @@ import { routes as rags } from './rags';
 import { routes as recordings } from './recordings';
 import { routes as serviceAgentsCases } from './service-agents-cases';
 import { routes as serviceAgentsContacts } from './service-agents-contacts';
+import { routes as serviceAgentsCreate } from './service-agents-create';
 import { routes as serviceAgentsFiles } from './service-agents-files';
 import { routes as serviceAgentsInteractions } from './service-agents-interactions';
 import { routes as serviceAgentsShared } from './service-agents-shared';
@@ -80,6 +82,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   aimessages,
   aipromptproposals,
   ais,
+  aisInsight,
   aisummaries,
   billingAccount,
   billing,
@@ -116,6 +119,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   recordings,
   serviceAgentsCases,
   serviceAgentsContacts,
+  serviceAgentsCreate,
   serviceAgentsFiles,
   serviceAgentsInteractions,
   serviceAgentsShared,
