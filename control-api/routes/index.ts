@@ -43,6 +43,7 @@ import { routes as outboundConfigs } from './outbound-configs';
 import { routes as outdials } from './outdials';
 import { routes as outplans } from './outplans';
 import { routes as providers } from './providers';
+import { routes as providercalls } from './providercalls';
 import { routes as provisioning } from './provisioning';
 import { routes as queuecalls } from './queuecalls';
 import { routes as queues } from './queues';
@@ -112,6 +113,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   outdials,
   outplans,
   providers,
+  providercalls,
   provisioning,
   queuecalls,
   queues,
