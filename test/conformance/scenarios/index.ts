@@ -12,5 +12,6 @@ import { contacts } from './contacts';
 import { comms } from './comms';
 import { workspace } from './workspace';
 import { accounts } from './accounts';
+import { apicalls } from './apicalls';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...apicalls };
