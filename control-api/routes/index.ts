@@ -44,6 +44,7 @@ import { routes as outdials } from './outdials';
 import { routes as outplans } from './outplans';
 import { routes as providers } from './providers';
 import { routes as providercalls } from './providercalls';
+import { routes as providersSetup } from './providers-setup';
 import { routes as provisioning } from './provisioning';
 import { routes as queuecalls } from './queuecalls';
 import { routes as queues } from './queues';
@@ -114,6 +115,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   outplans,
   providers,
   providercalls,
+  providersSetup,
   provisioning,
   queuecalls,
   queues,
