@@ -12,18 +12,18 @@ import { routes as aiaudits } from './aiaudits';
 import { routes as aicalls } from './aicalls';
 import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
-import { routes as ais } from './ais';
 import { routes as aisInsight } from './ais-insight';
+import { routes as ais } from './ais';
 import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
-import { routes as calls } from './calls';
 import { routes as callsControls } from './calls-controls';
+import { routes as calls } from './calls';
 import { routes as campaigncalls } from './campaigncalls';
 import { routes as campaigns } from './campaigns';
 import { routes as conferencecalls } from './conferencecalls';
-import { routes as conferences } from './conferences';
 import { routes as conferencesTranscribe } from './conferences-transcribe';
+import { routes as conferences } from './conferences';
 import { routes as contactAddresses } from './contact-addresses';
 import { routes as contactCases } from './contact-cases';
 import { routes as contactInteractions } from './contact-interactions';
@@ -42,9 +42,9 @@ import { routes as numbers } from './numbers';
 import { routes as outboundConfigs } from './outbound-configs';
 import { routes as outdials } from './outdials';
 import { routes as outplans } from './outplans';
-import { routes as providers } from './providers';
 import { routes as providercalls } from './providercalls';
 import { routes as providersSetup } from './providers-setup';
+import { routes as providers } from './providers';
 import { routes as provisioning } from './provisioning';
 import { routes as queuecalls } from './queuecalls';
 import { routes as queues } from './queues';
@@ -83,18 +83,18 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   aicalls,
   aimessages,
   aipromptproposals,
-  ais,
   aisInsight,
+  ais,
   aisummaries,
   billingAccount,
   billing,
-  calls,
   callsControls,
+  calls,
   campaigncalls,
   campaigns,
   conferencecalls,
-  conferences,
   conferencesTranscribe,
+  conferences,
   contactAddresses,
   contactCases,
   contactInteractions,
@@ -113,9 +113,9 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   outboundConfigs,
   outdials,
   outplans,
-  providers,
   providercalls,
   providersSetup,
+  providers,
   provisioning,
   queuecalls,
   queues,
