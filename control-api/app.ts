@@ -20,6 +20,7 @@ import { createMetrics, opsRouter, type Metrics } from './ops';
 import { createMessagingCallbackRouter } from './messaging/router';
 import { createAuthRouter } from './auth';
 import { createProvisioningRouter } from './provisioning/router';
+import { createConsoleRouter } from './console/router';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -83,6 +84,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.use('/auth', authRouter({ ctx, credentials, statusGate, limiters, jsonBody: body }));
   const provisioning = opts.provisioningRouter ?? createProvisioningRouter;
   app.use('/provisioning', provisioning(ctx));
+  // The web console: static files; it uses the public API below like any client.
+  app.use('/console', createConsoleRouter({ publicUrl: ctx.config.publicUrl }));
   // SMS provider callbacks (delivery reports, inbound messages): authenticated by the provider's signature.
   app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
 

@@ -82,6 +82,11 @@ function closed<B extends z.ZodType>(body: B): B {
 /** A UUID path or body field (any 8-4-4-4-12 hex; invalid → INVALID_ID in paths). */
 export const uuid = () => z.guid();
 export const idParams = z.object({ id: uuid().describe('resource id (UUID)') });
+/**
+ * An optional reference to another resource in a body: a UUID, or '' for none (what clients of the
+ * reference send when they must fill a required field; its server reads '' as the empty UUID).
+ */
+export const refId = () => z.union([z.literal(''), z.guid()]).optional();
 /** A bounded free-text field. */
 export const text = (max = 255) => z.string().max(max);
 

@@ -28,6 +28,8 @@ export interface SrfDialog extends Omit<DrachtioSrf.Dialog, 'request' | 'destroy
 /** The request handed to createUAC's cbRequest: it can be cancelled (CANCEL) until a final response. */
 export interface SrfSentInvite {
   cancel(): void;
+  /** A header of the INVITE as sent (Call-ID...). */
+  get(name: string): string | undefined;
 }
 
 type Handler = (req: SrfRequest, res: SrfResponse) => void;

@@ -11,6 +11,7 @@ import { subsystem as queue } from './queue';
 import { subsystem as workspace } from './workspace/subsystem';
 import { subsystem as xfer } from './transfer';
 import { subsystem as storage } from './storage';
+import { subsystem as billing } from './billing';
 import { subsystem as callControls } from './call/controls-subsystem';
 
 export const SUBSYSTEMS: readonly Subsystem[] = [
@@ -22,5 +23,6 @@ export const SUBSYSTEMS: readonly Subsystem[] = [
   workspace,
   xfer,
   storage,
+  billing,
   callControls,
 ];

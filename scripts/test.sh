@@ -9,6 +9,7 @@ export NODE_ENV=test
 echo "[test] tsc --noEmit"
 npx tsc --noEmit -p .
 if ls web/*/main.ts* >/dev/null 2>&1; then npx tsc --noEmit -p web; fi
+if [ -f dist/reference-api/paths.d.ts ]; then npx tsc --noEmit -p tsconfig.reference.json; fi
 echo "[test] mocha"
 if [ "$#" -gt 0 ]; then
   npx mocha --reporter test/support/reporter.js "$@"

@@ -10,20 +10,23 @@ import pino from 'pino';
 import { loadSipConfig, SipConfigError } from '../sip-config';
 import { SipStack } from './stack';
 import { parseOutboundTargets, startDrachtio } from './drachtio';
+import { startCapture, type RunningCapture } from './capture';
 
 async function main(): Promise<void> {
   const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'sip-server' } });
   let config;
+  let capture: RunningCapture | null;
   try {
     config = loadSipConfig();
+    capture = startCapture(process.env, log.child({ component: 'sip-capture' }));
   } catch (err) {
-    if (err instanceof SipConfigError) {
-      log.fatal(err.message);
+    if (err instanceof SipConfigError || (err instanceof Error && err.message.startsWith('SIP_CAPTURE'))) {
+      log.fatal((err as Error).message);
       process.exit(2);
     }
     throw err;
   }
-  const stack = new SipStack(config, { logger: log.child({ component: 'sip-stack' }) });
+  const stack = new SipStack(config, { logger: log.child({ component: 'sip-stack' }), capture: capture?.capture });
   stack.on('error', (err) => log.error({ err: err.message }, 'SIP transport error'));
   await stack.start();
   const drachtio = await startDrachtio(stack, {
@@ -50,6 +53,7 @@ async function main(): Promise<void> {
     force.unref();
     await drachtio.close().catch(() => undefined);
     await stack.stop().catch(() => undefined);
+    await capture?.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -31,6 +31,7 @@ import { ScannerFilter } from './security/scanner';
 import { SourceRateLimiter } from './security/rate-limit';
 import { trustFromAnswer } from './security/trusted';
 import { sipMetrics } from './metrics';
+import type { SipCaptureHook } from './capture/capture';
 
 export * from './message';
 export type { ListeningPoint, Target } from './transport';
@@ -43,6 +44,8 @@ export interface SipStackOptions {
   logger?: Logger;
   /** DNS for RFC 3263 NAPTR/SRV/A lookups; default: the servers of config.dns (else the system's) */
   resolver?: SipResolver;
+  /** Sees every parsed message sent or received (the call's SIP ladder, sip-server/capture/). */
+  capture?: SipCaptureHook;
 }
 
 export interface RequestOptions {
@@ -87,6 +90,7 @@ export class SipStack extends EventEmitter {
   private readonly limiter: SourceRateLimiter;
   private readonly ctx: TransactionContext;
   private readonly resolver: SipResolver;
+  private readonly capture: SipCaptureHook | undefined;
   private started = false;
 
   constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
@@ -104,6 +108,7 @@ export class SipStack extends EventEmitter {
       else this.log.error({ err: e }, 'SIP transport error');
     });
     this.resolver = opts.resolver ?? systemResolver(config.dns.servers);
+    this.capture = opts.capture;
     this.scanners = new ScannerFilter(config.security.uaBlocklist);
     this.limiter = new SourceRateLimiter({ ...config.security.rateLimit, allowlist: config.security.allowlist });
     this.limiter.onBan = (source, scope) => {
@@ -268,6 +273,10 @@ export class SipStack extends EventEmitter {
       sipMetrics.responsesOut.inc({ method: safeCSeqMethod(r), code: String(r.status) });
     }
     if (this.log.isLevelEnabled('trace')) this.log.trace({ callId: msg.callId, dest, msg: data.toString() }, 'send');
+    if (this.capture) {
+      const lp = this.listeningPoint(dest.transport);
+      this.capture.sent(msg, data, dest, { address: lp?.advertisedHost ?? '127.0.0.1', port: lp?.port ?? 0 });
+    }
     await this.transports.send(data, dest);
   }
 
@@ -285,8 +294,8 @@ export class SipStack extends EventEmitter {
     }
     msg.source = src;
     try {
-      if (msg instanceof SipResponse) this.onResponse(msg);
-      else this.onRequest(msg, src);
+      if (msg instanceof SipResponse) this.onResponse(msg, data);
+      else this.onRequest(msg, src, data);
     } catch (e) {
       // a bug must not take the listener down; log and carry on
       this.log.error({ err: e, callId: msg.callId }, 'error handling SIP message');
@@ -307,7 +316,8 @@ export class SipStack extends EventEmitter {
     } catch { /* could not form a response after all: drop */ }
   }
 
-  private onResponse(res: SipResponse): void {
+  private onResponse(res: SipResponse, data: Buffer): void {
+    this.capture?.received(res, data, res.source!);
     sipMetrics.responsesIn.inc({ method: safeCSeqMethod(res), code: String(res.status) });
     const key = clientKey(res);
     const tx = key ? this.table.clients.get(key) : undefined;
@@ -321,7 +331,7 @@ export class SipStack extends EventEmitter {
     this.sendMessage(res, responseDestination(req.topVia!, req.source)).catch(() => undefined);
   }
 
-  private onRequest(req: SipRequest, src: SourceInfo): void {
+  private onRequest(req: SipRequest, src: SourceInfo, data: Buffer): void {
     stampVia(req, src);
     const verdict = this.limiter.take(src.address, src.port);
     if (verdict !== 'allow') {
@@ -335,6 +345,8 @@ export class SipStack extends EventEmitter {
       return;
     }
     sipMetrics.requestsIn.inc({ method: req.method });
+    // captured once past the flood and scanner checks, as it arrived (before our received/rport)
+    this.capture?.received(req, data, src);
     this.log.debug({ callId: req.callId, method: req.method, src: `${src.transport}:${src.address}:${src.port}` }, 'request');
 
     if (req.method === 'ACK') return this.onAck(req);

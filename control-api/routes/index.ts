@@ -65,6 +65,8 @@ import { routes as storage } from './storage';
 import { routes as summaries } from './summaries';
 import { routes as tags } from './tags';
 import { routes as teams } from './teams';
+import { routes as timelineAnalyses } from './timeline-analyses';
+import { routes as timelineSip } from './timeline-sip';
 import { routes as timelines } from './timelines';
 import { routes as transcribes } from './transcribes';
 import { routes as transcripts } from './transcripts';
@@ -136,6 +138,8 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   summaries,
   tags,
   teams,
+  timelineAnalyses,
+  timelineSip,
   timelines,
   transcribes,
   transcripts,

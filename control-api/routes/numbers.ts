@@ -4,7 +4,7 @@
  * the local inventory (core/numbers/inventory.ts), need a verified identity and are charged.
  */
 import { z } from 'zod';
-import { defineRoute, idParams, text, uuid } from '../route';
+import { defineRoute, idParams, refId, text, uuid } from '../route';
 import { ApiError, invalidArgument, missingParameter } from '../../core/errors';
 import { parseTimestamp } from '../../core/time';
 import { numbersRepo, numberJson, type NumberRow } from '../../core/repos/numbers';
@@ -77,8 +77,8 @@ export const routes = [
     body: z.object({
       number: z.string().max(32),
       type: numberType.optional(),
-      call_flow_id: uuid().optional(),
-      message_flow_id: uuid().optional(),
+      call_flow_id: refId(),
+      message_flow_id: refId(),
       name: text().optional(),
       detail: text(1024).optional(),
     }),

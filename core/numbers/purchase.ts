@@ -43,8 +43,8 @@ export function classifyNumber(number: string, type?: NumberType): NumberType {
 
 export async function purchaseNumber(db: Db, inventory: NumberInventory, customerId: string, input: PurchaseInput): Promise<NumberRow> {
   const type = classifyNumber(input.number, input.type);
-  const callFlowId = input.call_flow_id ?? EMPTY_UUID;
-  const messageFlowId = input.message_flow_id ?? EMPTY_UUID;
+  const callFlowId = input.call_flow_id || EMPTY_UUID;
+  const messageFlowId = input.message_flow_id || EMPTY_UUID;
   let providerId = EMPTY_UUID;
   if (type === 'normal') {
     const customer = await db('customers').where({ id: customerId }).first('identity_verification_status');

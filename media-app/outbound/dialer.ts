@@ -8,6 +8,8 @@ import type { CallSession } from '../call/session';
 import type { CallDeps } from '../call/deps';
 import type { DialTarget } from './targets';
 import { nameAddr } from '../sip-uri';
+import type { SrfSentInvite } from '../srf';
+import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
 
 /** Final statuses after which another route is not tried. */
 const FINAL = new Set([486, 487, 600, 603, 404, 484]);
@@ -54,7 +56,13 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
           headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
         },
         {
-          cbRequest: (_err: unknown, req: { cancel(): void }) => req && call.setPendingUac(req),
+          cbRequest: (_err: unknown, req: SrfSentInvite) => {
+            if (!req) return;
+            call.setPendingUac(req);
+            // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
+            const sipCallId = req.get('Call-ID');
+            if (sipCallId) void callSipIdsRepo(deps.db).add(call.id, sipCallId).catch((err: Error) => deps.logger.debug({ err: err.message, call: call.id }, 'Call-ID not recorded'));
+          },
           cbProvisional: (res: { status: number }) => {
             if (res.status === 180 || res.status === 183) void call.setStatus('ringing');
           },

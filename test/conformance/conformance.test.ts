@@ -11,7 +11,9 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, createAgent, type TestApp } from '../support/api';
 import { truncateAll } from '../support/db';
-import { until } from '../media-app/harness';
+import { startPlatform, until, type Platform } from '../media-app/harness';
+import { closeCommandBus } from '../../control-api/calls/bus';
+import { LiveParties } from './live';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { Permission } from '../../core/permissions';
 import { Reference, describeErrors } from './reference';
@@ -42,8 +44,10 @@ function difference(step: Step, res: request.Response): string {
 }
 
 describe('conformance: the API against the reference document', function () {
-  this.timeout(20000);
+  this.timeout(40000);
   let t: TestApp;
+  let p: Platform;
+  const live = new LiveParties();
   let token: string;
   let superToken: string;
   let peerToken: string;
@@ -51,15 +55,21 @@ describe('conformance: the API against the reference document', function () {
   let savedLlmBase: string | undefined;
   const s: State = {};
 
-  before(async () => {
+  before(async function () {
+    this.timeout(60_000);
+    // A real call plane (sip-server capturing SIP, a media-app node) for the operations on live calls,
+    // on the API's database and Redis prefix; the parties it dials are sipp on loopback (live.ts).
+    await truncateAll();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on' });
     // The AI engine is a real OpenAI-speaking HTTP server on loopback, allowed by the egress policy.
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', SIP_DOMAIN: 'sip.example.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', SIP_DOMAIN: 'sip.example.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
     const AUDIT = '{"overall_score":4,"dimensions":{"helpfulness":{"score":4,"reason":"clear"},"tool_usage":null},"summary":"good"}';
     llm = await startLlmServer({
       respond: (req) => {
         const system = req.messages[0]?.content ?? '';
         if (system.includes('improve system prompts')) return { text: '{"prompt":"Be concise.","rationale":"shorter"}' };
         if (system.includes('You audit an AI assistant')) return { text: AUDIT };
+        if (system.includes('timeline of one run of a call flow')) return { text: '{"overall_status":"ok","narrative":"answered and ended","issues":[]}' };
         return { text: 'ok' };
       },
     });
@@ -67,7 +77,6 @@ describe('conformance: the API against the reference document', function () {
     // Summaries use the server-wide LLM endpoint, read from the environment at request time.
     savedLlmBase = process.env.AI_LLM_BASE_URL;
     process.env.AI_LLM_BASE_URL = llm.url;
-    await truncateAll();
     const f = await createFixture(t.ctx);
     token = f.token;
     superToken = (await createFixture(t.ctx, { permission: Permission.ProjectSuperAdmin })).token;
@@ -82,7 +91,10 @@ describe('conformance: the API against the reference document', function () {
     if (savedLlmBase === undefined) delete process.env.AI_LLM_BASE_URL;
     else process.env.AI_LLM_BASE_URL = savedLlmBase;
     await llm?.close();
+    live.close();
+    if (t) await closeCommandBus(t.ctx);
     await t?.close();
+    await p?.close();
   });
 
   it(`covers or lists each of the reference's ${ref.operations.length} operations exactly once, listed ones with a reason`, () => {
@@ -101,14 +113,15 @@ describe('conformance: the API against the reference document', function () {
       for (const step of steps) {
         it(`${step.op}${step.differs ? ' (known difference)' : ''}`, async () => {
           const op = ref.operation(step.op);
-          const url = step.url ? step.url(s) : op.path;
-          expect(url, 'the concrete path fits the operation').to.match(templateRegex(op.path));
-          expect(url, 'every prerequisite exists').not.to.match(/undefined/);
+          if (step.prepare) await step.prepare(s, live);
           const bearer = `Bearer ${step.as === 'superadmin' ? superToken : step.as === 'peer' ? peerToken : token}`;
           if (step.until) {
             const { url: waitUrl, done } = step.until;
-            await until(async () => done((await request(t.app).get(`/v1.0${waitUrl(s)}`).set('Authorization', bearer)).body as Record<string, unknown>) || null, 10_000, `${step.op}: prerequisite ready`);
+            await until(async () => done((await request(t.app).get(`/v1.0${waitUrl(s)}`).set('Authorization', bearer)).body as Record<string, unknown>) || null, 15_000, `${step.op}: prerequisite ready`);
           }
+          const url = step.url ? step.url(s) : op.path;
+          expect(url, 'the concrete path fits the operation').to.match(templateRegex(op.path));
+          expect(url, 'every prerequisite exists').not.to.match(/undefined/);
           let req = request(t.app)[op.method](`/v1.0${url}`).set('Authorization', bearer);
           if (step.query) req = req.query(step.query(s));
           if (step.multipart) {

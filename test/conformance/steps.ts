@@ -3,6 +3,8 @@
  * earlier steps left (ids of prerequisites created through the API). `crud` spells the usual five
  * operations of a collection in the order a client would use them.
  */
+import type { LiveParties } from './live';
+
 export type State = Record<string, string>;
 
 export interface Step {
@@ -14,6 +16,8 @@ export interface Step {
   body?: (s: State) => unknown;
   /** A multipart/form-data request instead of JSON: text fields and one file part. */
   multipart?: (s: State) => { fields: Record<string, string>; file: { field: string; name: string; type: string; content: Buffer } };
+  /** Live prerequisites made before the step is sent (sipp parties the platform dials: live.ts). */
+  prepare?: (s: State, live: LiveParties) => Promise<void>;
   /** Polls GET `url` (as the same caller) until `done` holds before the step is sent: async work to finish. */
   until?: { url: (s: State) => string; done: (body: Record<string, unknown>) => boolean };
   /** Keeps what later steps need from a 2xx body (e.g. s.flow = body.id). */

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { makeSipConfig } from '../../sip-config';
 import { SipStack } from '../../sip-server/stack';
 import { startDrachtio, type RunningDrachtio } from '../../sip-server/drachtio';
+import { startCapture, type RunningCapture, type SipCaptureHook } from '../../sip-server/capture';
 import { loadConfig, type Config } from '../../core/config';
 import { repos } from '../../core/repos';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
@@ -33,6 +34,8 @@ export interface Platform {
   app: MediaApp;
   config: Readonly<Config>;
   redis: Redis;
+  /** The SIP capture, when the env said SIP_CAPTURE=on (off by default in tests). */
+  capture: RunningCapture | null;
   close(): Promise<void>;
 }
 
@@ -51,7 +54,7 @@ export interface SipServer {
 
 /** sip-server on loopback (its SipStack + drachtio layer on free ports), as sip-server/main.ts starts them. */
 /** `dnsServers`: RFC 3263 lookups go to these (a loopback DNS server) instead of the system's. */
-export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsServers: string[] = []): Promise<SipServer> {
+export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsServers: string[] = [], capture?: SipCaptureHook): Promise<SipServer> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
   const stack = new SipStack(
@@ -63,7 +66,7 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsSe
       // sipp is a scanner's favourite User-Agent; the test traffic is ours
       security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
     }),
-    { logger },
+    { logger, capture },
   );
   await stack.start();
   const drachtio = await startDrachtio(stack, { host: '127.0.0.1', port: drachtioPort, secret, logger });
@@ -73,15 +76,17 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsSe
 export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const sipDns = (env.SIP_DNS_SERVERS ?? '').split(',').filter(Boolean);
-  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns);
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
+  const keyPrefix = env.REDIS_KEY_PREFIX ?? `tma${process.pid}_${randomBytes(4).toString('hex')}:`;
+  const capture = startCapture({ SIP_CAPTURE: 'off', ...env, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix }, logger);
+  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, capture?.capture);
   const db = await testDb();
   const range = rtpRange();
   const fullEnv = {
     DATABASE_URL: await testDatabaseUrl(),
     REDIS_URL: redisUrl,
-    REDIS_KEY_PREFIX: `tma${process.pid}_${randomBytes(4).toString('hex')}:`,
+    REDIS_KEY_PREFIX: keyPrefix,
     DATA_DIR: path.join(os.tmpdir(), `media-app-test-${process.pid}`),
     SIP_DOMAIN,
     JWT_SECRET: 'x'.repeat(40),
@@ -105,10 +110,12 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     app,
     config,
     redis,
+    capture,
     async close() {
       await app.stop();
       await drachtio.close();
       await stack.stop();
+      await capture?.close();
       redis.disconnect();
     },
   };

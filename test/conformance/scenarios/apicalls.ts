@@ -1,15 +1,48 @@
 /**
- * Insight activation, the operator's provider calls and storage account deletion. Hold, music on
- * hold, silence and talk need a live call, conference transcription a conference hosted on a node,
- * and the service-agent creation routes a conversation, case or call of the agent: those are listed
- * in coverage.json and run end to end in their own suites (docs/api-fidelity.md).
+ * Hold, music on hold, silence and talk on a live call (a sipp party on loopback, live.ts), the
+ * transcription of a live conference's mix, insight activation, the operator's provider calls and
+ * storage account deletion. The service-agent creation routes need a conversation, case or call of
+ * the agent and /providers/setup the carrier's API: listed in coverage.json with the suites that run them.
  */
-import type { Step } from '../steps';
+import type { State, Step } from '../steps';
 
 const su = { as: 'superadmin' as const };
 const VIRTUAL = '+899100000077';
 
+const EMPTY = '00000000-0000-0000-0000-000000000000';
+const SRC = { type: 'tel', target: '+899100000002' };
+const url = (k: string, tail = '') => (s: State) => `/calls/${s[k]}${tail}`;
+/** A call to a fresh sipp party running `actions`, its id under `k`, answered before the next step. */
+const dial = (k: string, actions: (s: State) => unknown[]): Step => ({
+  op: 'post /calls', again: true,
+  prepare: async (s, live) => { s[`${k}Party`] = await live.party(k); },
+  body: (s) => ({ source: SRC, destinations: [{ type: 'sip', target: s[`${k}Party`] }], actions: actions(s) }),
+  save: (s, b) => { s[k] = String((b.calls as { id: string }[])[0]!.id); },
+});
+const up = (k: string) => ({ url: (s: State) => `/calls/${s[k]}`, done: (b: Record<string, unknown>) => b.status === 'progressing' });
+
 export const apicalls: Record<string, Step[]> = {
+  live_call_controls: [
+    dial('heldCall', () => [{ type: 'sleep', option: { duration: 90_000 } }]),
+    { op: 'post /calls/{id}/hold', url: url('heldCall', '/hold'), until: up('heldCall') },
+    { op: 'post /calls/{id}/moh', url: url('heldCall', '/moh') },
+    { op: 'delete /calls/{id}/moh', url: url('heldCall', '/moh') },
+    { op: 'delete /calls/{id}/hold', url: url('heldCall', '/hold') },
+    { op: 'post /calls/{id}/silence', url: url('heldCall', '/silence') },
+    { op: 'delete /calls/{id}/silence', url: url('heldCall', '/silence') },
+    { op: 'post /calls/{id}/talk', url: url('heldCall', '/talk'), body: () => ({ text: 'Thank you for holding.', language: 'en-US', provider: '', voice_id: '' }) },
+    { op: 'post /calls/{id}/hangup', again: true, url: url('heldCall', '/hangup') },
+  ],
+  live_conference_transcribe: [
+    { op: 'post /conferences', again: true, body: () => ({ type: 'conference', name: 'tr', detail: '', timeout: 0, data: {}, pre_flow_id: EMPTY, post_flow_id: EMPTY }), save: (s, b) => { s.trRoom = String(b.id); } },
+    dial('trRoomCall', (s) => [{ type: 'conference_join', option: { conference_id: s.trRoom } }]),
+    {
+      op: 'post /conferences/{id}/transcribe_start', url: (s) => `/conferences/${s.trRoom}/transcribe_start`, body: () => ({ language: 'en-US' }),
+      until: { url: (s) => `/conferences/${s.trRoom}`, done: (b) => b.status === 'progressing' && Array.isArray(b.conferencecall_ids) && b.conferencecall_ids.length > 0 },
+    },
+    { op: 'post /conferences/{id}/transcribe_stop', url: (s) => `/conferences/${s.trRoom}/transcribe_stop` },
+    { op: 'post /calls/{id}/hangup', again: true, url: url('trRoomCall', '/hangup') },
+  ],
   insight: [
     {
       op: 'post /ais', again: true,

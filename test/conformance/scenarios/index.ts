@@ -12,6 +12,7 @@ import { contacts } from './contacts';
 import { comms } from './comms';
 import { workspace } from './workspace';
 import { accounts } from './accounts';
+import { liveCalls, liveRooms } from './live-calls';
 import { apicalls } from './apicalls';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...apicalls };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms, ...apicalls };

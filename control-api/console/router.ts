@@ -1,0 +1,83 @@
+/**
+ * The web console (web/console/, built into dist/web/console/ by scripts/build-web.ts), served at
+ * /console. Static files only: the console talks to the platform through the public REST API and
+ * /v1.0/ws like any other client. Every answer carries a strict Content-Security-Policy (scripts,
+ * styles, sockets and media from this origin only, no framing) and cache headers: index.html is
+ * revalidated every time, the other files after five minutes.
+ *
+ * The one non-static route, POST /console/sign-out, expires the HttpOnly `token` cookie that
+ * POST /auth/login set (page script cannot clear an HttpOnly cookie); it grants nothing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { Router, type Response } from 'express';
+
+export const CONSOLE_DIST = path.resolve(__dirname, '..', '..', 'dist', 'web', 'console');
+
+/** The console's Content-Security-Policy. `extraMediaOrigin`: where recording downloads come from (PUBLIC_URL). */
+export function consoleCsp(extraMediaOrigin = ''): string {
+  const media = ["'self'", 'blob:', extraMediaOrigin].filter(Boolean).join(' ');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    `media-src ${media}`,
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+}
+
+export function createConsoleRouter(opts: { publicUrl: string; dist?: string }): Router {
+  const dist = opts.dist ?? CONSOLE_DIST;
+  const csp = consoleCsp(originOf(opts.publicUrl));
+  const r = Router();
+  const headers = (res: Response) => {
+    res.set('Content-Security-Policy', csp);
+    res.set('X-Content-Type-Options', 'nosniff');
+    res.set('Referrer-Policy', 'no-referrer');
+    res.set('X-Frame-Options', 'DENY');
+  };
+  const index = (_req: express.Request, res: Response) => {
+    headers(res);
+    const file = path.join(dist, 'index.html');
+    if (!fs.existsSync(file)) {
+      res.status(503).type('text/plain').send('The console is not built: run `npx tsx scripts/build-web.ts console`.\n');
+      return;
+    }
+    res.set('Cache-Control', 'no-cache');
+    res.sendFile(file);
+  };
+
+  r.post('/sign-out', (_req, res) => {
+    headers(res);
+    res.set('Cache-Control', 'no-store');
+    res.cookie('token', '', { httpOnly: true, secure: true, sameSite: 'strict', path: '/', maxAge: 0 });
+    res.status(204).end();
+  });
+  r.get('/', index);
+  r.get('/index.html', index);
+  r.use(
+    express.static(dist, {
+      index: false,
+      fallthrough: true,
+      redirect: false,
+      setHeaders: (res) => {
+        headers(res);
+        res.setHeader('Cache-Control', 'public, max-age=300');
+      },
+    }),
+  );
+  return r;
+}

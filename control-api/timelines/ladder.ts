@@ -1,0 +1,56 @@
+/**
+ * A call's SIP ladder: the Call-IDs of the call and its chained legs (call_sip_ids, the rows'
+ * sip_call_id), and the messages sip-server captured for them (core/sip/capture-store.ts).
+ */
+import type { Knex } from 'knex';
+import type { Redis } from 'ioredis';
+import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
+import { readCaptured, type CapturedMessage } from '../../core/sip/capture-store';
+import { notFound } from '../../core/errors';
+
+export interface LadderDeps { db: Knex; redis: Redis; prefix: string }
+
+/** The captured messages of a customer's call and its legs; 404 CALL_NOT_FOUND for any other call. */
+export async function callLadder(deps: LadderDeps, customerId: string, callId: string): Promise<CapturedMessage[]> {
+  const call = (await deps.db('calls').where({ id: callId, customer_id: customerId }).whereNull('tm_delete')
+    .first('id', 'master_call_id', 'chained_call_ids')) as { id: string; master_call_id: string; chained_call_ids: string[] } | undefined;
+  if (!call) throw notFound('CALL_NOT_FOUND', 'call not found');
+  const related = [call.master_call_id, ...(call.chained_call_ids ?? [])].filter((id) => id && !/^0{8}-/.test(id));
+  // legs are the customer's own (a chained id of another customer is never followed)
+  const legs = related.length
+    ? ((await deps.db('calls').whereIn('id', related).where({ customer_id: customerId }).select('id')) as { id: string }[]).map((r) => r.id)
+    : [];
+  const sipCallIds = await callSipIdsRepo(deps.db).of([call.id, ...legs]);
+  return readCaptured(deps.redis, deps.prefix, sipCallIds);
+}
+
+const isoUs = (us: number): string => {
+  const d = new Date(Math.floor(us / 1000)).toISOString();
+  return `${d.slice(0, 19)}.${String(us % 1_000_000).padStart(6, '0')}Z`;
+};
+
+/** "INVITE" for a request, "200 OK" for a response (its status line). */
+function methodOf(raw: string): string {
+  const line = raw.slice(0, Math.max(0, raw.indexOf('\r\n')) || raw.length);
+  if (line.startsWith('SIP/2.0 ')) return line.slice(8).trim();
+  return line.split(' ')[0] ?? '';
+}
+
+/** The reference's sip-analysis body (plus direction, transport and SIP Call-ID per message). */
+export function sipAnalysisJson(messages: CapturedMessage[]) {
+  return {
+    sip_messages: messages.map((m) => ({
+      timestamp: isoUs(m.us),
+      method: methodOf(m.raw),
+      src_ip: m.srcIp,
+      src_port: m.srcPort,
+      dst_ip: m.dstIp,
+      dst_port: m.dstPort,
+      direction: m.direction === 'in' ? 'incoming' : 'outgoing',
+      transport: m.transport,
+      sip_call_id: m.sipCallId,
+      raw: m.raw,
+    })),
+    rtcp_stats: null,
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The console under test: a real control-api (Postgres, Redis, /v1.0/ws) listening on loopback,
+ * serving the freshly built console at /console, optionally beside the call plane (sip-server +
+ * media-app) sharing its Redis prefix and data folder; Debian's Chromium drives it.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { Page } from 'puppeteer-core';
+import { buildWebApp } from '../../scripts/build-web';
+import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
+import { buildTestApp, type TestApp } from '../support/api';
+import { freePort } from '../support/ports';
+import { launchBrowser, type TestBrowser } from '../support/browser';
+import { startPlatform, type Platform } from '../media-app/harness';
+import { startEventStore } from '../../core/events/store';
+import { newId } from '../../core/ids';
+import { startWebhooks } from '../../control-api/webhooks';
+
+export interface ConsoleRig {
+  t: TestApp;
+  base: string;
+  browser: TestBrowser;
+  platform: Platform | null;
+  shots: string;
+  close(): Promise<void>;
+}
+
+export async function startConsole(opts: { platform?: boolean } = {}): Promise<ConsoleRig> {
+  await buildWebApp('console');
+  const platform = opts.platform ? await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on' }) : null;
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', PUBLIC_URL: base };
+  if (platform) Object.assign(env, { REDIS_KEY_PREFIX: platform.config.redisKeyPrefix, DATA_DIR: platform.config.dataDir, SIP_DOMAIN: platform.config.sipDomain });
+  const t = await buildTestApp({ env });
+  const server = http.createServer(t.app);
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  const ws: WebSocketService = await attachWebSocket(server, t.ctx);
+  // The events store behind /timelines (a group of its own: the stream is shared by every suite).
+  const store = await startEventStore(t.ctx.db, t.ctx.redis, { group: `console-store-${newId()}` });
+  const webhooks = await startWebhooks(t.ctx, { group: `console-webhooks-${newId()}` });
+  const browser = await launchBrowser();
+  const shots = process.env.CONSOLE_SHOTS ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ov-console-shots-'));
+  fs.mkdirSync(shots, { recursive: true });
+  return {
+    t,
+    base,
+    browser,
+    platform,
+    shots,
+    async close() {
+      await browser.close();
+      await ws.close();
+      await store.close();
+      await webhooks.close();
+      server.closeAllConnections();
+      server.close();
+      await t.close();
+      await platform?.close();
+    },
+  };
+}
+
+export const LAPTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+/** A page in a browser context of its own (own cookies), its errors collected in rig.browser.errors. */
+export async function freshPage(rig: ConsoleRig): Promise<Page> {
+  const context = await rig.browser.browser.createBrowserContext();
+  const page = await context.newPage();
+  page.on('pageerror', (err) => rig.browser.errors.push(`pageerror: ${err instanceof Error ? err.message : String(err)}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') rig.browser.errors.push(`console: ${msg.text()}`); });
+  page.on('close', () => void context.close().catch(() => undefined));
+  return page;
+}
+
+/** A new page (own cookies) at the sign-in form, signed in with the given credentials. */
+export async function signIn(rig: ConsoleRig, username: string, password: string, viewport = LAPTOP): Promise<Page> {
+  const page = await freshPage(rig);
+  await page.setViewport(viewport);
+  await page.goto(`${rig.base}/console/`, { waitUntil: 'load' });
+  await page.waitForSelector('form[aria-label="Sign in"]');
+  await page.type('input[name=username]', username);
+  await page.type('input[name=password]', password);
+  await page.click('button[type=submit]');
+  return page;
+}
+
+/** A screenshot into the rig's folder (a PNG per page and viewport). */
+export async function shot(rig: ConsoleRig, page: Page, name: string): Promise<string> {
+  const file = path.join(rig.shots, `${name}.png`);
+  await page.screenshot({ path: file as `${string}.png`, fullPage: false });
+  return file;
+}
+
+/** Evaluates a JavaScript expression in the page (a string: the test code has no DOM types). */
+export const js = <T>(page: Page, expr: string): Promise<T> => page.evaluate(expr) as Promise<T>;
+
+/** The visible text of the page (what a person reads). */
+export const textOf = (page: Page) => js<string>(page, 'document.body.innerText');

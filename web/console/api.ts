@@ -1,0 +1,133 @@
+/**
+ * The console's only way to the platform: the public REST API under /v1.0 and the auth group under
+ * /auth, on the origin that served the page. Credentials are the HttpOnly `token` cookie that
+ * POST /auth/login sets (same-origin requests carry it); the page never holds the token.
+ */
+
+export interface ErrorDetail {
+  recovery_endpoint?: string;
+  deletion_effective_at?: string;
+  [k: string]: unknown;
+}
+
+/** An API failure: the spec's error envelope, or a bare status (the auth group answers bare 400s). */
+export class ApiError extends Error {
+  constructor(
+    readonly httpStatus: number,
+    readonly reason: string,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export interface Page<T> {
+  result: T[];
+  next_page_token: string;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+function url(path: string, query?: Query): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+async function failure(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: { reason?: string; message?: string; details?: ErrorDetail[] } };
+    if (body.error) return new ApiError(res.status, body.error.reason ?? 'ERROR', body.error.message ?? res.statusText, body.error.details ?? []);
+  } catch {
+    // a bare answer
+  }
+  return new ApiError(res.status, res.status === 401 ? 'AUTHENTICATION_REQUIRED' : 'HTTP_' + res.status, text || res.statusText || `HTTP ${res.status}`);
+}
+
+/** Listeners told about every 401 and account-status 403 (the session reacts: sign-in page, gate banner). */
+const gateListeners = new Set<(e: ApiError) => void>();
+export function onGateError(fn: (e: ApiError) => void): () => void {
+  gateListeners.add(fn);
+  return () => gateListeners.delete(fn);
+}
+export const isGateReason = (reason: string) => reason === 'ACCOUNT_FROZEN' || reason === 'ACCOUNT_EXPIRED' || reason === 'ACCOUNT_DELETED';
+
+async function send<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
+  const res = await fetch(url(path, query), {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) {
+    const e = await failure(res);
+    if (path.startsWith('/v1.0/') && (e.httpStatus === 401 || isGateReason(e.reason))) for (const fn of gateListeners) fn(e);
+    throw e;
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** The versioned API: paths are given without the /v1.0 prefix. */
+export const api = {
+  get: <T>(path: string, query?: Query) => send<T>('GET', `/v1.0${path}`, undefined, query),
+  /** Without `body`, nothing is sent (operations that take no body refuse even `{}`). */
+  post: <T>(path: string, body?: unknown, query?: Query) => send<T>('POST', `/v1.0${path}`, body, query),
+  put: <T>(path: string, body: unknown) => send<T>('PUT', `/v1.0${path}`, body),
+  del: <T>(path: string, body?: unknown) => send<T>('DELETE', `/v1.0${path}`, body),
+  /** Every page of a list (bounded: at most `max` items). */
+  async all<T>(path: string, query: Query = {}, max = 500): Promise<T[]> {
+    const out: T[] = [];
+    let token = '';
+    do {
+      const p = await send<Page<T>>('GET', `/v1.0${path}`, undefined, { ...query, page_size: 100, page_token: token || undefined });
+      out.push(...p.result);
+      token = p.next_page_token;
+    } while (token && out.length < max);
+    return out;
+  },
+};
+
+/** The auth group (no version prefix). */
+export const auth = {
+  login: (username: string, password: string) => send<{ username: string }>('POST', '/auth/login', { username, password }),
+  signup: (email: string, name: string) => send<Record<string, unknown>>('POST', '/auth/signup', { email, name, accepted_tos: true }),
+  verify: (token: string) => send<{ customer: Customer }>('POST', '/auth/email-verify', { token }),
+  resendVerification: (email: string) => send<Record<string, unknown>>('POST', '/auth/email-verify-resend', { email }),
+  passwordForgot: (username: string) => send<Record<string, unknown>>('POST', '/auth/password-forgot', { username }),
+  /** A frozen account's recovery: cancel the scheduled deletion. */
+  cancelUnregister: () => send<Customer>('DELETE', '/auth/unregister'),
+  signOut: () => send<void>('POST', '/console/sign-out'),
+};
+
+// ---- the records the console shows (the fields it reads) ----
+
+export interface Address { type: string; target: string; target_name?: string; name?: string }
+export interface Customer { id: string; email: string; name: string; status: string; webhook_method: string; webhook_uri: string; email_verified?: boolean }
+export interface Agent { id: string; customer_id: string; username: string; name: string; status: string; permission: number; tag_ids: string[] }
+export interface Call {
+  id: string; status: string; direction: string; source: Address; destination: Address; flow_id: string; activeflow_id: string;
+  recording_id: string; recording_ids: string[]; mute_direction: string; hangup_by: string; hangup_reason: string;
+  tm_create: string | null; tm_progressing: string | null; tm_hangup: string | null; node_id?: string;
+}
+export interface Action { id?: string; next_id?: string; type: string; option?: Record<string, unknown> }
+export interface Flow { id: string; name: string; detail: string; actions: Action[]; on_complete_flow_id: string; tm_update?: string | null }
+export interface NumberRow { id: string; number: string; type: string; status: string; call_flow_id: string; name: string }
+export interface Extension { id: string; name: string; extension: string; domain_name: string; username: string; password?: string }
+export interface ProvisioningToken { token: string; url: string; expire: string }
+export interface Recording { id: string; reference_type: string; reference_id: string; status: string; format?: string; tm_start?: string; tm_end?: string; tm_create?: string }
+export interface Playfile { filename: string; direction: string; uri_download: string; tm_download_expire: string; filesize: number; peaks: number[]; duration: number }
+export interface Accesskey { id: string; name: string; detail: string; token?: string; tm_expire: string; tm_create?: string }
+export interface TimelineEvent { event_type: string; timestamp?: string; tm_create?: string; data?: Record<string, unknown> }
+
+export const PERM_SUPERADMIN = 1;
+export const isSuperAdmin = (a: Agent | null) => a !== null && (a.permission & PERM_SUPERADMIN) !== 0;
+
+export function errorText(e: unknown): string {
+  if (e instanceof ApiError) return `${e.reason}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}

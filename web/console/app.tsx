@@ -1,0 +1,131 @@
+/** The console shell: session state, the navigation, and the page of the current hash route. */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { auth, isSuperAdmin, onGateError } from './api';
+import { EventStream, type SocketState } from './events';
+import { loadSession, next, type Session } from './session';
+import { useRoute, href, type Route } from './router';
+import { Ctx, type ConsoleContext } from './context';
+import { SignIn, SignUp, Verify } from './pages/sign-in';
+import { GateBanner } from './pages/gate';
+import { CallsPage } from './pages/calls';
+import { CallPage } from './pages/call';
+import { NumbersPage } from './pages/numbers';
+import { ExtensionsPage } from './pages/extensions';
+import { FlowsPage } from './pages/flows';
+import { FlowPage } from './pages/flow';
+import { RecordingsPage } from './pages/recordings';
+import { ContactCenterPage } from './pages/contact-center';
+import { WebhooksPage } from './pages/webhooks';
+import { AccessKeysPage } from './pages/accesskeys';
+import { OperatorPage } from './pages/operator';
+
+const NAV: { path: string; label: string; operator?: boolean }[] = [
+  { path: 'calls', label: 'Live calls' },
+  { path: 'numbers', label: 'Numbers' },
+  { path: 'extensions', label: 'Extensions' },
+  { path: 'flows', label: 'Flows' },
+  { path: 'recordings', label: 'Recordings' },
+  { path: 'contact-center', label: 'Agents & queues' },
+  { path: 'webhooks', label: 'Webhooks' },
+  { path: 'accesskeys', label: 'Access keys' },
+  { path: 'operator', label: 'Operator', operator: true },
+];
+
+export function App() {
+  const [session, setSession] = useState<Session>({ kind: 'loading' });
+  const route = useRoute();
+  const refresh = () => void loadSession().then((i) => setSession((s) => next(s, i)));
+  useEffect(() => {
+    refresh();
+    return onGateError((error) => setSession((s) => next(s, { type: 'error', error })));
+  }, []);
+  const signOut = async () => {
+    await auth.signOut().catch(() => undefined);
+    setSession((s) => next(s, { type: 'signed-out' }));
+  };
+
+  if (route.path[0] === 'signup') return <SignUp />;
+  if (route.path[0] === 'verify') return <Verify token={route.query.get('token') ?? ''} />;
+  switch (session.kind) {
+    case 'loading':
+      return <main id="main" class="auth-page"><p>Loading…</p></main>;
+    case 'signed-out':
+      return <SignIn notice={session.notice} onSignedIn={refresh} onGate={(error, email) => setSession((s) => next(s, { type: 'error', error, email }))} />;
+    case 'gated':
+      return <GateBanner gate={session} onRecovered={refresh} onSignOut={signOut} />;
+    case 'signed-in':
+      return <Shell session={session} route={route} onSignOut={signOut} />;
+  }
+}
+
+function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route: Route; onSignOut: () => void }) {
+  const { me, customer } = props.session;
+  const [socket, setSocket] = useState<SocketState>('connecting');
+  const [menu, setMenu] = useState(false);
+  const events = useMemo(() => new EventStream(), []);
+  useEffect(() => {
+    events.onState = (s) => setSocket(s);
+    events.start();
+    return () => events.stop();
+  }, [events]);
+  const ctx: ConsoleContext = {
+    me,
+    customer,
+    events,
+    topic: (resource, id = '*') => `customer_id:${customer.id}:${resource}:${id}`,
+  };
+  const operator = isSuperAdmin(me);
+  const section = props.route.path[0] || 'calls';
+  useEffect(() => setMenu(false), [section, props.route.path[1]]);
+
+  return (
+    <Ctx.Provider value={ctx}>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>Skip to content</a>
+      <header class="top">
+        <button class="menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>Menu</button>
+        <span class="brand">openvoice</span>
+        <span class={`socket socket-${socket}`} title="Live event stream" aria-live="polite">{socket === 'open' ? 'live' : socket}</span>
+        <span class="who">{me.username} · {customer.name || customer.email}</span>
+        <button class="link" onClick={props.onSignOut}>Sign out</button>
+      </header>
+      <div class="layout">
+        <nav id="nav" class={menu ? 'open' : ''} aria-label="Sections">
+          <ul>
+            {NAV.filter((n) => !n.operator || operator).map((n) => (
+              <li><a href={href(n.path)} aria-current={section === n.path ? 'page' : undefined}>{n.label}</a></li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1}>
+          <Page route={props.route} operator={operator} />
+        </main>
+      </div>
+    </Ctx.Provider>
+  );
+}
+
+function Page({ route, operator }: { route: Route; operator: boolean }) {
+  const [section = 'calls', id] = route.path;
+  switch (section) {
+    case 'calls':
+      return id ? <CallPage id={id} /> : <CallsPage />;
+    case 'numbers':
+      return <NumbersPage />;
+    case 'extensions':
+      return <ExtensionsPage focus={id} />;
+    case 'flows':
+      return id ? <FlowPage id={id} /> : <FlowsPage />;
+    case 'recordings':
+      return <RecordingsPage focus={id} />;
+    case 'contact-center':
+      return <ContactCenterPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'accesskeys':
+      return <AccessKeysPage />;
+    case 'operator':
+      return operator ? <OperatorPage /> : <p class="empty">Not found.</p>;
+    default:
+      return <p class="empty">Not found.</p>;
+  }
+}

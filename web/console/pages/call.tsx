@@ -1,0 +1,179 @@
+/**
+ * One call: its state (live from /v1.0/ws), hang up / record / mute, its timeline, the SIP ladder
+ * (GET /timelines/calls/{id}/sip-analysis), its recordings and its transcripts.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, type Call, type Page, type Recording, type TimelineEvent } from '../api';
+import { useConsole } from '../context';
+import { href } from '../router';
+import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
+import { SipLadder, type SipAnalysis } from '../components/sip-ladder';
+import { addr, duration, useNow } from './calls';
+
+const EMPTY = '00000000-0000-0000-0000-000000000000';
+
+interface Transcribe { id: string }
+interface Transcript { id: string; direction: string; message: string; offset_ms: number }
+
+export function CallPage({ id }: { id: string }) {
+  const { events, topic } = useConsole();
+  const call = useLoad(() => api.get<Call>(`/calls/${id}`), [id]);
+  const timeline = useLoad(() => api.get<Page<TimelineEvent>>(`/timelines/calls/${id}/events`, { page_size: 200 }).then((p) => p.result.reverse()), [id]);
+  const act = useAction();
+  const now = useNow();
+
+  useEffect(
+    () =>
+      events.subscribe(topic('call', id), (e) => {
+        if (!e.event_type.startsWith('call_')) return;
+        call.set(e.data as unknown as Call);
+        timeline.reload();
+      }),
+    [events, id],
+  );
+  // Starting or stopping a recording publishes no call event: the recording's own events say it.
+  useEffect(
+    () =>
+      events.subscribe(topic('recording'), (e) => {
+        if (e.data.reference_id !== id) return;
+        call.reload();
+        timeline.reload();
+      }),
+    [events, id],
+  );
+
+  const c = call.data;
+  if (!c) return <Section title="Call"><ErrorLine error={call.error} />{call.loading && <p>Loading…</p>}</Section>;
+  const live = c.status !== 'hangup';
+  const answered = c.status === 'progressing';
+  const recording = c.recording_id && c.recording_id !== EMPTY;
+  const muted = isMuted(c);
+  const post = (path: string, body?: unknown) => act.run(() => api.post<Call>(path, body).then((r) => call.set({ ...c, ...r })));
+
+  return (
+    <>
+      <Section
+        title={`Call ${addr(c.source)} → ${addr(c.destination)}`}
+        actions={<a href={href('calls')}>All calls</a>}
+      >
+        <dl class="facts">
+          <dt>Status</dt><dd><span class={`badge st-${c.status}`} data-field="status">{c.status}</span></dd>
+          <dt>Direction</dt><dd>{c.direction}</dd>
+          <dt>Duration</dt><dd>{duration(c, now)}</dd>
+          <dt>Started</dt><dd>{shortTime(c.tm_create)}</dd>
+          {!live && <><dt>Hung up by</dt><dd>{c.hangup_by} ({c.hangup_reason})</dd></>}
+          <dt>Flow</dt><dd>{c.flow_id && c.flow_id !== EMPTY ? <a href={href('flows', c.flow_id)}>{c.flow_id.slice(0, 8)}</a> : '—'}</dd>
+          <dt>Id</dt><dd><code>{c.id}</code></dd>
+        </dl>
+        <div class="buttons">
+          <button class="danger" disabled={!live || act.busy} onClick={() => post(`/calls/${id}/hangup`)}>Hang up</button>
+          <button disabled={!answered || act.busy} onClick={() => (recording ? post(`/calls/${id}/recording_stop`) : post(`/calls/${id}/recording_start`, {}))}>
+            {recording ? 'Stop recording' : 'Record'}
+          </button>
+          <button
+            disabled={!answered || act.busy}
+            onClick={() =>
+              act.run(async () => {
+                await (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' }));
+                // The node applies it a moment later and publishes no event for it: ask until it shows.
+                call.set(await refetchUntil(id, (x) => Boolean(isMuted(x)) !== Boolean(muted)));
+              })
+            }
+          >
+            {muted ? 'Unmute' : 'Mute'}
+          </button>
+        </div>
+        <ErrorLine error={act.error} />
+      </Section>
+      <Section title="Timeline">
+        <ErrorLine error={timeline.error} />
+        <ol class="timeline" aria-label="Call timeline">
+          {(timeline.data ?? []).map((e) => (
+            <li><time>{shortTime(e.timestamp)}</time> <strong>{e.event_type}</strong> {describe(e)}</li>
+          ))}
+        </ol>
+      </Section>
+      <Ladder id={id} ended={!live} />
+      <Recordings ids={c.recording_ids ?? []} />
+      <Transcripts callId={id} />
+    </>
+  );
+}
+
+const isMuted = (c: Call) => c.mute_direction !== '' && c.mute_direction !== 'none';
+
+/** GET the call again (every 200 ms, 3 s at most) until `done` holds; the last answer either way. */
+async function refetchUntil(id: string, done: (c: Call) => boolean): Promise<Call> {
+  let c = await api.get<Call>(`/calls/${id}`);
+  for (let i = 0; i < 15 && !done(c); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    c = await api.get<Call>(`/calls/${id}`);
+  }
+  return c;
+}
+
+function describe(e: TimelineEvent): string {
+  const d = e.data ?? {};
+  const bits = ['status', 'hangup_reason', 'type', 'direction'].map((k) => (typeof d[k] === 'string' && d[k] ? `${k}=${String(d[k])}` : '')).filter(Boolean);
+  return bits.join(' ');
+}
+
+function Ladder({ id, ended }: { id: string; ended: boolean }) {
+  const ladder = useLoad(
+    () => api.get<SipAnalysis>(`/timelines/calls/${id}/sip-analysis`).catch((e: unknown) => {
+      if (e instanceof ApiError && e.reason === 'ROUTE_NOT_FOUND') return null;
+      throw e;
+    }),
+    [id, ended],
+  );
+  return (
+    <Section title="SIP ladder">
+      <ErrorLine error={ladder.error} />
+      {ladder.data === null && <p class="empty">This platform does not capture SIP messages yet.</p>}
+      {ladder.data && <SipLadder analysis={ladder.data} />}
+    </Section>
+  );
+}
+
+function Recordings({ ids }: { ids: string[] }) {
+  const recs = useLoad(() => Promise.all(ids.map((r) => api.get<Recording>(`/recordings/${r}`).catch(() => null))), [ids.join(',')]);
+  const rows = (recs.data ?? []).filter((r): r is Recording => r !== null);
+  return (
+    <Section title="Recordings">
+      <Table
+        label="Recordings of the call"
+        rows={rows}
+        rowKey={(r) => r.id}
+        empty="No recordings."
+        columns={[
+          { title: 'Recording', cell: (r) => <a href={href('recordings', r.id)}>{r.id.slice(0, 8)}</a> },
+          { title: 'Status', cell: (r) => r.status },
+          { title: 'Started', cell: (r) => shortTime(r.tm_start) },
+        ]}
+      />
+    </Section>
+  );
+}
+
+function Transcripts({ callId }: { callId: string }) {
+  const list = useLoad(async () => {
+    const sessions = await api.get<Page<Transcribe>>('/transcribes', { resource_id: callId });
+    const all: Transcript[] = [];
+    for (const s of sessions.result) all.push(...(await api.get<Page<Transcript>>('/transcripts', { transcribe_id: s.id, page_size: 100 })).result);
+    return all.sort((a, b) => a.offset_ms - b.offset_ms);
+  }, [callId]);
+  return (
+    <Section title="Transcripts">
+      <ErrorLine error={list.error} />
+      {(list.data ?? []).length === 0 ? (
+        <p class="empty">No transcripts.</p>
+      ) : (
+        <ul class="transcript">
+          {(list.data ?? []).map((t) => (
+            <li class={`dir-${t.direction}`}><span class="who">{t.direction === 'in' ? 'Caller' : 'Platform'}</span> {t.message}</li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}

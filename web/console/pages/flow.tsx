@@ -1,0 +1,130 @@
+/**
+ * One flow: each action in words with its options, and a JSON editor whose text the API validates
+ * on save (PUT /flows/{id}: the same rules as every other client; its error is shown as is).
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Action, type Flow } from '../api';
+import { ErrorLine, Section, useAction, useLoad } from '../components/common';
+import { href } from '../router';
+
+export function FlowPage({ id }: { id: string }) {
+  const flow = useLoad(() => api.get<Flow>(`/flows/${id}`), [id]);
+  const [text, setText] = useState('');
+  const [parseError, setParseError] = useState('');
+  const [saved, setSaved] = useState('');
+  const save = useAction();
+
+  useEffect(() => {
+    if (flow.data) setText(JSON.stringify(editable(flow.data), null, 2));
+  }, [flow.data]);
+
+  const onSave = () => {
+    setSaved('');
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (e) {
+      setParseError(`Not valid JSON: ${(e as Error).message}`);
+      return;
+    }
+    setParseError('');
+    void save.run(async () => {
+      const f = await api.put<Flow>(`/flows/${id}`, body);
+      flow.set(f);
+      setSaved('Saved.');
+    });
+  };
+
+  const f = flow.data;
+  if (!f) return <Section title="Flow"><ErrorLine error={flow.error} />{flow.loading && <p>Loading…</p>}</Section>;
+  return (
+    <>
+      <Section title={`Flow ${f.name || f.id.slice(0, 8)}`} actions={<a href={href('flows')}>All flows</a>}>
+        {f.detail && <p>{f.detail}</p>}
+        <ol class="actions" aria-label="Actions of the flow">
+          {f.actions.map((a, i) => <ActionView action={a} index={i} all={f.actions} />)}
+        </ol>
+        {f.on_complete_flow_id && !/^0{8}-/.test(f.on_complete_flow_id) && (
+          <p>When it completes: <a href={href('flows', f.on_complete_flow_id)}>the next flow</a></p>
+        )}
+      </Section>
+      <Section title="Edit as JSON">
+        <label class="block">
+          Flow (name, detail, actions, on_complete_flow_id)
+          <textarea class="code" rows={18} spellcheck={false} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-describedby="flow-json-status" />
+        </label>
+        <div class="buttons">
+          <button class="primary" onClick={onSave} disabled={save.busy}>Save</button>
+          <button onClick={() => setText(JSON.stringify(editable(f), null, 2))}>Revert</button>
+        </div>
+        <div id="flow-json-status" aria-live="polite">
+          <ErrorLine error={parseError || save.error} />
+          {saved && <p class="notice" data-field="saved">{saved}</p>}
+        </div>
+      </Section>
+      <Section title="Simulate">
+        <p class="empty">
+          The flow simulator has no API route yet, so the console cannot run it. From a shell:
+          <code> npx tsx scripts/flow-simulate.ts FLOW.json SCRIPT.json</code>
+        </p>
+      </Section>
+    </>
+  );
+}
+
+function editable(f: Flow) {
+  return { name: f.name, detail: f.detail, actions: f.actions, on_complete_flow_id: f.on_complete_flow_id };
+}
+
+/** One action in words: its type, what it does with its main option, then every option as key: value. */
+function ActionView({ action, index, all }: { action: Action; index: number; all: Action[] }) {
+  const o = action.option ?? {};
+  const target = (uuid: unknown) => {
+    const i = all.findIndex((a) => a.id === uuid);
+    return i >= 0 ? `step ${i + 1} (${all[i]!.type})` : String(uuid);
+  };
+  const nextId = action.next_id && !/^0{8}-/.test(action.next_id) ? target(action.next_id) : '';
+  return (
+    <li class="action" id={action.id ? `a-${action.id}` : undefined}>
+      <div class="action-head">
+        <span class="step">{index + 1}</span> <strong class="type">{action.type}</strong> <span class="summary">{summary(action.type, o)}</span>
+      </div>
+      {Object.keys(o).length > 0 && (
+        <dl class="options">
+          {Object.entries(o).map(([k, v]) => (
+            <>
+              <dt>{k}</dt>
+              <dd>{/_id$|target/.test(k) && typeof v === 'string' ? target(v) : typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+      {nextId && <p class="next">then goes to {nextId}</p>}
+    </li>
+  );
+}
+
+function summary(type: string, o: Record<string, unknown>): string {
+  const s = (k: string) => (typeof o[k] === 'string' || typeof o[k] === 'number' ? String(o[k]) : '');
+  switch (type) {
+    case 'answer': return 'answers the call';
+    case 'hangup': return 'hangs up';
+    case 'talk': return `says “${s('text')}”${s('language') ? ` in ${s('language')}` : ''}`;
+    case 'play': return `plays ${Array.isArray(o.stream_urls) ? o.stream_urls.length : 0} file(s)`;
+    case 'sleep': return `waits ${s('duration')} ms`;
+    case 'digits_receive': return `collects up to ${s('length') || '?'} digits`;
+    case 'branch': return `jumps on ${s('variable') || 'svc.call.digits'}`;
+    case 'goto': return 'jumps to another step';
+    case 'connect': return 'connects the caller to other parties';
+    case 'recording_start': return 'starts recording';
+    case 'recording_stop': return 'stops recording';
+    case 'queue_join': return 'puts the caller in a queue';
+    case 'conference_join': return 'joins a conference';
+    case 'transcribe_start': return 'starts transcription';
+    case 'webhook_send': return `sends a webhook to ${s('uri')}`;
+    case 'variable_set': return `sets ${s('key')} = ${s('value')}`;
+    case 'ai_talk': return 'hands the call to an AI agent';
+    case 'stop': return 'ends the flow';
+    default: return '';
+  }
+}
