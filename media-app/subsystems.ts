@@ -12,6 +12,7 @@ import { subsystem as workspace } from './workspace/subsystem';
 import { subsystem as xfer } from './transfer';
 import { subsystem as storage } from './storage';
 import { subsystem as billing } from './billing';
+import { subsystem as callControls } from './call/controls-subsystem';
 
 export const SUBSYSTEMS: readonly Subsystem[] = [
   ai,
@@ -23,4 +24,5 @@ export const SUBSYSTEMS: readonly Subsystem[] = [
   xfer,
   storage,
   billing,
+  callControls,
 ];

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { invalidArgument, notFound, stateInvalid } from '../../core/errors';
-import { aicallJson, aicallsRepo, participantJson, AICALL_EVENT } from '../../core/repos/ai-calls';
+import { aicallJson, aicallsRepo, participantJson, AICALL_EVENT, type AicallRow } from '../../core/repos/ai-calls';
+import type { AppContext } from '../context';
 import { participantList } from './ais';
 import { AiNotFound, AiSession } from '../../core/ai/session';
 import { LlmError } from '../../core/llm/client';
@@ -20,6 +21,29 @@ export const AICALL_FIELDS = [
 const tag = 'AI';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'aicall not found');
 
+export interface AicallStart {
+  assistance_type: 'ai' | 'team';
+  assistance_id: string;
+  reference_type: '' | 'call' | 'conversation' | 'task' | 'contact_case';
+  reference_id?: string;
+}
+
+/** A text AI session (POST /aicalls, /service_agents/aicalls); a call's voice session starts with ai_talk. */
+export async function startAicall(ctx: AppContext, customerId: string, body: AicallStart): Promise<AicallRow> {
+  if (body.reference_type === 'call') throw invalidArgument('reference_type: a voice session on a call starts with the ai_talk flow action', [{ field: 'reference_type', issue: 'use ai_talk' }]);
+  try {
+    const s = await AiSession.start({ db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress }, {
+      customerId, assistanceType: body.assistance_type, assistanceId: body.assistance_id,
+      referenceType: body.reference_type === 'contact_case' ? 'task' : body.reference_type, referenceId: body.reference_id ?? '', activeflowId: '',
+    });
+    return s.aicall;
+  } catch (e) {
+    if (e instanceof AiNotFound) throw notFound('AI_NOT_FOUND', e.message);
+    if (e instanceof LlmError) throw invalidArgument(`assistance_id: ${e.message}`, [{ field: 'assistance_id', issue: 'no LLM endpoint' }]);
+    throw e;
+  }
+}
+
 export const routes = [
   defineRoute({
     method: 'post', path: '/aicalls', tag, summary: 'Start a text AI session (conversation or task)', permission: 'manager',
@@ -30,20 +54,7 @@ export const routes = [
       reference_id: z.union([z.literal(''), uuid()]).optional(),
     }),
     response: shape(AICALL_FIELDS),
-    handler: async ({ ctx, auth, body }) => {
-      if (body.reference_type === 'call') throw invalidArgument('reference_type: a voice session on a call starts with the ai_talk flow action', [{ field: 'reference_type', issue: 'use ai_talk' }]);
-      try {
-        const s = await AiSession.start({ db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress }, {
-          customerId: auth.customerId, assistanceType: body.assistance_type, assistanceId: body.assistance_id,
-          referenceType: body.reference_type === 'contact_case' ? 'task' : body.reference_type, referenceId: body.reference_id ?? '', activeflowId: '',
-        });
-        return aicallJson(s.aicall);
-      } catch (e) {
-        if (e instanceof AiNotFound) throw notFound('AI_NOT_FOUND', e.message);
-        if (e instanceof LlmError) throw invalidArgument(`assistance_id: ${e.message}`, [{ field: 'assistance_id', issue: 'no LLM endpoint' }]);
-        throw e;
-      }
-    },
+    handler: async ({ ctx, auth, body }) => aicallJson(await startAicall(ctx, auth.customerId, body)),
   }),
   defineRoute({
     method: 'get', path: '/aicalls', tag, summary: 'List AI calls', permission: 'agent', paginated: true, response: listOfShape(AICALL_FIELDS),

@@ -14,7 +14,7 @@ import { listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
 
-const AI_FIELDS = [
+export const AI_FIELDS = [
   'id', 'customer_id', 'name', 'detail', 'type', 'is_insight_active', 'engine_model', 'engine_url', 'engine_key', 'parameter', 'rag_id', 'init_prompt',
   'current_prompt_history_id', 'tts_type', 'tts_voice_id', 'stt_type', 'stt_language', 'vad_config', 'smart_turn_enabled', 'auto_aicall_audit_enabled',
   'tool_names', 'direct_hash', 'tm_create', 'tm_update', 'tm_delete',

@@ -61,7 +61,7 @@ export const callSchema = z.object({
   tm_delete: rfc3339OrNull(),
 });
 
-const createBody = z.object({
+export const createBody = z.object({
   ...newCallFields,
   anonymous: z.enum(['yes', 'no', 'auto']).optional().describe('tel destinations only; default auto'),
   amd: amdOption.strict().optional().describe('answering machine detection on answer (the amd action\'s options), then the flow (docs/speech.md)'),
@@ -77,7 +77,7 @@ async function owned(ctx: AppContext, auth: AuthContext, id: string): Promise<Ca
 }
 
 /** A call that can take a media command: not ended, answered. */
-async function progressing(ctx: AppContext, auth: AuthContext, id: string): Promise<CallRow> {
+export async function progressing(ctx: AppContext, auth: AuthContext, id: string): Promise<CallRow> {
   const c = await owned(ctx, auth, id);
   if (c.status === 'hangup') throw alreadyHangup();
   if (c.status !== 'progressing') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}, not progressing`);
@@ -93,7 +93,7 @@ async function publish(ctx: AppContext, type: string, calls: CallRow[]): Promise
   }
 }
 
-async function send(ctx: AppContext, command: Parameters<ReturnType<typeof commandBus>['toCallOwner']>[0]): Promise<void> {
+export async function send(ctx: AppContext, command: Parameters<ReturnType<typeof commandBus>['toCallOwner']>[0]): Promise<void> {
   const sent = await commandBus(ctx).toCallOwner(command);
   if (!sent) throw callNotFound();
 }
@@ -173,6 +173,69 @@ function recordingStop(path: string) {
   });
 }
 
+/**
+ * Writes the Call rows of a POST /calls request and has them dialled (see the file's comment).
+ * `forcedProviderId` (POST /providercalls): tel legs go through that provider only, whatever the
+ * routes say (data.forced_provider_id, honoured by media-app/outbound/targets.ts).
+ */
+export async function createCalls(ctx: AppContext, cid: string, body: z.infer<typeof createBody>, opts: { forcedProviderId?: string } = {}): Promise<{ calls: CallRow[]; groupcalls: GroupcallRow[] }> {
+  const resolved = await resolveCallFlow(ctx, cid, body);
+  const vars = { variables: resolved.variables };
+  let flowId = resolved.flowId;
+  let actions = resolved.actions;
+  if (body.amd) {
+    // AMD on answer: the call runs its flow behind an amd action, in a non-listed flow of its own
+    const base = actions ?? (await flowsRepo(ctx.db).getOwned(cid, flowId))?.actions ?? [];
+    actions = parseActions([{ type: 'amd', option: body.amd }, ...base], { egress: ctx.egress });
+    flowId = newId();
+  }
+  const legs = await planLegs(ctx, cid, body.source, body.destinations);
+  const anonymous = body.anonymous ?? 'auto';
+  const groupcalls: GroupcallRow[] = [];
+  const calls = await ctx.db.transaction(async (trx) => {
+    if (actions) await flowsRepo(trx).create({ id: flowId, customer_id: cid, actions, persist: false, name: 'call' });
+    const repo = callsRepo(trx);
+    const rows: CallRow[] = [];
+    for (const leg of legs) {
+      rows.push(
+        await repo.create({
+          customer_id: cid,
+          source: leg.source,
+          destination: leg.destination,
+          direction: 'outgoing',
+          status: 'dialing',
+          type: 'flow',
+          flow_id: flowId,
+          data: { variables: vars.variables, anonymous: leg.destination.type === 'tel' ? anonymous : 'no', early_execution: false, ...(opts.forcedProviderId ? { forced_provider_id: opts.forcedProviderId } : {}) },
+          metadata: leg.metadata,
+        }),
+      );
+    }
+    // toll fraud: PSTN legs count against the customer's concurrency cap, all or none (429)
+    await admitPstnLegs(trx, cid, rows);
+    // extension and agent destinations ring as groupcalls (control-api/routes/groupcalls.ts)
+    for (const [i, r] of rows.entries()) {
+      if (!GROUPCALL_ADDRESS_TYPES.has(r.destination.type)) continue;
+      const w = await wrapInGroupcall(trx, r);
+      rows[i] = w.call;
+      groupcalls.push(w.groupcall);
+    }
+    return rows;
+  });
+  try {
+    const single = calls.filter((c) => c.groupcall_id === EMPTY_UUID).map((c) => c.id);
+    if (single.length) await commandBus(ctx).originate(single, cid);
+    for (const g of groupcalls) await commandBus(ctx).enqueue(ORIGINATE_QUEUE, { type: 'groupcall.start', groupcallId: g.id, customerId: cid });
+  } catch (err) {
+    // Nothing will dial them: end the rows so they do not stay dialing forever.
+    for (const c of calls) await callsRepo(ctx.db).hangup(c.id, 'failure');
+    throw err;
+  }
+  await publish(ctx, 'call_created', calls);
+  for (const g of groupcalls) await publishResourceEvent(new EventPublisher(ctx.redis), 'groupcall_created', groupcallJson(g) as never).catch(() => undefined);
+  return { calls, groupcalls };
+}
+
 export const routes = [
   defineRoute({
     method: 'post',
@@ -183,61 +246,7 @@ export const routes = [
     body: createBody,
     response: z.object({ calls: z.array(callSchema), groupcalls: z.array(z.record(z.string(), z.unknown())).describe('one per extension or agent destination') }),
     handler: async ({ ctx, auth, body }) => {
-      const cid = auth.customerId;
-      const resolved = await resolveCallFlow(ctx, cid, body);
-      const vars = { variables: resolved.variables };
-      let flowId = resolved.flowId;
-      let actions = resolved.actions;
-      if (body.amd) {
-        // AMD on answer: the call runs its flow behind an amd action, in a non-listed flow of its own
-        const base = actions ?? (await flowsRepo(ctx.db).getOwned(cid, flowId))?.actions ?? [];
-        actions = parseActions([{ type: 'amd', option: body.amd }, ...base], { egress: ctx.egress });
-        flowId = newId();
-      }
-      const legs = await planLegs(ctx, cid, body.source, body.destinations);
-      const anonymous = body.anonymous ?? 'auto';
-      const groupcalls: GroupcallRow[] = [];
-      const calls = await ctx.db.transaction(async (trx) => {
-        if (actions) await flowsRepo(trx).create({ id: flowId, customer_id: cid, actions, persist: false, name: 'call' });
-        const repo = callsRepo(trx);
-        const rows: CallRow[] = [];
-        for (const leg of legs) {
-          rows.push(
-            await repo.create({
-              customer_id: cid,
-              source: leg.source,
-              destination: leg.destination,
-              direction: 'outgoing',
-              status: 'dialing',
-              type: 'flow',
-              flow_id: flowId,
-              data: { variables: vars.variables, anonymous: leg.destination.type === 'tel' ? anonymous : 'no', early_execution: false },
-              metadata: leg.metadata,
-            }),
-          );
-        }
-        // toll fraud: PSTN legs count against the customer's concurrency cap, all or none (429)
-        await admitPstnLegs(trx, cid, rows);
-        // extension and agent destinations ring as groupcalls (control-api/routes/groupcalls.ts)
-        for (const [i, r] of rows.entries()) {
-          if (!GROUPCALL_ADDRESS_TYPES.has(r.destination.type)) continue;
-          const w = await wrapInGroupcall(trx, r);
-          rows[i] = w.call;
-          groupcalls.push(w.groupcall);
-        }
-        return rows;
-      });
-      try {
-        const single = calls.filter((c) => c.groupcall_id === EMPTY_UUID).map((c) => c.id);
-        if (single.length) await commandBus(ctx).originate(single, cid);
-        for (const g of groupcalls) await commandBus(ctx).enqueue(ORIGINATE_QUEUE, { type: 'groupcall.start', groupcallId: g.id, customerId: cid });
-      } catch (err) {
-        // Nothing will dial them: end the rows so they do not stay dialing forever.
-        for (const c of calls) await callsRepo(ctx.db).hangup(c.id, 'failure');
-        throw err;
-      }
-      await publish(ctx, 'call_created', calls);
-      for (const g of groupcalls) await publishResourceEvent(new EventPublisher(ctx.redis), 'groupcall_created', groupcallJson(g) as never).catch(() => undefined);
+      const { calls, groupcalls } = await createCalls(ctx, auth.customerId, body);
       return { calls: calls.map(callJson), groupcalls: groupcalls.map(groupcallJson) };
     },
   }),

@@ -12,14 +12,17 @@ import { routes as aiaudits } from './aiaudits';
 import { routes as aicalls } from './aicalls';
 import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
+import { routes as aisInsight } from './ais-insight';
 import { routes as ais } from './ais';
 import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
+import { routes as callsControls } from './calls-controls';
 import { routes as calls } from './calls';
 import { routes as campaigncalls } from './campaigncalls';
 import { routes as campaigns } from './campaigns';
 import { routes as conferencecalls } from './conferencecalls';
+import { routes as conferencesTranscribe } from './conferences-transcribe';
 import { routes as conferences } from './conferences';
 import { routes as contactAddresses } from './contact-addresses';
 import { routes as contactCases } from './contact-cases';
@@ -39,6 +42,8 @@ import { routes as numbers } from './numbers';
 import { routes as outboundConfigs } from './outbound-configs';
 import { routes as outdials } from './outdials';
 import { routes as outplans } from './outplans';
+import { routes as providercalls } from './providercalls';
+import { routes as providersSetup } from './providers-setup';
 import { routes as providers } from './providers';
 import { routes as provisioning } from './provisioning';
 import { routes as queuecalls } from './queuecalls';
@@ -47,6 +52,7 @@ import { routes as rags } from './rags';
 import { routes as recordings } from './recordings';
 import { routes as serviceAgentsCases } from './service-agents-cases';
 import { routes as serviceAgentsContacts } from './service-agents-contacts';
+import { routes as serviceAgentsCreate } from './service-agents-create';
 import { routes as serviceAgentsFiles } from './service-agents-files';
 import { routes as serviceAgentsInteractions } from './service-agents-interactions';
 import { routes as serviceAgentsShared } from './service-agents-shared';
@@ -79,14 +85,17 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   aicalls,
   aimessages,
   aipromptproposals,
+  aisInsight,
   ais,
   aisummaries,
   billingAccount,
   billing,
+  callsControls,
   calls,
   campaigncalls,
   campaigns,
   conferencecalls,
+  conferencesTranscribe,
   conferences,
   contactAddresses,
   contactCases,
@@ -106,6 +115,8 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   outboundConfigs,
   outdials,
   outplans,
+  providercalls,
+  providersSetup,
   providers,
   provisioning,
   queuecalls,
@@ -114,6 +125,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   recordings,
   serviceAgentsCases,
   serviceAgentsContacts,
+  serviceAgentsCreate,
   serviceAgentsFiles,
   serviceAgentsInteractions,
   serviceAgentsShared,

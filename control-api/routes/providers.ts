@@ -61,7 +61,7 @@ export const ProviderSchema = z.object({
 
 const notFound = () => new ApiError('PROVIDER_NOT_FOUND', 'provider not found');
 
-async function show(ctx: AppContext, rows: ProviderRow[]) {
+export async function show(ctx: AppContext, rows: ProviderRow[]) {
   const regs = await outboundRegistrationsRepo(ctx.db).getMany('provider', rows.map((p) => p.id));
   return rows.map((p) => ({ ...providerJson(p), registration: registrationJson(regs.get(p.id) ?? null) }));
 }

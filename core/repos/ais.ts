@@ -17,6 +17,8 @@ export interface AiRow {
   name: string;
   detail: string;
   type: string;
+  /** The customer's active Insight AI (at most one; migration 0870). */
+  is_insight_active: boolean;
   engine_model: string;
   engine_url: string;
   engine_key: string;
@@ -38,7 +40,7 @@ export interface AiRow {
   tm_delete: Date | null;
 }
 
-export type AiInput = Partial<Omit<AiRow, 'id' | 'customer_id' | 'current_prompt_history_id' | 'direct_hash' | 'tm_create' | 'tm_update' | 'tm_delete'>>;
+export type AiInput = Partial<Omit<AiRow, 'id' | 'customer_id' | 'is_insight_active' | 'current_prompt_history_id' | 'direct_hash' | 'tm_create' | 'tm_update' | 'tm_delete'>>;
 
 export interface PromptHistoryRow {
   id: string;
@@ -51,7 +53,7 @@ export interface PromptHistoryRow {
 
 export function aiJson(a: AiRow) {
   return {
-    id: a.id, customer_id: a.customer_id, name: a.name, detail: a.detail, type: a.type, is_insight_active: false,
+    id: a.id, customer_id: a.customer_id, name: a.name, detail: a.detail, type: a.type, is_insight_active: !!a.is_insight_active,
     engine_model: a.engine_model, engine_url: a.engine_url, engine_key: maskKey(a.engine_key), parameter: a.parameter,
     rag_id: a.rag_id ?? EMPTY_UUID, init_prompt: a.init_prompt, current_prompt_history_id: a.current_prompt_history_id ?? EMPTY_UUID,
     tts_type: a.tts_type, tts_voice_id: a.tts_voice_id, stt_type: a.stt_type, stt_language: a.stt_language, vad_config: a.vad_config,
@@ -106,7 +108,9 @@ export function aisRepo(db: Db) {
       return db.transaction(async (trx) => {
         const before = (await live(trx).where({ id, customer_id: customerId }).forUpdate().first()) as AiRow | undefined;
         if (!before) return null;
-        const [row] = await trx('ais').where({ id }).update({ ...encode(patch), tm_update: clock.now() }).returning('*');
+        // an AI that stops being an Insight AI stops being the active one
+        const demoted = patch.type !== undefined && patch.type !== 'insight' ? { is_insight_active: false } : {};
+        const [row] = await trx('ais').where({ id }).update({ ...encode(patch), ...demoted, tm_update: clock.now() }).returning('*');
         const ai = row as AiRow;
         if (patch.init_prompt !== undefined && patch.init_prompt !== before.init_prompt) await addHistory(trx, ai, proposalId);
         return ai;
@@ -116,9 +120,27 @@ export function aisRepo(db: Db) {
       const [row] = await live().where({ id, customer_id: customerId }).update({ direct_hash: newDirectHash(), tm_update: clock.now() } as never).returning('*');
       return (row as AiRow | undefined) ?? null;
     },
+    /**
+     * Makes `ai` the customer's active Insight AI, deactivating the one before (one transaction; the
+     * unique index keeps it to one). The rows changed: the activated one first, then the deactivated.
+     */
+    async activateInsight(ai: AiRow): Promise<AiRow[]> {
+      if (ai.is_insight_active) return [ai];
+      return db.transaction(async (trx) => {
+        const now = clock.now();
+        const before = (await live(trx).where({ customer_id: ai.customer_id, is_insight_active: true }).update({ is_insight_active: false, tm_update: now } as never).returning('*')) as AiRow[];
+        const [row] = await live(trx).where({ id: ai.id }).update({ is_insight_active: true, tm_update: now } as never).returning('*');
+        return row ? [row as AiRow, ...before] : [];
+      });
+    },
+    /** The Insight AI a case uses: the active one, else the most recently created Insight AI. */
+    async insightFor(customerId: string): Promise<AiRow | null> {
+      const row = await live().where({ customer_id: customerId, type: 'insight' }).orderBy([{ column: 'is_insight_active', order: 'desc' }, { column: 'tm_create', order: 'desc' }]).first();
+      return (row as AiRow | undefined) ?? null;
+    },
     async softDelete(customerId: string, id: string): Promise<AiRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now, is_insight_active: false } as never).returning('*');
       return (row as AiRow | undefined) ?? null;
     },
     async histories(customerId: string, aiId: string, params: PageParams): Promise<Page<PromptHistoryRow>> {

@@ -37,7 +37,7 @@ export interface ConferenceRow {
 export type ConferenceCreate = Pick<ConferenceRow, 'customer_id' | 'type'> &
   Partial<Pick<ConferenceRow, 'id' | 'name' | 'detail' | 'data' | 'timeout' | 'pre_flow_id' | 'post_flow_id' | 'status' | 'tm_create'>>;
 
-export type ConferenceUpdate = Partial<Pick<ConferenceRow, 'name' | 'detail' | 'data' | 'timeout' | 'pre_flow_id' | 'post_flow_id' | 'direct_hash'>>;
+export type ConferenceUpdate = Partial<Pick<ConferenceRow, 'name' | 'detail' | 'data' | 'timeout' | 'pre_flow_id' | 'post_flow_id' | 'direct_hash' | 'transcribe_id' | 'transcribe_ids'>>;
 
 /** The Conference as the API and events show it (legacy timestamps, 9999 sentinel when unset). */
 export function conferenceJson(c: ConferenceRow) {

@@ -48,22 +48,36 @@ export function storageFileJson(f: StorageFileRow, download: { uri: string; expi
 export function storageRepo(db: Db) {
   const files = () => db<StorageFileRow>('storage_files').whereNull('tm_delete');
   const repo = {
+    /** The customer's account, made on first use; one deleted (DELETE /storage_accounts/{id}) comes back empty. */
     async account(customerId: string): Promise<StorageAccountRow> {
       await db('storage_accounts')
         .insert({ id: newId(), customer_id: customerId, quota_bytes: DEFAULT_QUOTA_BYTES, tm_create: clock.now() })
         .onConflict('customer_id')
         .ignore();
-      return (await db('storage_accounts').where({ customer_id: customerId }).first()) as StorageAccountRow;
+      const row = (await db('storage_accounts').where({ customer_id: customerId }).first()) as StorageAccountRow;
+      if (!row.tm_delete) return row;
+      const [revived] = await db('storage_accounts').where({ id: row.id }).update({ tm_delete: null, tm_update: clock.now() }).returning('*');
+      return revived as StorageAccountRow;
     },
-    /** The customer's account when it exists (no creation). */
+    /** The customer's live account when it exists (no creation). */
     async findAccount(customerId: string): Promise<StorageAccountRow | null> {
-      return ((await db('storage_accounts').where({ customer_id: customerId }).first()) as StorageAccountRow | undefined) ?? null;
+      return ((await db('storage_accounts').where({ customer_id: customerId }).whereNull('tm_delete').first()) as StorageAccountRow | undefined) ?? null;
     },
     async accountById(id: string): Promise<StorageAccountRow | null> {
-      return ((await db('storage_accounts').where({ id }).first()) as StorageAccountRow | undefined) ?? null;
+      return ((await db('storage_accounts').where({ id }).whereNull('tm_delete').first()) as StorageAccountRow | undefined) ?? null;
     },
     async listAccounts(params: PageParams): Promise<Page<StorageAccountRow>> {
-      return toPage(await paginate<StorageAccountRow>(db('storage_accounts').select('*'), params), (r) => r);
+      return toPage(await paginate<StorageAccountRow>(db('storage_accounts').whereNull('tm_delete').select('*'), params), (r) => r);
+    },
+    /** The customer's live files, every one (an account's deletion removes their objects). */
+    async allFiles(customerId: string): Promise<StorageFileRow[]> {
+      return (await files().where({ customer_id: customerId }).select('*')) as StorageFileRow[];
+    },
+    /** Soft-deletes a live account; its live files must be gone first. The deleted row, or null. */
+    async softDeleteAccount(id: string): Promise<StorageAccountRow | null> {
+      const now = clock.now();
+      const [row] = await db('storage_accounts').where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
+      return (row as StorageAccountRow | undefined) ?? null;
     },
     async usage(customerId: string): Promise<{ total_file_count: number; total_file_size: number }> {
       const r = (await files().where({ customer_id: customerId }).count({ n: '*' }).sum({ s: 'filesize' }).first()) as { n: string | number; s: string | number | null };

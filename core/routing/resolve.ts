@@ -61,3 +61,9 @@ export function providerRequestUri(provider: Pick<ProviderRow, 'hostname' | 'tec
   const transport = provider.transport && provider.transport !== 'udp' ? `;transport=${provider.transport}` : '';
   return `sip:${provider.tech_prefix}${destination}${provider.tech_postfix}@${provider.hostname}${transport}`;
 }
+
+/** The provider an operator forced a call through (POST /providercalls: the call's data.forced_provider_id), or null. */
+export async function forcedProvider(db: Db, callId: string): Promise<ProviderRow | null> {
+  const row = (await db('calls').where({ id: callId }).first(db.raw(`data->>'forced_provider_id' as id`))) as { id: string | null } | undefined;
+  return row?.id ? providersRepo(db).get(row.id) : null;
+}

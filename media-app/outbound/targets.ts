@@ -19,7 +19,7 @@ import { extensionsRepo } from '../../core/repos/extensions';
 import { agentsRepo } from '../../core/repos/agents';
 import { isUuid } from '../../core/ids';
 import { isVirtualNumber } from '../../core/numbers/e164';
-import { providerRequestUri, resolveRoutes } from '../../core/routing/resolve';
+import { forcedProvider, providerRequestUri, resolveRoutes } from '../../core/routing/resolve';
 import type { BindingStore } from '../registrar/bindings';
 import {
   admitPstnCalls, balanceRefusal, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal, ownVirtualNumber,
@@ -83,7 +83,9 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
       }
       const refusal = (await checkTelDestination(db, customerId, target)) ?? (await balanceRefusal(db, customerId, dest));
       if (refusal) return { refusal };
-      const routes = await resolveRoutes(db, customerId, target);
+      // an operator's call through one provider (POST /providercalls) skips the routes
+      const forced = opts.callId ? await forcedProvider(db, opts.callId) : null;
+      const routes = forced ? [{ provider: forced }] : await resolveRoutes(db, customerId, target);
       if (routes.length && isPstnTarget(target)) {
         const capped = opts.callId
           ? await admitPstnCalls(db, customerId, [opts.callId])

@@ -15,5 +15,6 @@ import { accounts } from './accounts';
 import { liveAgentCalls, liveCalls, liveRooms } from './live-calls';
 import { liveCases } from './live-cases';
 import { liveMessages } from './live-messages';
+import { apicalls } from './apicalls';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms, ...liveCases, ...liveAgentCalls, ...liveMessages };
+export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms, ...liveCases, ...liveAgentCalls, ...liveMessages, ...apicalls };

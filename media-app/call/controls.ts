@@ -1,0 +1,149 @@
+/**
+ * Hold, music on hold, one-way silence and talk on a live call (POST|DELETE /calls/{id}/hold, /moh,
+ * /silence, POST /calls/{id}/talk), run by the node that owns the call.
+ *
+ *   hold     a re-INVITE of ours (reinvite.ts): a=sendonly while music on hold plays, else
+ *            a=inactive, so the held party's audio stops reaching anyone and nothing but the music
+ *            reaches it; unhold re-offers a=sendrecv. An internal call (no SIP between its ends)
+ *            is held on the endpoint instead (its audio muted both ways, the music still sent).
+ *   moh      the node's music (moh-source.ts) played to the party in a loop; it takes the place of
+ *            what the party heard (bridge, conference) until turned off, which stops playback.
+ *   silence  the party hears nothing (its outgoing audio muted); what it says is still received,
+ *            bridged and recorded.
+ *   talk     the text spoken to the party by the platform's TTS, after what already plays.
+ *
+ * Each state is written to the call's metadata (`hold`, `moh`, `silence`) and published as
+ * call_updated. Commands state the end state wanted, so a redelivered one changes nothing; the
+ * operations of one call run one at a time.
+ */
+import type { Logger } from 'pino';
+import { clock } from '../../core/clock';
+import { retryWrite } from '../../core/db/retry';
+import type { CallRow } from '../../core/repos/calls';
+import { mohFile } from './moh-source';
+import { reinvite } from './reinvite';
+import type { CallSession } from './session';
+
+interface Controls {
+  held: boolean;
+  /** The hold went through SIP (false: an internal call, held on the endpoint). */
+  heldBySip: boolean;
+  moh: boolean;
+  silenced: boolean;
+  /** The operations of this call, one after another. */
+  queue: Promise<unknown>;
+}
+
+export interface TalkRequest {
+  text: string;
+  language: string;
+  provider: string;
+  voiceId: string;
+}
+
+export class CallControls {
+  private readonly state = new WeakMap<CallSession, Controls>();
+
+  constructor(private readonly logger: Logger) {}
+
+  private of(call: CallSession): Controls {
+    let c = this.state.get(call);
+    if (!c) this.state.set(call, (c = { held: false, heldBySip: false, moh: false, silenced: false, queue: Promise.resolve() }));
+    return c;
+  }
+
+  /** Runs `op` after the call's earlier operations; a call that ended meanwhile is left alone. */
+  private serial(call: CallSession, op: (c: Controls) => Promise<void>): Promise<void> {
+    const c = this.of(call);
+    const next = c.queue.then(() => (call.isEnded || !call.endpoint ? undefined : op(c)));
+    c.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  hold(call: CallSession, on: boolean): Promise<void> {
+    return this.serial(call, async (c) => {
+      if (c.held === on) return;
+      const bySip = await reinvite(call, on ? (c.moh ? 'sendonly' : 'inactive') : 'sendrecv');
+      c.held = on;
+      c.heldBySip = bySip;
+      await this.applyMutes(call, c);
+      await this.record(call, { hold: on });
+    });
+  }
+
+  moh(call: CallSession, on: boolean): Promise<void> {
+    return this.serial(call, async (c) => {
+      if (c.moh === on) return;
+      c.moh = on;
+      if (on) this.loopMusic(call, c, await mohFile(call.deps.config.dataDir));
+      else await call.endpoint?.stopPlayback().catch(() => undefined);
+      // a held party gets the music only once its direction lets media through
+      if (c.held && c.heldBySip) await reinvite(call, on ? 'sendonly' : 'inactive');
+      await this.applyMutes(call, c);
+      await this.record(call, { moh: on });
+    });
+  }
+
+  silence(call: CallSession, on: boolean): Promise<void> {
+    return this.serial(call, async (c) => {
+      if (c.silenced === on) return;
+      c.silenced = on;
+      await this.applyMutes(call, c);
+      await this.record(call, { silence: on });
+    });
+  }
+
+  /** Queues the speech and returns; a failure (TTS, the call ending) is logged. */
+  talk(call: CallSession, req: TalkRequest): void {
+    const ep = call.endpoint;
+    if (!ep || call.isEnded || !call.answered) return;
+    ep.say(req.text, { language: req.language || undefined, voice: req.voiceId || undefined, provider: req.provider || undefined }).catch((err: Error) =>
+      this.logger.info({ err: err.message, call: call.id }, 'talk failed'),
+    );
+  }
+
+  /** Plays the music again each time it ends, while music on hold stays on. */
+  private loopMusic(call: CallSession, c: Controls, file: string): void {
+    const next = async (): Promise<void> => {
+      while (c.moh && !call.isEnded && call.endpoint) {
+        const r = await call.endpoint.play(file);
+        // stopped by something else (a flow action's abort, DTMF barge-in): do not spin
+        if (r.interrupted) await new Promise((res) => setTimeout(res, 200));
+      }
+    };
+    next().catch((err: Error) => {
+      if (!call.isEnded) this.logger.warn({ err: err.message, call: call.id }, 'music on hold stopped');
+    });
+  }
+
+  /**
+   * The endpoint's mutes from everything that asks for one: the call's mute (POST /calls/{id}/mute),
+   * silence (the party hears nothing), and an internal call's hold (no SIP to carry it).
+   */
+  private async applyMutes(call: CallSession, c: Controls): Promise<void> {
+    const ep = call.endpoint;
+    if (!ep || call.isEnded) return;
+    // the row, not the session's copy: POST /calls/{id}/mute writes it without patching the session
+    const m = ((await call.deps.db('calls').where({ id: call.id }).first('mute_direction')) as { mute_direction?: string } | undefined)?.mute_direction ?? '';
+    const internalHold = c.held && !c.heldBySip;
+    const inMuted = m === 'in' || m === 'both' || internalHold;
+    const outMuted = m === 'out' || m === 'both' || c.silenced || (internalHold && !c.moh);
+    await (inMuted ? ep.mute('in') : ep.unmute('in'));
+    await (outMuted ? ep.mute('out') : ep.unmute('out'));
+  }
+
+  /** The state into the call's metadata, then call_updated. */
+  private async record(call: CallSession, patch: Record<string, boolean>): Promise<void> {
+    const db = call.deps.db;
+    const rows = await retryWrite(call.deps.logger, `call ${call.id} metadata`, () =>
+      db('calls')
+        .where({ id: call.id })
+        .update({ metadata: db.raw(`metadata || ?::jsonb`, [JSON.stringify(patch)]), tm_update: clock.now() } as never)
+        .returning('*'),
+    );
+    const row = (rows as CallRow[])[0];
+    if (!row) return;
+    call.state.patch({ metadata: row.metadata, tm_update: row.tm_update });
+    await call.publish('call_updated');
+  }
+}

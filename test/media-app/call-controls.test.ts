@@ -1,0 +1,186 @@
+// Hold, music on hold, silence and talk on a live call, end to end: the API (control-api) checks the
+// request and sends the command to the node owning the call (BullMQ); media-app re-INVITEs the sipp
+// party (its SDP direction checked by sipp and read back from its message log) and the audio the
+// party receives is measured on a real RTP socket (packets and their level).
+import { expect } from 'chai';
+import request from 'supertest';
+import { freePort } from '../support/ports';
+import { killAllSipp, RtpSink, sipp, sleep, until, type SippResult } from './harness';
+import { startStack, type Stack } from '../xfer/support';
+import { closeCommandBus } from '../../control-api/calls/bus';
+
+const SPEECH = 'The quick brown fox jumps over the lazy dog, again and again. '.repeat(12);
+
+const sdp = (port: number, version: number, direction: string) => `v=0
+o=- 1 ${version} IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${port} RTP/AVP 0
+a=rtpmap:0 PCMU/8000
+a=${direction}`;
+
+const ok = (body: string, tag = '') => `<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]${tag}
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:[local_ip]:[local_port]>
+Content-Type: application/sdp
+Content-Length: [len]
+
+${body}
+]]></send>`;
+
+/**
+ * A party answering with its audio to `port`, then taking one re-INVITE per expected direction
+ * (sipp fails the call when the offer lacks it) and answering each per RFC 3264 §6.1.
+ */
+function party(port: number, reinvites: ('inactive' | 'sendonly' | 'sendrecv')[]): string {
+  const answer = { inactive: 'inactive', sendonly: 'recvonly', sendrecv: 'sendrecv' } as const;
+  const parts = [
+    '<?xml version="1.0" encoding="ISO-8859-1" ?>',
+    '<scenario name="held party">',
+    '<recv request="INVITE"/>',
+    ok(sdp(port, 1, 'sendrecv'), ';tag=[pid]held[call_number]').replace('<send>', '<send retrans="500">'),
+    '<recv request="ACK"/>',
+  ];
+  reinvites.forEach((d, i) => {
+    parts.push(
+      `<recv request="INVITE" timeout="30000"><action><ereg regexp="a=${d}" search_in="body" check_it="true" assign_to="d${i}"/><log message="re-INVITE ${i} [$d${i}]"/></action></recv>`,
+      ok(sdp(port, i + 2, answer[d])),
+      '<recv request="ACK"/>',
+    );
+  });
+  parts.push('<recv request="BYE" timeout="60000"/>', ok('').replace(/Content-Type: application\/sdp\n/, ''), '</scenario>');
+  return parts.join('\n');
+}
+
+/** The a= direction of each INVITE the party received, in order. */
+function offeredDirections(r: SippResult): string[] {
+  return r.messages
+    .split(/-{10,}/)
+    .filter((m) => /^\s*INVITE sip:/m.test(m) && /received/.test(m))
+    .map((m) => /^a=(sendrecv|sendonly|recvonly|inactive)\s*$/m.exec(m)?.[1] ?? 'none');
+}
+
+describe('call controls: hold, music on hold, silence, talk', function () {
+  this.timeout(120_000);
+  let s: Stack;
+  const sinks: RtpSink[] = [];
+
+  before(async () => {
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+  });
+  after(async () => {
+    killAllSipp();
+    for (const k of sinks) k.close();
+    if (s) await closeCommandBus(s.t.ctx);
+    await s?.close();
+  });
+
+  const auth = () => `Bearer ${s.f.token}`;
+  const send = (method: 'post' | 'delete', path: string, body?: object) => {
+    const r = request(s.t.app)[method](`/v1.0${path}`).set('Authorization', auth());
+    return body ? r.send(body) : r;
+  };
+
+  /** A live call to a sipp party whose RTP lands on a fresh sink; the flow runs `actions`. */
+  async function liveCall(actions: object[], reinvites: ('inactive' | 'sendonly' | 'sendrecv')[]) {
+    const sink = await RtpSink.open();
+    sinks.push(sink);
+    const px = await freePort();
+    const x = sipp(party(sink.port, reinvites), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
+    await sleep(300);
+    const res = await send('post', '/calls', { source: { type: 'tel', target: '+15550001111' }, destinations: [{ type: 'sip', target: `held@127.0.0.1:${px}` }], actions });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const id = res.body.calls[0].id as string;
+    await until(async () => (await s.t.ctx.db('calls').where({ id }).first())?.status === 'progressing', 15_000, 'answered');
+    return { id, sink, x };
+  }
+
+  /** Packets and voiced packets the sink gets over `ms`. */
+  async function window(sink: RtpSink, ms: number) {
+    const [p0, v0] = [sink.packets, sink.voiced];
+    await sleep(ms);
+    return { packets: sink.packets - p0, voiced: sink.voiced - v0 };
+  }
+
+  const metadata = async (id: string) => ((await s.t.ctx.db('calls').where({ id }).first()) as { metadata: Record<string, unknown> }).metadata;
+
+  it('hold re-INVITEs with a=inactive and media stops; music on hold while held re-offers a=sendonly and the music arrives; unhold re-offers a=sendrecv', async () => {
+    const { id, sink, x } = await liveCall([{ type: 'sleep', option: { duration: 60_000 } }], ['inactive', 'sendonly', 'sendrecv']);
+    const before = await window(sink, 800);
+    expect(before.packets, 'media flows before the hold').to.be.greaterThan(25);
+    expect(before.voiced, 'nothing plays yet').to.equal(0);
+
+    expect((await send('post', `/calls/${id}/hold`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).hold === true, 10_000, 'held');
+    await sleep(300);
+    expect((await window(sink, 1000)).packets, 'no media to a party held with a=inactive').to.equal(0);
+
+    expect((await send('post', `/calls/${id}/moh`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).moh === true, 10_000, 'music on');
+    await sleep(300);
+    const music = await window(sink, 1500);
+    expect(music.voiced, 'the music reaches the held party').to.be.greaterThan(40);
+
+    expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).hold === false, 10_000, 'unheld');
+    expect((await send('delete', `/calls/${id}/moh`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).moh === false, 10_000, 'music off');
+    await sleep(300);
+    const after = await window(sink, 1000);
+    expect(after.packets, 'media flows again').to.be.greaterThan(30);
+    expect(after.voiced, 'the music stopped').to.equal(0);
+
+    const events = (await s.t.ctx.db('calls').where({ id }).first()) as { metadata: Record<string, unknown> };
+    expect(events.metadata).to.include({ hold: false, moh: false });
+    expect((await send('post', `/calls/${id}/hangup`)).status).to.equal(200);
+    const r = await x.done;
+    expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    expect(offeredDirections(r)).to.deep.equal(['sendrecv', 'inactive', 'sendonly', 'sendrecv']);
+  });
+
+  it('silence: the party hears nothing while packets still flow; talk speaks into the call', async () => {
+    const { id, sink, x } = await liveCall([{ type: 'talk', option: { text: SPEECH, language: 'en-US' } }, { type: 'sleep', option: { duration: 60_000 } }], []);
+    await until(() => sink.voiced > 20, 10_000, 'speech arrives');
+    expect((await send('post', `/calls/${id}/silence`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).silence === true, 10_000, 'silenced');
+    await sleep(200);
+    const silent = await window(sink, 1200);
+    expect(silent.packets, 'RTP keeps flowing').to.be.greaterThan(40);
+    expect(silent.voiced, 'but carries silence').to.equal(0);
+    expect((await send('delete', `/calls/${id}/silence`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).silence === false, 10_000, 'silence ended');
+    expect((await window(sink, 1500)).voiced, 'the speech is heard again').to.be.greaterThan(20);
+
+    // stop the flow's speech (it plays on for a while): the talk is then the only thing that can speak
+    expect((await send('post', `/calls/${id}/moh`)).status).to.equal(200);
+    expect((await send('delete', `/calls/${id}/moh`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).moh === false, 10_000, 'playback stopped');
+    await sleep(300);
+    expect((await window(sink, 800)).voiced, 'quiet before the talk').to.equal(0);
+    expect((await send('post', `/calls/${id}/talk`, { text: 'Your order has shipped.', language: 'en-US' })).status).to.equal(200);
+    await until(() => sink.voiced > 10, 10_000, 'the talk is heard');
+    await send('post', `/calls/${id}/hangup`);
+    expect((await x.done).code).to.equal(0);
+  });
+
+  it('bad input and calls not live: clear errors in the envelope', async () => {
+    const bad = await send('post', `/calls/not-a-uuid/hold`);
+    expect(bad.status).to.equal(400);
+    const none = await send('post', `/calls/6f1f5c1e-0000-4000-8000-000000000001/moh`);
+    expect(none.status).to.equal(404);
+    expect(none.body.error.reason).to.equal('CALL_NOT_FOUND');
+    const id = (await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id, status: 'hangup' }).first('id'))?.id as string;
+    const ended = await send('post', `/calls/${id}/silence`);
+    expect(ended.status, JSON.stringify(ended.body)).to.be.within(400, 499);
+    for (const body of [{}, { text: '' }, { text: 'hi', language: 'not a tag!' }, { text: 'hi', provider: 'gcp' }, { text: 'hi', voice_id: 'a b;c' }]) {
+      const r = await send('post', `/calls/${id}/talk`, body);
+      expect(r.status, JSON.stringify(body)).to.equal(400);
+    }
+  });
+});
