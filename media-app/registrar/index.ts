@@ -20,6 +20,7 @@ import { BindingStore, type Binding } from './bindings';
 import { challenges, NonceSealer, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
 import { Lockout, type LockoutPolicy } from './lockout';
 import { parseSipUri } from '../sip-uri';
+import { edgeOf } from '../inbound/edge';
 
 export interface RegistrarOptions {
   db: Db;
@@ -154,6 +155,9 @@ export class Registrar {
       await this.bindings.removeAll(aor);
       return void res.send(200);
     }
+    // RFC 3327: honoured from a trusted edge only (a Path from anyone else would let a phone pick
+    // the host the platform sends its calls to)
+    const path = edgeOf(req) && req.has('Path') ? splitContacts(req.get('Path') ?? '').map(headerUri).filter(Boolean) : [];
     const changes: { binding: Binding; expires: number }[] = [];
     for (const c of contactHeader ? splitContacts(contactHeader) : []) {
       const uri = headerUri(c);
@@ -173,6 +177,7 @@ export class Registrar {
           cseq,
           source: { address: req.source_address, port: Number(req.source_port), protocol: req.protocol },
           userAgent: req.get('User-Agent') ?? '',
+          ...(path.length ? { path } : {}),
         },
       });
     }
@@ -180,7 +185,10 @@ export class Registrar {
     const bound = changes.length ? await this.bindings.update(aor, changes) : await this.bindings.get(aor);
     const contacts = bound.map((b) => `<${b.contact}>;expires=${Math.max(0, Math.round((b.expiresAt - now) / 1000))}`);
     this.opts.logger.debug({ aor, contacts: contacts.length }, 'registered');
-    res.send(200, contacts.length ? { headers: { Contact: contacts.join(', ') } } : {});
+    const headers: Record<string, string> = {};
+    if (contacts.length) headers.Contact = contacts.join(', ');
+    if (path.length) headers.Path = path.map((p) => `<${p}>`).join(', ');
+    res.send(200, { headers });
   }
 }
 
