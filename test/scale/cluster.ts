@@ -38,6 +38,8 @@ export interface ClusterOptions {
   nodes?: number;
   /** Extra media-app environment (every node). */
   env?: Record<string, string>;
+  /** Extra media-app environment per node (by index), over `env`. */
+  nodeEnv?: Record<string, string>[];
   heartbeatMs?: number;
   sweepIntervalMs?: number;
 }
@@ -67,7 +69,7 @@ export class Cluster {
     const n = o.nodes ?? 2;
     const sips: SipServer[] = [];
     for (let i = 0; i < n; i++) sips.push(await startSipServer(logger, SECRET));
-    const nodes = await Promise.all(sips.map((sip, i) => startNode(sip, i, { prefix, dataDir, redisUrl, databaseUrl: '', env: o.env ?? {}, heartbeatMs: o.heartbeatMs ?? 1000 })));
+    const nodes = await Promise.all(sips.map((sip, i) => startNode(sip, i, { prefix, dataDir, redisUrl, databaseUrl: '', env: { ...o.env, ...o.nodeEnv?.[i] }, heartbeatMs: o.heartbeatMs ?? 1000 })));
     const edge = await Edge.start({ nodes: sips.map((s) => s.sipPort) });
     const apis: TestApp[] = [];
     const sweepers: NodeSweeper[] = [];

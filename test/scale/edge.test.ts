@@ -3,28 +3,12 @@
 // edge only), and a phone registered through the edge (Path) is reached from a flow on either node.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { repos } from '../../core/repos';
 import { truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { createExtension, killAllSipp, registerOnly, RtpSink, sipp, uacWaitsForBye, until, SIPP_SDP } from '../media-app/harness';
 import { Cluster } from './cluster';
-
-/** A customer with a trunk for `cidr` and a number whose flow runs `actions`. */
-export async function numberWithFlow(db: Cluster['db'], cidr: string, actions: unknown[], customerId?: string): Promise<{ customerId: string; number: string }> {
-  const tag = randomBytes(4).toString('hex');
-  const cid = customerId ?? (await repos(db).customers.create({ email: `sc${tag}@example.test`, status: 'active', name: 'sc' })).id;
-  if (!customerId) await trunksRepo(db).create(cid, `sc${tag}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: [cidr] });
-  const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions(actions as never) } as never);
-  const number = `+8996${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
-  await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
-  return { customerId: cid, number };
-}
-
-export const TALK = [{ type: 'answer' }, { type: 'talk', option: { text: 'Hello from the cluster.', language: 'en-US' } }, { type: 'hangup' }];
+import { numberWithFlow, TALK } from './fixtures';
 
 /** A phone answering one call on its registration port; its answer echoes Record-Route (in-dialog through the edge). */
 function phoneUas(user: string): string {
