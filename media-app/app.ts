@@ -10,6 +10,7 @@ import type { Config } from '../core/config';
 import { createDb, type Knex } from '../core/db/knex';
 import { EventPublisher } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
+import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/queue/contracts';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
@@ -87,6 +88,8 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     await new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, dataDir: config.dataDir }).sweepNode(app.nodeId);
     const alive = () => redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3);
     await alive();
+    // known to the sweeper from the start: a node may host conferences or groupcalls before it owns a call
+    await redis.sadd(prefix + MEDIA_NODES_KEY, app.nodeId);
     const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);
     closers.push(async () => {
       clearInterval(beat);
@@ -148,7 +151,9 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     }
     const process = (job: Job<CommandEnvelope>) => commands.handle(job.data);
     const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
-    const originates = new Worker(ORIGINATE_QUEUE, process, workerOpts);
+    // a shared command (originate, activeflow start) held by a node that dies is taken again by another
+    // node within about 5 s (lock lapses, stalled check), once; claims keep a call from being dialled twice
+    const originates = new Worker(ORIGINATE_QUEUE, process, { ...workerOpts, lockDuration: 5000, stalledInterval: 2000, maxStalledCount: 1 });
     const workers = [originates, new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
     for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
     // closers run last-first: stop taking commands, then hang up what is live

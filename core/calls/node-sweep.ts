@@ -30,6 +30,7 @@ import { callNodeKey, nodeAliveKey, nodeQueueName } from '../queue/contracts';
 import { callJson, callsRepo } from '../repos/calls';
 import { activeflowsRepo } from '../repos/activeflows';
 import { MEDIA_NODES_KEY, nodeCallsKey, nodeSweepLockKey } from './node-keys';
+import { sweepResources, type ResourceSweepReport } from './resource-sweep';
 
 export interface NodeSweeperOptions {
   db: Knex;
@@ -51,6 +52,8 @@ export interface SweepReport {
   activeflows: number;
   /** Ids of the commands (BullMQ job ids) failed because their node was gone. */
   commandsFailed: string[];
+  /** Conferences, queuecalls, groupcalls, transfers, speakings, transcribes, AI calls (resource-sweep.ts). */
+  resources?: ResourceSweepReport;
 }
 
 const RECORDING_LIVE = ['initiating', 'recording', 'stopping'];
@@ -70,7 +73,7 @@ export class NodeSweeper {
         .catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'node sweep failed'))
         .finally(() => (this.running = null));
     };
-    this.timer = setInterval(tick, this.opts.intervalMs ?? 2000);
+    this.timer = setInterval(tick, this.opts.intervalMs ?? 1000);
     this.timer.unref();
   }
 
@@ -116,14 +119,17 @@ export class NodeSweeper {
       report.recordings = await this.endRecordings(ids);
       report.activeflows = await this.endActiveflows(ids);
     }
+    report.resources = await sweepResources({ db, redis, keyPrefix: this.opts.keyPrefix, events: this.opts.events, logger }, nodeId, ids);
     await redis.srem(this.key(nodeCallsKey(nodeId)), ...(fromRedis.length ? fromRedis : ['-']));
     await redis.del(...(ids.length ? ids.map((id) => this.key(callNodeKey(id))) : [this.key('-')]));
     // a node that came back (same id) keeps its entry; otherwise it has nothing left to sweep
     if (!(await redis.exists(this.key(nodeAliveKey(nodeId)))) && (await redis.scard(this.key(nodeCallsKey(nodeId)))) === 0) {
       await redis.srem(this.key(MEDIA_NODES_KEY), nodeId);
     }
-    const found = report.calls.length + report.recordings.length + report.commandsFailed.length;
-    logger[found ? 'warn' : 'debug']({ node: nodeId, calls: report.calls.length, recordings: report.recordings.length, commands_failed: report.commandsFailed.length }, 'media-app node gone: swept');
+    const res = report.resources;
+    const others = Object.fromEntries(Object.entries(res).filter(([, v]) => v.length).map(([k, v]) => [k, v.length]));
+    const found = report.calls.length + report.recordings.length + report.commandsFailed.length + Object.keys(others).length;
+    logger[found ? 'warn' : 'debug']({ node: nodeId, calls: report.calls.length, recordings: report.recordings.length, commands_failed: report.commandsFailed.length, ...others }, 'media-app node gone: swept');
     return report;
   }
 
