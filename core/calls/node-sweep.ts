@@ -41,6 +41,8 @@ export interface NodeSweeperOptions {
   logger: Logger;
   /** How often to look for dead nodes (default 2 s). */
   intervalMs?: number;
+  /** After the Redis connection comes back, judge no node for this long (default 4 s: heartbeats resume first). */
+  graceMs?: number;
   /** DATA_DIR: recordings of this machine are under DATA_DIR/recordings. */
   dataDir?: string;
 }
@@ -62,12 +64,19 @@ export class NodeSweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
+  private graceUntil = 0;
+  private offReady = () => {};
 
   constructor(private readonly opts: NodeSweeperOptions) {}
 
   start(onSweep?: (r: SweepReport) => void): void {
+    // Redis back after an outage: every heartbeat may have lapsed meanwhile while the nodes are fine;
+    // they beat again within a period, so nobody is judged until then
+    const onReady = () => (this.graceUntil = Date.now() + (this.opts.graceMs ?? 4000));
+    this.opts.redis.on('ready', onReady);
+    this.offReady = () => this.opts.redis.off('ready', onReady);
     const tick = () => {
-      if (this.stopped || this.running) return;
+      if (this.stopped || this.running || Date.now() < this.graceUntil) return;
       this.running = this.tick()
         .then((rs) => rs.forEach((r) => onSweep?.(r)))
         .catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'node sweep failed'))
@@ -79,6 +88,7 @@ export class NodeSweeper {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.offReady();
     if (this.timer) clearInterval(this.timer);
     await this.running;
   }
