@@ -24,6 +24,8 @@ export const SIP_DOMAIN = 'sip.test';
 
 export interface ClusterNode {
   id: string;
+  /** media-app's process id. */
+  pid: number;
   sip: SipServer;
   sipPort: number;
   /** media-app's output (stdout + stderr). */
@@ -152,5 +154,5 @@ async function startNode(
   );
   await until(() => out.includes('READY') || !alive, 40_000, `media-app ${id} ready`);
   if (!alive) throw new Error(`media-app ${id} exited:\n${out.slice(-3000)}`);
-  return { id, sip, sipPort: sip.sipPort, out: () => out, running: () => alive, exited, signal: (sig) => void proc.kill(sig) };
+  return { id, pid: proc.pid!, sip, sipPort: sip.sipPort, out: () => out, running: () => alive, exited, signal: (sig) => void proc.kill(sig) };
 }

@@ -47,6 +47,16 @@ export class Edge {
     return e;
   }
 
+  /** Kamailio's main process id (its workers are its children). */
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
+  /** Sets a node (by sip-server port) active ('a') or inactive ('i') at the dispatcher. */
+  async setState(port: number, state: 'a' | 'i'): Promise<void> {
+    await this.rpc('dispatcher.set_state', state, '1', `sip:127.0.0.1:${port}`);
+  }
+
   get ctl(): string {
     return `unix:${this.rundir}/kamailio_ctl`;
   }
