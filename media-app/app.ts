@@ -3,7 +3,7 @@
  * outbound calls, the BullMQ workers and the node heartbeat. `startMediaApp` is what main.ts and the
  * tests call; `stop()` hangs up live calls, closes workers and disconnects.
  */
-import { Worker, type Job } from 'bullmq';
+import { WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../core/config';
@@ -153,7 +153,13 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
     // a shared command (originate, activeflow start) held by a node that dies is taken again by another
     // node within about 5 s (lock lapses, stalled check), once; claims keep a call from being dialled twice
-    const originates = new Worker(ORIGINATE_QUEUE, process, { ...workerOpts, lockDuration: 5000, stalledInterval: 2000, maxStalledCount: 1 });
+    // a job fetched while the drain paused the worker (a fetch was already under way) goes back for another node
+    const originate = async (job: Job<CommandEnvelope>, token?: string) => {
+      if (!draining || !token) return process(job);
+      await job.moveToWait(token);
+      throw new WaitingError();
+    };
+    const originates = new Worker(ORIGINATE_QUEUE, originate, { ...workerOpts, lockDuration: 5000, stalledInterval: 2000, maxStalledCount: 1 });
     const workers = [originates, new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
     for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
     // closers run last-first: stop taking commands, then hang up what is live

@@ -2,6 +2,8 @@
 // so the edge sends new calls to the other node at once; the node's live calls run to their end and
 // then it exits; DRAIN_TIMEOUT_SEC bounds the wait.
 import { expect } from 'chai';
+import request from 'supertest';
+import { createFixture } from '../support/api';
 import { truncateAll } from '../support/db';
 import { killAllSipp, RtpSink, sipp, uacWaitsForBye, until } from '../media-app/harness';
 import { Cluster } from './cluster';
@@ -42,6 +44,25 @@ describe('scale: draining a node', function () {
     n0.signal('SIGTERM');
     // new calls right away: before the edge's next probe the node refuses them (503) and the edge tries the other
     const second = await calls(number, 6);
+    // originates from the API (shared queue): only the node not draining takes them
+    const f = await createFixture(c.apis[0]!.ctx);
+    const own = await numberWithFlow(c.db, '', [{ type: 'answer' }, { type: 'hangup' }], f.customer.id);
+    const tel = { type: 'tel', target: own.number };
+    await new Promise((r) => setTimeout(r, 500)); // the drain has paused the originate worker
+    for (let i = 0; i < 4; i++) {
+      const res = await request(c.apis[i % 2]!.app).post('/v1.0/calls').set('Authorization', `Bearer ${f.token}`).send({ source: tel, destinations: [tel], actions: [{ type: 'hangup' }] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    }
+    let seen: unknown[] = [];
+    const originated = await until(async () => {
+      // the number's flow runs on an incoming leg of the node that took the originate
+      const rs = await c.db('calls').where({ customer_id: f.customer.id, direction: 'incoming' }).select('node_id', 'status', 'hangup_reason');
+      seen = rs;
+      return rs.length === 4 && rs.every((r) => r.node_id) ? rs : null;
+    }, 20_000, 'the originates taken').catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(seen)}`);
+    });
+    expect(originated.every((r) => r.node_id === n1.id), `originates on ${originated.map((r) => r.node_id)}`).to.equal(true);
     await until(async () => (await c.edge.states())[n0.sipPort]?.startsWith('I'), 5000, 'the edge marks the draining node inactive');
     const [r1, r2] = await Promise.all([first.done, second.done]);
     expect(r1.code, r1.errors.slice(-2000)).to.equal(0);
