@@ -74,9 +74,13 @@ describe('scale: two nodes behind the Kamailio edge', function () {
     expect(rows.every((x) => x.tm_progressing), 'all answered').to.equal(true);
     const perNode = c.nodes.map((n) => rows.filter((x) => x.node_id === n.id).length);
     expect(perNode.every((k) => k >= 10), `calls per node ${perNode}`).to.equal(true);
-    const flows = await c.db('activeflows').whereIn('reference_id', rows.map((x) => x.id)).select('status');
-    expect(flows).to.have.length(40);
-    expect(flows.every((f) => f.status === 'ended')).to.equal(true);
+    // the flow's end is written just after the call's hangup
+    let statuses: string[] = [];
+    await until(async () => {
+      statuses = ((await c.db('activeflows').whereIn('reference_id', rows.map((x) => x.id)).pluck('status')) as string[]).sort();
+      return statuses.length === 40 && statuses.every((s) => s === 'ended');
+    }, 10_000, 'every flow ended').catch(() => undefined);
+    expect(statuses, 'activeflow statuses').to.deep.equal(Array(40).fill('ended'));
   });
 
   it("a trunk is recognised by the caller's real address behind the edge; a claimed address is ignored", async () => {
