@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { trunksRepo } from '../../core/repos/trunks';
 import { truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, registerOnly, RtpSink, sipp, uacWaitsForBye, until, SIPP_SDP } from '../media-app/harness';
+import { answerBye, createExtension, killAllSipp, registerOnly, RtpSink, sipp, uacWaitsForBye, until, SIPP_SDP } from '../media-app/harness';
 import { Cluster } from './cluster';
 import { numberWithFlow, TALK } from './fixtures';
 
@@ -30,17 +30,7 @@ Content-Length: [len]
 ${SIPP_SDP}
 ]]></send>
 <recv request="ACK"/>
-<recv request="BYE" timeout="20000"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
+${answerBye(20_000)}
 </scenario>`;
 }
 
