@@ -122,14 +122,15 @@ export class NodeSweeper {
     const fromDb = (await db('calls').where({ node_id: nodeId }).whereNot({ status: 'hangup' }).pluck('id')) as string[];
     const ids = [...new Set([...fromRedis, ...fromDb])];
     const report: SweepReport = { nodeId, calls: [], recordings: [], activeflows: 0, commandsFailed: [] };
-    // commands first: none of them may reach a call while (or after) it is finalised
-    report.commandsFailed = await this.failQueued(nodeId);
+    // records first, the dead node's queue after: its commands cannot be applied by anyone (the node is
+    // gone), and failing them starts a BullMQ worker, which on a loaded machine takes seconds
     for (const id of ids) if (await this.finaliseCall(id)) report.calls.push(id);
     if (ids.length) {
       report.recordings = await this.endRecordings(ids);
       report.activeflows = await this.endActiveflows(ids);
     }
     report.resources = await sweepResources({ db, redis, keyPrefix: this.opts.keyPrefix, events: this.opts.events, logger }, nodeId, ids);
+    report.commandsFailed = await this.failQueued(nodeId);
     await redis.srem(this.key(nodeCallsKey(nodeId)), ...(fromRedis.length ? fromRedis : ['-']));
     await redis.del(...(ids.length ? ids.map((id) => this.key(callNodeKey(id))) : [this.key('-')]));
     // a node that came back (same id) keeps its entry; otherwise it has nothing left to sweep
