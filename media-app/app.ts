@@ -3,13 +3,14 @@
  * outbound calls, the BullMQ workers and the node heartbeat. `startMediaApp` is what main.ts and the
  * tests call; `stop()` hangs up live calls, closes workers and disconnects.
  */
-import { Worker, type Job } from 'bullmq';
+import { WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../core/config';
 import { createDb, type Knex } from '../core/db/knex';
 import { EventPublisher } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
+import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/queue/contracts';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
@@ -25,6 +26,7 @@ import { requestChecks } from './request-checks';
 import { startOutboundRegistrations } from './outreg';
 import { MediaRelay } from './rtpengine';
 import { removeRelayHealth, writeRelayHealth } from '../core/calls/relay-health';
+import { trustedEdge } from './inbound/edge';
 
 export interface MediaAppDeps {
   config: Readonly<Config>;
@@ -43,6 +45,15 @@ export interface MediaApp {
   registrar: Registrar;
   calls: CallRegistry;
   factory: CallFactory;
+  /** True once drain() was called: OPTIONS and new INVITEs are answered 503, no originate is taken. */
+  readonly draining: boolean;
+  /**
+   * Takes the node out of service without dropping calls: OPTIONS answered 503 (the edge's dispatcher
+   * moves new calls elsewhere), new out-of-dialog INVITEs refused with 503 (the edge tries the next
+   * node), the shared originate worker paused (other nodes take originates); resolves once no call
+   * is left or after `timeoutMs`, whichever first. stop() afterwards ends what is left.
+   */
+  drain(timeoutMs: number): Promise<{ left: number }>;
   stop(): Promise<void>;
 }
 
@@ -86,6 +97,8 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     relay.onHealth(() => void relayHealth().catch(() => undefined));
     const alive = () => Promise.all([redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3), relayHealth()]);
     await alive();
+    // known to the sweeper from the start: a node may host conferences or groupcalls before it owns a call
+    await redis.sadd(prefix + MEDIA_NODES_KEY, app.nodeId);
     const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);
     closers.push(async () => {
       clearInterval(beat);
@@ -100,7 +113,9 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     });
     closers.push(async () => srf.disconnect());
     logger.info({ drachtio: `${app.drachtio.host}:${app.drachtio.port}`, node: app.nodeId }, 'connected to sip-server');
+    srf.use(trustedEdge(app.trustedProxies)); // the real source of requests relayed by the edge
     srf.use(requestChecks); // before every handler below
+    let draining = false;
 
     const registrar = await Registrar.create({
       db,
@@ -124,8 +139,8 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     const calls = new CallRegistry(redis, prefix, app.nodeId);
     const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress), relay });
     const inbound = new InboundRouter(factory);
-    srf.invite(inbound.handle);
-    srf.options((_req, res) => res.send(200));
+    srf.invite((req, res) => (draining ? res.send(503, { headers: { 'Retry-After': '30' } }) : inbound.handle(req, res)));
+    srf.options((_req, res) => res.send(draining ? 503 : 200));
 
     // registering to carriers once INVITEs can be taken; unregistered (expiry 0) at stop, before calls end
     const outreg = startOutboundRegistrations({ srf, db, redis, events, config, app, logger: logger.child({ component: 'outreg' }) });
@@ -146,7 +161,16 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     }
     const process = (job: Job<CommandEnvelope>) => commands.handle(job.data);
     const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
-    const workers = [new Worker(ORIGINATE_QUEUE, process, workerOpts), new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
+    // a shared command (originate, activeflow start) held by a node that dies is taken again by another
+    // node within about 5 s (lock lapses, stalled check), once; claims keep a call from being dialled twice
+    // a job fetched while the drain paused the worker (a fetch was already under way) goes back for another node
+    const originate = async (job: Job<CommandEnvelope>, token?: string) => {
+      if (!draining || !token) return process(job);
+      await job.moveToWait(token);
+      throw new WaitingError();
+    };
+    const originates = new Worker(ORIGINATE_QUEUE, originate, { ...workerOpts, lockDuration: 5000, stalledInterval: 2000, maxStalledCount: 1 });
+    const workers = [originates, new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
     for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
     // closers run last-first: stop taking commands, then hang up what is live
     closers.push(() => calls.hangupAll());
@@ -164,6 +188,19 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       registrar,
       calls,
       factory,
+      get draining() {
+        return draining;
+      },
+      async drain(timeoutMs) {
+        if (!draining) logger.info({ node: app.nodeId, calls: calls.size, timeout_ms: timeoutMs }, 'draining');
+        draining = true;
+        // the originates being dialled finish here; new ones wait in the shared queue for other nodes
+        await originates.pause(true).catch((err: Error) => logger.warn({ err: err.message }, 'pausing originates failed'));
+        const end = Date.now() + timeoutMs;
+        while (calls.size > 0 && Date.now() < end && !stopped) await new Promise((r) => setTimeout(r, 200));
+        logger.info({ node: app.nodeId, left: calls.size }, calls.size ? 'drain bound reached' : 'drained');
+        return { left: calls.size };
+      },
       async stop() {
         if (stopped) return;
         stopped = true;

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { ConfigError, parseHostPort } from '../core/config';
+import { parseCidrList, type Cidr } from '../core/net/address';
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
@@ -15,7 +16,20 @@ const schema = z.object({
   DRACHTIO_SECRET: z.string().min(1).default('cymru'),
   MEDIA_APP_NODE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of letters, digits, ".", "_", "-"').optional(),
   /** Heartbeat period; the node counts as gone (its calls are swept) 3 periods after its last beat. */
-  MEDIA_APP_HEARTBEAT_MS: z.coerce.number().int().min(200).max(60_000).default(5000),
+  MEDIA_APP_HEARTBEAT_MS: z.coerce.number().int().min(200).max(60_000).default(1000),
+  /** Edges (Kamailio, deploy/kamailio/) whose X-Openvoice-Source header names a request's real sender: comma-separated CIDRs. */
+  SIP_TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      try {
+        parseCidrList(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+  /** SIGTERM drains the node (OPTIONS 503, no new calls or originates) for at most this long before it stops. */
+  DRAIN_TIMEOUT_SEC: z.coerce.number().int().min(0).max(86_400).default(300),
   RTP_BIND_HOST: z.string().min(1).default('127.0.0.1'),
   RTP_PORT_MIN: port.default(20000),
   RTP_PORT_MAX: port.default(30000),
@@ -65,6 +79,8 @@ export interface MediaAppConfig {
   drachtio: { host: string; port: number; secret: string };
   nodeId: string;
   heartbeatMs: number;
+  trustedProxies: Cidr[];
+  drainTimeoutMs: number;
   rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined; workerNice: number | undefined };
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
@@ -88,6 +104,8 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     drachtio: { host: e.DRACHTIO_HOST, port: e.DRACHTIO_PORT, secret: e.DRACHTIO_SECRET },
     nodeId: e.MEDIA_APP_NODE_ID ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
     heartbeatMs: e.MEDIA_APP_HEARTBEAT_MS,
+    trustedProxies: parseCidrList(e.SIP_TRUSTED_PROXIES),
+    drainTimeoutMs: e.DRAIN_TIMEOUT_SEC * 1000,
     rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS, workerNice: e.MEDIA_WORKER_NICE },
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {

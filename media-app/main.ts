@@ -32,13 +32,22 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // SIGTERM drains (no new calls, live ones finish up to DRAIN_TIMEOUT_SEC); SIGINT stops at once
+    if (signal === 'SIGTERM' && app.drainTimeoutMs > 0) {
+      logger.info({ signal, drain_timeout_ms: app.drainTimeoutMs }, 'draining before shutdown');
+      await running.drain(app.drainTimeoutMs);
+    }
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     await running.stop();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGTERM', () => {
+    // a second SIGTERM during a drain stops at once
+    if (stopping && running.draining) void running.stop().then(() => process.exit(0));
+    else void shutdown('SIGTERM');
+  });
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 

@@ -26,13 +26,30 @@ function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Wr
   });
 }
 
-function stopAll(code: number): void {
+/**
+ * Ctrl-C (SIGINT) stops every process at once. SIGTERM (systemd stop, a deploy) drains first:
+ * media-app alone gets SIGTERM and lets its calls finish (up to DRAIN_TIMEOUT_SEC, default 300)
+ * while sip-server keeps carrying them; the others are stopped when it has exited.
+ */
+function stopAll(code: number, drain = false): void {
   if (stopping) return;
   stopping = true;
-  process.stdout.write('[start] stopping…\n');
-  for (const child of children.values()) child.kill('SIGTERM');
-  const force = setTimeout(() => { for (const child of children.values()) child.kill('SIGKILL'); }, 10_000);
-  force.unref();
+  const media = children.get('media-app');
+  const stopRest = () => {
+    for (const child of children.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const force = setTimeout(() => { for (const child of children.values()) child.kill('SIGKILL'); }, 10_000);
+    force.unref();
+  };
+  if (drain && media && media.exitCode === null && media.signalCode === null) {
+    const bound = (Number(process.env.DRAIN_TIMEOUT_SEC) || 300) + 20;
+    process.stdout.write(`[start] draining media-app (live calls finish, at most ${bound - 20} s), then stopping…\n`);
+    media.once('exit', stopRest);
+    media.kill('SIGTERM');
+    setTimeout(() => media.kill('SIGKILL'), bound * 1000).unref();
+  } else {
+    process.stdout.write('[start] stopping…\n');
+    stopRest();
+  }
   const wait = setInterval(() => {
     if ([...children.values()].every((c) => c.exitCode !== null || c.signalCode !== null)) {
       clearInterval(wait);
@@ -74,4 +91,4 @@ for (const p of processes) {
 }
 
 process.on('SIGINT', () => stopAll(0));
-process.on('SIGTERM', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0, true));

@@ -30,6 +30,7 @@ import { callNodeKey, nodeAliveKey, nodeQueueName } from '../queue/contracts';
 import { callJson, callsRepo } from '../repos/calls';
 import { activeflowsRepo } from '../repos/activeflows';
 import { MEDIA_NODES_KEY, nodeCallsKey, nodeSweepLockKey } from './node-keys';
+import { sweepResources, type ResourceSweepReport } from './resource-sweep';
 
 export interface NodeSweeperOptions {
   db: Knex;
@@ -40,6 +41,8 @@ export interface NodeSweeperOptions {
   logger: Logger;
   /** How often to look for dead nodes (default 2 s). */
   intervalMs?: number;
+  /** After the Redis connection comes back, judge no node for this long (default 4 s: heartbeats resume first). */
+  graceMs?: number;
   /** DATA_DIR: recordings of this machine are under DATA_DIR/recordings. */
   dataDir?: string;
 }
@@ -51,6 +54,8 @@ export interface SweepReport {
   activeflows: number;
   /** Ids of the commands (BullMQ job ids) failed because their node was gone. */
   commandsFailed: string[];
+  /** Conferences, queuecalls, groupcalls, transfers, speakings, transcribes, AI calls (resource-sweep.ts). */
+  resources?: ResourceSweepReport;
 }
 
 const RECORDING_LIVE = ['initiating', 'recording', 'stopping'];
@@ -59,23 +64,31 @@ export class NodeSweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
+  private graceUntil = 0;
+  private offReady = () => {};
 
   constructor(private readonly opts: NodeSweeperOptions) {}
 
   start(onSweep?: (r: SweepReport) => void): void {
+    // Redis back after an outage: every heartbeat may have lapsed meanwhile while the nodes are fine;
+    // they beat again within a period, so nobody is judged until then
+    const onReady = () => (this.graceUntil = Date.now() + (this.opts.graceMs ?? 4000));
+    this.opts.redis.on('ready', onReady);
+    this.offReady = () => this.opts.redis.off('ready', onReady);
     const tick = () => {
-      if (this.stopped || this.running) return;
+      if (this.stopped || this.running || Date.now() < this.graceUntil) return;
       this.running = this.tick()
         .then((rs) => rs.forEach((r) => onSweep?.(r)))
         .catch((err: Error) => this.opts.logger.warn({ err: err.message }, 'node sweep failed'))
         .finally(() => (this.running = null));
     };
-    this.timer = setInterval(tick, this.opts.intervalMs ?? 2000);
+    this.timer = setInterval(tick, this.opts.intervalMs ?? 1000);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.offReady();
     if (this.timer) clearInterval(this.timer);
     await this.running;
   }
@@ -109,21 +122,25 @@ export class NodeSweeper {
     const fromDb = (await db('calls').where({ node_id: nodeId }).whereNot({ status: 'hangup' }).pluck('id')) as string[];
     const ids = [...new Set([...fromRedis, ...fromDb])];
     const report: SweepReport = { nodeId, calls: [], recordings: [], activeflows: 0, commandsFailed: [] };
-    // commands first: none of them may reach a call while (or after) it is finalised
-    report.commandsFailed = await this.failQueued(nodeId);
+    // records first, the dead node's queue after: its commands cannot be applied by anyone (the node is
+    // gone), and failing them starts a BullMQ worker, which on a loaded machine takes seconds
     for (const id of ids) if (await this.finaliseCall(id)) report.calls.push(id);
     if (ids.length) {
       report.recordings = await this.endRecordings(ids);
       report.activeflows = await this.endActiveflows(ids);
     }
+    report.resources = await sweepResources({ db, redis, keyPrefix: this.opts.keyPrefix, events: this.opts.events, logger }, nodeId, ids);
+    report.commandsFailed = await this.failQueued(nodeId);
     await redis.srem(this.key(nodeCallsKey(nodeId)), ...(fromRedis.length ? fromRedis : ['-']));
     await redis.del(...(ids.length ? ids.map((id) => this.key(callNodeKey(id))) : [this.key('-')]));
     // a node that came back (same id) keeps its entry; otherwise it has nothing left to sweep
     if (!(await redis.exists(this.key(nodeAliveKey(nodeId)))) && (await redis.scard(this.key(nodeCallsKey(nodeId)))) === 0) {
       await redis.srem(this.key(MEDIA_NODES_KEY), nodeId);
     }
-    const found = report.calls.length + report.recordings.length + report.commandsFailed.length;
-    logger[found ? 'warn' : 'debug']({ node: nodeId, calls: report.calls.length, recordings: report.recordings.length, commands_failed: report.commandsFailed.length }, 'media-app node gone: swept');
+    const res = report.resources;
+    const others = Object.fromEntries(Object.entries(res).filter(([, v]) => v.length).map(([k, v]) => [k, v.length]));
+    const found = report.calls.length + report.recordings.length + report.commandsFailed.length + Object.keys(others).length;
+    logger[found ? 'warn' : 'debug']({ node: nodeId, calls: report.calls.length, recordings: report.recordings.length, commands_failed: report.commandsFailed.length, ...others }, 'media-app node gone: swept');
     return report;
   }
 

@@ -127,6 +127,10 @@ export function conferencesRepo(db: Db) {
       if (row) return { changed: true, conference: row as ConferenceRow };
       return { changed: false, conference: await this.get(id) };
     },
+    /** Records the node that hosts a live conference now (a room hosted again after its node died). */
+    setNode(id: string, nodeId: string): Promise<ConferenceRow | null> {
+      return update(id, { node_id: nodeId }, { status: 'progressing' });
+    },
     addCall(id: string, conferencecallId: string): Promise<ConferenceRow | null> {
       return update(id, { conferencecall_ids: db.raw('array_append(array_remove(conferencecall_ids, ?::uuid), ?::uuid)', [conferencecallId, conferencecallId]) });
     },

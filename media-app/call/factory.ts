@@ -5,6 +5,7 @@
  */
 import { callsRepo, type Address, type CallRow } from '../../core/repos/calls';
 import { EMPTY_UUID, newId } from '../../core/ids';
+import { nodeCallsKey } from '../../core/calls/node-keys';
 import { isUniqueViolation, retrying, retryWrite } from '../../core/db/retry';
 import { PgActiveflowStore } from '../../core/repos/activeflows';
 import { PgFlowStore } from '../../core/repos/flows';
@@ -222,6 +223,9 @@ export class CallFactory implements CallLegs {
     ]);
     if (claimed !== 'OK') return;
     if (!row || row.status !== 'dialing' || row.direction !== 'outgoing') return;
+    // in this node's call set from the claim on, not only once owned: if the node dies in between,
+    // the node sweeper still finds the call and ends it instead of leaving it dialing
+    await this.deps.redis.sadd(`${this.deps.config.redisKeyPrefix}${nodeCallsKey(this.deps.calls.nodeId)}`, id).catch(() => undefined);
     await this.startOutgoing(row, {
       flowId: row.flow_id !== EMPTY_UUID ? row.flow_id : undefined,
       actions: Array.isArray(row.data?.actions) ? (row.data.actions as Action[]) : undefined,

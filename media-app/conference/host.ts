@@ -99,6 +99,8 @@ export class ConferenceHost implements ConferenceService {
     await this.claim(conferenceId);
     const media = await this.deps.media.createConference(conferenceId);
     const t = await repo.transition(conferenceId, 'progressing', { node_id: this.nodeId });
+    // a room already progressing (its host died, node sweep): this node hosts it now
+    if (!t.changed && t.conference?.status === 'progressing' && t.conference.node_id !== this.nodeId) t.conference = (await repo.setNode(conferenceId, this.nodeId)) ?? t.conference;
     if (t.conference?.status !== 'progressing') {
       // ended (DELETE without a host) while we were claiming it: nothing to host
       await media.destroy().catch(() => undefined);

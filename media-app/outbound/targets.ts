@@ -27,6 +27,7 @@ import {
 } from '../../core/calls/dial-policy';
 import { locateSipDestination } from '../../core/calls/sip-destination';
 import { sipLocateOptions } from './sip-egress';
+import { parseSipUri } from '../sip-uri';
 
 export interface DialTarget {
   uri: string;
@@ -114,7 +115,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
       if (!ext) return { targets: [] };
       const live = await deps.registrar.bindings.get(`${ext.username}@${ext.domain_name}`);
       return {
-        targets: live.map((b) => ({
+        targets: live.map((b) => (b.path?.length ? viaPath(b.contact, b.path) : {
           uri: b.contact,
           proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
           transport: b.source.protocol || 'udp',
@@ -137,4 +138,12 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
     default:
       return { targets: [] };
   }
+}
+
+/** A contact registered through an edge (RFC 3327 Path): sent to the first Path hop, with the whole Path as Route. */
+function viaPath(contact: string, path: string[]): DialTarget {
+  const hop = parseSipUri(path[0]!);
+  const transport = /;transport=(\w+)/i.exec(path[0]!)?.[1];
+  const proxy = hop && `sip:${hop.host}${hop.port ? `:${hop.port}` : ''}${transport ? `;transport=${transport.toLowerCase()}` : ''}`;
+  return { uri: contact, proxy: proxy || undefined, headers: { Route: path.map((p) => `<${p}>`).join(', ') } };
 }

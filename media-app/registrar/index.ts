@@ -21,6 +21,7 @@ import { challenges, NonceSealer, type DigestAlgorithm, parseCredentials, verify
 import { Lockout, type LockoutPolicy } from './lockout';
 import { parseSipUri } from '../sip-uri';
 import { FLOW_CLOSED_HEADER, isWebSocketTransport } from '../../core/registrar/bindings';
+import { edgeOf } from '../inbound/edge';
 
 export interface RegistrarOptions {
   db: Db;
@@ -164,6 +165,9 @@ export class Registrar {
       await this.bindings.removeAll(aor);
       return void res.send(200);
     }
+    // RFC 3327: honoured from a trusted edge only (a Path from anyone else would let a phone pick
+    // the host the platform sends its calls to)
+    const path = edgeOf(req) && req.has('Path') ? splitContacts(req.get('Path') ?? '').map(headerUri).filter(Boolean) : [];
     const changes: { binding: Binding; expires: number }[] = [];
     for (const c of contactHeader ? splitContacts(contactHeader) : []) {
       const uri = headerUri(c);
@@ -183,6 +187,7 @@ export class Registrar {
           cseq,
           source: { address: req.source_address, port: Number(req.source_port), protocol },
           userAgent: req.get('User-Agent') ?? '',
+          ...(path.length ? { path } : {}),
         },
       });
     }
@@ -190,7 +195,10 @@ export class Registrar {
     const bound = changes.length ? await this.bindings.update(aor, changes) : await this.bindings.get(aor);
     const contacts = bound.map((b) => `<${b.contact}>;expires=${Math.max(0, Math.round((b.expiresAt - now) / 1000))}`);
     this.opts.logger.debug({ aor, contacts: contacts.length }, 'registered');
-    res.send(200, contacts.length ? { headers: { Contact: contacts.join(', ') } } : {});
+    const headers: Record<string, string> = {};
+    if (contacts.length) headers.Contact = contacts.join(', ');
+    if (path.length) headers.Path = path.map((p) => `<${p}>`).join(', ');
+    res.send(200, { headers });
   }
 }
 

@@ -1,6 +1,7 @@
 // media-app as a process (media-app/main.ts), started before sip-server (sip-server/main.ts): it keeps
-// retrying the drachtio connection, becomes ready once sip-server is up, and on SIGTERM hangs up its
-// live calls (the caller gets a BYE), removes its heartbeat and exits 0.
+// retrying the drachtio connection, becomes ready once sip-server is up, and on SIGTERM with
+// DRAIN_TIMEOUT_SEC=0 (no drain: test/scale/drain.test.ts has the drain) hangs up its live calls (the
+// caller gets a BYE), removes its heartbeat and exits 0.
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -59,6 +60,7 @@ describe('media-app process', function () {
       RTP_PORT_MAX: String(rtpMin + 199),
       MEDIA_WORKERS: '1',
       MEDIA_APP_READY_LINE: '1',
+      DRAIN_TIMEOUT_SEC: '0',
       LOG_LEVEL: 'warn',
     });
     procs.push(app.proc);

@@ -1,0 +1,158 @@
+// Several nodes behind the shipped Kamailio edge, on loopback: each node is a sip-server (in this
+// process, as sip-server/main.ts starts it) and a media-app child process (media-app/main.ts, so
+// SIGTERM drains and SIGKILL kills it for real) with its own ports, node id and RTP range; two
+// control-api copies (Express apps, each with its node sweeper as the control-api attachment runs
+// it) share the Postgres database and the Redis key prefix with the nodes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { Redis } from 'ioredis';
+import type { Knex } from 'knex';
+import { EventPublisher } from '../../core/events/bus';
+import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
+import { buildTestApp, type TestApp } from '../support/api';
+import { testDb, testDatabaseUrl } from '../support/db';
+import { startSipServer, until, type SipServer } from '../media-app/harness';
+import { Edge } from './edge';
+
+const ROOT = path.resolve(__dirname, '../..');
+const SECRET = 'cluster-secret';
+export const SIP_DOMAIN = 'sip.test';
+
+export interface ClusterNode {
+  id: string;
+  /** media-app's process id. */
+  pid: number;
+  sip: SipServer;
+  sipPort: number;
+  /** media-app's output (stdout + stderr). */
+  out(): string;
+  running(): boolean;
+  /** Resolves with the exit code when media-app exits. */
+  exited: Promise<number | null>;
+  signal(sig: NodeJS.Signals): void;
+}
+
+export interface ClusterOptions {
+  nodes?: number;
+  /** Extra media-app environment (every node). */
+  env?: Record<string, string>;
+  /** Extra media-app environment per node (by index), over `env`. */
+  nodeEnv?: Record<string, string>[];
+  heartbeatMs?: number;
+  sweepIntervalMs?: number;
+}
+
+export class Cluster {
+  readonly reports: SweepReport[] = [];
+
+  private constructor(
+    readonly edge: Edge,
+    readonly nodes: ClusterNode[],
+    readonly apis: TestApp[],
+    private readonly sweepers: NodeSweeper[],
+    readonly prefix: string,
+    readonly redis: Redis,
+    readonly db: Knex,
+    readonly dataDir: string,
+  ) {}
+
+  static async start(o: ClusterOptions = {}): Promise<Cluster> {
+    const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+    const redisUrl = process.env.TEST_REDIS_URL;
+    if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
+    const db = await testDb();
+    const prefix = `tsc${process.pid}_${randomBytes(3).toString('hex')}:`;
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-'));
+    const redis = new Redis(redisUrl);
+    const n = o.nodes ?? 2;
+    const sips: SipServer[] = [];
+    for (let i = 0; i < n; i++) sips.push(await startSipServer(logger, SECRET));
+    const nodes = await Promise.all(sips.map((sip, i) => startNode(sip, i, { prefix, dataDir, redisUrl, databaseUrl: '', env: { ...o.env, ...o.nodeEnv?.[i] }, heartbeatMs: o.heartbeatMs ?? 1000 })));
+    const edge = await Edge.start({ nodes: sips.map((s) => s.sipPort) });
+    const apis: TestApp[] = [];
+    const sweepers: NodeSweeper[] = [];
+    const c = new Cluster(edge, nodes, apis, sweepers, prefix, redis, db, dataDir);
+    for (let i = 0; i < 2; i++) {
+      const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, DATA_DIR: dataDir, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
+      apis.push(api);
+      const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, intervalMs: o.sweepIntervalMs ?? 1000, dataDir });
+      sweeper.start((r) => c.reports.push(r));
+      sweepers.push(sweeper);
+    }
+    // every node probed and active before the tests send calls
+    await until(async () => Object.values(await edge.states()).filter((s) => s.startsWith('A')).length === n, 15_000, 'every node active at the edge');
+    return c;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sweepers) await s.stop();
+    for (const node of this.nodes) {
+      if (node.running()) {
+        node.signal('SIGKILL');
+        await node.exited;
+      }
+    }
+    await this.edge.close();
+    for (const node of this.nodes) {
+      await node.sip.drachtio.close();
+      await node.sip.stack.stop();
+    }
+    for (const a of this.apis) await a.close();
+    this.redis.disconnect();
+    fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+async function startNode(
+  sip: SipServer,
+  i: number,
+  o: { prefix: string; dataDir: string; redisUrl: string; databaseUrl: string; env: Record<string, string>; heartbeatMs: number },
+): Promise<ClusterNode> {
+  const id = `node${i}-${process.pid}-${randomBytes(2).toString('hex')}`;
+  // below the kernel's ephemeral ports, a block of 200 per node
+  const rtpMin = 20000 + ((Math.floor(Math.random() * 24) * 2 + i) % 48) * 200;
+  const proc: ChildProcess = spawn(process.execPath, ['--require', 'tsx/cjs', 'media-app/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: await testDatabaseUrl(),
+      REDIS_URL: o.redisUrl,
+      REDIS_KEY_PREFIX: o.prefix,
+      DATA_DIR: o.dataDir,
+      SIP_DOMAIN,
+      JWT_SECRET: 'z'.repeat(40),
+      DRACHTIO_HOST: '127.0.0.1',
+      DRACHTIO_PORT: String(sip.drachtioPort),
+      DRACHTIO_SECRET: SECRET,
+      MEDIA_APP_NODE_ID: id,
+      MEDIA_APP_HEARTBEAT_MS: String(o.heartbeatMs),
+      RTP_PORT_MIN: String(rtpMin),
+      RTP_PORT_MAX: String(rtpMin + 199),
+      MEDIA_WORKERS: '1',
+      MEDIA_APP_READY_LINE: '1',
+      SIP_TRUSTED_PROXIES: '127.0.0.1/32',
+      SIP_DIGEST_ALGORITHMS: 'MD5',
+      EGRESS_ALLOW_CIDRS: '127.0.0.0/8',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+      ...o.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let alive = true;
+  proc.stdout!.on('data', (d) => (out = (out + d).slice(-100_000)));
+  proc.stderr!.on('data', (d) => (out = (out + d).slice(-100_000)));
+  const exited = new Promise<number | null>((r) =>
+    proc.once('exit', (code) => {
+      alive = false;
+      r(code);
+    }),
+  );
+  await until(() => out.includes('READY') || !alive, 40_000, `media-app ${id} ready`);
+  if (!alive) throw new Error(`media-app ${id} exited:\n${out.slice(-3000)}`);
+  return { id, pid: proc.pid!, sip, sipPort: sip.sipPort, out: () => out, running: () => alive, exited, signal: (sig) => void proc.kill(sig) };
+}
