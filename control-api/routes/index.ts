@@ -50,6 +50,7 @@ import { routes as serviceAgentsContacts } from './service-agents-contacts';
 import { routes as serviceAgentsFiles } from './service-agents-files';
 import { routes as serviceAgentsInteractions } from './service-agents-interactions';
 import { routes as serviceAgentsShared } from './service-agents-shared';
+import { routes as serviceAgentsSip } from './service-agents-sip';
 import { routes as serviceAgentsTalk } from './service-agents-talk';
 import { routes as serviceAgents } from './service-agents';
 import { routes as sipRoutes } from './sip-routes';
@@ -115,6 +116,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   serviceAgentsFiles,
   serviceAgentsInteractions,
   serviceAgentsShared,
+  serviceAgentsSip,
   serviceAgentsTalk,
   serviceAgents,
   sipRoutes,
