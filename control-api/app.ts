@@ -20,6 +20,7 @@ import { createMetrics, opsRouter, type Metrics } from './ops';
 import { createMessagingCallbackRouter } from './messaging/router';
 import { createAuthRouter } from './auth';
 import { createProvisioningRouter } from './provisioning/router';
+import { webphoneRouter } from './webphone/serve';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -85,6 +86,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.use('/provisioning', provisioning(ctx));
   // SMS provider callbacks (delivery reports, inbound messages): authenticated by the provider's signature.
   app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
+  // The browser phone (web/phone): static files and its config.json.
+  app.use('/phone', webphoneRouter(ctx));
 
   const v1 = Router();
   v1.use(limiters.v1Ip);
