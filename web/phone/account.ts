@@ -21,7 +21,7 @@ export class Account {
   async signInAgent(username: string, password: string, typedWsUrl?: string): Promise<void> {
     const token = await agentLogin(username, password);
     await this.signInAgentToken(token, typedWsUrl);
-    this.who = username;
+    this.who = `${username} · ${this.who}`;
   }
 
   async signInAgentToken(token: string, typedWsUrl?: string): Promise<void> {

@@ -7,7 +7,7 @@
  *   registration  {state, cause}   signed-out | connecting | registered | unregistered | failed
  *   call          {call}           the call state (phase, direction, peer, muted, reason, endedBy)
  *   error         {message}        a command failed
- * Commands the parent posts (`{ target: 'openvoice-phone', command, ... }`):
+ * Commands the parent posts (`{ channel: 'openvoice-phone', command, ... }`):
  *   sign-in-agent {token}          sign in with the agent's login token (the console already has it)
  *   sign-in-extension {ws_url?, uri, password}
  *   sign-out | dial {target} | answer | hangup | mute {muted} | hold {held} | dtmf {tones}
@@ -41,8 +41,8 @@ export function startEmbedBridge(phone: Phone, handlers: EmbedHandlers): void {
   phone.on('call', (call) => post('call', { call }));
   window.addEventListener('message', (ev: MessageEvent) => {
     if (ev.origin !== origin || ev.source !== window.parent) return;
-    const msg = ev.data as ({ target?: unknown } & EmbedCommand) | null;
-    if (!msg || msg.target !== 'openvoice-phone') return;
+    const msg = ev.data as ({ channel?: unknown } & EmbedCommand) | null;
+    if (!msg || msg.channel !== 'openvoice-phone') return;
     run(phone, handlers, msg).catch((err: unknown) => post('error', { message: err instanceof Error ? err.message : String(err) }));
   });
   post('ready', {});
