@@ -38,18 +38,15 @@ describe('webphone: the page in Chromium', function () {
     const page = await openPhone(b, rig.base);
     expect(b.errors).to.deep.equal([]);
     // every form control has an accessible label
-    const unlabelled = await page.$$eval('input, button', (els) =>
-      els.filter((e) => {
-        const input = e as HTMLInputElement;
-        const hasLabel = (input.labels?.length ?? 0) > 0 || !!e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && !!e.textContent?.trim());
-        return !hasLabel;
-      }).map((e) => e.outerHTML));
+    const unlabelled = (await page.evaluate(`[...document.querySelectorAll('input, button')]
+      .filter((e) => !((e.labels?.length ?? 0) > 0 || e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && e.textContent.trim())))
+      .map((e) => e.outerHTML)`)) as string[];
     expect(unlabelled).to.deep.equal([]);
     // Tab walks through the sign-in form to the submit button
     const seen: string[] = [];
     for (let i = 0; i < 8; i++) {
       await page.keyboard.press('Tab');
-      seen.push(await page.evaluate(() => document.activeElement?.id || (document.activeElement as HTMLInputElement | null)?.value || ''));
+      seen.push((await page.evaluate(`document.activeElement?.id || document.activeElement?.value || ''`)) as string);
     }
     expect(seen).to.include.members(['username', 'password', 'sign-in-button']);
   });
@@ -92,22 +89,22 @@ describe('webphone: the page in Chromium', function () {
     // console's will be) adds an iframe of /phone/
     const page = await newPage(b);
     await page.goto(`${rig.base}/healthz`);
-    const frameEvents = await page.evaluate(async () => {
-      const got: unknown[] = [];
+    const frameEvents = (await page.evaluate(`(async () => {
+      const got = [];
       window.addEventListener('message', (e) => got.push(e.data));
       const iframe = document.createElement('iframe');
       iframe.src = '/phone/?embed=1';
       iframe.setAttribute('allow', 'microphone; autoplay');
       document.body.appendChild(iframe);
-      const wait = (pred: () => boolean) => new Promise<void>((r) => { const i = setInterval(() => { if (pred()) { clearInterval(i); r(); } }, 50); });
-      const has = (type: string) => () => got.some((m) => (m as { type?: string }).type === type);
+      const wait = (pred) => new Promise((r) => { const i = setInterval(() => { if (pred()) { clearInterval(i); r(); } }, 50); });
+      const has = (type) => () => got.some((m) => m.type === type);
       await wait(has('ready'));
-      iframe.contentWindow!.postMessage({ channel: 'openvoice-phone', command: 'dial', target: '1001' }, location.origin);
-      iframe.contentWindow!.postMessage({ channel: 'openvoice-phone', command: 'sign-in-extension', uri: 'nobody@sip.test', password: 'x' }, location.origin);
+      iframe.contentWindow.postMessage({ channel: 'openvoice-phone', command: 'dial', target: '1001' }, location.origin);
+      iframe.contentWindow.postMessage({ channel: 'openvoice-phone', command: 'sign-in-extension', uri: 'nobody@sip.test', password: 'x' }, location.origin);
       await wait(has('registration'));
       return got;
-    });
-    const types = frameEvents.map((m) => (m as { type: string; source: string }).source + ':' + (m as { type: string }).type);
+    })()`)) as { type: string; source: string }[];
+    const types = frameEvents.map((m) => `${m.source}:${m.type}`);
     expect(types[0]).to.equal('openvoice-phone:ready');
     expect(types).to.include('openvoice-phone:error'); // dial before sign-in: "not registered"
     expect(types).to.include('openvoice-phone:registration');
@@ -121,18 +118,18 @@ describe('webphone: the page in Chromium', function () {
     try {
       const page: Page = await newPage(b);
       await page.goto(`http://localhost:${port}/`);
-      const events = await page.evaluate(async (phoneUrl: string) => {
-        const got: unknown[] = [];
+      const events = (await page.evaluate(`(async () => {
+        const got = [];
         window.addEventListener('message', (e) => got.push(e.data));
         const iframe = document.createElement('iframe');
-        iframe.src = phoneUrl;
+        iframe.src = ${JSON.stringify(`${rig.base}/phone/?embed=1`)};
         document.body.appendChild(iframe);
         await new Promise((r) => iframe.addEventListener('load', r));
         await new Promise((r) => setTimeout(r, 1000));
-        iframe.contentWindow!.postMessage({ channel: 'openvoice-phone', command: 'sign-in-extension', uri: 'nobody@sip.test', password: 'x' }, '*');
+        iframe.contentWindow.postMessage({ channel: 'openvoice-phone', command: 'sign-in-extension', uri: 'nobody@sip.test', password: 'x' }, '*');
         await new Promise((r) => setTimeout(r, 1000));
         return got;
-      }, `${rig.base}/phone/?embed=1`);
+      })()`)) as unknown[];
       // framing by another origin is refused by the CSP (frame-ancestors 'self'); no event ever reaches it
       expect(events).to.deep.equal([]);
     } finally {
