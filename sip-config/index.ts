@@ -21,6 +21,12 @@ export const sipConfigSchema = z.object({
     /** TLS port; used only when tls is configured and 'tls' is in transports. */
     tlsPort: port,
     transports: z.array(z.enum(['udp', 'tcp', 'tls'])).min(1),
+    /** SIP over WebSocket (RFC 7118), plain: off unless set (0 = ephemeral, tests). For development and tests. */
+    wsPort: port.optional(),
+    /** Address the plain ws listener binds to (loopback unless the operator says otherwise). */
+    wsHost: z.string().min(1),
+    /** SIP over secure WebSocket on listen.host with the tls certificate: off unless set. */
+    wssPort: port.optional(),
     /** Host written into Via/Contact/Record-Route when different from the bound address (NAT, 0.0.0.0). */
     advertisedHost: z.string().min(1).optional(),
   }),
@@ -37,6 +43,10 @@ export const sipConfigSchema = z.object({
     maxServerTransactions: z.number().int().min(1),
     /** Idle TCP/TLS connections are closed after this many ms. */
     tcpIdleTimeoutMs: z.number().int().min(1000),
+    /** WebSocket pings this often; a connection that has not answered the previous one is closed. */
+    wsPingIntervalMs: z.number().int().min(100).max(600_000),
+    /** Open TCP/TLS/WebSocket connections one remote address may hold (more are refused). */
+    maxConnectionsPerAddress: z.number().int().min(1),
   }),
   security: z.object({
     /** Case-insensitive substrings of User-Agent that mark a scanner; matching requests are dropped. */
@@ -66,11 +76,11 @@ export const sipConfigSchema = z.object({
 export type SipConfig = z.infer<typeof sipConfigSchema>;
 
 export const DEFAULT_SIP_CONFIG: SipConfig = {
-  listen: { host: '0.0.0.0', port: 5060, tlsPort: 5061, transports: ['udp', 'tcp'] },
+  listen: { host: '0.0.0.0', port: 5060, tlsPort: 5061, transports: ['udp', 'tcp'], wsHost: '127.0.0.1' },
   timers: { t1: 500, t2: 4000, t4: 5000 },
   limits: {
     maxMessageSize: 65535, maxHeaders: 256, maxHeaderLength: 16384, udpBufferBytes: 4 * 1024 * 1024,
-    maxServerTransactions: 5000, tcpIdleTimeoutMs: 300_000,
+    maxServerTransactions: 5000, tcpIdleTimeoutMs: 300_000, wsPingIntervalMs: 30_000, maxConnectionsPerAddress: 256,
   },
   security: {
     uaBlocklist: DEFAULT_SCANNER_USER_AGENTS,
@@ -95,11 +105,13 @@ export type SipConfigInput = DeepPartial<SipConfig>;
 export const ENV_VARS: Record<string, string> = {
   'listen.host': 'SIP_LISTEN_HOST', 'listen.port': 'SIP_PORT', 'listen.tlsPort': 'SIP_TLS_PORT',
   'listen.transports': 'SIP_TRANSPORTS', 'listen.advertisedHost': 'SIP_ADVERTISED_HOST',
+  'listen.wsPort': 'SIP_WS_PORT', 'listen.wsHost': 'SIP_WS_HOST', 'listen.wssPort': 'SIP_WSS_PORT',
   'tls.certPath': 'SIP_TLS_CERT', 'tls.keyPath': 'SIP_TLS_KEY',
   'timers.t1': 'SIP_T1_MS', 'timers.t2': 'SIP_T2_MS', 'timers.t4': 'SIP_T4_MS',
   'limits.maxMessageSize': 'SIP_MAX_MESSAGE_SIZE', 'limits.maxHeaders': 'SIP_MAX_HEADERS',
   'limits.maxHeaderLength': 'SIP_MAX_HEADER_LENGTH', 'limits.udpBufferBytes': 'SIP_UDP_BUFFER_BYTES',
   'limits.maxServerTransactions': 'SIP_MAX_SERVER_TRANSACTIONS', 'limits.tcpIdleTimeoutMs': 'SIP_TCP_IDLE_TIMEOUT_MS',
+  'limits.wsPingIntervalMs': 'SIP_WS_PING_INTERVAL_MS', 'limits.maxConnectionsPerAddress': 'SIP_MAX_CONNECTIONS_PER_ADDRESS',
   'security.uaBlocklist': 'SIP_UA_BLOCKLIST', 'security.allowlist': 'SIP_ALLOWLIST',
   'security.rateLimit.requestsPerSecond': 'SIP_RATE_LIMIT_RPS', 'security.rateLimit.burst': 'SIP_RATE_LIMIT_BURST',
   'security.rateLimit.banThreshold': 'SIP_BAN_THRESHOLD', 'security.rateLimit.banSeconds': 'SIP_BAN_SECONDS',
@@ -138,6 +150,9 @@ export function makeSipConfig(input: SipConfigInput = {}): SipConfig {
   }
   if (r.data.listen.transports.includes('tls') && !r.data.tls) {
     throw new SipConfigError(['SIP_TRANSPORTS: tls listed but SIP_TLS_CERT/SIP_TLS_KEY are not set']);
+  }
+  if (r.data.listen.wssPort !== undefined && !r.data.tls) {
+    throw new SipConfigError(['SIP_WSS_PORT: wss needs SIP_TLS_CERT/SIP_TLS_KEY']);
   }
   return r.data;
 }

@@ -19,8 +19,9 @@ import {
   SipMessage, SipParseError, SipRequest, SipResponse, SipUri, SourceInfo, TransportName, newBranch, parseMessage,
 } from './message';
 import {
-  ListeningPoint, SipResolver, Target, TransportLayer, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest,
+  ListeningPoint, SipResolver, Target, TransportLayer, isWebSocket, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest,
 } from './transport';
+import { FLOW_CLOSED_HEADER, FlowRegistrations } from './flows';
 import type { Destination, TransactionContext } from './transaction/context';
 import { ClientTransaction, NonInviteClientTransaction } from './transaction/client';
 import { InviteClientTransaction } from './transaction/client-invite';
@@ -87,6 +88,7 @@ export class SipStack extends EventEmitter {
   private readonly limiter: SourceRateLimiter;
   private readonly ctx: TransactionContext;
   private readonly resolver: SipResolver;
+  private readonly flows = new FlowRegistrations();
   private started = false;
 
   constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
@@ -102,6 +104,10 @@ export class SipStack extends EventEmitter {
       // an unhandled 'error' event would throw; without a listener it is logged instead
       if (this.listenerCount('error')) this.emit('error', e);
       else this.log.error({ err: e }, 'SIP transport error');
+    });
+    // a WebSocket connection ended: its registrations end with it (flows.ts)
+    this.transports.on('flow-closed', (s: SourceInfo) => {
+      for (const req of this.flows.closed(s)) this.onRequest(req, s, true);
     });
     this.resolver = opts.resolver ?? systemResolver(config.dns.servers);
     this.scanners = new ScannerFilter(config.security.uaBlocklist);
@@ -256,8 +262,8 @@ export class SipStack extends EventEmitter {
     else req.headers.prepend('Via', via);
   }
 
-  private get resolveOptions(): { resolver: SipResolver; usable: TransportName[] } {
-    return { resolver: this.resolver, usable: this.listening.map((l) => l.transport) };
+  private get resolveOptions(): { resolver: SipResolver; usable: ('udp' | 'tcp' | 'tls')[] } {
+    return { resolver: this.resolver, usable: this.listening.flatMap((l) => (isWebSocket(l.transport) ? [] : [l.transport])) };
   }
 
   private async sendMessage(msg: SipMessage, dest: Destination): Promise<void> {
@@ -278,7 +284,7 @@ export class SipStack extends EventEmitter {
     }
     let msg: SipRequest | SipResponse;
     try {
-      msg = parseMessage(data, { ...this.config.limits, mode: src.transport === 'udp' ? 'datagram' : 'stream' });
+      msg = parseMessage(data, { ...this.config.limits, mode: src.transport === 'tcp' || src.transport === 'tls' ? 'stream' : 'datagram' });
     } catch (e) {
       this.onParseError(e as SipParseError, src, data);
       return;
@@ -321,18 +327,22 @@ export class SipStack extends EventEmitter {
     this.sendMessage(res, responseDestination(req.topVia!, req.source)).catch(() => undefined);
   }
 
-  private onRequest(req: SipRequest, src: SourceInfo): void {
-    stampVia(req, src);
-    const verdict = this.limiter.take(src.address, src.port);
-    if (verdict !== 'allow') {
-      sipMetrics.dropped.inc({ reason: verdict === 'banned' ? 'banned' : 'throttled' });
-      return;
-    }
-    const scanner = this.scanners.match(req);
-    if (scanner) {
-      sipMetrics.dropped.inc({ reason: 'scanner' });
-      this.log.info({ src: src.address, ua: req.headers.get('User-Agent'), match: scanner }, 'scanner dropped');
-      return;
+  /** `internal`: made by the stack itself (a closed flow's un-REGISTER), not subject to limits. */
+  private onRequest(req: SipRequest, src: SourceInfo, internal = false): void {
+    if (!internal) {
+      stampVia(req, src);
+      const verdict = this.limiter.take(src.address, src.port);
+      if (verdict !== 'allow') {
+        sipMetrics.dropped.inc({ reason: verdict === 'banned' ? 'banned' : 'throttled' });
+        return;
+      }
+      const scanner = this.scanners.match(req);
+      if (scanner) {
+        sipMetrics.dropped.inc({ reason: 'scanner' });
+        this.log.info({ src: src.address, ua: req.headers.get('User-Agent'), match: scanner }, 'scanner dropped');
+        return;
+      }
+      if (req.headers.has(FLOW_CLOSED_HEADER)) req.headers.delete(FLOW_CLOSED_HEADER);
     }
     sipMetrics.requestsIn.inc({ method: req.method });
     this.log.debug({ callId: req.callId, method: req.method, src: `${src.transport}:${src.address}:${src.port}` }, 'request');
@@ -385,6 +395,7 @@ export class SipStack extends EventEmitter {
       srv.once('final', (res: SipResponse) => {
         const trust = trustFromAnswer(req, res);
         if (trust) this.limiter.trust(trust);
+        if (req.method === 'REGISTER' && isWebSocket(req.source?.transport)) this.flows.note(req, res);
       });
     }
     this.table.servers.set(id, srv);

@@ -7,6 +7,15 @@
 import type { Redis } from 'ioredis';
 import { clock } from '../clock';
 
+/**
+ * sip-server's notice that a WebSocket connection ended (an un-REGISTER it makes itself, with the
+ * connection's own source): the registrar drops the bindings made over that connection.
+ */
+export const FLOW_CLOSED_HEADER = 'X-Flow-Closed';
+
+/** Transports whose contacts are reachable only over the connection they registered on (RFC 7118). */
+export const isWebSocketTransport = (protocol: string | undefined): boolean => protocol === 'ws' || protocol === 'wss';
+
 export const aorOf = (username: string, domainName: string): string => `${username}@${domainName}`.toLowerCase();
 
 /** Keep in step with media-app/registrar/bindings.ts bindingKey. */

@@ -34,6 +34,13 @@ export interface DialTarget {
   auth?: { username: string; password: string };
   providerId?: string;
   headers?: Record<string, string>;
+  /**
+   * A registered contact: the transport its REGISTER came on (udp, tcp, tls, ws, wss). ws/wss is a
+   * browser (SIP over WebSocket): its media needs the WebRTC profile (DTLS-SRTP, ICE, rtcp-mux).
+   */
+  transport?: string;
+  /** Ring together with the neighbouring targets that also say so (an extension's contacts) instead of in turn. */
+  parallel?: boolean;
 }
 
 /** What resolving a destination needs from the node (CallDeps has it all). */
@@ -104,6 +111,8 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
         targets: live.map((b) => ({
           uri: b.contact,
           proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+          transport: b.source.protocol || 'udp',
+          parallel: true,
         })),
       };
     }

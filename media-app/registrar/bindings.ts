@@ -11,7 +11,11 @@ export interface Binding {
   expiresAt: number;
   callId: string;
   cseq: number;
-  /** Where the REGISTER came from (NAT: we send to this, not to the Contact host). */
+  /**
+   * Where the REGISTER came from (NAT: we send to this, not to the Contact host). `protocol` is the
+   * transport it arrived on: udp, tcp, tls, ws or wss; ws/wss contacts are browsers (WebRTC media)
+   * reachable only over that very connection.
+   */
   source: { address: string; port: number; protocol: string };
   userAgent: string;
 }
@@ -69,6 +73,14 @@ export class BindingStore {
     else multi.del(key);
     await multi.exec();
     return [...existing.values()];
+  }
+
+  /** Drop the bindings made over one connection (a WebSocket flow that ended); how many went. */
+  async removeFlow(aor: string, flow: Binding['source']): Promise<number> {
+    const gone = (await this.get(aor)).filter((b) =>
+      b.source.address === flow.address && b.source.port === flow.port && b.source.protocol === flow.protocol);
+    if (gone.length) await this.redis.hdel(this.key(aor), ...gone.map((b) => b.contact));
+    return gone.length;
   }
 
   async removeAll(aor: string): Promise<void> {

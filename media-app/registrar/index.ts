@@ -21,6 +21,7 @@ import { BindingStore, type Binding } from './bindings';
 import { challenges, NonceSealer, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
 import { Lockout, type LockoutPolicy } from './lockout';
 import { parseSipUri } from '../sip-uri';
+import { FLOW_CLOSED_HEADER, isWebSocketTransport } from '../../core/registrar/bindings';
 
 export interface RegistrarOptions {
   db: Db;
@@ -157,6 +158,15 @@ export class Registrar {
   private async register(req: SrfRequest, res: SrfResponse): Promise<void> {
     const to = parseSipUri(headerUri(req.get('To')));
     if (!to || !to.user) return void res.send(400);
+    const protocol = String(req.protocol ?? '').toLowerCase();
+    if (req.has(FLOW_CLOSED_HEADER) && isWebSocketTransport(protocol)) {
+      // sip-server: this WebSocket connection ended. Only bindings made over it go, so the notice
+      // needs no credentials (a peer could only ever name its own connection).
+      const aor = `${to.user}@${to.host}`.toLowerCase();
+      const n = await this.bindings.removeFlow(aor, { address: req.source_address, port: Number(req.source_port), protocol });
+      this.opts.logger.debug({ aor, removed: n }, 'WebSocket flow closed: its bindings removed');
+      return void res.send(200);
+    }
     const ext = await this.authenticate(req, res, to.user, to.host);
     if (!ext) return;
     const aor = `${to.user}@${to.host}`.toLowerCase();
@@ -187,7 +197,7 @@ export class Registrar {
           expiresAt: 0,
           callId,
           cseq,
-          source: { address: req.source_address, port: Number(req.source_port), protocol: req.protocol },
+          source: { address: req.source_address, port: Number(req.source_port), protocol },
           userAgent: req.get('User-Agent') ?? '',
         },
       });

@@ -12,6 +12,7 @@ import { SipRequest, SipResponse, SipUri, parseUri } from '../message';
 import type { AppConnection } from './app-connection';
 import { parseAppMessage } from './app-message';
 import { EngineContext, live, receivedMeta } from './context';
+import { transportOfUri } from '../transport/resolve';
 import { proxyResponseEcho, responseNo, responseOk, type ClientMessage } from './protocol';
 import type { Endpoint, InboundTransaction, OutboundTransaction } from './sip-port';
 
@@ -137,7 +138,7 @@ export class ProxySide {
     const mf = job.upstream.request.maxForwards;
     req.headers.set('Max-Forwards', String(mf === undefined ? 70 : mf - 1));
     this.popOwnRoute(req);
-    const transport = uri.transportParam === 'tcp' || uri.transportParam === 'tls' ? uri.transportParam : 'udp';
+    const transport = transportOfUri(uri);
     const local = this.ctx.port.localFor(transport) ?? this.ctx.port.localFor('udp');
     if (job.recordRoute && local) {
       const tp = local.transport === 'udp' ? '' : `;transport=${local.transport}`;

@@ -13,6 +13,8 @@ import { Dialog, dialogIdOf } from './dialogs';
 import { BuildError, buildInDialogRequest, buildNewRequest } from './message-builder';
 import { requestSentEcho, responseNo, sipToClient } from './protocol';
 import type { Endpoint, OutboundTransaction } from './sip-port';
+import { defaultPort, isWebSocket, transportOfUri as transportOf } from '../transport/resolve';
+import { FlowFailedError } from '../transport/ws';
 
 interface AppTransaction {
   txnId: string;
@@ -78,7 +80,7 @@ export class UacSide {
     if (!local) throw new BuildError('requested protocol/transport not available');
     if (this.ctx.port.isLocal(next.hostname, next.port)) throw new BuildError('can not send request to myself');
     const req = buildNewRequest(tpl, { local, userAgent: this.ctx.opts.userAgent });
-    const dest: Endpoint | undefined = proxy ? { transport, address: proxy.hostname, port: proxy.port ?? 5060 } : undefined;
+    const dest: Endpoint | undefined = proxy ? { transport, address: proxy.hostname, port: proxy.port ?? defaultPort(transport) } : undefined;
     const tx = this.ctx.port.sendRequest(req, dest);
     const txnId = randomUUID();
     const dialogId = tpl.method === 'INVITE' || tpl.method === 'SUBSCRIBE' ? dialogIdOf(req.callId, req.fromTag ?? '') : '';
@@ -128,12 +130,14 @@ export class UacSide {
 
   /** Where in-dialog requests go: the first Route (the stack resolves it), else the remote target. */
   private destinationIn(d: Dialog): Endpoint | undefined {
+    // a WebSocket peer is reached only over its flow (RFC 7118 §5), whatever its Contact says
+    if (isWebSocket(d.remote.transport)) return d.remote;
     if (d.routeSet.length) return undefined;
     const u = safeUri(d.remoteTarget);
     if (!u) return d.remote;
     const transport = u.transportParam ? transportOf(u) : d.remote.transport;
     const address = u.hostname;
-    const port = u.port ?? (transport === 'tls' ? 5061 : 5060);
+    const port = u.port ?? defaultPort(transport);
     const same = address === d.remote.address && port === d.remote.port && transport === d.remote.transport;
     return { transport, address, port, connectionId: same ? d.remote.connectionId : undefined };
   }
@@ -143,7 +147,8 @@ export class UacSide {
     e.tx.on('provisional', (res: SipResponse) => this.onProvisional(e, res));
     e.tx.on('final', (res: SipResponse) => this.onFinal(e, res));
     e.tx.on('timeout', () => this.onFinal(e, e.tx.request.makeResponse(408), true));
-    e.tx.on('transport-error', () => this.onFinal(e, e.tx.request.makeResponse(503), true));
+    // a WebSocket flow that is gone fails at once with 430 Flow Failed (RFC 5626 §5.3)
+    e.tx.on('transport-error', (err: Error) => this.onFinal(e, e.tx.request.makeResponse(err instanceof FlowFailedError ? 430 : 503), true));
   }
 
   /**
@@ -274,11 +279,6 @@ function safeUri(s: string): SipUri | undefined {
   }
 }
 
-function transportOf(u: SipUri): 'udp' | 'tcp' | 'tls' {
-  const t = u.transportParam;
-  if (t === 'tcp' || t === 'tls') return t;
-  return u.scheme === 'sips' ? 'tls' : 'udp';
-}
 
 /** What the stack sends for a CANCEL (RFC 3261 9.1), rebuilt for the `Msg sent` echo. */
 function cancelOf(inv: SipRequest, reason?: string): SipRequest {

@@ -4,7 +4,8 @@ import { Headers } from './headers';
 import { CSeq, NameAddr, Via, parseCSeq, parseNameAddr, parseVia } from './fields';
 import { Uri, parseUri } from './uri';
 
-export type TransportName = 'udp' | 'tcp' | 'tls';
+/** ws/wss: SIP over WebSocket (RFC 7118), one message per frame, on connections the peer opened. */
+export type TransportName = 'udp' | 'tcp' | 'tls' | 'ws' | 'wss';
 
 /** Where a message came from (set by the transport layer on every incoming message). */
 export interface SourceInfo {
@@ -15,7 +16,7 @@ export interface SourceInfo {
   /** Our local socket address and port the message arrived on. */
   localAddress: string;
   localPort: number;
-  /** For tcp/tls: id of the connection it arrived on (responses reuse it). */
+  /** For tcp/tls/ws/wss: id of the connection it arrived on (responses reuse it). */
   connectionId?: string;
 }
 

@@ -6,10 +6,12 @@ import type { SourceInfo, TransportName } from '../message';
 import type { Destination } from '../transaction/context';
 import { UdpTransport } from './udp';
 import { StreamTransport } from './stream';
+import { WsTransport } from './ws';
 
 export type { Target, ResolveOptions } from './resolve';
 export { systemResolver, type SipResolver } from './locate';
-export { targetForRequest, targetFromUri, parseTarget, resolveTarget, responseDestination } from './resolve';
+export { targetForRequest, targetFromUri, parseTarget, resolveTarget, responseDestination, transportOfUri, defaultPort, isWebSocket } from './resolve';
+export { FlowFailedError } from './ws';
 
 /** An address the stack actually listens on. */
 export interface ListeningPoint {
@@ -22,11 +24,16 @@ export interface ListeningPoint {
   advertisedHost: string;
 }
 
-/** Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src), 'error' (err). */
+/**
+ * Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src), 'error' (err),
+ * 'flow-closed' (src: SourceInfo) when a WebSocket connection ends.
+ */
 export class TransportLayer extends EventEmitter {
   private udp?: UdpTransport;
   private tcp?: StreamTransport;
   private tls?: StreamTransport;
+  private ws?: WsTransport;
+  private wss?: WsTransport;
   private points: ListeningPoint[] = [];
 
   constructor(private readonly config: SipConfig) {
@@ -37,8 +44,8 @@ export class TransportLayer extends EventEmitter {
 
   async start(): Promise<void> {
     const { listen, limits } = this.config;
-    const adv = listen.advertisedHost ?? (listen.host === '0.0.0.0' ? '127.0.0.1' : listen.host === '::' ? '::1' : listen.host);
-    const advertisedHost = adv.includes(':') && !adv.startsWith('[') ? `[${adv}]` : adv;
+    const advertise = (bound: string): string => hostForUri(listen.advertisedHost ?? (bound === '0.0.0.0' ? '127.0.0.1' : bound === '::' ? '::1' : bound));
+    const advertisedHost = advertise(listen.host);
     const wire = (t: EventEmitter): void => {
       t.on('message', (d: Buffer, s: SourceInfo) => this.emit('message', d, s));
       t.on('frame-error', (r: string, s: SourceInfo) => this.emit('frame-error', r, s));
@@ -66,10 +73,27 @@ export class TransportLayer extends EventEmitter {
       wire(this.tls);
       this.points.push({ transport: 'tls', host: listen.host, port: this.tls.boundPort, advertisedHost });
     }
+    const ws = (kind: 'ws' | 'wss', host: string, port: number): Promise<WsTransport> => {
+      const t = new WsTransport({
+        kind, host, port, maxMessageSize: limits.maxMessageSize, pingIntervalMs: limits.wsPingIntervalMs,
+        maxPerAddress: limits.maxConnectionsPerAddress,
+        tls: kind === 'wss' ? { cert: fs.readFileSync(this.config.tls!.certPath), key: fs.readFileSync(this.config.tls!.keyPath) } : undefined,
+      });
+      wire(t);
+      t.on('close', (s: SourceInfo) => this.emit('flow-closed', s));
+      return t.listen().then(() => {
+        this.points.push({ transport: kind, host, port: t.boundPort, advertisedHost: advertise(host) });
+        return t;
+      });
+    };
+    if (listen.wsPort !== undefined) this.ws = await ws('ws', listen.wsHost, listen.wsPort);
+    if (listen.wssPort !== undefined && this.config.tls) this.wss = await ws('wss', listen.host, listen.wssPort);
   }
 
   /** Open TCP/TLS connections (for metrics). */
-  get connectionCount(): number { return (this.tcp?.connectionCount ?? 0) + (this.tls?.connectionCount ?? 0); }
+  get connectionCount(): number {
+    return (this.tcp?.connectionCount ?? 0) + (this.tls?.connectionCount ?? 0) + (this.ws?.connectionCount ?? 0) + (this.wss?.connectionCount ?? 0);
+  }
 
   send(data: Buffer, dest: Destination): Promise<void> {
     switch (dest.transport) {
@@ -82,14 +106,24 @@ export class TransportLayer extends EventEmitter {
       case 'tls':
         if (!this.tls) return Promise.reject(new Error('tls transport not enabled'));
         return this.tls.send(data, dest.address, dest.port, dest.connectionId);
+      case 'ws':
+      case 'wss': {
+        const t = dest.transport === 'ws' ? this.ws : this.wss;
+        if (!t) return Promise.reject(new Error(`${dest.transport} transport not enabled`));
+        return t.send(data, dest.address, dest.port, dest.connectionId);
+      }
       default:
         return Promise.reject(new Error(`unknown transport ${String(dest.transport)}`));
     }
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.udp?.close(), this.tcp?.close(), this.tls?.close()]);
-    this.udp = this.tcp = this.tls = undefined;
+    await Promise.all([this.udp?.close(), this.tcp?.close(), this.tls?.close(), this.ws?.close(), this.wss?.close()]);
+    this.udp = this.tcp = this.tls = this.ws = this.wss = undefined;
     this.points = [];
   }
+}
+
+function hostForUri(h: string): string {
+  return h.includes(':') && !h.startsWith('[') ? `[${h}]` : h;
 }

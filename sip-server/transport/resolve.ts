@@ -5,6 +5,7 @@ import net from 'node:net';
 import { SipRequest, SipUri, TransportName, Via, parseUri } from '../message';
 import type { Destination } from '../transaction/context';
 import { locate, type SipResolver } from './locate';
+import { FlowFailedError } from './ws';
 
 /** A next hop before name resolution. */
 export interface Target {
@@ -21,23 +22,35 @@ export interface Target {
 export interface ResolveOptions {
   resolver: SipResolver;
   /** transports we can send on (NAPTR/SRV choices are limited to these) */
-  usable: TransportName[];
+  usable: ('udp' | 'tcp' | 'tls')[];
 }
 
-function transportOf(uri: SipUri): TransportName {
-  if (uri.scheme === 'sips') return 'tls';
+/** The transport a URI asks for: ;transport=ws is wss under sips: (RFC 7118 §5.2); ;transport=wss is read too. */
+export function transportOfUri(uri: SipUri): TransportName {
   const t = uri.transportParam;
+  if (t === 'ws' || t === 'wss') return uri.scheme === 'sips' || t === 'wss' ? 'wss' : 'ws';
+  if (uri.scheme === 'sips') return 'tls';
   return t === 'tcp' ? 'tcp' : t === 'tls' ? 'tls' : 'udp';
+}
+
+/** The port a transport uses when a URI names none (RFC 3261 19.1.2, RFC 7118 §5.2). */
+export function defaultPort(t: TransportName): number {
+  return t === 'tls' ? 5061 : t === 'ws' ? 80 : t === 'wss' ? 443 : 5060;
+}
+
+/** WebSocket transports: only connections the peer opened carry them (no DNS, no dialling). */
+export function isWebSocket(t: TransportName | undefined): t is 'ws' | 'wss' {
+  return t === 'ws' || t === 'wss';
 }
 
 /** Target for a SIP URI (the maddr parameter wins over the host). */
 export function targetFromUri(uri: SipUri): Target {
-  const transport = transportOf(uri);
+  const transport = transportOfUri(uri);
   const maddr = uri.params.maddr;
   const host = maddr ?? uri.host;
   return {
-    transport, host, port: uri.port ?? (transport === 'tls' ? 5061 : 5060),
-    locate: uri.port === undefined && host.toLowerCase() !== 'localhost' && !net.isIP(host.startsWith('[') ? host.slice(1, -1) : host),
+    transport, host, port: uri.port ?? defaultPort(transport),
+    locate: uri.port === undefined && !isWebSocket(transport) && host.toLowerCase() !== 'localhost' && !net.isIP(host.startsWith('[') ? host.slice(1, -1) : host),
     explicitTransport: uri.scheme === 'sips' || !!uri.transportParam,
   };
 }
@@ -71,15 +84,17 @@ export function parseTarget(t: string | SipUri | Target): Target {
 export async function resolveTarget(t: Target, opts?: ResolveOptions): Promise<Destination> {
   const transport = t.transport ?? 'udp';
   const host = t.host.startsWith('[') ? t.host.slice(1, -1) : t.host;
-  if (net.isIP(host)) return { transport, address: host, port: t.port ?? (transport === 'tls' ? 5061 : 5060) };
+  if (net.isIP(host)) return { transport, address: host, port: t.port ?? defaultPort(transport) };
+  // a WebSocket client's Contact host is a made-up *.invalid name: only its flow reaches it
+  if (isWebSocket(transport)) throw new FlowFailedError(`${transport} target ${t.host} names no open connection`);
   if (t.locate && opts) {
-    const found = await locate(opts.resolver, host, t.explicitTransport ? transport : undefined, opts.usable);
+    const found = await locate(opts.resolver, host, t.explicitTransport && !isWebSocket(transport) ? transport : undefined, opts.usable);
     if (found) {
       const address = net.isIP(found.host) ? found.host : await addressOf(found.host, opts.resolver, true);
       return { transport: found.transport, address, port: found.port };
     }
   }
-  return { transport, address: await addressOf(host, opts?.resolver, false), port: t.port ?? (transport === 'tls' ? 5061 : 5060) };
+  return { transport, address: await addressOf(host, opts?.resolver, false), port: t.port ?? defaultPort(transport) };
 }
 
 /** A record of a name: the system's lookup (hosts file) and the SIP resolver, in either order. */
@@ -100,7 +115,8 @@ async function addressOf(name: string, resolver: SipResolver | undefined, resolv
  */
 export function responseDestination(via: Via, src?: { transport: TransportName; address: string; port: number; connectionId?: string }): Destination {
   const viaTransport = via.transport.toLowerCase();
-  const transport: TransportName = src?.transport ?? (viaTransport === 'tcp' ? 'tcp' : viaTransport === 'tls' ? 'tls' : 'udp');
+  const named = (['tcp', 'tls', 'ws', 'wss'] as const).find((t) => t === viaTransport);
+  const transport: TransportName = src?.transport ?? named ?? 'udp';
   if (transport !== 'udp' && src) {
     return { transport, address: src.address, port: src.port, connectionId: src.connectionId };
   }
@@ -108,6 +124,6 @@ export function responseDestination(via: Via, src?: { transport: TransportName; 
   if (via.maddr) return { transport, address: via.maddr, port: via.port ?? 5060 };
   const rport = via.rport;
   const address = via.received ?? host;
-  const port = typeof rport === 'number' && Number.isFinite(rport) ? rport : via.port ?? (transport === 'tls' ? 5061 : 5060);
+  const port = typeof rport === 'number' && Number.isFinite(rport) ? rport : via.port ?? defaultPort(transport);
   return { transport, address, port };
 }

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import { makeSipConfig } from '../../sip-config';
+import { makeSipConfig, type SipConfigInput } from '../../sip-config';
 import { SipStack } from '../../sip-server/stack';
 import { startDrachtio, type RunningDrachtio } from '../../sip-server/drachtio';
 import { loadConfig, type Config } from '../../core/config';
@@ -51,17 +51,19 @@ export interface SipServer {
 
 /** sip-server on loopback (its SipStack + drachtio layer on free ports), as sip-server/main.ts starts them. */
 /** `dnsServers`: RFC 3263 lookups go to these (a loopback DNS server) instead of the system's. */
-export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsServers: string[] = []): Promise<SipServer> {
+/** `sip`: more sip-server settings (e.g. `listen.wsPort`, `tls`), merged over these. */
+export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsServers: string[] = [], sip: SipConfigInput = {}): Promise<SipServer> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
   const stack = new SipStack(
     makeSipConfig({
-      listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
+      ...sip,
+      listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'], ...sip.listen },
       timers: { t1: 500, t2: 4000, t4: 5000 },
       drachtio: { host: '127.0.0.1', port: drachtioPort, secret },
       dns: { servers: dnsServers },
       // sipp is a scanner's favourite User-Agent; the test traffic is ours
-      security: { uaBlocklist: [], allowlist: ['127.0.0.1'] },
+      security: { uaBlocklist: [], allowlist: ['127.0.0.1'], ...sip.security },
     }),
     { logger },
   );
@@ -70,10 +72,10 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsSe
   return { sipPort, drachtioPort, stack, drachtio };
 }
 
-export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+export async function startPlatform(env: Record<string, string> = {}, opts: { sip?: SipConfigInput } = {}): Promise<Platform> {
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const sipDns = (env.SIP_DNS_SERVERS ?? '').split(',').filter(Boolean);
-  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns);
+  const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, opts.sip);
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
   const db = await testDb();
