@@ -1,5 +1,6 @@
 /**
- * /healthz (liveness) and /readyz (Postgres and Redis reachable) on the API port; /metrics
+ * /healthz (liveness) and /readyz (Postgres and Redis reachable; rtpengine as media-app's heartbeats
+ * report it) on the API port; /metrics
  * (Prometheus) on its own listener, loopback by default (METRICS_LISTEN, `off` to disable), and on
  * the API port only when METRICS_TOKEN is set, to `Authorization: Bearer <METRICS_TOKEN>`.
  */
@@ -10,6 +11,7 @@ import { Registry, collectDefaultMetrics, Histogram, Counter } from 'prom-client
 import type { AppContext } from './context';
 import type { Logger } from '../core/logger';
 import { authenticationRequired, invalidCredentials } from '../core/errors';
+import { readRelayHealth, type RelayHealthEntry } from '../core/calls/relay-health';
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
@@ -74,9 +76,15 @@ export function opsRouter(ctx: AppContext, metrics: Metrics): Router {
         return 'unreachable';
       }
     };
-    const [postgres, redis] = await Promise.all([check(() => ctx.db.raw('select 1')), check(() => ctx.redis.ping())]);
+    const [postgres, redis, relays] = await Promise.all([
+      check(() => ctx.db.raw('select 1')),
+      check(() => ctx.redis.ping()),
+      withTimeout(readRelayHealth(ctx.redis, ctx.config.redisKeyPrefix), 2000).catch(() => ({})),
+    ]);
     const ok = postgres === 'ok' && redis === 'ok';
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', postgres, redis });
+    const rtpengine = relayReadiness(relays);
+    const degraded = ok && rtpengine?.rtpengine === 'unreachable';
+    res.status(ok ? 200 : 503).json({ status: !ok ? 'unavailable' : degraded ? 'degraded' : 'ok', postgres, redis, ...rtpengine });
   });
   const token = ctx.config.metricsToken;
   if (token) {
@@ -86,6 +94,20 @@ export function opsRouter(ctx: AppContext, metrics: Metrics): Router {
     });
   }
   return r;
+}
+
+/**
+ * rtpengine as the media-app nodes' heartbeats report it (core/calls/relay-health): nothing when no
+ * node reports; 'unreachable' (the platform is degraded: SRTP / WebRTC legs fail, plain calls work)
+ * with what is missing, when any node's rtpengine does not answer.
+ */
+function relayReadiness(nodes: Record<string, RelayHealthEntry>): { rtpengine: string; missing?: string[] } | null {
+  const entries = Object.entries(nodes);
+  if (!entries.length) return null;
+  const missing = entries.filter(([, e]) => e.status === 'down').map(([node, e]) => `rtpengine at ${e.ng} (node ${node})`);
+  if (missing.length) return { rtpengine: 'unreachable', missing };
+  if (entries.every(([, e]) => e.status === 'not_configured')) return { rtpengine: 'not_configured' };
+  return { rtpengine: entries.some(([, e]) => e.status === 'up') ? 'ok' : 'unknown' };
 }
 
 /** Why a /metrics request on the API port is refused (401), or null when it carries the token. */

@@ -23,6 +23,8 @@ import { CommandHandler } from './commands';
 import { SUBSYSTEMS } from './subsystems';
 import { requestChecks } from './request-checks';
 import { startOutboundRegistrations } from './outreg';
+import { MediaRelay } from './rtpengine';
+import { removeRelayHealth, writeRelayHealth } from '../core/calls/relay-health';
 
 export interface MediaAppDeps {
   config: Readonly<Config>;
@@ -75,12 +77,19 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     // What a previous run under this node id left when it died (restarted before the sweeper saw
     // its heartbeat expire): finalise those calls and fail their commands before taking new ones.
     await new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, dataDir: config.dataDir }).sweepNode(app.nodeId);
-    const alive = () => redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3);
+    // rtpengine (RTPENGINE_NG) for the legs that need it; its health rides on the heartbeat (/readyz)
+    const relay = MediaRelay.create(app.rtpengineNg);
+    closers.push(async () => relay.close());
+    relay.onHealth((to, from) => (to === 'down' ? logger.warn({ ng: relay.ng, from }, 'rtpengine unreachable: SRTP / WebRTC legs fail') : logger.info({ ng: relay.ng, from }, `rtpengine ${to}`)));
+    const relayHealth = () => writeRelayHealth(redis, prefix, app.nodeId, { status: relay.status, ng: relay.ng, until: Date.now() + app.heartbeatMs * 3 });
+    relay.onHealth(() => void relayHealth().catch(() => undefined));
+    const alive = () => Promise.all([redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3), relayHealth()]);
     await alive();
     const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);
     closers.push(async () => {
       clearInterval(beat);
       await redis.del(prefix + nodeAliveKey(app.nodeId)).catch(() => undefined);
+      await removeRelayHealth(redis, prefix, app.nodeId).catch(() => undefined);
     });
 
     const srf = await connectSrf({
@@ -112,7 +121,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
 
     const events = new EventPublisher(redis);
     const calls = new CallRegistry(redis, prefix, app.nodeId);
-    const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress) });
+    const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress), relay });
     const inbound = new InboundRouter(factory);
     srf.invite(inbound.handle);
     srf.options((_req, res) => res.send(200));

@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import { z } from 'zod';
-import { ConfigError } from '../core/config';
+import { ConfigError, parseHostPort } from '../core/config';
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
@@ -21,6 +21,8 @@ const schema = z.object({
   RTP_PORT_MAX: port.default(30000),
   RTP_ADVERTISED_HOST: z.string().min(1).optional(),
   MEDIA_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
+  /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
+  RTPENGINE_NG: z.string().refine((v) => parseHostPort(v) !== null, 'must be host:port').optional(),
   REGISTRAR_MIN_EXPIRES: z.coerce.number().int().min(1).max(3600).default(60),
   REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
@@ -61,6 +63,8 @@ export interface MediaAppConfig {
   nodeId: string;
   heartbeatMs: number;
   rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined };
+  /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
+  rtpengineNg: string | undefined;
   registrar: { algorithms: DigestAlgorithm[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
@@ -81,6 +85,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     nodeId: e.MEDIA_APP_NODE_ID ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
     heartbeatMs: e.MEDIA_APP_HEARTBEAT_MS,
     rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS },
+    rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,
       minExpires: e.REGISTRAR_MIN_EXPIRES,

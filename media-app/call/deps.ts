@@ -8,6 +8,7 @@ import type { EventPublisher } from '../../core/events/bus';
 import type { MediaServer } from '../../media-engine';
 import type { MediaAppConfig } from '../config';
 import type { Registrar } from '../registrar';
+import type { MediaRelay } from '../rtpengine';
 import type { Srf } from '../srf';
 import type { CallRegistry, OwnedCall } from './registry';
 
@@ -24,4 +25,6 @@ export interface CallDeps {
   registrar: Registrar;
   /** Everything fetched or dialled on a customer's behalf (flow HTTP, external media) goes through it. */
   egress: EgressPolicy;
+  /** rtpengine, for legs whose SDP needs SRTP or DTLS + ICE (absent: those legs fail, plain ones do not care). */
+  relay?: MediaRelay;
 }

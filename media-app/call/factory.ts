@@ -26,6 +26,8 @@ import { CallSession } from './session';
 import { FlowPort, type CallLegs } from './flow-port';
 import { bridgeFirstAnswer } from './connect';
 import { activeflowEmitter } from '../events';
+import type { MediaEncryption } from '../../core/sip/media-encryption';
+import { inboundMedia } from './inbound-media';
 
 export type { CallDeps } from './deps';
 
@@ -92,15 +94,15 @@ export class CallFactory implements CallLegs {
   }
 
   /** An inbound INVITE becomes an incoming call (dialing, then ringing); null when its SDP is refused (488 sent). */
-  async inbound(req: SrfRequest, res: SrfResponse, c: { customerId: string; source: Address; destination: Address }): Promise<CallSession | null> {
-    let endpoint;
-    try {
-      endpoint = await this.deps.media.createEndpoint({ remoteSdp: req.body || undefined });
-    } catch (err) {
-      this.deps.logger.info({ err: (err as Error).message }, 'inbound SDP refused');
+  async inbound(req: SrfRequest, res: SrfResponse, c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption }): Promise<CallSession | null> {
+    // an SRTP / WebRTC offer goes through rtpengine first: the engine sees plain RTP (inbound-media.ts)
+    const media = await inboundMedia(this.deps, req, c.mediaEncryption ?? 'none');
+    if ('refused' in media) {
+      this.deps.logger.info({ why: media.refused }, 'inbound SDP refused');
       res.send(488);
       return null;
     }
+    const { endpoint, relay } = media;
     const row = await this.createRow({
       customer_id: c.customerId,
       source: c.source,
@@ -112,10 +114,12 @@ export class CallFactory implements CallLegs {
     }).catch(async (err: unknown) => {
       // no call exists without its row: the endpoint goes back before the INVITE is refused (router)
       await endpoint.destroy().catch(() => undefined);
+      await relay?.close('no call row');
       throw err;
     });
     const call = new CallSession(row, this.deps);
     call.endpoint = endpoint;
+    call.relay = relay;
     call.setPendingUas(req, res);
     await this.own(call);
     await call.publish('call_created');

@@ -1,16 +1,17 @@
 /**
  * Offer/answer when the far end sends no SDP (RFC 3261 13.2.1, RFC 3264): a late-offer INVITE gets
  * our offer in the 200 and its answer arrives in the ACK; an SDP-less re-INVITE gets a fresh offer
- * of ours (Endpoint.offer) and, again, the answer in the ACK. The endpoint applies each answer.
+ * of ours (Endpoint.offer) and, again, the answer in the ACK. The call's media path (its endpoint,
+ * behind its rtpengine relay leg when it has one: media-path.ts) makes and applies each SDP.
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { Endpoint } from '../../media-engine';
+import type { MediaPath } from './media-path';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { CallDialog } from './session-types';
 
-/** The ACK's SDP (the answer to our offer) applied to the endpoint; resolves once done, or after `ms` / the dialog's end. */
-export function applyAnswerFromAck(dialog: CallDialog, endpoint: Endpoint, logger: Logger, ms = 32_000): Promise<void> {
+/** The ACK's SDP (the answer to our offer) applied to the media; resolves once done, or after `ms` / the dialog's end. */
+export function applyAnswerFromAck(dialog: CallDialog, media: MediaPath, logger: Logger, ms = 32_000): Promise<void> {
   if (!(dialog instanceof EventEmitter)) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const done = () => {
@@ -24,7 +25,7 @@ export function applyAnswerFromAck(dialog: CallDialog, endpoint: Endpoint, logge
         logger.info('ACK without the answer to our offer: media stays unset');
         return done();
       }
-      endpoint.modify(ack.body).then(done, (err: Error) => {
+      media.applyAnswer(ack.body).then(done, (err: Error) => {
         logger.info({ err: err.message }, 'answer in the ACK refused');
         done();
       });
@@ -36,19 +37,19 @@ export function applyAnswerFromAck(dialog: CallDialog, endpoint: Endpoint, logge
   });
 }
 
-/** A re-INVITE (hold, codec change, or none: we offer) answered by the endpoint. */
-export function answerReinvite(dialog: CallDialog, endpoint: Endpoint | null, req: SrfRequest, res: SrfResponse, logger: Logger): void {
-  if (!endpoint) return void res.send(488);
+/** A re-INVITE (hold, codec change, or none: we offer) answered by the call's media. */
+export function answerReinvite(dialog: CallDialog, media: MediaPath | null, req: SrfRequest, res: SrfResponse, logger: Logger): void {
+  if (!media) return void res.send(488);
   if (req.body) {
-    endpoint.modify(req.body).then(
+    media.answerOffer(req.body).then(
       (sdp) => res.send(200, { body: sdp }),
       () => res.send(488),
     );
     return;
   }
-  endpoint.offer().then(
+  media.offer().then(
     (sdp) => {
-      void applyAnswerFromAck(dialog, endpoint, logger);
+      void applyAnswerFromAck(dialog, media, logger);
       res.send(200, { body: sdp, headers: { 'Content-Type': 'application/sdp' } });
     },
     () => res.send(488),

@@ -4,7 +4,10 @@ import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
 import type { CallSession } from './session';
 
 export interface HangupEvent {
-  /** Why the session closed (a CloseReason's `why`, e.g. 'remote_bye', 'media_gone'). */
+  /**
+   * Why the session closed (a CloseReason's `why`, e.g. 'remote_bye', 'media_gone', or
+   * 'media_relay_gone: <why>' when its rtpengine relay leg died: rtpengine unreachable, the call lost).
+   */
   reason: string;
   by: 'local' | 'remote';
 }

@@ -5,13 +5,15 @@
  *   ├── state        CallState: the Call row's status, one transition function (state.ts)
  *   ├── sip          SipLeg: an inbound INVITE to answer, our INVITE to CANCEL, or the dialog
  *   ├── endpoint     the media-engine endpoint (its port on a worker)
+ *   ├── relay        the rtpengine relay leg in front of it, for an SRTP / WebRTC far end (media-app/rtpengine)
  *   ├── recordings   the active recording (recordings.ts)
  *   ├── children     chained legs (connect, the call action with chained, queue and transfer legs)
  *   └── timers       maximum duration, dial timeout
  *
  * `close(reason)` is the one way a call ends, whoever asks (our hangup, the far end's BYE or CANCEL,
- * a failed dial, a dead endpoint or media worker, the master of a chained leg): it cascades down
- * (timers, SIP: BYE/CANCEL/final response, children, recording finished, endpoint freed), writes the
+ * a failed dial, a dead endpoint, media worker or relay leg, the master of a chained leg): it cascades
+ * down (timers, SIP: BYE/CANCEL/final response, children, recording finished, endpoint and relay leg
+ * freed), writes the
  * hangup once and notifies up once ('hangup' event, `done`, the registry).
  */
 import { EventEmitter } from 'node:events';
@@ -23,16 +25,22 @@ import { publishCall, type CallEventType } from '../events';
 import type { CallDeps } from './deps';
 import { inDialogHandlers } from './in-dialog';
 import { answerReinvite, applyAnswerFromAck } from './sdp-exchange';
+import { mediaPath, type MediaPath } from './media-path';
+import type { RelayLeg } from '../rtpengine';
 import { Recordings } from './recordings';
 import { CallState, type CallMove } from './state';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
 
+/** The hangup reason (a CloseReason's `why` prefix) of a call whose rtpengine relay leg died under it. */
+export const MEDIA_RELAY_GONE = 'media_relay_gone';
+
 export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly state: CallState;
   readonly recordings: Recordings;
   private ep: Endpoint | null = null;
+  private rl: RelayLeg | null = null;
   private sip: SipLeg = { kind: 'none' };
   private life: Life = { phase: 'live' };
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -97,6 +105,35 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     ep.on('dtmf', this.onDtmf);
     ep.once('destroy', this.onEndpointGone);
   }
+
+  /** The rtpengine relay leg in front of the endpoint (SRTP / WebRTC far end), or null (plain RTP). */
+  get relay(): RelayLeg | null {
+    return this.rl;
+  }
+
+  /** The session owns its relay leg: its death ends the call, the call's end deletes it. */
+  set relay(leg: RelayLeg | null) {
+    if (this.rl === leg) return;
+    this.rl?.off('close', this.onRelayGone);
+    this.rl = leg;
+    if (!leg) return;
+    if (leg.closed) {
+      this.onRelayGone('relay leg already closed', false);
+      return;
+    }
+    leg.once('close', this.onRelayGone);
+  }
+
+  /** The media side of offer/answer: the endpoint, behind the relay leg when there is one. */
+  get media(): MediaPath | null {
+    return this.ep ? mediaPath(this.ep, this.rl) : null;
+  }
+
+  private readonly onRelayGone = (reason: string, byUs: boolean) => {
+    if (byUs || this.isEnded) return;
+    this.deps.logger.warn({ call: this.id, reason }, 'media relay leg gone: ending the call');
+    this.closeInBackground({ cause: 'failure', by: 'local', why: `${MEDIA_RELAY_GONE}: ${reason}`, announce: true });
+  };
 
   private readonly onDtmf = (e: DtmfEvent) => this.emit('dtmf', e.dtmf);
 
@@ -175,9 +212,12 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.answering ??= (async () => {
       if (!this.endpoint) throw new Error('no media endpoint');
       const endpoint = this.endpoint;
-      const dialog = await this.deps.srf.createUAS(req, res, { localSdp: endpoint.local.sdp });
+      const relay = this.rl;
+      // through the relay leg the engine's SDP becomes the far end's profile (SRTP, DTLS + ICE)
+      const localSdp = !relay ? endpoint.local.sdp : req.body ? await relay.engineAnswer(endpoint.local.sdp) : await relay.engineOffer(endpoint.local.sdp);
+      const dialog = await this.deps.srf.createUAS(req, res, { localSdp });
       // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
-      const ack = req.body ? null : applyAnswerFromAck(dialog, endpoint, this.deps.logger);
+      const ack = req.body ? null : applyAnswerFromAck(dialog, mediaPath(endpoint, relay), this.deps.logger);
       this.attachDialog(dialog);
       await ack;
       await this.setStatus('progressing');
@@ -191,7 +231,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
     // re-INVITE (hold, codec change, no SDP: we offer): the endpoint answers it
-    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => answerReinvite(dialog, this.endpoint, req, res, this.deps.logger));
+    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => answerReinvite(dialog, this.media, req, res, this.deps.logger));
     // in-dialog requests (REFER, INFO...): a drachtio dialog emits them; an internal one never does
     if (dialog instanceof EventEmitter) {
       for (const [event, fn] of inDialogHandlers<CallSession>(this.deps)) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));
@@ -264,6 +304,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     // media: the port is freed and nothing more is sent even while the write below is retried
     if (this.ep) await this.ep.destroy().catch(() => undefined);
     this.endpoint = null;
+    if (this.rl) await this.rl.close(reason.why);
+    this.relay = null;
     await announced;
     this.life = { phase: 'closed', reason };
     try {

@@ -57,6 +57,12 @@ export class RtpParty {
     this.sock.send(pkt, this.remote.port, this.remote.address, () => undefined);
   }
 
+  /** Starts sending to `remote` without waiting for a first packet from it. */
+  sendTo(remote: { address: string; port: number }): void {
+    this.remote = remote;
+    this.timer ??= setInterval(() => this.send(), 20);
+  }
+
   /** Stops sending (the party goes quiet but keeps listening). */
   quiet(): void {
     if (this.timer) clearInterval(this.timer);

@@ -1,0 +1,197 @@
+// SRTP and WebRTC media through rtpengine (media-app/rtpengine): the far end's encryption comes from a
+// second real rtpengine (test/support/srtp-far-end.ts), its plain side is an RTP party on loopback
+// whose tone the platform's echo flow sends back: heard back means both directions carried audio.
+import { expect } from 'chai';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { repos } from '../../core/repos';
+import { testDb, truncateAll } from '../support/db';
+import { Rtpengine } from '../support/rtpengine';
+import { SipPeer } from '../support/sip-peer';
+import { SrtpFarEnd, plainSdp, type FarEndProfile } from '../support/srtp-far-end';
+import { RtpParty } from '../conference/party';
+import { sleep, startPlatform, until, type Platform } from './harness';
+import { buildTestApp } from '../support/api';
+import { freePort } from '../support/ports';
+import request from 'supertest';
+import type { HangupEvent } from '../../media-app/call/session';
+
+let seq = 0;
+
+/** A customer with an IP trunk for 127.0.0.1 and a number whose flow answers and echoes. */
+async function echoNumber(opts: { trunkEncryption?: string } = {}): Promise<{ number: string; customerId: string }> {
+  const db = await testDb();
+  const tag = `${Date.now()}${++seq}`;
+  const cid = (await repos(db).customers.create({ email: `srtp${tag}@example.test`, status: 'active', name: 'srtp' })).id;
+  const trunk = await trunksRepo(db).create(cid, `srtp${tag}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  if (opts.trunkEncryption) await db('trunks').where({ id: trunk.id }).update({ media_encryption: opts.trunkEncryption });
+  const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'echo', option: { duration: 30_000 } }]) } as never);
+  const number = `+8991${String(Date.now()).slice(-6)}${seq}`;
+  await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+  return { number, customerId: cid };
+}
+
+/** rtpengine's own log: the ng commands it received. */
+const ngCommands = (r: Rtpengine, cmd: string) => (r.log.match(new RegExp(`Received command '${cmd}'`, 'g')) ?? []).length;
+
+describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
+  this.timeout(60_000);
+  let rtpA: Rtpengine; // the platform's
+  let rtpB: Rtpengine; // the far end's SRTP stack
+  let p: Platform;
+  let peer: SipPeer;
+
+  before(async () => {
+    await truncateAll();
+    [rtpA, rtpB] = await Promise.all([Rtpengine.create(), Rtpengine.create()]);
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RTPENGINE_NG: rtpA.ng });
+    peer = await SipPeer.open();
+  });
+  after(async () => {
+    peer?.close();
+    await p?.close();
+    await Promise.all([rtpA?.dispose(), rtpB?.dispose()]);
+  });
+
+  async function callWithTone(profile: FarEndProfile, number: string) {
+    const party = await RtpParty.open(440);
+    const far = new SrtpFarEnd({ host: '127.0.0.1', port: rtpB.ngPort });
+    const offer = await far.offer(profile, party.port);
+    const call = await peer.invite(`${number}@127.0.0.1`, p.sipPort, offer, '+15550001111');
+    const to = await far.answered(call.remoteSdp);
+    party.sendTo({ address: to.host, port: to.port });
+    return { party, far, call, offer };
+  }
+
+  it('an SDES-SRTP trunk call carries audio both ways; the engine sees plain RTP; the relay is deleted at the end', async () => {
+    const { number } = await echoNumber();
+    const { party, far, call, offer } = await callWithTone('sdes', number);
+    try {
+      expect(offer).to.match(/RTP\/SAVP/).and.match(/a=crypto:/);
+      expect(call.remoteSdp, 'the answer to the caller is SDES-SRTP').to.match(/m=audio \d+ RTP\/SAVP /).and.match(/a=crypto:\d+ \w+ inline:/);
+      const live = await until(() => p.app.calls.all().map((c) => p.app.factory.get(c.id)).find((c) => c?.relay), 5000, 'relayed call');
+      expect(live!.endpoint!.local.sdp, 'the engine speaks plain RTP').to.match(/RTP\/AVP/).and.not.match(/a=crypto/);
+      const from = Date.now();
+      await sleep(2000);
+      expect(party.framesBetween(from), 'SRTP → plain frames heard back').to.be.greaterThan(50);
+      expect(party.presence(440, from), 'the caller hears its own tone back (echo through SRTP both ways)').to.be.greaterThan(0.7);
+      const deletes = ngCommands(rtpA, 'delete');
+      expect(await call.bye()).to.equal(200);
+      await until(() => p.app.calls.size === 0, 5000, 'call gone');
+      await until(() => ngCommands(rtpA, 'delete') > deletes, 3000, 'relay deleted');
+    } finally {
+      party.close();
+      await far.close();
+    }
+  });
+
+  it('a DTLS-SRTP + ICE offer (WebRTC profile) connects with audio both ways', async () => {
+    const { number } = await echoNumber();
+    const { party, far, call } = await callWithTone('dtls', number);
+    try {
+      expect(call.remoteSdp).to.match(/UDP\/TLS\/RTP\/SAVPF/).and.match(/a=fingerprint:/).and.match(/a=ice-ufrag:/);
+      const from = Date.now();
+      await sleep(2500);
+      expect(party.presence(440, from + 500), 'tone heard back through DTLS-SRTP both ways').to.be.greaterThan(0.7);
+      expect(await call.bye()).to.equal(200);
+    } finally {
+      party.close();
+      await far.close();
+    }
+  });
+
+  it('a plain SIP call keeps the direct path: no ng traffic', async () => {
+    const { number } = await echoNumber();
+    const offers = ngCommands(rtpA, 'offer');
+    const party = await RtpParty.open(440);
+    try {
+      const call = await peer.invite(`${number}@127.0.0.1`, p.sipPort, plainSdp(party.port));
+      expect(call.remoteSdp).to.match(/RTP\/AVP/);
+      const live = p.app.calls.all().map((c) => p.app.factory.get(c.id)).find(Boolean);
+      expect(live?.relay ?? null).to.equal(null);
+      expect(await call.bye()).to.equal(200);
+      expect(ngCommands(rtpA, 'offer'), 'no offer reached rtpengine').to.equal(offers);
+    } finally {
+      party.close();
+    }
+  });
+
+  it('an SRTP offer with a malformed a=crypto gets 488', async () => {
+    const { number } = await echoNumber();
+    const bad = plainSdp(40000).replace('RTP/AVP', 'RTP/SAVP').replace('a=sendrecv', 'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:@@not-base64@@\r\na=sendrecv');
+    const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, bad).then(() => null, (e: { status?: number }) => e);
+    expect(err?.status).to.equal(488);
+  });
+
+  // last: rtpengine is killed
+  it('rtpengine killed (SIGKILL) mid-call: the call ends with a reason within 2 s, the caller gets a BYE; /readyz says so', async () => {
+    const { number } = await echoNumber();
+    const { party, far, call } = await callWithTone('sdes', number);
+    const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    try {
+      expect((await request(api.app).get('/readyz')).body).to.include({ status: 'ok', rtpengine: 'ok' });
+      const live = await until(() => p.app.calls.all().map((c) => p.app.factory.get(c.id)).find((c) => c?.relay), 5000, 'relayed call');
+      const ended = new Promise<HangupEvent>((r) => live!.once('hangup', r));
+      const killedAt = Date.now();
+      await rtpA.kill();
+      const ev = await ended;
+      expect(Date.now() - killedAt, 'ended within 2 s').to.be.at.most(2000);
+      expect(ev.reason).to.match(/^media_relay_gone: rtpengine_unreachable/);
+      await Promise.race([call.byeReceived, sleep(3000).then(() => Promise.reject(new Error('no BYE to the caller')))]);
+      const row = await (await testDb())('calls').where({ id: live!.id }).first();
+      expect(row.status).to.equal('hangup');
+      expect(row.hangup_by).to.equal('local');
+      const ready = await until(async () => {
+        const r = await request(api.app).get('/readyz');
+        return r.body.rtpengine === 'unreachable' ? r : null;
+      }, 3000, '/readyz reporting rtpengine');
+      expect(ready.status).to.equal(200);
+      expect(ready.body.status).to.equal('degraded');
+      expect(ready.body.missing.join()).to.include(rtpA.ng);
+    } finally {
+      party.close();
+      await far.close();
+      await api.close();
+    }
+  });
+});
+
+describe('media-app: rtpengine absent at start', function () {
+  this.timeout(60_000);
+  let p: Platform;
+  let peer: SipPeer;
+  let ng: string;
+
+  before(async () => {
+    ng = `127.0.0.1:${await freePort()}`; // nothing listens there
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RTPENGINE_NG: ng });
+    peer = await SipPeer.open();
+  });
+  after(async () => {
+    peer?.close();
+    await p?.close();
+  });
+
+  it('a plain SIP call still works, an SRTP offer gets 488, /readyz says what is missing', async () => {
+    const { number } = await echoNumber();
+    const party = await RtpParty.open(440);
+    const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
+    try {
+      const plain = await peer.invite(`${number}@127.0.0.1`, p.sipPort, plainSdp(party.port));
+      expect(plain.remoteSdp).to.match(/RTP\/AVP/);
+      expect(await plain.bye()).to.equal(200);
+      const srtp = plainSdp(party.port).replace('RTP/AVP', 'RTP/SAVP').replace('a=sendrecv', 'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\na=sendrecv');
+      const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, srtp).then(() => null, (e: { status?: number }) => e);
+      expect(err?.status).to.equal(488);
+      const ready = await request(api.app).get('/readyz');
+      expect(ready.status).to.equal(200);
+      expect(ready.body).to.include({ status: 'degraded', rtpengine: 'unreachable' });
+      expect(ready.body.missing).to.deep.equal([`rtpengine at ${ng} (node ${p.app.nodeId})`]);
+    } finally {
+      party.close();
+      await api.close();
+    }
+  });
+});
