@@ -13,6 +13,8 @@ import { buildWebApp } from '../../scripts/build-web';
 import { buildTestApp, type TestApp } from '../support/api';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { startPlatform, until, type Platform } from '../media-app/harness';
+import type { SipConfigInput } from '../../sip-config';
+import type { TestCert } from '../support/tls-cert';
 
 export interface Rig {
   t: TestApp;
@@ -20,28 +22,59 @@ export interface Rig {
   /** http://127.0.0.1:port of control-api. */
   base: string;
   prefix: string;
+  /** ws:// (and wss:// with `tls`) URLs of sip-server's WebSocket listeners, when asked for. */
+  wsUrl: string;
+  wssUrl: string;
   close(): Promise<void>;
 }
 
+export interface RigOptions {
+  apiEnv?: Record<string, string>;
+  platformEnv?: Record<string, string>;
+  /** Open sip-server's ws listener (and wss with this certificate). */
+  ws?: boolean;
+  tls?: TestCert;
+  /** SIP_WSS_PUBLIC_URL for control-api: 'ws' or 'wss' (the listener's URL), or a URL. */
+  publicWs?: string;
+}
+
 /** control-api listening on loopback, with the call plane on the same Redis prefix and database. */
-export async function startRig(opts: { apiEnv?: Record<string, string>; platformEnv?: Record<string, string> } = {}): Promise<Rig> {
+export async function startRig(opts: RigOptions = {}): Promise<Rig> {
   await buildWebApp('phone');
   const prefix = `twr${process.pid}_${randomBytes(4).toString('hex')}:`;
-  const p = await startPlatform({ REDIS_KEY_PREFIX: prefix, EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...opts.platformEnv });
-  const t = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, SIP_DOMAIN: 'sip.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...opts.apiEnv } });
-  const server = http.createServer(t.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const sip: SipConfigInput = opts.ws ? { listen: { wsPort: 0, ...(opts.tls ? { wssPort: 0 } : {}) }, ...(opts.tls ? { tls: { certPath: opts.tls.certPath, keyPath: opts.tls.keyPath } } : {}) } : {};
+  const p = await startPlatform({ REDIS_KEY_PREFIX: prefix, EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...opts.platformEnv }, { sip });
+  const wsUrl = opts.ws ? `ws://127.0.0.1:${p.stack.listeningPoint('ws')!.port}` : '';
+  const wssUrl = opts.tls ? `wss://127.0.0.1:${p.stack.listeningPoint('wss')!.port}` : '';
+  const publicWs = opts.publicWs === 'ws' ? wsUrl : opts.publicWs === 'wss' ? wssUrl : opts.publicWs;
+  const api = await apiServer(prefix, { ...(publicWs ? { SIP_WSS_PUBLIC_URL: publicWs } : {}), ...opts.apiEnv });
+  const { t, base } = api;
   return {
     t,
     p,
     base,
     prefix,
+    wsUrl,
+    wssUrl,
+    async close() {
+      await api.close();
+      await p.close();
+    },
+  };
+}
+
+/** Another control-api on a loopback port, on the rig's Redis prefix (e.g. with another SIP_WSS_PUBLIC_URL). */
+export async function apiServer(prefix: string, env: Record<string, string> = {}): Promise<{ t: TestApp; base: string; close(): Promise<void> }> {
+  const t = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, SIP_DOMAIN: 'sip.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env } });
+  const server = http.createServer(t.app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    t,
+    base: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await t.close();
-      await p.close();
     },
   };
 }
@@ -110,11 +143,57 @@ export async function waitPhase(page: Page, phase: string, ms = 10_000): Promise
 }
 
 export interface AudioStats {
-  inbound: { packetsReceived: number; audioLevel: number; bytesReceived: number } | null;
+  inbound: { packetsReceived: number; audioLevel: number; bytesReceived: number; /** RMS level over the whole call (0..1) */ averageLevel: number } | null;
   outbound: { packetsSent: number; bytesSent: number } | null;
 }
 
 /** getStats of the page's call (inbound-rtp / outbound-rtp audio), through the page's `window.openvoicePhone`. */
 export async function audioStats(page: Page): Promise<AudioStats> {
   return (await page.evaluate('window.openvoicePhone.stats()')) as AudioStats;
+}
+
+/**
+ * A sipp extension phone answering one call with an SDP whose audio goes to `rtpPort` (an RtpParty
+ * on loopback that records what it hears and plays its own tone), then waiting for the BYE.
+ * Run it on the port the extension registered from (registerOnly), like test/media-app/phones.ts.
+ */
+export function calleeToParty(user: string, rtpPort: number, byeTimeoutMs = 30_000): string {
+  const reply = (status: string, extra: string) => `<send><![CDATA[
+SIP/2.0 ${status}
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]wpcallee
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:${user}@[local_ip]:[local_port]>
+${extra}
+]]></send>`;
+  const sdp = `v=0
+o=- 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${rtpPort} RTP/AVP 0 101
+a=rtpmap:0 PCMU/8000
+a=rtpmap:101 telephone-event/8000
+a=fmtp:101 0-16
+a=sendrecv`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="callee-to-party">
+<recv request="INVITE" timeout="30000"/>
+${reply('180 Ringing', 'Content-Length: 0\n')}
+${reply('200 OK', `Content-Type: application/sdp\nContent-Length: [len]\n\n${sdp}`).replace('<send>', '<send retrans="500">')}
+<recv request="ACK"/>
+<recv request="BYE" timeout="${byeTimeoutMs}"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+</scenario>`;
 }

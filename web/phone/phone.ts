@@ -10,6 +10,7 @@ import { callTransition, IDLE, isLive, regTransition, type CallEvent, type CallS
 import { Emitter } from './emitter';
 import { toSipUri } from './target';
 import { loopbackOnlySdp } from './sdp';
+import { SipWebSocket } from './socket';
 
 export interface SipCredentials {
   /** ws:// or wss:// URL of the platform's SIP WebSocket. */
@@ -38,7 +39,7 @@ export interface PhoneEvents {
 }
 
 export interface AudioStats {
-  inbound: { packetsReceived: number; audioLevel: number; bytesReceived: number } | null;
+  inbound: { packetsReceived: number; audioLevel: number; bytesReceived: number; /** RMS level over the whole call (0..1) */ averageLevel: number } | null;
   outbound: { packetsSent: number; bytesSent: number } | null;
 }
 
@@ -74,7 +75,7 @@ export class Phone extends Emitter<PhoneEvents> {
     if (!uri) throw new Error(`not a SIP URI: ${c.uri}`);
     this.domain = uri.host;
     const ua = new JsSIP.UA({
-      sockets: [new JsSIP.WebSocketInterface(c.wsUrl)],
+      sockets: [new SipWebSocket(c.wsUrl)],
       uri: c.uri,
       authorization_user: c.authorizationUser,
       password: c.password,
@@ -154,7 +155,14 @@ export class Phone extends Emitter<PhoneEvents> {
     if (!pc) return out;
     (await pc.getStats()).forEach((r: Record<string, unknown>) => {
       if (r.type === 'inbound-rtp' && r.kind === 'audio') {
-        out.inbound = { packetsReceived: Number(r.packetsReceived ?? 0), audioLevel: Number(r.audioLevel ?? 0), bytesReceived: Number(r.bytesReceived ?? 0) };
+        const energy = Number(r.totalAudioEnergy ?? 0);
+        const duration = Number(r.totalSamplesDuration ?? 0);
+        out.inbound = {
+          packetsReceived: Number(r.packetsReceived ?? 0),
+          audioLevel: Number(r.audioLevel ?? 0),
+          bytesReceived: Number(r.bytesReceived ?? 0),
+          averageLevel: duration > 0 ? Math.sqrt(energy / duration) : 0,
+        };
       }
       if (r.type === 'outbound-rtp' && r.kind === 'audio') out.outbound = { packetsSent: Number(r.packetsSent ?? 0), bytesSent: Number(r.bytesSent ?? 0) };
     });
@@ -162,8 +170,9 @@ export class Phone extends Emitter<PhoneEvents> {
   }
 
   private adopt(session: RTCSession, incoming: boolean): void {
-    if (isLive(this.call) && this.session !== session) {
-      if (incoming) session.terminate({ status_code: 486, reason_phrase: 'Busy Here' });
+    // one call at a time: a second incoming call is busy (our own dial() made the call live already)
+    if (incoming && isLive(this.call)) {
+      session.terminate({ status_code: 486, reason_phrase: 'Busy Here' });
       return;
     }
     this.session = session;
