@@ -7,6 +7,8 @@ bash scripts/setup.sh
 source .data/env
 started=$(cat .data/started 2>/dev/null || true)
 [ -f .env ] && { set -a; source .env; set +a; }
+# SIP over WebSocket on loopback (SIP_WS_HOST) for the browser phone; SIP_WS_PORT= in .env turns it off
+export SIP_WS_PORT="${SIP_WS_PORT-5066}"
 trap ':' INT   # the node supervisor handles Ctrl-C and stops its children; this shell then cleans up
 status=0
 node --require tsx/cjs scripts/start.ts "$@" || status=$?

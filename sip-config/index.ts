@@ -45,7 +45,7 @@ export const sipConfigSchema = z.object({
     tcpIdleTimeoutMs: z.number().int().min(1000),
     /** WebSocket pings this often; a connection that has not answered the previous one is closed. */
     wsPingIntervalMs: z.number().int().min(100).max(600_000),
-    /** Open TCP/TLS/WebSocket connections one remote address may hold (more are refused). */
+    /** Open TCP/TLS/WebSocket connections one remote address may hold (more are refused; the allow-list is exempt). */
     maxConnectionsPerAddress: z.number().int().min(1),
   }),
   security: z.object({
@@ -80,7 +80,7 @@ export const DEFAULT_SIP_CONFIG: SipConfig = {
   timers: { t1: 500, t2: 4000, t4: 5000 },
   limits: {
     maxMessageSize: 65535, maxHeaders: 256, maxHeaderLength: 16384, udpBufferBytes: 4 * 1024 * 1024,
-    maxServerTransactions: 5000, tcpIdleTimeoutMs: 300_000, wsPingIntervalMs: 30_000, maxConnectionsPerAddress: 256,
+    maxServerTransactions: 5000, tcpIdleTimeoutMs: 300_000, wsPingIntervalMs: 30_000, maxConnectionsPerAddress: 1024,
   },
   security: {
     uaBlocklist: DEFAULT_SCANNER_USER_AGENTS,

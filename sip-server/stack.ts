@@ -94,7 +94,8 @@ export class SipStack extends EventEmitter {
   constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
     super();
     this.log = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-stack' } });
-    this.transports = new TransportLayer(config);
+    // the allow-list is exempt from the per-address connection bound too (the limiter exists by the first connection)
+    this.transports = new TransportLayer(config, (address) => this.limiter.isAllowlisted(address));
     this.transports.on('message', (d: Buffer, s: SourceInfo) => this.onMessage(d, s));
     this.transports.on('frame-error', (reason: string, s: SourceInfo) => {
       sipMetrics.parseErrors.inc({ transport: s.transport });
@@ -195,7 +196,8 @@ export class SipStack extends EventEmitter {
       ? new InviteClientTransaction(id, req, this.ctx, {
         // the CANCEL reuses the INVITE's Via and branch (RFC 3261 9.1) and goes where the INVITE went
         sendCancel: (cancel) => this.startClient(cancel, branch, target),
-        sendAck: (ack) => { this.sendStateless(ack).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
+        // over WebSocket the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
+        sendAck: (ack) => { this.sendStateless(ack, isWebSocket(target.transport) ? { target } : {}).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
       })
       : new NonInviteClientTransaction(id, req, this.ctx);
     this.table.clients.set(id, tx);

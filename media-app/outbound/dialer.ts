@@ -1,12 +1,13 @@
 /**
  * Dials an outgoing CallSession: an endpoint offers our SDP, the INVITE goes to each target in turn
- * (route fallback) until one answers, the far end rejects in a way another route would not change
+ * (route fallback; the contacts of one extension ring together) until one answers, the far end rejects in a way another route would not change
  * (busy, declined, cancelled), or the dial timeout fires. 180/183 move the call to ringing.
  */
 import { causeFromSipStatus, type HangupCause } from '../../core/calls/model';
 import type { CallSession } from '../call/session';
 import type { CallDeps } from '../call/deps';
 import type { DialTarget } from './targets';
+import type { PendingUac } from '../call/session';
 import { nameAddr } from '../sip-uri';
 
 /** Final statuses after which another route is not tried. */
@@ -40,26 +41,11 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
     void call.terminate('no_answer');
   });
   let cause: HangupCause = 'failure';
-  for (const t of targets) {
+  const from = nameAddr(opts.from, opts.fromName);
+  for (const step of ringSteps(targets)) {
     if (call.isEnded || timedOut) break;
     try {
-      deps.logger.debug({ call: call.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
-      const from = nameAddr(opts.from, opts.fromName);
-      const dialog = await deps.srf.createUAC(
-        t.uri,
-        {
-          localSdp: call.endpoint.local.sdp,
-          proxy: t.proxy,
-          auth: t.auth,
-          headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
-        },
-        {
-          cbRequest: (_err: unknown, req: { cancel(): void }) => req && call.setPendingUac(req),
-          cbProvisional: (res: { status: number }) => {
-            if (res.status === 180 || res.status === 183) void call.setStatus('ringing');
-          },
-        },
-      );
+      const dialog = step.length === 1 ? await invite(deps, call, step[0]!, from, opts) : await ringTogether(deps, call, step, from, opts);
       if (call.isEnded) {
         // answered after we gave up (CANCEL crossed the 200): hang up at once
         await dialog.destroy().catch(() => undefined);
@@ -72,10 +58,84 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
     } catch (err) {
       const status = Number((err as { status?: number }).status);
       cause = Number.isFinite(status) ? causeFromSipStatus(status) : 'failure';
-      deps.logger.debug({ call: call.id, uri: t.uri, status, err: (err as Error).message }, 'dial attempt failed');
+      deps.logger.debug({ call: call.id, uris: step.map((t) => t.uri), status, err: (err as Error).message }, 'dial attempt failed');
       if (FINAL.has(status)) break;
     }
   }
   await call.finish(cause);
   return { answered: false, cause };
+}
+
+type UacDialog = Awaited<ReturnType<CallDeps['srf']['createUAC']>>;
+
+/** Targets in the order they are tried; neighbours marked `parallel` (an extension's contacts) form one step. */
+function ringSteps(targets: DialTarget[]): DialTarget[][] {
+  const steps: DialTarget[][] = [];
+  for (const t of targets) {
+    const last = steps[steps.length - 1];
+    if (t.parallel && last?.[0]?.parallel) last.push(t);
+    else steps.push([t]);
+  }
+  return steps;
+}
+
+/** One INVITE; `onRequest` sees the request as sent (to cancel it), `onFail` nothing: a rejection throws. */
+function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: string, opts: DialOptions, onRequest?: (req: PendingUac) => void): Promise<UacDialog> {
+  deps.logger.debug({ call: call.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
+  return deps.srf.createUAC(
+    t.uri,
+    {
+      localSdp: call.endpoint!.local.sdp,
+      proxy: t.proxy,
+      auth: t.auth,
+      headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
+    },
+    {
+      cbRequest: (_err: unknown, req: PendingUac) => req && (onRequest ? onRequest(req) : call.setPendingUac(req)),
+      cbProvisional: (res: { status: number }) => {
+        if (res.status === 180 || res.status === 183) void call.setStatus('ringing');
+      },
+    },
+  );
+}
+
+/**
+ * Rings every target of the step at once (a desk phone and a browser of one extension): the first to
+ * answer wins and the others are cancelled (a late 2xx is hung up); when none answers, the failure
+ * that says most wins: a decline or busy (6xx, 486) over the rest (RFC 3261 16.7, simplified).
+ */
+function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], from: string, opts: DialOptions): Promise<UacDialog> {
+  const pending = new Set<PendingUac>();
+  const cancelAll = (): void => {
+    for (const r of pending) {
+      try { r.cancel(); } catch { /* already final */ }
+    }
+    pending.clear();
+  };
+  call.setPendingUac({ cancel: cancelAll });
+  return new Promise<UacDialog>((resolve, reject) => {
+    let winner: UacDialog | undefined;
+    let failures: unknown[] = [];
+    step.forEach((t) => {
+      let mine: PendingUac | undefined;
+      invite(deps, call, t, from, opts, (req) => {
+        mine = req;
+        if (winner || call.isEnded) { try { req.cancel(); } catch { /* final */ } } else pending.add(req);
+      }).then((dialog) => {
+        if (mine) pending.delete(mine);
+        if (winner) { void dialog.destroy().catch(() => undefined); return; }
+        winner = dialog;
+        cancelAll();
+        resolve(dialog);
+      }, (err: unknown) => {
+        if (mine) pending.delete(mine);
+        failures.push(err);
+        if (!winner && failures.length === step.length) {
+          const rank = (e: unknown) => { const s = Number((e as { status?: number }).status); return s >= 600 ? 3 : s === 486 ? 2 : Number.isFinite(s) ? 1 : 0; };
+          reject(failures.reduce((a, b) => (rank(b) > rank(a) ? b : a)));
+          failures = [];
+        }
+      });
+    });
+  });
 }

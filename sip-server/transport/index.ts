@@ -36,7 +36,8 @@ export class TransportLayer extends EventEmitter {
   private wss?: WsTransport;
   private points: ListeningPoint[] = [];
 
-  constructor(private readonly config: SipConfig) {
+  /** `uncapped`: addresses the per-address connection bound does not apply to (the allow-list). */
+  constructor(private readonly config: SipConfig, private readonly uncapped: (address: string) => boolean = () => false) {
     super();
   }
 
@@ -60,7 +61,7 @@ export class TransportLayer extends EventEmitter {
       this.points.push({ transport: 'udp', host: listen.host, port, advertisedHost });
     }
     if (listen.transports.includes('tcp')) {
-      this.tcp = new StreamTransport({ kind: 'tcp', host: listen.host, port, maxMessageSize: limits.maxMessageSize, idleTimeoutMs: limits.tcpIdleTimeoutMs });
+      this.tcp = new StreamTransport({ kind: 'tcp', host: listen.host, port, maxMessageSize: limits.maxMessageSize, idleTimeoutMs: limits.tcpIdleTimeoutMs, maxPerAddress: limits.maxConnectionsPerAddress, uncapped: this.uncapped });
       await this.tcp.listen();
       wire(this.tcp);
       this.points.push({ transport: 'tcp', host: listen.host, port: this.tcp.boundPort, advertisedHost });
@@ -68,7 +69,7 @@ export class TransportLayer extends EventEmitter {
     if (listen.transports.includes('tls') && this.config.tls) {
       const cert = fs.readFileSync(this.config.tls.certPath);
       const key = fs.readFileSync(this.config.tls.keyPath);
-      this.tls = new StreamTransport({ kind: 'tls', host: listen.host, port: listen.tlsPort, maxMessageSize: limits.maxMessageSize, idleTimeoutMs: limits.tcpIdleTimeoutMs, tls: { cert, key } });
+      this.tls = new StreamTransport({ kind: 'tls', host: listen.host, port: listen.tlsPort, maxMessageSize: limits.maxMessageSize, idleTimeoutMs: limits.tcpIdleTimeoutMs, maxPerAddress: limits.maxConnectionsPerAddress, uncapped: this.uncapped, tls: { cert, key } });
       await this.tls.listen();
       wire(this.tls);
       this.points.push({ transport: 'tls', host: listen.host, port: this.tls.boundPort, advertisedHost });
@@ -76,7 +77,7 @@ export class TransportLayer extends EventEmitter {
     const ws = (kind: 'ws' | 'wss', host: string, port: number): Promise<WsTransport> => {
       const t = new WsTransport({
         kind, host, port, maxMessageSize: limits.maxMessageSize, pingIntervalMs: limits.wsPingIntervalMs,
-        maxPerAddress: limits.maxConnectionsPerAddress,
+        maxPerAddress: limits.maxConnectionsPerAddress, uncapped: this.uncapped,
         tls: kind === 'wss' ? { cert: fs.readFileSync(this.config.tls!.certPath), key: fs.readFileSync(this.config.tls!.keyPath) } : undefined,
       });
       wire(t);

@@ -25,6 +25,9 @@ export interface StreamTransportOptions {
   port: number;
   maxMessageSize: number;
   idleTimeoutMs: number;
+  /** open connections one remote address may hold; accepted ones over it are closed at once */
+  maxPerAddress?: number;
+  uncapped?: (address: string) => boolean;
   tls?: { cert: Buffer; key: Buffer };
 }
 
@@ -37,6 +40,7 @@ export class StreamTransport extends EventEmitter {
   private readonly byId = new Map<string, StreamConnection>();
   private readonly byRemote = new Map<string, StreamConnection>();
   private readonly connecting = new Map<string, Promise<StreamConnection>>();
+  private readonly perAddress = new Map<string, number>();
   private seq = 0;
   private idleTimer?: NodeJS.Timeout;
   boundPort = 0;
@@ -46,7 +50,14 @@ export class StreamTransport extends EventEmitter {
   }
 
   async listen(): Promise<void> {
-    const onConn = (socket: net.Socket): void => { this.adopt(socket); };
+    const onConn = (socket: net.Socket): void => {
+      const n = this.perAddress.get(socket.remoteAddress ?? '') ?? 0;
+      if (this.opts.maxPerAddress !== undefined && n >= this.opts.maxPerAddress && !this.opts.uncapped?.(socket.remoteAddress ?? '')) {
+        socket.destroy();
+        return;
+      }
+      this.adopt(socket);
+    };
     this.server = this.opts.kind === 'tls'
       ? tls.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, onConn)
       : net.createServer(onConn);
@@ -75,6 +86,8 @@ export class StreamTransport extends EventEmitter {
     socket.setNoDelay(true);
     this.byId.set(id, conn);
     this.byRemote.set(conn.remoteKey, conn);
+    const address = socket.remoteAddress ?? '';
+    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     const src = (): SourceInfo => ({
       transport: this.opts.kind, address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0,
       localAddress: socket.localAddress ?? '', localPort: socket.localPort ?? 0, connectionId: id,
@@ -90,6 +103,9 @@ export class StreamTransport extends EventEmitter {
     socket.on('error', () => undefined);
     socket.on('close', () => {
       this.byId.delete(id);
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(address, left);
+      else this.perAddress.delete(address);
       if (this.byRemote.get(conn.remoteKey) === conn) this.byRemote.delete(conn.remoteKey);
       this.emit('close', conn);
     });

@@ -40,6 +40,8 @@ export interface WsTransportOptions {
   pingIntervalMs: number;
   /** open connections one remote address may hold */
   maxPerAddress: number;
+  /** addresses the bound does not apply to (the allow-list) */
+  uncapped?: (address: string) => boolean;
   tls?: { cert: Buffer; key: Buffer };
 }
 
@@ -117,7 +119,7 @@ export class WsTransport extends EventEmitter {
       return;
     }
     const address = socket.remoteAddress ?? '';
-    if ((this.perAddress.get(address) ?? 0) >= this.opts.maxPerAddress) {
+    if ((this.perAddress.get(address) ?? 0) >= this.opts.maxPerAddress && !this.opts.uncapped?.(address)) {
       refuse(socket, 503, 'Service Unavailable', 'too many connections from this address');
       return;
     }
