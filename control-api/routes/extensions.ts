@@ -4,6 +4,7 @@
  * provisioning URL alone.
  */
 import { z } from 'zod';
+import { mediaEncryption } from './media-encryption-field';
 import { defineRoute, idParams, text } from '../route';
 import type { AppContext } from '../context';
 import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
@@ -36,6 +37,7 @@ export const ExtensionSchema = z.object({
   password: z.string().optional().describe('returned by POST /extensions only'),
   direct_hash: z.string(),
   digest_algorithms: z.array(z.enum(DIGEST_ALGORITHMS)).nullable().describe(DIGEST_DOC),
+  media_encryption: mediaEncryption,
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -79,6 +81,7 @@ export const routes = [
       name: text().optional(),
       detail: text(1024).optional(),
       digest_algorithms: digestAlgorithms.optional(),
+      media_encryption: mediaEncryption.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -99,6 +102,7 @@ export const routes = [
             name: body.name ?? '',
             detail: body.detail ?? '',
             digest_algorithms: body.digest_algorithms ?? null,
+            media_encryption: body.media_encryption ?? 'none',
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -138,10 +142,10 @@ export const routes = [
     path: '/extensions/:id',
     tag: 'Extension',
     summary: 'Update an extension',
-    description: 'name, detail, password, digest_algorithms (null: the platform default); omitted fields stay unchanged. The password is not echoed back.',
+    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption; omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
-    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional(), digest_algorithms: digestAlgorithms.optional() }),
+    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional(), digest_algorithms: digestAlgorithms.optional(), media_encryption: mediaEncryption.optional() }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {
       await ownedExtension(ctx, auth.customerId, params.id);

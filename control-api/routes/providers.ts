@@ -5,6 +5,7 @@
  * the carrier's registrar (the operator's address: not checked by the egress policy).
  */
 import { z } from 'zod';
+import { mediaEncryption } from './media-encryption-field';
 import { defineRoute, idParams, text } from '../route';
 import { ApiError } from '../../core/errors';
 import { providersRepo, providerJson, type ProviderRow } from '../../core/repos/providers';
@@ -30,6 +31,7 @@ const fields = {
   auth_username: text(128).optional(),
   auth_password: text(128).optional(),
   codecs: z.string().max(128).regex(/^[A-Za-z0-9/,. -]*$/, 'comma-separated codec names').optional(),
+  media_encryption: mediaEncryption.optional(),
   name: text().optional(),
   detail: text(1024).optional(),
   registration: registrationInput.optional(),
@@ -45,6 +47,7 @@ export const ProviderSchema = z.object({
   transport: z.enum(['udp', 'tcp', 'tls']),
   auth_username: z.string(),
   codecs: z.string(),
+  media_encryption: mediaEncryption,
   name: z.string(),
   detail: z.string(),
   metadata: z.record(z.string(), z.unknown()),
@@ -95,6 +98,7 @@ export const routes = [
           auth_username: body.auth_username ?? '',
           auth_password: body.auth_password ?? '',
           codecs: body.codecs ?? '',
+          media_encryption: body.media_encryption ?? 'none',
           name: body.name ?? '',
           detail: body.detail ?? '',
         });

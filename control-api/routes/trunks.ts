@@ -13,6 +13,7 @@ import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
 import { trunksRepo, trunkJson, type TrunkRow, type TrunkAuthType } from '../../core/repos/trunks';
 import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings } from '../../core/repos/outbound-registrations';
 import { registrationInput, registrationSettings, RegistrationSchema, type RegistrationInput } from './registration-fields';
+import { mediaEncryption } from './media-encryption-field';
 
 /** An IPv4/IPv6 address or CIDR block with a valid prefix length. */
 export function isIpOrCidr(v: string): boolean {
@@ -39,6 +40,7 @@ export const TrunkSchema = z.object({
   auth_types: z.array(z.enum(['basic', 'ip'])),
   username: z.string(),
   allowed_ips: z.array(z.string()),
+  media_encryption: mediaEncryption,
   registration: RegistrationSchema,
   tm_create: z.string(),
   tm_update: z.string(),
@@ -90,6 +92,7 @@ export const routes = [
       username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, . _ -').optional(),
       password: z.string().max(128).regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces').optional(),
       allowed_ips: ips.optional(),
+      media_encryption: mediaEncryption.optional(),
       registration: registrationInput.optional(),
     }),
     response: TrunkSchema,
@@ -101,6 +104,7 @@ export const routes = [
         username: body.username ?? '',
         password: body.password ?? '',
         allowed_ips: body.allowed_ips ?? [],
+        media_encryption: body.media_encryption ?? 'none',
       };
       checkAuth(f);
       const reg = await checkRegistration(ctx, null, body.registration);
@@ -155,6 +159,7 @@ export const routes = [
       username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/).optional(),
       password: z.string().max(128).regex(/^[\x21-\x7e]*$/).optional(),
       allowed_ips: ips.optional(),
+      media_encryption: mediaEncryption.optional(),
       registration: registrationInput.optional(),
     }),
     response: TrunkSchema,

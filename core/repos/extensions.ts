@@ -4,6 +4,7 @@
  */
 import type { Db } from '../db/knex';
 import type { DigestAlgorithm } from '../extensions/digest-algorithms';
+import type { MediaEncryption } from '../sip/media-encryption';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacyOrEmpty } from '../time';
@@ -21,13 +22,15 @@ export interface ExtensionRow {
   direct_hash: string;
   /** Digest challenge order for this extension; null = the platform default (SIP_DIGEST_ALGORITHMS). */
   digest_algorithms: DigestAlgorithm[] | null;
+  /** What the extension's media must be (core/sip/media-encryption). */
+  media_encryption: MediaEncryption;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -42,6 +45,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     ...(opts.withPassword ? { password: e.password } : {}),
     direct_hash: e.direct_hash,
     digest_algorithms: e.digest_algorithms,
+    media_encryption: e.media_encryption,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -76,7 +80,7 @@ export function extensionsRepo(db: Db) {
     async getByDirectHash(hash: string): Promise<ExtensionRow | null> {
       return ((await live().where({ direct_hash: hash }).first()) as ExtensionRow | undefined) ?? null;
     },
-    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms'>>): Promise<ExtensionRow | null> {
+    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption'>>): Promise<ExtensionRow | null> {
       const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },

@@ -1,4 +1,5 @@
 /** providers: platform-wide outbound SIP gateways. The auth password is write-only on the API. */
+import type { MediaEncryption } from '../sip/media-encryption';
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { newId } from '../ids';
@@ -16,6 +17,8 @@ export interface ProviderRow {
   auth_username: string;
   auth_password: string;
   codecs: string;
+  /** What the provider's media must be (core/sip/media-encryption). */
+  media_encryption: MediaEncryption;
   name: string;
   detail: string;
   metadata: Record<string, unknown>;
@@ -26,7 +29,7 @@ export interface ProviderRow {
   tm_delete: Date | null;
 }
 
-export type ProviderFields = Pick<ProviderRow, 'type' | 'hostname' | 'tech_prefix' | 'tech_postfix' | 'tech_headers' | 'transport' | 'auth_username' | 'auth_password' | 'codecs' | 'name' | 'detail'>;
+export type ProviderFields = Pick<ProviderRow, 'type' | 'hostname' | 'tech_prefix' | 'tech_postfix' | 'tech_headers' | 'transport' | 'auth_username' | 'auth_password' | 'codecs' | 'name' | 'detail'> & Partial<Pick<ProviderRow, 'media_encryption'>>;
 
 export function providerJson(p: ProviderRow) {
   return {
@@ -39,6 +42,7 @@ export function providerJson(p: ProviderRow) {
     transport: p.transport,
     auth_username: p.auth_username,
     codecs: p.codecs,
+    media_encryption: p.media_encryption,
     name: p.name,
     detail: p.detail,
     metadata: p.metadata ?? {},

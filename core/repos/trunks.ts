@@ -3,6 +3,7 @@
  * (IPs or CIDRs); basic: digest with username/password at `{domain_name}.trunk.{SIP_DOMAIN}`.
  * The password is write-only on the API.
  */
+import type { MediaEncryption } from '../sip/media-encryption';
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { newId } from '../ids';
@@ -21,12 +22,14 @@ export interface TrunkRow {
   username: string;
   password: string;
   allowed_ips: string[];
+  /** What the trunk's media must be (none: plain RTP; an SRTP offer is still taken through rtpengine). */
+  media_encryption: MediaEncryption;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'>;
+export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption'>>;
 
 export function trunkRealm(domainName: string, sipDomain: string): string {
   return `${domainName}.trunk.${sipDomain}`;
@@ -43,6 +46,7 @@ export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
     auth_types: t.auth_types,
     username: t.username,
     allowed_ips: t.allowed_ips,
+    media_encryption: t.media_encryption,
     tm_create: formatLegacy(t.tm_create),
     tm_update: formatLegacy(t.tm_update),
     tm_delete: formatLegacy(t.tm_delete),

@@ -22,6 +22,7 @@ import { identifySource } from './source';
 import { resolveTargets } from '../outbound/targets';
 import { isTransientDbError } from '../../core/db/retry';
 import { isVirtualNumber } from '../../core/numbers/e164';
+import type { MediaEncryption } from '../../core/sip/media-encryption';
 
 function displayName(v: string | undefined): string {
   const m = /^\s*"((?:[^"\\]|\\.)*)"/.exec(v ?? '') ?? /^\s*([^<"]+?)\s*</.exec(v ?? '');
@@ -56,11 +57,13 @@ export class InboundRouter {
       target: source.kind === 'extension' ? source.ext.extension : from.user,
       target_name: displayName(fromHeader),
     };
+    // what the source's media must be: an offer short of it is refused (488, factory.inbound)
+    const mediaEncryption = source.kind === 'extension' ? source.ext.media_encryption : source.kind === 'trunk' ? source.trunk.media_encryption : source.provider.media_encryption;
 
     if (/^direct\./i.test(user)) {
       const ext = await extensionsRepo(deps.db).getByDirectHash(user.slice('direct.'.length).toLowerCase());
       if (!ext) return void res.send(404);
-      return this.bridge(req, res, ext.customer_id, callerAddr, { type: 'extension', target: ext.extension });
+      return this.bridge(req, res, ext.customer_id, callerAddr, { type: 'extension', target: ext.extension }, mediaEncryption);
     }
 
     const digits = /^\+?\d{3,20}$/.test(user) ? (user.startsWith('+') ? user : `+${user}`) : null;
@@ -71,7 +74,7 @@ export class InboundRouter {
       // the carrier behind a trunk's registration delivers that customer's numbers only
       if (number && source.kind === 'trunk' && source.registered && source.customerId !== number.customer_id) return void res.send(404);
       if (number && number.status === 'active' && number.call_flow_id && number.call_flow_id !== EMPTY_UUID) {
-        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits } });
+        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits }, mediaEncryption });
         if (!call) return;
         await this.factory.runFlow(call, { flowId: number.call_flow_id }).catch(async (err: Error) => {
           deps.logger.warn({ err: err.message, call: call.id }, 'number flow did not start');
@@ -83,20 +86,20 @@ export class InboundRouter {
     if (source.kind === 'provider') return void res.send(404);
 
     const ext = await extensionsRepo(deps.db).getByExtension(source.customerId, user);
-    if (ext) return this.bridge(req, res, source.customerId, callerAddr, { type: 'extension', target: ext.extension });
-    if (digits) return this.bridge(req, res, source.customerId, callerAddr, { type: 'tel', target: digits });
+    if (ext) return this.bridge(req, res, source.customerId, callerAddr, { type: 'extension', target: ext.extension }, mediaEncryption);
+    if (digits) return this.bridge(req, res, source.customerId, callerAddr, { type: 'tel', target: digits }, mediaEncryption);
     res.send(404);
   }
 
   /** An incoming call connected to one destination; it ends when the bridge ends. */
-  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address): Promise<void> {
+  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address, mediaEncryption: MediaEncryption): Promise<void> {
     // nothing to dial (no route, extension not registered, refused by the dial policy): refuse
     // before any call exists; no balance is 402 Payment Required
     const deps = this.factory.deps;
     const planned = await resolveTargets(deps, customerId, destination, {});
     if ('refusal' in planned && planned.refusal.reason === 'insufficient_balance') return void res.send(402);
     if (!('targets' in planned) || !planned.targets.length) return void res.send(destination.type === 'extension' ? 480 : 404);
-    const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination });
+    const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination, mediaEncryption });
     if (!call) return;
     const abort = new AbortController();
     call.once('hangup', () => abort.abort());

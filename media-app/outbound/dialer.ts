@@ -9,6 +9,16 @@ import type { CallDeps } from '../call/deps';
 import type { DialTarget } from './targets';
 import type { PendingUac } from '../call/session';
 import { nameAddr } from '../sip-uri';
+import { farProfileFor, NgError, type RelayLeg } from '../rtpengine';
+import { mediaPath } from '../call/media-path';
+
+/** A relay leg for a target that needs SRTP / WebRTC (the dialler gives the answering one to the call), or null; throws without rtpengine. */
+function relayFor(deps: CallDeps, call: CallSession, t: DialTarget): RelayLeg | null {
+  const far = farProfileFor(t.mediaEncryption, t.transport);
+  if (far === 'plain') return null;
+  if (!deps.relay) throw new NgError('offer', 'rtpengine not configured (RTPENGINE_NG)', true);
+  return deps.relay.leg(call.id, far);
+}
 
 /** Final statuses after which another route is not tried. */
 const FINAL = new Set([486, 487, 600, 603, 404, 484]);
@@ -44,14 +54,40 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
   const from = nameAddr(opts.from, opts.fromName);
   for (const step of ringSteps(targets)) {
     if (call.isEnded || timedOut) break;
+    // a party that needs SRTP or the WebRTC profile gets our offer rewritten by rtpengine: one relay
+    // leg per contact of the step; the answering contact's leg becomes the call's, the others close
+    const legs: (RelayLeg | null)[] = [];
+    let relay: RelayLeg | null = null;
+    const closeLegs = async (keep: RelayLeg | null, reason: string) => {
+      for (const l of legs) if (l && l !== keep) await l.close(reason).catch(() => undefined);
+    };
     try {
-      const dialog = step.length === 1 ? await invite(deps, call, step[0]!, from, opts) : await ringTogether(deps, call, step, from, opts);
+      const offers: string[] = [];
+      for (const t of step) {
+        const leg = relayFor(deps, call, t);
+        legs.push(leg);
+        offers.push(leg ? await leg.engineOffer(call.endpoint.local.sdp) : call.endpoint.local.sdp);
+      }
+      const won = step.length === 1 ? { dialog: await invite(deps, call, step[0]!, offers[0]!, from, opts), index: 0 } : await ringTogether(deps, call, step, offers, from, opts);
+      const dialog = won.dialog;
+      relay = legs[won.index] ?? null;
+      await closeLegs(relay, 'another contact answered');
+      if (relay) call.relay = relay;
       if (call.isEnded) {
         // answered after we gave up (CANCEL crossed the 200): hang up at once
         await dialog.destroy().catch(() => undefined);
+        await closeLegs(null, 'call ended');
         return { answered: false, cause: 'normal_clearing' };
       }
-      if (dialog.remote.sdp) await call.endpoint.modify(dialog.remote.sdp);
+      if (dialog.remote.sdp) {
+        // an answer the media (or rtpengine) refuses: the dialog goes, the next target may do better
+        await mediaPath(call.endpoint, relay)
+          .applyAnswer(dialog.remote.sdp)
+          .catch(async (err: Error) => {
+            await dialog.destroy().catch(() => undefined);
+            throw err;
+          });
+      }
       call.attachDialog(dialog);
       await call.setStatus('progressing');
       return { answered: true };
@@ -59,6 +95,8 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
       const status = Number((err as { status?: number }).status);
       cause = Number.isFinite(status) ? causeFromSipStatus(status) : 'failure';
       deps.logger.debug({ call: call.id, uris: step.map((t) => t.uri), status, err: (err as Error).message }, 'dial attempt failed');
+      if (relay && call.relay === relay && !call.answered) call.relay = null;
+      await closeLegs(call.relay, 'dial attempt failed');
       if (FINAL.has(status)) break;
     }
   }
@@ -80,12 +118,12 @@ function ringSteps(targets: DialTarget[]): DialTarget[][] {
 }
 
 /** One INVITE; `onRequest` sees the request as sent (to cancel it), `onFail` nothing: a rejection throws. */
-function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: string, opts: DialOptions, onRequest?: (req: PendingUac) => void): Promise<UacDialog> {
+function invite(deps: CallDeps, call: CallSession, t: DialTarget, localSdp: string, from: string, opts: DialOptions, onRequest?: (req: PendingUac) => void): Promise<UacDialog> {
   deps.logger.debug({ call: call.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
   return deps.srf.createUAC(
     t.uri,
     {
-      localSdp: call.endpoint!.local.sdp,
+      localSdp,
       proxy: t.proxy,
       auth: t.auth,
       headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
@@ -104,7 +142,7 @@ function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: string, 
  * answer wins and the others are cancelled (a late 2xx is hung up); when none answers, the failure
  * that says most wins: a decline or busy (6xx, 486) over the rest (RFC 3261 16.7, simplified).
  */
-function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], from: string, opts: DialOptions): Promise<UacDialog> {
+function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], offers: string[], from: string, opts: DialOptions): Promise<{ dialog: UacDialog; index: number }> {
   const pending = new Set<PendingUac>();
   const cancelAll = (): void => {
     for (const r of pending) {
@@ -113,12 +151,12 @@ function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fro
     pending.clear();
   };
   call.setPendingUac({ cancel: cancelAll });
-  return new Promise<UacDialog>((resolve, reject) => {
+  return new Promise<{ dialog: UacDialog; index: number }>((resolve, reject) => {
     let winner: UacDialog | undefined;
     let failures: unknown[] = [];
-    step.forEach((t) => {
+    step.forEach((t, index) => {
       let mine: PendingUac | undefined;
-      invite(deps, call, t, from, opts, (req) => {
+      invite(deps, call, t, offers[index]!, from, opts, (req) => {
         mine = req;
         if (winner || call.isEnded) { try { req.cancel(); } catch { /* final */ } } else pending.add(req);
       }).then((dialog) => {
@@ -126,7 +164,7 @@ function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fro
         if (winner) { void dialog.destroy().catch(() => undefined); return; }
         winner = dialog;
         cancelAll();
-        resolve(dialog);
+        resolve({ dialog, index });
       }, (err: unknown) => {
         if (mine) pending.delete(mine);
         failures.push(err);

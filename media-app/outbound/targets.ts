@@ -12,6 +12,7 @@
  * SIP extension-to-tel call dials through here.
  */
 import type { Knex } from '../../core/db/knex';
+import type { MediaEncryption } from '../../core/sip/media-encryption';
 import type { Config } from '../../core/config';
 import type { Address } from '../../core/repos/calls';
 import { extensionsRepo } from '../../core/repos/extensions';
@@ -39,6 +40,8 @@ export interface DialTarget {
    * browser (SIP over WebSocket): its media needs the WebRTC profile (DTLS-SRTP, ICE, rtcp-mux).
    */
   transport?: string;
+  /** The party's media_encryption (a provider's, an extension's): sdes or dtls make our offer go through rtpengine. */
+  mediaEncryption?: MediaEncryption;
   /** Ring together with the neighbouring targets that also say so (an extension's contacts) instead of in turn. */
   parallel?: boolean;
 }
@@ -93,6 +96,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           providerId: provider.id,
           auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
           headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
+          mediaEncryption: provider.media_encryption,
         })),
       };
     }
@@ -112,6 +116,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           uri: b.contact,
           proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
           transport: b.source.protocol || 'udp',
+          mediaEncryption: ext.media_encryption,
           parallel: true,
         })),
       };

@@ -2,4 +2,4 @@
 export { MediaRelay, type RelayStatus } from './relay';
 export { RelayLeg, type RelayLegEvents } from './relay-leg';
 export { RtpengineClient, NgError, type RtpengineHealth, type RtpengineClientEvents } from './client';
-export { sdpNeeds, satisfies, type FarProfile, type SdpNeeds } from './sdp';
+export { sdpNeeds, satisfies, farProfileFor, type FarProfile, type SdpNeeds } from './sdp';

@@ -53,6 +53,15 @@ export function sdpNeeds(sdp: string | undefined | null): SdpNeeds {
   return { profile, seen, problem };
 }
 
+/**
+ * What our offer to a party becomes: a browser (contact registered over ws/wss) and `dtls` get the
+ * WebRTC profile, `sdes` gets SDES-SRTP, the rest plain RTP (no relay).
+ */
+export function farProfileFor(encryption: MediaEncryption | undefined, transport?: string): FarProfile {
+  if (transport === 'ws' || transport === 'wss' || encryption === 'dtls') return 'webrtc';
+  return encryption === 'sdes' ? 'sdes' : 'plain';
+}
+
 /** Whether a far end with this profile satisfies a required media encryption. */
 export function satisfies(profile: FarProfile, required: MediaEncryption): boolean {
   if (required === 'none') return true;

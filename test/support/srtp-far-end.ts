@@ -41,9 +41,9 @@ export class SrtpFarEnd {
     return r.sdp ?? '';
   }
 
-  /** Caller side: the SRTP offer for the platform, made from the party's plain SDP. */
-  offer(profile: FarEndProfile, partyPort: number): Promise<string> {
-    return this.cmd('offer', { 'from-tag': 'party', sdp: plainSdp(partyPort), ...towardsPlatform(profile) });
+  /** Caller side: the SRTP offer for the platform (again for a re-INVITE: hold is `sendonly`), made from the party's plain SDP. */
+  offer(profile: FarEndProfile, partyPort: number, direction = 'sendrecv'): Promise<string> {
+    return this.cmd('offer', { 'from-tag': 'party', sdp: plainSdp(partyPort, direction), ...towardsPlatform(profile) });
   }
 
   /** Caller side: the platform's answer → where the party sends its plain RTP. */

@@ -1,0 +1,78 @@
+// Outbound SRTP: a plain caller (trunk) dials a PSTN number whose provider has media_encryption sdes;
+// the platform's offer to the provider goes through rtpengine as SDES-SRTP, the provider's SRTP comes
+// from a second real rtpengine (test/support/srtp-far-end.ts). Each side hears the other's tone.
+import { expect } from 'chai';
+import { repos } from '../../core/repos';
+import { trunksRepo } from '../../core/repos/trunks';
+import { providersRepo } from '../../core/repos/providers';
+import { routesRepo } from '../../core/repos/routes';
+import { addBalance, ensureBillingAccount } from '../../core/billing';
+import { testDb, truncateAll } from '../support/db';
+import { Rtpengine } from '../support/rtpengine';
+import { SipPeer, type SipMsg } from '../support/sip-peer';
+import { SrtpFarEnd, plainSdp } from '../support/srtp-far-end';
+import { RtpParty } from '../conference/party';
+import { startPlatform, until, type Platform } from './harness';
+
+describe('media-app: outbound SRTP to a provider with media_encryption sdes', function () {
+  this.timeout(60_000);
+  let rtpA: Rtpengine;
+  let rtpB: Rtpengine;
+  let p: Platform;
+  let caller: SipPeer;
+  let provider: SipPeer;
+
+  before(async () => {
+    await truncateAll();
+    [rtpA, rtpB] = await Promise.all([Rtpengine.create(), Rtpengine.create()]);
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RTPENGINE_NG: rtpA.ng });
+    [caller, provider] = await Promise.all([SipPeer.open(), SipPeer.open()]);
+  });
+  after(async () => {
+    caller?.close();
+    provider?.close();
+    await p?.close();
+    await Promise.all([rtpA?.dispose(), rtpB?.dispose()]);
+  });
+
+  it('the provider gets an SDES-SRTP offer; audio flows both ways between the plain caller and the SRTP provider', async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `so${Date.now()}@example.test`, status: 'active', name: 'so' })).id;
+    await trunksRepo(db).create(cid, `so${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const prov = await providersRepo(db).create({
+      type: 'sip', hostname: `127.0.0.1:${provider.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
+      auth_username: '', auth_password: '', codecs: '', name: 'srtp', detail: '', media_encryption: 'sdes',
+    });
+    await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: prov.id, priority: 1, target: 'all' });
+    await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
+    await addBalance(db, (await ensureBillingAccount(db, cid)).id, 1_000_000, `srtp:${cid}`);
+
+    const far = new SrtpFarEnd({ host: '127.0.0.1', port: rtpB.ngPort });
+    const [a, b] = await Promise.all([RtpParty.open(440), RtpParty.open(660)]);
+    let offerSeen: SipMsg | null = null;
+    provider.onInvite(async (invite) => {
+      offerSeen = invite;
+      const r = await far.answerOffer(invite.body, b.port);
+      b.sendTo({ address: r.rtp.host, port: r.rtp.port });
+      return { status: 200, sdp: r.sdp };
+    });
+    try {
+      const call = await caller.invite(`+15557650123@127.0.0.1`, p.sipPort, plainSdp(a.port), '+15550001111');
+      const to = /^m=audio (\d+)/m.exec(call.remoteSdp)![1];
+      expect(call.remoteSdp, 'the plain caller gets plain RTP').to.match(/RTP\/AVP/).and.not.match(/a=crypto/);
+      a.sendTo({ address: '127.0.0.1', port: Number(to) });
+      expect(offerSeen!.body, 'the provider is offered SDES-SRTP').to.match(/m=audio \d+ RTP\/SAVP /).and.match(/a=crypto:\d+ \w+ inline:/);
+      // a second of steady tone each way (the bridge forms once both legs are up)
+      const heard = () => b.presence(440, Date.now() - 1000) > 0.8 && a.presence(660, Date.now() - 1000) > 0.8;
+      await until(() => heard(), 6000, 'each side hearing the other for a second').catch(() => {
+        throw new Error(`the SRTP provider hears the caller: ${b.presence(440, Date.now() - 1000)}, the caller hears the provider: ${a.presence(660, Date.now() - 1000)}`);
+      });
+      expect(b.framesBetween(Date.now() - 1000), 'frames in the last second (50 sent; the machine is shared)').to.be.greaterThan(20);
+      expect(await call.bye()).to.equal(200);
+    } finally {
+      a.close();
+      b.close();
+      await far.close();
+    }
+  });
+});
