@@ -195,7 +195,7 @@ export class Phone extends Emitter<PhoneEvents> {
     session.on('muted', () => this.onCall({ type: 'mute', muted: true }));
     session.on('unmuted', () => this.onCall({ type: 'mute', muted: false }));
     const ended = (by: string, cause: string, reasonHeader: string) => {
-      this.onCall({ type: 'ended', reason: reasonHeader ? `${cause} (${reasonHeader})` : cause, by });
+      this.onCall({ type: 'ended', reason: reasonHeader || cause, by });
       if (this.session === session) this.session = null;
     };
     session.on('ended', (e) => ended(e.originator, e.cause, reasonOf(e.message)));
