@@ -38,6 +38,15 @@ export interface PhoneEvents {
   dtmf: { tone: string };
 }
 
+/** Set-up timing of the last outgoing call (performance.now() ms; 0 until it happened). */
+export interface SetupTiming {
+  dialAt: number;
+  /** The first INVITE handed to the WebSocket (after getUserMedia and ICE gathering). */
+  inviteAt: number;
+  /** The 2xx to the INVITE. */
+  answeredAt: number;
+}
+
 export interface AudioStats {
   inbound: { packetsReceived: number; audioLevel: number; bytesReceived: number; /** RMS level over the whole call (0..1) */ averageLevel: number } | null;
   outbound: { packetsSent: number; bytesSent: number } | null;
@@ -47,6 +56,7 @@ export class Phone extends Emitter<PhoneEvents> {
   reg: RegState = 'signed-out';
   regCause = '';
   call: CallState = IDLE;
+  timing: SetupTiming = { dialAt: 0, inviteAt: 0, answeredAt: 0 };
   private ua: JsSIP.UA | null = null;
   private session: RTCSession | null = null;
   private domain = '';
@@ -114,6 +124,7 @@ export class Phone extends Emitter<PhoneEvents> {
     if (!this.ua || this.reg !== 'registered') throw new Error('not registered');
     if (isLive(this.call)) throw new Error('a call is in progress');
     const uri = toSipUri(target, this.domain);
+    this.timing = { dialAt: performance.now(), inviteAt: 0, answeredAt: 0 };
     this.onCall({ type: 'dial', peer: target.trim() });
     this.ua.call(uri, { mediaConstraints: this.mediaConstraints(), pcConfig: { iceServers: [] }, rtcOfferConstraints: { offerToReceiveAudio: true, offerToReceiveVideo: false } });
   }
@@ -187,8 +198,16 @@ export class Phone extends Emitter<PhoneEvents> {
     }
     session.on('peerconnection', (e) => this.attachAudio(e.peerconnection as RTCPeerConnection));
     if (session.connection) this.attachAudio(session.connection as RTCPeerConnection);
+    if (!incoming) {
+      session.on('sending', () => {
+        if (!this.timing.inviteAt) this.timing.inviteAt = performance.now();
+      });
+    }
     session.on('progress', () => this.onCall({ type: 'progress' }));
-    session.on('accepted', () => this.onCall({ type: 'answered', at: Date.now() }));
+    session.on('accepted', () => {
+      if (!incoming) this.timing.answeredAt = performance.now();
+      this.onCall({ type: 'answered', at: Date.now() });
+    });
     session.on('confirmed', () => this.onCall({ type: 'answered', at: Date.now() }));
     session.on('hold', () => this.onCall({ type: 'hold' }));
     session.on('unhold', () => this.onCall({ type: 'unhold' }));
