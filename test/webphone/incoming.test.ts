@@ -4,6 +4,7 @@
 // agent signed in through the browser (the agent credential path); rtpengine killed mid-call ends
 // the call with a reason within 2 s and the page shows it.
 import { expect } from 'chai';
+import type { Page } from 'puppeteer-core';
 import request from 'supertest';
 import { Permission } from '../../core/permissions';
 import { queuesRepo } from '../../core/repos/queues';
@@ -59,26 +60,28 @@ describe('webphone: calls to Chromium', function () {
     return call?.activeflow_id ? db('activeflows').where({ id: call.activeflow_id }).first() : null;
   };
 
-  it('POST /v1.0/calls to the browser\'s extension: it rings, the page answers, hears `talk`, and its RFC 4733 DTMF picks the branch', async () => {
+  /** A page signed in as a new extension of the fixture's customer, and a REST call to it running `actions`; its call id. */
+  async function ringBrowser(actions: object[], source: string): Promise<{ page: Page; callId: string }> {
     const { ext, domain, password } = await createExtension(f.customer.id);
     const page = await openPhone(b, rig.base);
+    await signInExtension(page, `${ext.username}@${domain}`, password);
+    await waitReg(page, 'registered');
+    const r = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
+      .send({ source: { type: 'tel', target: source }, destinations: [{ type: 'extension', target: ext.extension }], actions });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    return { page, callId: callIdOf(r.body) };
+  }
+
+  it('POST /v1.0/calls to the browser\'s extension: it rings, the page answers, hears `talk`, and its RFC 4733 DTMF picks the branch', async () => {
+    const { page, callId } = await ringBrowser([
+      { type: 'talk', option: { text: 'Hello from the platform. For sales press five.', language: 'en-US' } },
+      { id: ID.digits, type: 'digits_receive', option: { duration: 10000, length: 1 } },
+      { type: 'branch', option: { variable: 'svc.call.digits', default_target_id: ID.other, target_ids: { '5': ID.sales } } },
+      { id: ID.other, type: 'hangup' },
+      { id: ID.sales, type: 'sleep', option: { duration: 300 } },
+      { type: 'hangup' },
+    ], '+15550002222');
     try {
-      await signInExtension(page, `${ext.username}@${domain}`, password);
-      await waitReg(page, 'registered');
-      const r = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
-        source: { type: 'tel', target: '+15550002222' },
-        destinations: [{ type: 'extension', target: ext.extension }],
-        actions: [
-          { type: 'talk', option: { text: 'Hello from the platform. For sales press five.', language: 'en-US' } },
-          { id: ID.digits, type: 'digits_receive', option: { duration: 10000, length: 1 } },
-          { type: 'branch', option: { variable: 'svc.call.digits', default_target_id: ID.other, target_ids: { '5': ID.sales } } },
-          { id: ID.other, type: 'hangup' },
-          { id: ID.sales, type: 'sleep', option: { duration: 300 } },
-          { type: 'hangup' },
-        ],
-      });
-      expect(r.status, JSON.stringify(r.body)).to.equal(200);
-      const callId = callIdOf(r.body);
       await waitPhase(page, 'incoming', 15_000);
       expect(await callText(page)).to.contain('Incoming call');
       await page.click('#answer');
@@ -146,18 +149,8 @@ describe('webphone: calls to Chromium', function () {
   });
 
   it('rtpengine killed mid-call: the call ends with a reason within 2 s and the page shows it', async () => {
-    const { ext, domain, password } = await createExtension(f.customer.id);
-    const page = await openPhone(b, rig.base);
+    const { page, callId } = await ringBrowser([{ type: 'sleep', option: { duration: 30_000 } }], '+15550004444');
     try {
-      await signInExtension(page, `${ext.username}@${domain}`, password);
-      await waitReg(page, 'registered');
-      const r = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
-        source: { type: 'tel', target: '+15550004444' },
-        destinations: [{ type: 'extension', target: ext.extension }],
-        actions: [{ type: 'sleep', option: { duration: 30_000 } }],
-      });
-      expect(r.status, JSON.stringify(r.body)).to.equal(200);
-      const callId = callIdOf(r.body);
       await waitPhase(page, 'incoming', 15_000);
       await page.click('#answer');
       await waitPhase(page, 'connected');
