@@ -32,8 +32,7 @@ const schema = z.object({
   REGISTRAR_LOCKOUT_AOR_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(600),
   /**
    * Challenge order, most preferred first (RFC 8760); an extension's digest_algorithms overrides it.
-   * MD5 first by default: MD5-only phones that take the first challenge (baresip 1.0, older desk
-   * phones) register, and SHA-256 clients find their challenge second.
+   * MD5 alone by default: baresip 1.0 gives up on any line that is not MD5 (docs/edge.md).
    */
   SIP_DIGEST_ALGORITHMS: z
     .string()
@@ -44,6 +43,8 @@ const schema = z.object({
   REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
   CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
+  /** How often the credit guard looks at this node's answered PSTN calls (media-app/billing); 0: never. */
+  CREDIT_GUARD_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   /** The host put in the Contact of outbound registrations (default: the address sip-server listens on). */
   SIP_ADVERTISED_HOST: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/, 'a host name or IP').optional(),
   /** Outbound registration (media-app/outreg): settings re-read every OUTREG_SYNC_MS; retries back off from MIN to MAX. */
@@ -68,6 +69,7 @@ export interface MediaAppConfig {
   registrar: { algorithms: DigestAlgorithm[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
+  creditGuardIntervalMs: number;
   outreg: { advertisedHost: string | undefined; syncMs: number; retryMinMs: number; retryMaxMs: number; timeoutMs: number };
 }
 
@@ -98,6 +100,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
+    creditGuardIntervalMs: e.CREDIT_GUARD_INTERVAL_MS,
     outreg: {
       advertisedHost: e.SIP_ADVERTISED_HOST,
       syncMs: e.OUTREG_SYNC_MS,

@@ -11,6 +11,7 @@ import { subsystem as queue } from './queue';
 import { subsystem as workspace } from './workspace/subsystem';
 import { subsystem as xfer } from './transfer';
 import { subsystem as storage } from './storage';
+import { subsystem as billing } from './billing';
 
 export const SUBSYSTEMS: readonly Subsystem[] = [
   ai,
@@ -21,4 +22,5 @@ export const SUBSYSTEMS: readonly Subsystem[] = [
   workspace,
   xfer,
   storage,
+  billing,
 ];

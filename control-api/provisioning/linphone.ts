@@ -2,8 +2,10 @@
  * Linphone remote provisioning (lpconfig XML), the form of the VoIPbin addendum
  * (provisioning_extension.yaml): proxy_0 and auth_info_0 sections, every entry overwrite="true",
  * `transient_provisioning` so the app does not keep re-fetching a URL that expires in 10 minutes.
- * With an outbound proxy, reg_proxy stays the registration domain (the REGISTER's Request-URI) and
- * reg_route names the proxy (a preloaded Route: the requests go there).
+ * With an outbound proxy, reg_proxy names it (liblinphone sends every request there; tested with
+ * linphonec 5.1, which ignores reg_route for REGISTER and resolves reg_proxy) and reg_route repeats it
+ * (the apps' "outbound proxy" switch); the REGISTER's Request-URI, To and realm come from
+ * reg_identity's domain, the registration domain that names the customer.
  */
 import { type ProvisioningAccount, type RenderedConfig, hostPort, usesOutboundProxy } from './account';
 import { xmlEscape as x } from './xml';
@@ -18,7 +20,7 @@ export function renderLinphone(a: ProvisioningAccount): RenderedConfig {
     '  </section>',
     '  <section name="proxy_0">',
     ...(usesOutboundProxy(a)
-      ? [entry('reg_proxy', `<sip:${a.domain};transport=${a.transport}>`), entry('reg_route', `<sip:${hostPort(a)};transport=${a.transport};lr>`)]
+      ? [entry('reg_proxy', `<sip:${hostPort(a)};transport=${a.transport}>`), entry('reg_route', `<sip:${hostPort(a)};transport=${a.transport};lr>`)]
       : [entry('reg_proxy', `<sip:${hostPort(a)};transport=${a.transport}>`)]),
     entry('reg_identity', `sip:${a.username}@${a.domain}`),
     entry('reg_expires', a.expires),

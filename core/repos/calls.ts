@@ -4,6 +4,7 @@
  */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
+import { chargeEndedCall } from '../billing/call-end';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
@@ -182,6 +183,7 @@ export function callsRepo(db: Db) {
             tm_update: now,
           } as never)
           .returning('*');
+        await chargeEndedCall(trx, row as CallRow);
         return { changed: true, call: row as CallRow };
       });
     },

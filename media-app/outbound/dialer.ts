@@ -106,12 +106,12 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
 
 type UacDialog = Awaited<ReturnType<CallDeps['srf']['createUAC']>>;
 
-/** Targets in the order they are tried; neighbours marked `parallel` (an extension's contacts) form one step. */
+/** Targets in the order they are tried; neighbours of one ring group (an extension's contacts) form one step. */
 function ringSteps(targets: DialTarget[]): DialTarget[][] {
   const steps: DialTarget[][] = [];
   for (const t of targets) {
     const last = steps[steps.length - 1];
-    if (t.parallel && last?.[0]?.parallel) last.push(t);
+    if (t.ringGroup && last?.[0]?.ringGroup === t.ringGroup) last.push(t);
     else steps.push([t]);
   }
   return steps;

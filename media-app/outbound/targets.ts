@@ -42,8 +42,8 @@ export interface DialTarget {
   transport?: string;
   /** The party's media_encryption (a provider's, an extension's): sdes or dtls make our offer go through rtpengine. */
   mediaEncryption?: MediaEncryption;
-  /** Ring together with the neighbouring targets that also say so (an extension's contacts) instead of in turn. */
-  parallel?: boolean;
+  /** Targets with the same ring group (an extension's contacts: its address of record) ring together, not in turn. */
+  ringGroup?: string;
 }
 
 /** What resolving a destination needs from the node (CallDeps has it all). */
@@ -117,7 +117,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
           transport: b.source.protocol || 'udp',
           mediaEncryption: ext.media_encryption,
-          parallel: true,
+          ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
         })),
       };
     }

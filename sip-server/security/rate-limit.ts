@@ -8,9 +8,11 @@
 //      its source port).
 //   3. Never banned: allow-listed addresses (never limited either), trusted addresses (a trunk's or
 //      provider's, learned from accepted INVITEs), and trusted contacts (a registered phone's
-//      address:port): those pass even when their address is banned. A trusted address is still
-//      throttled at the address share (any customer can make its own address a trunk's), a trusted
-//      contact by its own port bucket; neither is banned, and a contact does not count towards its address.
+//      address:port, a trunk's port that had a call accepted): those pass even when their address is
+//      banned. A trusted contact is throttled by its own port bucket only and does not count towards
+//      its address. Another port of a trusted address is held to its port bucket and the address share
+//      (any customer can make its own address a trunk's), and that port alone may be banned: one
+//      flooding device behind a trunk's or phones' shared address never starves the trusted ones.
 import net from 'node:net';
 import { TrustedSources, contactKey, type Trust } from './trusted';
 
@@ -116,15 +118,16 @@ export class SourceRateLimiter {
   isBanned(address: string, port: number, now = Date.now()): boolean {
     const p = this.ports.get(contactKey(address, port));
     const a = this.addresses.get(address);
-    if (!(p && p.bannedUntil > now) && !(a && a.bucket.bannedUntil > now)) return false;
-    return !this.isExempt(address, port, now);
+    const portBanned = !!p && p.bannedUntil > now;
+    if (!portBanned && !(a && a.bucket.bannedUntil > now)) return false;
+    if (this.isAllowlisted(address) || this.trusted.isContact(address, port, now)) return false;
+    // a trusted address is never banned as a whole; a flooding port of it is
+    return this.trusted.isAddress(address, now) ? portBanned : true;
   }
 
   /** Account one request from `address`:`port`. */
   take(address: string, port: number, now = Date.now()): Verdict {
     if (this.isAllowlisted(address)) return 'allow';
-    // a trunk's address is customer input (allowed_ips): never banned, but held to the address share
-    if (this.trusted.isAddress(address, now)) return this.address(address, now).bucket.take(now) ? 'allow' : 'throttle';
     const key = contactKey(address, port);
     const registered = this.trusted.isContact(address, port, now);
     let p = this.ports.get(key);
@@ -133,18 +136,22 @@ export class SourceRateLimiter {
       this.ports.set(key, p);
     }
     if (registered) return p.take(now) ? 'allow' : 'throttle';
+    // a trunk's address is customer input (allowed_ips): never banned as a whole, held to the address share
+    const trustedAddress = this.trusted.isAddress(address, now);
     const a = this.address(address, now);
-    if (a.bucket.bannedUntil > now || p.bannedUntil > now) return 'banned';
+    if ((a.bucket.bannedUntil > now && !trustedAddress) || p.bannedUntil > now) return 'banned';
     if (!p.take(now)) {
       if (!p.refuse(now, this.opts.banThreshold)) return 'throttle';
       p.bannedUntil = now + this.opts.banSeconds * 1000;
       this.onBan?.(key, 'port', p.bannedUntil);
+      if (trustedAddress) return 'banned';
       a.portBans = a.portBans.filter((t) => t > now - this.opts.banSeconds * 1000);
       a.portBans.push(now);
       if (a.portBans.length >= this.opts.addressBanPorts) this.banAddress(address, a, now);
       return 'banned';
     }
     if (a.bucket.take(now)) return 'allow';
+    if (trustedAddress) return 'throttle';
     if (a.bucket.refuse(now, this.opts.banThreshold)) {
       this.banAddress(address, a, now);
       return 'banned';

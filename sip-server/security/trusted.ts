@@ -13,7 +13,8 @@ import { parseNameAddr, splitList, type SipRequest, type SipResponse } from '../
 
 export type Trust =
   | { scope: 'contact'; address: string; port: number; seconds: number }
-  | { scope: 'address'; address: string; seconds: number };
+  /** `port`: the port the accepted request came from, trusted as a contact too (the trunk's own port). */
+  | { scope: 'address'; address: string; port?: number; seconds: number };
 
 /** Grace after a registration's expiry (phones refresh shortly before it). */
 const REGISTER_GRACE_SEC = 60;
@@ -34,7 +35,7 @@ export function trustFromAnswer(req: SipRequest, res: SipResponse): Trust | unde
   const credentials = req.headers.has('Proxy-Authorization') || req.headers.has('Authorization');
   return credentials
     ? { scope: 'contact', address: src.address, port: src.port, seconds: INVITE_TRUST_SEC }
-    : { scope: 'address', address: src.address, seconds: INVITE_TRUST_SEC };
+    : { scope: 'address', address: src.address, port: src.port, seconds: INVITE_TRUST_SEC };
 }
 
 /** Seconds the 2xx grants the REGISTER's own Contact (its expires in the 2xx's binding list), 0 when removed. */
@@ -71,6 +72,7 @@ export class TrustedSources {
   private readonly addressesUntil = new Map<string, number>();
 
   apply(t: Trust, now = Date.now()): void {
+    if (t.scope === 'address' && t.port !== undefined) this.apply({ scope: 'contact', address: t.address, port: t.port, seconds: t.seconds }, now);
     const map = t.scope === 'contact' ? this.contactsUntil : this.addressesUntil;
     const key = t.scope === 'contact' ? contactKey(t.address, t.port) : t.address;
     if (t.seconds > 0) map.set(key, Math.max(map.get(key) ?? 0, now + t.seconds * 1000));

@@ -34,8 +34,9 @@ describe('media-app digest', () => {
     expect(parseCredentials('Digest username="a", realm="r", nonce="n", uri="u", response="x", algorithm=SHA-512-256')).to.equal(null);
     expect(parseCredentials('Digest username="a", realm="r", nonce="n", uri="u"')).to.equal(null);
     expect(parseCredentials('Digest username="a", realm="r", nonce="n", uri="u", response="x", qop=auth')).to.equal(null); // no cnonce/nc
-    // default order: MD5 first (clients that answer only the first challenge know MD5), then SHA-256
-    expect(challenges('d.example', 'n1').map((c) => parseDigest(c)!.algorithm)).to.deep.equal(['MD5', 'SHA-256']);
+    // default: MD5 alone (libre/baresip 1.0 gives up on any line that is not MD5)
+    expect(challenges('d.example', 'n1').map((c) => parseDigest(c)!.algorithm)).to.deep.equal(['MD5']);
+    expect(challenges('d.example', 'n1', { order: ['MD5', 'SHA-256'] }).map((c) => parseDigest(c)!.algorithm)).to.deep.equal(['MD5', 'SHA-256']);
     expect(parseDigest(challenges('d.example', 'n1', { order: ['SHA-256'] })[0]!)).to.deep.include({ realm: 'd.example', algorithm: 'SHA-256', qop: 'auth' });
   });
 
@@ -67,7 +68,7 @@ describe('media-app config and URIs', () => {
   it('has defaults and names every bad variable', () => {
     const c = loadMediaAppConfig({});
     expect(c.drachtio).to.deep.equal({ host: '127.0.0.1', port: 9022, secret: 'cymru' });
-    expect(c.registrar.algorithms).to.deep.equal(['MD5', 'SHA-256']);
+    expect(c.registrar.algorithms).to.deep.equal(['MD5']);
     expect(loadMediaAppConfig({ SIP_DIGEST_ALGORITHMS: 'sha-256, md5' }).registrar.algorithms).to.deep.equal(['SHA-256', 'MD5']);
     expect(c.nodeId).to.match(/^[A-Za-z0-9._-]+$/);
     try {

@@ -39,7 +39,7 @@ describe('provisioning: outbound proxy without wildcard DNS', function () {
       const { domain, get } = await documents(h);
       expect(domain).to.match(/\.reg\.sip\.example\.test$/);
       const lin = parseXmlStrict(await get('linphone'));
-      expect(linphoneEntry(lin, 'reg_proxy')).to.equal(`<sip:${domain};transport=tcp>`);
+      expect(linphoneEntry(lin, 'reg_proxy')).to.equal('<sip:edge.example.test:5080;transport=tcp>');
       expect(linphoneEntry(lin, 'reg_route')).to.equal('<sip:edge.example.test:5080;transport=tcp;lr>');
       expect(linphoneEntry(lin, 'reg_identity')).to.equal(`sip:7001@${domain}`);
       const y = yealink(await get('yealink'));

@@ -36,9 +36,10 @@ describe('provisioning renderers', () => {
     for (const e of root.children.flatMap((s) => s.children)) expect(e.attrs.overwrite).to.equal('true');
   });
 
-  it('Linphone: an outbound proxy with a non-default port goes into reg_route; reg_proxy keeps the registration domain', () => {
+  it('Linphone: an outbound proxy with a non-default port is reg_proxy and reg_route; reg_identity keeps the registration domain', () => {
     const root = parseXmlStrict(renderConfig('linphone', account({ proxyHost: '192.0.2.10', proxyPort: 5080, transport: 'tcp' })).body);
-    expect(find(root, (e) => e.attrs.name === 'reg_proxy')?.text).to.equal('<sip:ab12.reg.sip.example.test;transport=tcp>');
+    expect(find(root, (e) => e.attrs.name === 'reg_proxy')?.text).to.equal('<sip:192.0.2.10:5080;transport=tcp>');
+    expect(find(root, (e) => e.attrs.name === 'reg_identity')?.text).to.equal('sip:1001@ab12.reg.sip.example.test');
     expect(find(root, (e) => e.attrs.name === 'reg_route')?.text).to.equal('<sip:192.0.2.10:5080;transport=tcp;lr>');
   });
 

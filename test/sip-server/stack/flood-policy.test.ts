@@ -91,12 +91,19 @@ describe('flood policy: per address:port, NAT-friendly, trusted sources', () => 
     expect(bans.filter((b) => b.includes('5062'))).to.deep.equal([]);
   });
 
-  it('a trunk address (an INVITE accepted without credentials) is throttled at the address share, never banned; an allow-listed CIDR is never limited (high-bit addresses too)', () => {
+  it('a trunk address (an INVITE accepted without credentials): its own port is never banned; another port of it that floods is banned alone, the address never; an allow-listed CIDR is never limited (high-bit addresses too)', () => {
     const inv = request(INVITE, '192.0.2.5', 5060);
     l.trust(trustFromAnswer(inv, inv.makeResponse(200, undefined, { toTag: 'x' }))!);
-    expect(burst(l, '192.0.2.5', 40_000, OPTS.burst * OPTS.addressRateFactor, 1000)).to.equal('allow');
-    expect(burst(l, '192.0.2.5', 40_000, 500, 1000)).to.equal('throttle');
-    expect(l.isBanned('192.0.2.5', 40_000, 1001)).to.equal(false);
+    // a flooding device on another port of the trunk's address: throttled, then that port banned
+    expect(burst(l, '192.0.2.5', 40_000, OPTS.burst, 1000)).to.equal('allow');
+    expect(burst(l, '192.0.2.5', 40_000, 500, 1000)).to.equal('banned');
+    expect(l.isBanned('192.0.2.5', 40_000, 1001)).to.equal(true);
+    for (const port of [40_001, 40_002, 40_003, 40_004]) burst(l, '192.0.2.5', port, 500, 1000);
+    // the trunk's own port and a quiet new port of its address still pass
+    expect(l.isBanned('192.0.2.5', 5060, 1001)).to.equal(false);
+    expect(l.take('192.0.2.5', 5060, 1001)).to.equal('allow');
+    expect(l.isBanned('192.0.2.5', 41_000, 1001)).to.equal(false);
+    expect(l.take('192.0.2.5', 41_000, 1500)).to.equal('allow');
     const a = new SourceRateLimiter({ ...OPTS, allowlist: ['198.51.100.0/24'] });
     expect(burst(a, '198.51.100.7', 1, 500, 1000)).to.equal('allow');
     a.close();

@@ -1,0 +1,86 @@
+// linphonec 5.1 (Debian) provisioned from the URL the QR code carries: it fetches the Linphone
+// document itself, registers with the platform's default settings, and calls a baresip phone.
+import http from 'node:http';
+import fs from 'node:fs';
+import { expect } from 'chai';
+import request from 'supertest';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
+import { truncateAll } from '../support/db';
+import { startPlatform, until, type Platform } from '../media-app/harness';
+import { Linphonec } from './linphonec';
+import { Baresip } from './baresip';
+import { toneShare, toneWav } from './audio';
+import os from 'node:os';
+import path from 'node:path';
+
+const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
+
+(HAVE_LINPHONEC ? describe : describe.skip)('edge: linphonec provisioned from the QR URL', function () {
+  this.timeout(90_000);
+  let p: Platform;
+  let t: TestApp;
+  let f: Fixture;
+  let server: http.Server;
+  let base = '';
+  const phones: Linphonec[] = [];
+
+  before(async () => {
+    await truncateAll();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort), SIP_DOMAIN: p.config.sipDomain } });
+    f = await createFixture(t.ctx);
+    server = http.createServer(t.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterEach(async () => { await Promise.all(phones.splice(0).map((l) => l.dispose())); });
+  after(async () => {
+    server?.close();
+    await t?.close();
+    await p?.close();
+  });
+
+  it('fetches the document from the provisioning URL and registers', async () => {
+    const api = (m: 'post' | 'get', url: string) => request(t.app)[m](`/v1.0${url}`).query({ accesskey: f.accesskey });
+    const ext = (await api('post', '/extensions').send({ extension: '7101', password: 'secret-pass-7101' })).body;
+    const tok = (await api('post', `/extensions/${ext.id}/provisioning-token`)).body;
+    expect(tok.token, JSON.stringify(tok)).to.be.a('string');
+    const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}`);
+    phones.push(l);
+    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${ext.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered')
+      .catch((err: Error) => { throw new Error(`${err.message}\n${l.log.slice(-1500)}`); });
+  });
+
+  it('provisioned, calls a baresip phone with a tone each way', async () => {
+    const api = (m: 'post' | 'get', url: string) => request(t.app)[m](`/v1.0${url}`).query({ accesskey: f.accesskey });
+    const a = (await api('post', '/extensions').send({ extension: '7201', password: 'secret-pass-7201' })).body;
+    const b = (await api('post', '/extensions').send({ extension: '7202', password: 'secret-pass-7202' })).body;
+    const tok = (await api('post', `/extensions/${a.id}/provisioning-token`)).body;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-tones-'));
+    const tone = (hz: number) => { const f = path.join(dir, `${hz}.wav`); toneWav(f, hz); return f; };
+    const bob = await Baresip.start({ user: b.username, domain: b.domain_name, password: 'secret-pass-7202', outboundProxy: `sip:127.0.0.1:${p.sipPort}` }, tone(1300));
+    const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}`);
+    phones.push(l);
+    try {
+      await until(async () => (await p.app.registrar.bindings.get(`${a.username}@${a.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered');
+      await until(async () => (await p.app.registrar.bindings.get(`${b.username}@${b.domain_name}`)).length > 0 || null, 10_000, 'baresip registered');
+      const heard = path.join(dir, 'linphone-heard.wav');
+      l.send('soundcard use files');
+      l.send(`call sip:${b.username}@${b.domain_name}`);
+      await until(() => bob.saw('CALL_ESTABLISHED') || null, 15_000, 'bob answers');
+      l.send(`play ${tone(700)}`);
+      l.send(`record ${heard}`);
+      await new Promise((r) => setTimeout(r, 3000));
+      l.send('terminate');
+      await until(() => bob.saw('CALL_CLOSED') || null, 10_000, 'bob sees the hang-up');
+      await bob.stop();
+      expect(toneShare(bob.heardWav, 700), 'baresip hears linphonec (700 Hz)').to.be.greaterThan(0.5);
+      expect(toneShare(heard, 1300), 'linphonec hears baresip (1300 Hz)').to.be.greaterThan(0.5);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${l.log.slice(-3000)}`);
+    } finally {
+      await bob.dispose();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,94 @@
+// A real softphone for the suite: Debian's linphonec 5.1 (liblinphone), headless, on loopback. It
+// starts from a config that names only the provisioning URL (`[misc] config-uri`), as a phone does
+// after scanning the QR code: liblinphone fetches the Linphone document and applies it by itself.
+// Commands go to its stdin; its sound card is files (`soundcard use files`, `play`, `record`).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, sippMediaPort } from '../support/ports';
+
+export class Linphonec {
+  private proc: ChildProcess | null = null;
+  log = '';
+
+  private constructor(readonly dir: string) {}
+
+  get rcFile(): string {
+    return path.join(this.dir, 'linphonerc');
+  }
+
+  get logFile(): string {
+    return path.join(this.dir, 'linphone.log');
+  }
+
+  /** Starts linphonec with nothing but the provisioning URL (and loopback-only network settings). */
+  static async start(provisioningUrl: string): Promise<Linphonec> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'linphonec-'));
+    const l = new Linphonec(dir);
+    fs.mkdirSync(path.join(dir, '.local', 'share', 'linphone'), { recursive: true });
+    const sipPort = await freePort();
+    const rtp = await sippMediaPort();
+    fs.writeFileSync(l.rcFile, [
+      '[misc]',
+      `config-uri=${provisioningUrl}`,
+      '[sip]',
+      `sip_port=${sipPort}`,
+      'sip_tcp_port=0',
+      'sip_tls_port=0',
+      'use_ipv6=0',
+      'bind_address=127.0.0.1',
+      '[rtp]',
+      `audio_rtp_port=${rtp}`,
+      'audio_jitt_comp=60',
+      '[net]',
+      'firewall_policy=0',
+      '[sound]',
+      'echocancellation=0',
+      '',
+    ].join('\n'));
+    l.run();
+    return l;
+  }
+
+  private run(): void {
+    const proc = spawn('linphonec', ['-c', this.rcFile, '-d', '5', '-l', this.logFile], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, HOME: this.dir },
+    });
+    this.proc = proc;
+    proc.stdout?.on('data', (d) => (this.log += d));
+    proc.stderr?.on('data', (d) => (this.log += d));
+    proc.on('exit', () => { if (this.proc === proc) this.proc = null; });
+  }
+
+  /** One linphonec console command. */
+  send(line: string): void {
+    this.proc?.stdin?.write(`${line}\n`);
+  }
+
+  /** What liblinphone wrote to its config after provisioning (the applied document). */
+  appliedConfig(): string {
+    return fs.existsSync(this.rcFile) ? fs.readFileSync(this.rcFile, 'utf8') : '';
+  }
+
+  detailedLog(): string {
+    return fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8') : '';
+  }
+
+  async stop(): Promise<void> {
+    const p = this.proc;
+    if (!p) return;
+    const gone = new Promise<void>((r) => p.once('exit', () => r()));
+    this.send('quit');
+    const killer = setTimeout(() => p.kill('SIGKILL'), 4000);
+    await gone;
+    clearTimeout(killer);
+    this.proc = null;
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}

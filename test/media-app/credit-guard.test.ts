@@ -1,0 +1,103 @@
+// The credit guard: an answered PSTN call ends when the customer's balance no longer pays the minutes
+// its calls have started, or the next minute it is about to start. Unit rules on core/billing/credit.ts,
+// then a real call through a provider (sipp) whose customer's balance is taken away mid-call.
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { CommandBus } from '../../core/commands/bus';
+import { addBalance, ensureBillingAccount } from '../../core/billing';
+import { callsToEnd } from '../../core/billing/credit';
+import { parseActions } from '../../core/flow';
+import { repos } from '../../core/repos';
+import { callsRepo } from '../../core/repos/calls';
+import { flowsRepo } from '../../core/repos/flows';
+import { providersRepo } from '../../core/repos/providers';
+import { routesRepo } from '../../core/repos/routes';
+import { testDb, truncateAll } from '../support/db';
+import { freePort, sippMediaPort } from '../support/ports';
+import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+
+const T0 = Date.UTC(2026, 0, 1);
+const call = (id: string, answeredSecAgo: number, now: number) => ({ id, tm_progressing: new Date(now - answeredSecAgo * 1000) });
+
+describe('credit rule (core/billing/credit.ts)', () => {
+  const rate = 20_000;
+  it('keeps calls whose started and next minutes are paid', () => {
+    const now = T0;
+    const all = [call('a', 10, now), call('b', 70, now)];
+    // started: a 1, b 2 → 3 minutes; within the horizon nobody starts another
+    expect(callsToEnd(all, new Set(['a', 'b']), 3 * rate, rate, now, now + 5000)).to.deep.equal([]);
+  });
+  it('ends every own call when the balance no longer pays the minutes already started', () => {
+    const now = T0;
+    const all = [call('a', 10, now), call('b', 70, now)];
+    expect(callsToEnd(all, new Set(['a', 'b']), 2 * rate, rate, now, now + 5000)).to.deep.equal(['a', 'b']);
+    expect(callsToEnd(all, new Set(['b']), 0, rate, now, now + 5000)).to.deep.equal(['b']);
+  });
+  it('ends a call about to start a minute the balance cannot pay; the older call keeps the last paid minute', () => {
+    const now = T0;
+    // both cross a minute boundary within the horizon (58 s and 118 s in); 3 started, budget 4: one more minute
+    const all = [call('old', 118, now), call('new', 58, now)];
+    expect(callsToEnd(all, new Set(['old', 'new']), 4 * rate, rate, now, now + 5000)).to.deep.equal(['new']);
+    expect(callsToEnd(all, new Set(['old']), 4 * rate, rate, now, now + 5000)).to.deep.equal([]);
+    expect(callsToEnd(all, new Set(['old', 'new']), 5 * rate, rate, now, now + 5000)).to.deep.equal([]);
+  });
+  it('free calls are never ended', () => {
+    expect(callsToEnd([call('a', 500, T0)], new Set(['a']), 0, 0, T0, T0 + 5000)).to.deep.equal([]);
+  });
+});
+
+describe('media-app credit guard', function () {
+  this.timeout(90_000);
+  let p: Platform;
+  let bus: CommandBus;
+  let busRedis: Redis;
+
+  before(async () => {
+    await truncateAll();
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', CREDIT_GUARD_INTERVAL_MS: '500' });
+    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
+    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+  });
+  after(async () => {
+    killAllSipp();
+    await bus?.close();
+    busRedis?.disconnect();
+    await p?.close();
+  });
+
+  it('an answered PSTN call ends within seconds once the balance no longer pays it; it is charged its started minute', async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `credit${Date.now()}@example.test`, status: 'active', name: 'credit' })).id;
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'sleep', option: { duration: 30_000 } }, { type: 'hangup' }]),
+    } as never);
+    const port = await freePort();
+    const provider = await providersRepo(db).create({
+      type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
+      auth_username: '', auth_password: '', codecs: [], name: 'gw', detail: '',
+    } as never);
+    await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
+    await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
+    const account = await ensureBillingAccount(db, cid);
+    await addBalance(db, account.id, 100_000, `credit:${cid}`);
+    const row = await callsRepo(db).create({
+      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+15550001111' }, destination: { type: 'tel', target: '+15557650000' }, direction: 'outgoing', status: 'dialing',
+    });
+    const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 45_000 });
+    await bus.originate([row.id], cid);
+    await until(async () => ((await callsRepo(db).get(row.id))?.status === 'progressing' ? true : null), 10_000, 'answered');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await callsRepo(db).get(row.id))!.status, 'paid: still up').to.equal('progressing');
+    // the balance is spent elsewhere (another charge, an operator's correction)
+    await db('billing_accounts').where({ id: account.id }).update({ balance_credit: 0 });
+    const t0 = Date.now();
+    const done = await until(async () => { const c = await callsRepo(db).get(row.id); return c?.status === 'hangup' ? c : null; }, 10_000, 'ended by the credit guard');
+    expect(Date.now() - t0).to.be.below(5000);
+    expect(done.data).to.deep.include({ balance_exhausted: true });
+    await gw.done;
+    const bills = await db('billings').where({ customer_id: cid, transaction_type: 'usage' });
+    expect(bills).to.have.length(1);
+    expect(bills[0].billable_units).to.equal(1);
+  });
+});
