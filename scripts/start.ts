@@ -2,6 +2,7 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
+import { embeddedRtpengine } from './rtpengine';
 
 const root = path.resolve(__dirname, '..');
 /** Order matters: the SIP server first, so media-app finds it; control-api last, it prints the bootstrap login. */
@@ -38,6 +39,23 @@ function stopAll(code: number): void {
       process.exit(code);
     }
   }, 100);
+}
+
+// rtpengine on loopback for SRTP / WebRTC legs (scripts/rtpengine.ts), unless RTPENGINE_NG names an external one;
+// its death fails only those legs (media-app says so, /readyz reports it), the platform keeps running
+const rtpe = embeddedRtpengine(process.env, process.env.DATA_DIR || path.join(root, '.data'));
+if (rtpe) {
+  process.env.RTPENGINE_NG = rtpe.ng;
+  const child = spawn(rtpe.command, rtpe.args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.set('rtpengine', child);
+  prefixLines('rtpengine', child.stdout!, process.stdout);
+  prefixLines('rtpengine', child.stderr!, process.stderr);
+  const gone = (why: string) => {
+    children.delete('rtpengine');
+    if (!stopping) process.stderr.write(`[start] rtpengine ${why}: SRTP and WebRTC calls fail until it runs (plain SIP calls are not affected)\n`);
+  };
+  child.on('error', (err) => gone(`did not start (${err.message})`));
+  child.on('exit', (code, signal) => gone(`exited (${signal ?? code})`));
 }
 
 for (const p of processes) {

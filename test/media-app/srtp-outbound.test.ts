@@ -14,7 +14,7 @@ import { SrtpFarEnd, plainSdp } from '../support/srtp-far-end';
 import { RtpParty } from '../conference/party';
 import { startPlatform, until, type Platform } from './harness';
 
-describe('media-app: outbound SRTP to a provider with media_encryption sdes', function () {
+describe('media-app: outbound SRTP / DTLS to a provider with media_encryption', function () {
   this.timeout(60_000);
   let rtpA: Rtpengine;
   let rtpB: Rtpengine;
@@ -35,7 +35,8 @@ describe('media-app: outbound SRTP to a provider with media_encryption sdes', fu
     await Promise.all([rtpA?.dispose(), rtpB?.dispose()]);
   });
 
-  it('the provider gets an SDES-SRTP offer; audio flows both ways between the plain caller and the SRTP provider', async () => {
+  let providerId = '';
+  before(async () => {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `so${Date.now()}@example.test`, status: 'active', name: 'so' })).id;
     await trunksRepo(db).create(cid, `so${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -43,10 +44,16 @@ describe('media-app: outbound SRTP to a provider with media_encryption sdes', fu
       type: 'sip', hostname: `127.0.0.1:${provider.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
       auth_username: '', auth_password: '', codecs: '', name: 'srtp', detail: '', media_encryption: 'sdes',
     });
+    providerId = prov.id;
     await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: prov.id, priority: 1, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
     await addBalance(db, (await ensureBillingAccount(db, cid)).id, 1_000_000, `srtp:${cid}`);
+  });
 
+  const offered = { sdes: /m=audio \d+ RTP\/SAVP [\s\S]*a=crypto:\d+ \w+ inline:/, dtls: /m=audio \d+ UDP\/TLS\/RTP\/SAVPF [\s\S]*a=fingerprint:[\s\S]*a=ice-ufrag:/ };
+  for (const enc of ['sdes', 'dtls'] as const) {
+  it(`media_encryption ${enc}: the provider is offered ${enc === 'sdes' ? 'SDES-SRTP' : 'DTLS-SRTP + ICE'}; audio flows both ways between the plain caller and it`, async () => {
+    await (await testDb())('providers').where({ id: providerId }).update({ media_encryption: enc });
     const far = new SrtpFarEnd({ host: '127.0.0.1', port: rtpB.ngPort });
     const [a, b] = await Promise.all([RtpParty.open(440), RtpParty.open(660)]);
     let offerSeen: SipMsg | null = null;
@@ -61,7 +68,7 @@ describe('media-app: outbound SRTP to a provider with media_encryption sdes', fu
       const to = /^m=audio (\d+)/m.exec(call.remoteSdp)![1];
       expect(call.remoteSdp, 'the plain caller gets plain RTP').to.match(/RTP\/AVP/).and.not.match(/a=crypto/);
       a.sendTo({ address: '127.0.0.1', port: Number(to) });
-      expect(offerSeen!.body, 'the provider is offered SDES-SRTP').to.match(/m=audio \d+ RTP\/SAVP /).and.match(/a=crypto:\d+ \w+ inline:/);
+      expect(offerSeen!.body, `the provider is offered ${enc}`).to.match(offered[enc]);
       // a second of steady tone each way (the bridge forms once both legs are up)
       const heard = () => b.presence(440, Date.now() - 1000) > 0.8 && a.presence(660, Date.now() - 1000) > 0.8;
       await until(() => heard(), 6000, 'each side hearing the other for a second').catch(() => {
@@ -75,4 +82,5 @@ describe('media-app: outbound SRTP to a provider with media_encryption sdes', fu
       await far.close();
     }
   });
+  }
 });

@@ -16,6 +16,7 @@ import { sleep, startPlatform, until, type Platform } from './harness';
 import { buildTestApp } from '../support/api';
 import { freePort } from '../support/ports';
 import request from 'supertest';
+import { Client } from 'rtpengine-client';
 import type { HangupEvent } from '../../media-app/call/session';
 
 let seq = 0;
@@ -45,7 +46,8 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
 
   before(async () => {
     await truncateAll();
-    [rtpA, rtpB] = await Promise.all([Rtpengine.create(), Rtpengine.create()]);
+    // A forgets a deleted call at once (default: 30 s later), so an out-of-band delete plays its own timeout
+    [rtpA, rtpB] = await Promise.all([Rtpengine.create({ args: ['--delete-delay=0'] }), Rtpengine.create()]);
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RTPENGINE_NG: rtpA.ng });
     peer = await SipPeer.open();
   });
@@ -151,6 +153,27 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
       expect(call.remoteSdp).to.match(/RTP\/SAVP/);
       expect(await call.bye()).to.equal(200);
     } finally {
+      party.close();
+      await far.close();
+    }
+  });
+
+  it('a call rtpengine no longer knows (deleted on its side, as its media timeout does) ends with media_relay_gone', async function () {
+    this.timeout(20_000);
+    const { number } = await echoNumber();
+    const { party, far, call } = await callWithTone('sdes', number);
+    const ng = new Client({ localAddress: '127.0.0.1', localPort: 0, timeout: 2000 });
+    try {
+      const live = await until(() => p.app.calls.all().map((c) => p.app.factory.get(c.id)).find((c) => c?.relay), 5000, 'relayed call');
+      const ended = new Promise<HangupEvent>((r) => live!.once('hangup', r));
+      const r = await ng.delete({ host: '127.0.0.1', port: rtpA.ngPort }, { 'call-id': live!.relay!.ngCallId });
+      expect(r.result).to.equal('ok');
+      // the client's sweep (every 5 s) finds it gone
+      const ev = await Promise.race([ended, sleep(8000).then(() => null)]);
+      expect(ev?.reason).to.match(/^media_relay_gone: rtpengine_lost_call/);
+      await Promise.race([call.byeReceived, sleep(3000).then(() => Promise.reject(new Error('no BYE to the caller')))]);
+    } finally {
+      ng.close();
       party.close();
       await far.close();
     }
