@@ -21,6 +21,7 @@ import { createMessagingCallbackRouter } from './messaging/router';
 import { createAuthRouter } from './auth';
 import { createProvisioningRouter } from './provisioning/router';
 import { createConsoleRouter } from './console/router';
+import { webphoneRouter } from './webphone/serve';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -88,6 +89,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.use('/console', createConsoleRouter({ publicUrl: ctx.config.publicUrl }));
   // SMS provider callbacks (delivery reports, inbound messages): authenticated by the provider's signature.
   app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
+  // The browser phone (web/phone): static files and its config.json.
+  app.use('/phone', webphoneRouter(ctx));
 
   const v1 = Router();
   v1.use(limiters.v1Ip);

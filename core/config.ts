@@ -87,6 +87,10 @@ const schema = z.object({
   SIP_ADVERTISED_HOST: z.string().trim().min(1).optional(),
   SIP_PORT: port.optional(),
   SIP_TLS_PORT: port.optional(),
+  // The browser phone (web/phone, control-api/webphone): where browsers reach SIP over WebSocket, and
+  // how long an agent's browser SIP credential lives (core/workspace/web-sip-credentials.ts).
+  SIP_WSS_PUBLIC_URL: url(['wss:', 'ws:']).optional(),
+  WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce.number({ message: 'must be a number of seconds' }).int().min(60).max(12 * 3600, 'must be at most 43200 (12 hours)').default(12 * 3600),
 });
 
 /** `host:port` or `[v6]:port` → its parts, or null. */
@@ -144,6 +148,10 @@ export interface Config {
   egress: EgressSettings;
   /** Where provisioned phones send SIP (core/extensions/sip-target.ts). */
   provisioningSip: SipTarget;
+  /** The SIP WebSocket URL the browser phone connects to (SIP_WSS_PUBLIC_URL); null when not set. */
+  sipWssPublicUrl: string | null;
+  /** Lifetime of an agent's browser SIP credential, seconds (WEB_SIP_CREDENTIAL_TTL_SEC, ≤ 12 h). */
+  webSipCredentialTtlSec: number;
 }
 
 export class ConfigError extends Error {
@@ -229,5 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     metricsToken: e.METRICS_TOKEN ?? null,
     egress: Object.freeze(egressSettingsFromEnv({ ...env, PUBLIC_URL: e.PUBLIC_URL })),
     provisioningSip: Object.freeze(sipTarget(e)),
+    sipWssPublicUrl: e.SIP_WSS_PUBLIC_URL ?? null,
+    webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
   });
 }

@@ -8,6 +8,7 @@ import { defineRoute, idParams, text, uuid } from '../route';
 import type { AppContext, AuthContext } from '../context';
 import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../../core/errors';
 import { EventPublisher } from '../../core/events/bus';
+import { WebSipCredentials } from '../../core/workspace/web-sip-credentials';
 import { hasLevel, isProjectSuperAdmin, Permission } from '../../core/permissions';
 import { agentJson, agentsRepo, AGENT_STATUSES, RING_METHODS, type AgentRow, type AgentStatus } from '../../core/repos/agents';
 import { agentAddresses } from '../../core/agents/addresses';
@@ -129,6 +130,7 @@ export const routes = [
       const a = await owned(ctx, auth, params.id);
       const out = await changed(ctx, await agentsRepo(ctx.db).softDelete(a.id), 'agent_deleted');
       await publishRecheck(ctx, a.customer_id); // the agent's open sockets close now
+      await new WebSipCredentials(ctx.redis, ctx.config.redisKeyPrefix).revokeAgent(a.id); // and its browser phone credentials
       return out;
     },
   }),

@@ -56,6 +56,7 @@ import { routes as serviceAgentsCreate } from './service-agents-create';
 import { routes as serviceAgentsFiles } from './service-agents-files';
 import { routes as serviceAgentsInteractions } from './service-agents-interactions';
 import { routes as serviceAgentsShared } from './service-agents-shared';
+import { routes as serviceAgentsSip } from './service-agents-sip';
 import { routes as serviceAgentsTalk } from './service-agents-talk';
 import { routes as serviceAgents } from './service-agents';
 import { routes as sipRoutes } from './sip-routes';
@@ -129,6 +130,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   serviceAgentsFiles,
   serviceAgentsInteractions,
   serviceAgentsShared,
+  serviceAgentsSip,
   serviceAgentsTalk,
   serviceAgents,
   sipRoutes,

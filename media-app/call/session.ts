@@ -33,6 +33,15 @@ import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, Pen
 
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
 
+/**
+ * A Reason header (RFC 3326) on our BYE when the media under the call died (its relay leg or its
+ * endpoint), so the far end (e.g. the browser phone) can tell the user why the call ended.
+ */
+function byeReason(reason: CloseReason): { headers: Record<string, string> } | undefined {
+  if (!reason.why.startsWith(MEDIA_RELAY_GONE) && !reason.why.startsWith('media_gone')) return undefined;
+  return { headers: { Reason: `SIP;cause=503;text="${reason.why.replace(/["\\\r\n]/g, ' ').slice(0, 120)}"` } };
+}
+
 /** The hangup reason (a CloseReason's `why` prefix) of a call whose rtpengine relay leg died under it. */
 export const MEDIA_RELAY_GONE = 'media_relay_gone';
 
@@ -331,7 +340,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     const sip = this.sip;
     switch (sip.kind) {
       case 'up':
-        if (reason.by === 'local' || sip.dialog.connected) await sip.dialog.destroy().catch(() => undefined);
+        if (reason.by === 'local' || sip.dialog.connected) await sip.dialog.destroy(byeReason(reason)).catch(() => undefined);
         return;
       case 'offered':
         this.sip = { kind: 'none' };

@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Db } from '../../core/db/knex';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
+import { isWebSipUsername, usableWebSipCredential, WebSipCredentials } from '../../core/workspace/web-sip-credentials';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { BindingStore, type Binding } from './bindings';
 import { challenges, NonceSealer, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
@@ -49,11 +50,13 @@ export class Registrar {
   readonly bindings: BindingStore;
   readonly lockout: Lockout;
   private readonly extensions;
+  private readonly webCredentials: WebSipCredentials;
 
   constructor(private readonly opts: RegistrarOptions, private readonly nonces: NonceSealer) {
     this.bindings = new BindingStore(opts.redis, opts.keyPrefix);
     this.lockout = new Lockout(opts.redis, opts.keyPrefix, opts.lockout);
     this.extensions = extensionsRepo(opts.db);
+    this.webCredentials = new WebSipCredentials(opts.redis, opts.keyPrefix);
   }
 
   static async create(opts: RegistrarOptions): Promise<Registrar> {
@@ -72,7 +75,20 @@ export class Registrar {
    * the request itself when it fails (401/407 challenge, 403) and resolves null; else the extension.
    */
   async authenticate(req: SrfRequest, res: SrfResponse, user: string, domain: string, kind: 'www' | 'proxy' = 'www'): Promise<ExtensionRow | null> {
-    return this.authenticateWith(req, res, user, domain, kind, () => this.extensions.getByAor(user, domain.toLowerCase()), undefined, (e) => e.digest_algorithms);
+    const lookup = () => this.extensions.getByAor(user, domain.toLowerCase());
+    // An agent's short-lived browser credential (core/workspace/web-sip-credentials.ts): its own
+    // digest username and password, accepted for the extension it is bound to, alongside the
+    // extension's own password.
+    const webUser = parseCredentials(req.get(kind === 'www' ? 'Authorization' : 'Proxy-Authorization') ?? '')?.username;
+    if (webUser && isWebSipUsername(webUser)) {
+      const found = await this.authenticateWith(req, res, user, domain, kind, async () => {
+        const ext = await lookup();
+        const cred = ext ? await usableWebSipCredential(this.opts.db, this.webCredentials, webUser, ext) : null;
+        return ext && cred ? { ext, password: cred.password } : null;
+      }, () => webUser, (r) => r.ext.digest_algorithms);
+      return found?.ext ?? null;
+    }
+    return this.authenticateWith(req, res, user, domain, kind, lookup, undefined, (e) => e.digest_algorithms);
   }
 
   /** The same digest exchange and lockout over any credential lookup (trunks use it too). */

@@ -1,0 +1,174 @@
+/**
+ * Call set-up time of the browser phone: Chromium (web/phone, JsSIP over SIP WebSocket) calls an
+ * extension registered by sipp through sip-server, media-app and rtpengine (DTLS-SRTP + ICE towards
+ * the browser); measured from the browser's first INVITE to its 200 OK (the 407 digest round trip
+ * included), and from the click to the 200 OK (getUserMedia and ICE gathering included). Same-run
+ * baseline: sipp as a plain SIP phone (UDP, RTP/AVP, no relay) calling the same extension, first
+ * INVITE → 200 OK with the same 407 round trip, alternating with the browser calls so both share the
+ * machine's load. Bounded: N calls each, one at a time, on loopback.
+ *
+ *   source .data/env && NODE_ENV=test npx tsx scripts/bench/webrtc/setup.ts [N=30]
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RtpParty } from '../../../test/conference/party';
+import { freePort } from '../../../test/support/ports';
+import { Rtpengine } from '../../../test/support/rtpengine';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep } from '../../../test/media-app/harness';
+import { calleeToParty, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg } from '../../../test/webphone/harness';
+import { SIPP_SDP } from '../../../test/media-app/harness';
+
+const N = Math.max(5, Math.min(200, Number(process.argv[2]) || 30));
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+const row = (name: string, xs: number[]) =>
+  `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 90).toFixed(1)} | ${pct(xs, 99).toFixed(1)} | ${Math.max(...xs).toFixed(1)} |`;
+
+/** sipp as a plain phone: INVITE (407, digest) → 200 OK, ACK, BYE; prints INVITE→200 in ms on one line. */
+function plainCaller(user: string, domain: string, target: string): string {
+  const invite = (cseq: number, auth: boolean) => `<send retrans="500"${cseq === 1 ? ' start_rtd="setup"' : ''}><![CDATA[
+INVITE sip:${target}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=b[call_number]
+To: <sip:${target}@${domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Max-Forwards: 70
+${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
+Content-Length: [len]
+
+${SIPP_SDP}
+]]></send>`;
+  const inDialog = (method: string, cseq: number) => `<send><![CDATA[
+${method} [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} ${method}
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="plain-setup">
+${invite(1, false)}
+<recv response="100" optional="true"/>
+<recv response="407" auth="true"/>
+<send><![CDATA[
+ACK sip:${target}@${domain} SIP/2.0
+[last_Via:]
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+${invite(2, true)}
+<recv response="100" optional="true"/>
+<recv response="180" optional="true"/>
+<recv response="200" rrs="true" rtd="setup"/>
+${inDialog('ACK', 2)}
+${inDialog('BYE', 3)}
+<recv response="200"/>
+</scenario>`;
+}
+
+/** One sipp plain call; the INVITE→200 time from sipp's own response-time trace (ms). */
+async function plainCall(sipPort: number, user: string, domain: string, password: string, target: string): Promise<number> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webrtc-'));
+  fs.writeFileSync(path.join(dir, 's.xml'), plainCaller(user, domain, target));
+  const mp = await freePort();
+  const code = await new Promise<number | null>((resolve) => {
+    const p = spawn('sipp', [`127.0.0.1:${sipPort}`, '-sf', 's.xml', '-i', '127.0.0.1', '-m', '1', '-au', user, '-ap', password, '-mi', '127.0.0.1', '-mp', String(mp),
+      '-nostdin', '-timeout', '15s', '-trace_rtt', '-rtt_freq', '1'], { cwd: dir, stdio: 'ignore' });
+    p.on('exit', resolve);
+  });
+  const csv = fs.readdirSync(dir).find((f) => f.endsWith('_rtt.csv'));
+  const lines = csv ? fs.readFileSync(path.join(dir, csv), 'utf8').trim().split('\n') : [];
+  fs.rmSync(dir, { recursive: true, force: true });
+  const last = lines[lines.length - 1]?.split(';');
+  // Date_ms;response_time_ms;rtd_no
+  const ms = last ? Number(last[1]) : NaN;
+  if (code !== 0 || !Number.isFinite(ms)) throw new Error(`sipp plain call failed (code ${code})`);
+  return ms;
+}
+
+async function main(): Promise<void> {
+  const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  const rtp = await Rtpengine.create();
+  const rig = await startRig({ ws: true, publicWs: 'ws', platformEnv: { RTPENGINE_NG: rtp.ng, LOG_LEVEL: 'silent', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' } });
+  const b = await phoneBrowser(toneWav(1000));
+  const party = await RtpParty.open(440);
+  try {
+    const callee = await createExtension();
+    const browserExt = await createExtension(callee.customerId);
+    const plainExt = await createExtension(callee.customerId);
+    const phonePort = await freePort();
+    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [`127.0.0.1:${rig.p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', callee.ext.username, '-ap', callee.password]).done;
+    if (reg.code !== 0) throw new Error('callee registration failed');
+    // the callee answers every call at once (2N calls), audio to the RTP party
+    const uas = sipp(calleeToParty(callee.ext.username, party.port), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', String(2 * N)], { killAfterMs: 60_000 + N * 20_000 });
+    await sleep(300);
+    const page = await openPhone(b, rig.base);
+    await signInExtension(page, `${browserExt.ext.username}@${browserExt.domain}`, browserExt.password);
+    await waitReg(page, 'registered');
+
+    const invite200: number[] = [];
+    const click200: number[] = [];
+    const plain: number[] = [];
+    let plainFailed = 0;
+    for (let i = 0; i < N; i++) {
+      await page.type('#target', callee.ext.extension);
+      await page.click('#call');
+      await waitPhase(page, 'connected', 15_000);
+      const t = (await page.evaluate('window.openvoicePhone.timing')) as { dialAt: number; inviteAt: number; answeredAt: number };
+      invite200.push(t.answeredAt - t.inviteAt);
+      click200.push(t.answeredAt - t.dialAt);
+      await page.click('#hangup');
+      await waitPhase(page, 'ended');
+      await sleep(200);
+      try {
+        plain.push(await plainCall(rig.p.sipPort, plainExt.ext.username, plainExt.domain, plainExt.password, callee.ext.extension));
+      } catch {
+        plainFailed++;
+      }
+      await sleep(300);
+    }
+    const loadAfter = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    const out = [
+      `N = ${N} calls each, alternating; load average ${load} before, ${loadAfter} after; ${os.cpus().length} vCPU (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`,
+      '',
+      '| set-up (ms) | calls | p50 | p90 | p99 | max |',
+      '|---|---|---|---|---|---|',
+      row('browser: first INVITE → 200 OK (407 round trip, rtpengine offer/answer)', invite200),
+      row('browser: click → 200 OK (getUserMedia, ICE gathering included)', click200),
+      row('sipp plain SIP: first INVITE → 200 OK (407 round trip, no relay)', plain),
+      '',
+      `ratio browser/plain at p50: ${(pct(invite200, 50) / pct(plain, 50)).toFixed(2)}; sipp plain calls that failed: ${plainFailed}`,
+    ].join('\n');
+    console.log(out);
+    await page.close();
+    killAllSipp();
+    await uas.done;
+  } finally {
+    party.close();
+    await b.close();
+    await rig.close();
+    await rtp.dispose();
+  }
+}
+
+main().then(() => process.exit(0), (err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
