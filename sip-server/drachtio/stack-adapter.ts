@@ -4,8 +4,8 @@ import type { SipRequest } from '../message';
 import type { InviteClientTransaction, InviteServerTransaction, ServerTransaction, SipStack } from '../stack';
 import type { Endpoint, InboundTransaction, OutboundTransaction, SipPort, SipPortEvents } from './sip-port';
 
-function target(dest: Endpoint | undefined): { target: { transport: Endpoint['transport']; host: string; port: number } } | undefined {
-  return dest ? { target: { transport: dest.transport, host: dest.address, port: dest.port } } : undefined;
+function target(dest: Endpoint | undefined): { target: { transport: Endpoint['transport']; host: string; port: number; connectionId?: string } } | undefined {
+  return dest ? { target: { transport: dest.transport, host: dest.address, port: dest.port, ...(dest.connectionId ? { connectionId: dest.connectionId } : {}) } } : undefined;
 }
 
 export class StackPort extends EventEmitter<SipPortEvents> implements SipPort {

@@ -138,8 +138,11 @@ export class UacSide {
     const transport = u.transportParam ? transportOf(u) : d.remote.transport;
     const address = u.hostname;
     const port = u.port ?? defaultPort(transport);
-    const same = address === d.remote.address && port === d.remote.port && transport === d.remote.transport;
-    return { transport, address, port, connectionId: same ? d.remote.connectionId : undefined };
+    // the connection the peer opened is reused while it is open (RFC 5923's aim): a TLS phone or PBX
+    // usually cannot accept a connection of ours (no certificate, NAT), whatever port its Contact names
+    const sameHost = address === d.remote.address && transport === d.remote.transport;
+    const reuse = sameHost && (port === d.remote.port || transport === 'tcp' || transport === 'tls');
+    return { transport, address, port, connectionId: reuse ? d.remote.connectionId : undefined };
   }
 
   private track(e: AppTransaction): void {

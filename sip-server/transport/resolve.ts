@@ -17,6 +17,8 @@ export interface Target {
   locate?: boolean;
   /** the URI named the transport (transport param or sips:), so NAPTR may not choose it */
   explicitTransport?: boolean;
+  /** tcp/tls: the connection to use while it is open (the one the peer opened; RFC 5923's aim) */
+  connectionId?: string;
 }
 
 export interface ResolveOptions {
@@ -84,7 +86,7 @@ export function parseTarget(t: string | SipUri | Target): Target {
 export async function resolveTarget(t: Target, opts?: ResolveOptions): Promise<Destination> {
   const transport = t.transport ?? 'udp';
   const host = t.host.startsWith('[') ? t.host.slice(1, -1) : t.host;
-  if (net.isIP(host)) return { transport, address: host, port: t.port ?? defaultPort(transport) };
+  if (net.isIP(host)) return { transport, address: host, port: t.port ?? defaultPort(transport), ...(t.connectionId ? { connectionId: t.connectionId } : {}) };
   // a WebSocket client's Contact host is a made-up *.invalid name: only its flow reaches it
   if (isWebSocket(transport)) throw new FlowFailedError(`${transport} target ${t.host} names no open connection`);
   if (t.locate && opts) {

@@ -16,6 +16,8 @@ export interface BaresipAccount {
   outboundProxy: string;
   /** Extra account parameters (`;mediaenc=srtp-mand` and the like). */
   params?: string;
+  /** false: never REGISTER (a trunk or PBX that is known by its address). Default true. */
+  register?: boolean;
 }
 
 export class Baresip {
@@ -63,7 +65,7 @@ export class Baresip {
     ].join('\n'));
     fs.writeFileSync(
       path.join(dir, 'accounts'),
-      `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="${account.outboundProxy}";regint=600;answermode=auto${account.params ?? ''}\n`,
+      `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="${account.outboundProxy}";regint=${account.register === false ? 0 : 600};answermode=auto${account.params ?? ''}\n`,
     );
     await b.run();
     return b;
