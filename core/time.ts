@@ -1,9 +1,12 @@
 /**
  * Timestamp formats of the spec (conventions 3): most records use `YYYY-MM-DD HH:MM:SS.ffffff` with
  * `9999-01-01 00:00:00.000000` for "has not happened"; some (outbound configs, flows, calls, contacts)
- * use RFC 3339 or null; extensions use an empty string.
+ * use RFC 3339 or null; extensions use an empty string. Resources that answer RFC 3339 where the
+ * reference types a plain string (contact cases and their notes) spell "has not happened" as the
+ * sentinel in RFC 3339.
  */
 export const TM_SENTINEL = '9999-01-01 00:00:00.000000';
+export const TM_SENTINEL_RFC3339 = '9999-01-01T00:00:00.000000Z';
 
 function micro(d: Date): string {
   // JS dates carry milliseconds; the spec prints microseconds.
@@ -20,6 +23,11 @@ export function formatLegacy(d: Date | null | undefined): string {
 export function formatRfc3339(d: Date | null | undefined): string | null {
   if (!d) return null;
   return micro(d) + 'Z';
+}
+
+/** RFC 3339 with microseconds, or the 9999 sentinel in RFC 3339 when unset. */
+export function formatRfc3339OrSentinel(d: Date | null | undefined): string {
+  return formatRfc3339(d) ?? TM_SENTINEL_RFC3339;
 }
 
 /** Empty string when unset (extensions). */

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { ApiError } from '../../core/errors';
+import { EMPTY_UUID } from '../../core/ids';
 import { CASE_STATUSES, caseNoteJson, contactCaseJson, contactCasesRepo } from '../../core/repos/contact-cases';
 import { conversationMessageJson, conversationsRepo } from '../../core/repos/conversations';
 import { sendToConversation } from '../../core/conversations/send';
@@ -155,7 +156,7 @@ export const routes = [
     path: '/contact_cases/:id/notes',
     tag,
     summary: 'Add a note to a case',
-    description: 'author_type agent needs author_id naming an agent of the customer (default: the caller); system notes have no author.',
+    description: 'author_type agent needs author_id naming an agent of the customer (default: the caller); system notes have no author (the empty UUID is taken as none).',
     permission: 'manager',
     params: idParams,
     body: z.object({ author_type: z.enum(['agent', 'system']).optional(), author_id: uuid().optional(), text: noteText }),
@@ -169,7 +170,7 @@ export const routes = [
         if (!author || !(await ctx.repos.agents.get(author, { customerId: auth.customerId }))) {
           throw new ApiError('INVALID_ARGUMENT', 'author_id: no such agent', { details: [{ field: 'author_id', issue: 'required for agent notes: an agent of this customer' }] });
         }
-      } else if (body.author_id) {
+      } else if (body.author_id && body.author_id.toLowerCase() !== EMPTY_UUID) {
         throw new ApiError('INVALID_ARGUMENT', 'author_id: system notes have no author', { details: [{ field: 'author_id', issue: 'not allowed with author_type system' }] });
       }
       return caseNoteJson(await contactCasesRepo(ctx.db).addNote(c, { type, id: author }, body.text));

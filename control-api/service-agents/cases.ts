@@ -13,7 +13,8 @@ import { uuid } from '../route';
 import { uuidOut } from '../routes/schemas';
 
 const addressOut = z.object({ type: z.string(), target: z.string() }).passthrough().or(z.object({}));
-const tsOrNull = () => z.string().nullable().describe('RFC 3339, null when unset');
+const ts = () => z.string().describe('RFC 3339; 9999-01-01T00:00:00.000000Z when unset');
+const ref = () => uuidOut().describe('the empty UUID when unset');
 
 export const caseSchema = z.object({
   id: uuidOut(),
@@ -23,20 +24,20 @@ export const caseSchema = z.object({
   reference_type: z.string(),
   reference_id: uuidOut(),
   activeflow_id: uuidOut(),
-  contact_id: uuidOut().nullable(),
+  contact_id: ref(),
   owner_type: z.enum(['', 'agent']),
   owner_id: uuidOut(),
   status: z.enum(CASE_STATUSES),
-  opened_at: tsOrNull(),
-  closed_at: tsOrNull(),
+  opened_at: ts(),
+  closed_at: ts(),
   closed_reason: z.string(),
   closed_by_type: z.enum(['', 'agent', 'system']),
-  closed_by_id: uuidOut().nullable(),
+  closed_by_id: ref(),
   name: z.string(),
   detail: z.string(),
-  previous_case_id: uuidOut().nullable(),
-  tm_create: tsOrNull(),
-  tm_update: tsOrNull(),
+  previous_case_id: ref(),
+  tm_create: ts(),
+  tm_update: ts(),
 });
 
 export const noteSchema = z.object({
@@ -44,11 +45,11 @@ export const noteSchema = z.object({
   customer_id: uuidOut(),
   case_id: uuidOut(),
   author_type: z.enum(['agent', 'system']),
-  author_id: uuidOut().nullable(),
+  author_id: ref(),
   text: z.string(),
-  tm_create: tsOrNull(),
-  tm_update: tsOrNull(),
-  tm_delete: tsOrNull(),
+  tm_create: ts(),
+  tm_update: ts(),
+  tm_delete: ts(),
 });
 
 export const noteParams = z.object({ id: uuid(), note_id: uuid() });

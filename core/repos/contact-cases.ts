@@ -1,11 +1,12 @@
 /**
  * Contact cases (one piece of work with a remote party: opened by the case_create flow action or a
- * continue, owned by an agent, closed once) and their notes. Timestamps are RFC 3339 or null.
+ * continue, owned by an agent, closed once) and their notes. They answer in the reference's form: an
+ * unset reference is the empty UUID, an unset timestamp the RFC 3339 sentinel (null only in the table).
  */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
-import { formatRfc3339 } from '../time';
+import { formatRfc3339OrSentinel as ts } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 
 export const CASE_STATUSES = ['open', 'closed'] as const;
@@ -89,20 +90,20 @@ export function contactCaseJson(c: ContactCaseRow) {
     reference_type: c.reference_type,
     reference_id: c.reference_id,
     activeflow_id: c.activeflow_id,
-    contact_id: c.contact_id,
+    contact_id: c.contact_id ?? EMPTY_UUID,
     owner_type: c.owner_type,
     owner_id: c.owner_id,
     status: c.status,
-    opened_at: formatRfc3339(c.opened_at),
-    closed_at: formatRfc3339(c.closed_at),
+    opened_at: ts(c.opened_at),
+    closed_at: ts(c.closed_at),
     closed_reason: c.closed_reason,
     closed_by_type: c.closed_by_type,
-    closed_by_id: c.closed_by_id,
+    closed_by_id: c.closed_by_id ?? EMPTY_UUID,
     name: c.name,
     detail: c.detail,
-    previous_case_id: c.previous_case_id,
-    tm_create: formatRfc3339(c.tm_create),
-    tm_update: formatRfc3339(c.tm_update),
+    previous_case_id: c.previous_case_id ?? EMPTY_UUID,
+    tm_create: ts(c.tm_create),
+    tm_update: ts(c.tm_update),
   };
 }
 
@@ -112,11 +113,11 @@ export function caseNoteJson(n: CaseNoteRow) {
     customer_id: n.customer_id,
     case_id: n.case_id,
     author_type: n.author_type,
-    author_id: n.author_id,
+    author_id: n.author_id ?? EMPTY_UUID,
     text: n.text,
-    tm_create: formatRfc3339(n.tm_create),
-    tm_update: formatRfc3339(n.tm_update),
-    tm_delete: formatRfc3339(n.tm_delete),
+    tm_create: ts(n.tm_create),
+    tm_update: ts(n.tm_update),
+    tm_delete: ts(n.tm_delete),
   };
 }
 
@@ -160,7 +161,8 @@ export function contactCasesRepo(db: Db) {
       if (f.reference_id) q.where({ reference_id: f.reference_id });
       if (f.owner_type !== undefined) q.where({ owner_type: f.owner_type });
       if (f.owner_id) q.where({ owner_id: f.owner_id });
-      if (f.contact_id) q.where({ contact_id: f.contact_id });
+      if (f.contact_id === EMPTY_UUID) q.whereNull('contact_id');
+      else if (f.contact_id) q.where({ contact_id: f.contact_id });
       if (f.unresolved) q.where({ status: 'open', owner_id: EMPTY_UUID });
       return toPage(await paginate<ContactCaseRow>(q, params), (r) => r);
     },

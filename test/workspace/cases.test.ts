@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from '../../media-app/flow/limits';
 import type { FlowServices } from '../../media-app/flow/services';
 import { parseActions } from '../../core/flow';
 import { caseService } from '../../core/workspace/cases';
-import { newId } from '../../core/ids';
+import { EMPTY_UUID, newId } from '../../core/ids';
 import { startRig, team, conversationFor, expectError, type Rig, type Team } from './support';
 
 describe('contact cases: opened by case_create, worked through the agent API', function () {
@@ -93,6 +93,37 @@ describe('contact cases: opened by case_create, worked through the agent API', f
     expectError(await request(rig.t.app).get(`/v1.0/contact_cases/${newId()}`).query(q), 404, 'RESOURCE_NOT_FOUND');
     expectError(await request(rig.t.app).get('/v1.0/contact_cases').set(a), 403, 'PERMISSION_DENIED');
     expectError(await request(rig.t.app).put(`/v1.0/contact_cases/${caseId}`).query(q).send({ contact_id: newId() }), 400, 'INVALID_ARGUMENT');
+  });
+
+  it("unset references, timestamps and a system note's author answer in the reference's form, never null", async () => {
+    const conv = await conversationFor(rig, tm.f.customer.id, null);
+    const { vars } = await runFlow([{ type: 'case_create', option: { note: 'by the flow', sync: true } }], conv.id, { cases: caseService(rig.t.ctx.db) });
+    const id = String(vars.get('svc.contact_case.id'));
+    const q = { accesskey: tm.f.accesskey };
+    const unset = { contact_id: EMPTY_UUID, closed_by_id: EMPTY_UUID, previous_case_id: EMPTY_UUID, closed_at: '9999-01-01T00:00:00.000000Z', closed_by_type: '', closed_reason: '' };
+    expect((await request(rig.t.app).get(`/v1.0/contact_cases/${id}`).query(q)).body).to.include(unset);
+    const listed = (await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, reference_id: conv.id })).body.result;
+    expect(listed.find((c: { id: string }) => c.id === id)).to.include(unset);
+    const notes = (await request(rig.t.app).get(`/v1.0/contact_cases/${id}/notes`).query(q)).body.result;
+    expect(notes[0]).to.include({ author_type: 'system', author_id: EMPTY_UUID, tm_delete: '9999-01-01T00:00:00.000000Z' });
+    // a system note sent back with the empty UUID as its author is taken; a real author is not
+    const sys = await request(rig.t.app).post(`/v1.0/contact_cases/${id}/notes`).query(q).send({ author_type: 'system', author_id: EMPTY_UUID, text: 'echoed' });
+    expect(sys.status).to.equal(200);
+    expect(sys.body).to.include({ author_type: 'system', author_id: EMPTY_UUID });
+    expectError(await request(rig.t.app).post(`/v1.0/contact_cases/${id}/notes`).query(q).send({ author_type: 'system', author_id: tm.a.id, text: 'x' }), 400, 'INVALID_ARGUMENT');
+    // contact_id: a contact sets it; null and the empty UUID both detach it
+    const contact = await request(rig.t.app).post('/v1.0/contacts').query(q).send({ first_name: 'Case' });
+    expect((await request(rig.t.app).put(`/v1.0/contact_cases/${id}`).query(q).send({ contact_id: contact.body.id })).body.contact_id).to.equal(contact.body.id);
+    expect((await request(rig.t.app).put(`/v1.0/contact_cases/${id}`).query(q).send({ contact_id: null })).body.contact_id).to.equal(EMPTY_UUID);
+    await request(rig.t.app).put(`/v1.0/contact_cases/${id}`).query(q).send({ contact_id: contact.body.id });
+    expect((await request(rig.t.app).put(`/v1.0/contact_cases/${id}`).query(q).send({ contact_id: EMPTY_UUID })).body.contact_id).to.equal(EMPTY_UUID);
+    const closed = await request(rig.t.app).post(`/v1.0/contact_cases/${id}/close`).query(q);
+    expect(closed.body.closed_at).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/).and.not.equal(unset.closed_at);
+    expect(closed.body.contact_id).to.equal(EMPTY_UUID);
+    // the empty UUID as a filter finds the cases without a contact
+    const without = (await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, contact_id: EMPTY_UUID })).body.result;
+    expect(without.map((c: { id: string }) => c.id)).to.include(id);
+    expect((await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, contact_id: contact.body.id })).body.result).to.deep.equal([]);
   });
 
   it('an unowned case shows in unresolved; without the workspace subsystem case_create fails the activeflow clearly', async () => {

@@ -3,13 +3,7 @@
  * its reference), then the case is worked through the API: by the admin (contact, notes, close,
  * continue) and by a service agent who takes it (get, contact, notes, close).
  */
-import type { Known, Step, State } from '../steps';
-
-/** The reference describes these fields as "Nullable" (contact_id, closed_at, closed_by_id, author_id) but types them plain strings. */
-const CASE_NULLABLE: Known = {
-  reason: 'a case\'s unset contact_id, closed_at, closed_by_id and previous_case_id, and a system note\'s author_id, are null: the reference\'s own descriptions say "Nullable" ("Nullable until resolved", "Nullable for system-authored notes") while its schema types them as plain strings',
-  shows: /^body does not match the reference schema: ((\/result\/\d+)?\/(contact_id|closed_at|closed_by_id|previous_case_id|author_id) must be string \{"type":"string"\}(; |$))+$/,
-};
+import type { Step, State } from '../steps';
 
 const SRC = { type: 'tel', target: '+899100000002' };
 /** Ids the list waits find (an `until` sees only the response body). */
@@ -36,22 +30,22 @@ export const liveCases: Record<string, Step[]> = {
       }),
       save: (s, b) => { s.caseCall = String((b.calls as { id: string }[])[0]!.id); ids.caseCall = s.caseCall; },
     },
-    { op: 'get /contact_cases/{id}', differs: CASE_NULLABLE, url: c(), until: caseOf('caseCall', 'case') },
-    { op: 'put /contact_cases/{id}', differs: CASE_NULLABLE, url: c(), body: () => ({ contact_id: null }) },
+    { op: 'get /contact_cases/{id}', url: c(), until: caseOf('caseCall', 'case') },
+    { op: 'put /contact_cases/{id}', url: c(), body: () => ({ contact_id: null }) },
     { op: 'post /contact_cases/{id}/notes', url: c('/notes'), body: () => ({ text: 'called back' }), save: (_s, b) => { ids.note = String(b.id); } },
-    { op: 'get /contact_cases/{id}/notes', differs: CASE_NULLABLE, url: c('/notes') },
+    { op: 'get /contact_cases/{id}/notes', url: c('/notes') },
     { op: 'delete /contact_cases/{id}/notes/{note_id}', url: () => `/contact_cases/${ids.case}/notes/${ids.note}` },
     // a service agent takes the case and works it
-    { op: 'post /service_agents/contact_cases/{id}/assign', differs: CASE_NULLABLE, as: 'peer', url: sa('/assign'), body: (s: State) => ({ owner_id: s.peerAgent }) },
-    { op: 'get /service_agents/contact_cases/{id}', differs: CASE_NULLABLE, as: 'peer', url: sa() },
-    { op: 'put /service_agents/contact_cases/{id}', differs: CASE_NULLABLE, as: 'peer', url: sa(), body: () => ({ contact_id: null }) },
+    { op: 'post /service_agents/contact_cases/{id}/assign', as: 'peer', url: sa('/assign'), body: (s: State) => ({ owner_id: s.peerAgent }) },
+    { op: 'get /service_agents/contact_cases/{id}', as: 'peer', url: sa() },
+    { op: 'put /service_agents/contact_cases/{id}', as: 'peer', url: sa(), body: () => ({ contact_id: null }) },
     { op: 'post /service_agents/contact_cases/{id}/notes', as: 'peer', url: sa('/notes'), body: () => ({ text: 'left a voicemail' }), save: (_s, b) => { ids.saNote = String(b.id); } },
-    { op: 'get /service_agents/contact_cases/{id}/notes', differs: CASE_NULLABLE, as: 'peer', url: sa('/notes') },
+    { op: 'get /service_agents/contact_cases/{id}/notes', as: 'peer', url: sa('/notes') },
     { op: 'delete /service_agents/contact_cases/{id}/notes/{note_id}', as: 'peer', url: () => `/service_agents/contact_cases/${ids.case}/notes/${ids.saNote}` },
-    { op: 'post /service_agents/contact_cases/{id}/close', differs: CASE_NULLABLE, as: 'peer', url: sa('/close') },
+    { op: 'post /service_agents/contact_cases/{id}/close', as: 'peer', url: sa('/close') },
     // the closed case continued (a new open case), which the admin closes
-    { op: 'post /contact_cases/{id}/continue', differs: CASE_NULLABLE, url: c('/continue'), save: (_s, b) => { ids.case = String(b.id); } },
-    { op: 'post /contact_cases/{id}/close', differs: CASE_NULLABLE, url: c('/close') },
+    { op: 'post /contact_cases/{id}/continue', url: c('/continue'), save: (_s, b) => { ids.case = String(b.id); } },
+    { op: 'post /contact_cases/{id}/close', url: c('/close') },
     { op: 'post /calls/{id}/hangup', again: true, url: (s) => `/calls/${s.caseCall}/hangup` },
   ],
 };
