@@ -1,63 +1,37 @@
-// POST /billing_account/paddle_portal_session against a stand-in of Paddle's Billing API on loopback (a
-// real HTTP server that answers POST /customers/{id}/portal-sessions as Paddle does, checking the bearer
-// key and the body): the operator links a billing account to a Paddle customer (PUT /billing_accounts/{id},
-// ProjectSuperAdmin only, `ctm_...`), the customer's admin gets the portal's overview URL. No key: 503;
-// no link: 400; a Paddle error (401, 500, not JSON): 503 without Paddle's text; below admin: 403.
-import http from 'node:http';
+// POST /billing_account/paddle_portal_session against a stand-in of Paddle's Billing API on loopback
+// (test/support/paddle-server.ts, a real HTTP server answering POST /customers/{id}/portal-sessions as
+// Paddle does, checking the bearer key): the operator links a billing account to a Paddle customer
+// (PUT /billing_accounts/{id}, ProjectSuperAdmin only, `ctm_...`), the customer's admin gets the
+// portal's overview URL. No key: 503; no link: 400; a Paddle error (403, 500, not JSON): 503 without
+// Paddle's text; below admin: 403.
 import { expect } from 'chai';
 import { as } from '../resources/support';
 import { useParties } from './support';
+import { PADDLE_SECRET_TEXT, startPaddleServer, type PaddleServer } from '../../support/paddle-server';
 
 const KEY = 'pdl_live_apikey_0123456789abcdef';
 const CTM = 'ctm_01h8bxq9f3e4t5a6g7h8j9k0';
-const OVERVIEW = 'https://customer-portal.paddle.com/cpl_01j7zbyqs3vah3c4sfcqk9r2d6?action=overview&token=pga_eyJhbGciOi';
-const SECRET_TEXT = 'internal paddle detail 7f3a';
-
-interface Seen { method: string; path: string; auth: string; type: string; body: unknown }
 
 describe('POST /billing_account/paddle_portal_session (Paddle)', function () {
   this.timeout(20000);
   const pt = useParties({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  let server: http.Server;
-  let mode: 'ok' | 'error500' | 'notjson' = 'ok';
-  const seen: Seen[] = [];
+  let paddle: PaddleServer;
   const saved = { url: process.env.PADDLE_API_URL, key: process.env.PADDLE_API_KEY };
 
   before(async () => {
-    server = http.createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c: Buffer) => (raw += c));
-      req.on('end', () => {
-        let body: unknown = null;
-        try { body = JSON.parse(raw); } catch { body = raw; }
-        seen.push({ method: req.method ?? '', path: req.url ?? '', auth: req.headers.authorization ?? '', type: req.headers['content-type'] ?? '', body });
-        const send = (status: number, json: object) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(json));
-        const paddleError = (status: number, code: string) =>
-          send(status, { error: { type: 'request_error', code, detail: SECRET_TEXT, documentation_url: 'https://developer.paddle.com/errors/shared/' + code }, meta: { request_id: 'b2a1' } });
-        if (req.headers.authorization !== `Bearer ${KEY}`) return paddleError(403, 'forbidden');
-        const m = /^\/customers\/(ctm_[a-z0-9]+)\/portal-sessions$/.exec(req.url ?? '');
-        if (req.method !== 'POST' || !m) return paddleError(404, 'not_found');
-        if (mode === 'error500') return paddleError(500, 'internal_error');
-        if (mode === 'notjson') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<html>${SECRET_TEXT}</html>`);
-        send(201, {
-          data: { id: 'cpls_01h8bxq9f3e4t5a6g7h8j9k0m', customer_id: m[1], urls: { general: { overview: OVERVIEW }, subscriptions: [] }, created_at: '2026-11-22T13:00:00Z' },
-          meta: { request_id: 'a1b2' },
-        });
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    process.env.PADDLE_API_URL = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    paddle = await startPaddleServer(KEY);
+    process.env.PADDLE_API_URL = paddle.url;
   });
-  after(() => {
+  after(async () => {
     for (const [k, v] of [['PADDLE_API_URL', saved.url], ['PADDLE_API_KEY', saved.key]] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
-    server?.close();
+    await paddle?.close();
   });
   beforeEach(() => {
-    seen.length = 0;
-    mode = 'ok';
+    paddle.seen.length = 0;
+    paddle.mode = 'ok';
     process.env.PADDLE_API_KEY = KEY;
   });
 
@@ -71,8 +45,8 @@ describe('POST /billing_account/paddle_portal_session (Paddle)', function () {
     expect(l.body.paddle_customer_id).to.equal(CTM);
     const r = await session(pt.a.admin);
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
-    expect(r.body).to.deep.equal({ url: OVERVIEW });
-    expect(seen).to.deep.equal([{ method: 'POST', path: `/customers/${CTM}/portal-sessions`, auth: `Bearer ${KEY}`, type: 'application/json', body: {} }]);
+    expect(r.body).to.deep.equal({ url: paddle.overview(CTM) });
+    expect(paddle.seen).to.deep.equal([{ method: 'POST', path: `/customers/${CTM}/portal-sessions`, auth: `Bearer ${KEY}`, type: 'application/json', body: {} }]);
   });
 
   it('no PADDLE_API_KEY: 503; no link: 400; Paddle refusing or failing: 503 without its text', async () => {
@@ -84,20 +58,20 @@ describe('POST /billing_account/paddle_portal_session (Paddle)', function () {
     const nolink = await session(pt.a.admin);
     expect([nolink.status, nolink.body.error?.reason]).to.deep.equal([400, 'INVALID_ARGUMENT']);
     expect(nolink.body.error.message).to.equal('no Paddle subscription is linked to this billing account');
-    expect(seen, 'Paddle is not asked without a key or a link').to.deep.equal([]);
+    expect(paddle.seen, 'Paddle is not asked without a key or a link').to.deep.equal([]);
     expect((await link(CTM)).status).to.equal(200);
     for (const m of ['error500', 'notjson'] as const) {
-      mode = m;
+      paddle.mode = m;
       const r = await session(pt.a.admin);
       expect([r.status, r.body.error?.reason], m).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
-      expect(JSON.stringify(r.body), m).to.not.include(SECRET_TEXT);
+      expect(JSON.stringify(r.body), m).to.not.include(PADDLE_SECRET_TEXT);
     }
-    mode = 'ok';
+    paddle.mode = 'ok';
     process.env.PADDLE_API_KEY = 'pdl_live_apikey_wrong000000000';
     const refused = await session(pt.a.admin);
     expect(refused.status).to.equal(503);
-    expect(JSON.stringify(refused.body)).to.not.include(SECRET_TEXT);
-    expect(seen.length, 'Paddle was asked each time').to.equal(3);
+    expect(JSON.stringify(refused.body)).to.not.include(PADDLE_SECRET_TEXT);
+    expect(paddle.seen.length, 'Paddle was asked each time').to.equal(3);
   });
 
   it("only the customer's admin; only the operator sets the link, in ctm_ form", async () => {
