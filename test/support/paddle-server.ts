@@ -2,7 +2,7 @@
  * A stand-in of Paddle's Billing API on loopback, for tests: a real HTTP server answering
  * POST /customers/{ctm_...}/portal-sessions as Paddle does (201, `data.urls.general.overview`), checking
  * the bearer key; any other request gets Paddle's error form. `mode` makes it fail (500, or a 200 that
- * is not JSON); every error carries `SECRET_TEXT` so a test can check it is not echoed. Requests are
+ * is not JSON, or no answer at all); every error carries `SECRET_TEXT` so a test can check it is not echoed. Requests are
  * kept in `seen`.
  *
  *   const paddle = await startPaddleServer('pdl_live_apikey_...');
@@ -18,7 +18,8 @@ export interface PaddleSeen { method: string; path: string; auth: string; type: 
 export interface PaddleServer {
   url: string;
   seen: PaddleSeen[];
-  mode: 'ok' | 'error500' | 'notjson';
+  /** ok; error500: Paddle's 500; notjson: a 200 HTML page; hang: never answers (until closed). */
+  mode: 'ok' | 'error500' | 'notjson' | 'hang';
   /** The overview URL of a session for `customerId`. */
   overview(customerId: string): string;
   close(): Promise<void>;
@@ -43,6 +44,7 @@ export async function startPaddleServer(key: string): Promise<PaddleServer> {
       if (req.headers.authorization !== `Bearer ${key}`) return paddleError(403, 'forbidden');
       const m = /^\/customers\/(ctm_[a-z0-9]+)\/portal-sessions$/.exec(req.url ?? '');
       if (req.method !== 'POST' || !m) return paddleError(404, 'not_found');
+      if (out.mode === 'hang') return;
       if (out.mode === 'error500') return paddleError(500, 'internal_error');
       if (out.mode === 'notjson') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<html>${PADDLE_SECRET_TEXT}</html>`);
       send(201, {
@@ -57,7 +59,10 @@ export async function startPaddleServer(key: string): Promise<PaddleServer> {
     seen: [],
     mode: 'ok',
     overview,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
   };
   return out;
 }

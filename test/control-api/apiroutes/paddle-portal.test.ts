@@ -2,7 +2,7 @@
 // (test/support/paddle-server.ts, a real HTTP server answering POST /customers/{id}/portal-sessions as
 // Paddle does, checking the bearer key): the operator links a billing account to a Paddle customer
 // (PUT /billing_accounts/{id}, ProjectSuperAdmin only, `ctm_...`), the customer's admin gets the
-// portal's overview URL. No key: 503; no link: 400; a Paddle error (403, 500, not JSON): 503 without
+// portal's overview URL. No key: 503; no link: 400; a Paddle error (403, 500, not JSON, no answer): 503 without
 // Paddle's text; below admin: 403.
 import { expect } from 'chai';
 import { as } from '../resources/support';
@@ -72,6 +72,17 @@ describe('POST /billing_account/paddle_portal_session (Paddle)', function () {
     expect(refused.status).to.equal(503);
     expect(JSON.stringify(refused.body)).to.not.include(PADDLE_SECRET_TEXT);
     expect(paddle.seen.length, 'Paddle was asked each time').to.equal(3);
+  });
+
+  it('Paddle not answering: 503 once the 10 s deadline passes', async function () {
+    this.timeout(30000);
+    expect((await link(CTM)).status).to.equal(200);
+    paddle.mode = 'hang';
+    const t0 = Date.now();
+    const r = await session(pt.a.admin);
+    expect([r.status, r.body.error?.reason]).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
+    expect(Date.now() - t0).to.be.within(9000, 15000);
+    expect(paddle.seen.length).to.equal(1);
   });
 
   it("only the customer's admin; only the operator sets the link, in ctm_ form", async () => {
