@@ -90,6 +90,10 @@ const schema = z.object({
   // The browser phone (web/phone, control-api/webphone): where browsers reach SIP over WebSocket, and
   // how long an agent's browser SIP credential lives (core/workspace/web-sip-credentials.ts).
   SIP_WSS_PUBLIC_URL: url(['wss:', 'ws:']).optional(),
+  // The Paddle customer portal (POST /billing_account/paddle_portal_session, core/carriers/paddle.ts);
+  // read when asked. No key: that route answers 503.
+  PADDLE_API_URL: url(['https:', 'http:']).optional(),
+  PADDLE_API_KEY: z.string().trim().min(8, 'must be at least 8 characters').optional(),
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce.number({ message: 'must be a number of seconds' }).int().min(60).max(12 * 3600, 'must be at most 43200 (12 hours)').default(12 * 3600),
 });
 

@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { Request } from 'express';
 import { defineRoute, idParams, text, type AnyRoute } from '../route';
 import type { AuthContext } from '../context';
-import { ApiError, invalidArgument } from '../../core/errors';
+import { ApiError, invalidArgument, permissionDenied } from '../../core/errors';
+import { PADDLE_CUSTOMER_ID } from '../../core/carriers/paddle';
 import { isProjectSuperAdmin } from '../../core/permissions';
 import { newId } from '../../core/ids';
 import { billingAccountsRepo, billingAccountJson, MICROS_PER_UNIT, type BillingAccountRow } from '../../core/repos/billing-accounts';
@@ -32,6 +33,7 @@ export const BillingAccountSchema = z.object({
   balance_token: z.number().int(),
   payment_type: z.string(),
   payment_method: z.string(),
+  paddle_customer_id: z.string().describe("the linked Paddle customer (ctm_...), '' when none"),
   tm_last_topup: z.string(),
   tm_next_topup: z.string(),
   tm_create: z.string(),
@@ -91,13 +93,20 @@ function idempotencyKeyOf(req: Request): string {
 }
 
 export const accountNamesBody = z.object({ name: text().optional(), detail: text(1024).optional() });
+/** The operator's form of the update: also the linked Paddle customer ('' unlinks). */
+const operatorAccountBody = accountNamesBody.extend({
+  paddle_customer_id: z
+    .union([z.literal(''), z.string().regex(PADDLE_CUSTOMER_ID, 'must be a Paddle customer id (ctm_ and lower-case letters and digits)')])
+    .optional()
+    .describe("the Paddle customer (ctm_...) this account is linked to, '' to unlink; ProjectSuperAdmin only"),
+});
 export const paymentInfoBody = z.object({
   payment_type: z.enum(['', 'prepaid']).optional(),
   payment_method: z.enum(['', 'credit card']).optional(),
 });
 
 /** Applies a name/detail or payment info change to a visible account. */
-export async function updateAccount(db: Db, id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'payment_type' | 'payment_method'>>): Promise<BillingAccountRow> {
+export async function updateAccount(db: Db, id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'payment_type' | 'payment_method' | 'paddle_customer_id'>>): Promise<BillingAccountRow> {
   const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
   const a = await billingAccountsRepo(db).update(id, defined);
   if (!a) throw accountNotFound();
@@ -163,12 +172,15 @@ function accountRoutes(base: string, paths: AccountPaths): AnyRoute[] {
       method: 'put',
       path: `${base}/:id`,
       tag: 'Billing',
-      summary: "Update a billing account's name and detail",
+      summary: "Update a billing account's name and detail (and, for a ProjectSuperAdmin, its linked Paddle customer)",
       permission: 'admin',
       params: idParams,
-      body: accountNamesBody,
+      body: operatorAccountBody,
       response: BillingAccountSchema,
-      handler: async ({ params, body, auth, ctx }) => billingAccountJson(await updateAccount(ctx.db, (await visibleAccount(ctx.db, auth, params.id)).id, body)),
+      handler: async ({ params, body, auth, ctx }) => {
+        if (body.paddle_customer_id !== undefined && !isProjectSuperAdmin(auth.permission)) throw permissionDenied('only the platform operator links a billing account to a Paddle customer');
+        return billingAccountJson(await updateAccount(ctx.db, (await visibleAccount(ctx.db, auth, params.id)).id, body));
+      },
     }),
     defineRoute({
       method: 'put',

@@ -19,6 +19,8 @@ export interface BillingAccountRow {
   balance_token: number;
   payment_type: string;
   payment_method: string;
+  /** The linked Paddle customer (`ctm_...`), '' when none; set by the operator. */
+  paddle_customer_id: string;
   tm_last_topup: Date | null;
   tm_next_topup: Date | null;
   tm_create: Date;
@@ -41,6 +43,7 @@ export function billingAccountJson(a: BillingAccountRow) {
     balance_token: a.balance_token,
     payment_type: a.payment_type,
     payment_method: a.payment_method,
+    paddle_customer_id: a.paddle_customer_id,
     tm_last_topup: formatLegacy(a.tm_last_topup),
     tm_next_topup: formatLegacy(a.tm_next_topup),
     tm_create: formatLegacy(a.tm_create),
@@ -86,7 +89,7 @@ export function billingAccountsRepo(db: Db) {
       const [row] = await table().where({ id }).update(values as never).returning('*');
       return row as BillingAccountRow;
     },
-    async update(id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'status' | 'payment_type' | 'payment_method'>>): Promise<BillingAccountRow | null> {
+    async update(id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'status' | 'payment_type' | 'payment_method' | 'paddle_customer_id'>>): Promise<BillingAccountRow | null> {
       const [row] = await table().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as BillingAccountRow | undefined) ?? null;
     },

@@ -18,6 +18,7 @@ import { FakeTwilio } from '../control-api/messaging/support';
 import { TwilioProvider } from '../../core/messaging/twilio';
 import { configureMessaging } from '../../control-api/messaging/deps';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { startPaddleServer, type PaddleServer } from '../support/paddle-server';
 import { Permission } from '../../core/permissions';
 import { Reference, describeErrors } from './reference';
 import { scenarios } from './scenarios';
@@ -58,6 +59,9 @@ describe('conformance: the API against the reference document', function () {
   let peerToken: string;
   let llm: LlmServer;
   let savedLlmBase: string | undefined;
+  // The Paddle customer portal: a stand-in of Paddle's Billing API on loopback (settings read per request).
+  let paddle: PaddleServer;
+  const savedPaddle = { PADDLE_API_URL: process.env.PADDLE_API_URL, PADDLE_API_KEY: process.env.PADDLE_API_KEY };
   const s: State = {};
 
   before(async function () {
@@ -85,6 +89,9 @@ describe('conformance: the API against the reference document', function () {
     // Summaries use the server-wide LLM endpoint, read from the environment at request time.
     savedLlmBase = process.env.AI_LLM_BASE_URL;
     process.env.AI_LLM_BASE_URL = llm.url;
+    paddle = await startPaddleServer('pdl_conformance_key_0123456789');
+    process.env.PADDLE_API_URL = paddle.url;
+    process.env.PADDLE_API_KEY = 'pdl_conformance_key_0123456789';
     const f = await createFixture(t.ctx);
     token = f.token;
     superToken = (await createFixture(t.ctx, { permission: Permission.ProjectSuperAdmin })).token;
@@ -99,6 +106,11 @@ describe('conformance: the API against the reference document', function () {
     if (savedLlmBase === undefined) delete process.env.AI_LLM_BASE_URL;
     else process.env.AI_LLM_BASE_URL = savedLlmBase;
     await llm?.close();
+    for (const [k, v] of Object.entries(savedPaddle)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await paddle?.close();
     live.close();
     await twilio.stop();
     if (t) await closeCommandBus(t.ctx);

@@ -1,8 +1,9 @@
 /**
  * Hold, music on hold, silence and talk on a live call (a sipp party on loopback, live.ts), the
- * transcription of a live conference's mix, insight activation, the operator's provider calls and
- * storage account deletion. The service-agent creation routes need a conversation, case or call of
- * the agent and /providers/setup the carrier's API: listed in coverage.json with the suites that run them.
+ * transcription of a live conference's mix, insight activation, the operator's provider calls,
+ * storage account deletion and the Paddle portal of a linked billing account (a stand-in of Paddle's
+ * API on loopback). The service-agent creation routes need a conversation, case or call of the agent
+ * and /providers/setup the carrier's API: listed in coverage.json with the suites that run them.
  */
 import type { State, Step } from '../steps';
 
@@ -64,6 +65,13 @@ export const apicalls: Record<string, Step[]> = {
     { op: 'get /providercalls/{id}', url: (s) => `/providercalls/${s.providercall}`, ...su },
     { op: 'delete /providercalls/{id}', url: (s) => `/providercalls/${s.providercall}`, ...su },
     { op: 'delete /providers/{id}', again: true, url: (s) => `/providers/${s.pcProvider}`, ...su },
+  ],
+  // the operator links the customer's billing account (accounts.ts) to a Paddle customer; the customer's
+  // admin opens its portal (a stand-in of Paddle's API on loopback, test/support/paddle-server.ts)
+  paddle_portal: [
+    { op: 'put /billing_accounts/{id}', again: true, url: (s) => `/billing_accounts/${s.billingAccount}`, body: () => ({ paddle_customer_id: 'ctm_01h8bxq9f3e4t5a6g7h8j9k0' }), ...su },
+    { op: 'post /billing_account/paddle_portal_session' },
+    { op: 'put /billing_accounts/{id}', again: true, url: (s) => `/billing_accounts/${s.billingAccount}`, body: () => ({ paddle_customer_id: '' }), ...su },
   ],
   // the operator's own customer's account (made on first use), deleted with its (no) files
   storage_account_delete: [
