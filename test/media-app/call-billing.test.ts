@@ -2,59 +2,37 @@
 // its minutes from answer to hangup, rounded up, once, at call_pstn_outgoing's rate; an unanswered
 // PSTN call and a SIP call cost nothing. The charge is written in the hangup's own transaction.
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
-import { CommandBus } from '../../core/commands/bus';
-import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { rates } from '../../core/billing/rates';
 import { parseActions } from '../../core/flow';
-import { repos } from '../../core/repos';
 import { callsRepo } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
-import { providersRepo } from '../../core/repos/providers';
-import { routesRepo } from '../../core/repos/routes';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+import { answeringUas, sipp, until } from './harness';
+import { pstnCustomer, startOriginating, type Originating } from './originating';
 
 describe('media-app: calls are charged when they end', function () {
   this.timeout(90_000);
-  let p: Platform;
-  let bus: CommandBus;
-  let busRedis: Redis;
+  let o: Originating;
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+    o = await startOriginating();
   });
-  after(async () => {
-    killAllSipp();
-    await bus?.close();
-    busRedis?.disconnect();
-    await p?.close();
-  });
+  after(async () => o?.close());
 
-  /** A customer with 1 USD, a flow that talks `seconds` of silence-free speech then hangs up, and a provider on `port`. */
+  /** A customer who may call numbers (1 USD, a provider on `port`), a flow that talks then hangs up, and its call to `destination`. */
   async function setup(destination: { type: 'tel' | 'sip'; target: string }, port: number) {
     const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `bill${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'bill' })).id;
+    const { cid, accountId } = await pstnCustomer(db, port);
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([{ type: 'talk', option: { text: 'Your appointment is tomorrow at nine.', language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
-    const provider = await providersRepo(db).create({
-      type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: [], name: 'gw', detail: '',
-    } as never);
-    await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
-    await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
-    const account = await ensureBillingAccount(db, cid);
-    await addBalance(db, account.id, 1_000_000, `bill:${cid}`);
     const row = await callsRepo(db).create({
       customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+15550001111' }, destination, direction: 'outgoing', status: 'dialing',
     });
-    const balance = async () => (await db('billing_accounts').where({ id: account.id }).first()).balance_credit as number;
+    const balance = async () => (await db('billing_accounts').where({ id: accountId }).first()).balance_credit as number;
     const billings = () => db('billings').where({ customer_id: cid, transaction_type: 'usage' });
     const ended = () => until(async () => ((await callsRepo(db).get(row.id))?.status === 'hangup' ? callsRepo(db).get(row.id) : null), 20_000, 'hangup');
     return { db, cid, row, balance, billings, ended };
@@ -64,7 +42,7 @@ describe('media-app: calls are charged when they end', function () {
     const port = await freePort();
     const s = await setup({ type: 'tel', target: '+15557654321' }, port);
     const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
-    await bus.originate([s.row.id], s.cid);
+    await o.bus.originate([s.row.id], s.cid);
     expect((await gw.done).code).to.equal(0);
     const call = (await s.ended())!;
     expect(call.tm_progressing).to.be.instanceOf(Date);
@@ -84,13 +62,13 @@ describe('media-app: calls are charged when they end', function () {
     const port = await freePort();
     const busy = await setup({ type: 'tel', target: '+15557654322' }, port);
     const gw = sipp(answeringUas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1']);
-    await bus.originate([busy.row.id], busy.cid);
+    await o.bus.originate([busy.row.id], busy.cid);
     await gw.done;
     expect((await busy.ended())!.hangup_reason).to.equal('busy');
     const sipPort = await freePort();
     const sip = await setup({ type: 'sip', target: `callee@127.0.0.1:${sipPort}` }, await freePort());
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(sipPort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
-    await bus.originate([sip.row.id], sip.cid);
+    await o.bus.originate([sip.row.id], sip.cid);
     await callee.done;
     expect((await sip.ended())!.tm_progressing).to.be.instanceOf(Date);
     await new Promise((r) => setTimeout(r, 500));

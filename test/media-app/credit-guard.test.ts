@@ -2,19 +2,14 @@
 // its calls have started, or the next minute it is about to start. Unit rules on core/billing/credit.ts,
 // then a real call through a provider (sipp) whose customer's balance is taken away mid-call.
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
-import { CommandBus } from '../../core/commands/bus';
-import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { callsToEnd } from '../../core/billing/credit';
 import { parseActions } from '../../core/flow';
-import { repos } from '../../core/repos';
 import { callsRepo } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
-import { providersRepo } from '../../core/repos/providers';
-import { routesRepo } from '../../core/repos/routes';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+import { answeringUas, sipp, until } from './harness';
+import { pstnCustomer, startOriginating, type Originating } from './originating';
 
 const T0 = Date.UTC(2026, 0, 1);
 const call = (id: string, answeredSecAgo: number, now: number) => ({ id, tm_progressing: new Date(now - answeredSecAgo * 1000) });
@@ -48,49 +43,32 @@ describe('credit rule (core/billing/credit.ts)', () => {
 
 describe('media-app credit guard', function () {
   this.timeout(90_000);
-  let p: Platform;
-  let bus: CommandBus;
-  let busRedis: Redis;
+  let o: Originating;
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', CREDIT_GUARD_INTERVAL_MS: '500' });
-    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+    o = await startOriginating({ CREDIT_GUARD_INTERVAL_MS: '500' });
   });
-  after(async () => {
-    killAllSipp();
-    await bus?.close();
-    busRedis?.disconnect();
-    await p?.close();
-  });
+  after(async () => o?.close());
 
   it('an answered PSTN call ends within seconds once the balance no longer pays it; it is charged its started minute', async () => {
     const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `credit${Date.now()}@example.test`, status: 'active', name: 'credit' })).id;
+    const port = await freePort();
+    const { cid, accountId } = await pstnCustomer(db, port, 100_000);
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([{ type: 'sleep', option: { duration: 30_000 } }, { type: 'hangup' }]),
     } as never);
-    const port = await freePort();
-    const provider = await providersRepo(db).create({
-      type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: [], name: 'gw', detail: '',
-    } as never);
-    await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
-    await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
-    const account = await ensureBillingAccount(db, cid);
-    await addBalance(db, account.id, 100_000, `credit:${cid}`);
     const row = await callsRepo(db).create({
       customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+15550001111' }, destination: { type: 'tel', target: '+15557650000' }, direction: 'outgoing', status: 'dialing',
     });
     const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 45_000 });
-    await bus.originate([row.id], cid);
+    await o.bus.originate([row.id], cid);
     await until(async () => ((await callsRepo(db).get(row.id))?.status === 'progressing' ? true : null), 10_000, 'answered');
     await new Promise((r) => setTimeout(r, 1500));
     expect((await callsRepo(db).get(row.id))!.status, 'paid: still up').to.equal('progressing');
     // the balance is spent elsewhere (another charge, an operator's correction)
-    await db('billing_accounts').where({ id: account.id }).update({ balance_credit: 0 });
+    await db('billing_accounts').where({ id: accountId }).update({ balance_credit: 0 });
     const t0 = Date.now();
     const done = await until(async () => { const c = await callsRepo(db).get(row.id); return c?.status === 'hangup' ? c : null; }, 10_000, 'ended by the credit guard');
     expect(Date.now() - t0).to.be.below(5000);

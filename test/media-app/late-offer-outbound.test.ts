@@ -2,15 +2,15 @@
 // offer); once up, the callee sends a re-INVITE without SDP. The platform answers with a fresh offer
 // in the 200 and the callee's answer in the ACK moves the flow's speech to the new port.
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
-import { CommandBus } from '../../core/commands/bus';
+import type { CommandBus } from '../../core/commands/bus';
 import { parseActions } from '../../core/flow';
 import { callsRepo } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../support/db';
 import { freePort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, startPlatform, until, type Platform } from './harness';
+import { RtpSink, sipp, until, type Platform } from './harness';
+import { startOriginating, type Originating } from './originating';
 
 const sdp = (port: number, version: number) => `v=0
 o=- 7 ${version} IN IP4 127.0.0.1
@@ -93,22 +93,16 @@ Content-Length: 0
 
 describe('media-app late offer on an outbound leg', function () {
   this.timeout(90_000);
+  let o: Originating;
   let p: Platform;
   let bus: CommandBus;
-  let busRedis: Redis;
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+    o = await startOriginating({});
+    ({ p, bus } = o);
   });
-  after(async () => {
-    killAllSipp();
-    await bus?.close();
-    busRedis?.disconnect();
-    await p?.close();
-  });
+  after(async () => o?.close());
 
   it("the callee's SDP-less re-INVITE gets our offer in the 200; the ACK's answer moves the speech to the new port", async () => {
     const db = await testDb();

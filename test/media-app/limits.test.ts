@@ -1,17 +1,17 @@
 // Call limits and execution modes: maximum duration (hangup_reason timeout), early execution (the flow
 // starts while the callee still rings), and a provider calling a number (source by address).
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callsRepo } from '../../core/repos/calls';
 import { numbersRepo } from '../../core/repos/numbers';
 import { providersRepo } from '../../core/repos/providers';
 import { repos } from '../../core/repos';
-import { CommandBus } from '../../core/commands/bus';
+import type { CommandBus } from '../../core/commands/bus';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+import { answeringUas, RtpSink, sipp, uacWaitsForBye, until, type Platform } from './harness';
+import { startOriginating, type Originating } from './originating';
 
 /** UAS: 180, a pause, 200, then waits for the platform's BYE. */
 const slowUas = (pauseMs: number) =>
@@ -19,22 +19,16 @@ const slowUas = (pauseMs: number) =>
 
 describe('media-app call limits and modes', function () {
   this.timeout(90_000);
+  let o: Originating;
   let p: Platform;
   let bus: CommandBus;
-  let busRedis: Redis;
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', CALL_MAX_DURATION_MS: '2000' });
-    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+    o = await startOriginating({ CALL_MAX_DURATION_MS: '2000' });
+    ({ p, bus } = o);
   });
-  after(async () => {
-    killAllSipp();
-    await bus?.close();
-    busRedis?.disconnect();
-    await p?.close();
-  });
+  after(async () => o?.close());
 
   async function outgoing(text: string, data: Record<string, unknown> = {}) {
     const db = await testDb();

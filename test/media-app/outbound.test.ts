@@ -1,41 +1,33 @@
 // Outbound calls end to end: the originate command goes through the real BullMQ queue (core/commands
 // CommandBus), media-app dials a sipp UAS through sip-server, runs the flow on answer and hangs up.
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
-import { providersRepo } from '../../core/repos/providers';
-import { routesRepo } from '../../core/repos/routes';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CommandBus } from '../../core/commands/bus';
+import type { CommandBus } from '../../core/commands/bus';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+import { answeringUas, eventsFor, sipp, until, type Platform } from './harness';
+import { providerRoute, startOriginating, type Originating } from './originating';
 
 const uas = (opts: { final?: number; cancel?: boolean } = {}) => answeringUas(opts);
 
 describe('media-app outbound calls (originate)', function () {
   this.timeout(90_000);
+  let o: Originating;
   let p: Platform;
   let bus: CommandBus;
-  let busRedis: Redis;
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-    bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
+    o = await startOriginating({});
+    ({ p, bus } = o);
   });
-  after(async () => {
-    killAllSipp();
-    await bus?.close();
-    busRedis?.disconnect();
-    await p?.close();
-  });
+  after(async () => o?.close());
 
   async function setup(data: Record<string, unknown> = {}) {
     const db = await testDb();
@@ -128,15 +120,8 @@ describe('media-app outbound calls (originate)', function () {
   it('tel destinations go through the routes: the first provider fails (503), the next one answers', async () => {
     const { db, cid, row: base } = await setup();
     const [p1, p2] = [await freePort(), await freePort()];
-    const provider = (port: number, name: string) =>
-      providersRepo(db).create({
-        type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-        auth_username: '', auth_password: '', codecs: [], name, detail: '',
-      } as never);
-    const first = await provider(p1, 'first');
-    const second = await provider(p2, 'second');
-    await routesRepo(db).create({ customer_id: cid, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
-    await routesRepo(db).create({ customer_id: cid, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
+    await providerRoute(db, cid, p1, 'first', 1);
+    await providerRoute(db, cid, p2, 'second', 2);
     await db('calls').where({ id: base.id }).update({ destination: JSON.stringify({ type: 'tel', target: '+15557654321' }) });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
     await addBalance(db, (await ensureBillingAccount(db, cid)).id, 1_000_000, `outbound:${cid}`); // charged: the first minute must be affordable
