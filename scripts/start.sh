@@ -12,6 +12,8 @@ started=$(cat .data/started 2>/dev/null || true)
 export MEDIA_WORKER_NICE="${MEDIA_WORKER_NICE--10}"
 # SIP over WebSocket on loopback (SIP_WS_HOST) for the browser phone; SIP_WS_PORT= in .env turns it off
 export SIP_WS_PORT="${SIP_WS_PORT-5066}"
+# the browser phone's WebSocket URL (/phone/config.json, its CSP): that loopback listener unless set
+if [ -n "$SIP_WS_PORT" ]; then export SIP_WSS_PUBLIC_URL="${SIP_WSS_PUBLIC_URL-ws://127.0.0.1:${SIP_WS_PORT}}"; fi
 trap ':' INT   # the node supervisor handles Ctrl-C and stops its children; this shell then cleans up
 status=0
 node --require tsx/cjs scripts/start.ts "$@" || status=$?
