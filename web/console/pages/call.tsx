@@ -22,15 +22,19 @@ export function CallPage({ id }: { id: string }) {
   const act = useAction();
   const now = useNow();
 
-  useEffect(
-    () =>
-      events.subscribe(topic('call', id), (e) => {
-        if (!e.event_type.startsWith('call_')) return;
-        call.set(e.data as unknown as Call);
-        timeline.reload();
-      }),
-    [events, id],
-  );
+  useEffect(() => {
+    const off = events.subscribe(topic('call', id), (e) => {
+      if (!e.event_type.startsWith('call_')) return;
+      call.set(e.data as unknown as Call);
+      timeline.reload();
+    });
+    // a change between the first GET and the subscription taking effect sends no event we see: read again
+    const again = [1000, 4000].map((ms) => window.setTimeout(() => call.reload(), ms));
+    return () => {
+      off();
+      for (const t of again) window.clearTimeout(t);
+    };
+  }, [events, id]);
   // Starting or stopping a recording publishes no call event: the recording's own events say it.
   useEffect(
     () =>
