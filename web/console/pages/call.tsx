@@ -52,7 +52,12 @@ export function CallPage({ id }: { id: string }) {
   const answered = c.status === 'progressing';
   const recording = c.recording_id && c.recording_id !== EMPTY;
   const muted = isMuted(c);
-  const post = (path: string, body?: unknown) => act.run(() => api.post<Call>(path, body).then((r) => call.set({ ...c, ...r })));
+  // an action's later effect (hangup after terminating) comes as an event; read again too, in case it is missed
+  const post = (path: string, body?: unknown) =>
+    act.run(() => api.post<Call>(path, body).then((r) => {
+      call.set({ ...c, ...r });
+      for (const ms of [1000, 4000]) window.setTimeout(() => call.reload(), ms);
+    }));
 
   return (
     <>
