@@ -143,6 +143,15 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
       await page.click('.card-head button');
       await page.waitForSelector('table[aria-label="Webhook deliveries"] .wh-delivered');
       expect(await textOf(page)).to.include('number_updated');
+      // "Send a test event": the receiver gets a webhook_test, and the page shows its delivery
+      const before = got.length;
+      await page.click('button[data-action=webhook-test]');
+      await until(async () => (got.slice(before).some((b) => JSON.parse(b).event_type === 'webhook_test') ? true : null), 10_000, 'the test event at the receiver');
+      await page.waitForSelector('[data-field=webhook-test][data-status=delivered]', { timeout: 10_000 });
+      expect(await js<string>(page, `document.querySelector('[data-field=webhook-test]').innerText`)).to.include('HTTP 200');
+      await page.waitForFunction(`[...document.querySelectorAll('table[aria-label="Webhook deliveries"] tr')].some((tr) => tr.innerText.includes('webhook_test') && tr.querySelector('.wh-delivered'))`, { timeout: 5000 });
+      const testEvent = JSON.parse(got.slice(before).find((b) => JSON.parse(b).event_type === 'webhook_test')!) as { data: { customer_id: string } };
+      expect(testEvent.data.customer_id).to.equal(f.customer.id);
       await shot(rig, page, 'webhooks');
     } finally {
       receiver.close();
