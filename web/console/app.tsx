@@ -1,6 +1,6 @@
 /** The console shell: session state, the navigation, and the page of the current hash route. */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { auth, isSuperAdmin, onGateError } from './api';
+import { auth, canManage, isSuperAdmin, onGateError } from './api';
 import { EventStream, type SocketState } from './events';
 import { loadSession, next, type Session } from './session';
 import { useRoute, href, type Route } from './router';
@@ -72,7 +72,8 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
     me,
     customer,
     events,
-    topic: (resource, id = '*') => `customer_id:${customer.id}:${resource}:${id}`,
+    // customer-wide topics need manager permission; an agent follows what concerns it
+    topic: (resource, id = '*') => (canManage(me) ? `customer_id:${customer.id}:${resource}:${id}` : `agent_id:${me.id}:${resource}:${id}`),
   };
   const operator = isSuperAdmin(me);
   const section = props.route.path[0] || 'calls';

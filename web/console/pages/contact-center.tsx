@@ -1,12 +1,13 @@
 /**
  * Agents, queues and campaigns: who is available, who waits in which queue, how far each campaign
- * got. Live: agent, queuecall and campaigncall events refresh the lists. The browser phone
- * (web/phone/, issue #21) takes its place in the "Phone" card once it lands.
+ * got. Live: agent, queuecall and campaigncall events refresh the lists. The "Phone" card embeds
+ * the browser phone for the signed-in agent (components/agent-phone.tsx).
  */
 import { useEffect } from 'preact/hooks';
 import { api, type Agent } from '../api';
 import { useConsole } from '../context';
 import { ErrorLine, Section, Table, seconds, useLoad } from '../components/common';
+import { AgentPhone } from '../components/agent-phone';
 
 interface Queue { id: string; name: string; routing_method: string; wait_queuecall_ids: string[]; service_queuecall_ids: string[]; total_incoming_count: number; total_serviced_count: number; total_abandoned_count: number }
 interface Queuecall { id: string; queue_id: string; status: string; reference_id: string; duration_waiting: number; tm_create: string }
@@ -98,8 +99,8 @@ export function ContactCenterPage() {
         />
       </Section>
       <Section title="Phone">
-        {/* The browser phone (web/phone/, issue #21) mounts here for agents. */}
-        <div id="phone-slot" class="empty">The browser phone will be here: take queue calls in the page.</div>
+        {/* The browser phone (web/phone/) for the signed-in agent: its queue calls ring here. */}
+        <div id="phone-slot"><AgentPhone /></div>
       </Section>
     </>
   );
