@@ -36,6 +36,8 @@ export interface ConsoleOptions {
    * ICE candidates allowed.
    */
   phone?: { rtpengineNg: string; wav?: string };
+  /** More settings for control-api (e.g. SMTP_URL). */
+  env?: Record<string, string>;
 }
 
 export async function startConsole(opts: ConsoleOptions = {}): Promise<ConsoleRig> {
@@ -47,6 +49,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<ConsoleRi
   const base = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', PUBLIC_URL: base };
   if (platform) Object.assign(env, { REDIS_KEY_PREFIX: platform.config.redisKeyPrefix, DATA_DIR: platform.config.dataDir, SIP_DOMAIN: platform.config.sipDomain });
+  Object.assign(env, opts.env);
   if (platform && opts.phone) env.SIP_WSS_PUBLIC_URL = `ws://127.0.0.1:${platform.stack.listeningPoint('ws')!.port}`;
   const t = await buildTestApp({ env });
   const server = http.createServer(t.app);

@@ -99,6 +99,7 @@ export const auth = {
   verify: (token: string) => send<{ customer: Customer }>('POST', '/auth/email-verify', { token }),
   resendVerification: (email: string) => send<Record<string, unknown>>('POST', '/auth/email-verify-resend', { email }),
   passwordForgot: (username: string) => send<Record<string, unknown>>('POST', '/auth/password-forgot', { username }),
+  passwordReset: (token: string, password: string) => send<Record<string, unknown>>('POST', '/auth/password-reset', { token, password }),
   /** A frozen account's recovery: cancel the scheduled deletion. */
   cancelUnregister: () => send<Customer>('DELETE', '/auth/unregister'),
   signOut: () => send<void>('POST', '/console/sign-out'),

@@ -3,9 +3,10 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { auth, canManage, isSuperAdmin, onGateError } from './api';
 import { EventStream, type SocketState } from './events';
 import { loadSession, next, type Session } from './session';
-import { useRoute, href, type Route } from './router';
+import { landingOf, useRoute, href, type Route } from './router';
 import { Ctx, type ConsoleContext } from './context';
 import { SignIn, SignUp, Verify } from './pages/sign-in';
+import { SetPassword } from './pages/set-password';
 import { GateBanner } from './pages/gate';
 import { CallsPage } from './pages/calls';
 import { CallPage } from './pages/call';
@@ -33,6 +34,7 @@ const NAV: { path: string; label: string; operator?: boolean }[] = [
 
 export function App() {
   const [session, setSession] = useState<Session>({ kind: 'loading' });
+  const [landing, setLanding] = useState(() => landingOf(location.pathname, location.search));
   const route = useRoute();
   const refresh = () => void loadSession().then((i) => setSession((s) => next(s, i)));
   useEffect(() => {
@@ -44,6 +46,11 @@ export function App() {
     setSession((s) => next(s, { type: 'signed-out' }));
   };
 
+  if (landing) {
+    // the mailed links: /console/verify?token=… and /console/password-reset?token=…
+    if (landing.page === 'verify') return <Verify token={landing.token} />;
+    return <SetPassword token={landing.token} onSignedIn={() => (history.replaceState(null, '', `${location.pathname.replace(/[^/]*$/, '')}#/calls`), setLanding(null), refresh())} />;
+  }
   if (route.path[0] === 'signup') return <SignUp />;
   if (route.path[0] === 'verify') return <Verify token={route.query.get('token') ?? ''} />;
   switch (session.kind) {

@@ -36,9 +36,10 @@ describe('newcomer journey', () => {
     expect(files.some((f) => f.endsWith('.eml'))).to.equal(true);
     const verify = await lastMail(h.outbox, email, 'verification');
     const link = new URL(verify!.link);
-    expect(link.pathname).to.equal('/auth/email-verify');
+    // the mailed link lands in the console; the auth group's own page takes the same token
+    expect(link.pathname).to.equal('/console/verify');
 
-    const page = await request(base).get(link.pathname + link.search);
+    const page = await request(base).get('/auth/email-verify' + link.search);
     expect(page.status).to.equal(200);
     expect(page.text).to.match(/<form[^>]*id="verify"[^>]*action="\/auth\/email-verify"/);
     const token = /name="token" value="([0-9a-f]{64})"/.exec(page.text)![1];
@@ -50,7 +51,8 @@ describe('newcomer journey', () => {
 
     const welcome = await lastMail(h.outbox, email, 'welcome');
     const resetLink = new URL(welcome!.link);
-    const form = await request(base).get(resetLink.pathname + resetLink.search);
+    expect(resetLink.pathname).to.equal('/console/password-reset');
+    const form = await request(base).get('/auth/password-reset' + resetLink.search);
     expect(form.status).to.equal(200);
     const resetToken = /name="token" value="([0-9a-f]{64})"/.exec(form.text)![1];
     const password = 'my first password';
@@ -99,13 +101,13 @@ describe('SMTP delivery of the account mails', () => {
       expect(received).to.have.length(1);
       expect(received[0].to).to.deep.equal([email]);
       const body = received[0].data.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-      const m = /http:\/\/127\.0\.0\.1:8080\/auth\/email-verify\?token=([0-9a-f]{64})/.exec(body);
+      const m = /http:\/\/127\.0\.0\.1:8080\/console\/verify\?token=([0-9a-f]{64})/.exec(body);
       expect(m, 'link in the mail').to.not.equal(null);
       expect(await fs.readdir(h.outbox)).to.have.length(0);
       // and the mailed token is the live one
       expect((await request(h.app).post('/auth/email-verify').send({ token: m![1] })).status).to.equal(200);
       expect(received.length).to.equal(2); // the set-password mail followed
-      expect(received[1].data.replace(/=\r?\n/g, '').replace(/=3D/g, '=')).to.match(/\/auth\/password-reset\?token=[0-9a-f]{64}/);
+      expect(received[1].data.replace(/=\r?\n/g, '').replace(/=3D/g, '=')).to.match(/\/console\/password-reset\?token=[0-9a-f]{64}/);
     } finally {
       await h.close();
       await new Promise<void>((resolve) => smtp.close(() => resolve()));

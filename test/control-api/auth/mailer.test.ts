@@ -23,8 +23,8 @@ describe('core/mail Mailer', () => {
     const txt = await fs.readFile(path.join(dir, files.find((f) => f.endsWith('.txt'))!), 'utf8');
     expect(eml).to.match(/^To: new@example\.test$/m);
     expect(eml).to.match(/^Subject: Verify your email$/m);
-    expect(decodeQp(eml)).to.contain(`http://127.0.0.1:9/auth/email-verify?token=${token}`);
-    expect(txt).to.contain(`http://127.0.0.1:9/auth/email-verify?token=${token}`);
+    expect(decodeQp(eml)).to.contain(`http://127.0.0.1:9/console/verify?token=${token}`);
+    expect(txt).to.contain(`http://127.0.0.1:9/console/verify?token=${token}`);
     expect(files[0]).to.contain('verification');
     await fs.rm(dir, { recursive: true });
   });
@@ -54,7 +54,7 @@ describe('core/mail Mailer', () => {
       await mailer.close();
       expect(received).to.have.length(1);
       expect(received[0].rcpt).to.deep.equal(['who@example.test']);
-      expect(decodeQp(received[0].data)).to.contain(`https://api.example.test/auth/password-reset?token=${token}`);
+      expect(decodeQp(received[0].data)).to.contain(`https://api.example.test/console/password-reset?token=${token}`);
       expect(await fs.readdir(dir)).to.have.length(0); // nothing went to the outbox
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
