@@ -9,16 +9,13 @@ import request from 'supertest';
 import type { Frame, HTTPRequest } from 'puppeteer-core';
 import { Permission } from '../../core/permissions';
 import { queuesRepo } from '../../core/repos/queues';
-import { queuecallsRepo } from '../../core/repos/queuecalls';
 import { tagsRepo } from '../../core/repos/tags';
 import { createAgent, createFixture, type Fixture } from '../support/api';
 import { chromiumAvailable } from '../support/browser';
 import { testDb } from '../support/db';
-import { freePort } from '../support/ports';
 import { Rtpengine } from '../support/rtpengine';
-import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from '../media-app/harness';
-import { callerUas } from '../queue/sip-parties';
-import { toneWav, type AudioStats } from '../webphone/harness';
+import { createExtension, killAllSipp, RtpSink, sleep } from '../media-app/harness';
+import { queueCallFromSipp, queuecallInService, toneWav, type AudioStats } from '../webphone/harness';
 import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 describe('console: the browser phone embedded for agents (Chromium, sipp, rtpengine)', function () {
@@ -76,23 +73,12 @@ describe('console: the browser phone embedded for agents (Chromium, sipp, rtpeng
     const queue = await queuesRepo(db).create(f.customer.id, { name: 'support', tag_ids: [tag.id], service_timeout: 20_000 });
     const sink = await RtpSink.open();
     try {
-      const callerPort = await freePort();
-      const uas = sipp(callerUas(sink.port), ['-i', '127.0.0.1', '-p', String(callerPort), '-m', '1'], { killAfterMs: 60_000 });
-      await sleep(300);
-      const r = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
-        source: { type: 'tel', target: '+15550007777' },
-        destinations: [{ type: 'sip', target: `caller@127.0.0.1:${callerPort}` }],
-        actions: [{ type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }],
-      });
-      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const uas = await queueCallFromSipp(rig.t.app, f.accesskey, queue.id, sink.port, '+15550007777');
       await page.waitForSelector('.agent-phone[data-phase=incoming]', { timeout: 20_000 });
       expect(await js<string>(page, `document.querySelector('[data-field=phone-call]').textContent`)).to.match(/^Incoming call from /);
       await page.click('[data-action=answer]');
       await page.waitForSelector('.agent-phone[data-phase=connected]', { timeout: 10_000 });
-      const qc = await until(async () => {
-        const q = await db('queuecalls').where({ queue_id: queue.id }).first();
-        return q ? queuecallsRepo(db).get(null, q.id).then((x) => (x?.status === 'service' ? x : null)) : null;
-      }, 15_000, 'queuecall in service');
+      const qc = await queuecallInService(db, queue.id);
       expect(qc.service_agent_id).to.equal(a.agent.id);
       // audio: the browser receives the caller side, and the browser's tone reaches the caller
       await sleep(1500);

@@ -4,17 +4,14 @@
 // password is set and the console signs in. Links are taken from the mails as received.
 import { expect } from 'chai';
 import request from 'supertest';
-import { SMTPServer } from 'smtp-server';
 import { chromiumAvailable } from '../support/browser';
-import { freePort } from '../support/ports';
+import { mailText, startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from '../support/smtp';
 import { until } from '../media-app/harness';
-import { freshPage, js, shot, startConsole, textOf, type ConsoleRig } from './support';
+import { freshPage, js, shot, signUpInPage, startConsole, textOf, type ConsoleRig } from './support';
 
-interface Mail { to: string[]; data: string }
-
-/** The one link of a received mail (quoted-printable undone), which must be under `base`. */
-function linkOf(mail: Mail, base: string, path: string): string {
-  const body = mail.data.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+/** The one link of a received mail, which must be under `base`. */
+function linkOf(mail: ReceivedMail, base: string, path: string): string {
+  const body = mailText(mail);
   const m = new RegExp(`${base.replace(/[.]/g, '\\.')}${path}\\?token=[0-9a-f]{64}`).exec(body);
   expect(m, `a ${path} link in:\n${body}`).to.not.equal(null);
   return m![0];
@@ -23,45 +20,22 @@ function linkOf(mail: Mail, base: string, path: string): string {
 describe('console: sign-up, the verification mail and the password mail land in the console (Chromium, SMTP)', function () {
   this.timeout(90_000);
   let rig: ConsoleRig;
-  let smtp: SMTPServer;
-  const received: Mail[] = [];
+  let smtp: SmtpReceiver;
 
   before(async function () {
     if (!chromiumAvailable()) this.skip();
-    const port = await freePort();
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push({ to: session.envelope.rcptTo.map((r) => r.address), data: Buffer.concat(chunks).toString('utf8') });
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
-    rig = await startConsole({ env: { SMTP_URL: `smtp://127.0.0.1:${port}?ignoreTLS=true` } });
+    smtp = await startSmtpReceiver();
+    rig = await startConsole({ env: { SMTP_URL: smtp.url } });
   });
   after(async () => {
     await rig?.close();
-    await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+    await smtp?.close();
   });
 
   it('sign up → the mailed verification link verifies in the console → the mailed password link sets the password and signs in', async () => {
     const email = `mailed-${Date.now()}@example.test`;
-    const mailsTo = () => received.filter((m) => m.to.includes(email));
-    const page = await freshPage(rig);
-    await page.goto(`${rig.base}/console/`);
-    await page.waitForSelector('form[aria-label="Sign in"]');
-    await page.click('a[href="#/signup"]');
-    await page.waitForSelector('form[aria-label="Sign up"]');
-    await page.type('input[name=email]', email);
-    await page.type('input[name=name]', 'Mailed Ltd');
-    await page.click('form[aria-label="Sign up"] button[type=submit]');
-    await page.waitForFunction(`document.body.innerText.includes('Check your mailbox')`);
+    const mailsTo = () => smtp.received.filter((m) => m.to.includes(email));
+    const page = await signUpInPage(rig, email, 'Mailed Ltd');
 
     // the verification mail, as the SMTP receiver got it
     const verification = await until(async () => mailsTo()[0] ?? null, 5000, 'verification mail');

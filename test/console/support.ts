@@ -105,6 +105,21 @@ export async function signIn(rig: ConsoleRig, username: string, password: string
   return page;
 }
 
+/** A new page (own cookies) that signs up in the console (`shotName`: a screenshot of the filled form); it shows "Check your mailbox". */
+export async function signUpInPage(rig: ConsoleRig, email: string, name: string, shotName?: string): Promise<Page> {
+  const page = await freshPage(rig);
+  await page.goto(`${rig.base}/console/`);
+  await page.waitForSelector('form[aria-label="Sign in"]');
+  await page.click('a[href="#/signup"]');
+  await page.waitForSelector('form[aria-label="Sign up"]');
+  await page.type('input[name=email]', email);
+  await page.type('input[name=name]', name);
+  if (shotName) await shot(rig, page, shotName);
+  await page.click('form[aria-label="Sign up"] button[type=submit]');
+  await page.waitForFunction(`document.body.innerText.includes('Check your mailbox')`);
+  return page;
+}
+
 /** A screenshot into the rig's folder (a PNG per page and viewport). */
 export async function shot(rig: ConsoleRig, page: Page, name: string): Promise<string> {
   const file = path.join(rig.shots, `${name}.png`);

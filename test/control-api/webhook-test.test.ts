@@ -93,7 +93,9 @@ describe('POST /v1.0/customer/webhook_test: a test event through the real webhoo
         return l[0]?.status === 'delivered' ? l[0] : null;
       }, 10_000, 'delivered in the log');
       expect(d).to.include({ event_type: 'webhook_test', response_status: 200, uri });
+      await new Promise((r) => setTimeout(r, 500));
       expect(rx.got).to.have.length(1);
+      expect(((await api('get', '/webhook_deliveries')).body.result as unknown[]).length).to.equal(1);
     } finally {
       await rx.close();
     }

@@ -67,7 +67,7 @@ export async function agentSipCredentials(token: string | null, fallbackWsUrl: s
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...bearer(token) },
     body: '{}',
-    credentials: token ? 'omit' : 'same-origin',
+    credentials: 'same-origin',
   });
   const c = await json<IssuedCredential>(res);
   const wsUrl = c.ws_url ?? fallbackWsUrl;
@@ -77,5 +77,5 @@ export async function agentSipCredentials(token: string | null, fallbackWsUrl: s
 
 /** Revokes the agent's browser credentials (sign-out); errors are ignored (the token may be gone). */
 export async function agentSignOut(token: string | null): Promise<void> {
-  await fetch(`${base()}/v1.0/service_agents/me/sip_credentials`, { method: 'DELETE', headers: bearer(token), credentials: token ? 'omit' : 'same-origin' }).catch(() => undefined);
+  await fetch(`${base()}/v1.0/service_agents/me/sip_credentials`, { method: 'DELETE', headers: bearer(token), credentials: 'same-origin' }).catch(() => undefined);
 }

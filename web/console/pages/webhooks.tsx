@@ -79,7 +79,7 @@ export function WebhooksPage() {
           </p>
         )}
       </Section>
-      <Section title="Delivery log" actions={<button onClick={log.reload}>Refresh</button>}>
+      <Section title="Delivery log" actions={<button onClick={log.reload} data-action="refresh-log">Refresh</button>}>
         <ErrorLine error={log.error} />
         <Table
           label="Webhook deliveries"
