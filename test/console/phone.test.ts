@@ -14,7 +14,7 @@ import { createAgent, createFixture, type Fixture } from '../support/api';
 import { chromiumAvailable } from '../support/browser';
 import { testDb } from '../support/db';
 import { Rtpengine } from '../support/rtpengine';
-import { createExtension, killAllSipp, RtpSink, sleep } from '../media-app/harness';
+import { createExtension, killAllSipp, RtpSink, sleep, until } from '../media-app/harness';
 import { queueCallFromSipp, queuecallInService, toneWav, type AudioStats } from '../webphone/harness';
 import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
@@ -69,13 +69,20 @@ describe('console: the browser phone embedded for agents (Chromium, sipp, rtpeng
     const agent = await request(rig.t.app).get(`/v1.0/agents/${a.agent.id}`).query({ accesskey: f.accesskey });
     expect(agent.body.status).to.equal('available');
 
-    // a queue call from sipp
+    // the phone stays registered on the other pages (hidden while no call is up)
+    await js(page, `location.hash = '#/calls'`);
+    await page.waitForFunction(`document.querySelector('main h2')?.textContent === 'Live calls'`);
+    expect(await js<boolean>(page, `document.getElementById('phone-slot').hidden`)).to.equal(true);
+    expect(await js<string>(page, `document.querySelector('.agent-phone').dataset.registration`)).to.equal('registered');
+
+    // a queue call from sipp rings the phone while the agent looks at the live calls: the phone shows up
     const queue = await queuesRepo(db).create(f.customer.id, { name: 'support', tag_ids: [tag.id], service_timeout: 20_000 });
     const sink = await RtpSink.open();
     try {
       const uas = await queueCallFromSipp(rig.t.app, f.accesskey, queue.id, sink.port, '+15550007777');
       await page.waitForSelector('.agent-phone[data-phase=incoming]', { timeout: 20_000 });
       expect(await js<string>(page, `document.querySelector('[data-field=phone-call]').textContent`)).to.match(/^Incoming call from /);
+      expect(await js<boolean>(page, `document.getElementById('phone-slot').hidden`)).to.equal(false);
       await page.click('[data-action=answer]');
       await page.waitForSelector('.agent-phone[data-phase=connected]', { timeout: 10_000 });
       const qc = await queuecallInService(db, queue.id);
@@ -86,11 +93,17 @@ describe('console: the browser phone embedded for agents (Chromium, sipp, rtpeng
       expect(stats.inbound!.packetsReceived).to.be.greaterThan(30);
       expect(stats.outbound!.packetsSent).to.be.greaterThan(30);
       expect(sink.packets).to.be.greaterThan(30);
-      await js(page, `document.querySelector('.agent-phone').closest('.card').scrollIntoView()`);
+      await js(page, `location.hash = '#/contact-center'`);
+      await page.waitForFunction(`document.querySelector('main h2')?.textContent === 'Agents'`);
+      await js(page, `document.getElementById('phone-slot').scrollIntoView()`);
       await shot(rig, page, 'agent-phone');
       await page.click('[data-action=phone-hangup]');
       await page.waitForSelector('.agent-phone[data-phase=ended]', { timeout: 10_000 });
       await uas.done;
+      // signing out of the console revokes the agent's browser credentials
+      await page.click('.top button.link');
+      await page.waitForSelector('form[aria-label="Sign in"]');
+      await until(async () => ((await rig.t.ctx.redis.keys(`${rig.platform!.config.redisKeyPrefix}websip:cred:*`)).length === 0 ? true : null), 5000, 'credentials revoked');
     } finally {
       sink.close();
       await page.close();

@@ -1,6 +1,7 @@
 /** The console shell: session state, the navigation, and the page of the current hash route. */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { auth, canManage, isSuperAdmin, onGateError } from './api';
+import { api, auth, canManage, isSuperAdmin, onGateError } from './api';
+import { AgentPhone, phaseLive, type PhonePhase } from './components/agent-phone';
 import { EventStream, type SocketState } from './events';
 import { loadSession, next, type Session } from './session';
 import { landingOf, useRoute, href, type Route } from './router';
@@ -42,6 +43,8 @@ export function App() {
     return onGateError((error) => setSession((s) => next(s, { type: 'error', error })));
   }, []);
   const signOut = async () => {
+    // the agent's browser SIP credentials go with the session (the embedded phone's own sign-out would come too late)
+    await api.del('/service_agents/me/sip_credentials').catch(() => undefined);
     await auth.signOut().catch(() => undefined);
     setSession((s) => next(s, { type: 'signed-out' }));
   };
@@ -84,6 +87,12 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
   };
   const operator = isSuperAdmin(me);
   const section = props.route.path[0] || 'calls';
+  // the browser phone starts on the first visit of Agents & queues and stays registered across pages
+  const [phoneWanted, setPhoneWanted] = useState(false);
+  const [phonePhase, setPhonePhase] = useState<PhonePhase>('idle');
+  useEffect(() => {
+    if (section === 'contact-center') setPhoneWanted(true);
+  }, [section]);
   useEffect(() => setMenu(false), [section, props.route.path[1]]);
 
   return (
@@ -106,6 +115,12 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
         </nav>
         <main id="main" tabIndex={-1}>
           <Page route={props.route} operator={operator} />
+          {phoneWanted && (
+            <section class="card" id="phone-slot" aria-label="Phone" hidden={section !== 'contact-center' && !phaseLive(phonePhase)}>
+              <header class="card-head"><h2>Phone</h2></header>
+              <AgentPhone onPhase={setPhonePhase} />
+            </section>
+          )}
         </main>
       </div>
     </Ctx.Provider>

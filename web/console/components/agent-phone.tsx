@@ -37,7 +37,10 @@ function isPhoneMessage(d: unknown): d is PhoneMessage & { source: 'openvoice-ph
   return typeof d === 'object' && d !== null && (d as { source?: unknown }).source === 'openvoice-phone' && typeof (d as { type?: unknown }).type === 'string';
 }
 
-export function AgentPhone() {
+/** A phase in which the call needs the agent (the phone is shown whatever page is open). */
+export const phaseLive = (p: PhonePhase) => p === 'incoming' || p === 'dialing' || p === 'ringing' || p === 'connected' || p === 'held';
+
+export function AgentPhone(props: { onPhase?: (p: PhonePhase) => void }) {
   const { me } = useConsole();
   const frame = useRef<HTMLIFrameElement>(null);
   const [reg, setReg] = useState('signed-out');
@@ -65,6 +68,7 @@ export function AgentPhone() {
           return;
         case 'call':
           setCall(m.call);
+          props.onPhase?.(m.call.phase);
           return;
         case 'error':
           setError(m.message);
@@ -96,7 +100,7 @@ export function AgentPhone() {
         {(phase === 'connected' || phase === 'held') && (
           <button onClick={() => send('mute', { muted: !call?.muted })} data-action="phone-mute">{call?.muted ? 'Unmute' : 'Mute'}</button>
         )}
-        {(phase === 'incoming' || phase === 'dialing' || phase === 'ringing' || phase === 'connected' || phase === 'held') && (
+        {phaseLive(phase) && (
           <button class="danger" onClick={() => send('hangup')} data-action="phone-hangup">{phase === 'incoming' ? 'Decline' : 'Hang up'}</button>
         )}
       </div>

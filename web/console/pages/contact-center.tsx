@@ -1,13 +1,13 @@
 /**
  * Agents, queues and campaigns: who is available, who waits in which queue, how far each campaign
- * got. Live: agent, queuecall and campaigncall events refresh the lists. The "Phone" card embeds
- * the browser phone for the signed-in agent (components/agent-phone.tsx).
+ * got. Live: agent, queuecall and campaigncall events refresh the lists. Below them the shell shows
+ * the agent's browser phone (components/agent-phone.tsx), started on the first visit of this page and
+ * kept across pages (shown elsewhere only while a call is up).
  */
 import { useEffect } from 'preact/hooks';
 import { api, type Agent } from '../api';
 import { useConsole } from '../context';
 import { ErrorLine, Section, Table, seconds, useLoad } from '../components/common';
-import { AgentPhone } from '../components/agent-phone';
 
 interface Queue { id: string; name: string; routing_method: string; wait_queuecall_ids: string[]; service_queuecall_ids: string[]; total_incoming_count: number; total_serviced_count: number; total_abandoned_count: number }
 interface Queuecall { id: string; queue_id: string; status: string; reference_id: string; duration_waiting: number; tm_create: string }
@@ -97,10 +97,6 @@ export function ContactCenterPage() {
             { title: 'Progress', cell: (x) => <Progress calls={x.calls} /> },
           ]}
         />
-      </Section>
-      <Section title="Phone">
-        {/* The browser phone (web/phone/) for the signed-in agent: its queue calls ring here. */}
-        <div id="phone-slot"><AgentPhone /></div>
       </Section>
     </>
   );
