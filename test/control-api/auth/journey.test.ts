@@ -6,7 +6,7 @@ import http from 'node:http';
 import fs from 'node:fs/promises';
 import { expect } from 'chai';
 import request from 'supertest';
-import { SMTPServer } from 'smtp-server';
+import { startSmtpReceiver } from '../../support/smtp';
 import { freePort } from '../../support/ports';
 import { startHarness, uniqueEmail, lastMail, type Harness } from './harness';
 
@@ -77,23 +77,9 @@ describe('newcomer journey', () => {
 
 describe('SMTP delivery of the account mails', () => {
   it('the verification mail reaches a real SMTP receiver on loopback with the link in it', async () => {
-    const port = await freePort();
-    const received: { to: string[]; data: string }[] = [];
-    const smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push({ to: session.envelope.rcptTo.map((r) => r.address), data: Buffer.concat(chunks).toString('utf8') });
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
-    const h: Harness = await startHarness({ smtpUrl: `smtp://127.0.0.1:${port}?ignoreTLS=true` });
+    const smtp = await startSmtpReceiver();
+    const received = smtp.received;
+    const h: Harness = await startHarness({ smtpUrl: smtp.url });
     try {
       const email = uniqueEmail('smtp');
       const res = await request(h.app).post('/auth/signup').send({ email, accepted_tos: true });
@@ -110,7 +96,7 @@ describe('SMTP delivery of the account mails', () => {
       expect(received[1].data.replace(/=\r?\n/g, '').replace(/=3D/g, '=')).to.match(/\/console\/password-reset\?token=[0-9a-f]{64}/);
     } finally {
       await h.close();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp.close();
     }
   });
 });

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { SMTPServer } from 'smtp-server';
+import { startSmtpReceiver } from '../../support/smtp';
 import { freePort } from '../../support/ports';
 import { createMailer, verificationMail, passwordResetMail } from '../../../core/mail';
 
@@ -30,34 +31,20 @@ describe('core/mail Mailer', () => {
   });
 
   it('delivers through SMTP to a real receiver on loopback when SMTP_URL is set', async () => {
-    const port = await freePort();
-    const received: { rcpt: string[]; data: string }[] = [];
-    const server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push({ rcpt: session.envelope.rcptTo.map((r) => r.address), data: Buffer.concat(chunks).toString('utf8') });
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    const smtp = await startSmtpReceiver();
+    const received = smtp.received;
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'outbox-'));
     try {
-      const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}?ignoreTLS=true`, from: 'noreply@example.test', outboxDir: dir });
+      const mailer = createMailer({ smtpUrl: smtp.url, from: 'noreply@example.test', outboxDir: dir });
       const token = 'b'.repeat(64);
       await mailer.send(passwordResetMail('https://api.example.test', 'who@example.test', token, 1));
       await mailer.close();
       expect(received).to.have.length(1);
-      expect(received[0].rcpt).to.deep.equal(['who@example.test']);
+      expect(received[0].to).to.deep.equal(['who@example.test']);
       expect(decodeQp(received[0].data)).to.contain(`https://api.example.test/console/password-reset?token=${token}`);
       expect(await fs.readdir(dir)).to.have.length(0); // nothing went to the outbox
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await smtp.close();
       await fs.rm(dir, { recursive: true });
     }
   });
