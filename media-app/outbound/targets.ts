@@ -114,10 +114,14 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
       const ext = await extensionsRepo(db).getByExtension(customerId, target);
       if (!ext) return { targets: [] };
       const live = await deps.registrar.bindings.get(`${ext.username}@${ext.domain_name}`);
+      // through an edge (Path) or not, the contact keeps the transport it registered on (a browser's
+      // ws/wss: the WebRTC profile), its extension's ring group and media encryption
       return {
-        targets: live.map((b) => (b.path?.length ? viaPath(b.contact, b.path) : {
-          uri: b.contact,
-          proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+        targets: live.map((b) => ({
+          ...(b.path?.length ? viaPath(b.contact, b.path) : {
+            uri: b.contact,
+            proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+          }),
           transport: b.source.protocol || 'udp',
           ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
           mediaEncryption: ext.media_encryption,
