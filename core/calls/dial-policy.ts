@@ -55,7 +55,9 @@ export type DialRefusalReason =
   | 'concurrency_cap'
   | 'insufficient_balance'
   | 'number_not_found'
-  | 'destination_not_allowed';
+  | 'destination_not_allowed'
+  /** The leg's source is no number the customer may present to the PSTN (core/calls/caller-id). */
+  | 'source_not_allowed';
 
 export interface DialRefusal {
   reason: DialRefusalReason;
@@ -66,7 +68,7 @@ export interface DialRefusal {
   /** The cap and the live count at the time (concurrency_cap). */
   max?: number;
   live?: number;
-  /** Why, in words safe to show the customer (insufficient_balance, destination_not_allowed). */
+  /** Why, in words safe to show the customer (insufficient_balance, destination_not_allowed, source_not_allowed). */
   message?: string;
 }
 
