@@ -9,6 +9,7 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { agentsRepo } from '../../core/repos/agents';
+import { trunksRepo } from '../../core/repos/trunks';
 import type { Knex } from '../../core/db/knex';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
@@ -197,6 +198,27 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
       expect(carrier.packets()).to.equal(0);
     } finally {
       carrier.close();
+    }
+  });
+
+  // last: while the trunk lives, INVITEs from 127.0.0.1 are the trunk's, not the provider's
+  it('a trunk calling a number with a From its customer does not own: the carrier sees the default number', async () => {
+    const carrier = await freePort();
+    const { cid } = await pstnCustomer(db, carrier);
+    const fallback = await ownNumber(db, cid, { asDefault: true });
+    const trunk = await trunksRepo(db).create(cid, `cid${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const sink = await RtpSink.open();
+    try {
+      const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(carrier), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+      await new Promise((r) => setTimeout(r, 300));
+      const pbx = sipp(uacWaitsForBye(`+15552220010@127.0.0.1:${p.sipPort}`, '+14155550123', sink.port, { hangUpAfterMs: 500 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+      const [rp, rg] = await Promise.all([pbx.done, gw.done]);
+      expect(rp.code, rp.errors + rp.messages).to.equal(0);
+      expect(rg.code, rg.errors + rg.messages).to.equal(0);
+      expect(fromUserOf(rg.messages)).to.equal(fallback);
+    } finally {
+      sink.close();
+      await trunksRepo(db).softDelete(trunk.id);
     }
   });
 });
