@@ -19,7 +19,8 @@
  * first minute (core/billing assertCallAffordable); extensions, agents, SIP URIs and +899 virtual
  * numbers are free. Virtual numbers: only the customer's own active +899 numbers can be dialled
  * (they run on the platform, see media-app/outbound/internal.ts); any other is number_not_found,
- * whoever owns it. SIP URIs: core/calls/sip-destination.ts (the egress policy).
+ * whoever owns it. SIP URIs: core/calls/sip-destination.ts (the egress policy). The caller id a PSTN
+ * leg presents: core/calls/caller-id.ts (source_not_allowed).
  */
 import type { Db } from '../db/knex';
 import { isE164, isVirtualNumber } from '../numbers/e164';
