@@ -15,7 +15,7 @@ import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../media-app/harness';
 import { ownNumber, pstnCustomer, startOriginating, type Originating } from '../media-app/originating';
-import { phoneCallRefused, phoneCalls } from '../xfer/support';
+import { party, phoneCallRefused, phoneCalls } from '../xfer/support';
 
 /** The user part of the From of the first INVITE a sipp party received. */
 function fromUserOf(messages: string): string {
@@ -198,6 +198,38 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
       expect(carrier.packets()).to.equal(0);
     } finally {
       carrier.close();
+    }
+  });
+
+  it('a REFER to a number: the transfer leg goes out with the default number, not the transferee\'s address', async () => {
+    const carrier = await freePort();
+    const { cid } = await pstnCustomer(db, carrier);
+    const fallback = await ownNumber(db, cid, { asDefault: true });
+    const [xPort, aPort] = [await freePort(), await freePort()];
+    const [xSink, aSink] = [await RtpSink.open(), await RtpSink.open()];
+    try {
+      const gw = sipp(answeringUas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(carrier), '-m', '1']);
+      // X is called (its call's source names a number nobody owns); its flow connects A, who transfers X to a number
+      const x = sipp(party({ rtpPort: xSink.port, byeTimeoutMs: 40_000 }), ['-i', '127.0.0.1', '-p', String(xPort), '-m', '1'], { killAfterMs: 45_000 });
+      const a = sipp(party({ rtpPort: aSink.port, referTo: 'sip:+15552220011@sip.test', referAfterMs: 500, referFails: true, byeTimeoutMs: 40_000 }), ['-i', '127.0.0.1', '-p', String(aPort), '-m', '1'], { killAfterMs: 45_000 });
+      const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'connect', option: { destinations: [{ type: 'sip', target: `a@127.0.0.1:${aPort}` }] } }] as never) } as never);
+      const row = await callsRepo(db).create({
+        customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+14155550123' },
+        destination: { type: 'sip', target: `x@127.0.0.1:${xPort}` }, direction: 'outgoing', status: 'dialing', data: {},
+      });
+      await o.bus.originate([row.id], cid);
+      const rg = await gw.done;
+      expect(rg.code, rg.errors + rg.messages).to.equal(0);
+      expect(fromUserOf(rg.messages)).to.equal(fallback);
+      // the transfer failed (busy): hang the call up, both parties take their BYE
+      await until(async () => (await db('transfers').where({ customer_id: cid }).first())?.status === 'failed', 15_000, 'transfer failed');
+      await o.bus.toCallOwner({ type: 'call.hangup', callId: row.id });
+      const [rx, ra] = await Promise.all([x.done, a.done]);
+      expect(rx.code, rx.errors).to.equal(0);
+      expect(ra.code, ra.errors).to.equal(0);
+    } finally {
+      xSink.close();
+      aSink.close();
     }
   });
 
