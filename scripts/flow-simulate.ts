@@ -4,7 +4,7 @@
  *   npx tsx scripts/flow-simulate.ts FLOW.json [SCRIPT.json] [--compact]
  *
  * FLOW.json: a flow ({"actions": [...], "on_complete_flow_id"?}) or a bare action array.
- * SCRIPT.json: the virtual call (media-app/flow/simulator/script.ts); omitted = a silent caller.
+ * SCRIPT.json: the virtual call (core/flow/sim-script.ts); omitted = a silent caller.
  * Exit status 0 on a simulation, 2 on an invalid flow or script (the error envelope is printed).
  */
 import { readFileSync } from 'node:fs';
