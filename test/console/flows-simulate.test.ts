@@ -8,7 +8,7 @@ import type { Page } from 'puppeteer-core';
 import { createFixture, type Fixture } from '../support/api';
 import { chromiumAvailable } from '../support/browser';
 import { closeCommandBus } from '../../control-api/calls/bus';
-import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { js, LAPTOP, PHONE, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 interface Entry { t: number; event: string; type?: string; command?: string }
 type Row = [number, string, string];
@@ -94,6 +94,13 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
     expect(text).to.include('recording stops (silence');
     await js(page, `document.querySelector('ol.sim-path').scrollIntoView({ block: 'start' })`);
     await shot(rig, page, 'flow-simulate');
+    // the path reads on a phone-sized screen without sideways scrolling
+    await page.setViewport(PHONE);
+    try {
+      expect(await js<number>(page, 'document.documentElement.scrollWidth - window.innerWidth')).to.be.at.most(0);
+    } finally {
+      await page.setViewport(LAPTOP);
+    }
   });
 
   it('an edit not saved yet is simulated as edited (POST /flows/simulate), and the saved flow stays as it was', async () => {
