@@ -5,10 +5,10 @@
  * customer's request rate limit.
  */
 import { Job } from 'bullmq';
-import { ApiError, REASONS, rateLimited, serviceUnavailable, type Reason } from '../core/errors';
+import { ApiError, REASONS, invalidArgument, rateLimited, serviceUnavailable, type Reason } from '../core/errors';
 import { newId } from '../core/ids';
 import {
-  FLOW_SIMULATE_QUEUE, SIMULATE_PER_CUSTOMER, type SimulateJob, type SimulateJobResult,
+  FLOW_SIMULATE_QUEUE, SIMULATE_MAX_JOB_BYTES, SIMULATE_PER_CUSTOMER, type SimulateJob, type SimulateJobResult,
 } from '../core/queue/simulate';
 import { commandBus } from './calls/bus';
 import type { AppContext } from './context';
@@ -19,6 +19,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runSimulation(ctx: AppContext, customerId: string, flow: SimulateJob['flow'], script: unknown): Promise<Record<string, unknown>> {
   const waitMs = ctx.config.flowSimulateTimeoutMs;
+  if (Buffer.byteLength(JSON.stringify({ flow, script })) > SIMULATE_MAX_JOB_BYTES) {
+    throw invalidArgument(`the flow, the flows it reaches and the script are over ${SIMULATE_MAX_JOB_BYTES} bytes together`);
+  }
   const key = inflightKey(ctx, customerId);
   let running: number;
   try {

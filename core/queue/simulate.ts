@@ -10,6 +10,8 @@ export const FLOW_SIMULATE_QUEUE = 'media-app-flow-simulate';
 export const SIMULATE_PER_CUSTOMER = 2;
 /** Most timeline entries a result carries (the rest is cut, `timeline_truncated` set). */
 export const SIMULATE_MAX_TIMELINE = 2000;
+/** Largest job (the flow, the flows it reaches and the script, as JSON): 400 beyond. */
+export const SIMULATE_MAX_JOB_BYTES = 2 * 1024 * 1024;
 /** Real time one simulation may take on a node before it is stopped (ms). */
 export const SIMULATE_MAX_REAL_MS = 5_000;
 

@@ -116,6 +116,21 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect(noBody.body.error.details[0]).to.include({ field: 'actions', issue: 'required' });
   });
 
+  it('a job over 2 MiB (the flow with the saved flows it reaches) is refused with 400 before it is queued', async () => {
+    const big = (n: number) => Array.from({ length: 900 }, (_, i) => ({ type: 'talk', option: { text: `${n}:${i} ${'x'.repeat(900)}` } }));
+    let next = '';
+    for (const n of [1, 2]) {
+      const res = await post('/flows', { actions: big(n), ...(next ? { on_complete_flow_id: next } : {}) });
+      expect(res.status).to.equal(200);
+      next = (res.body as { id: string }).id;
+    }
+    const res = await post('/flows/simulate', { actions: big(3), on_complete_flow_id: next });
+    expect(res.status).to.equal(400);
+    expect(res.body.error.message).to.match(/over 2097152 bytes/);
+    // each alone is simulated
+    expect((await post(`/flows/${next}/simulate`, { max_ms: 1000 })).status).to.equal(200);
+  });
+
   it('another customer\'s flow is 404 FLOW_NOT_FOUND, as on GET; an unknown id too', async () => {
     const flow = (await post('/flows', { actions: IVR })).body as { id: string };
     const res = await post(`/flows/${flow.id}/simulate`, SCRIPT, other.accesskey);
