@@ -57,7 +57,7 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     const flow = (await post('/flows', { name: 'IVR', actions: IVR })).body as { id: string; actions: unknown[] };
     const res = await post(`/flows/${flow.id}/simulate`, SCRIPT);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const local = await simulate({ id: flow.id, actions: flow.actions }, SCRIPT, { sendHttp: false, egress });
+    const local = await simulate({ id: flow.id, actions: flow.actions }, SCRIPT, { sendHttp: false, egress, customerId: f.customer.id });
     expect(normalizeSim(res.body)).to.deep.equal(normalizeSim(local));
     const r = res.body as SimResult;
     expect(r.outcome).to.equal('done');
@@ -68,7 +68,7 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect(r.timeline.find((e) => e.command === 'talk' && e.t === 2500)).to.include({ text: 'Sales, for test.' });
     expect(r.timeline.find((e) => e.event === 'speech')).to.include({ t: 4500, duration_ms: 1500 });
     expect(r.timeline.find((e) => e.command === 'recording_stop')).to.include({ cause: 'silence', t: 8000 });
-    expect(r.activeflows[0]).to.include({ flow_id: flow.id, customer_id: '00000000-0000-0000-0000-000000000000' });
+    expect(r.activeflows[0]).to.include({ flow_id: flow.id, customer_id: f.customer.id });
   });
 
   it('inline actions (an unsaved edit) give the same path as the saved flow', async () => {

@@ -35,7 +35,7 @@ export async function runSimulateJob(job: SimulateJob, egress: EgressPolicy): Pr
     const parsed = simScriptSchema.safeParse(job.script ?? {});
     // an invalid script: simulate() reports it in the API's words
     const script = parsed.success ? bounded(parsed.data) : job.script;
-    const r = await simulate(job.flow, script, { sendHttp: false, egress, realTimeLimitMs: SIMULATE_MAX_REAL_MS });
+    const r = await simulate(job.flow, script, { sendHttp: false, egress, realTimeLimitMs: SIMULATE_MAX_REAL_MS, customerId: job.customerId });
     const cut = r.timeline.length > SIMULATE_MAX_TIMELINE;
     const result: Record<string, unknown> = { ...r, timeline: cut ? r.timeline.slice(0, SIMULATE_MAX_TIMELINE) : r.timeline };
     if (cut) result.timeline_truncated = true;

@@ -58,6 +58,8 @@ export interface SimOptions {
   egress?: EgressPolicy;
   /** Real milliseconds the simulation may take; past them it ends with outcome real_time_limit. */
   realTimeLimitMs?: number;
+  /** The customer the activeflows belong to (default: the empty UUID). */
+  customerId?: string;
 }
 
 const DEFAULT_START = '2026-01-05T09:00:00.000Z'; // a Monday
@@ -130,7 +132,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
   }
 
   await manager.start({
-    customer_id: EMPTY_UUID,
+    customer_id: opts.customerId ?? EMPTY_UUID,
     flow_id: flowId,
     actions: flowId ? undefined : actions,
     on_complete_flow_id: flowId ? undefined : flow.on_complete_flow_id ?? EMPTY_UUID,
