@@ -9,6 +9,8 @@
  */
 import type { Logger } from 'pino';
 import { conferencecallsRepo } from '../../core/repos/conferencecalls';
+import { callNodeKey } from '../../core/queue/contracts';
+import { nodeAlive } from '../bridge/address';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
@@ -26,6 +28,14 @@ export interface AcceptLegDeps {
   logger: Logger;
   secret(): Promise<string>;
   room(conferenceId: string): Room | undefined;
+  /** How often the participant's call node is checked while its leg is in the mix (ms). */
+  watchMs?: number;
+}
+
+/** The call still has a live node (call-node:<call> names it, its heartbeat runs). */
+async function callNodeAlive(deps: CallDeps, callId: string): Promise<boolean> {
+  const node = await deps.redis.get(deps.config.redisKeyPrefix + callNodeKey(callId));
+  return !!node && (await nodeAlive(deps.redis, deps.config.redisKeyPrefix, node));
 }
 
 export async function acceptLeg(a: AcceptLegDeps, req: SrfRequest, res: SrfResponse): Promise<void> {
@@ -68,13 +78,19 @@ export async function acceptLeg(a: AcceptLegDeps, req: SrfRequest, res: SrfRespo
     },
     answer: async () => undefined,
   };
+  // the call's node lost without a BYE (machine gone): its heartbeat lapses, the participant leaves
+  const watch = setInterval(() => {
+    void callNodeAlive(a.deps, claims.callId).then((alive) => !alive && gone.abort(), () => undefined);
+  }, a.watchMs ?? 1000);
   try {
     const reason = await room.join(party, cc, gone.signal);
     if (!ended) {
       ended = true;
-      await dialog.destroy({ headers: { [LEAVE_REASON_HEADER]: reason } }).catch(() => undefined);
+      // not waiting for the BYE's answer: a lost node never gives one
+      void dialog.destroy({ headers: { [LEAVE_REASON_HEADER]: reason } }).catch(() => undefined);
     }
   } finally {
+    clearInterval(watch);
     await leg.destroy().catch(() => undefined);
   }
 }
