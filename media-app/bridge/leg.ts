@@ -51,7 +51,7 @@ export function leaveReasonOf(bye: { get(name: string): string | undefined } | u
  */
 export async function joinThroughLeg(d: BridgeLegDeps, call: RoomParty & { readonly done: Promise<unknown> }, hostNode: string, claims: Omit<LegClaims, 'expires'>, signal: AbortSignal): Promise<LeaveReason> {
   const addr = await liveNodeSip(d.redis, d.keyPrefix, hostNode);
-  if (!addr) throw new BridgeLegRefused(0, `the node hosting conference ${claims.conferenceId} (${hostNode}) is not reachable`);
+  if (!addr) throw new BridgeLegRefused(0, `conference ${claims.conferenceId} is hosted on node ${hostNode}, which takes no bridge legs (no SIP address in Redis)`);
   await call.answer();
   const ep = call.endpoint;
   if (!ep || call.isEnded || signal.aborted) return 'hangup';
