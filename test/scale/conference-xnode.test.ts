@@ -1,8 +1,9 @@
 // A conference hosted on one node with participants whose calls live on the other node (issue 23):
 // every party hears every other (a tone of its own frequency each, checked on every side), mute and
 // kick from the API work across nodes, the host's recording holds every tone, a forged bridge leg is
-// refused with 403, and when the host is lost (frozen: no BYE, then killed with -9) the remote
-// members' flows go on within 5 s with nothing left in a non-final state.
+// refused with 403, a lost participant's node (frozen, no BYE) is dropped by the host within 5 s,
+// and when the host is lost (frozen: no BYE, then killed with -9) the remote members' flows go on
+// within 5 s with nothing left in a non-final state. Three nodes: the host, two with participants.
 import fs from 'node:fs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -34,7 +35,7 @@ describe('scale: a conference whose participants are calls on different nodes', 
 
   before(async () => {
     await truncateAll();
-    c = await Cluster.start();
+    c = await Cluster.start({ nodes: 3 });
     f = await createFixture(c.apis[0]!.ctx);
   });
   after(async () => {
@@ -49,12 +50,13 @@ describe('scale: a conference whose participants are calls on different nodes', 
     del: (url: string, body?: object) => request(c.apis[i]!.app).delete(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
   });
 
-  async function hostedConference(): Promise<{ id: string; host: ClusterNode; other: ClusterNode }> {
+  async function hostedConference(): Promise<{ id: string; host: ClusterNode; other: ClusterNode; third: ClusterNode | undefined }> {
     const res = await api().post('/conferences', { type: 'conference', name: 'xnode' });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const hostId = await until(() => c.redis.get(`${c.prefix}conference-node:${res.body.id}`), 10_000, 'conference hosted');
     await until(async () => (await api().get(`/conferences/${res.body.id}`)).body.status === 'progressing', 10_000, 'progressing');
-    return { id: res.body.id, host: c.nodes.find((n) => n.id === hostId)!, other: c.nodes.find((n) => n.id !== hostId)! };
+    const others = c.nodes.filter((n) => n.id !== hostId && n.running());
+    return { id: res.body.id, host: c.nodes.find((n) => n.id === hostId)!, other: others[0]!, third: others[1] };
   }
 
   /** A party dialling `number` straight to `node` (its call lives there). */
@@ -167,6 +169,24 @@ describe('scale: a conference whose participants are calls on different nodes', 
       return ['conferencecall_joined', 'conferencecall_leaving', 'conferencecall_leaved'].every((t) => evs.includes(t));
     }, 5000, 'R3 joined, leaving, leaved events');
     expect((await api().get(`/conferences/${conf.id}`)).body.conferencecall_ids).to.not.include(ccR3);
+
+    // the machine of a participant's call is lost (frozen: no BYE reaches the host): the host drops
+    // its leg within 5 s (the call's node stopped beating)
+    const third = conf.third!;
+    const r4 = await dial(number, third, 2900);
+    const callR4 = await until(async () => {
+      const x = await callOf(2900);
+      return x && (await c.db('conferencecalls').where({ reference_id: x.id, status: 'joined' }).first()) ? x : null;
+    }, 20_000, 'R4 joined');
+    expect(callR4.node_id).to.equal(third.id);
+    const frozenAt = Date.now();
+    third.signal('SIGSTOP');
+    await until(() => conf.host.out().includes("the call's node stopped beating"), 8000, 'the host drops the leg of the lost node');
+    expect(Date.now() - frozenAt, "the host drops the lost node's leg within 5 s").to.be.at.most(5000);
+    await until(async () => (await c.db('conferencecalls').where({ reference_id: callR4.id }).first()).status === 'leaved', 5000, 'R4 leaved');
+    third.signal('SIGKILL');
+    await third.exited;
+    r4.p.quiet();
 
     // the recording on the host holds every tone (all three were in the mix before the kick)
     expect((await api().post(`/conferences/${conf.id}/recording_stop`)).status).to.equal(200);
