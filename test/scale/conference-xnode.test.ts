@@ -131,8 +131,14 @@ describe('scale: a conference whose participants are calls on different nodes', 
     expect(r2.p.presence(R1, m0, m1), 'R2 does not hear muted R1').to.be.lessThan(0.1);
     expect(r1.p.presence(H, m0, m1), 'muted R1 still hears H').to.be.greaterThan(HEARS);
     expect((await api().del(`/conferencecalls/${ccOf(callR1)}/mute`, { direction: 'in' })).status).to.equal(200);
-    const [u0, u1] = await window();
-    expect(h.p.presence(R1, u0, u1), 'H hears R1 again').to.be.greaterThan(HEARS);
+    // (the command goes through the host's queue: on a loaded machine it may take a moment)
+    let heard = 0;
+    const unmutedBy = Date.now() + 8000;
+    while (heard <= HEARS && Date.now() < unmutedBy) {
+      const [u0, u1] = await window(1000);
+      heard = h.p.presence(R1, u0, u1);
+    }
+    expect(heard, `H hears R1 again (frames: ${h.p.framesBetween(Date.now() - 1000)})`).to.be.greaterThan(HEARS);
 
     // kick the remote R2: out of the mix, leaved, its flow goes on (sleep, hangup: sipp gets the BYE)
     const kickedAt = Date.now();
@@ -246,6 +252,8 @@ describe('scale: a conference whose participants are calls on different nodes', 
     ];
     for (const [port, label] of [[conf.host.sipPort, 'node'], [c.edge.port, 'edge']] as const) {
       for (const [what, value] of values) {
+        // a valid signature for nobody is judged by the host only (the edge may pick a node that does not host it: 404)
+        if (label === 'edge' && what === 'signed, for no participant') continue;
         const scenario = uacWaitsForBye(`cleg.${conf.id}@127.0.0.1:${port}`, 'node', 9, { expectStatus: 403 }).replace('Max-Forwards: 70\n', `Max-Forwards: 70\nX-Openvoice-Conference-Leg: ${value}\n`);
         const r = await sipp(scenario, [`127.0.0.1:${port}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 20_000 }).done;
         expect(r.code, `${label} ${what}: ${r.errors}${r.messages.slice(-2000)}`).to.equal(0);
