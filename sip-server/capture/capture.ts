@@ -36,19 +36,21 @@ const MAX_PENDING = 20_000;
 const CHUNK = 500;
 
 /**
- * KEYS: each message's stream; ARGV: MAXLEN, TTL, then per message the count of its fields and the
- * fields (encodeCaptured's). Each message is added on its own (redis.pcall: a stream that fails,
+ * KEYS: each message's stream; ARGV: MAXLEN, TTL, the field names (JSON), then per message the
+ * values of those fields (encodeCaptured's names and values, in its order). Each message is added on its own (redis.pcall: a stream that fails,
  * e.g. a key of another type, fails only its messages); every stream gets the TTL once. Returns
  * the number of messages that failed.
  */
 const WRITE_SCRIPT = `
-local maxlen, ttl, a, failed, expired = ARGV[1], ARGV[2], 3, 0, {}
+local maxlen, ttl, names = ARGV[1], ARGV[2], cjson.decode(ARGV[3])
+local a, nf, failed, expired = 4, #names, 0, {}
+local xadd = {'MAXLEN', maxlen, '*'}
 for i = 1, #KEYS do
-  local n = tonumber(ARGV[a])
-  local r = redis.pcall('XADD', KEYS[i], 'MAXLEN', maxlen, '*', unpack(ARGV, a + 1, a + n))
+  for f = 1, nf do xadd[2 + 2 * f] = names[f]; xadd[3 + 2 * f] = ARGV[a + f - 1] end
+  local r = redis.pcall('XADD', KEYS[i], unpack(xadd))
   if type(r) == 'table' and r.err then failed = failed + 1
   elseif not expired[KEYS[i]] then expired[KEYS[i]] = true; redis.call('EXPIRE', KEYS[i], ttl) end
-  a = a + n + 1
+  a = a + nf
 end
 return failed
 `;
@@ -62,7 +64,8 @@ function methodOf(msg: SipMessage): string {
 }
 
 /** Microseconds since the epoch, monotonic within the process (ordering within one millisecond). */
-const nowUs = (): number => Math.round((performance.timeOrigin + performance.now()) * 1000);
+const TIME_ORIGIN = performance.timeOrigin; // a getter that allocates: read once
+const nowUs = (): number => Math.round((TIME_ORIGIN + performance.now()) * 1000);
 
 export interface CaptureStats { captured: number; written: number; dropped: number; writeErrors: number }
 
@@ -118,15 +121,17 @@ export class SipCapture implements SipCaptureHook {
    * builds, queues and answers every command of a pipeline one by one). */
   private async writeChunk(chunk: Pending[]): Promise<void> {
     const keys: string[] = [];
-    const args: (string | number | Buffer)[] = [this.settings.maxPerCall, this.settings.retentionSeconds];
+    const args: (string | number | Buffer)[] = [this.settings.maxPerCall, this.settings.retentionSeconds, ''];
+    let names: string[] | undefined;
     for (const p of chunk) {
       keys.push(captureKey(this.prefix, p.callId));
       const fields = encodeCaptured({
         us: p.us, direction: p.direction, transport: p.transport, srcIp: p.srcIp, srcPort: p.srcPort, dstIp: p.dstIp, dstPort: p.dstPort, raw: p.raw,
       });
-      args.push(fields.length);
-      for (const f of fields) args.push(f);
+      names ??= fields.filter((_, i) => i % 2 === 0).map(String);
+      for (let i = 1; i < fields.length; i += 2) args.push(fields[i]!);
     }
+    args[2] = JSON.stringify(names ?? []);
     try {
       const failed = Number(await this.redis.eval(WRITE_SCRIPT, keys.length, ...keys, ...args));
       this.stats.written += chunk.length - failed;
