@@ -188,9 +188,10 @@ function handlerFor(def: AnyRoute, ctx: AppContext): RequestHandler {
 
 /**
  * Mounts the routes grouped by their first path segment (one sub-router per resource group), so a
- * request is matched against a few dozen prefixes instead of every route of the API.
+ * request is matched against a few dozen prefixes instead of every route of the API. Returns the
+ * groups by segment (for `groupDispatch`).
  */
-export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): void {
+export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): Map<string, Router> {
   const groups = new Map<string, Router>();
   for (const def of routes) {
     const body = def.rawBody ? [] : [mw.body];
@@ -208,4 +209,34 @@ export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[],
     }
     group[def.method](m[2] ?? '/', ...chain, handlerFor(def, ctx));
   }
+  return groups;
+}
+
+/**
+ * A front for `full` (the router mountRoutes filled): a request whose first path segment is exactly
+ * one group's (same case, not percent-encoded) goes to a router holding only `before` (the
+ * middlewares `full` runs ahead of its groups) and that group, instead of being matched against
+ * every group mounted ahead of it. Anything else, including what this lookup cannot decide, goes to
+ * `full` unchanged. Express's own mount logic (url, baseUrl, params, OPTIONS) runs either way.
+ */
+export function groupDispatch(full: Router, groups: Map<string, Router>, before: RequestHandler[]): RequestHandler {
+  const direct = new Map<string, Router>();
+  for (const [segment, group] of groups) {
+    const r = ExpressRouter();
+    if (before.length) r.use(...before);
+    r.use(`/${segment}`, group);
+    direct.set(segment, r);
+  }
+  return (req, res, next) => {
+    const url = req.url;
+    let end = 1;
+    if (url.charCodeAt(0) === 47 /* / */) {
+      for (; end < url.length; end++) {
+        const c = url.charCodeAt(end);
+        if (c === 47 || c === 63 /* ? */) break;
+      }
+    }
+    const r = end > 1 ? direct.get(url.slice(1, end)) : undefined;
+    (r ?? full)(req, res, next);
+  };
 }

@@ -67,6 +67,8 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
   // A client sends the same token request after request: its signature is checked once per `ttl`,
   // and the cached claims are never used past the token's own exp.
   const jwtCache = new TtlCache<VerifiedClaims>(ttl);
+  // The SHA-256 of an accesskey that resolved to a key, so the repeat requests of one `ttl` skip the hash.
+  const keyHashes = new TtlCache<string>(ttl);
 
   async function verifiedClaims(token: string): Promise<VerifiedClaims> {
     const hit = jwtCache.get(token);
@@ -130,13 +132,15 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
 
   async function fromAccesskey(token: string): Promise<AuthContext> {
     if (token.length > 256) throw invalidCredentials();
-    const hash = hashAccesskeyToken(token);
+    const known = keyHashes.get(token);
+    const hash = known ?? hashAccesskeyToken(token);
     let row = keyCache.get(hash);
     if (row === undefined) {
       row = await ctx.repos.accesskeys.getByToken(token);
       keyCache.set(hash, row);
     }
     if (!row) throw invalidCredentials('accesskey invalid');
+    if (known === undefined) keyHashes.set(token, hash);
     if (isAccesskeyExpired(row, clock.nowMs())) throw invalidCredentials('accesskey expired');
     // An accesskey acts for its customer with admin rights (it is created by an admin).
     return { kind: 'accesskey', customerId: row.customer_id, accesskeyId: row.id, permission: Permission.CustomerAdmin };
