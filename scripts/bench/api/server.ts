@@ -101,6 +101,7 @@ export async function startApi(root: string, nodeArgs: string[] = []): Promise<A
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: String(port),
     RATE_LIMIT_SCALE: '0',
+    METRICS_LISTEN: 'off',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     JWT_SECRET: jwtSecret,
     REDIS_KEY_PREFIX: `bench${process.pid}${dbName.slice(-6)}:`,
