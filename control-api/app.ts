@@ -12,7 +12,7 @@ import { jsonBody } from './middleware/body';
 import { errorHandler, routeNotFound } from './middleware/errors';
 import { createCredentials, type Credentials, type CredentialOptions } from './middleware/credentials';
 import { createStatusGate, type StatusGate } from './middleware/status-gate';
-import { createLimiters, type Limiters } from './middleware/rate-limit';
+import { createLimiters, isPassThrough, type Limiters } from './middleware/rate-limit';
 import { groupDispatch, mountRoutes, type AnyRoute, type RouteMiddlewares } from './route';
 import { loadRoutes } from './routes';
 import { buildOpenApi } from './openapi';
@@ -81,18 +81,20 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.use(metrics.middleware);
 
   // The versioned API first: most requests are for it, and no other mount below shares its prefix.
+  // Limiters switched off (RATE_LIMIT_SCALE=0) are left out of the chains rather than called per request.
+  const limited = (...mws: express.RequestHandler[]) => mws.filter((m) => !isPassThrough(m));
   const v1 = Router();
-  v1.use(limiters.v1Ip);
+  if (!isPassThrough(limiters.v1Ip)) v1.use(limiters.v1Ip);
   // The auth group is not versioned: /v1.0/auth/... is an unknown route by definition.
   v1.all('/auth', routeNotFound);
   v1.all('/auth/*rest', routeNotFound);
   v1.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
-  const mw: RouteMiddlewares = { authenticated: [credentials.required, limiters.customer, statusGate.middleware], body };
+  const mw: RouteMiddlewares = { authenticated: limited(credentials.required, limiters.customer, statusGate.middleware), body };
   const groups = mountRoutes(v1, ctx, routes, mw);
   for (const own of ['auth', 'openapi.json']) groups.delete(own); // v1's own paths, matched ahead of the groups
-  app.use('/v1.0', groupDispatch(v1, groups, [limiters.v1Ip]));
+  app.use('/v1.0', groupDispatch(v1, groups, limited(limiters.v1Ip)));
 
   app.use(opsRouter(ctx, metrics));
   const authRouter = opts.authRouter ?? createAuthRouter;
