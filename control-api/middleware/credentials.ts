@@ -33,8 +33,8 @@ export function readCookie(req: Pick<Request, 'headers'>, name: string): string 
   return undefined;
 }
 
-function queryString(req: CredentialSource, name: string): string | undefined {
-  const v = (req.query as Record<string, unknown>)[name];
+function queryString(query: unknown, name: string): string | undefined {
+  const v = (query as Record<string, unknown>)[name];
   return typeof v === 'string' ? v : undefined;
 }
 
@@ -165,10 +165,12 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
       if (!m) throw invalidCredentials('Authorization header must be "Bearer <token>"');
       jwt = m[1];
     }
-    jwt ??= queryString(req, 'token') || undefined;
+    // express parses the query string again on every read of req.query: read it once.
+    const query = req.query;
+    jwt ??= queryString(query, 'token') || undefined;
     jwt ??= readCookie(req, 'token') || undefined;
     if (jwt) return { jwt };
-    const key = queryString(req, 'accesskey');
+    const key = queryString(query, 'accesskey');
     if (key) return { key };
     throw authenticationRequired();
   }

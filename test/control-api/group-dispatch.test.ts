@@ -50,6 +50,13 @@ describe('control-api /v1.0 group dispatch', function () {
     expect(encoded.body.reason ?? encoded.body.error?.reason ?? JSON.stringify(encoded.body)).to.match(/ROUTE_NOT_FOUND|not found/i);
     expect((await get('/v1.0/customerx')).status).to.equal(404);
     expect((await get('/v1.0/nosuchgroup/x')).status).to.equal(404);
+    // A group's segment with a path or method none of its routes has: the same 404, naming the full path.
+    const sub = await get('/v1.0/customer/nope');
+    expect(sub.status).to.equal(404);
+    expect(sub.body.error.message).to.equal('no route for GET /v1.0/customer/nope');
+    const method = await request(t.app).delete('/v1.0/customer').query({ accesskey: f.accesskey });
+    expect(method.status).to.equal(404);
+    expect(method.body.error.message).to.equal('no route for DELETE /v1.0/customer');
     expect((await get('/v1.0')).status).to.equal(404);
   });
 
@@ -62,8 +69,8 @@ describe('control-api /v1.0 group dispatch', function () {
   it('OPTIONS lists the methods of the path', async () => {
     const r = await request(t.app).options('/v1.0/customer');
     expect(r.status).to.equal(200);
-    expect(r.headers.allow).to.match(/GET/);
-    expect(r.headers.allow).to.match(/PUT/);
+    expect(r.headers.allow).to.equal('GET, HEAD, PUT');
+    expect((await request(t.app).options(`/v1.0/agents/${f.admin.id}`)).headers.allow).to.equal('DELETE, GET, HEAD, PUT');
   });
 
   it('an absolute-form request target reaches the same route', async () => {
