@@ -80,8 +80,8 @@ export interface ApiUnderTest {
 }
 
 /**
- * Starts `control-api/main.ts` of the checkout at `root` (RATE_LIMIT_SCALE=0, LOG_LEVEL=warn) on a
- * fresh database of its own; `nodeArgs` go before the script (e.g. --cpu-prof).
+ * Starts `control-api/main.ts` of the checkout at `root` (RATE_LIMIT_SCALE=0 unless BENCH_RATE_LIMIT_SCALE
+ * says otherwise, LOG_LEVEL=warn) on a fresh database of its own; `nodeArgs` go before the script.
  */
 export async function startApi(root: string, nodeArgs: string[] = []): Promise<ApiUnderTest> {
   const base = process.env.DATABASE_URL;
@@ -100,7 +100,8 @@ export async function startApi(root: string, nodeArgs: string[] = []): Promise<A
     DATA_DIR: dataDir,
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: String(port),
-    RATE_LIMIT_SCALE: '0',
+    // BENCH_RATE_LIMIT_SCALE=1: the production limits (two Redis calls per request) instead of none.
+    RATE_LIMIT_SCALE: process.env.BENCH_RATE_LIMIT_SCALE ?? '0',
     METRICS_LISTEN: 'off',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     JWT_SECRET: jwtSecret,
