@@ -165,12 +165,15 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
       if (!m) throw invalidCredentials('Authorization header must be "Bearer <token>"');
       jwt = m[1];
     }
-    // express parses the query string again on every read of req.query: read it once.
-    const query = req.query;
-    jwt ??= queryString(query, 'token') || undefined;
+    // express parses the query string again on every read of req.query: read it at most once.
+    let query: unknown;
+    if (jwt === undefined) {
+      query = req.query;
+      jwt = queryString(query, 'token') || undefined;
+    }
     jwt ??= readCookie(req, 'token') || undefined;
     if (jwt) return { jwt };
-    const key = queryString(query, 'accesskey');
+    const key = queryString(query ?? req.query, 'accesskey');
     if (key) return { key };
     throw authenticationRequired();
   }
