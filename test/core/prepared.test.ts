@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { createDb } from '../../core/db/knex';
-import { firstPrepared, prepared, runPrepared } from '../../core/db/prepared';
+import { firstPrepared, namingStatements, prepared, runPrepared, setStatementNaming } from '../../core/db/prepared';
 import { CUSTOMER_COLUMNS, repos } from '../../core/repos';
 import { newId } from '../../core/ids';
 import { testDb, testDatabaseUrl } from '../support/db';
@@ -104,6 +104,38 @@ describe('core/db/prepared: named statements for hot reads', function () {
       expect(await runPrepared(trx, prepared('test_prepared_count', 'select count(*)::int as n from customers where id = $1'), [id])).to.deep.equal([{ n: 1 }]);
     });
     expect(await repos(db).customers.get(id)).to.not.equal(null);
+  });
+
+  describe('behind a pooler that does not keep named statements', () => {
+    afterEach(() => setStatementNaming(true));
+
+    it('a statement gone from the server (26000): the call runs unnamed, and so does every later one', async () => {
+      const r = repos(one);
+      const c = await r.customers.create({ name: 'prep-gone', email: `prep-${newId()}@example.com` });
+      expect((await r.customers.get(c.id))?.id).to.equal(c.id);
+      const conn = (await one.client.acquireConnection()) as pg.Client;
+      try {
+        await conn.query('deallocate customers_get_live'); // what a server connection switched under the client looks like
+      } finally {
+        await one.client.releaseConnection(conn);
+      }
+      expect((await r.customers.get(c.id))?.id).to.equal(c.id);
+      expect(namingStatements()).to.equal(false);
+      expect((await r.customers.get(c.id))?.name).to.equal('prep-gone');
+    });
+
+    it('a name already taken on the server (42P05): the call runs unnamed', async () => {
+      const fresh = createDb(await testDatabaseUrl(), { poolMax: 1 });
+      try {
+        const r = repos(fresh);
+        const c = await r.customers.create({ name: 'prep-taken', email: `prep-${newId()}@example.com` });
+        await fresh.raw('prepare customers_get_live as select 1'); // another client's statement on the same server connection
+        expect((await r.customers.get(c.id))?.name).to.equal('prep-taken');
+        expect(namingStatements()).to.equal(false);
+      } finally {
+        await fresh.destroy();
+      }
+    });
   });
 
   it('refuses select *, ? placeholders and one name for two texts', () => {
