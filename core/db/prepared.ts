@@ -28,10 +28,12 @@ export interface PreparedStatement {
 
 const names = new Map<string, string>();
 
-/** Declares a statement (module level: once per process). `text` uses $1..$n and no `?`. */
+/** Declares a statement (module level: once per process). `text` uses $1..$n (in order, once each) and no `?`. */
 export function prepared(name: string, text: string): PreparedStatement {
   if (text.includes('?')) throw new Error(`prepared ${name}: use $n placeholders, not ?`);
   if (/\bselect\s+\*/i.test(text)) throw new Error(`prepared ${name}: list the columns (a prepared select * breaks when a column is added)`);
+  const order = (text.match(/\$\d+/g) ?? []).map((p) => Number(p.slice(1)));
+  if (order.some((n, i) => n !== i + 1)) throw new Error(`prepared ${name}: placeholders must be $1..$n, in order, once each (the transaction path binds them by position)`);
   const prev = names.get(name);
   if (prev !== undefined && prev !== text) throw new Error(`prepared ${name}: declared twice with different SQL`);
   names.set(name, text);

@@ -141,6 +141,9 @@ describe('core/db/prepared: named statements for hot reads', function () {
   it('refuses select *, ? placeholders and one name for two texts', () => {
     expect(() => prepared('test_star', 'select * from customers where id = $1')).to.throw(/list the columns/);
     expect(() => prepared('test_q', 'select id from customers where id = ?')).to.throw(/\$n placeholders/);
+    expect(() => prepared('test_order', 'select id from customers where id = $2 and name = $1')).to.throw(/in order/);
+    expect(() => prepared('test_reuse', 'select id from customers where id = $1 or detail = $1')).to.throw(/once each/);
+    expect(prepared('test_ok', 'select id from customers where id = $1 and name = $2').knexText).to.equal('select id from customers where id = ? and name = ?');
     prepared('test_twice', 'select 1');
     expect(() => prepared('test_twice', 'select 2')).to.throw(/different SQL/);
   });
