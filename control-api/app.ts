@@ -12,8 +12,8 @@ import { jsonBody } from './middleware/body';
 import { errorHandler, routeNotFound } from './middleware/errors';
 import { createCredentials, type Credentials, type CredentialOptions } from './middleware/credentials';
 import { createStatusGate, type StatusGate } from './middleware/status-gate';
-import { createLimiters, type Limiters } from './middleware/rate-limit';
-import { mountRoutes, type AnyRoute, type RouteMiddlewares } from './route';
+import { createLimiters, isPassThrough, type Limiters } from './middleware/rate-limit';
+import { groupDispatch, mountRoutes, type AnyRoute, type RouteMiddlewares } from './route';
 import { loadRoutes } from './routes';
 import { buildOpenApi } from './openapi';
 import { createMetrics, opsRouter, type Metrics } from './ops';
@@ -79,8 +79,24 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
 
   app.use(requestId(ctx.logger, app.request));
   app.use(metrics.middleware);
-  app.use(opsRouter(ctx, metrics));
 
+  // The versioned API first: most requests are for it, and no other mount below shares its prefix.
+  // Limiters switched off (RATE_LIMIT_SCALE=0) are left out of the chains rather than called per request.
+  const limited = (...mws: express.RequestHandler[]) => mws.filter((m) => !isPassThrough(m));
+  const v1 = Router();
+  if (!isPassThrough(limiters.v1Ip)) v1.use(limiters.v1Ip);
+  // The auth group is not versioned: /v1.0/auth/... is an unknown route by definition.
+  v1.all('/auth', routeNotFound);
+  v1.all('/auth/*rest', routeNotFound);
+  v1.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+  const mw: RouteMiddlewares = { authenticated: limited(credentials.required, limiters.customer, statusGate.middleware), body };
+  const groups = mountRoutes(v1, ctx, routes, mw);
+  for (const own of ['auth', 'openapi.json']) groups.delete(own); // v1's own paths, matched ahead of the groups
+  app.use('/v1.0', groupDispatch(v1, groups, limited(limiters.v1Ip)));
+
+  app.use(opsRouter(ctx, metrics));
   const authRouter = opts.authRouter ?? createAuthRouter;
   app.use('/auth', authRouter({ ctx, credentials, statusGate, limiters, jsonBody: body }));
   const provisioning = opts.provisioningRouter ?? createProvisioningRouter;
@@ -91,18 +107,6 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
   // The browser phone (web/phone): static files and its config.json.
   app.use('/phone', webphoneRouter(ctx));
-
-  const v1 = Router();
-  v1.use(limiters.v1Ip);
-  // The auth group is not versioned: /v1.0/auth/... is an unknown route by definition.
-  v1.all('/auth', routeNotFound);
-  v1.all('/auth/*rest', routeNotFound);
-  v1.get('/openapi.json', (_req, res) => {
-    res.json(openapi);
-  });
-  const mw: RouteMiddlewares = { authenticated: [credentials.required, limiters.customer, statusGate.middleware], body };
-  mountRoutes(v1, ctx, routes, mw);
-  app.use('/v1.0', v1);
 
   app.use(routeNotFound);
   app.use(errorHandler);

@@ -186,26 +186,68 @@ function handlerFor(def: AnyRoute, ctx: AppContext): RequestHandler {
   };
 }
 
+/** One mounted route: what `groupDispatch` registers again on its direct routers. */
+export interface MountedRoute {
+  method: Method;
+  /** The full path relative to /v1.0. */
+  path: string;
+  handlers: RequestHandler[];
+}
+
 /**
  * Mounts the routes grouped by their first path segment (one sub-router per resource group), so a
- * request is matched against a few dozen prefixes instead of every route of the API.
+ * request is matched against a few dozen prefixes instead of every route of the API. Returns the
+ * mounted routes by segment (for `groupDispatch`).
  */
-export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): void {
-  const groups = new Map<string, Router>();
+export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): Map<string, MountedRoute[]> {
+  const groups = new Map<string, { router: Router; routes: MountedRoute[] }>();
   for (const def of routes) {
     const body = def.rawBody ? [] : [mw.body];
-    const chain = def.permission === 'public' ? body : [...mw.authenticated, ...body];
+    const handlers = [...(def.permission === 'public' ? [] : mw.authenticated), ...body, handlerFor(def, ctx)];
     const m = /^\/([A-Za-z0-9_.-]+)(\/.*)?$/.exec(def.path);
     if (!m) {
-      router[def.method](def.path, ...chain, handlerFor(def, ctx));
+      router[def.method](def.path, ...handlers);
       continue;
     }
     let group = groups.get(m[1]);
     if (!group) {
-      group = ExpressRouter({ mergeParams: true });
+      group = { router: ExpressRouter({ mergeParams: true }), routes: [] };
       groups.set(m[1], group);
-      router.use(`/${m[1]}`, group);
+      router.use(`/${m[1]}`, group.router);
     }
-    group[def.method](m[2] ?? '/', ...chain, handlerFor(def, ctx));
+    group.router[def.method](m[2] ?? '/', ...handlers);
+    group.routes.push({ method: def.method, path: def.path, handlers });
   }
+  return new Map([...groups].map(([segment, g]) => [segment, g.routes]));
+}
+
+/**
+ * A front for `full` (the router mountRoutes filled): a request whose first path segment is exactly
+ * one group's (same case, not percent-encoded) goes to a router holding only `before` (the
+ * middlewares `full` runs ahead of its groups) and that group's routes under their full paths, instead
+ * of being matched against every group mounted ahead of it and entering the group's own router.
+ * Anything else, including what this lookup cannot decide, goes to `full` unchanged. The routes
+ * match the same requests either way (same paths, Express's matching); inside a handler `req.baseUrl`
+ * is /v1.0 on the direct path (nothing in the handlers reads it; the metrics label is the same).
+ */
+export function groupDispatch(full: Router, groups: Map<string, MountedRoute[]>, before: RequestHandler[]): RequestHandler {
+  const direct = new Map<string, Router>();
+  for (const [segment, routes] of groups) {
+    const r = ExpressRouter();
+    if (before.length) r.use(...before);
+    for (const route of routes) r[route.method](route.path, ...route.handlers);
+    direct.set(segment, r);
+  }
+  return (req, res, next) => {
+    const url = req.url;
+    let end = 1;
+    if (url.charCodeAt(0) === 47 /* / */) {
+      for (; end < url.length; end++) {
+        const c = url.charCodeAt(end);
+        if (c === 47 || c === 63 /* ? */) break;
+      }
+    }
+    const r = end > 1 ? direct.get(url.slice(1, end)) : undefined;
+    (r ?? full)(req, res, next);
+  };
 }

@@ -55,6 +55,7 @@ const schema = z.object({
   RATE_LIMIT_SCALE: z.coerce.number({ message: 'must be a number' }).min(0, 'must be >= 0 (0 disables limits)').default(1),
   TRUST_PROXY: bool.default(false),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  FLOW_SIMULATE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
   METRICS_LISTEN: z
@@ -141,6 +142,8 @@ export interface Config {
   rateLimitScale: number;
   trustProxy: boolean;
   bodyLimitBytes: number;
+  /** How long POST /flows/{id}/simulate waits for a media-app node's answer. */
+  flowSimulateTimeoutMs: number;
   bootstrapAdminUsername: string;
   /** Direct tokens carry this; raising it invalidates every outstanding direct token. */
   directScopeVersion: number;
@@ -235,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     rateLimitScale: e.RATE_LIMIT_SCALE,
     trustProxy: e.TRUST_PROXY,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    flowSimulateTimeoutMs: e.FLOW_SIMULATE_TIMEOUT_MS,
     bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
     directScopeVersion: e.DIRECT_SCOPE_VERSION,
     metricsListen: e.METRICS_LISTEN.toLowerCase() === 'off' ? null : parseHostPort(e.METRICS_LISTEN),

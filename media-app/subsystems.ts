@@ -13,6 +13,7 @@ import { subsystem as xfer } from './transfer';
 import { subsystem as storage } from './storage';
 import { subsystem as billing } from './billing';
 import { subsystem as callControls } from './call/controls-subsystem';
+import { subsystem as flowSimulator } from './flow/simulator/subsystem';
 
 export const SUBSYSTEMS: readonly Subsystem[] = [
   ai,
@@ -25,4 +26,5 @@ export const SUBSYSTEMS: readonly Subsystem[] = [
   storage,
   billing,
   callControls,
+  flowSimulator,
 ];

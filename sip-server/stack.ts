@@ -362,7 +362,7 @@ export class SipStack extends EventEmitter {
     sipMetrics.requestsIn.inc({ method: req.method });
     // captured once past the flood and scanner checks, as it arrived (before our received/rport)
     if (data) this.capture?.received(req, data, src);
-    this.log.debug({ callId: req.callId, method: req.method, src: `${src.transport}:${src.address}:${src.port}` }, 'request');
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ callId: req.callId, method: req.method, src: `${src.transport}:${src.address}:${src.port}` }, 'request');
 
     if (req.method === 'ACK') return this.onAck(req);
     const existing = this.table.servers.get(serverKey(req));

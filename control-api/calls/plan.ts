@@ -4,9 +4,9 @@
  *
  * - tel, PSTN (not +899): core/calls/dial-policy decides (403 PERMISSION_DENIED, details[0].reason
  *   premium_rate_prefix or destination_not_whitelisted): no blocked premium-rate prefix, and the
- *   country in destination_whitelist (empty list denies all); the
- *   source must be an active normal number of the customer, else default_outgoing_source_number_id
- *   replaces it, else 400 (a +899 virtual number is never a PSTN source). Charged per minute: 402
+ *   country in destination_whitelist (empty list denies all); the source is held to the caller-id
+ *   rule (core/calls/caller-id: an active normal number of the customer, else
+ *   default_outgoing_source_number_id replaces it, else 400). Charged per minute: 402
  *   when the balance cannot pay one minute of every PSTN leg.
  * - tel, +899 virtual: internal, free, no whitelist; only the customer's own active numbers (else
  *   404 NUMBER_NOT_FOUND, the same answer whether nobody or another customer owns it).
@@ -20,7 +20,7 @@
  */
 import type { AppContext } from '../context';
 import { ApiError, invalidArgument } from '../../core/errors';
-import { EMPTY_UUID, isUuid } from '../../core/ids';
+import { isUuid } from '../../core/ids';
 import { isE164, isVirtualNumber } from '../../core/numbers/e164';
 import { assertAffordable, assertCallAffordable, rates } from '../../core/billing';
 import { extensionsRepo } from '../../core/repos/extensions';
@@ -29,6 +29,7 @@ import type { Address } from '../../core/repos/calls';
 import type { OutboundConfigRow } from '../../core/repos';
 import { admitPstnCalls, isPstnAddress, ownVirtualNumber, telRefusal, type DialRefusal } from '../../core/calls/dial-policy';
 import { sipLiteralRefusal } from '../../core/calls/sip-destination';
+import { cleanAddress as clean, pstnCallerId } from '../../core/calls/caller-id';
 import type { Db } from '../../core/db/knex';
 
 export type Anonymous = 'yes' | 'no' | 'auto';
@@ -42,38 +43,11 @@ export interface PlannedLeg {
 
 const SIP_URI = /^(sips?:)?([^@\s;]+@)?[A-Za-z0-9.\-]+(:\d{1,5})?(;[^\s]*)?$|^(sips?:)?([^@\s;]+@)?\[[0-9A-Fa-f:.]+\](:\d{1,5})?(;[^\s]*)?$/;
 
-function clean(a: Address): Address {
-  const out: Address = { type: a.type, target: a.target };
-  if (a.target_name !== undefined) out.target_name = a.target_name;
-  if (a.name !== undefined) out.name = a.name;
-  if (a.detail !== undefined) out.detail = a.detail;
-  return out;
-}
-
-async function ownedNormalNumber(ctx: AppContext, customerId: string, where: { id?: string; number?: string }) {
-  if (!(await ctx.db.schema.hasTable('numbers'))) return null;
-  const row = await ctx.db('numbers')
-    .where({ ...where, customer_id: customerId, type: 'normal', status: 'active' })
-    .whereNull('tm_delete')
-    .first('id', 'number');
-  return (row as { id: string; number: string } | undefined) ?? null;
-}
-
-/** The source a PSTN leg goes out with (see the file comment). */
+/** The source a PSTN leg goes out with (core/calls/caller-id), else 400 naming source.target. */
 async function pstnSource(ctx: AppContext, customerId: string, source: Address, config: OutboundConfigRow | null): Promise<Address> {
-  if (source.type === 'tel' && isE164(source.target) && !isVirtualNumber(source.target)) {
-    if (await ownedNormalNumber(ctx, customerId, { number: source.target })) return clean(source);
-  }
-  const fallbackId = config?.default_outgoing_source_number_id ?? EMPTY_UUID;
-  if (fallbackId && fallbackId !== EMPTY_UUID) {
-    const n = await ownedNormalNumber(ctx, customerId, { id: fallbackId });
-    if (n) return { ...clean(source), type: 'tel', target: n.number };
-  }
-  const virtual = source.type === 'tel' && isVirtualNumber(source.target);
-  const issue = virtual
-    ? 'a virtual number (+899) cannot be the source of a PSTN call'
-    : 'must be an active normal number of this customer for a PSTN destination (no default_outgoing_source_number_id to fall back to)';
-  throw invalidArgument(`source: ${issue}`, [{ field: 'source.target', issue }]);
+  const r = await pstnCallerId(ctx.db, customerId, source, { defaultNumberId: config?.default_outgoing_source_number_id ?? null });
+  if (r.ok) return r.source;
+  throw invalidArgument(`source: ${r.issue}`, [{ field: 'source.target', issue: r.issue }]);
 }
 
 /** A refused tel destination as the API answers it. */

@@ -33,8 +33,8 @@ export function readCookie(req: Pick<Request, 'headers'>, name: string): string 
   return undefined;
 }
 
-function queryString(req: CredentialSource, name: string): string | undefined {
-  const v = (req.query as Record<string, unknown>)[name];
+function queryString(query: unknown, name: string): string | undefined {
+  const v = (query as Record<string, unknown>)[name];
   return typeof v === 'string' ? v : undefined;
 }
 
@@ -59,6 +59,9 @@ export interface Credentials {
 }
 
 type AgentInfo = { customerId: string; permission: number } | null;
+type AgentClaims = Extract<VerifiedClaims, { typ: 'login' | 'delegate' }>;
+/** What a request carries: a JWT (header, query or cookie) or an accesskey. */
+type Carried = { jwt: string; key?: undefined } | { jwt?: undefined; key: string };
 
 export function createCredentials(ctx: AppContext, opts: CredentialOptions = {}): Credentials {
   const ttl = opts.cacheTtlMs ?? 1000;
@@ -67,6 +70,8 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
   // A client sends the same token request after request: its signature is checked once per `ttl`,
   // and the cached claims are never used past the token's own exp.
   const jwtCache = new TtlCache<VerifiedClaims>(ttl);
+  // The SHA-256 of an accesskey that resolved to a key, so the repeat requests of one `ttl` skip the hash.
+  const keyHashes = new TtlCache<string>(ttl);
 
   async function verifiedClaims(token: string): Promise<VerifiedClaims> {
     const hit = jwtCache.get(token);
@@ -85,6 +90,24 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
     return info;
   }
 
+  /** A login or delegate token's AuthContext from its agent's (cached or read) info. */
+  function agentAuth(claims: AgentClaims, a: AgentInfo): AuthContext {
+    if (claims.typ === 'login') {
+      if (!a || a.customerId !== claims.customer_id) throw invalidCredentials('agent no longer exists');
+      return { kind: 'agent', customerId: a.customerId, agentId: claims.sub, permission: a.permission };
+    }
+    if (!a || !isProjectSuperAdmin(a.permission) || a.customerId !== claims.delegator_customer_id) {
+      throw invalidCredentials('delegating agent no longer allowed');
+    }
+    return {
+      kind: 'delegate',
+      customerId: claims.customer_id,
+      agentId: claims.sub,
+      delegatorCustomerId: claims.delegator_customer_id,
+      permission: Permission.CustomerAdmin,
+    };
+  }
+
   async function fromJwt(token: string): Promise<AuthContext> {
     let claims;
     try {
@@ -94,24 +117,9 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
       throw e;
     }
     switch (claims.typ) {
-      case 'login': {
-        const a = await agentInfo(claims.sub);
-        if (!a || a.customerId !== claims.customer_id) throw invalidCredentials('agent no longer exists');
-        return { kind: 'agent', customerId: a.customerId, agentId: claims.sub, permission: a.permission };
-      }
-      case 'delegate': {
-        const a = await agentInfo(claims.sub);
-        if (!a || !isProjectSuperAdmin(a.permission) || a.customerId !== claims.delegator_customer_id) {
-          throw invalidCredentials('delegating agent no longer allowed');
-        }
-        return {
-          kind: 'delegate',
-          customerId: claims.customer_id,
-          agentId: claims.sub,
-          delegatorCustomerId: claims.delegator_customer_id,
-          permission: Permission.CustomerAdmin,
-        };
-      }
+      case 'login':
+      case 'delegate':
+        return agentAuth(claims, await agentInfo(claims.sub));
       case 'direct': {
         if (claims.scope_version !== ctx.config.directScopeVersion) throw invalidCredentials('direct token scope_version is outdated');
         if (opts.checkDirect && !(await opts.checkDirect(claims))) throw invalidCredentials('direct token revoked');
@@ -128,21 +136,28 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
     }
   }
 
-  async function fromAccesskey(token: string): Promise<AuthContext> {
-    if (token.length > 256) throw invalidCredentials();
-    const hash = hashAccesskeyToken(token);
-    let row = keyCache.get(hash);
-    if (row === undefined) {
-      row = await ctx.repos.accesskeys.getByToken(token);
-      keyCache.set(hash, row);
-    }
+  function keyAuth(row: AccesskeyRow | null): AuthContext {
     if (!row) throw invalidCredentials('accesskey invalid');
     if (isAccesskeyExpired(row, clock.nowMs())) throw invalidCredentials('accesskey expired');
     // An accesskey acts for its customer with admin rights (it is created by an admin).
     return { kind: 'accesskey', customerId: row.customer_id, accesskeyId: row.id, permission: Permission.CustomerAdmin };
   }
 
-  async function resolve(req: CredentialSource): Promise<AuthContext> {
+  async function fromAccesskey(token: string): Promise<AuthContext> {
+    if (token.length > 256) throw invalidCredentials();
+    const known = keyHashes.get(token);
+    const hash = known ?? hashAccesskeyToken(token);
+    let row = keyCache.get(hash);
+    if (row === undefined) {
+      row = await ctx.repos.accesskeys.getByToken(token);
+      keyCache.set(hash, row);
+    }
+    if (row && known === undefined) keyHashes.set(token, hash);
+    return keyAuth(row);
+  }
+
+  /** The credential a request carries; 401 for a malformed Authorization header or none at all. */
+  function pick(req: CredentialSource): Carried {
     const authz = req.headers.authorization;
     let jwt: string | undefined;
     if (typeof authz === 'string' && authz.length > 0) {
@@ -150,18 +165,57 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
       if (!m) throw invalidCredentials('Authorization header must be "Bearer <token>"');
       jwt = m[1];
     }
-    jwt ??= queryString(req, 'token') || undefined;
+    // express parses the query string again on every read of req.query: read it at most once.
+    let query: unknown;
+    if (jwt === undefined) {
+      query = req.query;
+      jwt = queryString(query, 'token') || undefined;
+    }
     jwt ??= readCookie(req, 'token') || undefined;
-    if (jwt) return fromJwt(jwt);
-    const key = queryString(req, 'accesskey');
-    if (key) return fromAccesskey(key);
+    if (jwt) return { jwt };
+    const key = queryString(query ?? req.query, 'accesskey');
+    if (key) return { key };
     throw authenticationRequired();
+  }
+
+  /**
+   * The AuthContext when everything it needs is cached (no promise, no database): what `fromJwt` /
+   * `fromAccesskey` would return for it, or their 401. undefined when something must be read or checked.
+   */
+  function cachedAuth(c: Carried): AuthContext | undefined {
+    if (c.jwt !== undefined) {
+      const claims = jwtCache.get(c.jwt);
+      if (claims === undefined || claims.typ === 'direct' || claims.exp * 1000 <= clock.nowMs()) return undefined;
+      const a = agentCache.get(claims.sub);
+      return a === undefined ? undefined : agentAuth(claims, a);
+    }
+    if (c.key.length > 256) throw invalidCredentials();
+    const hash = keyHashes.get(c.key);
+    const row = hash === undefined ? undefined : keyCache.get(hash);
+    return row === undefined ? undefined : keyAuth(row);
+  }
+
+  const fromCarried = (c: Carried) => (c.jwt !== undefined ? fromJwt(c.jwt) : fromAccesskey(c.key));
+
+  async function resolve(req: CredentialSource): Promise<AuthContext> {
+    return fromCarried(pick(req));
   }
 
   return {
     resolve,
     required: (req, _res, next) => {
-      resolve(req).then(
+      let c: Carried;
+      try {
+        c = pick(req);
+        const auth = cachedAuth(c);
+        if (auth) {
+          req.auth = auth;
+          return next();
+        }
+      } catch (e) {
+        return next(e);
+      }
+      fromCarried(c).then(
         (auth) => {
           req.auth = auth;
           next();

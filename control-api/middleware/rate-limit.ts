@@ -26,6 +26,9 @@ function byIp(l: Limiter): RequestHandler {
 /** Limits switched off (RATE_LIMIT_SCALE=0): the request goes on in the same tick, without a promise per tier. */
 const pass: RequestHandler = (_req, _res, next) => next();
 
+/** Whether a limiter of `createLimiters` is switched off (a chain may leave it out). */
+export const isPassThrough = (mw: RequestHandler): boolean => mw === pass;
+
 export function createLimiters(redis: Redis, opts: { scale: number; prefix: string }): Limiters {
   const mk = (t: TierName) => createLimiter(redis, t, opts);
   const off = !(opts.scale > 0);

@@ -34,6 +34,7 @@ import { routes as customer } from './customer';
 import { routes as customers } from './customers';
 import { routes as emails } from './emails';
 import { routes as extensions } from './extensions';
+import { routes as flowsSimulate } from './flows-simulate';
 import { routes as flows } from './flows';
 import { routes as groupcalls } from './groupcalls';
 import { routes as mediaStreams } from './media-streams';
@@ -108,6 +109,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   customers,
   emails,
   extensions,
+  flowsSimulate,
   flows,
   groupcalls,
   mediaStreams,

@@ -19,7 +19,8 @@
  * first minute (core/billing assertCallAffordable); extensions, agents, SIP URIs and +899 virtual
  * numbers are free. Virtual numbers: only the customer's own active +899 numbers can be dialled
  * (they run on the platform, see media-app/outbound/internal.ts); any other is number_not_found,
- * whoever owns it. SIP URIs: core/calls/sip-destination.ts (the egress policy).
+ * whoever owns it. SIP URIs: core/calls/sip-destination.ts (the egress policy). The caller id a PSTN
+ * leg presents: core/calls/caller-id.ts (source_not_allowed).
  */
 import type { Db } from '../db/knex';
 import { isE164, isVirtualNumber } from '../numbers/e164';
@@ -55,7 +56,9 @@ export type DialRefusalReason =
   | 'concurrency_cap'
   | 'insufficient_balance'
   | 'number_not_found'
-  | 'destination_not_allowed';
+  | 'destination_not_allowed'
+  /** The leg's source is no number the customer may present to the PSTN (core/calls/caller-id). */
+  | 'source_not_allowed';
 
 export interface DialRefusal {
   reason: DialRefusalReason;
@@ -66,7 +69,7 @@ export interface DialRefusal {
   /** The cap and the live count at the time (concurrency_cap). */
   max?: number;
   live?: number;
-  /** Why, in words safe to show the customer (insufficient_balance, destination_not_allowed). */
+  /** Why, in words safe to show the customer (insufficient_balance, destination_not_allowed, source_not_allowed). */
   message?: string;
 }
 

@@ -207,6 +207,10 @@ export function callsRepo(db: Db) {
     async setNode(id: string, nodeId: string): Promise<void> {
       await table().where({ id }).update({ node_id: nodeId } as never);
     },
+    /** The source a leg went out with, when the caller-id rule replaced it (core/calls/caller-id). */
+    async setSource(id: string, source: Address): Promise<void> {
+      await table().where({ id }).update({ source: JSON.stringify(source), tm_update: clock.now() } as never);
+    },
     async setActiveflow(id: string, activeflowId: string, flowId: string): Promise<void> {
       await table().where({ id }).update({ activeflow_id: activeflowId, flow_id: flowId, tm_update: clock.now() } as never);
     },

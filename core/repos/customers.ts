@@ -5,6 +5,7 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import { firstPrepared, prepared } from '../db/prepared';
 
 export const CUSTOMER_STATUSES = ['initial', 'active', 'frozen', 'expired', 'deleted'] as const;
 export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
@@ -74,6 +75,20 @@ export interface CustomerStatusInfo {
   tm_deletion_scheduled: Date | null;
 }
 
+/**
+ * Every column of customers, in table order: what `select *` returned. The hot read is a prepared
+ * statement and must name its columns (core/db/prepared.ts); a migration that adds a column to
+ * customers adds it here too (test/db/prepared.test.ts compares this list with the table).
+ */
+export const CUSTOMER_COLUMNS = [
+  'id', 'name', 'detail', 'email', 'email_verified', 'phone_number', 'address', 'webhook_method', 'webhook_uri',
+  'webhook_secret', 'billing_account_id', 'metadata', 'status', 'identity_verification_status', 'terms_agreed_version',
+  'terms_agreed_ip', 'tm_deletion_scheduled', 'tm_create', 'tm_update', 'tm_delete', 'max_concurrent_pstn_calls',
+] as const;
+
+/** The live customer by id: every authenticated GET /v1.0/customer reads it. */
+const getLive = prepared('customers_get_live', `select ${CUSTOMER_COLUMNS.join(', ')} from customers where id = $1 and tm_delete is null limit 1`);
+
 export function customersRepo(db: Db) {
   const table = () => db<CustomerRow>('customers');
   return {
@@ -91,8 +106,8 @@ export function customersRepo(db: Db) {
     },
     /** Live (not soft-deleted) customer by id; `includeDeleted` to see deleted ones too. */
     async get(id: string, opts: { includeDeleted?: boolean } = {}): Promise<CustomerRow | null> {
+      if (!opts.includeDeleted) return firstPrepared<CustomerRow>(db, getLive, [id]);
       const q = table().where({ id });
-      if (!opts.includeDeleted) q.whereNull('tm_delete');
       return ((await q.first()) as CustomerRow | undefined) ?? null;
     },
     async getByEmail(email: string): Promise<CustomerRow | null> {

@@ -22,7 +22,7 @@ import { targetsFor } from '../outbound/targets';
 import { dialInternal, internalDestination } from '../outbound/internal';
 import type { Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
-import { escapeSipUser } from '../sip-uri';
+import { escapeSipUser, nameAddr } from '../sip-uri';
 import { CallSession } from './session';
 import { FlowPort, type CallLegs } from './flow-port';
 import { bridgeFirstAnswer } from './connect';
@@ -107,7 +107,11 @@ export class CallFactory implements CallLegs {
   }
 
   /** An inbound INVITE becomes an incoming call (dialing, then ringing); null when its SDP is refused (488 sent). */
-  async inbound(req: SrfRequest, res: SrfResponse, c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption }): Promise<CallSession | null> {
+  async inbound(
+    req: SrfRequest,
+    res: SrfResponse,
+    c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption; /** a provider delivered it: its caller is one the PSTN asserted */ fromPstn?: boolean },
+  ): Promise<CallSession | null> {
     // an SRTP / WebRTC offer goes through rtpengine first: the engine sees plain RTP (inbound-media.ts)
     const media = await inboundMedia(this.deps, req, c.mediaEncryption ?? 'none');
     if ('refused' in media) {
@@ -124,6 +128,7 @@ export class CallFactory implements CallLegs {
       status: 'dialing',
       sip_call_id: req.get('Call-ID') ?? '',
       node_id: this.deps.calls.nodeId,
+      ...(c.fromPstn ? { data: { pstn_inbound: true } } : {}),
     }).catch(async (err: unknown) => {
       // no call exists without its row: the endpoint goes back before the INVITE is refused (router)
       await endpoint.destroy().catch(() => undefined);
@@ -208,15 +213,41 @@ export class CallFactory implements CallLegs {
     // an own +899 number is routed internally: its flow runs on a leg of this node
     const internal = await internalDestination(this.deps.db, call.row.customer_id, call.row.destination);
     if (internal) return dialInternal(this, call, internal);
-    const targets = await targetsFor(this.deps, call.row.customer_id, call.row.destination, { callId: call.id });
+    // a number (or an agent's numbers) goes out with a caller id the rule allows (core/calls/caller-id)
+    const mayReachPstn = call.row.destination.type === 'tel' || call.row.destination.type === 'agent';
+    const targets = await targetsFor(this.deps, call.row.customer_id, call.row.destination, {
+      callId: call.id,
+      source: call.row.source,
+      inboundCaller: mayReachPstn ? await this.inboundCallerOf(call) : null,
+    });
     this.deps.logger.debug({ call: call.id, targets: targets.map((t) => t.uri) }, 'dialing');
+    const replaced = call.row.destination.type === 'tel' ? targets.find((t) => t.callerId?.replaced)?.callerId : undefined;
+    if (replaced) {
+      // the call's record shows the caller id the carrier saw
+      await retryWrite(this.deps.logger, `call ${call.id} source`, () => this.repo.setSource(call.id, replaced.source));
+      call.state.patch({ source: replaced.source });
+    }
     if (opts.near?.endpoint && !call.endpoint) call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);
+    const nameOf = (a: Address) => (opts.anonymous ? 'Anonymous' : a.target_name || a.name || undefined);
     const r = await dial(this.deps, call, targets, {
       from: this.fromUri(call.row.source, opts.anonymous),
-      fromName: opts.anonymous ? 'Anonymous' : call.row.source.target_name || call.row.source.name || undefined,
+      fromName: nameOf(call.row.source),
+      fromFor: (t) => t.callerId && nameAddr(this.fromUri(t.callerId.source, opts.anonymous), nameOf(t.callerId.source)),
       timeoutMs: Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs,
     });
     return r.answered && !call.isEnded;
+  }
+
+  /**
+   * Forwarding (core/calls/caller-id rule 2): the caller of the inbound call from the PSTN (a
+   * provider's INVITE, data.pstn_inbound) this leg is chained to, else null.
+   */
+  private async inboundCallerOf(call: CallSession): Promise<Address | null> {
+    const id = call.row.master_call_id;
+    if (!id || id === EMPTY_UUID) return null;
+    const master = this.get(id)?.row ?? (await this.repo.get(id));
+    if (!master || master.customer_id !== call.row.customer_id || master.direction !== 'incoming' || master.data?.pstn_inbound !== true) return null;
+    return master.source;
   }
 
   /**

@@ -2,8 +2,8 @@
  * The conferences this node hosts. Hosting is claimed in Redis (conference-node:<id> → node id,
  * SET NX), like the call → node map: a new conference is claimed by whichever node takes its
  * `conference.start` command, or by the node of the first call that joins when nobody hosts it (or
- * its host's heartbeat expired). Participants must be calls on the hosting node: media does not
- * cross nodes (docs/conferences.md).
+ * its host's heartbeat expired). A call on another node joins through a signed SIP bridge leg to
+ * the host (media-app/bridge/leg.ts; the host's side: accept-leg.ts), see docs/conferences.md.
  */
 import type { Redis } from 'ioredis';
 import { clock } from '../../core/clock';
@@ -16,10 +16,23 @@ import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/co
 import type { Conference } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
 import type { CallFactory } from '../call/factory';
+import type { CallSession } from '../call/session';
+import type { SrfRequest, SrfResponse } from '../srf';
+import { sharedSecret } from '../registrar';
+import { BridgeLegRefused, joinThroughLeg } from '../bridge/leg';
+import { LEG_SECRET_NAME } from '../bridge/token';
+import { acceptLeg } from './accept-leg';
 import { Room, type LeaveReason } from './room';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
+
+/** The conference is hosted by another live node: a call of this node joins it through a bridge leg. */
+class HostedElsewhere extends ConferenceError {
+  constructor(readonly conferenceId: string, readonly node: string) {
+    super(`conference ${conferenceId} is hosted on node ${node}`);
+  }
+}
 
 export interface JoinRequest {
   customerId: string;
@@ -40,6 +53,8 @@ export interface ConferenceService {
    * (the media_stream WebSocket uses it).
    */
   mixOf(conferenceId: string): Conference | undefined;
+  /** An INVITE claiming to be a bridge leg from another node (accept-leg.ts): refused unless signed. */
+  acceptLeg(req: SrfRequest, res: SrfResponse): Promise<void>;
 }
 
 export class ConferenceHost implements ConferenceService {
@@ -86,7 +101,7 @@ export class ConferenceHost implements ConferenceService {
     const owner = await this.redis.get(key);
     if (owner === this.nodeId) return;
     if (owner && (await this.redis.exists(this.key(nodeAliveKey(owner))))) {
-      throw new ConferenceError(`conference ${conferenceId} is hosted on node ${owner}; its participants must be calls on that node`);
+      throw new HostedElsewhere(conferenceId, owner);
     }
     await this.redis.set(key, this.nodeId);
   }
@@ -146,7 +161,11 @@ export class ConferenceHost implements ConferenceService {
   async enter(req: JoinRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }> {
     const row = await conferencesRepo(this.deps.db).getOwned(req.customerId, req.conferenceId);
     if (!row) throw new ConferenceError(`conference ${req.conferenceId} not found`);
-    const room = await this.ensure(row.id);
+    // hosted on another node: the call joins through a bridge leg in confbridge_join
+    const room = await this.ensure(row.id).catch((err: Error) => {
+      if (err instanceof HostedElsewhere) return null;
+      throw err;
+    });
     const cc = await this.participant(req);
     const k = `${req.conferenceId}:${req.callId}`;
     this.entered.set(k, cc.id);
@@ -156,7 +175,8 @@ export class ConferenceHost implements ConferenceService {
       this.entered.delete(k);
       void this.kick(req.conferenceId, cc.id).catch(() => undefined);
     });
-    return { conferencecall: cc, pre_flow_id: room.row.pre_flow_id, post_flow_id: room.row.post_flow_id };
+    const conf = room?.row ?? row;
+    return { conferencecall: cc, pre_flow_id: conf.pre_flow_id, post_flow_id: conf.post_flow_id };
   }
 
   /** The call's joining participant (conference_join made it), or a new one (confbridge_join alone). */
@@ -189,12 +209,53 @@ export class ConferenceHost implements ConferenceService {
     try {
       room = await this.ensure(req.conferenceId);
     } catch (err) {
+      if (err instanceof HostedElsewhere) return this.joinRemote(call, cc, err.node, req);
       // the participant never gets in: it is out
       const t = await repo.transition(cc.id, 'leaved');
       if (t.changed && t.conferencecall) await publishConferencecall(this.deps.events, t.conferencecall).catch(() => undefined);
       throw err;
     }
     return room.join(call, cc, req.signal);
+  }
+
+  private secret(): Promise<string> {
+    return sharedSecret(this.redis, this.deps.config.redisKeyPrefix, LEG_SECRET_NAME);
+  }
+
+  /**
+   * The call is on this node, the conference on `node`: a bridge leg to it carries the call's audio.
+   * The host writes the participant's joined/leaving/leaved; when the host died (or never took the
+   * leg) this node writes leaved. A kick while the leg was being set up reads as kicked.
+   */
+  private async joinRemote(call: CallSession, cc: ConferencecallRow, node: string, req: JoinRequest & { signal: AbortSignal }): Promise<LeaveReason> {
+    const repo = conferencecallsRepo(this.deps.db);
+    const claims = { conferenceId: req.conferenceId, callId: req.callId, customerId: req.customerId, conferencecallId: cc.id };
+    const legDeps = { srf: this.deps.srf, media: this.deps.media, redis: this.redis, keyPrefix: this.deps.config.redisKeyPrefix, logger: this.logger, secret: () => this.secret() };
+    const out = async () => {
+      const t = await repo.transition(cc.id, 'leaved');
+      if (!t.changed || !t.conferencecall) return;
+      await publishConferencecall(this.deps.events, t.conferencecall).catch(() => undefined);
+      await conferencesRepo(this.deps.db).removeCall(req.conferenceId, cc.id).catch(() => undefined);
+    };
+    let reason: LeaveReason;
+    try {
+      reason = await joinThroughLeg(legDeps, call, node, claims, req.signal);
+    } catch (err) {
+      const now = await repo.get(cc.id);
+      if (now && (now.status === 'leaving' || now.status === 'leaved')) {
+        await out();
+        return 'kicked';
+      }
+      await out();
+      throw err instanceof BridgeLegRefused ? new ConferenceError(err.message) : err;
+    }
+    if (reason === 'host_lost') await out();
+    return reason;
+  }
+
+  /** The host's side of a bridge leg (accept-leg.ts). */
+  acceptLeg(req: SrfRequest, res: SrfResponse): Promise<void> {
+    return acceptLeg({ deps: this.deps, logger: this.logger, secret: () => this.secret(), room: (id) => this.room(id) }, req, res);
   }
 
   // ---- commands from control-api (at least once: every one is idempotent)

@@ -24,10 +24,17 @@ import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/co
 import type { RecordingRow } from '../../core/repos/recordings';
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
-import type { Conference } from '../../media-engine';
-import type { CallSession } from '../call/session';
+import type { Conference, Endpoint } from '../../media-engine';
 
-export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated';
+/** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
+export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host_lost';
+
+/** What the room needs of a participant's audio: a call of this node, or a bridge leg from the call's node. */
+export interface RoomParty {
+  readonly endpoint: Endpoint | null;
+  readonly isEnded: boolean;
+  answer(): Promise<void>;
+}
 
 export interface RoomDeps {
   db: Knex;
@@ -42,7 +49,7 @@ export interface RoomDeps {
 
 interface Member {
   readonly cc: ConferencecallRow;
-  readonly call: CallSession;
+  readonly call: RoomParty;
   readonly left: Promise<LeaveReason>;
   leave(reason: LeaveReason): void;
 }
@@ -115,7 +122,7 @@ export class Room extends EventEmitter {
    * The call is in the room until it leaves; resolves with why. The participant row goes joined on
    * entry and leaved on exit, each change published once.
    */
-  async join(call: CallSession, cc: ConferencecallRow, signal: AbortSignal): Promise<LeaveReason> {
+  async join(call: RoomParty, cc: ConferencecallRow, signal: AbortSignal): Promise<LeaveReason> {
     const existing = this.members.get(cc.id);
     if (existing) return existing.left;
     if (this.terminating || this.row.status !== 'progressing') {

@@ -5,6 +5,7 @@
  */
 import type { Subsystem } from '../subsystem';
 import { ConferenceHost, type ConferenceService } from './host';
+import { advertiseNodeSip } from '../bridge/address';
 
 declare module '../flow/services' {
   interface FlowServices {
@@ -16,6 +17,8 @@ export const subsystem: Subsystem = {
   name: 'conference',
   async start(ctx) {
     const host = new ConferenceHost(ctx.deps, ctx.factory, ctx.nodeId, ctx.logger);
+    // where other nodes send the bridge legs of their calls that join a conference hosted here
+    const withdraw = await advertiseNodeSip(ctx.deps.redis, ctx.deps.config.redisKeyPrefix, ctx.nodeId, ctx.deps.srf, ctx.deps.app.outreg.advertisedHost);
     ctx.services.conferences = host;
     ctx.commands.on('conference.start', (c) => host.start(c.conferenceId));
     ctx.commands.on('conference.refresh', async (c) => host.room(c.conferenceId)?.refresh());
@@ -35,6 +38,7 @@ export const subsystem: Subsystem = {
     return {
       async stop() {
         await host.stop();
+        await withdraw();
         if (ctx.services.conferences === host) delete ctx.services.conferences;
       },
     };

@@ -1,5 +1,6 @@
 /**
  * Inbound INVITEs (srf.invite): identify the source, then the destination —
+ *   sip:cleg.<conference>@…    a conference's bridge leg from another node (signed; conference/accept-leg.ts)
  *   sip:direct.<hash>@…        the extension with that direct hash (any source)
  *   a number on the platform   its call_flow_id runs as the call's activeflow (a +899 virtual number
  *                              only for its own customer's extensions and trunks)
@@ -19,6 +20,7 @@ import { headerUri } from '../registrar';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
 import { identifySource } from './source';
+import { isBridgeLeg } from '../conference/accept-leg';
 import { resolveTargets } from '../outbound/targets';
 import { isTransientDbError } from '../../core/db/retry';
 import { isVirtualNumber } from '../../core/numbers/e164';
@@ -43,6 +45,8 @@ export class InboundRouter {
 
   private async route(req: SrfRequest, res: SrfResponse): Promise<void> {
     const deps = this.factory.deps;
+    // a conference's bridge leg from another node: signed, never routed as a call (403 without the conference subsystem)
+    if (isBridgeLeg(req)) return this.factory.services.conferences ? this.factory.services.conferences.acceptLeg(req, res) : void res.send(403);
     const ruri = parseSipUri(req.uri);
     const fromHeader = req.get('From');
     const from = parseSipUri(headerUri(fromHeader));
@@ -74,7 +78,7 @@ export class InboundRouter {
       // the carrier behind a trunk's registration delivers that customer's numbers only
       if (number && source.kind === 'trunk' && source.registered && source.customerId !== number.customer_id) return void res.send(404);
       if (number && number.status === 'active' && number.call_flow_id && number.call_flow_id !== EMPTY_UUID) {
-        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits }, mediaEncryption });
+        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits }, mediaEncryption, fromPstn: source.kind === 'provider' });
         if (!call) return;
         await this.factory.runFlow(call, { flowId: number.call_flow_id }).catch(async (err: Error) => {
           deps.logger.warn({ err: err.message, call: call.id }, 'number flow did not start');
@@ -94,10 +98,12 @@ export class InboundRouter {
   /** An incoming call connected to one destination; it ends when the bridge ends. */
   private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address, mediaEncryption: MediaEncryption): Promise<void> {
     // nothing to dial (no route, extension not registered, refused by the dial policy): refuse
-    // before any call exists; no balance is 402 Payment Required
+    // before any call exists; no balance is 402 Payment Required, a caller id the customer may not
+    // present to the PSTN (an extension's or a trunk's From, no default number) 403
     const deps = this.factory.deps;
-    const planned = await resolveTargets(deps, customerId, destination, {});
+    const planned = await resolveTargets(deps, customerId, destination, { source });
     if ('refusal' in planned && planned.refusal.reason === 'insufficient_balance') return void res.send(402);
+    if ('refusal' in planned && planned.refusal.reason === 'source_not_allowed') return void res.send(403);
     if (!('targets' in planned) || !planned.targets.length) return void res.send(destination.type === 'extension' ? 480 : 404);
     const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination, mediaEncryption });
     if (!call) return;

@@ -32,6 +32,8 @@ export interface DialOptions {
   from: string;
   /** Display name in From. */
   fromName?: string;
+  /** The From of one target when it is not `from` (a PSTN target's caller id: DialTarget.callerId). */
+  fromFor?: (t: DialTarget) => string | undefined;
   timeoutMs: number;
   headers?: Record<string, string>;
 }
@@ -57,10 +59,11 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
   });
   let cause: HangupCause = 'failure';
   const from = nameAddr(opts.from, opts.fromName);
+  const fromOf = (t: DialTarget): string => opts.fromFor?.(t) ?? from;
   for (const step of ringSteps(targets)) {
     if (call.isEnded || timedOut) break;
     try {
-      const { dialog, relay } = step.length === 1 ? await invite(deps, call, step[0]!, from, opts) : await ringTogether(deps, call, step, from, opts);
+      const { dialog, relay } = step.length === 1 ? await invite(deps, call, step[0]!, fromOf(step[0]!), opts) : await ringTogether(deps, call, step, fromOf, opts);
       if (call.isEnded) {
         // answered after we gave up (CANCEL crossed the 200): hang up at once
         await dialog.destroy().catch(() => undefined);
@@ -160,7 +163,7 @@ async function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: st
  * answer wins and the others are cancelled (a late 2xx is hung up); when none answers, the failure
  * that says most wins: a decline or busy (6xx, 486) over the rest (RFC 3261 16.7, simplified).
  */
-function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], from: string, opts: DialOptions): Promise<Attempt> {
+function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fromOf: (t: DialTarget) => string, opts: DialOptions): Promise<Attempt> {
   const pending = new Set<PendingUac>();
   const cancelAll = (): void => {
     for (const r of pending) {
@@ -174,7 +177,7 @@ function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fro
     let failures: unknown[] = [];
     step.forEach((t) => {
       let mine: PendingUac | undefined;
-      invite(deps, call, t, from, opts, (req) => {
+      invite(deps, call, t, fromOf(t), opts, (req) => {
         mine = req;
         if (winner || call.isEnded) { try { req.cancel(); } catch { /* final */ } } else pending.add(req);
       }).then((attempt) => {

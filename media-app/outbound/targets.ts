@@ -9,7 +9,9 @@
  * - an extension to each of its registered contacts (through the address the REGISTER came from: NAT);
  * - an agent to its addresses.
  * Every originate, flow `connect`/`call` leg, groupcall leg, queue ring, transfer and REFER target and
- * SIP extension-to-tel call dials through here.
+ * SIP extension-to-tel call dials through here. A provider target carries the caller id the PSTN sees
+ * (`callerId`): the leg's source held to core/calls/caller-id; a source the rule refuses refuses the
+ * number (source_not_allowed), so nothing is sent with it.
  */
 import type { Knex } from '../../core/db/knex';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
@@ -26,6 +28,7 @@ import {
   type DialRefusal,
 } from '../../core/calls/dial-policy';
 import { locateSipDestination } from '../../core/calls/sip-destination';
+import { pstnCallerId } from '../../core/calls/caller-id';
 import { sipLocateOptions } from './sip-egress';
 import { parseSipUri } from '../sip-uri';
 
@@ -45,6 +48,18 @@ export interface DialTarget {
   ringGroup?: string;
   /** The party's media_encryption (a provider's, an extension's): sdes or dtls make our offer go through rtpengine. */
   mediaEncryption?: MediaEncryption;
+  /** A provider (PSTN) target: the source its From presents, as the caller-id rule allowed or replaced it. */
+  callerId?: { source: Address; replaced: boolean };
+}
+
+/** What a destination is resolved for: the row being dialled and the source it would present. */
+export interface ResolveOptions {
+  /** The outgoing row about to be dialled (refusals are noted on it; the concurrency cap admits it). */
+  callId?: string;
+  /** The leg's source: a PSTN target goes out with it only if core/calls/caller-id allows it. */
+  source?: Address;
+  /** The caller number of the inbound PSTN call the leg forwards (caller-id rule 2). */
+  inboundCaller?: Address | null;
 }
 
 /** What resolving a destination needs from the node (CallDeps has it all). */
@@ -59,7 +74,7 @@ export interface TargetDeps {
  * is noted on the row (data.dial_refused: the reason). Without a callId (a pre-check) a customer at
  * its cap gets no target either.
  */
-export async function targetsFor(deps: TargetDeps, customerId: string, dest: Address, opts: { callId?: string } = {}): Promise<DialTarget[]> {
+export async function targetsFor(deps: TargetDeps, customerId: string, dest: Address, opts: ResolveOptions = {}): Promise<DialTarget[]> {
   const r = await resolveTargets(deps, customerId, dest, opts);
   if ('refusal' in r) {
     if (opts.callId) await noteRefusal(deps.db, opts.callId, r.refusal);
@@ -71,7 +86,7 @@ export async function targetsFor(deps: TargetDeps, customerId: string, dest: Add
 export type Resolved = { targets: DialTarget[] } | { refusal: DialRefusal };
 
 /** The targets, or why the dial policy refuses the destination (nothing noted anywhere). */
-export async function resolveTargets(deps: TargetDeps, customerId: string, dest: Address, opts: { callId?: string }): Promise<Resolved> {
+export async function resolveTargets(deps: TargetDeps, customerId: string, dest: Address, opts: ResolveOptions): Promise<Resolved> {
   const { db } = deps;
   const target = (dest.target ?? '').trim();
   switch (dest.type) {
@@ -87,7 +102,11 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
       // an operator's call through one provider (POST /providercalls) skips the routes
       const forced = opts.callId ? await forcedProvider(db, opts.callId) : null;
       const routes = forced ? [{ provider: forced }] : await resolveRoutes(db, customerId, target);
+      let callerId: DialTarget['callerId'];
       if (routes.length && isPstnTarget(target)) {
+        const cid = await pstnCallerId(db, customerId, opts.source, { inboundCaller: opts.inboundCaller });
+        if (!cid.ok) return { refusal: { reason: 'source_not_allowed', message: `source: ${cid.issue}` } };
+        callerId = { source: cid.source, replaced: cid.replaced };
         const capped = opts.callId
           ? await admitPstnCalls(db, customerId, [opts.callId])
           : (await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId)) ? ({ reason: 'concurrency_cap' } as const) : null;
@@ -100,6 +119,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
           headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
           mediaEncryption: provider.media_encryption,
+          callerId,
         })),
       };
     }
@@ -114,10 +134,14 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
       const ext = await extensionsRepo(db).getByExtension(customerId, target);
       if (!ext) return { targets: [] };
       const live = await deps.registrar.bindings.get(`${ext.username}@${ext.domain_name}`);
+      // through an edge (Path) or not, the contact keeps the transport it registered on (a browser's
+      // ws/wss: the WebRTC profile), its extension's ring group and media encryption
       return {
-        targets: live.map((b) => (b.path?.length ? viaPath(b.contact, b.path) : {
-          uri: b.contact,
-          proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+        targets: live.map((b) => ({
+          ...(b.path?.length ? viaPath(b.contact, b.path) : {
+            uri: b.contact,
+            proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+          }),
           transport: b.source.protocol || 'udp',
           ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
           mediaEncryption: ext.media_encryption,

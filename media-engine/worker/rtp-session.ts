@@ -4,8 +4,7 @@
  * payload type, RFC 4733 send/receive, a jitter buffer and RTCP SR/RR every 5 s.
  */
 import dgram from 'node:dgram';
-import dns from 'node:dns';
-import net from 'node:net';
+import { ipLookup } from '../../core/net/ip-lookup';
 import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpInto } from '../rtp/packet';
@@ -37,17 +36,6 @@ export interface RtpCounters {
   jitterMs: number;
   concealed: number;
   late: number;
-}
-
-/**
- * dgram resolves the destination of every send through `lookup`, by default dns.lookup, which
- * answers an IP literal only on the next tick: the packet would wait behind the rest of the tick.
- * An IP literal is answered at once, so each leg's packet leaves when its leg is served.
- */
-function ipLookup(host: string, opts: dns.LookupOptions | number, cb: (err: NodeJS.ErrnoException | null, address: string, family: number) => void): void {
-  const family = net.isIP(host);
-  if (family) return cb(null, host, family);
-  dns.lookup(host, typeof opts === 'number' ? { family: opts } : opts, cb as never);
 }
 
 /** performance.timeOrigin is a getter that allocates: read once */

@@ -40,6 +40,35 @@ export function canonicalName(name: string): string {
 }
 
 /**
+ * The lookup key of a header name as given (canonical, lower case), remembered for the first
+ * MEMO_MAX spellings seen: the code's own names and the usual wire names then cost one map read
+ * instead of two lower-casings and a map read per header access. Names past the bound (a peer
+ * inventing header names) are computed each time, never remembered.
+ */
+const KEY_MEMO = new Map<string, string>();
+const CANONICAL_MEMO = new Map<string, string>();
+const MEMO_MAX = 1024;
+
+export function headerKey(name: string): string {
+  let k = KEY_MEMO.get(name);
+  if (k === undefined) {
+    k = canonicalName(name).toLowerCase();
+    if (KEY_MEMO.size < MEMO_MAX) KEY_MEMO.set(name, k);
+  }
+  return k;
+}
+
+/** canonicalName, remembered like headerKey (the parser's path: every header line of every message). */
+export function canonicalNameMemo(name: string): string {
+  let c = CANONICAL_MEMO.get(name);
+  if (c === undefined) {
+    c = canonicalName(name);
+    if (CANONICAL_MEMO.size < MEMO_MAX) CANONICAL_MEMO.set(name, c);
+  }
+  return c;
+}
+
+/**
  * Split a header value on commas that are outside quoted strings and angle brackets.
  * Empty elements are dropped (RFC 3261 allows "a, , b" in some lists; we keep it tolerant).
  */
@@ -86,20 +115,28 @@ export class Headers implements Iterable<[string, string]> {
 
   /** First value of the header, or undefined. Name is case-insensitive; compact forms accepted. */
   get(name: string): string | undefined {
-    const key = canonicalName(name).toLowerCase();
+    const key = headerKey(name);
     for (const e of this.list) if (e.key === key) return e.value;
     return undefined;
   }
 
   /** All values of the header, in order. */
   getAll(name: string): string[] {
-    const key = canonicalName(name).toLowerCase();
+    const key = headerKey(name);
     const out: string[] = [];
     for (const e of this.list) if (e.key === key) out.push(e.value);
     return out;
   }
 
   has(name: string): boolean { return this.get(name) !== undefined; }
+
+  /** Number of values of the header. */
+  count(name: string): number {
+    const key = headerKey(name);
+    let n = 0;
+    for (const e of this.list) if (e.key === key) n++;
+    return n;
+  }
 
   /** Replace all values of a header, keeping the position of the first existing entry. */
   set(name: string, value: string | string[]): this {
@@ -172,6 +209,6 @@ export class Headers implements Iterable<[string, string]> {
 
   /** Internal: add an entry exactly as parsed (name already canonical). */
   pushRaw(name: string, value: string): void {
-    this.list.push({ name, key: name.toLowerCase(), value });
+    this.list.push({ name, key: headerKey(name), value });
   }
 }

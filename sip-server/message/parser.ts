@@ -1,7 +1,7 @@
 // SIP message parser (RFC 3261 7 and 25, checked against the RFC 4475 torture tests).
 // Strict on what the RFC makes structural (start line, scalar headers, Content-Length), tolerant on
 // whitespace, folding, case and compact forms. Every failure is a SipParseError; nothing else escapes.
-import { Headers, LIST_HEADERS, canonicalName, splitList } from './headers';
+import { Headers, LIST_HEADERS, canonicalName, canonicalNameMemo, headerKey, splitList } from './headers';
 import { parseCSeq, parseNameAddr, parseVia } from './fields';
 import { SipMessage, SipRequest, SipResponse } from './message';
 import { SipUri, parseUri } from './uri';
@@ -162,9 +162,9 @@ function parseHeaderLines(lines: string[], headers: Headers, limits: ParseLimits
     if (colon <= 0) throw new SipParseError(`header line without a name: ${line.slice(0, 40)}`);
     const rawName = line.slice(0, colon).replace(/[ \t]+$/, '');
     if (!isToken(rawName)) throw new SipParseError(`bad header name: ${rawName.slice(0, 40)}`);
-    const name = canonicalName(rawName);
+    const name = canonicalNameMemo(rawName);
     const value = lwsTrim(line.slice(colon + 1));
-    if (LIST_HEADERS.has(name.toLowerCase()) && value.includes(',')) {
+    if (value.includes(',') && LIST_HEADERS.has(headerKey(name))) {
       for (const part of splitList(value)) headers.pushRaw(name, part);
     } else headers.pushRaw(name, value);
   };
@@ -209,7 +209,7 @@ function safeHeaders(lines: string[], msg: SipMessage, limits: ParseLimits): voi
 function validate(msg: SipRequest | SipResponse, fail: (reason: string, status?: number) => never): void {
   const h = msg.headers;
   for (const name of ['Via', 'From', 'To', 'Call-ID', 'CSeq']) if (!h.has(name)) fail(`missing ${name} header`);
-  for (const name of SINGLE) if (h.getAll(name).length > 1) fail(`more than one ${name} header`);
+  for (const name of SINGLE) if (h.count(name) > 1) fail(`more than one ${name} header`);
   for (const v of h.getAll('Via')) {
     try { parseVia(v); } catch { fail(`bad Via: ${v.slice(0, 60)}`); }
   }

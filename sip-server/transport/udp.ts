@@ -3,6 +3,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { EventEmitter } from 'node:events';
 import type { SourceInfo } from '../message';
+import { ipLookup } from '../../core/net/ip-lookup';
 
 /** Events: 'message' (data: Buffer, src: SourceInfo), 'error' (err). */
 export class UdpTransport extends EventEmitter {
@@ -17,7 +18,8 @@ export class UdpTransport extends EventEmitter {
 
   async listen(): Promise<void> {
     const type = net.isIPv6(this.host) ? 'udp6' : 'udp4';
-    const s = dgram.createSocket({ type, reuseAddr: false });
+    // destinations are IP literals but for a response to a Via sent-by name: no lookup per message
+    const s = dgram.createSocket({ type, reuseAddr: false, lookup: ipLookup as never });
     this.socket = s;
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);

@@ -288,7 +288,7 @@ describe('conferences end to end', function () {
   it('conference_join to a conference that does not exist (or is over) ends the flow with a clear error', async () => {
     const db = await testDb();
     const ended = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', status: 'terminated' });
-    // hosted by another live node: media does not cross nodes
+    // hosted by another live node that takes no bridge legs (it advertises no SIP address)
     const elsewhere = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', status: 'progressing' });
     await p.redis.set(`${p.config.redisKeyPrefix}node-alive:other-node`, '1', 'PX', 60_000);
     await p.redis.set(`${p.config.redisKeyPrefix}conference-node:${elsewhere.id}`, 'other-node');

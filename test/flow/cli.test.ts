@@ -26,6 +26,16 @@ describe('scripts/flow-simulate.ts', () => {
     expect(talk).to.include({ t: 700, text: 'you pressed 5' });
   });
 
+  it('--no-http sends nothing: the request is in the timeline as http_not_sent, answered from the script', async () => {
+    writeFileSync(path.join(dir, 'hook.json'), JSON.stringify([{ type: 'webhook_send', option: { sync: true, uri: 'http://127.0.0.1:9/hook' } }]));
+    writeFileSync(path.join(dir, 'hook-script.json'), JSON.stringify({ http: [{ url: 'http://127.0.0.1:9/*', status: 204 }] }));
+    const { code, stdout } = await run([path.join(dir, 'hook.json'), path.join(dir, 'hook-script.json'), '--no-http']);
+    expect(code).to.equal(0);
+    const out = JSON.parse(stdout);
+    const entry = out.timeline.find((e: { event: string }) => e.event === 'http_not_sent');
+    expect(entry).to.include({ method: 'POST', url: 'http://127.0.0.1:9/hook' });
+  });
+
   it('exits 2 with the INVALID_ARGUMENT envelope on a bad flow', async () => {
     writeFileSync(path.join(dir, 'bad.json'), JSON.stringify([{ type: 'sleep', option: { duration: 'x' } }]));
     const { code, stdout } = await run([path.join(dir, 'bad.json')]);

@@ -9,7 +9,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, sipp, until } from './harness';
-import { pstnCustomer, startOriginating, type Originating } from './originating';
+import { ownNumber, pstnCustomer, startOriginating, type Originating } from './originating';
 
 describe('media-app: calls are charged when they end', function () {
   this.timeout(90_000);
@@ -30,7 +30,7 @@ describe('media-app: calls are charged when they end', function () {
       actions: parseActions([{ type: 'talk', option: { text: 'Your appointment is tomorrow at nine.', language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+15550001111' }, destination, direction: 'outgoing', status: 'dialing',
+      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: await ownNumber(db, cid) }, destination, direction: 'outgoing', status: 'dialing',
     });
     const balance = async () => (await db('billing_accounts').where({ id: accountId }).first()).balance_credit as number;
     const billings = () => db('billings').where({ customer_id: cid, transaction_type: 'usage' });

@@ -9,7 +9,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, sipp, until } from './harness';
-import { pstnCustomer, startOriginating, type Originating } from './originating';
+import { ownNumber, pstnCustomer, startOriginating, type Originating } from './originating';
 
 const T0 = Date.UTC(2026, 0, 1);
 const call = (id: string, answeredSecAgo: number, now: number) => ({ id, tm_progressing: new Date(now - answeredSecAgo * 1000) });
@@ -60,7 +60,7 @@ describe('media-app credit guard', function () {
       actions: parseActions([{ type: 'sleep', option: { duration: 30_000 } }, { type: 'hangup' }]),
     } as never);
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+15550001111' }, destination: { type: 'tel', target: '+15557650000' }, direction: 'outgoing', status: 'dialing',
+      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: await ownNumber(db, cid) }, destination: { type: 'tel', target: '+15557650000' }, direction: 'outgoing', status: 'dialing',
     });
     const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 45_000 });
     await o.bus.originate([row.id], cid);

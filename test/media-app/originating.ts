@@ -7,6 +7,7 @@ import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { repos } from '../../core/repos';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
+import { numbersRepo } from '../../core/repos/numbers';
 import type { Knex } from '../../core/db/knex';
 import { killAllSipp, startPlatform, type Platform } from './harness';
 
@@ -42,12 +43,29 @@ export async function providerRoute(db: Knex, customerId: string, port: number, 
   return provider.id;
 }
 
-/** A customer who may call US numbers through a provider on `port`, with `balance` micros; returns it and its billing account. */
-export async function pstnCustomer(db: Knex, port: number, balance = 1_000_000): Promise<{ cid: string; accountId: string }> {
-  const cid = (await repos(db).customers.create({ email: `pstn${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'pstn' })).id;
+/** A customer (new, or `customerId`) who may call US numbers through a provider on `port`, with `balance` micros; returns it and its billing account. */
+export async function pstnCustomer(db: Knex, port: number, balance = 1_000_000, customerId?: string): Promise<{ cid: string; accountId: string }> {
+  const cid = customerId ?? (await repos(db).customers.create({ email: `pstn${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'pstn' })).id;
   await providerRoute(db, cid, port);
   await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
   const account = await ensureBillingAccount(db, cid);
   if (balance > 0) await addBalance(db, account.id, balance, `pstn:${cid}`);
   return { cid, accountId: account.id };
+}
+
+let numberSeq = 0;
+
+/**
+ * An active normal number of `customerId` (a fresh +1555… unless `number` is given), a source the
+ * caller-id rule lets through (core/calls/caller-id); with `asDefault` it also becomes the outbound
+ * config's default_outgoing_source_number_id (the config is made when the customer has none).
+ */
+export async function ownNumber(db: Knex, customerId: string, opts: { number?: string; asDefault?: boolean; callFlowId?: string } = {}): Promise<string> {
+  const number = opts.number ?? `+1555${String(process.pid % 1000).padStart(3, '0')}${String(++numberSeq).padStart(4, '0')}`;
+  const row = await numbersRepo(db).create({ customer_id: customerId, number, type: 'normal', ...(opts.callFlowId ? { call_flow_id: opts.callFlowId } : {}) });
+  if (opts.asDefault) {
+    const config = (await repos(db).outboundConfigs.getForCustomer(customerId)) ?? (await repos(db).outboundConfigs.create({ customer_id: customerId, destination_whitelist: [] }));
+    await repos(db).outboundConfigs.update(config.id, { default_outgoing_source_number_id: row.id });
+  }
+  return number;
 }

@@ -12,7 +12,7 @@ import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { testDb, truncateAll } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, eventsFor, sipp, until, type Platform } from './harness';
-import { providerRoute, startOriginating, type Originating } from './originating';
+import { ownNumber, providerRoute, startOriginating, type Originating } from './originating';
 
 const uas = (opts: { final?: number; cancel?: boolean } = {}) => answeringUas(opts);
 
@@ -125,6 +125,7 @@ describe('media-app outbound calls (originate)', function () {
     await db('calls').where({ id: base.id }).update({ destination: JSON.stringify({ type: 'tel', target: '+15557654321' }) });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
     await addBalance(db, (await ensureBillingAccount(db, cid)).id, 1_000_000, `outbound:${cid}`); // charged: the first minute must be affordable
+    await ownNumber(db, cid, { number: '+15550001111' }); // the source the carrier sees is the customer's (core/calls/caller-id)
     const failing = sipp(uas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(p1), '-m', '1']);
     const answering = sipp(uas(), ['-i', '127.0.0.1', '-p', String(p2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));

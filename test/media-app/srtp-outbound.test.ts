@@ -8,6 +8,7 @@ import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { testDb, truncateAll } from '../support/db';
+import { ownNumber } from './originating';
 import { Rtpengine } from '../support/rtpengine';
 import { SipPeer, type SipMsg } from '../support/sip-peer';
 import { SrtpFarEnd, plainSdp } from '../support/srtp-far-end';
@@ -48,6 +49,7 @@ describe('media-app: outbound SRTP / DTLS to a provider with media_encryption', 
     await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: prov.id, priority: 1, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
     await addBalance(db, (await ensureBillingAccount(db, cid)).id, 1_000_000, `srtp:${cid}`);
+    await ownNumber(db, cid, { number: '+15550001111' }); // the trunk's caller id is the customer's (core/calls/caller-id)
   });
 
   const offered = { sdes: /m=audio \d+ RTP\/SAVP [\s\S]*a=crypto:\d+ \w+ inline:/, dtls: /m=audio \d+ UDP\/TLS\/RTP\/SAVPF [\s\S]*a=fingerprint:[\s\S]*a=ice-ufrag:/ };

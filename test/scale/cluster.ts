@@ -16,7 +16,7 @@ import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { buildTestApp, type TestApp } from '../support/api';
 import { testDb, testDatabaseUrl } from '../support/db';
 import { startSipServer, until, type SipServer } from '../media-app/harness';
-import { Edge } from './edge';
+import { Edge, type EdgeOptions } from './edge';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SECRET = 'cluster-secret';
@@ -44,6 +44,8 @@ export interface ClusterOptions {
   nodeEnv?: Record<string, string>[];
   heartbeatMs?: number;
   sweepIntervalMs?: number;
+  /** Edge options (SIP over WebSocket, keepalive...) besides its nodes. */
+  edge?: Omit<EdgeOptions, 'nodes'>;
 }
 
 export class Cluster {
@@ -72,7 +74,7 @@ export class Cluster {
     const sips: SipServer[] = [];
     for (let i = 0; i < n; i++) sips.push(await startSipServer(logger, SECRET));
     const nodes = await Promise.all(sips.map((sip, i) => startNode(sip, i, { prefix, dataDir, redisUrl, databaseUrl: '', env: { ...o.env, ...o.nodeEnv?.[i] }, heartbeatMs: o.heartbeatMs ?? 1000 })));
-    const edge = await Edge.start({ nodes: sips.map((s) => s.sipPort) });
+    const edge = await Edge.start({ nodes: sips.map((s) => s.sipPort), ...o.edge });
     const apis: TestApp[] = [];
     const sweepers: NodeSweeper[] = [];
     const c = new Cluster(edge, nodes, apis, sweepers, prefix, redis, db, dataDir);

@@ -15,13 +15,28 @@ export interface EdgeOptions {
   pikeReqs?: number;
   inviteRate?: number;
   pingIntervalSec?: number;
+  /** Also SIP over WebSocket on a loopback port of its own (`wsPort`; WS_PORT of the config). */
+  ws?: boolean;
+  /** Also SIP over secure WebSocket (`wssPort`) with this certificate and key (PEM files). */
+  wss?: { certPath: string; keyPath: string };
+  /** WS_KEEPALIVE_SEC: how often the edge pings its WebSocket clients. */
+  wsKeepaliveSec?: number;
+  /** More lines for kamailio-local.cfg. */
+  localLines?: string[];
 }
 
 export class Edge {
-  private constructor(readonly port: number, readonly rundir: string, private readonly k: KamailioProcess) {}
+  private constructor(readonly port: number, readonly rundir: string, private readonly k: KamailioProcess, readonly wsPort = 0, readonly wssPort = 0) {}
+
+  /** The edge's SIP WebSocket URL (with `ws: true`). */
+  get wsUrl(): string {
+    return `ws://127.0.0.1:${this.wsPort}`;
+  }
 
   static async start(o: EdgeOptions): Promise<Edge> {
     const port = await freePort();
+    const wsPort = o.ws ? await freePort() : 0;
+    const wssPort = o.wss ? await freePort() : 0;
     const rundir = fs.mkdtempSync(path.join(os.tmpdir(), 'edge-'));
     fs.copyFileSync(CONFIG, path.join(rundir, 'kamailio.cfg'));
     fs.writeFileSync(path.join(rundir, 'dispatcher.list'), o.nodes.map((p, i) => `1 sip:127.0.0.1:${p} 0 0 node=${i}\n`).join(''));
@@ -36,12 +51,15 @@ export class Edge {
         `#!define PIKE_REQS ${o.pikeReqs ?? 100000}`,
         `#!define INVITE_RATE ${o.inviteRate ?? 10000}`,
         `#!define DS_PING_INTERVAL ${o.pingIntervalSec ?? 1}`,
+        ...(o.ws ? [`listen=tcp:127.0.0.1:${wsPort}`, `#!define WS_PORT ${wsPort}`, `#!define WS_KEEPALIVE_SEC ${o.wsKeepaliveSec ?? 30}`] : []),
+        ...(o.wss ? [`listen=tls:127.0.0.1:${wssPort}`, `#!define WSS_PORT ${wssPort}`, `#!substdef "!WSS_CERT!${o.wss.certPath}!"`, `#!substdef "!WSS_KEY!${o.wss.keyPath}!"`] : []),
+        ...(o.localLines ?? []),
         '',
       ].join('\n'),
     );
     const k = new KamailioProcess(path.join(rundir, 'kamailio.cfg'), rundir, { shm: 64, pkg: 8 });
     await k.start();
-    return new Edge(port, rundir, k);
+    return new Edge(port, rundir, k, wsPort, wssPort);
   }
 
   get log(): string {

@@ -149,8 +149,11 @@ export class WsSipPhone {
     if (res.status! >= 300) this.ackNon2xx(res, uri, callId, fromTag);
     const to = res.header('to')!;
     const target = /<([^>]+)>/.exec(res.header('contact') ?? '')?.[1] ?? uri;
+    // the route set: the answer's Record-Route, reversed (RFC 3261 12.1.2; empty without an edge)
+    const routes = res.headers.filter(([k]) => k === 'record-route').flatMap(([, v]) => v.split(/,(?=\s*<)/).map((r) => r.trim())).reverse();
     const inDialog = (method: string, seq: number) => [
       `${method} ${target} SIP/2.0`, `From: <sip:${this.user}@${this.domain}>;tag=${fromTag}`, `To: ${to}`, `Call-ID: ${callId}`, `CSeq: ${seq} ${method}`,
+      ...(routes.length ? [`Route: ${routes.join(', ')}`] : []),
     ];
     if (res.status! < 300) {
       const ackSeq = this.cseq;
@@ -171,7 +174,9 @@ export class WsSipPhone {
     const lines = [`SIP/2.0 ${status} ${reason}`,
       ...req.headers.filter(([k]) => k === 'via').map(([, v]) => `Via: ${v}`),
       `From: ${req.header('from')}`, `To: ${/;tag=/.test(to) || status === 100 ? to : `${to};tag=${toTag}`}`,
-      `Call-ID: ${req.header('call-id')}`, `CSeq: ${req.header('cseq')}`];
+      `Call-ID: ${req.header('call-id')}`, `CSeq: ${req.header('cseq')}`,
+      // RFC 3261 12.1.1: the Record-Route of a dialog-creating request is copied into the answer (an edge on the path)
+      ...(req.method === 'INVITE' && status > 100 ? req.headers.filter(([k]) => k === 'record-route').map(([, v]) => `Record-Route: ${v}`) : [])];
     if (req.method === 'INVITE' && status < 300 && status > 100) lines.push(`Contact: ${this.contact}`);
     if (body) lines.push('Content-Type: application/sdp');
     this.send([...lines, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n'));

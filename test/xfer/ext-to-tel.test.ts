@@ -11,6 +11,7 @@ import { testDb } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
 import { phoneCallRefused, phoneCalls, registerOnly } from './support';
+import { ownNumber } from '../media-app/originating';
 
 
 function messageScenario(user: string, domain: string, to: string, text: string, expect: number): string {
@@ -77,6 +78,8 @@ describe('extension to tel through routes and providers', function () {
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r2', detail: '', provider_id: second.id, priority: 2, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: a.customerId, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
+    // the carrier sees an owned number, never the extension (core/calls/caller-id)
+    const callerId = await ownNumber(db, a.customerId, { asDefault: true });
     const acc = await ensureBillingAccount(db, a.customerId); // a PSTN call is charged: the first minute must be affordable
     await addBalance(db, acc.id, 1_000_000, `ext-to-tel:${acc.id}`);
     const failing = sipp(answeringUas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(g1), '-m', '1']);
@@ -89,12 +92,14 @@ describe('extension to tel through routes and providers', function () {
     expect(rg.code, rg.errors + rg.messages).to.equal(0);
     expect(rf.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g1} SIP/2.0`);
     expect(rg.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g2} SIP/2.0`);
+    expect(rg.messages).to.match(new RegExp(`^From: "Desk" <sip:\\${callerId}@`, 'm'));
     const rows = await until(async () => {
       const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
       return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
     }, 10_000, 'both legs hung up');
     const [master, leg] = rows[0].direction === 'incoming' ? rows : [rows[1], rows[0]];
     expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
+    expect(leg.source).to.deep.include({ type: 'tel', target: callerId });
     expect(master.destination).to.deep.include({ type: 'tel', target: '+15557654321' });
     expect(leg).to.include({ direction: 'outgoing', master_call_id: master.id, hangup_by: 'local' });
     expect(leg.destination).to.deep.include({ type: 'tel', target: '+15557654321' });

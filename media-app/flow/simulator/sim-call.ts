@@ -10,7 +10,7 @@ import type {
   OriginateRequest, RecordingRequest,
 } from '../call-port';
 import { collectDigits } from '../digit-collector';
-import type { SimScript } from './script';
+import type { SimScript } from '../../../core/flow/sim-script';
 import type { VirtualClock } from './virtual-clock';
 
 export type SimTrace = (event: string, data: Record<string, unknown>) => void;

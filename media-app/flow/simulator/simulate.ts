@@ -3,20 +3,22 @@
  * action with its tm_execute and substituted option, every media command, DTMF, hangups, variables,
  * and the final activeflow records. The runner is the production one; only the call and the clock
  * are simulated. HTTP (fetch, webhook_send) is real and goes through the egress policy of the
- * environment (EGRESS_ALLOW_CIDRS): the simulator is a local CLI (scripts/flow-simulate.ts), not an API.
+ * environment (EGRESS_ALLOW_CIDRS) in the local CLI (scripts/flow-simulate.ts); with `sendHttp: false`
+ * (every simulation the API asks for, service.ts) nothing is sent: sim-http.ts answers from the script.
  */
 import { EMPTY_UUID, flowInvalid, isUnset, parseActions, validateActions } from '../../../core/flow';
 import { invalidArgument } from '../../../core/errors';
 import type { TraceEntry } from '../activeflow';
 import { ListEmitter } from '../events';
-import { egressPolicyFor } from '../../../core/net';
+import { egressPolicyFor, type EgressPolicy } from '../../../core/net';
 import { PolicyHttp, type FlowHttp } from '../http';
 import { DEFAULT_LIMITS, type FlowLimits } from '../limits';
 import { ActiveflowManager } from '../manager';
 import type { ActiveflowRecord } from '../record';
 import { InMemoryActiveflowStore, InMemoryFlowStore } from '../stores';
-import { simScriptSchema, type SimScript } from './script';
+import { simScriptSchema, type SimScript } from '../../../core/flow/sim-script';
 import { SimCall, SimOriginator } from './sim-call';
+import { SimHttp } from './sim-http';
 import { type RunOutcome, VirtualClock } from './virtual-clock';
 
 export interface SimFlow {
@@ -50,6 +52,14 @@ export interface SimResult {
 export interface SimOptions {
   /** HTTP client for fetch and webhook_send; default: the egress policy of process.env. */
   http?: FlowHttp;
+  /** false: no HTTP is sent; the script's `http` answers (sim-http.ts), checked against `egress`. */
+  sendHttp?: boolean;
+  /** The policy HTTP is checked against (default: the one of process.env). */
+  egress?: EgressPolicy;
+  /** Real milliseconds the simulation may take; past them it ends with outcome real_time_limit. */
+  realTimeLimitMs?: number;
+  /** The customer the activeflows belong to (default: the empty UUID). */
+  customerId?: string;
 }
 
 const DEFAULT_START = '2026-01-05T09:00:00.000Z'; // a Monday
@@ -87,6 +97,9 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
   const callTrace = (event: string, data: Record<string, unknown>) => record({ at: clock.now(), activeflow_id: currentId, event, ...data });
 
   const limits: FlowLimits = { ...DEFAULT_LIMITS, ...(script.limits ?? {}) };
+  const egress = opts.egress ?? egressPolicyFor(process.env);
+  const http = opts.http ?? (opts.sendHttp === false ? new SimHttp(egress, script.http ?? [], callTrace) : new PolicyHttp(egress));
+  const realDeadline = opts.realTimeLimitMs === undefined ? Infinity : Date.now() + opts.realTimeLimitMs;
   const emitter = new ListEmitter();
   const store = new InMemoryActiveflowStore();
   const manager = new ActiveflowManager({
@@ -94,7 +107,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
     emitter,
     flows,
     clock,
-    http: opts.http ?? new PolicyHttp(egressPolicyFor(process.env)),
+    http,
     limits,
     trace,
   });
@@ -103,6 +116,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
   const call = onCall ? new SimCall(clock, script, callTrace) : undefined;
   const originator = call ? undefined : new SimOriginator(callTrace);
 
+  if (call) for (const sp of script.speech ?? []) clock.scheduleAt(sp.at, () => callTrace('speech', { duration_ms: sp.duration }));
   for (const ev of script.events ?? []) {
     clock.scheduleAt(ev.at, () => {
       if (ev.hangup) call?.remoteHangup(ev.reason ?? 'normal');
@@ -118,7 +132,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
   }
 
   await manager.start({
-    customer_id: EMPTY_UUID,
+    customer_id: opts.customerId ?? EMPTY_UUID,
     flow_id: flowId,
     actions: flowId ? undefined : actions,
     on_complete_flow_id: flowId ? undefined : flow.on_complete_flow_id ?? EMPTY_UUID,
@@ -128,7 +142,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
     originator,
   });
 
-  let outcome = await clock.run(() => manager.idle && clock.realWorkInFlight === 0, script.max_ms ?? 3_600_000);
+  let outcome = await clock.run(() => manager.idle && clock.realWorkInFlight === 0, script.max_ms ?? 3_600_000, realDeadline);
   if (outcome !== 'done') {
     // Whatever still runs (a block never continued, a wait with no end) is stopped, as a caller would.
     callTrace('simulation_ended', { why: outcome });

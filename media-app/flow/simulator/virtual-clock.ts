@@ -11,7 +11,8 @@ interface Timer {
   cancelled: boolean;
 }
 
-export type RunOutcome = 'done' | 'stalled' | 'time_limit';
+/** real_time_limit: the simulation took longer than the real time it was given (a bounded job). */
+export type RunOutcome = 'done' | 'stalled' | 'time_limit' | 'real_time_limit';
 
 /** Lets pending promise chains run; several turns because I/O callbacks can queue more work. */
 async function drain(): Promise<void> {
@@ -77,11 +78,15 @@ export class VirtualClock implements FlowClock {
     return p;
   }
 
-  /** Advances time until `until()` holds, nothing is left to run, or maxMs is reached. */
-  async run(until: () => boolean, maxMs: number): Promise<RunOutcome> {
+  /**
+   * Advances time until `until()` holds, nothing is left to run, maxMs is reached, or (when given)
+   * the real clock passes realDeadline (epoch ms).
+   */
+  async run(until: () => boolean, maxMs: number, realDeadline = Infinity): Promise<RunOutcome> {
     for (;;) {
       await drain();
       if (until()) return 'done';
+      if (Date.now() > realDeadline) return 'real_time_limit';
       if (this.inflight > 0) {
         await new Promise<void>((r) => {
           this.wake = r;

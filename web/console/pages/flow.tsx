@@ -1,11 +1,14 @@
 /**
  * One flow: each action in words with its options, and a JSON editor whose text the API validates
- * on save (PUT /flows/{id}: the same rules as every other client; its error is shown as is).
+ * on save (PUT /flows/{id}: the same rules as every other client; its error is shown as is), and the
+ * simulator run on the saved flow or on the edited JSON (flow-simulate.tsx).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Action, type Flow } from '../api';
 import { ErrorLine, Section, useAction, useLoad } from '../components/common';
 import { href } from '../router';
+import { summary } from '../components/action-words';
+import { SimulatePanel } from './flow-simulate';
 
 export function FlowPage({ id }: { id: string }) {
   const flow = useLoad(() => api.get<Flow>(`/flows/${id}`), [id]);
@@ -62,12 +65,7 @@ export function FlowPage({ id }: { id: string }) {
           {saved && <p class="notice" data-field="saved">{saved}</p>}
         </div>
       </Section>
-      <Section title="Simulate">
-        <p class="empty">
-          The flow simulator has no API route yet, so the console cannot run it. From a shell:
-          <code> npx tsx scripts/flow-simulate.ts FLOW.json SCRIPT.json</code>
-        </p>
-      </Section>
+      <SimulatePanel flowId={f.id} edited={text} dirty={text !== JSON.stringify(editable(f), null, 2)} actions={f.actions} />
     </>
   );
 }
@@ -102,29 +100,4 @@ function ActionView({ action, index, all }: { action: Action; index: number; all
       {nextId && <p class="next">then goes to {nextId}</p>}
     </li>
   );
-}
-
-function summary(type: string, o: Record<string, unknown>): string {
-  const s = (k: string) => (typeof o[k] === 'string' || typeof o[k] === 'number' ? String(o[k]) : '');
-  switch (type) {
-    case 'answer': return 'answers the call';
-    case 'hangup': return 'hangs up';
-    case 'talk': return `says “${s('text')}”${s('language') ? ` in ${s('language')}` : ''}`;
-    case 'play': return `plays ${Array.isArray(o.stream_urls) ? o.stream_urls.length : 0} file(s)`;
-    case 'sleep': return `waits ${s('duration')} ms`;
-    case 'digits_receive': return `collects up to ${s('length') || '?'} digits`;
-    case 'branch': return `jumps on ${s('variable') || 'svc.call.digits'}`;
-    case 'goto': return 'jumps to another step';
-    case 'connect': return 'connects the caller to other parties';
-    case 'recording_start': return 'starts recording';
-    case 'recording_stop': return 'stops recording';
-    case 'queue_join': return 'puts the caller in a queue';
-    case 'conference_join': return 'joins a conference';
-    case 'transcribe_start': return 'starts transcription';
-    case 'webhook_send': return `sends a webhook to ${s('uri')}`;
-    case 'variable_set': return `sets ${s('key')} = ${s('value')}`;
-    case 'ai_talk': return 'hands the call to an AI agent';
-    case 'stop': return 'ends the flow';
-    default: return '';
-  }
 }
