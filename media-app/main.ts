@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { loadMediaAppConfig } from './config';
 import { startMediaApp } from './app';
+import { nodeLabel } from '../core/calls/node-keys';
 
 async function main(): Promise<void> {
   let config;
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel, 'media-app');
   const running = await startMediaApp({ config, app, logger });
-  logger.info({ node: running.nodeId }, 'media-app ready');
+  logger.info({ node: running.nodeId, node_label: nodeLabel(running.nodeId) }, 'media-app ready');
   if (process.env.MEDIA_APP_READY_LINE) process.stdout.write(`READY ${JSON.stringify({ node: running.nodeId })}\n`);
 
   let stopping = false;

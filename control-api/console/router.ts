@@ -49,14 +49,14 @@ export function createConsoleRouter(opts: { publicUrl: string; dist?: string }):
     res.set('Referrer-Policy', 'no-referrer');
     res.set('X-Frame-Options', 'DENY');
   };
-  const index = (_req: express.Request, res: Response) => {
+  const page = (cache: string) => (_req: express.Request, res: Response) => {
     headers(res);
     const file = path.join(dist, 'index.html');
     if (!fs.existsSync(file)) {
       res.status(503).type('text/plain').send('The console is not built: run `npx tsx scripts/build-web.ts console`.\n');
       return;
     }
-    res.set('Cache-Control', 'no-cache');
+    res.set('Cache-Control', cache);
     res.sendFile(file);
   };
 
@@ -66,8 +66,11 @@ export function createConsoleRouter(opts: { publicUrl: string; dist?: string }):
     res.cookie('token', '', { httpOnly: true, secure: true, sameSite: 'strict', path: '/', maxAge: 0 });
     res.status(204).end();
   });
+  const index = page('no-cache');
   r.get('/', index);
   r.get('/index.html', index);
+  // the account mails' links (core/mail/templates.ts): the console, the token in its query string
+  r.get(['/verify', '/password-reset'], page('no-store'));
   r.use(
     express.static(dist, {
       index: false,

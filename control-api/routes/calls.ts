@@ -59,6 +59,7 @@ export const callSchema = z.object({
   tm_create: rfc3339OrNull(),
   tm_update: rfc3339OrNull(),
   tm_delete: rfc3339OrNull(),
+  node_id: z.string().describe('extension: the media node holding the call, an opaque name (node-<10 hex>); empty before a node takes it'),
 });
 
 export const createBody = z.object({

@@ -111,6 +111,8 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
 
   /** Turns a batch of events (stream order) into delivery rows, then wakes each customer's drain once. */
   async function handleBatch(events: PlatformEvent[]): Promise<void> {
+    // a test event is sent right after the webhook was set: it goes to the webhook as it is now
+    for (const e of events) if (e.event_type === 'webhook_test') hooksOf.delete(e.customer_id);
     const hooks = await customerHooks([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
     const rows: Parameters<typeof deliveries.addMany>[0] = [];
     for (const e of events) {

@@ -36,6 +36,8 @@ const CATALOGUE = {
   // outbound registration (media-app/outreg): a provider's are the platform's (customer_id is the empty UUID)
   provider: ['provider_registration_updated'],
   trunk: ['trunk_registration_updated'],
+  // POST /customer/webhook_test (an extension): a test event through the ordinary webhook delivery
+  webhook: ['webhook_test'],
 } as const;
 
 type Catalogue = typeof CATALOGUE;

@@ -1,4 +1,6 @@
-// Texts of the account mails. Links are built from PUBLIC_URL, the address the mail reader's browser reaches.
+// Texts of the account mails. Links are built from PUBLIC_URL, the address the mail reader's browser reaches,
+// and land in the web console (/console/verify, /console/password-reset: control-api/console/router.ts);
+// GET /auth/email-verify and GET /auth/password-reset still serve their plain pages for the same tokens.
 import type { OutgoingMail } from './mailer';
 
 function url(publicUrl: string, p: string, token: string): string {
@@ -12,7 +14,7 @@ function html(text: string, link: string): string {
 }
 
 export function verificationMail(publicUrl: string, to: string, token: string, validHours: number): OutgoingMail {
-  const link = url(publicUrl, '/auth/email-verify', token);
+  const link = url(publicUrl, '/console/verify', token);
   const text =
     `Welcome!\n\nOpen the link below to verify your email address (valid for ${validHours} hours):\n\n${link}\n\n` +
     'If you did not create this account, you can ignore this email.';
@@ -21,7 +23,7 @@ export function verificationMail(publicUrl: string, to: string, token: string, v
 
 /** Sent after verification: the admin agent has no password yet, this link sets the first one. */
 export function welcomeMail(publicUrl: string, to: string, token: string, validHours: number): OutgoingMail {
-  const link = url(publicUrl, '/auth/password-reset', token);
+  const link = url(publicUrl, '/console/password-reset', token);
   const text =
     `Your email address is verified and your account is active.\n\nSet the password of your admin login (username ${to}) ` +
     `with the link below (valid for ${validHours} hour${validHours === 1 ? '' : 's'}):\n\n${link}\n\n` +
@@ -30,7 +32,7 @@ export function welcomeMail(publicUrl: string, to: string, token: string, validH
 }
 
 export function passwordResetMail(publicUrl: string, to: string, token: string, validHours: number): OutgoingMail {
-  const link = url(publicUrl, '/auth/password-reset', token);
+  const link = url(publicUrl, '/console/password-reset', token);
   const text =
     `A password reset was requested for ${to}.\n\nOpen the link below to choose a new password ` +
     `(valid for ${validHours} hour${validHours === 1 ? '' : 's'}):\n\n${link}\n\n` +

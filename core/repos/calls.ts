@@ -7,6 +7,7 @@ import { clock } from '../clock';
 import { chargeEndedCall } from '../billing/call-end';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
+import { nodeLabel } from '../calls/node-keys';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import {
   hangupByFor,
@@ -93,6 +94,7 @@ export function callJson(c: CallRow) {
     tm_create: formatRfc3339(c.tm_create),
     tm_update: formatRfc3339(c.tm_update),
     tm_delete: formatRfc3339(c.tm_delete),
+    node_id: nodeLabel(c.node_id ?? ''),
   };
 }
 
@@ -195,10 +197,15 @@ export function callsRepo(db: Db) {
       // once only, so a write retried after an unseen commit appends nothing twice
       await table().where({ id: masterId }).whereRaw('not (? = any(chained_call_ids))', [chainedId]).update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() } as never);
     },
-    async setRecording(id: string, recordingId: string, active: boolean): Promise<void> {
+    async setRecording(id: string, recordingId: string, active: boolean): Promise<CallRow | null> {
       const update: Record<string, unknown> = { recording_id: active ? recordingId : EMPTY_UUID, tm_update: clock.now() };
       if (active) update.recording_ids = db.raw('array_append(recording_ids, ?)', [recordingId]);
-      await table().where({ id }).update(update as never);
+      const [row] = await table().where({ id }).update(update as never).returning('*');
+      return (row as CallRow | undefined) ?? null;
+    },
+    /** The node that holds the call (a row POST /calls wrote has none until a node takes it). */
+    async setNode(id: string, nodeId: string): Promise<void> {
+      await table().where({ id }).update({ node_id: nodeId } as never);
     },
     /** The source a leg went out with, when the caller-id rule replaced it (core/calls/caller-id). */
     async setSource(id: string, source: Address): Promise<void> {

@@ -86,7 +86,19 @@ export class CallFactory implements CallLegs {
   }
 
   private async own(call: CallSession): Promise<void> {
-    await this.deps.calls.add(call);
+    await Promise.all([this.deps.calls.add(call), this.nameNode(call)]);
+  }
+
+  /** The row names this node (the Call's node_id) from the moment it owns the call; best effort. */
+  private async nameNode(call: CallSession): Promise<void> {
+    const nodeId = this.deps.calls.nodeId;
+    if (call.row.node_id === nodeId) return;
+    try {
+      await this.repo.setNode(call.id, nodeId);
+      call.state.patch({ node_id: nodeId });
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message, call: call.id }, 'could not write the call\'s node');
+    }
   }
 
   get(id: string): CallSession | undefined {
@@ -349,10 +361,12 @@ export class CallFactory implements CallLegs {
     return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal);
   }
 
-  /** Mute/unmute: the endpoint, then the row (idempotent). */
+  /** Mute/unmute: the endpoint, then the row (idempotent); a change is published as call_updated. */
   async mute(call: CallSession, direction: 'both' | 'in' | 'out', on: boolean): Promise<void> {
     const ep = call.endpoint;
     if (ep && !call.isEnded) await (on ? ep.mute(direction) : ep.unmute(direction));
-    await retryWrite(this.deps.logger, `call ${call.id} mute`, () => this.repo.setMute(call.id, on ? direction : ''));
+    const before = call.row.mute_direction;
+    const row = await retryWrite(this.deps.logger, `call ${call.id} mute`, () => this.repo.setMute(call.id, on ? direction : ''));
+    if (row && row.mute_direction !== before) await call.updated({ mute_direction: row.mute_direction, tm_update: row.tm_update });
   }
 }

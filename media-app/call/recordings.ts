@@ -21,7 +21,11 @@ export interface RecordedCall {
   readonly id: string;
   readonly row: CallRow;
   readonly endpoint: Endpoint | null;
+  /** Takes the fields the recording wrote to the call's row and publishes call_updated. */
+  updated(fields: Partial<Omit<CallRow, 'status'>>): Promise<void>;
 }
+
+const recordingFields = (row: CallRow | null) => (row ? { recording_id: row.recording_id, recording_ids: row.recording_ids, tm_update: row.tm_update } : null);
 
 export interface RecordingsEvents {
   recording_ended: [ev: { recording_id: string }];
@@ -73,8 +77,9 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
       } as never)
       .onConflict('id')
       .merge({ status: 'recording', tm_start: now, filenames: [path.basename(file)] } as never);
-    await callsRepo(db).setRecording(this.call.id, id, true);
+    const changed = recordingFields(await callsRepo(db).setRecording(this.call.id, id, true));
     await this.published('recording_started', id);
+    if (changed) await this.call.updated(changed);
     const done = ep
       .record(file, { end_of_silence: req.end_of_silence, end_of_key: req.end_of_key === 'none' ? '' : req.end_of_key === 'any' ? '0123456789*#' : req.end_of_key, duration: req.duration })
       .catch(() => undefined)
@@ -89,8 +94,10 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     // both writes set fixed values: retried through a short database outage
     const log = this.deps.logger;
     await retryWrite(log, `recording ${id} ended`, () => this.deps.db('recordings').where({ id }).update({ status: 'ended', tm_end: now, tm_update: now } as never)).catch(() => undefined);
-    await retryWrite(log, `call ${this.call.id} recording`, () => callsRepo(this.deps.db).setRecording(this.call.id, id, false)).catch(() => undefined);
+    const row = await retryWrite(log, `call ${this.call.id} recording`, () => callsRepo(this.deps.db).setRecording(this.call.id, id, false)).catch(() => null);
     await this.published('recording_finished', id);
+    const changed = recordingFields(row);
+    if (changed) await this.call.updated(changed);
     this.emit('recording_ended', { recording_id: id });
   }
 

@@ -158,6 +158,16 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   }
 
   /**
+   * A write outside the status (mute, recording) changed these fields of the row: the session takes
+   * them and publishes call_updated, so clients follow without reading the call again. After the
+   * call ended nothing is published (call_hangup stays the call's last event).
+   */
+  async updated(fields: Partial<Omit<CallRow, 'status'>>): Promise<void> {
+    this.state.patch(fields);
+    if (!this.isEnded) await this.publish('call_updated');
+  }
+
+  /**
    * Moves the status (never to hangup: that is close()). False when refused or nothing changed.
    * Never rejects: a status the row cannot take (the write failed for good) ends the call.
    */

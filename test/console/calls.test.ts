@@ -59,6 +59,10 @@ describe('console: live calls, call page and recordings against a real call (Chr
     expect(seenAfterMs).to.be.below(1000);
     // it is answered and talks: the page shows it progressing with a running duration
     await page.waitForFunction(`document.querySelector(${JSON.stringify(row + ' [data-field=status]')})?.textContent === 'progressing'`, { timeout: 15_000 });
+    // the node holding the call: the API's opaque node name, shown in its column
+    const apiNode = (await request(rig.t.app).get(`/v1.0/calls/${id}`).query({ accesskey: f.accesskey })).body.node_id as string;
+    expect(apiNode).to.match(/^node-[0-9a-f]{10}$/);
+    await page.waitForFunction(`document.querySelector(${JSON.stringify(row + ' [data-field=node]')})?.textContent === ${JSON.stringify(apiNode)}`, { timeout: 5000 });
     await shot(rig, page, 'calls-live');
     await page.waitForFunction(`document.querySelector(${JSON.stringify(row + ' [data-field=status]')})?.textContent === 'hangup'`, { timeout: 30_000 });
     const r = await callee.done;
@@ -140,6 +144,7 @@ describe('console: live calls, call page and recordings against a real call (Chr
     await page.waitForSelector('.socket-open');
     const { id, callee } = await dialOut([{ type: 'sleep', option: { duration: 15000 } }, { type: 'hangup' }]);
     await page.goto(`${rig.base}/console/#/calls/${id}`);
+    const opened = Date.now();
     await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'progressing'`, { timeout: 15_000 });
     const get = async () => (await request(rig.t.app).get(`/v1.0/calls/${id}`).query({ accesskey: f.accesskey })).body as { recording_id: string; mute_direction: string; status: string; hangup_by: string };
     const button = (label: string) =>
@@ -148,9 +153,22 @@ describe('console: live calls, call page and recordings against a real call (Chr
     await (await button('Record')).asElement()!.click();
     await until(async () => ((await get()).recording_id !== '00000000-0000-0000-0000-000000000000' ? true : null), 10_000, 'recording started');
     await button('Stop recording'); // the page learnt it from the call's events
+    // Mute: the page reads nothing again; it shows muted from the call_updated event alone
+    // (past the page's own reads 1 s and 4 s after it subscribed)
+    await new Promise((r) => setTimeout(r, Math.max(0, opened + 4500 - Date.now())));
+    const reads: string[] = [];
+    const onRequest = (r: { url(): string; method(): string }) => { if (r.method() === 'GET' && r.url().includes(`/v1.0/calls/${id}`)) reads.push(r.url()); };
+    page.on('request', onRequest);
     await (await button('Mute')).asElement()!.click();
-    await until(async () => (['both', 'in', 'out'].includes((await get()).mute_direction) ? true : null), 10_000, 'muted');
+    await page.waitForSelector('[data-field=mute]', { timeout: 10_000 });
     await button('Unmute');
+    page.off('request', onRequest);
+    expect(reads, 'GETs of the call after Mute').to.deep.equal([]);
+    expect(await js<string>(page, `document.querySelector('[data-field=mute]').textContent`)).to.equal('muted (both)');
+    expect((await get()).mute_direction).to.equal('both');
+    await (await button('Unmute')).asElement()!.click();
+    await page.waitForFunction(`!document.querySelector('[data-field=mute]')`, { timeout: 10_000 });
+    await button('Mute');
     expect(await textOf(page)).to.not.include('INVALID_ARGUMENT');
     await shot(rig, page, 'call-live');
     await (await button('Hang up')).asElement()!.click();

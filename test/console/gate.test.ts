@@ -5,7 +5,7 @@ import request from 'supertest';
 import { createFixture } from '../support/api';
 import { PERMISSION_BY_NAME } from '../../core/permissions';
 import { chromiumAvailable } from '../support/browser';
-import { PHONE, freshPage, js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { PHONE, js, shot, signIn, signUpInPage, startConsole, textOf, type ConsoleRig } from './support';
 import { lastMail } from '../control-api/auth/harness';
 import { until } from '../media-app/harness';
 
@@ -117,16 +117,7 @@ describe('console: sign in, account gate, operator view (Chromium)', function ()
 
   it('sign up in the page; the verification link lands in the console and verifies; after setting the password, sign in', async () => {
     const email = `signup-${Date.now()}@example.test`;
-    const page = await freshPage(rig);
-    await page.goto(`${rig.base}/console/`);
-    await page.waitForSelector('form[aria-label="Sign in"]');
-    await page.click('a[href="#/signup"]');
-    await page.waitForSelector('form[aria-label="Sign up"]');
-    await page.type('input[name=email]', email);
-    await page.type('input[name=name]', 'Acme');
-    await shot(rig, page, 'sign-up');
-    await page.click('form[aria-label="Sign up"] button[type=submit]');
-    await page.waitForFunction(`document.body.innerText.includes('Check your mailbox')`);
+    const page = await signUpInPage(rig, email, 'Acme', 'sign-up');
     const mail = await until(() => lastMail(rig.t.ctx.config.outboxDir, email, 'verification'), 5000, 'verification mail');
     await page.goto(`${rig.base}/console/#/verify?token=${mail.token}`);
     await page.waitForSelector('section[aria-label="Verify your email"] button.primary');

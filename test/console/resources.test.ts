@@ -140,9 +140,20 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
       }, 10_000, 'webhook delivery');
       // ...and the log in the page says so
       await until(async () => (((await api('get', '/webhook_deliveries')).body.result as { status: string }[]).some((d) => d.status === 'delivered') ? true : null), 10_000, 'delivered');
-      await page.click('.card-head button');
+      await page.click('button[data-action=refresh-log]');
       await page.waitForSelector('table[aria-label="Webhook deliveries"] .wh-delivered');
       expect(await textOf(page)).to.include('number_updated');
+      // "Send a test event": the receiver gets a webhook_test, and the page shows its delivery
+      const before = got.length;
+      await page.click('button[data-action=webhook-test]');
+      await until(async () => (got.slice(before).some((b) => JSON.parse(b).event_type === 'webhook_test') ? true : null), 10_000, 'the test event at the receiver');
+      await page.waitForSelector('[data-field=webhook-test][data-status=delivered]', { timeout: 10_000 });
+      expect(await js<string>(page, `document.querySelector('[data-field=webhook-test]').innerText`)).to.include('HTTP 200');
+      await page.waitForFunction(`[...document.querySelectorAll('table[aria-label="Webhook deliveries"] tr')].some((tr) => tr.innerText.includes('webhook_test') && tr.querySelector('.wh-delivered'))`, { timeout: 5000 });
+      const tests = got.filter((b) => JSON.parse(b).event_type === 'webhook_test');
+      expect(tests).to.have.length(1);
+      const testEvent = JSON.parse(tests[0]!) as { data: { customer_id: string } };
+      expect(testEvent.data.customer_id).to.equal(f.customer.id);
       await shot(rig, page, 'webhooks');
     } finally {
       receiver.close();

@@ -27,13 +27,30 @@ export interface ConsoleRig {
   close(): Promise<void>;
 }
 
-export async function startConsole(opts: { platform?: boolean } = {}): Promise<ConsoleRig> {
+export interface ConsoleOptions {
+  /** sip-server + media-app beside control-api (same Redis prefix and data folder). */
+  platform?: boolean;
+  /**
+   * The browser phone too (implies `platform`): sip-server's ws listener (SIP_WSS_PUBLIC_URL),
+   * media through this rtpengine, and Chromium with a fake microphone playing `wav` and loopback
+   * ICE candidates allowed.
+   */
+  phone?: { rtpengineNg: string; wav?: string };
+  /** More settings for control-api (e.g. SMTP_URL). */
+  env?: Record<string, string>;
+}
+
+export async function startConsole(opts: ConsoleOptions = {}): Promise<ConsoleRig> {
   await buildWebApp('console');
-  const platform = opts.platform ? await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on' }) : null;
+  if (opts.phone) await buildWebApp('phone');
+  const platformEnv = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on', ...(opts.phone ? { RTPENGINE_NG: opts.phone.rtpengineNg } : {}) };
+  const platform = opts.platform || opts.phone ? await startPlatform(platformEnv, opts.phone ? { sip: { listen: { wsPort: 0 } } } : {}) : null;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', PUBLIC_URL: base };
   if (platform) Object.assign(env, { REDIS_KEY_PREFIX: platform.config.redisKeyPrefix, DATA_DIR: platform.config.dataDir, SIP_DOMAIN: platform.config.sipDomain });
+  Object.assign(env, opts.env);
+  if (platform && opts.phone) env.SIP_WSS_PUBLIC_URL = `ws://127.0.0.1:${platform.stack.listeningPoint('ws')!.port}`;
   const t = await buildTestApp({ env });
   const server = http.createServer(t.app);
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
@@ -41,7 +58,7 @@ export async function startConsole(opts: { platform?: boolean } = {}): Promise<C
   // The events store behind /timelines (a group of its own: the stream is shared by every suite).
   const store = await startEventStore(t.ctx.db, t.ctx.redis, { group: `console-store-${newId()}` });
   const webhooks = await startWebhooks(t.ctx, { group: `console-webhooks-${newId()}` });
-  const browser = await launchBrowser();
+  const browser = await launchBrowser(opts.phone ? { fakeAudioWav: opts.phone.wav, args: ['--allow-loopback-in-peer-connection'] } : {});
   const shots = process.env.CONSOLE_SHOTS ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ov-console-shots-'));
   fs.mkdirSync(shots, { recursive: true });
   return {
@@ -85,6 +102,21 @@ export async function signIn(rig: ConsoleRig, username: string, password: string
   await page.type('input[name=username]', username);
   await page.type('input[name=password]', password);
   await page.click('button[type=submit]');
+  return page;
+}
+
+/** A new page (own cookies) that signs up in the console (`shotName`: a screenshot of the filled form); it shows "Check your mailbox". */
+export async function signUpInPage(rig: ConsoleRig, email: string, name: string, shotName?: string): Promise<Page> {
+  const page = await freshPage(rig);
+  await page.goto(`${rig.base}/console/`);
+  await page.waitForSelector('form[aria-label="Sign in"]');
+  await page.click('a[href="#/signup"]');
+  await page.waitForSelector('form[aria-label="Sign up"]');
+  await page.type('input[name=email]', email);
+  await page.type('input[name=name]', name);
+  if (shotName) await shot(rig, page, shotName);
+  await page.click('form[aria-label="Sign up"] button[type=submit]');
+  await page.waitForFunction(`document.body.innerText.includes('Check your mailbox')`);
   return page;
 }
 

@@ -128,9 +128,12 @@ describe('a real call\'s events: WebSocket and webhooks, once each, in order', f
       const frames = sock.frames;
       for (const m of frames) expect(isEventType(m.event_type), m.event_type).to.equal(true);
       const calls = frames.filter((m) => m.event_type.startsWith('call_'));
-      expect(calls.map((m) => m.event_type)).to.deep.equal(['call_created', 'call_ringing', 'call_progressing', 'call_terminating', 'call_hangup']);
-      expect(calls.map((m) => m.data.status)).to.deep.equal(['dialing', 'ringing', 'progressing', 'terminating', 'hangup']);
+      // the recording's start and end change the call's recording_id: each is a call_updated
+      expect(calls.map((m) => m.event_type)).to.deep.equal(['call_created', 'call_ringing', 'call_progressing', 'call_updated', 'call_updated', 'call_terminating', 'call_hangup']);
+      expect(calls.map((m) => m.data.status)).to.deep.equal(['dialing', 'ringing', 'progressing', 'progressing', 'progressing', 'terminating', 'hangup']);
       const callId = calls[0]!.data.id as string;
+      const recordingId = frames.find((m) => m.event_type === 'recording_started')?.data.id;
+      expect(calls.slice(3, 5).map((m) => m.data.recording_id)).to.deep.equal([recordingId, '00000000-0000-0000-0000-000000000000']);
       expect(frames.filter((m) => m.event_type.startsWith('recording_')).map((m) => [m.event_type, m.data.reference_id, m.topic.split(':')[2]])).to.deep.equal([
         ['recording_started', callId, 'recording'],
         ['recording_finished', callId, 'recording'],

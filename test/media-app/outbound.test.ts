@@ -154,6 +154,7 @@ describe('media-app outbound calls (originate)', function () {
     await bus.originate([row.id], cid);
     await until(async () => (await callsRepo(db).get(row.id))?.status === 'progressing', 10_000, 'answered');
     await bus.toCallOwner({ type: 'call.mute', callId: row.id, direction: 'in', on: true });
+    await bus.toCallOwner({ type: 'call.mute', callId: row.id, direction: 'in', on: true }); // redelivered
     await until(async () => (await callsRepo(db).get(row.id))?.mute_direction === 'in', 5000, 'muted');
     await bus.toCallOwner({ type: 'call.mute', callId: row.id, direction: 'in', on: false });
     await until(async () => (await callsRepo(db).get(row.id))?.mute_direction === '', 5000, 'unmuted');
@@ -171,6 +172,11 @@ describe('media-app outbound calls (originate)', function () {
     expect(fs.statSync(file).size).to.be.greaterThan(8000); // > 0.5 s of 8 kHz 16-bit audio
     const after = (await callsRepo(db).get(row.id))!;
     expect(after.recording_ids).to.deep.equal([recordingId]);
+    // each change (a redelivered command changes nothing) is one call_updated carrying the new state
+    const EMPTY = '00000000-0000-0000-0000-000000000000';
+    const updates = async () => (await eventsFor(p.redis, row.id)).filter((e) => e.event_type === 'call_updated').map((e) => [e.data.mute_direction, e.data.recording_id, e.data.status]);
+    await until(async () => ((await updates()).length >= 4 ? true : null), 5000, 'four call_updated events').catch(() => undefined);
+    expect(await updates()).to.deep.equal([['in', EMPTY, 'progressing'], ['', EMPTY, 'progressing'], ['', recordingId, 'progressing'], ['', EMPTY, 'progressing']]);
     await bus.toCallOwner({ type: 'call.hangup', callId: row.id });
     expect((await callee.done).code).to.equal(0);
     const done = await until(async () => {

@@ -12,7 +12,13 @@ import type { Page } from 'puppeteer-core';
 import { buildWebApp } from '../../scripts/build-web';
 import { buildTestApp, type TestApp } from '../support/api';
 import { launchBrowser, type TestBrowser } from '../support/browser';
-import { startPlatform, until, type Platform } from '../media-app/harness';
+import type { Express } from 'express';
+import type { Knex } from 'knex';
+import request from 'supertest';
+import { sipp, sleep, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
+import { freePort } from '../support/ports';
+import { callerUas } from '../queue/sip-parties';
+import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
 import type { SipConfigInput } from '../../sip-config';
 import type { TestCert } from '../support/tls-cert';
 
@@ -196,4 +202,29 @@ Content-Length: 0
 
 ]]></send>
 </scenario>`;
+}
+
+/**
+ * A queue call from sipp: a sipp UAS (its audio to `sinkPort`) that POST /v1.0/calls dials with a
+ * queue_join flow, so the platform puts it in `queueId`; the sipp run (done when the platform hangs up).
+ */
+export async function queueCallFromSipp(app: Express, accesskey: string, queueId: string, sinkPort: number, source: string): Promise<{ done: Promise<SippResult> }> {
+  const callerPort = await freePort();
+  const uas = sipp(callerUas(sinkPort), ['-i', '127.0.0.1', '-p', String(callerPort), '-m', '1'], { killAfterMs: 60_000 });
+  await sleep(300);
+  const r = await request(app).post('/v1.0/calls').query({ accesskey }).send({
+    source: { type: 'tel', target: source },
+    destinations: [{ type: 'sip', target: `caller@127.0.0.1:${callerPort}` }],
+    actions: [{ type: 'queue_join', option: { queue_id: queueId } }, { type: 'hangup' }],
+  });
+  if (r.status !== 200) throw new Error(`POST /v1.0/calls: ${r.status} ${JSON.stringify(r.body)}`);
+  return uas;
+}
+
+/** The queuecall of `queueId` once it is in service (the agent answered). */
+export function queuecallInService(db: Knex, queueId: string): Promise<QueuecallRow> {
+  return until(async () => {
+    const q = await db('queuecalls').where({ queue_id: queueId }).first();
+    return q ? queuecallsRepo(db).get(null, q.id).then((x) => (x?.status === 'service' ? x : null)) : null;
+  }, 15_000, 'queuecall in service');
 }

@@ -8,16 +8,13 @@ import type { Page } from 'puppeteer-core';
 import request from 'supertest';
 import { Permission } from '../../core/permissions';
 import { queuesRepo } from '../../core/repos/queues';
-import { queuecallsRepo } from '../../core/repos/queuecalls';
 import { tagsRepo } from '../../core/repos/tags';
 import { createAgent, createFixture, type Fixture } from '../support/api';
 import { chromiumAvailable, type TestBrowser } from '../support/browser';
 import { testDb, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
 import { Rtpengine } from '../support/rtpengine';
-import { killAllSipp, RtpSink, sipp, sleep, until, createExtension } from '../media-app/harness';
-import { callerUas } from '../queue/sip-parties';
-import { audioStats, callText, openPhone, phoneBrowser, signInAgent, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from './harness';
+import { killAllSipp, RtpSink, sleep, until, createExtension } from '../media-app/harness';
+import { audioStats, callText, openPhone, phoneBrowser, queueCallFromSipp, queuecallInService, signInAgent, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from './harness';
 
 /** The id of the (first) call a POST /v1.0/calls created. */
 function callIdOf(body: { calls?: { id: string }[] }): string {
@@ -119,22 +116,11 @@ describe('webphone: calls to Chromium', function () {
       await signInAgent(page, a.agent.username, a.password);
       await waitReg(page, 'registered');
       const queue = await queuesRepo(db).create(f.customer.id, { name: 'sales', tag_ids: [tag.id], service_timeout: 20_000 });
-      const callerPort = await freePort();
-      const uas = sipp(callerUas(sink.port), ['-i', '127.0.0.1', '-p', String(callerPort), '-m', '1'], { killAfterMs: 60_000 });
-      await sleep(300);
-      const r = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
-        source: { type: 'tel', target: '+15550003333' },
-        destinations: [{ type: 'sip', target: `caller@127.0.0.1:${callerPort}` }],
-        actions: [{ type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }],
-      });
-      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const uas = await queueCallFromSipp(rig.t.app, f.accesskey, queue.id, sink.port, '+15550003333');
       await waitPhase(page, 'incoming', 20_000);
       await page.click('#answer');
       await waitPhase(page, 'connected');
-      const qc = await until(async () => {
-        const q = await db('queuecalls').where({ queue_id: queue.id }).first();
-        return q ? queuecallsRepo(db).get(null, q.id).then((x) => (x?.status === 'service' ? x : null)) : null;
-      }, 15_000, 'queuecall in service');
+      const qc = await queuecallInService(db, queue.id);
       expect(qc.service_agent_id).to.equal(a.agent.id);
       // the caller's audio (sipp's) and the agent's browser tone meet: the browser hears the caller side
       await sleep(1500);

@@ -99,6 +99,7 @@ export const auth = {
   verify: (token: string) => send<{ customer: Customer }>('POST', '/auth/email-verify', { token }),
   resendVerification: (email: string) => send<Record<string, unknown>>('POST', '/auth/email-verify-resend', { email }),
   passwordForgot: (username: string) => send<Record<string, unknown>>('POST', '/auth/password-forgot', { username }),
+  passwordReset: (token: string, password: string) => send<Record<string, unknown>>('POST', '/auth/password-reset', { token, password }),
   /** A frozen account's recovery: cancel the scheduled deletion. */
   cancelUnregister: () => send<Customer>('DELETE', '/auth/unregister'),
   signOut: () => send<void>('POST', '/console/sign-out'),
@@ -126,6 +127,8 @@ export interface TimelineEvent { event_type: string; timestamp?: string; tm_crea
 
 export const PERM_SUPERADMIN = 1;
 export const isSuperAdmin = (a: Agent | null) => a !== null && (a.permission & PERM_SUPERADMIN) !== 0;
+/** ProjectSuperAdmin, CustomerAdmin or CustomerManager (core/permissions.ts): customer-wide topics and lists. */
+export const canManage = (a: Agent) => (a.permission & (PERM_SUPERADMIN | 32 | 64)) !== 0;
 
 export function errorText(e: unknown): string {
   if (e instanceof ApiError) return `${e.reason}: ${e.message}`;

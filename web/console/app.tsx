@@ -1,11 +1,13 @@
 /** The console shell: session state, the navigation, and the page of the current hash route. */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { auth, isSuperAdmin, onGateError } from './api';
+import { api, auth, canManage, isSuperAdmin, onGateError } from './api';
+import { AgentPhone, phaseLive, type PhonePhase } from './components/agent-phone';
 import { EventStream, type SocketState } from './events';
 import { loadSession, next, type Session } from './session';
-import { useRoute, href, type Route } from './router';
+import { landingOf, useRoute, href, type Route } from './router';
 import { Ctx, type ConsoleContext } from './context';
 import { SignIn, SignUp, Verify } from './pages/sign-in';
+import { SetPassword } from './pages/set-password';
 import { GateBanner } from './pages/gate';
 import { CallsPage } from './pages/calls';
 import { CallPage } from './pages/call';
@@ -33,6 +35,7 @@ const NAV: { path: string; label: string; operator?: boolean }[] = [
 
 export function App() {
   const [session, setSession] = useState<Session>({ kind: 'loading' });
+  const [landing, setLanding] = useState(() => landingOf(location.pathname, location.search));
   const route = useRoute();
   const refresh = () => void loadSession().then((i) => setSession((s) => next(s, i)));
   useEffect(() => {
@@ -40,10 +43,17 @@ export function App() {
     return onGateError((error) => setSession((s) => next(s, { type: 'error', error })));
   }, []);
   const signOut = async () => {
+    // the agent's browser SIP credentials go with the session (the embedded phone's own sign-out would come too late)
+    await api.del('/service_agents/me/sip_credentials').catch(() => undefined);
     await auth.signOut().catch(() => undefined);
     setSession((s) => next(s, { type: 'signed-out' }));
   };
 
+  if (landing) {
+    // the mailed links: /console/verify?token=… and /console/password-reset?token=…
+    if (landing.page === 'verify') return <Verify token={landing.token} />;
+    return <SetPassword token={landing.token} onSignedIn={() => (history.replaceState(null, '', `${location.pathname.replace(/[^/]*$/, '')}#/calls`), setLanding(null), refresh())} />;
+  }
   if (route.path[0] === 'signup') return <SignUp />;
   if (route.path[0] === 'verify') return <Verify token={route.query.get('token') ?? ''} />;
   switch (session.kind) {
@@ -72,10 +82,17 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
     me,
     customer,
     events,
-    topic: (resource, id = '*') => `customer_id:${customer.id}:${resource}:${id}`,
+    // customer-wide topics need manager permission; an agent follows what concerns it
+    topic: (resource, id = '*') => (canManage(me) ? `customer_id:${customer.id}:${resource}:${id}` : `agent_id:${me.id}:${resource}:${id}`),
   };
   const operator = isSuperAdmin(me);
   const section = props.route.path[0] || 'calls';
+  // the browser phone starts on the first visit of Agents & queues and stays registered across pages
+  const [phoneWanted, setPhoneWanted] = useState(false);
+  const [phonePhase, setPhonePhase] = useState<PhonePhase>('idle');
+  useEffect(() => {
+    if (section === 'contact-center') setPhoneWanted(true);
+  }, [section]);
   useEffect(() => setMenu(false), [section, props.route.path[1]]);
 
   return (
@@ -98,6 +115,12 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
         </nav>
         <main id="main" tabIndex={-1}>
           <Page route={props.route} operator={operator} />
+          {phoneWanted && (
+            <section class="card" id="phone-slot" aria-label="Phone" hidden={section !== 'contact-center' && !phaseLive(phonePhase)}>
+              <header class="card-head"><h2>Phone</h2></header>
+              <AgentPhone onPhase={setPhonePhase} />
+            </section>
+          )}
         </main>
       </div>
     </Ctx.Provider>

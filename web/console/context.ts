@@ -8,7 +8,7 @@ export interface ConsoleContext {
   me: Agent;
   customer: Customer;
   events: EventStream;
-  /** `customer_id:<id>:<resource>:*` for this customer. */
+  /** `customer_id:<id>:<resource>:*` for this customer (`agent_id:<me>:...` for agents below manager). */
   topic(resource: string, id?: string): string;
 }
 

@@ -96,10 +96,18 @@ export class EventStream {
   }
 }
 
-/** Does an event's four-part topic fall under a subscribed topic (two, three or four parts, `*`)? */
+/**
+ * Does an event's four-part topic fall under a subscribed topic (two, three or four parts, `*`)?
+ * Frames always carry the customer topic; an `agent_id:<me>:...` subscription (agents below manager)
+ * is already filtered to the agent by the server, so only its resource and id are compared.
+ */
 export function matches(subscribed: string, eventTopic: string): boolean {
   const s = subscribed.split(':');
   const e = eventTopic.split(':');
+  if (s[0] === 'agent_id' && e[0] === 'customer_id') {
+    s[0] = e[0];
+    s[1] = e[1]!;
+  }
   for (let i = 0; i < s.length; i++) {
     if (s[i] === '*' && i === 3) continue;
     if (s[i] !== e[i]) return false;

@@ -27,3 +27,10 @@ export function go(path: string): void {
 }
 
 export const href = (...parts: string[]) => '#/' + parts.map(encodeURIComponent).join('/');
+
+/** A mailed link's landing (a path of its own, served as the console): which page, with its token. */
+export function landingOf(pathname: string, search: string): { page: 'verify' | 'password-reset'; token: string } | null {
+  const m = /\/(verify|password-reset)$/.exec(pathname);
+  if (!m) return null;
+  return { page: m[1] as 'verify' | 'password-reset', token: new URLSearchParams(search).get('token') ?? '' };
+}

@@ -6,7 +6,8 @@ import { agentLogin, agentSignOut, agentSipCredentials, type PhoneConfig } from 
 import type { Phone } from './phone';
 
 export class Account {
-  private agentToken: string | null = null;
+  /** Signed in as an agent: its login token, or null for the page's login cookie (embedded in the console). */
+  private agent: { token: string | null } | null = null;
   /** Shown in the header: the agent's username or the extension's address. */
   who = '';
 
@@ -24,10 +25,10 @@ export class Account {
     this.who = `${username} · ${this.who}`;
   }
 
-  async signInAgentToken(token: string, typedWsUrl?: string): Promise<void> {
+  async signInAgentToken(token: string | null, typedWsUrl?: string): Promise<void> {
     const fallback = (typedWsUrl ?? '').trim() || this.config.ws_url || '';
     const creds = await agentSipCredentials(token, fallback);
-    this.agentToken = token;
+    this.agent = { token };
     this.who = creds.uri.replace(/^sip:/, '');
     this.phone.start(creds);
   }
@@ -41,8 +42,8 @@ export class Account {
 
   async signOut(): Promise<void> {
     this.phone.stop();
-    if (this.agentToken) await agentSignOut(this.agentToken);
-    this.agentToken = null;
+    if (this.agent) await agentSignOut(this.agent.token);
+    this.agent = null;
     this.who = '';
   }
 }

@@ -58,12 +58,16 @@ interface IssuedCredential {
   expire: string;
 }
 
+/** The login token as a header; null: the page's own login cookie (a console of the same origin). */
+const bearer = (token: string | null): Record<string, string> => (token ? { Authorization: `Bearer ${token}` } : {});
+
 /** The agent's short-lived SIP credential for its extension. */
-export async function agentSipCredentials(token: string, fallbackWsUrl: string): Promise<SipCredentials & { expire: string }> {
+export async function agentSipCredentials(token: string | null, fallbackWsUrl: string): Promise<SipCredentials & { expire: string }> {
   const res = await fetch(`${base()}/v1.0/service_agents/me/sip_credentials`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    headers: { 'Content-Type': 'application/json', ...bearer(token) },
     body: '{}',
+    credentials: 'same-origin',
   });
   const c = await json<IssuedCredential>(res);
   const wsUrl = c.ws_url ?? fallbackWsUrl;
@@ -72,6 +76,6 @@ export async function agentSipCredentials(token: string, fallbackWsUrl: string):
 }
 
 /** Revokes the agent's browser credentials (sign-out); errors are ignored (the token may be gone). */
-export async function agentSignOut(token: string): Promise<void> {
-  await fetch(`${base()}/v1.0/service_agents/me/sip_credentials`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}` } }).catch(() => undefined);
+export async function agentSignOut(token: string | null): Promise<void> {
+  await fetch(`${base()}/v1.0/service_agents/me/sip_credentials`, { method: 'DELETE', headers: bearer(token), credentials: 'same-origin' }).catch(() => undefined);
 }

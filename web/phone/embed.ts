@@ -8,7 +8,8 @@
  *   call          {call}           the call state (phase, direction, peer, muted, reason, endedBy)
  *   error         {message}        a command failed
  * Commands the parent posts (`{ channel: 'openvoice-phone', command, ... }`):
- *   sign-in-agent {token}          sign in with the agent's login token (the console already has it)
+ *   sign-in-agent {token?}         sign in as the agent of a login token; without one, of the page's login
+ *                                  cookie (the console, whose HttpOnly cookie the phone's requests carry)
  *   sign-in-extension {ws_url?, uri, password}
  *   sign-out | dial {target} | answer | hangup | mute {muted} | hold {held} | dtmf {tones}
  * Only the page's own origin is trusted both ways (messages from elsewhere are ignored, events are
@@ -17,7 +18,7 @@
 import type { Phone } from './phone';
 
 export type EmbedCommand =
-  | { command: 'sign-in-agent'; token: string }
+  | { command: 'sign-in-agent'; token?: string }
   | { command: 'sign-in-extension'; ws_url?: string; uri: string; password: string }
   | { command: 'sign-out' }
   | { command: 'dial'; target: string }
@@ -28,7 +29,7 @@ export type EmbedCommand =
   | { command: 'dtmf'; tones: string };
 
 export interface EmbedHandlers {
-  signInAgentToken(token: string): Promise<void>;
+  signInAgentToken(token: string | null): Promise<void>;
   signInExtension(wsUrl: string | undefined, uri: string, password: string): Promise<void>;
   signOut(): Promise<void>;
 }
@@ -50,7 +51,7 @@ export function startEmbedBridge(phone: Phone, handlers: EmbedHandlers): void {
 
 async function run(phone: Phone, h: EmbedHandlers, m: EmbedCommand): Promise<void> {
   switch (m.command) {
-    case 'sign-in-agent': return h.signInAgentToken(m.token);
+    case 'sign-in-agent': return h.signInAgentToken(typeof m.token === 'string' && m.token ? m.token : null);
     case 'sign-in-extension': return h.signInExtension(m.ws_url, m.uri, m.password);
     case 'sign-out': return h.signOut();
     case 'dial': return phone.dial(m.target);

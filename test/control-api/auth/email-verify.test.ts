@@ -24,7 +24,7 @@ describe('/auth/email-verify and /auth/email-verify-resend', () => {
     expect(Object.keys(res.body)).to.deep.equal(['customer']);
     expect(res.body.customer).to.include({ id: s.customerId, email: s.email, email_verified: true, status: 'active' });
     const w = await lastMail(h.outbox, s.email, 'welcome');
-    expect(w!.link).to.match(/\/auth\/password-reset\?token=[0-9a-f]{64}$/);
+    expect(w!.link).to.match(/\/console\/password-reset\?token=[0-9a-f]{64}$/);
   });
 
   it('POST: bare 400 for a used token, and for missing, malformed, unknown tokens and broken JSON', async () => {

@@ -6,7 +6,7 @@ import http from 'node:http';
 import fs from 'node:fs/promises';
 import { expect } from 'chai';
 import request from 'supertest';
-import { SMTPServer } from 'smtp-server';
+import { startSmtpReceiver } from '../../support/smtp';
 import { freePort } from '../../support/ports';
 import { startHarness, uniqueEmail, lastMail, type Harness } from './harness';
 
@@ -36,9 +36,10 @@ describe('newcomer journey', () => {
     expect(files.some((f) => f.endsWith('.eml'))).to.equal(true);
     const verify = await lastMail(h.outbox, email, 'verification');
     const link = new URL(verify!.link);
-    expect(link.pathname).to.equal('/auth/email-verify');
+    // the mailed link lands in the console; the auth group's own page takes the same token
+    expect(link.pathname).to.equal('/console/verify');
 
-    const page = await request(base).get(link.pathname + link.search);
+    const page = await request(base).get('/auth/email-verify' + link.search);
     expect(page.status).to.equal(200);
     expect(page.text).to.match(/<form[^>]*id="verify"[^>]*action="\/auth\/email-verify"/);
     const token = /name="token" value="([0-9a-f]{64})"/.exec(page.text)![1];
@@ -50,7 +51,8 @@ describe('newcomer journey', () => {
 
     const welcome = await lastMail(h.outbox, email, 'welcome');
     const resetLink = new URL(welcome!.link);
-    const form = await request(base).get(resetLink.pathname + resetLink.search);
+    expect(resetLink.pathname).to.equal('/console/password-reset');
+    const form = await request(base).get('/auth/password-reset' + resetLink.search);
     expect(form.status).to.equal(200);
     const resetToken = /name="token" value="([0-9a-f]{64})"/.exec(form.text)![1];
     const password = 'my first password';
@@ -75,23 +77,9 @@ describe('newcomer journey', () => {
 
 describe('SMTP delivery of the account mails', () => {
   it('the verification mail reaches a real SMTP receiver on loopback with the link in it', async () => {
-    const port = await freePort();
-    const received: { to: string[]; data: string }[] = [];
-    const smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push({ to: session.envelope.rcptTo.map((r) => r.address), data: Buffer.concat(chunks).toString('utf8') });
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
-    const h: Harness = await startHarness({ smtpUrl: `smtp://127.0.0.1:${port}?ignoreTLS=true` });
+    const smtp = await startSmtpReceiver();
+    const received = smtp.received;
+    const h: Harness = await startHarness({ smtpUrl: smtp.url });
     try {
       const email = uniqueEmail('smtp');
       const res = await request(h.app).post('/auth/signup').send({ email, accepted_tos: true });
@@ -99,16 +87,16 @@ describe('SMTP delivery of the account mails', () => {
       expect(received).to.have.length(1);
       expect(received[0].to).to.deep.equal([email]);
       const body = received[0].data.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-      const m = /http:\/\/127\.0\.0\.1:8080\/auth\/email-verify\?token=([0-9a-f]{64})/.exec(body);
+      const m = /http:\/\/127\.0\.0\.1:8080\/console\/verify\?token=([0-9a-f]{64})/.exec(body);
       expect(m, 'link in the mail').to.not.equal(null);
       expect(await fs.readdir(h.outbox)).to.have.length(0);
       // and the mailed token is the live one
       expect((await request(h.app).post('/auth/email-verify').send({ token: m![1] })).status).to.equal(200);
       expect(received.length).to.equal(2); // the set-password mail followed
-      expect(received[1].data.replace(/=\r?\n/g, '').replace(/=3D/g, '=')).to.match(/\/auth\/password-reset\?token=[0-9a-f]{64}/);
+      expect(received[1].data.replace(/=\r?\n/g, '').replace(/=3D/g, '=')).to.match(/\/console\/password-reset\?token=[0-9a-f]{64}/);
     } finally {
       await h.close();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp.close();
     }
   });
 });

@@ -105,7 +105,7 @@ describe('/auth/login, /auth/password-forgot, /auth/password-reset', () => {
     expect(r2.status).to.equal(200);
     expect(r2.body).to.deep.equal({});
     const m = await lastMail(h.outbox, a.email, 'password-reset');
-    expect(m!.link).to.equal(`http://127.0.0.1:8080/auth/password-reset?token=${m!.token}`);
+    expect(m!.link).to.equal(`http://127.0.0.1:8080/console/password-reset?token=${m!.token}`);
     const row = await h.db('password_reset_tokens').whereNull('tm_used').where({ customer_id: a.customerId }).first();
     expect(row.tm_expire.getTime() - row.tm_create.getTime()).to.equal(3600_000);
   });

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { SMTPServer } from 'smtp-server';
+import { startSmtpReceiver } from '../../support/smtp';
 import { freePort } from '../../support/ports';
 import { createMailer, verificationMail, passwordResetMail } from '../../../core/mail';
 
@@ -23,41 +24,27 @@ describe('core/mail Mailer', () => {
     const txt = await fs.readFile(path.join(dir, files.find((f) => f.endsWith('.txt'))!), 'utf8');
     expect(eml).to.match(/^To: new@example\.test$/m);
     expect(eml).to.match(/^Subject: Verify your email$/m);
-    expect(decodeQp(eml)).to.contain(`http://127.0.0.1:9/auth/email-verify?token=${token}`);
-    expect(txt).to.contain(`http://127.0.0.1:9/auth/email-verify?token=${token}`);
+    expect(decodeQp(eml)).to.contain(`http://127.0.0.1:9/console/verify?token=${token}`);
+    expect(txt).to.contain(`http://127.0.0.1:9/console/verify?token=${token}`);
     expect(files[0]).to.contain('verification');
     await fs.rm(dir, { recursive: true });
   });
 
   it('delivers through SMTP to a real receiver on loopback when SMTP_URL is set', async () => {
-    const port = await freePort();
-    const received: { rcpt: string[]; data: string }[] = [];
-    const server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push({ rcpt: session.envelope.rcptTo.map((r) => r.address), data: Buffer.concat(chunks).toString('utf8') });
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    const smtp = await startSmtpReceiver();
+    const received = smtp.received;
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'outbox-'));
     try {
-      const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}?ignoreTLS=true`, from: 'noreply@example.test', outboxDir: dir });
+      const mailer = createMailer({ smtpUrl: smtp.url, from: 'noreply@example.test', outboxDir: dir });
       const token = 'b'.repeat(64);
       await mailer.send(passwordResetMail('https://api.example.test', 'who@example.test', token, 1));
       await mailer.close();
       expect(received).to.have.length(1);
-      expect(received[0].rcpt).to.deep.equal(['who@example.test']);
-      expect(decodeQp(received[0].data)).to.contain(`https://api.example.test/auth/password-reset?token=${token}`);
+      expect(received[0].to).to.deep.equal(['who@example.test']);
+      expect(decodeQp(received[0].data)).to.contain(`https://api.example.test/console/password-reset?token=${token}`);
       expect(await fs.readdir(dir)).to.have.length(0); // nothing went to the outbox
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await smtp.close();
       await fs.rm(dir, { recursive: true });
     }
   });

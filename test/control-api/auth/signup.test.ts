@@ -31,7 +31,7 @@ describe('POST /auth/signup', () => {
     expect(await h.db('accesskeys').where({ customer_id: customer.id })).to.have.length(1);
 
     const mail = await lastMail(h.outbox, email, 'verification');
-    expect(mail!.link).to.match(/^http:\/\/127\.0\.0\.1:8080\/auth\/email-verify\?token=[0-9a-f]{64}$/);
+    expect(mail!.link).to.match(/^http:\/\/127\.0\.0\.1:8080\/console\/verify\?token=[0-9a-f]{64}$/);
     const tok = await h.db('email_verification_tokens').where({ customer_id: customer.id });
     expect(tok).to.have.length(1);
     expect(tok[0].token_hash).to.not.equal(mail!.token); // only the hash is stored

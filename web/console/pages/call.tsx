@@ -35,16 +35,6 @@ export function CallPage({ id }: { id: string }) {
       for (const t of again) window.clearTimeout(t);
     };
   }, [events, id]);
-  // Starting or stopping a recording publishes no call event: the recording's own events say it.
-  useEffect(
-    () =>
-      events.subscribe(topic('recording'), (e) => {
-        if (e.data.reference_id !== id) return;
-        call.reload();
-        timeline.reload();
-      }),
-    [events, id],
-  );
 
   const c = call.data;
   if (!c) return <Section title="Call"><ErrorLine error={call.error} />{call.loading && <p>Loading…</p>}</Section>;
@@ -52,9 +42,10 @@ export function CallPage({ id }: { id: string }) {
   const answered = c.status === 'progressing';
   const recording = c.recording_id && c.recording_id !== EMPTY;
   const muted = isMuted(c);
-  // an action's later effect (hangup after terminating) comes as an event; read again too, in case it is missed
-  const post = (path: string, body?: unknown) =>
-    act.run(() => api.post<Call>(path, body).then((r) => {
+  // Mute and recording changes come back as call_updated (media-app applies them a moment later).
+  // hangup's later effect (hangup after terminating) comes as an event; read again too, in case it is missed
+  const hangup = () =>
+    act.run(() => api.post<Call>(`/calls/${id}/hangup`).then((r) => {
       call.set({ ...c, ...r });
       for (const ms of [1000, 4000]) window.setTimeout(() => call.reload(), ms);
     }));
@@ -72,25 +63,24 @@ export function CallPage({ id }: { id: string }) {
           <dt>Started</dt><dd>{shortTime(c.tm_create)}</dd>
           {!live && <><dt>Hung up by</dt><dd>{c.hangup_by} ({c.hangup_reason})</dd></>}
           <dt>Flow</dt><dd>{c.flow_id && c.flow_id !== EMPTY ? <a href={href('flows', c.flow_id)}>{c.flow_id.slice(0, 8)}</a> : '—'}</dd>
+          <dt>Node</dt><dd data-field="node">{c.node_id || '—'}</dd>
           <dt>Id</dt><dd><code>{c.id}</code></dd>
         </dl>
         <div class="buttons">
-          <button class="danger" disabled={!live || act.busy} onClick={() => post(`/calls/${id}/hangup`)}>Hang up</button>
-          <button disabled={!answered || act.busy} onClick={() => (recording ? post(`/calls/${id}/recording_stop`) : post(`/calls/${id}/recording_start`, {}))}>
+          <button class="danger" disabled={!live || act.busy} onClick={hangup}>Hang up</button>
+          <button
+            disabled={!answered || act.busy}
+            onClick={() => act.run(() => (recording ? api.post<Call>(`/calls/${id}/recording_stop`) : api.post<Call>(`/calls/${id}/recording_start`, {})))}
+          >
             {recording ? 'Stop recording' : 'Record'}
           </button>
           <button
             disabled={!answered || act.busy}
-            onClick={() =>
-              act.run(async () => {
-                await (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' }));
-                // The node applies it a moment later and publishes no event for it: ask until it shows.
-                call.set(await refetchUntil(id, (x) => Boolean(isMuted(x)) !== Boolean(muted)));
-              })
-            }
+            onClick={() => act.run(() => (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' })))}
           >
             {muted ? 'Unmute' : 'Mute'}
           </button>
+          {muted && <span class="badge st-muted" data-field="mute">muted ({c.mute_direction})</span>}
         </div>
         <ErrorLine error={act.error} />
       </Section>
@@ -110,16 +100,6 @@ export function CallPage({ id }: { id: string }) {
 }
 
 const isMuted = (c: Call) => c.mute_direction !== '' && c.mute_direction !== 'none';
-
-/** GET the call again (every 200 ms, 3 s at most) until `done` holds; the last answer either way. */
-async function refetchUntil(id: string, done: (c: Call) => boolean): Promise<Call> {
-  let c = await api.get<Call>(`/calls/${id}`);
-  for (let i = 0; i < 15 && !done(c); i++) {
-    await new Promise((r) => setTimeout(r, 200));
-    c = await api.get<Call>(`/calls/${id}`);
-  }
-  return c;
-}
 
 function describe(e: TimelineEvent): string {
   const d = e.data ?? {};

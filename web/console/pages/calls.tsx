@@ -68,7 +68,7 @@ export function CallsPage() {
           { title: 'Source', cell: (c) => addr(c.source) },
           { title: 'Destination', cell: (c) => <a href={href('calls', c.id)}>{addr(c.destination) || c.id.slice(0, 8)}</a> },
           { title: 'Duration', cls: 'num', cell: (c) => <span data-field="duration">{duration(c, now)}</span> },
-          { title: 'Node', cell: (c) => c.node_id || '—' },
+          { title: 'Node', cell: (c) => <span data-field="node" title="The media node holding the call">{c.node_id || '—'}</span> },
           { title: 'Started', cell: (c) => shortTime(c.tm_create) },
         ]}
       />

@@ -1,7 +1,8 @@
 /**
  * Agents, queues and campaigns: who is available, who waits in which queue, how far each campaign
- * got. Live: agent, queuecall and campaigncall events refresh the lists. The browser phone
- * (web/phone/, issue #21) takes its place in the "Phone" card once it lands.
+ * got. Live: agent, queuecall and campaigncall events refresh the lists. Below them the shell shows
+ * the agent's browser phone (components/agent-phone.tsx), started on the first visit of this page and
+ * kept across pages (shown elsewhere only while a call is up).
  */
 import { useEffect } from 'preact/hooks';
 import { api, type Agent } from '../api';
@@ -96,10 +97,6 @@ export function ContactCenterPage() {
             { title: 'Progress', cell: (x) => <Progress calls={x.calls} /> },
           ]}
         />
-      </Section>
-      <Section title="Phone">
-        {/* The browser phone (web/phone/, issue #21) mounts here for agents. */}
-        <div id="phone-slot" class="empty">The browser phone will be here: take queue calls in the page.</div>
       </Section>
     </>
   );

@@ -1,6 +1,9 @@
-/** The customer's webhook (method and URI, PUT /customer) and the delivery log (GET /webhook_deliveries). */
+/**
+ * The customer's webhook (method and URI, PUT /customer), a test event (POST /customer/webhook_test,
+ * followed in GET /webhook_deliveries?event_id= until it is no longer pending) and the delivery log.
+ */
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Customer } from '../api';
+import { api, type Customer, type Page } from '../api';
 import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 
 interface Delivery { id: string; event_type: string; uri: string; method: string; status: string; attempts: number; response_status: number; error: string; tm_create: string | null }
@@ -12,6 +15,8 @@ export function WebhooksPage() {
   const [uri, setUri] = useState('');
   const [saved, setSaved] = useState(false);
   const save = useAction();
+  const test = useAction();
+  const [testEvent, setTestEvent] = useState<{ id: string; delivery: Delivery | null } | null>(null);
   useEffect(() => {
     if (customer.data) {
       setMethod(customer.data.webhook_method || 'POST');
@@ -27,6 +32,22 @@ export function WebhooksPage() {
       setSaved(true);
     });
   };
+
+  const sendTest = () =>
+    test.run(async () => {
+      setTestEvent(null);
+      const sent = await api.post<{ event_id: string }>('/customer/webhook_test');
+      setTestEvent({ id: sent.event_id, delivery: null });
+      // the delivery is written when the event is read from the stream; it leaves pending once sent
+      for (let i = 0; i < 60; i++) {
+        const d = (await api.get<Page<Delivery>>('/webhook_deliveries', { event_id: sent.event_id })).result[0] ?? null;
+        if (d) setTestEvent({ id: sent.event_id, delivery: d });
+        if (d && d.status !== 'pending') break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      log.reload();
+    });
+  const d = testEvent?.delivery;
 
   return (
     <>
@@ -47,9 +68,18 @@ export function WebhooksPage() {
         </form>
         <ErrorLine error={save.error || customer.error} />
         {saved && <p class="notice" role="status">Saved.</p>}
-        <p class="hint">A “send a test event” button needs an API operation the platform does not have yet.</p>
       </Section>
-      <Section title="Delivery log" actions={<button onClick={log.reload}>Refresh</button>}>
+      <Section title="Test event" actions={<button onClick={sendTest} disabled={test.busy || !customer.data?.webhook_uri} data-action="webhook-test">Send a test event</button>}>
+        <p>Sends a <code>webhook_test</code> event to the saved webhook, the way every event goes (signed, retried, through the platform's egress policy).</p>
+        <ErrorLine error={test.error} />
+        {testEvent && (
+          <p class="notice" role="status" data-field="webhook-test" data-status={d?.status ?? 'queued'}>
+            Test event <code>{testEvent.id.slice(0, 8)}</code>:{' '}
+            {!d ? 'queued…' : <><span class={`badge wh-${d.status}`}>{d.status}</span> {d.response_status ? `HTTP ${d.response_status}` : ''} {d.error}</>}
+          </p>
+        )}
+      </Section>
+      <Section title="Delivery log" actions={<button onClick={log.reload} data-action="refresh-log">Refresh</button>}>
         <ErrorLine error={log.error} />
         <Table
           label="Webhook deliveries"
