@@ -85,8 +85,13 @@ export class CallFactory implements CallLegs {
     });
   }
 
+  /**
+   * Owner first, then the row's node: POST /calls/{id}/hangup cancels a dialing call itself only while the row
+   * names no node, and otherwise needs a live owner; in this order there is no moment where it finds neither.
+   */
   private async own(call: CallSession): Promise<void> {
-    await Promise.all([this.deps.calls.add(call), this.nameNode(call)]);
+    await this.deps.calls.add(call);
+    await this.nameNode(call);
   }
 
   /** The row names this node (the Call's node_id) from the moment it owns the call; best effort. */

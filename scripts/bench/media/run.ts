@@ -1,6 +1,6 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--neighbour] [--no-extras]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--neighbour] [--split-cpus] [--no-extras]
  *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
  *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts)
  * Run it on a quiet machine: it prints the load average first and warns when it is above 1.5.
@@ -79,6 +79,22 @@ const RUN_MS = quick ? 5000 : 8000;
 const WARMUP_MS = 2000;
 
 const peer = fork(path.join(__dirname, 'peer.ts'), [], { execArgv: ['--require', 'tsx/cjs'] });
+/**
+ * `--split-cpus`: this process (and the media worker it starts) on CPU 0, the peer (the far end, which on a
+ * real node is other machines) on CPU 1, the neighbour unpinned. Without it the kernel's wake-affine placement
+ * tends to stack the worker on the CPU of the peer that wakes it with every packet, while a neighbour holds the
+ * other CPU: the bench's own far end then competes with the worker, which a remote far end never does.
+ */
+const SPLIT_CPUS = process.argv.includes('--split-cpus');
+if (SPLIT_CPUS) {
+  if (os.cpus().length < 2) {
+    console.error('--split-cpus needs two CPUs');
+    process.exit(2);
+  }
+  execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  execFileSync('taskset', ['-a', '-p', '-c', '1', String(peer.pid)], { stdio: 'ignore' });
+  console.log('--split-cpus: bench and media worker on CPU 0, the peer (far end) on CPU 1, neighbour unpinned');
+}
 function ask<T>(m: unknown): Promise<T> {
   return new Promise((resolve) => {
     peer.once('message', (r) => resolve(r as T));

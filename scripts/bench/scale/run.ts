@@ -25,7 +25,7 @@ const arg = (name: string, def: number) => {
 const CALLS = arg('calls', 60);
 const OFFERED = arg('offered', 300);
 const RATE = arg('rate', 40);
-const TICK = 100 / 1000; // USER_HZ 100: clock ticks to seconds
+const TICK = 1 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100); // /proc/<pid>/stat counts clock ticks (USER_HZ, 100): seconds per tick
 
 function cpuOf(pid: number): number {
   try {
