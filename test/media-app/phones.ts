@@ -5,9 +5,19 @@ import { answeringUas, register, SIPP_SDP } from './harness';
 export const calleePhone = (user: string) =>
   answeringUas({ tag: '[pid]callee', contact: `<sip:${user}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 });
 
+export interface CallerPhoneOptions {
+  /** REGISTER first (default true). */
+  register?: boolean;
+  /** Time INVITE → 200 OK as sipp's response-time `setup` (for -trace_rtt; default false). */
+  timeSetup?: boolean;
+  /** How long the call stays up before the BYE (default 1000 ms; 0: no pause). */
+  holdMs?: number;
+}
+
 /** A phone that registers, then calls `target` with digest (407) and hangs up after a second. */
-export function callerPhone(user: string, domain: string, target: string, proxyPort: number): string {
-  const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+export function callerPhone(user: string, domain: string, target: string, proxyPort: number, opts: CallerPhoneOptions = {}): string {
+  const { register: registers = true, timeSetup = false, holdMs = 1000 } = opts;
+  const invite = (cseq: number, auth: boolean) => `<send retrans="500"${timeSetup && cseq === 1 ? ' start_rtd="setup"' : ''}><![CDATA[
 INVITE sip:${target}@${domain} SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
 From: "Alice" <sip:${user}@${domain}>;tag=c[call_number]
@@ -23,7 +33,7 @@ ${SIPP_SDP}
 ]]></send>`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="caller">
-${register(user, domain)}
+${registers ? register(user, domain) : ''}
 ${invite(1, false)}
 <recv response="100" optional="true"/>
 <recv response="407" auth="true"/>
@@ -41,7 +51,7 @@ Content-Length: 0
 ${invite(2, true)}
 <recv response="100" optional="true"/>
 <recv response="180" optional="true"/>
-<recv response="200" rrs="true"/>
+<recv response="200" rrs="true"${timeSetup ? ' rtd="setup"' : ''}/>
 <send><![CDATA[
 ACK [next_url] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
@@ -54,7 +64,7 @@ Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>
-<pause milliseconds="1000"/>
+${holdMs > 0 ? `<pause milliseconds="${holdMs}"/>` : ''}
 <send retrans="500"><![CDATA[
 BYE [next_url] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]

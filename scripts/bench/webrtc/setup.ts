@@ -18,7 +18,7 @@ import { freePort } from '../../../test/support/ports';
 import { Rtpengine } from '../../../test/support/rtpengine';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep } from '../../../test/media-app/harness';
 import { calleeToParty, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg } from '../../../test/webphone/harness';
-import { SIPP_SDP } from '../../../test/media-app/harness';
+import { callerPhone } from '../../../test/media-app/phones';
 
 const N = Math.max(5, Math.min(200, Number(process.argv[2]) || 30));
 
@@ -29,64 +29,11 @@ function pct(xs: number[], p: number): number {
 const row = (name: string, xs: number[]) =>
   `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 90).toFixed(1)} | ${pct(xs, 99).toFixed(1)} | ${Math.max(...xs).toFixed(1)} |`;
 
-/** sipp as a plain phone: INVITE (407, digest) → 200 OK, ACK, BYE; prints INVITE→200 in ms on one line. */
-function plainCaller(user: string, domain: string, target: string): string {
-  const invite = (cseq: number, auth: boolean) => `<send retrans="500"${cseq === 1 ? ' start_rtd="setup"' : ''}><![CDATA[
-INVITE sip:${target}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=b[call_number]
-To: <sip:${target}@${domain}>
-Call-ID: [call_id]
-CSeq: ${cseq} INVITE
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Max-Forwards: 70
-${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
-Content-Length: [len]
-
-${SIPP_SDP}
-]]></send>`;
-  const inDialog = (method: string, cseq: number) => `<send><![CDATA[
-${method} [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: ${cseq} ${method}
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>`;
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="plain-setup">
-${invite(1, false)}
-<recv response="100" optional="true"/>
-<recv response="407" auth="true"/>
-<send><![CDATA[
-ACK sip:${target}@${domain} SIP/2.0
-[last_Via:]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-${invite(2, true)}
-<recv response="100" optional="true"/>
-<recv response="180" optional="true"/>
-<recv response="200" rrs="true" rtd="setup"/>
-${inDialog('ACK', 2)}
-${inDialog('BYE', 3)}
-<recv response="200"/>
-</scenario>`;
-}
-
 /** One sipp plain call; the INVITE→200 time from sipp's own response-time trace (ms). */
 async function plainCall(sipPort: number, user: string, domain: string, password: string, target: string): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webrtc-'));
-  fs.writeFileSync(path.join(dir, 's.xml'), plainCaller(user, domain, target));
+  // the extension caller of the tests, without its REGISTER and its second of talk, timing INVITE → 200
+  fs.writeFileSync(path.join(dir, 's.xml'), callerPhone(user, domain, target, sipPort, { register: false, timeSetup: true, holdMs: 0 }));
   const mp = await freePort();
   const code = await new Promise<number | null>((resolve) => {
     const p = spawn('sipp', [`127.0.0.1:${sipPort}`, '-sf', 's.xml', '-i', '127.0.0.1', '-m', '1', '-au', user, '-ap', password, '-mi', '127.0.0.1', '-mp', String(mp),
