@@ -368,10 +368,13 @@ export class CallFactory implements CallLegs {
 
   /** Mute/unmute: the endpoint, then the row (idempotent); a change is published as call_updated. */
   async mute(call: CallSession, direction: 'both' | 'in' | 'out', on: boolean): Promise<void> {
+    const want = on ? direction : '';
+    // decided and noted before the first await: a redelivered copy handled at the same time sees no change
+    const changed = call.row.mute_direction !== want;
+    if (changed) call.state.patch({ mute_direction: want });
     const ep = call.endpoint;
     if (ep && !call.isEnded) await (on ? ep.mute(direction) : ep.unmute(direction));
-    const before = call.row.mute_direction;
-    const row = await retryWrite(this.deps.logger, `call ${call.id} mute`, () => this.repo.setMute(call.id, on ? direction : ''));
-    if (row && row.mute_direction !== before) await call.updated({ mute_direction: row.mute_direction, tm_update: row.tm_update });
+    const row = await retryWrite(this.deps.logger, `call ${call.id} mute`, () => this.repo.setMute(call.id, want));
+    if (row && changed) await call.updated({ mute_direction: row.mute_direction, tm_update: row.tm_update });
   }
 }
