@@ -137,7 +137,7 @@ function Page({ route, operator }: { route: Route; operator: boolean }) {
     case 'extensions':
       return <ExtensionsPage focus={id} />;
     case 'flows':
-      return id ? <FlowPage id={id} /> : <FlowsPage />;
+      return id ? <FlowPage key={id} id={id} /> : <FlowsPage />;
     case 'recordings':
       return <RecordingsPage focus={id} />;
     case 'contact-center':
