@@ -35,6 +35,17 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
     await page.waitForSelector('ol.sim-path li, #sim-status .error', { timeout: 15_000 });
   };
 
+  /**
+   * Opens a flow's page and waits until it is that flow's page with its editor filled: the console's
+   * shell persists across hash routes, so the page of the flow viewed before is still there (with a
+   * Simulate button) until the new one has loaded.
+   */
+  const openFlow = async (id: string) => {
+    await page.goto(`${rig.base}/console/#/flows/${id}`);
+    await page.waitForSelector(`textarea.code[data-flow-id="${id}"]`);
+    await page.waitForSelector('button[data-action=simulate]');
+  };
+
   before(async function () {
     if (!chromiumAvailable()) this.skip();
     rig = await startConsole({ platform: true });
@@ -50,8 +61,7 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
 
   it('a flow edited in the page is saved, and the path its simulation shows is the API\'s for the same script', async () => {
     const flow = (await api('post', '/flows').send({ name: 'Reception', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Hello.' } }, { type: 'hangup' }] })).body as { id: string };
-    await page.goto(`${rig.base}/console/#/flows/${flow.id}`);
-    await page.waitForSelector('button[data-action=simulate]');
+    await openFlow(flow.id);
     const edited = {
       name: 'Reception IVR',
       actions: [
@@ -105,8 +115,7 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
 
   it('an edit not saved yet is simulated as edited (POST /flows/simulate), and the saved flow stays as it was', async () => {
     const flow = (await api('post', '/flows').send({ name: 'Draft', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Saved text.' } }] })).body as { id: string };
-    await page.goto(`${rig.base}/console/#/flows/${flow.id}`);
-    await page.waitForSelector('button[data-action=simulate]');
+    await openFlow(flow.id);
     const draft = { name: 'Draft', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Draft text for ${caller}.' } }, { type: 'digits_receive', option: { duration: 2000, length: 2 } }] };
     await setText('textarea.code:not(.sim-script)', JSON.stringify(draft, null, 2));
     await page.waitForFunction(`document.querySelector('input[name=sim-source][value=edited]').checked`);
@@ -125,8 +134,7 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
 
   it('a bad script shows the API\'s refusal; a script that is not JSON is refused in the page', async () => {
     const flow = (await api('post', '/flows').send({ actions: [{ type: 'answer' }] })).body as { id: string };
-    await page.goto(`${rig.base}/console/#/flows/${flow.id}`);
-    await page.waitForSelector('button[data-action=simulate]');
+    await openFlow(flow.id);
     await setText('textarea.sim-script', JSON.stringify({ events: [{ at: 0, dtmf: 'nope' }] }));
     await simulateByKeyboard();
     await page.waitForFunction(`document.querySelector('#sim-status .error')?.innerText.includes('INVALID_ARGUMENT: events.0.dtmf')`);

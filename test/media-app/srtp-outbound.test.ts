@@ -76,7 +76,10 @@ describe('media-app: outbound SRTP / DTLS to a provider with media_encryption', 
       const heard = () => b.presence(440, Date.now() - 1000) > 0.8 && a.presence(660, Date.now() - 1000) > 0.8 && b.framesBetween(Date.now() - 1000) > 20;
       await until(() => heard(), 6000, 'each side hearing the other for a second').catch(() => {
         const since = Date.now() - 1000;
-        throw new Error(`the SRTP provider hears the caller: ${b.presence(440, since)} (${b.framesBetween(since)} frames), the caller hears the provider: ${a.presence(660, since)}`);
+        throw new Error(
+          `the SRTP provider hears the caller: ${b.presence(440, since)} (${b.framesBetween(since)} frames), the caller hears the provider: ${a.presence(660, since)}` +
+            `\n-- platform's rtpengine:\n${rtpA.log.slice(-1500)}\n-- provider's rtpengine:\n${rtpB.log.slice(-1500)}`,
+        );
       });
       expect(await call.bye()).to.equal(200);
     } finally {

@@ -15,8 +15,13 @@ export interface RtpengineOptions {
   args?: string[];
 }
 
+/** Bases of the blocks the rtpengines of this process hold: two in one test never share one. */
+const held = new Set<number>();
+
 function randomBlock(): [number, number] {
-  const base = 50000 + 200 * Math.floor(Math.random() * 50);
+  let base = 0;
+  do base = 50000 + 200 * Math.floor(Math.random() * 50);
+  while (held.has(base) && held.size < 50);
   return [base, base + 199];
 }
 
@@ -41,6 +46,7 @@ export class Rtpengine {
 
   static async create(o: RtpengineOptions = {}): Promise<Rtpengine> {
     const r = new Rtpengine(await freePort(), o.portRange ?? randomBlock(), fs.mkdtempSync(path.join(os.tmpdir(), 'rtpe-')), o.args ?? []);
+    held.add(r.portRange[0]);
     await r.start();
     return r;
   }
@@ -100,6 +106,7 @@ export class Rtpengine {
 
   async dispose(): Promise<void> {
     await this.stop();
+    held.delete(this.portRange[0]);
     fs.rmSync(this.rundir, { recursive: true, force: true });
   }
 }

@@ -131,7 +131,7 @@ function Page({ route, operator }: { route: Route; operator: boolean }) {
   const [section = 'calls', id] = route.path;
   switch (section) {
     case 'calls':
-      return id ? <CallPage id={id} /> : <CallsPage />;
+      return id ? <CallPage key={id} id={id} /> : <CallsPage />;
     case 'numbers':
       return <NumbersPage />;
     case 'extensions':

@@ -3,7 +3,7 @@
  * on save (PUT /flows/{id}: the same rules as every other client; its error is shown as is), and the
  * simulator run on the saved flow or on the edited JSON (flow-simulate.tsx).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, type Action, type Flow } from '../api';
 import { ErrorLine, Section, useAction, useLoad } from '../components/common';
 import { href } from '../router';
@@ -12,14 +12,15 @@ import { SimulatePanel } from './flow-simulate';
 
 export function FlowPage({ id }: { id: string }) {
   const flow = useLoad(() => api.get<Flow>(`/flows/${id}`), [id]);
-  const [text, setText] = useState('');
+  /** The editor's text; null while it is the flow as loaded (or as last saved), so nothing typed is overwritten when it arrives. */
+  const [edit, setText] = useState<string | null>(null);
   const [parseError, setParseError] = useState('');
   const [saved, setSaved] = useState('');
   const save = useAction();
 
-  useEffect(() => {
-    if (flow.data) setText(JSON.stringify(editable(flow.data), null, 2));
-  }, [flow.data]);
+  const f = flow.data;
+  const loaded = f ? JSON.stringify(editable(f), null, 2) : '';
+  const text = edit ?? loaded;
 
   const onSave = () => {
     setSaved('');
@@ -34,11 +35,11 @@ export function FlowPage({ id }: { id: string }) {
     void save.run(async () => {
       const f = await api.put<Flow>(`/flows/${id}`, body);
       flow.set(f);
+      setText(null);
       setSaved('Saved.');
     });
   };
 
-  const f = flow.data;
   if (!f) return <Section title="Flow"><ErrorLine error={flow.error} />{flow.loading && <p>Loading…</p>}</Section>;
   return (
     <>
@@ -54,18 +55,18 @@ export function FlowPage({ id }: { id: string }) {
       <Section title="Edit as JSON">
         <label class="block">
           Flow (name, detail, actions, on_complete_flow_id)
-          <textarea class="code" rows={18} spellcheck={false} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-describedby="flow-json-status" />
+          <textarea class="code" rows={18} spellcheck={false} value={text} data-flow-id={f.id} onInput={(e) => setText(e.currentTarget.value)} aria-describedby="flow-json-status" />
         </label>
         <div class="buttons">
           <button class="primary" onClick={onSave} disabled={save.busy}>Save</button>
-          <button onClick={() => setText(JSON.stringify(editable(f), null, 2))}>Revert</button>
+          <button onClick={() => setText(null)}>Revert</button>
         </div>
         <div id="flow-json-status" aria-live="polite">
           <ErrorLine error={parseError || save.error} />
           {saved && <p class="notice" data-field="saved">{saved}</p>}
         </div>
       </Section>
-      <SimulatePanel flowId={f.id} edited={text} dirty={text !== JSON.stringify(editable(f), null, 2)} actions={f.actions} />
+      <SimulatePanel flowId={f.id} edited={text} dirty={text !== loaded} actions={f.actions} />
     </>
   );
 }

@@ -2,7 +2,7 @@
  * The customer's webhook (method and URI, PUT /customer), a test event (POST /customer/webhook_test,
  * followed in GET /webhook_deliveries?event_id= until it is no longer pending) and the delivery log.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, type Customer, type Page } from '../api';
 import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 
@@ -11,27 +11,8 @@ interface Delivery { id: string; event_type: string; uri: string; method: string
 export function WebhooksPage() {
   const customer = useLoad(() => api.get<Customer>('/customer'));
   const log = useLoad(() => api.get<{ result: Delivery[] }>('/webhook_deliveries', { page_size: 50 }).then((p) => p.result));
-  const [method, setMethod] = useState('POST');
-  const [uri, setUri] = useState('');
-  const [saved, setSaved] = useState(false);
-  const save = useAction();
   const test = useAction();
   const [testEvent, setTestEvent] = useState<{ id: string; delivery: Delivery | null } | null>(null);
-  useEffect(() => {
-    if (customer.data) {
-      setMethod(customer.data.webhook_method || 'POST');
-      setUri(customer.data.webhook_uri);
-    }
-  }, [customer.data]);
-
-  const submit = (ev: Event) => {
-    ev.preventDefault();
-    setSaved(false);
-    void save.run(async () => {
-      customer.set(await api.put<Customer>('/customer', { webhook_method: method, webhook_uri: uri.trim() }));
-      setSaved(true);
-    });
-  };
 
   const sendTest = () =>
     test.run(async () => {
@@ -53,21 +34,8 @@ export function WebhooksPage() {
     <>
       <Section title="Webhook">
         <p>Every event of the account is sent to this address; the receiver answers 200 within 5 seconds and filters on <code>event_type</code>.</p>
-        <form class="row-form" onSubmit={submit} aria-label="Webhook settings">
-          <label>
-            Method
-            <select value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
-              {['POST', 'PUT', 'GET', 'DELETE'].map((m) => <option>{m}</option>)}
-            </select>
-          </label>
-          <label class="grow">
-            URI
-            <input name="webhook_uri" type="url" placeholder="https://example.com/hooks/voice" value={uri} onInput={(e) => setUri(e.currentTarget.value)} />
-          </label>
-          <button type="submit" class="primary" disabled={save.busy}>Save</button>
-        </form>
-        <ErrorLine error={save.error || customer.error} />
-        {saved && <p class="notice" role="status">Saved.</p>}
+        {customer.data ? <WebhookForm customer={customer.data} onSaved={customer.set} /> : <ErrorLine error={customer.error} />}
+        {customer.loading && !customer.data && <p>Loading…</p>}
       </Section>
       <Section title="Test event" actions={<button onClick={sendTest} disabled={test.busy || !customer.data?.webhook_uri} data-action="webhook-test">Send a test event</button>}>
         <p>Sends a <code>webhook_test</code> event to the saved webhook, the way every event goes (signed, retried, through the platform's egress policy).</p>
@@ -96,6 +64,44 @@ export function WebhooksPage() {
           ]}
         />
       </Section>
+    </>
+  );
+}
+
+/**
+ * The method and URI, filled from the customer as loaded: the form is not shown before that, so
+ * nothing typed into it is overwritten when the customer arrives.
+ */
+function WebhookForm({ customer, onSaved }: { customer: Customer; onSaved: (c: Customer) => void }) {
+  const [method, setMethod] = useState(customer.webhook_method || 'POST');
+  const [uri, setUri] = useState(customer.webhook_uri);
+  const [saved, setSaved] = useState(false);
+  const save = useAction();
+  const submit = (ev: Event) => {
+    ev.preventDefault();
+    setSaved(false);
+    void save.run(async () => {
+      onSaved(await api.put<Customer>('/customer', { webhook_method: method, webhook_uri: uri.trim() }));
+      setSaved(true);
+    });
+  };
+  return (
+    <>
+      <form class="row-form" onSubmit={submit} aria-label="Webhook settings">
+        <label>
+          Method
+          <select value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
+            {['POST', 'PUT', 'GET', 'DELETE'].map((m) => <option>{m}</option>)}
+          </select>
+        </label>
+        <label class="grow">
+          URI
+          <input name="webhook_uri" type="url" placeholder="https://example.com/hooks/voice" value={uri} onInput={(e) => setUri(e.currentTarget.value)} />
+        </label>
+        <button type="submit" class="primary" disabled={save.busy}>Save</button>
+      </form>
+      <ErrorLine error={save.error} />
+      {saved && <p class="notice" role="status">Saved.</p>}
     </>
   );
 }
