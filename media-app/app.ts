@@ -81,7 +81,18 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       rtpPorts: { min: app.rtp.min, max: app.rtp.max },
       workers: app.rtp.workers,
       workerNice: app.rtp.workerNice,
+      workerRealtime: app.rtp.workerRealtime,
       egress: config.egress,
+    });
+    if (app.rtp.workerRealtime) {
+      const s = media.schedules;
+      if (s.length && s.every((w) => w.policy === 'rr')) logger.info({ workers: s, ...app.rtp.workerRealtime }, 'media workers on real-time scheduling (SCHED_RR, watched)');
+      else logger.warn({ workers: s }, 'media workers: real-time scheduling refused, running at their nice value');
+    }
+    media.on('workerSchedule', (c) => {
+      const line = { worker: c.index, tid: c.tid, policy: c.policy, reason: c.reason, cpuShare: c.cpuShare, err: c.message };
+      if (c.reason === 'start' || c.reason === 'cooled') logger.info(line, 'media worker on real-time scheduling');
+      else logger.warn(line, c.reason === 'overrun' ? 'media worker over its CPU limit: back to ordinary scheduling' : 'media worker: real-time scheduling refused');
     });
     closers.push(() => media.destroy());
     media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));

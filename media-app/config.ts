@@ -37,6 +37,10 @@ const schema = z.object({
   MEDIA_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   /** nice value of the media worker threads (negative: the 20 ms clock wins the CPU; needs CAP_SYS_NICE) */
   MEDIA_WORKER_NICE: z.coerce.number().int().min(-20).max(19).optional(),
+  /** SCHED_RR priority of the media worker threads (1..99), watched: dropped back to the nice value above MEDIA_WORKER_RT_MAX_CPU of a core. Unset: no real time. */
+  MEDIA_WORKER_RT_PRIORITY: z.coerce.number().int().min(1).max(99).optional(),
+  /** the watchdog's limit: share of one core a real-time media worker may use before it drops back (0.1..1) */
+  MEDIA_WORKER_RT_MAX_CPU: z.coerce.number().min(0.1).max(1).default(0.8),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z.string().refine((v) => parseHostPort(v) !== null, 'must be host:port').optional(),
   REGISTRAR_MIN_EXPIRES: z.coerce.number().int().min(1).max(3600).default(60),
@@ -81,7 +85,7 @@ export interface MediaAppConfig {
   heartbeatMs: number;
   trustedProxies: Cidr[];
   drainTimeoutMs: number;
-  rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined; workerNice: number | undefined };
+  rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined; workerNice: number | undefined; workerRealtime: { priority: number; maxCpuShare: number } | undefined };
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: { algorithms: DigestAlgorithm[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
@@ -106,7 +110,8 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     heartbeatMs: e.MEDIA_APP_HEARTBEAT_MS,
     trustedProxies: parseCidrList(e.SIP_TRUSTED_PROXIES),
     drainTimeoutMs: e.DRAIN_TIMEOUT_SEC * 1000,
-    rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS, workerNice: e.MEDIA_WORKER_NICE },
+    rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS, workerNice: e.MEDIA_WORKER_NICE,
+      workerRealtime: e.MEDIA_WORKER_RT_PRIORITY === undefined ? undefined : { priority: e.MEDIA_WORKER_RT_PRIORITY, maxCpuShare: e.MEDIA_WORKER_RT_MAX_CPU } },
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

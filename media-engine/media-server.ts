@@ -10,6 +10,7 @@ import { Conference } from './conference';
 import { Endpoint } from './endpoint';
 import type { AudioCodecName, Direction, NegotiatedMedia } from './sdp/sdp';
 import { PortPool } from './worker/port-pool';
+import { RealtimeGuard, type ScheduleChange, type WorkerRealtimeOptions } from './worker/realtime';
 import type { EventMessage } from './worker/protocol';
 import { WorkerCallError, WorkerHost } from './worker/worker-host';
 
@@ -40,6 +41,14 @@ export interface MediaServerOptions {
    * Needs CAP_SYS_NICE (or root) for values below 0; without it the workers keep 0 and warn. Default: unchanged.
    */
   workerNice?: number;
+  /**
+   * Real-time scheduling (SCHED_RR) for each worker thread, watched: above `maxCpuShare` of a core the
+   * thread drops back to ordinary scheduling (its nice value) until it has cooled down, so a worker
+   * that stops sleeping cannot starve the host (worker/realtime.ts). Linux, CAP_SYS_NICE or
+   * RLIMIT_RTPRIO; without them a 'workerSchedule' change with reason 'error' says so and nothing else
+   * changes. Default: off.
+   */
+  workerRealtime?: WorkerRealtimeOptions;
 }
 
 export interface CreateEndpointOptions {
@@ -67,6 +76,8 @@ export interface WorkerStats {
 export interface MediaServerEvents {
   /** a media worker died; its endpoints ended ('destroy' with reason 'worker-died') and its ports are free */
   workerExit: [{ index: number; error: Error }];
+  /** the scheduling of a worker thread changed (workerRealtime): put on real time, dropped back by the watchdog, or refused */
+  workerSchedule: [ScheduleChange];
   /** the same error, for those who listen for errors */
   error: [Error];
 }
@@ -85,6 +96,7 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly conferences = new Map<string, Conference>();
   private readonly confByName = new Map<string, Conference>();
+  private readonly guards: RealtimeGuard[] = [];
   readonly bindAddress: string;
   readonly advertisedAddress: string;
   private closed = false;
@@ -107,11 +119,30 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     const ms = new MediaServer(opts);
     try {
       await Promise.all(ms.hosts.map((h) => h.ready));
+      if (opts.workerRealtime) await ms.realtime(opts.workerRealtime);
     } catch (e) {
       await ms.destroy();
       throw e;
     }
     return ms;
+  }
+
+  private async realtime(o: WorkerRealtimeOptions): Promise<void> {
+    for (const h of this.hosts) {
+      if (h.tid === undefined) {
+        this.emit('workerSchedule', { index: h.index, tid: 0, policy: 'other', reason: 'error', message: 'the thread id is unknown (not Linux)' });
+        continue;
+      }
+      const g = new RealtimeGuard(h.index, h.tid, o);
+      g.on('change', (c) => this.emit('workerSchedule', c));
+      this.guards.push(g);
+      await g.start();
+    }
+  }
+
+  /** Each worker's scheduling under workerRealtime ('rr' or 'other'; empty without it). */
+  get schedules(): { index: number; tid: number; policy: 'rr' | 'other'; refused?: string }[] {
+    return this.guards.map((g) => ({ index: g.index, tid: g.tid, policy: g.current, ...(g.refused ? { refused: g.refused } : {}) }));
   }
 
   get workerCount(): number {
@@ -129,6 +160,7 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
 
   private onWorkerExit(h: WorkerHost, err: Error): void {
     if (this.closed) return;
+    for (const g of this.guards) if (g.index === h.index) g.stop();
     // the thread's sockets died with it: give its ports back and tell the owners
     for (const ep of [...this.endpoints.values()]) {
       if (ep.host !== h) continue;
@@ -238,6 +270,7 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     await Promise.allSettled([...this.endpoints.values()].map((ep) => ep.destroy()));
     await Promise.allSettled([...this.conferences.values()].map((c) => c.destroy()));
     this.closed = true;
+    for (const g of this.guards) g.stop();
     await Promise.allSettled(this.hosts.map((h) => h.terminate()));
   }
 }

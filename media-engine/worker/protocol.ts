@@ -67,7 +67,7 @@ export type EventMessage = LegEventMessage | ConferenceEventMessage;
 export type ReplyError = { message: string; code?: string };
 
 export type FromWorker =
-  | { t: 'ready' }
+  | { t: 'ready'; /** the thread's Linux thread id (for its scheduling), when known */ tid?: number }
   | { t: 'reply'; id: number; ok: true; result: unknown }
   | { t: 'reply'; id: number; ok: false; error: ReplyError }
   | EventMessage
@@ -108,7 +108,7 @@ export function isFromWorker(m: unknown): m is FromWorker {
   if (!isObj(m)) return false;
   switch (m.t) {
     case 'ready':
-      return true;
+      return m.tid === undefined || isInt(m.tid);
     case 'reply':
       return isInt(m.id) && (m.ok === true || (m.ok === false && isObj(m.error) && isStr(m.error.message)));
     case 'event':

@@ -28,6 +28,8 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
   readonly ready: Promise<void>;
   private dead = false;
   legCount = 0;
+  /** the thread's Linux thread id, from its ready message (undefined off Linux) */
+  tid: number | undefined;
   /** frames from forks, by fork id */
   readonly forkSinks = new Map<string, (frame: Int16Array) => void>();
 
@@ -40,6 +42,7 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
     this.ready = new Promise((resolve, reject) => {
       const onMsg = (m: unknown) => {
         if (isFromWorker(m) && m.t === 'ready') {
+          this.tid = m.tid;
           this.worker.off('error', reject);
           resolve();
         }

@@ -3,6 +3,7 @@
  * the messages of protocol.ts are taken: an unknown message or operation is refused (a call with an
  * EPROTO reply, anything else with a warning), never looked up on the Engine by name.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { configureSources } from './source-resolver';
@@ -67,4 +68,14 @@ port.on('message', (m: unknown) => {
   }
 });
 
-post({ t: 'ready' });
+/** This thread's Linux thread id (/proc/thread-self is "<pid>/task/<tid>"): the API thread sets its scheduling by it. */
+function threadId(): number | undefined {
+  try {
+    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(tid) ? tid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+post({ t: 'ready', tid: threadId() });

@@ -42,7 +42,9 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
    */
   const openFlow = async (id: string) => {
     await page.goto(`${rig.base}/console/#/flows/${id}`);
-    await page.waitForSelector(`textarea.code[data-flow-id="${id}"]`);
+    await page.waitForSelector(`textarea.code[data-flow-id="${id}"]`).catch(async (e: Error) => {
+      throw new Error(`${e.message}\nat ${page.url()}: ${(await textOf(page)).slice(0, 800)}\nbrowser: ${rig.browser.errors.join('\n')}`);
+    });
     await page.waitForSelector('button[data-action=simulate]');
   };
 

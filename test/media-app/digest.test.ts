@@ -80,6 +80,14 @@ describe('media-app config and URIs', () => {
       expect(text).to.include('DRACHTIO_PORT').and.include('SIP_DIGEST_ALGORITHMS');
     }
     expect(() => loadMediaAppConfig({ RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000' })).to.throw(ConfigError, /RTP_PORT_MIN/);
+    // real-time media workers: off unless a priority is given; bad values refused by name
+    expect(c.rtp.workerRealtime).to.equal(undefined);
+    expect(loadMediaAppConfig({ MEDIA_WORKER_RT_PRIORITY: '10' }).rtp.workerRealtime).to.deep.equal({ priority: 10, maxCpuShare: 0.8 });
+    expect(loadMediaAppConfig({ MEDIA_WORKER_RT_PRIORITY: '5', MEDIA_WORKER_RT_MAX_CPU: '0.5' }).rtp.workerRealtime).to.deep.equal({ priority: 5, maxCpuShare: 0.5 });
+    for (const bad of [{ MEDIA_WORKER_RT_PRIORITY: '0' }, { MEDIA_WORKER_RT_PRIORITY: '100' }, { MEDIA_WORKER_RT_PRIORITY: 'high' }, { MEDIA_WORKER_RT_PRIORITY: '1.5' }]) {
+      expect(() => loadMediaAppConfig(bad), JSON.stringify(bad)).to.throw(ConfigError, /MEDIA_WORKER_RT_PRIORITY/);
+    }
+    expect(() => loadMediaAppConfig({ MEDIA_WORKER_RT_MAX_CPU: '2' })).to.throw(ConfigError, /MEDIA_WORKER_RT_MAX_CPU/);
   });
 
   it('parses SIP and tel URIs', () => {

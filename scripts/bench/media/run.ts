@@ -1,8 +1,9 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--neighbour] [--split-cpus] [--no-extras]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10] [--neighbour] [--split-cpus] [--no-extras]
  *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
- *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts)
+ *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts; --rt: the worker on SCHED_RR at
+ *   that priority with the watchdog of media-engine/worker/realtime.ts, its drops printed)
  * Run it on a quiet machine: it prints the load average first and warns when it is above 1.5.
  *  - baseline: raw Node UDP ping/echo between two processes (packets/s)
  *  - legs on ONE worker (one core): each plays a prompt and records; a separate process sends
@@ -63,6 +64,18 @@ function parseNice(argv: string[]): (number | undefined)[] {
   return list;
 }
 const NICES = parseNice(process.argv);
+/** `--rt 10`: MediaServer workerRealtime (SCHED_RR at that priority, watched); default: off */
+const RT = (() => {
+  const i = process.argv.findIndex((a) => a === '--rt' || a.startsWith('--rt='));
+  if (i < 0) return undefined;
+  const raw = process.argv[i].includes('=') ? process.argv[i].slice(process.argv[i].indexOf('=') + 1) : process.argv[i + 1];
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 99) {
+    console.error(`bad --rt "${raw ?? ''}": expected a SCHED_RR priority 1..99`);
+    process.exit(2);
+  }
+  return n;
+})();
 /** `--neighbour`: a busy process and a 10 ms wake-up probe run beside every level (both bounded, default priority) */
 const NEIGHBOUR = process.argv.includes('--neighbour');
 
@@ -210,8 +223,9 @@ const f2 = (x: number) => x.toFixed(2);
   for (const nice of NICES) for (const phases of PHASES) {
     // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
     if (nice !== undefined) os.setPriority(peer.pid!, nice);
-    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice });
-    console.log(`-- engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}`);
+    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice, workerRealtime: RT === undefined ? undefined : { priority: RT } });
+    ms.on('workerSchedule', (c) => console.log(`   worker ${c.index} scheduling: ${c.policy} (${c.reason}${c.cpuShare === undefined ? '' : `, ${f2(c.cpuShare * 100)} % of a core`}${c.message ? `: ${c.message}` : ''})`));
+    console.log(`-- engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`);
     const results: LevelResult[] = [];
     for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
     for (const r of results) rows.push({ label: `${r.legs}`, r });
@@ -224,7 +238,7 @@ const f2 = (x: number) => x.toFixed(2);
       mixNote = `conference mixing: ${mixerCostPerParticipantUs(100).toFixed(3)} µs per participant per 20 ms tick (mixer alone, 100 parties); in the engine ${plain100 ? f2(((conf.tickCostP50 - plain100.tickCostP50) / 100) * 1000) : 'n/a (no 100-leg level)'} µs per participant per tick (tick cost p50, conference minus 100 plain legs)`;
     }
     await ms.destroy();
-    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (phases ${phases}${nice === undefined ? '' : `, nice ${nice}`})`;
+    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (phases ${phases}${nice === undefined ? '' : `, nice ${nice}`}${RT === undefined ? '' : `, RR ${RT}`})`;
   }
   peer.send({ cmd: 'exit' });
   fs.rmSync(dir, { recursive: true, force: true });
