@@ -12,6 +12,7 @@ import { Dialog, dialogIdOf } from './dialogs';
 import { appChosenTag, buildInDialogRequest, buildResponse, BuildError, contactFor } from './message-builder';
 import { responseNo, responseSentEcho, sipToClient } from './protocol';
 import { names100rel, ReliableProvisionals } from './reliable';
+import { cancelOneShot, oneShot, type OneShot } from '../transaction/context';
 import type { Endpoint, InboundTransaction } from './sip-port';
 
 /** A request from the network waiting for its application's answer. */
@@ -27,7 +28,8 @@ interface PendingInbound {
   early?: Dialog;
   /** INVITE: reliable provisional responses (RFC 3262), once the application sent one */
   rel?: ReliableProvisionals;
-  timer?: NodeJS.Timeout;
+  /** forgets it if the application never answers (64 s by default: a coarse timer) */
+  timer?: OneShot;
 }
 
 /** Methods that can never start a dialog or a transaction outside one: no dialog means 481. */
@@ -317,12 +319,11 @@ export class UasSide {
   private track(p: PendingInbound): void {
     this.pending.set(p.txnId, p);
     const ms = this.ctx.opts.appResponseTimeoutMs ?? 64_000;
-    p.timer = setTimeout(() => this.forget(p), ms);
-    p.timer.unref();
+    p.timer = oneShot(ms, () => this.forget(p));
   }
 
   private forget(p: PendingInbound): void {
-    clearTimeout(p.timer);
+    if (p.timer) cancelOneShot(p.timer);
     this.pending.delete(p.txnId);
     // an early dialog ends with its INVITE unless a 2xx confirmed it
     if (p.early?.early && !p.early.ended) this.ctx.dialogs.remove(p.early);

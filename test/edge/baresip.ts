@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sippMediaPort } from '../support/ports';
+import { freePort, sipPortPair, sippMediaPort } from '../support/ports';
 
 export interface BaresipAccount {
   user: string;
@@ -39,7 +39,7 @@ export class Baresip {
   /** Starts baresip with one account; `micWav` is what it sends (8 kHz mono 16-bit WAV). */
   static async start(account: BaresipAccount, micWav: string): Promise<Baresip> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baresip-'));
-    const b = new Baresip(dir, await freePort(), await freePort());
+    const b = new Baresip(dir, await sipPortPair(), await freePort()); // SIP on the port, TLS on the next
     const rtp = await sippMediaPort();
     fs.writeFileSync(path.join(dir, 'config'), [
       'poll_method epoll',

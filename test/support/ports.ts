@@ -45,3 +45,28 @@ export async function sippMediaPort(host = '127.0.0.1'): Promise<number> {
   }
   throw new Error('no free block of four UDP ports for sipp media');
 }
+
+/** TCP and UDP both free on `port` right now. */
+async function tcpUdpFree(port: number, host: string): Promise<boolean> {
+  const tcp = await new Promise<boolean>((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
+  return tcp && udpFree(port, host);
+}
+
+/**
+ * A SIP port for a phone that also opens TLS on the next one (baresip listens on `sip_listen` for UDP
+ * and TCP and on port + 1 for TLS, with no way to turn that off): both free, drawn from 6000–7999,
+ * below the kernel's ephemeral ports (32768+) that every connection in the suite takes from, so the
+ * second one is not handed to someone else meanwhile.
+ */
+export async function sipPortPair(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const base = 6000 + 2 * Math.floor(Math.random() * 1000);
+    if ((await tcpUdpFree(base, host)) && (await tcpUdpFree(base + 1, host))) return base;
+  }
+  throw new Error('no free pair of SIP ports');
+}
+
