@@ -4,8 +4,9 @@
  * The thread runs SCHED_RR at the given priority, so its 20 ms clock wakes on time even beside a busy
  * neighbour on the same CPU. A real-time thread that stops sleeping would starve that CPU, so the API
  * thread samples the worker thread's CPU time (/proc/<pid>/task/<tid>/stat) every `windowMs`: above
- * `maxCpuShare` of a core it drops the thread back to SCHED_OTHER (keeping its nice value), and puts
- * it back on real time only after `cooldownMs` below half that share. The check runs outside the
+ * `maxCpuShare` of a core for `overrunWindows` windows in a row it drops the thread back to
+ * SCHED_OTHER (keeping its nice value), and puts it back on real time only after `cooldownMs` below
+ * half that share. The check runs outside the
  * worker, so it holds when the worker's own code is what runs away. Linux only; chrt (util-linux)
  * changes the policy; without the right (CAP_SYS_NICE or RLIMIT_RTPRIO) the worker stays as it was
  * and a change with reason 'error' says why.
@@ -21,6 +22,8 @@ export interface WorkerRealtimeOptions {
   maxCpuShare?: number;
   /** sampling window of the watchdog, ms (default 1000) */
   windowMs?: number;
+  /** windows in a row over the limit before the drop (default 3: a burst such as setting up many legs at once is not an overrun) */
+  overrunWindows?: number;
   /** time on SCHED_OTHER after a drop before real time is tried again, ms (default 30000) */
   cooldownMs?: number;
 }
@@ -61,6 +64,7 @@ export class RealtimeGuard extends EventEmitter<{ change: [ScheduleChange] }> {
   private timer: NodeJS.Timeout | null = null;
   private last = { at: 0, cpuMs: 0 };
   private droppedAt = 0;
+  private over = 0;
   private busy = false;
   private failed = false;
   /** why the last change was refused, if it was */
@@ -108,8 +112,10 @@ export class RealtimeGuard extends EventEmitter<{ change: [ScheduleChange] }> {
     const at = performance.now();
     const share = (cpuMs - this.last.cpuMs) / Math.max(1, at - this.last.at);
     this.last = { at, cpuMs };
-    if (this.policy === 'rr' && share > this.maxShare) {
+    this.over = share > this.maxShare ? this.over + 1 : 0;
+    if (this.policy === 'rr' && this.over >= (this.o.overrunWindows ?? 3)) {
       this.droppedAt = at;
+      this.over = 0;
       await this.set('other', 'overrun', share);
     } else if (this.policy === 'other' && at - this.droppedAt >= this.cooldownMs && share < this.maxShare / 2) {
       await this.set('rr', 'cooled', share);

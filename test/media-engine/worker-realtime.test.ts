@@ -53,7 +53,7 @@ describe('media-engine: real-time worker scheduling with a watchdog (workerRealt
     await new Promise<void>((r) => sink.bind(0, '127.0.0.1', () => r()));
     const sinkPort = sink.address().port;
     // a limit an idle worker stays well under (its clock alone costs ~5 % of a core here) and 300 playing legs go over
-    const ms = await MediaServer.start({ workers: 1, rtpPorts: portRange(700), workerRealtime: { priority: 2, maxCpuShare: 0.15, windowMs: 1000, cooldownMs: 1500 } });
+    const ms = await MediaServer.start({ workers: 1, rtpPorts: portRange(700), workerRealtime: { priority: 2, maxCpuShare: 0.15, windowMs: 1000, overrunWindows: 2, cooldownMs: 1500 } });
     const eps: Endpoint[] = [];
     try {
       const tid = ms.schedules[0]!.tid;

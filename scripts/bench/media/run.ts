@@ -1,6 +1,6 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10] [--neighbour] [--split-cpus] [--no-extras]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--neighbour] [--split-cpus] [--no-extras]
  *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
  *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts; --rt: the worker on SCHED_RR at
  *   that priority with the watchdog of media-engine/worker/realtime.ts, its drops printed)
@@ -75,6 +75,17 @@ const RT = (() => {
     process.exit(2);
   }
   return n;
+})();
+/** `--rt-max 0.95`: the watchdog's limit (share of one core) with --rt; default the engine's (0.8) */
+const RT_MAX = (() => {
+  const i = process.argv.indexOf('--rt-max');
+  if (i < 0) return undefined;
+  const v = Number(process.argv[i + 1]);
+  if (!(v >= 0.1 && v <= 1)) {
+    console.error(`bad --rt-max "${process.argv[i + 1] ?? ''}": expected a share of one core, 0.1..1`);
+    process.exit(2);
+  }
+  return v;
 })();
 /** `--neighbour`: a busy process and a 10 ms wake-up probe run beside every level (both bounded, default priority) */
 const NEIGHBOUR = process.argv.includes('--neighbour');
@@ -223,7 +234,7 @@ const f2 = (x: number) => x.toFixed(2);
   for (const nice of NICES) for (const phases of PHASES) {
     // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
     if (nice !== undefined) os.setPriority(peer.pid!, nice);
-    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice, workerRealtime: RT === undefined ? undefined : { priority: RT } });
+    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice, workerRealtime: RT === undefined ? undefined : { priority: RT, maxCpuShare: RT_MAX } });
     ms.on('workerSchedule', (c) => console.log(`   worker ${c.index} scheduling: ${c.policy} (${c.reason}${c.cpuShare === undefined ? '' : `, ${f2(c.cpuShare * 100)} % of a core`}${c.message ? `: ${c.message}` : ''})`));
     console.log(`-- engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`);
     const results: LevelResult[] = [];

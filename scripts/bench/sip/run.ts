@@ -4,7 +4,7 @@
  * against sipp uas.
  *
  *   npx tsx scripts/bench/sip/run.ts [--steps 100,200,300,400,500,600] [--seconds 5] [--cpu-rate 300]
- *     [--cpu-seconds 10] [--cpu-warmup 10] (seconds at --cpu-rate before the measured run; 0: none)
+ *     [--cpu-seconds 10] [--cpu-warmup 35] (seconds at --cpu-rate before the measured run, past Timer J/L; 0: none)
  *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p" (node options of the sip-server process),
  *   BENCH_SERVER_STDOUT=/tmp/server.log (its stdout kept, e.g. with --trace-deopt)
  *
@@ -35,7 +35,8 @@ const CPU_RATE = Number(arg('cpu-rate', '300'));
 const CPU_SECONDS = Number(arg('cpu-seconds', '10'));
 // the measured run follows one at the same rate, measured apart: a fresh process spends ~40 % of its
 // first seconds at 300 cps in TurboFan compiles (V8's background threads count in the process's CPU)
-const CPU_WARMUP = Number(arg('cpu-warmup', '10'));
+/** 35 s by default: past the 32 s of Timer J and L, so the transactions' clean-up (and its GC) is in the figure */
+const CPU_WARMUP = Number(arg('cpu-warmup', '35'));
 
 interface RunResult { rate: number; attempted: number; ok: number; failed: number; seconds: number; exit: number | null }
 
