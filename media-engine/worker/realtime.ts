@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
+import { procStat } from './proc-stat';
 
 export interface WorkerRealtimeOptions {
   /** SCHED_RR priority, 1..99 (low numbers are enough: nothing else on the host runs real-time) */
@@ -42,17 +42,6 @@ export interface ScheduleChange {
   message?: string;
 }
 
-/** USER_HZ: the unit of utime/stime in /proc (100 on every Linux architecture Node runs on) */
-const TICK_MS = 10;
-
-/** SCHED_* policy number and CPU time (ms) of one thread of this process. */
-export function threadSched(tid: number, pid = process.pid): { policy: number; rtPriority: number; cpuMs: number } {
-  const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-  // fields after "(comm) ": field N of proc(5) is at index N - 3
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { policy: Number(f[38]), rtPriority: Number(f[37]), cpuMs: (Number(f[11]) + Number(f[12])) * TICK_MS };
-}
-
 function chrt(args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile('chrt', args, { timeout: 5000 }, (err, _out, stderr) => (err ? reject(new Error(String(stderr).trim() || err.message)) : resolve()));
@@ -66,7 +55,6 @@ export class RealtimeGuard extends EventEmitter<{ change: [ScheduleChange] }> {
   private droppedAt = 0;
   private over = 0;
   private busy = false;
-  private failed = false;
   /** why the last change was refused, if it was */
   refused: string | undefined;
   private readonly maxShare: number;
@@ -90,8 +78,8 @@ export class RealtimeGuard extends EventEmitter<{ change: [ScheduleChange] }> {
 
   async start(): Promise<void> {
     await this.set('rr', 'start');
-    if (this.failed) return;
-    this.last = { at: performance.now(), cpuMs: threadSched(this.tid).cpuMs };
+    if (this.policy !== 'rr') return; // refused: the worker stays as it is, unwatched
+    this.last = { at: performance.now(), cpuMs: procStat(process.pid, this.tid).cpuMs };
     this.timer = setInterval(() => void this.check(), this.windowMs);
     this.timer.unref();
   }
@@ -105,7 +93,7 @@ export class RealtimeGuard extends EventEmitter<{ change: [ScheduleChange] }> {
     if (this.busy) return;
     let cpuMs: number;
     try {
-      cpuMs = threadSched(this.tid).cpuMs;
+      cpuMs = procStat(process.pid, this.tid).cpuMs;
     } catch {
       return this.stop(); // the thread is gone
     }
@@ -131,12 +119,8 @@ export class RealtimeGuard extends EventEmitter<{ change: [ScheduleChange] }> {
       this.refused = undefined;
       this.emit('change', { index: this.index, tid: this.tid, policy, reason, cpuShare });
     } catch (e) {
-      // refused at the start: the worker stays as it is, unwatched; a later change is tried again next window
+      // a refused later change is tried again at the next window
       this.refused = (e as Error).message;
-      if (reason === 'start') {
-        this.failed = true;
-        this.stop();
-      }
       this.emit('change', { index: this.index, tid: this.tid, policy: this.policy, reason: 'error', cpuShare, message: (e as Error).message });
     } finally {
       this.busy = false;

@@ -6,14 +6,13 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import { MediaServer } from '../../media-engine';
+import { procStat } from '../../media-engine/worker/proc-stat';
 
-/** nice value of each thread of this process (field 19 of /proc/<pid>/task/<tid>/stat) */
+/** nice value of each thread of this process (/proc/<pid>/task/<tid>/stat) */
 function threadNices(): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of fs.readdirSync(`/proc/${process.pid}/task`)) {
-    const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(Number(tid), Number(fields[16]));
+    out.set(Number(tid), procStat(process.pid, Number(tid)).nice);
   }
   return out;
 }

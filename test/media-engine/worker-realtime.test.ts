@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MediaServer, type Endpoint, type ScheduleChange } from '../../media-engine';
-import { threadSched } from '../../media-engine/worker/realtime';
+import { procStat } from '../../media-engine/worker/proc-stat';
 import { portRange, tmpDir } from './support';
 
 const SCHED_OTHER = 0;
@@ -36,10 +36,10 @@ describe('media-engine: real-time worker scheduling with a watchdog (workerRealt
     try {
       const [w] = ms.schedules;
       expect(w!.policy).to.equal('rr');
-      const s = threadSched(w!.tid);
+      const s = procStat(process.pid, w!.tid);
       expect(s.policy, 'the worker thread').to.equal(SCHED_RR);
       expect(s.rtPriority).to.equal(3);
-      expect(threadSched(process.pid).policy, 'the API thread').to.equal(SCHED_OTHER);
+      expect(procStat(process.pid, process.pid).policy, 'the API thread').to.equal(SCHED_OTHER);
     } finally {
       await ms.destroy();
     }
@@ -57,7 +57,7 @@ describe('media-engine: real-time worker scheduling with a watchdog (workerRealt
     const eps: Endpoint[] = [];
     try {
       const tid = ms.schedules[0]!.tid;
-      expect(threadSched(tid).policy).to.equal(SCHED_RR);
+      expect(procStat(process.pid, tid).policy).to.equal(SCHED_RR);
       const dropped = waitFor(ms, 'overrun', 20_000);
       const sdp = `v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio ${sinkPort} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n`;
       for (let i = 0; i < 300; i++) eps.push(await ms.createEndpoint({ remoteSdp: sdp, inbandDtmf: false }));
@@ -65,13 +65,13 @@ describe('media-engine: real-time worker scheduling with a watchdog (workerRealt
       const c = await dropped;
       expect(c.policy).to.equal('other');
       expect(c.cpuShare).to.be.greaterThan(0.15);
-      expect(threadSched(tid).policy, 'dropped back').to.equal(SCHED_OTHER);
+      expect(procStat(process.pid, tid).policy, 'dropped back').to.equal(SCHED_OTHER);
       expect(ms.schedules[0]!.policy).to.equal('other');
       // idle again: back on real time after the cool-down
       const back = waitFor(ms, 'cooled', 20_000);
       await Promise.all(eps.splice(0).map((ep) => ep.destroy()));
       expect((await back).policy).to.equal('rr');
-      expect(threadSched(tid).policy).to.equal(SCHED_RR);
+      expect(procStat(process.pid, tid).policy).to.equal(SCHED_RR);
     } finally {
       await Promise.all(eps.map((ep) => ep.destroy()));
       await ms.destroy();
@@ -86,7 +86,7 @@ describe('media-engine: real-time worker scheduling with a watchdog (workerRealt
       const [w] = ms.schedules;
       expect(w!.policy).to.equal('other');
       expect(w!.refused).to.be.a('string').and.not.equal('');
-      expect(threadSched(w!.tid).policy).to.equal(SCHED_OTHER);
+      expect(procStat(process.pid, w!.tid).policy).to.equal(SCHED_OTHER);
     } finally {
       await ms.destroy();
     }

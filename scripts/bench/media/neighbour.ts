@@ -7,7 +7,7 @@
  * the machine from everything else.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
+import { procStat } from '../../../media-engine/worker/proc-stat';
 
 export interface NeighbourReport {
   /** CPU the busy process got, as a share of one core over the run */
@@ -17,11 +17,7 @@ export interface NeighbourReport {
   probeLateP99: number;
 }
 
-function cpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, clock ticks of 10 ms
-}
+const cpuMs = (pid: number): number => procStat(pid).cpuMs;
 
 /** Starts both for `durationMs`; resolves with their figures when they are done. */
 export function startNeighbour(durationMs: number): { done: Promise<NeighbourReport>; stop: () => void } {

@@ -24,73 +24,38 @@ const quick = process.argv.includes('--quick');
 /** `--no-extras`: only the plain levels (no busy-API-thread row, no conference), e.g. under --cpu-prof */
 const noExtras = process.argv.includes('--no-extras');
 
-/** `--levels 100,250,500` (or `--levels=...`): leg counts to measure, each 1..5000. */
-function parseLevels(argv: string[]): number[] | null {
-  const i = argv.findIndex((a) => a === '--levels' || a.startsWith('--levels='));
+/**
+ * `--name v1,v2` (or `--name=v1,v2`): the numbers given, each checked by `ok`; null when the flag is
+ * absent; a bad value ends the run with `usage`.
+ */
+function numbersArg(name: string, ok: (n: number) => boolean, usage: string): number[] | null {
+  const argv = process.argv;
+  const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
   if (i < 0) return null;
   const raw = argv[i].includes('=') ? argv[i].slice(argv[i].indexOf('=') + 1) : argv[i + 1];
   const list = (raw ?? '').split(',').map((x) => Number(x.trim()));
-  if (!raw || list.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) {
-    console.error(`bad --levels "${raw ?? ''}": expected a comma-separated list of leg counts, e.g. --levels 100,250,500`);
+  if (!raw || list.some((n) => !ok(n))) {
+    console.error(`bad --${name} "${raw ?? ''}": expected ${usage}`);
     process.exit(2);
   }
   return list;
 }
+const int = (min: number, max: number) => (n: number) => Number.isInteger(n) && n >= min && n <= max;
 
+/** `--levels 100,250,500`: leg counts to measure, each 1..5000 */
+const LEVELS_ARG = numbersArg('levels', int(1, 5000), 'a comma-separated list of leg counts, e.g. --levels 100,250,500');
 /** `--phases 1,4`: engine send phases per 20 ms to compare in one run (MediaServer tickPhases); default 4 */
-function parsePhases(argv: string[]): number[] {
-  const i = argv.findIndex((a) => a === '--phases' || a.startsWith('--phases='));
-  if (i < 0) return [4];
-  const raw = argv[i].includes('=') ? argv[i].slice(argv[i].indexOf('=') + 1) : argv[i + 1];
-  const list = (raw ?? '').split(',').map((x) => Number(x.trim()));
-  if (!raw || list.some((n) => !Number.isInteger(n) || n < 1 || n > 10)) {
-    console.error(`bad --phases "${raw ?? ''}": expected e.g. --phases 1,4`);
-    process.exit(2);
-  }
-  return list;
-}
-const PHASES = parsePhases(process.argv);
-
+const PHASES = numbersArg('phases', int(1, 10), 'e.g. --phases 1,4') ?? [4];
 /** `--nice 0,-10`: worker thread nice values to compare in one run (MediaServer workerNice); default: unchanged */
-function parseNice(argv: string[]): (number | undefined)[] {
-  const i = argv.findIndex((a) => a === '--nice' || a.startsWith('--nice='));
-  if (i < 0) return [undefined];
-  const raw = argv[i].includes('=') ? argv[i].slice(argv[i].indexOf('=') + 1) : argv[i + 1];
-  const list = (raw ?? '').split(',').map((x) => Number(x.trim()));
-  if (!raw || list.some((n) => !Number.isInteger(n) || n < -20 || n > 19)) {
-    console.error(`bad --nice "${raw ?? ''}": expected e.g. --nice 0,-10`);
-    process.exit(2);
-  }
-  return list;
-}
-const NICES = parseNice(process.argv);
+const NICES: (number | undefined)[] = numbersArg('nice', int(-20, 19), 'e.g. --nice 0,-10') ?? [undefined];
 /** `--rt 10`: MediaServer workerRealtime (SCHED_RR at that priority, watched); default: off */
-const RT = (() => {
-  const i = process.argv.findIndex((a) => a === '--rt' || a.startsWith('--rt='));
-  if (i < 0) return undefined;
-  const raw = process.argv[i].includes('=') ? process.argv[i].slice(process.argv[i].indexOf('=') + 1) : process.argv[i + 1];
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 99) {
-    console.error(`bad --rt "${raw ?? ''}": expected a SCHED_RR priority 1..99`);
-    process.exit(2);
-  }
-  return n;
-})();
+const RT = numbersArg('rt', int(1, 99), 'a SCHED_RR priority 1..99')?.[0];
 /** `--rt-max 0.95`: the watchdog's limit (share of one core) with --rt; default the engine's (0.8) */
-const RT_MAX = (() => {
-  const i = process.argv.indexOf('--rt-max');
-  if (i < 0) return undefined;
-  const v = Number(process.argv[i + 1]);
-  if (!(v >= 0.1 && v <= 1)) {
-    console.error(`bad --rt-max "${process.argv[i + 1] ?? ''}": expected a share of one core, 0.1..1`);
-    process.exit(2);
-  }
-  return v;
-})();
+const RT_MAX = numbersArg('rt-max', (v) => v >= 0.1 && v <= 1, 'a share of one core, 0.1..1')?.[0];
 /** `--neighbour`: a busy process and a 10 ms wake-up probe run beside every level (both bounded, default priority) */
 const NEIGHBOUR = process.argv.includes('--neighbour');
 
-const LEVELS = parseLevels(process.argv) ?? (quick ? [100, 250] : [100, 250, 500, 750, 1000]);
+const LEVELS = LEVELS_ARG ?? (quick ? [100, 250] : [100, 250, 500, 750, 1000]);
 const MAX_QUIET_LOAD = 1.5;
 {
   const load = os.loadavg();

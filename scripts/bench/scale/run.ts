@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { RtpSink, sipp, killAllSipp, uacWaitsForBye } from '../../../test/media-app/harness';
 import { truncateAll } from '../../../test/support/db';
+import { procStat } from '../../../media-engine/worker/proc-stat';
 import { Cluster } from '../../../test/scale/cluster';
 import { numberWithFlow } from '../../../test/scale/fixtures';
 
@@ -25,13 +26,10 @@ const arg = (name: string, def: number) => {
 const CALLS = arg('calls', 60);
 const OFFERED = arg('offered', 300);
 const RATE = arg('rate', 40);
-const TICK = 1 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100); // /proc/<pid>/stat counts clock ticks (USER_HZ, 100): seconds per tick
 
 function cpuOf(pid: number): number {
   try {
-    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    return (Number(rest[11]) + Number(rest[12])) * TICK; // utime, stime
+    return procStat(pid).cpuMs / 1000;
   } catch {
     return 0;
   }
