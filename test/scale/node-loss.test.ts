@@ -121,7 +121,9 @@ describe('scale: a node killed with -9', function () {
     const finalMs = Date.now() - killedAt;
     expect(last, 'left in a non-final state').to.deep.equal(Object.fromEntries(Object.keys(last).map((k) => [k, 0])));
     expect(finalMs, 'finalised within 5 s of the kill').to.be.at.most(5000);
-    const swept = c.reports.find((r) => r.nodeId === n0.id)!;
+    // the sweeper reports after the records, once it has also failed the dead node's queued commands
+    // (a BullMQ worker that takes seconds to start on a loaded machine): wait for the report itself
+    const swept = await until(async () => c.reports.find((r) => r.nodeId === n0.id) ?? null, 15_000, 'the sweep report of the killed node');
     expect(swept.resources!.conferencesReleased).to.deep.equal([room.id]);
     expect(swept.resources!.groupcalls).to.have.length(1);
     expect((await c.db('conferences').where({ id: room.id }).first()).status).to.equal('progressing');
