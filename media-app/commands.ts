@@ -2,9 +2,13 @@
  * BullMQ commands for this node (core/queue/contracts.ts). Delivery is at least once, so every
  * handler is idempotent: originate claims each call once; a command for a call that is gone, or
  * already in the asked state, changes nothing.
+ *
+ * The queue runs many commands at once, but those about one call (or one conference member) act one
+ * after another, in the order they were taken (mute then unmute must not land the other way round). A hangup waits for nothing:
+ * it ends whatever the call is doing, a re-INVITE still waiting for the phone included.
  */
 import type { Logger } from 'pino';
-import type { CommandEnvelope, MediaCommand } from '../core/queue/contracts';
+import { commandCallId, type CommandEnvelope, type MediaCommand } from '../core/queue/contracts';
 import type { CallFactory } from './call/factory';
 import { startStoredActiveflow } from './call/stored-activeflow';
 import type { CommandOf, CommandRegistry, CommandType } from './subsystem';
@@ -12,6 +16,8 @@ import type { CommandOf, CommandRegistry, CommandType } from './subsystem';
 export class CommandHandler implements CommandRegistry {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private readonly handlers = new Map<string, (command: any) => Promise<void>>();
+  /** The last command taken for each call, settled or not (removed once the call has none running). */
+  private readonly tails = new Map<string, Promise<void>>();
 
   constructor(private readonly factory: CallFactory, private readonly logger: Logger) {}
 
@@ -21,9 +27,21 @@ export class CommandHandler implements CommandRegistry {
     this.handlers.set(type, handler as unknown as (command: unknown) => Promise<void>);
   }
 
-  async handle(envelope: CommandEnvelope): Promise<void> {
+  handle(envelope: CommandEnvelope): Promise<void> {
     const c = envelope.command as MediaCommand;
     this.logger.debug({ command: c.type, id: envelope.commandId }, 'command');
+    const callId = c.type === 'call.hangup' ? null : orderKey(c);
+    if (!callId) return this.run(c);
+    const mine = (this.tails.get(callId) ?? Promise.resolve()).then(() => this.run(c));
+    const tail = mine.catch(() => undefined); // a failed command fails its own job, not the next one
+    this.tails.set(callId, tail);
+    void tail.then(() => {
+      if (this.tails.get(callId) === tail) this.tails.delete(callId);
+    });
+    return mine;
+  }
+
+  private async run(c: MediaCommand): Promise<void> {
     switch (c.type) {
       case 'call.originate':
         return this.factory.originate(c.callIds);
@@ -59,4 +77,11 @@ export class CommandHandler implements CommandRegistry {
       }
     }
   }
+}
+
+/** What a command must keep its order with: the call it is about, or the conference member. */
+function orderKey(c: MediaCommand): string | null {
+  const callId = commandCallId(c);
+  if (callId) return callId;
+  return 'conferencecallId' in c ? `conferencecall:${c.conferencecallId}` : null;
 }
