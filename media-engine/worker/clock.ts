@@ -25,6 +25,10 @@ export class TickClock {
     private readonly maxCatchUp = 5,
   ) {}
 
+  get isRunning(): boolean {
+    return this.running;
+  }
+
   startClock(): void {
     if (this.running) return;
     this.running = true;
