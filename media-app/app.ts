@@ -84,6 +84,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       workerRealtime: app.rtp.workerRealtime,
       egress: config.egress,
     });
+    if (media.rtpIo === 'dgram') logger.warn('media workers use node:dgram for RTP: the native sockets are not built (scripts/build-native.sh), each packet costs more');
     if (app.rtp.workerRealtime) {
       const s = media.schedules;
       if (s.length && s.every((w) => w.policy === 'rr')) logger.info({ workers: s, ...app.rtp.workerRealtime }, 'media workers on real-time scheduling (SCHED_RR, watched)');

@@ -12,6 +12,8 @@ import type { AudioCodecName, Direction, NegotiatedMedia } from './sdp/sdp';
 import { PortPool } from './worker/port-pool';
 import { RealtimeGuard, type ScheduleChange, type WorkerRealtimeOptions } from './worker/realtime';
 import type { EventMessage } from './worker/protocol';
+import { defaultRtpIo, type RtpIoKind } from './worker/rtp-transport';
+import { rtpIoError } from './native';
 import { WorkerCallError, WorkerHost } from './worker/worker-host';
 
 export interface MediaServerOptions {
@@ -49,6 +51,13 @@ export interface MediaServerOptions {
    * changes. Default: off.
    */
   workerRealtime?: WorkerRealtimeOptions;
+  /**
+   * The RTP sockets of the workers: 'native' (media-engine/native, built at set-up) reads each leg's
+   * socket when the leg is served and sends with one system call, without waking the event loop per
+   * packet; 'dgram' is node:dgram. Default: native when it was built, else dgram. Asking for native
+   * where it was not built is an error.
+   */
+  rtpIo?: RtpIoKind;
 }
 
 export interface CreateEndpointOptions {
@@ -99,16 +108,21 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
   private readonly guards: RealtimeGuard[] = [];
   readonly bindAddress: string;
   readonly advertisedAddress: string;
+  /** The workers' RTP socket kind (MediaServerOptions.rtpIo). */
+  readonly rtpIo: RtpIoKind;
   private closed = false;
 
   private constructor(private readonly opts: MediaServerOptions) {
     super();
+    if (opts.rtpIo === 'native' && defaultRtpIo() !== 'native') throw new Error(`native RTP sockets are not built (${rtpIoError}); run scripts/build-native.sh`);
+    if (opts.rtpIo !== undefined && opts.rtpIo !== 'native' && opts.rtpIo !== 'dgram') throw new Error(`rtpIo must be 'native' or 'dgram', not ${String(opts.rtpIo)}`);
+    this.rtpIo = opts.rtpIo ?? defaultRtpIo();
     this.bindAddress = opts.bindAddress ?? '127.0.0.1';
     this.advertisedAddress = opts.advertisedAddress ?? defaultAddress(this.bindAddress);
     const range = opts.rtpPorts ?? { min: 20000, max: 30000 };
     this.pool = new PortPool(range.min, range.max);
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
-    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice }));
+    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice, rtpIo: this.rtpIo }));
     for (const h of this.hosts) {
       h.on('event', (m) => this.route(m));
       h.on('exit', (err) => this.onWorkerExit(h, err));

@@ -14,7 +14,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # 1. Debian packages (what every part of the platform uses at run time or in tests).
-PKGS="postgresql redis-server sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools"
+PKGS="postgresql redis-server sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools gcc libc6-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -95,10 +95,13 @@ fi
 # 4. Schema: every pending knex migration on the platform database (the test suites migrate their own).
 DATABASE_URL="$DATABASE_URL" npx tsx core/db/migrate-cli.ts >/dev/null
 
-# 5. The browser apps (web/<app>/) bundled with esbuild into dist/web/<app>/.
+# 5. The media workers' native RTP sockets (falls back to node:dgram when it cannot build).
+bash scripts/build-native.sh
+
+# 6. The browser apps (web/<app>/) bundled with esbuild into dist/web/<app>/.
 npx tsx scripts/build-web.ts >/dev/null
 
-# 6. The reference API's types (for the conformance suite's generated client), when the reference document is there.
+# 7. The reference API's types (for the conformance suite's generated client), when the reference document is there.
 npx tsx scripts/reference-client.ts >/dev/null
 
 cat > "$DATA_DIR/env" <<ENV

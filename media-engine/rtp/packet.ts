@@ -21,9 +21,9 @@ export interface RtpPacket {
   payload: Uint8Array;
 }
 
-export function isRtcp(buf: Uint8Array): boolean {
+export function isRtcp(buf: Uint8Array, len = buf.length): boolean {
   // RFC 5761 §4: RTCP packet types 192..223 collide with no usable RTP payload types
-  return buf.length >= 8 && (buf[0] >> 6) === 2 && buf[1] >= 192 && buf[1] <= 223;
+  return len >= 8 && (buf[0] >> 6) === 2 && buf[1] >= 192 && buf[1] <= 223;
 }
 
 export function parseRtp(buf: Uint8Array): RtpPacket | null {
@@ -93,8 +93,7 @@ export function newRtpHeader(): RtpHeader {
  * parseRtp without allocating: fills `h` (one object per receiver, reused for every packet) and
  * returns false for anything parseRtp would refuse. The hot receive path of a media worker.
  */
-export function readRtpHeader(buf: Uint8Array, h: RtpHeader): boolean {
-  const len = buf.length;
+export function readRtpHeader(buf: Uint8Array, h: RtpHeader, len = buf.length): boolean {
   if (len < 12) return false;
   const b0 = buf[0];
   if (b0 >> 6 !== 2) return false;

@@ -2,9 +2,8 @@
  * One leg's RTP/RTCP transport inside a worker: its own UDP socket pair with an enlarged receive
  * buffer, symmetric RTP (latching to where the far end really sends from), G.711 encode/decode by
  * payload type, RFC 4733 send/receive, a jitter buffer and RTCP SR/RR every 5 s.
+ * The sockets are the worker's kind (rtp-transport.ts): native ones are read when the leg is served.
  */
-import dgram from 'node:dgram';
-import { ipLookup } from '../../core/net/ip-lookup';
 import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpInto } from '../rtp/packet';
@@ -12,9 +11,9 @@ import { ReceiveStats } from '../rtp/receive-stats';
 import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
+import { createTransport, intToIpv4, peer, type Peer, type RtpIoKind, type RtpTransport } from './rtp-transport';
 
 const FRAME = 160;
-const RECV_BUFFER = 512 * 1024;
 const RTCP_INTERVAL_MS = 5000;
 const RELATCH_AFTER_MS = 1000;
 
@@ -45,20 +44,19 @@ const TIME_ORIGIN = performance.timeOrigin;
 const SEND_RING = 4;
 const MAX_PACKET = 12 + FRAME * 4;
 
-function bindSocket(sock: dgram.Socket, port: number, address: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onErr = (e: Error) => reject(e);
-    sock.once('error', onErr);
-    sock.bind({ port, address, exclusive: true }, () => {
-      sock.removeListener('error', onErr);
-      resolve();
-    });
-  });
+/** RTCP is read every this many receives (native sockets): it comes every few seconds */
+const RTCP_POLL_EVERY = 10;
+
+/** The socket kind of this worker's sessions (worker-main.ts sets it from the worker's options). */
+let ioKind: RtpIoKind = 'dgram';
+export function configureRtpIo(kind: RtpIoKind): void {
+  ioKind = kind;
 }
 
 export class RtpSession {
-  private rtp = dgram.createSocket({ type: 'udp4', lookup: ipLookup as never });
-  private rtcp = dgram.createSocket({ type: 'udp4', lookup: ipLookup as never });
+  private readonly rtp: RtpTransport;
+  private readonly rtcp: RtpTransport;
+  private rtcpPoll = 0;
   /** preallocated packet buffers, used in turn */
   private readonly sendBufs = Array.from({ length: SEND_RING }, () => Buffer.allocUnsafeSlow(MAX_PACKET));
   /** a view of each send buffer of the last packet's length: dgram sends a whole Buffer without slicing it */
@@ -68,8 +66,8 @@ export class RtpSession {
   private readonly rxHeader = newRtpHeader();
   private readonly rxSamples = new Int16Array(1600);
   media: NegotiatedMedia | null = null;
-  private remote: { address: string; port: number } | null = null;
-  private remoteRtcp: { address: string; port: number } | null = null;
+  private remote: Peer | null = null;
+  private remoteRtcp: Peer | null = null;
   private latched = false;
   /** performance.now() of the last packet from the latched source */
   private lastFromRemote = 0;
@@ -101,28 +99,18 @@ export class RtpSession {
     onDtmf: (e: DetectedEvent & { ssrc: number }) => void,
   ) {
     this.dtmfIn = new TelephoneEventReceiver((e) => onDtmf({ ...e, ssrc: this.remoteSsrc ?? 0 }));
-    this.rtp.on('message', (msg, rinfo) => this.onRtp(msg, rinfo));
-    this.rtcp.on('message', (msg, rinfo) => this.onRtcp(msg, rinfo));
-    // errors after bind (ICMP unreachable etc.) must not kill the worker
-    this.rtp.on('error', () => {});
-    this.rtcp.on('error', () => {});
+    this.rtp = createTransport(ioKind, (buf, len, ip, port, arrival) => this.onRtp(buf, len, ip, port, arrival));
+    this.rtcp = createTransport(ioKind, (buf, len, ip, port) => this.onRtcp(buf, len, ip, port));
   }
 
   /** Binds RTP on `port` and RTCP on `port + 1`; rejects with the socket error (EADDRINUSE). */
   async open(): Promise<void> {
     try {
-      await bindSocket(this.rtp, this.port, this.address);
-      await bindSocket(this.rtcp, this.port + 1, this.address);
+      await this.rtp.open(this.address, this.port);
+      await this.rtcp.open(this.address, this.port + 1);
     } catch (e) {
-      this.close();
+      await this.close();
       throw e;
-    }
-    for (const s of [this.rtp, this.rtcp]) {
-      try {
-        s.setRecvBufferSize(RECV_BUFFER);
-      } catch {
-        /* capped by net.core.rmem_max: keep the default */
-      }
     }
   }
 
@@ -130,8 +118,8 @@ export class RtpSession {
     const changed = !this.media || this.media.remoteAddress !== media.remoteAddress || this.media.remotePort !== media.remotePort;
     this.media = media;
     if (changed) {
-      this.remote = media.remotePort ? { address: media.remoteAddress, port: media.remotePort } : null;
-      this.remoteRtcp = media.remotePort ? { address: media.remoteAddress, port: media.remoteRtcpPort } : null;
+      this.remote = media.remotePort ? peer(media.remoteAddress, media.remotePort) : null;
+      this.remoteRtcp = media.remotePort ? peer(media.remoteAddress, media.remoteRtcpPort) : null;
       this.latched = false;
     }
   }
@@ -140,21 +128,22 @@ export class RtpSession {
     return !!this.media && this.media.send && !!this.remote && !this.closed;
   }
 
-  private onRtp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+  /** `mono`: the packet's arrival on performance.now()'s clock (the transport's; a heap number, the only allocation of this path) */
+  private onRtp(msg: Buffer, len: number, fromIp: number, fromPort: number, mono: number): void {
     if (this.closed) return;
-    if (isRtcp(msg)) return this.onRtcp(msg, rinfo); // rtcp-mux peers
+    if (isRtcp(msg, len)) return this.onRtcp(msg, len, fromIp, fromPort); // rtcp-mux peers
     const p = this.rxHeader;
-    if (!readRtpHeader(msg, p) || !this.media) return;
-    // one clock read per packet (a clock read returns a heap number: the only allocation of this path)
-    const mono = performance.now();
+    if (!readRtpHeader(msg, p, len) || !this.media) return;
     // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet;
     // never to port 0, which cannot be answered (raw-socket senders such as sipp's pcap play leave it unset)
-    if (rinfo.port !== 0 && (!this.latched || ((rinfo.address !== this.remote?.address || rinfo.port !== this.remote?.port) && mono - this.lastFromRemote > RELATCH_AFTER_MS))) {
-      this.remote = { address: rinfo.address, port: rinfo.port };
-      if (!this.latched) this.remoteRtcp = { address: rinfo.address, port: rinfo.port + 1 };
+    const fromRemote = fromIp === this.remote?.ip && fromPort === this.remote.port;
+    if (fromPort !== 0 && (!this.latched || (!fromRemote && mono - this.lastFromRemote > RELATCH_AFTER_MS))) {
+      const address = intToIpv4(fromIp);
+      this.remote = { address, ip: fromIp, port: fromPort };
+      if (!this.latched) this.remoteRtcp = { address, ip: fromIp, port: fromPort + 1 };
       this.latched = true;
     }
-    if (rinfo.address === this.remote?.address && rinfo.port === this.remote.port) this.lastFromRemote = mono;
+    if (fromIp === this.remote?.ip && fromPort === this.remote.port) this.lastFromRemote = mono;
     if (!this.media.receive) return;
     if (this.remoteSsrc !== p.ssrc >>> 0) {
       // a new source (SSRC change after re-INVITE, transfer, restart): start over
@@ -177,10 +166,10 @@ export class RtpSession {
     this.jitter.push(p.timestamp, this.rxSamples, decodeG711Range(law, msg, p.payloadOffset, p.payloadEnd, this.rxSamples));
   }
 
-  private onRtcp(msg: Buffer, rinfo: dgram.RemoteInfo): void {
-    const pkts = parseRtcp(msg);
+  private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number): void {
+    const pkts = parseRtcp(Buffer.from(msg.subarray(0, len))); // a copy: a native socket's buffer is reused
     if (!pkts) return;
-    if (!this.remoteRtcp || this.remoteRtcp.address !== rinfo.address) this.remoteRtcp = { address: rinfo.address, port: rinfo.port };
+    if (!this.remoteRtcp || this.remoteRtcp.ip !== fromIp) this.remoteRtcp = { address: intToIpv4(fromIp), ip: fromIp, port: fromPort };
     for (const p of pkts) {
       if (p.type === 'SR') {
         this.stats.lastSrNtpMiddle = ((p.sender.ntpSec & 0xffff) << 16 | (p.sender.ntpFrac >>> 16)) >>> 0;
@@ -202,6 +191,11 @@ export class RtpSession {
 
   /** Pops this tick's inbound audio into `out`; false when there is none. */
   receiveFrame(out: Int16Array, now: number): boolean {
+    this.rtp.poll();
+    if (++this.rtcpPoll >= RTCP_POLL_EVERY) {
+      this.rtcpPoll = 0;
+      this.rtcp.poll();
+    }
     this.dtmfIn.flush(now);
     return this.jitter.pop(out);
   }
@@ -243,8 +237,7 @@ export class RtpSession {
     this.seq = (this.seq + 1) & 0xffff;
     this.packetsSent++;
     this.octetsSent += payloadLen;
-    // (msg, port, address): no offset/length, so dgram sends the view as it is instead of slicing a new Buffer
-    this.rtp.send(view, this.remote!.port, this.remote!.address);
+    this.rtp.send(view, this.remote!);
   }
 
   private sendRtcp(now: number): void {
@@ -256,7 +249,7 @@ export class RtpSession {
       this.packetsSent > 0
         ? serializeSenderReport(this.ssrc, { ...ntpFromMs(now), rtpTimestamp: this.ts >>> 0, packetCount: this.packetsSent, octetCount: this.octetsSent }, reports)
         : serializeReceiverReport(this.ssrc, reports);
-    this.rtcp.send(pkt, this.remoteRtcp.port, this.remoteRtcp.address);
+    this.rtcp.send(pkt, this.remoteRtcp);
   }
 
   counters(): RtpCounters {
@@ -274,14 +267,6 @@ export class RtpSession {
   /** Closes both sockets; resolves once the ports are free again. */
   close(): Promise<void> {
     this.closed = true;
-    const closeOne = (s: dgram.Socket) =>
-      new Promise<void>((resolve) => {
-        try {
-          s.close(() => resolve());
-        } catch {
-          resolve(); // never bound or already closed
-        }
-      });
-    return Promise.all([closeOne(this.rtp), closeOne(this.rtcp)]).then(() => undefined);
+    return Promise.all([this.rtp.close(), this.rtcp.close()]).then(() => undefined);
   }
 }

@@ -94,7 +94,6 @@ async function run(mode: string, prompt: string, sinkPort: number) {
   }
   const sessions = legs.map((l) => l.session);
   if (mode === 'engine-only') for (const s of sessions) s['rtp'].send = () => {};
-  const rinfo = { address: '127.0.0.1', family: 'IPv4' as const, port: sinkPort, size: 172 };
   // one inbound packet per leg, rewritten in place each 20 ms; SSRCs and timestamps as real phones send
   // them (32-bit, mostly above 2^31 as unsigned values)
   const pkts = legs.map(() => Buffer.alloc(172));
@@ -112,7 +111,7 @@ async function run(mode: string, prompt: string, sinkPort: number) {
       for (let i = slot; i < LEGS; i += PHASES) {
         const b = pkts[i];
         writeRtpInto(b, false, 0, period & 0xffff, (tsBase[i] + period * 160) | 0, ssrcs[i], payload, 160);
-        sessions[i]['onRtp'](b, rinfo);
+        sessions[i]['onRtp'](b, b.length, 0x7f000001, sinkPort, performance.now());
       }
       engine['tick'](t0 + index * (20 / PHASES), 0, index);
     }

@@ -1,6 +1,6 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--neighbour] [--split-cpus] [--no-extras]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--rtp-io native,dgram] [--neighbour] [--split-cpus] [--no-extras]
  *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
  *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts; --rt: the worker on SCHED_RR at
  *   that priority with the watchdog of media-engine/worker/realtime.ts, its drops printed)
@@ -19,6 +19,7 @@ import path from 'node:path';
 import { MediaServer, type Endpoint } from '../../../media-engine';
 import { ConferenceMixer, type MixMember } from '../../../media-engine/worker/mixer';
 import { startNeighbour, type NeighbourReport } from './neighbour';
+import type { RtpIoKind } from '../../../media-engine/worker/rtp-transport';
 
 const quick = process.argv.includes('--quick');
 /** `--no-extras`: only the plain levels (no busy-API-thread row, no conference), e.g. under --cpu-prof */
@@ -54,6 +55,17 @@ const RT = numbersArg('rt', int(1, 99), 'a SCHED_RR priority 1..99')?.[0];
 const RT_MAX = numbersArg('rt-max', (v) => v >= 0.1 && v <= 1, 'a share of one core, 0.1..1')?.[0];
 /** `--neighbour`: a busy process and a 10 ms wake-up probe run beside every level (both bounded, default priority) */
 const NEIGHBOUR = process.argv.includes('--neighbour');
+/** `--rtp-io native,dgram`: the workers' RTP socket kinds compared in one run (default: the engine's default) */
+const RTP_IO: (RtpIoKind | undefined)[] = (() => {
+  const i = process.argv.indexOf('--rtp-io');
+  if (i < 0) return [undefined];
+  const kinds = (process.argv[i + 1] ?? '').split(',');
+  if (!kinds.length || kinds.some((k) => k !== 'native' && k !== 'dgram')) {
+    console.error('--rtp-io: a comma-separated list of native and dgram, e.g. --rtp-io native,dgram');
+    process.exit(2);
+  }
+  return kinds as RtpIoKind[];
+})();
 
 const LEVELS = LEVELS_ARG ?? (quick ? [100, 250] : [100, 250, 500, 750, 1000]);
 const MAX_QUIET_LOAD = 1.5;
@@ -196,12 +208,12 @@ const f2 = (x: number) => x.toFixed(2);
   console.log(`baseline raw UDP echo (2 processes, window 64): ${Math.round(base)} round trips/s`);
   const rows: { label: string; r: LevelResult }[] = [];
   let mixNote = '';
-  for (const nice of NICES) for (const phases of PHASES) {
+  for (const rtpIo of RTP_IO) for (const nice of NICES) for (const phases of PHASES) {
     // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
     if (nice !== undefined) os.setPriority(peer.pid!, nice);
-    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice, workerRealtime: RT === undefined ? undefined : { priority: RT, maxCpuShare: RT_MAX } });
+    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice, workerRealtime: RT === undefined ? undefined : { priority: RT, maxCpuShare: RT_MAX }, rtpIo });
     ms.on('workerSchedule', (c) => console.log(`   worker ${c.index} scheduling: ${c.policy} (${c.reason}${c.cpuShare === undefined ? '' : `, ${f2(c.cpuShare * 100)} % of a core`}${c.message ? `: ${c.message}` : ''})`));
-    console.log(`-- engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`);
+    console.log(`-- RTP sockets ${ms.rtpIo}; engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`);
     const results: LevelResult[] = [];
     for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
     for (const r of results) rows.push({ label: `${r.legs}`, r });
@@ -214,7 +226,7 @@ const f2 = (x: number) => x.toFixed(2);
       mixNote = `conference mixing: ${mixerCostPerParticipantUs(100).toFixed(3)} µs per participant per 20 ms tick (mixer alone, 100 parties); in the engine ${plain100 ? f2(((conf.tickCostP50 - plain100.tickCostP50) / 100) * 1000) : 'n/a (no 100-leg level)'} µs per participant per tick (tick cost p50, conference minus 100 plain legs)`;
     }
     await ms.destroy();
-    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (phases ${phases}${nice === undefined ? '' : `, nice ${nice}`}${RT === undefined ? '' : `, RR ${RT}`})`;
+    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (${ms.rtpIo}, phases ${phases}${nice === undefined ? '' : `, nice ${nice}`}${RT === undefined ? '' : `, RR ${RT}`})`;
   }
   peer.send({ cmd: 'exit' });
   fs.rmSync(dir, { recursive: true, force: true });

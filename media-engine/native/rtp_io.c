@@ -1,0 +1,231 @@
+/*
+ * Polled UDP sockets for the media worker's RTP (media-engine/native/index.ts). The worker reads each
+ * leg's socket in the leg's tick instead of libuv waking the event loop per packet; sends are one
+ * sendto without Node's per-send objects. Each received packet carries the kernel's arrival time
+ * (SO_TIMESTAMPNS), so jitter statistics do not depend on when the tick read it. IPv4 only, as the
+ * worker's sockets are. Built at set-up with the C compiler against the machine's Node headers
+ * (scripts/setup.sh); when it is missing the worker uses node:dgram.
+ */
+#define _GNU_SOURCE
+#include <node_api.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+static napi_value throw_errno(napi_env env, int err, const char *syscall) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s %s", syscall, strerror(err));
+  napi_value code, message, error;
+  const char *name = err == EADDRINUSE ? "EADDRINUSE" : err == EACCES ? "EACCES" : err == EADDRNOTAVAIL ? "EADDRNOTAVAIL" : err == EINVAL ? "EINVAL" : "EIO";
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &message);
+  napi_create_error(env, code, message, &error);
+  napi_set_named_property(env, error, "code", code);
+  napi_throw(env, error);
+  return NULL;
+}
+
+/*
+ * The sockets each thread (napi_env) opened: a worker that dies or is stopped closes its sockets with it,
+ * as libuv does for dgram, so its ports are free again. Instance data, finalised with the env.
+ */
+typedef struct {
+  int *fds;
+  size_t n, cap;
+} open_fds;
+
+static void fds_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  open_fds *o = data;
+  for (size_t i = 0; i < o->n; i++) close(o->fds[i]);
+  free(o->fds);
+  free(o);
+}
+
+static open_fds *fds_of(napi_env env) {
+  void *d = NULL;
+  napi_get_instance_data(env, &d);
+  return d;
+}
+
+static int fds_add(napi_env env, int fd) {
+  open_fds *o = fds_of(env);
+  if (!o) return 0;
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 64;
+    int *f = realloc(o->fds, cap * sizeof(int));
+    if (!f) return 0;
+    o->fds = f;
+    o->cap = cap;
+  }
+  o->fds[o->n++] = fd;
+  return 1;
+}
+
+/* true when fd was this env's (and is no longer listed) */
+static int fds_remove(napi_env env, int fd) {
+  open_fds *o = fds_of(env);
+  if (!o) return 0;
+  for (size_t i = 0; i < o->n; i++)
+    if (o->fds[i] == fd) {
+      o->fds[i] = o->fds[--o->n];
+      return 1;
+    }
+  return 0;
+}
+
+static int32_t arg_i32(napi_env env, napi_value v) {
+  int32_t n = 0;
+  napi_get_value_int32(env, v, &n);
+  return n;
+}
+
+/* open(address: string, port: number, recvBuffer: number): fd; throws with .code (EADDRINUSE) */
+static napi_value rtp_open(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char host[64];
+  size_t hl = 0;
+  if (argc < 3 || napi_get_value_string_utf8(env, argv[0], host, sizeof host, &hl) != napi_ok) return throw_errno(env, EINVAL, "open");
+  int port = arg_i32(env, argv[1]);
+  int rcvbuf = arg_i32(env, argv[2]);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &a.sin_addr) != 1) return throw_errno(env, EINVAL, "open");
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, errno, "socket");
+  int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf); /* capped by rmem_max */
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+    int e = errno;
+    close(fd);
+    return throw_errno(env, e, "bind");
+  }
+  if (!fds_add(env, fd)) {
+    close(fd);
+    return throw_errno(env, ENOMEM, "open");
+  }
+  napi_value out;
+  napi_create_int32(env, fd, &out);
+  return out;
+}
+
+static napi_value rtp_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = argc ? arg_i32(env, argv[0]) : -1;
+  if (fds_remove(env, fd)) close(fd); /* only a socket this thread opened, once */
+  return NULL;
+}
+
+/*
+ * recv(fd, buf: Uint8Array, meta: Float64Array): the packet's length, or -1 when nothing is waiting.
+ * meta[0] = source IPv4 as a signed 32-bit integer, meta[1] = source port, meta[2] = arrival time, ms since
+ * the epoch (CLOCK_REALTIME, from the kernel; the time of the call when the kernel gave none).
+ */
+static napi_value rtp_recv(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = arg_i32(env, argv[0]);
+  napi_typedarray_type t1, t2;
+  size_t len = 0, mlen = 0;
+  void *data = NULL, *mdata = NULL;
+  napi_value out;
+  if (napi_get_typedarray_info(env, argv[1], &t1, &len, &data, NULL, NULL) != napi_ok || t1 != napi_uint8_array ||
+      napi_get_typedarray_info(env, argv[2], &t2, &mlen, &mdata, NULL, NULL) != napi_ok || t2 != napi_float64_array || mlen < 3)
+    return throw_errno(env, EINVAL, "recv");
+  struct sockaddr_in from;
+  struct iovec iov = { data, len };
+  char control[CMSG_SPACE(sizeof(struct timespec))];
+  struct msghdr m;
+  memset(&m, 0, sizeof m);
+  m.msg_name = &from;
+  m.msg_namelen = sizeof from;
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = control;
+  m.msg_controllen = sizeof control;
+  ssize_t n;
+  do n = recvmsg(fd, &m, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    /* nothing waiting, or an ICMP error queued by an earlier send: either way no packet */
+    napi_create_int32(env, -1, &out);
+    return out;
+  }
+  double *meta = (double *)mdata;
+  meta[0] = (double)(int32_t)ntohl(from.sin_addr.s_addr);
+  meta[1] = (double)ntohs(from.sin_port);
+  struct timespec ts = { 0, 0 };
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) memcpy(&ts, CMSG_DATA(c), sizeof ts);
+  if (ts.tv_sec == 0) clock_gettime(CLOCK_REALTIME, &ts);
+  meta[2] = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+  napi_create_int32(env, (int32_t)n, &out);
+  return out;
+}
+
+/* send(fd, buf: Uint8Array, length, ip: int32, port): bytes sent, or -errno (a full buffer drops the packet) */
+static napi_value rtp_send(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = arg_i32(env, argv[0]);
+  napi_typedarray_type t;
+  size_t len = 0;
+  void *data = NULL;
+  if (argc < 5 || napi_get_typedarray_info(env, argv[1], &t, &len, &data, NULL, NULL) != napi_ok || t != napi_uint8_array) return throw_errno(env, EINVAL, "send");
+  int32_t n = arg_i32(env, argv[2]);
+  if (n < 0 || (size_t)n > len) return throw_errno(env, EINVAL, "send");
+  struct sockaddr_in to;
+  memset(&to, 0, sizeof to);
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl((uint32_t)arg_i32(env, argv[3]));
+  to.sin_port = htons((uint16_t)arg_i32(env, argv[4]));
+  ssize_t r;
+  do r = sendto(fd, data, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
+  while (r < 0 && errno == EINTR);
+  napi_value out;
+  napi_create_int32(env, r < 0 ? -errno : (int32_t)r, &out);
+  return out;
+}
+
+/* localPort(fd): the port the socket is bound to (for port 0) */
+static napi_value rtp_local_port(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  struct sockaddr_in a;
+  socklen_t l = sizeof a;
+  napi_value out;
+  if (getsockname(arg_i32(env, argv[0]), (struct sockaddr *)&a, &l) < 0) return throw_errno(env, errno, "getsockname");
+  napi_create_int32(env, ntohs(a.sin_port), &out);
+  return out;
+}
+
+NAPI_MODULE_INIT() {
+  open_fds *o = calloc(1, sizeof *o);
+  if (o) napi_set_instance_data(env, o, fds_finalize, NULL);
+  napi_property_descriptor props[] = {
+    { "open", NULL, rtp_open, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "close", NULL, rtp_close, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "recv", NULL, rtp_recv, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "send", NULL, rtp_send, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "localPort", NULL, rtp_local_port, NULL, NULL, NULL, napi_enumerable, NULL },
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}

@@ -1,0 +1,157 @@
+/**
+ * The UDP socket under an RTP session, in two kinds with one behaviour:
+ *  - 'native' (media-engine/native): the socket is read in the leg's tick (`poll`), so the event loop is
+ *    not woken per packet, and each packet comes with the kernel's arrival time; a send is one sendto.
+ *  - 'dgram': node:dgram, packets delivered as events as they arrive; `poll` does nothing.
+ * Packets are handed over as (buffer, length, source ip, source port, arrival on performance.now()'s
+ * clock). The native kind reuses one buffer for every packet: a handler must not keep it.
+ */
+import dgram from 'node:dgram';
+import dns from 'node:dns';
+import { ipLookup } from '../../core/net/ip-lookup';
+import { rtpIo, type NativeRtpIo } from '../native';
+
+export type RtpIoKind = 'native' | 'dgram';
+
+/** Where packets go: the IPv4 address as text (dgram) and as a signed 32-bit integer (native). */
+export interface Peer {
+  address: string;
+  ip: number;
+  port: number;
+}
+
+export type PacketHandler = (buf: Buffer, len: number, fromIp: number, fromPort: number, arrival: number) => void;
+
+export interface RtpTransport {
+  open(address: string, port: number): Promise<void>;
+  send(packet: Buffer, to: Peer): void;
+  /** Hands over every packet waiting (native); nothing to do for dgram. */
+  poll(): void;
+  close(): Promise<void>;
+}
+
+const RECV_BUFFER = 512 * 1024;
+/** performance.timeOrigin is a getter that allocates: read once */
+const TIME_ORIGIN = performance.timeOrigin;
+
+/** An IPv4 literal as a signed 32-bit integer, or null. */
+export function ipv4ToInt(address: string): number | null {
+  let n = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || ++dots > 3) return null;
+      n = (n << 8) | part;
+      part = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57 && digits < 3) {
+      part = part * 10 + (c - 48);
+      digits++;
+      if (part > 255) return null;
+    } else return null;
+  }
+  if (dots !== 3 || digits === 0) return null;
+  return (n << 8) | part;
+}
+
+export function intToIpv4(ip: number): string {
+  return `${(ip >>> 24) & 255}.${(ip >>> 16) & 255}.${(ip >>> 8) & 255}.${ip & 255}`;
+}
+
+/** A peer for address:port; a host name is resolved in the background (nothing is sent to it until then). */
+export function peer(address: string, port: number): Peer {
+  const ip = ipv4ToInt(address);
+  const p: Peer = { address, ip: ip ?? 0, port };
+  if (ip === null) {
+    dns.lookup(address, { family: 4 }, (err, resolved) => {
+      const n = err ? null : ipv4ToInt(resolved);
+      if (n !== null) p.ip = n;
+    });
+  }
+  return p;
+}
+
+export function createTransport(kind: RtpIoKind, onPacket: PacketHandler): RtpTransport {
+  return kind === 'native' && rtpIo ? new NativeTransport(rtpIo, onPacket) : new DgramTransport(onPacket);
+}
+
+/** The kind a worker uses when none is asked for: native when it was built. */
+export const defaultRtpIo = (): RtpIoKind => (rtpIo ? 'native' : 'dgram');
+
+/** One receive buffer and metadata array for every native socket of the worker (packets are handled at once). */
+const rxBuf = Buffer.allocUnsafeSlow(2048);
+const rxMeta = new Float64Array(3);
+
+class NativeTransport implements RtpTransport {
+  private fd = -1;
+
+  constructor(private readonly io: NativeRtpIo, private readonly onPacket: PacketHandler) {}
+
+  async open(address: string, port: number): Promise<void> {
+    this.fd = this.io.open(address, port, RECV_BUFFER);
+  }
+
+  send(packet: Buffer, to: Peer): void {
+    if (this.fd < 0 || to.ip === 0) return;
+    this.io.send(this.fd, packet, packet.length, to.ip, to.port); // a full buffer or an ICMP error loses this packet only
+  }
+
+  poll(): void {
+    // bounded: a flood on the port cannot hold the tick for ever (the rest waits for the next tick)
+    for (let i = 0; i < 64 && this.fd >= 0; i++) {
+      const n = this.io.recv(this.fd, rxBuf, rxMeta);
+      if (n < 0) return;
+      this.onPacket(rxBuf, n, rxMeta[0] | 0, rxMeta[1], rxMeta[2] - TIME_ORIGIN);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.fd >= 0) this.io.close(this.fd);
+    this.fd = -1;
+  }
+}
+
+class DgramTransport implements RtpTransport {
+  private readonly sock = dgram.createSocket({ type: 'udp4', lookup: ipLookup as never });
+
+  constructor(onPacket: PacketHandler) {
+    this.sock.on('message', (msg, rinfo) => onPacket(msg, msg.length, ipv4ToInt(rinfo.address) ?? 0, rinfo.port, performance.now()));
+    this.sock.on('error', () => {}); // errors after bind (ICMP unreachable etc.) must not kill the worker
+  }
+
+  open(address: string, port: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onErr = (e: Error) => reject(e);
+      this.sock.once('error', onErr);
+      this.sock.bind({ port, address, exclusive: true }, () => {
+        this.sock.removeListener('error', onErr);
+        try {
+          this.sock.setRecvBufferSize(RECV_BUFFER);
+        } catch {
+          /* capped by net.core.rmem_max: keep the default */
+        }
+        resolve();
+      });
+    });
+  }
+
+  send(packet: Buffer, to: Peer): void {
+    // (msg, port, address): no offset/length, so dgram sends the buffer as it is instead of slicing a new one
+    this.sock.send(packet, to.port, to.address);
+  }
+
+  poll(): void {}
+
+  close(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      try {
+        this.sock.close(() => resolve());
+      } catch {
+        resolve(); // never bound or already closed
+      }
+    });
+  }
+}

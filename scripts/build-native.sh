@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the media worker's native RTP sockets (media-engine/native/rtp_io.c) against the Node headers
+# of the machine, with the C compiler; no node-gyp, no download. Skipped when the build is newer than
+# its source. Without a compiler or headers it says so and leaves the workers on node:dgram.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=media-engine/native/rtp_io.c
+OUT=media-engine/native/build/rtp_io.node
+log() { printf '[build-native] %s\n' "$*" >&2; }
+if [ -f "$OUT" ] && [ "$OUT" -nt "$SRC" ]; then exit 0; fi
+prefix=$(node -p "require('path').resolve(process.execPath, '..', '..')")
+inc=""
+for d in "$prefix/include/node" /usr/include/node /usr/local/include/node; do
+  if [ -f "$d/node_api.h" ]; then inc=$d; break; fi
+done
+cc=$(command -v cc || command -v gcc || true)
+if [ -z "$inc" ] || [ -z "$cc" ]; then
+  log "no ${cc:+Node headers}${cc:-C compiler}: media workers use node:dgram for RTP"
+  exit 0
+fi
+mkdir -p "$(dirname "$OUT")"
+"$cc" -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" "$SRC" -o "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+# the module must load (a header/runtime mismatch shows here, not in a worker)
+node -e "require('./$OUT')"
+log "built $OUT"

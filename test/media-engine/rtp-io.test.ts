@@ -1,0 +1,133 @@
+/**
+ * The workers' two RTP socket kinds (media-engine/worker/rtp-transport.ts) behave alike: the native one
+ * (media-engine/native, built at set-up; read when the leg is served) and node:dgram. Each kind: audio both
+ * ways with contiguous timestamps, symmetric RTP (answering where the far end really sends from), RTCP
+ * both ways, a steady stream's jitter near zero (the native kind takes the kernel's arrival time, not
+ * the time the tick read the packet), and a taken port refused with EADDRINUSE.
+ */
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import { MediaServer, type Endpoint } from '../../media-engine';
+import { NATIVE_RTP_IO_PATH, rtpIo } from '../../media-engine/native';
+import { createTransport, intToIpv4, ipv4ToInt, type RtpIoKind } from '../../media-engine/worker/rtp-transport';
+import { serializeSenderReport } from '../../media-engine/rtp/rtcp';
+import { writeRtpInto } from '../../media-engine/rtp/packet';
+import { portRange } from './support';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function offer(port: number): string {
+  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+}
+
+async function udp(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  return s;
+}
+
+describe('media-engine RTP sockets: native and dgram', function () {
+  this.timeout(30_000);
+
+  it('the native kind is built on this machine (scripts/build-native.sh, run by set-up) and is the default', async () => {
+    expect(fs.existsSync(NATIVE_RTP_IO_PATH), NATIVE_RTP_IO_PATH).to.equal(true);
+    expect(rtpIo).to.not.equal(null);
+    const ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1 });
+    try {
+      expect(ms.rtpIo).to.equal('native');
+    } finally {
+      await ms.destroy();
+    }
+  });
+
+  it('refuses an unknown kind', async () => {
+    let err: Error | null = null;
+    try {
+      await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'epoll' as never });
+    } catch (e) {
+      err = e as Error;
+    }
+    expect(err?.message).to.match(/rtpIo must be 'native' or 'dgram'/);
+  });
+
+  it('IPv4 text and integers: both ways, and what is not an IPv4 literal', () => {
+    for (const a of ['127.0.0.1', '0.0.0.0', '255.255.255.255', '10.1.200.3', '192.168.0.254']) expect(intToIpv4(ipv4ToInt(a)!)).to.equal(a);
+    expect(ipv4ToInt('127.0.0.1')).to.equal(0x7f000001);
+    expect(ipv4ToInt('255.255.255.255')).to.equal(-1);
+    for (const bad of ['', '1.2.3', '1.2.3.4.5', '256.1.1.1', '1..2.3', '1.2.3.', 'a.b.c.d', '1.2.3.4 ', '::1', '1234.1.1.1', 'example.com']) expect(ipv4ToInt(bad), bad).to.equal(null);
+  });
+
+  for (const kind of ['native', 'dgram'] as RtpIoKind[]) {
+    describe(kind, () => {
+      let ms: MediaServer;
+      let ep: Endpoint | null = null;
+      const socks: dgram.Socket[] = [];
+      before(async () => {
+        ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: kind });
+        expect(ms.rtpIo).to.equal(kind);
+      });
+      afterEach(async () => {
+        await ep?.destroy().catch(() => undefined);
+        ep = null;
+        for (const s of socks.splice(0)) s.close();
+      });
+      after(async () => ms.destroy());
+
+      it('audio both ways; the far end sends from another port than its SDP and is answered there; RTCP both ways; steady jitter ~0', async () => {
+        const announced = await udp(); // the SDP's port: never sends
+        const real = await udp(); // where the far end really sends from (a NAT)
+        const rtcp = await udp();
+        socks.push(announced, real, rtcp);
+        const toAnnounced: number[] = [];
+        const toReal: number[] = [];
+        announced.on('message', (m) => toAnnounced.push(m.readUInt32BE(4)));
+        real.on('message', (m) => toReal.push(m.readUInt32BE(4)));
+        ep = await ms.createEndpoint({ remoteSdp: offer(announced.address().port), inbandDtmf: false });
+        await ep.echo(true); // the caller's audio comes back: proves the receive path end to end
+        const port = ep.local.port;
+        const pkt = Buffer.alloc(172);
+        const payload = new Uint8Array(160).fill(0x55);
+        const ssrc = 0x1234567;
+        let seq = 0;
+        const timer = setInterval(() => {
+          writeRtpInto(pkt, false, 0, seq, (seq * 160) | 0, ssrc, payload, 160);
+          seq++;
+          real.send(pkt, port, '127.0.0.1');
+        }, 20);
+        try {
+          await sleep(300);
+          rtcp.send(serializeSenderReport(ssrc, { ntpSec: 1, ntpFrac: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5 }), port + 1, '127.0.0.1');
+          await sleep(1200);
+        } finally {
+          clearInterval(timer);
+        }
+        const st = await ep.getStats();
+        expect(st.packetsReceived).to.be.within(50, 80);
+        expect(st.rtcp.senderReports).to.equal(1);
+        expect(st.rtcp.lastSender).to.deep.include({ ssrc, packetCount: 4, octetCount: 5 });
+        // a timer-paced sender on a shared machine wanders by a few ms; a tick-time arrival would show ~5-10 ms
+        expect(st.jitterMs).to.be.below(5);
+        // latched at once: everything after the first packet goes to where the far end sends from
+        expect(toReal.length).to.be.within(45, 90);
+        expect(toAnnounced.length).to.be.below(5);
+        const steps = toReal.slice(1).map((t, i) => ((t - toReal[i]) >>> 0) / 160);
+        expect(steps.every((s) => s === 1), `steps ${steps.join(',')}`).to.equal(true);
+      });
+
+      it('a taken port is refused with EADDRINUSE, and the socket can be closed after', async () => {
+        const taken = await udp();
+        socks.push(taken);
+        const t = createTransport(kind, () => undefined);
+        let err: NodeJS.ErrnoException | null = null;
+        try {
+          await t.open('127.0.0.1', taken.address().port);
+        } catch (e) {
+          err = e as NodeJS.ErrnoException;
+        }
+        expect(err?.code).to.equal('EADDRINUSE');
+        await t.close();
+      });
+    });
+  }
+});
