@@ -6,10 +6,16 @@ import { embeddedRtpengine } from './rtpengine';
 
 const root = path.resolve(__dirname, '..');
 /** Order matters: the SIP server first, so media-app finds it; control-api last, it prints the bootstrap login. */
+/**
+ * media-app runs with --single-threaded-gc: a media worker's garbage collection then never waits for V8's
+ * helper threads, which are shared by the process and run at ordinary priority. With them, a real-time or
+ * negative-nice worker stalled behind a busy neighbour whenever it collected (priority inversion:
+ * docs/benchmarks-capacity.md, session 8).
+ */
 const processes = [
-  { name: 'sip-server', entry: 'sip-server/main.ts' },
-  { name: 'media-app', entry: 'media-app/main.ts' },
-  { name: 'control-api', entry: 'control-api/main.ts' },
+  { name: 'sip-server', entry: 'sip-server/main.ts', nodeArgs: [] as string[] },
+  { name: 'media-app', entry: 'media-app/main.ts', nodeArgs: ['--single-threaded-gc'] },
+  { name: 'control-api', entry: 'control-api/main.ts', nodeArgs: [] as string[] },
 ];
 
 const children = new Map<string, ChildProcess>();
@@ -78,7 +84,7 @@ if (rtpe) {
 for (const p of processes) {
   const entry = path.join(root, p.entry);
   if (!fs.existsSync(entry)) { process.stdout.write(`[start] ${p.name}: ${p.entry} missing, skipped\n`); continue; }
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', entry], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...p.nodeArgs, '--require', 'tsx/cjs', entry], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(p.name, child);
   prefixLines(p.name, child.stdout!, process.stdout);
   prefixLines(p.name, child.stderr!, process.stderr);

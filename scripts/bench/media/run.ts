@@ -1,6 +1,6 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--rtp-io native,dgram] [--neighbour] [--split-cpus] [--no-extras]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--rtp-io native,dgram] [--neighbour] [--split-cpus] [--shared-gc] [--no-extras]
  *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
  *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts; --rt: the worker on SCHED_RR at
  *   that priority with the watchdog of media-engine/worker/realtime.ts, its drops printed)
@@ -11,7 +11,7 @@
  *  - the same with the API thread kept busy (worker isolation)
  *  - a 100-party conference on one worker, and the mixer's cost per participant
  */
-import { fork, execFileSync } from 'node:child_process';
+import { fork, execFileSync, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +21,13 @@ import { ConferenceMixer, type MixMember } from '../../../media-engine/worker/mi
 import { startNeighbour, type NeighbourReport } from './neighbour';
 import type { RtpIoKind } from '../../../media-engine/worker/rtp-transport';
 
+// Run as media-app runs (scripts/start.ts): with --single-threaded-gc, unless `--shared-gc` asks for V8's
+// default (GC helper threads at ordinary priority, which a prioritised worker waits for beside a busy neighbour).
+// V8 takes the flag only at start-up: the bench starts itself again with it.
+if (!process.execArgv.includes('--single-threaded-gc') && !process.argv.includes('--shared-gc')) {
+  const r = spawnSync(process.execPath, ['--single-threaded-gc', ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
 const quick = process.argv.includes('--quick');
 /** `--no-extras`: only the plain levels (no busy-API-thread row, no conference), e.g. under --cpu-prof */
 const noExtras = process.argv.includes('--no-extras');
