@@ -81,6 +81,12 @@ static int fds_remove(napi_env env, int fd) {
   return 0;
 }
 
+/* the data and element count of a typed array of the wanted type; 0 when it is not one */
+static int typed(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *len) {
+  napi_typedarray_type t;
+  return napi_get_typedarray_info(env, v, &t, len, data, NULL, NULL) == napi_ok && t == want;
+}
+
 static int32_t arg_i32(napi_env env, napi_value v) {
   int32_t n = 0;
   napi_get_value_int32(env, v, &n);
@@ -140,12 +146,10 @@ static napi_value rtp_recv(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int fd = arg_i32(env, argv[0]);
-  napi_typedarray_type t1, t2;
   size_t len = 0, mlen = 0;
   void *data = NULL, *mdata = NULL;
   napi_value out;
-  if (napi_get_typedarray_info(env, argv[1], &t1, &len, &data, NULL, NULL) != napi_ok || t1 != napi_uint8_array ||
-      napi_get_typedarray_info(env, argv[2], &t2, &mlen, &mdata, NULL, NULL) != napi_ok || t2 != napi_float64_array || mlen < 3)
+  if (!typed(env, argv[1], napi_uint8_array, &data, &len) || !typed(env, argv[2], napi_float64_array, &mdata, &mlen) || mlen < 3)
     return throw_errno(env, EINVAL, "recv");
   struct sockaddr_in from;
   struct iovec iov = { data, len };
@@ -184,10 +188,9 @@ static napi_value rtp_send(napi_env env, napi_callback_info info) {
   napi_value argv[5];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int fd = arg_i32(env, argv[0]);
-  napi_typedarray_type t;
   size_t len = 0;
   void *data = NULL;
-  if (argc < 5 || napi_get_typedarray_info(env, argv[1], &t, &len, &data, NULL, NULL) != napi_ok || t != napi_uint8_array) return throw_errno(env, EINVAL, "send");
+  if (argc < 5 || !typed(env, argv[1], napi_uint8_array, &data, &len)) return throw_errno(env, EINVAL, "send");
   int32_t n = arg_i32(env, argv[2]);
   if (n < 0 || (size_t)n > len) return throw_errno(env, EINVAL, "send");
   struct sockaddr_in to;
