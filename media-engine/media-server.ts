@@ -4,6 +4,7 @@
  */
 import type { EgressSettings } from '../core/net';
 import { randomUUID } from 'node:crypto';
+import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import { Conference } from './conference';
@@ -12,7 +13,7 @@ import type { AudioCodecName, Direction, NegotiatedMedia } from './sdp/sdp';
 import { PortPool } from './worker/port-pool';
 import { RealtimeGuard, type ScheduleChange, type WorkerRealtimeOptions } from './worker/realtime';
 import type { EventMessage } from './worker/protocol';
-import { defaultRtpIo, type RtpIoKind } from './worker/rtp-transport';
+import { defaultRtpIo, ipv4ToInt, type RtpIoKind } from './worker/rtp-transport';
 import { rtpIoError } from './native';
 import { WorkerCallError, WorkerHost } from './worker/worker-host';
 
@@ -71,6 +72,8 @@ export interface CreateEndpointOptions {
 }
 
 export interface WorkerStats {
+  /** the RTP socket kind the worker really uses */
+  rtpIo: RtpIoKind;
   legs: number;
   conferences: number;
   ticks: number;
@@ -130,7 +133,16 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
   }
 
   static async start(opts: MediaServerOptions = {}): Promise<MediaServer> {
-    const ms = new MediaServer(opts);
+    // the sockets bind to an IPv4 address: a host name (RTP_BIND_HOST=localhost) is resolved once, here
+    let bindAddress = opts.bindAddress;
+    if (bindAddress !== undefined && ipv4ToInt(bindAddress) === null) {
+      try {
+        bindAddress = (await dns.promises.lookup(bindAddress, { family: 4 })).address;
+      } catch (e) {
+        throw new Error(`media bind address ${JSON.stringify(opts.bindAddress)} is not an IPv4 address and does not resolve to one (${(e as Error).message})`);
+      }
+    }
+    const ms = new MediaServer({ ...opts, bindAddress });
     try {
       await Promise.all(ms.hosts.map((h) => h.ready));
       if (opts.workerRealtime) await ms.realtime(opts.workerRealtime);

@@ -14,13 +14,12 @@ for d in "$prefix/include/node" /usr/include/node /usr/local/include/node; do
   if [ -f "$d/node_api.h" ]; then inc=$d; break; fi
 done
 cc=$(command -v cc || command -v gcc || true)
-if [ -z "$inc" ] || [ -z "$cc" ]; then
-  log "no ${cc:+Node headers}${cc:-C compiler}: media workers use node:dgram for RTP"
-  exit 0
-fi
+fallback() { log "$1: media workers use node:dgram for RTP"; rm -f "$OUT.tmp"; exit 0; }
+[ -n "$cc" ] || fallback "no C compiler"
+[ -n "$inc" ] || fallback "no Node headers (node_api.h) beside $prefix or in /usr/include/node"
 mkdir -p "$(dirname "$OUT")"
-"$cc" -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" "$SRC" -o "$OUT.tmp"
+"$cc" -std=gnu11 -O2 -Wall -fPIC -shared -isystem "$inc" "$SRC" -o "$OUT.tmp" || fallback "the build failed"
+# it must load before it replaces anything (a header/runtime mismatch shows here, not in a worker)
+node -e "process.dlopen({ exports: {} }, require('path').resolve(process.argv[1]))" "$OUT.tmp" || fallback "the built module does not load"
 mv "$OUT.tmp" "$OUT"
-# the module must load (a header/runtime mismatch shows here, not in a worker)
-node -e "require('./$OUT')"
 log "built $OUT"

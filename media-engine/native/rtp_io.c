@@ -22,7 +22,8 @@ static napi_value throw_errno(napi_env env, int err, const char *syscall) {
   char msg[160];
   snprintf(msg, sizeof msg, "%s %s", syscall, strerror(err));
   napi_value code, message, error;
-  const char *name = err == EADDRINUSE ? "EADDRINUSE" : err == EACCES ? "EACCES" : err == EADDRNOTAVAIL ? "EADDRNOTAVAIL" : err == EINVAL ? "EINVAL" : "EIO";
+  const char *name = strerrorname_np(err); /* EADDRINUSE, EMFILE... (glibc 2.32+) */
+  if (!name) name = "EIO";
   napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
   napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &message);
   napi_create_error(env, code, message, &error);
@@ -138,8 +139,10 @@ static napi_value rtp_close(napi_env env, napi_callback_info info) {
 
 /*
  * recv(fd, buf: Uint8Array, meta: Float64Array): the packet's length, or -1 when nothing is waiting.
- * meta[0] = source IPv4 as a signed 32-bit integer, meta[1] = source port, meta[2] = arrival time, ms since
- * the epoch (CLOCK_REALTIME, from the kernel; the time of the call when the kernel gave none).
+ * meta[0] = source IPv4 as a signed 32-bit integer, meta[1] = source port, meta[2] = how long ago it arrived,
+ * ms (the kernel's receive time against the clock now, both CLOCK_REALTIME, so a clock step between packets
+ * does not matter; 0 when the kernel gave none). A datagram larger than `buf` is dropped, as is one
+ * whose read failed (an ICMP error queued by an earlier send): the next one is read instead.
  */
 static napi_value rtp_recv(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -153,20 +156,30 @@ static napi_value rtp_recv(napi_env env, napi_callback_info info) {
     return throw_errno(env, EINVAL, "recv");
   struct sockaddr_in from;
   struct iovec iov = { data, len };
-  char control[CMSG_SPACE(sizeof(struct timespec))];
+  union {
+    char buf[CMSG_SPACE(sizeof(struct timespec))];
+    struct cmsghdr align;
+  } control;
   struct msghdr m;
-  memset(&m, 0, sizeof m);
-  m.msg_name = &from;
-  m.msg_namelen = sizeof from;
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = control;
-  m.msg_controllen = sizeof control;
-  ssize_t n;
-  do n = recvmsg(fd, &m, MSG_DONTWAIT);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = -1;
+  /* bounded: errors and oversized datagrams are skipped, at most a few per call */
+  for (int tries = 0; tries < 8; tries++) {
+    memset(&m, 0, sizeof m);
+    m.msg_name = &from;
+    m.msg_namelen = sizeof from;
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control.buf;
+    m.msg_controllen = sizeof control.buf;
+    n = recvmsg(fd, &m, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0 || (m.msg_flags & MSG_TRUNC) || m.msg_namelen < sizeof from) {
+      n = -1;
+      continue;
+    }
+    break;
+  }
   if (n < 0) {
-    /* nothing waiting, or an ICMP error queued by an earlier send: either way no packet */
     napi_create_int32(env, -1, &out);
     return out;
   }
@@ -175,9 +188,15 @@ static napi_value rtp_recv(napi_env env, napi_callback_info info) {
   meta[1] = (double)ntohs(from.sin_port);
   struct timespec ts = { 0, 0 };
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) memcpy(&ts, CMSG_DATA(c), sizeof ts);
-  if (ts.tv_sec == 0) clock_gettime(CLOCK_REALTIME, &ts);
-  meta[2] = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof ts)) memcpy(&ts, CMSG_DATA(c), sizeof ts);
+  double age = 0;
+  if (ts.tv_sec != 0) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    age = (double)(now.tv_sec - ts.tv_sec) * 1e3 + (double)(now.tv_nsec - ts.tv_nsec) / 1e6;
+    if (age < 0 || age > 60000) age = 0; /* the clock was stepped back, or forward by a lot */
+  }
+  meta[2] = age;
   napi_create_int32(env, (int32_t)n, &out);
   return out;
 }

@@ -6,6 +6,7 @@ import { ForkTap, type ForkMix } from '../fork';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult } from '../player';
 import { TickClock } from './clock';
+import { rtpIoKind } from './rtp-session';
 import { Leg, type LegOptions } from './leg';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
@@ -463,6 +464,8 @@ export class Engine {
     const cost = Array.from(this.tickCost.subarray(0, Math.min(this.periods, this.tickCost.length))).sort((a, b) => a - b);
     const pct = (arr: number[], p: number) => (arr.length ? arr[Math.min(arr.length - 1, Math.floor(arr.length * p))] : 0);
     return {
+      /** the RTP socket kind this worker really uses */
+      rtpIo: rtpIoKind(),
       legs: this.legs.size,
       conferences: this.conferences.size,
       ticks: s.ticks,

@@ -11,7 +11,8 @@ import { ReceiveStats } from '../rtp/receive-stats';
 import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
-import { createTransport, intToIpv4, peer, type Peer, type RtpIoKind, type RtpTransport } from './rtp-transport';
+import { rtpIo } from '../native';
+import { createTransport, intToIpv4, peer, TIME_ORIGIN, type Peer, type RtpIoKind, type RtpTransport } from './rtp-transport';
 
 const FRAME = 160;
 const RTCP_INTERVAL_MS = 5000;
@@ -37,8 +38,6 @@ export interface RtpCounters {
   late: number;
 }
 
-/** performance.timeOrigin is a getter that allocates: read once */
-const TIME_ORIGIN = performance.timeOrigin;
 
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
 const SEND_RING = 4;
@@ -50,8 +49,10 @@ const RTCP_POLL_EVERY = 10;
 /** The socket kind of this worker's sessions (worker-main.ts sets it from the worker's options). */
 let ioKind: RtpIoKind = 'dgram';
 export function configureRtpIo(kind: RtpIoKind): void {
-  ioKind = kind;
+  ioKind = kind === 'native' && rtpIo ? 'native' : 'dgram';
 }
+/** The kind this worker's sessions really use (native only where the module loaded). */
+export const rtpIoKind = (): RtpIoKind => ioKind;
 
 export class RtpSession {
   private readonly rtp: RtpTransport;
@@ -100,7 +101,7 @@ export class RtpSession {
   ) {
     this.dtmfIn = new TelephoneEventReceiver((e) => onDtmf({ ...e, ssrc: this.remoteSsrc ?? 0 }));
     this.rtp = createTransport(ioKind, (buf, len, ip, port, arrival) => this.onRtp(buf, len, ip, port, arrival));
-    this.rtcp = createTransport(ioKind, (buf, len, ip, port) => this.onRtcp(buf, len, ip, port));
+    this.rtcp = createTransport(ioKind, (buf, len, ip, port, arrival) => this.onRtcp(buf, len, ip, port, arrival));
   }
 
   /** Binds RTP on `port` and RTCP on `port + 1`; rejects with the socket error (EADDRINUSE). */
@@ -131,7 +132,7 @@ export class RtpSession {
   /** `mono`: the packet's arrival on performance.now()'s clock (the transport's; a heap number, the only allocation of this path) */
   private onRtp(msg: Buffer, len: number, fromIp: number, fromPort: number, mono: number): void {
     if (this.closed) return;
-    if (isRtcp(msg, len)) return this.onRtcp(msg, len, fromIp, fromPort); // rtcp-mux peers
+    if (isRtcp(msg, len)) return this.onRtcp(msg, len, fromIp, fromPort, mono); // rtcp-mux peers
     const p = this.rxHeader;
     if (!readRtpHeader(msg, p, len) || !this.media) return;
     // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet;
@@ -166,14 +167,14 @@ export class RtpSession {
     this.jitter.push(p.timestamp, this.rxSamples, decodeG711Range(law, msg, p.payloadOffset, p.payloadEnd, this.rxSamples));
   }
 
-  private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number): void {
+  private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number, arrival: number): void {
     const pkts = parseRtcp(Buffer.from(msg.subarray(0, len))); // a copy: a native socket's buffer is reused
     if (!pkts) return;
     if (!this.remoteRtcp || this.remoteRtcp.ip !== fromIp) this.remoteRtcp = { address: intToIpv4(fromIp), ip: fromIp, port: fromPort };
     for (const p of pkts) {
       if (p.type === 'SR') {
         this.stats.lastSrNtpMiddle = ((p.sender.ntpSec & 0xffff) << 16 | (p.sender.ntpFrac >>> 16)) >>> 0;
-        this.stats.lastSrArrivalMs = Date.now();
+        this.stats.lastSrArrivalMs = TIME_ORIGIN + arrival; // when it came, not when the tick read it (DLSR)
         this.rtcpIn.senderReports++;
         this.rtcpIn.lastSender = { ssrc: p.ssrc, packetCount: p.sender.packetCount, octetCount: p.sender.octetCount };
       } else if (p.type === 'RR') this.rtcpIn.receiverReports++;

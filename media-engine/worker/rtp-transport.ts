@@ -32,7 +32,7 @@ export interface RtpTransport {
 
 const RECV_BUFFER = 512 * 1024;
 /** performance.timeOrigin is a getter that allocates: read once */
-const TIME_ORIGIN = performance.timeOrigin;
+export const TIME_ORIGIN = performance.timeOrigin;
 
 /** An IPv4 literal as a signed 32-bit integer, or null. */
 export function ipv4ToInt(address: string): number | null {
@@ -61,17 +61,21 @@ export function intToIpv4(ip: number): string {
   return `${(ip >>> 24) & 255}.${(ip >>> 16) & 255}.${(ip >>> 8) & 255}.${ip & 255}`;
 }
 
-/** A peer for address:port; a host name is resolved in the background (nothing is sent to it until then). */
+/** A peer for address:port; `ip` is 0 for a host name until a native socket has resolved it. */
 export function peer(address: string, port: number): Peer {
-  const ip = ipv4ToInt(address);
-  const p: Peer = { address, ip: ip ?? 0, port };
-  if (ip === null) {
-    dns.lookup(address, { family: 4 }, (err, resolved) => {
-      const n = err ? null : ipv4ToInt(resolved);
-      if (n !== null) p.ip = n;
-    });
-  }
-  return p;
+  return { address, ip: ipv4ToInt(address) ?? 0, port };
+}
+
+/** Host names being resolved for native sends (one lookup at a time per peer; a failed one is tried again at the next send). */
+const resolving = new WeakSet<Peer>();
+function resolveLater(to: Peer): void {
+  if (resolving.has(to)) return;
+  resolving.add(to);
+  dns.lookup(to.address, { family: 4 }, (err, resolved) => {
+    resolving.delete(to);
+    const n = err ? null : ipv4ToInt(resolved);
+    if (n !== null) to.ip = n;
+  });
 }
 
 export function createTransport(kind: RtpIoKind, onPacket: PacketHandler): RtpTransport {
@@ -95,7 +99,8 @@ class NativeTransport implements RtpTransport {
   }
 
   send(packet: Buffer, to: Peer): void {
-    if (this.fd < 0 || to.ip === 0) return;
+    if (this.fd < 0) return;
+    if (to.ip === 0) return resolveLater(to); // a host name in the SDP: sent to once resolved (dgram resolves per send)
     this.io.send(this.fd, packet, packet.length, to.ip, to.port); // a full buffer or an ICMP error loses this packet only
   }
 
@@ -104,7 +109,7 @@ class NativeTransport implements RtpTransport {
     for (let i = 0; i < 64 && this.fd >= 0; i++) {
       const n = this.io.recv(this.fd, rxBuf, rxMeta);
       if (n < 0) return;
-      this.onPacket(rxBuf, n, rxMeta[0] | 0, rxMeta[1], rxMeta[2] - TIME_ORIGIN);
+      this.onPacket(rxBuf, n, rxMeta[0] | 0, rxMeta[1], performance.now() - rxMeta[2]);
     }
   }
 

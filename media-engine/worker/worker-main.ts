@@ -8,13 +8,14 @@ import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { configureSources } from './source-resolver';
 import { configureRtpIo } from './rtp-session';
+import type { RtpIoKind } from './rtp-transport';
 import { Engine } from './engine';
 import { isToWorker, type CallRequest, type FromWorker, type Method, type Operations, type Params } from './protocol';
 
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
 const port = parentPort;
 configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
-configureRtpIo((workerData as { rtpIo?: 'native' | 'dgram' } | undefined)?.rtpIo === 'native' ? 'native' : 'dgram');
+configureRtpIo((workerData as { rtpIo?: RtpIoKind } | undefined)?.rtpIo === 'native' ? 'native' : 'dgram');
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
 
 // Linux keeps the nice value per thread: pid 0 is this worker thread only (MediaServerOptions.workerNice)

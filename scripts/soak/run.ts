@@ -44,7 +44,9 @@ interface Proc {
 }
 
 function start(name: string, script: string, env: Record<string, string>, probeDir: string): Proc {
-  const proc = spawn(process.execPath, ['--expose-gc', '--require', 'tsx/cjs', '--require', path.join(__dirname, 'probe.cjs'), script], {
+  // media-app as scripts/start.ts runs it
+  const gc = name === 'media-app' ? ['--single-threaded-gc'] : [];
+  const proc = spawn(process.execPath, [...gc, '--expose-gc', '--require', 'tsx/cjs', '--require', path.join(__dirname, 'probe.cjs'), script], {
     cwd: ROOT,
     env: { ...process.env, ...env, SOAK_PROBE_DIR: probeDir },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,8 +17,8 @@ import { portRange } from './support';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function offer(port: number): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+function offer(port: number, host = '127.0.0.1'): string {
+  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', `c=IN IP4 ${host}`, 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
 }
 
 async function udp(): Promise<dgram.Socket> {
@@ -67,6 +67,16 @@ describe('media-engine RTP sockets: native and dgram', function () {
     }
   });
 
+  it('refuses a bind address that is not IPv4 and does not resolve', async () => {
+    let err: Error | null = null;
+    try {
+      await MediaServer.start({ rtpPorts: portRange(), workers: 1, bindAddress: 'no-such-host.invalid' });
+    } catch (e) {
+      err = e as Error;
+    }
+    expect(err?.message).to.match(/media bind address "no-such-host.invalid" is not an IPv4 address/);
+  });
+
   it('refuses an unknown kind', async () => {
     let err: Error | null = null;
     try {
@@ -90,8 +100,11 @@ describe('media-engine RTP sockets: native and dgram', function () {
       let ep: Endpoint | null = null;
       const socks: dgram.Socket[] = [];
       before(async () => {
-        ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: kind });
+        // a host name to bind to is resolved once (the native socket binds to an IPv4 address)
+        ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: kind, bindAddress: 'localhost' });
         expect(ms.rtpIo).to.equal(kind);
+        expect(ms.bindAddress).to.equal('127.0.0.1');
+        expect((await ms.stats())[0].rtpIo, 'the kind the worker really uses').to.equal(kind);
       });
       afterEach(async () => {
         await ep?.destroy().catch(() => undefined);
@@ -139,6 +152,16 @@ describe('media-engine RTP sockets: native and dgram', function () {
         expect(toAnnounced.length).to.be.below(5);
         const steps = toReal.slice(1).map((t, i) => ((t - toReal[i]) >>> 0) / 160);
         expect(steps.every((s) => s === 1), `steps ${steps.join(',')}`).to.equal(true);
+      });
+
+      it('a far end named by a host name in the SDP is sent to', async () => {
+        const sink = await udp();
+        socks.push(sink);
+        let got = 0;
+        sink.on('message', () => got++);
+        ep = await ms.createEndpoint({ remoteSdp: offer(sink.address().port, 'localhost'), inbandDtmf: false });
+        await sleep(600);
+        expect(got).to.be.greaterThan(15);
       });
 
       it('a taken port is refused with EADDRINUSE, and the socket can be closed after', async () => {
