@@ -4,8 +4,11 @@
  * already in the asked state, changes nothing.
  *
  * The queue runs many commands at once, but those about one call (or one conference member) act one
- * after another, in the order they were taken (mute then unmute must not land the other way round). A hangup waits for nothing:
- * it ends whatever the call is doing, a re-INVITE still waiting for the phone included.
+ * after another, in the order they were taken (mute then unmute must not land the other way round). A
+ * hangup waits for nothing: it ends whatever the call is doing, a re-INVITE still waiting for the phone
+ * included. A command that sets a state (mute, hold, music on hold, silence) and was issued before the
+ * last one applied for the same state is skipped: a failed command retried by the queue comes back after
+ * the ones sent later, and the last one sent wins.
  */
 import type { Logger } from 'pino';
 import { commandCallId, type CommandEnvelope, type MediaCommand } from '../core/queue/contracts';
@@ -18,6 +21,8 @@ export class CommandHandler implements CommandRegistry {
   private readonly handlers = new Map<string, (command: any) => Promise<void>>();
   /** The last command taken for each call, settled or not (removed once the call has none running). */
   private readonly tails = new Map<string, Promise<void>>();
+  /** When the last applied state-setting command of each state was issued (ms since the epoch). */
+  private readonly lastIssued = new Map<string, number>();
 
   constructor(private readonly factory: CallFactory, private readonly logger: Logger) {}
 
@@ -32,13 +37,33 @@ export class CommandHandler implements CommandRegistry {
     this.logger.debug({ command: c.type, id: envelope.commandId }, 'command');
     const callId = c.type === 'call.hangup' ? null : orderKey(c);
     if (!callId) return this.run(c);
-    const mine = (this.tails.get(callId) ?? Promise.resolve()).then(() => this.run(c));
+    const mine = (this.tails.get(callId) ?? Promise.resolve()).then(() => (this.stale(c, envelope.issuedAt) ? undefined : this.run(c)));
     const tail = mine.catch(() => undefined); // a failed command fails its own job, not the next one
     this.tails.set(callId, tail);
     void tail.then(() => {
       if (this.tails.get(callId) === tail) this.tails.delete(callId);
     });
     return mine;
+  }
+
+  /** True when `c` sets a state a later-issued command already set (it is then skipped); notes it otherwise. */
+  private stale(c: MediaCommand, issuedAt: string): boolean {
+    if (!STATE_COMMANDS.has(c.type)) return false;
+    const at = Date.parse(issuedAt);
+    if (!Number.isFinite(at)) return false;
+    const key = `${orderKey(c)}|${c.type}|${'direction' in c ? c.direction : ''}`;
+    const last = this.lastIssued.get(key);
+    if (last !== undefined && at < last) {
+      this.logger.info({ command: c.type, issuedAt }, 'command issued before the last one applied for the same state: skipped');
+      return true;
+    }
+    this.lastIssued.set(key, at);
+    if (this.lastIssued.size > 10_000) {
+      // a retry comes within seconds: what is older than a minute is forgotten
+      const old = at - 60_000;
+      for (const [k, t] of this.lastIssued) if (t < old) this.lastIssued.delete(k);
+    }
+    return false;
   }
 
   private async run(c: MediaCommand): Promise<void> {
@@ -78,6 +103,9 @@ export class CommandHandler implements CommandRegistry {
     }
   }
 }
+
+/** Commands that set a state of a call or conference member: the last one issued wins. */
+const STATE_COMMANDS = new Set<string>(['call.mute', 'call.hold', 'call.moh', 'call.silence', 'conference.mute']);
 
 /** What a command must keep its order with: the call it is about, or the conference member. */
 function orderKey(c: MediaCommand): string | null {

@@ -7,7 +7,7 @@ import { CommandHandler } from '../../media-app/commands';
 import type { CommandEnvelope, MediaCommand } from '../../core/queue/contracts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const envelope = (command: MediaCommand, n: number): CommandEnvelope => ({ commandId: `c${n}`, issuedAt: new Date().toISOString(), command });
+const envelope = (command: MediaCommand, n: number, issuedAt = new Date()): CommandEnvelope => ({ commandId: `c${n}`, issuedAt: issuedAt.toISOString(), command });
 
 describe('media-app command order', () => {
   // the built-in commands need a CallFactory; a subsystem's own command type does not
@@ -70,6 +70,23 @@ describe('media-app command order', () => {
     expect(first.status).to.equal('rejected');
     expect(second.status).to.equal('fulfilled');
     expect(log).to.deep.equal(['off']);
+  });
+
+  it('a state command issued before the last one applied for that state (a retry) is skipped; other commands never are', async () => {
+    const log: string[] = [];
+    const h = handler(log);
+    h.on('call.talk', async (c) => void log.push(`talk ${c.text}`));
+    const t0 = new Date(Date.now() - 1000);
+    const t1 = new Date(Date.now() - 500);
+    // "off" issued at t1 is applied; the retry of "on", issued at t0, comes after it
+    await h.handle(envelope({ type: 'call.silence', callId: 'A', on: false } as MediaCommand, 2, t1));
+    await h.handle(envelope({ type: 'call.silence', callId: 'A', on: true } as MediaCommand, 1, t0));
+    // another call, or the same call's other commands, are not affected
+    await h.handle(envelope({ type: 'call.silence', callId: 'B', on: true } as MediaCommand, 3, t0));
+    await h.handle(envelope({ type: 'call.talk', callId: 'A', text: 'hi' } as MediaCommand, 4, t0));
+    // issued at the same time (the same command redelivered, or two in one millisecond): applied in the order taken
+    await h.handle(envelope({ type: 'call.silence', callId: 'A', on: true } as MediaCommand, 5, t1));
+    expect(log).to.deep.equal(['A:off', 'B:on', 'talk hi', 'A:on']);
   });
 
   it('a hangup does not wait behind a slow command of its call', async () => {
