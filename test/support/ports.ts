@@ -1,23 +1,18 @@
 import net from 'node:net';
 import dgram from 'node:dgram';
 
-/** A loopback port that is free for both TCP and UDP right now (SIP uses the same number on both). */
+/**
+ * A port free for TCP and UDP, drawn from 61000–65499: above the kernel's ephemeral ports (32768–60999),
+ * which every outgoing connection of the suite takes from (a port found free there could be handed to a
+ * connection before the test listened on it: CI on 7ffef1d, EADDRINUSE), and above every fixed range of
+ * the suite. Handed out in turn from a random start, so one test process never gets the same port twice
+ * until it has used them all.
+ */
+let nextFree = Math.floor(Math.random() * 4500);
 export async function freePort(host = '127.0.0.1'): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const srv = net.createServer();
-      srv.once('error', reject);
-      srv.listen(0, host, () => {
-        const p = (srv.address() as net.AddressInfo).port;
-        srv.close(() => resolve(p));
-      });
-    });
-    const udpOk = await new Promise<boolean>((resolve) => {
-      const s = dgram.createSocket('udp4');
-      s.once('error', () => resolve(false));
-      s.bind(port, host, () => s.close(() => resolve(true)));
-    });
-    if (udpOk) return port;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 61000 + (nextFree++ % 4500);
+    if (await tcpUdpFree(port, host)) return port;
   }
   throw new Error('no free port found');
 }

@@ -110,7 +110,9 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
     const r = await caller(['-sf', scenario('uac-reinvite.xml'), '-m', '1', '-timeout', '10s']);
     expect(r.code, r.errors).to.equal(0);
     // srf defers its 'ack' event: on a loaded machine the second one can follow 'destroy'
-    await until(() => events.includes('destroy') && events.filter((e) => e === 'ack').length >= 2, 3000, 'destroy and both ACKs');
+    await until(() => events.includes('destroy') && events.filter((e) => e === 'ack').length >= 2, 10_000, 'destroy and both ACKs').catch((e: Error) => {
+      throw new Error(`${e.message}; events: ${events.join(',')}`);
+    });
     expect(events).to.include('hold');
     expect(events.filter((e) => e === 'ack')).to.have.length(2); // the INVITE's and the re-INVITE's
   });
