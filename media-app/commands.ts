@@ -37,7 +37,7 @@ export class CommandHandler implements CommandRegistry {
     this.logger.debug({ command: c.type, id: envelope.commandId }, 'command');
     const callId = c.type === 'call.hangup' ? null : orderKey(c);
     if (!callId) return this.run(c);
-    const mine = (this.tails.get(callId) ?? Promise.resolve()).then(() => (this.stale(c, envelope.issuedAt) ? undefined : this.run(c)));
+    const mine = (this.tails.get(callId) ?? Promise.resolve()).then(() => (this.stale(c, callId, envelope.issuedAt) ? undefined : this.run(c)));
     const tail = mine.catch(() => undefined); // a failed command fails its own job, not the next one
     this.tails.set(callId, tail);
     void tail.then(() => {
@@ -47,11 +47,11 @@ export class CommandHandler implements CommandRegistry {
   }
 
   /** True when `c` sets a state a later-issued command already set (it is then skipped); notes it otherwise. */
-  private stale(c: MediaCommand, issuedAt: string): boolean {
+  private stale(c: MediaCommand, callId: string, issuedAt: string): boolean {
     if (!STATE_COMMANDS.has(c.type)) return false;
     const at = Date.parse(issuedAt);
     if (!Number.isFinite(at)) return false;
-    const key = `${orderKey(c)}|${c.type}|${'direction' in c ? c.direction : ''}`;
+    const key = `${callId}|${c.type}|${'direction' in c ? c.direction : ''}`;
     const last = this.lastIssued.get(key);
     if (last !== undefined && at < last) {
       this.logger.info({ command: c.type, issuedAt }, 'command issued before the last one applied for the same state: skipped');

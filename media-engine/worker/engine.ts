@@ -6,7 +6,7 @@ import { ForkTap, type ForkMix } from '../fork';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult } from '../player';
 import { TickClock } from './clock';
-import { rtpIoKind } from './rtp-session';
+import { rtpIoKind } from './rtp-transport';
 import { Leg, type LegOptions } from './leg';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
@@ -58,9 +58,8 @@ export class Engine {
   ) {
     this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
     this.slots = Array.from({ length: this.phases }, () => [] as Leg[]);
-    // a stall of up to ~5 periods is caught up, as with one phase
-    // the clock runs only while the worker has something to serve (legs, conferences, links): idle,
-    // its 250 wakes a second cost ~5 % of a core for nothing (docs/benchmarks-capacity.md)
+    // a stall of up to ~5 periods is caught up, as with one phase. The clock runs only while the worker
+    // has something to serve (wake, idle): idle, its 200 wakes a second cost ~5 % of a core for nothing
     this.clock = new TickClock((now, skipped, index) => this.tick(now, skipped, index), 20 / this.phases, 5 * this.phases);
   }
 

@@ -11,8 +11,7 @@ import { ReceiveStats } from '../rtp/receive-stats';
 import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
-import { rtpIo } from '../native';
-import { createTransport, intToIpv4, peer, TIME_ORIGIN, type Peer, type RtpIoKind, type RtpTransport } from './rtp-transport';
+import { createTransport, intToIpv4, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 
 const FRAME = 160;
 const RTCP_INTERVAL_MS = 5000;
@@ -46,13 +45,6 @@ const MAX_PACKET = 12 + FRAME * 4;
 /** RTCP is read every this many receives (native sockets): it comes every few seconds */
 const RTCP_POLL_EVERY = 10;
 
-/** The socket kind of this worker's sessions (worker-main.ts sets it from the worker's options). */
-let ioKind: RtpIoKind = 'dgram';
-export function configureRtpIo(kind: RtpIoKind): void {
-  ioKind = kind === 'native' && rtpIo ? 'native' : 'dgram';
-}
-/** The kind this worker's sessions really use (native only where the module loaded). */
-export const rtpIoKind = (): RtpIoKind => ioKind;
 
 export class RtpSession {
   private readonly rtp: RtpTransport;
@@ -100,8 +92,8 @@ export class RtpSession {
     onDtmf: (e: DetectedEvent & { ssrc: number }) => void,
   ) {
     this.dtmfIn = new TelephoneEventReceiver((e) => onDtmf({ ...e, ssrc: this.remoteSsrc ?? 0 }));
-    this.rtp = createTransport(ioKind, (buf, len, ip, port, arrival) => this.onRtp(buf, len, ip, port, arrival));
-    this.rtcp = createTransport(ioKind, (buf, len, ip, port, arrival) => this.onRtcp(buf, len, ip, port, arrival));
+    this.rtp = createTransport((buf, len, ip, port, arrival) => this.onRtp(buf, len, ip, port, arrival));
+    this.rtcp = createTransport((buf, len, ip, port, arrival) => this.onRtcp(buf, len, ip, port, arrival));
   }
 
   /** Binds RTP on `port` and RTCP on `port + 1`; rejects with the socket error (EADDRINUSE). */

@@ -78,12 +78,21 @@ function resolveLater(to: Peer): void {
   });
 }
 
-export function createTransport(kind: RtpIoKind, onPacket: PacketHandler): RtpTransport {
-  return kind === 'native' && rtpIo ? new NativeTransport(rtpIo, onPacket) : new DgramTransport(onPacket);
-}
-
 /** The kind a worker uses when none is asked for: native when it was built. */
 export const defaultRtpIo = (): RtpIoKind => (rtpIo ? 'native' : 'dgram');
+
+/** The socket kind of this thread's sessions (worker-main.ts sets it from the worker's options). */
+let ioKind: RtpIoKind = 'dgram';
+export function configureRtpIo(kind: RtpIoKind): void {
+  ioKind = kind === 'native' && rtpIo ? 'native' : 'dgram';
+}
+/** The kind this thread's sessions really use (native only where the module loaded). */
+export const rtpIoKind = (): RtpIoKind => ioKind;
+
+/** A socket of this thread's kind. */
+export function createTransport(onPacket: PacketHandler, kind: RtpIoKind = ioKind): RtpTransport {
+  return kind === 'native' && rtpIo ? new NativeTransport(rtpIo, onPacket) : new DgramTransport(onPacket);
+}
 
 /** One receive buffer and metadata array for every native socket of the worker (packets are handled at once). */
 const rxBuf = Buffer.allocUnsafeSlow(2048);

@@ -7,8 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { configureSources } from './source-resolver';
-import { configureRtpIo } from './rtp-session';
-import type { RtpIoKind } from './rtp-transport';
+import { configureRtpIo, type RtpIoKind } from './rtp-transport';
 import { Engine } from './engine';
 import { isToWorker, type CallRequest, type FromWorker, type Method, type Operations, type Params } from './protocol';
 

@@ -6,13 +6,8 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { MediaServer } from '../../media-engine';
-import { portRange } from './support';
+import { pcmuOffer as offer, portRange, sleep } from './support';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function offer(port: number): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
-}
 
 describe('media-engine idle worker clock', function () {
   this.timeout(20_000);

@@ -6,11 +6,8 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { MediaServer, type Endpoint } from '../../media-engine';
-import { portRange } from './support';
+import { pcmuOffer as offer, portRange } from './support';
 
-function offer(port: number): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
-}
 
 interface Rx {
   sock: dgram.Socket;

@@ -13,13 +13,8 @@ import { NATIVE_RTP_IO_PATH, rtpIo } from '../../media-engine/native';
 import { createTransport, intToIpv4, ipv4ToInt, type RtpIoKind } from '../../media-engine/worker/rtp-transport';
 import { serializeSenderReport } from '../../media-engine/rtp/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp/packet';
-import { portRange } from './support';
+import { pcmuOffer as offer, portRange, rejection, sleep } from './support';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function offer(port: number, host = '127.0.0.1'): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', `c=IN IP4 ${host}`, 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
-}
 
 async function udp(): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');
@@ -68,22 +63,12 @@ describe('media-engine RTP sockets: native and dgram', function () {
   });
 
   it('refuses a bind address that is not IPv4 and does not resolve', async () => {
-    let err: Error | null = null;
-    try {
-      await MediaServer.start({ rtpPorts: portRange(), workers: 1, bindAddress: 'no-such-host.invalid' });
-    } catch (e) {
-      err = e as Error;
-    }
+    const err = await rejection(MediaServer.start({ rtpPorts: portRange(), workers: 1, bindAddress: 'no-such-host.invalid' }));
     expect(err?.message).to.match(/media bind address "no-such-host.invalid" is not an IPv4 address/);
   });
 
   it('refuses an unknown kind', async () => {
-    let err: Error | null = null;
-    try {
-      await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'epoll' as never });
-    } catch (e) {
-      err = e as Error;
-    }
+    const err = await rejection(MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'epoll' as never }));
     expect(err?.message).to.match(/rtpIo must be 'native' or 'dgram'/);
   });
 
@@ -167,13 +152,8 @@ describe('media-engine RTP sockets: native and dgram', function () {
       it('a taken port is refused with EADDRINUSE, and the socket can be closed after', async () => {
         const taken = await udp();
         socks.push(taken);
-        const t = createTransport(kind, () => undefined);
-        let err: NodeJS.ErrnoException | null = null;
-        try {
-          await t.open('127.0.0.1', taken.address().port);
-        } catch (e) {
-          err = e as NodeJS.ErrnoException;
-        }
+        const t = createTransport(() => undefined, kind);
+        const err = (await rejection(t.open('127.0.0.1', taken.address().port))) as NodeJS.ErrnoException;
         expect(err?.code).to.equal('EADDRINUSE');
         await t.close();
       });
