@@ -44,6 +44,20 @@ export function randomToken(bytes = 8): string { return randomSlice(bytes).toStr
 /** New RFC 3261 branch with the magic cookie. */
 export function newBranch(): string { return MAGIC_COOKIE + randomSlice(9).toString('base64url'); }
 
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A body's bytes in a buffer of their own. Buffer.from cuts a short string's bytes from a shared
+ * 8 KiB pool, and a message a transaction keeps for its retransmissions (Timers J and L, 32 s) then
+ * keeps that whole block alive: at 300 calls/s that was 90 MB of array buffers.
+ */
+export function ownBuffer(s: string): Buffer {
+  if (!s) return EMPTY;
+  const buf = Buffer.allocUnsafeSlow(Buffer.byteLength(s));
+  buf.write(s);
+  return buf;
+}
+
 export abstract class SipMessage {
   version = 'SIP/2.0';
   headers: Headers;
@@ -53,7 +67,7 @@ export abstract class SipMessage {
 
   constructor(headers?: Headers, body?: Buffer | string) {
     this.headers = headers ?? new Headers();
-    this.body = body === undefined ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : body;
+    this.body = body === undefined ? EMPTY : typeof body === 'string' ? ownBuffer(body) : body;
   }
 
   abstract get isRequest(): boolean;
@@ -79,7 +93,7 @@ export abstract class SipMessage {
   }
   get contentType(): string | undefined { return this.headers.get('Content-Type'); }
   get bodyText(): string { return this.body.toString('utf8'); }
-  set bodyText(s: string) { this.body = Buffer.from(s); }
+  set bodyText(s: string) { this.body = ownBuffer(s); }
 
   /** Serialize; Content-Length is always written from the actual body. */
   toBuffer(): Buffer {

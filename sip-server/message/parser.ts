@@ -3,7 +3,7 @@
 // whitespace, folding, case and compact forms. Every failure is a SipParseError; nothing else escapes.
 import { Headers, LIST_HEADERS, canonicalName, canonicalNameMemo, headerKey, splitList } from './headers';
 import { parseCSeq, parseNameAddr, parseVia } from './fields';
-import { SipMessage, SipRequest, SipResponse } from './message';
+import { SipMessage, SipRequest, SipResponse, ownBuffer } from './message';
 import { SipUri, parseUri } from './uri';
 import { isToken } from './params';
 
@@ -82,7 +82,8 @@ export function headerEnd(buf: Buffer, from = 0): number {
 /** Parse one SIP message. Throws SipParseError only. */
 export function parseMessage(input: Buffer | string, opts: ParseOptions = {}): SipRequest | SipResponse {
   try {
-    return parseUnsafe(typeof input === 'string' ? Buffer.from(input) : input, opts);
+    // a string's bytes in a buffer of their own, not the shared pool: the body is a view of them
+    return parseUnsafe(typeof input === 'string' ? ownBuffer(input) : input, opts);
   } catch (e) {
     if (e instanceof SipParseError) throw e;
     throw new SipParseError(`malformed message: ${(e as Error).message}`);
