@@ -61,7 +61,9 @@ async function main(): Promise<void> {
   // benchmark hook: report CPU used so far (process.cpuUsage of this process)
   process.on('SIGUSR2', () => {
     const u = process.cpuUsage();
-    process.stdout.write(`CPU ${JSON.stringify({ user: u.user, system: u.system, stats: drachtio.engine.stats() })}\n`);
+    const m = process.memoryUsage();
+    const memory = { rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
+    process.stdout.write(`CPU ${JSON.stringify({ user: u.user, system: u.system, memory, stats: drachtio.engine.stats(), capture: capture?.capture.stats })}\n`);
   });
 }
 

@@ -6,11 +6,12 @@
  *   npx tsx scripts/bench/sip/run.ts [--steps 100,200,300,400,500,600] [--seconds 5] [--cpu-rate 300]
  *     [--cpu-seconds 10] [--cpu-warmup 35] (seconds at --cpu-rate before the measured run, past Timer J/L; 0: none)
  *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p" (node options of the sip-server process),
- *   BENCH_SERVER_STDOUT=/tmp/server.log (its stdout kept, e.g. with --trace-deopt)
+ *   BENCH_SERVER_STDOUT=/tmp/server.log (its stdout kept, e.g. with --trace-deopt),
+ *   BENCH_SERVER_ENTRY=path/to/bundle.js (run that JavaScript instead of sip-server/main.ts under tsx)
  *
  * Output: a table per target rate (calls attempted / ok / failed, achieved calls per second) for
  * both set-ups, the highest rate with zero failed calls, their ratio, and sip-server CPU per call
- * (process.cpuUsage() of the sip-server process, read over a fixed-rate run).
+ * (process.cpuUsage() of the sip-server process, read over a fixed-rate run) with its memory at the end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,6 +38,12 @@ const CPU_SECONDS = Number(arg('cpu-seconds', '10'));
 // first seconds at 300 cps in TurboFan compiles (V8's background threads count in the process's CPU)
 /** 35 s by default: past the 32 s of Timer J and L, so the transactions' clean-up (and its GC) is in the figure */
 const CPU_WARMUP = Number(arg('cpu-warmup', '35'));
+
+/** process.memoryUsage() of the sip-server process, bytes */
+interface ServerMemory { rss: number; heapUsed: number; external: number; arrayBuffers: number }
+
+/** the sip-server's SIP capture counters (null when SIP_CAPTURE=off) */
+interface CaptureStats { captured: number; written: number; dropped: number; writeErrors: number }
 
 interface RunResult { rate: number; attempted: number; ok: number; failed: number; seconds: number; exit: number | null }
 
@@ -82,11 +89,12 @@ async function uacRun(target: string, rate: number, seconds: number): Promise<Ru
   return { rate, attempted: calls, ok, failed: failed + Math.max(0, calls - ok - failed), seconds: elapsed, exit: code };
 }
 
-async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; drachtioPort: number; cpu(): Promise<{ user: number; system: number }> }> {
+async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; drachtioPort: number; cpu(): Promise<{ user: number; system: number; memory?: ServerMemory; capture?: CaptureStats }> }> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof
-  const proc = spawn(process.execPath, [...extra, '-r', 'tsx/cjs', path.join(ROOT, 'sip-server/main.ts')], {
+  const entry = process.env.BENCH_SERVER_ENTRY ? [path.resolve(process.env.BENCH_SERVER_ENTRY)] : ['-r', 'tsx/cjs', path.join(ROOT, 'sip-server/main.ts')];
+  const proc = spawn(process.execPath, [...extra, ...entry], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -125,7 +133,7 @@ async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; 
       const p = nextLine('CPU');
       proc.kill('SIGUSR2');
       const j = JSON.parse((await p).slice(4));
-      return { user: j.user / 1000, system: j.system / 1000 }; // ms
+      return { user: j.user / 1000, system: j.system / 1000, memory: j.memory, capture: j.capture }; // ms
     },
   };
 }
@@ -206,7 +214,9 @@ async function main(): Promise<void> {
   app.disconnect();
   const exited = new Promise((r) => server.proc.once('exit', r));
   server.proc.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  // a --cpu-prof profile is written at exit, which takes seconds for a long run
+  const exitWait = (process.env.BENCH_NODE_ARGS ?? '').includes('--cpu-prof') ? 60000 : 5000;
+  await Promise.race([exited, new Promise((r) => setTimeout(r, exitWait))]);
 
   const rows = [['offered cps', 'baseline ok/failed', 'baseline done/s', 'sip-server ok/failed', 'sip-server done/s']];
   for (const rate of STEPS) {
@@ -231,6 +241,17 @@ async function main(): Promise<void> {
   process.stdout.write(`best sustained completion rate without failures: baseline ${db.toFixed(0)}/s, sip-server ${dd.toFixed(0)}/s (ratio ${(db ? dd / db : 0).toFixed(2)})\n`);
   if (warm) process.stdout.write(`sip-server CPU per call in the first ${CPU_WARMUP} s at ${CPU_RATE} cps (JIT warm-up, not the figure): ${warm.perCall.toFixed(3)} ms (${warm.ok} ok, ${warm.failed} failed)\n`);
   process.stdout.write(`sip-server CPU per call at ${CPU_RATE} cps for ${CPU_SECONDS} s${warm ? ' (after the warm-up)' : ''}: ${cpuPerCall.toFixed(3)} ms, of which user ${userPerCall.toFixed(3)} ms (${fixed.ok} ok, ${fixed.failed} failed; target <= 1 ms)\n`);
+  // the production default captures every call's SIP to Redis: a figure without it says so
+  const cap = cpu1.capture;
+  if (!cap) process.stdout.write('SIP capture: off (SIP_CAPTURE=off)\n');
+  else {
+    const written = cap.written - (cpu0.capture?.written ?? 0);
+    const lost = cap.dropped + cap.writeErrors - (cpu0.capture?.dropped ?? 0) - (cpu0.capture?.writeErrors ?? 0);
+    process.stdout.write(`SIP capture to Redis in that run: ${written} messages written, ${lost} dropped or failed${lost ? ' (WARNING: is Redis at REDIS_URL up? the figure is then not the production one)' : ''}\n`);
+  }
+  const mem = cpu1.memory;
+  const mb = (b: number) => (b / 1048576).toFixed(0);
+  if (mem) process.stdout.write(`sip-server memory at the end of that run (every call of the last 32 s is still held by its transactions): rss ${mb(mem.rss)} MB, JS heap used ${mb(mem.heapUsed)} MB, array buffers ${mb(mem.arrayBuffers)} MB\n`);
   process.stdout.write(`drachtio-srf application CPU per call (same run, for comparison): ${appPerCall.toFixed(3)} ms (sip-server/app ratio ${(cpuPerCall / appPerCall).toFixed(2)}; load average ${os.loadavg()[0].toFixed(1)})\n`);
   cleanup();
   process.exit(0);
