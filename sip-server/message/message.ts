@@ -95,7 +95,10 @@ export abstract class SipMessage {
   get bodyText(): string { return this.body.toString('utf8'); }
   set bodyText(s: string) { this.body = ownBuffer(s); }
 
-  /** Serialize; Content-Length is always written from the actual body. */
+  /**
+   * Serialize; Content-Length is always written from the actual body. The bytes are a buffer of their
+   * own (see ownBuffer): the SIP capture holds what was sent until it is written, longer while Redis is away.
+   */
   toBuffer(): Buffer {
     let head = this.startLine() + '\r\n';
     for (const [name, value] of this.headers) {
@@ -103,8 +106,11 @@ export abstract class SipMessage {
       head += `${name}: ${value}\r\n`;
     }
     head += `Content-Length: ${this.body.length}\r\n\r\n`;
-    if (!this.body.length) return Buffer.from(head);
-    return Buffer.concat([Buffer.from(head), this.body]);
+    const headLength = Buffer.byteLength(head);
+    const out = Buffer.allocUnsafeSlow(headLength + this.body.length);
+    out.write(head);
+    this.body.copy(out, headLength);
+    return out;
   }
 
   toString(): string { return this.toBuffer().toString('utf8'); }
