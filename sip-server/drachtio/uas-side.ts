@@ -282,10 +282,18 @@ export class UasSide {
 
   private expectAck(tx: InboundTransaction, d: Dialog): void {
     d.awaitingAck = tx;
-    tx.once('ack', (ack: SipRequest) => this.onAck(ack, d));
-    tx.once('timeout', () => {
+    // the transaction lives on for 32 s after the ACK (Timer L): once the ACK is in, neither listener
+    // may keep the dialog alive with it
+    const onTimeout = (): void => {
+      tx.off('ack', onAckEvent);
       if (d.awaitingAck === tx && !d.ended) this.noAck(d);
-    });
+    };
+    const onAckEvent = (ack: SipRequest): void => {
+      tx.off('timeout', onTimeout);
+      this.onAck(ack, d);
+    };
+    tx.once('ack', onAckEvent);
+    tx.once('timeout', onTimeout);
   }
 
   /**
