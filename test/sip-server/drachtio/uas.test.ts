@@ -1,10 +1,16 @@
 // drachtio-srf applications acting as UAS through our sip-server, against sipp as the caller.
 import { expect } from 'chai';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { Dialog } from '../../../sip-server/drachtio/dialogs';
 import { freePort } from '../../support/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, sipp, startServer, until, type Server } from './harness';
 
 const scenario = (f: string) => path.join(SCENARIOS, f);
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
 
 describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
   this.timeout(30000);
@@ -136,5 +142,31 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
     const r = await caller(['-sf', scenario('uac-options-message.xml'), '-m', '1', '-timeout', '10s']);
     expect(r.code, r.errors).to.equal(0);
     expect(got).to.deep.equal(['OPTIONS', 'MESSAGE:hello from sipp']);
+  });
+
+  // The stack keeps each server transaction for 32 s after its final response (Timers J and L); an
+  // ended call's dialog must not ride along (at 300 calls/s that was ~9,200 dialogs held).
+  it('after ACK and BYE the dialog is collectable while the INVITE transaction lives on (Timer L)', async () => {
+    const table = s.drachtio.engine.dialogs;
+    const made: WeakRef<Dialog>[] = [];
+    const add = table.add.bind(table);
+    table.add = (d: Dialog) => { made.push(new WeakRef(d)); add(d); };
+    let ended = 0;
+    srf.invite(async (req: any, res: any) => {
+      const d = await srf.createUAS(req, res, { localSdp: SDP });
+      d.on('destroy', () => { ended++; });
+    });
+    const r = await caller(['-sn', 'uac', '-m', '3', '-r', '10', '-d', '200', '-timeout', '15s']);
+    expect(r.code, r.errors).to.equal(0);
+    await until(() => ended === 3 && s.drachtio.engine.stats().dialogs === 0, 5000, 'the three calls ended');
+    expect(made).to.have.length(3);
+    // their INVITE transactions are still there, absorbing retransmissions (64 * T1)
+    const servers = (s.stack as unknown as { table: { servers: Map<string, { isInvite: boolean; state: string }> } }).table.servers;
+    expect([...servers.values()].filter((t) => t.isInvite && t.state === 'Accepted')).to.have.length(3);
+    for (let i = 0; i < 4; i++) {
+      gc();
+      await new Promise((res) => setImmediate(res));
+    }
+    expect(made.filter((w) => w.deref() !== undefined), 'dialogs still held').to.have.length(0);
   });
 });
