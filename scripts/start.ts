@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import { embeddedRtpengine } from './rtpengine';
 
 const root = path.resolve(__dirname, '..');
-/** Order matters: the SIP server first, so media-app finds it; control-api last, it prints the bootstrap login. */
 /**
+ * Order matters: the SIP server first, so media-app finds it; control-api last, it prints the bootstrap login.
  * media-app runs with --single-threaded-gc: a media worker's garbage collection then never waits for V8's
  * helper threads, which are shared by the process and run at ordinary priority. With them, a real-time or
  * negative-nice worker stalled behind a busy neighbour whenever it collected (priority inversion:

@@ -9,7 +9,7 @@ export interface NativeRtpIo {
   /** A non-blocking UDP socket bound to address:port (0: any free port); throws with `code` (EADDRINUSE). */
   open(address: string, port: number, recvBuffer: number): number;
   close(fd: number): void;
-  /** One waiting packet into `buf`: its length, or -1. meta: [source IPv4 as int32, source port, arrival ms since the epoch]. */
+  /** One waiting packet into `buf`: its length, or -1. meta: [source IPv4 as int32, source port, how long ago it arrived in ms (0: the kernel gave no time)]. */
   recv(fd: number, buf: Uint8Array, meta: Float64Array): number;
   /** Bytes sent, or -errno. */
   send(fd: number, buf: Uint8Array, length: number, ip: number, port: number): number;

@@ -37,14 +37,12 @@ export interface RtpCounters {
   late: number;
 }
 
-
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
 const SEND_RING = 4;
 const MAX_PACKET = 12 + FRAME * 4;
 
 /** RTCP is read every this many receives (native sockets): it comes every few seconds */
 const RTCP_POLL_EVERY = 10;
-
 
 export class RtpSession {
   private readonly rtp: RtpTransport;
