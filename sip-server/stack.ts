@@ -65,7 +65,7 @@ export interface RequestOptions {
  *   srv is the INVITE server transaction it acknowledges when still known; retransmitted ACKs
  *   for a known transaction are not re-emitted.
  * - 'cancel' (cancel, srv): a CANCEL matched INVITE server transaction srv. The stack has answered
- *   the CANCEL 200 and the INVITE 487 (unless a final response had been sent); srv emits 'cancelled'.
+ *   the CANCEL 200 and, unless a final response had been sent, the INVITE 487 (srv then emits 'cancelled').
  * - 'response' (res): a response matching no client transaction (e.g. a 2xx retransmission after
  *   Timer M, or responses to requests sent with sendStateless()).
  * - 'error' (err): a listening socket failed.
@@ -124,7 +124,7 @@ export class SipStack extends EventEmitter {
     };
     this.ctx = {
       timers: config.timers,
-      send: (msg, dest) => this.sendMessage(msg, dest),
+      send: (msg, dest, data) => this.sendMessage(msg, dest, data),
       onRetransmit: (msg) => sipMetrics.retransmissions.inc({ kind: msg instanceof SipRequest ? 'request' : 'response' }),
       onIllegalTransition: (e) => this.log.error({ machine: e.machine, from: e.from, to: e.to, stack: e.stack }, 'illegal transaction state transition ignored'),
       onTerminated: ({ id, kind }) => {
@@ -273,8 +273,8 @@ export class SipStack extends EventEmitter {
     return { resolver: this.resolver, usable: this.listening.flatMap((l) => (isWebSocket(l.transport) ? [] : [l.transport])) };
   }
 
-  private async sendMessage(msg: SipMessage, dest: Destination): Promise<void> {
-    const data = msg.toBuffer();
+  /** `data`: the message's bytes when the caller has them already (a transaction keeps them). */
+  private async sendMessage(msg: SipMessage, dest: Destination, data = msg.toBuffer()): Promise<void> {
     if (msg instanceof SipRequest) sipMetrics.requestsOut.inc({ method: msg.method });
     else {
       const r = msg as SipResponse;
@@ -402,23 +402,34 @@ export class SipStack extends EventEmitter {
     let srv: ServerTransaction;
     if (req.method === 'INVITE') {
       const inv = new InviteServerTransaction(id, req, dest, this.ctx);
-      const ak = ackKey(req);
-      inv.once('accepted', () => this.table.accepted.set(ak, inv));
-      inv.once('terminated', () => { if (this.table.accepted.get(ak) === inv) this.table.accepted.delete(ak); });
+      this.trackAccepted(inv, ackKey(req));
       srv = inv;
     } else srv = new NonInviteServerTransaction(id, req, dest, this.ctx);
     // what the application accepted (a REGISTER's 2xx, an INVITE's 2xx) is never banned as a flooder
-    if (req.method === 'REGISTER' || req.method === 'INVITE') {
-      srv.once('final', (res: SipResponse) => {
-        const trust = trustFromAnswer(req, res);
-        if (trust) this.limiter.trust(trust);
-        if (req.method === 'REGISTER' && isWebSocket(req.source?.transport)) this.flows.note(req, res);
-      });
-    }
+    if (req.method === 'REGISTER' || req.method === 'INVITE') this.trustOnAnswer(srv);
     this.table.servers.set(id, srv);
     sipMetrics.transactions.inc({ kind: 'server' });
-    srv.once('timeout', () => this.log.info({ callId: req.callId, method: req.method }, 'no ACK: server transaction timed out'));
+    const { callId, method } = req;
+    srv.once('timeout', () => this.log.info({ callId, method }, 'no ACK: server transaction timed out'));
     return srv;
+  }
+
+  // The listeners below each close over only what they use: a closure made in createServer would keep
+  // its whole scope, the request included, for as long as the transaction lives (32 s after a 2xx).
+
+  /** The accepted INVITE is where the ACK for its 2xx is routed (by ackKey) until it terminates. */
+  private trackAccepted(inv: InviteServerTransaction, ak: string): void {
+    inv.once('accepted', () => this.table.accepted.set(ak, inv));
+    inv.once('terminated', () => { if (this.table.accepted.get(ak) === inv) this.table.accepted.delete(ak); });
+  }
+
+  private trustOnAnswer(srv: ServerTransaction): void {
+    srv.once('final', (res: SipResponse) => {
+      const req = srv.request;
+      const trust = trustFromAnswer(req, res);
+      if (trust) this.limiter.trust(trust);
+      if (req.method === 'REGISTER' && isWebSocket(req.source?.transport)) this.flows.note(req, res);
+    });
   }
 
   /** Answer through a short-lived server transaction so retransmissions are absorbed. */

@@ -49,13 +49,14 @@ export class DrachtioEngine implements DrachtioHandler {
   }
 
   private onNetworkRequest(tx: InboundTransaction): void {
+    const req = tx.request; // a transaction that has answered may have released it by the catch
     try {
       if (this.proxy.onRequest(tx)) return;
       this.uas.onRequest(tx);
     } catch (err) {
-      this.log.error({ err: (err as Error).message, method: tx.request.method }, 'failed handling request');
+      this.log.error({ err: (err as Error).message, method: req.method }, 'failed handling request');
       try {
-        tx.respond(tx.request.makeResponse(500));
+        tx.respond(req.makeResponse(500));
       } catch { /* already answered */ }
     }
   }

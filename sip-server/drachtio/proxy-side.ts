@@ -29,6 +29,8 @@ interface ProxyJob {
   conn: AppConnection;
   msgId: string;
   upstream: InboundTransaction;
+  /** the upstream request's Vias: a 2xx retransmitted downstream is relayed after the upstream ACK, when its transaction has released the request */
+  upstreamVias: string[];
   recordRoute: boolean;
   followRedirects: boolean;
   simultaneous: boolean;
@@ -83,7 +85,7 @@ export class ProxySide {
       } catch { /* the request line is all srf sends when there are no headers */ }
     }
     const job: ProxyJob = {
-      id: randomUUID(), conn, msgId: msg.id, upstream,
+      id: randomUUID(), conn, msgId: msg.id, upstream, upstreamVias: req.getAll('Via'),
       recordRoute: t[3] === 'remainInDialog',
       followRedirects: t[5] === 'followRedirects',
       simultaneous: t[6] === 'simultaneous',
@@ -237,7 +239,7 @@ export class ProxySide {
   private relayUp(job: ProxyJob, res: SipResponse): void {
     const fwd = res.clone();
     fwd.headers.delete('Via');
-    for (const v of job.upstream.request.getAll('Via')) fwd.headers.append('Via', v);
+    for (const v of job.upstreamVias) fwd.headers.append('Via', v);
     job.upstream.respond(fwd, { retransmit2xx: false });
   }
 

@@ -214,7 +214,7 @@ export class UasSide {
     let dialogId = p.dialog?.id ?? '';
     if (!p.dialog && formsDialog) dialogId = dialogIdOf(req.callId, req.fromTag ?? '');
     if (isInvite && !p.dialog && !p.early && tpl.status > 100 && tpl.status < 200) {
-      p.early = this.createUasDialog(p, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '', true);
+      p.early = this.createUasDialog(p, req, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '', true);
     }
     if (p.rel && p.early) this.reliableOf.set(p.early, p.rel);
     if (formsDialog && tpl.status >= 200 && tpl.status < 300) {
@@ -222,7 +222,7 @@ export class UasSide {
         if (isInvite) this.expectAck(p.tx, p.dialog);
       } else if (p.early) {
         this.confirm(p.early, p.tx, res.headers.get('Contact') ?? '');
-      } else this.createUasDialog(p, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '');
+      } else this.createUasDialog(p, req, res.headers.get('To') ?? '', res.headers.get('Contact') ?? '');
     }
     // a final NOTIFY (Subscription-State: terminated) ends a subscription dialog (RFC 6665 4.4.1)
     if (p.dialog?.formedBy === 'SUBSCRIBE' && req.method === 'NOTIFY' && tpl.status >= 200 && /terminated/i.test(req.headers.get('Subscription-State') ?? '')) {
@@ -239,8 +239,9 @@ export class UasSide {
 
   /** The INVITE's reliable provisionals; on PRACK timeout the call attempt ends (503 already sent). */
   private reliable(p: PendingInbound): ReliableProvisionals {
+    const req = p.tx.request;
     const rel = new ReliableProvisionals(p.tx, this.ctx.port.timers().t1, (held) => {
-      this.ctx.log.warn({ callId: p.tx.request.callId }, 'no PRACK for reliable provisional response: 503');
+      this.ctx.log.warn({ callId: req.callId }, 'no PRACK for reliable provisional response: 503');
       this.forget(p);
       const d = p.early;
       if (d && !d.ended) {
@@ -249,7 +250,7 @@ export class UasSide {
         const owner = live(d.owner);
         if (held && owner) this.tellEnded(d, owner, 'PRACK timeout');
       }
-      this.ctx.cdr('stop', 'network', 'call-rejected', p.tx.request);
+      this.ctx.cdr('stop', 'network', 'call-rejected', req);
     });
     return rel;
   }
@@ -260,8 +261,8 @@ export class UasSide {
     if (d.role === 'uas') this.expectAck(tx, d);
   }
 
-  private createUasDialog(p: PendingInbound, localParty: string, localContact: string, early = false): Dialog {
-    const req = p.tx.request;
+  /** `req`: p's request (a final response may have settled p.tx, which then no longer holds it) */
+  private createUasDialog(p: PendingInbound, req: SipRequest, localParty: string, localContact: string, early = false): Dialog {
     const d = new Dialog(
       'uas', req.callId, p.toTag ?? '', req.fromTag ?? '', localParty, req.headers.get('From') ?? '',
       req.contacts[0]?.uri.toString() ?? req.uri,

@@ -22,7 +22,8 @@ export interface TimerValues {
 
 export interface TransactionContext {
   timers: TimerValues;
-  send(msg: SipMessage, dest: Destination): Promise<void>;
+  /** `data`: the message's bytes, when the transaction has serialized it already */
+  send(msg: SipMessage, dest: Destination, data?: Buffer): Promise<void>;
   /** Called for every retransmission (metrics). */
   onRetransmit(msg: SipMessage): void;
   /** Called once when a transaction reaches Terminated (the layer forgets it). */

@@ -27,7 +27,7 @@ export class InviteServerTransaction extends ServerTransaction<InviteServerState
       return true;
     }
     if (this.state !== 'Proceeding') return false;
-    this.lastResponse = res;
+    this.setLastResponse(res);
     this.transmit(res);
     if (res.status < 200) return true;
     this.emit('final', res);
@@ -75,13 +75,12 @@ export class InviteServerTransaction extends ServerTransaction<InviteServerState
         this.timers.stop('G');
         this.timers.stop('H');
         this.timers.start('I', this.reliable ? 0 : this.ctx.timers.t4, () => this.terminate());
+        this.settle();
       }
       return;
     }
     // INVITE retransmission: resend the last response (Proceeding, Completed, Accepted)
-    if (this.lastResponse && (this.state === 'Proceeding' || this.state === 'Completed' || this.state === 'Accepted')) {
-      this.transmit(this.lastResponse, true);
-    }
+    if (this.state === 'Proceeding' || this.state === 'Completed' || this.state === 'Accepted') this.retransmitLast();
   }
 
   /** Internal: the ACK for a 2xx matched this transaction's dialog (the stack routes it here). */
@@ -90,18 +89,20 @@ export class InviteServerTransaction extends ServerTransaction<InviteServerState
     this.acked = true;
     this.timers.stop('2xx');
     this.emit('ack', ack);
+    this.settle();
   }
 
-  /** Internal: a CANCEL matched; answer 487 unless a final response went out already. */
+  /**
+   * Internal: a CANCEL matched. Before a final response it is answered 487 and 'cancelled' fires;
+   * after one the CANCEL has no effect on the INVITE (RFC 3261 9.2).
+   */
   receiveCancel(cancel: SipRequest): void {
-    if (this.cancelledBy) return;
+    if (this.cancelledBy || this.state !== 'Proceeding') return;
     this.cancelledBy = cancel;
-    if (this.state === 'Proceeding') {
-      // keep the To tag of an earlier provisional so the 487 belongs to the same early dialog
-      let toTag: string | undefined;
-      try { toTag = this.lastResponse?.toTag; } catch { /* none */ }
-      this.respond(this.request.makeResponse(487, undefined, { toTag }));
-    }
+    // keep the To tag of an earlier provisional so the 487 belongs to the same early dialog
+    let toTag: string | undefined;
+    try { toTag = this.lastResponse?.toTag; } catch { /* none */ }
+    this.respond(this.request.makeResponse(487, undefined, { toTag }));
     this.emit('cancelled', cancel);
   }
 

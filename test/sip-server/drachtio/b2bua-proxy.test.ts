@@ -1,7 +1,7 @@
 // srf.createB2BUA and srf.proxyRequest between two sipp instances, through our sip-server.
 import { expect } from 'chai';
 import { freePort } from '../../support/ports';
-import { UdpPeer } from './udp-peer';
+import { UdpPeer, uaRequest } from './udp-peer';
 import path from 'node:path';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, sipp, sleep, startServer, type Server } from './harness';
 
@@ -148,6 +148,29 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
       expect(results).to.have.length(1);
       expect(s.drachtio.engine.stats().proxies).to.equal(0);
     } finally {
+      target.close();
+    }
+  });
+
+  // the caller's ACK settles our upstream INVITE transaction (its request is released), and a 2xx the
+  // target retransmits after that must still reach the caller
+  it('a 2xx the target retransmits after the caller has ACKed is relayed to the caller again', async () => {
+    const caller = await UdpPeer.open(await freePort());
+    const target = await UdpPeer.open(await freePort());
+    try {
+      srf.invite((req: any) => srf.proxyRequest(req, [`sip:bob@127.0.0.1:${target.port}`]).catch(() => undefined));
+      caller.send(uaRequest('INVITE', s.sipPort, caller.port, { callId: 'px-2xx-again', fromTag: 'c1' }), s.sipPort);
+      const inv = await target.request('INVITE', 8000);
+      const ok = inv.makeResponse(200, undefined, { toTag: 'tgt' });
+      ok.headers.set('Contact', `<sip:bob@127.0.0.1:${target.port}>`);
+      target.send(ok.toString(), s.sipPort);
+      const up = await caller.response(200, 'INVITE');
+      caller.send(uaRequest('ACK', s.sipPort, caller.port, { callId: 'px-2xx-again', fromTag: 'c1', toTag: up.toTag }), s.sipPort);
+      await target.request('ACK');
+      target.send(ok.toString(), s.sipPort); // the target did not see its ACK in time
+      await caller.waitFor((m) => !m.isRequest && caller.received.filter((x) => !x.isRequest && (x as { status?: number }).status === 200).length === 2);
+    } finally {
+      caller.close();
       target.close();
     }
   });
