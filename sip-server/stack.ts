@@ -34,6 +34,9 @@ import { trustFromAnswer } from './security/trusted';
 import { sipMetrics } from './metrics';
 import type { SipCaptureHook } from './capture/capture';
 
+/** An INVITE the TU has not answered within this long gets 100 (Trying) (RFC 3261 17.2.1). */
+export const TRYING_AFTER_MS = 200;
+
 export * from './message';
 export type { ListeningPoint, Target } from './transport';
 export type { Destination, TimerValues } from './transaction/context';
@@ -391,7 +394,7 @@ export class SipStack extends EventEmitter {
       this.table.merged.set(mk, srv.id);
       srv.once('terminated', () => { if (this.table.merged.get(mk) === srv.id) this.table.merged.delete(mk); });
     }
-    if (srv instanceof InviteServerTransaction) srv.respond(req.makeResponse(100));
+    if (srv instanceof InviteServerTransaction) srv.tryingAfter(TRYING_AFTER_MS);
     if (this.listenerCount('request') === 0) { srv.respond(req.makeResponse(503)); return; }
     this.emit('request', req, srv);
   }

@@ -19,8 +19,22 @@ export class InviteServerTransaction extends ServerTransaction<InviteServerState
     super(id, request, destination, ctx, { name: 'INVITE server transaction', table: INVITE_SERVER, initial: 'Proceeding' });
   }
 
+  /**
+   * 100 (Trying) unless the TU answers first: RFC 3261 17.2.1 asks for it only when the TU will not
+   * send a provisional or final response within 200 ms. Most INVITEs are answered sooner, and a 100
+   * then costs a message (serialized, captured, sent) for nothing; one that waits longer gets it
+   * after `ms`, still before the caller's first retransmission (T1, 500 ms).
+   */
+  tryingAfter(ms: number): void {
+    if (this.state !== 'Proceeding' || this.lastResponse) return;
+    this.timers.start('100', ms, () => {
+      if (this.state === 'Proceeding' && !this.lastResponse) this.respond(this.request.makeResponse(100));
+    });
+  }
+
   respond(res: SipResponse, opts: RespondOptions = {}): boolean {
     const t = this.ctx.timers;
+    this.timers.stop('100');
     if (this.state === 'Accepted' && res.status >= 200 && res.status < 300) {
       // a further 2xx (e.g. forked, forwarded by a proxy) is allowed in Accepted (RFC 6026 7.1)
       this.transmit(res);

@@ -83,7 +83,8 @@ describe('transactions: UDP retransmission timers', function () {
     await peer.send(text, port);
     const msgs = await peer.waitFor((m) => m.filter((x) => x.text.startsWith('SIP/2.0 486')).length >= 5, 5000);
     const finals = msgs.filter((x) => x.text.startsWith('SIP/2.0 486'));
-    expect(firstLines(msgs)[0]).to.equal('SIP/2.0 100 Trying');
+    // answered at once: no 100 (Trying) first (RFC 3261 17.2.1)
+    expect(firstLines(msgs)[0]).to.equal('SIP/2.0 486 Busy Here');
     expectSpacing(gaps(finals.map((m) => m.at)), [T1, 2 * T1, 4 * T1, T2]);
     // INVITE retransmission: the 486 is sent again at once
     const before = peer.received.length;
@@ -98,6 +99,24 @@ describe('transactions: UDP retransmission timers', function () {
     const settled = peer.received.length;
     await sleep(3 * T2);
     expect(peer.received.length, 'no 486 after the ACK').to.equal(settled);
+  });
+
+  it('100 (Trying) goes out only for an INVITE the TU has not answered within 200 ms', async () => {
+    const port = stack.listening[0].port;
+    stack.on('request', (req, srv) => {
+      const delay = req.callId.startsWith('slow') ? 600 : 20;
+      setTimeout(() => srv.respond(req.makeResponse(180, undefined, { toTag: 'uas' })), delay);
+    });
+    const sent = Date.now();
+    await peer.send(rawRequest('INVITE', '127.0.0.1', peer.port, port, { callId: 'slow-1' }), port);
+    const slow = await peer.waitFor((m) => m.some((x) => x.text.startsWith('SIP/2.0 180')), 3000);
+    expect(firstLines(slow)).to.deep.equal(['SIP/2.0 100 Trying', 'SIP/2.0 180 Ringing']);
+    expect(slow[0].at - sent, '100 after about 200 ms').to.be.within(150, 550);
+    peer.received.length = 0;
+    await peer.send(rawRequest('INVITE', '127.0.0.1', peer.port, port, { callId: 'fast-1' }), port);
+    await peer.waitFor((m) => m.some((x) => x.text.startsWith('SIP/2.0 180')), 3000);
+    await sleep(400);
+    expect(firstLines(peer.received)).to.deep.equal(['SIP/2.0 180 Ringing']);
   });
 
   it('Timer H: without an ACK the INVITE server transaction times out after 64*T1', async () => {
