@@ -53,10 +53,52 @@ export function captureSettings(env: NodeJS.ProcessEnv = process.env): CaptureSe
 
 export const captureKey = (prefix: string, sipCallId: string): string => `${prefix}sipcap:${sipCallId}`;
 
-/** The stream entry's field/value list (XADD arguments after the id); the raw message may stay a Buffer. */
-export function encodeCaptured(m: Omit<CapturedMessage, 'raw' | 'sipCallId'> & { raw: string | Buffer }): (string | Buffer)[] {
-  return ['t', String(m.us), 'd', m.direction, 'p', m.transport, 's', `${m.srcIp}|${m.srcPort}`, 'r', `${m.dstIp}|${m.dstPort}`, 'm', m.raw];
+/** A message to write: what the stream entry holds, the raw bytes as sent or received. */
+export type CaptureRecord = Omit<CapturedMessage, 'raw' | 'sipCallId'> & { raw: Buffer };
+
+/**
+ * Messages for CAPTURE_WRITE_SCRIPT in one argument: per message a header line
+ * `<us> <direction> <transport> <srcIp>|<srcPort> <dstIp>|<dstPort> <byte count>\n`, then its raw bytes.
+ * One argument for the batch instead of six a message: the Redis client's cost is per argument
+ * (at 300 calls/s the six cost sip-server ~4 % of its CPU).
+ */
+export function packCaptured(list: readonly CaptureRecord[]): Buffer {
+  const heads: string[] = new Array(list.length);
+  let total = 0;
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i]!;
+    const h = `${m.us} ${m.direction} ${m.transport} ${m.srcIp}|${m.srcPort} ${m.dstIp}|${m.dstPort} ${m.raw.length}\n`;
+    heads[i] = h;
+    total += Buffer.byteLength(h) + m.raw.length;
+  }
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (let i = 0; i < list.length; i++) {
+    at += out.write(heads[i]!, at);
+    at += list[i]!.raw.copy(out, at);
+  }
+  return out;
 }
+
+/**
+ * KEYS: one stream key per message, in order; ARGV: max entries per stream, TTL seconds, the
+ * packCaptured batch. Each message is its own XADD (redis.pcall: a stream that fails, e.g. a key of
+ * another type, fails only its message); every stream gets the TTL once. Returns how many failed.
+ * The entry's fields are the ones decode() below reads.
+ */
+export const CAPTURE_WRITE_SCRIPT = `
+local maxlen, ttl, blob = ARGV[1], ARGV[2], ARGV[3]
+local pos, failed, expired = 1, 0, {}
+for i = 1, #KEYS do
+  local t, d, p, s, r, n, at = string.match(blob, '^(%d+) (%S+) (%S+) (%S+) (%S+) (%d+)\\n()', pos)
+  if not at then return redis.error_reply('capture batch: message ' .. i .. ' is malformed') end
+  pos = at + tonumber(n)
+  local res = redis.pcall('XADD', KEYS[i], 'MAXLEN', maxlen, '*', 't', t, 'd', d, 'p', p, 's', s, 'r', r, 'm', string.sub(blob, at, pos - 1))
+  if type(res) == 'table' and res.err then failed = failed + 1
+  elseif not expired[KEYS[i]] then expired[KEYS[i]] = true; redis.call('EXPIRE', KEYS[i], ttl) end
+end
+return failed
+`;
 
 function decode(sipCallId: string, fields: string[]): CapturedMessage | null {
   const f: Record<string, string> = {};

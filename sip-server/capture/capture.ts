@@ -3,13 +3,14 @@
  * CANCEL, PRACK, UPDATE, INFO, REFER, NOTIFY and their responses; not REGISTER, OPTIONS, SUBSCRIBE,
  * PUBLISH, MESSAGE) is kept with its direction, time, addresses, transport and raw bytes, keyed by
  * its Call-ID (core/sip/capture-store.ts). The hot path only appends a small record to an array;
- * a timer writes the batch to Redis with one script call per 500 messages (XADD with MAXLEN, EXPIRE). Pending records are
+ * a timer writes the batch to Redis with one script call per 500 messages, packed in one argument
+ * (core/sip/capture-store.ts: XADD with MAXLEN, EXPIRE). Pending records are
  * bounded: when the store falls behind, new ones are dropped and counted, never queued without end.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { SipMessage, SourceInfo, TransportName } from '../message';
-import { captureKey, encodeCaptured, type CaptureSettings } from '../../core/sip/capture-store';
+import { CAPTURE_WRITE_SCRIPT, captureKey, packCaptured, type CaptureRecord, type CaptureSettings } from '../../core/sip/capture-store';
 
 /** What SipStack calls for each message it sends or receives (parsed). */
 export interface SipCaptureHook {
@@ -17,16 +18,8 @@ export interface SipCaptureHook {
   sent(msg: SipMessage, data: Buffer, dest: { transport: TransportName; address: string; port: number }, local: { address: string; port: number }): void;
 }
 
-interface Pending {
-  us: number;
+interface Pending extends CaptureRecord {
   callId: string;
-  direction: 'in' | 'out';
-  transport: TransportName;
-  srcIp: string;
-  srcPort: number;
-  dstIp: string;
-  dstPort: number;
-  raw: Buffer;
 }
 
 const SKIPPED = new Set(['REGISTER', 'OPTIONS', 'SUBSCRIBE', 'PUBLISH', 'MESSAGE']);
@@ -34,26 +27,6 @@ const FLUSH_MS = 50;
 const MAX_PENDING = 20_000;
 /** messages per EVAL: one call keeps Redis busy for well under a millisecond */
 const CHUNK = 500;
-
-/**
- * KEYS: each message's stream; ARGV: MAXLEN, TTL, the field names (JSON), then per message the
- * values of those fields (encodeCaptured's names and values, in its order). Each message is added on its own (redis.pcall: a stream that fails,
- * e.g. a key of another type, fails only its messages); every stream gets the TTL once. Returns
- * the number of messages that failed.
- */
-const WRITE_SCRIPT = `
-local maxlen, ttl, names = ARGV[1], ARGV[2], cjson.decode(ARGV[3])
-local a, nf, failed, expired = 4, #names, 0, {}
-local xadd = {'MAXLEN', maxlen, '*'}
-for i = 1, #KEYS do
-  for f = 1, nf do xadd[2 + 2 * f] = names[f]; xadd[3 + 2 * f] = ARGV[a + f - 1] end
-  local r = redis.pcall('XADD', KEYS[i], unpack(xadd))
-  if type(r) == 'table' and r.err then failed = failed + 1
-  elseif not expired[KEYS[i]] then expired[KEYS[i]] = true; redis.call('EXPIRE', KEYS[i], ttl) end
-  a = a + nf
-end
-return failed
-`;
 
 /** The method a message belongs to: a request's own, a response's CSeq method. */
 function methodOf(msg: SipMessage): string {
@@ -118,22 +91,13 @@ export class SipCapture implements SipCaptureHook {
   }
 
   /** One EVAL for the chunk: a command per message cost ~10 µs of this process's CPU each (ioredis
-   * builds, queues and answers every command of a pipeline one by one). */
+   * builds, queues and answers every command of a pipeline one by one), and so does each argument. */
   private async writeChunk(chunk: Pending[]): Promise<void> {
-    const keys: string[] = [];
-    const args: (string | number | Buffer)[] = [this.settings.maxPerCall, this.settings.retentionSeconds, ''];
-    let names: string[] | undefined;
-    for (const p of chunk) {
-      keys.push(captureKey(this.prefix, p.callId));
-      const fields = encodeCaptured({
-        us: p.us, direction: p.direction, transport: p.transport, srcIp: p.srcIp, srcPort: p.srcPort, dstIp: p.dstIp, dstPort: p.dstPort, raw: p.raw,
-      });
-      names ??= fields.filter((_, i) => i % 2 === 0).map(String);
-      for (let i = 1; i < fields.length; i += 2) args.push(fields[i]!);
-    }
-    args[2] = JSON.stringify(names ?? []);
+    const keys: string[] = new Array(chunk.length);
+    for (let i = 0; i < chunk.length; i++) keys[i] = captureKey(this.prefix, chunk[i]!.callId);
     try {
-      const failed = Number(await this.redis.eval(WRITE_SCRIPT, keys.length, ...keys, ...args));
+      const failed = Number(await this.redis.eval(CAPTURE_WRITE_SCRIPT, keys.length, ...keys,
+        this.settings.maxPerCall, this.settings.retentionSeconds, packCaptured(chunk)));
       this.stats.written += chunk.length - failed;
       if (failed) this.stats.writeErrors += failed;
     } catch (err) {
