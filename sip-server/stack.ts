@@ -6,13 +6,12 @@
 //   const tx = stack.request(invite);            // our Via is added; target = Route[0] (lr) or R-URI
 //   tx.on('final', (res) => { if (res.status < 300) tx.ack(buildAck(res)); });
 //
-// What the stack does by itself: 100 Trying to INVITE at once (the TU usually needs longer than
-// 200 ms, and an immediate 100 stops UAC retransmissions early), 2xx retransmission until the ACK
+// What the stack does by itself: 100 Trying to an INVITE its TU has not answered within 200 ms
+// (RFC 3261 17.2.1; still before the caller's first retransmission), 2xx retransmission until the ACK
 // (UDP), ACK for non-2xx finals, 200 to CANCEL + 487 to the INVITE, 400 to malformed requests,
 // 482 (merged requests, proxy loops), 483 (Max-Forwards 0), 503 over the transaction cap, scanner
 // and flood drops, received/rport on the top Via of incoming requests.
 import { EventEmitter } from 'node:events';
-import { createHash } from 'node:crypto';
 import pino, { Logger } from 'pino';
 import type { SipConfig } from '../sip-config';
 import {
@@ -32,6 +31,7 @@ import { ScannerFilter } from './security/scanner';
 import { SourceRateLimiter } from './security/rate-limit';
 import { trustFromAnswer } from './security/trusted';
 import { sipMetrics } from './metrics';
+import { loopHash, safeCSeqMethod, stampVia } from './inbound';
 import type { SipCaptureHook } from './capture/capture';
 
 /** An INVITE the TU has not answered within this long gets 100 (Trying) (RFC 3261 17.2.1). */
@@ -428,7 +428,8 @@ export class SipStack extends EventEmitter {
 
   private trustOnAnswer(srv: ServerTransaction): void {
     srv.once('final', (res: SipResponse) => {
-      const req = srv.request;
+      const req = srv.request; // 'final' is emitted before the transaction can settle
+
       const trust = trustFromAnswer(req, res);
       if (trust) this.limiter.trust(trust);
       if (req.method === 'REGISTER' && isWebSocket(req.source?.transport)) this.flows.note(req, res);
@@ -483,28 +484,4 @@ export class SipStack extends EventEmitter {
     }
     return false;
   }
-}
-
-/** Add received (and fill rport) on the top Via of an incoming request (RFC 3261 18.2.1, RFC 3581 4). */
-function stampVia(req: SipRequest, src: SourceInfo): void {
-  const raw = req.headers.get('Via');
-  if (raw === undefined) return;
-  const via = req.topVia!;
-  const host = via.host.startsWith('[') ? via.host.slice(1, -1) : via.host;
-  let changed = false;
-  if (host !== src.address || 'rport' in via.params) { via.params.received = src.address; changed = true; }
-  if ('rport' in via.params) { via.params.rport = String(src.port); changed = true; }
-  if (changed) req.headers.replaceFirst('Via', via.toString());
-}
-
-function loopHash(req: SipRequest): string {
-  let fromTag = '', toTag = '', seq = '';
-  try { fromTag = req.fromTag ?? ''; toTag = req.toTag ?? ''; seq = String(req.cseq.seq); } catch { /* best effort */ }
-  return createHash('sha1')
-    .update(`${req.uri}|${req.callId}|${fromTag}|${toTag}|${seq}|${req.headers.get('Proxy-Require') ?? ''}`)
-    .digest('base64url').slice(0, 10);
-}
-
-function safeCSeqMethod(m: SipMessage): string {
-  try { return m.cseq.method; } catch { return 'unknown'; }
 }

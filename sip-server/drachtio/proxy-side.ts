@@ -136,7 +136,7 @@ export class ProxySide {
     }
     req.uri = uri.toString();
     req.headers.delete('Via'); // the stack puts ours on top; the upstream ones are kept below
-    for (const v of job.upstream.request.getAll('Via')) req.headers.append('Via', v);
+    for (const v of job.upstreamVias) req.headers.append('Via', v);
     const mf = job.upstream.request.maxForwards;
     req.headers.set('Max-Forwards', String(mf === undefined ? 70 : mf - 1));
     this.popOwnRoute(req);

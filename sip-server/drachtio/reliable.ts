@@ -7,7 +7,7 @@
  * Response Time-Out` (sofia's wording). A 2xx waits while a reliable 1xx carrying a body (the SDP
  * answer) is unacknowledged, as the RFC requires; other finals go at once.
  */
-import type { SipResponse } from '../message';
+import type { SipRequest, SipResponse } from '../message';
 import type { InboundTransaction } from './sip-port';
 
 interface Outstanding {
@@ -28,12 +28,17 @@ export class ReliableProvisionals {
   private heldFinal?: SipResponse;
   private done = false;
 
+  /** the INVITE: once answered and ACKed, its transaction no longer holds it, and a late timer or PRACK may still come */
+  private readonly inv: SipRequest;
+
   constructor(
     private readonly tx: InboundTransaction,
     private readonly t1: number,
     /** no PRACK within 64*T1: the INVITE has been answered 503; `held` is a 2xx that never went out */
     private readonly onTimeout: (held: SipResponse | undefined) => void,
-  ) {}
+  ) {
+    this.inv = tx.request;
+  }
 
   /** Stamp the next RSeq on a reliable 1xx and send it, or queue it behind the unacknowledged one. */
   send(res: SipResponse): boolean {
@@ -56,7 +61,7 @@ export class ReliableProvisionals {
     const m = /^\s*(\d+)\s+(\d+)\s+(\S+)\s*$/.exec(rack ?? '');
     const o = this.outstanding;
     if (!m || !o) return false;
-    const inv = this.tx.request;
+    const inv = this.inv;
     if (Number(m[1]) !== o.rseq || Number(m[2]) !== inv.cseq.seq || m[3] !== inv.method) return false;
     this.clear();
     if (this.heldFinal) {
@@ -109,10 +114,9 @@ export class ReliableProvisionals {
     const held = this.heldFinal;
     this.heldFinal = undefined;
     this.finish();
-    const req = this.tx.request;
     let toTag: string | undefined;
     try { toTag = o.res.toTag; } catch { /* none */ }
-    this.tx.respond(req.makeResponse(503, 'Reliable Response Time-Out', { toTag }));
+    this.tx.respond(this.inv.makeResponse(503, 'Reliable Response Time-Out', { toTag })); // false once answered (e.g. CANCEL's 487)
     this.onTimeout(held);
   }
 

@@ -19,10 +19,16 @@ export interface Endpoint {
 /**
  * A request received from the network, answered through its server transaction.
  * Events: 'ack' (SipRequest) for our 2xx; 'cancelled' (SipRequest) after the stack answered
- * the CANCEL and sent 487; 'timeout' () when no ACK came for a final response.
+ * the CANCEL and sent 487 (only before a final response); 'timeout' () when no ACK came for a final response.
  */
 export interface InboundTransaction extends EventEmitter {
+  /**
+   * Throws once the transaction has settled: a non-INVITE after its final response, an INVITE once
+   * the ACK is in. Whoever needs the request later keeps it.
+   */
   readonly request: SipRequest;
+  /** true once a final response went out */
+  readonly finalSent: boolean;
   /**
    * false when the state forbids it (e.g. after the automatic 487 of a CANCEL). A proxy passes
    * retransmit2xx:false: the 2xx it forwards is retransmitted by the UAS downstream, not by us.

@@ -19,6 +19,8 @@ import type { Endpoint, InboundTransaction } from './sip-port';
 interface PendingInbound {
   txnId: string;
   tx: InboundTransaction;
+  /** tx's request: a transaction that has answered and settled no longer holds it */
+  req: SipRequest;
   conn: AppConnection;
   /** our To tag (new INVITE/SUBSCRIBE: chosen once, used by every response) */
   toTag?: string;
@@ -93,7 +95,7 @@ export class UasSide {
       tx.respond(req.makeResponse(200));
       return;
     }
-    // the stack has already sent 100 Trying to an INVITE
+    // the stack sends 100 Trying to an INVITE not answered within 200 ms
     if (req.method === 'INVITE') this.ctx.cdr('attempt', 'network', undefined, req);
     const conn = await this.selectApp(req.method, tx);
     if (!conn) {
@@ -102,8 +104,13 @@ export class UasSide {
       if (req.method === 'INVITE') this.ctx.cdr('stop', 'application', 'call-rejected', req);
       return;
     }
+    // a CANCEL (answered 487, and ACKed) may have ended the INVITE while the application was being chosen
+    if (tx.finalSent) {
+      if (req.method === 'INVITE') this.ctx.cdr('stop', 'network', 'call-canceled', req);
+      return;
+    }
     const txnId = randomUUID();
-    const p: PendingInbound = { txnId, tx, conn };
+    const p: PendingInbound = { txnId, tx, req, conn };
     if (req.method === 'INVITE' || req.method === 'SUBSCRIBE') p.toTag = randomToken();
     this.track(p);
     tx.on('cancelled', (cancel: SipRequest) => {
@@ -150,7 +157,7 @@ export class UasSide {
       if (c) d.remoteTarget = c.uri.toString();
     }
     const txnId = randomUUID();
-    this.track({ txnId, tx, conn: owner, dialog: d });
+    this.track({ txnId, tx, req, conn: owner, dialog: d });
     if (req.method === 'BYE') this.ctx.dialogs.remove(d); // drachtio ends the dialog on receipt of BYE
     const { raw, meta } = receivedMeta(req, endpointOf(req));
     owner.send(sipToClient(meta, txnId, d.id, raw));
@@ -175,13 +182,13 @@ export class UasSide {
         : 'Response not sent due to unknown transaction'));
       return;
     }
-    const req = p.tx.request;
+    const req = p.req;
     const isInvite = req.method === 'INVITE';
     const formsDialog = isInvite || req.method === 'SUBSCRIBE';
     if (!p.dialog && p.toTag && tpl.status > 100) {
       // drachtio lets the application choose the local tag on its first response
       const chosen = appChosenTag(tpl);
-      if (chosen && !p.tx.request.headers.get('To')?.includes('tag=')) p.toTag = chosen;
+      if (chosen && !req.headers.get('To')?.includes('tag=')) p.toTag = chosen;
     }
     const local = this.ctx.port.localFor(p.tx.destination.transport) ?? localOf(req);
     let res;
@@ -239,7 +246,7 @@ export class UasSide {
 
   /** The INVITE's reliable provisionals; on PRACK timeout the call attempt ends (503 already sent). */
   private reliable(p: PendingInbound): ReliableProvisionals {
-    const req = p.tx.request;
+    const req = p.req;
     const rel = new ReliableProvisionals(p.tx, this.ctx.port.timers().t1, (held) => {
       this.ctx.log.warn({ callId: req.callId }, 'no PRACK for reliable provisional response: 503');
       this.forget(p);
@@ -341,7 +348,7 @@ export class UasSide {
   /** `proxy|<txnId>|...`: the application hands the request over to the proxy; we stop tracking it. */
   takeForProxy(txnId: string): InboundTransaction | undefined {
     const p = this.pending.get(txnId);
-    if (!p || p.dialog) return undefined;
+    if (!p || p.dialog || p.tx.finalSent) return undefined;
     this.forget(p);
     return p.tx;
   }
@@ -353,7 +360,7 @@ export class UasSide {
       this.forget(p);
       p.rel?.finish();
       const status = p.dialog ? 500 : 480;
-      p.tx.respond(p.tx.request.makeResponse(status, undefined, { toTag: p.toTag }));
+      p.tx.respond(p.req.makeResponse(status, undefined, { toTag: p.toTag }));
     }
   }
 }

@@ -183,6 +183,27 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
       expect(s.drachtio.engine.stats().dialogs).to.equal(0);
     });
 
+    // the CANCEL's 487 and its ACK settle the INVITE's transaction (its request is released) while the
+    // reliable 183 still waits for its PRACK: the give-up 64*T1 later must find nothing left to answer
+    it('a CANCEL while a 2xx waits for the PRACK: 487, and the later PRACK time-out sends nothing', async () => {
+      await start(50); // 64*T1 = 3.2 s
+      peer = await UdpPeer.open(await freePort());
+      srf.invite((_req: any, res: any) => {
+        res.send(183, { headers: { Require: '100rel' }, body: SDP });
+        res.send(200, { body: SDP });
+      });
+      const branch = 'z9hG4bK-cancel-held-2xx';
+      peer.send(uaRequest('INVITE', s.sipPort, peer.port, { callId: 'cancel-held-1', branch, body: SDP, extra: ['Supported: 100rel'] }), s.sipPort);
+      await peer.response(183, 'INVITE');
+      peer.send(uaRequest('CANCEL', s.sipPort, peer.port, { callId: 'cancel-held-1', branch }), s.sipPort);
+      await peer.response(200, 'CANCEL');
+      const terminated = await peer.response(487, 'INVITE');
+      peer.send(uaRequest('ACK', s.sipPort, peer.port, { callId: 'cancel-held-1', branch, toTag: terminated.toTag }), s.sipPort);
+      await sleep(3600);
+      const finals = peer.received.filter((m) => !m.isRequest && m.cseq.method === 'INVITE' && (m as SipResponse).status >= 200);
+      expect(finals.map((m) => (m as SipResponse).status)).to.deep.equal([487]);
+    });
+
     it('PRACK with a wrong RAck gets 481; the right one releases the held 200; ACK and BYE end the call', async () => {
       await start();
       peer = await UdpPeer.open(await freePort());
