@@ -6,6 +6,11 @@ import { NON_INVITE_SERVER, StateMachine, type InviteServerState, type NonInvite
 
 export type ServerTransactionState = InviteServerState | NonInviteServerState;
 
+/** A response we built and serialized, parsed again (no size limit: it was ours, of whatever size the stack allowed). */
+function reparse(bytes: Buffer): SipResponse {
+  return parseMessage(bytes, { mode: 'stream', maxMessageSize: bytes.length, maxHeaders: Infinity, maxHeaderLength: Infinity }) as SipResponse;
+}
+
 /** Events a settled transaction can no longer emit (it keeps 'transport-error', 'terminated', 'stateChanged'). */
 const SETTLED_EVENTS = ['final', 'ack', 'cancelled', 'accepted', 'timeout'] as const;
 
@@ -93,7 +98,7 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
   /** The last response passed to respond(); a settled transaction parses it again from its bytes. */
   get lastResponse(): SipResponse | undefined {
     if (this.lastRes || !this.lastBytes) return this.lastRes;
-    return parseMessage(this.lastBytes) as SipResponse;
+    return reparse(this.lastBytes);
   }
 
   /** True once a final response has been passed to respond(). */
@@ -109,7 +114,7 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
   /** Resend the last response (a retransmitted request matched). */
   protected retransmitLast(): void {
     if (this.lastRes) this.transmit(this.lastRes, true);
-    else if (this.lastBytes) this.transmit(parseMessage(this.lastBytes) as SipResponse, true);
+    else if (this.lastBytes) this.transmit(reparse(this.lastBytes), true);
   }
 
   /**
