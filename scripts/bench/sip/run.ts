@@ -231,7 +231,7 @@ async function main(): Promise<void> {
   }
   const bb = best(baseline);
   const bo = best(ours);
-  process.stdout.write(`\nSIP call-rate benchmark (${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}, ${SECONDS} s per step, INVITE/100/180/200/ACK/BYE/200)\n`);
+  process.stdout.write(`\nSIP call-rate benchmark (${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}, ${SECONDS} s per step, INVITE/200/ACK/BYE/200; the sipp uas adds a 180, sip-server a 100 to an INVITE unanswered after 200 ms)\n`);
   process.stdout.write('done/s = calls completed / wall time of the sipp run (start to last BYE answered): the sustained rate when below the offered one\n\n');
   process.stdout.write(`${table(rows)}\n\n`);
   const doneRate = (rs: RunResult[]) => rs.filter((r) => r.failed === 0).reduce((m, r) => Math.max(m, r.ok / r.seconds), 0);
