@@ -15,7 +15,7 @@ import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } fr
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './config';
-import { connectSrf, type Srf } from './srf';
+import { connectSrf, disconnectSrf, type Srf } from './srf';
 import { Registrar } from './registrar';
 import { CallRegistry } from './call/registry';
 import { CallFactory } from './call/factory';
@@ -125,7 +125,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       timeoutMs: deps.connectTimeoutMs,
       onAttemptFailed: (err) => logger.debug({ err: err.message }, 'sip-server not reachable yet'),
     });
-    closers.push(async () => srf.disconnect());
+    closers.push(async () => disconnectSrf(srf));
     logger.info({ drachtio: `${app.drachtio.host}:${app.drachtio.port}`, node: app.nodeId }, 'connected to sip-server');
     srf.use(trustedEdge(app.trustedProxies)); // the real source of requests relayed by the edge
     srf.use(requestChecks); // before every handler below

@@ -75,6 +75,31 @@ export interface ConnectOptions {
   onAttemptFailed?: (err: Error) => void;
 }
 
+/** drachtio-srf's connection internals that disconnectSrf needs (not in its typings). */
+interface SrfWire {
+  _app?: { client?: { wp?: { closing?: boolean; reconnectVars?: { retryTimer?: NodeJS.Timeout | null } } } };
+}
+
+/**
+ * Disconnect for good, also when sip-server closed the connection first (a shutdown stops both
+ * processes at once): drachtio-srf's disconnect() then asserts on the socket it no longer has,
+ * before it marks the connection closing, and its reconnect timer runs on.
+ */
+export function disconnectSrf(srf: Srf): void {
+  const wp = (srf as unknown as SrfWire)._app?.client?.wp;
+  if (wp) {
+    wp.closing = true;
+    const timer = wp.reconnectVars?.retryTimer;
+    if (timer) clearTimeout(timer);
+    if (wp.reconnectVars) wp.reconnectVars.retryTimer = null;
+  }
+  try {
+    srf.disconnect();
+  } catch {
+    /* the connection was already gone */
+  }
+}
+
 /**
  * Connects, retrying until sip-server is up (it may start after us); drachtio-srf's own reconnect
  * (unbounded, capped back-off) keeps it connected across a sip-server restart afterwards.
