@@ -77,7 +77,7 @@ export interface ConnectOptions {
 
 /** drachtio-srf's connection internals that disconnectSrf needs (not in its typings). */
 interface SrfWire {
-  _app?: { client?: { wp?: { closing?: boolean; reconnectVars?: { retryTimer?: NodeJS.Timeout | null } } } };
+  _app?: { client?: { wp?: { closing?: boolean; socket?: { connecting: boolean; destroy(): void }; reconnectVars?: { retryTimer?: NodeJS.Timeout | null } } } };
 }
 
 /**
@@ -98,6 +98,8 @@ export function disconnectSrf(srf: Srf): void {
   } catch {
     /* the connection was already gone */
   }
+  // a reconnect attempt already dialling would otherwise connect and authenticate after all
+  if (wp?.socket?.connecting) wp.socket.destroy();
 }
 
 /**
@@ -113,11 +115,7 @@ export function connectSrf(opts: ConnectOptions): Promise<Srf> {
         ? null
         : setTimeout(() => {
             settled = true;
-            try {
-              srf.disconnect();
-            } catch {
-              /* never connected */
-            }
+            disconnectSrf(srf); // also stops drachtio-srf's own retries
             reject(new Error(`drachtio server ${opts.host}:${opts.port} not reachable within ${opts.timeoutMs} ms`));
           }, opts.timeoutMs);
     srf.on('error', (err: Error) => {

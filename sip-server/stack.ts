@@ -429,7 +429,6 @@ export class SipStack extends EventEmitter {
   private trustOnAnswer(srv: ServerTransaction): void {
     srv.once('final', (res: SipResponse) => {
       const req = srv.request; // 'final' is emitted before the transaction can settle
-
       const trust = trustFromAnswer(req, res);
       if (trust) this.limiter.trust(trust);
       if (req.method === 'REGISTER' && isWebSocket(req.source?.transport)) this.flows.note(req, res);

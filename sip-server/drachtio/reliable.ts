@@ -28,17 +28,14 @@ export class ReliableProvisionals {
   private heldFinal?: SipResponse;
   private done = false;
 
-  /** the INVITE: once answered and ACKed, its transaction no longer holds it, and a late timer or PRACK may still come */
-  private readonly inv: SipRequest;
-
   constructor(
     private readonly tx: InboundTransaction,
+    /** tx's INVITE: once answered and ACKed, the transaction no longer holds it, and a late timer or PRACK may still come */
+    private readonly inv: SipRequest,
     private readonly t1: number,
     /** no PRACK within 64*T1: the INVITE has been answered 503; `held` is a 2xx that never went out */
     private readonly onTimeout: (held: SipResponse | undefined) => void,
-  ) {
-    this.inv = tx.request;
-  }
+  ) {}
 
   /** Stamp the next RSeq on a reliable 1xx and send it, or queue it behind the unacknowledged one. */
   send(res: SipResponse): boolean {

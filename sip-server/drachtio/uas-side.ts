@@ -104,11 +104,6 @@ export class UasSide {
       if (req.method === 'INVITE') this.ctx.cdr('stop', 'application', 'call-rejected', req);
       return;
     }
-    // a CANCEL (answered 487, and ACKed) may have ended the INVITE while the application was being chosen
-    if (tx.finalSent) {
-      if (req.method === 'INVITE') this.ctx.cdr('stop', 'network', 'call-canceled', req);
-      return;
-    }
     const txnId = randomUUID();
     const p: PendingInbound = { txnId, tx, req, conn };
     if (req.method === 'INVITE' || req.method === 'SUBSCRIBE') p.toTag = randomToken();
@@ -247,7 +242,7 @@ export class UasSide {
   /** The INVITE's reliable provisionals; on PRACK timeout the call attempt ends (503 already sent). */
   private reliable(p: PendingInbound): ReliableProvisionals {
     const req = p.req;
-    const rel = new ReliableProvisionals(p.tx, this.ctx.port.timers().t1, (held) => {
+    const rel = new ReliableProvisionals(p.tx, req, this.ctx.port.timers().t1, (held) => {
       this.ctx.log.warn({ callId: req.callId }, 'no PRACK for reliable provisional response: 503');
       this.forget(p);
       const d = p.early;
