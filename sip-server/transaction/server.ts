@@ -60,7 +60,7 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
   private lastRes?: SipResponse;
   /** the last response as it went on the wire: what a settled transaction resends */
   private lastBytes?: Buffer;
-  private finalStatus = 0;
+  private finalOut = false;
 
   constructor(
     /** Transaction key (branch + sent-by + method, or the RFC 2543 fallback). */
@@ -102,13 +102,13 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
   }
 
   /** True once a final response has been passed to respond(). */
-  get finalSent(): boolean { return this.finalStatus >= 200; }
+  get finalSent(): boolean { return this.finalOut; }
 
   /** Keep `res` as the response a retransmitted request is answered with. */
   protected setLastResponse(res: SipResponse): void {
     this.lastRes = res;
     this.lastBytes = undefined;
-    if (res.status >= 200 && !this.finalStatus) this.finalStatus = res.status;
+    if (res.status >= 200) this.finalOut = true;
   }
 
   /** Resend the last response (a retransmitted request matched). */
@@ -126,7 +126,7 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
    */
   protected settle(): void {
     if (!this.req) return;
-    if (this.lastRes && !this.lastBytes) this.lastBytes = this.lastRes.toBuffer();
+    // lastBytes: transmit() keeps the bytes of every send of lastRes
     this.req = null;
     this.lastRes = undefined;
     for (const e of SETTLED_EVENTS) this.removeAllListeners(e);

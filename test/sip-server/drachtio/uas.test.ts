@@ -1,16 +1,12 @@
 // drachtio-srf applications acting as UAS through our sip-server, against sipp as the caller.
 import { expect } from 'chai';
 import path from 'node:path';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import type { Dialog } from '../../../sip-server/drachtio/dialogs';
+import { collectGarbage } from '../../support/gc';
 import { freePort } from '../../support/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, sipp, startServer, until, type Server } from './harness';
 
 const scenario = (f: string) => path.join(SCENARIOS, f);
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
 
 describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
   this.timeout(30000);
@@ -163,10 +159,7 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
     // their INVITE transactions are still there, absorbing retransmissions (64 * T1)
     const servers = (s.stack as unknown as { table: { servers: Map<string, { isInvite: boolean; state: string }> } }).table.servers;
     expect([...servers.values()].filter((t) => t.isInvite && t.state === 'Accepted')).to.have.length(3);
-    for (let i = 0; i < 4; i++) {
-      gc();
-      await new Promise((res) => setImmediate(res));
-    }
+    await collectGarbage();
     expect(made.filter((w) => w.deref() !== undefined), 'dialogs still held').to.have.length(0);
   });
 });

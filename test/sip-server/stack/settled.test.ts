@@ -2,21 +2,10 @@
 // bytes of its last response while it absorbs retransmissions (Timers J, I, L): its request, the
 // response object and the TU's listeners are released. At 300 calls/s they were ~100 MB of heap.
 import { expect } from 'chai';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { parseMessage, SipRequest, SipResponse, SipStack } from '../../../sip-server/stack';
 import type { ServerTransaction } from '../../../sip-server/transaction/server';
+import { collectGarbage } from '../../support/gc';
 import { UdpPeer, firstLines, rawRequest, sleep, startStack } from './support';
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-
-async function collect(): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    gc();
-    await new Promise((r) => setImmediate(r));
-  }
-}
 
 /** What the TU saw, held weakly where the transaction is the only one that should keep it. */
 interface Seen { srv: ServerTransaction; req: WeakRef<SipRequest>; big: WeakRef<{ payload: string[] }> }
@@ -36,6 +25,13 @@ describe('settled server transactions', function () {
     seen.length = 0;
   });
   afterEach(async () => { peer.close(); await stack.stop(); });
+
+  /** Send an ACK, let it be handled, then collect. */
+  async function ackThenCollect(ack: string): Promise<void> {
+    await peer.send(ack, port);
+    await sleep(100);
+    await collectGarbage();
+  }
 
   /** Answer every request with `status` (INVITE: after a 180), the listeners the TU left holding `big`. */
   function answer(status: number): void {
@@ -57,7 +53,7 @@ describe('settled server transactions', function () {
     const options = rawRequest('OPTIONS', '127.0.0.1', peer.port, port, { callId: 'settle-opt' });
     await peer.send(options, port);
     const [first] = await peer.waitFor((m) => m.length === 1);
-    await collect();
+    await collectGarbage();
     const { srv, req, big } = seen[0];
     expect(srv.state).to.equal('Completed');
     expect(req.deref(), 'request still held').to.equal(undefined);
@@ -82,7 +78,7 @@ describe('settled server transactions', function () {
     const ok = msgs.find((m) => m.text.startsWith('SIP/2.0 200'))!;
     const { srv, req, big } = seen[0];
     // waiting for the ACK: the TU may still hear 'timeout' (Timer L), so everything is kept
-    await collect();
+    await collectGarbage();
     expect(srv.state).to.equal('Accepted');
     expect(req.deref(), 'request released before the ACK').to.not.equal(undefined);
     expect(big.deref()).to.not.equal(undefined);
@@ -99,9 +95,7 @@ describe('settled server transactions', function () {
     // the ACK for a 2xx is a transaction of its own (new branch), matched by Call-ID, CSeq and From tag
     const ack = rawRequest('ACK', '127.0.0.1', peer.port, port, { callId: 'settle-inv', toTag: okRes.toTag, branch: 'z9hG4bK-settle-ack' })
       .replace(/^From: .*$/m, `From: ${okRes.headers.get('From')}`);
-    await peer.send(ack, port);
-    await sleep(100);
-    await collect();
+    await ackThenCollect(ack);
     expect(srv.state).to.equal('Accepted');
     expect(req.deref(), 'request still held after the ACK').to.equal(undefined);
     expect(big.deref(), 'TU listeners still held after the ACK').to.equal(undefined);
@@ -128,9 +122,7 @@ describe('settled server transactions', function () {
     // the ACK for a non-2xx is part of the INVITE's transaction: same branch
     const ack = invite.replace(/^INVITE /, 'ACK ').replace('CSeq: 1 INVITE', 'CSeq: 1 ACK')
       .replace(/^To: .*$/m, `To: ${busy.headers.get('To')}`);
-    await peer.send(ack, port);
-    await sleep(100);
-    await collect();
+    await ackThenCollect(ack);
     expect(srv.state).to.equal('Confirmed');
     expect(req.deref(), 'request still held after the ACK').to.equal(undefined);
     const before = peer.received.length;

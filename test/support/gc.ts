@@ -1,0 +1,14 @@
+// A full garbage collection from a test, for checks that something is no longer held (WeakRef).
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+
+/** Collect a few times with turns of the event loop between, so pending callbacks drop what they hold. */
+export async function collectGarbage(rounds = 4): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+  }
+}
