@@ -1,13 +1,13 @@
 /**
- * The reference API document (/work/shared/reference/voipbin-openapi.json, or $REFERENCE_OPENAPI):
+ * The reference API document (`reference/voipbin-openapi.json` in this repository, `reference/PROVENANCE.md`):
  * its operations, their documented success codes, and an ajv validator per response schema with the
  * document's `$ref`s (OpenAPI 3 components) resolved in place.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import Ajv, { type ValidateFunction, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { applySpecExceptions, specDateTime } from './spec-exceptions';
+import { REFERENCE_DOCUMENT } from '../../scripts/reference-client';
 
 type Json = Record<string, unknown>;
 
@@ -23,14 +23,9 @@ export interface RefOperation {
   success: string[];
 }
 
-/** $REFERENCE_OPENAPI, else `shared/reference/voipbin-openapi.json` in the nearest ancestor folder that has it. */
+/** The repository's copy of the reference document (read by scripts/reference-client.ts too). */
 export function referencePath(): string {
-  if (process.env.REFERENCE_OPENAPI) return process.env.REFERENCE_OPENAPI;
-  for (let dir = path.resolve(__dirname, '../..'); ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'shared', 'reference', 'voipbin-openapi.json');
-    if (fs.existsSync(candidate)) return candidate;
-    if (path.dirname(dir) === dir) throw new Error('reference OpenAPI document not found: set REFERENCE_OPENAPI');
-  }
+  return REFERENCE_DOCUMENT;
 }
 
 export function opKey(method: string, p: string): string {

@@ -1,5 +1,5 @@
 /**
- * Where the spec (/work/shared/spec/platform-api.md, which governs) and the reference document
+ * Where the platform's API spec (which governs) and the reference document (`reference/`)
  * disagree, the reference's schemas are read through these exceptions, each with the spec's sentence.
  */
 type Json = Record<string, unknown>;
