@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ADDRESS_TYPES } from '../../core/flow/options/common';
 import { text, uuid } from '../route';
 
-/** An Address in a request body (voipbin-notes §1). */
+/** An Address in a request body (reference schema CommonAddress). */
 export const addressIn = z.strictObject({
   type: z.enum(ADDRESS_TYPES),
   target: text(1024),

@@ -3,7 +3,7 @@
  * sends activeflow.start to the shared queue; a media-app node runs it. Stop is idempotent: an
  * ended activeflow answers 200 as it is; a running one gets activeflow.stop on the queue of the node
  * running it, or, when no live node runs it (start not yet consumed, node gone), is ended here.
- * There is no public continue (voipbin-notes §6: block's continue is internal).
+ * There is no public continue (in VoIPbin too, a block's continue is internal).
  */
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';

@@ -1,5 +1,5 @@
 /**
- * The Call resource's enums and state rules (spec "Call"; voipbin-notes §2). Pure functions: the
+ * The Call resource's enums and state rules (spec "Call"; reference schemas CallManagerCall*). Pure functions: the
  * repository and media-app both use them, so a status only ever moves along an allowed edge.
  */
 export const CALL_STATUSES = ['dialing', 'ringing', 'progressing', 'terminating', 'canceling', 'hangup'] as const;
@@ -83,6 +83,6 @@ export function causeFromSipStatus(status: number): HangupCause {
   return 'unknown';
 }
 
-/** Platform defaults (voipbin-notes §2): one hour of talk, 60 s to answer. */
+/** Platform defaults, VoIPbin's own: one hour of talk, 60 s to answer. */
 export const DEFAULT_MAX_DURATION_MS = 3_600_000;
 export const DEFAULT_DIAL_TIMEOUT_MS = 60_000;

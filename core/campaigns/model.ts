@@ -1,5 +1,5 @@
 /**
- * Campaign, campaigncall and outdial target enums and rules (voipbin-notes §3), pure so the routes
+ * Campaign, campaigncall and outdial target enums and rules (reference schemas CampaignManager*), pure so the routes
  * and the runner share them. docs/campaigns.md says where we decided what the reference left open.
  */
 import type { HangupReason } from '../calls/model';

@@ -1,5 +1,5 @@
 /**
- * Conference and conferencecall vocabulary (voipbin-notes §3–4, spec: States and transitions).
+ * Conference and conferencecall vocabulary (reference schemas ConferenceManager*, spec: States and transitions).
  * States only move forward; each transition lists the states it may come from.
  */
 export const CONFERENCE_TYPES = ['conference', 'connect'] as const;
@@ -35,7 +35,7 @@ export const isPresent = (s: ConferencecallStatus): boolean => s === 'joining' |
 /** voipbin's default conference timeout (seconds), used when a client asks for 1–59 s. */
 export const DEFAULT_TIMEOUT_SEC = 86_400;
 
-/** 0 = none; 1–59 is silently replaced by a day (voipbin-notes §4); 60 and more as given. */
+/** 0 = none; 1–59 is silently replaced by a day (as VoIPbin does); 60 and more as given. */
 export function normalizeTimeout(sec: number): number {
   if (sec <= 0) return 0;
   return sec < 60 ? DEFAULT_TIMEOUT_SEC : sec;

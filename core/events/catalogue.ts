@@ -1,5 +1,5 @@
 /**
- * Every event type customers receive (voipbin-notes §5), with the resource its topic names and
+ * Every event type customers receive (the spec's event list and VoIPbin's), with the resource its topic names and
  * where its payload comes from. Publishers call `publishResourceEvent` after the Postgres write so
  * each change is published exactly once, with the resource's API JSON as `data`.
  */

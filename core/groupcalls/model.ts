@@ -1,5 +1,5 @@
 /**
- * The Groupcall resource (voipbin-notes §3): several destinations rung together (ring_all) or one
+ * The Groupcall resource (reference schemas CallManagerGroupcall*): several destinations rung together (ring_all) or one
  * after another (linear); the first to answer runs the groupcall's flow, and with answer_method
  * hangup_others the rest are cancelled. Statuses move progressing → hangingup → hangup only.
  */

@@ -168,7 +168,7 @@ export function callsRepo(db: Db) {
       if (row) return { changed: true, call: row as CallRow };
       return { changed: false, call: await this.get(id) };
     },
-    /** Ends the call once: hangup_by and hangup_reason derive from the status it had (voipbin-notes §2). */
+    /** Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts). */
     async hangup(id: string, cause: HangupCause): Promise<Transition> {
       return db.transaction(async (trx) => {
         const current = (await trx<CallRow>('calls').where({ id }).forUpdate().first()) as CallRow | undefined;

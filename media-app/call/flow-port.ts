@@ -196,7 +196,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
     return reason === 'amd' ? this.hangupAmd() : this.call.hangup(reason);
   }
 
-  /** AMD's hangup: terminating, then BYE, so the call records hangup_reason amd (voipbin-notes §2). */
+  /** AMD's hangup: terminating, then BYE, so the call records hangup_reason amd (core/calls/model.ts). */
   private async hangupAmd(): Promise<void> {
     if (this.call.isEnded) return;
     await this.call.setStatus('terminating');

@@ -14,7 +14,7 @@ export interface Address {
   detail?: string;
 }
 
-/** Call statuses (voipbin-notes §2). */
+/** Call statuses (reference schema CallManagerCallStatus). */
 export type CallStatus = 'dialing' | 'ringing' | 'progressing' | 'terminating' | 'canceling' | 'hangup';
 
 export interface CallInfo {

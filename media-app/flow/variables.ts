@@ -39,7 +39,7 @@ export class Variables {
     for (const f of ['type', 'target', 'target_name', 'name', 'detail'] as const) this.set(`${prefix}.${f}`, a[f] ?? '');
   }
 
-  /** svc.call.* from the call (voipbin-notes §6, built-in variables). */
+  /** svc.call.* from the call (VoIPbin's built-in variables). */
   setCall(c: CallInfo): void {
     this.set('svc.call.id', c.id);
     this.set('svc.call.direction', c.direction);

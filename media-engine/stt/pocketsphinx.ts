@@ -10,7 +10,7 @@
  * on silence and prints one hypothesis per utterance followed by word times (`-time yes`), which
  * give each segment's offset.
  *
- * Honest expectations (stack-notes §5): free-form word error on synthetic telephone speech is
+ * Honest expectations (measured here, docs/speech.md): free-form word error on synthetic telephone speech is
  * 77–98 %; with a phrase list (JSGF) short flite-voiced phrases are usually exact. A grammar forces
  * every utterance onto some phrase, so treat grammar results as "closest phrase", not proof.
  */

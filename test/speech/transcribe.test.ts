@@ -96,7 +96,7 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     }, 15_000, "live transcribe done");
     expect(live).to.include({ direction: 'out', provider: 'pocketsphinx', reference_type: 'call', activeflow_id: c.activeflow_id });
     const segs = await db('transcripts').where({ transcribe_id: live.id });
-    // pocketsphinx on synthetic telephone speech gets most words wrong (stack-notes §5): what
+    // pocketsphinx on synthetic telephone speech gets most words wrong (docs/speech.md): what
     // matters here is that the prompt's speech became segments, with text, inside the prompt's time
     expect(segs.length, 'segments of the prompt').to.be.greaterThan(0);
     for (const sg of segs) {

@@ -37,7 +37,7 @@ export function isMediaUrl(s: string): boolean {
 /** Milliseconds, non-negative integer. */
 export const millis = z.number().int('must be an integer').min(0, 'must be >= 0');
 
-/** Address (voipbin-notes §1): type, target, target_name, name, detail. */
+/** Address (reference schema CommonAddress): type, target, target_name, name, detail. */
 export const ADDRESS_TYPES = [
   '', 'agent', 'ai', 'ai_team', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'webchat', 'web_session', 'whatsapp',
 ] as const;
@@ -54,5 +54,5 @@ export const none = z.object({});
 
 export const anonymous = z.enum(['yes', 'no', 'auto']).optional();
 
-/** Call hangup reasons (voipbin-notes §2). */
+/** Call hangup reasons (reference schema CallManagerCallHangupReason). */
 export const HANGUP_REASONS = ['', 'normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd'] as const;

@@ -1,4 +1,4 @@
-/** Options of the actions that act on the call's media (voipbin-notes §6, OpenAPI FlowManagerActionOption*). */
+/** Options of the actions that act on the call's media (reference schemas FlowManagerActionOption*). */
 import { z } from 'zod';
 import { HANGUP_REASONS, mediaUrl, millis, none, uuidOrVar } from './common';
 

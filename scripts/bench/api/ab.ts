@@ -5,7 +5,7 @@
  * and the least and the median of the bursts' (the least is the one neighbours disturbed least); p99 is
  * the median of the bursts' p99s.
  *
- *   source .data/env && npx tsx scripts/bench/api/ab.ts --trees /tmp/old,/work/wt/apicpu [--rounds 8] [--seconds 2]
+ *   source .data/env && npx tsx scripts/bench/api/ab.ts --trees /tmp/old,/tmp/new [--rounds 8] [--seconds 2]
  * A checkout of another commit: `git worktree add --detach /tmp/old <commit> && ln -s $PWD/node_modules /tmp/old/`.
  */
 import { cannon, CPU, hasTaskset, loadAverage, machine, startApi, startBaseline, type ApiUnderTest, type Result } from './server';

@@ -31,7 +31,7 @@ describe('media-engine/stt pocketsphinx', function () {
   const phrases = ['please transfer me to sales', 'talk to an operator', 'check my balance', 'yes', 'no', 'goodbye'];
 
   it('with a phrase list, a spoken phrase comes back as that phrase, with its offset and direction', async function () {
-    // pocketsphinx recognises flite's voice reliably and espeak-ng's poorly (stack-notes §5).
+    // pocketsphinx recognises flite's voice reliably and espeak-ng's poorly (docs/speech.md).
     if (!fliteAvailable()) this.skip();
     const stt = createSttProvider('pocketsphinx');
     const audio = concat(silenceMs(700), await say('please transfer me to sales'), silenceMs(800));
