@@ -1,6 +1,6 @@
 /**
  * The action type registry: for every type, its option schema, whether it needs a live call, the
- * subsystem that runs it when that belongs to a later issue, and where its jump targets are.
+ * subsystem beyond the call that runs it (if any), and where its jump targets are.
  */
 import type { z } from 'zod';
 import { ACTION_TYPES, type ActionType, isUnset } from './action';
@@ -14,7 +14,7 @@ export interface ActionSpec {
   schema: z.ZodType<Record<string, unknown>>;
   /** Acts on the call's media: skipped when the activeflow has no call (voipbin verifyActionType). */
   needsCall: boolean;
-  /** Set when the subsystem is not built yet: the runner ends the activeflow with an error naming it. */
+  /** The subsystem the action needs beyond its call; where it is not running (the flow simulator, a test), the runner ends the activeflow with an error naming it. */
   subsystem?: string;
   deprecated?: boolean;
 }

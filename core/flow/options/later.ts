@@ -1,7 +1,7 @@
 /**
- * Options of the actions whose subsystem lands in a later issue (conferences, queues, transcription,
- * external media, AI, messaging, email, conversations, cases). They validate now so stored flows keep
- * working when the subsystem arrives.
+ * Options of the actions that reach a subsystem beyond their call (conferences, queues, transcription,
+ * external media, AI, messaging, email, conversations, cases), each of which every media-app node
+ * runs (core/flow/registry.ts names it per action).
  */
 import { z } from 'zod';
 import { address, optionalUuid, uuid } from './common';

@@ -1,6 +1,6 @@
 /**
- * The registry: action type -> the class that runs it. A later issue replaces one type's file and
- * this line, nothing else.
+ * The registry: action type -> the class that runs it. Changing how one type runs touches its own file
+ * and this line, nothing else.
  */
 import type { Action, ActionType } from '../../../core/flow';
 import type { FlowTask, FlowTaskClass } from './base';

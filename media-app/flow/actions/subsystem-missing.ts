@@ -2,8 +2,9 @@ import { ACTION_SPECS } from '../../../core/flow';
 import { FlowTask, type Outcome } from './base';
 
 /**
- * Actions whose subsystem arrives in a later issue. They end the activeflow with an error naming
- * what is missing, never pretending to have run; each type's file replaces this when it lands.
+ * Actions whose subsystem is not running in this process (the flow simulator, a test that starts
+ * without it; every media-app node runs them all). They end the activeflow with an error naming what
+ * is missing, never pretending to have run.
  */
 export class SubsystemMissing extends FlowTask {
   async exec(): Promise<Outcome> {
