@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: set-up (packages, npm, embedded Postgres and Redis), type check, then every suite.
-# Extra arguments go to mocha, e.g. `bash scripts/test.sh 'test/control-api/**/*.test.ts'`.
+# The README's test command: set-up (packages, npm, embedded Postgres and Redis), type checks, then every
+# suite, split over TEST_JOBS parallel mocha processes (default 2) by scripts/test-run.ts; its last line is
+# the sum over them, "N passed, N failed, N skipped". Extra arguments narrow it to one mocha run over them,
+# e.g. `bash scripts/test.sh 'test/control-api/**/*.test.ts'`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,10 +11,6 @@ export NODE_ENV=test
 echo "[test] tsc --noEmit"
 npx tsc --noEmit -p .
 if ls web/*/main.ts* >/dev/null 2>&1; then npx tsc --noEmit -p web; fi
-if [ -f dist/reference-api/paths.d.ts ]; then npx tsc --noEmit -p tsconfig.reference.json; fi
+npx tsc --noEmit -p tsconfig.reference.json
 echo "[test] mocha"
-if [ "$#" -gt 0 ]; then
-  npx mocha --reporter test/support/reporter.js "$@"
-else
-  npx mocha --reporter test/support/reporter.js 'test/**/*.test.ts'
-fi
+exec npx tsx scripts/test-run.ts "$@"

@@ -20,7 +20,7 @@ import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/d
 import { loadMediaAppConfig } from '../../media-app/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
 import { decodeG711 } from '../../media-engine/codecs/g711';
-import { freePort } from '../support/ports';
+import { freePort, portBlock } from '../support/ports';
 import { testDb, testDatabaseUrl } from '../support/db';
 
 export const SECRET = 'media-app-test-secret';
@@ -39,10 +39,9 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-/** A random RTP range of 200 ports (the media engine skips ports in use). */
+/** A random RTP range of 200 ports in this test process's share (the media engine skips ports in use). */
 function rtpRange(): { min: number; max: number } {
-  const min = 30000 + Math.floor(Math.random() * 150) * 200;
-  return { min, max: min + 199 };
+  return portBlock('platformRtp', 200);
 }
 
 export interface SipServer {

@@ -15,7 +15,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
 import { nodeAliveKey } from '../../core/queue/contracts';
 import { testDb, testDatabaseUrl, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
+import { freePort, portBlock } from '../support/ports';
 import { killAllSipp, RtpSink, sipp, SECRET, uacWaitsForBye, until } from './harness';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -44,7 +44,7 @@ describe('media-app process', function () {
     const drachtioPort = await freePort();
     const prefix = `tmp${process.pid}_${randomBytes(3).toString('hex')}:`;
     const nodeId = `proc-${process.pid}`;
-    const rtpMin = 30000 + Math.floor(Math.random() * 150) * 200;
+    const rtpMin = portBlock('platformRtp', 200).min;
     const app = start('media-app/main.ts', {
       DATABASE_URL: await testDatabaseUrl(),
       REDIS_URL: process.env.TEST_REDIS_URL!,

@@ -5,15 +5,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MediaServer } from '../../media-engine';
+import { portBlock } from '../support/ports';
 
 export function tmpDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'me-test-'));
 }
 
-/** A random RTP port window; the pool skips ports other processes hold. */
+/** A random RTP port window in this test process's share; the pool skips ports other processes hold. */
 export function portRange(size = 200): { min: number; max: number } {
-  const min = 42000 + 2 * Math.floor(Math.random() * 7000);
-  return { min, max: min + size - 1 };
+  return portBlock('engineRtp', size, 2);
 }
 
 /** Speech made now with espeak-ng, converted by sox to 8 kHz 16-bit mono WAV. */

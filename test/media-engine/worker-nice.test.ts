@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { MediaServer } from '../../media-engine';
 import { procStat } from '../../media-engine/worker/proc-stat';
+import { portRange } from './support';
 
 /** nice value of each thread of this process (/proc/<pid>/task/<tid>/stat) */
 function threadNices(): Map<number, number> {
@@ -21,7 +22,7 @@ describe('media-engine: worker thread priority (workerNice)', function () {
   this.timeout(20000);
   it('gives each worker thread the nice value and leaves the API thread alone', async () => {
     const before = threadNices();
-    const ms = await MediaServer.start({ workers: 2, rtpPorts: { min: 46000, max: 46100 }, workerNice: 7 });
+    const ms = await MediaServer.start({ workers: 2, rtpPorts: portRange(101), workerNice: 7 });
     try {
       const after = threadNices();
       const niced = [...after.entries()].filter(([tid, n]) => n === 7 && !before.has(tid));
@@ -33,7 +34,7 @@ describe('media-engine: worker thread priority (workerNice)', function () {
   });
 
   it('leaves the workers at the default without the option', async () => {
-    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 46200, max: 46300 } });
+    const ms = await MediaServer.start({ workers: 1, rtpPorts: portRange(101) });
     try {
       const main = threadNices().get(process.pid);
       expect([...threadNices().values()].every((n) => n === main)).to.equal(true);

@@ -23,7 +23,7 @@ import { CommandBus } from '../../core/commands/bus';
 import { nodeQueueName } from '../../core/queue/contracts';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { readWavInfo } from '../../media-engine/audio/wav';
-import { freePort } from '../support/ports';
+import { freePort, portBlock } from '../support/ports';
 import { RtpSink, sipp, startSipServer, uacWaitsForBye, until, sleep, type SippResult } from '../media-app/harness';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -90,7 +90,7 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
   const nodeId = `nf-${process.pid}-${randomBytes(2).toString('hex')}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'node-fault-'));
   // below the kernel's ephemeral ports (32768+), so nothing else can take a freed port before it is checked
-  const rtpMin = 20000 + Math.floor(Math.random() * 48) * 200;
+  const rtpMin = portBlock('nodeRtp', 200).min;
   const redis = new Redis(o.redisUrl);
   const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, intervalMs: 250, dataDir });
   const reports: SweepReport[] = [];

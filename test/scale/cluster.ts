@@ -15,6 +15,7 @@ import { EventPublisher } from '../../core/events/bus';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { buildTestApp, type TestApp } from '../support/api';
 import { testDb, testDatabaseUrl } from '../support/db';
+import { shardSlice } from '../support/ports';
 import { startSipServer, until, type SipServer } from '../media-app/harness';
 import { Edge, type EdgeOptions } from './edge';
 
@@ -115,8 +116,11 @@ async function startNode(
   o: { prefix: string; dataDir: string; redisUrl: string; databaseUrl: string; env: Record<string, string>; heartbeatMs: number },
 ): Promise<ClusterNode> {
   const id = `node${i}-${process.pid}-${randomBytes(2).toString('hex')}`;
-  // below the kernel's ephemeral ports, a block of 200 per node
-  const rtpMin = 20000 + ((Math.floor(Math.random() * 24) * 2 + i) % 48) * 200;
+  // below the kernel's ephemeral ports, a block of 200 per node in this test process's share; nodes of
+  // one cluster differ in the block's parity, so two of them never draw the same one
+  const slice = shardSlice('nodeRtp', 200);
+  const blocks = (slice.max - slice.min + 1) / 200;
+  const rtpMin = slice.min + ((Math.floor(Math.random() * Math.floor(blocks / 2)) * 2 + i) % blocks) * 200;
   const proc: ChildProcess = spawn(process.execPath, ['--require', 'tsx/cjs', 'media-app/main.ts'], {
     cwd: ROOT,
     env: {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { embeddedRtpengine, RTPENGINE_DEFAULTS } from '../../scripts/rtpengine';
 import { ngPing } from '../support/rtpengine';
-import { freePort } from '../support/ports';
+import { freePort, portBlock } from '../support/ports';
 
 describe('scripts/rtpengine: the embedded rtpengine', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rtpe-start-'));
@@ -30,7 +30,8 @@ describe('scripts/rtpengine: the embedded rtpengine', () => {
 
   it('its command line runs a real rtpengine that answers ng ping', async function () {
     this.timeout(15_000);
-    const r = embeddedRtpengine({ RTPENGINE_PORT_MIN: '58800', RTPENGINE_PORT_MAX: '58899' }, dir)!;
+    const media = portBlock('rtpengine', 100); // this test process's share: no other process's rtpengine there
+    const r = embeddedRtpengine({ RTPENGINE_PORT_MIN: String(media.min), RTPENGINE_PORT_MAX: String(media.max) }, dir)!;
     // the same command on a free ng port (the default one may be taken by a running platform)
     const port = await freePort();
     const args = r.args.map((a) => (a.startsWith('--listen-ng=') ? `--listen-ng=127.0.0.1:${port}` : a));

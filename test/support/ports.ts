@@ -2,16 +2,77 @@ import net from 'node:net';
 import dgram from 'node:dgram';
 
 /**
- * A port free for TCP and UDP, drawn from 61000–65499: above the kernel's ephemeral ports (32768–60999),
- * which every outgoing connection of the suite takes from (a port found free there could be handed to a
- * connection before the test listened on it: CI on 7ffef1d, EADDRINUSE), and above every fixed range of
- * the suite. Handed out in turn from a random start, so one test process never gets the same port twice
- * until it has used them all.
+ * The suite's port ranges. scripts/test-run.ts runs several mocha processes at once (shards: TEST_SHARD
+ * of TEST_SHARDS, 1-based); each takes an equal, disjoint slice of every range, so two processes never
+ * race for one port. Every fixed range a test hands out (its own listeners, sipp's media, the RTP
+ * ranges of the engines it starts, rtpengine's media) comes from here. The kernel's ephemeral ports
+ * (32768–60999) overlap the engines' ranges; the engines skip ports in use.
+ */
+export const PORT_RANGES = {
+  /** sipPortPair: a phone's SIP port and the TLS one after it. */
+  sipPair: [6000, 7999],
+  /** sippMediaPort: sipp's four media ports (and the softphones' RTP). */
+  sippMedia: [10000, 19999],
+  /** RTP of media-app child processes (test/scale, test/reliability node faults), blocks of 200. */
+  nodeRtp: [20000, 29999],
+  /** RTP of in-process platforms (test/media-app/harness.ts, fault platforms, process tests), blocks of 200. */
+  platformRtp: [30000, 41999],
+  /** RTP of the media-engine suites' MediaServers (test/media-engine/support.ts). */
+  engineRtp: [42000, 49999],
+  /** rtpengine's media (test/support/rtpengine.ts), blocks of 200. */
+  rtpengine: [50000, 59999],
+  /** freePort: listeners of every kind. */
+  free: [61000, 65499],
+} as const satisfies Record<string, readonly [number, number]>;
+
+export type PortRangeName = keyof typeof PORT_RANGES;
+
+/** This process's shard: TEST_SHARD of TEST_SHARDS (1-based), 1 of 1 when they are not set. */
+export function testShard(env: NodeJS.ProcessEnv = process.env): { index: number; count: number } {
+  const count = env.TEST_SHARDS === undefined ? 1 : Number(env.TEST_SHARDS);
+  const index = env.TEST_SHARD === undefined ? 1 : Number(env.TEST_SHARD);
+  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 1 || index > count) {
+    throw new Error(`TEST_SHARD/TEST_SHARDS: want 1 <= TEST_SHARD <= TEST_SHARDS, got ${env.TEST_SHARD}/${env.TEST_SHARDS}`);
+  }
+  return { index, count };
+}
+
+/**
+ * This shard's slice of a range: the range cut into TEST_SHARDS consecutive parts whose bounds fall on
+ * multiples of `align` from the range's start (so blocks of `align` never straddle two shards).
+ */
+export function shardSlice(name: PortRangeName, align = 1, env: NodeJS.ProcessEnv = process.env): { min: number; max: number } {
+  const [lo, hi] = PORT_RANGES[name];
+  const { index, count } = testShard(env);
+  const units = Math.floor((hi - lo + 1) / align);
+  const per = Math.floor(units / count);
+  if (per < 1) throw new Error(`port range ${name} is too small for ${count} shards of ${align}`);
+  const min = lo + (index - 1) * per * align;
+  return { min, max: min + per * align - 1 };
+}
+
+/** A random block of `size` ports starting on a multiple of `align` inside this shard's slice of the range. */
+export function portBlock(name: PortRangeName, size: number, align = size): { min: number; max: number } {
+  const slice = shardSlice(name, align);
+  const starts = Math.floor((slice.max - slice.min + 1 - size) / align) + 1;
+  if (starts < 1) throw new Error(`no block of ${size} ports in this shard's part of ${name} (${slice.min}-${slice.max})`);
+  const min = slice.min + align * Math.floor(Math.random() * starts);
+  return { min, max: min + size - 1 };
+}
+
+/**
+ * A port free for TCP and UDP, drawn from this shard's part of 61000–65499: above the kernel's ephemeral
+ * ports (32768–60999), which every outgoing connection of the suite takes from (a port found free there
+ * could be handed to a connection before the test listened on it: CI on 7ffef1d, EADDRINUSE), and above
+ * every fixed range of the suite. Handed out in turn from a random start, so one test process never gets
+ * the same port twice until it has used them all.
  */
 let nextFree = Math.floor(Math.random() * 4500);
 export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const { min, max } = shardSlice('free');
+  const span = max - min + 1;
   for (let attempt = 0; attempt < 200; attempt++) {
-    const port = 61000 + (nextFree++ % 4500);
+    const port = min + (nextFree++ % span);
     if (await tcpUdpFree(port, host)) return port;
   }
   throw new Error('no free port found');
@@ -27,13 +88,13 @@ function udpFree(port: number, host: string): Promise<boolean> {
 
 /**
  * A base port for sipp's -mp: sipp binds four UDP ports from it (audio RTP/RTCP, video RTP/RTCP).
- * Drawn from 10000–19999: below the engine's default RTP range (20000–30000), the ranges the
- * test platforms give their engines (30000 and up) and the kernel's ephemeral ports (32768+), so
- * nothing else in the suite is handed one of the four meanwhile.
+ * Drawn from this shard's part of 10000–19999: below the engine's default RTP range (20000–30000), the
+ * ranges the test platforms give their engines (20000 and up) and the kernel's ephemeral ports
+ * (32768+), so nothing else in the suite is handed one of the four meanwhile.
  */
 export async function sippMediaPort(host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const base = 10000 + 4 * Math.floor(Math.random() * 2500);
+    const base = portBlock('sippMedia', 4).min;
     let ok = true;
     for (let i = 0; i < 4 && ok; i++) ok = await udpFree(base + i, host);
     if (ok) return base;
@@ -53,13 +114,13 @@ async function tcpUdpFree(port: number, host: string): Promise<boolean> {
 
 /**
  * A SIP port for a phone that also opens TLS on the next one (baresip listens on `sip_listen` for UDP
- * and TCP and on port + 1 for TLS, with no way to turn that off): both free, drawn from 6000–7999,
- * below the kernel's ephemeral ports (32768+) that every connection in the suite takes from, so the
+ * and TCP and on port + 1 for TLS, with no way to turn that off): both free, drawn from this shard's
+ * part of 6000–7999, below the kernel's ephemeral ports (32768+) that every connection in the suite takes from, so the
  * second one is not handed to someone else meanwhile.
  */
 export async function sipPortPair(host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const base = 6000 + 2 * Math.floor(Math.random() * 1000);
+    const base = portBlock('sipPair', 2).min;
     if ((await tcpUdpFree(base, host)) && (await tcpUdpFree(base + 1, host))) return base;
   }
   throw new Error('no free pair of SIP ports');

@@ -1,14 +1,34 @@
 // mocha's spec reporter plus the plain closing line CI reads: "N passed, N failed, N skipped".
+// Run as one shard of scripts/test-run.ts (TEST_SHARD of TEST_SHARDS set), the line is prefixed
+// "[shard i/n] " so that only the runner's sum over the shards reads as the closing line, and the counts
+// and each spec file's seconds are written as JSON to TEST_SUMMARY_FILE for the runner to add up.
 'use strict';
+const fs = require('node:fs');
 const Mocha = require('mocha');
-const { EVENT_RUN_END } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants;
 
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
+    const began = new Map();
+    const fileMs = {};
+    runner.on(EVENT_SUITE_BEGIN, (suite) => {
+      if (suite.file && suite.parent && suite.parent.root) began.set(suite, Date.now());
+    });
+    runner.on(EVENT_SUITE_END, (suite) => {
+      const t = began.get(suite);
+      if (t === undefined) return;
+      began.delete(suite);
+      fileMs[suite.file] = (fileMs[suite.file] || 0) + (Date.now() - t);
+    });
     runner.once(EVENT_RUN_END, () => {
       const s = this.stats;
-      process.stdout.write(`\n${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
+      const shard = process.env.TEST_SHARD && process.env.TEST_SHARDS ? `[shard ${process.env.TEST_SHARD}/${process.env.TEST_SHARDS}] ` : '';
+      if (process.env.TEST_SUMMARY_FILE) {
+        const files = Object.fromEntries(Object.entries(fileMs).map(([f, ms]) => [f, Math.round(ms / 100) / 10]));
+        fs.writeFileSync(process.env.TEST_SUMMARY_FILE, JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, files }));
+      }
+      process.stdout.write(`\n${shard}${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
     });
   }
 }

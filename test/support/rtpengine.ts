@@ -6,10 +6,10 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './ports';
+import { freePort, portBlock } from './ports';
 
 export interface RtpengineOptions {
-  /** Media ports [min, max]; a random block of 200 in 50000–59999 when not given. */
+  /** Media ports [min, max]; a random block of 200 in this test process's share of 50000–59999 when not given. */
   portRange?: [number, number];
   /** Extra command-line switches. */
   args?: string[];
@@ -20,8 +20,9 @@ const held = new Set<number>();
 
 function randomBlock(): [number, number] {
   let base = 0;
-  do base = 50000 + 200 * Math.floor(Math.random() * 50);
-  while (held.has(base) && held.size < 50);
+  let tries = 0;
+  do base = portBlock('rtpengine', 200).min;
+  while (held.has(base) && ++tries < 100);
   return [base, base + 199];
 }
 

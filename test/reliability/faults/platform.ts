@@ -17,7 +17,7 @@ import { startMediaApp, type MediaApp } from '../../../media-app/app';
 import { createContext, createRedis, type AppContext } from '../../../control-api/context';
 import { createApp } from '../../../control-api/app';
 import { startWebhooks, type WebhookOptions, type WebhookService } from '../../../control-api/webhooks';
-import { freePort } from '../../support/ports';
+import { freePort, portBlock } from '../../support/ports';
 
 const SECRET = 'faults-test-secret';
 export const SIP_DOMAIN = 'sip.test';
@@ -36,7 +36,7 @@ export async function startFaultPlatform(opts: { db: Knex; databaseUrl: string; 
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET);
-  const rtpMin = 30000 + Math.floor(Math.random() * 150) * 200;
+  const rtpMin = portBlock('platformRtp', 200).min;
   const env = {
     DATABASE_URL: opts.databaseUrl,
     REDIS_URL: redisUrl,

@@ -1,0 +1,136 @@
+/**
+ * The plan of a parallel test run (scripts/test-run.ts): the spec files, grouped by the directory they
+ * sit in, each directory's expected seconds, and a balanced split of the directories over N mocha
+ * processes. Pure but for reading the file tree and the times table.
+ *
+ * Expected seconds come from the checked-in table test/support/test-times.json; a directory the table
+ * does not list (new tests) is estimated from the size of its spec files at the table's own rate of
+ * seconds per byte. The split is greedy, largest first: each directory goes to the process with the
+ * least expected time so far (ties to the lower number), which is deterministic for a given table.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** One directory's spec files, run by one process. */
+export interface Unit {
+  dir: string;
+  files: string[];
+  seconds: number;
+  /** true when the table does not list the directory and `seconds` is the size-based estimate */
+  estimated: boolean;
+}
+
+/** One mocha process of the run. */
+export interface Shard {
+  /** 1-based, as TEST_SHARD */
+  index: number;
+  units: Unit[];
+  seconds: number;
+}
+
+/** The times table: expected seconds per test directory (paths relative to the repository, `/`-separated). */
+export interface TimesTable {
+  note?: string;
+  seconds: Record<string, number>;
+}
+
+/** Seconds per byte of spec file when the table gives nothing to derive a rate from. */
+const FALLBACK_RATE = 0.002;
+
+const toPosix = (p: string) => p.split(path.sep).join('/');
+
+/**
+ * The spec files (`*.test.ts`) under each of `roots` (directories or single files, relative to `root`),
+ * sorted, relative and `/`-separated. A root that does not exist or holds no spec file is an error.
+ */
+export function findTestFiles(root: string, roots: string[]): string[] {
+  const out = new Set<string>();
+  for (const r of roots) {
+    const abs = path.resolve(root, r);
+    const rel = toPosix(path.relative(root, abs));
+    if (rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`TEST_DIRS: ${r} is outside the repository`);
+    if (!fs.existsSync(abs)) throw new Error(`TEST_DIRS: ${r} does not exist`);
+    const before = out.size;
+    walk(abs, (f) => out.add(toPosix(path.relative(root, f))));
+    if (out.size === before) throw new Error(`TEST_DIRS: no *.test.ts under ${r}`);
+  }
+  return [...out].sort();
+}
+
+function walk(abs: string, add: (file: string) => void): void {
+  const st = fs.statSync(abs);
+  if (st.isFile()) {
+    if (abs.endsWith('.test.ts')) add(abs);
+    return;
+  }
+  for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+    walk(path.join(abs, e.name), add);
+  }
+}
+
+/** Reads and checks the times table: every value a finite number of seconds ≥ 0. */
+export function readTimes(file: string): TimesTable {
+  const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+  if (typeof raw !== 'object' || raw === null || !('seconds' in raw)) throw new Error(`${file}: want {"seconds": {"<dir>": <seconds>}}`);
+  const seconds = (raw as { seconds: unknown }).seconds;
+  if (typeof seconds !== 'object' || seconds === null) throw new Error(`${file}: "seconds" must be an object`);
+  const out: Record<string, number> = {};
+  for (const [dir, v] of Object.entries(seconds)) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`${file}: seconds of ${dir} must be a number ≥ 0`);
+    out[dir] = v;
+  }
+  const note = (raw as { note?: unknown }).note;
+  return { note: typeof note === 'string' ? note : undefined, seconds: out };
+}
+
+/** The spec files grouped by directory, each with its expected seconds. */
+export function units(root: string, files: string[], times: TimesTable): Unit[] {
+  const byDir = new Map<string, string[]>();
+  for (const f of files) {
+    const dir = path.posix.dirname(f);
+    byDir.set(dir, [...(byDir.get(dir) ?? []), f]);
+  }
+  const bytes = (list: string[]) => list.reduce((n, f) => n + fs.statSync(path.join(root, f)).size, 0);
+  // the table's own rate, over the directories it lists that exist here
+  let knownSeconds = 0;
+  let knownBytes = 0;
+  for (const [dir, s] of Object.entries(times.seconds)) {
+    const abs = path.join(root, dir);
+    if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) continue;
+    const own = fs.readdirSync(abs).filter((n) => n.endsWith('.test.ts')).map((n) => path.posix.join(dir, n));
+    knownSeconds += s;
+    knownBytes += bytes(own);
+  }
+  const rate = knownBytes > 0 ? knownSeconds / knownBytes : FALLBACK_RATE;
+  return [...byDir.entries()].map(([dir, list]) => {
+    const listed = times.seconds[dir];
+    return listed === undefined
+      ? { dir, files: list, seconds: Math.max(1, Math.round(bytes(list) * rate)), estimated: true }
+      : { dir, files: list, seconds: listed, estimated: false };
+  });
+}
+
+/** Greedy largest-first split of the units over `jobs` processes (fewer when there are fewer units). */
+export function partition(all: Unit[], jobs: number): Shard[] {
+  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`TEST_JOBS must be a whole number ≥ 1, got ${jobs}`);
+  const n = Math.min(jobs, all.length);
+  const shards: Shard[] = Array.from({ length: n }, (_, i) => ({ index: i + 1, units: [], seconds: 0 }));
+  const order = [...all].sort((a, b) => b.seconds - a.seconds || a.dir.localeCompare(b.dir));
+  for (const u of order) {
+    let target = shards[0]!;
+    for (const s of shards) if (s.seconds < target.seconds) target = s;
+    target.units.push(u);
+    target.seconds += u.seconds;
+  }
+  for (const s of shards) s.units.sort((a, b) => a.dir.localeCompare(b.dir));
+  return shards;
+}
+
+/** The table with `measured` seconds (per directory) merged over it, rounded to whole seconds. */
+export function mergeTimes(table: TimesTable, measured: Record<string, number>): TimesTable {
+  const seconds: Record<string, number> = { ...table.seconds };
+  for (const [dir, s] of Object.entries(measured)) seconds[dir] = Math.max(1, Math.round(s));
+  const sorted = Object.fromEntries(Object.keys(seconds).sort().map((k) => [k, seconds[k]!]));
+  return { ...(table.note ? { note: table.note } : {}), seconds: sorted };
+}

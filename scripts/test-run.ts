@@ -1,0 +1,183 @@
+/**
+ * The mocha part of `bash scripts/test.sh` (which runs set-up and the type checks first):
+ *
+ *   npx tsx scripts/test-run.ts                       every suite, split over TEST_JOBS mocha processes (default 2)
+ *   TEST_DIRS="test/core test/events" npx tsx scripts/test-run.ts   the same split over these directories only
+ *   npx tsx scripts/test-run.ts 'test/sip-server/**\/*.test.ts'       arguments: one mocha run over them, as before
+ *
+ * The spec files are grouped by directory and the directories split over the processes by expected
+ * seconds (scripts/test-plan.ts, table test/support/test-times.json). Each process is one shard
+ * (TEST_SHARD of TEST_SHARDS in its environment): its own database and Redis prefix as every mocha process
+ * has, and its own slice of the test port ranges (test/support/ports.ts). A shard's output is buffered and
+ * printed whole when it ends, framed by a header; its own closing line reads "[shard i/n] N passed, ...".
+ * The last line of all is the sum over the shards, "N passed, N failed, N skipped"; the exit status is
+ * non-zero when any shard failed or ended without its summary (that counts as one failure).
+ * TEST_TIMES_WRITE=1 merges the measured seconds per directory into the table.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { findTestFiles, mergeTimes, partition, readTimes, units, type Shard } from './test-plan';
+
+const ROOT = path.resolve(__dirname, '..');
+const MOCHA = path.join(ROOT, 'node_modules', '.bin', 'mocha');
+const REPORTER = 'test/support/reporter.js';
+const TIMES = path.join(ROOT, 'test', 'support', 'test-times.json');
+/** A line while shards run and print nothing (their output is buffered), so CI sees the run is alive. */
+const HEARTBEAT_MS = 120_000;
+
+interface Summary {
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** seconds per spec file */
+  files: Record<string, number>;
+}
+
+interface ShardResult {
+  shard: Shard;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  seconds: number;
+  summary: Summary | null;
+}
+
+const say = (line: string) => process.stdout.write(`[test] ${line}\n`);
+
+function readSummary(file: string): Summary | null {
+  if (!fs.existsSync(file)) return null;
+  const s = JSON.parse(fs.readFileSync(file, 'utf8')) as Summary;
+  return Number.isInteger(s.passed) && Number.isInteger(s.failed) && Number.isInteger(s.skipped) ? s : null;
+}
+
+/** One mocha over the given arguments, output straight through (the narrowed run of `test.sh <globs>`). */
+function runNarrowed(args: string[]): void {
+  const env = { ...process.env };
+  delete env.TEST_SHARD;
+  delete env.TEST_SHARDS;
+  delete env.TEST_SUMMARY_FILE;
+  const child = spawn(MOCHA, ['--reporter', REPORTER, ...args], { cwd: ROOT, env, stdio: 'inherit' });
+  forwardSignals([child]);
+  child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+const children = new Set<ChildProcess>();
+function forwardSignals(list: ChildProcess[]): void {
+  for (const c of list) children.add(c);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      for (const c of children) if (c.exitCode === null) c.kill(sig);
+    });
+  }
+}
+
+function runShard(shard: Shard, count: number, dir: string): Promise<ShardResult> {
+  const summaryFile = path.join(dir, `shard-${shard.index}.json`);
+  const files = shard.units.flatMap((u) => u.files).sort();
+  const started = Date.now();
+  const child = spawn(MOCHA, ['--reporter', REPORTER, ...files], {
+    cwd: ROOT,
+    env: { ...process.env, TEST_SHARD: String(shard.index), TEST_SHARDS: String(count), TEST_SUMMARY_FILE: summaryFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const out: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => out.push(b));
+  child.stderr.on('data', (b: Buffer) => out.push(b));
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      const seconds = Math.round((Date.now() - started) / 1000);
+      const summary = readSummary(summaryFile);
+      const head = `shard ${shard.index}/${count}: ${shard.units.map((u) => u.dir).join(' ')}`;
+      process.stdout.write(`\n[test] ──── ${head} ──── output (${seconds} s, exit ${code ?? signal})\n`);
+      process.stdout.write(Buffer.concat(out));
+      process.stdout.write(`[test] ──── end of shard ${shard.index}/${count} ────\n`);
+      resolve({ shard, code, signal, seconds, summary });
+    });
+  });
+}
+
+/** Measured seconds per directory, from the shards' per-file times. */
+function measuredByDir(results: ShardResult[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of results) {
+    for (const [file, s] of Object.entries(r.summary?.files ?? {})) {
+      const rel = path.relative(ROOT, path.resolve(ROOT, file)).split(path.sep).join('/');
+      const dir = path.posix.dirname(rel);
+      out[dir] = (out[dir] ?? 0) + s;
+    }
+  }
+  return out;
+}
+
+async function runSharded(): Promise<number> {
+  const jobs = process.env.TEST_JOBS === undefined || process.env.TEST_JOBS === '' ? 2 : Number(process.env.TEST_JOBS);
+  const roots = (process.env.TEST_DIRS ?? '').split(/\s+/).filter(Boolean);
+  const table = readTimes(TIMES);
+  const files = findTestFiles(ROOT, roots.length > 0 ? roots : ['test']);
+  const shards = partition(units(ROOT, files, table), jobs);
+  say(`${files.length} spec files, ${shards.reduce((n, s) => n + s.units.length, 0)} directories, ${shards.length} mocha processes (TEST_JOBS=${jobs})`);
+  for (const s of shards) {
+    const dirs = s.units.map((u) => `${u.dir}${u.estimated ? '*' : ''}`).join(' ');
+    say(`shard ${s.index}/${shards.length}, about ${s.seconds} s: ${dirs}`);
+  }
+  if (shards.some((s) => s.units.some((u) => u.estimated))) say('* not in test/support/test-times.json: estimated from the size of its spec files');
+
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
+  const started = Date.now();
+  const pending = new Set(shards.map((s) => s.index));
+  const beat = setInterval(() => {
+    say(`running ${Math.round((Date.now() - started) / 60_000)} min: shard ${[...pending].map((i) => `${i}/${shards.length}`).join(', ')} not finished`);
+  }, HEARTBEAT_MS);
+  forwardSignals([]);
+  const results = await Promise.all(
+    shards.map((s) => runShard(s, shards.length, tmp).then((r) => { pending.delete(s.index); return r; })),
+  );
+  clearInterval(beat);
+  fs.rmSync(tmp, { recursive: true, force: true });
+
+  if (process.env.TEST_TIMES_WRITE === '1') {
+    fs.writeFileSync(TIMES, JSON.stringify(mergeTimes(table, measuredByDir(results)), null, 2) + '\n');
+    say(`measured seconds per directory written to ${path.relative(ROOT, TIMES)}`);
+  }
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  let bad = false;
+  for (const r of results) {
+    const exit = r.code ?? r.signal;
+    if (r.summary) {
+      passed += r.summary.passed;
+      failed += r.summary.failed;
+      skipped += r.summary.skipped;
+      say(`shard ${r.shard.index}/${shards.length}: ${r.seconds} s (about ${r.shard.seconds} s expected), ${r.summary.passed} passed, ${r.summary.failed} failed, ${r.summary.skipped} skipped, exit ${exit}`);
+    } else {
+      failed += 1;
+      say(`shard ${r.shard.index}/${shards.length}: ended (exit ${exit}) after ${r.seconds} s without a summary: counted as 1 failed`);
+    }
+    if (r.code !== 0) bad = true;
+  }
+  say(`wall ${Math.round((Date.now() - started) / 1000)} s`);
+  process.stdout.write(`${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+  return bad || failed > 0 ? 1 : 0;
+}
+
+function main(): void {
+  const args = process.argv.slice(2);
+  if (args.length > 0) {
+    runNarrowed(args);
+    return;
+  }
+  runSharded().then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      process.stderr.write(`[test] ${e instanceof Error ? e.message : String(e)}\n`);
+      process.stdout.write('0 passed, 1 failed, 0 skipped\n');
+      process.exit(2);
+    },
+  );
+}
+
+main();

@@ -1,0 +1,174 @@
+// scripts/test-run.ts: the split of the suites over parallel mocha processes (scripts/test-plan.ts), the
+// shards' disjoint port ranges (test/support/ports.ts), and the runner itself, run for real on a small
+// copy of the repository's test machinery whose spec files pass, fail and skip on purpose.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { findTestFiles, mergeTimes, partition, readTimes, units, type Unit } from '../../scripts/test-plan';
+import { PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../support/ports';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+const unit = (dir: string, seconds: number): Unit => ({ dir, files: [`${dir}/a.test.ts`], seconds, estimated: false });
+
+function run(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/test-run.ts', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('scripts/test-run.ts: the suites over parallel mocha processes', function () {
+  describe('the plan', () => {
+    it('splits directories greedily, largest first, each in exactly one shard', () => {
+      const all = [unit('test/a', 50), unit('test/b', 40), unit('test/c', 30), unit('test/d', 20), unit('test/e', 10)];
+      const shards = partition(all, 2);
+      expect(shards.map((s) => s.seconds)).to.deep.equal([80, 70]);
+      expect(shards.map((s) => s.units.map((u) => u.dir))).to.deep.equal([['test/a', 'test/d', 'test/e'], ['test/b', 'test/c']]);
+      expect(partition(all, 3).map((s) => s.seconds)).to.deep.equal([50, 50, 50]);
+      expect(partition(all.slice(0, 1), 4)).to.have.length(1);
+    });
+
+    it('refuses a TEST_JOBS that is not a whole number ≥ 1', () => {
+      for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => partition([unit('test/a', 1)], bad), String(bad)).to.throw(/TEST_JOBS/);
+    });
+
+    it('takes each listed directory from the table and estimates a new one from its size at the table\'s rate', () => {
+      const files = findTestFiles(ROOT, ['test/core', 'test/events']);
+      expect(files.every((f) => /^test\/(core|events)\/[^/]+\.test\.ts$/.test(f))).to.equal(true);
+      const table = readTimes(path.join(ROOT, 'test/support/test-times.json'));
+      const listed = units(ROOT, files, table);
+      expect(listed.map((u) => [u.dir, u.estimated])).to.deep.equal([['test/core', false], ['test/events', false]]);
+      const withoutEvents = { seconds: { ...table.seconds } };
+      delete withoutEvents.seconds['test/events'];
+      const [, events] = units(ROOT, files, withoutEvents);
+      expect(events!.estimated).to.equal(true);
+      expect(events!.seconds).to.be.greaterThan(0);
+    });
+
+    it('refuses TEST_DIRS entries that do not exist, hold no spec file, or lie outside the repository', () => {
+      expect(() => findTestFiles(ROOT, ['test/nope'])).to.throw(/does not exist/);
+      expect(() => findTestFiles(ROOT, ['test/support'])).to.throw(/no \*\.test\.ts/);
+      expect(() => findTestFiles(ROOT, ['..'])).to.throw(/outside the repository/);
+    });
+
+    it('merges measured seconds over the table, whole seconds, sorted', () => {
+      expect(mergeTimes({ note: 'n', seconds: { 'test/b': 5, 'test/a': 3 } }, { 'test/b': 7.4, 'test/c': 0.2 })).to.deep.equal({
+        note: 'n',
+        seconds: { 'test/a': 3, 'test/b': 7, 'test/c': 1 },
+      });
+    });
+  });
+
+  describe('the ports of the shards', () => {
+    it('each range is cut into disjoint slices inside it, one per shard', () => {
+      for (const count of [1, 2, 3, 4]) {
+        for (const name of Object.keys(PORT_RANGES) as PortRangeName[]) {
+          const align = name.endsWith('Rtp') || name === 'rtpengine' ? 200 : name === 'sippMedia' ? 4 : name === 'sipPair' ? 2 : 1;
+          const slices = Array.from({ length: count }, (_, i) => shardSlice(name, align, { TEST_SHARD: String(i + 1), TEST_SHARDS: String(count) }));
+          const [lo, hi] = PORT_RANGES[name];
+          for (const [i, s] of slices.entries()) {
+            expect(s.min, `${name} ${i + 1}/${count}`).to.be.at.least(lo);
+            expect(s.max, `${name} ${i + 1}/${count}`).to.be.at.most(hi);
+            expect((s.min - lo) % align).to.equal(0);
+            if (i > 0) expect(s.min, `${name} ${i + 1}/${count} after ${i}`).to.be.greaterThan(slices[i - 1]!.max);
+          }
+        }
+      }
+    });
+
+    it('the named ranges do not overlap each other', () => {
+      const ranges = Object.entries(PORT_RANGES).sort((a, b) => a[1][0] - b[1][0]);
+      for (let i = 1; i < ranges.length; i++) expect(ranges[i]![1][0], `${ranges[i]![0]} after ${ranges[i - 1]![0]}`).to.be.greaterThan(ranges[i - 1]![1][1]);
+    });
+
+    it('refuses a bad TEST_SHARD / TEST_SHARDS', () => {
+      expect(testShard({})).to.deep.equal({ index: 1, count: 1 });
+      for (const env of [{ TEST_SHARD: '3', TEST_SHARDS: '2' }, { TEST_SHARD: '0', TEST_SHARDS: '2' }, { TEST_SHARD: 'x', TEST_SHARDS: '2' }, { TEST_SHARD: '1', TEST_SHARDS: '0' }]) {
+        expect(() => testShard(env), JSON.stringify(env)).to.throw(/TEST_SHARD/);
+      }
+    });
+  });
+
+  describe('the runner, on a copy of the test machinery', function () {
+    this.timeout(120_000);
+    let repo = '';
+    const env = (): NodeJS.ProcessEnv => {
+      const e = { ...process.env };
+      for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE']) delete e[k];
+      return e;
+    };
+    const spec = (body: string) => `import { shardSlice } from '../support/ports';\nconsole.log('slice', process.env.TEST_SHARD ?? '-', JSON.stringify(shardSlice('free')));\n${body}\n`;
+
+    before(() => {
+      repo = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
+      for (const f of ['.mocharc.json', 'scripts/test-run.ts', 'scripts/test-plan.ts', 'test/support/reporter.js', 'test/support/hooks.ts', 'test/support/ports.ts']) {
+        fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+        fs.copyFileSync(path.join(ROOT, f), path.join(repo, f));
+      }
+      fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(repo, 'node_modules'));
+      fs.writeFileSync(path.join(repo, 'test/support/test-times.json'), JSON.stringify({ seconds: { 'test/a': 10, 'test/b': 9, 'test/c': 1 } }));
+      const write = (f: string, body: string) => {
+        fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+        fs.writeFileSync(path.join(repo, f), spec(body));
+      };
+      write('test/a/one.test.ts', "describe('a', () => { it('passes', () => undefined); it('passes too', () => undefined); it.skip('is skipped', () => undefined); });");
+      write('test/b/two.test.ts', "describe('b', () => { it('passes', () => undefined); it('fails on purpose', () => { throw new Error('boom'); }); });");
+      write('test/c/three.test.ts', "describe('c', () => { it('passes', () => undefined); });");
+    });
+    after(() => {
+      if (repo) fs.rmSync(repo, { recursive: true, force: true });
+    });
+
+    it('two shards: disjoint ports, each output whole and framed, the sum as the last line, exit 1 on a failure', async () => {
+      const { code, out } = await run(repo, [], { ...env(), TEST_JOBS: '2' });
+      expect(code, out).to.equal(1);
+      const lines = out.trimEnd().split('\n');
+      expect(lines.at(-1)).to.equal('4 passed, 1 failed, 1 skipped');
+      expect(out).to.match(/^\[shard 1\/2\] 2 passed, 0 failed, 1 skipped$/m);
+      expect(out).to.match(/^\[shard 2\/2\] 2 passed, 1 failed, 0 skipped$/m);
+      expect(lines.filter((l) => /^\d+ passed, \d+ failed, \d+ skipped$/.test(l)), 'one unprefixed closing line').to.have.length(1);
+      // test/a (10 s) alone in shard 1; test/b and test/c (9 + 1 s) in shard 2
+      expect(out).to.include('shard 1/2, about 10 s: test/a').and.include('shard 2/2, about 10 s: test/b test/c');
+      for (const i of [1, 2]) {
+        const start = lines.findIndex((l) => l.startsWith(`[test] ──── shard ${i}/2:`));
+        const end = lines.indexOf(`[test] ──── end of shard ${i}/2 ────`);
+        expect(start, `shard ${i} header`).to.be.greaterThan(-1);
+        expect(end, `shard ${i} end`).to.be.greaterThan(start);
+        const other = lines.slice(start, end).filter((l) => l.startsWith('[shard ') && !l.startsWith(`[shard ${i}/2]`));
+        expect(other, `only shard ${i}'s lines inside its block`).to.deep.equal([]);
+      }
+      const slices = [...out.matchAll(/^slice (\d) (\{.*\})$/gm)].map((m) => ({ shard: m[1], ...(JSON.parse(m[2]!) as { min: number; max: number }) }));
+      const one = slices.find((s) => s.shard === '1')!;
+      const two = slices.find((s) => s.shard === '2')!;
+      expect(one.max < two.min || two.max < one.min, JSON.stringify(slices)).to.equal(true);
+    });
+
+    it('TEST_DIRS narrows the split to those directories; all passing exits 0', async () => {
+      const { code, out } = await run(repo, [], { ...env(), TEST_JOBS: '2', TEST_DIRS: 'test/a test/c' });
+      expect(code, out).to.equal(0);
+      expect(out.trimEnd().split('\n').at(-1)).to.equal('3 passed, 0 failed, 1 skipped');
+      expect(out).not.to.include('test/b');
+    });
+
+    it('a TEST_DIRS that does not exist stops the run with a clear message and a failing last line', async () => {
+      const { code, out } = await run(repo, [], { ...env(), TEST_DIRS: 'test/nope' });
+      expect(code).to.equal(2);
+      expect(out).to.include('TEST_DIRS: test/nope does not exist');
+      expect(out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+    });
+
+    it('arguments narrow to one plain mocha run', async () => {
+      const { code, out } = await run(repo, ['test/b/*.test.ts'], env());
+      expect(code, out).to.equal(1);
+      expect(out.trimEnd().split('\n').at(-1)).to.equal('1 passed, 1 failed, 0 skipped');
+      expect(out).not.to.include('[shard');
+      expect(out).to.match(/^slice - /m);
+    });
+  });
+});
