@@ -7,6 +7,8 @@
  *   npx tsx scripts/build-web.ts phone      # one app
  *
  * Set-up runs it; suites that serve an app call `buildWebApp(name)` first (it takes well under a second).
+ * Each output file is written aside and renamed over the old one, so a server reading the folder while
+ * another process rebuilds it (the parallel test shards do) never sees a file cut in the middle.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -39,8 +41,15 @@ function copyDir(from: string, to: string): void {
     const src = path.join(from, e.name);
     const dst = path.join(to, e.name);
     if (e.isDirectory()) copyDir(src, dst);
-    else fs.copyFileSync(src, dst);
+    else writeAtomic(dst, fs.readFileSync(src));
   }
+}
+
+/** Writes `file` whole: to a temporary name beside it, then renamed over it. */
+function writeAtomic(file: string, contents: Uint8Array): void {
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  fs.writeFileSync(tmp, contents);
+  fs.renameSync(tmp, file);
 }
 
 /** Builds one app; returns the folder it was written to. */
@@ -49,7 +58,7 @@ export async function buildWebApp(app: string): Promise<string> {
   if (!entry) throw new Error(`web app ${app}: no web/${app}/main.ts(x)`);
   const out = path.join(WEB_DIST, app);
   fs.mkdirSync(out, { recursive: true });
-  await build({
+  const result = await build({
     entryPoints: [entry],
     bundle: true,
     format: 'esm',
@@ -62,7 +71,9 @@ export async function buildWebApp(app: string): Promise<string> {
     jsxImportSource: 'preact',
     logLevel: 'silent',
     legalComments: 'linked',
+    write: false,
   });
+  for (const f of result.outputFiles) writeAtomic(f.path, f.contents);
   copyDir(path.join(WEB_SRC, app, 'public'), out);
   return out;
 }
