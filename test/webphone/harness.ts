@@ -85,10 +85,17 @@ export async function apiServer(prefix: string, env: Record<string, string> = {}
   };
 }
 
-/** A mono 16-bit 48 kHz WAV of a sine tone made by sox (the fake microphone's input). */
+/**
+ * A mono 16-bit 48 kHz WAV of a sine tone made by sox (the fake microphone's input), shared by the test
+ * processes: written aside and renamed into place, so another process never finds it half written.
+ */
 export function toneWav(hz: number, seconds = 30): string {
   const file = path.join(os.tmpdir(), `webphone-tone-${hz}-${seconds}.wav`);
-  if (!fs.existsSync(file)) execFileSync('sox', ['-n', '-r', '48000', '-b', '16', '-c', '1', file, 'synth', String(seconds), 'sine', String(hz), 'vol', '0.5']);
+  if (!fs.existsSync(file)) {
+    const tmp = `${file}.tmp-${process.pid}.wav`;
+    execFileSync('sox', ['-n', '-r', '48000', '-b', '16', '-c', '1', tmp, 'synth', String(seconds), 'sine', String(hz), 'vol', '0.5']);
+    fs.renameSync(tmp, file);
+  }
   return file;
 }
 
