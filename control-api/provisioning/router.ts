@@ -93,7 +93,8 @@ export function createProvisioningRouter(ctx: AppContext): Router {
     }
     ctx.logger.info({ provisioning: { ...log, format: a.format, status: 200, extension_id: a.extensionId, credentials: a.credentials } }, 'provisioning document served');
     res.set('Content-Type', a.doc.contentType);
-    res.set('Content-Disposition', `inline; filename="${a.doc.filename}"`);
+    // A file name served is one files.ts matched: letters, digits, '.', '-' only.
+    res.set('Content-Disposition', `inline; filename="${fetch.file ?? a.doc.filename}"`);
     res.status(200).send(a.doc.body);
   }
 

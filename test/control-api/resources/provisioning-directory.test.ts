@@ -123,6 +123,8 @@ describe('provisioning: directory fetch by desk phones', function () {
       expect([...yealinkCfg(common.text).keys()].filter((k) => k.startsWith('account.'))).to.deep.equal([]);
       const mine = await get(`${url}/${MAC}.cfg`, UA.yealink);
       expect(mine.status).to.equal(200);
+      expect(mine.headers['content-disposition']).to.equal(`inline; filename="${MAC}.cfg"`);
+      expect(mine.headers['cache-control']).to.contain('no-store');
       const kv = yealinkCfg(mine.text);
       expect(kv.get('account.1.password')).to.equal(`${PASSWORD}-350`);
       expect(kv.get('account.1.user_name')).to.equal('350');
