@@ -14,6 +14,8 @@ export interface ProvisioningAccount {
   transport: 'udp' | 'tcp' | 'tls';
   /** Registration interval asked for, seconds. */
   expires: number;
+  /** The MAC bound to the extension (12 lowercase hex digits), null when none: Grandstream names it. */
+  mac: string | null;
 }
 
 export interface RenderedConfig {

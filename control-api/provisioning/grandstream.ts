@@ -2,7 +2,8 @@
  * Grandstream XML provisioning (GXP/GRP/DP families): P-values of account 1 inside
  * <gs_provision><config>. P271 active, P270 account name, P47 SIP server, P48 outbound proxy,
  * P35 SIP user id, P36 authenticate id, P34 password, P3 display name, P31 register (1),
- * P32 registration expiry (minutes), P130 transport (0 UDP, 1 TCP, 2 TLS).
+ * P32 registration expiry (minutes), P130 transport (0 UDP, 1 TCP, 2 TLS). The `<mac>` element (the
+ * phone checks it against its own) when the extension has a bound MAC.
  */
 import { type ProvisioningAccount, type RenderedConfig, hostPort, usesOutboundProxy } from './account';
 import { xmlEscape as x } from './xml';
@@ -26,6 +27,7 @@ export function renderGrandstream(a: ProvisioningAccount): RenderedConfig {
   const body = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<gs_provision version="1">',
+    ...(a.mac ? [`  <mac>${x(a.mac)}</mac>`] : []),
     '  <config version="1">',
     ...p.map(([k, v]) => `    <${k}>${x(String(v))}</${k}>`),
     '  </config>',

@@ -1,21 +1,35 @@
 /**
- * The public provisioning URL, served WITHOUT /v1.0 and without credentials: the token is the
- * credential. `GET /provisioning/extension?token=…[&format=…]` answers the phone configuration;
- * `/provisioning/extension/qr.png` and `/qr.svg` (same token) draw the URL as a QR code for a portal.
- * Any missing, malformed, unknown or expired token gets the same empty 400 (VoIPbin addendum).
- * Responses carry the SIP password: never cached. Guessing is bounded per IP by a bucket of its own
- * with the unauthenticated /auth tier's figures (10/s, burst 20): 429 with Retry-After, empty body.
+ * The public provisioning URLs, served WITHOUT /v1.0 and without credentials: the token or the
+ * customer secret in the URL is the credential.
+ * - `GET /provisioning/extension?token=…[&format=…]`: the extension's configuration in the phone's
+ *   format (format=, else the User-Agent; neither naming a supported phone: 400, no credentials).
+ * - The same URL as a directory: `/provisioning/extension/{file}?token=…`, or the file appended to
+ *   the URL as phones do (`/provisioning/extension?token=…/{file}`): documents.ts, files.ts.
+ * - `GET /provisioning/customer/{secret}/{file}`: the customer's DHCP option 66 URL; the MAC in the
+ *   file name selects the extension bound to it.
+ * - `/provisioning/extension/qr.png` and `/qr.svg` (same token) draw the URL as a QR code.
+ * Any missing, malformed, unknown or expired token or secret gets the same empty 400 (VoIPbin
+ * addendum); other refusals are the API's error envelope. Responses may carry the SIP password:
+ * never cached, and neither the token, the secret nor the password is logged. Guessing is bounded
+ * per IP by a bucket of its own with the unauthenticated /auth tier's figures (10/s, burst 20): 429
+ * with Retry-After, empty body.
  */
-import { Router, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { AppContext } from '../context';
+import { ApiError } from '../../core/errors';
 import { createLimiter } from '../../core/ratelimit';
-import { redeemProvisioningToken } from '../../core/extensions/provisioning';
-import { formatFromUserAgent, isPhoneFormat, renderConfig } from './index';
-import { accountFor } from './target';
+import { redeemCustomerProvisioningSecret, redeemProvisioningToken } from '../../core/extensions/provisioning';
+import { isPhoneFormat, type PhoneFormat } from './index';
+import { answerFetch } from './documents';
 import { qrPng, qrSvg } from './qr';
 
 export function provisioningUrl(publicUrl: string, token: string): string {
   return `${publicUrl}/provisioning/extension?token=${token}`;
+}
+
+/** The DHCP option 66 URL of a customer (a directory: phones append their file names). */
+export function customerProvisioningUrl(publicUrl: string, secret: string): string {
+  return `${publicUrl}/provisioning/customer/${secret}/`;
 }
 
 function noStore(res: Response): void {
@@ -42,26 +56,47 @@ function perIpLimit(ctx: AppContext): RequestHandler {
   };
 }
 
+/**
+ * `token` and `format` of a token URL, and the file name a phone appended to it (`?token=…/file`,
+ * or `&format=…/file` when the URL ended with format); null when malformed (a repeated parameter,
+ * two appended names, a bad format).
+ */
+function tokenQuery(req: Request, pathFile: string | null): { token: unknown; format: PhoneFormat | undefined; file: string | null } | null {
+  let file = pathFile;
+  const split = (v: unknown): unknown => {
+    if (typeof v !== 'string' || !v.includes('/')) return v;
+    if (file !== null) return null;
+    const at = v.indexOf('/');
+    file = v.slice(at + 1);
+    return file.includes('/') || file === '' ? null : v.slice(0, at);
+  };
+  const token = split(req.query.token);
+  const format = split(req.query.format);
+  if (format !== undefined && !isPhoneFormat(format)) return null;
+  return { token, format, file };
+}
+
 export function createProvisioningRouter(ctx: AppContext): Router {
   const router = Router();
   const target = ctx.config.provisioningSip;
   router.use(perIpLimit(ctx));
 
-  router.get('/extension', async (req, res, next) => {
-    try {
-      const format = req.query.format;
-      if (format !== undefined && !isPhoneFormat(format)) return bad(res);
-      const ext = await redeemProvisioningToken(ctx.db, req.query.token);
-      if (!ext) return bad(res);
-      const out = renderConfig(format ?? formatFromUserAgent(req.get('user-agent')), accountFor(ext, target));
-      noStore(res);
-      res.set('Content-Type', out.contentType);
-      res.set('Content-Disposition', `inline; filename="${out.filename}"`);
-      res.status(200).send(out.body);
-    } catch (e) {
-      next(e);
+  async function serve(req: Request, res: Response, via: 'token' | 'customer', fetch: Parameters<typeof answerFetch>[2]): Promise<void> {
+    const a = await answerFetch(ctx.db, target, fetch);
+    noStore(res);
+    const log = { via, file: fetch.file, format: fetch.format ?? null, user_agent: fetch.userAgent ?? null, customer_id: fetch.customerId };
+    if (!a.ok) {
+      ctx.logger.info({ provisioning: { ...log, status: a.http, refused: a.message } }, 'provisioning fetch refused');
+      const err = new ApiError(a.http === 400 ? 'INVALID_ARGUMENT' : 'FILE_NOT_FOUND', a.message);
+      res.status(a.http).json(err.toEnvelope(req.requestId ?? ''));
+      return;
     }
-  });
+    ctx.logger.info({ provisioning: { ...log, format: a.format, status: 200, extension_id: a.extensionId, credentials: a.credentials } }, 'provisioning document served');
+    res.set('Content-Type', a.doc.contentType);
+    // A file name served is one files.ts matched: letters, digits, '.', '-' only.
+    res.set('Content-Disposition', `inline; filename="${fetch.file ?? a.doc.filename}"`);
+    res.status(200).send(a.doc.body);
+  }
 
   for (const kind of ['png', 'svg'] as const) {
     router.get(`/extension/qr.${kind}`, async (req, res, next) => {
@@ -78,5 +113,45 @@ export function createProvisioningRouter(ctx: AppContext): Router {
       }
     });
   }
+
+  const byToken = (pathFile: (req: Request) => string | null): RequestHandler => async (req, res, next) => {
+    try {
+      const q = tokenQuery(req, pathFile(req));
+      if (!q) return bad(res);
+      const ext = await redeemProvisioningToken(ctx.db, q.token);
+      if (!ext) return bad(res);
+      await serve(req, res, 'token', {
+        tokenExtension: ext,
+        customerId: ext.customer_id,
+        file: q.file,
+        format: q.format,
+        userAgent: req.get('user-agent'),
+        hostHeader: req.get('host'),
+      });
+    } catch (e) {
+      next(e);
+    }
+  };
+  router.get('/extension', byToken(() => null));
+  router.get('/extension/:file', byToken((req) => String(req.params.file)));
+
+  router.get('/customer/:secret/:file', async (req, res, next) => {
+    try {
+      const customerId = await redeemCustomerProvisioningSecret(ctx.db, req.params.secret);
+      if (!customerId) return bad(res);
+      const format = req.query.format;
+      if (format !== undefined && !isPhoneFormat(format)) return bad(res);
+      await serve(req, res, 'customer', {
+        tokenExtension: null,
+        customerId,
+        file: String(req.params.file),
+        format,
+        userAgent: req.get('user-agent'),
+        hostHeader: req.get('host'),
+      });
+    } catch (e) {
+      next(e);
+    }
+  });
   return router;
 }

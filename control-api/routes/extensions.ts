@@ -12,12 +12,33 @@ import { extensionsRepo, extensionJson, type ExtensionRow } from '../../core/rep
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
 import { extensionProblem, generateDirectHash, generatePassword, passwordProblem } from '../../core/extensions/credentials';
 import { DIGEST_ALGORITHMS } from '../../core/extensions/digest-algorithms';
+import { parseMac } from '../../core/extensions/mac';
 
 const DIGEST_DOC =
   'Digest challenge order for this extension\'s phone, most preferred first; null = the platform default ' +
   '(SIP_DIGEST_ALGORITHMS, MD5 then SHA-256: every common phone registers). ["SHA-256"] refuses MD5 answers ' +
   '(phones without SHA-256, e.g. baresip 1.0 or older Yealink/Grandstream firmware, cannot register); ' +
   '["SHA-256","MD5"] offers SHA-256 first (clients that take the first challenge and know only MD5 fail).';
+const MAC_DOC =
+  'MAC address of the desk phone bound to this extension (12 hex digits, aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff or ' +
+  'aabb.ccdd.eeff; shown as 12 lowercase hex digits), unique among the customer\'s extensions; null: none. The ' +
+  'customer provisioning URL (DHCP option 66) serves this extension\'s account in the files named after the MAC.';
+const macField = z.string().max(32).nullable().describe(MAC_DOC);
+
+/** The bound MAC in stored form (12 lowercase hex), null to unbind; 400 naming `mac` when malformed. */
+function macValue(v: string | null | undefined): string | null | undefined {
+  if (v === undefined || v === null) return v;
+  const r = parseMac(v);
+  if (r.problem !== undefined) throw invalidArgument(`mac: ${r.problem}`, [{ field: 'mac' }]);
+  return r.mac;
+}
+
+/** A unique-index conflict on create or update, as the API's 409. */
+function conflict(c: string): ApiError {
+  if (c === 'extensions_customer_mac_live_uq') return new ApiError('ALREADY_EXISTS', 'mac is bound to another extension of this customer', { details: [{ field: 'mac' }] });
+  return alreadyExists('extension already exists');
+}
+
 const digestAlgorithms = z
   .array(z.enum(DIGEST_ALGORITHMS))
   .min(1)
@@ -38,6 +59,7 @@ export const ExtensionSchema = z.object({
   direct_hash: z.string(),
   digest_algorithms: z.array(z.enum(DIGEST_ALGORITHMS)).nullable().describe(DIGEST_DOC),
   media_encryption: mediaEncryption,
+  mac: z.string().regex(/^[0-9a-f]{12}$/).nullable().describe(MAC_DOC),
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -82,11 +104,13 @@ export const routes = [
       detail: text(1024).optional(),
       digest_algorithms: digestAlgorithms.optional(),
       media_encryption: mediaEncryption.optional(),
+      mac: macField.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
       const problem = extensionProblem(body.extension);
       if (problem) throw invalidArgument(`extension: ${problem}`, [{ field: 'extension' }]);
+      const mac = macValue(body.mac) ?? null;
       const password = body.password ?? generatePassword();
       checkPassword(password);
       const domain = registrationDomain(await ensureCustomerLabel(ctx.db, auth.customerId), ctx.config.sipDomain);
@@ -103,12 +127,13 @@ export const routes = [
             detail: body.detail ?? '',
             digest_algorithms: body.digest_algorithms ?? null,
             media_encryption: body.media_encryption ?? 'none',
+            mac,
           });
           return showExtension(ctx, row, true);
         } catch (e) {
           const c = constraintOf(e);
           if (c === 'extensions_direct_hash_uq' && attempt < 5) continue;
-          if (c) throw alreadyExists('extension already exists');
+          if (c) throw conflict(c);
           throw e;
         }
       }
@@ -142,15 +167,32 @@ export const routes = [
     path: '/extensions/:id',
     tag: 'Extension',
     summary: 'Update an extension',
-    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption; omitted fields stay unchanged. The password is not echoed back.',
+    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
-    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional(), digest_algorithms: digestAlgorithms.optional(), media_encryption: mediaEncryption.optional() }),
+    body: z.object({
+      name: text().optional(),
+      detail: text(1024).optional(),
+      password: z.string().max(128).optional(),
+      digest_algorithms: digestAlgorithms.optional(),
+      media_encryption: mediaEncryption.optional(),
+      mac: macField.optional(),
+    }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {
       await ownedExtension(ctx, auth.customerId, params.id);
       if (body.password !== undefined) checkPassword(body.password);
-      const row = await extensionsRepo(ctx.db).update(params.id, body);
+      const { mac: rawMac, ...rest } = body;
+      const mac = macValue(rawMac);
+      const patch = mac === undefined ? rest : { ...rest, mac };
+      let row: ExtensionRow | null;
+      try {
+        row = await extensionsRepo(ctx.db).update(params.id, patch);
+      } catch (e) {
+        const c = constraintOf(e);
+        if (c) throw conflict(c);
+        throw e;
+      }
       if (!row) throw notFound();
       return showExtension(ctx, row);
     },

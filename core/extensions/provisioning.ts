@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
-import { provisioningTokensRepo } from '../repos/extensions';
+import { provisioningTokensRepo, provisioningCustomerSecretsRepo } from '../repos/extensions';
 import { extensionsRepo, type ExtensionRow } from '../repos/extensions';
 
 export const PROVISIONING_TOKEN_TTL_MS = 10 * 60 * 1000;
@@ -36,4 +36,21 @@ export async function redeemProvisioningToken(db: Db, token: unknown): Promise<E
   if (!row) return null;
   const ext = await extensionsRepo(db).get(row.extension_id);
   return ext && ext.customer_id === row.customer_id ? ext : null;
+}
+
+/**
+ * A customer's DHCP option 66 provisioning secret: 64 lowercase hex characters in the path of
+ * `/provisioning/customer/{secret}/`, valid until replaced or revoked; only its sha256 is stored, so
+ * it is shown once, when issued.
+ */
+export async function issueCustomerProvisioningSecret(db: Db, customerId: string): Promise<{ secret: string; created: Date }> {
+  const secret = randomBytes(32).toString('hex');
+  const row = await provisioningCustomerSecretsRepo(db).replace(customerId, hashToken(secret));
+  return { secret, created: row.tm_create };
+}
+
+/** The customer a DHCP provisioning secret belongs to, or null (malformed, unknown, revoked). */
+export async function redeemCustomerProvisioningSecret(db: Db, secret: unknown): Promise<string | null> {
+  if (typeof secret !== 'string' || !PROVISIONING_TOKEN_RE.test(secret)) return null;
+  return (await provisioningCustomerSecretsRepo(db).getByHash(hashToken(secret)))?.customer_id ?? null;
 }

@@ -3,14 +3,18 @@
  * - PROVISIONING_SIP_PROXY=host[:port]: that outbound proxy (an SBC, a LAN address).
  * - else PROVISIONING_WILDCARD_DNS=true: no outbound proxy; the phone resolves its registration domain
  *   `{label}.reg.{SIP_DOMAIN}` (needs a wildcard DNS record `*.reg.{SIP_DOMAIN}` at the SIP server).
- * - else (the default): the SIP server's advertised address, SIP_ADVERTISED_HOST (or SIP_DOMAIN when
- *   unset) with SIP_PORT (SIP_TLS_PORT for tls), so a phone registers on first scan.
+ * - else SIP_ADVERTISED_HOST set: the SIP server's advertised address with SIP_PORT (SIP_TLS_PORT for tls).
+ * - else (the default): the host the phone fetched its document from (the provisioning request's Host
+ *   header, control-api/provisioning/request-host.ts) with SIP_PORT: the phone reached that host, so
+ *   it registers with defaults (SIP_DOMAIN, `sip.localhost` by default, resolves for no phone).
  * The account's domain stays the registration domain in every case: it names the customer.
  * PROVISIONING_SIP_TRANSPORT=udp|tcp|tls (default udp).
  */
 export interface SipTarget {
-  /** The outbound proxy; null: none (the phone resolves its domain). */
+  /** The outbound proxy; null: none (the phone resolves its domain), or the request's host (proxyFromRequest). */
   proxyHost: string | null;
+  /** The outbound proxy is the host of each provisioning request (no SIP_ADVERTISED_HOST, no proxy setting). */
+  proxyFromRequest: boolean;
   proxyPort: number;
   transport: 'udp' | 'tcp' | 'tls';
 }
@@ -35,8 +39,10 @@ export function sipTarget(e: SipTargetEnv): SipTarget {
   const raw = e.PROVISIONING_SIP_PROXY?.trim();
   if (raw) {
     const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(raw);
-    if (m) return { proxyHost: unbracket(m[1]!), proxyPort: m[2] ? Number(m[2]) : transport === 'tls' ? 5061 : 5060, transport };
+    if (m) return { proxyHost: unbracket(m[1]!), proxyFromRequest: false, proxyPort: m[2] ? Number(m[2]) : transport === 'tls' ? 5061 : 5060, transport };
   }
-  if (e.PROVISIONING_WILDCARD_DNS) return { proxyHost: null, proxyPort: sipPort, transport };
-  return { proxyHost: unbracket((e.SIP_ADVERTISED_HOST?.trim() || e.SIP_DOMAIN).toLowerCase()), proxyPort: sipPort, transport };
+  if (e.PROVISIONING_WILDCARD_DNS) return { proxyHost: null, proxyFromRequest: false, proxyPort: sipPort, transport };
+  const advertised = e.SIP_ADVERTISED_HOST?.trim();
+  if (advertised) return { proxyHost: unbracket(advertised.toLowerCase()), proxyFromRequest: false, proxyPort: sipPort, transport };
+  return { proxyHost: null, proxyFromRequest: true, proxyPort: sipPort, transport };
 }

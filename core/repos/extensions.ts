@@ -24,13 +24,15 @@ export interface ExtensionRow {
   digest_algorithms: DigestAlgorithm[] | null;
   /** What the extension's media must be (core/sip/media-encryption). */
   media_encryption: MediaEncryption;
+  /** The desk phone's MAC (12 lowercase hex digits, core/extensions/mac.ts), unique per customer; null: none bound. */
+  mac: string | null;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -46,6 +48,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     direct_hash: e.direct_hash,
     digest_algorithms: e.digest_algorithms,
     media_encryption: e.media_encryption,
+    mac: e.mac ?? null,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -80,7 +83,11 @@ export function extensionsRepo(db: Db) {
     async getByDirectHash(hash: string): Promise<ExtensionRow | null> {
       return ((await live().where({ direct_hash: hash }).first()) as ExtensionRow | undefined) ?? null;
     },
-    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption'>>): Promise<ExtensionRow | null> {
+    /** The customer's live extension bound to the desk phone `mac` (12 lowercase hex digits). */
+    async getByMac(customerId: string, mac: string): Promise<ExtensionRow | null> {
+      return ((await live().where({ customer_id: customerId, mac }).first()) as ExtensionRow | undefined) ?? null;
+    },
+    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac'>>): Promise<ExtensionRow | null> {
       const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },
@@ -138,6 +145,34 @@ export function provisioningTokensRepo(db: Db) {
     },
     async purgeExpired(): Promise<number> {
       return table().where('tm_expire', '<=', clock.now()).delete();
+    },
+  };
+}
+
+export interface ProvisioningCustomerSecretRow {
+  customer_id: string;
+  secret_hash: string;
+  tm_create: Date;
+}
+
+/** One DHCP option 66 provisioning secret per customer (its sha256). */
+export function provisioningCustomerSecretsRepo(db: Db) {
+  const table = () => db<ProvisioningCustomerSecretRow>('provisioning_customer_secrets');
+  return {
+    /** Sets the customer's secret, replacing the one before (which stops working). */
+    async replace(customerId: string, secretHash: string): Promise<ProvisioningCustomerSecretRow> {
+      const row = { customer_id: customerId, secret_hash: secretHash, tm_create: clock.now() };
+      const [out] = await table().insert(row as never).onConflict('customer_id').merge().returning('*');
+      return out as ProvisioningCustomerSecretRow;
+    },
+    async get(customerId: string): Promise<ProvisioningCustomerSecretRow | null> {
+      return ((await table().where({ customer_id: customerId }).first()) as ProvisioningCustomerSecretRow | undefined) ?? null;
+    },
+    async getByHash(secretHash: string): Promise<ProvisioningCustomerSecretRow | null> {
+      return ((await table().where({ secret_hash: secretHash }).first()) as ProvisioningCustomerSecretRow | undefined) ?? null;
+    },
+    async remove(customerId: string): Promise<boolean> {
+      return (await table().where({ customer_id: customerId }).delete()) > 0;
     },
   };
 }

@@ -45,7 +45,9 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
     const ext = (await api('post', '/extensions').send({ extension: '7101', password: 'secret-pass-7101' })).body;
     const tok = (await api('post', `/extensions/${ext.id}/provisioning-token`)).body;
     expect(tok.token, JSON.stringify(tok)).to.be.a('string');
-    const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}`);
+    // linphonec 5.1 sends `User-Agent: Unknown` when it fetches (the Linphone apps send LinphoneAndroid/...):
+    // a User-Agent that names no phone needs format=.
+    const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}&format=linphone`);
     phones.push(l);
     await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${ext.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered')
       .catch((err: Error) => { throw new Error(`${err.message}\n${l.log.slice(-1500)}`); });
@@ -59,7 +61,7 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-tones-'));
     const tone = (hz: number) => { const f = path.join(dir, `${hz}.wav`); toneWav(f, hz); return f; };
     const bob = await Baresip.start({ user: b.username, domain: b.domain_name, password: 'secret-pass-7202', outboundProxy: `sip:127.0.0.1:${p.sipPort}` }, tone(1300));
-    const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}`);
+    const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}&format=linphone`);
     phones.push(l);
     try {
       await until(async () => (await p.app.registrar.bindings.get(`${a.username}@${a.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered');

@@ -132,7 +132,7 @@ describe('extensions', function () {
     it('the URL serves the config, reusable inside 10 minutes, then 400; never cached', async () => {
       clock.setNow(Date.now());
       const { ext, t } = await issue();
-      const path = `/provisioning/extension?token=${t.body.token}`;
+      const path = `/provisioning/extension?token=${t.body.token}&format=linphone`;
       for (let i = 0; i < 2; i++) {
         const r = await request(h.app).get(path);
         expect(r.status).to.equal(200);
@@ -151,14 +151,14 @@ describe('extensions', function () {
       expect(gone.headers['cache-control']).to.contain('no-store');
       // A new token works again; the extension being deleted kills every token.
       const t2 = await as(h, a.admin).post(`/v1.0/extensions/${ext.id}/provisioning-token`);
-      expect((await request(h.app).get(`/provisioning/extension?token=${t2.body.token}`)).status).to.equal(200);
+      expect((await request(h.app).get(`/provisioning/extension?token=${t2.body.token}&format=linphone`)).status).to.equal(200);
       await as(h, a.admin).delete(`/v1.0/extensions/${ext.id}`);
-      expect((await request(h.app).get(`/provisioning/extension?token=${t2.body.token}`)).status).to.equal(400);
+      expect((await request(h.app).get(`/provisioning/extension?token=${t2.body.token}&format=linphone`)).status).to.equal(400);
     });
 
     it('unknown, malformed or missing tokens and unknown formats are a bare 400', async () => {
       const { t } = await issue();
-      for (const q of ['', '?token=', `?token=${'0'.repeat(64)}`, `?token=${t.body.token.toUpperCase()}`, `?token=${t.body.token}x`, `?token=${t.body.token}&format=cisco`, `?token[]=${t.body.token}`]) {
+      for (const q of ['', '?token=', `?token=${'0'.repeat(64)}`, `?token=${t.body.token.toUpperCase()}`, `?token=${t.body.token}x`, `?token=${t.body.token}&format=avaya`, `?token[]=${t.body.token}`]) {
         const r = await request(h.app).get(`/provisioning/extension${q}`);
         expect(r.status, q).to.equal(400);
         expect(r.text).to.equal('');

@@ -14,6 +14,7 @@ const account = (over: Partial<ProvisioningAccount> = {}): ProvisioningAccount =
   proxyPort: 5060,
   transport: 'udp',
   expires: 3600,
+  mac: null,
   ...over,
 });
 
@@ -114,15 +115,40 @@ describe('provisioning renderers', () => {
     }
   });
 
-  it('User-Agent picks the family; unknown falls back to Linphone', () => {
+  it('User-Agent picks the family; one naming none picks nothing (the router answers 400)', () => {
     expect(formatFromUserAgent('Yealink SIP-T46S 66.86.0.15')).to.equal('yealink');
     expect(formatFromUserAgent('Grandstream GXP2170 1.0.11.3')).to.equal('grandstream');
     expect(formatFromUserAgent('PolycomVVX-VVX_411-UA/5.9.0')).to.equal('polycom');
     expect(formatFromUserAgent('Poly/7.0 Edge E350')).to.equal('polycom');
     expect(formatFromUserAgent('snom D785/10.1.54.13')).to.equal('snom');
+    expect(formatFromUserAgent('Cisco/SPA504G-7.6.2')).to.equal('cisco');
+    expect(formatFromUserAgent('Cisco-CP-8841-3PCC/11.3')).to.equal('cisco');
+    expect(formatFromUserAgent('Fanvil X6U 2.12.x')).to.equal('fanvil');
     expect(formatFromUserAgent('Linphone/5.2 (iPhone)')).to.equal('linphone');
-    expect(formatFromUserAgent(undefined)).to.equal('linphone');
-    expect(formatFromUserAgent('curl/8.0')).to.equal('linphone');
+    expect(formatFromUserAgent(undefined)).to.equal(null);
+    expect(formatFromUserAgent('curl/8.0')).to.equal(null);
+    expect(formatFromUserAgent('Unknown')).to.equal(null);
+  });
+
+  it('Cisco flat-profile and Fanvil sysConf: well-formed, the password escaped and recoverable', () => {
+    const c = parseXmlStrict(renderConfig('cisco', account({ proxyHost: '192.0.2.10', proxyPort: 5080 })).body);
+    expect(c.name).to.equal('flat-profile');
+    const cv = Object.fromEntries(c.children.map((e) => [e.name, e.text]));
+    expect(cv).to.include({ User_ID_1_: '1001', Auth_ID_1_: '1001', Password_1_: `p<a&s"s'w>rd`, Proxy_1_: 'ab12.reg.sip.example.test', Outbound_Proxy_1_: '192.0.2.10:5080', Use_Outbound_Proxy_1_: 'Yes' });
+    const noProxy = Object.fromEntries(parseXmlStrict(renderConfig('cisco', account()).body).children.map((e) => [e.name, e.text]));
+    expect(noProxy).to.include({ Proxy_1_: 'ab12.reg.sip.example.test', Use_Outbound_Proxy_1_: 'No', Outbound_Proxy_1_: '' });
+    const f = parseXmlStrict(renderConfig('fanvil', account({ proxyHost: '192.0.2.10', transport: 'tls', proxyPort: 5061 })).body);
+    expect(f.name).to.equal('sysConf');
+    const line = find(f, (e) => e.name === 'line')!;
+    const fv = Object.fromEntries(line.children.map((e) => [e.name, e.text]));
+    expect(fv).to.include({ RegisterAddr: 'ab12.reg.sip.example.test', RegisterPswd: `p<a&s"s'w>rd`, ProxyAddr: '192.0.2.10', ProxyPort: '5061', Transport: '3' });
+  });
+
+  it('Grandstream names the bound MAC in <mac>', () => {
+    const root = parseXmlStrict(renderConfig('grandstream', account({ mac: '000b82aabbcc' })).body);
+    expect(root.children.map((c) => c.name)).to.deep.equal(['mac', 'config']);
+    expect(root.children[0]!.text).to.equal('000b82aabbcc');
+    expect(parseXmlStrict(renderConfig('grandstream', account()).body).children.map((c) => c.name)).to.deep.equal(['config']);
   });
 });
 
