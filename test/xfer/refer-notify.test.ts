@@ -1,15 +1,16 @@
 // REFER as real phones do it (issue #32 item 4): the target is dialled at once, whatever the phone does
 // with the NOTIFYs (never answers them, answers 481); both original parties leaving while the target
-// rings cancels it; a failed transfer says why (typed fail_reason) in its event and to the flow.
+// rings cancels it; a failed transfer says why (typed fail_reason) in its event and to the flow; bad
+// REFERs are refused and lose nothing.
 // X is a sipp party the platform called, connected by its flow to A (the transferor's phone, sipp);
 // C is the target (sipp).
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
 import { TRANSFER_FAIL_REASONS } from '../../core/transfers/model';
-import { eventsFor, killAllSipp, until } from '../media-app/harness';
+import { eventsFor, killAllSipp, sleep, until } from '../media-app/harness';
 import { cancelledUas, party, startStack, type Stack } from './support';
-import { answersThenByeWithReason, busyUas, connectedPair, referrer, traceTime } from './referrer';
+import { answersThenByeWithReason, badReferrer, busyUas, connectedPair, referrer, traceTime } from './referrer';
 
 describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
   this.timeout(150_000);
@@ -129,5 +130,26 @@ describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
       return r?.status === 'ended' ? r : null;
     }, 10_000, 'X’s flow ended');
     expect(flow.variables).to.include({ 'svc.transfer.id': t.id, 'svc.transfer.status': 'failed', 'svc.transfer.fail_reason': 'target_busy' });
+  });
+
+  it('bad REFERs are refused (400 no Refer-To, 403 no such target, 400 not a Refer-To) and the call goes on', async () => {
+    const domain = s.p.config.sipDomain;
+    const refers = [
+      { referTo: null, status: 400 },
+      { referTo: `<sip:nobody@${domain}>`, status: 403 },
+      { referTo: '<sip:b@h?Replaces=%E0%A4%A>', status: 400 },
+    ];
+    // C is never dialled (its sipp is killed at the end)
+    const { a, x, xCall, aRow } = await connectedPair(s, open, (rtp) => badReferrer(rtp, refers), (tone) => party({ rtpPort: tone }));
+    // the three REFERs take about a second
+    await sleep(2000);
+    expect(await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id })).to.have.length(0);
+    expect((await callsRepo(s.t.ctx.db).get(xCall.id))!.status).to.equal('progressing');
+    expect((await callsRepo(s.t.ctx.db).get(aRow.id))!.status).to.equal('progressing');
+    expect((await s.api.post(`/calls/${xCall.id}/hangup`, undefined)).status).to.equal(200);
+    const [ra, rx] = await Promise.all([a.done, x.done]);
+    // A got each refusal it expected, then its BYE
+    expect(ra.code, ra.errors + ra.messages.slice(-3000)).to.equal(0);
+    expect(rx.code, rx.errors).to.equal(0);
   });
 });

@@ -47,6 +47,30 @@ export function referrer(o: { rtpPort: number; referTo: string; notify: 'silent'
   return `${head}${notifies}\n<recv request="BYE" timeout="40000"/>\n${ok200}\n</scenario>`;
 }
 
+/**
+ * The transferor's phone sends REFERs the platform must refuse, each with the status expected
+ * (`referTo` null: no Refer-To header at all), and then takes the platform's BYE.
+ */
+export function badReferrer(rtpPort: number, refers: { referTo: string | null; status: number }[]): string {
+  const full = party({ rtpPort, referTo: 'sip:unused@127.0.0.1' });
+  const head = full.slice(0, full.indexOf('<pause'));
+  const refer = (referTo: string | null, cseq: number) => `<send retrans="500"><![CDATA[
+REFER [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: [$local_to];tag=[pid]SIPpTag01[call_number]
+To: [$remote_from]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} REFER
+Contact: <sip:phone@[local_ip]:[local_port]>
+${referTo === null ? '' : `Refer-To: ${referTo}\n`}Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+  const steps = refers.map((r, i) => `<pause milliseconds="300"/>\n${refer(r.referTo, 101 + i)}\n<recv response="${r.status}"/>`);
+  return `${head}${steps.join('\n')}\n<recv request="BYE" timeout="40000"/>\n${ok200}\n</scenario>`;
+}
+
 /** A target that answers and then must get a BYE whose Reason header (RFC 3326) matches `reason` (a regexp). */
 export function answersThenByeWithReason(rtpPort: number, reason: string): string {
   const full = party({ rtpPort, byeTimeoutMs: 40_000 });
