@@ -9,6 +9,8 @@ import type { EventPublisher, PlatformEvent } from './bus';
 const CATALOGUE = {
   call: ['call_created', 'call_updated', 'call_dialing', 'call_ringing', 'call_progressing', 'call_terminating', 'call_canceling', 'call_hangup', 'call_deleted'],
   groupcall: ['groupcall_created', 'groupcall_progressing', 'groupcall_hangup', 'groupcall_deleted'],
+  // a transfer's end (media-app/transfer): the Transfer's API JSON plus fail_reason
+  transfer: ['transfer_done', 'transfer_failed'],
   activeflow: ['activeflow_created', 'activeflow_updated', 'activeflow_deleted'],
   recording: ['recording_started', 'recording_finished'],
   conference: ['conference_created', 'conference_updated', 'conference_deleted'],

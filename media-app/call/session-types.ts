@@ -35,6 +35,8 @@ export interface CloseReason {
   announce?: boolean;
   /** Final response for an inbound INVITE not answered yet (default 480). */
   sipStatus?: number;
+  /** A Reason header value (RFC 3326) for our BYE, e.g. why a transfer hangs up a target it no longer needs. */
+  reasonHeader?: string;
 }
 
 /** A pending INVITE we sent: CANCEL goes through it. */

@@ -34,10 +34,12 @@ import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, Pen
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
 
 /**
- * A Reason header (RFC 3326) on our BYE when the media under the call died (its relay leg or its
- * endpoint), so the far end (e.g. the browser phone) can tell the user why the call ended.
+ * A Reason header (RFC 3326) on our BYE when the closer gave one (a transfer), or when the media under
+ * the call died (its relay leg or its endpoint), so the far end (e.g. the browser phone) can tell the
+ * user why the call ended.
  */
 function byeReason(reason: CloseReason): { headers: Record<string, string> } | undefined {
+  if (reason.reasonHeader) return { headers: { Reason: reason.reasonHeader.replace(/[\r\n]/g, ' ') } };
   if (!reason.why.startsWith(MEDIA_RELAY_GONE) && !reason.why.startsWith('media_gone')) return undefined;
   return { headers: { Reason: `SIP;cause=503;text="${reason.why.replace(/["\\\r\n]/g, ' ').slice(0, 120)}"` } };
 }

@@ -21,7 +21,8 @@ export interface RunningGroupcall extends EventEmitter {
   readonly answered: Promise<CallSession | null>;
   /** Resolves when the groupcall is hangup. */
   readonly ended: Promise<void>;
-  hangup(): Promise<void>;
+  /** Cancels the ringing calls and hangs up an answered one (with this Reason header on its BYE, RFC 3326). */
+  hangup(reasonHeader?: string): Promise<void>;
 }
 
 export class GroupcallRunner {
@@ -71,6 +72,8 @@ class Ringing extends EventEmitter implements RunningGroupcall {
   private winner: CallSession | null = null;
   private stopping = false;
   private finished = false;
+  /** The Reason header of the BYEs a hangup() sends, when its caller gave one. */
+  private reasonHeader: string | undefined;
 
   constructor(private row: GroupcallRow, private readonly factory: CallFactory, private readonly onEnd: () => void) {
     super();
@@ -154,7 +157,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     if (this.winner === call) return;
     if (this.winner || this.stopping || !(await this.repo.claimAnswer(this.id, call.id))) {
       // a second answer after the first: this one is not wanted
-      await call.hangup('normal');
+      await this.drop(call);
       return;
     }
     this.winner = call;
@@ -165,7 +168,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
   }
 
   private async hangupOthers(keep: CallSession | null): Promise<void> {
-    await Promise.all([...this.calls.values()].filter((c) => c !== keep).map((c) => c.hangup('normal')));
+    await Promise.all([...this.calls.values()].filter((c) => c !== keep).map((c) => this.drop(c)));
     // linear rows never dialled end where they are (dialing → canceling → hangup: reason cancel)
     const calls = callsRepo(this.deps.db);
     for (const id of this.row.call_ids) {
@@ -180,6 +183,11 @@ class Ringing extends EventEmitter implements RunningGroupcall {
         await publishCall(this.deps.events, 'call_hangup', t.call, this.deps.logger);
       }
     }
+  }
+
+  private drop(call: CallSession): Promise<unknown> {
+    if (!this.reasonHeader) return call.hangup('normal');
+    return call.close({ cause: 'normal_clearing', by: 'local', why: 'normal', announce: true, reasonHeader: this.reasonHeader });
   }
 
   private async onCallEnded(): Promise<void> {
@@ -209,9 +217,10 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     this.resolveEnded();
   }
 
-  async hangup(): Promise<void> {
+  async hangup(reasonHeader?: string): Promise<void> {
     if (this.finished) return this.ended;
     this.stopping = true;
+    this.reasonHeader ??= reasonHeader;
     const t = await this.repo.transition(this.id, 'hangingup');
     if (t.row) this.row = t.row;
     await this.hangupOthers(null);

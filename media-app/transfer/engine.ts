@@ -14,12 +14,28 @@
  */
 import type { Address } from '../../core/repos/calls';
 import { transfersRepo, type TransferRow } from '../../core/repos/transfers';
+import { TRANSFER_FAIL_SIP, type TransferFailReason } from '../../core/transfers/model';
 import type { CallFactory } from '../call/factory';
 import type { CallSession } from '../call/session';
-import type { GroupcallRunner } from '../groupcall/runner';
+import type { GroupcallRunner, RunningGroupcall } from '../groupcall/runner';
 import { createGroupcall } from '../groupcall/create';
+import { settleTransfer, targetByeReason, targetFailure } from './outcome';
 
-export type Progress = (sipStatus: number, reason: string) => Promise<void> | void;
+/**
+ * What a REFER's subscription hears (RFC 3515 NOTIFYs, media-app/transfer/refer-notify.ts). A report
+ * never holds the transfer up; `flushed` waits, at most maxMs, for the reports so far to be answered.
+ */
+export interface Progress {
+  report(sipStatus: number, phrase: string): void;
+  flushed(maxMs: number): Promise<void>;
+}
+
+const noProgress: Progress = { report: () => undefined, flushed: () => Promise.resolve() };
+
+/** How long a blind transfer's final NOTIFY may hold up the BYE to the transferer (a phone that never answers NOTIFY). */
+export const NOTIFY_GRACE_MS = 2000;
+
+type Fail = (reason: TransferFailReason) => Promise<TransferRow | null>;
 
 export class TransferError extends Error {}
 
@@ -27,7 +43,7 @@ export class TransferEngine {
   /** Pairs this engine bridged (a transferred pair has no connect around it unless one followed). */
   private readonly peers = new Map<string, CallSession>();
 
-  constructor(private readonly factory: CallFactory, private readonly runner: GroupcallRunner) {}
+  constructor(readonly factory: CallFactory, private readonly runner: GroupcallRunner) {}
 
   private get deps() {
     return this.factory.deps;
@@ -74,7 +90,7 @@ export class TransferEngine {
     return peer.row.direction === 'incoming' ? peer.row.source : peer.row.destination;
   }
 
-  private async ring(t: TransferRow, near: CallSession, source: Address) {
+  private async ring(t: TransferRow, source: Address): Promise<RunningGroupcall> {
     const { groupcall } = await createGroupcall(this.deps, {
       customerId: t.customer_id,
       source,
@@ -83,54 +99,93 @@ export class TransferEngine {
       answerMethod: 'hangup_others',
     });
     await transfersRepo(this.deps.db).update(t.id, { groupcall_id: groupcall.id });
-    void near;
     return this.runner.ring(groupcall);
   }
 
+  /**
+   * The target that answered, or why there is none: `left` when one of `watched` ended while the
+   * targets rang (they are cancelled then; one answering meanwhile gets a BYE with a Reason).
+   */
+  private async answerWhile(gc: RunningGroupcall, watched: CallSession[], whyLeft: () => TransferFailReason): Promise<{ target: CallSession | null; left?: TransferFailReason }> {
+    const left = Promise.race(watched.map((c) => c.done)).then(() => 'left' as const);
+    const first = await Promise.race([gc.answered, left]);
+    if (first !== 'left') return { target: first };
+    const why = whyLeft();
+    await gc.hangup(targetByeReason(why));
+    return { target: null, left: why };
+  }
+
+  /** Hangs up a target the transfer can no longer use, telling it why (RFC 3326 Reason on the BYE). */
+  private async dropTarget(target: CallSession, why: TransferFailReason): Promise<void> {
+    await target.close({ cause: 'normal_clearing', by: 'local', why: `transfer_${why}`, announce: true, reasonHeader: targetByeReason(why) });
+  }
+
   /** Executes a transfer row; resolves when it is done or has failed (progress for REFER's NOTIFYs). */
-  async execute(t: TransferRow, progress: Progress = () => undefined): Promise<TransferRow | null> {
-    const repo = transfersRepo(this.deps.db);
+  async execute(t: TransferRow, progress: Progress = noProgress): Promise<TransferRow | null> {
     const transferer = this.factory.get(t.transferer_call_id);
-    const fail = async (status: number, why: string) => {
-      this.deps.logger.info({ transfer: t.id, why }, 'transfer failed');
-      await progress(status, why);
-      return repo.update(t.id, { status: 'failed' });
+    let peer: CallSession | null = null;
+    const fail: Fail = async (reason) => {
+      const [status, phrase] = TRANSFER_FAIL_SIP[reason];
+      progress.report(status, phrase);
+      return settleTransfer(this.factory, t, { status: 'failed', reason }, [transferer, peer]);
     };
-    if (!transferer || transferer.isEnded || transferer.status !== 'progressing') return fail(481, 'transferer call is not up');
-    const peer = await this.peerOf(transferer);
-    if (!peer) return fail(488, 'transferer call is not bridged to anyone');
-    await progress(100, 'Trying');
-    if (t.type === 'blind') {
-      const gc = await this.ring(t, peer, this.callerOf(peer));
-      const target = await gc.answered;
-      if (!target || transferer.isEnded && peer.isEnded) return fail(target ? 487 : 480, 'no target answered');
-      if (peer.isEnded) {
-        await target.hangup('normal');
-        return fail(487, 'the transferee left');
-      }
-      await repo.update(t.id, { transferee_call_id: target.id });
-      const followed = transferer.listenerCount('replaced') > 0;
-      await this.pair(peer, target, followed);
-      transferer.replaceWith(target);
-      await progress(200, 'OK');
-      await transferer.hangup('normal');
-      return repo.update(t.id, { status: 'done' });
+    try {
+      if (!transferer || transferer.isEnded || transferer.status !== 'progressing') return await fail('transferer_gone');
+      peer = await this.peerOf(transferer);
+      if (!peer) return await fail('not_bridged');
+      return t.type === 'blind' ? await this.blind(t, transferer, peer, progress, fail) : await this.attended(t, transferer, peer, progress, fail);
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message, transfer: t.id }, 'transfer broke');
+      return fail('internal_error');
     }
-    // attended: consult first
+  }
+
+  /** The transferee stays with the transferer while the targets ring; the first answer takes the transferer's place. */
+  private async blind(t: TransferRow, transferer: CallSession, peer: CallSession, progress: Progress, fail: Fail): Promise<TransferRow | null> {
+    const gone = (): TransferFailReason => (transferer.isEnded ? 'both_parties_gone' : 'transferee_gone');
+    const gc = await this.ring(t, this.callerOf(peer));
+    // the transferer may leave (a phone often does after the 202); the transferee may not
+    const { target, left } = await this.answerWhile(gc, [peer], gone);
+    if (left) return fail(left);
+    if (!target) return fail(await targetFailure(this.factory, gc.id));
+    if (peer.isEnded) {
+      const why = gone();
+      await this.dropTarget(target, why);
+      return fail(why);
+    }
+    await transfersRepo(this.deps.db).update(t.id, { transferee_call_id: target.id });
+    const followed = transferer.listenerCount('replaced') > 0;
+    await this.pair(peer, target, followed);
+    transferer.replaceWith(target);
+    progress.report(200, 'OK');
+    await progress.flushed(NOTIFY_GRACE_MS);
+    await transferer.hangup('normal');
+    return settleTransfer(this.factory, t, { status: 'done' }, [transferer, peer, target]);
+  }
+
+  /** The transferee waits (unbridged) while the transferer consults the target; the transferer's hangup completes it. */
+  private async attended(t: TransferRow, transferer: CallSession, peer: CallSession, progress: Progress, fail: Fail): Promise<TransferRow | null> {
+    const gone = (): TransferFailReason => (peer.isEnded ? 'both_parties_gone' : 'transferer_gone');
     await peer.endpoint?.unbridge().catch(() => undefined);
-    const gc = await this.ring(t, transferer, transferer.row.direction === 'incoming' ? transferer.row.source : transferer.row.destination);
-    const target = await gc.answered;
     const giveBack = async () => {
       if (!transferer.isEnded && !peer.isEnded) await transferer.endpoint!.bridge(peer.endpoint!).catch(() => undefined);
     };
-    if (!target || transferer.isEnded) {
-      if (target) await target.hangup('normal');
+    const gc = await this.ring(t, this.callerOf(transferer));
+    // nobody is left to consult the target
+    const { target, left } = await this.answerWhile(gc, [transferer], gone);
+    if (left) return fail(left);
+    if (!target) {
       await giveBack();
-      return fail(480, 'no target answered');
+      return fail(await targetFailure(this.factory, gc.id));
     }
-    await repo.update(t.id, { transferee_call_id: target.id, status: 'consulting' });
+    if (transferer.isEnded) {
+      const why = gone();
+      await this.dropTarget(target, why);
+      return fail(why);
+    }
+    await transfersRepo(this.deps.db).update(t.id, { transferee_call_id: target.id, status: 'consulting' });
     await transferer.endpoint!.bridge(target.endpoint!);
-    await progress(200, 'OK');
+    progress.report(200, 'OK');
     const followed = transferer.listenerCount('replaced') > 0;
     const outcome = await new Promise<'complete' | 'target_left' | 'peer_left'>((resolve) => {
       // prepended: the bridge bookkeeping must see the replacement before it reacts to the hangup
@@ -143,28 +198,38 @@ export class TransferEngine {
     });
     if (outcome === 'complete' && !peer.isEnded && !target.isEnded) {
       await this.pair(peer, target, followed);
-      return repo.update(t.id, { status: 'done' });
+      return settleTransfer(this.factory, t, { status: 'done' }, [transferer, peer, target]);
     }
-    if (outcome === 'target_left') await giveBack();
-    if (outcome === 'peer_left') await target.hangup('normal');
-    return repo.update(t.id, { status: 'failed' });
+    if (target.isEnded) {
+      await giveBack();
+      return fail('target_left');
+    }
+    // the transferee left: the target (consulting, or joined to nobody) goes too
+    const why: TransferFailReason = transferer.isEnded ? 'both_parties_gone' : 'transferee_gone';
+    await this.dropTarget(target, why);
+    return fail(why);
   }
 
   /** RFC 3891 Replaces: the peers of two of a phone's dialogs are joined, both dialogs released. */
-  async replaces(t: TransferRow, other: CallSession, joined: () => Promise<void> | void = () => undefined): Promise<TransferRow | null> {
-    const repo = transfersRepo(this.deps.db);
+  async replaces(t: TransferRow, other: CallSession, progress: Progress = noProgress): Promise<TransferRow | null> {
     const transferer = this.factory.get(t.transferer_call_id);
-    if (!transferer || transferer.isEnded) return repo.update(t.id, { status: 'failed' });
+    const fail: Fail = async (reason) => {
+      const [status, phrase] = TRANSFER_FAIL_SIP[reason];
+      progress.report(status, phrase);
+      return settleTransfer(this.factory, t, { status: 'failed', reason }, [transferer, other]);
+    };
+    if (!transferer || transferer.isEnded) return fail('transferer_gone');
     const [x, y] = [await this.peerOf(transferer), await this.peerOf(other)];
-    if (!x || !y) return repo.update(t.id, { status: 'failed' });
+    if (!x || !y) return fail('not_bridged');
     const followed = transferer.listenerCount('replaced') > 0 || other.listenerCount('replaced') > 0;
-    await repo.update(t.id, { transferee_call_id: y.id });
+    await transfersRepo(this.deps.db).update(t.id, { transferee_call_id: y.id });
     await this.pair(x, y, followed);
     transferer.replaceWith(y);
     other.replaceWith(x);
-    await joined();
+    progress.report(200, 'OK');
+    await progress.flushed(NOTIFY_GRACE_MS);
     await Promise.all([transferer.hangup('normal'), other.hangup('normal')]);
-    return repo.update(t.id, { status: 'done' });
+    return settleTransfer(this.factory, t, { status: 'done' }, [transferer, other, x, y]);
   }
 
   /** The live call whose SIP dialog has this Call-ID (a Replaces header names it). */

@@ -1,7 +1,9 @@
 /**
  * REFER from a phone inside one of its calls (RFC 3515): 202, then NOTIFYs carrying a sipfrag of the
- * progress (100 Trying, then the final status). Refer-To names the target; with a Replaces header
- * parameter (RFC 3891) it names the phone's other dialog instead, and the two peers are joined.
+ * progress (100 Trying at once, then the final status), sent beside the transfer (refer-notify.ts):
+ * the target is dialled without waiting for the phone to answer any NOTIFY. Refer-To names the target;
+ * with a Replaces header parameter (RFC 3891) it names the phone's other dialog instead, and the two
+ * peers are joined.
  * The target: a user part on our own SIP domain is an extension of the customer, or a number (tel);
  * anything else is dialled as the SIP URI it is.
  */
@@ -12,7 +14,10 @@ import type { CallSession } from '../call/session';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
+import { TRANSFER_FAIL_SIP } from '../../core/transfers/model';
 import type { TransferEngine } from './engine';
+import { settleTransfer } from './outcome';
+import { ReferSubscription } from './refer-notify';
 
 /** The URI inside a Refer-To header value, and its Replaces parameter (decoded), if any. */
 export function parseReferTo(v: string | undefined): { uri: string; replaces: { callId: string; toTag: string; fromTag: string } | null } | null {
@@ -75,31 +80,18 @@ async function handle(deps: CallDeps, engine: TransferEngine, call: CallSession,
     source: 'refer',
   });
   res.send(202);
-  const notify = async (status: number, reason: string) => {
-    const final = status >= 200;
-    await call.dialog
-      ?.request({
-        method: 'NOTIFY',
-        headers: {
-          Event: 'refer',
-          'Subscription-State': final ? 'terminated;reason=noresource' : 'active;expires=60',
-          'Content-Type': 'message/sipfrag;version=2.0',
-        },
-        body: `SIP/2.0 ${status} ${reason}\r\n`,
-      })
-      .catch((err: Error) => deps.logger.debug({ err: err.message }, 'NOTIFY failed'));
-  };
+  // RFC 3515: the first NOTIFY goes at once; it and the later ones run beside the transfer
+  const sub = new ReferSubscription(call, deps.logger, t.id);
+  sub.report(100, 'Trying');
   if (referTo.replaces) {
     if (!other || other === call || other.row.customer_id !== call.row.customer_id) {
-      await notify(100, 'Trying');
-      await notify(481, 'Call Does Not Exist');
-      await transfersRepo(deps.db).update(t.id, { status: 'failed' });
+      const [status, phrase] = TRANSFER_FAIL_SIP.replaces_not_found;
+      sub.report(status, phrase);
+      await settleTransfer(engine.factory, t, { status: 'failed', reason: 'replaces_not_found' }, [call]);
       return;
     }
-    await notify(100, 'Trying');
-    const done = await engine.replaces(t, other, () => notify(200, 'OK'));
-    if (done?.status !== 'done') await notify(503, 'Service Unavailable');
+    await engine.replaces(t, other, sub);
     return;
   }
-  await engine.execute(t, notify);
+  await engine.execute(t, sub);
 }
