@@ -7,7 +7,8 @@ import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult } from '../player';
 import { TickClock } from './clock';
 import { rtpIoKind } from './rtp-transport';
-import { Leg, type LegOptions } from './leg';
+import { Leg, type DtmfForm, type LegOptions } from './leg';
+import { dtmfTones } from '../dsp/tones';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
@@ -199,9 +200,16 @@ export class Engine {
     this.leg(id).player.stop();
   }
 
-  sendDtmf(id: string, digits: string, durationMs = 100): void {
+  /** Digits as RFC 4733 events (the leg's negotiated payload type, its own RTP clock) or as tones in its audio. */
+  sendDtmf(id: string, digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): void {
     if (!/^[0-9A-Da-d*#]+$/.test(digits)) throw new EngineError(`invalid DTMF digits: ${digits}`, 'EINVAL');
+    if (!Number.isFinite(durationMs) || durationMs <= 0 || durationMs > 8000) throw new EngineError(`invalid DTMF duration: ${durationMs}`, 'EINVAL');
     const leg = this.leg(id);
+    if (form === 'inband') {
+      void leg.player.enqueue([async () => dtmfTones(digits, { onMs: durationMs, offMs: 60 })]).catch(() => undefined);
+      return;
+    }
+    if (form !== 'rfc4733') throw new EngineError(`invalid DTMF form: ${String(form)}`, 'EINVAL');
     if (leg.session.media?.dtmfPayloadType == null) throw new EngineError('telephone-event was not negotiated', 'ENODTMF');
     leg.session.dtmfOut.enqueue(digits, durationMs);
   }
