@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import { mediaEncryption } from './media-encryption-field';
+import { dtmfMode } from './dtmf-mode-field';
+import { DEFAULT_DTMF_MODE } from '../../core/calls/dtmf-mode';
 import { defineRoute, idParams, text } from '../route';
 import type { AppContext } from '../context';
 import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
@@ -38,6 +40,7 @@ export const ExtensionSchema = z.object({
   direct_hash: z.string(),
   digest_algorithms: z.array(z.enum(DIGEST_ALGORITHMS)).nullable().describe(DIGEST_DOC),
   media_encryption: mediaEncryption,
+  dtmf_mode: dtmfMode,
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -82,6 +85,7 @@ export const routes = [
       detail: text(1024).optional(),
       digest_algorithms: digestAlgorithms.optional(),
       media_encryption: mediaEncryption.optional(),
+      dtmf_mode: dtmfMode.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -103,6 +107,7 @@ export const routes = [
             detail: body.detail ?? '',
             digest_algorithms: body.digest_algorithms ?? null,
             media_encryption: body.media_encryption ?? 'none',
+            dtmf_mode: body.dtmf_mode ?? DEFAULT_DTMF_MODE,
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -142,10 +147,10 @@ export const routes = [
     path: '/extensions/:id',
     tag: 'Extension',
     summary: 'Update an extension',
-    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption; omitted fields stay unchanged. The password is not echoed back.',
+    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode; omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
-    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional(), digest_algorithms: digestAlgorithms.optional(), media_encryption: mediaEncryption.optional() }),
+    body: z.object({ name: text().optional(), detail: text(1024).optional(), password: z.string().max(128).optional(), digest_algorithms: digestAlgorithms.optional(), media_encryption: mediaEncryption.optional(), dtmf_mode: dtmfMode.optional() }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {
       await ownedExtension(ctx, auth.customerId, params.id);

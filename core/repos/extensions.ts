@@ -5,6 +5,7 @@
 import type { Db } from '../db/knex';
 import type { DigestAlgorithm } from '../extensions/digest-algorithms';
 import type { MediaEncryption } from '../sip/media-encryption';
+import type { DtmfMode } from '../calls/dtmf-mode';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacyOrEmpty } from '../time';
@@ -24,13 +25,15 @@ export interface ExtensionRow {
   digest_algorithms: DigestAlgorithm[] | null;
   /** What the extension's media must be (core/sip/media-encryption). */
   media_encryption: MediaEncryption;
+  /** How the platform sends DTMF to the extension's phones (core/calls/dtmf-mode). */
+  dtmf_mode: DtmfMode;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'dtmf_mode'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -46,6 +49,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     direct_hash: e.direct_hash,
     digest_algorithms: e.digest_algorithms,
     media_encryption: e.media_encryption,
+    dtmf_mode: e.dtmf_mode,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -80,7 +84,7 @@ export function extensionsRepo(db: Db) {
     async getByDirectHash(hash: string): Promise<ExtensionRow | null> {
       return ((await live().where({ direct_hash: hash }).first()) as ExtensionRow | undefined) ?? null;
     },
-    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption'>>): Promise<ExtensionRow | null> {
+    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'dtmf_mode'>>): Promise<ExtensionRow | null> {
       const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },

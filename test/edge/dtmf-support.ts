@@ -3,6 +3,9 @@
 // that capture, which reads telephone-event packets as they arrive on the wire.
 import dgram from 'node:dgram';
 import { register } from '../media-app/harness';
+import { decodeG711, encodeG711 } from '../../media-engine/codecs/g711';
+import { DtmfDetector } from '../../media-engine/dsp/dtmf-detector';
+import { dtmfTones, renderSource } from '../../media-engine/dsp/tones';
 
 export const SIPP_DIR = '/usr/share/sip-tester';
 
@@ -224,4 +227,68 @@ export function expectInfo(bodyRegexp: string, n: number): string {
 <log message="INFO ${n} [$ct${n}] [$b${n}]"/>
 </action></recv>
 ${ok200}`;
+}
+
+/**
+ * A pcap (Ethernet, IPv4, UDP, RTP) of PCMU audio carrying in-band DTMF tones for `digits`, for
+ * sipp's play_pcap_audio (which keeps the RTP and sends it from its own media port): 500 ms of
+ * silence first, each digit `onMs` long, 20 ms packets.
+ */
+export function inbandDtmfPcap(digits: string, onMs = 200): Buffer {
+  const pcm = renderSource(dtmfTones(`,${digits}`, { onMs, offMs: 200, amplitude: 7000 }));
+  const packets: Buffer[] = [];
+  const global = Buffer.alloc(24);
+  global.writeUInt32LE(0xa1b2c3d4, 0);
+  global.writeUInt16LE(2, 4);
+  global.writeUInt16LE(4, 6);
+  global.writeUInt32LE(65535, 16);
+  global.writeUInt32LE(1, 20); // Ethernet
+  packets.push(global);
+  const frames = Math.floor(pcm.length / 160);
+  for (let i = 0; i < frames; i++) {
+    const payload = encodeG711('PCMU', pcm.subarray(i * 160, (i + 1) * 160));
+    const rtp = Buffer.alloc(12 + payload.length);
+    rtp[0] = 0x80;
+    rtp[1] = i === 0 ? 0x80 : 0;
+    rtp.writeUInt16BE((1000 + i) & 0xffff, 2);
+    rtp.writeUInt32BE(8000 + i * 160, 4);
+    rtp.writeUInt32BE(0x5eed0001, 8);
+    Buffer.from(payload).copy(rtp, 12);
+    const udp = Buffer.alloc(8);
+    udp.writeUInt16BE(6000, 0);
+    udp.writeUInt16BE(6002, 2);
+    udp.writeUInt16BE(8 + rtp.length, 4);
+    const ip = Buffer.alloc(20);
+    ip[0] = 0x45;
+    ip.writeUInt16BE(20 + 8 + rtp.length, 2);
+    ip[8] = 64;
+    ip[9] = 17;
+    ip.set([127, 0, 0, 1], 12);
+    ip.set([127, 0, 0, 1], 16);
+    const eth = Buffer.alloc(14);
+    eth.writeUInt16BE(0x0800, 12);
+    const frame = Buffer.concat([eth, ip, udp, rtp]);
+    const rec = Buffer.alloc(16);
+    const t = i * 20_000; // µs
+    rec.writeUInt32LE(Math.floor(t / 1e6), 0);
+    rec.writeUInt32LE(t % 1e6, 4);
+    rec.writeUInt32LE(frame.length, 8);
+    rec.writeUInt32LE(frame.length, 12);
+    packets.push(rec, frame);
+  }
+  return Buffer.concat(packets);
+}
+
+/** The keys in-band in the PCMU packets a capture got (decoded in arrival order, the engine's own detector). */
+export function inbandKeys(c: RtpCapture): string {
+  const det = new DtmfDetector();
+  let keys = '';
+  const frame = new Int16Array(160);
+  for (const p of c.packets) {
+    if (p.pt !== 0 || p.payload.length !== 160) continue;
+    decodeG711('PCMU', p.payload, frame);
+    const d = det.process(frame);
+    if (d) keys += d.digit;
+  }
+  return keys;
 }

@@ -12,7 +12,11 @@ import { repos } from '../../core/repos';
 import { testDb } from '../support/db';
 import { freePort, sippMediaPort } from '../support/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
-import { dtmfCallee, dtmfCaller, eventGroups, expectInfo, infoStep, playDigitPcap, RtpCapture, type EventPacket } from './dtmf-support';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { extensionsRepo } from '../../core/repos/extensions';
+import { dtmfCallee, dtmfCaller, eventGroups, expectInfo, inbandDtmfPcap, inbandKeys, infoStep, playDigitPcap, RtpCapture, type EventPacket } from './dtmf-support';
 
 const ID = { good: '2d000000-0000-4000-8000-000000000001', bad: '2d000000-0000-4000-8000-000000000002' };
 
@@ -32,7 +36,16 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   it('INFO digits (dtmf-relay and dtmf) feed digits_receive and a branch; other bodies get 415, a bad key 400, an empty INFO 200', async () => {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `dtmf${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
-    await trunksRepo(db).create(cid, `dtmf${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    // a trunk by address: the one on loopback while this test runs (removed at its end)
+    const trunk = await trunksRepo(db).create(cid, `dtmf${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    try {
+      await infoIntoFlow(cid, db);
+    } finally {
+      await trunksRepo(db).softDelete(trunk.id);
+    }
+  });
+
+  async function infoIntoFlow(cid: string, db: Awaited<ReturnType<typeof testDb>>) {
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([
@@ -65,7 +78,7 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
     }, 10_000, 'activeflow ended');
     const path_ = (af.executed_actions as { type: string }[]).map((a) => a.type);
     expect(path_).to.deep.equal(['answer', 'digits_receive', 'branch', 'sleep', 'hangup']);
-  });
+  }
 
   /** A registered callee (its media to `cap`) and a caller that runs `steps` in the call; both must finish cleanly. */
   async function extensionCall(calleeOpts: { telephoneEventPt?: number; inCall?: string }, steps: string, setup?: (calleeExtId: string) => Promise<void>) {
@@ -126,5 +139,59 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
     const { cap, callee } = await extensionCall({ inCall }, steps);
     expect(cap.packets.filter((x) => x.pt !== 0), 'no telephone-event on a leg that did not negotiate it').to.have.length(0);
     expect(callee.messages).to.match(/INFO sip:/);
+  });
+
+  const setMode = (mode: 'info' | 'inband') => async (extId: string) => {
+    await extensionsRepo(await testDb()).update(extId, { dtmf_mode: mode });
+  };
+  const digitsBoth = ['<pause milliseconds="1500"/>', playDigitPcap('dtmf_2833_5.pcap', 1500), infoStep(10, 'application/dtmf-relay', 'Signal=7\nDuration=200', 200), '<pause milliseconds="1500"/>'].join('\n');
+
+  it('dtmf_mode info: the far phone gets INFO even though it offered telephone-event', async () => {
+    const inCall = [expectInfo('Signal=5[[:space:]]+Duration=280', 1), expectInfo('Signal=7[[:space:]]+Duration=200', 2)].join('\n');
+    const { cap } = await extensionCall({ telephoneEventPt: 96, inCall }, digitsBoth, setMode('info'));
+    expect(cap.events(96), 'no telephone-event').to.have.length(0);
+  });
+
+  it('dtmf_mode inband: the far phone hears the digits as tones in its audio, no telephone-event', async () => {
+    const { cap } = await extensionCall({ telephoneEventPt: 96 }, digitsBoth, setMode('inband'));
+    expect(cap.events(96), 'no telephone-event').to.have.length(0);
+    expect(inbandKeys(cap)).to.equal('57');
+  });
+
+  it('in-band DTMF from the caller leaves the far leg as RFC 4733 on its payload type', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dtmf-'));
+    try {
+      const pcap = path.join(dir, 'inband-38.pcap');
+      fs.writeFileSync(pcap, inbandDtmfPcap('38', 200));
+      const steps = ['<pause milliseconds="1500"/>', `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`, '<pause milliseconds="2500"/>'].join('\n');
+      const { cap } = await extensionCall({ telephoneEventPt: 96 }, steps);
+      const groups = eventGroups(cap, 96);
+      expect(groups.map((g) => g[0]!.event), 'digits 3 then 8').to.deep.equal([3, 8]);
+      for (const g of groups) {
+        expect(g[0]!.marker).to.equal(true);
+        expect(g.filter((e) => e.end)).to.have.length(3);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a trunk with dtmf_mode info gets digits_send as INFO', async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `dtmfs${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
+    const trunk = await trunksRepo(db).create(cid, `dtmfs${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'], dtmf_mode: 'info' });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 500 } }, { type: 'digits_send', option: { digits: '1#', duration: 120, interval: 100 } }, { type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }]),
+    } as never);
+    const number = '+899100000933';
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    const steps = [expectInfo('Signal=1[[:space:]]+Duration=120', 1), expectInfo('Signal=#[[:space:]]+Duration=120', 2)].join('\n');
+    try {
+      const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
+      expect(r.code, r.errors + r.messages.slice(-4000)).to.equal(0);
+    } finally {
+      await trunksRepo(db).softDelete(trunk.id);
+    }
   });
 });
