@@ -160,10 +160,16 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   }
 
   /**
-   * A digit its owner received outside the media (a SIP INFO): it becomes this endpoint's like an
-   * RFC 4733 one ('dtmf'), and the bridged peer's owner relays it ('peerDtmf').
+   * A digit its owner received outside the media (a SIP INFO): the worker takes it like an RFC 4733
+   * one (playback barge-in, a recording's end key) and reports it back as this endpoint's 'dtmf',
+   * which the bridged peer's owner relays ('peerDtmf').
    */
-  receivedDtmf(e: DtmfEvent): void {
+  injectDtmf(digit: string, durationMs: number): Promise<void> {
+    return this.call('injectDtmf', digit, durationMs);
+  }
+
+  /** A digit of this endpoint: its listeners, and the owner of the endpoint bridged to it. */
+  private receivedDtmf(e: DtmfEvent): void {
     if (this.destroyed) return;
     this.emit('dtmf', e);
     this.bridgedTo?.emit('peerDtmf', e);

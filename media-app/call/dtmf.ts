@@ -96,9 +96,9 @@ export function answerInfo(call: DtmfCall, req: SrfRequest, res: SrfResponse): v
     case 'digit': {
       res.send(200);
       if (call.isEnded) return;
-      const e: DtmfEvent = { dtmf: got.digit, duration: got.durationMs, source: 'info' };
-      if (call.endpoint && !call.endpoint.destroyed) call.endpoint.receivedDtmf(e);
-      else call.emitDigit(got.digit);
+      const ep = call.endpoint;
+      if (!ep || ep.destroyed) return call.emitDigit(got.digit);
+      ep.injectDtmf(got.digit, got.durationMs).catch((err: Error) => call.deps.logger.warn({ call: call.id, err: err.message }, 'INFO digit not taken by the media endpoint'));
     }
   }
 }

@@ -8,7 +8,8 @@ import type { PlayResult } from '../player';
 import { TickClock } from './clock';
 import { rtpIoKind } from './rtp-transport';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
-import { dtmfTones } from '../dsp/tones';
+import { EngineError } from './engine-error';
+import { sendDigits, signalledDigit } from './leg-dtmf';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
@@ -31,11 +32,7 @@ function slotsIn(slot: number, from: number, to: number, phases: number): number
   return upTo(to) - upTo(from - 1);
 }
 
-export class EngineError extends Error {
-  constructor(message: string, readonly code: string) {
-    super(message);
-  }
-}
+export { EngineError };
 
 export class Engine {
   private legs = new Map<string, Leg>();
@@ -202,16 +199,12 @@ export class Engine {
 
   /** Digits as RFC 4733 events (the leg's negotiated payload type, its own RTP clock) or as tones in its audio. */
   sendDtmf(id: string, digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): void {
-    if (!/^[0-9A-Da-d*#]+$/.test(digits)) throw new EngineError(`invalid DTMF digits: ${digits}`, 'EINVAL');
-    if (!Number.isFinite(durationMs) || durationMs <= 0 || durationMs > 8000) throw new EngineError(`invalid DTMF duration: ${durationMs}`, 'EINVAL');
-    const leg = this.leg(id);
-    if (form === 'inband') {
-      void leg.player.enqueue([async () => dtmfTones(digits, { onMs: durationMs, offMs: 60 })]).catch(() => undefined);
-      return;
-    }
-    if (form !== 'rfc4733') throw new EngineError(`invalid DTMF form: ${String(form)}`, 'EINVAL');
-    if (leg.session.media?.dtmfPayloadType == null) throw new EngineError('telephone-event was not negotiated', 'ENODTMF');
-    leg.session.dtmfOut.enqueue(digits, durationMs);
+    sendDigits(this.leg(id), digits, durationMs, form);
+  }
+
+  /** A digit the call received in its signalling (SIP INFO): reported, and it barges in and ends recordings like one in the media. */
+  injectDtmf(id: string, digit: string, durationMs: number): void {
+    signalledDigit(this.leg(id), digit, durationMs);
   }
 
   record(id: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {

@@ -128,6 +128,11 @@ export class Leg implements MixMember {
     return { localSdp: this.localSdp };
   }
 
+  /** A digit its owner received in the signalling (SIP INFO): the same path as one in the media. */
+  signalledDigit(e: DtmfEvent): void {
+    this.onDtmf(e);
+  }
+
   private onDtmf(e: DtmfEvent): void {
     this.emit({ name: 'dtmf', data: e });
     this.player.stop(true);
