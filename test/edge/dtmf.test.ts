@@ -80,6 +80,30 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
     expect(path_).to.deep.equal(['answer', 'digits_receive', 'branch', 'sleep', 'hangup']);
   }
 
+  it('an INFO digit ends a recording on its end_of_key in the media worker, like an RFC 4733 one', async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `dtmfr${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
+    const trunk = await trunksRepo(db).create(cid, `dtmfr${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    try {
+      const flow = await flowsRepo(db).create({
+        customer_id: cid,
+        actions: parseActions([{ type: 'answer' }, { type: 'recording_start', option: { end_of_key: '#', duration: 20 } }, { type: 'sleep', option: { duration: 4000 } }, { type: 'hangup' }]),
+      } as never);
+      const number = '+899100000934';
+      await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+      const steps = ['<pause milliseconds="1000"/>', infoStep(2, 'application/dtmf-relay', 'Signal=#\nDuration=100', 200)].join('\n');
+      const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
+      expect(r.code, r.errors + r.messages.slice(-4000)).to.equal(0);
+      const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
+      const rec = await until(async () => (await db('recordings').where({ reference_id: call.id, status: 'ended' }))[0], 10_000, 'recording ended');
+      // ended by the key about a second in, not by the hangup 4 s later
+      expect(rec.tm_end.getTime() - rec.tm_start.getTime(), 'recording length ms').to.be.below(2500);
+      expect(call.tm_hangup.getTime() - rec.tm_end.getTime(), 'the call went on after the recording').to.be.above(1500);
+    } finally {
+      await trunksRepo(db).softDelete(trunk.id);
+    }
+  });
+
   /** A registered callee (its media to `cap`) and a caller that runs `steps` in the call; both must finish cleanly. */
   async function extensionCall(calleeOpts: { telephoneEventPt?: number; inCall?: string }, steps: string, setup?: (calleeExtId: string) => Promise<void>) {
     const a = await createExtension();
