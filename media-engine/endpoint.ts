@@ -11,7 +11,7 @@ import type { ForkStats } from './fork';
 import type { PlayResult } from './player';
 import type { RecordOptions, RecordResult } from './recorder';
 import type { NegotiatedMedia } from './sdp/sdp';
-import type { DtmfEvent } from './worker/leg';
+import type { DtmfEvent, DtmfForm } from './worker/leg';
 import type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 import type { RtcpReceived } from './worker/rtp-session';
 import type { SourceSpec } from './worker/source-resolver';
@@ -32,8 +32,10 @@ export interface EndpointEnd {
 }
 
 export interface EndpointEvents {
-  /** a digit (RFC 4733 or in-band) */
+  /** a digit (RFC 4733 or in-band, or one its owner received in signalling: receivedDtmf) */
   dtmf: [DtmfEvent];
+  /** a digit the endpoint bridged to this one received: this endpoint's owner sends it on (relay) */
+  peerDtmf: [DtmfEvent];
   /** the VAD tap (vadStart): a turn of the caller's speech started or stopped */
   speech: [SpeechEvent];
   /** a segment of real-time transcription (transcribeStart) */
@@ -147,9 +149,30 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return this.call('stopPlayback');
   }
 
-  /** Sends RFC 4733 telephone-events. */
-  sendDtmf(digits: string, durationMs = 100): Promise<void> {
-    return this.call('sendDtmf', digits, durationMs);
+  /** Sends RFC 4733 telephone-events (the negotiated payload type; ENODTMF without one), or tones in the audio. */
+  sendDtmf(digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): Promise<void> {
+    return this.call('sendDtmf', digits, durationMs, form);
+  }
+
+  /** The far end negotiated telephone-event (RFC 4733) with this endpoint. */
+  get telephoneEvent(): boolean {
+    return this.remote.media?.dtmfPayloadType != null;
+  }
+
+  /**
+   * A digit its owner received outside the media (a SIP INFO): the worker takes it like an RFC 4733
+   * one (playback barge-in, a recording's end key) and reports it back as this endpoint's 'dtmf',
+   * which the bridged peer's owner relays ('peerDtmf').
+   */
+  injectDtmf(digit: string, durationMs: number): Promise<void> {
+    return this.call('injectDtmf', digit, durationMs);
+  }
+
+  /** A digit of this endpoint: its listeners, and the owner of the endpoint bridged to it. */
+  private receivedDtmf(e: DtmfEvent): void {
+    if (this.destroyed) return;
+    this.emit('dtmf', e);
+    this.bridgedTo?.emit('peerDtmf', e);
   }
 
   /** Plays a prompt (barge-in) and collects digits, like play_and_get_digits. */
@@ -413,7 +436,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   /** @internal an event of this endpoint's leg, from its worker */
   deliver(m: LegEventMessage): void {
     if (this.destroyed) return;
-    if (m.name === 'dtmf') this.emit('dtmf', m.data);
+    if (m.name === 'dtmf') this.receivedDtmf(m.data);
     else if (m.name === 'speech') this.emit('speech', m.data);
   }
 

@@ -14,7 +14,7 @@ export type { ForkOptions } from './audio-fork';
 export type { ForkStats, ForkMix } from './fork';
 export type { PlayResult } from './player';
 export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from './recorder';
-export type { DtmfEvent } from './worker/leg';
+export type { DtmfEvent, DtmfForm } from './worker/leg';
 export { SdpError } from './sdp/sdp';
 export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';

@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import { mediaEncryption } from './media-encryption-field';
+import { dtmfMode } from './dtmf-mode-field';
+import { DEFAULT_DTMF_MODE } from '../../core/calls/dtmf-mode';
 import { defineRoute, idParams, text } from '../route';
 import type { AppContext } from '../context';
 import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
@@ -60,6 +62,7 @@ export const ExtensionSchema = z.object({
   digest_algorithms: z.array(z.enum(DIGEST_ALGORITHMS)).nullable().describe(DIGEST_DOC),
   media_encryption: mediaEncryption,
   mac: z.string().regex(/^[0-9a-f]{12}$/).nullable().describe(MAC_DOC),
+  dtmf_mode: dtmfMode,
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -105,6 +108,7 @@ export const routes = [
       digest_algorithms: digestAlgorithms.optional(),
       media_encryption: mediaEncryption.optional(),
       mac: macField.optional(),
+      dtmf_mode: dtmfMode.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -128,6 +132,7 @@ export const routes = [
             digest_algorithms: body.digest_algorithms ?? null,
             media_encryption: body.media_encryption ?? 'none',
             mac,
+            dtmf_mode: body.dtmf_mode ?? DEFAULT_DTMF_MODE,
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -167,7 +172,7 @@ export const routes = [
     path: '/extensions/:id',
     tag: 'Extension',
     summary: 'Update an extension',
-    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
+    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
     body: z.object({
@@ -177,6 +182,7 @@ export const routes = [
       digest_algorithms: digestAlgorithms.optional(),
       media_encryption: mediaEncryption.optional(),
       mac: macField.optional(),
+      dtmf_mode: dtmfMode.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {

@@ -10,10 +10,12 @@ import { z } from 'zod';
 import { defineRoute, idParams, text } from '../route';
 import type { AppContext } from '../context';
 import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
+import { DEFAULT_DTMF_MODE } from '../../core/calls/dtmf-mode';
 import { trunksRepo, trunkJson, type TrunkRow, type TrunkAuthType } from '../../core/repos/trunks';
 import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings } from '../../core/repos/outbound-registrations';
 import { registrationInput, registrationSettings, RegistrationSchema, type RegistrationInput } from './registration-fields';
 import { mediaEncryption } from './media-encryption-field';
+import { dtmfMode } from './dtmf-mode-field';
 
 /** An IPv4/IPv6 address or CIDR block with a valid prefix length. */
 export function isIpOrCidr(v: string): boolean {
@@ -41,6 +43,7 @@ export const TrunkSchema = z.object({
   username: z.string(),
   allowed_ips: z.array(z.string()),
   media_encryption: mediaEncryption,
+  dtmf_mode: dtmfMode,
   registration: RegistrationSchema,
   tm_create: z.string(),
   tm_update: z.string(),
@@ -93,6 +96,7 @@ export const routes = [
       password: z.string().max(128).regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces').optional(),
       allowed_ips: ips.optional(),
       media_encryption: mediaEncryption.optional(),
+      dtmf_mode: dtmfMode.optional(),
       registration: registrationInput.optional(),
     }),
     response: TrunkSchema,
@@ -105,6 +109,7 @@ export const routes = [
         password: body.password ?? '',
         allowed_ips: body.allowed_ips ?? [],
         media_encryption: body.media_encryption ?? 'none',
+        dtmf_mode: body.dtmf_mode ?? DEFAULT_DTMF_MODE,
       };
       checkAuth(f);
       const reg = await checkRegistration(ctx, null, body.registration);
@@ -160,6 +165,7 @@ export const routes = [
       password: z.string().max(128).regex(/^[\x21-\x7e]*$/).optional(),
       allowed_ips: ips.optional(),
       media_encryption: mediaEncryption.optional(),
+      dtmf_mode: dtmfMode.optional(),
       registration: registrationInput.optional(),
     }),
     response: TrunkSchema,

@@ -5,6 +5,7 @@
 import type { Db } from '../db/knex';
 import type { DigestAlgorithm } from '../extensions/digest-algorithms';
 import type { MediaEncryption } from '../sip/media-encryption';
+import type { DtmfMode } from '../calls/dtmf-mode';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacyOrEmpty } from '../time';
@@ -26,13 +27,15 @@ export interface ExtensionRow {
   media_encryption: MediaEncryption;
   /** The desk phone's MAC (12 lowercase hex digits, core/extensions/mac.ts), unique per customer; null: none bound. */
   mac: string | null;
+  /** How the platform sends DTMF to the extension's phones (core/calls/dtmf-mode). */
+  dtmf_mode: DtmfMode;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -49,6 +52,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     digest_algorithms: e.digest_algorithms,
     media_encryption: e.media_encryption,
     mac: e.mac ?? null,
+    dtmf_mode: e.dtmf_mode,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -87,7 +91,7 @@ export function extensionsRepo(db: Db) {
     async getByMac(customerId: string, mac: string): Promise<ExtensionRow | null> {
       return ((await live().where({ customer_id: customerId, mac }).first()) as ExtensionRow | undefined) ?? null;
     },
-    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac'>>): Promise<ExtensionRow | null> {
+    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode'>>): Promise<ExtensionRow | null> {
       const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },

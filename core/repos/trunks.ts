@@ -4,6 +4,7 @@
  * The password is write-only on the API.
  */
 import type { MediaEncryption } from '../sip/media-encryption';
+import type { DtmfMode } from '../calls/dtmf-mode';
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { newId } from '../ids';
@@ -24,12 +25,14 @@ export interface TrunkRow {
   allowed_ips: string[];
   /** What the trunk's media must be (none: plain RTP; an SRTP offer is still taken through rtpengine). */
   media_encryption: MediaEncryption;
+  /** How the platform sends DTMF on the trunk's calls (core/calls/dtmf-mode). */
+  dtmf_mode: DtmfMode;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption'>>;
+export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption' | 'dtmf_mode'>>;
 
 export function trunkRealm(domainName: string, sipDomain: string): string {
   return `${domainName}.trunk.${sipDomain}`;
@@ -47,6 +50,7 @@ export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
     username: t.username,
     allowed_ips: t.allowed_ips,
     media_encryption: t.media_encryption,
+    dtmf_mode: t.dtmf_mode,
     tm_create: formatLegacy(t.tm_create),
     tm_update: formatLegacy(t.tm_update),
     tm_delete: formatLegacy(t.tm_delete),

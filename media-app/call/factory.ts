@@ -28,6 +28,7 @@ import { FlowPort, type CallLegs } from './flow-port';
 import { bridgeFirstAnswer } from './connect';
 import { activeflowEmitter } from '../events';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
+import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import { inboundMedia } from './inbound-media';
 
 export type { CallDeps } from './deps';
@@ -115,7 +116,7 @@ export class CallFactory implements CallLegs {
   async inbound(
     req: SrfRequest,
     res: SrfResponse,
-    c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption; /** a provider delivered it: its caller is one the PSTN asserted */ fromPstn?: boolean },
+    c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption; /** how digits are sent to the caller */ dtmfMode?: DtmfMode; /** a provider delivered it: its caller is one the PSTN asserted */ fromPstn?: boolean },
   ): Promise<CallSession | null> {
     // an SRTP / WebRTC offer goes through rtpengine first: the engine sees plain RTP (inbound-media.ts)
     const media = await inboundMedia(this.deps, req, c.mediaEncryption ?? 'none');
@@ -143,6 +144,7 @@ export class CallFactory implements CallLegs {
     const call = new CallSession(row, this.deps);
     call.endpoint = endpoint;
     call.relay = relay;
+    if (c.dtmfMode) call.dtmfMode = c.dtmfMode;
     call.setPendingUas(req, res);
     await this.own(call);
     await call.publish('call_created');

@@ -136,7 +136,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   }
 
   async sendDigits(req: { digits: string; duration: number; interval: number }, signal: AbortSignal): Promise<void> {
-    await this.media('sendDigits', signal, (ep) => ep.sendDtmf(req.digits, req.duration || 100));
+    await this.media('sendDigits', signal, () => this.call.sendDigits(req.digits, req.duration || 100));
   }
 
   async recordingStart(req: RecordingRequest): Promise<{ recording_id: string }> {

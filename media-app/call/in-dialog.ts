@@ -1,10 +1,11 @@
 /**
- * Who answers an in-dialog request other than re-INVITE and BYE ('refer': media-app/transfer), per
- * node (its CallDeps). The session asks here when its dialog is up.
+ * Who answers an in-dialog request other than re-INVITE, BYE and INFO (the session's own: DTMF,
+ * call/dtmf.ts) ('refer': media-app/transfer), per node (its CallDeps). The session asks here when
+ * its dialog is up.
  */
 import type { SrfRequest, SrfResponse } from '../srf';
 
-export type InDialogEvent = 'refer' | 'info' | 'message' | 'notify';
+export type InDialogEvent = 'refer' | 'message' | 'notify';
 export type InDialogHandler<C> = (call: C, req: SrfRequest, res: SrfResponse) => void;
 
 const handlers = new WeakMap<object, Map<InDialogEvent, InDialogHandler<never>>>();

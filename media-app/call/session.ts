@@ -7,6 +7,7 @@
  *   ├── endpoint     the media-engine endpoint (its port on a worker)
  *   ├── relay        the rtpengine relay leg in front of it, for an SRTP / WebRTC far end (media-app/rtpengine)
  *   ├── recordings   the active recording (recordings.ts)
+ *   ├── digits       DTMF: INFO received, digits of the bridged leg sent on in this party's form (dtmf.ts)
  *   ├── children     chained legs (connect, the call action with chained, queue and transfer legs)
  *   └── timers       maximum duration, dial timeout
  *
@@ -24,6 +25,8 @@ import type { SrfRequest, SrfResponse } from '../srf';
 import { publishCall, type CallEventType } from '../events';
 import type { CallDeps } from './deps';
 import { inDialogHandlers } from './in-dialog';
+import { answerInfo, DigitRelay, sendDigits } from './dtmf';
+import { DEFAULT_DTMF_MODE, type DtmfMode } from '../../core/calls/dtmf-mode';
 import { answerReinvite, applyAnswerFromAck } from './sdp-exchange';
 import { mediaPath, type MediaPath } from './media-path';
 import type { RelayLeg } from '../rtpengine';
@@ -62,6 +65,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private readonly upWaiters: { resolve(): void; reject(e: Error): void }[] = [];
   /** Set when a transfer put another call in this one's place in its bridge (media-app/transfer). */
   replacedBy: CallSession | null = null;
+  /** How digits are sent to this leg's party (its trunk's or extension's dtmf_mode). */
+  dtmfMode: DtmfMode = DEFAULT_DTMF_MODE;
+  private readonly digits = new DigitRelay(this);
 
   constructor(row: CallRow, readonly deps: CallDeps) {
     super();
@@ -106,7 +112,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   /** The session owns its endpoint: its DTMF become the call's, its death ends the call. */
   set endpoint(ep: Endpoint | null) {
     if (this.ep === ep) return;
-    this.ep?.off('dtmf', this.onDtmf).off('destroy', this.onEndpointGone);
+    this.ep?.off('dtmf', this.onDtmf).off('peerDtmf', this.onPeerDtmf).off('destroy', this.onEndpointGone);
     this.ep = ep;
     if (!ep) return;
     if (ep.destroyed) {
@@ -114,6 +120,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       return;
     }
     ep.on('dtmf', this.onDtmf);
+    ep.on('peerDtmf', this.onPeerDtmf);
     ep.once('destroy', this.onEndpointGone);
   }
 
@@ -147,6 +154,17 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   };
 
   private readonly onDtmf = (e: DtmfEvent) => this.emit('dtmf', e.dtmf);
+  private readonly onPeerDtmf = (e: DtmfEvent) => this.digits.relay(e);
+
+  /** A digit of this call that no endpoint carries (an INFO before media). */
+  emitDigit(digit: string): void {
+    this.emit('dtmf', digit);
+  }
+
+  /** Sends digits to the party in its form: RFC 4733, tones, or INFO (dtmf.ts). */
+  sendDigits(digits: string, durationMs: number): Promise<void> {
+    return sendDigits(this, digits, durationMs);
+  }
 
   /** The endpoint died under us (e.g. its worker exited, reason 'worker-died'): the call cannot carry media any more. */
   private readonly onEndpointGone = (end?: { reason?: string; message?: string }) => {
@@ -253,8 +271,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
     // re-INVITE (hold, codec change, no SDP: we offer): the endpoint answers it
     dialog.on('modify', (req: SrfRequest, res: SrfResponse) => answerReinvite(dialog, this.media, req, res, this.deps.logger));
-    // in-dialog requests (REFER, INFO...): a drachtio dialog emits them; an internal one never does
+    // in-dialog requests (INFO: DTMF; REFER...): a drachtio dialog emits them; an internal one never does
     if (dialog instanceof EventEmitter) {
+      dialog.on('info', (req: SrfRequest, res: SrfResponse) => answerInfo(this, req, res));
       for (const [event, fn] of inDialogHandlers<CallSession>(this.deps)) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));
     }
     this.after(this.deps.app.maxDurationMs, () => this.closeInBackground({ cause: 'duration_timeout', by: 'local', why: 'duration_timeout' }));

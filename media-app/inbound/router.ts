@@ -25,6 +25,7 @@ import { resolveTargets } from '../outbound/targets';
 import { isTransientDbError } from '../../core/db/retry';
 import { isVirtualNumber } from '../../core/numbers/e164';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
+import { DEFAULT_DTMF_MODE, type DtmfMode } from '../../core/calls/dtmf-mode';
 
 function displayName(v: string | undefined): string {
   const m = /^\s*"((?:[^"\\]|\\.)*)"/.exec(v ?? '') ?? /^\s*([^<"]+?)\s*</.exec(v ?? '');
@@ -63,11 +64,14 @@ export class InboundRouter {
     };
     // what the source's media must be: an offer short of it is refused (488, factory.inbound)
     const mediaEncryption = source.kind === 'extension' ? source.ext.media_encryption : source.kind === 'trunk' ? source.trunk.media_encryption : source.provider.media_encryption;
+    // how digits are sent back to the caller (call/dtmf.ts); a provider's calls take the default
+    const dtmfMode = source.kind === 'extension' ? source.ext.dtmf_mode : source.kind === 'trunk' ? source.trunk.dtmf_mode : DEFAULT_DTMF_MODE;
+    const party = { mediaEncryption, dtmfMode };
 
     if (/^direct\./i.test(user)) {
       const ext = await extensionsRepo(deps.db).getByDirectHash(user.slice('direct.'.length).toLowerCase());
       if (!ext) return void res.send(404);
-      return this.bridge(req, res, ext.customer_id, callerAddr, { type: 'extension', target: ext.extension }, mediaEncryption);
+      return this.bridge(req, res, ext.customer_id, callerAddr, { type: 'extension', target: ext.extension }, party);
     }
 
     const digits = /^\+?\d{3,20}$/.test(user) ? (user.startsWith('+') ? user : `+${user}`) : null;
@@ -78,7 +82,7 @@ export class InboundRouter {
       // the carrier behind a trunk's registration delivers that customer's numbers only
       if (number && source.kind === 'trunk' && source.registered && source.customerId !== number.customer_id) return void res.send(404);
       if (number && number.status === 'active' && number.call_flow_id && number.call_flow_id !== EMPTY_UUID) {
-        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits }, mediaEncryption, fromPstn: source.kind === 'provider' });
+        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits }, ...party, fromPstn: source.kind === 'provider' });
         if (!call) return;
         await this.factory.runFlow(call, { flowId: number.call_flow_id }).catch(async (err: Error) => {
           deps.logger.warn({ err: err.message, call: call.id }, 'number flow did not start');
@@ -90,13 +94,13 @@ export class InboundRouter {
     if (source.kind === 'provider') return void res.send(404);
 
     const ext = await extensionsRepo(deps.db).getByExtension(source.customerId, user);
-    if (ext) return this.bridge(req, res, source.customerId, callerAddr, { type: 'extension', target: ext.extension }, mediaEncryption);
-    if (digits) return this.bridge(req, res, source.customerId, callerAddr, { type: 'tel', target: digits }, mediaEncryption);
+    if (ext) return this.bridge(req, res, source.customerId, callerAddr, { type: 'extension', target: ext.extension }, party);
+    if (digits) return this.bridge(req, res, source.customerId, callerAddr, { type: 'tel', target: digits }, party);
     res.send(404);
   }
 
   /** An incoming call connected to one destination; it ends when the bridge ends. */
-  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address, mediaEncryption: MediaEncryption): Promise<void> {
+  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address, party: { mediaEncryption: MediaEncryption; dtmfMode: DtmfMode }): Promise<void> {
     // nothing to dial (no route, extension not registered, refused by the dial policy): refuse
     // before any call exists; no balance is 402 Payment Required, a caller id the customer may not
     // present to the PSTN (an extension's or a trunk's From, no default number) 403
@@ -105,7 +109,7 @@ export class InboundRouter {
     if ('refusal' in planned && planned.refusal.reason === 'insufficient_balance') return void res.send(402);
     if ('refusal' in planned && planned.refusal.reason === 'source_not_allowed') return void res.send(403);
     if (!('targets' in planned) || !planned.targets.length) return void res.send(destination.type === 'extension' ? 480 : 404);
-    const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination, mediaEncryption });
+    const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination, ...party });
     if (!call) return;
     const abort = new AbortController();
     call.once('hangup', () => abort.abort());

@@ -81,6 +81,8 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
             throw err;
           });
       }
+      // the contacts of one step are one extension's: one dtmf_mode
+      if (step[0]?.dtmfMode) call.dtmfMode = step[0].dtmfMode;
       call.attachDialog(dialog);
       await call.setStatus('progressing');
       return { answered: true };

@@ -15,6 +15,7 @@
  */
 import type { Knex } from '../../core/db/knex';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
+import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import type { Config } from '../../core/config';
 import type { Address } from '../../core/repos/calls';
 import { extensionsRepo } from '../../core/repos/extensions';
@@ -48,6 +49,8 @@ export interface DialTarget {
   ringGroup?: string;
   /** The party's media_encryption (a provider's, an extension's): sdes or dtls make our offer go through rtpengine. */
   mediaEncryption?: MediaEncryption;
+  /** How digits are sent to the party (an extension's dtmf_mode; default rfc4733). */
+  dtmfMode?: DtmfMode;
   /** A provider (PSTN) target: the source its From presents, as the caller-id rule allowed or replaced it. */
   callerId?: { source: Address; replaced: boolean };
 }
@@ -145,6 +148,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           transport: b.source.protocol || 'udp',
           ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
           mediaEncryption: ext.media_encryption,
+          dtmfMode: ext.dtmf_mode,
         })),
       };
     }

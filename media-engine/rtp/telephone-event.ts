@@ -46,16 +46,22 @@ export interface EventPacket {
 /**
  * Produces one packet per 20 ms tick while digits are queued. Between digits it yields null for
  * `gapMs` so audio packets fill the pause. The end packet is sent three times (RFC 4733 §2.5.1.4).
+ * A duration in ms becomes round(ms · 8) samples: a digit relayed as samples / 8 keeps its samples exactly.
+ * Nothing is allocated per packet: the payload and the packet returned are reused (the caller copies
+ * the payload out before the next tick).
  */
 export class TelephoneEventSender {
-  private queue: { event: number; durationMs: number }[] = [];
+  private queue: { event: number; samples: number }[] = [];
   private current: { event: number; samples: number; sent: number; endsSent: number } | null = null;
   private gapTicks = 0;
+  private readonly payload = new Uint8Array(4);
+  private readonly packet: EventPacket = { payload: this.payload, marker: false, startOfEvent: false };
 
   constructor(private readonly gapMs = 60, private readonly volume = 10) {}
 
   enqueue(digits: string, durationMs = 100): void {
-    for (const d of digits) this.queue.push({ event: digitToEvent(d), durationMs: Math.max(40, durationMs) });
+    const samples = Math.round((Math.max(40, durationMs) * 8000) / 1000);
+    for (const d of digits) this.queue.push({ event: digitToEvent(d), samples });
   }
 
   get busy(): boolean {
@@ -77,7 +83,7 @@ export class TelephoneEventSender {
       }
       const q = this.queue.shift();
       if (!q) return null;
-      this.current = { event: q.event, samples: Math.round((q.durationMs * 8000) / 1000), sent: 0, endsSent: 0 };
+      this.current = { event: q.event, samples: q.samples, sent: 0, endsSent: 0 };
     }
     const c = this.current;
     const first = c.sent === 0;
@@ -85,12 +91,18 @@ export class TelephoneEventSender {
     const end = c.sent >= c.samples;
     const duration = Math.min(end ? c.samples : c.sent, 0xffff);
     if (end) c.endsSent++;
-    const payload = encodeTelephoneEvent({ event: c.event, end, volume: this.volume, duration });
+    const b = this.payload;
+    b[0] = c.event & 0xff;
+    b[1] = (end ? 0x80 : 0) | (this.volume & 0x3f);
+    b[2] = (duration >> 8) & 0xff;
+    b[3] = duration & 0xff;
     if (end && c.endsSent >= 3) {
       this.current = null;
       this.gapTicks = Math.round(this.gapMs / 20);
     }
-    return { payload, marker: first, startOfEvent: first };
+    this.packet.marker = first;
+    this.packet.startOfEvent = first;
+    return this.packet;
   }
 }
 
@@ -98,6 +110,8 @@ export interface DetectedEvent {
   digit: string;
   event: number;
   duration: number; // ms
+  /** the event's duration in timestamp units (8 kHz samples), as its last packet said */
+  samples: number;
   timestamp: number;
 }
 
@@ -143,6 +157,6 @@ export class TelephoneEventReceiver {
     this.reported.add(a.ts);
     this.reportedOrder.push(a.ts);
     if (this.reportedOrder.length > 32) this.reported.delete(this.reportedOrder.shift()!);
-    this.onEvent({ digit: eventToDigit(a.event)!, event: a.event, duration: Math.round(a.duration / 8), timestamp: a.ts });
+    this.onEvent({ digit: eventToDigit(a.event)!, event: a.event, duration: Math.round(a.duration / 8), samples: a.duration, timestamp: a.ts });
   }
 }

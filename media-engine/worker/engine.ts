@@ -7,7 +7,9 @@ import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult } from '../player';
 import { TickClock } from './clock';
 import { rtpIoKind } from './rtp-transport';
-import { Leg, type LegOptions } from './leg';
+import { Leg, type DtmfForm, type LegOptions } from './leg';
+import { EngineError } from './engine-error';
+import { sendDigits, signalledDigit } from './leg-dtmf';
 import { ConferenceMixer, type MixMember } from './mixer';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
@@ -30,11 +32,7 @@ function slotsIn(slot: number, from: number, to: number, phases: number): number
   return upTo(to) - upTo(from - 1);
 }
 
-export class EngineError extends Error {
-  constructor(message: string, readonly code: string) {
-    super(message);
-  }
-}
+export { EngineError };
 
 export class Engine {
   private legs = new Map<string, Leg>();
@@ -199,11 +197,14 @@ export class Engine {
     this.leg(id).player.stop();
   }
 
-  sendDtmf(id: string, digits: string, durationMs = 100): void {
-    if (!/^[0-9A-Da-d*#]+$/.test(digits)) throw new EngineError(`invalid DTMF digits: ${digits}`, 'EINVAL');
-    const leg = this.leg(id);
-    if (leg.session.media?.dtmfPayloadType == null) throw new EngineError('telephone-event was not negotiated', 'ENODTMF');
-    leg.session.dtmfOut.enqueue(digits, durationMs);
+  /** Digits as RFC 4733 events (the leg's negotiated payload type, its own RTP clock) or as tones in its audio. */
+  sendDtmf(id: string, digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): void {
+    sendDigits(this.leg(id), digits, durationMs, form);
+  }
+
+  /** A digit the call received in its signalling (SIP INFO): reported, and it barges in and ends recordings like one in the media. */
+  injectDtmf(id: string, digit: string, durationMs: number): void {
+    signalledDigit(this.leg(id), digit, durationMs);
   }
 
   record(id: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {

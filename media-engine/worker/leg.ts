@@ -30,10 +30,15 @@ export interface LegOptions {
 
 export interface DtmfEvent {
   dtmf: string;
+  /** ms (0 for in-band: the detector reports the key, not its length) */
   duration: number;
-  source: 'rfc2833' | 'inband';
+  /** rfc2833: telephone-event packets; inband: tones in the audio; info: a SIP INFO of the call (media-app) */
+  source: 'rfc2833' | 'inband' | 'info';
   ssrc?: number;
 }
+
+/** How digits are sent on a leg: RFC 4733 telephone-events or tones mixed into its audio. */
+export type DtmfForm = 'rfc4733' | 'inband';
 
 /** What the leg hears from elsewhere this tick: a bridge peer or a conference. */
 export interface FrameFeed {
@@ -77,7 +82,7 @@ export class Leg implements MixMember {
     private readonly emit: (e: LegEvent) => void,
   ) {
     this.analysis = new LegAnalysis((data) => this.emit({ name: 'speech', data }));
-    this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.duration, source: 'rfc2833', ssrc: e.ssrc }));
+    this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.samples / 8, source: 'rfc2833', ssrc: e.ssrc }));
     this.detector = opts.inbandDtmf === false ? null : new DtmfDetector();
   }
 
@@ -121,6 +126,11 @@ export class Leg implements MixMember {
     this.localSdp = createOffer(this.local());
     this.offered = true;
     return { localSdp: this.localSdp };
+  }
+
+  /** A digit its owner received in the signalling (SIP INFO): the same path as one in the media. */
+  signalledDigit(e: DtmfEvent): void {
+    this.onDtmf(e);
   }
 
   private onDtmf(e: DtmfEvent): void {

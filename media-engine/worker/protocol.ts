@@ -12,7 +12,7 @@ import type { SpeechEvent } from './leg-analysis';
 
 /** The Engine operations the API thread may call (anything else is refused by the worker). */
 export const METHODS = [
-  'createLeg', 'modifyLeg', 'offerLeg', 'destroyLeg', 'play', 'stopPlayback', 'sendDtmf', 'record', 'stopRecord',
+  'createLeg', 'modifyLeg', 'offerLeg', 'destroyLeg', 'play', 'stopPlayback', 'sendDtmf', 'injectDtmf', 'record', 'stopRecord',
   'amd', 'waitForBeep', 'stopAmd', 'vadStart', 'vadStop', 'bridge', 'unbridge', 'mute', 'setEcho', 'stats',
   'linkLeg', 'linkMember', 'unlink',
   'createConference', 'joinConference', 'leaveConference', 'muteMember', 'recordConference', 'stopConferenceRecord',

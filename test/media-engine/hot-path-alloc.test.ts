@@ -9,6 +9,7 @@ import v8 from 'node:v8';
 import { decodeG711, decodeG711Range, encodeG711, encodeG711Range } from '../../media-engine/codecs/g711';
 import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
 import { newRtpHeader, parseRtp, readRtpHeader, serializeRtp, writeRtpInto } from '../../media-engine/rtp/packet';
+import { TelephoneEventSender } from '../../media-engine/rtp/telephone-event';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -54,6 +55,17 @@ describe('media-engine hot path: no allocation per packet or frame', () => {
       readRtpHeader(pkt, h);
     });
     expect(perPacket).to.be.below(1);
+  });
+
+  it('the telephone-event sender builds each packet in place (a relayed digit costs nothing per tick)', () => {
+    const s = new TelephoneEventSender();
+    const pkt = Buffer.alloc(172);
+    const perTick = bytesPerCall((i) => {
+      if (!s.busy) s.enqueue('5', 8000); // one queue entry per 400 ticks
+      const ev = s.next(160);
+      if (ev) writeRtpInto(pkt, ev.marker, 101, i & 0xffff, 0x1000, 0xdead_beef | 0, ev.payload, ev.payload.length);
+    });
+    expect(perTick).to.be.below(1);
   });
 
   it('encodes and decodes G.711 ranges without allocating', () => {

@@ -18,9 +18,13 @@ describe('media-engine RFC 4733 telephone-events', () => {
   it('sender: marker on the first packet, growing duration, the end sent three times, then a gap', () => {
     const s = new TelephoneEventSender(40);
     s.enqueue('5', 100);
+    // the sender reuses its packet: each one is read before the next tick
     const pkts = [];
-    for (let i = 0; i < 12; i++) pkts.push(s.next());
-    const evs = pkts.filter(Boolean).map((p) => ({ ...decodeTelephoneEvent(p!.payload)!, marker: p!.marker }));
+    for (let i = 0; i < 12; i++) {
+      const p = s.next();
+      pkts.push(p && { ...decodeTelephoneEvent(p.payload)!, marker: p.marker });
+    }
+    const evs = pkts.filter((p) => p !== null);
     expect(evs).to.have.length(7); // 5 x 20 ms (last one is the first end) + 2 retransmitted ends
     expect(evs[0]).to.include({ event: 5, marker: true, end: false, duration: 160 });
     expect(evs.map((e) => e.duration)).to.deep.equal([160, 320, 480, 640, 800, 800, 800]);
