@@ -204,8 +204,12 @@ export class SipStack extends EventEmitter {
       ? new InviteClientTransaction(id, req, this.ctx, {
         // the CANCEL reuses the INVITE's Via and branch (RFC 3261 9.1) and goes where the INVITE went
         sendCancel: (cancel) => this.startClient(cancel, branch, target),
-        // over WebSocket the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
-        sendAck: (ack) => { this.sendStateless(ack, isWebSocket(target.transport) ? { target } : {}).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
+        // the TU names the dialog's flow (sip-server/drachtio/uac-side.ts); without one, over WebSocket
+        // the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
+        sendAck: (ack, to) => {
+          const opts: RequestOptions = to ? { target: to } : isWebSocket(target.transport) ? { target } : {};
+          this.sendStateless(ack, opts).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed'));
+        },
       })
       : new NonInviteClientTransaction(id, req, this.ctx);
     this.table.clients.set(id, tx);
