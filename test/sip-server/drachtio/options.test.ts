@@ -77,9 +77,9 @@ Content-Length: 0
     const flow = await flowsRepo(db).create({
       customer_id: a.customerId,
       actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 15_000 } }, { type: 'hangup' }]),
-    } as never);
+    });
     const number = `+1555${String(Date.now()).slice(-7)}`;
-    await numbersRepo(db).create({ customer_id: a.customerId, number, type: 'normal', call_flow_id: flow.id } as never);
+    await numbersRepo(db).create({ customer_id: a.customerId, number, type: 'normal', call_flow_id: flow.id });
     const inDialogOptions = `<send retrans="500"><![CDATA[
 OPTIONS [next_url] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
