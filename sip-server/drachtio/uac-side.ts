@@ -5,6 +5,7 @@
  * drachtio transaction id and dialog id. UAC dialogs are created on the 2xx to an INVITE.
  */
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import { Headers, SipRequest, SipResponse, SipUri, parseUri } from '../message';
 import type { AppConnection } from './app-connection';
 import { parseAppMessage, type AppRequestTemplate } from './app-message';
@@ -13,7 +14,6 @@ import { Dialog, dialogIdOf } from './dialogs';
 import { BuildError, buildInDialogRequest, buildNewRequest } from './message-builder';
 import { requestSentEcho, responseNo, sipToClient } from './protocol';
 import type { Endpoint, OutboundTransaction } from './sip-port';
-import { isIP } from 'node:net';
 import { defaultPort, isWebSocket, transportOfUri as transportOf } from '../transport/resolve';
 import { FlowFailedError } from '../transport/ws';
 
