@@ -4,10 +4,18 @@ import { z } from 'zod';
 
 export type SipTransportName = 'udp' | 'tcp' | 'tls';
 
+/**
+ * Product names (User-Agent product tokens, matched whole and case-insensitively) of SIP scanners and
+ * attack tools. Monitoring and test tools (sipsak, nagios' check_sip, sipp, SIPp-based probes) are not
+ * listed: a health check must get its answer.
+ */
 export const DEFAULT_SCANNER_USER_AGENTS = [
   'friendly-scanner', 'sipvicious', 'sipcli', 'sip-scan', 'sipscan', 'vaxsipuseragent', 'pplsip', 'iwar',
-  'sundayddr', 'sipsak', 'smap', 'sip-sploit', 'voipbuster', 'nessus', 'cisco-sipscan', 'sipptk',
+  'sundayddr', 'smap', 'sip-sploit', 'voipbuster', 'nessus', 'cisco-sipscan', 'sipptk',
 ];
+
+/** An RFC 3261 token, as a User-Agent product name is. */
+const productToken = z.string().regex(/^[A-Za-z0-9.!%*_+`'~-]+$/, 'each entry is one product name (an RFC 3261 token: no spaces, "/" or quotes)');
 
 const port = z.number().int().min(0).max(65535);
 const ms = z.number().int().min(1).max(600_000);
@@ -49,8 +57,11 @@ export const sipConfigSchema = z.object({
     maxConnectionsPerAddress: z.number().int().min(1),
   }),
   security: z.object({
-    /** Case-insensitive substrings of User-Agent that mark a scanner; matching requests are dropped. */
-    uaBlocklist: z.array(z.string().min(1)),
+    /**
+     * Product names that mark a scanner: a request whose User-Agent has one of them as a product token
+     * (the part before "/", whole, case-insensitive), or as its quoted From display name, is dropped.
+     */
+    uaBlocklist: z.array(productToken),
     /** Source IPs (exact, or IPv4 CIDR like 10.0.0.0/8) exempt from rate limits and bans. */
     allowlist: z.array(z.string().min(1)),
     rateLimit: z.object({

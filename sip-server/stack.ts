@@ -27,7 +27,7 @@ import { InviteClientTransaction } from './transaction/client-invite';
 import { NonInviteServerTransaction, ServerTransaction } from './transaction/server';
 import { InviteServerTransaction } from './transaction/server-invite';
 import { TransactionTable, ackKey, clientKey, mergeKey, serverKey } from './transaction/layer';
-import { ScannerFilter } from './security/scanner';
+import { ScannerDropLog, ScannerFilter } from './security/scanner';
 import { SourceRateLimiter } from './security/rate-limit';
 import { trustFromAnswer } from './security/trusted';
 import { sipMetrics } from './metrics';
@@ -91,6 +91,7 @@ export class SipStack extends EventEmitter {
   private readonly transports: TransportLayer;
   private readonly table = new TransactionTable();
   private readonly scanners: ScannerFilter;
+  private readonly scannerLog: ScannerDropLog;
   private readonly limiter: SourceRateLimiter;
   private readonly ctx: TransactionContext;
   private readonly resolver: SipResolver;
@@ -120,6 +121,7 @@ export class SipStack extends EventEmitter {
     this.resolver = opts.resolver ?? systemResolver(config.dns.servers);
     this.capture = opts.capture;
     this.scanners = new ScannerFilter(config.security.uaBlocklist);
+    this.scannerLog = new ScannerDropLog((fields, msg) => this.log.warn(fields, msg));
     this.limiter = new SourceRateLimiter({ ...config.security.rateLimit, allowlist: config.security.allowlist });
     this.limiter.onBan = (source, scope) => {
       sipMetrics.bans.inc();
@@ -204,8 +206,12 @@ export class SipStack extends EventEmitter {
       ? new InviteClientTransaction(id, req, this.ctx, {
         // the CANCEL reuses the INVITE's Via and branch (RFC 3261 9.1) and goes where the INVITE went
         sendCancel: (cancel) => this.startClient(cancel, branch, target),
-        // over WebSocket the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
-        sendAck: (ack) => { this.sendStateless(ack, isWebSocket(target.transport) ? { target } : {}).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed')); },
+        // the TU names the dialog's flow (sip-server/drachtio/uac-side.ts); without one, over WebSocket
+        // the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
+        sendAck: (ack, to) => {
+          const opts: RequestOptions = to ? { target: to } : isWebSocket(target.transport) ? { target } : {};
+          this.sendStateless(ack, opts).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed'));
+        },
       })
       : new NonInviteClientTransaction(id, req, this.ctx);
     this.table.clients.set(id, tx);
@@ -357,7 +363,7 @@ export class SipStack extends EventEmitter {
       const scanner = this.scanners.match(req);
       if (scanner) {
         sipMetrics.dropped.inc({ reason: 'scanner' });
-        this.log.info({ src: src.address, ua: req.headers.get('User-Agent'), match: scanner }, 'scanner dropped');
+        this.scannerLog.note(src.address, scanner);
         return;
       }
       if (req.headers.has(FLOW_CLOSED_HEADER)) req.headers.delete(FLOW_CLOSED_HEADER);

@@ -46,6 +46,11 @@ export class AppRegistry {
     return (this.routes.get(method.toLowerCase()) ?? []).some((c) => !c.closed);
   }
 
+  /** Every method (or `cdr:*` type) some open connection routes. */
+  routedMethods(): string[] {
+    return [...this.routes].filter(([, l]) => l.some((c) => !c.closed)).map(([k]) => k);
+  }
+
   methodsOf(conn: AppConnection): string[] {
     return [...this.routes].filter(([, l]) => l.includes(conn)).map(([k]) => k);
   }

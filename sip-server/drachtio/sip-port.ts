@@ -61,8 +61,11 @@ export interface SipPort extends EventEmitter<SipPortEvents> {
    * destination from `dest`, else the first Route, else the Request-URI.
    */
   sendRequest(req: SipRequest, dest?: Endpoint): OutboundTransaction;
-  /** ACK a 2xx received on `tx` (the stack re-sends it if the 2xx is retransmitted) */
-  sendAck(tx: OutboundTransaction, ack: SipRequest): void;
+  /**
+   * ACK a 2xx received on `tx` (the stack re-sends it if the 2xx is retransmitted), to `dest` when
+   * given (the dialog's transport and connection), else by its Route/Request-URI.
+   */
+  sendAck(tx: OutboundTransaction, ack: SipRequest, dest?: Endpoint): void;
   /** Send a request outside any transaction (a proxied ACK for a 2xx), adding our Via */
   sendStateless(req: SipRequest, dest?: Endpoint): void;
   /** CANCEL the INVITE sent on `tx` (RFC 3261 9.1); returns the CANCEL as sent, undefined if too late */

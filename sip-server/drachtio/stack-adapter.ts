@@ -20,8 +20,8 @@ export class StackPort extends EventEmitter<SipPortEvents> implements SipPort {
     return this.stack.request(req, target(dest)) as unknown as OutboundTransaction;
   }
 
-  sendAck(tx: OutboundTransaction, ack: SipRequest): void {
-    (tx as unknown as InviteClientTransaction).ack(ack);
+  sendAck(tx: OutboundTransaction, ack: SipRequest, dest?: Endpoint): void {
+    (tx as unknown as InviteClientTransaction).ack(ack, target(dest)?.target);
   }
 
   sendStateless(req: SipRequest, dest?: Endpoint): void {

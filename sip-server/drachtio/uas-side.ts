@@ -12,6 +12,7 @@ import { Dialog, dialogIdOf } from './dialogs';
 import { appChosenTag, buildInDialogRequest, buildResponse, BuildError, contactFor } from './message-builder';
 import { responseNo, responseSentEcho, sipToClient } from './protocol';
 import { names100rel, ReliableProvisionals } from './reliable';
+import { capabilities, withCapabilities, type Capabilities } from './capabilities';
 import { cancelOneShot, oneShot, type OneShot } from '../transaction/context';
 import type { Endpoint, InboundTransaction } from './sip-port';
 
@@ -41,6 +42,9 @@ export class UasSide {
   private readonly pending = new Map<string, PendingInbound>();
   /** early or confirmed UAS dialogs whose INVITE sent reliable provisionals: where a PRACK is matched */
   private readonly reliableOf = new WeakMap<Dialog, ReliableProvisionals>();
+
+  /** Allow/Accept/Supported for OPTIONS answers, from the routes applications hold now */
+  private readonly capabilities = (): Capabilities => capabilities(this.ctx.server.registry.routedMethods());
 
   constructor(private readonly ctx: EngineContext, private readonly selectApp: (method: string, tx: InboundTransaction) => Promise<AppConnection | undefined>) {}
 
@@ -92,7 +96,9 @@ export class UasSide {
     const req = tx.request;
     const autoUa = this.ctx.opts.optionsAutoRespondUserAgent;
     if (autoUa && req.method === 'OPTIONS' && req.headers.get('User-Agent') === autoUa) {
-      tx.respond(req.makeResponse(200));
+      const res = req.makeResponse(200);
+      withCapabilities(req, res, this.capabilities);
+      tx.respond(res);
       return;
     }
     // the stack sends 100 Trying to an INVITE not answered within 200 ms
@@ -198,6 +204,7 @@ export class UasSide {
       conn.send(responseNo(msgId, (err as Error).message));
       return;
     }
+    withCapabilities(req, res, this.capabilities);
     const reliable = isInvite && !p.dialog && tpl.status > 100 && tpl.status < 200 && names100rel(res.headers.getAll('Require'));
     if (reliable && !names100rel([...req.headers.getAll('Supported'), ...req.headers.getAll('Require')])) {
       conn.send(responseNo(msgId, 'Remote endpoint does not support 100rel'));

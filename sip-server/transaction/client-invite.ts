@@ -4,20 +4,20 @@
 // Timer A retransmits over UDP, Timer B gives up in Calling.
 import { Headers, SipRequest, SipResponse } from '../message';
 import { ClientTransaction } from './client';
-import type { TransactionContext } from './context';
+import type { AckTarget, TransactionContext } from './context';
 import { INVITE_CLIENT, type InviteClientState } from './states';
 
 export interface InviteClientHooks {
   /** Send a CANCEL as its own non-INVITE client transaction. */
   sendCancel(cancel: SipRequest): ClientTransaction;
   /** Send an ACK for a 2xx statelessly (a new transaction per RFC 3261 17.1.1.3 / 13.2.2.4). */
-  sendAck(ack: SipRequest): void;
+  sendAck(ack: SipRequest, target?: AckTarget): void;
 }
 
 export class InviteClientTransaction extends ClientTransaction<InviteClientState> {
   readonly isInvite = true;
   private ackForNon2xx?: SipRequest;
-  private acks = new Map<string, SipRequest>();
+  private acks = new Map<string, { ack: SipRequest; target?: AckTarget }>();
   private cancelPending?: string | null;
   private cancelSent = false;
 
@@ -85,10 +85,10 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
         if (res.status >= 200 && res.status < 300) {
           let tag: string | undefined;
           try { tag = res.toTag; } catch { /* malformed To already rejected by parser */ }
-          const ack = tag !== undefined ? this.acks.get(tag) : undefined;
-          if (ack) {
-            this.ctx.onRetransmit(ack);
-            this.hooks.sendAck(ack);
+          const sent = tag !== undefined ? this.acks.get(tag) : undefined;
+          if (sent) {
+            this.ctx.onRetransmit(sent.ack);
+            this.hooks.sendAck(sent.ack, sent.target);
           }
           this.emit('additional-2xx', res);
         }
@@ -97,11 +97,11 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
     }
   }
 
-  override ack(ack: SipRequest): void {
+  override ack(ack: SipRequest, target?: AckTarget): void {
     let tag: string | undefined;
     try { tag = ack.toTag; } catch { /* ignore */ }
-    if (tag !== undefined) this.acks.set(tag, ack);
-    this.hooks.sendAck(ack);
+    if (tag !== undefined) this.acks.set(tag, { ack, target });
+    this.hooks.sendAck(ack, target);
   }
 
   /** If no final response follows the CANCEL within 64*T1 the transaction ends with 'timeout'. */

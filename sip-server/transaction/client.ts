@@ -1,7 +1,7 @@
 // Client transactions (RFC 3261 17.1, RFC 6026): common surface and the non-INVITE state machine.
 import { EventEmitter } from 'node:events';
 import type { SipRequest, SipResponse } from '../message';
-import { Destination, TimerSet, TransactionContext, isReliable } from './context';
+import { Destination, TimerSet, TransactionContext, isReliable, type AckTarget } from './context';
 import { NON_INVITE_CLIENT, StateMachine, type InviteClientState, type NonInviteClientState, type Transitions } from './states';
 
 export type ClientTransactionState = InviteClientState | NonInviteClientState;
@@ -80,7 +80,7 @@ export abstract class ClientTransaction<S extends ClientTransactionState = Clien
    * same CSeq number, method ACK). It gets its own Via branch and is remembered per To tag so it is
    * re-sent automatically when that 2xx is retransmitted.
    */
-  ack(_ack: SipRequest): void { throw new Error('ack() applies to INVITE client transactions only'); }
+  ack(_ack: SipRequest, _target?: AckTarget): void { throw new Error('ack() applies to INVITE client transactions only'); }
   /** Internal: a response matched this transaction. */
   abstract receiveResponse(res: SipResponse): void;
 

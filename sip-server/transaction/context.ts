@@ -11,6 +11,18 @@ export interface Destination {
   connectionId?: string;
 }
 
+/**
+ * Where a TU sends the ACK for a 2xx when not by the ACK's Request-URI/Route: the dialog's transport
+ * and, while it is open, its connection (RFC 3261 18, RFC 5923). `host` may be a name.
+ */
+export interface AckTarget {
+  transport: TransportName;
+  host: string;
+  port: number;
+  /** tcp/tls/ws/wss: the connection to send on while it is open */
+  connectionId?: string;
+}
+
 export interface TimerValues {
   /** RTT estimate, default 500 ms. */
   t1: number;

@@ -42,4 +42,15 @@ describe('sip-config', () => {
     expect(() => makeSipConfig({ listen: { transports: ['tls'] } })).to.throw(SipConfigError, /SIP_TLS_CERT/);
     expect(() => loadSipConfig({ SIP_TLS_CERT: '/c.pem' })).to.throw(SipConfigError, /SIP_TLS_KEY: required/);
   });
+
+  it('the scanner blocklist holds product names: monitoring tools are not in the default, a bad entry is refused', () => {
+    expect(loadSipConfig({}).security.uaBlocklist).to.include.members(['friendly-scanner', 'sipvicious', 'sipcli', 'vaxsipuseragent'])
+      .and.not.include('sipsak');
+    expect(loadSipConfig({ SIP_UA_BLOCKLIST: 'evil-bot, SIPCLI' }).security.uaBlocklist).to.deep.equal(['evil-bot', 'SIPCLI']);
+    let err: SipConfigError | undefined;
+    try { loadSipConfig({ SIP_UA_BLOCKLIST: '+evil bot,ok-tool,bad/1.0' }); } catch (e) { err = e as SipConfigError; }
+    expect(err).to.be.instanceOf(SipConfigError);
+    expect(err!.problems).to.have.length(2);
+    for (const p of err!.problems) expect(p).to.match(/^SIP_UA_BLOCKLIST: each entry is one product name/);
+  });
 });
