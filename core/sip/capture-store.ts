@@ -6,6 +6,7 @@
  * and time without a sweeper.
  */
 import type { Redis } from 'ioredis';
+import { redactSipText } from './capture-redact';
 
 export type CaptureTransport = 'udp' | 'tcp' | 'tls' | 'ws' | 'wss';
 
@@ -108,7 +109,8 @@ function decode(sipCallId: string, fields: string[]): CapturedMessage | null {
   if (!f.t || !f.m || (f.d !== 'in' && f.d !== 'out')) return null;
   return {
     us: Number(f.t), direction: f.d, transport: (f.p ?? 'udp') as CaptureTransport,
-    srcIp: srcIp ?? '', srcPort: Number(srcPort) || 0, dstIp: dstIp ?? '', dstPort: Number(dstPort) || 0, sipCallId, raw: f.m,
+    // blanked again on the way out: entries written before capture-time redaction are still kept
+    srcIp: srcIp ?? '', srcPort: Number(srcPort) || 0, dstIp: dstIp ?? '', dstPort: Number(dstPort) || 0, sipCallId, raw: redactSipText(f.m),
   };
 }
 

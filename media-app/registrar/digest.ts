@@ -1,9 +1,13 @@
 /**
  * SIP digest authentication (RFC 3261 §22, RFC 8760): challenges for MD5 and SHA-256 with qop=auth,
- * and the check of an Authorization header. Nonces are stateless (a timestamp sealed with an HMAC
- * under a secret every media-app node shares), so a challenge from one node verifies on another.
+ * and the check of an Authorization header. A nonce is a timestamp and a random part sealed with an
+ * HMAC, under a secret every media-app node shares, over the realm and the source address it was
+ * issued to: any node tells one of ours from a made-up one, and one issued to another address is
+ * not ours for this one. Whether a nonce was already used is nonce-use.ts (Redis).
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+import { sourceSubject } from '../../core/net';
 
 import { DEFAULT_DIGEST_ALGORITHMS, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
 
@@ -66,29 +70,49 @@ export function digestResponse(c: Omit<DigestCredentials, 'response'>, method: s
     : hashOf(c.algorithm, `${ha1}:${c.nonce}:${ha2}`);
 }
 
-export type NonceState = 'valid' | 'stale' | 'invalid';
+/**
+ * A nonce's state at a request from `source`: ours, sealed for this realm and source address and
+ * within its lifetime (`ttlMs`: what is left of it); `stale`: ours but past its lifetime; `invalid`:
+ * forged, made up, for another realm, or issued to another address.
+ */
+export type NonceCheck = { state: 'valid'; ttlMs: number } | { state: 'stale' } | { state: 'invalid' };
+
+/** Clock skew between nodes tolerated for a nonce's timestamp. */
+const SKEW_MS = 5000;
 
 export class NonceSealer {
-  constructor(private readonly secret: string, private readonly lifetimeMs = 300_000, private readonly now = () => Date.now()) {}
+  constructor(private readonly secret: string, readonly lifetimeMs = 300_000, private readonly now = () => Date.now()) {}
 
-  issue(realm: string): string {
-    const ts = this.now().toString(36);
-    return `${ts}.${this.seal(ts, realm)}`;
+  /** A new nonce for a challenge sent to `source` (an IP address; an IPv6 one counts by its /64). */
+  issue(realm: string, source: string): string {
+    const head = `${this.now().toString(36)}.${randomBytes(6).toString('base64url')}`;
+    return `${head}.${this.seal(head, realm, source)}`;
   }
 
-  check(nonce: string, realm: string): NonceState {
-    const m = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{22})$/.exec(nonce);
-    if (!m) return 'invalid';
-    const expected = Buffer.from(this.seal(m[1]!, realm));
+  check(nonce: string, realm: string, source: string): NonceCheck {
+    const m = /^([0-9a-z]{1,12}\.[A-Za-z0-9_-]{8})\.([A-Za-z0-9_-]{22})$/.exec(nonce);
+    if (!m) return { state: 'invalid' };
+    const expected = Buffer.from(this.seal(m[1]!, realm, source));
     const given = Buffer.from(m[2]!);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return 'invalid';
-    const age = this.now() - parseInt(m[1]!, 36);
-    return age >= -5000 && age <= this.lifetimeMs ? 'valid' : 'stale';
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { state: 'invalid' };
+    const age = this.now() - parseInt(m[1]!.slice(0, m[1]!.indexOf('.')), 36);
+    return age >= -SKEW_MS && age <= this.lifetimeMs ? { state: 'valid', ttlMs: this.lifetimeMs - age + SKEW_MS } : { state: 'stale' };
   }
 
-  private seal(ts: string, realm: string): string {
-    return createHmac('sha256', this.secret).update(`${ts}:${realm.toLowerCase()}`).digest('base64url').slice(0, 22);
+  private seal(head: string, realm: string, source: string): string {
+    return createHmac('sha256', this.secret).update(`${head}:${realm.toLowerCase()}:${sourceSubject(source)}`).digest('base64url').slice(0, 22);
   }
+}
+
+/**
+ * The nonce count of an answer (RFC 7616 §3.4: 8 hex digits, from 1): with qop its `nc`, without qop
+ * 1 (such a nonce is single-use). null when `nc` is not a count.
+ */
+export function nonceCount(c: DigestCredentials): number | null {
+  if (!c.qop) return 1;
+  if (!c.nc || !/^[0-9A-Fa-f]{1,8}$/.test(c.nc)) return null;
+  const n = parseInt(c.nc, 16);
+  return n >= 1 ? n : null;
 }
 
 /** One WWW-Authenticate value per algorithm, in the order given (RFC 8760 §2.4: most preferred first). */

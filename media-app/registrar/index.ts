@@ -3,8 +3,11 @@
  * challenges, RFC 8760, in the extension's order or the platform default), bindings in Redis,
  * un-REGISTER, and a lockout per address-of-record.
  * Unknown extension, unknown domain and wrong password are answered identically (403 after a
- * challenge), so the registrar never tells whether an extension exists. Failures lock the source
- * address out of that AOR (lockout.ts: keyed on address and AOR, with a per-AOR ceiling that spares
+ * challenge), so the registrar never tells whether an extension exists. Each nonce count is
+ * accepted once across all nodes (nonce-use.ts): a replayed answer, a nonce past its lifetime and
+ * a nonce issued to another address are challenged again (stale=true for the first two) and count
+ * as nothing. Wrong answers to a nonce of ours lock the source address out of that AOR (lockout.ts:
+ * keyed on address and AOR, sparing devices that authenticated, with a per-AOR ceiling that spares
  * addresses that authenticated before); a locked request (AOR known or not) gets 403 with
  * Retry-After: the seconds its lock has left. An extension with its own digest_algorithms is
  * challenged in that order and an answer in another algorithm is refused; such an override is visible
@@ -18,8 +21,9 @@ import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { isWebSipUsername, usableWebSipCredential, WebSipCredentials } from '../../core/workspace/web-sip-credentials';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { BindingStore, type Binding } from './bindings';
-import { challenges, NonceSealer, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
-import { Lockout, type LockoutPolicy } from './lockout';
+import { challenges, NonceSealer, nonceCount, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
+import { Lockout, type LockoutPolicy, type Source } from './lockout';
+import { NonceUse } from './nonce-use';
 import { parseSipUri } from '../sip-uri';
 import { FLOW_CLOSED_HEADER, isWebSocketTransport } from '../../core/registrar/bindings';
 import { edgeOf } from '../inbound/edge';
@@ -51,9 +55,11 @@ export class Registrar {
   readonly lockout: Lockout;
   private readonly extensions;
   private readonly webCredentials: WebSipCredentials;
+  private readonly used: NonceUse;
 
   constructor(private readonly opts: RegistrarOptions, private readonly nonces: NonceSealer) {
     this.bindings = new BindingStore(opts.redis, opts.keyPrefix);
+    this.used = new NonceUse(opts.redis, opts.keyPrefix);
     this.lockout = new Lockout(opts.redis, opts.keyPrefix, opts.lockout);
     this.extensions = extensionsRepo(opts.db);
     this.webCredentials = new WebSipCredentials(opts.redis, opts.keyPrefix);
@@ -63,9 +69,9 @@ export class Registrar {
     return new Registrar(opts, new NonceSealer(await sharedSecret(opts.redis, opts.keyPrefix, 'digest-nonce')));
   }
 
-  /** Sends the 401 with one challenge per algorithm (two header lines: SIP forbids a comma list here). */
-  challenge(res: SrfResponse, realm: string, stale = false, header = 'WWW-Authenticate', status = 401, order: readonly DigestAlgorithm[] = this.opts.algorithms): void {
-    const values = challenges(realm, this.nonces.issue(realm), { stale, order });
+  /** Sends the 401 with one challenge per algorithm (two header lines: SIP forbids a comma list here), its nonce for `source`. */
+  challenge(res: SrfResponse, realm: string, source: string, stale = false, header = 'WWW-Authenticate', status = 401, order: readonly DigestAlgorithm[] = this.opts.algorithms): void {
+    const values = challenges(realm, this.nonces.issue(realm, source), { stale, order });
     // drachtio-srf writes a string header value verbatim on one line; CRLF starts the next one.
     res.send(status, { headers: { [header]: values.join(`\r\n${header}: `) } });
   }
@@ -108,7 +114,7 @@ export class Registrar {
     // Locked (this source for this AOR, or the AOR's ceiling for a source it does not trust): refused
     // whatever the credentials, with the time left (RFC 3261 20.33). The same for an AOR that does
     // not exist, which locks the same way.
-    const source = req.source_address;
+    const source: Source = { address: req.source_address, port: Number(req.source_port), protocol: String(req.protocol ?? '') };
     const lockedFor = await this.lockout.lockedFor(aor, source);
     if (lockedFor > 0) {
       res.send(403, { headers: { 'Retry-After': String(lockedFor) } });
@@ -117,20 +123,26 @@ export class Registrar {
     const row = await lookup();
     const own = row ? algorithmsOf(row) : null;
     const order = own?.length ? own : this.opts.algorithms;
+    const again = (stale: boolean): null => {
+      this.challenge(res, realm, source.address, stale, challengeHeader, status, order);
+      return null;
+    };
     const raw = req.get(kind === 'www' ? 'Authorization' : 'Proxy-Authorization');
-    if (!raw) {
-      this.challenge(res, realm, false, challengeHeader, status, order);
-      return null;
-    }
+    if (!raw) return again(false);
     const creds = parseCredentials(raw);
-    const nonce = creds ? this.nonces.check(creds.nonce, creds.realm) : 'invalid';
-    if (creds && nonce === 'stale') {
-      this.challenge(res, realm, true, challengeHeader, status, order);
+    if (!creds) {
+      // not an answer to any challenge of ours (another scheme, a malformed header): nothing to count
+      res.send(403);
       return null;
     }
+    // Only an answer to a nonce issued to this address is a guess worth counting: a made-up or
+    // forged nonce, one for another realm or issued to another address gets a fresh challenge.
+    const nonce = this.nonces.check(creds.nonce, realm, source.address);
+    if (nonce.state === 'invalid') return again(false);
+    if (nonce.state === 'stale') return again(true);
+    const nc = nonceCount(creds);
     const ok =
-      !!creds &&
-      nonce === 'valid' &&
+      nc !== null &&
       order.includes(creds.algorithm) &&
       verifyResponse(creds, req.method, row ? row.password : DECOY) &&
       row !== null &&
@@ -139,11 +151,14 @@ export class Registrar {
     if (!ok) {
       const locked = await this.lockout.fail(aor, source);
       if (locked) {
-        this.opts.logger.warn({ aor, source }, 'address locked out of an address-of-record');
+        this.opts.logger.warn({ aor, source: source.address }, 'address locked out of an address-of-record');
         res.send(403, { headers: { 'Retry-After': String(locked) } });
       } else res.send(403);
       return null;
     }
+    // Right answer: accepted once per nonce count on any node; a replay gets a new nonce (stale:
+    // the answer was right, its nonce is used up) and counts as nothing.
+    if (!(await this.used.claim(creds.nonce, nc, nonce.ttlMs))) return again(true);
     await this.lockout.succeed(aor, source);
     return row;
   }

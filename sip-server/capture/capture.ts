@@ -2,7 +2,8 @@
  * SIP capture: every SIP message the stack sends or receives on a call's dialog (INVITE, ACK, BYE,
  * CANCEL, PRACK, UPDATE, INFO, REFER, NOTIFY and their responses; not REGISTER, OPTIONS, SUBSCRIBE,
  * PUBLISH, MESSAGE) is kept with its direction, time, addresses, transport and raw bytes, keyed by
- * its Call-ID (core/sip/capture-store.ts). The hot path only appends a small record to an array;
+ * its Call-ID (core/sip/capture-store.ts), digest credentials and SRTP keys blanked before it is
+ * written (core/sip/capture-redact.ts). The hot path only appends a small record to an array;
  * a timer writes the batch to Redis with one script call per 500 messages, packed in one argument
  * (core/sip/capture-store.ts: XADD with MAXLEN, EXPIRE). Pending records are
  * bounded: when the store falls behind, new ones are dropped and counted, never queued without end.
@@ -11,6 +12,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { SipMessage, SourceInfo, TransportName } from '../message';
 import { CAPTURE_WRITE_SCRIPT, captureKey, packCaptured, type CaptureRecord, type CaptureSettings } from '../../core/sip/capture-store';
+import { redactSipBytes } from '../../core/sip/capture-redact';
 
 /** What SipStack calls for each message it sends or receives (parsed). */
 export interface SipCaptureHook {
@@ -94,7 +96,11 @@ export class SipCapture implements SipCaptureHook {
    * builds, queues and answers every command of a pipeline one by one), and so does each argument. */
   private async writeChunk(chunk: Pending[]): Promise<void> {
     const keys: string[] = new Array(chunk.length);
-    for (let i = 0; i < chunk.length; i++) keys[i] = captureKey(this.prefix, chunk[i]!.callId);
+    for (let i = 0; i < chunk.length; i++) {
+      keys[i] = captureKey(this.prefix, chunk[i]!.callId);
+      // blanked here, off the packet's path, before anything is stored
+      chunk[i]!.raw = redactSipBytes(chunk[i]!.raw);
+    }
     try {
       const failed = Number(await this.redis.eval(CAPTURE_WRITE_SCRIPT, keys.length, ...keys,
         this.settings.maxPerCall, this.settings.retentionSeconds, packCaptured(chunk)));

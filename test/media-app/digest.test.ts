@@ -1,6 +1,6 @@
 // Digest arithmetic against the RFCs' own examples, nonce sealing, and config validation.
 import { expect } from 'chai';
-import { challenges, digestResponse, NonceSealer, parseCredentials, parseDigest, verifyResponse } from '../../media-app/registrar/digest';
+import { challenges, digestResponse, NonceSealer, nonceCount, parseCredentials, parseDigest, verifyResponse } from '../../media-app/registrar/digest';
 import { loadMediaAppConfig } from '../../media-app/config';
 import { ConfigError } from '../../core/config';
 import { parseSipUri } from '../../media-app/sip-uri';
@@ -40,17 +40,35 @@ describe('media-app digest', () => {
     expect(parseDigest(challenges('d.example', 'n1', { order: ['SHA-256'] })[0]!)).to.deep.include({ realm: 'd.example', algorithm: 'SHA-256', qop: 'auth' });
   });
 
-  it('seals nonces: valid, stale after the lifetime, invalid when forged or for another realm', () => {
+  it('seals nonces: valid, stale after the lifetime, invalid when forged, for another realm or another address', () => {
     let now = 1_000_000;
     const s = new NonceSealer('secret', 300_000, () => now);
-    const n = s.issue('a.example');
-    expect(s.check(n, 'a.example')).to.equal('valid');
-    expect(s.check(n, 'b.example')).to.equal('invalid');
-    expect(s.check(n.slice(0, -1) + (n.endsWith('A') ? 'B' : 'A'), 'a.example')).to.equal('invalid');
-    expect(new NonceSealer('other', 300_000, () => now).check(n, 'a.example')).to.equal('invalid');
-    expect(s.check('garbage', 'a.example')).to.equal('invalid');
-    now += 300_001;
-    expect(s.check(n, 'a.example')).to.equal('stale');
+    const n = s.issue('a.example', '192.0.2.7');
+    expect(s.issue('a.example', '192.0.2.7'), 'two challenges in one millisecond differ').to.not.equal(n);
+    expect(s.check(n, 'a.example', '192.0.2.7')).to.deep.equal({ state: 'valid', ttlMs: 305_000 });
+    expect(s.check(n, 'b.example', '192.0.2.7').state).to.equal('invalid');
+    expect(s.check(n, 'a.example', '192.0.2.8').state, 'issued to another address').to.equal('invalid');
+    expect(s.check(n.slice(0, -1) + (n.endsWith('A') ? 'B' : 'A'), 'a.example', '192.0.2.7').state).to.equal('invalid');
+    expect(new NonceSealer('other', 300_000, () => now).check(n, 'a.example', '192.0.2.7').state).to.equal('invalid');
+    expect(s.check('garbage', 'a.example', '192.0.2.7').state).to.equal('invalid');
+    // an IPv6 source counts by its /64, like the lockout
+    const v6 = s.issue('a.example', '2001:db8:1:2::10');
+    expect(s.check(v6, 'a.example', '2001:db8:1:2::99').state).to.equal('valid');
+    expect(s.check(v6, 'a.example', '2001:db8:1:3::10').state).to.equal('invalid');
+    now += 100_000;
+    expect(s.check(n, 'a.example', '192.0.2.7')).to.deep.equal({ state: 'valid', ttlMs: 205_000 });
+    now += 200_001;
+    expect(s.check(n, 'a.example', '192.0.2.7').state).to.equal('stale');
+  });
+
+  it('counts nonces: nc in hex with qop, 1 without, null when not a count', () => {
+    const c = { username: 'u', realm: 'r', nonce: 'n', uri: 'sip:r', algorithm: 'MD5' as const, response: 'x' };
+    expect(nonceCount(c)).to.equal(1);
+    expect(nonceCount({ ...c, qop: 'auth', cnonce: 'c', nc: '00000001' })).to.equal(1);
+    expect(nonceCount({ ...c, qop: 'auth', cnonce: 'c', nc: '0000001a' })).to.equal(26);
+    expect(nonceCount({ ...c, qop: 'auth', cnonce: 'c', nc: '00000000' })).to.equal(null);
+    expect(nonceCount({ ...c, qop: 'auth', cnonce: 'c', nc: 'zz' })).to.equal(null);
+    expect(nonceCount({ ...c, qop: 'auth', cnonce: 'c', nc: '123456789' })).to.equal(null);
   });
 
   it('verifies in both algorithms and rejects a wrong password', () => {

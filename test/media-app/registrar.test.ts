@@ -80,7 +80,13 @@ describe('media-app registrar', function () {
     const md5 = c1.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v).find((v) => /MD5/.test(v))!;
     expect((await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`)), p.sipPort)).status).to.equal(200);
     expect(await p.app.registrar.bindings.get(aor)).to.have.length(1);
-    const un = await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 0), p.sipPort);
+    // the same answer again is a replay (its nonce count is used up): a new challenge, stale=true
+    const replayed = await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 0), p.sipPort);
+    expect(replayed.status).to.equal(401);
+    const fresh = replayed.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v).find((v) => /MD5/.test(v))!;
+    expect(parseDigest(fresh)).to.include({ stale: 'true' });
+    expect(await p.app.registrar.bindings.get(aor)).to.have.length(1);
+    const un = await u.request(raw(u, ext.username, domain, authorization(fresh, ext.username, password, `sip:${domain}`), 0), p.sipPort);
     expect(un.status).to.equal(200);
     expect(await p.app.registrar.bindings.get(aor)).to.have.length(0);
   });

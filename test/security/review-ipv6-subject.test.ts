@@ -13,6 +13,7 @@ import { createLoginThrottle } from '../../control-api/auth/login-throttle';
 
 describe('security review: an IPv6 source counts by its /64', () => {
   let redis: Redis;
+  const udp = (address: string) => ({ address, port: 5060, protocol: 'udp' });
   const prefix = `test-review-v6-${newId()}:`;
   before(() => (redis = new Redis(process.env.TEST_REDIS_URL!)));
   after(async () => {
@@ -24,17 +25,17 @@ describe('security review: an IPv6 source counts by its /64', () => {
   it('REGISTER lockout: 5 failures from 5 addresses of one /64 lock the whole /64 for that AOR, not the next /64', async () => {
     const l = new Lockout(redis, prefix, { failures: 5, windowSec: 60, lockSec: 300, aorFailures: 50, aorWindowSec: 600 });
     const aor = `alice-${newId()}@d.example`;
-    for (let i = 1; i <= 5; i++) await l.fail(aor, `2001:db8:1:2::${i.toString(16)}`);
-    expect(await l.lockedFor(aor, '2001:db8:1:2:ffff::99')).to.be.greaterThan(0);
-    expect(await l.lockedFor(aor, '2001:db8:1:3::1')).to.equal(0);
-    expect(await l.lockedFor(aor, '192.0.2.1')).to.equal(0);
+    for (let i = 1; i <= 5; i++) await l.fail(aor, udp(`2001:db8:1:2::${i.toString(16)}`));
+    expect(await l.lockedFor(aor, udp('2001:db8:1:2:ffff::99'))).to.be.greaterThan(0);
+    expect(await l.lockedFor(aor, udp('2001:db8:1:3::1'))).to.equal(0);
+    expect(await l.lockedFor(aor, udp('192.0.2.1'))).to.equal(0);
   });
 
   it('IPv4 sources stay per address', async () => {
     const l = new Lockout(redis, prefix, { failures: 5, windowSec: 60, lockSec: 300, aorFailures: 50, aorWindowSec: 600 });
     const aor = `bob-${newId()}@d.example`;
-    for (let i = 1; i <= 5; i++) await l.fail(aor, `192.0.2.${i}`);
-    expect(await l.lockedFor(aor, '192.0.2.6')).to.equal(0);
+    for (let i = 1; i <= 5; i++) await l.fail(aor, udp(`192.0.2.${i}`));
+    expect(await l.lockedFor(aor, udp('192.0.2.6'))).to.equal(0);
   });
 
   it('login throttle: the 6th attempt from a sixth address of the same /64 waits', async () => {

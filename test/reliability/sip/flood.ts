@@ -236,11 +236,13 @@ export function registerAttempt(
 
 /**
  * One digest exchange as a phone makes it: the request, its challenge (REGISTER 401, INVITE 407),
- * the request with credentials. INVITE finals are ACKed (same branch, RFC 3261 17.1.1.3).
+ * the request with credentials (`auth`: the credentials it sent). INVITE finals are ACKed (same
+ * branch, RFC 3261 17.1.1.3). With `o.replay`, one request (a new dialog) carrying those credentials
+ * as they are, as an attacker replays a captured header.
  */
 export async function digestAttempt(
-  p: Peer, o: { method: 'REGISTER' | 'INVITE'; user: string; domain: string; password: string; target?: string },
-): Promise<{ challenge: Reply | null; final: Reply | null }> {
+  p: Peer, o: { method: 'REGISTER' | 'INVITE'; user: string; domain: string; password: string; target?: string; replay?: string },
+): Promise<{ challenge: Reply | null; final: Reply | null; auth?: string }> {
   const invite = o.method === 'INVITE';
   const callId = `${invite ? 'inv' : 'reg'}-${token()}`;
   const tag = token();
@@ -258,6 +260,7 @@ export async function digestAttempt(
     if (invite && r) await p.send(msg(cseq, branch, undefined, 'ACK', header(r, 'to')));
     return r;
   };
+  if (o.replay) return { challenge: null, final: await send(1, o.replay) };
   const first = await send(1);
   if (!first || first.status !== (invite ? 407 : 401)) return { challenge: null, final: first };
   const ch = first.headers.filter(([n]) => n === (invite ? 'proxy-authenticate' : 'www-authenticate')).map(([, v]) => parseDigest(v)!).find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
@@ -265,7 +268,7 @@ export async function digestAttempt(
   const c = { username: o.user, realm: ch.realm!, nonce: ch.nonce!, uri: ruri, algorithm, qop: 'auth', nc: '00000001', cnonce: token() };
   const response = digestResponse(c, o.method, o.password);
   const auth = `Digest username="${o.user}", realm="${c.realm}", nonce="${c.nonce}", uri="${c.uri}", response="${response}", algorithm=${algorithm}, qop=auth, nc=${c.nc}, cnonce="${c.cnonce}"`;
-  return { challenge: first, final: await send(2, auth) };
+  return { challenge: first, final: await send(2, auth), auth };
 }
 
 // ---- the run ----
