@@ -22,6 +22,7 @@ import { createAuthRouter } from './auth';
 import { createProvisioningRouter } from './provisioning/router';
 import { createConsoleRouter } from './console/router';
 import { webphoneRouter } from './webphone/serve';
+import { signOutCarried } from './middleware/session-revoke';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -102,7 +103,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   const provisioning = opts.provisioningRouter ?? createProvisioningRouter;
   app.use('/provisioning', provisioning(ctx));
   // The web console: static files; it uses the public API below like any client.
-  app.use('/console', createConsoleRouter({ publicUrl: ctx.config.publicUrl }));
+  app.use('/console', createConsoleRouter({ publicUrl: ctx.config.publicUrl, signOut: (req) => signOutCarried(ctx, credentials, req) }));
   // SMS provider callbacks (delivery reports, inbound messages): authenticated by the provider's signature.
   app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
   // The browser phone (web/phone): static files and its config.json.
