@@ -1,5 +1,5 @@
 /**
- * The express 5 app factory. Order on /v1.0: request id → metrics/log → per-IP limit → per route:
+ * The express 5 app factory. Order on /v1.0: request id → metrics/log → cookie Origin check → per-IP limit → per route:
  * credentials → per-customer limit → status gate → JSON body → permission → validation → handler.
  *
  * The /auth group (control-api/auth/) is mounted at /auth with no body parser in front; the
@@ -22,6 +22,8 @@ import { createAuthRouter } from './auth';
 import { createProvisioningRouter } from './provisioning/router';
 import { createConsoleRouter } from './console/router';
 import { webphoneRouter } from './webphone/serve';
+import { signOutCarried } from './middleware/session-revoke';
+import { cookieOriginGuard } from './middleware/origin';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -79,6 +81,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
 
   app.use(requestId(ctx.logger, app.request));
   app.use(metrics.middleware);
+  // a session cookie sent by another site's page changes nothing (POST/PUT/PATCH/DELETE)
+  app.use(cookieOriginGuard(ctx.config.publicUrl));
 
   // The versioned API first: most requests are for it, and no other mount below shares its prefix.
   // Limiters switched off (RATE_LIMIT_SCALE=0) are left out of the chains rather than called per request.
@@ -102,7 +106,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   const provisioning = opts.provisioningRouter ?? createProvisioningRouter;
   app.use('/provisioning', provisioning(ctx));
   // The web console: static files; it uses the public API below like any client.
-  app.use('/console', createConsoleRouter({ publicUrl: ctx.config.publicUrl }));
+  app.use('/console', createConsoleRouter({ publicUrl: ctx.config.publicUrl, signOut: (req) => signOutCarried(ctx, credentials, req) }));
   // SMS provider callbacks (delivery reports, inbound messages): authenticated by the provider's signature.
   app.use('/hooks/sms', createMessagingCallbackRouter(ctx));
   // The browser phone (web/phone): static files and its config.json.

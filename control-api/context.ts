@@ -11,8 +11,17 @@ import type { PermissionLevel } from '../core/permissions';
 import { EgressPolicy } from '../core/net';
 
 /** Who is calling, as established by the credential middleware (`req.auth`). */
+/** The session a login or delegate token belongs to (control-api/middleware/sessions.ts). */
+export interface SessionRef {
+  /** The token's `sid`; null for a token signed before sessions existed. */
+  id: string | null;
+  /** The agent's session generation the token was signed in. */
+  generation: number;
+  expiresAtMs: number;
+}
+
 export type AuthContext =
-  | { kind: 'agent'; customerId: string; agentId: string; permission: number }
+  | { kind: 'agent'; customerId: string; agentId: string; permission: number; session?: SessionRef }
   | { kind: 'accesskey'; customerId: string; accesskeyId: string; permission: number }
   | {
       kind: 'direct';
@@ -23,7 +32,7 @@ export type AuthContext =
       scopeVersion: number;
       permission: number;
     }
-  | { kind: 'delegate'; customerId: string; agentId: string; delegatorCustomerId: string; permission: number };
+  | { kind: 'delegate'; customerId: string; agentId: string; delegatorCustomerId: string; permission: number; session?: SessionRef };
 
 /** Looks up a customer's status for the account gate; may throw (the gate then fails open). */
 export type StatusLookup = (customerId: string) => Promise<CustomerStatusInfo | null>;

@@ -33,6 +33,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** Redis defaults, also read by sip-server's SIP capture (the same keys the API reads). */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:56379/0';
 export const DEFAULT_REDIS_KEY_PREFIX = 'pl:';
+/** Where the platform's pages are served from unless PUBLIC_URL says otherwise (sip-server's Origin check reads it too). */
+export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
 const schema = z.object({
   NODE_ENV: z.string().default('development'),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -42,7 +44,7 @@ const schema = z.object({
   REDIS_KEY_PREFIX: z.string().max(64).default(DEFAULT_REDIS_KEY_PREFIX),
   HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   HTTP_PORT: port.default(8080),
-  PUBLIC_URL: url(['http:', 'https:']).default('http://127.0.0.1:8080'),
+  PUBLIC_URL: url(['http:', 'https:']).default(DEFAULT_PUBLIC_URL),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters (unset it to have one generated)').optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   SMTP_URL: z.union([z.literal(''), url(['smtp:', 'smtps:'])]).default(''),

@@ -7,6 +7,9 @@
  *   login    : sub = agent id                         (7 days, POST /auth/login)
  *   direct   : resource_type, resource_id, allowed_resource_id, scope_version   (4 h, /auth/boot)
  *   delegate : sub = ProjectSuperAdmin agent id, delegator_customer_id          (short, /auth/delegate)
+ * Login and delegate tokens also carry their session: `sid` (random, revoked one by one at sign-out)
+ * and `gen` (the agent's session_generation when signed; a password change or a freeze raises it).
+ * A token without them (signed before sessions existed) counts as generation 0 with no session id.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
@@ -16,7 +19,12 @@ export const LOGIN_TOKEN_TTL_SEC = 7 * 24 * 3600;
 export const DIRECT_TOKEN_TTL_SEC = 4 * 3600;
 export const DELEGATE_TOKEN_TTL_SEC = 30 * 60;
 
-export interface LoginClaims {
+/** The session part of login and delegate tokens. */
+export interface SessionClaims {
+  sid?: string;
+  gen?: number;
+}
+export interface LoginClaims extends SessionClaims {
   typ: 'login';
   sub: string;
   customer_id: string;
@@ -29,7 +37,7 @@ export interface DirectClaims {
   allowed_resource_id: string;
   scope_version: number;
 }
-export interface DelegateClaims {
+export interface DelegateClaims extends SessionClaims {
   typ: 'delegate';
   sub: string;
   customer_id: string;
@@ -86,8 +94,17 @@ export async function verifyToken(secret: string, token: string): Promise<Verifi
       (payload.typ === 'delegate' && str('sub') && str('delegator_customer_id')) ||
       (payload.typ === 'direct' && str('resource_type') && str('resource_id') && str('allowed_resource_id') &&
         typeof payload.scope_version === 'number'));
-  if (!ok) throw new TokenError('invalid', 'token claims invalid');
+  const session =
+    payload.typ === 'direct' ||
+    ((payload.sid === undefined || (typeof payload.sid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(payload.sid))) &&
+      (payload.gen === undefined || (typeof payload.gen === 'number' && Number.isSafeInteger(payload.gen) && payload.gen >= 0)));
+  if (!ok || !session) throw new TokenError('invalid', 'token claims invalid');
   return payload as unknown as VerifiedClaims;
+}
+
+/** A fresh session id for a login or delegate token (22 base64url characters). */
+export function newSessionId(): string {
+  return randomBytes(16).toString('base64url');
 }
 
 /** Accesskey secrets: `ak_` + 32 base64url characters; the prefix shown later is the first 11. */

@@ -1,6 +1,8 @@
 // sip-server configuration: environment-driven with defaults, validated with zod.
 // Every bad value is reported on its own line naming the variable, e.g. "SIP_PORT: must be ≤ 65535".
 import { z } from 'zod';
+import { DEFAULT_PUBLIC_URL } from '../core/config';
+import { canonicalOrigin } from '../sip-server/transport/ws-origin';
 
 export type SipTransportName = 'udp' | 'tcp' | 'tls';
 
@@ -64,6 +66,12 @@ export const sipConfigSchema = z.object({
     uaBlocklist: z.array(productToken),
     /** Source IPs (exact, or IPv4 CIDR like 10.0.0.0/8) exempt from rate limits and bans. */
     allowlist: z.array(z.string().min(1)),
+    /**
+     * Origins (scheme://host[:port]) whose pages may open SIP over WebSocket, or "*" for any; a
+     * handshake without Origin (not a browser) is always allowed. From the environment: PUBLIC_URL's
+     * origin plus SIP_WS_ALLOWED_ORIGINS.
+     */
+    wsAllowedOrigins: z.array(z.string().refine((o) => o === '*' || canonicalOrigin(o) !== null, 'must be an origin (scheme://host[:port]) or *')).min(1),
     rateLimit: z.object({
       /** Sustained requests per second allowed per source address:port (token bucket refill). */
       requestsPerSecond: z.number().positive(),
@@ -96,6 +104,7 @@ export const DEFAULT_SIP_CONFIG: SipConfig = {
   security: {
     uaBlocklist: DEFAULT_SCANNER_USER_AGENTS,
     allowlist: [],
+    wsAllowedOrigins: [new URL(DEFAULT_PUBLIC_URL).origin],
     rateLimit: { requestsPerSecond: 100, burst: 200, banThreshold: 200, banSeconds: 300, addressBanPorts: 4, addressRateFactor: 4 },
   },
   drachtio: { host: '127.0.0.1', port: 9022, secret: 'cymru' },
@@ -124,6 +133,7 @@ export const ENV_VARS: Record<string, string> = {
   'limits.maxServerTransactions': 'SIP_MAX_SERVER_TRANSACTIONS', 'limits.tcpIdleTimeoutMs': 'SIP_TCP_IDLE_TIMEOUT_MS',
   'limits.wsPingIntervalMs': 'SIP_WS_PING_INTERVAL_MS', 'limits.maxConnectionsPerAddress': 'SIP_MAX_CONNECTIONS_PER_ADDRESS',
   'security.uaBlocklist': 'SIP_UA_BLOCKLIST', 'security.allowlist': 'SIP_ALLOWLIST',
+  'security.wsAllowedOrigins': 'SIP_WS_ALLOWED_ORIGINS',
   'security.rateLimit.requestsPerSecond': 'SIP_RATE_LIMIT_RPS', 'security.rateLimit.burst': 'SIP_RATE_LIMIT_BURST',
   'security.rateLimit.banThreshold': 'SIP_BAN_THRESHOLD', 'security.rateLimit.banSeconds': 'SIP_BAN_SECONDS',
   'security.rateLimit.addressBanPorts': 'SIP_BAN_PORTS', 'security.rateLimit.addressRateFactor': 'SIP_ADDRESS_RATE_FACTOR',
@@ -194,6 +204,22 @@ export function loadSipConfig(env: NodeJS.ProcessEnv = process.env, overrides: S
       else setPath(path, n);
     } else setPath(path, raw);
   }
+  // the platform's own pages (PUBLIC_URL, read by control-api too) always; SIP_WS_ALLOWED_ORIGINS adds to it
+  const publicUrl = env.PUBLIC_URL?.trim() || DEFAULT_PUBLIC_URL;
+  let own: string | null = null;
+  try {
+    const u = new URL(publicUrl);
+    if (u.protocol === 'http:' || u.protocol === 'https:') own = u.origin;
+  } catch {
+    own = null;
+  }
+  if (own === null) problems.push(`PUBLIC_URL: must be an http(s) URL, got "${publicUrl}"`);
+  const raw = (input.security as Record<string, unknown> | undefined)?.wsAllowedOrigins;
+  const extra = Array.isArray(raw) ? raw.map(String) : [];
+  const usable = extra.filter((o) => o === '*' || canonicalOrigin(o) !== null);
+  for (const o of extra) if (!usable.includes(o)) problems.push(`SIP_WS_ALLOWED_ORIGINS: "${o}" is not an origin (scheme://host[:port]) nor *`);
+  // (with a bad PUBLIC_URL the start stops on the problem above; the default only keeps the schema quiet)
+  setPath('security.wsAllowedOrigins', [own ?? new URL(DEFAULT_PUBLIC_URL).origin, ...usable]);
   if (input.tls && !(input.tls as Record<string, unknown>).certPath) problems.push('SIP_TLS_CERT: required when SIP_TLS_KEY is set');
   if (input.tls && !(input.tls as Record<string, unknown>).keyPath) problems.push('SIP_TLS_KEY: required when SIP_TLS_CERT is set');
   try {

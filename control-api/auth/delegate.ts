@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { isUuid } from '../../core/ids';
 import { repos } from '../../core/repos';
 import { isProjectSuperAdmin } from '../../core/permissions';
-import { signToken, DELEGATE_TOKEN_TTL_SEC } from '../../core/credentials';
+import { signToken, newSessionId, DELEGATE_TOKEN_TTL_SEC } from '../../core/credentials';
 import { formatRfc3339 } from '../../core/time';
 import { bare, isObject } from './bare';
 import { delegateBody } from './schemas';
@@ -38,7 +38,10 @@ export function postDelegate(deps: AuthDeps): RequestHandler {
     const jti = randomUUID();
     const { token, expiresAt } = await signToken(
       config.jwtSecret,
-      { typ: 'delegate', sub: agent.id, customer_id: target.id, delegator_customer_id: agent.customer_id },
+      {
+        typ: 'delegate', sub: agent.id, customer_id: target.id, delegator_customer_id: agent.customer_id,
+        sid: newSessionId(), gen: Number(agent.session_generation),
+      },
       DELEGATE_TOKEN_TTL_SEC,
     );
     logger.info(

@@ -16,8 +16,9 @@ import { getPasswordReset, postPasswordReset } from './password-reset';
 import { deleteUnregister, postUnregister } from './unregister';
 import { postBoot, postBootRefresh } from './boot';
 import { postDelegate } from './delegate';
+import { postLogout } from './logout';
 import type { AuthDeps } from './deps';
-import { publishRecheck } from '../ws/guard';
+import { sessionsRevoked } from '../middleware/session-revoke';
 import { createLoginThrottle } from './login-throttle';
 
 export type { AuthDeps } from './deps';
@@ -41,7 +42,8 @@ export function authDepsFromMount(m: AuthMount): AuthDeps {
     loginThrottle: createLoginThrottle(m.ctx.redis, m.ctx.config.redisKeyPrefix),
     onCustomerChanged: (id) => {
       m.statusGate.invalidate(id);
-      void publishRecheck(m.ctx, id); // open WebSockets of a frozen or deleted account close now
+      // a freeze ended every session: cached credentials go, open WebSockets close now
+      void sessionsRevoked(m.ctx, id);
     },
   };
 }
@@ -75,6 +77,8 @@ export function authRouter(deps: AuthDeps): Router {
   r.post('/unregister', protectedLimiter, authenticate, unregisterGate, ...json, postUnregister(deps));
   r.delete('/unregister', protectedLimiter, authenticate, unregisterGate, deleteUnregister(deps));
   r.post('/delegate', protectedLimiter, authenticate, statusGate, ...json, postDelegate(deps));
+  // no account gate: any agent may end its session (a frozen account's too)
+  r.post('/logout', protectedLimiter, authenticate, postLogout(deps.ctx));
 
   // Everything else under /auth shares one per-IP limiter.
   r.use(publicLimiter);

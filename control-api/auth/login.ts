@@ -5,7 +5,7 @@
 import type { RequestHandler } from 'express';
 import { repos } from '../../core/repos';
 import { verifyPassword, hashPassword } from '../../core/password';
-import { signToken, LOGIN_TOKEN_TTL_SEC } from '../../core/credentials';
+import { signToken, newSessionId, LOGIN_TOKEN_TTL_SEC } from '../../core/credentials';
 import { statusError } from '../middleware/status-gate';
 import { bare, isObject } from './bare';
 import { loginBody } from './schemas';
@@ -45,7 +45,9 @@ export function postLogin(deps: AuthDeps): RequestHandler {
     // The same 403 envelopes as the versioned API's gate; initial and frozen accounts log in.
     if (status.status === 'expired' || status.status === 'deleted') return next(statusError(status));
 
-    const { token } = await signToken(config.jwtSecret, { typ: 'login', sub: agent.id, customer_id: agent.customer_id }, LOGIN_TOKEN_TTL_SEC);
+    // a session of its own (signed out alone) in the agent's current generation (control-api/middleware/sessions.ts)
+    const session = { sid: newSessionId(), gen: Number(agent.session_generation) };
+    const { token } = await signToken(config.jwtSecret, { typ: 'login', sub: agent.id, customer_id: agent.customer_id, ...session }, LOGIN_TOKEN_TTL_SEC);
     res.cookie('token', token, { httpOnly: true, secure: true, sameSite: 'strict', path: '/', maxAge: LOGIN_TOKEN_TTL_SEC * 1000 });
     res.status(200).json({ username, token });
   };

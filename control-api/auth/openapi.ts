@@ -92,6 +92,16 @@ export function authOpenApiPaths(publicUrl: string): Record<string, Json> {
         responses: { 200: json('Boot object', bootObject), 400: bare400, 401: envelope('Missing, expired or revoked direct token') },
       }),
     },
+    '/auth/logout': {
+      post: op('End the session of the login or delegate token the request carries; the cookie is expired', {
+        security: [{ bearer: [] }, { tokenQuery: [] }, { tokenCookie: [] }],
+        responses: {
+          204: { description: 'Signed out: the token is refused from now on (docs/security.md "Sessions")' },
+          401: envelope('Missing, invalid or already ended token'),
+          403: envelope('DIRECT_ACCESS_NOT_SUPPORTED: an accesskey or a direct token has no session; PERMISSION_DENIED: the cookie sent from another site'),
+        },
+      }),
+    },
     '/auth/delegate': {
       post: op('Support token (30 min) of a ProjectSuperAdmin for another customer', {
         security: [{ bearer: [] }, { tokenQuery: [] }, { tokenCookie: [] }],

@@ -8,6 +8,7 @@ import { isMailToken } from './secret-token';
 import { consumeResetToken, findUsableResetToken } from './reset-tokens';
 import { passwordResetPage } from './pages';
 import type { AuthDeps } from './deps';
+import { sessionsRevoked } from '../middleware/session-revoke';
 
 export function getPasswordReset(deps: AuthDeps): RequestHandler {
   return async (req, res) => {
@@ -25,13 +26,14 @@ export function postPasswordReset(deps: AuthDeps): RequestHandler {
     if (!isObject(req.body)) return bare(res);
     const p = passwordResetBody.safeParse(req.body);
     if (!p.success) return bare(res);
-    const ok = await db.transaction(async (trx) => {
+    const customerId = await db.transaction(async (trx) => {
       const row = await findUsableResetToken(trx, p.data.token);
-      if (!row || !(await consumeResetToken(trx, row))) return false;
+      if (!row || !(await consumeResetToken(trx, row))) return null;
       const agent = await repos(trx).agents.update(row.agent_id, { password: p.data.password });
-      return agent !== null && agent.customer_id === row.customer_id;
+      return agent !== null && agent.customer_id === row.customer_id ? agent.customer_id : null;
     });
-    if (!ok) return bare(res);
+    if (!customerId) return bare(res);
+    await sessionsRevoked(deps.ctx, customerId); // the new password ended the agent's sessions
     logger.info('agent password reset');
     res.status(200).json({});
   };

@@ -5,12 +5,15 @@
  * styles, sockets and media from this origin only, no framing) and cache headers: index.html is
  * revalidated every time, the other files after five minutes.
  *
- * The one non-static route, POST /console/sign-out, expires the HttpOnly `token` cookie that
- * POST /auth/login set (page script cannot clear an HttpOnly cookie); it grants nothing.
+ * The one non-static route, POST /console/sign-out, ends the session of the `token` cookie on the
+ * server (`signOut`, as POST /auth/logout) and expires the HttpOnly cookie that POST /auth/login set
+ * (page script cannot clear an HttpOnly cookie). A missing, expired or already ended session is
+ * nothing to end: 204 all the same. It grants nothing.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import express, { Router, type Response } from 'express';
+import express, { Router, type Request, type Response } from 'express';
+import { expireTokenCookie } from '../auth/logout';
 
 export const CONSOLE_DIST = path.resolve(__dirname, '..', '..', 'dist', 'web', 'console');
 
@@ -39,7 +42,14 @@ function originOf(url: string): string {
   }
 }
 
-export function createConsoleRouter(opts: { publicUrl: string; dist?: string }): Router {
+export interface ConsoleRouterOptions {
+  publicUrl: string;
+  /** Ends the session of the request's token; resolves when there is none to end. */
+  signOut: (req: Request) => Promise<void>;
+  dist?: string;
+}
+
+export function createConsoleRouter(opts: ConsoleRouterOptions): Router {
   const dist = opts.dist ?? CONSOLE_DIST;
   const csp = consoleCsp(originOf(opts.publicUrl));
   const r = Router();
@@ -60,10 +70,11 @@ export function createConsoleRouter(opts: { publicUrl: string; dist?: string }):
     res.sendFile(file);
   };
 
-  r.post('/sign-out', (_req, res) => {
+  r.post('/sign-out', async (req, res) => {
     headers(res);
     res.set('Cache-Control', 'no-store');
-    res.cookie('token', '', { httpOnly: true, secure: true, sameSite: 'strict', path: '/', maxAge: 0 });
+    expireTokenCookie(res); // also when ending the session fails (the error's envelope follows)
+    await opts.signOut(req);
     res.status(204).end();
   });
   const index = page('no-cache');

@@ -11,7 +11,7 @@ import type { AppContext } from '../context';
 import type { StatusGate } from '../middleware/status-gate';
 import { clock } from '../../core/clock';
 import { repos, type CustomerRow } from '../../core/repos';
-import { publishRecheck } from '../ws/guard';
+import { sessionsRevoked } from '../middleware/session-revoke';
 
 /** Freezes (idempotent for a frozen account); null when the account is deleted or missing. */
 export async function freezeCustomer(db: Knex, customerId: string): Promise<CustomerRow | null> {
@@ -19,6 +19,8 @@ export async function freezeCustomer(db: Knex, customerId: string): Promise<Cust
     const cu = await trx<CustomerRow>('customers').where({ id: customerId }).whereNull('tm_delete').forUpdate().first();
     if (!cu || cu.status === 'deleted') return null;
     if (cu.status === 'frozen') return cu;
+    // every session of the account ends: its agents log in again to recover or to delete it
+    await repos(trx).agents.retireSessions({ customerId });
     return repos(trx).customers.update(customerId, { status: 'frozen', tm_deletion_scheduled: clock.now() });
   });
 }
@@ -42,8 +44,11 @@ export function statusGateOf(req: Request): StatusGate | undefined {
   return gate && typeof gate === 'object' && 'invalidate' in gate ? (gate as StatusGate) : undefined;
 }
 
-/** Announces a change of the account's standing: cached status dropped, open sockets rechecked now. */
+/**
+ * Announces a change of the account's standing: cached status dropped, cached credentials of this
+ * process dropped (a freeze ended every session), open sockets rechecked now.
+ */
 export async function customerChanged(ctx: AppContext, gate: StatusGate | undefined, customerId: string): Promise<void> {
   gate?.invalidate(customerId);
-  await publishRecheck(ctx, customerId);
+  await sessionsRevoked(ctx, customerId);
 }

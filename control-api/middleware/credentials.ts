@@ -13,6 +13,7 @@ import { Permission, isProjectSuperAdmin } from '../../core/permissions';
 import { TtlCache } from '../../core/ttl-cache';
 import { clock } from '../../core/clock';
 import { isUuid } from '../../core/ids';
+import { isSessionRevoked, revocationEpoch } from './sessions';
 
 /** Reads one cookie without a cookie-parser dependency. */
 export function readCookie(req: Pick<Request, 'headers'>, name: string): string | undefined {
@@ -58,7 +59,7 @@ export interface Credentials {
   invalidateAgent(agentId: string): void;
 }
 
-type AgentInfo = { customerId: string; permission: number } | null;
+type AgentInfo = { customerId: string; permission: number; generation: number } | null;
 type AgentClaims = Extract<VerifiedClaims, { typ: 'login' | 'delegate' }>;
 /** What a request carries: a JWT (header, query or cookie) or an accesskey. */
 type Carried = { jwt: string; key?: undefined } | { jwt?: undefined; key: string };
@@ -73,10 +74,25 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
   // The SHA-256 of an accesskey that resolved to a key, so the repeat requests of one `ttl` skip the hash.
   const keyHashes = new TtlCache<string>(ttl);
 
+  // A revocation made in this process (sign-out, password change, freeze) drops every cached entry,
+  // so this node refuses a revoked token at once (control-api/middleware/sessions.ts).
+  let epoch = revocationEpoch();
+  function followRevocations(): void {
+    const now = revocationEpoch();
+    if (now === epoch) return;
+    epoch = now;
+    jwtCache.clear();
+    agentCache.clear();
+  }
+
+  /** Signature, expiry and, for a login or delegate token with a session id, that it was not signed out. */
   async function verifiedClaims(token: string): Promise<VerifiedClaims> {
     const hit = jwtCache.get(token);
     if (hit !== undefined && hit.exp * 1000 > clock.nowMs()) return hit;
     const claims = await verifyToken(ctx.config.jwtSecret, token);
+    if (claims.typ !== 'direct' && claims.sid && (await isSessionRevoked(ctx, claims.sid))) {
+      throw invalidCredentials('session signed out');
+    }
     jwtCache.set(token, claims);
     return claims;
   }
@@ -85,21 +101,25 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
     const cached = agentCache.get(agentId);
     if (cached !== undefined) return cached;
     const a = isUuid(agentId) ? await ctx.repos.agents.get(agentId) : null;
-    const info = a ? { customerId: a.customer_id, permission: Number(a.permission) } : null;
+    const info = a ? { customerId: a.customer_id, permission: Number(a.permission), generation: Number(a.session_generation) } : null;
     agentCache.set(agentId, info);
     return info;
   }
 
   /** A login or delegate token's AuthContext from its agent's (cached or read) info. */
   function agentAuth(claims: AgentClaims, a: AgentInfo): AuthContext {
+    const session = { id: claims.sid ?? null, generation: claims.gen ?? 0, expiresAtMs: claims.exp * 1000 };
     if (claims.typ === 'login') {
       if (!a || a.customerId !== claims.customer_id) throw invalidCredentials('agent no longer exists');
-      return { kind: 'agent', customerId: a.customerId, agentId: claims.sub, permission: a.permission };
+      if (session.generation !== a.generation) throw invalidCredentials('session ended (password changed or account frozen)');
+      return { kind: 'agent', customerId: a.customerId, agentId: claims.sub, permission: a.permission, session };
     }
     if (!a || !isProjectSuperAdmin(a.permission) || a.customerId !== claims.delegator_customer_id) {
       throw invalidCredentials('delegating agent no longer allowed');
     }
+    if (session.generation !== a.generation) throw invalidCredentials('session ended (password changed or account frozen)');
     return {
+      session,
       kind: 'delegate',
       customerId: claims.customer_id,
       agentId: claims.sub,
@@ -198,6 +218,7 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
   const fromCarried = (c: Carried) => (c.jwt !== undefined ? fromJwt(c.jwt) : fromAccesskey(c.key));
 
   async function resolve(req: CredentialSource): Promise<AuthContext> {
+    followRevocations();
     return fromCarried(pick(req));
   }
 
@@ -206,6 +227,7 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
     required: (req, _res, next) => {
       let c: Carried;
       try {
+        followRevocations();
         c = pick(req);
         const auth = cachedAuth(c);
         if (auth) {

@@ -17,6 +17,7 @@ import { publishAgent, setAgentStatus } from '../../core/agents/status';
 import { generateDirectHash } from '../../core/extensions/credentials';
 import { PASSWORD_MIN_LENGTH } from '../auth/schemas';
 import { publishRecheck } from '../ws/guard';
+import { sessionsRevoked } from '../middleware/session-revoke';
 import { agentSchema, listOf } from './schemas';
 
 const tag = 'Agent';
@@ -179,7 +180,9 @@ export const routes = [
     handler: async ({ ctx, auth, params, body }) => {
       if (!isSelf(auth, params.id) && !hasLevel(auth.permission, 'admin')) throw permissionDenied();
       const a = await owned(ctx, auth, params.id);
-      return changed(ctx, await agentsRepo(ctx.db).update(a.id, { password: body.password }));
+      const row = await agentsRepo(ctx.db).update(a.id, { password: body.password });
+      await sessionsRevoked(ctx, a.customer_id); // the repo retired the agent's sessions with the old password
+      return changed(ctx, row);
     },
   }),
   defineRoute({

@@ -14,6 +14,7 @@ import { readUpload } from '../upload';
 import { MAX_UPLOAD_BYTES } from './storage';
 import { agentScope, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import type { AppContext } from '../context';
+import { customerFileHeaders } from '../customer-file';
 
 const store = (ctx: AppContext) => storageBackend(ctx.config).files;
 const missing = () => notFound('FILE_NOT_FOUND', 'file not found');
@@ -90,7 +91,7 @@ const defs: AnyRoute[] = [
       const f = await ownFile(ctx, agentScope(auth), params.id);
       const obj = await store(ctx).get(f.object_key);
       if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
-      res.status(200).set({ 'Content-Type': f.content_type, 'Content-Length': String(obj.size), 'Content-Disposition': `attachment; filename="${f.filename.replace(/"/g, '')}"` });
+      customerFileHeaders(res, { filename: f.filename, contentType: f.content_type, size: obj.size });
       await new Promise<void>((resolve, reject) => obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject));
       return undefined;
     },

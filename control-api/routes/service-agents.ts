@@ -16,6 +16,7 @@ import { sendToConversation } from '../../core/conversations/send';
 import { postMessage, sessionOfConversation } from '../../core/webchat/service';
 import { PASSWORD_MIN_LENGTH } from '../auth/schemas';
 import { messagingDeps } from '../messaging/deps';
+import { sessionsRevoked } from '../middleware/session-revoke';
 import { assertOwnerAgent, saveConversation, unassignConversation } from '../messaging/conversation-update';
 import { agentSchema, customerSchema, listOf } from './schemas';
 import { callSchema } from './calls';
@@ -99,7 +100,11 @@ const defs: AnyRoute[] = [
     permission: 'agent',
     body: z.object({ password: z.string().min(PASSWORD_MIN_LENGTH).max(1024) }),
     response: agentSchema,
-    handler: ({ ctx, auth, body }) => updateMe(ctx, auth, { password: body.password }, false),
+    handler: async ({ ctx, auth, body }) => {
+      const json = await updateMe(ctx, auth, { password: body.password }, false);
+      await sessionsRevoked(ctx, auth.customerId); // every session of the agent ends, this one too
+      return json;
+    },
   }),
   defineRoute({
     method: 'put',

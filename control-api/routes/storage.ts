@@ -22,6 +22,7 @@ import { formatLegacy } from '../../core/time';
 import { newId } from '../../core/ids';
 import type { AppContext } from '../context';
 import { listOf } from './schemas';
+import { customerFileHeaders } from '../customer-file';
 
 const DOWNLOAD_TTL_SEC = 3600;
 const keys = new WeakMap<object, string | null>();
@@ -50,7 +51,7 @@ function json(ctx: AppContext, f: StorageFileRow) {
 async function send(ctx: AppContext, f: StorageFileRow, res: Response): Promise<void> {
   const obj = await viaStorage(() => backend(ctx).store.get(f.object_key));
   if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
-  res.status(200).set({ 'Content-Type': f.content_type, 'Content-Length': String(obj.size), 'Content-Disposition': `attachment; filename="${f.filename.replace(/"/g, '')}"` });
+  customerFileHeaders(res, { filename: f.filename, contentType: f.content_type, size: obj.size });
   await new Promise<void>((resolve, reject) => obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject));
 }
 

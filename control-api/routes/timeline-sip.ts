@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { defineRoute, uuid } from '../route';
 import { callLadder, sipAnalysisJson } from '../timelines/ladder';
 import { buildPcap } from '../timelines/pcap';
+import { customerFileHeaders } from '../customer-file';
 
 const tag = 'Timeline';
 const params = z.object({ call_id: uuid() });
@@ -33,10 +34,9 @@ export const routes = [
     response: z.any(),
     handler: async ({ ctx, auth, params: p, res }) => {
       const messages = await callLadder({ db: ctx.db, redis: ctx.redis, prefix: ctx.config.redisKeyPrefix }, auth.customerId, p.call_id);
-      res.status(200)
-        .set('Content-Type', 'application/octet-stream')
-        .set('Content-Disposition', `attachment; filename="call-${p.call_id}.pcap"`)
-        .send(buildPcap(messages));
+      // the captured SIP messages are bytes callers chose
+      customerFileHeaders(res, { filename: `call-${p.call_id}.pcap`, contentType: 'application/octet-stream' });
+      res.send(buildPcap(messages));
       return undefined;
     },
   }),

@@ -4,8 +4,8 @@
  * gate (403 ACCOUNT_FROZEN / ACCOUNT_EXPIRED / ACCOUNT_DELETED, failing open when the lookup fails,
  * as the REST gate does). While open, a socket is closed with 1008 and the reason when
  *   - its credential expires (a timer at the JWT's exp or the accesskey's tm_expire);
- *   - its accesskey or agent is deleted, its agent's permission changes, or the account leaves good
- *     standing: checked at once when a
+ *   - its accesskey or agent is deleted, its agent's permission changes, its session is signed out or
+ *     ended (password change, freeze), or the account leaves good standing: checked at once when a
  *     `recheck` for its customer arrives on the Redis channel (every control-api copy listens), and by
  *     a periodic pass over all sockets every `recheckMs` (default 3 s) as the backstop for changes
  *     nobody announced (jobs, another tool writing the database).
@@ -23,6 +23,7 @@ import { decodeJwt } from 'jose';
 import type { AppContext, AuthContext } from '../context';
 import { createCredentials, readCookie, type CredentialSource, type Credentials } from '../middleware/credentials';
 import { statusError } from '../middleware/status-gate';
+import { isSessionRevoked } from '../middleware/sessions';
 import { ApiError } from '../../core/errors';
 import { isAccesskeyExpired } from '../../core/repos';
 import { isProjectSuperAdmin } from '../../core/permissions';
@@ -132,11 +133,15 @@ class PassLookups {
   agent(id: string) {
     return this.once(`a:${id}`, () => this.ctx.repos.agents.get(id));
   }
+  sessionRevoked(sid: string) {
+    return this.once(`r:${sid}`, () => isSessionRevoked(this.ctx, sid));
+  }
 }
 
 /** Why an open socket must close now, or null. A failing lookup keeps it open (fail open, like REST). */
 async function revocation(s: Admission, look: PassLookups): Promise<string | null> {
   const a = s.auth;
+  let ended: string | null = null;
   if (s.expiresAtMs !== null && clock.nowMs() >= s.expiresAtMs) return a.kind === 'accesskey' ? 'accesskey expired' : 'token expired';
   try {
     if (a.kind === 'accesskey') {
@@ -150,10 +155,14 @@ async function revocation(s: Admission, look: PassLookups): Promise<string | nul
       // REST reads the current permission on every request; a socket keeps the one it was admitted with
       if (a.kind === 'agent' && Number(agent.permission) !== a.permission) return 'agent permission changed';
       if (a.kind === 'delegate' && !isProjectSuperAdmin(Number(agent.permission))) return 'delegating agent no longer allowed';
+      // a password change or a freeze ended every session of the agent; a sign-out ended this one
+      // (told after the account's standing, so a frozen account's sockets close with ACCOUNT_FROZEN)
+      if (Number(agent.session_generation) !== (a.session?.generation ?? 0)) ended = 'session ended';
+      else if (a.session?.id && (await look.sessionRevoked(a.session.id))) ended = 'session signed out';
     }
     const info = await look.status(a.customerId);
     if (!info) return 'customer not found';
-    return statusError(info)?.reason ?? null;
+    return statusError(info)?.reason ?? ended;
   } catch {
     return null;
   }

@@ -32,6 +32,8 @@ export interface AgentRow {
   tag_ids: string[];
   addresses: AgentAddress[];
   direct_hash: string;
+  /** Raised by a password change and an account freeze: login/delegate tokens of a lower `gen` are refused. */
+  session_generation: number;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -110,7 +112,11 @@ export function agentsRepo(db: Db) {
     async update(id: string, patch: Partial<Omit<AgentCreate, 'id' | 'customer_id'>>): Promise<AgentRow | null> {
       const { password, ...rest } = patch;
       const values: Record<string, unknown> = { ...rest, tm_update: clock.now() };
-      if (password !== undefined) values.password_hash = await hashPassword(password);
+      if (password !== undefined) {
+        values.password_hash = await hashPassword(password);
+        // a new password signs out every session of the agent (tokens carry the generation they were signed in)
+        values.session_generation = db.raw('session_generation + 1');
+      }
       if (patch.tag_ids) values.tag_ids = JSON.stringify(patch.tag_ids);
       if (patch.addresses) values.addresses = JSON.stringify(patch.addresses);
       const [row] = await table().where({ id }).whereNull('tm_delete').update(values as never).returning('*');
@@ -120,6 +126,15 @@ export function agentsRepo(db: Db) {
       const now = clock.now();
       const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
       return (row as AgentRow | undefined) ?? null;
+    },
+    /**
+     * Signs out every session of one agent or of every agent of a customer (account freeze): their
+     * login and delegate tokens carry a lower generation from now on. Returns the agents touched.
+     */
+    async retireSessions(by: { agentId: string } | { customerId: string }): Promise<string[]> {
+      const q = 'agentId' in by ? table().where({ id: by.agentId }) : table().where({ customer_id: by.customerId });
+      const rows = await q.update({ session_generation: db.raw('session_generation + 1') } as never).returning('id');
+      return (rows as Array<{ id: string }>).map((r) => r.id);
     },
     /** Soft-deletes every agent of a customer (account deletion cascade); returns how many. */
     softDeleteByCustomer: (customerId: string) => softDeleteAllOf(table(), customerId),

@@ -7,6 +7,7 @@ import type { Destination } from '../transaction/context';
 import { UdpTransport } from './udp';
 import { StreamTransport } from './stream';
 import { WsTransport } from './ws';
+import { originCheck } from './ws-origin';
 
 export type { Target, ResolveOptions } from './resolve';
 export { systemResolver, type SipResolver } from './locate';
@@ -78,6 +79,7 @@ export class TransportLayer extends EventEmitter {
       const t = new WsTransport({
         kind, host, port, maxMessageSize: limits.maxMessageSize, pingIntervalMs: limits.wsPingIntervalMs,
         maxPerAddress: limits.maxConnectionsPerAddress, uncapped: this.uncapped,
+        originAllowed: originCheck(this.config.security.wsAllowedOrigins),
         tls: kind === 'wss' ? { cert: fs.readFileSync(this.config.tls!.certPath), key: fs.readFileSync(this.config.tls!.keyPath) } : undefined,
       });
       wire(t);

@@ -9,6 +9,7 @@ import type net from 'node:net';
 import { EventEmitter } from 'node:events';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { SourceInfo } from '../message';
+import type { OriginCheck } from './ws-origin';
 
 type Kind = 'ws' | 'wss';
 
@@ -43,6 +44,8 @@ export interface WsTransportOptions {
   /** addresses the bound does not apply to (the allow-list) */
   uncapped?: (address: string) => boolean;
   tls?: { cert: Buffer; key: Buffer };
+  /** Which handshakes' Origin may open a connection (ws-origin.ts); default every one. */
+  originAllowed?: OriginCheck;
 }
 
 /** Offered subprotocols of a handshake (Sec-WebSocket-Protocol, comma separated, maybe repeated). */
@@ -58,7 +61,8 @@ function refuse(socket: net.Socket, status: number, reason: string, text: string
 }
 
 /**
- * Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src),
+ * Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src), 'origin-refused'
+ * (origin: string | undefined, address: string) for a handshake refused by its Origin,
  * 'close' (src: SourceInfo) when a connection ends, 'error' (err).
  */
 export class WsTransport extends EventEmitter {
@@ -114,6 +118,13 @@ export class WsTransport extends EventEmitter {
 
   private upgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
     socket.on('error', () => undefined);
+    const origin = req.headers.origin;
+    if (this.opts.originAllowed && !this.opts.originAllowed(origin)) {
+      // a page of another site: refused before the WebSocket opens (SIP_WS_ALLOWED_ORIGINS)
+      this.emit('origin-refused', origin, socket.remoteAddress ?? '');
+      refuse(socket, 403, 'Forbidden', 'this page\'s origin may not use SIP over WebSocket here (SIP_WS_ALLOWED_ORIGINS)');
+      return;
+    }
     if (!offered(req).includes(SIP_SUBPROTOCOL)) {
       refuse(socket, 400, 'Bad Request', 'SIP over WebSocket needs the "sip" subprotocol (Sec-WebSocket-Protocol: sip)');
       return;

@@ -44,9 +44,11 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<ConsoleRi
   await buildWebApp('console');
   if (opts.phone) await buildWebApp('phone');
   const platformEnv = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on', ...(opts.phone ? { RTPENGINE_NG: opts.phone.rtpengineNg } : {}) };
-  const platform = opts.platform || opts.phone ? await startPlatform(platformEnv, opts.phone ? { sip: { listen: { wsPort: 0 } } } : {}) : null;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  // the console (and its phone) is served from `base`, the PUBLIC_URL: the origin sip-server's WebSocket allows
+  const sip = { listen: { wsPort: 0 }, security: { wsAllowedOrigins: [base] } };
+  const platform = opts.platform || opts.phone ? await startPlatform(platformEnv, opts.phone ? { sip } : {}) : null;
   const env: Record<string, string> = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', PUBLIC_URL: base };
   if (platform) Object.assign(env, { REDIS_KEY_PREFIX: platform.config.redisKeyPrefix, DATA_DIR: platform.config.dataDir, SIP_DOMAIN: platform.config.sipDomain });
   Object.assign(env, opts.env);

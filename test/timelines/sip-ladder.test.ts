@@ -109,6 +109,10 @@ describe('timelines: a call\'s SIP ladder and pcap from the captured messages', 
     });
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.match(/application\/octet-stream/);
+    // callers' bytes: an inert attachment (docs/security.md "Customer files")
+    expect(res.headers['content-disposition']).to.equal(`attachment; filename="call-${callId}.pcap"; filename*=UTF-8''call-${callId}.pcap`);
+    expect(res.headers['x-content-type-options']).to.equal('nosniff');
+    expect(res.headers['content-security-policy']).to.equal("default-src 'none'; sandbox");
     const lines = tcpdump(res.body as Buffer);
     expect(lines).to.have.length(ladder.length);
     lines.forEach((l, i) => {

@@ -47,7 +47,7 @@ describe('webphone: calls from Chromium', function () {
     await page.close();
 
     // a control-api whose SIP_WSS_PUBLIC_URL is the wss listener (its CSP allows exactly that origin)
-    const secure = await apiServer(rig.prefix, { SIP_WSS_PUBLIC_URL: rig.wssUrl });
+    const secure = await apiServer(rig.prefix, { SIP_WSS_PUBLIC_URL: rig.wssUrl }, rig.sparePort);
     try {
       const other = await createExtension();
       const page2 = await openPhone(b, secure.base);

@@ -31,6 +31,8 @@ export interface Rig {
   /** ws:// (and wss:// with `tls`) URLs of sip-server's WebSocket listeners, when asked for. */
   wsUrl: string;
   wssUrl: string;
+  /** A loopback port whose origin sip-server's WebSocket also allows: for a second control-api (apiServer). */
+  sparePort: number;
   close(): Promise<void>;
 }
 
@@ -48,12 +50,16 @@ export interface RigOptions {
 export async function startRig(opts: RigOptions = {}): Promise<Rig> {
   await buildWebApp('phone');
   const prefix = `twr${process.pid}_${randomBytes(4).toString('hex')}:`;
-  const sip: SipConfigInput = opts.ws ? { listen: { wsPort: 0, ...(opts.tls ? { wssPort: 0 } : {}) }, ...(opts.tls ? { tls: { certPath: opts.tls.certPath, keyPath: opts.tls.keyPath } } : {}) } : {};
+  // the pages come from control-api's loopback port: the origin sip-server's WebSocket allows (as PUBLIC_URL's would be)
+  const apiPort = await freePort();
+  const sparePort = await freePort();
+  const security = { wsAllowedOrigins: [`http://127.0.0.1:${apiPort}`, `http://127.0.0.1:${sparePort}`] };
+  const sip: SipConfigInput = opts.ws ? { listen: { wsPort: 0, ...(opts.tls ? { wssPort: 0 } : {}) }, security, ...(opts.tls ? { tls: { certPath: opts.tls.certPath, keyPath: opts.tls.keyPath } } : {}) } : {};
   const p = await startPlatform({ REDIS_KEY_PREFIX: prefix, EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...opts.platformEnv }, { sip });
   const wsUrl = opts.ws ? `ws://127.0.0.1:${p.stack.listeningPoint('ws')!.port}` : '';
   const wssUrl = opts.tls ? `wss://127.0.0.1:${p.stack.listeningPoint('wss')!.port}` : '';
   const publicWs = opts.publicWs === 'ws' ? wsUrl : opts.publicWs === 'wss' ? wssUrl : opts.publicWs;
-  const api = await apiServer(prefix, { ...(publicWs ? { SIP_WSS_PUBLIC_URL: publicWs } : {}), ...opts.apiEnv });
+  const api = await apiServer(prefix, { ...(publicWs ? { SIP_WSS_PUBLIC_URL: publicWs } : {}), ...opts.apiEnv }, apiPort);
   const { t, base } = api;
   return {
     t,
@@ -62,6 +68,7 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
     prefix,
     wsUrl,
     wssUrl,
+    sparePort,
     async close() {
       await api.close();
       await p.close();
@@ -70,10 +77,10 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
 }
 
 /** Another control-api on a loopback port, on the rig's Redis prefix (e.g. with another SIP_WSS_PUBLIC_URL). */
-export async function apiServer(prefix: string, env: Record<string, string> = {}): Promise<{ t: TestApp; base: string; close(): Promise<void> }> {
+export async function apiServer(prefix: string, env: Record<string, string> = {}, port = 0): Promise<{ t: TestApp; base: string; close(): Promise<void> }> {
   const t = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, SIP_DOMAIN: 'sip.test', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env } });
   const server = http.createServer(t.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
   return {
     t,
     base: `http://127.0.0.1:${(server.address() as { port: number }).port}`,

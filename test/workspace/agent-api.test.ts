@@ -85,6 +85,9 @@ describe('service-agent API: scope, me, calls, conversations', function () {
     expect((await request(rig.t.app).put('/v1.0/service_agents/me/password').set(bearer(tm.a.token)).send({ password: 'a-long-password' })).status).to.equal(200);
     const login = await request(rig.t.app).post('/auth/login').send({ username: me.body.username, password: 'a-long-password' });
     expect(login.status).to.equal(200);
+    // the new password ended the agent's older sessions (docs/security.md "Sessions"): go on with the new login
+    expectError(await request(rig.t.app).get('/v1.0/service_agents/me').set(bearer(tm.a.token)), 401, 'INVALID_CREDENTIALS');
+    tm.a.token = login.body.token as string;
     const upd = await request(rig.t.app).put('/v1.0/service_agents/me').set(bearer(tm.a.token)).send({ name: 'Ann', ring_method: 'linear' });
     expect(upd.body).to.include({ name: 'Ann', ring_method: 'linear' });
     expectError(await request(rig.t.app).put('/v1.0/service_agents/me').set(bearer(tm.a.token)).send({ username: 'x' }), 400, 'INVALID_ARGUMENT');

@@ -75,7 +75,12 @@ export async function agentSipCredentials(token: string | null, fallbackWsUrl: s
   return { wsUrl, uri: c.uri, authorizationUser: c.username, password: c.password, expire: c.expire };
 }
 
-/** Revokes the agent's browser credentials (sign-out); errors are ignored (the token may be gone). */
+/**
+ * Revokes the agent's browser credentials (sign-out) and, with a token of its own, ends that login session
+ * on the server (POST /auth/logout; embedded in the console, the console's sign-out ends its session).
+ * Errors are ignored (the token may be gone).
+ */
 export async function agentSignOut(token: string | null): Promise<void> {
   await fetch(`${base()}/v1.0/service_agents/me/sip_credentials`, { method: 'DELETE', headers: bearer(token), credentials: 'same-origin' }).catch(() => undefined);
+  if (token) await fetch(`${base()}/auth/logout`, { method: 'POST', headers: bearer(token), credentials: 'same-origin' }).catch(() => undefined);
 }

@@ -17,4 +17,9 @@ import { liveCases } from './live-cases';
 import { liveMessages } from './live-messages';
 import { apicalls } from './apicalls';
 
-export const scenarios: Record<string, Step[]> = { ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspace, ...accounts, ...liveCalls, ...liveRooms, ...liveCases, ...liveAgentCalls, ...liveMessages, ...apicalls };
+// The caller's own password change runs after everything else: it ends the caller's session (docs/security.md "Sessions").
+const { last, ...workspaceFirst } = workspace;
+export const scenarios: Record<string, Step[]> = {
+  ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspaceFirst, ...accounts, ...liveCalls, ...liveRooms, ...liveCases, ...liveAgentCalls,
+  ...liveMessages, ...apicalls, last,
+};

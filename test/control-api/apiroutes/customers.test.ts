@@ -109,7 +109,10 @@ describe('/customers (ProjectSuperAdmin)', function () {
     expect(f.status).to.equal(200);
     expect(f.body.status).to.equal('frozen');
     expect(f.body.tm_deletion_scheduled).to.be.a('string').and.not.match(/^9999/);
-    const refused = await as(c).get('/customer');
+    // the freeze ended the account's sessions (docs/security.md "Sessions"); its accesskey meets the gate
+    const ended = await as(c).get('/customer');
+    expect([ended.status, ended.body.error.reason]).to.deep.equal([401, 'INVALID_CREDENTIALS']);
+    const refused = await request(t.app).get('/v1.0/customer').query({ accesskey: c.accesskey });
     expect([refused.status, refused.body.error.reason]).to.deep.equal([403, 'ACCOUNT_FROZEN']);
     let timer: NodeJS.Timeout | undefined;
     const res = await Promise.race([closed, new Promise<never>((_r, rej) => (timer = setTimeout(() => rej(new Error('socket still open')), 5000)))]);
@@ -119,6 +122,11 @@ describe('/customers (ProjectSuperAdmin)', function () {
 
     const r = await as(su).post(`/customers/${c.customer.id}/recover`);
     expect([r.status, r.body.status]).to.deep.equal([200, 'active']);
+    expect((await request(t.app).get('/v1.0/customer').query({ accesskey: c.accesskey })).status).to.equal(200);
+    expect((await as(c).get('/customer')).status, 'an ended session stays ended').to.equal(401);
+    const login = await request(t.app).post('/auth/login').send({ username: c.admin.username, password: c.password });
+    expect(login.status).to.equal(200);
+    c.token = login.body.token as string;
     expect((await as(c).get('/customer')).status).to.equal(200);
   });
 

@@ -39,7 +39,7 @@ describe('auth group mounting and its OpenAPI part', () => {
       [
         'POST /auth/signup', 'POST /auth/email-verify', 'GET /auth/email-verify', 'POST /auth/email-verify-resend', 'POST /auth/login',
         'POST /auth/boot', 'POST /auth/boot/refresh', 'POST /auth/password-forgot', 'GET /auth/password-reset', 'POST /auth/password-reset',
-        'POST /auth/unregister', 'DELETE /auth/unregister', 'POST /auth/delegate',
+        'POST /auth/unregister', 'DELETE /auth/unregister', 'POST /auth/delegate', 'POST /auth/logout',
       ].sort(),
     );
     const signup = (paths['/auth/signup'].post as { requestBody: { content: Record<string, { schema: { required: string[]; properties: Record<string, unknown> } }> } });

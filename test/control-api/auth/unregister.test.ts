@@ -22,21 +22,28 @@ describe('/auth/unregister', () => {
     const mail = await lastMail(h.outbox, a.email, 'unregister');
     expect(mail).to.not.equal(null);
 
+    // the freeze ended every session (docs/security.md "Sessions"): the old token is refused, a new login works
+    const old = await request(h.app).post('/auth/delegate').set(bearer(a.token)).send({ customer_id: a.customerId, reason: 'support ticket 1234' });
+    expect([old.status, old.body.error.reason]).to.deep.equal([401, 'INVALID_CREDENTIALS']);
+    const login = await request(h.app).post('/auth/login').send({ username: a.email, password: a.password });
+    expect(login.status).to.equal(200);
+    const token: string = login.body.token;
+
     // the frozen account may still call unregister (DELETE) while the shared gate blocks delegate
-    const del = await request(h.app).post('/auth/delegate').set(bearer(a.token)).send({ customer_id: a.customerId, reason: 'support ticket 1234' });
+    const del = await request(h.app).post('/auth/delegate').set(bearer(token)).send({ customer_id: a.customerId, reason: 'support ticket 1234' });
     expect(del.status).to.equal(403);
     expect(del.body.error.reason).to.equal('ACCOUNT_FROZEN');
     expect(del.body.error.details[0].recovery_endpoint).to.equal('DELETE /auth/unregister');
     expect(del.body.error.details[0].deletion_effective_at).to.be.a('string');
 
-    const again = await request(h.app).post('/auth/unregister').set(bearer(a.token)).send({ password: a.password });
+    const again = await request(h.app).post('/auth/unregister').set(bearer(token)).send({ password: a.password });
     expect(again.status).to.equal(200); // idempotent
     expect(again.body.status).to.equal('frozen');
 
-    const rec = await request(h.app).delete('/auth/unregister').set(bearer(a.token));
+    const rec = await request(h.app).delete('/auth/unregister').set(bearer(token));
     expect(rec.status).to.equal(200);
     expect(rec.body).to.include({ id: a.customerId, status: 'active', tm_deletion_scheduled: '9999-01-01 00:00:00.000000' });
-    expectBare(await request(h.app).delete('/auth/unregister').set(bearer(a.token))); // not frozen any more
+    expectBare(await request(h.app).delete('/auth/unregister').set(bearer(token))); // not frozen any more
   });
 
   it('POST with an accesskey needs confirmation_phrase "DELETE"; a password cannot be checked for a key', async () => {

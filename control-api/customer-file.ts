@@ -1,0 +1,56 @@
+/**
+ * Headers of every answer that carries a customer's bytes (storage files, the agent's files,
+ * recordings, call pcaps): the browser must never run them in the platform's origin, where the
+ * console's CSP would trust them (docs/security.md "Customer files").
+ *   - Content-Disposition: attachment, the name as an ASCII fallback `filename="..."` and the exact
+ *     name in `filename*=UTF-8''...` (RFC 6266, RFC 8187/5987);
+ *   - X-Content-Type-Options: nosniff, and Content-Security-Policy: default-src 'none'; sandbox (a
+ *     document opened anyway gets a unique origin, no script, no fetches);
+ *   - Content-Type: the stored type when it is a passive one (audio, video, raster images, text/plain,
+ *     csv, pdf, json, zip), otherwise application/octet-stream: html, svg, xml and script types are
+ *     never sent with their own type.
+ * An <audio> or <video> element plays such an answer all the same (disposition and CSP do not apply
+ * to media subresources).
+ */
+import type { Response } from 'express';
+
+export const CUSTOMER_FILE_CSP = "default-src 'none'; sandbox";
+
+const PASSIVE = new Set([
+  'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp',
+  'text/plain', 'text/csv', 'application/pdf', 'application/json', 'application/zip', 'application/octet-stream',
+]);
+
+/** The type a customer file is sent with: its own when passive, else application/octet-stream. */
+export function passiveContentType(stored: string): string {
+  const base = stored.split(';', 1)[0]!.trim().toLowerCase();
+  if (/^(audio|video)\/[a-z0-9][a-z0-9.+-]{0,100}$/.test(base) || PASSIVE.has(base)) return base;
+  return 'application/octet-stream';
+}
+
+/** RFC 8187 attr-char: ALPHA / DIGIT / "!" / "#" / "$" / "&" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~". */
+function extValue(name: string): string {
+  return encodeURIComponent(name).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+/**
+ * `attachment; filename="<ascii>"; filename*=UTF-8''<exact>`. The ASCII fallback keeps printable
+ * ASCII except `"`, `\` and `%` (some browsers decode %xx there), which become `_`, as does anything
+ * else; an empty name becomes `download`.
+ */
+export function attachmentDisposition(filename: string): string {
+  const name = filename.normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, '') || 'download';
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${extValue(name)}`;
+}
+
+/** Sets the status and headers of a customer file answer; the caller writes the body. */
+export function customerFileHeaders(res: Response, f: { filename: string; contentType: string; size?: number }): void {
+  res.status(200).set({
+    'Content-Type': passiveContentType(f.contentType),
+    'Content-Disposition': attachmentDisposition(f.filename),
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': CUSTOMER_FILE_CSP,
+    ...(f.size !== undefined ? { 'Content-Length': String(f.size) } : {}),
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * Cross-site request refusal for the session cookie (docs/security.md "Origin checks"). A
+ * state-changing request (POST, PUT, PATCH, DELETE) that authenticates with the `token` cookie, i.e.
+ * carries no `Authorization` header and no `token` query parameter (the credential middleware's order),
+ * and whose `Origin` is neither PUBLIC_URL's origin nor the request's own (scheme and Host), gets 403
+ * PERMISSION_DENIED in the envelope before anything runs. Bearer, query-token and accesskey requests are
+ * not looked at, nor are requests without Origin (not a browser: browsers send it on every such
+ * request) or without the cookie. `Origin: null` (sandboxed frames) is foreign.
+ */
+import type { Request, RequestHandler } from 'express';
+import { permissionDenied } from '../../core/errors';
+import { readCookie } from './credentials';
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** `scheme://host[:port]` of a URL, lowercase with the default port dropped; null when not http(s). */
+function originOf(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the credential middleware would authenticate this request by the `token` cookie. */
+function cookieAuthenticated(req: Request): boolean {
+  if (typeof req.headers.authorization === 'string' && req.headers.authorization.length > 0) return false;
+  if (!readCookie(req, 'token')) return false;
+  const q = (req.query as Record<string, unknown>).token;
+  return !(typeof q === 'string' && q.length > 0);
+}
+
+export function cookieOriginGuard(publicUrl: string): RequestHandler {
+  const platform = originOf(publicUrl);
+  return (req, _res, next) => {
+    if (!STATE_CHANGING.has(req.method)) return next();
+    const origin = req.headers.origin;
+    if (origin === undefined || !cookieAuthenticated(req)) return next();
+    const o = originOf(origin);
+    const own = originOf(`${req.protocol}://${req.get('host') ?? ''}`);
+    if (o !== null && (o === platform || o === own)) return next();
+    next(permissionDenied('cross-site request with the session cookie refused: its Origin is not this platform\'s'));
+  };
+}
