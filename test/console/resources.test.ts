@@ -56,7 +56,10 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
     expect(stdout.trim()).to.equal(issued.url);
     expect(issued.url).to.equal(`${rig.base}/provisioning/extension?token=${issued.token}`);
     // the URL is the real thing: it serves this extension's configuration
-    const conf = await request(rig.t.app).get(new URL(issued.url).pathname + new URL(issued.url).search);
+    // (as the Linphone app that scans the code fetches it: a User-Agent naming no phone gets 400, no credentials)
+    const conf = await request(rig.t.app)
+      .get(new URL(issued.url).pathname + new URL(issued.url).search)
+      .set('User-Agent', 'LinphoneAndroid/5.2.5 (Pixel 7) LinphoneSDK/5.3.0');
     expect(conf.status).to.equal(200);
     expect(conf.text).to.include('2001');
     // the expiry counts down
