@@ -185,8 +185,9 @@ export const playDigitPcap = (name: string, thenPauseMs = 1500) =>
  * A registered phone answering one call (run after registerOnly on its port), its media going to
  * `rtpPort` (a capture). With `telephoneEventPt` its SDP offers telephone-event on that payload type.
  * `inCall` are steps while the call is up (e.g. the INFOs it expects), before the platform's BYE.
+ * With `slowInfoMs` it then answers every INFO (any number) that long after it arrives, until the BYE.
  */
-export function dtmfCallee(user: string, rtpPort: number, o: { telephoneEventPt?: number; inCall?: string } = {}): string {
+export function dtmfCallee(user: string, rtpPort: number, o: { telephoneEventPt?: number; inCall?: string; slowInfoMs?: number } = {}): string {
   const pt = o.telephoneEventPt;
   const sdp = `v=0
 o=- 1 1 IN IP4 127.0.0.1
@@ -214,7 +215,13 @@ ${reply('200 OK', `Content-Type: application/sdp\nContent-Length: [len]\n\n${sdp
 ]]></send>
 <recv request="ACK"/>
 ${o.inCall ?? ''}
-<recv request="BYE" timeout="30000"/>
+${o.slowInfoMs === undefined ? '<recv request="BYE" timeout="30000"/>' : `<label id="1"/>
+<recv request="INFO" optional="true" next="2"/>
+<recv request="BYE" timeout="30000" next="3"/>
+<label id="2"/>
+<pause milliseconds="${o.slowInfoMs}"/>
+${ok200.replace('<send>', '<send next="1">')}
+<label id="3"/>`}
 ${ok200}
 </scenario>`;
 }
