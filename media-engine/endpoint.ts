@@ -149,9 +149,13 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return this.call('stopPlayback');
   }
 
-  /** Sends RFC 4733 telephone-events (the negotiated payload type; ENODTMF without one), or tones in the audio. */
-  sendDtmf(digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): Promise<void> {
-    return this.call('sendDtmf', digits, durationMs, form);
+  /**
+   * Sends RFC 4733 telephone-events (the negotiated payload type; ENODTMF without one), or tones in
+   * the audio. Refused with EBUSY when more than `maxWaiting` digits (default and ceiling 128) would
+   * wait on the leg (worker/leg-dtmf.ts).
+   */
+  sendDtmf(digits: string, durationMs = 100, form: DtmfForm = 'rfc4733', maxWaiting?: number): Promise<void> {
+    return this.call('sendDtmf', digits, durationMs, form, maxWaiting);
   }
 
   /** The far end negotiated telephone-event (RFC 4733) with this endpoint. */

@@ -107,11 +107,11 @@ export function answerInfo(call: DtmfCall, req: SrfRequest, res: SrfResponse): v
  * Sends digits to this leg's party in its form (digits_send, a relayed digit). INFO goes one request
  * per digit, each after the previous one's answer (RFC 6086 allows one INFO at a time).
  */
-export async function sendDigits(call: DtmfCall, digits: string, durationMs: number): Promise<void> {
+export async function sendDigits(call: DtmfCall, digits: string, durationMs: number, maxWaiting?: number): Promise<void> {
   const form = dtmfForm(call.dtmfMode, call.endpoint);
   if (form !== 'info') {
     if (!call.endpoint) throw new Error('no media endpoint');
-    return call.endpoint.sendDtmf(digits, durationMs, form);
+    return call.endpoint.sendDtmf(digits, durationMs, form, maxWaiting);
   }
   const dialog = call.dialog;
   if (!dialog) throw new Error('no dialog to send INFO on');
@@ -121,19 +121,49 @@ export async function sendDigits(call: DtmfCall, digits: string, durationMs: num
   }
 }
 
-/** Per session: INFO digits one at a time, in order, behind any still waiting for an answer. */
+/**
+ * Relayed digits that may wait per leg: in the media worker's queue (RFC 4733, tones), or here for
+ * their INFO's turn. The far party can key far faster than digits can be sent (one RFC 4733 end
+ * packet per digit); past this many waiting, a relayed digit is dropped (logged once per run of drops).
+ */
+export const RELAY_MAX_WAITING = 8;
+
+/** Per session: INFO digits one at a time, in order, behind any still waiting for an answer; the backlog bounded. */
 export class DigitRelay {
   private chain: Promise<void> = Promise.resolve();
+  /** digits in the chain, not sent yet */
+  private waiting = 0;
+  /** digits dropped since the last one that went through */
+  private dropped = 0;
   constructor(private readonly call: DtmfCall) {}
 
   /** A digit the bridged leg received: this leg's party gets it (in-band tones are not put back into audio that already carries them). */
   relay(e: DtmfEvent): void {
     const call = this.call;
     if (call.isEnded) return;
-    if (e.source === 'inband' && dtmfForm(call.dtmfMode, call.endpoint) === 'inband') return;
-    const durationMs = e.duration > 0 ? e.duration : 100;
+    const form = dtmfForm(call.dtmfMode, call.endpoint);
+    if (e.source === 'inband' && form === 'inband') return;
+    if (this.waiting >= RELAY_MAX_WAITING) return this.drop(`more than ${RELAY_MAX_WAITING} relayed digits wait for their INFO`);
+    // a key held longer than 5 s is sent 5 s long (the worker refuses more than 8 s)
+    const durationMs = e.duration > 0 ? Math.min(e.duration, MAX_MS) : 100;
+    this.waiting++;
     this.chain = this.chain
-      .then(() => (call.isEnded ? undefined : sendDigits(call, e.dtmf, durationMs)))
-      .catch((err: Error) => call.deps.logger.warn({ call: call.id, err: err.message }, 'relayed digit not sent'));
+      .then(() => (call.isEnded ? undefined : sendDigits(call, e.dtmf, durationMs, RELAY_MAX_WAITING)))
+      .then(
+        () => {
+          this.dropped = 0;
+        },
+        (err: Error & { code?: string }) => {
+          if (err.code === 'EBUSY') this.drop(err.message);
+          else call.deps.logger.warn({ call: call.id, err: err.message }, 'relayed digit not sent');
+        },
+      )
+      .finally(() => {
+        this.waiting--;
+      });
+  }
+
+  private drop(why: string): void {
+    if (this.dropped++ === 0) this.call.deps.logger.warn({ call: this.call.id, why }, 'relayed digits dropped: the far party keys faster than its leg can send');
   }
 }

@@ -64,6 +64,11 @@ export class TelephoneEventSender {
     for (const d of digits) this.queue.push({ event: digitToEvent(d), samples });
   }
 
+  /** Digits enqueued and not started yet. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   get busy(): boolean {
     return this.current !== null || this.queue.length > 0 || this.gapTicks > 0;
   }

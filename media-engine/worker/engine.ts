@@ -198,8 +198,8 @@ export class Engine {
   }
 
   /** Digits as RFC 4733 events (the leg's negotiated payload type, its own RTP clock) or as tones in its audio. */
-  sendDtmf(id: string, digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): void {
-    sendDigits(this.leg(id), digits, durationMs, form);
+  sendDtmf(id: string, digits: string, durationMs = 100, form: DtmfForm = 'rfc4733', maxWaiting?: number): void {
+    sendDigits(this.leg(id), digits, durationMs, form, maxWaiting);
   }
 
   /** A digit the call received in its signalling (SIP INFO): reported, and it barges in and ends recordings like one in the media. */

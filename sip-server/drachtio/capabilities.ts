@@ -8,8 +8,9 @@
  *   the new requests a connected application has routed (`route|invite`, `route|register`,
  *   `route|message` ...). NOTIFY, SUBSCRIBE and PUBLISH are listed only when an application routes them:
  *   nothing here subscribes to or serves an event package.
- * - Accept: `application/sdp` (offers and answers); `text/plain` too when MESSAGE is routed (the
- *   pager-mode messages between extensions).
+ * - Accept: `application/sdp` (offers and answers), `application/dtmf-relay` and `application/dtmf`
+ *   (what an in-dialog INFO may carry: media-app/call/dtmf.ts answers any other body 415);
+ *   `text/plain` too when MESSAGE is routed (the pager-mode messages between extensions).
  * - Supported: `100rel` (reliable provisionals, RFC 3262) and `replaces` (attended transfer, RFC
  *   3891), the option tags media-app accepts in Require (media-app/request-checks.ts). No `timer`
  *   (no session timers), no `outbound`, no `path` (Path is honoured only from the trusted edge).
@@ -19,6 +20,8 @@ import type { SipRequest, SipResponse } from '../message';
 /** The order Allow lists methods in; routed methods not named here follow in the order routed. */
 const METHOD_ORDER = ['INVITE', 'ACK', 'CANCEL', 'BYE', 'OPTIONS', 'PRACK', 'UPDATE', 'INFO', 'REFER', 'REGISTER', 'MESSAGE', 'SUBSCRIBE', 'NOTIFY', 'PUBLISH'];
 const IN_DIALOG = ['ACK', 'BYE', 'CANCEL', 'OPTIONS', 'PRACK', 'UPDATE', 'INFO', 'REFER'];
+/** The bodies taken whatever is routed: SDP, and the DTMF bodies of an in-dialog INFO. */
+const ACCEPT = ['application/sdp', 'application/dtmf-relay', 'application/dtmf'];
 export const SUPPORTED_OPTION_TAGS: readonly string[] = ['100rel', 'replaces'];
 
 export interface Capabilities {
@@ -35,7 +38,7 @@ export function capabilities(routed: Iterable<string>): Capabilities {
   const others = [...methods].filter((m) => !METHOD_ORDER.includes(m));
   return {
     allow: [...known, ...others],
-    accept: methods.has('MESSAGE') ? ['application/sdp', 'text/plain'] : ['application/sdp'],
+    accept: methods.has('MESSAGE') ? [...ACCEPT, 'text/plain'] : [...ACCEPT],
     supported: [...SUPPORTED_OPTION_TAGS],
   };
 }

@@ -56,10 +56,13 @@ export class ScannerFilter {
  * Logs dropped scanner requests without letting a scanner flood the log: per source address, the
  * first drop is logged, then at most one line per `intervalMs` telling how many were dropped since.
  * At most `maxSources` addresses are remembered; past that, drops are counted in one line per interval.
+ * The remembered addresses are swept at most once per interval: a flood from more addresses than that
+ * (spoofed UDP sources cost nothing) must not walk all of them on every dropped packet.
  */
 export class ScannerDropLog {
   private readonly seen = new Map<string, { at: number; suppressed: number }>();
   private overflow = { at: 0, suppressed: 0 };
+  private sweptAt = -Infinity;
 
   constructor(
     private readonly write: (fields: { src: string; ua: string; match: string; suppressed?: number }, msg: string) => void,
@@ -92,6 +95,8 @@ export class ScannerDropLog {
   }
 
   private prune(t: number): void {
+    if (t - this.sweptAt < this.intervalMs) return;
+    this.sweptAt = t;
     for (const [k, v] of this.seen) if (t - v.at >= this.intervalMs) this.seen.delete(k);
   }
 }

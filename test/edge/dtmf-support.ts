@@ -185,8 +185,9 @@ export const playDigitPcap = (name: string, thenPauseMs = 1500) =>
  * A registered phone answering one call (run after registerOnly on its port), its media going to
  * `rtpPort` (a capture). With `telephoneEventPt` its SDP offers telephone-event on that payload type.
  * `inCall` are steps while the call is up (e.g. the INFOs it expects), before the platform's BYE.
+ * With `slowInfoMs` it then answers every INFO (any number) that long after it arrives, until the BYE.
  */
-export function dtmfCallee(user: string, rtpPort: number, o: { telephoneEventPt?: number; inCall?: string } = {}): string {
+export function dtmfCallee(user: string, rtpPort: number, o: { telephoneEventPt?: number; inCall?: string; slowInfoMs?: number } = {}): string {
   const pt = o.telephoneEventPt;
   const sdp = `v=0
 o=- 1 1 IN IP4 127.0.0.1
@@ -214,7 +215,13 @@ ${reply('200 OK', `Content-Type: application/sdp\nContent-Length: [len]\n\n${sdp
 ]]></send>
 <recv request="ACK"/>
 ${o.inCall ?? ''}
-<recv request="BYE" timeout="30000"/>
+${o.slowInfoMs === undefined ? '<recv request="BYE" timeout="30000"/>' : `<label id="1"/>
+<recv request="INFO" optional="true" next="2"/>
+<recv request="BYE" timeout="30000" next="3"/>
+<label id="2"/>
+<pause milliseconds="${o.slowInfoMs}"/>
+${ok200.replace('<send>', '<send next="1">')}
+<label id="3"/>`}
 ${ok200}
 </scenario>`;
 }
@@ -229,13 +236,18 @@ export function expectInfo(bodyRegexp: string, n: number): string {
 ${ok200}`;
 }
 
-/**
- * A pcap (Ethernet, IPv4, UDP, RTP) of PCMU audio carrying in-band DTMF tones for `digits`, for
- * sipp's play_pcap_audio (which keeps the RTP and sends it from its own media port): 500 ms of
- * silence first, each digit `onMs` long, 20 ms packets.
- */
-export function inbandDtmfPcap(digits: string, onMs = 200): Buffer {
-  const pcm = renderSource(dtmfTones(`,${digits}`, { onMs, offMs: 200, amplitude: 7000 }));
+/** One RTP packet of a pcap for sipp's play_pcap_audio, sent `atUs` after the pcap's start. */
+export interface PcapRtp {
+  pt: number;
+  marker: boolean;
+  seq: number;
+  ts: number;
+  payload: Uint8Array;
+  atUs: number;
+}
+
+/** A pcap (Ethernet, IPv4, UDP, RTP) of these packets (sipp keeps the RTP and sends it from its own media port). */
+export function rtpPcap(rtps: readonly PcapRtp[]): Buffer {
   const packets: Buffer[] = [];
   const global = Buffer.alloc(24);
   global.writeUInt32LE(0xa1b2c3d4, 0);
@@ -244,16 +256,14 @@ export function inbandDtmfPcap(digits: string, onMs = 200): Buffer {
   global.writeUInt32LE(65535, 16);
   global.writeUInt32LE(1, 20); // Ethernet
   packets.push(global);
-  const frames = Math.floor(pcm.length / 160);
-  for (let i = 0; i < frames; i++) {
-    const payload = encodeG711('PCMU', pcm.subarray(i * 160, (i + 1) * 160));
-    const rtp = Buffer.alloc(12 + payload.length);
+  for (const p of rtps) {
+    const rtp = Buffer.alloc(12 + p.payload.length);
     rtp[0] = 0x80;
-    rtp[1] = i === 0 ? 0x80 : 0;
-    rtp.writeUInt16BE((1000 + i) & 0xffff, 2);
-    rtp.writeUInt32BE(8000 + i * 160, 4);
+    rtp[1] = (p.marker ? 0x80 : 0) | (p.pt & 0x7f);
+    rtp.writeUInt16BE(p.seq & 0xffff, 2);
+    rtp.writeUInt32BE(p.ts >>> 0, 4);
     rtp.writeUInt32BE(0x5eed0001, 8);
-    Buffer.from(payload).copy(rtp, 12);
+    Buffer.from(p.payload).copy(rtp, 12);
     const udp = Buffer.alloc(8);
     udp.writeUInt16BE(6000, 0);
     udp.writeUInt16BE(6002, 2);
@@ -269,14 +279,40 @@ export function inbandDtmfPcap(digits: string, onMs = 200): Buffer {
     eth.writeUInt16BE(0x0800, 12);
     const frame = Buffer.concat([eth, ip, udp, rtp]);
     const rec = Buffer.alloc(16);
-    const t = i * 20_000; // µs
-    rec.writeUInt32LE(Math.floor(t / 1e6), 0);
-    rec.writeUInt32LE(t % 1e6, 4);
+    rec.writeUInt32LE(Math.floor(p.atUs / 1e6), 0);
+    rec.writeUInt32LE(p.atUs % 1e6, 4);
     rec.writeUInt32LE(frame.length, 8);
     rec.writeUInt32LE(frame.length, 12);
     packets.push(rec, frame);
   }
   return Buffer.concat(packets);
+}
+
+/**
+ * A pcap of PCMU audio carrying in-band DTMF tones for `digits`, for sipp's play_pcap_audio: 500 ms
+ * of silence first, each digit `onMs` long, 20 ms packets.
+ */
+export function inbandDtmfPcap(digits: string, onMs = 200): Buffer {
+  const pcm = renderSource(dtmfTones(`,${digits}`, { onMs, offMs: 200, amplitude: 7000 }));
+  const frames = Math.floor(pcm.length / 160);
+  const rtps: PcapRtp[] = [];
+  for (let i = 0; i < frames; i++) {
+    rtps.push({ pt: 0, marker: i === 0, seq: 1000 + i, ts: 8000 + i * 160, payload: encodeG711('PCMU', pcm.subarray(i * 160, (i + 1) * 160)), atUs: i * 20_000 });
+  }
+  return rtpPcap(rtps);
+}
+
+/**
+ * A pcap of `count` RFC 4733 digits on payload type 101, each a single end packet of its own
+ * timestamp `samples` long, one every `everyUs`: a caller keying far faster than digits can be played.
+ */
+export function telephoneEventFloodPcap(count: number, samples: number, everyUs: number): Buffer {
+  const rtps: PcapRtp[] = [];
+  for (let i = 0; i < count; i++) {
+    const payload = new Uint8Array([i % 10, 0x80 | 10, (samples >> 8) & 0xff, samples & 0xff]);
+    rtps.push({ pt: 101, marker: true, seq: 2000 + i, ts: 16000 + i * samples, payload, atUs: i * everyUs });
+  }
+  return rtpPcap(rtps);
 }
 
 /** The keys in-band in the PCMU packets a capture got (decoded in arrival order, the engine's own detector). */

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { extensionsRepo } from '../../core/repos/extensions';
-import { dtmfCallee, dtmfCaller, eventGroups, expectInfo, inbandDtmfPcap, inbandKeys, infoStep, playDigitPcap, RtpCapture, type EventPacket } from './dtmf-support';
+import { dtmfCallee, dtmfCaller, eventGroups, expectInfo, inbandDtmfPcap, inbandKeys, infoStep, playDigitPcap, RtpCapture, telephoneEventFloodPcap, type EventPacket } from './dtmf-support';
 
 const ID = { good: '2d000000-0000-4000-8000-000000000001', bad: '2d000000-0000-4000-8000-000000000002' };
 
@@ -105,7 +105,7 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   });
 
   /** A registered callee (its media to `cap`) and a caller that runs `steps` in the call; both must finish cleanly. */
-  async function extensionCall(calleeOpts: { telephoneEventPt?: number; inCall?: string }, steps: string, setup?: (calleeExtId: string) => Promise<void>) {
+  async function extensionCall(calleeOpts: { telephoneEventPt?: number; inCall?: string; slowInfoMs?: number }, steps: string, setup?: (calleeExtId: string) => Promise<void>) {
     const a = await createExtension();
     const b = await createExtension(a.customerId);
     await setup?.(b.ext.id);
@@ -195,6 +195,44 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
         expect(g[0]!.marker).to.equal(true);
         expect(g.filter((e) => e.end)).to.have.length(3);
       }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a caller keying 400 digits in 2 s: the far leg gets a bounded backlog of them, not minutes of queued digits', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dtmf-flood-'));
+    try {
+      const pcap = path.join(dir, 'flood.pcap');
+      // 400 digits of 100 ms, one every 5 ms: each takes ~220 ms to send on the far leg
+      fs.writeFileSync(pcap, telephoneEventFloodPcap(400, 800, 5000));
+      const steps = ['<pause milliseconds="1500"/>', `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`, '<pause milliseconds="9000"/>'].join('\n');
+      const { cap } = await extensionCall({ telephoneEventPt: 96 }, steps);
+      const groups = eventGroups(cap, 96);
+      expect(groups.length, 'some digits are relayed').to.be.greaterThan(0);
+      expect(groups.length, 'not every digit of the flood').to.be.below(60);
+      // the backlog drains within a few seconds of the flood: the last seconds of the call are audio again
+      let last = -1;
+      cap.packets.forEach((x, i) => { if (x.pt === 96) last = i; });
+      const audioAfter = cap.packets.slice(last + 1).filter((x) => x.pt === 0).length;
+      expect(audioAfter, 'audio packets after the last relayed digit').to.be.above(150);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the same flood to a phone that takes INFO and answers each after 200 ms: a bounded backlog of INFOs', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dtmf-flood-'));
+    try {
+      const pcap = path.join(dir, 'flood.pcap');
+      fs.writeFileSync(pcap, telephoneEventFloodPcap(400, 800, 5000));
+      const steps = ['<pause milliseconds="1500"/>', `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`, '<pause milliseconds="12000"/>'].join('\n');
+      // no telephone-event in its SDP: every relayed digit is an INFO, one at a time
+      const { callee } = await extensionCall({ slowInfoMs: 200 }, steps);
+      const infos = (callee.messages.match(/^INFO sip:/gm) ?? []).length;
+      expect(infos, 'INFOs the far phone got').to.be.greaterThan(0);
+      // unbounded, INFOs came every ~200 ms until the call ended (~14 s); bounded, a few after the 2 s flood
+      expect(infos, 'INFOs the far phone got').to.be.below(35);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -57,6 +57,20 @@ describe('media-engine endpoints over loopback UDP', function () {
     await b.destroy();
   });
 
+  it('bounds the digits waiting on a leg: EBUSY past maxWaiting (telephone-events and tones), taken again once sent', async () => {
+    const [a, b] = await pair();
+    await a.sendDtmf('12345', 40, 'rfc4733', 5);
+    expect((await rejection(a.sendDtmf('6789', 40, 'rfc4733', 5)) as Error & { code?: string }).code).to.equal('EBUSY');
+    expect((await rejection(a.sendDtmf('1'.repeat(129), 40))).message).to.match(/more than 128/);
+    await a.sendDtmf('1111', 40, 'inband', 5);
+    expect((await rejection(a.sendDtmf('12', 40, 'inband', 5)) as Error & { code?: string }).code).to.equal('EBUSY');
+    await sleep(2000);
+    await a.sendDtmf('6789', 40, 'rfc4733', 5);
+    await a.sendDtmf('12', 40, 'inband', 5);
+    await a.destroy();
+    await b.destroy();
+  });
+
   it('detects in-band DTMF tones in the audio', async () => {
     const [a, b] = await pair({ inbandDtmf: true });
     const got: DtmfEvent[] = [];

@@ -66,7 +66,7 @@ Content-Length: 0
       const [h] = optionsAnswers(r.messages);
       expect(h, r.messages).to.not.equal(undefined);
       expect(list(h!.get('allow')), `${t}: Allow`).to.deep.equal(EXPECTED_ALLOW);
-      expect(list(h!.get('accept')), `${t}: Accept`).to.deep.equal(['application/sdp', 'text/plain']);
+      expect(list(h!.get('accept')), `${t}: Accept`).to.deep.equal(['application/sdp', 'application/dtmf-relay', 'application/dtmf', 'text/plain']);
       expect(list(h!.get('supported')), `${t}: Supported`).to.deep.equal(['100rel', 'replaces']);
     }
   });
@@ -103,7 +103,7 @@ Content-Length: 0
     const h = answers[0]!;
     expect(h.get('to'), 'answered inside the dialog').to.match(/tag=/);
     expect(list(h.get('allow'))).to.deep.equal(EXPECTED_ALLOW);
-    expect(list(h.get('accept'))).to.deep.equal(['application/sdp', 'text/plain']);
+    expect(list(h.get('accept'))).to.deep.equal(['application/sdp', 'application/dtmf-relay', 'application/dtmf', 'text/plain']);
     expect(list(h.get('supported'))).to.deep.equal(['100rel', 'replaces']);
   });
 });

@@ -103,6 +103,26 @@ describe('sip-server: scanner blocklist by product token (sipp OPTIONS)', functi
     expect(out.map((o) => o.src)).to.deep.equal(['192.0.2.1', '192.0.2.1', '192.0.2.2', '192.0.2.3']);
   });
 
+  it('a flood from more sources than it remembers (spoofed UDP) costs no scan of all of them per drop', () => {
+    let t = 1_000_000;
+    let lines = 0;
+    const log = new ScannerDropLog(() => lines++, 60_000, 10_000, () => t);
+    const m = { entry: 'friendly-scanner', ua: 'friendly-scanner' };
+    const source = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+    for (let i = 0; i < 10_000; i++) log.note(source(i), m);
+    // 30,000 drops from new sources within the minute: each used to walk all 10,000 remembered ones
+    t += 1000;
+    const started = process.hrtime.bigint();
+    for (let i = 10_000; i < 40_000; i++) log.note(source(i), m);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    expect(ms, 'ms for 30,000 drops').to.be.below(500);
+    expect(lines, 'one line per remembered source, then one for the overflow').to.equal(10_001);
+    // once the minute is over the old sources are forgotten and new ones are logged again
+    t += 60_001;
+    log.note(source(50_000), m);
+    expect(lines).to.equal(10_002);
+  });
+
   it('product names: tokens before "/", comments skipped', () => {
     expect(productNames('Foo/1.0 (bar baz/2) SIPcli/v1.8')).to.deep.equal(['foo', 'sipcli']);
     expect(productNames('friendly-scanner')).to.deep.equal(['friendly-scanner']);
