@@ -63,6 +63,8 @@ export class ScannerDropLog {
   private readonly seen = new Map<string, { at: number; suppressed: number }>();
   private overflow = { at: 0, suppressed: 0 };
   private sweptAt = -Infinity;
+  /** How many times the remembered sources were walked (at most once an interval). */
+  sweeps = 0;
 
   constructor(
     private readonly write: (fields: { src: string; ua: string; match: string; suppressed?: number }, msg: string) => void,
@@ -97,6 +99,7 @@ export class ScannerDropLog {
   private prune(t: number): void {
     if (t - this.sweptAt < this.intervalMs) return;
     this.sweptAt = t;
+    this.sweeps++;
     for (const [k, v] of this.seen) if (t - v.at >= this.intervalMs) this.seen.delete(k);
   }
 }
