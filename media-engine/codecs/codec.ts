@@ -82,12 +82,9 @@ export function checkInt(name: string, value: number, min: number, max: number):
   return value;
 }
 
-/** The [offset, length] of a payload view, checked against the array. */
-export function payloadRange(fn: string, payload: Uint8Array, offset: number | undefined, length: number | undefined): [number, number] {
-  const off = offset ?? 0;
-  const len = length ?? payload.length - off;
-  if (!Number.isInteger(off) || !Number.isInteger(len) || off < 0 || len < 0 || off + len > payload.length) {
-    throw rangeError(`${fn}: offset ${String(off)} and length ${String(len)} do not lie within the ${payload.length}-byte payload`);
+/** Throws unless payload[offset..offset+length) lies within the payload (no tuple: this runs per packet). */
+export function checkPayload(fn: string, payload: Uint8Array, offset: number, length: number): void {
+  if (!Number.isInteger(offset) || !Number.isInteger(length) || offset < 0 || length < 0 || offset + length > payload.length) {
+    throw rangeError(`${fn}: offset ${String(offset)} and length ${String(length)} do not lie within the ${payload.length}-byte payload`);
   }
-  return [off, len];
 }

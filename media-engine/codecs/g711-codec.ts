@@ -3,7 +3,7 @@
  * static payload types 0 and 8, concealment by pitch repetition (plc.ts). Pure TypeScript: G.711 works
  * without the native codec module.
  */
-import { type Codec, type CodecName, type PayloadTypeRule, CodecError, checkInt, payloadRange, rangeError } from './codec';
+import { type Codec, type CodecName, type PayloadTypeRule, CodecError, checkInt, checkPayload, rangeError } from './codec';
 import { type G711Law, decodeG711Range, encodeG711Range, PT_PCMA, PT_PCMU } from './g711';
 import { PitchPlc } from './plc';
 
@@ -25,6 +25,9 @@ export class G711Codec implements Codec {
   readonly maxPayloadBytes: number;
   readonly hasFec = false;
   private readonly plc = new PitchPlc(8000);
+  /** labels for errors, made once (a template per call would allocate per packet) */
+  private readonly decodeLabel: string;
+  private readonly recoverLabel: string;
   private open = true;
 
   constructor(
@@ -36,6 +39,8 @@ export class G711Codec implements Codec {
     if (ptime % 10 !== 0) throw rangeError(`G.711 ptime must be 10-60 in 10 ms steps (got ${String(ptime)})`);
     this.frameMs = checkInt('G.711 ptime', ptime, 10, 60);
     this.name = law;
+    this.decodeLabel = `${law} decode`;
+    this.recoverLabel = `${law} recover`;
     this.frameSamples = this.frameMs * 8;
     this.frameTicks = this.frameSamples;
     this.maxPayloadBytes = this.frameSamples;
@@ -60,7 +65,9 @@ export class G711Codec implements Codec {
 
   decode(payload: Uint8Array, out: Int16Array, offset?: number, length?: number): number {
     this.check('decode');
-    const [off, len] = payloadRange(`${this.name} decode`, payload, offset, length);
+    const off = offset ?? 0;
+    const len = length ?? payload.length - off;
+    checkPayload(this.decodeLabel, payload, off, len);
     if (out.length < len) throw rangeError(`${this.name} decode: out holds ${out.length} samples, the payload decodes to ${len}`);
     const n = decodeG711Range(this.law, payload, off, off + len, out);
     this.plc.rx(out, n);
@@ -74,7 +81,7 @@ export class G711Codec implements Codec {
   }
 
   recover(next: Uint8Array, out: Int16Array, offset?: number, length?: number): number {
-    payloadRange(`${this.name} recover`, next, offset, length);
+    checkPayload(this.recoverLabel, next, offset ?? 0, length ?? next.length - (offset ?? 0));
     return this.conceal(out);
   }
 

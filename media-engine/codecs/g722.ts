@@ -4,7 +4,7 @@
  * and concealment are libspandsp's, in the native module.
  */
 import type { G722DecoderHandle, G722EncoderHandle, NativeCodecs } from '../native/codecs';
-import { type Codec, type PayloadTypeRule, CodecError, checkInt, payloadRange, rangeError } from './codec';
+import { type Codec, type PayloadTypeRule, CodecError, checkInt, checkPayload, rangeError } from './codec';
 import { requireNative } from './native-codec';
 
 export const PT_G722 = 9;
@@ -59,7 +59,9 @@ export class G722Codec implements Codec {
 
   decode(payload: Uint8Array, out: Int16Array, offset?: number, length?: number): number {
     this.check('decode');
-    const [off, len] = payloadRange('G722 decode', payload, offset, length);
+    const off = offset ?? 0;
+    const len = length ?? payload.length - off;
+    checkPayload('G722 decode', payload, off, len);
     return this.n.g722Decode(this.dec, payload, off, len, out);
   }
 
@@ -70,7 +72,7 @@ export class G722Codec implements Codec {
   }
 
   recover(next: Uint8Array, out: Int16Array, offset?: number, length?: number): number {
-    payloadRange('G722 recover', next, offset, length);
+    checkPayload('G722 recover', next, offset ?? 0, length ?? next.length - (offset ?? 0));
     return this.conceal(out);
   }
 

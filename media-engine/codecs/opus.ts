@@ -6,7 +6,7 @@
  * the next packet uses its in-band FEC (useinbandfec), conceal() uses Opus's own PLC.
  */
 import type { NativeCodecs, OpusDecoderHandle, OpusEncoderHandle } from '../native/codecs';
-import { type Codec, type PayloadTypeRule, CodecError, checkInt, payloadRange, rangeError } from './codec';
+import { type Codec, type PayloadTypeRule, CodecError, checkInt, checkPayload, rangeError } from './codec';
 import { requireNative } from './native-codec';
 
 /** The SDP-facing settings (RFC 7587 fmtp names in the comments). */
@@ -93,7 +93,9 @@ export class OpusCodec implements Codec {
   /** Samples written: the packet's own duration (a 60 ms packet needs an out of 60 ms). */
   decode(payload: Uint8Array, out: Int16Array, offset?: number, length?: number): number {
     this.check('decode');
-    const [off, len] = payloadRange('opus decode', payload, offset, length);
+    const off = offset ?? 0;
+    const len = length ?? payload.length - off;
+    checkPayload('opus decode', payload, off, len);
     const max = Math.min(out.length, (OPUS_MAX_PACKET_SAMPLES_48K * this.sampleRate) / 48000);
     return this.n.opusDecode(this.dec, payload, off, len, out, max, 0);
   }
@@ -106,7 +108,9 @@ export class OpusCodec implements Codec {
 
   recover(next: Uint8Array, out: Int16Array, offset?: number, length?: number): number {
     this.check('recover');
-    const [off, len] = payloadRange('opus recover', next, offset, length);
+    const off = offset ?? 0;
+    const len = length ?? next.length - off;
+    checkPayload('opus recover', next, off, len);
     if (out.length < this.frameSamples) throw rangeError(`opus recover: out holds ${out.length} samples, a frame is ${this.frameSamples}`);
     return this.n.opusDecode(this.dec, next, off, len, out, this.frameSamples, 1);
   }

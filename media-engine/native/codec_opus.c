@@ -96,12 +96,14 @@ static napi_value dec_decode(napi_env env, napi_callback_info info) {
   int16_t *out;
   size_t payl = 0, ol;
   int64_t off = 0, len = 0, n, fec;
+  int have = 0; /* a payload was given (an empty array's data pointer may be NULL: not a PLC call) */
   napi_valuetype t;
   if (!args(env, info, 7, a, fn)) return NULL;
   handle_t *h = handle_get(env, a[0], K_OPUS_DEC, fn);
   if (!h) return NULL;
   if (napi_typeof(env, a[1], &t) != napi_ok) return NULL;
   if (t != napi_null) {
+    have = 1;
     if (!arg_u8(env, a[1], &pay, &payl, fn, "payload") || !arg_int(env, a[2], 0, (int64_t)payl, &off, fn, "offset") ||
         !arg_int(env, a[3], 0, (int64_t)payl - off, &len, fn, "length"))
       return NULL;
@@ -110,9 +112,9 @@ static napi_value dec_decode(napi_env env, napi_callback_info info) {
   if ((size_t)n > ol) return throw_range(env, fn, "out is shorter than frameSamples");
   opus_int32 rate = 0;
   opus_decoder_ctl((OpusDecoder *)h->state, OPUS_GET_SAMPLE_RATE(&rate));
-  if ((pay == NULL || fec) && !valid_frame(n, rate)) return throw_range(env, fn, "frameSamples is not an Opus frame size (2.5-60 ms) at the decoder's rate");
-  if (pay != NULL && len == 0) return throw_codec(env, "ERR_OPUS_INVALID_PACKET", fn, "an empty payload is not an Opus packet");
-  int r = opus_decode((OpusDecoder *)h->state, pay ? pay + off : NULL, pay ? (opus_int32)len : 0, out, (int)n, (int)fec);
+  if ((!have || fec) && !valid_frame(n, rate)) return throw_range(env, fn, "frameSamples is not an Opus frame size (2.5-60 ms) at the decoder's rate");
+  if (have && len == 0) return throw_codec(env, "ERR_OPUS_INVALID_PACKET", fn, "an empty payload is not an Opus packet");
+  int r = opus_decode((OpusDecoder *)h->state, have ? pay + off : NULL, have ? (opus_int32)len : 0, out, (int)n, (int)fec);
   if (r < 0) return opus_fail(env, fn, r);
   return int_value(env, r);
 }

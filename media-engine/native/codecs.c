@@ -147,7 +147,7 @@ static int arg_typed(napi_env env, napi_value v, napi_typedarray_type want, void
   napi_typedarray_type t;
   if (napi_is_typedarray(env, v, &is) != napi_ok || !is || napi_get_typedarray_info(env, v, &t, len, data, NULL, NULL) != napi_ok || t != want) {
     char what[120];
-    snprintf(what, sizeof what, "%s must be a %s", name, tname);
+    snprintf(what, sizeof what, "%s must be %s", name, tname);
     throw_type(env, fn, what);
     return 0;
   }
@@ -156,14 +156,14 @@ static int arg_typed(napi_env env, napi_value v, napi_typedarray_type want, void
 
 int arg_i16(napi_env env, napi_value v, int16_t **data, size_t *len, const char *fn, const char *name) {
   void *d = NULL;
-  if (!arg_typed(env, v, napi_int16_array, &d, len, fn, name, "Int16Array")) return 0;
+  if (!arg_typed(env, v, napi_int16_array, &d, len, fn, name, "an Int16Array")) return 0;
   *data = d;
   return 1;
 }
 
 int arg_u8(napi_env env, napi_value v, uint8_t **data, size_t *len, const char *fn, const char *name) {
   void *d = NULL;
-  if (!arg_typed(env, v, napi_uint8_array, &d, len, fn, name, "Uint8Array or Buffer")) return 0;
+  if (!arg_typed(env, v, napi_uint8_array, &d, len, fn, name, "a Uint8Array or Buffer")) return 0;
   *data = d;
   return 1;
 }

@@ -5,13 +5,13 @@ import type { Codec } from '../../../media-engine/codecs';
 
 const speechCache = new Map<number, Int16Array>();
 
-/** A few seconds of espeak-ng speech converted by sox to `rate` Hz, 16-bit mono. */
+/** A few seconds of espeak-ng speech converted by sox to `rate` Hz, 16-bit mono (no dither: the same samples every run). */
 export function speechAt(rate: number): Int16Array {
   const hit = speechCache.get(rate);
   if (hit) return hit;
   const text = 'Thank you for calling. Please say the name of the person you wish to reach, or stay on the line.';
   const wav = execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '--stdout', text], { maxBuffer: 64 << 20 });
-  const raw = execFileSync('sox', ['-t', 'wav', '-', '-r', String(rate), '-b', '16', '-c', '1', '-e', 'signed-integer', '-t', 'raw', '-'], { input: wav, maxBuffer: 64 << 20 });
+  const raw = execFileSync('sox', ['-D', '-t', 'wav', '-', '-r', String(rate), '-b', '16', '-c', '1', '-e', 'signed-integer', '-t', 'raw', '-'], { input: wav, maxBuffer: 64 << 20 });
   const out = new Int16Array(raw.length >> 1);
   for (let i = 0; i < out.length; i++) out[i] = raw.readInt16LE(i * 2);
   speechCache.set(rate, out);
@@ -98,14 +98,45 @@ export function roundTrip(codec: Codec, pcm: Int16Array, lost: ReadonlySet<numbe
   return out;
 }
 
-/** The longest run, in ms, of `windowMs` windows of `got` whose RMS is below `floor`, inside [from, to). */
-export function longestGapMs(got: Int16Array, rate: number, floor: number, windowMs = 5, from = 0, to = got.length): number {
+/**
+ * The longest run, in ms, of `windowMs` windows where `ref` is sounding (RMS > 300) but `got`, at
+ * `lag`, has fallen under a tenth of ref's RMS there: audio the listener lost.
+ */
+export function longestGapMs(ref: Int16Array, got: Int16Array, rate: number, lag: number, windowMs = 5): number {
   const w = Math.round((rate * windowMs) / 1000);
   let run = 0;
   let longest = 0;
-  for (let i = from; i + w <= to; i += w) {
-    if (rmsOf(got, i, i + w) < floor) longest = Math.max(longest, ++run);
+  for (let i = 0; i + w + lag <= got.length && i + w <= ref.length; i += w) {
+    const r = rmsOf(ref, i, i + w);
+    if (r > 300 && rmsOf(got, i + lag, i + lag + w) < r / 10) longest = Math.max(longest, ++run);
     else run = 0;
   }
   return longest * windowMs;
+}
+
+/** Frame indexes to drop: about `percent` % of `frames`, seeded, never the first `from`. */
+export function lossPattern(frames: number, percent: number, seed = 7, from = 10): Set<number> {
+  let x = seed >>> 0 || 1;
+  const lost = new Set<number>();
+  for (let k = from; k < frames; k++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    if (x / 0xffffffff < percent / 100) lost.add(k);
+  }
+  return lost;
+}
+
+/** A voiced-vowel-like periodic signal: 150 Hz and its harmonics up to `top` Hz, falling 6 dB/octave. */
+export function vowel(rate: number, samples: number, top = 3400, amplitude = 6000): Int16Array {
+  const x = new Int16Array(samples);
+  const f0 = 150;
+  for (let i = 0; i < samples; i++) {
+    let v = 0;
+    for (let h = 1; h * f0 <= top; h++) v += Math.sin((2 * Math.PI * h * f0 * i) / rate) / h;
+    x[i] = Math.round(amplitude * 0.6 * v);
+  }
+  return x;
 }
