@@ -25,6 +25,11 @@ export interface OpusOptions {
   useDtx?: boolean;
   /** ptime, ms: 10, 20 (default), 40 or 60. */
   ptime?: number;
+  /**
+   * maxplaybackrate, Hz, 8000-48000: the widest band the peer wants to receive; the encoder keeps
+   * under it (8000: narrow band, 16000: wide band…). Default: the sampleRate.
+   */
+  maxPlaybackRate?: number;
 }
 
 /** 120 ms at 48 kHz: the longest Opus packet. */
@@ -46,6 +51,7 @@ export class OpusCodec implements Codec {
   readonly complexity: number;
   readonly maxAverageBitrate: number;
   readonly useDtx: boolean;
+  readonly maxPlaybackRate: number;
   private readonly n: NativeCodecs;
   private readonly enc: OpusEncoderHandle;
   private readonly dec: OpusDecoderHandle;
@@ -65,8 +71,9 @@ export class OpusCodec implements Codec {
     this.hasFec = opts.useInbandFec ?? true;
     const loss = checkInt('Opus packetLossPercent', opts.packetLossPercent ?? (this.hasFec ? 10 : 0), 0, 100);
     this.useDtx = opts.useDtx ?? false;
+    this.maxPlaybackRate = checkInt('Opus maxPlaybackRate', opts.maxPlaybackRate ?? rate, 8000, 48000);
     this.n = requireNative('Opus');
-    this.enc = this.n.opusEncoderCreate(rate, this.complexity, this.maxAverageBitrate, this.hasFec ? 1 : 0, loss, this.useDtx ? 1 : 0);
+    this.enc = this.n.opusEncoderCreate(rate, this.complexity, this.maxAverageBitrate, this.hasFec ? 1 : 0, loss, this.useDtx ? 1 : 0, this.maxPlaybackRate);
     try {
       this.dec = this.n.opusDecoderCreate(rate);
     } catch (e) {

@@ -21,23 +21,34 @@ static napi_value opus_fail(napi_env env, const char *fn, int err) {
   return throw_codec(env, code, fn, opus_strerror(err));
 }
 
-/* opusEncoderCreate(sampleRate 16000|48000, complexity 0-10, bitrate 6000-510000, fec 0|1, lossPercent 0-100, dtx 0|1) */
+/* the widest audio band a peer's maxplaybackrate (Hz) asks for (RFC 7587 section 6.1) */
+static opus_int32 band_for(int64_t playback) {
+  return playback <= 8000 ? OPUS_BANDWIDTH_NARROWBAND : playback <= 12000 ? OPUS_BANDWIDTH_MEDIUMBAND : playback <= 16000 ? OPUS_BANDWIDTH_WIDEBAND
+       : playback <= 24000 ? OPUS_BANDWIDTH_SUPERWIDEBAND : OPUS_BANDWIDTH_FULLBAND;
+}
+
+/*
+ * opusEncoderCreate(sampleRate 16000|48000, complexity 0-10, bitrate 6000-510000, fec 0|1, lossPercent 0-100,
+ * dtx 0|1, maxPlaybackRate 8000-48000)
+ */
 static napi_value enc_create(napi_env env, napi_callback_info info) {
   const char *fn = "opusEncoderCreate";
-  napi_value a[6];
-  int64_t rate, cx, br, fec, loss, dtx;
-  if (!args(env, info, 6, a, fn)) return NULL;
+  napi_value a[7];
+  int64_t rate, cx, br, fec, loss, dtx, playback;
+  if (!args(env, info, 7, a, fn)) return NULL;
   if (!arg_int(env, a[0], 8000, 48000, &rate, fn, "sampleRate")) return NULL;
   if (!valid_rate(rate, 1)) return throw_range(env, fn, "sampleRate must be 16000 or 48000");
   if (!arg_int(env, a[1], 0, 10, &cx, fn, "complexity") || !arg_int(env, a[2], 6000, 510000, &br, fn, "bitrate") ||
-      !arg_int(env, a[3], 0, 1, &fec, fn, "fec") || !arg_int(env, a[4], 0, 100, &loss, fn, "lossPercent") || !arg_int(env, a[5], 0, 1, &dtx, fn, "dtx"))
+      !arg_int(env, a[3], 0, 1, &fec, fn, "fec") || !arg_int(env, a[4], 0, 100, &loss, fn, "lossPercent") || !arg_int(env, a[5], 0, 1, &dtx, fn, "dtx") ||
+      !arg_int(env, a[6], 8000, 48000, &playback, fn, "maxPlaybackRate"))
     return NULL;
   int err = 0;
   OpusEncoder *e = opus_encoder_create((opus_int32)rate, 1, OPUS_APPLICATION_VOIP, &err);
   if (!e) return opus_fail(env, fn, err);
   if (opus_encoder_ctl(e, OPUS_SET_COMPLEXITY((opus_int32)cx)) != OPUS_OK || opus_encoder_ctl(e, OPUS_SET_BITRATE((opus_int32)br)) != OPUS_OK ||
       opus_encoder_ctl(e, OPUS_SET_INBAND_FEC((opus_int32)fec)) != OPUS_OK || opus_encoder_ctl(e, OPUS_SET_PACKET_LOSS_PERC((opus_int32)loss)) != OPUS_OK ||
-      opus_encoder_ctl(e, OPUS_SET_DTX((opus_int32)dtx)) != OPUS_OK || opus_encoder_ctl(e, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE)) != OPUS_OK) {
+      opus_encoder_ctl(e, OPUS_SET_DTX((opus_int32)dtx)) != OPUS_OK || opus_encoder_ctl(e, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE)) != OPUS_OK ||
+      opus_encoder_ctl(e, OPUS_SET_MAX_BANDWIDTH(band_for(playback))) != OPUS_OK) {
     opus_encoder_destroy(e);
     return throw_codec(env, "ERR_OPUS", fn, "the encoder refused a setting");
   }

@@ -24,8 +24,11 @@ export interface NativeCodecs {
   /** Frees any handle's state now; idempotent. */
   close(handle: NativeHandle<string>): void;
   readonly opusVersion: string;
-  /** sampleRate 16000 | 48000; complexity 0-10; bitrate 6000-510000 bit/s; fec, dtx 0 | 1; lossPercent 0-100 (the FEC's expected loss). */
-  opusEncoderCreate(sampleRate: number, complexity: number, bitrate: number, fec: number, lossPercent: number, dtx: number): OpusEncoderHandle;
+  /**
+   * sampleRate 16000 | 48000; complexity 0-10; bitrate 6000-510000 bit/s; fec, dtx 0 | 1; lossPercent 0-100
+   * (the FEC's expected loss); maxPlaybackRate 8000-48000 Hz (the widest band encoded: ≤ 8000 narrow band…).
+   */
+  opusEncoderCreate(sampleRate: number, complexity: number, bitrate: number, fec: number, lossPercent: number, dtx: number, maxPlaybackRate: number): OpusEncoderHandle;
   /** One frame of frameSamples from pcm[0..]: bytes written into out (1-2 bytes: a DTX frame, not worth sending). */
   opusEncode(h: OpusEncoderHandle, pcm: Int16Array, frameSamples: number, out: Uint8Array): number;
   /** sampleRate 8000 | 12000 | 16000 | 24000 | 48000 (the output rate; any packet decodes at any rate). */

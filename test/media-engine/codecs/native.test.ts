@@ -149,7 +149,7 @@ describe('media-engine codecs: the native module', function () {
     it('the native functions check their handle and every argument', () => {
       const n = nativeCodecs;
       if (!n) throw new Error(String(nativeCodecsError));
-      const enc = n.opusEncoderCreate(16000, 5, 24000, 1, 10, 0);
+      const enc = n.opusEncoderCreate(16000, 5, 24000, 1, 10, 0, 16000);
       const g = n.g722EncoderCreate();
       const pcm = new Int16Array(320);
       const out = new Uint8Array(200);
@@ -168,7 +168,8 @@ describe('media-engine codecs: the native module', function () {
       expect(() => loose.g722Encode(g, pcm, 320, new Uint8Array(100))).to.throw(RangeError, /out is shorter/);
       expect(() => loose.g722Encode(g, pcm, '320', out)).to.throw(TypeError, /samples must be a number/);
       expect(() => loose.g722Encode(g, pcm, 1.5, out)).to.throw(RangeError, /samples must be an integer/);
-      expect(() => loose.opusEncoderCreate(16000, 5, 24000, 2, 10, 0)).to.throw(RangeError, /fec must be an integer from 0 to 1/);
+      expect(() => loose.opusEncoderCreate(16000, 5, 24000, 2, 10, 0, 16000)).to.throw(RangeError, /fec must be an integer from 0 to 1/);
+      expect(() => loose.opusEncoderCreate(16000, 5, 24000, 1, 10, 0, 4000)).to.throw(RangeError, /maxPlaybackRate/);
       expect(() => loose.opusDecoderCreate(22050)).to.throw(RangeError, /sampleRate/);
       expect(() => loose.close(42)).to.throw(TypeError, /not a codec handle/);
       n.close(enc);

@@ -3,8 +3,8 @@
 // espeak-ng and tones, with an SNR floor per codec measured at the codec's own delay, and the wideband
 // check of issue #34: a 6 kHz tone survives G.722 and Opus at 16 kHz and is gone after G.711.
 import { expect } from 'chai';
-import { type Codec, type CodecName, createCodec, G711Codec, Resampler } from '../../../media-engine/codecs';
-import { add, alignedSnr, roundTrip, speechAt, tone, toneDb } from './support';
+import { type Codec, type CodecName, createCodec, G711Codec, OpusCodec, Resampler } from '../../../media-engine/codecs';
+import { add, alignedSnr, rmsOf, roundTrip, speechAt, tone, toneDb } from './support';
 
 interface Case {
   name: CodecName;
@@ -124,5 +124,62 @@ describe('media-engine codecs: encode → decode', function () {
         expect(Math.abs(toneDb(back, R, 500, from, to) - toneDb(x, R, 500, from, to))).to.be.below(3);
       });
     }
+  });
+
+  describe('Opus packets of every bandwidth, decoded at 16 and 48 kHz', () => {
+    // TOC config (RFC 6716 3.1) → audio bandwidth
+    const band = (toc: number): string => {
+      const c = toc >> 3;
+      if (c < 12) return ['NB', 'MB', 'WB'][c >> 2];
+      if (c < 16) return c < 14 ? 'SWB' : 'FB';
+      return ['NB', 'WB', 'SWB', 'FB'][(c - 16) >> 2];
+    };
+    const encoders: Array<{ label: string; band: string; make: () => OpusCodec }> = [
+      { label: '48 kHz, maxplaybackrate 8000', band: 'NB', make: () => new OpusCodec({ sampleRate: 48000, maxPlaybackRate: 8000 }) },
+      { label: '16 kHz', band: 'WB', make: () => new OpusCodec({ sampleRate: 16000 }) },
+      { label: '48 kHz at 64 kbit/s', band: 'FB', make: () => new OpusCodec({ sampleRate: 48000, maxAverageBitrate: 64000 }) },
+    ];
+    for (const e of encoders) {
+      it(`${e.label}: ${e.band} packets decode in both decoders with a 1 kHz tone at its level`, () => {
+        const enc = e.make();
+        open.push(enc);
+        const x = tone(enc.sampleRate, 1000, enc.sampleRate * 2, 8000);
+        const N = enc.frameSamples;
+        const buf = new Uint8Array(1275);
+        const packets: Uint8Array[] = [];
+        for (let k = 0; (k + 1) * N <= x.length; k++) packets.push(buf.slice(0, enc.encode(x.subarray(k * N, (k + 1) * N), buf)));
+        expect(band(packets[packets.length - 1][0])).to.equal(e.band);
+        for (const rate of [16000, 48000] as const) {
+          const dec = new OpusCodec({ sampleRate: rate });
+          open.push(dec);
+          const M = dec.frameSamples;
+          const got = new Int16Array(packets.length * M);
+          const frame = new Int16Array(M);
+          packets.forEach((p, k) => {
+            expect(dec.decode(p, frame)).to.equal(M);
+            got.set(frame, k * M);
+          });
+          expect(toneDb(got, rate, 1000, rate / 2, got.length)).to.be.closeTo(toneDb(x, enc.sampleRate, 1000, enc.sampleRate / 2, x.length), 1.5);
+        }
+      });
+    }
+
+    it('usedtx: after 200 ms of silence, packets of 1-2 bytes but for a comfort-noise update every 400 ms', () => {
+      const dtx = new OpusCodec({ useDtx: true });
+      open.push(dtx);
+      const buf = new Uint8Array(1275);
+      const silence = new Int16Array(320);
+      const sizes: number[] = [];
+      for (let k = 0; k < 60; k++) sizes.push(dtx.encode(silence, buf));
+      const tiny = sizes.slice(10).filter((n) => n <= 2).length;
+      expect(tiny, sizes.join(',')).to.be.at.least(45);
+      const plain = new OpusCodec();
+      open.push(plain);
+      for (let k = 0; k < 60; k++) expect(plain.encode(silence, buf), 'without usedtx').to.be.above(2);
+      const sp = speechAt(16000);
+      const loud = sp.subarray(16000, 16320);
+      expect(rmsOf(loud)).to.be.above(300);
+      expect(dtx.encode(loud, buf)).to.be.above(2);
+    });
   });
 });
