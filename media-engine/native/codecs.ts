@@ -62,7 +62,9 @@ function load(): { codecs: NativeCodecs | null; error: string | null } {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return { codecs: require(NATIVE_CODECS_PATH) as NativeCodecs, error: null };
   } catch (e) {
-    return { codecs: null, error: `the native codec module did not load (${(e as Error).message}); run bash scripts/build-native.sh` };
+    // the first line only: Node appends the require stack on the next lines
+    const why = (e as Error).message.split('\n')[0];
+    return { codecs: null, error: `the native codec module did not load (${why}); run bash scripts/build-native.sh` };
   }
 }
 
