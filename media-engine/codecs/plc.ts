@@ -78,28 +78,45 @@ export class PitchPlc {
     return v * gain;
   }
 
-  /** The lag in [minLag, maxLag] with the highest normalised correlation of the last 20 ms against the past. */
+  /**
+   * The lag in [minLag, maxLag] with the highest normalised correlation of the last pitch-length window
+   * against the past: a coarse pass over every other lag on every other sample, then every lag within
+   * two of the best at full resolution (a quarter of the work of a full search).
+   */
   private findPitch(): number {
-    const h = this.hist;
-    const L = this.histLen;
-    const W = Math.min(this.maxLag, L - this.maxLag);
     let best = this.minLag;
     let bestScore = -Infinity;
-    for (let lag = this.minLag; lag <= this.maxLag; lag++) {
-      let xy = 0;
-      let yy = 0;
-      for (let i = L - W; i < L; i++) {
-        const y = h[i - lag];
-        xy += h[i] * y;
-        yy += y * y;
+    for (let lag = this.minLag; lag <= this.maxLag; lag += 2) {
+      const score = this.correlation(lag, 2);
+      if (score > bestScore) {
+        bestScore = score;
+        best = lag;
       }
-      const score = yy > 0 ? xy / Math.sqrt(yy) : 0;
+    }
+    const coarse = best;
+    bestScore = -Infinity;
+    for (let lag = Math.max(this.minLag, coarse - 2); lag <= Math.min(this.maxLag, coarse + 2); lag++) {
+      const score = this.correlation(lag, 1);
       if (score > bestScore) {
         bestScore = score;
         best = lag;
       }
     }
     return best;
+  }
+
+  private correlation(lag: number, step: number): number {
+    const h = this.hist;
+    const L = this.histLen;
+    const W = Math.min(this.maxLag, L - this.maxLag);
+    let xy = 0;
+    let yy = 0;
+    for (let i = L - W; i < L; i += step) {
+      const y = h[i - lag];
+      xy += h[i] * y;
+      yy += y * y;
+    }
+    return yy > 0 ? xy / Math.sqrt(yy) : 0;
   }
 }
 

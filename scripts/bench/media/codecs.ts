@@ -193,7 +193,7 @@ Reading the table:
 - A transcoded G.722 leg costs encode + decode + the 16k ↔ 8k resampling when its peer is G.711; an
   Opus leg at complexity 5 costs its encode + decode (and resampling when its peer's rate differs).
   The per-leg socket and timer work (about 20 µs per leg-frame, docs/benchmarks-media.md) comes on top.
-- Opus encode dominates everything; complexity is the knob (0 costs about a quarter of 10 here).
+- Opus encode dominates everything; complexity is the knob (0 costs a quarter of 10 or less here).
 - The loss rows are per frame over a stream losing every other frame (a lost frame alone is not a
   steady state: concealment fades to silence after a few frames, which costs nothing); subtract half
   the decode row to get a lost frame's own cost.
