@@ -14,7 +14,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # 1. Debian packages (what every part of the platform uses at run time or in tests).
-PKGS="postgresql redis-server sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools gcc libc6-dev"
+PKGS="postgresql redis-server sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools gcc libc6-dev libopus-dev libspandsp-dev libspeexdsp-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -95,7 +95,8 @@ fi
 # 4. Schema: every pending knex migration on the platform database (the test suites migrate their own).
 DATABASE_URL="$DATABASE_URL" npx tsx core/db/migrate-cli.ts >/dev/null
 
-# 5. The media workers' native RTP sockets (falls back to node:dgram when it cannot build).
+# 5. The media workers' native modules: RTP sockets (node:dgram when they cannot build) and codecs
+#    (Opus, G.722, the resampler; without them the engine offers G.711 only).
 bash scripts/build-native.sh
 
 # 6. The browser apps (web/<app>/) bundled with esbuild into dist/web/<app>/.

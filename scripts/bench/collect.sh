@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 out=docs/benchmarks.md
 {
   cat docs/benchmarks-summary.md
-  for f in sip api media capacity media-dsp calls flow events conference queue streams speech ai campaigns; do
+  for f in sip api media capacity media-dsp codecs calls flow events conference queue streams speech ai campaigns; do
     [ -f "docs/benchmarks-$f.md" ] || continue
     printf '\n---\n\n'
     # demote the area file's headings one level so they nest under this document's title

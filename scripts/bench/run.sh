@@ -21,6 +21,7 @@ declare -A CMD=(
   [api]="npx tsx scripts/bench/api/run.ts --duration 10"
   [media]="npx tsx scripts/bench/media/run.ts --levels 100,250,500"
   [media-dsp]="npx tsx scripts/bench/media-dsp/run.ts"
+  [codecs]="npx tsx scripts/bench/media/codecs.ts"
   [calls]="npx tsx scripts/bench/calls/run.ts"
   [flow]="npx tsx scripts/bench/flow/run.ts"
   [media-gap]="npx tsx scripts/bench/flow/media-gap.ts"
@@ -32,7 +33,7 @@ declare -A CMD=(
   [ai]="npx tsx scripts/bench/ai/run.ts"
   [campaigns]="npx tsx scripts/bench/campaigns/run.ts --calls 100 --level 20"
 )
-ORDER=(sip sip-parser api media media-dsp calls flow media-gap events conference queue streams speech ai campaigns)
+ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference queue streams speech ai campaigns)
 
 areas=("$@")
 [ ${#areas[@]} -eq 0 ] && areas=("${ORDER[@]}")
