@@ -133,8 +133,8 @@ class PassLookups {
   agent(id: string) {
     return this.once(`a:${id}`, () => this.ctx.repos.agents.get(id));
   }
-  sessionRevoked(sid: string) {
-    return this.once(`r:${sid}`, () => isSessionRevoked(this.ctx, sid));
+  sessionRevoked(sid: string | null) {
+    return sid === null ? Promise.resolve(false) : this.once(`r:${sid}`, () => isSessionRevoked(this.ctx, sid));
   }
 }
 
@@ -158,7 +158,8 @@ async function revocation(s: Admission, look: PassLookups): Promise<string | nul
       // a password change or a freeze ended every session of the agent; a sign-out ended this one
       // (told after the account's standing, so a frozen account's sockets close with ACCOUNT_FROZEN)
       if (Number(agent.session_generation) !== (a.session?.generation ?? 0)) ended = 'session ended';
-      else if (a.session?.id && (await look.sessionRevoked(a.session.id))) ended = 'session signed out';
+      // (a delegate token's login session too)
+      else if (a.session && ((await look.sessionRevoked(a.session.id)) || (await look.sessionRevoked(a.session.parentId)))) ended = 'session signed out';
     }
     const info = await look.status(a.customerId);
     if (!info) return 'customer not found';
@@ -186,7 +187,7 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
   let running: Promise<void> | null = null;
   const recheckAll = async () => {
     if (running) return running;
-    running = check([...byCustomer.values()].flatMap((set) => [...set])).finally(() => (running = null));
+    running = check([...new Set([...byCustomer.values()].flatMap((set) => [...set]))]).finally(() => (running = null));
     return running;
   };
   const interval = setInterval(() => void recheckAll(), opts.recheckMs ?? DEFAULT_RECHECK_MS);
@@ -230,18 +231,23 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
       return { auth, expiresAtMs: await expiryOf(ctx, auth, fake) };
     },
     track(s) {
-      const key = s.auth.customerId.toLowerCase();
-      let set = byCustomer.get(key);
-      if (!set) byCustomer.set(key, (set = new Set()));
-      set.add(s);
+      // a delegate token's socket is rechecked for its delegator's customer too (a sign-out there ends it)
+      const keys = [s.auth.customerId, ...(s.auth.kind === 'delegate' ? [s.auth.delegatorCustomerId] : [])].map((k) => k.toLowerCase());
+      for (const key of keys) {
+        let set = byCustomer.get(key);
+        if (!set) byCustomer.set(key, (set = new Set()));
+        set.add(s);
+      }
       armExpiry(s);
       return () => {
         const t = timers.get(s);
         if (t) clearTimeout(t);
         timers.delete(s);
-        const cur = byCustomer.get(key);
-        cur?.delete(s);
-        if (cur && cur.size === 0) byCustomer.delete(key);
+        for (const key of keys) {
+          const cur = byCustomer.get(key);
+          cur?.delete(s);
+          if (cur && cur.size === 0) byCustomer.delete(key);
+        }
       };
     },
     recheckAll,

@@ -219,6 +219,34 @@ describe('security: sessions end on the server (issue 32 item 13)', function () 
     expect401(await customer(a, token));
   });
 
+  it('signing out a super admin\'s login ends the delegate tokens that session asked for', async () => {
+    const op = await createFixture(a.t.ctx, { permission: Permission.ProjectSuperAdmin });
+    const opLogin = async (): Promise<string> => {
+      const res = await request(a.t.app).post('/auth/login').send({ username: op.admin.username, password: op.password });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.token as string;
+    };
+    const delegate = async (login: string): Promise<string> => {
+      const res = await request(a.t.app).post('/auth/delegate').set('Authorization', `Bearer ${login}`).send({ customer_id: f.customer.id, reason: 'support ticket 32' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.token as string;
+    };
+    const [signedOut, other] = [await opLogin(), await opLogin()];
+    const [dt, kept] = [await delegate(signedOut), await delegate(other)];
+    expect((await customer(a, dt)).status).to.equal(200);
+    expect((await customer(b, dt)).status).to.equal(200);
+    const open = await openSocket(a.wsUrl(`token=${dt}`));
+    expect((await request(a.t.app).post('/auth/logout').set('Authorization', `Bearer ${signedOut}`)).status).to.equal(204);
+    expect401(await customer(a, dt));
+    expect(await upgradeStatus(a.wsUrl(`token=${dt}`))).to.deep.equal({ status: 401, reason: 'INVALID_CREDENTIALS' });
+    expect((await within(open.closed, 5000, 'open delegate socket closed')).code).to.equal(1008);
+    await new Promise((r) => setTimeout(r, 1100)); // node b's cache window
+    expect401(await customer(b, dt));
+    // the super admin's other session and the delegate token it asked for stay
+    expect((await customer(a, other)).status).to.equal(200);
+    expect((await customer(a, kept)).status).to.equal(200);
+  });
+
   it('a password reset by mail link ends every session', async () => {
     const token = await login();
     const link = await issueResetToken(a.t.ctx.db, f.admin);
