@@ -1,6 +1,7 @@
 /**
  * The gate and the revocation watch of every authenticated WebSocket of control-api (/v1.0/ws, the
- * agent socket, media streams). At upgrade: credentials as on REST (401), then the account status
+ * agent socket, media streams). At upgrade: the session cookie from a page of another origin is
+ * refused (403 PERMISSION_DENIED, middleware/origin.ts), credentials as on REST (401), then the account status
  * gate (403 ACCOUNT_FROZEN / ACCOUNT_EXPIRED / ACCOUNT_DELETED, failing open when the lookup fails,
  * as the REST gate does). While open, a socket is closed with 1008 and the reason when
  *   - its credential expires (a timer at the JWT's exp or the accesskey's tm_expire);
@@ -24,6 +25,7 @@ import type { AppContext, AuthContext } from '../context';
 import { createCredentials, readCookie, type CredentialSource, type Credentials } from '../middleware/credentials';
 import { statusError } from '../middleware/status-gate';
 import { isSessionRevoked } from '../middleware/sessions';
+import { foreignCookieRequest, foreignOriginRefused } from '../middleware/origin';
 import { ApiError } from '../../core/errors';
 import { isAccesskeyExpired } from '../../core/repos';
 import { isProjectSuperAdmin } from '../../core/permissions';
@@ -53,6 +55,14 @@ export function upgradeRequestId(req: http.IncomingMessage): string {
 /** The request shape the credential middleware reads, from a raw upgrade request. */
 export function upgradeRequest(req: http.IncomingMessage, url: URL): CredentialSource {
   return { headers: req.headers, query: Object.fromEntries(url.searchParams) };
+}
+
+/** The scheme the client used: TLS on the socket, or (TRUST_PROXY) the proxy's X-Forwarded-Proto, as express reads it. */
+function upgradeScheme(ctx: AppContext, req: http.IncomingMessage): 'http' | 'https' {
+  if ('encrypted' in req.socket && req.socket.encrypted === true) return 'https';
+  const fwd = req.headers['x-forwarded-proto'];
+  const first = typeof fwd === 'string' ? fwd.split(',', 1)[0]!.trim().toLowerCase() : '';
+  return ctx.config.trustProxy && first === 'https' ? 'https' : 'http';
 }
 
 /** The Redis channel that asks every copy to recheck one customer's sockets now. */
@@ -217,6 +227,8 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
   return {
     async admit(req, url) {
       const fake = upgradeRequest(req, url);
+      // the session cookie from another site's page opens nothing (docs/security.md "Origin checks")
+      if (foreignCookieRequest(ctx.config.publicUrl, fake, `${upgradeScheme(ctx, req)}://${req.headers.host ?? ''}`)) throw foreignOriginRefused();
       const auth = await credentials.resolve(fake);
       let info;
       try {
