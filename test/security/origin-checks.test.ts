@@ -17,6 +17,7 @@ import { startStack } from '../sip-server/stack/support';
 import { WsSipPhone } from '../support/ws-sip';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { freePort } from '../support/ports';
+import { upgradeStatus } from '../support/ws-upgrade';
 import { attachWebSocket } from '../../control-api/ws';
 import { newId } from '../../core/ids';
 
@@ -157,38 +158,21 @@ describe('security: Origin checks (issue 32 item 15)', function () {
       expect((await request(base).get('/v1.0/customer').set('Cookie', cookie).set('Origin', evil)).status).to.equal(200);
     });
 
-    /** The upgrade's status (101 when the WebSocket opened) and the refusal's reason. */
-    function upgrade(url: string, headers: Record<string, string>): Promise<{ status: number; reason?: string }> {
-      return new Promise((resolve) => {
-        const s = new WebSocket(url, { headers });
-        s.once('open', () => {
-          s.close();
-          resolve({ status: 101 });
-        });
-        s.once('error', () => undefined);
-        s.once('unexpected-response', (_req, res) => {
-          let body = '';
-          res.on('data', (d: Buffer) => (body += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, reason: (JSON.parse(body) as { error?: { reason?: string } }).error?.reason }));
-        });
-      });
-    }
-
     it('control-api WebSockets: a foreign Origin with the session cookie is refused at the upgrade (403)', async () => {
       const ws = await attachWebSocket(server, t.ctx, { stream: `test-origin-${newId()}`, recheckMs: 60_000 });
       try {
         const url = `${base.replace(/^http/, 'ws')}/v1.0/ws`;
         const denied = { status: 403, reason: 'PERMISSION_DENIED' };
         for (const origin of ['https://evil.example.test', 'null', 'https://console.example.test.', 'https://console.example.test:8443']) {
-          expect(await upgrade(url, { Cookie: cookie, Origin: origin }), origin).to.deep.equal(denied);
+          expect(await upgradeStatus(url, { Cookie: cookie, Origin: origin }), origin).to.deep.equal(denied);
         }
         // the platform's pages (any case, default port), the request's own origin, no Origin (not a browser)
         for (const origin of [PLATFORM, 'HTTPS://Console.Example.Test:443', base]) {
-          expect(await upgrade(url, { Cookie: cookie, Origin: origin }), origin).to.deep.equal({ status: 101 });
+          expect(await upgradeStatus(url, { Cookie: cookie, Origin: origin }), origin).to.deep.equal({ status: 101 });
         }
-        expect(await upgrade(url, { Cookie: cookie })).to.deep.equal({ status: 101 });
+        expect(await upgradeStatus(url, { Cookie: cookie })).to.deep.equal({ status: 101 });
         // a token in the URL is no ambient credential: another site's page had to know it
-        expect(await upgrade(`${url}?token=${f.token}`, { Origin: 'https://evil.example.test' })).to.deep.equal({ status: 101 });
+        expect(await upgradeStatus(`${url}?token=${f.token}`, { Origin: 'https://evil.example.test' })).to.deep.equal({ status: 101 });
       } finally {
         await ws.close();
       }

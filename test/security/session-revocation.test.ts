@@ -11,6 +11,7 @@ import request from 'supertest';
 import { WebSocket } from 'ws';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { freePort } from '../support/ports';
+import { upgradeStatus } from '../support/ws-upgrade';
 import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
 import { newId } from '../../core/ids';
 import { Permission } from '../../core/permissions';
@@ -41,29 +42,6 @@ async function startNode(prefix: string, cacheTtlMs: number): Promise<Node> {
       await t.close();
     },
   };
-}
-
-/** The upgrade's HTTP status: 101 when it opened (closed again at once), else the refusal's. */
-function upgradeStatus(url: string): Promise<{ status: number; reason?: string }> {
-  return new Promise((resolve, reject) => {
-    const s = new WebSocket(url);
-    s.once('open', () => {
-      s.close();
-      resolve({ status: 101 });
-    });
-    s.once('error', () => undefined);
-    s.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, reason: (JSON.parse(body) as { error?: { reason?: string } }).error?.reason });
-        } catch (e) {
-          reject(e as Error);
-        }
-      });
-    });
-  });
 }
 
 async function openSocket(url: string): Promise<{ socket: WebSocket; closed: Promise<{ code: number; reason: string }> }> {
