@@ -15,6 +15,8 @@ import { EgressPolicy } from '../core/net';
 export interface SessionRef {
   /** The token's `sid`; null for a token signed before sessions existed. */
   id: string | null;
+  /** A delegate token's `psid`: the login session that asked for it (ended with it); null: none. */
+  parentId: string | null;
   /** The agent's session generation the token was signed in. */
   generation: number;
   expiresAtMs: number;

@@ -10,6 +10,7 @@
  * Login and delegate tokens also carry their session: `sid` (random, revoked one by one at sign-out)
  * and `gen` (the agent's session_generation when signed; a password change or a freeze raises it).
  * A token without them (signed before sessions existed) counts as generation 0 with no session id.
+ * A delegate token also names the login session that asked for it (`psid`): signing that out ends it.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
@@ -23,6 +24,8 @@ export const DELEGATE_TOKEN_TTL_SEC = 30 * 60;
 export interface SessionClaims {
   sid?: string;
   gen?: number;
+  /** Delegate tokens: the `sid` of the login token that asked for it. */
+  psid?: string;
 }
 export interface LoginClaims extends SessionClaims {
   typ: 'login';
@@ -97,6 +100,7 @@ export async function verifyToken(secret: string, token: string): Promise<Verifi
   const session =
     payload.typ === 'direct' ||
     ((payload.sid === undefined || (typeof payload.sid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(payload.sid))) &&
+      (payload.psid === undefined || (payload.typ === 'delegate' && typeof payload.psid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(payload.psid))) &&
       (payload.gen === undefined || (typeof payload.gen === 'number' && Number.isSafeInteger(payload.gen) && payload.gen >= 0)));
   if (!ok || !session) throw new TokenError('invalid', 'token claims invalid');
   return payload as unknown as VerifiedClaims;

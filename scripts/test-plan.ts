@@ -134,3 +134,16 @@ export function mergeTimes(table: TimesTable, measured: Record<string, number>):
   const sorted = Object.fromEntries(Object.keys(seconds).sort().map((k) => [k, seconds[k]!]));
   return { ...(table.note ? { note: table.note } : {}), seconds: sorted };
 }
+
+/** A shard's time limit without TEST_SHARD_TIMEOUT_S: this many times its expected seconds, at least the floor. */
+const LIMIT_FACTOR = 3;
+const LIMIT_FLOOR_S = 15 * 60;
+
+/** A shard's time limit, seconds: TEST_SHARD_TIMEOUT_S, else LIMIT_FACTOR × its expected seconds (at least LIMIT_FLOOR_S). */
+export function shardLimitSeconds(expected: number, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.TEST_SHARD_TIMEOUT_S;
+  if (raw === undefined || raw === '') return Math.max(LIMIT_FLOOR_S, Math.ceil(LIMIT_FACTOR * expected));
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`TEST_SHARD_TIMEOUT_S must be a number of seconds > 0, got ${raw}`);
+  return n;
+}

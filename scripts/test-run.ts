@@ -12,13 +12,16 @@
  * printed whole when it ends, framed by a header; its own closing line reads "[shard i/n] N passed, ...".
  * The last line of all is the sum over the shards, "N passed, N failed, N skipped"; the exit status is
  * non-zero when any shard failed or ended without its summary (that counts as one failure).
+ * A shard still running after its time limit (TEST_SHARD_TIMEOUT_S seconds, default three times its
+ * expected seconds and at least 15 minutes) is ended with its whole process group (the phones and
+ * engines its tests started), its output so far printed, and counted as one failure.
  * TEST_TIMES_WRITE=1 merges the measured seconds per directory into the table.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findTestFiles, mergeTimes, partition, readTimes, units, type Shard } from './test-plan';
+import { findTestFiles, mergeTimes, partition, readTimes, shardLimitSeconds, units, type Shard } from './test-plan';
 
 const ROOT = path.resolve(__dirname, '..');
 const MOCHA = path.join(ROOT, 'node_modules', '.bin', 'mocha');
@@ -26,6 +29,8 @@ const REPORTER = 'test/support/reporter.js';
 const TIMES = path.join(ROOT, 'test', 'support', 'test-times.json');
 /** A line while shards run and print nothing (their output is buffered), so CI sees the run is alive. */
 const HEARTBEAT_MS = 120_000;
+/** After SIGTERM at the time limit, SIGKILL follows when the shard has not ended by then. */
+const KILL_GRACE_MS = 10_000;
 
 interface Summary {
   passed: number;
@@ -41,6 +46,8 @@ interface ShardResult {
   signal: NodeJS.Signals | null;
   seconds: number;
   summary: Summary | null;
+  /** the shard was ended at its time limit */
+  timedOut: boolean;
 }
 
 const say = (line: string) => process.stdout.write(`[test] ${line}\n`);
@@ -67,12 +74,22 @@ function forwardSignals(list: ChildProcess[]): void {
   for (const c of list) children.add(c);
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
-      for (const c of children) if (c.exitCode === null) c.kill(sig);
+      for (const c of children) if (c.exitCode === null) signalGroup(c, sig);
     });
   }
 }
 
-function runShard(shard: Shard, count: number, dir: string): Promise<ShardResult> {
+/** A shard runs in a process group of its own (spawned detached): the signal reaches what its tests started too. */
+function signalGroup(c: ChildProcess, sig: NodeJS.Signals): void {
+  try {
+    if (c.pid !== undefined) process.kill(-c.pid, sig);
+    else c.kill(sig);
+  } catch {
+    c.kill(sig); // the group is gone already, or it was never one (the narrowed run)
+  }
+}
+
+function runShard(shard: Shard, count: number, dir: string, limitS: number): Promise<ShardResult> {
   const summaryFile = path.join(dir, `shard-${shard.index}.json`);
   const files = shard.units.flatMap((u) => u.files).sort();
   const started = Date.now();
@@ -80,21 +97,32 @@ function runShard(shard: Shard, count: number, dir: string): Promise<ShardResult
     cwd: ROOT,
     env: { ...process.env, TEST_SHARD: String(shard.index), TEST_SHARDS: String(count), TEST_SUMMARY_FILE: summaryFile },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   children.add(child);
   const out: Buffer[] = [];
   child.stdout.on('data', (b: Buffer) => out.push(b));
   child.stderr.on('data', (b: Buffer) => out.push(b));
+  let timedOut = false;
+  let kill: NodeJS.Timeout | undefined;
+  const limit = setTimeout(() => {
+    timedOut = true;
+    say(`shard ${shard.index}/${count}: still running after its limit of ${limitS} s: ended (TEST_SHARD_TIMEOUT_S)`);
+    signalGroup(child, 'SIGTERM');
+    kill = setTimeout(() => signalGroup(child, 'SIGKILL'), KILL_GRACE_MS);
+  }, limitS * 1000);
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
+      clearTimeout(limit);
+      clearTimeout(kill);
       children.delete(child);
       const seconds = Math.round((Date.now() - started) / 1000);
-      const summary = readSummary(summaryFile);
+      const summary = timedOut ? null : readSummary(summaryFile);
       const head = `shard ${shard.index}/${count}: ${shard.units.map((u) => u.dir).join(' ')}`;
-      process.stdout.write(`\n[test] ──── ${head} ──── output (${seconds} s, exit ${code ?? signal})\n`);
+      process.stdout.write(`\n[test] ──── ${head} ──── output (${seconds} s, ${timedOut ? `timed out after ${limitS} s` : `exit ${code ?? signal}`})\n`);
       process.stdout.write(Buffer.concat(out));
       process.stdout.write(`[test] ──── end of shard ${shard.index}/${count} ────\n`);
-      resolve({ shard, code, signal, seconds, summary });
+      resolve({ shard, code, signal, seconds, summary, timedOut });
     });
   });
 }
@@ -118,6 +146,7 @@ async function runSharded(): Promise<number> {
   const table = readTimes(TIMES);
   const files = findTestFiles(ROOT, roots.length > 0 ? roots : ['test']);
   const shards = partition(units(ROOT, files, table), jobs);
+  const limits = new Map(shards.map((s) => [s.index, shardLimitSeconds(s.seconds)]));
   say(`${files.length} spec files, ${shards.reduce((n, s) => n + s.units.length, 0)} directories, ${shards.length} mocha processes (TEST_JOBS=${jobs})`);
   for (const s of shards) {
     const dirs = s.units.map((u) => `${u.dir}${u.estimated ? '*' : ''}`).join(' ');
@@ -133,7 +162,7 @@ async function runSharded(): Promise<number> {
   }, HEARTBEAT_MS);
   forwardSignals([]);
   const results = await Promise.all(
-    shards.map((s) => runShard(s, shards.length, tmp).then((r) => { pending.delete(s.index); return r; })),
+    shards.map((s) => runShard(s, shards.length, tmp, limits.get(s.index)!).then((r) => { pending.delete(s.index); return r; })),
   );
   clearInterval(beat);
   fs.rmSync(tmp, { recursive: true, force: true });
@@ -153,11 +182,14 @@ async function runSharded(): Promise<number> {
       failed += r.summary.failed;
       skipped += r.summary.skipped;
       say(`shard ${r.shard.index}/${shards.length}: ${r.seconds} s (about ${r.shard.seconds} s expected), ${r.summary.passed} passed, ${r.summary.failed} failed, ${r.summary.skipped} skipped, exit ${exit}`);
+    } else if (r.timedOut) {
+      failed += 1;
+      say(`shard ${r.shard.index}/${shards.length}: timed out after ${r.seconds} s (limit ${limits.get(r.shard.index)} s): counted as 1 failed`);
     } else {
       failed += 1;
       say(`shard ${r.shard.index}/${shards.length}: ended (exit ${exit}) after ${r.seconds} s without a summary: counted as 1 failed`);
     }
-    if (r.code !== 0) bad = true;
+    if (r.code !== 0 || r.timedOut) bad = true;
   }
   say(`wall ${Math.round((Date.now() - started) / 1000)} s`);
   process.stdout.write(`${passed} passed, ${failed} failed, ${skipped} skipped\n`);

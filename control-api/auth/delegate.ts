@@ -41,6 +41,8 @@ export function postDelegate(deps: AuthDeps): RequestHandler {
       {
         typ: 'delegate', sub: agent.id, customer_id: target.id, delegator_customer_id: agent.customer_id,
         sid: newSessionId(), gen: Number(agent.session_generation),
+        // signing out the login session that asked for it ends it too
+        ...(a.kind === 'agent' && a.session?.id ? { psid: a.session.id } : {}),
       },
       DELEGATE_TOKEN_TTL_SEC,
     );

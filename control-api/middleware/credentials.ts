@@ -90,8 +90,9 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
     const hit = jwtCache.get(token);
     if (hit !== undefined && hit.exp * 1000 > clock.nowMs()) return hit;
     const claims = await verifyToken(ctx.config.jwtSecret, token);
-    if (claims.typ !== 'direct' && claims.sid && (await isSessionRevoked(ctx, claims.sid))) {
-      throw invalidCredentials('session signed out');
+    if (claims.typ !== 'direct') {
+      const sids = [claims.sid, claims.psid].filter((s): s is string => typeof s === 'string');
+      if (await isSessionRevoked(ctx, ...sids)) throw invalidCredentials('session signed out');
     }
     jwtCache.set(token, claims);
     return claims;
@@ -108,7 +109,7 @@ export function createCredentials(ctx: AppContext, opts: CredentialOptions = {})
 
   /** A login or delegate token's AuthContext from its agent's (cached or read) info. */
   function agentAuth(claims: AgentClaims, a: AgentInfo): AuthContext {
-    const session = { id: claims.sid ?? null, generation: claims.gen ?? 0, expiresAtMs: claims.exp * 1000 };
+    const session = { id: claims.sid ?? null, parentId: claims.psid ?? null, generation: claims.gen ?? 0, expiresAtMs: claims.exp * 1000 };
     if (claims.typ === 'login') {
       if (!a || a.customerId !== claims.customer_id) throw invalidCredentials('agent no longer exists');
       if (session.generation !== a.generation) throw invalidCredentials('session ended (password changed or account frozen)');

@@ -8,6 +8,7 @@ import { ApiError } from '../../core/errors';
 import { clock } from '../../core/clock';
 import { publishRecheck } from '../ws/guard';
 import { noteRevocation, revokedSessionKey } from './sessions';
+import { WebSipCredentials } from '../../core/workspace/web-sip-credentials';
 
 /** Kept a minute past the token's exp, so a clock skew between nodes cannot revive it. */
 const KEEP_PAST_EXP_MS = 60_000;
@@ -19,14 +20,16 @@ export async function sessionsRevoked(ctx: AppContext, customerId: string): Prom
 }
 
 /**
- * Signs out the session an agent or delegate token belongs to. A token without a session id (signed
- * before sessions existed) cannot be told apart from the agent's other tokens: all of them are retired.
+ * Signs out the session an agent or delegate token belongs to, and the browser SIP credentials it
+ * asked for. A token without a session id (signed before sessions existed) cannot be told apart from
+ * the agent's other tokens: all of them are retired (which ends every credential of the agent too).
  */
 export async function signOutSession(ctx: AppContext, auth: Extract<AuthContext, { kind: 'agent' | 'delegate' }>): Promise<void> {
   const s: SessionRef | undefined = auth.session;
   if (s?.id) {
     const ttl = Math.max(1, s.expiresAtMs - clock.nowMs()) + KEEP_PAST_EXP_MS;
     await ctx.redis.set(revokedSessionKey(ctx, s.id), '1', 'PX', ttl);
+    await new WebSipCredentials(ctx.redis, ctx.config.redisKeyPrefix).revokeSession(auth.agentId, s.id);
   } else {
     await ctx.repos.agents.retireSessions({ agentId: auth.agentId });
   }

@@ -5,6 +5,8 @@
  *          addresses (body `extension_id` picks which; default the first). 400 when the agent has no
  *          extension among its addresses, or `extension_id` is not one of them.
  *   DELETE revokes every browser credential of the agent (the browser phone's sign-out).
+ * A credential ends with the login session that asked for it too: that session's sign-out, a password
+ * change or an account freeze (control-api/middleware/session-revoke.ts, core/workspace/web-sip-credentials.ts).
  *
  * The decision and the registrar's side: core/workspace/web-sip-credentials.ts.
  */
@@ -61,8 +63,13 @@ const defs: AnyRoute[] = [
     handler: async ({ ctx, auth, body }) => {
       const s = agentScope(auth);
       const ext = await agentExtension(ctx, s, body.extension_id);
+      // bound to the asking session: its sign-out, a password change or a freeze ends the credential too
+      const session = auth.kind === 'agent' || auth.kind === 'delegate' ? auth.session : undefined;
       const cred = await store(ctx).issue(
-        { customerId: s.customerId, agentId: s.agentId, extensionId: ext.id, aorUser: ext.username, aorDomain: ext.domain_name },
+        {
+          customerId: s.customerId, agentId: s.agentId, extensionId: ext.id, aorUser: ext.username, aorDomain: ext.domain_name,
+          sessionId: session?.id ?? null, sessionGeneration: session?.generation ?? 0,
+        },
         ctx.config.webSipCredentialTtlSec,
       );
       return {

@@ -1,6 +1,7 @@
 /**
  * The gate and the revocation watch of every authenticated WebSocket of control-api (/v1.0/ws, the
- * agent socket, media streams). At upgrade: credentials as on REST (401), then the account status
+ * agent socket, media streams). At upgrade: the session cookie from a page of another origin is
+ * refused (403 PERMISSION_DENIED, middleware/origin.ts), credentials as on REST (401), then the account status
  * gate (403 ACCOUNT_FROZEN / ACCOUNT_EXPIRED / ACCOUNT_DELETED, failing open when the lookup fails,
  * as the REST gate does). While open, a socket is closed with 1008 and the reason when
  *   - its credential expires (a timer at the JWT's exp or the accesskey's tm_expire);
@@ -24,6 +25,7 @@ import type { AppContext, AuthContext } from '../context';
 import { createCredentials, readCookie, type CredentialSource, type Credentials } from '../middleware/credentials';
 import { statusError } from '../middleware/status-gate';
 import { isSessionRevoked } from '../middleware/sessions';
+import { foreignCookieRequest, foreignOriginRefused } from '../middleware/origin';
 import { ApiError } from '../../core/errors';
 import { isAccesskeyExpired } from '../../core/repos';
 import { isProjectSuperAdmin } from '../../core/permissions';
@@ -53,6 +55,14 @@ export function upgradeRequestId(req: http.IncomingMessage): string {
 /** The request shape the credential middleware reads, from a raw upgrade request. */
 export function upgradeRequest(req: http.IncomingMessage, url: URL): CredentialSource {
   return { headers: req.headers, query: Object.fromEntries(url.searchParams) };
+}
+
+/** The scheme the client used: TLS on the socket, or (TRUST_PROXY) the proxy's X-Forwarded-Proto, as express reads it. */
+function upgradeScheme(ctx: AppContext, req: http.IncomingMessage): 'http' | 'https' {
+  if ('encrypted' in req.socket && req.socket.encrypted === true) return 'https';
+  const fwd = req.headers['x-forwarded-proto'];
+  const first = typeof fwd === 'string' ? fwd.split(',', 1)[0]!.trim().toLowerCase() : '';
+  return ctx.config.trustProxy && first === 'https' ? 'https' : 'http';
 }
 
 /** The Redis channel that asks every copy to recheck one customer's sockets now. */
@@ -133,8 +143,8 @@ class PassLookups {
   agent(id: string) {
     return this.once(`a:${id}`, () => this.ctx.repos.agents.get(id));
   }
-  sessionRevoked(sid: string) {
-    return this.once(`r:${sid}`, () => isSessionRevoked(this.ctx, sid));
+  sessionRevoked(sid: string | null) {
+    return sid === null ? Promise.resolve(false) : this.once(`r:${sid}`, () => isSessionRevoked(this.ctx, sid));
   }
 }
 
@@ -158,7 +168,8 @@ async function revocation(s: Admission, look: PassLookups): Promise<string | nul
       // a password change or a freeze ended every session of the agent; a sign-out ended this one
       // (told after the account's standing, so a frozen account's sockets close with ACCOUNT_FROZEN)
       if (Number(agent.session_generation) !== (a.session?.generation ?? 0)) ended = 'session ended';
-      else if (a.session?.id && (await look.sessionRevoked(a.session.id))) ended = 'session signed out';
+      // (a delegate token's login session too)
+      else if (a.session && ((await look.sessionRevoked(a.session.id)) || (await look.sessionRevoked(a.session.parentId)))) ended = 'session signed out';
     }
     const info = await look.status(a.customerId);
     if (!info) return 'customer not found';
@@ -186,7 +197,7 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
   let running: Promise<void> | null = null;
   const recheckAll = async () => {
     if (running) return running;
-    running = check([...byCustomer.values()].flatMap((set) => [...set])).finally(() => (running = null));
+    running = check([...new Set([...byCustomer.values()].flatMap((set) => [...set]))]).finally(() => (running = null));
     return running;
   };
   const interval = setInterval(() => void recheckAll(), opts.recheckMs ?? DEFAULT_RECHECK_MS);
@@ -216,6 +227,8 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
   return {
     async admit(req, url) {
       const fake = upgradeRequest(req, url);
+      // the session cookie from another site's page opens nothing (docs/security.md "Origin checks")
+      if (foreignCookieRequest(ctx.config.publicUrl, fake, `${upgradeScheme(ctx, req)}://${req.headers.host ?? ''}`)) throw foreignOriginRefused();
       const auth = await credentials.resolve(fake);
       let info;
       try {
@@ -230,18 +243,23 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
       return { auth, expiresAtMs: await expiryOf(ctx, auth, fake) };
     },
     track(s) {
-      const key = s.auth.customerId.toLowerCase();
-      let set = byCustomer.get(key);
-      if (!set) byCustomer.set(key, (set = new Set()));
-      set.add(s);
+      // a delegate token's socket is rechecked for its delegator's customer too (a sign-out there ends it)
+      const keys = [s.auth.customerId, ...(s.auth.kind === 'delegate' ? [s.auth.delegatorCustomerId] : [])].map((k) => k.toLowerCase());
+      for (const key of keys) {
+        let set = byCustomer.get(key);
+        if (!set) byCustomer.set(key, (set = new Set()));
+        set.add(s);
+      }
       armExpiry(s);
       return () => {
         const t = timers.get(s);
         if (t) clearTimeout(t);
         timers.delete(s);
-        const cur = byCustomer.get(key);
-        cur?.delete(s);
-        if (cur && cur.size === 0) byCustomer.delete(key);
+        for (const key of keys) {
+          const cur = byCustomer.get(key);
+          cur?.delete(s);
+          if (cur && cur.size === 0) byCustomer.delete(key);
+        }
       };
     },
     recheckAll,

@@ -133,7 +133,7 @@ export function agentsRepo(db: Db) {
      */
     async retireSessions(by: { agentId: string } | { customerId: string }): Promise<string[]> {
       const q = 'agentId' in by ? table().where({ id: by.agentId }) : table().where({ customer_id: by.customerId });
-      const rows = await q.update({ session_generation: db.raw('session_generation + 1') } as never).returning('id');
+      const rows = await q.update({ session_generation: db.raw<number>('session_generation + 1') }).returning('id');
       return (rows as Array<{ id: string }>).map((r) => r.id);
     },
     /** Soft-deletes every agent of a customer (account deletion cascade); returns how many. */

@@ -166,7 +166,7 @@ export function provisioningCustomerSecretsRepo(db: Db) {
     /** Sets the customer's secret, replacing the one before (which stops working). */
     async replace(customerId: string, secretHash: string): Promise<ProvisioningCustomerSecretRow> {
       const row = { customer_id: customerId, secret_hash: secretHash, tm_create: clock.now() };
-      const [out] = await table().insert(row as never).onConflict('customer_id').merge().returning('*');
+      const [out] = await table().insert(row).onConflict('customer_id').merge().returning('*');
       return out as ProvisioningCustomerSecretRow;
     },
     async get(customerId: string): Promise<ProvisioningCustomerSecretRow | null> {

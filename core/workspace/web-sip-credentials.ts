@@ -9,8 +9,10 @@
  *
  * Stored in Redis with a TTL (WEB_SIP_CREDENTIAL_TTL_SEC, at most 12 hours). The registrar
  * (media-app/registrar) accepts it for that extension's AOR only while it is live, the agent is not
- * deleted and still has that extension among its addresses; `revokeAgent` (the agent's sign-out)
- * removes every credential of an agent at once.
+ * deleted and still has that extension among its addresses, and the login session that issued it
+ * has not ended: `revokeAgent` (the browser phone's sign-out) removes every credential of an agent at
+ * once, `revokeSession` those of one signed-out session, and a password change or an account freeze
+ * (a new session generation of the agent, control-api/middleware/sessions.ts) ends all of them.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -34,6 +36,10 @@ export interface WebSipCredential {
   aorDomain: string;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /** The `sid` of the login or delegate token that asked for it (null: a token without one). */
+  sessionId?: string | null;
+  /** The agent's session generation that token was signed in; absent (stored before sessions): 0. */
+  sessionGeneration?: number;
 }
 
 export function isWebSipUsername(u: string): boolean {
@@ -82,17 +88,33 @@ export class WebSipCredentials {
     await this.redis.del(agentKey);
     return removed;
   }
+
+  /** Revokes the credentials of an agent that one session (`sid`) asked for; resolves how many were live. */
+  async revokeSession(agentId: string, sessionId: string): Promise<number> {
+    const agentKey = this.agentKey(agentId);
+    const names = await this.redis.smembers(agentKey);
+    const ended: string[] = [];
+    for (const name of names) {
+      const cred = await this.get(name);
+      if (cred?.sessionId === sessionId) ended.push(name);
+    }
+    if (!ended.length) return 0;
+    const removed = await this.redis.del(...ended.map(this.credKey));
+    await this.redis.srem(agentKey, ...ended);
+    return removed;
+  }
 }
 
 /**
- * The credential of `username` if it may act as extension `extensionId` now: live, and its agent
- * still exists and still has that extension among its addresses (deleting the agent or removing the
- * address ends it at once, without waiting for the TTL).
+ * The credential of `username` if it may act as extension `extensionId` now: live, its agent still
+ * exists, is still in the session generation the credential was issued in (a password change or a
+ * freeze ends it) and still has that extension among its addresses (deleting the agent or removing
+ * the address ends it at once, without waiting for the TTL).
  */
 export async function usableWebSipCredential(db: Db, store: WebSipCredentials, username: string, extension: { id: string; extension: string }): Promise<WebSipCredential | null> {
   const cred = await store.get(username);
   if (!cred || cred.extensionId !== extension.id) return null;
   const agent = await agentsRepo(db).get(cred.agentId, { customerId: cred.customerId });
-  if (!agent) return null;
+  if (!agent || Number(agent.session_generation) !== (cred.sessionGeneration ?? 0)) return null;
   return agent.addresses.some((a) => a.type === 'extension' && a.target === extension.extension) ? cred : null;
 }

@@ -6,20 +6,29 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findTestFiles, mergeTimes, partition, readTimes, units, type Unit } from '../../scripts/test-plan';
+import { findTestFiles, mergeTimes, partition, readTimes, shardLimitSeconds, units, type Unit } from '../../scripts/test-plan';
 import { PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../support/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 
 const unit = (dir: string, seconds: number): Unit => ({ dir, files: [`${dir}/a.test.ts`], seconds, estimated: false });
 
-function run(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+/** The runner on `cwd`; SIGTERM (which it passes on to its shards) when it is still running after `limitMs`. */
+function run(cwd: string, args: string[], env: NodeJS.ProcessEnv, limitMs = 100_000): Promise<{ code: number | null; out: string; killed: boolean }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/test-run.ts', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGTERM');
+    }, limitMs);
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    child.on('close', (code) => resolve({ code, out }));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, killed });
+    });
   });
 }
 
@@ -55,6 +64,13 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       expect(() => findTestFiles(ROOT, ['test/nope'])).to.throw(/does not exist/);
       expect(() => findTestFiles(ROOT, ['test/support'])).to.throw(/no \*\.test\.ts/);
       expect(() => findTestFiles(ROOT, ['..'])).to.throw(/outside the repository/);
+    });
+
+    it('a shard\'s time limit: TEST_SHARD_TIMEOUT_S, else three times its expected seconds, at least 15 minutes', () => {
+      expect(shardLimitSeconds(100, {})).to.equal(900);
+      expect(shardLimitSeconds(1000, {})).to.equal(3000);
+      expect(shardLimitSeconds(1000, { TEST_SHARD_TIMEOUT_S: '5' })).to.equal(5);
+      for (const bad of ['0', '-1', 'soon']) expect(() => shardLimitSeconds(1, { TEST_SHARD_TIMEOUT_S: bad }), bad).to.throw(/TEST_SHARD_TIMEOUT_S/);
     });
 
     it('merges measured seconds over the table, whole seconds, sorted', () => {
@@ -161,6 +177,28 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       expect(code).to.equal(2);
       expect(out).to.include('TEST_DIRS: test/nope does not exist');
       expect(out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+    });
+
+    it('a shard that hangs past its limit or dies without its summary fails the run; the others still count', async () => {
+      const extra = { 'test/d/hang.test.ts': "describe('d', () => { it('passes', () => undefined); it('hangs', function () { this.timeout(0); setInterval(() => undefined, 1000); return new Promise(() => undefined); }); });",
+        'test/e/crash.test.ts': "describe('e', () => { it('dies', () => { process.kill(process.pid, 'SIGKILL'); }); });" };
+      for (const [f, body] of Object.entries(extra)) {
+        fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+        fs.writeFileSync(path.join(repo, f), spec(body));
+      }
+      try {
+        const started = Date.now();
+        const { code, out, killed } = await run(repo, [], { ...env(), TEST_JOBS: '3', TEST_DIRS: 'test/a test/d test/e', TEST_SHARD_TIMEOUT_S: '4' }, 60_000);
+        expect(killed, `the runner itself hung:\n${out}`).to.equal(false);
+        expect(code, out).to.equal(1);
+        expect(Date.now() - started).to.be.below(40_000);
+        expect(out).to.match(/shard \d\/3: timed out after \d+ s \(limit 4 s\): counted as 1 failed/);
+        expect(out).to.match(/shard \d\/3: ended \(exit SIGKILL\) after \d+ s without a summary: counted as 1 failed/);
+        // test/a's 2 passed and 1 skipped; one failure for each of the two broken shards
+        expect(out.trimEnd().split('\n').at(-1)).to.equal('2 passed, 2 failed, 1 skipped');
+      } finally {
+        for (const d of ['test/d', 'test/e']) fs.rmSync(path.join(repo, d), { recursive: true, force: true });
+      }
     });
 
     it('arguments narrow to one plain mocha run', async () => {

@@ -17,6 +17,9 @@ import { startStack } from '../sip-server/stack/support';
 import { WsSipPhone } from '../support/ws-sip';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { freePort } from '../support/ports';
+import { upgradeStatus } from '../support/ws-upgrade';
+import { attachWebSocket } from '../../control-api/ws';
+import { newId } from '../../core/ids';
 
 const PLATFORM = 'https://console.example.test';
 
@@ -153,6 +156,26 @@ describe('security: Origin checks (issue 32 item 15)', function () {
       expect((await rename('key').query({ accesskey: f.accesskey }).set('Origin', evil)).status).to.equal(200);
       expect(await nameNow()).to.equal('key');
       expect((await request(base).get('/v1.0/customer').set('Cookie', cookie).set('Origin', evil)).status).to.equal(200);
+    });
+
+    it('control-api WebSockets: a foreign Origin with the session cookie is refused at the upgrade (403)', async () => {
+      const ws = await attachWebSocket(server, t.ctx, { stream: `test-origin-${newId()}`, recheckMs: 60_000 });
+      try {
+        const url = `${base.replace(/^http/, 'ws')}/v1.0/ws`;
+        const denied = { status: 403, reason: 'PERMISSION_DENIED' };
+        for (const origin of ['https://evil.example.test', 'null', 'https://console.example.test.', 'https://console.example.test:8443']) {
+          expect(await upgradeStatus(url, { Cookie: cookie, Origin: origin }), origin).to.deep.equal(denied);
+        }
+        // the platform's pages (any case, default port), the request's own origin, no Origin (not a browser)
+        for (const origin of [PLATFORM, 'HTTPS://Console.Example.Test:443', base]) {
+          expect(await upgradeStatus(url, { Cookie: cookie, Origin: origin }), origin).to.deep.equal({ status: 101 });
+        }
+        expect(await upgradeStatus(url, { Cookie: cookie })).to.deep.equal({ status: 101 });
+        // a token in the URL is no ambient credential: another site's page had to know it
+        expect(await upgradeStatus(`${url}?token=${f.token}`, { Origin: 'https://evil.example.test' })).to.deep.equal({ status: 101 });
+      } finally {
+        await ws.close();
+      }
     });
   });
 });

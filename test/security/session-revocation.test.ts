@@ -11,6 +11,7 @@ import request from 'supertest';
 import { WebSocket } from 'ws';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { freePort } from '../support/ports';
+import { upgradeStatus } from '../support/ws-upgrade';
 import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
 import { newId } from '../../core/ids';
 import { Permission } from '../../core/permissions';
@@ -41,29 +42,6 @@ async function startNode(prefix: string, cacheTtlMs: number): Promise<Node> {
       await t.close();
     },
   };
-}
-
-/** The upgrade's HTTP status: 101 when it opened (closed again at once), else the refusal's. */
-function upgradeStatus(url: string): Promise<{ status: number; reason?: string }> {
-  return new Promise((resolve, reject) => {
-    const s = new WebSocket(url);
-    s.once('open', () => {
-      s.close();
-      resolve({ status: 101 });
-    });
-    s.once('error', () => undefined);
-    s.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, reason: (JSON.parse(body) as { error?: { reason?: string } }).error?.reason });
-        } catch (e) {
-          reject(e as Error);
-        }
-      });
-    });
-  });
 }
 
 async function openSocket(url: string): Promise<{ socket: WebSocket; closed: Promise<{ code: number; reason: string }> }> {
@@ -217,6 +195,34 @@ describe('security: sessions end on the server (issue 32 item 13)', function () 
     const res = await request(a.t.app).post(`/v1.0/customers/${f.customer.id}/freeze`).set('Authorization', `Bearer ${op.token}`);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect401(await customer(a, token));
+  });
+
+  it('signing out a super admin\'s login ends the delegate tokens that session asked for', async () => {
+    const op = await createFixture(a.t.ctx, { permission: Permission.ProjectSuperAdmin });
+    const opLogin = async (): Promise<string> => {
+      const res = await request(a.t.app).post('/auth/login').send({ username: op.admin.username, password: op.password });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.token as string;
+    };
+    const delegate = async (login: string): Promise<string> => {
+      const res = await request(a.t.app).post('/auth/delegate').set('Authorization', `Bearer ${login}`).send({ customer_id: f.customer.id, reason: 'support ticket 32' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.token as string;
+    };
+    const [signedOut, other] = [await opLogin(), await opLogin()];
+    const [dt, kept] = [await delegate(signedOut), await delegate(other)];
+    expect((await customer(a, dt)).status).to.equal(200);
+    expect((await customer(b, dt)).status).to.equal(200);
+    const open = await openSocket(a.wsUrl(`token=${dt}`));
+    expect((await request(a.t.app).post('/auth/logout').set('Authorization', `Bearer ${signedOut}`)).status).to.equal(204);
+    expect401(await customer(a, dt));
+    expect(await upgradeStatus(a.wsUrl(`token=${dt}`))).to.deep.equal({ status: 401, reason: 'INVALID_CREDENTIALS' });
+    expect((await within(open.closed, 5000, 'open delegate socket closed')).code).to.equal(1008);
+    await new Promise((r) => setTimeout(r, 1100)); // node b's cache window
+    expect401(await customer(b, dt));
+    // the super admin's other session and the delegate token it asked for stay
+    expect((await customer(a, other)).status).to.equal(200);
+    expect((await customer(a, kept)).status).to.equal(200);
   });
 
   it('a password reset by mail link ends every session', async () => {

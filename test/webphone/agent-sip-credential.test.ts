@@ -1,7 +1,8 @@
 // An agent's browser SIP credential: POST /v1.0/service_agents/me/sip_credentials issues it (bound to
 // the agent's extension), the registrar (real sip-server + media-app on loopback) accepts it for that
 // extension's AOR alongside the extension's own password, and refuses it after sign-out (DELETE),
-// agent deletion, removal of the extension address, expiry, or for another extension.
+// agent deletion, removal of the extension address, expiry, or for another extension; and when the
+// login session that issued it ends (sign-out of that session, a password change, an account freeze).
 import { expect } from 'chai';
 import request from 'supertest';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +12,7 @@ import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } 
 import { truncateAll } from '../support/db';
 import { createExtension, startPlatform, UdpSip, type Platform } from '../media-app/harness';
 import { authorization, rawRegister } from '../media-app/digest-client';
+import { freezeCustomer, recoverCustomer } from '../../control-api/customers/lifecycle';
 
 describe('webphone: agent browser SIP credential', function () {
   this.timeout(60_000);
@@ -143,6 +145,44 @@ describe('webphone: agent browser SIP credential', function () {
     const del = await request(t.app).delete(`/v1.0/agents/${a.agent.id}`).set('Authorization', `Bearer ${f.token}`);
     expect(del.status).to.equal(200);
     expect(await register(ext.username, domain, c.username!, c.password!)).to.equal(403);
+  });
+
+  it('ends with the login session that issued it: its sign-out, a password change, a freeze', async () => {
+    const { ext, domain } = await createExtension(f.customer.id);
+    const a = await agentWith([ext.extension]);
+    let password = a.password;
+    const login = async (): Promise<string> => {
+      const res = await request(t.app).post('/auth/login').send({ username: a.agent.username, password });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.token as string;
+    };
+    const credOf = async (token: string) => {
+      const res = await issue(token);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const c = res.body as Record<string, string>;
+      expect(await register(ext.username, domain, c.username!, c.password!)).to.equal(200);
+      return c;
+    };
+
+    // sign-out of one session ends the credentials it issued, not those of the agent's other session
+    const [s1, s2] = [await login(), await login()];
+    const [c1, c2] = [await credOf(s1), await credOf(s2)];
+    expect((await request(t.app).post('/auth/logout').set('Authorization', `Bearer ${s1}`)).status).to.equal(204);
+    expect(await register(ext.username, domain, c1.username!, c1.password!), 'signed-out session').to.equal(403);
+    expect(await register(ext.username, domain, c2.username!, c2.password!), 'other session').to.equal(200);
+
+    // a password change ends every session of the agent, and every credential they issued
+    password = 'a-new-password-1';
+    const put = await request(t.app).put('/v1.0/service_agents/me/password').set('Authorization', `Bearer ${s2}`).send({ password });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    expect(await register(ext.username, domain, c2.username!, c2.password!), 'after a password change').to.equal(403);
+
+    // a freeze too, and recovering the account does not bring the old credentials back
+    const c3 = await credOf(await login());
+    expect(await freezeCustomer(t.ctx.db, f.customer.id)).to.not.equal(null);
+    expect((await recoverCustomer(t.ctx.db, f.customer.id)).ok).to.equal(true);
+    expect(await register(ext.username, domain, c3.username!, c3.password!), 'after a freeze').to.equal(403);
+    await credOf(await login()); // a credential of a new session works
   });
 
   it('expires after WEB_SIP_CREDENTIAL_TTL_SEC', async () => {
