@@ -85,7 +85,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
   it('writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount, and only the caller\'s calls', async () => {
     const a = await oneCall(f, { source: { type: 'tel', target: '+15550001111', target_name: '=HYPERLINK("http://x","y")' } });
     const b = await oneCall(f, {
-      source: { type: 'tel', target: '+15550003333' }, tm_create: new Date('2026-03-01T11:00:00Z'), direction: 'incoming',
+      source: { type: 'tel', target: '+15550003333', target_name: '\tcmd' }, tm_create: new Date('2026-03-01T11:00:00Z'), direction: 'incoming',
       destination: { type: 'sip', target: 'a,b"c\r\nd@x', target_name: '@SUM(1)' }, hangup_reason: '-1+2',
     });
     // outside the range, another customer's, a soft-deleted one: none of them is exported
@@ -116,6 +116,9 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     expect(col(ra, 'id')).to.equal(a);
     expect(col(rb, 'id')).to.equal(b);
     expect(col(ra, 'source_name')).to.equal(`'=HYPERLINK("http://x","y")`);
+    // an E.164 number starts with + too: written as text, not as a formula or a number
+    expect(col(ra, 'source_target')).to.equal(`'+15550001111`);
+    expect(col(rb, 'source_name')).to.equal(`'\tcmd`);
     expect(col(ra, 'billing_amount_credit')).to.equal('12000');
     expect(col(ra, 'duration_sec')).to.equal('93');
     expect(col(ra, 'billable_sec')).to.equal('90');
