@@ -42,9 +42,10 @@ export const exportQuery = z.object({
 
 const cdrRecord = z.object(Object.fromEntries(CDR_FIELDS.map((f) => [f, z.union([z.string(), z.number(), z.null()])])));
 
-/** Resolves when `res` can take more, or when the client has gone (then `closed()` is true). */
-function writable(res: Response): Promise<void> {
+/** Resolves when `res` can take more, or when the client has gone (at once if it already has). */
+function writable(res: Response, gone: () => boolean): Promise<void> {
   return new Promise((resolve) => {
+    if (gone() || res.destroyed) return resolve();
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
@@ -89,12 +90,12 @@ export const routes = [
       const rows = platformMetrics.cdrExportRows.labels(format);
       platformMetrics.cdrExportsActive.inc();
       try {
-        if (format === 'csv' && !res.write(CSV_HEADER)) await writable(res);
+        if (format === 'csv' && !res.write(CSV_HEADER)) await writable(res, () => closed);
         while (!next.done && !closed) {
           let chunk = '';
           for (const c of next.value) chunk += format === 'csv' ? csvLine(c) : jsonLine(c);
           rows.inc(next.value.length);
-          if (!res.write(chunk)) await writable(res);
+          if (!res.write(chunk)) await writable(res, () => closed);
           if (closed) break;
           next = await batches.next();
         }
