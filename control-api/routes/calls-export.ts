@@ -65,10 +65,11 @@ export const routes = [
     description:
       `Our extension. The caller's calls created in [start, end), oldest first, one record per call with its billing amount (micros). ` +
       `format=csv: RFC 4180 with a header row; a text starting with = + - @ TAB or CR is prefixed with an apostrophe (formula injection). ` +
-      `format=jsonl: one JSON object per line. The range may span at most ${MAX_EXPORT_DAYS} days. The response is application/json only for errors.`,
+      `format=jsonl: one JSON object per line. The range may span at most ${MAX_EXPORT_DAYS} days. Errors are the JSON envelope.`,
     permission: 'manager',
     query: exportQuery,
     response: cdrRecord.describe('one record (a CSV row or a JSON line)'),
+    responseContentTypes: ['text/csv', 'application/x-ndjson'],
     handler: async ({ ctx, auth, query, req, res }) => {
       const start = new Date(query.start);
       const end = new Date(query.end);
