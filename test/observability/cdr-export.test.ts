@@ -186,6 +186,9 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     expect(op, 'GET /calls/export in openapi.json').to.be.an('object');
     const names = (op.parameters as { name: string }[]).map((p) => p.name);
     expect(names).to.include.members(['start', 'end', 'format', 'direction', 'status', 'address']);
+    expect(Object.keys(op.responses['200'].content)).to.deep.equal(['text/csv', 'application/x-ndjson']);
+    expect(Object.keys(op.responses['200']['x-record'].properties)).to.deep.equal([...CDR_FIELDS]);
+    expect(op.responses['400']).to.deep.equal({ $ref: '#/components/responses/Error' });
   });
 
   describe('100,000 records', () => {
