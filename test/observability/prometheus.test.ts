@@ -13,7 +13,11 @@ import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp } from '../support/api';
-import { freePort } from '../support/ports';
+import { freePort, portBlock } from '../support/ports';
+import { testDatabaseUrl } from '../support/db';
+import { closeCommandBus } from '../../control-api/calls/bus';
+
+const DRACHTIO_SECRET = 'prometheus-test-secret';
 import { startMetricsListener, type MetricsListener } from '../../control-api/ops';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -69,19 +73,25 @@ async function until<T>(what: string, f: () => Promise<T | null>, ms = 40_000): 
   }
 }
 
-function startSipServer(env: Record<string, string>): { proc: ChildProcess; ready: Promise<void>; exited: Promise<number | null>; output: () => string } {
-  const proc = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'sip-server/main.ts')], {
+type Started = { proc: ChildProcess; ready: Promise<void>; exited: Promise<number | null>; output: () => string };
+
+function startSipServer(env: Record<string, string>): Started {
+  return startProcess('sip-server/main.ts', { SIP_SERVER_READY_LINE: '1', ...env });
+}
+
+function startProcess(script: string, env: Record<string, string>): Started {
+  const proc = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, script)], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', SIP_SERVER_READY_LINE: '1', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const ready = new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`sip-server not ready: ${out}`)), 20_000);
+    const t = setTimeout(() => reject(new Error(`${script} not ready: ${out}`)), 30_000);
     proc.stdout!.on('data', () => out.includes('READY ') && (clearTimeout(t), resolve()));
-    proc.once('exit', () => (clearTimeout(t), reject(new Error(`sip-server exited: ${out}`))));
+    proc.once('exit', () => (clearTimeout(t), reject(new Error(`${script} exited: ${out}`))));
   });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return { proc, ready, exited, output: () => out };
@@ -112,10 +122,23 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
     }
   });
 
+  it('media-app refuses a bad MEDIA_APP_METRICS_LISTEN with exit code 2 naming it', async () => {
+    const m = startProcess('media-app/main.ts', { DATABASE_URL: await testDatabaseUrl(), REDIS_URL: process.env.TEST_REDIS_URL!, MEDIA_APP_METRICS_LISTEN: '9466' });
+    m.ready.catch(() => undefined);
+    try {
+      expect(await Promise.race([m.exited, new Promise((r) => setTimeout(() => r('still running after 20 s'), 20_000))])).to.equal(2);
+      expect(m.output()).to.contain('MEDIA_APP_METRICS_LISTEN');
+    } finally {
+      if (m.proc.exitCode === null) m.proc.kill('SIGKILL');
+    }
+  });
+
   describe('a real Prometheus scraping the platform', () => {
     let t: TestApp;
     let listener: MetricsListener;
-    let sip: ReturnType<typeof startSipServer>;
+    let sip: Started;
+    let media: Started;
+    let mediaMetricsPort: number;
     let sipMetricsPort: number;
     let sipPort: number;
     let prom: ChildProcess | null = null;
@@ -131,14 +154,43 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
       await request(t.app).get('/v1.0/customer').query({ accesskey: f.accesskey });
       await request(t.app).get('/v1.0/calls/not-a-uuid').query({ accesskey: f.accesskey });
       await t.ctx.egress.fetch('http://10.1.2.3/hook').catch(() => undefined);
+      // a call made and hung up through the API before any node took it: control-api ends it
+      const call = await request(t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
+        .send({ source: { type: 'sip', target: 'alice@example.test' }, destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }], actions: [{ type: 'answer' }] });
+      expect(call.status, JSON.stringify(call.body)).to.equal(200);
+      const hung = await request(t.app).post(`/v1.0/calls/${call.body.calls[0].id as string}/hangup`).query({ accesskey: f.accesskey });
+      expect(hung.body.status).to.equal('hangup');
 
       sipPort = await freePort();
       sipMetricsPort = await freePort();
+      mediaMetricsPort = await freePort();
+      const drachtioPort = await freePort();
       sip = startSipServer({
-        SIP_LISTEN_HOST: '127.0.0.1', SIP_PORT: String(sipPort), DRACHTIO_HOST: '127.0.0.1', DRACHTIO_PORT: String(await freePort()),
+        SIP_LISTEN_HOST: '127.0.0.1', SIP_PORT: String(sipPort), DRACHTIO_HOST: '127.0.0.1', DRACHTIO_PORT: String(drachtioPort), DRACHTIO_SECRET: DRACHTIO_SECRET,
         SIP_METRICS_LISTEN: `127.0.0.1:${sipMetricsPort}`,
       });
       await sip.ready;
+      // a media-app node connected to that sip-server, with its own metrics listener
+      const rtpMin = portBlock('platformRtp', 200).min;
+      media = startProcess('media-app/main.ts', {
+        DATABASE_URL: await testDatabaseUrl(),
+        REDIS_URL: process.env.TEST_REDIS_URL!,
+        REDIS_KEY_PREFIX: t.ctx.config.redisKeyPrefix,
+        DATA_DIR: path.join(dir, 'media-app'),
+        SIP_DOMAIN: 'sip.test',
+        JWT_SECRET: 'y'.repeat(40),
+        DRACHTIO_HOST: '127.0.0.1',
+        DRACHTIO_PORT: String(drachtioPort),
+        DRACHTIO_SECRET: DRACHTIO_SECRET,
+        MEDIA_APP_NODE_ID: `prom-${process.pid}`,
+        RTP_PORT_MIN: String(rtpMin),
+        RTP_PORT_MAX: String(rtpMin + 199),
+        MEDIA_WORKERS: '1',
+        MEDIA_APP_READY_LINE: '1',
+        DRAIN_TIMEOUT_SEC: '0',
+        MEDIA_APP_METRICS_LISTEN: `127.0.0.1:${mediaMetricsPort}`,
+      });
+      await media.ready;
       // one SIP request over UDP, so sip_requests_received_total has a sample
       const sock = dgram.createSocket('udp4');
       await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
@@ -178,6 +230,9 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
           '  - job_name: openvoice-sip-server',
           '    static_configs:',
           `      - targets: ["127.0.0.1:${sipMetricsPort}"]`,
+          '  - job_name: openvoice-media-app',
+          '    static_configs:',
+          `      - targets: ["127.0.0.1:${mediaMetricsPort}"]`,
           '',
         ].join('\n'),
       );
@@ -200,12 +255,18 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
         await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
         if (prom.exitCode === null) prom.kill('SIGKILL');
       }
+      if (media) {
+        media.proc.kill('SIGINT');
+        await Promise.race([media.exited, new Promise((r) => setTimeout(r, 8000))]);
+        if (media.proc.exitCode === null) media.proc.kill('SIGKILL');
+      }
       if (sip) {
         sip.proc.kill('SIGTERM');
         await Promise.race([sip.exited, new Promise((r) => setTimeout(r, 5000))]);
         if (sip.proc.exitCode === null) sip.proc.kill('SIGKILL');
       }
       await listener?.close();
+      await closeCommandBus(t.ctx).catch(() => undefined);
       await t?.close();
       fs.rmSync(dir, { recursive: true, force: true });
     });
@@ -213,13 +274,13 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
     type Rule = { name: string; query: string; health: string; type: string; lastError?: string };
     type Groups = { data: { groups: { name: string; rules: Rule[] }[] } };
 
-    it('scrapes both listeners, loads every rule group and evaluates every rule healthily', async () => {
+    it('scrapes the three listeners, loads every rule group and evaluates every rule healthily', async () => {
       const targets = await until('both targets up', async () => {
         const r = (await (await fetch(`${promUrl}/api/v1/targets`)).json()) as { data: { activeTargets: { labels: { job: string }; health: string; lastError: string }[] } };
         const up = r.data.activeTargets.filter((x) => x.health === 'up').map((x) => x.labels.job);
-        return up.length === 2 ? r.data.activeTargets : null;
+        return up.length === 3 ? r.data.activeTargets : null;
       });
-      expect(targets.map((x) => x.labels.job).sort()).to.deep.equal(['openvoice-control-api', 'openvoice-sip-server']);
+      expect(targets.map((x) => x.labels.job).sort()).to.deep.equal(['openvoice-control-api', 'openvoice-media-app', 'openvoice-sip-server']);
 
       const groups = await until('every rule evaluated', async () => {
         const r = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as Groups;
@@ -237,6 +298,15 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
         return r.length ? r : null;
       });
       expect(Number(options[0]!.value[1])).to.be.at.least(1);
+      // the call control-api ended, counted where it ended
+      const ended = await q('sum(calls_ended_total{job="openvoice-control-api",direction="outgoing"})');
+      expect(Number(ended[0]!.value[1])).to.equal(1);
+      // media-app's own series (its calls_ended_total exists, at 0: no call reached it)
+      const mediaSeries = await q('count(calls_ended_total{job="openvoice-media-app"})');
+      expect(Number(mediaSeries[0]!.value[1])).to.be.greaterThan(0);
+      // every known outcome is a series from the start, so the webhook rules work before the first failure
+      const outcomes = await q('count(webhook_delivery_attempts_total{job="openvoice-control-api"})');
+      expect(Number(outcomes[0]!.value[1])).to.equal(4);
       const refusals = await q('sum(egress_refusals_total{reason="private",job="openvoice-control-api"})');
       expect(Number(refusals[0]!.value[1])).to.be.at.least(1);
       // read from Postgres at scrape time: a count, not -1 (unreadable)
@@ -249,7 +319,11 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
 
     it('names only metrics that exist in the real scrapes, in the rules and in the dashboard', async () => {
       const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      const exported = new Set([...scrapedNames(await scrape(listener.address.port)), ...scrapedNames(await scrape(sipMetricsPort))]);
+      const exported = new Set([
+        ...scrapedNames(await scrape(listener.address.port)),
+        ...scrapedNames(await scrape(sipMetricsPort)),
+        ...scrapedNames(await scrape(mediaMetricsPort)),
+      ]);
       const r = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as Groups;
       const rules = r.data.groups.flatMap((g) => g.rules);
       const recorded = new Set(rules.filter((x) => x.type === 'recording').map((x) => x.name));
@@ -270,7 +344,7 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
       }
       expect(missing, 'metric names not in any scrape').to.deep.equal([]);
       const up = ((await (await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent('up{job=~"openvoice-.*"}')}`)).json()) as { data: { result: unknown[] } }).data.result;
-      expect(up).to.have.length(2);
+      expect(up).to.have.length(3);
       // the self-check of the extractor: it sees the names it must, and no PromQL words
       expect(metricNames('sum by (le) (rate(http_request_duration_seconds_bucket{a="b"}[5m])) or vector(0) and x:y:z > 0.2')).to.deep.equal(['http_request_duration_seconds_bucket', 'x:y:z']);
       expect(metricNames('made_up_metric_total')).to.deep.equal(['made_up_metric_total']);
