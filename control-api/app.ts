@@ -17,6 +17,7 @@ import { groupDispatch, mountRoutes, type AnyRoute, type RouteMiddlewares } from
 import { loadRoutes } from './routes';
 import { buildOpenApi } from './openapi';
 import { createMetrics, opsRouter, type Metrics } from './ops';
+import { registerBacklogMetrics } from './backlog-metrics';
 import { createMessagingCallbackRouter } from './messaging/router';
 import { createAuthRouter } from './auth';
 import { createProvisioningRouter } from './provisioning/router';
@@ -67,6 +68,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   if (ctx.config.trustProxy) app.set('trust proxy', true);
 
   const metrics = createMetrics({ defaultMetrics: opts.defaultMetrics, logger: ctx.logger });
+  registerBacklogMetrics(metrics.registry, ctx.db);
   const credentials = createCredentials(ctx, { cacheTtlMs: opts.cacheTtlMs, checkDirect: opts.checkDirect });
   const statusGate = createStatusGate(ctx, { cacheTtlMs: opts.cacheTtlMs });
   const limiters = createLimiters(ctx.redis, { scale: ctx.config.rateLimitScale, prefix: ctx.config.redisKeyPrefix });

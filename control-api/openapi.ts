@@ -81,7 +81,13 @@ export function buildOpenApi(routes: AnyRoute[], opts: { serverUrl: string }): J
       ...(r.jwtOnly ? { 'x-jwt-only': true } : {}),
       parameters: uniqueParameters([...parametersOf(r.params, 'path'), ...parametersOf(r.query, 'query'), ...(r.paginated ? PAGE_PARAMS : [])]),
       responses: {
-        [String(r.status ?? 200)]: { description: 'success', content: { 'application/json': { schema: schemaOf(r.response, 'output') } } },
+        [String(r.status ?? 200)]: r.responseContentTypes?.length
+          ? {
+              description: 'success',
+              content: Object.fromEntries(r.responseContentTypes.map((t) => [t, { schema: { type: 'string' } }])),
+              'x-record': schemaOf(r.response, 'output'),
+            }
+          : { description: 'success', content: { 'application/json': { schema: schemaOf(r.response, 'output') } } },
         '400': errRef,
         ...(r.permission === 'public' ? {} : { '401': errRef, '403': errRef, '429': errRef }),
         ...(r.params ? { '404': errRef } : {}),

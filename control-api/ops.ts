@@ -12,6 +12,7 @@ import type { AppContext } from './context';
 import type { Logger } from '../core/logger';
 import { authenticationRequired, invalidCredentials } from '../core/errors';
 import { readRelayHealth, type RelayHealthEntry } from '../core/calls/relay-health';
+import { platformRegistry } from '../core/metrics';
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
@@ -26,16 +27,18 @@ export interface Metrics {
 
 export function createMetrics(opts: { defaultMetrics?: boolean; logger?: Logger } = {}): Metrics {
   const accessLog = opts.logger?.isLevelEnabled('info') ?? false;
-  const registry = new Registry();
-  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const own = new Registry();
+  if (opts.defaultMetrics) collectDefaultMetrics({ register: own });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by route and status',
     labelNames: ['method', 'route', 'status'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
+    registers: [own],
   });
-  const total = new Counter({ name: 'http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const total = new Counter({ name: 'http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [own] });
+  // the shared metrics of this process (egress refusals, webhook attempts, CDR export: core/metrics.ts)
+  const registry = Registry.merge([own, platformRegistry]);
   // bounded: routes are patterns ('unmatched' for the rest) and statuses are few
   const children = new Map<string, { duration: { observe(v: number): void }; total: { inc(): void } }>();
   return {

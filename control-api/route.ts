@@ -54,6 +54,12 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   paginated?: boolean;
   /** Response schema (documentation; tests check handlers against it). */
   response: z.ZodType;
+  /**
+   * A handler that streams text itself (res.write) names the media types it answers with; the
+   * document then lists them (a string body) and gives `response` as `x-record`, the schema of one
+   * record (a CSV row, a JSON line). Default: application/json with `response`.
+   */
+  responseContentTypes?: string[];
   /** Success status, default 200. */
   status?: 200 | 201 | 202 | 204;
   handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => Promise<unknown> | unknown;

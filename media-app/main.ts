@@ -2,22 +2,31 @@
  * media-app process entry: the drachtio-srf application that owns calls.
  *   npx tsx media-app/main.ts
  * Environment: core config (DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, SIP_DOMAIN, DATA_DIR, ...) and
- * media-app/config.ts (DRACHTIO_HOST/PORT/SECRET, MEDIA_APP_NODE_ID, RTP_PORT_MIN/MAX, RTP_ADVERTISED_HOST).
+ * media-app/config.ts (DRACHTIO_HOST/PORT/SECRET, MEDIA_APP_NODE_ID, RTP_PORT_MIN/MAX, RTP_ADVERTISED_HOST),
+ * MEDIA_APP_METRICS_LISTEN (host:port of its /metrics, default 127.0.0.1:9466, `off`).
  */
 import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { loadMediaAppConfig } from './config';
 import { startMediaApp } from './app';
 import { nodeLabel } from '../core/calls/node-keys';
+import { collectDefaultMetrics } from 'prom-client';
+import { platformRegistry } from '../core/metrics';
+import { MetricsListenError, metricsListenFromEnv, startMetricsServer, type MetricsServer } from '../core/metrics-server';
+
+/** media-app's /metrics (calls_ended_total, egress_refusals_total... of core/metrics.ts, process stats). */
+const DEFAULT_METRICS_LISTEN = '127.0.0.1:9466';
 
 async function main(): Promise<void> {
   let config;
   let app;
+  let metricsAt: { host: string; port: number } | null;
   try {
     config = loadConfig();
     app = loadMediaAppConfig();
+    metricsAt = metricsListenFromEnv('MEDIA_APP_METRICS_LISTEN', DEFAULT_METRICS_LISTEN);
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof MetricsListenError) {
       // eslint-disable-next-line no-console
       console.error(err.message);
       process.exit(2);
@@ -25,8 +34,17 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel, 'media-app');
+  // a busy metrics port is reported, not fatal (calls matter more than their counters)
+  let metrics: MetricsServer | null = null;
+  if (metricsAt) {
+    collectDefaultMetrics({ register: platformRegistry });
+    metrics = await startMetricsServer(platformRegistry, metricsAt).catch((err: unknown) => {
+      logger.error({ err: (err as Error).message }, `MEDIA_APP_METRICS_LISTEN ${metricsAt!.host}:${metricsAt!.port}: cannot listen; no media-app metrics`);
+      return null;
+    });
+  }
   const running = await startMediaApp({ config, app, logger });
-  logger.info({ node: running.nodeId, node_label: nodeLabel(running.nodeId) }, 'media-app ready');
+  logger.info({ node: running.nodeId, node_label: nodeLabel(running.nodeId), metrics: metrics ? `${metricsAt!.host}:${metrics.port}` : 'off' }, 'media-app ready');
   if (process.env.MEDIA_APP_READY_LINE) process.stdout.write(`READY ${JSON.stringify({ node: running.nodeId })}\n`);
 
   let stopping = false;
@@ -42,6 +60,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     await running.stop();
+    await metrics?.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => {

@@ -14,7 +14,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # 1. Debian packages (what every part of the platform uses at run time or in tests).
-PKGS="postgresql redis-server sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools gcc libc6-dev libopus-dev libspandsp-dev libspeexdsp-dev"
+PKGS="postgresql redis-server prometheus sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools gcc libc6-dev libopus-dev libspandsp-dev libspeexdsp-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -23,6 +23,10 @@ if [ -n "$missing" ]; then
   log "installing Debian packages:$missing"
   $SUDO apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  # Debian's prometheus package starts a Prometheus service (port 9090, every interface) when it is
+  # installed; the platform needs only its binaries (promtool, and the one a test starts on loopback),
+  # so the service this run installed is stopped and disabled. An operator's own Prometheus is left alone.
+  case " $missing " in *" prometheus "*) $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true ;; esac
 fi
 
 # 2. npm dependencies (skipped when the lock file has not changed since the last install).

@@ -11,16 +11,19 @@ import { loadSipConfig, SipConfigError } from '../sip-config';
 import { SipStack } from './stack';
 import { parseOutboundTargets, startDrachtio } from './drachtio';
 import { startCapture, type RunningCapture } from './capture';
+import { sipMetricsListen, startSipMetricsListener, type SipMetricsListener } from './metrics-listener';
 
 async function main(): Promise<void> {
   const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'sip-server' } });
   let config;
   let capture: RunningCapture | null;
+  let metricsAt: { host: string; port: number } | null;
   try {
     config = loadSipConfig();
+    metricsAt = sipMetricsListen();
     capture = startCapture(process.env, log.child({ component: 'sip-capture' }));
   } catch (err) {
-    if (err instanceof SipConfigError || (err instanceof Error && err.message.startsWith('SIP_CAPTURE'))) {
+    if (err instanceof SipConfigError || (err instanceof Error && /^SIP_(CAPTURE|METRICS_LISTEN)/.test(err.message))) {
       log.fatal((err as Error).message);
       process.exit(2);
     }
@@ -38,7 +41,15 @@ async function main(): Promise<void> {
     optionsAutoRespondUserAgent: process.env.DRACHTIO_USER_AGENT_OPTIONS_AUTO_RESPOND || undefined,
     logger: log.child({ component: 'drachtio' }),
   });
-  log.info({ sip: stack.listening, drachtio: `${config.drachtio.host}:${drachtio.port}` }, 'sip-server ready');
+  // a busy metrics port is reported, not fatal (SIP matters more than its counters)
+  let metrics: SipMetricsListener | null = null;
+  if (metricsAt) {
+    metrics = await startSipMetricsListener(metricsAt, { defaultMetrics: true }).catch((err: unknown) => {
+      log.error({ err: (err as Error).message }, `SIP_METRICS_LISTEN ${metricsAt!.host}:${metricsAt!.port}: cannot listen; no sip-server metrics`);
+      return null;
+    });
+  }
+  log.info({ sip: stack.listening, drachtio: `${config.drachtio.host}:${drachtio.port}`, metrics: metrics ? `${metricsAt!.host}:${metrics.port}` : 'off' }, 'sip-server ready');
   // one line on stdout that scripts and benchmarks wait for
   if (process.env.SIP_SERVER_READY_LINE) {
     process.stdout.write(`READY ${JSON.stringify({ sip: stack.listening, drachtio: drachtio.port })}\n`);
@@ -51,6 +62,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 5000);
     force.unref();
+    await metrics?.close();
     await drachtio.close().catch(() => undefined);
     await stack.stop().catch(() => undefined);
     await capture?.close();

@@ -18,6 +18,7 @@ import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
 import { routes as callsControls } from './calls-controls';
+import { routes as callsExport } from './calls-export';
 import { routes as calls } from './calls';
 import { routes as campaigncalls } from './campaigncalls';
 import { routes as campaigns } from './campaigns';
@@ -93,6 +94,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   billingAccount,
   billing,
   callsControls,
+  callsExport,
   calls,
   campaigncalls,
   campaigns,

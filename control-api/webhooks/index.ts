@@ -15,6 +15,8 @@ import { isUuid, EMPTY_UUID } from '../../core/ids';
 import { attempt, WEBHOOK_TIMEOUT_MS } from './send';
 import type { EgressPolicy } from '../../core/net';
 import { TtlCache } from '../../core/ttl-cache';
+import { platformMetrics } from '../../core/metrics';
+import { CDR_EVENT_TYPE, cdrMessage, cdrWebhookEnabled } from './cdr';
 
 export const WEBHOOK_QUEUE = 'webhooks';
 
@@ -87,7 +89,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   const wake = (customerId: string) =>
     queue.add('drain', { customerId }, { jobId: `drain-${customerId}`, removeOnComplete: true, removeOnFail: true, attempts: 1_000_000, backoff: { type: 'delivery' } });
 
-  type Hook = { webhook_uri: string; webhook_method: string };
+  type Hook = { webhook_uri: string; webhook_method: string; cdr: boolean };
   const hooksOf = new TtlCache<Hook | null>(1000, 10_000);
 
   async function customerHooks(ids: string[]): Promise<Map<string, Hook | null>> {
@@ -98,10 +100,11 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       return c === undefined;
     });
     if (unknown.length) {
-      const rows = (await ctx.db('customers').whereIn('id', unknown).select('id', 'webhook_uri', 'webhook_method')) as (Hook & { id: string })[];
+      const rows = (await ctx.db('customers').whereIn('id', unknown).select('id', 'webhook_uri', 'webhook_method', 'metadata')) as
+        { id: string; webhook_uri: string; webhook_method: string; metadata: unknown }[];
       for (const id of unknown) {
         const r = rows.find((x) => x.id === id);
-        const h = r && r.webhook_uri && r.webhook_method ? { webhook_uri: r.webhook_uri, webhook_method: r.webhook_method } : null;
+        const h = r && r.webhook_uri && r.webhook_method ? { webhook_uri: r.webhook_uri, webhook_method: r.webhook_method, cdr: cdrWebhookEnabled(r.metadata) } : null;
         hooksOf.set(id, h);
         out.set(id, h);
       }
@@ -120,6 +123,11 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
       const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };
       if (c) rows.push({ ...base, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
+      // opted in: the call's record follows its hangup (cdr.ts)
+      if (c?.cdr && e.event_type === 'call_hangup') {
+        const m = await cdrMessage(ctx.db, e);
+        if (m) rows.push({ customer_id: e.customer_id, event_id: m.eventId, event_type: CDR_EVENT_TYPE, body: m.body, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
+      }
       // an activeflow's own events name it by id; every other event by activeflow_id
       const af = await activeflowWebhook(ctx, e.customer_id, e.resource === 'activeflow' ? e.data.id : e.data.activeflow_id);
       if (af) rows.push({ ...base, target: 'activeflow', uri: af.uri, method: af.method });
@@ -152,12 +160,16 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
       const attempts = d.attempts + 1;
       if (r.kind === 'delivered') {
+        platformMetrics.webhookAttempts.labels('delivered').inc();
         await deliveries.record(d.id, { status: 'delivered', attempts, response_status: r.status, error: '' });
       } else if (r.kind === 'refused') {
+        platformMetrics.webhookAttempts.labels('refused').inc();
         await deliveries.record(d.id, { status: 'refused', attempts, error: r.error });
       } else if (attempts >= maxAttempts) {
+        platformMetrics.webhookAttempts.labels('failed').inc();
         await deliveries.record(d.id, { status: 'failed', attempts, response_status: r.status, error: r.error });
       } else {
+        platformMetrics.webhookAttempts.labels('retry').inc();
         await deliveries.record(d.id, { attempts, response_status: r.status, error: r.error });
         throw new RetryLater(baseDelay * 2 ** (attempts - 1), r.error);
       }

@@ -17,6 +17,17 @@ import {
 } from './address';
 import { describeClass, EgressRefused, type RefusalReason } from './errors';
 import { egressFetch, egressOpen, type EgressRequest, type EgressResponse, type EgressStream } from './http';
+import { platformMetrics } from '../metrics';
+
+/** A connection attempt: a refusal is counted once (egress_refusals_total{reason}) and passed on. */
+async function counted<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof EgressRefused) platformMetrics.egressRefusals.labels(e.reason).inc();
+    throw e;
+  }
+}
 
 /** What the policy is built from (core/config.ts reads it from the environment). */
 export interface EgressSettings {
@@ -176,12 +187,12 @@ export class EgressPolicy {
 
   /** HTTP(S) through the policy, whole body read (bounded). See http.ts. */
   fetch(url: string | URL, req?: EgressRequest): Promise<EgressResponse> {
-    return egressFetch(this, url, req);
+    return counted(egressFetch(this, url, req));
   }
 
   /** HTTP(S) through the policy, body streamed (bounded). See http.ts. */
   open(url: string | URL, req?: EgressRequest): Promise<EgressStream> {
-    return egressOpen(this, url, req);
+    return counted(egressOpen(this, url, req));
   }
 
   private async resolve(host: string): Promise<IpBytes[]> {

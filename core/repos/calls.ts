@@ -5,6 +5,7 @@
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { chargeEndedCall } from '../billing/call-end';
+import { platformMetrics } from '../metrics';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { nodeLabel } from '../calls/node-keys';
@@ -170,7 +171,7 @@ export function callsRepo(db: Db) {
     },
     /** Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts). */
     async hangup(id: string, cause: HangupCause): Promise<Transition> {
-      return db.transaction(async (trx) => {
+      const t = await db.transaction(async (trx): Promise<Transition> => {
         const current = (await trx<CallRow>('calls').where({ id }).forUpdate().first()) as CallRow | undefined;
         if (!current) return { changed: false, call: null };
         if (current.status === 'hangup') return { changed: false, call: current };
@@ -188,6 +189,9 @@ export function callsRepo(db: Db) {
         await chargeEndedCall(trx, row as CallRow);
         return { changed: true, call: row as CallRow };
       });
+      // once per call, after the commit (calls_ended_total, docs/observability.md)
+      if (t.changed && t.call) platformMetrics.callsEnded.labels(t.call.direction, t.call.hangup_reason || 'normal').inc();
+      return t;
     },
     async setMute(id: string, direction: MuteDirection): Promise<CallRow | null> {
       const [row] = await table().where({ id }).update({ mute_direction: direction, tm_update: clock.now() } as never).returning('*');
