@@ -111,6 +111,12 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
       await page.type('#target', desk.ext.extension);
       await page.click('#call');
       await waitPhase(page, 'connected', 15_000);
+      // the browser's leg negotiated telephone-event on a payload type of its own (126 with PCMU): the
+      // relay has to rewrite it, not pass it through (the phone's JsSIP session, read in the page)
+      const answer = String(await page.evaluate('window.openvoicePhone.session.connection.remoteDescription.sdp'));
+      const browserPt = /a=rtpmap:(\d+) telephone-event\/8000/.exec(answer)?.[1];
+      expect(browserPt, `telephone-event in the browser's answer: ${answer}`).to.not.equal(undefined);
+      expect(Number(browserPt), 'the browser leg\'s payload type').to.not.equal(DESK_PT);
       await keyDigits(cap, keys, () => pressKeys(page, keys, 450));
       await page.click('#hangup');
       await waitPhase(page, 'ended');
