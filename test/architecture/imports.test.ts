@@ -1,28 +1,67 @@
-// Imports point one way (docs/architecture: rooms). core/ is what control-api and media-app share:
-// it imports neither of them nor media-engine's internals; control-api and media-app never import
-// each other; both reach media-engine only through its index; media-engine imports nothing of the
-// platform but the pure leaf core/net/. Every import, export-from, require, import() and
-// `declare module` augmentation of the source tree is checked.
+// Imports point one way (docs/architecture.md "Seams and import rules"). Every top-level folder that
+// holds TypeScript is a room with declared rules:
+//   core          what control-api and media-app share: imports none of the other rooms but
+//                 media-engine's index
+//   control-api,  never import each other; reach media-engine only through its index; no other room
+//   media-app
+//   media-engine  nothing of the platform but the pure leaf core/net/
+//   sip-server    its configuration (sip-config) and the few leaves of core it shares with media-app
+//                 (core/net/, core/sip/, core/config, core/registrar/bindings); nothing else
+//   sip-config    core/config only
+//   web           browser code, bundled on its own: nothing outside web/
+//   types         declarations of npm packages: nothing of the platform
+//   scripts, test may import anything; no room imports them (test may import scripts)
+// Nothing but sip-server imports sip-config, and nothing but scripts and test imports sip-server or
+// web. deploy/, reference/ and docs/ hold no TypeScript (the scan checks that no unlisted folder does).
+// Every import, export-from, require, import() and `declare module` augmentation is checked.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ROOMS = ['core', 'control-api', 'media-app', 'media-engine'] as const;
+const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'web', 'types', 'scripts', 'test'] as const;
 type Room = (typeof ROOMS)[number];
+/** Top-level folders that are not rooms: no source of the platform (generated output, packages, documents, configs). */
+const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference'];
 
-/** Exceptions, each with its reason (none today). */
-const ALLOWED: { from: string; to: string; why: string }[] = [];
+/** What each room may import of the other rooms (a path, or a folder and everything under it); 'any' for scripts and test. */
+const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
+  core: ['media-engine/index'],
+  'control-api': ['core', 'media-engine/index'],
+  'media-app': ['core', 'media-engine/index'],
+  'media-engine': ['core/net'],
+  'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings'],
+  'sip-config': ['core/config'],
+  web: [],
+  types: [],
+  scripts: 'any',
+  test: 'any',
+};
+
+/** Exceptions to the rules, each with its reason; every entry must still match an import (else delete it). */
+export const ALLOWED: readonly { from: RegExp; to: RegExp; why: string }[] = [
+  {
+    from: /^scripts\/(bench|soak)\//,
+    to: /^test\//,
+    why: 'issue 33: shared harness code moves to a place both may use',
+  },
+  {
+    from: /^sip-config\/index\.ts$/,
+    to: /^sip-server\/transport\/ws-origin$/,
+    why: 'issue 33: the Origin parser sip-config validates SIP_WS_ORIGINS with lives in sip-server, so the two rooms import each other until it moves to a leaf both may use',
+  },
+];
 
 function roomOf(rel: string): Room | null {
   const top = rel.split('/')[0];
   return (ROOMS as readonly string[]).includes(top) ? (top as Room) : null;
 }
 
-/** 'media-engine' and 'media-engine/index' are the engine's public face; anything deeper is internal. */
-function isEngineIndex(rel: string): boolean {
-  return rel === 'media-engine' || rel === 'media-engine/index';
+/** `to` is `p` or lies under it ('media-engine' stands for its index). */
+function under(to: string, p: string): boolean {
+  const t = to === 'media-engine' ? 'media-engine/index' : to;
+  return t === p || t.startsWith(`${p}/`);
 }
 
 /** Why `from` (a file) may not import `to` (a path without extension, both relative to the root), or null. */
@@ -30,25 +69,37 @@ export function forbidden(from: string, to: string): string | null {
   const a = roomOf(from);
   const b = roomOf(to);
   if (!a || !b || a === b) return null;
-  if (a === 'core') {
-    if (b === 'media-engine' && isEngineIndex(to)) return null;
-    return `core must not import ${b === 'media-engine' ? 'media-engine internals' : b}`;
+  const may = MAY_IMPORT[a];
+  if (may === 'any') {
+    if (b === 'test' && a !== 'test') return `no room imports test/ (${a} does)`;
+    return null;
   }
+  if (may.some((p) => under(to, p))) return null;
+  // the reason, from the most specific rule that refuses it
+  if (b === 'test' || b === 'scripts') return `no room imports ${b}/ (${a} does)`;
+  if (a === 'core') return `core must not import ${b === 'media-engine' ? 'media-engine internals' : b}`;
   if ((a === 'control-api' && b === 'media-app') || (a === 'media-app' && b === 'control-api')) return `${a} and ${b} never import each other`;
-  if (b === 'media-engine' && !isEngineIndex(to)) return `${a} uses media-engine only through media-engine/index.ts`;
-  if (a === 'media-engine') {
-    if (b === 'core' && (to === 'core/net' || to.startsWith('core/net/'))) return null;
-    return `media-engine imports no platform code but core/net/ (not ${b})`;
-  }
-  return null;
+  if (a === 'media-engine') return `media-engine imports no platform code but core/net/ (not ${b})`;
+  if (b === 'media-engine' && may.includes('media-engine/index')) return `${a} uses media-engine only through media-engine/index.ts`;
+  if (a === 'web') return `web is browser code and imports nothing outside web/ (not ${b})`;
+  if (a === 'types') return `types/ declares npm packages and imports nothing of the platform (not ${b})`;
+  if (b === 'sip-config') return `only sip-server imports sip-config (not ${a})`;
+  if (b === 'sip-server' || b === 'web') return `${a} must not import ${b}`;
+  return `${a} imports only ${may.join(', ')} of the other rooms (not ${to})`;
+}
+
+/** The ALLOWED entry that excuses this import, if any. */
+export function allowedBy(from: string, to: string): (typeof ALLOWED)[number] | undefined {
+  return ALLOWED.find((x) => x.from.test(from) && x.to.test(to));
 }
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
     const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...sourceFiles(rel));
-    else if (/\.(ts|tsx|mts|cts)$/.test(e.name)) out.push(rel);
+    if (e.isDirectory()) {
+      if (e.name !== 'node_modules') out.push(...sourceFiles(rel));
+    } else if (/\.(ts|tsx|mts|cts)$/.test(e.name)) out.push(rel);
   }
   return out;
 }
@@ -62,21 +113,40 @@ function specifiers(text: string): string[] {
   return [...new Set(names)];
 }
 
-function scan(): { edges: number; violations: string[] } {
-  let edges = 0;
+/** The relative imports of one file as root-relative paths, and the ones against the rules (ALLOWED applied). */
+export function check(file: string, text: string): { targets: string[]; violations: string[] } {
+  const targets: string[] = [];
   const violations: string[] = [];
+  for (const spec of specifiers(text)) {
+    if (!spec.startsWith('.')) continue; // packages and node: builtins
+    const to = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.(js|ts|tsx)$/, '');
+    targets.push(to);
+    const why = forbidden(file, to);
+    if (why && !allowedBy(file, to)) violations.push(`${file} → ${to}: ${why}`);
+  }
+  return { targets, violations };
+}
+
+function scan(): { edges: number; perRoom: Map<Room, number>; violations: string[]; unused: string[] } {
+  let edges = 0;
+  const perRoom = new Map<Room, number>();
+  const violations: string[] = [];
+  const used = new Set<(typeof ALLOWED)[number]>();
   for (const room of ROOMS) {
-    for (const file of sourceFiles(room)) {
-      for (const spec of specifiers(fs.readFileSync(path.join(ROOT, file), 'utf8'))) {
-        if (!spec.startsWith('.')) continue; // packages and node: builtins
-        const to = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.(js|ts)$/, '');
-        edges++;
-        const why = forbidden(file, to);
-        if (why && !ALLOWED.some((x) => x.from === file && x.to === to)) violations.push(`${file} → ${to}: ${why}`);
+    const files = sourceFiles(room);
+    perRoom.set(room, files.length);
+    for (const file of files) {
+      const r = check(file, fs.readFileSync(path.join(ROOT, file), 'utf8'));
+      edges += r.targets.length;
+      violations.push(...r.violations);
+      for (const to of r.targets) {
+        const entry = forbidden(file, to) ? allowedBy(file, to) : undefined;
+        if (entry) used.add(entry);
       }
     }
   }
-  return { edges, violations };
+  const unused = ALLOWED.filter((x) => !used.has(x)).map((x) => `${x.from} → ${x.to}`);
+  return { edges, perRoom, violations, unused };
 }
 
 describe('architecture: import directions', () => {
@@ -103,9 +173,88 @@ describe('architecture: import directions', () => {
     ]) expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
   });
 
-  it('no file of core, control-api, media-app or media-engine imports against the rule', () => {
-    const { edges, violations } = scan();
-    expect(edges, 'the scan found the imports').to.be.above(1000);
+  it('the rules of sip-server, sip-config, web, types, scripts and test refuse what they must', () => {
+    const refused: [string, string, RegExp][] = [
+      ['sip-server/stack.ts', 'media-app/app', /imports only sip-config, core\/net/],
+      ['sip-server/drachtio/engine.ts', 'control-api/route', /not control-api\/route/],
+      ['sip-server/transport/udp.ts', 'media-engine', /not media-engine\)/],
+      ['sip-server/capture/capture.ts', 'core/db/knex', /not core\/db\/knex/],
+      ['sip-server/flows.ts', 'core/registrar/lockout', /not core\/registrar\/lockout/],
+      ['sip-config/index.ts', 'sip-server/stack', /sip-config must not import sip-server/],
+      ['sip-config/index.ts', 'core/db/knex', /imports only core\/config/],
+      ['media-app/app.ts', 'sip-server/message', /media-app must not import sip-server/],
+      ['control-api/app.ts', 'sip-config', /only sip-server imports sip-config/],
+      ['core/config.ts', 'sip-config', /core must not import sip-config/],
+      ['media-engine/index.ts', 'sip-server/message', /no platform code/],
+      ['web/phone/main.ts', 'core/errors', /web is browser code/],
+      ['web/console/api.ts', 'control-api/route', /web is browser code/],
+      ['control-api/console/serve.ts', 'web/console/main', /control-api must not import web/],
+      ['types/rtpengine-client.d.ts', 'core/net', /types\/ declares npm packages/],
+      ['media-app/app.ts', 'scripts/rtpengine', /no room imports scripts\//],
+      ['sip-server/main.ts', 'scripts/start', /no room imports scripts\//],
+      ['core/db/knex.ts', 'test/support/db', /no room imports test\//],
+      ['control-api/app.ts', 'test/support/api', /no room imports test\//],
+      ['scripts/start.ts', 'test/support/ports', /no room imports test\//],
+    ];
+    for (const [from, to, why] of refused) expect(forbidden(from, to), `${from} → ${to}`).to.match(why);
+    for (const ok of [
+      ['sip-server/main.ts', 'sip-config'],
+      ['sip-server/transport/udp.ts', 'core/net/ip-lookup'],
+      ['sip-server/capture/capture.ts', 'core/sip/capture-store'],
+      ['sip-server/capture/index.ts', 'core/config'],
+      ['sip-server/flows.ts', 'core/registrar/bindings'],
+      ['sip-config/index.ts', 'core/config'],
+      ['web/console/main.tsx', 'web/phone/sip'],
+      ['scripts/bench/media/alloc.ts', 'media-engine/worker/leg'],
+      ['scripts/bench/events/run.ts', 'control-api/ws'],
+      ['scripts/flow-simulate.ts', 'media-app/flow/simulator/simulate'],
+      ['scripts/bench/sip-parser/parse-bench.ts', 'sip-server/message'],
+      ['test/webphone/harness.ts', 'scripts/build-web'],
+      ['test/media-app/harness.ts', 'sip-server/stack'],
+      ['test/core/x.test.ts', 'media-engine/worker/leg'],
+      ['test/sip-server/config.test.ts', 'sip-config'],
+    ]) expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
+  });
+
+  it('ALLOWED excuses only its own imports', () => {
+    expect(allowedBy('scripts/bench/ai/run.ts', 'test/support/db')?.why).to.match(/issue 33/);
+    expect(allowedBy('scripts/soak/run.ts', 'test/media-app/harness')?.why).to.match(/issue 33/);
+    expect(allowedBy('scripts/start.ts', 'test/support/ports')).to.equal(undefined);
+    expect(allowedBy('media-app/app.ts', 'test/support/db')).to.equal(undefined);
+    expect(allowedBy('sip-config/index.ts', 'sip-server/transport/ws-origin')?.why).to.match(/Origin parser/);
+    expect(allowedBy('sip-config/index.ts', 'sip-server/stack')).to.equal(undefined);
+  });
+
+  it('a forbidden import written in a file is reported, whatever its form', () => {
+    const forms = [
+      "import { SipStack } from '../media-app/app';",
+      "export { x } from '../media-app/app';",
+      "const a = require('../media-app/app');",
+      "type T = import('../media-app/app').T;",
+      "declare module '../media-app/app' { interface X { y: 1 } }",
+    ];
+    for (const text of forms) {
+      expect(check('sip-server/stack.ts', text).violations, text).to.have.length(1);
+    }
+    expect(check('web/phone/main.ts', "import { ApiError } from '../../core/errors';").violations[0]).to.match(/web\/phone\/main\.ts → core\/errors: web is browser code/);
+    expect(check('scripts/bench/x/run.ts', "import { testDb } from '../../../test/support/db';").violations).to.deep.equal([]);
+    expect(check('sip-server/stack.ts', "import pino from 'pino';\nimport { loadSipConfig } from '../sip-config';").violations).to.deep.equal([]);
+  });
+
+  it('every top-level folder with TypeScript is a room, and every room has source', () => {
+    const tops = fs.readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name);
+    const unlisted = tops.filter((d) => !(ROOMS as readonly string[]).includes(d) && !NOT_ROOMS.includes(d));
+    expect(unlisted, 'top-level folders that are neither rooms nor listed in NOT_ROOMS').to.deep.equal([]);
+    for (const d of NOT_ROOMS.filter((n) => n !== 'node_modules' && n !== 'dist' && tops.includes(n))) {
+      expect(sourceFiles(d), `${d}/ holds TypeScript: make it a room`).to.deep.equal([]);
+    }
+  });
+
+  it('no file of any room imports against the rule, and every ALLOWED entry is still needed', () => {
+    const { edges, perRoom, violations, unused } = scan();
+    expect(edges, 'the scan found the imports').to.be.above(4000);
+    for (const room of ROOMS) expect(perRoom.get(room), `${room} has source files`).to.be.above(0);
     expect(violations, violations.join('\n')).to.deep.equal([]);
+    expect(unused, 'ALLOWED entries that no import needs any more').to.deep.equal([]);
   });
 });
