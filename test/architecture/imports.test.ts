@@ -6,7 +6,7 @@
 //   media-app
 //   media-engine  nothing of the platform but the pure leaf core/net/
 //   sip-server    its configuration (sip-config) and the few leaves of core it shares with media-app
-//                 (core/net/, core/sip/, core/config, core/registrar/bindings); nothing else
+//                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server); nothing else
 //   sip-config    core/config only
 //   web           browser code, bundled on its own: nothing outside web/
 //   types         declarations of npm packages: nothing of the platform
@@ -31,7 +31,7 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'control-api': ['core', 'media-engine/index'],
   'media-app': ['core', 'media-engine/index'],
   'media-engine': ['core/net'],
-  'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings'],
+  'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server'],
   'sip-config': ['core/config'],
   web: [],
   types: [],
