@@ -265,15 +265,28 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       const dialog = await this.deps.srf.createUAS(req, res, { localSdp });
       // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
       const ack = req.body ? null : applyAnswerFromAck(dialog, mediaPath(endpoint, relay), this.deps.logger);
-      this.attachDialog(dialog);
+      // a close that landed while the 200 OK was in flight: the late dialog got its BYE
+      if (!this.attachDialog(dialog)) {
+        void ack?.catch(() => undefined);
+        throw new Error('call ended before the answer completed');
+      }
       await ack;
       await this.setStatus('progressing');
     })();
     return this.answering;
   }
 
-  /** The call is up on this dialog: watch for the far end's BYE, arm the maximum duration. */
-  attachDialog(dialog: CallDialog): void {
+  /**
+   * The SIP leg's move to up (offered or inviting → up), guarded like the status: the call is up on this
+   * dialog (watch for the far end's BYE, arm the maximum duration). Refused once the session is closing
+   * (a close landed while the 200 OK was in flight): the late dialog is ended with a BYE, and false.
+   */
+  attachDialog(dialog: CallDialog): boolean {
+    if (this.isEnded) {
+      this.deps.logger.info({ call: this.id }, 'dialog made after the call closed: ended with a BYE');
+      dialog.destroy().catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id }, 'BYE of a late dialog failed'));
+      return false;
+    }
     this.sip = { kind: 'up', dialog };
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
@@ -285,6 +298,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       for (const [event, fn] of inDialogHandlers<CallSession>(this.deps)) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));
     }
     this.after(this.deps.app.maxDurationMs, () => this.closeInBackground({ cause: 'duration_timeout', by: 'local', why: 'duration_timeout' }));
+    return true;
   }
 
   /** A transfer hands this call's place in a bridge to `other` (connect follows it). */
