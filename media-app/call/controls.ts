@@ -12,8 +12,9 @@
  *            bridged and recorded.
  *   talk     the text spoken to the party by the platform's TTS, after what already plays.
  *
- * Each state is written to the call's metadata (`hold`, `moh`, `silence`) and published as
- * call_updated. Commands state the end state wanted, so a redelivered one changes nothing; the
+ * Each state lives in the session's media state (media-state.ts), the one writer of the endpoint's
+ * mutes, so neither these controls nor the call's mute undo each other; it is written to the call's
+ * metadata (`hold`, `moh`, `silence`) and published as call_updated. Commands state the end state wanted, so a redelivered one changes nothing; the
  * operations of one call run one at a time.
  */
 import type { Logger } from 'pino';
@@ -25,11 +26,6 @@ import { reinvite } from './reinvite';
 import type { CallSession } from './session';
 
 interface Controls {
-  held: boolean;
-  /** The hold went through SIP (false: an internal call, held on the endpoint). */
-  heldBySip: boolean;
-  moh: boolean;
-  silenced: boolean;
   /** The operations of this call, one after another. */
   queue: Promise<unknown>;
 }
@@ -48,47 +44,45 @@ export class CallControls {
 
   private of(call: CallSession): Controls {
     let c = this.state.get(call);
-    if (!c) this.state.set(call, (c = { held: false, heldBySip: false, moh: false, silenced: false, queue: Promise.resolve() }));
+    if (!c) this.state.set(call, (c = { queue: Promise.resolve() }));
     return c;
   }
 
   /** Runs `op` after the call's earlier operations; a call that ended meanwhile is left alone. */
-  private serial(call: CallSession, op: (c: Controls) => Promise<void>): Promise<void> {
+  private serial(call: CallSession, op: () => Promise<void>): Promise<void> {
     const c = this.of(call);
-    const next = c.queue.then(() => (call.isEnded || !call.endpoint ? undefined : op(c)));
+    const next = c.queue.then(() => (call.isEnded || !call.endpoint ? undefined : op()));
     c.queue = next.catch(() => undefined);
     return next;
   }
 
   hold(call: CallSession, on: boolean): Promise<void> {
-    return this.serial(call, async (c) => {
-      if (c.held === on) return;
-      const bySip = await reinvite(call, on ? (c.moh ? 'sendonly' : 'inactive') : 'sendrecv');
-      c.held = on;
-      c.heldBySip = bySip;
-      await this.applyMutes(call, c);
+    return this.serial(call, async () => {
+      const m = call.mediaState;
+      if (m.flags.held === on) return;
+      const bySip = await reinvite(call, on ? (m.flags.moh ? 'sendonly' : 'inactive') : 'sendrecv');
+      await m.set({ held: on, heldBySip: bySip });
       await this.record(call, { hold: on });
     });
   }
 
   moh(call: CallSession, on: boolean): Promise<void> {
-    return this.serial(call, async (c) => {
-      if (c.moh === on) return;
-      c.moh = on;
-      if (on) this.loopMusic(call, c, await mohFile(call.deps.config.dataDir));
+    return this.serial(call, async () => {
+      const m = call.mediaState;
+      if (m.flags.moh === on) return;
+      await m.set({ moh: on });
+      if (on) this.loopMusic(call, await mohFile(call.deps.config.dataDir));
       else await call.endpoint?.stopPlayback().catch(() => undefined);
       // a held party gets the music only once its direction lets media through
-      if (c.held && c.heldBySip) await reinvite(call, on ? 'sendonly' : 'inactive');
-      await this.applyMutes(call, c);
+      if (m.flags.held && m.flags.heldBySip) await reinvite(call, on ? 'sendonly' : 'inactive');
       await this.record(call, { moh: on });
     });
   }
 
   silence(call: CallSession, on: boolean): Promise<void> {
-    return this.serial(call, async (c) => {
-      if (c.silenced === on) return;
-      c.silenced = on;
-      await this.applyMutes(call, c);
+    return this.serial(call, async () => {
+      if (call.mediaState.flags.silenced === on) return;
+      await call.mediaState.set({ silenced: on });
       await this.record(call, { silence: on });
     });
   }
@@ -103,9 +97,9 @@ export class CallControls {
   }
 
   /** Plays the music again each time it ends, while music on hold stays on. */
-  private loopMusic(call: CallSession, c: Controls, file: string): void {
+  private loopMusic(call: CallSession, file: string): void {
     const next = async (): Promise<void> => {
-      while (c.moh && !call.isEnded && call.endpoint) {
+      while (call.mediaState.flags.moh && !call.isEnded && call.endpoint) {
         const r = await call.endpoint.play(file);
         // stopped by something else (a flow action's abort, DTMF barge-in): do not spin
         if (r.interrupted) await new Promise((res) => setTimeout(res, 200));
@@ -114,22 +108,6 @@ export class CallControls {
     next().catch((err: Error) => {
       if (!call.isEnded) this.logger.warn({ err: err.message, call: call.id }, 'music on hold stopped');
     });
-  }
-
-  /**
-   * The endpoint's mutes from everything that asks for one: the call's mute (POST /calls/{id}/mute),
-   * silence (the party hears nothing), and an internal call's hold (no SIP to carry it).
-   */
-  private async applyMutes(call: CallSession, c: Controls): Promise<void> {
-    const ep = call.endpoint;
-    if (!ep || call.isEnded) return;
-    // the row, not the session's copy: POST /calls/{id}/mute writes it without patching the session
-    const m = ((await call.deps.db('calls').where({ id: call.id }).first('mute_direction')) as { mute_direction?: string } | undefined)?.mute_direction ?? '';
-    const internalHold = c.held && !c.heldBySip;
-    const inMuted = m === 'in' || m === 'both' || internalHold;
-    const outMuted = m === 'out' || m === 'both' || c.silenced || (internalHold && !c.moh);
-    await (inMuted ? ep.mute('in') : ep.unmute('in'));
-    await (outMuted ? ep.mute('out') : ep.unmute('out'));
   }
 
   /** The state into the call's metadata, then call_updated. */

@@ -368,14 +368,16 @@ export class CallFactory implements CallLegs {
     return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal);
   }
 
-  /** Mute/unmute: the endpoint, then the row (idempotent); a change is published as call_updated. */
+  /**
+   * Mute/unmute: the session's media state (which alone mutes the endpoint, so an unmute never lets out
+   * the audio of a silenced or held call), then the row (idempotent); a change is published as call_updated.
+   */
   async mute(call: CallSession, direction: 'both' | 'in' | 'out', on: boolean): Promise<void> {
     const want = on ? direction : '';
     // decided and noted before the first await: a redelivered copy handled at the same time sees no change
     const changed = call.row.mute_direction !== want;
     if (changed) call.state.patch({ mute_direction: want });
-    const ep = call.endpoint;
-    if (ep && !call.isEnded) await (on ? ep.mute(direction) : ep.unmute(direction));
+    await call.mediaState.set({ mute: want });
     const row = await retryWrite(this.deps.logger, `call ${call.id} mute`, () => this.repo.setMute(call.id, want));
     if (row && changed) await call.updated({ mute_direction: row.mute_direction, tm_update: row.tm_update });
   }

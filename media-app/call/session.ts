@@ -5,6 +5,7 @@
  *   ├── state        CallState: the Call row's status, one transition function (state.ts)
  *   ├── sip          SipLeg: an inbound INVITE to answer, our INVITE to CANCEL, or the dialog
  *   ├── endpoint     the media-engine endpoint (its port on a worker)
+ *   ├── mediaState   mute, silence, hold, music on hold: the one writer of the endpoint's mutes (media-state.ts)
  *   ├── relay        the rtpengine relay leg in front of it, for an SRTP / WebRTC far end (media-app/rtpengine)
  *   ├── recordings   the active recording (recordings.ts)
  *   ├── digits       DTMF: INFO received, digits of the bridged leg sent on in this party's form (dtmf.ts)
@@ -32,6 +33,7 @@ import { mediaPath, type MediaPath } from './media-path';
 import type { RelayLeg } from '../rtpengine';
 import { Recordings } from './recordings';
 import { CallState, type CallMove } from './state';
+import { CallMediaState } from './media-state';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
@@ -53,6 +55,8 @@ export const MEDIA_RELAY_GONE = 'media_relay_gone';
 export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly state: CallState;
   readonly recordings: Recordings;
+  /** What mute, silence and hold want of the party's audio; the only code that mutes the endpoint. */
+  readonly mediaState: CallMediaState;
   private ep: Endpoint | null = null;
   private rl: RelayLeg | null = null;
   private sip: SipLeg = { kind: 'none' };
@@ -74,6 +78,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.state = new CallState(row, deps);
     this.state.on('stateChange', (to) => this.emit('status', to));
     this.recordings = new Recordings(deps, this);
+    this.mediaState = new CallMediaState(() => (this.isEnded ? null : this.ep), row.mute_direction);
     this.done = new Promise((r) => (this.resolveDone = r));
     // listeners are optional: an 'error' event without one must not throw
     this.on('error', () => undefined);
@@ -122,6 +127,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     ep.on('dtmf', this.onDtmf);
     ep.on('peerDtmf', this.onPeerDtmf);
     ep.once('destroy', this.onEndpointGone);
+    // a new endpoint starts unmuted: it takes the mutes already wanted
+    const m = this.mediaState.flags;
+    if (m.mute || m.silenced || m.held) this.mediaState.sync().catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id }, 'endpoint mutes not applied'));
   }
 
   /** The rtpengine relay leg in front of the endpoint (SRTP / WebRTC far end), or null (plain RTP). */
@@ -257,15 +265,28 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       const dialog = await this.deps.srf.createUAS(req, res, { localSdp });
       // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
       const ack = req.body ? null : applyAnswerFromAck(dialog, mediaPath(endpoint, relay), this.deps.logger);
-      this.attachDialog(dialog);
+      // a close that landed while the 200 OK was in flight: the late dialog got its BYE
+      if (!this.attachDialog(dialog)) {
+        void ack?.catch(() => undefined);
+        throw new Error('call ended before the answer completed');
+      }
       await ack;
       await this.setStatus('progressing');
     })();
     return this.answering;
   }
 
-  /** The call is up on this dialog: watch for the far end's BYE, arm the maximum duration. */
-  attachDialog(dialog: CallDialog): void {
+  /**
+   * The SIP leg's move to up (offered or inviting → up), guarded like the status: the call is up on this
+   * dialog (watch for the far end's BYE, arm the maximum duration). Refused once the session is closing
+   * (a close landed while the 200 OK was in flight): the late dialog is ended with a BYE, and false.
+   */
+  attachDialog(dialog: CallDialog): boolean {
+    if (this.isEnded) {
+      this.deps.logger.info({ call: this.id }, 'dialog made after the call closed: ended with a BYE');
+      dialog.destroy().catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id }, 'BYE of a late dialog failed'));
+      return false;
+    }
     this.sip = { kind: 'up', dialog };
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
@@ -277,6 +298,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       for (const [event, fn] of inDialogHandlers<CallSession>(this.deps)) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));
     }
     this.after(this.deps.app.maxDurationMs, () => this.closeInBackground({ cause: 'duration_timeout', by: 'local', why: 'duration_timeout' }));
+    return true;
   }
 
   /** A transfer hands this call's place in a bridge to `other` (connect follows it). */

@@ -83,7 +83,8 @@ export async function dial(deps: CallDeps, call: CallSession, targets: DialTarge
       }
       // the contacts of one step are one extension's: one dtmf_mode
       if (step[0]?.dtmfMode) call.dtmfMode = step[0].dtmfMode;
-      call.attachDialog(dialog);
+      // a close while the answer was applied: the session refuses the dialog and BYEs it
+      if (!call.attachDialog(dialog)) return { answered: false, cause: 'normal_clearing' };
       await call.setStatus('progressing');
       return { answered: true };
     } catch (err) {

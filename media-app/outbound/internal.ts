@@ -95,8 +95,12 @@ export async function dialInternal(host: InternalCallHost, call: CallSession, to
   const callee = await host.incomingLeg({ customerId: call.row.customer_id, source: call.row.source, destination: { type: 'tel', target: to.number } }, calleeEndpoint);
   await Promise.all([call.setStatus('ringing'), callee.setStatus('ringing')]);
   const [out, inc] = dialogPair(call.endpoint.local.sdp, calleeEndpoint.local.sdp);
-  callee.attachDialog(inc);
-  call.attachDialog(out);
+  // either leg closed while the statuses were written: the other sees the far end hang up
+  if (!callee.attachDialog(inc)) {
+    await call.finish('normal_clearing');
+    return false;
+  }
+  if (!call.attachDialog(out)) return false;
   await Promise.all([callee.setStatus('progressing'), call.setStatus('progressing')]);
   callee.own(host.runFlow(callee, { flowId: to.flowId }), 'the virtual number flow start');
   return true;

@@ -169,6 +169,37 @@ describe('call controls: hold, music on hold, silence, talk', function () {
     expect((await x.done).code).to.equal(0);
   });
 
+  it('a REST unmute of a silenced call lets no audio out; ending the silence does, and a mute still holds after it', async () => {
+    const { id, sink, x } = await liveCall([{ type: 'talk', option: { text: SPEECH, language: 'en-US' } }, { type: 'sleep', option: { duration: 60_000 } }], []);
+    await until(() => sink.voiced > 20, 10_000, 'speech arrives');
+    expect((await send('post', `/calls/${id}/silence`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).silence === true, 10_000, 'silenced');
+    const muteDir = async () => ((await s.t.ctx.db('calls').where({ id }).first()) as { mute_direction: string }).mute_direction;
+    // mute, then unmute, through the API: the user's mute ends, the silence does not
+    expect((await send('post', `/calls/${id}/mute`, { direction: 'both' })).status).to.equal(200);
+    await until(async () => (await muteDir()) === 'both', 10_000, 'muted');
+    expect((await send('delete', `/calls/${id}/mute`)).status).to.equal(200);
+    await until(async () => (await muteDir()) === '', 10_000, 'unmuted');
+    await sleep(300);
+    const silent = await window(sink, 1500);
+    expect(silent.packets, 'RTP keeps flowing').to.be.greaterThan(40);
+    expect(silent.voiced, 'the unmute does not undo the silence').to.equal(0);
+
+    // the other way round: a mute set while silenced outlives the end of the silence
+    expect((await send('post', `/calls/${id}/mute`, { direction: 'out' })).status).to.equal(200);
+    await until(async () => (await muteDir()) === 'out', 10_000, 'muted out');
+    expect((await send('delete', `/calls/${id}/silence`)).status).to.equal(200);
+    await until(async () => (await metadata(id)).silence === false, 10_000, 'silence ended');
+    await sleep(300);
+    expect((await window(sink, 1200)).voiced, 'the end of the silence does not undo the mute').to.equal(0);
+
+    expect((await send('delete', `/calls/${id}/mute`, { direction: 'out' })).status).to.equal(200);
+    await until(async () => (await muteDir()) === '', 10_000, 'unmuted again');
+    expect((await window(sink, 1500)).voiced, 'with neither, the speech is heard again').to.be.greaterThan(20);
+    await send('post', `/calls/${id}/hangup`);
+    expect((await x.done).code).to.equal(0);
+  });
+
   it('bad input and calls not live: clear errors in the envelope', async () => {
     const bad = await send('post', `/calls/not-a-uuid/hold`);
     expect(bad.status).to.equal(400);

@@ -1,0 +1,81 @@
+/**
+ * The media state of one call, owned by its CallSession: what each asker wants of the party's audio,
+ * and the one writer of the endpoint's mutes. Each asker sets only its own part (the call's mute,
+ * silence, hold, music on hold); the endpoint gets their union, so no asker can undo another's:
+ *
+ *   endpoint 'in' muted  = mute in|both  OR  held on the endpoint (an internal call)
+ *   endpoint 'out' muted = mute out|both OR  silenced  OR  held on the endpoint without music
+ *
+ * A hold through SIP (a re-INVITE's direction) mutes nothing on the endpoint: the direction carries it.
+ * Writes run one at a time, in order, each from the state at the time it runs.
+ */
+import type { MuteDirection } from '../../core/calls/model';
+import type { Endpoint } from '../../media-engine';
+
+export interface MediaFlags {
+  /** The call's mute (POST|DELETE /calls/{id}/mute, the flow's mute action): its row's mute_direction. */
+  readonly mute: MuteDirection;
+  /** The party hears nothing (POST /calls/{id}/silence); what it says still flows. */
+  readonly silenced: boolean;
+  /** Held (POST /calls/{id}/hold). */
+  readonly held: boolean;
+  /** The hold went through SIP (false: an internal call, held on the endpoint). */
+  readonly heldBySip: boolean;
+  /** Music on hold plays to the party. */
+  readonly moh: boolean;
+}
+
+/** Which directions of the endpoint are muted. */
+export interface EndpointMutes {
+  readonly in: boolean;
+  readonly out: boolean;
+}
+
+const NONE: MediaFlags = { mute: '', silenced: false, held: false, heldBySip: false, moh: false };
+
+/** The endpoint's mutes: the union of what every asker wants. */
+export function endpointMutes(f: MediaFlags): EndpointMutes {
+  const endpointHold = f.held && !f.heldBySip;
+  return {
+    in: f.mute === 'in' || f.mute === 'both' || endpointHold,
+    out: f.mute === 'out' || f.mute === 'both' || f.silenced || (endpointHold && !f.moh),
+  };
+}
+
+export class CallMediaState {
+  private state: MediaFlags;
+  private writes: Promise<void> = Promise.resolve();
+
+  /** `endpoint` gives the endpoint to write to, or null when there is none (or the call ended). */
+  constructor(
+    private readonly endpoint: () => Endpoint | null,
+    mute: MuteDirection = '',
+  ) {
+    this.state = { ...NONE, mute };
+  }
+
+  get flags(): MediaFlags {
+    return this.state;
+  }
+
+  /** Changes the caller's own part and brings the endpoint's mutes to the union. */
+  set(patch: Partial<MediaFlags>): Promise<void> {
+    this.state = { ...this.state, ...patch };
+    return this.sync();
+  }
+
+  /** Writes the mutes to the endpoint (a new endpoint gets those already wanted); one write at a time. */
+  sync(): Promise<void> {
+    const next = this.writes.then(() => this.write());
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  private async write(): Promise<void> {
+    const ep = this.endpoint();
+    if (!ep || ep.destroyed) return;
+    const want = endpointMutes(this.state);
+    await (want.in ? ep.mute('in') : ep.unmute('in'));
+    await (want.out ? ep.mute('out') : ep.unmute('out'));
+  }
+}
