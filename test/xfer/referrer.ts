@@ -5,29 +5,8 @@ import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { freePort } from '../support/ports';
 import { RtpSink, sipp, sleep, until, type SippResult } from '../media-app/harness';
+import { ok200, respond } from '../media-app/sipp-steps';
 import { party, TonePeer, type Stack } from './support';
-
-const ok200 = `<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>`;
-
-const respond = (status: string) => `<send><![CDATA[
-SIP/2.0 ${status}
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>`;
 
 /**
  * The transferor's phone: answers the platform's INVITE, sends REFER, and then treats the NOTIFYs as
