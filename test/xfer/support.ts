@@ -58,6 +58,24 @@ const reply = (status: string, extra: string) => `SIP/2.0 ${status}
 ${extra}`;
 
 /**
+ * The answering phone's REFER in its dialog (From/To from the INVITE, which party() keeps when it
+ * will refer); `referHeaders` are the Refer-To/Referred-By lines, each ending in a newline.
+ */
+export const referRequest = (cseq: number, referHeaders: string) => `<send retrans="500"><![CDATA[
+REFER [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: [$local_to];tag=[pid]SIPpTag01[call_number]
+To: [$remote_from]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} REFER
+Contact: <sip:phone@[local_ip]:[local_port]>
+${referHeaders}Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+
+/**
  * A phone that answers (its RTP going to rtpPort), and then either waits for the platform's BYE or,
  * with `referTo`, sends REFER in the dialog, takes the NOTIFYs (the last must carry 200, or with
  * `referFails` a failure) and the BYE.
@@ -80,21 +98,7 @@ export function party(o: { rtpPort: number; referTo?: string; referAfterMs?: num
   if (o.referTo) {
     parts.push(
       `<pause milliseconds="${o.referAfterMs ?? 800}"/>`,
-      `<send retrans="500"><![CDATA[
-REFER [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: [$local_to];tag=[pid]SIPpTag01[call_number]
-To: [$remote_from]
-[routes]
-Call-ID: [call_id]
-CSeq: 101 REFER
-Contact: <sip:phone@[local_ip]:[local_port]>
-Refer-To: <${o.referTo}>
-Referred-By: <sip:phone@[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>`,
+      referRequest(101, `Refer-To: <${o.referTo}>\nReferred-By: <sip:phone@[local_ip]:[local_port]>\n`),
       '<recv response="202"/>',
       '<recv request="NOTIFY"/>',
       ok200,
