@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { uacWaitsForBye } from '../media-app/harness';
+import { pcmuPackets, rtpPcap } from '../support/rtp-pcap';
 
 /** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
 export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {
@@ -35,52 +36,9 @@ export function speechPcap(text: string, file: string, opts: { leadMs?: number; 
 
 /** µ-law bytes as 20 ms RTP packets (PT 0) in a pcap; UDP source port 0 so the platform never latches to sipp's raw sender. */
 export function writeRtpPcap(file: string, ulaw: Buffer): void {
-  const parts: Buffer[] = [];
-  const gh = Buffer.alloc(24);
-  gh.writeUInt32LE(0xa1b2c3d4, 0);
-  gh.writeUInt16LE(2, 4);
-  gh.writeUInt16LE(4, 6);
-  gh.writeUInt32LE(65535, 16);
-  gh.writeUInt32LE(1, 20); // Ethernet
-  parts.push(gh);
-  const ssrc = 0x1234abcd;
-  for (let i = 0, seq = 0; i < ulaw.length; i += 160, seq++) {
-    const payload = Buffer.alloc(160, 0xff);
-    ulaw.copy(payload, 0, i, Math.min(ulaw.length, i + 160));
-    const rtp = Buffer.alloc(12);
-    rtp[0] = 0x80;
-    rtp[1] = 0;
-    rtp.writeUInt16BE(seq & 0xffff, 2);
-    rtp.writeUInt32BE((seq * 160) >>> 0, 4);
-    rtp.writeUInt32BE(ssrc, 8);
-    const udpLen = 8 + 12 + 160;
-    const udp = Buffer.alloc(8);
-    udp.writeUInt16BE(0, 0);
-    udp.writeUInt16BE(6000, 2);
-    udp.writeUInt16BE(udpLen, 4);
-    const ip = Buffer.alloc(20);
-    ip[0] = 0x45;
-    ip.writeUInt16BE(20 + udpLen, 2);
-    ip[8] = 64;
-    ip[9] = 17;
-    ip.set([127, 0, 0, 1], 12);
-    ip.set([127, 0, 0, 1], 16);
-    let sum = 0;
-    for (let k = 0; k < 20; k += 2) sum += ip.readUInt16BE(k);
-    while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
-    ip.writeUInt16BE(~sum & 0xffff, 10);
-    const eth = Buffer.alloc(14);
-    eth.writeUInt16BE(0x0800, 12);
-    const frame = Buffer.concat([eth, ip, udp, rtp, payload]);
-    const ph = Buffer.alloc(16);
-    const us = seq * 20_000;
-    ph.writeUInt32LE(Math.floor(us / 1e6), 0);
-    ph.writeUInt32LE(us % 1e6, 4);
-    ph.writeUInt32LE(frame.length, 8);
-    ph.writeUInt32LE(frame.length, 12);
-    parts.push(ph, frame);
-  }
-  fs.writeFileSync(file, Buffer.concat(parts));
+  const padded = Buffer.alloc(Math.ceil(ulaw.length / 160) * 160, 0xff); // a last partial packet is filled with µ-law silence
+  ulaw.copy(padded);
+  fs.writeFileSync(file, rtpPcap(pcmuPackets(padded, false), { ssrc: 0x1234abcd, srcPort: 0, dstPort: 6000, ipChecksum: true }));
 }
 
 const MULAW = (() => {

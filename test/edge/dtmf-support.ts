@@ -3,9 +3,11 @@
 // that capture, which reads telephone-event packets as they arrive on the wire.
 import dgram from 'node:dgram';
 import { register } from '../media-app/harness';
+import { ack, bye, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
 import { decodeG711, encodeG711 } from '../../media-engine/codecs/g711';
 import { DtmfDetector } from '../../media-engine/dsp/dtmf-detector';
 import { dtmfTones, renderSource } from '../../media-engine/dsp/tones';
+import { rtpPcap, type PcapRtp } from '../support/rtp-pcap';
 
 export const SIPP_DIR = '/usr/share/sip-tester';
 
@@ -68,18 +70,6 @@ export function eventGroups(c: RtpCapture, pt: number): EventPacket[][] {
   return [...groups.values()];
 }
 
-/** The scenario's reply to an in-dialog request it received. */
-const ok200 = `<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>`;
-
 /** An in-dialog INFO from a phone that placed the call (after its 200 with rrs="true"). */
 export function infoStep(cseq: number, contentType: string | null, body: string, expectStatus: number): string {
   return `<send retrans="500"><![CDATA[
@@ -104,19 +94,7 @@ ${body}
  * sipp's media port, then runs `steps` and hangs up.
  */
 export function dtmfCaller(user: string, domain: string, target: string, steps: string, firstCseq = 1): string {
-  const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
-INVITE sip:${target}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: "Desk" <sip:${user}@${domain}>;tag=c[call_number]
-To: <sip:${target}@${domain}>
-Call-ID: [call_id]
-CSeq: ${cseq} INVITE
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Max-Forwards: 70
-${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
-Content-Length: [len]
-
-v=0
+  const sdp = `v=0
 o=- 1 1 IN IP4 [local_ip]
 s=-
 c=IN IP4 [local_ip]
@@ -124,56 +102,16 @@ t=0 0
 m=audio [media_port] RTP/AVP 0 101
 a=rtpmap:0 PCMU/8000
 a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-]]></send>`;
-  const c = firstCseq;
+a=fmtp:101 0-15`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="dtmf-caller">
 ${register(user, domain)}
-${invite(c, false)}
-<recv response="100" optional="true"/>
-<recv response="407" auth="true"/>
-<send><![CDATA[
-ACK sip:${target}@${domain} SIP/2.0
-[last_Via:]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: ${c} ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-${invite(c + 1, true)}
-<recv response="100" optional="true"/>
+${inviteWithDigest({ user, domain, target, display: 'Desk', sdp, firstCseq })}
 <recv response="180" optional="true"/>
 <recv response="200" rrs="true"/>
-<send><![CDATA[
-ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: ${c + 1} ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
+${ack(firstCseq + 1)}
 ${steps}
-<send retrans="500"><![CDATA[
-BYE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 20 BYE
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>
+${bye(20)}
 </scenario>`;
 }
 
@@ -236,57 +174,8 @@ export function expectInfo(bodyRegexp: string, n: number): string {
 ${ok200}`;
 }
 
-/** One RTP packet of a pcap for sipp's play_pcap_audio, sent `atUs` after the pcap's start. */
-export interface PcapRtp {
-  pt: number;
-  marker: boolean;
-  seq: number;
-  ts: number;
-  payload: Uint8Array;
-  atUs: number;
-}
-
-/** A pcap (Ethernet, IPv4, UDP, RTP) of these packets (sipp keeps the RTP and sends it from its own media port). */
-export function rtpPcap(rtps: readonly PcapRtp[]): Buffer {
-  const packets: Buffer[] = [];
-  const global = Buffer.alloc(24);
-  global.writeUInt32LE(0xa1b2c3d4, 0);
-  global.writeUInt16LE(2, 4);
-  global.writeUInt16LE(4, 6);
-  global.writeUInt32LE(65535, 16);
-  global.writeUInt32LE(1, 20); // Ethernet
-  packets.push(global);
-  for (const p of rtps) {
-    const rtp = Buffer.alloc(12 + p.payload.length);
-    rtp[0] = 0x80;
-    rtp[1] = (p.marker ? 0x80 : 0) | (p.pt & 0x7f);
-    rtp.writeUInt16BE(p.seq & 0xffff, 2);
-    rtp.writeUInt32BE(p.ts >>> 0, 4);
-    rtp.writeUInt32BE(0x5eed0001, 8);
-    Buffer.from(p.payload).copy(rtp, 12);
-    const udp = Buffer.alloc(8);
-    udp.writeUInt16BE(6000, 0);
-    udp.writeUInt16BE(6002, 2);
-    udp.writeUInt16BE(8 + rtp.length, 4);
-    const ip = Buffer.alloc(20);
-    ip[0] = 0x45;
-    ip.writeUInt16BE(20 + 8 + rtp.length, 2);
-    ip[8] = 64;
-    ip[9] = 17;
-    ip.set([127, 0, 0, 1], 12);
-    ip.set([127, 0, 0, 1], 16);
-    const eth = Buffer.alloc(14);
-    eth.writeUInt16BE(0x0800, 12);
-    const frame = Buffer.concat([eth, ip, udp, rtp]);
-    const rec = Buffer.alloc(16);
-    rec.writeUInt32LE(Math.floor(p.atUs / 1e6), 0);
-    rec.writeUInt32LE(p.atUs % 1e6, 4);
-    rec.writeUInt32LE(frame.length, 8);
-    rec.writeUInt32LE(frame.length, 12);
-    packets.push(rec, frame);
-  }
-  return Buffer.concat(packets);
-}
+/** The DTMF suites' pcaps: their own SSRC, ports 6000 → 6002 recorded. */
+const DTMF_PCAP = { ssrc: 0x5eed0001 } as const;
 
 /**
  * A pcap of PCMU audio carrying in-band DTMF tones for `digits`, for sipp's play_pcap_audio: 500 ms
@@ -299,7 +188,7 @@ export function inbandDtmfPcap(digits: string, onMs = 200): Buffer {
   for (let i = 0; i < frames; i++) {
     rtps.push({ pt: 0, marker: i === 0, seq: 1000 + i, ts: 8000 + i * 160, payload: encodeG711('PCMU', pcm.subarray(i * 160, (i + 1) * 160)), atUs: i * 20_000 });
   }
-  return rtpPcap(rtps);
+  return rtpPcap(rtps, DTMF_PCAP);
 }
 
 /**
@@ -312,7 +201,7 @@ export function telephoneEventFloodPcap(count: number, samples: number, everyUs:
     const payload = new Uint8Array([i % 10, 0x80 | 10, (samples >> 8) & 0xff, samples & 0xff]);
     rtps.push({ pt: 101, marker: true, seq: 2000 + i, ts: 16000 + i * samples, payload, atUs: i * everyUs });
   }
-  return rtpPcap(rtps);
+  return rtpPcap(rtps, DTMF_PCAP);
 }
 
 /** The keys in-band in the PCMU packets a capture got (decoded in arrival order, the engine's own detector). */

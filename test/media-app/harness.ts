@@ -22,6 +22,7 @@ import { startMediaApp, type MediaApp } from '../../media-app/app';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 import { freePort, portBlock } from '../support/ports';
 import { testDb, testDatabaseUrl } from '../support/db';
+import { ack, ackFailure, bye, ok200 } from './sipp-steps';
 
 export const SECRET = 'media-app-test-secret';
 export const SIP_DOMAIN = 'sip.test';
@@ -354,17 +355,7 @@ a=sendrecv
 ${invite()}
 <recv response="100" optional="true"/>
 <recv response="${opts.expectStatus}"/>
-<send><![CDATA[
-ACK sip:${ruri} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
+${ackFailure(`sip:${ruri}`, 1, 'new')}
 </scenario>`;
   }
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
@@ -372,65 +363,23 @@ Content-Length: 0
 ${invite()}
 <recv response="100" optional="true"/>${opts.digest ? `
 <recv response="407" auth="true"/>
-<send><![CDATA[
-ACK sip:${ruri} SIP/2.0
-[last_Via:]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
+${ackFailure(`sip:${ruri}`, 1)}
 ${invite(2, true)}
 <recv response="100" optional="true"/>` : ''}
 <recv response="180" optional="true"/>
 <recv response="183" optional="true"/>
 <recv response="200" rrs="true"/>
-<send><![CDATA[
-ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: ${opts.digest ? 2 : 1} ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
+${ack(opts.digest ? 2 : 1)}
 ${opts.steps ? `${opts.steps}\n` : ''}${opts.hangUpAfterMs !== undefined ? callerBye(opts.hangUpAfterMs, opts.digest ? 3 : 2) : answerBye(opts.byeTimeoutMs ?? 20000)}
 </scenario>`;
 }
 
 /** Scenario steps: wait for the platform's BYE and answer it 200. */
 export const answerBye = (timeoutMs: number): string => `<recv request="BYE" timeout="${timeoutMs}"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>`;
+${ok200}`;
 
 const callerBye = (afterMs: number, cseq: number) => `<pause milliseconds="${afterMs}"/>
-<send retrans="500"><![CDATA[
-BYE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: ${cseq} BYE
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>`;
+${bye(cseq)}`;
 
 /** The events published for one resource, in order. */
 export async function eventsFor(redis: Redis, resourceId: string): Promise<{ event_type: string; data: Record<string, unknown> }[]> {
@@ -509,7 +458,7 @@ export function answeringUas(o: UasScenarioOptions = {}): string {
       `<send retrans="500"><![CDATA[\n${uasReply('200 OK', tag, `${contact}\nContent-Type: application/sdp\nContent-Length: [len]\n\n${SIPP_SDP}`)}\n]]></send>`,
       '<recv request="ACK"/>',
       '<recv request="BYE" timeout="20000"/>',
-      `<send><![CDATA[\nSIP/2.0 200 OK\n[last_Via:]\n[last_From:]\n[last_To:]\n[last_Call-ID:]\n[last_CSeq:]\nContent-Length: 0\n\n]]></send>`,
+      ok200,
     );
   }
   parts.push('</scenario>');

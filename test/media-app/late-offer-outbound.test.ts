@@ -9,7 +9,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../support/db';
 import { freePort } from '../support/ports';
-import { RtpSink, sipp, until, type Platform } from './harness';
+import { answerBye, RtpSink, sipp, until, type Platform } from './harness';
 import { startOriginating, type Originating } from './originating';
 
 const sdp = (port: number, version: number) => `v=0
@@ -76,17 +76,7 @@ Content-Length: [len]
 
 ${sdp(second, 2)}
 ]]></send>
-<recv request="BYE" timeout="30000"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
+${answerBye(30000)}
 <Reference variables="first_offer,reoffer"/>
 </scenario>`;
 }

@@ -1,9 +1,13 @@
-// sipp scenario steps shared by the late-offer and NAT suites.
+// sipp scenario steps shared by the suites that write their own scenarios (media-app, edge, xfer,
+// conference, webphone): the requests and answers whose text is the same everywhere, with what
+// differs between suites (CSeq numbers, SDP, the display name) as parameters.
+
+const NEW_VIA = 'Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]';
 
 /** The ACK of a 2xx (after `<recv response="200" rrs="true"/>`), with an SDP answer when given. */
 export const ack = (cseq: number, sdp?: string) => `<send><![CDATA[
 ACK [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+${NEW_VIA}
 [last_From:]
 [last_To:]
 [routes]
@@ -12,3 +16,97 @@ CSeq: ${cseq} ACK
 Max-Forwards: 70
 ${sdp ? `Content-Type: application/sdp\nContent-Length: [len]\n\n${sdp}` : 'Content-Length: 0\n'}
 ]]></send>`;
+
+/**
+ * The ACK of a non-2xx final answer (407, 486 …) to the INVITE sent to `uri`: `via` 'last' repeats
+ * the INVITE's Via (its transaction), 'new' writes a Via of its own as some phones do.
+ */
+export const ackFailure = (uri: string, cseq: number, via: 'last' | 'new' = 'last') => `<send><![CDATA[
+ACK ${uri} SIP/2.0
+${via === 'last' ? '[last_Via:]' : NEW_VIA}
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: ${cseq} ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+
+/** The answer, with no body, to the request just received (`status` as '200 OK'). */
+export const respond = (status: string) => `<send><![CDATA[
+SIP/2.0 ${status}
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>`;
+
+/** 200 OK to the in-dialog request just received (a BYE, INFO, NOTIFY, CANCEL). */
+export const ok200 = respond('200 OK');
+
+/** Our BYE in the dialog, and its 200. */
+export const bye = (cseq: number) => `<send retrans="500"><![CDATA[
+BYE [next_url] SIP/2.0
+${NEW_VIA}
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} BYE
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>`;
+
+export interface PhoneInvite {
+  user: string;
+  domain: string;
+  /** The user part called, at `domain`. */
+  target: string;
+  /** The From display name. */
+  display: string;
+  sdp: string;
+  /** The CSeq of the first INVITE (the one with credentials takes the next). */
+  firstCseq: number;
+  /** 'last' (default) or 'new': the Via of the ACK to the 407 (see ackFailure). */
+  ackVia?: 'last' | 'new';
+  /** Extra attributes of the first INVITE's `<send>` (e.g. ` start_rtd="setup"`). */
+  firstAttrs?: string;
+}
+
+/** A registered phone's INVITE with SDP (credentials as sipp computes them when `auth`). */
+export function phoneInvite(o: PhoneInvite, cseq: number, auth: boolean, attrs = ''): string {
+  return `<send retrans="500"${attrs}><![CDATA[
+INVITE sip:${o.target}@${o.domain} SIP/2.0
+${NEW_VIA}
+From: "${o.display}" <sip:${o.user}@${o.domain}>;tag=c[call_number]
+To: <sip:${o.target}@${o.domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${o.user}@[local_ip]:[local_port]>
+Max-Forwards: 70
+${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
+Content-Length: [len]
+
+${o.sdp}
+]]></send>`;
+}
+
+/**
+ * A registered phone's call with digest: the INVITE, the platform's 407 and its ACK, the INVITE
+ * again with credentials (CSeq firstCseq + 1), up to its optional 100.
+ */
+export function inviteWithDigest(o: PhoneInvite): string {
+  const c = o.firstCseq;
+  return `${phoneInvite(o, c, false, o.firstAttrs)}
+<recv response="100" optional="true"/>
+<recv response="407" auth="true"/>
+${ackFailure(`sip:${o.target}@${o.domain}`, c, o.ackVia)}
+${phoneInvite(o, c + 1, true)}
+<recv response="100" optional="true"/>`;
+}

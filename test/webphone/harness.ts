@@ -15,7 +15,7 @@ import { launchBrowser, type TestBrowser } from '../support/browser';
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
-import { sipp, sleep, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
+import { answerBye, sipp, sleep, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
 import { freePort } from '../support/ports';
 import { callerUas } from '../queue/sip-parties';
 import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
@@ -204,17 +204,7 @@ a=sendrecv`;
 ${reply('180 Ringing', 'Content-Length: 0\n')}
 ${reply('200 OK', `Content-Type: application/sdp\nContent-Length: [len]\n\n${sdp}`).replace('<send>', '<send retrans="500">')}
 <recv request="ACK"/>
-<recv request="BYE" timeout="${byeTimeoutMs}"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
+${answerBye(byeTimeoutMs)}
 </scenario>`;
 }
 

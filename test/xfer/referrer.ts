@@ -5,29 +5,8 @@ import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { freePort } from '../support/ports';
 import { RtpSink, sipp, sleep, until, type SippResult } from '../media-app/harness';
-import { party, TonePeer, type Stack } from './support';
-
-const ok200 = `<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>`;
-
-const respond = (status: string) => `<send><![CDATA[
-SIP/2.0 ${status}
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>`;
+import { ok200, respond } from '../media-app/sipp-steps';
+import { party, referRequest, TonePeer, type Stack } from './support';
 
 /**
  * The transferor's phone: answers the platform's INVITE, sends REFER, and then treats the NOTIFYs as
@@ -54,19 +33,7 @@ export function referrer(o: { rtpPort: number; referTo: string; notify: 'silent'
 export function badReferrer(rtpPort: number, refers: { referTo: string | null; status: number }[]): string {
   const full = party({ rtpPort, referTo: 'sip:unused@127.0.0.1' });
   const head = full.slice(0, full.indexOf('<pause'));
-  const refer = (referTo: string | null, cseq: number) => `<send retrans="500"><![CDATA[
-REFER [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: [$local_to];tag=[pid]SIPpTag01[call_number]
-To: [$remote_from]
-[routes]
-Call-ID: [call_id]
-CSeq: ${cseq} REFER
-Contact: <sip:phone@[local_ip]:[local_port]>
-${referTo === null ? '' : `Refer-To: ${referTo}\n`}Max-Forwards: 70
-Content-Length: 0
-
-]]></send>`;
+  const refer = (referTo: string | null, cseq: number) => referRequest(cseq, referTo === null ? '' : `Refer-To: ${referTo}\n`);
   const steps = refers.map((r, i) => `<pause milliseconds="300"/>\n${refer(r.referTo, 101 + i)}\n<recv response="${r.status}"/>`);
   return `${head}${steps.join('\n')}\n<recv request="BYE" timeout="40000"/>\n${ok200}\n</scenario>`;
 }

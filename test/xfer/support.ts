@@ -5,6 +5,7 @@ import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
 import { expect } from 'chai';
 import { register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
+import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
 
 export interface Stack {
   p: Platform;
@@ -56,13 +57,20 @@ const reply = (status: string, extra: string) => `SIP/2.0 ${status}
 [last_CSeq:]
 ${extra}`;
 
-const ok200 = `<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
+/**
+ * The answering phone's REFER in its dialog (From/To from the INVITE, which party() keeps when it
+ * will refer); `referHeaders` are the Refer-To/Referred-By lines, each ending in a newline.
+ */
+export const referRequest = (cseq: number, referHeaders: string) => `<send retrans="500"><![CDATA[
+REFER [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: [$local_to];tag=[pid]SIPpTag01[call_number]
+To: [$remote_from]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} REFER
+Contact: <sip:phone@[local_ip]:[local_port]>
+${referHeaders}Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>`;
@@ -90,21 +98,7 @@ export function party(o: { rtpPort: number; referTo?: string; referAfterMs?: num
   if (o.referTo) {
     parts.push(
       `<pause milliseconds="${o.referAfterMs ?? 800}"/>`,
-      `<send retrans="500"><![CDATA[
-REFER [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: [$local_to];tag=[pid]SIPpTag01[call_number]
-To: [$remote_from]
-[routes]
-Call-ID: [call_id]
-CSeq: 101 REFER
-Contact: <sip:phone@[local_ip]:[local_port]>
-Refer-To: <${o.referTo}>
-Referred-By: <sip:phone@[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>`,
+      referRequest(101, `Refer-To: <${o.referTo}>\nReferred-By: <sip:phone@[local_ip]:[local_port]>\n`),
       '<recv response="202"/>',
       '<recv request="NOTIFY"/>',
       ok200,
@@ -197,57 +191,15 @@ export { registerOnly } from '../media-app/harness';
 
 /** A registered phone calls `number`; it hangs up after 800 ms, or with waitForBye takes the platform's BYE. */
 export function phoneCalls(user: string, domain: string, number: string, o: { waitForBye?: boolean } = {}): string {
-  const invite = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
-INVITE sip:${number}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: "Desk" <sip:${user}@${domain}>;tag=c[call_number]
-To: <sip:${number}@${domain}>
-Call-ID: [call_id]
-CSeq: ${cseq} INVITE
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Max-Forwards: 70
-${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
-Content-Length: [len]
-
-${SIPP_SDP}
-]]></send>`;
-  const ack = (cseq: number, uri: string) => `<send><![CDATA[
-ACK ${uri} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-${uri === '[next_url]' ? '[routes]\n' : ''}Call-ID: [call_id]
-CSeq: ${cseq} ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="ext-to-tel">
 ${register(user, domain)}
-${invite(1, false)}
-<recv response="100" optional="true"/>
-<recv response="407" auth="true"/>
-${ack(1, `sip:${number}@${domain}`)}
-${invite(2, true)}
-<recv response="100" optional="true"/>
+${inviteWithDigest({ user, domain, target: number, display: 'Desk', sdp: SIPP_SDP, firstCseq: 1, ackVia: 'new' })}
 <recv response="180" optional="true"/>
 <recv response="200" rrs="true"/>
-${ack(2, '[next_url]')}
+${ack(2)}
 ${o.waitForBye ? `<recv request="BYE" timeout="30000"/>\n${ok200}` : `<pause milliseconds="800"/>
-<send retrans="500"><![CDATA[
-BYE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 3 BYE
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-<recv response="200"/>
+${bye(3)}
 `}
 </scenario>`;
 }
@@ -256,17 +208,7 @@ Content-Length: 0
 export function phoneCallRefused(user: string, domain: string, number: string, status: number): string {
   const full = phoneCalls(user, domain, number);
   const cut = full.indexOf('<recv response="100" optional="true"/>\n<recv response="180"');
-  return `${full.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="${status}"/>\n<send><![CDATA[
-ACK sip:${number}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 2 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>\n</scenario>`;
+  return `${full.slice(0, cut)}<recv response="100" optional="true"/>\n<recv response="${status}"/>\n${ackFailure(`sip:${number}@${domain}`, 2, 'new')}\n</scenario>`;
 }
 
 /**

@@ -6,8 +6,9 @@ import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
 import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from '../media-app/harness';
+import { createExtension, killAllSipp, sipp, sleep, until } from '../media-app/harness';
 import { party, phoneCalls, registerOnly, startStack, TonePeer, type Stack } from './support';
+import { connectedPair } from './referrer';
 
 describe('transfers', function () {
   this.timeout(120_000);
@@ -29,29 +30,10 @@ describe('transfers', function () {
       return c?.status === status ? c : null;
     }, 20_000, `call ${status}`);
 
-  /** X called by the platform and connected to A; returns the two calls once both are up. */
+  /** X called by the platform and connected to A (`__PC__` in A's scenario: C's port); returns the two calls once both are up. */
   async function connected(aScenario: (rtp: number) => string) {
-    const sinkX = await RtpSink.open();
-    const sinkA = await RtpSink.open();
-    const tone = await TonePeer.open();
-    open.push(sinkX, sinkA, tone);
-    const [px, pa, pc] = [await freePort(), await freePort(), await freePort()];
-    const x = sipp(party({ rtpPort: sinkX.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-    const a = sipp(aScenario(sinkA.port).replace('__PC__', String(pc)), ['-i', '127.0.0.1', '-p', String(pa), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-    const c = sipp(party({ rtpPort: tone.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(pc), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-    await sleep(300);
-    const res = await s.api.post('/calls', {
-      source: { type: 'tel', target: '+899100000002' },
-      destinations: [{ type: 'sip', target: `x@127.0.0.1:${px}` }],
-      actions: [{ type: 'connect', option: { destinations: [{ type: 'sip', target: `a@127.0.0.1:${pa}` }] } }],
-    });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const xCall = await live(res.body.calls[0].id);
-    const aRow = await until(async () => {
-      const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
-      return r && r.status === 'progressing' ? r : null;
-    }, 20_000, 'A leg up');
-    return { x, a, c, xCall, aRow, sinkX, pc };
+    const r = await connectedPair(s, open, (rtp, pc) => aScenario(rtp).replace('__PC__', String(pc)), (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }));
+    return { ...r, pc: r.cPort };
   }
 
   async function cCall(xCall: CallRow, transferId: string): Promise<CallRow> {
