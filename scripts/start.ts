@@ -10,7 +10,7 @@ const root = path.resolve(__dirname, '..');
  * media-app runs with --single-threaded-gc: a media worker's garbage collection then never waits for V8's
  * helper threads, which are shared by the process and run at ordinary priority. With them, a real-time or
  * negative-nice worker stalled behind a busy neighbour whenever it collected (priority inversion:
- * docs/benchmarks-capacity.md, session 8).
+ * docs/benchmarks.md, media legs beside a busy neighbour).
  */
 const processes = [
   { name: 'sip-server', entry: 'sip-server/main.ts', nodeArgs: [] as string[] },

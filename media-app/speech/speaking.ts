@@ -5,7 +5,7 @@
  * running); stop() and flush() silence it at once (the fork's queue goes with the fork). The
  * session ends on stop or when the call hangs up.
  *
- * First audio (docs/benchmarks-speech.md): the embedded provider streams espeak-ng's output,
+ * First audio (docs/benchmarks.md): the embedded provider streams espeak-ng's output,
  * resampled as it arrives, from a process started ahead of time (media-engine/tts/espeak-pool.ts);
  * a text this node has spoken before comes from memory.
  */

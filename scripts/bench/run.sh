@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole benchmark suite, one area after another (never two at once: they would measure each
-# other), each with its default sizes, then docs/benchmarks.md rebuilt from the per-area files.
+# other), each with its default sizes.
 #   bash scripts/bench/run.sh              # every area (about 25 minutes on 2 cores)
 #   bash scripts/bench/run.sh sip media    # just these
-# Each area's full output goes to .data/bench/<area>.log; a failed area is reported and the rest run.
-# Areas whose script prints its table rather than writing docs/benchmarks-<area>.md need their
-# figures copied by hand (the log says which); see docs/benchmarks-summary.md for the headline table.
+# Each area's full output goes to .data/bench/<area>.log (some areas also write dist/bench/<area>.md);
+# a failed area is reported and the rest run. Nothing here edits docs/: update the area's rows in
+# docs/benchmarks.md by hand from the log (figure, same-run baseline, load, date).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/setup.sh >/dev/null || { echo "setup failed: run bash scripts/setup.sh" >&2; exit 1; }
@@ -57,7 +57,7 @@ for a in "${areas[@]}"; do
     failed+=("$a")
   fi
 done
-bash scripts/bench/collect.sh
+echo "logs in .data/bench/; update the rows of docs/benchmarks.md from them"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "failed: ${failed[*]}" >&2
   exit 1

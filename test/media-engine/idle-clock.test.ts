@@ -1,6 +1,6 @@
 /**
  * A worker's 20 ms clock runs only while it has something to serve: an idle worker woke 250 times a
- * second for nothing (~5 % of a core each, docs/benchmarks-capacity.md). The clock stops when the
+ * second for nothing (~5 % of a core each, docs/benchmarks.md). The clock stops when the
  * last leg, conference or link is gone and starts again with the next one, which then sends as usual.
  */
 import { expect } from 'chai';

@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { reportPath } from '../report';
 import { parseActions } from '../../../core/flow';
 import { flowsRepo } from '../../../core/repos/flows';
 import { numbersRepo } from '../../../core/repos/numbers';
@@ -110,9 +111,10 @@ async function main() {
     `Answered turns: ${latencies.length} of ${CALLS * TURNS}.`,
     '',
   ];
-  const out = path.resolve(__dirname, '../../../docs/benchmarks-ai.md');
+  const out = reportPath('ai');
   fs.writeFileSync(out, lines.join('\n'));
   console.log(lines.join('\n'));
+  console.log(`wrote ${path.relative(process.cwd(), out)}`);
   process.exit(0);
 }
 

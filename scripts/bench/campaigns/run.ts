@@ -7,10 +7,12 @@
  * 2. campaign: an outdial of --calls sip targets run at service_level --level, runner pass every
  *    500 ms (the default) and every 100 ms: calls/s from PUT status run to the campaign's stop;
  * 3. the 100 ms run again with dial windows and agent pacing (a queue of --level available agents).
- * Writes docs/benchmarks-campaigns.md with the ratio campaign / POST /calls.
+ * Writes dist/bench/campaigns.md (git-ignored) with the ratio campaign / POST /calls; the figures go by
+ * hand into docs/benchmarks.md.
  */
 process.env.LOG_LEVEL ??= 'silent';
 import fs from 'node:fs';
+import { reportPath } from '../report';
 import os from 'node:os';
 import request from 'supertest';
 import { buildTestApp, createAgent, createFixture } from '../../../test/support/api';
@@ -122,8 +124,10 @@ async function main(): Promise<void> {
     'dial plan and agent-pacing queries (windows, available agents, attempts waiting for one) to every step.',
     '',
   ].join('\n');
-  fs.writeFileSync('docs/benchmarks-campaigns.md', md);
+  const out = reportPath('campaigns');
+  fs.writeFileSync(out, md);
   process.stdout.write(md);
+  console.log(`wrote ${out}`);
   process.exit(0);
 }
 

@@ -1,7 +1,7 @@
 /**
  * Conference benchmark (bounded, about a minute):
  *   npx tsx scripts/bench/conference/run.ts [--quick]
- * writes docs/benchmarks-conference.md.
+ * writes dist/bench/conference.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  *
  * Everything runs on ONE media worker (one thread = one core). A separate process
  * (scripts/bench/conference/peer.ts) is every participant: it sends a PCMU tone to each leg every
@@ -18,6 +18,7 @@ import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { reportPath } from '../report';
 import { MediaServer, type Conference, type Endpoint } from '../../../media-engine';
 
 const quick = process.argv.includes('--quick');
@@ -34,7 +35,7 @@ if (process.argv.includes('--realtime') && MODE !== 'realtime') {
 const RUN_MS = quick ? 4000 : 6000;
 const WARMUP_MS = 2000;
 const TARGET_P99_MS = 5;
-const OUT = path.join(__dirname, '../../../docs/benchmarks-conference.md');
+const OUT = reportPath('conference');
 
 const peer = fork(path.join(__dirname, 'peer.ts'), [], { execArgv: ['--require', 'tsx/cjs'] });
 function ask<T>(m: unknown): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * Non-media actions per second through the flow runner (real clock, in-memory store, events
  * emitted), against a baseline measured in the same run: a plain loop doing the same number of Map
- * writes and reads. Prints a table; figures go to docs/benchmarks-flow.md.
+ * writes and reads. Prints a table; its row goes by hand into docs/benchmarks.md.
  *
  *   npx tsx scripts/bench/flow/run.ts [--actions 100000]
  */

@@ -9,13 +9,14 @@
  * packets the same codec encoded from it. Row and baseline run in alternating ~2 ms rounds; each figure
  * is the fastest round (the least disturbed by other processes on a shared machine), the ratio is
  * row / baseline of those. "frames/core" = 20 ms / cost: how many such calls one core could make per
- * 20 ms tick doing nothing else (an upper bound, not a capacity). Writes docs/benchmarks-codecs.md
- * (scripts/bench/collect.sh puts it into docs/benchmarks.md).
+ * 20 ms tick doing nothing else (an upper bound, not a capacity). Writes dist/bench/codecs.md
+ * (git-ignored; the figures go by hand into docs/benchmarks.md).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { reportPath } from '../report';
 import { type Codec, createCodec, G711Codec, OpusCodec, Resampler } from '../../../media-engine/codecs';
 import { nativeCodecs } from '../../../media-engine/native/codecs';
 
@@ -25,7 +26,6 @@ const arg = (name: string): string | undefined => {
 };
 const BUDGET_MS = Number(arg('--ms') ?? 400);
 const WRITE = !process.argv.includes('--no-write');
-const OUT = path.join(__dirname, '../../../docs/benchmarks-codecs.md');
 
 function speech(rate: number): Int16Array {
   const text = 'Thank you for calling. Please say the name of the person you wish to reach, or stay on the line.';
@@ -192,14 +192,15 @@ Reading the table:
 
 - A transcoded G.722 leg costs encode + decode + the 16k ↔ 8k resampling when its peer is G.711; an
   Opus leg at complexity 5 costs its encode + decode (and resampling when its peer's rate differs).
-  The per-leg socket and timer work (about 20 µs per leg-frame, docs/benchmarks-media.md) comes on top.
+  The per-leg socket and timer work (about 20 µs per leg-frame, docs/benchmarks.md) comes on top.
 - Opus encode dominates everything; complexity is the knob (0 costs a quarter of 10 or less here).
 - The loss rows are per frame over a stream losing every other frame (a lost frame alone is not a
   steady state: concealment fades to silence after a few frames, which costs nothing); subtract half
   the decode row to get a lost frame's own cost.
 `;
-  fs.writeFileSync(OUT, md);
-  console.log(`\nwrote ${path.relative(process.cwd(), OUT)}`);
+  const file = reportPath('codecs');
+  fs.writeFileSync(file, md);
+  console.log(`\nwrote ${path.relative(process.cwd(), file)}`);
 }
 
 main();

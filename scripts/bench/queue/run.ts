@@ -7,10 +7,11 @@
  *
  *   source .data/env && npx tsx scripts/bench/queue/run.ts [iterations=30]
  *
- * Writes docs/benchmarks-queue.md.
+ * Writes dist/bench/queue.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { reportPath } from '../report';
 import { Redis } from 'ioredis';
 import '../../../core/queues/commands';
 import { parseActions } from '../../../core/flow';
@@ -127,9 +128,10 @@ The dispatch itself (claiming an agent: one guarded UPDATE; the connecting write
 adds a few Postgres round trips to what connect does; queue_join also writes the queuecall
 (created, waiting) before dispatch starts. Callers left waiting at the end: ${open.result.length}.
 `;
-  const out = path.join(__dirname, '../../../docs/benchmarks-queue.md');
+  const out = reportPath('queue');
   fs.writeFileSync(out, md);
   process.stdout.write(md);
+  console.log(`wrote ${path.relative(process.cwd(), out)}`);
 
   killAllSipp();
   await callerSipp.done.catch(() => undefined);

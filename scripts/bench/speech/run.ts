@@ -6,7 +6,7 @@
  * Baseline in the same run: espeak-ng + sox synthesizing the same texts directly (what the embedded
  * TTS costs by itself).
  *   source .data/env && npx tsx scripts/bench/speech/run.ts [--says 60]
- * Writes docs/benchmarks-speech.md.
+ * Writes dist/bench/speech.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  */
 process.env.LOG_LEVEL ??= 'silent';
 import { execFile, spawn } from 'node:child_process';
@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { reportPath } from '../report';
 import { promisify } from 'node:util';
 import { killAllSipp, sipp, uacWaitsForBye, until } from '../../../test/media-app/harness';
 import { truncateAll } from '../../../test/support/db';
@@ -151,9 +152,6 @@ async function main(): Promise<void> {
   const src = Object.entries(sources).map(([k, v]) => `${k} ${v}`).join(', ');
   console.log(JSON.stringify({ mode, ...row, ratio_p99_to_synth_p99: ratio, ratio_p50_to_synth_p50: ratio50, arrive: part(parts.arrive), synth: part(parts.synth), engine: part(parts.engine), sources }));
   const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
-  const doc = path.join(__dirname, '../../../docs/benchmarks-speech.md');
-  const old = fs.existsSync(doc) ? fs.readFileSync(doc, 'utf8') : '';
-  const history = old.includes('\n## History') ? old.slice(old.indexOf('\n## History') + 1) : '';
   const md = `# Speech benchmark: speaking first-audio latency
 
 \`POST /speakings/{id}/say\` → the first RTP packet carrying speech at the caller, on one live call (sipp as the
@@ -182,9 +180,11 @@ engine → first voiced RTP packet (waiting for the next 20 ms tick, mixing, sen
 Audio sources: ${src || 'n/a'}.
 
 Machine: 2 shared cores, load average ${load} at the end of the run (other jobs share the cores).
-
-${history}`;
-  fs.writeFileSync(path.join(__dirname, '../../../docs/benchmarks-speech.md'), md);
+`;
+  const out = reportPath('speech');
+  fs.writeFileSync(out, md);
+  process.stdout.write(md);
+  console.log(`wrote ${path.relative(process.cwd(), out)}`);
 }
 
 main().then(

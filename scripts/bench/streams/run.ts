@@ -8,12 +8,13 @@
  *    delivery jitter at the clients, the legs' RTP jitter again, and the CPU over the same window.
  * The phases alternate --rounds times so that outside load falls on both. Streams per core = N / (extra CPU the streams cost, in cores). Everything (workers, node, control-
  * api, clients, the RTP peers) shares this process, so the CPU figure is an upper bound on the cost.
- * Writes docs/benchmarks-streams.md.
+ * Writes dist/bench/streams.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  */
 process.env.LOG_LEVEL ??= 'silent';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { reportPath } from '../report';
 import type WebSocket from 'ws';
 import { killAllSipp, sleep } from '../../../test/media-app/harness';
 import { truncateAll } from '../../../test/support/db';
@@ -132,9 +133,10 @@ media-app, control-api, the WebSocket clients and the RTP peers), in cores.
 - **Stream jitter p99 / baseline leg jitter p99 = ${f(streams.streamP99 / Math.max(base.legP99, 0.01))}** (a stream crosses worker → node → relay WebSocket → control-api → client WebSocket).
 - Leg jitter p99 with streams / without = ${f(streams.legP99 / Math.max(base.legP99, 0.01))} (streams must not disturb the calls' own RTP).
 `;
-    const out = path.join(__dirname, '../../../docs/benchmarks-streams.md');
+    const out = reportPath('streams');
     fs.writeFileSync(out, md);
     process.stdout.write(md);
+    console.log(`wrote ${path.relative(process.cwd(), out)}`);
   } finally {
     for (const ws of sockets) ws.terminate();
     for (const c of calls) c.peer.close();

@@ -1,0 +1,14 @@
+/**
+ * Where a bench script writes its report: dist/bench/<area>.md (git-ignored). docs/benchmarks.md holds
+ * one row per measure and is updated by hand from these reports; no script writes into docs/.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const REPORT_DIR = path.resolve(__dirname, '../../dist/bench');
+
+/** The report file of one area, its folder made if missing. */
+export function reportPath(area: string): string {
+  fs.mkdirSync(REPORT_DIR, { recursive: true });
+  return path.join(REPORT_DIR, `${area}.md`);
+}
