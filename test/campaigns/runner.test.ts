@@ -14,7 +14,7 @@ import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { api, awaitEvents, recentEventsFor } from './support';
 import { Queue } from 'bullmq';
-import { ORIGINATE_QUEUE } from '../../core/queue/contracts';
+import { ORIGINATE_QUEUE } from '../../core/commands/contracts';
 import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
 import { activeflowsRepo } from '../../core/repos/activeflows';
 import { InviteCounter } from '../queue/sip-parties';

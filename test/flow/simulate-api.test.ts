@@ -9,7 +9,7 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../supp
 import { freePort } from '../support/ports';
 import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
-import { FLOW_SIMULATE_QUEUE } from '../../core/queue/simulate';
+import { FLOW_SIMULATE_QUEUE } from '../../core/commands/simulate';
 import { runSimulateJob, startSimulatorService, type SimulatorService } from '../../media-app/flow/simulator/service';
 import { simulate, type SimResult } from '../../media-app/flow/simulator/simulate';
 import { normalizeSim } from './simulate-support';

@@ -13,7 +13,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { nodeAliveKey } from '../../core/queue/contracts';
+import { nodeAliveKey } from '../../core/commands/contracts';
 import { testDb, testDatabaseUrl, truncateAll } from '../support/db';
 import { freePort, portBlock } from '../support/ports';
 import { killAllSipp, RtpSink, sipp, SECRET, uacWaitsForBye, until } from './harness';

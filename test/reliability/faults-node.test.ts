@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { EventPublisher } from '../../core/events/bus';
 import { NodeSweeper, repairWav } from '../../core/calls/node-sweep';
 import { MEDIA_NODES_KEY, nodeCallsKey } from '../../core/calls/node-keys';
-import { nodeAliveKey, nodeQueueName } from '../../core/queue/contracts';
+import { nodeAliveKey, nodeQueueName } from '../../core/commands/contracts';
 import { CommandBus } from '../../core/commands/bus';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';

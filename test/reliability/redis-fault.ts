@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import { Queue } from 'bullmq';
 import { CommandBus } from '../../core/commands/bus';
-import { ORIGINATE_QUEUE, nodeAliveKey } from '../../core/queue/contracts';
+import { ORIGINATE_QUEUE, nodeAliveKey } from '../../core/commands/contracts';
 import { callsRepo } from '../../core/repos/calls';
 import { freePort, sippMediaPort } from '../support/ports';
 import { answeringUas, createExtension, registerOnly, sipp, startPlatform, until, sleep, type Platform, type SippResult } from '../media-app/harness';

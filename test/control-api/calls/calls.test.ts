@@ -9,7 +9,7 @@ import type { TestApp, Fixture } from '../../support/api';
 import { createFixture } from '../../support/api';
 import { api, freshFixture, startApp, stopApp } from '../flows/support';
 import { commandBus } from '../../../control-api/calls/bus';
-import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from '../../../core/queue/contracts';
+import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from '../../../core/commands/contracts';
 import { numbersRepo } from '../../../core/repos/numbers';
 import { extensionsRepo } from '../../../core/repos/extensions';
 import { callsRepo } from '../../../core/repos/calls';
