@@ -9,7 +9,7 @@ import { freePort } from '../../support/ports';
 import { setRates } from '../../../core/billing/rates';
 import { EMPTY_UUID, newId } from '../../../core/ids';
 import { clock } from '../../../core/clock';
-import { smtpTransport } from '../../../core/mail/transport';
+import { smtpTransport } from '../../../core/smtp/transport';
 import { configureMessaging } from '../../../control-api/messaging/deps';
 import { eventTypes, fixture, fund, request, settle, startHarness, type Harness } from './support';
 import type { Fixture } from '../../support/api';
