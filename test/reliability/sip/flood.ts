@@ -14,7 +14,7 @@ import { repos } from '../../../core/repos';
 import { flowsRepo } from '../../../core/repos/flows';
 import { numbersRepo } from '../../../core/repos/numbers';
 import { trunksRepo } from '../../../core/repos/trunks';
-import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/registrar/digest';
+import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/sip-digest';
 import { sipRegistry } from '../../../sip-server/metrics';
 import { testDb } from '../../support/db';
 import { sippMediaPort } from '../../support/ports';
