@@ -7,7 +7,7 @@
 //   media-engine  nothing of the platform but the pure leaf core/net/
 //   sip-server    its configuration (sip-config) and the few leaves of core it shares with media-app
 //                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server); nothing else
-//   sip-config    core/config only
+//   sip-config    core/config and the Origin parser core/sip/ws-origin (shared with sip-server)
 //   web           browser code, bundled on its own: nothing outside web/
 //   types         declarations of npm packages: nothing of the platform
 //   scripts, test may import anything; no room imports them (test may import scripts)
@@ -32,7 +32,7 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'media-app': ['core', 'media-engine/index'],
   'media-engine': ['core/net'],
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server'],
-  'sip-config': ['core/config'],
+  'sip-config': ['core/config', 'core/sip/ws-origin'],
   web: [],
   types: [],
   scripts: 'any',
@@ -45,11 +45,6 @@ export const ALLOWED: readonly { from: RegExp; to: RegExp; why: string }[] = [
     from: /^scripts\/(bench|soak)\//,
     to: /^test\//,
     why: 'issue 33: shared harness code moves to a place both may use',
-  },
-  {
-    from: /^sip-config\/index\.ts$/,
-    to: /^sip-server\/transport\/ws-origin$/,
-    why: 'issue 33: the Origin parser sip-config validates SIP_WS_ORIGINS with lives in sip-server, so the two rooms import each other until it moves to a leaf both may use',
   },
 ];
 
@@ -182,6 +177,8 @@ describe('architecture: import directions', () => {
       ['sip-server/flows.ts', 'core/registrar/lockout', /not core\/registrar\/lockout/],
       ['sip-config/index.ts', 'sip-server/stack', /sip-config must not import sip-server/],
       ['sip-config/index.ts', 'core/db/knex', /imports only core\/config/],
+      ['sip-config/index.ts', 'sip-server/transport/ws', /sip-config must not import sip-server/],
+      ['sip-config/index.ts', 'core/sip/capture-store', /not core\/sip\/capture-store/],
       ['media-app/app.ts', 'sip-server/message', /media-app must not import sip-server/],
       ['control-api/app.ts', 'sip-config', /only sip-server imports sip-config/],
       ['core/config.ts', 'sip-config', /core must not import sip-config/],
@@ -204,6 +201,8 @@ describe('architecture: import directions', () => {
       ['sip-server/capture/index.ts', 'core/config'],
       ['sip-server/flows.ts', 'core/registrar/bindings'],
       ['sip-config/index.ts', 'core/config'],
+      ['sip-config/index.ts', 'core/sip/ws-origin'],
+      ['sip-server/transport/index.ts', 'core/sip/ws-origin'],
       ['web/console/main.tsx', 'web/phone/sip'],
       ['scripts/bench/media/alloc.ts', 'media-engine/worker/leg'],
       ['scripts/bench/events/run.ts', 'control-api/ws'],
@@ -221,7 +220,7 @@ describe('architecture: import directions', () => {
     expect(allowedBy('scripts/soak/run.ts', 'test/media-app/harness')?.why).to.match(/issue 33/);
     expect(allowedBy('scripts/start.ts', 'test/support/ports')).to.equal(undefined);
     expect(allowedBy('media-app/app.ts', 'test/support/db')).to.equal(undefined);
-    expect(allowedBy('sip-config/index.ts', 'sip-server/transport/ws-origin')?.why).to.match(/Origin parser/);
+    expect(allowedBy('sip-config/index.ts', 'sip-server/transport/ws-origin')).to.equal(undefined);
     expect(allowedBy('sip-config/index.ts', 'sip-server/stack')).to.equal(undefined);
   });
 
