@@ -17,9 +17,9 @@ import { CommandBus } from '../../core/commands/bus';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { readWavInfo, wavHeader } from '../../media-engine/audio/wav';
-import { testDb, testDatabaseUrl } from '../support/db';
-import { killAllSipp, startPlatform, type Platform } from '../media-app/harness';
-import { runNodeFault } from './node-fault';
+import { testDb, testDatabaseUrl } from '../../testkit/db';
+import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { runNodeFault } from '../../testkit/reliability/node-fault';
 
 describe('reliability: kill -9 of media-app with calls up', function () {
   this.timeout(150_000);

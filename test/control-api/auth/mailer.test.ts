@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { SMTPServer } from 'smtp-server';
 import { startSmtpReceiver } from '../../support/smtp';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { createMailer, verificationMail, passwordResetMail } from '../../../core/smtp';
 
 /** Undo quoted-printable soft line breaks and '=' escapes (long link lines are wrapped by the encoder). */

@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { TestApp, Fixture } from '../../support/api';
-import { createFixture } from '../../support/api';
+import type { TestApp, Fixture } from '../../../testkit/api';
+import { createFixture } from '../../../testkit/api';
 import { api, freshFixture, startApp, stopApp } from '../flows/support';
 import { commandBus } from '../../../control-api/calls/bus';
 import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from '../../../core/commands/contracts';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { TestApp, Fixture } from '../../support/api';
-import { createAgent, createFixture } from '../../support/api';
+import type { TestApp, Fixture } from '../../../testkit/api';
+import { createAgent, createFixture } from '../../../testkit/api';
 import { Permission } from '../../../core/permissions';
 import { api, freshFixture, request, startApp, stopApp } from './support';
 import { activeflowNodeKey, type BusEnvelope } from '../../../core/commands/bus';

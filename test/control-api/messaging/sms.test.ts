@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
-import { truncateAll } from '../../support/db';
+import { truncateAll } from '../../../testkit/db';
 import { setRates } from '../../../core/billing/rates';
 import { flowsRepo } from '../../../core/repos/flows';
 import { ORIGINATE_QUEUE } from '../../../core/commands/contracts';

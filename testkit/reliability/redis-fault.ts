@@ -16,7 +16,7 @@ import { Queue } from 'bullmq';
 import { CommandBus } from '../../core/commands/bus';
 import { ORIGINATE_QUEUE, nodeAliveKey } from '../../core/commands/contracts';
 import { callsRepo } from '../../core/repos/calls';
-import { freePort, sippMediaPort } from '../support/ports';
+import { freePort, sippMediaPort } from '../ports';
 import { answeringUas, createExtension, registerOnly, sipp, startPlatform, until, sleep, type Platform, type SippResult } from '../media-app/harness';
 
 export interface RedisServer {
