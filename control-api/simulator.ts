@@ -1,5 +1,5 @@
 /**
- * control-api's side of flow simulations (core/queue/simulate.ts): a job on the shared queue, its
+ * control-api's side of flow simulations (core/commands/simulate.ts): a job on the shared queue, its
  * state polled until a media-app node answers or FLOW_SIMULATE_TIMEOUT_MS passes. At most
  * SIMULATE_PER_CUSTOMER simulations of one customer wait at once (429 beyond), on top of the
  * customer's request rate limit.
@@ -9,7 +9,7 @@ import { ApiError, REASONS, invalidArgument, rateLimited, serviceUnavailable, ty
 import { newId } from '../core/ids';
 import {
   FLOW_SIMULATE_QUEUE, SIMULATE_MAX_JOB_BYTES, SIMULATE_PER_CUSTOMER, type SimulateJob, type SimulateJobResult,
-} from '../core/queue/simulate';
+} from '../core/commands/simulate';
 import { commandBus } from './calls/bus';
 import type { AppContext } from './context';
 

@@ -11,7 +11,7 @@ import { createDb, type Knex } from '../core/db/knex';
 import { EventPublisher } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
 import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
-import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/queue/contracts';
+import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/commands/contracts';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './config';

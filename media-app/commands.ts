@@ -1,5 +1,5 @@
 /**
- * BullMQ commands for this node (core/queue/contracts.ts). Delivery is at least once, so every
+ * BullMQ commands for this node (core/commands/contracts.ts). Delivery is at least once, so every
  * handler is idempotent: originate claims each call once; a command for a call that is gone, or
  * already in the asked state, changes nothing.
  *
@@ -11,7 +11,7 @@
  * the ones sent later, and the last one sent wins.
  */
 import type { Logger } from 'pino';
-import { commandCallId, type CommandEnvelope, type MediaCommand } from '../core/queue/contracts';
+import { commandCallId, type CommandEnvelope, type MediaCommand } from '../core/commands/contracts';
 import type { CallFactory } from './call/factory';
 import { startStoredActiveflow } from './call/stored-activeflow';
 import type { CommandOf, CommandRegistry, CommandType } from './subsystem';

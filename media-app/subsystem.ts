@@ -4,7 +4,7 @@
  * commands, and stops before the node's calls are hung up. The list lives in subsystems.ts.
  */
 import type { Logger } from 'pino';
-import type { SubsystemCommand } from '../core/queue/contracts';
+import type { SubsystemCommand } from '../core/commands/contracts';
 import type { CallFactory } from './call/factory';
 import type { CallDeps } from './call/deps';
 import type { FlowServices } from './flow/services';

@@ -20,7 +20,7 @@ export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';
-export type { ReportBlock } from './rtp/rtcp';
+export type { ReportBlock } from './rtp-packet/rtcp';
 // what media-app (and control-api's checks) use besides the endpoints: files, speech in and out
 export { readWav } from './audio/wav';
 export { createSttProvider } from './stt';

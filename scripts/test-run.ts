@@ -8,7 +8,7 @@
  * The spec files are grouped by directory and the directories split over the processes by expected
  * seconds (scripts/test-plan.ts, table test/support/test-times.json). Each process is one shard
  * (TEST_SHARD of TEST_SHARDS in its environment): its own database and Redis prefix as every mocha process
- * has, and its own slice of the test port ranges (test/support/ports.ts). A shard's output is buffered and
+ * has, and its own slice of the test port ranges (testkit/ports.ts). A shard's output is buffered and
  * printed whole when it ends, framed by a header; its own closing line reads "[shard i/n] N passed, ...".
  * The last line of all is the sum over the shards, "N passed, N failed, N skipped"; the exit status is
  * non-zero when any shard failed or ended without its summary (that counts as one failure).

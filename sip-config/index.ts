@@ -2,7 +2,7 @@
 // Every bad value is reported on its own line naming the variable, e.g. "SIP_PORT: must be ≤ 65535".
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_URL } from '../core/config';
-import { canonicalOrigin } from '../sip-server/transport/ws-origin';
+import { canonicalOrigin } from '../core/sip/ws-origin';
 
 export type SipTransportName = 'udp' | 'tcp' | 'tls';
 

@@ -2,7 +2,7 @@
 // mounts (rate limits, credentials, account status gate) which control-api/ builds.
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context';
-import type { Mailer } from '../../core/mail';
+import type { Mailer } from '../../core/smtp';
 import type { LoginThrottle } from './login-throttle';
 
 export interface AuthDeps {

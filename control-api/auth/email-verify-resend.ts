@@ -2,7 +2,7 @@
 // not frozen or deleted and whose admin agent lives, within the budget of resend-limit.ts.
 import type { RequestHandler } from 'express';
 import { repos } from '../../core/repos';
-import { verificationMail } from '../../core/mail';
+import { verificationMail } from '../../core/smtp';
 import { isObject } from './bare';
 import { emailVerifyResendBody } from './schemas';
 import { issueVerificationToken, VERIFICATION_TOKEN_TTL_MS } from './verification-tokens';

@@ -3,7 +3,7 @@
 // active after a resend), provided the account is unverified, not frozen or deleted, and its admin agent lives.
 import type { RequestHandler } from 'express';
 import { repos, customerJson, type CustomerRow } from '../../core/repos';
-import { welcomeMail } from '../../core/mail';
+import { welcomeMail } from '../../core/smtp';
 import { bare, isObject } from './bare';
 import { emailVerifyBody } from './schemas';
 import { consumeVerificationToken, findVerificationToken, verificationTokenState } from './verification-tokens';

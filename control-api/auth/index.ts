@@ -5,7 +5,7 @@
 import express, { type RequestHandler, type Router } from 'express';
 import type { Config } from '../../core/config';
 import type { AuthMount } from '../app';
-import { createMailer, type Mailer } from '../../core/mail';
+import { createMailer, type Mailer } from '../../core/smtp';
 import { bareJsonBody, lenientJsonBody } from './bare';
 import { signup } from './signup';
 import { getEmailVerify, postEmailVerify } from './email-verify';

@@ -3,7 +3,7 @@
 // the resend budget (1 per 60 s, 5 per 24 h) so the endpoint cannot flood someone's inbox.
 import type { RequestHandler } from 'express';
 import { repos } from '../../core/repos';
-import { passwordResetMail } from '../../core/mail';
+import { passwordResetMail } from '../../core/smtp';
 import { bare, isObject } from './bare';
 import { passwordForgotBody } from './schemas';
 import { isEmail } from './signup';

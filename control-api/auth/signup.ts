@@ -5,7 +5,7 @@ import type { RequestHandler } from 'express';
 import { clock } from '../../core/clock';
 import { repos, customerJson, accesskeyJson } from '../../core/repos';
 import { PERMISSION_BY_NAME } from '../../core/permissions';
-import { verificationMail } from '../../core/mail';
+import { verificationMail } from '../../core/smtp';
 import { bare, isObject } from './bare';
 import { signupBody } from './schemas';
 import { issueVerificationToken, VERIFICATION_TOKEN_TTL_MS } from './verification-tokens';

@@ -7,7 +7,7 @@ import { repos, customerJson } from '../../core/repos';
 import { freezeCustomer, recoverCustomer } from '../customers/lifecycle';
 import { verifyPassword } from '../../core/password';
 import { hasLevel } from '../../core/permissions';
-import { unregisterMail } from '../../core/mail';
+import { unregisterMail } from '../../core/smtp';
 import { deleteCustomerAccount } from '../jobs/account-deletion';
 import { FROZEN_GRACE_MS } from '../jobs/account-lifecycle';
 import { bare, isObject } from './bare';

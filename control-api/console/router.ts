@@ -80,7 +80,7 @@ export function createConsoleRouter(opts: ConsoleRouterOptions): Router {
   const index = page('no-cache');
   r.get('/', index);
   r.get('/index.html', index);
-  // the account mails' links (core/mail/templates.ts): the console, the token in its query string
+  // the account mails' links (core/smtp/templates.ts): the console, the token in its query string
   r.get(['/verify', '/password-reset'], page('no-store'));
   r.use(
     express.static(dist, {

@@ -11,7 +11,7 @@ import { publisherFor } from '../../core/messaging/deps';
 import { providerFromEnv } from '../../core/messaging/config';
 import { busFlowStarter } from '../../core/messaging/flow-start';
 import type { SmsProvider } from '../../core/messaging/provider';
-import { emailTransport, type EmailTransport } from '../../core/mail/transport';
+import { emailTransport, type EmailTransport } from '../../core/smtp/transport';
 import type { EmailDeps } from '../../core/email/send';
 import { commandBus } from '../calls/bus';
 

@@ -10,7 +10,7 @@ import type { AppContext } from '../context';
 import { alreadyExists, invalidArgument, notFound, stateInvalid } from '../../core/errors';
 import { customerJson, repos, type CustomerRow } from '../../core/repos';
 import { PERMISSION_BY_NAME } from '../../core/permissions';
-import { unregisterMail } from '../../core/mail';
+import { unregisterMail } from '../../core/smtp';
 import { ensureBillingAccount } from '../../core/billing/ledger';
 import { deleteCustomerAccount } from '../jobs/account-deletion';
 import { FROZEN_GRACE_MS } from '../jobs/account-lifecycle';

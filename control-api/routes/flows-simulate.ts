@@ -13,7 +13,7 @@ import { ApiError } from '../../core/errors';
 import { isUnset, parseActions } from '../../core/flow';
 import { simScriptSchema, type SimScript } from '../../core/flow/sim-script';
 import { flowJson, flowsRepo } from '../../core/repos/flows';
-import type { SimulateJob } from '../../core/queue/simulate';
+import type { SimulateJob } from '../../core/commands/simulate';
 import type { AppContext } from '../context';
 import { runSimulation } from '../simulator';
 

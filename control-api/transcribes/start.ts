@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { uuid } from '../route';
 import { ApiError, invalidArgument, notFound, stateInvalid } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
-import { ORIGINATE_QUEUE } from '../../core/queue/contracts';
+import { ORIGINATE_QUEUE } from '../../core/commands/contracts';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
 import { recordingsReadRepo } from '../../core/repos/recordings';

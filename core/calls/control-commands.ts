@@ -1,6 +1,6 @@
 /**
  * Commands on a live call's media that control-api sends to the node owning the call
- * (core/queue/contracts.ts SubsystemCommands; media-app/call/controls.ts handles them). Each one
+ * (core/commands/contracts.ts SubsystemCommands; media-app/call/controls.ts handles them). Each one
  * states the wanted end state (`on`), so a redelivered command changes nothing.
  */
 export interface CallControlCommands {
@@ -14,7 +14,7 @@ export interface CallControlCommands {
   'call.talk': { callId: string; text: string; language: string; provider: string; voiceId: string };
 }
 
-declare module '../queue/contracts' {
+declare module '../commands/contracts' {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface SubsystemCommands extends CallControlCommands {}
 }

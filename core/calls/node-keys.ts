@@ -1,7 +1,7 @@
 /**
  * Redis keys (under REDIS_KEY_PREFIX) that let someone else clean up after a media-app node dies:
  * the nodes that ever owned calls, and each node's live calls. A node's heartbeat
- * (core/queue/contracts.ts nodeAliveKey) says whether it is still there; the node sweeper
+ * (core/commands/contracts.ts nodeAliveKey) says whether it is still there; the node sweeper
  * (core/calls/node-sweep.ts) finalises the calls of a node whose heartbeat expired.
  */
 import { sha256Hex } from '../credentials';

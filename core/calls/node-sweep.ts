@@ -26,7 +26,7 @@ import type { Knex } from '../db/knex';
 import type { EventPublisher } from '../events/bus';
 import { clock } from '../clock';
 import { EMPTY_UUID } from '../ids';
-import { callNodeKey, nodeAliveKey, nodeQueueName } from '../queue/contracts';
+import { callNodeKey, nodeAliveKey, nodeQueueName } from '../commands/contracts';
 import { callJson, callsRepo } from '../repos/calls';
 import { activeflowsRepo } from '../repos/activeflows';
 import { MEDIA_NODES_KEY, nodeCallsKey, nodeSweepLockKey } from './node-keys';

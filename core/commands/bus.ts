@@ -1,5 +1,5 @@
 /**
- * The command bus: control-api → media-app over BullMQ (core/queue/contracts.ts). Originate and
+ * The command bus: control-api → media-app over BullMQ (core/commands/contracts.ts). Originate and
  * activeflow starts go to the shared queue every node consumes; a command for a live call goes to
  * the queue of the node that owns it (call → node in Redis, node alive by heartbeat). The
  * commandId is the BullMQ jobId, so enqueueing the same command twice queues it once.
@@ -19,7 +19,7 @@ import {
   nodeQueueName,
   type CommandEnvelope,
   type MediaCommand,
-} from '../queue/contracts';
+} from './contracts';
 
 export type ActiveflowStartCommand = Extract<MediaCommand, { type: 'activeflow.start' }>;
 export type BusCommand = MediaCommand;

@@ -11,7 +11,7 @@ import { clock } from '../clock';
 import { claimClientId } from '../client-ids';
 import { CommandBus } from '../commands/bus';
 import { EventPublisher } from '../events/bus';
-import type { MuteDirection, RecordingOptions } from '../queue/contracts';
+import type { MuteDirection, RecordingOptions } from '../commands/contracts';
 import { conferencesRepo, type ConferenceCreate, type ConferenceRow } from '../repos/conferences';
 import { conferencecallsRepo, type ConferencecallRow } from '../repos/conferencecalls';
 import type { RecordingRow } from '../repos/recordings';

@@ -6,10 +6,10 @@
  */
 import type { Redis } from 'ioredis';
 import type { CommandBus, BusEnvelope } from '../commands/bus';
-import { ORIGINATE_QUEUE, nodeAliveKey, type MuteDirection, type RecordingOptions } from '../queue/contracts';
+import { ORIGINATE_QUEUE, nodeAliveKey, type MuteDirection, type RecordingOptions } from '../commands/contracts';
 import { serviceUnavailable } from '../errors';
 
-declare module '../queue/contracts' {
+declare module '../commands/contracts' {
   interface SubsystemCommands {
     /** Host a new conference (starting → progressing). */
     'conference.start': { conferenceId: string };

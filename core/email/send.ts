@@ -16,7 +16,7 @@ import { conversationMessageJson, conversationsRepo } from '../repos/conversatio
 import { mirroredMessages, threadEmail } from '../conversations/threads';
 import { publishThreads } from '../messaging/send';
 import type { MessagingDeps } from '../messaging/deps';
-import type { EmailAttachmentFile, EmailTransport } from '../mail/transport';
+import type { EmailAttachmentFile, EmailTransport } from '../smtp/transport';
 
 export interface EmailDeps extends MessagingDeps {
   transport: EmailTransport;

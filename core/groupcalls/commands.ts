@@ -3,7 +3,7 @@
  * groupcall.start goes to the shared originate queue (any node may ring the group); the others go to
  * the node that owns the calls involved.
  */
-declare module '../queue/contracts' {
+declare module '../commands/contracts' {
   interface SubsystemCommands {
     'groupcall.start': { groupcallId: string; customerId: string };
     'groupcall.hangup': { groupcallId: string };

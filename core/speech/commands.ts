@@ -1,5 +1,5 @@
 /**
- * Speech commands control-api sends to media-app (core/queue/contracts.ts SubsystemCommands).
+ * Speech commands control-api sends to media-app (core/commands/contracts.ts SubsystemCommands).
  * Live-session commands go to the node that owns the call (`callId`) or hosts the conference
  * (speakings on a confbridge); a recording's transcription goes to the shared queue any node takes. Every handler is idempotent: a say carries its number
  * (`seq`), so a redelivered or reordered say is spoken once and in order.
@@ -16,7 +16,7 @@ export interface SpeechCommands {
   'transcribe.recording': { transcribeId: string };
 }
 
-declare module '../queue/contracts' {
+declare module '../commands/contracts' {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface SubsystemCommands extends SpeechCommands {}
 }

@@ -4,7 +4,7 @@
  * removes it at stop. Whether the node is alive is its heartbeat (node-alive:<node>), not this key.
  */
 import type { Redis } from 'ioredis';
-import { nodeAliveKey } from '../../core/queue/contracts';
+import { nodeAliveKey } from '../../core/commands/contracts';
 import { sipListeningPoint, type Srf } from '../srf';
 
 export const nodeSipKey = (nodeId: string): string => `node-sip:${nodeId}`;

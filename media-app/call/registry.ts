@@ -1,9 +1,9 @@
 /**
  * The live calls of this node, and the call → node map in Redis that control-api reads to send a
- * live call's commands to the node that owns it (core/queue/contracts.ts callNodeKey).
+ * live call's commands to the node that owns it (core/commands/contracts.ts callNodeKey).
  */
 import type { Redis } from 'ioredis';
-import { callNodeKey } from '../../core/queue/contracts';
+import { callNodeKey } from '../../core/commands/contracts';
 import { MEDIA_NODES_KEY, nodeCallsKey } from '../../core/calls/node-keys';
 
 export interface OwnedCall {

@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { conferencecallsRepo } from '../../core/repos/conferencecalls';
-import { callNodeKey } from '../../core/queue/contracts';
+import { callNodeKey } from '../../core/commands/contracts';
 import { nodeAlive } from '../bridge/address';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';

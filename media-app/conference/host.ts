@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { clock } from '../../core/clock';
 import type { Logger } from 'pino';
-import { nodeAliveKey } from '../../core/queue/contracts';
+import { nodeAliveKey } from '../../core/commands/contracts';
 import { conferenceNodeKey } from '../../core/conferences/commands';
 import { publishConference, publishConferencecall } from '../../core/conferences/events';
 import { conferencesRepo } from '../../core/repos/conferences';

@@ -18,7 +18,7 @@ import type { Knex } from '../../core/db/knex';
 import { clock } from '../../core/clock';
 import { EMPTY_UUID } from '../../core/ids';
 import type { EventPublisher } from '../../core/events/bus';
-import type { MuteDirection, RecordingOptions } from '../../core/queue/contracts';
+import type { MuteDirection, RecordingOptions } from '../../core/commands/contracts';
 import { conferencesRepo, type ConferenceRow } from '../../core/repos/conferences';
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import type { RecordingRow } from '../../core/repos/recordings';

@@ -21,7 +21,7 @@ import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { isWebSipUsername, usableWebSipCredential, WebSipCredentials } from '../../core/workspace/web-sip-credentials';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { BindingStore, type Binding } from './bindings';
-import { challenges, NonceSealer, nonceCount, type DigestAlgorithm, parseCredentials, verifyResponse } from './digest';
+import { challenges, NonceSealer, nonceCount, type DigestAlgorithm, parseCredentials, verifyResponse } from '../sip-digest';
 import { Lockout, type LockoutPolicy, type Source } from './lockout';
 import { NonceUse } from './nonce-use';
 import { parseSipUri } from '../sip-uri';

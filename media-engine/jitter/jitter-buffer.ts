@@ -6,7 +6,7 @@
  * Entries come from a per-buffer pool and samples are copied in, so a packet costs no allocation
  * once the pool holds the buffer's usual depth.
  */
-import { tsDiff } from '../rtp/packet';
+import { tsDiff } from '../rtp-packet/packet';
 
 const FRAME = 160;
 

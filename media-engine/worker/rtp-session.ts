@@ -6,10 +6,10 @@
  */
 import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
-import { isRtcp, newRtpHeader, readRtpHeader, writeRtpInto } from '../rtp/packet';
-import { ReceiveStats } from '../rtp/receive-stats';
-import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp/rtcp';
-import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp/telephone-event';
+import { isRtcp, newRtpHeader, readRtpHeader, writeRtpInto } from '../rtp-packet/packet';
+import { ReceiveStats } from '../rtp-packet/receive-stats';
+import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp-packet/rtcp';
+import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { createTransport, intToIpv4, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 

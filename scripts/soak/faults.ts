@@ -7,10 +7,10 @@
  * Needs TEST_DATABASE_URL and TEST_REDIS_URL (the node fault runs on the test Redis under its own
  * key prefix; the Redis fault starts its own redis-server).
  */
-import { runNodeFault } from '../../test/reliability/node-fault';
-import { runRedisFault } from '../../test/reliability/redis-fault';
-import { killAllSipp } from '../../test/media-app/harness';
-import { testDb, testDatabaseUrl } from '../../test/support/db';
+import { runNodeFault } from '../../testkit/reliability/node-fault';
+import { runRedisFault } from '../../testkit/reliability/redis-fault';
+import { killAllSipp } from '../../testkit/media-app/harness';
+import { testDb, testDatabaseUrl } from '../../testkit/db';
 
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);

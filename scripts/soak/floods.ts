@@ -9,8 +9,8 @@
  *   source .data/env && npx tsx scripts/soak/floods.ts [--calls 100] [--rate 1000] [--seconds 10] [--attempts 200]
  */
 process.env.LOG_LEVEL ??= 'silent';
-import { runFloods } from '../../test/reliability/sip/flood';
-import { killAllSipp } from '../../test/media-app/harness';
+import { runFloods } from '../../testkit/reliability/sip/flood';
+import { killAllSipp } from '../../testkit/media-app/harness';
 
 const arg = (name: string, def: number): number => {
   const i = process.argv.indexOf(`--${name}`);

@@ -25,8 +25,8 @@ import { repos } from '../../core/repos';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { RtpSink, sipp, uacWaitsForBye } from '../../test/media-app/harness';
-import { freePort, sippMediaPort } from '../../test/support/ports';
+import { RtpSink, sipp, uacWaitsForBye } from '../../testkit/media-app/harness';
+import { freePort, sippMediaPort } from '../../testkit/ports';
 import { sampleProcess, verdicts, type Sample } from './sampler';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -6,7 +6,7 @@
  *
  *   node --expose-gc --import tsx scripts/soak/sip-fuzz.ts --count 100000 [--batch 1000] [--seed N]
  */
-import { runSipFuzz } from '../../test/reliability/sip/fuzz';
+import { runSipFuzz } from '../../testkit/reliability/sip/fuzz';
 
 const arg = (name: string, def: number): number => {
   const i = process.argv.indexOf(`--${name}`);

@@ -7,7 +7,7 @@ import type { Destination } from '../transaction/context';
 import { UdpTransport } from './udp';
 import { StreamTransport } from './stream';
 import { WsTransport } from './ws';
-import { originCheck } from './ws-origin';
+import { originCheck } from '../../core/sip/ws-origin';
 
 export type { Target, ResolveOptions } from './resolve';
 export { systemResolver, type SipResolver } from './locate';

@@ -9,7 +9,7 @@ import type net from 'node:net';
 import { EventEmitter } from 'node:events';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { SourceInfo } from '../message';
-import type { OriginCheck } from './ws-origin';
+import type { OriginCheck } from '../../core/sip/ws-origin';
 
 type Kind = 'ws' | 'wss';
 
@@ -44,7 +44,7 @@ export interface WsTransportOptions {
   /** addresses the bound does not apply to (the allow-list) */
   uncapped?: (address: string) => boolean;
   tls?: { cert: Buffer; key: Buffer };
-  /** Which handshakes' Origin may open a connection (ws-origin.ts); default every one. */
+  /** Which handshakes' Origin may open a connection (core/sip/ws-origin.ts); default every one. */
   originAllowed?: OriginCheck;
 }
 

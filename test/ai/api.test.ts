@@ -5,9 +5,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { lastUser, startLlmServer, type LlmServer } from '../support/llm-server';
-import { until } from '../media-app/harness';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { lastUser, startLlmServer, type LlmServer } from '../../testkit/llm-server';
+import { until } from '../../testkit/media-app/harness';
 import { retrieve } from '../../core/rag/search';
 
 describe('ai: resources over the API', function () {

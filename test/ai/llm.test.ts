@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { LlmClient, LlmError } from '../../core/llm/client';
 import { maskKey, resolveEndpoint } from '../../core/llm/endpoint';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 
 // the test server is on loopback: opened explicitly

@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { until } from '../media-app/harness';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
+import { until } from '../../testkit/media-app/harness';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { recordingPath } from '../../core/storage/local';
 

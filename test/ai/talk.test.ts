@@ -12,11 +12,11 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../support/db';
-import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../support/llm-server';
-import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
-import { freePort } from '../support/ports';
-import { aiCallerScenario, speechPcap, TimedSink } from './audio';
+import { testDb, truncateAll } from '../../testkit/db';
+import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
+import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { freePort } from '../../testkit/ports';
+import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
 
 const PHRASES = ['what are your opening hours', 'stop please', 'thank you goodbye'];
 

@@ -7,12 +7,15 @@
 //   media-engine  nothing of the platform but the pure leaf core/net/
 //   sip-server    its configuration (sip-config) and the few leaves of core it shares with media-app
 //                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server); nothing else
-//   sip-config    core/config only
+//   sip-config    core/config and the Origin parser core/sip/ws-origin (shared with sip-server)
 //   web           browser code, bundled on its own: nothing outside web/
 //   types         declarations of npm packages: nothing of the platform
-//   scripts, test may import anything; no room imports them (test may import scripts)
-// Nothing but sip-server imports sip-config, and nothing but scripts and test imports sip-server or
-// web. deploy/, reference/ and docs/ hold no TypeScript (the scan checks that no unlisted folder does).
+//   testkit       harness code tests and benchmarks share (testkit/README.md): the platform's rooms and
+//                 scripts/build-web; never test/ or the rest of scripts/
+//   scripts, test may import anything but test/ (only test imports test/); no room imports them
+//                 (test may import scripts)
+// Of the platform's rooms only sip-server imports sip-config, none imports sip-server or web (scripts, test
+// and testkit may), and nothing but scripts and test imports testkit. deploy/, reference/ and docs/ hold no TypeScript (the scan checks that no unlisted folder does).
 // Every import, export-from, require, import() and `declare module` augmentation is checked.
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -20,7 +23,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'web', 'types', 'scripts', 'test'] as const;
+const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'web', 'types', 'scripts', 'test', 'testkit'] as const;
 type Room = (typeof ROOMS)[number];
 /** Top-level folders that are not rooms: no source of the platform (generated output, packages, documents, configs). */
 const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference'];
@@ -32,26 +35,16 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'media-app': ['core', 'media-engine/index'],
   'media-engine': ['core/net'],
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server'],
-  'sip-config': ['core/config'],
+  'sip-config': ['core/config', 'core/sip/ws-origin'],
   web: [],
   types: [],
   scripts: 'any',
   test: 'any',
+  testkit: ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'scripts/build-web'],
 };
 
 /** Exceptions to the rules, each with its reason; every entry must still match an import (else delete it). */
-export const ALLOWED: readonly { from: RegExp; to: RegExp; why: string }[] = [
-  {
-    from: /^scripts\/(bench|soak)\//,
-    to: /^test\//,
-    why: 'issue 33: shared harness code moves to a place both may use',
-  },
-  {
-    from: /^sip-config\/index\.ts$/,
-    to: /^sip-server\/transport\/ws-origin$/,
-    why: 'issue 33: the Origin parser sip-config validates SIP_WS_ORIGINS with lives in sip-server, so the two rooms import each other until it moves to a leaf both may use',
-  },
-];
+export const ALLOWED: readonly { from: RegExp; to: RegExp; why: string }[] = [];
 
 function roomOf(rel: string): Room | null {
   const top = rel.split('/')[0];
@@ -77,6 +70,7 @@ export function forbidden(from: string, to: string): string | null {
   if (may.some((p) => under(to, p))) return null;
   // the reason, from the most specific rule that refuses it
   if (b === 'test' || b === 'scripts') return `no room imports ${b}/ (${a} does)`;
+  if (b === 'testkit') return `only test and scripts import testkit/ (not ${a})`;
   if (a === 'core') return `core must not import ${b === 'media-engine' ? 'media-engine internals' : b}`;
   if ((a === 'control-api' && b === 'media-app') || (a === 'media-app' && b === 'control-api')) return `${a} and ${b} never import each other`;
   if (a === 'media-engine') return `media-engine imports no platform code but core/net/ (not ${b})`;
@@ -173,7 +167,7 @@ describe('architecture: import directions', () => {
     ]) expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
   });
 
-  it('the rules of sip-server, sip-config, web, types, scripts and test refuse what they must', () => {
+  it('the rules of sip-server, sip-config, web, types, scripts, test and testkit refuse what they must', () => {
     const refused: [string, string, RegExp][] = [
       ['sip-server/stack.ts', 'media-app/app', /imports only sip-config, core\/net/],
       ['sip-server/drachtio/engine.ts', 'control-api/route', /not control-api\/route/],
@@ -182,6 +176,8 @@ describe('architecture: import directions', () => {
       ['sip-server/flows.ts', 'core/registrar/lockout', /not core\/registrar\/lockout/],
       ['sip-config/index.ts', 'sip-server/stack', /sip-config must not import sip-server/],
       ['sip-config/index.ts', 'core/db/knex', /imports only core\/config/],
+      ['sip-config/index.ts', 'sip-server/transport/ws', /sip-config must not import sip-server/],
+      ['sip-config/index.ts', 'core/sip/capture-store', /not core\/sip\/capture-store/],
       ['media-app/app.ts', 'sip-server/message', /media-app must not import sip-server/],
       ['control-api/app.ts', 'sip-config', /only sip-server imports sip-config/],
       ['core/config.ts', 'sip-config', /core must not import sip-config/],
@@ -195,6 +191,13 @@ describe('architecture: import directions', () => {
       ['core/db/knex.ts', 'test/support/db', /no room imports test\//],
       ['control-api/app.ts', 'test/support/api', /no room imports test\//],
       ['scripts/start.ts', 'test/support/ports', /no room imports test\//],
+      ['scripts/bench/ai/run.ts', 'test/support/hooks', /no room imports test\/ \(scripts does\)/],
+      ['scripts/soak/run.ts', 'test/media-app/inbound.test', /no room imports test\//],
+      ['testkit/db.ts', 'test/support/hooks', /no room imports test\/ \(testkit does\)/],
+      ['testkit/media-app/harness.ts', 'scripts/bench/report', /no room imports scripts\//],
+      ['media-app/app.ts', 'testkit/ports', /only test and scripts import testkit\//],
+      ['core/db/knex.ts', 'testkit/db', /only test and scripts import testkit\/ \(not core\)/],
+      ['control-api/app.ts', 'testkit/api', /only test and scripts import testkit\//],
     ];
     for (const [from, to, why] of refused) expect(forbidden(from, to), `${from} → ${to}`).to.match(why);
     for (const ok of [
@@ -204,6 +207,8 @@ describe('architecture: import directions', () => {
       ['sip-server/capture/index.ts', 'core/config'],
       ['sip-server/flows.ts', 'core/registrar/bindings'],
       ['sip-config/index.ts', 'core/config'],
+      ['sip-config/index.ts', 'core/sip/ws-origin'],
+      ['sip-server/transport/index.ts', 'core/sip/ws-origin'],
       ['web/console/main.tsx', 'web/phone/sip'],
       ['scripts/bench/media/alloc.ts', 'media-engine/worker/leg'],
       ['scripts/bench/events/run.ts', 'control-api/ws'],
@@ -213,15 +218,23 @@ describe('architecture: import directions', () => {
       ['test/media-app/harness.ts', 'sip-server/stack'],
       ['test/core/x.test.ts', 'media-engine/worker/leg'],
       ['test/sip-server/config.test.ts', 'sip-config'],
+      ['scripts/bench/calls/run.ts', 'testkit/media-app/harness'],
+      ['scripts/soak/faults.ts', 'testkit/reliability/node-fault'],
+      ['test/media-app/inbound.test.ts', 'testkit/media-app/harness'],
+      ['testkit/webphone/harness.ts', 'scripts/build-web'],
+      ['testkit/media-app/harness.ts', 'sip-server/stack'],
+      ['testkit/api.ts', 'control-api/app'],
+      ['testkit/scale/cluster.ts', 'media-app/main'],
     ]) expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
   });
 
-  it('ALLOWED excuses only its own imports', () => {
-    expect(allowedBy('scripts/bench/ai/run.ts', 'test/support/db')?.why).to.match(/issue 33/);
-    expect(allowedBy('scripts/soak/run.ts', 'test/media-app/harness')?.why).to.match(/issue 33/);
+  it('ALLOWED is empty: nothing is excused', () => {
+    expect(ALLOWED).to.deep.equal([]);
+    expect(allowedBy('scripts/bench/ai/run.ts', 'test/support/db')).to.equal(undefined);
+    expect(allowedBy('scripts/soak/run.ts', 'test/media-app/harness')).to.equal(undefined);
     expect(allowedBy('scripts/start.ts', 'test/support/ports')).to.equal(undefined);
     expect(allowedBy('media-app/app.ts', 'test/support/db')).to.equal(undefined);
-    expect(allowedBy('sip-config/index.ts', 'sip-server/transport/ws-origin')?.why).to.match(/Origin parser/);
+    expect(allowedBy('sip-config/index.ts', 'sip-server/transport/ws-origin')).to.equal(undefined);
     expect(allowedBy('sip-config/index.ts', 'sip-server/stack')).to.equal(undefined);
   });
 
@@ -237,7 +250,10 @@ describe('architecture: import directions', () => {
       expect(check('sip-server/stack.ts', text).violations, text).to.have.length(1);
     }
     expect(check('web/phone/main.ts', "import { ApiError } from '../../core/errors';").violations[0]).to.match(/web\/phone\/main\.ts → core\/errors: web is browser code/);
-    expect(check('scripts/bench/x/run.ts', "import { testDb } from '../../../test/support/db';").violations).to.deep.equal([]);
+    expect(check('scripts/bench/x/run.ts', "import { testDb } from '../../../test/support/hooks';").violations[0]).to.match(/scripts\/bench\/x\/run\.ts → test\/support\/hooks: no room imports test\//);
+    expect(check('scripts/bench/x/run.ts', "import { testDb } from '../../../testkit/db';").violations).to.deep.equal([]);
+    expect(check('test/x/a.test.ts', "import { testDb } from '../../testkit/db';").violations).to.deep.equal([]);
+    expect(check('media-app/x.ts', "import { freePort } from '../testkit/ports';").violations).to.have.length(1);
     expect(check('sip-server/stack.ts', "import pino from 'pino';\nimport { loadSipConfig } from '../sip-config';").violations).to.deep.equal([]);
   });
 

@@ -2,8 +2,8 @@
 // CRUD, defaults, response schemas, status transitions, events, and bad input in the spec's envelope.
 // No runner here (nothing dials): test/campaigns/runner.test.ts drives real calls.
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { EMPTY_UUID } from '../../core/ids';
 import { campaigncallSchema, campaignSchema, outdialSchema, outdialtargetSchema, outplanSchema } from '../../control-api/campaigns/schemas';

@@ -3,9 +3,9 @@
 // the runner against real Postgres, Redis and a real media-app running flow campaigns: a closed
 // window holds a running campaign, the queue's available agents and dial_rate pace it.
 import { expect } from 'chai';
-import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
-import { killAllSipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
+import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { killAllSipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { queuesRepo } from '../../core/repos/queues';

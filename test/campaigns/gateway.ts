@@ -4,9 +4,9 @@
  * the prefix +1555300 picks it: 1 answers, 2 is busy (486), 3 never answers (rings until CANCEL),
  * 4 declines (603).
  */
-import type { Fixture, TestApp } from '../support/api';
-import { freePort, sippMediaPort } from '../support/ports';
-import { sipp, SIPP_SDP, type SippResult, answerBye } from '../media-app/harness';
+import type { Fixture, TestApp } from '../../testkit/api';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { sipp, SIPP_SDP, type SippResult, answerBye } from '../../testkit/media-app/harness';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
 import { providersRepo } from '../../core/repos/providers';

@@ -4,9 +4,9 @@
 // declines (603) per dialled number. Every campaigncall's result, reason and try count must match
 // what its target did; retries wait the outplan's interval for their outcome; events go out once.
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
-import { killAllSipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { killAllSipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { api, eventsSince } from './support';

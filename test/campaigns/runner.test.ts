@@ -3,10 +3,10 @@
 // to a real media-app, sip-server, and sipp UASes standing for the targets (a provider + route for tel
 // targets, sip targets straight at a sipp). Results, tries, pacing and events are checked.
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { freePort, sippMediaPort } from '../support/ports';
-import { truncateAll } from '../support/db';
-import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { truncateAll } from '../../testkit/db';
+import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
@@ -14,10 +14,10 @@ import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { api, awaitEvents, recentEventsFor } from './support';
 import { Queue } from 'bullmq';
-import { ORIGINATE_QUEUE } from '../../core/queue/contracts';
+import { ORIGINATE_QUEUE } from '../../core/commands/contracts';
 import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
 import { activeflowsRepo } from '../../core/repos/activeflows';
-import { InviteCounter } from '../queue/sip-parties';
+import { InviteCounter } from '../../testkit/queue/sip-parties';
 
 interface Cc { id: string; activeflow_id: string; reference_type: string; status: string; result: string; outdial_target_id: string; destination_index: number; try_count: number; reference_id: string; tm_create: string }
 

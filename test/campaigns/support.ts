@@ -1,7 +1,7 @@
 /** Shared pieces of the campaign suites: an authenticated supertest client and the error-envelope check. */
 import request from 'supertest';
 import { expect } from 'chai';
-import type { Fixture, TestApp } from '../support/api';
+import type { Fixture, TestApp } from '../../testkit/api';
 import type { Redis } from 'ioredis';
 
 export function api(t: TestApp, f: Fixture) {

@@ -6,9 +6,9 @@ import { newId } from '../../core/ids';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { conferencecallsRepo } from '../../core/repos/conferencecalls';
-import { testDb, truncateAll } from '../support/db';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { eventsFor, startPlatform, until, type Platform } from '../media-app/harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { eventsFor, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('conferences REST', function () {
   this.timeout(60_000);

@@ -13,10 +13,10 @@ import { conferencesRepo } from '../../core/repos/conferences';
 import { ConferenceCommands } from '../../core/conferences/commands';
 import { commandBus } from '../../control-api/calls/bus';
 import { readWav } from '../../media-engine/audio/wav';
-import { testDb, truncateAll } from '../support/db';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { eventsFor, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
-import { RtpParty, toneIn } from './party';
+import { testDb, truncateAll } from '../../testkit/db';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { eventsFor, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter, uacWaitsForBye } from './sipp';
 
 const A = 500;

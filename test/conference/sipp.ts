@@ -1,5 +1,5 @@
 // sipp UAC scenarios for conference tests: the callers' audio is an RtpParty (its port in the SDP).
-import { uacWaitsForBye } from '../media-app/harness';
+import { uacWaitsForBye } from '../../testkit/media-app/harness';
 
 export { uacWaitsForBye };
 

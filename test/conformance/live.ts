@@ -1,13 +1,13 @@
 /**
  * Live prerequisites for the conformance scenarios: the suite runs with a real call plane
- * (sip-server with SIP capture + a media-app node, test/media-app/harness.ts) sharing the API's
+ * (sip-server with SIP capture + a media-app node, testkit/media-app/harness.ts) sharing the API's
  * database and Redis prefix, and a step's `prepare` starts sipp parties on loopback that the
  * platform dials (each answers, sends no audio of its own and waits for the platform's BYE).
  */
 import type { Knex } from 'knex';
-import { freePort } from '../support/ports';
+import { freePort } from '../../testkit/ports';
 import { numbersRepo } from '../../core/repos/numbers';
-import { killAllSipp, RtpSink, sipp, sleep } from '../media-app/harness';
+import { killAllSipp, RtpSink, sipp, sleep } from '../../testkit/media-app/harness';
 import { party } from '../xfer/support';
 
 export class LiveParties {

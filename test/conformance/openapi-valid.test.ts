@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { validate, compileErrors } from '@readme/openapi-parser';
-import { buildTestApp, type TestApp } from '../support/api';
+import { buildTestApp, type TestApp } from '../../testkit/api';
 
 describe('conformance: the served openapi.json validates as OpenAPI 3', () => {
   let t: TestApp;

@@ -5,10 +5,10 @@
 // waveform drawn from the playfile peaks.
 import { expect } from 'chai';
 import request from 'supertest';
-import { createFixture, type Fixture } from '../support/api';
-import { chromiumAvailable } from '../support/browser';
-import { sippMediaPort, freePort } from '../support/ports';
-import { answeringUas, killAllSipp, sipp, until } from '../media-app/harness';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable } from '../../testkit/browser';
+import { sippMediaPort, freePort } from '../../testkit/ports';
+import { answeringUas, killAllSipp, sipp, until } from '../../testkit/media-app/harness';
 import { js, PHONE, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 describe('console: live calls, call page and recordings against a real call (Chromium, sipp)', function () {

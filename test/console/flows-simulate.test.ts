@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Page } from 'puppeteer-core';
-import { createFixture, type Fixture } from '../support/api';
-import { chromiumAvailable } from '../support/browser';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable } from '../../testkit/browser';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { js, LAPTOP, PHONE, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 

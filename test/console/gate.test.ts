@@ -2,12 +2,12 @@
 // operator view (present for a ProjectSuperAdmin, absent for a customer admin), in Chromium.
 import { expect } from 'chai';
 import request from 'supertest';
-import { createFixture } from '../support/api';
+import { createFixture } from '../../testkit/api';
 import { PERMISSION_BY_NAME } from '../../core/permissions';
-import { chromiumAvailable } from '../support/browser';
+import { chromiumAvailable } from '../../testkit/browser';
 import { PHONE, js, shot, signIn, signUpInPage, startConsole, textOf, type ConsoleRig } from './support';
 import { lastMail } from '../control-api/auth/harness';
-import { until } from '../media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 
 describe('console: sign in, account gate, operator view (Chromium)', function () {
   this.timeout(60_000);

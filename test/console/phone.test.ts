@@ -10,12 +10,12 @@ import type { Frame, HTTPRequest } from 'puppeteer-core';
 import { Permission } from '../../core/permissions';
 import { queuesRepo } from '../../core/repos/queues';
 import { tagsRepo } from '../../core/repos/tags';
-import { createAgent, createFixture, type Fixture } from '../support/api';
-import { chromiumAvailable } from '../support/browser';
-import { testDb } from '../support/db';
-import { Rtpengine } from '../support/rtpengine';
-import { createExtension, killAllSipp, RtpSink, sleep, until } from '../media-app/harness';
-import { queueCallFromSipp, queuecallInService, toneWav, type AudioStats } from '../webphone/harness';
+import { createAgent, createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable } from '../../testkit/browser';
+import { testDb } from '../../testkit/db';
+import { Rtpengine } from '../../testkit/rtpengine';
+import { createExtension, killAllSipp, RtpSink, sleep, until } from '../../testkit/media-app/harness';
+import { queueCallFromSipp, queuecallInService, toneWav, type AudioStats } from '../../testkit/webphone/harness';
 import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 describe('console: the browser phone embedded for agents (Chromium, sipp, rtpengine)', function () {

@@ -8,10 +8,10 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Page } from 'puppeteer-core';
-import { createFixture, type Fixture } from '../support/api';
-import { chromiumAvailable } from '../support/browser';
-import { freePort } from '../support/ports';
-import { until } from '../media-app/harness';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable } from '../../testkit/browser';
+import { freePort } from '../../testkit/ports';
+import { until } from '../../testkit/media-app/harness';
 import { js, PHONE, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 const run = promisify(execFile);

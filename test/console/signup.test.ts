@@ -4,9 +4,9 @@
 // password is set and the console signs in. Links are taken from the mails as received.
 import { expect } from 'chai';
 import request from 'supertest';
-import { chromiumAvailable } from '../support/browser';
+import { chromiumAvailable } from '../../testkit/browser';
 import { mailText, startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from '../support/smtp';
-import { until } from '../media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import { freshPage, js, shot, signUpInPage, startConsole, textOf, type ConsoleRig } from './support';
 
 /** The one link of a received mail, which must be under `base`. */

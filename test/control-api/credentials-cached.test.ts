@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../support/api';
+import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../../testkit/api';
 import { clock } from '../../core/clock';
 import { signToken, hashAccesskeyToken } from '../../core/credentials';
 import { Permission } from '../../core/permissions';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { SignJWT } from 'jose';
-import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { clock } from '../../core/clock';
 import { signToken, hashAccesskeyToken } from '../../core/credentials';
 import { Permission } from '../../core/permissions';

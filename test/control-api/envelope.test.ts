@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { z } from 'zod';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { Router } from 'express';
 import { defineRoute } from '../../control-api/route';
 import { createApp } from '../../control-api/app';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import { freePort } from '../support/ports';
+import { freePort } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { Permission } from '../../core/permissions';
 import { openApiPath } from '../../control-api/openapi';
 import { customerSchema, accesskeySchema, agentSchema, outboundConfigSchema } from '../../control-api/routes/schemas';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { Redis } from 'ioredis';
-import { buildTestApp, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { bootstrapAdmin } from '../../control-api/bootstrap';
 import { createContext } from '../../control-api/context';
 import { createApp } from '../../control-api/app';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { truncateAll, testDb } from '../support/db';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { truncateAll, testDb } from '../../testkit/db';
 import { clock } from '../../core/clock';
 import { decodePageToken, encodePageToken, paginate, parsePageQuery } from '../../core/pagination';
 import { accesskeysRepo } from '../../core/repos';

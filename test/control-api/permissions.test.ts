@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createAgent, createFixture, type TestApp, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createAgent, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { Permission } from '../../core/permissions';
 
 describe('control-api: permissions and cross-customer isolation', () => {

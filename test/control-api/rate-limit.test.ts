@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { Redis } from 'ioredis';
-import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { clock } from '../../core/clock';
 import { createLimiter, TIERS } from '../../core/ratelimit';
 import { signToken } from '../../core/credentials';

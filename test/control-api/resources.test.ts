@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { clock } from '../../core/clock';
 import { hashAccesskeyToken } from '../../core/credentials';
 import { EMPTY_UUID } from '../../core/ids';

@@ -10,7 +10,7 @@ import request from 'supertest';
 import { loadRoutes } from '../../control-api/routes';
 import { openApiPath } from '../../control-api/openapi';
 import type { AnyRoute } from '../../control-api/route';
-import { buildTestApp, type TestApp } from '../support/api';
+import { buildTestApp, type TestApp } from '../../testkit/api';
 
 const ROUTES_DIR = path.join(__dirname, '../../control-api/routes');
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createFixture, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import knexFactory from 'knex';
 import { customersRepo } from '../../core/repos';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { testDb, truncateAll } from '../support/db';
+import { testDb, truncateAll } from '../../testkit/db';
 import { customersRepo } from '../../core/repos/customers';
 import { callsRepo, callJson } from '../../core/repos/calls';
 import { canTransition, causeFromSipStatus, hangupReasonFor, hangupByFor } from '../../core/calls/model';

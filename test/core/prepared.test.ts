@@ -10,7 +10,7 @@ import { createDb } from '../../core/db/knex';
 import { firstPrepared, namingStatements, prepared, runPrepared, setStatementNaming } from '../../core/db/prepared';
 import { CUSTOMER_COLUMNS, repos } from '../../core/repos';
 import { newId } from '../../core/ids';
-import { testDb, testDatabaseUrl } from '../support/db';
+import { testDb, testDatabaseUrl } from '../../testkit/db';
 
 describe('core/db/prepared: named statements for hot reads', function () {
   this.timeout(20_000);

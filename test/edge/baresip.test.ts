@@ -10,8 +10,8 @@ import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { truncateAll, testDb } from '../support/db';
-import { createExtension, startPlatform, until, type Platform } from '../media-app/harness';
+import { truncateAll, testDb } from '../../testkit/db';
+import { createExtension, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { Baresip } from './baresip';
 import { loudness, toneShare, toneWav } from './audio';
 

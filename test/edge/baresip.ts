@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sipPortPair, sippMediaPort } from '../support/ports';
+import { freePort, sipPortPair, sippMediaPort } from '../../testkit/ports';
 
 export interface BaresipAccount {
   user: string;

@@ -2,12 +2,12 @@
 // shipped pcap) and as SIP INFO, a callee phone whose media goes to an RTP capture of the test, and
 // that capture, which reads telephone-event packets as they arrive on the wire.
 import dgram from 'node:dgram';
-import { register } from '../media-app/harness';
-import { ack, bye, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
+import { register } from '../../testkit/media-app/harness';
+import { ack, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
 import { decodeG711, encodeG711 } from '../../media-engine/codecs/g711';
 import { DtmfDetector } from '../../media-engine/dsp/dtmf-detector';
 import { dtmfTones, renderSource } from '../../media-engine/dsp/tones';
-import { rtpPcap, type PcapRtp } from '../support/rtp-pcap';
+import { rtpPcap, type PcapRtp } from '../../testkit/rtp-pcap';
 
 export const SIPP_DIR = '/usr/share/sip-tester';
 

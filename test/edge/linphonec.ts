@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sippMediaPort } from '../support/ports';
+import { freePort, sippMediaPort } from '../../testkit/ports';
 
 export class Linphonec {
   private proc: ChildProcess | null = null;

@@ -10,13 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { encodeG711 } from '../../media-engine/codecs/g711';
-import { writeRtpPcap } from '../ai/audio';
-import { truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
+import { writeRtpPcap } from '../../testkit/ai/audio';
+import { truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
 import {
   RtpSink, SIPP_SDP, answerBye, createExtension, killAllSipp, register, sipp, startPlatform, until, type Platform,
-} from '../media-app/harness';
-import { callerPhone } from '../media-app/phones';
+} from '../../testkit/media-app/harness';
+import { callerPhone } from '../../testkit/media-app/phones';
 
 /** What sipp logged it received over one transport, e.g. the request lines seen over TCP. */
 function received(messages: string, transport: 'TCP' | 'UDP'): string[] {

@@ -7,12 +7,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import tls from 'node:tls';
 import { expect } from 'chai';
-import { selfSignedCert, type TestCert } from '../support/tls-cert';
-import { freePort } from '../support/ports';
+import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
+import { freePort } from '../../testkit/ports';
 import { parseSip, type SipMsg } from '../support/sip-peer';
 import { authorization } from '../media-app/digest-client';
-import { SIPP_SDP, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
-import { callerPhone } from '../media-app/phones';
+import { SIPP_SDP, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { callerPhone } from '../../testkit/media-app/phones';
 
 /** A SIP UA on one TLS connection: Content-Length framing, requests queued for the test. */
 class TlsPhone {

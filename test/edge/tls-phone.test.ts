@@ -6,10 +6,10 @@
 // (Debian's sipp 3.6 is built without TLS, so baresip is the TLS peer.)
 import { expect } from 'chai';
 import path from 'node:path';
-import { selfSignedCert, type TestCert } from '../support/tls-cert';
-import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
-import { calleePhone, callerPhone } from '../media-app/phones';
+import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
 import { toneWav } from './audio';
 import { Baresip } from './baresip';
 

@@ -9,9 +9,9 @@ import { repos } from '../../core/repos';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { selfSignedCert, type TestCert } from '../support/tls-cert';
-import { testDb } from '../support/db';
-import { SIP_DOMAIN, startPlatform, until, type Platform } from '../media-app/harness';
+import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
+import { testDb } from '../../testkit/db';
+import { SIP_DOMAIN, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { loudness, toneWav } from './audio';
 import { Baresip } from './baresip';
 

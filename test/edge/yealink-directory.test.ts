@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
-import { killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { Baresip } from './baresip';
 import { toneWav } from './audio';
 

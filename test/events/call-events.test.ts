@@ -15,11 +15,11 @@ import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { verify, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../control-api/webhooks/sign';
 import { closeCommandBus } from '../../control-api/calls/bus';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { freePort, sippMediaPort } from '../support/ports';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { freePort, sippMediaPort } from '../../testkit/ports';
 import { newId } from '../../core/ids';
 import { connect, settle } from '../control-api/events/support';
-import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
+import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 interface Hook {
   event_type: string;

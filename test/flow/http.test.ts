@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { expect } from 'chai';
-import { freePort } from '../support/ports';
+import { freePort } from '../../testkit/ports';
 import { egressPolicyFor } from '../../core/net';
 import { FlowHttpError, PolicyHttp } from '../../media-app/flow/http';
 import { FETCH_FAILED } from '../../media-app/flow/actions/fetch';

@@ -5,11 +5,11 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { freePort } from '../support/ports';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { freePort } from '../../testkit/ports';
 import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
-import { FLOW_SIMULATE_QUEUE } from '../../core/queue/simulate';
+import { FLOW_SIMULATE_QUEUE } from '../../core/commands/simulate';
 import { runSimulateJob, startSimulatorService, type SimulatorService } from '../../media-app/flow/simulator/service';
 import { simulate, type SimResult } from '../../media-app/flow/simulator/simulate';
 import { normalizeSim } from './simulate-support';

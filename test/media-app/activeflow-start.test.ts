@@ -5,9 +5,9 @@ import { expect } from 'chai';
 import http from 'node:http';
 import request from 'supertest';
 import { CommandBus } from '../../core/commands/bus';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { closeCommandBus } from '../../control-api/calls/bus';
-import { sleep, startPlatform, until, type Platform } from './harness';
+import { sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('activeflows started through the API run on a media-app node', function () {
   this.timeout(60_000);

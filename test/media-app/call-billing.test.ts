@@ -6,9 +6,9 @@ import { rates } from '../../core/billing/rates';
 import { parseActions } from '../../core/flow';
 import { callsRepo } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, sipp, until } from './harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, sipp, until } from '../../testkit/media-app/harness';
 import { ownNumber, pstnCustomer, startOriginating, type Originating } from './originating';
 
 describe('media-app: calls are charged when they end', function () {

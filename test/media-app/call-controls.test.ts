@@ -4,8 +4,8 @@
 // party receives is measured on a real RTP socket (packets and their level).
 import { expect } from 'chai';
 import request from 'supertest';
-import { freePort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, sleep, until, type SippResult } from './harness';
+import { freePort } from '../../testkit/ports';
+import { killAllSipp, RtpSink, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
 import { closeCommandBus } from '../../control-api/calls/bus';
 

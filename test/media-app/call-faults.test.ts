@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { encodeG711 } from '../../media-engine/codecs/g711';
-import { writeRtpPcap } from '../ai/audio';
+import { writeRtpPcap } from '../../testkit/ai/audio';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
@@ -15,9 +15,9 @@ import { callsRepo } from '../../core/repos/calls';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('call close cascade under faults', function () {
   this.timeout(120_000);

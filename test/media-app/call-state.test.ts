@@ -10,7 +10,7 @@ import { repos } from '../../core/repos';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import type { CallStatus } from '../../core/calls/model';
 import { CallState, type CallMove } from '../../media-app/call/state';
-import { testDb } from '../support/db';
+import { testDb } from '../../testkit/db';
 
 describe('call state table (CallState)', function () {
   this.timeout(30_000);

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import pino from 'pino';
 import { CommandHandler } from '../../media-app/commands';
-import type { CommandEnvelope, MediaCommand } from '../../core/queue/contracts';
+import type { CommandEnvelope, MediaCommand } from '../../core/commands/contracts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const envelope = (command: MediaCommand, n: number, issuedAt = new Date()): CommandEnvelope => ({ commandId: `c${n}`, issuedAt: issuedAt.toISOString(), command });

@@ -6,9 +6,9 @@ import { callsToEnd } from '../../core/billing/credit';
 import { parseActions } from '../../core/flow';
 import { callsRepo } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, sipp, until } from './harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, sipp, until } from '../../testkit/media-app/harness';
 import { ownNumber, pstnCustomer, startOriginating, type Originating } from './originating';
 
 const T0 = Date.UTC(2026, 0, 1);

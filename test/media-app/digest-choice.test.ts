@@ -3,11 +3,11 @@
 // when it is not MD5; libre (baresip 1.0, test/edge/baresip.test.ts) fails when ANY line is not MD5. The SHA-256 client is
 // a raw UDP client that looks for a SHA-256 challenge and refuses to fall back to MD5.
 import { expect } from 'chai';
-import { parseDigest } from '../../media-app/registrar/digest';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, UdpSip, type Platform } from './harness';
-import { calleePhone, callerPhone } from './phones';
+import { parseDigest } from '../../media-app/sip-digest';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
 import { authorization, challengesOf, rawRegister } from './digest-client';
 
 const algorithmsOf = (chals: string[]) => chals.map((c) => parseDigest(c)!.algorithm);

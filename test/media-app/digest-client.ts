@@ -1,7 +1,7 @@
 // A raw digest client over UdpSip: REGISTER text and Authorization values for MD5 or SHA-256.
 import { createHash } from 'node:crypto';
-import { parseDigest } from '../../media-app/registrar/digest';
-import type { SipReply, UdpSip } from './harness';
+import { parseDigest } from '../../media-app/sip-digest';
+import type { SipReply, UdpSip } from '../../testkit/media-app/harness';
 
 let cseq = 0;
 

@@ -1,6 +1,6 @@
 // Digest arithmetic against the RFCs' own examples, nonce sealing, and config validation.
 import { expect } from 'chai';
-import { challenges, digestResponse, NonceSealer, nonceCount, parseCredentials, parseDigest, verifyResponse } from '../../media-app/registrar/digest';
+import { challenges, digestResponse, NonceSealer, nonceCount, parseCredentials, parseDigest, verifyResponse } from '../../media-app/sip-digest';
 import { loadMediaAppConfig } from '../../media-app/config';
 import { ConfigError } from '../../core/config';
 import { parseSipUri } from '../../media-app/sip-uri';

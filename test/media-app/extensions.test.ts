@@ -3,10 +3,10 @@
 // registered contact and bridges the two; the caller hangs up and the callee gets its BYE.
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, eventsFor, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from './harness';
-import { calleePhone, callerPhone } from './phones';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { createExtension, eventsFor, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
 
 describe('media-app extension to extension', function () {
   this.timeout(90_000);

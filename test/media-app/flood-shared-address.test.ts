@@ -8,10 +8,10 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { testDb } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, uacWaitsForBye, type Platform } from './harness';
-import { calleePhone, callerPhone } from './phones';
+import { testDb } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, uacWaitsForBye, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
 
 const PHONES = '127.0.0.3';
 const TRUNK = '127.0.0.4';

@@ -7,9 +7,9 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { eventsFor, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { eventsFor, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('media-app inbound calls', function () {
   this.timeout(90_000);

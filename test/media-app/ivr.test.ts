@@ -14,9 +14,9 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
 import { readWav, rms } from '../media-engine/support';
-import { testDb } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+import { testDb } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 const SIPP_DIR = '/usr/share/sip-tester';
 const ID = {

@@ -7,9 +7,9 @@ import { parseActions } from '../../core/flow';
 import { callsRepo } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
-import { answerBye, RtpSink, sipp, until, type Platform } from './harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { answerBye, RtpSink, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { startOriginating, type Originating } from './originating';
 
 const sdp = (port: number, version: number) => `v=0

@@ -2,10 +2,10 @@
 // answer comes in the ACK; an SDP-less re-INVITE on an up call is answered with an offer and the
 // ACK's answer moves the media. sipp is a trunk; RtpSink ports on loopback hear the flow's speech.
 import { expect } from 'chai';
-import { truncateAll } from '../support/db';
+import { truncateAll } from '../../testkit/db';
 import { talkingNumber } from './talking-number';
-import { ack } from './sipp-steps';
-import { answerBye, killAllSipp, RtpSink, sipp, startPlatform, type Platform } from './harness';
+import { ack } from '../../testkit/media-app/sipp-steps';
+import { answerBye, killAllSipp, RtpSink, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
 
 const answerSdp = (port: number) => `v=0
 o=- 2 2 IN IP4 127.0.0.1

@@ -8,9 +8,9 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { providersRepo } from '../../core/repos/providers';
 import { repos } from '../../core/repos';
 import type { CommandBus } from '../../core/commands/bus';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, RtpSink, sipp, uacWaitsForBye, until, type Platform } from './harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { startOriginating, type Originating } from './originating';
 
 /** UAS: 180, a pause, 200, then waits for the platform's BYE. */

@@ -5,12 +5,12 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { CallSession } from '../../media-app/call/session';
-import { truncateAll } from '../support/db';
+import { truncateAll } from '../../testkit/db';
 import { talkingNumber } from './talking-number';
-import { ack } from './sipp-steps';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answerBye, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
-import { calleePhone, callerPhone } from './phones';
+import { ack } from '../../testkit/media-app/sipp-steps';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answerBye, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
 
 const PRIVATE = '127.0.0.99'; // what the phone thinks its address is (see above)
 const ADVERTISED = '127.0.0.98'; // RTP_ADVERTISED_HOST: the address the platform's SDP names, distinct from the bound one

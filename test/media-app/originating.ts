@@ -9,7 +9,7 @@ import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import type { Knex } from '../../core/db/knex';
-import { killAllSipp, startPlatform, type Platform } from './harness';
+import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
 
 export interface Originating {
   p: Platform;

@@ -1,4 +1,4 @@
-// Outbound registration against a real registrar (Kamailio 5.6 from Debian, test/support/kamailio.ts):
+// Outbound registration against a real registrar (Kamailio 5.6 from Debian, testkit/kamailio.ts):
 // a trunk's registration is registered within 2 s, refreshed before the granted expiry (10 s), a
 // carrier's INVITE through it (Kamailio lookup("location") → t_relay to our Contact) runs the called
 // number's flow for the trunk's customer, the registrar going away and coming back is survived, and
@@ -11,12 +11,12 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { providersRepo } from '../../core/repos/providers';
 import { outboundRegistrationsRepo, type OutboundRegistrationRow } from '../../core/repos/outbound-registrations';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../support/db';
-import { Kamailio } from '../support/kamailio';
+import { testDb, truncateAll } from '../../testkit/db';
+import { Kamailio } from '../../testkit/kamailio';
 import pino from 'pino';
 import { startOutboundRegistrations } from '../../media-app/outreg';
 import { EventPublisher } from '../../core/events/bus';
-import { eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+import { eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 const USER = 'acme-reg';
 const PASSWORD = 'reg-secret-77';

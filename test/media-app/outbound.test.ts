@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandBus } from '../../core/commands/bus';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, eventsFor, sipp, until, type Platform } from './harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { ownNumber, providerRoute, startOriginating, type Originating } from './originating';
 
 const uas = (opts: { final?: number; cancel?: boolean } = {}) => answeringUas(opts);

@@ -13,10 +13,10 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { nodeAliveKey } from '../../core/queue/contracts';
-import { testDb, testDatabaseUrl, truncateAll } from '../support/db';
-import { freePort, portBlock } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, SECRET, uacWaitsForBye, until } from './harness';
+import { nodeAliveKey } from '../../core/commands/contracts';
+import { testDb, testDatabaseUrl, truncateAll } from '../../testkit/db';
+import { freePort, portBlock } from '../../testkit/ports';
+import { killAllSipp, RtpSink, sipp, SECRET, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 
 const ROOT = path.resolve(__dirname, '../..');
 

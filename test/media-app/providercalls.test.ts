@@ -11,10 +11,10 @@ import { repos } from '../../core/repos';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { Permission } from '../../core/permissions';
 import { newId } from '../../core/ids';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { closeCommandBus } from '../../control-api/calls/bus';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from './harness';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('/providercalls: an operator call forced through one provider', function () {
   this.timeout(90_000);

@@ -7,9 +7,9 @@ import { loadConfig } from '../../core/config';
 import { renderConfig } from '../../control-api/provisioning';
 import { accountFor } from '../../control-api/provisioning/target';
 import { parseXmlStrict, find } from '../control-api/resources/xml-check';
-import { testEnv } from '../support/api';
-import { truncateAll } from '../support/db';
-import { createExtension, killAllSipp, sipp, startPlatform, SIP_DOMAIN, type Platform } from './harness';
+import { testEnv } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { createExtension, killAllSipp, sipp, startPlatform, SIP_DOMAIN, type Platform } from '../../testkit/media-app/harness';
 
 function registerVia(ruri: string, user: string, domain: string, route: string | null): string {
   const req = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[

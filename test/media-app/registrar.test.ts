@@ -1,8 +1,8 @@
 // Registrar end to end: sipp and a raw UDP client REGISTER through sip-server to media-app.
 import { expect } from 'chai';
-import { parseDigest } from '../../media-app/registrar/digest';
-import { truncateAll } from '../support/db';
-import { createExtension, killAllSipp, sipp, startPlatform, UdpSip, type Platform } from './harness';
+import { parseDigest } from '../../media-app/sip-digest';
+import { truncateAll } from '../../testkit/db';
+import { createExtension, killAllSipp, sipp, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
 import { authorization, rawRegister as raw } from './digest-client';
 
 function registerXml(user: string, domain: string, expires = 3600, finalStatus = 200): string {

@@ -1,19 +1,19 @@
 // Outbound SRTP: a plain caller (trunk) dials a PSTN number whose provider has media_encryption sdes;
 // the platform's offer to the provider goes through rtpengine as SDES-SRTP, the provider's SRTP comes
-// from a second real rtpengine (test/support/srtp-far-end.ts). Each side hears the other's tone.
+// from a second real rtpengine (testkit/srtp-far-end.ts). Each side hears the other's tone.
 import { expect } from 'chai';
 import { repos } from '../../core/repos';
 import { trunksRepo } from '../../core/repos/trunks';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
-import { testDb, truncateAll } from '../support/db';
+import { testDb, truncateAll } from '../../testkit/db';
 import { ownNumber } from './originating';
-import { Rtpengine } from '../support/rtpengine';
+import { Rtpengine } from '../../testkit/rtpengine';
 import { SipPeer, type SipMsg } from '../support/sip-peer';
-import { SrtpFarEnd, plainSdp } from '../support/srtp-far-end';
-import { RtpParty } from '../conference/party';
-import { startPlatform, until, type Platform } from './harness';
+import { SrtpFarEnd, plainSdp } from '../../testkit/srtp-far-end';
+import { RtpParty } from '../../testkit/conference/party';
+import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('media-app: outbound SRTP / DTLS to a provider with media_encryption', function () {
   this.timeout(60_000);

@@ -1,5 +1,5 @@
 // SRTP and WebRTC media through rtpengine (media-app/rtpengine): the far end's encryption comes from a
-// second real rtpengine (test/support/srtp-far-end.ts), its plain side is an RTP party on loopback
+// second real rtpengine (testkit/srtp-far-end.ts), its plain side is an RTP party on loopback
 // whose tone the platform's echo flow sends back: heard back means both directions carried audio.
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
@@ -7,14 +7,14 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../support/db';
-import { Rtpengine } from '../support/rtpengine';
+import { testDb, truncateAll } from '../../testkit/db';
+import { Rtpengine } from '../../testkit/rtpengine';
 import { SipPeer } from '../support/sip-peer';
-import { SrtpFarEnd, plainSdp, type FarEndProfile } from '../support/srtp-far-end';
-import { RtpParty } from '../conference/party';
-import { sleep, startPlatform, until, type Platform } from './harness';
-import { buildTestApp } from '../support/api';
-import { freePort } from '../support/ports';
+import { SrtpFarEnd, plainSdp, type FarEndProfile } from '../../testkit/srtp-far-end';
+import { RtpParty } from '../../testkit/conference/party';
+import { sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { buildTestApp } from '../../testkit/api';
+import { freePort } from '../../testkit/ports';
 import request from 'supertest';
 import { Client } from 'rtpengine-client';
 import type { HangupEvent } from '../../media-app/call/session';

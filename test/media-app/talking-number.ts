@@ -4,7 +4,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { testDb } from '../support/db';
+import { testDb } from '../../testkit/db';
 
 export async function talkingNumber(number: string, text: string): Promise<{ customerId: string }> {
   const db = await testDb();

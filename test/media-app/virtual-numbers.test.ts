@@ -8,9 +8,9 @@ import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { numbersRepo } from '../../core/repos/numbers';
 import { flowsRepo } from '../../core/repos/flows';
 import { parseActions } from '../../core/flow';
-import { createFixture } from '../support/api';
-import { freePort } from '../support/ports';
-import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from './harness';
+import { createFixture } from '../../testkit/api';
+import { freePort } from '../../testkit/ports';
+import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { party, phoneCallRefused, startStack, type Stack } from '../xfer/support';
 
 const LOOPBACK = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };

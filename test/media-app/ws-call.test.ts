@@ -8,10 +8,10 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
-import { buildTestApp, createFixture, type TestApp } from '../support/api';
-import { freePort } from '../support/ports';
+import { buildTestApp, createFixture, type TestApp } from '../../testkit/api';
+import { freePort } from '../../testkit/ports';
 import { connect, settle } from '../control-api/events/support';
-import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
+import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('media-app → control-api WebSocket: a real call\'s events', function () {
   this.timeout(90_000);

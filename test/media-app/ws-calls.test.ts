@@ -7,14 +7,14 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { numbersRepo } from '../../core/repos/numbers';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { testDb } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { testDb } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
 import { plainSdp, WsSipPhone, type WsMessage } from '../support/ws-sip';
-import { Rtpengine } from '../support/rtpengine';
-import { SrtpFarEnd } from '../support/srtp-far-end';
-import { answeringUas, createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from './harness';
-import { calleePhone } from './phones';
+import { Rtpengine } from '../../testkit/rtpengine';
+import { SrtpFarEnd } from '../../testkit/srtp-far-end';
+import { answeringUas, createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone } from '../../testkit/media-app/phones';
 
 describe('SIP over WebSocket: calls', function () {
   this.timeout(90_000);

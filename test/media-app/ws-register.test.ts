@@ -2,9 +2,9 @@
 // sip-server's ws and wss listeners to media-app's registrar; the binding records the transport
 // (ws/wss) and the connection it came on; closing the connection removes the binding.
 import { expect } from 'chai';
-import { selfSignedCert, type TestCert } from '../support/tls-cert';
+import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
 import { WsSipPhone } from '../support/ws-sip';
-import { createExtension, startPlatform, until, type Platform } from './harness';
+import { createExtension, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('SIP over WebSocket: REGISTER over ws and wss', function () {
   this.timeout(60_000);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { type MediaServer, type DtmfEvent, type Endpoint } from '../../media-engine';
-import { freePort } from '../support/ports';
+import { freePort } from '../../testkit/ports';
 import { bestCorrelation, readWav, rejection, rms, sleep, speechWav, useMediaServer } from './support';
 
 describe('media-engine endpoints over loopback UDP', function () {

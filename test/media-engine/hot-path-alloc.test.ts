@@ -8,8 +8,8 @@ import { expect } from 'chai';
 import v8 from 'node:v8';
 import { decodeG711, decodeG711Range, encodeG711, encodeG711Range } from '../../media-engine/codecs/g711';
 import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
-import { newRtpHeader, parseRtp, readRtpHeader, serializeRtp, writeRtpInto } from '../../media-engine/rtp/packet';
-import { TelephoneEventSender } from '../../media-engine/rtp/telephone-event';
+import { newRtpHeader, parseRtp, readRtpHeader, serializeRtp, writeRtpInto } from '../../media-engine/rtp-packet/packet';
+import { TelephoneEventSender } from '../../media-engine/rtp-packet/telephone-event';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so

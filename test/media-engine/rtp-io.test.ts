@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import { MediaServer, type Endpoint } from '../../media-engine';
 import { NATIVE_RTP_IO_PATH, rtpIo } from '../../media-engine/native';
 import { createTransport, intToIpv4, ipv4ToInt, type RtpIoKind } from '../../media-engine/worker/rtp-transport';
-import { serializeSenderReport } from '../../media-engine/rtp/rtcp';
-import { writeRtpInto } from '../../media-engine/rtp/packet';
+import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
+import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { pcmuOffer as offer, portRange, rejection, sleep } from './support';
 
 

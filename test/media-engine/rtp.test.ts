@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { isRtcp, parseRtp, serializeRtp, seqDiff } from '../../media-engine/rtp/packet';
-import { parseRtcp, serializeBye, serializeReceiverReport, serializeSenderReport } from '../../media-engine/rtp/rtcp';
-import { ReceiveStats } from '../../media-engine/rtp/receive-stats';
+import { isRtcp, parseRtp, serializeRtp, seqDiff } from '../../media-engine/rtp-packet/packet';
+import { parseRtcp, serializeBye, serializeReceiverReport, serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
+import { ReceiveStats } from '../../media-engine/rtp-packet/receive-stats';
 
 describe('media-engine RTP packets', () => {
   it('round trips a plain packet', () => {

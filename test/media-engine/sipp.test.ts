@@ -4,7 +4,7 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type MediaServer, type DtmfEvent, type Endpoint, type RecordResult } from '../../media-engine';
-import { freePort, sippMediaPort } from '../support/ports';
+import { freePort, sippMediaPort } from '../../testkit/ports';
 import { bestCorrelation, readWav, useMediaServer } from './support';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 

@@ -5,7 +5,7 @@ import {
   TelephoneEventReceiver,
   TelephoneEventSender,
   type DetectedEvent,
-} from '../../media-engine/rtp/telephone-event';
+} from '../../media-engine/rtp-packet/telephone-event';
 
 describe('media-engine RFC 4733 telephone-events', () => {
   it('encodes and decodes the payload', () => {

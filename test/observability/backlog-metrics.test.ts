@@ -4,7 +4,7 @@
  * index (the delivery log keeps every row forever: a scan of it on every scrape would grow with it).
  */
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type TestApp } from '../../testkit/api';
 import { startMetricsListener, type MetricsListener } from '../../control-api/ops';
 
 describe('backlog gauges (metrics listener, real Postgres)', function () {

@@ -6,8 +6,8 @@
  */
 import http from 'node:http';
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { freePort } from '../support/ports';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { freePort } from '../../testkit/ports';
 import { api } from '../control-api/flows/support';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';

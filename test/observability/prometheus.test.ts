@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp } from '../support/api';
-import { freePort, portBlock } from '../support/ports';
-import { testDatabaseUrl } from '../support/db';
+import { buildTestApp, createFixture, type TestApp } from '../../testkit/api';
+import { freePort, portBlock } from '../../testkit/ports';
+import { testDatabaseUrl } from '../../testkit/db';
 import { closeCommandBus } from '../../control-api/calls/bus';
 
 const DRACHTIO_SECRET = 'prometheus-test-secret';

@@ -2,8 +2,8 @@
 // permission levels, the spec error envelope for bad input, and the events published.
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
+import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { Permission } from '../../core/permissions';
 import { newId } from '../../core/ids';
 import { queuecallsRepo } from '../../core/repos/queuecalls';

@@ -14,10 +14,10 @@ import { queuesRepo } from '../../core/repos/queues';
 import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
 import { tagsRepo } from '../../core/repos/tags';
 import { CommandBus } from '../../core/commands/bus';
-import { testDb, truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
-import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
-import { callerUas, InviteCounter } from './sip-parties';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { callerUas, InviteCounter } from '../../testkit/queue/sip-parties';
 
 describe('queue: dispatch to agents (sipp)', function () {
   this.timeout(120_000);

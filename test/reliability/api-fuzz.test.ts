@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import net from 'node:net';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { Permission } from '../../core/permissions';
 import { badRequests, type BadRequest } from './api/inputs';
 import { envelopeProblem } from './api/envelope';

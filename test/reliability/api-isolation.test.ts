@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { SignJWT } from 'jose';
-import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../support/api';
+import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../../testkit/api';
 import { envelopeProblem } from './api/envelope';
 import { seedResources } from './api/seed';
 

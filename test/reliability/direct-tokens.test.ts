@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { signToken } from '../../core/credentials';
 import { newId } from '../../core/ids';
-import { TEST_JWT_SECRET, createFixture, type Fixture } from '../support/api';
+import { TEST_JWT_SECRET, createFixture, type Fixture } from '../../testkit/api';
 import { startRig, type Rig } from '../workspace/support';
 import { envelopeProblem } from './api/envelope';
 import { parseTopic, refusal } from '../../control-api/ws/topics';

@@ -12,14 +12,14 @@ import { Redis } from 'ioredis';
 import { EventPublisher } from '../../core/events/bus';
 import { NodeSweeper, repairWav } from '../../core/calls/node-sweep';
 import { MEDIA_NODES_KEY, nodeCallsKey } from '../../core/calls/node-keys';
-import { nodeAliveKey, nodeQueueName } from '../../core/queue/contracts';
+import { nodeAliveKey, nodeQueueName } from '../../core/commands/contracts';
 import { CommandBus } from '../../core/commands/bus';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { readWavInfo, wavHeader } from '../../media-engine/audio/wav';
-import { testDb, testDatabaseUrl } from '../support/db';
-import { killAllSipp, startPlatform, type Platform } from '../media-app/harness';
-import { runNodeFault } from './node-fault';
+import { testDb, testDatabaseUrl } from '../../testkit/db';
+import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { runNodeFault } from '../../testkit/reliability/node-fault';
 
 describe('reliability: kill -9 of media-app with calls up', function () {
   this.timeout(150_000);

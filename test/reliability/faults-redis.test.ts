@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { testDb } from '../support/db';
-import { killAllSipp } from '../media-app/harness';
-import { AOF, runRedisFault, startRedis } from './redis-fault';
+import { testDb } from '../../testkit/db';
+import { killAllSipp } from '../../testkit/media-app/harness';
+import { AOF, runRedisFault, startRedis } from '../../testkit/reliability/redis-fault';
 
 describe('reliability: Redis restart with AOF', function () {
   this.timeout(120_000);

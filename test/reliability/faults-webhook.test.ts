@@ -11,10 +11,10 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { createFixture } from '../support/api';
-import { testDb, testDatabaseUrl } from '../support/db';
-import { freePort } from '../support/ports';
-import { killAllSipp, RtpSink, uacWaitsForBye, until } from '../media-app/harness';
+import { createFixture } from '../../testkit/api';
+import { testDb, testDatabaseUrl } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { killAllSipp, RtpSink, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { startFaultPlatform, type FaultPlatform } from './faults/platform';
 import { gapsBetween, oneCall, percentile } from './faults/sipp';
 

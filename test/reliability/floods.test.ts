@@ -5,9 +5,9 @@
 // after 5 failures (403 + Retry-After even for the right password, lifted after the lock time),
 // and an unknown user is answered exactly like a wrong password. Long form: scripts/soak/floods.ts.
 import { expect } from 'chai';
-import { truncateAll } from '../support/db';
-import { killAllSipp } from '../media-app/harness';
-import { runFloods, type FloodReport } from './sip/flood';
+import { truncateAll } from '../../testkit/db';
+import { killAllSipp } from '../../testkit/media-app/harness';
+import { runFloods, type FloodReport } from '../../testkit/reliability/sip/flood';
 
 describe('reliability: INVITE flood and REGISTER brute force with 50 calls up', function () {
   this.timeout(120_000);

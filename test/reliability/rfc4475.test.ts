@@ -13,9 +13,9 @@ import net from 'node:net';
 import { expect } from 'chai';
 import type { SipMessage, SipRequest, SipResponse } from '../../sip-server/stack';
 import { parseMessage } from '../../sip-server/message';
-import { truncateAll } from '../support/db';
-import { startPlatform, sleep, type Platform } from '../media-app/harness';
-import { liveness } from './sip/fuzz';
+import { truncateAll } from '../../testkit/db';
+import { startPlatform, sleep, type Platform } from '../../testkit/media-app/harness';
+import { liveness } from '../../testkit/reliability/sip/fuzz';
 import { TORTURE, type TortureCase } from './sip/rfc4475';
 
 interface Sent { res: SipResponse; dest: { transport: string; address: string; port: number } }

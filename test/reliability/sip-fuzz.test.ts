@@ -3,8 +3,8 @@
 // after every batch, every transaction ends by its timers, memory stays bounded.
 // Long form: `npx tsx scripts/soak/sip-fuzz.ts --count 100000`.
 import { expect } from 'chai';
-import { runSipFuzz } from './sip/fuzz';
-import { MUTATION_NAMES, sampleCases } from './sip/generate';
+import { runSipFuzz } from '../../testkit/reliability/sip/fuzz';
+import { MUTATION_NAMES, sampleCases } from '../../testkit/reliability/sip/generate';
 
 describe('reliability: malformed SIP input', function () {
   this.timeout(90_000);

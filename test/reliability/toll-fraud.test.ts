@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { Redis } from 'ioredis';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { envelopeProblem } from './api/envelope';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
@@ -15,8 +15,8 @@ import { callsRepo } from '../../core/repos/calls';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { CommandBus } from '../../core/commands/bus';
 import { blockedPrefixes, DEFAULT_BLOCKED_PREFIXES, telRefusal } from '../../core/calls/dial-policy';
-import { sippMediaPort, freePort } from '../support/ports';
-import { answeringUas, createExtension, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../media-app/harness';
+import { sippMediaPort, freePort } from '../../testkit/ports';
+import { answeringUas, createExtension, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { phoneCallRefused } from '../xfer/support';
 
 /** The distinct INVITEs (by Call-ID) a sipp trace shows as received, by Request-URI user. */

@@ -11,15 +11,15 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { trunksRepo } from '../../core/repos/trunks';
 import { readWav } from '../../media-engine/audio/wav';
-import { createFixture, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
-import { eventsFor, killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
-import { RtpParty, toneIn } from '../conference/party';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { eventsFor, killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter } from '../conference/sipp';
 import { sharedSecret } from '../../media-app/registrar';
 import { LEG_SECRET_NAME, signLeg } from '../../media-app/bridge/token';
-import { Cluster, type ClusterNode } from './cluster';
-import { numberWithFlow } from './fixtures';
+import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
+import { numberWithFlow } from '../../testkit/scale/fixtures';
 
 const H = 500; // the party on the host node
 const R1 = 1100; // parties on the other node

@@ -3,11 +3,11 @@
 // then it exits; DRAIN_TIMEOUT_SEC bounds the wait.
 import { expect } from 'chai';
 import request from 'supertest';
-import { createFixture } from '../support/api';
-import { truncateAll } from '../support/db';
-import { killAllSipp, RtpSink, sipp, uacWaitsForBye, until } from '../media-app/harness';
-import { Cluster } from './cluster';
-import { numberWithFlow } from './fixtures';
+import { createFixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { killAllSipp, RtpSink, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { Cluster } from '../../testkit/scale/cluster';
+import { numberWithFlow } from '../../testkit/scale/fixtures';
 
 describe('scale: draining a node', function () {
   this.timeout(180_000);

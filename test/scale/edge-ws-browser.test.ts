@@ -12,17 +12,17 @@ import { tagsRepo } from '../../core/repos/tags';
 import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
 import { buildWebApp } from '../../scripts/build-web';
-import { createAgent, createFixture, type Fixture } from '../support/api';
-import { chromiumAvailable, type TestBrowser } from '../support/browser';
-import { truncateAll } from '../support/db';
-import { Rtpengine } from '../support/rtpengine';
+import { createAgent, createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
+import { truncateAll } from '../../testkit/db';
+import { Rtpengine } from '../../testkit/rtpengine';
 import { SipPeer } from '../support/sip-peer';
-import { plainSdp } from '../support/srtp-far-end';
-import { RtpParty } from '../conference/party';
-import { createExtension, until } from '../media-app/harness';
-import { apiServer, audioStats, openPhone, phoneBrowser, signInAgent, toneWav, waitPhase, waitReg } from '../webphone/harness';
-import { Cluster } from './cluster';
-import { numberWithFlow } from './fixtures';
+import { plainSdp } from '../../testkit/srtp-far-end';
+import { RtpParty } from '../../testkit/conference/party';
+import { createExtension, until } from '../../testkit/media-app/harness';
+import { apiServer, audioStats, openPhone, phoneBrowser, signInAgent, toneWav, waitPhase, waitReg } from '../../testkit/webphone/harness';
+import { Cluster } from '../../testkit/scale/cluster';
+import { numberWithFlow } from '../../testkit/scale/fixtures';
 
 describe('scale: the browser phone registered through the Kamailio edge', function () {
   this.timeout(60_000);

@@ -3,7 +3,7 @@
 // its connection, X-Openvoice-Source ws:<ip>:<port>), and calls for it from either node come to the
 // edge, which relays them over that connection: queue calls landing on node A and on node B, a flow's
 // `connect` to its extension, a groupcall. Each node offers the WebRTC profile (DTLS-SRTP + ICE) from
-// its own rtpengine; the agent's media stack is a third rtpengine (test/support/srtp-far-end.ts), and
+// its own rtpengine; the agent's media stack is a third rtpengine (testkit/srtp-far-end.ts), and
 // tones are heard both ways.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
@@ -16,18 +16,18 @@ import { queuesRepo } from '../../core/repos/queues';
 import { tagsRepo } from '../../core/repos/tags';
 import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
-import { createFixture, type Fixture } from '../support/api';
-import { truncateAll } from '../support/db';
-import { Rtpengine } from '../support/rtpengine';
-import { selfSignedCert, type TestCert } from '../support/tls-cert';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { Rtpengine } from '../../testkit/rtpengine';
+import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
 import { SipPeer } from '../support/sip-peer';
-import { SrtpFarEnd, plainSdp } from '../support/srtp-far-end';
+import { SrtpFarEnd, plainSdp } from '../../testkit/srtp-far-end';
 import { WsSipPhone, type WsMessage } from '../support/ws-sip';
-import { RtpParty } from '../conference/party';
-import { createExtension, until } from '../media-app/harness';
-import { Cluster, type ClusterNode } from './cluster';
-import { Edge } from './edge';
-import { numberWithFlow } from './fixtures';
+import { RtpParty } from '../../testkit/conference/party';
+import { createExtension, until } from '../../testkit/media-app/harness';
+import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
+import { Edge } from '../../testkit/scale/edge';
+import { numberWithFlow } from '../../testkit/scale/fixtures';
 
 describe('scale: WebSocket agents registered through the Kamailio edge', function () {
   this.timeout(60_000);

@@ -4,11 +4,11 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { trunksRepo } from '../../core/repos/trunks';
-import { truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answerBye, createExtension, killAllSipp, registerOnly, RtpSink, sipp, uacWaitsForBye, until, SIPP_SDP } from '../media-app/harness';
-import { Cluster } from './cluster';
-import { numberWithFlow, TALK } from './fixtures';
+import { truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answerBye, createExtension, killAllSipp, registerOnly, RtpSink, sipp, uacWaitsForBye, until, SIPP_SDP } from '../../testkit/media-app/harness';
+import { Cluster } from '../../testkit/scale/cluster';
+import { numberWithFlow, TALK } from '../../testkit/scale/fixtures';
 
 /** A phone answering one call on its registration port; its answer echoes Record-Route (in-dialog through the edge). */
 function phoneUas(user: string): string {

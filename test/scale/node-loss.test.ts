@@ -10,12 +10,12 @@ import { flowsRepo } from '../../core/repos/flows';
 import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
 import { newId, EMPTY_UUID } from '../../core/ids';
-import { createFixture } from '../support/api';
-import { truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, killAllSipp, RtpSink, sipp, uacWaitsForBye, until, sleep } from '../media-app/harness';
-import { Cluster } from './cluster';
-import { numberWithFlow } from './fixtures';
+import { createFixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, killAllSipp, RtpSink, sipp, uacWaitsForBye, until, sleep } from '../../testkit/media-app/harness';
+import { Cluster } from '../../testkit/scale/cluster';
+import { numberWithFlow } from '../../testkit/scale/fixtures';
 
 describe('scale: a node killed with -9', function () {
   this.timeout(180_000);

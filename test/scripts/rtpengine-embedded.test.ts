@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedRtpengine, RTPENGINE_DEFAULTS } from '../../scripts/rtpengine';
-import { ngPing } from '../support/rtpengine';
-import { freePort, portBlock } from '../support/ports';
+import { ngPing } from '../../testkit/rtpengine';
+import { freePort, portBlock } from '../../testkit/ports';
 
 describe('scripts/rtpengine: the embedded rtpengine', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rtpe-start-'));

@@ -1,5 +1,5 @@
 // scripts/test-run.ts: the split of the suites over parallel mocha processes (scripts/test-plan.ts), the
-// shards' disjoint port ranges (test/support/ports.ts), and the runner itself, run for real on a small
+// shards' disjoint port ranges (testkit/ports.ts), and the runner itself, run for real on a small
 // copy of the repository's test machinery whose spec files pass, fail and skip on purpose.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findTestFiles, mergeTimes, partition, readTimes, shardLimitSeconds, units, type Unit } from '../../scripts/test-plan';
-import { PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../support/ports';
+import { PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -119,11 +119,11 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE']) delete e[k];
       return e;
     };
-    const spec = (body: string) => `import { shardSlice } from '../support/ports';\nconsole.log('slice', process.env.TEST_SHARD ?? '-', JSON.stringify(shardSlice('free')));\n${body}\n`;
+    const spec = (body: string) => `import { shardSlice } from '../../testkit/ports';\nconsole.log('slice', process.env.TEST_SHARD ?? '-', JSON.stringify(shardSlice('free')));\n${body}\n`;
 
     before(() => {
       repo = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
-      for (const f of ['.mocharc.json', 'scripts/test-run.ts', 'scripts/test-plan.ts', 'test/support/reporter.js', 'test/support/hooks.ts', 'test/support/ports.ts']) {
+      for (const f of ['.mocharc.json', 'scripts/test-run.ts', 'scripts/test-plan.ts', 'test/support/reporter.js', 'test/support/hooks.ts', 'testkit/ports.ts']) {
         fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
         fs.copyFileSync(path.join(ROOT, f), path.join(repo, f));
       }

@@ -1,4 +1,4 @@
-// The browser suites' fake-microphone tone (test/webphone/harness.ts toneWav) is one file per tone in the
+// The browser suites' fake-microphone tone (testkit/webphone/harness.ts toneWav) is one file per tone in the
 // system's temporary folder, shared by the parallel mocha processes of scripts/test-run.ts (webphone,
 // console and scale sit in different shards). It must appear only whole: a process that finds it while
 // another is still writing it would feed Chromium a cut WAV.
@@ -10,7 +10,7 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-describe('test/webphone/harness.ts toneWav: the file appears only whole', function () {
+describe('testkit/webphone/harness.ts toneWav: the file appears only whole', function () {
   this.timeout(60_000);
 
   it('the first time the file is seen, it already has its full size', async () => {
@@ -19,7 +19,7 @@ describe('test/webphone/harness.ts toneWav: the file appears only whole', functi
     const file = path.join(os.tmpdir(), `webphone-tone-${hz}-${seconds}.wav`);
     fs.rmSync(file, { force: true });
     const full = 44 + seconds * 48_000 * 2;
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', `require('./test/webphone/harness').toneWav(${hz}, ${seconds})`], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', `require('./testkit/webphone/harness').toneWav(${hz}, ${seconds})`], { cwd: ROOT, stdio: 'ignore' });
     const ended = new Promise<number | null>((resolve) => child.on('close', resolve));
     let done = false;
     void ended.then(() => (done = true));

@@ -7,8 +7,8 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { proposalOutcome } from './proposals';
 import { startInternalTargets, SPELLINGS, type InternalTargets } from './spellings';
 

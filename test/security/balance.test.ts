@@ -11,10 +11,10 @@ import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
-import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, sipp, sleep, until } from '../media-app/harness';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { createExtension, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { party, referFailsThenHangUp, phoneCallRefused, startStack, type Stack } from '../xfer/support';
-import { InviteCounter } from '../queue/sip-parties';
+import { InviteCounter } from '../../testkit/queue/sip-parties';
 
 describe('security: chargeable calls need balance on every path', function () {
   this.timeout(120_000);

@@ -11,9 +11,9 @@ import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { agentsRepo } from '../../core/repos/agents';
 import { trunksRepo } from '../../core/repos/trunks';
 import type { Knex } from '../../core/db/knex';
-import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, createExtension, RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../media-app/harness';
+import { testDb, truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, createExtension, RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { ownNumber, pstnCustomer, startOriginating, type Originating } from '../media-app/originating';
 import { party, phoneCallRefused, phoneCalls } from '../xfer/support';
 

@@ -7,9 +7,9 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { testDb } from '../support/db';
-import { sippMediaPort } from '../support/ports';
-import { RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../media-app/harness';
+import { testDb } from '../../testkit/db';
+import { sippMediaPort } from '../../testkit/ports';
+import { RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 export interface EndedFlow {
   status: string;

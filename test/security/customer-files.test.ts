@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { attachmentDisposition, passiveContentType } from '../../control-api/customer-file';
 

@@ -6,11 +6,11 @@
 // answer without qop is single-use. Two media-app nodes on one Redis share the bookkeeping.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { digestResponse, parseDigest } from '../../media-app/registrar/digest';
-import { truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../media-app/harness';
-import { digestAttempt, header, Peers, type Reply } from '../reliability/sip/flood';
+import { digestResponse, parseDigest } from '../../media-app/sip-digest';
+import { truncateAll } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { digestAttempt, header, Peers, type Reply } from '../../testkit/reliability/sip/flood';
 
 const challengeOf = (r: Reply | null, name = 'www-authenticate'): Record<string, string> => {
   const v = r?.headers.find(([n]) => n === name)?.[1];

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { loadRoutes } from '../../control-api/routes';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { EMPTY_UUID, newId } from '../../core/ids';

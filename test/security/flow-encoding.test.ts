@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import { substitute, substituteOption } from '../../core/flow';
-import { killAllSipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { killAllSipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { callNumber, numberWithFlow, trunkCustomer } from './calls';
 
 describe('security: ${...} values are encoded for the context they land in (finding 5)', function () {

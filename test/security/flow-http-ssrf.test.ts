@@ -8,8 +8,8 @@ import request from 'supertest';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { ConfigError } from '../../core/config';
 import { loadMediaAppConfig } from '../../media-app/config';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { startPlatform, until, type Platform } from '../media-app/harness';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { SPELLINGS, startInternalTargets, type InternalTargets } from './spellings';
 
 interface Row {

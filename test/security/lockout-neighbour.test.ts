@@ -6,12 +6,12 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { digestResponse } from '../../media-app/registrar/digest';
+import { digestResponse } from '../../media-app/sip-digest';
 import { Lockout } from '../../media-app/registrar/lockout';
-import { truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../media-app/harness';
-import { digestAttempt, header, Peers, registerAttempt, type Peer } from '../reliability/sip/flood';
+import { truncateAll } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { digestAttempt, header, Peers, registerAttempt, type Peer } from '../../testkit/reliability/sip/flood';
 
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;

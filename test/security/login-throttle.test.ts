@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { clock } from '../../core/clock';
 
 describe('security: login throttling per account (finding 11)', function () {

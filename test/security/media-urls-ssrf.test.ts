@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { killAllSipp, startPlatform, type Platform } from '../media-app/harness';
+import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
 import { callNumber, numberWithFlow, trunkCustomer } from './calls';
 import { SPELLINGS, startInternalTargets, type InternalTargets } from './spellings';
 

@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { buildTestApp, type TestApp } from '../support/api';
-import { testDatabaseUrl } from '../support/db';
-import { freePort } from '../support/ports';
+import { buildTestApp, type TestApp } from '../../testkit/api';
+import { testDatabaseUrl } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
 import { loadConfig, ConfigError } from '../../core/config';
 import { startMetricsListener } from '../../control-api/ops';
 

@@ -4,11 +4,11 @@
 // address:port learned from the registrar's 2xx) keeps registering and receiving calls. A flood from many ports of one address still bans the address; a stranger flooding from
 // one port is banned within 2 s. Real UDP on loopback, sipp phones, bounded counts and times.
 import { expect } from 'chai';
-import { truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, type Platform } from '../media-app/harness';
-import { calleePhone, callerPhone } from '../media-app/phones';
-import { bansSoFar, options, Peers, type Peer } from '../reliability/sip/flood';
+import { truncateAll } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { bansSoFar, options, Peers, type Peer } from '../../testkit/reliability/sip/flood';
 
 describe('security: flood protection that does not punish a whole NAT', function () {
   this.timeout(90_000);

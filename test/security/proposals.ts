@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
-import { until } from '../media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 
 export async function proposalOutcome(app: Express, token: string, aiId: string): Promise<{ status: string; error: string }> {
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${token}`);

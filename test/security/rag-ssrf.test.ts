@@ -11,8 +11,8 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { until } from '../media-app/harness';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { until } from '../../testkit/media-app/harness';
 import { startInternalTargets, SPELLINGS, DNS_NAMES, type InternalTargets } from './spellings';
 
 interface Source { source_url: string; status: string; status_message: string }

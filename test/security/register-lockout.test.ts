@@ -4,9 +4,9 @@
 // passwords are answered identically, locks included; the per-AOR ceiling that stops a guesser
 // spread over many addresses never applies to an address that has authenticated for that AOR.
 import { expect } from 'chai';
-import { truncateAll } from '../support/db';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../media-app/harness';
-import { digestAttempt, header, Peers, registerAttempt, shape, type Peer } from '../reliability/sip/flood';
+import { truncateAll } from '../../testkit/db';
+import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { digestAttempt, header, Peers, registerAttempt, shape, type Peer } from '../../testkit/reliability/sip/flood';
 
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;

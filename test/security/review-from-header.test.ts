@@ -12,9 +12,9 @@ import { parseActions } from '../../core/flow';
 import { callsRepo } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
 import { repos } from '../../core/repos';
-import { testDb } from '../support/db';
-import { freePort } from '../support/ports';
-import { startPlatform, until, type Platform } from '../media-app/harness';
+import { testDb } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 
 /** A callee that answers every INVITE 486 and keeps what it received. */
 async function busyCallee(): Promise<{ port: number; invites: string[]; close(): void }> {

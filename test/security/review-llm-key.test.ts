@@ -6,8 +6,8 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { proposalOutcome } from './proposals';
 
 const SERVER_KEY = 'sk-operator-0123456789abcdef';

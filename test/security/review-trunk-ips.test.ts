@@ -14,9 +14,9 @@ import dgram from 'node:dgram';
 import { expect } from 'chai';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { testDb } from '../support/db';
-import { freePort } from '../support/ports';
-import { createExtension, killAllSipp, SIP_DOMAIN, startPlatform, until, type Platform } from '../media-app/harness';
+import { testDb } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { createExtension, killAllSipp, SIP_DOMAIN, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { numberWithFlow } from './calls';
 
 const PBX = '127.0.0.7';

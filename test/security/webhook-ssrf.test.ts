@@ -8,11 +8,11 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { webhookDeliveriesRepo } from '../../core/repos/webhook-deliveries';
 import { newId } from '../../core/ids';
-import { until } from '../media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { startInternalTargets, SPELLINGS, DNS_NAMES, type InternalTargets } from './spellings';
 

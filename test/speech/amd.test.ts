@@ -6,13 +6,13 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { answeringUas, killAllSipp, sipp, until } from '../media-app/harness';
+import { answeringUas, killAllSipp, sipp, until } from '../../testkit/media-app/harness';
 import { concat, espeak, silenceMs, soxSynth } from '../media-engine/dsp/support/audio';
-import { freePort, sippMediaPort } from '../support/ports';
-import { truncateAll } from '../support/db';
-import { createFixture } from '../support/api';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { truncateAll } from '../../testkit/db';
+import { createFixture } from '../../testkit/api';
 import { writeRtpPcap } from './pcap';
-import { api, startStack, type Stack } from './support';
+import { api, startStack, type Stack } from '../../testkit/speech/support';
 
 describe('AMD on outbound calls (sipp plays human and machine audio)', function () {
   this.timeout(120_000);

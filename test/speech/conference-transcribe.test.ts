@@ -3,9 +3,9 @@
 // confbridge transcribe whose transcripts land, the conference names it (transcribe_id, _ids) and
 // conference_updated is published; transcribe_stop ends it. Then the errors.
 import { expect } from 'chai';
-import { sleep, until } from '../media-app/harness';
-import { createFixture } from '../support/api';
-import { api, callNumber, closeStack, eventsWhere, freshStack, inboundSetupFor, type Stack } from './support';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { createFixture } from '../../testkit/api';
+import { api, callNumber, closeStack, eventsWhere, freshStack, inboundSetupFor, type Stack } from '../../testkit/speech/support';
 import { EMPTY_UUID } from '../../core/ids';
 
 describe('conference transcription (transcribe_start, transcribe_stop)', function () {

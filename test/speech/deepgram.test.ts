@@ -3,11 +3,11 @@
 import { expect } from 'chai';
 import { DeepgramProvider } from '../../media-engine/stt';
 import type { TranscriptEvent } from '../../media-engine/stt';
-import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
+import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { concat, espeak, silenceMs } from '../media-engine/dsp/support/audio';
-import { truncateAll } from '../support/db';
+import { truncateAll } from '../../testkit/db';
 import { FakeDeepgram } from './deepgram-server';
-import { api, eventsWhere, inboundSetup, progressingCall, callNumber, startStack, type Stack } from './support';
+import { api, eventsWhere, inboundSetup, progressingCall, callNumber, startStack, type Stack } from '../../testkit/speech/support';
 
 const KEY = 'dg-test-key-123';
 

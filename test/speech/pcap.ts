@@ -1,6 +1,6 @@
 // A pcap of one RTP stream (PCMU, 20 ms packets) for sipp's play_pcap_audio, made from samples.
 import fs from 'node:fs';
-import { pcmuPackets, rtpPcap } from '../support/rtp-pcap';
+import { pcmuPackets, rtpPcap } from '../../testkit/rtp-pcap';
 
 function linearToUlaw(sample: number): number {
   const BIAS = 0x84;

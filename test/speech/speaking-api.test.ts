@@ -3,8 +3,8 @@
 // DELETE /speakings/{id}, transcribe_speech_started/_ended around a recognised phrase, and
 // DELETE /transcribes/{id} on a live transcribe. Bad input answers in the error envelope.
 import { expect } from 'chai';
-import { sleep, until } from '../media-app/harness';
-import { api, espeakLevels, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from './support';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { api, espeakLevels, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
 
 const SENTENCE = 'This is a long monologue that goes on and on, sentence after sentence. ';
 const LONG = SENTENCE.repeat(6);

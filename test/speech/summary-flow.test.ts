@@ -2,15 +2,15 @@
 // ai_summary action on a media-app node) that flow runs as an activeflow (reference ai → the
 // summary) holding the summary in svc.ai_summary.*; a local LLM server answers. Bad input too.
 import { expect } from 'chai';
-import { until } from '../media-app/harness';
-import { truncateAll } from '../support/db';
-import { createFixture, type Fixture } from '../support/api';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { until } from '../../testkit/media-app/harness';
+import { truncateAll } from '../../testkit/db';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { transcribesRepo } from '../../core/repos/transcribes';
 import { transcriptsRepo } from '../../core/repos/transcripts';
-import { api, startStack, type Stack } from './support';
+import { api, startStack, type Stack } from '../../testkit/speech/support';
 
 describe('summaries: on_end_flow_id starts a flow with the summary', function () {
   this.timeout(60_000);

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { configureStorage, FILES_PREFIX } from '../../core/storage/backend';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 

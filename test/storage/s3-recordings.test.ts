@@ -16,10 +16,10 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { configureStorage, storageBackend } from '../../core/storage/backend';
 import { RECORDING_PREFIX } from '../../core/storage/recording-files';
 import type { S3Settings } from '../../core/storage/s3';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../support/api';
-import { sippMediaPort } from '../support/ports';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { sippMediaPort } from '../../testkit/ports';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
-import { killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
+import { killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 const SIPP_DIR = '/usr/share/sip-tester';
 

@@ -5,7 +5,7 @@ import { signHeaders, presignQuery, uriEncode } from '../../core/storage/sigv4';
 import { S3Client, S3Error } from '../../core/storage/s3';
 import { s3SettingsFromEnv } from '../../core/storage/backend';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
-import { freePort } from '../support/ports';
+import { freePort } from '../../testkit/ports';
 
 const AWS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', region: 'us-east-1' };
 const EMPTY_SHA = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

@@ -4,10 +4,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { conferencesRepo } from '../../core/repos/conferences';
-import { truncateAll, testDb } from '../support/db';
-import { createFixture, type Fixture } from '../support/api';
-import { killAllSipp, sleep, until } from '../media-app/harness';
-import { accept, closed, customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type PlacedCall, type Stack } from './support';
+import { truncateAll, testDb } from '../../testkit/db';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { accept, closed, customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type PlacedCall, type Stack } from '../../testkit/streams/support';
 
 describe('media streams: GET /conferences/{id}/media_stream', function () {
   this.timeout(120_000);

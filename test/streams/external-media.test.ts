@@ -5,11 +5,11 @@ import { expect } from 'chai';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AS_AUDIO, AS_UUID, bytesToUuid } from '../../core/streams/framing';
 import { externalMediaProblem } from '../../media-app/streams/external-media';
-import { truncateAll, testDb } from '../support/db';
-import { freePort } from '../support/ports';
-import type { Fixture } from '../support/api';
-import { killAllSipp, sleep, until } from '../media-app/harness';
-import { customerWithTrunk, level, pcmBuffer, placeCall, startStack, tone, type Stack } from './support';
+import { truncateAll, testDb } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import type { Fixture } from '../../testkit/api';
+import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { customerWithTrunk, level, pcmBuffer, placeCall, startStack, tone, type Stack } from '../../testkit/streams/support';
 
 interface Seen {
   ws: WebSocket;

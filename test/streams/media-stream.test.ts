@@ -6,10 +6,10 @@ import type WebSocket from 'ws';
 import { signToken } from '../../core/credentials';
 import { callsRepo } from '../../core/repos/calls';
 import { AS_AUDIO, AS_UUID, RTP_PAYLOAD_TYPE, bytesToUuid } from '../../core/streams/framing';
-import { truncateAll, testDb } from '../support/db';
-import { TEST_JWT_SECRET, type Fixture } from '../support/api';
-import { killAllSipp, sleep, until } from '../media-app/harness';
-import { accept, closed, openWs, customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type PlacedCall, type Stack } from './support';
+import { truncateAll, testDb } from '../../testkit/db';
+import { TEST_JWT_SECRET, type Fixture } from '../../testkit/api';
+import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { accept, closed, openWs, customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type PlacedCall, type Stack } from '../../testkit/streams/support';
 
 /** PCM of one received message, checked against its encapsulation's shape. */
 function payloadOf(enc: string, m: Buffer): Buffer | null {

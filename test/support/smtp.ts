@@ -1,6 +1,6 @@
 /** A real SMTP receiver on loopback (smtp-server): every mail it accepts, with its recipients and raw text. */
 import { SMTPServer } from 'smtp-server';
-import { freePort } from './ports';
+import { freePort } from '../../testkit/ports';
 
 export interface ReceivedMail {
   to: string[];

@@ -4,9 +4,9 @@
 // with a cooldown, failures (bad verdict, egress refused, no LLM), bad input and permissions.
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../support/api';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { until } from '../media-app/harness';
+import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
+import { until } from '../../testkit/media-app/harness';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { storeEvent } from '../../core/events/store';
 import { newId } from '../../core/ids';

@@ -10,10 +10,10 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { redactSipBytes, redactSipText } from '../../core/sip/capture-redact';
-import { parseDigest } from '../../media-app/registrar/digest';
-import { sippMediaPort } from '../support/ports';
-import { Rtpengine } from '../support/rtpengine';
-import { createExtension, killAllSipp, SIPP_SDP, sipp, until } from '../media-app/harness';
+import { parseDigest } from '../../media-app/sip-digest';
+import { sippMediaPort } from '../../testkit/ports';
+import { Rtpengine } from '../../testkit/rtpengine';
+import { createExtension, killAllSipp, SIPP_SDP, sipp, until } from '../../testkit/media-app/harness';
 import { phoneCalls, startStack, type Stack } from '../xfer/support';
 
 interface Msg { method: string; direction: string; raw: string }

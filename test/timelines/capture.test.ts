@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { parseMessage, type SourceInfo } from '../../sip-server/message';
 import { SipCapture, startCapture } from '../../sip-server/capture';
 import { loadConfig } from '../../core/config';
-import { testEnv } from '../support/api';
+import { testEnv } from '../../testkit/api';
 import { captureKey, captureSettings, readCaptured, type CapturedMessage } from '../../core/sip/capture-store';
 import { buildPcap } from '../../control-api/timelines/pcap';
 

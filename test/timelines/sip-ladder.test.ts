@@ -13,9 +13,9 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { Permission } from '../../core/permissions';
-import { createAgent, createFixture } from '../support/api';
-import { freePort, sippMediaPort } from '../support/ports';
-import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
+import { createAgent, createFixture } from '../../testkit/api';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { party, startStack, type Stack } from '../xfer/support';
 
 interface Msg { timestamp: string; method: string; src_ip: string; src_port: number; dst_ip: string; dst_port: number; direction: string; transport: string; sip_call_id: string; raw: string }

@@ -8,9 +8,9 @@ import request from 'supertest';
 import { randomBytes } from 'node:crypto';
 import { clock } from '../../core/clock';
 import { Permission } from '../../core/permissions';
-import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../support/api';
-import { truncateAll } from '../support/db';
-import { createExtension, startPlatform, UdpSip, type Platform } from '../media-app/harness';
+import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { createExtension, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
 import { authorization, rawRegister } from '../media-app/digest-client';
 import { freezeCustomer, recoverCustomer } from '../../control-api/customers/lifecycle';
 

@@ -4,14 +4,14 @@
 // cross both ways: the sipp side's RTP party hears the browser's 1000 Hz microphone tone, and the
 // browser's getStats shows sipp's audio arriving (inbound-rtp packets and level).
 import { expect } from 'chai';
-import { RtpParty } from '../conference/party';
-import { chromiumAvailable, type TestBrowser } from '../support/browser';
-import { truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
-import { Rtpengine } from '../support/rtpengine';
-import { selfSignedCert, type TestCert } from '../support/tls-cert';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep } from '../media-app/harness';
-import { apiServer, audioStats, calleeToParty, callText, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from './harness';
+import { RtpParty } from '../../testkit/conference/party';
+import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
+import { truncateAll } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { Rtpengine } from '../../testkit/rtpengine';
+import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep } from '../../testkit/media-app/harness';
+import { apiServer, audioStats, calleeToParty, callText, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
 
 describe('webphone: calls from Chromium', function () {
   this.timeout(120_000);

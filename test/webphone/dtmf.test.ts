@@ -7,13 +7,13 @@
 // in order, on its own stream (the SSRC of its audio), each with growing durations > 0 and an end packet.
 import { expect } from 'chai';
 import type { Page } from 'puppeteer-core';
-import { chromiumAvailable, type TestBrowser } from '../support/browser';
-import { truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
-import { Rtpengine } from '../support/rtpengine';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep, until, type SippResult } from '../media-app/harness';
+import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
+import { truncateAll } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { Rtpengine } from '../../testkit/rtpengine';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { dtmfCallee, eventGroups, RtpCapture, type EventPacket } from '../edge/dtmf-support';
-import { newPage, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from './harness';
+import { newPage, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
 
 /** The desk phone's telephone-event payload type: neither of Chromium's. */
 const DESK_PT = 96;

@@ -9,12 +9,12 @@ import request from 'supertest';
 import { Permission } from '../../core/permissions';
 import { queuesRepo } from '../../core/repos/queues';
 import { tagsRepo } from '../../core/repos/tags';
-import { createAgent, createFixture, type Fixture } from '../support/api';
-import { chromiumAvailable, type TestBrowser } from '../support/browser';
-import { testDb, truncateAll } from '../support/db';
-import { Rtpengine } from '../support/rtpengine';
-import { killAllSipp, RtpSink, sleep, until, createExtension } from '../media-app/harness';
-import { audioStats, callText, openPhone, phoneBrowser, queueCallFromSipp, queuecallInService, signInAgent, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from './harness';
+import { createAgent, createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
+import { testDb, truncateAll } from '../../testkit/db';
+import { Rtpengine } from '../../testkit/rtpengine';
+import { killAllSipp, RtpSink, sleep, until, createExtension } from '../../testkit/media-app/harness';
+import { audioStats, callText, openPhone, phoneBrowser, queueCallFromSipp, queuecallInService, signInAgent, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
 
 /** The id of the (first) call a POST /v1.0/calls created. */
 function callIdOf(body: { calls?: { id: string }[] }): string {

@@ -6,12 +6,12 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { Page } from 'puppeteer-core';
 import { Permission } from '../../core/permissions';
-import { createAgent, createFixture, type Fixture } from '../support/api';
-import { chromiumAvailable, type TestBrowser } from '../support/browser';
-import { truncateAll } from '../support/db';
-import { freePort } from '../support/ports';
-import { createExtension, until } from '../media-app/harness';
-import { errorText, newPage, openPhone, phoneBrowser, regState, signInAgent, startRig, type Rig } from './harness';
+import { createAgent, createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
+import { truncateAll } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { createExtension, until } from '../../testkit/media-app/harness';
+import { errorText, newPage, openPhone, phoneBrowser, regState, signInAgent, startRig, type Rig } from '../../testkit/webphone/harness';
 
 describe('webphone: the page in Chromium', function () {
   this.timeout(90_000);

@@ -8,7 +8,7 @@ import express from 'express';
 import request from 'supertest';
 import { buildWebApp } from '../../scripts/build-web';
 import { phoneCsp, webphoneRouter } from '../../control-api/webphone/serve';
-import { buildTestApp, type TestApp } from '../support/api';
+import { buildTestApp, type TestApp } from '../../testkit/api';
 
 describe('webphone: served at /phone/', function () {
   this.timeout(60_000);

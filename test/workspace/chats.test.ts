@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { createAgent } from '../support/api';
+import { createAgent } from '../../testkit/api';
 import { Permission } from '../../core/permissions';
 import { newId } from '../../core/ids';
 import { startRig, team, expectError, type Rig, type Team } from './support';

@@ -5,7 +5,7 @@ import { conversationsRepo, conversationJson, conversationMessageJson } from '..
 import { startEventStore } from '../../core/events/store';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { newId } from '../../core/ids';
-import { until } from '../media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import { startRig, team, conversationFor, expectError, type Rig, type Team } from './support';
 
 type Row = { publisher: string; event_type: string; reference_id: string; direction: string; peer: { type: string; target: string }; local: { target: string }; customer_id: string; timestamp: string; data: { id: string } };

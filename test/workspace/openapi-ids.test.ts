@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, type TestApp } from '../support/api';
+import { buildTestApp, type TestApp } from '../../testkit/api';
 
 describe('openapi.json: the /service-agents alias spelling keeps operationIds unique', function () {
   this.timeout(30_000);

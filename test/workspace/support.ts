@@ -4,8 +4,8 @@
  */
 import http from 'node:http';
 import { expect } from 'chai';
-import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../support/api';
-import { freePort } from '../support/ports';
+import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { freePort } from '../../testkit/ports';
 import { EventPublisher } from '../../core/events/bus';
 import { newId } from '../../core/ids';
 import { Permission } from '../../core/permissions';

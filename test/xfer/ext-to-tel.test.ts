@@ -7,9 +7,9 @@ import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
-import { testDb } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
+import { testDb } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { phoneCallRefused, phoneCalls, registerOnly } from './support';
 import { ownNumber } from '../media-app/originating';
 

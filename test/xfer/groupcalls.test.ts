@@ -4,8 +4,8 @@
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { groupcallsRepo } from '../../core/repos/groupcalls';
-import { freePort, sippMediaPort } from '../support/ports';
-import { answeringUas, createExtension, eventsFor, killAllSipp, sipp, until } from '../media-app/harness';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { answeringUas, createExtension, eventsFor, killAllSipp, sipp, until } from '../../testkit/media-app/harness';
 import { cancelledUas, registerOnly, startStack, type Stack } from './support';
 
 describe('groupcalls', function () {

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
 import { TRANSFER_FAIL_REASONS } from '../../core/transfers/model';
-import { eventsFor, killAllSipp, sleep, until } from '../media-app/harness';
+import { eventsFor, killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { cancelledUas, party, startStack, type Stack } from './support';
 import { answersThenByeWithReason, badReferrer, busyUas, connectedPair, referrer, traceTime } from './referrer';
 

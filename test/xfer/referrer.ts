@@ -3,9 +3,9 @@
 // trace (to tell how long after the REFER the target's INVITE came).
 import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
-import { freePort } from '../support/ports';
-import { RtpSink, sipp, sleep, until, type SippResult } from '../media-app/harness';
-import { ok200, respond } from '../media-app/sipp-steps';
+import { freePort } from '../../testkit/ports';
+import { RtpSink, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
+import { ok200, respond } from '../../testkit/media-app/sipp-steps';
 import { party, referRequest, TonePeer, type Stack } from './support';
 
 /**

@@ -2,10 +2,10 @@
 // Redis prefix and database, sipp scenarios for the parties, and an RTP party that speaks (a tone).
 import dgram from 'node:dgram';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { expect } from 'chai';
-import { register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
-import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
+import { register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../../testkit/media-app/harness';
+import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
 
 export interface Stack {
   p: Platform;
@@ -187,7 +187,7 @@ export class TonePeer {
 }
 
 
-export { registerOnly } from '../media-app/harness';
+export { registerOnly } from '../../testkit/media-app/harness';
 
 /** A registered phone calls `number`; it hangs up after 800 ms, or with waitForBye takes the platform's BYE. */
 export function phoneCalls(user: string, domain: string, number: string, o: { waitForBye?: boolean } = {}): string {

@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
-import { freePort, sippMediaPort } from '../support/ports';
-import { createExtension, killAllSipp, sipp, sleep, until } from '../media-app/harness';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { createExtension, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { party, phoneCalls, registerOnly, startStack, TonePeer, type Stack } from './support';
 import { connectedPair } from './referrer';
 

@@ -1,6 +1,6 @@
 /**
  * The flow simulator as a service of a media-app node: consumes the shared simulate queue
- * (core/queue/simulate.ts), runs each job with simulate() and returns the result as the job's
+ * (core/commands/simulate.ts), runs each job with simulate() and returns the result as the job's
  * value. Bounded per job: the node's flow limits (a script may lower them, never raise them), one
  * hour of virtual time, SIMULATE_MAX_REAL_MS of real time, SIMULATE_MAX_TIMELINE timeline entries;
  * one job at a time per node. No HTTP is sent (sim-http.ts): fetch and webhook_send get the egress
@@ -14,7 +14,7 @@ import { simScriptSchema } from '../../../core/flow/sim-script';
 import type { EgressPolicy } from '../../../core/net';
 import {
   FLOW_SIMULATE_QUEUE, SIMULATE_MAX_REAL_MS, SIMULATE_MAX_TIMELINE, type SimulateJob, type SimulateJobResult,
-} from '../../../core/queue/simulate';
+} from '../../../core/commands/simulate';
 import { DEFAULT_LIMITS } from '../limits';
 import { simulate } from './simulate';
 

@@ -18,10 +18,10 @@ import { trunksRepo } from '../../../core/repos/trunks';
 import { aisRepo } from '../../../core/repos/ais';
 import { repos } from '../../../core/repos';
 import { EspeakProvider } from '../../../media-engine/tts';
-import { testDb } from '../../../test/support/db';
-import { startLlmServer, lastUser } from '../../../test/support/llm-server';
-import { killAllSipp, sipp, startPlatform } from '../../../test/media-app/harness';
-import { aiCallerScenario, speechPcap, TimedSink } from '../../../test/ai/audio';
+import { testDb } from '../../../testkit/db';
+import { startLlmServer, lastUser } from '../../../testkit/llm-server';
+import { killAllSipp, sipp, startPlatform } from '../../../testkit/media-app/harness';
+import { aiCallerScenario, speechPcap, TimedSink } from '../../../testkit/ai/audio';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);

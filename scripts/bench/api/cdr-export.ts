@@ -10,9 +10,9 @@ import http from 'node:http';
 import os from 'node:os';
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { buildTestApp, createFixture } from '../../../test/support/api';
-import { insertCalls } from '../../../test/support/cdr';
-import { collectGarbage } from '../../../test/support/gc';
+import { buildTestApp, createFixture } from '../../../testkit/api';
+import { insertCalls } from '../../../testkit/cdr';
+import { collectGarbage } from '../../../testkit/gc';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);

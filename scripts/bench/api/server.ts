@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import knexFactory, { type Knex } from 'knex';
-import { freePort } from '../../../test/support/ports';
+import { freePort } from '../../../testkit/ports';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 export const CPU = String(Math.max(0, os.cpus().length - 1));

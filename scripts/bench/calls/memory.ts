@@ -14,9 +14,9 @@ import { flowsRepo } from '../../../core/repos/flows';
 import { callsRepo } from '../../../core/repos/calls';
 import { repos } from '../../../core/repos';
 import { CommandBus } from '../../../core/commands/bus';
-import { testDb } from '../../../test/support/db';
-import { freePort, sippMediaPort } from '../../../test/support/ports';
-import { startPlatform, sipp } from '../../../test/media-app/harness';
+import { testDb } from '../../../testkit/db';
+import { freePort, sippMediaPort } from '../../../testkit/ports';
+import { startPlatform, sipp } from '../../../testkit/media-app/harness';
 
 const maybeGc = (globalThis as { gc?: () => void }).gc;
 if (!maybeGc) {

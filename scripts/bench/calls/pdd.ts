@@ -19,10 +19,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
 import os from 'node:os';
-import { buildTestApp, createFixture } from '../../../test/support/api';
-import { freePort } from '../../../test/support/ports';
-import { startPlatform } from '../../../test/media-app/harness';
-import { testDatabaseUrl } from '../../../test/support/db';
+import { buildTestApp, createFixture } from '../../../testkit/api';
+import { freePort } from '../../../testkit/ports';
+import { startPlatform } from '../../../testkit/media-app/harness';
+import { testDatabaseUrl } from '../../../testkit/db';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -17,9 +17,9 @@ import { flowsRepo } from '../../../core/repos/flows';
 import { callsRepo } from '../../../core/repos/calls';
 import { repos } from '../../../core/repos';
 import { CommandBus } from '../../../core/commands/bus';
-import { testDb } from '../../../test/support/db';
-import { freePort } from '../../../test/support/ports';
-import { startPlatform, sipp } from '../../../test/media-app/harness';
+import { testDb } from '../../../testkit/db';
+import { freePort } from '../../../testkit/ports';
+import { startPlatform, sipp } from '../../../testkit/media-app/harness';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -15,11 +15,11 @@ import fs from 'node:fs';
 import { reportPath } from '../report';
 import os from 'node:os';
 import request from 'supertest';
-import { buildTestApp, createAgent, createFixture } from '../../../test/support/api';
+import { buildTestApp, createAgent, createFixture } from '../../../testkit/api';
 import { newId } from '../../../core/ids';
 import { queuesRepo } from '../../../core/repos/queues';
-import { freePort } from '../../../test/support/ports';
-import { startPlatform, sipp } from '../../../test/media-app/harness';
+import { freePort } from '../../../testkit/ports';
+import { startPlatform, sipp } from '../../../testkit/media-app/harness';
 import { closeCommandBus } from '../../../control-api/calls/bus';
 import { CampaignRunner } from '../../../control-api/campaigns/runner';
 

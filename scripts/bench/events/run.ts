@@ -13,9 +13,9 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { WebSocket, WebSocketServer } from 'ws';
-import { buildTestApp, createFixture } from '../../../test/support/api';
-import { freePort } from '../../../test/support/ports';
-import { testDb } from '../../../test/support/db';
+import { buildTestApp, createFixture } from '../../../testkit/api';
+import { freePort } from '../../../testkit/ports';
+import { testDb } from '../../../testkit/db';
 import { attachWebSocket } from '../../../control-api/ws';
 import { startWebhooks } from '../../../control-api/webhooks';
 import { attempt } from '../../../control-api/webhooks/send';

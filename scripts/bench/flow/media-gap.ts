@@ -25,8 +25,8 @@ import { numbersRepo } from '../../../core/repos/numbers';
 import { trunksRepo } from '../../../core/repos/trunks';
 import { repos } from '../../../core/repos';
 import { decodeG711 } from '../../../media-engine/codecs/g711';
-import { testDb } from '../../../test/support/db';
-import { sipp, startPlatform, uacWaitsForBye } from '../../../test/media-app/harness';
+import { testDb } from '../../../testkit/db';
+import { sipp, startPlatform, uacWaitsForBye } from '../../../testkit/media-app/harness';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);

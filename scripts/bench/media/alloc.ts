@@ -20,7 +20,7 @@ import inspector from 'node:inspector';
 import v8 from 'node:v8';
 import { Engine } from '../../../media-engine/worker/engine';
 import type { Leg } from '../../../media-engine/worker/leg';
-import { writeRtpInto } from '../../../media-engine/rtp/packet';
+import { writeRtpInto } from '../../../media-engine/rtp-packet/packet';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);

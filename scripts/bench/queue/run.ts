@@ -22,10 +22,10 @@ import { queuesRepo } from '../../../core/repos/queues';
 import { queuecallsRepo } from '../../../core/repos/queuecalls';
 import { tagsRepo } from '../../../core/repos/tags';
 import { CommandBus } from '../../../core/commands/bus';
-import { testDb } from '../../../test/support/db';
-import { freePort } from '../../../test/support/ports';
-import { killAllSipp, RtpSink, sipp, sleep, startPlatform, until } from '../../../test/media-app/harness';
-import { callerUas, InviteCounter } from '../../../test/queue/sip-parties';
+import { testDb } from '../../../testkit/db';
+import { freePort } from '../../../testkit/ports';
+import { killAllSipp, RtpSink, sipp, sleep, startPlatform, until } from '../../../testkit/media-app/harness';
+import { callerUas, InviteCounter } from '../../../testkit/queue/sip-parties';
 
 const N = Math.max(5, Math.min(200, Number(process.argv[2]) || 30));
 

@@ -1,5 +1,5 @@
 /**
- * Scale-out figures on this machine (test/scale/cluster.ts: the shipped Kamailio edge, two nodes, each
+ * Scale-out figures on this machine (testkit/scale/cluster.ts: the shipped Kamailio edge, two nodes, each
  * a sip-server in this process and a media-app child process):
  *  1. CPU per call through the edge vs straight to a node, same run: N short calls (answer, 1 s,
  *     hangup) each way; CPU = utime+stime of this process (sip-servers, sweepers, sipp bookkeeping
@@ -13,11 +13,11 @@
  */
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { RtpSink, sipp, killAllSipp, uacWaitsForBye } from '../../../test/media-app/harness';
-import { truncateAll } from '../../../test/support/db';
+import { RtpSink, sipp, killAllSipp, uacWaitsForBye } from '../../../testkit/media-app/harness';
+import { truncateAll } from '../../../testkit/db';
 import { procStat } from '../../../media-engine/worker/proc-stat';
-import { Cluster } from '../../../test/scale/cluster';
-import { numberWithFlow } from '../../../test/scale/fixtures';
+import { Cluster } from '../../../testkit/scale/cluster';
+import { numberWithFlow } from '../../../testkit/scale/fixtures';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../../test/support/ports';
+import { freePort } from '../../../testkit/ports';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const Srf: any = require('drachtio-srf');

@@ -16,9 +16,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { reportPath } from '../report';
 import { promisify } from 'node:util';
-import { killAllSipp, sipp, uacWaitsForBye, until } from '../../../test/media-app/harness';
-import { truncateAll } from '../../../test/support/db';
-import { api, inboundSetup, progressingCall, startStack } from '../../../test/speech/support';
+import { killAllSipp, sipp, uacWaitsForBye, until } from '../../../testkit/media-app/harness';
+import { truncateAll } from '../../../testkit/db';
+import { api, inboundSetup, progressingCall, startStack } from '../../../testkit/speech/support';
 import { speakingProbe, type SayTiming } from '../../../media-app/speech/speaking';
 import { espeakPool } from '../../../media-engine/tts/espeak-pool';
 

@@ -16,9 +16,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { reportPath } from '../report';
 import type WebSocket from 'ws';
-import { killAllSipp, sleep } from '../../../test/media-app/harness';
-import { truncateAll } from '../../../test/support/db';
-import { accept, customerWithTrunk, placeCall, startStack, type PlacedCall } from '../../../test/streams/support';
+import { killAllSipp, sleep } from '../../../testkit/media-app/harness';
+import { truncateAll } from '../../../testkit/db';
+import { accept, customerWithTrunk, placeCall, startStack, type PlacedCall } from '../../../testkit/streams/support';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);

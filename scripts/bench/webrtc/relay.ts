@@ -3,7 +3,7 @@
  * in the same run, and how many SRTP legs one rtpengine core carries.
  *   source .data/env && npx tsx scripts/bench/webrtc/relay.ts [--seconds 8] [--legs 50,150]
  *
- * Two real rtpengines on loopback (test/support/rtpengine.ts): A is the platform's (plain RTP on one
+ * Two real rtpengines on loopback (testkit/rtpengine.ts): A is the platform's (plain RTP on one
  * side, SDES-SRTP on the other: what a relayed SRTP/WebRTC leg costs it), B plays the far end's SRTP
  * stack. Node UDP sockets send 20 ms PCMU-sized packets (172 bytes) carrying their send time:
  *   direct   P ──────────────────────────────▶ Q       (the plain path: the engine's RTP, no relay)
@@ -18,8 +18,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, type NgParams } from 'rtpengine-client';
-import { Rtpengine } from '../../../test/support/rtpengine';
-import { audioAddress, plainSdp } from '../../../test/support/srtp-far-end';
+import { Rtpengine } from '../../../testkit/rtpengine';
+import { audioAddress, plainSdp } from '../../../testkit/srtp-far-end';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);

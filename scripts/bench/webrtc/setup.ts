@@ -13,12 +13,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RtpParty } from '../../../test/conference/party';
-import { freePort } from '../../../test/support/ports';
-import { Rtpengine } from '../../../test/support/rtpengine';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep } from '../../../test/media-app/harness';
-import { calleeToParty, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg } from '../../../test/webphone/harness';
-import { callerPhone } from '../../../test/media-app/phones';
+import { RtpParty } from '../../../testkit/conference/party';
+import { freePort } from '../../../testkit/ports';
+import { Rtpengine } from '../../../testkit/rtpengine';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep } from '../../../testkit/media-app/harness';
+import { calleeToParty, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg } from '../../../testkit/webphone/harness';
+import { callerPhone } from '../../../testkit/media-app/phones';
 
 const N = Math.max(5, Math.min(200, Number(process.argv[2]) || 30));
 

@@ -8,8 +8,8 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../support/api';
-import { truncateAll } from '../../support/db';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
+import { truncateAll } from '../../../testkit/db';
 import { Reference, describeErrors } from '../reference';
 import { referenceClient, type ReferenceClient } from './client';
 

@@ -2,8 +2,8 @@
 // OpenAI-speaking server on loopback); permissions, wrong state and bad input.
 import { expect } from 'chai';
 import { startHarness, actors, reset, as, type Harness, type Actors } from '../resources/support';
-import { startLlmServer, type LlmServer } from '../../support/llm-server';
-import { until } from '../../media-app/harness';
+import { startLlmServer, type LlmServer } from '../../../testkit/llm-server';
+import { until } from '../../../testkit/media-app/harness';
 import { aisRepo } from '../../../core/repos/ais';
 import { aicallsRepo } from '../../../core/repos/ai-calls';
 import { newId } from '../../../core/ids';

@@ -9,8 +9,8 @@ import { aisRepo } from '../../../core/repos/ais';
 import { contactCasesRepo } from '../../../core/repos/contact-cases';
 import { conversationsRepo } from '../../../core/repos/conversations';
 import { callsRepo } from '../../../core/repos/calls';
-import { eventsFor, until } from '../../media-app/harness';
-import { startLlmServer, type LlmServer } from '../../support/llm-server';
+import { eventsFor, until } from '../../../testkit/media-app/harness';
+import { startLlmServer, type LlmServer } from '../../../testkit/llm-server';
 
 describe('activate_insight and the service-agent creation routes', function () {
   this.timeout(20000);

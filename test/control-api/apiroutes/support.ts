@@ -1,6 +1,6 @@
 /** The harness of the apiroutes suites: one app, and before each test a clean database with two customers and an operator. */
 import { startHarness, actors, reset, superAdmin, type Harness, type Actors } from '../resources/support';
-import type { Fixture } from '../../support/api';
+import type { Fixture } from '../../../testkit/api';
 
 export interface Parties {
   h: Harness;

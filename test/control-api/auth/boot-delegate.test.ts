@@ -5,7 +5,7 @@ import { clock } from '../../../core/clock';
 import { verifyToken } from '../../../core/credentials';
 import { Permission } from '../../../core/permissions';
 import { registerDirectResolver, type DirectTarget } from '../../../control-api/auth';
-import { createFixture } from '../../support/api';
+import { createFixture } from '../../../testkit/api';
 import { startHarness, expectBare, type Harness } from './harness';
 
 describe('/auth/boot, /auth/boot/refresh, /auth/delegate', () => {

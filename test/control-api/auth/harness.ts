@@ -1,4 +1,4 @@
-// The real control-api app (test/support/api.ts: real Postgres database of this process, real Redis,
+// The real control-api app (testkit/api.ts: real Postgres database of this process, real Redis,
 // the shared middlewares) with the auth group mounted; mail goes to a temp outbox (or SMTP).
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import type { AppContext } from '../../../control-api/context';
 import { authRouter, authDepsFromMount } from '../../../control-api/auth';
-import { buildTestApp, type TestApp } from '../../support/api';
+import { buildTestApp, type TestApp } from '../../../testkit/api';
 
 export interface Harness {
   app: express.Express;

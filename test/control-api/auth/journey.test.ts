@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import { expect } from 'chai';
 import request from 'supertest';
 import { startSmtpReceiver } from '../../support/smtp';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { startHarness, uniqueEmail, lastMail, type Harness } from './harness';
 
 describe('newcomer journey', () => {

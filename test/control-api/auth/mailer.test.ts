@@ -4,15 +4,15 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { SMTPServer } from 'smtp-server';
 import { startSmtpReceiver } from '../../support/smtp';
-import { freePort } from '../../support/ports';
-import { createMailer, verificationMail, passwordResetMail } from '../../../core/mail';
+import { freePort } from '../../../testkit/ports';
+import { createMailer, verificationMail, passwordResetMail } from '../../../core/smtp';
 
 /** Undo quoted-printable soft line breaks and '=' escapes (long link lines are wrapped by the encoder). */
 function decodeQp(s: string): string {
   return s.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
 }
 
-describe('core/mail Mailer', () => {
+describe('core/smtp Mailer', () => {
   it('writes an .eml and a .txt with the link to the outbox when no SMTP_URL is set', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'outbox-'));
     const mailer = createMailer({ from: 'noreply@example.test', outboxDir: dir });

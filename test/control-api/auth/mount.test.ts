@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp } from '../../support/api';
+import { buildTestApp } from '../../../testkit/api';
 import { authOpenApiPaths } from '../../../control-api/auth';
 import { uniqueEmail, expectBare } from './harness';
 

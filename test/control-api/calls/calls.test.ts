@@ -5,11 +5,11 @@
 import { expect } from 'chai';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { TestApp, Fixture } from '../../support/api';
-import { createFixture } from '../../support/api';
+import type { TestApp, Fixture } from '../../../testkit/api';
+import { createFixture } from '../../../testkit/api';
 import { api, freshFixture, startApp, stopApp } from '../flows/support';
 import { commandBus } from '../../../control-api/calls/bus';
-import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from '../../../core/queue/contracts';
+import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from '../../../core/commands/contracts';
 import { numbersRepo } from '../../../core/repos/numbers';
 import { extensionsRepo } from '../../../core/repos/extensions';
 import { callsRepo } from '../../../core/repos/calls';

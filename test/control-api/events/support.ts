@@ -1,8 +1,8 @@
 /** An HTTP server with the WebSocket service on a free loopback port, over a private event stream. */
 import http from 'node:http';
 import { WebSocket } from 'ws';
-import { buildTestApp, type TestApp } from '../../support/api';
-import { freePort } from '../../support/ports';
+import { buildTestApp, type TestApp } from '../../../testkit/api';
+import { freePort } from '../../../testkit/ports';
 import { attachWebSocket, type WebSocketOptions, type WebSocketService } from '../../../control-api/ws';
 import { EventPublisher } from '../../../core/events/bus';
 import { newId } from '../../../core/ids';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../support/api';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
 import { EventPublisher } from '../../../core/events/bus';
 import { publishResourceEvent } from '../../../core/events/catalogue';
 import { startEventStore } from '../../../core/events/store';

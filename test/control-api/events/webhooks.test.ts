@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../support/api';
-import { freePort } from '../../support/ports';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
+import { freePort } from '../../../testkit/ports';
 import { startWebhooks, type WebhookService } from '../../../control-api/webhooks';
 import { verify, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../../control-api/webhooks/sign';
 import { EventPublisher } from '../../../core/events/bus';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createFixture, createAgent } from '../../support/api';
+import { createFixture, createAgent } from '../../../testkit/api';
 import { signToken, DIRECT_TOKEN_TTL_SEC } from '../../../core/credentials';
 import { callsRepo, callJson } from '../../../core/repos/calls';
 import { publishResourceEvent } from '../../../core/events/catalogue';

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { TestApp, Fixture } from '../../support/api';
-import { createAgent, createFixture } from '../../support/api';
+import type { TestApp, Fixture } from '../../../testkit/api';
+import { createAgent, createFixture } from '../../../testkit/api';
 import { Permission } from '../../../core/permissions';
 import { api, freshFixture, request, startApp, stopApp } from './support';
 import { activeflowNodeKey, type BusEnvelope } from '../../../core/commands/bus';
 import { commandBus as appBus } from '../../../control-api/calls/bus';
-import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../../../core/queue/contracts';
+import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../../../core/commands/contracts';
 import { PgActiveflowStore, type ActiveflowRecordShape } from '../../../core/repos/activeflows';
 import { PgFlowStore } from '../../../core/repos/flows';
 import { EMPTY_UUID } from '../../../core/ids';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { TestApp, Fixture } from '../../support/api';
-import { createFixture } from '../../support/api';
+import type { TestApp, Fixture } from '../../../testkit/api';
+import { createFixture } from '../../../testkit/api';
 import { EMPTY_UUID } from '../../../core/ids';
 import { api, freshFixture, startApp, stopApp } from './support';
 

@@ -1,7 +1,7 @@
 /** Shared set-up of the flows and calls suites: one app, a fresh fixture per test. */
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../support/api';
-import { truncateAll } from '../../support/db';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../../testkit/api';
+import { truncateAll } from '../../../testkit/db';
 import { closeCommandBus } from '../../../control-api/calls/bus';
 
 export { request };

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { truncateAll } from '../../support/db';
-import { createAgent } from '../../support/api';
+import { truncateAll } from '../../../testkit/db';
+import { createAgent } from '../../../testkit/api';
 import { Permission } from '../../../core/permissions';
 import { EMPTY_UUID } from '../../../core/ids';
 import { messagingPort, portFromDeps, setMessagingPort } from '../../../core/messaging/flow-port';

@@ -4,15 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
-import { truncateAll } from '../../support/db';
-import { freePort } from '../../support/ports';
+import { truncateAll } from '../../../testkit/db';
+import { freePort } from '../../../testkit/ports';
 import { setRates } from '../../../core/billing/rates';
 import { EMPTY_UUID, newId } from '../../../core/ids';
 import { clock } from '../../../core/clock';
-import { smtpTransport } from '../../../core/mail/transport';
+import { smtpTransport } from '../../../core/smtp/transport';
 import { configureMessaging } from '../../../control-api/messaging/deps';
 import { eventTypes, fixture, fund, request, settle, startHarness, type Harness } from './support';
-import type { Fixture } from '../../support/api';
+import type { Fixture } from '../../../testkit/api';
 
 interface Received {
   from: string;

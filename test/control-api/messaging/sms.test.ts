@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
-import { truncateAll } from '../../support/db';
+import { truncateAll } from '../../../testkit/db';
 import { setRates } from '../../../core/billing/rates';
 import { flowsRepo } from '../../../core/repos/flows';
-import { ORIGINATE_QUEUE } from '../../../core/queue/contracts';
+import { ORIGINATE_QUEUE } from '../../../core/commands/contracts';
 import { eventTypes, fixture, fund, ownedNumber, request, settle, startHarness, type Harness } from './support';
 
 describe('messaging: SMS through a Twilio-API server', function () {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../support/api';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
 import { newId, EMPTY_UUID } from '../../../core/ids';
 import { clock } from '../../../core/clock';
 

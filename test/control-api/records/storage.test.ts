@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../support/api';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
 import { clock } from '../../../core/clock';
 
 const binary = (r: request.Test) =>

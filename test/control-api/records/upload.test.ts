@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../support/api';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
 import { storageRoot } from '../../../core/storage/local';
 import fs from 'node:fs';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors } from './support';
-import type { Fixture } from '../../support/api';
+import type { Fixture } from '../../../testkit/api';
 import { clock } from '../../../core/clock';
 import { setRates } from '../../../core/billing/rates';
 import {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors } from './support';
-import type { Fixture } from '../../support/api';
+import type { Fixture } from '../../../testkit/api';
 
 describe('media_encryption on trunks, providers and extensions', function () {
   let h: Harness;

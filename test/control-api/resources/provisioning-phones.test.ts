@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import pino from 'pino';
 import { actors, as, reset } from './support';
-import { buildTestApp, type TestApp } from '../../support/api';
+import { buildTestApp, type TestApp } from '../../../testkit/api';
 import { createProvisioningRouter } from '../../../control-api/provisioning/router';
 import { parseXmlStrict, find } from './xml-check';
 import { UA, ciscoXml, fanvilXml, grandstreamXml, polycomPhone, yealinkCfg } from './provisioning-files';

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { startHarness, actors, reset, as, type Harness } from './support';
 import { parseXmlStrict, find, type XmlElement } from './xml-check';
 import { loadConfig } from '../../../core/config';
-import { testEnv } from '../../support/api';
+import { testEnv } from '../../../testkit/api';
 
 async function documents(h: Harness) {
   await reset();

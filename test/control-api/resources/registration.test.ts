@@ -3,7 +3,7 @@
 // the field; a trunk's registrar (customer input) must pass the egress policy.
 import { expect } from 'chai';
 import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors } from './support';
-import type { Fixture } from '../../support/api';
+import type { Fixture } from '../../../testkit/api';
 import { outboundRegistrationsRepo } from '../../../core/repos/outbound-registrations';
 
 describe('provider and trunk registration settings', function () {

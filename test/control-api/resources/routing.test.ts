@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startHarness, actors, reset, as, superAdmin, EMPTY, type Harness, type Actors } from './support';
-import type { Fixture } from '../../support/api';
+import type { Fixture } from '../../../testkit/api';
 import { resolveRoutes, orderRoutes, providerRequestUri } from '../../../core/routing/resolve';
 import { trunksRepo } from '../../../core/repos/trunks';
 import type { RouteRow } from '../../../core/repos/routes';

@@ -1,9 +1,9 @@
-// The real control-api app (test/support/api.ts: this process's Postgres database, real Redis) with
+// The real control-api app (testkit/api.ts: this process's Postgres database, real Redis) with
 // rate limits off, and fixtures per permission level.
 import type express from 'express';
 import request from 'supertest';
-import { buildTestApp, createFixture, createAgent, type TestApp, type Fixture } from '../../support/api';
-import { truncateAll } from '../../support/db';
+import { buildTestApp, createFixture, createAgent, type TestApp, type Fixture } from '../../../testkit/api';
+import { truncateAll } from '../../../testkit/db';
 import { Permission, PERMISSION_BY_NAME } from '../../../core/permissions';
 import { clock } from '../../../core/clock';
 

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import v8 from 'node:v8';
 import { type Codec, type CodecName, codecAvailability, createCodec, G722Codec, OpusCodec, Resampler } from '../../../media-engine/codecs';
 import { nativeCodecs, nativeCodecsError } from '../../../media-engine/native/codecs';
-import { collectGarbage } from '../../support/gc';
+import { collectGarbage } from '../../../testkit/gc';
 import { speechAt } from './support';
 
 /** Bytes of JS heap allocated per call of fn (after a warm-up; the least of three rounds, as hot-path-alloc.test.ts). */

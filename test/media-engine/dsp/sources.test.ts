@@ -10,7 +10,7 @@ import { readWav, readWavInfo, isEngineFormat } from '../../../media-engine/audi
 import { goertzelCoeff, goertzelPower, relativePower } from '../../../media-engine/dsp/goertzel';
 import { egressPolicyFor } from '../../../core/net';
 import { AudioSourceError, openFrameReader, prepareAudio } from '../../../media-engine/sources';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 
 /** Fraction of the energy of 160 samples at `start` that sits at `hz`. */
 function share(x: Int16Array, start: number, hz: number): number {

@@ -2,7 +2,7 @@
 // creates them, through the repos where they only arise from live calls (recordings, queuecalls,
 // speakings...). Every step is tried; what could not be made is returned, so a test can tell.
 import request from 'supertest';
-import type { TestApp, Fixture } from '../../support/api';
+import type { TestApp, Fixture } from '../../../testkit/api';
 import { EMPTY_UUID, newId } from '../../../core/ids';
 import { addBalance, ensureBillingAccount } from '../../../core/billing';
 import { queuecallsRepo } from '../../../core/repos/queuecalls';

@@ -10,14 +10,14 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
-import { startSipServer } from '../../media-app/harness';
+import { startSipServer } from '../../../testkit/media-app/harness';
 import { loadConfig, type Config } from '../../../core/config';
 import { loadMediaAppConfig } from '../../../media-app/config';
 import { startMediaApp, type MediaApp } from '../../../media-app/app';
 import { createContext, createRedis, type AppContext } from '../../../control-api/context';
 import { createApp } from '../../../control-api/app';
 import { startWebhooks, type WebhookOptions, type WebhookService } from '../../../control-api/webhooks';
-import { freePort, portBlock } from '../../support/ports';
+import { freePort, portBlock } from '../../../testkit/ports';
 
 const SECRET = 'faults-test-secret';
 export const SIP_DOMAIN = 'sip.test';

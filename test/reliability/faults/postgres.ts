@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 
 export interface OwnPostgres {
   url: string;

@@ -1,6 +1,6 @@
 /** sipp scenarios and helpers the fault tests share (the harness's sipp runner does the running). */
-import { sipp, uacWaitsForBye, type SippResult } from '../../media-app/harness';
-import { sippMediaPort } from '../../support/ports';
+import { sipp, uacWaitsForBye, type SippResult } from '../../../testkit/media-app/harness';
+import { sippMediaPort } from '../../../testkit/ports';
 
 /** A caller that answers nothing itself: INVITE (audio to `rtpPort`), ACK, waits `holdMs`, sends BYE. */
 export function callerHangsUp(ruri: string, rtpPort: number, holdMs: number): string {

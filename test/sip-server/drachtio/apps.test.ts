@@ -4,8 +4,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { answeringUas } from '../../media-app/harness';
-import { freePort } from '../../support/ports';
+import { answeringUas } from '../../../testkit/media-app/harness';
+import { freePort } from '../../../testkit/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, Srf, SECRET, sipp, sleep, startServer, until, type Server } from './harness';
 
 describe('drachtio: several applications on one sip-server', function () {

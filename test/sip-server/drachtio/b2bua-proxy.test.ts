@@ -1,6 +1,6 @@
 // srf.createB2BUA and srf.proxyRequest between two sipp instances, through our sip-server.
 import { expect } from 'chai';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { UdpPeer, uaRequest } from './udp-peer';
 import path from 'node:path';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, sipp, sleep, startServer, type Server } from './harness';

@@ -2,7 +2,7 @@
 // framing errors. A raw TCP client speaks the protocol the way drachtio-srf does.
 import { expect } from 'chai';
 import { DrachtioServer } from '../../../sip-server/drachtio/server';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { RawClient } from './raw-client';
 
 describe('drachtio contract: session messages', () => {

@@ -2,7 +2,7 @@
 // drachtio-srf and a bare UDP socket standing in for the SIP peer. Token positions are the ones
 // drachtio-agent.js reads (see node_modules/drachtio-srf/lib/drachtio-agent.js _onMsg).
 import { expect } from 'chai';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { startServer, type Server } from './harness';
 import { RawClient, type RawMessage } from './raw-client';
 import { UdpPeer, uaRequest } from './udp-peer';

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { makeSipConfig, type SipConfigInput } from '../../../sip-config';
 import { SipStack } from '../../../sip-server/stack';
 import { startDrachtio, type RunningDrachtio, type OutboundTarget } from '../../../sip-server/drachtio';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 
 // drachtio-srf ships no usable type declarations in this version
 // eslint-disable-next-line @typescript-eslint/no-require-imports

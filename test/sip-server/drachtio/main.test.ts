@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SDP, SECRET, sipp } from './harness';
 
 const ROOT = path.resolve(__dirname, '../../..');

@@ -5,10 +5,10 @@ import { expect } from 'chai';
 import { parseActions } from '../../../core/flow';
 import { flowsRepo } from '../../../core/repos/flows';
 import { numbersRepo } from '../../../core/repos/numbers';
-import { testDb, truncateAll } from '../../support/db';
-import { sippMediaPort } from '../../support/ports';
-import { createExtension, killAllSipp, sipp, startPlatform, type Platform } from '../../media-app/harness';
-import { callerPhone } from '../../media-app/phones';
+import { testDb, truncateAll } from '../../../testkit/db';
+import { sippMediaPort } from '../../../testkit/ports';
+import { createExtension, killAllSipp, sipp, startPlatform, type Platform } from '../../../testkit/media-app/harness';
+import { callerPhone } from '../../../testkit/media-app/phones';
 
 /** The headers of each 200 OK to OPTIONS that sipp logged receiving. */
 function optionsAnswers(messages: string): Map<string, string>[] {

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import type { SipResponse } from '../../../sip-server/message';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, sipp, sleep, startServer, until, type Server } from './harness';
 import { UdpPeer, uaRequest } from './udp-peer';
 

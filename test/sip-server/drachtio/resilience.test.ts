@@ -2,7 +2,7 @@
 // malformed datagrams from another; the server keeps answering legitimate traffic afterwards.
 import { expect } from 'chai';
 import dgram from 'node:dgram';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SDP, sipp, sleep, startServer, type Server } from './harness';
 import { UdpPeer, uaRequest } from './udp-peer';
 

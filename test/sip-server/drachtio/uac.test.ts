@@ -1,7 +1,7 @@
 // drachtio-srf applications acting as UAC through our sip-server, against sipp as the callee.
 import { expect } from 'chai';
 import path from 'node:path';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { UdpPeer } from './udp-peer';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, sipp, sleep, startServer, type Server } from './harness';
 

@@ -2,8 +2,8 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import type { Dialog } from '../../../sip-server/drachtio/dialogs';
-import { collectGarbage } from '../../support/gc';
-import { freePort } from '../../support/ports';
+import { collectGarbage } from '../../../testkit/gc';
+import { freePort } from '../../../testkit/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, sipp, startServer, until, type Server } from './harness';
 
 const scenario = (f: string) => path.join(SCENARIOS, f);

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { Headers, SipRequest, SipStack, parseUri, randomToken, SipUri } from '../../../sip-server/stack';
 import { resolveTarget, targetFromUri, systemResolver } from '../../../sip-server/transport';
 import { pickSrv } from '../../../sip-server/transport/locate';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { LoopbackDns } from './dns-server';
 import { startStack } from './support';
 import { finalOf } from './test-uac';

@@ -12,7 +12,7 @@ import pino from 'pino';
 import { makeSipConfig } from '../../../sip-config';
 import { SipStack } from '../../../sip-server/stack';
 import { ScannerDropLog, productNames } from '../../../sip-server/security/scanner';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { FAST_TIMERS, runSipp } from './support';
 import { attachTestUas } from './test-uas';
 

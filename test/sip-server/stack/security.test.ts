@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { SipStack } from '../../../sip-server/stack';
 import { sipRegistry } from '../../../sip-server/metrics';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { UdpPeer, firstLines, rawRequest, runSipp, sleep, startStack } from './support';
 import { attachTestUas } from './test-uas';
 

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { parseMessage, SipRequest, SipResponse, SipStack } from '../../../sip-server/stack';
 import type { ServerTransaction } from '../../../sip-server/transaction/server';
-import { collectGarbage } from '../../support/gc';
+import { collectGarbage } from '../../../testkit/gc';
 import { UdpPeer, firstLines, rawRequest, sleep, startStack } from './support';
 
 /** What the TU saw, held weakly where the transaction is the only one that should keep it. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { SipStack } from '../../../sip-server/stack';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { startSipp, startStack, sleep } from './support';
 import { buildInvite, call, finalOf, inDialog } from './test-uac';
 

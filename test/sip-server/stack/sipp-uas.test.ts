@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { SipStack } from '../../../sip-server/stack';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { attachTestUas } from './test-uas';
 import { runSipp, startStack } from './support';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { makeSipConfig, SipConfigInput } from '../../../sip-config';
 import { SipStack } from '../../../sip-server/stack';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 
 export const FAST_TIMERS = { t1: 50, t2: 400, t4: 500 };
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { parseMessage, SipResponse, SipStack, StreamFramer } from '../../../sip-server/stack';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { rawRequest, startStack } from './support';
 import { attachTestUas } from './test-uas';
 import { buildInvite, call, finalOf, inDialog } from './test-uac';

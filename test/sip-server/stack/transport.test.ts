@@ -4,7 +4,7 @@ import net from 'node:net';
 import { parseMessage, SipRequest, SipResponse, SipStack, StreamFramer, Headers, randomToken } from '../../../sip-server/stack';
 import { UdpPeer, rawRequest, startStack } from './support';
 import { finalOf } from './test-uac';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../../testkit/ports';
 import { sipRegistry } from '../../../sip-server/metrics';
 
 function message(stack: SipStack, target: string, size: number): SipRequest {

@@ -1,15 +1,15 @@
-// The call plane (sip-server + media-app, test/media-app/harness.ts) and a control-api on the same
+// The call plane (sip-server + media-app, testkit/media-app/harness.ts) and a control-api on the same
 // Redis prefix, so REST commands reach the node that owns the call; plus audio helpers.
 import { execFileSync } from 'node:child_process';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../api';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
-import { truncateAll } from '../support/db';
+import { truncateAll } from '../db';
 
 export interface Stack {
   p: Platform;

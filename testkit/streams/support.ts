@@ -13,8 +13,8 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { attachment } from '../../control-api/media-streams/attachment';
 import { closeCommandBus } from '../../control-api/calls/bus';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../support/api';
-import { testDb } from '../support/db';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../api';
+import { testDb } from '../db';
 import { sipp, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
 import type { CallSession } from '../../media-app/call/session';
 

@@ -3,13 +3,15 @@
  * and the check of an Authorization header. A nonce is a timestamp and a random part sealed with an
  * HMAC, under a secret every media-app node shares, over the realm and the source address it was
  * issued to: any node tells one of ours from a made-up one, and one issued to another address is
- * not ours for this one. Whether a nonce was already used is nonce-use.ts (Redis).
+ * not ours for this one. Whether a nonce was already used is registrar/nonce-use.ts (Redis).
+ * Both sides use it: the registrar challenges REGISTERs and INVITEs (registrar/index.ts), and our own
+ * REGISTERs to a carrier answer its challenge with `digestResponse` (outreg/exchange.ts).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-import { sourceSubject } from '../../core/net';
+import { sourceSubject } from '../core/net';
 
-import { DEFAULT_DIGEST_ALGORITHMS, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
+import { DEFAULT_DIGEST_ALGORITHMS, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
 
 export type { DigestAlgorithm };
 

@@ -10,17 +10,17 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Page } from 'puppeteer-core';
 import { buildWebApp } from '../../scripts/build-web';
-import { buildTestApp, type TestApp } from '../support/api';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { buildTestApp, type TestApp } from '../api';
+import { launchBrowser, type TestBrowser } from '../browser';
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { answerBye, sipp, sleep, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
-import { freePort } from '../support/ports';
+import { freePort } from '../ports';
 import { callerUas } from '../queue/sip-parties';
 import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
 import type { SipConfigInput } from '../../sip-config';
-import type { TestCert } from '../support/tls-cert';
+import type { TestCert } from '../tls-cert';
 
 export interface Rig {
   t: TestApp;
@@ -175,7 +175,7 @@ export async function audioStats(page: Page): Promise<AudioStats> {
 /**
  * A sipp extension phone answering one call with an SDP whose audio goes to `rtpPort` (an RtpParty
  * on loopback that records what it hears and plays its own tone), then waiting for the BYE.
- * Run it on the port the extension registered from (registerOnly), like test/media-app/phones.ts.
+ * Run it on the port the extension registered from (registerOnly), like testkit/media-app/phones.ts.
  */
 export function calleeToParty(user: string, rtpPort: number, byeTimeoutMs = 30_000): string {
   const reply = (status: string, extra: string) => `<send><![CDATA[

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { uacWaitsForBye } from '../media-app/harness';
-import { pcmuPackets, rtpPcap } from '../support/rtp-pcap';
+import { pcmuPackets, rtpPcap } from '../rtp-pcap';
 
 /** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
 export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {

@@ -14,9 +14,9 @@ import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import { Queue } from 'bullmq';
 import { CommandBus } from '../../core/commands/bus';
-import { ORIGINATE_QUEUE, nodeAliveKey } from '../../core/queue/contracts';
+import { ORIGINATE_QUEUE, nodeAliveKey } from '../../core/commands/contracts';
 import { callsRepo } from '../../core/repos/calls';
-import { freePort, sippMediaPort } from '../support/ports';
+import { freePort, sippMediaPort } from '../ports';
 import { answeringUas, createExtension, registerOnly, sipp, startPlatform, until, sleep, type Platform, type SippResult } from '../media-app/harness';
 
 export interface RedisServer {

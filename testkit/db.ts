@@ -5,7 +5,7 @@
  * TEST_DB_ISOLATE=0 uses TEST_DATABASE_URL itself. Call `truncateAll()` in beforeEach.
  */
 import knexFactory, { type Knex } from 'knex';
-import { createDb, migrate } from '../../core/db/knex';
+import { createDb, migrate } from '../core/db/knex';
 
 let shared: Promise<{ db: Knex; url: string; dropOnExit: string | null }> | null = null;
 

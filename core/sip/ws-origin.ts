@@ -1,4 +1,5 @@
-// Which web pages may open SIP over WebSocket (docs/security.md "Origin checks"). A browser always
+// Which web pages may open SIP over WebSocket (docs/security.md "Origin checks"); sip-server checks each
+// handshake with it (transport/ws.ts) and sip-config the allowed list it is given. A browser always
 // sends Origin on a WebSocket handshake, so a page of another site cannot use the platform's SIP
 // server with a visitor's address (or, later, a visitor's credentials) unless its origin is listed.
 // A handshake without Origin is not a browser page (a desk phone, baresip, a SIP library): allowed.

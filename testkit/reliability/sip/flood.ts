@@ -14,10 +14,10 @@ import { repos } from '../../../core/repos';
 import { flowsRepo } from '../../../core/repos/flows';
 import { numbersRepo } from '../../../core/repos/numbers';
 import { trunksRepo } from '../../../core/repos/trunks';
-import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/registrar/digest';
+import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/sip-digest';
 import { sipRegistry } from '../../../sip-server/metrics';
-import { testDb } from '../../support/db';
-import { sippMediaPort } from '../../support/ports';
+import { testDb } from '../../db';
+import { sippMediaPort } from '../../ports';
 import { createExtension, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../media-app/harness';
 
 // ---- RTP counter on its own thread: the platform runs in this process, and a stalled main loop

@@ -13,9 +13,9 @@ import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import { EventPublisher } from '../../core/events/bus';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
-import { buildTestApp, type TestApp } from '../support/api';
-import { testDb, testDatabaseUrl } from '../support/db';
-import { shardSlice } from '../support/ports';
+import { buildTestApp, type TestApp } from '../api';
+import { testDb, testDatabaseUrl } from '../db';
+import { shardSlice } from '../ports';
 import { startSipServer, until, type SipServer } from '../media-app/harness';
 import { Edge, type EdgeOptions } from './edge';
 

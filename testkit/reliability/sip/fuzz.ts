@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { makeSipConfig } from '../../../sip-config';
 import { SipStack, SipRequest, ServerTransaction, randomToken } from '../../../sip-server/stack';
-import { freePort } from '../../support/ports';
+import { freePort } from '../../ports';
 import { sampleCases } from './generate';
 
 export interface FuzzOptions {

@@ -1,5 +1,5 @@
 // A real registrar for tests: Kamailio 5.6 (Debian) in the foreground on 127.0.0.1 with the config
-// of test/support/kamailio/registrar.cfg (one user/password, bindings in memory, INVITEs relayed to
+// of testkit/kamailio/registrar.cfg (one user/password, bindings in memory, INVITEs relayed to
 // the registered contact). stop() ends it (SIGTERM to its main process); start() again on the same port.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,7 +22,7 @@ export interface KamailioOptions {
 /**
  * One Kamailio in the foreground with a config file in `rundir` (the ctl socket must be
  * `unix:<rundir>/kamailio_ctl`): start() waits until it answers RPC, stop() ends it (SIGTERM, then
- * SIGKILL after 5 s). Kamailio below and the scale suites' edge (test/scale/edge.ts) run on it.
+ * SIGKILL after 5 s). Kamailio below and the scale suites' edge (testkit/scale/edge.ts) run on it.
  */
 export class KamailioProcess {
   private proc: ChildProcess | null = null;

@@ -12,14 +12,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
-import { loadConfig } from '../../core/config';
-import { createLogger } from '../../core/logger';
-import { createContext, createRedis, type AppContext, type ContextOverrides } from '../../control-api/context';
-import { createApp, type AppOptions, type PlatformApp } from '../../control-api/app';
+import { loadConfig } from '../core/config';
+import { createLogger } from '../core/logger';
+import { createContext, createRedis, type AppContext, type ContextOverrides } from '../control-api/context';
+import { createApp, type AppOptions, type PlatformApp } from '../control-api/app';
 import { testDb, testDatabaseUrl } from './db';
-import { signToken, LOGIN_TOKEN_TTL_SEC } from '../../core/credentials';
-import { Permission } from '../../core/permissions';
-import { repos, type CustomerRow, type AgentRow, type AccesskeyRow, type OutboundConfigRow, type CustomerStatus } from '../../core/repos';
+import { signToken, LOGIN_TOKEN_TTL_SEC } from '../core/credentials';
+import { Permission } from '../core/permissions';
+import { repos, type CustomerRow, type AgentRow, type AccesskeyRow, type OutboundConfigRow, type CustomerStatus } from '../core/repos';
 
 export const TEST_JWT_SECRET = 'test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
 

@@ -20,8 +20,8 @@ import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/d
 import { loadMediaAppConfig } from '../../media-app/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
 import { decodeG711 } from '../../media-engine/codecs/g711';
-import { freePort, portBlock } from '../support/ports';
-import { testDb, testDatabaseUrl } from '../support/db';
+import { freePort, portBlock } from '../ports';
+import { testDb, testDatabaseUrl } from '../db';
 import { ack, ackFailure, bye, ok200 } from './sipp-steps';
 
 export const SECRET = 'media-app-test-secret';

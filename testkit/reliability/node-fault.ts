@@ -20,10 +20,10 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
 import { EventPublisher } from '../../core/events/bus';
 import { CommandBus } from '../../core/commands/bus';
-import { nodeQueueName } from '../../core/queue/contracts';
+import { nodeQueueName } from '../../core/commands/contracts';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { readWavInfo } from '../../media-engine/audio/wav';
-import { freePort, portBlock } from '../support/ports';
+import { freePort, portBlock } from '../ports';
 import { RtpSink, sipp, startSipServer, uacWaitsForBye, until, sleep, type SippResult } from '../media-app/harness';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -15,11 +15,11 @@ export const PORT_RANGES = {
   sippMedia: [10000, 19999],
   /** RTP of media-app child processes (test/scale, test/reliability node faults), blocks of 200. */
   nodeRtp: [20000, 29999],
-  /** RTP of in-process platforms (test/media-app/harness.ts, fault platforms, process tests), blocks of 200. */
+  /** RTP of in-process platforms (testkit/media-app/harness.ts, fault platforms, process tests), blocks of 200. */
   platformRtp: [30000, 41999],
   /** RTP of the media-engine suites' MediaServers (test/media-engine/support.ts). */
   engineRtp: [42000, 49999],
-  /** rtpengine's media (test/support/rtpengine.ts), blocks of 200. */
+  /** rtpengine's media (testkit/rtpengine.ts), blocks of 200. */
   rtpengine: [50000, 59999],
   /** freePort: listeners of every kind. */
   free: [61000, 65499],

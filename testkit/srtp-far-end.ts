@@ -1,4 +1,4 @@
-// The far end's SRTP stack for tests: a second real rtpengine (test/support/rtpengine.ts) encrypts
+// The far end's SRTP stack for tests: a second real rtpengine (testkit/rtpengine.ts) encrypts
 // and decrypts for a plain RTP party on loopback, so the platform meets real SDES-SRTP or
 // DTLS-SRTP + ICE and the test reads plain audio:
 //   plain RTP party ◀──RTP──▶ rtpengine #2 ◀── SDES / DTLS-SRTP + ICE ──▶ the platform

@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../support/ports';
-import { KamailioProcess } from '../support/kamailio';
+import { freePort } from '../ports';
+import { KamailioProcess } from '../kamailio';
 
 const CONFIG = path.join(__dirname, '..', '..', 'deploy', 'kamailio', 'kamailio.cfg');
 

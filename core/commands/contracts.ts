@@ -29,7 +29,7 @@ export type MediaCommand =
  * Commands of later subsystems (conferences, queues, media streams...), declared from their own
  * modules so none edits this file:
  *
- *   declare module '../queue/contracts' {
+ *   declare module '../commands/contracts' {
  *     interface SubsystemCommands { 'conference.kick': { conferenceId: string; callId: string } }
  *   }
  *
