@@ -173,7 +173,9 @@ export class TransferEngine {
     if (outcome === 'complete') return settleTransfer(this.factory, t, { status: 'done' }, [transferer, peer, target]);
     // target_left: the bridge gave the transferer its transferee back
     if (outcome === 'target_left' && !peer.isEnded) return fail('target_left');
-    // the transferee left (or the bridge closed): the target (consulting, or joined to nobody) goes too
+    // the transferee left (or the bridge closed): the target (consulting, or joined to nobody) goes too,
+    // once the bridge's rule has dealt with the transferer (hung up, or back to its flow)
+    await bridge.ended;
     const why: TransferFailReason = transferer.isEnded ? 'both_parties_gone' : 'transferee_gone';
     if (!target.isEnded) await this.dropTarget(target, why);
     return fail(outcome === 'target_left' ? 'target_left' : why);
