@@ -176,6 +176,7 @@ export class Bridge extends EventEmitter<BridgeEvents> {
 
   /** Unlinks the two sides; both stay its members. */
   async pause(reason: PauseReason): Promise<void> {
+    if (this.st !== 'open') throw new BridgeError(`only an open bridge pauses (this one is ${this.st})`);
     this.move('paused');
     this.pausedFor = reason;
     await this.unlink(this.slots.a);
@@ -183,6 +184,7 @@ export class Bridge extends EventEmitter<BridgeEvents> {
 
   /** Links the two sides again after a pause. */
   async resume(): Promise<void> {
+    if (this.st !== 'paused') throw new BridgeError(`only a paused bridge resumes (this one is ${this.st})`);
     this.move('open');
     this.pausedFor = null;
     await this.link(this.slots.a, this.slots.b);
