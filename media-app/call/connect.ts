@@ -8,7 +8,7 @@
  */
 import type { ConnectResult } from '../flow/call-port';
 import { abortError } from '../flow/clock';
-import { Bridge } from './bridge';
+import { Bridge, BridgeError } from './bridge';
 import { CallSession } from './session';
 
 export interface ConnectLegs {
@@ -59,7 +59,15 @@ export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[]
     }
     await master.answer();
     // the master's flow waits on the bridge: when the destination side leaves, it goes on
-    const bridge = await Bridge.open(master, winner, { kind: 'return_to_flow', owner: master }, master.deps.logger);
+    let bridge: Bridge;
+    try {
+      bridge = await Bridge.open(master, winner, { kind: 'return_to_flow', owner: master }, master.deps.logger);
+    } catch (err) {
+      // a side ended while the master answered: as if the bridge had opened and that side left at once
+      if (!(err instanceof BridgeError) || !(master.isEnded || winner.isEnded)) throw err;
+      if (master.isEnded) await winner.hangup('normal');
+      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
+    }
     const end = await bridge.ended;
     // slot a is the master's (or whoever a transfer put in its place); merged: a REFER with Replaces took it
     const b = end.b instanceof CallSession ? end.b : winner;
