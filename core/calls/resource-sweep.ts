@@ -69,7 +69,7 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
 
   // ---- conferences hosted here, and participants that were calls of this node
   // hosted here: the record says so, or a participant was one of its calls; a conference hosted by
-  // another node (its participant joined through a bridge leg, media-app/bridge/) is skipped below
+  // another node (its participant joined through a bridge leg, media-app/xnode/) is skipped below
   const joinedHere = calls.length
     ? ((await d.db('conferencecalls').whereIn('reference_id', calls).whereIn('status', ['joining', 'joined', 'leaving']).distinct().pluck('conference_id')) as string[])
     : [];

@@ -1,12 +1,15 @@
 /**
  * The connect action (and extension-to-extension calls): every destination is dialled at once as a
  * chained leg of the master (its child in the call tree), the first that answers is bridged to the
- * master, the rest are hung up, and the result comes when the bridge ends. A transfer may put
- * another call in either side's place (CallSession.replaceWith): the bridge follows it.
+ * master (a Bridge, bridge.ts, whose rule returns the master to its flow when the destination leaves),
+ * the rest are hung up, and the result comes when the bridge ends. A transfer may put another call in
+ * either side's place (Bridge.replace): the bridge keeps the slots, so the result still says which
+ * side ended it.
  */
 import type { ConnectResult } from '../flow/call-port';
 import { abortError } from '../flow/clock';
-import type { CallSession } from './session';
+import { Bridge, BridgeError } from './bridge';
+import { CallSession } from './session';
 
 export interface ConnectLegs {
   /** Dials one prepared leg; true when it answered. */
@@ -36,7 +39,7 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
 
 export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, signal: AbortSignal): Promise<ConnectResult> {
   const onAbort = () => {
-    if (!master.replacedBy) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
+    if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
   };
   if (signal.aborted) {
     onAbort();
@@ -55,35 +58,21 @@ export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[]
       return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: 'master' };
     }
     await master.answer();
-    const [a0, b0] = [master.endpoint, winner.endpoint];
-    if (!a0 || !b0) throw new Error('connect: a leg has no media');
-    await a0.bridge(b0);
-    return await followBridge(master, winner);
+    // the master's flow waits on the bridge: when the destination side leaves, it goes on
+    let bridge: Bridge;
+    try {
+      bridge = await Bridge.open(master, winner, { kind: 'return_to_flow', owner: master }, master.deps.logger);
+    } catch (err) {
+      // a side ended while the master answered: as if the bridge had opened and that side left at once
+      if (!(err instanceof BridgeError) || !(master.isEnded || winner.isEnded)) throw err;
+      if (master.isEnded) await winner.hangup('normal');
+      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
+    }
+    const end = await bridge.ended;
+    // slot a is the master's (or whoever a transfer put in its place); merged: a REFER with Replaces took it
+    const b = end.b instanceof CallSession ? end.b : winner;
+    return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: end.slot === 'b' ? 'destination' : 'master' };
   } finally {
     signal.removeEventListener('abort', onAbort);
-  }
-}
-
-/** Waits until one side of the bridge leaves, following replacements; hangs up the other side. */
-async function followBridge(master: CallSession, winner: CallSession): Promise<ConnectResult> {
-  let [a, b] = [master, winner];
-  const replaced = (c: CallSession) => new Promise<CallSession>((r) => c.once('replaced', r));
-  for (;;) {
-    const r = await Promise.race([
-      a.done.then(() => ({ side: 'a' as const })),
-      b.done.then(() => ({ side: 'b' as const })),
-      replaced(a).then((by) => ({ side: 'ra' as const, by })),
-      replaced(b).then((by) => ({ side: 'rb' as const, by })),
-    ]);
-    if (r.side === 'ra') a = r.by;
-    else if (r.side === 'rb') b = r.by;
-    else if (r.side === 'a') {
-      await b.hangup('normal');
-      return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: 'master' };
-    } else {
-      if (a === master) await master.endpoint?.unbridge().catch(() => undefined);
-      else await a.hangup('normal');
-      return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: 'destination' };
-    }
   }
 }

@@ -1,7 +1,6 @@
 /** The typed surface of a CallSession (session.ts): its events and why it closes. */
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
-import type { CallSession } from './session';
 
 export interface HangupEvent {
   /**
@@ -18,8 +17,6 @@ export interface CallSessionEvents {
   dtmf: [digit: string];
   /** Closed: the hangup is written (once). */
   hangup: [ev: HangupEvent];
-  /** A transfer put another call in this one's place in its bridge. */
-  replaced: [other: CallSession];
   error: [err: Error];
 }
 

@@ -34,6 +34,7 @@ import type { RelayLeg } from '../rtpengine';
 import { Recordings } from './recordings';
 import { CallState, type CallMove } from './state';
 import { CallMediaState } from './media-state';
+import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
@@ -67,8 +68,6 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private resolveDone!: (e: HangupEvent) => void;
   private answering: Promise<void> | null = null;
   private readonly upWaiters: { resolve(): void; reject(e: Error): void }[] = [];
-  /** Set when a transfer put another call in this one's place in its bridge (media-app/transfer). */
-  replacedBy: CallSession | null = null;
   /** How digits are sent to this leg's party (its trunk's or extension's dtmf_mode). */
   dtmfMode: DtmfMode = DEFAULT_DTMF_MODE;
   private readonly digits = new DigitRelay(this);
@@ -112,6 +111,16 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   get endpoint(): Endpoint | null {
     return this.ep;
+  }
+
+  /** The bridge this call is a side of (bridge.ts), or null; only a Bridge changes it. */
+  get bridge(): Bridge | null {
+    return bridgeOf(this);
+  }
+
+  /** A bridge put another call in this one's place (a transfer): its chained legs are no longer its own. */
+  get handedOff(): boolean {
+    return isHandedOff(this);
   }
 
   /** The session owns its endpoint: its DTMF become the call's, its death ends the call. */
@@ -221,7 +230,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     });
   }
 
-  /** A chained leg: it closes with this session (unless a transfer moved this one's place) and leaves the tree when it closes. */
+  /** A chained leg: it closes with this session (unless a bridge handed this one's place to another call) and leaves the tree when it closes. */
   adopt(child: CallSession): void {
     if (this.isEnded) return void child.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true });
     this.children.add(child);
@@ -301,12 +310,6 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return true;
   }
 
-  /** A transfer hands this call's place in a bridge to `other` (connect follows it). */
-  replaceWith(other: CallSession): void {
-    this.replacedBy = other;
-    this.emit('replaced', other);
-  }
-
   /** Runs fn after ms unless the call ended first; the timer is the session's (cleared on close). */
   after(ms: number, fn: () => void): void {
     const t = setTimeout(() => {
@@ -352,13 +355,15 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   async close(reason: CloseReason): Promise<HangupEvent> {
     if (this.life.phase !== 'live') return this.done;
     this.life = { phase: 'closing', reason };
+    // the bridge first: a consultation completes (its target takes this call's place) before the children close
+    partyLeaving(this);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const w of this.upWaiters.splice(0)) w.reject(new Error('call ended before answer'));
     // The SIP side never waits for the status write (it may be retrying through a database outage).
     const announced = reason.announce ? this.state.move(this.sip.kind === 'up' || this.sip.kind === 'offered' ? 'terminating' : 'canceling').catch(() => false) : Promise.resolve(false);
     await this.releaseSip(reason);
-    const children = [...this.children].filter(() => !this.replacedBy);
+    const children = this.handedOff ? [] : [...this.children];
     // the recording is finished (file closed, row ended) before its endpoint goes
     const recording = this.recordings.stop();
     await Promise.allSettled(children.map((c) => c.close({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true })));
@@ -377,8 +382,6 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     }
     await this.deps.calls.remove(this.id).catch(() => undefined);
     const ev: HangupEvent = { reason: reason.why, by: this.row.hangup_by === 'local' ? 'local' : this.row.hangup_by === 'remote' ? 'remote' : reason.by };
-    // the event first: a listener may still put another call in this one's place (transfer) before
-    // those waiting on `done` (the bridge bookkeeping) react
     try {
       this.emit('hangup', ev);
     } catch (err) {

@@ -1,6 +1,6 @@
 /**
  * The host's side of a participant whose call is on another node: the INVITE of its bridge leg
- * (media-app/bridge/leg.ts) is accepted only with a valid signature for this conference (403
+ * (media-app/xnode/leg.ts) is accepted only with a valid signature for this conference (403
  * otherwise, whatever path it came by: straight from a node, through the edge or from anyone), for
  * a live participant of it (the conferencecall the call's node created, 480 when it already left),
  * and only when this node hosts the conference (404). The leg then is that participant in the mix:
@@ -10,12 +10,12 @@
 import type { Logger } from 'pino';
 import { conferencecallsRepo } from '../../core/repos/conferencecalls';
 import { callNodeKey } from '../../core/commands/contracts';
-import { nodeAlive } from '../bridge/address';
+import { nodeAlive } from '../xnode/address';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
-import { LEAVE_REASON_HEADER } from '../bridge/leg';
-import { LEG_HEADER, LEG_USER_PREFIX, verifyLeg } from '../bridge/token';
+import { LEAVE_REASON_HEADER } from '../xnode/leg';
+import { LEG_HEADER, LEG_USER_PREFIX, verifyLeg } from '../xnode/token';
 import type { Room, RoomParty } from './room';
 
 /** True for an INVITE that claims to be a bridge leg (its Request-URI or its header says so). */

@@ -3,7 +3,7 @@
  * SET NX), like the call → node map: a new conference is claimed by whichever node takes its
  * `conference.start` command, or by the node of the first call that joins when nobody hosts it (or
  * its host's heartbeat expired). A call on another node joins through a signed SIP bridge leg to
- * the host (media-app/bridge/leg.ts; the host's side: accept-leg.ts), see docs/conferences.md.
+ * the host (media-app/xnode/leg.ts; the host's side: accept-leg.ts), see docs/conferences.md.
  */
 import type { Redis } from 'ioredis';
 import { clock } from '../../core/clock';
@@ -19,8 +19,8 @@ import type { CallFactory } from '../call/factory';
 import type { CallSession } from '../call/session';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { sharedSecret } from '../registrar';
-import { BridgeLegRefused, joinThroughLeg } from '../bridge/leg';
-import { LEG_SECRET_NAME } from '../bridge/token';
+import { BridgeLegRefused, joinThroughLeg } from '../xnode/leg';
+import { LEG_SECRET_NAME } from '../xnode/token';
 import { acceptLeg } from './accept-leg';
 import { Room, type LeaveReason } from './room';
 

@@ -5,7 +5,7 @@
  */
 import type { Subsystem } from '../subsystem';
 import { ConferenceHost, type ConferenceService } from './host';
-import { advertiseNodeSip } from '../bridge/address';
+import { advertiseNodeSip } from '../xnode/address';
 
 declare module '../flow/services' {
   interface FlowServices {

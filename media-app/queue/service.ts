@@ -17,6 +17,7 @@ import { queuesRepo, type QueueRow } from '../../core/repos/queues';
 import { queuecallsRepo, type QueuecallRow, type QueuecallStatus } from '../../core/repos/queuecalls';
 import { publishQueuecall, publishQueuecallStatus } from '../../core/queues/events';
 import type { CallFactory } from '../call/factory';
+import { Bridge } from '../call/bridge';
 import type { CallSession } from '../call/session';
 import type { ActionContext, Outcome } from '../flow/actions/base';
 import { NEXT } from '../flow/actions/base';
@@ -35,6 +36,7 @@ interface Entry {
   caller: CallSession;
   ctx: ActionContext;
   wait: AbortController;
+  /** Where the caller is (the queuecall row follows it, written by `move`). */
   state: 'waiting' | 'connecting' | 'service' | 'ended';
   dispatching: boolean;
   ringing: Ringing | null;
@@ -45,7 +47,16 @@ interface Entry {
   waitingSince: number;
 }
 
-export class QueueService extends EventEmitter {
+/** What a QueueService tells its node (and the queue benchmark): a caller waits, an agent rings. */
+export interface QueueServiceEvents {
+  /** A caller started waiting; `at` is the wall-clock time in ms (performance.timeOrigin + now). */
+  waiting: [e: { queuecallId: string; at: number }];
+  /** An agent was claimed and rings for a waiting caller. */
+  ringing: [e: { queuecallId: string; agentId: string }];
+  error: [err: Error];
+}
+
+export class QueueService extends EventEmitter<QueueServiceEvents> {
   private readonly entries = new Map<string, Entry>();
   private readonly publisher: EventPublisher;
   private readonly timer: NodeJS.Timeout;
@@ -217,13 +228,22 @@ export class QueueService extends EventEmitter {
     e.state = 'service';
     await setAgentStatus(this.db, this.publisher, agentId, 'busy', ['ringing']);
     await queuesRepo(this.db).bump(e.queue.id, 'total_serviced_count');
-    await e.caller.endpoint!.bridge(leg.endpoint!);
+    // the caller's flow waits on the bridge: when the agent's side leaves, the caller goes on
+    let bridge: Bridge;
+    try {
+      bridge = await Bridge.open(e.caller, leg, { kind: 'return_to_flow', owner: e.caller }, this.log);
+    } catch (err) {
+      // a side ended (or lost its media) before the two were joined: the service is over
+      this.log.warn({ err: (err as Error).message, queuecall: e.qc.id }, 'queue bridge not opened');
+      await leg.hangup('normal');
+      await setAgentStatus(this.db, this.publisher, agentId, 'available', ['busy']);
+      return e.end('service_over');
+    }
     let limit: NodeJS.Timeout | null = null;
-    if (e.queue.service_timeout > 0) limit = setTimeout(() => void leg.hangup('normal'), e.queue.service_timeout);
-    await Promise.race([e.caller.done, leg.done]);
+    // the service timeout ends the agent's side (whoever a transfer put there)
+    if (e.queue.service_timeout > 0) limit = setTimeout(() => void bridge.other(e.caller)?.hangup('normal'), e.queue.service_timeout);
+    await bridge.ended;
     if (limit) clearTimeout(limit);
-    if (!leg.isEnded) await leg.hangup('normal');
-    else await e.caller.endpoint?.unbridge().catch(() => undefined);
     await setAgentStatus(this.db, this.publisher, agentId, 'available', ['busy']);
     e.end('service_over');
   }

@@ -9,14 +9,16 @@
  *           hangs up or never answers, the transferer gets its peer back.
  * Replaces: a phone's attended REFER (RFC 3891) joins the peers of its two dialogs and releases both.
  *
- * The bridge bookkeeping of factory.connect follows a replaced call (CallSession.replaceWith), so the
- * flows and inbound bridges around a transfer keep working on the new pair.
+ * Every move goes through the transferer's Bridge (media-app/call/bridge.ts): the target takes the
+ * transferer's place in it (replace, consult, join), so the connect or queue that opened it keeps
+ * waiting on the same bridge, under the same rule, with the new pair.
  */
 import type { Address } from '../../core/repos/calls';
 import { transfersRepo, type TransferRow } from '../../core/repos/transfers';
 import { TRANSFER_FAIL_SIP, type TransferFailReason } from '../../core/transfers/model';
 import type { CallFactory } from '../call/factory';
-import type { CallSession } from '../call/session';
+import { Bridge } from '../call/bridge';
+import { CallSession } from '../call/session';
 import type { GroupcallRunner, RunningGroupcall } from '../groupcall/runner';
 import { createGroupcall } from '../groupcall/create';
 import { settleTransfer, targetByeReason, targetFailure } from './outcome';
@@ -40,49 +42,27 @@ type Fail = (reason: TransferFailReason) => Promise<TransferRow | null>;
 export class TransferError extends Error {}
 
 export class TransferEngine {
-  /** Pairs this engine bridged (a transferred pair has no connect around it unless one followed). */
-  private readonly peers = new Map<string, CallSession>();
-
   constructor(readonly factory: CallFactory, private readonly runner: GroupcallRunner) {}
 
   private get deps() {
     return this.factory.deps;
   }
 
-  /** The live, answered call bridged to `call`, if any. */
-  async peerOf(call: CallSession): Promise<CallSession | null> {
-    const usable = (c: CallSession | undefined | null): c is CallSession => !!c && !c.isEnded && c.answered && c !== call;
-    const follow = (c: CallSession | undefined): CallSession | undefined => {
-      let x = c;
-      for (let i = 0; x?.replacedBy && i < 10; i++) x = x.replacedBy;
-      return x;
-    };
-    const mine = follow(this.peers.get(call.id));
-    if (usable(mine)) return mine;
-    const master = follow(this.factory.get(call.row.master_call_id));
-    if (usable(master)) return master;
-    const rows = (await this.deps.db('calls').where({ master_call_id: call.id }).whereNot({ status: 'hangup' }).select('id')) as { id: string }[];
-    for (const { id } of rows) {
-      const c = follow(this.factory.get(id));
-      if (usable(c)) return c;
-    }
-    return null;
+  /** The live, answered call bridged to `call` (through its Bridge), if any. */
+  peerOf(call: CallSession): CallSession | null {
+    const other = call.bridge?.other(call);
+    return other instanceof CallSession && !other.isEnded && other.answered ? other : null;
   }
 
-  /** Bridges a and b as a pair this engine watches: when one ends, the other is hung up. */
-  private async pair(a: CallSession, b: CallSession, followedByConnect: boolean): Promise<void> {
-    await a.endpoint!.bridge(b.endpoint!);
-    this.peers.set(a.id, b);
-    this.peers.set(b.id, a);
-    // a connect around the pair hangs up the survivor itself; otherwise the pair goes together
-    const end = (gone: CallSession, other: CallSession) => () => {
-      const paired = this.peers.get(other.id) === gone;
-      if (this.peers.get(gone.id) === other) this.peers.delete(gone.id);
-      if (paired) this.peers.delete(other.id);
-      if (!followedByConnect && paired && !gone.replacedBy) void other.hangup('normal');
-    };
-    void a.done.then(end(a, b));
-    void b.done.then(end(b, a));
+  /**
+   * A blind transfer's answered target takes the transferer's place in its bridge. If that bridge
+   * closed while the targets rang (the transferer left), the transferee and the target are bridged
+   * anew and go together.
+   */
+  private async takePlace(transferer: CallSession, peer: CallSession, target: CallSession): Promise<void> {
+    const bridge = transferer.bridge;
+    if (bridge && bridge.other(transferer) === peer) return bridge.replace(transferer, target);
+    await Bridge.open(peer, target, { kind: 'hangup_other' }, this.deps.logger);
   }
 
   /** The address the target sees as the caller: the transferee's own party. */
@@ -131,7 +111,7 @@ export class TransferEngine {
     };
     try {
       if (!transferer || transferer.isEnded || transferer.status !== 'progressing') return await fail('transferer_gone');
-      peer = await this.peerOf(transferer);
+      peer = this.peerOf(transferer);
       if (!peer) return await fail('not_bridged');
       return t.type === 'blind' ? await this.blind(t, transferer, peer, progress, fail) : await this.attended(t, transferer, peer, progress, fail);
     } catch (err) {
@@ -154,9 +134,7 @@ export class TransferEngine {
       return fail(why);
     }
     await transfersRepo(this.deps.db).update(t.id, { transferee_call_id: target.id });
-    const followed = transferer.listenerCount('replaced') > 0;
-    await this.pair(peer, target, followed);
-    transferer.replaceWith(target);
+    await this.takePlace(transferer, peer, target);
     progress.report(200, 'OK');
     await progress.flushed(NOTIFY_GRACE_MS);
     await transferer.hangup('normal');
@@ -166,9 +144,12 @@ export class TransferEngine {
   /** The transferee waits (unbridged) while the transferer consults the target; the transferer's hangup completes it. */
   private async attended(t: TransferRow, transferer: CallSession, peer: CallSession, progress: Progress, fail: Fail): Promise<TransferRow | null> {
     const gone = (): TransferFailReason => (peer.isEnded ? 'both_parties_gone' : 'transferer_gone');
-    await peer.endpoint?.unbridge().catch(() => undefined);
+    const bridge = transferer.bridge;
+    if (!bridge) return fail('not_bridged');
+    // the transferee waits, unlinked, while the targets ring and the transferer consults
+    await bridge.pause('consult');
     const giveBack = async () => {
-      if (!transferer.isEnded && !peer.isEnded) await transferer.endpoint!.bridge(peer.endpoint!).catch(() => undefined);
+      if (bridge.state === 'paused') await bridge.resume().catch(() => undefined);
     };
     const gc = await this.ring(t, this.callerOf(transferer));
     // nobody is left to consult the target
@@ -178,36 +159,26 @@ export class TransferEngine {
       await giveBack();
       return fail(await targetFailure(this.factory, gc.id));
     }
-    if (transferer.isEnded) {
-      const why = gone();
+    if (transferer.isEnded || bridge.state !== 'paused') {
+      // the transferer left, or the transferee did (its leave closed the bridge)
+      const why: TransferFailReason = transferer.isEnded ? gone() : 'transferee_gone';
       await this.dropTarget(target, why);
       return fail(why);
     }
     await transfersRepo(this.deps.db).update(t.id, { transferee_call_id: target.id, status: 'consulting' });
-    await transferer.endpoint!.bridge(target.endpoint!);
+    // the transferer's hangup completes it: the bridge puts the target in its place (bridge.ts consult)
+    const consultation = await bridge.consult(transferer, target);
     progress.report(200, 'OK');
-    const followed = transferer.listenerCount('replaced') > 0;
-    const outcome = await new Promise<'complete' | 'target_left' | 'peer_left'>((resolve) => {
-      // prepended: the bridge bookkeeping must see the replacement before it reacts to the hangup
-      transferer.prependOnceListener('hangup', () => {
-        if (!peer.isEnded && !target.isEnded) transferer.replaceWith(target);
-        resolve('complete');
-      });
-      void target.done.then(() => resolve('target_left'));
-      void peer.done.then(() => resolve('peer_left'));
-    });
-    if (outcome === 'complete' && !peer.isEnded && !target.isEnded) {
-      await this.pair(peer, target, followed);
-      return settleTransfer(this.factory, t, { status: 'done' }, [transferer, peer, target]);
-    }
-    if (target.isEnded) {
-      await giveBack();
-      return fail('target_left');
-    }
-    // the transferee left: the target (consulting, or joined to nobody) goes too
+    const outcome = await consultation.ended;
+    if (outcome === 'complete') return settleTransfer(this.factory, t, { status: 'done' }, [transferer, peer, target]);
+    // target_left: the bridge gave the transferer its transferee back
+    if (outcome === 'target_left' && !peer.isEnded) return fail('target_left');
+    // the transferee left (or the bridge closed): the target (consulting, or joined to nobody) goes too,
+    // once the bridge's rule has dealt with the transferer (hung up, or back to its flow)
+    await bridge.ended;
     const why: TransferFailReason = transferer.isEnded ? 'both_parties_gone' : 'transferee_gone';
-    await this.dropTarget(target, why);
-    return fail(why);
+    if (!target.isEnded) await this.dropTarget(target, why);
+    return fail(outcome === 'target_left' ? 'target_left' : why);
   }
 
   /** RFC 3891 Replaces: the peers of two of a phone's dialogs are joined, both dialogs released. */
@@ -219,13 +190,12 @@ export class TransferEngine {
       return settleTransfer(this.factory, t, { status: 'failed', reason }, [transferer, other]);
     };
     if (!transferer || transferer.isEnded) return fail('transferer_gone');
-    const [x, y] = [await this.peerOf(transferer), await this.peerOf(other)];
-    if (!x || !y) return fail('not_bridged');
-    const followed = transferer.listenerCount('replaced') > 0 || other.listenerCount('replaced') > 0;
+    const [x, y] = [this.peerOf(transferer), this.peerOf(other)];
+    const [b1, b2] = [transferer.bridge, other.bridge];
+    if (!x || !y || !b1 || !b2 || b1 === b2) return fail('not_bridged');
     await transfersRepo(this.deps.db).update(t.id, { transferee_call_id: y.id });
-    await this.pair(x, y, followed);
-    transferer.replaceWith(y);
-    other.replaceWith(x);
+    // y takes the transferer's place in x's bridge (under that bridge's rule); other's bridge ends merged
+    await Bridge.join(b1, transferer, b2, other);
     progress.report(200, 'OK');
     await progress.flushed(NOTIFY_GRACE_MS);
     await Promise.all([transferer.hangup('normal'), other.hangup('normal')]);

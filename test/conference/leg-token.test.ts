@@ -1,10 +1,10 @@
-// The signature of a conference bridge leg (media-app/bridge/token.ts): what the host accepts, and
+// The signature of a conference bridge leg (media-app/xnode/token.ts): what the host accepts, and
 // every way a header is refused (bad signature, other secret, expired, other conference, tampered
 // fields, malformed values).
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { signLeg, verifyLeg, LEG_TTL_SEC } from '../../media-app/bridge/token';
-import { leaveReasonOf } from '../../media-app/bridge/leg';
+import { signLeg, verifyLeg, LEG_TTL_SEC } from '../../media-app/xnode/token';
+import { leaveReasonOf } from '../../media-app/xnode/leg';
 
 describe('conference bridge leg signature', () => {
   const secret = 's'.repeat(43);

@@ -17,7 +17,7 @@ import { eventsFor, killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../.
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter } from '../conference/sipp';
 import { sharedSecret } from '../../media-app/registrar';
-import { LEG_SECRET_NAME, signLeg } from '../../media-app/bridge/token';
+import { LEG_SECRET_NAME, signLeg } from '../../media-app/xnode/token';
 import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
 import { numberWithFlow } from '../../testkit/scale/fixtures';
 

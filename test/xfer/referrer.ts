@@ -82,6 +82,8 @@ export interface Connected {
   xCall: CallRow;
   aRow: CallRow;
   sinkX: RtpSink;
+  /** What A (the leg X's connect called) hears. */
+  sinkA: RtpSink;
   cPort: number;
 }
 
@@ -114,5 +116,5 @@ export async function connectedPair(s: Stack, open: { close(): void }[], aScenar
     const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
     return r && r.status === 'progressing' ? r : null;
   }, 20_000, 'A leg up');
-  return { a, c, x, xCall, aRow, sinkX, cPort: pc };
+  return { a, c, x, xCall, aRow, sinkX, sinkA, cPort: pc };
 }

@@ -144,15 +144,23 @@ function linearToUlaw(sample: number): number {
   return ~(sign | (exponent << 4) | mantissa) & 0xff;
 }
 
+function ulawToLinear(u: number): number {
+  const x = ~u & 0xff;
+  const t = (((x & 0x0f) << 3) + 0x84) << ((x & 0x70) >> 4);
+  return x & 0x80 ? 0x84 - t : t - 0x84;
+}
+
 /**
  * An RTP party that speaks: once the platform's first packet arrives it answers the sender every
- * 20 ms with a loud 1 kHz tone (PCMU), so whoever is bridged to it hears energy.
+ * 20 ms with a loud 1 kHz tone (PCMU), so whoever is bridged to it hears energy. It also listens:
+ * `voiced` counts the PCMU packets it received whose level says speech (another TonePeer's tone).
  */
 export class TonePeer {
   private sock = dgram.createSocket('udp4');
   private timer: NodeJS.Timeout | null = null;
   port = 0;
   received = 0;
+  voiced = 0;
 
   static async open(): Promise<TonePeer> {
     const t = new TonePeer();
@@ -163,8 +171,13 @@ export class TonePeer {
     let seq = 1;
     let ts = 0;
     const ssrc = 0x1234abcd;
-    t.sock.on('message', (_buf, rinfo) => {
+    t.sock.on('message', (buf, rinfo) => {
       t.received++;
+      if (buf.length > 12 && (buf[1]! & 0x7f) === 0) {
+        let sum = 0;
+        for (const b of buf.subarray(12)) sum += Math.abs(ulawToLinear(b));
+        if (sum / (buf.length - 12) > 300) t.voiced++;
+      }
       if (t.timer) return;
       t.timer = setInterval(() => {
         const h = Buffer.alloc(12);

@@ -108,6 +108,30 @@ describe('transfers', function () {
     expect(rc.code, rc.errors).to.equal(0);
   });
 
+  it('attended transfer by the API whose transferer is the master: its chained leg A is joined to C, not closed with it', async () => {
+    const { x, a, c, xCall, aRow, sinkX, sinkA, cPort } = await connectedPair(s, open, (rtp) => party({ rtpPort: rtp, byeTimeoutMs: 60_000 }), (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }));
+    const res = await s.api.post('/transfers', { transfer_type: 'attended', transferer_call_id: xCall.id, transferee_addresses: [{ type: 'sip', target: `c@127.0.0.1:${cPort}` }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    await until(async () => (await transfersRepo(s.t.ctx.db).get(res.body.id))?.status === 'consulting', 20_000, 'consulting');
+    await until(() => sinkX.voiced > 25, 10_000, 'X consults C');
+    // X, the master of A's leg, hangs up: the transfer completes and A (its chained leg) stays, with C
+    expect((await s.api.post(`/calls/${xCall.id}/hangup`, undefined)).status).to.equal(200);
+    const rx = await x.done;
+    expect(rx.code, rx.errors).to.equal(0);
+    const t = await until(async () => {
+      const r = await transfersRepo(s.t.ctx.db).get(res.body.id);
+      return r && r.status !== 'consulting' && r.status !== 'initiating' ? r : null;
+    }, 10_000, 'transfer settled');
+    expect(t.status).to.equal('done');
+    expect((await callsRepo(s.t.ctx.db).get(aRow.id))!.status).to.equal('progressing');
+    const heard = sinkA.voiced;
+    await until(() => sinkA.voiced - heard > 25, 10_000, 'A hears C');
+    expect((await s.api.post(`/calls/${aRow.id}/hangup`, undefined)).status).to.equal(200);
+    const [ra, rc] = await Promise.all([a.done, c.done]);
+    expect(ra.code, ra.errors).to.equal(0);
+    expect(rc.code, rc.errors).to.equal(0);
+  });
+
   it('attended transfer by REFER with Replaces: the peers of the two calls of the phone are joined', async () => {
     // call 2: the phone (extension a2) calls extension y through the platform, with a Call-ID we know
     const a2 = await createExtension(s.f.customer.id);

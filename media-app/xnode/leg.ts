@@ -1,7 +1,9 @@
 /**
  * The participant's side of a conference hosted on another node: a SIP leg from this node straight
  * to the host's sip-server (INVITE sip:cleg.<conference>@<host>, signed: token.ts), its media
- * bridged to the call's endpoint here (as `connect` bridges two legs on one node). The host puts
+ * joined to the call's endpoint here by a Bridge (media-app/call/bridge.ts), as `connect` joins two
+ * calls on one node. The leg is not a CallSession: it is made with srf.createUAC directly, outside the
+ * call core's dialler (no Call row, no dial timeout of its own; the host's answer or refusal ends it). The host puts
  * the leg in its mix as the participant; mute, kick and recording happen there.
  *
  * The leg ends when: the host hangs it up (BYE with X-Openvoice-Leave-Reason: kicked, ejected,
@@ -13,7 +15,9 @@ import type { Logger } from 'pino';
 import type { Endpoint } from '../../media-engine';
 import type { MediaServer } from '../../media-engine';
 import type { Srf, SrfDialog, SrfRequest, SrfSentInvite } from '../srf';
-import type { LeaveReason, RoomParty } from '../conference/room';
+import type { LeaveReason } from '../conference/room';
+import { Bridge, type BridgeParty } from '../call/bridge';
+import type { CallSession } from '../call/session';
 import { liveNodeSip, nodeAlive } from './address';
 import { LEG_HEADER, LEG_USER_PREFIX, signLeg, type LegClaims } from './token';
 
@@ -49,7 +53,7 @@ export function leaveReasonOf(bye: { get(name: string): string | undefined } | u
  * Bridges `call` into the conference hosted on `hostNode` until the leg ends; resolves with why.
  * Throws BridgeLegRefused when the leg never comes up.
  */
-export async function joinThroughLeg(d: BridgeLegDeps, call: RoomParty & { readonly done: Promise<unknown> }, hostNode: string, claims: Omit<LegClaims, 'expires'>, signal: AbortSignal): Promise<LeaveReason> {
+export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNode: string, claims: Omit<LegClaims, 'expires'>, signal: AbortSignal): Promise<LeaveReason> {
   const addr = await liveNodeSip(d.redis, d.keyPrefix, hostNode);
   if (!addr) throw new BridgeLegRefused(0, `conference ${claims.conferenceId} is hosted on node ${hostNode}, which takes no bridge legs (no SIP address in Redis)`);
   await call.answer();
@@ -76,32 +80,61 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: RoomParty & { reado
   } finally {
     signal.removeEventListener('abort', cancel);
   }
-  let hostGone = false;
+  const party = new HostLeg(`xnode-leg:${claims.conferenceId}`, leg, dialog);
+  dialog.on('destroy', (bye: SrfRequest) => party.end(leaveReasonOf(bye), false));
+  const ours = () => void party.hangup();
+  signal.addEventListener('abort', ours, { once: true });
+  const watch = setInterval(() => void nodeAlive(d.redis, d.keyPrefix, hostNode).then((alive) => !alive && party.end('host_lost', true), () => undefined), d.watchMs ?? 1000);
   try {
     await leg.modify(dialog.remote.sdp);
-    await ep.bridge(leg);
-    const reason = await new Promise<LeaveReason>((resolve) => {
-      let watch: NodeJS.Timeout | undefined;
-      const finish = (r: LeaveReason) => {
-        clearInterval(watch);
-        signal.removeEventListener('abort', ours);
-        resolve(r);
-      };
-      const ours = () => finish('hangup');
-      dialog.on('destroy', (bye: SrfRequest) => {
-        hostGone = true;
-        finish(leaveReasonOf(bye));
-      });
-      signal.addEventListener('abort', ours, { once: true });
-      void call.done.then(ours, ours);
-      watch = setInterval(() => void nodeAlive(d.redis, d.keyPrefix, hostNode).then((alive) => !alive && finish('host_lost'), () => undefined), d.watchMs ?? 1000);
-      if (signal.aborted || call.isEnded) ours();
+    // the call's flow waits on the leg: the host's end returns it to its flow, its own end BYEs the leg
+    const bridge = await Bridge.open(call, party, { kind: 'return_to_flow', owner: call }, d.logger).catch((err: Error) => {
+      d.logger.info({ err: err.message, call: call.id }, 'conference leg not bridged: the call left first');
+      return null;
     });
+    if (!bridge || signal.aborted) void party.hangup();
+    const reason = await party.done;
+    await bridge?.ended;
     return reason;
   } finally {
-    // not waiting for the BYE's answer: a lost host never gives one
-    if (!hostGone) void dialog.destroy().catch(() => undefined);
-    if (!call.isEnded) await ep.unbridge().catch(() => undefined);
+    clearInterval(watch);
+    signal.removeEventListener('abort', ours);
+    await party.hangup();
     await leg.destroy().catch(() => undefined);
+  }
+}
+
+/**
+ * The leg as a side of the call's Bridge: it ends with the host's BYE (its leave reason), a lapsed
+ * heartbeat (host_lost) or our hangup (hangup: a BYE, not waited for: a lost host never answers).
+ */
+class HostLeg implements BridgeParty {
+  readonly done: Promise<LeaveReason>;
+  private resolveDone!: (r: LeaveReason) => void;
+  private over = false;
+
+  constructor(
+    readonly id: string,
+    readonly endpoint: Endpoint,
+    private readonly dialog: SrfDialog,
+  ) {
+    this.done = new Promise((r) => (this.resolveDone = r));
+  }
+
+  get isEnded(): boolean {
+    return this.over;
+  }
+
+  /** Ended for `reason`; `bye`: the dialog is still up on our side and gets a BYE. */
+  end(reason: LeaveReason, bye: boolean): void {
+    if (this.over) return;
+    this.over = true;
+    if (bye) void this.dialog.destroy().catch(() => undefined);
+    this.resolveDone(reason);
+  }
+
+  hangup(): Promise<void> {
+    this.end('hangup', true);
+    return Promise.resolve();
   }
 }
