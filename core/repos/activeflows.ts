@@ -130,12 +130,12 @@ function columns(rec: ActiveflowRecordShape) {
 }
 
 export function activeflowsRepo(db: Db) {
-  const table = () => db<ActiveflowRow>('activeflows');
+  const table = () => db('activeflows');
   const live = () => table().whereNull('tm_delete');
   return {
     async insert(rec: ActiveflowRecordShape): Promise<ActiveflowRow> {
       const row = { ...columns(rec), id: rec.id, executed_actions: JSON.stringify(rec.executed_actions), tm_create: toDate(rec.tm_create) ?? clock.now() };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as ActiveflowRow;
     },
     async get(id: string): Promise<ActiveflowRow | null> {
@@ -152,14 +152,14 @@ export function activeflowsRepo(db: Db) {
     async endOrphan(id: string, reason: ActiveflowRecordShape['end_reason'], error = ''): Promise<ActiveflowRow | null> {
       const [row] = await table()
         .where({ id, status: 'running' })
-        .update({ status: 'ended', end_reason: reason, error, current_action: null, tm_update: clock.now() } as never)
+        .update({ status: 'ended', end_reason: reason, error, current_action: null, tm_update: clock.now() })
         .returning('*');
       return (row as ActiveflowRow | undefined) ?? (await this.get(id));
     },
     /** Soft delete (DELETE /activeflows/{id}); the runner's later writes keep tm_delete (PgActiveflowStore.update). */
     async softDelete(customerId: string, id: string): Promise<ActiveflowRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ActiveflowRow | undefined) ?? null;
     },
   };
@@ -187,7 +187,7 @@ export class PgActiveflowStore {
     return this.chain(record.id, async () => {
       try {
         attempts++;
-        await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate } as never);
+        await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate });
       } catch (err) {
         // a retried insert whose first attempt committed unseen: the row is there
         if (attempts > 1 && (err as { code?: string }).code === '23505') return;
@@ -211,18 +211,18 @@ export class PgActiveflowStore {
     return this.chain(record.id, async () => {
       // a retried append could append twice after an unseen commit: retries write the whole array
       const executed = append !== null && ++attempts === 1 ? this.db.raw(`executed_actions || ?::jsonb`, [append]) : (full ?? JSON.stringify(record.executed_actions.slice(0, total)));
-      await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed } as never);
+      await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed });
     });
   }
 
   async get(id: string): Promise<ActiveflowRecordShape | undefined> {
     await this.chains.get(id);
-    const row = (await this.db<ActiveflowRow>('activeflows').where({ id }).first()) as ActiveflowRow | undefined;
+    const row = (await this.db('activeflows').where({ id }).first()) as ActiveflowRow | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   async list(opts: { customer_id?: string; limit: number; before?: string }): Promise<ActiveflowRecordShape[]> {
-    const q = this.db<ActiveflowRow>('activeflows').whereNull('tm_delete');
+    const q = this.db('activeflows').whereNull('tm_delete');
     if (opts.customer_id) q.where({ customer_id: opts.customer_id });
     const before = opts.before ? toDate(opts.before) : null;
     if (before) q.where('tm_create', '<', before);

@@ -76,7 +76,7 @@ export function agentJson(a: AgentRow) {
 }
 
 export function agentsRepo(db: Db) {
-  const table = () => db<AgentRow>('agents');
+  const table = () => db('agents');
   return {
     async create(input: AgentCreate): Promise<AgentRow> {
       const { password, ...rest } = input;
@@ -89,7 +89,7 @@ export function agentsRepo(db: Db) {
         addresses: JSON.stringify(input.addresses ?? []),
         tm_create: clock.now(),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as AgentRow;
     },
     async get(id: string, opts: { customerId?: string; includeDeleted?: boolean } = {}): Promise<AgentRow | null> {
@@ -119,12 +119,12 @@ export function agentsRepo(db: Db) {
       }
       if (patch.tag_ids) values.tag_ids = JSON.stringify(patch.tag_ids);
       if (patch.addresses) values.addresses = JSON.stringify(patch.addresses);
-      const [row] = await table().where({ id }).whereNull('tm_delete').update(values as never).returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update(values).returning('*');
       return (row as AgentRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<AgentRow | null> {
       const now = clock.now();
-      const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as AgentRow | undefined) ?? null;
     },
     /**
