@@ -84,8 +84,8 @@ export interface CustomerDomainsRow {
   tm_create: Date;
 }
 
-/** email_verification_tokens. */
-export interface EmailVerificationTokensRow {
+/** email_verification_tokens (control-api/auth/verification-tokens.ts). */
+export interface VerificationTokenRow {
   token_hash: string;
   customer_id: string;
   tm_create: Date;
@@ -107,8 +107,8 @@ export interface EventsRow {
   tm_create: Date;
 }
 
-/** password_reset_tokens. */
-export interface PasswordResetTokensRow {
+/** password_reset_tokens (control-api/auth/reset-tokens.ts). */
+export interface ResetTokenRow {
   token_hash: string;
   customer_id: string;
   agent_id: string;
@@ -173,7 +173,7 @@ declare module 'knex/types/tables' {
     conversations: Table<ConversationRow, 'self' | 'peer'>;
     customer_domains: Table<CustomerDomainsRow>;
     customers: Table<CustomerRow, 'metadata'>;
-    email_verification_tokens: Table<EmailVerificationTokensRow>;
+    email_verification_tokens: Table<VerificationTokenRow>;
     emails: Table<EmailRow, 'source' | 'destinations' | 'attachments'>;
     events: Table<EventsRow, 'data' | 'timestamp'>;
     extensions: Table<ExtensionRow>;
@@ -187,7 +187,7 @@ declare module 'knex/types/tables' {
     outdials: Table<OutdialRow>;
     outdialtargets: Table<OutdialtargetRow, 'destination_0' | 'destination_1' | 'destination_2' | 'destination_3' | 'destination_4'>;
     outplans: Table<OutplanRow, 'source' | 'dial_windows'>;
-    password_reset_tokens: Table<PasswordResetTokensRow>;
+    password_reset_tokens: Table<ResetTokenRow>;
     peer_events: View<PeerEventsViewRow>;
     providercalls: Table<ProvidercallRow, 'source' | 'destinations'>;
     providers: Table<ProviderRow, 'tech_headers' | 'metadata'>;

@@ -6,18 +6,14 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { hashPassword } from '../password';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { Address } from '../address';
 
 export const AGENT_STATUSES = ['', 'available', 'away', 'busy', 'offline', 'ringing'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 export const RING_METHODS = ['ringall', 'linear'] as const;
 
-export interface AgentAddress {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+/** The spec's Address (core/address.ts), under the name this repository exported. */
+export type AgentAddress = Address;
 
 export interface AgentRow {
   id: string;

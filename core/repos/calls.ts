@@ -3,6 +3,7 @@
  * late command (BullMQ delivers at least once) changes nothing and reports `changed: false`.
  */
 import type { Db } from '../db/knex';
+import type { Address } from '../address';
 import { clock } from '../clock';
 import { chargeEndedCall } from '../billing/call-end';
 import { platformMetrics } from '../metrics';
@@ -23,13 +24,7 @@ import {
   type MuteDirection,
 } from '../calls/model';
 
-export interface Address {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+export type { Address };
 
 export interface CallRow {
   id: string;

@@ -8,17 +8,13 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339OrSentinel as ts } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { Address } from '../address';
 
 export const CASE_STATUSES = ['open', 'closed'] as const;
 export type CaseStatus = (typeof CASE_STATUSES)[number];
 
-export interface CaseAddress {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+/** The spec's Address (core/address.ts), under the name this repository exported. */
+export type CaseAddress = Address;
 
 export interface ContactCaseRow {
   id: string;

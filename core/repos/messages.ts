@@ -8,14 +8,9 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, type Page, type PageParams } from '../pagination';
+import type { Address } from '../address';
 
-export interface Address {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+export type { Address };
 
 export const TARGET_STATUSES = ['received', 'queued', 'gw_timeout', 'sent', 'dlr_timeout', 'failed', 'delivered'] as const;
 export type TargetStatus = (typeof TARGET_STATUSES)[number];
