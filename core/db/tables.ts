@@ -7,8 +7,8 @@
  *
  * Writes: every column is optional (the schema's defaults and NOT NULL constraints decide at run time) and may be
  * a `Knex.Raw` (`array_append`, `coalesce`, ...). The columns named in `Table`'s second parameter may also be
- * written as text: every jsonb column (pg writes a JS array as a Postgres array, so json goes as
- * `JSON.stringify(...)`), and events.timestamp (the event's own timestamp text, microseconds kept).
+ * written as text: every jsonb column (pg writes a JS array as a Postgres array, so a json array goes only
+ * as `JSON.stringify(...)`), and events.timestamp (the event's own timestamp text, microseconds kept).
  */
 import type { Knex } from 'knex';
 import type { ChatMessageRow, ChatRow, ParticipantRow as ChatParticipantRow } from '../chats/repo';
@@ -129,8 +129,14 @@ export interface RagChunksRow {
 }
 
 
-/** What an insert or update may write: any subset of the columns, as values or raw SQL; the `AsText` columns also as text. */
-export type Write<Row, AsText extends keyof Row = never> = { [K in keyof Row]?: (K extends AsText ? Row[K] | string : Row[K]) | Knex.Raw };
+/**
+ * What an insert or update may write: any subset of the columns, as values or raw SQL; the `AsText` columns
+ * also as text, and an `AsText` column that holds an array only as text (pg would write the JS array as a
+ * Postgres array literal, which a jsonb column refuses).
+ */
+export type Write<Row, AsText extends keyof Row = never> = {
+  [K in keyof Row]?: (K extends AsText ? (NonNullable<Row[K]> extends readonly unknown[] ? string | Extract<Row[K], null> : Row[K] | string) : Row[K]) | Knex.Raw;
+};
 
 /**
  * The `peer_events` view (migration 0761) as it reads: the repository selects `"timestamp" as tm_create`

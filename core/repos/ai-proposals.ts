@@ -56,7 +56,7 @@ export function proposalsRepo(db: Db) {
       return toPage(await paginate<ProposalRow>(q.select('*'), params), (r) => r);
     },
     /** Moves from one of `from` to the patch's status; null when the proposal is not in `from`. */
-    async transition(id: string, from: ProposalStatus[], patch: Partial<ProposalRow>): Promise<ProposalRow | null> {
+    async transition(id: string, from: ProposalStatus[], patch: Partial<Omit<ProposalRow, 'audit_ids'>>): Promise<ProposalRow | null> {
       const [row] = await live().where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as ProposalRow | undefined) ?? null;
     },
