@@ -103,7 +103,7 @@ export async function verifyToken(secret: string, token: string): Promise<Verifi
       (payload.psid === undefined || (payload.typ === 'delegate' && typeof payload.psid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(payload.psid))) &&
       (payload.gen === undefined || (typeof payload.gen === 'number' && Number.isSafeInteger(payload.gen) && payload.gen >= 0)));
   if (!ok || !session) throw new TokenError('invalid', 'token claims invalid');
-  return payload as unknown as VerifiedClaims;
+  return payload as unknown as VerifiedClaims; // cast: the checks above are exactly VerifiedClaims' shape
 }
 
 /** A fresh session id for a login or delegate token (22 base64url characters). */

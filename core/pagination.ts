@@ -79,22 +79,22 @@ export async function paginate<Row extends { id: string }>(
   table?: string,
 ): Promise<{ rows: Row[]; nextPageToken: string }> {
   const col = (c: string) => (table ? `${table}.${c}` : c);
-  const knex = (qb as unknown as { client: { raw: Knex['raw'] } }).client;
+  const cursorUs: Knex.Raw = qb.client.raw(`(extract(epoch from ??) * 1000000)::bigint as __cursor_us`, [col('tm_create')]);
   const q = qb.clone();
-  q.select(knex.raw(`(extract(epoch from ??) * 1000000)::bigint as __cursor_us`, [col('tm_create')]));
+  q.select(cursorUs);
   const cursor = params.pageToken ? decodePageToken(params.pageToken) : null;
   if (cursor) {
     if (cursor.id) q.whereRaw('(??, ??) < (?::timestamptz, ?::uuid)', [col('tm_create'), col('id'), cursor.ts, cursor.id]);
     else q.where(col('tm_create'), '<', cursor.ts);
   }
   q.orderBy([{ column: col('tm_create'), order: 'desc' }, { column: col('id'), order: 'desc' }]).limit(params.pageSize + 1);
-  const raw = (await q) as (Row & { __cursor_us: number })[];
+  const raw = (await q) as (Row & { __cursor_us?: number })[];
   const more = raw.length > params.pageSize;
   const page = more ? raw.slice(0, params.pageSize) : raw;
   const last = page[page.length - 1];
   const nextPageToken = more && last ? encodePageToken(Number(last.__cursor_us), last.id) : '';
-  const rows = page.map(({ __cursor_us: _c, ...rest }) => rest as unknown as Row);
-  return { rows, nextPageToken };
+  for (const r of page) delete r.__cursor_us;
+  return { rows: page, nextPageToken };
 }
 
 export function toPage<Row, T>(p: { rows: Row[]; nextPageToken: string }, map: (r: Row) => T): Page<T> {

@@ -56,10 +56,10 @@ class GcraRateLimiter extends RateLimiterRedis {
 
   constructor(client: Redis, keyPrefix: string, rate: number, burst: number) {
     super({ storeClient: client, keyPrefix, points: burst, duration: Math.max(1, Math.ceil(burst / rate)), customIncrTtlLuaScript: GCRA_LUA });
-    if (typeof (client as unknown as Partial<GcraClient>).plGcra !== 'function') {
+    if (!('plGcra' in client && typeof client.plGcra === 'function')) {
       client.defineCommand('plGcra', { numberOfKeys: 1, lua: GCRA_LUA });
     }
-    this.gcraClient = client as unknown as GcraClient;
+    this.gcraClient = client as GcraClient; // defineCommand added plGcra at run time
     this.intervalMs = 1000 / rate;
   }
 

@@ -8,14 +8,8 @@ import { hashMailToken, newMailToken } from './secret-token';
 export const RESET_TOKEN_TTL_MS = 3600_000;
 export const WELCOME_TOKEN_TTL_MS = 24 * 3600_000;
 
-export interface ResetTokenRow {
-  token_hash: string;
-  customer_id: string;
-  agent_id: string;
-  tm_create: Date;
-  tm_expire: Date;
-  tm_used: Date | null;
-}
+import type { ResetTokenRow } from '../../core/db/tables';
+export type { ResetTokenRow };
 
 export async function issueResetToken(db: Db, agent: { id: string; customer_id: string }, ttlMs = RESET_TOKEN_TTL_MS): Promise<string> {
   const token = newMailToken();
@@ -32,7 +26,7 @@ export async function issueResetToken(db: Db, agent: { id: string; customer_id: 
 
 /** The row of a usable (unused, unexpired) token, or undefined. */
 export async function findUsableResetToken(db: Db, token: string): Promise<ResetTokenRow | undefined> {
-  return db<ResetTokenRow>('password_reset_tokens')
+  return db('password_reset_tokens')
     .where({ token_hash: hashMailToken(token) })
     .whereNull('tm_used')
     .where('tm_expire', '>', clock.now())

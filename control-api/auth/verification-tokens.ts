@@ -5,13 +5,8 @@ import { hashMailToken, newMailToken } from './secret-token';
 
 export const VERIFICATION_TOKEN_TTL_MS = 24 * 3600_000;
 
-export interface VerificationTokenRow {
-  token_hash: string;
-  customer_id: string;
-  tm_create: Date;
-  tm_expire: Date;
-  tm_used: Date | null;
-}
+import type { VerificationTokenRow } from '../../core/db/tables';
+export type { VerificationTokenRow };
 
 /** Issues a new token for the customer; earlier tokens stay valid until their own expiry. */
 export async function issueVerificationToken(db: Db, customerId: string): Promise<string> {
@@ -27,7 +22,7 @@ export async function issueVerificationToken(db: Db, customerId: string): Promis
 }
 
 export async function findVerificationToken(db: Db, token: string): Promise<VerificationTokenRow | undefined> {
-  return db<VerificationTokenRow>('email_verification_tokens').where({ token_hash: hashMailToken(token) }).first();
+  return db('email_verification_tokens').where({ token_hash: hashMailToken(token) }).first();
 }
 
 export function verificationTokenState(row: VerificationTokenRow | undefined): 'unknown' | 'used' | 'expired' | 'valid' {

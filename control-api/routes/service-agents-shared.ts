@@ -12,7 +12,7 @@ import { contactJson, contactsRepo } from '../../core/repos/contacts';
 import { extensionJson, type ExtensionRow } from '../../core/repos/extensions';
 import { transcribeJson, type TranscribeRow } from '../../core/repos/transcribes';
 import { transcriptJson, type TranscriptRow } from '../../core/repos/transcripts';
-import { aicallJson, aimessageJson, type AicallRow, type AimessageRow } from '../../core/repos/ai-calls';
+import { aicallJson, aimessageJson, isAicallStatus, type AicallRow, type AimessageRow } from '../../core/repos/ai-calls';
 import type { AppContext } from '../context';
 import { agentScope, callsOfAgent, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 
@@ -120,7 +120,9 @@ const defs: AnyRoute[] = [
       q.where((w) => w.where((c) => c.where({ reference_type: 'call' }).whereIn('reference_id', agentCallIds(ctx, s))).orWhere((c) => c.where({ reference_type: 'conversation' }).whereIn('reference_id', agentConversationIds(ctx, s))));
       if (query.reference_type) q.where({ reference_type: query.reference_type });
       if (query.reference_id) q.where({ reference_id: query.reference_id.toLowerCase() });
-      if (query.status) q.where({ status: query.status });
+      // a status no AI call can have matches none (the filter is free text)
+      if (query.status && isAicallStatus(query.status)) q.where({ status: query.status });
+      else if (query.status) q.whereRaw('false');
       return toPage(await paginate<AicallRow>(q, page), aicallJson);
     },
   }),

@@ -17,9 +17,9 @@ export async function publishAgent(publisher: EventPublisher, type: 'agent_creat
 
 /** Sets the status when it is one of `from` (any when omitted); publishes agent_status_updated on change. */
 export async function setAgentStatus(db: Db, publisher: EventPublisher | null, id: string, to: AgentStatus, from?: readonly AgentStatus[]): Promise<AgentRow | null> {
-  const q = db<AgentRow>('agents').where({ id }).whereNull('tm_delete').whereNot({ status: to });
+  const q = db('agents').where({ id }).whereNull('tm_delete').whereNot({ status: to });
   if (from) q.whereIn('status', from as AgentStatus[]);
-  const [row] = (await q.update({ status: to, tm_update: clock.now() } as never).returning('*')) as AgentRow[];
+  const [row] = (await q.update({ status: to, tm_update: clock.now() }).returning('*')) as AgentRow[];
   if (row && publisher) await publishAgent(publisher, 'agent_status_updated', row);
   return row ?? null;
 }

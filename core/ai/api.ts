@@ -13,7 +13,7 @@ export function eventsOf(redis: Redis): EventPublisher {
 }
 
 export async function publish(redis: Redis, type: EventType, payload: { id: string; customer_id: string }): Promise<void> {
-  await publishResourceEvent(eventsOf(redis), type, payload as never).catch(() => undefined);
+  await publishResourceEvent(eventsOf(redis), type, payload).catch(() => undefined);
 }
 
 /** A response schema naming the fields (documentation). */

@@ -6,7 +6,7 @@
  */
 import type { Db } from '../db/knex';
 import type { EventPublisher } from '../events/bus';
-import { publishResourceEvent, type EventType } from '../events/catalogue';
+import { publishResourceEvent, type EventType, type ResourcePayload } from '../events/catalogue';
 import { EMPTY_UUID } from '../ids';
 import type { ChatMessage, LlmClient, ToolCall } from '../llm/client';
 import { llmFor } from '../llm/endpoint';
@@ -145,9 +145,9 @@ export class AiSession {
     return this.ended || this.endRequest !== null;
   }
 
-  private async publish(type: EventType, payload?: Record<string, unknown>): Promise<void> {
+  private async publish(type: EventType, payload?: ResourcePayload): Promise<void> {
     if (!this.deps.events) return;
-    await publishResourceEvent(this.deps.events, type, (payload ?? aicallJson(this.aicall)) as never).catch(() => undefined);
+    await publishResourceEvent(this.deps.events, type, payload ?? aicallJson(this.aicall)).catch(() => undefined);
   }
 
   private async setStatus(to: AicallStatus): Promise<void> {

@@ -37,7 +37,7 @@ export function summaryLlm(env: NodeJS.ProcessEnv = process.env, egress?: Egress
 export async function transcriptText(deps: SummaryDeps, s: SummaryRow): Promise<string> {
   let rows: { direction: string; message: string }[] = [];
   if (s.reference_type === 'transcribe') {
-    rows = (await deps.db('transcripts').where({ transcribe_id: s.reference_id, customer_id: s.customer_id }).orderBy([{ column: 'tm_transcript' }, { column: 'offset_ms' }])) as never;
+    rows = (await deps.db('transcripts').where({ transcribe_id: s.reference_id, customer_id: s.customer_id }).orderBy([{ column: 'tm_transcript' }, { column: 'offset_ms' }]));
   } else {
     rows = await transcriptsOf(deps.db, s.customer_id, s.reference_id);
   }
@@ -83,6 +83,6 @@ export async function generateSummary(deps: SummaryDeps, s: SummaryRow, regenera
     patch = regenerate ? { status: 'done', status_message: (e as Error).message } : { status: 'done', content: '', status_message: (e as Error).message };
   }
   const row = (await repo.update(s.id, patch)) ?? s;
-  if (deps.events) await publishResourceEvent(deps.events, 'summary_updated', summaryJson(row) as never).catch(() => undefined);
+  if (deps.events) await publishResourceEvent(deps.events, 'summary_updated', summaryJson(row)).catch(() => undefined);
   return row;
 }

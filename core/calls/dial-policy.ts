@@ -158,7 +158,7 @@ export async function admitPstnCalls(db: Db, customerId: string, callIds: string
     if (!pending.length) return null;
     const [max, live] = await Promise.all([maxConcurrentPstn(trx, customerId), livePstnCalls(trx, customerId)]);
     if (live + pending.length > max) return { reason: 'concurrency_cap', max, live };
-    await trx('calls').whereIn('id', pending).update({ data: trx.raw(`data || '{"pstn_admitted": true}'::jsonb`) } as never);
+    await trx('calls').whereIn('id', pending).update({ data: trx.raw(`data || '{"pstn_admitted": true}'::jsonb`) });
     return null;
   };
   return 'isTransaction' in db && db.isTransaction ? run(db) : (db as import('knex').Knex).transaction(run);
@@ -166,7 +166,7 @@ export async function admitPstnCalls(db: Db, customerId: string, callIds: string
 
 /** Records why a call row was refused (data.dial_refused), for the call's record. */
 export async function noteRefusal(db: Db, callId: string, refusal: DialRefusal): Promise<void> {
-  await db('calls').where({ id: callId }).update({ data: db.raw(`data || ?::jsonb`, [JSON.stringify({ dial_refused: refusal.reason })]) } as never);
+  await db('calls').where({ id: callId }).update({ data: db.raw(`data || ?::jsonb`, [JSON.stringify({ dial_refused: refusal.reason })]) });
 }
 
 /** What a call to `a` costs per minute: PSTN numbers are charged, everything else is free. */

@@ -161,7 +161,7 @@ export class NodeSweeper {
 
   private async publish(type: string, row: Parameters<typeof callJson>[0]): Promise<void> {
     await this.opts.events
-      .publish(type, row.customer_id, row.id, callJson(row) as unknown as Record<string, unknown>)
+      .publish(type, row.customer_id, row.id, callJson(row))
       .catch((err: Error) => this.opts.logger.warn({ err: err.message, call: row.id, type }, 'event publish failed'));
   }
 
@@ -176,8 +176,8 @@ export class NodeSweeper {
     for (const r of rows) {
       if (this.opts.dataDir) for (const f of r.filenames ?? []) repairWav(path.join(this.opts.dataDir, 'recordings', path.basename(f)));
       const now = clock.now();
-      const n = await db('recordings').where({ id: r.id }).whereIn('status', RECORDING_LIVE).update({ status: 'ended', tm_end: now, tm_update: now } as never);
-      await db('calls').where({ id: r.reference_id, recording_id: r.id }).update({ recording_id: EMPTY_UUID, tm_update: now } as never);
+      const n = await db('recordings').where({ id: r.id }).whereIn('status', RECORDING_LIVE).update({ status: 'ended', tm_end: now, tm_update: now });
+      await db('calls').where({ id: r.reference_id, recording_id: r.id }).update({ recording_id: EMPTY_UUID, tm_update: now });
       if (n) ended.push(r.id);
     }
     return ended;
@@ -206,6 +206,7 @@ export class NodeSweeper {
     };
     const failed: string[] = [];
     let worker: Worker | null = null;
+    let conn: Redis | null = null;
     try {
       if ((await pending()) === 0) return failed;
       for (const job of await queue.getJobs(['active'])) {
@@ -221,17 +222,14 @@ export class NodeSweeper {
           failed.push(String(job.id));
           throw new UnrecoverableError(why);
         },
-        { connection: this.opts.redis.duplicate({ maxRetriesPerRequest: null }), prefix, concurrency: 50, stalledInterval: 250, maxStalledCount: 0 },
+        { connection: (conn = this.opts.redis.duplicate({ maxRetriesPerRequest: null })), prefix, concurrency: 50, stalledInterval: 250, maxStalledCount: 0 },
       );
       worker.on('error', () => undefined);
       const end = Date.now() + 15_000;
       while ((await pending()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
     } finally {
-      if (worker) {
-        const conn = (worker as unknown as { opts: { connection: Redis } }).opts.connection;
-        await worker.close().catch(() => undefined);
-        conn.disconnect();
-      }
+      if (worker) await worker.close().catch(() => undefined);
+      conn?.disconnect();
       await queue.close().catch(() => undefined);
     }
     return [...new Set(failed)];

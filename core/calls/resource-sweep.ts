@@ -21,7 +21,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Knex } from '../db/knex';
 import type { EventPublisher } from '../events/bus';
-import { publishResourceEvent, type EventType } from '../events/catalogue';
+import { publishResourceEvent, type EventType, type ResourcePayload } from '../events/catalogue';
 import { clock } from '../clock';
 import { EMPTY_UUID } from '../ids';
 import { conferenceNodeKey } from '../conferences/commands';
@@ -64,7 +64,7 @@ const LIVE_RECORDING = ['initiating', 'recording', 'stopping'];
 export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callIds: readonly string[]): Promise<ResourceSweepReport> {
   const r: ResourceSweepReport = { conferencesEnded: [], conferencesReleased: [], conferencecalls: [], queuecalls: [], groupcalls: [], transfers: [], speakings: [], transcribes: [], aicalls: [], recordings: [] };
   const warn = (what: string) => (err: Error) => d.logger.warn({ err: err.message, node: nodeId, what }, 'node sweep: event publish failed');
-  const publish = (type: EventType, payload: object) => publishResourceEvent(d.events, type, payload as never).catch(warn(type));
+  const publish = (type: EventType, payload: ResourcePayload) => publishResourceEvent(d.events, type, payload).catch(warn(type));
   const calls = [...callIds];
 
   // ---- conferences hosted here, and participants that were calls of this node
@@ -106,7 +106,7 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
     if (c.type === 'conference' && c.status === 'progressing') {
       // the room outlives its host: the next join (any node) claims it again
       await d.redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, d.keyPrefix + conferenceNodeKey(c.id), nodeId);
-      const row = await d.db('conferences').where({ id: c.id, status: 'progressing' }).update({ recording_id: EMPTY_UUID, transcribe_id: EMPTY_UUID, tm_update: clock.now() } as never).returning('*');
+      const row = await d.db('conferences').where({ id: c.id, status: 'progressing' }).update({ recording_id: EMPTY_UUID, transcribe_id: EMPTY_UUID, tm_update: clock.now() }).returning('*');
       r.conferencesReleased.push(c.id);
       if (row[0]) await publishConference(d.events, 'conference_updated', row[0] as ConferenceRow).catch(warn('conference'));
       continue;
@@ -152,7 +152,7 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
       .where((q) => q.whereIn('transferer_call_id', calls).orWhereIn('transferee_call_id', calls))
       .pluck('id')) as string[];
     for (const id of open) {
-      const [row] = await d.db('transfers').where({ id }).whereIn('status', ['initiating', 'consulting']).update({ status: 'failed', tm_update: clock.now() } as never).returning('id');
+      const [row] = await d.db('transfers').where({ id }).whereIn('status', ['initiating', 'consulting']).update({ status: 'failed', tm_update: clock.now() }).returning('id');
       if (row) r.transfers.push(id);
     }
 
@@ -189,6 +189,6 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
 async function endRecordings(db: Knex, referenceIds: string[]): Promise<string[]> {
   if (!referenceIds.length) return [];
   const now = clock.now();
-  const rows = (await db('recordings').whereIn('reference_id', referenceIds).whereIn('status', LIVE_RECORDING).update({ status: 'ended', tm_end: now, tm_update: now } as never).returning('id')) as { id: string }[];
+  const rows = (await db('recordings').whereIn('reference_id', referenceIds).whereIn('status', LIVE_RECORDING).update({ status: 'ended', tm_end: now, tm_update: now }).returning('id')) as { id: string }[];
   return rows.map((x) => x.id);
 }

@@ -92,9 +92,9 @@ export function chatMessageJson(m: ChatMessageRow) {
 }
 
 export function chatsRepo(db: Db) {
-  const chats = () => db<ChatRow>('talk_chats');
-  const parts = () => db<ParticipantRow>('talk_participants');
-  const msgs = () => db<ChatMessageRow>('talk_messages');
+  const chats = () => db('talk_chats');
+  const parts = () => db('talk_participants');
+  const msgs = () => db('talk_messages');
   const withCount = () =>
     chats()
       .select('talk_chats.*', db.raw('(select count(*) from talk_participants p where p.chat_id = talk_chats.id) as member_count'))
@@ -128,11 +128,11 @@ export function chatsRepo(db: Db) {
       return toPage(await paginate<ChatRow>(withCount().where('talk_chats.customer_id', customerId).where('talk_chats.type', 'talk'), params, 'talk_chats'), (r) => r);
     },
     async update(id: string, patch: { name?: string; detail?: string }): Promise<void> {
-      await chats().where({ id }).update({ ...patch, tm_update: clock.now() } as never);
+      await chats().where({ id }).update({ ...patch, tm_update: clock.now() });
     },
     async softDelete(id: string): Promise<void> {
       const now = clock.now();
-      await chats().where({ id }).update({ tm_delete: now, tm_update: now } as never);
+      await chats().where({ id }).update({ tm_delete: now, tm_update: now });
     },
     async participant(chatId: string, ownerType: string, ownerId: string): Promise<ParticipantRow | null> {
       return ((await parts().where({ chat_id: chatId, owner_type: ownerType, owner_id: ownerId }).first()) as ParticipantRow | undefined) ?? null;
@@ -142,7 +142,7 @@ export function chatsRepo(db: Db) {
     },
     async addParticipant(c: ChatRow, ownerType: string, ownerId: string): Promise<ParticipantRow | null> {
       const rows = (await db.raw('? on conflict (chat_id, owner_type, owner_id) do nothing returning *', [
-        parts().insert({ id: newId(), customer_id: c.customer_id, chat_id: c.id, owner_type: ownerType, owner_id: ownerId, tm_joined: clock.now() } as never),
+        parts().insert({ id: newId(), customer_id: c.customer_id, chat_id: c.id, owner_type: ownerType, owner_id: ownerId, tm_joined: clock.now() }),
       ])).rows as ParticipantRow[];
       return rows[0] ?? null;
     },
@@ -156,7 +156,7 @@ export function chatsRepo(db: Db) {
         .insert({
           id: newId(), customer_id: c.customer_id, chat_id: c.id, owner_type: 'agent', owner_id: m.owner_id, parent_id: m.parent_id ?? EMPTY_UUID,
           type: m.type ?? 'normal', text: m.text, medias: JSON.stringify(m.medias ?? []), metadata: JSON.stringify({ reactions: [] }), tm_create: now, tm_update: now,
-        } as never)
+        })
         .returning('*');
       return row as ChatMessageRow;
     },
@@ -168,7 +168,7 @@ export function chatsRepo(db: Db) {
     },
     async deleteMessage(id: string): Promise<ChatMessageRow | null> {
       const now = clock.now();
-      const [row] = await msgs().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await msgs().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ChatMessageRow | undefined) ?? null;
     },
     /** Adds a reaction once per (owner, emoji); a repeat leaves the message as it is. */

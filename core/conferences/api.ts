@@ -140,7 +140,7 @@ export class ConferenceApi {
         options: JSON.stringify(options),
         filenames: [],
         tm_create: now,
-      } as never);
+      });
       return row;
     });
     if (!claimed) throw new ApiError('RECORDING_ALREADY_ACTIVE', 'the conference is already being recorded');
@@ -154,7 +154,7 @@ export class ConferenceApi {
 
   private async endRecording(conferenceId: string, recordingId: string): Promise<void> {
     const now = clock.now();
-    const [rec] = await this.d.db('recordings').where({ id: recordingId }).whereNot({ status: 'ended' }).update({ status: 'ended', tm_end: now, tm_update: now } as never).returning('*');
+    const [rec] = await this.d.db('recordings').where({ id: recordingId }).whereNot({ status: 'ended' }).update({ status: 'ended', tm_end: now, tm_update: now }).returning('*');
     await this.conferences.releaseRecording(conferenceId, recordingId);
     if (rec) await this.publish('recording_finished', publishRecording(this.events, 'recording_finished', rec as RecordingRow));
   }

@@ -5,6 +5,8 @@ import pg from 'pg';
 
 export type { Knex };
 export type Db = Knex | Knex.Transaction;
+/** The table types (knex's `Tables` augmentation, declared once for every table). */
+export type { Table, Write } from './tables';
 
 // timestamptz as JS Date (default), int8 (bigint) as number: our int8 columns are small counters.
 pg.types.setTypeParser(20, (v: string) => Number(v));

@@ -10,5 +10,5 @@ import net from 'node:net';
 export function ipLookup(host: string, opts: dns.LookupOptions | number, cb: (err: NodeJS.ErrnoException | null, address: string, family: number) => void): void {
   const family = net.isIP(host);
   if (family) return cb(null, host, family);
-  dns.lookup(host, typeof opts === 'number' ? { family: opts } : opts, cb as never);
+  dns.lookup(host, typeof opts === 'number' ? { family: opts } : opts, cb as never); // cast: dns.lookup's overloads take no union of options
 }

@@ -44,7 +44,7 @@ export function isAccesskeyExpired(a: Pick<AccesskeyRow, 'tm_expire'>, nowMs = c
 }
 
 export function accesskeysRepo(db: Db) {
-  const table = () => db<AccesskeyRow>('accesskeys');
+  const table = () => db('accesskeys');
   return {
     /** Creates a key; `expireSec` from now (default one year). Returns the row and the one-time secret. */
     async create(input: { id?: string; customer_id: string; name?: string; detail?: string; expireSec?: number }): Promise<{ row: AccesskeyRow; token: string }> {
@@ -60,7 +60,7 @@ export function accesskeysRepo(db: Db) {
           token_prefix: prefix,
           tm_expire: new Date(now + (input.expireSec ?? DEFAULT_ACCESSKEY_EXPIRE_SEC) * 1000),
           tm_create: new Date(now),
-        } as never)
+        })
         .returning('*');
       return { row: row as AccesskeyRow, token };
     },
@@ -81,7 +81,7 @@ export function accesskeysRepo(db: Db) {
     async update(id: string, patch: { name?: string; detail?: string }, opts: { customerId?: string } = {}): Promise<AccesskeyRow | null> {
       const q = table().where({ id }).whereNull('tm_delete');
       if (opts.customerId) q.where({ customer_id: opts.customerId });
-      const [row] = await q.update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await q.update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as AccesskeyRow | undefined) ?? null;
     },
     softDelete: (id: string, opts: { customerId?: string } = {}) => softDeleteRow<AccesskeyRow>(table(), id, opts),

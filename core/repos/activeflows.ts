@@ -1,6 +1,6 @@
 /**
  * activeflows: the Postgres side of the flow runner's ActiveflowStore (media-app/flow/stores.ts),
- * mirrored structurally because core must not import media-app.
+ * its record type declared once in core/flow/activeflow.ts (core must not import media-app).
  *
  * The runner shares one append-only executed_actions array between the records it hands over, so
  * a record is serialized synchronously when it arrives, and writes of one activeflow are chained
@@ -13,52 +13,28 @@ import { EMPTY_UUID } from '../ids';
 import { formatRfc3339, parseTimestamp } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { Action } from '../flow';
+import type { ActiveflowRecord, ExecutedAction } from '../flow/activeflow';
 
-export interface ActiveflowExecutedAction extends Action {
-  tm_execute: string;
-}
-
-/** Same shape as media-app/flow/record.ts ActiveflowRecord. */
-export interface ActiveflowRecordShape {
-  id: string;
-  customer_id: string;
-  flow_id: string;
-  status: '' | 'running' | 'ended';
-  reference_type: '' | 'ai' | 'api' | 'call' | 'campaign' | 'conversation' | 'transcribe' | 'recording';
-  reference_id: string;
-  reference_activeflow_id: string;
-  on_complete_flow_id: string;
-  webhook_uri: string;
-  webhook_method: '' | 'POST' | 'GET' | 'PUT' | 'DELETE';
-  current_action: Action | null;
-  forward_action_id: string;
-  executed_actions: ActiveflowExecutedAction[];
-  variables: Record<string, string>;
-  complete_count: number;
-  end_reason: '' | 'finished' | 'stop_action' | 'stopped' | 'call_hangup' | 'error' | 'limit';
-  error: string;
-  tm_create: string;
-  tm_update: string;
-  tm_delete: string | null;
-}
+/** The record the flow runner hands the store (core/flow/activeflow.ts), under the names this repository exported. */
+export type { ExecutedAction as ActiveflowExecutedAction, ActiveflowRecord as ActiveflowRecordShape };
 
 export interface ActiveflowRow {
   id: string;
   customer_id: string;
   flow_id: string;
-  status: ActiveflowRecordShape['status'];
-  reference_type: ActiveflowRecordShape['reference_type'];
+  status: ActiveflowRecord['status'];
+  reference_type: ActiveflowRecord['reference_type'];
   reference_id: string;
   reference_activeflow_id: string;
   on_complete_flow_id: string;
   webhook_uri: string;
-  webhook_method: ActiveflowRecordShape['webhook_method'];
+  webhook_method: ActiveflowRecord['webhook_method'];
   current_action: Action | null;
   forward_action_id: string;
-  executed_actions: ActiveflowExecutedAction[];
+  executed_actions: ExecutedAction[];
   variables: Record<string, string>;
   complete_count: number;
-  end_reason: ActiveflowRecordShape['end_reason'];
+  end_reason: ActiveflowRecord['end_reason'];
   error: string;
   tm_create: Date;
   tm_update: Date | null;
@@ -97,7 +73,7 @@ function toDate(s: string | null | undefined): Date | null {
   return s ? parseTimestamp(s) : null;
 }
 
-function toRecord(r: ActiveflowRow): ActiveflowRecordShape {
+function toRecord(r: ActiveflowRow): ActiveflowRecord {
   return {
     ...r,
     tm_create: formatRfc3339(r.tm_create) as string,
@@ -107,7 +83,7 @@ function toRecord(r: ActiveflowRow): ActiveflowRecordShape {
 }
 
 /** Columns of a record, serialized now (the runner mutates its arrays later). */
-function columns(rec: ActiveflowRecordShape) {
+function columns(rec: ActiveflowRecord) {
   return {
     customer_id: rec.customer_id,
     flow_id: rec.flow_id || EMPTY_UUID,
@@ -130,12 +106,12 @@ function columns(rec: ActiveflowRecordShape) {
 }
 
 export function activeflowsRepo(db: Db) {
-  const table = () => db<ActiveflowRow>('activeflows');
+  const table = () => db('activeflows');
   const live = () => table().whereNull('tm_delete');
   return {
-    async insert(rec: ActiveflowRecordShape): Promise<ActiveflowRow> {
+    async insert(rec: ActiveflowRecord): Promise<ActiveflowRow> {
       const row = { ...columns(rec), id: rec.id, executed_actions: JSON.stringify(rec.executed_actions), tm_create: toDate(rec.tm_create) ?? clock.now() };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as ActiveflowRow;
     },
     async get(id: string): Promise<ActiveflowRow | null> {
@@ -149,17 +125,17 @@ export function activeflowsRepo(db: Db) {
       return toPage(await paginate<ActiveflowRow>(q, params), (r) => r);
     },
     /** Ends a running activeflow whose runner is gone (no live owner); no-op when it already ended. */
-    async endOrphan(id: string, reason: ActiveflowRecordShape['end_reason'], error = ''): Promise<ActiveflowRow | null> {
+    async endOrphan(id: string, reason: ActiveflowRecord['end_reason'], error = ''): Promise<ActiveflowRow | null> {
       const [row] = await table()
         .where({ id, status: 'running' })
-        .update({ status: 'ended', end_reason: reason, error, current_action: null, tm_update: clock.now() } as never)
+        .update({ status: 'ended', end_reason: reason, error, current_action: null, tm_update: clock.now() })
         .returning('*');
       return (row as ActiveflowRow | undefined) ?? (await this.get(id));
     },
     /** Soft delete (DELETE /activeflows/{id}); the runner's later writes keep tm_delete (PgActiveflowStore.update). */
     async softDelete(customerId: string, id: string): Promise<ActiveflowRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ActiveflowRow | undefined) ?? null;
     },
   };
@@ -177,7 +153,7 @@ export class PgActiveflowStore {
    */
   constructor(private readonly db: Db, private readonly opts: { retry?: <T>(op: () => Promise<T>) => Promise<T> } = {}) {}
 
-  create(record: ActiveflowRecordShape): Promise<void> {
+  create(record: ActiveflowRecord): Promise<void> {
     const cols = columns(record);
     const executed = JSON.stringify(record.executed_actions);
     const tmCreate = toDate(record.tm_create) ?? clock.now();
@@ -187,7 +163,7 @@ export class PgActiveflowStore {
     return this.chain(record.id, async () => {
       try {
         attempts++;
-        await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate } as never);
+        await this.db('activeflows').insert({ ...cols, id: record.id, executed_actions: executed, tm_create: tmCreate });
       } catch (err) {
         // a retried insert whose first attempt committed unseen: the row is there
         if (attempts > 1 && (err as { code?: string }).code === '23505') return;
@@ -196,7 +172,7 @@ export class PgActiveflowStore {
     });
   }
 
-  update(record: ActiveflowRecordShape): Promise<void> {
+  update(record: ActiveflowRecord): Promise<void> {
     // A runner's record never deletes; a deletion made through the API (tm_delete set) must survive its writes.
     const { tm_delete: deleted, ...rest } = columns(record);
     const cols = deleted ? { ...rest, tm_delete: deleted } : rest;
@@ -211,18 +187,18 @@ export class PgActiveflowStore {
     return this.chain(record.id, async () => {
       // a retried append could append twice after an unseen commit: retries write the whole array
       const executed = append !== null && ++attempts === 1 ? this.db.raw(`executed_actions || ?::jsonb`, [append]) : (full ?? JSON.stringify(record.executed_actions.slice(0, total)));
-      await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed } as never);
+      await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed });
     });
   }
 
-  async get(id: string): Promise<ActiveflowRecordShape | undefined> {
+  async get(id: string): Promise<ActiveflowRecord | undefined> {
     await this.chains.get(id);
-    const row = (await this.db<ActiveflowRow>('activeflows').where({ id }).first()) as ActiveflowRow | undefined;
+    const row = (await this.db('activeflows').where({ id }).first()) as ActiveflowRow | undefined;
     return row ? toRecord(row) : undefined;
   }
 
-  async list(opts: { customer_id?: string; limit: number; before?: string }): Promise<ActiveflowRecordShape[]> {
-    const q = this.db<ActiveflowRow>('activeflows').whereNull('tm_delete');
+  async list(opts: { customer_id?: string; limit: number; before?: string }): Promise<ActiveflowRecord[]> {
+    const q = this.db('activeflows').whereNull('tm_delete');
     if (opts.customer_id) q.where({ customer_id: opts.customer_id });
     const before = opts.before ? toDate(opts.before) : null;
     if (before) q.where('tm_create', '<', before);

@@ -6,18 +6,14 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { hashPassword } from '../password';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { Address } from '../address';
 
 export const AGENT_STATUSES = ['', 'available', 'away', 'busy', 'offline', 'ringing'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 export const RING_METHODS = ['ringall', 'linear'] as const;
 
-export interface AgentAddress {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+/** The spec's Address (core/address.ts), under the name this repository exported. */
+export type AgentAddress = Address;
 
 export interface AgentRow {
   id: string;
@@ -76,7 +72,7 @@ export function agentJson(a: AgentRow) {
 }
 
 export function agentsRepo(db: Db) {
-  const table = () => db<AgentRow>('agents');
+  const table = () => db('agents');
   return {
     async create(input: AgentCreate): Promise<AgentRow> {
       const { password, ...rest } = input;
@@ -89,7 +85,7 @@ export function agentsRepo(db: Db) {
         addresses: JSON.stringify(input.addresses ?? []),
         tm_create: clock.now(),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as AgentRow;
     },
     async get(id: string, opts: { customerId?: string; includeDeleted?: boolean } = {}): Promise<AgentRow | null> {
@@ -119,12 +115,12 @@ export function agentsRepo(db: Db) {
       }
       if (patch.tag_ids) values.tag_ids = JSON.stringify(patch.tag_ids);
       if (patch.addresses) values.addresses = JSON.stringify(patch.addresses);
-      const [row] = await table().where({ id }).whereNull('tm_delete').update(values as never).returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update(values).returning('*');
       return (row as AgentRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<AgentRow | null> {
       const now = clock.now();
-      const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as AgentRow | undefined) ?? null;
     },
     /**

@@ -35,7 +35,7 @@ export function aiAuditJson(a: AiAuditRow) {
 export type AiAuditResult = Pick<AiAuditRow, 'status' | 'error'> & Partial<Pick<AiAuditRow, 'overall_score' | 'evaluation' | 'message_ids'>>;
 
 export function aiAuditsRepo(db: Db) {
-  const live = () => db<AiAuditRow>('aiaudits').whereNull('tm_delete');
+  const live = () => db('aiaudits').whereNull('tm_delete');
   return {
     async create(customerId: string, input: Pick<AiAuditRow, 'aicall_id' | 'ai_id' | 'prompt_history_id' | 'language'>): Promise<AiAuditRow> {
       const [r] = await db('aiaudits').insert({ ...input, id: newId(), customer_id: customerId, status: 'progressing', tm_create: clock.now() }).returning('*');
@@ -55,12 +55,12 @@ export function aiAuditsRepo(db: Db) {
       const patch: Record<string, unknown> = { ...result, tm_update: clock.now() };
       if (result.evaluation !== undefined) patch.evaluation = JSON.stringify(result.evaluation);
       if (result.message_ids !== undefined) patch.message_ids = JSON.stringify(result.message_ids);
-      const [r] = await live().where({ id, status: 'progressing' }).update(patch as never).returning('*');
+      const [r] = await live().where({ id, status: 'progressing' }).update(patch).returning('*');
       return (r as AiAuditRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<AiAuditRow | null> {
       const now = clock.now();
-      const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (r as AiAuditRow | undefined) ?? null;
     },
   };

@@ -9,7 +9,9 @@ import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 
-export type AicallStatus = 'initiating' | 'progressing' | 'pausing' | 'resuming' | 'terminating' | 'terminated';
+export const AICALL_STATUSES = ['initiating', 'progressing', 'pausing', 'resuming', 'terminating', 'terminated'] as const;
+export type AicallStatus = (typeof AICALL_STATUSES)[number];
+export const isAicallStatus = (s: string): s is AicallStatus => (AICALL_STATUSES as readonly string[]).includes(s);
 
 /** Event type of each status (the catalogue spells the first one "initializing"). */
 export const AICALL_EVENT: Record<AicallStatus, string> = {
@@ -107,7 +109,7 @@ export function participantJson(p: ParticipantRow) {
 }
 
 export function aicallsRepo(db: Db) {
-  const live = () => db<AicallRow>('aicalls').whereNull('tm_delete');
+  const live = () => db('aicalls').whereNull('tm_delete');
   return {
     async create(customerId: string, input: AicallInput): Promise<AicallRow> {
       const row: Record<string, unknown> = { ...input, id: newId(), customer_id: customerId, status: 'initiating', tm_create: clock.now() };
@@ -128,7 +130,7 @@ export function aicallsRepo(db: Db) {
     async transition(id: string, to: AicallStatus, extra: Partial<AicallRow> = {}): Promise<AicallRow | null> {
       const patch: Record<string, unknown> = { ...extra, status: to, tm_update: clock.now() };
       if (to === 'terminated') patch.tm_end = clock.now();
-      const [r] = await live().where({ id }).whereIn('status', ALLOWED_FROM[to]).update(patch as never).returning('*');
+      const [r] = await live().where({ id }).whereIn('status', ALLOWED_FROM[to]).update(patch).returning('*');
       return (r as AicallRow | undefined) ?? null;
     },
     async setMember(id: string, memberId: string): Promise<void> {
@@ -152,7 +154,7 @@ export function aicallsRepo(db: Db) {
     },
     async softDelete(customerId: string, id: string): Promise<AicallRow | null> {
       const now = clock.now();
-      const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (r as AicallRow | undefined) ?? null;
     },
     async addMessage(m: Omit<AimessageRow, 'id' | 'tm_create' | 'tm_delete' | 'tool_calls' | 'tool_call_id' | 'activeflow_id' | 'active_ai_id'> & Partial<AimessageRow>): Promise<AimessageRow> {
@@ -162,7 +164,7 @@ export function aicallsRepo(db: Db) {
       return r as AimessageRow;
     },
     async messages(customerId: string, params: PageParams, aicallId?: string): Promise<Page<AimessageRow>> {
-      const q = db<AimessageRow>('aimessages').whereNull('tm_delete').where({ customer_id: customerId });
+      const q = db('aimessages').whereNull('tm_delete').where({ customer_id: customerId });
       if (aicallId) q.where({ aicall_id: aicallId });
       return toPage(await paginate<AimessageRow>(q.select('*'), params), (r) => r);
     },

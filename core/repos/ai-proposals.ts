@@ -38,7 +38,7 @@ export function proposalJson(p: ProposalRow) {
 }
 
 export function proposalsRepo(db: Db) {
-  const live = () => db<ProposalRow>('ai_prompt_proposals').whereNull('tm_delete');
+  const live = () => db('ai_prompt_proposals').whereNull('tm_delete');
   return {
     async create(customerId: string, input: Pick<ProposalRow, 'ai_id' | 'audit_ids' | 'basis_prompt_history_id' | 'original_prompt'>): Promise<ProposalRow> {
       const [row] = await db('ai_prompt_proposals')
@@ -56,13 +56,13 @@ export function proposalsRepo(db: Db) {
       return toPage(await paginate<ProposalRow>(q.select('*'), params), (r) => r);
     },
     /** Moves from one of `from` to the patch's status; null when the proposal is not in `from`. */
-    async transition(id: string, from: ProposalStatus[], patch: Partial<ProposalRow>): Promise<ProposalRow | null> {
-      const [row] = await live().where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+    async transition(id: string, from: ProposalStatus[], patch: Partial<Omit<ProposalRow, 'audit_ids'>>): Promise<ProposalRow | null> {
+      const [row] = await live().where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as ProposalRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<ProposalRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ProposalRow | undefined) ?? null;
     },
   };

@@ -77,7 +77,7 @@ function encode(input: AiInput): Record<string, unknown> {
 }
 
 export function aisRepo(db: Db) {
-  const live = (q: Db = db) => q<AiRow>('ais').whereNull('tm_delete');
+  const live = (q: Db = db) => q('ais').whereNull('tm_delete');
   async function addHistory(trx: Db, ai: AiRow, proposalId: string): Promise<PromptHistoryRow> {
     const [h] = await trx('ai_prompt_histories')
       .insert({ id: newId(), customer_id: ai.customer_id, ai_id: ai.id, prompt: ai.init_prompt, proposal_id: proposalId, tm_create: clock.now() })
@@ -117,7 +117,7 @@ export function aisRepo(db: Db) {
       });
     },
     async regenerateDirectHash(customerId: string, id: string): Promise<AiRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ direct_hash: newDirectHash(), tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ direct_hash: newDirectHash(), tm_update: clock.now() }).returning('*');
       return (row as AiRow | undefined) ?? null;
     },
     /**
@@ -128,8 +128,8 @@ export function aisRepo(db: Db) {
       if (ai.is_insight_active) return [ai];
       return db.transaction(async (trx) => {
         const now = clock.now();
-        const before = (await live(trx).where({ customer_id: ai.customer_id, is_insight_active: true }).update({ is_insight_active: false, tm_update: now } as never).returning('*')) as AiRow[];
-        const [row] = await live(trx).where({ id: ai.id }).update({ is_insight_active: true, tm_update: now } as never).returning('*');
+        const before = (await live(trx).where({ customer_id: ai.customer_id, is_insight_active: true }).update({ is_insight_active: false, tm_update: now }).returning('*')) as AiRow[];
+        const [row] = await live(trx).where({ id: ai.id }).update({ is_insight_active: true, tm_update: now }).returning('*');
         return row ? [row as AiRow, ...before] : [];
       });
     },
@@ -140,7 +140,7 @@ export function aisRepo(db: Db) {
     },
     async softDelete(customerId: string, id: string): Promise<AiRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now, is_insight_active: false } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now, is_insight_active: false }).returning('*');
       return (row as AiRow | undefined) ?? null;
     },
     async histories(customerId: string, aiId: string, params: PageParams): Promise<Page<PromptHistoryRow>> {

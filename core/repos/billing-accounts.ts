@@ -53,7 +53,7 @@ export function billingAccountJson(a: BillingAccountRow) {
 }
 
 export function billingAccountsRepo(db: Db) {
-  const table = () => db<BillingAccountRow>('billing_accounts');
+  const table = () => db('billing_accounts');
   return {
     async get(id: string): Promise<BillingAccountRow | null> {
       return ((await table().where({ id }).whereNull('tm_delete').first()) as BillingAccountRow | undefined) ?? null;
@@ -86,11 +86,11 @@ export function billingAccountsRepo(db: Db) {
       const now = clock.now();
       const values: Record<string, unknown> = { balance_credit: db.raw('balance_credit + ?', [delta]), tm_update: now };
       if (opts.topup) values.tm_last_topup = now;
-      const [row] = await table().where({ id }).update(values as never).returning('*');
+      const [row] = await table().where({ id }).update(values).returning('*');
       return row as BillingAccountRow;
     },
     async update(id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'status' | 'payment_type' | 'payment_method' | 'paddle_customer_id'>>): Promise<BillingAccountRow | null> {
-      const [row] = await table().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as BillingAccountRow | undefined) ?? null;
     },
     async list(params: PageParams, filter: { customerId?: string } = {}): Promise<Page<BillingAccountRow>> {

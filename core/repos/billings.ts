@@ -75,11 +75,11 @@ export function billingJson(b: BillingRow) {
 }
 
 export function billingsRepo(db: Db) {
-  const table = () => db<BillingRow>('billings');
+  const table = () => db('billings');
   return {
     async create(input: BillingCreate): Promise<BillingRow> {
       const row = { reference_id: EMPTY_UUID, ...input, id: newId(), tm_create: clock.now() };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as BillingRow;
     },
     async get(id: string): Promise<BillingRow | null> {
@@ -89,7 +89,7 @@ export function billingsRepo(db: Db) {
       return ((await table().where({ idempotency_key: key }).first()) as BillingRow | undefined) ?? null;
     },
     async update(id: string, patch: Partial<BillingRow>): Promise<BillingRow> {
-      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
       return row as BillingRow;
     },
     async list(customerId: string, params: PageParams): Promise<Page<BillingRow>> {

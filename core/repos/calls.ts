@@ -3,6 +3,7 @@
  * late command (BullMQ delivers at least once) changes nothing and reports `changed: false`.
  */
 import type { Db } from '../db/knex';
+import type { Address } from '../address';
 import { clock } from '../clock';
 import { chargeEndedCall } from '../billing/call-end';
 import { platformMetrics } from '../metrics';
@@ -23,13 +24,7 @@ import {
   type MuteDirection,
 } from '../calls/model';
 
-export interface Address {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+export type { Address };
 
 export interface CallRow {
   id: string;
@@ -105,7 +100,7 @@ export interface Transition {
 }
 
 export function callsRepo(db: Db) {
-  const table = () => db<CallRow>('calls');
+  const table = () => db('calls');
   const live = () => table().whereNull('tm_delete');
   const stampFor: Partial<Record<CallStatus, keyof CallRow>> = {
     ringing: 'tm_ringing',
@@ -121,11 +116,11 @@ export function callsRepo(db: Db) {
         owner_type: '',
         flow_id: EMPTY_UUID,
         activeflow_id: EMPTY_UUID,
-        type: 'flow',
+        type: 'flow' as const,
         master_call_id: EMPTY_UUID,
         recording_id: EMPTY_UUID,
         groupcall_id: EMPTY_UUID,
-        status: 'dialing',
+        status: 'dialing' as const,
         data: {},
         metadata: {},
         ...input,
@@ -133,7 +128,7 @@ export function callsRepo(db: Db) {
         destination: JSON.stringify(input.destination),
         tm_create: clock.now(),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as CallRow;
     },
     async get(id: string): Promise<CallRow | null> {
@@ -152,7 +147,7 @@ export function callsRepo(db: Db) {
       const stamp = stampFor[to];
       const update: Record<string, unknown> = { ...patch, status: to, tm_update: now };
       if (stamp) update[stamp] = now;
-      const [row] = await table().where({ id }).whereIn('status', predecessorsOf(to)).update(update as never).returning('*');
+      const [row] = await table().where({ id }).whereIn('status', predecessorsOf(to)).update(update).returning('*');
       if (row) return { changed: true, call: row as CallRow };
       return { changed: false, call: await this.get(id) };
     },
@@ -165,18 +160,18 @@ export function callsRepo(db: Db) {
       const stamp = stampFor[to];
       const update: Record<string, unknown> = { status: to, tm_update: now };
       if (stamp) update[stamp] = now;
-      const [row] = await table().where({ id, status: from }).update(update as never).returning('*');
+      const [row] = await table().where({ id, status: from }).update(update).returning('*');
       if (row) return { changed: true, call: row as CallRow };
       return { changed: false, call: await this.get(id) };
     },
     /** Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts). */
     async hangup(id: string, cause: HangupCause): Promise<Transition> {
       const t = await db.transaction(async (trx): Promise<Transition> => {
-        const current = (await trx<CallRow>('calls').where({ id }).forUpdate().first()) as CallRow | undefined;
+        const current = (await trx('calls').where({ id }).forUpdate().first()) as CallRow | undefined;
         if (!current) return { changed: false, call: null };
         if (current.status === 'hangup') return { changed: false, call: current };
         const now = clock.now();
-        const [row] = await trx<CallRow>('calls')
+        const [row] = await trx('calls')
           .where({ id })
           .update({
             status: 'hangup',
@@ -184,7 +179,7 @@ export function callsRepo(db: Db) {
             hangup_reason: hangupReasonFor(current.direction, current.status, cause),
             tm_hangup: now,
             tm_update: now,
-          } as never)
+          })
           .returning('*');
         await chargeEndedCall(trx, row as CallRow);
         return { changed: true, call: row as CallRow };
@@ -194,29 +189,29 @@ export function callsRepo(db: Db) {
       return t;
     },
     async setMute(id: string, direction: MuteDirection): Promise<CallRow | null> {
-      const [row] = await table().where({ id }).update({ mute_direction: direction, tm_update: clock.now() } as never).returning('*');
+      const [row] = await table().where({ id }).update({ mute_direction: direction, tm_update: clock.now() }).returning('*');
       return (row as CallRow | undefined) ?? null;
     },
     async addChained(masterId: string, chainedId: string): Promise<void> {
       // once only, so a write retried after an unseen commit appends nothing twice
-      await table().where({ id: masterId }).whereRaw('not (? = any(chained_call_ids))', [chainedId]).update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() } as never);
+      await table().where({ id: masterId }).whereRaw('not (? = any(chained_call_ids))', [chainedId]).update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() });
     },
     async setRecording(id: string, recordingId: string, active: boolean): Promise<CallRow | null> {
       const update: Record<string, unknown> = { recording_id: active ? recordingId : EMPTY_UUID, tm_update: clock.now() };
       if (active) update.recording_ids = db.raw('array_append(recording_ids, ?)', [recordingId]);
-      const [row] = await table().where({ id }).update(update as never).returning('*');
+      const [row] = await table().where({ id }).update(update).returning('*');
       return (row as CallRow | undefined) ?? null;
     },
     /** The node that holds the call (a row POST /calls wrote has none until a node takes it). */
     async setNode(id: string, nodeId: string): Promise<void> {
-      await table().where({ id }).update({ node_id: nodeId } as never);
+      await table().where({ id }).update({ node_id: nodeId });
     },
     /** The source a leg went out with, when the caller-id rule replaced it (core/calls/caller-id). */
     async setSource(id: string, source: Address): Promise<void> {
-      await table().where({ id }).update({ source: JSON.stringify(source), tm_update: clock.now() } as never);
+      await table().where({ id }).update({ source: JSON.stringify(source), tm_update: clock.now() });
     },
     async setActiveflow(id: string, activeflowId: string, flowId: string): Promise<void> {
-      await table().where({ id }).update({ activeflow_id: activeflowId, flow_id: flowId, tm_update: clock.now() } as never);
+      await table().where({ id }).update({ activeflow_id: activeflowId, flow_id: flowId, tm_update: clock.now() });
     },
     /** Live calls of a customer (concurrency caps for toll-fraud protection). */
     async countLive(customerId: string): Promise<number> {

@@ -64,7 +64,7 @@ export function campaigncallJson(c: CampaigncallRow) {
 }
 
 export function campaigncallsRepo(db: Db) {
-  const live = () => db<CampaigncallRow>('campaigncalls').whereNull('tm_delete');
+  const live = () => db('campaigncalls').whereNull('tm_delete');
   return {
     async create(input: CampaigncallCreate): Promise<CampaigncallRow> {
       const [row] = await db('campaigncalls')
@@ -82,7 +82,7 @@ export function campaigncallsRepo(db: Db) {
     },
     /** Not done yet: the campaign's live calls (counted against service_level). */
     async ongoing(campaignId: string): Promise<CampaigncallRow[]> {
-      return (await db<CampaigncallRow>('campaigncalls').where({ campaign_id: campaignId }).whereNot({ status: 'done' }).select('*')) as CampaigncallRow[];
+      return (await db('campaigncalls').where({ campaign_id: campaignId }).whereNot({ status: 'done' }).select('*')) as CampaigncallRow[];
     },
     async countOngoing(campaignId: string): Promise<number> {
       const r = await db('campaigncalls').where({ campaign_id: campaignId }).whereNot({ status: 'done' }).count<{ count: string }[]>('id as count');
@@ -90,12 +90,12 @@ export function campaigncallsRepo(db: Db) {
     },
     /** Guarded: only from `from`, so a repeated reconcile writes (and publishes) nothing twice. */
     async advance(id: string, from: CampaigncallStatus[], patch: { status: CampaigncallStatus; result?: CampaigncallResult; result_reason?: Outcome; amd_result?: string }): Promise<CampaigncallRow | null> {
-      const [row] = await db<CampaigncallRow>('campaigncalls').where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await db('campaigncalls').where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as CampaigncallRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<CampaigncallRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as CampaigncallRow | undefined) ?? null;
     },
   };

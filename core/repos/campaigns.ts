@@ -65,7 +65,7 @@ function encode(patch: Record<string, unknown>): Record<string, unknown> {
 }
 
 export function campaignsRepo(db: Db) {
-  const live = () => db<CampaignRow>('campaigns').whereNull('tm_delete');
+  const live = () => db('campaigns').whereNull('tm_delete');
   return {
     async create(customerId: string, input: CampaignCreate): Promise<CampaignRow> {
       const [row] = await db('campaigns')
@@ -83,17 +83,17 @@ export function campaignsRepo(db: Db) {
       return toPage(await paginate<CampaignRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(customerId: string, id: string, patch: CampaignPatch): Promise<CampaignRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update(encode({ ...patch, tm_update: clock.now() }) as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update(encode({ ...patch, tm_update: clock.now() })).returning('*');
       return (row as CampaignRow | undefined) ?? null;
     },
     /** Moves the status only from `from` (a guarded write: two copies cannot both make the same move). */
     async setStatus(id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
-      const [row] = await live().where({ id }).whereIn('status', from).update({ status: to, tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id }).whereIn('status', from).update({ status: to, tm_update: clock.now() }).returning('*');
       return (row as CampaignRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<CampaignRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as CampaignRow | undefined) ?? null;
     },
     /** Live campaigns that use this outdial or outplan and are not stopped (they may not lose it). */

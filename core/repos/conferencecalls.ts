@@ -40,12 +40,12 @@ export interface ConferencecallTransition {
 }
 
 export function conferencecallsRepo(db: Db) {
-  const table = () => db<ConferencecallRow>('conferencecalls');
+  const table = () => db('conferencecalls');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> & Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id'>>): Promise<ConferencecallRow> {
       const [row] = await table()
-        .insert({ id: newId(), activeflow_id: EMPTY_UUID, reference_type: 'call', status: 'joining', tm_create: clock.now(), ...input } as never)
+        .insert({ id: newId(), activeflow_id: EMPTY_UUID, reference_type: 'call', status: 'joining', tm_create: clock.now(), ...input })
         .returning('*');
       return row as ConferencecallRow;
     },
@@ -67,7 +67,7 @@ export function conferencecallsRepo(db: Db) {
       const [row] = await table()
         .where({ id })
         .whereIn('status', conferencecallPredecessors(to))
-        .update({ status: to, tm_update: clock.now() } as never)
+        .update({ status: to, tm_update: clock.now() })
         .returning('*');
       if (row) return { changed: true, conferencecall: row as ConferencecallRow };
       return { changed: false, conferencecall: await this.get(id) };

@@ -72,11 +72,11 @@ export interface ConferenceTransition {
 }
 
 export function conferencesRepo(db: Db) {
-  const table = () => db<ConferenceRow>('conferences');
+  const table = () => db('conferences');
   const live = () => table().whereNull('tm_delete');
   const one = async (q: ReturnType<typeof table>): Promise<ConferenceRow | null> => ((await q.first()) as ConferenceRow | undefined) ?? null;
   const update = async (id: string, patch: Record<string, unknown>, where: Record<string, unknown> = {}): Promise<ConferenceRow | null> => {
-    const [row] = await table().where({ id, ...where }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+    const [row] = await table().where({ id, ...where }).update({ ...patch, tm_update: clock.now() }).returning('*');
     return (row as ConferenceRow | undefined) ?? null;
   };
 
@@ -85,7 +85,7 @@ export function conferencesRepo(db: Db) {
       const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
       const row = {
         id: newId(),
-        status: 'starting',
+        status: 'starting' as const,
         name: '',
         detail: '',
         timeout: 0,
@@ -97,7 +97,7 @@ export function conferencesRepo(db: Db) {
         ...given,
         data: JSON.stringify(input.data ?? {}),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as ConferenceRow;
     },
     /** Any conference, deleted or not (media-app keeps writing a deleted one until it is terminated). */
@@ -123,7 +123,7 @@ export function conferencesRepo(db: Db) {
       const now = clock.now();
       const u: Record<string, unknown> = { ...patch, status: to, tm_update: now };
       if (to === 'terminated') u.tm_end = now;
-      const [row] = await table().where({ id }).whereIn('status', conferencePredecessors(to)).update(u as never).returning('*');
+      const [row] = await table().where({ id }).whereIn('status', conferencePredecessors(to)).update(u).returning('*');
       if (row) return { changed: true, conference: row as ConferenceRow };
       return { changed: false, conference: await this.get(id) };
     },

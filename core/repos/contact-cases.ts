@@ -8,17 +8,13 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339OrSentinel as ts } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { Address } from '../address';
 
 export const CASE_STATUSES = ['open', 'closed'] as const;
 export type CaseStatus = (typeof CASE_STATUSES)[number];
 
-export interface CaseAddress {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+/** The spec's Address (core/address.ts), under the name this repository exported. */
+export type CaseAddress = Address;
 
 export interface ContactCaseRow {
   id: string;
@@ -122,8 +118,8 @@ export function caseNoteJson(n: CaseNoteRow) {
 }
 
 export function contactCasesRepo(db: Db) {
-  const cases = () => db<ContactCaseRow>('contact_cases');
-  const notes = () => db<CaseNoteRow>('contact_case_notes');
+  const cases = () => db('contact_cases');
+  const notes = () => db('contact_case_notes');
   return {
     async create(input: CaseCreate): Promise<ContactCaseRow> {
       const now = clock.now();
@@ -147,7 +143,7 @@ export function contactCasesRepo(db: Db) {
           previous_case_id: input.previous_case_id ?? null,
           tm_create: now,
           tm_update: now,
-        } as never)
+        })
         .returning('*');
       return row as ContactCaseRow;
     },
@@ -167,7 +163,7 @@ export function contactCasesRepo(db: Db) {
       return toPage(await paginate<ContactCaseRow>(q, params), (r) => r);
     },
     async update(id: string, patch: Partial<Pick<ContactCaseRow, 'contact_id' | 'owner_type' | 'owner_id'>>): Promise<ContactCaseRow | null> {
-      const [row] = await cases().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await cases().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as ContactCaseRow | undefined) ?? null;
     },
     /** Closes an open case; null when it is not open (already closed or gone). */
@@ -176,14 +172,14 @@ export function contactCasesRepo(db: Db) {
       const [row] = await cases()
         .where({ id, status: 'open' })
         .whereNull('tm_delete')
-        .update({ status: 'closed', closed_at: now, closed_reason: by.reason, closed_by_type: by.type, closed_by_id: by.id, tm_update: now } as never)
+        .update({ status: 'closed', closed_at: now, closed_reason: by.reason, closed_by_type: by.type, closed_by_id: by.id, tm_update: now })
         .returning('*');
       return (row as ContactCaseRow | undefined) ?? null;
     },
     async addNote(c: ContactCaseRow, author: { type: 'agent' | 'system'; id: string | null }, text: string): Promise<CaseNoteRow> {
       const now = clock.now();
       const [row] = await notes()
-        .insert({ id: newId(), customer_id: c.customer_id, case_id: c.id, author_type: author.type, author_id: author.id, text, tm_create: now, tm_update: now } as never)
+        .insert({ id: newId(), customer_id: c.customer_id, case_id: c.id, author_type: author.type, author_id: author.id, text, tm_create: now, tm_update: now })
         .returning('*');
       return row as CaseNoteRow;
     },
@@ -197,7 +193,7 @@ export function contactCasesRepo(db: Db) {
     },
     async deleteNote(caseId: string, noteId: string): Promise<CaseNoteRow | null> {
       const now = clock.now();
-      const [row] = await notes().where({ case_id: caseId, id: noteId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await notes().where({ case_id: caseId, id: noteId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as CaseNoteRow | undefined) ?? null;
     },
   };

@@ -21,6 +21,8 @@ export interface ContactRow extends Record<(typeof CONTACT_FIELDS)[number], stri
 
 export interface ContactAddressRow {
   id: string;
+  /** Insertion order among addresses created in the same instant (the list's tie-break). */
+  seq: number;
   customer_id: string;
   contact_id: string;
   type: 'tel' | 'email';
@@ -71,7 +73,7 @@ export function contactJson(c: Contact) {
 }
 
 export function contactsRepo(db: Db) {
-  const live = () => db<ContactRow>('contacts').whereNull('tm_delete');
+  const live = () => db('contacts').whereNull('tm_delete');
 
   async function expand(rows: ContactRow[]): Promise<Contact[]> {
     if (rows.length === 0) return [];

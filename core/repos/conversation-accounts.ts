@@ -41,7 +41,7 @@ export function conversationAccountJson(a: ConversationAccountRow) {
 export type AccountWritable = Partial<Pick<ConversationAccountRow, 'name' | 'detail' | 'secret' | 'token' | 'provider_data' | 'message_flow_id'>>;
 
 export function conversationAccountsRepo(db: Db) {
-  const table = () => db<ConversationAccountRow>('conversation_accounts');
+  const table = () => db('conversation_accounts');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: { customer_id: string; type: AccountType } & AccountWritable): Promise<ConversationAccountRow> {
@@ -58,7 +58,7 @@ export function conversationAccountsRepo(db: Db) {
           id: newId(),
           tm_create: now,
           tm_update: now,
-        } as never)
+        })
         .returning('*');
       return row as ConversationAccountRow;
     },
@@ -71,12 +71,12 @@ export function conversationAccountsRepo(db: Db) {
     async update(customerId: string, id: string, patch: AccountWritable): Promise<ConversationAccountRow | null> {
       const p: Record<string, unknown> = { ...patch, tm_update: clock.now() };
       if (patch.provider_data !== undefined) p.provider_data = JSON.stringify(patch.provider_data);
-      const [row] = await live().where({ id, customer_id: customerId }).update(p as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update(p).returning('*');
       return (row as ConversationAccountRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<ConversationAccountRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ConversationAccountRow | undefined) ?? null;
     },
   };

@@ -95,8 +95,8 @@ export function threadKey(type: ConversationType, self: Address, peer: Address):
 }
 
 export function conversationsRepo(db: Db) {
-  const convs = () => db<ConversationRow>('conversations');
-  const msgs = () => db<ConversationMessageRow>('conversation_messages');
+  const convs = () => db('conversations');
+  const msgs = () => db('conversation_messages');
   return {
     /** The live thread between self and peer on this channel, created when absent (race-safe). */
     async ensureThread(customerId: string, type: ConversationType, self: Address, peer: Address): Promise<{ row: ConversationRow; created: boolean }> {
@@ -119,7 +119,7 @@ export function conversationsRepo(db: Db) {
         thread_key: key,
         tm_create: now,
         tm_update: now,
-      } as never);
+      });
       // The partial unique index decides a concurrent first message; the loser reads the winner's row.
       const inserted = (await db.raw('? on conflict (customer_id, thread_key) where tm_delete is null do nothing returning *', [insert])).rows as ConversationRow[];
       if (inserted[0]) return { row: inserted[0], created: true };
@@ -137,11 +137,11 @@ export function conversationsRepo(db: Db) {
       return toPage(await paginate<ConversationRow>(q, params), (r) => r);
     },
     async update(id: string, patch: Partial<Pick<ConversationRow, 'owner_type' | 'owner_id' | 'name' | 'detail'>>): Promise<ConversationRow | null> {
-      const [row] = await convs().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await convs().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as ConversationRow | undefined) ?? null;
     },
     async touch(id: string): Promise<void> {
-      await convs().where({ id }).update({ tm_update: clock.now() } as never);
+      await convs().where({ id }).update({ tm_update: clock.now() });
     },
     async addMessage(input: Omit<ConversationMessageRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete' | 'medias'> & { medias?: unknown[] }): Promise<ConversationMessageRow> {
       const now = clock.now();
@@ -154,7 +154,7 @@ export function conversationsRepo(db: Db) {
           medias: JSON.stringify(input.medias ?? []),
           tm_create: now,
           tm_update: now,
-        } as never)
+        })
         .returning('*');
       return row as ConversationMessageRow;
     },
@@ -167,7 +167,7 @@ export function conversationsRepo(db: Db) {
       return (await msgs().where({ reference_id: referenceId }).whereNull('tm_delete')) as ConversationMessageRow[];
     },
     async setMessageStatus(id: string, status: ConversationMessageStatus): Promise<ConversationMessageRow | null> {
-      const [row] = await msgs().where({ id }).update({ status, tm_update: clock.now() } as never).returning('*');
+      const [row] = await msgs().where({ id }).update({ status, tm_update: clock.now() }).returning('*');
       return (row as ConversationMessageRow | undefined) ?? null;
     },
   };

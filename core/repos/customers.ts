@@ -35,6 +35,8 @@ export interface CustomerRow {
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
+  /** The customer's cap on live outgoing PSTN calls (core/calls/dial-policy.ts); null: the platform default. */
+  max_concurrent_pstn_calls: number | null;
 }
 
 export type CustomerCreate = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>> & { id?: string };
@@ -90,7 +92,7 @@ export const CUSTOMER_COLUMNS = [
 const getLive = prepared('customers_get_live', `select ${CUSTOMER_COLUMNS.join(', ')} from customers where id = $1 and tm_delete is null limit 1`);
 
 export function customersRepo(db: Db) {
-  const table = () => db<CustomerRow>('customers');
+  const table = () => db('customers');
   return {
     async create(input: CustomerCreate): Promise<CustomerRow> {
       const row = {
@@ -101,7 +103,7 @@ export function customersRepo(db: Db) {
         metadata: JSON.stringify(input.metadata ?? {}),
         tm_create: clock.now(),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as CustomerRow;
     },
     /** Live (not soft-deleted) customer by id; `includeDeleted` to see deleted ones too. */
@@ -121,7 +123,7 @@ export function customersRepo(db: Db) {
     async update(id: string, patch: CustomerPatch): Promise<CustomerRow | null> {
       const values: Record<string, unknown> = { ...patch, tm_update: clock.now() };
       if (patch.metadata) values.metadata = JSON.stringify(patch.metadata);
-      const [row] = await table().where({ id }).whereNull('tm_delete').update(values as never).returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update(values).returning('*');
       return (row as CustomerRow | undefined) ?? null;
     },
     /** Soft delete: status deleted, tm_delete set. Related rows are the caller's (see cascade in the auth jobs). */
@@ -130,7 +132,7 @@ export function customersRepo(db: Db) {
       const [row] = await table()
         .where({ id })
         .whereNull('tm_delete')
-        .update({ status: 'deleted', tm_delete: now, tm_update: now } as never)
+        .update({ status: 'deleted', tm_delete: now, tm_update: now })
         .returning('*');
       return (row as CustomerRow | undefined) ?? null;
     },

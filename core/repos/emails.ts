@@ -49,7 +49,7 @@ export function emailJson(e: EmailRow) {
 }
 
 export function emailsRepo(db: Db) {
-  const table = () => db<EmailRow>('emails');
+  const table = () => db('emails');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: Pick<EmailRow, 'customer_id' | 'source' | 'destinations' | 'subject' | 'content' | 'attachments'> & { id?: string; activeflow_id?: string }): Promise<EmailRow> {
@@ -67,7 +67,7 @@ export function emailsRepo(db: Db) {
           attachments: JSON.stringify(input.attachments),
           tm_create: now,
           tm_update: now,
-        } as never)
+        })
         .returning('*');
       return row as EmailRow;
     },
@@ -82,12 +82,12 @@ export function emailsRepo(db: Db) {
     },
     /** Compare-and-set on status. */
     async move(id: string, from: readonly EmailStatus[], patch: { status: EmailStatus; provider_ref?: string; error?: string }): Promise<EmailRow | null> {
-      const [row] = await table().where({ id }).whereIn('status', from as EmailStatus[]).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await table().where({ id }).whereIn('status', from as EmailStatus[]).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as EmailRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<EmailRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as EmailRow | undefined) ?? null;
     },
   };

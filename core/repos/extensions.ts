@@ -61,11 +61,11 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
 }
 
 export function extensionsRepo(db: Db) {
-  const table = () => db<ExtensionRow>('extensions');
+  const table = () => db('extensions');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: ExtensionCreate): Promise<ExtensionRow> {
-      const [row] = await table().insert({ name: '', detail: '', ...input, id: newId(), tm_create: clock.now() } as never).returning('*');
+      const [row] = await table().insert({ name: '', detail: '', ...input, id: newId(), tm_create: clock.now() }).returning('*');
       return row as ExtensionRow;
     },
     async get(id: string): Promise<ExtensionRow | null> {
@@ -92,12 +92,12 @@ export function extensionsRepo(db: Db) {
       return ((await live().where({ customer_id: customerId, mac }).first()) as ExtensionRow | undefined) ?? null;
     },
     async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode'>>): Promise<ExtensionRow | null> {
-      const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<ExtensionRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },
     async list(customerId: string, params: PageParams): Promise<Page<ExtensionRow>> {
@@ -137,10 +137,10 @@ export interface ProvisioningTokenRow {
 }
 
 export function provisioningTokensRepo(db: Db) {
-  const table = () => db<ProvisioningTokenRow>('provisioning_tokens');
+  const table = () => db('provisioning_tokens');
   return {
     async create(row: Omit<ProvisioningTokenRow, 'tm_create'>): Promise<void> {
-      await table().insert({ ...row, tm_create: clock.now() } as never);
+      await table().insert({ ...row, tm_create: clock.now() });
     },
     /** The token if it exists and has not expired by the platform clock. */
     async getValid(tokenHash: string): Promise<ProvisioningTokenRow | null> {
@@ -161,7 +161,7 @@ export interface ProvisioningCustomerSecretRow {
 
 /** One DHCP option 66 provisioning secret per customer (its sha256). */
 export function provisioningCustomerSecretsRepo(db: Db) {
-  const table = () => db<ProvisioningCustomerSecretRow>('provisioning_customer_secrets');
+  const table = () => db('provisioning_customer_secrets');
   return {
     /** Sets the customer's secret, replacing the one before (which stops working). */
     async replace(customerId: string, secretHash: string): Promise<ProvisioningCustomerSecretRow> {

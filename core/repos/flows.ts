@@ -51,7 +51,7 @@ export function flowDefinition(f: FlowRow): FlowDefinition {
 }
 
 export function flowsRepo(db: Db) {
-  const table = () => db<FlowRow>('flows');
+  const table = () => db('flows');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: FlowCreate): Promise<FlowRow> {
@@ -66,7 +66,7 @@ export function flowsRepo(db: Db) {
         actions: JSON.stringify(input.actions),
         tm_create: clock.now(),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as FlowRow;
     },
     /** A live flow of this customer (other customers' flows are not found). */
@@ -80,12 +80,12 @@ export function flowsRepo(db: Db) {
     async update(customerId: string, id: string, patch: FlowPatch): Promise<FlowRow | null> {
       const update: Record<string, unknown> = { ...patch, tm_update: clock.now() };
       if (patch.actions) update.actions = JSON.stringify(patch.actions);
-      const [row] = await live().where({ id, customer_id: customerId }).update(update as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update(update).returning('*');
       return (row as FlowRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<FlowRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as FlowRow | undefined) ?? null;
     },
   };
@@ -99,7 +99,7 @@ export class PgFlowStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string, customerId: string): Promise<FlowDefinition | undefined> {
-    const q = this.db<FlowRow>('flows').whereNull('tm_delete').where({ id });
+    const q = this.db('flows').whereNull('tm_delete').where({ id });
     if (customerId) q.where({ customer_id: customerId });
     const row = (await q.first()) as FlowRow | undefined;
     return row ? flowDefinition(row) : undefined;

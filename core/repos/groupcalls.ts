@@ -74,7 +74,7 @@ export interface GroupcallTransition {
 }
 
 export function groupcallsRepo(db: Db) {
-  const table = () => db<GroupcallRow>('groupcalls');
+  const table = () => db('groupcalls');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: GroupcallCreate): Promise<GroupcallRow> {
@@ -82,7 +82,7 @@ export function groupcallsRepo(db: Db) {
         id: input.id ?? newId(),
         owner_id: EMPTY_UUID,
         owner_type: '',
-        status: 'progressing',
+        status: 'progressing' as const,
         flow_id: EMPTY_UUID,
         master_call_id: EMPTY_UUID,
         master_groupcall_id: EMPTY_UUID,
@@ -96,7 +96,7 @@ export function groupcallsRepo(db: Db) {
         destinations: JSON.stringify(input.destinations),
         tm_create: clock.now(),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as GroupcallRow;
     },
     async get(id: string): Promise<GroupcallRow | null> {
@@ -110,25 +110,25 @@ export function groupcallsRepo(db: Db) {
       return toPage(await paginate<GroupcallRow>(q, params), (r) => r);
     },
     async transition(id: string, to: GroupcallStatus): Promise<GroupcallTransition> {
-      const [row] = await table().where({ id }).whereIn('status', groupcallPredecessorsOf(to)).update({ status: to, tm_update: clock.now() } as never).returning('*');
+      const [row] = await table().where({ id }).whereIn('status', groupcallPredecessorsOf(to)).update({ status: to, tm_update: clock.now() }).returning('*');
       if (row) return { changed: true, row: row as GroupcallRow };
       return { changed: false, row: await this.get(id) };
     },
     async update(id: string, patch: Partial<Pick<GroupcallRow, 'answer_call_id' | 'call_count' | 'dial_index' | 'node_id'>>): Promise<GroupcallRow | null> {
-      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as GroupcallRow | undefined) ?? null;
     },
     /** Records the first answer only: a later answer (a race) finds answer_call_id already set. */
     async claimAnswer(id: string, callId: string): Promise<boolean> {
-      const n = await table().where({ id, answer_call_id: EMPTY_UUID }).update({ answer_call_id: callId, tm_update: clock.now() } as never);
+      const n = await table().where({ id, answer_call_id: EMPTY_UUID }).update({ answer_call_id: callId, tm_update: clock.now() });
       return Number(n) > 0;
     },
     async addCall(id: string, callId: string): Promise<void> {
-      await table().where({ id }).update({ call_ids: db.raw('array_append(call_ids, ?)', [callId]), tm_update: clock.now() } as never);
+      await table().where({ id }).update({ call_ids: db.raw('array_append(call_ids, ?)', [callId]), tm_update: clock.now() });
     },
     async softDelete(id: string): Promise<GroupcallRow | null> {
       const now = clock.now();
-      const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as GroupcallRow | undefined) ?? null;
     },
   };

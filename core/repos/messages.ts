@@ -8,14 +8,9 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, type Page, type PageParams } from '../pagination';
+import type { Address } from '../address';
 
-export interface Address {
-  type: string;
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+export type { Address };
 
 export const TARGET_STATUSES = ['received', 'queued', 'gw_timeout', 'sent', 'dlr_timeout', 'failed', 'delivered'] as const;
 export type TargetStatus = (typeof TARGET_STATUSES)[number];
@@ -78,8 +73,8 @@ export interface MessageCreate {
 }
 
 export function messagesRepo(db: Db) {
-  const messages = () => db<MessageRow>('messages');
-  const targets = () => db<TargetRow>('message_targets');
+  const messages = () => db('messages');
+  const targets = () => db('message_targets');
 
   async function withTargets(rows: MessageRow[]): Promise<MessageWithTargets[]> {
     if (rows.length === 0) return [];
@@ -102,7 +97,7 @@ export function messagesRepo(db: Db) {
           provider: input.provider ?? '',
           tm_create: now,
           tm_update: now,
-        } as never)
+        })
         .returning('*');
       const trows = input.targets.map((t, idx) => ({
         id: newId(),
@@ -114,7 +109,7 @@ export function messagesRepo(db: Db) {
         provider_ref: t.provider_ref ?? '',
         tm_update: now,
       }));
-      const created = trows.length ? ((await targets().insert(trows as never).returning('*')) as TargetRow[]) : [];
+      const created = trows.length ? ((await targets().insert(trows).returning('*')) as TargetRow[]) : [];
       return { ...(row as MessageRow), targets: created };
     },
     async getOwned(customerId: string, id: string): Promise<MessageWithTargets | null> {
@@ -132,7 +127,7 @@ export function messagesRepo(db: Db) {
     },
     async softDelete(customerId: string, id: string): Promise<MessageWithTargets | null> {
       const now = clock.now();
-      const [row] = await messages().where({ id, customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await messages().where({ id, customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return row ? (await withTargets([row as MessageRow]))[0]! : null;
     },
     async targetByRef(providerRef: string): Promise<TargetRow | null> {
@@ -149,14 +144,14 @@ export function messagesRepo(db: Db) {
       patch: { status: TargetStatus; provider_ref?: string; error?: string; parts?: number },
     ): Promise<TargetRow | null> {
       const now = clock.now();
-      const [row] = await targets().where({ id: targetId }).whereIn('status', from as TargetStatus[]).update({ ...patch, tm_update: now } as never).returning('*');
+      const [row] = await targets().where({ id: targetId }).whereIn('status', from as TargetStatus[]).update({ ...patch, tm_update: now }).returning('*');
       if (!row) return null;
-      await messages().where({ id: (row as TargetRow).message_id }).update({ tm_update: now } as never);
+      await messages().where({ id: (row as TargetRow).message_id }).update({ tm_update: now });
       return row as TargetRow;
     },
     /** Records the provider reference without a status change. */
     async setProviderRef(targetId: string, providerRef: string): Promise<void> {
-      await targets().where({ id: targetId }).update({ provider_ref: providerRef } as never);
+      await targets().where({ id: targetId }).update({ provider_ref: providerRef });
     },
   };
 }

@@ -54,7 +54,7 @@ export function numberJson(n: NumberRow) {
 }
 
 export function numbersRepo(db: Db) {
-  const table = () => db<NumberRow>('numbers');
+  const table = () => db('numbers');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: NumberCreate): Promise<NumberRow> {
@@ -66,10 +66,10 @@ export function numbersRepo(db: Db) {
         detail: '',
         ...input,
         id: newId(),
-        status: 'active',
+        status: 'active' as const,
         tm_create: clock.now(),
       };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as NumberRow;
     },
     async getOwned(customerId: string, id: string): Promise<NumberRow | null> {
@@ -88,12 +88,12 @@ export function numbersRepo(db: Db) {
     async update(id: string, patch: Partial<Pick<NumberRow, 'call_flow_id' | 'message_flow_id' | 'name' | 'detail' | 'tm_renew' | 'metadata'>>): Promise<NumberRow | null> {
       const values: Record<string, unknown> = { ...patch, tm_update: clock.now() };
       if (patch.metadata) values.metadata = JSON.stringify(patch.metadata);
-      const [row] = await live().where({ id }).update(values as never).returning('*');
+      const [row] = await live().where({ id }).update(values).returning('*');
       return (row as NumberRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<NumberRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id }).update({ status: 'deleted', tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id }).update({ status: 'deleted', tm_delete: now, tm_update: now }).returning('*');
       return (row as NumberRow | undefined) ?? null;
     },
     async list(customerId: string, params: PageParams): Promise<Page<NumberRow>> {

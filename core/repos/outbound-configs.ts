@@ -43,7 +43,7 @@ export function outboundConfigJson(o: OutboundConfigRow) {
 }
 
 export function outboundConfigsRepo(db: Db) {
-  const table = () => db<OutboundConfigRow>('outbound_configs');
+  const table = () => db('outbound_configs');
   return {
     /** Signup passes only customer_id: an empty config (whitelist [] denies all PSTN calls). */
     async create(input: OutboundConfigFields & { id?: string; customer_id: string }): Promise<OutboundConfigRow> {
@@ -57,7 +57,7 @@ export function outboundConfigsRepo(db: Db) {
           codecs: input.codecs ?? '',
           default_outgoing_source_number_id: input.default_outgoing_source_number_id ?? EMPTY_UUID,
           tm_create: clock.now(),
-        } as never)
+        })
         .returning('*');
       return row as OutboundConfigRow;
     },
@@ -80,7 +80,7 @@ export function outboundConfigsRepo(db: Db) {
       if (patch.destination_whitelist) values.destination_whitelist = JSON.stringify(patch.destination_whitelist);
       const q = table().where({ id }).whereNull('tm_delete');
       if (opts.customerId) q.where({ customer_id: opts.customerId });
-      const [row] = await q.update(values as never).returning('*');
+      const [row] = await q.update(values).returning('*');
       return (row as OutboundConfigRow | undefined) ?? null;
     },
     softDelete: (id: string, opts: { customerId?: string } = {}) => softDeleteRow<OutboundConfigRow>(table(), id, opts),

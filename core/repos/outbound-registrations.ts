@@ -60,7 +60,7 @@ export interface RegistrationStatus {
 }
 
 export function outboundRegistrationsRepo(db: Db) {
-  const table = () => db<OutboundRegistrationRow>('outbound_registrations');
+  const table = () => db('outbound_registrations');
   return {
     async get(owner: RegistrationOwner, ownerId: string): Promise<OutboundRegistrationRow | null> {
       return ((await table().where({ owner_type: owner, owner_id: ownerId }).first()) as OutboundRegistrationRow | undefined) ?? null;
@@ -89,12 +89,12 @@ export function outboundRegistrationsRepo(db: Db) {
       const now = clock.now();
       if (!cur) {
         const [row] = await table()
-          .insert({ ...s, id: newId(), owner_type: owner, owner_id: ownerId, customer_id: customerId, contact_user: newContactUser(), tm_create: now } as never)
+          .insert({ ...s, id: newId(), owner_type: owner, owner_id: ownerId, customer_id: customerId, contact_user: newContactUser(), tm_create: now })
           .returning('*');
         return row as OutboundRegistrationRow;
       }
-      const patch = { ...s, password: s.password || cur.password, state: 'unregistered', expires_at: null, last_error: '', tm_update: now };
-      const [row] = await table().where({ id: cur.id }).update(patch as never).returning('*');
+      const patch = { ...s, password: s.password || cur.password, state: 'unregistered' as const, expires_at: null, last_error: '', tm_update: now };
+      const [row] = await table().where({ id: cur.id }).update(patch).returning('*');
       return row as OutboundRegistrationRow;
     },
     /** Every registration whose owner is live. */
@@ -111,7 +111,7 @@ export function outboundRegistrationsRepo(db: Db) {
       const [row] = await table()
         .where({ id })
         .whereRaw('tm_update IS NOT DISTINCT FROM ?', [settingsOf])
-        .update({ ...st } as never)
+        .update({ ...st })
         .returning('*');
       return (row as OutboundRegistrationRow | undefined) ?? null;
     },

@@ -101,8 +101,8 @@ export interface TargetCreate {
 }
 
 export function outdialsRepo(db: Db) {
-  const live = () => db<OutdialRow>('outdials').whereNull('tm_delete');
-  const liveTargets = () => db<OutdialtargetRow>('outdialtargets').whereNull('tm_delete');
+  const live = () => db('outdials').whereNull('tm_delete');
+  const liveTargets = () => db('outdialtargets').whereNull('tm_delete');
   return {
     async create(customerId: string, input: { campaign_id?: string; name: string; detail: string; data: string }): Promise<OutdialRow> {
       const [row] = await db('outdials')
@@ -117,13 +117,13 @@ export function outdialsRepo(db: Db) {
       return toPage(await paginate<OutdialRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(customerId: string, id: string, patch: Partial<Pick<OutdialRow, 'name' | 'detail' | 'data' | 'campaign_id'>>): Promise<OutdialRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as OutdialRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<OutdialRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
-      if (row) await liveTargets().where({ outdial_id: id }).update({ tm_delete: now, tm_update: now } as never);
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
+      if (row) await liveTargets().where({ outdial_id: id }).update({ tm_delete: now, tm_update: now });
       return (row as OutdialRow | undefined) ?? null;
     },
 
@@ -153,7 +153,7 @@ export function outdialsRepo(db: Db) {
     },
     async deleteTarget(outdialId: string, id: string): Promise<OutdialtargetRow | null> {
       const now = clock.now();
-      const [row] = await liveTargets().where({ id, outdial_id: outdialId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await liveTargets().where({ id, outdial_id: outdialId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as OutdialtargetRow | undefined) ?? null;
     },
   };

@@ -73,7 +73,7 @@ export function outplanJson(p: OutplanRow) {
 }
 
 export function outplansRepo(db: Db) {
-  const live = () => db<OutplanRow>('outplans').whereNull('tm_delete');
+  const live = () => db('outplans').whereNull('tm_delete');
   return {
     async create(customerId: string, input: { name: string; detail: string } & DialInfo): Promise<OutplanRow> {
       const [row] = await db('outplans')
@@ -91,12 +91,12 @@ export function outplansRepo(db: Db) {
       const update: Record<string, unknown> = { ...patch, tm_update: clock.now() };
       if (patch.source) update.source = JSON.stringify(patch.source);
       if (patch.dial_windows) update.dial_windows = JSON.stringify(patch.dial_windows);
-      const [row] = await live().where({ id, customer_id: customerId }).update(update as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update(update).returning('*');
       return (row as OutplanRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<OutplanRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as OutplanRow | undefined) ?? null;
     },
   };

@@ -36,7 +36,7 @@ export function providercallJson(p: ProvidercallRow) {
 }
 
 export function providercallsRepo(db: Db) {
-  const live = () => db<ProvidercallRow>('providercalls').whereNull('tm_delete');
+  const live = () => db('providercalls').whereNull('tm_delete');
   return {
     async create(input: ProvidercallInput): Promise<ProvidercallRow> {
       const [row] = await db('providercalls')
@@ -55,7 +55,7 @@ export function providercallsRepo(db: Db) {
     },
     async softDelete(id: string): Promise<ProvidercallRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ProvidercallRow | undefined) ?? null;
     },
   };

@@ -55,12 +55,12 @@ export function providerJson(p: ProviderRow) {
 }
 
 export function providersRepo(db: Db) {
-  const table = () => db<ProviderRow>('providers');
+  const table = () => db('providers');
   const live = () => table().whereNull('tm_delete');
   const enc = (f: Partial<ProviderFields>) => (f.tech_headers ? { ...f, tech_headers: JSON.stringify(f.tech_headers) } : f);
   return {
     async create(f: ProviderFields): Promise<ProviderRow> {
-      const [row] = await table().insert({ ...enc(f), id: newId(), tm_create: clock.now() } as never).returning('*');
+      const [row] = await table().insert({ ...enc(f), id: newId(), tm_create: clock.now() }).returning('*');
       return row as ProviderRow;
     },
     async get(id: string): Promise<ProviderRow | null> {
@@ -70,12 +70,12 @@ export function providersRepo(db: Db) {
       return ids.length ? ((await live().whereIn('id', ids)) as ProviderRow[]) : [];
     },
     async update(id: string, f: Partial<ProviderFields>): Promise<ProviderRow | null> {
-      const [row] = await live().where({ id }).update({ ...enc(f), tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id }).update({ ...enc(f), tm_update: clock.now() }).returning('*');
       return (row as ProviderRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<ProviderRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as ProviderRow | undefined) ?? null;
     },
     async list(params: PageParams): Promise<Page<ProviderRow>> {

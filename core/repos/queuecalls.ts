@@ -70,11 +70,11 @@ export function queuecallJson(q: QueuecallRow) {
 }
 
 export function queuecallsRepo(db: Db) {
-  const table = () => db<QueuecallRow>('queuecalls');
+  const table = () => db('queuecalls');
   return {
     async create(input: Pick<QueuecallRow, 'customer_id' | 'queue_id' | 'reference_id'> & Partial<QueuecallRow>): Promise<QueuecallRow> {
       const [row] = await table()
-        .insert({ reference_type: 'call', reference_activeflow_id: EMPTY_UUID, ...input, id: input.id ?? newId(), status: 'initiating', tm_create: clock.now() } as never)
+        .insert({ reference_type: 'call', reference_activeflow_id: EMPTY_UUID, ...input, id: input.id ?? newId(), status: 'initiating', tm_create: clock.now() })
         .returning('*');
       return row as QueuecallRow;
     },
@@ -110,13 +110,13 @@ export function queuecallsRepo(db: Db) {
       const [row] = await table()
         .where({ id })
         .whereIn('status', allowed)
-        .update({ ...extra, status: to, tm_update: clock.now() } as never)
+        .update({ ...extra, status: to, tm_update: clock.now() })
         .returning('*');
       return (row as QueuecallRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<QueuecallRow | null> {
       const now = clock.now();
-      const [row] = await table().where({ id, customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await table().where({ id, customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as QueuecallRow | undefined) ?? null;
     },
   };

@@ -64,12 +64,12 @@ export function queueJson(q: QueueRow, live: { wait: string[]; service: string[]
 export type QueueCounter = 'total_incoming_count' | 'total_serviced_count' | 'total_abandoned_count';
 
 export function queuesRepo(db: Db) {
-  const table = () => db<QueueRow>('queues');
+  const table = () => db('queues');
   const encode = (f: QueueFields): Record<string, unknown> => (f.tag_ids ? { ...f, tag_ids: JSON.stringify(f.tag_ids) } : { ...f });
   return {
     async create(customerId: string, f: QueueFields): Promise<QueueRow> {
       const row = { wait_flow_id: EMPTY_UUID, ...encode({ tag_ids: [], ...f }), id: newId(), customer_id: customerId, tm_create: clock.now() };
-      const [created] = await table().insert(row as never).returning('*');
+      const [created] = await table().insert(row).returning('*');
       return created as QueueRow;
     },
     /** A live queue of the customer (or any customer's when customerId is null). */
@@ -86,13 +86,13 @@ export function queuesRepo(db: Db) {
       const [row] = await table()
         .where({ id, customer_id: customerId })
         .whereNull('tm_delete')
-        .update({ ...encode(f), tm_update: clock.now() } as never)
+        .update({ ...encode(f), tm_update: clock.now() })
         .returning('*');
       return (row as QueueRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<QueueRow | null> {
       const now = clock.now();
-      const [row] = await table().where({ id, customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await table().where({ id, customer_id: customerId }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as QueueRow | undefined) ?? null;
     },
     async bump(id: string, counter: QueueCounter): Promise<void> {

@@ -139,7 +139,8 @@ export function ragsRepo(db: Db) {
       return rows.map((r) => ({ ...r, score: Number(r.score) }));
     },
     async embeddedChunks(ragId: string): Promise<{ id: string; source_id: string; content: string; embedding: number[] }[]> {
-      return (await db('rag_chunks').where({ rag_id: ragId }).whereNotNull('embedding').select('id', 'source_id', 'content', 'embedding')) as never;
+      const rows = await db('rag_chunks').where({ rag_id: ragId }).whereNotNull('embedding').select('id', 'source_id', 'content', 'embedding');
+      return rows.filter((r): r is typeof r & { embedding: number[] } => r.embedding !== null); // all: the query keeps non-null ones
     },
   };
   return repo;

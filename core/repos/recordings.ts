@@ -46,7 +46,7 @@ export function recordingJson(r: RecordingRow) {
 }
 
 export function recordingsReadRepo(db: Db) {
-  const live = () => db<RecordingRow>('recordings').whereNull('tm_delete');
+  const live = () => db('recordings').whereNull('tm_delete');
   return {
     async get(customerId: string, id: string): Promise<RecordingRow | null> {
       return ((await live().where({ id, customer_id: customerId }).first()) as RecordingRow | undefined) ?? null;
@@ -60,7 +60,7 @@ export function recordingsReadRepo(db: Db) {
     },
     async softDelete(customerId: string, id: string): Promise<RecordingRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as RecordingRow | undefined) ?? null;
     },
   };

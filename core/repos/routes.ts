@@ -40,23 +40,23 @@ export function routeJson(r: RouteRow) {
 }
 
 export function routesRepo(db: Db) {
-  const table = () => db<RouteRow>('routes');
+  const table = () => db('routes');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(f: RouteFields): Promise<RouteRow> {
-      const [row] = await table().insert({ ...f, id: newId(), tm_create: clock.now() } as never).returning('*');
+      const [row] = await table().insert({ ...f, id: newId(), tm_create: clock.now() }).returning('*');
       return row as RouteRow;
     },
     async get(id: string): Promise<RouteRow | null> {
       return ((await live().where({ id }).first()) as RouteRow | undefined) ?? null;
     },
     async update(id: string, f: Partial<Omit<RouteFields, 'customer_id'>>): Promise<RouteRow | null> {
-      const [row] = await live().where({ id }).update({ ...f, tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id }).update({ ...f, tm_update: clock.now() }).returning('*');
       return (row as RouteRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<RouteRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as RouteRow | undefined) ?? null;
     },
     async list(params: PageParams, filter: { customerId?: string } = {}): Promise<Page<RouteRow>> {

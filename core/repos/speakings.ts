@@ -45,7 +45,7 @@ export function speakingJson(r: SpeakingRow) {
 export type NewSpeaking = Pick<SpeakingRow, 'customer_id' | 'reference_type' | 'reference_id' | 'language' | 'provider' | 'voice_id' | 'direction'>;
 
 export function speakingsRepo(db: Db) {
-  const live = () => db<SpeakingRow>('speakings').whereNull('tm_delete');
+  const live = () => db('speakings').whereNull('tm_delete');
   return {
     async create(s: NewSpeaking): Promise<SpeakingRow> {
       const [row] = await db('speakings')
@@ -67,7 +67,7 @@ export function speakingsRepo(db: Db) {
       const [row] = await live()
         .where({ id, customer_id: customerId })
         .whereNot({ status: 'stopped' })
-        .update({ say_count: db.raw('say_count + 1'), tm_update: clock.now() } as never)
+        .update({ say_count: db.raw('say_count + 1'), tm_update: clock.now() })
         .returning('*');
       return (row as SpeakingRow | undefined) ?? null;
     },
@@ -79,7 +79,7 @@ export function speakingsRepo(db: Db) {
     },
     /** Soft delete (DELETE /speakings/{id}); the deleted row, or null when it was not there. */
     async softDelete(customerId: string, id: string): Promise<SpeakingRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: clock.now(), tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: clock.now(), tm_update: clock.now() }).returning('*');
       return (row as SpeakingRow | undefined) ?? null;
     },
     /** Live sessions on a reference that are not stopped (a hangup stops them). */

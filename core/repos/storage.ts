@@ -46,7 +46,7 @@ export function storageFileJson(f: StorageFileRow, download: { uri: string; expi
 }
 
 export function storageRepo(db: Db) {
-  const files = () => db<StorageFileRow>('storage_files').whereNull('tm_delete');
+  const files = () => db('storage_files').whereNull('tm_delete');
   const repo = {
     /** The customer's account, made on first use; one deleted (DELETE /storage_accounts/{id}) comes back empty. */
     async account(customerId: string): Promise<StorageAccountRow> {
@@ -108,7 +108,7 @@ export function storageRepo(db: Db) {
     },
     async softDelete(customerId: string, id: string): Promise<StorageFileRow | null> {
       const now = clock.now();
-      const [row] = await files().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await files().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as StorageFileRow | undefined) ?? null;
     },
   };

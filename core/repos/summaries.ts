@@ -32,7 +32,7 @@ export function summaryJson(s: SummaryRow) {
 }
 
 export function summariesRepo(db: Db) {
-  const live = () => db<SummaryRow>('summaries').whereNull('tm_delete');
+  const live = () => db('summaries').whereNull('tm_delete');
   return {
     async create(customerId: string, input: Pick<SummaryRow, 'reference_type' | 'reference_id' | 'language'> & Partial<Pick<SummaryRow, 'activeflow_id' | 'on_end_flow_id'>>): Promise<SummaryRow> {
       const [r] = await db('summaries').insert({ ...input, id: newId(), customer_id: customerId, status: 'progressing', tm_create: clock.now() }).returning('*');
@@ -48,12 +48,12 @@ export function summariesRepo(db: Db) {
       return toPage(await paginate<SummaryRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(id: string, patch: Partial<SummaryRow>): Promise<SummaryRow | null> {
-      const [r] = await live().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [r] = await live().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (r as SummaryRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<SummaryRow | null> {
       const now = clock.now();
-      const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (r as SummaryRow | undefined) ?? null;
     },
   };

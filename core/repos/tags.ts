@@ -20,7 +20,7 @@ export function tagJson(t: TagRow) {
 }
 
 export function tagsRepo(db: Db) {
-  const live = () => db<TagRow>('tags').whereNull('tm_delete');
+  const live = () => db('tags').whereNull('tm_delete');
   return {
     async create(customerId: string, input: { name: string; detail?: string }): Promise<TagRow | 'duplicate'> {
       try {
@@ -39,7 +39,7 @@ export function tagsRepo(db: Db) {
     },
     async update(customerId: string, id: string, patch: { name?: string; detail?: string }): Promise<TagRow | null | 'duplicate'> {
       try {
-        const [row] = await live().where({ id, customer_id: customerId }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+        const [row] = await live().where({ id, customer_id: customerId }).update({ ...patch, tm_update: clock.now() }).returning('*');
         return (row as TagRow | undefined) ?? null;
       } catch (e) {
         if ((e as { code?: string }).code === '23505') return 'duplicate';
@@ -47,7 +47,7 @@ export function tagsRepo(db: Db) {
       }
     },
     async softDelete(customerId: string, id: string): Promise<TagRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: clock.now(), tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: clock.now(), tm_update: clock.now() }).returning('*');
       if (row) await db('contact_tags').where({ tag_id: id }).delete();
       return (row as TagRow | undefined) ?? null;
     },

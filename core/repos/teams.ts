@@ -51,7 +51,7 @@ function encode(i: TeamInput): Record<string, unknown> {
 }
 
 export function teamsRepo(db: Db) {
-  const live = () => db<TeamRow>('teams').whereNull('tm_delete');
+  const live = () => db('teams').whereNull('tm_delete');
   return {
     async create(customerId: string, input: TeamInput): Promise<TeamRow> {
       const [row] = await db('teams').insert({ ...encode(input), id: newId(), customer_id: customerId, direct_hash: newDirectHash(), tm_create: clock.now() }).returning('*');
@@ -64,16 +64,16 @@ export function teamsRepo(db: Db) {
       return toPage(await paginate<TeamRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(customerId: string, id: string, patch: TeamInput): Promise<TeamRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ ...encode(patch), tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ ...encode(patch), tm_update: clock.now() }).returning('*');
       return (row as TeamRow | undefined) ?? null;
     },
     async regenerateDirectHash(customerId: string, id: string): Promise<TeamRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ direct_hash: newDirectHash(), tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ direct_hash: newDirectHash(), tm_update: clock.now() }).returning('*');
       return (row as TeamRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<TeamRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as TeamRow | undefined) ?? null;
     },
   };

@@ -28,7 +28,7 @@ export function timelineAnalysisJson(a: TimelineAnalysisRow) {
 }
 
 export function timelineAnalysesRepo(db: Db) {
-  const table = () => db<TimelineAnalysisRow>('timeline_analyses');
+  const table = () => db('timeline_analyses');
   return {
     /** The activeflow's record, created progressing when it had none (`created` says which). */
     async open(customerId: string, activeflowId: string): Promise<{ row: TimelineAnalysisRow; created: boolean }> {
@@ -41,7 +41,7 @@ export function timelineAnalysesRepo(db: Db) {
     /** A finished record back to progressing (reanalyze); null when it is progressing already or gone. */
     async restart(id: string): Promise<TimelineAnalysisRow | null> {
       const [r] = await table().where({ id }).whereNot({ status: 'progressing' })
-        .update({ status: 'progressing', result: null, error: '', tm_update: clock.now() } as never).returning('*');
+        .update({ status: 'progressing', result: null, error: '', tm_update: clock.now() }).returning('*');
       return (r as TimelineAnalysisRow | undefined) ?? null;
     },
     async get(customerId: string, id: string): Promise<TimelineAnalysisRow | null> {
@@ -58,9 +58,9 @@ export function timelineAnalysesRepo(db: Db) {
       const q = table().where({ id, status: 'progressing' });
       if (startedAt) q.where({ tm_update: startedAt }); else q.whereNull('tm_update');
       const patch = outcome.status === 'completed'
-        ? { status: 'completed', result: JSON.stringify(outcome.result), error: '', tm_update: clock.now() }
-        : { status: 'failed', result: null, error: outcome.error, tm_update: clock.now() };
-      const [r] = await q.update(patch as never).returning('*');
+        ? { status: 'completed' as const, result: JSON.stringify(outcome.result), error: '', tm_update: clock.now() }
+        : { status: 'failed' as const, result: null, error: outcome.error, tm_update: clock.now() };
+      const [r] = await q.update(patch).returning('*');
       return (r as TimelineAnalysisRow | undefined) ?? null;
     },
     /** Hard delete (the reference's DELETE): the deleted record, or null. */

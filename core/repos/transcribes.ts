@@ -56,7 +56,7 @@ export interface NewTranscribe {
 }
 
 export function transcribesRepo(db: Db) {
-  const live = () => db<TranscribeRow>('transcribes').whereNull('tm_delete');
+  const live = () => db('transcribes').whereNull('tm_delete');
   return {
     async create(t: NewTranscribe): Promise<TranscribeRow> {
       const [row] = await db('transcribes')
@@ -87,7 +87,7 @@ export function transcribesRepo(db: Db) {
     /** Soft delete (DELETE /transcribes/{id}): its transcripts go out of sight with it. The deleted row, or null. */
     async softDelete(customerId: string, id: string): Promise<TranscribeRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as TranscribeRow | undefined) ?? null;
     },
     /** progressing → done once; the row when it changed, else null. */

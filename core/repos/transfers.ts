@@ -43,7 +43,7 @@ export function transferJson(t: TransferRow) {
 }
 
 export function transfersRepo(db: Db) {
-  const table = () => db<TransferRow>('transfers');
+  const table = () => db('transfers');
   return {
     async create(input: TransferCreate): Promise<TransferRow> {
       const [row] = await table()
@@ -57,7 +57,7 @@ export function transfersRepo(db: Db) {
           ...input,
           transferee_addresses: JSON.stringify(input.transferee_addresses),
           tm_create: clock.now(),
-        } as never)
+        })
         .returning('*');
       return row as TransferRow;
     },
@@ -68,7 +68,7 @@ export function transfersRepo(db: Db) {
       return ((await table().where({ id, customer_id: customerId }).whereNull('tm_delete').first()) as TransferRow | undefined) ?? null;
     },
     async update(id: string, patch: Partial<Pick<TransferRow, 'status' | 'transferee_call_id' | 'groupcall_id' | 'confbridge_id'>>): Promise<TransferRow | null> {
-      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() } as never).returning('*');
+      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as TransferRow | undefined) ?? null;
     },
   };

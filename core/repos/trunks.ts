@@ -58,12 +58,12 @@ export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
 }
 
 export function trunksRepo(db: Db) {
-  const table = () => db<TrunkRow>('trunks');
+  const table = () => db('trunks');
   const live = () => table().whereNull('tm_delete');
   return {
     async create(customerId: string, domainName: string, f: TrunkFields): Promise<TrunkRow> {
       const [row] = await table()
-        .insert({ ...f, customer_id: customerId, domain_name: domainName, id: newId(), tm_create: clock.now() } as never)
+        .insert({ ...f, customer_id: customerId, domain_name: domainName, id: newId(), tm_create: clock.now() })
         .returning('*');
       return row as TrunkRow;
     },
@@ -84,12 +84,12 @@ export function trunksRepo(db: Db) {
       return (rows.rows as (TrunkRow & { best?: number })[]).map(({ best: _b, ...r }) => r as TrunkRow);
     },
     async update(id: string, f: Partial<TrunkFields>): Promise<TrunkRow | null> {
-      const [row] = await live().where({ id }).update({ ...f, tm_update: clock.now() } as never).returning('*');
+      const [row] = await live().where({ id }).update({ ...f, tm_update: clock.now() }).returning('*');
       return (row as TrunkRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<TrunkRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await live().where({ id }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as TrunkRow | undefined) ?? null;
     },
     async list(customerId: string, params: PageParams): Promise<Page<TrunkRow>> {

@@ -44,12 +44,12 @@ export function webhookDeliveryJson(r: WebhookDeliveryRow) {
 }
 
 export function webhookDeliveriesRepo(db: Db) {
-  const table = () => db<WebhookDeliveryRow>('webhook_deliveries');
+  const table = () => db('webhook_deliveries');
   return {
     /** Inserts once per (event, target); a redelivered event adds nothing. */
     async add(input: Pick<WebhookDeliveryRow, 'customer_id' | 'event_id' | 'event_type' | 'target' | 'uri' | 'method' | 'body'>): Promise<boolean> {
       const rows = await table()
-        .insert({ id: newId(), ...input, status: 'pending', tm_create: clock.now() } as never)
+        .insert({ id: newId(), ...input, status: 'pending', tm_create: clock.now() })
         .onConflict(['event_id', 'target'])
         .ignore()
         .returning('id');
@@ -60,7 +60,7 @@ export function webhookDeliveriesRepo(db: Db) {
       if (inputs.length === 0) return new Set();
       const now = clock.now();
       const rows = (await table()
-        .insert(inputs.map((i) => ({ id: newId(), ...i, status: 'pending', tm_create: now })) as never)
+        .insert(inputs.map((i) => ({ id: newId(), ...i, status: 'pending', tm_create: now })))
         .onConflict(['event_id', 'target'])
         .ignore()
         .returning('customer_id')) as { customer_id: string }[];
@@ -73,7 +73,7 @@ export function webhookDeliveriesRepo(db: Db) {
       return !!(await table().where({ customer_id: customerId, status: 'pending' }).first('id'));
     },
     async record(id: string, patch: Partial<Pick<WebhookDeliveryRow, 'status' | 'attempts' | 'response_status' | 'error'>>): Promise<void> {
-      await table().where({ id }).update({ ...patch, tm_update: clock.now() } as never);
+      await table().where({ id }).update({ ...patch, tm_update: clock.now() });
     },
     async list(customerId: string, params: PageParams, filter: { event_id?: string; status?: DeliveryStatus } = {}): Promise<Page<WebhookDeliveryRow>> {
       const q = table().where({ customer_id: customerId, ...filter }).select('*');

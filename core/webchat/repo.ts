@@ -129,9 +129,9 @@ export interface WidgetFields {
 }
 
 export function webchatRepo(db: Db) {
-  const widgets = () => db<WidgetRow>('webchat_widgets');
-  const sessions = () => db<SessionRow>('webchat_sessions');
-  const messages = () => db<WebchatMessageRow>('webchat_messages');
+  const widgets = () => db('webchat_widgets');
+  const sessions = () => db('webchat_sessions');
+  const messages = () => db('webchat_messages');
   return {
     async createWidget(customerId: string, f: WidgetFields): Promise<WidgetRow> {
       const now = clock.now();
@@ -148,7 +148,7 @@ export function webchatRepo(db: Db) {
           direct_hash: newDirectHash(),
           tm_create: now,
           tm_update: now,
-        } as never)
+        })
         .returning('*');
       return row as WidgetRow;
     },
@@ -164,19 +164,19 @@ export function webchatRepo(db: Db) {
     async updateWidget(id: string, f: WidgetFields & { direct_hash?: string }): Promise<WidgetRow | null> {
       const values: Record<string, unknown> = { ...f, tm_update: clock.now() };
       if (f.theme_config) values.theme_config = JSON.stringify(f.theme_config);
-      const [row] = await widgets().where({ id }).whereNull('tm_delete').update(values as never).returning('*');
+      const [row] = await widgets().where({ id }).whereNull('tm_delete').update(values).returning('*');
       return (row as WidgetRow | undefined) ?? null;
     },
     async deleteWidget(id: string): Promise<WidgetRow | null> {
       const now = clock.now();
-      const [row] = await widgets().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now } as never).returning('*');
+      const [row] = await widgets().where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
       return (row as WidgetRow | undefined) ?? null;
     },
 
     async insertSession(row: Pick<SessionRow, 'id' | 'customer_id' | 'widget_id' | 'conversation_id' | 'page_url' | 'referrer'>): Promise<SessionRow> {
       const now = clock.now();
       const [r] = await sessions()
-        .insert({ ...row, activeflow_id: EMPTY_UUID, status: 'active', tm_last_activity: now, tm_create: now, tm_update: now } as never)
+        .insert({ ...row, activeflow_id: EMPTY_UUID, status: 'active', tm_last_activity: now, tm_create: now, tm_update: now })
         .returning('*');
       return r as SessionRow;
     },
@@ -196,16 +196,16 @@ export function webchatRepo(db: Db) {
       return toPage(await paginate<SessionRow>(q, params), (r) => r);
     },
     async setSessionFlow(id: string, activeflowId: string): Promise<void> {
-      await sessions().where({ id }).update({ activeflow_id: activeflowId } as never);
+      await sessions().where({ id }).update({ activeflow_id: activeflowId });
     },
     async touchSession(id: string): Promise<void> {
       const now = clock.now();
-      await sessions().where({ id }).update({ tm_last_activity: now, tm_update: now } as never);
+      await sessions().where({ id }).update({ tm_last_activity: now, tm_update: now });
     },
     /** Ends an active session; null when it is not active. */
     async endSession(id: string): Promise<SessionRow | null> {
       const now = clock.now();
-      const [row] = await sessions().where({ id, status: 'active' }).whereNull('tm_delete').update({ status: 'ended', tm_end: now, tm_update: now } as never).returning('*');
+      const [row] = await sessions().where({ id, status: 'active' }).whereNull('tm_delete').update({ status: 'ended', tm_end: now, tm_update: now }).returning('*');
       return (row as SessionRow | undefined) ?? null;
     },
     async deleteSession(id: string): Promise<SessionRow | null> {
@@ -213,7 +213,7 @@ export function webchatRepo(db: Db) {
       const [row] = await sessions()
         .where({ id })
         .whereNull('tm_delete')
-        .update({ tm_delete: now, tm_update: now, status: 'ended', tm_end: db.raw('coalesce(tm_end, ?)', [now]) } as never)
+        .update({ tm_delete: now, tm_update: now, status: 'ended', tm_end: db.raw('coalesce(tm_end, ?)', [now]) })
         .returning('*');
       return (row as SessionRow | undefined) ?? null;
     },
@@ -230,7 +230,7 @@ export function webchatRepo(db: Db) {
           sender_id: m.sender_id ?? '',
           text: m.text,
           tm_create: clock.now(),
-        } as never)
+        })
         .returning('*');
       return row as WebchatMessageRow;
     },
@@ -243,7 +243,7 @@ export function webchatRepo(db: Db) {
       return toPage(await paginate<WebchatMessageRow>(q, params), (r) => r);
     },
     async deleteMessage(id: string): Promise<WebchatMessageRow | null> {
-      const [row] = await messages().where({ id }).whereNull('tm_delete').update({ tm_delete: clock.now() } as never).returning('*');
+      const [row] = await messages().where({ id }).whereNull('tm_delete').update({ tm_delete: clock.now() }).returning('*');
       return (row as WebchatMessageRow | undefined) ?? null;
     },
   };

@@ -53,7 +53,7 @@ export function contactAddressesRepo(db: Db) {
   const liveContact = async (customerId: string, id: string) => !!(await db('contacts').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id'));
   const touch = (trx: Db, contactId: string | null) => (contactId ? trx('contacts').where({ id: contactId }).update({ tm_update: clock.now() }) : Promise.resolve(0));
   /** One primary per contact and type. */
-  const clearPrimary = (trx: Db, contactId: string | null, type: string, except?: string) =>
+  const clearPrimary = (trx: Db, contactId: string | null, type: AddressRow['type'], except?: string) =>
     contactId ? trx('contact_addresses').where({ contact_id: contactId, type }).modify((q) => (except ? q.whereNot({ id: except }) : q)).update({ is_primary: false }) : Promise.resolve(0);
 
   const repo = {

@@ -6,13 +6,10 @@
  * Media methods resolve when the media is done and must stop early, resolving or rejecting, when
  * `signal` aborts (stop, hangup); the runner treats both alike.
  */
-export interface Address {
-  type?: string;
-  target?: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-}
+import type { Address as SpecAddress } from '../../core/address';
+
+/** An address as a flow action's option gives it (core/address.ts with every field optional): the dialler refuses what it cannot dial. */
+export type Address = Partial<SpecAddress>;
 
 /** Call statuses (reference schema CallManagerCallStatus). */
 export type CallStatus = 'dialing' | 'ringing' | 'progressing' | 'terminating' | 'canceling' | 'hangup';

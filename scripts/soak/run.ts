@@ -227,7 +227,7 @@ async function main(): Promise<void> {
     await apiLoop;
     const sippResult = await calls;
     // drain: every call ended, the media ports released
-    await until(async () => Number((await db('calls').whereNot({ status: 'hangup' }).count('id as n'))[0]!.n) === 0, 60_000, 'calls drained').catch(() => undefined);
+    await until(async () => Number((await db('calls').whereNot({ status: 'hangup' }).count({ n: 'id' }))[0]!.n) === 0, 60_000, 'calls drained').catch(() => undefined);
     clearInterval(sampler);
     // two samples after the drain, 3 s and 8 s after it: what is left once the load is gone
     await sleep(3000);

@@ -67,7 +67,7 @@ describe('ai: summaries', function () {
     expect(transcriptSeen).to.match(/[a-z]+/);
     const again = await auth(request(t.app).post(`/v1.0/summaries/${r.body.id}/regenerate`)).send({ language: 'de-DE' });
     expect(again.status, JSON.stringify(again.body)).to.equal(200);
-    const sm = (await t.ctx.db('summaries').where({ id: r.body.id }).first()).status_message;
+    const sm = (await t.ctx.db('summaries').where({ id: r.body.id }).first())!.status_message;
     expect(again.body.content, sm).to.equal('Summary (de-DE): the caller asked a question.');
     expect(again.body.language).to.equal('de-DE');
     // the same record under /aisummaries

@@ -99,11 +99,11 @@ describe('ai_talk on a live call', function () {
     expect(aicall).to.include({ reference_type: 'call', reference_id: call.id, assistance_type: 'ai' });
     const msgs = await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create');
     const user = msgs.find((m: { role: string }) => m.role === 'user');
-    expect(user.direction).to.equal('incoming');
-    expect(PHRASES).to.include(user.content);
+    expect(user!.direction).to.equal('incoming');
+    expect(PHRASES).to.include(user!.content);
     const said = msgs.find((m: { role: string; content: string }) => m.role === 'assistant' && m.content);
     expect(said).to.include({ content: answer, direction: 'outgoing' });
-    expect(llm.requests.some((q) => lastUser(q) === user.content)).to.equal(true);
+    expect(llm.requests.some((q) => lastUser(q) === user!.content)).to.equal(true);
     const types = (await eventsFor(p.redis, aicall.id)).map((e) => e.event_type);
     expect(types).to.include.members(['aicall_status_initializing', 'aicall_status_progressing', 'aimessage_created', 'aicall_status_terminated']);
     // the flow went on after ai_talk (stop_service) to its hangup
@@ -135,9 +135,9 @@ describe('ai_talk on a live call', function () {
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
     expect(await db('aimessages').where({ aicall_id: aicall.id, role: 'user' })).to.have.length(1);
     const tool = await db('aimessages').where({ aicall_id: aicall.id, role: 'tool' }).first();
-    expect(tool.content).to.include('call will end');
+    expect(tool!.content).to.include('call will end');
     const asked = await db('aimessages').where({ aicall_id: aicall.id, role: 'assistant' }).first();
-    expect((asked.tool_calls as { function: { name: string } }[])[0]!.function.name).to.equal('stop_flow');
+    expect((asked!.tool_calls as { function: { name: string } }[])[0]!.function.name).to.equal('stop_flow');
   });
 
   it('barge-in: the caller speaking over the agent stops its speech at once', async () => {
@@ -214,7 +214,7 @@ describe('ai_talk on a live call', function () {
       expect(s).to.include({ reference_type: 'call', reference_id: call.id, activeflow_id: call.activeflow_id, content: '' });
       expect(s.status_message).to.include('no transcript');
       const af = await db('activeflows').where({ id: call.activeflow_id }).first();
-      expect(af.variables['svc.ai_summary.id']).to.equal(s.id);
+      expect(af!.variables['svc.ai_summary.id']).to.equal(s.id);
       expect((await eventsFor(p.redis, s.id)).map((e) => e.event_type)).to.include.members(['summary_created', 'summary_updated']);
     } finally {
       delete process.env.AI_LLM_BASE_URL;
@@ -246,7 +246,7 @@ describe('ai_talk on a live call', function () {
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
     expect(aicall.status).to.equal('terminated');
     const tool = await db('aimessages').where({ aicall_id: aicall.id, role: 'tool' }).first();
-    expect(tool.content).to.equal('connecting');
+    expect(tool!.content).to.equal('connecting');
   });
 
   it('without an LLM endpoint ai_talk ends the flow with a clear error', async () => {

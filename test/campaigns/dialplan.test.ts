@@ -124,12 +124,12 @@ describe('campaign dial plans: API and runner', function () {
     expect(c).to.include({ dial_rate: 30 });
     expect(c.amd).to.deep.equal({ machine_handle: 'hangup' });
     expect(c.actions.map((x: { type: string }) => x.type), 'actions stay as given').to.deep.equal(['hangup']);
-    const flow = await t.ctx.db('flows').where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first()).flow_id }).first();
-    expect(flow.actions.map((x: { type: string }) => x.type), 'the flow runs amd first').to.deep.equal(['amd', 'hangup']);
+    const flow = await t.ctx.db('flows').where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first())!.flow_id }).first();
+    expect(flow!.actions.map((x: { type: string }) => x.type), 'the flow runs amd first').to.deep.equal(['amd', 'hangup']);
     const off = await ok(a.put(`/campaigns/${c.id}`, { amd: null }));
     expect(off.amd).to.equal(null);
-    const flow2 = await t.ctx.db('flows').where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first()).flow_id }).first();
-    expect(flow2.actions.map((x: { type: string }) => x.type)).to.deep.equal(['hangup']);
+    const flow2 = await t.ctx.db('flows').where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first())!.flow_id }).first();
+    expect(flow2!.actions.map((x: { type: string }) => x.type)).to.deep.equal(['hangup']);
     // one campaign_updated per change: asking for what it already has changes (and publishes) nothing
     await ok(a.put(`/campaigns/${c.id}`, { amd: null, dial_rate: 30 }));
     await ok(a.put(`/campaigns/${c.id}/service_level`, { service_level: 1 }));

@@ -124,7 +124,7 @@ describe('campaigns: an outdial of 20 sipp targets with retries', function () {
         expect(c.status).to.equal('done');
         const call = calls.get(c.reference_id)!;
         expect(call.status).to.equal('hangup');
-        const took = call.tm_hangup.getTime() - call.tm_create.getTime();
+        const took = call.tm_hangup!.getTime() - call.tm_create.getTime();
         if (k === 'noanswer') expect(took, 'no answer lasts the dial timeout').to.be.at.least(dialTimeout - 200);
         if (k === 'decline') expect(took, 'a decline ends at once').to.be.below(dialTimeout - 500);
       }

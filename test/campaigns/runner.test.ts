@@ -120,7 +120,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     for (const cc of ccs) expect(cc).to.include({ status: 'done', result: 'success', destination_index: 0, try_count: 1 });
     const calls = await t1.ctx.db('calls').whereIn('id', ccs.map((c) => c.reference_id));
     expect(calls.map((c) => c.hangup_reason)).to.deep.equal(Array(5).fill('normal'));
-    for (const c of calls) expect(c.flow_id).to.equal((await t1.ctx.db('campaigns').where({ id: campaign.id }).first()).flow_id);
+    for (const c of calls) expect(c.flow_id).to.equal((await t1.ctx.db('campaigns').where({ id: campaign.id }).first())!.flow_id);
     const tgts = (await ok(a.get(`/outdials/${outdial.id}/targets`))).result;
     for (const tg of tgts) expect(tg).to.include({ status: 'done', try_count_0: 1 });
 
@@ -205,16 +205,16 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     await waitStop(campaign.id, 20_000);
     const ccs = await ccsOf(campaign.id);
     expect(ccs.map((c) => [c.outdial_target_id, c.status, c.result, c.reference_type])).to.deep.equal([[targetIds[0], 'done', 'success', 'flow'], [targetIds[1], 'done', 'success', 'flow']]);
-    const { flow_id } = await t1.ctx.db('campaigns').where({ id: campaign.id }).first();
+    const { flow_id } = (await t1.ctx.db('campaigns').where({ id: campaign.id }).first())!;
     const afs = [];
     for (const [i, cc] of ccs.entries()) {
       const af = await t1.ctx.db('activeflows').where({ id: cc.activeflow_id }).first();
       expect(af).to.include({ reference_type: 'campaign', reference_id: cc.id, status: 'ended', end_reason: 'finished', flow_id });
-      expect(af.variables).to.include({ 'svc.campaign.id': campaign.id, 'svc.campaigncall.id': cc.id, greeting: `hello ${['alice', 'bob'][i]}` });
+      expect(af!.variables).to.include({ 'svc.campaign.id': campaign.id, 'svc.campaigncall.id': cc.id, greeting: `hello ${['alice', 'bob'][i]}` });
       afs.push(af);
     }
     // service level 1: bob's activeflow was created only once alice's had ended
-    expect(new Date(afs[1].tm_create).getTime()).to.be.at.least(new Date(afs[0].tm_update).getTime());
+    expect(new Date(afs[1]!.tm_create).getTime()).to.be.at.least(new Date(afs[0]!.tm_update!).getTime());
     expect(await t1.ctx.db('calls').where({ customer_id: f.customer.id })).to.have.length(0);
   });
 

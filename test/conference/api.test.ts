@@ -126,7 +126,7 @@ describe('conferences REST', function () {
     expectError(await del(`/conferences/${res.body.id}`), 404, 'RESOURCE_NOT_FOUND');
     const row = await until(async () => {
       const r = await (await testDb())('conferences').where({ id: res.body.id }).first();
-      return r.status === 'terminated' ? r : null;
+      return r!.status === 'terminated' ? r : null;
     }, 10_000, 'terminated');
     expect(row.node_id).to.equal(p.app.nodeId);
     // its host claim is released
@@ -143,7 +143,7 @@ describe('conferences REST', function () {
       const r = await (await testDb())('recordings').where({ reference_id: res.body.id }).first();
       return r?.status === 'ended' ? r : null;
     }, 10_000, 'recording ended by duration');
-    expect(rec.tm_end.getTime() - rec.tm_start.getTime()).to.be.within(800, 4000);
+    expect(rec.tm_end!.getTime() - rec.tm_start!.getTime()).to.be.within(800, 4000);
     await until(async () => ((await get(`/conferences/${res.body.id}`)).body.recording_id === '00000000-0000-0000-0000-000000000000' ? true : null), 5000, 'slot free');
     expect((await eventsFor(p.redis, rec.id)).map((e) => e.event_type)).to.deep.equal(['recording_started', 'recording_finished']);
     // on_end_flow_id runs with the recording as its reference

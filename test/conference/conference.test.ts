@@ -18,6 +18,7 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../t
 import { eventsFor, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter, uacWaitsForBye } from './sipp';
+import type { ConferencecallStatus } from '../../core/conferences/model';
 
 const A = 500;
 const B = 1100;
@@ -92,7 +93,7 @@ describe('conferences end to end', function () {
     }, 10_000, 'conference progressing');
   }
 
-  async function participants(conferenceId: string, n: number, status = 'joined') {
+  async function participants(conferenceId: string, n: number, status: ConferencecallStatus = 'joined') {
     return until(async () => {
       const rows = await (await testDb())('conferencecalls').where({ conference_id: conferenceId, status });
       return rows.length === n ? rows : null;
@@ -108,7 +109,7 @@ describe('conferences end to end', function () {
     const byCall = new Map<string, string>();
     for (const row of joined) byCall.set(row.reference_id, row.id);
     const callOf = async (x: RtpParty) =>
-      (await (await testDb())('calls').where({ customer_id: f.customer.id }).whereRaw(`source->>'target' = ?`, [`+1555000${x.freq}`]).orderBy('tm_create', 'desc').first()).id as string;
+      (await (await testDb())('calls').where({ customer_id: f.customer.id }).whereRaw(`source->>'target' = ?`, [`+1555000${x.freq}`]).orderBy('tm_create', 'desc').first())!.id as string;
     const ccOf = async (x: RtpParty) => byCall.get(await callOf(x))!;
 
     // the conference lists its participants
@@ -221,7 +222,7 @@ describe('conferences end to end', function () {
     expect((await api().get(`/conferences/${conf.id}`)).status).to.equal(404);
     const row = await until(async () => {
       const r = await (await testDb())('conferences').where({ id: conf.id }).first();
-      return r.status === 'terminated' ? r : null;
+      return r!.status === 'terminated' ? r : null;
     }, 10_000, 'terminated');
     expect(row.tm_end).to.be.instanceOf(Date);
     expect(row.conferencecall_ids).to.deep.equal([]);
@@ -255,7 +256,7 @@ describe('conferences end to end', function () {
     expect(ra.code, ra.errors + ra.messages).to.equal(0);
     const row = await until(async () => {
       const r = await db('conferences').where({ id: conf.id }).first();
-      return r.status === 'terminated' ? r : null;
+      return r!.status === 'terminated' ? r : null;
     }, 10_000, 'connect terminated');
     expect(row.conferencecall_ids).to.deep.equal([]);
     const ccs = await db('conferencecalls').where({ conference_id: conf.id });
@@ -282,7 +283,7 @@ describe('conferences end to end', function () {
     expect((await api().del(`/conferences/${orphan.id}`)).status).to.equal(200);
     const r = await call;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    await until(async () => ((await db('conferences').where({ id: orphan.id }).first()).status === 'terminated' ? true : null), 10_000, 'terminated');
+    await until(async () => ((await db('conferences').where({ id: orphan.id }).first())!.status === 'terminated' ? true : null), 10_000, 'terminated');
   });
 
   it('conference_join to a conference that does not exist (or is over) ends the flow with a clear error', async () => {
@@ -316,7 +317,7 @@ describe('conferences end to end', function () {
     const res = { body: { id: created.id } };
     const row = await until(async () => {
       const r = await db('conferences').where({ id: res.body.id }).first();
-      return r.status === 'terminated' ? r : null;
+      return r!.status === 'terminated' ? r : null;
     }, 10_000, 'timed out');
     expect(row.tm_end).to.be.instanceOf(Date);
     const statuses = (await eventsFor(p.redis, res.body.id)).map((e) => e.data.status);

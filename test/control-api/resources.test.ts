@@ -35,7 +35,7 @@ describe('control-api: accesskeys, customer, me, outbound configs', () => {
       const expire = Date.parse(res.body.tm_expire.replace(' ', 'T') + 'Z') - Date.parse(res.body.tm_create.replace(' ', 'T') + 'Z');
       expect(expire).to.equal(3600_000);
       const row = await t.ctx.db('accesskeys').where({ id: res.body.id }).first();
-      expect(row.token_hash).to.equal(hashAccesskeyToken(res.body.token));
+      expect(row!.token_hash).to.equal(hashAccesskeyToken(res.body.token));
       expect(JSON.stringify(row)).to.not.include(res.body.token);
       const get = await request(t.app).get(`/v1.0/accesskeys/${res.body.id}`).query({ accesskey: res.body.token });
       expect(get.status).to.equal(200);
@@ -78,7 +78,7 @@ describe('control-api: accesskeys, customer, me, outbound configs', () => {
       expect((await request(t.app).get('/v1.0/customer').query({ accesskey: k.token })).status).to.equal(401);
       expect((await request(t.app).get(`/v1.0/accesskeys/${k.id}`).query(q())).status).to.equal(404);
       expect((await request(t.app).delete(`/v1.0/accesskeys/${k.id}`).query(q())).status).to.equal(404);
-      expect((await t.ctx.db('accesskeys').where({ id: k.id }).first()).tm_delete).to.be.instanceOf(Date);
+      expect((await t.ctx.db('accesskeys').where({ id: k.id }).first())!.tm_delete).to.be.instanceOf(Date);
     });
 
     it('unknown id → 404 RESOURCE_NOT_FOUND', async () => {

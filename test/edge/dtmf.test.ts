@@ -97,8 +97,8 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
       const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
       const rec = await until(async () => (await db('recordings').where({ reference_id: call.id, status: 'ended' }))[0], 10_000, 'recording ended');
       // ended by the key about a second in, not by the hangup 4 s later
-      expect(rec.tm_end.getTime() - rec.tm_start.getTime(), 'recording length ms').to.be.below(2500);
-      expect(call.tm_hangup.getTime() - rec.tm_end.getTime(), 'the call went on after the recording').to.be.above(1500);
+      expect(rec.tm_end!.getTime() - rec.tm_start!.getTime(), 'recording length ms').to.be.below(2500);
+      expect(call.tm_hangup!.getTime() - rec.tm_end!.getTime(), 'the call went on after the recording').to.be.above(1500);
     } finally {
       await trunksRepo(db).softDelete(trunk.id);
     }

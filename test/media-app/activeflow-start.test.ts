@@ -67,7 +67,7 @@ describe('activeflows started through the API run on a media-app node', function
       await bus.close();
     }
     expect(hooks.filter((h) => h.path === '/first')).to.have.length(1);
-    expect((await row(id)).executed_actions).to.have.length(2);
+    expect((await row(id))!.executed_actions).to.have.length(2);
   });
 
   it('stop reaches the node running a blocked activeflow; stopping again is idempotent', async () => {
@@ -77,7 +77,7 @@ describe('activeflows started through the API run on a media-app node', function
     expect(r.status).to.equal(201);
     const id = r.body.id as string;
     await until(() => hooks.some((h) => h.path === '/blocked'), 15_000, 'blocked');
-    expect((await row(id)).status).to.equal('running');
+    expect((await row(id))!.status).to.equal('running');
     const s = await api('post', `/activeflows/${id}/stop`);
     expect(s.status, JSON.stringify(s.body)).to.equal(200);
     const ended = await until(async () => ((await row(id))?.status === 'ended' ? row(id) : null), 15_000, 'stopped');
@@ -93,7 +93,7 @@ describe('activeflows started through the API run on a media-app node', function
     await api('post', `/activeflows/${id}/stop`);
     const other = await createFixture(t.ctx);
     const bus = new CommandBus({ redis: t.ctx.redis, keyPrefix: p.config.redisKeyPrefix });
-    const before = Number((await t.ctx.db('activeflows').count('id as n'))[0]!.n);
+    const before = Number((await t.ctx.db('activeflows').count({ n: 'id' }))[0]!.n);
     try {
       await bus.startActiveflow(id, other.customer.id, `start-foreign-${id}`);
       await bus.startActiveflow('6f1b9e2c-0000-4000-8000-00000000dead', f.customer.id, 'start-unknown');
@@ -101,8 +101,8 @@ describe('activeflows started through the API run on a media-app node', function
     } finally {
       await bus.close();
     }
-    expect(Number((await t.ctx.db('activeflows').count('id as n'))[0]!.n)).to.equal(before);
-    expect((await row(id)).status).to.equal('ended');
+    expect(Number((await t.ctx.db('activeflows').count({ n: 'id' }))[0]!.n)).to.equal(before);
+    expect((await row(id))!.status).to.equal('ended');
     expect(p.app.factory.manager.get(id)).to.equal(undefined);
   });
 });

@@ -32,7 +32,7 @@ describe('media-app: calls are charged when they end', function () {
     const row = await callsRepo(db).create({
       customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: await ownNumber(db, cid) }, destination, direction: 'outgoing', status: 'dialing',
     });
-    const balance = async () => (await db('billing_accounts').where({ id: accountId }).first()).balance_credit as number;
+    const balance = async () => (await db('billing_accounts').where({ id: accountId }).first())!.balance_credit as number;
     const billings = () => db('billings').where({ customer_id: cid, transaction_type: 'usage' });
     const ended = () => until(async () => ((await callsRepo(db).get(row.id))?.status === 'hangup' ? callsRepo(db).get(row.id) : null), 20_000, 'hangup');
     return { db, cid, row, balance, billings, ended };

@@ -144,7 +144,7 @@ describe('call close cascade under faults', function () {
       }, 5000, 'every call in hangup');
       expect(rows).to.have.length(N);
       for (const r of rows) {
-        expect(r.tm_hangup.getTime() - killedAt, `call ${r.id} ended within 2 s`).to.be.at.most(2000);
+        expect(r.tm_hangup!.getTime() - killedAt, `call ${r.id} ended within 2 s`).to.be.at.most(2000);
         expect(r.hangup_reason, `call ${r.id} reason`).to.not.equal('');
         expect(r.hangup_by).to.equal('local');
         const types = (await eventsFor(p.redis, r.id)).map((e) => e.event_type);

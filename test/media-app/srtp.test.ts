@@ -18,11 +18,12 @@ import { freePort } from '../../testkit/ports';
 import request from 'supertest';
 import { Client } from 'rtpengine-client';
 import type { HangupEvent } from '../../media-app/call/session';
+import type { TrunkRow } from '../../core/repos/trunks';
 
 let seq = 0;
 
 /** A customer with an IP trunk for 127.0.0.1 and a number whose flow answers and echoes. */
-async function echoNumber(opts: { trunkEncryption?: string } = {}): Promise<{ number: string; customerId: string }> {
+async function echoNumber(opts: { trunkEncryption?: TrunkRow['media_encryption'] } = {}): Promise<{ number: string; customerId: string }> {
   const db = await testDb();
   const tag = `${Date.now()}${++seq}`;
   const cid = (await repos(db).customers.create({ email: `srtp${tag}@example.test`, status: 'active', name: 'srtp' })).id;
@@ -195,8 +196,8 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
       expect(ev.reason).to.match(/^media_relay_gone: rtpengine_unreachable/);
       await Promise.race([call.byeReceived, sleep(3000).then(() => Promise.reject(new Error('no BYE to the caller')))]);
       const row = await (await testDb())('calls').where({ id: live!.id }).first();
-      expect(row.status).to.equal('hangup');
-      expect(row.hangup_by).to.equal('local');
+      expect(row!.status).to.equal('hangup');
+      expect(row!.hangup_by).to.equal('local');
       const ready = await until(async () => {
         const r = await request(api.app).get('/readyz');
         return r.body.rtpengine === 'unreachable' ? r : null;

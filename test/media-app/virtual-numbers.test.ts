@@ -85,7 +85,7 @@ describe('virtual numbers are routed internally', function () {
     await until(() => sink.voiced > 25, 30_000, `X hears the number's flow (levels ${sink.levels.slice(-20).map(Math.round).join(',')})`);
     // the number's flow ran on an incoming leg of the same customer, to that number
     const inbound = await until(async () => (await rowsOf({ direction: 'incoming' })).find((r) => r.destination.target === own), 10_000, 'the internal incoming leg');
-    const flow = (await s.t.ctx.db('numbers').where({ number: own }).first()).call_flow_id;
+    const flow = (await s.t.ctx.db('numbers').where({ number: own }).first())!.call_flow_id;
     expect(inbound.flow_id).to.equal(flow);
     expect(inbound.source).to.deep.include({ type: 'tel', target: own });
     expect((await x.done).code).to.equal(0);

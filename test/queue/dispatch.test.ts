@@ -183,7 +183,7 @@ describe('queue: dispatch to agents (sipp)', function () {
       return c?.status === 'hangup' ? c : null;
     }, 5000, 'hangup');
     const af = await db('activeflows').where({ id: call.activeflow_id }).first();
-    const types = (af.executed_actions as { type: string }[]).map((a) => a.type);
+    const types = (af!.executed_actions as { type: string }[]).map((a) => a.type);
     expect(types).to.deep.equal(['queue_join', 'variable_set', 'hangup']);
     expect((await queuesRepo(db).get(cid, queue.id))!.total_abandoned_count).to.equal(1);
   });

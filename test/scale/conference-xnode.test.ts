@@ -103,7 +103,7 @@ describe('scale: a conference whose participants are calls on different nodes', 
     expect([callH.node_id, callR1.node_id, callR2.node_id]).to.deep.equal([conf.host.id, conf.other.id, conf.other.id]);
     // one participant per real call: the bridge legs are not calls of the API
     expect(joined.map((r) => r.reference_id)).to.have.members([callH.id, callR1.id, callR2.id]);
-    expect(await c.db('calls').where({ customer_id: f.customer.id }).count('id as n').then((x) => Number(x[0]!.n))).to.equal(3);
+    expect(await c.db('calls').where({ customer_id: f.customer.id }).count({ n: 'id' }).then((x) => Number(x[0]!.n))).to.equal(3);
     const ccOf = (call: { id: string }) => joined.find((r) => r.reference_id === call.id)!.id as string;
     const listed = await api(1).get(`/conferences/${conf.id}`);
     expect(listed.body.conferencecall_ids).to.have.members(joined.map((r) => r.id));
@@ -145,7 +145,7 @@ describe('scale: a conference whose participants are calls on different nodes', 
     const kick = await api(1).del(`/conferencecalls/${ccOf(callR2)}`);
     expect(kick.status, JSON.stringify(kick.body)).to.equal(200);
     expect(kick.body).to.include({ status: 'leaving', reference_id: callR2.id });
-    await until(async () => (await c.db('conferencecalls').where({ id: ccOf(callR2) }).first()).status === 'leaved', 10_000, 'R2 leaved');
+    await until(async () => (await c.db('conferencecalls').where({ id: ccOf(callR2) }).first())!.status === 'leaved', 10_000, 'R2 leaved');
     const [k0, k1] = await window(1000);
     expect(h.p.presence(R2, k0, k1), 'H does not hear kicked R2').to.be.lessThan(0.1);
     expect(r1.p.presence(R2, k0, k1), 'R1 does not hear kicked R2').to.be.lessThan(0.1);
@@ -153,10 +153,10 @@ describe('scale: a conference whose participants are calls on different nodes', 
     expect(r2done.code, r2done.errors + r2done.messages.slice(-2000)).to.equal(0);
     const r2row = await until(async () => {
       const x = await c.db('calls').where({ id: callR2.id }).first();
-      return x.status === 'hangup' ? x : null;
+      return x!.status === 'hangup' ? x : null;
     }, 10_000, 'R2 hung up by its flow');
-    expect(new Date(r2row.tm_hangup).getTime() - kickedAt, 'the flow went on after the kick (sleep 1.5 s)').to.be.greaterThan(1400);
-    await until(async () => (await c.db('activeflows').where({ reference_id: callR2.id }).first()).status === 'ended', 10_000, 'R2 flow ended');
+    expect(new Date(r2row.tm_hangup!).getTime() - kickedAt, 'the flow went on after the kick (sleep 1.5 s)').to.be.greaterThan(1400);
+    await until(async () => (await c.db('activeflows').where({ reference_id: callR2.id }).first())!.status === 'ended', 10_000, 'R2 flow ended');
 
     // a remote party hangs up: the host's mixer drops it (leaving, leaved: written by the host)
     const r3 = await dial(number, conf.other, 2300, 2500);
@@ -189,7 +189,7 @@ describe('scale: a conference whose participants are calls on different nodes', 
     third.signal('SIGSTOP');
     await until(() => conf.host.out().includes("the call's node stopped beating"), 8000, 'the host drops the leg of the lost node');
     expect(Date.now() - frozenAt, "the host drops the lost node's leg within 5 s").to.be.at.most(5000);
-    await until(async () => (await c.db('conferencecalls').where({ reference_id: callR4.id }).first()).status === 'leaved', 5000, 'R4 leaved');
+    await until(async () => (await c.db('conferencecalls').where({ reference_id: callR4.id }).first())!.status === 'leaved', 5000, 'R4 leaved');
     third.signal('SIGKILL');
     await third.exited;
     r4.p.quiet();
@@ -216,18 +216,18 @@ describe('scale: a conference whose participants are calls on different nodes', 
     conf.host.signal('SIGSTOP');
     const r1row = await until(async () => {
       const x = await c.db('calls').where({ id: callR1.id }).first();
-      return x.status === 'hangup' ? x : null;
+      return x!.status === 'hangup' ? x : null;
     }, 15_000, 'R1 hung up by its flow');
-    const toldMs = new Date(r1row.tm_hangup).getTime() - 1500 - lostAt;
+    const toldMs = new Date(r1row.tm_hangup!).getTime() - 1500 - lostAt;
     console.log(`      (remote member out of the lost host's room ${toldMs} ms after the loss)`);
     expect(toldMs, 'remote member out within 5 s of the loss').to.be.at.most(5000);
     expect(r1row.hangup_by, 'its own flow hung up (sleep, hangup)').to.equal('local');
     const r1done = await r1.done;
     expect(r1done.code, r1done.errors + r1done.messages.slice(-2000)).to.equal(0);
-    expect((await c.db('conferencecalls').where({ id: ccOf(callR1) }).first()).status).to.equal('leaved');
+    expect((await c.db('conferencecalls').where({ id: ccOf(callR1) }).first())!.status).to.equal('leaved');
     conf.host.signal('SIGKILL');
     await conf.host.exited;
-    await until(async () => (await c.db('activeflows').where({ reference_id: callR1.id }).first()).status === 'ended', 10_000, 'R1 flow ended');
+    await until(async () => (await c.db('activeflows').where({ reference_id: callR1.id }).first())!.status === 'ended', 10_000, 'R1 flow ended');
     // nothing left half-way
     await until(async () => {
       const ccs = await c.db('conferencecalls').where({ conference_id: conf.id }).whereNot({ status: 'leaved' });

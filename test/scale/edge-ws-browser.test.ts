@@ -86,7 +86,7 @@ describe('scale: the browser phone registered through the Kamailio edge', functi
           await page.click('#answer');
           await waitPhase(page, 'connected');
           const qc = await until(async () => c.db('queuecalls').where({ queue_id: queue.id, service_agent_id: a.agent.id, status: 'service' }).first(), 15_000, `queuecall in service on ${node.id}`);
-          expect((await c.db('calls').where({ id: qc.reference_id }).first()).node_id).to.equal(node.id);
+          expect((await c.db('calls').where({ id: qc.reference_id }).first())!.node_id).to.equal(node.id);
           // the caller hears the browser's microphone (1 kHz) and the browser hears the caller
           await until(() => party.presence(1000, Date.now() - 1000) > 0.5, 10_000, `the caller hears the browser (node ${node.id})`).catch(() => {
             throw new Error(`the caller hears the browser: ${party.presence(1000, Date.now() - 1000)}\nEDGE ${c.edge.log.slice(-2000)}`);

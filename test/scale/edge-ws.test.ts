@@ -179,7 +179,7 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
       await callThroughNode(node, number, `queue call on ${node.id}`);
       const qc = await until(async () => c.db('queuecalls').where({ queue_id: queue.id, service_agent_id: ag.id }).whereIn('status', ['service', 'done']).orderBy('tm_create', 'desc').first(), 5000, 'queuecall served by the agent');
       const row = await c.db('calls').where({ id: qc.reference_id }).first();
-      expect(row.node_id, diag(node)).to.equal(node.id);
+      expect(row!.node_id, diag(node)).to.equal(node.id);
     }
   });
 

@@ -98,17 +98,17 @@ describe('scale: a node killed with -9', function () {
     const leftovers = async () => {
       const callIds = (await c.db('calls').where({ customer_id: cid }).pluck('id')) as string[];
       const q = {
-        calls: await c.db('calls').where({ customer_id: cid }).whereNot({ status: 'hangup' }).count('id as n'),
-        activeflows: await c.db('activeflows').whereIn('reference_id', callIds).where({ status: 'running' }).count('id as n'),
-        conferencecalls: await c.db('conferencecalls').where({ conference_id: room.id }).whereNot({ status: 'leaved' }).count('id as n'),
-        conferences: await c.db('conferences').where({ node_id: n0.id, customer_id: cid }).whereNot({ type: 'conference' }).whereNot({ status: 'terminated' }).count('id as n'),
-        queuecalls: await c.db('queuecalls').where({ customer_id: cid }).whereNotIn('status', ['done', 'abandoned']).count('id as n'),
-        groupcalls: await c.db('groupcalls').where({ customer_id: cid }).whereNot({ status: 'hangup' }).count('id as n'),
-        transfers: await c.db('transfers').where({ customer_id: cid }).whereIn('status', ['initiating', 'consulting']).count('id as n'),
-        speakings: await c.db('speakings').where({ customer_id: cid }).whereNot({ status: 'stopped' }).count('id as n'),
-        transcribes: await c.db('transcribes').where({ customer_id: cid, status: 'progressing' }).count('id as n'),
-        aicalls: await c.db('aicalls').where({ customer_id: cid }).whereNot({ status: 'terminated' }).count('id as n'),
-        recordings: await c.db('recordings').where({ customer_id: cid }).whereIn('status', ['initiating', 'recording', 'stopping']).count('id as n'),
+        calls: await c.db('calls').where({ customer_id: cid }).whereNot({ status: 'hangup' }).count({ n: 'id' }),
+        activeflows: await c.db('activeflows').whereIn('reference_id', callIds).where({ status: 'running' }).count({ n: 'id' }),
+        conferencecalls: await c.db('conferencecalls').where({ conference_id: room.id }).whereNot({ status: 'leaved' }).count({ n: 'id' }),
+        conferences: await c.db('conferences').where({ node_id: n0.id, customer_id: cid }).whereNot({ type: 'conference' }).whereNot({ status: 'terminated' }).count({ n: 'id' }),
+        queuecalls: await c.db('queuecalls').where({ customer_id: cid }).whereNotIn('status', ['done', 'abandoned']).count({ n: 'id' }),
+        groupcalls: await c.db('groupcalls').where({ customer_id: cid }).whereNot({ status: 'hangup' }).count({ n: 'id' }),
+        transfers: await c.db('transfers').where({ customer_id: cid }).whereIn('status', ['initiating', 'consulting']).count({ n: 'id' }),
+        speakings: await c.db('speakings').where({ customer_id: cid }).whereNot({ status: 'stopped' }).count({ n: 'id' }),
+        transcribes: await c.db('transcribes').where({ customer_id: cid, status: 'progressing' }).count({ n: 'id' }),
+        aicalls: await c.db('aicalls').where({ customer_id: cid }).whereNot({ status: 'terminated' }).count({ n: 'id' }),
+        recordings: await c.db('recordings').where({ customer_id: cid }).whereIn('status', ['initiating', 'recording', 'stopping']).count({ n: 'id' }),
         roomHost: (await c.redis.get(`${c.prefix}conference-node:${room.id}`)) ? [{ n: 1 }] : [{ n: 0 }],
       };
       return Object.fromEntries(Object.entries(q).map(([k, v]) => [k, Number(v[0]!.n)]));
@@ -126,14 +126,14 @@ describe('scale: a node killed with -9', function () {
     const swept = await until(async () => c.reports.find((r) => r.nodeId === n0.id) ?? null, 15_000, 'the sweep report of the killed node');
     expect(swept.resources!.conferencesReleased).to.deep.equal([room.id]);
     expect(swept.resources!.groupcalls).to.have.length(1);
-    expect((await c.db('conferences').where({ id: room.id }).first()).status).to.equal('progressing');
+    expect((await c.db('conferences').where({ id: room.id }).first())!.status).to.equal('progressing');
 
     // the room is hosted again by the next call to join it, on the surviving node
     const sink = await RtpSink.open();
     sinks.push(sink);
     sipp(uacWaitsForBye(`${numbers[0]}@127.0.0.1:${n1.sipPort}`, 'pbx', sink.port, { byeTimeoutMs: 90_000 }), [`127.0.0.1:${n1.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 100_000 });
     await until(async () => (await c.db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === 1, 15_000, 'joined on the other node');
-    expect((await c.db('conferences').where({ id: room.id }).first()).node_id).to.equal(n1.id);
+    expect((await c.db('conferences').where({ id: room.id }).first())!.node_id).to.equal(n1.id);
     expect(await c.redis.get(`${c.prefix}conference-node:${room.id}`)).to.equal(n1.id);
     await sleep(100);
   });

@@ -69,7 +69,7 @@ describe('AMD on outbound calls (sipp plays human and machine audio)', function 
     expect(call.hangup_reason).to.equal('normal');
     expect(call.hangup_by).to.equal('local');
     // the flow ran behind the amd action: its talk played after the verdict
-    expect(call.tm_hangup.getTime() - call.tm_progressing.getTime()).to.be.greaterThan(2000);
+    expect(call.tm_hangup!.getTime() - call.tm_progressing!.getTime()).to.be.greaterThan(2000);
   });
 
   it('a six-second greeting is a machine: machine_handle hangup ends the call with reason amd, before the flow', async () => {
@@ -79,7 +79,7 @@ describe('AMD on outbound calls (sipp plays human and machine audio)', function 
     expect(vars['svc.amd.cause']).to.match(/^(MAXWORDS|LONGGREETING)-/);
     expect(call.hangup_reason).to.equal('amd');
     // decided inside the greeting, not after it
-    expect(call.tm_hangup.getTime() - call.tm_progressing.getTime()).to.be.below(beepAtMs);
+    expect(call.tm_hangup!.getTime() - call.tm_progressing!.getTime()).to.be.below(beepAtMs);
   });
 
   it('async: the flow goes on at once (a long talk plays) and the machine is hung up when detection ends', async () => {
@@ -88,7 +88,7 @@ describe('AMD on outbound calls (sipp plays human and machine audio)', function 
     expect(vars['svc.amd.result']).to.equal('machine');
     expect(JSON.stringify(af.executed_actions), 'the talk ran during detection').to.match(/"type":"talk"/);
     expect(call.hangup_reason).to.equal('amd');
-    expect(call.tm_hangup.getTime() - call.tm_progressing.getTime()).to.be.below(beepAtMs);
+    expect(call.tm_hangup!.getTime() - call.tm_progressing!.getTime()).to.be.below(beepAtMs);
   });
 
   it('voicemail drop: on a machine it waits for the beep, leaves the message, then hangs up', async () => {
@@ -100,7 +100,7 @@ describe('AMD on outbound calls (sipp plays human and machine audio)', function 
     expect(call.hangup_reason).to.equal('amd');
     const messageMs = espeak(text, 'en-us', 165).length / 8;
     // the message started after the beep and played to its end
-    expect(call.tm_hangup.getTime() - call.tm_progressing.getTime()).to.be.greaterThan(beepAtMs + messageMs * 0.8);
+    expect(call.tm_hangup!.getTime() - call.tm_progressing!.getTime()).to.be.greaterThan(beepAtMs + messageMs * 0.8);
   });
 
   it('bad amd options are refused (400) and nothing is dialled', async () => {

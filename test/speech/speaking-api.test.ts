@@ -76,7 +76,7 @@ describe('speakings flush and delete; transcribe speech events and delete', func
       expect((await a.del('/speakings/nope')).status).to.equal(400);
       expect((await a.get('/speakings')).body.result.map((r: { id: string }) => r.id)).to.not.include(id);
       const stoppedDb = await s.t.ctx.db('speakings').where({ id }).first();
-      expect(stoppedDb.status).to.equal('stopped');
+      expect(stoppedDb!.status).to.equal('stopped');
 
       // a stopped session cannot be flushed
       const other = (await a.post('/speakings', { reference_type: 'call', reference_id: call.id })).body.id as string;
@@ -116,7 +116,7 @@ describe('speakings flush and delete; transcribe speech events and delete', func
       expect((await a.get(`/transcribes/${tid}`)).status).to.equal(404);
       expect((await a.get(`/transcripts?transcribe_id=${tid}`)).status).to.equal(404);
       expect((await a.get(`/transcribes?resource_id=${call.id}`)).body.result.map((r: { id: string }) => r.id)).to.not.include(tid);
-      await until(async () => ((await s.t.ctx.db('transcribes').where({ id: tid }).first()).status === 'done' ? true : null), 10_000, 'deleted transcribe stopped');
+      await until(async () => ((await s.t.ctx.db('transcribes').where({ id: tid }).first())!.status === 'done' ? true : null), 10_000, 'deleted transcribe stopped');
       expect((await a.del(`/transcribes/${tid}`)).status).to.equal(404);
       expect((await a.del('/transcribes/xyz')).status).to.equal(400);
       // the call can be transcribed again

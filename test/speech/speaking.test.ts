@@ -154,7 +154,7 @@ describe('speakings (streaming TTS into a live call)', function () {
       r = await a.post(`/speakings/${id}/say`, { text: 'hallo' });
       expect(r.status).to.equal(409);
       // an ended call takes no new session
-      await until(async () => (await s.t.ctx.db('calls').where({ id: call.id }).first()).status === 'hangup', 10_000, 'hangup');
+      await until(async () => (await s.t.ctx.db('calls').where({ id: call.id }).first())!.status === 'hangup', 10_000, 'hangup');
       r = await a.post('/speakings', { reference_type: 'call', reference_id: call.id });
       expect(r.status).to.equal(409);
       expect(r.body.error.reason).to.equal('CALL_STATE_INVALID');

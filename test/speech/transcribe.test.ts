@@ -91,10 +91,10 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     const db = s.t.ctx.db;
     const c = await db('calls').where({ customer_id: f.customer.id }).first();
     const live = await until(async () => {
-      const row = await db('transcribes').where({ reference_id: c.id }).first();
+      const row = await db('transcribes').where({ reference_id: c!.id }).first();
       return row?.status === 'done' ? row : null;
     }, 15_000, "live transcribe done");
-    expect(live).to.include({ direction: 'out', provider: 'pocketsphinx', reference_type: 'call', activeflow_id: c.activeflow_id });
+    expect(live).to.include({ direction: 'out', provider: 'pocketsphinx', reference_type: 'call', activeflow_id: c!.activeflow_id });
     const segs = await db('transcripts').where({ transcribe_id: live.id });
     // pocketsphinx on synthetic telephone speech gets most words wrong (docs/speech.md): what
     // matters here is that the prompt's speech became segments, with text, inside the prompt's time
@@ -107,16 +107,16 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     const evs = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === live.id);
     expect(evs.map((e) => e.data.id).sort()).to.deep.equal(segs.map((x: { id: string }) => x.id).sort());
 
-    const rec = await db('recordings').where({ reference_id: c.id }).first();
+    const rec = await db('recordings').where({ reference_id: c!.id }).first();
     expect(rec, 'the call was recorded').to.not.equal(undefined);
     const rt = await until(async () => {
-      const row = await db('transcribes').where({ reference_id: rec.id }).first();
+      const row = await db('transcribes').where({ reference_id: rec!.id }).first();
       return row?.status === 'done' ? row : null;
     }, 30_000, 'recording transcribe done');
     expect(rt).to.include({ reference_type: 'recording', direction: 'both' });
     expect((await db('transcripts').where({ transcribe_id: rt.id })).length, 'recording segments').to.be.greaterThan(0);
     // REST on the same recording, same language: the existing transcribe comes back
-    const again = await a.post('/transcribes', { reference_type: 'recording', reference_id: rec.id, language: 'en-US' });
+    const again = await a.post('/transcribes', { reference_type: 'recording', reference_id: rec!.id, language: 'en-US' });
     expect(again.status).to.equal(200);
     expect(again.body.id).to.equal(rt.id);
   });
@@ -132,7 +132,7 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     const db = s.t.ctx.db;
     const c = await db('calls').where({ customer_id: f.customer.id }).first();
     const row = await until(async () => {
-      const r = await db('transcribes').where({ reference_id: c.id }).first();
+      const r = await db('transcribes').where({ reference_id: c!.id }).first();
       return r?.status === 'done' ? r : null;
     }, 15_000, 'done after hangup');
     expect(row.direction).to.equal('both');
@@ -177,7 +177,7 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
       } finally {
         if (prev !== undefined) process.env.DEEPGRAM_API_KEY = prev;
       }
-      expect((await s.t.ctx.db('calls').where({ id: c.id }).first()).status).to.equal('progressing');
+      expect((await s.t.ctx.db('calls').where({ id: c.id }).first())!.status).to.equal('progressing');
       await a.post(`/calls/${c.id}/hangup`);
     } finally {
       await caller.done;

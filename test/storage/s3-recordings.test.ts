@@ -144,7 +144,7 @@ describe('recordings of real calls on S3', function () {
       await sleep(2500); // a few offload sweeps fail meanwhile
       expect(fs.existsSync(local(rec.filename)), 'kept on local disk').to.equal(true);
       const row = await t.ctx.db('recordings').where({ id: rec.id }).first();
-      expect(row.status).to.equal('ended');
+      expect(row!.status).to.equal('ended');
       const pf = await playfile(rec.id);
       expect(pf.filesize).to.be.greaterThan(1000);
       const u = new URL(pf.uri_download);

@@ -95,7 +95,7 @@ describe('media streams: external_media_start / external_media_stop', function (
       const last = conn.msgs[conn.msgs.length - 1]!.m;
       expect([...last]).to.deep.equal([0, 0, 0]);
       const row = await (await testDb())('calls').where({ id: call.callId }).first();
-      expect(row.status).to.equal('progressing');
+      expect(row!.status).to.equal('progressing');
       await call.sipp;
     } finally {
       call.peer.close();
@@ -140,7 +140,7 @@ describe('media streams: external_media_start / external_media_stop', function (
     expect(r.code, r.errors).to.equal(0);
     const row = await until(async () => {
       const c = await (await testDb())('calls').where({ id: call.callId }).first();
-      return c.status === 'hangup' ? c : null;
+      return c!.status === 'hangup' ? c : null;
     }, 10_000, 'hangup');
     // the hangup action ran: the flow went past the unreachable server
     expect(row.hangup_by).to.equal('local');
@@ -154,7 +154,7 @@ describe('media streams: external_media_start / external_media_stop', function (
     bad.peer.close();
     const af = await until(async () => {
       const c = await (await testDb())('calls').where({ id: bad.callId }).first();
-      const a = await (await testDb())('activeflows').where({ id: c.activeflow_id }).first();
+      const a = await (await testDb())('activeflows').where({ id: c!.activeflow_id }).first();
       return a && a.end_reason ? a : null;
     }, 10_000, 'activeflow ended');
     expect(af.end_reason).to.equal('error');

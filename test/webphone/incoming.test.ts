@@ -156,7 +156,7 @@ describe('webphone: calls to Chromium', function () {
       }, 5000, 'call row hung up');
       // the platform hung up (its relay leg died), within the 2 s
       expect(row.hangup_by).to.equal('local');
-      expect(new Date(row.tm_hangup).getTime() - killedAt).to.be.at.most(2000);
+      expect(new Date(row.tm_hangup!).getTime() - killedAt).to.be.at.most(2000);
       console.log(`      page: "${shown}"; call: hangup_by ${row.hangup_by}, hangup_reason ${row.hangup_reason}; ended ${took} ms after the kill`);
     } finally {
       await page.close();

@@ -50,7 +50,7 @@ describe('contact interactions and peer events (the events store seen from the r
     // Another customer's call from the same number must never show up.
     const o = await calls.create({ customer_id: other.f.customer.id, source: { type: 'tel', target: peer }, destination: { type: 'tel', target: '+15550002222' }, direction: 'incoming' });
     await publishResourceEvent(rig.publisher, 'call_created', callJson(o));
-    await until(async () => Number((await rig.t.ctx.db('events').whereIn('resource_id', [a.id, b.id, c.id, m.id, o.id]).count('* as n'))[0]!.n) === 5, 10_000);
+    await until(async () => Number((await rig.t.ctx.db('events').whereIn('resource_id', [a.id, b.id, c.id, m.id, o.id]).count({ n: '*' }))[0]!.n) === 5, 10_000);
     contactId = (await request(rig.t.app).post('/v1.0/contacts').set(bearer(tm.f.token)).send({ first_name: 'Peer', addresses: [{ type: 'tel', target: peer }] })).body.id;
   });
   after(async () => {

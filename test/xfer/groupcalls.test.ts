@@ -114,7 +114,7 @@ describe('groupcalls', function () {
     expect(list.status).to.equal(200);
     expect(list.body.result.map((x: { id: string }) => x.id)).to.include(g.id);
     const del = await s.t.ctx.db('groupcalls').where({ id: g.id }).first();
-    expect(del.tm_delete).to.equal(null);
+    expect(del!.tm_delete).to.equal(null);
   });
 
   it('POST /calls: an extension destination rings as a groupcall around its call', async () => {

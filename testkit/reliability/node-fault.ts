@@ -215,7 +215,7 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
       jobs.push({ id: c.id, type: c.type, state: job ? await job.getState() : 'missing', reason: job?.failedReason ?? '', attempts: job?.attemptsMade ?? -1 });
     }
     const appliedJob = await q.getJob(applied.commandId);
-    const mute = (await db('calls').where({ id: mutedId }).first()).mute_direction as string;
+    const mute = (await db('calls').where({ id: mutedId }).first())!.mute_direction as string;
     return {
       calls: o.calls,
       byeAll: sippResults.every((r) => r.code === 0),

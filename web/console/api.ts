@@ -107,7 +107,8 @@ export const auth = {
 
 // ---- the records the console shows (the fields it reads) ----
 
-export interface Address { type: string; target: string; target_name?: string; name?: string }
+/** The spec's Address; the one declaration is core/address.ts (web imports nothing outside web/): test/architecture/shapes.test.ts keeps them alike. */
+export interface Address { type: string; target: string; target_name?: string; name?: string; detail?: string }
 export interface Customer { id: string; email: string; name: string; status: string; webhook_method: string; webhook_uri: string; email_verified?: boolean }
 export interface Agent { id: string; customer_id: string; username: string; name: string; status: string; permission: number; tag_ids: string[] }
 export interface Call {

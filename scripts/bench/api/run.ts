@@ -29,7 +29,7 @@ async function main() {
   let baseline: Awaited<ReturnType<typeof startBaseline>> | undefined;
   try {
     const agent = await t.db('agents').where({ username: t.username }).first();
-    const { token } = await signToken(t.jwtSecret, { typ: 'login', sub: agent.id, customer_id: agent.customer_id }, 3600);
+    const { token } = await signToken(t.jwtSecret, { typ: 'login', sub: agent!.id, customer_id: agent!.customer_id }, 3600);
     const url = t.url;
     const api = t.api;
     const boot = { accesskey: t.accesskey };

@@ -85,7 +85,7 @@ async function main(): Promise<void> {
       ids.push(...add);
       const t0 = Date.now();
       for (;;) {
-        const up = ids.length ? Number((await db('calls').whereIn('id', ids).where({ status: 'progressing' }).count('id as n'))[0]!.n) : 0;
+        const up = ids.length ? Number((await db('calls').whereIn('id', ids).where({ status: 'progressing' }).count({ n: 'id' }))[0]!.n) : 0;
         if (up >= ids.length) break;
         if (Date.now() - t0 > 60_000) throw new Error(`only ${up} of ${ids.length} calls came up`);
         await sleep(200);

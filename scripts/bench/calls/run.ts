@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     let up = 0;
     let peak = 0;
     for (;;) {
-      up = Number((await db('calls').whereIn('id', cids).where({ status: 'progressing' }).count('id as n'))[0]!.n);
+      up = Number((await db('calls').whereIn('id', cids).where({ status: 'progressing' }).count({ n: 'id' }))[0]!.n);
       peak = Math.max(peak, up);
       if (up >= CONCURRENT || Date.now() - t2 > 60_000) break;
       await sleep(200);

@@ -114,7 +114,7 @@ async function main(): Promise<void> {
       if (r.status !== 200) throw new Error(`say: ${r.status} ${JSON.stringify(r.body)}`);
       const first = await until(() => (sink.voiced.length > before ? sink.voiced[before]! : null), 5000, 'speech');
       latencies.push(first - t0);
-      const seq = r.body.say_count ?? (await s.t.ctx.db('speakings').where({ id }).first()).say_count;
+      const seq = r.body.say_count ?? (await s.t.ctx.db('speakings').where({ id }).first())!.say_count;
       const tm = timings.get(Number(seq));
       if (tm) {
         parts.arrive.push(tm.arrivedAt - t0);

@@ -70,7 +70,7 @@ describe('/customers (ProjectSuperAdmin)', function () {
     const id = ok.body.id as string;
     expect(await t.ctx.db('agents').where({ customer_id: id, username: 'new@example.test' }).first()).to.exist;
     expect(await t.ctx.repos.outboundConfigs.getForCustomer(id)).to.exist;
-    expect((await t.ctx.db('billing_accounts').where({ customer_id: id }).first()).id).to.equal(ok.body.billing_account_id);
+    expect((await t.ctx.db('billing_accounts').where({ customer_id: id }).first())!.id).to.equal(ok.body.billing_account_id);
 
     const bad = async (body: object, field: string) => {
       const r = await as(su).post('/customers').send(body);

@@ -65,7 +65,7 @@ describe('POST /providers/setup (telnyx)', function () {
     expect(r.body).to.include({ type: 'sip', hostname: 'sip.telnyx.com', name: 'My Telnyx Trunk', detail: 'primary', auth_username: made.user_name });
     expect(r.body).to.not.have.property('auth_password');
     const row = await pt.h.t.ctx.db('providers').where({ id: r.body.id }).first();
-    expect(row.auth_password, 'the provider authenticates with the connection password').to.equal(made.password);
+    expect(row!.auth_password, 'the provider authenticates with the connection password').to.equal(made.password);
     expect((await as(pt.h, pt.su.token).get(`/v1.0/providers/${r.body.id}`)).body.id).to.equal(r.body.id);
   });
 

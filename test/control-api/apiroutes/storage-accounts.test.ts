@@ -42,7 +42,7 @@ describe('/storage_accounts', function () {
     expect(up.status, JSON.stringify(up.body)).to.be.oneOf([200, 201]);
     const row = await pt.h.t.ctx.db('storage_files').where({ id: up.body.id }).first();
     const store = storageBackend(pt.h.t.ctx.config).files;
-    expect(await store.get(row.object_key), 'the object is stored').to.not.equal(null);
+    expect(await store.get(row!.object_key), 'the object is stored').to.not.equal(null);
     const account = (await as(pt.h, pt.a.admin).get('/v1.0/storage_account')).body;
     expect(account.total_file_count).to.equal(1);
 
@@ -55,7 +55,7 @@ describe('/storage_accounts', function () {
     expect(del.status, JSON.stringify(del.body)).to.equal(200);
     expect(del.body).to.include({ id: account.id, customer_id: pt.a.customerId, total_file_count: 0 });
     expect(del.body.tm_delete).to.not.equal('9999-01-01 00:00:00.000000');
-    expect(await store.get(row.object_key), 'the object is removed from the backend').to.equal(null);
+    expect(await store.get(row!.object_key), 'the object is removed from the backend').to.equal(null);
     expect((await as(pt.h, pt.a.admin).get(`/v1.0/storage_files/${up.body.id}`)).status).to.equal(404);
     expect((await as(pt.h, pt.su.token).get(`/v1.0/storage_accounts/${account.id}`)).status).to.equal(404);
     expect((await as(pt.h, pt.su.token).delete(`/v1.0/storage_accounts/${account.id}`)).status).to.equal(404);

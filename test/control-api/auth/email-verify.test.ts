@@ -44,8 +44,8 @@ describe('/auth/email-verify and /auth/email-verify-resend', () => {
     clock.setNow(Date.now() + 24 * 3600_000 + 1000);
     expectBare(await request(h.app).post('/auth/email-verify').send({ token: s.token }));
     const row = await h.db('customers').where({ id: s.customerId }).first();
-    expect(row.status).to.equal('initial');
-    expect(row.email_verified).to.equal(false);
+    expect(row!.status).to.equal('initial');
+    expect(row!.email_verified).to.equal(false);
   });
 
   it('several tokens stay valid at once; a second one after verification answers 200 once', async () => {

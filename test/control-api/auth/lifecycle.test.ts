@@ -18,7 +18,7 @@ describe('account lifecycle (controllable clock)', () => {
   after(async () => h.close());
   afterEach(() => clock.reset());
 
-  const status = async (id: string) => (await h.db('customers').where({ id }).first()).status as string;
+  const status = async (id: string) => (await h.db('customers').where({ id }).first())!.status as string;
 
   it('initial -> expired after 72 h without verification -> resend + verify -> active', async () => {
     const t0 = Date.now();

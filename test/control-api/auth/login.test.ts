@@ -68,7 +68,7 @@ describe('/auth/login, /auth/password-forgot, /auth/password-reset', () => {
     expect(del.status).to.equal(403);
     expect(del.body.error.reason).to.equal('ACCOUNT_DELETED');
 
-    for (const status of ['initial', 'frozen', 'active']) {
+    for (const status of ['initial', 'frozen', 'active'] as const) {
       await h.db('customers').where({ id: a.customerId }).update({ status });
       const ok = await request(h.app).post('/auth/login').send({ username: a.email, password: a.password });
       expect(ok.status, status).to.equal(200);
@@ -107,7 +107,7 @@ describe('/auth/login, /auth/password-forgot, /auth/password-reset', () => {
     const m = await lastMail(h.outbox, a.email, 'password-reset');
     expect(m!.link).to.equal(`http://127.0.0.1:8080/console/password-reset?token=${m!.token}`);
     const row = await h.db('password_reset_tokens').whereNull('tm_used').where({ customer_id: a.customerId }).first();
-    expect(row.tm_expire.getTime() - row.tm_create.getTime()).to.equal(3600_000);
+    expect(row!.tm_expire.getTime() - row!.tm_create.getTime()).to.equal(3600_000);
   });
 
   it('password-forgot: bare 400 when username is missing or the JSON is broken', async () => {

@@ -67,7 +67,7 @@ describe('/auth/unregister', () => {
     expectBare(await post({ password: a.password, immediate: 'yes' }));
     expectBare(await post({ password: a.password, extra: 1 }));
     expectBare(await request(h.app).post('/auth/unregister').set(bearer(a.token)).set('Content-Type', 'application/json').send('{"password":'));
-    expect((await h.db('customers').where({ id: a.customerId }).first()).status).to.equal('active');
+    expect((await h.db('customers').where({ id: a.customerId }).first())!.status).to.equal('active');
   });
 
   it('the shared middleware answers with the envelope: no credentials, bad token, expired token', async () => {
@@ -94,7 +94,7 @@ describe('/auth/unregister', () => {
     }
     const row = await h.db('customers').where({ id: a.customerId }).first();
     expect(row).to.include({ status: 'deleted', phone_number: '', webhook_uri: '' });
-    expect(row.email).to.match(/@removed\.invalid$/);
+    expect(row!.email).to.match(/@removed\.invalid$/);
 
     const withKey = await request(h.app).delete(`/auth/unregister?accesskey=${encodeURIComponent(a.accesskey)}`);
     expect(withKey.status).to.equal(401);

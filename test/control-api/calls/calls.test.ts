@@ -18,6 +18,7 @@ import { putBinding, aorOf } from '../../../core/registrar/bindings';
 import { EMPTY_UUID } from '../../../core/ids';
 import { countryOf } from '../../../core/calls/country';
 import type { BusEnvelope } from '../../../core/commands/bus';
+import type { CallStatus } from '../../../core/calls/model';
 
 const NODE = `n${process.pid}`;
 
@@ -70,7 +71,7 @@ describe('calls', function () {
     await t.ctx.redis.set(pfx() + callNodeKey(callId), node);
     await t.ctx.redis.set(pfx() + nodeAliveKey(node), '1', 'PX', 60_000);
   };
-  const setStatus = (id: string, status: string, extra: Record<string, unknown> = {}) => t.ctx.db('calls').where({ id }).update({ status, ...extra });
+  const setStatus = (id: string, status: CallStatus, extra: Record<string, unknown> = {}) => t.ctx.db('calls').where({ id }).update({ status, ...extra });
   const simpleCall = async () => {
     const r = await api(t, f).post('/calls', { source: { type: 'sip', target: 'alice@example.test' }, destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }], actions: [{ type: 'answer' }] });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
@@ -98,8 +99,8 @@ describe('calls', function () {
       const rows = await t.ctx.db('calls').whereIn('id', r.body.calls.map((c: { id: string }) => c.id));
       expect(rows).to.have.length(2);
       const row = rows.find((x) => x.id === r.body.calls[0].id);
-      expect(row.data.variables).to.deep.equal({ name: 'Ann' });
-      expect(row.data.anonymous).to.equal('yes');
+      expect(row!.data.variables).to.deep.equal({ name: 'Ann' });
+      expect(row!.data.anonymous).to.equal('yes');
       const jobs = await waitFor(ORIGINATE_QUEUE, 1);
       expect(jobs).to.have.length(1);
       expect(jobs[0]!.command).to.deep.equal({ type: 'call.originate', callIds: r.body.calls.map((c: { id: string }) => c.id), customerId: f.customer.id });
@@ -110,7 +111,7 @@ describe('calls', function () {
       const c = await simpleCall();
       const row = await callsRepo(t.ctx.db).get(c.id);
       const flow = await t.ctx.db('flows').where({ id: row!.flow_id }).first();
-      expect(flow.actions[0].type).to.equal('answer');
+      expect(flow!.actions[0].type).to.equal('answer');
       expect((await api(t, f).get('/flows')).body.result).to.deep.equal([]);
     });
 
@@ -149,7 +150,7 @@ describe('calls', function () {
       // svc. keys are dropped silently.
       const ok = await api(t, f).post('/calls', { ...base, variables: { 'svc.x': 'y', keep: 'z' } });
       expect(ok.status).to.equal(200);
-      expect((await t.ctx.db('calls').where({ id: ok.body.calls[0].id }).first()).data.variables).to.deep.equal({ keep: 'z' });
+      expect((await t.ctx.db('calls').where({ id: ok.body.calls[0].id }).first())!.data.variables).to.deep.equal({ keep: 'z' });
     });
 
     it('destination whitelist: empty denies all PSTN; other countries denied; virtual numbers exempt', async () => {

@@ -10,6 +10,7 @@ import { publishResourceEvent } from '../../../core/events/catalogue';
 import { webhookDeliveriesRepo } from '../../../core/repos/webhook-deliveries';
 import { newId, EMPTY_UUID } from '../../../core/ids';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
+import type { WebhookMethod } from '../../../core/repos/customers';
 
 interface Received {
   headers: http.IncomingHttpHeaders;
@@ -69,7 +70,7 @@ describe('webhooks (real Redis stream, BullMQ, loopback receivers)', function ()
     await t.close();
   });
 
-  async function customerWith(uri: string, method = 'POST'): Promise<Fixture> {
+  async function customerWith(uri: string, method: WebhookMethod = 'POST'): Promise<Fixture> {
     const f = await createFixture(t.ctx);
     await t.ctx.db('customers').where({ id: f.customer.id }).update({ webhook_uri: uri, webhook_method: method });
     return f;

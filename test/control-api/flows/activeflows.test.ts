@@ -53,7 +53,7 @@ describe('activeflows', function () {
     expect(r.body.variables).to.deep.equal({ x: '1' });
     expect(r.body.executed_actions).to.deep.equal([]);
     const flow = await t.ctx.db('flows').where({ id: r.body.flow_id }).first();
-    expect(flow.persist).to.equal(false);
+    expect(flow!.persist).to.equal(false);
     const jobs = await waitFor(ORIGINATE_QUEUE, 1);
     expect(jobs[0]!.command).to.deep.equal({ type: 'activeflow.start', activeflowId: r.body.id, customerId: f.customer.id });
     const g = await api(t, f).get(`/activeflows/${r.body.id}`);
@@ -126,7 +126,7 @@ describe('activeflows', function () {
     expect((await api(t, f).del(`/activeflows/${b.body.id}`)).status).to.equal(204);
     const row = await t.ctx.db('activeflows').where({ id: b.body.id }).first();
     expect(row).to.include({ status: 'ended', end_reason: 'stopped' });
-    expect(row.tm_delete).to.be.instanceOf(Date);
+    expect(row!.tm_delete).to.be.instanceOf(Date);
 
     const c = await api(t, f).post('/activeflows', { actions: [{ type: 'block' }] });
     const other = await createFixture(t.ctx);

@@ -129,7 +129,7 @@ describe('flows CRUD', function () {
     expect(g.body.error.reason).to.equal('FLOW_NOT_FOUND');
     expect((await api(t, f).del(`/flows/${c.body.id}`)).body.error.reason).to.equal('FLOW_NOT_FOUND');
     const row = await t.ctx.db('flows').where({ id: c.body.id }).first();
-    expect(row.tm_delete).to.not.equal(null);
+    expect(row!.tm_delete).to.not.equal(null);
     const l = await api(t, f).get('/flows');
     expect(l.body.result).to.deep.equal([]);
   });

@@ -110,7 +110,7 @@ describe('messaging: conversations and conversation accounts', function () {
       expect(h.twilio.sent('+15557773333').form.Body).to.equal('from a flow');
       expect(h.twilio.sent('+15558880002').form.Body).to.equal('reply from a flow');
       expect((await request(h.server).get(`/v1.0/messages/${m.id}`).query({ accesskey: f.accesskey })).status).to.equal(200);
-      expect((await h.t.ctx.db('conversation_messages').where({ id: cm.id }).first()).conversation_id).to.equal(conv.id);
+      expect((await h.t.ctx.db('conversation_messages').where({ id: cm.id }).first())!.conversation_id).to.equal(conv.id);
       let err: Error | null = null;
       try {
         await port.sendConversation(f.customer.id, EMPTY_UUID, 'x');

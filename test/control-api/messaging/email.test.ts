@@ -13,6 +13,7 @@ import { smtpTransport } from '../../../core/smtp/transport';
 import { configureMessaging } from '../../../control-api/messaging/deps';
 import { eventTypes, fixture, fund, request, settle, startHarness, type Harness } from './support';
 import type { Fixture } from '../../../testkit/api';
+import type { RecordingRow } from '../../../core/repos/recordings';
 
 interface Received {
   from: string;
@@ -67,7 +68,7 @@ describe('messaging: email through a loopback SMTP server', function () {
     received.length = 0;
   });
 
-  async function recording(f: Fixture, opts: { status?: string; file?: boolean } = {}): Promise<{ id: string; bytes: Buffer; filename: string }> {
+  async function recording(f: Fixture, opts: { status?: RecordingRow['status']; file?: boolean } = {}): Promise<{ id: string; bytes: Buffer; filename: string }> {
     const id = newId();
     const filename = `${id}.wav`;
     const bytes = randomBytes(2000);
@@ -176,7 +177,7 @@ describe('messaging: email through a loopback SMTP server', function () {
       expect(r.status, JSON.stringify(body)).to.equal(status);
       expect(r.body.error.reason, JSON.stringify(body)).to.equal(reason);
     }
-    expect(Number((await h.t.ctx.db('emails').count('* as n').first())?.n)).to.equal(0);
+    expect(Number((await h.t.ctx.db('emails').count({ n: '*' }).first())?.n)).to.equal(0);
 
     const mine = await request(h.server).post('/v1.0/emails').query({ accesskey: f.accesskey }).send(good);
     expect(mine.status).to.equal(200);

@@ -41,7 +41,7 @@ describe('billing', function () {
     expect(acc).to.include({ customer_id: a.customerId, balance_credit: 0, balance: 0, status: 'active' });
     expect((await accountOf(a.admin)).id).to.equal(acc.id);
     const customer = await db()('customers').where({ id: a.customerId }).first();
-    expect(customer.billing_account_id).to.equal(acc.id);
+    expect(customer!.billing_account_id).to.equal(acc.id);
     expect((await as(h, a.admin).get(`/v1.0/billing-accounts/${acc.id}`)).body.id).to.equal(acc.id);
     expect((await as(h, a.manager).get('/v1.0/billing-accounts')).status).to.equal(403);
   });

@@ -1,0 +1,228 @@
+/**
+ * The table types of every table the migrations create (core/db/migrations), declared once through knex's
+ * `Tables` augmentation: `db('calls')` is a query builder over `CallRow`, its inserts and updates are checked
+ * against the columns, and a cast is needed nowhere. Each table maps to the row type its repository exports
+ * (nullability and column types as in the schema; test/architecture/tables.test.ts checks that every table
+ * of a migrated database is declared here). Tables no repository describes have their row type below.
+ *
+ * Writes: every column is optional (the schema's defaults and NOT NULL constraints decide at run time) and may be
+ * a `Knex.Raw` (`array_append`, `coalesce`, ...). The columns named in `Table`'s second parameter may also be
+ * written as text: every jsonb column (pg writes a JS array as a Postgres array, so a json array goes only
+ * as `JSON.stringify(...)`), and events.timestamp (the event's own timestamp text, microseconds kept).
+ */
+import type { Knex } from 'knex';
+import type { ChatMessageRow, ChatRow, ParticipantRow as ChatParticipantRow } from '../chats/repo';
+import type { AccesskeyRow } from '../repos/accesskeys';
+import type { ActiveflowRow } from '../repos/activeflows';
+import type { AgentRow } from '../repos/agents';
+import type { AiAuditRow } from '../repos/ai-audits';
+import type { AicallRow, AimessageRow } from '../repos/ai-calls';
+import type { ProposalRow } from '../repos/ai-proposals';
+import type { AiRow, PromptHistoryRow } from '../repos/ais';
+import type { BillingAccountRow } from '../repos/billing-accounts';
+import type { BillingRow } from '../repos/billings';
+import type { CallRow } from '../repos/calls';
+import type { CampaigncallRow } from '../repos/campaigncalls';
+import type { CampaignRow } from '../repos/campaigns';
+import type { ConferencecallRow } from '../repos/conferencecalls';
+import type { ConferenceRow } from '../repos/conferences';
+import type { CaseNoteRow, ContactCaseRow } from '../repos/contact-cases';
+import type { ContactRow } from '../repos/contacts';
+import type { ConversationAccountRow } from '../repos/conversation-accounts';
+import type { ConversationMessageRow, ConversationRow } from '../repos/conversations';
+import type { CustomerRow } from '../repos/customers';
+import type { EmailRow } from '../repos/emails';
+import type { ExtensionRow, ProvisioningCustomerSecretRow, ProvisioningTokenRow } from '../repos/extensions';
+import type { FlowRow } from '../repos/flows';
+import type { GroupcallRow } from '../repos/groupcalls';
+import type { MessageRow, TargetRow } from '../repos/messages';
+import type { NumberRow } from '../repos/numbers';
+import type { OutboundConfigRow } from '../repos/outbound-configs';
+import type { OutboundRegistrationRow } from '../repos/outbound-registrations';
+import type { OutdialRow, OutdialtargetRow } from '../repos/outdials';
+import type { OutplanRow } from '../repos/outplans';
+import type { ProvidercallRow } from '../repos/providercalls';
+import type { ProviderRow } from '../repos/providers';
+import type { QueuecallRow } from '../repos/queuecalls';
+import type { QueueRow } from '../repos/queues';
+import type { RagRow, RagSourceRow } from '../repos/rags';
+import type { RecordingRow } from '../repos/recordings';
+import type { RouteRow } from '../repos/routes';
+import type { SpeakingRow } from '../repos/speakings';
+import type { StorageAccountRow, StorageFileRow } from '../repos/storage';
+import type { SummaryRow } from '../repos/summaries';
+import type { TagRow } from '../repos/tags';
+import type { TeamRow } from '../repos/teams';
+import type { TimelineAnalysisRow } from '../repos/timeline-analyses';
+import type { TranscribeRow } from '../repos/transcribes';
+import type { TranscriptRow } from '../repos/transcripts';
+import type { TransferRow } from '../repos/transfers';
+import type { TrunkRow } from '../repos/trunks';
+import type { WebhookDeliveryRow } from '../repos/webhook-deliveries';
+import type { SessionRow, WebchatMessageRow, WidgetRow } from '../webchat/repo';
+import type { AddressRow } from '../workspace/contact-addresses';
+import type { PeerEventRow } from '../workspace/peer-events';
+
+/** call_sip_ids. */
+export interface CallSipIdsRow {
+  call_id: string;
+  sip_call_id: string;
+  tm_create: Date;
+}
+
+/** contact_tags. */
+export interface ContactTagsRow {
+  contact_id: string;
+  tag_id: string;
+  tm_create: Date;
+}
+
+/** customer_domains. */
+export interface CustomerDomainsRow {
+  customer_id: string;
+  label: string;
+  tm_create: Date;
+}
+
+/** email_verification_tokens (control-api/auth/verification-tokens.ts). */
+export interface VerificationTokenRow {
+  token_hash: string;
+  customer_id: string;
+  tm_create: Date;
+  tm_expire: Date;
+  tm_used: Date | null;
+}
+
+/** events. */
+export interface EventsRow {
+  id: string;
+  seq: number;
+  customer_id: string;
+  event_type: string;
+  resource: string;
+  resource_id: string;
+  activeflow_id: string | null;
+  timestamp: Date;
+  data: unknown;
+  tm_create: Date;
+}
+
+/** password_reset_tokens (control-api/auth/reset-tokens.ts). */
+export interface ResetTokenRow {
+  token_hash: string;
+  customer_id: string;
+  agent_id: string;
+  tm_create: Date;
+  tm_expire: Date;
+  tm_used: Date | null;
+}
+
+/** rag_chunks. */
+export interface RagChunksRow {
+  id: string;
+  rag_id: string;
+  source_id: string;
+  seq: number;
+  content: string;
+  embedding: number[] | null;
+  tsv: string | null;
+}
+
+
+/**
+ * What an insert or update may write: any subset of the columns, as values or raw SQL; the `AsText` columns
+ * also as text, and an `AsText` column that holds an array only as text (pg would write the JS array as a
+ * Postgres array literal, which a jsonb column refuses).
+ */
+export type Write<Row, AsText extends keyof Row = never> = {
+  [K in keyof Row]?: (K extends AsText ? (NonNullable<Row[K]> extends readonly unknown[] ? string | Extract<Row[K], null> : Row[K] | string) : Row[K]) | Knex.Raw;
+};
+
+/**
+ * The `peer_events` view (migration 0761) as it reads: the repository selects `"timestamp" as tm_create`
+ * (core/workspace/peer-events.ts). Its columns come from NOT NULL columns of events or from coalesce().
+ */
+export type PeerEventsViewRow = Omit<PeerEventRow, 'tm_create'> & { seq: number; timestamp: Date };
+
+/** A view: read only (an insert or update does not compile). */
+export type View<Row> = Knex.CompositeTableType<Row, never, never>;
+
+/** One table: reads give `Row`, inserts and updates take `Write<Row, AsText>`. */
+export type Table<Row, AsText extends keyof Row = never> = Knex.CompositeTableType<Row, Write<Row, AsText>, Write<Row, AsText>>;
+
+declare module 'knex/types/tables' {
+  interface Tables {
+    accesskeys: Table<AccesskeyRow>;
+    activeflows: Table<ActiveflowRow, 'current_action' | 'executed_actions' | 'variables'>;
+    agents: Table<AgentRow, 'tag_ids' | 'addresses'>;
+    ai_prompt_histories: Table<PromptHistoryRow>;
+    ai_prompt_proposals: Table<ProposalRow, 'audit_ids'>;
+    aiaudits: Table<AiAuditRow, 'evaluation' | 'message_ids'>;
+    aicalls: Table<AicallRow, 'ai_vad_config' | 'parameter' | 'metadata'>;
+    aimessages: Table<AimessageRow, 'tool_calls'>;
+    ais: Table<AiRow, 'parameter' | 'vad_config' | 'tool_names'>;
+    billing_accounts: Table<BillingAccountRow>;
+    billings: Table<BillingRow>;
+    call_sip_ids: Table<CallSipIdsRow>;
+    calls: Table<CallRow, 'source' | 'destination' | 'data' | 'metadata'>;
+    campaigncalls: Table<CampaigncallRow, 'source' | 'destination'>;
+    campaigns: Table<CampaignRow, 'actions' | 'amd'>;
+    conferencecalls: Table<ConferencecallRow>;
+    conferences: Table<ConferenceRow, 'data'>;
+    contact_addresses: Table<AddressRow>;
+    contact_case_notes: Table<CaseNoteRow>;
+    contact_cases: Table<ContactCaseRow, 'peer' | 'local'>;
+    contact_tags: Table<ContactTagsRow>;
+    contacts: Table<ContactRow>;
+    conversation_accounts: Table<ConversationAccountRow, 'provider_data'>;
+    conversation_messages: Table<ConversationMessageRow, 'source' | 'destination' | 'medias'>;
+    conversations: Table<ConversationRow, 'self' | 'peer'>;
+    customer_domains: Table<CustomerDomainsRow>;
+    customers: Table<CustomerRow, 'metadata'>;
+    email_verification_tokens: Table<VerificationTokenRow>;
+    emails: Table<EmailRow, 'source' | 'destinations' | 'attachments'>;
+    events: Table<EventsRow, 'data' | 'timestamp'>;
+    extensions: Table<ExtensionRow>;
+    flows: Table<FlowRow, 'actions'>;
+    groupcalls: Table<GroupcallRow, 'source' | 'destinations' | 'data'>;
+    message_targets: Table<TargetRow, 'destination'>;
+    messages: Table<MessageRow, 'source'>;
+    numbers: Table<NumberRow, 'metadata'>;
+    outbound_configs: Table<OutboundConfigRow, 'destination_whitelist'>;
+    outbound_registrations: Table<OutboundRegistrationRow>;
+    outdials: Table<OutdialRow>;
+    outdialtargets: Table<OutdialtargetRow, 'destination_0' | 'destination_1' | 'destination_2' | 'destination_3' | 'destination_4'>;
+    outplans: Table<OutplanRow, 'source' | 'dial_windows'>;
+    password_reset_tokens: Table<ResetTokenRow>;
+    peer_events: View<PeerEventsViewRow>;
+    providercalls: Table<ProvidercallRow, 'source' | 'destinations'>;
+    providers: Table<ProviderRow, 'tech_headers' | 'metadata'>;
+    provisioning_customer_secrets: Table<ProvisioningCustomerSecretRow>;
+    provisioning_tokens: Table<ProvisioningTokenRow>;
+    queuecalls: Table<QueuecallRow>;
+    queues: Table<QueueRow, 'tag_ids'>;
+    rag_chunks: Table<RagChunksRow, 'embedding'>;
+    rag_sources: Table<RagSourceRow>;
+    rags: Table<RagRow>;
+    recordings: Table<RecordingRow, 'options'>;
+    routes: Table<RouteRow>;
+    speakings: Table<SpeakingRow>;
+    storage_accounts: Table<StorageAccountRow>;
+    storage_files: Table<StorageFileRow>;
+    summaries: Table<SummaryRow>;
+    tags: Table<TagRow>;
+    talk_chats: Table<Omit<ChatRow, 'member_count'>>; // member_count is counted by the query, not stored
+    talk_messages: Table<ChatMessageRow, 'medias' | 'metadata'>;
+    talk_participants: Table<ChatParticipantRow>;
+    teams: Table<TeamRow, 'members' | 'parameter'>;
+    timeline_analyses: Table<TimelineAnalysisRow, 'result'>;
+    transcribes: Table<TranscribeRow>;
+    transcripts: Table<TranscriptRow>;
+    transfers: Table<TransferRow, 'transferee_addresses'>;
+    trunks: Table<TrunkRow>;
+    webchat_messages: Table<WebchatMessageRow>;
+    webchat_sessions: Table<SessionRow>;
+    webchat_widgets: Table<WidgetRow, 'theme_config'>;
+    webhook_deliveries: Table<WebhookDeliveryRow>;
+  }
+}

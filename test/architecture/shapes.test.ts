@@ -1,0 +1,45 @@
+// A domain shape is declared once (issue 33). web/ is bundled on its own and imports nothing outside
+// web/ (imports.test.ts), so the console keeps a copy of the spec's Address: this test holds the copy to
+// the declaration in core/address.ts (the same fields, the same optionality, the same types).
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** The members of interface `name` in `file`, as `field?: type` lines. */
+export function membersOf(file: string, name: string): string[] {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const decl = sf.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name);
+  if (!decl) throw new Error(`${file} declares no interface ${name}`);
+  return decl.members.filter(ts.isPropertySignature).map((m) => `${m.name.getText(sf)}${m.questionToken ? '?' : ''}: ${m.type?.getText(sf) ?? 'any'}`);
+}
+
+describe('architecture: shared domain shapes', () => {
+  it('reads an interface as its members', () => {
+    expect(membersOf('core/address.ts', 'Address')).to.include.members(['type: string', 'target: string', 'target_name?: string']);
+  });
+
+  it("the console's Address is core/address.ts's", () => {
+    expect(membersOf('web/console/api.ts', 'Address')).to.deep.equal(membersOf('core/address.ts', 'Address'));
+  });
+
+  it('no other room declares its own address (Address, AgentAddress, ...) or activeflow record', () => {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+        const rel = `${dir}/${e.name}`;
+        if (e.isDirectory()) walk(rel);
+        else if (/\.tsx?$/.test(e.name)) {
+          const text = fs.readFileSync(path.join(ROOT, rel), 'utf8');
+          // an address of the spec's shape (it has a target; core/net's CheckedAddress is an IP address), or an activeflow record
+          if (/^export interface \w*Address \{[^}]*\btarget\b/m.test(text) || /^export interface ActiveflowRecord\w* \{/m.test(text)) found.push(rel);
+        }
+      }
+    };
+    for (const room of ['core', 'control-api', 'media-app', 'web']) walk(room);
+    expect(found.sort()).to.deep.equal(['core/address.ts', 'core/flow/activeflow.ts', 'web/console/api.ts']);
+  });
+});
