@@ -17,6 +17,7 @@ import type { Knex } from 'knex';
 import { clock } from '../../core/clock';
 import { EMPTY_UUID } from '../../core/ids';
 import { callsRepo, callJson, type CallRow } from '../../core/repos/calls';
+import { chargeEndedCall } from '../../core/billing/call-end';
 import { activeflowsRepo } from '../../core/repos/activeflows';
 import { campaigncallsRepo, campaigncallJson, type CampaigncallRow } from '../../core/repos/campaigncalls';
 import { campaignJson, campaignsRepo, type CampaignRow } from '../../core/repos/campaigns';
@@ -180,7 +181,7 @@ export class CampaignRunner {
     const waited = clock.now().getTime() - new Date(call.tm_create).getTime();
     if (call.status === 'dialing' && call.node_id === '' && waited > (plan?.dial_timeout ?? 0) + ORPHAN_GRACE_MS) {
       // No media-app ever picked its originate up: end it here; the next step records the failure.
-      const t = await callsRepo(this.ctx.db).hangup(call.id, 'failure');
+      const t = await callsRepo(this.ctx.db).hangup(call.id, 'failure', [chargeEndedCall]);
       if (t.changed && t.call) out.events.push(['call_hangup', callJson(t.call)]);
     }
     return false;
@@ -227,7 +228,7 @@ export class CampaignRunner {
       } catch (err) {
         // Nothing will dial it: end the row; the next step records the failed try.
         ctx.logger.warn({ err: String(err), call_id: call.id }, 'campaign originate failed');
-        await callsRepo(ctx.db).hangup(call.id, 'failure').catch(() => undefined);
+        await callsRepo(ctx.db).hangup(call.id, 'failure', [chargeEndedCall]).catch(() => undefined);
       }
     }
     for (const af of out.activeflows) {

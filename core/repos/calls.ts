@@ -2,9 +2,8 @@
  * calls: every status change is a guarded UPDATE (only from an allowed predecessor), so a duplicate or
  * late command (BullMQ delivers at least once) changes nothing and reports `changed: false`.
  */
-import type { Db } from '../db/knex';
+import type { Db, Knex } from '../db/knex';
 import { clock } from '../clock';
-import { chargeEndedCall } from '../billing/call-end';
 import { platformMetrics } from '../metrics';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
@@ -104,6 +103,12 @@ export interface Transition {
   call: CallRow | null;
 }
 
+/**
+ * Work a caller runs in the hangup's own transaction once this write ended the row (the billing step,
+ * core/billing/call-end.ts): the row is never ended without it, and it never runs twice.
+ */
+export type HangupStep = (trx: Knex.Transaction, call: CallRow) => Promise<void>;
+
 export function callsRepo(db: Db) {
   const table = () => db<CallRow>('calls');
   const live = () => table().whereNull('tm_delete');
@@ -169,8 +174,11 @@ export function callsRepo(db: Db) {
       if (row) return { changed: true, call: row as CallRow };
       return { changed: false, call: await this.get(id) };
     },
-    /** Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts). */
-    async hangup(id: string, cause: HangupCause): Promise<Transition> {
+    /**
+     * Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts).
+     * `steps` run in the same transaction, only when this write ended the row (the caller's billing step).
+     */
+    async hangup(id: string, cause: HangupCause, steps: readonly HangupStep[] = []): Promise<Transition> {
       const t = await db.transaction(async (trx): Promise<Transition> => {
         const current = (await trx<CallRow>('calls').where({ id }).forUpdate().first()) as CallRow | undefined;
         if (!current) return { changed: false, call: null };
@@ -186,7 +194,7 @@ export function callsRepo(db: Db) {
             tm_update: now,
           } as never)
           .returning('*');
-        await chargeEndedCall(trx, row as CallRow);
+        for (const step of steps) await step(trx, row as CallRow);
         return { changed: true, call: row as CallRow };
       });
       // once per call, after the commit (calls_ended_total, docs/observability.md)
