@@ -136,7 +136,7 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
   });
   if (leg!.pstn && (await admitPstnCalls(trx, c.customer_id, [call.id]))) {
     // Over the cap: undo this attempt inside the step's transaction (nothing of it was ever visible).
-    await trx('calls').where({ id: call.id }).delete();
+    await callsRepo(trx).remove(call.id);
     await trx('outdialtargets').where({ id: t.id }).update({ [`try_count_${next.index}`]: next.tryCount - 1, status: 'idle' });
     return 'capped';
   }

@@ -287,10 +287,10 @@ export const routes = [
       const c = await owned(ctx, auth, params.id);
       if (c.status !== 'hangup') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}; hang it up first`);
       const now = clock.now();
-      const [row] = await ctx.db('calls').where({ id: c.id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
+      const row = await callsRepo(ctx.db).softDelete(c.id, now);
       if (!row) throw callNotFound();
-      await publish(ctx, 'call_deleted', [row as CallRow]);
-      return callJson(row as CallRow);
+      await publish(ctx, 'call_deleted', [row]);
+      return callJson(row);
     },
   }),
   defineRoute({

@@ -231,5 +231,62 @@ export function callsRepo(db: Db) {
       const r = (await table().where({ customer_id: customerId }).whereNot({ status: 'hangup' }).count<{ count: number }[]>('id as count')) as { count: number | string }[];
       return Number(r[0]?.count ?? 0);
     },
+    /** The activeflow of a customer's call, deleted or not; null for no such call. */
+    async activeflowOf(customerId: string, id: string): Promise<string | null> {
+      const row = (await db('calls').where({ id, customer_id: customerId }).first('activeflow_id')) as { activeflow_id: string } | undefined;
+      return row ? row.activeflow_id : null;
+    },
+    /** A customer's live call with its master and chained legs (the ladder's). */
+    async legsOf(customerId: string, id: string): Promise<Pick<CallRow, 'id' | 'master_call_id' | 'chained_call_ids'> | undefined> {
+      return (await db('calls').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id', 'master_call_id', 'chained_call_ids')) as
+        | Pick<CallRow, 'id' | 'master_call_id' | 'chained_call_ids'>
+        | undefined;
+    },
+    /** Those of `ids` that are the customer's calls (deleted or not). */
+    async idsOwnedAmong(customerId: string, ids: string[]): Promise<string[]> {
+      return ((await db('calls').whereIn('id', ids).where({ customer_id: customerId }).select('id')) as { id: string }[]).map((r) => r.id);
+    },
+    /** Soft-deletes the call unless it already is; the row, or null. */
+    async softDelete(id: string, now: Date): Promise<CallRow | null> {
+      const [row] = (await db('calls').where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*')) as CallRow[];
+      return row ?? null;
+    },
+    /** Removes a row nothing has seen (a dial undone inside the transaction that wrote it). */
+    async remove(id: string): Promise<void> {
+      await db('calls').where({ id }).delete();
+    },
+    /** Merges `patch` into the call's metadata; the row, or null. */
+    async mergeMetadata(id: string, patch: Record<string, unknown>): Promise<CallRow | null> {
+      const [row] = (await db('calls').where({ id }).update({ metadata: db.raw(`metadata || ?::jsonb`, [JSON.stringify(patch)]), tm_update: clock.now() }).returning('*')) as CallRow[];
+      return row ?? null;
+    },
+    /** Ids of the live legs whose master is `masterId`. */
+    async liveLegIds(masterId: string): Promise<string[]> {
+      return ((await db('calls').where({ master_call_id: masterId }).whereNot({ status: 'hangup' }).select('id')) as { id: string }[]).map((r) => r.id);
+    },
+    /** Of `ids`, the answered outgoing PSTN calls the dial policy admitted (the credit guard's). */
+    async answeredPstnAmong(ids: string[]): Promise<AnsweredCall[]> {
+      return (await answeredPstn(db('calls').whereIn('id', ids)).select('id', 'customer_id', 'tm_progressing')) as AnsweredCall[];
+    },
+    /** A customer's answered outgoing PSTN calls the dial policy admitted, on every node. */
+    async answeredPstnOf(customerId: string): Promise<Omit<AnsweredCall, 'customer_id'>[]> {
+      return (await answeredPstn(db('calls').where({ customer_id: customerId })).select('id', 'tm_progressing')) as Omit<AnsweredCall, 'customer_id'>[];
+    },
+    /** Says in the call's data that it is ended because the balance ran out. */
+    async markBalanceExhausted(id: string): Promise<void> {
+      await db('calls').where({ id }).update({ data: db.raw(`data || '{"balance_exhausted": true}'::jsonb`) });
+    },
   };
+}
+
+/** An answered call: answered at tm_progressing. */
+export interface AnsweredCall {
+  id: string;
+  customer_id: string;
+  tm_progressing: Date;
+}
+
+/** Answered (progressing since tm_progressing) outgoing calls the dial policy admitted to the PSTN. */
+function answeredPstn(q: Knex.QueryBuilder): Knex.QueryBuilder {
+  return q.where({ status: 'progressing', direction: 'outgoing' }).whereNotNull('tm_progressing').whereRaw(`(data->>'pstn_admitted') = 'true'`);
 }

@@ -20,6 +20,7 @@ import type { CallSession } from '../call/session';
 import type { GroupcallRunner, RunningGroupcall } from '../groupcall/runner';
 import { createGroupcall } from '../groupcall/create';
 import { settleTransfer, targetByeReason, targetFailure } from './outcome';
+import { callsRepo } from '../../core/repos/calls';
 
 /**
  * What a REFER's subscription hears (RFC 3515 NOTIFYs, media-app/transfer/refer-notify.ts). A report
@@ -61,8 +62,7 @@ export class TransferEngine {
     if (usable(mine)) return mine;
     const master = follow(this.factory.get(call.row.master_call_id));
     if (usable(master)) return master;
-    const rows = (await this.deps.db('calls').where({ master_call_id: call.id }).whereNot({ status: 'hangup' }).select('id')) as { id: string }[];
-    for (const { id } of rows) {
+    for (const id of await callsRepo(this.deps.db).liveLegIds(call.id)) {
       const c = follow(this.factory.get(id));
       if (usable(c)) return c;
     }
