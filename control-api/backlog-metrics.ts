@@ -6,15 +6,15 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Db } from '../core/db/knex';
+import { countWaitingQueuecalls } from '../core/repos/queuecalls';
+import { countPendingWebhookDeliveries } from '../core/repos/webhook-deliveries';
 
 const TIMEOUT_MS = 2000;
 
-async function count(db: Db, sql: string): Promise<number> {
+async function count(db: Db, read: (db: Db) => Promise<number>): Promise<number> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    const q = db.raw(sql) as unknown as Promise<{ rows: { n: number }[] }>;
-    const r = await Promise.race([q, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('timeout')), TIMEOUT_MS)))]);
-    return r.rows[0]?.n ?? 0;
+    return await Promise.race([read(db), new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('timeout')), TIMEOUT_MS)))]);
   } catch {
     return -1;
   } finally {
@@ -28,7 +28,7 @@ export function registerBacklogMetrics(registry: Registry, db: Db): void {
     help: 'Callers waiting in call-center queues (queuecalls in status waiting); -1 when unreadable',
     registers: [registry],
     async collect() {
-      this.set(await count(db, `SELECT count(*)::int AS n FROM queuecalls WHERE status = 'waiting' AND tm_delete IS NULL`));
+      this.set(await count(db, countWaitingQueuecalls));
     },
   });
   new Gauge({
@@ -36,7 +36,7 @@ export function registerBacklogMetrics(registry: Registry, db: Db): void {
     help: 'Webhook deliveries waiting to be sent or retried; -1 when unreadable',
     registers: [registry],
     async collect() {
-      this.set(await count(db, `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`));
+      this.set(await count(db, countPendingWebhookDeliveries));
     },
   });
 }

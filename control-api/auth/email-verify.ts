@@ -11,6 +11,7 @@ import { isMailToken } from './secret-token';
 import { issueResetToken, WELCOME_TOKEN_TTL_MS } from './reset-tokens';
 import { emailVerifyExpiredPage, emailVerifyPage } from './pages';
 import { sendQuietly, type AuthDeps } from './deps';
+import { lockLiveCustomer } from '../../core/repos/customers';
 
 type Outcome = { ok: false } | { ok: true; customer: CustomerRow; justVerified: boolean };
 
@@ -26,7 +27,7 @@ export function postEmailVerify(deps: AuthDeps): RequestHandler {
       const row = await findVerificationToken(trx, token);
       if (verificationTokenState(row) !== 'valid') return { ok: false };
       const r = repos(trx);
-      const cu = await trx<CustomerRow>('customers').where({ id: row!.customer_id }).whereNull('tm_delete').forUpdate().first();
+      const cu = await lockLiveCustomer(trx, row!.customer_id);
       if (!cu) return { ok: false };
       if (cu.email_verified && cu.status === 'active') {
         // Another of the customer's tokens did it already; this one is still valid, so answer the same (voipbin).

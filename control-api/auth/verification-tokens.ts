@@ -1,18 +1,18 @@
 // Email verification tokens (spec Limits: 24 h, 64 lowercase hex, several valid at once).
 import type { Db } from '../../core/db/knex';
 import { clock } from '../../core/clock';
+import { verificationTokensRepo, type VerificationTokenRow } from '../../core/repos/mail-tokens';
 import { hashMailToken, newMailToken } from './secret-token';
 
-export const VERIFICATION_TOKEN_TTL_MS = 24 * 3600_000;
-
-import type { VerificationTokenRow } from '../../core/db/tables';
 export type { VerificationTokenRow };
+
+export const VERIFICATION_TOKEN_TTL_MS = 24 * 3600_000;
 
 /** Issues a new token for the customer; earlier tokens stay valid until their own expiry. */
 export async function issueVerificationToken(db: Db, customerId: string): Promise<string> {
   const token = newMailToken();
   const now = clock.now();
-  await db('email_verification_tokens').insert({
+  await verificationTokensRepo(db).create({
     token_hash: hashMailToken(token),
     customer_id: customerId,
     tm_create: now,
@@ -22,7 +22,7 @@ export async function issueVerificationToken(db: Db, customerId: string): Promis
 }
 
 export async function findVerificationToken(db: Db, token: string): Promise<VerificationTokenRow | undefined> {
-  return db('email_verification_tokens').where({ token_hash: hashMailToken(token) }).first();
+  return verificationTokensRepo(db).getByHash(hashMailToken(token));
 }
 
 export function verificationTokenState(row: VerificationTokenRow | undefined): 'unknown' | 'used' | 'expired' | 'valid' {
@@ -37,11 +37,5 @@ export function verificationTokenState(row: VerificationTokenRow | undefined): '
  * Runs inside the caller's transaction so the customer update and the token use commit together.
  */
 export async function consumeVerificationToken(db: Db, token: string): Promise<boolean> {
-  const now = clock.now();
-  const n = await db('email_verification_tokens')
-    .where({ token_hash: hashMailToken(token) })
-    .whereNull('tm_used')
-    .where('tm_expire', '>', now)
-    .update({ tm_used: now });
-  return n === 1;
+  return verificationTokensRepo(db).use(hashMailToken(token), clock.now());
 }

@@ -21,6 +21,7 @@ import type { EventType, ResourcePayload } from '../../core/events/catalogue';
 import { planLegs } from '../calls/plan';
 import { admitPstnCalls } from '../../core/calls/dial-policy';
 import type { AppContext } from '../context';
+import { campaignRunRepo } from '../../core/repos/campaign-run';
 
 export interface Outbox {
   originate: { call: CallRow; campaigncallId: string }[];
@@ -56,13 +57,12 @@ export async function finishCampaigncall(trx: Knex.Transaction, cc: Campaigncall
   const done = await campaigncallsRepo(trx).advance(cc.id, ['dialing', 'progressing'], { status: 'done', result: end.result, result_reason: end.reason, amd_result: end.amd ?? '' });
   if (!done) return;
   out.events.push(['campaigncall_updated', campaigncallJson(done)]);
-  const t = (await trx<OutdialtargetRow>('outdialtargets').where({ id: cc.outdial_target_id }).forUpdate().first()) as OutdialtargetRow | undefined;
+  const run = campaignRunRepo(trx);
+  const t = await run.lockTarget(cc.outdial_target_id);
   if (!t || t.status === 'done') return;
   const now = clock.now();
   const retry = end.result === 'fail' && plan !== null && nextDestination({ destinations: destinationsOf(t), tryCounts: tryCountsOf(t) }, maxTryCounts(plan)) !== null;
-  await trx('outdialtargets')
-    .where({ id: t.id })
-    .update(retry ? { status: 'idle', tm_next_try: new Date(now.getTime() + retryDelay(plan!, end.reason)), tm_update: now } : { status: 'done', tm_update: now });
+  await run.settleTarget(t.id, now, retry ? new Date(now.getTime() + retryDelay(plan!, end.reason)) : null);
 }
 
 /**
@@ -75,7 +75,7 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
   if (!next) return 'dialled';
   const destination = destinationsOf(t)[next.index]!;
   const now = clock.now();
-  await trx('outdialtargets').where({ id: t.id }).update({ [`try_count_${next.index}`]: next.tryCount, status: 'progressing', tm_update: now });
+  await campaignRunRepo(trx).spendTry(t.id, next.index, next.tryCount, now);
 
   const ccId = newId();
   const base = {
@@ -136,8 +136,8 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
   });
   if (leg!.pstn && (await admitPstnCalls(trx, c.customer_id, [call.id]))) {
     // Over the cap: undo this attempt inside the step's transaction (nothing of it was ever visible).
-    await trx('calls').where({ id: call.id }).delete();
-    await trx('outdialtargets').where({ id: t.id }).update({ [`try_count_${next.index}`]: next.tryCount - 1, status: 'idle' });
+    await callsRepo(trx).remove(call.id);
+    await campaignRunRepo(trx).returnTry(t.id, next.index, next.tryCount - 1);
     return 'capped';
   }
   const cc = await repo.create({ ...base, source: leg!.source, destination: leg!.destination, activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: call.id, status: 'dialing' });

@@ -9,6 +9,7 @@ import { EMPTY_UUID } from '../../core/ids';
 import type { CampaignRow } from '../../core/repos/campaigns';
 import { campaigncallsRepo } from '../../core/repos/campaigncalls';
 import { pacing, type Pacing } from '../../core/campaigns/pacing';
+import { campaignRunRepo } from '../../core/repos/campaign-run';
 
 /** Queuecall statuses in which the call has (or had) its agent: it no longer waits for one. */
 const WITH_AGENT = ['connecting', 'service', 'done'];
@@ -18,31 +19,20 @@ const WITH_AGENT = ['connecting', 'service', 'done'];
  * available, carrying every tag of the queue, with an address to ring). A queue that is gone has none.
  */
 async function availableAgents(trx: Knex.Transaction, c: CampaignRow): Promise<number> {
-  const queue = (await trx('queues').where({ id: c.queue_id, customer_id: c.customer_id }).whereNull('tm_delete').first('tag_ids')) as { tag_ids: string[] } | undefined;
+  const run = campaignRunRepo(trx);
+  const queue = await run.queueTags(c.customer_id, c.queue_id);
   if (!queue) return 0;
-  const r = (await trx.raw(
-    `SELECT count(*)::int AS n FROM agents
-      WHERE customer_id = ? AND status = 'available' AND tm_delete IS NULL
-        AND tag_ids @> ?::jsonb AND jsonb_array_length(addresses) > 0`,
-    [c.customer_id, JSON.stringify(queue.tag_ids ?? [])],
-  )) as { rows: { n: number }[] };
-  return r.rows[0]?.n ?? 0;
+  return run.availableAgents(c.customer_id, queue.tag_ids ?? []);
 }
 
 /** Live attempts of the campaign whose call has no agent yet (dialling, or answered and waiting in the queue). */
 async function waitingForAgent(trx: Knex.Transaction, campaignId: string): Promise<number> {
-  const r = (await trx.raw(
-    `SELECT count(*)::int AS n FROM campaigncalls cc
-      WHERE cc.campaign_id = ? AND cc.status <> 'done'
-        AND NOT EXISTS (SELECT 1 FROM queuecalls q WHERE q.reference_id = cc.reference_id AND q.status = ANY(?))`,
-    [campaignId, WITH_AGENT],
-  )) as { rows: { n: number }[] };
-  return r.rows[0]?.n ?? 0;
+  return campaignRunRepo(trx).waitingForAgent(campaignId, WITH_AGENT);
 }
 
 async function sinceLastDialMs(trx: Knex.Transaction, campaignId: string): Promise<number> {
-  const r = (await trx('campaigncalls').where({ campaign_id: campaignId }).max('tm_create as last').first()) as { last: Date | null } | undefined;
-  return r?.last ? clock.now().getTime() - new Date(r.last).getTime() : Infinity;
+  const last = await campaignRunRepo(trx).lastAttemptAt(campaignId);
+  return last ? clock.now().getTime() - new Date(last).getTime() : Infinity;
 }
 
 /** How many attempts the campaign may start now. */

@@ -17,12 +17,13 @@ import type { Knex } from 'knex';
 import { clock } from '../../core/clock';
 import { EMPTY_UUID } from '../../core/ids';
 import { callsRepo, callJson, type CallRow } from '../../core/repos/calls';
+import { chargeEndedCall } from '../../core/billing/call-end';
 import { activeflowsRepo } from '../../core/repos/activeflows';
 import { campaigncallsRepo, campaigncallJson, type CampaigncallRow } from '../../core/repos/campaigncalls';
 import { campaignJson, campaignsRepo, type CampaignRow } from '../../core/repos/campaigns';
-import { maxTryCounts, type OutplanRow } from '../../core/repos/outplans';
+import type { OutplanRow } from '../../core/repos/outplans';
 import type { OutdialtargetRow } from '../../core/repos/outdials';
-import { DESTINATIONS, resultOfHangup } from '../../core/campaigns/model';
+import { resultOfHangup } from '../../core/campaigns/model';
 import { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { HangupReason } from '../../core/calls/model';
@@ -32,6 +33,7 @@ import type { AppContext } from '../context';
 import { dialTarget, emptyOutbox, finishCampaigncall, type Ending, type Outbox } from './dialer';
 import { paceOf } from './pacer';
 import { outcomeOfHangup, windowOpen } from '../../core/campaigns/dialplan';
+import { campaignRunRepo } from '../../core/repos/campaign-run';
 
 /** A call still waiting for a media-app this long past its dial timeout is given up (no node took it). */
 const ORPHAN_GRACE_MS = 30_000;
@@ -104,16 +106,17 @@ export class CampaignRunner {
   async step(id: string): Promise<void> {
     const out = emptyOutbox();
     await this.ctx.db.transaction(async (trx) => {
-      const c = (await trx<CampaignRow>('campaigns').where({ id }).whereNull('tm_delete').forUpdate().skipLocked().first()) as CampaignRow | undefined;
+      const run = campaignRunRepo(trx);
+      const c = await run.lockForStep(id);
       if (!c) return;
-      const plan = ((await trx<OutplanRow>('outplans').where({ id: c.outplan_id }).first()) as OutplanRow | undefined) ?? null;
+      const plan = await run.outplan(c.outplan_id);
       const live = await this.reconcile(trx, c, plan, out);
       if (c.status === 'stop') return; // only following the calls it still has
       if (c.status === 'stopping') {
         if (live === 0) await this.setStatus(trx, c, 'stop', out);
         return;
       }
-      if (!plan || plan.tm_delete || !(await trx('outdials').where({ id: c.outdial_id }).whereNull('tm_delete').first('id'))) {
+      if (!plan || plan.tm_delete || !(await run.outdialIsLive(c.outdial_id))) {
         // Its outplan or outdial is gone: nothing can be dialled any more.
         await this.setStatus(trx, c, live === 0 ? 'stop' : 'stopping', out);
         return;
@@ -158,9 +161,7 @@ export class CampaignRunner {
       await finishCampaigncall(trx, cc, { result: 'fail', reason: 'undialable' }, plan, out);
       return true;
     }
-    const call = (await trx<CallRow>('calls').where({ id: cc.reference_id }).first('id', 'status', 'hangup_reason', 'node_id', 'tm_create', 'tm_progressing', 'tm_hangup', 'activeflow_id')) as
-      | Pick<CallRow, 'id' | 'status' | 'hangup_reason' | 'node_id' | 'tm_create' | 'tm_progressing' | 'tm_hangup' | 'activeflow_id'>
-      | undefined;
+    const call = await campaignRunRepo(trx).attemptCall(cc.reference_id);
     if (!call) {
       await finishCampaigncall(trx, cc, { result: 'fail', reason: 'failed' }, plan, out);
       return true;
@@ -180,7 +181,7 @@ export class CampaignRunner {
     const waited = clock.now().getTime() - new Date(call.tm_create).getTime();
     if (call.status === 'dialing' && call.node_id === '' && waited > (plan?.dial_timeout ?? 0) + ORPHAN_GRACE_MS) {
       // No media-app ever picked its originate up: end it here; the next step records the failure.
-      const t = await callsRepo(this.ctx.db).hangup(call.id, 'failure');
+      const t = await callsRepo(this.ctx.db).hangup(call.id, 'failure', [chargeEndedCall]);
       if (t.changed && t.call) out.events.push(['call_hangup', callJson(t.call)]);
     }
     return false;
@@ -188,20 +189,12 @@ export class CampaignRunner {
 
   /** The next idle target of the campaign's outdial that is due and has a try left (locked). */
   private async dueTarget(trx: Knex.Transaction, c: CampaignRow, plan: OutplanRow): Promise<OutdialtargetRow | null> {
-    const q = trx<OutdialtargetRow>('outdialtargets')
-      .where({ outdial_id: c.outdial_id, status: 'idle' })
-      .whereNull('tm_delete')
-      .where((w) => w.whereNull('tm_next_try').orWhere('tm_next_try', '<=', clock.now()));
-    triesLeft(q, plan);
-    const row = await q.orderBy([{ column: 'tm_create' }, { column: 'id' }]).forUpdate().skipLocked().first();
-    return (row as OutdialtargetRow | undefined) ?? null;
+    return campaignRunRepo(trx).dueTarget(c.outdial_id, plan, clock.now());
   }
 
   /** Any idle target with a try left, due or not (a retry waiting for try_interval keeps the campaign on). */
   private async anyTriesLeft(trx: Knex.Transaction, c: CampaignRow, plan: OutplanRow): Promise<boolean> {
-    const q = trx('outdialtargets').where({ outdial_id: c.outdial_id }).whereIn('status', ['idle', 'progressing']).whereNull('tm_delete');
-    triesLeft(q, plan);
-    return !!(await q.first('id'));
+    return campaignRunRepo(trx).anyTriesLeft(c.outdial_id, plan);
   }
 
   private async setStatus(trx: Knex.Transaction, c: CampaignRow, to: 'stop' | 'stopping', out: Outbox): Promise<void> {
@@ -227,7 +220,7 @@ export class CampaignRunner {
       } catch (err) {
         // Nothing will dial it: end the row; the next step records the failed try.
         ctx.logger.warn({ err: String(err), call_id: call.id }, 'campaign originate failed');
-        await callsRepo(ctx.db).hangup(call.id, 'failure').catch(() => undefined);
+        await callsRepo(ctx.db).hangup(call.id, 'failure', [chargeEndedCall]).catch(() => undefined);
       }
     }
     for (const af of out.activeflows) {
@@ -265,16 +258,6 @@ async function endingOf(trx: Knex.Transaction, call: Pick<CallRow, 'hangup_reaso
     if (!amd && af?.status === 'running' && sinceHangup < VERDICT_GRACE_MS) return null;
   }
   return { result: resultOfHangup(reason), reason: outcomeOfHangup(reason), amd: amd || (reason === 'amd' ? 'machine' : '') };
-}
-
-/** Restricts a target query to targets with a destination whose try count is below the outplan's max. */
-function triesLeft(q: Knex.QueryBuilder, plan: OutplanRow): void {
-  const max = maxTryCounts(plan);
-  q.where((w) => {
-    for (let i = 0; i < DESTINATIONS; i++) {
-      w.orWhere((x) => x.whereNotNull(`destination_${i}`).where(`try_count_${i}`, '<', max[i]!));
-    }
-  });
 }
 
 /** CAMPAIGN_TICK_MS sets the pause between passes (default 500 ms); CAMPAIGN_RUNNER=off runs none in this copy. */

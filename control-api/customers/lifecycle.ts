@@ -12,11 +12,12 @@ import type { StatusGate } from '../middleware/status-gate';
 import { clock } from '../../core/clock';
 import { repos, type CustomerRow } from '../../core/repos';
 import { sessionsRevoked } from '../middleware/session-revoke';
+import { lockLiveCustomer } from '../../core/repos/customers';
 
 /** Freezes (idempotent for a frozen account); null when the account is deleted or missing. */
 export async function freezeCustomer(db: Knex, customerId: string): Promise<CustomerRow | null> {
   return db.transaction(async (trx) => {
-    const cu = await trx<CustomerRow>('customers').where({ id: customerId }).whereNull('tm_delete').forUpdate().first();
+    const cu = await lockLiveCustomer(trx, customerId);
     if (!cu || cu.status === 'deleted') return null;
     if (cu.status === 'frozen') return cu;
     // every session of the account ends: its agents log in again to recover or to delete it
@@ -30,7 +31,7 @@ export type RecoverResult = { ok: true; customer: CustomerRow } | { ok: false; w
 /** Cancels a scheduled deletion; an account frozen before it was verified goes back to initial. */
 export async function recoverCustomer(db: Knex, customerId: string): Promise<RecoverResult> {
   return db.transaction(async (trx): Promise<RecoverResult> => {
-    const cu = await trx<CustomerRow>('customers').where({ id: customerId }).whereNull('tm_delete').forUpdate().first();
+    const cu = await lockLiveCustomer(trx, customerId);
     if (!cu) return { ok: false, why: 'missing' };
     if (cu.status !== 'frozen') return { ok: false, why: 'not-frozen' };
     const customer = await repos(trx).customers.update(cu.id, { status: cu.email_verified ? 'active' : 'initial', tm_deletion_scheduled: null });

@@ -4,6 +4,7 @@
 // `runLifecyclePass` does one pass synchronously; the BullMQ scheduler (scheduler.ts) calls it repeatedly.
 import type { Knex } from 'knex';
 import { clock } from '../../core/clock';
+import { customerLifecycleRepo } from '../../core/repos/customer-lifecycle';
 import { deleteCustomerAccount } from './account-deletion';
 
 export const UNVERIFIED_WINDOW_MS = 72 * 3600_000;
@@ -12,29 +13,15 @@ export const FROZEN_GRACE_MS = 30 * 24 * 3600_000;
 /** Moves unverified accounts older than 72 h from initial to expired; returns their ids. */
 export async function expireUnverifiedAccounts(db: Knex, scope?: readonly string[]): Promise<string[]> {
   const now = clock.now();
-  const q = db('customers');
-  if (scope) q.whereIn('id', scope);
-  const rows: { id: string }[] = await q
-    .where({ status: 'initial', email_verified: false })
-    .whereNull('tm_delete')
-    .where('tm_create', '<=', new Date(now.getTime() - UNVERIFIED_WINDOW_MS))
-    .update({ status: 'expired', tm_update: now }, ['id']);
-  return rows.map((r) => r.id);
+  return customerLifecycleRepo(db).expireUnverified(now, new Date(now.getTime() - UNVERIFIED_WINDOW_MS), scope);
 }
 
 /** Deletes (cascading) frozen accounts whose grace period is over; returns their ids. */
 export async function deleteFrozenAccounts(db: Knex, scope?: readonly string[], batch = 100): Promise<string[]> {
   const cutoff = new Date(clock.nowMs() - FROZEN_GRACE_MS);
-  const q = db('customers');
-  if (scope) q.whereIn('id', scope);
-  const due: { id: string }[] = await q
-    .select('id')
-    .where({ status: 'frozen' })
-    .where('tm_deletion_scheduled', '<=', cutoff)
-    .orderBy('tm_deletion_scheduled')
-    .limit(batch);
+  const due = await customerLifecycleRepo(db).frozenDue(cutoff, batch, scope);
   const deleted: string[] = [];
-  for (const { id } of due) {
+  for (const id of due) {
     if (await deleteCustomerAccount(db, id, { frozenSince: cutoff })) deleted.push(id);
   }
   return deleted;

@@ -18,6 +18,7 @@ import { clock } from '../../core/clock';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
+import { chargeEndedCall } from '../../core/billing/call-end';
 import { EventPublisher } from '../../core/events/bus';
 import type { MuteDirection } from '../../core/commands/contracts';
 import { commandBus } from '../calls/bus';
@@ -229,7 +230,7 @@ export async function createCalls(ctx: AppContext, cid: string, body: z.infer<ty
     for (const g of groupcalls) await commandBus(ctx).enqueue(ORIGINATE_QUEUE, { type: 'groupcall.start', groupcallId: g.id, customerId: cid });
   } catch (err) {
     // Nothing will dial them: end the rows so they do not stay dialing forever.
-    for (const c of calls) await callsRepo(ctx.db).hangup(c.id, 'failure');
+    for (const c of calls) await callsRepo(ctx.db).hangup(c.id, 'failure', [chargeEndedCall]);
     throw err;
   }
   await publish(ctx, 'call_created', calls);
@@ -286,10 +287,10 @@ export const routes = [
       const c = await owned(ctx, auth, params.id);
       if (c.status !== 'hangup') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}; hang it up first`);
       const now = clock.now();
-      const [row] = await ctx.db('calls').where({ id: c.id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*');
+      const row = await callsRepo(ctx.db).softDelete(c.id, now);
       if (!row) throw callNotFound();
-      await publish(ctx, 'call_deleted', [row as CallRow]);
-      return callJson(row as CallRow);
+      await publish(ctx, 'call_deleted', [row]);
+      return callJson(row);
     },
   }),
   defineRoute({
@@ -309,7 +310,7 @@ export const routes = [
         // Its originate has not been picked up: cancel it here (hangup_by local, reason cancel).
         const repo = callsRepo(ctx.db);
         await repo.transition(c.id, 'canceling');
-        const t = await repo.hangup(c.id, 'normal_clearing');
+        const t = await repo.hangup(c.id, 'normal_clearing', [chargeEndedCall]);
         if (t.changed && t.call) await publish(ctx, 'call_hangup', [t.call]);
         const now = t.call ?? (await repo.get(c.id));
         if (now && now.status === 'hangup') return callJson(now);

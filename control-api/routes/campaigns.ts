@@ -24,6 +24,8 @@ import { listOf } from './schemas';
 import { amd as amdOption } from '../../core/flow/options/media';
 import type { CampaignAmd } from '../../core/repos/campaigns';
 import { campaigncallSchema, campaignSchema, publish, stripUndefined } from '../campaigns/schemas';
+import { campaignRunRepo } from '../../core/repos/campaign-run';
+import { liveQueueExists } from '../../core/repos/queues';
 
 const tag = 'Campaign';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'campaign not found');
@@ -55,8 +57,7 @@ async function checkResources(ctx: AppContext, customerId: string, r: { outplan_
   if (set(r.outdial_id) && !(await outdialsRepo(ctx.db).get(customerId, r.outdial_id!))) throw notFoundField('outdial_id', 'outdial');
   if (set(r.queue_id)) {
     // Queues belong to another part of the platform; without their table no queue can exist.
-    const exists = (await ctx.db.schema.hasTable('queues')) && (await ctx.db('queues').where({ id: r.queue_id, customer_id: customerId }).whereNull('tm_delete').first('id'));
-    if (!exists) throw notFoundField('queue_id', 'queue');
+    if (!(await liveQueueExists(ctx.db, customerId, r.queue_id!))) throw notFoundField('queue_id', 'queue');
   }
   if (set(r.next_campaign_id)) {
     if (r.next_campaign_id === self) throw invalidArgument('next_campaign_id: a campaign cannot follow itself', [{ field: 'next_campaign_id', issue: 'is this campaign' }]);
@@ -169,7 +170,7 @@ export const routes = [
       // Decided with the row locked: the runner steps a campaign holding the same lock, so it cannot
       // dial between counting the live calls here and writing the status.
       const moved = await ctx.db.transaction(async (trx) => {
-        const c = (await trx<CampaignRow>('campaigns').where({ id: params.id, customer_id: auth.customerId }).whereNull('tm_delete').forUpdate().first()) as CampaignRow | undefined;
+        const c = await campaignRunRepo(trx).lockOwned(auth.customerId, params.id);
         if (!c) throw missing();
         const d = decideStatus(c.status, body.status, await campaigncallsRepo(trx).countOngoing(c.id));
         if (d.kind === 'same') return { row: c, to: null };

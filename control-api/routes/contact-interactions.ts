@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { defineRoute, uuid } from '../route';
 import { ApiError, notFound } from '../../core/errors';
 import { listPeerEvents, type PeerFilter } from '../../core/workspace/peer-events';
+import { contactAddressExists, liveContactExists } from '../../core/repos/contacts';
 
 export const peerEventSchema = z.object({
   timestamp: z.string().nullable(), customer_id: z.string(), publisher: z.enum(['call', 'conversation', 'conversation_message']), event_type: z.string(),
@@ -46,12 +47,12 @@ export async function peerFilterOf(
   if (q.peer_type !== undefined) return { peer: { type: q.peer_type, target: q.peer_target! } };
   if (q.contact_id !== undefined) {
     const id = q.contact_id.toLowerCase();
-    if (!(await db('contacts').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id'))) throw notFound('RESOURCE_NOT_FOUND', 'contact not found');
+    if (!(await liveContactExists(db, customerId, id))) throw notFound('RESOURCE_NOT_FOUND', 'contact not found');
     return { contactId: id };
   }
   if (q.address_id !== undefined) {
     const id = q.address_id.toLowerCase();
-    if (!(await db('contact_addresses').where({ id, customer_id: customerId }).first('id'))) throw notFound('RESOURCE_NOT_FOUND', 'contact address not found');
+    if (!(await contactAddressExists(db, customerId, id))) throw notFound('RESOURCE_NOT_FOUND', 'contact address not found');
     return { addressId: id };
   }
   if (!opts.allowSince) {

@@ -10,6 +10,7 @@ import { defineRoute, idParams, uuid } from '../route';
 import { ApiError, invalidArgument } from '../../core/errors';
 import { flowsRepo } from '../../core/repos/flows';
 import { callJson, callsRepo } from '../../core/repos/calls';
+import { chargeEndedCall } from '../../core/billing/call-end';
 import { groupcallJson, groupcallsRepo, type GroupcallRow } from '../../core/repos/groupcalls';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { EventPublisher } from '../../core/events/bus';
@@ -77,7 +78,7 @@ async function hangup(ctx: AppContext, g: GroupcallRow): Promise<GroupcallRow> {
     const c = await callsRepo(ctx.db).get(id);
     if (c && c.status === 'dialing' && c.node_id === '') {
       await callsRepo(ctx.db).transition(id, 'canceling');
-      await callsRepo(ctx.db).hangup(id, 'normal_clearing');
+      await callsRepo(ctx.db).hangup(id, 'normal_clearing', [chargeEndedCall]);
     }
   }
   return t.row ?? g;

@@ -7,6 +7,7 @@ import { EMPTY_UUID } from '../../core/ids';
 import type { AppContext } from '../context';
 import { ISO_ALPHA2 } from './iso-countries';
 import { listOf, outboundConfigSchema } from './schemas';
+import { activeNormalNumberExists } from '../../core/repos/numbers';
 
 const country = z
   .string()
@@ -43,14 +44,7 @@ async function normalise(ctx: AppContext, customerId: string, body: z.output<typ
  * numbers table exists (numbers issue), no number can qualify, so any non-empty id is refused.
  */
 async function checkSourceNumber(ctx: AppContext, customerId: string, numberId: string): Promise<void> {
-  const hasNumbers = await ctx.db.schema.hasTable('numbers');
-  if (hasNumbers) {
-    const row = await ctx.db('numbers')
-      .where({ id: numberId, customer_id: customerId, status: 'active', type: 'normal' })
-      .whereNull('tm_delete')
-      .first();
-    if (row) return;
-  }
+  if (await activeNormalNumberExists(ctx.db, customerId, numberId)) return;
   throw invalidArgument('default_outgoing_source_number_id: must be an active normal number of this customer', [
     { field: 'default_outgoing_source_number_id', issue: 'not an active normal number of this customer' },
   ]);

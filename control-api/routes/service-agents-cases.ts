@@ -8,11 +8,11 @@ import { defineRoute, idParams, uuid, type AnyRoute } from '../route';
 import { ApiError, permissionDenied } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
 import { caseNoteJson, contactCaseJson, contactCasesRepo } from '../../core/repos/contact-cases';
-import { paginate, toPage } from '../../core/pagination';
-import type { ContactCaseRow } from '../../core/repos/contact-cases';
+import { toPage } from '../../core/pagination';
 import { listOf } from './schemas';
 import { agentScope, canSeeCase, pageQuery, serviceAgentRoutes } from '../service-agents/scope';
 import { assignCase, caseSchema, closeCase, contactBody, findCase, noteParams, noteSchema, noteText, setContact } from '../service-agents/cases';
+import { agentReachRepo } from '../../core/repos/agent-reach';
 
 const defs: AnyRoute[] = [
   defineRoute({
@@ -26,10 +26,7 @@ const defs: AnyRoute[] = [
     response: listOf(caseSchema),
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
-      const q = ctx.db('contact_cases').where({ customer_id: s.customerId }).whereNull('tm_delete').select('*');
-      q.where((w) => w.where({ owner_id: s.agentId }).orWhere((o) => o.where({ status: 'open', owner_id: EMPTY_UUID })));
-      if (query.status) q.where({ status: query.status });
-      return toPage(await paginate<ContactCaseRow>(q, page), contactCaseJson);
+      return toPage(await agentReachRepo(ctx.db, s).cases(page, query.status), contactCaseJson);
     },
   }),
   defineRoute({

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { defineRoute, idParams, text, validateBody, type AnyRoute } from '../route';
 import { ApiError, notFound } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { paginate, toPage } from '../../core/pagination';
+import { toPage } from '../../core/pagination';
 import { storageFileJson, storageRepo, type StorageFileRow } from '../../core/repos/storage';
 import { storageBackend } from '../../core/storage/backend';
 import { readUpload } from '../upload';
@@ -15,6 +15,7 @@ import { MAX_UPLOAD_BYTES } from './storage';
 import { agentScope, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import type { AppContext } from '../context';
 import { customerFileHeaders } from '../customer-file';
+import { agentReachRepo } from '../../core/repos/agent-reach';
 
 const store = (ctx: AppContext) => storageBackend(ctx.config).files;
 const missing = () => notFound('FILE_NOT_FOUND', 'file not found');
@@ -26,11 +27,8 @@ const fileSchema = z.object({
   tm_download_expire: z.string(), tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
 });
 
-const ownFiles = (ctx: AppContext, s: AgentScope) =>
-  ctx.db('storage_files').where({ customer_id: s.customerId, owner_type: 'agent', owner_id: s.agentId }).whereNull('tm_delete');
-
 async function ownFile(ctx: AppContext, s: AgentScope, id: string): Promise<StorageFileRow> {
-  const f = (await ownFiles(ctx, s).where({ id: id.toLowerCase() }).first()) as StorageFileRow | undefined;
+  const f = await agentReachRepo(ctx.db, s).file(id.toLowerCase());
   if (!f) throw missing();
   return f;
 }
@@ -68,7 +66,7 @@ const defs: AnyRoute[] = [
   defineRoute({
     method: 'get', path: '/service_agents/files', tag: 'Service Agent', summary: 'The agent’s files', permission: 'agent', paginated: true,
     query: z.object(pageQuery), response: z.object({ result: z.array(fileSchema), next_page_token: z.string() }),
-    handler: async ({ ctx, auth, page }) => toPage(await paginate<StorageFileRow>(ownFiles(ctx, agentScope(auth)).select('*'), page), (f) => storageFileJson(f, null)),
+    handler: async ({ ctx, auth, page }) => toPage(await agentReachRepo(ctx.db, agentScope(auth)).files(page), (f) => storageFileJson(f, null)),
   }),
   defineRoute({
     method: 'get', path: '/service_agents/files/:id', tag: 'Service Agent', summary: 'One of the agent’s files', permission: 'agent', params: idParams, response: fileSchema,

@@ -6,14 +6,12 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../route';
 import { listPeerEvents } from '../../core/workspace/peer-events';
-import { agentScope, callsOfAgent, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
+import { agentScope, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
+import { agentReachRepo } from '../../core/repos/agent-reach';
 import { interactionQuery, peerEventList, peerFilterOf } from './contact-interactions';
 import type { AppContext } from '../context';
 
-const reachOf = (ctx: AppContext, s: AgentScope) => ({
-  callIds: callsOfAgent(ctx.db('calls').select('id'), s),
-  conversationIds: ctx.db('conversations').select('id').where({ customer_id: s.customerId, owner_id: s.agentId }),
-});
+const reachOf = (ctx: AppContext, s: AgentScope) => agentReachRepo(ctx.db, s).peerReach();
 
 const defs: AnyRoute[] = [
   defineRoute({

@@ -6,29 +6,25 @@
 import { z } from 'zod';
 import { defineRoute, idParams, uuid, type AnyRoute } from '../route';
 import { ApiError, notFound } from '../../core/errors';
-import { paginate, toPage } from '../../core/pagination';
+import { toPage } from '../../core/pagination';
 import { tagJson, tagsRepo } from '../../core/repos/tags';
 import { contactJson, contactsRepo } from '../../core/repos/contacts';
-import { extensionJson, type ExtensionRow } from '../../core/repos/extensions';
-import { transcribeJson, type TranscribeRow } from '../../core/repos/transcribes';
-import { transcriptJson, type TranscriptRow } from '../../core/repos/transcripts';
-import { aicallJson, aimessageJson, isAicallStatus, type AicallRow, type AimessageRow } from '../../core/repos/ai-calls';
+import { extensionJson } from '../../core/repos/extensions';
+import { transcribeJson } from '../../core/repos/transcribes';
+import { transcriptJson } from '../../core/repos/transcripts';
+import { aicallJson, aimessageJson } from '../../core/repos/ai-calls';
 import type { AppContext } from '../context';
-import { agentScope, callsOfAgent, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
+import { agentScope, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
+import { agentReachRepo } from '../../core/repos/agent-reach';
 
 const anyList = z.object({ result: z.array(z.record(z.string(), z.unknown())), next_page_token: z.string() });
 const anyObject = z.record(z.string(), z.unknown());
-
-/** Ids of the agent's calls, as a subquery. */
-const agentCallIds = (ctx: AppContext, s: AgentScope) => callsOfAgent(ctx.db('calls').select('id'), s);
-const agentConversationIds = (ctx: AppContext, s: AgentScope) => ctx.db('conversations').select('id').where({ customer_id: s.customerId, owner_id: s.agentId }).whereNull('tm_delete');
 
 /** The extension numbers among the agent's addresses (a query builder is thenable: never return one from an async function). */
 async function extensionNumbers(ctx: AppContext, s: AgentScope): Promise<string[]> {
   const me = await ctx.repos.agents.get(s.agentId, { customerId: s.customerId });
   return (me?.addresses ?? []).filter((a) => a.type === 'extension').map((a) => a.target);
 }
-const extensionsOf = (ctx: AppContext, s: AgentScope, numbers: string[]) => ctx.db('extensions').where({ customer_id: s.customerId }).whereIn('extension', numbers).whereNull('tm_delete');
 
 const defs: AnyRoute[] = [
   defineRoute({
@@ -78,15 +74,14 @@ const defs: AnyRoute[] = [
     query: z.object(pageQuery), response: anyList,
     handler: async ({ ctx, auth, page }) => {
       const s = agentScope(auth);
-      const q = extensionsOf(ctx, s, await extensionNumbers(ctx, s));
-      return toPage(await paginate<ExtensionRow>(q.select('*'), page), (e) => extensionJson(e, { sipDomain: ctx.config.sipDomain }));
+      return toPage(await agentReachRepo(ctx.db, s).extensionPage(await extensionNumbers(ctx, s), page), (e) => extensionJson(e, { sipDomain: ctx.config.sipDomain }));
     },
   }),
   defineRoute({
     method: 'get', path: '/service_agents/extensions/:id', tag: 'Service Agent', summary: 'One of the agent’s extensions', permission: 'agent', params: idParams, response: anyObject,
     handler: async ({ ctx, auth, params }) => {
       const s = agentScope(auth);
-      const e = (await extensionsOf(ctx, s, await extensionNumbers(ctx, s)).where({ id: params.id.toLowerCase() }).first()) as ExtensionRow | undefined;
+      const e = await agentReachRepo(ctx.db, s).extension(await extensionNumbers(ctx, s), params.id.toLowerCase());
       if (!e) throw notFound('RESOURCE_NOT_FOUND', 'extension not found');
       return extensionJson(e, { sipDomain: ctx.config.sipDomain });
     },
@@ -96,9 +91,7 @@ const defs: AnyRoute[] = [
     query: z.object({ reference_type: z.enum(['call']).optional(), reference_id: uuid().optional(), ...pageQuery }), response: anyList,
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
-      const q = ctx.db('transcribes').where({ customer_id: s.customerId, reference_type: 'call' }).whereIn('reference_id', agentCallIds(ctx, s)).whereNull('tm_delete').select('*');
-      if (query.reference_id) q.where({ reference_id: query.reference_id.toLowerCase() });
-      return toPage(await paginate<TranscribeRow>(q, page), transcribeJson);
+      return toPage(await agentReachRepo(ctx.db, s).transcribes(page, query.reference_id?.toLowerCase()), transcribeJson);
     },
   }),
   defineRoute({
@@ -106,9 +99,10 @@ const defs: AnyRoute[] = [
     query: z.object({ transcribe_id: uuid(), ...pageQuery }), response: anyList,
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
-      const t = await ctx.db('transcribes').where({ id: query.transcribe_id.toLowerCase(), customer_id: s.customerId, reference_type: 'call' }).whereIn('reference_id', agentCallIds(ctx, s)).first('id');
+      const reach = agentReachRepo(ctx.db, s);
+      const t = await reach.transcribeId(query.transcribe_id.toLowerCase());
       if (!t) throw notFound('RESOURCE_NOT_FOUND', 'transcribe not found');
-      return toPage(await paginate<TranscriptRow>(ctx.db('transcripts').where({ transcribe_id: t.id }).select('*'), page), transcriptJson);
+      return toPage(await reach.transcripts(t, page), transcriptJson);
     },
   }),
   defineRoute({
@@ -116,14 +110,8 @@ const defs: AnyRoute[] = [
     query: z.object({ reference_type: z.enum(['call', 'conversation']).optional(), reference_id: uuid().optional(), status: z.string().max(20).optional(), ...pageQuery }), response: anyList,
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
-      const q = ctx.db('aicalls').where({ customer_id: s.customerId }).whereNull('tm_delete').select('*');
-      q.where((w) => w.where((c) => c.where({ reference_type: 'call' }).whereIn('reference_id', agentCallIds(ctx, s))).orWhere((c) => c.where({ reference_type: 'conversation' }).whereIn('reference_id', agentConversationIds(ctx, s))));
-      if (query.reference_type) q.where({ reference_type: query.reference_type });
-      if (query.reference_id) q.where({ reference_id: query.reference_id.toLowerCase() });
-      // a status no AI call can have matches none (the filter is free text)
-      if (query.status && isAicallStatus(query.status)) q.where({ status: query.status });
-      else if (query.status) q.whereRaw('false');
-      return toPage(await paginate<AicallRow>(q, page), aicallJson);
+      const p = await agentReachRepo(ctx.db, s).aicalls(page, { reference_type: query.reference_type, reference_id: query.reference_id?.toLowerCase(), status: query.status });
+      return toPage(p, aicallJson);
     },
   }),
   defineRoute({
@@ -131,10 +119,10 @@ const defs: AnyRoute[] = [
     query: z.object({ aicall_id: uuid(), ...pageQuery }), response: anyList,
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
-      const a = await ctx.db('aicalls').where({ id: query.aicall_id.toLowerCase(), customer_id: s.customerId }).whereNull('tm_delete')
-        .where((w) => w.whereIn('reference_id', agentCallIds(ctx, s)).orWhereIn('reference_id', agentConversationIds(ctx, s))).first('id');
+      const reach = agentReachRepo(ctx.db, s);
+      const a = await reach.aicallId(query.aicall_id.toLowerCase());
       if (!a) throw new ApiError('AIMESSAGE_NOT_FOUND', 'aicall not found');
-      return toPage(await paginate<AimessageRow>(ctx.db('aimessages').where({ aicall_id: a.id }).whereNull('tm_delete').select('*'), page), aimessageJson);
+      return toPage(await reach.aimessages(a, page), aimessageJson);
     },
   }),
 ];

@@ -18,6 +18,7 @@ import { WebSipCredentials } from '../../core/workspace/web-sip-credentials';
 import type { ExtensionRow } from '../../core/repos/extensions';
 import type { AppContext } from '../context';
 import { agentScope, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
+import { agentReachRepo } from '../../core/repos/agent-reach';
 
 const credentialSchema = z.object({
   username: z.string(),
@@ -38,7 +39,7 @@ async function agentExtension(ctx: AppContext, s: AgentScope, extensionId: strin
   if (!me) throw notFound('RESOURCE_NOT_FOUND', 'agent not found');
   const numbers = me.addresses.filter((a) => a.type === 'extension').map((a) => a.target);
   if (!numbers.length) throw invalidArgument('the agent has no extension among its addresses: add one (type "extension") to take calls in the browser', [{ field: 'addresses' }]);
-  const rows = (await ctx.db('extensions').where({ customer_id: s.customerId }).whereIn('extension', numbers).whereNull('tm_delete').select('*')) as ExtensionRow[];
+  const rows = await agentReachRepo(ctx.db, s).extensions(numbers);
   if (extensionId) {
     const e = rows.find((r) => r.id === extensionId.toLowerCase());
     if (!e) throw invalidArgument('extension_id is not one of the agent\'s extension addresses', [{ field: 'extension_id' }]);

@@ -9,8 +9,8 @@ import { ApiError, notFound } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
 import { agentJson, customerJson } from '../../core/repos';
 import { AGENT_STATUSES, RING_METHODS } from '../../core/repos/agents';
-import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
-import { paginate, toPage } from '../../core/pagination';
+import { callJson, callsRepo } from '../../core/repos/calls';
+import { toPage } from '../../core/pagination';
 import { conversationJson, conversationMessageJson, conversationsRepo } from '../../core/repos/conversations';
 import { sendToConversation } from '../../core/conversations/send';
 import { postMessage, sessionOfConversation } from '../../core/webchat/service';
@@ -21,8 +21,9 @@ import { assertOwnerAgent, saveConversation, unassignConversation } from '../mes
 import { agentSchema, customerSchema, listOf } from './schemas';
 import { callSchema } from './calls';
 import { conversationMessageSchema, conversationSchema } from './conversations';
-import { agentScope, callsOfAgent, canSeeCall, canSeeConversation, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
+import { agentScope, canSeeCall, canSeeConversation, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import type { AppContext, AuthContext } from '../context';
+import { agentReachRepo } from '../../core/repos/agent-reach';
 
 const addressIn = z.strictObject({
   type: z.enum(['agent', 'ai', 'ai_team', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'webchat', 'web_session', 'whatsapp']),
@@ -173,8 +174,7 @@ const defs: AnyRoute[] = [
     paginated: true,
     response: listOf(callSchema),
     handler: async ({ ctx, auth, page }) => {
-      const q = callsOfAgent(ctx.db('calls').whereNull('tm_delete').select('*'), agentScope(auth));
-      return toPage(await paginate<CallRow>(q, page), callJson);
+      return toPage(await agentReachRepo(ctx.db, agentScope(auth)).calls(page), callJson);
     },
   }),
   defineRoute({

@@ -17,6 +17,7 @@ import '../../core/speech/commands';
 import { commandBus } from '../calls/bus';
 import type { AppContext, AuthContext } from '../context';
 import { legacyTime, listOf, uuidOut } from './schemas';
+import { conferencesRepo } from '../../core/repos/conferences';
 
 const tag = 'Speaking';
 const speakingSchema = z.object({
@@ -40,7 +41,7 @@ async function checkReference(ctx: AppContext, auth: AuthContext, type: 'call' |
     if (c.status !== 'progressing') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}, not progressing`);
     return;
   }
-  const conf = await ctx.db('conferences').where({ id, customer_id: auth.customerId }).whereNull('tm_delete').first().catch(() => undefined);
+  const conf = await conferencesRepo(ctx.db).getOwned(auth.customerId, id).catch(() => null);
   if (!conf) throw notFound('RESOURCE_NOT_FOUND', 'conference not found');
   if (conf.status !== 'progressing') throw stateInvalid(`the conference is ${conf.status}, not progressing`);
 }

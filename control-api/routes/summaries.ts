@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
 import { ApiError, invalidArgument, notFound, serviceUnavailable, stateInvalid } from '../../core/errors';
-import { summariesRepo, summaryJson, type SummaryRow } from '../../core/repos/summaries';
+import { summariesRepo, summaryJson, summaryReferenceExists, type SummaryRow } from '../../core/repos/summaries';
 import { generateSummary, summaryLlm } from '../../core/ai/summary';
 import { LlmError } from '../../core/llm/client';
 import { eventsOf, listOfShape, publish, shape } from '../../core/ai/api';
@@ -18,7 +18,6 @@ import { commandBus } from '../calls/bus';
 import { transcribeWavFile } from '../../media-engine';
 
 const FIELDS = ['id', 'customer_id', 'activeflow_id', 'on_end_flow_id', 'reference_type', 'reference_id', 'status', 'language', 'content', 'tm_create', 'tm_update', 'tm_delete'];
-const TABLES = { call: 'calls', conference: 'conferences', transcribe: 'transcribes', recording: 'recordings' } as const;
 const missing = () => new ApiError('RESOURCE_NOT_FOUND', 'summary not found');
 const language = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP47 tag').max(35);
 
@@ -52,8 +51,7 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
       }),
       response: shape(FIELDS),
       handler: async ({ ctx, auth, body }) => {
-        const ref = await ctx.db(TABLES[body.reference_type]).where({ id: body.reference_id, customer_id: auth.customerId }).first().catch(() => null);
-        if (!ref) throw notFound('RESOURCE_NOT_FOUND', `${body.reference_type} ${body.reference_id} not found`);
+        if (!(await summaryReferenceExists(ctx.db, auth.customerId, body.reference_type, body.reference_id))) throw notFound('RESOURCE_NOT_FOUND', `${body.reference_type} ${body.reference_id} not found`);
         // '' and the nil UUID mean none (voipbin clients send either)
         const onEnd = body.on_end_flow_id && body.on_end_flow_id !== EMPTY_UUID ? body.on_end_flow_id : null;
         if (onEnd && !(await flowsRepo(ctx.db).getOwned(auth.customerId, onEnd))) {

@@ -14,6 +14,7 @@ import { listOfShape, shape } from '../../core/ai/api';
 import { timelineAnalysesRepo, timelineAnalysisJson, type TimelineAnalysisRow } from '../../core/repos/timeline-analyses';
 import { runAnalysis } from '../../core/timeline/analysis';
 import type { AppContext } from '../context';
+import { activeflowStatusOf } from '../../core/repos/activeflows';
 
 const FIELDS = ['id', 'customer_id', 'activeflow_id', 'status', 'result', 'error', 'tm_create', 'tm_update'];
 const tag = 'Timeline';
@@ -33,9 +34,9 @@ export const routes = [
     body: z.object({ activeflow_id: uuid(), reanalyze: z.boolean().optional() }),
     response: shape(FIELDS),
     handler: async ({ ctx, auth, body }) => {
-      const af = (await ctx.db('activeflows').where({ id: body.activeflow_id, customer_id: auth.customerId }).whereNull('tm_delete').first('status')) as { status: string } | undefined;
-      if (!af) throw new ApiError('ACTIVEFLOW_NOT_FOUND', 'activeflow not found');
-      if (af.status !== 'ended') throw stateInvalid(`the activeflow is ${af.status || 'not started'}: only an ended activeflow is analysed`);
+      const status = await activeflowStatusOf(ctx.db, auth.customerId, body.activeflow_id);
+      if (status === undefined) throw new ApiError('ACTIVEFLOW_NOT_FOUND', 'activeflow not found');
+      if (status !== 'ended') throw stateInvalid(`the activeflow is ${status || 'not started'}: only an ended activeflow is analysed`);
       try {
         summaryLlm(process.env, ctx.egress);
       } catch (e) {

@@ -9,6 +9,8 @@ import { defineRoute, uuid } from '../route';
 import { ApiError, invalidParameter, notFound } from '../../core/errors';
 import { decodePageToken, encodePageToken } from '../../core/pagination';
 import { listOf } from './schemas';
+import { eventsRepo, type EventsOf } from '../../core/repos/events';
+import { callsRepo } from '../../core/repos/calls';
 
 const MAX = 1000;
 const eventSchema = z.object({ timestamp: z.string(), event_type: z.string(), data: z.record(z.string(), z.unknown()) });
@@ -27,16 +29,9 @@ function pageOf(q: { page_size?: string; page_token?: string }): { size: number;
   return { size, cursor };
 }
 
-async function run(db: Knex, base: Knex.QueryBuilder, q: { page_size?: string; page_token?: string }) {
+async function run(db: Knex, of: EventsOf, q: { page_size?: string; page_token?: string }) {
   const { size, cursor } = pageOf(q);
-  const query = base.clone().select('id', 'event_type', 'data', db.raw('(extract(epoch from "timestamp") * 1000000)::bigint as us'), 'timestamp');
-  if (cursor) {
-    if (cursor.id) query.whereRaw('("timestamp", seq) < (?::timestamptz, coalesce((select seq from events where id = ?::uuid), 0))', [cursor.ts, cursor.id]);
-    else query.where('timestamp', '<', cursor.ts);
-  }
-  const rows = (await query.orderBy([{ column: 'timestamp', order: 'desc' }, { column: 'seq', order: 'desc' }]).limit(size + 1)) as {
-    id: string; event_type: string; data: Record<string, unknown>; us: number; timestamp: Date;
-  }[];
+  const rows = await eventsRepo(db).page(of, size + 1, cursor);
   const more = rows.length > size;
   const page = rows.slice(0, size);
   const last = page[page.length - 1];
@@ -54,8 +49,7 @@ export const routes = [
     query: z.object(pageQuery),
     response: listOf(eventSchema),
     handler: async ({ ctx, auth, params, query }) => {
-      const base = ctx.db('events').where({ customer_id: auth.customerId, resource: RESOURCE[params.resource_type], resource_id: params.resource_id });
-      return run(ctx.db, base, query);
+      return run(ctx.db, { customer_id: auth.customerId, resource: RESOURCE[params.resource_type], resource_id: params.resource_id }, query);
     },
   }),
   defineRoute({
@@ -69,11 +63,11 @@ export const routes = [
       }
       let af = query.activeflow_id;
       if (!af) {
-        const call = (await ctx.db('calls').where({ id: query.call_id, customer_id: auth.customerId }).first('activeflow_id')) as { activeflow_id: string } | undefined;
-        if (!call) throw notFound('CALL_NOT_FOUND', 'call not found');
-        af = call.activeflow_id;
+        const call = await callsRepo(ctx.db).activeflowOf(auth.customerId, query.call_id!);
+        if (call === null) throw notFound('CALL_NOT_FOUND', 'call not found');
+        af = call;
       }
-      return run(ctx.db, ctx.db('events').where({ customer_id: auth.customerId, activeflow_id: af }), query);
+      return run(ctx.db, { customer_id: auth.customerId, activeflow_id: af }, query);
     },
   }),
 ];

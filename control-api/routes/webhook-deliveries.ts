@@ -10,6 +10,7 @@ import { publishResourceEvent, topicOf } from '../../core/events/catalogue';
 import { invalidArgument } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { listOf } from './schemas';
+import { customerWebhookOf } from '../../core/repos/customers';
 
 const deliverySchema = z.object({
   id: z.string(),
@@ -70,7 +71,7 @@ export const routes = [
       webhook_method: z.string(),
     }),
     handler: async ({ ctx, auth }) => {
-      const c = (await ctx.db('customers').where({ id: auth.customerId }).first('webhook_uri', 'webhook_method')) as { webhook_uri: string; webhook_method: string } | undefined;
+      const c = await customerWebhookOf(ctx.db, auth.customerId);
       if (!c?.webhook_uri || !c.webhook_method) throw invalidArgument('the account has no webhook: set webhook_uri and webhook_method with PUT /customer first', [{ field: 'webhook_uri' }]);
       const e = await publishResourceEvent(new EventPublisher(ctx.redis), 'webhook_test', {
         id: newId(),

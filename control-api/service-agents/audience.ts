@@ -8,6 +8,9 @@ import type { Knex } from 'knex';
 import type { PlatformEvent } from '../../core/events/bus';
 import { topicResourceOf } from '../../core/events/catalogue';
 import { EMPTY_UUID } from '../../core/ids';
+import { conversationOwnerOf } from '../../core/repos/conversations';
+import { webchatSessionConversation } from '../../core/webchat/repo';
+import { chatAgentParticipants } from '../../core/chats/repo';
 
 const str = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : '');
 
@@ -17,8 +20,7 @@ function agentAddress(a: unknown): string {
 
 async function conversationOwner(db: Knex, conversationId: string): Promise<string> {
   if (!conversationId) return '';
-  const row = (await db('conversations').where({ id: conversationId }).first('owner_id')) as { owner_id: string } | undefined;
-  return row?.owner_id ?? '';
+  return conversationOwnerOf(db, conversationId);
 }
 
 export async function audienceOf(db: Knex, e: PlatformEvent): Promise<Set<string>> {
@@ -37,12 +39,11 @@ export async function audienceOf(db: Knex, e: PlatformEvent): Promise<Set<string
   if (e.event_type.startsWith('conversation_message_')) add(await conversationOwner(db, str(d.conversation_id)));
   if (resource === 'webchat_session') {
     const sessionId = e.event_type === 'webchat_session_ended' ? str(d.id) : str(d.session_id);
-    const s = (await db('webchat_sessions').where({ id: sessionId }).first('conversation_id')) as { conversation_id: string } | undefined;
-    if (s) add(await conversationOwner(db, s.conversation_id));
+    const conversationId = await webchatSessionConversation(db, sessionId);
+    if (conversationId !== null) add(await conversationOwner(db, conversationId));
   }
   if (resource === 'chat') {
-    const rows = (await db('talk_participants').where({ chat_id: e.resource_id, owner_type: 'agent' }).select('owner_id')) as { owner_id: string }[];
-    for (const r of rows) add(r.owner_id);
+    for (const id of await chatAgentParticipants(db, e.resource_id)) add(id);
   }
   return out;
 }

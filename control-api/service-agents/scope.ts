@@ -9,7 +9,6 @@
  *   contacts, tags shared by the whole customer
  *   extensions     the agent's own extension addresses
  */
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { AuthContext } from '../context';
 import type { AnyRoute } from '../route';
@@ -18,11 +17,9 @@ import { EMPTY_UUID } from '../../core/ids';
 import type { CallRow } from '../../core/repos/calls';
 import type { ConversationRow } from '../../core/repos/conversations';
 import type { ContactCaseRow } from '../../core/repos/contact-cases';
+import type { AgentScope } from '../../core/repos/agent-reach';
 
-export interface AgentScope {
-  customerId: string;
-  agentId: string;
-}
+export type { AgentScope };
 
 export function agentScope(auth: AuthContext): AgentScope {
   if (auth.kind !== 'agent' && auth.kind !== 'delegate') throw permissionDenied('service agent endpoints need an agent login token');
@@ -34,15 +31,6 @@ const isAgentAddress = (a: unknown, agentId: string) =>
 
 export function canSeeCall(s: AgentScope, c: CallRow): boolean {
   return c.customer_id === s.customerId && ((c.owner_type === 'agent' && c.owner_id === s.agentId) || isAgentAddress(c.source, s.agentId) || isAgentAddress(c.destination, s.agentId));
-}
-
-/** The calls an agent sees, as a where-clause on `calls`. */
-export function callsOfAgent(q: Knex.QueryBuilder, s: AgentScope): Knex.QueryBuilder {
-  return q.where({ customer_id: s.customerId }).where((w) => {
-    w.where({ owner_type: 'agent', owner_id: s.agentId })
-      .orWhereRaw(`(source->>'type' = 'agent' and lower(source->>'target') = ?)`, [s.agentId])
-      .orWhereRaw(`(destination->>'type' = 'agent' and lower(destination->>'target') = ?)`, [s.agentId]);
-  });
 }
 
 export function canSeeConversation(s: AgentScope, c: ConversationRow): boolean {

@@ -23,6 +23,7 @@ import { parseTopic, type Topic } from '../ws/topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type Admission } from '../ws/guard';
 import { audienceOf, topicIdsOf } from './audience';
 import { canSeeCall, type AgentScope } from './scope';
+import { isChatAgentParticipant } from '../../core/chats/repo';
 
 export const AGENT_WS_PATHS = ['/v1.0/service_agents/ws', '/v1.0/service-agents/ws'];
 
@@ -64,8 +65,7 @@ async function refusal(ctx: AppContext, s: AgentScope, t: Topic): Promise<string
       return c && c.owner_id === s.agentId ? null : no;
     }
     case 'chat': {
-      const p = await ctx.db('talk_participants').where({ chat_id: id, owner_type: 'agent', owner_id: s.agentId }).first('id');
-      return p ? null : no;
+      return (await isChatAgentParticipant(ctx.db, id, s.agentId)) ? null : no;
     }
     default:
       return `resource ${t.resource} is not available on the agent socket`;

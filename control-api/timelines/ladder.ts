@@ -7,19 +7,18 @@ import type { Redis } from 'ioredis';
 import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
 import { readCaptured, type CapturedMessage } from '../../core/sip/capture-store';
 import { notFound } from '../../core/errors';
+import { callsRepo } from '../../core/repos/calls';
 
 export interface LadderDeps { db: Knex; redis: Redis; prefix: string }
 
 /** The captured messages of a customer's call and its legs; 404 CALL_NOT_FOUND for any other call. */
 export async function callLadder(deps: LadderDeps, customerId: string, callId: string): Promise<CapturedMessage[]> {
-  const call = (await deps.db('calls').where({ id: callId, customer_id: customerId }).whereNull('tm_delete')
-    .first('id', 'master_call_id', 'chained_call_ids')) as { id: string; master_call_id: string; chained_call_ids: string[] } | undefined;
+  const calls = callsRepo(deps.db);
+  const call = await calls.legsOf(customerId, callId);
   if (!call) throw notFound('CALL_NOT_FOUND', 'call not found');
   const related = [call.master_call_id, ...(call.chained_call_ids ?? [])].filter((id) => id && !/^0{8}-/.test(id));
   // legs are the customer's own (a chained id of another customer is never followed)
-  const legs = related.length
-    ? ((await deps.db('calls').whereIn('id', related).where({ customer_id: customerId }).select('id')) as { id: string }[]).map((r) => r.id)
-    : [];
+  const legs = related.length ? await calls.idsOwnedAmong(customerId, related) : [];
   const sipCallIds = await callSipIdsRepo(deps.db).of([call.id, ...legs]);
   return readCaptured(deps.redis, deps.prefix, sipCallIds);
 }

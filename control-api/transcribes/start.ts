@@ -21,6 +21,7 @@ import { nodeOf } from '../../core/speech/route';
 import '../../core/speech/commands';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
+import { conferencesRepo } from '../../core/repos/conferences';
 
 export const transcribeBody = z.object({
   reference_type: z.enum(['call', 'confbridge', 'recording']),
@@ -67,7 +68,7 @@ export async function startTranscribe(ctx: AppContext, cid: string, body: Transc
     return row;
   }
   if (body.reference_type === 'confbridge') {
-    const conf = reachable && !reachable.confbridge ? undefined : await ctx.db('conferences').where({ id: body.reference_id, customer_id: cid }).whereNull('tm_delete').first().catch(() => undefined);
+    const conf = reachable && !reachable.confbridge ? undefined : await conferencesRepo(ctx.db).getOwned(cid, body.reference_id).catch(() => null);
     if (!conf) throw notFound('RESOURCE_NOT_FOUND', 'conference not found');
     if (conf.status !== 'progressing') throw stateInvalid(`the conference is ${conf.status}, not progressing`);
     if (await repo.progressingOn(conf.id)) throw new ApiError('ALREADY_EXISTS', 'the conference is already being transcribed; stop that transcribe first');

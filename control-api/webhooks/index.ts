@@ -17,6 +17,8 @@ import type { EgressPolicy } from '../../core/net';
 import { TtlCache } from '../../core/ttl-cache';
 import { platformMetrics } from '../../core/metrics';
 import { CDR_EVENT_TYPE, cdrMessage, cdrWebhookEnabled } from './cdr';
+import { customerWebhookSecretOf, customerWebhooksOf } from '../../core/repos/customers';
+import { activeflowWebhookOf } from '../../core/repos/activeflows';
 
 export const WEBHOOK_QUEUE = 'webhooks';
 
@@ -66,9 +68,7 @@ function bullConnection(redisUrl: string) {
 async function activeflowWebhook(ctx: AppContext, customerId: string, id: unknown): Promise<{ uri: string; method: string } | null> {
   if (!isUuid(id) || id === EMPTY_UUID) return null;
   try {
-    const row = (await ctx.db('activeflows').where({ id, customer_id: customerId }).first('webhook_uri', 'webhook_method')) as
-      | { webhook_uri: string; webhook_method: string }
-      | undefined;
+    const row = await activeflowWebhookOf(ctx.db, customerId, id);
     return row?.webhook_uri ? { uri: row.webhook_uri, method: row.webhook_method || 'POST' } : null;
   } catch {
     return null;
@@ -100,8 +100,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       return c === undefined;
     });
     if (unknown.length) {
-      const rows = (await ctx.db('customers').whereIn('id', unknown).select('id', 'webhook_uri', 'webhook_method', 'metadata')) as
-        { id: string; webhook_uri: string; webhook_method: string; metadata: unknown }[];
+      const rows = await customerWebhooksOf(ctx.db, unknown);
       for (const id of unknown) {
         const r = rows.find((x) => x.id === id);
         const h = r && r.webhook_uri && r.webhook_method ? { webhook_uri: r.webhook_uri, webhook_method: r.webhook_method, cdr: cdrWebhookEnabled(r.metadata) } : null;
@@ -152,8 +151,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       lingered = false;
       let secret = secrets.get(customerId);
       if (secret === undefined) {
-        const row = (await ctx.db('customers').where({ id: customerId }).first('webhook_secret')) as { webhook_secret: string } | undefined;
-        secret = row?.webhook_secret ?? '';
+        secret = (await customerWebhookSecretOf(ctx.db, customerId)) ?? '';
         secrets.set(customerId, secret);
         setTimeout(() => secrets.delete(customerId), 5000).unref();
       }

@@ -1,6 +1,11 @@
 /**
- * What a call costs when it ends, charged in the transaction that writes its hangup (so a call is
- * never ended without its charge, nor charged twice: the charge's idempotency key is the call id).
+ * The billing step of a call's end: what a call costs when it ends. Every path that ends a Call row
+ * passes it to `callsRepo.hangup(id, cause, [chargeEndedCall])`, which runs it in the transaction that
+ * writes the hangup, only when that write ended the row: a call is never ended without its charge, nor
+ * charged twice (and the charge's idempotency key is the call id). The paths: media-app's session close
+ * (media-app/call/session.ts), the node sweeper (core/calls/node-sweep.ts), control-api ending rows no
+ * node holds (routes/calls.ts, routes/groupcalls.ts, campaigns/runner.ts) and media-app's groupcall
+ * runner cancelling rows it never dialled (media-app/groupcall/runner.ts).
  * Chargeable: an outgoing PSTN leg the dial policy admitted (`data.pstn_admitted`, set only for tel
  * destinations through providers) that was answered: its minutes from answer (tm_progressing) to
  * hangup, rounded up, at call_pstn_outgoing's rate, even into a negative balance (the call happened;

@@ -3,3 +3,4 @@ export { insufficientBalance, ensureBillingAccount, assertAffordable, charge, ad
 export { startCallBilling, endCallBilling, chargeCallMinutes, assertCallAffordable, billableMinutes, type CallCostType } from './calls';
 export { chargeNumber, numberPrice } from './numbers';
 export { rates, setRates, loadRates, DEFAULT_RATES, type Rates } from './rates';
+export { chargeEndedCall, chargeableSeconds, type EndedCall } from './call-end';

@@ -31,6 +31,7 @@ import { callJson, callsRepo } from '../repos/calls';
 import { activeflowsRepo } from '../repos/activeflows';
 import { MEDIA_NODES_KEY, nodeCallsKey, nodeSweepLockKey } from './node-keys';
 import { sweepResources, type ResourceSweepReport } from './resource-sweep';
+import { chargeEndedCall } from '../billing/call-end';
 
 export interface NodeSweeperOptions {
   db: Knex;
@@ -153,7 +154,7 @@ export class NodeSweeper {
       const t = await repo.transition(id, 'terminating');
       if (t.changed && t.call) await this.publish('call_terminating', t.call);
     }
-    const t = await repo.hangup(id, 'failure');
+    const t = await repo.hangup(id, 'failure', [chargeEndedCall]);
     if (!t.changed || !t.call) return false;
     await this.publish('call_hangup', t.call);
     return true;

@@ -185,3 +185,14 @@ export function chatsRepo(db: Db) {
     },
   };
 }
+
+/** The agents among a talk chat's participants (their ids). */
+export async function chatAgentParticipants(db: Db, chatId: string): Promise<string[]> {
+  const rows = (await db('talk_participants').where({ chat_id: chatId, owner_type: 'agent' }).select('owner_id')) as { owner_id: string }[];
+  return rows.map((r) => r.owner_id);
+}
+
+/** Whether the agent is a participant of the talk chat. */
+export async function isChatAgentParticipant(db: Db, chatId: string, agentId: string): Promise<boolean> {
+  return !!(await db('talk_participants').where({ chat_id: chatId, owner_type: 'agent', owner_id: agentId }).first('id'));
+}

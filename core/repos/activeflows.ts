@@ -223,3 +223,14 @@ export class PgActiveflowStore {
     return next;
   }
 }
+
+/** The activeflow's own webhook settings (deleted or not), or undefined for no such activeflow of the customer. */
+export async function activeflowWebhookOf(db: Db, customerId: string, id: string): Promise<{ webhook_uri: string; webhook_method: string } | undefined> {
+  return (await db('activeflows').where({ id, customer_id: customerId }).first('webhook_uri', 'webhook_method')) as { webhook_uri: string; webhook_method: string } | undefined;
+}
+
+/** The status of a customer's live activeflow, or undefined for none. */
+export async function activeflowStatusOf(db: Db, customerId: string, id: string): Promise<string | undefined> {
+  const row = (await db('activeflows').where({ id, customer_id: customerId }).whereNull('tm_delete').first('status')) as { status: string } | undefined;
+  return row?.status;
+}

@@ -2,10 +2,9 @@
  * calls: every status change is a guarded UPDATE (only from an allowed predecessor), so a duplicate or
  * late command (BullMQ delivers at least once) changes nothing and reports `changed: false`.
  */
-import type { Db } from '../db/knex';
+import type { Db, Knex } from '../db/knex';
 import type { Address } from '../address';
 import { clock } from '../clock';
-import { chargeEndedCall } from '../billing/call-end';
 import { platformMetrics } from '../metrics';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
@@ -99,6 +98,12 @@ export interface Transition {
   call: CallRow | null;
 }
 
+/**
+ * Work a caller runs in the hangup's own transaction once this write ended the row (the billing step,
+ * core/billing/call-end.ts): the row is never ended without it, and it never runs twice.
+ */
+export type HangupStep = (trx: Knex.Transaction, call: CallRow) => Promise<void>;
+
 export function callsRepo(db: Db) {
   const table = () => db('calls');
   const live = () => table().whereNull('tm_delete');
@@ -164,8 +169,11 @@ export function callsRepo(db: Db) {
       if (row) return { changed: true, call: row as CallRow };
       return { changed: false, call: await this.get(id) };
     },
-    /** Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts). */
-    async hangup(id: string, cause: HangupCause): Promise<Transition> {
+    /**
+     * Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts).
+     * `steps` run in the same transaction, only when this write ended the row (the caller's billing step).
+     */
+    async hangup(id: string, cause: HangupCause, steps: readonly HangupStep[] = []): Promise<Transition> {
       const t = await db.transaction(async (trx): Promise<Transition> => {
         const current = (await trx('calls').where({ id }).forUpdate().first()) as CallRow | undefined;
         if (!current) return { changed: false, call: null };
@@ -181,7 +189,7 @@ export function callsRepo(db: Db) {
             tm_update: now,
           })
           .returning('*');
-        await chargeEndedCall(trx, row as CallRow);
+        for (const step of steps) await step(trx, row as CallRow);
         return { changed: true, call: row as CallRow };
       });
       // once per call, after the commit (calls_ended_total, docs/observability.md)
@@ -218,5 +226,62 @@ export function callsRepo(db: Db) {
       const r = (await table().where({ customer_id: customerId }).whereNot({ status: 'hangup' }).count<{ count: number }[]>('id as count')) as { count: number | string }[];
       return Number(r[0]?.count ?? 0);
     },
+    /** The activeflow of a customer's call, deleted or not; null for no such call. */
+    async activeflowOf(customerId: string, id: string): Promise<string | null> {
+      const row = (await db('calls').where({ id, customer_id: customerId }).first('activeflow_id')) as { activeflow_id: string } | undefined;
+      return row ? row.activeflow_id : null;
+    },
+    /** A customer's live call with its master and chained legs (the ladder's). */
+    async legsOf(customerId: string, id: string): Promise<Pick<CallRow, 'id' | 'master_call_id' | 'chained_call_ids'> | undefined> {
+      return (await db('calls').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id', 'master_call_id', 'chained_call_ids')) as
+        | Pick<CallRow, 'id' | 'master_call_id' | 'chained_call_ids'>
+        | undefined;
+    },
+    /** Those of `ids` that are the customer's calls (deleted or not). */
+    async idsOwnedAmong(customerId: string, ids: string[]): Promise<string[]> {
+      return ((await db('calls').whereIn('id', ids).where({ customer_id: customerId }).select('id')) as { id: string }[]).map((r) => r.id);
+    },
+    /** Soft-deletes the call unless it already is; the row, or null. */
+    async softDelete(id: string, now: Date): Promise<CallRow | null> {
+      const [row] = (await db('calls').where({ id }).whereNull('tm_delete').update({ tm_delete: now, tm_update: now }).returning('*')) as CallRow[];
+      return row ?? null;
+    },
+    /** Removes a row nothing has seen (a dial undone inside the transaction that wrote it). */
+    async remove(id: string): Promise<void> {
+      await db('calls').where({ id }).delete();
+    },
+    /** Merges `patch` into the call's metadata; the row, or null. */
+    async mergeMetadata(id: string, patch: Record<string, unknown>): Promise<CallRow | null> {
+      const [row] = (await db('calls').where({ id }).update({ metadata: db.raw(`metadata || ?::jsonb`, [JSON.stringify(patch)]), tm_update: clock.now() }).returning('*')) as CallRow[];
+      return row ?? null;
+    },
+    /** Ids of the live legs whose master is `masterId`. */
+    async liveLegIds(masterId: string): Promise<string[]> {
+      return ((await db('calls').where({ master_call_id: masterId }).whereNot({ status: 'hangup' }).select('id')) as { id: string }[]).map((r) => r.id);
+    },
+    /** Of `ids`, the answered outgoing PSTN calls the dial policy admitted (the credit guard's). */
+    async answeredPstnAmong(ids: string[]): Promise<AnsweredCall[]> {
+      return (await answeredPstn(db('calls').whereIn('id', ids)).select('id', 'customer_id', 'tm_progressing')) as AnsweredCall[];
+    },
+    /** A customer's answered outgoing PSTN calls the dial policy admitted, on every node. */
+    async answeredPstnOf(customerId: string): Promise<Omit<AnsweredCall, 'customer_id'>[]> {
+      return (await answeredPstn(db('calls').where({ customer_id: customerId })).select('id', 'tm_progressing')) as Omit<AnsweredCall, 'customer_id'>[];
+    },
+    /** Says in the call's data that it is ended because the balance ran out. */
+    async markBalanceExhausted(id: string): Promise<void> {
+      await db('calls').where({ id }).update({ data: db.raw(`data || '{"balance_exhausted": true}'::jsonb`) });
+    },
   };
+}
+
+/** An answered call: answered at tm_progressing. */
+export interface AnsweredCall {
+  id: string;
+  customer_id: string;
+  tm_progressing: Date;
+}
+
+/** Answered (progressing since tm_progressing) outgoing calls the dial policy admitted to the PSTN. */
+function answeredPstn(q: Knex.QueryBuilder): Knex.QueryBuilder {
+  return q.where({ status: 'progressing', direction: 'outgoing' }).whereNotNull('tm_progressing').whereRaw(`(data->>'pstn_admitted') = 'true'`);
 }

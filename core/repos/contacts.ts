@@ -195,3 +195,13 @@ export function contactsRepo(db: Db) {
   };
   return repo;
 }
+
+/** Whether the customer has this live contact. */
+export async function liveContactExists(db: Db, customerId: string, id: string): Promise<boolean> {
+  return !!(await db('contacts').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id'));
+}
+
+/** Whether the customer has this contact address. */
+export async function contactAddressExists(db: Db, customerId: string, id: string): Promise<boolean> {
+  return !!(await db('contact_addresses').where({ id, customer_id: customerId }).first('id'));
+}

@@ -172,3 +172,9 @@ export function conversationsRepo(db: Db) {
     },
   };
 }
+
+/** The owner of a conversation, deleted or not ('' when there is none): whom its events concern. */
+export async function conversationOwnerOf(db: Db, conversationId: string): Promise<string> {
+  const row = (await db('conversations').where({ id: conversationId }).first('owner_id')) as { owner_id: string } | undefined;
+  return row?.owner_id ?? '';
+}

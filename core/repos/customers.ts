@@ -148,3 +148,32 @@ export function customersRepo(db: Db) {
   };
 }
 export type CustomersRepo = ReturnType<typeof customersRepo>;
+
+/** A live customer's row, locked until the caller's transaction ends (status changes take this lock). */
+export async function lockLiveCustomer(trx: Db, id: string): Promise<CustomerRow | undefined> {
+  return trx<CustomerRow>('customers').where({ id }).whereNull('tm_delete').forUpdate().first();
+}
+
+/** The account's webhook settings (deleted accounts too). */
+export interface CustomerWebhookRow {
+  id: string;
+  webhook_uri: string;
+  webhook_method: string;
+  metadata: unknown;
+}
+
+/** The webhook settings of each of `ids` that exists. */
+export async function customerWebhooksOf(db: Db, ids: string[]): Promise<CustomerWebhookRow[]> {
+  return (await db('customers').whereIn('id', ids).select('id', 'webhook_uri', 'webhook_method', 'metadata')) as CustomerWebhookRow[];
+}
+
+/** The account's webhook address and method, or undefined for no such customer. */
+export async function customerWebhookOf(db: Db, id: string): Promise<{ webhook_uri: string; webhook_method: string } | undefined> {
+  return (await db('customers').where({ id }).first('webhook_uri', 'webhook_method')) as { webhook_uri: string; webhook_method: string } | undefined;
+}
+
+/** The secret the account's webhook deliveries are signed with, or undefined for no such customer. */
+export async function customerWebhookSecretOf(db: Db, id: string): Promise<string | undefined> {
+  const row = (await db('customers').where({ id }).first('webhook_secret')) as { webhook_secret: string } | undefined;
+  return row?.webhook_secret;
+}

@@ -108,3 +108,9 @@ export function numbersRepo(db: Db) {
     },
   };
 }
+
+/** Whether `id` is an active, live `normal` number of the customer (false while the numbers table does not exist). */
+export async function activeNormalNumberExists(db: Db, customerId: string, id: string): Promise<boolean> {
+  if (!(await db.schema.hasTable('numbers'))) return false;
+  return !!(await db('numbers').where({ id, customer_id: customerId, status: 'active', type: 'normal' }).whereNull('tm_delete').first());
+}

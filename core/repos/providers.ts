@@ -83,3 +83,8 @@ export function providersRepo(db: Db) {
     },
   };
 }
+
+/** Every live provider (inbound matches a source address against their hosts). */
+export async function liveProviders(db: Db): Promise<ProviderRow[]> {
+  return (await db('providers').whereNull('tm_delete')) as ProviderRow[];
+}

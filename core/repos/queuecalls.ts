@@ -122,3 +122,9 @@ export function queuecallsRepo(db: Db) {
   };
 }
 export type QueuecallsRepo = ReturnType<typeof queuecallsRepo>;
+
+/** Callers waiting in every customer's queues (the queuecalls_waiting gauge). */
+export async function countWaitingQueuecalls(db: Db): Promise<number> {
+  const r = (await db.raw(`SELECT count(*)::int AS n FROM queuecalls WHERE status = 'waiting' AND tm_delete IS NULL`)) as { rows: { n: number }[] };
+  return r.rows[0]?.n ?? 0;
+}

@@ -101,3 +101,8 @@ export function queuesRepo(db: Db) {
   };
 }
 export type QueuesRepo = ReturnType<typeof queuesRepo>;
+
+/** Whether the customer has this live queue (false while the queues table does not exist). */
+export async function liveQueueExists(db: Db, customerId: string, id: string): Promise<boolean> {
+  return (await db.schema.hasTable('queues')) && !!(await db('queues').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id'));
+}

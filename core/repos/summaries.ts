@@ -58,3 +58,11 @@ export function summariesRepo(db: Db) {
     },
   };
 }
+
+const REFERENCE_TABLES: Record<SummaryReferenceType, string> = { call: 'calls', conference: 'conferences', transcribe: 'transcribes', recording: 'recordings' };
+
+/** Whether the customer has the resource a summary would be of (deleted ones too; a malformed id is none). */
+export async function summaryReferenceExists(db: Db, customerId: string, type: SummaryReferenceType, id: string): Promise<boolean> {
+  const row: unknown = await db(REFERENCE_TABLES[type]).where({ id, customer_id: customerId }).first().catch(() => null);
+  return !!row;
+}

@@ -81,3 +81,9 @@ export function webhookDeliveriesRepo(db: Db) {
     },
   };
 }
+
+/** Deliveries of every customer waiting to be sent or retried (the webhook_deliveries_pending gauge). */
+export async function countPendingWebhookDeliveries(db: Db): Promise<number> {
+  const r = (await db.raw(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`)) as { rows: { n: number }[] };
+  return r.rows[0]?.n ?? 0;
+}

@@ -249,3 +249,9 @@ export function webchatRepo(db: Db) {
   };
 }
 export type WebchatRepo = ReturnType<typeof webchatRepo>;
+
+/** The conversation a webchat session belongs to, whoever's it is (null for no such session). */
+export async function webchatSessionConversation(db: Db, sessionId: string): Promise<string | null> {
+  const s = (await db('webchat_sessions').where({ id: sessionId }).first('conversation_id')) as { conversation_id: string } | undefined;
+  return s ? s.conversation_id : null;
+}

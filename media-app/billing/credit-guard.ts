@@ -12,14 +12,10 @@ import { rates } from '../../core/billing/rates';
 import { billingAccountsRepo } from '../../core/repos/billing-accounts';
 import { callsToEnd, type LiveCharge } from '../../core/billing/credit';
 import type { CallRegistry, OwnedCall } from '../call/registry';
+import { callsRepo } from '../../core/repos/calls';
 
-const ADMITTED = `(data->>'pstn_admitted') = 'true'`;
 /** Ahead of the next check, plus the time a hangup takes. */
 const MARGIN_MS = 3000;
-
-interface Row extends LiveCharge {
-  customer_id: string;
-}
 
 export class CreditGuard {
   private timer: NodeJS.Timeout | null = null;
@@ -42,28 +38,25 @@ export class CreditGuard {
     await this.running;
   }
 
-  private answered(q: Knex.QueryBuilder): Knex.QueryBuilder {
-    return q.where({ status: 'progressing', direction: 'outgoing' }).whereNotNull('tm_progressing').whereRaw(ADMITTED);
-  }
-
   /** One pass; returns the ids it ended (for tests and logs). */
   async check(): Promise<string[]> {
     const ownIds = this.calls.all().map((c) => c.id);
     if (ownIds.length === 0) return [];
     const rate = rates().call_pstn_outgoing;
     if (rate <= 0) return [];
-    const mine = (await this.answered(this.db('calls').whereIn('id', ownIds)).select('id', 'customer_id', 'tm_progressing')) as Row[];
+    const calls = callsRepo(this.db);
+    const mine = await calls.answeredPstnAmong(ownIds);
     const own = new Set(mine.map((r) => r.id));
     const ended: string[] = [];
     const now = clock.now().getTime();
     for (const customerId of new Set(mine.map((r) => r.customer_id))) {
       const account = await billingAccountsRepo(this.db).getByCustomer(customerId);
-      const all = (await this.answered(this.db('calls').where({ customer_id: customerId })).select('id', 'tm_progressing')) as LiveCharge[];
+      const all: LiveCharge[] = await calls.answeredPstnOf(customerId);
       const cut = callsToEnd(all, own, account?.balance_credit ?? 0, rate, now, now + this.intervalMs + MARGIN_MS);
       for (const id of cut) {
         const call = this.calls.get(id);
         if (!call) continue;
-        await this.db('calls').where({ id }).update({ data: this.db.raw(`data || '{"balance_exhausted": true}'::jsonb`) } as never);
+        await calls.markBalanceExhausted(id);
         this.logger.info({ call: id, customer: customerId }, 'credit guard: balance exhausted, ending the call');
         await call.hangup('balance_exhausted');
         ended.push(id);

@@ -18,9 +18,8 @@
  * operations of one call run one at a time.
  */
 import type { Logger } from 'pino';
-import { clock } from '../../core/clock';
 import { retryWrite } from '../../core/db/retry';
-import type { CallRow } from '../../core/repos/calls';
+import { callsRepo } from '../../core/repos/calls';
 import { mohFile } from './moh-source';
 import { reinvite } from './reinvite';
 import type { CallSession } from './session';
@@ -112,14 +111,7 @@ export class CallControls {
 
   /** The state into the call's metadata, then call_updated. */
   private async record(call: CallSession, patch: Record<string, boolean>): Promise<void> {
-    const db = call.deps.db;
-    const rows = await retryWrite(call.deps.logger, `call ${call.id} metadata`, () =>
-      db('calls')
-        .where({ id: call.id })
-        .update({ metadata: db.raw(`metadata || ?::jsonb`, [JSON.stringify(patch)]), tm_update: clock.now() } as never)
-        .returning('*'),
-    );
-    const row = (rows as CallRow[])[0];
+    const row = await retryWrite(call.deps.logger, `call ${call.id} metadata`, () => callsRepo(call.deps.db).mergeMetadata(call.id, patch));
     if (!row) return;
     call.state.patch({ metadata: row.metadata, tm_update: row.tm_update });
     await call.publish('call_updated');

@@ -11,10 +11,10 @@ import { callsRepo } from '../../core/repos/calls';
 import { retryWrite } from '../../core/db/retry';
 import type { RecordingRequest } from '../flow/call-port';
 import type { CallDeps } from './deps';
-import type { RecordingRow } from '../../core/repos/recordings';
 import { publishRecording } from '../../core/conferences/events';
 import type { Endpoint } from '../../media-engine';
 import type { CallRow } from '../../core/repos/calls';
+import { recordingsWriteRepo } from '../../core/repos/recordings';
 
 /** What a recording needs of its call (the CallSession, which stops it when it closes). */
 export interface RecordedCall {
@@ -58,25 +58,18 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     const file = path.join(dir, `${id}.wav`);
     const db = this.deps.db;
     const now = clock.now();
-    await db('recordings')
-      .insert({
+    await recordingsWriteRepo(db).startCall(
+      {
         id,
         customer_id: this.call.row.customer_id,
-        owner_id: EMPTY_UUID,
-        owner_type: '',
         activeflow_id: this.call.row.activeflow_id || EMPTY_UUID,
-        reference_type: 'call',
         reference_id: this.call.id,
-        status: 'recording',
-        format: 'wav',
         on_end_flow_id: req.on_end_flow_id || EMPTY_UUID,
-        options: JSON.stringify(req),
+        options: req,
         filenames: [path.basename(file)],
-        tm_start: now,
-        tm_create: now,
-      } as never)
-      .onConflict('id')
-      .merge({ status: 'recording', tm_start: now, filenames: [path.basename(file)] } as never);
+      },
+      now,
+    );
     const changed = recordingFields(await callsRepo(db).setRecording(this.call.id, id, true));
     await this.published('recording_started', id);
     if (changed) await this.call.updated(changed);
@@ -93,7 +86,7 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     const now = clock.now();
     // both writes set fixed values: retried through a short database outage
     const log = this.deps.logger;
-    await retryWrite(log, `recording ${id} ended`, () => this.deps.db('recordings').where({ id }).update({ status: 'ended', tm_end: now, tm_update: now } as never)).catch(() => undefined);
+    await retryWrite(log, `recording ${id} ended`, () => recordingsWriteRepo(this.deps.db).end(id, now)).catch(() => undefined);
     const row = await retryWrite(log, `call ${this.call.id} recording`, () => callsRepo(this.deps.db).setRecording(this.call.id, id, false)).catch(() => null);
     await this.published('recording_finished', id);
     const changed = recordingFields(row);
@@ -103,7 +96,7 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
 
   /** recording_started / recording_finished with the row as written (ended() runs once per recording). */
   private async published(type: 'recording_started' | 'recording_finished', id: string): Promise<void> {
-    const row = (await this.deps.db('recordings').where({ id }).first().catch(() => undefined)) as RecordingRow | undefined;
+    const row = await recordingsWriteRepo(this.deps.db).getAny(id).catch(() => undefined);
     if (row) await publishRecording(this.deps.events, type, row).catch((err: Error) => this.deps.logger.warn({ err: err.message, recording: id, type }, 'event publish failed'));
   }
 
@@ -112,7 +105,7 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     await this.starting?.catch(() => undefined);
     const a = this.active;
     if (!a) return;
-    await this.deps.db('recordings').where({ id: a.id, status: 'recording' }).update({ status: 'stopping', tm_update: clock.now() } as never).catch(() => undefined);
+    await recordingsWriteRepo(this.deps.db).markStopping(a.id, clock.now()).catch(() => undefined);
     await this.call.endpoint?.stopRecord().catch(() => undefined);
     await a.done;
   }

@@ -16,11 +16,13 @@
  * a failed dial, a dead endpoint, media worker or relay leg, the master of a chained leg): it cascades
  * down (timers, SIP: BYE/CANCEL/final response, children, recording finished, endpoint and relay leg
  * freed), writes the
- * hangup once and notifies up once ('hangup' event, `done`, the registry).
+ * hangup once with the call's billing step in its transaction (core/billing/call-end.ts), and
+ * notifies up once ('hangup' event, `done`, the registry).
  */
 import { EventEmitter } from 'node:events';
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
+import { chargeEndedCall } from '../../core/billing/call-end';
 import type { DtmfEvent, Endpoint } from '../../media-engine';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { publishCall, type CallEventType } from '../events';
@@ -349,7 +351,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /**
    * The one end of a call. Down: timers, SIP (BYE / CANCEL / final response), children, recording,
-   * endpoint. Then the hangup row (once), the registry, and up: 'hangup' and `done`. Idempotent:
+   * endpoint. Then the hangup row and its charge (once), the registry, and up: 'hangup' and `done`. Idempotent:
    * a second close waits for the first.
    */
   async close(reason: CloseReason): Promise<HangupEvent> {
@@ -376,7 +378,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     await announced;
     this.life = { phase: 'closed', reason };
     try {
-      await this.state.move('hangup', reason.cause);
+      // the billing step: charged in the hangup's own transaction, only by the write that ended the row
+      await this.state.move('hangup', reason.cause, [chargeEndedCall]);
     } catch (err) {
       this.deps.logger.error({ err: (err as Error).message, call: this.id }, 'hangup write failed');
     }

@@ -18,7 +18,7 @@ import { canTransition, type CallStatus, type HangupCause } from '../../core/cal
 import type { Knex } from '../../core/db/knex';
 import { retryWrite } from '../../core/db/retry';
 import type { EventPublisher } from '../../core/events/bus';
-import { callsRepo, type CallRow } from '../../core/repos/calls';
+import { callsRepo, type CallRow, type HangupStep } from '../../core/repos/calls';
 import { publishCall } from '../events';
 
 /** What the state machine needs from its node. */
@@ -68,15 +68,16 @@ export class CallState extends EventEmitter<CallStateEvents> {
    * The one transition function. Resolves true when the row moved (it was written, then published
    * once); false when the move is refused by the table or the row was no longer in the status this
    * owner held (it is re-read). Rejects when the write failed for good.
-   * `cause` says why a call ends (hangup only): hangup_reason and hangup_by derive from it.
+   * `cause` says why a call ends (hangup only): hangup_reason and hangup_by derive from it; `steps`
+   * run in the hangup's transaction when this move ended the row (the close's billing step).
    */
-  move(to: CallMove, cause: HangupCause = 'normal_clearing'): Promise<boolean> {
-    const run = this.queue.then(() => this.apply(to, cause));
+  move(to: CallMove, cause: HangupCause = 'normal_clearing', steps: readonly HangupStep[] = []): Promise<boolean> {
+    const run = this.queue.then(() => this.apply(to, cause, steps));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async apply(to: CallMove, cause: HangupCause): Promise<boolean> {
+  private async apply(to: CallMove, cause: HangupCause, steps: readonly HangupStep[]): Promise<boolean> {
     const from = this.state;
     if (!canTransition(from, to)) {
       this.deps.logger.debug({ call: this.current.id, from, to }, 'call move refused');
@@ -85,7 +86,7 @@ export class CallState extends EventEmitter<CallStateEvents> {
     const repo = callsRepo(this.deps.db);
     const id = this.current.id;
     // retried through a short database outage (core/db/retry.ts): the write is guarded, so repeating it is safe
-    const t = await retryWrite(this.deps.logger, `call ${id} ${to}`, () => (to === 'hangup' ? repo.hangup(id, cause) : repo.transitionFrom(id, from, to)));
+    const t = await retryWrite(this.deps.logger, `call ${id} ${to}`, () => (to === 'hangup' ? repo.hangup(id, cause, steps) : repo.transitionFrom(id, from, to)));
     if (t.call) this.current = t.call;
     if (!t.changed) return false;
     await publishCall(this.deps.events, `call_${to}`, this.current, this.deps.logger);

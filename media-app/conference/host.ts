@@ -23,6 +23,7 @@ import { BridgeLegRefused, joinThroughLeg } from '../xnode/leg';
 import { LEG_SECRET_NAME } from '../xnode/token';
 import { acceptLeg } from './accept-leg';
 import { Room, type LeaveReason } from './room';
+import { recordingsWriteRepo } from '../../core/repos/recordings';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -288,7 +289,7 @@ export class ConferenceHost implements ConferenceService {
     const id = recordingId ?? (await repo.get(conferenceId))?.recording_id;
     if (!id) return;
     const now = clock.now();
-    await this.deps.db('recordings').where({ id }).whereNot({ status: 'ended' }).update({ status: 'ended', tm_end: now, tm_update: now } as never);
+    await recordingsWriteRepo(this.deps.db).endUnlessEnded(id, now);
     await repo.releaseRecording(conferenceId, id);
   }
 

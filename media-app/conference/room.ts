@@ -21,10 +21,10 @@ import type { EventPublisher } from '../../core/events/bus';
 import type { MuteDirection, RecordingOptions } from '../../core/commands/contracts';
 import { conferencesRepo, type ConferenceRow } from '../../core/repos/conferences';
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
-import type { RecordingRow } from '../../core/repos/recordings';
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
 import type { Conference, Endpoint } from '../../media-engine';
+import { recordingsWriteRepo } from '../../core/repos/recordings';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
 export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host_lost';
@@ -227,10 +227,7 @@ export class Room extends EventEmitter {
     fs.mkdirSync(dir, { recursive: true });
     const filename = `${recordingId}.wav`;
     const now = clock.now();
-    const [rec] = (await this.d.db('recordings')
-      .where({ id: recordingId, status: 'initiating' })
-      .update({ status: 'recording', tm_start: now, tm_update: now, filenames: [filename] } as never)
-      .returning('*')) as RecordingRow[];
+    const rec = await recordingsWriteRepo(this.d.db).startInitiated(recordingId, [filename], now);
     if (!rec) return; // a redelivered command: already started (or ended)
     await this.publish('recording_started', publishRecording(this.d.events, 'recording_started', rec));
     const result = this.media.startRecording(path.join(dir, filename), { duration: options.duration > 0 ? options.duration : undefined });
@@ -247,18 +244,14 @@ export class Room extends EventEmitter {
   /** A recording that cannot run here: ended at once, the slot freed. */
   private async recordingAbandon(recordingId: string): Promise<void> {
     const now = clock.now();
-    await this.d.db('recordings').where({ id: recordingId }).whereNot({ status: 'ended' }).update({ status: 'ended', tm_end: now, tm_update: now } as never);
+    await recordingsWriteRepo(this.d.db).endUnlessEnded(recordingId, now);
     await this.conferences.releaseRecording(this.id, recordingId);
   }
 
   private async recordingEnded(recordingId: string, options: RecordingOptions): Promise<void> {
     if (this.recording?.id === recordingId) this.recording = null;
     const now = clock.now();
-    const [rec] = (await this.d.db('recordings')
-      .where({ id: recordingId })
-      .whereNot({ status: 'ended' })
-      .update({ status: 'ended', tm_end: now, tm_update: now } as never)
-      .returning('*')) as RecordingRow[];
+    const rec = await recordingsWriteRepo(this.d.db).endUnlessEnded(recordingId, now);
     await this.published(await this.conferences.releaseRecording(this.id, recordingId));
     if (!rec) return;
     await this.publish('recording_finished', publishRecording(this.d.events, 'recording_finished', rec));
@@ -273,7 +266,7 @@ export class Room extends EventEmitter {
   async recordingStop(): Promise<void> {
     const r = this.recording;
     if (!r) return;
-    await this.d.db('recordings').where({ id: r.id, status: 'recording' }).update({ status: 'stopping', tm_update: clock.now() } as never).catch(() => undefined);
+    await recordingsWriteRepo(this.d.db).markStopping(r.id, clock.now()).catch(() => undefined);
     await this.media.stopRecording().catch(() => undefined);
     await r.done;
   }

@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { callsRepo } from '../../core/repos/calls';
+import { chargeEndedCall } from '../../core/billing/call-end';
 import { publishCall } from '../events';
 import { groupcallJson, groupcallsRepo, type GroupcallRow } from '../../core/repos/groupcalls';
 import { publishResourceEvent } from '../../core/events/catalogue';
@@ -178,7 +179,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
       await this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX');
       const c = await calls.transition(id, 'canceling');
       if (c.changed && c.call) await publishCall(this.deps.events, 'call_canceling', c.call, this.deps.logger);
-      const t = await calls.hangup(id, 'normal_clearing');
+      const t = await calls.hangup(id, 'normal_clearing', [chargeEndedCall]);
       if (t.changed && t.call) {
         await publishCall(this.deps.events, 'call_hangup', t.call, this.deps.logger);
       }

@@ -22,6 +22,7 @@ import { outboundRegistrationsRepo, CONTACT_USER_RE } from '../../core/repos/out
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { SipUri } from '../sip-uri';
+import { liveProviders } from '../../core/repos/providers';
 
 export type CallSource =
   | { kind: 'extension'; customerId: string; ext: ExtensionRow }
@@ -76,7 +77,7 @@ export async function identifySource(deps: CallDeps, req: SrfRequest, res: SrfRe
     return null;
   }
 
-  const providers = (await deps.db('providers').whereNull('tm_delete')) as ProviderRow[];
+  const providers = await liveProviders(deps.db);
   const provider = providers.find((p) => hostOf(p.hostname) === req.source_address);
   if (provider) return { kind: 'provider', provider };
   res.send(403);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Knex } from '../../core/db/knex';
 import { storageBackend } from '../../core/storage/backend';
+import { recordingsWriteRepo } from '../../core/repos/recordings';
 
 const FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:_[A-Za-z0-9_-]+)?\.wav$/;
 const MAX_BACKOFF_MS = 30_000;
@@ -67,12 +68,7 @@ export class RecordingOffload {
     const names = (await fs.promises.readdir(dir).catch(() => [] as string[])).filter((n) => FILE.test(n));
     if (names.length === 0) return true;
     const ids = [...new Set(names.map((n) => FILE.exec(n)![1]!))];
-    const rows = (await this.deps.db('recordings').whereIn('id', ids).select('id', 'status', 'tm_delete', 'filenames')) as {
-      id: string;
-      status: string;
-      tm_delete: Date | null;
-      filenames: string[];
-    }[];
+    const rows = await recordingsWriteRepo(this.deps.db).filesOf(ids);
     const byId = new Map(rows.map((r) => [r.id, r]));
     let ok = true;
     for (const name of names) {
