@@ -27,7 +27,7 @@ const defs: AnyRoute[] = [
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
       const q = ctx.db('contact_cases').where({ customer_id: s.customerId }).whereNull('tm_delete').select('*');
-      q.where((w) => w.where({ owner_id: s.agentId }).orWhere((o) => o.where({ status: 'open', owner_id: EMPTY_UUID })));
+      q.where((w) => void w.where({ owner_id: s.agentId }).orWhere((o) => void o.where({ status: 'open', owner_id: EMPTY_UUID })));
       if (query.status) q.where({ status: query.status });
       return toPage(await paginate<ContactCaseRow>(q, page), contactCaseJson);
     },

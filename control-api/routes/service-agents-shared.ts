@@ -117,7 +117,7 @@ const defs: AnyRoute[] = [
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
       const q = ctx.db('aicalls').where({ customer_id: s.customerId }).whereNull('tm_delete').select('*');
-      q.where((w) => w.where((c) => c.where({ reference_type: 'call' }).whereIn('reference_id', agentCallIds(ctx, s))).orWhere((c) => c.where({ reference_type: 'conversation' }).whereIn('reference_id', agentConversationIds(ctx, s))));
+      q.where((w) => void w.where((c) => void c.where({ reference_type: 'call' }).whereIn('reference_id', agentCallIds(ctx, s))).orWhere((c) => void c.where({ reference_type: 'conversation' }).whereIn('reference_id', agentConversationIds(ctx, s))));
       if (query.reference_type) q.where({ reference_type: query.reference_type });
       if (query.reference_id) q.where({ reference_id: query.reference_id.toLowerCase() });
       if (query.status) q.where({ status: query.status });
@@ -130,7 +130,7 @@ const defs: AnyRoute[] = [
     handler: async ({ ctx, auth, page, query }) => {
       const s = agentScope(auth);
       const a = await ctx.db('aicalls').where({ id: query.aicall_id.toLowerCase(), customer_id: s.customerId }).whereNull('tm_delete')
-        .where((w) => w.whereIn('reference_id', agentCallIds(ctx, s)).orWhereIn('reference_id', agentConversationIds(ctx, s))).first('id');
+        .where((w) => void w.whereIn('reference_id', agentCallIds(ctx, s)).orWhereIn('reference_id', agentConversationIds(ctx, s))).first('id');
       if (!a) throw new ApiError('AIMESSAGE_NOT_FOUND', 'aicall not found');
       return toPage(await paginate<AimessageRow>(ctx.db('aimessages').where({ aicall_id: a.id }).whereNull('tm_delete').select('*'), page), aimessageJson);
     },

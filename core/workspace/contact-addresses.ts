@@ -48,13 +48,13 @@ export function contactAddressesRepo(db: Db) {
   const visible = (customerId: string) =>
     db('contact_addresses as a')
       .where('a.customer_id', customerId)
-      .where((w) => w.whereNull('a.contact_id').orWhereExists(db('contacts as c').whereRaw('c.id = a.contact_id').whereNull('c.tm_delete')));
+      .where((w) => void w.whereNull('a.contact_id').orWhereExists(db('contacts as c').whereRaw('c.id = a.contact_id').whereNull('c.tm_delete')));
 
   const liveContact = async (customerId: string, id: string) => !!(await db('contacts').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id'));
   const touch = (trx: Db, contactId: string | null) => (contactId ? trx('contacts').where({ id: contactId }).update({ tm_update: clock.now() }) : Promise.resolve(0));
   /** One primary per contact and type. */
   const clearPrimary = (trx: Db, contactId: string | null, type: string, except?: string) =>
-    contactId ? trx('contact_addresses').where({ contact_id: contactId, type }).modify((q) => (except ? q.whereNot({ id: except }) : q)).update({ is_primary: false }) : Promise.resolve(0);
+    contactId ? trx('contact_addresses').where({ contact_id: contactId, type }).modify((q) => void (except && q.whereNot({ id: except }))).update({ is_primary: false }) : Promise.resolve(0);
 
   const repo = {
     liveContact,
