@@ -81,7 +81,6 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: RoomParty & { reado
     await leg.modify(dialog.remote.sdp);
     await ep.bridge(leg);
     const reason = await new Promise<LeaveReason>((resolve) => {
-      let watch: NodeJS.Timeout | undefined;
       const finish = (r: LeaveReason) => {
         clearInterval(watch);
         signal.removeEventListener('abort', ours);
@@ -94,7 +93,7 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: RoomParty & { reado
       });
       signal.addEventListener('abort', ours, { once: true });
       void call.done.then(ours, ours);
-      watch = setInterval(() => void nodeAlive(d.redis, d.keyPrefix, hostNode).then((alive) => !alive && finish('host_lost'), () => undefined), d.watchMs ?? 1000);
+      const watch = setInterval(() => void nodeAlive(d.redis, d.keyPrefix, hostNode).then((alive) => !alive && finish('host_lost'), () => undefined), d.watchMs ?? 1000);
       if (signal.aborted || call.isEnded) ours();
     });
     return reason;

@@ -8,7 +8,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
+import { sippMediaPort } from '../support/ports';
 import { eventsFor, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
 
 describe('media-app inbound calls', function () {

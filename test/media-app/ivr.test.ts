@@ -15,7 +15,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
 import { readWav, rms } from '../media-engine/support';
 import { testDb } from '../support/db';
-import { freePort, sippMediaPort } from '../support/ports';
+import { sippMediaPort } from '../support/ports';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from './harness';
 
 const SIPP_DIR = '/usr/share/sip-tester';

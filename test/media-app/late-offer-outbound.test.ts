@@ -9,7 +9,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../support/db';
 import { freePort } from '../support/ports';
-import { answerBye, RtpSink, sipp, until, type Platform } from './harness';
+import { answerBye, RtpSink, sipp, until } from './harness';
 import { startOriginating, type Originating } from './originating';
 
 const sdp = (port: number, version: number) => `v=0
@@ -84,13 +84,12 @@ ${answerBye(30000)}
 describe('media-app late offer on an outbound leg', function () {
   this.timeout(90_000);
   let o: Originating;
-  let p: Platform;
   let bus: CommandBus;
 
   before(async () => {
     await truncateAll();
     o = await startOriginating({});
-    ({ p, bus } = o);
+    ({ bus } = o);
   });
   after(async () => o?.close());
 

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { DeepgramProvider } from '../../media-engine/stt';
 import type { TranscriptEvent } from '../../media-engine/stt';
-import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../media-app/harness';
+import { killAllSipp, sleep, until } from '../media-app/harness';
 import { concat, espeak, silenceMs } from '../media-engine/dsp/support/audio';
 import { truncateAll } from '../support/db';
 import { FakeDeepgram } from './deepgram-server';
