@@ -73,7 +73,6 @@ export function createRedis(url: string): Redis {
 }
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       /** `X-Request-Id`, echoed or generated; in every log line and error envelope. */

@@ -39,7 +39,7 @@ function extValue(name: string): string {
  * else; an empty name becomes `download`.
  */
 export function attachmentDisposition(filename: string): string {
-  const name = filename.normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, '') || 'download';
+  const name = filename.normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, '') || 'download'; // eslint-disable-line no-control-regex -- matches control characters on purpose, to remove them
   const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${extValue(name)}`;
 }

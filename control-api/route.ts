@@ -62,11 +62,10 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   responseContentTypes?: string[];
   /** Success status, default 200. */
   status?: 200 | 201 | 202 | 204;
-  handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => Promise<unknown> | unknown;
+  handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => unknown; // a value or a promise of one
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRoute = RouteDef<any, any, any>;
+export type AnyRoute = RouteDef<z.ZodType, z.ZodType, z.ZodType>;
 
 export function defineRoute<P extends z.ZodType = z.ZodType<undefined>, Q extends z.ZodType = z.ZodType<undefined>, B extends z.ZodType = z.ZodType<undefined>>(
   def: RouteDef<P, Q, B>,

@@ -27,7 +27,6 @@ async function main(): Promise<void> {
     metricsAt = metricsListenFromEnv('MEDIA_APP_METRICS_LISTEN', DEFAULT_METRICS_LISTEN);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof MetricsListenError) {
-      // eslint-disable-next-line no-console
       console.error(err.message);
       process.exit(2);
     }
@@ -72,7 +71,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
   console.error(err);
   process.exit(1);
 });

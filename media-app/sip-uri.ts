@@ -29,6 +29,6 @@ export function escapeSipUser(user: string): string {
 
 /** A From/To header value: the display name as an RFC 3261 quoted-string (`\` and `"` escaped, control characters removed). */
 export function nameAddr(uri: string, displayName?: string): string {
-  const name = (displayName ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/[\\"]/g, (c) => `\\${c}`);
+  const name = (displayName ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/[\\"]/g, (c) => `\\${c}`); // eslint-disable-line no-control-regex -- matches control characters on purpose, to remove them
   return name ? `"${name}" <${uri}>` : `<${uri}>`;
 }

@@ -5,8 +5,8 @@
  */
 import type DrachtioSrf from 'drachtio-srf';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const SrfCtor: new (tags?: string[]) => Srf = require('drachtio-srf');
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- typed as the Srf above: an import would carry the declarations' constructor type
+const SrfCtor = require('drachtio-srf') as new (tags?: string[]) => Srf;
 
 export type SrfRequest = DrachtioSrf.SrfRequest;
 

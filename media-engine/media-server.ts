@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import { Conference } from './conference';
 import { Endpoint } from './endpoint';
-import type { AudioCodecName, Direction, NegotiatedMedia } from './sdp/sdp';
+import type { AudioCodecName, Direction } from './sdp/sdp';
 import { PortPool } from './worker/port-pool';
 import { RealtimeGuard, type ScheduleChange, type WorkerRealtimeOptions } from './worker/realtime';
 import type { EventMessage } from './worker/protocol';

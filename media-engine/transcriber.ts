@@ -79,7 +79,7 @@ export class Transcriber extends EventEmitter<TranscriberEvents> {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await Promise.allSettled(this.parts.map((p) => p.fork?.stop()));
+    await Promise.allSettled(this.parts.flatMap((p) => (p.fork ? [p.fork.stop()] : [])));
     await Promise.allSettled(this.parts.map((p) => p.stream.end()));
     this.emit('end');
   }

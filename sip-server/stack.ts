@@ -73,7 +73,7 @@ export interface RequestOptions {
  *   Timer M, or responses to requests sent with sendStateless()).
  * - 'error' (err): a listening socket failed.
  */
-export interface SipStack {
+export interface SipStack { // eslint-disable-line @typescript-eslint/no-unsafe-declaration-merging -- typed on/once over the inherited EventEmitter ones
   on(event: 'request', listener: (req: SipRequest, srv: ServerTransaction) => void): this;
   on(event: 'ack', listener: (ack: SipRequest, srv: InviteServerTransaction | undefined) => void): this;
   on(event: 'cancel', listener: (cancel: SipRequest, srv: InviteServerTransaction) => void): this;
@@ -86,7 +86,7 @@ export interface SipStack {
   once(event: 'error', listener: (err: Error) => void): this;
 }
 
-export class SipStack extends EventEmitter {
+export class SipStack extends EventEmitter { // eslint-disable-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
   readonly log: Logger;
   private readonly transports: TransportLayer;
   private readonly table = new TransactionTable();

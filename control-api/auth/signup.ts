@@ -12,7 +12,7 @@ import { issueVerificationToken, VERIFICATION_TOKEN_TTL_MS } from './verificatio
 import { sendQuietly, type AuthDeps } from './deps';
 import { egressUrlProblem } from '../egress-field';
 
-const EMAIL_RE = /^[^\s@"<>()\[\],;:\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const EMAIL_RE = /^[^\s@"<>()[\],;:\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
 export function isEmail(s: string): boolean {
   return s.length <= 254 && EMAIL_RE.test(s);

@@ -41,7 +41,7 @@ export interface PlannedLeg {
   metadata: Record<string, unknown>;
 }
 
-const SIP_URI = /^(sips?:)?([^@\s;]+@)?[A-Za-z0-9.\-]+(:\d{1,5})?(;[^\s]*)?$|^(sips?:)?([^@\s;]+@)?\[[0-9A-Fa-f:.]+\](:\d{1,5})?(;[^\s]*)?$/;
+const SIP_URI = /^(sips?:)?([^@\s;]+@)?[A-Za-z0-9.-]+(:\d{1,5})?(;[^\s]*)?$|^(sips?:)?([^@\s;]+@)?\[[0-9A-Fa-f:.]+\](:\d{1,5})?(;[^\s]*)?$/;
 
 /** The source a PSTN leg goes out with (core/calls/caller-id), else 400 naming source.target. */
 async function pstnSource(ctx: AppContext, customerId: string, source: Address, config: OutboundConfigRow | null): Promise<Address> {

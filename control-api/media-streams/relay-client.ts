@@ -5,6 +5,7 @@
 import WebSocket from 'ws';
 import { ApiError, serviceUnavailable } from '../../core/errors';
 import { relayPath, RELAY_CLOSE, RELAY_READY, RELAY_SECRET_HEADER, type RelayAdvert, type StreamTarget } from '../../core/streams/relay';
+import { rawText } from '../../core/net/ws-text';
 
 export function connectRelay(ad: RelayAdvert, target: StreamTarget, id: string, timeoutMs = 5000): Promise<WebSocket> {
   const ws = new WebSocket(ad.url + relayPath(target, id), {
@@ -30,7 +31,7 @@ export function connectRelay(ad: RelayAdvert, target: StreamTarget, id: string, 
       else fail(serviceUnavailable(why || 'the media node closed the relay'));
     });
     ws.once('message', (data, isBinary) => {
-      if (isBinary || data.toString() !== RELAY_READY) return fail(serviceUnavailable('unexpected relay message'));
+      if (isBinary || rawText(data) !== RELAY_READY) return fail(serviceUnavailable('unexpected relay message'));
       clearTimeout(timer);
       ws.removeAllListeners('close');
       ws.removeAllListeners('error');

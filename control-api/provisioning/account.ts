@@ -42,5 +42,5 @@ export const defaultPort = (a: ProvisioningAccount): number => (a.transport === 
 
 /** No control characters in values written into line-based or XML formats. */
 export function clean(value: string): string {
-  return value.replace(/[\u0000-\u001f\u007f]/g, '');
+  return value.replace(/[\u0000-\u001f\u007f]/g, ''); // eslint-disable-line no-control-regex -- matches control characters on purpose, to remove them
 }

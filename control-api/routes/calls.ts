@@ -11,8 +11,8 @@
  */
 import { newCallFields, resolveCallFlow } from '../calls/flow';
 import { z } from 'zod';
-import { defineRoute, idParams, text, uuid } from '../route';
-import { ApiError, invalidArgument } from '../../core/errors';
+import { defineRoute, idParams, uuid } from '../route';
+import { ApiError } from '../../core/errors';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { clock } from '../../core/clock';
 import { parseActions } from '../../core/flow';

@@ -5,7 +5,7 @@
  * account's open WebSockets are rechecked (and closed) at once.
  */
 import { z } from 'zod';
-import { defineRoute, idParams, text } from '../route';
+import { defineRoute, idParams } from '../route';
 import type { AppContext } from '../context';
 import { alreadyExists, invalidArgument, notFound, stateInvalid } from '../../core/errors';
 import { customerJson, repos, type CustomerRow } from '../../core/repos';

@@ -6,8 +6,8 @@
  */
 import { newCallFields, resolveCallFlow } from '../calls/flow';
 import { z } from 'zod';
-import { defineRoute, idParams, uuid } from '../route';
-import { ApiError, invalidArgument } from '../../core/errors';
+import { defineRoute, idParams } from '../route';
+import { ApiError } from '../../core/errors';
 import { flowsRepo } from '../../core/repos/flows';
 import { callJson, callsRepo } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';

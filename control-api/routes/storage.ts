@@ -23,6 +23,7 @@ import { newId } from '../../core/ids';
 import type { AppContext } from '../context';
 import { listOf } from './schemas';
 import { customerFileHeaders } from '../customer-file';
+import { jsonText } from '../../core/json-text';
 
 const DOWNLOAD_TTL_SEC = 3600;
 const keys = new WeakMap<object, string | null>();
@@ -97,7 +98,7 @@ async function readStorageUpload(ctx: AppContext, req: Request): Promise<Storage
     fileName.parse(up.filename);
     return { data: up.data, filename: up.filename, contentType: up.contentType, ...fields };
   }
-  await new Promise<void>((resolve, reject) => jsonBody(ctx.config.bodyLimitBytes)(req, {} as Response, (err?: unknown) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) => jsonBody(ctx.config.bodyLimitBytes)(req, {} as Response, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(jsonText(err))) : resolve())));
   const body = validateBody(uploadJson, req.body ?? {});
   const data = Buffer.from(body.content, 'base64');
   if (data.length === 0) throw invalidArgument('content: empty file', [{ field: 'content', issue: 'empty' }]);

@@ -24,6 +24,7 @@ import { createSocketGuard, refuseUpgrade, upgradeRequestId, type Admission } fr
 import { audienceOf, topicIdsOf } from './audience';
 import { canSeeCall, type AgentScope } from './scope';
 import { isChatAgentParticipant } from '../../core/chats/repo';
+import { rawText } from '../../core/net/ws-text';
 
 export const AGENT_WS_PATHS = ['/v1.0/service_agents/ws', '/v1.0/service-agents/ws'];
 
@@ -136,7 +137,7 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
   async function onMessage(c: AgentConnection, raw: RawData, isBinary: boolean): Promise<void> {
     let msg: { type?: unknown; topics?: unknown };
     try {
-      msg = isBinary ? {} : (JSON.parse(raw.toString()) as typeof msg);
+      msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
     } catch {
       return c.socket.close(1008, 'message is not JSON');
     }
@@ -194,11 +195,12 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
     async close() {
       server.off('upgrade', onUpgrade);
       clearInterval(ping);
-      sub.stop();
+      const stopped = sub.stop(); // ends once its blocking read returns: at once when the reader disconnects below
       await guard.close();
       for (const set of byCustomer.values()) for (const c of set) c.socket.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
       reader.disconnect();
+      await stopped;
     },
   };
 }

@@ -20,6 +20,7 @@ import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/ev
 import { Hub, type Connection } from './hub';
 import { parseTopic, refusal } from './topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type SocketGuard } from './guard';
+import { rawText } from '../../core/net/ws-text';
 
 export const WS_PATH = '/v1.0/ws';
 
@@ -84,7 +85,7 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
     socket.on('message', (raw: RawData, isBinary: boolean) => {
       let msg: { type?: unknown; topics?: unknown };
       try {
-        msg = isBinary ? {} : (JSON.parse(raw.toString()) as typeof msg);
+        msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
       } catch {
         return socket.close(1008, 'message is not JSON');
       }
@@ -133,11 +134,12 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
     async close() {
       server.off('upgrade', onUpgrade);
       clearInterval(ping);
-      sub.stop();
+      const stopped = sub.stop(); // ends once its blocking read returns: at once when the reader disconnects below
       await guard.close();
       for (const c of hub.all()) c.socket.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
       reader.disconnect();
+      await stopped;
     },
   };
 }

@@ -16,6 +16,7 @@ import { aisRepo, type AiRow } from '../repos/ais';
 import { AICALL_EVENT, aicallJson, aicallsRepo, aimessageJson, type AicallRow, type AicallStatus, type AimessageRow } from '../repos/ai-calls';
 import { teamsRepo, type TeamMember, type TeamRow } from '../repos/teams';
 import { toolDefs, type AiActions, type ToolName } from './tools';
+import { jsonText } from '../json-text';
 export { EMPTY_UUID as NO_ID };
 
 export interface AiDeps {
@@ -283,7 +284,7 @@ export class AiSession {
       case 'send_message': {
         if (!a.sendMessage) break;
         const dest = Array.isArray(args.destinations) ? args.destinations.map(String) : [];
-        return a.sendMessage({ source: typeof args.source === 'string' ? args.source : undefined, destinations: dest, text: String(args.text ?? '') });
+        return a.sendMessage({ source: typeof args.source === 'string' ? args.source : undefined, destinations: dest, text: jsonText(args.text) });
       }
       case 'set_variables': {
         if (!a.setVariables) break;
@@ -298,7 +299,7 @@ export class AiSession {
         return a.stopMedia();
       case 'search_knowledge': {
         if (!this.ai.rag_id) break;
-        const hits = await retrieve(this.deps.db, this.ai.rag_id, String(args.query ?? ''), 3, this.deps.env, this.deps.egress);
+        const hits = await retrieve(this.deps.db, this.ai.rag_id, jsonText(args.query), 3, this.deps.env, this.deps.egress);
         return hits.length ? knowledgeMessage(hits) : 'nothing found';
       }
       case 'get_aicall_messages':

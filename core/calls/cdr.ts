@@ -114,8 +114,14 @@ export async function* cdrBatches(db: Db, f: CdrFilter, batchSize = 500): AsyncG
   for (;;) {
     const where: string[] = ['c.customer_id = ?', 'c.tm_create >= ?', 'c.tm_create < ?', 'c.tm_delete IS NULL'];
     const values: (string | number)[] = [f.customerId, f.start.toISOString(), f.end.toISOString()];
-    if (f.direction) (where.push('c.direction = ?'), values.push(f.direction));
-    if (f.status) (where.push('c.status = ?'), values.push(f.status));
+    if (f.direction) {
+    where.push('c.direction = ?');
+    values.push(f.direction);
+  }
+    if (f.status) {
+    where.push('c.status = ?');
+    values.push(f.status);
+  }
     if (f.address) {
       where.push("(c.source->>'target' = ? OR c.destination->>'target' = ?)");
       values.push(f.address, f.address);

@@ -149,7 +149,7 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
     // ---- transfers of its calls
     const open = (await d.db('transfers')
       .whereIn('status', ['initiating', 'consulting'])
-      .where((q) => q.whereIn('transferer_call_id', calls).orWhereIn('transferee_call_id', calls))
+      .where((q) => void q.whereIn('transferer_call_id', calls).orWhereIn('transferee_call_id', calls))
       .pluck('id')) as string[];
     for (const id of open) {
       const [row] = await d.db('transfers').where({ id }).whereIn('status', ['initiating', 'consulting']).update({ status: 'failed', tm_update: clock.now() }).returning('id');

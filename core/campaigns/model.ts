@@ -47,7 +47,7 @@ export function resultOfHangup(reason: HangupReason): Exclude<CampaigncallResult
 }
 
 export interface TargetTries {
-  destinations: (unknown | null)[];
+  destinations: unknown[]; // null where a slot is empty
   tryCounts: number[];
 }
 

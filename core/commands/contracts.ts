@@ -35,7 +35,7 @@ export type MediaCommand =
  *
  * media-app routes them to the handler the subsystem registered (media-app/subsystem.ts).
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- empty on purpose: each subsystem's module adds its commands by augmentation
 export interface SubsystemCommands {}
 export type SubsystemCommand = { [K in keyof SubsystemCommands]: { type: K } & SubsystemCommands[K] }[keyof SubsystemCommands];
 

@@ -17,7 +17,7 @@ import type { VariableLookup } from './variables';
 export type ValueContext = 'text' | 'url' | 'json' | 'form' | 'header';
 
 const REF_RE = /\$\{([^{}]*)\}/g;
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- matches control characters on purpose, to remove them
 const CONTROL_RE = /[\u0000-\u001f\u007f]/g;
 const JSON_LITERAL_RE = /^(-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?|true|false|null)$/;
 

@@ -131,7 +131,7 @@ function checkAction(raw: unknown, at: string, index: number, opts: ValidateOpti
   const type = r.type;
   if (!isActionType(type)) {
     const hint = typeof type === 'string' && RETIRED_TYPES[type] ? `; use ${RETIRED_TYPES[type]}` : '';
-    const msg = type === undefined ? 'is required' : `"${String(type)}" is not an action type${hint}`;
+    const msg = type === undefined ? 'is required' : `${JSON.stringify(type)} is not an action type${hint}`;
     problems.push({ index, field: `${at}.type`, message: msg });
     return null;
   }

@@ -17,6 +17,7 @@ import {
   type SmsSendResult,
   type StatusReport,
 } from './provider';
+import { jsonText } from '../json-text';
 
 export interface TwilioOptions {
   accountSid: string;
@@ -88,11 +89,11 @@ export class TwilioProvider implements SmsProvider {
     }
     if (res.status >= 500) throw new SmsGatewayTimeout(`twilio answered ${res.status}`);
     if (res.status !== 201 && res.status !== 200) {
-      throw new SmsRejected(`twilio ${res.status}${body.code ? ` code ${String(body.code)}` : ''}: ${String(body.message ?? text).slice(0, 300)}`);
+      throw new SmsRejected(`twilio ${res.status}${body.code ? ` code ${jsonText(body.code)}` : ''}: ${jsonText(body.message, text).slice(0, 300)}`);
     }
     const sid = typeof body.sid === 'string' ? body.sid : '';
     if (!sid) throw new SmsRejected('twilio answer has no sid');
-    const status = STATUS[String(body.status ?? 'queued')] ?? 'queued';
+    const status = STATUS[jsonText(body.status, 'queued')] ?? 'queued';
     const parts = Number(body.num_segments);
     return { providerRef: sid, status: status === 'received' ? 'queued' : status, parts: Number.isInteger(parts) && parts > 0 ? parts : undefined };
   }

@@ -44,7 +44,7 @@ function toText(body: Buffer, contentType: string, name: string): string {
   if (ct.startsWith('text/') || ct.includes('json') || ct.includes('xml') || ct.includes('markdown') || /\.(txt|md|csv|json)$/i.test(name)) return text;
   if (ct === 'application/octet-stream' || !ct) {
     // untyped upload: accept it when it decodes as text
-    if (!text.includes('\uFFFD') && !/[\x00-\x08\x0e-\x1f]/.test(text.slice(0, 4096))) return text;
+    if (!text.includes('\uFFFD') && !/[\x00-\x08\x0e-\x1f]/.test(text.slice(0, 4096))) return text; // eslint-disable-line no-control-regex -- looks for control characters on purpose: binary content
   }
   throw new Error(`unsupported content type ${contentType || 'unknown'} (text, markdown, HTML, CSV or JSON)`);
 }

@@ -104,7 +104,7 @@ export function campaignsRepo(db: Db) {
     /** Ids of every campaign the runner has work for: run or stopping, or a live campaign call to follow. */
     async activeIds(): Promise<string[]> {
       const rows = (await live()
-        .where((w) => w.whereIn('status', ['run', 'stopping']).orWhereExists(db('campaigncalls').whereRaw('campaigncalls.campaign_id = campaigns.id').whereNot('campaigncalls.status', 'done').select(db.raw('1'))))
+        .where((w) => void w.whereIn('status', ['run', 'stopping']).orWhereExists(db('campaigncalls').whereRaw('campaigncalls.campaign_id = campaigns.id').whereNot('campaigncalls.status', 'done').select(db.raw('1'))))
         .select('id')) as { id: string }[];
       return rows.map((r) => r.id);
     },

@@ -2,6 +2,8 @@
  * Media stream audio (spec: Limits, "Media stream chunk"): 8 kHz 16-bit signed little-endian mono in
  * 20 ms chunks of 160 samples (320 bytes), carried in one of three encapsulations.
  */
+import { jsonText } from '../json-text';
+
 export const ENCAPSULATIONS = ['rtp', 'sln', 'audiosocket'] as const;
 export type Encapsulation = (typeof ENCAPSULATIONS)[number];
 
@@ -17,6 +19,6 @@ export function isEncapsulation(v: unknown): v is Encapsulation {
 /** Why an encapsulation value is refused, or null when it is good (same words on both sides). */
 export function encapsulationProblem(v: unknown): string | null {
   if (v === undefined || v === null || v === '') return `encapsulation is required: one of ${ENCAPSULATIONS.join(', ')}`;
-  if (!isEncapsulation(v)) return `unknown encapsulation ${JSON.stringify(String(v).slice(0, 40))}: use one of ${ENCAPSULATIONS.join(', ')}`;
+  if (!isEncapsulation(v)) return `unknown encapsulation ${JSON.stringify(jsonText(v).slice(0, 40))}: use one of ${ENCAPSULATIONS.join(', ')}`;
   return null;
 }

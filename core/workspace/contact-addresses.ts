@@ -48,7 +48,7 @@ export function contactAddressesRepo(db: Db) {
   const visible = (customerId: string) =>
     db('contact_addresses as a')
       .where('a.customer_id', customerId)
-      .where((w) => w.whereNull('a.contact_id').orWhereExists(db('contacts as c').whereRaw('c.id = a.contact_id').whereNull('c.tm_delete')));
+      .where((w) => void w.whereNull('a.contact_id').orWhereExists(db('contacts as c').whereRaw('c.id = a.contact_id').whereNull('c.tm_delete')));
 
   const liveContact = async (customerId: string, id: string) => !!(await db('contacts').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id'));
   const touch = (trx: Db, contactId: string | null) => (contactId ? trx('contacts').where({ id: contactId }).update({ tm_update: clock.now() }) : Promise.resolve(0));

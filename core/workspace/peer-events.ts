@@ -58,9 +58,9 @@ export async function listPeerEvents(db: Knex, customerId: string, filter: PeerF
   // A subquery binding is parenthesised by knex: `in ?` reads `in (select ...)`.
   if (reach) {
     inner.where((w) =>
-      w.where((c) => c.where({ publisher: 'call' }).whereRaw('reference_id::uuid in ?', [reach.callIds]))
-        .orWhere((c) => c.where({ publisher: 'conversation' }).whereRaw('reference_id::uuid in ?', [reach.conversationIds]))
-        .orWhere((c) => c.where({ publisher: 'conversation_message' }).whereRaw(`(data->>'conversation_id')::uuid in ?`, [reach.conversationIds])),
+      void w.where((c) => void c.where({ publisher: 'call' }).whereRaw('reference_id::uuid in ?', [reach.callIds]))
+        .orWhere((c) => void c.where({ publisher: 'conversation' }).whereRaw('reference_id::uuid in ?', [reach.conversationIds]))
+        .orWhere((c) => void c.where({ publisher: 'conversation_message' }).whereRaw(`(data->>'conversation_id')::uuid in ?`, [reach.conversationIds])),
     );
   }
   const q = db.from(inner.as('pe')).select('*');

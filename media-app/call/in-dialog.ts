@@ -13,7 +13,7 @@ const handlers = new WeakMap<object, Map<InDialogEvent, InDialogHandler<never>>>
 /** Registers, for one node (its CallDeps), who answers an in-dialog request. */
 export function onInDialogRequest<C>(deps: object, event: InDialogEvent, fn: InDialogHandler<C>): void {
   let m = handlers.get(deps);
-  if (!m) handlers.set(deps, (m = new Map()));
+  if (!m) handlers.set(deps, (m = new Map<InDialogEvent, InDialogHandler<never>>()));
   m.set(event, fn as InDialogHandler<never>);
 }
 

@@ -331,7 +331,7 @@ export class ActiveflowSession {
   }
 
   private makeContext(): ActionContext {
-    const self = this;
+    const liveCall = () => this.liveCall; // the context's getter below reads it: `this` there is the context
     const d = this.deps;
     const clock = d.clock;
     return {
@@ -340,7 +340,7 @@ export class ActiveflowSession {
       referenceType: this.init.reference_type,
       referenceId: this.init.reference_id,
       get call() {
-        return self.liveCall;
+        return liveCall();
       },
       originator: this.init.originator ?? this.init.call,
       vars: this.vars,
@@ -351,8 +351,8 @@ export class ActiveflowSession {
       limits: d.limits,
       services: d.services ?? {},
       signal: this.abort.signal,
-      takeLoop(actionId, loopCount) {
-        const frame = self.frames[self.frames.length - 1]!;
+      takeLoop: (actionId, loopCount) => {
+        const frame = this.frames[this.frames.length - 1]!;
         const left = frame.loops.get(actionId) ?? loopCount;
         if (left <= 0) {
           frame.loops.set(actionId, 0);
@@ -361,32 +361,32 @@ export class ActiveflowSession {
         frame.loops.set(actionId, left - 1);
         return true;
       },
-      waitContinue() {
+      waitContinue: () => {
         return new Promise<void>((resolve, reject) => {
-          if (self.abort.signal.aborted) return reject(abortError(self.abort.signal));
-          self.continueWaiter = { resolve, reject };
-          self.abort.signal.addEventListener('abort', () => reject(abortError(self.abort.signal)), { once: true });
+          if (this.abort.signal.aborted) return reject(abortError(this.abort.signal));
+          this.continueWaiter = { resolve, reject };
+          this.abort.signal.addEventListener('abort', () => reject(abortError(this.abort.signal)), { once: true });
         });
       },
-      background(what, work) {
+      background: (what, work) => {
         // Not tracked here: HTTP is tracked where it is made, and media waits on the clock itself.
-        work.catch((e: Error) => self.trace('background_failed', { what, error: e.message }));
+        work.catch((e: Error) => this.trace('background_failed', { what, error: e.message }));
       },
-      setCollectingDigits(on) {
-        self.collecting = on;
+      setCollectingDigits: (on) => {
+        this.collecting = on;
       },
-      onRecordingEnded(recordingId, flowId) {
-        const call = self.init.call;
+      onRecordingEnded: (recordingId, flowId) => {
+        const call = this.init.call;
         if (!call || !d.spawnForRecording) return;
         const listener = (ev: { recording_id: string }) => {
           if (ev.recording_id !== recordingId) return;
           call.off('recording_ended', listener);
-          d.spawnForRecording!(self, recordingId, flowId);
+          d.spawnForRecording!(this, recordingId, flowId);
         };
         call.on('recording_ended', listener);
       },
-      note(event, data) {
-        self.trace(event, data);
+      note: (event, data) => {
+        this.trace(event, data);
       },
     };
   }

@@ -126,6 +126,6 @@ export interface CallPort extends Originator {
   on(event: 'hangup', listener: (info: HangupInfo) => void): this;
   on(event: 'status', listener: (status: CallStatus) => void): this;
   on(event: 'recording_ended', listener: (ev: { recording_id: string }) => void): this;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- EventEmitter's own off() signature, which implementations inherit
   off(event: 'dtmf' | 'hangup' | 'status' | 'recording_ended', listener: (...args: any[]) => void): this;
 }

@@ -12,7 +12,7 @@ export interface FlowClock {
 }
 
 export function abortError(signal?: AbortSignal): Error {
-  const reason = signal?.reason;
+  const reason: unknown = signal?.reason;
   if (reason instanceof Error) return reason;
   const e = new Error(typeof reason === 'string' ? reason : 'aborted');
   e.name = 'AbortError';

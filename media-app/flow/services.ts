@@ -10,5 +10,5 @@
  * Members are optional: the simulator and tests run without most of them, and an action whose
  * subsystem is absent fails with a clear message (see actions/subsystem-missing.ts).
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- empty on purpose: each subsystem adds its service by augmentation
 export interface FlowServices {}

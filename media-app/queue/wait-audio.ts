@@ -7,6 +7,7 @@
 import type { Action } from '../../core/flow';
 import type { CallPort } from '../flow/call-port';
 import { realClock } from '../flow/clock';
+import { jsonText } from '../../core/json-text';
 
 const PLAYABLE = new Set(['talk', 'play', 'beep', 'sleep']);
 /** Stands for the ringback tone (the flow's play takes http(s) URLs only; the tone is the node's own). */
@@ -21,7 +22,7 @@ async function runOne(call: CallPort, a: Action, signal: AbortSignal, ringback: 
     case 'ringback':
       return ringback(signal);
     case 'talk':
-      return call.talk({ text: String(o.text ?? ''), language: String(o.language || 'en-US'), voice_id: o.voice_id ? String(o.voice_id) : undefined }, signal);
+      return call.talk({ text: jsonText(o.text), language: jsonText(o.language || 'en-US'), voice_id: o.voice_id ? jsonText(o.voice_id) : undefined }, signal);
     case 'play':
       return call.play((o.stream_urls as string[] | undefined) ?? [], signal);
     case 'beep':

@@ -24,7 +24,7 @@ export const subsystem: Subsystem = {
     const key = ctx.deps.config.redisKeyPrefix + relayAdKey(ctx.nodeId);
     const advertise = () => ctx.deps.redis.set(key, JSON.stringify(ad), 'EX', RELAY_AD_TTL_SEC).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'stream relay advert failed'));
     await advertise();
-    const timer = setInterval(advertise, (RELAY_AD_TTL_SEC * 1000) / 3);
+    const timer = setInterval(() => void advertise(), (RELAY_AD_TTL_SEC * 1000) / 3);
     timer.unref();
     const external = new ExternalMediaService(ctx.deps, ctx.logger);
     ctx.services.externalMedia = external;

@@ -7,7 +7,7 @@
 function muLawEncodeSample(pcm: number): number {
   const BIAS = 0x84;
   const CLIP = 32635;
-  let sign = (pcm >> 8) & 0x80;
+  const sign = (pcm >> 8) & 0x80;
   if (sign) pcm = -pcm;
   if (pcm > CLIP) pcm = CLIP;
   pcm += BIAS;
@@ -22,7 +22,7 @@ function muLawDecodeSample(u: number): number {
   const sign = u & 0x80;
   const exponent = (u >> 4) & 0x07;
   const mantissa = u & 0x0f;
-  let sample = (((mantissa << 3) + 0x84) << exponent) - 0x84;
+  const sample = (((mantissa << 3) + 0x84) << exponent) - 0x84;
   return sign ? -sample : sample;
 }
 

@@ -144,8 +144,9 @@ export const RINGBACK: Readonly<Record<string, ToneSpec>> = {
 
 /** Ringback: a country preset ('us' default) or a custom spec; repeats forever unless `repeat` says otherwise. */
 export function ringback(country: keyof typeof RINGBACK | ToneSpec = 'us'): ToneSource {
-  const spec = typeof country === 'string' ? RINGBACK[country] : country;
-  if (!spec) throw new Error(`ringback: unknown cadence "${String(country)}"`);
+  if (typeof country !== 'string') return new ToneSource(country);
+  const spec = RINGBACK[country];
+  if (!spec) throw new Error(`ringback: unknown cadence "${country}"`);
   return new ToneSource(spec);
 }
 

@@ -90,7 +90,11 @@ export class JitterBuffer {
         // too late to play: widen the buffer so the next ones fit
         this.stats.late++;
         if (d > -FRAME * 50) this.grow();
-        else this.reset(), this.push(ts, samples, length); // a jump backwards: the sender restarted
+        else {
+          // a jump backwards: the sender restarted
+          this.reset();
+          this.push(ts, samples, length);
+        }
         return;
       }
       if (d > FRAME * 50 * 5) {

@@ -59,7 +59,7 @@ export const NATIVE_CODECS_PATH = path.join(__dirname, 'build', 'codecs.node');
 
 function load(): { codecs: NativeCodecs | null; error: string | null } {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a native addon at a built path, loaded synchronously; its absence is caught
     return { codecs: require(NATIVE_CODECS_PATH) as NativeCodecs, error: null };
   } catch (e) {
     // the first line only: Node appends the require stack on the next lines

@@ -20,7 +20,7 @@ export const NATIVE_RTP_IO_PATH = path.join(__dirname, 'build', 'rtp_io.node');
 
 function load(): { io: NativeRtpIo | null; error: string | null } {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a native addon at a built path, loaded synchronously; its absence is caught
     return { io: require(NATIVE_RTP_IO_PATH) as NativeRtpIo, error: null };
   } catch (e) {
     return { io: null, error: (e as Error).message };

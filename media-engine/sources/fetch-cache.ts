@@ -130,8 +130,8 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
     }
     if (size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `${url.href} returned an empty body`, rawUrl);
     const digest = hash.digest('hex');
-    const ctype = res.headers['content-type'];
-    const blob = `blob-${digest}.${typeOf(url, Array.isArray(ctype) ? ctype[0] : ctype, head)}`;
+    const ctype: string | string[] | undefined = res.headers['content-type'];
+    const blob = `blob-${digest}.${typeOf(url, typeof ctype === 'string' ? ctype : ctype?.[0], head)}`;
     const blobPath = path.join(opts.cacheDir, blob);
     if (fs.existsSync(blobPath)) fs.rmSync(tmp);
     else fs.renameSync(tmp, blobPath);

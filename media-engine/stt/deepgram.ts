@@ -71,7 +71,7 @@ class DeepgramStream extends EventEmitter<SttStreamEvents> implements SttStream 
       if (isBinary) return;
       let msg: { type?: string };
       try {
-        msg = JSON.parse(data.toString());
+        msg = JSON.parse((Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString()) as { type?: string };
       } catch {
         return;
       }

@@ -74,7 +74,7 @@ export class TickClock {
         skipped = 0;
       } catch (e) {
         // a broken leg must never stop the clock for the others
-        process.emitWarning(`media tick failed: ${(e as Error).stack ?? e}`);
+        process.emitWarning(`media tick failed: ${(e as Error).stack ?? String(e)}`);
       }
       if (++caught >= this.maxCatchUp) break;
       now = performance.now();

@@ -154,7 +154,7 @@ export class Engine {
   private legFailed(leg: Leg, e: unknown): void {
     if (this.failedLegs.has(leg)) return;
     this.failedLegs.add(leg);
-    process.emitWarning(`media leg tick failed: ${(e as Error).stack ?? e}`);
+    process.emitWarning(`media leg tick failed: ${(e as Error).stack ?? String(e)}`);
   }
 
   private leg(id: string): Leg {

@@ -95,7 +95,7 @@ export class SipCapture implements SipCaptureHook {
   /** One EVAL for the chunk: a command per message cost ~10 µs of this process's CPU each (ioredis
    * builds, queues and answers every command of a pipeline one by one), and so does each argument. */
   private async writeChunk(chunk: Pending[]): Promise<void> {
-    const keys: string[] = new Array(chunk.length);
+    const keys = new Array<string>(chunk.length);
     for (let i = 0; i < chunk.length; i++) {
       keys[i] = captureKey(this.prefix, chunk[i]!.callId);
       // blanked here, off the packet's path, before anything is stored

@@ -32,7 +32,7 @@ export class FrameDecoder {
     this.chunks.push(chunk);
     this.buffered += chunk.length;
     const out: string[] = [];
-    let buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.buffered);
+    const buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.buffered);
     let pos = 0;
     for (;;) {
       if (this.expected < 0) {

@@ -50,7 +50,7 @@ export class SipParseError extends Error {
     try {
       // Via must parse (it routes the response); the others are echoed as received
       for (const h of ['Via', 'From', 'To', 'Call-ID', 'CSeq']) if (!p.headers.get(h)) return false;
-      p.topVia;
+      if (!p.topVia) return false; // parses the Via: throws when it does not
       return true;
     } catch {
       return false;

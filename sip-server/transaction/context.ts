@@ -122,7 +122,7 @@ export class CoarseTimers {
         try {
           fn();
         } catch (err) {
-          process.emitWarning(`transaction timer failed: ${(err as Error).stack ?? err}`);
+          process.emitWarning(`transaction timer failed: ${(err as Error).stack ?? String(err)}`);
         }
       }
     }

@@ -61,7 +61,7 @@ describe('campaigns with AMD (sipp plays a person and an answering machine)', fu
 
   it('machine_handle hangup: a machine is a failed try (machine), retried after try_interval_machine; a person succeeds (human); continue lets a machine through', async () => {
     const a = api(t, f);
-    const ok = async (r: Promise<{ status: number; body: any }>) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const ok = async (r: Promise<{ status: number; body: any }>) => {
       const res = await r;
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body;

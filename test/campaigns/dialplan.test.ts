@@ -81,7 +81,7 @@ describe('campaign dial plans: API and runner', function () {
     a = api(t, f);
   });
 
-  async function ok(res: Promise<{ status: number; body: any }>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  async function ok(res: Promise<{ status: number; body: any }>) {
     const r = await res;
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return r.body;

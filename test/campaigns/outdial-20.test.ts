@@ -48,7 +48,7 @@ describe('campaigns: an outdial of 20 sipp targets with retries', function () {
   it('answer, busy, no answer, decline and busy-then-second-number targets: results, reasons, tries and intervals match', async () => {
     const a = api(t1, f);
     const since = Date.now() - 1000;
-    const ok = async (r: Promise<{ status: number; body: any }>) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const ok = async (r: Promise<{ status: number; body: any }>) => {
       const res = await r;
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body;

@@ -55,7 +55,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     a = api(t1, f);
   });
 
-  async function ok(res: Promise<{ status: number; body: any }>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  async function ok(res: Promise<{ status: number; body: any }>) {
     const r = await res;
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return r.body;

@@ -43,7 +43,7 @@ describe('control-api process (main.ts)', function () {
     try {
       const port = await freePort();
       const env = { DATABASE_URL: u.toString(), REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: `main${process.pid}:`, DATA_DIR: dataDir, HTTP_PORT: String(port), LOG_LEVEL: 'warn' };
-      let checked: Promise<void> | null = null;
+      let checked = null as Promise<void> | null; // set inside the output callback
       const first = await run(env, (out, child) => {
         if (checked || !out.includes('listening on')) return;
         checked = (async () => {
@@ -53,6 +53,7 @@ describe('control-api process (main.ts)', function () {
           expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).to.equal(200);
         })().finally(() => child.kill('SIGTERM'));
       });
+      expect(checked, 'the platform never said it was listening').to.not.equal(null);
       await checked;
       expect(first.code).to.equal(0);
       expect(first.out).to.include('First start: an admin account was created');

@@ -50,8 +50,7 @@ describe('core/events bus (real Redis stream)', () => {
     const cid = newId();
     for (const t of ['call_created', 'call_ringing', 'call_hangup']) await pub.publish(t, cid, 'r1', { status: t });
     const [ga, gb] = await Promise.all([pa, pb]);
-    a.stop();
-    b.stop();
+    await Promise.all([a.stop(), b.stop()]);
     expect(ga.map((e) => e.event_type)).to.deep.equal(['call_created', 'call_ringing', 'call_hangup']);
     expect(gb.map((e) => e.id)).to.deep.equal(ga.map((e) => e.id));
     expect(ga[0]).to.include({ customer_id: cid, resource: 'call', resource_id: 'r1' });
@@ -72,8 +71,7 @@ describe('core/events bus (real Redis stream)', () => {
     for (let i = 0; i < 20; i++) sent.push((await pub.publish('number_updated', newId(), `n${i}`, { i })).id);
     const deadline = Date.now() + 5000;
     while (ids.length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    c1.stop();
-    c2.stop();
+    await Promise.all([c1.stop(), c2.stop()]);
     expect(ids.slice().sort()).to.deep.equal(sent.slice().sort());
     expect(new Set(ids).size).to.equal(20);
   });

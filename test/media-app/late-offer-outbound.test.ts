@@ -84,13 +84,12 @@ ${answerBye(30000)}
 describe('media-app late offer on an outbound leg', function () {
   this.timeout(90_000);
   let o: Originating;
-  let p: Platform;
   let bus: CommandBus;
 
   before(async () => {
     await truncateAll();
     o = await startOriginating({});
-    ({ p, bus } = o);
+    ({ bus } = o);
   });
   after(async () => o?.close());
 

@@ -83,7 +83,8 @@ describe('media-engine end to end with sipp (uac_pcap)', function () {
     let okResponse = '';
     const answered = new Set<string>();
     // a minimal UAS: 200 OK with our SDP to the INVITE, 200 OK to the BYE
-    sock.on('message', async (buf, rinfo) => {
+    const uasErrors: unknown[] = [];
+    const onMessage = async (buf: Buffer, rinfo: dgram.RemoteInfo): Promise<void> => {
       const msg = buf.toString();
       const reply = (status: string, body = '', extra: string[] = []) => {
         const lines = [`SIP/2.0 ${status}`, `Via: ${header(msg, 'Via')}`, `From: ${header(msg, 'From')}`, `To: ${header(msg, 'To')}${/;tag=/.test(header(msg, 'To')) ? '' : ';tag=me1'}`, `Call-ID: ${header(msg, 'Call-ID')}`, `CSeq: ${header(msg, 'CSeq')}`, ...extra, `Content-Length: ${Buffer.byteLength(body)}`, '', body];
@@ -104,6 +105,9 @@ describe('media-engine end to end with sipp (uac_pcap)', function () {
         reply('200 OK');
         await ep?.stopRecord();
       }
+    };
+    sock.on('message', (buf, rinfo) => {
+      onMessage(buf, rinfo).catch((err: unknown) => uasErrors.push(err));
     });
     const code = await new Promise<number>((resolve, reject) => {
       const p = spawn('sipp', ['-sn', 'uac_pcap', `127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-p', String(sippPort), '-mp', String(mediaPort), '-m', '1', '-nostdin', '-timeout', '40s', '-timeout_error'], { cwd: dir, stdio: 'ignore' });
@@ -111,6 +115,7 @@ describe('media-engine end to end with sipp (uac_pcap)', function () {
       p.on('exit', (c) => resolve(c ?? -1));
     });
     sock.close();
+    expect(uasErrors, 'the test UAS failed').to.deep.equal([]);
     expect(code, 'sipp exit code').to.equal(0);
     const r = await recording!;
     await ep!.destroy();

@@ -52,7 +52,6 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
   let base: string;
   let f: Fixture;
   let other: Fixture;
-  const day = new Date('2026-03-01T00:00:00Z');
 
   before(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
@@ -230,7 +229,6 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       fs.unlinkSync(file);
       expect(lines).to.equal(N + 1); // header + one line per call
       const growth = peak - m0.rss;
-      // eslint-disable-next-line no-console
       console.log(`      export: ${N} rows, ${(size / 1e6).toFixed(1)} MB in ${ms} ms; server RSS growth ${(growth / 1e6).toFixed(1)} MB, heap+external growth ${((peakHeap - m0.heapUsed - m0.external) / 1e6).toFixed(1)} MB`);
       expect(growth, 'RSS growth').to.be.lessThan(size / 2);
       // the goal is < 10 s (docs/benchmarks.md); a loaded shared test machine gets headroom

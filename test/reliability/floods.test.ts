@@ -18,7 +18,7 @@ describe('reliability: INVITE flood and REGISTER brute force with 50 calls up', 
   before(async () => {
     await truncateAll(); // no other trunk may claim 127.0.0.1
     r = await runFloods({ calls: 50, floodRate: 1000, floodSeconds: 2.5, attempts: 12, lockoutFailures: LOCK_AFTER, lockoutSec: LOCK_SEC });
-    if (process.env.FLOODS_REPORT) console.log(JSON.stringify(r, null, 2)); // eslint-disable-line no-console
+    if (process.env.FLOODS_REPORT) console.log(JSON.stringify(r, null, 2));
   });
   after(() => killAllSipp());
 

@@ -102,7 +102,6 @@ describe('reliability: RFC 4475 torture messages against a running platform', fu
   });
   after(async () => {
     // RFC4475_REPORT=1 prints what each message got (the table in docs/reliability.md)
-    // eslint-disable-next-line no-console
     if (process.env.RFC4475_REPORT) for (const [n, o] of outcomes) console.log(`${n}\t${o.reachedApp ? 'app' : 'stack'}\t${o.finals.join(',') || '-'}`);
     await p?.close();
   });

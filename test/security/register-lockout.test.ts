@@ -20,7 +20,7 @@ describe('security: REGISTER lockout keyed on source address and AOR', function 
   /** The victim's phone: sipp at 127.0.0.1 registering with its password; true on 200. */
   const phoneRegisters = async (user: string, domain: string, password: string, host = '127.0.0.1'): Promise<boolean> => {
     const r = await sipp(registerOnly(user, domain), [`127.0.0.1:${p.sipPort}`, '-i', host, '-m', '1', '-au', user, '-ap', password, '-timeout', '8s']).done;
-    if (r.code !== 0 && process.env.DEBUG_SIPP) console.log(r.errors, r.messages, r.stderr); // eslint-disable-line no-console
+    if (r.code !== 0 && process.env.DEBUG_SIPP) console.log(r.errors, r.messages, r.stderr);
     return r.code === 0;
   };
 

@@ -271,7 +271,7 @@ const MULAW_DECODE = (() => {
     const sign = u & 0x80;
     const exponent = (u >> 4) & 0x07;
     const mantissa = u & 0x0f;
-    let s = (((mantissa << 3) + 0x84) << exponent) - 0x84;
+    const s = (((mantissa << 3) + 0x84) << exponent) - 0x84;
     t[i] = sign ? -s : s;
   }
   return t;

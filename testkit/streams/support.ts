@@ -64,7 +64,7 @@ const MULAW_DECODE = (() => {
 
 function mulaw(sample: number): number {
   const sign = sample < 0 ? 0x80 : 0;
-  let x = Math.min(Math.abs(sample), 32635) + 0x84;
+  const x = Math.min(Math.abs(sample), 32635) + 0x84;
   let e = 7;
   for (let mask = 0x4000; (x & mask) === 0 && e > 0; mask >>= 1) e--;
   const m = (x >> (e + 3)) & 0x0f;

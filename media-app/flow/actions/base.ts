@@ -80,5 +80,5 @@ export function requireCall(ctx: ActionContext): CallPort {
   return ctx.call;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type FlowTaskClass = new (action: Action, option: any, rawOption: Record<string, unknown>) => FlowTask<any>;
+/** Each action's class takes its own option type: `never` here admits them all (the registry casts the parsed option to it). */
+export type FlowTaskClass = new (action: Action, option: never, rawOption: Record<string, unknown>) => FlowTask<unknown>;

@@ -3,6 +3,7 @@ import type * as control from '../../../core/flow/options/control';
 import { hasVariables } from '../../../core/flow';
 import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
 import { compare, falseTarget } from './compare';
+import { jsonText } from '../../../core/json-text';
 
 export type ConditionVariableOption = z.infer<typeof control.condition_variable>;
 
@@ -26,7 +27,7 @@ export function variableMatches(o: ConditionVariableOption, value: string): bool
  */
 export class ConditionVariable extends FlowTask<ConditionVariableOption> {
   async exec(ctx: ActionContext): Promise<Outcome> {
-    const raw = String(this.rawOption.variable ?? '');
+    const raw = jsonText(this.rawOption.variable);
     const value = hasVariables(raw) ? this.option.variable : ctx.vars.get(raw) ?? '';
     return variableMatches(this.option, value) ? NEXT : falseTarget(this.option.false_target_id);
   }

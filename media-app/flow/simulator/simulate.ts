@@ -142,7 +142,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
     originator,
   });
 
-  let outcome = await clock.run(() => manager.idle && clock.realWorkInFlight === 0, script.max_ms ?? 3_600_000, realDeadline);
+  const outcome = await clock.run(() => manager.idle && clock.realWorkInFlight === 0, script.max_ms ?? 3_600_000, realDeadline);
   if (outcome !== 'done') {
     // Whatever still runs (a block never continued, a wait with no end) is stopped, as a caller would.
     callTrace('simulation_ended', { why: outcome });

@@ -143,7 +143,6 @@ async function main(): Promise<void> {
       },
       cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(1),
     };
-    // eslint-disable-next-line no-console
     console.log(JSON.stringify(out, null, 2));
   } finally {
     await bus.close();
@@ -156,7 +155,6 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err) => {
-    // eslint-disable-next-line no-console
     console.error(err);
     process.exit(1);
   },

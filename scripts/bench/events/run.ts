@@ -77,12 +77,18 @@ async function waitAll(subs: Sub[], each: number, timeoutMs = 120_000): Promise<
 }
 
 async function fanout(label: string, subs: Sub[], publish: (i: number) => Promise<void>) {
-  for (const s of subs) (s.got = 0), (s.lat = []);
+  for (const s of subs) {
+    s.got = 0;
+    s.lat = [];
+  }
   const t0 = now();
   for (let i = 0; i < BURST; i++) await publish(i);
   await waitAll(subs, BURST);
   const burstSec = (now() - t0) / 1000;
-  for (const s of subs) (s.got = 0), (s.lat = []);
+  for (const s of subs) {
+    s.got = 0;
+    s.lat = [];
+  }
   const n = PACED_RATE * PACED_SEC;
   const start = now();
   for (let i = 0; i < n; i++) {

@@ -21,7 +21,9 @@ function send(m: unknown) {
   process.send!(m);
 }
 
-process.on('message', async (m: { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number }) => {
+type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number };
+
+async function onMessage(m: PeerCommand): Promise<void> {
   if (m.cmd === 'open') {
     sockets = [];
     rx = [];
@@ -120,6 +122,14 @@ process.on('message', async (m: { cmd: string; n?: number; targets?: number[]; d
   } else if (m.cmd === 'exit') {
     process.exit(0);
   }
+}
+
+// A failed command ends the peer loudly: the parent sees it exit and stops the run.
+process.on('message', (m: PeerCommand) => {
+  onMessage(m).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
 });
 
 // the benchmark was interrupted: do not outlive it

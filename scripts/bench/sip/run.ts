@@ -17,10 +17,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import DrachtioSrf from 'drachtio-srf';
 import { freePort } from '../../../testkit/ports';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const Srf: any = require('drachtio-srf');
+const Srf: any = DrachtioSrf; // driven untyped, as in test/sip-server/drachtio/harness.ts
 
 const ROOT = path.resolve(__dirname, '../../..');
 const SECRET = 'bench-secret';

@@ -1,5 +1,5 @@
 /** Account, flows, contacts, tags, extensions, agents, queues, campaigns, numbers, trunks, providers, routes. */
-import { crud, type Known, type Step, type State } from '../steps';
+import { crud, type Known, type Step } from '../steps';
 
 import { EMPTY, tel, ANSWER } from './common';
 const UNSET_DESTINATION: Known = {

@@ -3,7 +3,7 @@ import type { Step } from '../steps';
 
 export const workspace: Record<string, Step[]> = {
   talk: [
-    { op: 'post /service_agents/talk_chats', body: (s) => ({ type: 'group', name: 'g', detail: 'd', participants: [] }), save: (s, b) => { s.chat = String(b.id); } },
+    { op: 'post /service_agents/talk_chats', body: () => ({ type: 'group', name: 'g', detail: 'd', participants: [] }), save: (s, b) => { s.chat = String(b.id); } },
     { op: 'get /service_agents/talk_chats/{id}', url: (s) => `/service_agents/talk_chats/${s.chat}` },
     { op: 'put /service_agents/talk_chats/{id}', url: (s) => `/service_agents/talk_chats/${s.chat}`, body: () => ({ name: 'g2', detail: 'd2' }) },
     { op: 'post /service_agents/talk_chats/{id}/participants', url: (s) => `/service_agents/talk_chats/${s.chat}/participants`, body: (s) => ({ owner_type: 'agent', owner_id: s.peerAgent }), save: (s, b) => { s.participant = String(b.id); } },

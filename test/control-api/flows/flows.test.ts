@@ -80,6 +80,16 @@ describe('flows CRUD', function () {
     expect(notArray.body.error.reason).to.equal('INVALID_ARGUMENT');
   });
 
+  it('names a non-string action type as its JSON, not "[object Object]"', async () => {
+    const r = await api(t, f).post('/flows', { actions: [{ type: { kind: 'talk' } }, { type: 42 }, { type: 'no_such_type' }] });
+    expect(r.status).to.equal(400);
+    expect(r.body.error.reason).to.equal('INVALID_ARGUMENT');
+    const messages = r.body.error.details.map((d: { message: string }) => d.message);
+    expect(messages).to.include('{"kind":"talk"} is not an action type');
+    expect(messages).to.include('42 is not an action type');
+    expect(messages).to.include('"no_such_type" is not an action type');
+  });
+
   it('accepts deprecated action types', async () => {
     const r = await api(t, f).post('/flows', {
       actions: [

@@ -23,16 +23,6 @@ describe('messaging: SMS through a Twilio-API server', function () {
     h.twilio.requests.length = 0;
   });
 
-  async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, ms = 5000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await fn();
-      if (v) return v;
-      if (Date.now() > end) throw new Error('timed out waiting');
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-
   it('sends, follows status callbacks to delivered, fails a refused target, charges, threads and publishes', async () => {
     const f = await fixture(h);
     const n = await ownedNumber(h, f);

@@ -26,8 +26,7 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []): Loaded<T
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...deps, n]);
+  }, [...deps, n]); // the caller's deps plus the reload counter
   const reload = useCallback(() => setN((x) => x + 1), []);
   return { data, error, loading, reload, set: setData };
 }

@@ -2,7 +2,7 @@
  * One call: its state (live from /v1.0/ws), hang up / record / mute, its timeline, the SIP ladder
  * (GET /timelines/calls/{id}/sip-analysis), its recordings and its transcripts.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
 import { api, ApiError, type Call, type Page, type Recording, type TimelineEvent } from '../api';
 import { useConsole } from '../context';
 import { href } from '../router';
