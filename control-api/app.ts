@@ -8,6 +8,7 @@
 import express, { Router, type Express } from 'express';
 import type { AppContext } from './context';
 import { requestId } from './middleware/request-id';
+import { traceRequests } from './middleware/trace';
 import { jsonBody } from './middleware/body';
 import { errorHandler, routeNotFound } from './middleware/errors';
 import { createCredentials, type Credentials, type CredentialOptions } from './middleware/credentials';
@@ -82,6 +83,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.locals.limiters = limiters;
 
   app.use(requestId(ctx.logger, app.request));
+  const traced = traceRequests();
+  if (traced) app.use(traced);
   app.use(metrics.middleware);
   // a session cookie sent by another site's page changes nothing (POST/PUT/PATCH/DELETE)
   app.use(cookieOriginGuard(ctx.config.publicUrl));

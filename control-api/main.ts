@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { loadConfig, ConfigError } from '../core/config';
 import { createLogger } from '../core/logger';
+import { startTracing } from '../core/tracing';
 import { createDb, migrate } from '../core/db/knex';
 import { createContext, createRedis } from './context';
 import { createApp } from './app';
@@ -29,7 +30,15 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  let tracing;
+  try {
+    tracing = startTracing('control-api');
+  } catch (e) {
+    process.stderr.write(`control-api: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
   const logger = createLogger(config.logLevel, 'control-api');
+  if (tracing) logger.info({ otlp: tracing.endpoint }, 'tracing on');
   // What is running so far; a signal at any point of start-up closes exactly that and exits 0.
   let server: http.Server | null = null;
   let events: { close(): Promise<void> } | null = null;
@@ -53,6 +62,7 @@ async function main(): Promise<void> {
     await jobs?.close().catch((err: unknown) => logger.warn({ err }, 'jobs close failed'));
     await db.destroy();
     redis.disconnect();
+    await tracing?.shutdown().catch(() => undefined);
     process.exit(0);
   };
   const db = createDb(config.databaseUrl, { poolMax: config.databasePoolMax });

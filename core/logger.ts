@@ -1,13 +1,18 @@
 import pino, { type Logger } from 'pino';
+import { logIds } from './tracing';
 
 export type { Logger };
 
-/** JSON logs on stdout. Request handlers log through `req.log`, a child carrying `request_id`. */
+/**
+ * JSON logs on stdout. Request handlers log through `req.log`, a child carrying `request_id`. A line
+ * written inside a traced span carries its `trace_id` and `span_id` (core/tracing; nothing when off).
+ */
 export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', name = 'platform'): Logger {
   return pino({
     name,
     level,
     base: { pid: process.pid },
+    mixin: logIds,
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['password', '*.password', 'token', '*.token', 'req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
   });

@@ -13,6 +13,7 @@
 import type { Logger } from 'pino';
 import { commandCallId, type CommandEnvelope, type MediaCommand } from '../core/commands/contracts';
 import type { CallFactory } from './call/factory';
+import { extractContext, inSpan, SpanKind } from '../core/tracing';
 import { startStoredActiveflow } from './call/stored-activeflow';
 import type { CommandOf, CommandRegistry, CommandType } from './subsystem';
 
@@ -32,8 +33,14 @@ export class CommandHandler implements CommandRegistry {
     this.handlers.set(type, handler as unknown as (command: unknown) => Promise<void>);
   }
 
+  /** Runs a command in a span of its own, a child of the sender's (the REST request that sent it). */
   handle(envelope: CommandEnvelope): Promise<void> {
     const c = envelope.command as MediaCommand;
+    const attributes = { 'openvoice.command.type': c.type, 'openvoice.command.id': envelope.commandId };
+    return inSpan(`command ${c.type}`, { kind: SpanKind.CONSUMER, attributes, parent: extractContext(envelope.trace) }, () => this.take(envelope, c));
+  }
+
+  private take(envelope: CommandEnvelope, c: MediaCommand): Promise<void> {
     this.logger.debug({ command: c.type, id: envelope.commandId }, 'command');
     const callId = c.type === 'call.hangup' ? null : orderKey(c);
     if (!callId) return this.run(c);

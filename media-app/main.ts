@@ -7,6 +7,7 @@
  */
 import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
+import { startTracing, TracingConfigError, type Tracing } from '../core/tracing';
 import { loadMediaAppConfig } from './config';
 import { startMediaApp } from './app';
 import { nodeLabel } from '../core/calls/node-keys';
@@ -21,18 +22,21 @@ async function main(): Promise<void> {
   let config;
   let app;
   let metricsAt: { host: string; port: number } | null;
+  let tracing: Tracing | null = null;
   try {
     config = loadConfig();
     app = loadMediaAppConfig();
     metricsAt = metricsListenFromEnv('MEDIA_APP_METRICS_LISTEN', DEFAULT_METRICS_LISTEN);
+    tracing = startTracing('media-app');
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof MetricsListenError) {
+    if (err instanceof ConfigError || err instanceof MetricsListenError || err instanceof TracingConfigError) {
       console.error(err.message);
       process.exit(2);
     }
     throw err;
   }
   const logger = createLogger(config.logLevel, 'media-app');
+  if (tracing) logger.info({ otlp: tracing.endpoint }, 'tracing on');
   // a busy metrics port is reported, not fatal (calls matter more than their counters)
   let metrics: MetricsServer | null = null;
   if (metricsAt) {
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
     force.unref();
     await running.stop();
     await metrics?.close();
+    await tracing?.shutdown().catch(() => undefined);
     process.exit(0);
   };
   process.on('SIGTERM', () => {

@@ -9,7 +9,10 @@
  *   file name selects the extension bound to it.
  * - `/provisioning/extension/qr.png` and `/qr.svg` (same token) draw the URL as a QR code.
  * Any missing, malformed, unknown or expired token or secret gets the same empty 400 (VoIPbin
- * addendum); other refusals are the API's error envelope. Responses may carry the SIP password:
+ * addendum); other refusals are the API's error envelope. A valid token or secret of a frozen,
+ * expired or deleted account gets the account gate's 403 (ACCOUNT_FROZEN, ACCOUNT_EXPIRED,
+ * ACCOUNT_DELETED, as the versioned API): its phones get neither a configuration nor the password.
+ * Unlike the API's gate this one fails closed: a failed status lookup is a 500, never a document. Responses may carry the SIP password:
  * never cached, and neither the token, the secret nor the password is logged. Guessing is bounded
  * per IP by a bucket of its own with the unauthenticated /auth tier's figures (10/s, burst 20): 429
  * with Retry-After, empty body.
@@ -22,6 +25,7 @@ import { redeemCustomerProvisioningSecret, redeemProvisioningToken } from '../..
 import { isPhoneFormat, type PhoneFormat } from './index';
 import { answerFetch } from './documents';
 import { qrPng, qrSvg } from './qr';
+import { statusError } from '../middleware/status-gate';
 
 export function provisioningUrl(publicUrl: string, token: string): string {
   return `${publicUrl}/provisioning/extension?token=${token}`;
@@ -81,6 +85,17 @@ export function createProvisioningRouter(ctx: AppContext): Router {
   const target = ctx.config.provisioningSip;
   router.use(perIpLimit(ctx));
 
+  /** Answers the account gate's 403 and returns false when the customer may not be provisioned. */
+  async function standing(req: Request, res: Response, customerId: string): Promise<boolean> {
+    const info = await ctx.statusLookup(customerId);
+    const err = info ? statusError(info) : new ApiError('ACCOUNT_DELETED', 'account deleted');
+    if (!err) return true;
+    noStore(res);
+    ctx.logger.info({ provisioning: { customer_id: customerId, status: err.http, refused: err.reason } }, 'provisioning fetch refused');
+    res.status(err.http).json(err.toEnvelope(req.requestId ?? ''));
+    return false;
+  }
+
   async function serve(req: Request, res: Response, via: 'token' | 'customer', fetch: Parameters<typeof answerFetch>[2]): Promise<void> {
     const a = await answerFetch(ctx.db, target, fetch);
     noStore(res);
@@ -104,6 +119,7 @@ export function createProvisioningRouter(ctx: AppContext): Router {
         const token = req.query.token;
         const ext = await redeemProvisioningToken(ctx.db, token);
         if (!ext) return bad(res);
+        if (!(await standing(req, res, ext.customer_id))) return;
         const url = provisioningUrl(ctx.config.publicUrl, token as string);
         noStore(res);
         if (kind === 'png') res.type('image/png').send(await qrPng(url));
@@ -120,6 +136,7 @@ export function createProvisioningRouter(ctx: AppContext): Router {
       if (!q) return bad(res);
       const ext = await redeemProvisioningToken(ctx.db, q.token);
       if (!ext) return bad(res);
+      if (!(await standing(req, res, ext.customer_id))) return;
       await serve(req, res, 'token', {
         tokenExtension: ext,
         customerId: ext.customer_id,
@@ -141,6 +158,7 @@ export function createProvisioningRouter(ctx: AppContext): Router {
       if (!customerId) return bad(res);
       const format = req.query.format;
       if (format !== undefined && !isPhoneFormat(format)) return bad(res);
+      if (!(await standing(req, res, customerId))) return;
       await serve(req, res, 'customer', {
         tokenExtension: null,
         customerId,

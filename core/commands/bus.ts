@@ -12,6 +12,7 @@ import type { Redis } from 'ioredis';
 import { ApiError, serviceUnavailable } from '../errors';
 import { newId } from '../ids';
 import { clock } from '../clock';
+import { injectContext } from '../tracing';
 import {
   ORIGINATE_QUEUE,
   callNodeKey,
@@ -28,6 +29,8 @@ export interface BusEnvelope {
   commandId: string;
   issuedAt: string;
   command: BusCommand;
+  /** W3C trace context of the sender (core/tracing), so media-app's spans join the request's trace. */
+  trace?: Record<string, string>;
 }
 
 /** Redis key (under the prefix) of the node running an activeflow that has no call (reference api…). */
@@ -64,7 +67,8 @@ export class CommandBus {
 
   async enqueue(queueName: string, command: BusCommand, commandId = newId()): Promise<BusEnvelope> {
     if (this.closed) throw serviceUnavailable();
-    const envelope: BusEnvelope = { commandId, issuedAt: clock.now().toISOString(), command };
+    const trace = injectContext();
+    const envelope: BusEnvelope = { commandId, issuedAt: clock.now().toISOString(), command, ...(trace.traceparent ? { trace } : {}) };
     try {
       await this.queue(queueName).add(command.type, envelope, {
         jobId: commandId,

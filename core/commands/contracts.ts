@@ -51,6 +51,8 @@ export interface CommandEnvelope {
   commandId: string;
   issuedAt: string;
   command: MediaCommand;
+  /** W3C trace context of the sender (`traceparent`, core/tracing); absent when tracing is off. */
+  trace?: Record<string, string>;
 }
 
 /** The call a command is about, when it is about one live call (its node is then the owner). */

@@ -3,6 +3,7 @@
  * commands, the flow's connect and call actions), the activeflow of each call, and the live-call
  * commands (hangup, mute, recordings). Chained legs hang up with their master.
  */
+import { inCallSpan, traceCall } from './trace';
 import { callsRepo, type Address, type CallRow } from '../../core/repos/calls';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { nodeCallsKey } from '../../core/calls/node-keys';
@@ -91,6 +92,7 @@ export class CallFactory implements CallLegs {
    * names no node, and otherwise needs a live owner; in this order there is no moment where it finds neither.
    */
   private async own(call: CallSession): Promise<void> {
+    traceCall(call);
     await this.deps.calls.add(call);
     await this.nameNode(call);
   }
@@ -175,7 +177,7 @@ export class CallFactory implements CallLegs {
   /** Starts the call's activeflow and records it on the call. */
   async runFlow(call: CallSession, spec: FlowSpec): Promise<string> {
     const port = this.portOf(call);
-    const session = await this.manager.start({
+    const session = await inCallSpan(call, () => this.manager.start({
       customer_id: call.row.customer_id,
       flow_id: spec.flowId && spec.flowId !== EMPTY_UUID ? spec.flowId : undefined,
       actions: spec.actions,
@@ -184,7 +186,7 @@ export class CallFactory implements CallLegs {
       call: port,
       originator: port,
       variables: spec.variables,
-    });
+    }));
     await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, session.id, spec.flowId || EMPTY_UUID));
     call.state.patch({ activeflow_id: session.id, flow_id: spec.flowId || EMPTY_UUID });
     return session.id;

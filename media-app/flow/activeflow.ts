@@ -16,6 +16,7 @@ import type { FlowServices } from './services';
 import { type ActiveflowRecord, type EndReason, type ExecutedAction, type ReferenceType, tm } from './record';
 import type { ActiveflowStore, FlowStore } from './stores';
 import { Variables } from './variables';
+import { failSpan, startSpan, withActive, type Span } from '../../core/tracing';
 
 export interface TraceEntry {
   at: number;
@@ -69,6 +70,8 @@ export class ActiveflowSession {
   private abortCause: 'stopped' | 'call_hangup' | null = null;
   private readonly executed: ExecutedAction[] = [];
   private current: Action | null = null;
+  /** This activeflow's span (a child of the call's, core/tracing); its actions' spans are its children. */
+  private span: Span | null = null;
   private status: 'running' | 'ended' | '' = '';
   private endReason: EndReason = '';
   private error = '';
@@ -124,7 +127,8 @@ export class ActiveflowSession {
     else await this.deps.store.create(rec);
     this.deps.emitter.publish('activeflow_created', rec);
     this.trace('activeflow_created', { flow_id: this.init.flow_id, reference_type: this.init.reference_type });
-    void this.run();
+    const span = (this.span = startSpan('activeflow', { attributes: { 'openvoice.activeflow.id': this.id, 'openvoice.activeflow.reference_type': this.init.reference_type } }));
+    void withActive(span, () => this.run());
     return rec;
   }
 
@@ -201,12 +205,20 @@ export class ActiveflowSession {
           this.trace('action_skipped', { action_id: action.id, type: action.type, why: 'no call' });
           outcome = { kind: 'next' };
         } else {
+          const span = startSpan(`action ${action.type}`, { attributes: { 'openvoice.action.id': action.id, 'openvoice.action.type': action.type, 'openvoice.action.depth': this.frames.length - 1 } });
           try {
-            outcome = await makeTask(action, option).exec(this.ctx);
+            outcome = await withActive(span, () => makeTask(action, option).exec(this.ctx));
           } catch (e) {
-            if (signal.aborted) break;
             outcome = { kind: 'fail', message: `action ${action.type} (${action.id}) failed: ${(e as Error).message}` };
+            if (signal.aborted) {
+              span.setAttribute('openvoice.action.outcome', 'aborted');
+              span.end();
+              break;
+            }
           }
+          span.setAttribute('openvoice.action.outcome', outcome.kind);
+          if (outcome.kind === 'fail') failSpan(span, outcome.message);
+          span.end();
         }
         if (signal.aborted) break;
         if (!this.apply(frame, index, action, outcome)) break;
@@ -217,6 +229,8 @@ export class ActiveflowSession {
     if (this.status !== 'ended') this.finish(this.abortCause ?? 'stopped');
     await this.persist('activeflow_updated');
     this.trace('activeflow_ended', { end_reason: this.endReason, error: this.error });
+    this.span?.setAttribute('openvoice.activeflow.end_reason', this.endReason ?? '');
+    this.span?.end();
     this.detach();
     this.resolveDone(this.record());
   }

@@ -19,6 +19,7 @@ import { trunksRepo, type TrunkRow } from '../../core/repos/trunks';
 import { providersRepo, type ProviderRow } from '../../core/repos/providers';
 import { numbersRepo } from '../../core/repos/numbers';
 import { outboundRegistrationsRepo, CONTACT_USER_RE } from '../../core/repos/outbound-registrations';
+import { closedAccount, refuseClosedAccount } from '../registrar/standing';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { SipUri } from '../sip-uri';
@@ -29,8 +30,23 @@ export type CallSource =
   | { kind: 'trunk'; customerId: string; trunk: TrunkRow; registered?: true }
   | { kind: 'provider'; provider: ProviderRow; registered?: true };
 
-/** Resolves the source, or answers the request (challenge or 403) and resolves null. */
+/**
+ * Resolves the source, or answers the request (challenge or 403) and resolves null. A source of a
+ * frozen, expired or deleted account gets 403 with a Warning once it is identified
+ * (registrar/standing.ts).
+ */
 export async function identifySource(deps: CallDeps, req: SrfRequest, res: SrfResponse, from: SipUri, ruri: SipUri): Promise<CallSource | null> {
+  const source = await resolveSource(deps, req, res, from, ruri);
+  const customerId = source && 'customerId' in source ? source.customerId : null;
+  if (!source || !customerId) return source;
+  const closed = await closedAccount(deps.db, customerId);
+  if (!closed) return source;
+  deps.logger.info({ source: source.kind, customer_id: customerId, account: closed }, 'INVITE refused: account closed');
+  refuseClosedAccount(res, closed);
+  return null;
+}
+
+async function resolveSource(deps: CallDeps, req: SrfRequest, res: SrfResponse, from: SipUri, ruri: SipUri): Promise<CallSource | null> {
   const sipDomain = deps.config.sipDomain;
   if (CONTACT_USER_RE.test(ruri.user)) {
     const reg = await outboundRegistrationsRepo(deps.db).byContactUser(ruri.user);

@@ -12,6 +12,8 @@
  * Retry-After: the seconds its lock has left. An extension with its own digest_algorithms is
  * challenged in that order and an answer in another algorithm is refused; such an override is visible
  * in the challenge (the one thing that tells an extension with an override from an unknown one).
+ * A frozen, expired or deleted account's phone that authenticates gets 403 with a Warning and loses
+ * its bindings; it may still un-REGISTER (standing.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -24,6 +26,7 @@ import { BindingStore, type Binding } from './bindings';
 import { challenges, NonceSealer, nonceCount, type DigestAlgorithm, parseCredentials, verifyResponse } from '../sip-digest';
 import { Lockout, type LockoutPolicy, type Source } from './lockout';
 import { NonceUse } from './nonce-use';
+import { closedAccount, refuseClosedAccount } from './standing';
 import { parseSipUri } from '../sip-uri';
 import { FLOW_CLOSED_HEADER, isWebSocketTransport } from '../../core/registrar/bindings';
 import { edgeOf } from '../inbound/edge';
@@ -221,6 +224,16 @@ export class Registrar {
           ...(path.length ? { path } : {}),
         },
       });
+    }
+    // A closed account (standing.ts) may remove its bindings, nothing else: a REGISTER that adds or
+    // refreshes one (or only asks for them) gets 403 and the AOR's bindings go.
+    if (changes.length === 0 || changes.some((c) => c.expires > 0)) {
+      const closed = await closedAccount(this.opts.db, ext.customer_id);
+      if (closed) {
+        await this.bindings.removeAll(aor);
+        this.opts.logger.info({ aor, account: closed }, 'REGISTER refused: account closed');
+        return void refuseClosedAccount(res, closed);
+      }
     }
     const now = Date.now();
     const bound = changes.length ? await this.bindings.update(aor, changes) : await this.bindings.get(aor);

@@ -1,0 +1,116 @@
+/**
+ * One trace per call (core/tracing): a REST `POST /v1.0/calls` with a flow of talk and hangup to an
+ * extension a sipp phone registered and answers yields one trace, exported over OTLP HTTP/protobuf to
+ * a loopback receiver that decodes it (test/support/otlp-receiver.ts): the request's server span is
+ * the root; the command that starts the call (through BullMQ and Redis, its context in the job), the call, its
+ * activeflow and each action are descendants; no span names a parent the trace lacks. With the
+ * variables unset nothing is exported and no context is sent. A bad endpoint refuses to start.
+ */
+import { expect } from 'chai';
+import request from 'supertest';
+import { injectContext, startSpan, startTracing, tracesEndpoint, TracingConfigError, type Tracing } from '../../core/tracing';
+import { numbersRepo } from '../../core/repos/numbers';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { testDb } from '../../testkit/db';
+import { freePort, sippMediaPort } from '../../testkit/ports';
+import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone } from '../../testkit/media-app/phones';
+
+describe('OpenTelemetry: one trace per call', function () {
+  this.timeout(90_000);
+
+  it('reads the standard variables: off when unset or OTEL_SDK_DISABLED, /v1/traces appended to the base endpoint', () => {
+    expect(tracesEndpoint({})).to.equal(null);
+    expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).to.equal('http://c:4318/v1/traces');
+    expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:1/x' })).to.equal('http://t:1/x');
+    expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).to.equal(null);
+    expect(() => startTracing('t', { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).to.throw(TracingConfigError, /OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => startTracing('t', { OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://c' })).to.throw(TracingConfigError, /http or https/);
+  });
+
+  it('off: spans are no-ops and no trace context goes into commands', () => {
+    expect(startTracing('t', {})).to.equal(null);
+    const span = startSpan('x');
+    expect(span.isRecording()).to.equal(false);
+    span.end();
+    expect(injectContext()).to.deep.equal({});
+  });
+
+  describe('on, a REST call with a flow', () => {
+    let otlp: OtlpReceiver;
+    let tracing: Tracing;
+    let p: Platform;
+    let t: TestApp;
+    let f: Fixture;
+    let source: string;
+    const saved = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+
+    before(async () => {
+      otlp = await OtlpReceiver.start();
+      process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url;
+      tracing = startTracing('openvoice-test', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' })!;
+      p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5' });
+      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
+      f = await createFixture(t.ctx);
+      source = `+1415${String(Date.now()).slice(-7)}`;
+      await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number: source, type: 'normal' });
+    });
+    after(async () => {
+      if (saved === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+      else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved;
+      killAllSipp();
+      await t?.close();
+      await p?.close();
+      await tracing?.shutdown();
+      await otlp?.close();
+    });
+
+    it('the request, the command, the call, its activeflow and each action are one trace with no orphan span', async () => {
+      const b = await createExtension(f.customer.id);
+      const phonePort = await freePort();
+      const reg = await sipp(registerOnly(b.ext.username, b.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
+      expect(reg.code, reg.errors).to.equal(0);
+      const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
+      await sleep(300);
+      const res = await request(t.app)
+        .post('/v1.0/calls')
+        .query({ accesskey: f.accesskey })
+        .send({ source: { type: 'tel', target: source }, destinations: [{ type: 'extension', target: b.ext.extension }], actions: [{ type: 'talk', option: { text: 'hello' } }, { type: 'hangup' }] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const rc = await callee.done;
+      expect(rc.code, rc.errors + rc.messages).to.equal(0);
+      await until(async () => {
+        const rows = await (await testDb())('calls').where({ customer_id: f.customer.id });
+        return rows.length > 0 && rows.every((r) => r.status === 'hangup') ? rows : null;
+      }, 20_000);
+      // a call to an extension is started by the groupcall command (the extension's contacts ring together)
+      const names = ['POST /v1.0/calls', 'command groupcall.start', 'call', 'activeflow', 'action talk', 'action hangup'];
+      const spans = await until(async () => {
+        await tracing.flush();
+        const root = otlp.spans.find((s) => s.name === 'POST /v1.0/calls');
+        if (!root) return null;
+        const mine = otlp.spans.filter((s) => s.traceId === root.traceId);
+        return names.every((n) => mine.some((s) => s.name === n)) ? mine : null;
+      }, 20_000);
+      expect(otlp.refused).to.deep.equal([]);
+      const byName = (n: string): ReceivedSpan => spans.find((s) => s.name === n)!;
+      const root = byName('POST /v1.0/calls');
+      expect(root.parentSpanId).to.equal('');
+      expect(root.kind).to.equal(2);
+      expect(root.attributes['http.response.status_code']).to.equal(200);
+      expect(root.service).to.equal('openvoice-test');
+      // each one the child of the one before it
+      for (let i = 1; i < names.length - 2; i++) expect(byName(names[i]!).parentSpanId, names[i]).to.equal(byName(names[i - 1]!).spanId);
+      expect(byName('action talk').parentSpanId).to.equal(byName('activeflow').spanId);
+      expect(byName('action hangup').parentSpanId).to.equal(byName('activeflow').spanId);
+      expect(byName('command groupcall.start').kind).to.equal(5);
+      expect(byName('call').attributes['openvoice.call.direction']).to.equal('outgoing');
+      expect(byName('action talk').attributes['openvoice.action.outcome']).to.equal('next');
+      // no orphans: every parent named is in the trace
+      const ids = new Set(spans.map((s) => s.spanId));
+      for (const s of spans) if (s.parentSpanId) expect(ids.has(s.parentSpanId), `${s.name}'s parent`).to.equal(true);
+      for (const s of spans) expect(s.endNs >= s.startNs, s.name).to.equal(true);
+    });
+  });
+});
