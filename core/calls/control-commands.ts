@@ -15,6 +15,5 @@ export interface CallControlCommands {
 }
 
 declare module '../commands/contracts' {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface SubsystemCommands extends CallControlCommands {}
 }

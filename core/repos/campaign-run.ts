@@ -18,7 +18,7 @@ function triesLeft(q: Knex.QueryBuilder, plan: OutplanRow): void {
   const max = maxTryCounts(plan);
   q.where((w) => {
     for (let i = 0; i < DESTINATIONS; i++) {
-      w.orWhere((x) => x.whereNotNull(`destination_${i}`).where(`try_count_${i}`, '<', max[i]!));
+      w.orWhere((x) => void x.whereNotNull(`destination_${i}`).where(`try_count_${i}`, '<', max[i]!));
     }
   });
 }
@@ -48,7 +48,7 @@ export function campaignRunRepo(trx: Knex.Transaction) {
       const q = trx<OutdialtargetRow>('outdialtargets')
         .where({ outdial_id: outdialId, status: 'idle' })
         .whereNull('tm_delete')
-        .where((w) => w.whereNull('tm_next_try').orWhere('tm_next_try', '<=', now));
+        .where((w) => void w.whereNull('tm_next_try').orWhere('tm_next_try', '<=', now));
       triesLeft(q, plan);
       const row = await q.orderBy([{ column: 'tm_create' }, { column: 'id' }]).forUpdate().skipLocked().first();
       return (row as OutdialtargetRow | undefined) ?? null;

@@ -17,6 +17,5 @@ export interface SpeechCommands {
 }
 
 declare module '../commands/contracts' {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface SubsystemCommands extends SpeechCommands {}
 }

@@ -54,7 +54,7 @@ export function contactAddressesRepo(db: Db) {
   const touch = (trx: Db, contactId: string | null) => (contactId ? trx('contacts').where({ id: contactId }).update({ tm_update: clock.now() }) : Promise.resolve(0));
   /** One primary per contact and type. */
   const clearPrimary = (trx: Db, contactId: string | null, type: AddressRow['type'], except?: string) =>
-    contactId ? trx('contact_addresses').where({ contact_id: contactId, type }).modify((q) => (except ? q.whereNot({ id: except }) : q)).update({ is_primary: false }) : Promise.resolve(0);
+    contactId ? trx('contact_addresses').where({ contact_id: contactId, type }).modify((q) => void (except && q.whereNot({ id: except }))).update({ is_primary: false }) : Promise.resolve(0);
 
   const repo = {
     liveContact,

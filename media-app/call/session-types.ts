@@ -1,6 +1,6 @@
 /** The typed surface of a CallSession (session.ts): its events and why it closes. */
 import type { CallStatus, HangupCause } from '../../core/calls/model';
-import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../srf';
 
 export interface HangupEvent {
   /**

@@ -22,7 +22,6 @@ import { CallSession } from '../call/session';
 import type { GroupcallRunner, RunningGroupcall } from '../groupcall/runner';
 import { createGroupcall } from '../groupcall/create';
 import { settleTransfer, targetByeReason, targetFailure } from './outcome';
-import { callsRepo } from '../../core/repos/calls';
 
 /**
  * What a REFER's subscription hears (RFC 3515 NOTIFYs, media-app/transfer/refer-notify.ts). A report

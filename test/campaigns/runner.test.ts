@@ -13,10 +13,7 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { api, awaitEvents, recentEventsFor } from './support';
-import { Queue } from 'bullmq';
-import { ORIGINATE_QUEUE } from '../../core/commands/contracts';
-import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
-import { activeflowsRepo } from '../../core/repos/activeflows';
+import { closeCommandBus } from '../../control-api/calls/bus';
 import { InviteCounter } from '../../testkit/queue/sip-parties';
 
 interface Cc { id: string; activeflow_id: string; reference_type: string; status: string; result: string; outdial_target_id: string; destination_index: number; try_count: number; reference_id: string; tm_create: string }

@@ -8,7 +8,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { sippMediaPort } from '../../testkit/ports';
 import { eventsFor, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('media-app inbound calls', function () {

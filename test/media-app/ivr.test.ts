@@ -15,7 +15,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
 import { readWav, rms } from '../media-engine/support';
 import { testDb } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { sippMediaPort } from '../../testkit/ports';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 const SIPP_DIR = '/usr/share/sip-tester';

@@ -9,7 +9,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
-import { answerBye, RtpSink, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { answerBye, RtpSink, sipp, until } from '../../testkit/media-app/harness';
 import { startOriginating, type Originating } from './originating';
 
 const sdp = (port: number, version: number) => `v=0

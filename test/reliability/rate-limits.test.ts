@@ -6,7 +6,7 @@
 // own; other customers are unaffected. RATE_LIMIT_SCALE multiplies rate and burst (burst rounded).
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp, type Fixture } from '../../testkit/api';
+import { buildTestApp, createFixture, TEST_JWT_SECRET, type TestApp } from '../../testkit/api';
 import { clock } from '../../core/clock';
 import { TIERS } from '../../core/ratelimit';
 import { signToken } from '../../core/credentials';

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { DeepgramProvider } from '../../media-engine/stt';
 import type { TranscriptEvent } from '../../media-engine/stt';
-import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { concat, espeak, silenceMs } from '../media-engine/dsp/support/audio';
 import { truncateAll } from '../../testkit/db';
 import { FakeDeepgram } from './deepgram-server';

@@ -2,7 +2,7 @@
 // speaking on the live call and queues three sentences at once; the caller's RTP must carry three
 // voiced segments in the order (and with the lengths) of the sentences. Then stop, hangup, bad input.
 import { expect } from 'chai';
-import { sipp, sleep, until } from '../../testkit/media-app/harness';
+import { sleep, until } from '../../testkit/media-app/harness';
 import { api, espeakLevels, inboundSetup, inboundSetupFor, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
 
 const SENTENCES = ['Yes.', 'This is a much longer second sentence with quite a lot of words in it.', 'Okay then, goodbye.'];

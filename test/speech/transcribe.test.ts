@@ -3,7 +3,7 @@
 // stop (or hangup) ends the transcribe with transcribe_done. Recordings are transcribed too.
 import { expect } from 'chai';
 import { RtpSink, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
-import { api, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, callNumber, type Stack } from '../../testkit/speech/support';
+import { api, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, type Stack } from '../../testkit/speech/support';
 
 const PHRASES = ['please transfer me to sales', 'talk to an operator', 'check my balance', 'goodbye'];
 

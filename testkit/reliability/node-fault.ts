@@ -23,7 +23,7 @@ import { CommandBus } from '../../core/commands/bus';
 import { nodeQueueName } from '../../core/commands/contracts';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { readWavInfo } from '../../media-engine/audio/wav';
-import { freePort, portBlock } from '../ports';
+import { portBlock } from '../ports';
 import { RtpSink, sipp, startSipServer, uacWaitsForBye, until, sleep, type SippResult } from '../media-app/harness';
 
 const ROOT = path.resolve(__dirname, '../..');
