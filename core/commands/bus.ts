@@ -2,7 +2,9 @@
  * The command bus: control-api → media-app over BullMQ (core/queue/contracts.ts). Originate and
  * activeflow starts go to the shared queue every node consumes; a command for a live call goes to
  * the queue of the node that owns it (call → node in Redis, node alive by heartbeat). The
- * commandId is the BullMQ jobId, so enqueueing the same command twice queues it once.
+ * commandId is the BullMQ jobId, so enqueueing the same command twice queues it once. A command that
+ * does not match the closed union of ./protocol.ts is refused (CommandRefusedError) before anything is
+ * enqueued; media-app checks every job again on its side.
  *
  * BullMQ prefix: `${REDIS_KEY_PREFIX}bull` (the same one control-api's jobs use); the call → node
  * and heartbeat keys are read under REDIS_KEY_PREFIX.
@@ -12,23 +14,12 @@ import type { Redis } from 'ioredis';
 import { ApiError, serviceUnavailable } from '../errors';
 import { newId } from '../ids';
 import { clock } from '../clock';
-import {
-  ORIGINATE_QUEUE,
-  callNodeKey,
-  nodeAliveKey,
-  nodeQueueName,
-  type CommandEnvelope,
-  type MediaCommand,
-} from '../queue/contracts';
+import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from '../queue/contracts';
+import { CommandRefusedError, checkCommand, checkEnvelope, type Command, type CommandEnvelope, type CommandOf } from './protocol';
 
-export type ActiveflowStartCommand = Extract<MediaCommand, { type: 'activeflow.start' }>;
-export type BusCommand = MediaCommand;
-
-export interface BusEnvelope {
-  commandId: string;
-  issuedAt: string;
-  command: BusCommand;
-}
+export type ActiveflowStartCommand = CommandOf<'activeflow.start'>;
+export type BusCommand = Command;
+export type BusEnvelope = CommandEnvelope;
 
 /** Redis key (under the prefix) of the node running an activeflow that has no call (reference api…). */
 export const activeflowNodeKey = (activeflowId: string): string => `activeflow-node:${activeflowId}`;
@@ -62,9 +53,12 @@ export class CommandBus {
     return q;
   }
 
+  /** Enqueues one command; throws CommandRefusedError, enqueueing nothing, unless it is a valid command. */
   async enqueue(queueName: string, command: BusCommand, commandId = newId()): Promise<BusEnvelope> {
+    const checked = checkEnvelope({ commandId, issuedAt: clock.now().toISOString(), command });
+    if (!checked.ok) throw new CommandRefusedError(`command refused: ${checked.reason}`);
     if (this.closed) throw serviceUnavailable();
-    const envelope: BusEnvelope = { commandId, issuedAt: clock.now().toISOString(), command };
+    const envelope = checked.value;
     try {
       await this.queue(queueName).add(command.type, envelope, {
         jobId: commandId,
@@ -98,7 +92,9 @@ export class CommandBus {
   }
 
   /** Sends a live-call command to the owner's queue; null when no live node owns the call. */
-  async toCallOwner(command: MediaCommand & { callId: string }, commandId?: string): Promise<BusEnvelope | null> {
+  async toCallOwner(command: Extract<Command, { callId: string }>, commandId?: string): Promise<BusEnvelope | null> {
+    const checked = checkCommand(command);
+    if (!checked.ok) throw new CommandRefusedError(`command refused: ${checked.reason}`);
     const node = await this.callOwner(command.callId);
     if (!node) return null;
     return this.enqueue(nodeQueueName(node), command, commandId);
@@ -129,3 +125,4 @@ export class CommandBus {
 }
 
 export type { CommandEnvelope };
+export { CommandRefusedError };
