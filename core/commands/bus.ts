@@ -9,7 +9,7 @@
  * BullMQ prefix: `${REDIS_KEY_PREFIX}bull` (the same one control-api's jobs use); the call → node
  * and heartbeat keys are read under REDIS_KEY_PREFIX.
  */
-import { Queue } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ApiError, serviceUnavailable } from '../errors';
 import { newId } from '../ids';
@@ -33,6 +33,7 @@ export interface CommandBusOptions {
 
 export class CommandBus {
   private readonly queues = new Map<string, Queue>();
+  private readonly events = new Map<string, Promise<OpenEvents>>();
   private closed = false;
 
   constructor(private readonly opts: CommandBusOptions) {}
@@ -51,6 +52,46 @@ export class CommandBus {
       this.queues.set(name, q);
     }
     return q;
+  }
+
+  /**
+   * The events of a queue (completed, failed...), for a caller that waits for its job's answer rather
+   * than polling it. One per queue, on a connection of its own (it blocks reading the queue's event
+   * stream), reading from the stream's last entry as of its creation, so no job added once this
+   * resolves has its events missed. Closed with the bus.
+   */
+  queueEvents(name: string): Promise<QueueEvents> {
+    if (this.closed) return Promise.reject(serviceUnavailable());
+    let e = this.events.get(name);
+    if (!e) {
+      const opening = this.openEvents(name);
+      opening.catch(() => this.events.get(name) === opening && this.events.delete(name));
+      this.events.set(name, opening);
+      e = opening;
+    }
+    return e.then((o) => o.events);
+  }
+
+  private async openEvents(name: string): Promise<OpenEvents> {
+    const stream = this.queue(name).keys.events;
+    let lastEventId: string;
+    try {
+      const last = await this.opts.redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+      lastEventId = last[0]?.[0] ?? '0-0';
+    } catch {
+      throw serviceUnavailable();
+    }
+    // BullMQ does not close a connection it was given: closeEvents does
+    const connection = this.opts.redis.duplicate({ maxRetriesPerRequest: null });
+    const open: OpenEvents = { events: new QueueEvents(name, { connection, prefix: this.bullPrefix, lastEventId }), connection };
+    open.events.on('error', () => undefined);
+    try {
+      await open.events.waitUntilReady();
+    } catch {
+      await closeEvents(open);
+      throw serviceUnavailable();
+    }
+    return open;
   }
 
   /** Enqueues one command; throws CommandRefusedError, enqueueing nothing, unless it is a valid command. */
@@ -119,9 +160,22 @@ export class CommandBus {
   async close(): Promise<void> {
     this.closed = true;
     const qs = [...this.queues.values()];
+    const es = [...this.events.values()];
     this.queues.clear();
+    this.events.clear();
+    await Promise.all(es.map((e) => e.then(closeEvents, () => undefined)));
     await Promise.all(qs.map((q) => q.close().catch(() => undefined)));
   }
+}
+
+interface OpenEvents {
+  events: QueueEvents;
+  connection: Redis;
+}
+
+async function closeEvents(o: OpenEvents): Promise<void> {
+  await o.events.close().catch(() => undefined);
+  o.connection.disconnect();
 }
 
 export type { CommandEnvelope };
