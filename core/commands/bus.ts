@@ -85,6 +85,8 @@ export class CommandBus {
     const connection = this.opts.redis.duplicate({ maxRetriesPerRequest: null });
     const open: OpenEvents = { events: new QueueEvents(name, { connection, prefix: this.bullPrefix, lastEventId }), connection };
     open.events.on('error', () => undefined);
+    // every waiting caller listens for its own job: as many listeners as jobs waited for at once
+    open.events.setMaxListeners(0);
     try {
       await open.events.waitUntilReady();
     } catch {

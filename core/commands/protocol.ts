@@ -89,8 +89,6 @@ export interface CommandEnvelope {
   command: Command;
 }
 
-export const COMMAND_TYPES: readonly CommandType[] = Object.freeze(Object.keys(PAYLOADS).filter(isCommandType));
-
 export function isCommandType(name: unknown): name is CommandType {
   return typeof name === 'string' && Object.hasOwn(PAYLOADS, name);
 }
@@ -115,8 +113,9 @@ function describe(error: z.ZodError): string {
     .join('; ');
 }
 
-function isCommand(m: unknown, schema: z.ZodType): m is Command {
-  return schema.safeParse(m).success;
+/** `m` as a Command, once its type's schema accepted it (the schema is the union's member of that type). */
+function accepted(m: unknown, result: { success: boolean }): m is Command {
+  return result.success;
 }
 
 /** A command media-app takes (the union above, payload checked), else why not. */
@@ -126,9 +125,9 @@ export function checkCommand(m: unknown): Checked<Command> {
   if (typeof type !== 'string') return { ok: false, reason: 'the command has no type' };
   const schema = SCHEMAS.get(type);
   if (!schema) return { ok: false, reason: `unknown command type "${type.slice(0, NAME_MAX)}"` };
-  if (isCommand(m, schema)) return { ok: true, value: m };
   const parsed = schema.safeParse(m);
-  return { ok: false, reason: `malformed ${type}: ${parsed.success ? 'refused' : describe(parsed.error)}` };
+  if (accepted(m, parsed)) return { ok: true, value: m };
+  return { ok: false, reason: `malformed ${type}: ${parsed.error ? describe(parsed.error) : 'refused'}` };
 }
 
 /** A job's data media-app runs: an envelope around one valid command, else why not. */
