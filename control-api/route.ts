@@ -191,21 +191,13 @@ function handlerFor(def: AnyRoute, ctx: AppContext): RequestHandler {
   };
 }
 
-/** One mounted route: what `groupDispatch` registers again on its direct routers. */
-export interface MountedRoute {
-  method: Method;
-  /** The full path relative to /v1.0. */
-  path: string;
-  handlers: RequestHandler[];
-}
-
 /**
  * Mounts the routes grouped by their first path segment (one sub-router per resource group), so a
- * request is matched against a few dozen prefixes instead of every route of the API. Returns the
- * mounted routes by segment (for `groupDispatch`).
+ * request is matched against a few dozen prefixes instead of every route of the API. Each route is
+ * registered once, on its group's router; returns those routers by segment (for `groupDispatch`).
  */
-export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): Map<string, MountedRoute[]> {
-  const groups = new Map<string, { router: Router; routes: MountedRoute[] }>();
+export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[], mw: RouteMiddlewares): Map<string, Router> {
+  const groups = new Map<string, Router>();
   for (const def of routes) {
     const body = def.rawBody ? [] : [mw.body];
     const handlers = [...(def.permission === 'public' ? [] : mw.authenticated), ...body, handlerFor(def, ctx)];
@@ -216,31 +208,29 @@ export function mountRoutes(router: Router, ctx: AppContext, routes: AnyRoute[],
     }
     let group = groups.get(m[1]);
     if (!group) {
-      group = { router: ExpressRouter({ mergeParams: true }), routes: [] };
+      group = ExpressRouter({ mergeParams: true });
       groups.set(m[1], group);
-      router.use(`/${m[1]}`, group.router);
+      router.use(`/${m[1]}`, group);
     }
-    group.router[def.method](m[2] ?? '/', ...handlers);
-    group.routes.push({ method: def.method, path: def.path, handlers });
+    group[def.method](m[2] ?? '/', ...handlers);
   }
-  return new Map([...groups].map(([segment, g]) => [segment, g.routes]));
+  return groups;
 }
 
 /**
  * A front for `full` (the router mountRoutes filled): a request whose first path segment is exactly
  * one group's (same case, not percent-encoded) goes to a router holding only `before` (the
- * middlewares `full` runs ahead of its groups) and that group's routes under their full paths, instead
- * of being matched against every group mounted ahead of it and entering the group's own router.
- * Anything else, including what this lookup cannot decide, goes to `full` unchanged. The routes
- * match the same requests either way (same paths, Express's matching); inside a handler `req.baseUrl`
- * is /v1.0 on the direct path (nothing in the handlers reads it; the metrics label is the same).
+ * middlewares `full` runs ahead of its groups) and that group's own router, mounted as in `full`,
+ * instead of being matched against every group mounted ahead of it. No route is registered again:
+ * both ways end in the same group router. Anything else, including what this lookup cannot decide,
+ * goes to `full` unchanged.
  */
-export function groupDispatch(full: Router, groups: Map<string, MountedRoute[]>, before: RequestHandler[]): RequestHandler {
+export function groupDispatch(full: Router, groups: Map<string, Router>, before: RequestHandler[]): RequestHandler {
   const direct = new Map<string, Router>();
-  for (const [segment, routes] of groups) {
+  for (const [segment, group] of groups) {
     const r = ExpressRouter();
     if (before.length) r.use(...before);
-    for (const route of routes) r[route.method](route.path, ...route.handlers);
+    r.use(`/${segment}`, group);
     direct.set(segment, r);
   }
   return (req, res, next) => {

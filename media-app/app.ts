@@ -11,7 +11,7 @@ import { createDb, type Knex } from '../core/db/knex';
 import { EventPublisher } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
 import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
-import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName, type CommandEnvelope } from '../core/commands/contracts';
+import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/contracts';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './config';
@@ -173,12 +173,12 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       });
       running.push(started);
     }
-    const process = (job: Job<CommandEnvelope>) => commands.handle(job.data);
+    const process = (job: Job<unknown>) => commands.handle(job.data);
     const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
     // a shared command (originate, activeflow start) held by a node that dies is taken again by another
     // node within about 5 s (lock lapses, stalled check), once; claims keep a call from being dialled twice
     // a job fetched while the drain paused the worker (a fetch was already under way) goes back for another node
-    const originate = async (job: Job<CommandEnvelope>, token?: string) => {
+    const originate = async (job: Job<unknown>, token?: string) => {
       if (!draining || !token) return process(job);
       await job.moveToWait(token);
       throw new WaitingError();

@@ -1,5 +1,8 @@
 /**
- * BullMQ commands for this node (core/commands/contracts.ts). Delivery is at least once, so every
+ * BullMQ commands for this node (core/commands/protocol.ts). Every job is checked against the
+ * closed union first: a malformed envelope, an unknown command type or a payload that does not match
+ * fails its job at once (UnrecoverableError, no retry) with the reason, logged without the payload's
+ * values, and runs nothing. Delivery is at least once, so every
  * handler is idempotent: originate claims each call once; a command for a call that is gone, or
  * already in the asked state, changes nothing.
  *
@@ -10,16 +13,18 @@
  * last one applied for the same state is skipped: a failed command retried by the queue comes back after
  * the ones sent later, and the last one sent wins.
  */
+import { UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
-import { commandCallId, type CommandEnvelope, type MediaCommand } from '../core/commands/contracts';
+import { checkEnvelope, commandCallId, type Command, type CommandEnvelope } from '../core/commands/protocol';
 import type { CallFactory } from './call/factory';
 import { extractContext, inSpan, SpanKind } from '../core/tracing';
 import { startStoredActiveflow } from './call/stored-activeflow';
 import type { CommandOf, CommandRegistry, CommandType } from './subsystem';
 
+type MediaCommand = Command;
+
 export class CommandHandler implements CommandRegistry {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one map for every command type's handler; the typed command protocol (issue 33) replaces it
-  private readonly handlers = new Map<string, (command: any) => Promise<void>>();
+  private readonly handlers = new Map<string, (command: MediaCommand) => Promise<void>>();
   /** The last command taken for each call, settled or not (removed once the call has none running). */
   private readonly tails = new Map<string, Promise<void>>();
   /** When the last applied state-setting command of each state was issued (ms since the epoch). */
@@ -30,17 +35,25 @@ export class CommandHandler implements CommandRegistry {
   /** A subsystem's handler for its own command type (media-app/subsystem.ts). */
   on<T extends CommandType>(type: T, handler: (command: CommandOf<T>) => Promise<void>): void {
     if (this.handlers.has(type)) throw new Error(`command ${type} already has a handler`);
-    this.handlers.set(type, handler as unknown as (command: unknown) => Promise<void>);
+    // run() calls it only with a command whose type is `type` (the map is keyed by it)
+    this.handlers.set(type, handler as (command: MediaCommand) => Promise<void>);
   }
 
-  /** Runs a command in a span of its own, a child of the sender's (the REST request that sent it). */
-  handle(envelope: CommandEnvelope): Promise<void> {
-    const c = envelope.command as MediaCommand;
+  /** Runs one job's data: refused (the job fails, not retried) unless it is a valid command envelope. */
+  handle(data: unknown): Promise<void> {
+    const checked = checkEnvelope(data);
+    if (!checked.ok) {
+      this.logger.warn({ reason: checked.reason, id: commandIdOf(data) }, 'command refused');
+      return Promise.reject(new UnrecoverableError(`command refused: ${checked.reason}`));
+    }
+    const envelope = checked.value;
+    const c = envelope.command;
+    // a span of its own, a child of the sender's (the REST request that sent it: core/tracing)
     const attributes = { 'openvoice.command.type': c.type, 'openvoice.command.id': envelope.commandId };
     return inSpan(`command ${c.type}`, { kind: SpanKind.CONSUMER, attributes, parent: extractContext(envelope.trace) }, () => this.take(envelope, c));
   }
 
-  private take(envelope: CommandEnvelope, c: MediaCommand): Promise<void> {
+  private take(envelope: CommandEnvelope, c: Command): Promise<void> {
     this.logger.debug({ command: c.type, id: envelope.commandId }, 'command');
     const callId = c.type === 'call.hangup' ? null : orderKey(c);
     if (!callId) return this.run(c);
@@ -103,9 +116,9 @@ export class CommandHandler implements CommandRegistry {
         this.factory.manager.continue(c.activeflowId);
         return;
       default: {
-        const handler = this.handlers.get((c as { type: string }).type);
+        const handler = this.handlers.get(c.type);
         if (handler) return handler(c);
-        this.logger.info({ command: (c as { type: string }).type }, 'command type not handled by media-app');
+        this.logger.info({ command: c.type }, 'command type not handled on this node');
       }
     }
   }
@@ -119,4 +132,11 @@ function orderKey(c: MediaCommand): string | null {
   const callId = commandCallId(c);
   if (callId) return callId;
   return 'conferencecallId' in c ? `conferencecall:${c.conferencecallId}` : null;
+}
+
+/** The envelope's commandId for the log, when it has a short string one. */
+function commandIdOf(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const id: unknown = Reflect.get(data, 'commandId');
+  return typeof id === 'string' ? id.slice(0, 64) : undefined;
 }

@@ -4,11 +4,16 @@
  * commands, and stops before the node's calls are hung up. The list lives in subsystems.ts.
  */
 import type { Logger } from 'pino';
-import type { SubsystemCommand } from '../core/commands/contracts';
+import type { Command } from '../core/commands/protocol';
 import type { CallFactory } from './call/factory';
 import type { CallDeps } from './call/deps';
 import type { FlowServices } from './flow/services';
 
+/** The commands media-app/commands.ts runs itself; every other command is a subsystem's. */
+export type BuiltInCommandType =
+  | 'call.originate' | 'call.hangup' | 'call.mute' | 'call.recording_start' | 'call.recording_stop'
+  | 'activeflow.start' | 'activeflow.stop' | 'activeflow.continue';
+export type SubsystemCommand = Exclude<Command, { type: BuiltInCommandType }>;
 export type CommandType = SubsystemCommand['type'];
 export type CommandOf<T extends CommandType> = Extract<SubsystemCommand, { type: T }>;
 

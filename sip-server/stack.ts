@@ -73,20 +73,15 @@ export interface RequestOptions {
  *   Timer M, or responses to requests sent with sendStateless()).
  * - 'error' (err): a listening socket failed.
  */
-export interface SipStack { // eslint-disable-line @typescript-eslint/no-unsafe-declaration-merging -- typed on/once over the inherited EventEmitter ones
-  on(event: 'request', listener: (req: SipRequest, srv: ServerTransaction) => void): this;
-  on(event: 'ack', listener: (ack: SipRequest, srv: InviteServerTransaction | undefined) => void): this;
-  on(event: 'cancel', listener: (cancel: SipRequest, srv: InviteServerTransaction) => void): this;
-  on(event: 'response', listener: (res: SipResponse) => void): this;
-  on(event: 'error', listener: (err: Error) => void): this;
-  once(event: 'request', listener: (req: SipRequest, srv: ServerTransaction) => void): this;
-  once(event: 'ack', listener: (ack: SipRequest, srv: InviteServerTransaction | undefined) => void): this;
-  once(event: 'cancel', listener: (cancel: SipRequest, srv: InviteServerTransaction) => void): this;
-  once(event: 'response', listener: (res: SipResponse) => void): this;
-  once(event: 'error', listener: (err: Error) => void): this;
+export interface SipStackEvents {
+  request: [req: SipRequest, srv: ServerTransaction];
+  ack: [ack: SipRequest, srv: InviteServerTransaction | undefined];
+  cancel: [cancel: SipRequest, srv: InviteServerTransaction];
+  response: [res: SipResponse];
+  error: [err: Error];
 }
 
-export class SipStack extends EventEmitter { // eslint-disable-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
+export class SipStack extends EventEmitter<SipStackEvents> {
   readonly log: Logger;
   private readonly transports: TransportLayer;
   private readonly table = new TransactionTable();

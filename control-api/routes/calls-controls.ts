@@ -1,7 +1,7 @@
 /**
  * Hold, music on hold, one-way silence and talk on a live call: checked here (the call is the
  * customer's and progressing), carried out by the node that owns it (media-app/call/controls.ts,
- * commands in core/calls/control-commands.ts), which writes the state into the call's metadata
+ * commands in core/commands/protocol.ts), which writes the state into the call's metadata
  * (`hold`, `moh`, `silence`) and publishes call_updated. Each answers the call as it stands.
  */
 import { z } from 'zod';
@@ -10,7 +10,6 @@ import { invalidArgument } from '../../core/errors';
 import { callJson } from '../../core/repos/calls';
 import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers';
 import { espeakVoiceFor } from '../../media-engine';
-import '../../core/calls/control-commands';
 import { callSchema, progressing, send } from './calls';
 
 type Toggle = 'call.hold' | 'call.moh' | 'call.silence';

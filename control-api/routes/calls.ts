@@ -28,7 +28,6 @@ import { ORIGINATE_QUEUE } from '../../core/commands/contracts';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { groupcallJson, type GroupcallRow } from '../../core/repos/groupcalls';
 import { GROUPCALL_ADDRESS_TYPES, wrapInGroupcall } from '../../core/groupcalls/write';
-import '../../core/groupcalls/commands';
 import type { AppContext, AuthContext } from '../context';
 import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 

@@ -16,7 +16,6 @@ import { publishResourceEvent } from '../../core/events/catalogue';
 import { EventPublisher } from '../../core/events/bus';
 import { ANSWER_METHODS, RING_METHODS } from '../../core/groupcalls/model';
 import { writeGroupcall } from '../../core/groupcalls/write';
-import '../../core/groupcalls/commands';
 import { commandBus } from '../calls/bus';
 import { planLegs } from '../calls/plan';
 import type { AppContext, AuthContext } from '../context';

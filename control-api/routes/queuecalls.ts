@@ -3,7 +3,6 @@
  * or the service ends); DELETE kicks a live one and removes the record from lists.
  */
 import { z } from 'zod';
-import '../../core/queues/commands';
 import { defineRoute, idParams } from '../route';
 import type { AppContext, AuthContext } from '../context';
 import { notFound, stateInvalid } from '../../core/errors';

@@ -13,7 +13,6 @@ import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers'
 import { espeakVoiceFor } from '../../media-engine';
 import { nodeOf } from '../../core/speech/route';
 import { publishFastSay } from '../../core/speech/fast-say';
-import '../../core/speech/commands';
 import { commandBus } from '../calls/bus';
 import type { AppContext, AuthContext } from '../context';
 import { legacyTime, listOf, uuidOut } from './schemas';

@@ -10,7 +10,6 @@ import { ApiError, invalidArgument } from '../../core/errors';
 import { callsRepo } from '../../core/repos/calls';
 import { transferJson, transfersRepo } from '../../core/repos/transfers';
 import { TRANSFER_TYPES } from '../../core/transfers/model';
-import '../../core/groupcalls/commands';
 import { commandBus } from '../calls/bus';
 import { planLegs } from '../calls/plan';
 import { addressSchema, rfc3339OrNull, uuidOut } from './schemas';

@@ -18,7 +18,6 @@ import { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent, type EventType } from '../../core/events/catalogue';
 import { checkStt } from '../../core/speech/providers';
 import { nodeOf } from '../../core/speech/route';
-import '../../core/speech/commands';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
 import { conferencesRepo } from '../../core/repos/conferences';

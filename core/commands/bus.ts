@@ -2,36 +2,25 @@
  * The command bus: control-api → media-app over BullMQ (core/commands/contracts.ts). Originate and
  * activeflow starts go to the shared queue every node consumes; a command for a live call goes to
  * the queue of the node that owns it (call → node in Redis, node alive by heartbeat). The
- * commandId is the BullMQ jobId, so enqueueing the same command twice queues it once.
+ * commandId is the BullMQ jobId, so enqueueing the same command twice queues it once. A command that
+ * does not match the closed union of ./protocol.ts is refused (CommandRefusedError) before anything is
+ * enqueued; media-app checks every job again on its side.
  *
  * BullMQ prefix: `${REDIS_KEY_PREFIX}bull` (the same one control-api's jobs use); the call → node
  * and heartbeat keys are read under REDIS_KEY_PREFIX.
  */
-import { Queue } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ApiError, serviceUnavailable } from '../errors';
 import { newId } from '../ids';
 import { clock } from '../clock';
+import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from './contracts';
 import { injectContext } from '../tracing';
-import {
-  ORIGINATE_QUEUE,
-  callNodeKey,
-  nodeAliveKey,
-  nodeQueueName,
-  type CommandEnvelope,
-  type MediaCommand,
-} from './contracts';
+import { CommandRefusedError, checkCommand, checkEnvelope, type Command, type CommandEnvelope, type CommandOf } from './protocol';
 
-export type ActiveflowStartCommand = Extract<MediaCommand, { type: 'activeflow.start' }>;
-export type BusCommand = MediaCommand;
-
-export interface BusEnvelope {
-  commandId: string;
-  issuedAt: string;
-  command: BusCommand;
-  /** W3C trace context of the sender (core/tracing), so media-app's spans join the request's trace. */
-  trace?: Record<string, string>;
-}
+export type ActiveflowStartCommand = CommandOf<'activeflow.start'>;
+export type BusCommand = Command;
+export type BusEnvelope = CommandEnvelope;
 
 /** Redis key (under the prefix) of the node running an activeflow that has no call (reference api…). */
 export const activeflowNodeKey = (activeflowId: string): string => `activeflow-node:${activeflowId}`;
@@ -45,6 +34,7 @@ export interface CommandBusOptions {
 
 export class CommandBus {
   private readonly queues = new Map<string, Queue>();
+  private readonly events = new Map<string, Promise<OpenEvents>>();
   private closed = false;
 
   constructor(private readonly opts: CommandBusOptions) {}
@@ -65,10 +55,57 @@ export class CommandBus {
     return q;
   }
 
+  /**
+   * The events of a queue (completed, failed...), for a caller that waits for its job's answer rather
+   * than polling it. One per queue, on a connection of its own (it blocks reading the queue's event
+   * stream), reading from the stream's last entry as of its creation, so no job added once this
+   * resolves has its events missed. Closed with the bus.
+   */
+  queueEvents(name: string): Promise<QueueEvents> {
+    if (this.closed) return Promise.reject(serviceUnavailable());
+    let e = this.events.get(name);
+    if (!e) {
+      const opening = this.openEvents(name);
+      opening.catch(() => this.events.get(name) === opening && this.events.delete(name));
+      this.events.set(name, opening);
+      e = opening;
+    }
+    return e.then((o) => o.events);
+  }
+
+  private async openEvents(name: string): Promise<OpenEvents> {
+    const stream = this.queue(name).keys.events;
+    let lastEventId: string;
+    try {
+      const last = await this.opts.redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+      lastEventId = last[0]?.[0] ?? '0-0';
+    } catch {
+      throw serviceUnavailable();
+    }
+    // BullMQ does not close a connection it was given: closeEvents does
+    const connection = this.opts.redis.duplicate({ maxRetriesPerRequest: null });
+    const open: OpenEvents = { events: new QueueEvents(name, { connection, prefix: this.bullPrefix, lastEventId }), connection };
+    open.events.on('error', () => undefined);
+    // every waiting caller listens for its own job: as many listeners as jobs waited for at once
+    open.events.setMaxListeners(0);
+    try {
+      await open.events.waitUntilReady();
+    } catch {
+      await closeEvents(open);
+      throw serviceUnavailable();
+    }
+    return open;
+  }
+
+  /** Enqueues one command; throws CommandRefusedError, enqueueing nothing, unless it is a valid command. */
   async enqueue(queueName: string, command: BusCommand, commandId = newId()): Promise<BusEnvelope> {
+    // the sender's trace (core/tracing) goes with the command: media-app's spans join it
+    const { traceparent, tracestate } = injectContext();
+    const trace = traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : undefined;
+    const checked = checkEnvelope({ commandId, issuedAt: clock.now().toISOString(), command, ...(trace ? { trace } : {}) });
+    if (!checked.ok) throw new CommandRefusedError(`command refused: ${checked.reason}`);
     if (this.closed) throw serviceUnavailable();
-    const trace = injectContext();
-    const envelope: BusEnvelope = { commandId, issuedAt: clock.now().toISOString(), command, ...(trace.traceparent ? { trace } : {}) };
+    const envelope = checked.value;
     try {
       await this.queue(queueName).add(command.type, envelope, {
         jobId: commandId,
@@ -102,7 +139,9 @@ export class CommandBus {
   }
 
   /** Sends a live-call command to the owner's queue; null when no live node owns the call. */
-  async toCallOwner(command: MediaCommand & { callId: string }, commandId?: string): Promise<BusEnvelope | null> {
+  async toCallOwner(command: Extract<Command, { callId: string }>, commandId?: string): Promise<BusEnvelope | null> {
+    const checked = checkCommand(command);
+    if (!checked.ok) throw new CommandRefusedError(`command refused: ${checked.reason}`);
     const node = await this.callOwner(command.callId);
     if (!node) return null;
     return this.enqueue(nodeQueueName(node), command, commandId);
@@ -127,9 +166,23 @@ export class CommandBus {
   async close(): Promise<void> {
     this.closed = true;
     const qs = [...this.queues.values()];
+    const es = [...this.events.values()];
     this.queues.clear();
+    this.events.clear();
+    await Promise.all(es.map((e) => e.then(closeEvents, () => undefined)));
     await Promise.all(qs.map((q) => q.close().catch(() => undefined)));
   }
 }
 
+interface OpenEvents {
+  events: QueueEvents;
+  connection: Redis;
+}
+
+async function closeEvents(o: OpenEvents): Promise<void> {
+  await o.events.close().catch(() => undefined);
+  o.connection.disconnect();
+}
+
 export type { CommandEnvelope };
+export { CommandRefusedError };

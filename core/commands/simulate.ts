@@ -1,7 +1,7 @@
 /**
  * Flow simulations, control-api → media-app (POST /flows/{id}/simulate, /flows/simulate): one shared
  * BullMQ queue every media-app node consumes (media-app/flow/simulator/service.ts). control-api puts
- * a job and polls its state until `deadline` (FLOW_SIMULATE_TIMEOUT_MS); the node runs the production flow runner on a virtual
+ * a job and waits for its 'completed' or 'failed' queue event until `deadline` (FLOW_SIMULATE_TIMEOUT_MS); the node runs the production flow runner on a virtual
  * call and returns the result as the job's return value. A job whose deadline passed is not run.
  */
 export const FLOW_SIMULATE_QUEUE = 'media-app-flow-simulate';

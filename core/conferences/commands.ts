@@ -2,29 +2,13 @@
  * Conference commands control-api → media-app, and where they go. A conference lives on one
  * media-app node (its confbridge: a media-engine Conference); the node that hosts it is kept in
  * Redis under conferenceNodeKey, like the call → node map. `conference.start` goes to the shared
- * queue (any node may host a new conference); every other command goes to the hosting node.
+ * queue (any node may host a new conference); every other command goes to the hosting node. The
+ * commands themselves are declared in core/commands/protocol.ts.
  */
 import type { Redis } from 'ioredis';
 import type { CommandBus, BusEnvelope } from '../commands/bus';
-import { ORIGINATE_QUEUE, nodeAliveKey, type MuteDirection, type RecordingOptions } from '../commands/contracts';
+import { ORIGINATE_QUEUE, nodeAliveKey } from '../commands/contracts';
 import { serviceUnavailable } from '../errors';
-
-declare module '../commands/contracts' {
-  interface SubsystemCommands {
-    /** Host a new conference (starting → progressing). */
-    'conference.start': { conferenceId: string };
-    /** PUT changed the conference (its timeout): the host re-reads it. */
-    'conference.refresh': { conferenceId: string };
-    /** DELETE: progressing → terminating, every participant is kicked, then terminated. */
-    'conference.terminate': { conferenceId: string };
-    /** DELETE /conferencecalls/{id}: the participant leaves (leaving → leaved). */
-    'conference.kick': { conferenceId: string; conferencecallId: string };
-    'conference.mute': { conferenceId: string; conferencecallId: string; direction: MuteDirection; on: boolean };
-    /** The recording row exists (initiating) and holds the conference's recording slot. */
-    'conference.recording_start': { conferenceId: string; recordingId: string; options: RecordingOptions };
-    'conference.recording_stop': { conferenceId: string };
-  }
-}
 
 /** Redis key (under REDIS_KEY_PREFIX) of the node hosting a conference. */
 export const conferenceNodeKey = (conferenceId: string): string => `conference-node:${conferenceId}`;

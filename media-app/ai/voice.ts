@@ -35,7 +35,21 @@ export type VoiceEnd = EndRequest | { kind: 'duration' } | { kind: 'hangup' } | 
 
 type State = 'listening' | 'thinking' | 'speaking';
 
-export class VoiceAgent extends EventEmitter {
+/** What a VoiceAgent reports (event name → listener arguments). */
+export interface VoiceAgentEvents {
+  /** the caller started a turn (VAD) */
+  turn_start: [];
+  /** the caller spoke over the agent's reply: it was cut */
+  barge_in: [];
+  /** the caller's turn ended */
+  turn_end: [];
+  /** the agent's reply started playing */
+  speaking: [];
+  /** the recogniser failed */
+  error: [err: Error];
+}
+
+export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private state: State = 'listening';
   private fork: AudioFork | null = null;
   private stt: SttStream | null = null;

@@ -1,5 +1,4 @@
 /** The call controls (controls.ts) as a subsystem: their commands from control-api, on the node owning the call. */
-import '../../core/calls/control-commands';
 import type { Subsystem } from '../subsystem';
 import { CallControls } from './controls';
 

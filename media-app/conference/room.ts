@@ -57,7 +57,14 @@ interface Member {
 /** setTimeout's ceiling (about 24.8 days): longer timeouts re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export class Room extends EventEmitter {
+/** What a Room reports (event name → listener arguments). */
+export interface RoomEvents {
+  /** the conference ended: its row is terminated and its mixer destroyed */
+  terminated: [];
+  error: [err: Error];
+}
+
+export class Room extends EventEmitter<RoomEvents> {
   private readonly members = new Map<string, Member>();
   private timer: NodeJS.Timeout | null = null;
   private recording: { id: string; done: Promise<void> } | null = null;

@@ -1,5 +1,4 @@
 /** The queue subsystem of a media-app node: queue_join, dispatch to agents, the kick command. */
-import '../../core/queues/commands';
 import type { Subsystem } from '../subsystem';
 import { QueueService } from './service';
 

@@ -1,10 +1,9 @@
 /**
  * The speech subsystem (docs/speech.md): speakings, transcription and recording transcription on
  * this node. Flow actions reach it as `ctx.services.speech`; control-api's commands
- * (core/speech/commands.ts) arrive through the node's queue.
+ * (core/commands/protocol.ts) arrive through the node's queue.
  */
 import type { Subsystem } from '../subsystem';
-import '../../core/speech/commands';
 import { SpeechService } from './service';
 import { fastSayChannel, parseFastSay } from '../../core/speech/fast-say';
 

@@ -45,14 +45,26 @@ export interface SayTiming {
 }
 
 /** Emits 'first-audio' (SayTiming) for every say; nothing listens outside benchmarks. */
-export const speakingProbe = new EventEmitter();
+export const speakingProbe = new EventEmitter<{ 'first-audio': [timing: SayTiming] }>();
+
+/** What a SpeakingSession reports (event name → listener arguments). */
+export interface SpeakingSessionEvents {
+  /** a say was spoken in full */
+  spoken: [said: { seq: number; text: string; durationMs: number }];
+  /** the says numbered up to `upTo` were dropped */
+  flushed: [upTo: number];
+  /** the session ended */
+  stopped: [];
+  /** synthesis failed */
+  error: [err: Error];
+}
 
 /** Something speech can be injected into: an Endpoint (one party hears it) or a Conference (all do). */
 export interface Forkable {
   forkAudioStart(o: ForkOptions): Promise<AudioFork>;
 }
 
-export class SpeakingSession extends EventEmitter {
+export class SpeakingSession extends EventEmitter<SpeakingSessionEvents> {
   private readonly texts = new Map<number, { text: string; arrivedAt: number }>();
   private nextSeq = 1;
   private forks: AudioFork[] = [];
@@ -153,7 +165,7 @@ export class SpeakingSession extends EventEmitter {
           if (this.stopped || gen !== this.generation) continue;
           spokenSamples = await this.speak(seq, item.text, item.arrivedAt, gen);
         } catch (err) {
-          this.emit('error', err);
+          this.emit('error', err instanceof Error ? err : new Error(String(err)));
         }
         this.texts.delete(seq);
         if (this.nextSeq === seq) this.nextSeq++;

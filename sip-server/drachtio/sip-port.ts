@@ -69,7 +69,7 @@ export interface SipPort extends EventEmitter<SipPortEvents> {
   /** Send a request outside any transaction (a proxied ACK for a 2xx), adding our Via */
   sendStateless(req: SipRequest, dest?: Endpoint): void;
   /** CANCEL the INVITE sent on `tx` (RFC 3261 9.1); returns the CANCEL as sent, undefined if too late */
-  cancel(tx: OutboundTransaction, reason?: string): void;
+  cancel(tx: OutboundTransaction, reason?: string): SipRequest | undefined;
   /** the address we send from with this transport */
   localFor(transport: TransportName): Endpoint | undefined;
   /** every listening address, for the authenticate reply */

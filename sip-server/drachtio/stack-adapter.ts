@@ -28,8 +28,8 @@ export class StackPort extends EventEmitter<SipPortEvents> implements SipPort {
     this.stack.sendStateless(req, target(dest)).catch(() => undefined);
   }
 
-  cancel(tx: OutboundTransaction, reason?: string): void {
-    (tx as unknown as InviteClientTransaction).cancel(reason);
+  cancel(tx: OutboundTransaction, reason?: string): SipRequest | undefined {
+    return (tx as unknown as InviteClientTransaction).cancel(reason);
   }
 
   localFor(transport: Endpoint['transport']): Endpoint | undefined {

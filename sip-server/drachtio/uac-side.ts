@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
-import { Headers, SipRequest, SipResponse, SipUri, parseUri } from '../message';
+import { Headers, SipResponse, SipUri, parseUri } from '../message';
 import type { AppConnection } from './app-connection';
 import { parseAppMessage, type AppRequestTemplate } from './app-message';
 import { EngineContext, live, receivedMeta, sentMeta } from './context';
@@ -122,8 +122,8 @@ export class UacSide {
     const e = this.txns.get(txnId);
     if (!e || e.method !== 'INVITE' || e.done) throw new BuildError(`unable to cancel unknown transaction id: ${txnId}`);
     const reason = tpl.headers.get('Reason');
-    this.ctx.port.cancel(e.tx, reason);
-    const cancel = cancelOf(e.tx.request, reason);
+    const cancel = this.ctx.port.cancel(e.tx, reason);
+    if (!cancel) throw new BuildError(`unable to cancel transaction id: ${txnId}: already cancelled or answered`);
     const local = this.ctx.port.localFor(e.tx.destination.transport) ?? e.tx.destination;
     const { raw, meta } = sentMeta(cancel, local);
     conn.send(requestSentEcho(msgId, meta, randomUUID(), raw));
@@ -301,20 +301,4 @@ function safeUri(s: string): SipUri | undefined {
   } catch {
     return undefined;
   }
-}
-
-
-/** What the stack sends for a CANCEL (RFC 3261 9.1), rebuilt for the `Msg sent` echo. */
-function cancelOf(inv: SipRequest, reason?: string): SipRequest {
-  const h = new Headers();
-  const via = inv.headers.get('Via');
-  if (via) h.append('Via', via);
-  for (const r of inv.headers.getAll('Route')) h.append('Route', r);
-  h.append('Max-Forwards', '70');
-  h.append('From', inv.headers.get('From') ?? '');
-  h.append('To', inv.headers.get('To') ?? '');
-  h.append('Call-ID', inv.callId);
-  h.append('CSeq', `${inv.cseq.seq} CANCEL`);
-  if (reason) h.append('Reason', reason);
-  return new SipRequest('CANCEL', inv.uri, h);
 }

@@ -18,7 +18,8 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
   readonly isInvite = true;
   private ackForNon2xx?: SipRequest;
   private acks = new Map<string, { ack: SipRequest; target?: AckTarget }>();
-  private cancelPending?: string | null;
+  /** The CANCEL asked for (held in Calling until a provisional response arrives). */
+  private cancelRequest?: SipRequest;
   private cancelSent = false;
 
   constructor(id: string, request: SipRequest, ctx: TransactionContext, private readonly hooks: InviteClientHooks) {
@@ -54,7 +55,7 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
           if (this.state === 'Calling') this.transition('Proceeding');
           this.timers.stop('A');
           this.timers.stop('B');
-          if (this.cancelPending !== undefined) this.sendCancelNow(this.cancelPending ?? undefined);
+          this.sendCancel();
           this.emit('provisional', res);
           return;
         }
@@ -104,29 +105,23 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
     this.hooks.sendAck(ack, target);
   }
 
-  /** If no final response follows the CANCEL within 64*T1 the transaction ends with 'timeout'. */
-  override cancel(reason?: string): void {
-    if (this.cancelSent || this.finalResponse || this.state === 'Terminated') return;
-    if (this.state === 'Calling') { this.cancelPending = reason ?? null; return; }
-    this.sendCancelNow(reason);
+  /**
+   * CANCEL this INVITE (RFC 3261 9.1). Returns the CANCEL: sent now, or, in Calling, held and sent
+   * as it is when the first provisional response arrives. Undefined when none will be sent (one was
+   * already, or a final response came, or the transaction ended). If no final response follows the
+   * CANCEL within 64*T1 the transaction ends with 'timeout'.
+   */
+  override cancel(reason?: string): SipRequest | undefined {
+    if (this.cancelRequest || this.finalResponse || this.state === 'Terminated') return undefined;
+    this.cancelRequest = buildCancel(this.request, reason);
+    if (this.state !== 'Calling') this.sendCancel();
+    return this.cancelRequest;
   }
 
-  private sendCancelNow(reason?: string): void {
-    if (this.cancelSent) return;
+  private sendCancel(): void {
+    if (!this.cancelRequest || this.cancelSent) return;
     this.cancelSent = true;
-    this.cancelPending = undefined;
-    const inv = this.request;
-    const h = new Headers();
-    const via = inv.headers.get('Via');
-    if (via) h.append('Via', via);
-    for (const r of inv.headers.getAll('Route')) h.append('Route', r);
-    h.append('Max-Forwards', '70');
-    h.append('From', inv.headers.get('From') ?? '');
-    h.append('To', inv.headers.get('To') ?? '');
-    h.append('Call-ID', inv.callId);
-    h.append('CSeq', `${inv.cseq.seq} CANCEL`);
-    if (reason) h.append('Reason', reason);
-    this.hooks.sendCancel(new SipRequest('CANCEL', inv.uri, h));
+    this.hooks.sendCancel(this.cancelRequest);
     this.timers.start('C', 64 * this.ctx.timers.t1, () => {
       if (this.finalResponse) return;
       this.emit('timeout');
@@ -148,4 +143,23 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
     h.append('CSeq', `${inv.cseq.seq} ACK`);
     return new SipRequest('ACK', inv.uri, h);
   }
+}
+
+/**
+ * The CANCEL of an INVITE (RFC 3261 9.1): the INVITE's Request-URI, top Via (same branch), Route,
+ * From, To, Call-ID and CSeq number, method CANCEL; a Reason when given (RFC 3326). The one builder:
+ * what the transaction sends is what the drachtio `Msg sent` echo carries.
+ */
+export function buildCancel(inv: SipRequest, reason?: string): SipRequest {
+  const h = new Headers();
+  const via = inv.headers.get('Via');
+  if (via) h.append('Via', via);
+  for (const r of inv.headers.getAll('Route')) h.append('Route', r);
+  h.append('Max-Forwards', '70');
+  h.append('From', inv.headers.get('From') ?? '');
+  h.append('To', inv.headers.get('To') ?? '');
+  h.append('Call-ID', inv.callId);
+  h.append('CSeq', `${inv.cseq.seq} CANCEL`);
+  if (reason) h.append('Reason', reason);
+  return new SipRequest('CANCEL', inv.uri, h);
 }

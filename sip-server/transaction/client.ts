@@ -71,9 +71,10 @@ export abstract class ClientTransaction<S extends ClientTransactionState = Clien
 
   /**
    * INVITE only: cancel the INVITE (RFC 3261 9.1). Before any provisional response the CANCEL is
-   * held until one arrives; after a final response it is a no-op. No-op for other methods.
+   * held until one arrives; after a final response it is a no-op. Returns the CANCEL sent or held,
+   * undefined when none will be sent (always for other methods).
    */
-  cancel(_reason?: string): void { /* only INVITE transactions can be cancelled */ }
+  cancel(_reason?: string): SipRequest | undefined { return undefined; /* only INVITE transactions can be cancelled */ }
 
   /**
    * INVITE only: send the ACK for a 2xx (built by the TU: Request-URI = remote target, route set,

@@ -8,6 +8,7 @@ import { UdpTransport } from './udp';
 import { StreamTransport } from './stream';
 import { WsTransport } from './ws';
 import { originCheck } from '../../core/sip/ws-origin';
+import type { TransportEvents } from './events';
 
 export type { Target, ResolveOptions } from './resolve';
 export { systemResolver, type SipResolver } from './locate';
@@ -25,11 +26,20 @@ export interface ListeningPoint {
   advertisedHost: string;
 }
 
-/**
- * Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src), 'error' (err),
- * 'flow-closed' (src: SourceInfo) when a WebSocket connection ends.
- */
-export class TransportLayer extends EventEmitter {
+/** The events the layer passes on from each transport. */
+interface TransportSource {
+  on(event: 'message', listener: (...args: TransportEvents['message']) => void): unknown;
+  on(event: 'frame-error', listener: (...args: TransportEvents['frame-error']) => void): unknown;
+  on(event: 'error', listener: (...args: TransportEvents['error']) => void): unknown;
+}
+
+export interface TransportLayerEvents extends TransportEvents {
+  /** a WebSocket connection ended (its flow's registrations end with it) */
+  'flow-closed': [src: SourceInfo];
+}
+
+/** Events: TransportLayerEvents, every transport's TransportEvents passed on, and 'flow-closed'. */
+export class TransportLayer extends EventEmitter<TransportLayerEvents> {
   private udp?: UdpTransport;
   private tcp?: StreamTransport;
   private tls?: StreamTransport;
@@ -48,10 +58,10 @@ export class TransportLayer extends EventEmitter {
     const { listen, limits } = this.config;
     const advertise = (bound: string): string => hostForUri(listen.advertisedHost ?? (bound === '0.0.0.0' ? '127.0.0.1' : bound === '::' ? '::1' : bound));
     const advertisedHost = advertise(listen.host);
-    const wire = (t: EventEmitter): void => {
-      t.on('message', (d: Buffer, s: SourceInfo) => this.emit('message', d, s));
-      t.on('frame-error', (r: string, s: SourceInfo) => this.emit('frame-error', r, s));
-      t.on('error', (e: Error) => this.emit('error', e));
+    const wire = (t: TransportSource): void => {
+      t.on('message', (d, s) => this.emit('message', d, s));
+      t.on('frame-error', (r, s) => this.emit('frame-error', r, s));
+      t.on('error', (e) => this.emit('error', e));
     };
     let port = listen.port;
     if (listen.transports.includes('udp')) {

@@ -4,6 +4,7 @@ import tls from 'node:tls';
 import { EventEmitter } from 'node:events';
 import { StreamFramer } from '../message/framer';
 import type { SourceInfo } from '../message';
+import type { TransportEvents } from './events';
 
 type Kind = 'tcp' | 'tls';
 
@@ -31,11 +32,15 @@ export interface StreamTransportOptions {
   tls?: { cert: Buffer; key: Buffer };
 }
 
-/**
- * Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src),
- * 'connection' / 'close' (conn).
- */
-export class StreamTransport extends EventEmitter {
+export interface StreamTransportEvents extends TransportEvents {
+  /** a connection opened (accepted or ours) */
+  connection: [conn: StreamConnection];
+  /** a connection ended */
+  close: [conn: StreamConnection];
+}
+
+/** Events: StreamTransportEvents ('message', 'frame-error', 'error', 'connection', 'close'). */
+export class StreamTransport extends EventEmitter<StreamTransportEvents> {
   private server?: net.Server;
   private readonly byId = new Map<string, StreamConnection>();
   private readonly byRemote = new Map<string, StreamConnection>();

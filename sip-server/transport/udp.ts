@@ -4,9 +4,10 @@ import net from 'node:net';
 import { EventEmitter } from 'node:events';
 import type { SourceInfo } from '../message';
 import { ipLookup } from '../../core/net/ip-lookup';
+import type { TransportEvents } from './events';
 
-/** Events: 'message' (data: Buffer, src: SourceInfo), 'error' (err). */
-export class UdpTransport extends EventEmitter {
+/** Events (TransportEvents): 'message' and 'error'; a datagram is never a framing error. */
+export class UdpTransport extends EventEmitter<TransportEvents> {
   private socket?: dgram.Socket;
   boundPort = 0;
   /** Receive buffer size the kernel actually granted. */

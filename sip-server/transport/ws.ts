@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { SourceInfo } from '../message';
 import type { OriginCheck } from '../../core/sip/ws-origin';
+import type { TransportEvents } from './events';
 
 type Kind = 'ws' | 'wss';
 
@@ -60,12 +61,15 @@ function refuse(socket: net.Socket, status: number, reason: string, text: string
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-/**
- * Events: 'message' (data: Buffer, src: SourceInfo), 'frame-error' (reason, src), 'origin-refused'
- * (origin: string | undefined, address: string) for a handshake refused by its Origin,
- * 'close' (src: SourceInfo) when a connection ends, 'error' (err).
- */
-export class WsTransport extends EventEmitter {
+export interface WsTransportEvents extends TransportEvents {
+  /** a handshake refused by its Origin header (absent: undefined), from `address` */
+  'origin-refused': [origin: string | undefined, address: string];
+  /** a connection ended */
+  close: [src: SourceInfo];
+}
+
+/** Events: WsTransportEvents ('message', 'frame-error', 'error', 'origin-refused', 'close'). */
+export class WsTransport extends EventEmitter<WsTransportEvents> {
   private server?: http.Server;
   private wss?: WebSocketServer;
   private readonly byId = new Map<string, WsConnection>();

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { Router } from 'express';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 
@@ -92,5 +93,44 @@ describe('control-api /v1.0 group dispatch', function () {
     const text = await t.platform.metrics.registry.metrics();
     expect(text).to.match(/http_requests_total\{method="GET",route="\/v1\.0\/customer",status="200"\}/);
     expect(text).to.match(/http_requests_total\{method="GET",route="\/v1\.0\/agents\/:id",status="200"\}/);
+  });
+});
+
+describe('control-api /v1.0 routes are registered once', function () {
+  this.timeout(20_000);
+
+  it('no route handler is registered on two routers (groupDispatch reuses the group routers)', async () => {
+    // Express keeps each registration as a Route; count them by the handler that answers (one per route)
+    const routeProto: Record<string, unknown> = Object.getPrototypeOf(Router().route('/probe'));
+    const methods = ['get', 'post', 'put', 'patch', 'delete'] as const;
+    const originals = new Map(methods.map((m) => [m, routeProto[m]]));
+    const registered = new Map<unknown, string[]>();
+    for (const m of methods) {
+      const original = originals.get(m) as (this: unknown, ...fns: unknown[]) => unknown;
+      routeProto[m] = function (this: { path: string }, ...fns: unknown[]) {
+        const last = fns.flat().at(-1);
+        registered.set(last, [...(registered.get(last) ?? []), this.path]);
+        return original.apply(this, fns);
+      };
+    }
+    let t: TestApp | undefined;
+    try {
+      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    } finally {
+      for (const m of methods) routeProto[m] = originals.get(m);
+    }
+    try {
+      expect(t.platform.routes.length).to.be.above(100);
+      // an API route's handler, registered again under its full path (the console registers one page handler on two paths)
+      const apiPaths = new Set(t.platform.routes.map((r) => r.path));
+      const twice = [...registered.values()].filter((paths) => paths.length > 1 && paths.some((p) => apiPaths.has(p)));
+      expect(twice, 'API route handlers registered more than once').to.deep.equal([]);
+      expect(registered.size).to.be.at.least(t.platform.routes.length);
+      // and the routes still answer through the front
+      const f = await createFixture(t.ctx);
+      expect((await request(t.app).get('/v1.0/customer').query({ accesskey: f.accesskey })).body.id).to.equal(f.customer.id);
+    } finally {
+      await t.close();
+    }
   });
 });

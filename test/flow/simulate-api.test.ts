@@ -3,7 +3,11 @@
 // answer is what simulate() gives for the same flow and script. Bad scripts, other customers' flows,
 // no media-app, a media-app that does not answer, and HTTP in a simulation (never sent).
 import http from 'node:http';
+import net from 'node:net';
+import { once } from 'node:events';
 import { expect } from 'chai';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { freePort } from '../../testkit/ports';
@@ -191,6 +195,51 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect(timeline.filter((e) => e.event === 'action').length).to.be.at.most(203);
     const expired = await runSimulateJob({ customerId: f.customer.id, flow: { actions: loop }, script: {}, deadline: Date.now() - 1 }, egress);
     expect(expired).to.deep.include({ ok: false });
+  });
+
+  it('the answer comes from the queue\'s events: control-api reads nothing of the job while it waits, and answers once the node does', async () => {
+    const flow = (await post('/flows', { actions: [{ type: 'answer' }, { type: 'hangup' }] })).body as { id: string };
+    // the test's own view of the queue, on connections of its own (control-api's is watched below)
+    const own = new Redis(t.ctx.config.redisUrl, { maxRetriesPerRequest: 2 });
+    const queue = new Queue(FLOW_SIMULATE_QUEUE, { connection: own, prefix: `${t.ctx.config.redisKeyPrefix}bull` });
+    // Redis MONITOR on a plain socket: one line per command any client runs, with the client's address
+    const url = new URL(t.ctx.config.redisUrl);
+    const monitor = net.connect(Number(url.port || 6379), url.hostname);
+    await once(monitor, 'connect');
+    if (url.password) monitor.write(`AUTH ${decodeURIComponent(url.username || 'default')} ${decodeURIComponent(url.password)}\r\n`);
+    monitor.write('MONITOR\r\n');
+    const apiPort = t.ctx.redis.stream.localPort;
+    const apiReads: string[] = [];
+    let watching = false;
+    let partial = '';
+    monitor.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split('\r\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) if (watching && l.includes(`127.0.0.1:${apiPort}]`) && l.includes(`:${FLOW_SIMULATE_QUEUE}:`)) apiReads.push(l);
+    });
+    await queue.pause();
+    try {
+      const pending = post(`/flows/${flow.id}/simulate`, {}).then((x) => x);
+      const queuedBy = Date.now() + 3000;
+      while ((await queue.getWaitingCount()) === 0 && Date.now() < queuedBy) await new Promise((r) => setTimeout(r, 20));
+      expect(await queue.getWaitingCount(), 'the job is queued').to.equal(1);
+      watching = true;
+      await new Promise((r) => setTimeout(r, 1200));
+      watching = false;
+      // polling read the job every 25-200 ms; the events need no read at all
+      expect(apiReads, JSON.stringify(apiReads.slice(0, 3))).to.deep.equal([]);
+      await queue.resume();
+      const resumed = Date.now();
+      const res = await pending;
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect((res.body as SimResult).outcome).to.equal('done');
+      expect(Date.now() - resumed).to.be.below(2000);
+    } finally {
+      await queue.resume();
+      monitor.destroy();
+      await queue.close();
+      own.disconnect();
+    }
   });
 
   it('a node that takes no job (the queue paused): 503 REQUEST_TIMEOUT after the wait, the job withdrawn; a third simulation at once: 429', async () => {

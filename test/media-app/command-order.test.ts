@@ -83,7 +83,7 @@ describe('media-app command order', () => {
     await h.handle(envelope({ type: 'call.silence', callId: 'A', on: true } as MediaCommand, 1, t0));
     // another call, or the same call's other commands, are not affected
     await h.handle(envelope({ type: 'call.silence', callId: 'B', on: true } as MediaCommand, 3, t0));
-    await h.handle(envelope({ type: 'call.talk', callId: 'A', text: 'hi' } as MediaCommand, 4, t0));
+    await h.handle(envelope({ type: 'call.talk', callId: 'A', text: 'hi', language: 'en-US', provider: 'espeak', voiceId: '' }, 4, t0));
     // issued at the same time (the same command redelivered, or two in one millisecond): applied in the order taken
     await h.handle(envelope({ type: 'call.silence', callId: 'A', on: true } as MediaCommand, 5, t1));
     expect(log).to.deep.equal(['A:off', 'B:on', 'talk hi', 'A:on']);

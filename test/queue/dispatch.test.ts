@@ -4,7 +4,6 @@
 // rung; wait_timeout and kick send the caller on to the next action.
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import '../../core/queues/commands';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callsRepo } from '../../core/repos/calls';

@@ -13,7 +13,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { reportPath } from '../report';
 import { Redis } from 'ioredis';
-import '../../../core/queues/commands';
 import { parseActions } from '../../../core/flow';
 import { callsRepo } from '../../../core/repos/calls';
 import { repos } from '../../../core/repos';

@@ -107,6 +107,38 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
     }
   });
 
+  it('req.cancel() twice before any provisional: one CANCEL goes out on the 180, the echo is that CANCEL, the second cancel is refused', async () => {
+    const peer = await UdpPeer.open(await freePort());
+    try {
+      let sent: any;
+      const pending = srf.createUAC(`sip:ring@127.0.0.1:${peer.port}`, { localSdp: SDP }, {
+        cbProvisional: () => undefined,
+        cbRequest: (_e: unknown, req: any) => { sent = req; },
+      }).then(() => undefined, (e: any) => e);
+      const invite = await peer.request('INVITE');
+      while (!sent) await sleep(10);
+      const cancelled = (opts: object) => new Promise<{ err: any; req: any }>((resolve) => sent.cancel(opts, (err: any, req: any) => resolve({ err, req })));
+      const first = cancelled({ headers: { Reason: 'SIP;cause=487;text="caller left"' } });
+      const second = cancelled({});
+      const refused = await second;
+      expect(refused.err, 'the second cancel').to.be.an('error');
+      peer.send(invite.makeResponse(180, undefined, { toTag: 'callee1' }).toString(), s.sipPort);
+      const cancel = await peer.request('CANCEL');
+      const echo = (await first).req;
+      expect(echo.get('Via')).to.equal(cancel.headers.get('Via'));
+      expect(echo.get('CSeq')).to.equal(cancel.headers.get('CSeq'));
+      expect(echo.get('Reason')).to.equal('SIP;cause=487;text="caller left"').and.equal(cancel.headers.get('Reason'));
+      peer.send(cancel.makeResponse(200, undefined, { toTag: 'callee1' }).toString(), s.sipPort);
+      peer.send(invite.makeResponse(487, undefined, { toTag: 'callee1' }).toString(), s.sipPort);
+      expect((await pending)?.status).to.equal(487);
+      await peer.request('ACK');
+      await sleep(300);
+      expect(peer.received.filter((m) => m.isRequest && (m as { method?: string }).method === 'CANCEL')).to.have.length(1);
+    } finally {
+      peer.close();
+    }
+  });
+
   it('re-INVITE with dialog.modify() and then BYE', async () => {
     const uas = await callee(['-sf', scenario('uas-reinvite.xml'), '-m', '1', '-timeout', '10s']);
     const dialog = await srf.createUAC(`sip:bob@127.0.0.1:${uas.port}`, { localSdp: SDP });
