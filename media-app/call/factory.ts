@@ -123,7 +123,7 @@ export class CallFactory implements CallLegs {
     const media = await inboundMedia(this.deps, req, c.mediaEncryption ?? 'none', c.codecs);
     if ('refused' in media) {
       this.deps.logger.info({ why: media.refused }, 'inbound SDP refused');
-      refuseOffer(res);
+      refuseOffer(res, media.refused);
       return null;
     }
     const { endpoint, relay } = media;

@@ -44,7 +44,7 @@ export function answerReinvite(dialog: CallDialog, media: MediaPath | null, req:
   if (req.body) {
     media.answerOffer(req.body).then(
       (sdp) => res.send(200, { body: sdp }),
-      () => refuseOffer(res),
+      (err: Error) => refuseOffer(res, err.message),
     );
     return;
   }

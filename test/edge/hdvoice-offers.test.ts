@@ -64,6 +64,12 @@ function answerSdp(messages: string): string {
   return body;
 }
 
+/** The Warning header of the 488 sipp logged as received. */
+function warningOf488(messages: string): string {
+  const reply = messages.slice(messages.indexOf('SIP/2.0 488'));
+  return /^Warning:\s*(.*)$/im.exec(reply.split(/\r?\n\r?\n/)[0] ?? '')?.[1] ?? '';
+}
+
 describe('edge: G.722-only and Opus-only offers are answered in that codec; others get 488 + Warning', function () {
   this.timeout(120_000);
   let p: Platform;
@@ -135,11 +141,17 @@ describe('edge: G.722-only and Opus-only offers are answered in that codec; othe
     const ruri = await talkingNumber();
     const r = await sipp(offering(ruri, await freePort(), 'm=audio PORT RTP/AVP 97\na=rtpmap:97 iLBC/8000\na=fmtp:97 mode=30', { expectStatus: 488 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1']).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const reply = r.messages.slice(r.messages.indexOf('SIP/2.0 488'));
-    const warning = /^Warning:\s*(.*)$/im.exec(reply.split(/\r?\n\r?\n/)[0] ?? '')?.[1] ?? '';
-    expect(warning).to.match(/^305 \S+ "Incompatible media format: .*PCMU.*"$/);
+    expect(warningOf488(r.messages)).to.match(/^305 \S+ "Incompatible media format: we take PCMU, PCMA, G722, opus"$/);
     const db = await testDb();
     const calls = await db('calls').whereRaw(`destination->>'target' = ?`, [ruri.split('@')[0]]);
     expect(calls).to.have.length(0);
+  });
+
+  it('an SDES offer with no rtpengine to take it gets 488 with Warning 302 (transport), not a codec complaint', async () => {
+    const ruri = await talkingNumber();
+    const media = 'm=audio PORT RTP/SAVP 0\na=rtpmap:0 PCMU/8000\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz';
+    const r = await sipp(offering(ruri, await freePort(), media, { expectStatus: 488 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1']).done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(warningOf488(r.messages)).to.equal('302 openvoice "Incompatible transport protocol"');
   });
 });
