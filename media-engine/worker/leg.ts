@@ -233,13 +233,20 @@ export class Leg implements MixMember {
     if (this.recorders.length || this.forks.size) this.afterSend(w.downOut(this.outFrame));
   }
 
-  /** Recorders and forks: what the leg heard and sent this tick, at 8 kHz. */
+  /**
+   * Recorders and forks: what the leg heard and sent this tick, at 8 kHz (`out`), and for a recorder of
+   * the leg's wideband rate its 16 kHz frames (what was received, and `wide.out`: what was sent).
+   */
   private afterSend(out: Int16Array): void {
     const inFrame = this.hasIn && !this.mutedIn ? this.rawIn : null;
     const recs = this.recorders;
+    const w = this.wide && this.session.rate === this.wide.rate ? this.wide : null;
     for (let k = 0; k < recs.length; k++) {
-      recs[k].write(inFrame, out);
-      if (recs[k].finished) recs.splice(k--, 1);
+      const r = recs[k];
+      if (r.rate === 8000) r.write(inFrame, out);
+      else if (w && r.rate === w.rate) r.write(inFrame ? w.in : null, w.out);
+      else r.writeNarrow(inFrame, out);
+      if (r.finished) recs.splice(k--, 1);
     }
     if (this.forks.size) {
       const both = this.bothFrame;

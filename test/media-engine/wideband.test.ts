@@ -1,12 +1,25 @@
 // Wideband legs in the engine (issue #34): endpoints that negotiate G.722 or Opus between themselves
 // over loopback UDP. RFC 4733 digits cross at the codec's clock (8000 for G.722, 48000 for Opus) with
 // their duration intact; a prompt (8 kHz) played to a wideband leg arrives resampled, as the speech
-// it was; a leg that changes codec by re-offer (G.722 -> PCMU) keeps working.
+// it was; a leg that changes codec by re-offer (G.722 -> PCMU) keeps working; a G.722 leg records a
+// 16 kHz WAV that holds a 6 kHz tone its far end sent.
+import dgram from 'node:dgram';
 import path from 'node:path';
 import { expect } from 'chai';
+import { createCodec, Resampler } from '../../media-engine/codecs';
+import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 import { type DtmfEvent, type Endpoint, type MediaServer } from '../../media-engine';
 import type { AudioCodecName } from '../../media-engine';
 import { bestCorrelation, readWav, sleep, useMediaServer } from './support';
+
+/** 16 kHz audio brought to 8 kHz (speexdsp, as the engine does) to compare with an 8 kHz reference. */
+function to8k(x: Int16Array): Int16Array {
+  const r = new Resampler(16000, 8000);
+  const out = new Int16Array(x.length / 2 + 160);
+  const n = r.process(x, out, x.length - (x.length % 320));
+  r.close();
+  return out.subarray(0, n);
+}
 
 describe('media-engine wideband legs (G.722, Opus) over loopback UDP', function () {
   this.timeout(30000);
@@ -46,8 +59,10 @@ describe('media-engine wideband legs (G.722, Opus) over loopback UDP', function 
       const rec = b.record(path.join(dir, `${codec}.wav`), { duration: seconds });
       await a.play(speech);
       const r = await rec;
-      const { corr } = bestCorrelation(ref, readWav(r.path).samples);
-      // lossy codecs and two resamplings: well correlated, not sample-exact
+      const wav = readWav(r.path);
+      expect(wav.rate, 'a wideband leg records at 16 kHz').to.equal(16000);
+      const { corr } = bestCorrelation(ref, to8k(wav.samples));
+      // lossy codecs and resamplings: well correlated, not sample-exact
       expect(corr, `correlation through ${codec}`).to.be.greaterThan(0.7);
       await a.destroy();
       await b.destroy();
@@ -71,5 +86,48 @@ describe('media-engine wideband legs (G.722, Opus) over loopback UDP', function 
     const { corr } = bestCorrelation(ref, readWav((await rec).path).samples);
     expect(corr).to.be.greaterThan(0.8);
     for (const e of [a2, b]) await e.destroy();
+  });
+
+  it('a G.722 leg records a 16 kHz WAV with the 6 kHz tone its far end sent', async () => {
+    const sock = dgram.createSocket('udp4');
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+    const port = sock.address().port;
+    const offer = ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 9`, 'a=rtpmap:9 G722/8000', 'a=sendrecv', ''].join('\r\n');
+    const ep = await ms.createEndpoint({ remoteSdp: offer });
+    const codec = createCodec('G722');
+    try {
+      const rec = ep.record(path.join(dir, 'g722.wav'), { duration: 2, separate: true });
+      // 2.5 s of a 6 kHz tone, 20 ms G.722 packets (160 ticks of the 8000 clock each), paced at 20 ms
+      const pcm = new Int16Array(320);
+      const payload = new Uint8Array(160);
+      for (let f = 0; f < 125; f++) {
+        for (let i = 0; i < 320; i++) pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * 6000 * (f * 320 + i)) / 16000));
+        const n = codec.encode(pcm, payload);
+        const pkt = Buffer.alloc(12 + n);
+        pkt[0] = 0x80;
+        pkt[1] = 9;
+        pkt.writeUInt16BE(f, 2);
+        pkt.writeUInt32BE(f * 160, 4);
+        pkt.writeUInt32BE(0x1234, 8);
+        pkt.set(payload.subarray(0, n), 12);
+        sock.send(pkt, ep.local.port, '127.0.0.1');
+        await sleep(20);
+      }
+      const r = await rec;
+      const inFile = r.files.find((f) => f.direction === 'in')!;
+      const wav = readWav(inFile.path);
+      expect(wav.rate, 'the recording keeps the leg\'s 16 kHz').to.equal(16000);
+      const x = wav.samples;
+      let energy = 0;
+      const from = x.length - 16000;
+      for (let i = from; i < x.length; i++) energy += x[i]! * x[i]!;
+      expect(energy / 16000, 'the recording holds sound').to.be.greaterThan(1e5);
+      const share = relativePower(goertzelPower(x, from, 16000, goertzelCoeff(6000, 16000)), 16000, energy / 16000);
+      expect(share, 'the 6 kHz tone is in the recording').to.be.greaterThan(0.5);
+    } finally {
+      codec.close();
+      sock.close();
+      await ep.destroy();
+    }
   });
 });
