@@ -71,11 +71,13 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
     return { alice, bob };
   }
 
-  /** The codec a phone's log says its call used (baresip prints "audio: ... <codec>/<rate>"). */
   const logs = (b: Baresip) => b.log;
+  /** The codec a phone's log says it encoded its call with ("audio: Set audio encoder: G722 16000Hz 1ch"). */
+  const encoder = (b: Baresip) => /Set audio encoder: (\S+)/.exec(b.log)?.[1] ?? '';
 
   it('G.722 ↔ G.722: Bob hears Alice\'s 6 kHz tone, Alice hears Bob\'s 1 kHz', async () => {
     const { alice, bob } = await call(['g722.so'], ['g722.so'], [16000, 16000]);
+    expect([encoder(alice), encoder(bob)]).to.deep.equal(['G722', 'G722']);
     expect(bob.heardWav, logs(bob).slice(-2000)).to.not.equal('');
     expect(toneShare(bob.heardWav, 6000), `bob hears 6 kHz over G.722\n${logs(bob).slice(-1500)}`).to.be.greaterThan(0.5);
     expect(toneShare(alice.heardWav, 1000), 'alice hears bob (1 kHz)').to.be.greaterThan(0.5);
@@ -83,16 +85,20 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
 
   it('G.722 ↔ PCMU (Bob\'s extension takes PCMU only): transcoded both ways, and the 6 kHz tone is gone at Bob', async () => {
     const { alice, bob } = await call(['g722.so'], ['g722.so'], [16000, 8000], ['PCMU']);
-    expect(toneShare(alice.heardWav, 1000), `alice hears bob (1 kHz) through the transcoding\n${logs(alice).slice(-1500)}`).to.be.greaterThan(0.5);
+    expect([encoder(alice), encoder(bob)], 'alice keeps G.722, bob is offered PCMU only').to.deep.equal(['G722', 'PCMU']);
+    const heard = { alice1k: toneShare(alice.heardWav, 1000), bob6k: toneShare(bob.heardWav, 6000), bob2k: toneShare(bob.heardWav, 2000), bobLoudness: loudness(bob.heardWav) };
+    const what = JSON.stringify(heard);
+    expect(heard.alice1k, `alice hears bob (1 kHz) through the transcoding ${what}\n${logs(alice).slice(-1500)}`).to.be.greaterThan(0.5);
     // 8 kHz audio cannot carry 6 kHz: the WAV's own rate says so, and nothing of the tone folded down into the band
-    expect(toneShare(bob.heardWav, 6000), 'no 6 kHz at bob').to.equal(0);
-    expect(toneShare(bob.heardWav, 2000), 'no 6 kHz folded to 2 kHz at bob').to.be.lessThan(0.1);
-    expect(loudness(bob.heardWav), 'bob hears (almost) nothing of a tone above his band').to.be.lessThan(300);
+    expect(heard.bob6k, `no 6 kHz at bob ${what}`).to.equal(0);
+    expect(heard.bob2k, `no 6 kHz folded to 2 kHz at bob ${what}`).to.be.lessThan(0.1);
+    expect(heard.bobLoudness, `bob hears (almost) nothing of a tone above his band ${what}`).to.be.lessThan(300);
   });
 
   it('Opus ↔ Opus: Bob hears Alice\'s 6 kHz tone', async function () {
     if (!HAVE('opus.so')) this.skip();
     const { alice, bob } = await call(['opus.so'], ['opus.so'], [48000, 48000]);
+    expect([encoder(alice), encoder(bob)]).to.deep.equal(['opus', 'opus']);
     expect(toneShare(bob.heardWav, 6000), `bob hears 6 kHz over Opus\n${logs(bob).slice(-1500)}`).to.be.greaterThan(0.5);
     expect(toneShare(alice.heardWav, 1000), 'alice hears bob (1 kHz)').to.be.greaterThan(0.5);
   });
