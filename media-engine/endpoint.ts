@@ -249,7 +249,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   }
 
   /**
-   * Records to a WAV file (8 kHz 16-bit mono, both directions mixed; `separate` adds -in/-out files).
+   * Records to a WAV file (16-bit mono at the leg's rate: 8 kHz, 16 kHz on a G.722 or Opus leg; both directions mixed; `separate` adds -in/-out files).
    * Resolves when the recording stops: end_of_silence, end_of_key, duration, stopRecord() or hangup.
    */
   record(path: string, opts: RecordOptions = {}): Promise<RecordResult> {

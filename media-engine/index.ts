@@ -17,6 +17,8 @@ export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from '
 export type { DtmfEvent, DtmfForm } from './worker/leg';
 export { SdpError } from './sdp/sdp';
 export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
+export { AUDIO_CODECS } from './sdp/formats';
+export { codecAvailability, CODEC_NAMES } from './codecs';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';

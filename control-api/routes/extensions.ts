@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { mediaEncryption } from './media-encryption-field';
 import { dtmfMode } from './dtmf-mode-field';
+import { codecsInput, codecsOutput, normaliseCodecs } from './codecs-field';
+import { DEFAULT_EXTENSION_CODECS } from '../../core/calls/codecs';
 import { DEFAULT_DTMF_MODE } from '../../core/calls/dtmf-mode';
 import { defineRoute, idParams, text } from '../route';
 import type { AppContext } from '../context';
@@ -63,6 +65,7 @@ export const ExtensionSchema = z.object({
   media_encryption: mediaEncryption,
   mac: z.string().regex(/^[0-9a-f]{12}$/).nullable().describe(MAC_DOC),
   dtmf_mode: dtmfMode,
+  codecs: codecsOutput,
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -109,6 +112,7 @@ export const routes = [
       media_encryption: mediaEncryption.optional(),
       mac: macField.optional(),
       dtmf_mode: dtmfMode.optional(),
+      codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -133,6 +137,7 @@ export const routes = [
             media_encryption: body.media_encryption ?? 'none',
             mac,
             dtmf_mode: body.dtmf_mode ?? DEFAULT_DTMF_MODE,
+            codecs: normaliseCodecs(body.codecs ?? DEFAULT_EXTENSION_CODECS),
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -172,7 +177,7 @@ export const routes = [
     path: '/extensions/:id',
     tag: 'Extension',
     summary: 'Update an extension',
-    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
+    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
     body: z.object({
@@ -183,12 +188,14 @@ export const routes = [
       media_encryption: mediaEncryption.optional(),
       mac: macField.optional(),
       dtmf_mode: dtmfMode.optional(),
+      codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {
       await ownedExtension(ctx, auth.customerId, params.id);
       if (body.password !== undefined) checkPassword(body.password);
-      const { mac: rawMac, ...rest } = body;
+      const { mac: rawMac, codecs, ...fields } = body;
+      const rest = codecs ? { ...fields, codecs: normaliseCodecs(codecs) } : fields;
       const mac = macValue(rawMac);
       const patch = mac === undefined ? rest : { ...rest, mac };
       let row: ExtensionRow | null;

@@ -46,7 +46,7 @@ export const routes: AnyRoute[] = [
       }
       const p = await providersRepo(ctx.db).create({
         type: 'sip', hostname: TELNYX_SIP_HOST, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-        auth_username: connection.user_name, auth_password: password, codecs: '', name: body.name, detail: body.detail ?? `telnyx credential connection ${connection.id}`,
+        auth_username: connection.user_name, auth_password: password, name: body.name, detail: body.detail ?? `telnyx credential connection ${connection.id}`,
       });
       return (await show(ctx, [p]))[0]!;
     },

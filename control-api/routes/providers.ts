@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { mediaEncryption } from './media-encryption-field';
+import { codecsInput, codecsOutput, normaliseCodecs } from './codecs-field';
+import { DEFAULT_TRUNK_CODECS } from '../../core/calls/codecs';
 import { defineRoute, idParams, text } from '../route';
 import { ApiError } from '../../core/errors';
 import { providersRepo, providerJson, type ProviderRow } from '../../core/repos/providers';
@@ -30,7 +32,7 @@ const fields = {
   transport: z.enum(['udp', 'tcp', 'tls']).optional(),
   auth_username: text(128).optional(),
   auth_password: text(128).optional(),
-  codecs: z.string().max(128).regex(/^[A-Za-z0-9/,. -]*$/, 'comma-separated codec names').optional(),
+  codecs: codecsInput(DEFAULT_TRUNK_CODECS).optional(),
   media_encryption: mediaEncryption.optional(),
   name: text().optional(),
   detail: text(1024).optional(),
@@ -46,7 +48,7 @@ export const ProviderSchema = z.object({
   tech_headers: z.record(z.string(), z.string()),
   transport: z.enum(['udp', 'tcp', 'tls']),
   auth_username: z.string(),
-  codecs: z.string(),
+  codecs: codecsOutput,
   media_encryption: mediaEncryption,
   name: z.string(),
   detail: z.string(),
@@ -97,7 +99,7 @@ export const routes = [
           transport: body.transport ?? 'udp',
           auth_username: body.auth_username ?? '',
           auth_password: body.auth_password ?? '',
-          codecs: body.codecs ?? '',
+          codecs: normaliseCodecs(body.codecs ?? DEFAULT_TRUNK_CODECS),
           media_encryption: body.media_encryption ?? 'none',
           name: body.name ?? '',
           detail: body.detail ?? '',

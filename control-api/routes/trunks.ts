@@ -16,6 +16,8 @@ import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings 
 import { registrationInput, registrationSettings, RegistrationSchema, type RegistrationInput } from './registration-fields';
 import { mediaEncryption } from './media-encryption-field';
 import { dtmfMode } from './dtmf-mode-field';
+import { codecsInput, codecsOutput, normaliseCodecs } from './codecs-field';
+import { DEFAULT_TRUNK_CODECS } from '../../core/calls/codecs';
 
 /** An IPv4/IPv6 address or CIDR block with a valid prefix length. */
 export function isIpOrCidr(v: string): boolean {
@@ -44,6 +46,7 @@ export const TrunkSchema = z.object({
   allowed_ips: z.array(z.string()),
   media_encryption: mediaEncryption,
   dtmf_mode: dtmfMode,
+  codecs: codecsOutput,
   registration: RegistrationSchema,
   tm_create: z.string(),
   tm_update: z.string(),
@@ -97,6 +100,7 @@ export const routes = [
       allowed_ips: ips.optional(),
       media_encryption: mediaEncryption.optional(),
       dtmf_mode: dtmfMode.optional(),
+      codecs: codecsInput(DEFAULT_TRUNK_CODECS).optional(),
       registration: registrationInput.optional(),
     }),
     response: TrunkSchema,
@@ -110,6 +114,7 @@ export const routes = [
         allowed_ips: body.allowed_ips ?? [],
         media_encryption: body.media_encryption ?? 'none',
         dtmf_mode: body.dtmf_mode ?? DEFAULT_DTMF_MODE,
+        codecs: normaliseCodecs(body.codecs ?? DEFAULT_TRUNK_CODECS),
       };
       checkAuth(f);
       const reg = await checkRegistration(ctx, null, body.registration);
@@ -166,6 +171,7 @@ export const routes = [
       allowed_ips: ips.optional(),
       media_encryption: mediaEncryption.optional(),
       dtmf_mode: dtmfMode.optional(),
+      codecs: codecsInput(DEFAULT_TRUNK_CODECS).optional(),
       registration: registrationInput.optional(),
     }),
     response: TrunkSchema,
@@ -176,7 +182,7 @@ export const routes = [
       const next = { ...cur, ...body, auth_types: body.auth_types ? [...new Set(body.auth_types)] : cur.auth_types };
       checkAuth(next);
       const reg = await checkRegistration(ctx, cur.id, registration);
-      const t = await repo.update(params.id, { ...body, ...(body.auth_types ? { auth_types: next.auth_types } : {}) });
+      const t = await repo.update(params.id, { ...body, ...(body.auth_types ? { auth_types: next.auth_types } : {}), ...(body.codecs ? { codecs: normaliseCodecs(body.codecs) } : {}) });
       if (!t) throw notFound();
       await putRegistration(ctx, t, reg);
       return show(ctx, t);

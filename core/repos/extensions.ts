@@ -6,6 +6,7 @@ import type { Db } from '../db/knex';
 import type { DigestAlgorithm } from '../extensions/digest-algorithms';
 import type { MediaEncryption } from '../sip/media-encryption';
 import type { DtmfMode } from '../calls/dtmf-mode';
+import { codecsOf, DEFAULT_EXTENSION_CODECS } from '../calls/codecs';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacyOrEmpty } from '../time';
@@ -29,13 +30,15 @@ export interface ExtensionRow {
   mac: string | null;
   /** How the platform sends DTMF to the extension's phones (core/calls/dtmf-mode). */
   dtmf_mode: DtmfMode;
+  /** The codecs of the extension's calls, in the order our offers list them (core/calls/codecs). */
+  codecs: string[];
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -53,6 +56,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     media_encryption: e.media_encryption,
     mac: e.mac ?? null,
     dtmf_mode: e.dtmf_mode,
+    codecs: codecsOf(e.codecs, DEFAULT_EXTENSION_CODECS),
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -91,7 +95,7 @@ export function extensionsRepo(db: Db) {
     async getByMac(customerId: string, mac: string): Promise<ExtensionRow | null> {
       return ((await live().where({ customer_id: customerId, mac }).first()) as ExtensionRow | undefined) ?? null;
     },
-    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode'>>): Promise<ExtensionRow | null> {
+    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>): Promise<ExtensionRow | null> {
       const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },

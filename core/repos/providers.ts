@@ -1,6 +1,7 @@
 /** providers: platform-wide outbound SIP gateways. The auth password is write-only on the API. */
 import type { MediaEncryption } from '../sip/media-encryption';
 import type { Db } from '../db/knex';
+import { codecsOf, DEFAULT_TRUNK_CODECS, parseCodecList } from '../calls/codecs';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
@@ -16,7 +17,8 @@ export interface ProviderRow {
   transport: 'udp' | 'tcp' | 'tls';
   auth_username: string;
   auth_password: string;
-  codecs: string;
+  /** The codecs of calls to and from the provider, in the order our offers list them (core/calls/codecs). */
+  codecs: string[];
   /** What the provider's media must be (core/sip/media-encryption). */
   media_encryption: MediaEncryption;
   name: string;
@@ -29,7 +31,9 @@ export interface ProviderRow {
   tm_delete: Date | null;
 }
 
-export type ProviderFields = Pick<ProviderRow, 'type' | 'hostname' | 'tech_prefix' | 'tech_postfix' | 'tech_headers' | 'transport' | 'auth_username' | 'auth_password' | 'codecs' | 'name' | 'detail'> & Partial<Pick<ProviderRow, 'media_encryption'>>;
+/** `codecs`: a list of names, or the comma-separated text providers took before (unknown names dropped; none known: the default). */
+export type ProviderFields = Pick<ProviderRow, 'type' | 'hostname' | 'tech_prefix' | 'tech_postfix' | 'tech_headers' | 'transport' | 'auth_username' | 'auth_password' | 'name' | 'detail'> &
+  Partial<Pick<ProviderRow, 'media_encryption'>> & { codecs?: readonly string[] | string };
 
 export function providerJson(p: ProviderRow) {
   return {
@@ -41,7 +45,7 @@ export function providerJson(p: ProviderRow) {
     tech_headers: p.tech_headers ?? {},
     transport: p.transport,
     auth_username: p.auth_username,
-    codecs: p.codecs,
+    codecs: codecsOf(p.codecs, DEFAULT_TRUNK_CODECS),
     media_encryption: p.media_encryption,
     name: p.name,
     detail: p.detail,
@@ -57,7 +61,11 @@ export function providerJson(p: ProviderRow) {
 export function providersRepo(db: Db) {
   const table = () => db('providers');
   const live = () => table().whereNull('tm_delete');
-  const enc = (f: Partial<ProviderFields>) => (f.tech_headers ? { ...f, tech_headers: JSON.stringify(f.tech_headers) } : f);
+  const enc = ({ tech_headers, codecs, ...rest }: Partial<ProviderFields>) => ({
+    ...rest,
+    ...(tech_headers ? { tech_headers: JSON.stringify(tech_headers) } : {}),
+    ...(codecs !== undefined ? { codecs: [...codecsOf(parseCodecList(codecs).codecs, DEFAULT_TRUNK_CODECS)] } : {}),
+  });
   return {
     async create(f: ProviderFields): Promise<ProviderRow> {
       const [row] = await table().insert({ ...enc(f), id: newId(), tm_create: clock.now() }).returning('*');

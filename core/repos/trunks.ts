@@ -5,6 +5,7 @@
  */
 import type { MediaEncryption } from '../sip/media-encryption';
 import type { DtmfMode } from '../calls/dtmf-mode';
+import { codecsOf, DEFAULT_TRUNK_CODECS } from '../calls/codecs';
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { newId } from '../ids';
@@ -27,12 +28,14 @@ export interface TrunkRow {
   media_encryption: MediaEncryption;
   /** How the platform sends DTMF on the trunk's calls (core/calls/dtmf-mode). */
   dtmf_mode: DtmfMode;
+  /** The codecs of the trunk's calls, in the order our offers list them (core/calls/codecs). */
+  codecs: string[];
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption' | 'dtmf_mode'>>;
+export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption' | 'dtmf_mode' | 'codecs'>>;
 
 export function trunkRealm(domainName: string, sipDomain: string): string {
   return `${domainName}.trunk.${sipDomain}`;
@@ -51,6 +54,7 @@ export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
     allowed_ips: t.allowed_ips,
     media_encryption: t.media_encryption,
     dtmf_mode: t.dtmf_mode,
+    codecs: codecsOf(t.codecs, DEFAULT_TRUNK_CODECS),
     tm_create: formatLegacy(t.tm_create),
     tm_update: formatLegacy(t.tm_update),
     tm_delete: formatLegacy(t.tm_delete),

@@ -18,10 +18,10 @@ import { PolicyHttp } from '../flow/http';
 import { DEFAULT_LIMITS } from '../flow/limits';
 import type { FlowServices } from '../flow/services';
 import type { SrfRequest, SrfResponse } from '../srf';
-import { dial } from '../outbound/dialer';
+import { dial, offerCodecs } from '../outbound/dialer';
 import { targetsFor } from '../outbound/targets';
 import { dialInternal, internalDestination } from '../outbound/internal';
-import type { Endpoint } from '../../media-engine';
+import type { AudioCodecName, Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
 import { escapeSipUser, nameAddr } from '../sip-uri';
 import { CallSession } from './session';
@@ -31,6 +31,7 @@ import { activeflowEmitter } from '../events';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import { inboundMedia } from './inbound-media';
+import { refuseOffer } from './media-refusal';
 
 export type { CallDeps } from './deps';
 
@@ -118,13 +119,13 @@ export class CallFactory implements CallLegs {
   async inbound(
     req: SrfRequest,
     res: SrfResponse,
-    c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption; /** how digits are sent to the caller */ dtmfMode?: DtmfMode; /** a provider delivered it: its caller is one the PSTN asserted */ fromPstn?: boolean },
+    c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption; /** how digits are sent to the caller */ dtmfMode?: DtmfMode; /** the codecs the caller's calls may use */ codecs?: AudioCodecName[]; /** a provider delivered it: its caller is one the PSTN asserted */ fromPstn?: boolean },
   ): Promise<CallSession | null> {
     // an SRTP / WebRTC offer goes through rtpengine first: the engine sees plain RTP (inbound-media.ts)
-    const media = await inboundMedia(this.deps, req, c.mediaEncryption ?? 'none');
+    const media = await inboundMedia(this.deps, req, c.mediaEncryption ?? 'none', c.codecs);
     if ('refused' in media) {
       this.deps.logger.info({ why: media.refused }, 'inbound SDP refused');
-      res.send(488);
+      refuseOffer(res, media.refused);
       return null;
     }
     const { endpoint, relay } = media;
@@ -236,7 +237,7 @@ export class CallFactory implements CallLegs {
       await retryWrite(this.deps.logger, `call ${call.id} source`, () => this.repo.setSource(call.id, replaced.source));
       call.state.patch({ source: replaced.source });
     }
-    if (opts.near?.endpoint && !call.endpoint) call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint }).catch(() => null);
+    if (opts.near?.endpoint && !call.endpoint) call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint, codecs: offerCodecs(targets) }).catch(() => null);
     const nameOf = (a: Address) => (opts.anonymous ? 'Anonymous' : a.target_name || a.name || undefined);
     const r = await dial(this.deps, call, targets, {
       from: this.fromUri(call.row.source, opts.anonymous),

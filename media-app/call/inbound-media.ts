@@ -6,7 +6,7 @@
  * is not there for an offer that needs it.
  */
 import { randomBytes } from 'node:crypto';
-import type { Endpoint } from '../../media-engine';
+import type { AudioCodecName, Endpoint } from '../../media-engine';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { satisfies, sdpNeeds, type RelayLeg } from '../rtpengine';
 import type { SrfRequest } from '../srf';
@@ -14,7 +14,7 @@ import type { CallDeps } from './deps';
 
 export type InboundMedia = { endpoint: Endpoint; relay: RelayLeg | null } | { refused: string };
 
-export async function inboundMedia(deps: CallDeps, req: SrfRequest, required: MediaEncryption): Promise<InboundMedia> {
+export async function inboundMedia(deps: CallDeps, req: SrfRequest, required: MediaEncryption, codecs?: AudioCodecName[]): Promise<InboundMedia> {
   const offer = req.body || undefined;
   const needs = sdpNeeds(offer);
   if (needs.problem) return { refused: needs.problem };
@@ -33,7 +33,7 @@ export async function inboundMedia(deps: CallDeps, req: SrfRequest, required: Me
     }
   }
   try {
-    return { endpoint: await deps.media.createEndpoint({ remoteSdp: engineOffer }), relay };
+    return { endpoint: await deps.media.createEndpoint({ remoteSdp: engineOffer, codecs }), relay };
   } catch (err) {
     await relay?.close('engine refused the offer');
     return { refused: (err as Error).message };

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { MediaPath } from './media-path';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { CallDialog } from './session-types';
+import { refuseOffer } from './media-refusal';
 
 /** The ACK's SDP (the answer to our offer) applied to the media; resolves once done, or after `ms` / the dialog's end. */
 export function applyAnswerFromAck(dialog: CallDialog, media: MediaPath, logger: Logger, ms = 32_000): Promise<void> {
@@ -43,7 +44,7 @@ export function answerReinvite(dialog: CallDialog, media: MediaPath | null, req:
   if (req.body) {
     media.answerOffer(req.body).then(
       (sdp) => res.send(200, { body: sdp }),
-      () => res.send(488),
+      (err: Error) => refuseOffer(res, err.message),
     );
     return;
   }

@@ -26,6 +26,7 @@ import { isTransientDbError } from '../../core/db/retry';
 import { isVirtualNumber } from '../../core/numbers/e164';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { DEFAULT_DTMF_MODE, type DtmfMode } from '../../core/calls/dtmf-mode';
+import { codecsOf, DEFAULT_EXTENSION_CODECS, DEFAULT_TRUNK_CODECS, type AudioCodecName } from '../../core/calls/codecs';
 
 function displayName(v: string | undefined): string {
   const m = /^\s*"((?:[^"\\]|\\.)*)"/.exec(v ?? '') ?? /^\s*([^<"]+?)\s*</.exec(v ?? '');
@@ -66,7 +67,9 @@ export class InboundRouter {
     const mediaEncryption = source.kind === 'extension' ? source.ext.media_encryption : source.kind === 'trunk' ? source.trunk.media_encryption : source.provider.media_encryption;
     // how digits are sent back to the caller (call/dtmf.ts); a provider's calls take the default
     const dtmfMode = source.kind === 'extension' ? source.ext.dtmf_mode : source.kind === 'trunk' ? source.trunk.dtmf_mode : DEFAULT_DTMF_MODE;
-    const party = { mediaEncryption, dtmfMode };
+    // the codecs the source's calls may use (the caller's order wins in our answer)
+    const codecs = source.kind === 'extension' ? codecsOf(source.ext.codecs, DEFAULT_EXTENSION_CODECS) : codecsOf(source.kind === 'trunk' ? source.trunk.codecs : source.provider.codecs, DEFAULT_TRUNK_CODECS);
+    const party = { mediaEncryption, dtmfMode, codecs };
 
     if (/^direct\./i.test(user)) {
       const ext = await extensionsRepo(deps.db).getByDirectHash(user.slice('direct.'.length).toLowerCase());
@@ -100,7 +103,7 @@ export class InboundRouter {
   }
 
   /** An incoming call connected to one destination; it ends when the bridge ends. */
-  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address, party: { mediaEncryption: MediaEncryption; dtmfMode: DtmfMode }): Promise<void> {
+  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address, party: { mediaEncryption: MediaEncryption; dtmfMode: DtmfMode; codecs: AudioCodecName[] }): Promise<void> {
     // nothing to dial (no route, extension not registered, refused by the dial policy): refuse
     // before any call exists; no balance is 402 Payment Required, a caller id the customer may not
     // present to the PSTN (an extension's or a trunk's From, no default number) 403

@@ -13,6 +13,7 @@ import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
 import { nameAddr } from '../sip-uri';
 import { farProfileFor, NgError, type RelayLeg } from '../rtpengine';
 import { mediaPath } from '../call/media-path';
+import type { AudioCodecName } from '../../core/calls/codecs';
 
 /**
  * The relay leg for a target that needs SRTP / WebRTC, or null; throws without rtpengine. The attempt
@@ -40,13 +41,23 @@ export interface DialOptions {
 
 export type DialOutcome = { answered: true } | { answered: false; cause: HangupCause };
 
+/**
+ * The codecs of our offer: the targets' list when they share one (one extension's phones, one
+ * provider), else none (the engine's default, G.711 first): the offer is made once for every target.
+ */
+export function offerCodecs(targets: readonly DialTarget[]): AudioCodecName[] | undefined {
+  const first = targets[0]?.codecs;
+  if (!first) return undefined;
+  return targets.every((t) => t.codecs && t.codecs.join() === first.join()) ? first : undefined;
+}
+
 export async function dial(deps: CallDeps, call: CallSession, targets: DialTarget[], opts: DialOptions): Promise<DialOutcome> {
   if (!targets.length) {
     await call.finish('failure');
     return { answered: false, cause: 'failure' };
   }
   try {
-    call.endpoint ??= await deps.media.createEndpoint();
+    call.endpoint ??= await deps.media.createEndpoint({ codecs: offerCodecs(targets) });
   } catch (err) {
     deps.logger.error({ err: (err as Error).message, call: call.id }, 'no media endpoint for outbound call');
     await call.finish('failure');

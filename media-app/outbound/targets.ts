@@ -32,6 +32,7 @@ import { locateSipDestination } from '../../core/calls/sip-destination';
 import { pstnCallerId } from '../../core/calls/caller-id';
 import { sipLocateOptions } from './sip-egress';
 import { parseSipUri } from '../sip-uri';
+import { codecsOf, DEFAULT_EXTENSION_CODECS, DEFAULT_TRUNK_CODECS, type AudioCodecName } from '../../core/calls/codecs';
 
 export interface DialTarget {
   uri: string;
@@ -51,6 +52,8 @@ export interface DialTarget {
   mediaEncryption?: MediaEncryption;
   /** How digits are sent to the party (an extension's dtmf_mode; default rfc4733). */
   dtmfMode?: DtmfMode;
+  /** The party's codecs in offer order (an extension's, a provider's: core/calls/codecs). */
+  codecs?: AudioCodecName[];
   /** A provider (PSTN) target: the source its From presents, as the caller-id rule allowed or replaced it. */
   callerId?: { source: Address; replaced: boolean };
 }
@@ -122,6 +125,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
           headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
           mediaEncryption: provider.media_encryption,
+          codecs: codecsOf(provider.codecs, DEFAULT_TRUNK_CODECS),
           callerId,
         })),
       };
@@ -149,6 +153,7 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
           ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
           mediaEncryption: ext.media_encryption,
           dtmfMode: ext.dtmf_mode,
+          codecs: codecsOf(ext.codecs, DEFAULT_EXTENSION_CODECS),
         })),
       };
     }

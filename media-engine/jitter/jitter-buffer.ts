@@ -1,6 +1,7 @@
 /**
- * A small adaptive jitter buffer working on RTP timestamps, so any packetisation (10, 20, 30 ms)
- * comes out as 160-sample frames. The playout point trails the newest packet by `target` frames;
+ * A small adaptive jitter buffer working on timestamps in samples of the PCM it holds (the RTP
+ * timestamp, scaled by the caller where the codec's clock differs from its PCM rate), so any
+ * packetisation (10, 20, 30 ms) comes out as frames of `frame` samples (160: 20 ms at 8 kHz). The playout point trails the newest packet by `target` frames;
  * the target grows when packets arrive too late and shrinks after a long calm spell.
  * Missing samples are concealed by repeating the last frame, fading, then silence.
  * Entries come from a per-buffer pool and samples are copied in, so a packet costs no allocation
@@ -8,7 +9,7 @@
  */
 import { tsDiff } from '../rtp-packet/packet';
 
-const FRAME = 160;
+const FRAME_8K = 160;
 
 interface Entry {
   ts: number;
@@ -37,14 +38,17 @@ export class JitterBuffer {
   private calmTicks = 0;
   private concealRun = 0;
   private playedAny = false;
-  private readonly last = new Int16Array(FRAME);
+  private readonly last: Int16Array;
   readonly stats: JitterStats = { late: 0, concealed: 0, dropped: 0, targetFrames: 0 };
 
   constructor(
     private readonly minFrames = 1,
     private readonly maxFrames = 8,
     initialFrames = 2,
+    /** samples per 20 ms frame (160 at 8 kHz, 320 at 16 kHz) */
+    readonly frame = FRAME_8K,
   ) {
+    this.last = new Int16Array(frame);
     this.target = Math.max(minFrames, Math.min(maxFrames, initialFrames));
     this.ring = new Array<Entry>(this.capacity + 1);
     this.stats.targetFrames = this.target;
@@ -76,20 +80,20 @@ export class JitterBuffer {
   get depthFrames(): number {
     if (!this.started || this.count === 0) return 0;
     const lastE = this.at(this.count - 1);
-    return Math.max(0, tsDiff(lastE.ts + lastE.len, this.playTs) / FRAME);
+    return Math.max(0, tsDiff(lastE.ts + lastE.len, this.playTs) / this.frame);
   }
 
   /** Adds samples[0..length) played at RTP timestamp `ts` (copied: the caller may reuse `samples`). */
   push(ts: number, samples: Int16Array, length = samples.length): void {
     if (!this.started) {
       this.started = true;
-      this.playTs = (ts - this.target * FRAME) | 0;
+      this.playTs = (ts - this.target * this.frame) | 0;
     } else {
       const d = tsDiff(ts, this.playTs);
       if (d + length <= 0) {
         // too late to play: widen the buffer so the next ones fit
         this.stats.late++;
-        if (d > -FRAME * 50) this.grow();
+        if (d > -this.frame * 50) this.grow();
         else {
           // a jump backwards: the sender restarted
           this.reset();
@@ -97,7 +101,7 @@ export class JitterBuffer {
         }
         return;
       }
-      if (d > FRAME * 50 * 5) {
+      if (d > this.frame * 50 * 5) {
         // a jump forward by more than 5 s: resynchronise rather than play seconds of concealment
         this.reset();
         this.push(ts, samples, length);
@@ -125,7 +129,7 @@ export class JitterBuffer {
 
   /** An entry from the pool with room for `length` samples. */
   private take(length: number): Entry {
-    const e = this.pool.pop() ?? { ts: 0, len: 0, samples: new Int16Array(Math.max(FRAME, length)) };
+    const e = this.pool.pop() ?? { ts: 0, len: 0, samples: new Int16Array(Math.max(this.frame, length)) };
     if (e.samples.length < length) e.samples = new Int16Array(length);
     return e;
   }
@@ -134,7 +138,7 @@ export class JitterBuffer {
     if (this.target < this.maxFrames) {
       this.target++;
       this.stats.targetFrames = this.target;
-      this.playTs = (this.playTs - FRAME) | 0;
+      this.playTs = (this.playTs - this.frame) | 0;
     }
     this.calmTicks = 0;
   }
@@ -157,13 +161,13 @@ export class JitterBuffer {
     for (i = 0; i < this.count; i++) {
       const e = this.at(i);
       const off = tsDiff(e.ts, start);
-      if (off >= FRAME) break;
+      if (off >= this.frame) break;
       const from = Math.max(0, -off);
-      const to = Math.min(e.len, FRAME - off);
+      const to = Math.min(e.len, this.frame - off);
       for (let k = from; k < to; k++) out[off + k] = e.samples[k];
       filled += to - from;
     }
-    this.playTs = (this.playTs + FRAME) | 0;
+    this.playTs = (this.playTs + this.frame) | 0;
     if (filled === 0) {
       if (!this.playedAny) return true; // still the initial playout delay
       this.stats.concealed++;
@@ -185,7 +189,7 @@ export class JitterBuffer {
       if (this.depthFrames > this.target) {
         this.target--;
         this.stats.targetFrames = this.target;
-        this.playTs = (this.playTs + FRAME) | 0;
+        this.playTs = (this.playTs + this.frame) | 0;
       }
     }
     return true;
@@ -195,6 +199,6 @@ export class JitterBuffer {
     // repeat the last good frame with a fade for 3 frames, then silence
     if (this.concealRun > 3) return;
     const g = 1 - this.concealRun / 4;
-    for (let k = 0; k < FRAME; k++) out[k] = this.last[k] * g;
+    for (let k = 0; k < this.frame; k++) out[k] = this.last[k] * g;
   }
 }

@@ -17,6 +17,8 @@ export class ReceiveStats {
   private started = false;
   lastSrNtpMiddle = 0;
   lastSrArrivalMs = 0;
+  /** the stream's RTP clock in ticks per ms (8; 48 for Opus) */
+  ticksPerMs = 8;
 
   reset(ssrc: number, seq: number): void {
     this.ssrc = ssrc;
@@ -31,7 +33,7 @@ export class ReceiveStats {
     this.started = true;
   }
 
-  /** arrivalTs: arrival time in timestamp units (8 kHz) */
+  /** arrivalTs: arrival time in timestamp units (the stream's clock) */
   onPacket(ssrc: number, seq: number, ts: number, arrivalTs: number): void {
     if (!this.started || ssrc !== this.ssrc) this.reset(ssrc, seq);
     const delta = (seq - this.maxSeq) & 0xffff;
@@ -61,7 +63,7 @@ export class ReceiveStats {
   }
 
   get jitterMs(): number {
-    return this.jitter / 8;
+    return this.jitter / this.ticksPerMs;
   }
 
   reportBlock(nowMs: number): ReportBlock | null {

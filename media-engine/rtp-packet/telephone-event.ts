@@ -46,7 +46,8 @@ export interface EventPacket {
 /**
  * Produces one packet per 20 ms tick while digits are queued. Between digits it yields null for
  * `gapMs` so audio packets fill the pause. The end packet is sent three times (RFC 4733 §2.5.1.4).
- * A duration in ms becomes round(ms · 8) samples: a digit relayed as samples / 8 keeps its samples exactly.
+ * A duration in ms becomes round(ms · clock / 1000) timestamp units (`clockRate`: 8000, or 48000 on an
+ * Opus leg): a digit relayed as samples / 8 keeps its samples exactly.
  * Nothing is allocated per packet: the payload and the packet returned are reused (the caller copies
  * the payload out before the next tick).
  */
@@ -57,10 +58,13 @@ export class TelephoneEventSender {
   private readonly payload = new Uint8Array(4);
   private readonly packet: EventPacket = { payload: this.payload, marker: false, startOfEvent: false };
 
+  /** the RTP clock of the events (that of the leg's codec, RFC 4733 §2.1) */
+  clockRate = 8000;
+
   constructor(private readonly gapMs = 60, private readonly volume = 10) {}
 
   enqueue(digits: string, durationMs = 100): void {
-    const samples = Math.round((Math.max(40, durationMs) * 8000) / 1000);
+    const samples = Math.round((Math.max(40, durationMs) * this.clockRate) / 1000);
     for (const d of digits) this.queue.push({ event: digitToEvent(d), samples });
   }
 
@@ -115,7 +119,7 @@ export interface DetectedEvent {
   digit: string;
   event: number;
   duration: number; // ms
-  /** the event's duration in timestamp units (8 kHz samples), as its last packet said */
+  /** the event's duration in timestamp units (of the events' clock), as its last packet said */
   samples: number;
   timestamp: number;
 }
@@ -129,6 +133,9 @@ export class TelephoneEventReceiver {
   private active: { ts: number; event: number; duration: number; lastSeen: number } | null = null;
   private reported = new Set<number>(); // recent event timestamps already reported
   private reportedOrder: number[] = [];
+
+  /** the events' RTP clock in ticks per ms (8; 48 on an Opus leg) */
+  ticksPerMs = 8;
 
   constructor(private readonly onEvent: (e: DetectedEvent) => void, private readonly endTimeoutMs = 300) {}
 
@@ -162,6 +169,6 @@ export class TelephoneEventReceiver {
     this.reported.add(a.ts);
     this.reportedOrder.push(a.ts);
     if (this.reportedOrder.length > 32) this.reported.delete(this.reportedOrder.shift()!);
-    this.onEvent({ digit: eventToDigit(a.event)!, event: a.event, duration: Math.round(a.duration / 8), samples: a.duration, timestamp: a.ts });
+    this.onEvent({ digit: eventToDigit(a.event)!, event: a.event, duration: Math.round(a.duration / this.ticksPerMs), samples: a.duration, timestamp: a.ts });
   }
 }

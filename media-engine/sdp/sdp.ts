@@ -1,10 +1,12 @@
 /**
- * SDP (RFC 4566) for one audio stream, and offer/answer (RFC 3264) for PCMU, PCMA and
- * telephone-event (RFC 4733) at 8 kHz, with ptime and direction attributes (hold included).
+ * SDP (RFC 4566) for one audio stream, and offer/answer (RFC 3264) for PCMU, PCMA, G.722, Opus and
+ * telephone-event (RFC 4733) at the chosen codec's clock (8000, or 48000 for Opus), with ptime and
+ * direction attributes (hold included). The formats themselves are in formats.ts.
  */
+import { AUDIO_CODECS, codecOf, DTMF_OFFER_PT, FORMATS, localFmtp, usableCodecs, type AudioCodecName } from './formats';
 
 export type Direction = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
-export type AudioCodecName = 'PCMU' | 'PCMA';
+export type { AudioCodecName } from './formats';
 
 export interface RtpMap {
   pt: number;
@@ -145,6 +147,11 @@ export interface LocalMediaOptions {
 export interface NegotiatedMedia {
   codec: AudioCodecName;
   payloadType: number;
+  /** the codec's RTP clock (8000; 48000 for Opus) */
+  clockRate: number;
+  /** the far end's fmtp for the codec (Opus: what it wants to receive), '' when none */
+  fmtp: string;
+  /** telephone-event's payload type at clockRate, null when not negotiated */
   dtmfPayloadType: number | null;
   remoteAddress: string;
   remotePort: number;
@@ -157,10 +164,31 @@ export interface NegotiatedMedia {
   receive: boolean;
 }
 
+/** One format line of an SDP we write. */
+export interface SdpFormat {
+  pt: number;
+  encoding: string;
+  clockRate: number;
+  channels?: 1 | 2;
+  fmtp?: string;
+}
+
+function codecFormat(codec: AudioCodecName, pt: number): SdpFormat {
+  const f = FORMATS[codec];
+  return { pt, encoding: f.encoding, clockRate: f.clockRate, channels: f.rtpmapChannels, fmtp: localFmtp(codec) };
+}
+
+function dtmfFormat(pt: number, clockRate: number, fmtp?: string): SdpFormat {
+  return { pt, encoding: 'telephone-event', clockRate, fmtp: fmtp ?? '0-16' };
+}
+
+/** The codecs a leg negotiates when it is given none: all of them, G.711 first. */
+export const DEFAULT_CODECS: readonly AudioCodecName[] = AUDIO_CODECS;
+
 export function generateSdp(o: {
   address: string;
   port: number;
-  formats: { pt: number; encoding: string; fmtp?: string }[];
+  formats: SdpFormat[];
   ptime: number;
   direction: Direction;
   sessionId: string;
@@ -175,25 +203,24 @@ export function generateSdp(o: {
     `m=audio ${o.port} RTP/AVP ${o.formats.map((f) => f.pt).join(' ')}`,
   ];
   for (const f of o.formats) {
-    lines.push(`a=rtpmap:${f.pt} ${f.encoding}/8000`);
+    lines.push(`a=rtpmap:${f.pt} ${f.encoding}/${f.clockRate}${f.channels === 2 ? '/2' : ''}`);
     if (f.fmtp) lines.push(`a=fmtp:${f.pt} ${f.fmtp}`);
   }
   lines.push(`a=ptime:${o.ptime}`, `a=${o.direction}`);
   return lines.join('\r\n') + '\r\n';
 }
 
-const DEFAULT_PT: Record<AudioCodecName, number> = { PCMU: 0, PCMA: 8 };
-
+/** Our offer: the usable codecs of `local.codecs` in that order, then telephone-event at each clock offered. */
 export function createOffer(local: LocalMediaOptions): string {
-  const codecs = local.codecs ?? ['PCMU', 'PCMA'];
-  const dtmfPt = local.dtmfPayloadType ?? 101;
+  const codecs = usableCodecs(local.codecs ?? DEFAULT_CODECS);
+  if (!codecs.length) throw new SdpError(`none of the codecs ${(local.codecs ?? []).join(', ')} can run here`);
+  const formats = codecs.map((c) => codecFormat(c, FORMATS[c].offerPt));
+  if (codecs.some((c) => FORMATS[c].clockRate === 8000)) formats.push(dtmfFormat(local.dtmfPayloadType ?? DTMF_OFFER_PT[8000], 8000));
+  if (codecs.includes('opus')) formats.push(dtmfFormat(DTMF_OFFER_PT[48000], 48000));
   return generateSdp({
     address: local.address,
     port: local.port,
-    formats: [
-      ...codecs.map((c) => ({ pt: DEFAULT_PT[c], encoding: c })),
-      { pt: dtmfPt, encoding: 'telephone-event', fmtp: '0-16' },
-    ],
+    formats,
     ptime: local.ptime ?? 20,
     direction: local.direction ?? 'sendrecv',
     sessionId: local.sessionId ?? String(Date.now()),
@@ -213,21 +240,26 @@ function isHoldAddress(a: string): boolean {
   return a === '0.0.0.0';
 }
 
-function pickFormats(remote: AudioMedia, prefs: AudioCodecName[]) {
-  const audioFormats = remote.formats.filter(
-    (f) => prefs.includes(f.encoding as AudioCodecName) && f.clockRate === 8000 && f.channels === 1,
-  );
+function pickFormats(remote: AudioMedia, prefs: readonly AudioCodecName[]): { codec: RtpMap & { name: AudioCodecName }; dtmf: RtpMap | undefined } | null {
+  const usable = usableCodecs(prefs);
   // the offerer's order wins (RFC 3264 §6.1); our list only filters
-  const codec = audioFormats[0];
-  const dtmf = remote.formats.find((f) => f.encoding === 'TELEPHONE-EVENT' && f.clockRate === 8000);
-  return { codec, dtmf };
+  for (const f of remote.formats) {
+    const name = codecOf(f.encoding, f.clockRate, f.channels);
+    if (!name || !usable.includes(name)) continue;
+    // telephone-event at the codec's own clock (RFC 4733 §2.1); none at that clock: digits go in band
+    const dtmf = remote.formats.find((d) => d.encoding === 'TELEPHONE-EVENT' && d.clockRate === f.clockRate);
+    return { codec: { ...f, name }, dtmf };
+  }
+  return null;
 }
 
-function negotiated(remote: AudioMedia, codec: RtpMap, dtmf: RtpMap | undefined, direction: Direction, ptime: number): NegotiatedMedia {
+function negotiated(remote: AudioMedia, codec: RtpMap & { name: AudioCodecName }, dtmf: RtpMap | undefined, direction: Direction, ptime: number): NegotiatedMedia {
   const hold = isHoldAddress(remote.address) || remote.port === 0;
   return {
-    codec: codec.encoding as AudioCodecName,
+    codec: codec.name,
     payloadType: codec.pt,
+    clockRate: codec.clockRate,
+    fmtp: codec.fmtp ?? '',
     dtmfPayloadType: dtmf ? dtmf.pt : null,
     remoteAddress: remote.address,
     remotePort: remote.port,
@@ -245,14 +277,15 @@ export function createAnswer(offerText: string, local: LocalMediaOptions): { sdp
   const remote = offer.audio;
   if (!remote) throw new SdpError('offer has no audio stream');
   if (!/^RTP\/AVP$/i.test(remote.proto)) throw new SdpError(`unsupported transport ${remote.proto}`);
-  const { codec, dtmf } = pickFormats(remote, local.codecs ?? ['PCMU', 'PCMA']);
-  if (!codec) throw new SdpError('no common codec (PCMU/PCMA) in offer');
+  const picked = pickFormats(remote, local.codecs ?? DEFAULT_CODECS);
+  if (!picked) throw new SdpError(`no common codec in offer (we take ${usableCodecs(local.codecs ?? DEFAULT_CODECS).join(', ')})`);
+  const { codec, dtmf } = picked;
   const ptime = remote.ptime ?? local.ptime ?? 20;
   let remoteDir: Direction = remote.direction;
   if (isHoldAddress(remote.address) && remoteDir === 'sendrecv') remoteDir = 'sendonly'; // RFC 2543 hold
   const direction = answerDirection(remoteDir, local.direction ?? 'sendrecv');
-  const formats: { pt: number; encoding: string; fmtp?: string }[] = [{ pt: codec.pt, encoding: codec.encoding }];
-  if (dtmf) formats.push({ pt: dtmf.pt, encoding: 'telephone-event', fmtp: dtmf.fmtp ?? '0-16' });
+  const formats: SdpFormat[] = [codecFormat(codec.name, codec.pt)];
+  if (dtmf) formats.push(dtmfFormat(dtmf.pt, dtmf.clockRate, dtmf.fmtp));
   const sdp = generateSdp({
     address: local.address,
     port: local.port,
@@ -270,8 +303,9 @@ export function applyAnswer(answerText: string, local: LocalMediaOptions): Negot
   const ans = parseSdp(answerText);
   const remote = ans.audio;
   if (!remote) throw new SdpError('answer has no audio stream');
-  const { codec, dtmf } = pickFormats(remote, local.codecs ?? ['PCMU', 'PCMA']);
-  if (!codec) throw new SdpError('answer has no codec we offered');
+  const picked = pickFormats(remote, local.codecs ?? DEFAULT_CODECS);
+  if (!picked) throw new SdpError('answer has no codec we offered');
+  const { codec, dtmf } = picked;
   let remoteDir: Direction = remote.direction;
   if (isHoldAddress(remote.address) && remoteDir === 'sendrecv') remoteDir = 'sendonly';
   const direction = answerDirection(remoteDir, local.direction ?? 'sendrecv');

@@ -209,7 +209,7 @@ export class Engine {
 
   record(id: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
     const leg = this.leg(id);
-    const r = new Recorder(path, opts);
+    const r = new Recorder(path, opts, leg.session.rate); // a wideband leg records at its own 16 kHz
     leg.recorders.push(r);
     return r.result;
   }

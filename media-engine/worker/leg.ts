@@ -2,6 +2,11 @@
  * One endpoint inside a worker: its RTP session plus what it plays, records, hears (bridge peer,
  * conference mix, echo, injected fork audio) and detects (RFC 4733 and in-band DTMF).
  * The engine calls receivePhase() for every leg, mixes conferences, then sendPhase() for every leg.
+ *
+ * Rates: everything but the RTP session works on 20 ms frames at 8 kHz (`rawIn`, players, mixer,
+ * recorders, detectors). A wideband leg (G.722, Opus: 16 kHz, leg-wide.ts) also keeps its 16 kHz
+ * frame (`wideIn`): a bridge between two wideband legs and the echo pass it on at 16 kHz, and the
+ * 8 kHz frames are converted from and to it with the speexdsp resampler.
  */
 import { DtmfDetector } from '../dsp/dtmf-detector';
 import { ForkTap } from '../fork';
@@ -12,6 +17,7 @@ import type { MixMember } from './mixer';
 import { LegAnalysis } from './leg-analysis';
 import type { LegEvent } from './protocol';
 import { RtpSession } from './rtp-session';
+import { WideFrames } from './leg-wide';
 
 const FRAME = 160;
 
@@ -42,7 +48,10 @@ export type DtmfForm = 'rfc4733' | 'inband';
 
 /** What the leg hears from elsewhere this tick: a bridge peer or a conference. */
 export interface FrameFeed {
+  /** this tick's 8 kHz frame, null for silence */
   current(): Int16Array | null;
+  /** this tick's 16 kHz frame when the source is wideband (silence included), else null */
+  currentWide?(): Int16Array | null;
 }
 
 export class Leg implements MixMember {
@@ -53,6 +62,8 @@ export class Leg implements MixMember {
   private readonly bothFrame = new Int16Array(FRAME);
   readonly mixOut = new Int16Array(FRAME);
   hasIn = false;
+  /** the 16 kHz frames and resamplers, made when the leg first runs a wideband codec */
+  private wide: WideFrames | null = null;
   readonly player = new Player();
   /** an array, not a Set: iterating a Set allocates an iterator each tick */
   readonly recorders: Recorder[] = [];
@@ -82,7 +93,7 @@ export class Leg implements MixMember {
     private readonly emit: (e: LegEvent) => void,
   ) {
     this.analysis = new LegAnalysis((data) => this.emit({ name: 'speech', data }));
-    this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.samples / 8, source: 'rfc2833', ssrc: e.ssrc }));
+    this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.samples / this.session.ticksPerMs, source: 'rfc2833', ssrc: e.ssrc }));
     this.detector = opts.inbandDtmf === false ? null : new DtmfDetector();
   }
 
@@ -154,8 +165,21 @@ export class Leg implements MixMember {
     return this.input();
   }
 
+  /** What a wideband bridge peer hears from us at 16 kHz; null when this leg is not wideband now. */
+  currentWide(): Int16Array | null {
+    const w = this.wide;
+    if (!w || this.session.rate !== w.rate) return null;
+    return this.hasIn && !this.mutedIn ? w.in : w.silence;
+  }
+
   receivePhase(now: number): void {
-    this.hasIn = this.session.receiveFrame(this.rawIn, now);
+    const s = this.session;
+    if (s.rate === 8000) this.hasIn = s.receiveFrame(this.rawIn, now);
+    else {
+      const w = (this.wide ??= new WideFrames(s.rate));
+      this.hasIn = s.receiveFrame(w.in, now);
+      if (this.hasIn) w.down(this.rawIn);
+    }
     if (this.hasIn && this.detector && !this.session.sawTelephoneEvent) {
       const d = this.detector.process(this.rawIn);
       if (d) this.onDtmf({ dtmf: d.digit, duration: 0, source: 'inband' });
@@ -166,6 +190,12 @@ export class Leg implements MixMember {
   sendPhase(now: number): void {
     const out = this.outFrame;
     let have = this.player.readFrame(out);
+    const w = this.session.rate === 8000 ? null : (this.wide ??= new WideFrames(this.session.rate));
+    // wideband straight through: echo, or a wideband bridge peer (nothing injected by forks on top)
+    if (!have && w && !this.forks.size) {
+      const src = this.echo ? (this.hasIn ? w.in : w.silence) : !this.conferenceId ? this.feed?.currentWide?.() ?? null : null;
+      if (src) return this.sendWide(w, src, now);
+    }
     if (!have && this.echo) {
       out.set(this.hasIn ? this.rawIn : this.silence);
       have = true;
@@ -189,12 +219,34 @@ export class Leg implements MixMember {
       }
     }
     if (this.mutedOut) out.fill(0);
-    this.session.sendFrame(out, now);
+    if (w) this.session.sendFrame(w.up(out), now);
+    else this.session.sendFrame(out, now);
+    this.afterSend(out);
+  }
+
+  /** Sends a 16 kHz frame as it is; recorders and forks get it at 8 kHz. */
+  private sendWide(w: WideFrames, src: Int16Array, now: number): void {
+    const o = w.out;
+    if (this.mutedOut) o.fill(0);
+    else o.set(src);
+    this.session.sendFrame(o, now);
+    if (this.recorders.length || this.forks.size) this.afterSend(w.downOut(this.outFrame));
+  }
+
+  /**
+   * Recorders and forks: what the leg heard and sent this tick, at 8 kHz (`out`), and for a recorder of
+   * the leg's wideband rate its 16 kHz frames (what was received, and `wide.out`: what was sent).
+   */
+  private afterSend(out: Int16Array): void {
     const inFrame = this.hasIn && !this.mutedIn ? this.rawIn : null;
     const recs = this.recorders;
+    const w = this.wide && this.session.rate === this.wide.rate ? this.wide : null;
     for (let k = 0; k < recs.length; k++) {
-      recs[k].write(inFrame, out);
-      if (recs[k].finished) recs.splice(k--, 1);
+      const r = recs[k];
+      if (r.rate === 8000) r.write(inFrame, out);
+      else if (w && r.rate === w.rate) r.write(inFrame ? w.in : null, w.out);
+      else r.writeNarrow(inFrame, out);
+      if (r.finished) recs.splice(k--, 1);
     }
     if (this.forks.size) {
       const both = this.bothFrame;
@@ -207,6 +259,7 @@ export class Leg implements MixMember {
   }
 
   async close(): Promise<void> {
+    this.wide?.close();
     this.player.stop();
     this.analysis.close('endpoint destroyed', 'EDESTROYED');
     for (const r of this.recorders) r.stop('hangup');

@@ -1,7 +1,8 @@
 /**
  * One leg's RTP/RTCP transport inside a worker: its own UDP socket pair with an enlarged receive
  * buffer, symmetric RTP (latching to where the far end really sends from), G.711 encode/decode by
- * payload type, RFC 4733 send/receive, a jitter buffer and RTCP SR/RR every 5 s.
+ * payload type or the leg's wideband codec (leg-codec.ts: G.722, Opus at 16 kHz), RFC 4733
+ * send/receive at the codec's clock, a jitter buffer at the leg's PCM rate and RTCP SR/RR every 5 s.
  * The sockets are the worker's kind (rtp-transport.ts): native ones are read when the leg is served.
  */
 import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
@@ -11,6 +12,7 @@ import { ReceiveStats } from '../rtp-packet/receive-stats';
 import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp-packet/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
+import { LegCodec } from './leg-codec';
 import { createTransport, intToIpv4, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 
 const FRAME = 160;
@@ -39,7 +41,7 @@ export interface RtpCounters {
 
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
 const SEND_RING = 4;
-const MAX_PACKET = 12 + FRAME * 4;
+const MAX_PACKET = 12 + 1500; // the longest Opus payload we encode is 1275 bytes; G.711 at 80 ms is 640
 
 /** RTCP is read every this many receives (native sockets): it comes every few seconds */
 const RTCP_POLL_EVERY = 10;
@@ -55,7 +57,21 @@ export class RtpSession {
   private sendIdx = 0;
   /** the receive path's header and decoded samples, reused for every packet */
   private readonly rxHeader = newRtpHeader();
-  private readonly rxSamples = new Int16Array(1600);
+  private readonly rxSamples = new Int16Array(2880); // 120 ms at 16 kHz: the longest Opus packet we decode
+  /** the wideband codec (G.722, Opus), null on a G.711 leg */
+  wide: LegCodec | null = null;
+  /** the leg's PCM rate and 20 ms frame at it (8000/160 for G.711) */
+  rate = 8000;
+  frame = FRAME;
+  /** RTP clock ticks per ms and per 20 ms (8/160; 48/960 for Opus) */
+  ticksPerMs = 8;
+  private frameTicks = FRAME;
+  /** the G.711 law sent on a G.711 leg */
+  private law: G711Law = 'PCMU';
+  private readonly sendWide = (bytes: number, ticks: number): void => {
+    if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.wide!.payload, bytes);
+    this.ts = (this.ts + ticks) | 0;
+  };
   media: NegotiatedMedia | null = null;
   private remote: Peer | null = null;
   private remoteRtcp: Peer | null = null;
@@ -71,7 +87,7 @@ export class RtpSession {
   private pending = new Int16Array(FRAME * 4); // samples waiting for a full ptime packet
   private pendingLen = 0;
   private readonly encodeBuf = new Uint8Array(FRAME * 8);
-  readonly jitter = new JitterBuffer(1, 8, 2);
+  jitter = new JitterBuffer(1, 8, 2);
   readonly stats = new ReceiveStats();
   readonly dtmfOut = new TelephoneEventSender();
   readonly dtmfIn: TelephoneEventReceiver;
@@ -106,6 +122,7 @@ export class RtpSession {
   }
 
   setMedia(media: NegotiatedMedia): void {
+    this.setCodec(media);
     const changed = !this.media || this.media.remoteAddress !== media.remoteAddress || this.media.remotePort !== media.remotePort;
     this.media = media;
     if (changed) {
@@ -113,6 +130,26 @@ export class RtpSession {
       this.remoteRtcp = media.remotePort ? peer(media.remoteAddress, media.remoteRtcpPort) : null;
       this.latched = false;
     }
+  }
+
+  /** The codec state for `media`: a new wideband codec (and a jitter buffer at its rate) when it changed. */
+  private setCodec(media: NegotiatedMedia): void {
+    const wideband = media.codec === 'G722' || media.codec === 'opus';
+    if (this.wide && (!wideband || this.wide.differs(media))) {
+      this.wide.close();
+      this.wide = null;
+    }
+    if (wideband && !this.wide) this.wide = new LegCodec(media);
+    const rate = this.wide ? this.wide.rate : 8000;
+    if (rate !== this.rate) this.jitter = new JitterBuffer(1, 8, 2, rate / 50);
+    this.rate = rate;
+    this.frame = rate / 50;
+    if (media.codec === 'PCMA' || media.codec === 'PCMU') this.law = media.codec;
+    this.ticksPerMs = media.clockRate / 1000;
+    this.frameTicks = media.clockRate / 50;
+    this.stats.ticksPerMs = this.ticksPerMs;
+    this.dtmfIn.ticksPerMs = this.ticksPerMs;
+    this.dtmfOut.clockRate = media.clockRate;
   }
 
   get sending(): boolean {
@@ -140,19 +177,26 @@ export class RtpSession {
       // a new source (SSRC change after re-INVITE, transfer, restart): start over
       this.remoteSsrc = p.ssrc >>> 0;
       this.jitter.reset();
+      this.wide?.reset();
     }
-    this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(mono * 8) | 0);
+    this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(mono * this.ticksPerMs) | 0);
     if (this.media.dtmfPayloadType !== null && p.payloadType === this.media.dtmfPayloadType) {
       this.sawTelephoneEvent = true;
       this.dtmfIn.onPacket(p.timestamp >>> 0, msg.subarray(p.payloadOffset, p.payloadEnd), TIME_ORIGIN + mono);
       return;
     }
+    const bytes = p.payloadEnd - p.payloadOffset;
+    if (this.wide) {
+      if (p.payloadType !== this.media.payloadType || bytes === 0) return;
+      const n = this.wide.decode(msg, p.payloadOffset, bytes, this.rxSamples);
+      if (n > 0) this.jitter.push(this.wide.sampleTsOf(p.timestamp), this.rxSamples, n);
+      return;
+    }
     let law: G711Law;
     if (p.payloadType === 0) law = 'PCMU';
     else if (p.payloadType === 8) law = 'PCMA';
-    else if (p.payloadType === this.media.payloadType) law = this.media.codec;
+    else if (p.payloadType === this.media.payloadType && (this.media.codec === 'PCMU' || this.media.codec === 'PCMA')) law = this.media.codec;
     else return; // comfort noise and unknown formats are ignored
-    const bytes = p.payloadEnd - p.payloadOffset;
     if (bytes === 0 || bytes > 1600) return;
     this.jitter.push(p.timestamp, this.rxSamples, decodeG711Range(law, msg, p.payloadOffset, p.payloadEnd, this.rxSamples));
   }
@@ -177,10 +221,10 @@ export class RtpSession {
 
   /** Advances the RTP clock over ticks the worker could not run. */
   skip(ticks: number): void {
-    this.ts = (this.ts + ticks * FRAME) | 0;
+    this.ts = (this.ts + ticks * this.frameTicks) | 0;
   }
 
-  /** Pops this tick's inbound audio into `out`; false when there is none. */
+  /** Pops this tick's inbound audio into `out` (`frame` samples at `rate`); false when there is none. */
   receiveFrame(out: Int16Array, now: number): boolean {
     this.rtp.poll();
     if (++this.rtcpPoll >= RTCP_POLL_EVERY) {
@@ -191,25 +235,28 @@ export class RtpSession {
     return this.jitter.pop(out);
   }
 
-  /** Sends this tick's outbound audio (or a queued telephone-event instead); keeps timestamps running on hold. */
+  /** Sends this tick's outbound audio (`frame` samples at `rate`, or a queued telephone-event instead); keeps timestamps running on hold. */
   sendFrame(frame: Int16Array, now: number): void {
-    const ev = this.dtmfOut.busy ? this.dtmfOut.next(FRAME) : null;
+    const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.frameTicks) : null;
     if (ev) {
       if (ev.startOfEvent) this.eventTs = this.ts;
       if (this.sending && this.media!.dtmfPayloadType !== null) this.send(ev.marker, this.media!.dtmfPayloadType, this.eventTs, ev.payload, ev.payload.length);
-      this.ts = (this.ts + FRAME) | 0;
+      this.ts = (this.ts + this.frameTicks) | 0;
       this.pendingLen = 0;
+      this.wide?.dropPending();
+    } else if (this.wide) {
+      this.wide.encodeFrame(frame, this.sendWide);
     } else {
       const ptimeSamples = Math.min(FRAME * 4, Math.max(80, ((this.media?.ptime ?? 20) * 8) | 0));
       if (ptimeSamples === FRAME && this.pendingLen === 0) {
-        if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.media!.codec, frame, 0, FRAME, this.encodeBuf));
+        if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.law, frame, 0, FRAME, this.encodeBuf));
         this.ts = (this.ts + FRAME) | 0;
       } else {
         // other ptimes: re-chunk 20 ms frames into packets of ptime
         this.pending.set(frame, this.pendingLen);
         this.pendingLen += FRAME;
         while (this.pendingLen >= ptimeSamples) {
-          if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.media!.codec, this.pending, 0, ptimeSamples, this.encodeBuf));
+          if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.law, this.pending, 0, ptimeSamples, this.encodeBuf));
           this.ts = (this.ts + ptimeSamples) | 0;
           this.pending.copyWithin(0, ptimeSamples, this.pendingLen);
           this.pendingLen -= ptimeSamples;
@@ -258,6 +305,8 @@ export class RtpSession {
   /** Closes both sockets; resolves once the ports are free again. */
   close(): Promise<void> {
     this.closed = true;
+    this.wide?.close();
+    this.wide = null;
     return Promise.all([this.rtp.close(), this.rtcp.close()]).then(() => undefined);
   }
 }

@@ -1,13 +1,11 @@
 /**
- * A streaming 8 kHz 16-bit mono WAV file. Audio is buffered for about a second, appended, and the
+ * A streaming 16-bit mono WAV file at 8 kHz (or the rate given: 16 kHz for a wideband leg). Audio is buffered for about a second, appended, and the
  * RIFF/data sizes are rewritten after every append, so the file on disk is always a valid WAV of
  * everything flushed so far, even when the process dies mid-recording.
  */
 import fs from 'node:fs';
 
-const FLUSH_SAMPLES = 8000;
-
-function header(dataBytes: number): Buffer {
+function header(dataBytes: number, rate: number): Buffer {
   const h = Buffer.alloc(44);
   h.write('RIFF', 0, 'ascii');
   h.writeUInt32LE(36 + dataBytes, 4);
@@ -16,8 +14,8 @@ function header(dataBytes: number): Buffer {
   h.writeUInt32LE(16, 16);
   h.writeUInt16LE(1, 20); // PCM
   h.writeUInt16LE(1, 22); // mono
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(16000, 28);
+  h.writeUInt32LE(rate, 24);
+  h.writeUInt32LE(rate * 2, 28);
   h.writeUInt16LE(2, 32);
   h.writeUInt16LE(16, 34);
   h.write('data', 36, 'ascii');
@@ -28,13 +26,13 @@ function header(dataBytes: number): Buffer {
 export class WavSink {
   private fd: number;
   // a fresh (unpooled) buffer, so the Int16Array view below is aligned; WAV is little-endian like the hosts we run on
-  private buf = Buffer.alloc(FLUSH_SAMPLES * 2 + 320 * 2);
-  private view = new Int16Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 1);
+  private readonly flushSamples: number;
+  private buf: Buffer;
+  private view: Int16Array;
   private bufLen = 0;
-  // the first flush comes at a random fill, so recordings started together do not all write in one tick
-  private flushAt = Math.floor(FLUSH_SAMPLES * (0.25 + 0.75 * Math.random())) * 2;
+  private flushAt: number;
   private dataBytes = 0;
-  private readonly head = header(0);
+  private readonly head: Buffer;
   private closed = false;
   /** peak |sample| per 100 ms, for the waveform at the end */
   /** (a typed array doubled when full: an array push per bucket reallocates its store now and then) */
@@ -43,9 +41,18 @@ export class WavSink {
   private bucketPeak = 0;
   private bucketFill = 0;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    readonly rate = 8000,
+  ) {
+    this.flushSamples = rate; // about a second
+    this.buf = Buffer.alloc(this.flushSamples * 2 + (rate / 25) * 2);
+    this.view = new Int16Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 1);
+    // the first flush comes at a random fill, so recordings started together do not all write in one tick
+    this.flushAt = Math.floor(this.flushSamples * (0.25 + 0.75 * Math.random())) * 2;
+    this.head = header(0, rate);
     this.fd = fs.openSync(path, 'w');
-    fs.writeSync(this.fd, header(0), 0, 44, 0);
+    fs.writeSync(this.fd, this.head, 0, 44, 0);
   }
 
   write(frame: Int16Array): void {
@@ -60,7 +67,7 @@ export class WavSink {
     }
     this.bucketPeak = peak;
     this.bucketFill += frame.length;
-    if (this.bucketFill >= 800) {
+    if (this.bucketFill >= this.rate / 10) {
       this.pushPeak();
       this.bucketPeak = 0;
       this.bucketFill = 0;
@@ -82,7 +89,7 @@ export class WavSink {
     fs.writeSync(this.fd, this.buf, 0, this.bufLen, 44 + this.dataBytes);
     this.dataBytes += this.bufLen;
     this.bufLen = 0;
-    this.flushAt = FLUSH_SAMPLES * 2;
+    this.flushAt = this.flushSamples * 2;
     this.head.writeUInt32LE(36 + this.dataBytes, 4);
     this.head.writeUInt32LE(this.dataBytes, 40);
     fs.writeSync(this.fd, this.head, 0, 44, 0);
@@ -110,6 +117,6 @@ export class WavSink {
       for (let k = from; k < to; k++) m = Math.max(m, b[k]);
       peaks.push(Math.round((m / 32768) * 1000) / 1000);
     }
-    return { duration: this.dataBytes / 2 / 8000, peaks };
+    return { duration: this.dataBytes / 2 / this.rate, peaks };
   }
 }

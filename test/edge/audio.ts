@@ -4,17 +4,23 @@ import fs from 'node:fs';
 import { readWav } from '../../media-engine/audio/wav';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 
-/** A 30 s sine tone, 8 kHz mono 16-bit (a softphone's microphone). */
-export function toneWav(file: string, hz: number): void {
-  execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', file, 'synth', '30', 'sine', String(hz), 'vol', '0.4']);
+/** A 30 s sine tone, 16-bit at `rate` (default 8 kHz), mono or the same in each of `channels` (a softphone's microphone). */
+export function toneWav(file: string, hz: number, rate = 8000, channels = 1): void {
+  execFileSync('sox', ['-n', '-r', String(rate), '-c', String(channels), '-b', '16', file, 'synth', '30', 'sine', String(hz), 'vol', '0.4']);
 }
 
-/** Fraction of the energy at `hz` in the loudest second of a WAV file (0 when silent). */
+/**
+ * Fraction of the energy at `hz` in the loudest second of a WAV file at its own rate (0 when silent,
+ * or when `hz` is above the file's Nyquist frequency: a narrowband file cannot hold a 6 kHz tone).
+ */
 export function toneShare(file: string, hz: number): number {
   if (!fs.existsSync(file)) return 0;
-  const { samples } = readWav(file);
-  const n = 8000;
-  const coeff = goertzelCoeff(hz);
+  const { info, samples: all } = readWav(file);
+  const n = info.format.sampleRate;
+  const ch = info.format.channels;
+  const samples = ch === 1 ? all : all.filter((_, i) => i % ch === 0); // the first channel
+  if (hz >= n / 2) return 0;
+  const coeff = goertzelCoeff(hz, n);
   let best = 0;
   let bestEnergy = 0;
   for (let start = 0; start + n <= samples.length; start += n / 2) {

@@ -18,6 +18,8 @@ export interface BaresipAccount {
   params?: string;
   /** false: never REGISTER (a trunk or PBX that is known by its address). Default true. */
   register?: boolean;
+  /** Audio codec modules loaded before g711.so, in this order, so the phone offers them first (`g722.so`, `opus.so`). */
+  codecModules?: string[];
 }
 
 export class Baresip {
@@ -36,7 +38,7 @@ export class Baresip {
     return dumps.length ? path.join(this.dir, dumps[dumps.length - 1]!) : '';
   }
 
-  /** Starts baresip with one account; `micWav` is what it sends (8 kHz mono 16-bit WAV). */
+  /** Starts baresip with one account; `micWav` is what it sends (mono 16-bit WAV, 8 kHz or the wideband codec's rate). */
   static async start(account: BaresipAccount, micWav: string): Promise<Baresip> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baresip-'));
     const b = new Baresip(dir, await sipPortPair(), await freePort()); // SIP on the port, TLS on the next
@@ -51,6 +53,7 @@ export class Baresip {
       'audio_alert aufile,/dev/null',
       `rtp_ports ${rtp}-${rtp + 3}`,
       'module_path /usr/lib/baresip/modules',
+      ...(account.codecModules ?? []).map((m) => `module ${m}`),
       'module g711.so',
       'module aufile.so',
       // sndfile dumps what the phone hears (and sends) to WAV files in snd_path

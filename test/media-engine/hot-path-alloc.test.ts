@@ -10,6 +10,9 @@ import { decodeG711, decodeG711Range, encodeG711, encodeG711Range } from '../../
 import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
 import { newRtpHeader, parseRtp, readRtpHeader, serializeRtp, writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { TelephoneEventSender } from '../../media-engine/rtp-packet/telephone-event';
+import type { NegotiatedMedia } from '../../media-engine/sdp/sdp';
+import { LegCodec } from '../../media-engine/worker/leg-codec';
+import { WideFrames } from '../../media-engine/worker/leg-wide';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -75,6 +78,37 @@ describe('media-engine hot path: no allocation per packet or frame', () => {
     expect(bytesPerCall(() => decodeG711Range('PCMU', bytes, 0, encodeG711Range('PCMU', pcm, 0, 160, bytes), back))).to.be.below(1);
     expect(Array.from(back)).to.deep.equal(Array.from(decodeG711('PCMU', encodeG711('PCMU', pcm))));
   });
+});
+
+describe('media-engine wideband hot path: no allocation per frame (G.722, Opus)', () => {
+  const media = (codec: 'G722' | 'opus', payloadType: number, clockRate: number): NegotiatedMedia => ({
+    codec, payloadType, clockRate, fmtp: '', dtmfPayloadType: null, remoteAddress: '127.0.0.1', remotePort: 4000, remoteRtcpPort: 4001,
+    ptime: 20, direction: 'sendrecv', send: true, receive: true,
+  });
+  for (const [codec, pt, clock] of [['G722', 9, 8000], ['opus', 111, 48000]] as const) {
+    it(`${codec}: receive (decode, timestamp mapping, jitter buffer, down to 8 kHz) and send (up to 16 kHz, encode) allocate nothing`, function () {
+      this.timeout(120_000); // Opus encodes at about 0.1 ms a frame: 35,000 frames
+      const lc = new LegCodec(media(codec, pt, clock));
+      const w = new WideFrames(lc.rate);
+      const jb = new JitterBuffer(1, 8, 2, lc.frame);
+      const rx = new Int16Array(2880);
+      const narrow = new Int16Array(160);
+      for (let i = 0; i < 160; i++) narrow[i] = Math.round(8000 * Math.sin(i / 5));
+      let len = 0;
+      const sent = (bytes: number): void => {
+        len = bytes; // the packet stays in lc.payload, where the codec wrote it
+      };
+      const perFrame = bytesPerCall((i) => {
+        lc.encodeFrame(w.up(narrow), sent);
+        const n = lc.decode(lc.payload, 0, len, rx);
+        jb.push(lc.sampleTsOf((i * lc.frameTicks) | 0), rx, n);
+        if (jb.pop(w.in)) w.down(narrow);
+      }, 5_000);
+      lc.close();
+      w.close();
+      expect(perFrame).to.be.below(1);
+    });
+  }
 });
 
 describe('media-engine: the in-place RTP reader and the copying jitter buffer', () => {

@@ -59,4 +59,37 @@ describe('media-engine SDP offer/answer', () => {
     expect(media).to.include({ codec: 'PCMA', payloadType: 8, dtmfPayloadType: 101, remotePort: 30000, remoteAddress: '10.1.1.1' });
     expect(() => applyAnswer(offer('m=audio 4000 RTP/AVP 18'), local)).to.throw(SdpError);
   });
+  it('answers the offerer\'s first codec we take: G722, opus (RFC 7587 fmtp), telephone-event at that codec\'s clock', () => {
+    const g = createAnswer(offer('m=audio 4000 RTP/AVP 9 0 101', ['a=rtpmap:9 G722/8000', 'a=rtpmap:101 telephone-event/8000']), local);
+    expect(g.media).to.include({ codec: 'G722', payloadType: 9, clockRate: 8000, dtmfPayloadType: 101 });
+    expect(g.sdp).to.contain('m=audio 20000 RTP/AVP 9 101\r\n').and.contain('a=rtpmap:9 G722/8000');
+    const o = createAnswer(offer('m=audio 4000 RTP/AVP 111 0 101 110', ['a=rtpmap:111 OPUS/48000/2', 'a=fmtp:111 maxplaybackrate=48000;useinbandfec=1', 'a=rtpmap:101 telephone-event/8000', 'a=rtpmap:110 telephone-event/48000']), local);
+    expect(o.media).to.include({ codec: 'opus', payloadType: 111, clockRate: 48000, dtmfPayloadType: 110, fmtp: 'maxplaybackrate=48000;useinbandfec=1' });
+    expect(o.sdp).to.contain('m=audio 20000 RTP/AVP 111 110\r\n').and.contain('a=rtpmap:111 opus/48000/2').and.contain('a=rtpmap:110 telephone-event/48000');
+    expect(o.sdp).to.match(/a=fmtp:111 maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;useinbandfec=1\r\n/);
+    // opus offered with telephone-event at 8000 only: no RFC 4733 (clocks must match), digits in band
+    const noTe = createAnswer(offer('m=audio 4000 RTP/AVP 96 101', ['a=rtpmap:96 opus/48000/2', 'a=rtpmap:101 telephone-event/8000']), local);
+    expect(noTe.media).to.include({ codec: 'opus', dtmfPayloadType: null });
+    expect(noTe.sdp).to.not.contain('telephone-event');
+    // our list filters, the offerer's order wins
+    const filtered = createAnswer(offer('m=audio 4000 RTP/AVP 9 8 0', ['a=rtpmap:9 G722/8000']), { ...local, codecs: ['PCMU', 'PCMA'] });
+    expect(filtered.media.codec).to.equal('PCMA');
+    expect(() => createAnswer(offer('m=audio 4000 RTP/AVP 9'), { ...local, codecs: ['PCMU'] })).to.throw(SdpError, /no common codec/);
+    expect(() => createAnswer(offer('m=audio 4000 RTP/AVP 97', ['a=rtpmap:97 iLBC/8000']), local)).to.throw(SdpError, /no common codec/);
+    // opus at another clock is not opus
+    expect(() => createAnswer(offer('m=audio 4000 RTP/AVP 96', ['a=rtpmap:96 opus/16000']), local)).to.throw(SdpError, /no common codec/);
+  });
+
+  it('our offer lists the codecs in the order given, telephone-event at 8000 and 48000 as needed', () => {
+    const o = createOffer({ ...local, codecs: ['G722', 'opus', 'PCMU', 'PCMA'] });
+    expect(o).to.contain('m=audio 20000 RTP/AVP 9 111 0 8 101 110\r\n');
+    expect(o).to.contain('a=rtpmap:111 opus/48000/2').and.contain('a=rtpmap:110 telephone-event/48000').and.contain('a=rtpmap:101 telephone-event/8000');
+    expect(o).to.contain('a=fmtp:111 maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;useinbandfec=1');
+    const opusOnly = createOffer({ ...local, codecs: ['opus'] });
+    expect(opusOnly).to.contain('m=audio 20000 RTP/AVP 111 110\r\n');
+    const answer = createAnswer(o, { address: '10.1.1.1', port: 30000 }).sdp;
+    expect(applyAnswer(answer, local)).to.include({ codec: 'G722', payloadType: 9, dtmfPayloadType: 101 });
+    const opusAnswer = createAnswer(opusOnly, { address: '10.1.1.1', port: 30000 }).sdp;
+    expect(applyAnswer(opusAnswer, { ...local, codecs: ['opus'] })).to.include({ codec: 'opus', payloadType: 111, dtmfPayloadType: 110, clockRate: 48000 });
+  });
 });

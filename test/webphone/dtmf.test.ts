@@ -111,10 +111,12 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
       await page.type('#target', desk.ext.extension);
       await page.click('#call');
       await waitPhase(page, 'connected', 15_000);
-      // the browser's leg negotiated telephone-event on a payload type of its own (126 with PCMU): the
-      // relay has to rewrite it, not pass it through (the phone's JsSIP session, read in the page)
+      // the browser's leg negotiated Opus (the browser's first codec, issue #34) with telephone-event at
+      // Opus's clock on a payload type of its own (110): the relay has to rewrite it to the desk phone's
+      // 96 at 8000, not pass it through (the phone's JsSIP session, read in the page)
       const answer = String(await page.evaluate('window.openvoicePhone.session.connection.remoteDescription.sdp'));
-      const browserPt = /a=rtpmap:(\d+) telephone-event\/8000/.exec(answer)?.[1];
+      expect(answer, 'the browser leg stays Opus').to.match(/a=rtpmap:\d+ opus\/48000\/2/);
+      const browserPt = /a=rtpmap:(\d+) telephone-event\/48000/.exec(answer)?.[1];
       expect(browserPt, `telephone-event in the browser's answer: ${answer}`).to.not.equal(undefined);
       expect(Number(browserPt), 'the browser leg\'s payload type').to.not.equal(DESK_PT);
       await keyDigits(cap, keys, () => pressKeys(page, keys, 450));

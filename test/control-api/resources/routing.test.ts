@@ -37,7 +37,7 @@ describe('providers, trunks and routes', function () {
       const api = as(h, su.token);
       const p = await api.post('/v1.0/providers').send({
         type: 'sip', hostname: 'gw.carrier.example:5080', tech_prefix: '9', tech_postfix: '#', tech_headers: { 'X-Account': 'acme' },
-        auth_username: 'acme', auth_password: 'very-secret', codecs: 'PCMU,PCMA', name: 'carrier', detail: 'd',
+        auth_username: 'acme', auth_password: 'very-secret', codecs: ['pcmu', 'PCMA'], name: 'carrier', detail: 'd',
       });
       expect(p.status, JSON.stringify(p.body)).to.equal(200);
       expect(p.body).to.include({ type: 'sip', hostname: 'gw.carrier.example:5080', tech_prefix: '9', tech_postfix: '#', auth_username: 'acme', transport: 'udp', health_status: 'unknown' });

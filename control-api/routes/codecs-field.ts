@@ -1,0 +1,28 @@
+/** The `codecs` field of trunks, providers and extensions (core/calls/codecs.ts). */
+import { z } from 'zod';
+import { codecName, KNOWN_CODECS, parseCodecList, type AudioCodecName } from '../../core/calls/codecs';
+
+const DESCRIPTION =
+  `The audio codecs this party's calls may use, in the order the platform's own offers (outbound INVITEs) list them: ` +
+  `names from ${KNOWN_CODECS.join(', ')} (any case), each once. An offer from the party is answered with its own first codec ` +
+  'that is in this list; one with none of them gets 488. Default: ';
+
+const name = z.string().max(16).refine((s) => codecName(s) !== null, { error: (iss) => `unknown codec ${JSON.stringify(String(iss.input).slice(0, 16))}: one of ${KNOWN_CODECS.join(', ')}` });
+
+/** A list of codec names (input): 1-4 known names, no name twice. */
+export function codecsInput(defaults: readonly AudioCodecName[]) {
+  return z
+    .array(name)
+    .min(1, 'at least one codec')
+    .max(KNOWN_CODECS.length)
+    .refine((l) => parseCodecList(l).codecs.length === l.length, 'a codec is named twice')
+    .describe(DESCRIPTION + defaults.join(', ') + '.');
+}
+
+/** The list as stored and answered. */
+export const codecsOutput = z.array(z.enum(KNOWN_CODECS as [AudioCodecName, ...AudioCodecName[]])).describe('The codecs in offer order (see the input field).');
+
+/** Names as the engine writes them (input validated by codecsInput). */
+export function normaliseCodecs(list: readonly string[]): AudioCodecName[] {
+  return parseCodecList(list).codecs;
+}
