@@ -17,13 +17,7 @@ export interface Attachment {
   start(server: http.Server, ctx: AppContext): Promise<{ close(): Promise<void> }>;
 }
 
-export const ATTACHMENTS: readonly Attachment[] = [
-  campaignRunner,
-  agentWorkspace,
-  mediaStreams,
-  nodeSweeper,
-  storage,
-];
+export const ATTACHMENTS: readonly Attachment[] = [campaignRunner, agentWorkspace, mediaStreams, nodeSweeper, storage];
 
 /** Starts every attachment; close() closes them last-first. */
 export async function startAttachments(server: http.Server, ctx: AppContext, list: readonly Attachment[] = ATTACHMENTS): Promise<{ close(): Promise<void> }> {

@@ -54,10 +54,7 @@ export interface ContextOverrides {
   statusLookup?: StatusLookup;
 }
 
-export function createContext(
-  parts: { config: Readonly<Config>; db: Knex; redis: Redis; logger: Logger },
-  overrides: ContextOverrides = {},
-): AppContext {
+export function createContext(parts: { config: Readonly<Config>; db: Knex; redis: Redis; logger: Logger }, overrides: ContextOverrides = {}): AppContext {
   const r = repos(parts.db);
   return {
     ...parts,

@@ -17,8 +17,17 @@ import type { Response } from 'express';
 export const CUSTOMER_FILE_CSP = "default-src 'none'; sandbox";
 
 const PASSIVE = new Set([
-  'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp',
-  'text/plain', 'text/csv', 'application/pdf', 'application/json', 'application/zip', 'application/octet-stream',
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/bmp',
+  'text/plain',
+  'text/csv',
+  'application/pdf',
+  'application/json',
+  'application/zip',
+  'application/octet-stream',
 ]);
 
 /** The type a customer file is sent with: its own when passive, else application/octet-stream. */

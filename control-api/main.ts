@@ -114,7 +114,6 @@ async function main(): Promise<void> {
   const port = typeof addr === 'object' && addr ? addr.port : config.httpPort;
   logger.info({ url: `http://${config.httpHost}:${port}` }, 'control-api listening');
   process.stdout.write(`control-api listening on http://${config.httpHost}:${port} (public URL ${config.publicUrl})\n`);
-
 }
 
 main().catch((err: unknown) => {

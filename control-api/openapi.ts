@@ -45,7 +45,10 @@ const ERROR_RESPONSE: Json = {
       type: 'object',
       required: ['status', 'reason', 'message', 'request_id'],
       properties: {
-        status: { type: 'string', enum: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'PAYMENT_REQUIRED', 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'INTERNAL'] },
+        status: {
+          type: 'string',
+          enum: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'PAYMENT_REQUIRED', 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'INTERNAL'],
+        },
         reason: { type: 'string' },
         message: { type: 'string' },
         request_id: { type: 'string' },

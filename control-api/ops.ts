@@ -91,10 +91,14 @@ export function opsRouter(ctx: AppContext, metrics: Metrics): Router {
   });
   const token = ctx.config.metricsToken;
   if (token) {
-    r.get('/metrics', (req, _res, next) => next(bearerRefusal(req.headers.authorization, token) ?? undefined), async (_req, res) => {
-      res.setHeader('Content-Type', metrics.registry.contentType);
-      res.send(await metrics.registry.metrics());
-    });
+    r.get(
+      '/metrics',
+      (req, _res, next) => next(bearerRefusal(req.headers.authorization, token) ?? undefined),
+      async (_req, res) => {
+        res.setHeader('Content-Type', metrics.registry.contentType);
+        res.send(await metrics.registry.metrics());
+      },
+    );
   }
   return r;
 }

@@ -8,9 +8,7 @@
 import { Job, type QueueEvents } from 'bullmq';
 import { ApiError, REASONS, invalidArgument, rateLimited, serviceUnavailable, type Reason } from '../core/errors';
 import { newId } from '../core/ids';
-import {
-  FLOW_SIMULATE_QUEUE, SIMULATE_MAX_JOB_BYTES, SIMULATE_PER_CUSTOMER, type SimulateJob, type SimulateJobResult,
-} from '../core/commands/simulate';
+import { FLOW_SIMULATE_QUEUE, SIMULATE_MAX_JOB_BYTES, SIMULATE_PER_CUSTOMER, type SimulateJob, type SimulateJobResult } from '../core/commands/simulate';
 import { commandBus } from './calls/bus';
 import type { AppContext } from './context';
 
@@ -87,7 +85,12 @@ async function enqueueAndWait(ctx: AppContext, data: SimulateJob, waitMs: number
   if (o.t === 'completed' && isSimulateJobResult(o.value)) return answer(o.value);
   if (o.t !== 'timeout') throw new ApiError('INTERNAL', 'the flow simulation failed');
   // Nobody took it in time: a node that takes it later finds its deadline passed and skips it.
-  await Job.fromId(queue, id).then((j) => j?.remove(), () => undefined).catch(() => undefined);
+  await Job.fromId(queue, id)
+    .then(
+      (j) => j?.remove(),
+      () => undefined,
+    )
+    .catch(() => undefined);
   throw new ApiError('REQUEST_TIMEOUT', `the flow simulator gave no answer within ${waitMs} ms`);
 }
 

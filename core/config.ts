@@ -20,13 +20,19 @@ const bool = z
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(0).max(65535);
 
 const url = (protocols: string[]) =>
-  z.string().trim().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL (${protocols.join(' or ')})`);
+  z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          return protocols.includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      },
+      `must be a URL (${protocols.join(' or ')})`,
+    );
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -56,7 +62,12 @@ const schema = z.object({
     .default('sip.localhost'),
   RATE_LIMIT_SCALE: z.coerce.number({ message: 'must be a number' }).min(0, 'must be >= 0 (0 disables limits)').default(1),
   TRUST_PROXY: bool.default(false),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   FLOW_SIMULATE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
@@ -70,15 +81,28 @@ const schema = z.object({
   // core/storage); checked here so a
   // bad value stops the start with the others.
   NUMBER_INVENTORY: z.string().refine(isJson, 'must be JSON (a list of number ranges)').optional(),
-  NUMBER_INVENTORY_FILE: z.string().refine((f) => fs.existsSync(f), 'file does not exist').optional(),
-  BILLING_INITIAL_CREDIT: z.string().regex(/^\d{1,15}$/, 'must be a whole number of micros').optional(),
-  PROVISIONING_SIP_PROXY: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port').optional(),
-  // Replaced by EGRESS_ALLOW_CIDRS: "allow every private range" is what the egress policy exists to prevent.
-  WEBHOOK_ALLOW_PRIVATE: bool
-    .refine((v) => !v, 'removed: list the ranges the platform may reach in EGRESS_ALLOW_CIDRS (e.g. 10.1.0.0/16)')
+  NUMBER_INVENTORY_FILE: z
+    .string()
+    .refine((f) => fs.existsSync(f), 'file does not exist')
     .optional(),
-  EGRESS_ALLOW_CIDRS: z.string().superRefine((v, c) => egressProblem({ EGRESS_ALLOW_CIDRS: v }, c)).optional(),
-  EGRESS_DNS_SERVERS: z.string().superRefine((v, c) => egressProblem({ EGRESS_DNS_SERVERS: v }, c)).optional(),
+  BILLING_INITIAL_CREDIT: z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a whole number of micros')
+    .optional(),
+  PROVISIONING_SIP_PROXY: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port')
+    .optional(),
+  // Replaced by EGRESS_ALLOW_CIDRS: "allow every private range" is what the egress policy exists to prevent.
+  WEBHOOK_ALLOW_PRIVATE: bool.refine((v) => !v, 'removed: list the ranges the platform may reach in EGRESS_ALLOW_CIDRS (e.g. 10.1.0.0/16)').optional(),
+  EGRESS_ALLOW_CIDRS: z
+    .string()
+    .superRefine((v, c) => egressProblem({ EGRESS_ALLOW_CIDRS: v }, c))
+    .optional(),
+  EGRESS_DNS_SERVERS: z
+    .string()
+    .superRefine((v, c) => egressProblem({ EGRESS_DNS_SERVERS: v }, c))
+    .optional(),
   STORAGE_SIGNING_KEY: z
     .string()
     .refine((v) => v === 'none' || v.length >= 32, 'must be at least 32 characters (or "none")')
@@ -97,7 +121,12 @@ const schema = z.object({
   // read when asked. No key: that route answers 503.
   PADDLE_API_URL: url(['https:', 'http:']).optional(),
   PADDLE_API_KEY: z.string().trim().min(8, 'must be at least 8 characters').optional(),
-  WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce.number({ message: 'must be a number of seconds' }).int().min(60).max(12 * 3600, 'must be at most 43200 (12 hours)').default(12 * 3600),
+  WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
+    .number({ message: 'must be a number of seconds' })
+    .int()
+    .min(60)
+    .max(12 * 3600, 'must be at most 43200 (12 hours)')
+    .default(12 * 3600),
 });
 
 /** `host:port` or `[v6]:port` → its parts, or null. */

@@ -63,16 +63,15 @@ function key(secret: string): Uint8Array {
 export async function signToken(secret: string, claims: TokenClaims, ttlSec: number): Promise<{ token: string; expiresAt: Date }> {
   const iat = Math.floor(clock.nowMs() / 1000);
   const exp = iat + ttlSec;
-  const token = await new SignJWT({ ...claims })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt(iat)
-    .setExpirationTime(exp)
-    .sign(key(secret));
+  const token = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt(iat).setExpirationTime(exp).sign(key(secret));
   return { token, expiresAt: new Date(exp * 1000) };
 }
 
 export class TokenError extends Error {
-  constructor(readonly kind: 'expired' | 'invalid', message: string) {
+  constructor(
+    readonly kind: 'expired' | 'invalid',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -95,8 +94,7 @@ export async function verifyToken(secret: string, token: string): Promise<Verifi
     str('customer_id') &&
     ((payload.typ === 'login' && str('sub')) ||
       (payload.typ === 'delegate' && str('sub') && str('delegator_customer_id')) ||
-      (payload.typ === 'direct' && str('resource_type') && str('resource_id') && str('allowed_resource_id') &&
-        typeof payload.scope_version === 'number'));
+      (payload.typ === 'direct' && str('resource_type') && str('resource_id') && str('allowed_resource_id') && typeof payload.scope_version === 'number'));
   const session =
     payload.typ === 'direct' ||
     ((payload.sid === undefined || (typeof payload.sid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(payload.sid))) &&

@@ -121,10 +121,8 @@ export function isApiError(e: unknown): e is ApiError {
 export const notFound = (reason: Reason = 'RESOURCE_NOT_FOUND', message = 'resource not found') => new ApiError(reason, message);
 export const invalidArgument = (message: string, details?: ErrorDetail[]) => new ApiError('INVALID_ARGUMENT', message, { details });
 export const invalidId = (field = 'id') => new ApiError('INVALID_ID', `${field} is not a UUID`, { details: [{ field }] });
-export const invalidParameter = (field: string, message: string) =>
-  new ApiError('INVALID_REQUEST_PARAMETER', message, { details: [{ field }] });
-export const missingParameter = (field: string) =>
-  new ApiError('MISSING_REQUEST_PARAMETER', `${field} is required`, { details: [{ field }] });
+export const invalidParameter = (field: string, message: string) => new ApiError('INVALID_REQUEST_PARAMETER', message, { details: [{ field }] });
+export const missingParameter = (field: string) => new ApiError('MISSING_REQUEST_PARAMETER', `${field} is required`, { details: [{ field }] });
 export const authenticationRequired = () => new ApiError('AUTHENTICATION_REQUIRED', 'no token or accesskey given');
 export const invalidCredentials = (message = 'token or accesskey invalid or expired') => new ApiError('INVALID_CREDENTIALS', message);
 export const permissionDenied = (message = 'permission denied') => new ApiError('PERMISSION_DENIED', message);

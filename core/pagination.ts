@@ -73,11 +73,7 @@ export function parsePageQuery(query: Record<string, unknown>): PageParams {
  * Runs `qb` (already filtered, e.g. by customer and `tm_delete IS NULL`) one page at a time.
  * `table` qualifies the tm_create/id columns when the query joins.
  */
-export async function paginate<Row extends { id: string }>(
-  qb: Knex.QueryBuilder,
-  params: PageParams,
-  table?: string,
-): Promise<{ rows: Row[]; nextPageToken: string }> {
+export async function paginate<Row extends { id: string }>(qb: Knex.QueryBuilder, params: PageParams, table?: string): Promise<{ rows: Row[]; nextPageToken: string }> {
   const col = (c: string) => (table ? `${table}.${c}` : c);
   const cursorUs: Knex.Raw = qb.client.raw(`(extract(epoch from ??) * 1000000)::bigint as __cursor_us`, [col('tm_create')]);
   const q = qb.clone();
@@ -87,7 +83,10 @@ export async function paginate<Row extends { id: string }>(
     if (cursor.id) q.whereRaw('(??, ??) < (?::timestamptz, ?::uuid)', [col('tm_create'), col('id'), cursor.ts, cursor.id]);
     else q.where(col('tm_create'), '<', cursor.ts);
   }
-  q.orderBy([{ column: col('tm_create'), order: 'desc' }, { column: col('id'), order: 'desc' }]).limit(params.pageSize + 1);
+  q.orderBy([
+    { column: col('tm_create'), order: 'desc' },
+    { column: col('id'), order: 'desc' },
+  ]).limit(params.pageSize + 1);
   const raw = (await q) as (Row & { __cursor_us?: number })[];
   const more = raw.length > params.pageSize;
   const page = more ? raw.slice(0, params.pageSize) : raw;

@@ -84,11 +84,7 @@ const ALLOWED: LimitResult = { allowed: true };
  * One limiter per tier. `scale` multiplies rate and burst (RATE_LIMIT_SCALE); 0 disables.
  * `prefix` namespaces keys (config.redisKeyPrefix), e.g. `pl:rl:customer:<id>`.
  */
-export function createLimiter(
-  redis: Redis,
-  tier: TierName,
-  opts: { scale: number; prefix: string; timeoutMs?: number; onError?: (e: unknown) => void },
-): Limiter {
+export function createLimiter(redis: Redis, tier: TierName, opts: { scale: number; prefix: string; timeoutMs?: number; onError?: (e: unknown) => void }): Limiter {
   const t = TIERS[tier];
   const timeoutMs = opts.timeoutMs ?? 250;
   if (!(opts.scale > 0)) return { tier, limitedBy: t.limitedBy, consume: async () => ALLOWED };

@@ -86,7 +86,9 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     });
     if (media.rtpIo === 'dgram') logger.warn('media workers use node:dgram for RTP: the native sockets are not built (scripts/build-native.sh), each packet costs more');
     if ((app.rtp.workerRealtime || (app.rtp.workerNice ?? 0) < 0) && !globalThis.process.execArgv.includes('--single-threaded-gc'))
-      logger.warn('media workers have a raised priority but node runs without --single-threaded-gc: their garbage collection waits for helper threads at ordinary priority (scripts/start.ts starts media-app with it)');
+      logger.warn(
+        'media workers have a raised priority but node runs without --single-threaded-gc: their garbage collection waits for helper threads at ordinary priority (scripts/start.ts starts media-app with it)',
+      );
     if (app.rtp.workerRealtime) {
       const s = media.schedules;
       if (s.length && s.every((w) => w.policy === 'rr')) logger.info({ workers: s, ...app.rtp.workerRealtime }, 'media workers on real-time scheduling (SCHED_RR, watched)');

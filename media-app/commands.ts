@@ -30,7 +30,10 @@ export class CommandHandler implements CommandRegistry {
   /** When the last applied state-setting command of each state was issued (ms since the epoch). */
   private readonly lastIssued = new Map<string, number>();
 
-  constructor(private readonly factory: CallFactory, private readonly logger: Logger) {}
+  constructor(
+    private readonly factory: CallFactory,
+    private readonly logger: Logger,
+  ) {}
 
   /** A subsystem's handler for its own command type (media-app/subsystem.ts). */
   on<T extends CommandType>(type: T, handler: (command: CommandOf<T>) => Promise<void>): void {

@@ -14,7 +14,10 @@ const schema = z.object({
   DRACHTIO_HOST: z.string().min(1).default('127.0.0.1'),
   DRACHTIO_PORT: port.default(9022),
   DRACHTIO_SECRET: z.string().min(1).default('cymru'),
-  MEDIA_APP_NODE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of letters, digits, ".", "_", "-"').optional(),
+  MEDIA_APP_NODE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of letters, digits, ".", "_", "-"')
+    .optional(),
   /** Heartbeat period; the node counts as gone (its calls are swept) 3 periods after its last beat. */
   MEDIA_APP_HEARTBEAT_MS: z.coerce.number().int().min(200).max(60_000).default(1000),
   /** Edges (Kamailio, deploy/kamailio/) whose X-Openvoice-Source header names a request's real sender: comma-separated CIDRs. */
@@ -42,7 +45,10 @@ const schema = z.object({
   /** the watchdog's limit: share of one core a real-time media worker may use before it drops back (0.1..1) */
   MEDIA_WORKER_RT_MAX_CPU: z.coerce.number().min(0.1).max(1).default(0.8),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
-  RTPENGINE_NG: z.string().refine((v) => parseHostPort(v) !== null, 'must be host:port').optional(),
+  RTPENGINE_NG: z
+    .string()
+    .refine((v) => parseHostPort(v) !== null, 'must be host:port')
+    .optional(),
   REGISTRAR_MIN_EXPIRES: z.coerce.number().int().min(1).max(3600).default(60),
   REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
@@ -56,7 +62,12 @@ const schema = z.object({
    */
   SIP_DIGEST_ALGORITHMS: z
     .string()
-    .transform((v) => v.split(',').map((x) => x.trim().toUpperCase()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim().toUpperCase())
+        .filter(Boolean),
+    )
     .refine((l) => digestAlgorithmsProblem(l) === null, 'must list MD5 and/or SHA-256')
     .transform((l) => l.filter(isDigestAlgorithm))
     .default([...DEFAULT_DIGEST_ALGORITHMS]),
@@ -66,7 +77,10 @@ const schema = z.object({
   /** How often the credit guard looks at this node's answered PSTN calls (media-app/billing); 0: never. */
   CREDIT_GUARD_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   /** The host put in the Contact of outbound registrations (default: the address sip-server listens on). */
-  SIP_ADVERTISED_HOST: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/, 'a host name or IP').optional(),
+  SIP_ADVERTISED_HOST: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/, 'a host name or IP')
+    .optional(),
   /** Outbound registration (media-app/outreg): settings re-read every OUTREG_SYNC_MS; retries back off from MIN to MAX. */
   OUTREG_SYNC_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
   OUTREG_RETRY_MIN_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
@@ -85,10 +99,27 @@ export interface MediaAppConfig {
   heartbeatMs: number;
   trustedProxies: Cidr[];
   drainTimeoutMs: number;
-  rtp: { bindHost: string; min: number; max: number; advertisedHost: string | undefined; workers: number | undefined; workerNice: number | undefined; workerRealtime: { priority: number; maxCpuShare: number } | undefined };
+  rtp: {
+    bindHost: string;
+    min: number;
+    max: number;
+    advertisedHost: string | undefined;
+    workers: number | undefined;
+    workerNice: number | undefined;
+    workerRealtime: { priority: number; maxCpuShare: number } | undefined;
+  };
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
-  registrar: { algorithms: DigestAlgorithm[]; minExpires: number; maxExpires: number; lockoutFailures: number; lockoutWindowSec: number; lockoutSec: number; lockoutAorFailures: number; lockoutAorWindowSec: number };
+  registrar: {
+    algorithms: DigestAlgorithm[];
+    minExpires: number;
+    maxExpires: number;
+    lockoutFailures: number;
+    lockoutWindowSec: number;
+    lockoutSec: number;
+    lockoutAorFailures: number;
+    lockoutAorWindowSec: number;
+  };
   dialTimeoutMs: number;
   maxDurationMs: number;
   creditGuardIntervalMs: number;
@@ -110,8 +141,15 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     heartbeatMs: e.MEDIA_APP_HEARTBEAT_MS,
     trustedProxies: parseCidrList(e.SIP_TRUSTED_PROXIES),
     drainTimeoutMs: e.DRAIN_TIMEOUT_SEC * 1000,
-    rtp: { bindHost: e.RTP_BIND_HOST, min: e.RTP_PORT_MIN, max: e.RTP_PORT_MAX, advertisedHost: e.RTP_ADVERTISED_HOST, workers: e.MEDIA_WORKERS, workerNice: e.MEDIA_WORKER_NICE,
-      workerRealtime: e.MEDIA_WORKER_RT_PRIORITY === undefined ? undefined : { priority: e.MEDIA_WORKER_RT_PRIORITY, maxCpuShare: e.MEDIA_WORKER_RT_MAX_CPU } },
+    rtp: {
+      bindHost: e.RTP_BIND_HOST,
+      min: e.RTP_PORT_MIN,
+      max: e.RTP_PORT_MAX,
+      advertisedHost: e.RTP_ADVERTISED_HOST,
+      workers: e.MEDIA_WORKERS,
+      workerNice: e.MEDIA_WORKER_NICE,
+      workerRealtime: e.MEDIA_WORKER_RT_PRIORITY === undefined ? undefined : { priority: e.MEDIA_WORKER_RT_PRIORITY, maxCpuShare: e.MEDIA_WORKER_RT_MAX_CPU },
+    },
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

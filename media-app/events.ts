@@ -28,9 +28,7 @@ export async function publishCall(events: EventPublisher, type: CallEventType, r
 export function activeflowEmitter(events: EventPublisher, logger?: Logger): ActiveflowEmitter {
   return {
     publish(type, record) {
-      void publishResourceEvent(events, type, record as never).catch((err: Error) =>
-        logger?.warn({ err: err.message, activeflow: record.id, type }, 'event publish failed'),
-      );
+      void publishResourceEvent(events, type, record as never).catch((err: Error) => logger?.warn({ err: err.message, activeflow: record.id, type }, 'event publish failed'));
     },
   };
 }

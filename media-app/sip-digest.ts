@@ -61,15 +61,16 @@ export function parseCredentials(header: string | undefined): DigestCredentials 
   };
 }
 
-const hashOf = (alg: DigestAlgorithm, s: string): string => createHash(alg === 'MD5' ? 'md5' : 'sha256').update(s).digest('hex');
+const hashOf = (alg: DigestAlgorithm, s: string): string =>
+  createHash(alg === 'MD5' ? 'md5' : 'sha256')
+    .update(s)
+    .digest('hex');
 
 /** The expected `response` value (RFC 2617 §3.2.2.1 with the algorithm's hash). */
 export function digestResponse(c: Omit<DigestCredentials, 'response'>, method: string, password: string): string {
   const ha1 = hashOf(c.algorithm, `${c.username}:${c.realm}:${password}`);
   const ha2 = hashOf(c.algorithm, `${method}:${c.uri}`);
-  return c.qop
-    ? hashOf(c.algorithm, `${ha1}:${c.nonce}:${c.nc}:${c.cnonce}:${c.qop}:${ha2}`)
-    : hashOf(c.algorithm, `${ha1}:${c.nonce}:${ha2}`);
+  return c.qop ? hashOf(c.algorithm, `${ha1}:${c.nonce}:${c.nc}:${c.cnonce}:${c.qop}:${ha2}`) : hashOf(c.algorithm, `${ha1}:${c.nonce}:${ha2}`);
 }
 
 /**
@@ -83,7 +84,11 @@ export type NonceCheck = { state: 'valid'; ttlMs: number } | { state: 'stale' } 
 const SKEW_MS = 5000;
 
 export class NonceSealer {
-  constructor(private readonly secret: string, readonly lifetimeMs = 300_000, private readonly now = () => Date.now()) {}
+  constructor(
+    private readonly secret: string,
+    readonly lifetimeMs = 300_000,
+    private readonly now = () => Date.now(),
+  ) {}
 
   /** A new nonce for a challenge sent to `source` (an IP address; an IPv6 one counts by its /64). */
   issue(realm: string, source: string): string {
@@ -102,7 +107,10 @@ export class NonceSealer {
   }
 
   private seal(head: string, realm: string, source: string): string {
-    return createHmac('sha256', this.secret).update(`${head}:${realm.toLowerCase()}:${sourceSubject(source)}`).digest('base64url').slice(0, 22);
+    return createHmac('sha256', this.secret)
+      .update(`${head}:${realm.toLowerCase()}:${sourceSubject(source)}`)
+      .digest('base64url')
+      .slice(0, 22);
   }
 }
 
@@ -119,9 +127,7 @@ export function nonceCount(c: DigestCredentials): number | null {
 
 /** One WWW-Authenticate value per algorithm, in the order given (RFC 8760 §2.4: most preferred first). */
 export function challenges(realm: string, nonce: string, opts: { stale?: boolean; order?: readonly DigestAlgorithm[] } = {}): string[] {
-  return (opts.order ?? DEFAULT_DIGEST_ALGORITHMS).map(
-    (alg) => `Digest realm="${realm}", nonce="${nonce}", algorithm=${alg}, qop="auth"${opts.stale ? ', stale=true' : ''}`,
-  );
+  return (opts.order ?? DEFAULT_DIGEST_ALGORITHMS).map((alg) => `Digest realm="${realm}", nonce="${nonce}", algorithm=${alg}, qop="auth"${opts.stale ? ', stale=true' : ''}`);
 }
 
 /** Does the response match the password? Constant time over the hex digest. */

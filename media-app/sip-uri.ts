@@ -22,9 +22,7 @@ export function parseSipUri(uri: string): SipUri | null {
 
 /** RFC 3261 user part: unreserved and user-unreserved characters stay, `%XX` escapes stay, anything else is escaped. */
 export function escapeSipUser(user: string): string {
-  return user.replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-_.!~*'()&=+$,;?/%]/gu, (c) =>
-    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
-  );
+  return user.replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-_.!~*'()&=+$,;?/%]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
 /** A From/To header value: the display name as an RFC 3261 quoted-string (`\` and `"` escaped, control characters removed). */

@@ -45,11 +45,7 @@ export interface Srf extends Omit<DrachtioSrf, 'createUAS' | 'createUAC' | 'use'
   options(fn: Handler): void;
   message(fn: Handler): void;
   createUAS(req: SrfRequest, res: SrfResponse, opts: DrachtioSrf.CreateUASOptions): Promise<SrfDialog>;
-  createUAC(
-    uri: string,
-    opts: DrachtioSrf.CreateUACOptions,
-    progress?: { cbRequest?: (err: unknown, req: SrfSentInvite) => void; cbProvisional?: (res: SrfResponse) => void },
-  ): Promise<SrfDialog>;
+  createUAC(uri: string, opts: DrachtioSrf.CreateUACOptions, progress?: { cbRequest?: (err: unknown, req: SrfSentInvite) => void; cbProvisional?: (res: SrfResponse) => void }): Promise<SrfDialog>;
 }
 
 /** The SIP listening points sip-server reported at connect ("udp/127.0.0.1:5060"), per Srf. */

@@ -10,9 +10,7 @@ import type { CallDeps } from './call/deps';
 import type { FlowServices } from './flow/services';
 
 /** The commands media-app/commands.ts runs itself; every other command is a subsystem's. */
-export type BuiltInCommandType =
-  | 'call.originate' | 'call.hangup' | 'call.mute' | 'call.recording_start' | 'call.recording_stop'
-  | 'activeflow.start' | 'activeflow.stop' | 'activeflow.continue';
+export type BuiltInCommandType = 'call.originate' | 'call.hangup' | 'call.mute' | 'call.recording_start' | 'call.recording_stop' | 'activeflow.start' | 'activeflow.stop' | 'activeflow.continue';
 export type SubsystemCommand = Exclude<Command, { type: BuiltInCommandType }>;
 export type CommandType = SubsystemCommand['type'];
 export type CommandOf<T extends CommandType> = Extract<SubsystemCommand, { type: T }>;

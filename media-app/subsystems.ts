@@ -15,16 +15,4 @@ import { subsystem as billing } from './billing';
 import { subsystem as callControls } from './call/controls-subsystem';
 import { subsystem as flowSimulator } from './flow/simulator/subsystem';
 
-export const SUBSYSTEMS: readonly Subsystem[] = [
-  ai,
-  speech,
-  mediaStreams,
-  conference,
-  queue,
-  workspace,
-  xfer,
-  storage,
-  billing,
-  callControls,
-  flowSimulator,
-];
+export const SUBSYSTEMS: readonly Subsystem[] = [ai, speech, mediaStreams, conference, queue, workspace, xfer, storage, billing, callControls, flowSimulator];

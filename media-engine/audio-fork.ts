@@ -24,7 +24,11 @@ export class AudioFork {
   readonly id = `fork-${process.pid}-${++forkSeq}`;
   private stopped = false;
 
-  constructor(private readonly host: WorkerHost, private readonly owner: string, private readonly opts: ForkOptions) {
+  constructor(
+    private readonly host: WorkerHost,
+    private readonly owner: string,
+    private readonly opts: ForkOptions,
+  ) {
     if (!opts.onFrame && !opts.stream) throw new TypeError('forkAudioStart needs onFrame or stream');
   }
 
@@ -47,7 +51,11 @@ export class AudioFork {
       } catch {
         return this.ack();
       }
-      if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(() => this.ack(), () => this.ack());
+      if (r && typeof (r as Promise<void>).then === 'function')
+        (r as Promise<void>).then(
+          () => this.ack(),
+          () => this.ack(),
+        );
       else this.ack();
       return;
     }

@@ -125,7 +125,10 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     const range = opts.rtpPorts ?? { min: 20000, max: 30000 };
     this.pool = new PortPool(range.min, range.max);
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
-    this.hosts = Array.from({ length: n }, (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice, rtpIo: this.rtpIo }));
+    this.hosts = Array.from(
+      { length: n },
+      (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice, rtpIo: this.rtpIo }),
+    );
     for (const h of this.hosts) {
       h.on('event', (m) => this.route(m));
       h.on('exit', (err) => this.onWorkerExit(h, err));

@@ -61,7 +61,11 @@ export class Recorder {
   private resolveFn!: (r: RecordResult) => void;
   readonly result: Promise<RecordResult>;
 
-  constructor(readonly path: string, private readonly opts: RecordOptions = {}, readonly rate = 8000) {
+  constructor(
+    readonly path: string,
+    private readonly opts: RecordOptions = {},
+    readonly rate = 8000,
+  ) {
     this.frame = rate / 50;
     this.silence = new Int16Array(this.frame);
     this.mixBuf = new Int16Array(this.frame);

@@ -20,7 +20,8 @@ export const WEB_DIST = path.join(ROOT, 'dist', 'web');
 
 export function webApps(): string[] {
   if (!fs.existsSync(WEB_SRC)) return [];
-  return fs.readdirSync(WEB_SRC, { withFileTypes: true })
+  return fs
+    .readdirSync(WEB_SRC, { withFileTypes: true })
     .filter((d) => d.isDirectory() && entryOf(d.name) !== null)
     .map((d) => d.name)
     .sort();
@@ -88,5 +89,8 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((err) => { console.error(err); process.exit(1); });
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }

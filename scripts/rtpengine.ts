@@ -31,8 +31,15 @@ export function embeddedRtpengine(env: NodeJS.ProcessEnv, dataDir: string): Embe
     ng: RTPENGINE_DEFAULTS.ng,
     command: 'rtpengine',
     args: [
-      '--config-file=none', '--table=-1', '--foreground', '--log-stderr', '--log-level=5',
-      `--interface=${iface}`, `--listen-ng=${RTPENGINE_DEFAULTS.ng}`, `--port-min=${min}`, `--port-max=${max}`,
+      '--config-file=none',
+      '--table=-1',
+      '--foreground',
+      '--log-stderr',
+      '--log-level=5',
+      `--interface=${iface}`,
+      `--listen-ng=${RTPENGINE_DEFAULTS.ng}`,
+      `--port-min=${min}`,
+      `--port-max=${max}`,
       `--pidfile=${path.join(dir, 'rtpengine.pid')}`,
     ],
   };

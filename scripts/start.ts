@@ -43,7 +43,9 @@ function stopAll(code: number, drain = false): void {
   const media = children.get('media-app');
   const stopRest = () => {
     for (const child of children.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const force = setTimeout(() => { for (const child of children.values()) child.kill('SIGKILL'); }, 10_000);
+    const force = setTimeout(() => {
+      for (const child of children.values()) child.kill('SIGKILL');
+    }, 10_000);
     force.unref();
   };
   if (drain && media && media.exitCode === null && media.signalCode === null) {
@@ -83,7 +85,10 @@ if (rtpe) {
 
 for (const p of processes) {
   const entry = path.join(root, p.entry);
-  if (!fs.existsSync(entry)) { process.stdout.write(`[start] ${p.name}: ${p.entry} missing, skipped\n`); continue; }
+  if (!fs.existsSync(entry)) {
+    process.stdout.write(`[start] ${p.name}: ${p.entry} missing, skipped\n`);
+    continue;
+  }
   const child = spawn(process.execPath, [...p.nodeArgs, '--require', 'tsx/cjs', entry], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(p.name, child);
   prefixLines(p.name, child.stdout!, process.stdout);

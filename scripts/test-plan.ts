@@ -98,16 +98,17 @@ export function units(root: string, files: string[], times: TimesTable): Unit[] 
   for (const [dir, s] of Object.entries(times.seconds)) {
     const abs = path.join(root, dir);
     if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) continue;
-    const own = fs.readdirSync(abs).filter((n) => n.endsWith('.test.ts')).map((n) => path.posix.join(dir, n));
+    const own = fs
+      .readdirSync(abs)
+      .filter((n) => n.endsWith('.test.ts'))
+      .map((n) => path.posix.join(dir, n));
     knownSeconds += s;
     knownBytes += bytes(own);
   }
   const rate = knownBytes > 0 ? knownSeconds / knownBytes : FALLBACK_RATE;
   return [...byDir.entries()].map(([dir, list]) => {
     const listed = times.seconds[dir];
-    return listed === undefined
-      ? { dir, files: list, seconds: Math.max(1, Math.round(bytes(list) * rate)), estimated: true }
-      : { dir, files: list, seconds: listed, estimated: false };
+    return listed === undefined ? { dir, files: list, seconds: Math.max(1, Math.round(bytes(list) * rate)), estimated: true } : { dir, files: list, seconds: listed, estimated: false };
   });
 }
 
@@ -131,7 +132,11 @@ export function partition(all: Unit[], jobs: number): Shard[] {
 export function mergeTimes(table: TimesTable, measured: Record<string, number>): TimesTable {
   const seconds: Record<string, number> = { ...table.seconds };
   for (const [dir, s] of Object.entries(measured)) seconds[dir] = Math.max(1, Math.round(s));
-  const sorted = Object.fromEntries(Object.keys(seconds).sort().map((k) => [k, seconds[k]!]));
+  const sorted = Object.fromEntries(
+    Object.keys(seconds)
+      .sort()
+      .map((k) => [k, seconds[k]!]),
+  );
   return { ...(table.note ? { note: table.note } : {}), seconds: sorted };
 }
 

@@ -162,7 +162,12 @@ async function runSharded(): Promise<number> {
   }, HEARTBEAT_MS);
   forwardSignals([]);
   const results = await Promise.all(
-    shards.map((s) => runShard(s, shards.length, tmp, limits.get(s.index)!).then((r) => { pending.delete(s.index); return r; })),
+    shards.map((s) =>
+      runShard(s, shards.length, tmp, limits.get(s.index)!).then((r) => {
+        pending.delete(s.index);
+        return r;
+      }),
+    ),
   );
   clearInterval(beat);
   fs.rmSync(tmp, { recursive: true, force: true });
@@ -181,7 +186,9 @@ async function runSharded(): Promise<number> {
       passed += r.summary.passed;
       failed += r.summary.failed;
       skipped += r.summary.skipped;
-      say(`shard ${r.shard.index}/${shards.length}: ${r.seconds} s (about ${r.shard.seconds} s expected), ${r.summary.passed} passed, ${r.summary.failed} failed, ${r.summary.skipped} skipped, exit ${exit}`);
+      say(
+        `shard ${r.shard.index}/${shards.length}: ${r.seconds} s (about ${r.shard.seconds} s expected), ${r.summary.passed} passed, ${r.summary.failed} failed, ${r.summary.skipped} skipped, exit ${exit}`,
+      );
     } else if (r.timedOut) {
       failed += 1;
       say(`shard ${r.shard.index}/${shards.length}: timed out after ${r.seconds} s (limit ${limits.get(r.shard.index)} s): counted as 1 failed`);

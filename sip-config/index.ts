@@ -12,8 +12,21 @@ export type SipTransportName = 'udp' | 'tcp' | 'tls';
  * listed: a health check must get its answer.
  */
 export const DEFAULT_SCANNER_USER_AGENTS = [
-  'friendly-scanner', 'sipvicious', 'sipcli', 'sip-scan', 'sipscan', 'vaxsipuseragent', 'pplsip', 'iwar',
-  'sundayddr', 'smap', 'sip-sploit', 'voipbuster', 'nessus', 'cisco-sipscan', 'sipptk',
+  'friendly-scanner',
+  'sipvicious',
+  'sipcli',
+  'sip-scan',
+  'sipscan',
+  'vaxsipuseragent',
+  'pplsip',
+  'iwar',
+  'sundayddr',
+  'smap',
+  'sip-sploit',
+  'voipbuster',
+  'nessus',
+  'cisco-sipscan',
+  'sipptk',
 ];
 
 /** An RFC 3261 token, as a User-Agent product name is. */
@@ -48,7 +61,11 @@ export const sipConfigSchema = z.object({
     maxHeaders: z.number().int().min(10).max(10_000),
     maxHeaderLength: z.number().int().min(256).max(1_048_576),
     /** SO_RCVBUF/SO_SNDBUF asked for on UDP sockets (the kernel caps it at rmem_max). */
-    udpBufferBytes: z.number().int().min(65_536).max(64 * 1024 * 1024),
+    udpBufferBytes: z
+      .number()
+      .int()
+      .min(65_536)
+      .max(64 * 1024 * 1024),
     /** Concurrent server transactions before new requests get 503 + Retry-After. */
     maxServerTransactions: z.number().int().min(1),
     /** Idle TCP/TLS connections are closed after this many ms. */
@@ -98,8 +115,14 @@ export const DEFAULT_SIP_CONFIG: SipConfig = {
   listen: { host: '0.0.0.0', port: 5060, tlsPort: 5061, transports: ['udp', 'tcp'], wsHost: '127.0.0.1' },
   timers: { t1: 500, t2: 4000, t4: 5000 },
   limits: {
-    maxMessageSize: 65535, maxHeaders: 256, maxHeaderLength: 16384, udpBufferBytes: 4 * 1024 * 1024,
-    maxServerTransactions: 5000, tcpIdleTimeoutMs: 300_000, wsPingIntervalMs: 30_000, maxConnectionsPerAddress: 1024,
+    maxMessageSize: 65535,
+    maxHeaders: 256,
+    maxHeaderLength: 16384,
+    udpBufferBytes: 4 * 1024 * 1024,
+    maxServerTransactions: 5000,
+    tcpIdleTimeoutMs: 300_000,
+    wsPingIntervalMs: 30_000,
+    maxConnectionsPerAddress: 1024,
   },
   security: {
     uaBlocklist: DEFAULT_SCANNER_USER_AGENTS,
@@ -123,21 +146,39 @@ export type SipConfigInput = DeepPartial<SipConfig>;
 
 /** Environment variable behind each config path (for error messages and .env.example). */
 export const ENV_VARS: Record<string, string> = {
-  'listen.host': 'SIP_LISTEN_HOST', 'listen.port': 'SIP_PORT', 'listen.tlsPort': 'SIP_TLS_PORT',
-  'listen.transports': 'SIP_TRANSPORTS', 'listen.advertisedHost': 'SIP_ADVERTISED_HOST',
-  'listen.wsPort': 'SIP_WS_PORT', 'listen.wsHost': 'SIP_WS_HOST', 'listen.wssPort': 'SIP_WSS_PORT',
-  'tls.certPath': 'SIP_TLS_CERT', 'tls.keyPath': 'SIP_TLS_KEY',
-  'timers.t1': 'SIP_T1_MS', 'timers.t2': 'SIP_T2_MS', 'timers.t4': 'SIP_T4_MS',
-  'limits.maxMessageSize': 'SIP_MAX_MESSAGE_SIZE', 'limits.maxHeaders': 'SIP_MAX_HEADERS',
-  'limits.maxHeaderLength': 'SIP_MAX_HEADER_LENGTH', 'limits.udpBufferBytes': 'SIP_UDP_BUFFER_BYTES',
-  'limits.maxServerTransactions': 'SIP_MAX_SERVER_TRANSACTIONS', 'limits.tcpIdleTimeoutMs': 'SIP_TCP_IDLE_TIMEOUT_MS',
-  'limits.wsPingIntervalMs': 'SIP_WS_PING_INTERVAL_MS', 'limits.maxConnectionsPerAddress': 'SIP_MAX_CONNECTIONS_PER_ADDRESS',
-  'security.uaBlocklist': 'SIP_UA_BLOCKLIST', 'security.allowlist': 'SIP_ALLOWLIST',
+  'listen.host': 'SIP_LISTEN_HOST',
+  'listen.port': 'SIP_PORT',
+  'listen.tlsPort': 'SIP_TLS_PORT',
+  'listen.transports': 'SIP_TRANSPORTS',
+  'listen.advertisedHost': 'SIP_ADVERTISED_HOST',
+  'listen.wsPort': 'SIP_WS_PORT',
+  'listen.wsHost': 'SIP_WS_HOST',
+  'listen.wssPort': 'SIP_WSS_PORT',
+  'tls.certPath': 'SIP_TLS_CERT',
+  'tls.keyPath': 'SIP_TLS_KEY',
+  'timers.t1': 'SIP_T1_MS',
+  'timers.t2': 'SIP_T2_MS',
+  'timers.t4': 'SIP_T4_MS',
+  'limits.maxMessageSize': 'SIP_MAX_MESSAGE_SIZE',
+  'limits.maxHeaders': 'SIP_MAX_HEADERS',
+  'limits.maxHeaderLength': 'SIP_MAX_HEADER_LENGTH',
+  'limits.udpBufferBytes': 'SIP_UDP_BUFFER_BYTES',
+  'limits.maxServerTransactions': 'SIP_MAX_SERVER_TRANSACTIONS',
+  'limits.tcpIdleTimeoutMs': 'SIP_TCP_IDLE_TIMEOUT_MS',
+  'limits.wsPingIntervalMs': 'SIP_WS_PING_INTERVAL_MS',
+  'limits.maxConnectionsPerAddress': 'SIP_MAX_CONNECTIONS_PER_ADDRESS',
+  'security.uaBlocklist': 'SIP_UA_BLOCKLIST',
+  'security.allowlist': 'SIP_ALLOWLIST',
   'security.wsAllowedOrigins': 'SIP_WS_ALLOWED_ORIGINS',
-  'security.rateLimit.requestsPerSecond': 'SIP_RATE_LIMIT_RPS', 'security.rateLimit.burst': 'SIP_RATE_LIMIT_BURST',
-  'security.rateLimit.banThreshold': 'SIP_BAN_THRESHOLD', 'security.rateLimit.banSeconds': 'SIP_BAN_SECONDS',
-  'security.rateLimit.addressBanPorts': 'SIP_BAN_PORTS', 'security.rateLimit.addressRateFactor': 'SIP_ADDRESS_RATE_FACTOR',
-  'drachtio.host': 'DRACHTIO_HOST', 'drachtio.port': 'DRACHTIO_PORT', 'drachtio.secret': 'DRACHTIO_SECRET',
+  'security.rateLimit.requestsPerSecond': 'SIP_RATE_LIMIT_RPS',
+  'security.rateLimit.burst': 'SIP_RATE_LIMIT_BURST',
+  'security.rateLimit.banThreshold': 'SIP_BAN_THRESHOLD',
+  'security.rateLimit.banSeconds': 'SIP_BAN_SECONDS',
+  'security.rateLimit.addressBanPorts': 'SIP_BAN_PORTS',
+  'security.rateLimit.addressRateFactor': 'SIP_ADDRESS_RATE_FACTOR',
+  'drachtio.host': 'DRACHTIO_HOST',
+  'drachtio.port': 'DRACHTIO_PORT',
+  'drachtio.secret': 'DRACHTIO_SECRET',
   'dns.servers': 'SIP_DNS_SERVERS',
 };
 
@@ -153,21 +194,26 @@ function merge<T>(base: T, over: unknown): T {
 export function makeSipConfig(input: SipConfigInput = {}): SipConfig {
   const merged = merge(DEFAULT_SIP_CONFIG, input);
   // TLS listens only when a certificate is configured; SIP_TRANSPORTS may still list it explicitly.
-  if (merged.tls && !(input.listen?.transports) && !merged.listen.transports.includes('tls')) {
+  if (merged.tls && !input.listen?.transports && !merged.listen.transports.includes('tls')) {
     merged.listen = { ...merged.listen, transports: [...merged.listen.transports, 'tls'] };
   }
   const r = sipConfigSchema.safeParse(merged);
   if (!r.success) {
-    throw new SipConfigError(r.error.issues.map((i) => {
-      // the env variable of the longest matching path prefix ("listen.transports.1" -> SIP_TRANSPORTS)
-      const parts = i.path.map(String);
-      let name = parts.join('.');
-      for (let n = parts.length; n > 0; n--) {
-        const env = ENV_VARS[parts.slice(0, n).join('.')];
-        if (env) { name = env; break; }
-      }
-      return `${name}: ${i.message}`;
-    }));
+    throw new SipConfigError(
+      r.error.issues.map((i) => {
+        // the env variable of the longest matching path prefix ("listen.transports.1" -> SIP_TRANSPORTS)
+        const parts = i.path.map(String);
+        let name = parts.join('.');
+        for (let n = parts.length; n > 0; n--) {
+          const env = ENV_VARS[parts.slice(0, n).join('.')];
+          if (env) {
+            name = env;
+            break;
+          }
+        }
+        return `${name}: ${i.message}`;
+      }),
+    );
   }
   if (r.data.listen.transports.includes('tls') && !r.data.tls) {
     throw new SipConfigError(['SIP_TRANSPORTS: tls listed but SIP_TLS_CERT/SIP_TLS_KEY are not set']);
@@ -188,12 +234,20 @@ export function loadSipConfig(env: NodeJS.ProcessEnv = process.env, overrides: S
     for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
     o[parts[parts.length - 1]] = v;
   };
-  const list = (s: string): string[] => s.split(',').map((x) => x.trim()).filter(Boolean);
+  const list = (s: string): string[] =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   for (const [path, name] of Object.entries(ENV_VARS)) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
     const defaultValue = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], DEFAULT_SIP_CONFIG);
-    if (path === 'listen.transports') setPath(path, list(raw).map((t) => t.toLowerCase()));
+    if (path === 'listen.transports')
+      setPath(
+        path,
+        list(raw).map((t) => t.toLowerCase()),
+      );
     else if (path === 'security.uaBlocklist') {
       // a leading '+' appends to the built-in scanner list instead of replacing it
       setPath(path, raw.startsWith('+') ? [...DEFAULT_SCANNER_USER_AGENTS, ...list(raw.slice(1))] : list(raw));

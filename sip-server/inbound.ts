@@ -10,19 +10,38 @@ export function stampVia(req: SipRequest, src: SourceInfo): void {
   const via = req.topVia!;
   const host = via.host.startsWith('[') ? via.host.slice(1, -1) : via.host;
   let changed = false;
-  if (host !== src.address || 'rport' in via.params) { via.params.received = src.address; changed = true; }
-  if ('rport' in via.params) { via.params.rport = String(src.port); changed = true; }
+  if (host !== src.address || 'rport' in via.params) {
+    via.params.received = src.address;
+    changed = true;
+  }
+  if ('rport' in via.params) {
+    via.params.rport = String(src.port);
+    changed = true;
+  }
   if (changed) req.headers.replaceFirst('Via', via.toString());
 }
 
 export function loopHash(req: SipRequest): string {
-  let fromTag = '', toTag = '', seq = '';
-  try { fromTag = req.fromTag ?? ''; toTag = req.toTag ?? ''; seq = String(req.cseq.seq); } catch { /* best effort */ }
+  let fromTag = '',
+    toTag = '',
+    seq = '';
+  try {
+    fromTag = req.fromTag ?? '';
+    toTag = req.toTag ?? '';
+    seq = String(req.cseq.seq);
+  } catch {
+    /* best effort */
+  }
   return createHash('sha1')
     .update(`${req.uri}|${req.callId}|${fromTag}|${toTag}|${seq}|${req.headers.get('Proxy-Require') ?? ''}`)
-    .digest('base64url').slice(0, 10);
+    .digest('base64url')
+    .slice(0, 10);
 }
 
 export function safeCSeqMethod(m: SipMessage): string {
-  try { return m.cseq.method; } catch { return 'unknown'; }
+  try {
+    return m.cseq.method;
+  } catch {
+    return 'unknown';
+  }
 }

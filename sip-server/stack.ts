@@ -14,12 +14,8 @@
 import { EventEmitter } from 'node:events';
 import pino, { Logger } from 'pino';
 import type { SipConfig } from '../sip-config';
-import {
-  SipMessage, SipParseError, SipRequest, SipResponse, SipUri, SourceInfo, TransportName, newBranch, parseMessage,
-} from './message';
-import {
-  ListeningPoint, SipResolver, Target, TransportLayer, isWebSocket, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest,
-} from './transport';
+import { SipMessage, SipParseError, SipRequest, SipResponse, SipUri, SourceInfo, TransportName, newBranch, parseMessage } from './message';
+import { ListeningPoint, SipResolver, Target, TransportLayer, isWebSocket, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest } from './transport';
 import { FLOW_CLOSED_HEADER, FlowRegistrations } from './flows';
 import type { Destination, TransactionContext } from './transaction/context';
 import { ClientTransaction, NonInviteClientTransaction } from './transaction/client';
@@ -94,7 +90,10 @@ export class SipStack extends EventEmitter<SipStackEvents> {
   private readonly flows = new FlowRegistrations();
   private started = false;
 
-  constructor(readonly config: SipConfig, opts: SipStackOptions = {}) {
+  constructor(
+    readonly config: SipConfig,
+    opts: SipStackOptions = {},
+  ) {
     super();
     this.log = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-stack' } });
     // the allow-list is exempt from the per-address connection bound too (the limiter exists by the first connection)
@@ -153,7 +152,9 @@ export class SipStack extends EventEmitter<SipStackEvents> {
   }
 
   /** The addresses and transports actually bound (real ports when the config said 0). */
-  get listening(): ListeningPoint[] { return this.transports.listening; }
+  get listening(): ListeningPoint[] {
+    return this.transports.listening;
+  }
 
   /** The listening point used for a transport (undefined when that transport is not enabled). */
   listeningPoint(transport: TransportName): ListeningPoint | undefined {
@@ -197,28 +198,32 @@ export class SipStack extends EventEmitter<SipStackEvents> {
 
   private startClient(req: SipRequest, branch: string, target: Target & { transport: TransportName }): ClientTransaction {
     const id = `${branch}|${req.method}`;
-    const tx: ClientTransaction = req.method === 'INVITE'
-      ? new InviteClientTransaction(id, req, this.ctx, {
-        // the CANCEL reuses the INVITE's Via and branch (RFC 3261 9.1) and goes where the INVITE went
-        sendCancel: (cancel) => this.startClient(cancel, branch, target),
-        // the TU names the dialog's flow (sip-server/drachtio/uac-side.ts); without one, over WebSocket
-        // the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
-        sendAck: (ack, to) => {
-          const opts: RequestOptions = to ? { target: to } : isWebSocket(target.transport) ? { target } : {};
-          this.sendStateless(ack, opts).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed'));
-        },
-      })
-      : new NonInviteClientTransaction(id, req, this.ctx);
+    const tx: ClientTransaction =
+      req.method === 'INVITE'
+        ? new InviteClientTransaction(id, req, this.ctx, {
+            // the CANCEL reuses the INVITE's Via and branch (RFC 3261 9.1) and goes where the INVITE went
+            sendCancel: (cancel) => this.startClient(cancel, branch, target),
+            // the TU names the dialog's flow (sip-server/drachtio/uac-side.ts); without one, over WebSocket
+            // the 2xx's Contact names no reachable host: the ACK takes the INVITE's flow
+            sendAck: (ack, to) => {
+              const opts: RequestOptions = to ? { target: to } : isWebSocket(target.transport) ? { target } : {};
+              this.sendStateless(ack, opts).catch((err: Error) => this.log.debug({ err: err.message }, 'ACK send failed'));
+            },
+          })
+        : new NonInviteClientTransaction(id, req, this.ctx);
     this.table.clients.set(id, tx);
     sipMetrics.transactions.inc({ kind: 'client' });
     const callId = req.callId;
     tx.once('timeout', () => this.log.info({ callId, method: req.method, target }, 'client transaction timed out'));
     tx.once('transport-error', (err: Error) => this.log.info({ callId, method: req.method, target, err: err.message }, 'client transaction transport error'));
-    resolveTarget(target, this.resolveOptions).then((dest) => {
-      // NAPTR may choose another transport than the one our Via was written for
-      if (dest.transport !== target.transport && req.topVia?.branch === branch) this.addVia(req, dest.transport, branch, true);
-      tx.begin(dest);
-    }, (err: Error) => tx.fail(err));
+    resolveTarget(target, this.resolveOptions).then(
+      (dest) => {
+        // NAPTR may choose another transport than the one our Via was written for
+        if (dest.transport !== target.transport && req.topVia?.branch === branch) this.addVia(req, dest.transport, branch, true);
+        tx.begin(dest);
+      },
+      (err: Error) => tx.fail(err),
+    );
     return tx;
   }
 
@@ -325,7 +330,9 @@ export class SipStack extends EventEmitter<SipStackEvents> {
       const reason = `${err.status === 505 ? 'Version Not Supported' : err.status === 513 ? 'Message Too Large' : 'Bad Request'} (${err.message.replace(/[\r\n]+/g, ' ').slice(0, 100)})`;
       const res = req.makeResponse(err.status, reason);
       this.sendMessage(res, responseDestination(req.topVia!, src)).catch(() => undefined);
-    } catch { /* could not form a response after all: drop */ }
+    } catch {
+      /* could not form a response after all: drop */
+    }
   }
 
   private onResponse(res: SipResponse, data: Buffer): void {
@@ -370,11 +377,18 @@ export class SipStack extends EventEmitter<SipStackEvents> {
 
     if (req.method === 'ACK') return this.onAck(req);
     const existing = this.table.servers.get(serverKey(req));
-    if (existing) { existing.receiveRequest(req); return; }
+    if (existing) {
+      existing.receiveRequest(req);
+      return;
+    }
     if (req.method === 'CANCEL') return this.onCancel(req);
 
     let toTag: string | undefined;
-    try { toTag = req.toTag; } catch { /* validated by the parser */ }
+    try {
+      toTag = req.toTag;
+    } catch {
+      /* validated by the parser */
+    }
     const mf = req.maxForwards;
     if (mf === 0 && req.method !== 'OPTIONS') return this.reject(req, 483);
     if (this.isLoop(req)) return this.reject(req, 482);
@@ -393,10 +407,15 @@ export class SipStack extends EventEmitter<SipStackEvents> {
     if (toTag === undefined) {
       const mk = mergeKey(req);
       this.table.merged.set(mk, srv.id);
-      srv.once('terminated', () => { if (this.table.merged.get(mk) === srv.id) this.table.merged.delete(mk); });
+      srv.once('terminated', () => {
+        if (this.table.merged.get(mk) === srv.id) this.table.merged.delete(mk);
+      });
     }
     if (srv instanceof InviteServerTransaction) srv.tryingAfter(TRYING_AFTER_MS);
-    if (this.listenerCount('request') === 0) { srv.respond(req.makeResponse(503)); return; }
+    if (this.listenerCount('request') === 0) {
+      srv.respond(req.makeResponse(503));
+      return;
+    }
     this.emit('request', req, srv);
   }
 
@@ -424,7 +443,9 @@ export class SipStack extends EventEmitter<SipStackEvents> {
   /** The accepted INVITE is where the ACK for its 2xx is routed (by ackKey) until it terminates. */
   private trackAccepted(inv: InviteServerTransaction, ak: string): void {
     inv.once('accepted', () => this.table.accepted.set(ak, inv));
-    inv.once('terminated', () => { if (this.table.accepted.get(ak) === inv) this.table.accepted.delete(ak); });
+    inv.once('terminated', () => {
+      if (this.table.accepted.get(ak) === inv) this.table.accepted.delete(ak);
+    });
   }
 
   private trustOnAnswer(srv: ServerTransaction): void {
@@ -444,7 +465,10 @@ export class SipStack extends EventEmitter<SipStackEvents> {
 
   private onAck(ack: SipRequest): void {
     const srv = this.table.servers.get(serverKey(ack));
-    if (srv && srv.state !== 'Accepted') { srv.receiveRequest(ack); return; }
+    if (srv && srv.state !== 'Accepted') {
+      srv.receiveRequest(ack);
+      return;
+    }
     const inv = this.table.accepted.get(ackKey(ack));
     if (inv) {
       const wasAcked = inv.ackReceived;
@@ -464,7 +488,11 @@ export class SipStack extends EventEmitter<SipStackEvents> {
     }
     // 200 for the CANCEL carries the INVITE's To tag when it already has one (RFC 3261 9.2)
     let toTag: string | undefined;
-    try { toTag = inv.lastResponse?.toTag; } catch { /* none */ }
+    try {
+      toTag = inv.lastResponse?.toTag;
+    } catch {
+      /* none */
+    }
     srv.respond(cancel.makeResponse(200, undefined, { toTag }));
     inv.receiveCancel(cancel);
     this.emit('cancel', cancel, inv);

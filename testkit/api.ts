@@ -85,10 +85,7 @@ export interface Fixture {
 let seq = 0;
 
 /** An active, verified customer with an admin agent, an accesskey, an empty outbound config and a login token. */
-export async function createFixture(
-  ctx: AppContext,
-  opts: { status?: CustomerStatus; permission?: number; email?: string; username?: string } = {},
-): Promise<Fixture> {
+export async function createFixture(ctx: AppContext, opts: { status?: CustomerStatus; permission?: number; email?: string; username?: string } = {}): Promise<Fixture> {
   const n = `${process.pid}-${++seq}-${randomBytes(3).toString('hex')}`;
   const password = 'pw-' + randomBytes(8).toString('hex');
   return ctx.db.transaction(async (trx) => {

@@ -35,10 +35,19 @@ export function chromiumAvailable(): boolean {
 export async function launchBrowser(opts: BrowserOptions = {}): Promise<TestBrowser> {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'ov-chromium-'));
   const args = [
-    '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-default-apps', '--disable-extensions', '--metrics-recording-only',
-    '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
+    '--headless=new',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-default-apps',
+    '--disable-extensions',
+    '--metrics-recording-only',
+    '--use-fake-ui-for-media-stream',
+    '--use-fake-device-for-media-stream',
     '--autoplay-policy=no-user-gesture-required',
     // WebRTC host candidates on loopback only: no mDNS names and no other interfaces.
     '--disable-features=WebRtcHideLocalIpsWithMdns',
@@ -61,7 +70,9 @@ export async function launchBrowser(opts: BrowserOptions = {}): Promise<TestBrow
     async page() {
       const page = await browser.newPage();
       page.on('pageerror', (err) => errors.push(`pageerror: ${err instanceof Error ? err.message : String(err)}`));
-      page.on('console', (msg) => { if (msg.type() === 'error') errors.push(`console: ${msg.text()}`); });
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
+      });
       return page;
     },
     async close() {

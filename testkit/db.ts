@@ -68,9 +68,7 @@ export async function testDatabaseUrl(): Promise<string> {
 /** Empties every table except knex's own (one statement, cascading). */
 export async function truncateAll(db?: Knex): Promise<void> {
   const k = db ?? (await testDb());
-  const rows = (
-    await k.raw(`select tablename from pg_tables where schemaname = current_schema() and tablename not like 'knex\\_%'`)
-  ).rows as { tablename: string }[];
+  const rows = (await k.raw(`select tablename from pg_tables where schemaname = current_schema() and tablename not like 'knex\\_%'`)).rows as { tablename: string }[];
   if (rows.length === 0) return;
   await k.raw(`truncate table ${rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`);
 }

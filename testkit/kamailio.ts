@@ -28,7 +28,11 @@ export class KamailioProcess {
   private proc: ChildProcess | null = null;
   log = '';
 
-  constructor(readonly cfg: string, readonly rundir: string, private readonly memory = { shm: 32, pkg: 4 }) {}
+  constructor(
+    readonly cfg: string,
+    readonly rundir: string,
+    private readonly memory = { shm: 32, pkg: 4 },
+  ) {}
 
   get ctl(): string {
     return `unix:${this.rundir}/kamailio_ctl`;
@@ -52,7 +56,13 @@ export class KamailioProcess {
     const end = Date.now() + 8000;
     for (;;) {
       if (!this.proc) throw new Error(`kamailio exited:\n${this.log.slice(-2000)}`);
-      if (await this.rpc('core.uptime').then(() => true, () => false)) return;
+      if (
+        await this.rpc('core.uptime').then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
       if (Date.now() > end) throw new Error(`kamailio did not start:\n${this.log.slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -78,7 +88,11 @@ export class KamailioProcess {
 export class Kamailio {
   private readonly k: KamailioProcess;
 
-  private constructor(readonly port: number, readonly rundir: string, private readonly o: KamailioOptions) {
+  private constructor(
+    readonly port: number,
+    readonly rundir: string,
+    private readonly o: KamailioOptions,
+  ) {
     this.k = new KamailioProcess(path.join(rundir, 'registrar.cfg'), rundir);
   }
 

@@ -97,9 +97,9 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     if (req.method === 'POST' && req.url?.endsWith('/embeddings')) {
       const input = (Array.isArray(json.input) ? json.input : [json.input]).map(String);
       embeddingRequests.push({ model: String(json.model), input });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ object: 'list', data: input.map((t, index) => ({ object: 'embedding', index, embedding: embedText(t) })), model: json.model }),
-      );
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data: input.map((t, index) => ({ object: 'embedding', index, embedding: embedText(t) })), model: json.model }));
       return;
     }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
@@ -117,9 +117,9 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     if (!r.stream) {
       const message: Record<string, unknown> = { role: 'assistant', content: reply.text ?? null };
       if (calls.length) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ id: 'cmpl', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }] }),
-      );
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ id: 'cmpl', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }] }));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

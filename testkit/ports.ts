@@ -125,4 +125,3 @@ export async function sipPortPair(host = '127.0.0.1'): Promise<number> {
   }
   throw new Error('no free pair of SIP ports');
 }
-

@@ -31,9 +31,15 @@ export function ngPing(port: number, host = '127.0.0.1', timeoutMs = 500): Promi
   return new Promise((resolve) => {
     const sock = dgram.createSocket('udp4');
     const cookie = `t${Math.random().toString(36).slice(2, 10)}`;
-    const done = (ok: boolean): void => { clearTimeout(timer); sock.close(); resolve(ok); };
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      sock.close();
+      resolve(ok);
+    };
     const timer = setTimeout(() => done(false), timeoutMs);
-    sock.on('message', (msg) => { if (msg.toString().startsWith(cookie)) done(msg.toString().includes('pong')); });
+    sock.on('message', (msg) => {
+      if (msg.toString().startsWith(cookie)) done(msg.toString().includes('pong'));
+    });
     sock.on('error', () => done(false));
     sock.send(`${cookie} d7:command4:pinge`, port, host);
   });
@@ -43,7 +49,12 @@ export class Rtpengine {
   private proc: ChildProcess | null = null;
   log = '';
 
-  private constructor(readonly ngPort: number, readonly portRange: [number, number], readonly rundir: string, private readonly extra: string[]) {}
+  private constructor(
+    readonly ngPort: number,
+    readonly portRange: [number, number],
+    readonly rundir: string,
+    private readonly extra: string[],
+  ) {}
 
   static async create(o: RtpengineOptions = {}): Promise<Rtpengine> {
     const r = new Rtpengine(await freePort(), o.portRange ?? randomBlock(), fs.mkdtempSync(path.join(os.tmpdir(), 'rtpe-')), o.args ?? []);
@@ -64,9 +75,15 @@ export class Rtpengine {
   async start(): Promise<void> {
     if (this.proc) return;
     const args = [
-      '--config-file=none', '--table=-1', '--foreground', '--log-stderr', '--log-level=6',
-      '--interface=127.0.0.1', `--listen-ng=127.0.0.1:${this.ngPort}`,
-      `--port-min=${this.portRange[0]}`, `--port-max=${this.portRange[1]}`,
+      '--config-file=none',
+      '--table=-1',
+      '--foreground',
+      '--log-stderr',
+      '--log-level=6',
+      '--interface=127.0.0.1',
+      `--listen-ng=127.0.0.1:${this.ngPort}`,
+      `--port-min=${this.portRange[0]}`,
+      `--port-max=${this.portRange[1]}`,
       `--pidfile=${path.join(this.rundir, 'rtpengine.pid')}`,
       ...this.extra,
     ];
@@ -74,7 +91,9 @@ export class Rtpengine {
     this.proc = proc;
     proc.stdout?.on('data', (d) => (this.log += d));
     proc.stderr?.on('data', (d) => (this.log += d));
-    proc.on('exit', () => { if (this.proc === proc) this.proc = null; });
+    proc.on('exit', () => {
+      if (this.proc === proc) this.proc = null;
+    });
     const end = Date.now() + 5000;
     for (;;) {
       if (!this.proc) throw new Error(`rtpengine exited:\n${this.log.slice(-2000)}`);

@@ -10,7 +10,20 @@ export type FarEndProfile = 'sdes' | 'dtls';
 
 /** A plain PCMU offer/answer for an RTP socket on 127.0.0.1. */
 export function plainSdp(port: number, direction = 'sendrecv'): string {
-  return ['v=0', `o=- ${Date.now()} 1 IN IP4 127.0.0.1`, 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-15', `a=${direction}`, 'a=ptime:20', ''].join('\r\n');
+  return [
+    'v=0',
+    `o=- ${Date.now()} 1 IN IP4 127.0.0.1`,
+    's=-',
+    'c=IN IP4 127.0.0.1',
+    't=0 0',
+    `m=audio ${port} RTP/AVP 0 101`,
+    'a=rtpmap:0 PCMU/8000',
+    'a=rtpmap:101 telephone-event/8000',
+    'a=fmtp:101 0-15',
+    `a=${direction}`,
+    'a=ptime:20',
+    '',
+  ].join('\r\n');
 }
 
 /** The audio address of an SDP (c= and m=audio). */
@@ -22,9 +35,7 @@ export function audioAddress(sdp: string): { host: string; port: number } {
 }
 
 const towardsPlatform = (p: FarEndProfile): NgParams =>
-  p === 'sdes'
-    ? { 'transport-protocol': 'RTP/SAVP', ICE: 'remove', DTLS: 'off' }
-    : { 'transport-protocol': 'UDP/TLS/RTP/SAVPF', ICE: 'force', SDES: ['off'], 'rtcp-mux': ['offer'] };
+  p === 'sdes' ? { 'transport-protocol': 'RTP/SAVP', ICE: 'remove', DTLS: 'off' } : { 'transport-protocol': 'UDP/TLS/RTP/SAVPF', ICE: 'force', SDES: ['off'], 'rtcp-mux': ['offer'] };
 const towardsParty: NgParams = { 'transport-protocol': 'RTP/AVP', ICE: 'remove', DTLS: 'off', 'rtcp-mux': ['demux'] };
 
 export class SrtpFarEnd {

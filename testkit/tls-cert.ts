@@ -5,13 +5,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-export interface TestCert { dir: string; certPath: string; keyPath: string; cert: Buffer; key: Buffer }
+export interface TestCert {
+  dir: string;
+  certPath: string;
+  keyPath: string;
+  cert: Buffer;
+  key: Buffer;
+}
 
 export function selfSignedCert(): TestCert {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sipcert-'));
   const certPath = path.join(dir, 'cert.pem');
   const keyPath = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+    { stdio: 'ignore' },
+  );
   return { dir, certPath, keyPath, cert: fs.readFileSync(certPath), key: fs.readFileSync(keyPath) };
 }

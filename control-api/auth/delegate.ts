@@ -39,17 +39,18 @@ export function postDelegate(deps: AuthDeps): RequestHandler {
     const { token, expiresAt } = await signToken(
       config.jwtSecret,
       {
-        typ: 'delegate', sub: agent.id, customer_id: target.id, delegator_customer_id: agent.customer_id,
-        sid: newSessionId(), gen: Number(agent.session_generation),
+        typ: 'delegate',
+        sub: agent.id,
+        customer_id: target.id,
+        delegator_customer_id: agent.customer_id,
+        sid: newSessionId(),
+        gen: Number(agent.session_generation),
         // signing out the login session that asked for it ends it too
         ...(a.kind === 'agent' && a.session?.id ? { psid: a.session.id } : {}),
       },
       DELEGATE_TOKEN_TTL_SEC,
     );
-    logger.info(
-      { audit: true, event: 'delegate_token_issued', jti, sub: agent.id, target_customer_id: target.id, reason: p.data.reason, expire: expiresAt },
-      'delegate token issued',
-    );
+    logger.info({ audit: true, event: 'delegate_token_issued', jti, sub: agent.id, target_customer_id: target.id, reason: p.data.reason, expire: expiresAt }, 'delegate token issued');
     res.status(200).json({ token, customer_id: target.id, expire: formatRfc3339(expiresAt) });
   };
 }

@@ -71,7 +71,10 @@ export function getEmailVerify(deps: AuthDeps): RequestHandler {
     res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');
     if (state === 'expired') {
       const cu = await repos(db).customers.get(row!.customer_id);
-      return void res.status(200).type('html').send(emailVerifyExpiredPage(cu?.email ?? ''));
+      return void res
+        .status(200)
+        .type('html')
+        .send(emailVerifyExpiredPage(cu?.email ?? ''));
     }
     res.status(200).type('html').send(emailVerifyPage(token));
   };

@@ -50,5 +50,9 @@ export const bootRefreshBody = z.strictObject({});
 export const delegateBody = z.strictObject({
   customer_id: z.string(),
   // voipbin: 10 to 200 printable ASCII characters, kept in the audit log.
-  reason: z.string().min(10).max(200).regex(/^[\x20-\x7e]+$/),
+  reason: z
+    .string()
+    .min(10)
+    .max(200)
+    .regex(/^[\x20-\x7e]+$/),
 });

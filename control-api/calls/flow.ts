@@ -40,7 +40,10 @@ export interface CallFlow {
 export async function resolveCallFlow(ctx: AppContext, customerId: string, body: { flow_id?: string; actions?: unknown[]; variables?: unknown }): Promise<CallFlow> {
   const vars = checkClientVariables(body.variables);
   if (vars.problems.length > 0) {
-    throw invalidArgument(`${vars.problems[0]!.field}: ${vars.problems[0]!.message}`, vars.problems.map((p) => ({ field: p.field, issue: p.message })));
+    throw invalidArgument(
+      `${vars.problems[0]!.field}: ${vars.problems[0]!.message}`,
+      vars.problems.map((p) => ({ field: p.field, issue: p.message })),
+    );
   }
   if (body.flow_id !== undefined) {
     const flow = await flowsRepo(ctx.db).getOwned(customerId, body.flow_id);

@@ -53,9 +53,7 @@ async function pstnSource(ctx: AppContext, customerId: string, source: Address, 
 /** A refused tel destination as the API answers it. */
 export function telRefused(at: string, index: number, r: DialRefusal): ApiError {
   const message =
-    r.reason === 'premium_rate_prefix'
-      ? `${at}: ${r.prefix} is a blocked premium-rate prefix`
-      : `${at}: country ${r.country || 'unknown'} is not in the outbound config's destination_whitelist`;
+    r.reason === 'premium_rate_prefix' ? `${at}: ${r.prefix} is a blocked premium-rate prefix` : `${at}: country ${r.country || 'unknown'} is not in the outbound config's destination_whitelist`;
   const detail: Record<string, unknown> = { field: `${at}.target`, index, reason: r.reason };
   if (r.prefix !== undefined) detail.prefix = r.prefix;
   if (r.reason === 'destination_not_whitelisted') detail.country = r.country ?? '';
@@ -130,7 +128,11 @@ export async function planLegs(ctx: AppContext, customerId: string, source: Addr
  * and the transaction rolls back, so nothing is dialled.
  */
 export async function admitPstnLegs(trx: Db, customerId: string, rows: { id: string; destination: Address }[]): Promise<void> {
-  const refusal = await admitPstnCalls(trx, customerId, rows.filter((r) => isPstnAddress(r.destination)).map((r) => r.id));
+  const refusal = await admitPstnCalls(
+    trx,
+    customerId,
+    rows.filter((r) => isPstnAddress(r.destination)).map((r) => r.id),
+  );
   if (!refusal) return;
   throw new ApiError('RATE_LIMIT_EXCEEDED', `${refusal.live} outgoing PSTN calls are live; the cap is ${refusal.max}`, {
     details: [{ limited_by: 'customer', limit: 'concurrent_pstn_calls', max: refusal.max, live: refusal.live }],

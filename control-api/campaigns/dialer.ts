@@ -100,10 +100,26 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
     const activeflowId = newId();
     const iso = now.toISOString();
     await activeflowsRepo(trx).insert({
-      id: activeflowId, customer_id: c.customer_id, flow_id: c.flow_id, status: 'running',
-      reference_type: 'campaign', reference_id: ccId, reference_activeflow_id: EMPTY_UUID, on_complete_flow_id: EMPTY_UUID,
-      webhook_uri: '', webhook_method: '', current_action: null, forward_action_id: '', executed_actions: [],
-      variables, complete_count: 0, end_reason: '', error: '', tm_create: iso, tm_update: iso, tm_delete: null,
+      id: activeflowId,
+      customer_id: c.customer_id,
+      flow_id: c.flow_id,
+      status: 'running',
+      reference_type: 'campaign',
+      reference_id: ccId,
+      reference_activeflow_id: EMPTY_UUID,
+      on_complete_flow_id: EMPTY_UUID,
+      webhook_uri: '',
+      webhook_method: '',
+      current_action: null,
+      forward_action_id: '',
+      executed_actions: [],
+      variables,
+      complete_count: 0,
+      end_reason: '',
+      error: '',
+      tm_create: iso,
+      tm_update: iso,
+      tm_delete: null,
     });
     const cc = await repo.create({ ...base, activeflow_id: activeflowId, reference_type: 'flow', reference_id: EMPTY_UUID, status: 'progressing' });
     out.activeflows.push({ id: activeflowId, customerId: c.customer_id });

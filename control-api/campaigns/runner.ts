@@ -56,7 +56,10 @@ export class CampaignRunner {
   private wake: (() => void) | null = null;
   private readonly tickMs: number;
 
-  constructor(private readonly ctx: AppContext, opts: RunnerOptions = {}) {
+  constructor(
+    private readonly ctx: AppContext,
+    opts: RunnerOptions = {},
+  ) {
     this.tickMs = opts.tickMs ?? 500;
   }
 
@@ -220,14 +223,18 @@ export class CampaignRunner {
       } catch (err) {
         // Nothing will dial it: end the row; the next step records the failed try.
         ctx.logger.warn({ err: String(err), call_id: call.id }, 'campaign originate failed');
-        await callsRepo(ctx.db).hangup(call.id, 'failure', [chargeEndedCall]).catch(() => undefined);
+        await callsRepo(ctx.db)
+          .hangup(call.id, 'failure', [chargeEndedCall])
+          .catch(() => undefined);
       }
     }
     for (const af of out.activeflows) {
       try {
         await bus.startActiveflow(af.id, af.customerId, `activeflow-start-${af.id}`);
       } catch {
-        await activeflowsRepo(ctx.db).endOrphan(af.id, 'error', 'could not reach a media-app node').catch(() => undefined);
+        await activeflowsRepo(ctx.db)
+          .endOrphan(af.id, 'error', 'could not reach a media-app node')
+          .catch(() => undefined);
       }
     }
     if (out.events.length === 0) return;

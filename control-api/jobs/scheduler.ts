@@ -40,10 +40,14 @@ export async function startLifecycleScheduler(o: LifecycleSchedulerOptions): Pro
   };
   const prefix = o.prefix ?? 'bull';
   const queue = new Queue(LIFECYCLE_QUEUE, { connection, prefix });
-  await queue.upsertJobScheduler(SCHEDULER_ID, { every: o.everyMs ?? 5 * 60_000 }, {
-    name: 'lifecycle-pass',
-    opts: { removeOnComplete: 100, removeOnFail: 100 },
-  });
+  await queue.upsertJobScheduler(
+    SCHEDULER_ID,
+    { every: o.everyMs ?? 5 * 60_000 },
+    {
+      name: 'lifecycle-pass',
+      opts: { removeOnComplete: 100, removeOnFail: 100 },
+    },
+  );
   const worker = new Worker(
     LIFECYCLE_QUEUE,
     async () => {

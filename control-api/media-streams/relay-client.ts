@@ -26,7 +26,8 @@ export function connectRelay(ad: RelayAdvert, target: StreamTarget, id: string, 
     ws.on('unexpected-response', (_req, res) => fail(serviceUnavailable(`the media node refused the relay (HTTP ${res.statusCode})`)));
     ws.on('close', (code: number, reason: Buffer) => {
       const why = reason.toString();
-      if (code === RELAY_CLOSE.notFound) fail(target === 'call' ? new ApiError('CALL_NOT_FOUND', why || 'the call is no longer live') : new ApiError('RESOURCE_NOT_FOUND', why || 'the conference is no longer live'));
+      if (code === RELAY_CLOSE.notFound)
+        fail(target === 'call' ? new ApiError('CALL_NOT_FOUND', why || 'the call is no longer live') : new ApiError('RESOURCE_NOT_FOUND', why || 'the conference is no longer live'));
       else if (code === RELAY_CLOSE.notReady) fail(new ApiError(target === 'call' ? 'CALL_STATE_INVALID' : 'STATE_INVALID', why || `the ${target} is not progressing`));
       else fail(serviceUnavailable(why || 'the media node closed the relay'));
     });

@@ -43,7 +43,7 @@ export function foreignCookieRequest(publicUrl: string, req: CredentialSource, o
   return !(o !== null && (o === originOf(publicUrl) || o === originOf(ownOrigin)));
 }
 
-export const foreignOriginRefused = () => permissionDenied('cross-site request with the session cookie refused: its Origin is not this platform\'s');
+export const foreignOriginRefused = () => permissionDenied("cross-site request with the session cookie refused: its Origin is not this platform's");
 
 export function cookieOriginGuard(publicUrl: string): RequestHandler {
   return (req, _res, next) => {

@@ -45,11 +45,13 @@ export function createLimiters(redis: Redis, opts: { scale: number; prefix: stri
     authPublic: off ? pass : byIp(raw.auth_public),
     authProtected: off ? pass : byIp(raw.auth_protected),
     v1Ip: off ? pass : byIp(raw.v1_ip),
-    customer: off ? pass : (req, _res, next) => {
-      const a = req.auth;
-      if (!a) return next();
-      const l = a.kind === 'direct' ? raw.customer_direct : a.kind === 'delegate' ? raw.customer_delegate : raw.customer;
-      l.consume(a.customerId).then((r) => next(r.allowed ? undefined : rateLimited(r.limitedBy, r.retryAfterSec)), next);
-    },
+    customer: off
+      ? pass
+      : (req, _res, next) => {
+          const a = req.auth;
+          if (!a) return next();
+          const l = a.kind === 'direct' ? raw.customer_direct : a.kind === 'delegate' ? raw.customer_delegate : raw.customer;
+          l.consume(a.customerId).then((r) => next(r.allowed ? undefined : rateLimited(r.limitedBy, r.retryAfterSec)), next);
+        },
   };
 }

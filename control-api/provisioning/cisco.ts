@@ -24,12 +24,6 @@ export function renderCisco(a: ProvisioningAccount): RenderedConfig {
     ['Register_Expires_1_', a.expires],
     ['SIP_Transport_1_', TRANSPORT[a.transport]],
   ];
-  const body = [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    '<flat-profile>',
-    ...p.map(([k, v]) => `  <${k}>${x(String(v))}</${k}>`),
-    '</flat-profile>',
-    '',
-  ].join('\n');
+  const body = ['<?xml version="1.0" encoding="UTF-8"?>', '<flat-profile>', ...p.map(([k, v]) => `  <${k}>${x(String(v))}</${k}>`), '</flat-profile>', ''].join('\n');
   return { contentType: 'application/xml; charset=utf-8', body, filename: 'cisco.xml' };
 }

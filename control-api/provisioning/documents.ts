@@ -25,9 +25,7 @@ export interface Fetch {
   hostHeader: string | undefined;
 }
 
-export type Answer =
-  | { ok: true; doc: RenderedConfig; format: PhoneFormat; extensionId: string | null; credentials: boolean }
-  | { ok: false; http: 400 | 404; message: string };
+export type Answer = { ok: true; doc: RenderedConfig; format: PhoneFormat; extensionId: string | null; credentials: boolean } | { ok: false; http: 400 | 404; message: string };
 
 const FORMAT_LIST = PHONE_FORMATS.join(', ');
 const notFound = (message: string): Answer => ({ ok: false, http: 404, message });

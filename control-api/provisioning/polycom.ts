@@ -28,14 +28,8 @@ export function renderPolycom(a: ProvisioningAccount): RenderedConfig {
         ] as [string, string | number][])
       : []),
   ];
-  const body = [
-    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>',
-    '<polycomConfig>',
-    '  <reg',
-    ...attrs.map(([k, v]) => `    ${k}="${x(String(v))}"`),
-    '  />',
-    '</polycomConfig>',
-    '',
-  ].join('\n');
+  const body = ['<?xml version="1.0" encoding="UTF-8" standalone="yes"?>', '<polycomConfig>', '  <reg', ...attrs.map(([k, v]) => `    ${k}="${x(String(v))}"`), '  />', '</polycomConfig>', ''].join(
+    '\n',
+  );
   return { contentType: 'application/xml; charset=utf-8', body, filename: 'phone1.cfg' };
 }

@@ -130,27 +130,35 @@ export function createProvisioningRouter(ctx: AppContext): Router {
     });
   }
 
-  const byToken = (pathFile: (req: Request) => string | null): RequestHandler => async (req, res, next) => {
-    try {
-      const q = tokenQuery(req, pathFile(req));
-      if (!q) return bad(res);
-      const ext = await redeemProvisioningToken(ctx.db, q.token);
-      if (!ext) return bad(res);
-      if (!(await standing(req, res, ext.customer_id))) return;
-      await serve(req, res, 'token', {
-        tokenExtension: ext,
-        customerId: ext.customer_id,
-        file: q.file,
-        format: q.format,
-        userAgent: req.get('user-agent'),
-        hostHeader: req.get('host'),
-      });
-    } catch (e) {
-      next(e);
-    }
-  };
-  router.get('/extension', byToken(() => null));
-  router.get('/extension/:file', byToken((req) => String(req.params.file)));
+  const byToken =
+    (pathFile: (req: Request) => string | null): RequestHandler =>
+    async (req, res, next) => {
+      try {
+        const q = tokenQuery(req, pathFile(req));
+        if (!q) return bad(res);
+        const ext = await redeemProvisioningToken(ctx.db, q.token);
+        if (!ext) return bad(res);
+        if (!(await standing(req, res, ext.customer_id))) return;
+        await serve(req, res, 'token', {
+          tokenExtension: ext,
+          customerId: ext.customer_id,
+          file: q.file,
+          format: q.format,
+          userAgent: req.get('user-agent'),
+          hostHeader: req.get('host'),
+        });
+      } catch (e) {
+        next(e);
+      }
+    };
+  router.get(
+    '/extension',
+    byToken(() => null),
+  );
+  router.get(
+    '/extension/:file',
+    byToken((req) => String(req.params.file)),
+  );
 
   router.get('/customer/:secret/:file', async (req, res, next) => {
     try {

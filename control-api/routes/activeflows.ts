@@ -50,7 +50,11 @@ const createBody = z.object({
   flow_id: uuid().optional().describe('flow to run; takes precedence over actions'),
   actions: z.array(z.unknown()).optional().describe('inline actions, when no flow_id'),
   variables: z.unknown().optional().describe('object of string → string (100 keys, 64 KB, 32 KB per value; svc. keys ignored)'),
-  webhook_uri: z.url({ protocol: /^https?$/ }).max(2048).or(z.literal('')).optional(),
+  webhook_uri: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .or(z.literal(''))
+    .optional(),
   webhook_method: z.enum(['', 'POST', 'GET', 'PUT', 'DELETE']).optional(),
 });
 
@@ -107,7 +111,10 @@ export const routes = [
       assertEgressUrl(ctx, 'webhook_uri', body.webhook_uri);
       const vars = checkClientVariables(body.variables);
       if (vars.problems.length > 0) {
-        throw invalidArgument(`${vars.problems[0]!.field}: ${vars.problems[0]!.message}`, vars.problems.map((p) => ({ field: p.field, issue: p.message })));
+        throw invalidArgument(
+          `${vars.problems[0]!.field}: ${vars.problems[0]!.message}`,
+          vars.problems.map((p) => ({ field: p.field, issue: p.message })),
+        );
       }
       let actions: Action[] | null = null;
       let flowId: string;
@@ -133,7 +140,12 @@ export const routes = [
         webhook: { uri: body.webhook_uri ?? '', method: body.webhook_method ?? '' },
       };
       // an inline flow is written with its activeflow, in one transaction
-      const row = await startStoredActiveflow(ctx.db, commandBus(ctx), spec, actions ? async (trx) => void (await flowsRepo(trx).create({ id: flowId, customer_id: auth.customerId, actions: actions!, persist: false, name: 'activeflow' })) : undefined);
+      const row = await startStoredActiveflow(
+        ctx.db,
+        commandBus(ctx),
+        spec,
+        actions ? async (trx) => void (await flowsRepo(trx).create({ id: flowId, customer_id: auth.customerId, actions: actions!, persist: false, name: 'activeflow' })) : undefined,
+      );
       return activeflowJson(row);
     },
   }),

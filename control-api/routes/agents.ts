@@ -23,7 +23,10 @@ import { agentSchema, listOf } from './schemas';
 const tag = 'Agent';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'agent not found');
 const PERMISSIONS = Object.values(Permission) as number[];
-const permission = z.number().int().refine((n) => PERMISSIONS.includes(n), { message: `one of ${PERMISSIONS.join(', ')}` });
+const permission = z
+  .number()
+  .int()
+  .refine((n) => PERMISSIONS.includes(n), { message: `one of ${PERMISSIONS.join(', ')}` });
 const password = z.string().min(PASSWORD_MIN_LENGTH).max(1024);
 const tagIds = z.array(uuid()).max(64);
 const SETTABLE_STATUSES = ['available', 'away', 'busy', 'offline'] as const;
@@ -59,7 +62,12 @@ function uniqueViolation(e: unknown): boolean {
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/agents', tag, summary: 'Create an agent', permission: 'admin', status: 201,
+    method: 'post',
+    path: '/agents',
+    tag,
+    summary: 'Create an agent',
+    permission: 'admin',
+    status: 201,
     body: z.object({
       username: z.string().trim().min(1).max(320),
       password,
@@ -99,25 +107,44 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/agents', tag, summary: 'List agents', permission: 'agent', paginated: true,
+    method: 'get',
+    path: '/agents',
+    tag,
+    summary: 'List agents',
+    permission: 'agent',
+    paginated: true,
     query: z.object({
       tag_ids: z.string().max(4000).optional().describe('comma-separated tag ids: agents holding all of them'),
       status: z.enum(AGENT_STATUSES).optional(),
     }),
     response: listOf(agentSchema),
     handler: async ({ ctx, auth, page, query }) => {
-      const ids = (query.tag_ids ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const ids = (query.tag_ids ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       for (const id of ids) if (!z.guid().safeParse(id).success) throw invalidArgument(`tag_ids: ${id} is not a UUID`, [{ field: 'tag_ids' }]);
       const p = await agentsRepo(ctx.db).listByCustomer(auth.customerId, page, { status: query.status, tagIds: ids.map((s) => s.toLowerCase()) });
       return { result: p.result.map(agentJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/agents/:id', tag, summary: 'Get an agent', permission: 'agent', params: idParams, response: agentSchema,
+    method: 'get',
+    path: '/agents/:id',
+    tag,
+    summary: 'Get an agent',
+    permission: 'agent',
+    params: idParams,
+    response: agentSchema,
     handler: async ({ ctx, auth, params }) => agentJson(await owned(ctx, auth, params.id)),
   }),
   defineRoute({
-    method: 'put', path: '/agents/:id', tag, summary: 'Update an agent (name, detail, ring_method)', permission: 'manager', params: idParams,
+    method: 'put',
+    path: '/agents/:id',
+    tag,
+    summary: 'Update an agent (name, detail, ring_method)',
+    permission: 'manager',
+    params: idParams,
     body: z.object({ name: text().optional(), detail: text(1024).optional(), ring_method: z.enum(RING_METHODS).optional() }),
     response: agentSchema,
     handler: async ({ ctx, auth, params, body }) => {
@@ -126,7 +153,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/agents/:id', tag, summary: 'Delete an agent (soft)', permission: 'admin', params: idParams, response: agentSchema,
+    method: 'delete',
+    path: '/agents/:id',
+    tag,
+    summary: 'Delete an agent (soft)',
+    permission: 'admin',
+    params: idParams,
+    response: agentSchema,
     handler: async ({ ctx, auth, params }) => {
       const a = await owned(ctx, auth, params.id);
       const out = await changed(ctx, await agentsRepo(ctx.db).softDelete(a.id), 'agent_deleted');
@@ -136,16 +169,28 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/agents/:id/addresses', tag, summary: "Replace an agent's addresses", permission: 'manager', params: idParams,
-    body: z.object({ addresses: agentAddresses }), response: agentSchema,
+    method: 'put',
+    path: '/agents/:id/addresses',
+    tag,
+    summary: "Replace an agent's addresses",
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ addresses: agentAddresses }),
+    response: agentSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const a = await owned(ctx, auth, params.id);
       return changed(ctx, await agentsRepo(ctx.db).update(a.id, { addresses: body.addresses }));
     },
   }),
   defineRoute({
-    method: 'put', path: '/agents/:id/tag_ids', tag, summary: "Replace an agent's tags", permission: 'manager', params: idParams,
-    body: z.object({ tag_ids: tagIds }), response: agentSchema,
+    method: 'put',
+    path: '/agents/:id/tag_ids',
+    tag,
+    summary: "Replace an agent's tags",
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ tag_ids: tagIds }),
+    response: agentSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const a = await owned(ctx, auth, params.id);
       const tags = await checkTagIds(ctx.db, auth.customerId, body.tag_ids);
@@ -153,8 +198,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/agents/:id/permission', tag, summary: "Set an agent's permission", permission: 'admin', params: idParams,
-    body: z.object({ permission }), response: agentSchema,
+    method: 'put',
+    path: '/agents/:id/permission',
+    tag,
+    summary: "Set an agent's permission",
+    permission: 'admin',
+    params: idParams,
+    body: z.object({ permission }),
+    response: agentSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const a = await owned(ctx, auth, params.id);
       checkGrant(auth, body.permission);
@@ -164,9 +215,15 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/agents/:id/status', tag, summary: "Set an agent's status", permission: 'agent', params: idParams,
-    description: 'available, away, busy or offline; an agent may set its own, a manager anyone\'s. ringing is set by queues only.',
-    body: z.object({ status: z.enum(SETTABLE_STATUSES) }), response: agentSchema,
+    method: 'put',
+    path: '/agents/:id/status',
+    tag,
+    summary: "Set an agent's status",
+    permission: 'agent',
+    params: idParams,
+    description: "available, away, busy or offline; an agent may set its own, a manager anyone's. ringing is set by queues only.",
+    body: z.object({ status: z.enum(SETTABLE_STATUSES) }),
+    response: agentSchema,
     handler: async ({ ctx, auth, params, body }) => {
       if (!isSelf(auth, params.id) && !hasLevel(auth.permission, 'manager')) throw permissionDenied();
       const a = await owned(ctx, auth, params.id);
@@ -175,8 +232,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/agents/:id/password', tag, summary: "Set an agent's password", permission: 'agent', params: idParams,
-    body: z.object({ password }), response: agentSchema,
+    method: 'put',
+    path: '/agents/:id/password',
+    tag,
+    summary: "Set an agent's password",
+    permission: 'agent',
+    params: idParams,
+    body: z.object({ password }),
+    response: agentSchema,
     handler: async ({ ctx, auth, params, body }) => {
       if (!isSelf(auth, params.id) && !hasLevel(auth.permission, 'admin')) throw permissionDenied();
       const a = await owned(ctx, auth, params.id);
@@ -186,7 +249,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/agents/:id/direct-hash-regenerate', tag, summary: "Regenerate an agent's direct hash", permission: 'manager', params: idParams,
+    method: 'post',
+    path: '/agents/:id/direct-hash-regenerate',
+    tag,
+    summary: "Regenerate an agent's direct hash",
+    permission: 'manager',
+    params: idParams,
     response: agentSchema,
     handler: async ({ ctx, auth, params }) => {
       const a = await owned(ctx, auth, params.id);

@@ -17,12 +17,20 @@ import { listOfShape, shape } from '../../core/ai/api';
 const FIELDS = ['id', 'customer_id', 'aicall_id', 'ai_id', 'prompt_history_id', 'status', 'overall_score', 'evaluation', 'message_ids', 'language', 'error', 'tm_create', 'tm_update', 'tm_delete'];
 const tag = 'AI';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'aiaudit not found');
-const language = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP47 tag').max(35);
+const language = z
+  .string()
+  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP47 tag')
+  .max(35);
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/aiaudits', tag, summary: 'Audit each AI participant of a finished AI call (202; done in the background)', permission: 'manager', status: 202,
-    description: 'The AI call must be terminated (409 STATE_INVALID otherwise). language defaults to the call\'s stt_language or en-US. 503 when no LLM is configured.',
+    method: 'post',
+    path: '/aiaudits',
+    tag,
+    summary: 'Audit each AI participant of a finished AI call (202; done in the background)',
+    permission: 'manager',
+    status: 202,
+    description: "The AI call must be terminated (409 STATE_INVALID otherwise). language defaults to the call's stt_language or en-US. 503 when no LLM is configured.",
     body: z.object({ aicall_id: uuid(), language: language.optional() }),
     response: z.object({ result: z.array(shape(FIELDS)) }),
     handler: async ({ ctx, auth, body }) => {
@@ -42,9 +50,14 @@ export const routes = [
       const audits = [];
       for (const p of who.result) {
         const ai = await aisRepo(ctx.db).get(auth.customerId, p.ai_id);
-        audits.push(await repo.create(auth.customerId, {
-          aicall_id: call.id, ai_id: p.ai_id, prompt_history_id: ai?.current_prompt_history_id ?? null, language: body.language ?? (call.stt_language || 'en-US'),
-        }));
+        audits.push(
+          await repo.create(auth.customerId, {
+            aicall_id: call.id,
+            ai_id: p.ai_id,
+            prompt_history_id: ai?.current_prompt_history_id ?? null,
+            language: body.language ?? (call.stt_language || 'en-US'),
+          }),
+        );
       }
       for (const a of audits) {
         void runAudit({ db: ctx.db, egress: ctx.egress }, a).catch((err: Error) => ctx.logger.warn({ err: err.message, aiaudit: a.id }, 'ai audit did not finish'));
@@ -53,7 +66,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/aiaudits', tag, summary: 'List AI audits', permission: 'agent', paginated: true,
+    method: 'get',
+    path: '/aiaudits',
+    tag,
+    summary: 'List AI audits',
+    permission: 'agent',
+    paginated: true,
     query: z.object({ aicall_id: uuid().optional(), ai_id: uuid().optional() }),
     response: listOfShape(FIELDS),
     handler: async ({ ctx, auth, page, query }) => {
@@ -62,7 +80,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/aiaudits/:id', tag, summary: 'Get an AI audit', permission: 'agent', params: idParams, response: shape(FIELDS),
+    method: 'get',
+    path: '/aiaudits/:id',
+    tag,
+    summary: 'Get an AI audit',
+    permission: 'agent',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const a = await aiAuditsRepo(ctx.db).get(auth.customerId, params.id);
       if (!a) throw missing();
@@ -70,7 +94,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/aiaudits/:id', tag, summary: 'Delete an AI audit', permission: 'manager', params: idParams, response: shape(FIELDS),
+    method: 'delete',
+    path: '/aiaudits/:id',
+    tag,
+    summary: 'Delete an AI audit',
+    permission: 'manager',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const a = await aiAuditsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!a) throw missing();

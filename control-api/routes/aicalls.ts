@@ -14,9 +14,29 @@ import { eventsOf, listOfShape, publish, shape } from '../../core/ai/api';
 import type { EventType } from '../../core/events/catalogue';
 
 export const AICALL_FIELDS = [
-  'id', 'customer_id', 'assistance_type', 'assistance_id', 'ai_engine_model', 'ai_tts_type', 'ai_tts_voice_id', 'ai_stt_type', 'ai_vad_config',
-  'ai_smart_turn_enabled', 'parameter', 'activeflow_id', 'reference_type', 'reference_id', 'confbridge_id', 'current_member_id', 'status', 'stt_language',
-  'metadata', 'tm_end', 'tm_create', 'tm_update', 'tm_delete',
+  'id',
+  'customer_id',
+  'assistance_type',
+  'assistance_id',
+  'ai_engine_model',
+  'ai_tts_type',
+  'ai_tts_voice_id',
+  'ai_stt_type',
+  'ai_vad_config',
+  'ai_smart_turn_enabled',
+  'parameter',
+  'activeflow_id',
+  'reference_type',
+  'reference_id',
+  'confbridge_id',
+  'current_member_id',
+  'status',
+  'stt_language',
+  'metadata',
+  'tm_end',
+  'tm_create',
+  'tm_update',
+  'tm_delete',
 ];
 const tag = 'AI';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'aicall not found');
@@ -32,10 +52,17 @@ export interface AicallStart {
 export async function startAicall(ctx: AppContext, customerId: string, body: AicallStart): Promise<AicallRow> {
   if (body.reference_type === 'call') throw invalidArgument('reference_type: a voice session on a call starts with the ai_talk flow action', [{ field: 'reference_type', issue: 'use ai_talk' }]);
   try {
-    const s = await AiSession.start({ db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress }, {
-      customerId, assistanceType: body.assistance_type, assistanceId: body.assistance_id,
-      referenceType: body.reference_type === 'contact_case' ? 'task' : body.reference_type, referenceId: body.reference_id ?? '', activeflowId: '',
-    });
+    const s = await AiSession.start(
+      { db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress },
+      {
+        customerId,
+        assistanceType: body.assistance_type,
+        assistanceId: body.assistance_id,
+        referenceType: body.reference_type === 'contact_case' ? 'task' : body.reference_type,
+        referenceId: body.reference_id ?? '',
+        activeflowId: '',
+      },
+    );
     return s.aicall;
   } catch (e) {
     if (e instanceof AiNotFound) throw notFound('AI_NOT_FOUND', e.message);
@@ -46,7 +73,11 @@ export async function startAicall(ctx: AppContext, customerId: string, body: Aic
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/aicalls', tag, summary: 'Start a text AI session (conversation or task)', permission: 'manager',
+    method: 'post',
+    path: '/aicalls',
+    tag,
+    summary: 'Start a text AI session (conversation or task)',
+    permission: 'manager',
     body: z.object({
       assistance_type: z.enum(['ai', 'team']),
       assistance_id: uuid(),
@@ -57,14 +88,26 @@ export const routes = [
     handler: async ({ ctx, auth, body }) => aicallJson(await startAicall(ctx, auth.customerId, body)),
   }),
   defineRoute({
-    method: 'get', path: '/aicalls', tag, summary: 'List AI calls', permission: 'agent', paginated: true, response: listOfShape(AICALL_FIELDS),
+    method: 'get',
+    path: '/aicalls',
+    tag,
+    summary: 'List AI calls',
+    permission: 'agent',
+    paginated: true,
+    response: listOfShape(AICALL_FIELDS),
     handler: async ({ ctx, auth, page }) => {
       const p = await aicallsRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(aicallJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/aicalls/:id', tag, summary: 'Get an AI call', permission: 'agent', params: idParams, response: shape(AICALL_FIELDS),
+    method: 'get',
+    path: '/aicalls/:id',
+    tag,
+    summary: 'Get an AI call',
+    permission: 'agent',
+    params: idParams,
+    response: shape(AICALL_FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const c = await aicallsRepo(ctx.db).get(auth.customerId, params.id);
       if (!c) throw missing();
@@ -72,7 +115,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/aicalls/:id/terminate', tag, summary: 'Terminate an AI call', permission: 'manager', params: idParams, response: shape(AICALL_FIELDS),
+    method: 'post',
+    path: '/aicalls/:id/terminate',
+    tag,
+    summary: 'Terminate an AI call',
+    permission: 'manager',
+    params: idParams,
+    response: shape(AICALL_FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const repo = aicallsRepo(ctx.db);
       const c = await repo.get(auth.customerId, params.id);
@@ -90,7 +139,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/aicalls/:id', tag, summary: 'Delete an AI call', permission: 'manager', params: idParams, response: shape(AICALL_FIELDS),
+    method: 'delete',
+    path: '/aicalls/:id',
+    tag,
+    summary: 'Delete an AI call',
+    permission: 'manager',
+    params: idParams,
+    response: shape(AICALL_FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const c = await aicallsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!c) throw missing();
@@ -98,7 +153,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/aicalls/:id/participants', tag, summary: 'List the AIs that took part in an AI call', permission: 'agent', params: idParams, paginated: true,
+    method: 'get',
+    path: '/aicalls/:id/participants',
+    tag,
+    summary: 'List the AIs that took part in an AI call',
+    permission: 'agent',
+    params: idParams,
+    paginated: true,
     description: 'The AI the call was started with and every team member that answered in it, each from its first turn.',
     response: participantList,
     handler: async ({ ctx, auth, params, page }) => {

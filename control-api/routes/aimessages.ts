@@ -37,7 +37,11 @@ export const aimessageBody = z.object({ aicall_id: uuid(), role: z.enum(['system
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/aimessages', tag, summary: 'Add a message to an AI call', permission: 'manager',
+    method: 'post',
+    path: '/aimessages',
+    tag,
+    summary: 'Add a message to an AI call',
+    permission: 'manager',
     body: aimessageBody,
     response: shape(AIMESSAGE_FIELDS),
     handler: async ({ ctx, auth, body }) => {
@@ -47,15 +51,27 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/aimessages', tag, summary: 'List AI messages', permission: 'agent', paginated: true,
-    query: z.object({ aicall_id: uuid().optional() }), response: listOfShape(AIMESSAGE_FIELDS),
+    method: 'get',
+    path: '/aimessages',
+    tag,
+    summary: 'List AI messages',
+    permission: 'agent',
+    paginated: true,
+    query: z.object({ aicall_id: uuid().optional() }),
+    response: listOfShape(AIMESSAGE_FIELDS),
     handler: async ({ ctx, auth, page, query }) => {
       const p = await aicallsRepo(ctx.db).messages(auth.customerId, page, query?.aicall_id);
       return { result: p.result.map(aimessageJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/aimessages/:id', tag, summary: 'Get an AI message', permission: 'agent', params: idParams, response: shape(AIMESSAGE_FIELDS),
+    method: 'get',
+    path: '/aimessages/:id',
+    tag,
+    summary: 'Get an AI message',
+    permission: 'agent',
+    params: idParams,
+    response: shape(AIMESSAGE_FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const m = await aicallsRepo(ctx.db).message(auth.customerId, params.id);
       if (!m) throw missing();
@@ -63,7 +79,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/aimessages/:id', tag, summary: 'Delete an AI message', permission: 'manager', params: idParams, response: shape(AIMESSAGE_FIELDS),
+    method: 'delete',
+    path: '/aimessages/:id',
+    tag,
+    summary: 'Delete an AI message',
+    permission: 'manager',
+    params: idParams,
+    response: shape(AIMESSAGE_FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const m = await aicallsRepo(ctx.db).deleteMessage(auth.customerId, params.id);
       if (!m) throw missing();

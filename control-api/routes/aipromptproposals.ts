@@ -10,15 +10,32 @@ import { resolveEndpoint } from '../../core/llm/endpoint';
 import { listOfShape, publish, shape } from '../../core/ai/api';
 
 const FIELDS = [
-  'id', 'customer_id', 'ai_id', 'audit_ids', 'basis_prompt_history_id', 'original_prompt', 'proposed_prompt', 'rationale', 'status', 'error',
-  'applied_prompt_history_id', 'tm_create', 'tm_update', 'tm_delete',
+  'id',
+  'customer_id',
+  'ai_id',
+  'audit_ids',
+  'basis_prompt_history_id',
+  'original_prompt',
+  'proposed_prompt',
+  'rationale',
+  'status',
+  'error',
+  'applied_prompt_history_id',
+  'tm_create',
+  'tm_update',
+  'tm_delete',
 ];
 const tag = 'AI';
 const missing = () => new ApiError('RESOURCE_NOT_FOUND', 'prompt proposal not found');
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/aipromptproposals', tag, summary: 'Ask for a prompt proposal for an AI', permission: 'manager', status: 202,
+    method: 'post',
+    path: '/aipromptproposals',
+    tag,
+    summary: 'Ask for a prompt proposal for an AI',
+    permission: 'manager',
+    status: 202,
     body: z.object({ ai_id: uuid(), audit_ids: z.array(uuid()).max(50).optional(), language: z.string().max(35).optional() }),
     response: shape(FIELDS),
     handler: async ({ ctx, auth, body }) => {
@@ -31,14 +48,22 @@ export const routes = [
         throw e;
       }
       const p = await proposalsRepo(ctx.db).create(auth.customerId, {
-        ai_id: ai.id, audit_ids: body.audit_ids ?? [], basis_prompt_history_id: ai.current_prompt_history_id, original_prompt: ai.init_prompt,
+        ai_id: ai.id,
+        audit_ids: body.audit_ids ?? [],
+        basis_prompt_history_id: ai.current_prompt_history_id,
+        original_prompt: ai.init_prompt,
       });
       void generateProposal(ctx.db, p, ai, body.language, process.env, ctx.egress).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'prompt proposal failed'));
       return proposalJson(p);
     },
   }),
   defineRoute({
-    method: 'get', path: '/aipromptproposals', tag, summary: 'List prompt proposals', permission: 'agent', paginated: true,
+    method: 'get',
+    path: '/aipromptproposals',
+    tag,
+    summary: 'List prompt proposals',
+    permission: 'agent',
+    paginated: true,
     query: z.object({ ai_id: uuid().optional(), status: z.enum(['progressing', 'completed', 'failed', 'accepted', 'rejected', 'expired']).optional() }),
     response: listOfShape(FIELDS),
     handler: async ({ ctx, auth, page, query }) => {
@@ -47,7 +72,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/aipromptproposals/:id', tag, summary: 'Get a prompt proposal', permission: 'agent', params: idParams, response: shape(FIELDS),
+    method: 'get',
+    path: '/aipromptproposals/:id',
+    tag,
+    summary: 'Get a prompt proposal',
+    permission: 'agent',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const p = await proposalsRepo(ctx.db).get(auth.customerId, params.id);
       if (!p) throw missing();
@@ -55,7 +86,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/aipromptproposals/:id', tag, summary: 'Delete a prompt proposal', permission: 'manager', params: idParams, response: shape(FIELDS),
+    method: 'delete',
+    path: '/aipromptproposals/:id',
+    tag,
+    summary: 'Delete a prompt proposal',
+    permission: 'manager',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const p = await proposalsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!p) throw missing();
@@ -63,7 +100,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/aipromptproposals/:id/accept', tag, summary: 'Accept a completed proposal: the AI takes its prompt', permission: 'manager', params: idParams,
+    method: 'post',
+    path: '/aipromptproposals/:id/accept',
+    tag,
+    summary: 'Accept a completed proposal: the AI takes its prompt',
+    permission: 'manager',
+    params: idParams,
     response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const repo = proposalsRepo(ctx.db);
@@ -73,14 +115,20 @@ export const routes = [
       const accepted = await repo.transition(p.id, ['completed'], { status: 'accepted' });
       if (!accepted) throw stateInvalid('the proposal changed meanwhile');
       const ai = await aisRepo(ctx.db).update(auth.customerId, p.ai_id, { init_prompt: p.proposed_prompt }, p.id);
-      if (!ai) throw notFound('AI_NOT_FOUND', 'the proposal\'s ai no longer exists');
+      if (!ai) throw notFound('AI_NOT_FOUND', "the proposal's ai no longer exists");
       const done = (await repo.transition(p.id, ['accepted'], { applied_prompt_history_id: ai.current_prompt_history_id })) ?? accepted;
       await publish(ctx.redis, 'ai_updated', aiJson(ai));
       return proposalJson(done);
     },
   }),
   defineRoute({
-    method: 'post', path: '/aipromptproposals/:id/reject', tag, summary: 'Reject a completed proposal', permission: 'manager', params: idParams, response: shape(FIELDS),
+    method: 'post',
+    path: '/aipromptproposals/:id/reject',
+    tag,
+    summary: 'Reject a completed proposal',
+    permission: 'manager',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const repo = proposalsRepo(ctx.db);
       const p = await repo.get(auth.customerId, params.id);

@@ -15,9 +15,31 @@ import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
 
 export const AI_FIELDS = [
-  'id', 'customer_id', 'name', 'detail', 'type', 'is_insight_active', 'engine_model', 'engine_url', 'engine_key', 'parameter', 'rag_id', 'init_prompt',
-  'current_prompt_history_id', 'tts_type', 'tts_voice_id', 'stt_type', 'stt_language', 'vad_config', 'smart_turn_enabled', 'auto_aicall_audit_enabled',
-  'tool_names', 'direct_hash', 'tm_create', 'tm_update', 'tm_delete',
+  'id',
+  'customer_id',
+  'name',
+  'detail',
+  'type',
+  'is_insight_active',
+  'engine_model',
+  'engine_url',
+  'engine_key',
+  'parameter',
+  'rag_id',
+  'init_prompt',
+  'current_prompt_history_id',
+  'tts_type',
+  'tts_voice_id',
+  'stt_type',
+  'stt_language',
+  'vad_config',
+  'smart_turn_enabled',
+  'auto_aicall_audit_enabled',
+  'tool_names',
+  'direct_hash',
+  'tm_create',
+  'tm_update',
+  'tm_delete',
 ];
 const HISTORY_FIELDS = ['id', 'customer_id', 'ai_id', 'prompt', 'proposal_id', 'tm_create'];
 const aiSchema = shape(AI_FIELDS);
@@ -39,8 +61,15 @@ const vad = z.object({
 const fields = {
   detail: text(2048).optional(),
   type: z.enum(['normal', 'insight']).optional(),
-  engine_model: z.string().regex(/^([a-z0-9-]+\.[A-Za-z0-9._:-]+)?$/, 'must be target.model, e.g. openai.gpt-5').max(200).optional(),
-  engine_url: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)]).optional().describe('OpenAI-compatible base URL (this server\'s addition)'),
+  engine_model: z
+    .string()
+    .regex(/^([a-z0-9-]+\.[A-Za-z0-9._:-]+)?$/, 'must be target.model, e.g. openai.gpt-5')
+    .max(200)
+    .optional(),
+  engine_url: z
+    .union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)])
+    .optional()
+    .describe("OpenAI-compatible base URL (this server's addition)"),
   engine_key: text(1000).optional(),
   parameter: z.record(z.string(), z.unknown()).optional(),
   rag_id: z.union([z.literal(''), uuid()]).optional(),
@@ -72,7 +101,13 @@ const historyParams = z.object({ id: uuid(), history_id: uuid() });
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/ais', tag, summary: 'Create an AI', permission: 'manager', body: createBody, response: aiSchema,
+    method: 'post',
+    path: '/ais',
+    tag,
+    summary: 'Create an AI',
+    permission: 'manager',
+    body: createBody,
+    response: aiSchema,
     handler: async ({ ctx, auth, body }) => {
       const ai = await aisRepo(ctx.db).create(auth.customerId, await toInput(ctx, auth.customerId, body));
       const json = aiJson(ai);
@@ -81,14 +116,26 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/ais', tag, summary: 'List AIs', permission: 'agent', paginated: true, response: listOfShape(AI_FIELDS),
+    method: 'get',
+    path: '/ais',
+    tag,
+    summary: 'List AIs',
+    permission: 'agent',
+    paginated: true,
+    response: listOfShape(AI_FIELDS),
     handler: async ({ ctx, auth, page }) => {
       const p = await aisRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(aiJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/ais/:id', tag, summary: 'Get an AI', permission: 'agent', params: idParams, response: aiSchema,
+    method: 'get',
+    path: '/ais/:id',
+    tag,
+    summary: 'Get an AI',
+    permission: 'agent',
+    params: idParams,
+    response: aiSchema,
     handler: async ({ ctx, auth, params }) => {
       const ai = await aisRepo(ctx.db).get(auth.customerId, params.id);
       if (!ai) throw missing();
@@ -96,7 +143,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/ais/:id', tag, summary: 'Update an AI', permission: 'manager', params: idParams, body: updateBody, response: aiSchema,
+    method: 'put',
+    path: '/ais/:id',
+    tag,
+    summary: 'Update an AI',
+    permission: 'manager',
+    params: idParams,
+    body: updateBody,
+    response: aiSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const ai = await aisRepo(ctx.db).update(auth.customerId, params.id, await toInput(ctx, auth.customerId, body));
       if (!ai) throw missing();
@@ -106,7 +160,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/ais/:id', tag, summary: 'Delete an AI', permission: 'manager', params: idParams, response: aiSchema,
+    method: 'delete',
+    path: '/ais/:id',
+    tag,
+    summary: 'Delete an AI',
+    permission: 'manager',
+    params: idParams,
+    response: aiSchema,
     handler: async ({ ctx, auth, params }) => {
       const ai = await aisRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!ai) throw missing();
@@ -117,7 +177,13 @@ export const routes = [
   }),
   ...['/ais/:id/direct_hash_regenerate', '/ais/:id/direct-hash-regenerate'].map((path) =>
     defineRoute({
-      method: 'post', path, tag, summary: 'Regenerate the direct hash of an AI', permission: 'manager', params: idParams, response: aiSchema,
+      method: 'post',
+      path,
+      tag,
+      summary: 'Regenerate the direct hash of an AI',
+      permission: 'manager',
+      params: idParams,
+      response: aiSchema,
       handler: async ({ ctx, auth, params }) => {
         const ai = await aisRepo(ctx.db).regenerateDirectHash(auth.customerId, params.id);
         if (!ai) throw missing();
@@ -128,7 +194,13 @@ export const routes = [
     }),
   ),
   defineRoute({
-    method: 'get', path: '/ais/:id/prompt_histories', tag, summary: 'List the prompt history of an AI', permission: 'agent', params: idParams, paginated: true,
+    method: 'get',
+    path: '/ais/:id/prompt_histories',
+    tag,
+    summary: 'List the prompt history of an AI',
+    permission: 'agent',
+    params: idParams,
+    paginated: true,
     response: listOfShape(HISTORY_FIELDS),
     handler: async ({ ctx, auth, params, page }) => {
       if (!(await aisRepo(ctx.db).get(auth.customerId, params.id))) throw missing();
@@ -137,7 +209,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/ais/:id/prompt_histories/:history_id', tag, summary: 'Get a prompt history entry', permission: 'agent', params: historyParams,
+    method: 'get',
+    path: '/ais/:id/prompt_histories/:history_id',
+    tag,
+    summary: 'Get a prompt history entry',
+    permission: 'agent',
+    params: historyParams,
     response: shape(HISTORY_FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const h = await aisRepo(ctx.db).history(auth.customerId, params.id, params.history_id);
@@ -146,7 +223,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/ais/:id/participants', tag, summary: 'List the AI calls an AI took part in', permission: 'agent', params: idParams, paginated: true,
+    method: 'get',
+    path: '/ais/:id/participants',
+    tag,
+    summary: 'List the AI calls an AI took part in',
+    permission: 'agent',
+    params: idParams,
+    paginated: true,
     description: 'Calls started with the AI and calls of a team in which it answered, each from its first turn.',
     response: participantList,
     handler: async ({ ctx, auth, params, page }) => {

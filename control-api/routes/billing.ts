@@ -106,14 +106,22 @@ export const paymentInfoBody = z.object({
 });
 
 /** Applies a name/detail or payment info change to a visible account. */
-export async function updateAccount(db: Db, id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'payment_type' | 'payment_method' | 'paddle_customer_id'>>): Promise<BillingAccountRow> {
+export async function updateAccount(
+  db: Db,
+  id: string,
+  patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'payment_type' | 'payment_method' | 'paddle_customer_id'>>,
+): Promise<BillingAccountRow> {
   const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
   const a = await billingAccountsRepo(db).update(id, defined);
   if (!a) throw accountNotFound();
   return a;
 }
 
-interface AccountPaths { add: string; subtract: string; paymentInfo: string }
+interface AccountPaths {
+  add: string;
+  subtract: string;
+  paymentInfo: string;
+}
 
 function accountRoutes(base: string, paths: AccountPaths): AnyRoute[] {
   return [
@@ -152,8 +160,7 @@ function accountRoutes(base: string, paths: AccountPaths): AnyRoute[] {
       params: idParams,
       body: amountBody,
       response: BillingAccountSchema,
-      handler: async ({ params, body, ctx, req }) =>
-        billingAccountJson(await addBalance(ctx.db, params.id, amountOf(body), `top_up:${params.id}:${idempotencyKeyOf(req)}`)),
+      handler: async ({ params, body, ctx, req }) => billingAccountJson(await addBalance(ctx.db, params.id, amountOf(body), `top_up:${params.id}:${idempotencyKeyOf(req)}`)),
     }),
     defineRoute({
       method: 'post',
@@ -165,8 +172,7 @@ function accountRoutes(base: string, paths: AccountPaths): AnyRoute[] {
       params: idParams,
       body: amountBody,
       response: BillingAccountSchema,
-      handler: async ({ params, body, ctx, req }) =>
-        billingAccountJson(await subtractBalance(ctx.db, params.id, amountOf(body), `adjust:${params.id}:${idempotencyKeyOf(req)}`)),
+      handler: async ({ params, body, ctx, req }) => billingAccountJson(await subtractBalance(ctx.db, params.id, amountOf(body), `adjust:${params.id}:${idempotencyKeyOf(req)}`)),
     }),
     defineRoute({
       method: 'put',

@@ -43,7 +43,7 @@ export const routes: AnyRoute[] = [
   toggle('/calls/:id/hold', 'call.hold', false, 'Unhold the call (re-INVITE: a=sendrecv)'),
   toggle('/calls/:id/moh', 'call.moh', true, "Play music on hold to the call's party, in a loop"),
   toggle('/calls/:id/moh', 'call.moh', false, 'Stop the music on hold'),
-  toggle('/calls/:id/silence', 'call.silence', true, "Silence the call: its party hears nothing; its audio is still received and recorded"),
+  toggle('/calls/:id/silence', 'call.silence', true, 'Silence the call: its party hears nothing; its audio is still received and recorded'),
   toggle('/calls/:id/silence', 'call.silence', false, 'End the silence'),
   defineRoute({
     method: 'post',

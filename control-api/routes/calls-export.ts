@@ -17,12 +17,7 @@ export const MAX_EXPORT_DAYS = 31;
 
 /** ISO 8601: a date (midnight UTC) or a date-time with Z or an offset (a local time is ambiguous). */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
-const instant = () =>
-  z
-    .string()
-    .max(40)
-    .regex(ISO_8601, 'must be ISO 8601: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.fff]] with Z or an offset')
-    .refine(realDate, 'is not a real date');
+const instant = () => z.string().max(40).regex(ISO_8601, 'must be ISO 8601: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.fff]] with Z or an offset').refine(realDate, 'is not a real date');
 
 /** Date.parse rolls 2026-02-30 over to March: the calendar date must come back unchanged. */
 function realDate(v: string): boolean {
@@ -37,7 +32,7 @@ export const exportQuery = z.object({
   format: z.enum(['csv', 'jsonl']).optional().describe('default csv'),
   direction: z.enum(CDR_DIRECTIONS).optional(),
   status: z.enum(CDR_STATUSES).optional(),
-  address: z.string().min(1).max(255).optional().describe("calls whose source or destination target is exactly this (number, extension, SIP URI)"),
+  address: z.string().min(1).max(255).optional().describe('calls whose source or destination target is exactly this (number, extension, SIP URI)'),
 });
 
 const cdrRecord = z.object(Object.fromEntries(CDR_FIELDS.map((f) => [f, z.union([z.string(), z.number(), z.null()])])));

@@ -31,7 +31,6 @@ import { GROUPCALL_ADDRESS_TYPES, wrapInGroupcall } from '../../core/groupcalls/
 import type { AppContext, AuthContext } from '../context';
 import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 
-
 export const callSchema = z.object({
   id: uuidOut(),
   customer_id: uuidOut(),
@@ -65,7 +64,7 @@ export const callSchema = z.object({
 export const createBody = z.object({
   ...newCallFields,
   anonymous: z.enum(['yes', 'no', 'auto']).optional().describe('tel destinations only; default auto'),
-  amd: amdOption.strict().optional().describe('answering machine detection on answer (the amd action\'s options), then the flow (docs/speech.md)'),
+  amd: amdOption.strict().optional().describe("answering machine detection on answer (the amd action's options), then the flow (docs/speech.md)"),
 });
 
 const callNotFound = () => new ApiError('CALL_NOT_FOUND', 'call not found');
@@ -123,8 +122,17 @@ function muteRoute(on: boolean) {
 const recordingBody = z.object({
   format: z.enum(['wav', '']).optional(),
   end_of_silence: z.number().int().min(0).max(86_400).optional().describe('seconds; 0 = off'),
-  end_of_key: z.string().regex(/^[0-9A-D#*]?$/, 'must be one DTMF key or empty').optional(),
-  duration: z.number().int().min(0).max(86_400 * 7).optional().describe('seconds; 0 = no cap'),
+  end_of_key: z
+    .string()
+    .regex(/^[0-9A-D#*]?$/, 'must be one DTMF key or empty')
+    .optional(),
+  duration: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400 * 7)
+    .optional()
+    .describe('seconds; 0 = no cap'),
   on_end_flow_id: uuid().optional(),
 });
 
@@ -207,7 +215,12 @@ export async function createCalls(ctx: AppContext, cid: string, body: z.infer<ty
           status: 'dialing',
           type: 'flow',
           flow_id: flowId,
-          data: { variables: vars.variables, anonymous: leg.destination.type === 'tel' ? anonymous : 'no', early_execution: false, ...(opts.forcedProviderId ? { forced_provider_id: opts.forcedProviderId } : {}) },
+          data: {
+            variables: vars.variables,
+            anonymous: leg.destination.type === 'tel' ? anonymous : 'no',
+            early_execution: false,
+            ...(opts.forcedProviderId ? { forced_provider_id: opts.forcedProviderId } : {}),
+          },
           metadata: leg.metadata,
         }),
       );

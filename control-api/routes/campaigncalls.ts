@@ -11,7 +11,12 @@ const missing = () => notFound('RESOURCE_NOT_FOUND', 'campaigncall not found');
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/campaigncalls', tag, summary: 'List campaign calls (optionally of one campaign)', permission: 'manager', paginated: true,
+    method: 'get',
+    path: '/campaigncalls',
+    tag,
+    summary: 'List campaign calls (optionally of one campaign)',
+    permission: 'manager',
+    paginated: true,
     query: z.object({ campaign_id: uuid().optional(), page_size: z.unknown().optional(), page_token: z.unknown().optional() }),
     response: listOf(campaigncallSchema),
     handler: async ({ ctx, auth, page, query }) => {
@@ -20,7 +25,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/campaigncalls/:id', tag, summary: 'Get a campaign call', permission: 'manager', params: idParams, response: campaigncallSchema,
+    method: 'get',
+    path: '/campaigncalls/:id',
+    tag,
+    summary: 'Get a campaign call',
+    permission: 'manager',
+    params: idParams,
+    response: campaigncallSchema,
     handler: async ({ ctx, auth, params }) => {
       const cc = await campaigncallsRepo(ctx.db).get(auth.customerId, params.id);
       if (!cc) throw missing();
@@ -28,7 +39,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/campaigncalls/:id', tag, summary: 'Delete a finished campaign call (soft)', permission: 'manager', params: idParams,
+    method: 'delete',
+    path: '/campaigncalls/:id',
+    tag,
+    summary: 'Delete a finished campaign call (soft)',
+    permission: 'manager',
+    params: idParams,
     response: campaigncallSchema,
     handler: async ({ ctx, auth, params }) => {
       const cc = await campaigncallsRepo(ctx.db).get(auth.customerId, params.id);

@@ -29,9 +29,16 @@ import { liveQueueExists } from '../../core/repos/queues';
 
 const tag = 'Campaign';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'campaign not found');
-const serviceLevel = z.number().int().min(SERVICE_LEVEL_MIN).max(SERVICE_LEVEL_MAX).describe(`${SERVICE_LEVEL_MIN}-${SERVICE_LEVEL_MAX}: without a queue the most campaign calls live at once; with a queue the percentage of its available agents that may have an attempt waiting (docs/campaigns.md)`);
+const serviceLevel = z
+  .number()
+  .int()
+  .min(SERVICE_LEVEL_MIN)
+  .max(SERVICE_LEVEL_MAX)
+  .describe(
+    `${SERVICE_LEVEL_MIN}-${SERVICE_LEVEL_MAX}: without a queue the most campaign calls live at once; with a queue the percentage of its available agents that may have an attempt waiting (docs/campaigns.md)`,
+  );
 const refId = () => uuid().describe('empty UUID = unset');
-const amdField = amdOption.strict().nullable().describe('place every attempt with answering machine detection (the amd action\'s options); null = off');
+const amdField = amdOption.strict().nullable().describe("place every attempt with answering machine detection (the amd action's options); null = off");
 const dialRate = z.number().int().min(0).max(6000).describe('attempts started per minute at most, evenly spaced; 0 = no limit');
 
 const resourceFields = {
@@ -48,8 +55,7 @@ async function owned(ctx: AppContext, customerId: string, id: string): Promise<C
 }
 
 const set = (id: string | undefined) => id !== undefined && id !== EMPTY_UUID;
-const notFoundField = (field: string, what: string) =>
-  new ApiError('RESOURCE_NOT_FOUND', `${field}: ${what} not found`, { details: [{ field, issue: `no such ${what}` }] });
+const notFoundField = (field: string, what: string) => new ApiError('RESOURCE_NOT_FOUND', `${field}: ${what} not found`, { details: [{ field, issue: `no such ${what}` }] });
 
 /** Every referenced resource must be this customer's (404 naming the field). */
 async function checkResources(ctx: AppContext, customerId: string, r: { outplan_id?: string; outdial_id?: string; queue_id?: string; next_campaign_id?: string }, self?: string): Promise<void> {
@@ -95,9 +101,14 @@ function mustBeStopped(c: CampaignRow, what: string): void {
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/campaigns', tag, summary: 'Create a campaign (status stop)', permission: 'manager',
+    method: 'post',
+    path: '/campaigns',
+    tag,
+    summary: 'Create a campaign (status stop)',
+    permission: 'manager',
     body: z.object({
-      name: text().optional(), detail: text(1024).optional(),
+      name: text().optional(),
+      detail: text(1024).optional(),
       type: z.enum(CAMPAIGN_TYPES).optional().describe('default call'),
       service_level: serviceLevel,
       end_handle: z.enum(END_HANDLES).optional().describe('default stop'),
@@ -111,11 +122,19 @@ export const routes = [
       await checkResources(ctx, auth.customerId, body);
       const { actions, flowId } = await flowFor(ctx.db, auth.customerId, body.actions ?? [], body.amd ?? null);
       const row = await campaignsRepo(ctx.db).create(auth.customerId, {
-        type: body.type ?? 'call', name: body.name ?? '', detail: body.detail ?? '', service_level: body.service_level,
-        end_handle: body.end_handle ?? 'stop', actions, flow_id: flowId,
-        outplan_id: body.outplan_id ?? EMPTY_UUID, outdial_id: body.outdial_id ?? EMPTY_UUID,
-        queue_id: body.queue_id ?? EMPTY_UUID, next_campaign_id: body.next_campaign_id ?? EMPTY_UUID,
-        amd: body.amd ?? null, dial_rate: body.dial_rate ?? 0,
+        type: body.type ?? 'call',
+        name: body.name ?? '',
+        detail: body.detail ?? '',
+        service_level: body.service_level,
+        end_handle: body.end_handle ?? 'stop',
+        actions,
+        flow_id: flowId,
+        outplan_id: body.outplan_id ?? EMPTY_UUID,
+        outdial_id: body.outdial_id ?? EMPTY_UUID,
+        queue_id: body.queue_id ?? EMPTY_UUID,
+        next_campaign_id: body.next_campaign_id ?? EMPTY_UUID,
+        amd: body.amd ?? null,
+        dial_rate: body.dial_rate ?? 0,
       });
       const json = campaignJson(row);
       await publish(ctx, 'campaign_created', json);
@@ -123,22 +142,43 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/campaigns', tag, summary: 'List campaigns', permission: 'manager', paginated: true, response: listOf(campaignSchema),
+    method: 'get',
+    path: '/campaigns',
+    tag,
+    summary: 'List campaigns',
+    permission: 'manager',
+    paginated: true,
+    response: listOf(campaignSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await campaignsRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(campaignJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/campaigns/:id', tag, summary: 'Get a campaign', permission: 'manager', params: idParams, response: campaignSchema,
+    method: 'get',
+    path: '/campaigns/:id',
+    tag,
+    summary: 'Get a campaign',
+    permission: 'manager',
+    params: idParams,
+    response: campaignSchema,
     handler: async ({ ctx, auth, params }) => campaignJson(await owned(ctx, auth.customerId, params.id)),
   }),
   defineRoute({
-    method: 'put', path: '/campaigns/:id', tag, summary: 'Update name, detail, type, service level, end handle, AMD, dial rate', permission: 'manager', params: idParams,
+    method: 'put',
+    path: '/campaigns/:id',
+    tag,
+    summary: 'Update name, detail, type, service level, end handle, AMD, dial rate',
+    permission: 'manager',
+    params: idParams,
     body: z.object({
-      name: text().optional(), detail: text(1024).optional(), type: z.enum(CAMPAIGN_TYPES).optional(),
-      service_level: serviceLevel.optional(), end_handle: z.enum(END_HANDLES).optional(),
-      amd: amdField.optional().describe('attempts placed from now on use it; calls in flight keep theirs'), dial_rate: dialRate.optional(),
+      name: text().optional(),
+      detail: text(1024).optional(),
+      type: z.enum(CAMPAIGN_TYPES).optional(),
+      service_level: serviceLevel.optional(),
+      end_handle: z.enum(END_HANDLES).optional(),
+      amd: amdField.optional().describe('attempts placed from now on use it; calls in flight keep theirs'),
+      dial_rate: dialRate.optional(),
     }),
     response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
@@ -152,7 +192,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/campaigns/:id', tag, summary: 'Delete a stopped campaign (soft)', permission: 'manager', params: idParams, response: campaignSchema,
+    method: 'delete',
+    path: '/campaigns/:id',
+    tag,
+    summary: 'Delete a stopped campaign (soft)',
+    permission: 'manager',
+    params: idParams,
+    response: campaignSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await owned(ctx, auth.customerId, params.id);
       if (c.status !== 'stop') throw stateInvalid(`the campaign is ${c.status}; stop it first`);
@@ -164,8 +210,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/campaigns/:id/status', tag, summary: 'Run or stop the campaign', permission: 'manager', params: idParams,
-    body: z.object({ status: z.enum(['run', 'stop']).describe('stopping is reached, not requested') }), response: campaignSchema,
+    method: 'put',
+    path: '/campaigns/:id/status',
+    tag,
+    summary: 'Run or stop the campaign',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ status: z.enum(['run', 'stop']).describe('stopping is reached, not requested') }),
+    response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
       // Decided with the row locked: the runner steps a campaign holding the same lock, so it cannot
       // dial between counting the live calls here and writing the status.
@@ -190,8 +242,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/campaigns/:id/service_level', tag, summary: 'Set the service level', permission: 'manager', params: idParams,
-    body: z.object({ service_level: serviceLevel }), response: campaignSchema,
+    method: 'put',
+    path: '/campaigns/:id/service_level',
+    tag,
+    summary: 'Set the service level',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ service_level: serviceLevel }),
+    response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const json = await updated(ctx, auth.customerId, params.id, { service_level: body.service_level }, await owned(ctx, auth.customerId, params.id));
       runnerOf(ctx)?.poke();
@@ -199,8 +257,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/campaigns/:id/actions', tag, summary: 'Replace the actions (calls already placed keep theirs)', permission: 'manager', params: idParams,
-    body: z.object({ actions: z.array(z.unknown()).max(100) }), response: campaignSchema,
+    method: 'put',
+    path: '/campaigns/:id/actions',
+    tag,
+    summary: 'Replace the actions (calls already placed keep theirs)',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ actions: z.array(z.unknown()).max(100) }),
+    response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const c = await owned(ctx, auth.customerId, params.id);
       const { actions, flowId } = await flowFor(ctx.db, auth.customerId, body.actions, c.amd);
@@ -208,8 +272,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/campaigns/:id/resource_info', tag, summary: 'Set outplan, outdial, queue and next campaign', permission: 'manager', params: idParams,
-    body: z.object(resourceFields), response: campaignSchema,
+    method: 'put',
+    path: '/campaigns/:id/resource_info',
+    tag,
+    summary: 'Set outplan, outdial, queue and next campaign',
+    permission: 'manager',
+    params: idParams,
+    body: z.object(resourceFields),
+    response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const c = await owned(ctx, auth.customerId, params.id);
       const changes = stripUndefined(body);
@@ -221,8 +291,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/campaigns/:id/next_campaign_id', tag, summary: 'Set the campaign run when this one runs out of targets', permission: 'manager',
-    params: idParams, body: z.object({ next_campaign_id: refId() }), response: campaignSchema,
+    method: 'put',
+    path: '/campaigns/:id/next_campaign_id',
+    tag,
+    summary: 'Set the campaign run when this one runs out of targets',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ next_campaign_id: refId() }),
+    response: campaignSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const c = await owned(ctx, auth.customerId, params.id);
       await checkResources(ctx, auth.customerId, { next_campaign_id: body.next_campaign_id }, c.id);
@@ -230,8 +306,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/campaigns/:id/campaigncalls', tag, summary: 'List the campaign calls of a campaign', permission: 'manager', params: idParams,
-    paginated: true, response: listOf(campaigncallSchema),
+    method: 'get',
+    path: '/campaigns/:id/campaigncalls',
+    tag,
+    summary: 'List the campaign calls of a campaign',
+    permission: 'manager',
+    params: idParams,
+    paginated: true,
+    response: listOf(campaigncallSchema),
     handler: async ({ ctx, auth, params, page }) => {
       await owned(ctx, auth.customerId, params.id);
       const p = await campaigncallsRepo(ctx.db).list(auth.customerId, page, params.id);

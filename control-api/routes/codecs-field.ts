@@ -7,7 +7,10 @@ const DESCRIPTION =
   `names from ${KNOWN_CODECS.join(', ')} (any case), each once. An offer from the party is answered with its own first codec ` +
   'that is in this list; one with none of them gets 488. Default: ';
 
-const name = z.string().max(16).refine((s) => codecName(s) !== null, { error: (iss) => `unknown codec ${JSON.stringify(String(iss.input).slice(0, 16))}: one of ${KNOWN_CODECS.join(', ')}` });
+const name = z
+  .string()
+  .max(16)
+  .refine((s) => codecName(s) !== null, { error: (iss) => `unknown codec ${JSON.stringify(String(iss.input).slice(0, 16))}: one of ${KNOWN_CODECS.join(', ')}` });
 
 /** A list of codec names (input): 1-4 known names, no name twice. */
 export function codecsInput(defaults: readonly AudioCodecName[]) {

@@ -36,8 +36,7 @@ function muteRoute(on: boolean) {
     params: idParams,
     body: muteBody,
     response: conferencecallSchema,
-    handler: async ({ ctx, auth, params, body }) =>
-      conferencecallJson(await conferenceApi(ctx).mute(auth.customerId, params.id, body?.direction ?? 'in', on)),
+    handler: async ({ ctx, auth, params, body }) => conferencecallJson(await conferenceApi(ctx).mute(auth.customerId, params.id, body?.direction ?? 'in', on)),
   });
 }
 

@@ -48,7 +48,13 @@ const fields = {
   name: text().optional(),
   detail: text(1024).optional(),
   data: z.record(z.string(), z.unknown()).optional().describe('reserved: stored and returned as given'),
-  timeout: z.number().int().min(0).max(86_400 * 365).optional().describe('seconds; 0 = none; 1–59 become 86400'),
+  timeout: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400 * 365)
+    .optional()
+    .describe('seconds; 0 = none; 1–59 become 86400'),
   pre_flow_id: flowRef().optional().describe('flow run before a participant enters'),
   post_flow_id: flowRef().optional().describe('flow run after a participant leaves'),
 };
@@ -74,10 +80,20 @@ async function flowId(ctx: AppContext, customerId: string, field: string, v: str
 
 const recordingBody = z.object({
   format: z.enum(['wav', '']).optional(),
-  duration: z.number().int().min(0).max(86_400 * 7).optional().describe('seconds; 0 = no cap'),
+  duration: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400 * 7)
+    .optional()
+    .describe('seconds; 0 = no cap'),
   on_end_flow_id: flowRef().optional(),
   end_of_silence: z.number().int().min(0).max(86_400).optional().describe('accepted as for calls; a conference mix never ends on silence'),
-  end_of_key: z.string().regex(/^[0-9A-D#*]?$/, 'must be one DTMF key or empty').optional().describe('accepted as for calls; ignored for a mix'),
+  end_of_key: z
+    .string()
+    .regex(/^[0-9A-D#*]?$/, 'must be one DTMF key or empty')
+    .optional()
+    .describe('accepted as for calls; ignored for a mix'),
 });
 
 function recordingStart(path: string) {
@@ -192,9 +208,7 @@ export const routes = [
       });
       if (!row) throw conferenceNotFound();
       if (body.timeout !== undefined) await conferenceApi(ctx).refresh(row.id);
-      await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) =>
-        ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'),
-      );
+      await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
       return conferenceJson(row);
     },
   }),
@@ -221,9 +235,7 @@ export const routes = [
       if (!(await repo.getOwned(auth.customerId, params.id))) throw conferenceNotFound();
       const row = await writeNewDirectHash('conferences_direct_hash_uq', (direct_hash) => repo.change(params.id, { direct_hash }));
       if (!row) throw conferenceNotFound();
-      await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) =>
-        ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'),
-      );
+      await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
       return conferenceJson(row);
     },
   }),

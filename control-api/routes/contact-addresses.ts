@@ -29,8 +29,16 @@ function checkedTarget(type: 'tel' | 'email', target: string): string {
 }
 
 const addressSchema = z.object({
-  id: z.string(), customer_id: z.string(), contact_id: z.string(), type: z.enum(['tel', 'email']), target: z.string(),
-  target_name: z.string(), name: z.string(), detail: z.string(), is_primary: z.boolean(), tm_create: z.string().nullable(),
+  id: z.string(),
+  customer_id: z.string(),
+  contact_id: z.string(),
+  type: z.enum(['tel', 'email']),
+  target: z.string(),
+  target_name: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  is_primary: z.boolean(),
+  tm_create: z.string().nullable(),
 });
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'contact address not found');
 const noContact = (field: string) => invalidArgument(`${field}: no such contact`, [{ field, issue: 'not a contact of this customer' }]);
@@ -45,10 +53,20 @@ interface Door {
 function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
   return [
     defineRoute({
-      method: 'get', path: base, tag, summary: `List contact addresses${who}`,
+      method: 'get',
+      path: base,
+      tag,
+      summary: `List contact addresses${who}`,
       description: 'unresolved=true lists the addresses not attached to any contact (and ignores contact_id).',
-      permission: 'agent', paginated: true,
-      query: z.object({ contact_id: uuid().optional(), type: z.enum(['tel', 'email']).optional(), unresolved: z.enum(['true', 'false']).optional(), target: z.string().min(1).max(320).optional(), ...pageQuery }),
+      permission: 'agent',
+      paginated: true,
+      query: z.object({
+        contact_id: uuid().optional(),
+        type: z.enum(['tel', 'email']).optional(),
+        unresolved: z.enum(['true', 'false']).optional(),
+        target: z.string().min(1).max(320).optional(),
+        ...pageQuery,
+      }),
       response: z.object({ result: z.array(addressSchema), next_page_token: z.string() }),
       handler: async ({ ctx, auth, query, page }) => {
         const customerId = customerOf(auth);
@@ -56,12 +74,21 @@ function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'post', path: base, tag, summary: `Create a contact address${who}`,
+      method: 'post',
+      path: base,
+      tag,
+      summary: `Create a contact address${who}`,
       description: 'Without contact_id (or with the empty UUID) the address is created unresolved.',
-      permission: 'agent', status: 201,
+      permission: 'agent',
+      status: 201,
       body: z.object({
-        contact_id: uuid().optional(), type: z.enum(['tel', 'email']), target: z.string().min(1).max(320),
-        target_name: text().optional(), name: text().optional(), detail: text(1024).optional(), is_primary: z.boolean().optional(),
+        contact_id: uuid().optional(),
+        type: z.enum(['tel', 'email']),
+        target: z.string().min(1).max(320),
+        target_name: text().optional(),
+        name: text().optional(),
+        detail: text(1024).optional(),
+        is_primary: z.boolean().optional(),
       }),
       response: addressSchema,
       handler: async ({ ctx, auth, body }) => {
@@ -73,8 +100,13 @@ function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'get', path: `${base}/:id`, tag, summary: `Get a contact address${who}`, permission: 'agent',
-      params: idParams, response: addressSchema,
+      method: 'get',
+      path: `${base}/:id`,
+      tag,
+      summary: `Get a contact address${who}`,
+      permission: 'agent',
+      params: idParams,
+      response: addressSchema,
       handler: async ({ ctx, auth, params }) => {
         const a = await contactAddressesRepo(ctx.db).get(customerOf(auth), params.id.toLowerCase());
         if (!a) throw missing();
@@ -82,7 +114,11 @@ function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'put', path: `${base}/:id`, tag, summary: `Update a contact address${who}`, permission: 'agent',
+      method: 'put',
+      path: `${base}/:id`,
+      tag,
+      summary: `Update a contact address${who}`,
+      permission: 'agent',
       params: idParams,
       body: z.object({ target: z.string().min(1).max(320).optional(), target_name: text().optional(), name: text().optional(), detail: text(1024).optional(), is_primary: z.boolean().optional() }),
       response: addressSchema,
@@ -98,8 +134,13 @@ function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'delete', path: `${base}/:id`, tag, summary: `Delete a contact address${who}`, permission: 'agent',
-      params: idParams, response: addressSchema,
+      method: 'delete',
+      path: `${base}/:id`,
+      tag,
+      summary: `Delete a contact address${who}`,
+      permission: 'agent',
+      params: idParams,
+      response: addressSchema,
       handler: async ({ ctx, auth, params }) => {
         const a = await contactAddressesRepo(ctx.db).remove(customerOf(auth), params.id.toLowerCase());
         if (!a) throw missing();
@@ -107,9 +148,13 @@ function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'post', path: `${base}/:id/claim`, tag, summary: `Claim an unresolved contact address${who}`,
+      method: 'post',
+      path: `${base}/:id/claim`,
+      tag,
+      summary: `Claim an unresolved contact address${who}`,
       description: 'Idempotent when the address already belongs to this contact; 409 ALREADY_EXISTS when it belongs to another live contact, unless force is true (then it moves).',
-      permission: 'agent', params: idParams,
+      permission: 'agent',
+      params: idParams,
       body: z.object({ contact_id: uuid(), force: z.boolean().optional() }),
       response: addressSchema,
       handler: async ({ ctx, auth, params, body }) => {

@@ -110,7 +110,8 @@ export const routes = [
     path: '/contact_cases/:id/messages',
     tag,
     summary: 'Send a message to the party of a case (on its conversation)',
-    description: 'Only cases opened on a conversation can send (409 STATE_INVALID otherwise); the conversation decides source and destination, so source and destination are accepted and must match its addresses when given.',
+    description:
+      'Only cases opened on a conversation can send (409 STATE_INVALID otherwise); the conversation decides source and destination, so source and destination are accepted and must match its addresses when given.',
     permission: 'manager',
     params: idParams,
     body: z.object({ source: z.string().max(255).optional(), destination: z.string().max(255).optional(), text: z.string().min(1).max(4096) }),
@@ -122,7 +123,8 @@ export const routes = [
       const conv = await conversationsRepo(ctx.db).getOwned(auth.customerId, c.reference_id);
       if (!conv) throw new ApiError('STATE_INVALID', "the case's conversation no longer exists");
       if (body.source && body.source !== conv.self.target) throw new ApiError('INVALID_ARGUMENT', "source: not the case's own address", { details: [{ field: 'source', issue: 'mismatch' }] });
-      if (body.destination && body.destination !== conv.peer.target) throw new ApiError('INVALID_ARGUMENT', "destination: not the case's peer", { details: [{ field: 'destination', issue: 'mismatch' }] });
+      if (body.destination && body.destination !== conv.peer.target)
+        throw new ApiError('INVALID_ARGUMENT', "destination: not the case's peer", { details: [{ field: 'destination', issue: 'mismatch' }] });
       const deps = messagingDeps(ctx);
       const session = await sessionOfConversation(deps, conv);
       if (session) {

@@ -12,8 +12,15 @@ import { listPeerEvents, type PeerFilter } from '../../core/workspace/peer-event
 import { contactAddressExists, liveContactExists } from '../../core/repos/contacts';
 
 export const peerEventSchema = z.object({
-  timestamp: z.string().nullable(), customer_id: z.string(), publisher: z.enum(['call', 'conversation', 'conversation_message']), event_type: z.string(),
-  reference_id: z.string(), direction: z.string(), peer: z.record(z.string(), z.unknown()), local: z.record(z.string(), z.unknown()), data: z.record(z.string(), z.unknown()),
+  timestamp: z.string().nullable(),
+  customer_id: z.string(),
+  publisher: z.enum(['call', 'conversation', 'conversation_message']),
+  event_type: z.string(),
+  reference_id: z.string(),
+  direction: z.string(),
+  peer: z.record(z.string(), z.unknown()),
+  local: z.record(z.string(), z.unknown()),
+  data: z.record(z.string(), z.unknown()),
 });
 export const peerEventList = z.object({ result: z.array(peerEventSchema), next_page_token: z.string() });
 
@@ -68,19 +75,33 @@ export async function peerFilterOf(
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/contact_interactions', tag: 'Interaction', summary: 'List interactions (raw peer events of one peer, contact or contact address)',
+    method: 'get',
+    path: '/contact_interactions',
+    tag: 'Interaction',
+    summary: 'List interactions (raw peer events of one peer, contact or contact address)',
     description: 'Exactly one filter: peer_type + peer_target, contact_id (all its addresses) or address_id.',
-    permission: 'agent', paginated: true, query: z.object(interactionQuery), response: peerEventList,
-    handler: async ({ ctx, auth, query, page }) =>
-      listPeerEvents(ctx.db, auth.customerId, await peerFilterOf(ctx.db, auth.customerId, query, { allowAddress: true, allowSince: false }), page),
+    permission: 'agent',
+    paginated: true,
+    query: z.object(interactionQuery),
+    response: peerEventList,
+    handler: async ({ ctx, auth, query, page }) => listPeerEvents(ctx.db, auth.customerId, await peerFilterOf(ctx.db, auth.customerId, query, { allowAddress: true, allowSince: false }), page),
   }),
   defineRoute({
-    method: 'get', path: '/contact_peer_events', tag: 'Interaction', summary: 'List peer events (raw, unfiltered) of one peer or contact',
+    method: 'get',
+    path: '/contact_peer_events',
+    tag: 'Interaction',
+    summary: 'List peer events (raw, unfiltered) of one peer or contact',
     description: 'Exactly one filter: contact_id (all its addresses) or peer_type + peer_target.',
-    permission: 'agent', paginated: true,
-    query: z.object({ peer_type: interactionQuery.peer_type, peer_target: interactionQuery.peer_target, contact_id: interactionQuery.contact_id, page_size: interactionQuery.page_size, page_token: interactionQuery.page_token }),
+    permission: 'agent',
+    paginated: true,
+    query: z.object({
+      peer_type: interactionQuery.peer_type,
+      peer_target: interactionQuery.peer_target,
+      contact_id: interactionQuery.contact_id,
+      page_size: interactionQuery.page_size,
+      page_token: interactionQuery.page_token,
+    }),
     response: peerEventList,
-    handler: async ({ ctx, auth, query, page }) =>
-      listPeerEvents(ctx.db, auth.customerId, await peerFilterOf(ctx.db, auth.customerId, query, { allowAddress: false, allowSince: false }), page),
+    handler: async ({ ctx, auth, query, page }) => listPeerEvents(ctx.db, auth.customerId, await peerFilterOf(ctx.db, auth.customerId, query, { allowAddress: false, allowSince: false }), page),
   }),
 ];

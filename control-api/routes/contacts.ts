@@ -48,17 +48,41 @@ const fields = {
 async function checkTags(ctx: AppContext, customerId: string, ids: string[], field: string): Promise<void> {
   const found = await contactsRepo(ctx.db).existingTags(customerId, ids);
   const missing = ids.filter((id) => !found.has(id));
-  if (missing.length) throw invalidArgument(`${field}: unknown tag ${missing[0]}`, missing.map((id) => ({ field, issue: `unknown tag ${id}` })));
+  if (missing.length)
+    throw invalidArgument(
+      `${field}: unknown tag ${missing[0]}`,
+      missing.map((id) => ({ field, issue: `unknown tag ${id}` })),
+    );
 }
 
 const addressSchema = z.object({
-  id: z.string(), customer_id: z.string(), contact_id: z.string(), type: z.enum(['tel', 'email']), target: z.string(),
-  target_name: z.string(), name: z.string(), detail: z.string(), is_primary: z.boolean(), tm_create: z.string().nullable(),
+  id: z.string(),
+  customer_id: z.string(),
+  contact_id: z.string(),
+  type: z.enum(['tel', 'email']),
+  target: z.string(),
+  target_name: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  is_primary: z.boolean(),
+  tm_create: z.string().nullable(),
 });
 const contactSchema = z.object({
-  id: z.string(), customer_id: z.string(), first_name: z.string(), last_name: z.string(), display_name: z.string(), company: z.string(),
-  job_title: z.string(), source: z.string(), external_id: z.string(), notes: z.string(), addresses: z.array(addressSchema),
-  tag_ids: z.array(z.string()), tm_create: z.string().nullable(), tm_update: z.string().nullable(), tm_delete: z.string().nullable(),
+  id: z.string(),
+  customer_id: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  display_name: z.string(),
+  company: z.string(),
+  job_title: z.string(),
+  source: z.string(),
+  external_id: z.string(),
+  notes: z.string(),
+  addresses: z.array(addressSchema),
+  tag_ids: z.array(z.string()),
+  tm_create: z.string().nullable(),
+  tm_update: z.string().nullable(),
+  tm_delete: z.string().nullable(),
 });
 
 const contactAddressParams = z.object({ id: uuid(), address_id: uuid() });
@@ -68,7 +92,12 @@ const tag = 'Contact';
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/contacts', tag, summary: 'Create a contact', permission: 'agent', status: 201,
+    method: 'post',
+    path: '/contacts',
+    tag,
+    summary: 'Create a contact',
+    permission: 'agent',
+    status: 201,
     body: z.object({ ...fields, addresses: z.array(addressBody).max(50).optional(), tag_ids: z.array(uuid()).max(100).optional() }),
     response: contactSchema,
     handler: async ({ ctx, auth, body }) => {
@@ -78,7 +107,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/contacts', tag, summary: 'List contacts', permission: 'agent', paginated: true,
+    method: 'get',
+    path: '/contacts',
+    tag,
+    summary: 'List contacts',
+    permission: 'agent',
+    paginated: true,
     response: listOf(contactSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await contactsRepo(ctx.db).list(auth.customerId, page);
@@ -87,7 +121,11 @@ export const routes = [
   }),
   // Literal path before /contacts/:id (which would otherwise take "lookup" as an id).
   defineRoute({
-    method: 'get', path: '/contacts/lookup', tag, summary: 'Find a contact by E.164 phone (`+` URL-encoded) or email (case-insensitive)', permission: 'agent',
+    method: 'get',
+    path: '/contacts/lookup',
+    tag,
+    summary: 'Find a contact by E.164 phone (`+` URL-encoded) or email (case-insensitive)',
+    permission: 'agent',
     query: z.object({ phone: z.string().max(64).optional(), email: z.string().max(320).optional() }),
     response: contactSchema,
     handler: async ({ ctx, auth, query }) => {
@@ -112,7 +150,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/contacts/:id', tag, summary: 'Get a contact', permission: 'agent', params: idParams, response: contactSchema,
+    method: 'get',
+    path: '/contacts/:id',
+    tag,
+    summary: 'Get a contact',
+    permission: 'agent',
+    params: idParams,
+    response: contactSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await contactsRepo(ctx.db).get(auth.customerId, params.id);
       if (!c) throw missing();
@@ -120,7 +164,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/contacts/:id', tag, summary: 'Update a contact (only given fields change)', permission: 'agent', params: idParams,
+    method: 'put',
+    path: '/contacts/:id',
+    tag,
+    summary: 'Update a contact (only given fields change)',
+    permission: 'agent',
+    params: idParams,
     body: z.object({ ...fields, tag_ids: z.array(uuid()).max(100).optional() }),
     response: contactSchema,
     handler: async ({ ctx, auth, params, body }) => {
@@ -131,7 +180,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/contacts/:id', tag, summary: 'Delete a contact (soft)', permission: 'agent', params: idParams, response: contactSchema,
+    method: 'delete',
+    path: '/contacts/:id',
+    tag,
+    summary: 'Delete a contact (soft)',
+    permission: 'agent',
+    params: idParams,
+    response: contactSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await contactsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!c) throw missing();
@@ -139,8 +194,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/contacts/:id/addresses', tag, summary: 'Add an address; returns the full contact', permission: 'agent', params: idParams,
-    body: addressBody, response: contactSchema,
+    method: 'post',
+    path: '/contacts/:id/addresses',
+    tag,
+    summary: 'Add an address; returns the full contact',
+    permission: 'agent',
+    params: idParams,
+    body: addressBody,
+    response: contactSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const c = await contactsRepo(ctx.db).addAddress(auth.customerId, params.id, checkedAddress(body, 'body'));
       if (!c) throw missing();
@@ -148,7 +209,11 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/contacts/:id/addresses/:address_id', tag, summary: 'Update an address; returns the contact', permission: 'agent',
+    method: 'put',
+    path: '/contacts/:id/addresses/:address_id',
+    tag,
+    summary: 'Update an address; returns the contact',
+    permission: 'agent',
     params: contactAddressParams,
     body: z.object({ target: z.string().min(1).max(320).optional(), target_name: text().optional(), name: text().optional(), detail: text(1024).optional(), is_primary: z.boolean().optional() }),
     response: contactSchema,
@@ -163,8 +228,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/contacts/:id/addresses/:address_id', tag, summary: 'Remove an address; returns the contact', permission: 'agent',
-    params: contactAddressParams, response: contactSchema,
+    method: 'delete',
+    path: '/contacts/:id/addresses/:address_id',
+    tag,
+    summary: 'Remove an address; returns the contact',
+    permission: 'agent',
+    params: contactAddressParams,
+    response: contactSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await contactsRepo(ctx.db).deleteAddress(auth.customerId, params.id, params.address_id);
       if (!c) throw notFound('RESOURCE_NOT_FOUND', 'contact or address not found');
@@ -172,8 +242,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/contacts/:id/tags', tag, summary: 'Attach a tag; returns the contact', permission: 'agent', params: idParams,
-    body: z.object({ tag_id: uuid() }), response: contactSchema,
+    method: 'post',
+    path: '/contacts/:id/tags',
+    tag,
+    summary: 'Attach a tag; returns the contact',
+    permission: 'agent',
+    params: idParams,
+    body: z.object({ tag_id: uuid() }),
+    response: contactSchema,
     handler: async ({ ctx, auth, params, body }) => {
       await checkTags(ctx, auth.customerId, [body.tag_id], 'tag_id');
       const c = await contactsRepo(ctx.db).addTag(auth.customerId, params.id, body.tag_id);
@@ -182,8 +258,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/contacts/:id/tags/:tag_id', tag, summary: 'Detach a tag; returns the contact', permission: 'agent',
-    params: contactTagParams, response: contactSchema,
+    method: 'delete',
+    path: '/contacts/:id/tags/:tag_id',
+    tag,
+    summary: 'Detach a tag; returns the contact',
+    permission: 'agent',
+    params: contactTagParams,
+    response: contactSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await contactsRepo(ctx.db).removeTag(auth.customerId, params.id, params.tag_id);
       if (!c) throw notFound('RESOURCE_NOT_FOUND', 'contact or tag link not found');

@@ -34,9 +34,9 @@ export const customerFields = {
 /** The reference's CustomerManagerMetadata: platform behaviour flags, each optional. */
 export const metadataBody = z.strictObject({
   rtp_debug: z.boolean().optional().describe("capture the customer's calls' RTP as PCAP (debugging; default false)"),
-  cdr_webhook: z.boolean().optional().describe('send a call_cdr event (the call\'s export record) to the webhook when each call ends (default false; docs/observability.md)'),
+  cdr_webhook: z.boolean().optional().describe("send a call_cdr event (the call's export record) to the webhook when each call ends (default false; docs/observability.md)"),
 });
-export const billingAccountBody = z.strictObject({ billing_account_id: uuid().describe("a live billing account of the customer") });
+export const billingAccountBody = z.strictObject({ billing_account_id: uuid().describe('a live billing account of the customer') });
 
 /** Merges the flags into the customer's metadata (absent flags keep their value). */
 export async function updateMetadata(ctx: AppContext, customerId: string, flags: z.output<typeof metadataBody>): Promise<CustomerRow> {

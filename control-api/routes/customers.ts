@@ -61,7 +61,7 @@ export const routes = [
     path: '/customers',
     tag: 'Customer',
     summary: 'Create a customer (ProjectSuperAdmin)',
-    description: 'An active account with a default admin agent (username = email, no password: set through the auth group\'s password-forgot) and an empty outbound config, as signup makes.',
+    description: "An active account with a default admin agent (username = email, no password: set through the auth group's password-forgot) and an empty outbound config, as signup makes.",
     permission: 'superadmin',
     body: createBody,
     response: customerSchema,
@@ -75,8 +75,12 @@ export const routes = [
           const t = repos(trx);
           const customer = await t.customers.create({ ...body, email, status: 'active', email_verified: false });
           await t.agents.create({
-            customer_id: customer.id, username: email, password_hash: '', name: 'default admin',
-            detail: 'default agent account for admin permission', permission: PERMISSION_BY_NAME.admin,
+            customer_id: customer.id,
+            username: email,
+            password_hash: '',
+            name: 'default admin',
+            detail: 'default agent account for admin permission',
+            permission: PERMISSION_BY_NAME.admin,
           });
           await t.outboundConfigs.create({ customer_id: customer.id });
           const account = await ensureBillingAccount(trx, customer.id);
@@ -105,12 +109,12 @@ export const routes = [
     path: '/customers/:id',
     tag: 'Customer',
     summary: 'Delete a customer and every record of it (ProjectSuperAdmin)',
-    description: 'Unrecoverable, as the end of the frozen period. The caller\'s own account is refused (use /auth/unregister).',
+    description: "Unrecoverable, as the end of the frozen period. The caller's own account is refused (use /auth/unregister).",
     permission: 'superadmin',
     params: idParams,
     response: customerSchema,
     handler: async ({ ctx, params, auth, req }) => {
-      if (params.id.toLowerCase() === auth.customerId.toLowerCase()) throw invalidArgument('the caller\'s own account is deleted through /auth/unregister');
+      if (params.id.toLowerCase() === auth.customerId.toLowerCase()) throw invalidArgument("the caller's own account is deleted through /auth/unregister");
       await existing(ctx, params.id);
       await deleteCustomerAccount(ctx.db, params.id);
       await customerChanged(ctx, statusGateOf(req), params.id);
@@ -125,12 +129,12 @@ export const routes = [
     path: '/customers/:id/freeze',
     tag: 'Customer',
     summary: 'Freeze a customer and schedule its deletion (ProjectSuperAdmin)',
-    description: 'As POST /auth/unregister: status frozen, deletion after the grace period, the account\'s requests refused with ACCOUNT_FROZEN and its WebSockets closed. Idempotent.',
+    description: "As POST /auth/unregister: status frozen, deletion after the grace period, the account's requests refused with ACCOUNT_FROZEN and its WebSockets closed. Idempotent.",
     permission: 'superadmin',
     params: idParams,
     response: customerSchema,
     handler: async ({ ctx, params, auth, req }) => {
-      if (params.id.toLowerCase() === auth.customerId.toLowerCase()) throw invalidArgument('the caller\'s own account is frozen through /auth/unregister');
+      if (params.id.toLowerCase() === auth.customerId.toLowerCase()) throw invalidArgument("the caller's own account is frozen through /auth/unregister");
       const before = await existing(ctx, params.id);
       const frozen = await freezeCustomer(ctx.db, params.id);
       if (!frozen) throw customerNotFound();

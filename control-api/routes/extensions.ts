@@ -19,14 +19,14 @@ import { DIGEST_ALGORITHMS } from '../../core/extensions/digest-algorithms';
 import { parseMac } from '../../core/extensions/mac';
 
 const DIGEST_DOC =
-  'Digest challenge order for this extension\'s phone, most preferred first; null = the platform default ' +
+  "Digest challenge order for this extension's phone, most preferred first; null = the platform default " +
   '(SIP_DIGEST_ALGORITHMS, MD5 then SHA-256: every common phone registers). ["SHA-256"] refuses MD5 answers ' +
   '(phones without SHA-256, e.g. baresip 1.0 or older Yealink/Grandstream firmware, cannot register); ' +
   '["SHA-256","MD5"] offers SHA-256 first (clients that take the first challenge and know only MD5 fail).';
 const MAC_DOC =
   'MAC address of the desk phone bound to this extension (12 hex digits, aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff or ' +
-  'aabb.ccdd.eeff; shown as 12 lowercase hex digits), unique among the customer\'s extensions; null: none. The ' +
-  'customer provisioning URL (DHCP option 66) serves this extension\'s account in the files named after the MAC.';
+  "aabb.ccdd.eeff; shown as 12 lowercase hex digits), unique among the customer's extensions; null: none. The " +
+  "customer provisioning URL (DHCP option 66) serves this extension's account in the files named after the MAC.";
 const macField = z.string().max(32).nullable().describe(MAC_DOC);
 
 /** The bound MAC in stored form (12 lowercase hex), null to unbind; 400 naming `mac` when malformed. */
@@ -63,7 +63,11 @@ export const ExtensionSchema = z.object({
   direct_hash: z.string(),
   digest_algorithms: z.array(z.enum(DIGEST_ALGORITHMS)).nullable().describe(DIGEST_DOC),
   media_encryption: mediaEncryption,
-  mac: z.string().regex(/^[0-9a-f]{12}$/).nullable().describe(MAC_DOC),
+  mac: z
+    .string()
+    .regex(/^[0-9a-f]{12}$/)
+    .nullable()
+    .describe(MAC_DOC),
   dtmf_mode: dtmfMode,
   codecs: codecsOutput,
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
@@ -177,7 +181,8 @@ export const routes = [
     path: '/extensions/:id',
     tag: 'Extension',
     summary: 'Update an extension',
-    description: 'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
+    description:
+      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
     body: z.object({

@@ -104,7 +104,8 @@ export const routes = [
       const checked = parseActions(actions, { egress: ctx.egress });
       if (on_complete_flow_id && !isUnset(on_complete_flow_id)) {
         const target = await flowsRepo(ctx.db).getOwned(auth.customerId, on_complete_flow_id);
-        if (!target || !target.persist) throw new ApiError('INVALID_ARGUMENT', 'on_complete_flow_id: no flow with this id', { details: [{ field: 'on_complete_flow_id', issue: 'no flow with this id' }] });
+        if (!target || !target.persist)
+          throw new ApiError('INVALID_ARGUMENT', 'on_complete_flow_id: no flow with this id', { details: [{ field: 'on_complete_flow_id', issue: 'no flow with this id' }] });
       }
       return simulateFor(ctx, auth.customerId, { actions: checked, on_complete_flow_id }, script);
     },

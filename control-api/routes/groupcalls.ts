@@ -21,7 +21,6 @@ import { planLegs } from '../calls/plan';
 import type { AppContext, AuthContext } from '../context';
 import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 
-
 export const groupcallSchema = z.object({
   id: uuidOut(),
   customer_id: uuidOut(),
@@ -173,4 +172,3 @@ export const routes = [
     },
   }),
 ];
-

@@ -10,7 +10,10 @@ import { invalidArgument } from '../../core/errors';
 import { ENCAPSULATIONS } from '../../core/streams/encapsulation';
 
 const query = z.object({
-  encapsulation: z.string().optional().describe(`one of ${ENCAPSULATIONS.join(', ')}`),
+  encapsulation: z
+    .string()
+    .optional()
+    .describe(`one of ${ENCAPSULATIONS.join(', ')}`),
   token: z.string().optional().describe('credential, for clients that cannot set a header on an upgrade'),
 });
 

@@ -103,9 +103,7 @@ export const routes = [
     path: '/numbers/renew',
     tag: 'Number',
     summary: 'Renew normal numbers',
-    description:
-      'Renews (and charges) every normal number of the customer last renewed at or before tm_renew, or only number_ids. ' +
-      'All or nothing: 402 INSUFFICIENT_BALANCE renews none.',
+    description: 'Renews (and charges) every normal number of the customer last renewed at or before tm_renew, or only number_ids. ' + 'All or nothing: 402 INSUFFICIENT_BALANCE renews none.',
     permission: 'manager',
     body: z.object({ tm_renew: z.string().max(40).optional(), number_ids: z.array(uuid()).max(1000).optional() }),
     response: z.array(NumberSchema),
@@ -211,8 +209,14 @@ export const routes = [
     permission: 'agent',
     query: z.object({
       type: numberType.optional(),
-      country_code: z.string().regex(/^[A-Za-z]{2}$/, 'ISO 3166 alpha-2').optional(),
-      page_size: z.string().regex(/^-?\d{1,9}$/, 'an integer').optional(),
+      country_code: z
+        .string()
+        .regex(/^[A-Za-z]{2}$/, 'ISO 3166 alpha-2')
+        .optional(),
+      page_size: z
+        .string()
+        .regex(/^-?\d{1,9}$/, 'an integer')
+        .optional(),
     }),
     response: z.object({ result: z.array(AvailableNumberSchema) }),
     handler: async ({ query, ctx }) => {

@@ -20,7 +20,10 @@ const fields = z.strictObject({
   name: text().optional(),
   detail: text(1024).optional(),
   destination_whitelist: z.array(country).max(300).nullable().optional().describe('null or absent leaves it unchanged; [] denies all PSTN calls'),
-  codecs: z.union([z.literal(''), z.string().max(256).regex(CODECS, 'must be a comma-separated codec list')]).nullable().optional(),
+  codecs: z
+    .union([z.literal(''), z.string().max(256).regex(CODECS, 'must be a comma-separated codec list')])
+    .nullable()
+    .optional(),
   default_outgoing_source_number_id: uuid().nullable().optional().describe('an active normal number of this customer; the empty UUID clears it'),
 });
 

@@ -46,7 +46,11 @@ const destination = dialAddress.nullable().optional();
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/outdials', tag, summary: 'Create an outdial', permission: 'manager',
+    method: 'post',
+    path: '/outdials',
+    tag,
+    summary: 'Create an outdial',
+    permission: 'manager',
     body: z.object({ campaign_id: uuid().optional(), name: text().optional(), detail: text(1024).optional(), data: data().optional() }),
     response: outdialSchema,
     handler: async ({ ctx, auth, body }) => {
@@ -58,24 +62,48 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/outdials', tag, summary: 'List outdials', permission: 'manager', paginated: true, response: listOf(outdialSchema),
+    method: 'get',
+    path: '/outdials',
+    tag,
+    summary: 'List outdials',
+    permission: 'manager',
+    paginated: true,
+    response: listOf(outdialSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await outdialsRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(outdialJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/outdials/:id', tag, summary: 'Get an outdial', permission: 'manager', params: idParams, response: outdialSchema,
+    method: 'get',
+    path: '/outdials/:id',
+    tag,
+    summary: 'Get an outdial',
+    permission: 'manager',
+    params: idParams,
+    response: outdialSchema,
     handler: async ({ ctx, auth, params }) => outdialJson(await owned(ctx, auth.customerId, params.id)),
   }),
   defineRoute({
-    method: 'put', path: '/outdials/:id', tag, summary: 'Update name and detail', permission: 'manager', params: idParams,
-    body: z.object({ name: text().optional(), detail: text(1024).optional() }), response: outdialSchema,
+    method: 'put',
+    path: '/outdials/:id',
+    tag,
+    summary: 'Update name and detail',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ name: text().optional(), detail: text(1024).optional() }),
+    response: outdialSchema,
     handler: async ({ ctx, auth, params, body }) => updated(ctx, auth.customerId, params.id, stripUndefined(body)),
   }),
   defineRoute({
-    method: 'put', path: '/outdials/:id/campaign_id', tag, summary: 'Set the campaign id', permission: 'manager', params: idParams,
-    body: z.object({ campaign_id: uuid() }), response: outdialSchema,
+    method: 'put',
+    path: '/outdials/:id/campaign_id',
+    tag,
+    summary: 'Set the campaign id',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ campaign_id: uuid() }),
+    response: outdialSchema,
     handler: async ({ ctx, auth, params, body }) => {
       await owned(ctx, auth.customerId, params.id);
       await checkCampaign(ctx, auth.customerId, body.campaign_id);
@@ -83,12 +111,24 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/outdials/:id/data', tag, summary: 'Set the data', permission: 'manager', params: idParams,
-    body: z.object({ data: data() }), response: outdialSchema,
+    method: 'put',
+    path: '/outdials/:id/data',
+    tag,
+    summary: 'Set the data',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ data: data() }),
+    response: outdialSchema,
     handler: async ({ ctx, auth, params, body }) => updated(ctx, auth.customerId, params.id, { data: body.data }),
   }),
   defineRoute({
-    method: 'delete', path: '/outdials/:id', tag, summary: 'Delete an outdial and its targets (soft)', permission: 'manager', params: idParams, response: outdialSchema,
+    method: 'delete',
+    path: '/outdials/:id',
+    tag,
+    summary: 'Delete an outdial and its targets (soft)',
+    permission: 'manager',
+    params: idParams,
+    response: outdialSchema,
     handler: async ({ ctx, auth, params }) => {
       await owned(ctx, auth.customerId, params.id);
       if ((await campaignsRepo(ctx.db).activeUsing(auth.customerId, 'outdial_id', params.id)) > 0) {
@@ -102,10 +142,21 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/outdials/:id/targets', tag, summary: 'Add a target (destination_0..4, at least one)', permission: 'manager', params: idParams,
+    method: 'post',
+    path: '/outdials/:id/targets',
+    tag,
+    summary: 'Add a target (destination_0..4, at least one)',
+    permission: 'manager',
+    params: idParams,
     body: z.object({
-      name: text().optional(), detail: text(1024).optional(), data: data().optional(),
-      destination_0: destination, destination_1: destination, destination_2: destination, destination_3: destination, destination_4: destination,
+      name: text().optional(),
+      detail: text(1024).optional(),
+      data: data().optional(),
+      destination_0: destination,
+      destination_1: destination,
+      destination_2: destination,
+      destination_3: destination,
+      destination_4: destination,
     }),
     response: outdialtargetSchema,
     handler: async ({ ctx, auth, params, body }) => {
@@ -119,7 +170,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/outdials/:id/targets', tag, summary: 'List the targets', permission: 'manager', params: idParams, paginated: true,
+    method: 'get',
+    path: '/outdials/:id/targets',
+    tag,
+    summary: 'List the targets',
+    permission: 'manager',
+    params: idParams,
+    paginated: true,
     response: listOf(outdialtargetSchema),
     handler: async ({ ctx, auth, params, page }) => {
       await owned(ctx, auth.customerId, params.id);
@@ -128,7 +185,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/outdials/:id/targets/:target_id', tag, summary: 'Get a target', permission: 'manager', params: targetParams,
+    method: 'get',
+    path: '/outdials/:id/targets/:target_id',
+    tag,
+    summary: 'Get a target',
+    permission: 'manager',
+    params: targetParams,
     response: outdialtargetSchema,
     handler: async ({ ctx, auth, params }) => {
       await owned(ctx, auth.customerId, params.id);
@@ -138,8 +200,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/outdials/:id/targets/:target_id', tag, summary: 'Delete a target (soft; a live call of it goes on)', permission: 'manager',
-    params: targetParams, response: outdialtargetSchema,
+    method: 'delete',
+    path: '/outdials/:id/targets/:target_id',
+    tag,
+    summary: 'Delete a target (soft; a live call of it goes on)',
+    permission: 'manager',
+    params: targetParams,
+    response: outdialtargetSchema,
     handler: async ({ ctx, auth, params }) => {
       await owned(ctx, auth.customerId, params.id);
       const t = await outdialsRepo(ctx.db).deleteTarget(params.id, params.target_id);

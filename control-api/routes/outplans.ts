@@ -38,28 +38,56 @@ const dialInfo = {
 };
 
 const DEFAULTS = {
-  dial_timeout: 30_000, try_interval: 60_000, max_try_count_0: 1, max_try_count_1: 1, max_try_count_2: 1, max_try_count_3: 1, max_try_count_4: 1,
-  timezone: 'UTC', dial_windows: [], try_interval_busy: null, try_interval_noanswer: null, try_interval_failed: null, try_interval_machine: null,
+  dial_timeout: 30_000,
+  try_interval: 60_000,
+  max_try_count_0: 1,
+  max_try_count_1: 1,
+  max_try_count_2: 1,
+  max_try_count_3: 1,
+  max_try_count_4: 1,
+  timezone: 'UTC',
+  dial_windows: [],
+  try_interval_busy: null,
+  try_interval_noanswer: null,
+  try_interval_failed: null,
+  try_interval_machine: null,
 };
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/outplans', tag, summary: 'Create an outplan', permission: 'manager',
-    body: z.object({ name: text().optional(), detail: text(1024).optional(), ...dialInfo }), response: outplanSchema,
+    method: 'post',
+    path: '/outplans',
+    tag,
+    summary: 'Create an outplan',
+    permission: 'manager',
+    body: z.object({ name: text().optional(), detail: text(1024).optional(), ...dialInfo }),
+    response: outplanSchema,
     handler: async ({ ctx, auth, body }) => {
       const row = await outplansRepo(ctx.db).create(auth.customerId, { ...DEFAULTS, name: '', detail: '', ...stripUndefined(body) } as never);
       return outplanJson(row);
     },
   }),
   defineRoute({
-    method: 'get', path: '/outplans', tag, summary: 'List outplans', permission: 'manager', paginated: true, response: listOf(outplanSchema),
+    method: 'get',
+    path: '/outplans',
+    tag,
+    summary: 'List outplans',
+    permission: 'manager',
+    paginated: true,
+    response: listOf(outplanSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await outplansRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(outplanJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/outplans/:id', tag, summary: 'Get an outplan', permission: 'manager', params: idParams, response: outplanSchema,
+    method: 'get',
+    path: '/outplans/:id',
+    tag,
+    summary: 'Get an outplan',
+    permission: 'manager',
+    params: idParams,
+    response: outplanSchema,
     handler: async ({ ctx, auth, params }) => {
       const row = await outplansRepo(ctx.db).get(auth.customerId, params.id);
       if (!row) throw missing();
@@ -67,8 +95,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/outplans/:id', tag, summary: 'Update name and detail', permission: 'manager', params: idParams,
-    body: z.object({ name: text().optional(), detail: text(1024).optional() }), response: outplanSchema,
+    method: 'put',
+    path: '/outplans/:id',
+    tag,
+    summary: 'Update name and detail',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ name: text().optional(), detail: text(1024).optional() }),
+    response: outplanSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const row = await outplansRepo(ctx.db).update(auth.customerId, params.id, stripUndefined(body));
       if (!row) throw missing();
@@ -76,9 +110,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/outplans/:id/dial_info', tag, summary: 'Update source, timeouts, try counts, retry intervals and dialling windows (running campaigns use them from their next step)',
-    permission: 'manager', params: idParams,
-    body: z.object({ ...dialInfo, source: sourceAddress.optional() }), response: outplanSchema,
+    method: 'put',
+    path: '/outplans/:id/dial_info',
+    tag,
+    summary: 'Update source, timeouts, try counts, retry intervals and dialling windows (running campaigns use them from their next step)',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ ...dialInfo, source: sourceAddress.optional() }),
+    response: outplanSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const row = await outplansRepo(ctx.db).update(auth.customerId, params.id, stripUndefined(body));
       if (!row) throw missing();
@@ -86,7 +125,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/outplans/:id', tag, summary: 'Delete an outplan (soft)', permission: 'manager', params: idParams, response: outplanSchema,
+    method: 'delete',
+    path: '/outplans/:id',
+    tag,
+    summary: 'Delete an outplan (soft)',
+    permission: 'manager',
+    params: idParams,
+    response: outplanSchema,
     handler: async ({ ctx, auth, params }) => {
       if (!(await outplansRepo(ctx.db).get(auth.customerId, params.id))) throw missing();
       if ((await campaignsRepo(ctx.db).activeUsing(auth.customerId, 'outplan_id', params.id)) > 0) {

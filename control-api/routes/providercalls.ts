@@ -18,17 +18,31 @@ const tag = 'ProviderCall';
 const missing = () => new ApiError('PROVIDERCALL_NOT_FOUND', 'providercall not found');
 
 const providercallSchema = z.object({
-  id: uuidOut(), customer_id: uuidOut(), provider_id: uuidOut(), flow_id: uuidOut(), source: addressSchema, destinations: z.array(addressSchema),
-  anonymous: z.enum(['yes', 'no', 'auto']), call_ids: z.array(z.string()), groupcall_ids: z.array(z.string()),
-  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  provider_id: uuidOut(),
+  flow_id: uuidOut(),
+  source: addressSchema,
+  destinations: z.array(addressSchema),
+  anonymous: z.enum(['yes', 'no', 'auto']),
+  call_ids: z.array(z.string()),
+  groupcall_ids: z.array(z.string()),
+  tm_create: legacyTime(),
+  tm_update: legacyTime(),
+  tm_delete: legacyTime(),
 });
 
 const body = createBody.omit({ amd: true }).extend({ provider_id: uuid() });
 
 export const routes: AnyRoute[] = [
   defineRoute({
-    method: 'post', path: '/providercalls', tag, summary: 'Call tel destinations through one provider, bypassing the routes (ProjectSuperAdmin)', permission: 'superadmin',
-    body, response: providercallSchema,
+    method: 'post',
+    path: '/providercalls',
+    tag,
+    summary: 'Call tel destinations through one provider, bypassing the routes (ProjectSuperAdmin)',
+    permission: 'superadmin',
+    body,
+    response: providercallSchema,
     handler: async ({ ctx, auth, body }) => {
       const provider = await providersRepo(ctx.db).get(body.provider_id);
       if (!provider) throw new ApiError('PROVIDER_NOT_FOUND', 'provider_id: provider not found', { details: [{ field: 'provider_id' }] });
@@ -37,15 +51,25 @@ export const routes: AnyRoute[] = [
       const { provider_id: providerId, ...call } = body;
       const { calls, groupcalls } = await createCalls(ctx, auth.customerId, call, { forcedProviderId: providerId });
       const row = await providercallsRepo(ctx.db).create({
-        customer_id: auth.customerId, provider_id: provider.id, flow_id: calls[0]?.flow_id ?? body.flow_id ?? EMPTY_UUID,
-        source: body.source, destinations: body.destinations, anonymous: body.anonymous ?? 'auto',
-        call_ids: calls.map((c) => c.id), groupcall_ids: groupcalls.map((g) => g.id),
+        customer_id: auth.customerId,
+        provider_id: provider.id,
+        flow_id: calls[0]?.flow_id ?? body.flow_id ?? EMPTY_UUID,
+        source: body.source,
+        destinations: body.destinations,
+        anonymous: body.anonymous ?? 'auto',
+        call_ids: calls.map((c) => c.id),
+        groupcall_ids: groupcalls.map((g) => g.id),
       });
       return providercallJson(row);
     },
   }),
   defineRoute({
-    method: 'get', path: '/providercalls', tag, summary: "Every customer's provider calls, newest first (ProjectSuperAdmin)", permission: 'superadmin', paginated: true,
+    method: 'get',
+    path: '/providercalls',
+    tag,
+    summary: "Every customer's provider calls, newest first (ProjectSuperAdmin)",
+    permission: 'superadmin',
+    paginated: true,
     query: z.object({ provider_id: uuid().optional(), page_size: z.string().optional(), page_token: z.string().optional() }),
     response: listOf(providercallSchema),
     handler: async ({ ctx, page, query }) => {
@@ -54,7 +78,13 @@ export const routes: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/providercalls/:id', tag, summary: 'Get a provider call (ProjectSuperAdmin)', permission: 'superadmin', params: idParams, response: providercallSchema,
+    method: 'get',
+    path: '/providercalls/:id',
+    tag,
+    summary: 'Get a provider call (ProjectSuperAdmin)',
+    permission: 'superadmin',
+    params: idParams,
+    response: providercallSchema,
     handler: async ({ ctx, params }) => {
       const p = await providercallsRepo(ctx.db).get(params.id);
       if (!p) throw missing();
@@ -62,7 +92,13 @@ export const routes: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/providercalls/:id', tag, summary: 'Delete a provider call record; its calls stay (ProjectSuperAdmin)', permission: 'superadmin', params: idParams, response: providercallSchema,
+    method: 'delete',
+    path: '/providercalls/:id',
+    tag,
+    summary: 'Delete a provider call record; its calls stay (ProjectSuperAdmin)',
+    permission: 'superadmin',
+    params: idParams,
+    response: providercallSchema,
     handler: async ({ ctx, params }) => {
       const p = await providercallsRepo(ctx.db).softDelete(params.id);
       if (!p) throw missing();

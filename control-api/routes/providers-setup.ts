@@ -18,7 +18,13 @@ const body = z.object({
   carrier: z.enum(['telnyx']),
   name: text().min(1, 'name is required'),
   detail: text(1024).optional(),
-  credentials: z.object({ api_key: z.string().min(8, 'api_key is too short').max(512).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces') }),
+  credentials: z.object({
+    api_key: z
+      .string()
+      .min(8, 'api_key is too short')
+      .max(512)
+      .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces'),
+  }),
 });
 
 export const routes: AnyRoute[] = [
@@ -45,8 +51,16 @@ export const routes: AnyRoute[] = [
         throw e;
       }
       const p = await providersRepo(ctx.db).create({
-        type: 'sip', hostname: TELNYX_SIP_HOST, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-        auth_username: connection.user_name, auth_password: password, name: body.name, detail: body.detail ?? `telnyx credential connection ${connection.id}`,
+        type: 'sip',
+        hostname: TELNYX_SIP_HOST,
+        tech_prefix: '',
+        tech_postfix: '',
+        tech_headers: {},
+        transport: 'udp',
+        auth_username: connection.user_name,
+        auth_password: password,
+        name: body.name,
+        detail: body.detail ?? `telnyx credential connection ${connection.id}`,
       });
       return (await show(ctx, [p]))[0]!;
     },

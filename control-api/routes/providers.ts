@@ -15,13 +15,27 @@ import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings 
 import type { AppContext } from '../context';
 import { registrationInput, registrationSettings, RegistrationSchema, sipHost as host, type RegistrationInput } from './registration-fields';
 
-const dialPart = z.string().max(32).regex(/^[0-9A-Za-z*#+._-]*$/, 'digits, letters, * # + . _ -');
+const dialPart = z
+  .string()
+  .max(32)
+  .regex(/^[0-9A-Za-z*#+._-]*$/, 'digits, letters, * # + . _ -');
 // Header names are RFC 3261 tokens; values one line. Core headers stay the dialler's.
-const headerName = z.string().regex(/^[A-Za-z0-9!%'*+._`~-]{1,64}$/, 'a SIP header name').refine(
-  (n) => !['via', 'from', 'to', 'call-id', 'cseq', 'contact', 'max-forwards', 'content-length', 'content-type', 'route', 'record-route'].includes(n.toLowerCase()),
-  'this header is set by the platform',
-);
-const headers = z.record(headerName, z.string().max(1024).regex(/^[^\r\n]*$/, 'one line')).refine((h) => Object.keys(h).length <= 20, 'at most 20 headers');
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z0-9!%'*+._`~-]{1,64}$/, 'a SIP header name')
+  .refine(
+    (n) => !['via', 'from', 'to', 'call-id', 'cseq', 'contact', 'max-forwards', 'content-length', 'content-type', 'route', 'record-route'].includes(n.toLowerCase()),
+    'this header is set by the platform',
+  );
+const headers = z
+  .record(
+    headerName,
+    z
+      .string()
+      .max(1024)
+      .regex(/^[^\r\n]*$/, 'one line'),
+  )
+  .refine((h) => Object.keys(h).length <= 20, 'at most 20 headers');
 
 const fields = {
   type: z.literal('sip').optional(),
@@ -64,7 +78,10 @@ export const ProviderSchema = z.object({
 const notFound = () => new ApiError('PROVIDER_NOT_FOUND', 'provider not found');
 
 export async function show(ctx: AppContext, rows: ProviderRow[]) {
-  const regs = await outboundRegistrationsRepo(ctx.db).getMany('provider', rows.map((p) => p.id));
+  const regs = await outboundRegistrationsRepo(ctx.db).getMany(
+    'provider',
+    rows.map((p) => p.id),
+  );
   return rows.map((p) => ({ ...providerJson(p), registration: registrationJson(regs.get(p.id) ?? null) }));
 }
 
@@ -91,19 +108,19 @@ export const routes = [
     handler: async ({ body, ctx }) => {
       const reg = await checkRegistration(ctx, null, body.registration);
       const p = await providersRepo(ctx.db).create({
-          type: 'sip',
-          hostname: body.hostname,
-          tech_prefix: body.tech_prefix ?? '',
-          tech_postfix: body.tech_postfix ?? '',
-          tech_headers: body.tech_headers ?? {},
-          transport: body.transport ?? 'udp',
-          auth_username: body.auth_username ?? '',
-          auth_password: body.auth_password ?? '',
-          codecs: normaliseCodecs(body.codecs ?? DEFAULT_TRUNK_CODECS),
-          media_encryption: body.media_encryption ?? 'none',
-          name: body.name ?? '',
-          detail: body.detail ?? '',
-        });
+        type: 'sip',
+        hostname: body.hostname,
+        tech_prefix: body.tech_prefix ?? '',
+        tech_postfix: body.tech_postfix ?? '',
+        tech_headers: body.tech_headers ?? {},
+        transport: body.transport ?? 'udp',
+        auth_username: body.auth_username ?? '',
+        auth_password: body.auth_password ?? '',
+        codecs: normaliseCodecs(body.codecs ?? DEFAULT_TRUNK_CODECS),
+        media_encryption: body.media_encryption ?? 'none',
+        name: body.name ?? '',
+        detail: body.detail ?? '',
+      });
       await putRegistration(ctx, p.id, reg);
       return (await show(ctx, [p]))[0];
     },

@@ -15,8 +15,8 @@ import { ownedExtension } from './extensions';
 import { customerProvisioningUrl, provisioningUrl } from '../provisioning/router';
 
 const CUSTOMER_URL_DOC =
-  'The customer\'s provisioning URL for DHCP option 66 (or a phone\'s provisioning server setting): a directory ' +
-  'in which phones fetch their vendor\'s files (Yealink y0000000000xx.cfg and {mac}.cfg, Polycom 000000000000.cfg, ' +
+  "The customer's provisioning URL for DHCP option 66 (or a phone's provisioning server setting): a directory " +
+  "in which phones fetch their vendor's files (Yealink y0000000000xx.cfg and {mac}.cfg, Polycom 000000000000.cfg, " +
   '{mac}.cfg and {mac}-phone.cfg, Grandstream cfg{mac}.xml, Cisco spa{mac}.xml / {mac}.xml, Fanvil {mac}.cfg); the MAC ' +
   'selects the extension bound to it (its `mac`), an unbound MAC gets 404. It serves SIP passwords to any holder: a ' +
   'credential, shown only when issued. POST again replaces it (the old URL answers 400).';

@@ -16,10 +16,23 @@ const tag = 'Queue';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'queuecall not found');
 
 export const queuecallSchema = z.object({
-  id: uuidOut(), customer_id: uuidOut(), queue_id: uuidOut(), reference_type: z.literal('call'), reference_id: uuidOut(),
-  reference_activeflow_id: uuidOut(), status: z.enum(QUEUECALL_STATUSES), service_agent_id: uuidOut(),
-  timeout_wait: z.number().int(), timeout_service: z.number().int(), duration_waiting: z.number().int(), duration_service: z.number().int(),
-  tm_create: z.string(), tm_service: z.string(), tm_end: z.string(), tm_update: z.string(), tm_delete: z.string(),
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  queue_id: uuidOut(),
+  reference_type: z.literal('call'),
+  reference_id: uuidOut(),
+  reference_activeflow_id: uuidOut(),
+  status: z.enum(QUEUECALL_STATUSES),
+  service_agent_id: uuidOut(),
+  timeout_wait: z.number().int(),
+  timeout_service: z.number().int(),
+  duration_waiting: z.number().int(),
+  duration_service: z.number().int(),
+  tm_create: z.string(),
+  tm_service: z.string(),
+  tm_end: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
 });
 
 async function owned(ctx: AppContext, auth: AuthContext, id: string): Promise<QueuecallRow> {
@@ -44,7 +57,12 @@ async function kick(ctx: AppContext, q: QueuecallRow): Promise<QueuecallRow> {
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/queuecalls', tag, summary: 'List queuecalls', permission: 'agent', paginated: true,
+    method: 'get',
+    path: '/queuecalls',
+    tag,
+    summary: 'List queuecalls',
+    permission: 'agent',
+    paginated: true,
     query: z.object({ queue_id: z.guid().optional(), status: z.enum(QUEUECALL_STATUSES).optional() }),
     response: listOf(queuecallSchema),
     handler: async ({ ctx, auth, page, query }) => {
@@ -53,16 +71,32 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/queuecalls/:id', tag, summary: 'Get a queuecall', permission: 'agent', params: idParams, response: queuecallSchema,
+    method: 'get',
+    path: '/queuecalls/:id',
+    tag,
+    summary: 'Get a queuecall',
+    permission: 'agent',
+    params: idParams,
+    response: queuecallSchema,
     handler: async ({ ctx, auth, params }) => queuecallJson(await owned(ctx, auth, params.id)),
   }),
   defineRoute({
-    method: 'post', path: '/queuecalls/:id/kick', tag, summary: 'Kick a caller out of its queue', permission: 'manager', params: idParams,
+    method: 'post',
+    path: '/queuecalls/:id/kick',
+    tag,
+    summary: 'Kick a caller out of its queue',
+    permission: 'manager',
+    params: idParams,
     response: queuecallSchema,
     handler: async ({ ctx, auth, params }) => queuecallJson(await kick(ctx, await owned(ctx, auth, params.id))),
   }),
   defineRoute({
-    method: 'post', path: '/queuecalls/reference_id/:id/kick', tag, summary: "Kick a call's live queuecall", permission: 'manager', params: idParams,
+    method: 'post',
+    path: '/queuecalls/reference_id/:id/kick',
+    tag,
+    summary: "Kick a call's live queuecall",
+    permission: 'manager',
+    params: idParams,
     response: queuecallSchema,
     handler: async ({ ctx, auth, params }) => {
       const q = await queuecallsRepo(ctx.db).liveByReference(auth.customerId, params.id.toLowerCase());
@@ -71,7 +105,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/queuecalls/:id', tag, summary: 'Delete a queuecall (kicks it first when live)', permission: 'manager', params: idParams,
+    method: 'delete',
+    path: '/queuecalls/:id',
+    tag,
+    summary: 'Delete a queuecall (kicks it first when live)',
+    permission: 'manager',
+    params: idParams,
     response: queuecallSchema,
     handler: async ({ ctx, auth, params }) => {
       const q = await owned(ctx, auth, params.id);

@@ -23,11 +23,24 @@ const timeout = () => z.number().int().min(0).max(MAX_TIMEOUT_MS);
 const flowId = () => z.union([uuid(), z.literal('')]);
 
 export const queueSchema = z.object({
-  id: uuidOut(), customer_id: uuidOut(), name: z.string(), detail: z.string(), routing_method: z.enum(ROUTING_METHODS),
-  tag_ids: z.array(uuidOut()), direct_hash: z.string(), wait_flow_id: uuidOut(), wait_timeout: z.number().int(), service_timeout: z.number().int(),
-  wait_queuecall_ids: z.array(uuidOut()), service_queuecall_ids: z.array(uuidOut()),
-  total_incoming_count: z.number().int(), total_serviced_count: z.number().int(), total_abandoned_count: z.number().int(),
-  tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  name: z.string(),
+  detail: z.string(),
+  routing_method: z.enum(ROUTING_METHODS),
+  tag_ids: z.array(uuidOut()),
+  direct_hash: z.string(),
+  wait_flow_id: uuidOut(),
+  wait_timeout: z.number().int(),
+  service_timeout: z.number().int(),
+  wait_queuecall_ids: z.array(uuidOut()),
+  service_queuecall_ids: z.array(uuidOut()),
+  total_incoming_count: z.number().int(),
+  total_serviced_count: z.number().int(),
+  total_abandoned_count: z.number().int(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
 });
 
 const fields = {
@@ -67,27 +80,50 @@ async function checked(ctx: AppContext, customerId: string, b: Partial<Record<ke
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/queues', tag, summary: 'Create a queue', permission: 'manager',
-    body: z.object(fields), response: queueSchema,
+    method: 'post',
+    path: '/queues',
+    tag,
+    summary: 'Create a queue',
+    permission: 'manager',
+    body: z.object(fields),
+    response: queueSchema,
     handler: async ({ ctx, auth, body }) => {
       const f = await checked(ctx, auth.customerId, body);
       return show(ctx, await queuesRepo(ctx.db).create(auth.customerId, { routing_method: 'random', ...f, direct_hash: generateDirectHash() }));
     },
   }),
   defineRoute({
-    method: 'get', path: '/queues', tag, summary: 'List queues', permission: 'agent', paginated: true, response: listOf(queueSchema),
+    method: 'get',
+    path: '/queues',
+    tag,
+    summary: 'List queues',
+    permission: 'agent',
+    paginated: true,
+    response: listOf(queueSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await queuesRepo(ctx.db).list(auth.customerId, page);
       return { result: await Promise.all(p.result.map((q) => show(ctx, q))), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/queues/:id', tag, summary: 'Get a queue', permission: 'agent', params: idParams, response: queueSchema,
+    method: 'get',
+    path: '/queues/:id',
+    tag,
+    summary: 'Get a queue',
+    permission: 'agent',
+    params: idParams,
+    response: queueSchema,
     handler: async ({ ctx, auth, params }) => show(ctx, await owned(ctx, auth, params.id)),
   }),
   defineRoute({
-    method: 'put', path: '/queues/:id', tag, summary: 'Update a queue', permission: 'manager', params: idParams,
-    body: z.object(fields), response: queueSchema,
+    method: 'put',
+    path: '/queues/:id',
+    tag,
+    summary: 'Update a queue',
+    permission: 'manager',
+    params: idParams,
+    body: z.object(fields),
+    response: queueSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const q = await owned(ctx, auth, params.id);
       const row = await queuesRepo(ctx.db).update(auth.customerId, q.id, await checked(ctx, auth.customerId, body));
@@ -96,7 +132,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/queues/:id', tag, summary: 'Delete a queue (soft; callers already waiting stay)', permission: 'manager', params: idParams,
+    method: 'delete',
+    path: '/queues/:id',
+    tag,
+    summary: 'Delete a queue (soft; callers already waiting stay)',
+    permission: 'manager',
+    params: idParams,
     response: queueSchema,
     handler: async ({ ctx, auth, params }) => {
       const row = await queuesRepo(ctx.db).softDelete(auth.customerId, params.id.toLowerCase());
@@ -105,23 +146,40 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/queues/:id/routing_method', tag, summary: "Set a queue's routing method", permission: 'manager', params: idParams,
-    body: z.object({ routing_method: z.enum(ROUTING_METHODS) }), response: queueSchema,
+    method: 'put',
+    path: '/queues/:id/routing_method',
+    tag,
+    summary: "Set a queue's routing method",
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ routing_method: z.enum(ROUTING_METHODS) }),
+    response: queueSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const q = await owned(ctx, auth, params.id);
       return show(ctx, (await queuesRepo(ctx.db).update(auth.customerId, q.id, await checked(ctx, auth.customerId, body)))!);
     },
   }),
   defineRoute({
-    method: 'put', path: '/queues/:id/tag_ids', tag, summary: "Replace a queue's tags", permission: 'manager', params: idParams,
-    body: z.object({ tag_ids: z.array(uuid()).max(64) }), response: queueSchema,
+    method: 'put',
+    path: '/queues/:id/tag_ids',
+    tag,
+    summary: "Replace a queue's tags",
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ tag_ids: z.array(uuid()).max(64) }),
+    response: queueSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const q = await owned(ctx, auth, params.id);
       return show(ctx, (await queuesRepo(ctx.db).update(auth.customerId, q.id, await checked(ctx, auth.customerId, body)))!);
     },
   }),
   defineRoute({
-    method: 'post', path: '/queues/:id/direct-hash-regenerate', tag, summary: "Regenerate a queue's direct hash", permission: 'manager', params: idParams,
+    method: 'post',
+    path: '/queues/:id/direct-hash-regenerate',
+    tag,
+    summary: "Regenerate a queue's direct hash",
+    permission: 'manager',
+    params: idParams,
     response: queueSchema,
     handler: async ({ ctx, auth, params }) => {
       const q = await owned(ctx, auth, params.id);

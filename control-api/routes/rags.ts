@@ -42,8 +42,13 @@ async function full(ctx: AppContext, customerId: string, id: string) {
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/rags', tag, summary: 'Create a RAG knowledge base', permission: 'manager',
-    body: z.object({ name: z.string().trim().min(1).max(255), description: z.string().max(2048).optional(), ...sourceLists }), response: shape(FIELDS),
+    method: 'post',
+    path: '/rags',
+    tag,
+    summary: 'Create a RAG knowledge base',
+    permission: 'manager',
+    body: z.object({ name: z.string().trim().min(1).max(255), description: z.string().max(2048).optional(), ...sourceLists }),
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, body }) => {
       const sources = await toSources(ctx, auth.customerId, body);
       const repo = ragsRepo(ctx.db);
@@ -55,7 +60,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/rags', tag, summary: 'List RAGs', permission: 'agent', paginated: true, response: listOfShape(FIELDS),
+    method: 'get',
+    path: '/rags',
+    tag,
+    summary: 'List RAGs',
+    permission: 'agent',
+    paginated: true,
+    response: listOfShape(FIELDS),
     handler: async ({ ctx, auth, page }) => {
       const repo = ragsRepo(ctx.db);
       const p = await repo.list(auth.customerId, page);
@@ -63,12 +74,24 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/rags/:id', tag, summary: 'Get a RAG with its sources', permission: 'agent', params: idParams, response: shape(FIELDS),
+    method: 'get',
+    path: '/rags/:id',
+    tag,
+    summary: 'Get a RAG with its sources',
+    permission: 'agent',
+    params: idParams,
+    response: shape(FIELDS),
     handler: ({ ctx, auth, params }) => full(ctx, auth.customerId, params.id),
   }),
   defineRoute({
-    method: 'put', path: '/rags/:id', tag, summary: 'Update a RAG', permission: 'manager', params: idParams,
-    body: z.object({ name: z.string().trim().min(1).max(255).optional(), description: z.string().max(2048).optional() }), response: shape(FIELDS),
+    method: 'put',
+    path: '/rags/:id',
+    tag,
+    summary: 'Update a RAG',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ name: z.string().trim().min(1).max(255).optional(), description: z.string().max(2048).optional() }),
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params, body }) => {
       const r = await ragsRepo(ctx.db).update(auth.customerId, params.id, body);
       if (!r) throw missing();
@@ -76,7 +99,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/rags/:id', tag, summary: 'Delete a RAG, its sources and chunks', permission: 'manager', params: idParams, response: shape(FIELDS),
+    method: 'delete',
+    path: '/rags/:id',
+    tag,
+    summary: 'Delete a RAG, its sources and chunks',
+    permission: 'manager',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const r = await ragsRepo(ctx.db).delete(auth.customerId, params.id);
       if (!r) throw missing();
@@ -84,13 +113,22 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/rags/:id/sources', tag, summary: 'Add sources to a RAG', permission: 'manager', params: idParams, body: z.object(sourceLists),
+    method: 'post',
+    path: '/rags/:id/sources',
+    tag,
+    summary: 'Add sources to a RAG',
+    permission: 'manager',
+    params: idParams,
+    body: z.object(sourceLists),
     response: shape(FIELDS),
     handler: async ({ ctx, auth, params, body }) => {
       const repo = ragsRepo(ctx.db);
       if (!(await repo.get(auth.customerId, params.id))) throw missing();
       if (!body.storage_file_ids?.length && !body.source_urls?.length) {
-        throw invalidArgument('storage_file_ids or source_urls: at least one source is required', [{ field: 'storage_file_ids', issue: 'required' }, { field: 'source_urls', issue: 'required' }]);
+        throw invalidArgument('storage_file_ids or source_urls: at least one source is required', [
+          { field: 'storage_file_ids', issue: 'required' },
+          { field: 'source_urls', issue: 'required' },
+        ]);
       }
       const sources = await toSources(ctx, auth.customerId, body);
       if ((await repo.addSources(auth.customerId, params.id, sources)) === 'duplicate') throw alreadyExists('the source is already in this rag');
@@ -100,8 +138,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/rags/:id/sources/:source_id', tag, summary: 'Remove a source and its chunks', permission: 'manager',
-    params: z.object({ id: uuid(), source_id: uuid() }), response: shape(FIELDS),
+    method: 'delete',
+    path: '/rags/:id/sources/:source_id',
+    tag,
+    summary: 'Remove a source and its chunks',
+    permission: 'manager',
+    params: z.object({ id: uuid(), source_id: uuid() }),
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const repo = ragsRepo(ctx.db);
       if (!(await repo.get(auth.customerId, params.id))) throw missing();

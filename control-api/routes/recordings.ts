@@ -36,13 +36,31 @@ const notConfigured = () => new ApiError('SIGNING_NOT_CONFIGURED', 'download sig
 const missing = () => notFound('RECORDING_NOT_FOUND', 'recording not found');
 
 const recordingSchema = z.object({
-  id: z.string(), customer_id: z.string(), owner_type: z.string(), owner_id: z.string(), activeflow_id: z.string(), reference_type: z.string(),
-  reference_id: z.string(), status: z.string(), format: z.string(), on_end_flow_id: z.string(), filenames: z.array(z.string()),
-  tm_start: z.string(), tm_end: z.string(), tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+  id: z.string(),
+  customer_id: z.string(),
+  owner_type: z.string(),
+  owner_id: z.string(),
+  activeflow_id: z.string(),
+  reference_type: z.string(),
+  reference_id: z.string(),
+  status: z.string(),
+  format: z.string(),
+  on_end_flow_id: z.string(),
+  filenames: z.array(z.string()),
+  tm_start: z.string(),
+  tm_end: z.string(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
 });
 const playfileSchema = z.object({
-  filename: z.string(), direction: z.enum(['in', 'out', '']), uri_download: z.string(), tm_download_expire: z.string(),
-  filesize: z.number(), peaks: z.array(z.number()), duration: z.number(),
+  filename: z.string(),
+  direction: z.enum(['in', 'out', '']),
+  uri_download: z.string(),
+  tm_download_expire: z.string(),
+  filesize: z.number(),
+  peaks: z.array(z.number()),
+  duration: z.number(),
 });
 const tag = 'Recording';
 
@@ -60,7 +78,12 @@ function directionOf(filename: string): 'in' | 'out' | '' {
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/recordings', tag, summary: 'List recordings', permission: 'agent', paginated: true,
+    method: 'get',
+    path: '/recordings',
+    tag,
+    summary: 'List recordings',
+    permission: 'agent',
+    paginated: true,
     query: z.object({ reference_id: uuid().optional(), page_size: z.string().optional(), page_token: z.string().optional() }),
     response: listOf(recordingSchema),
     handler: async ({ ctx, auth, page, query }) => {
@@ -69,7 +92,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/recordings/:id', tag, summary: 'Get a recording', permission: 'agent', params: idParams, response: recordingSchema,
+    method: 'get',
+    path: '/recordings/:id',
+    tag,
+    summary: 'Get a recording',
+    permission: 'agent',
+    params: idParams,
+    response: recordingSchema,
     handler: async ({ ctx, auth, params }) => {
       const r = await recordingsReadRepo(ctx.db).get(auth.customerId, params.id);
       if (!r) throw missing();
@@ -77,7 +106,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/recordings/:id', tag, summary: 'Delete a recording (its files are removed)', permission: 'manager', params: idParams,
+    method: 'delete',
+    path: '/recordings/:id',
+    tag,
+    summary: 'Delete a recording (its files are removed)',
+    permission: 'manager',
+    params: idParams,
     response: recordingSchema,
     handler: async ({ ctx, auth, params }) => {
       const repo = recordingsReadRepo(ctx.db);
@@ -92,8 +126,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/recordings/:id/playfiles', tag, summary: 'Files of a recording with signed, expiring download URLs', permission: 'agent',
-    params: idParams, response: z.array(playfileSchema),
+    method: 'get',
+    path: '/recordings/:id/playfiles',
+    tag,
+    summary: 'Files of a recording with signed, expiring download URLs',
+    permission: 'agent',
+    params: idParams,
+    response: z.array(playfileSchema),
     handler: async ({ ctx, auth, params }) => {
       const r = await recordingsReadRepo(ctx.db).get(auth.customerId, params.id);
       if (!r) throw missing();
@@ -118,7 +157,11 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/recordingfiles/:id', tag, summary: 'Download a recording file through its signed URL (from playfiles)', permission: 'public',
+    method: 'get',
+    path: '/recordingfiles/:id',
+    tag,
+    summary: 'Download a recording file through its signed URL (from playfiles)',
+    permission: 'public',
     params: idParams,
     query: z.object({ filename: z.string().max(255).optional(), expires: z.string().max(20), signature: z.string().max(100) }),
     response: z.any().describe('audio/wav'),
@@ -135,7 +178,11 @@ export const routes = [
       if (!obj) throw notFound('FILE_NOT_FOUND', 'recording file not found');
       customerFileHeaders(res, { filename, contentType: 'audio/wav', size: obj.size });
       await new Promise<void>((resolve, reject) => {
-        obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject);
+        obj.stream
+          .on('error', reject)
+          .pipe(res)
+          .on('finish', () => resolve())
+          .on('error', reject);
       });
       return undefined;
     },

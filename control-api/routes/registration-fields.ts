@@ -10,20 +10,36 @@ import { sipLiteralRefusal, type SipEgress } from '../../core/calls/sip-destinat
 import type { RegistrationSettings } from '../../core/repos/outbound-registrations';
 
 /** A SIP server's address as an operator or customer writes it: host, IP or host:port (providers' hostname too). */
-export const sipHost = z.string().max(255).regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, 'host, IP or host:port');
+export const sipHost = z
+  .string()
+  .max(255)
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, 'host, IP or host:port');
 
 const hostPort = sipHost.refine((v) => {
-    const p = /:(\d{1,5})$/.exec(v.replace(/^\[[^\]]*\]/, ''));
-    return !p || (Number(p[1]) >= 1 && Number(p[1]) <= 65535);
-  }, 'port 1-65535');
+  const p = /:(\d{1,5})$/.exec(v.replace(/^\[[^\]]*\]/, ''));
+  return !p || (Number(p[1]) >= 1 && Number(p[1]) <= 65535);
+}, 'port 1-65535');
 
 export const registrationInput = z
   .object({
     registrar: hostPort.describe('the registrar: host, IP or host:port (the REGISTER goes there)'),
-    domain: z.string().max(255).regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'a domain name').optional()
+    domain: z
+      .string()
+      .max(255)
+      .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'a domain name')
+      .optional()
       .describe("the AOR's domain (sip:username@domain); default: the registrar's host"),
-    username: z.string().min(1).max(128).regex(/^[A-Za-z0-9._+~!$&'()*,;=%-]+$/, 'a SIP user part'),
-    password: z.string().max(128).regex(/^[^\r\n"\\]*$/, 'one line without " or \\').optional().describe('write-only; empty keeps the current one'),
+    username: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[A-Za-z0-9._+~!$&'()*,;=%-]+$/, 'a SIP user part'),
+    password: z
+      .string()
+      .max(128)
+      .regex(/^[^\r\n"\\]*$/, 'one line without " or \\')
+      .optional()
+      .describe('write-only; empty keeps the current one'),
     expires: z.number().int().min(60).max(86400).optional().describe('requested expiry in seconds (default 3600); the registrar may grant less'),
     transport: z.enum(['udp', 'tcp']).optional(),
   })
@@ -49,11 +65,7 @@ export const RegistrationSchema = z
  * The settings to store, or null to remove; checked as a whole (a new registration needs a password;
  * a customer's registrar must be allowed by the egress policy). Throws a 400 naming the field.
  */
-export function registrationSettings(
-  input: NonNullable<RegistrationInput> | null,
-  hasCurrent: boolean,
-  opts: { egress?: SipEgress },
-): RegistrationSettings | null {
+export function registrationSettings(input: NonNullable<RegistrationInput> | null, hasCurrent: boolean, opts: { egress?: SipEgress }): RegistrationSettings | null {
   if (!input) return null;
   const password = input.password ?? '';
   if (!password && !hasCurrent) throw invalidArgument('registration.password: is required', [{ field: 'registration.password', issue: 'is required' }]);

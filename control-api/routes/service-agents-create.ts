@@ -49,19 +49,26 @@ function reachableBy(ctx: AppContext, s: AgentScope): Reachable {
 
 const aicallBody = z.object({
   assistance_type: z.enum(['ai', 'team']),
-  assistance_id: uuid().optional().describe('optional for assistance_type ai on a contact_case: the customer\'s Insight AI'),
+  assistance_id: uuid().optional().describe("optional for assistance_type ai on a contact_case: the customer's Insight AI"),
   reference_type: z.enum(['', 'call', 'conversation', 'task', 'contact_case']),
   reference_id: uuid(),
 });
 
 const defs: AnyRoute[] = [
   defineRoute({
-    method: 'post', path: '/service_agents/aicalls', tag: 'Service Agent', summary: "Start a text AI session on one of the agent's conversations or contact cases", permission: 'agent',
-    body: aicallBody, response: shape(AICALL_FIELDS),
+    method: 'post',
+    path: '/service_agents/aicalls',
+    tag: 'Service Agent',
+    summary: "Start a text AI session on one of the agent's conversations or contact cases",
+    permission: 'agent',
+    body: aicallBody,
+    response: shape(AICALL_FIELDS),
     handler: async ({ ctx, auth, body }) => {
       const s = agentScope(auth);
       if (body.reference_type !== 'conversation' && body.reference_type !== 'contact_case') {
-        throw invalidArgument("reference_type: a service agent starts AI calls on its conversations or contact cases (a call's voice session starts with ai_talk)", [{ field: 'reference_type', issue: 'conversation or contact_case' }]);
+        throw invalidArgument("reference_type: a service agent starts AI calls on its conversations or contact cases (a call's voice session starts with ai_talk)", [
+          { field: 'reference_type', issue: 'conversation or contact_case' },
+        ]);
       }
       if (!(await reaches(ctx, s, body.reference_type, body.reference_id))) throw notFound('RESOURCE_NOT_FOUND', `${body.reference_type} not found`);
       let assistanceId = body.assistance_id;
@@ -75,8 +82,13 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/service_agents/aimessages', tag: 'Service Agent', summary: "Add a message to an AI call on the agent's conversations, contact cases or calls", permission: 'agent',
-    body: aimessageBody, response: shape(AIMESSAGE_FIELDS),
+    method: 'post',
+    path: '/service_agents/aimessages',
+    tag: 'Service Agent',
+    summary: "Add a message to an AI call on the agent's conversations, contact cases or calls",
+    permission: 'agent',
+    body: aimessageBody,
+    response: shape(AIMESSAGE_FIELDS),
     handler: async ({ ctx, auth, body }) => {
       const s = agentScope(auth);
       const c: AicallRow | null = await aicallsRepo(ctx.db).get(s.customerId, body.aicall_id);
@@ -85,8 +97,13 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/service_agents/transcribes', tag: 'Service Agent', summary: "Transcribe one of the agent's live calls, or a recording of one", permission: 'agent',
-    body: transcribeBody, response: transcribeSchema,
+    method: 'post',
+    path: '/service_agents/transcribes',
+    tag: 'Service Agent',
+    summary: "Transcribe one of the agent's live calls, or a recording of one",
+    permission: 'agent',
+    body: transcribeBody,
+    response: transcribeSchema,
     handler: async ({ ctx, auth, body }) => {
       const s = agentScope(auth);
       return transcribeJson(await startTranscribe(ctx, s.customerId, body, reachableBy(ctx, s)));

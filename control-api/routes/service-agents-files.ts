@@ -19,12 +19,29 @@ import { agentReachRepo } from '../../core/repos/agent-reach';
 
 const store = (ctx: AppContext) => storageBackend(ctx.config).files;
 const missing = () => notFound('FILE_NOT_FOUND', 'file not found');
-const fileName = z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must be a plain file name');
+const fileName = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^/\\\0]+$/, 'must be a plain file name');
 const fields = z.strictObject({ type: z.enum(['talk']).optional(), name: text().optional(), detail: text(1024).optional() });
 const fileSchema = z.object({
-  id: z.string(), customer_id: z.string(), owner_type: z.string(), owner_id: z.string(), reference_type: z.string(), reference_id: z.string(),
-  type: z.string(), name: z.string(), detail: z.string(), filename: z.string(), filesize: z.number(), uri_download: z.string(),
-  tm_download_expire: z.string(), tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+  id: z.string(),
+  customer_id: z.string(),
+  owner_type: z.string(),
+  owner_id: z.string(),
+  reference_type: z.string(),
+  reference_id: z.string(),
+  type: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  filename: z.string(),
+  filesize: z.number(),
+  uri_download: z.string(),
+  tm_download_expire: z.string(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
 });
 
 async function ownFile(ctx: AppContext, s: AgentScope, id: string): Promise<StorageFileRow> {
@@ -35,8 +52,14 @@ async function ownFile(ctx: AppContext, s: AgentScope, id: string): Promise<Stor
 
 const defs: AnyRoute[] = [
   defineRoute({
-    method: 'post', path: '/service_agents/files', tag: 'Service Agent', summary: 'Upload a file (multipart/form-data: file, type talk, name, detail)', permission: 'agent',
-    rawBody: true, contentTypes: ['multipart/form-data'], response: fileSchema,
+    method: 'post',
+    path: '/service_agents/files',
+    tag: 'Service Agent',
+    summary: 'Upload a file (multipart/form-data: file, type talk, name, detail)',
+    permission: 'agent',
+    rawBody: true,
+    contentTypes: ['multipart/form-data'],
+    response: fileSchema,
     handler: async ({ ctx, auth, req }) => {
       const s = agentScope(auth);
       const up = await readUpload(req, { maxBytes: MAX_UPLOAD_BYTES });
@@ -49,8 +72,16 @@ const defs: AnyRoute[] = [
       let r: Awaited<ReturnType<ReturnType<typeof storageRepo>['addWithinQuota']>>;
       try {
         r = await storageRepo(ctx.db).addWithinQuota(s.customerId, {
-          id, object_key: objectKey, filename: up.filename, content_type: up.contentType, filesize: up.data.length,
-          name: f.name ?? up.filename, detail: f.detail ?? '', type: f.type ?? 'talk', owner_type: 'agent', owner_id: s.agentId,
+          id,
+          object_key: objectKey,
+          filename: up.filename,
+          content_type: up.contentType,
+          filesize: up.data.length,
+          name: f.name ?? up.filename,
+          detail: f.detail ?? '',
+          type: f.type ?? 'talk',
+          owner_type: 'agent',
+          owner_id: s.agentId,
         });
       } catch (e) {
         await store(ctx).delete(objectKey);
@@ -64,16 +95,34 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/files', tag: 'Service Agent', summary: 'The agent’s files', permission: 'agent', paginated: true,
-    query: z.object(pageQuery), response: z.object({ result: z.array(fileSchema), next_page_token: z.string() }),
+    method: 'get',
+    path: '/service_agents/files',
+    tag: 'Service Agent',
+    summary: 'The agent’s files',
+    permission: 'agent',
+    paginated: true,
+    query: z.object(pageQuery),
+    response: z.object({ result: z.array(fileSchema), next_page_token: z.string() }),
     handler: async ({ ctx, auth, page }) => toPage(await agentReachRepo(ctx.db, agentScope(auth)).files(page), (f) => storageFileJson(f, null)),
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/files/:id', tag: 'Service Agent', summary: 'One of the agent’s files', permission: 'agent', params: idParams, response: fileSchema,
+    method: 'get',
+    path: '/service_agents/files/:id',
+    tag: 'Service Agent',
+    summary: 'One of the agent’s files',
+    permission: 'agent',
+    params: idParams,
+    response: fileSchema,
     handler: async ({ ctx, auth, params }) => storageFileJson(await ownFile(ctx, agentScope(auth), params.id), null),
   }),
   defineRoute({
-    method: 'delete', path: '/service_agents/files/:id', tag: 'Service Agent', summary: 'Delete one of the agent’s files', permission: 'agent', params: idParams, response: fileSchema,
+    method: 'delete',
+    path: '/service_agents/files/:id',
+    tag: 'Service Agent',
+    summary: 'Delete one of the agent’s files',
+    permission: 'agent',
+    params: idParams,
+    response: fileSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = agentScope(auth);
       const f = await ownFile(ctx, s, params.id);
@@ -84,13 +133,25 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/files/:id/file', tag: 'Service Agent', summary: 'Download one of the agent’s files', permission: 'agent', params: idParams, response: z.any(),
+    method: 'get',
+    path: '/service_agents/files/:id/file',
+    tag: 'Service Agent',
+    summary: 'Download one of the agent’s files',
+    permission: 'agent',
+    params: idParams,
+    response: z.any(),
     handler: async ({ ctx, auth, params, res }) => {
       const f = await ownFile(ctx, agentScope(auth), params.id);
       const obj = await store(ctx).get(f.object_key);
       if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
       customerFileHeaders(res, { filename: f.filename, contentType: f.content_type, size: obj.size });
-      await new Promise<void>((resolve, reject) => obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject));
+      await new Promise<void>((resolve, reject) =>
+        obj.stream
+          .on('error', reject)
+          .pipe(res)
+          .on('finish', () => resolve())
+          .on('error', reject),
+      );
       return undefined;
     },
   }),

@@ -15,18 +15,34 @@ const reachOf = (ctx: AppContext, s: AgentScope) => agentReachRepo(ctx.db, s).pe
 
 const defs: AnyRoute[] = [
   defineRoute({
-    method: 'get', path: '/service_agents/contact_interactions', tag: 'Service Agent', summary: 'Interactions on the agent’s calls and conversations',
+    method: 'get',
+    path: '/service_agents/contact_interactions',
+    tag: 'Service Agent',
+    summary: 'Interactions on the agent’s calls and conversations',
     description: 'At most one filter (peer_type + peer_target, contact_id or address_id); without one, the last `since` days ("30d" default, "180d" at most).',
-    permission: 'agent', paginated: true, query: z.object({ ...interactionQuery, since: z.string().max(8).optional() }), response: peerEventList,
+    permission: 'agent',
+    paginated: true,
+    query: z.object({ ...interactionQuery, since: z.string().max(8).optional() }),
+    response: peerEventList,
     handler: async ({ ctx, auth, query, page }) => {
       const s = agentScope(auth);
       return listPeerEvents(ctx.db, s.customerId, await peerFilterOf(ctx.db, s.customerId, query, { allowAddress: true, allowSince: true }), page, reachOf(ctx, s));
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/contact_peer_events', tag: 'Service Agent', summary: 'Peer events on the agent’s calls and conversations, of one peer or contact',
-    permission: 'agent', paginated: true,
-    query: z.object({ peer_type: interactionQuery.peer_type, peer_target: interactionQuery.peer_target, contact_id: interactionQuery.contact_id, page_size: interactionQuery.page_size, page_token: interactionQuery.page_token }),
+    method: 'get',
+    path: '/service_agents/contact_peer_events',
+    tag: 'Service Agent',
+    summary: 'Peer events on the agent’s calls and conversations, of one peer or contact',
+    permission: 'agent',
+    paginated: true,
+    query: z.object({
+      peer_type: interactionQuery.peer_type,
+      peer_target: interactionQuery.peer_target,
+      contact_id: interactionQuery.contact_id,
+      page_size: interactionQuery.page_size,
+      page_token: interactionQuery.page_token,
+    }),
     response: peerEventList,
     handler: async ({ ctx, auth, query, page }) => {
       const s = agentScope(auth);

@@ -42,14 +42,14 @@ async function agentExtension(ctx: AppContext, s: AgentScope, extensionId: strin
   const rows = await agentReachRepo(ctx.db, s).extensions(numbers);
   if (extensionId) {
     const e = rows.find((r) => r.id === extensionId.toLowerCase());
-    if (!e) throw invalidArgument('extension_id is not one of the agent\'s extension addresses', [{ field: 'extension_id' }]);
+    if (!e) throw invalidArgument("extension_id is not one of the agent's extension addresses", [{ field: 'extension_id' }]);
     return e;
   }
   for (const n of numbers) {
     const e = rows.find((r) => r.extension === n);
     if (e) return e;
   }
-  throw invalidArgument('none of the agent\'s extension addresses names an existing extension', [{ field: 'addresses' }]);
+  throw invalidArgument("none of the agent's extension addresses names an existing extension", [{ field: 'addresses' }]);
 }
 
 const defs: AnyRoute[] = [
@@ -68,8 +68,13 @@ const defs: AnyRoute[] = [
       const session = auth.kind === 'agent' || auth.kind === 'delegate' ? auth.session : undefined;
       const cred = await store(ctx).issue(
         {
-          customerId: s.customerId, agentId: s.agentId, extensionId: ext.id, aorUser: ext.username, aorDomain: ext.domain_name,
-          sessionId: session?.id ?? null, sessionGeneration: session?.generation ?? 0,
+          customerId: s.customerId,
+          agentId: s.agentId,
+          extensionId: ext.id,
+          aorUser: ext.username,
+          aorDomain: ext.domain_name,
+          sessionId: session?.id ?? null,
+          sessionGeneration: session?.generation ?? 0,
         },
         ctx.config.webSipCredentialTtlSec,
       );

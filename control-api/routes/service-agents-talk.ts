@@ -12,12 +12,33 @@ import { legacyTime, listOf, uuidOut } from './schemas';
 import { agentScope, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import type { AppContext } from '../context';
 
-const chatSchema = z.object({ id: uuidOut(), customer_id: uuidOut(), type: z.enum(CHAT_TYPES), name: z.string(), detail: z.string(), member_count: z.number().int(), tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime() });
+const chatSchema = z.object({
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  type: z.enum(CHAT_TYPES),
+  name: z.string(),
+  detail: z.string(),
+  member_count: z.number().int(),
+  tm_create: legacyTime(),
+  tm_update: legacyTime(),
+  tm_delete: legacyTime(),
+});
 const participantSchema = z.object({ id: uuidOut(), customer_id: uuidOut(), owner_type: z.string(), owner_id: uuidOut(), chat_id: uuidOut(), tm_joined: legacyTime() });
 const reactionSchema = z.object({ emoji: z.string(), owner_type: z.string(), owner_id: uuidOut(), tm_create: z.string() });
 const messageSchema = z.object({
-  id: uuidOut(), customer_id: uuidOut(), owner_type: z.string(), owner_id: uuidOut(), chat_id: uuidOut(), parent_id: uuidOut(), type: z.enum(['normal', 'system']),
-  text: z.string(), medias: z.array(z.unknown()), metadata: z.object({ reactions: z.array(reactionSchema) }), tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  owner_type: z.string(),
+  owner_id: uuidOut(),
+  chat_id: uuidOut(),
+  parent_id: uuidOut(),
+  type: z.enum(['normal', 'system']),
+  text: z.string(),
+  medias: z.array(z.unknown()),
+  metadata: z.object({ reactions: z.array(reactionSchema) }),
+  tm_create: legacyTime(),
+  tm_update: legacyTime(),
+  tm_delete: legacyTime(),
 });
 const member = z.strictObject({ owner_type: z.enum(['agent']), owner_id: uuid() });
 
@@ -50,16 +71,28 @@ async function published<T extends { id: string; customer_id: string }>(ctx: App
 
 const defs: AnyRoute[] = [
   defineRoute({
-    method: 'get', path: '/service_agents/talk_channels', tag: 'Service Agent', summary: 'Public talk channels of the customer', permission: 'agent', paginated: true,
-    query: z.object(pageQuery), response: listOf(chatSchema),
+    method: 'get',
+    path: '/service_agents/talk_channels',
+    tag: 'Service Agent',
+    summary: 'Public talk channels of the customer',
+    permission: 'agent',
+    paginated: true,
+    query: z.object(pageQuery),
+    response: listOf(chatSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await chatsRepo(ctx.db).listChannels(agentScope(auth).customerId, page);
       return { result: p.result.map(chatJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/talk_chats', tag: 'Service Agent', summary: 'Chats the agent is in', permission: 'agent', paginated: true,
-    query: z.object(pageQuery), response: listOf(chatSchema),
+    method: 'get',
+    path: '/service_agents/talk_chats',
+    tag: 'Service Agent',
+    summary: 'Chats the agent is in',
+    permission: 'agent',
+    paginated: true,
+    query: z.object(pageQuery),
+    response: listOf(chatSchema),
     handler: async ({ ctx, auth, page }) => {
       const s = agentScope(auth);
       const p = await chatsRepo(ctx.db).listFor(s.customerId, s.agentId, page);
@@ -67,7 +100,11 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/service_agents/talk_chats', tag: 'Service Agent', summary: 'Create a chat (the caller is a member)', permission: 'agent',
+    method: 'post',
+    path: '/service_agents/talk_chats',
+    tag: 'Service Agent',
+    summary: 'Create a chat (the caller is a member)',
+    permission: 'agent',
     description: 'direct: exactly one other agent in participants; group: invited agents; talk: a public channel.',
     body: z.object({ type: z.enum(CHAT_TYPES), name: z.string().max(255).optional(), detail: z.string().max(1024).optional(), participants: z.array(member).max(100).optional() }),
     response: chatSchema,
@@ -78,18 +115,33 @@ const defs: AnyRoute[] = [
         throw new ApiError('INVALID_ARGUMENT', 'participants: a direct chat has exactly one other agent', { details: [{ field: 'participants', issue: 'exactly one other agent' }] });
       }
       await checkAgents(ctx, s, others);
-      const c = await chatsRepo(ctx.db).create(s.customerId, body, [s.agentId, ...others].map((id) => ({ owner_type: 'agent', owner_id: id })));
+      const c = await chatsRepo(ctx.db).create(
+        s.customerId,
+        body,
+        [s.agentId, ...others].map((id) => ({ owner_type: 'agent', owner_id: id })),
+      );
       return published(ctx, 'chat_created', chatJson(c));
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/talk_chats/:id', tag: 'Service Agent', summary: 'A chat the agent is in, or a public channel', permission: 'agent',
-    params: idParams, response: chatSchema,
+    method: 'get',
+    path: '/service_agents/talk_chats/:id',
+    tag: 'Service Agent',
+    summary: 'A chat the agent is in, or a public channel',
+    permission: 'agent',
+    params: idParams,
+    response: chatSchema,
     handler: async ({ ctx, auth, params }) => chatJson(await reachable(ctx, agentScope(auth), params.id, true)),
   }),
   defineRoute({
-    method: 'put', path: '/service_agents/talk_chats/:id', tag: 'Service Agent', summary: 'Rename a chat', permission: 'agent',
-    params: idParams, body: z.object({ name: z.string().max(255).optional(), detail: z.string().max(1024).optional() }), response: chatSchema,
+    method: 'put',
+    path: '/service_agents/talk_chats/:id',
+    tag: 'Service Agent',
+    summary: 'Rename a chat',
+    permission: 'agent',
+    params: idParams,
+    body: z.object({ name: z.string().max(255).optional(), detail: z.string().max(1024).optional() }),
+    response: chatSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const s = agentScope(auth);
       const c = await reachable(ctx, s, params.id);
@@ -98,8 +150,13 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/service_agents/talk_chats/:id', tag: 'Service Agent', summary: 'Delete a chat', permission: 'agent',
-    params: idParams, response: chatSchema,
+    method: 'delete',
+    path: '/service_agents/talk_chats/:id',
+    tag: 'Service Agent',
+    summary: 'Delete a chat',
+    permission: 'agent',
+    params: idParams,
+    response: chatSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await reachable(ctx, agentScope(auth), params.id);
       await chatsRepo(ctx.db).softDelete(c.id);
@@ -107,8 +164,13 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/service_agents/talk_chats/:id/join', tag: 'Service Agent', summary: 'Join a public channel (409 when already a member)', permission: 'agent',
-    params: idParams, response: participantSchema,
+    method: 'post',
+    path: '/service_agents/talk_chats/:id/join',
+    tag: 'Service Agent',
+    summary: 'Join a public channel (409 when already a member)',
+    permission: 'agent',
+    params: idParams,
+    response: participantSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = agentScope(auth);
       const c = await reachable(ctx, s, params.id, true);
@@ -119,13 +181,24 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/talk_chats/:id/participants', tag: 'Service Agent', summary: 'Members of a chat', permission: 'agent',
-    params: idParams, response: z.array(participantSchema),
+    method: 'get',
+    path: '/service_agents/talk_chats/:id/participants',
+    tag: 'Service Agent',
+    summary: 'Members of a chat',
+    permission: 'agent',
+    params: idParams,
+    response: z.array(participantSchema),
     handler: async ({ ctx, auth, params }) => (await chatsRepo(ctx.db).participants((await reachable(ctx, agentScope(auth), params.id, true)).id)).map(participantJson),
   }),
   defineRoute({
-    method: 'post', path: '/service_agents/talk_chats/:id/participants', tag: 'Service Agent', summary: 'Add an agent to a group chat or channel', permission: 'agent',
-    params: idParams, body: member, response: participantSchema,
+    method: 'post',
+    path: '/service_agents/talk_chats/:id/participants',
+    tag: 'Service Agent',
+    summary: 'Add an agent to a group chat or channel',
+    permission: 'agent',
+    params: idParams,
+    body: member,
+    response: participantSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const s = agentScope(auth);
       const c = await reachable(ctx, s, params.id);
@@ -138,8 +211,13 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/service_agents/talk_chats/:id/participants/:participant_id', tag: 'Service Agent', summary: 'Remove a member (or leave)', permission: 'agent',
-    params: z.object({ id: uuid(), participant_id: uuid() }), response: participantSchema,
+    method: 'delete',
+    path: '/service_agents/talk_chats/:id/participants/:participant_id',
+    tag: 'Service Agent',
+    summary: 'Remove a member (or leave)',
+    permission: 'agent',
+    params: z.object({ id: uuid(), participant_id: uuid() }),
+    response: participantSchema,
     handler: async ({ ctx, auth, params }) => {
       const c = await reachable(ctx, agentScope(auth), params.id);
       const p = await chatsRepo(ctx.db).removeParticipant(c.id, params.participant_id.toLowerCase());
@@ -148,8 +226,14 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/talk_messages', tag: 'Service Agent', summary: 'Messages of a chat', permission: 'agent', paginated: true,
-    query: z.object({ chat_id: uuid(), ...pageQuery }), response: listOf(messageSchema),
+    method: 'get',
+    path: '/service_agents/talk_messages',
+    tag: 'Service Agent',
+    summary: 'Messages of a chat',
+    permission: 'agent',
+    paginated: true,
+    query: z.object({ chat_id: uuid(), ...pageQuery }),
+    response: listOf(messageSchema),
     handler: async ({ ctx, auth, query, page }) => {
       const c = await reachable(ctx, agentScope(auth), query.chat_id, true);
       const p = await chatsRepo(ctx.db).listMessages(c.id, page);
@@ -157,8 +241,18 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/service_agents/talk_messages', tag: 'Service Agent', summary: 'Post a message in a chat the agent is in', permission: 'agent',
-    body: z.object({ chat_id: uuid(), parent_id: uuid().optional(), type: z.enum(['normal']).optional(), text: z.string().min(1).max(8192), medias: z.array(z.unknown()).max(0, 'medias are not supported yet').optional() }),
+    method: 'post',
+    path: '/service_agents/talk_messages',
+    tag: 'Service Agent',
+    summary: 'Post a message in a chat the agent is in',
+    permission: 'agent',
+    body: z.object({
+      chat_id: uuid(),
+      parent_id: uuid().optional(),
+      type: z.enum(['normal']).optional(),
+      text: z.string().min(1).max(8192),
+      medias: z.array(z.unknown()).max(0, 'medias are not supported yet').optional(),
+    }),
     response: messageSchema,
     handler: async ({ ctx, auth, body }) => {
       const s = agentScope(auth);
@@ -172,8 +266,13 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/service_agents/talk_messages/:id', tag: 'Service Agent', summary: 'A message of a chat the agent sees', permission: 'agent',
-    params: idParams, response: messageSchema,
+    method: 'get',
+    path: '/service_agents/talk_messages/:id',
+    tag: 'Service Agent',
+    summary: 'A message of a chat the agent sees',
+    permission: 'agent',
+    params: idParams,
+    response: messageSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = agentScope(auth);
       const m = await chatsRepo(ctx.db).getMessage(s.customerId, params.id.toLowerCase());
@@ -185,8 +284,13 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/service_agents/talk_messages/:id', tag: 'Service Agent', summary: 'Delete one of the agent’s own messages', permission: 'agent',
-    params: idParams, response: messageSchema,
+    method: 'delete',
+    path: '/service_agents/talk_messages/:id',
+    tag: 'Service Agent',
+    summary: 'Delete one of the agent’s own messages',
+    permission: 'agent',
+    params: idParams,
+    response: messageSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = agentScope(auth);
       const m = await chatsRepo(ctx.db).getMessage(s.customerId, params.id.toLowerCase());
@@ -197,8 +301,14 @@ const defs: AnyRoute[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/service_agents/talk_messages/:id/reactions', tag: 'Service Agent', summary: 'React to a message (once per emoji and agent)', permission: 'agent',
-    params: idParams, body: z.object({ emoji: z.string().min(1).max(32) }), response: messageSchema,
+    method: 'post',
+    path: '/service_agents/talk_messages/:id/reactions',
+    tag: 'Service Agent',
+    summary: 'React to a message (once per emoji and agent)',
+    permission: 'agent',
+    params: idParams,
+    body: z.object({ emoji: z.string().min(1).max(32) }),
+    response: messageSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const s = agentScope(auth);
       const m = await chatsRepo(ctx.db).getMessage(s.customerId, params.id.toLowerCase());

@@ -20,9 +20,18 @@ import { conferencesRepo } from '../../core/repos/conferences';
 
 const tag = 'Speaking';
 const speakingSchema = z.object({
-  id: uuidOut(), customer_id: uuidOut(), reference_type: z.enum(['call', 'confbridge']), reference_id: uuidOut(), language: z.string(),
-  provider: z.string(), voice_id: z.string(), direction: z.enum(['in', 'out', 'both']), status: z.enum(['initiating', 'active', 'stopped']),
-  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  reference_type: z.enum(['call', 'confbridge']),
+  reference_id: uuidOut(),
+  language: z.string(),
+  provider: z.string(),
+  voice_id: z.string(),
+  direction: z.enum(['in', 'out', 'both']),
+  status: z.enum(['initiating', 'active', 'stopped']),
+  tm_create: legacyTime(),
+  tm_update: legacyTime(),
+  tm_delete: legacyTime(),
 });
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'speaking not found');
 
@@ -40,7 +49,9 @@ async function checkReference(ctx: AppContext, auth: AuthContext, type: 'call' |
     if (c.status !== 'progressing') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}, not progressing`);
     return;
   }
-  const conf = await conferencesRepo(ctx.db).getOwned(auth.customerId, id).catch(() => null);
+  const conf = await conferencesRepo(ctx.db)
+    .getOwned(auth.customerId, id)
+    .catch(() => null);
   if (!conf) throw notFound('RESOURCE_NOT_FOUND', 'conference not found');
   if (conf.status !== 'progressing') throw stateInvalid(`the conference is ${conf.status}, not progressing`);
 }
@@ -60,8 +71,14 @@ const createBody = z.object({
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/speakings', tag, summary: 'Create a speaking session (streaming TTS) on a live call or conference', permission: 'manager',
-    body: createBody, response: speakingSchema, status: 201,
+    method: 'post',
+    path: '/speakings',
+    tag,
+    summary: 'Create a speaking session (streaming TTS) on a live call or conference',
+    permission: 'manager',
+    body: createBody,
+    response: speakingSchema,
+    status: 201,
     handler: async ({ ctx, auth, body }) => {
       const provider = checkTtsProvider(body.provider);
       const language = checkTtsLanguage(body.language, espeakVoiceFor);
@@ -85,19 +102,37 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/speakings', tag, summary: 'List speaking sessions', permission: 'manager', paginated: true, response: listOf(speakingSchema),
+    method: 'get',
+    path: '/speakings',
+    tag,
+    summary: 'List speaking sessions',
+    permission: 'manager',
+    paginated: true,
+    response: listOf(speakingSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await speakingsRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(speakingJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/speakings/:id', tag, summary: 'Get a speaking session', permission: 'manager', params: idParams, response: speakingSchema,
+    method: 'get',
+    path: '/speakings/:id',
+    tag,
+    summary: 'Get a speaking session',
+    permission: 'manager',
+    params: idParams,
+    response: speakingSchema,
     handler: async ({ ctx, auth, params }) => speakingJson(await owned(ctx, auth, params.id)),
   }),
   defineRoute({
-    method: 'post', path: '/speakings/:id/say', tag, summary: 'Queue text to speak (texts are spoken in the order they are accepted)', permission: 'manager',
-    params: idParams, body: z.object({ text: z.string().min(1).max(5000) }), response: speakingSchema,
+    method: 'post',
+    path: '/speakings/:id/say',
+    tag,
+    summary: 'Queue text to speak (texts are spoken in the order they are accepted)',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ text: z.string().min(1).max(5000) }),
+    response: speakingSchema,
     handler: async ({ ctx, auth, params, body }) => {
       if (!body.text.trim()) throw invalidArgument('text must not be blank', [{ field: 'text', issue: 'blank' }]);
       // one round trip on the way to first audio: the number is taken unless the session is stopped or not ours
@@ -118,8 +153,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/speakings/:id/flush', tag, summary: 'Flush a speaking session: what is being said and every queued text is dropped; the session stays open', permission: 'manager',
-    params: idParams, response: speakingSchema,
+    method: 'post',
+    path: '/speakings/:id/flush',
+    tag,
+    summary: 'Flush a speaking session: what is being said and every queued text is dropped; the session stays open',
+    permission: 'manager',
+    params: idParams,
+    response: speakingSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = await owned(ctx, auth, params.id);
       if (s.status === 'stopped') throw stateInvalid('the speaking session is stopped');
@@ -134,8 +174,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/speakings/:id', tag, summary: 'Delete a speaking session (stopped first if it is not)', permission: 'manager',
-    params: idParams, response: speakingSchema,
+    method: 'delete',
+    path: '/speakings/:id',
+    tag,
+    summary: 'Delete a speaking session (stopped first if it is not)',
+    permission: 'manager',
+    params: idParams,
+    response: speakingSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = await owned(ctx, auth, params.id);
       if (s.status !== 'stopped') {
@@ -149,8 +194,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/speakings/:id/stop', tag, summary: 'Stop a speaking session (what is queued is dropped)', permission: 'manager',
-    params: idParams, response: speakingSchema,
+    method: 'post',
+    path: '/speakings/:id/stop',
+    tag,
+    summary: 'Stop a speaking session (what is queued is dropped)',
+    permission: 'manager',
+    params: idParams,
+    response: speakingSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = await owned(ctx, auth, params.id);
       if (s.status === 'stopped') return speakingJson(s);

@@ -20,7 +20,12 @@ const accountNotFound = () => notFound('ACCOUNT_NOT_FOUND', 'storage account not
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/storage_accounts', tag, summary: 'List every storage account (ProjectSuperAdmin)', permission: 'superadmin', paginated: true,
+    method: 'get',
+    path: '/storage_accounts',
+    tag,
+    summary: 'List every storage account (ProjectSuperAdmin)',
+    permission: 'superadmin',
+    paginated: true,
     response: listOf(accountSchema),
     handler: async ({ ctx, page }) => {
       const p = await storageRepo(ctx.db).listAccounts(page);
@@ -28,7 +33,10 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/storage_accounts', tag, summary: 'Create the storage account of a customer (ProjectSuperAdmin)',
+    method: 'post',
+    path: '/storage_accounts',
+    tag,
+    summary: 'Create the storage account of a customer (ProjectSuperAdmin)',
     description: 'A customer has one account: 409 ALREADY_EXISTS when it has one, 404 when the customer does not exist.',
     permission: 'superadmin',
     body: z.object({ customer_id: uuid() }),
@@ -42,7 +50,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/storage_accounts/:id', tag, summary: 'Get a storage account (own; any for a ProjectSuperAdmin)', permission: 'admin', params: idParams,
+    method: 'get',
+    path: '/storage_accounts/:id',
+    tag,
+    summary: 'Get a storage account (own; any for a ProjectSuperAdmin)',
+    permission: 'admin',
+    params: idParams,
     response: accountSchema,
     handler: async ({ ctx, auth, params }) => {
       const a = await storageRepo(ctx.db).accountById(params.id);
@@ -51,7 +64,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/storage_accounts/:id', tag, summary: "Delete a storage account with its files' objects (ProjectSuperAdmin)", permission: 'superadmin', params: idParams,
+    method: 'delete',
+    path: '/storage_accounts/:id',
+    tag,
+    summary: "Delete a storage account with its files' objects (ProjectSuperAdmin)",
+    permission: 'superadmin',
+    params: idParams,
     response: accountSchema,
     handler: async ({ ctx, params }) => {
       const repo = storageRepo(ctx.db);

@@ -53,28 +53,67 @@ async function send(ctx: AppContext, f: StorageFileRow, res: Response): Promise<
   const obj = await viaStorage(() => backend(ctx).store.get(f.object_key));
   if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
   customerFileHeaders(res, { filename: f.filename, contentType: f.content_type, size: obj.size });
-  await new Promise<void>((resolve, reject) => obj.stream.on('error', reject).pipe(res).on('finish', () => resolve()).on('error', reject));
+  await new Promise<void>((resolve, reject) =>
+    obj.stream
+      .on('error', reject)
+      .pipe(res)
+      .on('finish', () => resolve())
+      .on('error', reject),
+  );
 }
 
 const fileSchema = z.object({
-  id: z.string(), customer_id: z.string(), owner_type: z.string(), owner_id: z.string(), reference_type: z.string(), reference_id: z.string(),
-  type: z.string(), name: z.string(), detail: z.string(), filename: z.string(), filesize: z.number(), uri_download: z.string(),
-  tm_download_expire: z.string(), tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+  id: z.string(),
+  customer_id: z.string(),
+  owner_type: z.string(),
+  owner_id: z.string(),
+  reference_type: z.string(),
+  reference_id: z.string(),
+  type: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  filename: z.string(),
+  filesize: z.number(),
+  uri_download: z.string(),
+  tm_download_expire: z.string(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
 });
 export const accountSchema = z.object({
-  id: z.string(), customer_id: z.string(), quota_bytes: z.number(), total_file_count: z.number(), total_file_size: z.number(),
-  tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+  id: z.string(),
+  customer_id: z.string(),
+  quota_bytes: z.number(),
+  total_file_count: z.number(),
+  total_file_size: z.number(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
 });
 const missing = () => notFound('FILE_NOT_FOUND', 'storage file not found');
 
 /** Largest multipart upload, bytes (JSON uploads are bounded by BODY_LIMIT_BYTES instead). */
 export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
-const fileName = z.string().min(1).max(255).regex(/^[^/\\\0]+$/, 'must be a plain file name');
-const fileType = z.string().max(32).regex(/^[a-z0-9_-]*$/, 'must be a short lowercase word (e.g. rag, talk)');
+const fileName = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^/\\\0]+$/, 'must be a plain file name');
+const fileType = z
+  .string()
+  .max(32)
+  .regex(/^[a-z0-9_-]*$/, 'must be a short lowercase word (e.g. rag, talk)');
 const uploadJson = z.strictObject({
   filename: fileName,
-  content: z.string().max(64 * 1024 * 1024).regex(/^[A-Za-z0-9+/=\r\n]*$/, 'must be base64'),
-  content_type: z.string().max(127).regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type').optional(),
+  content: z
+    .string()
+    .max(64 * 1024 * 1024)
+    .regex(/^[A-Za-z0-9+/=\r\n]*$/, 'must be base64'),
+  content_type: z
+    .string()
+    .max(127)
+    .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type')
+    .optional(),
   type: fileType.optional(),
   name: text().optional(),
   detail: text(1024).optional(),
@@ -98,7 +137,9 @@ async function readStorageUpload(ctx: AppContext, req: Request): Promise<Storage
     fileName.parse(up.filename);
     return { data: up.data, filename: up.filename, contentType: up.contentType, ...fields };
   }
-  await new Promise<void>((resolve, reject) => jsonBody(ctx.config.bodyLimitBytes)(req, {} as Response, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(jsonText(err))) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    jsonBody(ctx.config.bodyLimitBytes)(req, {} as Response, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(jsonText(err))) : resolve())),
+  );
   const body = validateBody(uploadJson, req.body ?? {});
   const data = Buffer.from(body.content, 'base64');
   if (data.length === 0) throw invalidArgument('content: empty file', [{ field: 'content', issue: 'empty' }]);
@@ -114,16 +155,35 @@ async function accountJson(ctx: AppContext, customerId: string) {
 export async function accountView(ctx: AppContext, a: StorageAccountRow) {
   const repo = storageRepo(ctx.db);
   const customerId = a.customer_id;
-  return { id: a.id, customer_id: a.customer_id, quota_bytes: Number(a.quota_bytes), ...(await repo.usage(customerId)), tm_create: formatLegacy(a.tm_create), tm_update: formatLegacy(a.tm_update), tm_delete: formatLegacy(a.tm_delete) };
+  return {
+    id: a.id,
+    customer_id: a.customer_id,
+    quota_bytes: Number(a.quota_bytes),
+    ...(await repo.usage(customerId)),
+    tm_create: formatLegacy(a.tm_create),
+    tm_update: formatLegacy(a.tm_update),
+    tm_delete: formatLegacy(a.tm_delete),
+  };
 }
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/storage_account', tag, summary: 'The customer\'s storage account: quota and usage', permission: 'agent', response: accountSchema,
+    method: 'get',
+    path: '/storage_account',
+    tag,
+    summary: "The customer's storage account: quota and usage",
+    permission: 'agent',
+    response: accountSchema,
     handler: async ({ ctx, auth }) => accountJson(ctx, auth.customerId),
   }),
   defineRoute({
-    method: 'get', path: '/storage-accounts/:id', tag, summary: 'A storage account (own only)', permission: 'admin', params: idParams, response: accountSchema,
+    method: 'get',
+    path: '/storage-accounts/:id',
+    tag,
+    summary: 'A storage account (own only)',
+    permission: 'admin',
+    params: idParams,
+    response: accountSchema,
     handler: async ({ ctx, auth, params }) => {
       const a = await accountJson(ctx, auth.customerId);
       if (a.id !== params.id) throw notFound('ACCOUNT_NOT_FOUND', 'storage account not found');
@@ -131,8 +191,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/storage_files', tag, summary: 'Upload a file: multipart/form-data (file, type, name, detail) or JSON (filename, content as base64)', permission: 'agent',
-    rawBody: true, contentTypes: ['multipart/form-data', 'application/json'],
+    method: 'post',
+    path: '/storage_files',
+    tag,
+    summary: 'Upload a file: multipart/form-data (file, type, name, detail) or JSON (filename, content as base64)',
+    permission: 'agent',
+    rawBody: true,
+    contentTypes: ['multipart/form-data', 'application/json'],
     body: uploadJson,
     response: fileSchema,
     handler: async ({ ctx, auth, req }) => {
@@ -144,8 +209,14 @@ export const routes = [
       let r;
       try {
         r = await storageRepo(ctx.db).addWithinQuota(auth.customerId, {
-          id, object_key: objectKey, filename: up.filename, content_type: up.contentType, filesize: up.data.length,
-          name: up.name ?? up.filename, detail: up.detail ?? '', type: up.type ?? '',
+          id,
+          object_key: objectKey,
+          filename: up.filename,
+          content_type: up.contentType,
+          filesize: up.data.length,
+          name: up.name ?? up.filename,
+          detail: up.detail ?? '',
+          type: up.type ?? '',
         });
       } catch (e) {
         await store.delete(objectKey).catch(() => undefined);
@@ -159,14 +230,26 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/storage_files', tag, summary: 'List files', permission: 'agent', paginated: true, response: listOf(fileSchema),
+    method: 'get',
+    path: '/storage_files',
+    tag,
+    summary: 'List files',
+    permission: 'agent',
+    paginated: true,
+    response: listOf(fileSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await storageRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map((f) => json(ctx, f)), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/storage_files/:id', tag, summary: 'Get a file\'s metadata and signed download URL', permission: 'agent', params: idParams, response: fileSchema,
+    method: 'get',
+    path: '/storage_files/:id',
+    tag,
+    summary: "Get a file's metadata and signed download URL",
+    permission: 'agent',
+    params: idParams,
+    response: fileSchema,
     handler: async ({ ctx, auth, params }) => {
       const f = await storageRepo(ctx.db).get(auth.customerId, params.id);
       if (!f) throw missing();
@@ -174,7 +257,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/storage_files/:id', tag, summary: 'Delete a file', permission: 'agent', params: idParams, response: fileSchema,
+    method: 'delete',
+    path: '/storage_files/:id',
+    tag,
+    summary: 'Delete a file',
+    permission: 'agent',
+    params: idParams,
+    response: fileSchema,
     handler: async ({ ctx, auth, params }) => {
       const repo = storageRepo(ctx.db);
       const live = await repo.get(auth.customerId, params.id);
@@ -187,7 +276,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/storage_files/:id/file', tag, summary: 'Download a file (with credentials)', permission: 'agent', params: idParams, response: z.any(),
+    method: 'get',
+    path: '/storage_files/:id/file',
+    tag,
+    summary: 'Download a file (with credentials)',
+    permission: 'agent',
+    params: idParams,
+    response: z.any(),
     handler: async ({ ctx, auth, params, res }) => {
       const f = await storageRepo(ctx.db).get(auth.customerId, params.id);
       if (!f) throw missing();
@@ -196,8 +291,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/storagefiles/:id', tag, summary: 'Download a file through its signed URL', permission: 'public', params: idParams,
-    query: z.object({ expires: z.string().max(20), signature: z.string().max(100) }), response: z.any(),
+    method: 'get',
+    path: '/storagefiles/:id',
+    tag,
+    summary: 'Download a file through its signed URL',
+    permission: 'public',
+    params: idParams,
+    query: z.object({ expires: z.string().max(20), signature: z.string().max(100) }),
+    response: z.any(),
     handler: async ({ ctx, params, query, res }) => {
       const { key } = backend(ctx);
       if (!key) throw new ApiError('SIGNING_NOT_CONFIGURED', 'download signing is not configured (STORAGE_SIGNING_KEY)');

@@ -19,7 +19,10 @@ import { transcribeWavFile } from '../../media-engine';
 
 const FIELDS = ['id', 'customer_id', 'activeflow_id', 'on_end_flow_id', 'reference_type', 'reference_id', 'status', 'language', 'content', 'tm_create', 'tm_update', 'tm_delete'];
 const missing = () => new ApiError('RESOURCE_NOT_FOUND', 'summary not found');
-const language = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP47 tag').max(35);
+const language = z
+  .string()
+  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP47 tag')
+  .max(35);
 
 function llmReady(): void {
   try {
@@ -42,7 +45,11 @@ async function generateThenFlow(ctx: AppContext, s: SummaryRow, regenerate = fal
 export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) {
   return [
     defineRoute({
-      method: 'post', path: base, tag, summary: 'Summarise a call, conference, transcribe or recording', permission: 'manager',
+      method: 'post',
+      path: base,
+      tag,
+      summary: 'Summarise a call, conference, transcribe or recording',
+      permission: 'manager',
       body: z.object({
         reference_type: z.enum(['call', 'conference', 'transcribe', 'recording']),
         reference_id: uuid(),
@@ -51,7 +58,8 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
       }),
       response: shape(FIELDS),
       handler: async ({ ctx, auth, body }) => {
-        if (!(await summaryReferenceExists(ctx.db, auth.customerId, body.reference_type, body.reference_id))) throw notFound('RESOURCE_NOT_FOUND', `${body.reference_type} ${body.reference_id} not found`);
+        if (!(await summaryReferenceExists(ctx.db, auth.customerId, body.reference_type, body.reference_id)))
+          throw notFound('RESOURCE_NOT_FOUND', `${body.reference_type} ${body.reference_id} not found`);
         // '' and the nil UUID mean none (voipbin clients send either)
         const onEnd = body.on_end_flow_id && body.on_end_flow_id !== EMPTY_UUID ? body.on_end_flow_id : null;
         if (onEnd && !(await flowsRepo(ctx.db).getOwned(auth.customerId, onEnd))) {
@@ -59,7 +67,9 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
         }
         llmReady();
         const s = await summariesRepo(ctx.db).create(auth.customerId, {
-          reference_type: body.reference_type, reference_id: body.reference_id, language: body.language || 'en-US',
+          reference_type: body.reference_type,
+          reference_id: body.reference_id,
+          language: body.language || 'en-US',
           on_end_flow_id: onEnd,
         });
         const json = summaryJson(s);
@@ -69,14 +79,26 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
       },
     }),
     defineRoute({
-      method: 'get', path: base, tag, summary: 'List summaries', permission: 'agent', paginated: true, response: listOfShape(FIELDS),
+      method: 'get',
+      path: base,
+      tag,
+      summary: 'List summaries',
+      permission: 'agent',
+      paginated: true,
+      response: listOfShape(FIELDS),
       handler: async ({ ctx, auth, page }) => {
         const p = await summariesRepo(ctx.db).list(auth.customerId, page);
         return { result: p.result.map(summaryJson), next_page_token: p.next_page_token };
       },
     }),
     defineRoute({
-      method: 'get', path: `${base}/:id`, tag, summary: 'Get a summary', permission: 'agent', params: idParams, response: shape(FIELDS),
+      method: 'get',
+      path: `${base}/:id`,
+      tag,
+      summary: 'Get a summary',
+      permission: 'agent',
+      params: idParams,
+      response: shape(FIELDS),
       handler: async ({ ctx, auth, params }) => {
         const s = await summariesRepo(ctx.db).get(auth.customerId, params.id);
         if (!s) throw missing();
@@ -84,7 +106,13 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
       },
     }),
     defineRoute({
-      method: 'delete', path: `${base}/:id`, tag, summary: 'Delete a summary', permission: 'manager', params: idParams, response: shape(FIELDS),
+      method: 'delete',
+      path: `${base}/:id`,
+      tag,
+      summary: 'Delete a summary',
+      permission: 'manager',
+      params: idParams,
+      response: shape(FIELDS),
       handler: async ({ ctx, auth, params }) => {
         const s = await summariesRepo(ctx.db).softDelete(auth.customerId, params.id);
         if (!s) throw missing();
@@ -94,8 +122,14 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
       },
     }),
     defineRoute({
-      method: 'post', path: `${base}/:id/regenerate`, tag, summary: 'Regenerate a summary (recording references only)', permission: 'manager', params: idParams,
-      body: z.object({ language: language.optional() }), response: shape(FIELDS),
+      method: 'post',
+      path: `${base}/:id/regenerate`,
+      tag,
+      summary: 'Regenerate a summary (recording references only)',
+      permission: 'manager',
+      params: idParams,
+      body: z.object({ language: language.optional() }),
+      response: shape(FIELDS),
       handler: async ({ ctx, auth, params, body }) => {
         const repo = summariesRepo(ctx.db);
         let s = await repo.get(auth.customerId, params.id);

@@ -6,15 +6,26 @@ import { tagsRepo, tagJson } from '../../core/repos/tags';
 import { listOf } from './schemas';
 
 const tagSchema = z.object({
-  id: z.string(), customer_id: z.string(), name: z.string(), detail: z.string(), tm_create: z.string(), tm_update: z.string(), tm_delete: z.string(),
+  id: z.string(),
+  customer_id: z.string(),
+  name: z.string(),
+  detail: z.string(),
+  tm_create: z.string(),
+  tm_update: z.string(),
+  tm_delete: z.string(),
 });
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'tag not found');
 const tag = 'Tag';
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/tags', tag, summary: 'Create a tag', permission: 'manager',
-    body: z.object({ name: z.string().trim().min(1).max(255), detail: text(1024).optional() }), response: tagSchema,
+    method: 'post',
+    path: '/tags',
+    tag,
+    summary: 'Create a tag',
+    permission: 'manager',
+    body: z.object({ name: z.string().trim().min(1).max(255), detail: text(1024).optional() }),
+    response: tagSchema,
     handler: async ({ ctx, auth, body }) => {
       const r = await tagsRepo(ctx.db).create(auth.customerId, body);
       if (r === 'duplicate') throw alreadyExists('a tag with this name exists');
@@ -22,14 +33,26 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/tags', tag, summary: 'List tags', permission: 'agent', paginated: true, response: listOf(tagSchema),
+    method: 'get',
+    path: '/tags',
+    tag,
+    summary: 'List tags',
+    permission: 'agent',
+    paginated: true,
+    response: listOf(tagSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await tagsRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(tagJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/tags/:id', tag, summary: 'Get a tag', permission: 'agent', params: idParams, response: tagSchema,
+    method: 'get',
+    path: '/tags/:id',
+    tag,
+    summary: 'Get a tag',
+    permission: 'agent',
+    params: idParams,
+    response: tagSchema,
     handler: async ({ ctx, auth, params }) => {
       const t = await tagsRepo(ctx.db).get(auth.customerId, params.id);
       if (!t) throw missing();
@@ -37,8 +60,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/tags/:id', tag, summary: 'Update a tag', permission: 'manager', params: idParams,
-    body: z.object({ name: z.string().trim().min(1).max(255).optional(), detail: text(1024).optional() }), response: tagSchema,
+    method: 'put',
+    path: '/tags/:id',
+    tag,
+    summary: 'Update a tag',
+    permission: 'manager',
+    params: idParams,
+    body: z.object({ name: z.string().trim().min(1).max(255).optional(), detail: text(1024).optional() }),
+    response: tagSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const r = await tagsRepo(ctx.db).update(auth.customerId, params.id, body);
       if (r === 'duplicate') throw alreadyExists('a tag with this name exists');
@@ -47,7 +76,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/tags/:id', tag, summary: 'Delete a tag (soft)', permission: 'manager', params: idParams, response: tagSchema,
+    method: 'delete',
+    path: '/tags/:id',
+    tag,
+    summary: 'Delete a tag (soft)',
+    permission: 'manager',
+    params: idParams,
+    response: tagSchema,
     handler: async ({ ctx, auth, params }) => {
       const t = await tagsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!t) throw missing();

@@ -12,15 +12,17 @@ const FIELDS = ['id', 'customer_id', 'name', 'detail', 'start_member_id', 'membe
 const tag = 'Team';
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'team not found');
 
-const member = z.object({
-  id: uuid(),
-  name: z.string().trim().min(1).max(255),
-  ai_id: uuid(),
-  transitions: z
-    .array(z.object({ function_name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/, 'must be a function name'), description: text(1024), next_member_id: uuid() }).strict())
-    .max(50)
-    .optional(),
-}).strict();
+const member = z
+  .object({
+    id: uuid(),
+    name: z.string().trim().min(1).max(255),
+    ai_id: uuid(),
+    transitions: z
+      .array(z.object({ function_name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/, 'must be a function name'), description: text(1024), next_member_id: uuid() }).strict())
+      .max(50)
+      .optional(),
+  })
+  .strict();
 const body = {
   detail: text(2048).optional(),
   start_member_id: uuid(),
@@ -38,8 +40,10 @@ async function checkGraph(ctx: AppContext, customerId: string, start: string, me
   for (const [i, m] of members.entries()) {
     if (!(await aisRepo(ctx.db).get(customerId, m.ai_id))) throw invalidArgument(`members.${i}.ai_id: no such ai`, [{ field: `members.${i}.ai_id`, issue: 'not found' }]);
     for (const [j, t] of m.transitions.entries()) {
-      if (!ids.has(t.next_member_id)) throw invalidArgument(`members.${i}.transitions.${j}.next_member_id: not a member`, [{ field: `members.${i}.transitions.${j}.next_member_id`, issue: 'not a member' }]);
-      if ((API_TOOL_NAMES as readonly string[]).includes(t.function_name)) throw invalidArgument(`members.${i}.transitions.${j}.function_name: reserved tool name`, [{ field: `members.${i}.transitions.${j}.function_name`, issue: 'reserved' }]);
+      if (!ids.has(t.next_member_id))
+        throw invalidArgument(`members.${i}.transitions.${j}.next_member_id: not a member`, [{ field: `members.${i}.transitions.${j}.next_member_id`, issue: 'not a member' }]);
+      if ((API_TOOL_NAMES as readonly string[]).includes(t.function_name))
+        throw invalidArgument(`members.${i}.transitions.${j}.function_name: reserved tool name`, [{ field: `members.${i}.transitions.${j}.function_name`, issue: 'reserved' }]);
     }
   }
 }
@@ -48,7 +52,13 @@ const norm = (ms: z.infer<typeof member>[]): TeamMember[] => ms.map((m) => ({ ..
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/teams', tag, summary: 'Create a team', permission: 'manager', body: createBody, response: shape(FIELDS),
+    method: 'post',
+    path: '/teams',
+    tag,
+    summary: 'Create a team',
+    permission: 'manager',
+    body: createBody,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, body: b }) => {
       const members = norm(b.members);
       await checkGraph(ctx, auth.customerId, b.start_member_id, members);
@@ -59,14 +69,26 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/teams', tag, summary: 'List teams', permission: 'agent', paginated: true, response: listOfShape(FIELDS),
+    method: 'get',
+    path: '/teams',
+    tag,
+    summary: 'List teams',
+    permission: 'agent',
+    paginated: true,
+    response: listOfShape(FIELDS),
     handler: async ({ ctx, auth, page }) => {
       const p = await teamsRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map(teamJson), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
-    method: 'get', path: '/teams/:id', tag, summary: 'Get a team', permission: 'agent', params: idParams, response: shape(FIELDS),
+    method: 'get',
+    path: '/teams/:id',
+    tag,
+    summary: 'Get a team',
+    permission: 'agent',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const t = await teamsRepo(ctx.db).get(auth.customerId, params.id);
       if (!t) throw missing();
@@ -74,7 +96,14 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/teams/:id', tag, summary: 'Update a team', permission: 'manager', params: idParams, body: updateBody, response: shape(FIELDS),
+    method: 'put',
+    path: '/teams/:id',
+    tag,
+    summary: 'Update a team',
+    permission: 'manager',
+    params: idParams,
+    body: updateBody,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params, body: b }) => {
       const repo = teamsRepo(ctx.db);
       const cur = await repo.get(auth.customerId, params.id);
@@ -90,7 +119,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/teams/:id', tag, summary: 'Delete a team', permission: 'manager', params: idParams, response: shape(FIELDS),
+    method: 'delete',
+    path: '/teams/:id',
+    tag,
+    summary: 'Delete a team',
+    permission: 'manager',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const t = await teamsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!t) throw missing();
@@ -101,7 +136,13 @@ export const routes = [
   }),
   ...['/teams/:id/direct_hash_regenerate', '/teams/:id/direct-hash-regenerate'].map((path) =>
     defineRoute({
-      method: 'post', path, tag, summary: 'Regenerate the direct hash of a team', permission: 'manager', params: idParams, response: shape(FIELDS),
+      method: 'post',
+      path,
+      tag,
+      summary: 'Regenerate the direct hash of a team',
+      permission: 'manager',
+      params: idParams,
+      response: shape(FIELDS),
       handler: async ({ ctx, auth, params }) => {
         const t = await teamsRepo(ctx.db).regenerateDirectHash(auth.customerId, params.id);
         if (!t) throw missing();

@@ -27,10 +27,12 @@ function start(ctx: AppContext, a: TimelineAnalysisRow): void {
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/timeline-analyses', tag, permission: 'manager',
+    method: 'post',
+    path: '/timeline-analyses',
+    tag,
+    permission: 'manager',
     summary: 'Analyse an ended activeflow with the LLM (the progressing record, or the existing one)',
-    description: 'The activeflow must be ended (409 STATE_INVALID otherwise). 503 when no LLM is configured; 429 when reanalysed within ' +
-      `${REANALYZE_COOLDOWN_S} s of the last analysis.`,
+    description: 'The activeflow must be ended (409 STATE_INVALID otherwise). 503 when no LLM is configured; 429 when reanalysed within ' + `${REANALYZE_COOLDOWN_S} s of the last analysis.`,
     body: z.object({ activeflow_id: uuid(), reanalyze: z.boolean().optional() }),
     response: shape(FIELDS),
     handler: async ({ ctx, auth, body }) => {
@@ -59,7 +61,12 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/timeline-analyses', tag, summary: 'List timeline analyses', permission: 'agent', paginated: true,
+    method: 'get',
+    path: '/timeline-analyses',
+    tag,
+    summary: 'List timeline analyses',
+    permission: 'agent',
+    paginated: true,
     query: z.object({ activeflow_id: uuid().optional(), status: z.enum(['progressing', 'completed', 'failed']).optional() }),
     response: listOfShape(FIELDS),
     handler: async ({ ctx, auth, page, query }) => {
@@ -68,7 +75,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/timeline-analyses/:id', tag, summary: 'Get a timeline analysis', permission: 'agent', params: idParams, response: shape(FIELDS),
+    method: 'get',
+    path: '/timeline-analyses/:id',
+    tag,
+    summary: 'Get a timeline analysis',
+    permission: 'agent',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const a = await timelineAnalysesRepo(ctx.db).get(auth.customerId, params.id);
       if (!a) throw missing();
@@ -76,8 +89,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/timeline-analyses/:id', tag, summary: 'Delete a timeline analysis (hard delete; the activeflow may be analysed again)',
-    permission: 'manager', params: idParams, response: shape(FIELDS),
+    method: 'delete',
+    path: '/timeline-analyses/:id',
+    tag,
+    summary: 'Delete a timeline analysis (hard delete; the activeflow may be analysed again)',
+    permission: 'manager',
+    params: idParams,
+    response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
       const a = await timelineAnalysesRepo(ctx.db).remove(auth.customerId, params.id);
       if (!a) throw missing();

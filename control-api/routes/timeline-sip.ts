@@ -14,21 +14,36 @@ import { customerFileHeaders } from '../customer-file';
 const tag = 'Timeline';
 const params = z.object({ call_id: uuid() });
 const message = z.object({
-  timestamp: z.string(), method: z.string(), src_ip: z.string(), src_port: z.number(), dst_ip: z.string(), dst_port: z.number(),
-  direction: z.enum(['incoming', 'outgoing']), transport: z.string(), sip_call_id: z.string(), raw: z.string(),
+  timestamp: z.string(),
+  method: z.string(),
+  src_ip: z.string(),
+  src_port: z.number(),
+  dst_ip: z.string(),
+  dst_port: z.number(),
+  direction: z.enum(['incoming', 'outgoing']),
+  transport: z.string(),
+  sip_call_id: z.string(),
+  raw: z.string(),
 });
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/timelines/calls/:call_id/sip-analysis', tag, permission: 'manager', params,
+    method: 'get',
+    path: '/timelines/calls/:call_id/sip-analysis',
+    tag,
+    permission: 'manager',
+    params,
     summary: 'The SIP messages of a call and its legs as the SIP server sent and received them',
     description: 'In the order sent or received; rtcp_stats is null (no RTCP figures are captured).',
     response: z.object({ sip_messages: z.array(message), rtcp_stats: z.null() }),
-    handler: async ({ ctx, auth, params: p }) =>
-      sipAnalysisJson(await callLadder({ db: ctx.db, redis: ctx.redis, prefix: ctx.config.redisKeyPrefix }, auth.customerId, p.call_id)),
+    handler: async ({ ctx, auth, params: p }) => sipAnalysisJson(await callLadder({ db: ctx.db, redis: ctx.redis, prefix: ctx.config.redisKeyPrefix }, auth.customerId, p.call_id)),
   }),
   defineRoute({
-    method: 'get', path: '/timelines/calls/:call_id/pcap', tag, permission: 'manager', params,
+    method: 'get',
+    path: '/timelines/calls/:call_id/pcap',
+    tag,
+    permission: 'manager',
+    params,
     summary: 'A pcap file of the SIP messages of a call and its legs',
     description: 'libpcap format, raw IP link type; IP and UDP/TCP headers synthesized from the captured addresses.',
     response: z.any(),

@@ -43,7 +43,10 @@ async function run(db: Knex, of: EventsOf, q: { page_size?: string; page_token?:
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/timelines/:resource_type/:resource_id/events', tag: 'Timeline', summary: 'Events of one call, conference, flow or activeflow, newest first',
+    method: 'get',
+    path: '/timelines/:resource_type/:resource_id/events',
+    tag: 'Timeline',
+    summary: 'Events of one call, conference, flow or activeflow, newest first',
     permission: 'agent',
     params: z.object({ resource_type: z.enum(['calls', 'conferences', 'flows', 'activeflows']), resource_id: uuid() }),
     query: z.object(pageQuery),
@@ -53,7 +56,10 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/aggregated-events', tag: 'Timeline', summary: 'All events of one activeflow run (by activeflow_id, or call_id → its activeflow)',
+    method: 'get',
+    path: '/aggregated-events',
+    tag: 'Timeline',
+    summary: 'All events of one activeflow run (by activeflow_id, or call_id → its activeflow)',
     permission: 'agent',
     query: z.object({ activeflow_id: uuid().optional(), call_id: uuid().optional(), ...pageQuery }),
     response: listOf(eventSchema),

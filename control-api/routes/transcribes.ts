@@ -12,25 +12,46 @@ import { legacyTime, listOf, uuidOut } from './schemas';
 
 const tag = 'Transcribe';
 export const transcribeSchema = z.object({
-  id: uuidOut(), customer_id: uuidOut(), activeflow_id: uuidOut(), on_end_flow_id: uuidOut(),
-  reference_type: z.enum(['call', 'confbridge', 'recording']), reference_id: uuidOut(), status: z.enum(['progressing', 'done']),
-  language: z.string(), direction: z.enum(['in', 'out', 'both']), provider: z.string(),
-  tm_create: legacyTime(), tm_update: legacyTime(), tm_delete: legacyTime(),
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  activeflow_id: uuidOut(),
+  on_end_flow_id: uuidOut(),
+  reference_type: z.enum(['call', 'confbridge', 'recording']),
+  reference_id: uuidOut(),
+  status: z.enum(['progressing', 'done']),
+  language: z.string(),
+  direction: z.enum(['in', 'out', 'both']),
+  provider: z.string(),
+  tm_create: legacyTime(),
+  tm_update: legacyTime(),
+  tm_delete: legacyTime(),
 });
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'transcribe not found');
 
 export const routes = [
   defineRoute({
-    method: 'post', path: '/transcribes', tag, summary: 'Transcribe a live call, or a recording', permission: 'manager',
-    body: transcribeBody, response: transcribeSchema,
+    method: 'post',
+    path: '/transcribes',
+    tag,
+    summary: 'Transcribe a live call, or a recording',
+    permission: 'manager',
+    body: transcribeBody,
+    response: transcribeSchema,
     handler: async ({ ctx, auth, body }) => transcribeJson(await startTranscribe(ctx, auth.customerId, body)),
   }),
   defineRoute({
-    method: 'get', path: '/transcribes', tag, summary: 'List transcribes (resource_id or reference_id: of one call, conference or recording)', permission: 'manager',
+    method: 'get',
+    path: '/transcribes',
+    tag,
+    summary: 'List transcribes (resource_id or reference_id: of one call, conference or recording)',
+    permission: 'manager',
     paginated: true,
     query: z.object({
-      resource_id: uuid().optional(), reference_id: uuid().optional(), reference_type: z.enum(['call', 'confbridge', 'recording', 'unknown']).optional(),
-      page_size: z.string().optional(), page_token: z.string().optional(),
+      resource_id: uuid().optional(),
+      reference_id: uuid().optional(),
+      reference_type: z.enum(['call', 'confbridge', 'recording', 'unknown']).optional(),
+      page_size: z.string().optional(),
+      page_token: z.string().optional(),
     }),
     response: listOf(transcribeSchema),
     handler: async ({ ctx, auth, page, query }) => {
@@ -41,7 +62,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/transcribes/:id', tag, summary: 'Get a transcribe', permission: 'manager', params: idParams, response: transcribeSchema,
+    method: 'get',
+    path: '/transcribes/:id',
+    tag,
+    summary: 'Get a transcribe',
+    permission: 'manager',
+    params: idParams,
+    response: transcribeSchema,
     handler: async ({ ctx, auth, params }) => {
       const t = await transcribesRepo(ctx.db).get(auth.customerId, params.id);
       if (!t) throw missing();
@@ -49,8 +76,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/transcribes/:id/stop', tag, summary: 'Stop a live transcribe (its last segments are still stored)', permission: 'manager',
-    params: idParams, response: transcribeSchema,
+    method: 'post',
+    path: '/transcribes/:id/stop',
+    tag,
+    summary: 'Stop a live transcribe (its last segments are still stored)',
+    permission: 'manager',
+    params: idParams,
+    response: transcribeSchema,
     handler: async ({ ctx, auth, params }) => {
       const repo = transcribesRepo(ctx.db);
       const t = await repo.get(auth.customerId, params.id);
@@ -59,8 +91,13 @@ export const routes = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/transcribes/:id', tag, summary: 'Delete a transcribe and its transcripts (a live one is stopped first)', permission: 'manager',
-    params: idParams, response: transcribeSchema,
+    method: 'delete',
+    path: '/transcribes/:id',
+    tag,
+    summary: 'Delete a transcribe and its transcripts (a live one is stopped first)',
+    permission: 'manager',
+    params: idParams,
+    response: transcribeSchema,
     handler: async ({ ctx, auth, params }) => {
       const repo = transcribesRepo(ctx.db);
       const t = await repo.get(auth.customerId, params.id);

@@ -7,13 +7,24 @@ import { transcriptJson, transcriptsRepo } from '../../core/repos/transcripts';
 import { legacyTime, listOf, uuidOut } from './schemas';
 
 const transcriptSchema = z.object({
-  id: uuidOut(), customer_id: uuidOut(), transcribe_id: uuidOut(), direction: z.enum(['in', 'out']), message: z.string(), offset_ms: z.number(),
-  tm_transcript: legacyTime(), tm_create: legacyTime(),
+  id: uuidOut(),
+  customer_id: uuidOut(),
+  transcribe_id: uuidOut(),
+  direction: z.enum(['in', 'out']),
+  message: z.string(),
+  offset_ms: z.number(),
+  tm_transcript: legacyTime(),
+  tm_create: legacyTime(),
 });
 
 export const routes = [
   defineRoute({
-    method: 'get', path: '/transcripts', tag: 'Transcribe', summary: 'List the transcript segments of a transcribe', permission: 'manager', paginated: true,
+    method: 'get',
+    path: '/transcripts',
+    tag: 'Transcribe',
+    summary: 'List the transcript segments of a transcribe',
+    permission: 'manager',
+    paginated: true,
     query: z.object({ transcribe_id: uuid(), page_size: z.string().optional(), page_token: z.string().optional() }),
     response: listOf(transcriptSchema),
     handler: async ({ ctx, auth, page, query }) => {

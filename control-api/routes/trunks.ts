@@ -30,9 +30,16 @@ export function isIpOrCidr(v: string): boolean {
   return Number(len) <= (fam === 4 ? 32 : 128);
 }
 
-const authTypes = z.array(z.enum(['basic', 'ip'])).min(1).max(2);
+const authTypes = z
+  .array(z.enum(['basic', 'ip']))
+  .min(1)
+  .max(2);
 const ips = z.array(z.string().max(64).refine(isIpOrCidr, 'an IP address or CIDR')).max(100);
-const domainLabel = z.string().min(1).max(63).regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'lowercase letters, digits and -');
+const domainLabel = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'lowercase letters, digits and -');
 
 export const TrunkSchema = z.object({
   id: z.string(),
@@ -64,7 +71,10 @@ function checkAuth(t: { auth_types: TrunkAuthType[]; username: string; password:
 }
 
 async function showAll(ctx: AppContext, rows: TrunkRow[]) {
-  const regs = await outboundRegistrationsRepo(ctx.db).getMany('trunk', rows.map((t) => t.id));
+  const regs = await outboundRegistrationsRepo(ctx.db).getMany(
+    'trunk',
+    rows.map((t) => t.id),
+  );
   return rows.map((t) => ({ ...trunkJson(t, { sipDomain: ctx.config.sipDomain }), registration: registrationJson(regs.get(t.id) ?? null) }));
 }
 
@@ -95,8 +105,16 @@ export const routes = [
       detail: text(1024).optional(),
       domain_name: domainLabel,
       auth_types: authTypes,
-      username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, . _ -').optional(),
-      password: z.string().max(128).regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces').optional(),
+      username: z
+        .string()
+        .max(64)
+        .regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, . _ -')
+        .optional(),
+      password: z
+        .string()
+        .max(128)
+        .regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces')
+        .optional(),
       allowed_ips: ips.optional(),
       media_encryption: mediaEncryption.optional(),
       dtmf_mode: dtmfMode.optional(),
@@ -166,8 +184,16 @@ export const routes = [
       name: text().optional(),
       detail: text(1024).optional(),
       auth_types: authTypes.optional(),
-      username: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/).optional(),
-      password: z.string().max(128).regex(/^[\x21-\x7e]*$/).optional(),
+      username: z
+        .string()
+        .max(64)
+        .regex(/^[A-Za-z0-9._-]*$/)
+        .optional(),
+      password: z
+        .string()
+        .max(128)
+        .regex(/^[\x21-\x7e]*$/)
+        .optional(),
       allowed_ips: ips.optional(),
       media_encryption: mediaEncryption.optional(),
       dtmf_mode: dtmfMode.optional(),

@@ -45,7 +45,8 @@ export const routes: AnyRoute[] = [
       const d = directBinding(auth);
       const sessionId = (query.session_id ?? d?.sessionId)?.toLowerCase();
       if (sessionId) await reachableSession(ctx, auth, sessionId);
-      else if (!hasLevel(auth.permission, 'manager')) throw new ApiError('MISSING_REQUEST_PARAMETER', 'query parameter session_id is required', { details: [{ field: 'session_id', issue: 'required' }] });
+      else if (!hasLevel(auth.permission, 'manager'))
+        throw new ApiError('MISSING_REQUEST_PARAMETER', 'query parameter session_id is required', { details: [{ field: 'session_id', issue: 'required' }] });
       const p = await webchatRepo(ctx.db).listMessages(auth.customerId, page, { session_id: sessionId });
       return { result: p.result.map(webchatMessageJson), next_page_token: p.next_page_token };
     },

@@ -55,7 +55,7 @@ export const routes = [
     method: 'post',
     path: '/customer/webhook_test',
     tag: 'Webhook',
-    summary: 'Send a test event to the customer\'s webhook',
+    summary: "Send a test event to the customer's webhook",
     description:
       'Publishes a `webhook_test` event of the account. It takes the ordinary way of every event: the event stream ' +
       '(WebSocket subscribers of `customer_id:<id>:webhook:*` get it too), the delivery queue, signing, the egress ' +
@@ -63,7 +63,7 @@ export const routes = [
     permission: 'manager',
     status: 202,
     response: z.object({
-      event_id: z.string().describe('the event\'s id: GET /webhook_deliveries?event_id= lists its deliveries'),
+      event_id: z.string().describe("the event's id: GET /webhook_deliveries?event_id= lists its deliveries"),
       event_type: z.literal('webhook_test'),
       topic: z.string(),
       timestamp: z.string(),
@@ -76,7 +76,7 @@ export const routes = [
       const e = await publishResourceEvent(new EventPublisher(ctx.redis), 'webhook_test', {
         id: newId(),
         customer_id: auth.customerId,
-        message: 'A test event: your webhook receives the account\'s events.',
+        message: "A test event: your webhook receives the account's events.",
         webhook_uri: c.webhook_uri,
         webhook_method: c.webhook_method,
       });

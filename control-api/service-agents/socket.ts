@@ -127,10 +127,12 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
     // Subscriptions are checked against the database; a chain keeps them in the order sent.
     let chain = Promise.resolve();
     socket.on('message', (raw: RawData, isBinary: boolean) => {
-      chain = chain.then(() => onMessage(c, raw, isBinary)).catch((err: unknown) => {
-        ctx.logger.warn({ err: String(err) }, 'agent socket message failed');
-        socket.close(1011, 'internal error');
-      });
+      chain = chain
+        .then(() => onMessage(c, raw, isBinary))
+        .catch((err: unknown) => {
+          ctx.logger.warn({ err: String(err) }, 'agent socket message failed');
+          socket.close(1011, 'internal error');
+        });
     });
   }
 

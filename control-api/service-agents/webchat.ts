@@ -21,7 +21,11 @@ export const themeConfig = z.strictObject({
   secondary_color: hex.optional(),
   header_background_color: hex.optional(),
   header_text_color: hex.optional(),
-  logo_url: z.url({ protocol: /^https$/ }).max(2048).or(z.literal('')).optional(),
+  logo_url: z
+    .url({ protocol: /^https$/ })
+    .max(2048)
+    .or(z.literal(''))
+    .optional(),
   position: z.enum(['bottom_right', 'bottom_left']).optional(),
   theme_mode: z.enum(['light', 'dark', 'auto']).optional(),
   header_title: z.string().max(100).optional(),

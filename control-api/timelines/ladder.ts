@@ -9,7 +9,11 @@ import { readCaptured, type CapturedMessage } from '../../core/sip/capture-store
 import { notFound } from '../../core/errors';
 import { callsRepo } from '../../core/repos/calls';
 
-export interface LadderDeps { db: Knex; redis: Redis; prefix: string }
+export interface LadderDeps {
+  db: Knex;
+  redis: Redis;
+  prefix: string;
+}
 
 /** The captured messages of a customer's call and its legs; 404 CALL_NOT_FOUND for any other call. */
 export async function callLadder(deps: LadderDeps, customerId: string, callId: string): Promise<CapturedMessage[]> {

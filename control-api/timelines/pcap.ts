@@ -27,7 +27,7 @@ function ipv6Bytes(a: string): Buffer {
     const p = v4[1]!.split('.').map(Number);
     s = s.slice(0, -v4[1]!.length) + `${((p[0]! << 8) | p[1]!).toString(16)}:${((p[2]! << 8) | p[3]!).toString(16)}`;
   }
-  const [head, tail] = s.includes('::') ? s.split('::') as [string, string] : [s, undefined];
+  const [head, tail] = s.includes('::') ? (s.split('::') as [string, string]) : [s, undefined];
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
@@ -44,7 +44,7 @@ function sum16(buf: Buffer, acc = 0): number {
 
 function fold(acc: number): number {
   while (acc > 0xffff) acc = (acc & 0xffff) + (acc >>> 16);
-  return (~acc) & 0xffff;
+  return ~acc & 0xffff;
 }
 
 /** The transport segment's checksum over the pseudo-header (RFC 768, RFC 793, RFC 8200 8.1). */

@@ -67,7 +67,12 @@ export async function startTranscribe(ctx: AppContext, cid: string, body: Transc
     return row;
   }
   if (body.reference_type === 'confbridge') {
-    const conf = reachable && !reachable.confbridge ? undefined : await conferencesRepo(ctx.db).getOwned(cid, body.reference_id).catch(() => null);
+    const conf =
+      reachable && !reachable.confbridge
+        ? undefined
+        : await conferencesRepo(ctx.db)
+            .getOwned(cid, body.reference_id)
+            .catch(() => null);
     if (!conf) throw notFound('RESOURCE_NOT_FOUND', 'conference not found');
     if (conf.status !== 'progressing') throw stateInvalid(`the conference is ${conf.status}, not progressing`);
     if (await repo.progressingOn(conf.id)) throw new ApiError('ALREADY_EXISTS', 'the conference is already being transcribed; stop that transcribe first');

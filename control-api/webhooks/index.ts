@@ -46,7 +46,10 @@ export interface WebhookService {
 }
 
 class RetryLater extends Error {
-  constructor(readonly delayMs: number, message: string) {
+  constructor(
+    readonly delayMs: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -183,7 +186,10 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   worker.on('error', (err) => ctx.logger.warn({ err: err.message }, 'webhook worker error'));
   // A delivery added while its customer's drain was finishing found the job id taken: wake again.
   worker.on('completed', (job: Job<{ customerId: string }>) => {
-    void deliveries.hasPending(job.data.customerId).then((p) => (p ? wake(job.data.customerId) : undefined)).catch(() => undefined);
+    void deliveries
+      .hasPending(job.data.customerId)
+      .then((p) => (p ? wake(job.data.customerId) : undefined))
+      .catch(() => undefined);
   });
 
   const reader = ctx.redis.duplicate();

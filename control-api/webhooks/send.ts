@@ -9,10 +9,7 @@ import { EgressRefused, type EgressPolicy } from '../../core/net';
 
 export const WEBHOOK_TIMEOUT_MS = 5000;
 
-export type AttemptResult =
-  | { kind: 'delivered'; status: number }
-  | { kind: 'retry'; status: number; error: string }
-  | { kind: 'refused'; error: string };
+export type AttemptResult = { kind: 'delivered'; status: number } | { kind: 'retry'; status: number; error: string } | { kind: 'refused'; error: string };
 
 export async function attempt(opts: { uri: string; method: string; secret: string; body: string; egress: EgressPolicy; timeoutMs?: number }): Promise<AttemptResult> {
   const ts = Math.floor(Date.now() / 1000);

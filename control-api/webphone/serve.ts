@@ -57,13 +57,15 @@ export function webphoneRouter(ctx: AppContext, opts: { dir?: string } = {}): Ro
     if (fs.existsSync(path.join(dir, 'index.html'))) return next();
     res.status(503).type('text/plain').send('The browser phone is not built: run `npx tsx scripts/build-web.ts phone`.\n');
   });
-  r.use(express.static(dir, {
-    index: 'index.html',
-    redirect: true,
-    dotfiles: 'ignore',
-    fallthrough: true,
-    setHeaders: (res) => res.setHeader('Cache-Control', 'no-cache'),
-  }));
+  r.use(
+    express.static(dir, {
+      index: 'index.html',
+      redirect: true,
+      dotfiles: 'ignore',
+      fallthrough: true,
+      setHeaders: (res) => res.setHeader('Cache-Control', 'no-cache'),
+    }),
+  );
   r.use((_req, res) => {
     res.status(404).type('text/plain').send('Not found\n');
   });

@@ -8,6 +8,10 @@ export async function checkTagIds(db: Db, customerId: string, ids: string[], fie
   const found = (await db('tags').where({ customer_id: customerId }).whereNull('tm_delete').whereIn('id', unique).select('id')) as { id: string }[];
   const known = new Set(found.map((r) => r.id));
   const unknown = unique.filter((id) => !known.has(id));
-  if (unknown.length) throw invalidArgument(`${field}: unknown tag id ${unknown[0]}`, unknown.map((id) => ({ field, issue: 'unknown tag', value: id })));
+  if (unknown.length)
+    throw invalidArgument(
+      `${field}: unknown tag id ${unknown[0]}`,
+      unknown.map((id) => ({ field, issue: 'unknown tag', value: id })),
+    );
   return unique;
 }

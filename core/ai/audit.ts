@@ -53,12 +53,16 @@ export async function runAudit(deps: AuditDeps, audit: AiAuditRow): Promise<AiAu
     const text = transcript(messages, audit.ai_id);
     if (!text) throw new Error('the AI call has no conversation to audit');
     const { content } = await summaryLlm(deps.env, deps.egress).complete({
-      messages: [{ role: 'system', content: prompt(audit.language) }, { role: 'user', content: text }],
+      messages: [
+        { role: 'system', content: prompt(audit.language) },
+        { role: 'user', content: text },
+      ],
     });
     const parsed = parseEvaluation(content);
-    result = 'error' in parsed
-      ? { status: 'failed', error: parsed.error }
-      : { status: 'completed', error: '', overall_score: parsed.score, evaluation: parsed.evaluation, message_ids: [...messages].reverse().map((m) => m.id) };
+    result =
+      'error' in parsed
+        ? { status: 'failed', error: parsed.error }
+        : { status: 'completed', error: '', overall_score: parsed.score, evaluation: parsed.evaluation, message_ids: [...messages].reverse().map((m) => m.id) };
   } catch (e) {
     result = { status: 'failed', error: (e as Error).message };
   }

@@ -10,13 +10,14 @@ import { llmFor } from '../llm/endpoint';
 import type { EgressPolicy } from '../net';
 
 async function recentConversation(db: Db, aiId: string): Promise<string> {
-  const rows = (await db('aimessages')
-    .where({ active_ai_id: aiId })
-    .whereIn('role', ['user', 'assistant'])
-    .whereNull('tm_delete')
-    .orderBy('tm_create', 'desc')
-    .limit(40)) as { role: string; content: string }[];
-  return rows.reverse().map((r) => `${r.role}: ${r.content}`).join('\n');
+  const rows = (await db('aimessages').where({ active_ai_id: aiId }).whereIn('role', ['user', 'assistant']).whereNull('tm_delete').orderBy('tm_create', 'desc').limit(40)) as {
+    role: string;
+    content: string;
+  }[];
+  return rows
+    .reverse()
+    .map((r) => `${r.role}: ${r.content}`)
+    .join('\n');
 }
 
 export async function generateProposal(db: Db, p: ProposalRow, ai: AiRow, language = 'en-US', env: NodeJS.ProcessEnv = process.env, egress?: EgressPolicy): Promise<ProposalRow | null> {

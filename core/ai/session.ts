@@ -65,7 +65,7 @@ export class AiSession {
     private readonly opts: StartOptions,
     private llm: LlmClient,
   ) {
-    this.member = team ? team.members.find((m) => m.id === team.start_member_id) ?? team.members[0] ?? null : null;
+    this.member = team ? (team.members.find((m) => m.id === team.start_member_id) ?? team.members[0] ?? null) : null;
   }
 
   /** Loads the AI (or team), checks its endpoint, writes the aicall (initiating → progressing). */
@@ -119,10 +119,22 @@ export class AiSession {
     }
     const ai = await aisRepo(deps.db).get(aicall.customer_id, aiId);
     if (!ai) throw new AiNotFound(`ai ${aiId} not found`);
-    const s = new AiSession(deps, aicall, ai, team, {
-      customerId: aicall.customer_id, assistanceType: aicall.assistance_type, assistanceId: aicall.assistance_id,
-      referenceType: aicall.reference_type as StartOptions['referenceType'], referenceId: aicall.reference_id ?? '', activeflowId: aicall.activeflow_id ?? '', actions,
-    }, llmFor(ai, deps.env, deps.egress));
+    const s = new AiSession(
+      deps,
+      aicall,
+      ai,
+      team,
+      {
+        customerId: aicall.customer_id,
+        assistanceType: aicall.assistance_type,
+        assistanceId: aicall.assistance_id,
+        referenceType: aicall.reference_type as StartOptions['referenceType'],
+        referenceId: aicall.reference_id ?? '',
+        activeflowId: aicall.activeflow_id ?? '',
+        actions,
+      },
+      llmFor(ai, deps.env, deps.egress),
+    );
     if (team && aicall.current_member_id) s.member = team.members.find((x) => x.id === aicall.current_member_id) ?? s.member;
     for (const m of await aicallsRepo(deps.db).history(aicall.id)) {
       if (!['user', 'assistant', 'tool', 'system'].includes(m.role)) continue;
@@ -188,14 +200,22 @@ export class AiSession {
   private available = (n: ToolName): boolean => {
     const a = this.opts.actions ?? {};
     switch (n) {
-      case 'connect_call': return !!a.connect;
-      case 'stop_flow': return !!a.stopFlow;
-      case 'send_message': return !!a.sendMessage;
-      case 'set_variables': return !!a.setVariables;
-      case 'get_variables': return !!a.getVariables;
-      case 'stop_media': return !!a.stopMedia;
-      case 'search_knowledge': return !!this.ai.rag_id;
-      default: return true;
+      case 'connect_call':
+        return !!a.connect;
+      case 'stop_flow':
+        return !!a.stopFlow;
+      case 'send_message':
+        return !!a.sendMessage;
+      case 'set_variables':
+        return !!a.setVariables;
+      case 'get_variables':
+        return !!a.getVariables;
+      case 'stop_media':
+        return !!a.stopMedia;
+      case 'search_knowledge':
+        return !!this.ai.rag_id;
+      default:
+        return true;
     }
   };
 
@@ -329,4 +349,3 @@ export class AiSession {
     await this.setStatus('terminated');
   }
 }
-

@@ -37,7 +37,10 @@ export function summaryLlm(env: NodeJS.ProcessEnv = process.env, egress?: Egress
 export async function transcriptText(deps: SummaryDeps, s: SummaryRow): Promise<string> {
   let rows: { direction: string; message: string }[] = [];
   if (s.reference_type === 'transcribe') {
-    rows = (await deps.db('transcripts').where({ transcribe_id: s.reference_id, customer_id: s.customer_id }).orderBy([{ column: 'tm_transcript' }, { column: 'offset_ms' }]));
+    rows = await deps
+      .db('transcripts')
+      .where({ transcribe_id: s.reference_id, customer_id: s.customer_id })
+      .orderBy([{ column: 'tm_transcript' }, { column: 'offset_ms' }]);
   } else {
     rows = await transcriptsOf(deps.db, s.customer_id, s.reference_id);
   }
@@ -48,11 +51,18 @@ export async function transcriptText(deps: SummaryDeps, s: SummaryRow): Promise<
     const texts: string[] = [];
     for (const name of rec?.filenames ?? []) {
       // the recording's file, or a temporary copy when it is in object storage (docs/storage.md)
-      const copy = await storageBackend(deps).recordings.localCopy(name).catch(() => null);
+      const copy = await storageBackend(deps)
+        .recordings.localCopy(name)
+        .catch(() => null);
       if (!copy) continue;
       const file = copy.path;
       // the summary's language may be one the recogniser lacks (a German summary of an English call)
-      texts.push(await transcribeFile(file, s.language || 'en-US').catch(() => transcribeFile(file, 'en-US')).catch(() => '').finally(() => copy.release()));
+      texts.push(
+        await transcribeFile(file, s.language || 'en-US')
+          .catch(() => transcribeFile(file, 'en-US'))
+          .catch(() => '')
+          .finally(() => copy.release()),
+      );
     }
     return texts.filter(Boolean).join('\n');
   }

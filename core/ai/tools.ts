@@ -24,16 +24,31 @@ export interface AiActions {
   stopMedia?(): Promise<string>;
 }
 
-export const TOOL_NAMES = [
-  'connect_call', 'get_aicall_messages', 'get_variables', 'search_knowledge', 'send_message', 'set_variables', 'stop_flow', 'stop_media', 'stop_service',
-] as const;
+export const TOOL_NAMES = ['connect_call', 'get_aicall_messages', 'get_variables', 'search_knowledge', 'send_message', 'set_variables', 'stop_flow', 'stop_media', 'stop_service'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Tool names the API accepts (voipbin's list); the ones above are implemented. */
 export const API_TOOL_NAMES = [
-  'all', 'connect_call', 'create_call', 'get_aicall_messages', 'get_variables', 'search_knowledge', 'send_email', 'send_message', 'set_variables',
-  'stop_flow', 'stop_media', 'stop_service', 'get_correlation', 'get_resource', 'describe_action', 'case_create', 'get_contact_interactions',
-  'get_conversation_content', 'get_related_cases', 'get_case_notes',
+  'all',
+  'connect_call',
+  'create_call',
+  'get_aicall_messages',
+  'get_variables',
+  'search_knowledge',
+  'send_email',
+  'send_message',
+  'set_variables',
+  'stop_flow',
+  'stop_media',
+  'stop_service',
+  'get_correlation',
+  'get_resource',
+  'describe_action',
+  'case_create',
+  'get_contact_interactions',
+  'get_conversation_content',
+  'get_related_cases',
+  'get_case_notes',
 ] as const;
 
 const obj = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required });
@@ -42,12 +57,15 @@ const DEFS: Record<ToolName, ToolDef['function']> = {
   connect_call: {
     name: 'connect_call',
     description: 'Transfer the caller to another party (a phone number, an extension, an agent). Ends this conversation.',
-    parameters: obj({
-      destinations: {
-        type: 'array',
-        items: obj({ type: { type: 'string', enum: ['tel', 'extension', 'sip', 'agent'] }, target: { type: 'string' } }, ['type', 'target']),
+    parameters: obj(
+      {
+        destinations: {
+          type: 'array',
+          items: obj({ type: { type: 'string', enum: ['tel', 'extension', 'sip', 'agent'] }, target: { type: 'string' } }, ['type', 'target']),
+        },
       },
-    }, ['destinations']),
+      ['destinations'],
+    ),
   },
   get_aicall_messages: { name: 'get_aicall_messages', description: 'The messages of this conversation so far.', parameters: obj({}) },
   get_variables: { name: 'get_variables', description: 'Read the flow variables of this session.', parameters: obj({}) },

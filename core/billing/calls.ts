@@ -28,10 +28,7 @@ export async function assertCallAffordable(db: Db, customerId: string, costType:
   if (rate > 0 && account.balance_credit < rate) throw insufficientBalance('balance does not cover one minute of this call');
 }
 
-export async function startCallBilling(
-  db: Db,
-  p: { customerId: string; callId: string; costType: CallCostType; referenceType?: 'call' | 'call_extension'; tmStart?: Date },
-): Promise<BillingRow> {
+export async function startCallBilling(db: Db, p: { customerId: string; callId: string; costType: CallCostType; referenceType?: 'call' | 'call_extension'; tmStart?: Date }): Promise<BillingRow> {
   await assertCallAffordable(db, p.customerId, p.costType);
   return inTransaction(db, async (trx) => {
     const existing = await billingsRepo(trx).getByKey(key(p.callId));
@@ -57,7 +54,10 @@ export async function startCallBilling(
 /** Closes the call's billing row and takes the money; returns the finished row (or null without a start). */
 export async function endCallBilling(db: Db, p: { callId: string; tmEnd?: Date }): Promise<BillingRow | null> {
   return inTransaction(db, async (trx) => {
-    const row = await trx('billings').where({ idempotency_key: key(p.callId) }).forUpdate().first() as BillingRow | undefined;
+    const row = (await trx('billings')
+      .where({ idempotency_key: key(p.callId) })
+      .forUpdate()
+      .first()) as BillingRow | undefined;
     if (!row) return null;
     if (row.status !== 'progressing') return row;
     const end = p.tmEnd ?? clock.now();
@@ -77,10 +77,7 @@ export async function endCallBilling(db: Db, p: { callId: string; tmEnd?: Date }
 }
 
 /** One-shot charge of a finished call of `seconds` (when there was no start row). */
-export async function chargeCallMinutes(
-  db: Db,
-  p: { customerId: string; callId: string; costType: CallCostType; seconds: number },
-): Promise<BillingRow> {
+export async function chargeCallMinutes(db: Db, p: { customerId: string; callId: string; costType: CallCostType; seconds: number }): Promise<BillingRow> {
   const rate = rates()[p.costType];
   const units = billableMinutes(p.seconds);
   return charge(db, {

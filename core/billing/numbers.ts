@@ -9,10 +9,7 @@ export function numberPrice(kind: 'number' | 'number_renew'): number {
 }
 
 /** Charges the purchase (or one renewal, keyed by `renewalKey`) of `numberId`; 402 when unaffordable. */
-export async function chargeNumber(
-  db: Db,
-  p: { customerId: string; numberId: string; kind: 'number' | 'number_renew'; renewalKey?: string },
-): Promise<BillingRow> {
+export async function chargeNumber(db: Db, p: { customerId: string; numberId: string; kind: 'number' | 'number_renew'; renewalKey?: string }): Promise<BillingRow> {
   const amount = numberPrice(p.kind);
   return charge(db, {
     customerId: p.customerId,

@@ -10,12 +10,31 @@ import { formatRfc3339 } from '../time';
 
 /** The columns, in CSV order. A quality summary joins them when call-quality metering exists. */
 export const CDR_FIELDS = [
-  'id', 'customer_id', 'direction', 'status', 'type',
-  'source_type', 'source_target', 'source_name', 'destination_type', 'destination_target', 'destination_name',
-  'hangup_by', 'hangup_reason',
-  'tm_create', 'tm_ringing', 'tm_progressing', 'tm_hangup',
-  'duration_sec', 'billable_sec', 'billing_amount_credit',
-  'flow_id', 'activeflow_id', 'groupcall_id', 'master_call_id', 'recording_ids',
+  'id',
+  'customer_id',
+  'direction',
+  'status',
+  'type',
+  'source_type',
+  'source_target',
+  'source_name',
+  'destination_type',
+  'destination_target',
+  'destination_name',
+  'hangup_by',
+  'hangup_reason',
+  'tm_create',
+  'tm_ringing',
+  'tm_progressing',
+  'tm_hangup',
+  'duration_sec',
+  'billable_sec',
+  'billing_amount_credit',
+  'flow_id',
+  'activeflow_id',
+  'groupcall_id',
+  'master_call_id',
+  'recording_ids',
 ] as const;
 
 export type CdrField = (typeof CDR_FIELDS)[number];
@@ -59,8 +78,7 @@ interface RawRow {
   cursor_ts: string;
 }
 
-const secondsBetween = (a: Date | null, b: Date | null): number | null =>
-  a && b ? Math.max(0, Math.round((b.getTime() - a.getTime()) / 1000)) : null;
+const secondsBetween = (a: Date | null, b: Date | null): number | null => (a && b ? Math.max(0, Math.round((b.getTime() - a.getTime()) / 1000)) : null);
 
 export function cdrOf(r: RawRow): Cdr {
   return {
@@ -115,13 +133,13 @@ export async function* cdrBatches(db: Db, f: CdrFilter, batchSize = 500): AsyncG
     const where: string[] = ['c.customer_id = ?', 'c.tm_create >= ?', 'c.tm_create < ?', 'c.tm_delete IS NULL'];
     const values: (string | number)[] = [f.customerId, f.start.toISOString(), f.end.toISOString()];
     if (f.direction) {
-    where.push('c.direction = ?');
-    values.push(f.direction);
-  }
+      where.push('c.direction = ?');
+      values.push(f.direction);
+    }
     if (f.status) {
-    where.push('c.status = ?');
-    values.push(f.status);
-  }
+      where.push('c.status = ?');
+      values.push(f.status);
+    }
     if (f.address) {
       where.push("(c.source->>'target' = ? OR c.destination->>'target' = ?)");
       values.push(f.address, f.address);

@@ -26,7 +26,13 @@ export function codecName(name: string): AudioCodecName | null {
  * normalised, duplicates after the first dropped. Unknown names are returned in `unknown`.
  */
 export function parseCodecList(input: readonly string[] | string): { codecs: AudioCodecName[]; unknown: string[] } {
-  const names = typeof input === 'string' ? input.split(',').map((s) => s.trim()).filter(Boolean) : input;
+  const names =
+    typeof input === 'string'
+      ? input
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : input;
   const codecs: AudioCodecName[] = [];
   const unknown: string[] = [];
   for (const n of names) {

@@ -39,12 +39,40 @@ import { countryOf } from './country';
  * NL 0906/0909, BE 090x, AT 0900/0930, CH 0900/0901/0906, IE 1520-1599, AU 1900).
  */
 export const DEFAULT_BLOCKED_PREFIXES: readonly string[] = [
-  '+1900', '+1976',
-  '+4490', '+4491', '+4498',
-  '+979', '+870', '+881', '+882', '+883',
-  '+49900', '+49137', '+3389', '+3989', '+34803', '+34806', '+34807', '+34905',
-  '+31906', '+31909', '+3290', '+43900', '+43930', '+41900', '+41901', '+41906', '+3531520', '+3531530',
-  '+3531550', '+3531560', '+3531570', '+3531580', '+3531590', '+611900',
+  '+1900',
+  '+1976',
+  '+4490',
+  '+4491',
+  '+4498',
+  '+979',
+  '+870',
+  '+881',
+  '+882',
+  '+883',
+  '+49900',
+  '+49137',
+  '+3389',
+  '+3989',
+  '+34803',
+  '+34806',
+  '+34807',
+  '+34905',
+  '+31906',
+  '+31909',
+  '+3290',
+  '+43900',
+  '+43930',
+  '+41900',
+  '+41901',
+  '+41906',
+  '+3531520',
+  '+3531530',
+  '+3531550',
+  '+3531560',
+  '+3531570',
+  '+3531580',
+  '+3531590',
+  '+611900',
 ];
 
 export const DEFAULT_MAX_CONCURRENT_PSTN_CALLS = 30;
@@ -158,7 +186,9 @@ export async function admitPstnCalls(db: Db, customerId: string, callIds: string
     if (!pending.length) return null;
     const [max, live] = await Promise.all([maxConcurrentPstn(trx, customerId), livePstnCalls(trx, customerId)]);
     if (live + pending.length > max) return { reason: 'concurrency_cap', max, live };
-    await trx('calls').whereIn('id', pending).update({ data: trx.raw(`data || '{"pstn_admitted": true}'::jsonb`) });
+    await trx('calls')
+      .whereIn('id', pending)
+      .update({ data: trx.raw(`data || '{"pstn_admitted": true}'::jsonb`) });
     return null;
   };
   return 'isTransaction' in db && db.isTransaction ? run(db) : (db as import('knex').Knex).transaction(run);
@@ -166,7 +196,9 @@ export async function admitPstnCalls(db: Db, customerId: string, callIds: string
 
 /** Records why a call row was refused (data.dial_refused), for the call's record. */
 export async function noteRefusal(db: Db, callId: string, refusal: DialRefusal): Promise<void> {
-  await db('calls').where({ id: callId }).update({ data: db.raw(`data || ?::jsonb`, [JSON.stringify({ dial_refused: refusal.reason })]) });
+  await db('calls')
+    .where({ id: callId })
+    .update({ data: db.raw(`data || ?::jsonb`, [JSON.stringify({ dial_refused: refusal.reason })]) });
 }
 
 /** What a call to `a` costs per minute: PSTN numbers are charged, everything else is free. */
@@ -195,9 +227,6 @@ export async function balanceRefusal(db: Db, customerId: string, dest: { type?: 
 /** The customer's own active +899 number `number` (its call flow), else null: no other customer's number is told apart. */
 export async function ownVirtualNumber(db: Db, customerId: string, number: string): Promise<{ id: string; call_flow_id: string } | null> {
   if (!isVirtualNumber(number)) return null;
-  const row = (await db('numbers')
-    .where({ number, customer_id: customerId, status: 'active' })
-    .whereNull('tm_delete')
-    .first('id', 'call_flow_id')) as { id: string; call_flow_id: string } | undefined;
+  const row = (await db('numbers').where({ number, customer_id: customerId, status: 'active' }).whereNull('tm_delete').first('id', 'call_flow_id')) as { id: string; call_flow_id: string } | undefined;
   return row ?? null;
 }

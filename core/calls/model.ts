@@ -41,16 +41,7 @@ export function hangupByFor(lastStatus: CallStatus): HangupBy {
  * Why the call ended. `cause` is the signalling cause as media-app saw it: a SIP final status for a
  * failed dial-out, or one of the named causes below.
  */
-export type HangupCause =
-  | 'normal_clearing'
-  | 'no_answer'
-  | 'call_rejected'
-  | 'user_busy'
-  | 'answered_elsewhere'
-  | 'duration_timeout'
-  | 'amd'
-  | 'unknown'
-  | 'failure';
+export type HangupCause = 'normal_clearing' | 'no_answer' | 'call_rejected' | 'user_busy' | 'answered_elsewhere' | 'duration_timeout' | 'amd' | 'unknown' | 'failure';
 
 export function hangupReasonFor(direction: CallDirection, lastStatus: CallStatus, cause: HangupCause): HangupReason {
   const early = lastStatus === 'dialing' || lastStatus === 'ringing';

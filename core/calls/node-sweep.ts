@@ -139,9 +139,16 @@ export class NodeSweeper {
       await redis.srem(this.key(MEDIA_NODES_KEY), nodeId);
     }
     const res = report.resources;
-    const others = Object.fromEntries(Object.entries(res).filter(([, v]) => v.length).map(([k, v]) => [k, v.length]));
+    const others = Object.fromEntries(
+      Object.entries(res)
+        .filter(([, v]) => v.length)
+        .map(([k, v]) => [k, v.length]),
+    );
     const found = report.calls.length + report.recordings.length + report.commandsFailed.length + Object.keys(others).length;
-    logger[found ? 'warn' : 'debug']({ node: nodeId, calls: report.calls.length, recordings: report.recordings.length, commands_failed: report.commandsFailed.length, ...others }, 'media-app node gone: swept');
+    logger[found ? 'warn' : 'debug'](
+      { node: nodeId, calls: report.calls.length, recordings: report.recordings.length, commands_failed: report.commandsFailed.length, ...others },
+      'media-app node gone: swept',
+    );
     return report;
   }
 
@@ -161,9 +168,7 @@ export class NodeSweeper {
   }
 
   private async publish(type: string, row: Parameters<typeof callJson>[0]): Promise<void> {
-    await this.opts.events
-      .publish(type, row.customer_id, row.id, callJson(row))
-      .catch((err: Error) => this.opts.logger.warn({ err: err.message, call: row.id, type }, 'event publish failed'));
+    await this.opts.events.publish(type, row.customer_id, row.id, callJson(row)).catch((err: Error) => this.opts.logger.warn({ err: err.message, call: row.id, type }, 'event publish failed'));
   }
 
   private async endRecordings(callIds: string[]): Promise<string[]> {

@@ -62,7 +62,18 @@ const LIVE_CONFERENCE = ['starting', 'progressing', 'terminating'];
 const LIVE_RECORDING = ['initiating', 'recording', 'stopping'];
 
 export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callIds: readonly string[]): Promise<ResourceSweepReport> {
-  const r: ResourceSweepReport = { conferencesEnded: [], conferencesReleased: [], conferencecalls: [], queuecalls: [], groupcalls: [], transfers: [], speakings: [], transcribes: [], aicalls: [], recordings: [] };
+  const r: ResourceSweepReport = {
+    conferencesEnded: [],
+    conferencesReleased: [],
+    conferencecalls: [],
+    queuecalls: [],
+    groupcalls: [],
+    transfers: [],
+    speakings: [],
+    transcribes: [],
+    aicalls: [],
+    recordings: [],
+  };
   const warn = (what: string) => (err: Error) => d.logger.warn({ err: err.message, node: nodeId, what }, 'node sweep: event publish failed');
   const publish = (type: EventType, payload: ResourcePayload) => publishResourceEvent(d.events, type, payload).catch(warn(type));
   const calls = [...callIds];
@@ -73,7 +84,8 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
   const joinedHere = calls.length
     ? ((await d.db('conferencecalls').whereIn('reference_id', calls).whereIn('status', ['joining', 'joined', 'leaving']).distinct().pluck('conference_id')) as string[])
     : [];
-  const hosted = (await d.db('conferences')
+  const hosted = (await d
+    .db('conferences')
     .whereIn('status', LIVE_CONFERENCE)
     .where((q) => {
       q.where({ node_id: nodeId });
@@ -87,7 +99,8 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
   }
   const confIds = confs.map((c) => c.id);
   const ccRepo = conferencecallsRepo(d.db);
-  const ccs = (await d.db('conferencecalls')
+  const ccs = (await d
+    .db('conferencecalls')
     .whereIn('status', ['joining', 'joined', 'leaving'])
     .where((q) => {
       q.whereIn('conference_id', confIds.length ? confIds : [EMPTY_UUID]);
@@ -121,7 +134,8 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
 
   // ---- queuecalls: of the node, or of its calls
   const qcRepo = queuecallsRepo(d.db);
-  const qcs = (await d.db('queuecalls')
+  const qcs = (await d
+    .db('queuecalls')
     .whereIn('status', LIVE_QUEUECALL)
     .where((q) => {
       q.where({ node_id: nodeId });
@@ -147,7 +161,8 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
 
   if (calls.length) {
     // ---- transfers of its calls
-    const open = (await d.db('transfers')
+    const open = (await d
+      .db('transfers')
       .whereIn('status', ['initiating', 'consulting'])
       .where((q) => void q.whereIn('transferer_call_id', calls).orWhereIn('transferee_call_id', calls))
       .pluck('id')) as string[];
@@ -189,6 +204,8 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
 async function endRecordings(db: Knex, referenceIds: string[]): Promise<string[]> {
   if (!referenceIds.length) return [];
   const now = clock.now();
-  const rows = (await db('recordings').whereIn('reference_id', referenceIds).whereIn('status', LIVE_RECORDING).update({ status: 'ended', tm_end: now, tm_update: now }).returning('id')) as { id: string }[];
+  const rows = (await db('recordings').whereIn('reference_id', referenceIds).whereIn('status', LIVE_RECORDING).update({ status: 'ended', tm_end: now, tm_update: now }).returning('id')) as {
+    id: string;
+  }[];
   return rows.map((x) => x.id);
 }

@@ -113,4 +113,3 @@ export async function locateSipDestination(target: string, o: LocateOptions): Pr
     return refused(err);
   }
 }
-

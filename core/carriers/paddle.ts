@@ -21,13 +21,20 @@ export function paddleApiKey(env: NodeJS.ProcessEnv = process.env): string | nul
 
 /** Paddle answered something else than a portal session; `message` names only the status, never Paddle's text. */
 export class PaddleError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 export class PaddleClient {
-  constructor(private readonly base: string, private readonly apiKey: string, private readonly egress: EgressPolicy) {}
+  constructor(
+    private readonly base: string,
+    private readonly apiKey: string,
+    private readonly egress: EgressPolicy,
+  ) {}
 
   /** The URL of a fresh customer portal session (valid for a limited time) of a Paddle customer. */
   async portalSessionUrl(customerId: string): Promise<string> {

@@ -17,7 +17,11 @@ export function telnyxApiUrl(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The carrier refused the key (401/403), or answered something else than success. */
 export class TelnyxError extends Error {
-  constructor(readonly status: number, message: string, readonly authFailed = false) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly authFailed = false,
+  ) {
     super(message);
   }
 }
@@ -28,7 +32,11 @@ export interface CredentialConnection {
 }
 
 export class TelnyxClient {
-  constructor(private readonly base: string, private readonly apiKey: string, private readonly egress: EgressPolicy) {}
+  constructor(
+    private readonly base: string,
+    private readonly apiKey: string,
+    private readonly egress: EgressPolicy,
+  ) {}
 
   private async call(method: 'GET' | 'POST', path: string, body?: object): Promise<Record<string, unknown>> {
     const res = await this.egress.fetch(`${this.base}${path}`, {

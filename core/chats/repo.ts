@@ -95,15 +95,14 @@ export function chatsRepo(db: Db) {
   const chats = () => db('talk_chats');
   const parts = () => db('talk_participants');
   const msgs = () => db('talk_messages');
-  const withCount = () =>
-    chats()
-      .select('talk_chats.*', db.raw('(select count(*) from talk_participants p where p.chat_id = talk_chats.id) as member_count'))
-      .whereNull('talk_chats.tm_delete');
+  const withCount = () => chats().select('talk_chats.*', db.raw('(select count(*) from talk_participants p where p.chat_id = talk_chats.id) as member_count')).whereNull('talk_chats.tm_delete');
   return {
     async create(customerId: string, input: { type: ChatType; name?: string; detail?: string }, members: { owner_type: string; owner_id: string }[]): Promise<ChatRow> {
       return db.transaction(async (trx) => {
         const now = clock.now();
-        const [c] = await trx('talk_chats').insert({ id: newId(), customer_id: customerId, type: input.type, name: input.name ?? '', detail: input.detail ?? '', tm_create: now, tm_update: now }).returning('*');
+        const [c] = await trx('talk_chats')
+          .insert({ id: newId(), customer_id: customerId, type: input.type, name: input.name ?? '', detail: input.detail ?? '', tm_create: now, tm_update: now })
+          .returning('*');
         const seen = new Set<string>();
         for (const m of members) {
           const key = `${m.owner_type}:${m.owner_id}`;
@@ -128,7 +127,9 @@ export function chatsRepo(db: Db) {
       return toPage(await paginate<ChatRow>(withCount().where('talk_chats.customer_id', customerId).where('talk_chats.type', 'talk'), params, 'talk_chats'), (r) => r);
     },
     async update(id: string, patch: { name?: string; detail?: string }): Promise<void> {
-      await chats().where({ id }).update({ ...patch, tm_update: clock.now() });
+      await chats()
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() });
     },
     async softDelete(id: string): Promise<void> {
       const now = clock.now();
@@ -141,9 +142,11 @@ export function chatsRepo(db: Db) {
       return (await parts().where({ chat_id: chatId }).orderBy('tm_joined')) as ParticipantRow[];
     },
     async addParticipant(c: ChatRow, ownerType: string, ownerId: string): Promise<ParticipantRow | null> {
-      const rows = (await db.raw('? on conflict (chat_id, owner_type, owner_id) do nothing returning *', [
-        parts().insert({ id: newId(), customer_id: c.customer_id, chat_id: c.id, owner_type: ownerType, owner_id: ownerId, tm_joined: clock.now() }),
-      ])).rows as ParticipantRow[];
+      const rows = (
+        await db.raw('? on conflict (chat_id, owner_type, owner_id) do nothing returning *', [
+          parts().insert({ id: newId(), customer_id: c.customer_id, chat_id: c.id, owner_type: ownerType, owner_id: ownerId, tm_joined: clock.now() }),
+        ])
+      ).rows as ParticipantRow[];
       return rows[0] ?? null;
     },
     async removeParticipant(chatId: string, participantId: string): Promise<ParticipantRow | null> {
@@ -154,8 +157,18 @@ export function chatsRepo(db: Db) {
       const now = clock.now();
       const [row] = await msgs()
         .insert({
-          id: newId(), customer_id: c.customer_id, chat_id: c.id, owner_type: 'agent', owner_id: m.owner_id, parent_id: m.parent_id ?? EMPTY_UUID,
-          type: m.type ?? 'normal', text: m.text, medias: JSON.stringify(m.medias ?? []), metadata: JSON.stringify({ reactions: [] }), tm_create: now, tm_update: now,
+          id: newId(),
+          customer_id: c.customer_id,
+          chat_id: c.id,
+          owner_type: 'agent',
+          owner_id: m.owner_id,
+          parent_id: m.parent_id ?? EMPTY_UUID,
+          type: m.type ?? 'normal',
+          text: m.text,
+          medias: JSON.stringify(m.medias ?? []),
+          metadata: JSON.stringify({ reactions: [] }),
+          tm_create: now,
+          tm_update: now,
         })
         .returning('*');
       return row as ChatMessageRow;
@@ -179,7 +192,10 @@ export function chatsRepo(db: Db) {
         const reactions = m.metadata?.reactions ?? [];
         if (reactions.some((x) => x.emoji === r.emoji && x.owner_id === r.owner_id && x.owner_type === r.owner_type)) return m;
         const metadata = { reactions: [...reactions, { ...r, tm_create: clock.now().toISOString() }] };
-        const [row] = await trx('talk_messages').where({ id }).update({ metadata: JSON.stringify(metadata), tm_update: clock.now() }).returning('*');
+        const [row] = await trx('talk_messages')
+          .where({ id })
+          .update({ metadata: JSON.stringify(metadata), tm_update: clock.now() })
+          .returning('*');
         return row as ChatMessageRow;
       });
     },

@@ -25,6 +25,4 @@ export interface SimulateJob {
 }
 
 /** What a node answers: the simulation, or the API error it raised (an invalid flow or script). */
-export type SimulateJobResult =
-  | { ok: true; result: Record<string, unknown> }
-  | { ok: false; error: { reason: string; message: string; details?: Record<string, unknown>[] } };
+export type SimulateJobResult = { ok: true; result: Record<string, unknown> } | { ok: false; error: { reason: string; message: string; details?: Record<string, unknown>[] } };

@@ -25,7 +25,11 @@ export async function conferenceHost(redis: Redis, keyPrefix: string, conference
 }
 
 export class ConferenceCommands {
-  constructor(private readonly bus: CommandBus, private readonly redis: Redis, private readonly keyPrefix: string) {}
+  constructor(
+    private readonly bus: CommandBus,
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+  ) {}
 
   start(conferenceId: string): Promise<BusEnvelope> {
     return this.bus.enqueue(ORIGINATE_QUEUE, { type: 'conference.start', conferenceId });

@@ -128,7 +128,6 @@ export interface RagChunksRow {
   tsv: string | null;
 }
 
-
 /**
  * What an insert or update may write: any subset of the columns, as values or raw SQL; the `AsText` columns
  * also as text, and an `AsText` column that holds an array only as text (pg would write the JS array as a

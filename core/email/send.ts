@@ -59,9 +59,7 @@ async function resolveAttachments(deps: EmailDeps, customerId: string, list: Sen
   for (const [i, a] of list.entries()) {
     const type = a.reference_type ?? '';
     if (type !== 'recording') throw invalidArgument(`attachments[${i}].reference_type: must be recording`, [{ field: `attachments.${i}.reference_type`, issue: 'must be recording' }]);
-    const rec = (await deps.db('recordings').where({ id: a.reference_id, customer_id: customerId }).whereNull('tm_delete').first()) as
-      | { id: string; status: string; filenames: string[] }
-      | undefined;
+    const rec = (await deps.db('recordings').where({ id: a.reference_id, customer_id: customerId }).whereNull('tm_delete').first()) as { id: string; status: string; filenames: string[] } | undefined;
     if (!rec) throw new ApiError('RECORDING_NOT_FOUND', `attachments[${i}]: recording not found`);
     if (rec.status !== 'ended' || rec.filenames.length === 0) {
       throw invalidArgument(`attachments[${i}]: the recording has no finished file yet`, [{ field: `attachments.${i}.reference_id`, issue: 'recording not ended' }]);

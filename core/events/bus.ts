@@ -31,7 +31,10 @@ export function resourceOf(eventType: string): string {
 }
 
 export class EventPublisher {
-  constructor(private readonly redis: Redis, private readonly stream = EVENT_STREAM) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly stream = EVENT_STREAM,
+  ) {}
 
   async publish(eventType: string, customerId: string, resourceId: string, data: Record<string, unknown>): Promise<PlatformEvent> {
     const event: PlatformEvent = {
@@ -90,7 +93,10 @@ export class EventSubscriber extends EventEmitter {
   private readonly seenOrder: string[] = [];
   private loopDone: Promise<void> = Promise.resolve();
 
-  constructor(private readonly redis: Redis, private readonly opts: SubscriberOptions = {}) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly opts: SubscriberOptions = {},
+  ) {
     super();
   }
 

@@ -28,8 +28,14 @@ const CATALOGUE = {
   account: ['account_created', 'account_updated', 'account_deleted'],
   ai: ['ai_created', 'ai_updated', 'ai_deleted'],
   aicall: [
-    'aicall_status_initializing', 'aicall_status_progressing', 'aicall_status_pausing', 'aicall_status_resuming',
-    'aicall_status_terminating', 'aicall_status_terminated', 'aimessage_created', 'aimessage_intermediate',
+    'aicall_status_initializing',
+    'aicall_status_progressing',
+    'aicall_status_pausing',
+    'aicall_status_resuming',
+    'aicall_status_terminating',
+    'aicall_status_terminated',
+    'aimessage_created',
+    'aimessage_intermediate',
   ],
   summary: ['summary_created', 'summary_updated', 'summary_deleted'],
   team: ['team_created', 'team_updated', 'team_deleted'],
@@ -100,11 +106,7 @@ export function topicOf(e: Pick<PlatformEvent, 'event_type' | 'customer_id' | 'r
  * The one way to publish: after the row is written, pass its API JSON. The topic id is the
  * resource's own id, or its parent's for the few types that belong to a parent.
  */
-export async function publishResourceEvent(
-  publisher: EventPublisher,
-  eventType: EventType,
-  payload: ResourcePayload,
-): Promise<PlatformEvent> {
+export async function publishResourceEvent(publisher: EventPublisher, eventType: EventType, payload: ResourcePayload): Promise<PlatformEvent> {
   const field = PARENT_ID_FIELD[eventType];
   const parent = field ? payload[field] : undefined;
   const resourceId = typeof parent === 'string' && parent ? parent : payload.id;

@@ -6,13 +6,49 @@ import { EMPTY_UUID } from '../ids';
 
 /** Every action type of the spec, deprecated ones included (voipbin TypeListAll). */
 export const ACTION_TYPES = [
-  'ai_summary', 'ai_talk', 'ai_task', 'amd', 'answer', 'beep', 'block', 'branch', 'call', 'case_create',
-  'condition_call_digits', 'condition_call_status', 'condition_datetime', 'condition_variable',
-  'confbridge_join', 'conference_join', 'connect', 'conversation_send', 'digits_receive', 'digits_send',
-  'echo', 'email_send', 'external_media_start', 'external_media_stop', 'fetch', 'fetch_flow', 'goto',
-  'hangup', 'message_send', 'mute', 'play', 'queue_join', 'recording_start', 'recording_stop', 'sleep',
-  'stop', 'stream_echo', 'talk', 'transcribe_start', 'transcribe_stop', 'transcribe_recording',
-  'variable_set', 'webhook_send',
+  'ai_summary',
+  'ai_talk',
+  'ai_task',
+  'amd',
+  'answer',
+  'beep',
+  'block',
+  'branch',
+  'call',
+  'case_create',
+  'condition_call_digits',
+  'condition_call_status',
+  'condition_datetime',
+  'condition_variable',
+  'confbridge_join',
+  'conference_join',
+  'connect',
+  'conversation_send',
+  'digits_receive',
+  'digits_send',
+  'echo',
+  'email_send',
+  'external_media_start',
+  'external_media_stop',
+  'fetch',
+  'fetch_flow',
+  'goto',
+  'hangup',
+  'message_send',
+  'mute',
+  'play',
+  'queue_join',
+  'recording_start',
+  'recording_stop',
+  'sleep',
+  'stop',
+  'stream_echo',
+  'talk',
+  'transcribe_start',
+  'transcribe_stop',
+  'transcribe_recording',
+  'variable_set',
+  'webhook_send',
 ] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
 
@@ -49,11 +85,7 @@ export interface FlowDefinition {
 export { EMPTY_UUID };
 
 /** Reserved action ids (voipbin): start, finish and next have a meaning of their own. */
-export const RESERVED_ACTION_IDS = new Set([
-  '00000000-0000-0000-0000-000000000001',
-  '00000000-0000-0000-0000-000000000002',
-  '00000000-0000-0000-0000-000000000003',
-]);
+export const RESERVED_ACTION_IDS = new Set(['00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000003']);
 
 /** True when a reference field is unset (empty string, empty UUID, absent). */
 export function isUnset(id: unknown): boolean {

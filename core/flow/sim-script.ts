@@ -43,14 +43,21 @@ export const simScriptSchema = z.object({
       destination: addressSchema.optional(),
     })
     .optional(),
-  variables: z.record(str(128), str(4096)).refine((v) => Object.keys(v).length <= 100, 'at most 100 variables').optional(),
+  variables: z
+    .record(str(128), str(4096))
+    .refine((v) => Object.keys(v).length <= 100, 'at most 100 variables')
+    .optional(),
   /** What the caller (or the outside world) does, at virtual ms from the start. */
   events: z
     .array(
       z.object({
         at: ms,
         /** Keys pressed, one every `interval` ms (default 100). */
-        dtmf: z.string().max(64).regex(/^[0-9A-D#*]+$/).optional(),
+        dtmf: z
+          .string()
+          .max(64)
+          .regex(/^[0-9A-D#*]+$/)
+          .optional(),
         interval: ms.optional(),
         /** The caller hangs up. */
         hangup: z.boolean().optional(),
@@ -64,13 +71,19 @@ export const simScriptSchema = z.object({
     .max(200)
     .optional(),
   /** When the caller speaks (recording end_of_silence, amd without a scripted result). */
-  speech: z.array(z.object({ at: ms, duration: ms })).max(200).optional(),
+  speech: z
+    .array(z.object({ at: ms, duration: ms }))
+    .max(200)
+    .optional(),
   media: z
     .object({
       talk_ms_per_char: ms.optional(),
       talk_min_ms: ms.optional(),
       play_ms: ms.optional(),
-      durations: z.record(str(2048), ms).refine((v) => Object.keys(v).length <= 100, 'at most 100 durations').optional(),
+      durations: z
+        .record(str(2048), ms)
+        .refine((v) => Object.keys(v).length <= 100, 'at most 100 durations')
+        .optional(),
       beep_ms: ms.optional(),
       answer_ms: ms.optional(),
     })
@@ -86,7 +99,10 @@ export const simScriptSchema = z.object({
     })
     .optional(),
   /** Hangup reasons of other calls (hangup with reference_id). */
-  hangup_reasons: z.record(str(64), str(64)).refine((v) => Object.keys(v).length <= 100, 'at most 100 reasons').optional(),
+  hangup_reasons: z
+    .record(str(64), str(64))
+    .refine((v) => Object.keys(v).length <= 100, 'at most 100 reasons')
+    .optional(),
   /** Flows fetch_flow, on_complete_flow_id and on_end_flow_id can load. */
   flows: z
     .array(z.object({ id: str(64), actions: z.array(z.unknown()).max(1000), on_complete_flow_id: str(64).optional() }))

@@ -27,12 +27,7 @@ export interface StoredActiveflow {
  * Writes and starts it. `before` runs in the same transaction as the row's insert (POST /activeflows
  * writes its inline flow there, so neither exists without the other).
  */
-export async function startStoredActiveflow(
-  db: Db,
-  bus: Pick<CommandBus, 'startActiveflow'>,
-  spec: StoredActiveflow,
-  before?: (trx: Db) => Promise<void>,
-): Promise<ActiveflowRow> {
+export async function startStoredActiveflow(db: Db, bus: Pick<CommandBus, 'startActiveflow'>, spec: StoredActiveflow, before?: (trx: Db) => Promise<void>): Promise<ActiveflowRow> {
   const id = spec.id ?? newId();
   const now = clock.now().toISOString();
   const insert = (d: Db) =>

@@ -60,13 +60,7 @@ export function flowInvalid(problems: FlowProblem[]): ApiError {
   });
 }
 
-function checkList(
-  input: unknown,
-  path: string,
-  topIndex: number,
-  opts: ValidateOptions,
-  problems: FlowProblem[],
-): Action[] | null {
+function checkList(input: unknown, path: string, topIndex: number, opts: ValidateOptions, problems: FlowProblem[]): Action[] | null {
   const max = opts.maxActions ?? 1000;
   if (!Array.isArray(input)) {
     problems.push({ index: topIndex, field: path, message: 'must be an array of actions' });

@@ -32,10 +32,7 @@ export interface VariableProblem {
  * Checks client-supplied variables (POST /activeflows, POST /calls): a flat string map within the
  * limits. `svc.` keys are dropped, not refused (voipbin ignores reserved keys).
  */
-export function checkClientVariables(
-  input: unknown,
-  field = 'variables',
-): { variables: Record<string, string>; problems: VariableProblem[] } {
+export function checkClientVariables(input: unknown, field = 'variables'): { variables: Record<string, string>; problems: VariableProblem[] } {
   const problems: VariableProblem[] = [];
   const variables: Record<string, string> = {};
   if (input === undefined || input === null) return { variables, problems };

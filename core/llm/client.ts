@@ -32,10 +32,7 @@ export interface LlmEndpoint {
   embeddingModel?: string;
 }
 
-export type ChatChunk =
-  | { type: 'text'; text: string }
-  | { type: 'tool_calls'; calls: ToolCall[] }
-  | { type: 'done'; finish_reason: string };
+export type ChatChunk = { type: 'text'; text: string } | { type: 'tool_calls'; calls: ToolCall[] } | { type: 'done'; finish_reason: string };
 
 export interface ChatRequest {
   messages: ChatMessage[];
@@ -45,7 +42,11 @@ export interface ChatRequest {
 }
 
 export class LlmError extends Error {
-  constructor(readonly code: 'NOT_CONFIGURED' | 'HTTP' | 'PROTOCOL' | 'NETWORK' | 'REFUSED', message: string, readonly status?: number) {
+  constructor(
+    readonly code: 'NOT_CONFIGURED' | 'HTTP' | 'PROTOCOL' | 'NETWORK' | 'REFUSED',
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'LlmError';
   }
@@ -57,7 +58,10 @@ const MAX_BYTES = 32 * 1024 * 1024;
 
 export class LlmClient {
   /** Every request goes through `egress` (core/net): the engine URL is customer input. */
-  constructor(readonly endpoint: LlmEndpoint, private readonly egress: EgressPolicy) {}
+  constructor(
+    readonly endpoint: LlmEndpoint,
+    private readonly egress: EgressPolicy,
+  ) {}
 
   private async post(path: string, body: unknown, signal?: AbortSignal): Promise<EgressStream> {
     const url = this.endpoint.baseUrl.replace(/\/+$/, '') + path;
@@ -96,7 +100,11 @@ export class LlmClient {
       while ((i = buf.search(/\r?\n\r?\n/)) >= 0) {
         const event = buf.slice(0, i);
         buf = buf.slice(i).replace(/^\r?\n\r?\n/, '');
-        const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+        const data = event
+          .split(/\r?\n/)
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trimStart())
+          .join('\n');
         if (!data) continue;
         if (data === '[DONE]') {
           if (calls.length) yield { type: 'tool_calls', calls };

@@ -29,9 +29,9 @@ export function resolveEndpoint(ai: EngineConfig, env: NodeJS.ProcessEnv = proce
   const trim = (u: string) => u.replace(/\/+$/, '');
   const ownUrl = !!ai.engine_url && trim(ai.engine_url) !== trim(env.AI_LLM_BASE_URL ?? '');
   const apiKey = ai.engine_key || (ownUrl ? '' : env.AI_LLM_API_KEY) || '';
-  const baseUrl = ai.engine_url || env.AI_LLM_BASE_URL || (apiKey ? VENDOR_URLS[target] ?? '' : '');
+  const baseUrl = ai.engine_url || env.AI_LLM_BASE_URL || (apiKey ? (VENDOR_URLS[target] ?? '') : '');
   if (!baseUrl) {
-    throw new LlmError('NOT_CONFIGURED', 'no LLM endpoint is configured: set the AI\'s engine_url (an OpenAI-compatible base URL) or AI_LLM_BASE_URL on the server');
+    throw new LlmError('NOT_CONFIGURED', "no LLM endpoint is configured: set the AI's engine_url (an OpenAI-compatible base URL) or AI_LLM_BASE_URL on the server");
   }
   return { baseUrl, model: name || 'default', apiKey, embeddingModel: env.AI_EMBEDDING_MODEL || undefined };
 }

@@ -11,13 +11,7 @@ import { publishResourceEvent, type EventType, type ResourcePayload } from '../e
 import type { SmsProvider } from './provider';
 
 /** Starts a run of flowId for a received message; returns the activeflow id. */
-export type FlowStarter = (input: {
-  customerId: string;
-  flowId: string;
-  referenceType: 'conversation';
-  referenceId: string;
-  variables: Record<string, string>;
-}) => Promise<string>;
+export type FlowStarter = (input: { customerId: string; flowId: string; referenceType: 'conversation'; referenceId: string; variables: Record<string, string> }) => Promise<string>;
 
 export type Publish = (type: EventType, payload: ResourcePayload) => Promise<void>;
 

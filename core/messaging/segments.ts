@@ -2,9 +2,7 @@
  * SMS segment count (what providers bill per): GSM-7 text fits 160 characters in one part and 153
  * per part when concatenated; anything outside GSM-7 goes as UCS-2: 70, then 67 per part.
  */
-const GSM7 = new Set(
-  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
-);
+const GSM7 = new Set('@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà');
 /** Characters of the GSM-7 extension table take two septets. */
 const GSM7_EXT = new Set('^{}\\[~]|€\f');
 

@@ -7,16 +7,7 @@
  */
 import crypto from 'node:crypto';
 import type { TargetStatus } from '../repos/messages';
-import {
-  SmsGatewayTimeout,
-  SmsRejected,
-  type InboundSms,
-  type ProviderRequest,
-  type SmsProvider,
-  type SmsSendRequest,
-  type SmsSendResult,
-  type StatusReport,
-} from './provider';
+import { SmsGatewayTimeout, SmsRejected, type InboundSms, type ProviderRequest, type SmsProvider, type SmsSendRequest, type SmsSendResult, type StatusReport } from './provider';
 import { jsonText } from '../json-text';
 
 export interface TwilioOptions {

@@ -8,17 +8,7 @@
  */
 import net from 'node:net';
 
-export type AddressClass =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'cgnat'
-  | 'multicast'
-  | 'broadcast'
-  | 'unspecified'
-  | 'documentation'
-  | 'reserved';
+export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'cgnat' | 'multicast' | 'broadcast' | 'unspecified' | 'documentation' | 'reserved';
 
 /** An address as 4 (IPv4) or 16 (IPv6) bytes. */
 export interface IpBytes {
@@ -137,7 +127,11 @@ export function parseCidr(text: string): Cidr {
 
 /** Comma-separated CIDRs (empty: none). Throws one message naming the first bad entry. */
 export function parseCidrList(text: string | undefined): Cidr[] {
-  return (text ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(parseCidr);
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(parseCidr);
 }
 
 export function inCidr(a: IpBytes, c: Cidr): boolean {

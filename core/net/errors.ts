@@ -5,18 +5,14 @@
  */
 import type { AddressClass } from './address';
 
-export type RefusalReason =
-  | 'url'
-  | 'scheme'
-  | 'credentials'
-  | 'unresolvable'
-  | 'self'
-  | 'redirect'
-  | Exclude<AddressClass, 'public'>;
+export type RefusalReason = 'url' | 'scheme' | 'credentials' | 'unresolvable' | 'self' | 'redirect' | Exclude<AddressClass, 'public'>;
 
 /** The policy said no: the destination is not one the platform may connect to on a customer's behalf. */
 export class EgressRefused extends Error {
-  constructor(readonly reason: RefusalReason, message: string) {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+  ) {
     super(message);
     this.name = 'EgressRefused';
   }
@@ -26,7 +22,10 @@ export type FailureReason = 'unreachable' | 'too-large' | 'too-many-redirects' |
 
 /** The destination was allowed but the exchange did not complete. */
 export class EgressFailed extends Error {
-  constructor(readonly reason: FailureReason, message: string) {
+  constructor(
+    readonly reason: FailureReason,
+    message: string,
+  ) {
     super(message);
     this.name = 'EgressFailed';
   }

@@ -11,10 +11,7 @@
 import dns from 'node:dns';
 import os from 'node:os';
 import type net from 'node:net';
-import {
-  allowlisted, classify, embeddedIPv4, formatIp, ipLiteral, isLocalhostName, normalizeHost, parseCidrList, parseIp, sameIp,
-  type Cidr, type IpBytes,
-} from './address';
+import { allowlisted, classify, embeddedIPv4, formatIp, ipLiteral, isLocalhostName, normalizeHost, parseCidrList, parseIp, sameIp, type Cidr, type IpBytes } from './address';
 import { describeClass, EgressRefused, type RefusalReason } from './errors';
 import { egressFetch, egressOpen, type EgressRequest, type EgressResponse, type EgressStream } from './http';
 import { platformMetrics } from '../metrics';
@@ -58,7 +55,10 @@ export function egressSettingsFromEnv(env: NodeJS.ProcessEnv): EgressSettings {
   } catch (e) {
     throw new Error(`EGRESS_ALLOW_CIDRS: ${(e as Error).message}`);
   }
-  const dnsServers = (env.EGRESS_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const dnsServers = (env.EGRESS_DNS_SERVERS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = dnsServers.find((s) => !DNS_SERVER.test(s));
   if (bad !== undefined) throw new Error(`EGRESS_DNS_SERVERS: ${JSON.stringify(bad)} is not an IP address with an optional :port`);
   const selfHosts: string[] = [];
@@ -68,7 +68,14 @@ export function egressSettingsFromEnv(env: NodeJS.ProcessEnv): EgressSettings {
     /* PUBLIC_URL is validated by core/config.ts */
   }
   if (env.SIP_ADVERTISED_HOST) selfHosts.push(env.SIP_ADVERTISED_HOST.trim());
-  return { allowCidrs: allow.split(',').map((s) => s.trim()).filter(Boolean), dnsServers, selfHosts };
+  return {
+    allowCidrs: allow
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    dnsServers,
+    selfHosts,
+  };
 }
 
 function pinned(address: string, family: 4 | 6): net.LookupFunction {
@@ -80,10 +87,11 @@ function pinned(address: string, family: 4 | 6): net.LookupFunction {
 
 function interfaceAddresses(): IpBytes[] {
   const out: IpBytes[] = [];
-  for (const list of Object.values(os.networkInterfaces())) for (const i of list ?? []) {
-    const a = parseIp(i.address);
-    if (a) out.push(a);
-  }
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const i of list ?? []) {
+      const a = parseIp(i.address);
+      if (a) out.push(a);
+    }
   return out;
 }
 

@@ -108,7 +108,7 @@ export class NumberInventory {
       if (e.country !== cc) continue;
       const start = BigInt(e.from.slice(1));
       const end = BigInt(e.to.slice(1));
-      for (let cur = start; cur <= end && out.length < limit; ) {
+      for (let cur = start; cur <= end && out.length < limit;) {
         const batch: string[] = [];
         for (; cur <= end && batch.length < 500; cur++) batch.push('+' + cur.toString().padStart(e.from.length - 1, '0'));
         const busy = await taken(batch);

@@ -3,7 +3,11 @@
  * cut at sentence ends, so a chunk is a few self-contained sentences.
  */
 export function chunkText(text: string, maxChars = 800): string[] {
-  const paras = text.replace(/\r\n?/g, '\n').split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean);
+  const paras = text
+    .replace(/\r\n?/g, '\n')
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
   const pieces: string[] = [];
   for (const p of paras) {
     if (p.length <= maxChars) {

@@ -80,7 +80,11 @@ export async function ingestSource(deps: IngestDeps, s: RagSourceRow): Promise<v
     if (!chunks.length) throw new Error('document has no text');
     const embedder = embeddingClient(deps.env, deps.egress);
     const vectors = embedder ? await embedder.embed(chunks) : null;
-    await repo.putChunks(s.rag_id, s.id, chunks.map((content, i) => ({ content, embedding: vectors?.[i] })));
+    await repo.putChunks(
+      s.rag_id,
+      s.id,
+      chunks.map((content, i) => ({ content, embedding: vectors?.[i] })),
+    );
     await repo.setSource(s.id, { status: 'ready', status_message: `document parsed and ${chunks.length} chunk${chunks.length === 1 ? '' : 's'} created${vectors ? ' (embedded)' : ''}` });
   } catch (e) {
     await repo.setSource(s.id, { status: 'error', status_message: (e as Error).message.slice(0, 500) }).catch(() => undefined);

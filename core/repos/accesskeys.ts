@@ -71,7 +71,10 @@ export function accesskeysRepo(db: Db) {
     },
     /** Live key for a secret (expiry NOT checked here: use isAccesskeyExpired). */
     async getByToken(token: string): Promise<AccesskeyRow | null> {
-      const row = await table().where({ token_hash: hashAccesskeyToken(token) }).whereNull('tm_delete').first();
+      const row = await table()
+        .where({ token_hash: hashAccesskeyToken(token) })
+        .whereNull('tm_delete')
+        .first();
       return (row as AccesskeyRow | undefined) ?? null;
     },
     async listByCustomer(customerId: string, params: PageParams): Promise<Page<AccesskeyRow>> {

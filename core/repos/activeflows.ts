@@ -126,10 +126,7 @@ export function activeflowsRepo(db: Db) {
     },
     /** Ends a running activeflow whose runner is gone (no live owner); no-op when it already ended. */
     async endOrphan(id: string, reason: ActiveflowRecord['end_reason'], error = ''): Promise<ActiveflowRow | null> {
-      const [row] = await table()
-        .where({ id, status: 'running' })
-        .update({ status: 'ended', end_reason: reason, error, current_action: null, tm_update: clock.now() })
-        .returning('*');
+      const [row] = await table().where({ id, status: 'running' }).update({ status: 'ended', end_reason: reason, error, current_action: null, tm_update: clock.now() }).returning('*');
       return (row as ActiveflowRow | undefined) ?? (await this.get(id));
     },
     /** Soft delete (DELETE /activeflows/{id}); the runner's later writes keep tm_delete (PgActiveflowStore.update). */
@@ -151,7 +148,10 @@ export class PgActiveflowStore {
    * `retry` (core/db/retry.ts) repeats each write through a short database outage, inside the
    * per-activeflow chain so that writes still land in order.
    */
-  constructor(private readonly db: Db, private readonly opts: { retry?: <T>(op: () => Promise<T>) => Promise<T> } = {}) {}
+  constructor(
+    private readonly db: Db,
+    private readonly opts: { retry?: <T>(op: () => Promise<T>) => Promise<T> } = {},
+  ) {}
 
   create(record: ActiveflowRecord): Promise<void> {
     const cols = columns(record);
@@ -187,7 +187,9 @@ export class PgActiveflowStore {
     return this.chain(record.id, async () => {
       // a retried append could append twice after an unseen commit: retries write the whole array
       const executed = append !== null && ++attempts === 1 ? this.db.raw(`executed_actions || ?::jsonb`, [append]) : (full ?? JSON.stringify(record.executed_actions.slice(0, total)));
-      await this.db('activeflows').where({ id: record.id }).update({ ...cols, executed_actions: executed });
+      await this.db('activeflows')
+        .where({ id: record.id })
+        .update({ ...cols, executed_actions: executed });
     });
   }
 
@@ -202,18 +204,26 @@ export class PgActiveflowStore {
     if (opts.customer_id) q.where({ customer_id: opts.customer_id });
     const before = opts.before ? toDate(opts.before) : null;
     if (before) q.where('tm_create', '<', before);
-    const rows = (await q.orderBy([{ column: 'tm_create', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit)) as ActiveflowRow[];
+    const rows = (await q
+      .orderBy([
+        { column: 'tm_create', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(opts.limit)) as ActiveflowRow[];
     return rows.map(toRecord);
   }
 
   private chain(id: string, work: () => Promise<void>): Promise<void> {
     const prev = this.chains.get(id) ?? Promise.resolve();
     const run = this.opts.retry ? () => this.opts.retry!(work) : work;
-    const next = prev.catch(() => undefined).then(run).catch((err: unknown) => {
-      // A failed write leaves the stored prefix unknown: the next update writes the whole array.
-      this.stored.delete(id);
-      throw err;
-    });
+    const next = prev
+      .catch(() => undefined)
+      .then(run)
+      .catch((err: unknown) => {
+        // A failed write leaves the stored prefix unknown: the next update writes the whole array.
+        this.stored.delete(id);
+        throw err;
+      });
     this.chains.set(id, next);
     void next
       .finally(() => {

@@ -80,7 +80,12 @@ export function agentReachRepo(db: Db, s: AgentScope) {
     /** Live AI calls on the agent's calls and conversations. */
     aicalls(page: PageParams, filter: { reference_type?: string; reference_id?: string; status?: string }): Promise<RowPage<AicallRow>> {
       const q = db('aicalls').where({ customer_id: s.customerId }).whereNull('tm_delete').select('*');
-      q.where((w) => void w.where((c) => void c.where({ reference_type: 'call' }).whereIn('reference_id', callIds())).orWhere((c) => void c.where({ reference_type: 'conversation' }).whereIn('reference_id', conversationIds())));
+      q.where(
+        (w) =>
+          void w
+            .where((c) => void c.where({ reference_type: 'call' }).whereIn('reference_id', callIds()))
+            .orWhere((c) => void c.where({ reference_type: 'conversation' }).whereIn('reference_id', conversationIds())),
+      );
       if (filter.reference_type) q.where({ reference_type: filter.reference_type });
       if (filter.reference_id) q.where({ reference_id: filter.reference_id });
       // a status no AI call can have matches none (the filter is free text)
@@ -90,8 +95,11 @@ export function agentReachRepo(db: Db, s: AgentScope) {
     },
     /** The id of a live AI call on one of the agent's calls or conversations. */
     async aicallId(id: string): Promise<string | undefined> {
-      const a = (await db('aicalls').where({ id, customer_id: s.customerId }).whereNull('tm_delete')
-        .where((w) => void w.whereIn('reference_id', callIds()).orWhereIn('reference_id', conversationIds())).first('id')) as { id: string } | undefined;
+      const a = (await db('aicalls')
+        .where({ id, customer_id: s.customerId })
+        .whereNull('tm_delete')
+        .where((w) => void w.whereIn('reference_id', callIds()).orWhereIn('reference_id', conversationIds()))
+        .first('id')) as { id: string } | undefined;
       return a?.id;
     },
     /** The live messages of an AI call (its id from `aicallId`). */

@@ -26,9 +26,20 @@ export interface AiAuditRow {
 
 export function aiAuditJson(a: AiAuditRow) {
   return {
-    id: a.id, customer_id: a.customer_id, aicall_id: a.aicall_id, ai_id: a.ai_id, prompt_history_id: a.prompt_history_id ?? EMPTY_UUID,
-    status: a.status, overall_score: a.overall_score, evaluation: a.evaluation, message_ids: a.message_ids, language: a.language, error: a.error,
-    tm_create: formatLegacy(a.tm_create), tm_update: formatLegacy(a.tm_update), tm_delete: formatLegacy(a.tm_delete),
+    id: a.id,
+    customer_id: a.customer_id,
+    aicall_id: a.aicall_id,
+    ai_id: a.ai_id,
+    prompt_history_id: a.prompt_history_id ?? EMPTY_UUID,
+    status: a.status,
+    overall_score: a.overall_score,
+    evaluation: a.evaluation,
+    message_ids: a.message_ids,
+    language: a.language,
+    error: a.error,
+    tm_create: formatLegacy(a.tm_create),
+    tm_update: formatLegacy(a.tm_update),
+    tm_delete: formatLegacy(a.tm_delete),
   };
 }
 
@@ -38,7 +49,9 @@ export function aiAuditsRepo(db: Db) {
   const live = () => db('aiaudits').whereNull('tm_delete');
   return {
     async create(customerId: string, input: Pick<AiAuditRow, 'aicall_id' | 'ai_id' | 'prompt_history_id' | 'language'>): Promise<AiAuditRow> {
-      const [r] = await db('aiaudits').insert({ ...input, id: newId(), customer_id: customerId, status: 'progressing', tm_create: clock.now() }).returning('*');
+      const [r] = await db('aiaudits')
+        .insert({ ...input, id: newId(), customer_id: customerId, status: 'progressing', tm_create: clock.now() })
+        .returning('*');
       return r as AiAuditRow;
     },
     async get(customerId: string, id: string): Promise<AiAuditRow | null> {

@@ -77,24 +77,52 @@ const u = (v: string | null) => v ?? EMPTY_UUID;
 
 export function aicallJson(c: AicallRow) {
   return {
-    id: c.id, customer_id: c.customer_id, assistance_type: c.assistance_type, assistance_id: c.assistance_id, ai_engine_model: c.ai_engine_model,
-    ai_tts_type: c.ai_tts_type, ai_tts_voice_id: c.ai_tts_voice_id, ai_stt_type: c.ai_stt_type, ai_vad_config: c.ai_vad_config,
-    ai_smart_turn_enabled: c.ai_smart_turn_enabled, parameter: c.parameter, activeflow_id: u(c.activeflow_id), reference_type: c.reference_type,
-    reference_id: u(c.reference_id), confbridge_id: u(c.confbridge_id), current_member_id: u(c.current_member_id), status: c.status,
-    stt_language: c.stt_language, metadata: c.metadata,
-    tm_end: formatLegacy(c.tm_end), tm_create: formatLegacy(c.tm_create), tm_update: formatLegacy(c.tm_update), tm_delete: formatLegacy(c.tm_delete),
+    id: c.id,
+    customer_id: c.customer_id,
+    assistance_type: c.assistance_type,
+    assistance_id: c.assistance_id,
+    ai_engine_model: c.ai_engine_model,
+    ai_tts_type: c.ai_tts_type,
+    ai_tts_voice_id: c.ai_tts_voice_id,
+    ai_stt_type: c.ai_stt_type,
+    ai_vad_config: c.ai_vad_config,
+    ai_smart_turn_enabled: c.ai_smart_turn_enabled,
+    parameter: c.parameter,
+    activeflow_id: u(c.activeflow_id),
+    reference_type: c.reference_type,
+    reference_id: u(c.reference_id),
+    confbridge_id: u(c.confbridge_id),
+    current_member_id: u(c.current_member_id),
+    status: c.status,
+    stt_language: c.stt_language,
+    metadata: c.metadata,
+    tm_end: formatLegacy(c.tm_end),
+    tm_create: formatLegacy(c.tm_create),
+    tm_update: formatLegacy(c.tm_update),
+    tm_delete: formatLegacy(c.tm_delete),
   };
 }
 
 export function aimessageJson(m: AimessageRow) {
   return {
-    id: m.id, customer_id: m.customer_id, aicall_id: m.aicall_id, activeflow_id: u(m.activeflow_id), active_ai_id: u(m.active_ai_id),
-    role: m.role, content: m.content, direction: m.direction, tool_calls: m.tool_calls, tool_call_id: m.tool_call_id, tm_create: formatLegacy(m.tm_create),
+    id: m.id,
+    customer_id: m.customer_id,
+    aicall_id: m.aicall_id,
+    activeflow_id: u(m.activeflow_id),
+    active_ai_id: u(m.active_ai_id),
+    role: m.role,
+    content: m.content,
+    direction: m.direction,
+    tool_calls: m.tool_calls,
+    tool_call_id: m.tool_call_id,
+    tm_create: formatLegacy(m.tm_create),
   };
 }
 
 export type AicallInput = Pick<AicallRow, 'assistance_type' | 'assistance_id' | 'reference_type'> &
-  Partial<Pick<AicallRow, 'ai_engine_model' | 'ai_tts_type' | 'ai_tts_voice_id' | 'ai_stt_type' | 'ai_vad_config' | 'parameter' | 'activeflow_id' | 'reference_id' | 'current_member_id' | 'stt_language'>>;
+  Partial<
+    Pick<AicallRow, 'ai_engine_model' | 'ai_tts_type' | 'ai_tts_voice_id' | 'ai_stt_type' | 'ai_vad_config' | 'parameter' | 'activeflow_id' | 'reference_id' | 'current_member_id' | 'stt_language'>
+  >;
 
 /** One AI's part in one AI call: the call's own AI, or a team member that answered in it. */
 export interface ParticipantRow {
@@ -142,11 +170,17 @@ export function aicallsRepo(db: Db) {
      * its first message). `by` names what the page runs over (its rows are keyed by the other id).
      */
     async participants(customerId: string, by: { aiId: string } | { aicallId: string }, params: PageParams): Promise<Page<ParticipantRow>> {
-      const direct = db('aicalls').where({ customer_id: customerId, assistance_type: 'ai' }).whereNull('tm_delete')
-        .select({ aicall_id: 'id', ai_id: 'assistance_id', tm: 'tm_create' });
-      const answered = db('aimessages as m').join('aicalls as c', 'c.id', 'm.aicall_id').whereNull('c.tm_delete').where('m.customer_id', customerId)
-        .whereNotNull('m.active_ai_id').select({ aicall_id: 'm.aicall_id', ai_id: 'm.active_ai_id', tm: 'm.tm_create' });
-      const grouped = db.from(db.raw('(? UNION ALL ?) as u', [direct, answered])).groupBy('aicall_id', 'ai_id').select('aicall_id', 'ai_id', db.raw('min(tm) as tm_create'));
+      const direct = db('aicalls').where({ customer_id: customerId, assistance_type: 'ai' }).whereNull('tm_delete').select({ aicall_id: 'id', ai_id: 'assistance_id', tm: 'tm_create' });
+      const answered = db('aimessages as m')
+        .join('aicalls as c', 'c.id', 'm.aicall_id')
+        .whereNull('c.tm_delete')
+        .where('m.customer_id', customerId)
+        .whereNotNull('m.active_ai_id')
+        .select({ aicall_id: 'm.aicall_id', ai_id: 'm.active_ai_id', tm: 'm.tm_create' });
+      const grouped = db
+        .from(db.raw('(? UNION ALL ?) as u', [direct, answered]))
+        .groupBy('aicall_id', 'ai_id')
+        .select('aicall_id', 'ai_id', db.raw('min(tm) as tm_create'));
       if ('aiId' in by) grouped.where('ai_id', by.aiId);
       else grouped.where('aicall_id', by.aicallId);
       const keyed = db.from(grouped.as('p')).select('p.aicall_id', 'p.ai_id', 'p.tm_create', db.raw(`${'aiId' in by ? 'p.aicall_id' : 'p.ai_id'} as id`));
@@ -170,7 +204,10 @@ export function aicallsRepo(db: Db) {
     },
     /** All messages of an AI call, oldest first (the conversation so far). */
     async history(aicallId: string): Promise<AimessageRow[]> {
-      return (await db('aimessages').whereNull('tm_delete').where({ aicall_id: aicallId }).orderBy([{ column: 'tm_create' }, { column: 'id' }])) as AimessageRow[];
+      return (await db('aimessages')
+        .whereNull('tm_delete')
+        .where({ aicall_id: aicallId })
+        .orderBy([{ column: 'tm_create' }, { column: 'id' }])) as AimessageRow[];
     },
     async message(customerId: string, id: string): Promise<AimessageRow | null> {
       return ((await db('aimessages').whereNull('tm_delete').where({ customer_id: customerId, id }).first()) as AimessageRow | undefined) ?? null;

@@ -30,10 +30,20 @@ export interface ProposalRow {
 
 export function proposalJson(p: ProposalRow) {
   return {
-    id: p.id, customer_id: p.customer_id, ai_id: p.ai_id, audit_ids: p.audit_ids, basis_prompt_history_id: p.basis_prompt_history_id ?? EMPTY_UUID,
-    original_prompt: p.original_prompt, proposed_prompt: p.proposed_prompt, rationale: p.rationale, status: p.status, error: p.error,
+    id: p.id,
+    customer_id: p.customer_id,
+    ai_id: p.ai_id,
+    audit_ids: p.audit_ids,
+    basis_prompt_history_id: p.basis_prompt_history_id ?? EMPTY_UUID,
+    original_prompt: p.original_prompt,
+    proposed_prompt: p.proposed_prompt,
+    rationale: p.rationale,
+    status: p.status,
+    error: p.error,
     applied_prompt_history_id: p.applied_prompt_history_id ?? EMPTY_UUID,
-    tm_create: formatLegacy(p.tm_create), tm_update: formatLegacy(p.tm_update), tm_delete: formatLegacy(p.tm_delete),
+    tm_create: formatLegacy(p.tm_create),
+    tm_update: formatLegacy(p.tm_update),
+    tm_delete: formatLegacy(p.tm_delete),
   };
 }
 
@@ -57,7 +67,11 @@ export function proposalsRepo(db: Db) {
     },
     /** Moves from one of `from` to the patch's status; null when the proposal is not in `from`. */
     async transition(id: string, from: ProposalStatus[], patch: Partial<Omit<ProposalRow, 'audit_ids'>>): Promise<ProposalRow | null> {
-      const [row] = await live().where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await live()
+        .where({ id })
+        .whereIn('status', from)
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as ProposalRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<ProposalRow | null> {

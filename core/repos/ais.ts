@@ -53,13 +53,31 @@ export interface PromptHistoryRow {
 
 export function aiJson(a: AiRow) {
   return {
-    id: a.id, customer_id: a.customer_id, name: a.name, detail: a.detail, type: a.type, is_insight_active: !!a.is_insight_active,
-    engine_model: a.engine_model, engine_url: a.engine_url, engine_key: maskKey(a.engine_key), parameter: a.parameter,
-    rag_id: a.rag_id ?? EMPTY_UUID, init_prompt: a.init_prompt, current_prompt_history_id: a.current_prompt_history_id ?? EMPTY_UUID,
-    tts_type: a.tts_type, tts_voice_id: a.tts_voice_id, stt_type: a.stt_type, stt_language: a.stt_language, vad_config: a.vad_config,
-    smart_turn_enabled: a.smart_turn_enabled, auto_aicall_audit_enabled: a.auto_aicall_audit_enabled, tool_names: a.tool_names,
+    id: a.id,
+    customer_id: a.customer_id,
+    name: a.name,
+    detail: a.detail,
+    type: a.type,
+    is_insight_active: !!a.is_insight_active,
+    engine_model: a.engine_model,
+    engine_url: a.engine_url,
+    engine_key: maskKey(a.engine_key),
+    parameter: a.parameter,
+    rag_id: a.rag_id ?? EMPTY_UUID,
+    init_prompt: a.init_prompt,
+    current_prompt_history_id: a.current_prompt_history_id ?? EMPTY_UUID,
+    tts_type: a.tts_type,
+    tts_voice_id: a.tts_voice_id,
+    stt_type: a.stt_type,
+    stt_language: a.stt_language,
+    vad_config: a.vad_config,
+    smart_turn_enabled: a.smart_turn_enabled,
+    auto_aicall_audit_enabled: a.auto_aicall_audit_enabled,
+    tool_names: a.tool_names,
     direct_hash: a.direct_hash,
-    tm_create: formatLegacy(a.tm_create), tm_update: formatLegacy(a.tm_update), tm_delete: formatLegacy(a.tm_delete),
+    tm_create: formatLegacy(a.tm_create),
+    tm_update: formatLegacy(a.tm_update),
+    tm_delete: formatLegacy(a.tm_delete),
   };
 }
 
@@ -82,7 +100,9 @@ export function aisRepo(db: Db) {
     const [h] = await trx('ai_prompt_histories')
       .insert({ id: newId(), customer_id: ai.customer_id, ai_id: ai.id, prompt: ai.init_prompt, proposal_id: proposalId, tm_create: clock.now() })
       .returning('*');
-    await trx('ais').where({ id: ai.id }).update({ current_prompt_history_id: (h as PromptHistoryRow).id });
+    await trx('ais')
+      .where({ id: ai.id })
+      .update({ current_prompt_history_id: (h as PromptHistoryRow).id });
     ai.current_prompt_history_id = (h as PromptHistoryRow).id;
     return h as PromptHistoryRow;
   }
@@ -110,7 +130,10 @@ export function aisRepo(db: Db) {
         if (!before) return null;
         // an AI that stops being an Insight AI stops being the active one
         const demoted = patch.type !== undefined && patch.type !== 'insight' ? { is_insight_active: false } : {};
-        const [row] = await trx('ais').where({ id }).update({ ...encode(patch), ...demoted, tm_update: clock.now() }).returning('*');
+        const [row] = await trx('ais')
+          .where({ id })
+          .update({ ...encode(patch), ...demoted, tm_update: clock.now() })
+          .returning('*');
         const ai = row as AiRow;
         if (patch.init_prompt !== undefined && patch.init_prompt !== before.init_prompt) await addHistory(trx, ai, proposalId);
         return ai;
@@ -135,7 +158,13 @@ export function aisRepo(db: Db) {
     },
     /** The Insight AI a case uses: the active one, else the most recently created Insight AI. */
     async insightFor(customerId: string): Promise<AiRow | null> {
-      const row = await live().where({ customer_id: customerId, type: 'insight' }).orderBy([{ column: 'is_insight_active', order: 'desc' }, { column: 'tm_create', order: 'desc' }]).first();
+      const row = await live()
+        .where({ customer_id: customerId, type: 'insight' })
+        .orderBy([
+          { column: 'is_insight_active', order: 'desc' },
+          { column: 'tm_create', order: 'desc' },
+        ])
+        .first();
       return (row as AiRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<AiRow | null> {

@@ -90,7 +90,11 @@ export function billingAccountsRepo(db: Db) {
       return row as BillingAccountRow;
     },
     async update(id: string, patch: Partial<Pick<BillingAccountRow, 'name' | 'detail' | 'status' | 'payment_type' | 'payment_method' | 'paddle_customer_id'>>): Promise<BillingAccountRow | null> {
-      const [row] = await table().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await table()
+        .where({ id })
+        .whereNull('tm_delete')
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as BillingAccountRow | undefined) ?? null;
     },
     async list(params: PageParams, filter: { customerId?: string } = {}): Promise<Page<BillingAccountRow>> {

@@ -9,14 +9,22 @@ export const TRANSACTION_TYPES = ['usage', 'top_up', 'adjustment', 'refund'] as 
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export const BILLING_STATUSES = ['progressing', 'end', 'pending', 'finished'] as const;
 export type BillingStatus = (typeof BILLING_STATUSES)[number];
-export const COST_TYPES = [
-  '', 'call_pstn_outgoing', 'call_pstn_incoming', 'call_vn', 'call_extension', 'call_direct_ext',
-  'sms', 'email', 'number', 'number_renew', 'tts', 'recording',
-] as const;
+export const COST_TYPES = ['', 'call_pstn_outgoing', 'call_pstn_incoming', 'call_vn', 'call_extension', 'call_direct_ext', 'sms', 'email', 'number', 'number_renew', 'tts', 'recording'] as const;
 export type CostType = (typeof COST_TYPES)[number];
 export const REFERENCE_TYPES = [
-  '', 'call', 'call_extension', 'sms', 'email', 'number', 'number_renew', 'credit_free_tier',
-  'monthly_allowance', 'credit_adjustment', 'token_adjustment', 'speaking', 'recording',
+  '',
+  'call',
+  'call_extension',
+  'sms',
+  'email',
+  'number',
+  'number_renew',
+  'credit_free_tier',
+  'monthly_allowance',
+  'credit_adjustment',
+  'token_adjustment',
+  'speaking',
+  'recording',
 ] as const;
 export type ReferenceType = (typeof REFERENCE_TYPES)[number];
 
@@ -89,7 +97,10 @@ export function billingsRepo(db: Db) {
       return ((await table().where({ idempotency_key: key }).first()) as BillingRow | undefined) ?? null;
     },
     async update(id: string, patch: Partial<BillingRow>): Promise<BillingRow> {
-      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await table()
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return row as BillingRow;
     },
     async list(customerId: string, params: PageParams): Promise<Page<BillingRow>> {

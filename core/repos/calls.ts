@@ -202,7 +202,10 @@ export function callsRepo(db: Db) {
     },
     async addChained(masterId: string, chainedId: string): Promise<void> {
       // once only, so a write retried after an unseen commit appends nothing twice
-      await table().where({ id: masterId }).whereRaw('not (? = any(chained_call_ids))', [chainedId]).update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() });
+      await table()
+        .where({ id: masterId })
+        .whereRaw('not (? = any(chained_call_ids))', [chainedId])
+        .update({ chained_call_ids: db.raw('array_append(chained_call_ids, ?)', [chainedId]), tm_update: clock.now() });
     },
     async setRecording(id: string, recordingId: string, active: boolean): Promise<CallRow | null> {
       const update: Record<string, unknown> = { recording_id: active ? recordingId : EMPTY_UUID, tm_update: clock.now() };
@@ -216,7 +219,9 @@ export function callsRepo(db: Db) {
     },
     /** The source a leg went out with, when the caller-id rule replaced it (core/calls/caller-id). */
     async setSource(id: string, source: Address): Promise<void> {
-      await table().where({ id }).update({ source: JSON.stringify(source), tm_update: clock.now() });
+      await table()
+        .where({ id })
+        .update({ source: JSON.stringify(source), tm_update: clock.now() });
     },
     async setActiveflow(id: string, activeflowId: string, flowId: string): Promise<void> {
       await table().where({ id }).update({ activeflow_id: activeflowId, flow_id: flowId, tm_update: clock.now() });
@@ -234,8 +239,7 @@ export function callsRepo(db: Db) {
     /** A customer's live call with its master and chained legs (the ladder's). */
     async legsOf(customerId: string, id: string): Promise<Pick<CallRow, 'id' | 'master_call_id' | 'chained_call_ids'> | undefined> {
       return (await db('calls').where({ id, customer_id: customerId }).whereNull('tm_delete').first('id', 'master_call_id', 'chained_call_ids')) as
-        | Pick<CallRow, 'id' | 'master_call_id' | 'chained_call_ids'>
-        | undefined;
+        Pick<CallRow, 'id' | 'master_call_id' | 'chained_call_ids'> | undefined;
     },
     /** Those of `ids` that are the customer's calls (deleted or not). */
     async idsOwnedAmong(customerId: string, ids: string[]): Promise<string[]> {
@@ -252,7 +256,10 @@ export function callsRepo(db: Db) {
     },
     /** Merges `patch` into the call's metadata; the row, or null. */
     async mergeMetadata(id: string, patch: Record<string, unknown>): Promise<CallRow | null> {
-      const [row] = (await db('calls').where({ id }).update({ metadata: db.raw(`metadata || ?::jsonb`, [JSON.stringify(patch)]), tm_update: clock.now() }).returning('*')) as CallRow[];
+      const [row] = (await db('calls')
+        .where({ id })
+        .update({ metadata: db.raw(`metadata || ?::jsonb`, [JSON.stringify(patch)]), tm_update: clock.now() })
+        .returning('*')) as CallRow[];
       return row ?? null;
     },
     /** Ids of the live legs whose master is `masterId`. */
@@ -269,7 +276,9 @@ export function callsRepo(db: Db) {
     },
     /** Says in the call's data that it is ended because the balance ran out. */
     async markBalanceExhausted(id: string): Promise<void> {
-      await db('calls').where({ id }).update({ data: db.raw(`data || '{"balance_exhausted": true}'::jsonb`) });
+      await db('calls')
+        .where({ id })
+        .update({ data: db.raw(`data || '{"balance_exhausted": true}'::jsonb`) });
     },
   };
 }

@@ -50,7 +50,11 @@ export function campaignRunRepo(trx: Knex.Transaction) {
         .whereNull('tm_delete')
         .where((w) => void w.whereNull('tm_next_try').orWhere('tm_next_try', '<=', now));
       triesLeft(q, plan);
-      const row = await q.orderBy([{ column: 'tm_create' }, { column: 'id' }]).forUpdate().skipLocked().first();
+      const row = await q
+        .orderBy([{ column: 'tm_create' }, { column: 'id' }])
+        .forUpdate()
+        .skipLocked()
+        .first();
       return (row as OutdialtargetRow | undefined) ?? null;
     },
     /** Any idle or progressing target of the outdial with a try left, due or not. */
@@ -70,11 +74,15 @@ export function campaignRunRepo(trx: Knex.Transaction) {
     },
     /** Spends a try of destination `index` (its count becomes `tryCount`): the target is progressing. */
     async spendTry(id: string, index: number, tryCount: number, now: Date): Promise<void> {
-      await trx('outdialtargets').where({ id }).update({ [`try_count_${index}`]: tryCount, status: 'progressing', tm_update: now });
+      await trx('outdialtargets')
+        .where({ id })
+        .update({ [`try_count_${index}`]: tryCount, status: 'progressing', tm_update: now });
     },
     /** Gives back the try just spent (its count back to `tryCount`): the target is idle again. */
     async returnTry(id: string, index: number, tryCount: number): Promise<void> {
-      await trx('outdialtargets').where({ id }).update({ [`try_count_${index}`]: tryCount, status: 'idle' });
+      await trx('outdialtargets')
+        .where({ id })
+        .update({ [`try_count_${index}`]: tryCount, status: 'idle' });
     },
     /** The tags of the customer's live queue; undefined when it is gone. */
     async queueTags(customerId: string, queueId: string): Promise<{ tag_ids: string[] } | undefined> {

@@ -89,8 +89,16 @@ export function campaigncallsRepo(db: Db) {
       return Number(r[0]?.count ?? 0);
     },
     /** Guarded: only from `from`, so a repeated reconcile writes (and publishes) nothing twice. */
-    async advance(id: string, from: CampaigncallStatus[], patch: { status: CampaigncallStatus; result?: CampaigncallResult; result_reason?: Outcome; amd_result?: string }): Promise<CampaigncallRow | null> {
-      const [row] = await db('campaigncalls').where({ id }).whereIn('status', from).update({ ...patch, tm_update: clock.now() }).returning('*');
+    async advance(
+      id: string,
+      from: CampaigncallStatus[],
+      patch: { status: CampaigncallStatus; result?: CampaigncallResult; result_reason?: Outcome; amd_result?: string },
+    ): Promise<CampaigncallRow | null> {
+      const [row] = await db('campaigncalls')
+        .where({ id })
+        .whereIn('status', from)
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as CampaigncallRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<CampaigncallRow | null> {

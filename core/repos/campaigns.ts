@@ -32,7 +32,10 @@ export interface CampaignRow {
 }
 
 export type CampaignAmd = Record<string, unknown>;
-export type CampaignCreate = Pick<CampaignRow, 'type' | 'name' | 'detail' | 'service_level' | 'end_handle' | 'actions' | 'flow_id' | 'outplan_id' | 'outdial_id' | 'queue_id' | 'next_campaign_id' | 'amd' | 'dial_rate'>;
+export type CampaignCreate = Pick<
+  CampaignRow,
+  'type' | 'name' | 'detail' | 'service_level' | 'end_handle' | 'actions' | 'flow_id' | 'outplan_id' | 'outdial_id' | 'queue_id' | 'next_campaign_id' | 'amd' | 'dial_rate'
+>;
 export type CampaignPatch = Partial<CampaignCreate>;
 
 export function campaignJson(c: CampaignRow) {
@@ -83,7 +86,10 @@ export function campaignsRepo(db: Db) {
       return toPage(await paginate<CampaignRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(customerId: string, id: string, patch: CampaignPatch): Promise<CampaignRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update(encode({ ...patch, tm_update: clock.now() })).returning('*');
+      const [row] = await live()
+        .where({ id, customer_id: customerId })
+        .update(encode({ ...patch, tm_update: clock.now() }))
+        .returning('*');
       return (row as CampaignRow | undefined) ?? null;
     },
     /** Moves the status only from `from` (a guarded write: two copies cannot both make the same move). */
@@ -98,13 +104,21 @@ export function campaignsRepo(db: Db) {
     },
     /** Live campaigns that use this outdial or outplan and are not stopped (they may not lose it). */
     async activeUsing(customerId: string, field: 'outdial_id' | 'outplan_id', id: string): Promise<number> {
-      const r = await live().where({ customer_id: customerId, [field]: id }).whereNot({ status: 'stop' }).count<{ count: string }[]>('id as count');
+      const r = await live()
+        .where({ customer_id: customerId, [field]: id })
+        .whereNot({ status: 'stop' })
+        .count<{ count: string }[]>('id as count');
       return Number(r[0]?.count ?? 0);
     },
     /** Ids of every campaign the runner has work for: run or stopping, or a live campaign call to follow. */
     async activeIds(): Promise<string[]> {
       const rows = (await live()
-        .where((w) => void w.whereIn('status', ['run', 'stopping']).orWhereExists(db('campaigncalls').whereRaw('campaigncalls.campaign_id = campaigns.id').whereNot('campaigncalls.status', 'done').select(db.raw('1'))))
+        .where(
+          (w) =>
+            void w
+              .whereIn('status', ['run', 'stopping'])
+              .orWhereExists(db('campaigncalls').whereRaw('campaigncalls.campaign_id = campaigns.id').whereNot('campaigncalls.status', 'done').select(db.raw('1'))),
+        )
         .select('id')) as { id: string }[];
       return rows.map((r) => r.id);
     },

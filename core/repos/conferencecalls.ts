@@ -64,11 +64,7 @@ export function conferencecallsRepo(db: Db) {
       return (row as ConferencecallRow | undefined) ?? null;
     },
     async transition(id: string, to: ConferencecallStatus): Promise<ConferencecallTransition> {
-      const [row] = await table()
-        .where({ id })
-        .whereIn('status', conferencecallPredecessors(to))
-        .update({ status: to, tm_update: clock.now() })
-        .returning('*');
+      const [row] = await table().where({ id }).whereIn('status', conferencecallPredecessors(to)).update({ status: to, tm_update: clock.now() }).returning('*');
       if (row) return { changed: true, conferencecall: row as ConferencecallRow };
       return { changed: false, conferencecall: await this.get(id) };
     },

@@ -76,7 +76,10 @@ export function conferencesRepo(db: Db) {
   const live = () => table().whereNull('tm_delete');
   const one = async (q: ReturnType<typeof table>): Promise<ConferenceRow | null> => ((await q.first()) as ConferenceRow | undefined) ?? null;
   const update = async (id: string, patch: Record<string, unknown>, where: Record<string, unknown> = {}): Promise<ConferenceRow | null> => {
-    const [row] = await table().where({ id, ...where }).update({ ...patch, tm_update: clock.now() }).returning('*');
+    const [row] = await table()
+      .where({ id, ...where })
+      .update({ ...patch, tm_update: clock.now() })
+      .returning('*');
     return (row as ConferenceRow | undefined) ?? null;
   };
 
@@ -139,11 +142,7 @@ export function conferencesRepo(db: Db) {
     },
     /** Claims the active recording slot; null when one is already active (or the conference is gone). */
     claimRecording(id: string, recordingId: string): Promise<ConferenceRow | null> {
-      return update(
-        id,
-        { recording_id: recordingId, recording_ids: db.raw('array_append(recording_ids, ?::uuid)', [recordingId]) },
-        { recording_id: EMPTY_UUID, tm_delete: null },
-      );
+      return update(id, { recording_id: recordingId, recording_ids: db.raw('array_append(recording_ids, ?::uuid)', [recordingId]) }, { recording_id: EMPTY_UUID, tm_delete: null });
     },
     /** Frees the slot if this recording still holds it. */
     releaseRecording(id: string, recordingId: string): Promise<ConferenceRow | null> {

@@ -163,7 +163,11 @@ export function contactCasesRepo(db: Db) {
       return toPage(await paginate<ContactCaseRow>(q, params), (r) => r);
     },
     async update(id: string, patch: Partial<Pick<ContactCaseRow, 'contact_id' | 'owner_type' | 'owner_id'>>): Promise<ContactCaseRow | null> {
-      const [row] = await cases().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await cases()
+        .where({ id })
+        .whereNull('tm_delete')
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as ContactCaseRow | undefined) ?? null;
     },
     /** Closes an open case; null when it is not open (already closed or gone). */

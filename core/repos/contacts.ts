@@ -78,7 +78,9 @@ export function contactsRepo(db: Db) {
   async function expand(rows: ContactRow[]): Promise<Contact[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
-    const addrs = (await db('contact_addresses').whereIn('contact_id', ids).orderBy([{ column: 'tm_create' }, { column: 'seq' }])) as ContactAddressRow[];
+    const addrs = (await db('contact_addresses')
+      .whereIn('contact_id', ids)
+      .orderBy([{ column: 'tm_create' }, { column: 'seq' }])) as ContactAddressRow[];
     const tags = (await db('contact_tags').whereIn('contact_id', ids).orderBy('tm_create')) as { contact_id: string; tag_id: string }[];
     return rows.map((r) => ({ ...r, addresses: addrs.filter((a) => a.contact_id === r.id), tag_ids: tags.filter((t) => t.contact_id === r.id).map((t) => t.tag_id) }));
   }
@@ -86,8 +88,16 @@ export function contactsRepo(db: Db) {
   async function insertAddress(trx: Db, customerId: string, contactId: string, a: AddressInput): Promise<void> {
     if (a.is_primary) await trx('contact_addresses').where({ contact_id: contactId, type: a.type }).update({ is_primary: false });
     await trx('contact_addresses').insert({
-      id: newId(), customer_id: customerId, contact_id: contactId, type: a.type, target: a.target, target_name: a.target_name ?? '',
-      name: a.name ?? '', detail: a.detail ?? '', is_primary: a.is_primary ?? false, tm_create: clock.now(),
+      id: newId(),
+      customer_id: customerId,
+      contact_id: contactId,
+      type: a.type,
+      target: a.target,
+      target_name: a.target_name ?? '',
+      name: a.name ?? '',
+      detail: a.detail ?? '',
+      is_primary: a.is_primary ?? false,
+      tm_create: clock.now(),
     });
   }
 
@@ -141,13 +151,15 @@ export function contactsRepo(db: Db) {
       return { ...c, tm_delete: now, tm_update: now };
     },
     async lookup(customerId: string, by: { type: 'tel' | 'email'; target: string }): Promise<Contact | null> {
-      const q = db('contacts as c')
-        .join('contact_addresses as a', 'a.contact_id', 'c.id')
-        .whereNull('c.tm_delete')
-        .where({ 'c.customer_id': customerId, 'a.type': by.type });
+      const q = db('contacts as c').join('contact_addresses as a', 'a.contact_id', 'c.id').whereNull('c.tm_delete').where({ 'c.customer_id': customerId, 'a.type': by.type });
       if (by.type === 'email') q.whereRaw('lower(a.target) = lower(?)', [by.target]);
       else q.where('a.target', by.target);
-      const row = (await q.orderBy([{ column: 'a.is_primary', order: 'desc' }, { column: 'c.tm_create', order: 'desc' }]).first('c.*')) as ContactRow | undefined;
+      const row = (await q
+        .orderBy([
+          { column: 'a.is_primary', order: 'desc' },
+          { column: 'c.tm_create', order: 'desc' },
+        ])
+        .first('c.*')) as ContactRow | undefined;
       return row ? (await expand([row]))[0]! : null;
     },
     async addAddress(customerId: string, contactId: string, a: AddressInput): Promise<Contact | null> {

@@ -137,7 +137,11 @@ export function conversationsRepo(db: Db) {
       return toPage(await paginate<ConversationRow>(q, params), (r) => r);
     },
     async update(id: string, patch: Partial<Pick<ConversationRow, 'owner_type' | 'owner_id' | 'name' | 'detail'>>): Promise<ConversationRow | null> {
-      const [row] = await convs().where({ id }).whereNull('tm_delete').update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await convs()
+        .where({ id })
+        .whereNull('tm_delete')
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as ConversationRow | undefined) ?? null;
     },
     async touch(id: string): Promise<void> {

@@ -83,9 +83,27 @@ export interface CustomerStatusInfo {
  * customers adds it here too (test/db/prepared.test.ts compares this list with the table).
  */
 export const CUSTOMER_COLUMNS = [
-  'id', 'name', 'detail', 'email', 'email_verified', 'phone_number', 'address', 'webhook_method', 'webhook_uri',
-  'webhook_secret', 'billing_account_id', 'metadata', 'status', 'identity_verification_status', 'terms_agreed_version',
-  'terms_agreed_ip', 'tm_deletion_scheduled', 'tm_create', 'tm_update', 'tm_delete', 'max_concurrent_pstn_calls',
+  'id',
+  'name',
+  'detail',
+  'email',
+  'email_verified',
+  'phone_number',
+  'address',
+  'webhook_method',
+  'webhook_uri',
+  'webhook_secret',
+  'billing_account_id',
+  'metadata',
+  'status',
+  'identity_verification_status',
+  'terms_agreed_version',
+  'terms_agreed_ip',
+  'tm_deletion_scheduled',
+  'tm_create',
+  'tm_update',
+  'tm_delete',
+  'max_concurrent_pstn_calls',
 ] as const;
 
 /** The live customer by id: every authenticated GET /v1.0/customer reads it. */
@@ -129,11 +147,7 @@ export function customersRepo(db: Db) {
     /** Soft delete: status deleted, tm_delete set. Related rows are the caller's (see cascade in the auth jobs). */
     async softDelete(id: string): Promise<CustomerRow | null> {
       const now = clock.now();
-      const [row] = await table()
-        .where({ id })
-        .whereNull('tm_delete')
-        .update({ status: 'deleted', tm_delete: now, tm_update: now })
-        .returning('*');
+      const [row] = await table().where({ id }).whereNull('tm_delete').update({ status: 'deleted', tm_delete: now, tm_update: now }).returning('*');
       return (row as CustomerRow | undefined) ?? null;
     },
     async list(params: PageParams, filter: { status?: CustomerStatus } = {}): Promise<Page<CustomerRow>> {

@@ -82,7 +82,11 @@ export function emailsRepo(db: Db) {
     },
     /** Compare-and-set on status. */
     async move(id: string, from: readonly EmailStatus[], patch: { status: EmailStatus; provider_ref?: string; error?: string }): Promise<EmailRow | null> {
-      const [row] = await table().where({ id }).whereIn('status', from as EmailStatus[]).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await table()
+        .where({ id })
+        .whereIn('status', from as EmailStatus[])
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as EmailRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<EmailRow | null> {

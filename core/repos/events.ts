@@ -25,7 +25,12 @@ export function eventsRepo(db: Db) {
         if (cursor.id) query.whereRaw('("timestamp", seq) < (?::timestamptz, coalesce((select seq from events where id = ?::uuid), 0))', [cursor.ts, cursor.id]);
         else query.where('timestamp', '<', cursor.ts);
       }
-      return (await query.orderBy([{ column: 'timestamp', order: 'desc' }, { column: 'seq', order: 'desc' }]).limit(limit));
+      return await query
+        .orderBy([
+          { column: 'timestamp', order: 'desc' },
+          { column: 'seq', order: 'desc' },
+        ])
+        .limit(limit);
     },
   };
 }

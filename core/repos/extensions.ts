@@ -69,7 +69,9 @@ export function extensionsRepo(db: Db) {
   const live = () => table().whereNull('tm_delete');
   return {
     async create(input: ExtensionCreate): Promise<ExtensionRow> {
-      const [row] = await table().insert({ name: '', detail: '', ...input, id: newId(), tm_create: clock.now() }).returning('*');
+      const [row] = await table()
+        .insert({ name: '', detail: '', ...input, id: newId(), tm_create: clock.now() })
+        .returning('*');
       return row as ExtensionRow;
     },
     async get(id: string): Promise<ExtensionRow | null> {
@@ -95,8 +97,14 @@ export function extensionsRepo(db: Db) {
     async getByMac(customerId: string, mac: string): Promise<ExtensionRow | null> {
       return ((await live().where({ customer_id: customerId, mac }).first()) as ExtensionRow | undefined) ?? null;
     },
-    async update(id: string, patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>): Promise<ExtensionRow | null> {
-      const [row] = await live().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
+    async update(
+      id: string,
+      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>,
+    ): Promise<ExtensionRow | null> {
+      const [row] = await live()
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as ExtensionRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<ExtensionRow | null> {
@@ -123,10 +131,7 @@ export function customerDomainsRepo(db: Db) {
     },
     /** Inserts `label` for the customer; false when the label (or the customer's row) already exists. */
     async tryInsert(customerId: string, label: string): Promise<boolean> {
-      const res = await db.raw(
-        `INSERT INTO customer_domains (customer_id, label, tm_create) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
-        [customerId, label, clock.now()],
-      );
+      const res = await db.raw(`INSERT INTO customer_domains (customer_id, label, tm_create) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, [customerId, label, clock.now()]);
       return (res as { rowCount: number }).rowCount === 1;
     },
   };

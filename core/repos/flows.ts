@@ -25,8 +25,7 @@ export interface FlowRow {
   tm_delete: Date | null;
 }
 
-export type FlowCreate = Pick<FlowRow, 'customer_id' | 'actions'> &
-  Partial<Pick<FlowRow, 'id' | 'type' | 'name' | 'detail' | 'on_complete_flow_id' | 'persist'>>;
+export type FlowCreate = Pick<FlowRow, 'customer_id' | 'actions'> & Partial<Pick<FlowRow, 'id' | 'type' | 'name' | 'detail' | 'on_complete_flow_id' | 'persist'>>;
 export type FlowPatch = Partial<Pick<FlowRow, 'name' | 'detail' | 'actions' | 'on_complete_flow_id' | 'direct_hash'>>;
 
 /** The Flow resource (spec: Flow; RFC 3339 or null timestamps). */

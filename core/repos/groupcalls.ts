@@ -115,7 +115,10 @@ export function groupcallsRepo(db: Db) {
       return { changed: false, row: await this.get(id) };
     },
     async update(id: string, patch: Partial<Pick<GroupcallRow, 'answer_call_id' | 'call_count' | 'dial_index' | 'node_id'>>): Promise<GroupcallRow | null> {
-      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await table()
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as GroupcallRow | undefined) ?? null;
     },
     /** Records the first answer only: a later answer (a race) finds answer_call_id already set. */
@@ -124,7 +127,9 @@ export function groupcallsRepo(db: Db) {
       return Number(n) > 0;
     },
     async addCall(id: string, callId: string): Promise<void> {
-      await table().where({ id }).update({ call_ids: db.raw('array_append(call_ids, ?)', [callId]), tm_update: clock.now() });
+      await table()
+        .where({ id })
+        .update({ call_ids: db.raw('array_append(call_ids, ?)', [callId]), tm_update: clock.now() });
     },
     async softDelete(id: string): Promise<GroupcallRow | null> {
       const now = clock.now();

@@ -51,9 +51,7 @@ export function messageJson(m: MessageWithTargets) {
     customer_id: m.customer_id,
     type: m.type,
     source: m.source,
-    targets: [...m.targets]
-      .sort((a, b) => a.idx - b.idx)
-      .map((t) => ({ destination: t.destination, status: t.status, parts: t.parts, tm_update: formatLegacy(t.tm_update) })),
+    targets: [...m.targets].sort((a, b) => a.idx - b.idx).map((t) => ({ destination: t.destination, status: t.status, parts: t.parts, tm_update: formatLegacy(t.tm_update) })),
     text: m.text,
     direction: m.direction,
     tm_create: formatLegacy(m.tm_create),
@@ -78,7 +76,12 @@ export function messagesRepo(db: Db) {
 
   async function withTargets(rows: MessageRow[]): Promise<MessageWithTargets[]> {
     if (rows.length === 0) return [];
-    const all = (await targets().whereIn('message_id', rows.map((r) => r.id)).orderBy('idx')) as TargetRow[];
+    const all = (await targets()
+      .whereIn(
+        'message_id',
+        rows.map((r) => r.id),
+      )
+      .orderBy('idx')) as TargetRow[];
     return rows.map((r) => ({ ...r, targets: all.filter((t) => t.message_id === r.id) }));
   }
 
@@ -138,15 +141,17 @@ export function messagesRepo(db: Db) {
       return ((await targets().where({ id }).first()) as TargetRow | undefined) ?? null;
     },
     /** Compare-and-set: moves the target to `to` only while its status is one of `from`. */
-    async moveTarget(
-      targetId: string,
-      from: readonly TargetStatus[],
-      patch: { status: TargetStatus; provider_ref?: string; error?: string; parts?: number },
-    ): Promise<TargetRow | null> {
+    async moveTarget(targetId: string, from: readonly TargetStatus[], patch: { status: TargetStatus; provider_ref?: string; error?: string; parts?: number }): Promise<TargetRow | null> {
       const now = clock.now();
-      const [row] = await targets().where({ id: targetId }).whereIn('status', from as TargetStatus[]).update({ ...patch, tm_update: now }).returning('*');
+      const [row] = await targets()
+        .where({ id: targetId })
+        .whereIn('status', from as TargetStatus[])
+        .update({ ...patch, tm_update: now })
+        .returning('*');
       if (!row) return null;
-      await messages().where({ id: (row as TargetRow).message_id }).update({ tm_update: now });
+      await messages()
+        .where({ id: (row as TargetRow).message_id })
+        .update({ tm_update: now });
       return row as TargetRow;
     },
     /** Records the provider reference without a status change. */

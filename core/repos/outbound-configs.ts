@@ -68,7 +68,11 @@ export function outboundConfigsRepo(db: Db) {
     },
     /** The customer's oldest live config (the one outbound dialling uses). */
     async getForCustomer(customerId: string): Promise<OutboundConfigRow | null> {
-      const row = await table().where({ customer_id: customerId }).whereNull('tm_delete').orderBy([{ column: 'tm_create' }, { column: 'id' }]).first();
+      const row = await table()
+        .where({ customer_id: customerId })
+        .whereNull('tm_delete')
+        .orderBy([{ column: 'tm_create' }, { column: 'id' }])
+        .first();
       return (row as OutboundConfigRow | undefined) ?? null;
     },
     async listByCustomer(customerId: string, params: PageParams): Promise<Page<OutboundConfigRow>> {

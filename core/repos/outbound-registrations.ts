@@ -99,12 +99,14 @@ export function outboundRegistrationsRepo(db: Db) {
     },
     /** Every registration whose owner is live. */
     async listLive(): Promise<OutboundRegistrationRow[]> {
-      return (await db.raw(
-        `SELECT r.* FROM outbound_registrations r
+      return (
+        await db.raw(
+          `SELECT r.* FROM outbound_registrations r
           LEFT JOIN providers p ON r.owner_type = 'provider' AND p.id = r.owner_id AND p.tm_delete IS NULL
           LEFT JOIN trunks t ON r.owner_type = 'trunk' AND t.id = r.owner_id AND t.tm_delete IS NULL
           WHERE p.id IS NOT NULL OR t.id IS NOT NULL`,
-      )).rows as OutboundRegistrationRow[];
+        )
+      ).rows as OutboundRegistrationRow[];
     },
     /** Writes the live state (not tm_update: that marks a change of settings); null when the row is gone or its settings changed since `settingsOf`. */
     async setStatus(id: string, st: RegistrationStatus, settingsOf: Date | null): Promise<OutboundRegistrationRow | null> {

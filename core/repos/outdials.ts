@@ -117,7 +117,10 @@ export function outdialsRepo(db: Db) {
       return toPage(await paginate<OutdialRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(customerId: string, id: string, patch: Partial<Pick<OutdialRow, 'name' | 'detail' | 'data' | 'campaign_id'>>): Promise<OutdialRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await live()
+        .where({ id, customer_id: customerId })
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as OutdialRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<OutdialRow | null> {

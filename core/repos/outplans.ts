@@ -38,8 +38,20 @@ export interface OutplanRow {
 
 export type DialInfo = Pick<
   OutplanRow,
-  | 'source' | 'dial_timeout' | 'try_interval' | 'max_try_count_0' | 'max_try_count_1' | 'max_try_count_2' | 'max_try_count_3' | 'max_try_count_4'
-  | 'timezone' | 'dial_windows' | 'try_interval_busy' | 'try_interval_noanswer' | 'try_interval_failed' | 'try_interval_machine'
+  | 'source'
+  | 'dial_timeout'
+  | 'try_interval'
+  | 'max_try_count_0'
+  | 'max_try_count_1'
+  | 'max_try_count_2'
+  | 'max_try_count_3'
+  | 'max_try_count_4'
+  | 'timezone'
+  | 'dial_windows'
+  | 'try_interval_busy'
+  | 'try_interval_noanswer'
+  | 'try_interval_failed'
+  | 'try_interval_machine'
 >;
 
 export function maxTryCounts(p: OutplanRow): number[] {

@@ -29,9 +29,18 @@ export type ProvidercallInput = Omit<ProvidercallRow, 'id' | 'tm_create' | 'tm_u
 
 export function providercallJson(p: ProvidercallRow) {
   return {
-    id: p.id, customer_id: p.customer_id, provider_id: p.provider_id, flow_id: p.flow_id, source: p.source, destinations: p.destinations,
-    anonymous: p.anonymous, call_ids: p.call_ids, groupcall_ids: p.groupcall_ids,
-    tm_create: formatLegacy(p.tm_create), tm_update: formatLegacy(p.tm_update), tm_delete: formatLegacy(p.tm_delete),
+    id: p.id,
+    customer_id: p.customer_id,
+    provider_id: p.provider_id,
+    flow_id: p.flow_id,
+    source: p.source,
+    destinations: p.destinations,
+    anonymous: p.anonymous,
+    call_ids: p.call_ids,
+    groupcall_ids: p.groupcall_ids,
+    tm_create: formatLegacy(p.tm_create),
+    tm_update: formatLegacy(p.tm_update),
+    tm_delete: formatLegacy(p.tm_delete),
   };
 }
 

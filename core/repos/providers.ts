@@ -68,7 +68,9 @@ export function providersRepo(db: Db) {
   });
   return {
     async create(f: ProviderFields): Promise<ProviderRow> {
-      const [row] = await table().insert({ ...enc(f), id: newId(), tm_create: clock.now() }).returning('*');
+      const [row] = await table()
+        .insert({ ...enc(f), id: newId(), tm_create: clock.now() })
+        .returning('*');
       return row as ProviderRow;
     },
     async get(id: string): Promise<ProviderRow | null> {
@@ -78,7 +80,10 @@ export function providersRepo(db: Db) {
       return ids.length ? ((await live().whereIn('id', ids)) as ProviderRow[]) : [];
     },
     async update(id: string, f: Partial<ProviderFields>): Promise<ProviderRow | null> {
-      const [row] = await live().where({ id }).update({ ...enc(f), tm_update: clock.now() }).returning('*');
+      const [row] = await live()
+        .where({ id })
+        .update({ ...enc(f), tm_update: clock.now() })
+        .returning('*');
       return (row as ProviderRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<ProviderRow | null> {

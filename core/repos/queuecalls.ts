@@ -86,7 +86,11 @@ export function queuecallsRepo(db: Db) {
     },
     /** The live queuecall of a call, if it is in a queue. */
     async liveByReference(customerId: string, referenceId: string): Promise<QueuecallRow | null> {
-      const row = await table().where({ customer_id: customerId, reference_id: referenceId }).whereIn('status', LIVE_QUEUECALL as QueuecallStatus[]).whereNull('tm_delete').first();
+      const row = await table()
+        .where({ customer_id: customerId, reference_id: referenceId })
+        .whereIn('status', LIVE_QUEUECALL as QueuecallStatus[])
+        .whereNull('tm_delete')
+        .first();
       return (row as QueuecallRow | undefined) ?? null;
     },
     async list(customerId: string, params: PageParams, filter: { queueId?: string; status?: QueuecallStatus } = {}): Promise<Page<QueuecallRow>> {
@@ -97,7 +101,10 @@ export function queuecallsRepo(db: Db) {
     },
     /** Ids of the queue's waiting (waiting, connecting) and service queuecalls. */
     async liveIds(queueId: string): Promise<{ wait: string[]; service: string[] }> {
-      const rows = (await table().where({ queue_id: queueId }).whereIn('status', ['initiating', 'waiting', 'connecting', 'service']).orderBy('tm_create').select('id', 'status')) as Pick<QueuecallRow, 'id' | 'status'>[];
+      const rows = (await table().where({ queue_id: queueId }).whereIn('status', ['initiating', 'waiting', 'connecting', 'service']).orderBy('tm_create').select('id', 'status')) as Pick<
+        QueuecallRow,
+        'id' | 'status'
+      >[];
       return { wait: rows.filter((r) => r.status !== 'service').map((r) => r.id), service: rows.filter((r) => r.status === 'service').map((r) => r.id) };
     },
     /**

@@ -40,11 +40,21 @@ export interface RagChunkHit {
 
 export function ragJson(r: RagRow, sources: RagSourceRow[]) {
   return {
-    id: r.id, customer_id: r.customer_id, name: r.name, description: r.description, status: r.status,
+    id: r.id,
+    customer_id: r.customer_id,
+    name: r.name,
+    description: r.description,
+    status: r.status,
     sources: sources.map((s) => ({
-      id: s.id, customer_id: s.customer_id, storage_file_id: s.storage_file_id ?? EMPTY_UUID, source_url: s.source_url ?? '', status: s.status, status_message: s.status_message,
+      id: s.id,
+      customer_id: s.customer_id,
+      storage_file_id: s.storage_file_id ?? EMPTY_UUID,
+      source_url: s.source_url ?? '',
+      status: s.status,
+      status_message: s.status_message,
     })),
-    tm_create: formatLegacy(r.tm_create), tm_update: formatLegacy(r.tm_update),
+    tm_create: formatLegacy(r.tm_create),
+    tm_update: formatLegacy(r.tm_update),
   };
 }
 
@@ -53,7 +63,9 @@ export type NewSource = { storage_file_id: string } | { source_url: string };
 export function ragsRepo(db: Db) {
   const repo = {
     async create(customerId: string, input: { name: string; description?: string }): Promise<RagRow> {
-      const [r] = await db('rags').insert({ id: newId(), customer_id: customerId, name: input.name, description: input.description ?? '', status: 'processing', tm_create: clock.now() }).returning('*');
+      const [r] = await db('rags')
+        .insert({ id: newId(), customer_id: customerId, name: input.name, description: input.description ?? '', status: 'processing', tm_create: clock.now() })
+        .returning('*');
       return r as RagRow;
     },
     async get(customerId: string, id: string): Promise<RagRow | null> {
@@ -66,7 +78,10 @@ export function ragsRepo(db: Db) {
       return toPage(await paginate<RagRow>(db('rags').where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(customerId: string, id: string, patch: { name?: string; description?: string }): Promise<RagRow | null> {
-      const [r] = await db('rags').where({ id, customer_id: customerId }).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [r] = await db('rags')
+        .where({ id, customer_id: customerId })
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (r as RagRow | undefined) ?? null;
     },
     async delete(customerId: string, id: string): Promise<{ rag: RagRow; sources: RagSourceRow[] } | null> {
@@ -79,7 +94,9 @@ export function ragsRepo(db: Db) {
       });
     },
     async sources(ragId: string): Promise<RagSourceRow[]> {
-      return (await db('rag_sources').where({ rag_id: ragId }).orderBy([{ column: 'tm_create' }, { column: 'id' }])) as RagSourceRow[];
+      return (await db('rag_sources')
+        .where({ rag_id: ragId })
+        .orderBy([{ column: 'tm_create' }, { column: 'id' }])) as RagSourceRow[];
     },
     /** Adds sources pending; 'duplicate' (nothing added) when one is already in the RAG or given twice. */
     async addSources(customerId: string, ragId: string, list: NewSource[]): Promise<RagSourceRow[] | 'duplicate'> {
@@ -88,7 +105,9 @@ export function ragsRepo(db: Db) {
           const rows: RagSourceRow[] = [];
           const now = clock.now();
           for (const s of list) {
-            const [r] = await trx('rag_sources').insert({ ...s, id: newId(), customer_id: customerId, rag_id: ragId, status: 'pending', tm_create: now }).returning('*');
+            const [r] = await trx('rag_sources')
+              .insert({ ...s, id: newId(), customer_id: customerId, rag_id: ragId, status: 'pending', tm_create: now })
+              .returning('*');
             rows.push(r as RagSourceRow);
           }
           await trx('rags').where({ id: ragId }).update({ status: 'processing', tm_update: now });
@@ -105,7 +124,9 @@ export function ragsRepo(db: Db) {
       return n > 0;
     },
     async setSource(id: string, patch: Pick<RagSourceRow, 'status' | 'status_message'>): Promise<void> {
-      await db('rag_sources').where({ id }).update({ ...patch, tm_update: clock.now() });
+      await db('rag_sources')
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() });
     },
     /** Replaces a source's chunks (ingestion is idempotent). */
     async putChunks(ragId: string, sourceId: string, chunks: { content: string; embedding?: number[] }[]): Promise<void> {
@@ -131,11 +152,13 @@ export function ragsRepo(db: Db) {
       const words = (query.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => w.length > 2);
       if (!words.length) return [];
       const orQuery = words.join(' OR ');
-      const rows = (await db.raw(
-        `SELECT id, source_id, content, ts_rank(tsv, q) AS score FROM rag_chunks, websearch_to_tsquery('english', ?) q
+      const rows = (
+        await db.raw(
+          `SELECT id, source_id, content, ts_rank(tsv, q) AS score FROM rag_chunks, websearch_to_tsquery('english', ?) q
          WHERE rag_id = ? AND tsv @@ q ORDER BY score DESC, seq LIMIT ?`,
-        [orQuery, ragId, limit],
-      )).rows as RagChunkHit[];
+          [orQuery, ragId, limit],
+        )
+      ).rows as RagChunkHit[];
       return rows.map((r) => ({ ...r, score: Number(r.score) }));
     },
     async embeddedChunks(ragId: string): Promise<{ id: string; source_id: string; content: string; embedding: number[] }[]> {

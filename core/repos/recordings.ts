@@ -57,7 +57,15 @@ export function recordingsReadRepo(db: Db) {
       return ((await live().where({ id }).first()) as RecordingRow | undefined) ?? null;
     },
     async list(customerId: string, params: PageParams, filter: { reference_id?: string } = {}): Promise<Page<RecordingRow>> {
-      return toPage(await paginate<RecordingRow>(live().where({ customer_id: customerId, ...filter }).select('*'), params), (r) => r);
+      return toPage(
+        await paginate<RecordingRow>(
+          live()
+            .where({ customer_id: customerId, ...filter })
+            .select('*'),
+          params,
+        ),
+        (r) => r,
+      );
     },
     async softDelete(customerId: string, id: string): Promise<RecordingRow | null> {
       const now = clock.now();

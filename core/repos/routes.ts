@@ -44,14 +44,19 @@ export function routesRepo(db: Db) {
   const live = () => table().whereNull('tm_delete');
   return {
     async create(f: RouteFields): Promise<RouteRow> {
-      const [row] = await table().insert({ ...f, id: newId(), tm_create: clock.now() }).returning('*');
+      const [row] = await table()
+        .insert({ ...f, id: newId(), tm_create: clock.now() })
+        .returning('*');
       return row as RouteRow;
     },
     async get(id: string): Promise<RouteRow | null> {
       return ((await live().where({ id }).first()) as RouteRow | undefined) ?? null;
     },
     async update(id: string, f: Partial<Omit<RouteFields, 'customer_id'>>): Promise<RouteRow | null> {
-      const [row] = await live().where({ id }).update({ ...f, tm_update: clock.now() }).returning('*');
+      const [row] = await live()
+        .where({ id })
+        .update({ ...f, tm_update: clock.now() })
+        .returning('*');
       return (row as RouteRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<RouteRow | null> {
@@ -66,10 +71,7 @@ export function routesRepo(db: Db) {
     },
     /** Live routes of these customers (the customer's own and the defaults) joined to live providers. */
     async candidates(customerIds: string[]): Promise<RouteRow[]> {
-      return (await live()
-        .whereIn('customer_id', customerIds)
-        .whereExists(db('providers').whereRaw('providers.id = routes.provider_id').whereNull('providers.tm_delete'))
-        .select('*')) as RouteRow[];
+      return (await live().whereIn('customer_id', customerIds).whereExists(db('providers').whereRaw('providers.id = routes.provider_id').whereNull('providers.tm_delete')).select('*')) as RouteRow[];
     },
   };
 }

@@ -38,10 +38,22 @@ export interface StorageFileRow {
 
 export function storageFileJson(f: StorageFileRow, download: { uri: string; expires: Date } | null) {
   return {
-    id: f.id, customer_id: f.customer_id, owner_type: f.owner_type, owner_id: f.owner_id, reference_type: f.reference_type, reference_id: f.reference_id,
-    type: f.type, name: f.name, detail: f.detail, filename: f.filename, filesize: f.filesize,
-    uri_download: download?.uri ?? '', tm_download_expire: formatLegacy(download?.expires ?? null),
-    tm_create: formatLegacy(f.tm_create), tm_update: formatLegacy(f.tm_update), tm_delete: formatLegacy(f.tm_delete),
+    id: f.id,
+    customer_id: f.customer_id,
+    owner_type: f.owner_type,
+    owner_id: f.owner_id,
+    reference_type: f.reference_type,
+    reference_id: f.reference_id,
+    type: f.type,
+    name: f.name,
+    detail: f.detail,
+    filename: f.filename,
+    filesize: f.filesize,
+    uri_download: download?.uri ?? '',
+    tm_download_expire: formatLegacy(download?.expires ?? null),
+    tm_create: formatLegacy(f.tm_create),
+    tm_update: formatLegacy(f.tm_update),
+    tm_delete: formatLegacy(f.tm_delete),
   };
 }
 
@@ -50,10 +62,7 @@ export function storageRepo(db: Db) {
   const repo = {
     /** The customer's account, made on first use; one deleted (DELETE /storage_accounts/{id}) comes back empty. */
     async account(customerId: string): Promise<StorageAccountRow> {
-      await db('storage_accounts')
-        .insert({ id: newId(), customer_id: customerId, quota_bytes: DEFAULT_QUOTA_BYTES, tm_create: clock.now() })
-        .onConflict('customer_id')
-        .ignore();
+      await db('storage_accounts').insert({ id: newId(), customer_id: customerId, quota_bytes: DEFAULT_QUOTA_BYTES, tm_create: clock.now() }).onConflict('customer_id').ignore();
       const row = (await db('storage_accounts').where({ customer_id: customerId }).first()) as StorageAccountRow;
       if (!row.tm_delete) return row;
       const [revived] = await db('storage_accounts').where({ id: row.id }).update({ tm_delete: null, tm_update: clock.now() }).returning('*');
@@ -84,8 +93,10 @@ export function storageRepo(db: Db) {
       return { total_file_count: Number(r.n), total_file_size: Number(r.s ?? 0) };
     },
     /** Inserts the file row unless it would pass the quota (checked under a lock on the account row). */
-    async addWithinQuota(customerId: string, input: Pick<StorageFileRow, 'name' | 'detail' | 'filename' | 'content_type' | 'filesize'> & { id: string; object_key: string; type?: string; owner_type?: string; owner_id?: string }):
-      Promise<StorageFileRow | { quota_bytes: number; used_bytes: number }> {
+    async addWithinQuota(
+      customerId: string,
+      input: Pick<StorageFileRow, 'name' | 'detail' | 'filename' | 'content_type' | 'filesize'> & { id: string; object_key: string; type?: string; owner_type?: string; owner_id?: string },
+    ): Promise<StorageFileRow | { quota_bytes: number; used_bytes: number }> {
       const acct = await repo.account(customerId);
       return db.transaction(async (trx) => {
         await trx('storage_accounts').where({ id: acct.id }).forUpdate().first();

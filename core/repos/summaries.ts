@@ -25,9 +25,18 @@ export interface SummaryRow {
 
 export function summaryJson(s: SummaryRow) {
   return {
-    id: s.id, customer_id: s.customer_id, activeflow_id: s.activeflow_id ?? EMPTY_UUID, on_end_flow_id: s.on_end_flow_id ?? EMPTY_UUID,
-    reference_type: s.reference_type, reference_id: s.reference_id, status: s.status, language: s.language, content: s.content,
-    tm_create: formatLegacy(s.tm_create), tm_update: formatLegacy(s.tm_update), tm_delete: formatLegacy(s.tm_delete),
+    id: s.id,
+    customer_id: s.customer_id,
+    activeflow_id: s.activeflow_id ?? EMPTY_UUID,
+    on_end_flow_id: s.on_end_flow_id ?? EMPTY_UUID,
+    reference_type: s.reference_type,
+    reference_id: s.reference_id,
+    status: s.status,
+    language: s.language,
+    content: s.content,
+    tm_create: formatLegacy(s.tm_create),
+    tm_update: formatLegacy(s.tm_update),
+    tm_delete: formatLegacy(s.tm_delete),
   };
 }
 
@@ -35,7 +44,9 @@ export function summariesRepo(db: Db) {
   const live = () => db('summaries').whereNull('tm_delete');
   return {
     async create(customerId: string, input: Pick<SummaryRow, 'reference_type' | 'reference_id' | 'language'> & Partial<Pick<SummaryRow, 'activeflow_id' | 'on_end_flow_id'>>): Promise<SummaryRow> {
-      const [r] = await db('summaries').insert({ ...input, id: newId(), customer_id: customerId, status: 'progressing', tm_create: clock.now() }).returning('*');
+      const [r] = await db('summaries')
+        .insert({ ...input, id: newId(), customer_id: customerId, status: 'progressing', tm_create: clock.now() })
+        .returning('*');
       return r as SummaryRow;
     },
     async get(customerId: string, id: string): Promise<SummaryRow | null> {
@@ -48,7 +59,10 @@ export function summariesRepo(db: Db) {
       return toPage(await paginate<SummaryRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(id: string, patch: Partial<SummaryRow>): Promise<SummaryRow | null> {
-      const [r] = await live().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [r] = await live()
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (r as SummaryRow | undefined) ?? null;
     },
     async softDelete(customerId: string, id: string): Promise<SummaryRow | null> {
@@ -63,6 +77,9 @@ const REFERENCE_TABLES: Record<SummaryReferenceType, string> = { call: 'calls', 
 
 /** Whether the customer has the resource a summary would be of (deleted ones too; a malformed id is none). */
 export async function summaryReferenceExists(db: Db, customerId: string, type: SummaryReferenceType, id: string): Promise<boolean> {
-  const row: unknown = await db(REFERENCE_TABLES[type]).where({ id, customer_id: customerId }).first().catch(() => null);
+  const row: unknown = await db(REFERENCE_TABLES[type])
+    .where({ id, customer_id: customerId })
+    .first()
+    .catch(() => null);
   return !!row;
 }

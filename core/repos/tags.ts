@@ -24,7 +24,9 @@ export function tagsRepo(db: Db) {
   return {
     async create(customerId: string, input: { name: string; detail?: string }): Promise<TagRow | 'duplicate'> {
       try {
-        const [row] = await db('tags').insert({ id: newId(), customer_id: customerId, name: input.name, detail: input.detail ?? '', tm_create: clock.now() }).returning('*');
+        const [row] = await db('tags')
+          .insert({ id: newId(), customer_id: customerId, name: input.name, detail: input.detail ?? '', tm_create: clock.now() })
+          .returning('*');
         return row as TagRow;
       } catch (e) {
         if ((e as { code?: string }).code === '23505') return 'duplicate';
@@ -39,7 +41,10 @@ export function tagsRepo(db: Db) {
     },
     async update(customerId: string, id: string, patch: { name?: string; detail?: string }): Promise<TagRow | null | 'duplicate'> {
       try {
-        const [row] = await live().where({ id, customer_id: customerId }).update({ ...patch, tm_update: clock.now() }).returning('*');
+        const [row] = await live()
+          .where({ id, customer_id: customerId })
+          .update({ ...patch, tm_update: clock.now() })
+          .returning('*');
         return (row as TagRow | undefined) ?? null;
       } catch (e) {
         if ((e as { code?: string }).code === '23505') return 'duplicate';

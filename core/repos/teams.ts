@@ -37,9 +37,17 @@ export type TeamInput = Partial<Pick<TeamRow, 'name' | 'detail' | 'start_member_
 
 export function teamJson(t: TeamRow) {
   return {
-    id: t.id, customer_id: t.customer_id, name: t.name, detail: t.detail, start_member_id: t.start_member_id, members: t.members,
-    parameter: t.parameter, direct_hash: t.direct_hash,
-    tm_create: formatLegacy(t.tm_create), tm_update: formatLegacy(t.tm_update), tm_delete: formatLegacy(t.tm_delete),
+    id: t.id,
+    customer_id: t.customer_id,
+    name: t.name,
+    detail: t.detail,
+    start_member_id: t.start_member_id,
+    members: t.members,
+    parameter: t.parameter,
+    direct_hash: t.direct_hash,
+    tm_create: formatLegacy(t.tm_create),
+    tm_update: formatLegacy(t.tm_update),
+    tm_delete: formatLegacy(t.tm_delete),
   };
 }
 
@@ -54,7 +62,9 @@ export function teamsRepo(db: Db) {
   const live = () => db('teams').whereNull('tm_delete');
   return {
     async create(customerId: string, input: TeamInput): Promise<TeamRow> {
-      const [row] = await db('teams').insert({ ...encode(input), id: newId(), customer_id: customerId, direct_hash: newDirectHash(), tm_create: clock.now() }).returning('*');
+      const [row] = await db('teams')
+        .insert({ ...encode(input), id: newId(), customer_id: customerId, direct_hash: newDirectHash(), tm_create: clock.now() })
+        .returning('*');
       return row as TeamRow;
     },
     async get(customerId: string, id: string): Promise<TeamRow | null> {
@@ -64,7 +74,10 @@ export function teamsRepo(db: Db) {
       return toPage(await paginate<TeamRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
     async update(customerId: string, id: string, patch: TeamInput): Promise<TeamRow | null> {
-      const [row] = await live().where({ id, customer_id: customerId }).update({ ...encode(patch), tm_update: clock.now() }).returning('*');
+      const [row] = await live()
+        .where({ id, customer_id: customerId })
+        .update({ ...encode(patch), tm_update: clock.now() })
+        .returning('*');
       return (row as TeamRow | undefined) ?? null;
     },
     async regenerateDirectHash(customerId: string, id: string): Promise<TeamRow | null> {

@@ -78,7 +78,15 @@ export function transcribesRepo(db: Db) {
       return ((await live().where({ id }).first()) as TranscribeRow | undefined) ?? null;
     },
     async list(customerId: string, params: PageParams, filter: { reference_id?: string } = {}): Promise<Page<TranscribeRow>> {
-      return toPage(await paginate<TranscribeRow>(live().where({ customer_id: customerId, ...filter }).select('*'), params), (r) => r);
+      return toPage(
+        await paginate<TranscribeRow>(
+          live()
+            .where({ customer_id: customerId, ...filter })
+            .select('*'),
+          params,
+        ),
+        (r) => r,
+      );
     },
     /** The progressing transcribe of a live reference, if any (one at a time per call or conference). */
     async progressingOn(referenceId: string): Promise<TranscribeRow | null> {

@@ -63,6 +63,9 @@ export async function transcriptsOf(db: Db, customerId: string, referenceId: str
     .join('transcribes as t', 't.id', 's.transcribe_id')
     .where({ 't.customer_id': customerId, 't.reference_id': referenceId })
     .whereNull('t.tm_delete')
-    .orderBy([{ column: 's.tm_transcript', order: 'asc' }, { column: 's.offset_ms', order: 'asc' }])
+    .orderBy([
+      { column: 's.tm_transcript', order: 'asc' },
+      { column: 's.offset_ms', order: 'asc' },
+    ])
     .select('s.*')) as TranscriptRow[];
 }

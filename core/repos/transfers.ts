@@ -68,7 +68,10 @@ export function transfersRepo(db: Db) {
       return ((await table().where({ id, customer_id: customerId }).whereNull('tm_delete').first()) as TransferRow | undefined) ?? null;
     },
     async update(id: string, patch: Partial<Pick<TransferRow, 'status' | 'transferee_call_id' | 'groupcall_id' | 'confbridge_id'>>): Promise<TransferRow | null> {
-      const [row] = await table().where({ id }).update({ ...patch, tm_update: clock.now() }).returning('*');
+      const [row] = await table()
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
       return (row as TransferRow | undefined) ?? null;
     },
   };

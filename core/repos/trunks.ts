@@ -88,7 +88,10 @@ export function trunksRepo(db: Db) {
       return (rows.rows as (TrunkRow & { best?: number })[]).map(({ best: _b, ...r }) => r as TrunkRow);
     },
     async update(id: string, f: Partial<TrunkFields>): Promise<TrunkRow | null> {
-      const [row] = await live().where({ id }).update({ ...f, tm_update: clock.now() }).returning('*');
+      const [row] = await live()
+        .where({ id })
+        .update({ ...f, tm_update: clock.now() })
+        .returning('*');
       return (row as TrunkRow | undefined) ?? null;
     },
     async softDelete(id: string): Promise<TrunkRow | null> {

@@ -73,10 +73,14 @@ export function webhookDeliveriesRepo(db: Db) {
       return !!(await table().where({ customer_id: customerId, status: 'pending' }).first('id'));
     },
     async record(id: string, patch: Partial<Pick<WebhookDeliveryRow, 'status' | 'attempts' | 'response_status' | 'error'>>): Promise<void> {
-      await table().where({ id }).update({ ...patch, tm_update: clock.now() });
+      await table()
+        .where({ id })
+        .update({ ...patch, tm_update: clock.now() });
     },
     async list(customerId: string, params: PageParams, filter: { event_id?: string; status?: DeliveryStatus } = {}): Promise<Page<WebhookDeliveryRow>> {
-      const q = table().where({ customer_id: customerId, ...filter }).select('*');
+      const q = table()
+        .where({ customer_id: customerId, ...filter })
+        .select('*');
       return toPage(await paginate<WebhookDeliveryRow>(q, params), (r) => r);
     },
   };

@@ -108,9 +108,16 @@ function decode(sipCallId: string, fields: string[]): CapturedMessage | null {
   const [dstIp, dstPort] = (f.r ?? '').split('|');
   if (!f.t || !f.m || (f.d !== 'in' && f.d !== 'out')) return null;
   return {
-    us: Number(f.t), direction: f.d, transport: (f.p ?? 'udp') as CaptureTransport,
+    us: Number(f.t),
+    direction: f.d,
+    transport: (f.p ?? 'udp') as CaptureTransport,
     // blanked again on the way out: entries written before capture-time redaction are still kept
-    srcIp: srcIp ?? '', srcPort: Number(srcPort) || 0, dstIp: dstIp ?? '', dstPort: Number(dstPort) || 0, sipCallId, raw: redactSipText(f.m),
+    srcIp: srcIp ?? '',
+    srcPort: Number(srcPort) || 0,
+    dstIp: dstIp ?? '',
+    dstPort: Number(dstPort) || 0,
+    sipCallId,
+    raw: redactSipText(f.m),
   };
 }
 

@@ -34,7 +34,10 @@ export function createMailer(opts: MailerOptions): Mailer {
 
 class SmtpMailer implements Mailer {
   private readonly transport: EmailTransport;
-  constructor(url: string, private readonly from: string) {
+  constructor(
+    url: string,
+    private readonly from: string,
+  ) {
     this.transport = smtpTransport(url);
   }
   async send(mail: OutgoingMail): Promise<void> {
@@ -52,7 +55,10 @@ let outboxSeq = 0;
 /** Writes `<time>-<seq>-<kind>-<to>-<rand>.eml` (the full RFC 5322 message) and the same name with `.txt` (the link). */
 export class OutboxMailer implements Mailer {
   private readonly composer = composer();
-  constructor(readonly dir: string, private readonly from: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly from: string,
+  ) {}
 
   async send(mail: OutgoingMail): Promise<void> {
     const info = await this.composer.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });

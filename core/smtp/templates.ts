@@ -9,15 +9,15 @@ function url(publicUrl: string, p: string, token: string): string {
 
 function html(text: string, link: string): string {
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-  const body = esc(text).replace(esc(link), `<a href="${esc(link)}">${esc(link)}</a>`).replace(/\n/g, '<br>\n');
+  const body = esc(text)
+    .replace(esc(link), `<a href="${esc(link)}">${esc(link)}</a>`)
+    .replace(/\n/g, '<br>\n');
   return `<!DOCTYPE html><html><body>${body}</body></html>`;
 }
 
 export function verificationMail(publicUrl: string, to: string, token: string, validHours: number): OutgoingMail {
   const link = url(publicUrl, '/console/verify', token);
-  const text =
-    `Welcome!\n\nOpen the link below to verify your email address (valid for ${validHours} hours):\n\n${link}\n\n` +
-    'If you did not create this account, you can ignore this email.';
+  const text = `Welcome!\n\nOpen the link below to verify your email address (valid for ${validHours} hours):\n\n${link}\n\n` + 'If you did not create this account, you can ignore this email.';
   return { kind: 'verification', to, subject: 'Verify your email', text, html: html(text, link), link };
 }
 
@@ -43,8 +43,7 @@ export function passwordResetMail(publicUrl: string, to: string, token: string, 
 export function unregisterMail(publicUrl: string, to: string, deletionEffectiveAt: Date | null): OutgoingMail {
   const base = publicUrl.replace(/\/+$/, '');
   const text = deletionEffectiveAt
-    ? `Your account is scheduled for deletion on ${deletionEffectiveAt.toISOString()}.\n\n` +
-      `Until then you can cancel with DELETE ${base}/auth/unregister (logged in with your token or access key).`
+    ? `Your account is scheduled for deletion on ${deletionEffectiveAt.toISOString()}.\n\n` + `Until then you can cancel with DELETE ${base}/auth/unregister (logged in with your token or access key).`
     : 'Your account and all its records have been deleted. This cannot be undone.';
   return { kind: 'unregister', to, subject: deletionEffectiveAt ? 'Account deletion scheduled' : 'Account deleted', text };
 }

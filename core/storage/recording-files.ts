@@ -65,7 +65,10 @@ export class LocalRecordingFiles implements RecordingFiles {
 }
 
 export class S3RecordingFiles extends LocalRecordingFiles {
-  constructor(dataDir: string, private readonly s3: S3Client) {
+  constructor(
+    dataDir: string,
+    private readonly s3: S3Client,
+  ) {
     super(dataDir);
   }
 
@@ -75,7 +78,11 @@ export class S3RecordingFiles extends LocalRecordingFiles {
     if (!recordingPath('/', filename)) return null;
     const h = await this.s3.head(RECORDING_PREFIX + filename);
     if (!h) return null;
-    const peaks = (h.metadata.peaks ?? '').split(',').filter(Boolean).map(Number).filter((n) => Number.isFinite(n));
+    const peaks = (h.metadata.peaks ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map(Number)
+      .filter((n) => Number.isFinite(n));
     return { filesize: h.size, duration: Number(h.metadata.duration ?? 0) || 0, peaks };
   }
 

@@ -25,7 +25,11 @@ export interface S3Settings {
 }
 
 export class S3Error extends Error {
-  constructor(readonly code: string, message: string, readonly httpStatus = 0) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly httpStatus = 0,
+  ) {
     super(message);
     this.name = 'S3Error';
   }
@@ -67,11 +71,7 @@ export class S3Client {
     return { url, path };
   }
 
-  private request(
-    method: string,
-    key: string,
-    opts: { body?: Buffer; headers?: Record<string, string> } = {},
-  ): Promise<http.IncomingMessage> {
+  private request(method: string, key: string, opts: { body?: Buffer; headers?: Record<string, string> } = {}): Promise<http.IncomingMessage> {
     const t = this.target(key);
     const body = opts.body ?? Buffer.alloc(0);
     const headers: Record<string, string> = { host: t.url.host, ...(opts.headers ?? {}) };
@@ -129,7 +129,8 @@ export class S3Client {
     const res = await this.request('HEAD', key);
     res.resume();
     if (res.statusCode === 404) return null;
-    if (res.statusCode !== 200) throw new S3Error(res.statusCode === 403 ? 'AccessDenied' : `HTTP${res.statusCode}`, `object storage refused HeadObject ${key}: HTTP ${res.statusCode}`, res.statusCode);
+    if (res.statusCode !== 200)
+      throw new S3Error(res.statusCode === 403 ? 'AccessDenied' : `HTTP${res.statusCode}`, `object storage refused HeadObject ${key}: HTTP ${res.statusCode}`, res.statusCode);
     return { size: Number(res.headers['content-length'] ?? 0), metadata: metadataOf(res) };
   }
 
@@ -156,7 +157,10 @@ function metadataOf(res: http.IncomingMessage): Record<string, string> {
 
 /** storage_files objects in a bucket, under a key prefix (e.g. `storage/`). */
 export class S3ObjectStore implements ObjectStore {
-  constructor(readonly client: S3Client, private readonly prefix: string) {}
+  constructor(
+    readonly client: S3Client,
+    private readonly prefix: string,
+  ) {}
 
   put(key: string, data: Buffer): Promise<void> {
     return this.client.put(this.prefix + key, data);

@@ -37,7 +37,10 @@ export function uriEncode(s: string, keepSlash = false): string {
 
 /** `20130524T000000Z` and `20130524` of a date. */
 export function amzDate(d: Date): { dateTime: string; date: string } {
-  const dateTime = d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const dateTime = d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   return { dateTime, date: dateTime.slice(0, 8) };
 }
 
@@ -69,7 +72,9 @@ export interface CanonicalInput {
 }
 
 export function canonicalRequest(r: CanonicalInput): { text: string; signedHeaders: string } {
-  const names = Object.keys(r.headers).map((n) => n.toLowerCase()).sort();
+  const names = Object.keys(r.headers)
+    .map((n) => n.toLowerCase())
+    .sort();
   const lower = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const headerLines = names.map((n) => `${n}:${String(lower[n]).trim().replace(/\s+/g, ' ')}\n`).join('');
   const signedHeaders = names.join(';');
@@ -81,7 +86,9 @@ export function stringToSign(dateTime: string, scope: string, canonical: string)
 }
 
 export function signature(creds: Credentials, date: string, toSign: string): string {
-  return createHmac('sha256', signingKey(creds.secretAccessKey, date, creds.region)).update(toSign).digest('hex');
+  return createHmac('sha256', signingKey(creds.secretAccessKey, date, creds.region))
+    .update(toSign)
+    .digest('hex');
 }
 
 /**

@@ -20,12 +20,7 @@ export const AS_DTMF = 0x03;
 export const AS_AUDIO = 0x10;
 export const AS_ERROR = 0xff;
 
-export type Inbound =
-  | { kind: 'audio'; pcm: Buffer }
-  | { kind: 'hangup' }
-  | { kind: 'uuid'; id: string }
-  | { kind: 'dtmf'; digit: string }
-  | { kind: 'error'; code: number };
+export type Inbound = { kind: 'audio'; pcm: Buffer } | { kind: 'hangup' } | { kind: 'uuid'; id: string } | { kind: 'dtmf'; digit: string } | { kind: 'error'; code: number };
 
 export class StreamProtocolError extends Error {}
 

@@ -42,7 +42,10 @@ export class StreamSocket extends EventEmitter {
   private opened = false;
   readonly stats: StreamSocketStats = { sent: 0, dropped: 0, received: 0 };
 
-  constructor(private readonly ws: WebSocket, private readonly opts: StreamSocketOptions) {
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly opts: StreamSocketOptions,
+  ) {
     super();
     this.encoder = createEncoder(opts.encapsulation, opts.streamId);
     this.decoder = createDecoder(opts.encapsulation);

@@ -18,19 +18,37 @@ import { timelineAnalysesRepo, type TimelineAnalysisRow } from '../repos/timelin
 export const MAX_EVENTS = 200;
 const DATA_CHARS = 400;
 
-export interface AnalysisDeps { db: Db; env?: NodeJS.ProcessEnv; egress?: EgressPolicy }
+export interface AnalysisDeps {
+  db: Db;
+  env?: NodeJS.ProcessEnv;
+  egress?: EgressPolicy;
+}
 
-interface EventRow { event_type: string; resource: string; resource_id: string; timestamp: Date; data: Record<string, unknown> }
+interface EventRow {
+  event_type: string;
+  resource: string;
+  resource_id: string;
+  timestamp: Date;
+  data: Record<string, unknown>;
+}
 
 const verdictSchema = z.object({
   overall_status: z.enum(['ok', 'warning', 'error']),
   narrative: z.string().max(8000),
-  issues: z.array(z.object({
-    severity: z.enum(['info', 'warning', 'error']),
-    area: z.string().max(100),
-    summary: z.string().max(2000),
-    evidence: z.array(z.object({ evidence_index: z.number().int() })).max(50).default([]),
-  })).max(50).default([]),
+  issues: z
+    .array(
+      z.object({
+        severity: z.enum(['info', 'warning', 'error']),
+        area: z.string().max(100),
+        summary: z.string().max(2000),
+        evidence: z
+          .array(z.object({ evidence_index: z.number().int() }))
+          .max(50)
+          .default([]),
+      }),
+    )
+    .max(50)
+    .default([]),
 });
 
 const SYSTEM =
@@ -63,19 +81,31 @@ export function parseVerdict(text: string): z.infer<typeof verdictSchema> | { er
 export async function runAnalysis(deps: AnalysisDeps, a: TimelineAnalysisRow): Promise<TimelineAnalysisRow | null> {
   const repo = timelineAnalysesRepo(deps.db);
   try {
-    const af = (await deps.db('activeflows').where({ id: a.activeflow_id, customer_id: a.customer_id })
+    const af = (await deps
+      .db('activeflows')
+      .where({ id: a.activeflow_id, customer_id: a.customer_id })
       .first('id', 'flow_id', 'status', 'reference_type', 'reference_id', 'end_reason', 'error', 'executed_actions')) as Record<string, unknown> | undefined;
     if (!af) throw new Error('the activeflow is gone');
-    const events = (await deps.db('events').where({ customer_id: a.customer_id, activeflow_id: a.activeflow_id })
-      .orderBy([{ column: 'timestamp' }, { column: 'seq' }]).select('event_type', 'resource', 'resource_id', 'timestamp', 'data')) as EventRow[];
+    const events = (await deps
+      .db('events')
+      .where({ customer_id: a.customer_id, activeflow_id: a.activeflow_id })
+      .orderBy([{ column: 'timestamp' }, { column: 'seq' }])
+      .select('event_type', 'resource', 'resource_id', 'timestamp', 'data')) as EventRow[];
     const { sent, reduced } = selectEvents(events);
     const executed = Array.isArray(af.executed_actions) ? (af.executed_actions as { type?: string }[]).map((x) => x.type ?? '') : [];
     const input = [
       `activeflow: ${JSON.stringify({ status: af.status, end_reason: af.end_reason, error: af.error, reference_type: af.reference_type, executed_actions: executed })}`,
       reduced ? `(${events.length - sent.length} events in the middle are left out)` : '',
       ...sent.map(({ index, e }) => `[${index}] ${e.timestamp.toISOString()} ${e.event_type} ${e.resource}:${e.resource_id} ${clip(e.data)}`),
-    ].filter(Boolean).join('\n');
-    const { content } = await summaryLlm(deps.env, deps.egress).complete({ messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: input }] });
+    ]
+      .filter(Boolean)
+      .join('\n');
+    const { content } = await summaryLlm(deps.env, deps.egress).complete({
+      messages: [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: input },
+      ],
+    });
     const v = parseVerdict(content);
     if ('error' in v) return repo.finish(a.id, a.tm_update, { status: 'failed', error: v.error });
     const counts = new Map<string, Set<string>>();
@@ -90,11 +120,15 @@ export async function runAnalysis(deps: AnalysisDeps, a: TimelineAnalysisRow): P
       input_reduced: reduced,
       narrative: v.narrative,
       issues: v.issues.map((i) => ({
-        severity: i.severity, area: i.area, summary: i.summary,
-        evidence: i.evidence.filter((x) => x.evidence_index >= 0 && x.evidence_index < events.length).map((x) => {
-          const e = events[x.evidence_index]!;
-          return { evidence_index: x.evidence_index, event_type: e.event_type, timestamp: e.timestamp.toISOString(), resource_id: e.resource_id };
-        }),
+        severity: i.severity,
+        area: i.area,
+        summary: i.summary,
+        evidence: i.evidence
+          .filter((x) => x.evidence_index >= 0 && x.evidence_index < events.length)
+          .map((x) => {
+            const e = events[x.evidence_index]!;
+            return { evidence_index: x.evidence_index, event_type: e.event_type, timestamp: e.timestamp.toISOString(), resource_id: e.resource_id };
+          }),
       })),
       resources_used: [...counts].map(([type, ids]) => ({ type, count: ids.size })),
     };

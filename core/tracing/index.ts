@@ -55,7 +55,8 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
   } catch {
     throw new TracingConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not a URL: ${endpoint}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TracingConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be http or https, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TracingConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be http or https, not ${url.protocol}`);
   // OTEL_RESOURCE_ATTRIBUTES first, then the service name (OTEL_SERVICE_NAME, else ours) over it
   const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME?.trim() || service }));
   const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);

@@ -32,12 +32,7 @@ async function startFlow(deps: WebchatDeps, customerId: string, flowId: string, 
 
 /** Opens the one session a direct token may create: id = the token's allowed_resource_id. */
 export async function openSession(deps: WebchatDeps, widget: WidgetRow, sessionId: string, input: { page_url?: string; referrer?: string }): Promise<SessionRow> {
-  const { row: conv, created } = await conversationsRepo(deps.db).ensureThread(
-    widget.customer_id,
-    WEBCHAT_CONVERSATION_TYPE as ConversationType,
-    selfOf(widget.id),
-    peerOf(sessionId),
-  );
+  const { row: conv, created } = await conversationsRepo(deps.db).ensureThread(widget.customer_id, WEBCHAT_CONVERSATION_TYPE as ConversationType, selfOf(widget.id), peerOf(sessionId));
   const session = await webchatRepo(deps.db).insertSession({
     id: sessionId,
     customer_id: widget.customer_id,

@@ -54,7 +54,12 @@ export function contactAddressesRepo(db: Db) {
   const touch = (trx: Db, contactId: string | null) => (contactId ? trx('contacts').where({ id: contactId }).update({ tm_update: clock.now() }) : Promise.resolve(0));
   /** One primary per contact and type. */
   const clearPrimary = (trx: Db, contactId: string | null, type: AddressRow['type'], except?: string) =>
-    contactId ? trx('contact_addresses').where({ contact_id: contactId, type }).modify((q) => void (except && q.whereNot({ id: except }))).update({ is_primary: false }) : Promise.resolve(0);
+    contactId
+      ? trx('contact_addresses')
+          .where({ contact_id: contactId, type })
+          .modify((q) => void (except && q.whereNot({ id: except })))
+          .update({ is_primary: false })
+      : Promise.resolve(0);
 
   const repo = {
     liveContact,
@@ -77,8 +82,16 @@ export function contactAddressesRepo(db: Db) {
       await db.transaction(async (trx) => {
         if (a.is_primary) await clearPrimary(trx, a.contact_id, a.type);
         await trx('contact_addresses').insert({
-          id, customer_id: customerId, contact_id: a.contact_id, type: a.type, target: a.target, target_name: a.target_name ?? '',
-          name: a.name ?? '', detail: a.detail ?? '', is_primary: a.is_primary ?? false, tm_create: clock.now(),
+          id,
+          customer_id: customerId,
+          contact_id: a.contact_id,
+          type: a.type,
+          target: a.target,
+          target_name: a.target_name ?? '',
+          name: a.name ?? '',
+          detail: a.detail ?? '',
+          is_primary: a.is_primary ?? false,
+          tm_create: clock.now(),
         });
         await touch(trx, a.contact_id);
       });

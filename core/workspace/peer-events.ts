@@ -35,11 +35,7 @@ export function peerEventJson(r: PeerEventRow) {
   };
 }
 
-export type PeerFilter =
-  | { peer: { type: string; target: string } }
-  | { contactId: string }
-  | { addressId: string }
-  | { sinceDays: number };
+export type PeerFilter = { peer: { type: string; target: string } } | { contactId: string } | { addressId: string } | { sinceDays: number };
 
 /** Only the rows an agent may see: events of its calls and conversations (and their messages). */
 export interface PeerReach {
@@ -48,7 +44,9 @@ export interface PeerReach {
 }
 
 export async function listPeerEvents(db: Knex, customerId: string, filter: PeerFilter, page: PageParams, reach?: PeerReach): Promise<Page<ReturnType<typeof peerEventJson>>> {
-  const inner = db('peer_events').where({ customer_id: customerId }).select('id', 'customer_id', 'event_type', 'publisher', 'reference_id', 'direction', 'peer', 'local', 'data', db.raw('"timestamp" as tm_create'));
+  const inner = db('peer_events')
+    .where({ customer_id: customerId })
+    .select('id', 'customer_id', 'event_type', 'publisher', 'reference_id', 'direction', 'peer', 'local', 'data', db.raw('"timestamp" as tm_create'));
   // Addresses compare case-insensitively (emails); tel targets are E.164 on both sides.
   const PEER_IN = `(peer->>'type', lower(peer->>'target')) in (select type, lower(target) from contact_addresses where customer_id = ? and`;
   if ('peer' in filter) inner.whereRaw(`peer->>'type' = ? and lower(peer->>'target') = lower(?)`, [filter.peer.type, filter.peer.target]);
@@ -57,10 +55,12 @@ export async function listPeerEvents(db: Knex, customerId: string, filter: PeerF
   else inner.whereRaw(`"timestamp" >= now() - make_interval(days => ?)`, [filter.sinceDays]);
   // A subquery binding is parenthesised by knex: `in ?` reads `in (select ...)`.
   if (reach) {
-    inner.where((w) =>
-      void w.where((c) => void c.where({ publisher: 'call' }).whereRaw('reference_id::uuid in ?', [reach.callIds]))
-        .orWhere((c) => void c.where({ publisher: 'conversation' }).whereRaw('reference_id::uuid in ?', [reach.conversationIds]))
-        .orWhere((c) => void c.where({ publisher: 'conversation_message' }).whereRaw(`(data->>'conversation_id')::uuid in ?`, [reach.conversationIds])),
+    inner.where(
+      (w) =>
+        void w
+          .where((c) => void c.where({ publisher: 'call' }).whereRaw('reference_id::uuid in ?', [reach.callIds]))
+          .orWhere((c) => void c.where({ publisher: 'conversation' }).whereRaw('reference_id::uuid in ?', [reach.conversationIds]))
+          .orWhere((c) => void c.where({ publisher: 'conversation_message' }).whereRaw(`(data->>'conversation_id')::uuid in ?`, [reach.conversationIds])),
     );
   }
   const q = db.from(inner.as('pe')).select('*');

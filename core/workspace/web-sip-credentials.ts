@@ -47,7 +47,10 @@ export function isWebSipUsername(u: string): boolean {
 }
 
 export class WebSipCredentials {
-  constructor(private readonly redis: Redis, private readonly prefix: string) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
 
   private credKey = (username: string) => `${this.prefix}websip:cred:${username}`;
   private agentKey = (agentId: string) => `${this.prefix}websip:agent:${agentId.toLowerCase()}`;

@@ -16,7 +16,7 @@ export const subsystem: Subsystem = {
       logger: ctx.logger,
       endpointOf(callId: string): Endpoint | null {
         const call = ctx.deps.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
-        return call && !call.isEnded ? call.endpoint ?? null : null;
+        return call && !call.isEnded ? (call.endpoint ?? null) : null;
       },
     };
     ctx.services.ai = service;

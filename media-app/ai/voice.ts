@@ -66,7 +66,11 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private textWaiters: (() => void)[] = [];
   private timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly ep: Endpoint, private readonly session: AiSession, private readonly o: VoiceOptions) {
+  constructor(
+    private readonly ep: Endpoint,
+    private readonly session: AiSession,
+    private readonly o: VoiceOptions,
+  ) {
     super();
     this.done = new Promise((r) => (this.resolveEnd = r));
     this.on('error', () => undefined);

@@ -21,13 +21,23 @@ export class CreditGuard {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
-  constructor(private readonly db: Knex, private readonly calls: CallRegistry<OwnedCall>, private readonly intervalMs: number, private readonly logger: Logger) {}
+  constructor(
+    private readonly db: Knex,
+    private readonly calls: CallRegistry<OwnedCall>,
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+  ) {}
 
   start(): void {
     if (this.intervalMs <= 0) return;
     this.timer = setInterval(() => {
       if (this.running) return;
-      this.running = this.check().then(() => undefined, (err: Error) => this.logger.warn({ err: err.message }, 'credit guard check failed')).finally(() => (this.running = null));
+      this.running = this.check()
+        .then(
+          () => undefined,
+          (err: Error) => this.logger.warn({ err: err.message }, 'credit guard check failed'),
+        )
+        .finally(() => (this.running = null));
     }, this.intervalMs);
     this.timer.unref();
   }

@@ -33,7 +33,10 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
         },
       );
     }
-    master.done.then(() => resolve(null), () => resolve(null));
+    master.done.then(
+      () => resolve(null),
+      () => resolve(null),
+    );
   });
 }
 

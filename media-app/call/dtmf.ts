@@ -20,11 +20,7 @@ const MIN_MS = 40;
 const MAX_MS = 5000;
 export const INFO_ACCEPT = 'application/dtmf-relay, application/dtmf';
 
-export type InfoDtmf =
-  | { kind: 'digit'; digit: string; durationMs: number }
-  | { kind: 'empty' }
-  | { kind: 'unsupported'; type: string }
-  | { kind: 'bad'; why: string };
+export type InfoDtmf = { kind: 'digit'; digit: string; durationMs: number } | { kind: 'empty' } | { kind: 'unsupported'; type: string } | { kind: 'bad'; why: string };
 
 /** A key from its name ('7', '*', 'a') or its RFC 4733 event number ('10' is *, '11' #, '12'-'15' A-D). */
 function keyOf(v: string): string | null {

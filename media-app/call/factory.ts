@@ -53,7 +53,9 @@ export class CallFactory implements CallLegs {
 
   constructor(readonly deps: CallDeps) {
     this.manager = new ActiveflowManager({
-      store: new PgActiveflowStore(deps.db, { retry: retrying({ onRetry: (err, n) => n === 1 && deps.logger.warn({ err: (err as Error)?.message }, 'database unreachable: retrying an activeflow write') }) }),
+      store: new PgActiveflowStore(deps.db, {
+        retry: retrying({ onRetry: (err, n) => n === 1 && deps.logger.warn({ err: (err as Error)?.message }, 'database unreachable: retrying an activeflow write') }),
+      }),
       flows: new PgFlowStore(deps.db),
       emitter: activeflowEmitter(deps.events, deps.logger),
       clock: realClock,
@@ -106,7 +108,7 @@ export class CallFactory implements CallLegs {
       await this.repo.setNode(call.id, nodeId);
       call.state.patch({ node_id: nodeId });
     } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message, call: call.id }, 'could not write the call\'s node');
+      this.deps.logger.warn({ err: (err as Error).message, call: call.id }, "could not write the call's node");
     }
   }
 
@@ -119,7 +121,15 @@ export class CallFactory implements CallLegs {
   async inbound(
     req: SrfRequest,
     res: SrfResponse,
-    c: { customerId: string; source: Address; destination: Address; mediaEncryption?: MediaEncryption; /** how digits are sent to the caller */ dtmfMode?: DtmfMode; /** the codecs the caller's calls may use */ codecs?: AudioCodecName[]; /** a provider delivered it: its caller is one the PSTN asserted */ fromPstn?: boolean },
+    c: {
+      customerId: string;
+      source: Address;
+      destination: Address;
+      mediaEncryption?: MediaEncryption;
+      /** how digits are sent to the caller */ dtmfMode?: DtmfMode;
+      /** the codecs the caller's calls may use */ codecs?: AudioCodecName[];
+      /** a provider delivered it: its caller is one the PSTN asserted */ fromPstn?: boolean;
+    },
   ): Promise<CallSession | null> {
     // an SRTP / WebRTC offer goes through rtpengine first: the engine sees plain RTP (inbound-media.ts)
     const media = await inboundMedia(this.deps, req, c.mediaEncryption ?? 'none', c.codecs);
@@ -178,16 +188,18 @@ export class CallFactory implements CallLegs {
   /** Starts the call's activeflow and records it on the call. */
   async runFlow(call: CallSession, spec: FlowSpec): Promise<string> {
     const port = this.portOf(call);
-    const session = await inCallSpan(call, () => this.manager.start({
-      customer_id: call.row.customer_id,
-      flow_id: spec.flowId && spec.flowId !== EMPTY_UUID ? spec.flowId : undefined,
-      actions: spec.actions,
-      reference_type: 'call',
-      reference_id: call.id,
-      call: port,
-      originator: port,
-      variables: spec.variables,
-    }));
+    const session = await inCallSpan(call, () =>
+      this.manager.start({
+        customer_id: call.row.customer_id,
+        flow_id: spec.flowId && spec.flowId !== EMPTY_UUID ? spec.flowId : undefined,
+        actions: spec.actions,
+        reference_type: 'call',
+        reference_id: call.id,
+        call: port,
+        originator: port,
+        variables: spec.variables,
+      }),
+    );
     await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, session.id, spec.flowId || EMPTY_UUID));
     call.state.patch({ activeflow_id: session.id, flow_id: spec.flowId || EMPTY_UUID });
     return session.id;
@@ -270,10 +282,7 @@ export class CallFactory implements CallLegs {
 
   private async originateOne(id: string): Promise<void> {
     // claim and read together: one round trip of latency less before the INVITE
-    const [claimed, row] = await Promise.all([
-      this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX'),
-      this.repo.get(id),
-    ]);
+    const [claimed, row] = await Promise.all([this.deps.redis.set(`${this.deps.config.redisKeyPrefix}originate-claim:${id}`, this.deps.calls.nodeId, 'EX', 86_400, 'NX'), this.repo.get(id)]);
     if (claimed !== 'OK') return;
     if (!row || row.status !== 'dialing' || row.direction !== 'outgoing') return;
     // in this node's call set from the claim on, not only once owned: if the node dies in between,

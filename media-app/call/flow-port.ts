@@ -6,18 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Endpoint } from '../../media-engine';
-import type {
-  AmdResult,
-  CallInfo,
-  CallPort,
-  ConnectRequest,
-  ConnectResult,
-  DigitsRequest,
-  DigitsResult,
-  HangupInfo,
-  OriginateRequest,
-  RecordingRequest,
-} from '../flow/call-port';
+import type { AmdResult, CallInfo, CallPort, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, HangupInfo, OriginateRequest, RecordingRequest } from '../flow/call-port';
 import type { CallStatus } from '../../core/calls/model';
 import { collectDigits } from '../flow/digit-collector';
 import { abortError, realClock } from '../flow/clock';

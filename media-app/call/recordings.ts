@@ -34,7 +34,10 @@ export interface RecordingsEvents {
 export class Recordings extends EventEmitter<RecordingsEvents> {
   private active: { id: string; done: Promise<unknown> } | null = null;
 
-  constructor(private readonly deps: CallDeps, private readonly call: RecordedCall) {
+  constructor(
+    private readonly deps: CallDeps,
+    private readonly call: RecordedCall,
+  ) {
     super();
   }
 
@@ -96,7 +99,9 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
 
   /** recording_started / recording_finished with the row as written (ended() runs once per recording). */
   private async published(type: 'recording_started' | 'recording_finished', id: string): Promise<void> {
-    const row = await recordingsWriteRepo(this.deps.db).getAny(id).catch(() => undefined);
+    const row = await recordingsWriteRepo(this.deps.db)
+      .getAny(id)
+      .catch(() => undefined);
     if (row) await publishRecording(this.deps.events, type, row).catch((err: Error) => this.deps.logger.warn({ err: err.message, recording: id, type }, 'event publish failed'));
   }
 
@@ -105,7 +110,9 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     await this.starting?.catch(() => undefined);
     const a = this.active;
     if (!a) return;
-    await recordingsWriteRepo(this.deps.db).markStopping(a.id, clock.now()).catch(() => undefined);
+    await recordingsWriteRepo(this.deps.db)
+      .markStopping(a.id, clock.now())
+      .catch(() => undefined);
     await this.call.endpoint?.stopRecord().catch(() => undefined);
     await a.done;
   }

@@ -15,7 +15,11 @@ export interface OwnedCall {
 export class CallRegistry<C extends OwnedCall = OwnedCall> {
   private readonly live = new Map<string, C>();
 
-  constructor(private readonly redis: Redis, private readonly prefix: string, readonly nodeId: string) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    readonly nodeId: string,
+  ) {}
 
   async add(call: C): Promise<void> {
     this.live.set(call.id, call);
@@ -36,7 +40,12 @@ export class CallRegistry<C extends OwnedCall = OwnedCall> {
 
   async remove(id: string): Promise<void> {
     if (!this.live.delete(id)) return;
-    await this.redis.multi().del(this.prefix + callNodeKey(id)).srem(this.prefix + nodeCallsKey(this.nodeId), id).exec().catch(() => undefined);
+    await this.redis
+      .multi()
+      .del(this.prefix + callNodeKey(id))
+      .srem(this.prefix + nodeCallsKey(this.nodeId), id)
+      .exec()
+      .catch(() => undefined);
   }
 
   get size(): number {

@@ -62,11 +62,7 @@ export interface CallDialog {
   on(event: 'modify', fn: (req: SrfRequest, res: SrfResponse) => void): unknown;
 }
 
-export type SipLeg =
-  | { kind: 'none' }
-  | { kind: 'offered'; req: SrfRequest; res: SrfResponse }
-  | { kind: 'inviting'; invite: PendingUac }
-  | { kind: 'up'; dialog: CallDialog };
+export type SipLeg = { kind: 'none' } | { kind: 'offered'; req: SrfRequest; res: SrfResponse } | { kind: 'inviting'; invite: PendingUac } | { kind: 'up'; dialog: CallDialog };
 
 /** The life of the session: live, closing (the cascade runs), closed (the hangup is written). */
 export type Life = { phase: 'live' } | { phase: 'closing' | 'closed'; reason: CloseReason };

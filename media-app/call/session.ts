@@ -74,7 +74,10 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   dtmfMode: DtmfMode = DEFAULT_DTMF_MODE;
   private readonly digits = new DigitRelay(this);
 
-  constructor(row: CallRow, readonly deps: CallDeps) {
+  constructor(
+    row: CallRow,
+    readonly deps: CallDeps,
+  ) {
     super();
     this.state = new CallState(row, deps);
     this.state.on('stateChange', (to) => this.emit('status', to));
@@ -256,7 +259,6 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     }
     if (this.sip.kind === 'none' || this.sip.kind === 'inviting') this.sip = handle ? { kind: 'inviting', invite: handle } : { kind: 'none' };
   }
-
 
   /** Answers a pending inbound INVITE with our endpoint's SDP; outgoing: waits until the far end answers. Idempotent. */
   answer(): Promise<void> {

@@ -80,11 +80,14 @@ export async function acceptLeg(a: AcceptLegDeps, req: SrfRequest, res: SrfRespo
   };
   // the call's node lost without a BYE (machine gone): its heartbeat lapses, the participant leaves
   const watch = setInterval(() => {
-    void callNodeAlive(a.deps, claims.callId).then((alive) => {
-      if (alive || gone.signal.aborted) return;
-      a.logger.warn({ conference: claims.conferenceId, conferencecall: cc.id, call: claims.callId }, "bridge leg: the call's node stopped beating; the participant leaves");
-      gone.abort();
-    }, () => undefined);
+    void callNodeAlive(a.deps, claims.callId).then(
+      (alive) => {
+        if (alive || gone.signal.aborted) return;
+        a.logger.warn({ conference: claims.conferenceId, conferencecall: cc.id, call: claims.callId }, "bridge leg: the call's node stopped beating; the participant leaves");
+        gone.abort();
+      },
+      () => undefined,
+    );
   }, a.watchMs ?? 1000);
   try {
     const reason = await room.join(party, cc, gone.signal);

@@ -30,7 +30,10 @@ export class ConferenceError extends Error {}
 
 /** The conference is hosted by another live node: a call of this node joins it through a bridge leg. */
 class HostedElsewhere extends ConferenceError {
-  constructor(readonly conferenceId: string, readonly node: string) {
+  constructor(
+    readonly conferenceId: string,
+    readonly node: string,
+  ) {
     super(`conference ${conferenceId} is hosted on node ${node}`);
   }
 }
@@ -64,7 +67,12 @@ export class ConferenceHost implements ConferenceService {
   /** conference_join's participant per `<conference>:<call>`, until its confbridge_join runs. */
   private readonly entered = new Map<string, string>();
 
-  constructor(private readonly deps: CallDeps, private readonly factory: CallFactory, private readonly nodeId: string, private readonly logger: Logger) {}
+  constructor(
+    private readonly deps: CallDeps,
+    private readonly factory: CallFactory,
+    private readonly nodeId: string,
+    private readonly logger: Logger,
+  ) {}
 
   private get redis(): Redis {
     return this.deps.redis;
@@ -135,9 +143,7 @@ export class ConferenceHost implements ConferenceService {
     });
     this.rooms.set(conferenceId, room);
     if (t.changed && t.conference) {
-      await publishConference(this.deps.events, 'conference_updated', t.conference).catch((err: Error) =>
-        this.logger.warn({ err: err.message }, 'could not publish conference_updated'),
-      );
+      await publishConference(this.deps.events, 'conference_updated', t.conference).catch((err: Error) => this.logger.warn({ err: err.message }, 'could not publish conference_updated'));
     }
     room.arm();
     return room;
@@ -236,7 +242,9 @@ export class ConferenceHost implements ConferenceService {
       const t = await repo.transition(cc.id, 'leaved');
       if (!t.changed || !t.conferencecall) return;
       await publishConferencecall(this.deps.events, t.conferencecall).catch(() => undefined);
-      await conferencesRepo(this.deps.db).removeCall(req.conferenceId, cc.id).catch(() => undefined);
+      await conferencesRepo(this.deps.db)
+        .removeCall(req.conferenceId, cc.id)
+        .catch(() => undefined);
     };
     let reason: LeaveReason;
     try {

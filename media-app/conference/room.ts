@@ -71,7 +71,11 @@ export class Room extends EventEmitter<RoomEvents> {
   private terminating = false;
   private finished = false;
 
-  constructor(public row: ConferenceRow, readonly media: Conference, private readonly d: RoomDeps) {
+  constructor(
+    public row: ConferenceRow,
+    readonly media: Conference,
+    private readonly d: RoomDeps,
+  ) {
     super();
     this.on('error', () => undefined);
   }
@@ -263,9 +267,9 @@ export class Room extends EventEmitter<RoomEvents> {
     if (!rec) return;
     await this.publish('recording_finished', publishRecording(this.d.events, 'recording_finished', rec));
     if (options.on_end_flow_id && options.on_end_flow_id !== EMPTY_UUID) {
-      await this.d.startRecordingFlow(rec.customer_id, options.on_end_flow_id, recordingId).catch((err: Error) =>
-        this.d.logger.warn({ err: err.message, recording: recordingId }, 'on_end_flow_id did not start'),
-      );
+      await this.d
+        .startRecordingFlow(rec.customer_id, options.on_end_flow_id, recordingId)
+        .catch((err: Error) => this.d.logger.warn({ err: err.message, recording: recordingId }, 'on_end_flow_id did not start'));
     }
   }
 
@@ -273,7 +277,9 @@ export class Room extends EventEmitter<RoomEvents> {
   async recordingStop(): Promise<void> {
     const r = this.recording;
     if (!r) return;
-    await recordingsWriteRepo(this.d.db).markStopping(r.id, clock.now()).catch(() => undefined);
+    await recordingsWriteRepo(this.d.db)
+      .markStopping(r.id, clock.now())
+      .catch(() => undefined);
     await this.media.stopRecording().catch(() => undefined);
     await r.done;
   }

@@ -83,7 +83,10 @@ export class ActiveflowSession {
   private resolveDone!: (r: ActiveflowRecord) => void;
   private readonly ctx: ActionContext;
 
-  constructor(private readonly init: SessionInit, private readonly deps: SessionDeps) {
+  constructor(
+    private readonly init: SessionInit,
+    private readonly deps: SessionDeps,
+  ) {
     this.id = init.id;
     this.frames = [new Frame(init.actions)];
     this.vars = new Variables(init.variables);

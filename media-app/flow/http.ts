@@ -28,7 +28,10 @@ export interface FlowHttp {
 
 /** Why a flow's request did not happen, in words safe to store in the activeflow (no remote answer). */
 export class FlowHttpError extends Error {
-  constructor(message: string, readonly refused: boolean) {
+  constructor(
+    message: string,
+    readonly refused: boolean,
+  ) {
     super(message);
     this.name = 'FlowHttpError';
   }

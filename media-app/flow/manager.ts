@@ -43,7 +43,10 @@ export class ActiveflowManager {
   private readonly live = new Map<string, ActiveflowSession>();
   private readonly pending = new Set<Promise<unknown>>();
 
-  constructor(private readonly deps: SessionDeps, private readonly opts: ManagerOptions = {}) {
+  constructor(
+    private readonly deps: SessionDeps,
+    private readonly opts: ManagerOptions = {},
+  ) {
     deps.spawnForRecording ??= (parent, recordingId, flowId) => {
       this.follow(
         this.start({

@@ -76,7 +76,11 @@ class Ringing extends EventEmitter implements RunningGroupcall {
   /** The Reason header of the BYEs a hangup() sends, when its caller gave one. */
   private reasonHeader: string | undefined;
 
-  constructor(private row: GroupcallRow, private readonly factory: CallFactory, private readonly onEnd: () => void) {
+  constructor(
+    private row: GroupcallRow,
+    private readonly factory: CallFactory,
+    private readonly onEnd: () => void,
+  ) {
     super();
     this.answered = new Promise((r) => (this.resolveAnswered = r));
     this.ended = new Promise((r) => (this.resolveEnded = r));
@@ -147,9 +151,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     call.on('status', (s: string) => {
       if (s === 'progressing') call.own(this.onAnswer(call), 'the groupcall answer');
     });
-    call.done
-      .then(() => this.onCallEnded())
-      .catch((err: Error) => this.deps.logger.warn({ err: err.message, groupcall: this.id }, 'groupcall bookkeeping after a call ended failed'));
+    call.done.then(() => this.onCallEnded()).catch((err: Error) => this.deps.logger.warn({ err: err.message, groupcall: this.id }, 'groupcall bookkeeping after a call ended failed'));
     if (call.status === 'progressing') call.own(this.onAnswer(call), 'the groupcall answer');
     return call;
   }

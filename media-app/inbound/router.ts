@@ -68,7 +68,8 @@ export class InboundRouter {
     // how digits are sent back to the caller (call/dtmf.ts); a provider's calls take the default
     const dtmfMode = source.kind === 'extension' ? source.ext.dtmf_mode : source.kind === 'trunk' ? source.trunk.dtmf_mode : DEFAULT_DTMF_MODE;
     // the codecs the source's calls may use (the caller's order wins in our answer)
-    const codecs = source.kind === 'extension' ? codecsOf(source.ext.codecs, DEFAULT_EXTENSION_CODECS) : codecsOf(source.kind === 'trunk' ? source.trunk.codecs : source.provider.codecs, DEFAULT_TRUNK_CODECS);
+    const codecs =
+      source.kind === 'extension' ? codecsOf(source.ext.codecs, DEFAULT_EXTENSION_CODECS) : codecsOf(source.kind === 'trunk' ? source.trunk.codecs : source.provider.codecs, DEFAULT_TRUNK_CODECS);
     const party = { mediaEncryption, dtmfMode, codecs };
 
     if (/^direct\./i.test(user)) {
@@ -85,7 +86,13 @@ export class InboundRouter {
       // the carrier behind a trunk's registration delivers that customer's numbers only
       if (number && source.kind === 'trunk' && source.registered && source.customerId !== number.customer_id) return void res.send(404);
       if (number && number.status === 'active' && number.call_flow_id && number.call_flow_id !== EMPTY_UUID) {
-        const call = await this.factory.inbound(req, res, { customerId: number.customer_id, source: callerAddr, destination: { type: 'tel', target: digits }, ...party, fromPstn: source.kind === 'provider' });
+        const call = await this.factory.inbound(req, res, {
+          customerId: number.customer_id,
+          source: callerAddr,
+          destination: { type: 'tel', target: digits },
+          ...party,
+          fromPstn: source.kind === 'provider',
+        });
         if (!call) return;
         await this.factory.runFlow(call, { flowId: number.call_flow_id }).catch(async (err: Error) => {
           deps.logger.warn({ err: err.message, call: call.id }, 'number flow did not start');
@@ -103,7 +110,14 @@ export class InboundRouter {
   }
 
   /** An incoming call connected to one destination; it ends when the bridge ends. */
-  private async bridge(req: SrfRequest, res: SrfResponse, customerId: string, source: Address, destination: Address, party: { mediaEncryption: MediaEncryption; dtmfMode: DtmfMode; codecs: AudioCodecName[] }): Promise<void> {
+  private async bridge(
+    req: SrfRequest,
+    res: SrfResponse,
+    customerId: string,
+    source: Address,
+    destination: Address,
+    party: { mediaEncryption: MediaEncryption; dtmfMode: DtmfMode; codecs: AudioCodecName[] },
+  ): Promise<void> {
     // nothing to dial (no route, extension not registered, refused by the dial policy): refuse
     // before any call exists; no balance is 402 Payment Required, a caller id the customer may not
     // present to the PSTN (an extension's or a trunk's From, no default number) 403

@@ -53,8 +53,12 @@ async function resolveSource(deps: CallDeps, req: SrfRequest, res: SrfResponse, 
     const owner = !reg
       ? null
       : reg.owner_type === 'trunk'
-        ? await trunksRepo(deps.db).getOwned(reg.customer_id ?? '', reg.owner_id).then((trunk) => trunk && { kind: 'trunk' as const, customerId: trunk.customer_id, trunk, registered: true as const })
-        : await providersRepo(deps.db).get(reg.owner_id).then((provider) => provider && { kind: 'provider' as const, provider, registered: true as const });
+        ? await trunksRepo(deps.db)
+            .getOwned(reg.customer_id ?? '', reg.owner_id)
+            .then((trunk) => trunk && { kind: 'trunk' as const, customerId: trunk.customer_id, trunk, registered: true as const })
+        : await providersRepo(deps.db)
+            .get(reg.owner_id)
+            .then((provider) => provider && { kind: 'provider' as const, provider, registered: true as const });
     if (!owner) res.send(404);
     return owner;
   }

@@ -158,7 +158,10 @@ async function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: st
           else call.setPendingUac(req);
           // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
           const sipCallId = req.get('Call-ID');
-          if (sipCallId) void callSipIdsRepo(deps.db).add(call.id, sipCallId).catch((err: Error) => deps.logger.debug({ err: err.message, call: call.id }, 'Call-ID not recorded'));
+          if (sipCallId)
+            void callSipIdsRepo(deps.db)
+              .add(call.id, sipCallId)
+              .catch((err: Error) => deps.logger.debug({ err: err.message, call: call.id }, 'Call-ID not recorded'));
         },
         cbProvisional: (res: { status: number }) => {
           if (res.status === 180 || res.status === 183) void call.setStatus('ringing');
@@ -181,7 +184,11 @@ function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fro
   const pending = new Set<PendingUac>();
   const cancelAll = (): void => {
     for (const r of pending) {
-      try { r.cancel(); } catch { /* already final */ }
+      try {
+        r.cancel();
+      } catch {
+        /* already final */
+      }
     }
     pending.clear();
   };
@@ -193,26 +200,38 @@ function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fro
       let mine: PendingUac | undefined;
       invite(deps, call, t, fromOf(t), opts, (req) => {
         mine = req;
-        if (winner || call.isEnded) { try { req.cancel(); } catch { /* final */ } } else pending.add(req);
-      }).then((attempt) => {
-        if (mine) pending.delete(mine);
-        if (winner) {
-          void attempt.dialog.destroy().catch(() => undefined);
-          void attempt.relay?.close('another contact answered');
-          return;
-        }
-        winner = attempt;
-        cancelAll();
-        resolve(attempt);
-      }, (err: unknown) => {
-        if (mine) pending.delete(mine);
-        failures.push(err);
-        if (!winner && failures.length === step.length) {
-          const rank = (e: unknown) => { const s = Number((e as { status?: number }).status); return s >= 600 ? 3 : s === 486 ? 2 : Number.isFinite(s) ? 1 : 0; };
-          reject(failures.reduce((a, b) => (rank(b) > rank(a) ? b : a)));
-          failures = [];
-        }
-      });
+        if (winner || call.isEnded) {
+          try {
+            req.cancel();
+          } catch {
+            /* final */
+          }
+        } else pending.add(req);
+      }).then(
+        (attempt) => {
+          if (mine) pending.delete(mine);
+          if (winner) {
+            void attempt.dialog.destroy().catch(() => undefined);
+            void attempt.relay?.close('another contact answered');
+            return;
+          }
+          winner = attempt;
+          cancelAll();
+          resolve(attempt);
+        },
+        (err: unknown) => {
+          if (mine) pending.delete(mine);
+          failures.push(err);
+          if (!winner && failures.length === step.length) {
+            const rank = (e: unknown) => {
+              const s = Number((e as { status?: number }).status);
+              return s >= 600 ? 3 : s === 486 ? 2 : Number.isFinite(s) ? 1 : 0;
+            };
+            reject(failures.reduce((a, b) => (rank(b) > rank(a) ? b : a)));
+            failures = [];
+          }
+        },
+      );
     });
   });
 }

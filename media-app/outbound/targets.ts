@@ -24,10 +24,7 @@ import { isUuid } from '../../core/ids';
 import { isVirtualNumber } from '../../core/numbers/e164';
 import { forcedProvider, providerRequestUri, resolveRoutes } from '../../core/routing/resolve';
 import type { BindingStore } from '../registrar/bindings';
-import {
-  admitPstnCalls, balanceRefusal, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal, ownVirtualNumber,
-  type DialRefusal,
-} from '../../core/calls/dial-policy';
+import { admitPstnCalls, balanceRefusal, checkTelDestination, isPstnTarget, livePstnCalls, maxConcurrentPstn, noteRefusal, ownVirtualNumber, type DialRefusal } from '../../core/calls/dial-policy';
 import { locateSipDestination } from '../../core/calls/sip-destination';
 import { pstnCallerId } from '../../core/calls/caller-id';
 import { sipLocateOptions } from './sip-egress';
@@ -115,7 +112,9 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
         callerId = { source: cid.source, replaced: cid.replaced };
         const capped = opts.callId
           ? await admitPstnCalls(db, customerId, [opts.callId])
-          : (await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId)) ? ({ reason: 'concurrency_cap' } as const) : null;
+          : (await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId))
+            ? ({ reason: 'concurrency_cap' } as const)
+            : null;
         if (capped) return { refusal: capped };
       }
       return {
@@ -145,10 +144,12 @@ export async function resolveTargets(deps: TargetDeps, customerId: string, dest:
       // ws/wss: the WebRTC profile), its extension's ring group and media encryption
       return {
         targets: live.map((b) => ({
-          ...(b.path?.length ? viaPath(b.contact, b.path) : {
-            uri: b.contact,
-            proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
-          }),
+          ...(b.path?.length
+            ? viaPath(b.contact, b.path)
+            : {
+                uri: b.contact,
+                proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+              }),
           transport: b.source.protocol || 'udp',
           ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
           mediaEncryption: ext.media_encryption,

@@ -23,9 +23,7 @@ export interface RegisterTarget {
   fromTag: string;
 }
 
-export type RegisterOutcome =
-  | { ok: true; status: number; grantedSec: number }
-  | { ok: false; status: number; reason: string };
+export type RegisterOutcome = { ok: true; status: number; grantedSec: number } | { ok: false; status: number; reason: string };
 
 interface SentRequest {
   on(event: 'response', fn: (res: ReceivedResponse) => void): void;
@@ -93,11 +91,19 @@ export async function register(srf: Srf, t: RegisterTarget, cseq: () => number, 
 /** The Authorization value for a challenge (the first MD5 or SHA-256 one), or null. */
 export function answerChallenge(header: string | undefined, t: Pick<RegisterTarget, 'uri' | 'username' | 'password'>, method: string): string | null {
   // several challenges may be joined in one value: split before each "Digest"
-  const offers = (header ?? '').split(/,?\s*(?=Digest\s)/i).map((h) => parseDigest(h)).filter((p): p is Record<string, string> => !!p);
+  const offers = (header ?? '')
+    .split(/,?\s*(?=Digest\s)/i)
+    .map((h) => parseDigest(h))
+    .filter((p): p is Record<string, string> => !!p);
   const p = offers.find((o) => ['MD5', 'SHA-256'].includes((o.algorithm ?? 'MD5').toUpperCase()));
   if (!p || !p.realm || !p.nonce) return null;
   const algorithm = (p.algorithm ?? 'MD5').toUpperCase() as DigestAlgorithm;
-  const qop = p.qop?.split(',').map((q) => q.trim()).includes('auth') ? 'auth' : undefined;
+  const qop = p.qop
+    ?.split(',')
+    .map((q) => q.trim())
+    .includes('auth')
+    ? 'auth'
+    : undefined;
   const c = { username: t.username, realm: p.realm, nonce: p.nonce, uri: t.uri, algorithm, qop, nc: qop ? '00000001' : undefined, cnonce: qop ? randomBytes(8).toString('hex') : undefined };
   const response = digestResponse(c, method, t.password);
   const q = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;

@@ -36,8 +36,7 @@ return 0`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
 /** What, when changed, starts a registration afresh. */
-const fingerprint = (r: OutboundRegistrationRow) =>
-  JSON.stringify([r.registrar, r.domain, r.username, r.password, r.expires, r.transport, r.contact_user, r.tm_update?.getTime() ?? 0]);
+const fingerprint = (r: OutboundRegistrationRow) => JSON.stringify([r.registrar, r.domain, r.username, r.password, r.expires, r.transport, r.contact_user, r.tm_update?.getTime() ?? 0]);
 
 export class OutboundRegistrations {
   private readonly running = new Map<string, { reg: Registration; print: string }>();

@@ -70,7 +70,10 @@ export class Registration {
   private readonly callId = `${randomBytes(12).toString('hex')}@outreg`;
   private readonly fromTag = randomBytes(6).toString('hex');
 
-  constructor(readonly row: OutboundRegistrationRow, private readonly deps: RegistrationDeps) {}
+  constructor(
+    readonly row: OutboundRegistrationRow,
+    private readonly deps: RegistrationDeps,
+  ) {}
 
   start(): void {
     this.schedule(0);

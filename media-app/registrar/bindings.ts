@@ -29,7 +29,11 @@ export interface Binding {
 export const bindingKey = (aor: string): string => `reg:${aor.toLowerCase()}`;
 
 export class BindingStore {
-  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly now = () => Date.now()) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly now = () => Date.now(),
+  ) {}
 
   private key(aor: string): string {
     return this.prefix + bindingKey(aor);
@@ -83,8 +87,7 @@ export class BindingStore {
 
   /** Drop the bindings made over one connection (a WebSocket flow that ended); how many went. */
   async removeFlow(aor: string, flow: Binding['source']): Promise<number> {
-    const gone = (await this.get(aor)).filter((b) =>
-      b.source.address === flow.address && b.source.port === flow.port && b.source.protocol === flow.protocol);
+    const gone = (await this.get(aor)).filter((b) => b.source.address === flow.address && b.source.port === flow.port && b.source.protocol === flow.protocol);
     if (gone.length) await this.redis.hdel(this.key(aor), ...gone.map((b) => b.contact));
     return gone.length;
   }

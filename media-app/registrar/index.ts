@@ -60,7 +60,10 @@ export class Registrar {
   private readonly webCredentials: WebSipCredentials;
   private readonly used: NonceUse;
 
-  constructor(private readonly opts: RegistrarOptions, private readonly nonces: NonceSealer) {
+  constructor(
+    private readonly opts: RegistrarOptions,
+    private readonly nonces: NonceSealer,
+  ) {
     this.bindings = new BindingStore(opts.redis, opts.keyPrefix);
     this.used = new NonceUse(opts.redis, opts.keyPrefix);
     this.lockout = new Lockout(opts.redis, opts.keyPrefix, opts.lockout);
@@ -90,11 +93,20 @@ export class Registrar {
     // extension's own password.
     const webUser = parseCredentials(req.get(kind === 'www' ? 'Authorization' : 'Proxy-Authorization') ?? '')?.username;
     if (webUser && isWebSipUsername(webUser)) {
-      const found = await this.authenticateWith(req, res, user, domain, kind, async () => {
-        const ext = await lookup();
-        const cred = ext ? await usableWebSipCredential(this.opts.db, this.webCredentials, webUser, ext) : null;
-        return ext && cred ? { ext, password: cred.password } : null;
-      }, () => webUser, (r) => r.ext.digest_algorithms);
+      const found = await this.authenticateWith(
+        req,
+        res,
+        user,
+        domain,
+        kind,
+        async () => {
+          const ext = await lookup();
+          const cred = ext ? await usableWebSipCredential(this.opts.db, this.webCredentials, webUser, ext) : null;
+          return ext && cred ? { ext, password: cred.password } : null;
+        },
+        () => webUser,
+        (r) => r.ext.digest_algorithms,
+      );
       return found?.ext ?? null;
     }
     return this.authenticateWith(req, res, user, domain, kind, lookup, undefined, (e) => e.digest_algorithms);
@@ -201,12 +213,17 @@ export class Registrar {
     }
     // RFC 3327: honoured from a trusted edge only (a Path from anyone else would let a phone pick
     // the host the platform sends its calls to)
-    const path = edgeOf(req) && req.has('Path') ? splitContacts(req.get('Path') ?? '').map(headerUri).filter(Boolean) : [];
+    const path =
+      edgeOf(req) && req.has('Path')
+        ? splitContacts(req.get('Path') ?? '')
+            .map(headerUri)
+            .filter(Boolean)
+        : [];
     const changes: { binding: Binding; expires: number }[] = [];
     for (const c of contactHeader ? splitContacts(contactHeader) : []) {
       const uri = headerUri(c);
       const param = /;\s*expires\s*=\s*(\d+)/i.exec(c.replace(/<[^>]*>/, ''));
-      let expires = param ? Number(param[1]) : headerExpires ?? this.opts.maxExpires;
+      let expires = param ? Number(param[1]) : (headerExpires ?? this.opts.maxExpires);
       if (!Number.isFinite(expires) || expires < 0) return void res.send(400);
       if (expires > 0 && expires < this.opts.minExpires) {
         return void res.send(423, { headers: { 'Min-Expires': String(this.opts.minExpires) } });

@@ -43,7 +43,11 @@ export const TRUST_DAYS = 30;
 export const DEVICE_TRUST_SEC = 86_400;
 
 export class Lockout {
-  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly policy: LockoutPolicy) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly policy: LockoutPolicy,
+  ) {}
 
   private key(kind: 'fail' | 'lock' | 'ok', aor: string, source: Source): string {
     // an IPv6 source counts by its /64 (a new address per guess is free for its holder)
@@ -60,7 +64,8 @@ export class Lockout {
 
   /** Seconds until `source` may try `aor` again (rounded up), 0 when it may now. */
   async lockedFor(aor: string, source: Source): Promise<number> {
-    const r = await this.redis.multi()
+    const r = await this.redis
+      .multi()
       .pttl(this.key('lock', aor, source))
       .pttl(this.aorKey('lock', aor))
       .exists(this.key('ok', aor, source))
@@ -68,7 +73,7 @@ export class Lockout {
       .exec();
     const [own, all, trusted, device] = (r ?? []).map(([, v]) => Number(v));
     if (device === 1) return 0;
-    const ms = Math.max(own ?? 0, trusted === 1 ? 0 : all ?? 0);
+    const ms = Math.max(own ?? 0, trusted === 1 ? 0 : (all ?? 0));
     return ms > 0 ? Math.ceil(ms / 1000) : 0;
   }
 
@@ -79,9 +84,12 @@ export class Lockout {
   async fail(aor: string, source: Source): Promise<number> {
     const own = this.key('fail', aor, source);
     const all = this.aorKey('fail', aor);
-    const r = await this.redis.multi()
-      .incr(own).expire(own, this.policy.windowSec, 'NX')
-      .incr(all).expire(all, this.policy.aorWindowSec, 'NX')
+    const r = await this.redis
+      .multi()
+      .incr(own)
+      .expire(own, this.policy.windowSec, 'NX')
+      .incr(all)
+      .expire(all, this.policy.aorWindowSec, 'NX')
       .del(this.deviceKey(aor, source))
       .exists(this.key('ok', aor, source))
       .pttl(this.key('lock', aor, source))
@@ -111,7 +119,8 @@ export class Lockout {
    * the same address a fresh set of guesses).
    */
   async succeed(aor: string, source: Source): Promise<void> {
-    await this.redis.multi()
+    await this.redis
+      .multi()
       .set(this.deviceKey(aor, source), '1', 'EX', DEVICE_TRUST_SEC)
       .set(this.key('ok', aor, source), '1', 'EX', TRUST_DAYS * 86_400)
       .exec();

@@ -17,7 +17,10 @@ return 1
 `;
 
 export class NonceUse {
-  constructor(private readonly redis: Redis, private readonly prefix: string) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
 
   /** Claims count `nc` of `nonce` for `ttlMs`: true when no accepted answer carried it or a higher one. */
   async claim(nonce: string, nc: number, ttlMs: number): Promise<boolean> {

@@ -8,7 +8,10 @@ export class PcmCache {
   private bytes = 0;
   hits = 0;
 
-  constructor(private readonly maxBytes = 16 * 1024 * 1024, private readonly maxEntryBytes = 1024 * 1024) {}
+  constructor(
+    private readonly maxBytes = 16 * 1024 * 1024,
+    private readonly maxEntryBytes = 1024 * 1024,
+  ) {}
 
   static key(parts: Array<string | number | boolean>): string {
     return JSON.stringify(parts);

@@ -147,7 +147,11 @@ export class SpeechService {
   /** speaking.flush: drops says up to `upTo`, also those that reach this node later. */
   async flushSpeaking(speakingId: string, upTo: number): Promise<void> {
     const early = this.early.get(speakingId);
-    if (early) this.early.set(speakingId, early.filter((s) => s.seq > upTo));
+    if (early)
+      this.early.set(
+        speakingId,
+        early.filter((s) => s.seq > upTo),
+      );
     const s = this.speakings.get(speakingId);
     if (s) await s.flush(upTo);
     else {

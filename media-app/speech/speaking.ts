@@ -78,7 +78,10 @@ export class SpeakingSession extends EventEmitter<SpeakingSessionEvents> {
   /** ms from a say's arrival to its audio handed to the engine (benchmarks read it). */
   lastQueueMs = 0;
 
-  constructor(readonly row: SpeakingRow, private readonly dataDir: string) {
+  constructor(
+    readonly row: SpeakingRow,
+    private readonly dataDir: string,
+  ) {
     super();
     this.on('error', () => undefined);
   }

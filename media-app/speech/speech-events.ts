@@ -27,7 +27,11 @@ export class SpeechEvents {
   private readonly streamings = new Map<'in' | 'out', { id: string; speaking: boolean }>();
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly row: TranscribeRow, private readonly events: EventPublisher, private readonly logger: Logger) {}
+  constructor(
+    private readonly row: TranscribeRow,
+    private readonly events: EventPublisher,
+    private readonly logger: Logger,
+  ) {}
 
   private streaming(direction: 'in' | 'out') {
     let s = this.streamings.get(direction);

@@ -48,7 +48,11 @@ export class LiveTranscription {
   private ended = false;
   private readonly speech: SpeechEvents;
 
-  private constructor(readonly row: TranscribeRow, private readonly ep: Endpoint, private readonly deps: SpeechDeps) {
+  private constructor(
+    readonly row: TranscribeRow,
+    private readonly ep: Endpoint,
+    private readonly deps: SpeechDeps,
+  ) {
     this.speech = new SpeechEvents(row, deps.events, deps.logger);
   }
 
@@ -108,7 +112,11 @@ export class MixTranscription {
 
   private readonly speech: SpeechEvents;
 
-  private constructor(readonly row: TranscribeRow, private readonly t: Transcriber, private readonly deps: SpeechDeps) {
+  private constructor(
+    readonly row: TranscribeRow,
+    private readonly t: Transcriber,
+    private readonly deps: SpeechDeps,
+  ) {
     this.speech = new SpeechEvents(row, deps.events, deps.logger);
   }
 

@@ -31,7 +31,10 @@ export class RecordingOffload {
   /** Files offloaded by this node (for logs and tests). */
   offloaded = 0;
 
-  constructor(private readonly deps: OffloadDeps, private readonly intervalMs = 1000) {
+  constructor(
+    private readonly deps: OffloadDeps,
+    private readonly intervalMs = 1000,
+  ) {
     this.delayMs = intervalMs;
   }
 

@@ -17,7 +17,10 @@ export interface AudioTap {
 }
 
 export class TapError extends Error {
-  constructor(readonly code: 'notFound' | 'notReady', message: string) {
+  constructor(
+    readonly code: 'notFound' | 'notReady',
+    message: string,
+  ) {
     super(message);
   }
 }

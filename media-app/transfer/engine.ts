@@ -42,7 +42,10 @@ type Fail = (reason: TransferFailReason) => Promise<TransferRow | null>;
 export class TransferError extends Error {}
 
 export class TransferEngine {
-  constructor(readonly factory: CallFactory, private readonly runner: GroupcallRunner) {}
+  constructor(
+    readonly factory: CallFactory,
+    private readonly runner: GroupcallRunner,
+  ) {}
 
   private get deps() {
     return this.factory.deps;

@@ -16,7 +16,11 @@ export class ReferSubscription implements Progress {
   private chain: Promise<void> = Promise.resolve();
   private state: SubscriptionState = 'active';
 
-  constructor(private readonly call: CallSession, private readonly logger: Logger, private readonly transferId: string) {}
+  constructor(
+    private readonly call: CallSession,
+    private readonly logger: Logger,
+    private readonly transferId: string,
+  ) {}
 
   report(sipStatus: number, phrase: string): void {
     if (this.state !== 'active') return;

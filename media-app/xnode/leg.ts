@@ -38,7 +38,10 @@ export interface BridgeLegDeps {
 
 /** The host refused the leg, or could not be reached. */
 export class BridgeLegRefused extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -62,7 +65,11 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
   const leg: Endpoint = await d.media.createEndpoint({ near: ep });
   let pending: SrfSentInvite | null = null;
   const cancel = () => {
-    try { pending?.cancel(); } catch { /* already final */ }
+    try {
+      pending?.cancel();
+    } catch {
+      /* already final */
+    }
   };
   signal.addEventListener('abort', cancel, { once: true });
   let dialog: SrfDialog;
@@ -84,7 +91,14 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
   dialog.on('destroy', (bye: SrfRequest) => party.end(leaveReasonOf(bye), false));
   const ours = () => void party.hangup();
   signal.addEventListener('abort', ours, { once: true });
-  const watch = setInterval(() => void nodeAlive(d.redis, d.keyPrefix, hostNode).then((alive) => !alive && party.end('host_lost', true), () => undefined), d.watchMs ?? 1000);
+  const watch = setInterval(
+    () =>
+      void nodeAlive(d.redis, d.keyPrefix, hostNode).then(
+        (alive) => !alive && party.end('host_lost', true),
+        () => undefined,
+      ),
+    d.watchMs ?? 1000,
+  );
   try {
     await leg.modify(dialog.remote.sdp);
     // the call's flow waits on the leg: the host's end returns it to its flow, its own end BYEs the leg

@@ -204,7 +204,10 @@ export class WavWriter {
   private readonly sampleRate: number;
   private readonly patch = Buffer.alloc(4);
 
-  constructor(readonly path: string, opts: WavWriterOptions = {}) {
+  constructor(
+    readonly path: string,
+    opts: WavWriterOptions = {},
+  ) {
     this.sampleRate = opts.sampleRate ?? 8000;
     const bufSamples = Math.max(160, Math.round(((opts.flushIntervalMs ?? 1000) * this.sampleRate) / 1000));
     this.buf = Buffer.alloc(bufSamples * 2);

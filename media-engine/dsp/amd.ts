@@ -48,10 +48,7 @@ export const AMD_DEFAULTS: Readonly<AmdParams> = {
 
 export type AmdStatus = 'HUMAN' | 'MACHINE' | 'NOTSURE';
 
-export type AmdEvent =
-  | { type: 'verdict'; status: AmdStatus; cause: string; offsetMs: number }
-  | ({ type: 'beep' } & BeepDetection)
-  | { type: 'beep-timeout'; offsetMs: number };
+export type AmdEvent = { type: 'verdict'; status: AmdStatus; cause: string; offsetMs: number } | ({ type: 'beep' } & BeepDetection) | { type: 'beep-timeout'; offsetMs: number };
 
 export interface AmdOptions extends Partial<AmdParams> {
   /** Frame classifier on top of the energy threshold (a frame is voice only if both agree). */

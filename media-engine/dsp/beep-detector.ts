@@ -53,7 +53,13 @@ export class BeepDetector {
 
   constructor(opts: BeepDetectorOptions = {}) {
     this.o = {
-      minFreq: 400, maxFreq: 2000, minMs: 160, minLevel: 200, minPurity: 0.8, maxDriftHz: 20, maxHalfImbalance: 0.3,
+      minFreq: 400,
+      maxFreq: 2000,
+      minMs: 160,
+      minLevel: 200,
+      minPurity: 0.8,
+      maxDriftHz: 20,
+      maxHalfImbalance: 0.3,
       ...opts,
     };
     this.minEnergy = this.o.minLevel * this.o.minLevel * N;

@@ -149,20 +149,57 @@ export class DtmfDetector {
   private goertzel8(start: number): void {
     const b = this.buf;
     const c = this.fundCoeff;
-    const c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7];
-    let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0; // s[n-1]
-    let z0 = 0, z1 = 0, z2 = 0, z3 = 0, z4 = 0, z5 = 0, z6 = 0, z7 = 0; // s[n-2]
+    const c0 = c[0],
+      c1 = c[1],
+      c2 = c[2],
+      c3 = c[3],
+      c4 = c[4],
+      c5 = c[5],
+      c6 = c[6],
+      c7 = c[7];
+    let a0 = 0,
+      a1 = 0,
+      a2 = 0,
+      a3 = 0,
+      a4 = 0,
+      a5 = 0,
+      a6 = 0,
+      a7 = 0; // s[n-1]
+    let z0 = 0,
+      z1 = 0,
+      z2 = 0,
+      z3 = 0,
+      z4 = 0,
+      z5 = 0,
+      z6 = 0,
+      z7 = 0; // s[n-2]
     let t = 0;
     for (let i = start, end = start + N; i < end; i++) {
       const x = b[i];
-      t = x + c0 * a0 - z0; z0 = a0; a0 = t;
-      t = x + c1 * a1 - z1; z1 = a1; a1 = t;
-      t = x + c2 * a2 - z2; z2 = a2; a2 = t;
-      t = x + c3 * a3 - z3; z3 = a3; a3 = t;
-      t = x + c4 * a4 - z4; z4 = a4; a4 = t;
-      t = x + c5 * a5 - z5; z5 = a5; a5 = t;
-      t = x + c6 * a6 - z6; z6 = a6; a6 = t;
-      t = x + c7 * a7 - z7; z7 = a7; a7 = t;
+      t = x + c0 * a0 - z0;
+      z0 = a0;
+      a0 = t;
+      t = x + c1 * a1 - z1;
+      z1 = a1;
+      a1 = t;
+      t = x + c2 * a2 - z2;
+      z2 = a2;
+      a2 = t;
+      t = x + c3 * a3 - z3;
+      z3 = a3;
+      a3 = t;
+      t = x + c4 * a4 - z4;
+      z4 = a4;
+      a4 = t;
+      t = x + c5 * a5 - z5;
+      z5 = a5;
+      a5 = t;
+      t = x + c6 * a6 - z6;
+      z6 = a6;
+      a6 = t;
+      t = x + c7 * a7 - z7;
+      z7 = a7;
+      a7 = t;
     }
     const p = this.pow;
     p[0] = a0 * a0 + z0 * z0 - c0 * a0 * z0;

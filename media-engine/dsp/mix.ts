@@ -80,8 +80,15 @@ export class MixBus {
       if (this.slots.length >= this.max) throw new Error(`MixBus: full (${this.max} participants)`);
       i = this.slots.length;
       this.slots.push({
-        used: false, leaving: false, gain: 1, muteIn: false, fadePos: 0, input: null,
-        own: new Int32Array(N), ownZero: true, out: new Int16Array(N),
+        used: false,
+        leaving: false,
+        gain: 1,
+        muteIn: false,
+        fadePos: 0,
+        input: null,
+        own: new Int32Array(N),
+        ownZero: true,
+        out: new Int16Array(N),
       });
     }
     const s = this.slots[i];

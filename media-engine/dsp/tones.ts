@@ -24,10 +24,22 @@ export interface ToneSpec {
 
 /** Row/column frequencies of the 16 DTMF keys. */
 export const DTMF_FREQS: Readonly<Record<string, readonly [number, number]>> = {
-  '1': [697, 1209], '2': [697, 1336], '3': [697, 1477], A: [697, 1633],
-  '4': [770, 1209], '5': [770, 1336], '6': [770, 1477], B: [770, 1633],
-  '7': [852, 1209], '8': [852, 1336], '9': [852, 1477], C: [852, 1633],
-  '*': [941, 1209], '0': [941, 1336], '#': [941, 1477], D: [941, 1633],
+  '1': [697, 1209],
+  '2': [697, 1336],
+  '3': [697, 1477],
+  A: [697, 1633],
+  '4': [770, 1209],
+  '5': [770, 1336],
+  '6': [770, 1477],
+  B: [770, 1633],
+  '7': [852, 1209],
+  '8': [852, 1336],
+  '9': [852, 1477],
+  C: [852, 1633],
+  '*': [941, 1209],
+  '0': [941, 1336],
+  '#': [941, 1477],
+  D: [941, 1633],
 };
 
 /** Plays a ToneSpec frame by frame. Sample-exact: segment boundaries need not align to frames. */
@@ -137,9 +149,29 @@ export function beep(opts: { freq?: number; ms?: number; amplitude?: number } = 
 
 /** Ringback cadences by country; 'us' = 440+480 Hz, 2 s on, 4 s off. */
 export const RINGBACK: Readonly<Record<string, ToneSpec>> = {
-  us: { segments: [{ freqs: [440, 480], ms: 2000 }, { freqs: [], ms: 4000 }], repeat: true },
-  uk: { segments: [{ freqs: [400, 450], ms: 400 }, { freqs: [], ms: 200 }, { freqs: [400, 450], ms: 400 }, { freqs: [], ms: 2000 }], repeat: true },
-  eu: { segments: [{ freqs: [425], ms: 1000 }, { freqs: [], ms: 4000 }], repeat: true },
+  us: {
+    segments: [
+      { freqs: [440, 480], ms: 2000 },
+      { freqs: [], ms: 4000 },
+    ],
+    repeat: true,
+  },
+  uk: {
+    segments: [
+      { freqs: [400, 450], ms: 400 },
+      { freqs: [], ms: 200 },
+      { freqs: [400, 450], ms: 400 },
+      { freqs: [], ms: 2000 },
+    ],
+    repeat: true,
+  },
+  eu: {
+    segments: [
+      { freqs: [425], ms: 1000 },
+      { freqs: [], ms: 4000 },
+    ],
+    repeat: true,
+  },
 };
 
 /** Ringback: a country preset ('us' default) or a custom spec; repeats forever unless `repeat` says otherwise. */
@@ -172,9 +204,7 @@ export function dtmfTones(digits: string, opts: { onMs?: number; offMs?: number;
 
 /** `ms` of silence (or endless silence when ms is Infinity). */
 export function silence(ms: number): ToneSource {
-  return ms === Infinity
-    ? new ToneSource({ segments: [{ freqs: [], ms: 1000 }], repeat: true })
-    : new ToneSource({ segments: [{ freqs: [], ms }] });
+  return ms === Infinity ? new ToneSource({ segments: [{ freqs: [], ms: 1000 }], repeat: true }) : new ToneSource({ segments: [{ freqs: [], ms }] });
 }
 
 /** Drain a finite source into one Int16Array (tests, file writing; allocates). */

@@ -50,7 +50,10 @@ export class FvadVad implements Vad {
   private handle: number;
   private ptr: number;
 
-  constructor(private readonly m: FvadModule, mode: 0 | 1 | 2 | 3 = 3) {
+  constructor(
+    private readonly m: FvadModule,
+    mode: 0 | 1 | 2 | 3 = 3,
+  ) {
     this.handle = m._fvad_new();
     if (!this.handle) throw new Error('fvad_new failed');
     if (m._fvad_set_sample_rate(this.handle, 8000) !== 0 || m._fvad_set_mode(this.handle, mode) !== 0) {

@@ -23,7 +23,7 @@ export interface RtpPacket {
 
 export function isRtcp(buf: Uint8Array, len = buf.length): boolean {
   // RFC 5761 §4: RTCP packet types 192..223 collide with no usable RTP payload types
-  return len >= 8 && (buf[0] >> 6) === 2 && buf[1] >= 192 && buf[1] <= 223;
+  return len >= 8 && buf[0] >> 6 === 2 && buf[1] >= 192 && buf[1] <= 223;
 }
 
 export function parseRtp(buf: Uint8Array): RtpPacket | null {
@@ -170,16 +170,7 @@ export function serializeRtp(p: RtpWrite): Buffer {
  * Writes a plain 12-byte header + the first `payloadLen` bytes of `payload` into a reusable buffer
  * (the hot path of the sender; allocates nothing). Returns the packet's length.
  */
-export function writeRtpInto(
-  buf: Buffer,
-  marker: boolean,
-  payloadType: number,
-  seq: number,
-  ts: number,
-  ssrc: number,
-  payload: Uint8Array,
-  payloadLen = payload.length,
-): number {
+export function writeRtpInto(buf: Buffer, marker: boolean, payloadType: number, seq: number, ts: number, ssrc: number, payload: Uint8Array, payloadLen = payload.length): number {
   buf[0] = 0x80;
   buf[1] = (marker ? 0x80 : 0) | payloadType;
   buf[2] = (seq >> 8) & 0xff;

@@ -61,7 +61,10 @@ export class TelephoneEventSender {
   /** the RTP clock of the events (that of the leg's codec, RFC 4733 §2.1) */
   clockRate = 8000;
 
-  constructor(private readonly gapMs = 60, private readonly volume = 10) {}
+  constructor(
+    private readonly gapMs = 60,
+    private readonly volume = 10,
+  ) {}
 
   enqueue(digits: string, durationMs = 100): void {
     const samples = Math.round((Math.max(40, durationMs) * this.clockRate) / 1000);
@@ -137,7 +140,10 @@ export class TelephoneEventReceiver {
   /** the events' RTP clock in ticks per ms (8; 48 on an Opus leg) */
   ticksPerMs = 8;
 
-  constructor(private readonly onEvent: (e: DetectedEvent) => void, private readonly endTimeoutMs = 300) {}
+  constructor(
+    private readonly onEvent: (e: DetectedEvent) => void,
+    private readonly endTimeoutMs = 300,
+  ) {}
 
   /** True while an event is in progress (in-band detection should stand down). */
   get inEvent(): boolean {

@@ -47,7 +47,10 @@ export class SdpError extends Error {}
 
 export function parseSdp(text: string): SessionDescription {
   if (typeof text !== 'string' || !text.trim()) throw new SdpError('empty SDP');
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (!lines[0]?.startsWith('v=0')) throw new SdpError('SDP must start with v=0');
   let sessionAddress = '';
   let origin = { username: '-', sessionId: '0', version: '0', address: '0.0.0.0' };
@@ -74,11 +77,13 @@ export function parseSdp(text: string): SessionDescription {
           port: p,
           proto: proto ?? '',
           address: '',
-          formats: fmts.filter((f) => /^\d+$/.test(f)).map((f) => {
-            const pt = Number(f);
-            const st = STATIC[pt];
-            return { pt, encoding: st?.encoding ?? '', clockRate: st?.clockRate ?? 8000, channels: 1 };
-          }),
+          formats: fmts
+            .filter((f) => /^\d+$/.test(f))
+            .map((f) => {
+              const pt = Number(f);
+              const st = STATIC[pt];
+              return { pt, encoding: st?.encoding ?? '', clockRate: st?.clockRate ?? 8000, channels: 1 };
+            }),
           direction: sessionDirection,
           rtcpMux: false,
         };
@@ -185,23 +190,8 @@ function dtmfFormat(pt: number, clockRate: number, fmtp?: string): SdpFormat {
 /** The codecs a leg negotiates when it is given none: all of them, G.711 first. */
 export const DEFAULT_CODECS: readonly AudioCodecName[] = AUDIO_CODECS;
 
-export function generateSdp(o: {
-  address: string;
-  port: number;
-  formats: SdpFormat[];
-  ptime: number;
-  direction: Direction;
-  sessionId: string;
-  version: number;
-}): string {
-  const lines = [
-    'v=0',
-    `o=- ${o.sessionId} ${o.version} IN IP4 ${o.address}`,
-    's=media-engine',
-    `c=IN IP4 ${o.address}`,
-    't=0 0',
-    `m=audio ${o.port} RTP/AVP ${o.formats.map((f) => f.pt).join(' ')}`,
-  ];
+export function generateSdp(o: { address: string; port: number; formats: SdpFormat[]; ptime: number; direction: Direction; sessionId: string; version: number }): string {
+  const lines = ['v=0', `o=- ${o.sessionId} ${o.version} IN IP4 ${o.address}`, 's=media-engine', `c=IN IP4 ${o.address}`, 't=0 0', `m=audio ${o.port} RTP/AVP ${o.formats.map((f) => f.pt).join(' ')}`];
   for (const f of o.formats) {
     lines.push(`a=rtpmap:${f.pt} ${f.encoding}/${f.clockRate}${f.channels === 2 ? '/2' : ''}`);
     if (f.fmtp) lines.push(`a=fmtp:${f.pt} ${f.fmtp}`);

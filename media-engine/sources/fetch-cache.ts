@@ -49,8 +49,15 @@ export interface FetchResult {
 const sha = (s: string | Buffer) => crypto.createHash('sha256').update(s).digest('hex');
 
 const TYPE_BY_MIME: Record<string, string> = {
-  'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/wave': 'wav', 'audio/vnd.wave': 'wav',
-  'audio/mpeg': 'mp3', 'audio/mp3': 'mp3', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/basic': 'au',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/vnd.wave': 'wav',
+  'audio/mpeg': 'mp3',
+  'audio/mp3': 'mp3',
+  'audio/ogg': 'ogg',
+  'audio/flac': 'flac',
+  'audio/basic': 'au',
 };
 
 function typeOf(url: URL, contentType: string | undefined, head: Buffer): string {
@@ -136,7 +143,11 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
     if (fs.existsSync(blobPath)) fs.rmSync(tmp);
     else fs.renameSync(tmp, blobPath);
     const next: UrlEntry = {
-      url: url.href, blob, sha256: digest, size, checkedAt: now,
+      url: url.href,
+      blob,
+      sha256: digest,
+      size,
+      checkedAt: now,
       etag: res.headers.etag ?? undefined,
       lastModified: res.headers['last-modified'] ?? undefined,
     };

@@ -30,7 +30,10 @@ export class FileFrameReader implements FrameSource {
   private have = 0; // samples in chunk
   private used = 0; // samples consumed from chunk
 
-  constructor(readonly path: string, private readonly opts: FrameReaderOptions = {}) {
+  constructor(
+    readonly path: string,
+    private readonly opts: FrameReaderOptions = {},
+  ) {
     this.fd = fs.openSync(path, 'r');
     try {
       const size = fs.fstatSync(this.fd).size;

@@ -57,7 +57,10 @@ async function prepare(source: string, opts: PrepareOptions): Promise<PreparedAu
   }
   if (!st.isFile()) throw new AudioSourceError('NOT_FOUND', `not a file: ${source}`, source);
   if (st.size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `empty file: ${source}`, source);
-  const id = crypto.createHash('sha256').update(`${path.resolve(source)}\n${st.size}\n${st.mtimeMs}`).digest('hex');
+  const id = crypto
+    .createHash('sha256')
+    .update(`${path.resolve(source)}\n${st.size}\n${st.mtimeMs}`)
+    .digest('hex');
   return ensureEngineWav(source, `conv-local-${id}.wav`, opts, source);
 }
 

@@ -50,7 +50,13 @@ class DeepgramStream extends EventEmitter<SttStreamEvents> implements SttStream 
   private lastSend = Date.now();
   private readonly closedPromise: Promise<void>;
 
-  constructor(url: string, apiKey: string, private readonly direction: Direction, private readonly maxBacklogBytes: number, keepAliveMs: number) {
+  constructor(
+    url: string,
+    apiKey: string,
+    private readonly direction: Direction,
+    private readonly maxBacklogBytes: number,
+    keepAliveMs: number,
+  ) {
     super();
     this.ws = new WebSocket(url, { headers: { Authorization: `Token ${apiKey}` } });
     this.closedPromise = new Promise((resolve) => this.ws.once('close', () => resolve()));

@@ -35,7 +35,13 @@ export interface PocketsphinxOptions {
 /** Build a JSGF grammar that accepts exactly one of the phrases. */
 export function phrasesToJsgf(phrases: string[]): string {
   const clean = phrases
-    .map((p) => p.toLowerCase().replace(/[^a-z' ]+/g, ' ').replace(/\s+/g, ' ').trim())
+    .map((p) =>
+      p
+        .toLowerCase()
+        .replace(/[^a-z' ]+/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
     .filter((p) => p.length > 0);
   if (clean.length === 0) throw new SttError('BAD_GRAMMAR', 'phrase list has no usable phrase');
   return `#JSGF V1.0;\ngrammar phrases;\npublic <phrase> = ${[...new Set(clean)].join(' | ')} ;\n`;
@@ -64,7 +70,13 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
   private readonly closedPromise: Promise<void>;
   private stderr = '';
 
-  constructor(private readonly direction: Direction, args: string[], binary: string, maxBacklogMs: number, grammar: string | null) {
+  constructor(
+    private readonly direction: Direction,
+    args: string[],
+    binary: string,
+    maxBacklogMs: number,
+    grammar: string | null,
+  ) {
     super();
     this.maxBacklogBytes = maxBacklogMs * 32; // 16 kHz · 2 bytes
     this.fifoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stt-'));
@@ -240,12 +252,6 @@ export class PocketsphinxProvider implements SttProvider {
       throw new SttError('UNSUPPORTED_LANGUAGE', `pocketsphinx has only an English model installed, not "${o.language}"`);
     }
     const grammar = o.grammar ?? (o.phrases ? phrasesToJsgf(o.phrases) : null);
-    return new PocketsphinxStream(
-      o.direction ?? 'inbound',
-      this.opts.extraArgs ?? [],
-      this.opts.binary ?? 'pocketsphinx_continuous',
-      this.opts.maxBacklogMs ?? 10000,
-      grammar,
-    );
+    return new PocketsphinxStream(o.direction ?? 'inbound', this.opts.extraArgs ?? [], this.opts.binary ?? 'pocketsphinx_continuous', this.opts.maxBacklogMs ?? 10000, grammar);
   }
 }

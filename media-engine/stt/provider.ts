@@ -57,7 +57,10 @@ export interface SttProvider {
 }
 
 export class SttError extends Error {
-  constructor(readonly code: 'UNSUPPORTED_LANGUAGE' | 'BAD_GRAMMAR' | 'RECOGNIZER_FAILED' | 'UNKNOWN_PROVIDER', message: string) {
+  constructor(
+    readonly code: 'UNSUPPORTED_LANGUAGE' | 'BAD_GRAMMAR' | 'RECOGNIZER_FAILED' | 'UNKNOWN_PROVIDER',
+    message: string,
+  ) {
     super(message);
     this.name = 'SttError';
   }

@@ -18,7 +18,10 @@ export class CachedTtsProvider implements TtsProvider {
   readonly name: string;
   private readonly inflight = new Map<string, Promise<TtsResult>>();
 
-  constructor(private readonly inner: PathTtsProvider, private readonly cacheDir: string) {
+  constructor(
+    private readonly inner: PathTtsProvider,
+    private readonly cacheDir: string,
+  ) {
     this.name = inner.name;
     fs.mkdirSync(cacheDir, { recursive: true });
   }

@@ -29,13 +29,29 @@ export function espeakLanguages(): Set<string> {
   if (!languages) {
     const out = execFileSync('espeak-ng', ['--voices'], { encoding: 'utf8' });
     languages = new Set(
-      out.split('\n').slice(1).map((l) => l.trim().split(/\s+/)[1]).filter((x): x is string => !!x).map((x) => x.toLowerCase()),
+      out
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim().split(/\s+/)[1])
+        .filter((x): x is string => !!x)
+        .map((x) => x.toLowerCase()),
     );
   }
   return languages;
 }
 
-const ALIASES: Record<string, string> = { en: 'en-us', 'en-au': 'en-us', 'en-ca': 'en-us', 'en-in': 'en-gb', zh: 'cmn', 'zh-cn': 'cmn', 'fr-ca': 'fr-fr', pt: 'pt-pt', 'es-mx': 'es-419', 'es-us': 'es-419' };
+const ALIASES: Record<string, string> = {
+  en: 'en-us',
+  'en-au': 'en-us',
+  'en-ca': 'en-us',
+  'en-in': 'en-gb',
+  zh: 'cmn',
+  'zh-cn': 'cmn',
+  'fr-ca': 'fr-fr',
+  pt: 'pt-pt',
+  'es-mx': 'es-419',
+  'es-us': 'es-419',
+};
 
 /** BCP-47 tag → espeak-ng voice ('en-US' → 'en-us', 'de-DE' → 'de', 'fr-CA' → 'fr-fr'). */
 export function espeakVoiceFor(language = 'en-US'): string {

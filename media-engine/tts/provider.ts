@@ -28,7 +28,10 @@ export interface TtsProvider {
 export type TtsErrorCode = 'EMPTY_TEXT' | 'UNSUPPORTED_LANGUAGE' | 'SYNTHESIS_FAILED' | 'TIMEOUT' | 'UNKNOWN_PROVIDER';
 
 export class TtsError extends Error {
-  constructor(readonly code: TtsErrorCode, message: string) {
+  constructor(
+    readonly code: TtsErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'TtsError';
   }

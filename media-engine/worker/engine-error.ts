@@ -1,6 +1,9 @@
 /** An Engine operation's refusal: the message and a code the API thread's promise rejects with. */
 export class EngineError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
   }
 }

@@ -190,7 +190,10 @@ export class Engine {
 
   play(id: string, specs: SourceSpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (!Array.isArray(specs) || specs.length === 0) throw new EngineError('nothing to play', 'EINVAL');
-    return this.leg(id).player.enqueue(specs.map((s) => () => resolveSource(s)), !!opts.bargeIn);
+    return this.leg(id).player.enqueue(
+      specs.map((s) => () => resolveSource(s)),
+      !!opts.bargeIn,
+    );
   }
 
   stopPlayback(id: string): void {

@@ -43,7 +43,10 @@ export interface SpeechEvent {
 }
 
 export class AnalysisError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
   }
 }

@@ -20,7 +20,7 @@ export const MAX_WAITING_DIGITS = 128;
 const inbandWaiting = new WeakMap<Leg, number>();
 
 function waiting(leg: Leg, form: DtmfForm): number {
-  return form === 'inband' ? inbandWaiting.get(leg) ?? 0 : leg.session.dtmfOut.queued;
+  return form === 'inband' ? (inbandWaiting.get(leg) ?? 0) : leg.session.dtmfOut.queued;
 }
 
 export function sendDigits(leg: Leg, digits: string, durationMs: number, form: DtmfForm, maxWaiting = MAX_WAITING_DIGITS): void {

@@ -193,7 +193,7 @@ export class Leg implements MixMember {
     const w = this.session.rate === 8000 ? null : (this.wide ??= new WideFrames(this.session.rate));
     // wideband straight through: echo, or a wideband bridge peer (nothing injected by forks on top)
     if (!have && w && !this.forks.size) {
-      const src = this.echo ? (this.hasIn ? w.in : w.silence) : !this.conferenceId ? this.feed?.currentWide?.() ?? null : null;
+      const src = this.echo ? (this.hasIn ? w.in : w.silence) : !this.conferenceId ? (this.feed?.currentWide?.() ?? null) : null;
       if (src) return this.sendWide(w, src, now);
     }
     if (!have && this.echo) {
@@ -211,13 +211,15 @@ export class Leg implements MixMember {
     }
     if (!have) out.fill(0);
     // audio injected by fork consumers is mixed on top
-    if (this.forks.size) for (const fork of this.forks.values()) {
-      const inj = fork.nextInjected();
-      if (inj) for (let i = 0; i < FRAME; i++) {
-        const s = out[i] + inj[i];
-        out[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+    if (this.forks.size)
+      for (const fork of this.forks.values()) {
+        const inj = fork.nextInjected();
+        if (inj)
+          for (let i = 0; i < FRAME; i++) {
+            const s = out[i] + inj[i];
+            out[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+          }
       }
-    }
     if (this.mutedOut) out.fill(0);
     if (w) this.session.sendFrame(w.up(out), now);
     else this.session.sendFrame(out, now);

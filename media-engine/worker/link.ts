@@ -15,7 +15,10 @@ export class FrameLink {
   /** what this side sends each tick (a leg's input, or a conference member's N-1 mix) */
   outgoing: () => Int16Array | null = () => null;
 
-  constructor(readonly id: string, private readonly port: MessagePort) {
+  constructor(
+    readonly id: string,
+    private readonly port: MessagePort,
+  ) {
     port.on('message', (f: Int16Array | null) => {
       if (!f) return;
       this.queue.push(f);
@@ -54,7 +57,10 @@ export class RemoteMember implements MixMember {
   readonly mixOut = new Int16Array(160);
   muteIn = false;
   muteOut = false;
-  constructor(readonly id: string, private readonly link: FrameLink) {
+  constructor(
+    readonly id: string,
+    private readonly link: FrameLink,
+  ) {
     link.outgoing = () => this.mixOut;
   }
   input(): Int16Array | null {

@@ -9,7 +9,10 @@ export class PortPool {
   private readonly inUse = new Set<number>();
   private readonly quarantine = new Map<number, number>(); // port -> time it may be retried
 
-  constructor(readonly min: number, readonly max: number) {
+  constructor(
+    readonly min: number,
+    readonly max: number,
+  ) {
     if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1024 || max > 65535 || max - min < 1) {
       throw new RangeError(`bad RTP port range ${min}-${max}`);
     }

@@ -12,13 +12,43 @@ import type { SpeechEvent } from './leg-analysis';
 
 /** The Engine operations the API thread may call (anything else is refused by the worker). */
 export const METHODS = [
-  'createLeg', 'modifyLeg', 'offerLeg', 'destroyLeg', 'play', 'stopPlayback', 'sendDtmf', 'injectDtmf', 'record', 'stopRecord',
-  'amd', 'waitForBeep', 'stopAmd', 'vadStart', 'vadStop', 'bridge', 'unbridge', 'mute', 'setEcho', 'stats',
-  'linkLeg', 'linkMember', 'unlink',
-  'createConference', 'joinConference', 'leaveConference', 'muteMember', 'recordConference', 'stopConferenceRecord',
-  'conferenceMembers', 'destroyConference',
-  'forkStart', 'forkStop',
-  'workerStats', 'memory', 'resetStats', 'shutdown',
+  'createLeg',
+  'modifyLeg',
+  'offerLeg',
+  'destroyLeg',
+  'play',
+  'stopPlayback',
+  'sendDtmf',
+  'injectDtmf',
+  'record',
+  'stopRecord',
+  'amd',
+  'waitForBeep',
+  'stopAmd',
+  'vadStart',
+  'vadStop',
+  'bridge',
+  'unbridge',
+  'mute',
+  'setEcho',
+  'stats',
+  'linkLeg',
+  'linkMember',
+  'unlink',
+  'createConference',
+  'joinConference',
+  'leaveConference',
+  'muteMember',
+  'recordConference',
+  'stopConferenceRecord',
+  'conferenceMembers',
+  'destroyConference',
+  'forkStart',
+  'forkStop',
+  'workerStats',
+  'memory',
+  'resetStats',
+  'shutdown',
 ] as const satisfies readonly (keyof Engine)[];
 
 export type Method = (typeof METHODS)[number];
@@ -33,11 +63,7 @@ export type Operations = { [M in Method]: (...args: Params<M>) => ReturnType<Eng
 /** One request per operation, discriminated by `method`. */
 export type CallRequest = { [M in Method]: { t: 'call'; id: number; method: M; args: Params<M> } }[Method];
 
-export type ToWorker =
-  | CallRequest
-  | { t: 'forkAck'; forkId: string; n: number }
-  | { t: 'inject'; forkId: string; samples: Int16Array }
-  | { t: 'link'; linkId: string; port: MessagePort };
+export type ToWorker = CallRequest | { t: 'forkAck'; forkId: string; n: number } | { t: 'inject'; forkId: string; samples: Int16Array } | { t: 'link'; linkId: string; port: MessagePort };
 
 /** What a leg reports to the API thread (event name → data). */
 export interface LegEventData {

@@ -207,7 +207,7 @@ export class RtpSession {
     if (!this.remoteRtcp || this.remoteRtcp.ip !== fromIp) this.remoteRtcp = { address: intToIpv4(fromIp), ip: fromIp, port: fromPort };
     for (const p of pkts) {
       if (p.type === 'SR') {
-        this.stats.lastSrNtpMiddle = ((p.sender.ntpSec & 0xffff) << 16 | (p.sender.ntpFrac >>> 16)) >>> 0;
+        this.stats.lastSrNtpMiddle = (((p.sender.ntpSec & 0xffff) << 16) | (p.sender.ntpFrac >>> 16)) >>> 0;
         this.stats.lastSrArrivalMs = TIME_ORIGIN + arrival; // when it came, not when the tick read it (DLSR)
         this.rtcpIn.senderReports++;
         this.rtcpIn.lastSender = { ssrc: p.ssrc, packetCount: p.sender.packetCount, octetCount: p.sender.octetCount };

@@ -101,7 +101,10 @@ const rxMeta = new Float64Array(3);
 class NativeTransport implements RtpTransport {
   private fd = -1;
 
-  constructor(private readonly io: NativeRtpIo, private readonly onPacket: PacketHandler) {}
+  constructor(
+    private readonly io: NativeRtpIo,
+    private readonly onPacket: PacketHandler,
+  ) {}
 
   async open(address: string, port: number): Promise<void> {
     this.fd = this.io.open(address, port, RECV_BUFFER);

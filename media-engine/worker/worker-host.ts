@@ -9,7 +9,10 @@ import { Worker, type TransferListItem } from 'node:worker_threads';
 import { isFromWorker, type EventMessage, type Method, type Params, type ParamsAfterTarget, type Result, type ToWorker } from './protocol';
 
 export class WorkerCallError extends Error {
-  constructor(message: string, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
   }
 }
@@ -33,12 +36,13 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
   /** frames from forks, by fork id */
   readonly forkSinks = new Map<string, (frame: Int16Array) => void>();
 
-  constructor(readonly index: number, workerData: unknown = {}) {
+  constructor(
+    readonly index: number,
+    workerData: unknown = {},
+  ) {
     super();
     const entry = path.join(__dirname, `worker-main${path.extname(__filename)}`);
-    this.worker = entry.endsWith('.ts')
-      ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData })
-      : new Worker(entry, { workerData });
+    this.worker = entry.endsWith('.ts') ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData }) : new Worker(entry, { workerData });
     this.ready = new Promise((resolve, reject) => {
       const onMsg = (m: unknown) => {
         if (isFromWorker(m) && m.t === 'ready') {

@@ -30,11 +30,23 @@ async function main(): Promise<void> {
       const bad = (what: string, ok: boolean) => !ok && problems.push(`round ${round} node: ${what}`);
       bad('a caller got no BYE', r.byeAll);
       bad(`BYE after ${r.byeMs} ms`, r.byeMs < 5000);
-      bad('a call not hangup/local/normal', r.rows.every((x) => x.status === 'hangup' && x.hangup_by === 'local' && x.hangup_reason === 'normal'));
-      bad('call_hangup not published once per call', r.rows.every((x) => r.hangupEvents.get(x.id) === 1));
-      bad('a recording not ended or its header wrong', r.recordings.every((x) => x.status === 'ended' && x.declaredBytes === x.fileBytes - 44 && x.durationMs > 1000));
+      bad(
+        'a call not hangup/local/normal',
+        r.rows.every((x) => x.status === 'hangup' && x.hangup_by === 'local' && x.hangup_reason === 'normal'),
+      );
+      bad(
+        'call_hangup not published once per call',
+        r.rows.every((x) => r.hangupEvents.get(x.id) === 1),
+      );
+      bad(
+        'a recording not ended or its header wrong',
+        r.recordings.every((x) => x.status === 'ended' && x.declaredBytes === x.fileBytes - 44 && x.durationMs > 1000),
+      );
       bad(`RTP ports still held: ${r.rtpPorts - r.rtpPortsFreed}`, r.rtpPortsFreed === r.rtpPorts);
-      bad('a queued command not failed', r.commands.every((c) => c.state === 'failed'));
+      bad(
+        'a queued command not failed',
+        r.commands.every((c) => c.state === 'failed'),
+      );
       bad('the command applied before the kill changed', r.appliedBefore.state === 'completed' && r.appliedBefore.attempts === 1);
       bad(`${r.sipDialogsLeft} dialogs left in sip-server`, r.sipDialogsLeft === 0);
       const secs = r.recordings.map((x) => x.durationMs / 1000);
@@ -50,7 +62,10 @@ async function main(): Promise<void> {
       bad('registration lost', r.bindingsAfter === r.bindingsBefore && r.bindingsBefore === 1);
       bad('queued command lost', r.waitingAfter === redisCalls);
       bad('same command id queued twice', r.jobsAfterDuplicate === redisCalls);
-      bad('a command not completed exactly once', r.jobs.every((j) => j.state === 'completed' && j.attempts === 1));
+      bad(
+        'a command not completed exactly once',
+        r.jobs.every((j) => j.state === 'completed' && j.attempts === 1),
+      );
       bad(`${r.invitesAtPhone} INVITEs for ${redisCalls} commands`, r.invitesAtPhone === redisCalls);
       bad('heartbeat not back', r.heartbeatBack);
       console.log(

@@ -37,7 +37,10 @@ async function main(): Promise<void> {
     ['RTP loss < 1%', r.rtp.lossPct < 1],
     ['flooder banned < 2 s', r.flood.bannedAfterMs !== null && r.flood.bannedAfterMs < 2000 && r.flood.lastAnsweredSentAtMs < 2000 && !r.flood.probeFromFlooderAnswered],
     ['other sources served', r.flood.probeFromOtherAnswered],
-    ['AOR locked, right password refused while locked', b.statuses.slice(o.lockoutFailures - 2).every((x) => x.status === 403 && Number(x.retryAfter) > 0) && b.rightPasswordWhileLocked.status === 403],
+    [
+      'AOR locked, right password refused while locked',
+      b.statuses.slice(o.lockoutFailures - 2).every((x) => x.status === 403 && Number(x.retryAfter) > 0) && b.rightPasswordWhileLocked.status === 403,
+    ],
     ['AOR unlocked after the lock time', b.rightPasswordAfterLock === 200],
     ['unknown user answered like a wrong password', JSON.stringify(r.shapes.existing) === JSON.stringify(r.shapes.unknown) && b.unknownAorLocked.status === 403],
   ];
@@ -47,4 +50,12 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
-main().catch((e) => { console.error(e); process.exitCode = 1; }).finally(() => { killAllSipp(); setTimeout(() => process.exit(), 500).unref(); });
+main()
+  .catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    killAllSipp();
+    setTimeout(() => process.exit(), 500).unref();
+  });

@@ -105,28 +105,38 @@ async function main(): Promise<void> {
 
   try {
     procs.push(
-      start('sip-server', 'sip-server/main.ts', {
-        ...common,
-        SIP_LISTEN_HOST: '127.0.0.1',
-        SIP_PORT: String(sipPort),
-        SIP_TRANSPORTS: 'udp,tcp',
-        SIP_ALLOWLIST: '127.0.0.1',
-        SIP_UA_BLOCKLIST: 'none-such-agent',
-        DRACHTIO_HOST: '127.0.0.1',
-        DRACHTIO_PORT: String(drachtioPort),
-        DRACHTIO_SECRET: secret,
-        SIP_SERVER_READY_LINE: '1',
-      }, probeDir),
-      start('media-app', 'media-app/main.ts', {
-        ...common,
-        DRACHTIO_HOST: '127.0.0.1',
-        DRACHTIO_PORT: String(drachtioPort),
-        DRACHTIO_SECRET: secret,
-        MEDIA_APP_NODE_ID: `soak-${process.pid}`,
-        RTP_PORT_MIN: String(rtpMin),
-        RTP_PORT_MAX: String(rtpMin + 1999),
-        MEDIA_APP_READY_LINE: '1',
-      }, probeDir),
+      start(
+        'sip-server',
+        'sip-server/main.ts',
+        {
+          ...common,
+          SIP_LISTEN_HOST: '127.0.0.1',
+          SIP_PORT: String(sipPort),
+          SIP_TRANSPORTS: 'udp,tcp',
+          SIP_ALLOWLIST: '127.0.0.1',
+          SIP_UA_BLOCKLIST: 'none-such-agent',
+          DRACHTIO_HOST: '127.0.0.1',
+          DRACHTIO_PORT: String(drachtioPort),
+          DRACHTIO_SECRET: secret,
+          SIP_SERVER_READY_LINE: '1',
+        },
+        probeDir,
+      ),
+      start(
+        'media-app',
+        'media-app/main.ts',
+        {
+          ...common,
+          DRACHTIO_HOST: '127.0.0.1',
+          DRACHTIO_PORT: String(drachtioPort),
+          DRACHTIO_SECRET: secret,
+          MEDIA_APP_NODE_ID: `soak-${process.pid}`,
+          RTP_PORT_MIN: String(rtpMin),
+          RTP_PORT_MAX: String(rtpMin + 1999),
+          MEDIA_APP_READY_LINE: '1',
+        },
+        probeDir,
+      ),
       start('control-api', 'control-api/main.ts', { ...common, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RATE_LIMIT_SCALE: '0', PUBLIC_URL: `http://127.0.0.1:${httpPort}` }, probeDir),
     );
     await until(() => procs[1]!.out.includes('READY') && procs[2]!.out.includes('listening'), 60_000, `processes ready:\n${procs.map((p) => `${p.name}: ${p.out}`).join('\n')}`);
@@ -242,9 +252,20 @@ async function main(): Promise<void> {
     const recs = (await db('recordings').select('status').count('id as n').groupBy('status')) as { status: string; n: number }[];
     const okCalls = /Successful call\s*\|[^|]*\|\s*(\d+)/.exec(sippResult.stdout)?.[1] ?? /(\d+) successful/i.exec(sippResult.stdout)?.[1] ?? '?';
     console.log(`\nsoak: ${seconds} s, ${cps} calls/s (${total} calls; sipp exit ${sippResult.code}), ${apiRps} API req/s, ${wsClients} WebSocket subscribers`);
-    console.log(`calls: ${callRows.map((c) => `${c.status}/${c.hangup_reason || '-'} ${c.n}`).join(', ')}; recordings: ${recs.map((x) => `${x.status} ${x.n}`).join(', ')}; sipp successful ${okCalls}`);
-    if (sippResult.code !== 0) console.log(`sipp errors (first lines):\n${sippResult.errors.split('\n').filter((l) => l.trim()).slice(0, 8).join('\n')}`);
-    console.log(`API: ${stats.api} requests, ${stats.api5xx} 5xx, ${stats.apiErr} transport errors; WebSocket: ${stats.wsOpen} open, ${stats.ws} events received; RTP packets at the caller: ${sink.packets}\n`);
+    console.log(
+      `calls: ${callRows.map((c) => `${c.status}/${c.hangup_reason || '-'} ${c.n}`).join(', ')}; recordings: ${recs.map((x) => `${x.status} ${x.n}`).join(', ')}; sipp successful ${okCalls}`,
+    );
+    if (sippResult.code !== 0)
+      console.log(
+        `sipp errors (first lines):\n${sippResult.errors
+          .split('\n')
+          .filter((l) => l.trim())
+          .slice(0, 8)
+          .join('\n')}`,
+      );
+    console.log(
+      `API: ${stats.api} requests, ${stats.api5xx} 5xx, ${stats.apiErr} transport errors; WebSocket: ${stats.wsOpen} open, ${stats.ws} events received; RTP packets at the caller: ${sink.packets}\n`,
+    );
     const names = procs.map((p) => p.name);
     console.log(['t (s)', ...names.map((n) => `${n} rss MB / heap MB / fds / udp`)].join(' | '));
     const rows = samples.get(names[0]!)!.length;

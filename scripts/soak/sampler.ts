@@ -104,7 +104,10 @@ export function verdicts(name: string, samples: Sample[], th: Thresholds, warmup
   ];
   return limits.map(([metric, limit]) => {
     const pts = s.filter((x) => Number.isFinite(x[metric]));
-    const perMin = slope(pts.map((x) => x.t / 60), pts.map((x) => x[metric]));
+    const perMin = slope(
+      pts.map((x) => x.t / 60),
+      pts.map((x) => x[metric]),
+    );
     void xs;
     return { name, metric, perMin, limit, pass: perMin <= limit };
   });

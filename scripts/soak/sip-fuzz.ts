@@ -19,8 +19,13 @@ async function main(): Promise<void> {
   const seed = arg('seed', Date.now() & 0x7fffffff);
   console.log(`sip-fuzz: ${count} messages in batches of ${batch}, seed ${seed}`);
   const r = await runSipFuzz({
-    count, batch, seed, tcpShare: 0.1,
-    onBatch: (b) => { if ((b.sent / batch) % 10 === 0 || b.livenessMs < 0) console.log(`  sent ${b.sent}  heap ${b.heapMB} MB  rss ${b.rssMB} MB  tx ${b.transactions}  liveness ${b.livenessMs} ms`); },
+    count,
+    batch,
+    seed,
+    tcpShare: 0.1,
+    onBatch: (b) => {
+      if ((b.sent / batch) % 10 === 0 || b.livenessMs < 0) console.log(`  sent ${b.sent}  heap ${b.heapMB} MB  rss ${b.rssMB} MB  tx ${b.transactions}  liveness ${b.livenessMs} ms`);
+    },
   });
   console.log(JSON.stringify(r, null, 1));
   const ok = r.internalErrors.length === 0 && r.livenessFailures === 0 && r.transactionsAtEnd.server + r.transactionsAtEnd.client === 0;
@@ -28,4 +33,7 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
-main().catch((e) => { console.error(e); process.exitCode = 1; });
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -42,7 +42,12 @@ function methodOf(msg: SipMessage): string {
 const TIME_ORIGIN = performance.timeOrigin; // a getter that allocates: read once
 const nowUs = (): number => Math.round((TIME_ORIGIN + performance.now()) * 1000);
 
-export interface CaptureStats { captured: number; written: number; dropped: number; writeErrors: number }
+export interface CaptureStats {
+  captured: number;
+  written: number;
+  dropped: number;
+  writeErrors: number;
+}
 
 export class SipCapture implements SipCaptureHook {
   private pending: Pending[] = [];
@@ -75,7 +80,10 @@ export class SipCapture implements SipCaptureHook {
     }
     this.stats.captured++;
     this.pending.push({ us: nowUs(), callId, direction, transport, srcIp, srcPort, dstIp, dstPort, raw: data });
-    this.timer ??= setTimeout(() => { this.timer = null; void this.flush(); }, FLUSH_MS);
+    this.timer ??= setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, FLUSH_MS);
   }
 
   /** Writes what is pending (waits for a write under way first). */
@@ -84,7 +92,9 @@ export class SipCapture implements SipCaptureHook {
     if (!this.pending.length) return;
     const batch = this.pending;
     this.pending = [];
-    this.flushing = this.write(batch).finally(() => { this.flushing = null; });
+    this.flushing = this.write(batch).finally(() => {
+      this.flushing = null;
+    });
     await this.flushing;
   }
 
@@ -102,8 +112,7 @@ export class SipCapture implements SipCaptureHook {
       chunk[i]!.raw = redactSipBytes(chunk[i]!.raw);
     }
     try {
-      const failed = Number(await this.redis.eval(CAPTURE_WRITE_SCRIPT, keys.length, ...keys,
-        this.settings.maxPerCall, this.settings.retentionSeconds, packCaptured(chunk)));
+      const failed = Number(await this.redis.eval(CAPTURE_WRITE_SCRIPT, keys.length, ...keys, this.settings.maxPerCall, this.settings.retentionSeconds, packCaptured(chunk)));
       this.stats.written += chunk.length - failed;
       if (failed) this.stats.writeErrors += failed;
     } catch (err) {

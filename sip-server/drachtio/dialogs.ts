@@ -69,13 +69,21 @@ export class Dialog {
     this.machine = new StateMachine<DialogState>('dialog', DIALOG, initial, () => this.onIllegalTransition);
   }
 
-  get state(): DialogState { return this.machine.state; }
+  get state(): DialogState {
+    return this.machine.state;
+  }
   /** created by a 1xx with a To tag, not yet confirmed by the 2xx (requests such as PRACK and UPDATE may flow before) */
-  get early(): boolean { return this.state === 'Early'; }
-  get ended(): boolean { return this.state === 'Terminated'; }
+  get early(): boolean {
+    return this.state === 'Early';
+  }
+  get ended(): boolean {
+    return this.state === 'Terminated';
+  }
 
   /** The one way the state changes: a move DIALOG allows (illegal: throws in tests, reported and ignored otherwise). */
-  transition(to: DialogState): boolean { return this.machine.to(to); }
+  transition(to: DialogState): boolean {
+    return this.machine.to(to);
+  }
 
   get id(): string {
     return dialogIdOf(this.callId, this.role === 'uac' ? this.localTag : this.remoteTag);

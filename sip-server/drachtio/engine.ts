@@ -29,7 +29,11 @@ export class DrachtioEngine implements DrachtioHandler {
   private readonly outbound?: OutboundConnector;
   private readonly log: Logger;
 
-  constructor(readonly server: DrachtioServer, readonly port: SipPort, opts: DrachtioEngineOptions = {}) {
+  constructor(
+    readonly server: DrachtioServer,
+    readonly port: SipPort,
+    opts: DrachtioEngineOptions = {},
+  ) {
     this.log = opts.logger ?? silentLogger;
     this.ctx = {
       port,
@@ -45,7 +49,9 @@ export class DrachtioEngine implements DrachtioHandler {
     this.proxy = new ProxySide(this.ctx);
     server.setHandler(this);
     port.on('request', (tx: InboundTransaction) => this.onNetworkRequest(tx));
-    port.on('ack', (ack) => { if (!this.proxy.relayAck(ack)) this.uas.onAck(ack); });
+    port.on('ack', (ack) => {
+      if (!this.proxy.relayAck(ack)) this.uas.onAck(ack);
+    });
   }
 
   private onNetworkRequest(tx: InboundTransaction): void {
@@ -57,7 +63,9 @@ export class DrachtioEngine implements DrachtioHandler {
       this.log.error({ err: (err as Error).message, method: req.method }, 'failed handling request');
       try {
         tx.respond(req.makeResponse(500));
-      } catch { /* already answered */ }
+      } catch {
+        /* already answered */
+      }
     }
   }
 

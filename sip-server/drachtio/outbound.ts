@@ -21,11 +21,15 @@ export interface OutboundTarget {
 /** Parse `host:port[,host:port...]` (the DRACHTIO_OUTBOUND setting). */
 export function parseOutboundTargets(s: string | undefined): OutboundTarget[] {
   if (!s) return [];
-  return s.split(',').map((x) => x.trim()).filter(Boolean).map((x) => {
-    const m = /^(?:tcp:)?(.+):(\d{1,5})$/.exec(x);
-    if (!m) throw new Error(`invalid outbound target "${x}" (expected host:port)`);
-    return { host: m[1], port: Number(m[2]) };
-  });
+  return s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+    .map((x) => {
+      const m = /^(?:tcp:)?(.+):(\d{1,5})$/.exec(x);
+      if (!m) throw new Error(`invalid outbound target "${x}" (expected host:port)`);
+      return { host: m[1], port: Number(m[2]) };
+    });
 }
 
 export class OutboundConnector {
@@ -69,7 +73,9 @@ export class OutboundConnector {
         done(undefined);
       }, this.timeoutMs);
       let conn: AppConnection | undefined;
-      const onAuth = (c: AppConnection) => { if (c === conn) done(c); };
+      const onAuth = (c: AppConnection) => {
+        if (c === conn) done(c);
+      };
       socket.once('error', (err) => {
         this.log.warn({ target: `${t.host}:${t.port}`, err: err.message }, 'outbound connection failed');
         done(undefined);

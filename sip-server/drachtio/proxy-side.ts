@@ -82,17 +82,26 @@ export class ProxySide {
     if (msg.sip) {
       try {
         for (const h of parseAppMessage(msg.sip).headers) extraHeaders.push(h);
-      } catch { /* the request line is all srf sends when there are no headers */ }
+      } catch {
+        /* the request line is all srf sends when there are no headers */
+      }
     }
     const job: ProxyJob = {
-      id: randomUUID(), conn, msgId: msg.id, upstream, upstreamVias: req.getAll('Via'),
+      id: randomUUID(),
+      conn,
+      msgId: msg.id,
+      upstream,
+      upstreamVias: req.getAll('Via'),
       recordRoute: t[3] === 'remainInDialog',
       followRedirects: t[5] === 'followRedirects',
       simultaneous: t[6] === 'simultaneous',
       provisionalMs: parseDuration(t[7]),
       finalMs: parseDuration(t[8]),
       queue: t.slice(9).filter((d) => d.length > 0),
-      branches: [], extraHeaders, done: false, cancelled: false,
+      branches: [],
+      extraHeaders,
+      done: false,
+      cancelled: false,
     };
     if (job.queue.length === 0) {
       upstream.respond(req.makeResponse(500));
@@ -159,7 +168,9 @@ export class ProxySide {
     }
     b.tx = tx;
     if (job.provisionalMs) {
-      b.timer = setTimeout(() => { if (!b.provisional) this.timeoutBranch(job, b); }, job.provisionalMs);
+      b.timer = setTimeout(() => {
+        if (!b.provisional) this.timeoutBranch(job, b);
+      }, job.provisionalMs);
     } else if (job.finalMs) {
       b.timer = setTimeout(() => this.timeoutBranch(job, b), job.finalMs);
     }
@@ -282,7 +293,7 @@ export class ProxySide {
     const popped = this.popOwnRoute(fwd);
     const target = fromCaller ? d.calleeTarget : d.callerTarget;
     if (this.isLocalUri(fwd.uri) && target) fwd.uri = target;
-    const dest = popped && fwd.headers.has('Route') ? undefined : (fromCaller ? d.callee : d.caller);
+    const dest = popped && fwd.headers.has('Route') ? undefined : fromCaller ? d.callee : d.caller;
     const out = this.ctx.port.sendRequest(fwd, dest);
     const relay = (res: SipResponse) => {
       const up = res.clone();
@@ -290,7 +301,9 @@ export class ProxySide {
       for (const v of req.getAll('Via')) up.headers.append('Via', v);
       tx.respond(up, { retransmit2xx: false });
     };
-    out.on('provisional', (res: SipResponse) => { if (res.status > 100) relay(res); });
+    out.on('provisional', (res: SipResponse) => {
+      if (res.status > 100) relay(res);
+    });
     out.on('final', (res: SipResponse) => {
       relay(res);
       if (req.method === 'BYE') this.dialogs.delete(req.callId);
@@ -312,7 +325,7 @@ export class ProxySide {
     const popped = this.popOwnRoute(fwd);
     const target = fromCaller ? d.calleeTarget : d.callerTarget;
     if (this.isLocalUri(fwd.uri) && target) fwd.uri = target;
-    const dest = popped && fwd.headers.has('Route') ? undefined : (fromCaller ? d.callee : d.caller);
+    const dest = popped && fwd.headers.has('Route') ? undefined : fromCaller ? d.callee : d.caller;
     this.ctx.port.sendStateless(fwd, dest);
     return true;
   }

@@ -98,7 +98,11 @@ export class ReliableProvisionals {
     if (this.tx.destination.transport === 'udp') {
       // T1, 2T1, 4T1 ... measured from the first transmission, all within 64*T1
       for (let at = this.t1, step = this.t1; at < 64 * this.t1; step *= 2, at += step) {
-        o.timers.push(setTimeout(() => { if (this.outstanding === o) this.tx.respond(res); }, at));
+        o.timers.push(
+          setTimeout(() => {
+            if (this.outstanding === o) this.tx.respond(res);
+          }, at),
+        );
       }
     }
     o.timers.push(setTimeout(() => this.giveUp(o), 64 * this.t1));
@@ -112,7 +116,11 @@ export class ReliableProvisionals {
     this.heldFinal = undefined;
     this.finish();
     let toTag: string | undefined;
-    try { toTag = o.res.toTag; } catch { /* none */ }
+    try {
+      toTag = o.res.toTag;
+    } catch {
+      /* none */
+    }
     this.tx.respond(this.inv.makeResponse(503, 'Reliable Response Time-Out', { toTag })); // false once answered (e.g. CANCEL's 487)
     this.onTimeout(held);
   }

@@ -44,7 +44,10 @@ export class DrachtioServer extends EventEmitter<DrachtioServerEvents> {
   private server?: net.Server;
   private readonly secret: Buffer;
 
-  constructor(private readonly opts: DrachtioServerOptions, private handler?: DrachtioHandler) {
+  constructor(
+    private readonly opts: DrachtioServerOptions,
+    private handler?: DrachtioHandler,
+  ) {
     super();
     this.secret = Buffer.from(opts.secret, 'utf8');
   }

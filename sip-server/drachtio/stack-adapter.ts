@@ -13,7 +13,9 @@ export class StackPort extends EventEmitter<SipPortEvents> implements SipPort {
     super();
     stack.on('request', (_req: SipRequest, srv: ServerTransaction) => this.emit('request', srv as unknown as InboundTransaction));
     // an ACK matched to its INVITE transaction is reported by that transaction's own 'ack' event
-    stack.on('ack', (ack: SipRequest, srv: InviteServerTransaction | undefined) => { if (!srv) this.emit('ack', ack); });
+    stack.on('ack', (ack: SipRequest, srv: InviteServerTransaction | undefined) => {
+      if (!srv) this.emit('ack', ack);
+    });
   }
 
   sendRequest(req: SipRequest, dest?: Endpoint): OutboundTransaction {

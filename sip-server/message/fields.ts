@@ -19,7 +19,9 @@ export class NameAddr {
     this.displayName = displayName;
   }
 
-  get tag(): string | undefined { return this.params.tag ?? undefined; }
+  get tag(): string | undefined {
+    return this.params.tag ?? undefined;
+  }
   set tag(v: string | undefined) {
     if (v === undefined) delete this.params.tag;
     else this.params.tag = v;
@@ -33,10 +35,12 @@ export class NameAddr {
 
   toString(): string {
     if (this.wildcard) return '*';
-    const dn = this.displayName !== undefined && this.displayName !== ''
-      ? (isToken(this.displayName.replace(/ /g, '')) && !/^\s|\s$/.test(this.displayName)
-        ? `${this.displayName} ` : `"${this.displayName.replace(/(["\\])/g, '\\$1')}" `)
-      : '';
+    const dn =
+      this.displayName !== undefined && this.displayName !== ''
+        ? isToken(this.displayName.replace(/ /g, '')) && !/^\s|\s$/.test(this.displayName)
+          ? `${this.displayName} `
+          : `"${this.displayName.replace(/(["\\])/g, '\\$1')}" `
+        : '';
     return `${dn}<${this.uri.toString()}>${formatParams(this.params)}`;
   }
 }
@@ -112,9 +116,15 @@ export class Via {
     this.params = params;
   }
 
-  get branch(): string | undefined { return this.params.branch ?? undefined; }
-  get received(): string | undefined { return this.params.received ?? undefined; }
-  get maddr(): string | undefined { return this.params.maddr ?? undefined; }
+  get branch(): string | undefined {
+    return this.params.branch ?? undefined;
+  }
+  get received(): string | undefined {
+    return this.params.received ?? undefined;
+  }
+  get maddr(): string | undefined {
+    return this.params.maddr ?? undefined;
+  }
   /** rport: undefined = absent, null = present without value (request), number = filled in. */
   get rport(): number | null | undefined {
     if (!('rport' in this.params)) return undefined;
@@ -142,7 +152,10 @@ export function parseVia(value: string): Via {
   return via;
 }
 
-export interface CSeq { seq: number; method: string }
+export interface CSeq {
+  seq: number;
+  method: string;
+}
 
 export function parseCSeq(value: string): CSeq {
   const m = /^\s*(\d{1,10})\s+([A-Za-z0-9\-.!%*_+`'~]+)\s*$/.exec(value);

@@ -2,10 +2,7 @@
 // CRLF keep-alives (RFC 5626 3.5.1) between messages are reported, not treated as errors.
 import { headerEnd } from './parser';
 
-export type FrameEvent =
-  | { type: 'message'; data: Buffer }
-  | { type: 'keepalive'; ping: boolean }
-  | { type: 'error'; reason: string };
+export type FrameEvent = { type: 'message'; data: Buffer } | { type: 'keepalive'; ping: boolean } | { type: 'error'; reason: string };
 
 const CL_RE = /^(?:content-length|l)[ \t]*:[ \t]*(\S*)/im;
 
@@ -20,7 +17,9 @@ export class StreamFramer {
   constructor(private readonly maxMessageSize = 65535) {}
 
   /** Bytes buffered and not yet framed. */
-  get pending(): number { return this.buf.length; }
+  get pending(): number {
+    return this.buf.length;
+  }
 
   push(chunk: Buffer): FrameEvent[] {
     if (this.failed) return [];

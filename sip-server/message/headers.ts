@@ -4,32 +4,124 @@
 
 /** RFC 3261 7.3.3 and later RFCs: compact form -> full name. */
 export const COMPACT_FORMS: Readonly<Record<string, string>> = {
-  i: 'Call-ID', m: 'Contact', e: 'Content-Encoding', l: 'Content-Length', c: 'Content-Type',
-  f: 'From', s: 'Subject', k: 'Supported', t: 'To', v: 'Via', r: 'Refer-To', b: 'Referred-By',
-  o: 'Event', u: 'Allow-Events', x: 'Session-Expires', y: 'Identity', a: 'Accept-Contact',
-  j: 'Reject-Contact', d: 'Request-Disposition',
+  i: 'Call-ID',
+  m: 'Contact',
+  e: 'Content-Encoding',
+  l: 'Content-Length',
+  c: 'Content-Type',
+  f: 'From',
+  s: 'Subject',
+  k: 'Supported',
+  t: 'To',
+  v: 'Via',
+  r: 'Refer-To',
+  b: 'Referred-By',
+  o: 'Event',
+  u: 'Allow-Events',
+  x: 'Session-Expires',
+  y: 'Identity',
+  a: 'Accept-Contact',
+  j: 'Reject-Contact',
+  d: 'Request-Disposition',
 };
 
 const KNOWN = [
-  'Accept', 'Accept-Contact', 'Accept-Encoding', 'Accept-Language', 'Alert-Info', 'Allow', 'Allow-Events',
-  'Authentication-Info', 'Authorization', 'Call-ID', 'Call-Info', 'Contact', 'Content-Disposition',
-  'Content-Encoding', 'Content-Language', 'Content-Length', 'Content-Type', 'CSeq', 'Date', 'Error-Info',
-  'Event', 'Expires', 'From', 'Identity', 'In-Reply-To', 'Max-Forwards', 'Min-Expires', 'Min-SE',
-  'MIME-Version', 'Organization', 'P-Asserted-Identity', 'P-Preferred-Identity', 'Path', 'Priority',
-  'Privacy', 'Proxy-Authenticate', 'Proxy-Authorization', 'Proxy-Require', 'RAck', 'Reason', 'Record-Route',
-  'Refer-To', 'Referred-By', 'Reject-Contact', 'Replaces', 'Reply-To', 'Request-Disposition', 'Require',
-  'Retry-After', 'Route', 'RSeq', 'Server', 'Service-Route', 'Session-Expires', 'SIP-ETag', 'SIP-If-Match',
-  'Subject', 'Subscription-State', 'Supported', 'Timestamp', 'To', 'Unsupported', 'User-Agent', 'Via',
-  'Warning', 'WWW-Authenticate',
+  'Accept',
+  'Accept-Contact',
+  'Accept-Encoding',
+  'Accept-Language',
+  'Alert-Info',
+  'Allow',
+  'Allow-Events',
+  'Authentication-Info',
+  'Authorization',
+  'Call-ID',
+  'Call-Info',
+  'Contact',
+  'Content-Disposition',
+  'Content-Encoding',
+  'Content-Language',
+  'Content-Length',
+  'Content-Type',
+  'CSeq',
+  'Date',
+  'Error-Info',
+  'Event',
+  'Expires',
+  'From',
+  'Identity',
+  'In-Reply-To',
+  'Max-Forwards',
+  'Min-Expires',
+  'Min-SE',
+  'MIME-Version',
+  'Organization',
+  'P-Asserted-Identity',
+  'P-Preferred-Identity',
+  'Path',
+  'Priority',
+  'Privacy',
+  'Proxy-Authenticate',
+  'Proxy-Authorization',
+  'Proxy-Require',
+  'RAck',
+  'Reason',
+  'Record-Route',
+  'Refer-To',
+  'Referred-By',
+  'Reject-Contact',
+  'Replaces',
+  'Reply-To',
+  'Request-Disposition',
+  'Require',
+  'Retry-After',
+  'Route',
+  'RSeq',
+  'Server',
+  'Service-Route',
+  'Session-Expires',
+  'SIP-ETag',
+  'SIP-If-Match',
+  'Subject',
+  'Subscription-State',
+  'Supported',
+  'Timestamp',
+  'To',
+  'Unsupported',
+  'User-Agent',
+  'Via',
+  'Warning',
+  'WWW-Authenticate',
 ];
 const CANONICAL = new Map(KNOWN.map((n) => [n.toLowerCase(), n]));
 
 /** Headers whose values are comma-separated lists (RFC 3261 7.3.1); others are never split. */
 export const LIST_HEADERS: ReadonlySet<string> = new Set([
-  'accept', 'accept-encoding', 'accept-language', 'alert-info', 'allow', 'allow-events', 'call-info',
-  'contact', 'content-encoding', 'content-language', 'error-info', 'in-reply-to', 'path', 'proxy-require',
-  'record-route', 'require', 'route', 'service-route', 'supported', 'unsupported', 'via', 'warning',
-  'p-asserted-identity', 'p-preferred-identity', 'reason',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'alert-info',
+  'allow',
+  'allow-events',
+  'call-info',
+  'contact',
+  'content-encoding',
+  'content-language',
+  'error-info',
+  'in-reply-to',
+  'path',
+  'proxy-require',
+  'record-route',
+  'require',
+  'route',
+  'service-route',
+  'supported',
+  'unsupported',
+  'via',
+  'warning',
+  'p-asserted-identity',
+  'p-preferred-identity',
+  'reason',
 ]);
 
 /** Canonical spelling of a header name: compact forms expanded, known names in RFC case, others as given. */
@@ -80,12 +172,14 @@ export function splitList(value: string): string[] {
   for (let i = 0; i < value.length; i++) {
     const ch = value.charCodeAt(i);
     if (inQuote) {
-      if (ch === 0x5c) i++; // backslash escape inside quoted-string
+      if (ch === 0x5c)
+        i++; // backslash escape inside quoted-string
       else if (ch === 0x22) inQuote = false;
     } else if (ch === 0x22) inQuote = true;
     else if (ch === 0x3c) angle++;
-    else if (ch === 0x3e) { if (angle > 0) angle--; }
-    else if (ch === 0x2c && angle === 0) {
+    else if (ch === 0x3e) {
+      if (angle > 0) angle--;
+    } else if (ch === 0x2c && angle === 0) {
       const part = value.slice(start, i).trim();
       if (part) out.push(part);
       start = i + 1;
@@ -96,7 +190,10 @@ export function splitList(value: string): string[] {
   return out;
 }
 
-export interface HeaderEntry { name: string; value: string }
+export interface HeaderEntry {
+  name: string;
+  value: string;
+}
 
 export class Headers implements Iterable<[string, string]> {
   private list: { name: string; key: string; value: string }[] = [];
@@ -111,7 +208,9 @@ export class Headers implements Iterable<[string, string]> {
   }
 
   /** Number of header field values (entries). */
-  get size(): number { return this.list.length; }
+  get size(): number {
+    return this.list.length;
+  }
 
   /** First value of the header, or undefined. Name is case-insensitive; compact forms accepted. */
   get(name: string): string | undefined {
@@ -128,7 +227,9 @@ export class Headers implements Iterable<[string, string]> {
     return out;
   }
 
-  has(name: string): boolean { return this.get(name) !== undefined; }
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
 
   /** Number of values of the header. */
   count(name: string): number {
@@ -199,7 +300,9 @@ export class Headers implements Iterable<[string, string]> {
     for (const e of this.list) yield [e.name, e.value];
   }
 
-  entries(): HeaderEntry[] { return this.list.map((e) => ({ name: e.name, value: e.value })); }
+  entries(): HeaderEntry[] {
+    return this.list.map((e) => ({ name: e.name, value: e.value }));
+  }
 
   clone(): Headers {
     const h = new Headers();

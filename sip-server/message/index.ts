@@ -7,9 +7,7 @@ export { SipUri, OtherUri, UriError, parseUri, parseSipUri, isValidHost } from '
 export type { Uri } from './uri';
 export { NameAddr, Via, FieldError, parseNameAddr, parseVia, parseCSeq } from './fields';
 export type { CSeq } from './fields';
-export {
-  SipMessage, SipRequest, SipResponse, MAGIC_COOKIE, isRequest, newBranch, randomToken, reasonPhrase,
-} from './message';
+export { SipMessage, SipRequest, SipResponse, MAGIC_COOKIE, isRequest, newBranch, randomToken, reasonPhrase } from './message';
 export type { SourceInfo, TransportName } from './message';
 export { parseMessage, SipParseError, DEFAULT_LIMITS } from './parser';
 export type { ParseLimits, ParseOptions } from './parser';

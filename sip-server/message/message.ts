@@ -40,9 +40,13 @@ function randomSlice(bytes: number): Buffer {
 }
 
 /** Random token for tags and Call-IDs. */
-export function randomToken(bytes = 8): string { return randomSlice(bytes).toString('hex'); }
+export function randomToken(bytes = 8): string {
+  return randomSlice(bytes).toString('hex');
+}
 /** New RFC 3261 branch with the magic cookie. */
-export function newBranch(): string { return MAGIC_COOKIE + randomSlice(9).toString('base64url'); }
+export function newBranch(): string {
+  return MAGIC_COOKIE + randomSlice(9).toString('base64url');
+}
 
 const EMPTY = Buffer.alloc(0);
 
@@ -73,27 +77,60 @@ export abstract class SipMessage {
   abstract get isRequest(): boolean;
   abstract startLine(): string;
 
-  get(name: string): string | undefined { return this.headers.get(name); }
-  getAll(name: string): string[] { return this.headers.getAll(name); }
+  get(name: string): string | undefined {
+    return this.headers.get(name);
+  }
+  getAll(name: string): string[] {
+    return this.headers.getAll(name);
+  }
 
-  get callId(): string { return this.headers.get('Call-ID') ?? ''; }
-  get cseq(): CSeq { return parseCSeq(this.headers.get('CSeq') ?? ''); }
-  get from(): NameAddr { return parseNameAddr(this.headers.get('From') ?? ''); }
-  get to(): NameAddr { return parseNameAddr(this.headers.get('To') ?? ''); }
-  get fromTag(): string | undefined { return this.from.tag; }
-  get toTag(): string | undefined { return this.to.tag; }
-  get vias(): Via[] { return this.headers.getAll('Via').map(parseVia); }
-  get topVia(): Via | undefined { const v = this.headers.get('Via'); return v === undefined ? undefined : parseVia(v); }
-  get contacts(): NameAddr[] { return this.headers.getAll('Contact').map(parseNameAddr); }
-  get routes(): NameAddr[] { return this.headers.getAll('Route').map(parseNameAddr); }
-  get recordRoutes(): NameAddr[] { return this.headers.getAll('Record-Route').map(parseNameAddr); }
+  get callId(): string {
+    return this.headers.get('Call-ID') ?? '';
+  }
+  get cseq(): CSeq {
+    return parseCSeq(this.headers.get('CSeq') ?? '');
+  }
+  get from(): NameAddr {
+    return parseNameAddr(this.headers.get('From') ?? '');
+  }
+  get to(): NameAddr {
+    return parseNameAddr(this.headers.get('To') ?? '');
+  }
+  get fromTag(): string | undefined {
+    return this.from.tag;
+  }
+  get toTag(): string | undefined {
+    return this.to.tag;
+  }
+  get vias(): Via[] {
+    return this.headers.getAll('Via').map(parseVia);
+  }
+  get topVia(): Via | undefined {
+    const v = this.headers.get('Via');
+    return v === undefined ? undefined : parseVia(v);
+  }
+  get contacts(): NameAddr[] {
+    return this.headers.getAll('Contact').map(parseNameAddr);
+  }
+  get routes(): NameAddr[] {
+    return this.headers.getAll('Route').map(parseNameAddr);
+  }
+  get recordRoutes(): NameAddr[] {
+    return this.headers.getAll('Record-Route').map(parseNameAddr);
+  }
   get maxForwards(): number | undefined {
     const v = this.headers.get('Max-Forwards');
     return v === undefined ? undefined : Number(v.trim());
   }
-  get contentType(): string | undefined { return this.headers.get('Content-Type'); }
-  get bodyText(): string { return this.body.toString('utf8'); }
-  set bodyText(s: string) { this.body = ownBuffer(s); }
+  get contentType(): string | undefined {
+    return this.headers.get('Content-Type');
+  }
+  get bodyText(): string {
+    return this.body.toString('utf8');
+  }
+  set bodyText(s: string) {
+    this.body = ownBuffer(s);
+  }
 
   /**
    * Serialize; Content-Length is always written from the actual body. The bytes are a buffer of their
@@ -113,7 +150,9 @@ export abstract class SipMessage {
     return out;
   }
 
-  toString(): string { return this.toBuffer().toString('utf8'); }
+  toString(): string {
+    return this.toBuffer().toString('utf8');
+  }
 }
 
 export class SipRequest extends SipMessage {
@@ -127,9 +166,15 @@ export class SipRequest extends SipMessage {
     this.uri = uri.toString();
   }
 
-  get isRequest(): true { return true; }
-  get requestUri(): Uri { return parseUri(this.uri); }
-  startLine(): string { return `${this.method} ${this.uri} ${this.version}`; }
+  get isRequest(): true {
+    return true;
+  }
+  get requestUri(): Uri {
+    return parseUri(this.uri);
+  }
+  startLine(): string {
+    return `${this.method} ${this.uri} ${this.version}`;
+  }
 
   clone(): SipRequest {
     const r = new SipRequest(this.method, this.uri, this.headers.clone(), Buffer.from(this.body));
@@ -153,7 +198,9 @@ export class SipRequest extends SipMessage {
         try {
           const na = parseNameAddr(to);
           if (!na.tag) value = `${to.trim()};tag=${opts.toTag ?? randomToken()}`;
-        } catch { /* keep malformed To as is */ }
+        } catch {
+          /* keep malformed To as is */
+        }
       }
       h.append('To', value);
     }
@@ -182,8 +229,12 @@ export class SipResponse extends SipMessage {
     this.reason = reason ?? reasonPhrase(status);
   }
 
-  get isRequest(): false { return false; }
-  startLine(): string { return `${this.version} ${this.status} ${this.reason}`; }
+  get isRequest(): false {
+    return false;
+  }
+  startLine(): string {
+    return `${this.version} ${this.status} ${this.reason}`;
+  }
 
   clone(): SipResponse {
     const r = new SipResponse(this.status, this.reason, this.headers.clone(), Buffer.from(this.body));
@@ -192,21 +243,62 @@ export class SipResponse extends SipMessage {
   }
 }
 
-export function isRequest(m: SipMessage): m is SipRequest { return m.isRequest; }
+export function isRequest(m: SipMessage): m is SipRequest {
+  return m.isRequest;
+}
 
 const REASONS: Record<number, string> = {
-  100: 'Trying', 180: 'Ringing', 181: 'Call Is Being Forwarded', 182: 'Queued', 183: 'Session Progress',
-  200: 'OK', 202: 'Accepted', 300: 'Multiple Choices', 301: 'Moved Permanently', 302: 'Moved Temporarily',
-  305: 'Use Proxy', 380: 'Alternative Service', 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',
-  407: 'Proxy Authentication Required', 408: 'Request Timeout', 410: 'Gone', 413: 'Request Entity Too Large',
-  414: 'Request-URI Too Long', 415: 'Unsupported Media Type', 416: 'Unsupported URI Scheme',
-  420: 'Bad Extension', 421: 'Extension Required', 423: 'Interval Too Brief', 480: 'Temporarily Unavailable',
-  481: 'Call/Transaction Does Not Exist', 482: 'Loop Detected', 483: 'Too Many Hops', 484: 'Address Incomplete',
-  485: 'Ambiguous', 486: 'Busy Here', 487: 'Request Terminated', 488: 'Not Acceptable Here', 489: 'Bad Event',
-  491: 'Request Pending', 493: 'Undecipherable', 500: 'Server Internal Error', 501: 'Not Implemented',
-  502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Server Time-out', 505: 'Version Not Supported',
-  513: 'Message Too Large', 600: 'Busy Everywhere', 603: 'Decline', 604: 'Does Not Exist Anywhere',
+  100: 'Trying',
+  180: 'Ringing',
+  181: 'Call Is Being Forwarded',
+  182: 'Queued',
+  183: 'Session Progress',
+  200: 'OK',
+  202: 'Accepted',
+  300: 'Multiple Choices',
+  301: 'Moved Permanently',
+  302: 'Moved Temporarily',
+  305: 'Use Proxy',
+  380: 'Alternative Service',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  407: 'Proxy Authentication Required',
+  408: 'Request Timeout',
+  410: 'Gone',
+  413: 'Request Entity Too Large',
+  414: 'Request-URI Too Long',
+  415: 'Unsupported Media Type',
+  416: 'Unsupported URI Scheme',
+  420: 'Bad Extension',
+  421: 'Extension Required',
+  423: 'Interval Too Brief',
+  480: 'Temporarily Unavailable',
+  481: 'Call/Transaction Does Not Exist',
+  482: 'Loop Detected',
+  483: 'Too Many Hops',
+  484: 'Address Incomplete',
+  485: 'Ambiguous',
+  486: 'Busy Here',
+  487: 'Request Terminated',
+  488: 'Not Acceptable Here',
+  489: 'Bad Event',
+  491: 'Request Pending',
+  493: 'Undecipherable',
+  500: 'Server Internal Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Server Time-out',
+  505: 'Version Not Supported',
+  513: 'Message Too Large',
+  600: 'Busy Everywhere',
+  603: 'Decline',
+  604: 'Does Not Exist Anywhere',
   606: 'Not Acceptable',
 };
 

@@ -5,7 +5,9 @@ export type Params = Record<string, string | null>;
 
 export const TOKEN_RE = /^[A-Za-z0-9\-.!%*_+`'~]+$/;
 
-export function isToken(s: string): boolean { return TOKEN_RE.test(s); }
+export function isToken(s: string): boolean {
+  return TOKEN_RE.test(s);
+}
 
 /**
  * Parse ";a=b;c;d="x;y"" (leading ';' optional). Returns null on a syntax error

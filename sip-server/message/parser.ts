@@ -65,9 +65,13 @@ const UINT32 = /^\d{1,10}$/;
 const DATE_RE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
 /** Trim SP/HT only: String#trim would also eat U+FEFF and other Unicode spaces that are content. */
-function lwsTrim(s: string): string { return s.replace(/^[ \t]+|[ \t]+$/g, ''); }
+function lwsTrim(s: string): string {
+  return s.replace(/^[ \t]+|[ \t]+$/g, '');
+}
 
-function uint32(v: string): boolean { return UINT32.test(v) && Number(v) <= 0xffffffff; }
+function uint32(v: string): boolean {
+  return UINT32.test(v) && Number(v) <= 0xffffffff;
+}
 
 /** Index just past the blank line ending the header section, or -1. Accepts CRLFCRLF and bare LFLF. */
 export function headerEnd(buf: Buffer, from = 0): number {
@@ -134,7 +138,9 @@ function parseUnsafe(buf: Buffer, opts: ParseOptions): SipRequest | SipResponse 
     throw e;
   }
 
-  const fail = (reason: string, status = 400): never => { throw new SipParseError(reason, status, msg); };
+  const fail = (reason: string, status = 400): never => {
+    throw new SipParseError(reason, status, msg);
+  };
   if (!versionOk) fail('SIP version not supported', 505);
   validate(msg, fail);
 
@@ -200,7 +206,10 @@ function safeHeaders(lines: string[], msg: SipMessage, limits: ParseLimits): voi
   };
   for (let i = 1; i < lines.length && i <= limits.maxHeaders; i++) {
     const line = lines[i];
-    if (line.length && (line[0] === ' ' || line[0] === '\t')) { if (current !== undefined) current += ' ' + lwsTrim(line); continue; }
+    if (line.length && (line[0] === ' ' || line[0] === '\t')) {
+      if (current !== undefined) current += ' ' + lwsTrim(line);
+      continue;
+    }
     if (current !== undefined) take(current);
     current = line;
   }
@@ -212,14 +221,26 @@ function validate(msg: SipRequest | SipResponse, fail: (reason: string, status?:
   for (const name of ['Via', 'From', 'To', 'Call-ID', 'CSeq']) if (!h.has(name)) fail(`missing ${name} header`);
   for (const name of SINGLE) if (h.count(name) > 1) fail(`more than one ${name} header`);
   for (const v of h.getAll('Via')) {
-    try { parseVia(v); } catch { fail(`bad Via: ${v.slice(0, 60)}`); }
+    try {
+      parseVia(v);
+    } catch {
+      fail(`bad Via: ${v.slice(0, 60)}`);
+    }
   }
   for (const name of ['From', 'To']) {
-    try { parseNameAddr(h.get(name)!); } catch (e) { fail(`bad ${name}: ${(e as Error).message}`); }
+    try {
+      parseNameAddr(h.get(name)!);
+    } catch (e) {
+      fail(`bad ${name}: ${(e as Error).message}`);
+    }
   }
   if (!h.get('Call-ID')) fail('empty Call-ID');
   let cseq;
-  try { cseq = parseCSeq(h.get('CSeq')!); } catch { fail('bad CSeq'); }
+  try {
+    cseq = parseCSeq(h.get('CSeq')!);
+  } catch {
+    fail('bad CSeq');
+  }
   const mf = h.get('Max-Forwards');
   if (mf !== undefined && !(/^\d{1,10}$/.test(mf) && Number(mf) <= 255)) fail(`bad Max-Forwards: ${mf}`);
   const exp = h.get('Expires');
@@ -244,7 +265,11 @@ function validate(msg: SipRequest | SipResponse, fail: (reason: string, status?:
   if (msg instanceof SipRequest) {
     if (cseq!.method !== msg.method) fail('CSeq method does not match the Request-Line');
     let ruri;
-    try { ruri = parseUri(msg.uri); } catch (e) { fail(`bad Request-URI: ${(e as Error).message}`); }
+    try {
+      ruri = parseUri(msg.uri);
+    } catch (e) {
+      fail(`bad Request-URI: ${(e as Error).message}`);
+    }
     if (ruri instanceof SipUri && Object.keys(ruri.headers).length) fail('Request-URI must not contain headers');
   }
 }

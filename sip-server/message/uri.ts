@@ -25,15 +25,23 @@ export class SipUri {
     if (init) Object.assign(this, init);
   }
 
-  get isSip(): true { return true; }
+  get isSip(): true {
+    return true;
+  }
 
   /** Host without IPv6 brackets, suitable for sockets. */
-  get hostname(): string { return this.host.startsWith('[') ? this.host.slice(1, -1) : this.host; }
+  get hostname(): string {
+    return this.host.startsWith('[') ? this.host.slice(1, -1) : this.host;
+  }
 
-  get transportParam(): string | undefined { return this.params.transport?.toLowerCase() ?? undefined; }
+  get transportParam(): string | undefined {
+    return this.params.transport?.toLowerCase() ?? undefined;
+  }
 
   /** True when the URI carries ";lr" (loose routing, RFC 3261 16.12). */
-  get lr(): boolean { return 'lr' in this.params; }
+  get lr(): boolean {
+    return 'lr' in this.params;
+  }
 
   clone(): SipUri {
     return new SipUri({ ...this, params: { ...this.params }, headers: { ...this.headers } });
@@ -57,9 +65,16 @@ export class SipUri {
 
 /** Any non-SIP absolute URI, kept verbatim. */
 export class OtherUri {
-  constructor(public scheme: string, public raw: string) {}
-  get isSip(): false { return false; }
-  toString(): string { return this.raw; }
+  constructor(
+    public scheme: string,
+    public raw: string,
+  ) {}
+  get isSip(): false {
+    return false;
+  }
+  toString(): string {
+    return this.raw;
+  }
 }
 
 export type Uri = SipUri | OtherUri;
@@ -113,7 +128,11 @@ export function parseUri(input: string): Uri {
   }
   // host[:port] ends at ';' or '?'
   let hostEnd = rest.length;
-  for (let i = 0; i < rest.length; i++) if (rest[i] === ';' || rest[i] === '?') { hostEnd = i; break; }
+  for (let i = 0; i < rest.length; i++)
+    if (rest[i] === ';' || rest[i] === '?') {
+      hostEnd = i;
+      break;
+    }
   let hostport = rest.slice(0, hostEnd);
   rest = rest.slice(hostEnd);
   if (hostport.startsWith('[')) {

@@ -40,7 +40,11 @@ class Bucket {
   refused = 0;
   refusedWindow: number;
   bannedUntil = 0;
-  constructor(readonly rate: number, readonly size: number, now: number) {
+  constructor(
+    readonly rate: number,
+    readonly size: number,
+    now: number,
+  ) {
     this.tokens = size;
     this.last = now;
     this.refusedWindow = now;
@@ -56,7 +60,10 @@ class Bucket {
 
   /** Counts a refusal; true when the refusals of the current second reach `threshold`. */
   refuse(now: number, threshold: number): boolean {
-    if (now - this.refusedWindow > 1000) { this.refusedWindow = now; this.refused = 0; }
+    if (now - this.refusedWindow > 1000) {
+      this.refusedWindow = now;
+      this.refused = 0;
+    }
     if (++this.refused < threshold) return false;
     this.refused = 0;
     return true;
@@ -67,7 +74,10 @@ class Bucket {
   }
 }
 
-interface AddressState { bucket: Bucket; portBans: number[] }
+interface AddressState {
+  bucket: Bucket;
+  portBans: number[];
+}
 
 function ipv4ToInt(ip: string): number {
   return ip.split('.').reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
@@ -101,13 +111,15 @@ export class SourceRateLimiter {
     if (this.exact.has(a) || this.exact.has(address)) return true;
     if (this.cidrs.length && net.isIPv4(a)) {
       const n = ipv4ToInt(a);
-      return this.cidrs.some((c) => ((n & c.mask) >>> 0) === c.base);
+      return this.cidrs.some((c) => (n & c.mask) >>> 0 === c.base);
     }
     return false;
   }
 
   /** Learn (or forget) a trusted source from an application's answer (see trusted.ts). */
-  trust(t: Trust): void { this.trusted.apply(t); }
+  trust(t: Trust): void {
+    this.trusted.apply(t);
+  }
 
   /** Never banned: allow-listed, a trusted address, or a trusted contact address:port. */
   isExempt(address: string, port: number, now = Date.now()): boolean {
@@ -199,5 +211,7 @@ export class SourceRateLimiter {
     this.trusted.sweep(now);
   }
 
-  close(): void { clearInterval(this.sweepTimer); }
+  close(): void {
+    clearInterval(this.sweepTimer);
+  }
 }

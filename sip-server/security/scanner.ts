@@ -16,10 +16,14 @@ export function productNames(value: string): string[] {
   for (let i = 0; i < value.length; i++) {
     const ch = value[i]!;
     if (depth > 0) {
-      if (ch === '\\') i++; // quoted-pair inside a comment
+      if (ch === '\\')
+        i++; // quoted-pair inside a comment
       else if (ch === '(') depth++;
       else if (ch === ')') depth--;
-    } else if (ch === '(') { flush(); depth = 1; } else if (ch === ' ' || ch === '\t') flush();
+    } else if (ch === '(') {
+      flush();
+      depth = 1;
+    } else if (ch === ' ' || ch === '\t') flush();
     else word += ch;
   }
   flush();
@@ -80,7 +84,10 @@ export class ScannerDropLog {
     if (!s) {
       if (this.seen.size >= this.maxSources) this.prune(t);
       if (this.seen.size >= this.maxSources) {
-        if (t - this.overflow.at < this.intervalMs) { this.overflow.suppressed++; return; }
+        if (t - this.overflow.at < this.intervalMs) {
+          this.overflow.suppressed++;
+          return;
+        }
         this.write({ src, ua, match: m.entry, suppressed: this.overflow.suppressed }, 'scanner dropped (many sources)');
         this.overflow = { at: t, suppressed: 0 };
         return;
@@ -90,7 +97,10 @@ export class ScannerDropLog {
       this.write({ src, ua, match: m.entry }, 'scanner dropped');
       return;
     }
-    if (t - s.at < this.intervalMs) { s.suppressed++; return; }
+    if (t - s.at < this.intervalMs) {
+      s.suppressed++;
+      return;
+    }
     this.write({ src, ua, match: m.entry, suppressed: s.suppressed }, 'scanner dropped');
     s.at = t;
     s.suppressed = 0;

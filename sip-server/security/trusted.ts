@@ -26,16 +26,18 @@ export function trustFromAnswer(req: SipRequest, res: SipResponse): Trust | unde
   const src = req.source;
   if (!src || res.status < 200 || res.status >= 300) return undefined;
   let toTag: string | undefined;
-  try { toTag = req.toTag; } catch { return undefined; }
+  try {
+    toTag = req.toTag;
+  } catch {
+    return undefined;
+  }
   if (req.method === 'REGISTER') {
     const seconds = grantedSeconds(req, res);
     return { scope: 'contact', address: src.address, port: src.port, seconds: seconds > 0 ? seconds + REGISTER_GRACE_SEC : 0 };
   }
   if (req.method !== 'INVITE' || toTag !== undefined) return undefined;
   const credentials = req.headers.has('Proxy-Authorization') || req.headers.has('Authorization');
-  return credentials
-    ? { scope: 'contact', address: src.address, port: src.port, seconds: INVITE_TRUST_SEC }
-    : { scope: 'address', address: src.address, port: src.port, seconds: INVITE_TRUST_SEC };
+  return credentials ? { scope: 'contact', address: src.address, port: src.port, seconds: INVITE_TRUST_SEC } : { scope: 'address', address: src.address, port: src.port, seconds: INVITE_TRUST_SEC };
 }
 
 /** Seconds the 2xx grants the REGISTER's own Contact (its expires in the 2xx's binding list), 0 when removed. */
@@ -60,7 +62,9 @@ function contacts(values: string[]): { uri: string; expires?: string }[] {
       try {
         const n = parseNameAddr(part);
         if (!n.wildcard) out.push({ uri: n.uri.toString(), expires: n.params.expires ?? undefined });
-      } catch { /* a malformed Contact trusts nothing */ }
+      } catch {
+        /* a malformed Contact trusts nothing */
+      }
     }
   }
   return out;

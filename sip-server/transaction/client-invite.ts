@@ -22,7 +22,12 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
   private cancelRequest?: SipRequest;
   private cancelSent = false;
 
-  constructor(id: string, request: SipRequest, ctx: TransactionContext, private readonly hooks: InviteClientHooks) {
+  constructor(
+    id: string,
+    request: SipRequest,
+    ctx: TransactionContext,
+    private readonly hooks: InviteClientHooks,
+  ) {
     super(id, request, ctx, { name: 'INVITE client transaction', table: INVITE_CLIENT, initial: 'Calling' });
   }
 
@@ -85,7 +90,11 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
       case 'Accepted':
         if (res.status >= 200 && res.status < 300) {
           let tag: string | undefined;
-          try { tag = res.toTag; } catch { /* malformed To already rejected by parser */ }
+          try {
+            tag = res.toTag;
+          } catch {
+            /* malformed To already rejected by parser */
+          }
           const sent = tag !== undefined ? this.acks.get(tag) : undefined;
           if (sent) {
             this.ctx.onRetransmit(sent.ack);
@@ -100,7 +109,11 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
 
   override ack(ack: SipRequest, target?: AckTarget): void {
     let tag: string | undefined;
-    try { tag = ack.toTag; } catch { /* ignore */ }
+    try {
+      tag = ack.toTag;
+    } catch {
+      /* ignore */
+    }
     if (tag !== undefined) this.acks.set(tag, { ack, target });
     this.hooks.sendAck(ack, target);
   }

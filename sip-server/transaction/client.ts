@@ -52,10 +52,14 @@ export abstract class ClientTransaction<S extends ClientTransactionState = Clien
     });
   }
 
-  get state(): S { return this.machine.state; }
+  get state(): S {
+    return this.machine.state;
+  }
 
   /** The one way the state changes: a move the machine's table allows (see states.ts for illegal ones). */
-  protected transition(to: S): boolean { return this.machine.to(to); }
+  protected transition(to: S): boolean {
+    return this.machine.to(to);
+  }
 
   /** Internal: the target resolved; first transmission. */
   begin(dest: Destination): void {
@@ -65,7 +69,9 @@ export abstract class ClientTransaction<S extends ClientTransactionState = Clien
   }
 
   /** Internal: the target could not be resolved or the request not serialised. */
-  fail(err: Error): void { this.transportError(err); }
+  fail(err: Error): void {
+    this.transportError(err);
+  }
 
   protected abstract start(): void;
 
@@ -74,18 +80,24 @@ export abstract class ClientTransaction<S extends ClientTransactionState = Clien
    * held until one arrives; after a final response it is a no-op. Returns the CANCEL sent or held,
    * undefined when none will be sent (always for other methods).
    */
-  cancel(_reason?: string): SipRequest | undefined { return undefined; /* only INVITE transactions can be cancelled */ }
+  cancel(_reason?: string): SipRequest | undefined {
+    return undefined; /* only INVITE transactions can be cancelled */
+  }
 
   /**
    * INVITE only: send the ACK for a 2xx (built by the TU: Request-URI = remote target, route set,
    * same CSeq number, method ACK). It gets its own Via branch and is remembered per To tag so it is
    * re-sent automatically when that 2xx is retransmitted.
    */
-  ack(_ack: SipRequest, _target?: AckTarget): void { throw new Error('ack() applies to INVITE client transactions only'); }
+  ack(_ack: SipRequest, _target?: AckTarget): void {
+    throw new Error('ack() applies to INVITE client transactions only');
+  }
   /** Internal: a response matched this transaction. */
   abstract receiveResponse(res: SipResponse): void;
 
-  protected get reliable(): boolean { return isReliable(this.destination.transport); }
+  protected get reliable(): boolean {
+    return isReliable(this.destination.transport);
+  }
 
   protected transmit(retransmission = false): void {
     if (retransmission) this.ctx.onRetransmit(this.request);
@@ -107,7 +119,9 @@ export abstract class ClientTransaction<S extends ClientTransactionState = Clien
   }
 
   /** Internal: stop everything at stack shutdown. */
-  destroy(): void { this.terminate(); }
+  destroy(): void {
+    this.terminate();
+  }
 }
 
 /** Non-INVITE client transaction: Trying -> Proceeding -> Completed -(K)-> Terminated, Timers E and F. */

@@ -44,7 +44,9 @@ export interface TransactionContext {
   onIllegalTransition?(e: IllegalTransition): void;
 }
 
-export function isReliable(t: TransportName): boolean { return t !== 'udp'; }
+export function isReliable(t: TransportName): boolean {
+  return t !== 'udp';
+}
 
 /**
  * Timers that need no precision: the clean-up and give-up timers of 5 s and more (J, L, K, I, D, B, F,
@@ -59,7 +61,6 @@ export const COARSE_GRAIN_MS = 200;
 class CoarseEntry {
   constructor(public fn: (() => void) | null) {}
 }
-
 
 export class CoarseTimers {
   private readonly buckets = new Map<number, CoarseEntry[]>();
@@ -154,15 +155,26 @@ export class TimerSet {
 
   start(name: string, ms: number, fn: () => void): void {
     this.stop(name);
-    this.timers.set(name, oneShot(ms, () => { this.timers.delete(name); fn(); }));
+    this.timers.set(
+      name,
+      oneShot(ms, () => {
+        this.timers.delete(name);
+        fn();
+      }),
+    );
   }
 
   stop(name: string): void {
     const t = this.timers.get(name);
-    if (t) { cancelOneShot(t); this.timers.delete(name); }
+    if (t) {
+      cancelOneShot(t);
+      this.timers.delete(name);
+    }
   }
 
-  has(name: string): boolean { return this.timers.has(name); }
+  has(name: string): boolean {
+    return this.timers.has(name);
+  }
 
   clear(): void {
     for (const t of this.timers.values()) cancelOneShot(t);

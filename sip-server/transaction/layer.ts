@@ -48,8 +48,12 @@ export class TransactionTable {
   /** Requests without a To tag in progress, by mergeKey -> server key. */
   readonly merged = new Map<string, string>();
 
-  get serverCount(): number { return this.servers.size; }
-  get clientCount(): number { return this.clients.size; }
+  get serverCount(): number {
+    return this.servers.size;
+  }
+  get clientCount(): number {
+    return this.clients.size;
+  }
 
   clear(): void {
     for (const t of [...this.servers.values()]) t.destroy();

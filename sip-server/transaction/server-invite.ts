@@ -13,7 +13,9 @@ export class InviteServerTransaction extends ServerTransaction<InviteServerState
   private cancelledBy?: SipRequest;
 
   /** True once the ACK for our 2xx has arrived. */
-  get ackReceived(): boolean { return this.acked; }
+  get ackReceived(): boolean {
+    return this.acked;
+  }
 
   constructor(id: string, request: SipRequest, destination: Destination, ctx: TransactionContext) {
     super(id, request, destination, ctx, { name: 'INVITE server transaction', table: INVITE_SERVER, initial: 'Proceeding' });
@@ -115,11 +117,17 @@ export class InviteServerTransaction extends ServerTransaction<InviteServerState
     this.cancelledBy = cancel;
     // keep the To tag of an earlier provisional so the 487 belongs to the same early dialog
     let toTag: string | undefined;
-    try { toTag = this.lastResponse?.toTag; } catch { /* none */ }
+    try {
+      toTag = this.lastResponse?.toTag;
+    } catch {
+      /* none */
+    }
     this.respond(this.request.makeResponse(487, undefined, { toTag }));
     this.emit('cancelled', cancel);
   }
 
   /** The CANCEL that cancelled this INVITE, if any. */
-  get cancel(): SipRequest | undefined { return this.cancelledBy; }
+  get cancel(): SipRequest | undefined {
+    return this.cancelledBy;
+  }
 }

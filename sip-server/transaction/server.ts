@@ -78,10 +78,14 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
     });
   }
 
-  get state(): S { return this.machine.state; }
+  get state(): S {
+    return this.machine.state;
+  }
 
   /** The one way the state changes: a move the machine's table allows (see states.ts for illegal ones). */
-  protected transition(to: S): boolean { return this.machine.to(to); }
+  protected transition(to: S): boolean {
+    return this.machine.to(to);
+  }
 
   /**
    * The request. A settled transaction has released it: reading it then is a programming error and
@@ -93,7 +97,9 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
   }
 
   /** False once the transaction has settled (see settle()). */
-  get holdsRequest(): boolean { return this.req !== null; }
+  get holdsRequest(): boolean {
+    return this.req !== null;
+  }
 
   /** The last response passed to respond(); a settled transaction parses it again from its bytes. */
   get lastResponse(): SipResponse | undefined {
@@ -102,7 +108,9 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
   }
 
   /** True once a final response has been passed to respond(). */
-  get finalSent(): boolean { return this.finalOut; }
+  get finalSent(): boolean {
+    return this.finalOut;
+  }
 
   /** Keep `res` as the response a retransmitted request is answered with. */
   protected setLastResponse(res: SipResponse): void {
@@ -161,9 +169,13 @@ export abstract class ServerTransaction<S extends ServerTransactionState = Serve
   }
 
   /** Internal: stop everything at stack shutdown. */
-  destroy(): void { this.terminate(); }
+  destroy(): void {
+    this.terminate();
+  }
 
-  protected get reliable(): boolean { return isReliable(this.destination.transport); }
+  protected get reliable(): boolean {
+    return isReliable(this.destination.transport);
+  }
 }
 
 /** Non-INVITE server transaction: Trying -> Proceeding -> Completed -(J)-> Terminated. */

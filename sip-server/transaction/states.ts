@@ -50,7 +50,11 @@ export const NON_INVITE_SERVER: Transitions<NonInviteServerState> = {
 };
 
 export class IllegalTransition extends Error {
-  constructor(readonly machine: string, readonly from: string, readonly to: string) {
+  constructor(
+    readonly machine: string,
+    readonly from: string,
+    readonly to: string,
+  ) {
     super(`${machine}: illegal state transition ${from} -> ${to}`);
     this.name = 'IllegalTransition';
   }
@@ -63,9 +67,7 @@ export const strictTransitions = (): boolean => process.env.NODE_ENV === 'test';
  * The one transition check: true when `from -> to` is in `table` (the caller then moves). An
  * illegal move throws IllegalTransition when strict, else is passed to `onIllegal` and refused.
  */
-export function allowMove(
-  machine: string, table: MoveTable, from: string, to: string, onIllegal?: (e: IllegalTransition) => void, strict = strictTransitions(),
-): boolean {
+export function allowMove(machine: string, table: MoveTable, from: string, to: string, onIllegal?: (e: IllegalTransition) => void, strict = strictTransitions()): boolean {
   if (table[from]?.includes(to)) return true;
   const e = new IllegalTransition(machine, from, to);
   if (strict) throw e;
@@ -91,7 +93,9 @@ export class StateMachine<S extends string> {
     this.table = table;
   }
 
-  get state(): S { return this.current; }
+  get state(): S {
+    return this.current;
+  }
 
   /** Moves to `to` when the table allows it; an illegal move throws (tests) or is reported and refused. */
   to(to: S): boolean {

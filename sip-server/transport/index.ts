@@ -48,11 +48,16 @@ export class TransportLayer extends EventEmitter<TransportLayerEvents> {
   private points: ListeningPoint[] = [];
 
   /** `uncapped`: addresses the per-address connection bound does not apply to (the allow-list). */
-  constructor(private readonly config: SipConfig, private readonly uncapped: (address: string) => boolean = () => false) {
+  constructor(
+    private readonly config: SipConfig,
+    private readonly uncapped: (address: string) => boolean = () => false,
+  ) {
     super();
   }
 
-  get listening(): ListeningPoint[] { return this.points; }
+  get listening(): ListeningPoint[] {
+    return this.points;
+  }
 
   async start(): Promise<void> {
     const { listen, limits } = this.config;
@@ -72,7 +77,15 @@ export class TransportLayer extends EventEmitter<TransportLayerEvents> {
       this.points.push({ transport: 'udp', host: listen.host, port, advertisedHost });
     }
     if (listen.transports.includes('tcp')) {
-      this.tcp = new StreamTransport({ kind: 'tcp', host: listen.host, port, maxMessageSize: limits.maxMessageSize, idleTimeoutMs: limits.tcpIdleTimeoutMs, maxPerAddress: limits.maxConnectionsPerAddress, uncapped: this.uncapped });
+      this.tcp = new StreamTransport({
+        kind: 'tcp',
+        host: listen.host,
+        port,
+        maxMessageSize: limits.maxMessageSize,
+        idleTimeoutMs: limits.tcpIdleTimeoutMs,
+        maxPerAddress: limits.maxConnectionsPerAddress,
+        uncapped: this.uncapped,
+      });
       await this.tcp.listen();
       wire(this.tcp);
       this.points.push({ transport: 'tcp', host: listen.host, port: this.tcp.boundPort, advertisedHost });
@@ -80,15 +93,29 @@ export class TransportLayer extends EventEmitter<TransportLayerEvents> {
     if (listen.transports.includes('tls') && this.config.tls) {
       const cert = fs.readFileSync(this.config.tls.certPath);
       const key = fs.readFileSync(this.config.tls.keyPath);
-      this.tls = new StreamTransport({ kind: 'tls', host: listen.host, port: listen.tlsPort, maxMessageSize: limits.maxMessageSize, idleTimeoutMs: limits.tcpIdleTimeoutMs, maxPerAddress: limits.maxConnectionsPerAddress, uncapped: this.uncapped, tls: { cert, key } });
+      this.tls = new StreamTransport({
+        kind: 'tls',
+        host: listen.host,
+        port: listen.tlsPort,
+        maxMessageSize: limits.maxMessageSize,
+        idleTimeoutMs: limits.tcpIdleTimeoutMs,
+        maxPerAddress: limits.maxConnectionsPerAddress,
+        uncapped: this.uncapped,
+        tls: { cert, key },
+      });
       await this.tls.listen();
       wire(this.tls);
       this.points.push({ transport: 'tls', host: listen.host, port: this.tls.boundPort, advertisedHost });
     }
     const ws = (kind: 'ws' | 'wss', host: string, port: number): Promise<WsTransport> => {
       const t = new WsTransport({
-        kind, host, port, maxMessageSize: limits.maxMessageSize, pingIntervalMs: limits.wsPingIntervalMs,
-        maxPerAddress: limits.maxConnectionsPerAddress, uncapped: this.uncapped,
+        kind,
+        host,
+        port,
+        maxMessageSize: limits.maxMessageSize,
+        pingIntervalMs: limits.wsPingIntervalMs,
+        maxPerAddress: limits.maxConnectionsPerAddress,
+        uncapped: this.uncapped,
         originAllowed: originCheck(this.config.security.wsAllowedOrigins),
         tls: kind === 'wss' ? { cert: fs.readFileSync(this.config.tls!.certPath), key: fs.readFileSync(this.config.tls!.keyPath) } : undefined,
       });

@@ -51,7 +51,9 @@ export function targetFromUri(uri: SipUri): Target {
   const maddr = uri.params.maddr;
   const host = maddr ?? uri.host;
   return {
-    transport, host, port: uri.port ?? defaultPort(transport),
+    transport,
+    host,
+    port: uri.port ?? defaultPort(transport),
     locate: uri.port === undefined && !isWebSocket(transport) && host.toLowerCase() !== 'localhost' && !net.isIP(host.startsWith('[') ? host.slice(1, -1) : host),
     explicitTransport: uri.scheme === 'sips' || !!uri.transportParam,
   };
@@ -101,7 +103,11 @@ export async function resolveTarget(t: Target, opts?: ResolveOptions): Promise<D
 
 /** A record of a name: the system's lookup (hosts file) and the SIP resolver, in either order. */
 async function addressOf(name: string, resolver: SipResolver | undefined, resolverFirst: boolean): Promise<string> {
-  const system = () => dns.lookup(name, { family: 4 }).catch(() => dns.lookup(name)).then((r) => r.address);
+  const system = () =>
+    dns
+      .lookup(name, { family: 4 })
+      .catch(() => dns.lookup(name))
+      .then((r) => r.address);
   const viaResolver = async () => {
     if (!resolver) throw new Error(`cannot resolve ${name}`);
     const a = await resolver.resolve4(name);
@@ -126,6 +132,6 @@ export function responseDestination(via: Via, src?: { transport: TransportName; 
   if (via.maddr) return { transport, address: via.maddr, port: via.port ?? 5060 };
   const rport = via.rport;
   const address = via.received ?? host;
-  const port = typeof rport === 'number' && Number.isFinite(rport) ? rport : via.port ?? defaultPort(transport);
+  const port = typeof rport === 'number' && Number.isFinite(rport) ? rport : (via.port ?? defaultPort(transport));
   return { transport, address, port };
 }

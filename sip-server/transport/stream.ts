@@ -13,11 +13,18 @@ export class StreamConnection {
   readonly framer: StreamFramer;
   lastUsed = Date.now();
 
-  constructor(readonly id: string, readonly kind: Kind, readonly socket: net.Socket, maxMessageSize: number) {
+  constructor(
+    readonly id: string,
+    readonly kind: Kind,
+    readonly socket: net.Socket,
+    maxMessageSize: number,
+  ) {
     this.framer = new StreamFramer(maxMessageSize);
   }
 
-  get remoteKey(): string { return `${this.socket.remoteAddress}:${this.socket.remotePort}`; }
+  get remoteKey(): string {
+    return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
+  }
 }
 
 export interface StreamTransportOptions {
@@ -63,9 +70,7 @@ export class StreamTransport extends EventEmitter<StreamTransportEvents> {
       }
       this.adopt(socket);
     };
-    this.server = this.opts.kind === 'tls'
-      ? tls.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, onConn)
-      : net.createServer(onConn);
+    this.server = this.opts.kind === 'tls' ? tls.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, onConn) : net.createServer(onConn);
     this.server.on('error', (e) => this.emit('error', e));
     if (this.opts.kind === 'tls') {
       // handshake failures (scanners speaking plain text to 5061) must not crash anything
@@ -83,7 +88,9 @@ export class StreamTransport extends EventEmitter<StreamTransportEvents> {
     this.idleTimer.unref();
   }
 
-  get connectionCount(): number { return this.byId.size; }
+  get connectionCount(): number {
+    return this.byId.size;
+  }
 
   private adopt(socket: net.Socket): StreamConnection {
     const id = `${this.opts.kind}-${++this.seq}`;
@@ -94,15 +101,23 @@ export class StreamTransport extends EventEmitter<StreamTransportEvents> {
     const address = socket.remoteAddress ?? '';
     this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     const src = (): SourceInfo => ({
-      transport: this.opts.kind, address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0,
-      localAddress: socket.localAddress ?? '', localPort: socket.localPort ?? 0, connectionId: id,
+      transport: this.opts.kind,
+      address: socket.remoteAddress ?? '',
+      port: socket.remotePort ?? 0,
+      localAddress: socket.localAddress ?? '',
+      localPort: socket.localPort ?? 0,
+      connectionId: id,
     });
     socket.on('data', (chunk: Buffer) => {
       conn.lastUsed = Date.now();
       for (const ev of conn.framer.push(chunk)) {
         if (ev.type === 'message') this.emit('message', ev.data, src());
-        else if (ev.type === 'keepalive') { if (ev.ping && !socket.destroyed) socket.write('\r\n'); }
-        else { this.emit('frame-error', ev.reason, src()); socket.destroy(); }
+        else if (ev.type === 'keepalive') {
+          if (ev.ping && !socket.destroyed) socket.write('\r\n');
+        } else {
+          this.emit('frame-error', ev.reason, src());
+          socket.destroy();
+        }
       }
     });
     socket.on('error', () => undefined);
@@ -134,13 +149,18 @@ export class StreamTransport extends EventEmitter<StreamTransportEvents> {
     const pending = this.connecting.get(key);
     if (pending) return pending;
     const p = new Promise<StreamConnection>((resolve, reject) => {
-      const socket = this.opts.kind === 'tls'
-        ? tls.connect({ host: address, port, rejectUnauthorized: false, servername: net.isIP(address) ? undefined : address })
-        : net.connect({ host: address, port });
+      const socket =
+        this.opts.kind === 'tls' ? tls.connect({ host: address, port, rejectUnauthorized: false, servername: net.isIP(address) ? undefined : address }) : net.connect({ host: address, port });
       const ready = this.opts.kind === 'tls' ? 'secureConnect' : 'connect';
       const timer = setTimeout(() => socket.destroy(new Error(`connect timeout to ${key}`)), 10_000);
-      socket.once(ready, () => { clearTimeout(timer); resolve(this.adopt(socket)); });
-      socket.once('error', (e) => { clearTimeout(timer); reject(e); });
+      socket.once(ready, () => {
+        clearTimeout(timer);
+        resolve(this.adopt(socket));
+      });
+      socket.once('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
     });
     this.connecting.set(key, p);
     p.finally(() => this.connecting.delete(key)).catch(() => undefined);

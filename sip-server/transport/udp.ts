@@ -13,7 +13,11 @@ export class UdpTransport extends EventEmitter<TransportEvents> {
   /** Receive buffer size the kernel actually granted. */
   recvBufferSize = 0;
 
-  constructor(private readonly host: string, private readonly port: number, private readonly bufferBytes: number) {
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly bufferBytes: number,
+  ) {
     super();
   }
 
@@ -24,19 +28,33 @@ export class UdpTransport extends EventEmitter<TransportEvents> {
     this.socket = s;
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
-      s.bind(this.port, this.host, () => { s.off('error', reject); resolve(); });
+      s.bind(this.port, this.host, () => {
+        s.off('error', reject);
+        resolve();
+      });
     });
     // bursts of INVITEs overflow the default ~208 KB buffer; ask for more (capped by rmem_max)
-    try { s.setRecvBufferSize(this.bufferBytes); } catch { /* keep the default */ }
-    try { s.setSendBufferSize(this.bufferBytes); } catch { /* keep the default */ }
+    try {
+      s.setRecvBufferSize(this.bufferBytes);
+    } catch {
+      /* keep the default */
+    }
+    try {
+      s.setSendBufferSize(this.bufferBytes);
+    } catch {
+      /* keep the default */
+    }
     this.recvBufferSize = s.getRecvBufferSize();
     this.boundPort = s.address().port;
     const local = s.address();
     s.on('error', (e) => this.emit('error', e));
     s.on('message', (data, rinfo) => {
       const src: SourceInfo = {
-        transport: 'udp', address: rinfo.address, port: rinfo.port,
-        localAddress: local.address, localPort: local.port,
+        transport: 'udp',
+        address: rinfo.address,
+        port: rinfo.port,
+        localAddress: local.address,
+        localPort: local.port,
       };
       this.emit('message', data, src);
     });

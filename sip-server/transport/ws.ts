@@ -52,7 +52,10 @@ export interface WsTransportOptions {
 /** Offered subprotocols of a handshake (Sec-WebSocket-Protocol, comma separated, maybe repeated). */
 function offered(req: http.IncomingMessage): string[] {
   const raw = req.headers['sec-websocket-protocol'];
-  return (Array.isArray(raw) ? raw.join(',') : raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (Array.isArray(raw) ? raw.join(',') : (raw ?? ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** Refuse a handshake on the raw socket with a short plain-text reason. */
@@ -83,16 +86,16 @@ export class WsTransport extends EventEmitter<WsTransportEvents> {
     super();
   }
 
-  get connectionCount(): number { return this.byId.size; }
+  get connectionCount(): number {
+    return this.byId.size;
+  }
 
   async listen(): Promise<void> {
     const plain = (_req: http.IncomingMessage, res: http.ServerResponse): void => {
       res.writeHead(426, { 'Content-Type': 'text/plain', Upgrade: 'websocket', Connection: 'close' });
       res.end('SIP over WebSocket: upgrade with the "sip" subprotocol\n');
     };
-    const server = this.opts.kind === 'wss'
-      ? https.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, plain)
-      : http.createServer(plain);
+    const server = this.opts.kind === 'wss' ? https.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, plain) : http.createServer(plain);
     server.headersTimeout = 10_000;
     server.requestTimeout = 15_000;
     // handshake failures (plain text to the wss port, scanners) must not crash anything
@@ -126,7 +129,7 @@ export class WsTransport extends EventEmitter<WsTransportEvents> {
     if (this.opts.originAllowed && !this.opts.originAllowed(origin)) {
       // a page of another site: refused before the WebSocket opens (SIP_WS_ALLOWED_ORIGINS)
       this.emit('origin-refused', origin, socket.remoteAddress ?? '');
-      refuse(socket, 403, 'Forbidden', 'this page\'s origin may not use SIP over WebSocket here (SIP_WS_ALLOWED_ORIGINS)');
+      refuse(socket, 403, 'Forbidden', "this page's origin may not use SIP over WebSocket here (SIP_WS_ALLOWED_ORIGINS)");
       return;
     }
     if (!offered(req).includes(SIP_SUBPROTOCOL)) {
@@ -144,8 +147,12 @@ export class WsTransport extends EventEmitter<WsTransportEvents> {
   private adopt(ws: WebSocket, socket: net.Socket): void {
     const id = `${this.opts.kind}-${++this.seq}`;
     const src: SourceInfo = {
-      transport: this.opts.kind, address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0,
-      localAddress: socket.localAddress ?? '', localPort: socket.localPort ?? 0, connectionId: id,
+      transport: this.opts.kind,
+      address: socket.remoteAddress ?? '',
+      port: socket.remotePort ?? 0,
+      localAddress: socket.localAddress ?? '',
+      localPort: socket.localPort ?? 0,
+      connectionId: id,
     };
     const conn: WsConnection = { id, socket: ws, src, alive: true };
     const key = `${src.address}:${src.port}`;
@@ -162,7 +169,9 @@ export class WsTransport extends EventEmitter<WsTransportEvents> {
       }
       this.emit('message', buf, src);
     });
-    ws.on('pong', () => { conn.alive = true; });
+    ws.on('pong', () => {
+      conn.alive = true;
+    });
     ws.on('error', (e: Error) => {
       // oversize frames (1009), bad frames (1002): ws closes the connection; say why once
       this.emit('frame-error', e.message, src);
@@ -179,9 +188,16 @@ export class WsTransport extends EventEmitter<WsTransportEvents> {
 
   private ping(): void {
     for (const c of this.byId.values()) {
-      if (!c.alive) { c.socket.terminate(); continue; }
+      if (!c.alive) {
+        c.socket.terminate();
+        continue;
+      }
       c.alive = false;
-      try { c.socket.ping(); } catch { c.socket.terminate(); }
+      try {
+        c.socket.ping();
+      } catch {
+        c.socket.terminate();
+      }
     }
   }
 

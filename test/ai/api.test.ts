@@ -27,9 +27,9 @@ describe('ai: resources over the API', function () {
     llm = await startLlmServer({ apiKey: 'sk-test-0123456789abcdef' });
     web = http.createServer((req, res) => {
       if (req.url === '/faq.html') {
-        res.writeHead(200, { 'content-type': 'text/html' }).end(
-          '<html><head><script>var x = 1;</script></head><body><h1>Parking</h1><p>Visitors park for free in the blue garage behind building seven.</p></body></html>',
-        );
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end('<html><head><script>var x = 1;</script></head><body><h1>Parking</h1><p>Visitors park for free in the blue garage behind building seven.</p></body></html>');
       } else res.writeHead(404).end('nope');
     });
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
@@ -43,8 +43,13 @@ describe('ai: resources over the API', function () {
 
   async function createAi(extra: Record<string, unknown> = {}) {
     const r = await auth(api().post('/v1.0/ais')).send({
-      name: 'support bot', init_prompt: 'You are the support desk of ${company}.', engine_model: 'openai.gpt-5',
-      engine_url: llm.url, engine_key: 'sk-test-0123456789abcdef', parameter: { company: 'Acme' }, ...extra,
+      name: 'support bot',
+      init_prompt: 'You are the support desk of ${company}.',
+      engine_model: 'openai.gpt-5',
+      engine_url: llm.url,
+      engine_key: 'sk-test-0123456789abcdef',
+      parameter: { company: 'Acme' },
+      ...extra,
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return r.body;
@@ -57,8 +62,12 @@ describe('ai: resources over the API', function () {
     expect(ai.direct_hash).to.have.length(24);
     const got = await auth(api().get(`/v1.0/ais/${ai.id}`));
     expect(JSON.stringify(got.body)).to.not.include('0123456789');
-    await auth(api().put(`/v1.0/ais/${ai.id}`)).send({ detail: 'no prompt change' }).expect(200);
-    const upd = await auth(api().put(`/v1.0/ais/${ai.id}`)).send({ init_prompt: 'Be brief.' }).expect(200);
+    await auth(api().put(`/v1.0/ais/${ai.id}`))
+      .send({ detail: 'no prompt change' })
+      .expect(200);
+    const upd = await auth(api().put(`/v1.0/ais/${ai.id}`))
+      .send({ init_prompt: 'Be brief.' })
+      .expect(200);
     const h = await auth(api().get(`/v1.0/ais/${ai.id}/prompt_histories`)).expect(200);
     expect(h.body.result.map((x: { prompt: string }) => x.prompt)).to.deep.equal(['Be brief.', 'You are the support desk of ${company}.']);
     expect(h.body.result[0].proposal_id).to.equal('00000000-0000-0000-0000-000000000000');
@@ -84,15 +93,19 @@ describe('ai: resources over the API', function () {
     expect((await auth(api().get('/v1.0/ais/6f1c8a5e-1111-4222-8333-944444444444'))).body.error.reason).to.equal('AI_NOT_FOUND');
   });
 
-  it('a prompt proposal is generated through the AI\'s engine and accepting it writes a history entry naming it', async () => {
+  it("a prompt proposal is generated through the AI's engine and accepting it writes a history entry naming it", async () => {
     llm.options.respond = (req) => (req.messages[0]!.content?.includes('improve system prompts') ? { text: '{"prompt":"You are Acme support. Be concise.","rationale":"shorter"}' } : { text: 'ok' });
     const ai = await createAi();
     const p = await auth(api().post('/v1.0/aipromptproposals')).send({ ai_id: ai.id }).expect(202);
     expect(p.body.status).to.equal('progressing');
-    const done = await until(async () => {
-      const r = await auth(api().get(`/v1.0/aipromptproposals/${p.body.id}`));
-      return r.body.status !== 'progressing' ? r.body : null;
-    }, 10_000, 'proposal completed');
+    const done = await until(
+      async () => {
+        const r = await auth(api().get(`/v1.0/aipromptproposals/${p.body.id}`));
+        return r.body.status !== 'progressing' ? r.body : null;
+      },
+      10_000,
+      'proposal completed',
+    );
     expect(done.status, done.error).to.equal('completed');
     expect(done.proposed_prompt).to.equal('You are Acme support. Be concise.');
     expect(llm.authHeaders.at(-1)).to.equal('Bearer sk-test-0123456789abcdef');
@@ -114,7 +127,9 @@ describe('ai: resources over the API', function () {
     const m1 = '11111111-1111-4111-8111-111111111111';
     const m2 = '22222222-2222-4222-8222-222222222222';
     const ok = await auth(api().post('/v1.0/teams')).send({
-      name: 'desk', detail: '', start_member_id: m1,
+      name: 'desk',
+      detail: '',
+      start_member_id: m1,
       members: [
         { id: m1, name: 'greeter', ai_id: a.id, transitions: [{ function_name: 'to_billing', description: 'billing questions', next_member_id: m2 }] },
         { id: m2, name: 'billing', ai_id: b.id },
@@ -126,7 +141,9 @@ describe('ai: resources over the API', function () {
     expect(badStart.status).to.equal(400);
     expect(badStart.body.error.message).to.include('start_member_id');
     const reserved = await auth(api().post('/v1.0/teams')).send({
-      name: 'x', start_member_id: m1, members: [{ id: m1, name: 'g', ai_id: a.id, transitions: [{ function_name: 'stop_flow', description: 'x', next_member_id: m1 }] }],
+      name: 'x',
+      start_member_id: m1,
+      members: [{ id: m1, name: 'g', ai_id: a.id, transitions: [{ function_name: 'stop_flow', description: 'x', next_member_id: m1 }] }],
     });
     expect(reserved.status).to.equal(400);
     expect((await auth(api().post('/v1.0/teams')).send({ name: 'x', start_member_id: m1, members: [] })).status).to.equal(400);
@@ -137,13 +154,16 @@ describe('ai: resources over the API', function () {
     const b = await createAi({ name: 'billing', init_prompt: 'You are the billing expert.' });
     const m1 = '33333333-3333-4333-8333-333333333333';
     const m2 = '44444444-4444-4444-8444-444444444444';
-    const team = await auth(api().post('/v1.0/teams')).send({
-      name: 'desk', start_member_id: m1,
-      members: [
-        { id: m1, name: 'greeter', ai_id: a.id, transitions: [{ function_name: 'to_billing', description: 'billing questions', next_member_id: m2 }] },
-        { id: m2, name: 'billing', ai_id: b.id },
-      ],
-    }).expect(200);
+    const team = await auth(api().post('/v1.0/teams'))
+      .send({
+        name: 'desk',
+        start_member_id: m1,
+        members: [
+          { id: m1, name: 'greeter', ai_id: a.id, transitions: [{ function_name: 'to_billing', description: 'billing questions', next_member_id: m2 }] },
+          { id: m2, name: 'billing', ai_id: b.id },
+        ],
+      })
+      .expect(200);
     const prompts: string[] = [];
     llm.options.respond = (req) => {
       prompts.push(req.messages[0]!.content ?? '');
@@ -153,10 +173,14 @@ describe('ai: resources over the API', function () {
     const call = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'team', assistance_id: team.body.id, reference_type: 'conversation' }).expect(200);
     expect(call.body.current_member_id).to.equal(m1);
     await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Is my invoice paid?' }).expect(200);
-    await until(async () => {
-      const r = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
-      return r.some((m: { content: string }) => m.content === 'Your invoice is paid.');
-    }, 10_000, 'answer from the billing member');
+    await until(
+      async () => {
+        const r = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
+        return r.some((m: { content: string }) => m.content === 'Your invoice is paid.');
+      },
+      10_000,
+      'answer from the billing member',
+    );
     expect(prompts).to.deep.equal(['You are the greeter.', 'You are the billing expert.']);
     const after = (await auth(api().get(`/v1.0/aicalls/${call.body.id}`))).body;
     expect(after.current_member_id).to.equal(m2);
@@ -182,10 +206,14 @@ describe('ai: resources over the API', function () {
     expect(created.status, JSON.stringify(created.body)).to.equal(200);
     expect(created.body.status).to.equal('processing');
     expect(created.body.sources.map((s: { status: string }) => s.status)).to.deep.equal(['pending', 'pending', 'pending']);
-    const rag = await until(async () => {
-      const r = (await auth(api().get(`/v1.0/rags/${created.body.id}`))).body;
-      return r.status === 'ready' ? r : null;
-    }, 15_000, 'rag ready');
+    const rag = await until(
+      async () => {
+        const r = (await auth(api().get(`/v1.0/rags/${created.body.id}`))).body;
+        return r.status === 'ready' ? r : null;
+      },
+      15_000,
+      'rag ready',
+    );
     const byKind = Object.fromEntries(rag.sources.map((s: { source_url: string; status: string; status_message: string }) => [s.source_url || 'file', s]));
     expect(byKind.file.status).to.equal('ready');
     expect(byKind.file.status_message).to.match(/\d+ chunks? created/);
@@ -207,23 +235,33 @@ describe('ai: resources over the API', function () {
     // retrieval: a text session with an AI bound to the RAG
     let seen = '';
     llm.options.respond = (req) => {
-      seen = req.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+      seen = req.messages
+        .filter((m) => m.role === 'system')
+        .map((m) => m.content)
+        .join('\n');
       return { text: `Answer to: ${lastUser(req)}` };
     };
     const ai = await createAi({ rag_id: rag.id });
     const call = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'ai', assistance_id: ai.id, reference_type: 'task' }).expect(200);
     expect(call.body.status).to.equal('progressing');
     await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Where can visitors park?' }).expect(200);
-    const msgs = await until(async () => {
-      const r = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
-      return r.length >= 2 ? r : null;
-    }, 10_000, 'assistant answer');
+    const msgs = await until(
+      async () => {
+        const r = (await auth(api().get('/v1.0/aimessages')).query({ aicall_id: call.body.id })).body.result;
+        return r.length >= 2 ? r : null;
+      },
+      10_000,
+      'assistant answer',
+    );
     expect(msgs.map((m: { role: string }) => m.role).sort()).to.deep.equal(['assistant', 'user']);
     expect(seen).to.include('blue garage');
     expect(seen).to.not.include('thirty days');
     expect(seen).to.include('You are the support desk of Acme.');
     llm.options.respond = (req) => {
-      seen = req.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+      seen = req.messages
+        .filter((m) => m.role === 'system')
+        .map((m) => m.content)
+        .join('\n');
       return { text: 'ok' };
     };
     await auth(api().post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'When does the shop open in the morning?' }).expect(200);
@@ -247,7 +285,9 @@ describe('ai: resources over the API', function () {
     process.env.AI_EMBEDDING_MODEL = 'embed-small';
     try {
       const fileId = await upload('pets.md', 'Dogs are allowed on the terrace.\n\nCats must stay at home.\n\nThe café serves coffee until midnight.');
-      const r = await auth(api().post('/v1.0/rags')).send({ name: 'pets', storage_file_ids: [fileId] }).expect(200);
+      const r = await auth(api().post('/v1.0/rags'))
+        .send({ name: 'pets', storage_file_ids: [fileId] })
+        .expect(200);
       await until(async () => (await auth(api().get(`/v1.0/rags/${r.body.id}`))).body.status === 'ready', 10_000, 'rag ready');
       const chunks = await t.ctx.db('rag_chunks').where({ rag_id: r.body.id });
       expect(chunks.every((c: { embedding: unknown }) => Array.isArray(c.embedding))).to.equal(true);

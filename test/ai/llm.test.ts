@@ -41,7 +41,9 @@ describe('ai: LLM provider interface', () => {
   });
 
   it('reports a refused key and an unreachable endpoint as LlmError', async () => {
-    const e1 = await client('wrong').complete({ messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const e1 = await client('wrong')
+      .complete({ messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(e1).to.be.instanceOf(LlmError);
     expect((e1 as LlmError).status).to.equal(401);
     const e2 = await new LlmClient({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', apiKey: '' }, egress).complete({ messages: [] }).catch((e: unknown) => e);

@@ -47,8 +47,16 @@ describe('ai: summaries', function () {
     execFileSync('sox', [tmp, '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', file]);
     fs.rmSync(tmp);
     await t.ctx.db('recordings').insert({
-      id, customer_id: f.customer.id, owner_id: EMPTY_UUID, activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: newId(), status: 'ended',
-      on_end_flow_id: EMPTY_UUID, filenames: [filename], tm_create: new Date(),
+      id,
+      customer_id: f.customer.id,
+      owner_id: EMPTY_UUID,
+      activeflow_id: EMPTY_UUID,
+      reference_type: 'call',
+      reference_id: newId(),
+      status: 'ended',
+      on_end_flow_id: EMPTY_UUID,
+      filenames: [filename],
+      tm_create: new Date(),
     });
     return id;
   }
@@ -58,10 +66,14 @@ describe('ai: summaries', function () {
     const r = await auth(request(t.app).post('/v1.0/summaries')).send({ reference_type: 'recording', reference_id: rec, language: 'en-US' });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body).to.include({ status: 'progressing', content: '', reference_type: 'recording', reference_id: rec });
-    const done = await until(async () => {
-      const g = (await auth(request(t.app).get(`/v1.0/summaries/${r.body.id}`))).body;
-      return g.status === 'done' ? g : null;
-    }, 30_000, 'summary done');
+    const done = await until(
+      async () => {
+        const g = (await auth(request(t.app).get(`/v1.0/summaries/${r.body.id}`))).body;
+        return g.status === 'done' ? g : null;
+      },
+      30_000,
+      'summary done',
+    );
     expect(done.content).to.equal('Summary (en-US): the caller asked a question.');
     // pocketsphinx is weak on free speech: some recognised words reach the LLM
     expect(transcriptSeen).to.match(/[a-z]+/);
@@ -77,12 +89,28 @@ describe('ai: summaries', function () {
   it('summarises a transcribe from its transcripts; regenerate is refused for it', async () => {
     const tr = newId();
     await t.ctx.db('transcribes').insert({
-      id: tr, customer_id: f.customer.id, activeflow_id: EMPTY_UUID, on_end_flow_id: EMPTY_UUID, reference_type: 'call', reference_id: newId(), status: 'done', tm_create: new Date(),
+      id: tr,
+      customer_id: f.customer.id,
+      activeflow_id: EMPTY_UUID,
+      on_end_flow_id: EMPTY_UUID,
+      reference_type: 'call',
+      reference_id: newId(),
+      status: 'done',
+      tm_create: new Date(),
     });
     const now = Date.now();
     await t.ctx.db('transcripts').insert([
       { id: newId(), customer_id: f.customer.id, transcribe_id: tr, direction: 'in', message: 'I want to cancel my order', offset_ms: 0, tm_transcript: new Date(now), tm_create: new Date(now) },
-      { id: newId(), customer_id: f.customer.id, transcribe_id: tr, direction: 'out', message: 'Your order is cancelled', offset_ms: 2000, tm_transcript: new Date(now + 2000), tm_create: new Date(now) },
+      {
+        id: newId(),
+        customer_id: f.customer.id,
+        transcribe_id: tr,
+        direction: 'out',
+        message: 'Your order is cancelled',
+        offset_ms: 2000,
+        tm_transcript: new Date(now + 2000),
+        tm_create: new Date(now),
+      },
     ]);
     const r = await auth(request(t.app).post('/v1.0/aisummaries')).send({ reference_type: 'transcribe', reference_id: tr });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);

@@ -52,16 +52,23 @@ describe('ai_talk on a live call', function () {
     const cid = (await repos(db).customers.create({ email: `ai${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'ai' })).id;
     await trunksRepo(db).create(cid, `trai${Date.now()}${numberSeq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
     const ai = await aisRepo(db).create(cid, {
-      name: 'desk', init_prompt: 'You answer questions about the shop.', engine_model: 'openai.gpt-test',
-      engine_url: opts.engineUrl ?? llm.url, tool_names: ['all'], parameter: { stt_phrases: PHRASES }, vad_config: { stop_secs: 0.5 },
+      name: 'desk',
+      init_prompt: 'You answer questions about the shop.',
+      engine_model: 'openai.gpt-test',
+      engine_url: opts.engineUrl ?? llm.url,
+      tool_names: ['all'],
+      parameter: { stt_phrases: PHRASES },
+      vad_config: { stop_secs: 0.5 },
     });
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([
         { type: 'answer' },
-        opts.middle ? (opts.middle as never) : opts.task
-          ? { type: 'ai_task', option: { ai_id: ai.id } }
-          : { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: opts.duration ?? 40 } },
+        opts.middle
+          ? (opts.middle as never)
+          : opts.task
+            ? { type: 'ai_task', option: { ai_id: ai.id } }
+            : { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: opts.duration ?? 40 } },
         ...((opts.after as never[]) ?? [{ type: 'hangup' }]),
       ]),
     } as never);
@@ -126,10 +133,14 @@ describe('ai_talk on a live call', function () {
     expect(Date.now() - started).to.be.lessThan(40_000);
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
     expect(call.hangup_by).to.equal('local');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const af = await until(
+      async () => {
+        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+        return a?.status === 'ended' ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     const executed = (af.executed_actions as { type: string }[]).map((a) => a.type);
     expect(executed).to.not.include('talk');
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
@@ -151,7 +162,14 @@ describe('ai_talk on a live call', function () {
     });
     const sink = await TimedSink.open();
     try {
-      const r = await runCall(number, [{ atMs: 800, pcap: q1.file }, { atMs: 800 + q1.ms + 6000, pcap: q2.file }], sink);
+      const r = await runCall(
+        number,
+        [
+          { atMs: 800, pcap: q1.file },
+          { atMs: 800 + q1.ms + 6000, pcap: q2.file },
+        ],
+        sink,
+      );
       expect(r.code, r.errors + r.messages).to.equal(0);
     } finally {
       sink.close();
@@ -171,8 +189,8 @@ describe('ai_talk on a live call', function () {
   });
 
   it('ai_task (no audio, deprecated ai_id): the AI sets flow variables through its tools and its answer lands in svc.ai_task.result', async () => {
-    const { db, cid, number } = await setUp((req) =>
-      req.messages.at(-1)?.role === 'tool' ? { text: 'Intent recorded.' } : { tool_calls: [{ name: 'set_variables', arguments: { variables: { intent: 'cancel', 'svc.call.id': 'x' } } }] },
+    const { db, cid, number } = await setUp(
+      (req) => (req.messages.at(-1)?.role === 'tool' ? { text: 'Intent recorded.' } : { tool_calls: [{ name: 'set_variables', arguments: { variables: { intent: 'cancel', 'svc.call.id': 'x' } } }] }),
       { task: true },
     );
     const sink = await TimedSink.open();
@@ -185,10 +203,14 @@ describe('ai_talk on a live call', function () {
       sink.close();
     }
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const af = await until(
+      async () => {
+        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+        return a?.status === 'ended' ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     expect(af.error).to.equal('');
     expect(af.variables).to.include({ intent: 'cancel', 'svc.ai_task.result': 'Intent recorded.' });
     expect(af.variables['svc.call.id']).to.equal(call.id);
@@ -259,10 +281,14 @@ describe('ai_talk on a live call', function () {
       sink.close();
     }
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const af = await until(
+      async () => {
+        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+        return a?.status === 'ended' ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     expect(af.error).to.include('no LLM endpoint is configured');
     expect(await db('aicalls').where({ customer_id: cid })).to.have.length(0);
   });

@@ -36,8 +36,7 @@ export function castsIn(file: string, text: string): Cast[] {
   const visit = (n: ts.Node) => {
     if (isCast(n)) {
       const inner = ts.isParenthesizedExpression(n.expression) ? n.expression.expression : n.expression;
-      const kind =
-        n.type.kind === ts.SyntaxKind.NeverKeyword ? 'as never' : isCast(inner) && inner.type.kind === ts.SyntaxKind.UnknownKeyword ? 'as unknown as' : null;
+      const kind = n.type.kind === ts.SyntaxKind.NeverKeyword ? 'as never' : isCast(inner) && inner.type.kind === ts.SyntaxKind.UnknownKeyword ? 'as unknown as' : null;
       if (kind) {
         const line = sf.getLineAndCharacterOfPosition(n.getStart(sf)).line;
         out.push({ at: `${file}:${line + 1}`, kind, line: lines[line] ?? '' });
@@ -69,6 +68,9 @@ describe('architecture: type-erasing casts in core', () => {
     const list = casts.map((c) => `${c.at}: ${c.line.trim()}`).join('\n');
     expect(casts.length, `core's casts (declare table types in core/db/tables.ts instead):\n${list}`).to.be.at.most(MAX_CASTS);
     const unexplained = casts.filter((c) => !/\/\/\s*\S/.test(c.line.slice(c.line.indexOf(c.kind))));
-    expect(unexplained.map((c) => c.at), 'a cast without a comment saying why').to.deep.equal([]);
+    expect(
+      unexplained.map((c) => c.at),
+      'a cast without a comment saying why',
+    ).to.deep.equal([]);
   });
 });

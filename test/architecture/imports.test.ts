@@ -164,7 +164,8 @@ describe('architecture: import directions', () => {
       ['media-engine/media-server.ts', 'core/net'],
       ['media-engine/endpoint.ts', 'media-engine/worker/leg'],
       ['core/ai/summary.ts', 'core/llm/client'],
-    ]) expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
+    ])
+      expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
   });
 
   it('the rules of sip-server, sip-config, web, types, scripts, test and testkit refuse what they must', () => {
@@ -225,7 +226,8 @@ describe('architecture: import directions', () => {
       ['testkit/media-app/harness.ts', 'sip-server/stack'],
       ['testkit/api.ts', 'control-api/app'],
       ['testkit/scale/cluster.ts', 'media-app/main'],
-    ]) expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
+    ])
+      expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
   });
 
   it('ALLOWED is empty: nothing is excused', () => {
@@ -250,7 +252,9 @@ describe('architecture: import directions', () => {
       expect(check('sip-server/stack.ts', text).violations, text).to.have.length(1);
     }
     expect(check('web/phone/main.ts', "import { ApiError } from '../../core/errors';").violations[0]).to.match(/web\/phone\/main\.ts → core\/errors: web is browser code/);
-    expect(check('scripts/bench/x/run.ts', "import { testDb } from '../../../test/support/hooks';").violations[0]).to.match(/scripts\/bench\/x\/run\.ts → test\/support\/hooks: no room imports test\//);
+    expect(check('scripts/bench/x/run.ts', "import { testDb } from '../../../test/support/hooks';").violations[0]).to.match(
+      /scripts\/bench\/x\/run\.ts → test\/support\/hooks: no room imports test\//,
+    );
     expect(check('scripts/bench/x/run.ts', "import { testDb } from '../../../testkit/db';").violations).to.deep.equal([]);
     expect(check('test/x/a.test.ts', "import { testDb } from '../../testkit/db';").violations).to.deep.equal([]);
     expect(check('media-app/x.ts', "import { freePort } from '../testkit/ports';").violations).to.have.length(1);
@@ -258,7 +262,10 @@ describe('architecture: import directions', () => {
   });
 
   it('every top-level folder with TypeScript is a room, and every room has source', () => {
-    const tops = fs.readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name);
+    const tops = fs
+      .readdirSync(ROOT, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => e.name);
     const unlisted = tops.filter((d) => !(ROOMS as readonly string[]).includes(d) && !NOT_ROOMS.includes(d));
     expect(unlisted, 'top-level folders that are neither rooms nor listed in NOT_ROOMS').to.deep.equal([]);
     for (const d of NOT_ROOMS.filter((n) => n !== 'node_modules' && n !== 'dist' && tops.includes(n))) {

@@ -13,10 +13,7 @@ import type { VoiceAgent } from '../../media-app/ai/voice';
 import type { SpeakingSession } from '../../media-app/speech/speaking';
 
 /** Never called: only compiled. */
-function wrongUses(e: {
-  udp: UdpTransport; stream: StreamTransport; ws: WsTransport; layer: TransportLayer; stack: SipStack;
-  room: Room; agent: VoiceAgent; speaking: SpeakingSession;
-}): void {
+function wrongUses(e: { udp: UdpTransport; stream: StreamTransport; ws: WsTransport; layer: TransportLayer; stack: SipStack; room: Room; agent: VoiceAgent; speaking: SpeakingSession }): void {
   e.udp.on('message', (data: Buffer) => void data.length);
   // @ts-expect-error: no such event
   e.udp.on('mesage', () => undefined);

@@ -17,7 +17,17 @@ import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { api } from './support';
 
-interface Cc { outdial_target_id: string; status: string; result: string; result_reason: string; amd_result: string; try_count: number; reference_id: string; tm_create: string; tm_update: string }
+interface Cc {
+  outdial_target_id: string;
+  status: string;
+  result: string;
+  result_reason: string;
+  amd_result: string;
+  try_count: number;
+  reference_id: string;
+  tm_create: string;
+  tm_update: string;
+}
 const ms = (legacy: string) => Date.parse(legacy.replace(' ', 'T') + 'Z');
 
 describe('campaigns with AMD (sipp plays a person and an answering machine)', function () {
@@ -68,9 +78,15 @@ describe('campaigns with AMD (sipp plays a person and an answering machine)', fu
     };
     const human = await uas(path.join(dir, 'human.pcap'), 1);
     const machine = await uas(path.join(dir, 'machine.pcap'), 3);
-    const outplan = await ok(a.post('/outplans', {
-      source: { type: 'sip', target: 'campaign@sip.test' }, dial_timeout: 8000, try_interval: 30_000, try_interval_machine: 500, max_try_count_0: 2,
-    }));
+    const outplan = await ok(
+      a.post('/outplans', {
+        source: { type: 'sip', target: 'campaign@sip.test' },
+        dial_timeout: 8000,
+        try_interval: 30_000,
+        try_interval_machine: 500,
+        max_try_count_0: 2,
+      }),
+    );
     const list = async (...targets: string[]) => {
       const od = await ok(a.post('/outdials', {}));
       const ids = [];
@@ -94,10 +110,16 @@ describe('campaigns with AMD (sipp plays a person and an answering machine)', fu
     const of = (id: string) => one.filter((c) => c.outdial_target_id === id);
     expect(of(hangupList.ids[0]!).map((c) => [c.try_count, c.result, c.result_reason, c.amd_result])).to.deep.equal([[1, 'success', 'answered', 'human']]);
     const m = of(hangupList.ids[1]!);
-    expect(m.map((c) => [c.try_count, c.result, c.result_reason, c.amd_result])).to.deep.equal([[1, 'fail', 'machine', 'machine'], [2, 'fail', 'machine', 'machine']]);
+    expect(m.map((c) => [c.try_count, c.result, c.result_reason, c.amd_result])).to.deep.equal([
+      [1, 'fail', 'machine', 'machine'],
+      [2, 'fail', 'machine', 'machine'],
+    ]);
     const gap = ms(m[1]!.tm_create) - ms(m[0]!.tm_update);
     expect(gap, 'try_interval_machine, not try_interval').to.be.at.least(450).and.below(10_000);
-    const machineCalls = await t.ctx.db('calls').whereIn('id', m.map((c) => c.reference_id));
+    const machineCalls = await t.ctx.db('calls').whereIn(
+      'id',
+      m.map((c) => c.reference_id),
+    );
     expect(machineCalls.map((c) => c.hangup_reason)).to.deep.equal(['amd', 'amd']);
     expect((await ccs(c2.id)).map((c) => [c.try_count, c.result, c.result_reason, c.amd_result])).to.deep.equal([[1, 'success', 'answered', 'machine']]);
   });

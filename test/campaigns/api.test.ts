@@ -88,7 +88,8 @@ describe('campaigns API: outplans, outdials, campaigns, campaigncalls', function
       outdialSchema.strict().parse(o);
       expect(o).to.include({ name: 'list', data: 'd', campaign_id: EMPTY_UUID });
       const tgt = await a.post(`/outdials/${o.id}/targets`, {
-        name: 'alice', data: 'vip',
+        name: 'alice',
+        data: 'vip',
         destination_0: { type: 'tel', target: '+15550002222' },
         destination_2: { type: 'sip', target: 'alice@127.0.0.1:5099' },
       });
@@ -212,11 +213,23 @@ describe('campaigns API: outplans, outdials, campaigns, campaigncalls', function
       const c = await campaign({ outplan_id: p.id, outdial_id: o.id });
       const tgt = (await a.post(`/outdials/${o.id}/targets`, { destination_0: { type: 'sip', target: 'x@127.0.0.1:9' } })).body;
       const base = {
-        customer_id: f.customer.id, campaign_id: c.id, outplan_id: p.id, outdial_id: o.id, outdial_target_id: tgt.id,
-        source: JSON.stringify(source), destination: JSON.stringify(tgt.destination_0), tm_create: new Date(),
+        customer_id: f.customer.id,
+        campaign_id: c.id,
+        outplan_id: p.id,
+        outdial_id: o.id,
+        outdial_target_id: tgt.id,
+        source: JSON.stringify(source),
+        destination: JSON.stringify(tgt.destination_0),
+        tm_create: new Date(),
       };
-      const [live] = await t.ctx.db('campaigncalls').insert({ ...base, id: '11111111-0000-4000-8000-000000000001', status: 'dialing' }).returning('id');
-      const [done] = await t.ctx.db('campaigncalls').insert({ ...base, id: '11111111-0000-4000-8000-000000000002', status: 'done', result: 'fail' }).returning('id');
+      const [live] = await t.ctx
+        .db('campaigncalls')
+        .insert({ ...base, id: '11111111-0000-4000-8000-000000000001', status: 'dialing' })
+        .returning('id');
+      const [done] = await t.ctx
+        .db('campaigncalls')
+        .insert({ ...base, id: '11111111-0000-4000-8000-000000000002', status: 'done', result: 'fail' })
+        .returning('id');
       const all = await a.get('/campaigncalls');
       expect(all.body.result).to.have.length(2);
       for (const cc of all.body.result) campaigncallSchema.strict().parse(cc);

@@ -33,9 +33,17 @@ describe('campaign dial plans: rules', () => {
   });
 
   it('outcomes and their retry intervals', () => {
-    expect(['normal', 'busy', 'noanswer', 'timeout', 'amd', 'failed', 'dialout', 'cancel', ''].map((r) => outcomeOfHangup(r as never))).to.deep.equal(
-      ['answered', 'busy', 'noanswer', 'noanswer', 'machine', 'failed', 'failed', 'failed', 'failed'],
-    );
+    expect(['normal', 'busy', 'noanswer', 'timeout', 'amd', 'failed', 'dialout', 'cancel', ''].map((r) => outcomeOfHangup(r as never))).to.deep.equal([
+      'answered',
+      'busy',
+      'noanswer',
+      'noanswer',
+      'machine',
+      'failed',
+      'failed',
+      'failed',
+      'failed',
+    ]);
     const plan = { try_interval: 1000, try_interval_busy: 200, try_interval_noanswer: null, try_interval_failed: 0, try_interval_machine: 9000 };
     expect(['busy', 'noanswer', 'failed', 'undialable', 'machine', 'error'].map((o) => retryDelay(plan, o as never))).to.deep.equal([200, 1000, 0, 0, 9000, 1000]);
   });
@@ -93,7 +101,9 @@ describe('campaign dial plans: API and runner', function () {
     const outplan = await ok(a.post('/outplans', { source, try_interval: 0, ...plan }));
     const outdial = await ok(a.post('/outdials', {}));
     for (let i = 0; i < n; i++) await ok(a.post(`/outdials/${outdial.id}/targets`, { name: `t${i}`, destination_0: { type: 'tel', target: `+1555000400${i}` } }));
-    const c = await ok(a.post('/campaigns', { type: 'flow', outplan_id: outplan.id, outdial_id: outdial.id, service_level: 10, actions: [{ type: 'sleep', option: { duration: sleepMs } }], ...campaign }));
+    const c = await ok(
+      a.post('/campaigns', { type: 'flow', outplan_id: outplan.id, outdial_id: outdial.id, service_level: 10, actions: [{ type: 'sleep', option: { duration: sleepMs } }], ...campaign }),
+    );
     return { outplan, outdial, campaign: c };
   }
   const ccsOf = async (id: string) => ((await ok(a.get(`/campaigns/${id}/campaigncalls`))).result as { status: string; tm_create: string; tm_update: string; result_reason: string }[]).reverse();
@@ -101,14 +111,24 @@ describe('campaign dial plans: API and runner', function () {
 
   it('bad dial plans, AMD options and dial rates are refused in the envelope; good ones are stored and returned', async () => {
     const bad: object[] = [
-      { timezone: 'Mars/Olympus' }, { timezone: '' },
-      { dial_windows: [{ days: ['mon'], start: '17:00', end: '09:00' }] }, { dial_windows: [{ days: ['mon'], start: '9:00', end: '17:00' }] },
-      { dial_windows: [{ days: ['funday'], start: '09:00', end: '17:00' }] }, { dial_windows: [{ days: [], start: '09:00', end: '17:00' }] },
-      { dial_windows: [{ days: ['mon'], start: '09:00', end: '24:01' }] }, { dial_windows: [{ days: ['mon'], start: '09:00', end: '17:00', tz: 'UTC' }] },
-      { dial_windows: 'always' }, { try_interval_busy: -1 }, { try_interval_noanswer: 1.5 }, { try_interval_machine: '10' },
+      { timezone: 'Mars/Olympus' },
+      { timezone: '' },
+      { dial_windows: [{ days: ['mon'], start: '17:00', end: '09:00' }] },
+      { dial_windows: [{ days: ['mon'], start: '9:00', end: '17:00' }] },
+      { dial_windows: [{ days: ['funday'], start: '09:00', end: '17:00' }] },
+      { dial_windows: [{ days: [], start: '09:00', end: '17:00' }] },
+      { dial_windows: [{ days: ['mon'], start: '09:00', end: '24:01' }] },
+      { dial_windows: [{ days: ['mon'], start: '09:00', end: '17:00', tz: 'UTC' }] },
+      { dial_windows: 'always' },
+      { try_interval_busy: -1 },
+      { try_interval_noanswer: 1.5 },
+      { try_interval_machine: '10' },
     ];
     for (const b of bad) expectError(await a.post('/outplans', { source, ...b }), 400, 'INVALID_ARGUMENT');
-    const windows = [{ days: ['mon', 'tue'], start: '09:00', end: '12:30' }, { days: ['sat'], start: '00:00', end: '24:00' }];
+    const windows = [
+      { days: ['mon', 'tue'], start: '09:00', end: '12:30' },
+      { days: ['sat'], start: '00:00', end: '24:00' },
+    ];
     const plan = await ok(a.post('/outplans', { source, timezone: 'Europe/Paris', dial_windows: windows, try_interval_busy: 100 }));
     expect(plan).to.include({ timezone: 'Europe/Paris', try_interval_busy: 100, try_interval_noanswer: null });
     expect(plan.dial_windows).to.deep.equal(windows);
@@ -123,12 +143,24 @@ describe('campaign dial plans: API and runner', function () {
     const c = await ok(a.post('/campaigns', { service_level: 1, amd: { machine_handle: 'hangup' }, dial_rate: 30, actions: [{ type: 'hangup' }] }));
     expect(c).to.include({ dial_rate: 30 });
     expect(c.amd).to.deep.equal({ machine_handle: 'hangup' });
-    expect(c.actions.map((x: { type: string }) => x.type), 'actions stay as given').to.deep.equal(['hangup']);
-    const flow = await t.ctx.db('flows').where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first())!.flow_id }).first();
-    expect(flow!.actions.map((x: { type: string }) => x.type), 'the flow runs amd first').to.deep.equal(['amd', 'hangup']);
+    expect(
+      c.actions.map((x: { type: string }) => x.type),
+      'actions stay as given',
+    ).to.deep.equal(['hangup']);
+    const flow = await t.ctx
+      .db('flows')
+      .where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first())!.flow_id })
+      .first();
+    expect(
+      flow!.actions.map((x: { type: string }) => x.type),
+      'the flow runs amd first',
+    ).to.deep.equal(['amd', 'hangup']);
     const off = await ok(a.put(`/campaigns/${c.id}`, { amd: null }));
     expect(off.amd).to.equal(null);
-    const flow2 = await t.ctx.db('flows').where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first())!.flow_id }).first();
+    const flow2 = await t.ctx
+      .db('flows')
+      .where({ id: (await t.ctx.db('campaigns').where({ id: c.id }).first())!.flow_id })
+      .first();
     expect(flow2!.actions.map((x: { type: string }) => x.type)).to.deep.equal(['hangup']);
     // one campaign_updated per change: asking for what it already has changes (and publishes) nothing
     await ok(a.put(`/campaigns/${c.id}`, { amd: null, dial_rate: 30 }));
@@ -147,7 +179,10 @@ describe('campaign dial plans: API and runner', function () {
     await ok(a.put(`/outplans/${outplan.id}/dial_info`, { dial_windows: [{ days: [today], start: '00:00', end: '24:00' }] }));
     await until(async () => (await status(campaign.id)) === 'stop', 20_000, 'campaign stop');
     const ccs = await ccsOf(campaign.id);
-    expect(ccs.map((c) => [c.status, c.result_reason])).to.deep.equal([['done', 'finished'], ['done', 'finished']]);
+    expect(ccs.map((c) => [c.status, c.result_reason])).to.deep.equal([
+      ['done', 'finished'],
+      ['done', 'finished'],
+    ]);
     await until(async () => ((await eventsSince(p.redis, since)).get(campaign.id) ?? []).length >= 3, 5000, 'campaign_status_stop');
     expect(((await eventsSince(p.redis, since)).get(campaign.id) ?? []).map((e) => e.event_type)).to.deep.equal(['campaign_created', 'campaign_status_run', 'campaign_status_stop']);
   });
@@ -171,11 +206,15 @@ describe('campaign dial plans: API and runner', function () {
 
     await setAgents(agentIds.slice(0, 2), { status: 'available' }); // 2 agents × 150 % = 3 at once
     let maxLive = 0;
-    await until(async () => {
-      const ccs = await ccsOf(campaign.id);
-      maxLive = Math.max(maxLive, ccs.filter((c) => c.status !== 'done').length);
-      return ccs.length === 6 && ccs.every((c) => c.status === 'done');
-    }, 30_000, 'all six done');
+    await until(
+      async () => {
+        const ccs = await ccsOf(campaign.id);
+        maxLive = Math.max(maxLive, ccs.filter((c) => c.status !== 'done').length);
+        return ccs.length === 6 && ccs.every((c) => c.status === 'done');
+      },
+      30_000,
+      'all six done',
+    );
     expect(maxLive, 'attempts waiting at once').to.equal(3);
   });
 

@@ -78,13 +78,26 @@ export async function startGateway(t: TestApp, f: Fixture, calls: number, killAf
   await addBalance(t.ctx.db, acc.id, 100_000_000, `campaign-gw-${acc.id}`);
   const port = await freePort();
   const provider = await providersRepo(t.ctx.db).create({
-    type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-    auth_username: '', auth_password: '', codecs: [], name: 'sipp-gw', detail: '',
+    type: 'sip',
+    hostname: `127.0.0.1:${port}`,
+    tech_prefix: '',
+    tech_postfix: '',
+    tech_headers: {},
+    transport: 'udp',
+    auth_username: '',
+    auth_password: '',
+    codecs: [],
+    name: 'sipp-gw',
+    detail: '',
   } as never);
   await routesRepo(t.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
-  const uas = sipp(gatewayScenario(), ['-i', '127.0.0.1', '-p', String(port), '-m', String(calls), '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', `${Math.ceil(killAfterMs / 1000)}s`], {
-    killAfterMs,
-  });
+  const uas = sipp(
+    gatewayScenario(),
+    ['-i', '127.0.0.1', '-p', String(port), '-m', String(calls), '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', `${Math.ceil(killAfterMs / 1000)}s`],
+    {
+      killAfterMs,
+    },
+  );
   await uas.port;
   return { done: uas.done };
 }

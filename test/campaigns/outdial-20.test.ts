@@ -12,7 +12,19 @@ import { closeCommandBus } from '../../control-api/calls/bus';
 import { api, eventsSince } from './support';
 import { SOURCE_NUMBER, numberFor, startGateway, type Behaviour } from './gateway';
 
-interface Cc { id: string; status: string; result: string; result_reason: string; amd_result: string; outdial_target_id: string; destination_index: number; try_count: number; reference_id: string; tm_create: string; tm_update: string }
+interface Cc {
+  id: string;
+  status: string;
+  result: string;
+  result_reason: string;
+  amd_result: string;
+  outdial_target_id: string;
+  destination_index: number;
+  try_count: number;
+  reference_id: string;
+  tm_create: string;
+  tm_update: string;
+}
 
 const ms = (legacy: string) => Date.parse(legacy.replace(' ', 'T') + 'Z');
 
@@ -55,32 +67,46 @@ describe('campaigns: an outdial of 20 sipp targets with retries', function () {
     };
     // 8 answer, 4 busy, 3 never answer, 2 decline, 3 busy on destination_0 and answer on destination_1
     const kinds: (Behaviour | 'busy-then-answer')[] = [
-      ...Array<Behaviour>(8).fill('answer'), ...Array<Behaviour>(4).fill('busy'), ...Array<Behaviour>(3).fill('noanswer'),
-      ...Array<Behaviour>(2).fill('decline'), ...Array<'busy-then-answer'>(3).fill('busy-then-answer'),
+      ...Array<Behaviour>(8).fill('answer'),
+      ...Array<Behaviour>(4).fill('busy'),
+      ...Array<Behaviour>(3).fill('noanswer'),
+      ...Array<Behaviour>(2).fill('decline'),
+      ...Array<'busy-then-answer'>(3).fill('busy-then-answer'),
     ];
     const invites = 8 + 4 * 2 + 3 * 2 + 2 * 2 + 3 * 3;
     const gw = await startGateway(t1, f, invites);
 
     const dialTimeout = 2500;
     const plan = {
-      source: { type: 'tel', target: SOURCE_NUMBER }, dial_timeout: dialTimeout,
-      try_interval: 20_000, try_interval_busy: 400, try_interval_noanswer: 300, try_interval_failed: 20_000,
-      max_try_count_0: 2, max_try_count_1: 1,
+      source: { type: 'tel', target: SOURCE_NUMBER },
+      dial_timeout: dialTimeout,
+      try_interval: 20_000,
+      try_interval_busy: 400,
+      try_interval_noanswer: 300,
+      try_interval_failed: 20_000,
+      max_try_count_0: 2,
+      max_try_count_1: 1,
     };
     const outplan = await ok(a.post('/outplans', { name: 'retries', ...plan }));
     expect(outplan).to.include({ try_interval_busy: 400, try_interval_noanswer: 300, try_interval_machine: null, timezone: 'UTC' });
     const outdial = await ok(a.post('/outdials', { name: '20 targets' }));
     const targetIds: string[] = [];
     for (const [i, k] of kinds.entries()) {
-      const body = k === 'busy-then-answer'
-        ? { destination_0: { type: 'tel', target: numberFor('busy', 100 + i) }, destination_1: { type: 'tel', target: numberFor('answer', 100 + i) } }
-        : { destination_0: { type: 'tel', target: numberFor(k, i) } };
+      const body =
+        k === 'busy-then-answer'
+          ? { destination_0: { type: 'tel', target: numberFor('busy', 100 + i) }, destination_1: { type: 'tel', target: numberFor('answer', 100 + i) } }
+          : { destination_0: { type: 'tel', target: numberFor(k, i) } };
       targetIds.push((await ok(a.post(`/outdials/${outdial.id}/targets`, { name: `${k}-${i}`, ...body }))).id);
     }
-    const campaign = await ok(a.post('/campaigns', {
-      name: 'outdial-20', outplan_id: outplan.id, outdial_id: outdial.id, service_level: 8,
-      actions: [{ type: 'sleep', option: { duration: 300 } }, { type: 'hangup' }],
-    }));
+    const campaign = await ok(
+      a.post('/campaigns', {
+        name: 'outdial-20',
+        outplan_id: outplan.id,
+        outdial_id: outdial.id,
+        service_level: 8,
+        actions: [{ type: 'sleep', option: { duration: 300 } }, { type: 'hangup' }],
+      }),
+    );
 
     const started = Date.now();
     await ok(a.put(`/campaigns/${campaign.id}/status`, { status: 'run' }));
@@ -106,20 +132,43 @@ describe('campaigns: an outdial of 20 sipp targets with retries', function () {
     } while (token && ccs.length < 100);
     ccs.sort((x, y) => ms(x.tm_create) - ms(y.tm_create));
     expect(ccs).to.have.length(invites);
-    const calls = new Map((await t1.ctx.db('calls').whereIn('id', ccs.map((c) => c.reference_id))).map((c) => [c.id, c]));
+    const calls = new Map(
+      (
+        await t1.ctx.db('calls').whereIn(
+          'id',
+          ccs.map((c) => c.reference_id),
+        )
+      ).map((c) => [c.id, c]),
+    );
 
     const expected: Record<string, [number, number, string, string][]> = {
       answer: [[0, 1, 'success', 'answered']],
-      busy: [[0, 1, 'fail', 'busy'], [0, 2, 'fail', 'busy']],
-      noanswer: [[0, 1, 'fail', 'noanswer'], [0, 2, 'fail', 'noanswer']],
+      busy: [
+        [0, 1, 'fail', 'busy'],
+        [0, 2, 'fail', 'busy'],
+      ],
+      noanswer: [
+        [0, 1, 'fail', 'noanswer'],
+        [0, 2, 'fail', 'noanswer'],
+      ],
       // a 603 is "noanswer" (VoIPbin's hangup mapping); it ends at once instead of at the dial timeout
-      decline: [[0, 1, 'fail', 'noanswer'], [0, 2, 'fail', 'noanswer']],
-      'busy-then-answer': [[0, 1, 'fail', 'busy'], [0, 2, 'fail', 'busy'], [1, 1, 'success', 'answered']],
+      decline: [
+        [0, 1, 'fail', 'noanswer'],
+        [0, 2, 'fail', 'noanswer'],
+      ],
+      'busy-then-answer': [
+        [0, 1, 'fail', 'busy'],
+        [0, 2, 'fail', 'busy'],
+        [1, 1, 'success', 'answered'],
+      ],
     };
     const interval: Record<string, number> = { busy: 400, noanswer: 300 };
     for (const [i, k] of kinds.entries()) {
       const mine = ccs.filter((c) => c.outdial_target_id === targetIds[i]);
-      expect(mine.map((c) => [c.destination_index, c.try_count, c.result, c.result_reason]), `${k}-${i}`).to.deep.equal(expected[k]);
+      expect(
+        mine.map((c) => [c.destination_index, c.try_count, c.result, c.result_reason]),
+        `${k}-${i}`,
+      ).to.deep.equal(expected[k]);
       for (const c of mine) {
         expect(c.status).to.equal('done');
         const call = calls.get(c.reference_id)!;
@@ -131,23 +180,31 @@ describe('campaigns: an outdial of 20 sipp targets with retries', function () {
       // each retry waited its outcome's interval (not the 20 s try_interval)
       for (let j = 1; j < mine.length; j++) {
         const gap = ms(mine[j]!.tm_create) - ms(mine[j - 1]!.tm_update);
-        expect(gap, `${k}-${i} retry ${j}`).to.be.at.least(interval[mine[j - 1]!.result_reason]! - 50).and.below(10_000);
+        expect(gap, `${k}-${i} retry ${j}`)
+          .to.be.at.least(interval[mine[j - 1]!.result_reason]! - 50)
+          .and.below(10_000);
       }
     }
     const tgts = new Map((await t1.ctx.db('outdialtargets').whereIn('id', targetIds)).map((t) => [t.id, t]));
     for (const [i, k] of kinds.entries()) {
       const tries = expected[k]!;
       expect(tgts.get(targetIds[i]!), `${k}-${i}`).to.include({
-        status: 'done', try_count_0: tries.filter((x) => x[0] === 0).length, try_count_1: tries.filter((x) => x[0] === 1).length,
+        status: 'done',
+        try_count_0: tries.filter((x) => x[0] === 0).length,
+        try_count_1: tries.filter((x) => x[0] === 1).length,
       });
     }
 
     // events: each change once, whichever copy made it
     // published right after the commit that stopped the campaign: wait for the last one to land
-    const events = await until(async () => {
-      const e = await eventsSince(p.redis, since);
-      return (e.get(campaign.id) ?? []).length >= 3 ? e : null;
-    }, 5000, 'campaign_status_stop');
+    const events = await until(
+      async () => {
+        const e = await eventsSince(p.redis, since);
+        return (e.get(campaign.id) ?? []).length >= 3 ? e : null;
+      },
+      5000,
+      'campaign_status_stop',
+    );
     expect((events.get(campaign.id) ?? []).map((e) => e.event_type)).to.deep.equal(['campaign_created', 'campaign_status_run', 'campaign_status_stop']);
     for (const c of ccs) {
       const evs = events.get(c.id) ?? [];

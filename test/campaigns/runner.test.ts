@@ -16,7 +16,18 @@ import { api, awaitEvents, recentEventsFor } from './support';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { InviteCounter } from '../../testkit/queue/sip-parties';
 
-interface Cc { id: string; activeflow_id: string; reference_type: string; status: string; result: string; outdial_target_id: string; destination_index: number; try_count: number; reference_id: string; tm_create: string }
+interface Cc {
+  id: string;
+  activeflow_id: string;
+  reference_type: string;
+  status: string;
+  result: string;
+  outdial_target_id: string;
+  destination_index: number;
+  try_count: number;
+  reference_id: string;
+  tm_create: string;
+}
 
 describe('campaign runner: real calls through media-app and sipp', function () {
   this.timeout(90_000);
@@ -78,8 +89,17 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     await addBalance(t1.ctx.db, acc.id, 100_000_000, `campaign-test-${acc.id}`);
     const gw = await freePort();
     const provider = await providersRepo(t1.ctx.db).create({
-      type: 'sip', hostname: `127.0.0.1:${gw}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: [], name: 'sipp-gw', detail: '',
+      type: 'sip',
+      hostname: `127.0.0.1:${gw}`,
+      tech_prefix: '',
+      tech_postfix: '',
+      tech_headers: {},
+      transport: 'udp',
+      auth_username: '',
+      auth_password: '',
+      codecs: [],
+      name: 'sipp-gw',
+      detail: '',
     } as never);
     await routesRepo(t1.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(gw), '-m', '5', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
@@ -115,7 +135,10 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     expect(ccs).to.have.length(5);
     expect(new Set(ccs.map((c) => c.outdial_target_id))).to.deep.equal(new Set(targetIds));
     for (const cc of ccs) expect(cc).to.include({ status: 'done', result: 'success', destination_index: 0, try_count: 1 });
-    const calls = await t1.ctx.db('calls').whereIn('id', ccs.map((c) => c.reference_id));
+    const calls = await t1.ctx.db('calls').whereIn(
+      'id',
+      ccs.map((c) => c.reference_id),
+    );
     expect(calls.map((c) => c.hangup_reason)).to.deep.equal(Array(5).fill('normal'));
     for (const c of calls) expect(c.flow_id).to.equal((await t1.ctx.db('campaigns').where({ id: campaign.id }).first())!.flow_id);
     const tgts = (await ok(a.get(`/outdials/${outdial.id}/targets`))).result;
@@ -134,8 +157,17 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     const gw = await InviteCounter.open({ busy: true });
     try {
       const provider = await providersRepo(t1.ctx.db).create({
-        type: 'sip', hostname: `127.0.0.1:${gw.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-        auth_username: '', auth_password: '', codecs: [], name: 'gw', detail: '',
+        type: 'sip',
+        hostname: `127.0.0.1:${gw.port}`,
+        tech_prefix: '',
+        tech_postfix: '',
+        tech_headers: {},
+        transport: 'udp',
+        auth_username: '',
+        auth_password: '',
+        codecs: [],
+        name: 'gw',
+        detail: '',
       } as never);
       await routesRepo(t1.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
       const { campaign } = await campaignOf(
@@ -178,15 +210,25 @@ describe('campaign runner: real calls through media-app and sipp', function () {
 
     const ccs = await ccsOf(campaign.id);
     const of = (id: string) => ccs.filter((c) => c.outdial_target_id === id).map((c) => [c.destination_index, c.try_count, c.result]);
-    expect(of(targetIds[0]!)).to.deep.equal([[0, 1, 'fail'], [0, 2, 'fail'], [1, 1, 'success']]);
-    expect(of(targetIds[1]!)).to.deep.equal([[0, 1, 'fail'], [0, 2, 'fail']]);
+    expect(of(targetIds[0]!)).to.deep.equal([
+      [0, 1, 'fail'],
+      [0, 2, 'fail'],
+      [1, 1, 'success'],
+    ]);
+    expect(of(targetIds[1]!)).to.deep.equal([
+      [0, 1, 'fail'],
+      [0, 2, 'fail'],
+    ]);
     for (const id of targetIds) {
       const tries = ccs.filter((c) => c.outdial_target_id === id).map((c) => Date.parse(c.tm_create.replace(' ', 'T') + 'Z'));
       for (let i = 1; i < tries.length; i++) expect(tries[i]! - tries[i - 1]!, 'try interval').to.be.at.least(tryInterval);
     }
-    const busyCalls = await t1.ctx.db('calls').whereIn('id', ccs.filter((c) => c.result === 'fail').map((c) => c.reference_id));
+    const busyCalls = await t1.ctx.db('calls').whereIn(
+      'id',
+      ccs.filter((c) => c.result === 'fail').map((c) => c.reference_id),
+    );
     expect(busyCalls.map((c) => c.hangup_reason)).to.deep.equal(Array(4).fill('busy'));
-    const tg = async (id: string) => (await t1.ctx.db('outdialtargets').where({ id }).first());
+    const tg = async (id: string) => await t1.ctx.db('outdialtargets').where({ id }).first();
     expect(await tg(targetIds[0]!)).to.include({ status: 'done', try_count_0: 2, try_count_1: 1 });
     expect(await tg(targetIds[1]!)).to.include({ status: 'done', try_count_0: 2, try_count_1: 0 });
   });
@@ -194,14 +236,27 @@ describe('campaign runner: real calls through media-app and sipp', function () {
   // media-app claims each activeflow.start and runs the flow; its end (read from the record) is the result.
   it('a flow campaign: an activeflow per target (reference campaign, target in variables) run by media-app; its end is the result', async () => {
     const { campaign, targetIds } = await campaignOf(
-      [{ name: 'alice', destination_0: { type: 'tel', target: '+15550003001' } }, { name: 'bob', destination_0: { type: 'tel', target: '+15550003002' } }],
+      [
+        { name: 'alice', destination_0: { type: 'tel', target: '+15550003001' } },
+        { name: 'bob', destination_0: { type: 'tel', target: '+15550003002' } },
+      ],
       { source: { type: 'tel', target: '+15550001111' }, try_interval: 0 },
-      { type: 'flow', service_level: 1, actions: [{ type: 'variable_set', option: { key: 'greeting', value: 'hello ${svc.outdialtarget.name}' } }, { type: 'sleep', option: { duration: 300 } }] },
+      {
+        type: 'flow',
+        service_level: 1,
+        actions: [
+          { type: 'variable_set', option: { key: 'greeting', value: 'hello ${svc.outdialtarget.name}' } },
+          { type: 'sleep', option: { duration: 300 } },
+        ],
+      },
     );
     await ok(a.put(`/campaigns/${campaign.id}/status`, { status: 'run' }));
     await waitStop(campaign.id, 20_000);
     const ccs = await ccsOf(campaign.id);
-    expect(ccs.map((c) => [c.outdial_target_id, c.status, c.result, c.reference_type])).to.deep.equal([[targetIds[0], 'done', 'success', 'flow'], [targetIds[1], 'done', 'success', 'flow']]);
+    expect(ccs.map((c) => [c.outdial_target_id, c.status, c.result, c.reference_type])).to.deep.equal([
+      [targetIds[0], 'done', 'success', 'flow'],
+      [targetIds[1], 'done', 'success', 'flow'],
+    ]);
     const { flow_id } = (await t1.ctx.db('campaigns').where({ id: campaign.id }).first())!;
     const afs = [];
     for (const [i, cc] of ccs.entries()) {

@@ -7,7 +7,10 @@ import type { Redis } from 'ioredis';
 export function api(t: TestApp, f: Fixture) {
   const q = { accesskey: f.accesskey };
   return {
-    get: (p: string, query: Record<string, string> = {}) => request(t.app).get(`/v1.0${p}`).query({ ...q, ...query }),
+    get: (p: string, query: Record<string, string> = {}) =>
+      request(t.app)
+        .get(`/v1.0${p}`)
+        .query({ ...q, ...query }),
     post: (p: string, body: object = {}) => request(t.app).post(`/v1.0${p}`).query(q).send(body),
     put: (p: string, body: object) => request(t.app).put(`/v1.0${p}`).query(q).send(body),
     del: (p: string) => request(t.app).delete(`/v1.0${p}`).query(q),

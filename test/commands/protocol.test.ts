@@ -100,7 +100,10 @@ describe('commands control-api → media-app (closed union, checked on both ends
 
   it('the sender refuses an unknown command type and enqueues nothing', async () => {
     const before = await queue.count();
-    const err = await bus.enqueue(queueName, untyped({ type: 'call.explode', callId: 'call-A' }), 'unknown-1').then(() => null, (e: unknown) => e);
+    const err = await bus.enqueue(queueName, untyped({ type: 'call.explode', callId: 'call-A' }), 'unknown-1').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(CommandRefusedError);
     expect((err as Error).message).to.equal('command refused: unknown command type "call.explode"');
     expect(await queue.getJob('unknown-1')).to.equal(undefined);
@@ -115,13 +118,19 @@ describe('commands control-api → media-app (closed union, checked on both ends
       [{ type: 'call.originate', callIds: [], customerId: 'c' }, 'malformed call.originate: callIds: too_small'],
     ];
     for (const [i, [command, reason]] of cases.entries()) {
-      const err = await bus.enqueue(queueName, untyped(command), `malformed-${i}`).then(() => null, (e: unknown) => e);
+      const err = await bus.enqueue(queueName, untyped(command), `malformed-${i}`).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err, JSON.stringify(command)).to.be.instanceOf(CommandRefusedError);
       expect((err as Error).message).to.equal(`command refused: ${reason}`);
       expect(await queue.getJob(`malformed-${i}`)).to.equal(undefined);
     }
     // toCallOwner checks before it looks the owner up (no owner here: a valid command answers null)
-    const err = await bus.toCallOwner(untyped({ type: 'call.hold', callId: 'call-A', on: 'yes' }) as Extract<Command, { callId: string }>).then(() => null, (e: unknown) => e);
+    const err = await bus.toCallOwner(untyped({ type: 'call.hold', callId: 'call-A', on: 'yes' }) as Extract<Command, { callId: string }>).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(CommandRefusedError);
     expect(await bus.toCallOwner({ type: 'call.hold', callId: 'call-A', on: true })).to.equal(null);
   });

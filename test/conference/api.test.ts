@@ -124,10 +124,14 @@ describe('conferences REST', function () {
     expect(d.body.tm_delete).to.not.equal('9999-01-01 00:00:00.000000');
     expectError(await get(`/conferences/${res.body.id}`), 404, 'RESOURCE_NOT_FOUND');
     expectError(await del(`/conferences/${res.body.id}`), 404, 'RESOURCE_NOT_FOUND');
-    const row = await until(async () => {
-      const r = await (await testDb())('conferences').where({ id: res.body.id }).first();
-      return r!.status === 'terminated' ? r : null;
-    }, 10_000, 'terminated');
+    const row = await until(
+      async () => {
+        const r = await (await testDb())('conferences').where({ id: res.body.id }).first();
+        return r!.status === 'terminated' ? r : null;
+      },
+      10_000,
+      'terminated',
+    );
     expect(row.node_id).to.equal(p.app.nodeId);
     // its host claim is released
     await until(async () => !(await p.redis.get(`${p.config.redisKeyPrefix}conference-node:${res.body.id}`)), 5000, 'host key released');
@@ -139,10 +143,14 @@ describe('conferences REST', function () {
     await until(async () => ((await get(`/conferences/${res.body.id}`)).body.status === 'progressing' ? true : null), 10_000, 'progressing');
     expectError(await post(`/conferences/${res.body.id}/recording_start`, { on_end_flow_id: newId() }), 404, 'FLOW_NOT_FOUND');
     expect((await post(`/conferences/${res.body.id}/recording_start`, { format: 'wav', duration: 1, on_end_flow_id: onEnd.id })).status).to.equal(200);
-    const rec = await until(async () => {
-      const r = await (await testDb())('recordings').where({ reference_id: res.body.id }).first();
-      return r?.status === 'ended' ? r : null;
-    }, 10_000, 'recording ended by duration');
+    const rec = await until(
+      async () => {
+        const r = await (await testDb())('recordings').where({ reference_id: res.body.id }).first();
+        return r?.status === 'ended' ? r : null;
+      },
+      10_000,
+      'recording ended by duration',
+    );
     expect(rec.tm_end!.getTime() - rec.tm_start!.getTime()).to.be.within(800, 4000);
     await until(async () => ((await get(`/conferences/${res.body.id}`)).body.recording_id === '00000000-0000-0000-0000-000000000000' ? true : null), 5000, 'slot free');
     expect((await eventsFor(p.redis, rec.id)).map((e) => e.event_type)).to.deep.equal(['recording_started', 'recording_finished']);
@@ -154,7 +162,11 @@ describe('conferences REST', function () {
   it('PUT of a timeout the conference has already outlived ends it (timeouts count from creation)', async () => {
     const res = await post('/conferences', { type: 'conference', timeout: 0 });
     await until(async () => ((await get(`/conferences/${res.body.id}`)).body.status === 'progressing' ? true : null), 10_000, 'progressing');
-    await (await testDb())('conferences').where({ id: res.body.id }).update({ tm_create: new Date(Date.now() - 61_000) });
+    await (
+      await testDb()
+    )('conferences')
+      .where({ id: res.body.id })
+      .update({ tm_create: new Date(Date.now() - 61_000) });
     // a long timeout changes nothing yet
     expect((await put(`/conferences/${res.body.id}`, { timeout: 3600 })).status).to.equal(200);
     await new Promise((r) => setTimeout(r, 500));

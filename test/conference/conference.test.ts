@@ -87,17 +87,25 @@ describe('conferences end to end', function () {
     const res = await api().post('/conferences', { type, name: `${type} room`, ...extra });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.include({ type, status: 'starting', name: `${type} room` });
-    return until(async () => {
-      const g = await api().get(`/conferences/${res.body.id}`);
-      return g.body.status === 'progressing' ? g.body : null;
-    }, 10_000, 'conference progressing');
+    return until(
+      async () => {
+        const g = await api().get(`/conferences/${res.body.id}`);
+        return g.body.status === 'progressing' ? g.body : null;
+      },
+      10_000,
+      'conference progressing',
+    );
   }
 
   async function participants(conferenceId: string, n: number, status: ConferencecallStatus = 'joined') {
-    return until(async () => {
-      const rows = await (await testDb())('conferencecalls').where({ conference_id: conferenceId, status });
-      return rows.length === n ? rows : null;
-    }, 20_000, `${n} participants ${status}`);
+    return until(
+      async () => {
+        const rows = await (await testDb())('conferencecalls').where({ conference_id: conferenceId, status });
+        return rows.length === n ? rows : null;
+      },
+      20_000,
+      `${n} participants ${status}`,
+    );
   }
 
   it('three parties hear each other; one is kicked; a muted one goes quiet; the recording holds all three', async () => {
@@ -109,7 +117,13 @@ describe('conferences end to end', function () {
     const byCall = new Map<string, string>();
     for (const row of joined) byCall.set(row.reference_id, row.id);
     const callOf = async (x: RtpParty) =>
-      (await (await testDb())('calls').where({ customer_id: f.customer.id }).whereRaw(`source->>'target' = ?`, [`+1555000${x.freq}`]).orderBy('tm_create', 'desc').first())!.id as string;
+      (await (
+        await testDb()
+      )('calls')
+        .where({ customer_id: f.customer.id })
+        .whereRaw(`source->>'target' = ?`, [`+1555000${x.freq}`])
+        .orderBy('tm_create', 'desc')
+        .first())!.id as string;
     const ccOf = async (x: RtpParty) => byCall.get(await callOf(x))!;
 
     // the conference lists its participants
@@ -129,7 +143,11 @@ describe('conferences end to end', function () {
     const t0 = Date.now();
     await sleep(2000);
     const t1 = Date.now();
-    for (const [me, others] of [[a, [b, c]], [b, [a, c]], [c, [a, b]]] as [RtpParty, RtpParty[]][]) {
+    for (const [me, others] of [
+      [a, [b, c]],
+      [b, [a, c]],
+      [c, [a, b]],
+    ] as [RtpParty, RtpParty[]][]) {
       expect(me.framesBetween(t0, t1), `${me.freq} frames`).to.be.greaterThan(50);
       for (const o of others) expect(me.presence(o.freq, t0, t1), `${me.freq} hears ${o.freq}`).to.be.greaterThan(HEARS);
       expect(me.presence(me.freq, t0, t1), `${me.freq} hears itself`).to.be.lessThan(0.1);
@@ -189,10 +207,14 @@ describe('conferences end to end', function () {
 
     const stop = await api().post(`/conferences/${conf.id}/recording_stop`);
     expect(stop.status).to.equal(200);
-    const recording = await until(async () => {
-      const r = await (await testDb())('recordings').where({ reference_type: 'conference', reference_id: conf.id }).first();
-      return r?.status === 'ended' ? r : null;
-    }, 10_000, 'recording ended');
+    const recording = await until(
+      async () => {
+        const r = await (await testDb())('recordings').where({ reference_type: 'conference', reference_id: conf.id }).first();
+        return r?.status === 'ended' ? r : null;
+      },
+      10_000,
+      'recording ended',
+    );
     const stop2 = await api().post(`/conferences/${conf.id}/recording_stop`);
     expect(stop2.status).to.equal(409);
     expect(stop2.body.error.reason).to.equal('RECORDING_NOT_ACTIVE');
@@ -220,10 +242,14 @@ describe('conferences end to end', function () {
     expect(del.status).to.equal(200);
     for (const r of [await calls[0]!, await calls[1]!]) expect(r.code, r.errors + r.messages).to.equal(0);
     expect((await api().get(`/conferences/${conf.id}`)).status).to.equal(404);
-    const row = await until(async () => {
-      const r = await (await testDb())('conferences').where({ id: conf.id }).first();
-      return r!.status === 'terminated' ? r : null;
-    }, 10_000, 'terminated');
+    const row = await until(
+      async () => {
+        const r = await (await testDb())('conferences').where({ id: conf.id }).first();
+        return r!.status === 'terminated' ? r : null;
+      },
+      10_000,
+      'terminated',
+    );
     expect(row.tm_end).to.be.instanceOf(Date);
     expect(row.conferencecall_ids).to.deep.equal([]);
     const types = (await eventsFor(p.redis, conf.id)).map((e) => e.event_type);
@@ -254,17 +280,27 @@ describe('conferences end to end', function () {
     expect(rb.code, rb.errors + rb.messages).to.equal(0);
     const ra = await stays; // A is ejected, its flow hangs up
     expect(ra.code, ra.errors + ra.messages).to.equal(0);
-    const row = await until(async () => {
-      const r = await db('conferences').where({ id: conf.id }).first();
-      return r!.status === 'terminated' ? r : null;
-    }, 10_000, 'connect terminated');
+    const row = await until(
+      async () => {
+        const r = await db('conferences').where({ id: conf.id }).first();
+        return r!.status === 'terminated' ? r : null;
+      },
+      10_000,
+      'connect terminated',
+    );
     expect(row.conferencecall_ids).to.deep.equal([]);
     const ccs = await db('conferencecalls').where({ conference_id: conf.id });
     expect(ccs.map((r) => r.status)).to.deep.equal(['leaved', 'leaved']);
-    const flowA = await until(async () => {
-      const af = await db('activeflows').where({ id: ccs.find((r) => r.tm_create.getTime() === Math.min(...ccs.map((x) => x.tm_create.getTime())))!.activeflow_id }).first();
-      return af?.status === 'ended' ? af : null;
-    }, 10_000, 'activeflow of A ended');
+    const flowA = await until(
+      async () => {
+        const af = await db('activeflows')
+          .where({ id: ccs.find((r) => r.tm_create.getTime() === Math.min(...ccs.map((x) => x.tm_create.getTime())))!.activeflow_id })
+          .first();
+        return af?.status === 'ended' ? af : null;
+      },
+      10_000,
+      'activeflow of A ended',
+    );
     expect(flowA.variables).to.include({ pre: 'ran', post: 'ran' });
     const types = flowA.executed_actions.map((x: { type: string }) => x.type);
     expect(types).to.deep.equal(['answer', 'conference_join', 'variable_set', 'confbridge_join', 'variable_set', 'sleep', 'hangup']);
@@ -300,10 +336,14 @@ describe('conferences end to end', function () {
       const r = await dial(number, x);
       expect(r.code, r.errors + r.messages).to.equal(0); // the platform hangs up
       const call = await until(async () => (await db('calls').where({ customer_id: f.customer.id, status: 'hangup' }).whereRaw(`destination->>'target' = ?`, [number]))[0], 10_000, 'hangup');
-      const af = await until(async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      }, 10_000, 'activeflow ended');
+      const af = await until(
+        async () => {
+          const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+          return a?.status === 'ended' ? a : null;
+        },
+        10_000,
+        'activeflow ended',
+      );
       expect(af.end_reason).to.equal('error');
       expect(af.error).to.match(why[target] ?? /not found/);
     }
@@ -315,10 +355,14 @@ describe('conferences end to end', function () {
     const created = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', timeout: 60, tm_create: new Date(Date.now() - 59_500) });
     await new ConferenceCommands(commandBus(t.ctx), t.ctx.redis, p.config.redisKeyPrefix).start(created.id);
     const res = { body: { id: created.id } };
-    const row = await until(async () => {
-      const r = await db('conferences').where({ id: res.body.id }).first();
-      return r!.status === 'terminated' ? r : null;
-    }, 10_000, 'timed out');
+    const row = await until(
+      async () => {
+        const r = await db('conferences').where({ id: res.body.id }).first();
+        return r!.status === 'terminated' ? r : null;
+      },
+      10_000,
+      'timed out',
+    );
     expect(row.tm_end).to.be.instanceOf(Date);
     const statuses = (await eventsFor(p.redis, res.body.id)).map((e) => e.data.status);
     expect(statuses).to.include.members(['terminating', 'terminated']);

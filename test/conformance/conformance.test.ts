@@ -25,14 +25,22 @@ import { scenarios } from './scenarios';
 import type { State, Step } from './steps';
 
 export const LISTED_KINDS = ['missing', 'not-exercisable', 'spec-governs', 'not-covered'] as const;
-interface Listed { kind: (typeof LISTED_KINDS)[number]; reason: string }
+interface Listed {
+  kind: (typeof LISTED_KINDS)[number];
+  reason: string;
+}
 const listed = JSON.parse(fs.readFileSync(path.join(__dirname, 'coverage.json'), 'utf8')) as Record<string, Listed>;
 
 const ref = new Reference();
 const covered = Object.values(scenarios).flatMap((steps) => steps.filter((s) => !s.again).map((s) => s.op));
 
 function templateRegex(p: string): RegExp {
-  return new RegExp(`^${p.split(/\{[^}]+\}/).map((x) => x.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`);
+  return new RegExp(
+    `^${p
+      .split(/\{[^}]+\}/)
+      .map((x) => x.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]+')}$`,
+  );
 }
 
 /** What differs between the response and the reference, or '' when it conforms. */
@@ -121,7 +129,10 @@ describe('conformance: the API against the reference document', function () {
   it(`covers or lists each of the reference's ${ref.operations.length} operations exactly once, listed ones with a reason`, () => {
     const all = ref.operations.map((o) => o.key).sort();
     expect(new Set(covered).size, 'an operation covered twice').to.equal(covered.length);
-    expect(covered.filter((k) => listed[k]), 'covered and listed').to.deep.equal([]);
+    expect(
+      covered.filter((k) => listed[k]),
+      'covered and listed',
+    ).to.deep.equal([]);
     expect([...covered, ...Object.keys(listed)].sort()).to.deep.equal(all);
     for (const [k, v] of Object.entries(listed)) {
       expect(LISTED_KINDS, k).to.include(v.kind);
@@ -138,7 +149,18 @@ describe('conformance: the API against the reference document', function () {
           const bearer = `Bearer ${step.as === 'superadmin' ? superToken : step.as === 'peer' ? peerToken : token}`;
           if (step.until) {
             const { url: waitUrl, done } = step.until;
-            await until(async () => done((await request(t.app).get(`/v1.0${waitUrl(s)}`).set('Authorization', bearer)).body as Record<string, unknown>) || null, 15_000, `${step.op}: prerequisite ready`);
+            await until(
+              async () =>
+                done(
+                  (
+                    await request(t.app)
+                      .get(`/v1.0${waitUrl(s)}`)
+                      .set('Authorization', bearer)
+                  ).body as Record<string, unknown>,
+                ) || null,
+              15_000,
+              `${step.op}: prerequisite ready`,
+            );
           }
           const url = step.url ? step.url(s) : op.path;
           expect(url, 'the concrete path fits the operation').to.match(templateRegex(op.path));

@@ -12,7 +12,10 @@ import { openApiPath } from '../../control-api/openapi';
 import { Reference } from './reference';
 import { scenarios } from './scenarios';
 
-interface Listed { kind: string; reason: string }
+interface Listed {
+  kind: string;
+  reason: string;
+}
 const file = path.join(__dirname, 'coverage.json');
 const before = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, Listed>;
 const shape = (p: string) => p.replace(/\{[^}]+\}/g, '{}');
@@ -21,9 +24,9 @@ const covered = new Set(Object.values(scenarios).flatMap((steps) => steps.filter
 const out: Record<string, Listed> = {};
 for (const op of new Reference().operations) {
   if (covered.has(op.key)) continue;
-  out[op.key] = before[op.key] ?? (mounted.has(`${op.method} ${shape(op.path)}`)
-    ? { kind: 'not-covered', reason: 'served, not yet in the conformance scenarios' }
-    : { kind: 'missing', reason: 'no route serves this operation' });
+  out[op.key] =
+    before[op.key] ??
+    (mounted.has(`${op.method} ${shape(op.path)}`) ? { kind: 'not-covered', reason: 'served, not yet in the conformance scenarios' } : { kind: 'missing', reason: 'no route serves this operation' });
 }
 fs.writeFileSync(file, JSON.stringify(out, null, 1) + '\n');
 const kinds = Object.values(out).reduce<Record<string, number>>((a, v) => ({ ...a, [v.kind]: (a[v.kind] ?? 0) + 1 }), {});

@@ -70,7 +70,10 @@ export class Reference {
   private resolve(node: Json): Json {
     let n = node;
     for (let hops = 0; typeof n.$ref === 'string' && hops < 10; hops++) {
-      const parts = (n.$ref as string).replace(/^#\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const parts = (n.$ref as string)
+        .replace(/^#\//, '')
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
       n = parts.reduce<Json>((acc, k) => acc[k] as Json, this.doc);
     }
     return n;
@@ -87,9 +90,7 @@ export class Reference {
     let v: ValidateFunction | null = null;
     if (schema) {
       // Point into the document so relative `#/components/...` references resolve against it.
-      const base = responses[code].$ref
-        ? `reference${String(responses[code].$ref)}`
-        : `reference#/paths/${pointerEscape(op.path)}/${op.method}/responses/${code}`;
+      const base = responses[code].$ref ? `reference${String(responses[code].$ref)}` : `reference#/paths/${pointerEscape(op.path)}/${op.method}/responses/${code}`;
       v = this.ajv.compile({ $ref: `${base}/content/application~1json/schema` });
     }
     this.compiled.set(id, v);
@@ -116,5 +117,8 @@ function nullableRefs(node: unknown): void {
 }
 
 export function describeErrors(errors: ErrorObject[] | null | undefined): string {
-  return (errors ?? []).slice(0, 8).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`).join('; ');
+  return (errors ?? [])
+    .slice(0, 8)
+    .map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
+    .join('; ');
 }

@@ -61,7 +61,14 @@ export function crud(c: CrudSpec): Step[] {
   const d = (op: string) => ({ ...(c.differs?.[op] ? { differs: c.differs[op] } : {}), ...(c.as ? { as: c.as } : {}) });
   const post = `post ${c.collection}`;
   const steps: Step[] = [
-    { op: post, body: c.create, save: (s, b) => { s[c.name] = String(b.id); }, ...d(post) },
+    {
+      op: post,
+      body: c.create,
+      save: (s, b) => {
+        s[c.name] = String(b.id);
+      },
+      ...d(post),
+    },
     { op: `get ${c.collection}`, ...d(`get ${c.collection}`) },
     { op: `get ${c.collection}/{id}`, url: item, ...d(`get ${c.collection}/{id}`) },
   ];

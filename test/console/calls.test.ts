@@ -31,14 +31,17 @@ describe('console: live calls, call page and recordings against a real call (Chr
     const port = await freePort();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
     await callee.port;
-    const res = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey }).send({
-      source: { type: 'tel', target: '+15550100000' },
-      destinations: [{ type: 'sip', target: `callee@127.0.0.1:${port}` }],
-      actions,
-    });
+    const res = await request(rig.t.app)
+      .post('/v1.0/calls')
+      .query({ accesskey: f.accesskey })
+      .send({
+        source: { type: 'tel', target: '+15550100000' },
+        destinations: [{ type: 'sip', target: `callee@127.0.0.1:${port}` }],
+        actions,
+      });
     const posted = Date.now();
     expect(res.status, JSON.stringify(res.body)).to.be.oneOf([200, 201]);
-    const id = ((Array.isArray(res.body) ? res.body : res.body.calls ?? [res.body]) as { id: string }[])[0]!.id;
+    const id = ((Array.isArray(res.body) ? res.body : (res.body.calls ?? [res.body])) as { id: string }[])[0]!.id;
     return { id, posted, callee };
   }
 
@@ -110,22 +113,33 @@ describe('console: live calls, call page and recordings against a real call (Chr
   });
 
   it('a recording plays in the page to its end, over a waveform drawn from the peaks', async () => {
-    const call = await until(async () => {
-      const c = await request(rig.t.app).get(`/v1.0/calls/${callId}`).query({ accesskey: f.accesskey });
-      return (c.body.recording_ids as string[]).length > 0 ? c.body : null;
-    }, 10_000, 'recording id');
+    const call = await until(
+      async () => {
+        const c = await request(rig.t.app).get(`/v1.0/calls/${callId}`).query({ accesskey: f.accesskey });
+        return (c.body.recording_ids as string[]).length > 0 ? c.body : null;
+      },
+      10_000,
+      'recording id',
+    );
     const recId = (call.recording_ids as string[])[0]!;
-    const files = await until(async () => {
-      const p = await request(rig.t.app).get(`/v1.0/recordings/${recId}/playfiles`).query({ accesskey: f.accesskey });
-      return p.status === 200 && p.body.length > 0 && p.body[0].peaks.length > 0 ? p.body : null;
-    }, 10_000, 'playfiles with peaks');
+    const files = await until(
+      async () => {
+        const p = await request(rig.t.app).get(`/v1.0/recordings/${recId}/playfiles`).query({ accesskey: f.accesskey });
+        return p.status === 200 && p.body.length > 0 && p.body[0].peaks.length > 0 ? p.body : null;
+      },
+      10_000,
+      'playfiles with peaks',
+    );
     const page = await signIn(rig, f.admin.username, f.password);
     await page.waitForSelector('main .card');
     await page.goto(`${rig.base}/console/#/recordings/${recId}`);
     await page.waitForSelector('canvas.waveform');
     await page.waitForSelector('audio');
     // the waveform: pixels drawn where the peaks are
-    const drawn = await js<number>(page, `(() => { const c = document.querySelector('canvas.waveform'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; })()`);
+    const drawn = await js<number>(
+      page,
+      `(() => { const c = document.querySelector('canvas.waveform'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; })()`,
+    );
     expect(drawn).to.be.greaterThan(100);
     expect(files[0].duration).to.be.greaterThan(0.5);
     // play it to the end
@@ -139,17 +153,19 @@ describe('console: live calls, call page and recordings against a real call (Chr
     await page.close();
   });
 
-  it('the call page\'s buttons act on a live call: record, mute, hang up', async () => {
+  it("the call page's buttons act on a live call: record, mute, hang up", async () => {
     const page = await signIn(rig, f.admin.username, f.password);
     await page.waitForSelector('.socket-open');
     const { id, callee } = await dialOut([{ type: 'sleep', option: { duration: 15000 } }, { type: 'hangup' }]);
     await page.goto(`${rig.base}/console/#/calls/${id}`);
     const opened = Date.now();
     await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'progressing'`, { timeout: 15_000 });
-    const get = async () => (await request(rig.t.app).get(`/v1.0/calls/${id}`).query({ accesskey: f.accesskey })).body as { recording_id: string; mute_direction: string; status: string; hangup_by: string };
+    const get = async () =>
+      (await request(rig.t.app).get(`/v1.0/calls/${id}`).query({ accesskey: f.accesskey })).body as { recording_id: string; mute_direction: string; status: string; hangup_by: string };
     const button = (label: string) =>
-      page.waitForFunction(`[...document.querySelectorAll('.buttons button')].find((b) => b.textContent === ${JSON.stringify(label)} && !b.disabled)`, { timeout: 10_000 })
-        .catch(async (e: Error) => { throw new Error(`button ${label}: ${e.message}\n${await textOf(page)}`); });
+      page.waitForFunction(`[...document.querySelectorAll('.buttons button')].find((b) => b.textContent === ${JSON.stringify(label)} && !b.disabled)`, { timeout: 10_000 }).catch(async (e: Error) => {
+        throw new Error(`button ${label}: ${e.message}\n${await textOf(page)}`);
+      });
     await (await button('Record')).asElement()!.click();
     await until(async () => ((await get()).recording_id !== '00000000-0000-0000-0000-000000000000' ? true : null), 10_000, 'recording started');
     await button('Stop recording'); // the page learnt it from the call's events
@@ -157,7 +173,9 @@ describe('console: live calls, call page and recordings against a real call (Chr
     // (past the page's own reads 1 s and 4 s after it subscribed)
     await new Promise((r) => setTimeout(r, Math.max(0, opened + 4500 - Date.now())));
     const reads: string[] = [];
-    const onRequest = (r: { url(): string; method(): string }) => { if (r.method() === 'GET' && r.url().includes(`/v1.0/calls/${id}`)) reads.push(r.url()); };
+    const onRequest = (r: { url(): string; method(): string }) => {
+      if (r.method() === 'GET' && r.url().includes(`/v1.0/calls/${id}`)) reads.push(r.url());
+    };
     page.on('request', onRequest);
     await (await button('Mute')).asElement()!.click();
     await page.waitForSelector('[data-field=mute]', { timeout: 10_000 });

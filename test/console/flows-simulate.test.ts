@@ -10,7 +10,12 @@ import { chromiumAvailable } from '../../testkit/browser';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { js, LAPTOP, PHONE, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
-interface Entry { t: number; event: string; type?: string; command?: string }
+interface Entry {
+  t: number;
+  event: string;
+  type?: string;
+  command?: string;
+}
 type Row = [number, string, string];
 
 const SALES = 'b0000000-0000-4000-8000-000000000001';
@@ -61,7 +66,7 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
     await rig?.close();
   });
 
-  it('a flow edited in the page is saved, and the path its simulation shows is the API\'s for the same script', async () => {
+  it("a flow edited in the page is saved, and the path its simulation shows is the API's for the same script", async () => {
     const flow = (await api('post', '/flows').send({ name: 'Reception', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Hello.' } }, { type: 'hangup' }] })).body as { id: string };
     await openFlow(flow.id);
     const edited = {
@@ -134,7 +139,7 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
     expect(((await api('get', `/flows/${flow.id}`)).body as { actions: { option?: { text?: string } }[] }).actions[1]!.option!.text).to.equal('Saved text.');
   });
 
-  it('a bad script shows the API\'s refusal; a script that is not JSON is refused in the page', async () => {
+  it("a bad script shows the API's refusal; a script that is not JSON is refused in the page", async () => {
     const flow = (await api('post', '/flows').send({ actions: [{ type: 'answer' }] })).body as { id: string };
     await openFlow(flow.id);
     await setText('textarea.sim-script', JSON.stringify({ events: [{ at: 0, dtmf: 'nope' }] }));

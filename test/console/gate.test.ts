@@ -21,7 +21,10 @@ describe('console: sign in, account gate, operator view (Chromium)', function ()
   it('serves the console with its CSP and cache headers', async () => {
     const res = await request(rig.t.app).get('/console/');
     expect(res.status).to.equal(200);
-    expect(res.headers['content-security-policy']).to.match(/default-src 'self'/).and.match(/frame-ancestors 'none'/).and.match(/script-src 'self'(;|$)/);
+    expect(res.headers['content-security-policy'])
+      .to.match(/default-src 'self'/)
+      .and.match(/frame-ancestors 'none'/)
+      .and.match(/script-src 'self'(;|$)/);
     expect(res.headers['cache-control']).to.equal('no-cache');
     const js = await request(rig.t.app).get('/console/main.js');
     expect(js.status).to.equal(200);

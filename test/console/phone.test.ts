@@ -36,7 +36,7 @@ describe('console: the browser phone embedded for agents (Chromium, sipp, rtpeng
     await rtp?.dispose();
   });
 
-  it('an agent\'s embedded phone registers with its credential, the agent goes available and answers a sipp queue call in the page; audio flows', async () => {
+  it("an agent's embedded phone registers with its credential, the agent goes available and answers a sipp queue call in the page; audio flows", async () => {
     const db = await testDb();
     const tag = await tagsRepo(db).create(f.customer.id, { name: `support-${Date.now()}` });
     if (tag === 'duplicate') throw new Error('tag');
@@ -47,11 +47,14 @@ describe('console: the browser phone embedded for agents (Chromium, sipp, rtpeng
     const page = await signIn(rig, a.agent.username, a.password);
     await page.waitForSelector('nav a');
     const credentialRequests: HTTPRequest[] = [];
-    page.on('request', (r) => { if (r.url().endsWith('/v1.0/service_agents/me/sip_credentials')) credentialRequests.push(r); });
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1.0/service_agents/me/sip_credentials')) credentialRequests.push(r);
+    });
     // raw audio and loopback ICE for the phone, handed over from the console's query string
     await page.goto(`${rig.base}/console/?ice=loopback&audio_processing=off#/contact-center`);
-    await page.waitForSelector('.agent-phone[data-registration=registered]', { timeout: 15_000 })
-      .catch(async (e: Error) => { throw new Error(`${e.message}\n${await textOf(page)}`); });
+    await page.waitForSelector('.agent-phone[data-registration=registered]', { timeout: 15_000 }).catch(async (e: Error) => {
+      throw new Error(`${e.message}\n${await textOf(page)}`);
+    });
     // the credential came from the phone's own request, authenticated by the login cookie
     const post = credentialRequests.find((r) => r.method() === 'POST');
     expect(post, 'POST sip_credentials').to.not.equal(undefined);

@@ -57,7 +57,9 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
     expect(issued.url).to.equal(`${rig.base}/provisioning/extension?token=${issued.token}`);
     // the URL is the real thing: it serves this extension's configuration to the app that scans it
     // (the Linphone apps name themselves; a User-Agent naming no phone gets 400 without credentials)
-    const conf = await request(rig.t.app).get(new URL(issued.url).pathname + new URL(issued.url).search).set('User-Agent', 'LinphoneAndroid/5.2.5 (Pixel 7) LinphoneSDK/5.2.5');
+    const conf = await request(rig.t.app)
+      .get(new URL(issued.url).pathname + new URL(issued.url).search)
+      .set('User-Agent', 'LinphoneAndroid/5.2.5 (Pixel 7) LinphoneSDK/5.2.5');
     expect(conf.status, conf.text).to.equal(200);
     expect(conf.text).to.include('2001');
     // the expiry counts down
@@ -86,11 +88,22 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
   });
 
   it('a flow edited as JSON in the page is saved through the API; bad JSON and a bad action are refused with the reason', async () => {
-    const flow = (await api('post', '/flows').send({ name: 'IVR', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Welcome.', language: 'en-US' } }, { type: 'hangup' }] })).body as { id: string };
+    const flow = (await api('post', '/flows').send({ name: 'IVR', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Welcome.', language: 'en-US' } }, { type: 'hangup' }] })).body as {
+      id: string;
+    };
     await open(`flows/${flow.id}`, 'ol.actions li');
     expect(await textOf(page)).to.include('says “Welcome.” in en-US');
-    const setText = (text: string) => js(page, `(() => { const t = document.querySelector('textarea.code'); t.value = ${JSON.stringify(text)}; t.dispatchEvent(new Event('input', { bubbles: true })); })()`);
-    const edited = { name: 'IVR v2', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Press one for sales.', language: 'en-GB' } }, { type: 'digits_receive', option: { duration: 3000, length: 1 } }, { type: 'hangup' }] };
+    const setText = (text: string) =>
+      js(page, `(() => { const t = document.querySelector('textarea.code'); t.value = ${JSON.stringify(text)}; t.dispatchEvent(new Event('input', { bubbles: true })); })()`);
+    const edited = {
+      name: 'IVR v2',
+      actions: [
+        { type: 'answer' },
+        { type: 'talk', option: { text: 'Press one for sales.', language: 'en-GB' } },
+        { type: 'digits_receive', option: { duration: 3000, length: 1 } },
+        { type: 'hangup' },
+      ],
+    };
     await setText(JSON.stringify(edited, null, 2));
     await page.click('textarea.code + * button.primary, .buttons button.primary');
     await page.waitForSelector('[data-field=saved]');
@@ -111,7 +124,7 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
     expect((await api('get', `/flows/${flow.id}`)).body.name).to.equal('IVR v2');
   });
 
-  it('the webhook set in the page receives the account\'s events, and the delivery log in the page shows them', async () => {
+  it("the webhook set in the page receives the account's events, and the delivery log in the page shows them", async () => {
     const got: string[] = [];
     const receiver = http.createServer((req, res) => {
       let body = '';
@@ -133,12 +146,16 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
       // (the webhook service caches a customer's hook for a second: rename again until one is sent)
       const n = ((await api('get', '/numbers')).body.result as { id: string }[])[0]!;
       let i = 0;
-      await until(async () => {
-        if (got.some((b) => b.includes('number_updated'))) return true;
-        expect((await api('put', `/numbers/${n.id}`).send({ name: `hooked ${++i}` })).status).to.equal(200);
-        await new Promise((r) => setTimeout(r, 400));
-        return null;
-      }, 10_000, 'webhook delivery');
+      await until(
+        async () => {
+          if (got.some((b) => b.includes('number_updated'))) return true;
+          expect((await api('put', `/numbers/${n.id}`).send({ name: `hooked ${++i}` })).status).to.equal(200);
+          await new Promise((r) => setTimeout(r, 400));
+          return null;
+        },
+        10_000,
+        'webhook delivery',
+      );
       // ...and the log in the page says so
       await until(async () => (((await api('get', '/webhook_deliveries')).body.result as { status: string }[]).some((d) => d.status === 'delivered') ? true : null), 10_000, 'delivered');
       await page.click('button[data-action=refresh-log]');
@@ -150,7 +167,10 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
       await until(async () => (got.slice(before).some((b) => JSON.parse(b).event_type === 'webhook_test') ? true : null), 10_000, 'the test event at the receiver');
       await page.waitForSelector('[data-field=webhook-test][data-status=delivered]', { timeout: 10_000 });
       expect(await js<string>(page, `document.querySelector('[data-field=webhook-test]').innerText`)).to.include('HTTP 200');
-      await page.waitForFunction(`[...document.querySelectorAll('table[aria-label="Webhook deliveries"] tr')].some((tr) => tr.innerText.includes('webhook_test') && tr.querySelector('.wh-delivered'))`, { timeout: 5000 });
+      await page.waitForFunction(
+        `[...document.querySelectorAll('table[aria-label="Webhook deliveries"] tr')].some((tr) => tr.innerText.includes('webhook_test') && tr.querySelector('.wh-delivered'))`,
+        { timeout: 5000 },
+      );
       const tests = got.filter((b) => JSON.parse(b).event_type === 'webhook_test');
       expect(tests).to.have.length(1);
       const testEvent = JSON.parse(tests[0]!) as { data: { customer_id: string } };
@@ -177,7 +197,7 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
     expect((await api('get', '/customer', token)).status).to.equal(401);
   });
 
-  it('agents and queues: who is available shows, and changes live when an agent\'s status changes elsewhere', async () => {
+  it("agents and queues: who is available shows, and changes live when an agent's status changes elsewhere", async () => {
     const a = await api('post', '/agents').send({ username: `desk-${Date.now()}@example.test`, password: 'agent-pass-123', name: 'Dana Desk' });
     expect(a.status, JSON.stringify(a.body)).to.equal(201);
     const q = await api('post', '/queues').send({ name: 'Support' });
@@ -195,7 +215,16 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
 
   it('every page reads on a phone-sized screen without sideways scrolling', async () => {
     await page.setViewport(PHONE);
-    for (const [hash, ready] of [['calls', 'main .card'], ['numbers', 'table'], ['extensions', 'table'], ['flows', 'table'], ['recordings', 'main .card'], ['contact-center', '#phone-slot'], ['webhooks', 'main .card'], ['accesskeys', 'table']] as const) {
+    for (const [hash, ready] of [
+      ['calls', 'main .card'],
+      ['numbers', 'table'],
+      ['extensions', 'table'],
+      ['flows', 'table'],
+      ['recordings', 'main .card'],
+      ['contact-center', '#phone-slot'],
+      ['webhooks', 'main .card'],
+      ['accesskeys', 'table'],
+    ] as const) {
       await open(hash, ready);
       const overflow = await js<number>(page, 'document.documentElement.scrollWidth - window.innerWidth');
       expect(overflow, hash).to.be.at.most(0);

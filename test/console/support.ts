@@ -90,7 +90,9 @@ export async function freshPage(rig: ConsoleRig): Promise<Page> {
   const context = await rig.browser.browser.createBrowserContext();
   const page = await context.newPage();
   page.on('pageerror', (err) => rig.browser.errors.push(`pageerror: ${err instanceof Error ? err.message : String(err)}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') rig.browser.errors.push(`console: ${msg.text()}`); });
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') rig.browser.errors.push(`console: ${msg.text()}`);
+  });
   page.on('close', () => void context.close().catch(() => undefined));
   return page;
 }

@@ -28,11 +28,7 @@ describe('control-api: credentials', () => {
   };
 
   it('accepts a JWT as Bearer header, token query parameter and token cookie', async () => {
-    for (const res of [
-      await get().set('Authorization', `Bearer ${f.token}`),
-      await get({ token: f.token }),
-      await get().set('Cookie', `other=1; token=${f.token}`),
-    ]) {
+    for (const res of [await get().set('Authorization', `Bearer ${f.token}`), await get({ token: f.token }), await get().set('Cookie', `other=1; token=${f.token}`)]) {
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.id).to.equal(f.customer.id);
     }

@@ -62,20 +62,11 @@ describe('control-api: error envelope, request id and bad input', () => {
     expectEnvelope(await request(t.app).get('/nothing'), 404, 'NOT_FOUND', 'ROUTE_NOT_FOUND');
     expectEnvelope(await request(t.app).post('/v1.0/auth/login').send({ username: 'a', password: 'b' }), 404, 'NOT_FOUND', 'ROUTE_NOT_FOUND');
     expectEnvelope(await request(t.app).get('/v1.0/auth'), 404, 'NOT_FOUND', 'ROUTE_NOT_FOUND');
-    expectEnvelope(
-      await request(t.app).post('/v1.0/auth/signup').query({ accesskey: f.accesskey }).send({}),
-      404,
-      'NOT_FOUND',
-      'ROUTE_NOT_FOUND',
-    );
+    expectEnvelope(await request(t.app).post('/v1.0/auth/signup').query({ accesskey: f.accesskey }).send({}), 404, 'NOT_FOUND', 'ROUTE_NOT_FOUND');
   });
 
   it('malformed JSON → 400 INVALID_JSON_BODY', async () => {
-    const res = await request(t.app)
-      .post('/v1.0/accesskeys')
-      .query({ accesskey: f.accesskey })
-      .set('Content-Type', 'application/json')
-      .send('{"name": ');
+    const res = await request(t.app).post('/v1.0/accesskeys').query({ accesskey: f.accesskey }).set('Content-Type', 'application/json').send('{"name": ');
     expectEnvelope(res, 400, 'INVALID_ARGUMENT', 'INVALID_JSON_BODY');
     const scalar = await request(t.app).post('/v1.0/accesskeys').query({ accesskey: f.accesskey }).set('Content-Type', 'application/json').send('"x"');
     expectEnvelope(scalar, 400, 'INVALID_ARGUMENT', 'INVALID_JSON_BODY');
@@ -87,7 +78,10 @@ describe('control-api: error envelope, request id and bad input', () => {
   });
 
   it('oversized body → 400 naming the limit, nothing written', async () => {
-    const res = await request(t.app).post('/v1.0/accesskeys').query({ accesskey: f.accesskey }).send({ name: 'x', detail: 'y'.repeat(4000) });
+    const res = await request(t.app)
+      .post('/v1.0/accesskeys')
+      .query({ accesskey: f.accesskey })
+      .send({ name: 'x', detail: 'y'.repeat(4000) });
     expectEnvelope(res, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT');
     expect(res.body.error.details[0].limit_bytes).to.equal(2048);
     const n = await t.ctx.db('accesskeys').count({ n: '*' });
@@ -95,7 +89,10 @@ describe('control-api: error envelope, request id and bad input', () => {
   });
 
   it('oversized strings, wrong types, unknown fields → 400 INVALID_ARGUMENT naming the field', async () => {
-    const long = await request(t.app).post('/v1.0/accesskeys').query({ accesskey: f.accesskey }).send({ name: 'n'.repeat(256) });
+    const long = await request(t.app)
+      .post('/v1.0/accesskeys')
+      .query({ accesskey: f.accesskey })
+      .send({ name: 'n'.repeat(256) });
     expectEnvelope(long, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT');
     expect(long.body.error.details[0].field).to.equal('name');
     const wrong = await request(t.app).post('/v1.0/accesskeys').query({ accesskey: f.accesskey }).send({ expire: '3600' });
@@ -128,11 +125,17 @@ describe('control-api: error envelope, request id and bad input', () => {
     const missing = await request(app).post(`/v1.0/probe/${id}`).query(q).send({ name: 'x' });
     expectEnvelope(missing, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT');
     expect(missing.body.error.details).to.deep.include({ field: 'count', issue: 'required' });
-    const nested = await request(app).post(`/v1.0/probe/${id}`).query(q).send({ name: 'x', count: 1, tags: ['a', 2] });
+    const nested = await request(app)
+      .post(`/v1.0/probe/${id}`)
+      .query(q)
+      .send({ name: 'x', count: 1, tags: ['a', 2] });
     expect(nested.body.error.details[0].field).to.equal('tags.1');
     const noQuery = await request(app).post(`/v1.0/probe/${id}`).query({ accesskey: f.accesskey }).send({ name: 'x', count: 1 });
     expectEnvelope(noQuery, 400, 'INVALID_ARGUMENT', 'MISSING_REQUEST_PARAMETER');
-    const badQuery = await request(app).post(`/v1.0/probe/${id}`).query({ ...q, n: 'abc' }).send({ name: 'x', count: 1 });
+    const badQuery = await request(app)
+      .post(`/v1.0/probe/${id}`)
+      .query({ ...q, n: 'abc' })
+      .send({ name: 'x', count: 1 });
     expectEnvelope(badQuery, 400, 'INVALID_ARGUMENT', 'INVALID_REQUEST_PARAMETER');
     const badId = await request(app).post('/v1.0/probe/nope').query(q).send({ name: 'x', count: 1 });
     expectEnvelope(badId, 400, 'INVALID_ARGUMENT', 'INVALID_ID');

@@ -33,7 +33,21 @@ describe('openapi.json: generated from the route definitions that validate', () 
     const documented = Object.entries(doc.paths as Json).flatMap(([p, ops]) => Object.keys(ops as Json).map((m) => `${m} ${p}`));
     const mounted = t.platform.routes.map((r) => `${r.method} ${openApiPath(r.path)}`);
     expect(documented.sort()).to.deep.equal([...new Set(mounted)].sort());
-    for (const want of ['get /accesskeys', 'post /accesskeys', 'get /accesskeys/{id}', 'put /accesskeys/{id}', 'delete /accesskeys/{id}', 'get /customer', 'put /customer', 'get /me', 'get /outbound_configs', 'post /outbound_configs', 'get /outbound_configs/{id}', 'put /outbound_configs/{id}', 'delete /outbound_configs/{id}']) {
+    for (const want of [
+      'get /accesskeys',
+      'post /accesskeys',
+      'get /accesskeys/{id}',
+      'put /accesskeys/{id}',
+      'delete /accesskeys/{id}',
+      'get /customer',
+      'put /customer',
+      'get /me',
+      'get /outbound_configs',
+      'post /outbound_configs',
+      'get /outbound_configs/{id}',
+      'put /outbound_configs/{id}',
+      'delete /outbound_configs/{id}',
+    ]) {
       expect(documented).to.include(want);
     }
   });
@@ -54,8 +68,22 @@ describe('openapi.json: generated from the route definitions that validate', () 
     expect(post.properties.expire.type).to.equal('integer');
     expect(post.properties.name.maxLength).to.equal(255);
     // The documented limits are the enforced ones.
-    expect((await request(t.app).post('/v1.0/accesskeys').query({ accesskey: f.accesskey }).send({ name: 'x'.repeat(post.properties.name.maxLength) })).status).to.equal(200);
-    expect((await request(t.app).post('/v1.0/accesskeys').query({ accesskey: f.accesskey }).send({ name: 'x'.repeat(post.properties.name.maxLength + 1) })).status).to.equal(400);
+    expect(
+      (
+        await request(t.app)
+          .post('/v1.0/accesskeys')
+          .query({ accesskey: f.accesskey })
+          .send({ name: 'x'.repeat(post.properties.name.maxLength) })
+      ).status,
+    ).to.equal(200);
+    expect(
+      (
+        await request(t.app)
+          .post('/v1.0/accesskeys')
+          .query({ accesskey: f.accesskey })
+          .send({ name: 'x'.repeat(post.properties.name.maxLength + 1) })
+      ).status,
+    ).to.equal(400);
     const wl = doc.paths['/outbound_configs'].post.requestBody.content['application/json'].schema.properties.destination_whitelist;
     expect(wl.items.pattern).to.equal('^[a-z]{2}$');
   });

@@ -101,7 +101,10 @@ describe('control-api: operations, bootstrap, atomic writes', () => {
     expect(await t.ctx.repos.customers.getByEmail('new@example.test')).to.equal(null);
     expect(Number((await t.ctx.db('accesskeys').count({ n: '*' }))[0].n)).to.equal(0);
     // Email is unique among live customers, case-insensitively, and free again once deleted.
-    const dup = await t.ctx.repos.customers.create({ email: 'X@example.test' }).then(() => 'created', () => 'refused');
+    const dup = await t.ctx.repos.customers.create({ email: 'X@example.test' }).then(
+      () => 'created',
+      () => 'refused',
+    );
     expect(dup).to.equal('refused');
     const old = await t.ctx.repos.customers.getByEmail('x@example.test');
     await t.ctx.repos.customers.softDelete(old!.id);

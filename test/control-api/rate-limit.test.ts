@@ -60,11 +60,7 @@ describe('control-api: rate limits (real Redis, frozen clock)', function () {
   it('delegate tokens have their own smaller bucket (16)', async () => {
     const target = await createFixture(t.ctx);
     const sa = await createFixture(t.ctx, { permission: Permission.ProjectSuperAdmin | Permission.CustomerAdmin });
-    const { token } = await signToken(
-      TEST_JWT_SECRET,
-      { typ: 'delegate', sub: sa.admin.id, customer_id: target.customer.id, delegator_customer_id: sa.customer.id },
-      600,
-    );
+    const { token } = await signToken(TEST_JWT_SECRET, { typ: 'delegate', sub: sa.admin.id, customer_id: target.customer.id, delegator_customer_id: sa.customer.id }, 600);
     const ok = await burst(TIERS.customer_delegate.burst, () => request(t.app).get('/v1.0/customer').query({ token }));
     expect(ok.every((r) => r.status === 200)).to.equal(true);
     expect429(await request(t.app).get('/v1.0/customer').query({ token }), 'customer');

@@ -135,7 +135,10 @@ describe('control-api: accesskeys, customer, me, outbound configs', () => {
       expect(list.body.result[0]).to.include({ id: f.outboundConfig.id, codecs: '', default_outgoing_source_number_id: EMPTY_UUID, tm_update: null, tm_delete: null });
       expect(list.body.result[0].destination_whitelist).to.deep.equal([]);
       expect(list.body.result[0].tm_create).to.match(RFC3339);
-      const created = await request(t.app).post('/v1.0/outbound_configs').query(q()).send({ name: 'eu', destination_whitelist: ['de', 'fr', 'de'], codecs: 'PCMU,PCMA' });
+      const created = await request(t.app)
+        .post('/v1.0/outbound_configs')
+        .query(q())
+        .send({ name: 'eu', destination_whitelist: ['de', 'fr', 'de'], codecs: 'PCMU,PCMA' });
       expect(created.status).to.equal(200);
       expect(created.body.destination_whitelist).to.deep.equal(['de', 'fr']);
       const id = created.body.id;
@@ -151,7 +154,7 @@ describe('control-api: accesskeys, customer, me, outbound configs', () => {
       expect((await request(t.app).get(`/v1.0/outbound_configs/${id}`).query(q())).status).to.equal(404);
     });
 
-    it('refuses upper-case, unknown and malformed country codes, bad codecs, and a source number that is not the customer\'s', async () => {
+    it("refuses upper-case, unknown and malformed country codes, bad codecs, and a source number that is not the customer's", async () => {
       for (const body of [
         { destination_whitelist: ['US'] },
         { destination_whitelist: ['xx'] },

@@ -16,7 +16,10 @@ const ROUTES_DIR = path.join(__dirname, '../../control-api/routes');
 
 /** What a directory scan finds: every file exporting `routes`, in file-name order. */
 function scannedRoutes(): AnyRoute[] {
-  const files = fs.readdirSync(ROUTES_DIR).filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f) && f !== 'index.ts').sort();
+  const files = fs
+    .readdirSync(ROUTES_DIR)
+    .filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f) && f !== 'index.ts')
+    .sort();
   const all: AnyRoute[] = [];
   for (const f of files) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- every route file in a folder, by computed path, synchronously

@@ -14,7 +14,11 @@ import { newId } from '../../core/ids';
 import { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 
-interface Got { body: string; signature: string; timestamp: string }
+interface Got {
+  body: string;
+  signature: string;
+  timestamp: string;
+}
 
 async function receiver(host: string): Promise<{ port: number; got: Got[]; close(): Promise<void> }> {
   const got: Got[] = [];
@@ -88,10 +92,14 @@ describe('POST /v1.0/customer/webhook_test: a test event through the real webhoo
       expect(body.data.customer_id).to.equal(f.customer.id);
       const secret = (await api('get', '/customer')).body.webhook_secret as string;
       expect(verify(secret, got.signature, got.timestamp, got.body)).to.equal(true);
-      const d = await until(async () => {
-        const l = (await api('get', '/webhook_deliveries').query({ event_id: sent.body.event_id })).body.result as { status: string; response_status: number; event_type: string; uri: string }[];
-        return l[0]?.status === 'delivered' ? l[0] : null;
-      }, 10_000, 'delivered in the log');
+      const d = await until(
+        async () => {
+          const l = (await api('get', '/webhook_deliveries').query({ event_id: sent.body.event_id })).body.result as { status: string; response_status: number; event_type: string; uri: string }[];
+          return l[0]?.status === 'delivered' ? l[0] : null;
+        },
+        10_000,
+        'delivered in the log',
+      );
       expect(d).to.include({ event_type: 'webhook_test', response_status: 200, uri });
       await new Promise((r) => setTimeout(r, 500));
       expect(rx.got).to.have.length(1);
@@ -105,13 +113,20 @@ describe('POST /v1.0/customer/webhook_test: a test event through the real webhoo
     const rx = await receiver('::1');
     try {
       // [::1] is refused when set through the API; a value stored before the policy is still checked on sending
-      await t.ctx.db('customers').where({ id: f.customer.id }).update({ webhook_uri: `http://[::1]:${rx.port}/hook`, webhook_method: 'POST' });
+      await t.ctx
+        .db('customers')
+        .where({ id: f.customer.id })
+        .update({ webhook_uri: `http://[::1]:${rx.port}/hook`, webhook_method: 'POST' });
       const sent = await api('post', '/customer/webhook_test');
       expect(sent.status).to.equal(202);
-      const d = await until(async () => {
-        const l = (await api('get', '/webhook_deliveries').query({ event_id: sent.body.event_id })).body.result as { status: string; error: string }[];
-        return l[0] && l[0].status !== 'pending' ? l[0] : null;
-      }, 10_000, 'the delivery settled');
+      const d = await until(
+        async () => {
+          const l = (await api('get', '/webhook_deliveries').query({ event_id: sent.body.event_id })).body.result as { status: string; error: string }[];
+          return l[0] && l[0].status !== 'pending' ? l[0] : null;
+        },
+        10_000,
+        'the delivery settled',
+      );
       expect(d.status).to.equal('refused');
       expect(d.error).to.not.equal('');
       await new Promise((r) => setTimeout(r, 300));

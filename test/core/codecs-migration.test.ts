@@ -11,7 +11,7 @@ import { testDb } from '../../testkit/db';
 class Rollback extends Error {}
 
 describe('migration 0934_codecs', () => {
-  it('turns providers\' codecs text into the list, keeps order, drops unknown names; defaults elsewhere', async () => {
+  it("turns providers' codecs text into the list, keeps order, drops unknown names; defaults elsewhere", async () => {
     const db = await testDb();
     const ids = { a: newId(), b: newId(), c: newId() };
     let rows: { id: string; codecs: string[] }[] = [];
@@ -21,7 +21,11 @@ describe('migration 0934_codecs', () => {
         await down(trx);
         const now = new Date();
         // the schema before 0934 (codecs as text), which the table types do not describe: raw SQL
-        for (const [id, host, codecs] of [[ids.a, 'a.example', 'g722, PCMU,iLBC,pcmu'], [ids.b, 'b.example', ''], [ids.c, 'c.example', 'G729,OPUS']] as const) {
+        for (const [id, host, codecs] of [
+          [ids.a, 'a.example', 'g722, PCMU,iLBC,pcmu'],
+          [ids.b, 'b.example', ''],
+          [ids.c, 'c.example', 'G729,OPUS'],
+        ] as const) {
           await trx.raw('INSERT INTO providers (id, hostname, codecs, tm_create) VALUES (?, ?, ?, ?)', [id, host, codecs, now]);
         }
         await up(trx);

@@ -115,4 +115,3 @@ describe('core/events bus (real Redis stream)', () => {
     expect(handled).to.deep.equal(['x1']);
   });
 });
-

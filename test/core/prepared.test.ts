@@ -29,9 +29,9 @@ describe('core/db/prepared: named statements for hot reads', function () {
   });
 
   it('lists every column of customers (a migration that adds one adds it to CUSTOMER_COLUMNS)', async () => {
-    const rows = (
-      await db.raw(`select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'customers' order by ordinal_position`)
-    ).rows as { column_name: string }[];
+    const rows = (await db.raw(`select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'customers' order by ordinal_position`)).rows as {
+      column_name: string;
+    }[];
     expect(rows.map((r) => r.column_name)).to.deep.equal([...CUSTOMER_COLUMNS]);
   });
 

@@ -43,7 +43,16 @@ interface Declared {
 
 /** The base row type of every table declared in `Tables`: column → its TypeScript type. */
 function declaredTables(): Map<string, Map<string, Declared>> {
-  const program = ts.createProgram([TABLES_FILE], { strict: true, noEmit: true, skipLibCheck: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true, types: [] });
+  const program = ts.createProgram([TABLES_FILE], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    esModuleInterop: true,
+    types: [],
+  });
   const checker = program.getTypeChecker();
   const file = program.getSourceFile(TABLES_FILE);
   if (!file) throw new Error('core/db/tables.ts not found');
@@ -55,7 +64,7 @@ function declaredTables(): Map<string, Map<string, Declared>> {
   });
   if (!tables) throw new Error("core/db/tables.ts declares no `Tables` in module 'knex/types/tables'");
   const kindOf = (t: ts.Type): Declared['kind'] => {
-    if (t.flags & (ts.TypeFlags.StringLike)) return 'string';
+    if (t.flags & ts.TypeFlags.StringLike) return 'string';
     if (t.flags & ts.TypeFlags.NumberLike) return 'number';
     if (t.flags & ts.TypeFlags.BooleanLike) return 'boolean';
     if (checker.isArrayType(t)) {

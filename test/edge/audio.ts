@@ -42,4 +42,3 @@ export function loudness(file: string): number {
   for (const s of samples) sum += Math.abs(s);
   return samples.length ? sum / samples.length : 0;
 }
-

@@ -22,7 +22,11 @@ const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');
   let p: Platform;
   const phones: Baresip[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baresip-tones-'));
-  const tone = (hz: number) => { const f = path.join(dir, `${hz}.wav`); if (!fs.existsSync(f)) toneWav(f, hz); return f; };
+  const tone = (hz: number) => {
+    const f = path.join(dir, `${hz}.wav`);
+    if (!fs.existsSync(f)) toneWav(f, hz);
+    return f;
+  };
 
   before(async () => {
     await truncateAll();
@@ -39,8 +43,9 @@ const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');
   const phone = async (ext: { username: string }, domain: string, password: string, hz: number) => {
     const b = await Baresip.start({ user: ext.username, domain, password, outboundProxy: `sip:127.0.0.1:${p.sipPort}` }, tone(hz));
     phones.push(b);
-    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${domain}`)).length > 0 || null, 10_000, `${ext.username} registered`)
-      .catch((err: Error) => { throw new Error(`${err.message}\n${b.log.slice(-3000)}`); });
+    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${domain}`)).length > 0 || null, 10_000, `${ext.username} registered`).catch((err: Error) => {
+      throw new Error(`${err.message}\n${b.log.slice(-3000)}`);
+    });
     return b;
   };
 
@@ -50,8 +55,9 @@ const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');
     const alice = await phone(a.ext, a.domain, a.password, 700);
     const bob = await phone(b.ext, b.domain, b.password, 1300);
     await alice.dial(`sip:${b.ext.username}@${b.domain}`);
-    await until(() => (alice.saw('CALL_ESTABLISHED') && bob.saw('CALL_ESTABLISHED')) || null, 15_000, 'call established on both phones')
-      .catch((err: Error) => { throw new Error(`${err.message}\nalice: ${JSON.stringify(alice.events)}\n${alice.log.slice(-2000)}\nbob: ${JSON.stringify(bob.events)}\n${bob.log.slice(-2000)}`); });
+    await until(() => (alice.saw('CALL_ESTABLISHED') && bob.saw('CALL_ESTABLISHED')) || null, 15_000, 'call established on both phones').catch((err: Error) => {
+      throw new Error(`${err.message}\nalice: ${JSON.stringify(alice.events)}\n${alice.log.slice(-2000)}\nbob: ${JSON.stringify(bob.events)}\n${bob.log.slice(-2000)}`);
+    });
     await new Promise((r) => setTimeout(r, 3000));
     await alice.hangup();
     await until(() => bob.saw('CALL_CLOSED') || null, 10_000, 'bob sees the hang-up');

@@ -30,11 +30,18 @@ export class Baresip {
   private readonly waiting: ((line: Record<string, unknown>) => void)[] = [];
   readonly events: Record<string, unknown>[] = [];
 
-  private constructor(readonly dir: string, readonly sipPort: number, readonly ctrlPort: number) {}
+  private constructor(
+    readonly dir: string,
+    readonly sipPort: number,
+    readonly ctrlPort: number,
+  ) {}
 
   /** The WAV file of what the phone heard in its last call (sndfile's `dump-...-dec.wav`), or '' before any. */
   get heardWav(): string {
-    const dumps = fs.readdirSync(this.dir).filter((f) => f.startsWith('dump-') && f.endsWith('-dec.wav')).sort();
+    const dumps = fs
+      .readdirSync(this.dir)
+      .filter((f) => f.startsWith('dump-') && f.endsWith('-dec.wav'))
+      .sort();
     return dumps.length ? path.join(this.dir, dumps[dumps.length - 1]!) : '';
   }
 
@@ -43,29 +50,32 @@ export class Baresip {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baresip-'));
     const b = new Baresip(dir, await sipPortPair(), await freePort()); // SIP on the port, TLS on the next
     const rtp = await sippMediaPort();
-    fs.writeFileSync(path.join(dir, 'config'), [
-      'poll_method epoll',
-      // loopback only: without these baresip puts the machine's first interface in Contact and SDP
-      'net_interface 127.0.0.1',
-      `sip_listen 127.0.0.1:${b.sipPort}`,
-      'sip_trans_def udp',
-      `audio_source aufile,${micWav}`,
-      'audio_alert aufile,/dev/null',
-      `rtp_ports ${rtp}-${rtp + 3}`,
-      'module_path /usr/lib/baresip/modules',
-      ...(account.codecModules ?? []).map((m) => `module ${m}`),
-      'module g711.so',
-      'module aufile.so',
-      // sndfile dumps what the phone hears (and sends) to WAV files in snd_path
-      'module sndfile.so',
-      `snd_path ${dir}`,
-      'module srtp.so',
-      'module_app account.so',
-      'module_app menu.so',
-      'module_app ctrl_tcp.so',
-      `ctrl_tcp_listen 127.0.0.1:${b.ctrlPort}`,
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      path.join(dir, 'config'),
+      [
+        'poll_method epoll',
+        // loopback only: without these baresip puts the machine's first interface in Contact and SDP
+        'net_interface 127.0.0.1',
+        `sip_listen 127.0.0.1:${b.sipPort}`,
+        'sip_trans_def udp',
+        `audio_source aufile,${micWav}`,
+        'audio_alert aufile,/dev/null',
+        `rtp_ports ${rtp}-${rtp + 3}`,
+        'module_path /usr/lib/baresip/modules',
+        ...(account.codecModules ?? []).map((m) => `module ${m}`),
+        'module g711.so',
+        'module aufile.so',
+        // sndfile dumps what the phone hears (and sends) to WAV files in snd_path
+        'module sndfile.so',
+        `snd_path ${dir}`,
+        'module srtp.so',
+        'module_app account.so',
+        'module_app menu.so',
+        'module_app ctrl_tcp.so',
+        `ctrl_tcp_listen 127.0.0.1:${b.ctrlPort}`,
+        '',
+      ].join('\n'),
+    );
     fs.writeFileSync(
       path.join(dir, 'accounts'),
       `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="${account.outboundProxy}";regint=${account.register === false ? 0 : 600};answermode=auto${account.params ?? ''}\n`,
@@ -79,7 +89,9 @@ export class Baresip {
     this.proc = proc;
     proc.stdout?.on('data', (d) => (this.log += d));
     proc.stderr?.on('data', (d) => (this.log += d));
-    proc.on('exit', () => { if (this.proc === proc) this.proc = null; });
+    proc.on('exit', () => {
+      if (this.proc === proc) this.proc = null;
+    });
     const end = Date.now() + 5000;
     while (!this.ctrl) {
       if (!this.proc) throw new Error(`baresip exited:\n${this.log.slice(-2000)}`);
@@ -107,7 +119,11 @@ export class Baresip {
       const body = this.ctrlBuf.slice(colon + 1, colon + 1 + len);
       this.ctrlBuf = this.ctrlBuf.slice(colon + 1 + len + 1);
       let msg: Record<string, unknown>;
-      try { msg = JSON.parse(body) as Record<string, unknown>; } catch { continue; }
+      try {
+        msg = JSON.parse(body) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
       if (msg.event) this.events.push(msg);
       else this.waiting.shift()?.(msg);
     }
@@ -118,7 +134,10 @@ export class Baresip {
     const body = JSON.stringify({ command, params, token: `t${Date.now()}` });
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`baresip: no answer to ${command}`)), 5000);
-      this.waiting.push((m) => { clearTimeout(timer); resolve(m); });
+      this.waiting.push((m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
       this.ctrl!.write(`${Buffer.byteLength(body)}:${body},`);
     });
   }

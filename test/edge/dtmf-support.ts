@@ -116,8 +116,7 @@ ${bye(20)}
 }
 
 /** Scenario step: sipp plays one of its shipped RFC 2833 pcaps (telephone-event 101) from its media port. */
-export const playDigitPcap = (name: string, thenPauseMs = 1500) =>
-  `<nop><action><exec play_pcap_audio="${SIPP_DIR}/${name}"/></action></nop>\n<pause milliseconds="${thenPauseMs}"/>`;
+export const playDigitPcap = (name: string, thenPauseMs = 1500) => `<nop><action><exec play_pcap_audio="${SIPP_DIR}/${name}"/></action></nop>\n<pause milliseconds="${thenPauseMs}"/>`;
 
 /**
  * A registered phone answering one call (run after registerOnly on its port), its media going to
@@ -153,13 +152,17 @@ ${reply('200 OK', `Content-Type: application/sdp\nContent-Length: [len]\n\n${sdp
 ]]></send>
 <recv request="ACK"/>
 ${o.inCall ?? ''}
-${o.slowInfoMs === undefined ? '<recv request="BYE" timeout="30000"/>' : `<label id="1"/>
+${
+  o.slowInfoMs === undefined
+    ? '<recv request="BYE" timeout="30000"/>'
+    : `<label id="1"/>
 <recv request="INFO" optional="true" next="2"/>
 <recv request="BYE" timeout="30000" next="3"/>
 <label id="2"/>
 <pause milliseconds="${o.slowInfoMs}"/>
 ${ok200.replace('<send>', '<send next="1">')}
-<label id="3"/>`}
+<label id="3"/>`
+}
 ${ok200}
 </scenario>`;
 }

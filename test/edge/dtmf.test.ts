@@ -37,7 +37,14 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `dtmf${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
     // a trunk by address: the one on loopback while this test runs (removed at its end)
-    const trunk = await trunksRepo(db).create(cid, `dtmf${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const trunk = await trunksRepo(db).create(cid, `dtmf${Date.now()}${Math.floor(Math.random() * 1000)}`, {
+      name: 't',
+      detail: '',
+      auth_types: ['ip'],
+      username: '',
+      password: '',
+      allowed_ips: ['127.0.0.1/32'],
+    });
     try {
       await infoIntoFlow(cid, db);
     } finally {
@@ -67,15 +74,20 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
       infoStep(5, 'application/dtmf-relay', 'Signal=7\nDuration=160', 200),
       infoStep(6, 'application/dtmf', '#', 200),
     ].join('\n');
-    const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
+    const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 })
+      .done;
     expect(r.code, r.errors + r.messages.slice(-4000)).to.equal(0);
     // the 415 says what an INFO may carry
     expect(r.messages).to.match(/SIP\/2\.0 415[^\n]*\n(?:[^\n]+\n)*?Accept: application\/dtmf-relay, application\/dtmf/);
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const af = await until(
+      async () => {
+        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+        return a?.status === 'ended' ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     const path_ = (af.executed_actions as { type: string }[]).map((a) => a.type);
     expect(path_).to.deep.equal(['answer', 'digits_receive', 'branch', 'sleep', 'hangup']);
   }
@@ -83,7 +95,14 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   it('an INFO digit ends a recording on its end_of_key in the media worker, like an RFC 4733 one', async () => {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `dtmfr${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
-    const trunk = await trunksRepo(db).create(cid, `dtmfr${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const trunk = await trunksRepo(db).create(cid, `dtmfr${Date.now()}${Math.floor(Math.random() * 1000)}`, {
+      name: 't',
+      detail: '',
+      auth_types: ['ip'],
+      username: '',
+      password: '',
+      allowed_ips: ['127.0.0.1/32'],
+    });
     try {
       const flow = await flowsRepo(db).create({
         customer_id: cid,
@@ -92,7 +111,8 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
       const number = '+899100000934';
       await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
       const steps = ['<pause milliseconds="1000"/>', infoStep(2, 'application/dtmf-relay', 'Signal=#\nDuration=100', 200)].join('\n');
-      const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
+      const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 })
+        .done;
       expect(r.code, r.errors + r.messages.slice(-4000)).to.equal(0);
       const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
       const rec = await until(async () => (await db('recordings').where({ reference_id: call.id, status: 'ended' }))[0], 10_000, 'recording ended');
@@ -116,7 +136,11 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
     expect(reg.code, reg.errors).to.equal(0);
     const callee = sipp(dtmfCallee(b.ext.username, cap.port, calleeOpts), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1'], { killAfterMs: 45_000 });
     await new Promise((r) => setTimeout(r, 300)); // let the UAS bind
-    const caller = sipp(dtmfCaller(a.ext.username, a.domain, b.ext.extension, steps), [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 45_000 });
+    const caller = sipp(
+      dtmfCaller(a.ext.username, a.domain, b.ext.extension, steps),
+      [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 45_000 },
+    );
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     cap.close();
     expect(rc.code, 'caller ' + rc.errors + rc.messages.slice(-4000)).to.equal(0);
@@ -128,17 +152,29 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   function expectDigit(group: EventPacket[], event: number, samples: number, audio: { ts: number; ssrc: number; seq: number }[]) {
     expect(group[0]!.marker, 'marker on the first packet').to.equal(true);
     expect(group.slice(1).every((e) => !e.marker)).to.equal(true);
-    expect(group.every((e) => e.event === event), `event ${event}`).to.equal(true);
+    expect(
+      group.every((e) => e.event === event),
+      `event ${event}`,
+    ).to.equal(true);
     const ends = group.filter((e) => e.end);
     expect(ends, 'the end packet three times').to.have.length(3);
-    expect(ends.every((e) => e.duration === samples), `end duration ${samples}: ${ends.map((e) => e.duration)}`).to.equal(true);
+    expect(
+      ends.every((e) => e.duration === samples),
+      `end duration ${samples}: ${ends.map((e) => e.duration)}`,
+    ).to.equal(true);
     const durations = group.filter((e) => !e.end).map((e) => e.duration);
     expect(durations, 'durations grow').to.deep.equal([...durations].sort((x, y) => x - y));
-    expect(group.slice(-3).every((e) => e.end), 'nothing after the end').to.equal(true);
+    expect(
+      group.slice(-3).every((e) => e.end),
+      'nothing after the end',
+    ).to.equal(true);
     // the far leg's own stream: its SSRC, consecutive sequence numbers, its RTP clock (the event starts
     // where the audio packet before it left off, and the audio after it continues past its length)
     const ssrc = audio[0]!.ssrc;
-    expect(group.every((e) => e.ssrc === ssrc), 'SSRC of the leg').to.equal(true);
+    expect(
+      group.every((e) => e.ssrc === ssrc),
+      'SSRC of the leg',
+    ).to.equal(true);
     const before = audio.filter((x) => x.seq < group[0]!.seq || x.seq - group[0]!.seq > 30000).pop();
     expect(before, 'audio before the digit').to.not.equal(undefined);
     expect((group[0]!.ts - before!.ts) >>> 0, 'event timestamp follows the audio clock').to.equal(160);
@@ -146,29 +182,47 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   }
 
   it('extension to extension: RFC 4733 and INFO digits leave on the far leg as telephone-events of its payload type and clock', async () => {
-    const steps = ['<pause milliseconds="1500"/>', playDigitPcap('dtmf_2833_5.pcap', 1500), infoStep(10, 'application/dtmf-relay', 'Signal=7\nDuration=200', 200), '<pause milliseconds="1500"/>'].join('\n');
+    const steps = ['<pause milliseconds="1500"/>', playDigitPcap('dtmf_2833_5.pcap', 1500), infoStep(10, 'application/dtmf-relay', 'Signal=7\nDuration=200', 200), '<pause milliseconds="1500"/>'].join(
+      '\n',
+    );
     const { cap } = await extensionCall({ telephoneEventPt: 96 }, steps);
     const audio = cap.packets.filter((x) => x.pt === 0);
     expect(audio.length, 'the far leg gets audio').to.be.greaterThan(50);
     const groups = eventGroups(cap, 96);
     expect(cap.events(101), 'nothing on the caller’s payload type').to.have.length(0);
-    expect(groups.map((g) => g[0]!.event), 'digits 5 (RFC 4733) then 7 (INFO)').to.deep.equal([5, 7]);
+    expect(
+      groups.map((g) => g[0]!.event),
+      'digits 5 (RFC 4733) then 7 (INFO)',
+    ).to.deep.equal([5, 7]);
     expectDigit(groups[0]!, 5, 2240, audio); // the pcap's 280 ms
     expectDigit(groups[1]!, 7, 1600, audio); // Duration=200 ms
   });
 
   it('extension to extension: a far phone that offered no telephone-event gets each digit as INFO', async () => {
     const inCall = [expectInfo('Signal=5[[:space:]]+Duration=280', 1), expectInfo('Signal=#[[:space:]]+Duration=120', 2)].join('\n');
-    const steps = ['<pause milliseconds="1500"/>', playDigitPcap('dtmf_2833_5.pcap', 1500), infoStep(10, 'application/dtmf-relay', 'Signal=11\nDuration=120', 200), '<pause milliseconds="1500"/>'].join('\n');
+    const steps = [
+      '<pause milliseconds="1500"/>',
+      playDigitPcap('dtmf_2833_5.pcap', 1500),
+      infoStep(10, 'application/dtmf-relay', 'Signal=11\nDuration=120', 200),
+      '<pause milliseconds="1500"/>',
+    ].join('\n');
     const { cap, callee } = await extensionCall({ inCall }, steps);
-    expect(cap.packets.filter((x) => x.pt !== 0), 'no telephone-event on a leg that did not negotiate it').to.have.length(0);
+    expect(
+      cap.packets.filter((x) => x.pt !== 0),
+      'no telephone-event on a leg that did not negotiate it',
+    ).to.have.length(0);
     expect(callee.messages).to.match(/INFO sip:/);
   });
 
   const setMode = (mode: 'info' | 'inband') => async (extId: string) => {
     await extensionsRepo(await testDb()).update(extId, { dtmf_mode: mode });
   };
-  const digitsBoth = ['<pause milliseconds="1500"/>', playDigitPcap('dtmf_2833_5.pcap', 1500), infoStep(10, 'application/dtmf-relay', 'Signal=7\nDuration=200', 200), '<pause milliseconds="1500"/>'].join('\n');
+  const digitsBoth = [
+    '<pause milliseconds="1500"/>',
+    playDigitPcap('dtmf_2833_5.pcap', 1500),
+    infoStep(10, 'application/dtmf-relay', 'Signal=7\nDuration=200', 200),
+    '<pause milliseconds="1500"/>',
+  ].join('\n');
 
   it('dtmf_mode info: the far phone gets INFO even though it offered telephone-event', async () => {
     const inCall = [expectInfo('Signal=5[[:space:]]+Duration=280', 1), expectInfo('Signal=7[[:space:]]+Duration=200', 2)].join('\n');
@@ -190,7 +244,10 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
       const steps = ['<pause milliseconds="1500"/>', `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`, '<pause milliseconds="2500"/>'].join('\n');
       const { cap } = await extensionCall({ telephoneEventPt: 96 }, steps);
       const groups = eventGroups(cap, 96);
-      expect(groups.map((g) => g[0]!.event), 'digits 3 then 8').to.deep.equal([3, 8]);
+      expect(
+        groups.map((g) => g[0]!.event),
+        'digits 3 then 8',
+      ).to.deep.equal([3, 8]);
       for (const g of groups) {
         expect(g[0]!.marker).to.equal(true);
         expect(g.filter((e) => e.end)).to.have.length(3);
@@ -213,7 +270,9 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
       expect(groups.length, 'not every digit of the flood').to.be.below(60);
       // the backlog drains within a few seconds of the flood: the last seconds of the call are audio again
       let last = -1;
-      cap.packets.forEach((x, i) => { if (x.pt === 96) last = i; });
+      cap.packets.forEach((x, i) => {
+        if (x.pt === 96) last = i;
+      });
       const audioAfter = cap.packets.slice(last + 1).filter((x) => x.pt === 0).length;
       expect(audioAfter, 'audio packets after the last relayed digit').to.be.above(150);
     } finally {
@@ -241,16 +300,31 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   it('a trunk with dtmf_mode info gets digits_send as INFO', async () => {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `dtmfs${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
-    const trunk = await trunksRepo(db).create(cid, `dtmfs${Date.now()}${Math.floor(Math.random() * 1000)}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'], dtmf_mode: 'info' });
+    const trunk = await trunksRepo(db).create(cid, `dtmfs${Date.now()}${Math.floor(Math.random() * 1000)}`, {
+      name: 't',
+      detail: '',
+      auth_types: ['ip'],
+      username: '',
+      password: '',
+      allowed_ips: ['127.0.0.1/32'],
+      dtmf_mode: 'info',
+    });
     const flow = await flowsRepo(db).create({
       customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 500 } }, { type: 'digits_send', option: { digits: '1#', duration: 120, interval: 100 } }, { type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }]),
+      actions: parseActions([
+        { type: 'answer' },
+        { type: 'sleep', option: { duration: 500 } },
+        { type: 'digits_send', option: { digits: '1#', duration: 120, interval: 100 } },
+        { type: 'sleep', option: { duration: 500 } },
+        { type: 'hangup' },
+      ]),
     } as never);
     const number = '+899100000933';
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     const steps = [expectInfo('Signal=1[[:space:]]+Duration=120', 1), expectInfo('Signal=#[[:space:]]+Duration=120', 2)].join('\n');
     try {
-      const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
+      const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', await freePort(), { steps }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 })
+        .done;
       expect(r.code, r.errors + r.messages.slice(-4000)).to.equal(0);
     } finally {
       await trunksRepo(db).softDelete(trunk.id);

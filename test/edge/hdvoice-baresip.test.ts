@@ -46,8 +46,9 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
   const phone = async (ext: { username: string }, domain: string, password: string, mic: string, codecModules: string[]) => {
     const b = await Baresip.start({ user: ext.username, domain, password, outboundProxy: `sip:127.0.0.1:${p.sipPort}`, codecModules }, mic);
     phones.push(b);
-    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${domain}`)).length > 0 || null, 10_000, `${ext.username} registered`)
-      .catch((err: Error) => { throw new Error(`${err.message}\n${b.log.slice(-3000)}`); });
+    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${domain}`)).length > 0 || null, 10_000, `${ext.username} registered`).catch((err: Error) => {
+      throw new Error(`${err.message}\n${b.log.slice(-3000)}`);
+    });
     return b;
   };
 
@@ -62,8 +63,9 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
     const alice = await phone(a.ext, a.domain, a.password, tone(6000, rates[0]), aliceModules);
     const bob = await phone(b.ext, b.domain, b.password, tone(1000, rates[1]), bobModules);
     await alice.dial(`sip:${b.ext.username}@${b.domain}`);
-    await until(() => (alice.saw('CALL_ESTABLISHED') && bob.saw('CALL_ESTABLISHED')) || null, 15_000, 'call established on both phones')
-      .catch((err: Error) => { throw new Error(`${err.message}\nalice: ${alice.log.slice(-2000)}\nbob: ${bob.log.slice(-2000)}`); });
+    await until(() => (alice.saw('CALL_ESTABLISHED') && bob.saw('CALL_ESTABLISHED')) || null, 15_000, 'call established on both phones').catch((err: Error) => {
+      throw new Error(`${err.message}\nalice: ${alice.log.slice(-2000)}\nbob: ${bob.log.slice(-2000)}`);
+    });
     await new Promise((r) => setTimeout(r, 4000));
     await alice.hangup();
     await until(() => bob.saw('CALL_CLOSED') || null, 10_000, 'bob sees the hang-up');
@@ -75,7 +77,7 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
   /** The codec a phone's log says it encoded its call with ("audio: Set audio encoder: G722 16000Hz 1ch"). */
   const encoder = (b: Baresip) => /Set audio encoder: (\S+)/.exec(b.log)?.[1] ?? '';
 
-  it('G.722 ↔ G.722: Bob hears Alice\'s 6 kHz tone, Alice hears Bob\'s 1 kHz', async () => {
+  it("G.722 ↔ G.722: Bob hears Alice's 6 kHz tone, Alice hears Bob's 1 kHz", async () => {
     const { alice, bob } = await call(['g722.so'], ['g722.so'], [16000, 16000]);
     expect([encoder(alice), encoder(bob)]).to.deep.equal(['G722', 'G722']);
     expect(bob.heardWav, logs(bob).slice(-2000)).to.not.equal('');
@@ -83,7 +85,7 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
     expect(toneShare(alice.heardWav, 1000), 'alice hears bob (1 kHz)').to.be.greaterThan(0.5);
   });
 
-  it('G.722 ↔ PCMU (Bob\'s extension takes PCMU only): transcoded both ways, and the 6 kHz tone is gone at Bob', async () => {
+  it("G.722 ↔ PCMU (Bob's extension takes PCMU only): transcoded both ways, and the 6 kHz tone is gone at Bob", async () => {
     const { alice, bob } = await call(['g722.so'], ['g722.so'], [16000, 8000], ['PCMU']);
     expect([encoder(alice), encoder(bob)], 'alice keeps G.722, bob is offered PCMU only').to.deep.equal(['G722', 'PCMU']);
     const heard = { alice1k: toneShare(alice.heardWav, 1000), bob6k: toneShare(bob.heardWav, 6000), bob2k: toneShare(bob.heardWav, 2000), bobLoudness: loudness(bob.heardWav) };
@@ -95,7 +97,7 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
     expect(heard.bobLoudness, `bob hears (almost) nothing of a tone above his band ${what}`).to.be.lessThan(300);
   });
 
-  it('Opus ↔ Opus: Bob hears Alice\'s 6 kHz tone', async function () {
+  it("Opus ↔ Opus: Bob hears Alice's 6 kHz tone", async function () {
     if (!HAVE('opus.so')) this.skip();
     const { alice, bob } = await call(['opus.so'], ['opus.so'], [48000, 48000]);
     expect([encoder(alice), encoder(bob)]).to.deep.equal(['opus', 'opus']);

@@ -23,7 +23,10 @@ class CodecSink {
   levels: number[] = [];
   private readonly pcm = new Int16Array(5760);
 
-  constructor(private readonly pt: number, private readonly codec: Codec) {}
+  constructor(
+    private readonly pt: number,
+    private readonly codec: Codec,
+  ) {}
 
   async open(): Promise<this> {
     await new Promise<void>((r) => this.sock.bind(0, '127.0.0.1', r));
@@ -102,7 +105,11 @@ describe('edge: G.722-only and Opus-only offers are answered in that codec; othe
     const ruri = await talkingNumber();
     const sink = await new CodecSink(9, createCodec('G722')).open();
     try {
-      const r = await sipp(offering(ruri, sink.port, 'm=audio PORT RTP/AVP 9 101\na=rtpmap:9 G722/8000\na=rtpmap:101 telephone-event/8000\na=fmtp:101 0-15'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
+      const r = await sipp(
+        offering(ruri, sink.port, 'm=audio PORT RTP/AVP 9 101\na=rtpmap:9 G722/8000\na=rtpmap:101 telephone-event/8000\na=fmtp:101 0-15'),
+        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'],
+        { killAfterMs: 40_000 },
+      ).done;
       expect(r.code, r.errors + r.messages).to.equal(0);
       const sdp = answerSdp(r.messages);
       expect(sdp).to.match(/m=audio \d+ RTP\/AVP 9 101\r?\n/);
@@ -127,7 +134,10 @@ describe('edge: G.722-only and Opus-only offers are answered in that codec; othe
       expect(sdp).to.match(/m=audio \d+ RTP\/AVP 107 108\r?\n/);
       expect(sdp).to.match(/a=rtpmap:107 opus\/48000\/2/);
       const fmtp = /a=fmtp:107 (.*)/.exec(sdp)?.[1] ?? '';
-      expect(fmtp).to.match(/useinbandfec=1/).and.to.match(/stereo=0/).and.to.match(/maxplaybackrate=16000/);
+      expect(fmtp)
+        .to.match(/useinbandfec=1/)
+        .and.to.match(/stereo=0/)
+        .and.to.match(/maxplaybackrate=16000/);
       expect(sdp).to.match(/a=rtpmap:108 telephone-event\/48000/);
       expect(sink.otherPt, 'packets of another payload type').to.equal(0);
       expect(sink.packets).to.be.greaterThan(50);
@@ -139,7 +149,13 @@ describe('edge: G.722-only and Opus-only offers are answered in that codec; othe
 
   it('an iLBC-only offer gets 488 with a Warning naming the codecs we take, and no call', async () => {
     const ruri = await talkingNumber();
-    const r = await sipp(offering(ruri, await freePort(), 'm=audio PORT RTP/AVP 97\na=rtpmap:97 iLBC/8000\na=fmtp:97 mode=30', { expectStatus: 488 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1']).done;
+    const r = await sipp(offering(ruri, await freePort(), 'm=audio PORT RTP/AVP 97\na=rtpmap:97 iLBC/8000\na=fmtp:97 mode=30', { expectStatus: 488 }), [
+      `127.0.0.1:${p.sipPort}`,
+      '-i',
+      '127.0.0.1',
+      '-m',
+      '1',
+    ]).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(warningOf488(r.messages)).to.match(/^305 \S+ "Incompatible media format: we take PCMU, PCMA, G722, opus"$/);
     const db = await testDb();

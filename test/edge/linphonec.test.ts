@@ -27,13 +27,17 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
   before(async () => {
     await truncateAll();
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort), SIP_DOMAIN: p.config.sipDomain } });
+    t = await buildTestApp({
+      env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort), SIP_DOMAIN: p.config.sipDomain },
+    });
     f = await createFixture(t.ctx);
     server = http.createServer(t.app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   });
-  afterEach(async () => { await Promise.all(phones.splice(0).map((l) => l.dispose())); });
+  afterEach(async () => {
+    await Promise.all(phones.splice(0).map((l) => l.dispose()));
+  });
   after(async () => {
     server?.close();
     await t?.close();
@@ -49,8 +53,9 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
     // a User-Agent that names no phone needs format=.
     const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}&format=linphone`);
     phones.push(l);
-    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${ext.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered')
-      .catch((err: Error) => { throw new Error(`${err.message}\n${l.log.slice(-1500)}`); });
+    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${ext.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered').catch((err: Error) => {
+      throw new Error(`${err.message}\n${l.log.slice(-1500)}`);
+    });
   });
 
   it('provisioned, calls a baresip phone with a tone each way', async () => {
@@ -59,7 +64,11 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
     const b = (await api('post', '/extensions').send({ extension: '7202', password: 'secret-pass-7202' })).body;
     const tok = (await api('post', `/extensions/${a.id}/provisioning-token`)).body;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-tones-'));
-    const tone = (hz: number) => { const f = path.join(dir, `${hz}.wav`); toneWav(f, hz); return f; };
+    const tone = (hz: number) => {
+      const f = path.join(dir, `${hz}.wav`);
+      toneWav(f, hz);
+      return f;
+    };
     const bob = await Baresip.start({ user: b.username, domain: b.domain_name, password: 'secret-pass-7202', outboundProxy: `sip:127.0.0.1:${p.sipPort}` }, tone(1300));
     const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}&format=linphone`);
     phones.push(l);

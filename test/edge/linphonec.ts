@@ -29,24 +29,27 @@ export class Linphonec {
     fs.mkdirSync(path.join(dir, '.local', 'share', 'linphone'), { recursive: true });
     const sipPort = await freePort();
     const rtp = await sippMediaPort();
-    fs.writeFileSync(l.rcFile, [
-      '[misc]',
-      `config-uri=${provisioningUrl}`,
-      '[sip]',
-      `sip_port=${sipPort}`,
-      'sip_tcp_port=0',
-      'sip_tls_port=0',
-      'use_ipv6=0',
-      'bind_address=127.0.0.1',
-      '[rtp]',
-      `audio_rtp_port=${rtp}`,
-      'audio_jitt_comp=60',
-      '[net]',
-      'firewall_policy=0',
-      '[sound]',
-      'echocancellation=0',
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      l.rcFile,
+      [
+        '[misc]',
+        `config-uri=${provisioningUrl}`,
+        '[sip]',
+        `sip_port=${sipPort}`,
+        'sip_tcp_port=0',
+        'sip_tls_port=0',
+        'use_ipv6=0',
+        'bind_address=127.0.0.1',
+        '[rtp]',
+        `audio_rtp_port=${rtp}`,
+        'audio_jitt_comp=60',
+        '[net]',
+        'firewall_policy=0',
+        '[sound]',
+        'echocancellation=0',
+        '',
+      ].join('\n'),
+    );
     l.run();
     return l;
   }
@@ -59,7 +62,9 @@ export class Linphonec {
     this.proc = proc;
     proc.stdout?.on('data', (d) => (this.log += d));
     proc.stderr?.on('data', (d) => (this.log += d));
-    proc.on('exit', () => { if (this.proc === proc) this.proc = null; });
+    proc.on('exit', () => {
+      if (this.proc === proc) this.proc = null;
+    });
   }
 
   /** One linphonec console command. */

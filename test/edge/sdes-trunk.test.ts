@@ -58,7 +58,9 @@ describe('SDES-SRTP trunk (baresip with srtp-mand as the PBX)', function () {
     const t = await sdesTrunk();
     const b = await pbx(t.domain, ';mediaenc=srtp-mand');
     await b.dial(`sip:${t.number}@${t.domain}`);
-    await until(() => b.saw('CALL_CLOSED') || null, 30_000, 'the flow hangs up').catch((e: Error) => { throw new Error(`${e.message}\n${b.log.replace(/\s*\[0:00:\d+\] audio=[^\n]*?\(bit\/s\)/g, '').slice(-3000)}`); });
+    await until(() => b.saw('CALL_CLOSED') || null, 30_000, 'the flow hangs up').catch((e: Error) => {
+      throw new Error(`${e.message}\n${b.log.replace(/\s*\[0:00:\d+\] audio=[^\n]*?\(bit\/s\)/g, '').slice(-3000)}`);
+    });
     await b.stop();
     // srtp-mand: baresip accepts only an RTP/SAVP answer with a=crypto, so an established call is an SRTP one
     expect(b.saw('CALL_ESTABLISHED'), b.log.slice(-1500)).to.equal(true);

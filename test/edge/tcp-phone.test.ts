@@ -13,9 +13,7 @@ import { encodeG711 } from '../../media-engine/codecs/g711';
 import { writeRtpPcap } from '../../testkit/ai/audio';
 import { truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import {
-  RtpSink, SIPP_SDP, answerBye, createExtension, killAllSipp, register, sipp, startPlatform, until, type Platform,
-} from '../../testkit/media-app/harness';
+import { RtpSink, SIPP_SDP, answerBye, createExtension, killAllSipp, register, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPhone } from '../../testkit/media-app/phones';
 
 /** What sipp logged it received over one transport, e.g. the request lines seen over TCP. */
@@ -102,12 +100,16 @@ Content-Length: [len]
 
 ${SIPP_SDP}
 ]]></send>
-${hangsUp ? `<recv request="ACK" timeout="10000">
+${
+  hangsUp
+    ? `<recv request="ACK" timeout="10000">
   <action>
     <ereg regexp=".*" search_in="hdr" header="From:" assign_to="peer"/>
     <ereg regexp=".*" search_in="hdr" header="To:" assign_to="me"/>
   </action>
-</recv>` : '<recv request="ACK" timeout="10000"/>'}
+</recv>`
+    : '<recv request="ACK" timeout="10000"/>'
+}
 <nop><action><exec play_pcap_audio="${pcap}"/></action></nop>
 ${end}
 </scenario>`;
@@ -118,20 +120,26 @@ ${end}
     const a = await createExtension();
     const b = await createExtension(a.customerId);
     const { main, ooc } = tcpPhone(b.ext.username, b.domain, await freePort(), 14_000, hangsUp);
-    const phone = sipp(main, [`127.0.0.1:${p.sipPort}`, '-t', 't1', '-i', '127.0.0.1', '-m', '1', '-oocsf', 'ooc.xml',
-      '-au', b.ext.username, '-ap', b.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { files: { 'ooc.xml': ooc }, killAfterMs: 40_000 });
-    const [binding] = await until(async () => {
-      const bs = await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`);
-      return bs.length ? bs : null;
-    }, 20_000, 'the TCP phone registered').catch(async (err: Error) => {
+    const phone = sipp(
+      main,
+      [`127.0.0.1:${p.sipPort}`, '-t', 't1', '-i', '127.0.0.1', '-m', '1', '-oocsf', 'ooc.xml', '-au', b.ext.username, '-ap', b.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { files: { 'ooc.xml': ooc }, killAfterMs: 40_000 },
+    );
+    const [binding] = await until(
+      async () => {
+        const bs = await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`);
+        return bs.length ? bs : null;
+      },
+      20_000,
+      'the TCP phone registered',
+    ).catch(async (err: Error) => {
       killAllSipp();
       const r = await phone.done;
       throw new Error(`${err.message}\n${r.stderr}\n${r.stdout.slice(-2000)}\n${r.errors}\n${r.messages}`);
     });
     expect(binding!.source.protocol).to.equal('tcp');
     const sink = await RtpSink.open();
-    let caller = callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort, { holdMs: hangsUp ? 0 : 4000 })
-      .replaceAll('m=audio [media_port]', `m=audio ${sink.port}`);
+    let caller = callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort, { holdMs: hangsUp ? 0 : 4000 }).replaceAll('m=audio [media_port]', `m=audio ${sink.port}`);
     // when the phone hangs up, the caller waits for the platform's BYE instead of sending one
     if (hangsUp) caller = caller.replace(/<send retrans="500"><!\[CDATA\[\nBYE[\s\S]*<recv response="200"\/>\n<\/scenario>$/, `${answerBye(20_000)}\n</scenario>`);
     const call = sipp(caller, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password], { killAfterMs: 40_000 });
@@ -140,12 +148,14 @@ ${end}
     return { rc, rp, sink };
   };
 
-  it('the platform\'s INVITE, the ACK for the 200 and its BYE come over the registration connection; media flows', async () => {
+  it("the platform's INVITE, the ACK for the 200 and its BYE come over the registration connection; media flows", async () => {
     const { rc, rp, sink } = await setUp(false);
     expect(rc.code, `caller ${rc.errors}\n${rc.messages}`).to.equal(0);
     const tcp = received(rp.messages, 'TCP');
-    expect(tcp.filter((l) => /^(INVITE|ACK|BYE) /.test(l)).map((l) => l.split(' ')[0]), `phone got over TCP:\n${rp.messages}`)
-      .to.deep.equal(['INVITE', 'ACK', 'BYE']);
+    expect(
+      tcp.filter((l) => /^(INVITE|ACK|BYE) /.test(l)).map((l) => l.split(' ')[0]),
+      `phone got over TCP:\n${rp.messages}`,
+    ).to.deep.equal(['INVITE', 'ACK', 'BYE']);
     expect(received(rp.messages, 'UDP')).to.deep.equal([]);
     expect(rp.errors, rp.errors).to.not.match(/Aborting call|timeout/i);
     // the phone's tone reached the caller through the bridge: the call really came up
@@ -156,8 +166,10 @@ ${end}
     const { rc, rp, sink } = await setUp(true);
     expect(rc.code, `caller ${rc.errors}\n${rc.messages}`).to.equal(0);
     const tcp = received(rp.messages, 'TCP');
-    expect(tcp.filter((l) => /^(INVITE|ACK|BYE) /.test(l)).map((l) => l.split(' ')[0]), `phone got over TCP:\n${rp.messages}`)
-      .to.deep.equal(['INVITE', 'ACK']);
+    expect(
+      tcp.filter((l) => /^(INVITE|ACK|BYE) /.test(l)).map((l) => l.split(' ')[0]),
+      `phone got over TCP:\n${rp.messages}`,
+    ).to.deep.equal(['INVITE', 'ACK']);
     expect(rp.messages, 'the BYE got its 200').to.match(/TCP message received[^\n]*\n\s*SIP\/2\.0 200 OK[\s\S]*CSeq: 1 BYE/);
     expect(received(rp.messages, 'UDP')).to.deep.equal([]);
     expect(sink.voiced, `voiced packets at the caller (of ${sink.packets})`).to.be.greaterThan(50);

@@ -52,15 +52,25 @@ class TlsPhone {
     this.socket.write(`${[...lines, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`);
   }
 
-  get local(): string { return `127.0.0.1:${this.socket.localPort}`; }
+  get local(): string {
+    return `127.0.0.1:${this.socket.localPort}`;
+  }
 
   async register(user: string, domain: string, password: string, contact: string): Promise<number> {
     const callId = randomBytes(6).toString('hex');
-    const req = (cseq: number, auth?: string) => this.send([
-      `REGISTER sip:${domain} SIP/2.0`, `Via: SIP/2.0/TLS ${this.local};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
-      'Max-Forwards: 70', `From: <sip:${user}@${domain}>;tag=r1`, `To: <sip:${user}@${domain}>`, `Call-ID: ${callId}`,
-      `CSeq: ${cseq} REGISTER`, `Contact: ${contact}`, 'Expires: 600', ...(auth ? [auth] : []),
-    ]);
+    const req = (cseq: number, auth?: string) =>
+      this.send([
+        `REGISTER sip:${domain} SIP/2.0`,
+        `Via: SIP/2.0/TLS ${this.local};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+        'Max-Forwards: 70',
+        `From: <sip:${user}@${domain}>;tag=r1`,
+        `To: <sip:${user}@${domain}>`,
+        `Call-ID: ${callId}`,
+        `CSeq: ${cseq} REGISTER`,
+        `Contact: ${contact}`,
+        'Expires: 600',
+        ...(auth ? [auth] : []),
+      ]);
     req(1);
     const chal = await this.next((m) => m.status === 401 && m.get('call-id') === callId, '401');
     req(2, authorization(chal.get('www-authenticate')!, user, password, `sip:${domain}`));
@@ -70,14 +80,23 @@ class TlsPhone {
   /** A response to `req` (its Vias, From, To with our tag, Call-ID, CSeq). */
   respond(req: SipMsg, status: string, extra: string[] = [], body = ''): void {
     const to = req.get('to')!;
-    this.send([
-      `SIP/2.0 ${status}`, ...req.headers.filter(([k]) => k === 'via').map(([, v]) => `Via: ${v}`),
-      `From: ${req.get('from')}`, `To: ${/;tag=/.test(to) ? to : `${to};tag=tlsphone`}`, `Call-ID: ${req.get('call-id')}`,
-      `CSeq: ${req.get('cseq')}`, ...extra,
-    ], body);
+    this.send(
+      [
+        `SIP/2.0 ${status}`,
+        ...req.headers.filter(([k]) => k === 'via').map(([, v]) => `Via: ${v}`),
+        `From: ${req.get('from')}`,
+        `To: ${/;tag=/.test(to) ? to : `${to};tag=tlsphone`}`,
+        `Call-ID: ${req.get('call-id')}`,
+        `CSeq: ${req.get('cseq')}`,
+        ...extra,
+      ],
+      body,
+    );
   }
 
-  close(): void { this.socket.destroy(); }
+  close(): void {
+    this.socket.destroy();
+  }
 }
 
 describe('edge: a phone registered over TLS, Contact on a port that refuses', function () {
@@ -87,9 +106,12 @@ describe('edge: a phone registered over TLS, Contact on a port that refuses', fu
 
   before(async () => {
     cert = selfSignedCert();
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5' }, {
-      sip: { listen: { transports: ['udp', 'tcp', 'tls'], tlsPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
-    });
+    p = await startPlatform(
+      { SIP_DIGEST_ALGORITHMS: 'MD5' },
+      {
+        sip: { listen: { transports: ['udp', 'tcp', 'tls'], tlsPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
+      },
+    );
   });
   after(async () => {
     killAllSipp();
@@ -105,10 +127,16 @@ describe('edge: a phone registered over TLS, Contact on a port that refuses', fu
       const contact = `<sip:${b.ext.username}@127.0.0.1:${await freePort()};transport=tls>`;
       expect(await phone.register(b.ext.username, b.domain, b.password, contact)).to.equal(200);
       expect((await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`))[0]!.source.protocol).to.equal('tls');
-      const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort, { holdMs: 1500 }),
-        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password], { killAfterMs: 40_000 });
+      const caller = sipp(
+        callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort, { holdMs: 1500 }),
+        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password],
+        { killAfterMs: 40_000 },
+      );
       const invite = await phone.next((m) => m.method === 'INVITE', 'INVITE');
-      const sdp = SIPP_SDP.replace(/\[local_ip\]/g, '127.0.0.1').replace('[media_port]', String(await freePort())).replace(/\n/g, '\r\n') + '\r\n';
+      const sdp =
+        SIPP_SDP.replace(/\[local_ip\]/g, '127.0.0.1')
+          .replace('[media_port]', String(await freePort()))
+          .replace(/\n/g, '\r\n') + '\r\n';
       phone.respond(invite, '200 OK', [`Contact: ${contact}`, 'Content-Type: application/sdp'], sdp);
       const ack = await phone.next((m) => m.method === 'ACK', 'ACK on the registration connection', 5000);
       expect(ack.get('call-id')).to.equal(invite.get('call-id'));

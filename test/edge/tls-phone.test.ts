@@ -23,9 +23,12 @@ describe('TLS signalling with a real TLS phone (baresip)', function () {
   before(async () => {
     cert = selfSignedCert();
     // libre (baresip 1.0) gives up on a challenge list that names an algorithm it does not know: MD5 only
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5' }, {
-      sip: { listen: { transports: ['udp', 'tcp', 'tls'], tlsPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
-    });
+    p = await startPlatform(
+      { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5' },
+      {
+        sip: { listen: { transports: ['udp', 'tcp', 'tls'], tlsPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
+      },
+    );
     tlsPort = p.stack.listeningPoint('tls')!.port;
     mic = path.join(cert.dir, 'tone.wav');
     toneWav(mic, 440);
@@ -48,12 +51,22 @@ describe('TLS signalling with a real TLS phone (baresip)', function () {
     const b = await createExtension(a.customerId);
     const phone = await tlsPhone(b);
     const aor = `${b.ext.username}@${b.domain}`;
-    const [binding] = await until(async () => {
-      const bs = await p.app.registrar.bindings.get(aor);
-      return bs.length ? bs : null;
-    }, 15_000, 'baresip registered').catch((e: Error) => { throw new Error(`${e.message}\n${phone.log.slice(-3000)}`); });
+    const [binding] = await until(
+      async () => {
+        const bs = await p.app.registrar.bindings.get(aor);
+        return bs.length ? bs : null;
+      },
+      15_000,
+      'baresip registered',
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${phone.log.slice(-3000)}`);
+    });
     expect(binding!.source.protocol).to.equal('tls');
-    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const caller = sipp(
+      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
+      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     const rc = await caller.done;
     expect(rc.code, `caller ${rc.errors}\n--- baresip:\n${phone.log.slice(-3000)}`).to.equal(0);
     await until(() => phone.saw('CALL_ESTABLISHED') && phone.saw('CALL_CLOSED'), 5000, 'baresip: call established, then closed');
@@ -69,8 +82,9 @@ describe('TLS signalling with a real TLS phone (baresip)', function () {
     await sleep(300);
     const phone = await tlsPhone(a);
     // the registrar's binding, not baresip's REGISTER_OK event: that may fire before the ctrl socket is connected
-    await until(async () => (await p.app.registrar.bindings.get(`${a.ext.username}@${a.domain}`)).length > 0 || null, 10_000, 'baresip registered')
-      .catch((e: Error) => { throw new Error(`${e.message}\n${phone.log.slice(-3000)}`); });
+    await until(async () => (await p.app.registrar.bindings.get(`${a.ext.username}@${a.domain}`)).length > 0 || null, 10_000, 'baresip registered').catch((e: Error) => {
+      throw new Error(`${e.message}\n${phone.log.slice(-3000)}`);
+    });
     expect((await p.app.registrar.bindings.get(`${a.ext.username}@${a.domain}`))[0]!.source.protocol).to.equal('tls');
     await phone.dial(`sip:${b.ext.extension}@${a.domain}`);
     await until(() => phone.saw('CALL_ESTABLISHED'), 10_000, 'call established');

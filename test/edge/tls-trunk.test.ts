@@ -25,9 +25,12 @@ describe('TLS-only trunk (baresip as the PBX)', function () {
 
   before(async () => {
     cert = selfSignedCert();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, {
-      sip: { listen: { transports: ['udp', 'tcp', 'tls'], tlsPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
-    });
+    p = await startPlatform(
+      { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' },
+      {
+        sip: { listen: { transports: ['udp', 'tcp', 'tls'], tlsPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
+      },
+    );
     tlsPort = p.stack.listeningPoint('tls')!.port;
     mic = path.join(cert.dir, 'tone.wav');
     toneWav(mic, 440);
@@ -44,11 +47,7 @@ describe('TLS-only trunk (baresip as the PBX)', function () {
     await trunksRepo(db).create(cid, name, { name: 'pbx', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
     const flow = await flowsRepo(db).create({
       customer_id: cid,
-      actions: parseActions([
-        { type: 'answer' },
-        { type: 'talk', option: { text: 'Thank you for calling over an encrypted trunk. Goodbye.', language: 'en-US' } },
-        { type: 'hangup' },
-      ]),
+      actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text: 'Thank you for calling over an encrypted trunk. Goodbye.', language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
     const number = `+1555${String(Date.now()).slice(-7)}`;
     await numbersRepo(db).create({ customer_id: cid, number, type: 'normal', call_flow_id: flow.id } as never);
@@ -56,14 +55,20 @@ describe('TLS-only trunk (baresip as the PBX)', function () {
     const pbx = await Baresip.start({ user: 'pbx', domain, password: '', outboundProxy: `sip:127.0.0.1:${tlsPort};transport=tls`, register: false }, mic);
     phones.push(pbx);
     await pbx.dial(`sip:${number}@${domain}`);
-    await until(() => pbx.saw('CALL_CLOSED') || null, 30_000, 'the flow hangs up').catch((e: Error) => { throw new Error(`${e.message}\n${pbx.log.replace(/\s*\[0:00:\d+\] audio=[^\n]*?\(bit\/s\)/g, "").slice(-3000)}`); });
+    await until(() => pbx.saw('CALL_CLOSED') || null, 30_000, 'the flow hangs up').catch((e: Error) => {
+      throw new Error(`${e.message}\n${pbx.log.replace(/\s*\[0:00:\d+\] audio=[^\n]*?\(bit\/s\)/g, '').slice(-3000)}`);
+    });
     await pbx.stop();
     expect(pbx.saw('CALL_ESTABLISHED'), pbx.log.slice(-2000)).to.equal(true);
     expect(loudness(pbx.heardWav), 'the PBX hears the prompt').to.be.greaterThan(200);
-    const call = await until(async () => {
-      const c = await db('calls').where({ customer_id: cid }).first();
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'the call row ended');
+    const call = await until(
+      async () => {
+        const c = await db('calls').where({ customer_id: cid }).first();
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'the call row ended',
+    );
     expect(call).to.include({ direction: 'incoming', hangup_by: 'local' });
     expect(call.flow_id).to.equal(flow.id);
     expect(call.destination).to.deep.include({ type: 'tel', target: number });

@@ -22,12 +22,14 @@ const YEALINK_UA = 'Yealink SIP-T54W 96.86.0.100';
 /** GET over loopback HTTP as the phone sends it. */
 function phoneGet(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers: { 'User-Agent': YEALINK_UA, Accept: '*/*' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
+    http
+      .get(url, { headers: { 'User-Agent': YEALINK_UA, Accept: '*/*' } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -131,8 +133,9 @@ describe('edge: a Yealink-style directory fetch registers with defaults', functi
     toneWav(mic, 500);
     const phone = await Baresip.start({ user: acc.user, domain: acc.server, password: acc.password, outboundProxy: `sip:${acc.proxy}` }, mic);
     phones.push(phone);
-    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${ext.domain_name}`)).length > 0 || null, 20_000, 'baresip registered')
-      .catch((err: Error) => { throw new Error(`${err.message}\n${phone.log.slice(-1500)}`); });
+    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${ext.domain_name}`)).length > 0 || null, 20_000, 'baresip registered').catch((err: Error) => {
+      throw new Error(`${err.message}\n${phone.log.slice(-1500)}`);
+    });
   });
 
   it('the customer DHCP option 66 URL: the MAC selects the extension; a Yealink REGISTER (sipp) with those values registers', async () => {

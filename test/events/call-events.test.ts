@@ -55,7 +55,7 @@ async function receiver(secret: () => string): Promise<{ url: string; got: Hook[
 const key = (e: { event_type: string; data: Record<string, unknown> }) =>
   `${e.event_type}|${String(e.data.id)}|${String(e.data.status)}|${String(e.data.tm_update)}|${Array.isArray(e.data.executed_actions) ? e.data.executed_actions.length : ''}`;
 
-describe('a real call\'s events: WebSocket and webhooks, once each, in order', function () {
+describe("a real call's events: WebSocket and webhooks, once each, in order", function () {
   this.timeout(120_000);
   let p: Platform;
   let t: TestApp;
@@ -112,7 +112,9 @@ describe('a real call\'s events: WebSocket and webhooks, once each, in order', f
 
       const sink = await RtpSink.open();
       try {
-        const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 }).done;
+        const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort())], {
+          killAfterMs: 40_000,
+        }).done;
         expect(r.code, r.errors + r.messages).to.equal(0);
       } finally {
         sink.close();
@@ -148,7 +150,10 @@ describe('a real call\'s events: WebSocket and webhooks, once each, in order', f
       // the webhook saw exactly the socket's sequence (order kept per customer), every delivery signed
       expect(hook.got.map(key)).to.deep.equal(keys);
       expect(hook.got.map((h) => h.topic)).to.deep.equal(frames.map((m) => m.topic));
-      expect(hook.got.every((h) => h.signed), 'signed with the customer secret').to.equal(true);
+      expect(
+        hook.got.every((h) => h.signed),
+        'signed with the customer secret',
+      ).to.equal(true);
       sock.socket.close();
     } finally {
       await t.ctx.db('customers').where({ id: cid }).update({ webhook_uri: '' });
@@ -156,13 +161,20 @@ describe('a real call\'s events: WebSocket and webhooks, once each, in order', f
     }
   });
 
-  it('an API activeflow\'s own events reach its own webhook, once each, in order', async () => {
+  it("an API activeflow's own events reach its own webhook, once each, in order", async () => {
     const own = await receiver(() => secret);
     try {
       const r = await request(t.app)
         .post('/v1.0/activeflows')
         .query({ accesskey: f.accesskey })
-        .send({ actions: [{ type: 'variable_set', option: { key: 'a', value: '1' } }, { type: 'sleep', option: { duration: 200 } }], webhook_uri: own.url, webhook_method: 'POST' });
+        .send({
+          actions: [
+            { type: 'variable_set', option: { key: 'a', value: '1' } },
+            { type: 'sleep', option: { duration: 200 } },
+          ],
+          webhook_uri: own.url,
+          webhook_method: 'POST',
+        });
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
       const id = r.body.id as string;
       await until(() => own.got.some((h) => h.event_type === 'activeflow_updated' && h.data.status === 'ended'), 20_000, 'activeflow end at its webhook');

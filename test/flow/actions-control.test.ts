@@ -35,23 +35,29 @@ describe('flow actions on a virtual call: control', () => {
     expect(first(two).variables['svc.call.digits']).to.equal('');
     const none = await sim(flow);
     expect(first(none).variables.picked).to.equal('other');
-    const named = await sim([{ type: 'branch', option: { variable: 'lang', target_ids: { fr: id(1) } } }, { type: 'stop' }, { id: id(1), type: 'variable_set', option: { key: 'x', value: 'fr' } }], { variables: { lang: 'fr' } });
+    const named = await sim([{ type: 'branch', option: { variable: 'lang', target_ids: { fr: id(1) } } }, { type: 'stop' }, { id: id(1), type: 'variable_set', option: { key: 'x', value: 'fr' } }], {
+      variables: { lang: 'fr' },
+    });
     expect(first(named).variables.x).to.equal('fr');
   });
 
   it('goto loops loop_count times, then falls through', async () => {
-    const r = await sim([
-      { id: id(1), type: 'variable_set', option: { key: 'n', value: '${n}x' } },
-      { type: 'goto', option: { target_id: id(1), loop_count: 3 } },
-      { type: 'stop' },
-    ]);
+    const r = await sim([{ id: id(1), type: 'variable_set', option: { key: 'n', value: '${n}x' } }, { type: 'goto', option: { target_id: id(1), loop_count: 3 } }, { type: 'stop' }]);
     expect(first(r).variables.n).to.equal('xxxx');
     expect(executed(r).filter((t) => t === 'goto')).to.have.length(4);
   });
 
   it('condition_variable compares strings, numbers and lengths', async () => {
     const check = async (option: Record<string, unknown>, variables: Record<string, string>) => {
-      const r = await sim([{ type: 'condition_variable', option: { ...option, false_target_id: id(9) } }, { type: 'variable_set', option: { key: 'm', value: 'yes' } }, { type: 'stop' }, { id: id(9), type: 'variable_set', option: { key: 'm', value: 'no' } }], { variables });
+      const r = await sim(
+        [
+          { type: 'condition_variable', option: { ...option, false_target_id: id(9) } },
+          { type: 'variable_set', option: { key: 'm', value: 'yes' } },
+          { type: 'stop' },
+          { id: id(9), type: 'variable_set', option: { key: 'm', value: 'no' } },
+        ],
+        { variables },
+      );
       return first(r).variables.m;
     };
     expect(await check({ condition: '==', variable: 'v', value_type: 'string', value_string: 'abc' }, { v: 'abc' })).to.equal('yes');
@@ -65,7 +71,15 @@ describe('flow actions on a virtual call: control', () => {
 
   it('condition_datetime compares the UTC time field by field, with wildcards and weekdays', async () => {
     const run = async (option: Record<string, unknown>, start: string) => {
-      const r = await sim([{ type: 'condition_datetime', option: { ...option, false_target_id: id(9) } }, { type: 'variable_set', option: { key: 'm', value: 'yes' } }, { type: 'stop' }, { id: id(9), type: 'variable_set', option: { key: 'm', value: 'no' } }], { start_time: start });
+      const r = await sim(
+        [
+          { type: 'condition_datetime', option: { ...option, false_target_id: id(9) } },
+          { type: 'variable_set', option: { key: 'm', value: 'yes' } },
+          { type: 'stop' },
+          { id: id(9), type: 'variable_set', option: { key: 'm', value: 'no' } },
+        ],
+        { start_time: start },
+      );
       return first(r).variables.m;
     };
     // 2026-01-05 is a Monday (weekday 1).
@@ -91,7 +105,11 @@ describe('flow actions on a virtual call: control', () => {
   });
 
   it('next_id overrides the next array element', async () => {
-    const r = await sim([{ type: 'variable_set', option: { key: 'a', value: '1' }, next_id: id(3) }, { type: 'variable_set', option: { key: 'b', value: '1' } }, { id: id(3), type: 'stop' }]);
+    const r = await sim([
+      { type: 'variable_set', option: { key: 'a', value: '1' }, next_id: id(3) },
+      { type: 'variable_set', option: { key: 'b', value: '1' } },
+      { id: id(3), type: 'stop' },
+    ]);
     expect(executed(r)).to.deep.equal(['variable_set', 'stop']);
     expect(first(r).variables.b).to.equal(undefined);
   });
@@ -110,9 +128,15 @@ describe('flow actions on a virtual call: control', () => {
   });
 
   it('fetch_flow runs another flow then resumes; unknown flow ends with an error', async () => {
-    const r = await sim([{ type: 'fetch_flow', option: { flow_id: id(40) } }, { type: 'variable_set', option: { key: 'back', value: 'y' } }], {
-      flows: [{ id: id(40), actions: [{ type: 'variable_set', option: { key: 'inner', value: 'y' } }] }],
-    });
+    const r = await sim(
+      [
+        { type: 'fetch_flow', option: { flow_id: id(40) } },
+        { type: 'variable_set', option: { key: 'back', value: 'y' } },
+      ],
+      {
+        flows: [{ id: id(40), actions: [{ type: 'variable_set', option: { key: 'inner', value: 'y' } }] }],
+      },
+    );
     expect(executed(r)).to.deep.equal(['fetch_flow', 'variable_set', 'variable_set']);
     expect(first(r).variables).to.include({ inner: 'y', back: 'y' });
     const missing = await sim([{ type: 'fetch_flow', option: { flow_id: id(41) } }]);
@@ -121,9 +145,13 @@ describe('flow actions on a virtual call: control', () => {
   });
 
   it('on_complete_flow_id starts the next flow on the same call, bounded in depth', async () => {
-    const r = await sim([{ type: 'variable_set', option: { key: 'k', value: 'first' } }], {
-      flows: [{ id: id(60), on_complete_flow_id: id(60), actions: [{ type: 'variable_set', option: { key: 'k', value: '${k}+' } }] }],
-    }, { on_complete_flow_id: id(60) });
+    const r = await sim(
+      [{ type: 'variable_set', option: { key: 'k', value: 'first' } }],
+      {
+        flows: [{ id: id(60), on_complete_flow_id: id(60), actions: [{ type: 'variable_set', option: { key: 'k', value: '${k}+' } }] }],
+      },
+      { on_complete_flow_id: id(60) },
+    );
     expect(r.activeflows).to.have.length(6); // the first plus maxCompleteChain (5) hops
     expect(r.activeflows.map((a) => a.complete_count)).to.deep.equal([0, 1, 2, 3, 4, 5]);
     expect(r.activeflows[1]!.reference_activeflow_id).to.equal(r.activeflows[0]!.id);
@@ -136,8 +164,11 @@ describe('flow actions on a virtual call: control', () => {
     const later = ACTION_TYPES.filter((t) => ACTION_SPECS[t].subsystem);
     expect(later).to.have.length(15);
     const samples: Record<string, Record<string, unknown>> = {
-      conference_join: { conference_id: id(1) }, confbridge_join: { confbridge_id: id(1) }, queue_join: { queue_id: id(1) },
-      message_send: { destinations: [{ type: 'tel', target: '+1' }], text: 'x' }, email_send: { destinations: [{ type: 'email', target: 'a@b' }] },
+      conference_join: { conference_id: id(1) },
+      confbridge_join: { confbridge_id: id(1) },
+      queue_join: { queue_id: id(1) },
+      message_send: { destinations: [{ type: 'tel', target: '+1' }], text: 'x' },
+      email_send: { destinations: [{ type: 'email', target: 'a@b' }] },
       conversation_send: { conversation_id: id(1), text: 'x' },
     };
     for (const t of later) {

@@ -3,7 +3,12 @@ import { events, executed, first, id, media, sim } from './helpers';
 
 describe('flow actions on a virtual call: media', () => {
   it('answer moves a ringing call to progressing and records the command', async () => {
-    const r = await sim([{ type: 'answer' }, { type: 'condition_call_status', option: { status: 'progressing', false_target_id: id(9) } }, { type: 'stop' }, { id: id(9), type: 'hangup', option: { reason: 'failed' } }]);
+    const r = await sim([
+      { type: 'answer' },
+      { type: 'condition_call_status', option: { status: 'progressing', false_target_id: id(9) } },
+      { type: 'stop' },
+      { id: id(9), type: 'hangup', option: { reason: 'failed' } },
+    ]);
     expect(media(r)[0]!.command).to.equal('answer');
     expect(executed(r)).to.deep.equal(['answer', 'condition_call_status', 'stop']);
     expect(first(r).variables['svc.call.status']).to.equal('progressing');
@@ -36,14 +41,12 @@ describe('flow actions on a virtual call: media', () => {
   });
 
   it('talk with digits_handle next ends on a key, which digits_receive then carries over', async () => {
-    const r = await sim(
-      [
-        { type: 'talk', option: { text: 'x'.repeat(100), digits_handle: 'next' } },
-        { type: 'digits_receive', option: { duration: 3000, length: 2 } },
-        { type: 'stop' },
+    const r = await sim([{ type: 'talk', option: { text: 'x'.repeat(100), digits_handle: 'next' } }, { type: 'digits_receive', option: { duration: 3000, length: 2 } }, { type: 'stop' }], {
+      events: [
+        { at: 1000, dtmf: '4' },
+        { at: 1500, dtmf: '2' },
       ],
-      { events: [{ at: 1000, dtmf: '4' }, { at: 1500, dtmf: '2' }] },
-    );
+    });
     expect(events(r, 'media_stopped')[0]).to.include({ command: 'talk', after_ms: 1000 });
     expect(first(r).variables['svc.call.digits']).to.equal('42');
     expect(events(r, 'digits_received')[0]).to.include({ t: 1500, reason: 'length' });
@@ -62,7 +65,12 @@ describe('flow actions on a virtual call: media', () => {
         { type: 'digits_receive', option: { duration: 2000, length: 6 } },
         { type: 'stop' },
       ],
-      { events: [{ at: 100, dtmf: '12#', interval: 200 }, { at: 1000, dtmf: '9' }] },
+      {
+        events: [
+          { at: 100, dtmf: '12#', interval: 200 },
+          { at: 1000, dtmf: '9' },
+        ],
+      },
     );
     const got = events(r, 'digits_received');
     expect(got[0]).to.include({ digits: '12#', reason: 'key', t: 500 });
@@ -85,7 +93,14 @@ describe('flow actions on a virtual call: media', () => {
 
   it('echo and stream_echo run for duration (<= 0 means 180 s)', async () => {
     const r = await sim([{ type: 'echo', option: { duration: 1000 } }, { type: 'stream_echo', option: { duration: 0 } }, { type: 'stop' }]);
-    expect(media(r).slice(0, 2).map((m) => [m.command, m.duration_ms])).to.deep.equal([['echo', 1000], ['stream_echo', 180000]]);
+    expect(
+      media(r)
+        .slice(0, 2)
+        .map((m) => [m.command, m.duration_ms]),
+    ).to.deep.equal([
+      ['echo', 1000],
+      ['stream_echo', 180000],
+    ]);
     expect(r.timeline.find((e) => e.type === 'stop')!.t).to.equal(181000);
   });
 
@@ -104,10 +119,13 @@ describe('flow actions on a virtual call: media', () => {
   });
 
   it('recording ends on end_of_silence after the caller stops speaking, and runs on_end_flow_id', async () => {
-    const r = await sim(
-      [{ type: 'recording_start', option: { end_of_silence: 2, on_end_flow_id: id(50) } }, { type: 'sleep', option: { duration: 20000 } }, { type: 'stop' }],
-      { speech: [{ at: 500, duration: 3000 }, { at: 4000, duration: 1000 }], flows: [{ id: id(50), actions: [{ type: 'variable_set', option: { key: 'post', value: '${svc.activeflow.reference_id}' } }] }] },
-    );
+    const r = await sim([{ type: 'recording_start', option: { end_of_silence: 2, on_end_flow_id: id(50) } }, { type: 'sleep', option: { duration: 20000 } }, { type: 'stop' }], {
+      speech: [
+        { at: 500, duration: 3000 },
+        { at: 4000, duration: 1000 },
+      ],
+      flows: [{ id: id(50), actions: [{ type: 'variable_set', option: { key: 'post', value: '${svc.activeflow.reference_id}' } }] }],
+    });
     const stop = media(r).find((m) => m.command === 'recording_stop')!;
     expect(stop).to.include({ cause: 'silence', t: 7000 });
     expect(r.activeflows).to.have.length(2);
@@ -121,22 +139,38 @@ describe('flow actions on a virtual call: media', () => {
     expect(media(machine).at(-1)).to.include({ command: 'hangup', reason: 'amd', t: 1800 });
     expect(first(machine).variables['svc.call.amd_result']).to.equal('machine');
     expect(first(machine).end_reason).to.equal('call_hangup');
-    const human = await sim([{ type: 'amd', option: { machine_handle: 'hangup' } }, { type: 'talk', option: { text: 'hi' } }], { speech: [{ at: 200, duration: 800 }] });
+    const human = await sim(
+      [
+        { type: 'amd', option: { machine_handle: 'hangup' } },
+        { type: 'talk', option: { text: 'hi' } },
+      ],
+      { speech: [{ at: 200, duration: 800 }] },
+    );
     expect(executed(human)).to.deep.equal(['amd', 'talk']);
     expect(first(human).variables['svc.call.amd_result']).to.equal('human');
   });
 
   it('amd async goes on at once and hangs up when the machine is detected', async () => {
-    const r = await sim([{ type: 'amd', option: { machine_handle: 'hangup', async: true } }, { type: 'play', option: { stream_urls: ['http://m/u.wav'] } }, { type: 'sleep', option: { duration: 60000 } }], {
-      amd: { result: 'machine', after_ms: 2500 },
-    });
+    const r = await sim(
+      [
+        { type: 'amd', option: { machine_handle: 'hangup', async: true } },
+        { type: 'play', option: { stream_urls: ['http://m/u.wav'] } },
+        { type: 'sleep', option: { duration: 60000 } },
+      ],
+      {
+        amd: { result: 'machine', after_ms: 2500 },
+      },
+    );
     expect(media(r).find((m) => m.command === 'play')!.t).to.equal(0);
     expect(media(r).find((m) => m.command === 'hangup')).to.include({ reason: 'amd', t: 2500 });
     expect(first(r).end_reason).to.equal('call_hangup');
   });
 
   it('hangup uses reason, or copies the reason of reference_id', async () => {
-    const a = await sim([{ type: 'hangup', option: { reason: 'busy' } }, { type: 'talk', option: { text: 'never' } }]);
+    const a = await sim([
+      { type: 'hangup', option: { reason: 'busy' } },
+      { type: 'talk', option: { text: 'never' } },
+    ]);
     expect(executed(a)).to.deep.equal(['hangup']);
     expect(media(a)[0]).to.include({ command: 'hangup', reason: 'busy' });
     const other = id(77);
@@ -146,7 +180,11 @@ describe('flow actions on a virtual call: media', () => {
 
   it('mute sends a mute command', async () => {
     const r = await sim([{ type: 'mute', option: { direction: 'in' } }, { type: 'mute' }, { type: 'stop' }]);
-    expect(media(r).slice(0, 2).map((m) => m.direction)).to.deep.equal(['in', 'both']);
+    expect(
+      media(r)
+        .slice(0, 2)
+        .map((m) => m.direction),
+    ).to.deep.equal(['in', 'both']);
   });
 
   it('connect waits for the bridge to end; relay_reason hangs up with the far end reason', async () => {
@@ -154,9 +192,15 @@ describe('flow actions on a virtual call: media', () => {
       connect: { answer: true, answer_after_ms: 1000, duration_ms: 5000 },
     });
     expect(media(r).find((m) => m.command === 'talk')!.t).to.equal(6000);
-    const relay = await sim([{ type: 'connect', option: { destinations: [{ type: 'tel', target: '+1' }], relay_reason: true } }, { type: 'talk', option: { text: 'x' } }], {
-      connect: { answer: true, duration_ms: 1000, hangup_reason: 'busy' },
-    });
+    const relay = await sim(
+      [
+        { type: 'connect', option: { destinations: [{ type: 'tel', target: '+1' }], relay_reason: true } },
+        { type: 'talk', option: { text: 'x' } },
+      ],
+      {
+        connect: { answer: true, duration_ms: 1000, hangup_reason: 'busy' },
+      },
+    );
     expect(executed(relay)).to.deep.equal(['connect']);
     expect(media(relay).at(-1)).to.include({ command: 'hangup', reason: 'busy' });
     const unanswered = await sim([{ type: 'connect', option: { destinations: [{ type: 'tel', target: '+1' }] } }, { type: 'stop' }], { connect: { answer: false, answer_after_ms: 3000 } });
@@ -166,7 +210,18 @@ describe('flow actions on a virtual call: media', () => {
 
   it('call starts independent calls without waiting; chained ones hang up with the master', async () => {
     const r = await sim([
-      { type: 'call', option: { destinations: [{ type: 'tel', target: '+1' }, { type: 'tel', target: '+2' }], chained: true, early_execution: true, actions: [{ type: 'talk', option: { text: '${svc.call.id}' } }] } },
+      {
+        type: 'call',
+        option: {
+          destinations: [
+            { type: 'tel', target: '+1' },
+            { type: 'tel', target: '+2' },
+          ],
+          chained: true,
+          early_execution: true,
+          actions: [{ type: 'talk', option: { text: '${svc.call.id}' } }],
+        },
+      },
       { type: 'sleep', option: { duration: 100 } },
       { type: 'hangup' },
     ]);
@@ -178,7 +233,14 @@ describe('flow actions on a virtual call: media', () => {
   });
 
   it('media actions are skipped when the activeflow has no call', async () => {
-    const r = await sim([{ type: 'talk', option: { text: 'x' } }, { type: 'variable_set', option: { key: 'k', value: 'v' } }, { type: 'call', option: { destinations: [{ type: 'tel', target: '+1' }] } }], { reference_type: 'api' });
+    const r = await sim(
+      [
+        { type: 'talk', option: { text: 'x' } },
+        { type: 'variable_set', option: { key: 'k', value: 'v' } },
+        { type: 'call', option: { destinations: [{ type: 'tel', target: '+1' }] } },
+      ],
+      { reference_type: 'api' },
+    );
     expect(events(r, 'action_skipped').map((e) => e.type)).to.deep.equal(['talk']);
     expect(first(r).variables.k).to.equal('v');
     expect(media(r).map((m) => m.command)).to.deep.equal(['originate']);

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 function run(args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', 'scripts/flow-simulate.ts', ...args], { cwd: path.resolve(__dirname, '../..') }, (err, stdout) =>
-      resolve({ code: err ? (err as { code?: number }).code ?? 1 : 0, stdout }),
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
     );
   });
 }
@@ -16,7 +16,10 @@ describe('scripts/flow-simulate.ts', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'flow-sim-'));
 
   it('prints the timeline of a flow against a script', async () => {
-    writeFileSync(path.join(dir, 'flow.json'), JSON.stringify({ actions: [{ type: 'answer' }, { type: 'digits_receive', option: { duration: 3000, length: 1 } }, { type: 'talk', option: { text: 'you pressed ${svc.call.digits}' } }] }));
+    writeFileSync(
+      path.join(dir, 'flow.json'),
+      JSON.stringify({ actions: [{ type: 'answer' }, { type: 'digits_receive', option: { duration: 3000, length: 1 } }, { type: 'talk', option: { text: 'you pressed ${svc.call.digits}' } }] }),
+    );
     writeFileSync(path.join(dir, 'script.json'), JSON.stringify({ events: [{ at: 700, dtmf: '5' }] }));
     const { code, stdout } = await run([path.join(dir, 'flow.json'), path.join(dir, 'script.json')]);
     expect(code).to.equal(0);

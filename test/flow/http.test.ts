@@ -45,7 +45,10 @@ describe('flow actions over HTTP (real local servers)', () => {
       ]),
     );
     try {
-      const r = await sim([{ type: 'fetch', option: { event_url: `${s.url}/next?x=1`, event_method: 'POST' } }, { type: 'variable_set', option: { key: 'after', value: 'y' } }]);
+      const r = await sim([
+        { type: 'fetch', option: { event_url: `${s.url}/next?x=1`, event_method: 'POST' } },
+        { type: 'variable_set', option: { key: 'after', value: 'y' } },
+      ]);
       expect(executed(r)).to.deep.equal(['fetch', 'variable_set', 'talk', 'variable_set']);
       expect(s.hits).to.have.length(1);
       expect(s.hits[0]!.method).to.equal('POST');
@@ -61,7 +64,10 @@ describe('flow actions over HTTP (real local servers)', () => {
   it('fetch GET sends the same fields as query parameters', async () => {
     const s = await server((_hit, res) => json(res, 200, [{ type: 'stop' }]));
     try {
-      const r = await sim([{ type: 'fetch', option: { event_url: `${s.url}/a`, event_method: 'GET' } }, { type: 'talk', option: { text: 'no' } }]);
+      const r = await sim([
+        { type: 'fetch', option: { event_url: `${s.url}/a`, event_method: 'GET' } },
+        { type: 'talk', option: { text: 'no' } },
+      ]);
       const q = new URL(s.hits[0]!.url, 'http://x').searchParams;
       expect(s.hits[0]!.method).to.equal('GET');
       expect(q.get('activeflow_id')).to.equal(first(r).id);
@@ -82,7 +88,10 @@ describe('flow actions over HTTP (real local servers)', () => {
     try {
       const causes: unknown[] = [];
       for (let i = 0; i < 3; i++) {
-        const r = await sim([{ type: 'fetch', option: { event_url: s.url } }, { type: 'talk', option: { text: 'no' } }]);
+        const r = await sim([
+          { type: 'fetch', option: { event_url: s.url } },
+          { type: 'talk', option: { text: 'no' } },
+        ]);
         expect(first(r).end_reason).to.equal('error');
         expect(first(r).error).to.equal(FETCH_FAILED);
         const note = events(r, 'fetch_failed')[0]!;

@@ -11,16 +11,18 @@ import { events, executed, first, id, media, sim } from './helpers';
 
 describe('flow limits and stopping', () => {
   it('a goto loop is stopped by its loop_count cap (maxLoopCount)', async () => {
-    const r = await sim(
-      [{ id: id(1), type: 'variable_set', option: { key: 'n', value: '${n}x' } }, { type: 'goto', option: { target_id: id(1), loop_count: 1_000_000 } }, { type: 'stop' }],
-      { limits: { maxLoopCount: 7, maxExecutedActions: 5000 } },
-    );
+    const r = await sim([{ id: id(1), type: 'variable_set', option: { key: 'n', value: '${n}x' } }, { type: 'goto', option: { target_id: id(1), loop_count: 1_000_000 } }, { type: 'stop' }], {
+      limits: { maxLoopCount: 7, maxExecutedActions: 5000 },
+    });
     expect(first(r).variables.n).to.equal('x'.repeat(8));
     expect(first(r).end_reason).to.equal('stop_action');
   });
 
   it('a loop without end (next_id cycle) is stopped by the executed-action cap', async () => {
-    const r = await sim([{ id: id(1), type: 'variable_set', option: { key: 'k', value: 'v' }, next_id: id(2) }, { id: id(2), type: 'branch', option: { variable: 'none', default_target_id: id(1) } }]);
+    const r = await sim([
+      { id: id(1), type: 'variable_set', option: { key: 'k', value: 'v' }, next_id: id(2) },
+      { id: id(2), type: 'branch', option: { variable: 'none', default_target_id: id(1) } },
+    ]);
     const a = first(r);
     expect(a.executed_actions).to.have.length(DEFAULT_LIMITS.maxExecutedActions);
     expect(a).to.include({ status: 'ended', end_reason: 'limit' });
@@ -28,9 +30,19 @@ describe('flow limits and stopping', () => {
   });
 
   it('stop in the middle of a long sleep ends it at once, idempotently', async () => {
-    const r = await sim([{ type: 'talk', option: { text: 'hi' } }, { type: 'sleep', option: { duration: 600_000 } }, { type: 'talk', option: { text: 'never' } }], {
-      events: [{ at: 5000, stop: true }, { at: 5001, stop: true }],
-    });
+    const r = await sim(
+      [
+        { type: 'talk', option: { text: 'hi' } },
+        { type: 'sleep', option: { duration: 600_000 } },
+        { type: 'talk', option: { text: 'never' } },
+      ],
+      {
+        events: [
+          { at: 5000, stop: true },
+          { at: 5001, stop: true },
+        ],
+      },
+    );
     const a = first(r);
     expect(a).to.include({ status: 'ended', end_reason: 'stopped' });
     expect(executed(r)).to.deep.equal(['talk', 'sleep']);
@@ -40,16 +52,31 @@ describe('flow limits and stopping', () => {
   });
 
   it('stop in the middle of a talk cancels the prompt', async () => {
-    const r = await sim([{ type: 'talk', option: { text: 'x'.repeat(1000) } }, { type: 'talk', option: { text: 'never' } }], { events: [{ at: 2500, stop: true }] });
+    const r = await sim(
+      [
+        { type: 'talk', option: { text: 'x'.repeat(1000) } },
+        { type: 'talk', option: { text: 'never' } },
+      ],
+      { events: [{ at: 2500, stop: true }] },
+    );
     expect(events(r, 'media_stopped')[0]).to.include({ command: 'talk', after_ms: 2500 });
     expect(media(r).filter((m) => m.command === 'talk')).to.have.length(1);
     expect(first(r).end_reason).to.equal('stopped');
   });
 
   it('a caller hangup during digits_receive ends the activeflow', async () => {
-    const r = await sim([{ type: 'digits_receive', option: { duration: 60_000, length: 4 } }, { type: 'talk', option: { text: 'never' } }], {
-      events: [{ at: 100, dtmf: '12' }, { at: 3000, hangup: true, reason: 'normal' }],
-    });
+    const r = await sim(
+      [
+        { type: 'digits_receive', option: { duration: 60_000, length: 4 } },
+        { type: 'talk', option: { text: 'never' } },
+      ],
+      {
+        events: [
+          { at: 100, dtmf: '12' },
+          { at: 3000, hangup: true, reason: 'normal' },
+        ],
+      },
+    );
     expect(first(r)).to.include({ end_reason: 'call_hangup' });
     expect(first(r).variables['svc.call.hangup_reason']).to.equal('normal');
     expect(executed(r)).to.deep.equal(['digits_receive']);
@@ -94,7 +121,13 @@ describe('an IVR on the simulator', () => {
 
   it('talk → digits → branch on 2 → play → record until # → hangup', async () => {
     // The caller presses 2 while the prompt still plays: it is carried into digits_receive.
-    const r = await sim(ivr, { events: [{ at: 1000, dtmf: '2' }, { at: 12_000, dtmf: '#' }], media: { play_ms: 1500 } });
+    const r = await sim(ivr, {
+      events: [
+        { at: 1000, dtmf: '2' },
+        { at: 12_000, dtmf: '#' },
+      ],
+      media: { play_ms: 1500 },
+    });
     expect(executed(r)).to.deep.equal(['answer', 'talk', 'digits_receive', 'branch', 'play', 'recording_start', 'digits_receive', 'recording_stop', 'talk', 'hangup']);
     const m = media(r);
     const talk = m.find((x) => x.command === 'talk')!;

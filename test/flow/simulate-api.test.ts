@@ -40,9 +40,12 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
   let other: Fixture;
   let service: SimulatorService | null = null;
   const egress = new EgressPolicy(egressSettingsFromEnv(LOOPBACK));
-  const post = (p: string, body: unknown, key = f.accesskey) => request(t.app).post(`/v1.0${p}`).query({ accesskey: key }).send(body as object);
-  const startService = () =>
-    (service = startSimulatorService({ redisUrl: t.ctx.config.redisUrl, keyPrefix: t.ctx.config.redisKeyPrefix, egress, logger: { warn: () => undefined } }));
+  const post = (p: string, body: unknown, key = f.accesskey) =>
+    request(t.app)
+      .post(`/v1.0${p}`)
+      .query({ accesskey: key })
+      .send(body as object);
+  const startService = () => (service = startSimulatorService({ redisUrl: t.ctx.config.redisUrl, keyPrefix: t.ctx.config.redisKeyPrefix, egress, logger: { warn: () => undefined } }));
 
   before(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', FLOW_SIMULATE_TIMEOUT_MS: '4000', ...LOOPBACK } });
@@ -52,7 +55,10 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
   });
   after(async () => {
     await service?.close();
-    await commandBus(t.ctx).queue(FLOW_SIMULATE_QUEUE).obliterate({ force: true }).catch(() => undefined);
+    await commandBus(t.ctx)
+      .queue(FLOW_SIMULATE_QUEUE)
+      .obliterate({ force: true })
+      .catch(() => undefined);
     await closeCommandBus(t.ctx);
     await t.close();
   });
@@ -84,7 +90,7 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect(path(res.body as SimResult)).to.deep.equal(path(saved));
   });
 
-  it('the flows a simulated flow reaches (on_complete_flow_id, fetch_flow) are the customer\'s saved ones', async () => {
+  it("the flows a simulated flow reaches (on_complete_flow_id, fetch_flow) are the customer's saved ones", async () => {
     const next = (await post('/flows', { name: 'next', actions: [{ type: 'talk', option: { text: 'second flow' } }] })).body as { id: string };
     const res = await post('/flows/simulate', { actions: [{ type: 'talk', option: { text: 'first' } }], on_complete_flow_id: next.id });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
@@ -135,7 +141,7 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect((await post(`/flows/${next}/simulate`, { max_ms: 1000 })).status).to.equal(200);
   });
 
-  it('another customer\'s flow is 404 FLOW_NOT_FOUND, as on GET; an unknown id too', async () => {
+  it("another customer's flow is 404 FLOW_NOT_FOUND, as on GET; an unknown id too", async () => {
     const flow = (await post('/flows', { actions: IVR })).body as { id: string };
     const res = await post(`/flows/${flow.id}/simulate`, SCRIPT, other.accesskey);
     expect(res.status).to.equal(404);
@@ -145,7 +151,7 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect((await post(`/flows/${flow.id}/simulate`, {})).status).to.equal(404);
   });
 
-  it('nothing is sent over HTTP: webhook_send and fetch are written as http_not_sent; fetch takes the script\'s answer', async () => {
+  it("nothing is sent over HTTP: webhook_send and fetch are written as http_not_sent; fetch takes the script's answer", async () => {
     let hits = 0;
     const server = http.createServer((req, res) => {
       hits++;
@@ -165,7 +171,10 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       const r = res.body as SimResult;
       const notSent = r.timeline.filter((e) => e.event === 'http_not_sent');
-      expect(notSent.map((e) => [e.method, e.url])).to.deep.equal([['POST', `${base}/hook`], ['POST', `${base}/actions`]]);
+      expect(notSent.map((e) => [e.method, e.url])).to.deep.equal([
+        ['POST', `${base}/hook`],
+        ['POST', `${base}/actions`],
+      ]);
       expect(notSent[0]).to.include({ answer: null });
       expect(r.timeline.find((e) => e.event === 'webhook_failed')).to.include({ error: 'not sent in a simulation' });
       expect(r.timeline.filter((e) => e.command === 'talk').map((e) => e.text)).to.deep.equal(['fetched bob', 'after fetch']);
@@ -175,7 +184,7 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     }
   });
 
-  it('a node\'s egress policy still judges the URL: a refused one is shown refused, and nothing is sent', async () => {
+  it("a node's egress policy still judges the URL: a refused one is shown refused, and nothing is sent", async () => {
     const strict = new EgressPolicy(egressSettingsFromEnv({}));
     const r = await runSimulateJob(
       { customerId: f.customer.id, flow: { actions: [{ type: 'webhook_send', option: { sync: true, uri: 'http://127.0.0.1:9/x' } }] }, script: {}, deadline: Date.now() + 5000 },
@@ -186,9 +195,15 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect(timeline.find((e) => e.event === 'http_not_sent')?.refused).to.match(/loopback/);
   });
 
-  it('a script cannot raise the node\'s limits', async () => {
-    const loop = [{ id: SALES, type: 'sleep', option: { duration: 10 } }, { type: 'goto', option: { target_id: SALES, loop_count: 1_000_000 } }];
-    const r = await runSimulateJob({ customerId: f.customer.id, flow: { actions: loop }, script: { limits: { maxLoopCount: 1_000_000, maxExecutedActions: 1_000_000 } }, deadline: Date.now() + 5000 }, egress);
+  it("a script cannot raise the node's limits", async () => {
+    const loop = [
+      { id: SALES, type: 'sleep', option: { duration: 10 } },
+      { type: 'goto', option: { target_id: SALES, loop_count: 1_000_000 } },
+    ];
+    const r = await runSimulateJob(
+      { customerId: f.customer.id, flow: { actions: loop }, script: { limits: { maxLoopCount: 1_000_000, maxExecutedActions: 1_000_000 } }, deadline: Date.now() + 5000 },
+      egress,
+    );
     expect(r.ok).to.equal(true);
     const timeline = r.ok ? (r.result.timeline as { event: string }[]) : [];
     // maxLoopCount 100: the sleep runs 101 times, then the flow goes past the goto and ends
@@ -197,7 +212,7 @@ describe('flow simulations through the API, run by a media-app node (POST /flows
     expect(expired).to.deep.include({ ok: false });
   });
 
-  it('the answer comes from the queue\'s events: control-api reads nothing of the job while it waits, and answers once the node does', async () => {
+  it("the answer comes from the queue's events: control-api reads nothing of the job while it waits, and answers once the node does", async () => {
     const flow = (await post('/flows', { actions: [{ type: 'answer' }, { type: 'hangup' }] })).body as { id: string };
     // the test's own view of the queue, on connections of its own (control-api's is watched below)
     const own = new Redis(t.ctx.config.redisUrl, { maxRetriesPerRequest: 2 });

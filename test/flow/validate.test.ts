@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import {
-  ACTION_SPECS, ACTION_TYPES, checkClientVariables, parseActions, substitute, substituteDeep, validateActions,
-} from '../../core/flow';
+import { ACTION_SPECS, ACTION_TYPES, checkClientVariables, parseActions, substitute, substituteDeep, validateActions } from '../../core/flow';
 import { ApiError } from '../../core/errors';
 import { id } from './helpers';
 
@@ -62,7 +60,11 @@ describe('flow validation', () => {
   });
 
   it('rejects duplicate and malformed ids, and non-arrays', () => {
-    const p = problems([{ id: id(1), type: 'answer' }, { id: id(1), type: 'answer' }, { id: 'nope', type: 'answer' }]);
+    const p = problems([
+      { id: id(1), type: 'answer' },
+      { id: id(1), type: 'answer' },
+      { id: 'nope', type: 'answer' },
+    ]);
     expect(p.map((x) => x.field)).to.deep.equal(['actions[1].id', 'actions[2].id']);
     expect(problems({}).map((x) => x.field)).to.deep.equal(['actions']);
   });
@@ -100,7 +102,10 @@ describe('flow validation', () => {
 
   it('throws INVALID_ARGUMENT with one detail per problem', () => {
     try {
-      parseActions([{ type: 'sleep', option: { duration: -1 } }, { type: 'play', option: { stream_urls: [] } }]);
+      parseActions([
+        { type: 'sleep', option: { duration: -1 } },
+        { type: 'play', option: { stream_urls: [] } },
+      ]);
       expect.fail('should throw');
     } catch (e) {
       expect(e).to.be.instanceOf(ApiError);
@@ -112,7 +117,11 @@ describe('flow validation', () => {
 });
 
 describe('flow variables', () => {
-  const vars = new Map([['name', 'Ann'], ['svc.call.digits', '12'], ['evil', '${name}']]);
+  const vars = new Map([
+    ['name', 'Ann'],
+    ['svc.call.digits', '12'],
+    ['evil', '${name}'],
+  ]);
   const lookup = (k: string) => vars.get(k);
 
   it('substitutes ${var}, unknown as empty, in one pass', () => {

@@ -72,7 +72,11 @@ describe('activeflows started through the API run on a media-app node', function
 
   it('stop reaches the node running a blocked activeflow; stopping again is idempotent', async () => {
     const r = await api('post', '/activeflows').send({
-      actions: [{ type: 'webhook_send', option: { sync: true, uri: `${hookUrl}/blocked`, method: 'POST' } }, { type: 'block' }, { type: 'webhook_send', option: { sync: true, uri: `${hookUrl}/after`, method: 'POST' } }],
+      actions: [
+        { type: 'webhook_send', option: { sync: true, uri: `${hookUrl}/blocked`, method: 'POST' } },
+        { type: 'block' },
+        { type: 'webhook_send', option: { sync: true, uri: `${hookUrl}/after`, method: 'POST' } },
+      ],
     });
     expect(r.status).to.equal(201);
     const id = r.body.id as string;

@@ -35,7 +35,9 @@ describe('media-app: a close while the 200 OK is in flight', function () {
     const sink = await RtpSink.open();
     try {
       // sipp answers the 200 with an ACK, then waits (at most 8 s) for our BYE: without it sipp fails
-      const x = sipp(uacWaitsForBye(`+899100000077@127.0.0.1:${p.sipPort}`, '+15551239999', sink.port, { byeTimeoutMs: 8000 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 30_000 });
+      const x = sipp(uacWaitsForBye(`+899100000077@127.0.0.1:${p.sipPort}`, '+15551239999', sink.port, { byeTimeoutMs: 8000 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], {
+        killAfterMs: 30_000,
+      });
       const row = await until(async () => (await db('calls').where({ customer_id: cid }).first()) as { id: string } | undefined, 10_000, 'call row');
       const session = await until(() => p.app.factory.get(row.id), 10_000, 'live session');
       await until(() => session.status === 'ringing', 10_000, 'ringing');
@@ -55,10 +57,14 @@ describe('media-app: a close while the 200 OK is in flight', function () {
       const r = await x.done;
       expect(r.code, `the far end got no BYE\n${r.errors}${r.messages.slice(-3000)}`).to.equal(0);
       expect(outcome, 'a close before the dialog is made refuses the answer').to.match(/^refused/);
-      const end = await until(async () => {
-        const c = await db('calls').where({ id: row.id }).first();
-        return c?.status === 'hangup' ? c : null;
-      }, 10_000, 'call in hangup');
+      const end = await until(
+        async () => {
+          const c = await db('calls').where({ id: row.id }).first();
+          return c?.status === 'hangup' ? c : null;
+        },
+        10_000,
+        'call in hangup',
+      );
       expect(end.hangup_by).to.equal('local');
       expect(session.answered, 'the session never holds the late dialog').to.equal(false);
     } finally {

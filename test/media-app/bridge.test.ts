@@ -42,13 +42,21 @@ describe('Bridge with real calls', function () {
     const port = await freePort();
     const sp = sipp(party({ rtpPort: tone.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-timeout', '70s'], { killAfterMs: 75_000 });
     await sleep(200);
-    const res = await s.api.post('/calls', { source: { type: 'tel', target: '+899100000002' }, destinations: [{ type: 'sip', target: `p@127.0.0.1:${port}` }], actions: [{ type: 'sleep', option: { duration: 60_000 } }] });
+    const res = await s.api.post('/calls', {
+      source: { type: 'tel', target: '+899100000002' },
+      destinations: [{ type: 'sip', target: `p@127.0.0.1:${port}` }],
+      actions: [{ type: 'sleep', option: { duration: 60_000 } }],
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const id = res.body.calls[0].id as string;
-    const call = await until(() => {
-      const c = s.p.app.factory.get(id);
-      return c && c.status === 'progressing' && c.endpoint ? c : null;
-    }, 20_000, 'call up');
+    const call = await until(
+      () => {
+        const c = s.p.app.factory.get(id);
+        return c && c.status === 'progressing' && c.endpoint ? c : null;
+      },
+      20_000,
+      'call up',
+    );
     return { call, tone, sipp: sp };
   }
 
@@ -116,7 +124,7 @@ describe('Bridge with real calls', function () {
     const e1 = await owned.ended;
     expect(e1).to.include({ why: 'left', slot: 'a', survivor: 'hung_up' });
     expect(q.call.isEnded).to.equal(true);
-    expect((await callsRepo(s.t.ctx.db).get(q.call.id))).to.include({ status: 'hangup', hangup_by: 'local' });
+    expect(await callsRepo(s.t.ctx.db).get(q.call.id)).to.include({ status: 'hangup', hangup_by: 'local' });
 
     const pair = await Bridge.open(r.call, t.call, { kind: 'hangup_other' });
     await t.call.hangup();

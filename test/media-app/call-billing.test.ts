@@ -30,7 +30,12 @@ describe('media-app: calls are charged when they end', function () {
       actions: parseActions([{ type: 'talk', option: { text: 'Your appointment is tomorrow at nine.', language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: await ownNumber(db, cid) }, destination, direction: 'outgoing', status: 'dialing',
+      customer_id: cid,
+      flow_id: flow.id,
+      source: { type: 'tel', target: await ownNumber(db, cid) },
+      destination,
+      direction: 'outgoing',
+      status: 'dialing',
     });
     const balance = async () => (await db('billing_accounts').where({ id: accountId }).first())!.balance_credit as number;
     const billings = () => db('billings').where({ customer_id: cid, transaction_type: 'usage' });
@@ -46,7 +51,14 @@ describe('media-app: calls are charged when they end', function () {
     expect((await gw.done).code).to.equal(0);
     const call = (await s.ended())!;
     expect(call.tm_progressing).to.be.instanceOf(Date);
-    const rows = await until(async () => { const r = await s.billings(); return r.length ? r : null; }, 5_000, 'a billing row');
+    const rows = await until(
+      async () => {
+        const r = await s.billings();
+        return r.length ? r : null;
+      },
+      5_000,
+      'a billing row',
+    );
     expect(rows).to.have.length(1);
     const seconds = Math.ceil((call.tm_hangup!.getTime() - call.tm_progressing!.getTime()) / 1000);
     expect(rows[0]).to.include({ reference_type: 'call', reference_id: call.id, cost_type: 'call_pstn_outgoing', status: 'end', billable_units: Math.ceil(seconds / 60) });

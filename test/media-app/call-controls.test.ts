@@ -145,7 +145,13 @@ describe('call controls: hold, music on hold, silence, talk', function () {
   });
 
   it('silence: the party hears nothing while packets still flow; talk speaks into the call', async () => {
-    const { id, sink, x } = await liveCall([{ type: 'talk', option: { text: SPEECH, language: 'en-US' } }, { type: 'sleep', option: { duration: 60_000 } }], []);
+    const { id, sink, x } = await liveCall(
+      [
+        { type: 'talk', option: { text: SPEECH, language: 'en-US' } },
+        { type: 'sleep', option: { duration: 60_000 } },
+      ],
+      [],
+    );
     await until(() => sink.voiced > 20, 10_000, 'speech arrives');
     expect((await send('post', `/calls/${id}/silence`)).status).to.equal(200);
     await until(async () => (await metadata(id)).silence === true, 10_000, 'silenced');
@@ -170,7 +176,13 @@ describe('call controls: hold, music on hold, silence, talk', function () {
   });
 
   it('a REST unmute of a silenced call lets no audio out; ending the silence does, and a mute still holds after it', async () => {
-    const { id, sink, x } = await liveCall([{ type: 'talk', option: { text: SPEECH, language: 'en-US' } }, { type: 'sleep', option: { duration: 60_000 } }], []);
+    const { id, sink, x } = await liveCall(
+      [
+        { type: 'talk', option: { text: SPEECH, language: 'en-US' } },
+        { type: 'sleep', option: { duration: 60_000 } },
+      ],
+      [],
+    );
     await until(() => sink.voiced > 20, 10_000, 'speech arrives');
     expect((await send('post', `/calls/${id}/silence`)).status).to.equal(200);
     await until(async () => (await metadata(id)).silence === true, 10_000, 'silenced');

@@ -57,22 +57,39 @@ describe('call close cascade under faults', function () {
     const cid = await customer();
     const port = await freePort();
     const provider = await providersRepo(db).create({
-      type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: [], name: 'p', detail: '',
+      type: 'sip',
+      hostname: `127.0.0.1:${port}`,
+      tech_prefix: '',
+      tech_postfix: '',
+      tech_headers: {},
+      transport: 'udp',
+      auth_username: '',
+      auth_password: '',
+      codecs: [],
+      name: 'p',
+      detail: '',
     } as never);
     await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'hangup' }]) } as never);
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+15550001111' }, destination: { type: 'tel', target: '+15557650001' },
-      direction: 'outgoing', status: 'dialing',
+      customer_id: cid,
+      flow_id: flow.id,
+      source: { type: 'tel', target: '+15550001111' },
+      destination: { type: 'tel', target: '+15557650001' },
+      direction: 'outgoing',
+      status: 'dialing',
     });
     await db('test_refused_call_updates').insert({ id: row.id, status: '*' });
     await p.app.factory.originate([row.id]);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 5000, 'the call ends');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      5000,
+      'the call ends',
+    );
     expect(done.hangup_reason).to.equal('failed');
     expect((await eventsFor(p.redis, row.id)).map((e) => e.event_type)).to.deep.equal(['call_hangup']);
     await until(() => p.app.calls.get(row.id) === undefined, 2000, 'live map cleaned');
@@ -85,8 +102,12 @@ describe('call close cascade under faults', function () {
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'talk', option: { text: 'never heard', language: 'en-US' } }]) } as never);
     const port = await freePort();
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+15550001111' }, destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
-      direction: 'outgoing', status: 'dialing',
+      customer_id: cid,
+      flow_id: flow.id,
+      source: { type: 'tel', target: '+15550001111' },
+      destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
+      direction: 'outgoing',
+      status: 'dialing',
     });
     await db('test_refused_call_updates').insert({ id: row.id, status: 'progressing' });
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
@@ -94,10 +115,14 @@ describe('call close cascade under faults', function () {
     await p.app.factory.originate([row.id]);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 5000, 'the call ends');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      5000,
+      'the call ends',
+    );
     expect(done.hangup_reason).to.not.equal('');
     expect(done.tm_progressing).to.equal(null);
     const types = (await eventsFor(p.redis, row.id)).map((e) => e.event_type);
@@ -120,13 +145,19 @@ describe('call close cascade under faults', function () {
       const pcap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cf-')), 'tone.pcap');
       writeRtpPcap(pcap, Buffer.from(encodeG711('PCMU', pcm)));
       const steps = `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`;
-      const run = sipp(uacWaitsForBye(`+899100000201@127.0.0.1:${p.sipPort}`, '+15551230201', sink.port, { steps, byeTimeoutMs: 60_000 }), [
-        `127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', String(N), '-l', String(N), '-r', '10', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()),
-      ], { killAfterMs: 90_000 });
-      await until(async () => {
-        const n = await db('calls').where({ customer_id: cid, status: 'progressing' }).count<{ n: string }[]>('id as n');
-        return Number(n[0]!.n) === N;
-      }, 30_000, `${N} calls up`);
+      const run = sipp(
+        uacWaitsForBye(`+899100000201@127.0.0.1:${p.sipPort}`, '+15551230201', sink.port, { steps, byeTimeoutMs: 60_000 }),
+        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', String(N), '-l', String(N), '-r', '10', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+        { killAfterMs: 90_000 },
+      );
+      await until(
+        async () => {
+          const n = await db('calls').where({ customer_id: cid, status: 'progressing' }).count<{ n: string }[]>('id as n');
+          return Number(n[0]!.n) === N;
+        },
+        30_000,
+        `${N} calls up`,
+      );
       await sleep(1000);
       expect(sink.packets, 'RTP from the platform').to.be.greaterThan(0);
       expect(p.app.media.ports.allocated).to.equal(N);
@@ -138,17 +169,24 @@ describe('call close cascade under faults', function () {
       const worker = live[0]!.endpoint!.host;
       const killedAt = Date.now();
       await worker.kill();
-      const rows = await until(async () => {
-        const r = await db('calls').where({ customer_id: cid });
-        return r.every((c) => c.status === 'hangup') ? r : null;
-      }, 5000, 'every call in hangup');
+      const rows = await until(
+        async () => {
+          const r = await db('calls').where({ customer_id: cid });
+          return r.every((c) => c.status === 'hangup') ? r : null;
+        },
+        5000,
+        'every call in hangup',
+      );
       expect(rows).to.have.length(N);
       for (const r of rows) {
         expect(r.tm_hangup!.getTime() - killedAt, `call ${r.id} ended within 2 s`).to.be.at.most(2000);
         expect(r.hangup_reason, `call ${r.id} reason`).to.not.equal('');
         expect(r.hangup_by).to.equal('local');
         const types = (await eventsFor(p.redis, r.id)).map((e) => e.event_type);
-        expect(types.filter((t) => t === 'call_hangup'), `one call_hangup for ${r.id}`).to.have.length(1);
+        expect(
+          types.filter((t) => t === 'call_hangup'),
+          `one call_hangup for ${r.id}`,
+        ).to.have.length(1);
       }
       const result = await run.done;
       expect(result.code, result.errors + result.messages).to.equal(0);

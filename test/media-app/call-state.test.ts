@@ -30,7 +30,10 @@ describe('call state table (CallState)', function () {
 
   async function published(callId: string): Promise<string[]> {
     const entries = (await redis.xrange(stream, '-', '+')) as [string, string[]][];
-    return entries.map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { event_type: string; resource_id: string }).filter((e) => e.resource_id === callId).map((e) => e.event_type);
+    return entries
+      .map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { event_type: string; resource_id: string })
+      .filter((e) => e.resource_id === callId)
+      .map((e) => e.event_type);
   }
 
   async function newCall(direction: 'incoming' | 'outgoing' = 'incoming'): Promise<{ state: CallState; row: CallRow }> {

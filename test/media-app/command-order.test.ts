@@ -39,8 +39,7 @@ describe('media-app command order', () => {
       await sleep(c.on ? 60 : 5);
       log.push(c.on ? 'on' : 'off');
     });
-    const mute = (on: boolean, n: number) =>
-      h.handle(envelope({ type: 'conference.mute', conferenceId: 'K', conferencecallId: 'M', direction: 'both', on } as MediaCommand, n));
+    const mute = (on: boolean, n: number) => h.handle(envelope({ type: 'conference.mute', conferenceId: 'K', conferencecallId: 'M', direction: 'both', on } as MediaCommand, n));
     await Promise.all([mute(true, 1), mute(false, 2)]);
     expect(log).to.deep.equal(['on', 'off']);
   });
@@ -97,10 +96,7 @@ describe('media-app command order', () => {
       await sleep(80); // a re-INVITE the phone takes its time to answer
       log.push('silence');
     });
-    await Promise.all([
-      h.handle(envelope({ type: 'call.silence', callId: 'A', on: true } as MediaCommand, 1)),
-      h.handle(envelope({ type: 'call.hangup', callId: 'A' }, 2)),
-    ]);
+    await Promise.all([h.handle(envelope({ type: 'call.silence', callId: 'A', on: true } as MediaCommand, 1)), h.handle(envelope({ type: 'call.hangup', callId: 'A' }, 2))]);
     expect(log).to.deep.equal(['hangup', 'silence']);
   });
 });

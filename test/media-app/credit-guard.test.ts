@@ -60,7 +60,12 @@ describe('media-app credit guard', function () {
       actions: parseActions([{ type: 'sleep', option: { duration: 30_000 } }, { type: 'hangup' }]),
     } as never);
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: await ownNumber(db, cid) }, destination: { type: 'tel', target: '+15557650000' }, direction: 'outgoing', status: 'dialing',
+      customer_id: cid,
+      flow_id: flow.id,
+      source: { type: 'tel', target: await ownNumber(db, cid) },
+      destination: { type: 'tel', target: '+15557650000' },
+      direction: 'outgoing',
+      status: 'dialing',
     });
     const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 45_000 });
     await o.bus.originate([row.id], cid);
@@ -70,7 +75,14 @@ describe('media-app credit guard', function () {
     // the balance is spent elsewhere (another charge, an operator's correction)
     await db('billing_accounts').where({ id: accountId }).update({ balance_credit: 0 });
     const t0 = Date.now();
-    const done = await until(async () => { const c = await callsRepo(db).get(row.id); return c?.status === 'hangup' ? c : null; }, 10_000, 'ended by the credit guard');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'ended by the credit guard',
+    );
     expect(Date.now() - t0).to.be.below(5000);
     expect(done.data).to.deep.include({ balance_exhausted: true });
     await gw.done;

@@ -49,7 +49,11 @@ describe('media-app digest challenge choice', function () {
     expect(reg.code, reg.errors + reg.messages).to.equal(0);
     const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
-    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const caller = sipp(
+      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
+      [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
@@ -59,13 +63,21 @@ describe('media-app digest challenge choice', function () {
     const { ext, domain, password } = await createExtension();
     const first = await u.request(rawRegister(u, ext.username, domain), p.sipPort);
     expect(algorithmsOf(challengesOf(first))).to.deep.equal(['MD5']);
-    await (await testDb())('extensions').where({ id: ext.id }).update({ digest_algorithms: ['MD5', 'SHA-256'] });
+    await (
+      await testDb()
+    )('extensions')
+      .where({ id: ext.id })
+      .update({ digest_algorithms: ['MD5', 'SHA-256'] });
     expect(await sha256Register(p, u, ext.username, domain, password)).to.equal(200);
   });
 
   it('an extension set to SHA-256 only is challenged with SHA-256 alone and refuses MD5 answers', async () => {
     const { ext, domain, password } = await createExtension();
-    await (await testDb())('extensions').where({ id: ext.id }).update({ digest_algorithms: ['SHA-256'] });
+    await (
+      await testDb()
+    )('extensions')
+      .where({ id: ext.id })
+      .update({ digest_algorithms: ['SHA-256'] });
     const first = await u.request(rawRegister(u, ext.username, domain), p.sipPort);
     expect(algorithmsOf(challengesOf(first))).to.deep.equal(['SHA-256']);
     // an MD5 answer computed on that nonce (the right password) is refused
@@ -80,7 +92,11 @@ describe('media-app digest challenge choice', function () {
 
   it('an extension set to SHA-256 then MD5 gets that order', async () => {
     const { ext, domain } = await createExtension();
-    await (await testDb())('extensions').where({ id: ext.id }).update({ digest_algorithms: ['SHA-256', 'MD5'] });
+    await (
+      await testDb()
+    )('extensions')
+      .where({ id: ext.id })
+      .update({ digest_algorithms: ['SHA-256', 'MD5'] });
     const first = await u.request(rawRegister(u, ext.username, domain), p.sipPort);
     expect(algorithmsOf(challengesOf(first))).to.deep.equal(['SHA-256', 'MD5']);
   });

@@ -32,7 +32,10 @@ export const challengesOf = (r: SipReply, header = 'www-authenticate'): string[]
 export function authorization(chal: string, user: string, password: string, uri: string, wrong = false, method = 'REGISTER'): string {
   const p = parseDigest(chal)!;
   const alg = p.algorithm!;
-  const h = (s: string) => createHash(alg === 'MD5' ? 'md5' : 'sha256').update(s).digest('hex');
+  const h = (s: string) =>
+    createHash(alg === 'MD5' ? 'md5' : 'sha256')
+      .update(s)
+      .digest('hex');
   const cnonce = 'abc123';
   const nc = '00000001';
   const ha1 = h(`${user}:${p.realm}:${wrong ? password + 'x' : password}`);

@@ -18,8 +18,14 @@ describe('media-app digest', () => {
   it('computes the RFC 7616 §3.9.1 SHA-256 example', () => {
     const r = digestResponse(
       {
-        username: 'Mufasa', realm: 'http-auth@example.org', nonce: '7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v', uri: '/dir/index.html',
-        algorithm: 'SHA-256', qop: 'auth', nc: '00000001', cnonce: 'f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ',
+        username: 'Mufasa',
+        realm: 'http-auth@example.org',
+        nonce: '7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v',
+        uri: '/dir/index.html',
+        algorithm: 'SHA-256',
+        qop: 'auth',
+        nc: '00000001',
+        cnonce: 'f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ',
       },
       'GET',
       'Circle of Life',

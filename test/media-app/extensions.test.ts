@@ -31,16 +31,24 @@ describe('media-app extension to extension', function () {
     expect(await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`)).to.have.length(1);
     const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300)); // let the UAS bind
-    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const caller = sipp(
+      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
+      [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
 
     const db = await testDb();
-    const rows = await until(async () => {
-      const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
-      return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
-    }, 10_000, 'both legs hung up');
+    const rows = await until(
+      async () => {
+        const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
+        return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
+      },
+      10_000,
+      'both legs hung up',
+    );
     const [master, leg] = rows[0].direction === 'incoming' ? rows : [rows[1], rows[0]];
     expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
     expect(master.destination).to.deep.include({ type: 'extension', target: b.ext.extension });
@@ -48,17 +56,19 @@ describe('media-app extension to extension', function () {
     expect(leg).to.include({ direction: 'outgoing', master_call_id: master.id, hangup_by: 'local', hangup_reason: 'normal' });
     expect(master.chained_call_ids).to.deep.equal([leg.id]);
     expect(leg.tm_progressing).to.be.instanceOf(Date);
-    expect((await eventsFor(p.redis, leg.id)).map((e) => e.event_type)).to.deep.equal([
-      'call_created', 'call_ringing', 'call_progressing', 'call_terminating', 'call_hangup',
-    ]);
+    expect((await eventsFor(p.redis, leg.id)).map((e) => e.event_type)).to.deep.equal(['call_created', 'call_ringing', 'call_progressing', 'call_terminating', 'call_hangup']);
     expect((await callsRepo(db).get(master.id))!.tm_progressing).to.be.instanceOf(Date);
   });
 
   it('calling an extension that is not registered is refused (480) and writes no call', async () => {
     const a = await createExtension();
     const b = await createExtension(a.customerId);
-    const r = await sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort).replace('<recv response="180" optional="true"/>\n<recv response="200" rrs="true"/>', '<recv response="480"/>').replace(/<send><!\[CDATA\[\nACK \[next_url\][\s\S]*<recv response="200"\/>\n<\/scenario>/, '</scenario>'),
-      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
+    const r = await sipp(
+      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort)
+        .replace('<recv response="180" optional="true"/>\n<recv response="200" rrs="true"/>', '<recv response="480"/>')
+        .replace(/<send><!\[CDATA\[\nACK \[next_url\][\s\S]*<recv response="200"\/>\n<\/scenario>/, '</scenario>'),
+      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password],
+    ).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(await (await testDb())('calls').where({ customer_id: a.customerId })).to.have.length(0);
   });

@@ -44,9 +44,22 @@ async function answered(address: string, port: number, target: number, ms = 1000
       s.once('message', () => resolve(true));
       setTimeout(() => resolve(false), ms);
     });
-    s.send([`OPTIONS sip:probe@127.0.0.1:${target} SIP/2.0`, `Via: SIP/2.0/UDP ${address}:${port};branch=z9hG4bK${Date.now()};rport`,
-      `From: <sip:p@${address}>;tag=1`, 'To: <sip:probe@127.0.0.1>', `Call-ID: probe-${port}-${Date.now()}`, 'CSeq: 1 OPTIONS',
-      'Max-Forwards: 70', 'Content-Length: 0', '', ''].join('\r\n'), target, '127.0.0.1');
+    s.send(
+      [
+        `OPTIONS sip:probe@127.0.0.1:${target} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${address}:${port};branch=z9hG4bK${Date.now()};rport`,
+        `From: <sip:p@${address}>;tag=1`,
+        'To: <sip:probe@127.0.0.1>',
+        `Call-ID: probe-${port}-${Date.now()}`,
+        'CSeq: 1 OPTIONS',
+        'Max-Forwards: 70',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n'),
+      target,
+      '127.0.0.1',
+    );
     return await got;
   } finally {
     s.close();
@@ -58,17 +71,20 @@ describe('flood protection behind a shared address: phones and trunks stay onlin
   let p: Platform;
 
   before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }, {
-      // 127.0.0.1 (the test's own callers) stays allow-listed; 127.0.0.3 and .4 are limited
-      sip: { security: { rateLimit: { requestsPerSecond: 20, burst: 40, banThreshold: 40, banSeconds: 60, addressBanPorts: 4, addressRateFactor: 2 } } },
-    });
+    p = await startPlatform(
+      { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' },
+      {
+        // 127.0.0.1 (the test's own callers) stays allow-listed; 127.0.0.3 and .4 are limited
+        sip: { security: { rateLimit: { requestsPerSecond: 20, burst: 40, banThreshold: 40, banSeconds: 60, addressBanPorts: 4, addressRateFactor: 2 } } },
+      },
+    );
   });
   after(async () => {
     killAllSipp();
     await p?.close();
   });
 
-  it('a registered phone on another port of the flooder\'s address re-registers and takes a call while the flooder is banned', async () => {
+  it("a registered phone on another port of the flooder's address re-registers and takes a call while the flooder is banned", async () => {
     const a = await createExtension();
     const b = await createExtension(a.customerId);
     const phonePort = await freePort();
@@ -83,7 +99,11 @@ describe('flood protection behind a shared address: phones and trunks stay onlin
     expect(again.code, again.errors).to.equal(0);
     const callee = sipp(calleePhone(b.ext.username), ['-i', PHONES, '-p', String(phonePort), '-m', '1', '-mi', PHONES, '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await sleep(300);
-    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
+    const caller = sipp(
+      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
+      [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 30_000 },
+    );
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     expect(rc.code, 'caller ' + rc.errors).to.equal(0);
     expect(re.code, 'callee ' + re.errors).to.equal(0);
@@ -97,7 +117,12 @@ describe('flood protection behind a shared address: phones and trunks stay onlin
     const { customerId } = await createExtension();
     const db = await testDb();
     await trunksRepo(db).create(customerId, `fl${Date.now()}`, {
-      name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: [`${TRUNK}/32`],
+      name: 't',
+      detail: '',
+      auth_types: ['ip'],
+      username: '',
+      password: '',
+      allowed_ips: [`${TRUNK}/32`],
     });
     const flow = await flowsRepo(db).create({
       customer_id: customerId,
@@ -106,7 +131,8 @@ describe('flood protection behind a shared address: phones and trunks stay onlin
     const number = `+8991000${String(Date.now()).slice(-5)}`;
     await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
     const trunkPort = await freePort();
-    const call = () => sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', 40_000), [`127.0.0.1:${p.sipPort}`, '-i', TRUNK, '-p', String(trunkPort), '-m', '1'], { killAfterMs: 20_000 }).done;
+    const call = () =>
+      sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', 40_000), [`127.0.0.1:${p.sipPort}`, '-i', TRUNK, '-p', String(trunkPort), '-m', '1'], { killAfterMs: 20_000 }).done;
     const first = await call();
     expect(first.code, first.errors + first.messages).to.equal(0);
     const flooderPort = await freePort();

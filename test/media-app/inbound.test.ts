@@ -46,11 +46,7 @@ describe('media-app inbound calls', function () {
     await trunksRepo(db).create(cid, `tr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
     const flow = await flowsRepo(db).create({
       customer_id: cid,
-      actions: parseActions([
-        { type: 'answer' },
-        { type: 'talk', option: { text: 'Hello. Thank you for calling. This is a test of the platform.', language: 'en-US' } },
-        { type: 'hangup' },
-      ]),
+      actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text: 'Hello. Thank you for calling. This is a test of the platform.', language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
     await numbersRepo(db).create({ customer_id: cid, number: '+899100000002', type: 'virtual', call_flow_id: flow.id });
     const sink = await RtpSink.open();
@@ -62,10 +58,14 @@ describe('media-app inbound calls', function () {
     } finally {
       sink.close();
     }
-    const call = await until(async () => {
-      const rows = await db('calls').where({ customer_id: cid });
-      return rows.length === 1 && rows[0].status === 'hangup' ? rows[0] : null;
-    }, 10_000, 'call row in hangup');
+    const call = await until(
+      async () => {
+        const rows = await db('calls').where({ customer_id: cid });
+        return rows.length === 1 && rows[0].status === 'hangup' ? rows[0] : null;
+      },
+      10_000,
+      'call row in hangup',
+    );
     expect(call.direction).to.equal('incoming');
     expect(call.destination).to.deep.include({ type: 'tel', target: '+899100000002' });
     expect(call.source).to.deep.include({ type: 'tel', target: '+15551230000', target_name: 'Trunk Caller' });
@@ -112,7 +112,13 @@ describe('media-app inbound calls', function () {
     try {
       const ruri = '+899100000003@acme.trunk.sip.test';
       const args = [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', 'pbx1'];
-      const bad = await sipp(uacWaitsForBye(ruri, 'pbx1', sink.port, { digest: true }).replace(/<recv response="100" optional="true"\/>\n<recv response="180"[\s\S]*<\/scenario>/, '<recv response="100" optional="true"/>\n<recv response="403"/>\n</scenario>'), [...args, '-ap', 'wrong']).done;
+      const bad = await sipp(
+        uacWaitsForBye(ruri, 'pbx1', sink.port, { digest: true }).replace(
+          /<recv response="100" optional="true"\/>\n<recv response="180"[\s\S]*<\/scenario>/,
+          '<recv response="100" optional="true"/>\n<recv response="403"/>\n</scenario>',
+        ),
+        [...args, '-ap', 'wrong'],
+      ).done;
       expect(bad.code, bad.errors + bad.messages).to.equal(0);
       expect(await db('calls').where({ customer_id: cid })).to.have.length(0);
       const good = await sipp(uacWaitsForBye(ruri, 'pbx1', sink.port, { digest: true }), [...args, '-ap', 'trunk-secret-1']).done;
@@ -120,10 +126,14 @@ describe('media-app inbound calls', function () {
     } finally {
       sink.close();
     }
-    const rows = await until(async () => {
-      const r = await db('calls').where({ customer_id: cid });
-      return r.length === 1 && r[0].status === 'hangup' ? r : null;
-    }, 10_000, 'call done');
+    const rows = await until(
+      async () => {
+        const r = await db('calls').where({ customer_id: cid });
+        return r.length === 1 && r[0].status === 'hangup' ? r : null;
+      },
+      10_000,
+      'call done',
+    );
     expect(rows[0]).to.include({ direction: 'incoming', hangup_by: 'local', hangup_reason: 'normal' });
   });
 
@@ -138,14 +148,21 @@ describe('media-app inbound calls', function () {
     await numbersRepo(db).create({ customer_id: cid, number: '+899100000005', type: 'virtual', call_flow_id: flow.id });
     const scenario = uacWaitsForBye(`+899100000005@127.0.0.1:${p.sipPort}`, 'pbx', 0)
       .replace('m=audio 0 RTP/AVP 0 101', 'm=audio [media_port] RTP/AVP 0 101')
-      .replace('<recv request="BYE" timeout="20000"/>', '<pause milliseconds="300"/>\n<nop><action><exec play_pcap_audio="/usr/share/sip-tester/dtmf_2833_5.pcap"/></action></nop>\n<recv request="BYE" timeout="20000"/>');
+      .replace(
+        '<recv request="BYE" timeout="20000"/>',
+        '<pause milliseconds="300"/>\n<nop><action><exec play_pcap_audio="/usr/share/sip-tester/dtmf_2833_5.pcap"/></action></nop>\n<recv request="BYE" timeout="20000"/>',
+      );
     const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 }).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const af = await until(
+      async () => {
+        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+        return a?.status === 'ended' ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     expect(af.variables['svc.call.digits']).to.equal('5');
     // the flow went on to hang up at once: well before the 8 s digit timeout
     expect(call.tm_hangup!.getTime() - call.tm_progressing!.getTime()).to.be.lessThan(6000);

@@ -87,10 +87,14 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
   async function finished(cid: string) {
     const db = await testDb();
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const af = await until(
+      async () => {
+        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+        return a?.status === 'ended' ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     return { call, af };
   }
 
@@ -103,16 +107,18 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
       '<pause milliseconds="1800"/>',
       `<nop><action><exec play_pcap_audio="${SIPP_DIR}/g711a.pcap"/></action></nop>`,
     ].join('\n');
-    return uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', rtpPort, { steps })
-      .replace('RTP/AVP 0 101', 'RTP/AVP 8 101')
-      .replace('a=rtpmap:0 PCMU/8000', 'a=rtpmap:8 PCMA/8000');
+    return uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', rtpPort, { steps }).replace('RTP/AVP 0 101', 'RTP/AVP 8 101').replace('a=rtpmap:0 PCMU/8000', 'a=rtpmap:8 PCMA/8000');
   }
 
   it('menu → digit 5 → branch → HTTP prompt → recording of the caller → hangup', async () => {
     const cid = await ivrNumber('+899100000701');
     const sink = await RtpSink.open();
     try {
-      const r = await sipp(ivrScenario('+899100000701', sink.port, 'dtmf_2833_5.pcap'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 }).done;
+      const r = await sipp(
+        ivrScenario('+899100000701', sink.port, 'dtmf_2833_5.pcap'),
+        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+        { killAfterMs: 40_000 },
+      ).done;
       expect(r.code, r.errors + r.messages).to.equal(0);
       // the menu was spoken (PCMA toward the SDP address, before sipp's own RTP latched the stream)
       expect(sink.voiced, `levels ${sink.levels.slice(0, 60).map(Math.round).join(',')}`).to.be.greaterThan(25);

@@ -14,8 +14,7 @@ import { answeringUas, RtpSink, sipp, uacWaitsForBye, until, type Platform } fro
 import { startOriginating, type Originating } from './originating';
 
 /** UAS: 180, a pause, 200, then waits for the platform's BYE. */
-const slowUas = (pauseMs: number) =>
-  answeringUas({ tag: '[pid]slow[call_number]', contact: '<sip:[local_ip]:[local_port]>', pauseMs });
+const slowUas = (pauseMs: number) => answeringUas({ tag: '[pid]slow[call_number]', contact: '<sip:[local_ip]:[local_port]>', pauseMs });
 
 describe('media-app call limits and modes', function () {
   this.timeout(90_000);
@@ -36,8 +35,13 @@ describe('media-app call limits and modes', function () {
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'talk', option: { text, language: 'en-US' } }]) } as never);
     const port = await freePort();
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, direction: 'outgoing', status: 'dialing', data,
-      source: { type: 'tel', target: '+15550002222' }, destination: { type: 'sip', target: `x@127.0.0.1:${port}` },
+      customer_id: cid,
+      flow_id: flow.id,
+      direction: 'outgoing',
+      status: 'dialing',
+      data,
+      source: { type: 'tel', target: '+15550002222' },
+      destination: { type: 'sip', target: `x@127.0.0.1:${port}` },
     });
     return { db, row, port };
   }
@@ -47,10 +51,14 @@ describe('media-app call limits and modes', function () {
     const callee = sipp(slowUas(0), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await bus.originate([row.id], row.customer_id);
     expect((await callee.done).code).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     expect(done.hangup_reason).to.equal('timeout');
     const talked = done.tm_hangup!.getTime() - done.tm_progressing!.getTime();
     expect(talked).to.be.within(1800, 6000);
@@ -60,18 +68,26 @@ describe('media-app call limits and modes', function () {
     const { db, row, port } = await outgoing('Hello early.', { early_execution: true });
     const callee = sipp(slowUas(1500), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await bus.originate([row.id], row.customer_id);
-    const ringing = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'ringing' ? c : null;
-    }, 10_000, 'ringing');
+    const ringing = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'ringing' ? c : null;
+      },
+      10_000,
+      'ringing',
+    );
     expect(ringing.activeflow_id).to.not.equal('00000000-0000-0000-0000-000000000000');
     const af = await db('activeflows').where({ id: ringing.activeflow_id }).first();
     expect(af).to.include({ status: 'running', reference_id: row.id });
     expect((await callee.done).code).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
   });
 
@@ -79,8 +95,17 @@ describe('media-app call limits and modes', function () {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `prov${Date.now()}@example.test`, status: 'active', name: 'p' })).id;
     await providersRepo(db).create({
-      type: 'sip', hostname: '127.0.0.1', tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: [], name: 'carrier', detail: '',
+      type: 'sip',
+      hostname: '127.0.0.1',
+      tech_prefix: '',
+      tech_postfix: '',
+      tech_headers: {},
+      transport: 'udp',
+      auth_username: '',
+      auth_password: '',
+      codecs: [],
+      name: 'carrier',
+      detail: '',
     } as never);
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'hangup' }]) } as never);
     await numbersRepo(db).create({ customer_id: cid, number: '+15559990000', type: 'normal', call_flow_id: flow.id });
@@ -94,10 +119,14 @@ describe('media-app call limits and modes', function () {
     } finally {
       sink.close();
     }
-    const rows = await until(async () => {
-      const x = await db('calls').where({ customer_id: cid });
-      return x.length === 1 && x[0].status === 'hangup' ? x : null;
-    }, 10_000, 'call done');
+    const rows = await until(
+      async () => {
+        const x = await db('calls').where({ customer_id: cid });
+        return x.length === 1 && x[0].status === 'hangup' ? x : null;
+      },
+      10_000,
+      'call done',
+    );
     expect(rows[0].source).to.deep.include({ type: 'tel', target: '+4930123' });
   });
 });

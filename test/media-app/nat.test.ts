@@ -70,7 +70,11 @@ describe('media-app behind NAT', function () {
     expect(binding!.source).to.deep.include({ address: '127.0.0.1', port: phonePort });
     const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
-    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const caller = sipp(
+      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
+      [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
     expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
@@ -78,7 +82,7 @@ describe('media-app behind NAT', function () {
     expect(re.messages).to.contain(`INVITE sip:${b.ext.username}@${PRIVATE}:5999`);
   });
 
-  it('symmetric RTP and the advertised media address: speech goes where the caller\'s RTP comes from, not to its private c=', async () => {
+  it("symmetric RTP and the advertised media address: speech goes where the caller's RTP comes from, not to its private c=", async () => {
     await talkingNumber('+899100000888', 'Hello. Thank you for calling. This is a test of the platform, long enough to be heard.');
 
     // the phone's real RTP socket; its SDP names PRIVATE:40000 instead
@@ -123,10 +127,14 @@ ${answerBye(20000)}
     const run = sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
     try {
       // the platform's RTP port (bound on 127.0.0.1, advertised as ADVERTISED): the phone's packets go there
-      const port = await until(() => {
-        const s = p.app.calls.all().find((c): c is CallSession => !earlier.has(c.id) && c instanceof CallSession && c.endpoint !== null && c.status === 'progressing');
-        return s?.endpoint?.local.port;
-      }, 10_000, 'answered call');
+      const port = await until(
+        () => {
+          const s = p.app.calls.all().find((c): c is CallSession => !earlier.has(c.id) && c instanceof CallSession && c.endpoint !== null && c.status === 'progressing');
+          return s?.endpoint?.local.port;
+        },
+        10_000,
+        'answered call',
+      );
       let seq = 0;
       const packet = () => {
         const b = Buffer.alloc(172, 0xff);

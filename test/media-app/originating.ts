@@ -36,8 +36,17 @@ export async function startOriginating(env: Record<string, string> = {}): Promis
 /** A provider whose gateway is sipp on 127.0.0.1:`port`, routed for every number of `customerId`. */
 export async function providerRoute(db: Knex, customerId: string, port: number, name = 'gw', priority = 1): Promise<string> {
   const provider = await providersRepo(db).create({
-    type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-    auth_username: '', auth_password: '', codecs: [], name, detail: '',
+    type: 'sip',
+    hostname: `127.0.0.1:${port}`,
+    tech_prefix: '',
+    tech_postfix: '',
+    tech_headers: {},
+    transport: 'udp',
+    auth_username: '',
+    auth_password: '',
+    codecs: [],
+    name,
+    detail: '',
   } as never);
   await routesRepo(db).create({ customer_id: customerId, name: `r-${name}`, detail: '', provider_id: provider.id, priority, target: 'all' });
   return provider.id;

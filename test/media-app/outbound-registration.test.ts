@@ -58,7 +58,12 @@ describe('outbound registration (Kamailio registrar)', function () {
     const trunk = await trunksRepo(db).create(cid, 'carrier-a', { name: 't', detail: '', auth_types: ['basic'], username: 'pbx', password: 'not-used-here', allowed_ips: [] });
     const t0 = Date.now();
     trunkReg = (await outboundRegistrationsRepo(db).put('trunk', trunk.id, cid, {
-      registrar: `127.0.0.1:${kam.port}`, domain: '', username: USER, password: PASSWORD, expires: 3600, transport: 'udp',
+      registrar: `127.0.0.1:${kam.port}`,
+      domain: '',
+      username: USER,
+      password: PASSWORD,
+      expires: 3600,
+      transport: 'udp',
     }))!;
     const r = await until(async () => ((await row(trunkReg.id)).state === 'registered' ? row(trunkReg.id) : null), 2000, 'registered');
     expect(Date.now() - t0).to.be.below(2000);
@@ -76,10 +81,14 @@ describe('outbound registration (Kamailio registrar)', function () {
 
   it('refreshes before the granted expiry', async () => {
     const first = (await row(trunkReg.id)).expires_at!.getTime();
-    const refreshed = await until(async () => {
-      const r = await row(trunkReg.id);
-      return r.expires_at && r.expires_at.getTime() > first + 1000 ? r : null;
-    }, 9000, 'a refresh');
+    const refreshed = await until(
+      async () => {
+        const r = await row(trunkReg.id);
+        return r.expires_at && r.expires_at.getTime() > first + 1000 ? r : null;
+      },
+      9000,
+      'a refresh',
+    );
     expect(refreshed.state).to.equal('registered');
     expect(Date.now()).to.be.below(first); // before the first binding expired
     expect(await kam.locations()).to.contain(trunkReg.contact_user);
@@ -87,23 +96,32 @@ describe('outbound registration (Kamailio registrar)', function () {
 
   it("a carrier's INVITE to the registered AOR reaches our contact and runs the number's flow for the trunk's customer", async () => {
     const db = await testDb();
-    const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text: 'Hello from the registration.', language: 'en-US' } }, { type: 'hangup' }]) } as never);
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text: 'Hello from the registration.', language: 'en-US' } }, { type: 'hangup' }]),
+    } as never);
     await numbersRepo(db).create({ customer_id: cid, number: '+899100000771', type: 'virtual', call_flow_id: flow.id });
     const sink = await RtpSink.open();
     try {
       // Request-URI: the AOR at the registrar (Kamailio rewrites it to our Contact); To: the called number
-      const scenario = uacWaitsForBye(`+899100000771@127.0.0.1:${kam.port}`, '+15557770000', sink.port)
-        .replace(`INVITE sip:+899100000771@127.0.0.1:${kam.port} SIP/2.0`, `INVITE sip:${USER}@127.0.0.1:${kam.port} SIP/2.0`);
+      const scenario = uacWaitsForBye(`+899100000771@127.0.0.1:${kam.port}`, '+15557770000', sink.port).replace(
+        `INVITE sip:+899100000771@127.0.0.1:${kam.port} SIP/2.0`,
+        `INVITE sip:${USER}@127.0.0.1:${kam.port} SIP/2.0`,
+      );
       const r = await sipp(scenario, [`127.0.0.1:${kam.port}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 }).done;
       expect(r.code, r.errors + r.messages + kam.log.slice(-1500)).to.equal(0);
       expect(sink.packets).to.be.greaterThan(20);
     } finally {
       sink.close();
     }
-    const call = await until(async () => {
-      const rows = await db('calls').where({ customer_id: cid });
-      return rows.length === 1 && rows[0].status === 'hangup' ? rows[0] : null;
-    }, 10_000, 'call row in hangup').catch(async (err: Error) => {
+    const call = await until(
+      async () => {
+        const rows = await db('calls').where({ customer_id: cid });
+        return rows.length === 1 && rows[0].status === 'hangup' ? rows[0] : null;
+      },
+      10_000,
+      'call row in hangup',
+    ).catch(async (err: Error) => {
       throw new Error(`${err.message}: ${JSON.stringify(await db('calls').where({ customer_id: cid }))}`);
     });
     expect(call.direction).to.equal('incoming');
@@ -137,8 +155,13 @@ describe('outbound registration (Kamailio registrar)', function () {
 
   it('a second node does not register what the first holds (Redis lock per registration)', async () => {
     const other = startOutboundRegistrations({
-      srf: p.app.srf, db: await testDb(), redis: p.redis, events: new EventPublisher(p.redis), config: p.config,
-      app: { ...p.app.factory.deps.app, nodeId: 'second-node' }, logger: pino({ level: 'silent' }),
+      srf: p.app.srf,
+      db: await testDb(),
+      redis: p.redis,
+      events: new EventPublisher(p.redis),
+      config: p.config,
+      app: { ...p.app.factory.deps.app, nodeId: 'second-node' },
+      logger: pino({ level: 'silent' }),
     });
     try {
       await sleep(1500);
@@ -157,14 +180,23 @@ describe('outbound registration (Kamailio registrar)', function () {
     const trunk = await trunksRepo(db).create(cid, 'carrier-strict', { name: 't', detail: '', auth_types: ['basic'], username: 'pbx2', password: 'not-used-here', allowed_ips: [] });
     const strictNode = 'strict-node';
     const reg = (await outboundRegistrationsRepo(db).put('trunk', trunk.id, cid, {
-      registrar: `127.0.0.1:${kam.port}`, domain: '', username: USER, password: PASSWORD, expires: 3600, transport: 'udp',
+      registrar: `127.0.0.1:${kam.port}`,
+      domain: '',
+      username: USER,
+      password: PASSWORD,
+      expires: 3600,
+      transport: 'udp',
     }))!;
     // held for the strict node before the platform's own node (which allows loopback here) can take it
     await p.redis.set(`${p.config.redisKeyPrefix}outreg:lock:${reg.id}`, strictNode, 'PX', 60_000);
     const strict = startOutboundRegistrations({
-      srf: p.app.srf, db, redis: p.redis, events: new EventPublisher(p.redis),
+      srf: p.app.srf,
+      db,
+      redis: p.redis,
+      events: new EventPublisher(p.redis),
       config: { ...p.config, egress: { ...p.config.egress, allowCidrs: [] } },
-      app: { ...p.app.factory.deps.app, nodeId: strictNode }, logger: pino({ level: 'silent' }),
+      app: { ...p.app.factory.deps.app, nodeId: strictNode },
+      logger: pino({ level: 'silent' }),
     });
     try {
       const failed = await until(async () => ((await row(reg.id)).state === 'failed' ? row(reg.id) : null), 3000, 'failed');
@@ -183,11 +215,25 @@ describe('outbound registration (Kamailio registrar)', function () {
     try {
       const db = await testDb();
       const provider = await providersRepo(db).create({
-        type: 'sip', hostname: `127.0.0.1:${sha.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-        auth_username: '', auth_password: '', codecs: '', name: 'sha', detail: '',
+        type: 'sip',
+        hostname: `127.0.0.1:${sha.port}`,
+        tech_prefix: '',
+        tech_postfix: '',
+        tech_headers: {},
+        transport: 'udp',
+        auth_username: '',
+        auth_password: '',
+        codecs: '',
+        name: 'sha',
+        detail: '',
       });
       const reg = (await outboundRegistrationsRepo(db).put('provider', provider.id, null, {
-        registrar: `127.0.0.1:${sha.port}`, domain: 'carrier.test', username: 'sha-user', password: 'sha-secret-1', expires: 120, transport: 'tcp',
+        registrar: `127.0.0.1:${sha.port}`,
+        domain: 'carrier.test',
+        username: 'sha-user',
+        password: 'sha-secret-1',
+        expires: 120,
+        transport: 'tcp',
       }))!;
       await until(async () => ((await row(reg.id)).state === 'registered' ? true : null), 3000, 'registered with SHA-256');
       expect(sha.log).to.match(/REGISTER ok sip:sha-user@carrier.test .* auth Digest .*algorithm=SHA-256/);
@@ -203,11 +249,25 @@ describe('outbound registration (Kamailio registrar)', function () {
   it('a wrong password: failed with the SIP status, retried with growing backoff', async () => {
     const db = await testDb();
     const provider = await providersRepo(db).create({
-      type: 'sip', hostname: `127.0.0.1:${kam.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: '', name: 'carrier', detail: '',
+      type: 'sip',
+      hostname: `127.0.0.1:${kam.port}`,
+      tech_prefix: '',
+      tech_postfix: '',
+      tech_headers: {},
+      transport: 'udp',
+      auth_username: '',
+      auth_password: '',
+      codecs: '',
+      name: 'carrier',
+      detail: '',
     });
     const reg = (await outboundRegistrationsRepo(db).put('provider', provider.id, null, {
-      registrar: `127.0.0.1:${kam.port}`, domain: '', username: USER, password: 'wrong-password', expires: 120, transport: 'udp',
+      registrar: `127.0.0.1:${kam.port}`,
+      domain: '',
+      username: USER,
+      password: 'wrong-password',
+      expires: 120,
+      transport: 'udp',
     }))!;
     const failed = await until(async () => ((await row(reg.id)).state === 'failed' ? row(reg.id) : null), 3000, 'failed');
     expect(failed.last_error).to.equal('SIP 401');
@@ -215,7 +275,7 @@ describe('outbound registration (Kamailio registrar)', function () {
     const fails = (await eventsFor(p.redis, provider.id)).filter((e) => e.event_type === 'provider_registration_updated' && (e.data.registration as { state: string }).state === 'failed');
     // retries at about 0.4, 0.8, 1.6, 1.6 s: a few, not a flood
     expect(fails.length).to.be.within(2, 6);
-    expect((await kam.locations())).to.not.contain(reg.contact_user);
+    expect(await kam.locations()).to.not.contain(reg.contact_user);
     await outboundRegistrationsRepo(db).put('provider', provider.id, null, null);
   });
 });

@@ -57,10 +57,14 @@ describe('media-app outbound calls (originate)', function () {
     await bus.originate([row.id], row.customer_id);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 15_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      15_000,
+      'hangup',
+    );
     expect(done.hangup_by).to.equal('local');
     expect(done.hangup_reason).to.equal('normal');
     expect(done.tm_ringing).to.be.instanceOf(Date);
@@ -78,10 +82,14 @@ describe('media-app outbound calls (originate)', function () {
     const callee = sipp(uas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1']);
     await bus.originate([row.id], row.customer_id);
     expect((await callee.done).code).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     expect(done).to.include({ hangup_reason: 'busy', hangup_by: 'remote' });
     expect(done.tm_progressing).to.equal(null);
   });
@@ -92,10 +100,14 @@ describe('media-app outbound calls (originate)', function () {
     await bus.originate([row.id], row.customer_id);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     expect(done).to.include({ hangup_reason: 'noanswer', hangup_by: 'remote' });
   });
 
@@ -108,10 +120,14 @@ describe('media-app outbound calls (originate)', function () {
     await bus.toCallOwner({ type: 'call.hangup', callId: row.id });
     await bus.toCallOwner({ type: 'call.hangup', callId: row.id }).catch(() => null); // repeated: harmless
     expect((await callee.done).code).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     expect(done).to.include({ hangup_reason: 'cancel', hangup_by: 'local' });
     const events = (await eventsFor(p.redis, row.id)).map((e) => e.event_type);
     expect(events).to.deep.equal(['call_ringing', 'call_canceling', 'call_hangup']);
@@ -122,7 +138,9 @@ describe('media-app outbound calls (originate)', function () {
     const [p1, p2] = [await freePort(), await freePort()];
     await providerRoute(db, cid, p1, 'first', 1);
     await providerRoute(db, cid, p2, 'second', 2);
-    await db('calls').where({ id: base.id }).update({ destination: JSON.stringify({ type: 'tel', target: '+15557654321' }) });
+    await db('calls')
+      .where({ id: base.id })
+      .update({ destination: JSON.stringify({ type: 'tel', target: '+15557654321' }) });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] }); // toll-fraud policy: PSTN needs a whitelist
     await addBalance(db, (await ensureBillingAccount(db, cid)).id, 1_000_000, `outbound:${cid}`); // charged: the first minute must be affordable
     await ownNumber(db, cid, { number: '+15550001111' }); // the source the carrier sees is the customer's (core/calls/caller-id)
@@ -135,20 +153,28 @@ describe('media-app outbound calls (originate)', function () {
     expect(a.code, a.errors + a.messages).to.equal(0);
     expect(f.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${p1} SIP/2.0`);
     expect(a.messages).to.include(`From: <sip:+15550001111@sip.test>`);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(base.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(base.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
   });
 
   it('mute and recording commands act on the live call, idempotently; the recording lands on disk', async () => {
     const { db, cid, row } = await setup();
-    await db('flows').where({ id: row.flow_id }).update({
-      actions: JSON.stringify(parseActions([{ type: 'talk', option: { text: 'Please hold the line. '.repeat(15), language: 'en-US' } }])),
-    });
+    await db('flows')
+      .where({ id: row.flow_id })
+      .update({
+        actions: JSON.stringify(parseActions([{ type: 'talk', option: { text: 'Please hold the line. '.repeat(15), language: 'en-US' } }])),
+      });
     const port = await freePort();
-    await db('calls').where({ id: row.id }).update({ destination: JSON.stringify({ type: 'sip', target: `callee@127.0.0.1:${port}` }) });
+    await db('calls')
+      .where({ id: row.id })
+      .update({ destination: JSON.stringify({ type: 'sip', target: `callee@127.0.0.1:${port}` }) });
     const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-rtp_echo'], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 200));
     await bus.originate([row.id], cid);
@@ -176,13 +202,22 @@ describe('media-app outbound calls (originate)', function () {
     const EMPTY = '00000000-0000-0000-0000-000000000000';
     const updates = async () => (await eventsFor(p.redis, row.id)).filter((e) => e.event_type === 'call_updated').map((e) => [e.data.mute_direction, e.data.recording_id, e.data.status]);
     await until(async () => ((await updates()).length >= 4 ? true : null), 5000, 'four call_updated events').catch(() => undefined);
-    expect(await updates()).to.deep.equal([['in', EMPTY, 'progressing'], ['', EMPTY, 'progressing'], ['', recordingId, 'progressing'], ['', EMPTY, 'progressing']]);
+    expect(await updates()).to.deep.equal([
+      ['in', EMPTY, 'progressing'],
+      ['', EMPTY, 'progressing'],
+      ['', recordingId, 'progressing'],
+      ['', EMPTY, 'progressing'],
+    ]);
     await bus.toCallOwner({ type: 'call.hangup', callId: row.id });
     expect((await callee.done).code).to.equal(0);
-    const done = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
   });
 });

@@ -32,7 +32,7 @@ describe('outbound registration: pure parts', () => {
     for (let n = 1; n < 50; n++) expect(retryDelayMs(n, t, Math.random)).to.be.within(800, 60_000);
   });
 
-  it('reads the granted expiry: our contact\'s expires, else Expires, else what was asked', () => {
+  it("reads the granted expiry: our contact's expires, else Expires, else what was asked", () => {
     const u = 'reg-0123456789abcdef0123456789abcdef';
     expect(grantedExpiry(res({ Contact: `<sip:other@1.2.3.4>;expires=99, <sip:${u}@127.0.0.1:5060>;expires=10`, Expires: '3600' }), u, 3600)).to.equal(10);
     expect(grantedExpiry(res({ Contact: `"a, b" <sip:${u}@127.0.0.1;x=1>;q=1;expires=25` }), u, 3600)).to.equal(25);
@@ -43,10 +43,17 @@ describe('outbound registration: pure parts', () => {
   it('answers MD5 and SHA-256 challenges (the first usable one) with a response the registrar can verify', () => {
     const t = { uri: 'sip:carrier.test', username: 'acct', password: 'pw"x' };
     for (const alg of ['MD5', 'SHA-256'] as const) {
-      const h = answerChallenge(`Digest realm="carrier.test", nonce="abc", algorithm=SHA-512-256, qop="auth" , Digest realm="carrier.test", nonce="n1", algorithm=${alg}, qop="auth,auth-int", opaque="o"`, t, 'REGISTER')!;
+      const h = answerChallenge(
+        `Digest realm="carrier.test", nonce="abc", algorithm=SHA-512-256, qop="auth" , Digest realm="carrier.test", nonce="n1", algorithm=${alg}, qop="auth,auth-int", opaque="o"`,
+        t,
+        'REGISTER',
+      )!;
       const c = parseCredentials(h)!;
       expect(c).to.include({ username: 'acct', realm: 'carrier.test', nonce: 'n1', uri: 'sip:carrier.test', algorithm: alg, qop: 'auth', nc: '00000001', opaque: 'o' });
-      const hash = (s: string) => createHash(alg === 'MD5' ? 'md5' : 'sha256').update(s).digest('hex');
+      const hash = (s: string) =>
+        createHash(alg === 'MD5' ? 'md5' : 'sha256')
+          .update(s)
+          .digest('hex');
       const expected = hash(`${hash('acct:carrier.test:pw"x')}:n1:00000001:${c.cnonce}:auth:${hash('REGISTER:sip:carrier.test')}`);
       expect(c.response).to.equal(expected);
     }

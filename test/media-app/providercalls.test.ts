@@ -42,7 +42,19 @@ describe('/providercalls: an operator call forced through one provider', functio
     del: (path: string) => request(t.app).delete(`/v1.0${path}`).set('Authorization', `Bearer ${f.token}`),
   });
   const provider = (port: number, name: string) =>
-    providersRepo(t.ctx.db).create({ type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp', auth_username: '', auth_password: '', codecs: [], name, detail: '' } as never);
+    providersRepo(t.ctx.db).create({
+      type: 'sip',
+      hostname: `127.0.0.1:${port}`,
+      tech_prefix: '',
+      tech_postfix: '',
+      tech_headers: {},
+      transport: 'udp',
+      auth_username: '',
+      auth_password: '',
+      codecs: [],
+      name,
+      detail: '',
+    } as never);
 
   it('dials through the given provider, not the routes; the record lists, filters, reads and deletes', async () => {
     const db = t.ctx.db;
@@ -59,7 +71,9 @@ describe('/providercalls: an operator call forced through one provider', functio
     await new Promise((r) => setTimeout(r, 300));
 
     const r = await as(su).post('/providercalls', {
-      provider_id: forced.id, source: { type: 'tel', target: '+15550009999' }, destinations: [{ type: 'tel', target: '+15557650000' }],
+      provider_id: forced.id,
+      source: { type: 'tel', target: '+15550009999' },
+      destinations: [{ type: 'tel', target: '+15557650000' }],
       actions: [{ type: 'talk', option: { text: 'Provider test.', language: 'en-US' } }, { type: 'hangup' }],
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
@@ -69,14 +83,23 @@ describe('/providercalls: an operator call forced through one provider', functio
     const a = await answering.done;
     expect(a.code, a.errors + a.messages.slice(-2000)).to.equal(0);
     expect(a.messages).to.include(`INVITE sip:+15557650000@127.0.0.1:${forcedPort} SIP/2.0`);
-    const call = await until(async () => {
-      const c = await db('calls').where({ id: r.body.call_ids[0] }).first();
-      return c?.status === 'hangup' ? c : null;
-    }, 15_000, 'the call ends');
+    const call = await until(
+      async () => {
+        const c = await db('calls').where({ id: r.body.call_ids[0] }).first();
+        return c?.status === 'hangup' ? c : null;
+      },
+      15_000,
+      'the call ends',
+    );
     expect(call.hangup_reason).to.equal('normal');
 
     // a second one through the routed provider's id, to see the filter
-    const other = await as(su).post('/providercalls', { provider_id: routed.id, source: { type: 'tel', target: '+15550009999' }, destinations: [{ type: 'tel', target: '+15557650001' }], actions: [{ type: 'hangup' }] });
+    const other = await as(su).post('/providercalls', {
+      provider_id: routed.id,
+      source: { type: 'tel', target: '+15550009999' },
+      destinations: [{ type: 'tel', target: '+15557650001' }],
+      actions: [{ type: 'hangup' }],
+    });
     expect(other.status, JSON.stringify(other.body)).to.equal(200);
     const all = await as(su).get('/providercalls');
     expect(all.body.result.map((x: { id: string }) => x.id)).to.deep.equal([other.body.id, r.body.id]);
@@ -101,7 +124,12 @@ describe('/providercalls: an operator call forced through one provider', functio
     expect([unknown.status, unknown.body.error.reason]).to.deep.equal([404, 'PROVIDER_NOT_FOUND']);
     const sip = await as(su).post('/providercalls', { ...ok, destinations: [{ type: 'sip', target: 'x@127.0.0.1' }] });
     expect(sip.status).to.equal(400);
-    for (const body of [{ ...ok, provider_id: 'x' }, { ...ok, destinations: [] }, { source: ok.source, destinations: ok.destinations }, { ...ok, anonymous: 'maybe' }]) {
+    for (const body of [
+      { ...ok, provider_id: 'x' },
+      { ...ok, destinations: [] },
+      { source: ok.source, destinations: ok.destinations },
+      { ...ok, anonymous: 'maybe' },
+    ]) {
       expect((await as(su).post('/providercalls', body)).status, JSON.stringify(body)).to.equal(400);
     }
     expect((await as(su).get('/providercalls?provider_id=x')).status).to.equal(400);

@@ -48,8 +48,7 @@ describe('media-app: a QR-provisioned phone registers through the outbound proxy
   });
 
   /** The provisioning target of a default install whose sip-server is the test platform's. */
-  const target = () =>
-    loadConfig(testEnv({ SIP_DOMAIN, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort) }) as NodeJS.ProcessEnv, { persistSecret: false }).provisioningSip;
+  const target = () => loadConfig(testEnv({ SIP_DOMAIN, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort) }) as NodeJS.ProcessEnv, { persistSecret: false }).provisioningSip;
 
   it('Linphone: what liblinphone 5.1 sends (REGISTER sip:{identity domain} to reg_proxy, reg_route as Route) registers', async () => {
     const { ext, domain, password } = await createExtension();
@@ -68,7 +67,13 @@ describe('media-app: a QR-provisioned phone registers through the outbound proxy
 
   it('Yealink: sip_server = label domain, outbound proxy = the platform; no Route', async () => {
     const { ext, domain, password } = await createExtension();
-    const kv = new Map(renderConfig('yealink', accountFor(ext, target())).body.trim().split('\n').slice(1).map((l) => l.split(' = ') as [string, string]));
+    const kv = new Map(
+      renderConfig('yealink', accountFor(ext, target()))
+        .body.trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(' = ') as [string, string]),
+    );
     expect(kv.get('account.1.outbound_proxy_enable')).to.equal('1');
     const proxy = `${kv.get('account.1.outbound_proxy.1.address')}:${kv.get('account.1.outbound_proxy.1.port')}`;
     expect(proxy).to.equal(`127.0.0.1:${p.sipPort}`);

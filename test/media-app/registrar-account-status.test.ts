@@ -23,7 +23,9 @@ describe('media-app registrar: the account status gate', function () {
   afterEach(() => u.close());
 
   const setStatus = async (id: string, status: CustomerStatus) =>
-    (await testDb())('customers').where({ id }).update({ status, tm_deletion_scheduled: status === 'frozen' ? new Date() : null });
+    (await testDb())('customers')
+      .where({ id })
+      .update({ status, tm_deletion_scheduled: status === 'frozen' ? new Date() : null });
 
   async function register(user: string, domain: string, password: string, expires = 3600) {
     const c = await u.request(raw(u, user, domain, '', expires), p.sipPort);

@@ -77,13 +77,19 @@ describe('media-app registrar', function () {
     const { ext, domain, password } = await createExtension();
     const aor = `${ext.username}@${domain}`;
     const c1 = await u.request(raw(u, ext.username, domain), p.sipPort);
-    const md5 = c1.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v).find((v) => /MD5/.test(v))!;
+    const md5 = c1.headers
+      .filter(([k]) => k === 'www-authenticate')
+      .map(([, v]) => v)
+      .find((v) => /MD5/.test(v))!;
     expect((await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`)), p.sipPort)).status).to.equal(200);
     expect(await p.app.registrar.bindings.get(aor)).to.have.length(1);
     // the same answer again is a replay (its nonce count is used up): a new challenge, stale=true
     const replayed = await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 0), p.sipPort);
     expect(replayed.status).to.equal(401);
-    const fresh = replayed.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v).find((v) => /MD5/.test(v))!;
+    const fresh = replayed.headers
+      .filter(([k]) => k === 'www-authenticate')
+      .map(([, v]) => v)
+      .find((v) => /MD5/.test(v))!;
     expect(parseDigest(fresh)).to.include({ stale: 'true' });
     expect(await p.app.registrar.bindings.get(aor)).to.have.length(1);
     const un = await u.request(raw(u, ext.username, domain, authorization(fresh, ext.username, password, `sip:${domain}`), 0), p.sipPort);
@@ -94,7 +100,10 @@ describe('media-app registrar', function () {
   it('answers an unknown extension exactly like a wrong password', async () => {
     const { ext, domain, password } = await createExtension();
     const answers: string[] = [];
-    for (const [user, pw] of [[ext.username, password + 'bad'], ['nobody', password]] as const) {
+    for (const [user, pw] of [
+      [ext.username, password + 'bad'],
+      ['nobody', password],
+    ] as const) {
       const c = await u.request(raw(u, user, domain), p.sipPort);
       const chal = c.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v.replace(/nonce="[^"]*"/, 'nonce=""'));
       const r = await u.request(raw(u, user, domain, authorization(c.headers.find(([k]) => k === 'www-authenticate')![1], user, pw, `sip:${domain}`)), p.sipPort);
@@ -127,7 +136,10 @@ describe('media-app registrar', function () {
   it('refuses a too-short expiry with 423 and Min-Expires', async () => {
     const { ext, domain, password } = await createExtension();
     const c = await u.request(raw(u, ext.username, domain), p.sipPort);
-    const md5 = c.headers.filter(([k]) => k === 'www-authenticate').map(([, v]) => v).find((v) => /MD5/.test(v))!;
+    const md5 = c.headers
+      .filter(([k]) => k === 'www-authenticate')
+      .map(([, v]) => v)
+      .find((v) => /MD5/.test(v))!;
     const r = await u.request(raw(u, ext.username, domain, authorization(md5, ext.username, password, `sip:${domain}`), 10), p.sipPort);
     expect(r.status).to.equal(423);
     expect(r.headers.find(([k]) => k === 'min-expires')![1]).to.equal('60');

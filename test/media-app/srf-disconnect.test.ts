@@ -11,7 +11,9 @@ describe('media-app: disconnecting from a sip-server that has gone', function ()
     const s = await startServer();
     const srf = await connectSrf({ host: '127.0.0.1', port: s.drachtioPort, secret: SECRET, retryMs: 200 });
     let n = 0;
-    (srf as unknown as { on(e: string, f: () => void): void }).on('reconnecting', () => { n++; });
+    (srf as unknown as { on(e: string, f: () => void): void }).on('reconnecting', () => {
+      n++;
+    });
     (srf as unknown as { on(e: string, f: () => void): void }).on('error', () => undefined);
     await s.close();
     await sleep(300);

@@ -42,8 +42,18 @@ describe('media-app: outbound SRTP / DTLS to a provider with media_encryption', 
     const cid = (await repos(db).customers.create({ email: `so${Date.now()}@example.test`, status: 'active', name: 'so' })).id;
     await trunksRepo(db).create(cid, `so${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
     const prov = await providersRepo(db).create({
-      type: 'sip', hostname: `127.0.0.1:${provider.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: '', name: 'srtp', detail: '', media_encryption: 'sdes',
+      type: 'sip',
+      hostname: `127.0.0.1:${provider.port}`,
+      tech_prefix: '',
+      tech_postfix: '',
+      tech_headers: {},
+      transport: 'udp',
+      auth_username: '',
+      auth_password: '',
+      codecs: '',
+      name: 'srtp',
+      detail: '',
+      media_encryption: 'sdes',
     });
     providerId = prov.id;
     await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: prov.id, priority: 1, target: 'all' });
@@ -54,39 +64,41 @@ describe('media-app: outbound SRTP / DTLS to a provider with media_encryption', 
 
   const offered = { sdes: /m=audio \d+ RTP\/SAVP [\s\S]*a=crypto:\d+ \w+ inline:/, dtls: /m=audio \d+ UDP\/TLS\/RTP\/SAVPF [\s\S]*a=fingerprint:[\s\S]*a=ice-ufrag:/ };
   for (const enc of ['sdes', 'dtls'] as const) {
-  it(`media_encryption ${enc}: the provider is offered ${enc === 'sdes' ? 'SDES-SRTP' : 'DTLS-SRTP + ICE'}; audio flows both ways between the plain caller and it`, async () => {
-    await (await testDb())('providers').where({ id: providerId }).update({ media_encryption: enc });
-    const far = new SrtpFarEnd({ host: '127.0.0.1', port: rtpB.ngPort });
-    const [a, b] = await Promise.all([RtpParty.open(440), RtpParty.open(660)]);
-    let offerSeen: SipMsg | null = null;
-    provider.onInvite(async (invite) => {
-      offerSeen = invite;
-      const r = await far.answerOffer(invite.body, b.port);
-      b.sendTo({ address: r.rtp.host, port: r.rtp.port });
-      return { status: 200, sdp: r.sdp };
-    });
-    try {
-      const call = await caller.invite(`+15557650123@127.0.0.1`, p.sipPort, plainSdp(a.port), '+15550001111');
-      const to = /^m=audio (\d+)/m.exec(call.remoteSdp)![1];
-      expect(call.remoteSdp, 'the plain caller gets plain RTP').to.match(/RTP\/AVP/).and.not.match(/a=crypto/);
-      a.sendTo({ address: '127.0.0.1', port: Number(to) });
-      expect(offerSeen!.body, `the provider is offered ${enc}`).to.match(offered[enc]);
-      // a second of steady tone each way (the bridge forms once both legs are up)
-      // ... with more than 20 of the 50 frames of that second arrived (one window, sampled until it holds: the machine is shared)
-      const heard = () => b.presence(440, Date.now() - 1000) > 0.8 && a.presence(660, Date.now() - 1000) > 0.8 && b.framesBetween(Date.now() - 1000) > 20;
-      await until(() => heard(), 6000, 'each side hearing the other for a second').catch(() => {
-        const since = Date.now() - 1000;
-        throw new Error(
-          `the SRTP provider hears the caller: ${b.presence(440, since)} (${b.framesBetween(since)} frames), the caller hears the provider: ${a.presence(660, since)}` +
-            `\n-- platform's rtpengine:\n${rtpA.log.slice(-1500)}\n-- provider's rtpengine:\n${rtpB.log.slice(-1500)}`,
-        );
+    it(`media_encryption ${enc}: the provider is offered ${enc === 'sdes' ? 'SDES-SRTP' : 'DTLS-SRTP + ICE'}; audio flows both ways between the plain caller and it`, async () => {
+      await (await testDb())('providers').where({ id: providerId }).update({ media_encryption: enc });
+      const far = new SrtpFarEnd({ host: '127.0.0.1', port: rtpB.ngPort });
+      const [a, b] = await Promise.all([RtpParty.open(440), RtpParty.open(660)]);
+      let offerSeen: SipMsg | null = null;
+      provider.onInvite(async (invite) => {
+        offerSeen = invite;
+        const r = await far.answerOffer(invite.body, b.port);
+        b.sendTo({ address: r.rtp.host, port: r.rtp.port });
+        return { status: 200, sdp: r.sdp };
       });
-      expect(await call.bye()).to.equal(200);
-    } finally {
-      a.close();
-      b.close();
-      await far.close();
-    }
-  });
+      try {
+        const call = await caller.invite(`+15557650123@127.0.0.1`, p.sipPort, plainSdp(a.port), '+15550001111');
+        const to = /^m=audio (\d+)/m.exec(call.remoteSdp)![1];
+        expect(call.remoteSdp, 'the plain caller gets plain RTP')
+          .to.match(/RTP\/AVP/)
+          .and.not.match(/a=crypto/);
+        a.sendTo({ address: '127.0.0.1', port: Number(to) });
+        expect(offerSeen!.body, `the provider is offered ${enc}`).to.match(offered[enc]);
+        // a second of steady tone each way (the bridge forms once both legs are up)
+        // ... with more than 20 of the 50 frames of that second arrived (one window, sampled until it holds: the machine is shared)
+        const heard = () => b.presence(440, Date.now() - 1000) > 0.8 && a.presence(660, Date.now() - 1000) > 0.8 && b.framesBetween(Date.now() - 1000) > 20;
+        await until(() => heard(), 6000, 'each side hearing the other for a second').catch(() => {
+          const since = Date.now() - 1000;
+          throw new Error(
+            `the SRTP provider hears the caller: ${b.presence(440, since)} (${b.framesBetween(since)} frames), the caller hears the provider: ${a.presence(660, since)}` +
+              `\n-- platform's rtpengine:\n${rtpA.log.slice(-1500)}\n-- provider's rtpengine:\n${rtpB.log.slice(-1500)}`,
+          );
+        });
+        expect(await call.bye()).to.equal(200);
+      } finally {
+        a.close();
+        b.close();
+        await far.close();
+      }
+    });
   }
 });

@@ -72,10 +72,24 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     const { number } = await echoNumber();
     const { party, far, call, offer } = await callWithTone('sdes', number);
     try {
-      expect(offer).to.match(/RTP\/SAVP/).and.match(/a=crypto:/);
-      expect(call.remoteSdp, 'the answer to the caller is SDES-SRTP').to.match(/m=audio \d+ RTP\/SAVP /).and.match(/a=crypto:\d+ \w+ inline:/);
-      const live = await until(() => p.app.calls.all().map((c) => p.app.factory.get(c.id)).find((c) => c?.relay), 5000, 'relayed call');
-      expect(live!.endpoint!.local.sdp, 'the engine speaks plain RTP').to.match(/RTP\/AVP/).and.not.match(/a=crypto/);
+      expect(offer)
+        .to.match(/RTP\/SAVP/)
+        .and.match(/a=crypto:/);
+      expect(call.remoteSdp, 'the answer to the caller is SDES-SRTP')
+        .to.match(/m=audio \d+ RTP\/SAVP /)
+        .and.match(/a=crypto:\d+ \w+ inline:/);
+      const live = await until(
+        () =>
+          p.app.calls
+            .all()
+            .map((c) => p.app.factory.get(c.id))
+            .find((c) => c?.relay),
+        5000,
+        'relayed call',
+      );
+      expect(live!.endpoint!.local.sdp, 'the engine speaks plain RTP')
+        .to.match(/RTP\/AVP/)
+        .and.not.match(/a=crypto/);
       // a second of the caller's own tone heard back: the echo went through SRTP both ways
       await until(() => party.presence(440, Date.now() - 1000) > 0.7 && party.framesBetween(Date.now() - 1000) > 20, 6000, 'tone heard back');
       const deletes = ngCommands(rtpA, 'delete');
@@ -94,10 +108,14 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     try {
       await until(() => party.presence(440, Date.now() - 1000) > 0.7 && party.framesBetween(Date.now() - 1000) > 20, 6000, 'tone back before hold');
       const holdAnswer = await call.reinvite(await far.offer('sdes', party.port, 'sendonly'));
-      expect(holdAnswer, 'hold answered through rtpengine').to.match(/RTP\/SAVP/).and.match(/a=(recvonly|inactive)/);
+      expect(holdAnswer, 'hold answered through rtpengine')
+        .to.match(/RTP\/SAVP/)
+        .and.match(/a=(recvonly|inactive)/);
       await far.answered(holdAnswer);
       const unhold = await call.reinvite(await far.offer('sdes', party.port, 'sendrecv'));
-      expect(unhold).to.match(/RTP\/SAVP/).and.not.match(/a=(recvonly|sendonly|inactive)/);
+      expect(unhold)
+        .to.match(/RTP\/SAVP/)
+        .and.not.match(/a=(recvonly|sendonly|inactive)/);
       const to = await far.answered(unhold);
       party.sendTo({ address: to.host, port: to.port });
       const resumed = Date.now();
@@ -113,7 +131,10 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     const { number } = await echoNumber();
     const { party, far, call } = await callWithTone('dtls', number);
     try {
-      expect(call.remoteSdp).to.match(/UDP\/TLS\/RTP\/SAVPF/).and.match(/a=fingerprint:/).and.match(/a=ice-ufrag:/);
+      expect(call.remoteSdp)
+        .to.match(/UDP\/TLS\/RTP\/SAVPF/)
+        .and.match(/a=fingerprint:/)
+        .and.match(/a=ice-ufrag:/);
       await until(() => party.presence(440, Date.now() - 1000) > 0.7 && party.framesBetween(Date.now() - 1000) > 20, 8000, 'tone heard back through DTLS-SRTP both ways');
       expect(await call.bye()).to.equal(200);
     } finally {
@@ -129,7 +150,10 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     try {
       const call = await peer.invite(`${number}@127.0.0.1`, p.sipPort, plainSdp(party.port));
       expect(call.remoteSdp).to.match(/RTP\/AVP/);
-      const live = p.app.calls.all().map((c) => p.app.factory.get(c.id)).find(Boolean);
+      const live = p.app.calls
+        .all()
+        .map((c) => p.app.factory.get(c.id))
+        .find(Boolean);
       expect(live?.relay ?? null).to.equal(null);
       expect(await call.bye()).to.equal(200);
       expect(ngCommands(rtpA, 'offer'), 'no offer reached rtpengine').to.equal(offers);
@@ -141,13 +165,19 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
   it('an SRTP offer with a malformed a=crypto gets 488', async () => {
     const { number } = await echoNumber();
     const bad = plainSdp(40000).replace('RTP/AVP', 'RTP/SAVP').replace('a=sendrecv', 'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:@@not-base64@@\r\na=sendrecv');
-    const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, bad).then(() => null, (e: { status?: number }) => e);
+    const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, bad).then(
+      () => null,
+      (e: { status?: number }) => e,
+    );
     expect(err?.status).to.equal(488);
   });
 
   it('a trunk with media_encryption sdes refuses a plain offer with 488 and takes an SDES one', async () => {
     const { number } = await echoNumber({ trunkEncryption: 'sdes' });
-    const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, plainSdp(40002)).then(() => null, (e: { status?: number }) => e);
+    const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, plainSdp(40002)).then(
+      () => null,
+      (e: { status?: number }) => e,
+    );
     expect(err?.status, 'plain offer from an sdes trunk').to.equal(488);
     const { party, far, call } = await callWithTone('sdes', number);
     try {
@@ -165,7 +195,15 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     const { party, far, call } = await callWithTone('sdes', number);
     const ng = new Client({ localAddress: '127.0.0.1', localPort: 0, timeout: 2000 });
     try {
-      const live = await until(() => p.app.calls.all().map((c) => p.app.factory.get(c.id)).find((c) => c?.relay), 5000, 'relayed call');
+      const live = await until(
+        () =>
+          p.app.calls
+            .all()
+            .map((c) => p.app.factory.get(c.id))
+            .find((c) => c?.relay),
+        5000,
+        'relayed call',
+      );
       const ended = new Promise<HangupEvent>((r) => live!.once('hangup', r));
       const r = await ng.delete({ host: '127.0.0.1', port: rtpA.ngPort }, { 'call-id': live!.relay!.ngCallId });
       expect(r.result).to.equal('ok');
@@ -187,7 +225,15 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
     try {
       expect((await request(api.app).get('/readyz')).body).to.include({ status: 'ok', rtpengine: 'ok' });
-      const live = await until(() => p.app.calls.all().map((c) => p.app.factory.get(c.id)).find((c) => c?.relay), 5000, 'relayed call');
+      const live = await until(
+        () =>
+          p.app.calls
+            .all()
+            .map((c) => p.app.factory.get(c.id))
+            .find((c) => c?.relay),
+        5000,
+        'relayed call',
+      );
       const ended = new Promise<HangupEvent>((r) => live!.once('hangup', r));
       const killedAt = Date.now();
       await rtpA.kill();
@@ -198,10 +244,14 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
       const row = await (await testDb())('calls').where({ id: live!.id }).first();
       expect(row!.status).to.equal('hangup');
       expect(row!.hangup_by).to.equal('local');
-      const ready = await until(async () => {
-        const r = await request(api.app).get('/readyz');
-        return r.body.rtpengine === 'unreachable' ? r : null;
-      }, 3000, '/readyz reporting rtpengine');
+      const ready = await until(
+        async () => {
+          const r = await request(api.app).get('/readyz');
+          return r.body.rtpengine === 'unreachable' ? r : null;
+        },
+        3000,
+        '/readyz reporting rtpengine',
+      );
       expect(ready.status).to.equal(200);
       expect(ready.body.status).to.equal('degraded');
       expect(ready.body.missing.join()).to.include(rtpA.ng);
@@ -238,7 +288,10 @@ describe('media-app: rtpengine absent at start', function () {
       expect(plain.remoteSdp).to.match(/RTP\/AVP/);
       expect(await plain.bye()).to.equal(200);
       const srtp = plainSdp(party.port).replace('RTP/AVP', 'RTP/SAVP').replace('a=sendrecv', 'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\na=sendrecv');
-      const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, srtp).then(() => null, (e: { status?: number }) => e);
+      const err = await peer.invite(`${number}@127.0.0.1`, p.sipPort, srtp).then(
+        () => null,
+        (e: { status?: number }) => e,
+      );
       expect(err?.status).to.equal(488);
       const ready = await request(api.app).get('/readyz');
       expect(ready.status).to.equal(200);

@@ -105,10 +105,14 @@ describe('virtual numbers are routed internally', function () {
     });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect((await x.done).code).to.equal(0);
-    const refused = await until(async () => {
-      const rows = (await rowsOf({ master_call_id: res.body.calls[0].id })).filter((r) => r.status === 'hangup');
-      return rows.length === 2 ? rows : null;
-    }, 20_000, 'both legs over');
+    const refused = await until(
+      async () => {
+        const rows = (await rowsOf({ master_call_id: res.body.calls[0].id })).filter((r) => r.status === 'hangup');
+        return rows.length === 2 ? rows : null;
+      },
+      20_000,
+      'both legs over',
+    );
     for (const r of refused) expect(r.data.dial_refused, r.destination.target).to.equal('number_not_found');
     expect((await rowsOf({ direction: 'incoming' })).filter((r) => r.destination.target === others || r.destination.target === nobody)).to.have.length(0);
   });

@@ -13,7 +13,7 @@ import { freePort } from '../../testkit/ports';
 import { connect, settle } from '../control-api/events/support';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
-describe('media-app → control-api WebSocket: a real call\'s events', function () {
+describe("media-app → control-api WebSocket: a real call's events", function () {
   this.timeout(90_000);
   let p: Platform;
   let t: TestApp;

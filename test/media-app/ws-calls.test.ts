@@ -45,7 +45,9 @@ describe('SIP over WebSocket: calls', function () {
   });
 
   const callExtension = (extension: string, actions: object[] = [{ type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }]) =>
-    request(t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
+    request(t.app)
+      .post('/v1.0/calls')
+      .query({ accesskey: f.accesskey })
       .send({ source: { type: 'tel', target: source }, destinations: [{ type: 'extension', target: extension }], actions });
 
   /** Answers the platform's INVITE (180, 200 with a DTLS-SRTP answer) and its BYE; resolves with the INVITE. */
@@ -85,10 +87,14 @@ describe('SIP over WebSocket: calls', function () {
       expect((await bye()).status).to.equal(200);
       const rc = await callee.done;
       expect(rc.code, rc.errors + rc.messages).to.equal(0);
-      const rows = await until(async () => {
-        const r = await rowsOf(a.customerId);
-        return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
-      }, 10_000, 'both legs hung up');
+      const rows = await until(
+        async () => {
+          const r = await rowsOf(a.customerId);
+          return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
+        },
+        10_000,
+        'both legs hung up',
+      );
       const master = rows.find((r) => r.direction === 'incoming')!;
       expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
       expect(master).to.include({ hangup_by: 'remote', hangup_reason: 'normal' });
@@ -163,10 +169,14 @@ describe('SIP over WebSocket: calls', function () {
     const r = await callExtension(ext.extension);
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const id = r.body.calls?.[0]?.id ?? r.body[0]?.id ?? r.body.id;
-    const row = await until(async () => {
-      const rows = await (await testDb())('calls').where({ customer_id: f.customer.id, direction: 'outgoing' }).orderBy('tm_create', 'desc').limit(1);
-      return rows[0]?.status === 'hangup' ? rows[0] : null;
-    }, 5000, 'the call to hang up');
+    const row = await until(
+      async () => {
+        const rows = await (await testDb())('calls').where({ customer_id: f.customer.id, direction: 'outgoing' }).orderBy('tm_create', 'desc').limit(1);
+        return rows[0]?.status === 'hangup' ? rows[0] : null;
+      },
+      5000,
+      'the call to hang up',
+    );
     expect(Date.now() - started).to.be.lessThan(3000);
     expect(row.hangup_reason, String(id)).to.equal('failed');
   });

@@ -15,9 +15,12 @@ describe('SIP over WebSocket: REGISTER over ws and wss', function () {
 
   before(async () => {
     cert = selfSignedCert();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }, {
-      sip: { listen: { wsPort: 0, wssPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
-    });
+    p = await startPlatform(
+      { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' },
+      {
+        sip: { listen: { wsPort: 0, wssPort: 0 }, tls: { certPath: cert.certPath, keyPath: cert.keyPath } },
+      },
+    );
     wsUrl = `ws://127.0.0.1:${p.stack.listeningPoint('ws')!.port}`;
     wssUrl = `wss://127.0.0.1:${p.stack.listeningPoint('wss')!.port}`;
   });
@@ -76,10 +79,14 @@ describe('SIP over WebSocket: REGISTER over ws and wss', function () {
     expect((await b.register(ext.username, domain, password)).status).to.equal(200);
     expect(await p.app.registrar.bindings.get(aor)).to.have.length(2);
     await a.close();
-    const left = await until(async () => {
-      const now = await p.app.registrar.bindings.get(aor);
-      return now.length === 1 ? now : null;
-    }, 3000, 'the closed flow\'s binding to go');
+    const left = await until(
+      async () => {
+        const now = await p.app.registrar.bindings.get(aor);
+        return now.length === 1 ? now : null;
+      },
+      3000,
+      "the closed flow's binding to go",
+    );
     expect(left[0]!.contact).to.equal(`sip:${ext.username}@${b.host};transport=ws`);
     await b.close();
     await until(async () => (await p.app.registrar.bindings.get(aor)).length === 0, 3000, 'no binding left');

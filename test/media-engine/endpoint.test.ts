@@ -60,10 +60,10 @@ describe('media-engine endpoints over loopback UDP', function () {
   it('bounds the digits waiting on a leg: EBUSY past maxWaiting (telephone-events and tones), taken again once sent', async () => {
     const [a, b] = await pair();
     await a.sendDtmf('12345', 40, 'rfc4733', 5);
-    expect((await rejection(a.sendDtmf('6789', 40, 'rfc4733', 5)) as Error & { code?: string }).code).to.equal('EBUSY');
+    expect(((await rejection(a.sendDtmf('6789', 40, 'rfc4733', 5))) as Error & { code?: string }).code).to.equal('EBUSY');
     expect((await rejection(a.sendDtmf('1'.repeat(129), 40))).message).to.match(/more than 128/);
     await a.sendDtmf('1111', 40, 'inband', 5);
-    expect((await rejection(a.sendDtmf('12', 40, 'inband', 5)) as Error & { code?: string }).code).to.equal('EBUSY');
+    expect(((await rejection(a.sendDtmf('12', 40, 'inband', 5))) as Error & { code?: string }).code).to.equal('EBUSY');
     await sleep(2000);
     await a.sendDtmf('6789', 40, 'rfc4733', 5);
     await a.sendDtmf('12', 40, 'inband', 5);
@@ -206,7 +206,9 @@ describe('media-engine sources: TTS, MP3 and http(s) URLs', function () {
       expect(fromUrl.playbackMilliseconds / 1000).to.be.closeTo(seconds, 0.05);
       const missing = await rejection(a.play(`http://127.0.0.1:${port}/missing.wav`));
       // the server's answer (404) is not told; a generic reason is
-      expect(missing.message).to.match(/could not be fetched/).and.not.to.match(/\b404\b/); // word-bounded: the URL's random port may hold the digits
+      expect(missing.message)
+        .to.match(/could not be fetched/)
+        .and.not.to.match(/\b404\b/); // word-bounded: the URL's random port may hold the digits
     } finally {
       server.close();
     }

@@ -82,10 +82,23 @@ describe('media-engine hot path: no allocation per packet or frame', () => {
 
 describe('media-engine wideband hot path: no allocation per frame (G.722, Opus)', () => {
   const media = (codec: 'G722' | 'opus', payloadType: number, clockRate: number): NegotiatedMedia => ({
-    codec, payloadType, clockRate, fmtp: '', dtmfPayloadType: null, remoteAddress: '127.0.0.1', remotePort: 4000, remoteRtcpPort: 4001,
-    ptime: 20, direction: 'sendrecv', send: true, receive: true,
+    codec,
+    payloadType,
+    clockRate,
+    fmtp: '',
+    dtmfPayloadType: null,
+    remoteAddress: '127.0.0.1',
+    remotePort: 4000,
+    remoteRtcpPort: 4001,
+    ptime: 20,
+    direction: 'sendrecv',
+    send: true,
+    receive: true,
   });
-  for (const [codec, pt, clock] of [['G722', 9, 8000], ['opus', 111, 48000]] as const) {
+  for (const [codec, pt, clock] of [
+    ['G722', 9, 8000],
+    ['opus', 111, 48000],
+  ] as const) {
     it(`${codec}: receive (decode, timestamp mapping, jitter buffer, down to 8 kHz) and send (up to 16 kHz, encode) allocate nothing`, function () {
       this.timeout(120_000); // Opus encodes at about 0.1 ms a frame: 35,000 frames
       const lc = new LegCodec(media(codec, pt, clock));
@@ -122,7 +135,13 @@ describe('media-engine: the in-place RTP reader and the copying jitter buffer', 
       const p = parseRtp(buf)!;
       const h = newRtpHeader();
       expect(readRtpHeader(buf, h)).to.equal(true);
-      expect({ marker: h.marker, pt: h.payloadType, seq: h.sequenceNumber, ts: h.timestamp >>> 0, ssrc: h.ssrc >>> 0 }).to.deep.equal({ marker: p.marker, pt: p.payloadType, seq: p.sequenceNumber, ts: p.timestamp, ssrc: p.ssrc });
+      expect({ marker: h.marker, pt: h.payloadType, seq: h.sequenceNumber, ts: h.timestamp >>> 0, ssrc: h.ssrc >>> 0 }).to.deep.equal({
+        marker: p.marker,
+        pt: p.payloadType,
+        seq: p.sequenceNumber,
+        ts: p.timestamp,
+        ssrc: p.ssrc,
+      });
       expect(Array.from(buf.subarray(h.payloadOffset, h.payloadEnd))).to.deep.equal(Array.from(p.payload));
     }
     const h = newRtpHeader();

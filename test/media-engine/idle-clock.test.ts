@@ -8,7 +8,6 @@ import dgram from 'node:dgram';
 import { MediaServer } from '../../media-engine';
 import { pcmuOffer as offer, portRange, sleep } from './support';
 
-
 describe('media-engine idle worker clock', function () {
   this.timeout(20_000);
   let ms: MediaServer;
@@ -66,6 +65,9 @@ describe('media-engine idle worker clock', function () {
     sock.off('message', listen);
     expect(ts.length).to.be.within(35, 55);
     const steps = ts.slice(1).map((t, i) => ((t - ts[i]) >>> 0) / 160);
-    expect(steps.every((s) => s === 1), `steps ${steps.join(',')}`).to.equal(true);
+    expect(
+      steps.every((s) => s === 1),
+      `steps ${steps.join(',')}`,
+    ).to.equal(true);
   });
 });

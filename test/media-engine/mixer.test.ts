@@ -25,7 +25,16 @@ describe('media-engine conference mixer', () => {
   });
 
   it('the live mixer gives the same result once settled, honours mute in/out, and fades joins and leaves', () => {
-    const member = (id: string, f: Int16Array): MixMember & { f: Int16Array | null } => ({ id, f, input() { return this.f; }, mixOut: new Int16Array(160), muteIn: false, muteOut: false });
+    const member = (id: string, f: Int16Array): MixMember & { f: Int16Array | null } => ({
+      id,
+      f,
+      input() {
+        return this.f;
+      },
+      mixOut: new Int16Array(160),
+      muteIn: false,
+      muteOut: false,
+    });
     const ma = member('a', a);
     const mb = member('b', b);
     const mc = member('c', c);

@@ -8,7 +8,6 @@ import dgram from 'node:dgram';
 import { MediaServer, type Endpoint } from '../../media-engine';
 import { pcmuOffer as offer, portRange } from './support';
 
-
 interface Rx {
   sock: dgram.Socket;
   port: number;
@@ -69,7 +68,7 @@ describe('media-engine send phases', function () {
       eps.push(await ms.createEndpoint({ remoteSdp: offer(rx.port), inbandDtmf: false }));
     }
     await new Promise((r) => setTimeout(r, 300));
-    for (const r of rxs) (r.arrivals.length = 0), (r.ts.length = 0);
+    for (const r of rxs) ((r.arrivals.length = 0), (r.ts.length = 0));
     await new Promise((r) => setTimeout(r, 1500));
     for (const r of rxs) {
       // about 75 packets in 1.5 s (tolerant: a loaded CI machine stalls timers), never a repeated or skipped timestamp
@@ -85,14 +84,17 @@ describe('media-engine send phases', function () {
   it('bridging moves both legs to the mixer slot: still one packet per 20 ms, timestamps contiguous', async () => {
     const [a, b] = [rxs[1], rxs[2]];
     await new Promise((r) => setTimeout(r, 100));
-    for (const r of [a, b]) (r.arrivals.length = 0), (r.ts.length = 0);
+    for (const r of [a, b]) ((r.arrivals.length = 0), (r.ts.length = 0));
     await eps[1].bridge(eps[2]);
     await new Promise((r) => setTimeout(r, 1000));
     for (const r of [a, b]) {
       // served once per period across the move (served twice would give ~100, never served ~0)
       expect(r.ts.length).to.be.within(35, 55);
       const st = steps(r.ts);
-      expect(st.every((s) => s === 1), `steps ${st.join(',')}`).to.equal(true);
+      expect(
+        st.every((s) => s === 1),
+        `steps ${st.join(',')}`,
+      ).to.equal(true);
     }
     await eps[1].unbridge();
   });

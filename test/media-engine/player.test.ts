@@ -73,7 +73,10 @@ describe('media-engine player', () => {
 
   it('a source that fails to load rejects its request; the next request still plays', async () => {
     const p = new Player();
-    const failed = p.enqueue([() => Promise.reject(new Error('no such prompt'))]).then(() => null, (e: Error) => e);
+    const failed = p.enqueue([() => Promise.reject(new Error('no such prompt'))]).then(
+      () => null,
+      (e: Error) => e,
+    );
     const ok = p.enqueue([tone('f.wav', 3, 500)]);
     const levels = await run(p, 8);
     const err = await failed;

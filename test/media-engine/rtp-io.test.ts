@@ -15,7 +15,6 @@ import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { pcmuOffer as offer, portRange, rejection, sleep } from './support';
 
-
 async function udp(): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');
   await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
@@ -136,7 +135,10 @@ describe('media-engine RTP sockets: native and dgram', function () {
         expect(toReal.length).to.be.within(45, 90);
         expect(toAnnounced.length).to.be.below(5);
         const steps = toReal.slice(1).map((t, i) => ((t - toReal[i]) >>> 0) / 160);
-        expect(steps.every((s) => s === 1), `steps ${steps.join(',')}`).to.equal(true);
+        expect(
+          steps.every((s) => s === 1),
+          `steps ${steps.join(',')}`,
+        ).to.equal(true);
       });
 
       it('a far end named by a host name in the SDP is sent to', async () => {

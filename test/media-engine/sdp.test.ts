@@ -1,14 +1,23 @@
 import { expect } from 'chai';
 import { applyAnswer, createAnswer, createOffer, parseSdp, SdpError } from '../../media-engine/sdp/sdp';
 
-const offer = (m: string, extra: string[] = [], c = '10.0.0.5') =>
-  ['v=0', 'o=alice 1 1 IN IP4 10.0.0.5', 's=-', `c=IN IP4 ${c}`, 't=0 0', m, ...extra].join('\r\n') + '\r\n';
+const offer = (m: string, extra: string[] = [], c = '10.0.0.5') => ['v=0', 'o=alice 1 1 IN IP4 10.0.0.5', 's=-', `c=IN IP4 ${c}`, 't=0 0', m, ...extra].join('\r\n') + '\r\n';
 const local = { address: '127.0.0.1', port: 20000 };
 
 describe('media-engine SDP offer/answer', () => {
   it('answers PCMA + telephone-event with the offerer order and payload types', () => {
     const { sdp, media } = createAnswer(offer('m=audio 4000 RTP/AVP 8 0 96', ['a=rtpmap:96 telephone-event/8000', 'a=fmtp:96 0-15', 'a=ptime:20']), local);
-    expect(media).to.include({ codec: 'PCMA', payloadType: 8, dtmfPayloadType: 96, remoteAddress: '10.0.0.5', remotePort: 4000, remoteRtcpPort: 4001, direction: 'sendrecv', send: true, receive: true });
+    expect(media).to.include({
+      codec: 'PCMA',
+      payloadType: 8,
+      dtmfPayloadType: 96,
+      remoteAddress: '10.0.0.5',
+      remotePort: 4000,
+      remoteRtcpPort: 4001,
+      direction: 'sendrecv',
+      send: true,
+      receive: true,
+    });
     expect(sdp).to.contain('m=audio 20000 RTP/AVP 8 96\r\n');
     expect(sdp).to.contain('a=rtpmap:96 telephone-event/8000');
     expect(sdp).to.contain('a=fmtp:96 0-15');
@@ -59,11 +68,19 @@ describe('media-engine SDP offer/answer', () => {
     expect(media).to.include({ codec: 'PCMA', payloadType: 8, dtmfPayloadType: 101, remotePort: 30000, remoteAddress: '10.1.1.1' });
     expect(() => applyAnswer(offer('m=audio 4000 RTP/AVP 18'), local)).to.throw(SdpError);
   });
-  it('answers the offerer\'s first codec we take: G722, opus (RFC 7587 fmtp), telephone-event at that codec\'s clock', () => {
+  it("answers the offerer's first codec we take: G722, opus (RFC 7587 fmtp), telephone-event at that codec's clock", () => {
     const g = createAnswer(offer('m=audio 4000 RTP/AVP 9 0 101', ['a=rtpmap:9 G722/8000', 'a=rtpmap:101 telephone-event/8000']), local);
     expect(g.media).to.include({ codec: 'G722', payloadType: 9, clockRate: 8000, dtmfPayloadType: 101 });
     expect(g.sdp).to.contain('m=audio 20000 RTP/AVP 9 101\r\n').and.contain('a=rtpmap:9 G722/8000');
-    const o = createAnswer(offer('m=audio 4000 RTP/AVP 111 0 101 110', ['a=rtpmap:111 OPUS/48000/2', 'a=fmtp:111 maxplaybackrate=48000;useinbandfec=1', 'a=rtpmap:101 telephone-event/8000', 'a=rtpmap:110 telephone-event/48000']), local);
+    const o = createAnswer(
+      offer('m=audio 4000 RTP/AVP 111 0 101 110', [
+        'a=rtpmap:111 OPUS/48000/2',
+        'a=fmtp:111 maxplaybackrate=48000;useinbandfec=1',
+        'a=rtpmap:101 telephone-event/8000',
+        'a=rtpmap:110 telephone-event/48000',
+      ]),
+      local,
+    );
     expect(o.media).to.include({ codec: 'opus', payloadType: 111, clockRate: 48000, dtmfPayloadType: 110, fmtp: 'maxplaybackrate=48000;useinbandfec=1' });
     expect(o.sdp).to.contain('m=audio 20000 RTP/AVP 111 110\r\n').and.contain('a=rtpmap:111 opus/48000/2').and.contain('a=rtpmap:110 telephone-event/48000');
     expect(o.sdp).to.match(/a=fmtp:111 maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;useinbandfec=1\r\n/);

@@ -87,7 +87,18 @@ describe('media-engine end to end with sipp (uac_pcap)', function () {
     const onMessage = async (buf: Buffer, rinfo: dgram.RemoteInfo): Promise<void> => {
       const msg = buf.toString();
       const reply = (status: string, body = '', extra: string[] = []) => {
-        const lines = [`SIP/2.0 ${status}`, `Via: ${header(msg, 'Via')}`, `From: ${header(msg, 'From')}`, `To: ${header(msg, 'To')}${/;tag=/.test(header(msg, 'To')) ? '' : ';tag=me1'}`, `Call-ID: ${header(msg, 'Call-ID')}`, `CSeq: ${header(msg, 'CSeq')}`, ...extra, `Content-Length: ${Buffer.byteLength(body)}`, '', body];
+        const lines = [
+          `SIP/2.0 ${status}`,
+          `Via: ${header(msg, 'Via')}`,
+          `From: ${header(msg, 'From')}`,
+          `To: ${header(msg, 'To')}${/;tag=/.test(header(msg, 'To')) ? '' : ';tag=me1'}`,
+          `Call-ID: ${header(msg, 'Call-ID')}`,
+          `CSeq: ${header(msg, 'CSeq')}`,
+          ...extra,
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          '',
+          body,
+        ];
         const out = lines.join('\r\n');
         sock.send(out, rinfo.port, rinfo.address);
         return out;
@@ -110,7 +121,11 @@ describe('media-engine end to end with sipp (uac_pcap)', function () {
       onMessage(buf, rinfo).catch((err: unknown) => uasErrors.push(err));
     });
     const code = await new Promise<number>((resolve, reject) => {
-      const p = spawn('sipp', ['-sn', 'uac_pcap', `127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-p', String(sippPort), '-mp', String(mediaPort), '-m', '1', '-nostdin', '-timeout', '40s', '-timeout_error'], { cwd: dir, stdio: 'ignore' });
+      const p = spawn(
+        'sipp',
+        ['-sn', 'uac_pcap', `127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-p', String(sippPort), '-mp', String(mediaPort), '-m', '1', '-nostdin', '-timeout', '40s', '-timeout_error'],
+        { cwd: dir, stdio: 'ignore' },
+      );
       p.on('error', reject);
       p.on('exit', (c) => resolve(c ?? -1));
     });

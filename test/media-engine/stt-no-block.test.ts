@@ -25,7 +25,12 @@ function run(args: string[], limitMs: number): Promise<{ code: number | null; ms
       // recognisers the scenario stopped or left behind go with it
       for (const line of stdout.split('\n')) {
         const pids = line.startsWith('{"pids"') ? (JSON.parse(line) as { pids: number[] }).pids : [];
-        for (const p of pids) try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+        for (const p of pids)
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
       }
       resolve({ code, ms: Date.now() - t0, stdout, stderr, timedOut });
     });

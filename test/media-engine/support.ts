@@ -156,15 +156,23 @@ export async function bindable(port: number): Promise<boolean> {
   const socks = [dgram.createSocket('udp4'), dgram.createSocket('udp4')];
   try {
     await Promise.all(
-      socks.map((s, i) => new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
-        s.bind({ port: port + i, address: '127.0.0.1', exclusive: true }, () => resolve());
-      })),
+      socks.map(
+        (s, i) =>
+          new Promise<void>((resolve, reject) => {
+            s.once('error', reject);
+            s.bind({ port: port + i, address: '127.0.0.1', exclusive: true }, () => resolve());
+          }),
+      ),
     );
     return true;
   } catch {
     return false;
   } finally {
-    for (const s of socks) try { s.close(); } catch { /* not bound */ }
+    for (const s of socks)
+      try {
+        s.close();
+      } catch {
+        /* not bound */
+      }
   }
 }

@@ -1,11 +1,5 @@
 import { expect } from 'chai';
-import {
-  decodeTelephoneEvent,
-  encodeTelephoneEvent,
-  TelephoneEventReceiver,
-  TelephoneEventSender,
-  type DetectedEvent,
-} from '../../media-engine/rtp-packet/telephone-event';
+import { decodeTelephoneEvent, encodeTelephoneEvent, TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../../media-engine/rtp-packet/telephone-event';
 
 describe('media-engine RFC 4733 telephone-events', () => {
   it('encodes and decodes the payload', () => {

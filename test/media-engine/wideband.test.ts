@@ -38,7 +38,10 @@ describe('media-engine wideband legs (G.722, Opus) over loopback UDP', function 
     return [a, b];
   }
 
-  for (const [codec, clock] of [['G722', 8000], ['opus', 48000]] as const) {
+  for (const [codec, clock] of [
+    ['G722', 8000],
+    ['opus', 48000],
+  ] as const) {
     it(`${codec}: RFC 4733 digits at ${clock} Hz arrive once each with their duration`, async () => {
       const [a, b] = await pair(codec);
       expect(b.local.sdp).to.contain(`telephone-event/${clock}`);
@@ -47,7 +50,10 @@ describe('media-engine wideband legs (G.722, Opus) over loopback UDP', function 
       await a.sendDtmf('19#', 120);
       await sleep(3 * 260 + 600);
       expect(got.map((e) => e.dtmf).join('')).to.equal('19#');
-      expect(got.every((e) => e.source === 'rfc2833' && e.duration === 120), JSON.stringify(got)).to.equal(true);
+      expect(
+        got.every((e) => e.source === 'rfc2833' && e.duration === 120),
+        JSON.stringify(got),
+      ).to.equal(true);
       await a.destroy();
       await b.destroy();
     });
@@ -116,7 +122,7 @@ describe('media-engine wideband legs (G.722, Opus) over loopback UDP', function 
       const r = await rec;
       const inFile = r.files.find((f) => f.direction === 'in')!;
       const wav = readWav(inFile.path);
-      expect(wav.rate, 'the recording keeps the leg\'s 16 kHz').to.equal(16000);
+      expect(wav.rate, "the recording keeps the leg's 16 kHz").to.equal(16000);
       const x = wav.samples;
       let energy = 0;
       const from = x.length - 16000;

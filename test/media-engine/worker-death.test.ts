@@ -67,15 +67,26 @@ describe('media-engine: a worker dies', function () {
     expect(METHODS).to.include('createLeg');
     expect(isToWorker({ t: 'call', id: 1, method: 'createLeg', args: [] })).to.equal(true);
     for (const bad of [
-      null, 'call', { t: 'call', id: 1, method: 'tick', args: [] }, { t: 'call', id: 1, method: 'constructor', args: [] },
-      { t: 'call', id: 'x', method: 'play', args: [] }, { t: 'call', id: 1, method: 'play', args: 'x' },
-      { t: 'forkAck', forkId: 'f' }, { t: 'inject', forkId: 'f', samples: [1, 2] }, { t: 'eval', code: '1' },
-    ]) expect(isToWorker(bad), JSON.stringify(bad)).to.equal(false);
+      null,
+      'call',
+      { t: 'call', id: 1, method: 'tick', args: [] },
+      { t: 'call', id: 1, method: 'constructor', args: [] },
+      { t: 'call', id: 'x', method: 'play', args: [] },
+      { t: 'call', id: 1, method: 'play', args: 'x' },
+      { t: 'forkAck', forkId: 'f' },
+      { t: 'inject', forkId: 'f', samples: [1, 2] },
+      { t: 'eval', code: '1' },
+    ])
+      expect(isToWorker(bad), JSON.stringify(bad)).to.equal(false);
     expect(isFromWorker({ t: 'event', kind: 'leg', target: 'a', name: 'dtmf', data: { dtmf: '1' } })).to.equal(true);
     expect(isFromWorker({ t: 'event', kind: 'conference', target: 'a', name: 'join', data: { memberId: 'm', size: 1 } })).to.equal(true);
     for (const bad of [
-      { t: 'event', kind: 'leg', target: 'a', name: 'destroy', data: {} }, { t: 'event', target: 'a', name: 'dtmf', data: {} },
-      { t: 'event', kind: 'leg', target: 'a', name: '__proto__', data: {} }, { t: 'reply', id: 1, ok: false }, { t: 'nope' },
-    ]) expect(isFromWorker(bad), JSON.stringify(bad)).to.equal(false);
+      { t: 'event', kind: 'leg', target: 'a', name: 'destroy', data: {} },
+      { t: 'event', target: 'a', name: 'dtmf', data: {} },
+      { t: 'event', kind: 'leg', target: 'a', name: '__proto__', data: {} },
+      { t: 'reply', id: 1, ok: false },
+      { t: 'nope' },
+    ])
+      expect(isFromWorker(bad), JSON.stringify(bad)).to.equal(false);
   });
 });

@@ -27,15 +27,15 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const ch = text[i]!;
     if (q) {
-      if (ch === '"' && text[i + 1] === '"') (f += '"'), i++;
+      if (ch === '"' && text[i + 1] === '"') ((f += '"'), i++);
       else if (ch === '"') q = false;
       else f += ch;
     } else if (ch === '"') q = true;
-    else if (ch === ',') row.push(f), (f = '');
-    else if (ch === '\r' && text[i + 1] === '\n') row.push(f), rows.push(row), (row = []), (f = ''), i++;
+    else if (ch === ',') (row.push(f), (f = ''));
+    else if (ch === '\r' && text[i + 1] === '\n') (row.push(f), rows.push(row), (row = []), (f = ''), i++);
     else f += ch;
   }
-  if (f || row.length) row.push(f), rows.push(row);
+  if (f || row.length) (row.push(f), rows.push(row));
   return rows;
 }
 
@@ -72,20 +72,36 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
   async function oneCall(fx: Fixture, fields: Record<string, unknown>): Promise<string> {
     const id = newId();
     await t.ctx.db('calls').insert({
-      id, customer_id: fx.customer.id, owner_id: EMPTY_UUID, flow_id: EMPTY_UUID, activeflow_id: EMPTY_UUID, master_call_id: EMPTY_UUID,
-      recording_id: EMPTY_UUID, groupcall_id: EMPTY_UUID, status: 'hangup', direction: 'outgoing', hangup_by: 'local', hangup_reason: 'normal',
-      source: { type: 'tel', target: '+15550001111' }, destination: { type: 'tel', target: '+15550002222' },
-      tm_create: new Date('2026-03-01T10:00:00Z'), tm_progressing: new Date('2026-03-01T10:00:03Z'), tm_hangup: new Date('2026-03-01T10:01:33Z'),
+      id,
+      customer_id: fx.customer.id,
+      owner_id: EMPTY_UUID,
+      flow_id: EMPTY_UUID,
+      activeflow_id: EMPTY_UUID,
+      master_call_id: EMPTY_UUID,
+      recording_id: EMPTY_UUID,
+      groupcall_id: EMPTY_UUID,
+      status: 'hangup',
+      direction: 'outgoing',
+      hangup_by: 'local',
+      hangup_reason: 'normal',
+      source: { type: 'tel', target: '+15550001111' },
+      destination: { type: 'tel', target: '+15550002222' },
+      tm_create: new Date('2026-03-01T10:00:00Z'),
+      tm_progressing: new Date('2026-03-01T10:00:03Z'),
+      tm_hangup: new Date('2026-03-01T10:01:33Z'),
       ...fields,
     });
     return id;
   }
 
-  it('writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount, and only the caller\'s calls', async () => {
+  it("writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount, and only the caller's calls", async () => {
     const a = await oneCall(f, { source: { type: 'tel', target: '+15550001111', target_name: '=HYPERLINK("http://x","y")' } });
     const b = await oneCall(f, {
-      source: { type: 'tel', target: '+15550003333', target_name: '\tcmd' }, tm_create: new Date('2026-03-01T11:00:00Z'), direction: 'incoming',
-      destination: { type: 'sip', target: 'a,b"c\r\nd@x', target_name: '@SUM(1)' }, hangup_reason: '-1+2',
+      source: { type: 'tel', target: '+15550003333', target_name: '\tcmd' },
+      tm_create: new Date('2026-03-01T11:00:00Z'),
+      direction: 'incoming',
+      destination: { type: 'sip', target: 'a,b"c\r\nd@x', target_name: '@SUM(1)' },
+      hangup_reason: '-1+2',
     });
     // outside the range, another customer's, a soft-deleted one: none of them is exported
     await oneCall(f, { tm_create: new Date('2026-03-02T00:00:00Z') });
@@ -95,15 +111,28 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     const account = newId();
     await t.ctx.db('billing_accounts').insert({ id: account, customer_id: f.customer.id, tm_create: new Date() });
     await t.ctx.db('billings').insert({
-      id: newId(), customer_id: f.customer.id, account_id: account, transaction_type: 'usage', status: 'end', reference_type: 'call',
-      reference_id: a, cost_type: 'call_pstn_outgoing', amount_credit: -12000, idempotency_key: `call:${a}`, tm_create: new Date(),
+      id: newId(),
+      customer_id: f.customer.id,
+      account_id: account,
+      transaction_type: 'usage',
+      status: 'end',
+      reference_type: 'call',
+      reference_id: a,
+      cost_type: 'call_pstn_outgoing',
+      amount_credit: -12000,
+      idempotency_key: `call:${a}`,
+      tm_create: new Date(),
     });
 
-    const res = await request(t.app).get('/v1.0/calls/export').query(q(f, { format: 'csv' })).buffer(true).parse((r, cb) => {
-      let s = '';
-      r.on('data', (d: Buffer) => (s += d.toString()));
-      r.on('end', () => cb(null, s));
-    });
+    const res = await request(t.app)
+      .get('/v1.0/calls/export')
+      .query(q(f, { format: 'csv' }))
+      .buffer(true)
+      .parse((r, cb) => {
+        let s = '';
+        r.on('data', (d: Buffer) => (s += d.toString()));
+        r.on('end', () => cb(null, s));
+      });
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.match(/^text\/csv/);
     const text = res.body as string;
@@ -130,22 +159,38 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     expect(text).to.contain('"a,b""c\r\nd@x"');
 
     // JSON lines: the same records, one object a line; filters narrow them
-    const jl = await request(t.app).get('/v1.0/calls/export').query(q(f, { format: 'jsonl', direction: 'incoming' })).buffer(true).parse((r, cb) => {
-      let s = '';
-      r.on('data', (d: Buffer) => (s += d.toString()));
-      r.on('end', () => cb(null, s));
-    });
+    const jl = await request(t.app)
+      .get('/v1.0/calls/export')
+      .query(q(f, { format: 'jsonl', direction: 'incoming' }))
+      .buffer(true)
+      .parse((r, cb) => {
+        let s = '';
+        r.on('data', (d: Buffer) => (s += d.toString()));
+        r.on('end', () => cb(null, s));
+      });
     expect(jl.status).to.equal(200);
-    const lines = (jl.body as string).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = (jl.body as string)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.id)).to.deep.equal([b]);
     expect(lines[0]!.destination_name).to.equal('@SUM(1)');
     expect(Object.keys(lines[0]!)).to.deep.equal([...CDR_FIELDS]);
-    const byAddress = await request(t.app).get('/v1.0/calls/export').query(q(f, { format: 'jsonl', address: '+15550001111' })).buffer(true).parse((r, cb) => {
-      let s = '';
-      r.on('data', (d: Buffer) => (s += d.toString()));
-      r.on('end', () => cb(null, s));
-    });
-    expect((byAddress.body as string).trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).to.deep.equal([a]);
+    const byAddress = await request(t.app)
+      .get('/v1.0/calls/export')
+      .query(q(f, { format: 'jsonl', address: '+15550001111' }))
+      .buffer(true)
+      .parse((r, cb) => {
+        let s = '';
+        r.on('data', (d: Buffer) => (s += d.toString()));
+        r.on('end', () => cb(null, s));
+      });
+    expect(
+      (byAddress.body as string)
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { id: string }).id),
+    ).to.deep.equal([a]);
   });
 
   it('refuses a missing or bad range and bad filters with the error envelope', async () => {
@@ -174,7 +219,9 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     const anon = await request(t.app).get('/v1.0/calls/export').query({ start: '2026-03-01', end: '2026-03-02' });
     expect(anon.status).to.equal(401);
     // a date alone is midnight UTC; exactly 31 days is allowed
-    const ok = await request(t.app).get('/v1.0/calls/export').query(q(f, { start: '2026-03-01', end: '2026-04-01', format: 'jsonl' }));
+    const ok = await request(t.app)
+      .get('/v1.0/calls/export')
+      .query(q(f, { start: '2026-03-01', end: '2026-04-01', format: 'jsonl' }));
     expect(ok.status).to.equal(200);
   });
 
@@ -229,7 +276,9 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       fs.unlinkSync(file);
       expect(lines).to.equal(N + 1); // header + one line per call
       const growth = peak - m0.rss;
-      console.log(`      export: ${N} rows, ${(size / 1e6).toFixed(1)} MB in ${ms} ms; server RSS growth ${(growth / 1e6).toFixed(1)} MB, heap+external growth ${((peakHeap - m0.heapUsed - m0.external) / 1e6).toFixed(1)} MB`);
+      console.log(
+        `      export: ${N} rows, ${(size / 1e6).toFixed(1)} MB in ${ms} ms; server RSS growth ${(growth / 1e6).toFixed(1)} MB, heap+external growth ${((peakHeap - m0.heapUsed - m0.external) / 1e6).toFixed(1)} MB`,
+      );
       expect(growth, 'RSS growth').to.be.lessThan(size / 2);
       // the goal is < 10 s (docs/benchmarks.md); a loaded shared test machine gets headroom
       expect(ms).to.be.lessThan(60_000);
@@ -260,7 +309,9 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       expect(written).to.be.greaterThan(0);
       expect(written, 'rows read before stopping').to.be.lessThan(N / 2);
       // and no export query is left running in Postgres
-      const running = (await t.ctx.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%billing_amount_credit%' AND pid <> pg_backend_pid()`)) as { rows: { n: number }[] };
+      const running = (await t.ctx.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%billing_amount_credit%' AND pid <> pg_backend_pid()`)) as {
+        rows: { n: number }[];
+      };
       expect(running.rows[0]!.n).to.equal(0);
     });
   });

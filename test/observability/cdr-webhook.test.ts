@@ -85,7 +85,11 @@ describe('CDR webhook at hangup (REST calls, real event stream, BullMQ, loopback
 
   /** A call made through the API and hung up before any node took it. */
   async function callAndHangup(f: Fixture): Promise<string> {
-    const r = await api(t, f).post('/calls', { source: { type: 'sip', target: 'alice@example.test' }, destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }], actions: [{ type: 'answer' }] });
+    const r = await api(t, f).post('/calls', {
+      source: { type: 'sip', target: 'alice@example.test' },
+      destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }],
+      actions: [{ type: 'answer' }],
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const id = (r.body.calls[0] as { id: string }).id;
     const h = await api(t, f).post(`/calls/${id}/hangup`);
@@ -120,19 +124,37 @@ describe('CDR webhook at hangup (REST calls, real event stream, BullMQ, loopback
       await until(() => types(rOut.got).includes('call_hangup') && types(rOff.got).includes('call_hangup'));
       // the same hangup seen again (a redelivered stream entry, a second publisher) adds nothing
       const again = (await callsRepo(t.ctx.db).get(calls[0]!))!;
-      await hooks.handle({ id: newId(), event_type: 'call_hangup', customer_id: fin.customer.id, resource: 'call', resource_id: again.id, timestamp: new Date().toISOString(), data: callJson(again) } as PlatformEvent);
+      await hooks.handle({
+        id: newId(),
+        event_type: 'call_hangup',
+        customer_id: fin.customer.id,
+        resource: 'call',
+        resource_id: again.id,
+        timestamp: new Date().toISOString(),
+        data: callJson(again),
+      } as PlatformEvent);
       await new Promise((r) => setTimeout(r, 1500));
 
       expect(types(rOut.got)).to.not.include('call_cdr');
       expect(types(rOff.got)).to.not.include('call_cdr');
       const cdrs = rIn.got.filter((g) => (JSON.parse(g.body) as { event_type: string }).event_type === 'call_cdr');
       expect(cdrs).to.have.length(2);
-      const exported = await api(t, fin).get('/calls/export').query({ start: new Date(Date.now() - 3_600_000).toISOString(), end: new Date(Date.now() + 60_000).toISOString(), format: 'jsonl' }).buffer(true).parse((r, cb) => {
-        let s = '';
-        r.on('data', (d: Buffer) => (s += d.toString()));
-        r.on('end', () => cb(null, s));
-      });
-      const rows = new Map((exported.body as string).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).map((x) => [x.id as string, x]));
+      const exported = await api(t, fin)
+        .get('/calls/export')
+        .query({ start: new Date(Date.now() - 3_600_000).toISOString(), end: new Date(Date.now() + 60_000).toISOString(), format: 'jsonl' })
+        .buffer(true)
+        .parse((r, cb) => {
+          let s = '';
+          r.on('data', (d: Buffer) => (s += d.toString()));
+          r.on('end', () => cb(null, s));
+        });
+      const rows = new Map(
+        (exported.body as string)
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .map((x) => [x.id as string, x]),
+      );
       const seen: string[] = [];
       for (const g of cdrs) {
         const sig = g.headers[SIGNATURE_HEADER.toLowerCase()] as string;

@@ -159,10 +159,14 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
       await t.ctx.egress.fetch('http://10.1.2.3/hook').catch(() => undefined);
       // a call made and hung up through the API before any node took it: control-api ends it
       endedBefore = (await platformMetrics.callsEnded.get()).values.filter((v) => v.labels.direction === 'outgoing').reduce((n, v) => n + v.value, 0);
-      const call = await request(t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
+      const call = await request(t.app)
+        .post('/v1.0/calls')
+        .query({ accesskey: f.accesskey })
         .send({ source: { type: 'sip', target: 'alice@example.test' }, destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }], actions: [{ type: 'answer' }] });
       expect(call.status, JSON.stringify(call.body)).to.equal(200);
-      const hung = await request(t.app).post(`/v1.0/calls/${call.body.calls[0].id as string}/hangup`).query({ accesskey: f.accesskey });
+      const hung = await request(t.app)
+        .post(`/v1.0/calls/${call.body.calls[0].id as string}/hangup`)
+        .query({ accesskey: f.accesskey });
       expect(hung.body.status).to.equal('hangup');
 
       sipPort = await freePort();
@@ -170,7 +174,11 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
       mediaMetricsPort = await freePort();
       const drachtioPort = await freePort();
       sip = startSipServer({
-        SIP_LISTEN_HOST: '127.0.0.1', SIP_PORT: String(sipPort), DRACHTIO_HOST: '127.0.0.1', DRACHTIO_PORT: String(drachtioPort), DRACHTIO_SECRET: DRACHTIO_SECRET,
+        SIP_LISTEN_HOST: '127.0.0.1',
+        SIP_PORT: String(sipPort),
+        DRACHTIO_HOST: '127.0.0.1',
+        DRACHTIO_PORT: String(drachtioPort),
+        DRACHTIO_SECRET: DRACHTIO_SECRET,
         SIP_METRICS_LISTEN: `127.0.0.1:${sipMetricsPort}`,
       });
       await sip.ready;
@@ -240,13 +248,17 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
           '',
         ].join('\n'),
       );
-      prom = spawn('prometheus', [
-        `--config.file=${path.join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${path.join(dir, 'data')}`,
-        `--web.listen-address=127.0.0.1:${promPort}`,
-        '--storage.tsdb.retention.time=1h',
-        '--log.level=warn',
-      ], { stdio: ['ignore', 'pipe', 'pipe'] });
+      prom = spawn(
+        'prometheus',
+        [
+          `--config.file=${path.join(dir, 'prometheus.yml')}`,
+          `--storage.tsdb.path=${path.join(dir, 'data')}`,
+          `--web.listen-address=127.0.0.1:${promPort}`,
+          '--storage.tsdb.retention.time=1h',
+          '--log.level=warn',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       prom.stdout!.on('data', (d: Buffer) => (promOut += d.toString()));
       prom.stderr!.on('data', (d: Buffer) => (promOut = (promOut + d.toString()).slice(-4000)));
       await until('prometheus ready', async () => ((await fetch(`${promUrl}/-/ready`)).ok ? true : null));
@@ -323,11 +335,7 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
 
     it('names only metrics that exist in the real scrapes, in the rules and in the dashboard', async () => {
       const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      const exported = new Set([
-        ...scrapedNames(await scrape(listener.address.port)),
-        ...scrapedNames(await scrape(sipMetricsPort)),
-        ...scrapedNames(await scrape(mediaMetricsPort)),
-      ]);
+      const exported = new Set([...scrapedNames(await scrape(listener.address.port)), ...scrapedNames(await scrape(sipMetricsPort)), ...scrapedNames(await scrape(mediaMetricsPort))]);
       const r = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as Groups;
       const rules = r.data.groups.flatMap((g) => g.rules);
       const recorded = new Set(rules.filter((x) => x.type === 'recording').map((x) => x.name));

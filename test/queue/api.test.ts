@@ -25,7 +25,10 @@ describe('queue: /agents, /queues, /queuecalls', function () {
   const tagId = async (name: string) => (await admin().post('/v1.0/tags', { name })).body.id as string;
   const eventsOf = async (id: string) => {
     const entries = (await t.ctx.redis.xrange(EVENT_STREAM, '-', '+')) as [string, string[]][];
-    return entries.map(([, fl]) => JSON.parse(fl[fl.indexOf('e') + 1]!)).filter((e) => e.resource_id === id).map((e) => e.event_type as string);
+    return entries
+      .map(([, fl]) => JSON.parse(fl[fl.indexOf('e') + 1]!))
+      .filter((e) => e.resource_id === id)
+      .map((e) => e.event_type as string);
   };
 
   before(async () => {
@@ -41,8 +44,17 @@ describe('queue: /agents, /queues, /queuecalls', function () {
     it('creates, reads, lists with filters, updates, deletes; publishes agent events', async () => {
       const sales = await tagId('sales');
       const r = await admin().post('/v1.0/agents', {
-        username: 'alice@example.test', password: 'secret-123', name: 'Alice', ring_method: 'linear', permission: 16, tag_ids: [sales],
-        addresses: [{ type: 'extension', target: '2001' }, { type: 'tel', target: '+15551230001' }, { type: 'sip', target: 'alice@10.0.0.1:5070' }],
+        username: 'alice@example.test',
+        password: 'secret-123',
+        name: 'Alice',
+        ring_method: 'linear',
+        permission: 16,
+        tag_ids: [sales],
+        addresses: [
+          { type: 'extension', target: '2001' },
+          { type: 'tel', target: '+15551230001' },
+          { type: 'sip', target: 'alice@10.0.0.1:5070' },
+        ],
       });
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
       expect(r.body).to.include({ username: 'alice@example.test', name: 'Alice', ring_method: 'linear', status: 'offline', permission: 16 });
@@ -139,7 +151,9 @@ describe('queue: /agents, /queues, /queuecalls', function () {
       expect((await admin().put(`/v1.0/queues/${id}`, { name: 'S2', wait_flow_id: '' })).body).to.include({ name: 'S2', wait_flow_id: '00000000-0000-0000-0000-000000000000' });
       expect((await admin().put(`/v1.0/queues/${id}/routing_method`, { routing_method: 'random' })).status).to.equal(200);
       expect((await admin().put(`/v1.0/queues/${id}/tag_ids`, { tag_ids: [] })).body.tag_ids).to.deep.equal([]);
-      expect((await admin().post(`/v1.0/queues/${id}/direct-hash-regenerate`)).body.direct_hash).to.be.a('string').with.length.greaterThan(0);
+      expect((await admin().post(`/v1.0/queues/${id}/direct-hash-regenerate`)).body.direct_hash)
+        .to.be.a('string')
+        .with.length.greaterThan(0);
       expect((await admin().del(`/v1.0/queues/${id}`)).status).to.equal(200);
       expect((await admin().get(`/v1.0/queues/${id}`)).status).to.equal(404);
     });

@@ -54,7 +54,11 @@ describe('queue: dispatch to agents (sipp)', function () {
   async function agent(cid: string, status: AgentStatus, tagIds: string[], target: string) {
     const db = await testDb();
     return agentsRepo(db).create({
-      customer_id: cid, username: `ag${++seq}-${Date.now()}@example.test`, permission: 16, status, tag_ids: tagIds,
+      customer_id: cid,
+      username: `ag${++seq}-${Date.now()}@example.test`,
+      permission: 16,
+      status,
+      tag_ids: tagIds,
       addresses: [{ type: 'sip', target }],
     });
   }
@@ -102,10 +106,14 @@ describe('queue: dispatch to agents (sipp)', function () {
     expect((await agentsRepo(db).get(free.id))!.status).to.equal('ringing');
     // the agent has not answered yet (2.5 s pause): the caller hears the wait audio
     await until(() => sink.voiced > 25, 10_000, 'wait audio on the caller');
-    const service = await until(async () => {
-      const q = await queuecallsRepo(db).get(null, qc.id);
-      return q?.status === 'service' ? q : null;
-    }, 15_000, 'service');
+    const service = await until(
+      async () => {
+        const q = await queuecallsRepo(db).get(null, qc.id);
+        return q?.status === 'service' ? q : null;
+      },
+      15_000,
+      'service',
+    );
     expect(service.service_agent_id).to.equal(free.id);
     expect(service.duration_waiting).to.be.greaterThan(2000);
     expect((await agentsRepo(db).get(free.id))!.status).to.equal('busy');
@@ -115,10 +123,14 @@ describe('queue: dispatch to agents (sipp)', function () {
     expect(sink.voiced - voicedAtService).to.be.lessThan(10);
 
     // service_timeout ends the service; the flow goes on (hangup)
-    const done = await until(async () => {
-      const q = await queuecallsRepo(db).get(null, qc.id);
-      return q?.status === 'done' ? q : null;
-    }, 15_000, 'done');
+    const done = await until(
+      async () => {
+        const q = await queuecallsRepo(db).get(null, qc.id);
+        return q?.status === 'done' ? q : null;
+      },
+      15_000,
+      'done',
+    );
     expect(done.duration_service).to.be.greaterThan(1000);
     expect((await agentUas.done).code).to.equal(0);
     expect((await uas.done).code).to.equal(0);
@@ -128,9 +140,7 @@ describe('queue: dispatch to agents (sipp)', function () {
     expect((await agentsRepo(db).get(untagged.id))!.status).to.equal('available');
     expect(counter.count, counter.users.join(',')).to.equal(0);
 
-    expect((await eventsFor(p.redis, qc.id)).map((e) => e.event_type)).to.deep.equal([
-      'queuecall_created', 'queuecall_waiting', 'queuecall_connecting', 'queuecall_serviced', 'queuecall_done',
-    ]);
+    expect((await eventsFor(p.redis, qc.id)).map((e) => e.event_type)).to.deep.equal(['queuecall_created', 'queuecall_waiting', 'queuecall_connecting', 'queuecall_serviced', 'queuecall_done']);
     const statuses = (await eventsFor(p.redis, free.id)).map((e) => (e.data as { status: string }).status);
     expect(statuses).to.deep.equal(['ringing', 'busy', 'available']);
     const q = await queuesRepo(db).get(cid, queue.id);
@@ -149,10 +159,14 @@ describe('queue: dispatch to agents (sipp)', function () {
     const { row } = await caller(cid, [{ type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }]);
     const qc = await queuecallOf(db, row.id);
     expect((await agentUas.done).code).to.equal(0);
-    const end = await until(async () => {
-      const q = await queuecallsRepo(db).get(null, qc.id);
-      return q?.status === 'abandoned' ? q : null;
-    }, 15_000, 'abandoned after the wait timeout');
+    const end = await until(
+      async () => {
+        const q = await queuecallsRepo(db).get(null, qc.id);
+        return q?.status === 'abandoned' ? q : null;
+      },
+      15_000,
+      'abandoned after the wait timeout',
+    );
     expect(end.service_agent_id).to.equal('00000000-0000-0000-0000-000000000000');
     const types = (await eventsFor(p.redis, qc.id)).map((e) => e.event_type);
     expect(types.slice(0, 4)).to.deep.equal(['queuecall_created', 'queuecall_waiting', 'queuecall_connecting', 'queuecall_waiting']);
@@ -164,11 +178,7 @@ describe('queue: dispatch to agents (sipp)', function () {
     const { db, cid, tagId } = await customer();
     const queue = await queuesRepo(db).create(cid, { name: 'empty', tag_ids: [tagId], wait_timeout: 3000 });
     const started = Date.now();
-    const { row, uas, sink } = await caller(cid, [
-      { type: 'queue_join', option: { queue_id: queue.id } },
-      { type: 'variable_set', option: { key: 'after', value: 'yes' } },
-      { type: 'hangup' },
-    ]);
+    const { row, uas, sink } = await caller(cid, [{ type: 'queue_join', option: { queue_id: queue.id } }, { type: 'variable_set', option: { key: 'after', value: 'yes' } }, { type: 'hangup' }]);
     const qc = await queuecallOf(db, row.id);
     expect((await uas.done).code).to.equal(0);
     const elapsed = Date.now() - started;
@@ -177,10 +187,14 @@ describe('queue: dispatch to agents (sipp)', function () {
     expect(end.status).to.equal('abandoned');
     expect(end.duration_waiting).to.be.within(2800, 8000);
     expect(sink.voiced, `packets ${sink.packets}`).to.be.greaterThan(5); // the default ringback while waiting
-    const call = await until(async () => {
-      const c = await callsRepo(db).get(row.id);
-      return c?.status === 'hangup' ? c : null;
-    }, 5000, 'hangup');
+    const call = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      5000,
+      'hangup',
+    );
     const af = await db('activeflows').where({ id: call.activeflow_id }).first();
     const types = (af!.executed_actions as { type: string }[]).map((a) => a.type);
     expect(types).to.deep.equal(['queue_join', 'variable_set', 'hangup']);
@@ -200,10 +214,14 @@ describe('queue: dispatch to agents (sipp)', function () {
 
     const missing = await caller(cid, [{ type: 'queue_join', option: { queue_id: '11111111-2222-3333-4444-555555555555' } }]);
     expect((await missing.uas.done).code).to.equal(0);
-    const c = await until(async () => {
-      const x = await callsRepo(db).get(missing.row.id);
-      return x?.status === 'hangup' ? x : null;
-    }, 10_000, 'hangup');
+    const c = await until(
+      async () => {
+        const x = await callsRepo(db).get(missing.row.id);
+        return x?.status === 'hangup' ? x : null;
+      },
+      10_000,
+      'hangup',
+    );
     const af = await db('activeflows').where({ id: c.activeflow_id }).first();
     expect(JSON.stringify(af)).to.contain('not found');
   });

@@ -34,7 +34,8 @@ describe('reliability: bad input on every API operation', function () {
 
   it(`${PER_OP} generated bad requests per operation: zero 5xx, every error in the envelope`, async () => {
     const failures: string[] = [];
-    let tried = 0, ops = 0;
+    let tried = 0,
+      ops = 0;
     const statuses: Record<number, number> = {};
     for (const [p, methods] of Object.entries<Json>(doc.paths)) {
       for (const [method, op] of Object.entries<Json>(methods)) {

@@ -10,13 +10,48 @@ import { seedResources } from './api/seed';
 
 /** GET /x/{id} routes checked with a resource customer A really owns (the rest: no list route — recordingfiles, storage files and accounts, transfers — or superadmin-only: providers, routes; aipromptproposals need an LLM). */
 const REAL = [
-  '/accesskeys/{id}', '/activeflows/{id}', '/agents/{id}', '/aicalls/{id}', '/aimessages/{id}', '/ais/{id}', '/billing-accounts/{id}',
-  '/billing_accounts/{id}', '/billings/{id}', '/calls/{id}', '/campaigncalls/{id}', '/campaigns/{id}', '/conferencecalls/{id}',
-  '/conferences/{id}', '/contact_addresses/{id}', '/contact_cases/{id}', '/contacts/{id}', '/conversation-accounts/{id}',
-  '/conversation_accounts/{id}', '/emails/{id}', '/extensions/{id}', '/flows/{id}', '/groupcalls/{id}', '/numbers/{id}',
-  '/outbound_configs/{id}', '/outdials/{id}', '/outplans/{id}', '/queuecalls/{id}', '/queues/{id}', '/rags/{id}', '/recordings/{id}',
-  '/speakings/{id}', '/aisummaries/{id}', '/conversations/{id}', '/summaries/{id}', '/tags/{id}', '/teams/{id}', '/transcribes/{id}', '/trunks/{id}',
-  '/webchat_messages/{id}', '/webchat_sessions/{id}', '/webchat_widgets/{id}',
+  '/accesskeys/{id}',
+  '/activeflows/{id}',
+  '/agents/{id}',
+  '/aicalls/{id}',
+  '/aimessages/{id}',
+  '/ais/{id}',
+  '/billing-accounts/{id}',
+  '/billing_accounts/{id}',
+  '/billings/{id}',
+  '/calls/{id}',
+  '/campaigncalls/{id}',
+  '/campaigns/{id}',
+  '/conferencecalls/{id}',
+  '/conferences/{id}',
+  '/contact_addresses/{id}',
+  '/contact_cases/{id}',
+  '/contacts/{id}',
+  '/conversation-accounts/{id}',
+  '/conversation_accounts/{id}',
+  '/emails/{id}',
+  '/extensions/{id}',
+  '/flows/{id}',
+  '/groupcalls/{id}',
+  '/numbers/{id}',
+  '/outbound_configs/{id}',
+  '/outdials/{id}',
+  '/outplans/{id}',
+  '/queuecalls/{id}',
+  '/queues/{id}',
+  '/rags/{id}',
+  '/recordings/{id}',
+  '/speakings/{id}',
+  '/aisummaries/{id}',
+  '/conversations/{id}',
+  '/summaries/{id}',
+  '/tags/{id}',
+  '/teams/{id}',
+  '/transcribes/{id}',
+  '/trunks/{id}',
+  '/webchat_messages/{id}',
+  '/webchat_sessions/{id}',
+  '/webchat_widgets/{id}',
 ];
 
 type Json = Record<string, any>;
@@ -36,8 +71,7 @@ describe('reliability: tenant isolation and credential tampering', function () {
   });
   after(async () => t.close());
 
-  const as = (f: Fixture, method: 'get' | 'put' | 'delete' | 'post', path: string) =>
-    request(t.app)[method](`/v1.0${path}`).set('Authorization', `Bearer ${f.token}`);
+  const as = (f: Fixture, method: 'get' | 'put' | 'delete' | 'post', path: string) => request(t.app)[method](`/v1.0${path}`).set('Authorization', `Bearer ${f.token}`);
 
   it("every GET /x/{id} route: A's resources (listed through A's own list routes) answer 404 to B, 200 to A; random ids 404", async () => {
     // real resources A owns, of as many types as can be made without live media (api/seed.ts)
@@ -69,8 +103,11 @@ describe('reliability: tenant isolation and credential tampering', function () {
   });
 
   const sign = (claims: Json, opts: { secret?: string; exp?: number; alg?: string } = {}) =>
-    new SignJWT(claims).setProtectedHeader({ alg: opts.alg ?? 'HS256', typ: 'JWT' }).setIssuedAt()
-      .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 600).sign(new TextEncoder().encode(opts.secret ?? TEST_JWT_SECRET));
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: opts.alg ?? 'HS256', typ: 'JWT' })
+      .setIssuedAt()
+      .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 600)
+      .sign(new TextEncoder().encode(opts.secret ?? TEST_JWT_SECRET));
   const b64 = (o: Json) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
   it('tampered, expired and misplaced credentials answer 401 in the envelope', async () => {

@@ -78,7 +78,10 @@ describe('reliability: direct tokens are confined to their one resource', functi
         const asked = `${names[i]} of another visitor`;
         if (r.status === 200) {
           // a list filter naming another session must still show only the token's own messages
-          expect(r.body.result?.map((m: Json) => m.text), asked).to.deep.equal(['mine']);
+          expect(
+            r.body.result?.map((m: Json) => m.text),
+            asked,
+          ).to.deep.equal(['mine']);
           continue;
         }
         expect(r.status, `${asked}: ${JSON.stringify(r.body)}`).to.be.oneOf([401, 403, 404]);
@@ -102,7 +105,14 @@ describe('reliability: direct tokens are confined to their one resource', functi
     const me = await visitor(w, 'hello');
     const v = bearer(me.token);
     // what the token may do, on its own resource: the six operations with direct access
-    const allowed = new Set(['GET /webchat_sessions/{id}', 'POST /webchat_sessions/{id}/end', 'POST /webchat_sessions', 'GET /webchat_messages', 'POST /webchat_messages', 'GET /webchat_messages/{id}']);
+    const allowed = new Set([
+      'GET /webchat_sessions/{id}',
+      'POST /webchat_sessions/{id}/end',
+      'POST /webchat_sessions',
+      'GET /webchat_messages',
+      'POST /webchat_messages',
+      'GET /webchat_messages/{id}',
+    ]);
     const wrong: string[] = [];
     let tried = 0;
     // ids to put in paths: the token's own widget, its own session, and a resource of the customer
@@ -113,7 +123,10 @@ describe('reliability: direct tokens are confined to their one resource', functi
         const op = `${m.toUpperCase()} ${path}`;
         if (allowed.has(op)) continue;
         for (const id of path.includes('{') ? [w.id, me.session, f.admin.id] : ['']) {
-          const r = await request(rig.t.app)[m](`/v1.0${fill(path, id)}`).set(v).send(m === 'get' || m === 'delete' ? undefined : {});
+          const client = request(rig.t.app);
+          const r = await client[m](`/v1.0${fill(path, id)}`)
+            .set(v)
+            .send(m === 'get' || m === 'delete' ? undefined : {});
           tried++;
           // the signed-URL downloads take no credential at all: a bad signature is 400, never the file
           const ok = PUBLIC.has(op) ? [400, 401, 403, 404] : [401, 403, 404];
@@ -127,7 +140,10 @@ describe('reliability: direct tokens are confined to their one resource', functi
     // the token still works for its own resource afterwards (nothing above changed it)
     expect((await request(rig.t.app).get(`/v1.0/webchat_sessions/${me.session}`).set(v)).body.status).to.equal('active');
     // the authentication group: no account operations with a visitor's token
-    for (const [path, body] of [['/auth/unregister', { password: 'x', confirmation_phrase: 'x' }], ['/auth/delegate', { customer_id: other.customer.id }]] as const) {
+    for (const [path, body] of [
+      ['/auth/unregister', { password: 'x', confirmation_phrase: 'x' }],
+      ['/auth/delegate', { customer_id: other.customer.id }],
+    ] as const) {
       const r = await request(rig.t.app).post(path).set(v).send(body);
       expect(r.status, `${path}: ${r.status}`).to.be.oneOf([400, 401, 403, 404]);
     }
@@ -151,9 +167,14 @@ describe('reliability: direct tokens are confined to their one resource', functi
     const topic = (t: string) => refusal(parseTopic(t)!, auth);
     expect(topic(`customer_id:${f.customer.id}:webchat_session:${me.session}`)).to.equal(null);
     for (const t of [
-      `customer_id:${f.customer.id}`, `customer_id:${f.customer.id}:webchat_session`, `customer_id:${f.customer.id}:webchat_session:*`,
-      `customer_id:${f.customer.id}:webchat_session:${newId()}`, `customer_id:${other.customer.id}:webchat_session:${me.session}`,
-      `agent_id:${f.admin.id}`, `customer_id:${f.customer.id}:call:${newId()}`,
-    ]) expect(topic(t), t).to.be.a('string');
+      `customer_id:${f.customer.id}`,
+      `customer_id:${f.customer.id}:webchat_session`,
+      `customer_id:${f.customer.id}:webchat_session:*`,
+      `customer_id:${f.customer.id}:webchat_session:${newId()}`,
+      `customer_id:${other.customer.id}:webchat_session:${me.session}`,
+      `agent_id:${f.admin.id}`,
+      `customer_id:${f.customer.id}:call:${newId()}`,
+    ])
+      expect(topic(t), t).to.be.a('string');
   });
 });

@@ -28,7 +28,13 @@ describe('reliability: kill -9 of media-app with calls up', function () {
   it('ends 20 calls within 5 s, finalises their records, keeps the recordings valid, frees the ports, fails queued commands once', async () => {
     const r = await runNodeFault({ db: await testDb(), databaseUrl: await testDatabaseUrl(), redisUrl: process.env.TEST_REDIS_URL!, calls: 20 });
     // every caller got a BYE (sipp exits 0 only when each call received its BYE), soon after the kill
-    expect(r.byeAll, r.sippResults.map((s) => s.errors).join('\n').slice(0, 2000)).to.equal(true);
+    expect(
+      r.byeAll,
+      r.sippResults
+        .map((s) => s.errors)
+        .join('\n')
+        .slice(0, 2000),
+    ).to.equal(true);
     expect(r.byeMs, 'BYE after the kill').to.be.below(5000);
     expect(r.sipDialogsLeft).to.equal(0);
     // records: every call hung up by the platform, one call_hangup each
@@ -90,13 +96,27 @@ describe('reliability: kill -9 of media-app with calls up', function () {
     let p: Platform | null = null;
     try {
       const cid = (await repos(db).customers.create({ email: `nr${Date.now()}@example.test`, status: 'active', name: 'nr' })).id;
-      const left = await callsRepo(db).create({ customer_id: cid, source: { type: 'tel', target: '+15550100' }, destination: { type: 'tel', target: '+15550101' }, direction: 'incoming', status: 'progressing', node_id: nodeId } as never);
-      const other = await callsRepo(db).create({ customer_id: cid, source: { type: 'tel', target: '+15550100' }, destination: { type: 'tel', target: '+15550101' }, direction: 'incoming', status: 'progressing', node_id: `${nodeId}-other` } as never);
+      const left = await callsRepo(db).create({
+        customer_id: cid,
+        source: { type: 'tel', target: '+15550100' },
+        destination: { type: 'tel', target: '+15550101' },
+        direction: 'incoming',
+        status: 'progressing',
+        node_id: nodeId,
+      } as never);
+      const other = await callsRepo(db).create({
+        customer_id: cid,
+        source: { type: 'tel', target: '+15550100' },
+        destination: { type: 'tel', target: '+15550101' },
+        direction: 'incoming',
+        status: 'progressing',
+        node_id: `${nodeId}-other`,
+      } as never);
       await redis.sadd(prefix + nodeCallsKey(nodeId), left.id);
       const cmd = await bus.toNode(nodeId, { type: 'call.hangup', callId: left.id });
       p = await startPlatform({ MEDIA_APP_NODE_ID: nodeId, REDIS_KEY_PREFIX: prefix });
       expect(await callsRepo(db).get(left.id)).to.include({ status: 'hangup', hangup_by: 'local', hangup_reason: 'normal' });
-      expect((await callsRepo(db).get(other.id))!.status, 'another node\'s call').to.equal('progressing');
+      expect((await callsRepo(db).get(other.id))!.status, "another node's call").to.equal('progressing');
       const job = await bus.queue(nodeQueueName(nodeId)).getJob(cmd.commandId);
       expect(await job!.getState()).to.equal('failed');
       expect(await redis.scard(prefix + nodeCallsKey(nodeId))).to.equal(0);

@@ -106,10 +106,14 @@ describe('faults: Postgres down while calls run', function () {
     }
 
     // every record written once the database is back
-    const rows = await until(async () => {
-      const r = await db('calls').where({ customer_id: cid });
-      return r.length === 6 && r.every((c) => c.status === 'hangup') ? r : null;
-    }, 30_000, 'six hangup rows');
+    const rows = await until(
+      async () => {
+        const r = await db('calls').where({ customer_id: cid });
+        return r.length === 6 && r.every((c) => c.status === 'hangup') ? r : null;
+      },
+      30_000,
+      'six hangup rows',
+    );
     const byLocal = rows.filter((c) => c.hangup_by === 'local');
     const byRemote = rows.filter((c) => c.hangup_by === 'remote');
     expect(byLocal, 'calls the flow hung up').to.have.length(3);
@@ -120,10 +124,17 @@ describe('faults: Postgres down while calls run', function () {
       expect(c.tm_progressing, c.id).to.be.instanceOf(Date);
       expect(c.activeflow_id, c.id).to.not.equal(EMPTY);
     }
-    const flows = await until(async () => {
-      const r = await db('activeflows').whereIn('id', rows.map((c) => c.activeflow_id));
-      return r.length === 6 && r.every((a) => a.status === 'ended') ? r : null;
-    }, 15_000, 'six ended activeflows');
+    const flows = await until(
+      async () => {
+        const r = await db('activeflows').whereIn(
+          'id',
+          rows.map((c) => c.activeflow_id),
+        );
+        return r.length === 6 && r.every((a) => a.status === 'ended') ? r : null;
+      },
+      15_000,
+      'six ended activeflows',
+    );
     expect(flows).to.have.length(6);
     expect(await db('calls').where({ customer_id: cid }).whereNot({ status: 'hangup' })).to.have.length(0);
 
@@ -131,7 +142,12 @@ describe('faults: Postgres down while calls run', function () {
     const res = await fetch(`${p.apiUrl}/v1.0/calls?page_size=50&accesskey=${f.accesskey}`);
     expect(res.status).to.equal(200);
     const listed = ((await res.json()) as { result: { id: string; status: string }[] }).result;
-    expect(listed.filter((c) => c.status === 'hangup').map((c) => c.id).sort()).to.deep.equal(rows.map((c) => c.id).sort());
+    expect(
+      listed
+        .filter((c) => c.status === 'hangup')
+        .map((c) => c.id)
+        .sort(),
+    ).to.deep.equal(rows.map((c) => c.id).sort());
     const sink = await RtpSink.open();
     try {
       const after = await oneCall(uacWaitsForBye(ruri('+899200000002'), '+15551110003', sink.port), p.sipPort, 20_000);

@@ -22,7 +22,11 @@ describe('reliability: Redis restart with AOF', function () {
     expect(r.waitingAfter, 'queued commands after the restart').to.equal(3);
     expect(r.jobsAfterDuplicate, 'same command ids enqueued again').to.equal(3);
     expect(r.heartbeatBack).to.equal(true);
-    expect(r.jobs.map((j) => [j.state, j.attempts])).to.deep.equal([['completed', 1], ['completed', 1], ['completed', 1]]);
+    expect(r.jobs.map((j) => [j.state, j.attempts])).to.deep.equal([
+      ['completed', 1],
+      ['completed', 1],
+      ['completed', 1],
+    ]);
     for (const row of r.rows) {
       expect(row.status).to.equal('hangup');
       expect(row.tm_progressing, 'the phone answered').to.be.instanceOf(Date);

@@ -155,7 +155,8 @@ describe('faults: slow and failing webhook receivers while calls run', function 
 
     const b99 = percentile(jitter(baseGaps), 99);
     const w99 = percentile(jitter(badGaps), 99);
-    const figures = `RTP inter-arrival, ${baseGaps.length} / ${badGaps.length} gaps: baseline p50 ${percentile(baseGaps, 50).toFixed(1)} ms, |gap-20| p99 ${b99.toFixed(1)} ms, max ${Math.max(...baseGaps).toFixed(1)} ms; ` +
+    const figures =
+      `RTP inter-arrival, ${baseGaps.length} / ${badGaps.length} gaps: baseline p50 ${percentile(baseGaps, 50).toFixed(1)} ms, |gap-20| p99 ${b99.toFixed(1)} ms, max ${Math.max(...baseGaps).toFixed(1)} ms; ` +
       `bad receivers p50 ${percentile(badGaps, 50).toFixed(1)} ms, |gap-20| p99 ${w99.toFixed(1)} ms, max ${Math.max(...badGaps).toFixed(1)} ms`;
     console.log(`      ${figures}`);
     // tolerant bounds (shared 2-core machine, other suites running): no more than 50 ms added at p99,
@@ -166,10 +167,14 @@ describe('faults: slow and failing webhook receivers while calls run', function 
 
     // deliveries: nothing left pending once the receivers answer again
     const ids = bad.map((c) => c.cid);
-    const rows = await until(async () => {
-      const r = await db('webhook_deliveries').whereIn('customer_id', ids).orderBy('seq');
-      return r.length >= 15 && r.every((d) => d.status !== 'pending') ? r : null;
-    }, 60_000, 'every delivery delivered or failed');
+    const rows = await until(
+      async () => {
+        const r = await db('webhook_deliveries').whereIn('customer_id', ids).orderBy('seq');
+        return r.length >= 15 && r.every((d) => d.status !== 'pending') ? r : null;
+      },
+      60_000,
+      'every delivery delivered or failed',
+    );
     const failed = rows.filter((d) => d.status === 'failed');
     const delivered = rows.filter((d) => d.status === 'delivered');
     console.log(`      deliveries: ${rows.length} (${delivered.length} delivered, ${failed.length} failed after ${MAX_ATTEMPTS} attempts), ${rx.reduce((n, r) => n + r.hits.length, 0)} HTTP attempts`);
@@ -182,7 +187,11 @@ describe('faults: slow and failing webhook receivers while calls run', function 
       const r = rx[i]!;
       const mine = rows.filter((d) => d.customer_id === ids[i]);
       // the receiver saw each delivery exactly `attempts` times, with the same body each time
-      for (const d of mine) expect(r.hits.filter((h) => h.body === d.body), `${d.event_type} attempts`).to.have.length(d.attempts);
+      for (const d of mine)
+        expect(
+          r.hits.filter((h) => h.body === d.body),
+          `${d.event_type} attempts`,
+        ).to.have.length(d.attempts);
       // retries wait at least base * 2^(n-1) after the previous attempt ended
       for (const d of mine.filter((x) => x.attempts > 1)) {
         const at = r.hits.filter((h) => h.body === d.body).map((h) => h.at);
@@ -199,7 +208,10 @@ describe('faults: slow and failing webhook receivers while calls run', function 
         const last = r.hits.filter((h) => h.body === d.body).pop()!;
         expect(last.at, `${d.event_type} delivered after the heal`).to.be.at.least(healAt - 1000);
       }
-      expect(mine.some((d) => d.event_type === 'call_hangup' && d.status === 'delivered'), 'the hangup event reached the receiver').to.equal(true);
+      expect(
+        mine.some((d) => d.event_type === 'call_hangup' && d.status === 'delivered'),
+        'the hangup event reached the receiver',
+      ).to.equal(true);
     }
   });
 });

@@ -53,8 +53,14 @@ describe('reliability: INVITE flood and REGISTER brute force with 50 calls up', 
   it(`the brute-forced AOR locks after ${LOCK_AFTER} failures, even for the right password, and unlocks after the lock time`, () => {
     const ctx = JSON.stringify(r.bruteForce);
     const s = r.bruteForce.statuses; // failures 2, 3, ... (the first was the shape probe)
-    expect(s.map((x) => x.status), ctx).to.deep.equal(s.map(() => 403));
-    expect(s.slice(0, LOCK_AFTER - 2).map((x) => x.retryAfter), ctx).to.deep.equal(s.slice(0, LOCK_AFTER - 2).map(() => undefined));
+    expect(
+      s.map((x) => x.status),
+      ctx,
+    ).to.deep.equal(s.map(() => 403));
+    expect(
+      s.slice(0, LOCK_AFTER - 2).map((x) => x.retryAfter),
+      ctx,
+    ).to.deep.equal(s.slice(0, LOCK_AFTER - 2).map(() => undefined));
     // the failure that locks, and every attempt after it, says for how long
     for (const x of s.slice(LOCK_AFTER - 2)) expect(Number(x.retryAfter), ctx).to.be.within(1, LOCK_SEC);
     expect(r.bruteForce.rightPasswordWhileLocked.status, ctx).to.equal(403);

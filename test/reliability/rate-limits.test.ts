@@ -73,13 +73,29 @@ describe('reliability: rate limits are exact', function () {
   it('direct and delegate tokens have their own buckets (100, 16), exact under concurrency', async () => {
     const f = await createFixture(t.ctx);
     const sa = await createFixture(t.ctx, { permission: Permission.ProjectSuperAdmin | Permission.CustomerAdmin });
-    const direct = (await signToken(TEST_JWT_SECRET, {
-      typ: 'direct', customer_id: f.customer.id, resource_type: 'webchat_widget', resource_id: newId(), allowed_resource_id: newId(), scope_version: t.ctx.config.directScopeVersion,
-    }, 600)).token;
+    const direct = (
+      await signToken(
+        TEST_JWT_SECRET,
+        {
+          typ: 'direct',
+          customer_id: f.customer.id,
+          resource_type: 'webchat_widget',
+          resource_id: newId(),
+          allowed_resource_id: newId(),
+          scope_version: t.ctx.config.directScopeVersion,
+        },
+        600,
+      )
+    ).token;
     const delegate = (await signToken(TEST_JWT_SECRET, { typ: 'delegate', sub: sa.admin.id, customer_id: f.customer.id, delegator_customer_id: sa.customer.id }, 600)).token;
     // the direct token's route answers 404 (no such session) but every request counts
-    const d = await Promise.all(Array.from({ length: TIERS.customer_direct.burst + 5 }, (_, i) =>
-      request((i % 2 ? t : t2).app).get(`/v1.0/webchat_sessions/${newId()}`).set('Authorization', `Bearer ${direct}`)));
+    const d = await Promise.all(
+      Array.from({ length: TIERS.customer_direct.burst + 5 }, (_, i) =>
+        request((i % 2 ? t : t2).app)
+          .get(`/v1.0/webchat_sessions/${newId()}`)
+          .set('Authorization', `Bearer ${direct}`),
+      ),
+    );
     expect(count(d)).to.deep.equal({ ok: TIERS.customer_direct.burst, limited: 5, other: [] });
     const del = await Promise.all(Array.from({ length: TIERS.customer_delegate.burst + 3 }, () => get(t, null, delegate)));
     expect(count(del)).to.deep.equal({ ok: TIERS.customer_delegate.burst, limited: 3, other: [] });
@@ -89,7 +105,13 @@ describe('reliability: rate limits are exact', function () {
 
   it('per IP: unauthenticated /auth/* stops at 20, the versioned API at 400, with limited_by ip', async () => {
     // one username each: the per-username login throttle (control-api/auth/login-throttle.ts) stays out of this
-    const auth = await Promise.all(Array.from({ length: TIERS.auth_public.burst + 4 }, (_, i) => request(t.app).post('/auth/login').send({ username: `nobody${i}`, password: 'x' })));
+    const auth = await Promise.all(
+      Array.from({ length: TIERS.auth_public.burst + 4 }, (_, i) =>
+        request(t.app)
+          .post('/auth/login')
+          .send({ username: `nobody${i}`, password: 'x' }),
+      ),
+    );
     expect(auth.filter((r) => r.status === 429)).to.have.length(4);
     const limited = auth.find((r) => r.status === 429)!;
     expect(limited.body.error.details[0]).to.deep.equal({ limited_by: 'ip' });
@@ -104,9 +126,20 @@ describe('reliability: rate limits are exact', function () {
     try {
       const f = await createFixture(s.ctx);
       expect(count(await Promise.all(Array.from({ length: 8 }, () => get(s, { accesskey: f.accesskey }))))).to.deep.equal({ ok: 3, limited: 5, other: [] });
-      const direct = (await signToken(TEST_JWT_SECRET, {
-        typ: 'direct', customer_id: f.customer.id, resource_type: 'webchat_widget', resource_id: newId(), allowed_resource_id: newId(), scope_version: s.ctx.config.directScopeVersion,
-      }, 600)).token;
+      const direct = (
+        await signToken(
+          TEST_JWT_SECRET,
+          {
+            typ: 'direct',
+            customer_id: f.customer.id,
+            resource_type: 'webchat_widget',
+            resource_id: newId(),
+            allowed_resource_id: newId(),
+            scope_version: s.ctx.config.directScopeVersion,
+          },
+          600,
+        )
+      ).token;
       const d = await Promise.all(Array.from({ length: 14 }, () => request(s.app).get(`/v1.0/webchat_sessions/${newId()}`).set('Authorization', `Bearer ${direct}`)));
       expect(count(d)).to.deep.equal({ ok: 10, limited: 4, other: [] });
     } finally {

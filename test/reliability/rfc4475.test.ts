@@ -18,7 +18,10 @@ import { startPlatform, sleep, type Platform } from '../../testkit/media-app/har
 import { liveness } from '../../testkit/reliability/sip/fuzz';
 import { TORTURE, type TortureCase } from './sip/rfc4475';
 
-interface Sent { res: SipResponse; dest: { transport: string; address: string; port: number } }
+interface Sent {
+  res: SipResponse;
+  dest: { transport: string; address: string; port: number };
+}
 
 /** Passive tap: every message the stack sends still goes out; a copy of each response is kept. */
 function tapResponses(p: Platform): Sent[] {
@@ -62,10 +65,20 @@ function sendTcp(port: number, data: Buffer): { replies: number[]; close: () => 
 /** ACK for a non-2xx final to an INVITE (RFC 3261 17.1.1.3), so the server transaction ends. */
 function ackFor(req: SipRequest, res: SipResponse): Buffer {
   const cseq = res.headers.get('CSeq')!.trim().split(/\s+/)[0];
-  return Buffer.from([
-    `ACK ${req.uri} SIP/2.0`, `Via: ${res.headers.getAll('Via')[0]}`, 'Max-Forwards: 70', `From: ${res.headers.get('From')}`,
-    `To: ${res.headers.get('To')}`, `Call-ID: ${res.headers.get('Call-ID')}`, `CSeq: ${cseq} ACK`, 'Content-Length: 0', '', '',
-  ].join('\r\n'));
+  return Buffer.from(
+    [
+      `ACK ${req.uri} SIP/2.0`,
+      `Via: ${res.headers.getAll('Via')[0]}`,
+      'Max-Forwards: 70',
+      `From: ${res.headers.get('From')}`,
+      `To: ${res.headers.get('To')}`,
+      `Call-ID: ${res.headers.get('Call-ID')}`,
+      `CSeq: ${cseq} ACK`,
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n'),
+  );
 }
 
 /**
@@ -81,10 +94,18 @@ function transactionKey(c: TortureCase): string | undefined {
     const m = parseMessage(c.data) as SipRequest;
     const v = m.topVia!;
     return `${v.branch}|${v.host}:${v.port ?? 5060}|${m.method === 'ACK' ? 'INVITE' : m.method}`;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
-interface Outcome { name: string; reachedApp: boolean; finals: number[]; tcpFinals: number[]; livenessMs: number }
+interface Outcome {
+  name: string;
+  reachedApp: boolean;
+  finals: number[];
+  tcpFinals: number[];
+  livenessMs: number;
+}
 
 describe('reliability: RFC 4475 torture messages against a running platform', function () {
   this.timeout(120_000);
@@ -117,7 +138,11 @@ describe('reliability: RFC 4475 torture messages against a running platform', fu
       if (c.transport === 'tcp') tcp = sendTcp(port, c.data);
       else await sendUdp(udp, c.data, port);
       // what a final answer looks like: anything >= 200 the stack sent since we sent this message
-      const finals = (): SipResponse[] => sent.slice(fromSent).map((s) => s.res).filter((r) => r.status >= 200);
+      const finals = (): SipResponse[] =>
+        sent
+          .slice(fromSent)
+          .map((s) => s.res)
+          .filter((r) => r.status >= 200);
       const wantAnswer = c.kind === 'request' && !(c.verdict === 'invalid' && c.reject === 'drop');
       const end = Date.now() + (wantAnswer ? 6000 : 600);
       while (Date.now() < end && !(wantAnswer && finals().length)) await sleep(20);

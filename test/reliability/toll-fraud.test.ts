@@ -75,8 +75,11 @@ describe('reliability: toll fraud', function () {
     after(async () => t.close());
 
     const calls = async () => (await request(t.app).get('/v1.0/calls').query({ accesskey: f.accesskey })).body.result as unknown[];
-    const dial = (target: string) => request(t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: '+15550100000' }, destinations: [{ type: 'tel', target }], actions: [{ type: 'hangup' }] });
+    const dial = (target: string) =>
+      request(t.app)
+        .post('/v1.0/calls')
+        .query({ accesskey: f.accesskey })
+        .send({ source: { type: 'tel', target: '+15550100000' }, destinations: [{ type: 'tel', target }], actions: [{ type: 'hangup' }] });
 
     it('destinations outside the whitelist (empty, then us only) are refused with 403 and leave no call', async () => {
       for (const target of ['+442071234567', '+882355512345', '+9005551234', '+2472345']) {
@@ -84,13 +87,26 @@ describe('reliability: toll fraud', function () {
         expect(res.status, `${target}: ${JSON.stringify(res.body)}`).to.equal(403);
         expect(envelopeProblem(res)).to.equal(undefined);
       }
-      await request(t.app).put(`/v1.0/outbound_configs/${f.outboundConfig.id}`).query({ accesskey: f.accesskey }).send({ destination_whitelist: ['us'] }).expect(200);
+      await request(t.app)
+        .put(`/v1.0/outbound_configs/${f.outboundConfig.id}`)
+        .query({ accesskey: f.accesskey })
+        .send({ destination_whitelist: ['us'] })
+        .expect(200);
       const gb = await dial('+442071234567');
       expect(gb.status).to.equal(403);
       expect(gb.body.error.details[0]).to.include({ reason: 'destination_not_whitelisted', country: 'gb' });
       // a mixed list is refused whole: the whitelisted destination is not dialled either
-      const mixed = await request(t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
-        .send({ source: { type: 'tel', target: '+15550100000' }, destinations: [{ type: 'tel', target: '+12125550100' }, { type: 'tel', target: '+442071234567' }], actions: [{ type: 'hangup' }] });
+      const mixed = await request(t.app)
+        .post('/v1.0/calls')
+        .query({ accesskey: f.accesskey })
+        .send({
+          source: { type: 'tel', target: '+15550100000' },
+          destinations: [
+            { type: 'tel', target: '+12125550100' },
+            { type: 'tel', target: '+442071234567' },
+          ],
+          actions: [{ type: 'hangup' }],
+        });
       expect(mixed.status, JSON.stringify(mixed.body)).to.be.oneOf([400, 403]); // 400 here: no route to +1 either
       expect(await calls()).to.have.length(0);
     });
@@ -118,8 +134,17 @@ describe('reliability: toll fraud', function () {
       await addBalance(t.ctx.db, acc.id, 1_000_000_000, `tf:${acc.id}`);
       gwPort = await freePort();
       const provider = await providersRepo(t.ctx.db).create({
-        type: 'sip', hostname: `127.0.0.1:${gwPort}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-        auth_username: '', auth_password: '', codecs: [], name: 'gateway', detail: '',
+        type: 'sip',
+        hostname: `127.0.0.1:${gwPort}`,
+        tech_prefix: '',
+        tech_postfix: '',
+        tech_headers: {},
+        transport: 'udp',
+        auth_username: '',
+        auth_password: '',
+        codecs: [],
+        name: 'gateway',
+        detail: '',
       } as never);
       await routesRepo(t.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     });
@@ -198,8 +223,7 @@ describe('reliability: toll fraud', function () {
       await t.ctx.db('customers').where({ id: f.customer.id }).update({ max_concurrent_pstn_calls: 2 });
       let refusedRow = '';
       const inv = await withGateway(async () => {
-        const rs = await Promise.all(['+12125550201', '+12125550202', '+12125550203'].map((n) =>
-          api().post('/calls', { source: tel(source), destinations: [tel(n)], actions: [{ type: 'hangup' }] })));
+        const rs = await Promise.all(['+12125550201', '+12125550202', '+12125550203'].map((n) => api().post('/calls', { source: tel(source), destinations: [tel(n)], actions: [{ type: 'hangup' }] })));
         const statuses = rs.map((r) => r.status).sort();
         expect(statuses, JSON.stringify(rs.map((r) => r.body))).to.deep.equal([200, 200, 429]);
         const over = rs.find((r) => r.status === 429)!;
@@ -213,11 +237,30 @@ describe('reliability: toll fraud', function () {
         await t.ctx.db('customers').where({ id: f.customer.id }).update({ max_concurrent_pstn_calls: null });
         process.env.DIAL_MAX_CONCURRENT_PSTN_CALLS = '2';
         const flow = await api().post('/flows', { actions: [{ type: 'hangup' }] });
-        const rows = await Promise.all(['+12125550301', '+12125550302', '+12125550303'].map((n) =>
-          callsRepo(t.ctx.db).create({ customer_id: f.customer.id, flow_id: flow.body.id, source: tel(source), destination: tel(n), direction: 'outgoing', status: 'dialing' })));
+        const rows = await Promise.all(
+          ['+12125550301', '+12125550302', '+12125550303'].map((n) =>
+            callsRepo(t.ctx.db).create({ customer_id: f.customer.id, flow_id: flow.body.id, source: tel(source), destination: tel(n), direction: 'outgoing', status: 'dialing' }),
+          ),
+        );
         await Promise.all(rows.map((r) => bus.originate([r.id], f.customer.id)));
-        await until(async () => (await t.ctx.db('calls').whereIn('id', rows.map((r) => r.id)).where({ status: 'hangup' })).length === 3, 30_000, 'three originates ended');
-        const done = await t.ctx.db('calls').whereIn('id', rows.map((r) => r.id));
+        await until(
+          async () =>
+            (
+              await t.ctx
+                .db('calls')
+                .whereIn(
+                  'id',
+                  rows.map((r) => r.id),
+                )
+                .where({ status: 'hangup' })
+            ).length === 3,
+          30_000,
+          'three originates ended',
+        );
+        const done = await t.ctx.db('calls').whereIn(
+          'id',
+          rows.map((r) => r.id),
+        );
         const refused = done.filter((r) => r.data.dial_refused);
         expect(refused.map((r) => r.data.dial_refused)).to.deep.equal(['concurrency_cap']);
         refusedRow = refused[0].destination.target;

@@ -70,7 +70,12 @@ describe('scale: a conference whose participants are calls on different nodes', 
   }
 
   const callOf = async (freq: number) =>
-    (await c.db('calls').where({ customer_id: f.customer.id }).whereRaw(`source->>'target' = ?`, [`+1555000${freq}`]).orderBy('tm_create', 'desc').first()) as { id: string; node_id: string; status: string };
+    (await c
+      .db('calls')
+      .where({ customer_id: f.customer.id })
+      .whereRaw(`source->>'target' = ?`, [`+1555000${freq}`])
+      .orderBy('tm_create', 'desc')
+      .first()) as { id: string; node_id: string; status: string };
 
   async function window(ms = 1500): Promise<[number, number]> {
     await sleep(500);
@@ -83,27 +88,39 @@ describe('scale: a conference whose participants are calls on different nodes', 
     await trunksRepo(c.db).create(f.customer.id, `xn${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
     const conf = await hostedConference();
     // after the room, the flow goes on: a pause, then hangup
-    const { number } = await numberWithFlow(c.db, '127.0.0.1/32', [
-      { type: 'answer' },
-      { type: 'conference_join', option: { conference_id: conf.id } },
-      { type: 'sleep', option: { duration: 1500 } },
-      { type: 'hangup' },
-    ], f.customer.id);
+    const { number } = await numberWithFlow(
+      c.db,
+      '127.0.0.1/32',
+      [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: conf.id } }, { type: 'sleep', option: { duration: 1500 } }, { type: 'hangup' }],
+      f.customer.id,
+    );
 
     const h = await dial(number, conf.host, H);
     const r1 = await dial(number, conf.other, R1);
     const r2 = await dial(number, conf.other, R2);
-    const joined = await until(async () => {
-      const rows = await c.db('conferencecalls').where({ conference_id: conf.id, status: 'joined' });
-      return rows.length === 3 ? rows : null;
-    }, 30_000, '3 participants joined').catch(async (err: Error) => {
-      throw new Error(`${err.message}: ${JSON.stringify(await c.db('conferencecalls').where({ conference_id: conf.id }).select('status', 'reference_id'))}\nHOST ${conf.host.out().slice(-2000)}\nOTHER ${conf.other.out().slice(-2000)}`);
+    const joined = await until(
+      async () => {
+        const rows = await c.db('conferencecalls').where({ conference_id: conf.id, status: 'joined' });
+        return rows.length === 3 ? rows : null;
+      },
+      30_000,
+      '3 participants joined',
+    ).catch(async (err: Error) => {
+      throw new Error(
+        `${err.message}: ${JSON.stringify(await c.db('conferencecalls').where({ conference_id: conf.id }).select('status', 'reference_id'))}\nHOST ${conf.host.out().slice(-2000)}\nOTHER ${conf.other.out().slice(-2000)}`,
+      );
     });
     const [callH, callR1, callR2] = [await callOf(H), await callOf(R1), await callOf(R2)];
     expect([callH.node_id, callR1.node_id, callR2.node_id]).to.deep.equal([conf.host.id, conf.other.id, conf.other.id]);
     // one participant per real call: the bridge legs are not calls of the API
     expect(joined.map((r) => r.reference_id)).to.have.members([callH.id, callR1.id, callR2.id]);
-    expect(await c.db('calls').where({ customer_id: f.customer.id }).count({ n: 'id' }).then((x) => Number(x[0]!.n))).to.equal(3);
+    expect(
+      await c
+        .db('calls')
+        .where({ customer_id: f.customer.id })
+        .count({ n: 'id' })
+        .then((x) => Number(x[0]!.n)),
+    ).to.equal(3);
     const ccOf = (call: { id: string }) => joined.find((r) => r.reference_id === call.id)!.id as string;
     const listed = await api(1).get(`/conferences/${conf.id}`);
     expect(listed.body.conferencecall_ids).to.have.members(joined.map((r) => r.id));
@@ -116,7 +133,11 @@ describe('scale: a conference whose participants are calls on different nodes', 
     // everyone hears everyone else, not itself
     await sleep(500);
     const [t0, t1] = await window(2000);
-    const all: [RtpParty, RtpParty[]][] = [[h.p, [r1.p, r2.p]], [r1.p, [h.p, r2.p]], [r2.p, [h.p, r1.p]]];
+    const all: [RtpParty, RtpParty[]][] = [
+      [h.p, [r1.p, r2.p]],
+      [r1.p, [h.p, r2.p]],
+      [r2.p, [h.p, r1.p]],
+    ];
     for (const [me, others] of all) {
       expect(me.framesBetween(t0, t1), `${me.freq} frames`).to.be.greaterThan(50);
       for (const o of others) expect(me.presence(o.freq, t0, t1), `${me.freq} hears ${o.freq}`).to.be.greaterThan(HEARS);
@@ -145,45 +166,73 @@ describe('scale: a conference whose participants are calls on different nodes', 
     const kick = await api(1).del(`/conferencecalls/${ccOf(callR2)}`);
     expect(kick.status, JSON.stringify(kick.body)).to.equal(200);
     expect(kick.body).to.include({ status: 'leaving', reference_id: callR2.id });
-    await until(async () => (await c.db('conferencecalls').where({ id: ccOf(callR2) }).first())!.status === 'leaved', 10_000, 'R2 leaved');
+    await until(
+      async () =>
+        (await c
+          .db('conferencecalls')
+          .where({ id: ccOf(callR2) })
+          .first())!.status === 'leaved',
+      10_000,
+      'R2 leaved',
+    );
     const [k0, k1] = await window(1000);
     expect(h.p.presence(R2, k0, k1), 'H does not hear kicked R2').to.be.lessThan(0.1);
     expect(r1.p.presence(R2, k0, k1), 'R1 does not hear kicked R2').to.be.lessThan(0.1);
     const r2done = await r2.done;
     expect(r2done.code, r2done.errors + r2done.messages.slice(-2000)).to.equal(0);
-    const r2row = await until(async () => {
-      const x = await c.db('calls').where({ id: callR2.id }).first();
-      return x!.status === 'hangup' ? x : null;
-    }, 10_000, 'R2 hung up by its flow');
+    const r2row = await until(
+      async () => {
+        const x = await c.db('calls').where({ id: callR2.id }).first();
+        return x!.status === 'hangup' ? x : null;
+      },
+      10_000,
+      'R2 hung up by its flow',
+    );
     expect(new Date(r2row.tm_hangup!).getTime() - kickedAt, 'the flow went on after the kick (sleep 1.5 s)').to.be.greaterThan(1400);
     await until(async () => (await c.db('activeflows').where({ reference_id: callR2.id }).first())!.status === 'ended', 10_000, 'R2 flow ended');
 
     // a remote party hangs up: the host's mixer drops it (leaving, leaved: written by the host)
     const r3 = await dial(number, conf.other, 2300, 2500);
-    const callR3 = await until(async () => {
-      const x = await callOf(2300);
-      return x && (await c.db('conferencecalls').where({ reference_id: x.id, status: 'joined' }).first()) ? x : null;
-    }, 20_000, 'R3 joined');
+    const callR3 = await until(
+      async () => {
+        const x = await callOf(2300);
+        return x && (await c.db('conferencecalls').where({ reference_id: x.id, status: 'joined' }).first()) ? x : null;
+      },
+      20_000,
+      'R3 joined',
+    );
     expect(callR3.node_id).to.equal(conf.other.id);
     expect((await r3.done).code).to.equal(0);
-    const ccR3 = await until(async () => {
-      const x = await c.db('conferencecalls').where({ reference_id: callR3.id, status: 'leaved' }).first();
-      return x?.id as string | undefined;
-    }, 10_000, 'R3 leaved after its hangup');
-    await until(async () => {
-      const evs = (await eventsFor(c.redis, ccR3)).map((e) => e.event_type);
-      return ['conferencecall_joined', 'conferencecall_leaving', 'conferencecall_leaved'].every((t) => evs.includes(t));
-    }, 5000, 'R3 joined, leaving, leaved events');
+    const ccR3 = await until(
+      async () => {
+        const x = await c.db('conferencecalls').where({ reference_id: callR3.id, status: 'leaved' }).first();
+        return x?.id as string | undefined;
+      },
+      10_000,
+      'R3 leaved after its hangup',
+    );
+    await until(
+      async () => {
+        const evs = (await eventsFor(c.redis, ccR3)).map((e) => e.event_type);
+        return ['conferencecall_joined', 'conferencecall_leaving', 'conferencecall_leaved'].every((t) => evs.includes(t));
+      },
+      5000,
+      'R3 joined, leaving, leaved events',
+    );
     expect((await api().get(`/conferences/${conf.id}`)).body.conferencecall_ids).to.not.include(ccR3);
 
     // the machine of a participant's call is lost (frozen: no BYE reaches the host): the host drops
     // its leg within 5 s (the call's node stopped beating)
     const third = conf.third!;
     const r4 = await dial(number, third, 2900);
-    const callR4 = await until(async () => {
-      const x = await callOf(2900);
-      return x && (await c.db('conferencecalls').where({ reference_id: x.id, status: 'joined' }).first()) ? x : null;
-    }, 20_000, 'R4 joined');
+    const callR4 = await until(
+      async () => {
+        const x = await callOf(2900);
+        return x && (await c.db('conferencecalls').where({ reference_id: x.id, status: 'joined' }).first()) ? x : null;
+      },
+      20_000,
+      'R4 joined',
+    );
     expect(callR4.node_id).to.equal(third.id);
     const frozenAt = Date.now();
     third.signal('SIGSTOP');
@@ -196,10 +245,14 @@ describe('scale: a conference whose participants are calls on different nodes', 
 
     // the recording on the host holds every tone (all three were in the mix before the kick)
     expect((await api().post(`/conferences/${conf.id}/recording_stop`)).status).to.equal(200);
-    const recording = await until(async () => {
-      const r = await c.db('recordings').where({ reference_type: 'conference', reference_id: conf.id }).first();
-      return r?.status === 'ended' ? r : null;
-    }, 10_000, 'recording ended');
+    const recording = await until(
+      async () => {
+        const r = await c.db('recordings').where({ reference_type: 'conference', reference_id: conf.id }).first();
+        return r?.status === 'ended' ? r : null;
+      },
+      10_000,
+      'recording ended',
+    );
     const wav = readWav(path.join(c.dataDir, 'recordings', `${recording.id}.wav`));
     const frames = Math.floor(wav.samples.length / 160);
     for (const hz of [H, R1, R2]) {
@@ -214,27 +267,40 @@ describe('scale: a conference whose participants are calls on different nodes', 
     // host's heartbeat) and its flow goes on after conference_join (sleep 1.5 s, hangup).
     const lostAt = Date.now();
     conf.host.signal('SIGSTOP');
-    const r1row = await until(async () => {
-      const x = await c.db('calls').where({ id: callR1.id }).first();
-      return x!.status === 'hangup' ? x : null;
-    }, 15_000, 'R1 hung up by its flow');
+    const r1row = await until(
+      async () => {
+        const x = await c.db('calls').where({ id: callR1.id }).first();
+        return x!.status === 'hangup' ? x : null;
+      },
+      15_000,
+      'R1 hung up by its flow',
+    );
     const toldMs = new Date(r1row.tm_hangup!).getTime() - 1500 - lostAt;
     console.log(`      (remote member out of the lost host's room ${toldMs} ms after the loss)`);
     expect(toldMs, 'remote member out within 5 s of the loss').to.be.at.most(5000);
     expect(r1row.hangup_by, 'its own flow hung up (sleep, hangup)').to.equal('local');
     const r1done = await r1.done;
     expect(r1done.code, r1done.errors + r1done.messages.slice(-2000)).to.equal(0);
-    expect((await c.db('conferencecalls').where({ id: ccOf(callR1) }).first())!.status).to.equal('leaved');
+    expect(
+      (await c
+        .db('conferencecalls')
+        .where({ id: ccOf(callR1) })
+        .first())!.status,
+    ).to.equal('leaved');
     conf.host.signal('SIGKILL');
     await conf.host.exited;
     await until(async () => (await c.db('activeflows').where({ reference_id: callR1.id }).first())!.status === 'ended', 10_000, 'R1 flow ended');
     // nothing left half-way
-    await until(async () => {
-      const ccs = await c.db('conferencecalls').where({ conference_id: conf.id }).whereNot({ status: 'leaved' });
-      const calls = await c.db('calls').where({ customer_id: f.customer.id }).whereNot({ status: 'hangup' });
-      const recs = await c.db('recordings').where({ customer_id: f.customer.id }).whereNot({ status: 'ended' });
-      return ccs.length + calls.length + recs.length === 0;
-    }, 10_000, 'nothing left in a non-final state');
+    await until(
+      async () => {
+        const ccs = await c.db('conferencecalls').where({ conference_id: conf.id }).whereNot({ status: 'leaved' });
+        const calls = await c.db('calls').where({ customer_id: f.customer.id }).whereNot({ status: 'hangup' });
+        const recs = await c.db('recordings').where({ customer_id: f.customer.id }).whereNot({ status: 'ended' });
+        return ccs.length + calls.length + recs.length === 0;
+      },
+      10_000,
+      'nothing left in a non-final state',
+    );
     await h.done;
   });
 
@@ -250,11 +316,17 @@ describe('scale: a conference whose participants are calls on different nodes', 
       ['signed for another conference', signLeg(secret, { ...claims, conferenceId: other.id })],
       ['signed, for no participant', signLeg(secret, claims)],
     ];
-    for (const [port, label] of [[conf.host.sipPort, 'node'], [c.edge.port, 'edge']] as const) {
+    for (const [port, label] of [
+      [conf.host.sipPort, 'node'],
+      [c.edge.port, 'edge'],
+    ] as const) {
       for (const [what, value] of values) {
         // a valid signature for nobody is judged by the host only (the edge may pick a node that does not host it: 404)
         if (label === 'edge' && what === 'signed, for no participant') continue;
-        const scenario = uacWaitsForBye(`cleg.${conf.id}@127.0.0.1:${port}`, 'node', 9, { expectStatus: 403 }).replace('Max-Forwards: 70\n', `Max-Forwards: 70\nX-Openvoice-Conference-Leg: ${value}\n`);
+        const scenario = uacWaitsForBye(`cleg.${conf.id}@127.0.0.1:${port}`, 'node', 9, { expectStatus: 403 }).replace(
+          'Max-Forwards: 70\n',
+          `Max-Forwards: 70\nX-Openvoice-Conference-Leg: ${value}\n`,
+        );
         const r = await sipp(scenario, [`127.0.0.1:${port}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 20_000 }).done;
         expect(r.code, `${label} ${what}: ${r.errors}${r.messages.slice(-2000)}`).to.equal(0);
       }

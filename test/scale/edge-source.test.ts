@@ -11,7 +11,17 @@ describe('scale: the edge source header and trusted proxies', () => {
     expect(parseSourceHeader('udp:192.0.2.10:5062')).to.deep.equal({ protocol: 'udp', address: '192.0.2.10', port: 5062 });
     expect(parseSourceHeader('TCP:[2001:db8::5]:5060')).to.deep.equal({ protocol: 'tcp', address: '2001:db8::5', port: 5060 });
     expect(parseSourceHeader('ws:2001:db8::5:8080')).to.deep.equal({ protocol: 'ws', address: '2001:db8::5', port: 8080 });
-    for (const bad of [undefined, '', 'udp:192.0.2.10', 'udp:host.example:5060', 'foo:192.0.2.1:5060', 'udp:192.0.2.1:0', 'udp:192.0.2.1:70000', 'udp:999.1.1.1:5060', 'udp:192.0.2.1:5060, udp:192.0.2.2:5060']) {
+    for (const bad of [
+      undefined,
+      '',
+      'udp:192.0.2.10',
+      'udp:host.example:5060',
+      'foo:192.0.2.1:5060',
+      'udp:192.0.2.1:0',
+      'udp:192.0.2.1:70000',
+      'udp:999.1.1.1:5060',
+      'udp:192.0.2.1:5060, udp:192.0.2.2:5060',
+    ]) {
       expect(parseSourceHeader(bad), String(bad)).to.equal(null);
     }
   });
@@ -34,7 +44,12 @@ describe('scale: the edge source header and trusted proxies', () => {
     expect(d.drainTimeoutMs).to.equal(300_000);
     expect(d.heartbeatMs).to.equal(1000);
     expect(loadMediaAppConfig({ ...base, SIP_TRUSTED_PROXIES: '10.20.0.0/24', DRAIN_TIMEOUT_SEC: '0' })).to.deep.include({ drainTimeoutMs: 0 });
-    for (const [k, v] of [['SIP_TRUSTED_PROXIES', 'edge.example'], ['SIP_TRUSTED_PROXIES', '10.0.0.0/33'], ['DRAIN_TIMEOUT_SEC', '-1'], ['DRAIN_TIMEOUT_SEC', 'soon']] as const) {
+    for (const [k, v] of [
+      ['SIP_TRUSTED_PROXIES', 'edge.example'],
+      ['SIP_TRUSTED_PROXIES', '10.0.0.0/33'],
+      ['DRAIN_TIMEOUT_SEC', '-1'],
+      ['DRAIN_TIMEOUT_SEC', 'soon'],
+    ] as const) {
       let err: unknown;
       try {
         loadMediaAppConfig({ ...base, [k]: v });

@@ -68,10 +68,14 @@ describe('scale: the browser phone registered through the Kamailio edge', functi
       await signInAgent(page, a.agent.username, a.password);
       await waitReg(page, 'registered');
       // registered through the edge: the node holds the binding with the edge's Path and a ws source
-      const bindings = await until(async () => {
-        const keys = await c.redis.keys(`${c.prefix}reg:${extension}@*`);
-        return keys.length ? Object.values(await c.redis.hgetall(keys[0]!)).map((v) => JSON.parse(v)) : null;
-      }, 5000, 'binding');
+      const bindings = await until(
+        async () => {
+          const keys = await c.redis.keys(`${c.prefix}reg:${extension}@*`);
+          return keys.length ? Object.values(await c.redis.hgetall(keys[0]!)).map((v) => JSON.parse(v)) : null;
+        },
+        5000,
+        'binding',
+      );
       expect(bindings[0].source.protocol).to.equal('ws');
       expect(bindings[0].path[0]).to.match(new RegExp(`^sip:127\\.0\\.0\\.1:${c.edge.port};`));
 
@@ -92,10 +96,14 @@ describe('scale: the browser phone registered through the Kamailio edge', functi
             throw new Error(`the caller hears the browser: ${party.presence(1000, Date.now() - 1000)}\nEDGE ${c.edge.log.slice(-2000)}`);
           });
           let heard = await audioStats(page);
-          await until(async () => {
-            heard = await audioStats(page);
-            return heard.inbound!.packetsReceived > 30 && heard.inbound!.audioLevel > 0.01;
-          }, 8000, 'the browser hears the caller').catch(() => undefined);
+          await until(
+            async () => {
+              heard = await audioStats(page);
+              return heard.inbound!.packetsReceived > 30 && heard.inbound!.audioLevel > 0.01;
+            },
+            8000,
+            'the browser hears the caller',
+          ).catch(() => undefined);
           expect(heard.inbound!.packetsReceived, 'the browser receives audio').to.be.greaterThan(30);
           expect(heard.inbound!.audioLevel, `the browser hears the caller ${JSON.stringify(heard)}`).to.be.greaterThan(0.01);
           expect(await call.bye()).to.equal(200);

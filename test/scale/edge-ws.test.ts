@@ -95,7 +95,10 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
 
   async function tones(): Promise<[RtpParty, RtpParty]> {
     const [a, b] = await Promise.all([RtpParty.open(440), RtpParty.open(660)]);
-    closers.push(() => a.close(), () => b.close());
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    );
     return [a, b];
   }
 
@@ -110,9 +113,16 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
 
   /** The INVITE came through the edge from a node: both edge sockets (UDP towards the node, WS towards the phone) in its Record-Route. */
   function expectThroughEdge(invite: WsMessage): void {
-    const rr = invite.headers.filter(([k]) => k === 'record-route').map(([, v]) => v).join(', ');
-    expect(rr, invite.raw).to.include(`127.0.0.1:${c.edge.port}`).and.match(new RegExp(`127\\.0\\.0\\.1:${c.edge.wsPort};transport=ws[;>]`, 'i'));
-    expect(invite.body, 'the WebRTC profile').to.match(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF /m).and.match(/^a=fingerprint:/m);
+    const rr = invite.headers
+      .filter(([k]) => k === 'record-route')
+      .map(([, v]) => v)
+      .join(', ');
+    expect(rr, invite.raw)
+      .to.include(`127.0.0.1:${c.edge.port}`)
+      .and.match(new RegExp(`127\\.0\\.0\\.1:${c.edge.wsPort};transport=ws[;>]`, 'i'));
+    expect(invite.body, 'the WebRTC profile')
+      .to.match(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF /m)
+      .and.match(/^a=fingerprint:/m);
   }
 
   /** Calls `number` straight at `node` (the call lives there) with a 440 Hz tone; the agent answers with 660 Hz. */
@@ -137,10 +147,14 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
 
   it('a WS client registers through the edge: Path back to its connection, its real source in X-Openvoice-Source, pinged by the edge', async () => {
     const p = await registeredPhone();
-    const [binding] = await until(async () => {
-      const raw = await c.redis.hgetall(`${c.prefix}reg:${agent.ext.username}@${agent.domain}`.toLowerCase());
-      return Object.values(raw).map((v) => JSON.parse(v));
-    }, 5000, 'binding');
+    const [binding] = await until(
+      async () => {
+        const raw = await c.redis.hgetall(`${c.prefix}reg:${agent.ext.username}@${agent.domain}`.toLowerCase());
+        return Object.values(raw).map((v) => JSON.parse(v));
+      },
+      5000,
+      'binding',
+    );
     expect(binding.source, JSON.stringify(binding)).to.include({ protocol: 'ws', address: '127.0.0.1' });
     // the source is the phone's connection to the edge (the edge's own list of WebSocket connections)
     const dump = await c.edge.rpc('ws.dump');
@@ -149,18 +163,30 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
     // keepalive: the edge pings (WS_KEEPALIVE_SEC=1 here); `ws` answers with a pong
     const pinged = await new Promise<boolean>((r) => {
       const t = setTimeout(() => r(false), 4000);
-      p.ws.once('ping', () => { clearTimeout(t); r(true); });
+      p.ws.once('ping', () => {
+        clearTimeout(t);
+        r(true);
+      });
     });
     expect(pinged, 'a ping from the edge within 4 s').to.equal(true);
   });
 
   it('a handshake without the `sip` subprotocol, or to another path than a WebSocket upgrade, is refused', async () => {
-    const err = await WsSipPhone.connect(c.edge.wsUrl, { protocols: ['chat'] }).then((x) => { void x.close(); return null; }, (e: Error) => e);
+    const err = await WsSipPhone.connect(c.edge.wsUrl, { protocols: ['chat'] }).then(
+      (x) => {
+        void x.close();
+        return null;
+      },
+      (e: Error) => e,
+    );
     expect(err, 'refused').to.be.instanceOf(Error);
     // the same port takes a `sip` handshake: the refusal was the subprotocol's
     const ok = await WsSipPhone.connect(c.edge.wsUrl);
     await ok.close();
-    const plain = await fetch(`http://127.0.0.1:${c.edge.wsPort}/`).then((r) => r.status, () => 0);
+    const plain = await fetch(`http://127.0.0.1:${c.edge.wsPort}/`).then(
+      (r) => r.status,
+      () => 0,
+    );
     expect(plain, 'a plain HTTP GET').to.be.oneOf([0, 403, 404]);
   });
 
@@ -168,7 +194,11 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
     const tag = await tagsRepo(c.db).create(f.customer.id, { name: `q${randomBytes(3).toString('hex')}` });
     if (tag === 'duplicate') throw new Error('tag');
     const ag = await agentsRepo(c.db).create({
-      customer_id: f.customer.id, username: `ew${randomBytes(4).toString('hex')}@example.test`, permission: 16, status: 'available', tag_ids: [tag.id],
+      customer_id: f.customer.id,
+      username: `ew${randomBytes(4).toString('hex')}@example.test`,
+      permission: 16,
+      status: 'available',
+      tag_ids: [tag.id],
       addresses: [{ type: 'extension', target: agent.ext.extension }],
     });
     const hold = await flowsRepo(c.db).create({ customer_id: f.customer.id, actions: parseActions([{ type: 'sleep', option: { duration: 30_000 } }] as never) } as never);
@@ -177,7 +207,11 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
     for (const node of c.nodes) {
       await c.db('agents').where({ id: ag.id }).update({ status: 'available' });
       await callThroughNode(node, number, `queue call on ${node.id}`);
-      const qc = await until(async () => c.db('queuecalls').where({ queue_id: queue.id, service_agent_id: ag.id }).whereIn('status', ['service', 'done']).orderBy('tm_create', 'desc').first(), 5000, 'queuecall served by the agent');
+      const qc = await until(
+        async () => c.db('queuecalls').where({ queue_id: queue.id, service_agent_id: ag.id }).whereIn('status', ['service', 'done']).orderBy('tm_create', 'desc').first(),
+        5000,
+        'queuecall served by the agent',
+      );
       const row = await c.db('calls').where({ id: qc.reference_id }).first();
       expect(row!.node_id, diag(node)).to.equal(node.id);
     }
@@ -192,13 +226,21 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
     const p = await registeredPhone();
     const [, b] = await tones();
     const answered = agentAnswers(p, b);
-    const g = await request(c.apis[1]!.app).post('/v1.0/groupcalls').set('Authorization', `Bearer ${f.token}`)
-      .send({ source: { type: 'tel', target: '+15550002222' }, destinations: [{ type: 'extension', target: agent.ext.extension }], actions: [{ type: 'echo', option: { duration: 20_000 } }], ring_method: 'ring_all', answer_method: 'hangup_others' });
+    const g = await request(c.apis[1]!.app)
+      .post('/v1.0/groupcalls')
+      .set('Authorization', `Bearer ${f.token}`)
+      .send({
+        source: { type: 'tel', target: '+15550002222' },
+        destinations: [{ type: 'extension', target: agent.ext.extension }],
+        actions: [{ type: 'echo', option: { duration: 20_000 } }],
+        ring_method: 'ring_all',
+        answer_method: 'hangup_others',
+      });
     expect(g.status, JSON.stringify(g.body)).to.equal(200);
     const invite = await answered;
     expectThroughEdge(invite);
     const node = await until(async () => (await c.db('groupcalls').where({ id: g.body.id }).whereNot({ node_id: '' }).first())?.node_id as string | undefined, 10_000, 'groupcall node');
-    expect(offeredBy(invite.body), 'the offer comes from the dialling node\'s rtpengine').to.equal(c.nodes.findIndex((n) => n.id === node));
+    expect(offeredBy(invite.body), "the offer comes from the dialling node's rtpengine").to.equal(c.nodes.findIndex((n) => n.id === node));
     // the agent's own tone comes back: audio went both ways through the node
     await until(() => b.presence(660, Date.now() - 1000) > 0.7 && b.framesBetween(Date.now() - 1000) > 20, 10_000, 'the agent hears its echo');
     const hangup = await request(c.apis[0]!.app).post(`/v1.0/groupcalls/${g.body.id}/hangup`).set('Authorization', `Bearer ${f.token}`);
@@ -249,12 +291,19 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
   it('with WS_ORIGIN set, a browser handshake from another Origin is refused and one from that Origin accepted', async () => {
     const edge = await Edge.start({ nodes: c.nodes.map((n) => n.sipPort), ws: true, localLines: ['#!define WS_ORIGIN "https://phone.example.test"'] });
     try {
-      const open = (origin: string) => new Promise<number>((resolve) => {
-        const ws = new WebSocket(edge.wsUrl, ['sip'], { origin });
-        ws.once('open', () => { ws.close(); resolve(101); });
-        ws.once('unexpected-response', (_q, r) => { resolve(r.statusCode ?? 0); ws.terminate(); });
-        ws.once('error', () => resolve(0));
-      });
+      const open = (origin: string) =>
+        new Promise<number>((resolve) => {
+          const ws = new WebSocket(edge.wsUrl, ['sip'], { origin });
+          ws.once('open', () => {
+            ws.close();
+            resolve(101);
+          });
+          ws.once('unexpected-response', (_q, r) => {
+            resolve(r.statusCode ?? 0);
+            ws.terminate();
+          });
+          ws.once('error', () => resolve(0));
+        });
       expect(await open('https://evil.example.test'), edge.log.slice(-1500)).to.equal(403);
       expect(await open('https://phone.example.test'), edge.log.slice(-1500)).to.equal(101);
     } finally {
@@ -271,12 +320,14 @@ describe('scale: WebSocket agents registered through the Kamailio edge', functio
     const caller = await SipPeer.open();
     closers.push(() => caller.close());
     const t0 = Date.now();
-    const outcome = await caller.invite(`${number}@127.0.0.1`, c.nodes[0]!.sipPort, plainSdp(40000), '+15550001111').then(async (call) => {
-      await call.byeReceived;
-      return 'bye';
-    }, (e: Error & { status?: number }) => e.status);
+    const outcome = await caller.invite(`${number}@127.0.0.1`, c.nodes[0]!.sipPort, plainSdp(40000), '+15550001111').then(
+      async (call) => {
+        await call.byeReceived;
+        return 'bye';
+      },
+      (e: Error & { status?: number }) => e.status,
+    );
     expect(outcome, diag(c.nodes[0])).to.not.equal(undefined);
     expect(Date.now() - t0, 'ended within 5 s' + diag(c.nodes[0])).to.be.lessThan(5000);
   });
-
 });

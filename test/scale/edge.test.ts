@@ -51,25 +51,51 @@ describe('scale: two nodes behind the Kamailio edge', function () {
     const { customerId, number } = await numberWithFlow(c.db, '127.0.0.1/32', TALK);
     const sink = await RtpSink.open();
     try {
-      const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${c.edge.port}`, 'pbx', sink.port, { byeTimeoutMs: 30_000 }), [`127.0.0.1:${c.edge.port}`, '-i', '127.0.0.1', '-m', '40', '-r', '10', '-l', '40', '-timeout', '60s'], { killAfterMs: 70_000 }).done;
+      const r = await sipp(
+        uacWaitsForBye(`${number}@127.0.0.1:${c.edge.port}`, 'pbx', sink.port, { byeTimeoutMs: 30_000 }),
+        [`127.0.0.1:${c.edge.port}`, '-i', '127.0.0.1', '-m', '40', '-r', '10', '-l', '40', '-timeout', '60s'],
+        { killAfterMs: 70_000 },
+      ).done;
       expect(r.code, r.errors.slice(-3000) + c.edge.log.slice(-2000)).to.equal(0);
       expect(sink.voiced, 'speech heard').to.be.greaterThan(25);
     } finally {
       sink.close();
     }
-    const rows = await until(async () => {
-      const rs = await c.db('calls').where({ customer_id: customerId }).select('id', 'status', 'node_id', 'tm_progressing');
-      return rs.length === 40 && rs.every((x) => x.status === 'hangup') ? rs : null;
-    }, 20_000, '40 calls ended');
-    expect(rows.every((x) => x.tm_progressing), 'all answered').to.equal(true);
+    const rows = await until(
+      async () => {
+        const rs = await c.db('calls').where({ customer_id: customerId }).select('id', 'status', 'node_id', 'tm_progressing');
+        return rs.length === 40 && rs.every((x) => x.status === 'hangup') ? rs : null;
+      },
+      20_000,
+      '40 calls ended',
+    );
+    expect(
+      rows.every((x) => x.tm_progressing),
+      'all answered',
+    ).to.equal(true);
     const perNode = c.nodes.map((n) => rows.filter((x) => x.node_id === n.id).length);
-    expect(perNode.every((k) => k >= 10), `calls per node ${perNode}`).to.equal(true);
+    expect(
+      perNode.every((k) => k >= 10),
+      `calls per node ${perNode}`,
+    ).to.equal(true);
     // the flow's end is written just after the call's hangup
     let statuses: string[] = [];
-    await until(async () => {
-      statuses = ((await c.db('activeflows').whereIn('reference_id', rows.map((x) => x.id)).pluck('status')) as string[]).sort();
-      return statuses.length === 40 && statuses.every((s) => s === 'ended');
-    }, 10_000, 'every flow ended').catch(() => undefined);
+    await until(
+      async () => {
+        statuses = (
+          (await c
+            .db('activeflows')
+            .whereIn(
+              'reference_id',
+              rows.map((x) => x.id),
+            )
+            .pluck('status')) as string[]
+        ).sort();
+        return statuses.length === 40 && statuses.every((s) => s === 'ended');
+      },
+      10_000,
+      'every flow ended',
+    ).catch(() => undefined);
     expect(statuses, 'activeflow statuses').to.deep.equal(Array(40).fill('ended'));
   });
 
@@ -85,7 +111,13 @@ describe('scale: two nodes behind the Kamailio edge', function () {
       const viaEdge = await sipp(spoof(uacWaitsForBye(`${number}@127.0.0.1:${c.edge.port}`, 'pbx', sink.port, { expectStatus: 403 })), [`127.0.0.1:${c.edge.port}`, '-i', '127.0.0.3', '-m', '1']).done;
       expect(viaEdge.code, viaEdge.errors + viaEdge.messages.slice(-3000)).to.equal(0);
       // straight to a node from 127.0.0.3 (not a trusted proxy) with the claim: ignored
-      const direct = await sipp(spoof(uacWaitsForBye(`${number}@127.0.0.1:${c.nodes[0]!.sipPort}`, 'pbx', sink.port, { expectStatus: 403 })), [`127.0.0.1:${c.nodes[0]!.sipPort}`, '-i', '127.0.0.3', '-m', '1']).done;
+      const direct = await sipp(spoof(uacWaitsForBye(`${number}@127.0.0.1:${c.nodes[0]!.sipPort}`, 'pbx', sink.port, { expectStatus: 403 })), [
+        `127.0.0.1:${c.nodes[0]!.sipPort}`,
+        '-i',
+        '127.0.0.3',
+        '-m',
+        '1',
+      ]).done;
       expect(direct.code, direct.errors + direct.messages.slice(-3000)).to.equal(0);
     } finally {
       sink.close();
@@ -96,26 +128,55 @@ describe('scale: two nodes behind the Kamailio edge', function () {
   it('a phone registered through the edge (Path) is called from a flow on either node, through the edge', async () => {
     const phone = await createExtension();
     const phonePort = await freePort('127.0.0.4');
-    const reg = await sipp(registerOnly(phone.ext.username, phone.domain), [`127.0.0.1:${c.edge.port}`, '-i', '127.0.0.4', '-p', String(phonePort), '-m', '1', '-au', phone.ext.username, '-ap', phone.password]).done;
+    const reg = await sipp(registerOnly(phone.ext.username, phone.domain), [
+      `127.0.0.1:${c.edge.port}`,
+      '-i',
+      '127.0.0.4',
+      '-p',
+      String(phonePort),
+      '-m',
+      '1',
+      '-au',
+      phone.ext.username,
+      '-ap',
+      phone.password,
+    ]).done;
     expect(reg.code, reg.errors + reg.messages.slice(-3000)).to.equal(0);
     expect(reg.messages, 'the 200 carries the Path back').to.match(/SIP\/2\.0 200[\s\S]*Path: <sip:127\.0\.0\.1:\d+;lr;received=/i);
-    const [binding] = await until(async () => {
-      const raw = await c.redis.hgetall(`${c.prefix}reg:${phone.ext.username}@${phone.domain}`.toLowerCase());
-      return Object.values(raw).map((v) => JSON.parse(v));
-    }, 5000, 'binding');
+    const [binding] = await until(
+      async () => {
+        const raw = await c.redis.hgetall(`${c.prefix}reg:${phone.ext.username}@${phone.domain}`.toLowerCase());
+        return Object.values(raw).map((v) => JSON.parse(v));
+      },
+      5000,
+      'binding',
+    );
     expect(binding.source).to.include({ address: '127.0.0.4', port: phonePort });
     expect(binding.path[0]).to.match(new RegExp(`^sip:127\\.0\\.0\\.1:${c.edge.port};lr;received=`));
 
-    const { number } = await numberWithFlow(c.db, '127.0.0.1/32', [{ type: 'connect', option: { destinations: [{ type: 'extension', target: phone.ext.extension }] } }], phone.customerId).then(async (x) => {
-      await trunksRepo(c.db).create(phone.customerId, `ph${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-      return x;
-    });
+    const { number } = await numberWithFlow(c.db, '127.0.0.1/32', [{ type: 'connect', option: { destinations: [{ type: 'extension', target: phone.ext.extension }] } }], phone.customerId).then(
+      async (x) => {
+        await trunksRepo(c.db).create(phone.customerId, `ph${randomBytes(4).toString('hex')}`, {
+          name: 't',
+          detail: '',
+          auth_types: ['ip'],
+          username: '',
+          password: '',
+          allowed_ips: ['127.0.0.1/32'],
+        });
+        return x;
+      },
+    );
     for (const node of c.nodes) {
-      const callee = sipp(phoneUas(phone.ext.username), ['-i', '127.0.0.4', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.4', '-mp', String(await sippMediaPort('127.0.0.4'))], { killAfterMs: 40_000 });
+      const callee = sipp(phoneUas(phone.ext.username), ['-i', '127.0.0.4', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.4', '-mp', String(await sippMediaPort('127.0.0.4'))], {
+        killAfterMs: 40_000,
+      });
       await new Promise((r) => setTimeout(r, 300));
       const sink = await RtpSink.open();
       try {
-        const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${node.sipPort}`, 'pbx', sink.port, { hangUpAfterMs: 1500 }), [`127.0.0.1:${node.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+        const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${node.sipPort}`, 'pbx', sink.port, { hangUpAfterMs: 1500 }), [`127.0.0.1:${node.sipPort}`, '-i', '127.0.0.1', '-m', '1'], {
+          killAfterMs: 40_000,
+        });
         const [rc, re] = await Promise.all([caller.done, callee.done]);
         expect(rc.code, 'caller ' + rc.messages.slice(-1500) + '\nPHONE ' + re.messages.slice(-3000) + '\nEDGE ' + c.edge.log.slice(-3000) + '\nNODE ' + node.out().slice(-3000)).to.equal(0);
         expect(re.code, 'phone ' + re.errors + re.messages.slice(-3000)).to.equal(0);
@@ -124,10 +185,14 @@ describe('scale: two nodes behind the Kamailio edge', function () {
       } finally {
         sink.close();
       }
-      const legs = await until(async () => {
-        const rs = await c.db('calls').where({ customer_id: phone.customerId, node_id: node.id }).select('direction', 'status');
-        return rs.length === 2 && rs.every((x) => x.status === 'hangup') ? rs : null;
-      }, 10_000, `both legs on ${node.id} ended`);
+      const legs = await until(
+        async () => {
+          const rs = await c.db('calls').where({ customer_id: phone.customerId, node_id: node.id }).select('direction', 'status');
+          return rs.length === 2 && rs.every((x) => x.status === 'hangup') ? rs : null;
+        },
+        10_000,
+        `both legs on ${node.id} ended`,
+      );
       expect(legs.map((l) => l.direction).sort()).to.deep.equal(['incoming', 'outgoing']);
     }
   });

@@ -38,10 +38,22 @@ describe('scale: a node killed with -9', function () {
     // a groupcall from the API rings a party that never answers; whichever node took it is the one killed
     const gPort = await freePort();
     sipp(answeringUas({ pauseMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(gPort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 90_000 });
-    const g = await request(c.apis[0]!.app).post('/v1.0/groupcalls').set('Authorization', `Bearer ${f.token}`)
-      .send({ source: { type: 'sip', target: 'a@example.test' }, destinations: [{ type: 'sip', target: `g@127.0.0.1:${gPort}` }], actions: [{ type: 'answer' }], ring_method: 'ring_all', answer_method: 'hangup_others' });
+    const g = await request(c.apis[0]!.app)
+      .post('/v1.0/groupcalls')
+      .set('Authorization', `Bearer ${f.token}`)
+      .send({
+        source: { type: 'sip', target: 'a@example.test' },
+        destinations: [{ type: 'sip', target: `g@127.0.0.1:${gPort}` }],
+        actions: [{ type: 'answer' }],
+        ring_method: 'ring_all',
+        answer_method: 'hangup_others',
+      });
     expect(g.status, JSON.stringify(g.body)).to.equal(200);
-    const gNode = await until(async () => (await c.db('groupcalls').where({ customer_id: cid, status: 'progressing' }).whereNot({ node_id: '' }).first())?.node_id as string | undefined, 15_000, 'groupcall taken by a node');
+    const gNode = await until(
+      async () => (await c.db('groupcalls').where({ customer_id: cid, status: 'progressing' }).whereNot({ node_id: '' }).first())?.node_id as string | undefined,
+      15_000,
+      'groupcall taken by a node',
+    );
     const n0 = c.nodes.find((n) => n.id === gNode)!;
     const n1 = c.nodes.find((n) => n.id !== gNode)!;
     // (a leg the API created gets its node_id when the node takes it; its node is also in Redis, call-node:<id>)
@@ -69,17 +81,25 @@ describe('scale: a node killed with -9', function () {
       sinks.push(sink);
       sipp(uacWaitsForBye(`${n}@127.0.0.1:${n0.sipPort}`, 'pbx', sink.port, { byeTimeoutMs: 90_000 }), [`127.0.0.1:${n0.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 100_000 });
     }
-    const live = await until(async () => {
-      const rs = await c.db('calls').where({ customer_id: cid, node_id: n0.id, direction: 'incoming', status: 'progressing' }).select('id', 'destination');
-      return rs.length === 4 ? rs : null;
-    }, 20_000, '4 calls up on node 0');
+    const live = await until(
+      async () => {
+        const rs = await c.db('calls').where({ customer_id: cid, node_id: n0.id, direction: 'incoming', status: 'progressing' }).select('id', 'destination');
+        return rs.length === 4 ? rs : null;
+      },
+      20_000,
+      '4 calls up on node 0',
+    );
     const byNumber = (n: string) => live.find((r) => r.destination.target === n)!.id as string;
     const [confCall, queueCall, speechCall] = numbers.map(byNumber);
     await until(async () => (await c.db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === 1, 10_000, 'conference participant joined');
     await until(async () => (await c.db('queuecalls').where({ reference_id: queueCall, status: 'waiting' })).length === 1, 10_000, 'queuecall waiting');
     await until(async () => (await c.db('transcribes').where({ reference_id: speechCall, status: 'progressing' })).length === 1, 10_000, 'transcribe progressing');
     // (the groupcall's leg rings on node 0 too: the connect's is the one to the `ring` party)
-    await until(async () => (await c.db('calls').where({ customer_id: cid, node_id: n0.id, direction: 'outgoing', status: 'ringing' })).some((r) => r.destination.target === `ring@127.0.0.1:${ringPort}`), 10_000, 'connect leg ringing');
+    await until(
+      async () => (await c.db('calls').where({ customer_id: cid, node_id: n0.id, direction: 'outgoing', status: 'ringing' })).some((r) => r.destination.target === `ring@127.0.0.1:${ringPort}`),
+      10_000,
+      'connect leg ringing',
+    );
     const speaking = await request(c.apis[1]!.app).post('/v1.0/speakings').set('Authorization', `Bearer ${f.token}`).send({ reference_type: 'call', reference_id: speechCall });
     expect(speaking.status, JSON.stringify(speaking.body)).to.be.oneOf([200, 201]);
     await until(async () => (await c.db('speakings').where({ id: speaking.body.id, status: 'active' })).length === 1, 10_000, 'speaking active');
@@ -87,9 +107,22 @@ describe('scale: a node killed with -9', function () {
     // (a real ai_talk needs an LLM and a REFER a third phone; their finalisation is what is tested here)
     const now = new Date();
     const aicallId = newId();
-    await c.db('aicalls').insert({ id: aicallId, customer_id: cid, assistance_type: 'ai', assistance_id: newId(), reference_type: 'call', reference_id: confCall, status: 'progressing', tm_create: now } as never);
+    await c
+      .db('aicalls')
+      .insert({ id: aicallId, customer_id: cid, assistance_type: 'ai', assistance_id: newId(), reference_type: 'call', reference_id: confCall, status: 'progressing', tm_create: now } as never);
     const transferId = newId();
-    await c.db('transfers').insert({ id: transferId, customer_id: cid, type: 'attended', transferer_call_id: queueCall, transferee_addresses: JSON.stringify([]), transferee_call_id: EMPTY_UUID, groupcall_id: EMPTY_UUID, confbridge_id: EMPTY_UUID, status: 'consulting', tm_create: now } as never);
+    await c.db('transfers').insert({
+      id: transferId,
+      customer_id: cid,
+      type: 'attended',
+      transferer_call_id: queueCall,
+      transferee_addresses: JSON.stringify([]),
+      transferee_call_id: EMPTY_UUID,
+      groupcall_id: EMPTY_UUID,
+      confbridge_id: EMPTY_UUID,
+      status: 'consulting',
+      tm_create: now,
+    } as never);
 
     const killedAt = Date.now();
     n0.signal('SIGKILL');
@@ -114,10 +147,14 @@ describe('scale: a node killed with -9', function () {
       return Object.fromEntries(Object.entries(q).map(([k, v]) => [k, Number(v[0]!.n)]));
     };
     let last: Record<string, number> = {};
-    await until(async () => {
-      last = await leftovers();
-      return Object.values(last).every((n) => n === 0);
-    }, 15_000, 'nothing left').catch(() => undefined);
+    await until(
+      async () => {
+        last = await leftovers();
+        return Object.values(last).every((n) => n === 0);
+      },
+      15_000,
+      'nothing left',
+    ).catch(() => undefined);
     const finalMs = Date.now() - killedAt;
     expect(last, 'left in a non-final state').to.deep.equal(Object.fromEntries(Object.keys(last).map((k) => [k, 0])));
     expect(finalMs, 'finalised within 5 s of the kill').to.be.at.most(5000);

@@ -20,7 +20,10 @@ describe('scripts/build-web.ts: atomic output', function () {
         expect(fs.statSync(h.f).ino, `${path.basename(h.f)} replaced, not rewritten in place`).to.not.equal(h.ino);
         expect(fs.fstatSync(h.fd).size, `the old ${path.basename(h.f)} is still whole`).to.equal(h.size);
       }
-      expect(fs.readdirSync(out).filter((f) => f.includes('.tmp-')), 'no temporary files left').to.deep.equal([]);
+      expect(
+        fs.readdirSync(out).filter((f) => f.includes('.tmp-')),
+        'no temporary files left',
+      ).to.deep.equal([]);
     } finally {
       for (const h of held) fs.closeSync(h.fd);
     }

@@ -23,7 +23,12 @@ describe('scripts/rtpengine: the embedded rtpengine', () => {
 
   it('an external RTPENGINE_NG starts none; bad port settings are refused', () => {
     expect(embeddedRtpengine({ RTPENGINE_NG: '127.0.0.1:2223' }, dir)).to.equal(null);
-    for (const [min, max] of [['45000', '44000'], ['80', '2000'], ['40000', '70000'], ['x', '41000']]) {
+    for (const [min, max] of [
+      ['45000', '44000'],
+      ['80', '2000'],
+      ['40000', '70000'],
+      ['x', '41000'],
+    ]) {
       expect(() => embeddedRtpengine({ RTPENGINE_PORT_MIN: min, RTPENGINE_PORT_MAX: max }, dir), `${min}-${max}`).to.throw(/RTPENGINE_PORT_MIN/);
     }
   });

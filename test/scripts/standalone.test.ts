@@ -57,7 +57,9 @@ describe('the repository stands on its own', function () {
 
   it('the reference licence and provenance travel with the document', () => {
     const licence = fs.readFileSync(path.join(clone, 'reference', 'LICENSE-voipbin-openapi.txt'), 'utf8');
-    expect(licence).to.match(/^MIT License/).and.include('Copyright (c) 2024 Voipbin');
+    expect(licence)
+      .to.match(/^MIT License/)
+      .and.include('Copyright (c) 2024 Voipbin');
     const provenance = fs.readFileSync(path.join(clone, 'reference', 'PROVENANCE.md'), 'utf8');
     expect(provenance).to.include('voipbin-openapi.json').and.include('MIT');
     for (const f of ['extensions_id_provisioning_token.yaml', 'provisioning_extension.yaml']) {

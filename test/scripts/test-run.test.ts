@@ -38,7 +38,10 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       const all = [unit('test/a', 50), unit('test/b', 40), unit('test/c', 30), unit('test/d', 20), unit('test/e', 10)];
       const shards = partition(all, 2);
       expect(shards.map((s) => s.seconds)).to.deep.equal([80, 70]);
-      expect(shards.map((s) => s.units.map((u) => u.dir))).to.deep.equal([['test/a', 'test/d', 'test/e'], ['test/b', 'test/c']]);
+      expect(shards.map((s) => s.units.map((u) => u.dir))).to.deep.equal([
+        ['test/a', 'test/d', 'test/e'],
+        ['test/b', 'test/c'],
+      ]);
       expect(partition(all, 3).map((s) => s.seconds)).to.deep.equal([50, 50, 50]);
       expect(partition(all.slice(0, 1), 4)).to.have.length(1);
     });
@@ -47,12 +50,15 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => partition([unit('test/a', 1)], bad), String(bad)).to.throw(/TEST_JOBS/);
     });
 
-    it('takes each listed directory from the table and estimates a new one from its size at the table\'s rate', () => {
+    it("takes each listed directory from the table and estimates a new one from its size at the table's rate", () => {
       const files = findTestFiles(ROOT, ['test/core', 'test/events']);
       expect(files.every((f) => /^test\/(core|events)\/[^/]+\.test\.ts$/.test(f))).to.equal(true);
       const table = readTimes(path.join(ROOT, 'test/support/test-times.json'));
       const listed = units(ROOT, files, table);
-      expect(listed.map((u) => [u.dir, u.estimated])).to.deep.equal([['test/core', false], ['test/events', false]]);
+      expect(listed.map((u) => [u.dir, u.estimated])).to.deep.equal([
+        ['test/core', false],
+        ['test/events', false],
+      ]);
       const withoutEvents = { seconds: { ...table.seconds } };
       delete withoutEvents.seconds['test/events'];
       const [, events] = units(ROOT, files, withoutEvents);
@@ -66,7 +72,7 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       expect(() => findTestFiles(ROOT, ['..'])).to.throw(/outside the repository/);
     });
 
-    it('a shard\'s time limit: TEST_SHARD_TIMEOUT_S, else three times its expected seconds, at least 15 minutes', () => {
+    it("a shard's time limit: TEST_SHARD_TIMEOUT_S, else three times its expected seconds, at least 15 minutes", () => {
       expect(shardLimitSeconds(100, {})).to.equal(900);
       expect(shardLimitSeconds(1000, {})).to.equal(3000);
       expect(shardLimitSeconds(1000, { TEST_SHARD_TIMEOUT_S: '5' })).to.equal(5);
@@ -105,7 +111,12 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
 
     it('refuses a bad TEST_SHARD / TEST_SHARDS', () => {
       expect(testShard({})).to.deep.equal({ index: 1, count: 1 });
-      for (const env of [{ TEST_SHARD: '3', TEST_SHARDS: '2' }, { TEST_SHARD: '0', TEST_SHARDS: '2' }, { TEST_SHARD: 'x', TEST_SHARDS: '2' }, { TEST_SHARD: '1', TEST_SHARDS: '0' }]) {
+      for (const env of [
+        { TEST_SHARD: '3', TEST_SHARDS: '2' },
+        { TEST_SHARD: '0', TEST_SHARDS: '2' },
+        { TEST_SHARD: 'x', TEST_SHARDS: '2' },
+        { TEST_SHARD: '1', TEST_SHARDS: '0' },
+      ]) {
         expect(() => testShard(env), JSON.stringify(env)).to.throw(/TEST_SHARD/);
       }
     });
@@ -148,7 +159,10 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       expect(lines.at(-1)).to.equal('4 passed, 1 failed, 1 skipped');
       expect(out).to.match(/^\[shard 1\/2\] 2 passed, 0 failed, 1 skipped$/m);
       expect(out).to.match(/^\[shard 2\/2\] 2 passed, 1 failed, 0 skipped$/m);
-      expect(lines.filter((l) => /^\d+ passed, \d+ failed, \d+ skipped$/.test(l)), 'one unprefixed closing line').to.have.length(1);
+      expect(
+        lines.filter((l) => /^\d+ passed, \d+ failed, \d+ skipped$/.test(l)),
+        'one unprefixed closing line',
+      ).to.have.length(1);
       // test/a (10 s) alone in shard 1; test/b and test/c (9 + 1 s) in shard 2
       expect(out).to.include('shard 1/2, about 10 s: test/a').and.include('shard 2/2, about 10 s: test/b test/c');
       for (const i of [1, 2]) {
@@ -180,8 +194,11 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
     });
 
     it('a shard that hangs past its limit or dies without its summary fails the run; the others still count', async () => {
-      const extra = { 'test/d/hang.test.ts': "describe('d', () => { it('passes', () => undefined); it('hangs', function () { this.timeout(0); setInterval(() => undefined, 1000); return new Promise(() => undefined); }); });",
-        'test/e/crash.test.ts': "describe('e', () => { it('dies', () => { process.kill(process.pid, 'SIGKILL'); }); });" };
+      const extra = {
+        'test/d/hang.test.ts':
+          "describe('d', () => { it('passes', () => undefined); it('hangs', function () { this.timeout(0); setInterval(() => undefined, 1000); return new Promise(() => undefined); }); });",
+        'test/e/crash.test.ts': "describe('e', () => { it('dies', () => { process.kill(process.pid, 'SIGKILL'); }); });",
+      };
       for (const [f, body] of Object.entries(extra)) {
         fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
         fs.writeFileSync(path.join(repo, f), spec(body));

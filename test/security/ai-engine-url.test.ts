@@ -36,8 +36,7 @@ describe('security: AI engine_url cannot reach internal addresses (finding 2)', 
   });
   afterEach(() => expect(targets.internalHits(), 'the internal server was reached').to.equal(0));
 
-  const createAi = (engine_url: string) =>
-    auth(request(t.app).post('/v1.0/ais')).send({ name: 'bot', engine_model: 'openai.gpt-5', engine_url, engine_key: KEY, init_prompt: 'Be helpful.' });
+  const createAi = (engine_url: string) => auth(request(t.app).post('/v1.0/ais')).send({ name: 'bot', engine_model: 'openai.gpt-5', engine_url, engine_key: KEY, init_prompt: 'Be helpful.' });
 
   /** Asks for a prompt proposal (one LLM call through the engine) and returns the finished proposal. */
   const callEngine = (aiId: string) => proposalOutcome(t.app, f.token, aiId);

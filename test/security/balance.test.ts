@@ -29,8 +29,17 @@ describe('security: chargeable calls need balance on every path', function () {
     source = `+1415${String(Date.now()).slice(-7)}`;
     await numbersRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, number: source, type: 'normal' });
     const provider = await providersRepo(s.t.ctx.db).create({
-      type: 'sip', hostname: `127.0.0.1:${gw.port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-      auth_username: '', auth_password: '', codecs: [], name: 'gateway', detail: '',
+      type: 'sip',
+      hostname: `127.0.0.1:${gw.port}`,
+      tech_prefix: '',
+      tech_postfix: '',
+      tech_headers: {},
+      transport: 'udp',
+      auth_username: '',
+      auth_password: '',
+      codecs: [],
+      name: 'gateway',
+      detail: '',
     } as never);
     await routesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     expect((await ensureBillingAccount(s.t.ctx.db, s.f.customer.id)).balance_credit).to.equal(0);
@@ -58,7 +67,10 @@ describe('security: chargeable calls need balance on every path', function () {
 
   it('POST /calls and /groupcalls to a number: 402, nothing written, nothing dialled', async () => {
     expect402(await s.api.post('/calls', { source: tel(source), destinations: [tel('+12125550101')], actions: [{ type: 'hangup' }] }), 'calls');
-    expect402(await s.api.post('/groupcalls', { source: tel(source), destinations: [tel('+12125550102')], actions: [{ type: 'hangup' }], ring_method: 'ring_all', answer_method: 'hangup_others' }), 'groupcalls');
+    expect402(
+      await s.api.post('/groupcalls', { source: tel(source), destinations: [tel('+12125550102')], actions: [{ type: 'hangup' }], ring_method: 'ring_all', answer_method: 'hangup_others' }),
+      'groupcalls',
+    );
     expect(await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id })).to.have.length(0);
     expect(gw.count).to.equal(0);
   });
@@ -76,10 +88,14 @@ describe('security: chargeable calls need balance on every path', function () {
     });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect((await x.run.done).code).to.equal(0);
-    const refused = await until(async () => {
-      const rows = (await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id }).whereRaw(`destination->>'type' = 'tel'`)) as CallRow[];
-      return rows.length === 2 && rows.every((r) => r.status === 'hangup') ? rows : null;
-    }, 20_000, 'both paid legs over');
+    const refused = await until(
+      async () => {
+        const rows = (await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id }).whereRaw(`destination->>'type' = 'tel'`)) as CallRow[];
+        return rows.length === 2 && rows.every((r) => r.status === 'hangup') ? rows : null;
+      },
+      20_000,
+      'both paid legs over',
+    );
     for (const r of refused) expect(r.data.dial_refused, r.destination.target).to.equal('insufficient_balance');
     const xRow = (await s.t.ctx.db('calls').where({ id: res.body.calls[0].id }).first()) as CallRow;
     expect(xRow.tm_progressing, 'the free call was answered').to.be.instanceOf(Date);
@@ -87,8 +103,7 @@ describe('security: chargeable calls need balance on every path', function () {
   });
 
   it('transfers: the API answers 402, a REFER to a number fails its NOTIFY; nothing dialled', async () => {
-    const refuses = (rtp: number) =>
-      party({ rtpPort: rtp, referTo: 'sip:+12125550121@sip.test', referAfterMs: 800, byeTimeoutMs: 60_000, referFails: true });
+    const refuses = (rtp: number) => party({ rtpPort: rtp, referTo: 'sip:+12125550121@sip.test', referAfterMs: 800, byeTimeoutMs: 60_000, referFails: true });
     const a = await sipParty(refuses);
     const x = await sipParty();
     const res = await s.api.post('/calls', {

@@ -50,17 +50,27 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
   });
   after(async () => o?.close());
 
-  const hungUp = (id: string) => until(async () => {
-    const c = await callsRepo(db).get(id);
-    return c?.status === 'hangup' ? c : null;
-  }, 20_000, `call ${id} hung up`);
+  const hungUp = (id: string) =>
+    until(
+      async () => {
+        const c = await callsRepo(db).get(id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      20_000,
+      `call ${id} hung up`,
+    );
 
   /** The PSTN legs (outgoing, tel) of the customer, once all are hung up. */
-  const pstnLegs = (cid: string, n = 1) => until(async () => {
-    const rows = (await db('calls').where({ customer_id: cid, direction: 'outgoing' })) as CallRow[];
-    const tel = rows.filter((r) => r.destination.type === 'tel');
-    return tel.length >= n && tel.every((r) => r.status === 'hangup') ? tel : null;
-  }, 20_000, 'PSTN legs hung up');
+  const pstnLegs = (cid: string, n = 1) =>
+    until(
+      async () => {
+        const rows = (await db('calls').where({ customer_id: cid, direction: 'outgoing' })) as CallRow[];
+        const tel = rows.filter((r) => r.destination.type === 'tel');
+        return tel.length >= n && tel.every((r) => r.status === 'hangup') ? tel : null;
+      },
+      20_000,
+      'PSTN legs hung up',
+    );
 
   /**
    * An outgoing call to a sipp UAS that answers and runs `actions` (a connect to a number, say):
@@ -70,8 +80,13 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
     const port = await freePort();
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([...actions, { type: 'hangup' }] as never) } as never);
     const row = await callsRepo(db).create({
-      customer_id: cid, flow_id: flow.id, source: { type: 'sip', target: 'app@example.test' },
-      destination: { type: 'sip', target: `callee@127.0.0.1:${port}` }, direction: 'outgoing', status: 'dialing', data: {},
+      customer_id: cid,
+      flow_id: flow.id,
+      source: { type: 'sip', target: 'app@example.test' },
+      destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
+      direction: 'outgoing',
+      status: 'dialing',
+      data: {},
     });
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await o.bus.originate([row.id], cid);
@@ -81,7 +96,8 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
   }
 
   const connect = (source: Record<string, string> | undefined, target: string) => ({
-    type: 'connect', option: { ...(source ? { source } : {}), destinations: [{ type: 'tel', target }] },
+    type: 'connect',
+    option: { ...(source ? { source } : {}), destinations: [{ type: 'tel', target }] },
   });
 
   it('a flow connect with a spoofed source goes out with the default number', async () => {
@@ -118,16 +134,31 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
     const { cid } = await pstnCustomer(db, carrier);
     const fallback = await ownNumber(db, cid, { asDefault: true });
     const mine = await ownNumber(db, cid);
-    await db('numbers').insert({ id: '6d4b8a1e-0000-4000-8000-000000000899', customer_id: cid, number: '+899100009999', type: 'virtual', status: 'active', provider_id: '00000000-0000-0000-0000-000000000000', call_flow_id: '00000000-0000-0000-0000-000000000000', message_flow_id: '00000000-0000-0000-0000-000000000000', name: '', detail: '', tm_create: new Date() });
+    await db('numbers').insert({
+      id: '6d4b8a1e-0000-4000-8000-000000000899',
+      customer_id: cid,
+      number: '+899100009999',
+      type: 'virtual',
+      status: 'active',
+      provider_id: '00000000-0000-0000-0000-000000000000',
+      call_flow_id: '00000000-0000-0000-0000-000000000000',
+      message_flow_id: '00000000-0000-0000-0000-000000000000',
+      name: '',
+      detail: '',
+      tm_create: new Date(),
+    });
     const gw = sipp(answeringUas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(carrier), '-m', '2']);
     await runFlow(cid, [connect({ type: 'tel', target: mine }, '+15552220003'), connect({ type: 'tel', target: '+899100009999' }, '+15552220004')]);
     const r = await gw.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const froms = r.messages.split(/^(?=INVITE sip:)/m).slice(1).map(fromUserOf);
+    const froms = r.messages
+      .split(/^(?=INVITE sip:)/m)
+      .slice(1)
+      .map(fromUserOf);
     expect(froms).to.deep.equal([mine, fallback]);
   });
 
-  it('forwarding: a leg of an inbound PSTN call keeps that caller\'s number; an independent call from the same flow does not', async () => {
+  it("forwarding: a leg of an inbound PSTN call keeps that caller's number; an independent call from the same flow does not", async () => {
     const carrier = await freePort();
     const { cid } = await pstnCustomer(db, carrier);
     const fallback = await ownNumber(db, cid, { asDefault: true });
@@ -146,8 +177,10 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
     try {
       // the carrier (the provider's address, 127.0.0.1) delivers a call from +15557770042
       // it rings (180) while the flow forwards it; nobody answers: 480
-      const rejected = uacWaitsForBye(`${dialled}@127.0.0.1:${p.sipPort}`, '+15557770042', sink.port, { expectStatus: 480 })
-        .replace('<recv response="100" optional="true"/>', '<recv response="100" optional="true"/>\n<recv response="180" optional="true"/>');
+      const rejected = uacWaitsForBye(`${dialled}@127.0.0.1:${p.sipPort}`, '+15557770042', sink.port, { expectStatus: 480 }).replace(
+        '<recv response="100" optional="true"/>',
+        '<recv response="100" optional="true"/>\n<recv response="180" optional="true"/>',
+      );
       const caller = sipp(rejected, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
       const [rc, rg] = await Promise.all([caller.done, gw.done]);
       expect(rg.code, rg.errors + rg.messages).to.equal(0);
@@ -180,7 +213,11 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
     const fallback = await ownNumber(db, cid, { asDefault: true });
     const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(carrier), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
-    const phone = sipp(phoneCalls(a.ext.username, a.domain, '+15552220008'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const phone = sipp(
+      phoneCalls(a.ext.username, a.domain, '+15552220008'),
+      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     const [rp, rg] = await Promise.all([phone.done, gw.done]);
     expect(rp.code, rp.errors + rp.messages).to.equal(0);
     expect(rg.code, rg.errors + rg.messages).to.equal(0);
@@ -192,7 +229,9 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
     try {
       const a = await createExtension();
       await pstnCustomer(db, carrier.port, 1_000_000, a.customerId);
-      const r = await sipp(phoneCallRefused(a.ext.username, a.domain, '+15552220009', 403), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password], { killAfterMs: 30_000 }).done;
+      const r = await sipp(phoneCallRefused(a.ext.username, a.domain, '+15552220009', 403), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password], {
+        killAfterMs: 30_000,
+      }).done;
       expect(r.code, r.errors + r.messages).to.equal(0);
       expect(await db('calls').where({ customer_id: a.customerId })).to.have.length(0);
       expect(carrier.packets()).to.equal(0);
@@ -201,7 +240,7 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
     }
   });
 
-  it('a REFER to a number: the transfer leg goes out with the default number, not the transferee\'s address', async () => {
+  it("a REFER to a number: the transfer leg goes out with the default number, not the transferee's address", async () => {
     const carrier = await freePort();
     const { cid } = await pstnCustomer(db, carrier);
     const fallback = await ownNumber(db, cid, { asDefault: true });
@@ -211,11 +250,23 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
       const gw = sipp(answeringUas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(carrier), '-m', '1']);
       // X is called (its call's source names a number nobody owns); its flow connects A, who transfers X to a number
       const x = sipp(party({ rtpPort: xSink.port, byeTimeoutMs: 40_000 }), ['-i', '127.0.0.1', '-p', String(xPort), '-m', '1'], { killAfterMs: 45_000 });
-      const a = sipp(party({ rtpPort: aSink.port, referTo: 'sip:+15552220011@sip.test', referAfterMs: 500, referFails: true, byeTimeoutMs: 40_000 }), ['-i', '127.0.0.1', '-p', String(aPort), '-m', '1'], { killAfterMs: 45_000 });
-      const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'connect', option: { destinations: [{ type: 'sip', target: `a@127.0.0.1:${aPort}` }] } }] as never) } as never);
+      const a = sipp(
+        party({ rtpPort: aSink.port, referTo: 'sip:+15552220011@sip.test', referAfterMs: 500, referFails: true, byeTimeoutMs: 40_000 }),
+        ['-i', '127.0.0.1', '-p', String(aPort), '-m', '1'],
+        { killAfterMs: 45_000 },
+      );
+      const flow = await flowsRepo(db).create({
+        customer_id: cid,
+        actions: parseActions([{ type: 'connect', option: { destinations: [{ type: 'sip', target: `a@127.0.0.1:${aPort}` }] } }] as never),
+      } as never);
       const row = await callsRepo(db).create({
-        customer_id: cid, flow_id: flow.id, source: { type: 'tel', target: '+14155550123' },
-        destination: { type: 'sip', target: `x@127.0.0.1:${xPort}` }, direction: 'outgoing', status: 'dialing', data: {},
+        customer_id: cid,
+        flow_id: flow.id,
+        source: { type: 'tel', target: '+14155550123' },
+        destination: { type: 'sip', target: `x@127.0.0.1:${xPort}` },
+        direction: 'outgoing',
+        status: 'dialing',
+        data: {},
       });
       await o.bus.originate([row.id], cid);
       const rg = await gw.done;
@@ -243,7 +294,9 @@ describe('security: caller id of the PSTN legs media-app dials', function () {
     try {
       const gw = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(carrier), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
       await new Promise((r) => setTimeout(r, 300));
-      const pbx = sipp(uacWaitsForBye(`+15552220010@127.0.0.1:${p.sipPort}`, '+14155550123', sink.port, { hangUpAfterMs: 500 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 40_000 });
+      const pbx = sipp(uacWaitsForBye(`+15552220010@127.0.0.1:${p.sipPort}`, '+14155550123', sink.port, { hangUpAfterMs: 500 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], {
+        killAfterMs: 40_000,
+      });
       const [rp, rg] = await Promise.all([pbx.done, gw.done]);
       expect(rp.code, rp.errors + rp.messages).to.equal(0);
       expect(rg.code, rg.errors + rg.messages).to.equal(0);

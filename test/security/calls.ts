@@ -47,9 +47,13 @@ export async function callNumber(p: Platform, customerId: string, number: string
     sink.close();
   }
   const db = await testDb();
-  return until(async () => {
-    const call = await db('calls').where({ customer_id: customerId }).whereRaw("destination->>'target' = ?", [number]).orderBy('tm_create', 'desc').first();
-    const af = call ? ((await db('activeflows').where({ id: call.activeflow_id }).first()) as EndedFlow | undefined) : undefined;
-    return af?.status === 'ended' ? af : null;
-  }, 15_000, `the activeflow of the call to ${number} ended`);
+  return until(
+    async () => {
+      const call = await db('calls').where({ customer_id: customerId }).whereRaw("destination->>'target' = ?", [number]).orderBy('tm_create', 'desc').first();
+      const af = call ? ((await db('activeflows').where({ id: call.activeflow_id }).first()) as EndedFlow | undefined) : undefined;
+      return af?.status === 'ended' ? af : null;
+    },
+    15_000,
+    `the activeflow of the call to ${number} ended`,
+  );
 }

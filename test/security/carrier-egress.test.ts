@@ -19,12 +19,19 @@ describe('security: carrier APIs go through the egress policy', function () {
 
   before(async () => {
     paddle = await startPaddleServer(KEY);
-    telnyx = http.createServer((_req, res) => { telnyxSeen++; res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"data":{}}'); });
+    telnyx = http.createServer((_req, res) => {
+      telnyxSeen++;
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"data":{}}');
+    });
     await new Promise<void>((r) => telnyx.listen(0, '127.0.0.1', r));
     process.env.PADDLE_API_KEY = KEY;
   });
   after(async () => {
-    for (const [k, v] of [['PADDLE_API_URL', saved.p], ['PADDLE_API_KEY', saved.k], ['TELNYX_API_URL', saved.t]] as const) {
+    for (const [k, v] of [
+      ['PADDLE_API_URL', saved.p],
+      ['PADDLE_API_KEY', saved.k],
+      ['TELNYX_API_URL', saved.t],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -51,7 +58,9 @@ describe('security: carrier APIs go through the egress policy', function () {
     const port = (telnyx.address() as { port: number }).port;
     for (const url of spellings(port)) {
       process.env.TELNYX_API_URL = `${url}/v2`;
-      const r = await as(pt.h, pt.su.token).post('/v1.0/providers/setup').send({ carrier: 'telnyx', name: 't', credentials: { api_key: 'KEY0123456789abcdef' } });
+      const r = await as(pt.h, pt.su.token)
+        .post('/v1.0/providers/setup')
+        .send({ carrier: 'telnyx', name: 't', credentials: { api_key: 'KEY0123456789abcdef' } });
       expect(r.status, `${url}: ${JSON.stringify(r.body)}`).to.equal(503);
     }
     expect(telnyxSeen).to.equal(0);

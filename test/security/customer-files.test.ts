@@ -61,7 +61,9 @@ describe('security: customer files are served inert (issue 32 item 14)', functio
   }
 
   it("the agent's own files route too", async () => {
-    const r = await request(t.app).post('/v1.0/service_agents/files').set('Authorization', `Bearer ${f.token}`)
+    const r = await request(t.app)
+      .post('/v1.0/service_agents/files')
+      .set('Authorization', `Bearer ${f.token}`)
       .attach('file', Buffer.from('<html><script>alert(1)</script>'), { filename: 'note.html', contentType: 'text/html' });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const dl = await request(t.app).get(`/v1.0/service_agents/files/${r.body.id}/file`).set('Authorization', `Bearer ${f.token}`);
@@ -79,17 +81,16 @@ describe('security: customer files are served inert (issue 32 item 14)', functio
   it('names with quotes, percent signs and non-Latin letters: an ASCII fallback and the exact name (RFC 8187)', async () => {
     const name = 'Q3 "report" 100% 日本語 ü (final)*.html';
     // the JSON form of the upload carries the name exactly (multipart clients re-encode quotes)
-    const r = await request(t.app).post('/v1.0/storage_files').query({ accesskey: f.accesskey })
+    const r = await request(t.app)
+      .post('/v1.0/storage_files')
+      .query({ accesskey: f.accesskey })
       .send({ filename: name, content: Buffer.from('<b>x</b>').toString('base64'), content_type: 'text/html' });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const up = r.body as { id: string };
     const dl = await request(t.app).get(`/v1.0/storage_files/${up.id}/file`).query({ accesskey: f.accesskey });
     expectInert(dl, 'odd name');
     const cd = String(dl.headers['content-disposition']);
-    expect(cd).to.equal(
-      'attachment; filename="Q3 _report_ 100_ ___ _ (final)*.html"; ' +
-        "filename*=UTF-8''Q3%20%22report%22%20100%25%20%E6%97%A5%E6%9C%AC%E8%AA%9E%20%C3%BC%20%28final%29%2A.html",
-    );
+    expect(cd).to.equal('attachment; filename="Q3 _report_ 100_ ___ _ (final)*.html"; ' + "filename*=UTF-8''Q3%20%22report%22%20100%25%20%E6%97%A5%E6%9C%AC%E8%AA%9E%20%C3%BC%20%28final%29%2A.html");
     const exact = decodeURIComponent(/filename\*=UTF-8''(.+)$/.exec(cd)![1]!);
     expect(exact).to.equal(name);
   });
@@ -101,8 +102,18 @@ describe('security: customer files are served inert (issue 32 item 14)', functio
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, filename), Buffer.from('RIFF\0\0\0\0WAVE'));
     await t.ctx.db('recordings').insert({
-      id, customer_id: f.customer.id, owner_id: EMPTY_UUID, activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: newId(), status: 'ended',
-      on_end_flow_id: EMPTY_UUID, filenames: [filename], tm_start: new Date(Date.now() - 1000), tm_end: new Date(), tm_create: new Date(),
+      id,
+      customer_id: f.customer.id,
+      owner_id: EMPTY_UUID,
+      activeflow_id: EMPTY_UUID,
+      reference_type: 'call',
+      reference_id: newId(),
+      status: 'ended',
+      on_end_flow_id: EMPTY_UUID,
+      filenames: [filename],
+      tm_start: new Date(Date.now() - 1000),
+      tm_end: new Date(),
+      tm_create: new Date(),
     });
     const pf = await request(t.app).get(`/v1.0/recordings/${id}/playfiles`).query({ accesskey: f.accesskey });
     expect(pf.status, JSON.stringify(pf.body)).to.equal(200);

@@ -54,7 +54,21 @@ describe('security: digest answers are accepted once (nonce count tracking acros
     const owner = await createExtension();
     const user = owner.ext.username;
     const aor = `${user}@${owner.domain}`;
-    const r = await sipp(registerOnly(user, owner.domain), [`127.0.0.1:${a.sipPort}`, '-i', '127.0.0.1', '-p', String(await freePort()), '-m', '1', '-au', user, '-ap', owner.password, '-timeout', '8s']).done;
+    const r = await sipp(registerOnly(user, owner.domain), [
+      `127.0.0.1:${a.sipPort}`,
+      '-i',
+      '127.0.0.1',
+      '-p',
+      String(await freePort()),
+      '-m',
+      '1',
+      '-au',
+      user,
+      '-ap',
+      owner.password,
+      '-timeout',
+      '8s',
+    ]).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     const captured = /^Authorization: *(.+?)\r?$/m.exec(r.messages)?.[1];
     expect(captured, 'sipp sent an Authorization').to.be.a('string');
@@ -78,7 +92,10 @@ describe('security: digest answers are accepted once (nonce count tracking acros
     expect(challengeOf(far.final).stale).to.equal(undefined);
 
     const bound = await a.app.registrar.bindings.get(aor);
-    expect(bound.map((x) => x.contact), 'only the owner\'s Contact').to.have.length(1);
+    expect(
+      bound.map((x) => x.contact),
+      "only the owner's Contact",
+    ).to.have.length(1);
     expect(bound[0]!.contact).to.not.include(`:${evil.port}`);
     // replays count as nothing: the attacker's address is not locked, its own right answer works
     expect((await digestAttempt(evil, { method: 'REGISTER', user, domain: owner.domain, password: owner.password })).final?.status).to.equal(200);
@@ -92,7 +109,10 @@ describe('security: digest answers are accepted once (nonce count tracking acros
     const first = await digestAttempt(phone, { method: 'INVITE', user, domain: caller.domain, password: caller.password, target: callee.ext.extension });
     // authenticated: 480 (the callee is not registered), not 403 or 407
     expect(first.final?.status, first.final?.raw).to.equal(480);
-    for (const [name, peers] of [['same node', peersA], ['other node', peersB]] as const) {
+    for (const [name, peers] of [
+      ['same node', peersA],
+      ['other node', peersB],
+    ] as const) {
       const evil = await peers.open('127.0.0.1');
       const replay = await digestAttempt(evil, { method: 'INVITE', user, domain: caller.domain, password: '', target: callee.ext.extension, replay: first.auth });
       expect(replay.final?.status, `${name}: ${replay.final?.raw}`).to.equal(407);

@@ -17,27 +17,66 @@ const policyOf = (env: Record<string, string>) => new EgressPolicy(egressSetting
 describe('egress policy', () => {
   describe('classifier (pure)', () => {
     const cases: [string, AddressClass][] = [
-      ['8.8.8.8', 'public'], ['1.1.1.1', 'public'], ['2606:4700::1111', 'public'], ['::ffff:8.8.8.8', 'public'],
-      ['64:ff9b::808:808', 'public'], ['2002:808:808::1', 'public'],
-      ['127.0.0.1', 'loopback'], ['127.255.255.254', 'loopback'], ['::1', 'loopback'],
-      ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['172.31.255.255', 'private'], ['192.168.1.1', 'private'],
-      ['fd00::1', 'private'], ['fc00::1', 'private'], ['fec0::1', 'private'], ['64:ff9b:1::a00:1', 'private'],
-      ['172.32.0.1', 'public'], ['172.15.255.255', 'public'],
-      ['169.254.169.254', 'link-local'], ['fe80::1', 'link-local'], ['fe80::1%eth0', 'link-local'],
-      ['100.64.0.1', 'cgnat'], ['100.127.255.255', 'cgnat'], ['100.128.0.1', 'public'],
-      ['224.0.0.1', 'multicast'], ['239.255.255.250', 'multicast'], ['ff02::1', 'multicast'],
+      ['8.8.8.8', 'public'],
+      ['1.1.1.1', 'public'],
+      ['2606:4700::1111', 'public'],
+      ['::ffff:8.8.8.8', 'public'],
+      ['64:ff9b::808:808', 'public'],
+      ['2002:808:808::1', 'public'],
+      ['127.0.0.1', 'loopback'],
+      ['127.255.255.254', 'loopback'],
+      ['::1', 'loopback'],
+      ['10.1.2.3', 'private'],
+      ['172.16.0.1', 'private'],
+      ['172.31.255.255', 'private'],
+      ['192.168.1.1', 'private'],
+      ['fd00::1', 'private'],
+      ['fc00::1', 'private'],
+      ['fec0::1', 'private'],
+      ['64:ff9b:1::a00:1', 'private'],
+      ['172.32.0.1', 'public'],
+      ['172.15.255.255', 'public'],
+      ['169.254.169.254', 'link-local'],
+      ['fe80::1', 'link-local'],
+      ['fe80::1%eth0', 'link-local'],
+      ['100.64.0.1', 'cgnat'],
+      ['100.127.255.255', 'cgnat'],
+      ['100.128.0.1', 'public'],
+      ['224.0.0.1', 'multicast'],
+      ['239.255.255.250', 'multicast'],
+      ['ff02::1', 'multicast'],
       ['255.255.255.255', 'broadcast'],
-      ['0.0.0.0', 'unspecified'], ['0.1.2.3', 'unspecified'], ['::', 'unspecified'],
-      ['192.0.2.1', 'documentation'], ['198.51.100.1', 'documentation'], ['203.0.113.9', 'documentation'],
-      ['2001:db8::1', 'documentation'], ['3fff::1', 'documentation'],
-      ['240.0.0.1', 'reserved'], ['198.18.0.1', 'reserved'], ['192.0.0.8', 'reserved'], ['192.88.99.1', 'reserved'],
-      ['100::1', 'reserved'], ['2001:10::1', 'reserved'], ['4000::1', 'reserved'], ['::8.8.8.8', 'reserved'],
+      ['0.0.0.0', 'unspecified'],
+      ['0.1.2.3', 'unspecified'],
+      ['::', 'unspecified'],
+      ['192.0.2.1', 'documentation'],
+      ['198.51.100.1', 'documentation'],
+      ['203.0.113.9', 'documentation'],
+      ['2001:db8::1', 'documentation'],
+      ['3fff::1', 'documentation'],
+      ['240.0.0.1', 'reserved'],
+      ['198.18.0.1', 'reserved'],
+      ['192.0.0.8', 'reserved'],
+      ['192.88.99.1', 'reserved'],
+      ['100::1', 'reserved'],
+      ['2001:10::1', 'reserved'],
+      ['4000::1', 'reserved'],
+      ['::8.8.8.8', 'reserved'],
       // IPv4 carried in IPv6 takes its class
-      ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'], ['0:0:0:0:0:ffff:7f00:1', 'loopback'],
-      ['::127.0.0.1', 'loopback'], ['::ffff:0:127.0.0.1', 'loopback'], ['64:ff9b::7f00:1', 'loopback'],
-      ['64:ff9b::a9fe:a9fe', 'link-local'], ['::ffff:10.0.0.1', 'private'], ['::ffff:169.254.169.254', 'link-local'],
-      ['2002:7f00:1::1', 'loopback'], ['2002:a00:1::', 'private'], ['2002:a9fe:a9fe::', 'link-local'],
-      ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'private'],
+      ['::ffff:127.0.0.1', 'loopback'],
+      ['::ffff:7f00:1', 'loopback'],
+      ['0:0:0:0:0:ffff:7f00:1', 'loopback'],
+      ['::127.0.0.1', 'loopback'],
+      ['::ffff:0:127.0.0.1', 'loopback'],
+      ['64:ff9b::7f00:1', 'loopback'],
+      ['64:ff9b::a9fe:a9fe', 'link-local'],
+      ['::ffff:10.0.0.1', 'private'],
+      ['::ffff:169.254.169.254', 'link-local'],
+      ['2002:7f00:1::1', 'loopback'],
+      ['2002:a00:1::', 'private'],
+      ['2002:a9fe:a9fe::', 'link-local'],
+      ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+      ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'private'],
     ];
     for (const [ip, k] of cases) it(`${ip} is ${k}`, () => expect(classifyIp(ip)).to.equal(k));
 
@@ -134,7 +173,10 @@ describe('egress policy', () => {
     it('every shared spelling is refused, or (rebinding) only the allowed server answers', async () => {
       for (const s of SPELLINGS) {
         t.resetRebind();
-        const r = await p.fetch(s.url(t), { maxRedirects: 3, timeoutMs: 3000 }).then((x) => x, (e: unknown) => e);
+        const r = await p.fetch(s.url(t), { maxRedirects: 3, timeoutMs: 3000 }).then(
+          (x) => x,
+          (e: unknown) => e,
+        );
         if (s.refused) {
           expect(r, s.label).to.be.instanceOf(EgressRefused);
           expect((r as Error).message, s.label).to.not.include(t.secret);
@@ -163,11 +205,13 @@ describe('egress policy', () => {
       // DNS now answers 127.0.0.1; the pinned lookup does not ask again
       await p.resolveAndCheck(DNS_NAMES.rebind).catch(() => undefined);
       const body = await new Promise<string>((resolve, reject) => {
-        http.get(`http://${DNS_NAMES.rebind}:${t.port}/x`, { lookup: c.lookup }, (res) => {
-          let b = '';
-          res.on('data', (d: Buffer) => (b += d.toString()));
-          res.on('end', () => resolve(b));
-        }).on('error', reject);
+        http
+          .get(`http://${DNS_NAMES.rebind}:${t.port}/x`, { lookup: c.lookup }, (res) => {
+            let b = '';
+            res.on('data', (d: Buffer) => (b += d.toString()));
+            res.on('end', () => resolve(b));
+          })
+          .on('error', reject);
       });
       expect(body).to.include('allowed server');
       const wss = new WebSocketServer({ host: '127.0.0.2', port: 0 });
@@ -258,7 +302,9 @@ describe('egress policy', () => {
 
     it('the loopback allowlist is what opens loopback: without it the same URL is refused', async () => {
       expect((await p.fetch(base + '/')).body.toString()).to.equal('ok');
-      const e = await policyOf({}).fetch(base + '/').catch((x: unknown) => x);
+      const e = await policyOf({})
+        .fetch(base + '/')
+        .catch((x: unknown) => x);
       expect(e).to.be.instanceOf(EgressRefused);
       expect((e as EgressRefused).message).to.equal("the URL's host is a loopback address, which is not allowed");
     });

@@ -43,7 +43,7 @@ describe('security: no existence oracle on client-chosen ids (finding 10)', func
     expect(withId).to.deep.equal(['/activeflows', '/conferences']);
   });
 
-  it('activeflows: another customer\'s id is refused exactly like the nil UUID, without saying it exists', async () => {
+  it("activeflows: another customer's id is refused exactly like the nil UUID, without saying it exists", async () => {
     const owned = await post(b, '/activeflows', activeflow(newId()));
     expect(owned.status, JSON.stringify(owned.body)).to.equal(201);
     const foreign = answer(await post(a, '/activeflows', activeflow(owned.body.id as string)));
@@ -60,7 +60,7 @@ describe('security: no existence oracle on client-chosen ids (finding 10)', func
     expect([ok.status, ok.body.id]).to.deep.equal([201, fresh]);
   });
 
-  it('conferences: another customer\'s id, live or deleted, is refused exactly like the nil UUID', async () => {
+  it("conferences: another customer's id, live or deleted, is refused exactly like the nil UUID", async () => {
     const repo = conferencesRepo(t.ctx.db);
     const live = await repo.create({ customer_id: b.customer.id, type: 'conference' });
     const gone = await repo.create({ customer_id: b.customer.id, type: 'conference' });

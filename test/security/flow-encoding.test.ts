@@ -41,7 +41,10 @@ describe('security: ${...} values are encoded for the context they land in (find
     return numberWithFlow(customerId, number, [
       { type: 'answer' },
       { type: 'webhook_send', option: { sync: true, method: 'GET', uri: `${base}/lookup/\${svc.call.source.target}?caller=\${svc.call.source.target}&role=user&tag=${tag}` } },
-      { type: 'webhook_send', option: { sync: true, method: 'POST', uri: `${base}/hook?tag=${tag}`, data: '{"caller":"${svc.call.source.target}","name":"${svc.call.source.target_name}","n":${svc.call.source.target}}' } },
+      {
+        type: 'webhook_send',
+        option: { sync: true, method: 'POST', uri: `${base}/hook?tag=${tag}`, data: '{"caller":"${svc.call.source.target}","name":"${svc.call.source.target_name}","n":${svc.call.source.target}}' },
+      },
       { type: 'hangup' },
     ]);
   }
@@ -49,10 +52,14 @@ describe('security: ${...} values are encoded for the context they land in (find
   /** sipp calls `number` with the given From header value; resolves the two requests the CRM got. */
   async function callWithFrom(number: string, from: string, tag: string) {
     await callNumber(p, customerId, number, from);
-    return until(() => {
-      const mine = got.filter((g) => g.url.endsWith(`tag=${tag}`));
-      return mine.length === 2 ? { get: mine.find((g) => g.method === 'GET')!, post: mine.find((g) => g.method === 'POST')! } : null;
-    }, 15_000, 'both CRM requests');
+    return until(
+      () => {
+        const mine = got.filter((g) => g.url.endsWith(`tag=${tag}`));
+        return mine.length === 2 ? { get: mine.find((g) => g.method === 'GET')!, post: mine.find((g) => g.method === 'POST')! } : null;
+      },
+      15_000,
+      'both CRM requests',
+    );
   }
 
   it('the finding: From "x&role=admin" <sip:1&role=admin@...> cannot add a role to the CRM lookup', async () => {
@@ -89,9 +96,7 @@ describe('security: ${...} values are encoded for the context they land in (find
     it('url: after scheme:// percent-encoded; a reference that starts the URL is the URL itself', () => {
       const o = substituteOption('webhook_send', { uri: 'https://crm.example/x/${v}?q=${v}#${v}' }, lookup);
       expect(o.uri).to.equal(`https://crm.example/x/${encodeURIComponent(vars.v!)}?q=${encodeURIComponent(vars.v!)}#${encodeURIComponent(vars.v!)}`);
-      expect(substituteOption('play', { stream_urls: ['${url}', '${url}?caller=${v}'] }, lookup).stream_urls).to.deep.equal([
-        vars.url, `${vars.url}?caller=${encodeURIComponent(vars.v!)}`,
-      ]);
+      expect(substituteOption('play', { stream_urls: ['${url}', '${url}?caller=${v}'] }, lookup).stream_urls).to.deep.equal([vars.url, `${vars.url}?caller=${encodeURIComponent(vars.v!)}`]);
       expect(substituteOption('fetch', { event_url: 'http://h/${v}' }, lookup).event_url).to.equal(`http://h/${encodeURIComponent(vars.v!)}`);
       expect(substituteOption('external_media_start', { url: 'ws://h/s?c=${v}' }, lookup).url).to.equal(`ws://h/s?c=${encodeURIComponent(vars.v!)}`);
       expect(substituteOption('amd', { voicemail_urls: ['http://h/${v}'] }, lookup).voicemail_urls).to.deep.equal([`http://h/${encodeURIComponent(vars.v!)}`]);

@@ -46,10 +46,14 @@ describe('security: flow HTTP goes through the egress policy (finding 3)', funct
     const r = await api('post', '/activeflows').send({ actions, variables });
     expect(r.status, JSON.stringify(r.body)).to.equal(201);
     const id = r.body.id as string;
-    return until(async () => {
-      const row = (await t.ctx.db('activeflows').where({ id }).first()) as Row | undefined;
-      return row?.status === 'ended' ? row : null;
-    }, 20_000, `activeflow ${id} ended`);
+    return until(
+      async () => {
+        const row = (await t.ctx.db('activeflows').where({ id }).first()) as Row | undefined;
+        return row?.status === 'ended' ? row : null;
+      },
+      20_000,
+      `activeflow ${id} ended`,
+    );
   }
 
   it('the finding: webhook_send and fetch to http://[::ffff:127.0.0.1]:PORT/ reach nothing and run nothing', async () => {
@@ -79,7 +83,10 @@ describe('security: flow HTTP goes through the egress policy (finding 3)', funct
       const viaFlow = await run([{ type: 'fetch_flow', option: { flow_id: flowId } }], variables);
       if (targets.internalHits() > before) reached.push(`${s.label} (${targets.internalHits() - before} requests)`);
       expect(hook.end_reason, s.label).to.equal('finished');
-      expect(viaFlow.executed_actions.map((a) => a.type), s.label).to.deep.equal(['fetch_flow', 'webhook_send']);
+      expect(
+        viaFlow.executed_actions.map((a) => a.type),
+        s.label,
+      ).to.deep.equal(['fetch_flow', 'webhook_send']);
       if (fetched.end_reason !== 'error' || fetched.executed_actions.length !== 1) reached.push(`${s.label}: the fetch answer ran as actions`);
       expect(fetched.error, s.label).not.to.contain(targets.secret);
     }
@@ -98,7 +105,10 @@ describe('security: flow HTTP goes through the egress policy (finding 3)', funct
     for (const [path, actions, field] of cases) {
       const r = await api('post', path).send(path === '/flows' ? { name: 'x', actions } : { actions });
       expect(r.status, `${field}: ${JSON.stringify(r.body)}`).to.equal(400);
-      expect((r.body.details ?? r.body.error?.details ?? []).map((d: { field: string }) => d.field), JSON.stringify(r.body)).to.include(field);
+      expect(
+        (r.body.details ?? r.body.error?.details ?? []).map((d: { field: string }) => d.field),
+        JSON.stringify(r.body),
+      ).to.include(field);
     }
     // a URL filled in at run time is checked then, not when stored
     const ok = await api('post', '/flows').send({ name: 'x', actions: [{ type: 'webhook_send', option: { uri: 'http://${host}/x' } }] });
@@ -107,7 +117,10 @@ describe('security: flow HTTP goes through the egress policy (finding 3)', funct
   });
 
   it('FLOW_HTTP_ALLOW_PRIVATE is gone: a node configured with it does not start, and says to use EGRESS_ALLOW_CIDRS', () => {
-    expect(() => loadMediaAppConfig({ FLOW_HTTP_ALLOW_PRIVATE: 'true' })).to.throw(ConfigError).with.property('message').match(/FLOW_HTTP_ALLOW_PRIVATE.*EGRESS_ALLOW_CIDRS/);
+    expect(() => loadMediaAppConfig({ FLOW_HTTP_ALLOW_PRIVATE: 'true' }))
+      .to.throw(ConfigError)
+      .with.property('message')
+      .match(/FLOW_HTTP_ALLOW_PRIVATE.*EGRESS_ALLOW_CIDRS/);
     expect(() => loadMediaAppConfig({ FLOW_HTTP_ALLOW_PRIVATE: 'false' })).not.to.throw();
   });
 });

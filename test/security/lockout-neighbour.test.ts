@@ -16,7 +16,7 @@ import { digestAttempt, header, Peers, registerAttempt, type Peer } from '../../
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;
 
-describe('security: a neighbour cannot lock the owner\'s phone out', function () {
+describe("security: a neighbour cannot lock the owner's phone out", function () {
   this.timeout(90_000);
   let p: Platform;
   const peers = new Peers(() => p.sipPort);
@@ -50,7 +50,7 @@ describe('security: a neighbour cannot lock the owner\'s phone out', function ()
     await p?.close();
   });
 
-  it('the owner\'s phone stays registered while another port on 127.0.0.1 sends 20 wrong passwords; that address stays locked', async () => {
+  it("the owner's phone stays registered while another port on 127.0.0.1 sends 20 wrong passwords; that address stays locked", async () => {
     const owner = await createExtension();
     const user = owner.ext.username;
     const phonePort = await freePort();
@@ -62,7 +62,10 @@ describe('security: a neighbour cannot lock the owner\'s phone out', function ()
       finals.push({ status: a.final?.status, retryAfter: a.final ? header(a.final, 'retry-after') : undefined });
     }
     const ctx = JSON.stringify(finals);
-    expect(finals.map((f) => f.status), ctx).to.deep.equal(finals.map(() => 403));
+    expect(
+      finals.map((f) => f.status),
+      ctx,
+    ).to.deep.equal(finals.map(() => 403));
     for (const f of finals.slice(LOCK_AFTER - 1)) expect(Number(f.retryAfter), ctx).to.be.within(1, LOCK_SEC);
     // the owner's phone, same address, its own port: re-registers
     expect(await phoneRegisters(user, owner.domain, owner.password, phonePort), 'the owner re-registers from its port').to.equal(true);
@@ -86,7 +89,9 @@ describe('security: a neighbour cannot lock the owner\'s phone out', function ()
       const nonce = i % 2 ? theirs : madeUp[i % madeUp.length]!;
       const r = await withNonce(g, user, ext.domain, nonce, i);
       expect(r.final?.status, `${nonce}: ${r.final?.raw}`).to.equal(401);
-      expect(header(r.final!, 'www-authenticate')).to.match(/nonce="[^"]+"/).and.not.include(nonce === '0' ? 'nonce="0"' : nonce);
+      expect(header(r.final!, 'www-authenticate'))
+        .to.match(/nonce="[^"]+"/)
+        .and.not.include(nonce === '0' ? 'nonce="0"' : nonce);
     }
     expect((await registerAttempt(g, p.sipPort, user, ext.domain, ext.password)).final?.status, 'not locked').to.equal(200);
   });
@@ -104,7 +109,7 @@ describe('security: a neighbour cannot lock the owner\'s phone out', function ()
     expect(Number(header(right.final!, 'retry-after'))).to.be.within(1, LOCK_SEC);
   });
 
-  it('Lockout: a trusted device is spared its address\'s lock until it fails itself', async () => {
+  it("Lockout: a trusted device is spared its address's lock until it fails itself", async () => {
     const redis = new Redis(process.env.TEST_REDIS_URL!);
     const prefix = `tln${process.pid}_${randomBytes(4).toString('hex')}:`;
     try {

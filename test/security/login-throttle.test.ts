@@ -26,8 +26,7 @@ describe('security: login throttling per account (finding 11)', function () {
   afterEach(() => clock.reset());
   after(async () => t.close());
 
-  const login = (username: string, password: string, from = '127.0.0.10') =>
-    request(t.app).post('/auth/login').set('X-Forwarded-For', from).send({ username, password });
+  const login = (username: string, password: string, from = '127.0.0.10') => request(t.app).post('/auth/login').set('X-Forwarded-For', from).send({ username, password });
 
   /** The 429's retry-after (seconds) and limited_by, or null when it was not a 429. */
   function throttled(res: request.Response): { retryAfter: number; limitedBy: string } | null {
@@ -97,8 +96,7 @@ describe('security: login throttling per account (finding 11)', function () {
   });
 
   it('the password of POST /auth/unregister is throttled the same way', async () => {
-    const unregister = (password: string) =>
-      request(t.app).post('/auth/unregister').set('X-Forwarded-For', '127.0.0.30').set('Authorization', `Bearer ${f.token}`).send({ password });
+    const unregister = (password: string) => request(t.app).post('/auth/unregister').set('X-Forwarded-For', '127.0.0.30').set('Authorization', `Bearer ${f.token}`).send({ password });
     for (let i = 0; i < 5; i++) expect((await unregister('wrong')).status).to.equal(400);
     expect(throttled(await unregister('wrong'))).to.deep.equal({ retryAfter: 1, limitedBy: 'ip' });
     expect(throttled(await unregister(f.password))).to.not.equal(null);

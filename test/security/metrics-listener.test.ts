@@ -23,10 +23,11 @@ async function serve(t: TestApp): Promise<{ url: string; close(): Promise<void> 
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -77,7 +78,7 @@ describe('security: /metrics off the public API port (finding 9)', function () {
     }
   });
 
-  it('the listener serves the API\'s metrics on its own port, and nothing else', async () => {
+  it("the listener serves the API's metrics on its own port, and nothing else", async () => {
     const t = await buildTestApp();
     const s = await serve(t);
     const l = await startMetricsListener(t.platform.metrics, { host: '127.0.0.1', port: 0 });

@@ -75,7 +75,11 @@ describe('security: flood protection that does not punish a whole NAT', function
     expect(again.code, `the registered phone re-registers from the banned NAT address: ${again.errors}`).to.equal(0);
     const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.3', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.3', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await sleep(300);
-    const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort), [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const caller = sipp(
+      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
+      [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     const [rc, re] = await Promise.all([caller.done, callee.done]);
     expect(rc.code, 'caller ' + rc.errors).to.equal(0);
     expect(re.code, 'the phone behind the NAT receives the call ' + re.errors).to.equal(0);

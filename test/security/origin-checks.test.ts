@@ -54,7 +54,7 @@ describe('security: Origin checks (issue 32 item 15)', function () {
     });
     after(async () => stack?.stop());
 
-    it("a page of another site gets 403 before the WebSocket opens; its connection never reaches SIP", async () => {
+    it('a page of another site gets 403 before the WebSocket opens; its connection never reaches SIP', async () => {
       for (const origin of ['https://evil.example.test', 'http://console.example.test', 'https://console.example.test:8443', 'null', 'https://console.example.test.evil.test']) {
         const r = await handshake(url, origin);
         expect(r.status, origin).to.equal(403);

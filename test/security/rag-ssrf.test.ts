@@ -15,7 +15,11 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../t
 import { until } from '../../testkit/media-app/harness';
 import { startInternalTargets, SPELLINGS, DNS_NAMES, type InternalTargets } from './spellings';
 
-interface Source { source_url: string; status: string; status_message: string }
+interface Source {
+  source_url: string;
+  status: string;
+  status_message: string;
+}
 
 describe('security: RAG source_urls cannot reach internal addresses (finding 1)', function () {
   this.timeout(60_000);
@@ -39,10 +43,14 @@ describe('security: RAG source_urls cannot reach internal addresses (finding 1)'
   async function tryUrl(url: string): Promise<{ rejected: { status: number; body: { error: { reason: string; message: string; details?: { field: string }[] } } } } | { source: Source }> {
     const r = await auth(request(t.app).post('/v1.0/rags')).send({ name: 's', source_urls: [url] });
     if (r.status !== 200) return { rejected: { status: r.status, body: r.body } };
-    const source = await until(async () => {
-      const g = (await auth(request(t.app).get(`/v1.0/rags/${r.body.id}`))).body as { sources: Source[] };
-      return g.sources[0]!.status !== 'pending' ? g.sources[0]! : null;
-    }, 20_000, 'source ingested');
+    const source = await until(
+      async () => {
+        const g = (await auth(request(t.app).get(`/v1.0/rags/${r.body.id}`))).body as { sources: Source[] };
+        return g.sources[0]!.status !== 'pending' ? g.sources[0]! : null;
+      },
+      20_000,
+      'source ingested',
+    );
     return { source };
   }
 

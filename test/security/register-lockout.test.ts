@@ -51,7 +51,10 @@ describe('security: REGISTER lockout keyed on source address and AOR', function 
       finals.push({ status: a.final?.status, retryAfter: a.final ? header(a.final, 'retry-after') : undefined });
     }
     const ctx = JSON.stringify(finals);
-    expect(finals.map((f) => f.status), ctx).to.deep.equal(finals.map(() => 403));
+    expect(
+      finals.map((f) => f.status),
+      ctx,
+    ).to.deep.equal(finals.map(() => 403));
     for (const f of finals.slice(LOCK_AFTER - 1)) expect(Number(f.retryAfter), ctx).to.be.within(1, LOCK_SEC);
 
     expect(await phoneRegisters(user, victim.domain, victim.password), 'the victim registers from 127.0.0.1').to.equal(true);

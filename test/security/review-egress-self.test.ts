@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { EgressPolicy, egressSettingsFromEnv, EgressRefused } from '../../core/net';
 
-describe('security review: IPv6 forms of the platform\'s own address are the platform', () => {
+describe("security review: IPv6 forms of the platform's own address are the platform", () => {
   // 8.8.8.8 stands for the platform's public address; nothing is sent to it
   const p = new EgressPolicy(egressSettingsFromEnv({ SIP_ADVERTISED_HOST: '8.8.8.8', EGRESS_ALLOW_CIDRS: '8.8.8.0/24' }));
   for (const form of ['::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1']) {

@@ -49,7 +49,10 @@ async function invite(p: Platform, ruri: string): Promise<number> {
           clearTimeout(timer);
           // a final answer to an INVITE is acknowledged (non-2xx: ACK in the same transaction)
           if (status >= 300) {
-            const ack = msg.replace(/^INVITE/, 'ACK').replace('CSeq: 1 INVITE', 'CSeq: 1 ACK').replace(/To: <[^>]*>/, (/^To: .*$/m.exec(m.toString())?.[0] ?? '').replace(/^To: /, 'To: '));
+            const ack = msg
+              .replace(/^INVITE/, 'ACK')
+              .replace('CSeq: 1 INVITE', 'CSeq: 1 ACK')
+              .replace(/To: <[^>]*>/, (/^To: .*$/m.exec(m.toString())?.[0] ?? '').replace(/^To: /, 'To: '));
             sock.send(ack, p.sipPort, '127.0.0.1');
           }
           resolve(status);

@@ -62,7 +62,10 @@ describe('security review: a demoted agent loses its customer-wide WebSocket', f
     const rid = newId();
     await publisher.publish('call_updated', f.customer.id, rid, { id: rid, customer_id: f.customer.id });
     await new Promise((r) => setTimeout(r, 300));
-    expect(frames.filter((x) => x.event_type === 'call_updated'), 'a customer-wide event reached the demoted agent').to.have.length(0);
+    expect(
+      frames.filter((x) => x.event_type === 'call_updated'),
+      'a customer-wide event reached the demoted agent',
+    ).to.have.length(0);
     expect(c).to.deep.equal({ code: 1008, reason: 'agent permission changed' });
     socket.terminate();
   });

@@ -197,7 +197,7 @@ describe('security: sessions end on the server (issue 32 item 13)', function () 
     expect401(await customer(a, token));
   });
 
-  it('signing out a super admin\'s login ends the delegate tokens that session asked for', async () => {
+  it("signing out a super admin's login ends the delegate tokens that session asked for", async () => {
     const op = await createFixture(a.t.ctx, { permission: Permission.ProjectSuperAdmin });
     const opLogin = async (): Promise<string> => {
       const res = await request(a.t.app).post('/auth/login').send({ username: op.admin.username, password: op.password });

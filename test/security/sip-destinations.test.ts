@@ -72,7 +72,10 @@ describe('security: SIP destinations go through the egress policy', function () 
     expect(literals.length).to.be.greaterThan(15);
     for (const l of literals) {
       const target = `bob@${l.host}:${internal.port}`;
-      for (const [path, extra] of [['/calls', {}], ['/groupcalls', { ring_method: 'ring_all', answer_method: 'hangup_others' }]] as const) {
+      for (const [path, extra] of [
+        ['/calls', {}],
+        ['/groupcalls', { ring_method: 'ring_all', answer_method: 'hangup_others' }],
+      ] as const) {
         const r = await s.api.post(path, { source: sip('me@example.com'), destinations: [sip(target)], actions: [{ type: 'hangup' }], ...extra });
         expect(r.status, `${path} ${l.label} (${target}): ${JSON.stringify(r.body)}`).to.equal(400);
         expect(r.body.error.details[0], l.label).to.include({ field: 'destinations[0].target', index: 0 });
@@ -88,10 +91,14 @@ describe('security: SIP destinations go through the egress policy', function () 
     const res = await s.api.post('/calls', { source: sip('me@example.com'), destinations: [...names.map(sip), sip('x@ok.sipdest.test')], actions: [{ type: 'hangup' }] });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const ids = (res.body.calls as { id: string }[]).map((c) => c.id);
-    const rows = await until(async () => {
-      const r = await Promise.all(ids.map((id) => callsRepo(s.t.ctx.db).get(id)));
-      return r.every((c) => c?.status === 'hangup') ? (r as CallRow[]) : null;
-    }, 30_000, 'every call over');
+    const rows = await until(
+      async () => {
+        const r = await Promise.all(ids.map((id) => callsRepo(s.t.ctx.db).get(id)));
+        return r.every((c) => c?.status === 'hangup') ? (r as CallRow[]) : null;
+      },
+      30_000,
+      'every call over',
+    );
     for (const r of rows.slice(0, 3)) {
       expect(r.data.dial_refused, r.destination.target).to.equal('destination_not_allowed');
       expect(r.hangup_reason).to.equal('failed');
@@ -118,15 +125,25 @@ describe('security: SIP destinations go through the egress policy', function () 
     }
     const made = await s.api.post('/flows', { actions: connect('bob@example.com') });
     expect(made.status).to.equal(200);
-    const put = await request(s.t.app).put(`/v1.0/flows/${made.body.id}`).set('Authorization', `Bearer ${s.f.token}`).send({ actions: connect('bob@localhost') });
+    const put = await request(s.t.app)
+      .put(`/v1.0/flows/${made.body.id}`)
+      .set('Authorization', `Bearer ${s.f.token}`)
+      .send({ actions: connect('bob@localhost') });
     expect(put.status, JSON.stringify(put.body)).to.equal(400);
     expect(internal.count).to.equal(0);
   });
 
   it('the flow’s connect and call actions (a flow stored before the check, and names): refused at dial time, 0 INVITEs', async () => {
     const x = await allowedParty();
-    const targets = [`bob@127.0.0.1:${internal.port}`, `bob@127.1:${internal.port}`, `bob@0x7f000001:${internal.port}`, `bob@localhost:${internal.port}`,
-      `bob@[::ffff:127.0.0.1]:${internal.port}`, 'bob@naptr.sipdest.test', 'bob@srv.sipdest.test'];
+    const targets = [
+      `bob@127.0.0.1:${internal.port}`,
+      `bob@127.1:${internal.port}`,
+      `bob@0x7f000001:${internal.port}`,
+      `bob@localhost:${internal.port}`,
+      `bob@[::ffff:127.0.0.1]:${internal.port}`,
+      'bob@naptr.sipdest.test',
+      'bob@srv.sipdest.test',
+    ];
     const flow = await flowsRepo(s.t.ctx.db).create({
       customer_id: s.f.customer.id,
       actions: parseActions([
@@ -139,22 +156,29 @@ describe('security: SIP destinations go through the egress policy', function () 
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect((await x.run.done).code).to.equal(0);
     const master = res.body.calls[0].id as string;
-    const connectLegs = await until(async () => {
-      const legs = await legsOf(master);
-      return legs.length >= targets.length && legs.every((l) => l.status === 'hangup') ? legs : null;
-    }, 30_000, 'connect legs over');
+    const connectLegs = await until(
+      async () => {
+        const legs = await legsOf(master);
+        return legs.length >= targets.length && legs.every((l) => l.status === 'hangup') ? legs : null;
+      },
+      30_000,
+      'connect legs over',
+    );
     for (const l of connectLegs) expect(l.data.dial_refused, l.destination.target).to.equal('destination_not_allowed');
-    const called = await until(async () => {
-      const r = (await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id }).whereRaw(`destination->>'target' like ?`, ['bob@2130706433%']).first()) as CallRow | undefined;
-      return r?.status === 'hangup' ? r : null;
-    }, 20_000, 'the call action’s leg');
+    const called = await until(
+      async () => {
+        const r = (await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id }).whereRaw(`destination->>'target' like ?`, ['bob@2130706433%']).first()) as CallRow | undefined;
+        return r?.status === 'hangup' ? r : null;
+      },
+      20_000,
+      'the call action’s leg',
+    );
     expect(called.data.dial_refused).to.equal('destination_not_allowed');
     expect(internal.count).to.equal(0);
   });
 
   it('transfers: the API refuses a literal internal host (400), a REFER to one fails its NOTIFY; 0 INVITEs', async () => {
-    const refuses = (rtp: number) =>
-      party({ rtpPort: rtp, referTo: `sip:bob@127.0.0.1:${internal.port}`, referAfterMs: 800, byeTimeoutMs: 60_000, referFails: true });
+    const refuses = (rtp: number) => party({ rtpPort: rtp, referTo: `sip:bob@127.0.0.1:${internal.port}`, referAfterMs: 800, byeTimeoutMs: 60_000, referFails: true });
     const a = await allowedParty(refuses);
     const x = await allowedParty();
     const res = await s.api.post('/calls', {
@@ -174,9 +198,15 @@ describe('security: SIP destinations go through the egress policy', function () 
   it('a name with a port: its A record is checked (the policy alone, no call)', async () => {
     const o = { egress: new EgressPolicy({ allowCidrs: [`${ALLOWED}/32`], dnsServers: [dns.server], selfHosts: [] }), resolver: systemResolver([dns.server]) };
     expect(await locateSipDestination(`sip:bob@loop.sipdest.test:${internal.port}`, o)).to.deep.include({ ok: false, reason: 'destination_not_allowed' });
-    expect(await locateSipDestination('sip:bob@allowed.sipdest.test:5080', o)).to.deep.equal({ ok: true, hop: { transport: 'udp', address: ALLOWED, port: 5080, uri: `sip:${ALLOWED}:5080;transport=udp` } });
+    expect(await locateSipDestination('sip:bob@allowed.sipdest.test:5080', o)).to.deep.equal({
+      ok: true,
+      hop: { transport: 'udp', address: ALLOWED, port: 5080, uri: `sip:${ALLOWED}:5080;transport=udp` },
+    });
     expect(await locateSipDestination('sip:bob@ok.sipdest.test;transport=tcp', o)).to.deep.include({ ok: false });
-    expect(await locateSipDestination('sip:bob@ok.sipdest.test', o)).to.deep.include({ ok: true, hop: { transport: 'udp', address: ALLOWED, port: okPort, uri: `sip:${ALLOWED}:${okPort};transport=udp` } });
+    expect(await locateSipDestination('sip:bob@ok.sipdest.test', o)).to.deep.include({
+      ok: true,
+      hop: { transport: 'udp', address: ALLOWED, port: okPort, uri: `sip:${ALLOWED}:${okPort};transport=udp` },
+    });
     expect(await locateSipDestination('sip:bob@[::1]:5060', o)).to.deep.include({ ok: false, reason: 'destination_not_allowed' });
     expect(await locateSipDestination('sip:bob@host.sipdest.test;maddr=127.0.0.1', o)).to.deep.include({ ok: false, reason: 'destination_not_allowed' });
   });

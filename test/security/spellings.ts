@@ -60,10 +60,18 @@ export const DNS_NAMES = {
 } as const;
 
 const literal = (label: string, host: string): Spelling => ({
-  label, host, kind: 'literal', refused: true, url: (t) => `http://${host}:${t.port}/internal`,
+  label,
+  host,
+  kind: 'literal',
+  refused: true,
+  url: (t) => `http://${host}:${t.port}/internal`,
 });
 const name = (label: string, host: string): Spelling => ({
-  label, host, kind: 'name', refused: true, url: (t) => `http://${host}:${t.port}/internal`,
+  label,
+  host,
+  kind: 'name',
+  refused: true,
+  url: (t) => `http://${host}:${t.port}/internal`,
 });
 
 export const SPELLINGS: Spelling[] = [
@@ -118,8 +126,15 @@ export const SPELLINGS: Spelling[] = [
 
 /** Spellings the classifier must refuse, never sent anywhere (the kernel would not keep them on loopback). */
 export const PURE_SPELLINGS: string[] = [
-  '::127.0.0.1', '::7f00:1', '::ffff:0:127.0.0.1', '64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '64:ff9b:1::a00:1',
-  '2002:7f00:1::1', '2002:a00:1::', '2001:0:4136:e378:8000:63bf:80ff:fffe',
+  '::127.0.0.1',
+  '::7f00:1',
+  '::ffff:0:127.0.0.1',
+  '64:ff9b::7f00:1',
+  '64:ff9b::127.0.0.1',
+  '64:ff9b:1::a00:1',
+  '2002:7f00:1::1',
+  '2002:a00:1::',
+  '2001:0:4136:e378:8000:63bf:80ff:fffe',
 ];
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

@@ -37,7 +37,10 @@ describe('security: webhooks cannot reach internal addresses', function () {
   describe('at validation', () => {
     for (const s of SPELLINGS.filter((x) => x.kind === 'literal')) {
       it(`PUT /customer refuses ${s.label} with 400 naming webhook_uri`, async () => {
-        const r = await request(t.app).put('/v1.0/customer').set('Authorization', `Bearer ${f.token}`).send({ webhook_method: 'POST', webhook_uri: s.url(targets) });
+        const r = await request(t.app)
+          .put('/v1.0/customer')
+          .set('Authorization', `Bearer ${f.token}`)
+          .send({ webhook_method: 'POST', webhook_uri: s.url(targets) });
         expect(r.status, JSON.stringify(r.body)).to.equal(400);
         expect(r.body.error.reason).to.equal('INVALID_ARGUMENT');
         expect(r.body.error.details).to.deep.equal([{ field: 'webhook_uri', issue: r.body.error.message.replace(/^webhook_uri: /, '') }]);
@@ -46,7 +49,9 @@ describe('security: webhooks cannot reach internal addresses', function () {
     }
 
     it('POST /activeflows refuses a loopback webhook_uri with 400 naming it', async () => {
-      const r = await request(t.app).post('/v1.0/activeflows').set('Authorization', `Bearer ${f.token}`)
+      const r = await request(t.app)
+        .post('/v1.0/activeflows')
+        .set('Authorization', `Bearer ${f.token}`)
         .send({ actions: [{ type: 'variable_set', option: { key: 'a', value: '1' } }], webhook_uri: `http://[::ffff:7f00:1]:${targets.port}/`, webhook_method: 'POST' });
       expect(r.status, JSON.stringify(r.body)).to.equal(400);
       expect(r.body.error.details[0].field).to.equal('webhook_uri');
@@ -54,12 +59,17 @@ describe('security: webhooks cannot reach internal addresses', function () {
     });
 
     it('signup refuses a loopback webhook_uri (the bare 400 of the auth group)', async () => {
-      const r = await request(t.app).post('/auth/signup').send({ email: `s${newId()}@example.test`, accepted_tos: true, webhook_uri: `http://0x7f000001:${targets.port}/` });
+      const r = await request(t.app)
+        .post('/auth/signup')
+        .send({ email: `s${newId()}@example.test`, accepted_tos: true, webhook_uri: `http://0x7f000001:${targets.port}/` });
       expect(r.status).to.equal(400);
     });
 
     it('an allowed URI is accepted', async () => {
-      const r = await request(t.app).put('/v1.0/customer').set('Authorization', `Bearer ${f.token}`).send({ webhook_method: 'POST', webhook_uri: `${targets.allowedUrl}/hook` });
+      const r = await request(t.app)
+        .put('/v1.0/customer')
+        .set('Authorization', `Bearer ${f.token}`)
+        .send({ webhook_method: 'POST', webhook_uri: `${targets.allowedUrl}/hook` });
       expect(r.status).to.equal(200);
     });
   });
@@ -77,10 +87,14 @@ describe('security: webhooks cannot reach internal addresses', function () {
       await t.ctx.db('customers').where({ id: c.customer.id }).update({ webhook_uri: uri, webhook_method: 'POST' });
       await hooks.handle({ id: newId(), event_type: 'call_created', customer_id: c.customer.id, resource: 'call', resource_id: newId(), timestamp: new Date().toISOString(), data: {} });
       const repo = webhookDeliveriesRepo(t.ctx.db);
-      return until(async () => {
-        const d = (await repo.list(c.customer.id, { pageSize: 1, pageToken: '' })).result[0];
-        return d && d.status !== 'pending' ? d : null;
-      }, 15_000, 'delivery finished');
+      return until(
+        async () => {
+          const d = (await repo.list(c.customer.id, { pageSize: 1, pageToken: '' })).result[0];
+          return d && d.status !== 'pending' ? d : null;
+        },
+        15_000,
+        'delivery finished',
+      );
     }
 
     for (const s of SPELLINGS) {
@@ -102,16 +116,30 @@ describe('security: webhooks cannot reach internal addresses', function () {
     }
 
     it("an activeflow's own webhook on a name that resolves to loopback is refused at delivery", async () => {
-      const af = await request(t.app).post('/v1.0/activeflows').set('Authorization', `Bearer ${f.token}`)
+      const af = await request(t.app)
+        .post('/v1.0/activeflows')
+        .set('Authorization', `Bearer ${f.token}`)
         .send({ actions: [{ type: 'variable_set', option: { key: 'a', value: '1' } }], webhook_uri: `http://${DNS_NAMES.loop6}:${targets.port}/af`, webhook_method: 'POST' });
       expect(af.status, JSON.stringify(af.body)).to.equal(201);
       await t.ctx.db('customers').where({ id: f.customer.id }).update({ webhook_uri: '' });
-      await hooks.handle({ id: newId(), event_type: 'activeflow_updated', customer_id: f.customer.id, resource: 'activeflow', resource_id: af.body.id, timestamp: new Date().toISOString(), data: { id: af.body.id } });
+      await hooks.handle({
+        id: newId(),
+        event_type: 'activeflow_updated',
+        customer_id: f.customer.id,
+        resource: 'activeflow',
+        resource_id: af.body.id,
+        timestamp: new Date().toISOString(),
+        data: { id: af.body.id },
+      });
       const repo = webhookDeliveriesRepo(t.ctx.db);
-      const d = await until(async () => {
-        const x = (await repo.list(f.customer.id, { pageSize: 10, pageToken: '' })).result.find((r) => r.target === 'activeflow');
-        return x && x.status !== 'pending' ? x : null;
-      }, 15_000, 'activeflow delivery finished');
+      const d = await until(
+        async () => {
+          const x = (await repo.list(f.customer.id, { pageSize: 10, pageToken: '' })).result.find((r) => r.target === 'activeflow');
+          return x && x.status !== 'pending' ? x : null;
+        },
+        15_000,
+        'activeflow delivery finished',
+      );
       expect(d.status).to.equal('refused');
       expect(d.error).to.equal('webhook_uri: the destination host name resolves to an address that is not allowed');
     });

@@ -122,7 +122,11 @@ describe('security: WebSocket status gate and revocation (finding 6)', function 
     before(async () => (s = await startServer()));
     after(async () => s.close());
 
-    for (const [status, reason] of [['frozen', 'ACCOUNT_FROZEN'], ['expired', 'ACCOUNT_EXPIRED'], ['deleted', 'ACCOUNT_DELETED']] as const) {
+    for (const [status, reason] of [
+      ['frozen', 'ACCOUNT_FROZEN'],
+      ['expired', 'ACCOUNT_EXPIRED'],
+      ['deleted', 'ACCOUNT_DELETED'],
+    ] as const) {
       it(`refuses a ${status} account on every socket with 403 ${reason}, as REST does`, async () => {
         const f = await createFixture(s.t.ctx, { status });
         const rest = await request(s.t.app).get('/v1.0/customer').query({ accesskey: f.accesskey });
@@ -191,7 +195,10 @@ describe('security: WebSocket status gate and revocation (finding 6)', function 
     after(async () => s.close());
 
     it('closes sockets within 5 s of a status change written straight to the database', async () => {
-      for (const [status, reason] of [['frozen', 'ACCOUNT_FROZEN'], ['deleted', 'ACCOUNT_DELETED']] as const) {
+      for (const [status, reason] of [
+        ['frozen', 'ACCOUNT_FROZEN'],
+        ['deleted', 'ACCOUNT_DELETED'],
+      ] as const) {
         const f = await createFixture(s.t.ctx);
         const events = await open(s.url(EVENTS, `accesskey=${f.accesskey}`));
         const agent = await open(s.url(AGENT, `token=${f.token}`));

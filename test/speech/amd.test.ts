@@ -50,14 +50,22 @@ describe('AMD on outbound calls (sipp plays human and machine audio)', function 
     const res = await callee.done;
     expect(res.code, res.errors + res.messages).to.equal(0);
     const db = s.t.ctx.db;
-    const call = await until(async () => {
-      const c = await db('calls').where({ id }).first();
-      return c?.status === 'hangup' ? c : null;
-    }, 20_000, 'hangup');
-    const af = await until(async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    }, 10_000, 'activeflow ended');
+    const call = await until(
+      async () => {
+        const c = await db('calls').where({ id }).first();
+        return c?.status === 'hangup' ? c : null;
+      },
+      20_000,
+      'hangup',
+    );
+    const af = await until(
+      async () => {
+        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
+        return a?.status === 'ended' ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     return { call, vars: af.variables as Record<string, string>, af };
   }
 

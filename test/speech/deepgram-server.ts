@@ -59,11 +59,18 @@ export class FakeDeepgram {
     let interimSent = false;
     const sec = (f: number) => (f * frame) / rate;
     const results = (isFinal: boolean, text: string, from: number, to: number) =>
-      ws.send(JSON.stringify({
-        type: 'Results', channel_index: [0, 1], duration: sec(to - from), start: sec(from), is_final: isFinal, speech_final: isFinal,
-        channel: { alternatives: [{ transcript: text, confidence: 0.91, words: [{ word: text.split(' ')[0], start: sec(from), end: sec(to), confidence: 0.91 }] }] },
-        metadata: { request_id: 'local', model_info: { name: query.get('model') ?? 'nova-2' } },
-      }));
+      ws.send(
+        JSON.stringify({
+          type: 'Results',
+          channel_index: [0, 1],
+          duration: sec(to - from),
+          start: sec(from),
+          is_final: isFinal,
+          speech_final: isFinal,
+          channel: { alternatives: [{ transcript: text, confidence: 0.91, words: [{ word: text.split(' ')[0], start: sec(from), end: sec(to), confidence: 0.91 }] }] },
+          metadata: { request_id: 'local', model_info: { name: query.get('model') ?? 'nova-2' } },
+        }),
+      );
     const closeUtterance = () => {
       if (voicedStart < 0) return;
       results(true, `utterance ${++n}`, voicedStart, lastVoiced + 1);

@@ -96,10 +96,14 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
         await until(async () => (await a.get(`/speakings/${sp}`)).body.status === 'active', 10_000, 'speaking active');
         await sleep(500);
         await a.post(`/speakings/${sp}/say`, { text: 'Your order has been shipped.' });
-        const ev = await until(async () => {
-          const e = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === t.body.id);
-          return e.length ? e : null;
-        }, 15_000, 'transcript_created');
+        const ev = await until(
+          async () => {
+            const e = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === t.body.id);
+            return e.length ? e : null;
+          },
+          15_000,
+          'transcript_created',
+        );
         expect(ev.map((e) => e.data.message)).to.deep.equal(['utterance 1']);
         // the streaming speech events: started, the interim result, ended (one streaming id)
         const speech = await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id);

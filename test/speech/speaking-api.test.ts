@@ -50,10 +50,14 @@ describe('speakings flush and delete; transcribe speech events and delete', func
       const next = sink.levels.length;
       expect((await a.post(`/speakings/${id}/say`, { text: SHORT })).status).to.equal(200);
       const expected = voicedRuns(espeakLevels(SHORT))[0]![1];
-      await until(() => {
-        const runs = voicedRuns(sink.levels.slice(next));
-        return runs.length && sink.levels.length - next > runs[0]![0] + runs[0]![1] + 20 ? runs : null;
-      }, 10_000, 'the text after the flush is heard');
+      await until(
+        () => {
+          const runs = voicedRuns(sink.levels.slice(next));
+          return runs.length && sink.levels.length - next > runs[0]![0] + runs[0]![1] + 20 ? runs : null;
+        },
+        10_000,
+        'the text after the flush is heard',
+      );
       const runs = voicedRuns(sink.levels.slice(next));
       expect(runs, JSON.stringify(runs)).to.have.length(1);
       expect(runs[0]![1]).to.be.within(expected * 0.75, expected * 1.25 + 2);
@@ -94,10 +98,14 @@ describe('speakings flush and delete; transcribe speech events and delete', func
       await sleep(500);
       await a.post(`/speakings/${sp}/say`, { text: 'talk to an operator' });
       const types = ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended', 'transcript_created'];
-      const evs = await until(async () => {
-        const e = await eventsWhere(s, types, (d) => d.transcribe_id === tid);
-        return e.some((x) => x.event_type === 'transcript_created') && e.some((x) => x.event_type === 'transcribe_speech_ended') ? e : null;
-      }, 20_000, 'speech events');
+      const evs = await until(
+        async () => {
+          const e = await eventsWhere(s, types, (d) => d.transcribe_id === tid);
+          return e.some((x) => x.event_type === 'transcript_created') && e.some((x) => x.event_type === 'transcribe_speech_ended') ? e : null;
+        },
+        20_000,
+        'speech events',
+      );
       const order = evs.map((e) => e.event_type);
       expect(order.indexOf('transcribe_speech_started'), JSON.stringify(order)).to.be.below(order.indexOf('transcribe_speech_ended'));
       const started = evs.find((e) => e.event_type === 'transcribe_speech_started')!.data;

@@ -38,10 +38,14 @@ describe('speakings (streaming TTS into a live call)', function () {
       }
       const expected = SENTENCES.map((t) => voicedRuns(espeakLevels(t))[0]![1]);
       const total = expected.reduce((x, y) => x + y, 0);
-      await until(() => {
-        const runs = voicedRuns(sink.levels.slice(before));
-        return runs.length >= 3 && sink.levels.length - before > runs[runs.length - 1]![0] + runs[runs.length - 1]![1] + 20;
-      }, 20_000, 'three sentences heard');
+      await until(
+        () => {
+          const runs = voicedRuns(sink.levels.slice(before));
+          return runs.length >= 3 && sink.levels.length - before > runs[runs.length - 1]![0] + runs[runs.length - 1]![1] + 20;
+        },
+        20_000,
+        'three sentences heard',
+      );
       const runs = voicedRuns(sink.levels.slice(before));
       const desc = `runs ${JSON.stringify(runs)} expected lengths ${JSON.stringify(expected)}`;
       expect(runs.length, desc).to.equal(3);

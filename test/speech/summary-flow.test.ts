@@ -32,7 +32,14 @@ describe('summaries: on_end_flow_id starts a flow with the summary', function ()
   });
 
   async function transcribeWithText(): Promise<string> {
-    const t = await transcribesRepo(s.t.ctx.db).create({ customer_id: f.customer.id, reference_type: 'recording', reference_id: f.customer.id, language: 'en-US', direction: 'in', provider: 'pocketsphinx' });
+    const t = await transcribesRepo(s.t.ctx.db).create({
+      customer_id: f.customer.id,
+      reference_type: 'recording',
+      reference_id: f.customer.id,
+      language: 'en-US',
+      direction: 'in',
+      provider: 'pocketsphinx',
+    });
     await transcribesRepo(s.t.ctx.db).finish(t.id);
     await transcriptsRepo(s.t.ctx.db).create({ customer_id: f.customer.id, transcribe_id: t.id, direction: 'in', message: 'I would like to cancel my order', offset_ms: 0 } as never);
     return t.id;
@@ -51,10 +58,14 @@ describe('summaries: on_end_flow_id starts a flow with the summary', function ()
   }
 
   async function endedFlowOf(summaryId: string) {
-    return until(async () => {
-      const row = await s.t.ctx.db('activeflows').where({ reference_id: summaryId }).first();
-      return row && row.status === 'ended' ? row : null;
-    }, 20_000, 'the on_end flow ran');
+    return until(
+      async () => {
+        const row = await s.t.ctx.db('activeflows').where({ reference_id: summaryId }).first();
+        return row && row.status === 'ended' ? row : null;
+      },
+      20_000,
+      'the on_end flow ran',
+    );
   }
 
   it('POST /summaries: the flow runs when the summary is done, with svc.ai_summary.* set', async () => {

@@ -38,10 +38,14 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
       await sleep(700);
       await a.post(`/speakings/${sp}/say`, { text: 'talk to an operator' });
       const tid = t.body.id as string;
-      const ev = await until(async () => {
-        const evs = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === tid);
-        return evs.length ? evs : null;
-      }, 20_000, 'transcript_created');
+      const ev = await until(
+        async () => {
+          const evs = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === tid);
+          return evs.length ? evs : null;
+        },
+        20_000,
+        'transcript_created',
+      );
       const texts = ev.map((e) => e.data.message);
       expect(texts, JSON.stringify(texts)).to.include('talk to an operator');
       const seg = ev.find((e) => e.data.message === 'talk to an operator')!.data;
@@ -90,10 +94,14 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     }
     const db = s.t.ctx.db;
     const c = await db('calls').where({ customer_id: f.customer.id }).first();
-    const live = await until(async () => {
-      const row = await db('transcribes').where({ reference_id: c!.id }).first();
-      return row?.status === 'done' ? row : null;
-    }, 15_000, "live transcribe done");
+    const live = await until(
+      async () => {
+        const row = await db('transcribes').where({ reference_id: c!.id }).first();
+        return row?.status === 'done' ? row : null;
+      },
+      15_000,
+      'live transcribe done',
+    );
     expect(live).to.include({ direction: 'out', provider: 'pocketsphinx', reference_type: 'call', activeflow_id: c!.activeflow_id });
     const segs = await db('transcripts').where({ transcribe_id: live.id });
     // pocketsphinx on synthetic telephone speech gets most words wrong (docs/speech.md): what
@@ -109,10 +117,14 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
 
     const rec = await db('recordings').where({ reference_id: c!.id }).first();
     expect(rec, 'the call was recorded').to.not.equal(undefined);
-    const rt = await until(async () => {
-      const row = await db('transcribes').where({ reference_id: rec!.id }).first();
-      return row?.status === 'done' ? row : null;
-    }, 30_000, 'recording transcribe done');
+    const rt = await until(
+      async () => {
+        const row = await db('transcribes').where({ reference_id: rec!.id }).first();
+        return row?.status === 'done' ? row : null;
+      },
+      30_000,
+      'recording transcribe done',
+    );
     expect(rt).to.include({ reference_type: 'recording', direction: 'both' });
     expect((await db('transcripts').where({ transcribe_id: rt.id })).length, 'recording segments').to.be.greaterThan(0);
     // REST on the same recording, same language: the existing transcribe comes back
@@ -131,10 +143,14 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     }
     const db = s.t.ctx.db;
     const c = await db('calls').where({ customer_id: f.customer.id }).first();
-    const row = await until(async () => {
-      const r = await db('transcribes').where({ reference_id: c!.id }).first();
-      return r?.status === 'done' ? r : null;
-    }, 15_000, 'done after hangup');
+    const row = await until(
+      async () => {
+        const r = await db('transcribes').where({ reference_id: c!.id }).first();
+        return r?.status === 'done' ? r : null;
+      },
+      15_000,
+      'done after hangup',
+    );
     expect(row.direction).to.equal('both');
     expect((await db('transcripts').where({ transcribe_id: row.id })).length).to.equal(0);
   });

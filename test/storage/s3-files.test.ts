@@ -18,7 +18,14 @@ describe('storage files on S3', function () {
   let s3: S3TestServer;
   let dataDir: string;
   const settings = (over: { secretAccessKey?: string } = {}) => ({
-    endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true, timeoutMs: 2000, ...over,
+    endpoint: s3.endpoint,
+    bucket: s3.bucket,
+    region: s3.region,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+    forcePathStyle: true,
+    timeoutMs: 2000,
+    ...over,
   });
   before(async function () {
     this.timeout(120_000); // the first use of the test database creates and migrates it
@@ -52,17 +59,22 @@ describe('storage files on S3', function () {
     expect(s3.objects.get(key)?.body.equals(bytes), 'object in the bucket').to.equal(true);
     expect(s3.log).to.include(`PUT ${key} 200`);
 
-    const direct = await api('get', `/storage_files/${file.id}/file`).buffer(true).parse((res, cb) => {
-      const c: Buffer[] = [];
-      res.on('data', (d: Buffer) => c.push(d)).on('end', () => cb(null, Buffer.concat(c)));
-    });
+    const direct = await api('get', `/storage_files/${file.id}/file`)
+      .buffer(true)
+      .parse((res, cb) => {
+        const c: Buffer[] = [];
+        res.on('data', (d: Buffer) => c.push(d)).on('end', () => cb(null, Buffer.concat(c)));
+      });
     expect(direct.status).to.equal(200);
     expect((direct.body as Buffer).equals(bytes)).to.equal(true);
     const u = new URL(file.uri_download);
-    const signed = await request(t.app).get(u.pathname + u.search).buffer(true).parse((res, cb) => {
-      const c: Buffer[] = [];
-      res.on('data', (d: Buffer) => c.push(d)).on('end', () => cb(null, Buffer.concat(c)));
-    });
+    const signed = await request(t.app)
+      .get(u.pathname + u.search)
+      .buffer(true)
+      .parse((res, cb) => {
+        const c: Buffer[] = [];
+        res.on('data', (d: Buffer) => c.push(d)).on('end', () => cb(null, Buffer.concat(c)));
+      });
     expect(signed.status).to.equal(200);
     expect((signed.body as Buffer).equals(bytes)).to.equal(true);
 

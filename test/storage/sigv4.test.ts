@@ -84,15 +84,27 @@ describe('S3 client against the loopback S3 server', () => {
 
   it('refusals: wrong secret, unknown key id, wrong region, unsigned request', async () => {
     const wrongSecret = new S3Client({ ...settings(), secretAccessKey: 'not-the-secret' });
-    const e1 = await wrongSecret.put('x', Buffer.from('x')).then(() => null, (e: unknown) => e);
+    const e1 = await wrongSecret.put('x', Buffer.from('x')).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(e1).to.be.instanceOf(S3Error);
     expect((e1 as S3Error).code).to.equal('SignatureDoesNotMatch');
     expect(s3.objects.has('x')).to.equal(false);
-    const e2 = await new S3Client({ ...settings(), accessKeyId: 'AKIAUNKNOWN' }).get('x').then(() => null, (e: unknown) => e);
+    const e2 = await new S3Client({ ...settings(), accessKeyId: 'AKIAUNKNOWN' }).get('x').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((e2 as S3Error).code).to.equal('InvalidAccessKeyId');
-    const e3 = await new S3Client({ ...settings(), region: 'eu-west-1' }).get('x').then(() => null, (e: unknown) => e);
+    const e3 = await new S3Client({ ...settings(), region: 'eu-west-1' }).get('x').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((e3 as S3Error).code).to.equal('AuthorizationHeaderMalformed');
-    const e4 = await new S3Client({ ...settings(), bucket: 'other-bucket' }).get('x').then(() => null, (e: unknown) => e);
+    const e4 = await new S3Client({ ...settings(), bucket: 'other-bucket' }).get('x').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((e4 as S3Error).code).to.equal('NoSuchBucket');
     const raw = await fetch(`${s3.endpoint}/${s3.bucket}/x`, { method: 'PUT', body: 'x' });
     expect(raw.status).to.equal(403);
@@ -106,7 +118,10 @@ describe('S3 client against the loopback S3 server', () => {
   it('a server that is down or silent: Unreachable, within the timeout', async () => {
     const port = await freePort();
     const down = new S3Client({ ...settings(), endpoint: `http://127.0.0.1:${port}` });
-    const e = await down.put('k', Buffer.from('k')).then(() => null, (err: unknown) => err);
+    const e = await down.put('k', Buffer.from('k')).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect((e as S3Error).code).to.equal('Unreachable');
     expect((e as S3Error).message).to.match(/ECONNREFUSED/);
     const net = await import('node:net');
@@ -115,7 +130,10 @@ describe('S3 client against the loopback S3 server', () => {
     try {
       const c = new S3Client({ ...settings(), endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}`, timeoutMs: 300 });
       const t0 = Date.now();
-      const e2 = await c.get('k').then(() => null, (err: unknown) => err);
+      const e2 = await c.get('k').then(
+        () => null,
+        (err: unknown) => err,
+      );
       expect((e2 as S3Error).code).to.equal('Unreachable');
       expect(Date.now() - t0).to.be.lessThan(5000);
     } finally {

@@ -50,7 +50,13 @@ describe('media streams: GET /conferences/{id}/media_stream', function () {
     expect(win.length).to.be.within(80, 120);
     for (const { m } of msgs) expect(m.length).to.equal(320);
     const loud = win.filter((x) => level(x.m) > 1000).length;
-    expect(loud, `levels ${win.slice(0, 30).map((x) => Math.round(level(x.m))).join(',')}`).to.be.greaterThan(win.length * 0.4);
+    expect(
+      loud,
+      `levels ${win
+        .slice(0, 30)
+        .map((x) => Math.round(level(x.m)))
+        .join(',')}`,
+    ).to.be.greaterThan(win.length * 0.4);
 
     const heardBefore = call.peer.levels.length;
     for (let n = 0; n < 50; n++) {
@@ -68,7 +74,7 @@ describe('media streams: GET /conferences/{id}/media_stream', function () {
     expect(c.code).to.equal(1000);
   });
 
-  it('refuses another customer\'s conference (404) and one that is not progressing (409 STATE_INVALID)', async () => {
+  it("refuses another customer's conference (404) and one that is not progressing (409 STATE_INVALID)", async () => {
     const confId = await progressingConference();
     const stranger = await createFixture(stack.api.ctx);
     const foreign = await refusalOf(url(confId, `encapsulation=rtp&token=${stranger.token}`));

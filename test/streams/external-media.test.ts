@@ -31,10 +31,11 @@ async function customerServer(): Promise<{ url: string; conns: Seen[]; close(): 
   return {
     url: `ws://127.0.0.1:${port}/bot`,
     conns,
-    close: () => new Promise<void>((r) => {
-      for (const c of wss.clients) c.terminate();
-      wss.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(() => r());
+      }),
   };
 }
 
@@ -53,7 +54,7 @@ describe('media streams: external_media_start / external_media_stop', function (
     await stack?.close();
   });
 
-  it('connects out, streams the call (audiosocket) with the caller in it, plays the server\'s audio into the call, and stops', async () => {
+  it("connects out, streams the call (audiosocket) with the caller in it, plays the server's audio into the call, and stops", async () => {
     const server = await customerServer();
     const call = await placeCall(stack, owner.customer.id, [
       { type: 'answer' },
@@ -129,34 +130,43 @@ describe('media streams: external_media_start / external_media_stop', function (
 
   it('a server that cannot be reached is noted and the flow goes on; bad options end the flow with an error', async () => {
     const deadPort = await freePort();
-    const call = await placeCall(stack, owner.customer.id, [
-      { type: 'answer' },
-      { type: 'external_media_start', option: { url: `ws://127.0.0.1:${deadPort}/x`, encapsulation: 'sln' } },
-      { type: 'sleep', option: { duration: 500 } },
-      { type: 'hangup' },
-    ], { talk: false });
+    const call = await placeCall(
+      stack,
+      owner.customer.id,
+      [{ type: 'answer' }, { type: 'external_media_start', option: { url: `ws://127.0.0.1:${deadPort}/x`, encapsulation: 'sln' } }, { type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }],
+      { talk: false },
+    );
     const r = await call.sipp;
     call.peer.close();
     expect(r.code, r.errors).to.equal(0);
-    const row = await until(async () => {
-      const c = await (await testDb())('calls').where({ id: call.callId }).first();
-      return c!.status === 'hangup' ? c : null;
-    }, 10_000, 'hangup');
+    const row = await until(
+      async () => {
+        const c = await (await testDb())('calls').where({ id: call.callId }).first();
+        return c!.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
     // the hangup action ran: the flow went past the unreachable server
     expect(row.hangup_by).to.equal('local');
 
     // an http:// url is a flow author's mistake: the activeflow ends with an error naming it
-    const bad = await placeCall(stack, owner.customer.id, [
-      { type: 'answer' },
-      { type: 'external_media_start', option: { url: 'http://example.test/x', encapsulation: 'rtp' } },
-      { type: 'sleep', option: { duration: 10_000 } },
-    ], { talk: false, live: false });
+    const bad = await placeCall(
+      stack,
+      owner.customer.id,
+      [{ type: 'answer' }, { type: 'external_media_start', option: { url: 'http://example.test/x', encapsulation: 'rtp' } }, { type: 'sleep', option: { duration: 10_000 } }],
+      { talk: false, live: false },
+    );
     bad.peer.close();
-    const af = await until(async () => {
-      const c = await (await testDb())('calls').where({ id: bad.callId }).first();
-      const a = await (await testDb())('activeflows').where({ id: c!.activeflow_id }).first();
-      return a && a.end_reason ? a : null;
-    }, 10_000, 'activeflow ended');
+    const af = await until(
+      async () => {
+        const c = await (await testDb())('calls').where({ id: bad.callId }).first();
+        const a = await (await testDb())('activeflows').where({ id: c!.activeflow_id }).first();
+        return a && a.end_reason ? a : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
     expect(af.end_reason).to.equal('error');
     expect(af.error).to.match(/external_media_start: url must be ws:\/\/ or wss:\/\//);
     await bad.sipp;

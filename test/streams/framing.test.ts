@@ -53,7 +53,11 @@ describe('media streams: framing', () => {
   it('audiosocket decoding takes several messages in one frame, or one split across frames; refuses unknown types', () => {
     const d = new AudioSocketDecoder();
     const two = Buffer.concat([audioSocketMessage(AS_AUDIO, pcm(1)), audioSocketMessage(AS_UUID, Buffer.from(ID.replace(/-/g, ''), 'hex')), audioSocketMessage(0x03, Buffer.from('5'))]);
-    expect(d.push(two)).to.deep.equal([{ kind: 'audio', pcm: pcm(1) }, { kind: 'uuid', id: ID }, { kind: 'dtmf', digit: '5' }]);
+    expect(d.push(two)).to.deep.equal([
+      { kind: 'audio', pcm: pcm(1) },
+      { kind: 'uuid', id: ID },
+      { kind: 'dtmf', digit: '5' },
+    ]);
     const m = audioSocketMessage(AS_AUDIO, pcm(2));
     expect(d.push(m.subarray(0, 100))).to.deep.equal([]);
     expect(d.push(m.subarray(100))).to.deep.equal([{ kind: 'audio', pcm: pcm(2) }]);

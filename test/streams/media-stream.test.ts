@@ -89,7 +89,13 @@ describe('media streams: GET /calls/{id}/media_stream', function () {
         expect((ts[ts.length - 1]! - ts[0]!) >>> 0).to.equal(160 * (ts.length - 1));
       }
       const loud = pcms.filter((p) => level(p) > 1000).length;
-      expect(loud, `levels ${pcms.slice(0, 120).map((p) => Math.round(level(p))).join(',')}`).to.be.greaterThan(pcms.length * 0.4);
+      expect(
+        loud,
+        `levels ${pcms
+          .slice(0, 120)
+          .map((p) => Math.round(level(p)))
+          .join(',')}`,
+      ).to.be.greaterThan(pcms.length * 0.4);
 
       // the client talks for a second: the caller hears it
       const heardBefore = call.peer.levels.length;
@@ -104,7 +110,13 @@ describe('media streams: GET /calls/{id}/media_stream', function () {
         }, 20);
       });
       await sleep(600);
-      expect(call.peer.voiced(heardBefore), `levels ${call.peer.levels.slice(heardBefore, heardBefore + 60).map(Math.round).join(',')}`).to.be.greaterThan(30);
+      expect(
+        call.peer.voiced(heardBefore),
+        `levels ${call.peer.levels
+          .slice(heardBefore, heardBefore + 60)
+          .map(Math.round)
+          .join(',')}`,
+      ).to.be.greaterThan(30);
       const bye = closed(ws);
       ws.close(1000);
       expect((await bye).code).to.equal(1000);
@@ -131,7 +143,7 @@ describe('media streams: GET /calls/{id}/media_stream', function () {
     expect(unknown.body.error!.message).to.match(/mp3.*rtp, sln, audiosocket/);
   });
 
-  it('refuses without credentials (401), another customer\'s call and an unknown call (404), a bad id (400)', async () => {
+  it("refuses without credentials (401), another customer's call and an unknown call (404), a bad id (400)", async () => {
     const none = await refusalOf(url(call.callId, 'encapsulation=rtp'));
     expect(none.status).to.equal(401);
     expect(none.body.error!.reason).to.equal('AUTHENTICATION_REQUIRED');

@@ -13,7 +13,13 @@ import type { AddressInfo } from 'node:net';
 
 export const PADDLE_SECRET_TEXT = 'internal paddle detail 7f3a';
 
-export interface PaddleSeen { method: string; path: string; auth: string; type: string; body: unknown }
+export interface PaddleSeen {
+  method: string;
+  path: string;
+  auth: string;
+  type: string;
+  body: unknown;
+}
 
 export interface PaddleServer {
   url: string;
@@ -59,10 +65,11 @@ export async function startPaddleServer(key: string): Promise<PaddleServer> {
     seen: [],
     mode: 'ok',
     overview,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
   return out;
 }

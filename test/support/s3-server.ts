@@ -42,7 +42,11 @@ function errorXml(code: string, message: string, resource: string): string {
 }
 
 class Refusal extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -88,7 +92,8 @@ export async function startS3Server(opts: { port?: number; bucket?: string; regi
       const at = parseAmzDate(dateTime);
       if (!at) throw new Refusal(403, 'AccessDenied', 'bad x-amz-date');
       if (Math.abs(Date.now() - at.getTime()) > 15 * 60_000) throw new Refusal(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
-      if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== hex(body)) throw new Refusal(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+      if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== hex(body))
+        throw new Refusal(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
     }
     const [akid, date, credRegion, service, terminator] = credential.split('/');
     if (akid !== accessKeyId) throw new Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');

@@ -16,7 +16,11 @@ import { Rtpengine } from '../../testkit/rtpengine';
 import { createExtension, killAllSipp, SIPP_SDP, sipp, until } from '../../testkit/media-app/harness';
 import { phoneCalls, startStack, type Stack } from '../xfer/support';
 
-interface Msg { method: string; direction: string; raw: string }
+interface Msg {
+  method: string;
+  direction: string;
+  raw: string;
+}
 
 const CALLER_KEY = 'WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz';
 const SRTP_SDP = SIPP_SDP.replace('RTP/AVP', 'RTP/SAVP') + `\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${CALLER_KEY}|2^20|1:4`;
@@ -84,11 +88,14 @@ describe('timelines: the ladder and pcap keep no digest secrets or SRTP keys', f
   });
 
   it('pcap: no secret in any packet', async () => {
-    const res = await s.api.get(`/timelines/calls/${callId}/pcap`).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const res = await s.api
+      .get(`/timelines/calls/${callId}/pcap`)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(res.status).to.equal(200);
     const pcap = res.body as Buffer;
     expect(pcap.includes(`Proxy-Authorization: Digest username="${user}"`), 'the header is there').to.equal(true);
@@ -97,11 +104,19 @@ describe('timelines: the ladder and pcap keep no digest secrets or SRTP keys', f
 
   it('blanking: values only, length kept; other schemes keep their name; messages without secrets are untouched', () => {
     const msg = [
-      'INVITE sip:1@d SIP/2.0', 'Via: SIP/2.0/UDP h;branch=z9hG4bK1',
+      'INVITE sip:1@d SIP/2.0',
+      'Via: SIP/2.0/UDP h;branch=z9hG4bK1',
       'authorization: Digest username="u", realm="d", nonce="n1", uri="sip:1@d", response="abc", algorithm=MD5, qop=auth, nc=00000001, cnonce="c1", opaque=op',
-      'WWW-Authenticate: Digest realm="d", nonce="n2", algorithm=MD5, qop="auth"', 'Authentication-Info: nextnonce="n3", qop=auth, rspauth="r3", cnonce="c3", nc=00000001',
-      'Proxy-Authorization: Bearer eyJhbGciOiJ', '  continued', 'Content-Type: application/sdp', 'Content-Length: 60', '',
-      'a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:AAAA|2^31;inline:BBBB', 'a=key-mgmt:mikey QUJD', '',
+      'WWW-Authenticate: Digest realm="d", nonce="n2", algorithm=MD5, qop="auth"',
+      'Authentication-Info: nextnonce="n3", qop=auth, rspauth="r3", cnonce="c3", nc=00000001',
+      'Proxy-Authorization: Bearer eyJhbGciOiJ',
+      '  continued',
+      'Content-Type: application/sdp',
+      'Content-Length: 60',
+      '',
+      'a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:AAAA|2^31;inline:BBBB',
+      'a=key-mgmt:mikey QUJD',
+      '',
     ].join('\r\n');
     const out = redactSipText(msg);
     expect(out).to.have.length(msg.length);

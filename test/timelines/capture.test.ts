@@ -19,17 +19,29 @@ import { buildPcap } from '../../control-api/timelines/pcap';
 const src: SourceInfo = { transport: 'udp', address: '127.0.0.1', port: 5070, localAddress: '127.0.0.1', localPort: 5060 };
 
 function invite(callId: string, method = 'INVITE', cseq = 1): Buffer {
-  return Buffer.from([
-    `${method} sip:bob@127.0.0.1 SIP/2.0`, 'Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK-' + randomBytes(4).toString('hex'),
-    'From: <sip:a@127.0.0.1>;tag=1', 'To: <sip:bob@127.0.0.1>', `Call-ID: ${callId}`, `CSeq: ${cseq} ${method}`, 'Max-Forwards: 70', 'Content-Length: 0', '', '',
-  ].join('\r\n'));
+  return Buffer.from(
+    [
+      `${method} sip:bob@127.0.0.1 SIP/2.0`,
+      'Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK-' + randomBytes(4).toString('hex'),
+      'From: <sip:a@127.0.0.1>;tag=1',
+      'To: <sip:bob@127.0.0.1>',
+      `Call-ID: ${callId}`,
+      `CSeq: ${cseq} ${method}`,
+      'Max-Forwards: 70',
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n'),
+  );
 }
 
 function tcpdump(file: Buffer, extra: string[] = []): string[] {
   const p = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pcap-')), 'x.pcap');
   fs.writeFileSync(p, file);
   try {
-    return execFileSync('tcpdump', ['-r', p, '-nn', '-q', ...extra], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n').filter(Boolean);
+    return execFileSync('tcpdump', ['-r', p, '-nn', '-q', ...extra], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+      .split('\n')
+      .filter(Boolean);
   } finally {
     fs.rmSync(path.dirname(p), { recursive: true, force: true });
   }
@@ -39,7 +51,9 @@ describe('SIP capture: bounds, settings, cost; the pcap writer', function () {
   this.timeout(30_000);
   let redis: Redis;
   const prefix = `tcap${process.pid}_${randomBytes(3).toString('hex')}:`;
-  before(() => { redis = new Redis(process.env.TEST_REDIS_URL!); });
+  before(() => {
+    redis = new Redis(process.env.TEST_REDIS_URL!);
+  });
   after(() => redis.disconnect());
 
   it('keeps at most SIP_CAPTURE_MAX_PER_CALL messages per Call-ID (the newest), with the retention as TTL', async () => {
@@ -73,7 +87,7 @@ describe('SIP capture: bounds, settings, cost; the pcap writer', function () {
     expect(on.stats.captured).to.equal(0);
   });
 
-  it('with no REDIS_KEY_PREFIX the sip-server writes where the API reads (the platform\'s default prefix)', async () => {
+  it("with no REDIS_KEY_PREFIX the sip-server writes where the API reads (the platform's default prefix)", async () => {
     const env: NodeJS.ProcessEnv = { ...testEnv(), SIP_CAPTURE: 'on' };
     delete env.REDIS_KEY_PREFIX;
     const apiPrefix = loadConfig(env, { persistSecret: false }).redisKeyPrefix;
@@ -96,14 +110,23 @@ describe('SIP capture: bounds, settings, cost; the pcap writer', function () {
     expect(captureSettings({})).to.deep.equal({ enabled: true, retentionSeconds: 86_400, maxPerCall: 500 });
   });
 
-  it('costs little per message on the stack\'s path (measured: the record and the batched write)', async () => {
+  it("costs little per message on the stack's path (measured: the record and the batched write)", async () => {
     const cap = new SipCapture(redis, prefix, captureSettings({ SIP_CAPTURE_MAX_PER_CALL: '10', SIP_CAPTURE_RETENTION_SECONDS: '60' }));
     const N = 15_000;
-    const msgs = Array.from({ length: 50 }, (_, i) => { const d = invite(`cost-${i}`); return { m: parseMessage(d), d }; });
-    for (let i = 0; i < 2000; i++) { const x = msgs[i % 50]!; cap.received(x.m, x.d, src); } // warm-up
+    const msgs = Array.from({ length: 50 }, (_, i) => {
+      const d = invite(`cost-${i}`);
+      return { m: parseMessage(d), d };
+    });
+    for (let i = 0; i < 2000; i++) {
+      const x = msgs[i % 50]!;
+      cap.received(x.m, x.d, src);
+    } // warm-up
     await cap.flush();
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < N; i++) { const x = msgs[i % 50]!; cap.received(x.m, x.d, src); }
+    for (let i = 0; i < N; i++) {
+      const x = msgs[i % 50]!;
+      cap.received(x.m, x.d, src);
+    }
     const hot = Number(process.hrtime.bigint() - t0) / N;
     // what the stack pays anyway for each message: its parse
     const t2 = process.hrtime.bigint();
@@ -124,12 +147,18 @@ describe('SIP capture: bounds, settings, cost; the pcap writer', function () {
     const cap = new SipCapture(redis, prefix, captureSettings({ SIP_CAPTURE_MAX_PER_CALL: '10', SIP_CAPTURE_RETENTION_SECONDS: '90' }));
     const ids = Array.from({ length: 300 }, (_, i) => `batch-${process.pid}-${i}`);
     for (let round = 1; round <= 4; round++) {
-      for (const id of ids) { const d = invite(id, 'INFO', round); cap.received(parseMessage(d), d, src); }
+      for (const id of ids) {
+        const d = invite(id, 'INFO', round);
+        cap.received(parseMessage(d), d, src);
+      }
     }
     // count what the capture's connection sends (the real client, the real Redis)
     let commands = 0;
     const send = redis.sendCommand.bind(redis);
-    redis.sendCommand = (...a: Parameters<Redis['sendCommand']>) => { commands++; return send(...a); };
+    redis.sendCommand = (...a: Parameters<Redis['sendCommand']>) => {
+      commands++;
+      return send(...a);
+    };
     try {
       await cap.close();
     } finally {
@@ -152,7 +181,10 @@ describe('SIP capture: bounds, settings, cost; the pcap writer', function () {
     const id = `wrongtype-${process.pid}`;
     await redis.set(captureKey(prefix, id), 'not a stream');
     const ok = `fine-${process.pid}`;
-    for (const c of [id, ok]) { const d = invite(c); cap.received(parseMessage(d), d, src); }
+    for (const c of [id, ok]) {
+      const d = invite(c);
+      cap.received(parseMessage(d), d, src);
+    }
     await cap.close();
     expect(cap.stats).to.include({ written: 1, writeErrors: 1 });
     expect(await readCaptured(redis, prefix, [ok])).to.have.length(1);

@@ -18,20 +18,33 @@ import { freePort, sippMediaPort } from '../../testkit/ports';
 import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { party, startStack, type Stack } from '../xfer/support';
 
-interface Msg { timestamp: string; method: string; src_ip: string; src_port: number; dst_ip: string; dst_port: number; direction: string; transport: string; sip_call_id: string; raw: string }
+interface Msg {
+  timestamp: string;
+  method: string;
+  src_ip: string;
+  src_port: number;
+  dst_ip: string;
+  dst_port: number;
+  direction: string;
+  transport: string;
+  sip_call_id: string;
+  raw: string;
+}
 
 /** Packets tcpdump reads from a pcap file (one line each with -q). */
 function tcpdump(file: Buffer): string[] {
   const p = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pcap-')), 'call.pcap');
   fs.writeFileSync(p, file);
   try {
-    return execFileSync('tcpdump', ['-r', p, '-nn', '-q', '-tt'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n').filter(Boolean);
+    return execFileSync('tcpdump', ['-r', p, '-nn', '-q', '-tt'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+      .split('\n')
+      .filter(Boolean);
   } finally {
     fs.rmSync(path.dirname(p), { recursive: true, force: true });
   }
 }
 
-describe('timelines: a call\'s SIP ladder and pcap from the captured messages', function () {
+describe("timelines: a call's SIP ladder and pcap from the captured messages", function () {
   this.timeout(120_000);
   let s: Stack;
   let callId = '';
@@ -53,7 +66,11 @@ describe('timelines: a call\'s SIP ladder and pcap from the captured messages', 
     try {
       const x = sipp(party({ rtpPort: sinkX.port, byeTimeoutMs: 30_000 }), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '40s'], { killAfterMs: 45_000 });
       await sleep(300);
-      const a = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, 'caller', sinkA.port, { hangUpAfterMs: 1500 }), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 }).done;
+      const a = await sipp(
+        uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, 'caller', sinkA.port, { hangUpAfterMs: 1500 }),
+        [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort())],
+        { killAfterMs: 40_000 },
+      ).done;
       expect(a.code, a.errors + a.messages).to.equal(0);
       expect((await x.done).code).to.equal(0);
       uacCallId = /Call-ID: *(\S+)/i.exec(a.messages)?.[1] ?? '';
@@ -61,7 +78,11 @@ describe('timelines: a call\'s SIP ladder and pcap from the captured messages', 
       sinkX.close();
       sinkA.close();
     }
-    const row = await until(async () => (await s.t.ctx.db('calls').where({ customer_id: cid, direction: 'incoming', status: 'hangup' }).first()) as { id: string } | undefined, 15_000, 'the inbound call hung up');
+    const row = await until(
+      async () => (await s.t.ctx.db('calls').where({ customer_id: cid, direction: 'incoming', status: 'hangup' }).first()) as { id: string } | undefined,
+      15_000,
+      'the inbound call hung up',
+    );
     callId = row.id;
     await s.p.capture!.capture.flush();
   });
@@ -76,7 +97,7 @@ describe('timelines: a call\'s SIP ladder and pcap from the captured messages', 
     expect(res.body.rtcp_stats).to.equal(null);
     const msgs = res.body.sip_messages as Msg[];
     const ids = [...new Set(msgs.map((m) => m.sip_call_id))];
-    expect(ids, 'the caller\'s Call-ID and the connected leg\'s').to.have.length(2).and.include(uacCallId);
+    expect(ids, "the caller's Call-ID and the connected leg's").to.have.length(2).and.include(uacCallId);
     const a = msgs.filter((m) => m.sip_call_id === uacCallId);
     const b = msgs.filter((m) => m.sip_call_id !== uacCallId);
     const ladder = (ms: Msg[]) => ms.map((m) => `${m.direction === 'incoming' ? '>' : '<'}${m.method.split(' ')[0]}`);
@@ -102,11 +123,14 @@ describe('timelines: a call\'s SIP ladder and pcap from the captured messages', 
 
   it('pcap: tcpdump reads one UDP packet per captured message, between the right addresses', async () => {
     const ladder = (await s.api.get(`/timelines/calls/${callId}/sip-analysis`)).body.sip_messages as Msg[];
-    const res = await s.api.get(`/timelines/calls/${callId}/pcap`).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const res = await s.api
+      .get(`/timelines/calls/${callId}/pcap`)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.match(/application\/octet-stream/);
     // callers' bytes: an inert attachment (docs/security.md "Customer files")
@@ -121,7 +145,7 @@ describe('timelines: a call\'s SIP ladder and pcap from the captured messages', 
     });
   });
 
-  it('another customer\'s call is 404; an agent below manager is 403; a bad id is 400', async () => {
+  it("another customer's call is 404; an agent below manager is 403; a bad id is 400", async () => {
     const other = await createFixture(s.t.ctx);
     for (const p of ['sip-analysis', 'pcap']) {
       const r = await request(s.t.app).get(`/v1.0/timelines/calls/${callId}/${p}`).set('Authorization', `Bearer ${other.token}`);

@@ -55,7 +55,7 @@ describe('webphone: agent browser SIP credential', function () {
 
   const issue = (token: string, body: object = {}) => request(t.app).post('/v1.0/service_agents/me/sip_credentials').set('Authorization', `Bearer ${token}`).send(body);
 
-  it('issues a credential bound to the agent\'s extension; the registrar accepts it next to the extension password', async () => {
+  it("issues a credential bound to the agent's extension; the registrar accepts it next to the extension password", async () => {
     const { ext, domain, password } = await createExtension(f.customer.id);
     const a = await agentWith([ext.extension]);
     const res = await issue(a.token);
@@ -77,7 +77,7 @@ describe('webphone: agent browser SIP credential', function () {
     expect(alias.status).to.equal(200);
   });
 
-  it('refuses the credential for another extension\'s address-of-record', async () => {
+  it("refuses the credential for another extension's address-of-record", async () => {
     const mine = await createExtension(f.customer.id);
     const other = await createExtension(f.customer.id);
     const a = await agentWith([mine.ext.extension]);
@@ -85,7 +85,7 @@ describe('webphone: agent browser SIP credential', function () {
     expect(await register(other.ext.username, other.domain, c.username!, c.password!)).to.equal(403);
   });
 
-  it('picks the extension named by extension_id; 400 in the envelope when it is not one of the agent\'s', async () => {
+  it("picks the extension named by extension_id; 400 in the envelope when it is not one of the agent's", async () => {
     const e1 = await createExtension(f.customer.id);
     const e2 = await createExtension(f.customer.id);
     const stranger = await createExtension(f.customer.id);

@@ -62,13 +62,14 @@ describe('webphone: calls from Chromium', function () {
     }
   });
 
-  it('browser → extension registered by sipp: sipp\'s side hears the browser\'s 1000 Hz tone, the browser receives sipp\'s audio', async () => {
+  it("browser → extension registered by sipp: sipp's side hears the browser's 1000 Hz tone, the browser receives sipp's audio", async () => {
     const caller = await createExtension();
     const callee = await createExtension(caller.customerId);
     const party = await RtpParty.open(440);
     const phonePort = await freePort();
     const sipServer = `127.0.0.1:${rig.p.sipPort}`;
-    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [sipServer, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', callee.ext.username, '-ap', callee.password]).done;
+    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [sipServer, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', callee.ext.username, '-ap', callee.password])
+      .done;
     expect(reg.code, reg.errors).to.equal(0);
     const uas = sipp(calleeToParty(callee.ext.username, party.port), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1'], { killAfterMs: 60_000 });
     await sleep(300);

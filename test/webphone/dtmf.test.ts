@@ -51,18 +51,30 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
   /** One digit as the desk phone got it: one event throughout, marker first, durations growing, the end last. */
   function expectDigit(group: EventPacket[], event: number, ssrc: number): void {
     const at = `event ${event}`;
-    expect(group.every((e) => e.event === event), `${at}: ${group.map((e) => e.event)}`).to.equal(true);
+    expect(
+      group.every((e) => e.event === event),
+      `${at}: ${group.map((e) => e.event)}`,
+    ).to.equal(true);
     expect(group[0]!.marker, `${at}: marker on the first packet`).to.equal(true);
-    expect(group.every((e) => e.duration > 0), `${at}: durations > 0: ${group.map((e) => e.duration)}`).to.equal(true);
+    expect(
+      group.every((e) => e.duration > 0),
+      `${at}: durations > 0: ${group.map((e) => e.duration)}`,
+    ).to.equal(true);
     const durations = group.filter((e) => !e.end).map((e) => e.duration);
     expect(durations, `${at}: durations grow`).to.deep.equal([...durations].sort((x, y) => x - y));
     const ends = group.filter((e) => e.end);
     expect(ends.length, `${at}: an end packet (E bit)`).to.be.greaterThan(0);
-    expect(group.slice(-ends.length).every((e) => e.end), `${at}: nothing after the end`).to.equal(true);
+    expect(
+      group.slice(-ends.length).every((e) => e.end),
+      `${at}: nothing after the end`,
+    ).to.equal(true);
     // the phone keys 160 ms (web/phone/phone.ts): 1280 samples of the desk phone's 8 kHz clock, give or
     // take the packetization of the browser's sender (a duration on the browser's 48 kHz clock would be 6x)
     expect(ends[0]!.duration, `${at}: end duration in 8 kHz samples`).to.be.within(960, 1920);
-    expect(group.every((e) => e.ssrc === ssrc), `${at}: the desk phone's stream (SSRC of its audio)`).to.equal(true);
+    expect(
+      group.every((e) => e.ssrc === ssrc),
+      `${at}: the desk phone's stream (SSRC of its audio)`,
+    ).to.equal(true);
     for (let i = 1; i < group.length; i++) expect((group[i]!.seq - group[i - 1]!.seq) & 0xffff, `${at}: consecutive sequence numbers`).to.equal(1);
   }
 
@@ -70,7 +82,19 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
   async function deskPhone(desk: Awaited<ReturnType<typeof createExtension>>): Promise<{ cap: RtpCapture; done: Promise<SippResult> }> {
     const cap = await RtpCapture.open();
     const phonePort = await freePort();
-    const reg = await sipp(registerOnly(desk.ext.username, desk.domain), [`127.0.0.1:${rig.p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', desk.ext.username, '-ap', desk.password]).done;
+    const reg = await sipp(registerOnly(desk.ext.username, desk.domain), [
+      `127.0.0.1:${rig.p.sipPort}`,
+      '-i',
+      '127.0.0.1',
+      '-p',
+      String(phonePort),
+      '-m',
+      '1',
+      '-au',
+      desk.ext.username,
+      '-ap',
+      desk.password,
+    ]).done;
     expect(reg.code, reg.errors).to.equal(0);
     const uas = sipp(dtmfCallee(desk.ext.username, cap.port, { telephoneEventPt: DESK_PT }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1'], { killAfterMs: 60_000 });
     await sleep(300); // let the UAS bind
@@ -84,8 +108,11 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
   async function keyDigits(cap: RtpCapture, keys: string, press: () => Promise<void>): Promise<void> {
     await until(async () => cap.packets.filter((x) => x.pt === 0).length > 25 || null, 10_000, 'audio at the desk phone');
     await press();
-    await until(async () => eventGroups(cap, DESK_PT).filter((g) => g.some((e) => e.end)).length >= keys.length || null, 10_000, `${keys.length} ended digits at the desk phone`)
-      .catch((err: Error) => { throw new Error(`${err.message}; packets per payload type: ${heard(cap)}`); });
+    await until(async () => eventGroups(cap, DESK_PT).filter((g) => g.some((e) => e.end)).length >= keys.length || null, 10_000, `${keys.length} ended digits at the desk phone`).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; packets per payload type: ${heard(cap)}`);
+      },
+    );
     await sleep(300); // the end packet's repeats
   }
 
@@ -93,9 +120,12 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
   function expectDigits(cap: RtpCapture, keys: string): void {
     const audio = cap.packets.filter((x) => x.pt === 0);
     const others = cap.packets.filter((x) => x.pt !== 0 && x.pt !== DESK_PT).map((x) => x.pt);
-    expect(others, 'nothing on another payload type (the browser\'s 110/126)').to.deep.equal([]);
+    expect(others, "nothing on another payload type (the browser's 110/126)").to.deep.equal([]);
     const groups = eventGroups(cap, DESK_PT);
-    expect(groups.map((g) => g[0]!.event), 'the keys in order').to.deep.equal([...keys].map((k) => EVENT[k]));
+    expect(
+      groups.map((g) => g[0]!.event),
+      'the keys in order',
+    ).to.deep.equal([...keys].map((k) => EVENT[k]));
     groups.forEach((g, i) => expectDigit(g, EVENT[keys[i]!]!, audio[0]!.ssrc));
   }
 
@@ -118,7 +148,7 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
       expect(answer, 'the browser leg stays Opus').to.match(/a=rtpmap:\d+ opus\/48000\/2/);
       const browserPt = /a=rtpmap:(\d+) telephone-event\/48000/.exec(answer)?.[1];
       expect(browserPt, `telephone-event in the browser's answer: ${answer}`).to.not.equal(undefined);
-      expect(Number(browserPt), 'the browser leg\'s payload type').to.not.equal(DESK_PT);
+      expect(Number(browserPt), "the browser leg's payload type").to.not.equal(DESK_PT);
       await keyDigits(cap, keys, () => pressKeys(page, keys, 450));
       await page.click('#hangup');
       await waitPhase(page, 'ended');
@@ -131,7 +161,7 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
     expectDigits(cap, keys);
   });
 
-  it('the embed \'dtmf\' command: one string of keys reaches the desk phone key by key on its payload type', async () => {
+  it("the embed 'dtmf' command: one string of keys reaches the desk phone key by key on its payload type", async () => {
     const caller = await createExtension();
     const desk = await createExtension(caller.customerId);
     const { cap, done } = await deskPhone(desk);
@@ -149,8 +179,10 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
         document.body.appendChild(iframe);
         window.post = (m) => iframe.contentWindow.postMessage({ channel: 'openvoice-phone', ...m }, location.origin);
       })()`);
-      const waitEvent = (pred: string, what: string) => page.waitForFunction(`window.got.some((m) => ${pred})`, { timeout: 15_000 })
-        .catch(async (e: Error) => { throw new Error(`${e.message}: ${what}; events ${JSON.stringify(await page.evaluate('window.got'))}`); });
+      const waitEvent = (pred: string, what: string) =>
+        page.waitForFunction(`window.got.some((m) => ${pred})`, { timeout: 15_000 }).catch(async (e: Error) => {
+          throw new Error(`${e.message}: ${what}; events ${JSON.stringify(await page.evaluate('window.got'))}`);
+        });
       const post = async (m: object): Promise<void> => {
         await page.evaluate(`window.post(${JSON.stringify(m)})`);
       };

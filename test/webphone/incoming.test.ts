@@ -14,7 +14,21 @@ import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
 import { testDb, truncateAll } from '../../testkit/db';
 import { Rtpengine } from '../../testkit/rtpengine';
 import { killAllSipp, RtpSink, sleep, until, createExtension } from '../../testkit/media-app/harness';
-import { audioStats, callText, openPhone, phoneBrowser, queueCallFromSipp, queuecallInService, signInAgent, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
+import {
+  audioStats,
+  callText,
+  openPhone,
+  phoneBrowser,
+  queueCallFromSipp,
+  queuecallInService,
+  signInAgent,
+  signInExtension,
+  startRig,
+  toneWav,
+  waitPhase,
+  waitReg,
+  type Rig,
+} from '../../testkit/webphone/harness';
 
 /** The id of the (first) call a POST /v1.0/calls created. */
 function callIdOf(body: { calls?: { id: string }[] }): string {
@@ -63,21 +77,26 @@ describe('webphone: calls to Chromium', function () {
     const page = await openPhone(b, rig.base);
     await signInExtension(page, `${ext.username}@${domain}`, password);
     await waitReg(page, 'registered');
-    const r = await request(rig.t.app).post('/v1.0/calls').query({ accesskey: f.accesskey })
+    const r = await request(rig.t.app)
+      .post('/v1.0/calls')
+      .query({ accesskey: f.accesskey })
       .send({ source: { type: 'tel', target: source }, destinations: [{ type: 'extension', target: ext.extension }], actions });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return { page, callId: callIdOf(r.body) };
   }
 
-  it('POST /v1.0/calls to the browser\'s extension: it rings, the page answers, hears `talk`, and its RFC 4733 DTMF picks the branch', async () => {
-    const { page, callId } = await ringBrowser([
-      { type: 'talk', option: { text: 'Hello from the platform. For sales press five.', language: 'en-US' } },
-      { id: ID.digits, type: 'digits_receive', option: { duration: 10000, length: 1 } },
-      { type: 'branch', option: { variable: 'svc.call.digits', default_target_id: ID.other, target_ids: { '5': ID.sales } } },
-      { id: ID.other, type: 'hangup' },
-      { id: ID.sales, type: 'sleep', option: { duration: 300 } },
-      { type: 'hangup' },
-    ], '+15550002222');
+  it("POST /v1.0/calls to the browser's extension: it rings, the page answers, hears `talk`, and its RFC 4733 DTMF picks the branch", async () => {
+    const { page, callId } = await ringBrowser(
+      [
+        { type: 'talk', option: { text: 'Hello from the platform. For sales press five.', language: 'en-US' } },
+        { id: ID.digits, type: 'digits_receive', option: { duration: 10000, length: 1 } },
+        { type: 'branch', option: { variable: 'svc.call.digits', default_target_id: ID.other, target_ids: { '5': ID.sales } } },
+        { id: ID.other, type: 'hangup' },
+        { id: ID.sales, type: 'sleep', option: { duration: 300 } },
+        { type: 'hangup' },
+      ],
+      '+15550002222',
+    );
     try {
       await waitPhase(page, 'incoming', 15_000);
       expect(await callText(page)).to.contain('Incoming call');
@@ -91,10 +110,14 @@ describe('webphone: calls to Chromium', function () {
       // DTMF 5 from the keypad (RFC 4733 telephone-events in the RTP)
       await page.click('button[data-key="5"]');
       await waitPhase(page, 'ended', 15_000);
-      const af = await until(async () => {
-        const a = await activeflowOf(callId);
-        return a?.status === 'ended' ? a : null;
-      }, 10_000, 'activeflow ended');
+      const af = await until(
+        async () => {
+          const a = await activeflowOf(callId);
+          return a?.status === 'ended' ? a : null;
+        },
+        10_000,
+        'activeflow ended',
+      );
       const path = (af.executed_actions as { id: string; type: string }[]).map((a) => a.id);
       expect(path, JSON.stringify(af.executed_actions)).to.include(ID.sales);
       expect(path).to.not.include(ID.other);
@@ -150,10 +173,14 @@ describe('webphone: calls to Chromium', function () {
       // the BYE's Reason header (RFC 3326) says why; before it the page could only say "Terminated"
       expect(shown, shown).to.match(/^Call ended: .*\(media_relay_gone: .+\)$/);
       const db = await testDb();
-      const row = await until(async () => {
-        const c = await db('calls').where({ id: callId }).first();
-        return c?.status === 'hangup' ? c : null;
-      }, 5000, 'call row hung up');
+      const row = await until(
+        async () => {
+          const c = await db('calls').where({ id: callId }).first();
+          return c?.status === 'hangup' ? c : null;
+        },
+        5000,
+        'call row hung up',
+      );
       // the platform hung up (its relay leg died), within the 2 s
       expect(row.hangup_by).to.equal('local');
       expect(new Date(row.tm_hangup!).getTime() - killedAt).to.be.at.most(2000);

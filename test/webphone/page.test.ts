@@ -57,10 +57,13 @@ describe('webphone: the page in Chromium', function () {
     await rig.t.ctx.repos.agents.update(a.agent.id, { addresses: [{ type: 'extension', target: ext.extension }] });
     const page = await openPhone(b, rig.base);
     const ws = new Promise<string>((resolve) => {
-      void page.target().createCDPSession().then(async (cdp) => {
-        await cdp.send('Network.enable');
-        cdp.on('Network.webSocketCreated', (e: { url: string }) => resolve(e.url));
-      });
+      void page
+        .target()
+        .createCDPSession()
+        .then(async (cdp) => {
+          await cdp.send('Network.enable');
+          cdp.on('Network.webSocketCreated', (e: { url: string }) => resolve(e.url));
+        });
     });
     await signInAgent(page, a.agent.username, a.password);
     expect(await ws).to.equal(`${closedWs}/`);
@@ -70,8 +73,9 @@ describe('webphone: the page in Chromium', function () {
     await page.click('#sign-out');
     await until(async () => (await regState(page)) === 'signed-out', 5000, 'signed out');
     // the page shows signed-out before its DELETE of the credential has finished: wait for the platform
-    await until(async () => (await rig.t.ctx.redis.keys(`${rig.prefix}websip:cred:*`)).length === 0 || null, 5000, 'credential revoked')
-      .catch(async (err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(await rig.t.ctx.redis.keys(`${rig.prefix}websip:cred:*`))}`); });
+    await until(async () => (await rig.t.ctx.redis.keys(`${rig.prefix}websip:cred:*`)).length === 0 || null, 5000, 'credential revoked').catch(async (err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(await rig.t.ctx.redis.keys(`${rig.prefix}websip:cred:*`))}`);
+    });
   });
 
   it('wrong password and an agent without an extension get a clear message', async () => {

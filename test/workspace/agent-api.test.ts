@@ -47,8 +47,15 @@ describe('service-agent API: scope, me, calls, conversations', function () {
     const theirs = await conversationFor(rig, tm.f.customer.id, tm.b.id);
     const unowned = await conversationFor(rig, tm.f.customer.id, null);
     await conversationsRepo(rig.t.ctx.db).addMessage({
-      customer_id: tm.f.customer.id, conversation_id: mine.id, direction: 'incoming', status: 'done', reference_type: 'message',
-      reference_id: newId(), source: mine.peer, destination: mine.self, text: 'hello agent',
+      customer_id: tm.f.customer.id,
+      conversation_id: mine.id,
+      direction: 'incoming',
+      status: 'done',
+      reference_type: 'message',
+      reference_id: newId(),
+      source: mine.peer,
+      destination: mine.self,
+      text: 'hello agent',
     });
     const list = await request(rig.t.app).get('/v1.0/service_agents/conversations').set(bearer(tm.a.token));
     expect(list.body.result.map((c: { id: string }) => c.id)).to.deep.equal([mine.id]);
@@ -78,9 +85,19 @@ describe('service-agent API: scope, me, calls, conversations', function () {
     expect(st.body.status).to.equal('available');
     expectError(await request(rig.t.app).put('/v1.0/service_agents/me/status').set(bearer(tm.a.token)).send({ status: 'asleep' }), 400, 'INVALID_ARGUMENT');
     expectError(await request(rig.t.app).put('/v1.0/service_agents/me/status').set(bearer(tm.a.token)).send({ status: 'ringing' }), 400, 'INVALID_ARGUMENT');
-    const ad = await request(rig.t.app).put('/v1.0/service_agents/me/addresses').set(bearer(tm.a.token)).send({ addresses: [{ type: 'extension', target: '2001' }] });
+    const ad = await request(rig.t.app)
+      .put('/v1.0/service_agents/me/addresses')
+      .set(bearer(tm.a.token))
+      .send({ addresses: [{ type: 'extension', target: '2001' }] });
     expect(ad.body.addresses).to.deep.equal([{ type: 'extension', target: '2001' }]);
-    expectError(await request(rig.t.app).put('/v1.0/service_agents/me/addresses').set(bearer(tm.a.token)).send({ addresses: [{ type: 'pigeon', target: 'x' }] }), 400, 'INVALID_ARGUMENT');
+    expectError(
+      await request(rig.t.app)
+        .put('/v1.0/service_agents/me/addresses')
+        .set(bearer(tm.a.token))
+        .send({ addresses: [{ type: 'pigeon', target: 'x' }] }),
+      400,
+      'INVALID_ARGUMENT',
+    );
     expectError(await request(rig.t.app).put('/v1.0/service_agents/me/password').set(bearer(tm.a.token)).send({ password: 'short' }), 400, 'INVALID_ARGUMENT');
     expect((await request(rig.t.app).put('/v1.0/service_agents/me/password').set(bearer(tm.a.token)).send({ password: 'a-long-password' })).status).to.equal(200);
     const login = await request(rig.t.app).post('/auth/login').send({ username: me.body.username, password: 'a-long-password' });
@@ -101,9 +118,15 @@ describe('service-agent API: scope, me, calls, conversations', function () {
   it('shared reads: tags and contacts of the customer, the agent’s own extensions, transcripts of its calls only', async () => {
     const a = bearer(tm.a.token);
     const q = { accesskey: tm.f.accesskey };
-    const tag = await request(rig.t.app).post('/v1.0/tags').query(q).send({ name: `vip-${newId().slice(0, 8)}` });
+    const tag = await request(rig.t.app)
+      .post('/v1.0/tags')
+      .query(q)
+      .send({ name: `vip-${newId().slice(0, 8)}` });
     expect((await request(rig.t.app).get(`/v1.0/service_agents/tags/${tag.body.id}`).set(a)).body.id).to.equal(tag.body.id);
-    await request(rig.t.app).post('/v1.0/contacts').query(q).send({ first_name: 'Zed', addresses: [{ type: 'tel', target: '+15557770000' }] });
+    await request(rig.t.app)
+      .post('/v1.0/contacts')
+      .query(q)
+      .send({ first_name: 'Zed', addresses: [{ type: 'tel', target: '+15557770000' }] });
     expect((await request(rig.t.app).get('/v1.0/service_agents/contacts/lookup').query({ phone: '+15557770000' }).set(a)).body.first_name).to.equal('Zed');
     expectError(await request(rig.t.app).get('/v1.0/service_agents/contacts/lookup').set(a), 400, 'INVALID_ARGUMENT');
     expectError(await request(rig.t.app).get('/v1.0/service_agents/contacts/lookup').query({ phone: '5557770000' }).set(a), 400, 'INVALID_REQUEST_PARAMETER');
@@ -111,7 +134,9 @@ describe('service-agent API: scope, me, calls, conversations', function () {
     // A transcribe of b's call is invisible to a.
     const call = await callOf(tm.b.id);
     const tid = newId();
-    await rig.t.ctx.db('transcribes').insert({ id: tid, customer_id: tm.f.customer.id, activeflow_id: newId(), on_end_flow_id: newId(), reference_type: 'call', reference_id: call.id, status: 'done', tm_create: new Date() });
+    await rig.t.ctx
+      .db('transcribes')
+      .insert({ id: tid, customer_id: tm.f.customer.id, activeflow_id: newId(), on_end_flow_id: newId(), reference_type: 'call', reference_id: call.id, status: 'done', tm_create: new Date() });
     expect((await request(rig.t.app).get('/v1.0/service_agents/transcribes').set(bearer(tm.b.token))).body.result.map((t: { id: string }) => t.id)).to.deep.equal([tid]);
     expect((await request(rig.t.app).get('/v1.0/service_agents/transcribes').set(a)).body.result).to.deep.equal([]);
     expectError(await request(rig.t.app).get('/v1.0/service_agents/transcripts').query({ transcribe_id: tid }).set(a), 404, 'RESOURCE_NOT_FOUND');

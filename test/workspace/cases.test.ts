@@ -42,11 +42,9 @@ describe('contact cases: opened by case_create, worked through the agent API', f
 
   it('case_create opens an unowned case on the conversation; an agent takes it, notes it and closes it', async () => {
     const conv = await conversationFor(rig, tm.f.customer.id, null);
-    const { record, vars } = await runFlow(
-      [{ type: 'case_create', option: { name: 'Refund', detail: 'order 42', note: 'opened by the IVR', sync: true } }],
-      conv.id,
-      { cases: caseService(rig.t.ctx.db) },
-    );
+    const { record, vars } = await runFlow([{ type: 'case_create', option: { name: 'Refund', detail: 'order 42', note: 'opened by the IVR', sync: true } }], conv.id, {
+      cases: caseService(rig.t.ctx.db),
+    });
     expect(record.end_reason, record.error).to.equal('finished');
     const caseId = vars.get('svc.contact_case.id');
     expect(caseId).to.match(/^[0-9a-f-]{36}$/);
@@ -84,9 +82,17 @@ describe('contact cases: opened by case_create, worked through the agent API', f
 
     // Managers: the whole list, filters, continue of a closed case.
     const q = { accesskey: tm.f.accesskey };
-    const all = await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, status: 'closed' });
+    const all = await request(rig.t.app)
+      .get('/v1.0/contact_cases')
+      .query({ ...q, status: 'closed' });
     expect(all.body.result.map((c: { id: string }) => c.id)).to.include(caseId);
-    expectError(await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, status: 'pending' }), 400, 'INVALID_REQUEST_PARAMETER');
+    expectError(
+      await request(rig.t.app)
+        .get('/v1.0/contact_cases')
+        .query({ ...q, status: 'pending' }),
+      400,
+      'INVALID_REQUEST_PARAMETER',
+    );
     const cont = await request(rig.t.app).post(`/v1.0/contact_cases/${caseId}/continue`).query(q);
     expect(cont.body).to.include({ status: 'open', previous_case_id: caseId, owner_id: tm.a.id });
     expectError(await request(rig.t.app).post(`/v1.0/contact_cases/${cont.body.id}/continue`).query(q), 409, 'STATE_INVALID');
@@ -102,7 +108,11 @@ describe('contact cases: opened by case_create, worked through the agent API', f
     const q = { accesskey: tm.f.accesskey };
     const unset = { contact_id: EMPTY_UUID, closed_by_id: EMPTY_UUID, previous_case_id: EMPTY_UUID, closed_at: '9999-01-01T00:00:00.000000Z', closed_by_type: '', closed_reason: '' };
     expect((await request(rig.t.app).get(`/v1.0/contact_cases/${id}`).query(q)).body).to.include(unset);
-    const listed = (await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, reference_id: conv.id })).body.result;
+    const listed = (
+      await request(rig.t.app)
+        .get('/v1.0/contact_cases')
+        .query({ ...q, reference_id: conv.id })
+    ).body.result;
     expect(listed.find((c: { id: string }) => c.id === id)).to.include(unset);
     const notes = (await request(rig.t.app).get(`/v1.0/contact_cases/${id}/notes`).query(q)).body.result;
     expect(notes[0]).to.include({ author_type: 'system', author_id: EMPTY_UUID, tm_delete: '9999-01-01T00:00:00.000000Z' });
@@ -118,17 +128,36 @@ describe('contact cases: opened by case_create, worked through the agent API', f
     await request(rig.t.app).put(`/v1.0/contact_cases/${id}`).query(q).send({ contact_id: contact.body.id });
     expect((await request(rig.t.app).put(`/v1.0/contact_cases/${id}`).query(q).send({ contact_id: EMPTY_UUID })).body.contact_id).to.equal(EMPTY_UUID);
     const closed = await request(rig.t.app).post(`/v1.0/contact_cases/${id}/close`).query(q);
-    expect(closed.body.closed_at).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/).and.not.equal(unset.closed_at);
+    expect(closed.body.closed_at)
+      .to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
+      .and.not.equal(unset.closed_at);
     expect(closed.body.contact_id).to.equal(EMPTY_UUID);
     // the empty UUID as a filter finds the cases without a contact
-    const without = (await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, contact_id: EMPTY_UUID })).body.result;
+    const without = (
+      await request(rig.t.app)
+        .get('/v1.0/contact_cases')
+        .query({ ...q, contact_id: EMPTY_UUID })
+    ).body.result;
     expect(without.map((c: { id: string }) => c.id)).to.include(id);
-    expect((await request(rig.t.app).get('/v1.0/contact_cases').query({ ...q, contact_id: contact.body.id })).body.result).to.deep.equal([]);
+    expect(
+      (
+        await request(rig.t.app)
+          .get('/v1.0/contact_cases')
+          .query({ ...q, contact_id: contact.body.id })
+      ).body.result,
+    ).to.deep.equal([]);
   });
 
   it('an unowned case shows in unresolved; without the workspace subsystem case_create fails the activeflow clearly', async () => {
     const conv = await conversationFor(rig, tm.f.customer.id, null);
-    await runFlow([{ type: 'case_create', option: { name: 'async one' } }, { type: 'sleep', option: { duration: 200 } }], conv.id, { cases: caseService(rig.t.ctx.db) });
+    await runFlow(
+      [
+        { type: 'case_create', option: { name: 'async one' } },
+        { type: 'sleep', option: { duration: 200 } },
+      ],
+      conv.id,
+      { cases: caseService(rig.t.ctx.db) },
+    );
     const un = await request(rig.t.app).get('/v1.0/contact_cases/unresolved').query({ accesskey: tm.f.accesskey });
     expect(un.body.result.map((c: { name: string }) => c.name)).to.include('async one');
     const { record } = await runFlow([{ type: 'case_create', option: {} }], conv.id, {});

@@ -20,11 +20,21 @@ describe('agent chats: talk channels, chats, participants, messages, reactions',
   it('a direct chat is seen only by its two members; messages, threads and reactions work; bad input refused', async () => {
     const c = await createAgent(rig.t.ctx, tm.f.customer.id, Permission.CustomerAgent);
     const a = as(tm.a.token);
-    const chat = await request(rig.t.app).post('/v1.0/service_agents/talk_chats').set(a).send({ type: 'direct', participants: [{ owner_type: 'agent', owner_id: tm.b.id }] });
+    const chat = await request(rig.t.app)
+      .post('/v1.0/service_agents/talk_chats')
+      .set(a)
+      .send({ type: 'direct', participants: [{ owner_type: 'agent', owner_id: tm.b.id }] });
     expect(chat.status, JSON.stringify(chat.body)).to.equal(200);
     expect(chat.body).to.include({ type: 'direct', member_count: 2 });
     expectError(await request(rig.t.app).post('/v1.0/service_agents/talk_chats').set(a).send({ type: 'direct', participants: [] }), 400, 'INVALID_ARGUMENT');
-    expectError(await request(rig.t.app).post('/v1.0/service_agents/talk_chats').set(a).send({ type: 'group', participants: [{ owner_type: 'agent', owner_id: newId() }] }), 400, 'INVALID_ARGUMENT');
+    expectError(
+      await request(rig.t.app)
+        .post('/v1.0/service_agents/talk_chats')
+        .set(a)
+        .send({ type: 'group', participants: [{ owner_type: 'agent', owner_id: newId() }] }),
+      400,
+      'INVALID_ARGUMENT',
+    );
     expectError(await request(rig.t.app).post('/v1.0/service_agents/talk_chats').set(a).send({ type: 'party' }), 400, 'INVALID_ARGUMENT');
 
     const m = await request(rig.t.app).post('/v1.0/service_agents/talk_messages').set(as(tm.b.token)).send({ chat_id: chat.body.id, text: 'lunch?' });

@@ -25,11 +25,13 @@ describe('service-agent API: files', function () {
 
     expect((await sa('get', '/files')).body.result.map((f: { id: string }) => f.id)).to.deep.equal([id]);
     expect((await sa('get', `/files/${id}`)).body.id).to.equal(id);
-    const dl = await sa('get', `/files/${id}/file`).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const dl = await sa('get', `/files/${id}/file`)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(dl.status).to.equal(200);
     expect(Buffer.compare(dl.body as Buffer, bytes)).to.equal(0);
 

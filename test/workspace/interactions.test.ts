@@ -8,7 +8,17 @@ import { newId } from '../../core/ids';
 import { until } from '../../testkit/media-app/harness';
 import { startRig, team, conversationFor, expectError, type Rig, type Team } from './support';
 
-type Row = { publisher: string; event_type: string; reference_id: string; direction: string; peer: { type: string; target: string }; local: { target: string }; customer_id: string; timestamp: string; data: { id: string } };
+type Row = {
+  publisher: string;
+  event_type: string;
+  reference_id: string;
+  direction: string;
+  peer: { type: string; target: string };
+  local: { target: string };
+  customer_id: string;
+  timestamp: string;
+  data: { id: string };
+};
 
 describe('contact interactions and peer events (the events store seen from the remote party)', function () {
   this.timeout(60_000);
@@ -32,8 +42,22 @@ describe('contact interactions and peer events (the events store seen from the r
     const calls = callsRepo(rig.t.ctx.db);
     const cid = tm.f.customer.id;
     // An incoming call from the peer to agent a, an outgoing one from agent b to the peer.
-    const a = await calls.create({ customer_id: cid, source: { type: 'tel', target: peer }, destination: { type: 'tel', target: '+15550001111' }, direction: 'incoming', owner_type: 'agent', owner_id: tm.a.id });
-    const b = await calls.create({ customer_id: cid, source: { type: 'tel', target: '+15550001111' }, destination: { type: 'tel', target: peer }, direction: 'outgoing', owner_type: 'agent', owner_id: tm.b.id });
+    const a = await calls.create({
+      customer_id: cid,
+      source: { type: 'tel', target: peer },
+      destination: { type: 'tel', target: '+15550001111' },
+      direction: 'incoming',
+      owner_type: 'agent',
+      owner_id: tm.a.id,
+    });
+    const b = await calls.create({
+      customer_id: cid,
+      source: { type: 'tel', target: '+15550001111' },
+      destination: { type: 'tel', target: peer },
+      direction: 'outgoing',
+      owner_type: 'agent',
+      owner_id: tm.b.id,
+    });
     callA = a.id;
     callB = b.id;
     await publishResourceEvent(rig.publisher, 'call_created', callJson(a));
@@ -43,7 +67,17 @@ describe('contact interactions and peer events (the events store seen from the r
     const repo = conversationsRepo(rig.t.ctx.db);
     const c = (await repo.update(conv.id, { peer: JSON.stringify({ type: 'tel', target: peer }) } as never)) ?? conv;
     convA = c.id;
-    const m = await repo.addMessage({ customer_id: cid, conversation_id: c.id, direction: 'incoming', status: 'done', reference_type: 'message', reference_id: newId(), source: { type: 'tel', target: peer }, destination: c.self, text: 'hi' });
+    const m = await repo.addMessage({
+      customer_id: cid,
+      conversation_id: c.id,
+      direction: 'incoming',
+      status: 'done',
+      reference_type: 'message',
+      reference_id: newId(),
+      source: { type: 'tel', target: peer },
+      destination: c.self,
+      text: 'hi',
+    });
     msgA = m.id;
     await publishResourceEvent(rig.publisher, 'conversation_updated', conversationJson(c));
     await publishResourceEvent(rig.publisher, 'conversation_message_created', conversationMessageJson(m));
@@ -51,7 +85,12 @@ describe('contact interactions and peer events (the events store seen from the r
     const o = await calls.create({ customer_id: other.f.customer.id, source: { type: 'tel', target: peer }, destination: { type: 'tel', target: '+15550002222' }, direction: 'incoming' });
     await publishResourceEvent(rig.publisher, 'call_created', callJson(o));
     await until(async () => Number((await rig.t.ctx.db('events').whereIn('resource_id', [a.id, b.id, c.id, m.id, o.id]).count({ n: '*' }))[0]!.n) === 5, 10_000);
-    contactId = (await request(rig.t.app).post('/v1.0/contacts').set(bearer(tm.f.token)).send({ first_name: 'Peer', addresses: [{ type: 'tel', target: peer }] })).body.id;
+    contactId = (
+      await request(rig.t.app)
+        .post('/v1.0/contacts')
+        .set(bearer(tm.f.token))
+        .send({ first_name: 'Peer', addresses: [{ type: 'tel', target: peer }] })
+    ).body.id;
   });
   after(async () => {
     await store?.close();

@@ -19,8 +19,15 @@ describe('agent WebSocket /v1.0/service_agents/ws', function () {
 
   async function message(c: ConversationRow, text: string) {
     const m = await conversationsRepo(rig.t.ctx.db).addMessage({
-      customer_id: c.customer_id, conversation_id: c.id, direction: 'incoming', status: 'done', reference_type: 'message',
-      reference_id: newId(), source: c.peer, destination: c.self, text,
+      customer_id: c.customer_id,
+      conversation_id: c.id,
+      direction: 'incoming',
+      status: 'done',
+      reference_type: 'message',
+      reference_id: newId(),
+      source: c.peer,
+      destination: c.self,
+      text,
     });
     await publishResourceEvent(rig.publisher, 'conversation_message_created', conversationMessageJson(m));
   }
@@ -41,7 +48,9 @@ describe('agent WebSocket /v1.0/service_agents/ws', function () {
     expect(ws.frames[0]!.data.conversation_id).to.equal(mine.id);
 
     // Once unassigned, the conversation's events stop reaching a even on the old topic.
-    const un = await request(rig.t.app).post(`/v1.0/service_agents/conversations/${mine.id}/unassign`).set({ Authorization: `Bearer ${tm.a.token}` });
+    const un = await request(rig.t.app)
+      .post(`/v1.0/service_agents/conversations/${mine.id}/unassign`)
+      .set({ Authorization: `Bearer ${tm.a.token}` });
     expect(un.status).to.equal(200);
     await message(mine, 'after unassign');
     await settle(400);
@@ -53,7 +62,12 @@ describe('agent WebSocket /v1.0/service_agents/ws', function () {
     const q = { accesskey: tm.f.accesskey };
     const w = (await request(rig.t.app).post('/v1.0/webchat_widgets').query(q).send({ name: 'w' })).body as { direct_hash: string };
     const token = (await request(rig.t.app).post('/auth/boot').send({ direct_hash: w.direct_hash })).body.token as string;
-    const s = (await request(rig.t.app).post('/v1.0/webchat_sessions').set({ Authorization: `Bearer ${token}` }).send({})).body as { id: string };
+    const s = (
+      await request(rig.t.app)
+        .post('/v1.0/webchat_sessions')
+        .set({ Authorization: `Bearer ${token}` })
+        .send({})
+    ).body as { id: string };
     const conv = (await rig.t.ctx.db('webchat_sessions').where({ id: s.id }).first()) as { conversation_id: string };
     await request(rig.t.app).put(`/v1.0/conversations/${conv.conversation_id}`).query(q).send({ owner_type: 'agent', owner_id: tm.a.id });
     const a = await connect(rig.wsUrl(`token=${tm.a.token}`));
@@ -61,7 +75,10 @@ describe('agent WebSocket /v1.0/service_agents/ws', function () {
     a.send({ type: 'subscribe', topics: [`customer_id:${tm.f.customer.id}:webchat_session:${s.id}`] });
     b.send({ type: 'subscribe', topics: [`agent_id:${tm.b.id}`] });
     await settle(200);
-    await request(rig.t.app).post('/v1.0/webchat_messages').set({ Authorization: `Bearer ${token}` }).send({ text: 'help me' });
+    await request(rig.t.app)
+      .post('/v1.0/webchat_messages')
+      .set({ Authorization: `Bearer ${token}` })
+      .send({ text: 'help me' });
     await a.waitFor(1);
     await settle(300);
     expect(a.frames.map((f) => f.event_type)).to.deep.equal(['webchat_message_created']);
@@ -88,9 +105,15 @@ describe('agent WebSocket /v1.0/service_agents/ws', function () {
     const bad = await connect(rig.wsUrl(`token=${tm.a.token}`));
     bad.socket.send('{nope');
     expect((await bad.closed).code).to.equal(1008);
-    const err = await connect(rig.wsUrl(`accesskey=${tm.f.accesskey}`)).then(() => null, (e: Error) => e);
+    const err = await connect(rig.wsUrl(`accesskey=${tm.f.accesskey}`)).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.equal('HTTP 403');
-    const none = await connect(rig.wsUrl('')).then(() => null, (e: Error) => e);
+    const none = await connect(rig.wsUrl('')).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(none?.message).to.equal('HTTP 401');
     // The hyphenated spelling is the same socket.
     const alias = await connect(rig.wsUrl(`token=${tm.a.token}`).replace('service_agents', 'service-agents'));

@@ -16,7 +16,10 @@ describe('webchat: widgets, boot, a visitor’s one session, messages, agent rep
   after(async () => rig.close());
 
   async function widget(body: Record<string, unknown> = {}) {
-    const res = await request(rig.t.app).post('/v1.0/webchat_widgets').query({ accesskey: tm.f.accesskey }).send({ name: 'Support', ...body });
+    const res = await request(rig.t.app)
+      .post('/v1.0/webchat_widgets')
+      .query({ accesskey: tm.f.accesskey })
+      .send({ name: 'Support', ...body });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body as { id: string; direct_hash: string };
   }
@@ -29,8 +32,22 @@ describe('webchat: widgets, boot, a visitor’s one session, messages, agent rep
     const q = { accesskey: tm.f.accesskey };
     const w = await widget({ theme_config: { primary_color: '#1a73e8', header_title: 'Hi', position: 'bottom_left' }, session_idle_timeout: 600 });
     expect(w.direct_hash).to.match(/^direct\.[0-9a-f]{32}$/);
-    expectError(await request(rig.t.app).post('/v1.0/webchat_widgets').query(q).send({ theme_config: { primary_color: 'blue' } }), 400, 'INVALID_ARGUMENT');
-    expectError(await request(rig.t.app).post('/v1.0/webchat_widgets').query(q).send({ theme_config: { shadow: true } }), 400, 'INVALID_ARGUMENT');
+    expectError(
+      await request(rig.t.app)
+        .post('/v1.0/webchat_widgets')
+        .query(q)
+        .send({ theme_config: { primary_color: 'blue' } }),
+      400,
+      'INVALID_ARGUMENT',
+    );
+    expectError(
+      await request(rig.t.app)
+        .post('/v1.0/webchat_widgets')
+        .query(q)
+        .send({ theme_config: { shadow: true } }),
+      400,
+      'INVALID_ARGUMENT',
+    );
     expectError(await request(rig.t.app).post('/v1.0/webchat_widgets').query(q).send({ session_flow_id: newId() }), 400, 'INVALID_ARGUMENT');
     expectError(await request(rig.t.app).post('/v1.0/webchat_widgets').query(q).send({ session_idle_timeout: -1 }), 400, 'INVALID_ARGUMENT');
     expectError(await request(rig.t.app).get(`/v1.0/webchat_widgets/${newId()}`).query(q), 404, 'RESOURCE_NOT_FOUND');
@@ -45,7 +62,9 @@ describe('webchat: widgets, boot, a visitor’s one session, messages, agent rep
     expect(upd.body.name).to.equal('Sales');
     expect(upd.body.theme_config.header_title).to.equal('Hi');
     const re = await request(rig.t.app).post(`/v1.0/webchat_widgets/${w.id}/direct_hash_regenerate`).query(q);
-    expect(re.body.direct_hash).to.match(/^direct\./).and.not.equal(w.direct_hash);
+    expect(re.body.direct_hash)
+      .to.match(/^direct\./)
+      .and.not.equal(w.direct_hash);
     expect((await boot(w.direct_hash)).status).to.equal(400);
     expect((await boot(re.body.direct_hash)).status).to.equal(200);
     await request(rig.t.app).put(`/v1.0/webchat_widgets/${w.id}`).query(q).send({ status: 'inactive' });

@@ -13,7 +13,6 @@ import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until,
 import { phoneCallRefused, phoneCalls, registerOnly } from './support';
 import { ownNumber } from '../media-app/originating';
 
-
 function messageScenario(user: string, domain: string, to: string, text: string, expect: number): string {
   const msg = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
 MESSAGE sip:${to}@${domain} SIP/2.0
@@ -70,8 +69,17 @@ describe('extension to tel through routes and providers', function () {
     const [g1, g2] = [await freePort(), await freePort()];
     const provider = (port: number, name: string) =>
       providersRepo(db).create({
-        type: 'sip', hostname: `127.0.0.1:${port}`, tech_prefix: '', tech_postfix: '', tech_headers: {}, transport: 'udp',
-        auth_username: '', auth_password: '', codecs: [], name, detail: '',
+        type: 'sip',
+        hostname: `127.0.0.1:${port}`,
+        tech_prefix: '',
+        tech_postfix: '',
+        tech_headers: {},
+        transport: 'udp',
+        auth_username: '',
+        auth_password: '',
+        codecs: [],
+        name,
+        detail: '',
       } as never);
     const first = await provider(g1, 'down');
     const second = await provider(g2, 'up');
@@ -85,7 +93,11 @@ describe('extension to tel through routes and providers', function () {
     const failing = sipp(answeringUas({ final: 503 }), ['-i', '127.0.0.1', '-p', String(g1), '-m', '1']);
     const gateway = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(g2), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await new Promise((r) => setTimeout(r, 300));
-    const phone = sipp(phoneCalls(a.ext.username, a.domain, '+15557654321'), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const phone = sipp(
+      phoneCalls(a.ext.username, a.domain, '+15557654321'),
+      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     const [rp, rf, rg] = await Promise.all([phone.done, failing.done, gateway.done]);
     expect(rp.code, 'phone ' + rp.errors + rp.messages).to.equal(0);
     expect(rf.code, rf.errors).to.equal(0);
@@ -93,10 +105,14 @@ describe('extension to tel through routes and providers', function () {
     expect(rf.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g1} SIP/2.0`);
     expect(rg.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g2} SIP/2.0`);
     expect(rg.messages).to.match(new RegExp(`^From: "Desk" <sip:\\${callerId}@`, 'm'));
-    const rows = await until(async () => {
-      const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
-      return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
-    }, 10_000, 'both legs hung up');
+    const rows = await until(
+      async () => {
+        const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
+        return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
+      },
+      10_000,
+      'both legs hung up',
+    );
     const [master, leg] = rows[0].direction === 'incoming' ? rows : [rows[1], rows[0]];
     expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
     expect(leg.source).to.deep.include({ type: 'tel', target: callerId });
@@ -124,7 +140,8 @@ describe('extension to tel through routes and providers', function () {
     expect(reg.code, reg.errors).to.equal(0);
     const receiver = sipp(messageReceiver, ['-i', '127.0.0.1', '-p', String(bPort), '-m', '1']);
     await new Promise((r) => setTimeout(r, 300));
-    const sent = await sipp(messageScenario(a.ext.username, a.domain, b.ext.extension, 'hello from the desk', 200), [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password]).done;
+    const sent = await sipp(messageScenario(a.ext.username, a.domain, b.ext.extension, 'hello from the desk', 200), [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password])
+      .done;
     expect(sent.code, sent.errors + sent.messages).to.equal(0);
     const got = await receiver.done;
     expect(got.code, got.errors + got.messages).to.equal(0);

@@ -22,10 +22,14 @@ describe('groupcalls', function () {
 
   const hangupFlow = [{ type: 'sleep', option: { duration: 300 } }, { type: 'hangup' }];
   const ended = (id: string) =>
-    until(async () => {
-      const g = await groupcallsRepo(s.t.ctx.db).get(id);
-      return g?.status === 'hangup' ? g : null;
-    }, 20_000, 'groupcall hangup');
+    until(
+      async () => {
+        const g = await groupcallsRepo(s.t.ctx.db).get(id);
+        return g?.status === 'hangup' ? g : null;
+      },
+      20_000,
+      'groupcall hangup',
+    );
 
   it('ring_all: the first to answer runs the flow, the others are cancelled', async () => {
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
@@ -47,10 +51,18 @@ describe('groupcalls', function () {
     for (const r of [a, b, c]) expect(r.code, r.errors + r.messages).to.equal(0);
     const g = await ended(res.body.id);
     expect(g.answer_call_id).to.equal(res.body.call_ids[0]);
-    const calls = await Promise.all(g.call_ids.map((id) => until(async () => {
-      const c = await callsRepo(s.t.ctx.db).get(id);
-      return c?.status === 'hangup' ? c : null;
-    }, 10_000, 'call hangup')));
+    const calls = await Promise.all(
+      g.call_ids.map((id) =>
+        until(
+          async () => {
+            const c = await callsRepo(s.t.ctx.db).get(id);
+            return c?.status === 'hangup' ? c : null;
+          },
+          10_000,
+          'call hangup',
+        ),
+      ),
+    );
     expect(calls[0]!.tm_progressing).to.be.instanceOf(Date);
     expect(calls[0]!.groupcall_id).to.equal(g.id);
     for (const c of calls.slice(1)) expect(c).to.include({ hangup_reason: 'cancel', hangup_by: 'local' });
@@ -100,10 +112,14 @@ describe('groupcalls', function () {
       answer_method: '',
     });
     expect(res.status).to.equal(200);
-    await until(async () => {
-      const rows = await Promise.all(res.body.call_ids.map((id: string) => callsRepo(s.t.ctx.db).get(id)));
-      return rows.every((r) => r?.status === 'ringing');
-    }, 10_000, 'both ringing');
+    await until(
+      async () => {
+        const rows = await Promise.all(res.body.call_ids.map((id: string) => callsRepo(s.t.ctx.db).get(id)));
+        return rows.every((r) => r?.status === 'ringing');
+      },
+      10_000,
+      'both ringing',
+    );
     const h = await s.api.post(`/groupcalls/${res.body.id}/hangup`, undefined);
     expect(h.status, JSON.stringify(h.body)).to.equal(200);
     for (const r of await Promise.all([c1.done, c2.done])) expect(r.code, r.errors).to.equal(0);
@@ -123,7 +139,11 @@ describe('groupcalls', function () {
     const phonePort = await freePort();
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [server, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
-    const phone = sipp(answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const phone = sipp(
+      answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }),
+      ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     await new Promise((r) => setTimeout(r, 300));
     const res = await s.api.post('/calls', {
       source: { type: 'tel', target: '+899100000001' },
@@ -150,10 +170,17 @@ describe('groupcalls', function () {
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [server, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
     const reachable = await s.t.ctx.repos.agents.create({
-      customer_id: s.f.customer.id, username: `agent-${Date.now()}@example.test`, password: 'pw-agent-dest-1', permission: 1,
+      customer_id: s.f.customer.id,
+      username: `agent-${Date.now()}@example.test`,
+      password: 'pw-agent-dest-1',
+      permission: 1,
       addresses: [{ type: 'extension', target: b.ext.extension, target_name: b.ext.extension }],
     } as never);
-    const phone = sipp(answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const phone = sipp(
+      answeringUas({ contact: `<sip:${b.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 }),
+      ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 40_000 },
+    );
     await new Promise((r) => setTimeout(r, 300));
     const res = await s.api.post('/calls', { source: { type: 'tel', target: '+899100000001' }, destinations: [{ type: 'agent', target: reachable.id }], actions: hangupFlow });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
@@ -163,15 +190,23 @@ describe('groupcalls', function () {
     expect((await ended(res.body.groupcalls[0].id)).answer_call_id).to.equal(res.body.calls[0].id);
 
     const unreachable = await s.t.ctx.repos.agents.create({
-      customer_id: s.f.customer.id, username: `agent-none-${Date.now()}@example.test`, password: 'pw-agent-dest-2', permission: 1, addresses: [],
+      customer_id: s.f.customer.id,
+      username: `agent-none-${Date.now()}@example.test`,
+      password: 'pw-agent-dest-2',
+      permission: 1,
+      addresses: [],
     } as never);
     const none = await s.api.post('/calls', { source: { type: 'tel', target: '+899100000001' }, destinations: [{ type: 'agent', target: unreachable.id }], actions: hangupFlow });
     expect(none.status, JSON.stringify(none.body)).to.equal(200);
     expect((await ended(none.body.groupcalls[0].id)).answer_call_id).to.equal('00000000-0000-0000-0000-000000000000');
-    const call = await until(async () => {
-      const c = await callsRepo(s.t.ctx.db).get(none.body.calls[0].id);
-      return c?.status === 'hangup' ? c : null;
-    }, 20_000, 'agent call ended');
+    const call = await until(
+      async () => {
+        const c = await callsRepo(s.t.ctx.db).get(none.body.calls[0].id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      20_000,
+      'agent call ended',
+    );
     expect(call.hangup_reason).to.equal('failed');
   });
 

@@ -27,16 +27,25 @@ describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
   });
 
   const transferOf = (aLegId: string, status: string) =>
-    until(async () => {
-      const row = (await s.t.ctx.db('transfers').where({ transferer_call_id: aLegId }).first()) as { id: string } | undefined;
-      const r = row ? await transfersRepo(s.t.ctx.db).get(row.id) : null;
-      return r && r.status === status ? r : null;
-    }, 45_000, `transfer ${status}`);
+    until(
+      async () => {
+        const row = (await s.t.ctx.db('transfers').where({ transferer_call_id: aLegId }).first()) as { id: string } | undefined;
+        const r = row ? await transfersRepo(s.t.ctx.db).get(row.id) : null;
+        return r && r.status === status ? r : null;
+      },
+      45_000,
+      `transfer ${status}`,
+    );
 
   const transferEvents = async (id: string) => (await eventsFor(s.p.redis, id)).filter((e) => e.event_type.startsWith('transfer_'));
 
   it('a transferor that never answers NOTIFY: the target is dialled within ~1 s of the REFER, not after 32 s', async () => {
-    const { a, c, x, xCall, aRow, sinkX } = await connectedPair(s, open, (rtp, pc) => referrer({ rtpPort: rtp, referTo: `sip:c@127.0.0.1:${pc}`, notify: 'silent' }), (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }));
+    const { a, c, x, xCall, aRow, sinkX } = await connectedPair(
+      s,
+      open,
+      (rtp, pc) => referrer({ rtpPort: rtp, referTo: `sip:c@127.0.0.1:${pc}`, notify: 'silent' }),
+      (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }),
+    );
     const t = await transferOf(aRow.id, 'done');
     await until(() => sinkX.voiced > 25, 10_000, 'X hears C');
     // A is released (BYE) although it never answered the NOTIFYs
@@ -54,7 +63,12 @@ describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
   });
 
   it('a transferor that answers the NOTIFY 481: the transfer goes on, no further NOTIFY, A gets its BYE', async () => {
-    const { a, c, x, xCall, aRow, sinkX } = await connectedPair(s, open, (rtp, pc) => referrer({ rtpPort: rtp, referTo: `sip:c@127.0.0.1:${pc}`, notify: '481' }), (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }));
+    const { a, c, x, xCall, aRow, sinkX } = await connectedPair(
+      s,
+      open,
+      (rtp, pc) => referrer({ rtpPort: rtp, referTo: `sip:c@127.0.0.1:${pc}`, notify: '481' }),
+      (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }),
+    );
     const t = await transferOf(aRow.id, 'done');
     await until(() => sinkX.voiced > 25, 10_000, 'X hears C');
     const ra = await a.done;
@@ -69,14 +83,23 @@ describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
   });
 
   it('both original parties hang up while the target rings: the target gets CANCEL, the failure is both_parties_gone', async () => {
-    const { a, c, x, xCall, aRow } = await connectedPair(s, open, (rtp, pc) => referrer({ rtpPort: rtp, referTo: `sip:c@127.0.0.1:${pc}`, notify: 'ok' }), () => cancelledUas());
+    const { a, c, x, xCall, aRow } = await connectedPair(
+      s,
+      open,
+      (rtp, pc) => referrer({ rtpPort: rtp, referTo: `sip:c@127.0.0.1:${pc}`, notify: 'ok' }),
+      () => cancelledUas(),
+    );
     // C rings
-    const target = await until(async () => {
-      const t = (await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id }).first()) as { id: string; groupcall_id: string } | undefined;
-      if (!t) return null;
-      const leg = await s.t.ctx.db('calls').where({ groupcall_id: t.groupcall_id }).first();
-      return leg?.status === 'ringing' ? { t, leg } : null;
-    }, 20_000, 'the target ringing');
+    const target = await until(
+      async () => {
+        const t = (await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id }).first()) as { id: string; groupcall_id: string } | undefined;
+        if (!t) return null;
+        const leg = await s.t.ctx.db('calls').where({ groupcall_id: t.groupcall_id }).first();
+        return leg?.status === 'ringing' ? { t, leg } : null;
+      },
+      20_000,
+      'the target ringing',
+    );
     // X hangs up (the API); A, X's connected leg, goes with it
     expect((await s.api.post(`/calls/${xCall.id}/hangup`, undefined)).status).to.equal(200);
     const [ra, rx, rc] = await Promise.all([a.done, x.done, c.done]);
@@ -91,7 +114,12 @@ describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
   });
 
   it('both original parties gone while the answered target is consulted: the target gets a BYE with a Reason', async () => {
-    const { a, c, x, xCall, aRow, cPort } = await connectedPair(s, open, (rtp) => party({ rtpPort: rtp, byeTimeoutMs: 60_000 }), (tone) => answersThenByeWithReason(tone, 'SIP;cause=487;text=.transfer failed: both_parties_gone.'));
+    const { a, c, x, xCall, aRow, cPort } = await connectedPair(
+      s,
+      open,
+      (rtp) => party({ rtpPort: rtp, byeTimeoutMs: 60_000 }),
+      (tone) => answersThenByeWithReason(tone, 'SIP;cause=487;text=.transfer failed: both_parties_gone.'),
+    );
     const res = await s.api.post('/transfers', { transfer_type: 'attended', transferer_call_id: aRow.id, transferee_addresses: [{ type: 'sip', target: `c@127.0.0.1:${cPort}` }] });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     await until(async () => (await transfersRepo(s.t.ctx.db).get(res.body.id))?.status === 'consulting', 20_000, 'consulting');
@@ -124,11 +152,15 @@ describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
     expect(rx.code, rx.errors).to.equal(0);
     expect(rc.code, rc.errors).to.equal(0);
     // the flow of X (its connect) ran when the transfer failed: its variables say why
-    const flow = await until(async () => {
-      const xNow = await callsRepo(s.t.ctx.db).get(xCall.id);
-      const r = await s.t.ctx.db('activeflows').where({ id: xNow!.activeflow_id }).first();
-      return r?.status === 'ended' ? r : null;
-    }, 10_000, 'X’s flow ended');
+    const flow = await until(
+      async () => {
+        const xNow = await callsRepo(s.t.ctx.db).get(xCall.id);
+        const r = await s.t.ctx.db('activeflows').where({ id: xNow!.activeflow_id }).first();
+        return r?.status === 'ended' ? r : null;
+      },
+      10_000,
+      'X’s flow ended',
+    );
     expect(flow.variables).to.include({ 'svc.transfer.id': t.id, 'svc.transfer.status': 'failed', 'svc.transfer.fail_reason': 'target_busy' });
   });
 
@@ -140,7 +172,12 @@ describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
       { referTo: '<sip:b@h?Replaces=%E0%A4%A>', status: 400 },
     ];
     // C is never dialled (its sipp is killed at the end)
-    const { a, x, xCall, aRow } = await connectedPair(s, open, (rtp) => badReferrer(rtp, refers), (tone) => party({ rtpPort: tone }));
+    const { a, x, xCall, aRow } = await connectedPair(
+      s,
+      open,
+      (rtp) => badReferrer(rtp, refers),
+      (tone) => party({ rtpPort: tone }),
+    );
     // the three REFERs take about a second
     await sleep(2000);
     expect(await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id })).to.have.length(0);

@@ -43,7 +43,10 @@ export function answersThenByeWithReason(rtpPort: number, reason: string): strin
   const full = party({ rtpPort, byeTimeoutMs: 40_000 });
   const bye = '<recv request="BYE" timeout="40000"/>';
   if (!full.includes(bye)) throw new Error('party() changed: no BYE step to check');
-  return full.replace(bye, `<recv request="BYE" timeout="40000"><action><ereg regexp="${reason}" search_in="hdr" header="Reason:" check_it="true" assign_to="why"/><log message="Reason [$why]"/></action></recv>`);
+  return full.replace(
+    bye,
+    `<recv request="BYE" timeout="40000"><action><ereg regexp="${reason}" search_in="hdr" header="Reason:" check_it="true" assign_to="why"/><log message="Reason [$why]"/></action></recv>`,
+  );
 }
 
 /** A target that refuses the call with 486 Busy Here. */
@@ -108,13 +111,21 @@ export async function connectedPair(s: Stack, open: { close(): void }[], aScenar
     actions: [{ type: 'connect', option: { destinations: [{ type: 'sip', target: `a@127.0.0.1:${pa}` }] } }],
   });
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
-  const xCall = await until(async () => {
-    const r = await callsRepo(s.t.ctx.db).get(res.body.calls[0].id);
-    return r?.status === 'progressing' ? r : null;
-  }, 20_000, 'X up');
-  const aRow = await until(async () => {
-    const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
-    return r && r.status === 'progressing' ? r : null;
-  }, 20_000, 'A leg up');
+  const xCall = await until(
+    async () => {
+      const r = await callsRepo(s.t.ctx.db).get(res.body.calls[0].id);
+      return r?.status === 'progressing' ? r : null;
+    },
+    20_000,
+    'X up',
+  );
+  const aRow = await until(
+    async () => {
+      const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
+      return r && r.status === 'progressing' ? r : null;
+    },
+    20_000,
+    'A leg up',
+  );
   return { a, c, x, xCall, aRow, sinkX, sinkA, cPort: pc };
 }

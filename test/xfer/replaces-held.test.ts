@@ -83,24 +83,58 @@ describe('REFER with Replaces across a held call', function () {
         actions: [{ type: 'connect', option: { destinations: [{ type: 'sip', target: `b@127.0.0.1:${pb}` }] } }],
       });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      const xCall = await until(async () => {
-        const r = await callsRepo(s.t.ctx.db).get(res.body.calls[0].id);
-        return r?.status === 'progressing' ? r : null;
-      }, 20_000, 'X up');
-      const bRow = await until(async () => {
-        const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
-        return r && r.status === 'progressing' ? r : null;
-      }, 20_000, 'line 1 up');
+      const xCall = await until(
+        async () => {
+          const r = await callsRepo(s.t.ctx.db).get(res.body.calls[0].id);
+          return r?.status === 'progressing' ? r : null;
+        },
+        20_000,
+        'X up',
+      );
+      const bRow = await until(
+        async () => {
+          const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
+          return r && r.status === 'progressing' ? r : null;
+        },
+        20_000,
+        'line 1 up',
+      );
       // line 2: the consultation, B calls Y while X is held
       await sleep(800);
-      const line2 = sipp(phoneCalls(b2.ext.username, b2.domain, y.ext.extension, { waitForBye: true }), [server, '-i', '127.0.0.1', '-m', '1', '-au', b2.ext.username, '-ap', b2.password, '-cid_str', `${cidPrefix}-%u@%s`, '-timeout', '60s', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 70_000 });
+      const line2 = sipp(
+        phoneCalls(b2.ext.username, b2.domain, y.ext.extension, { waitForBye: true }),
+        [
+          server,
+          '-i',
+          '127.0.0.1',
+          '-m',
+          '1',
+          '-au',
+          b2.ext.username,
+          '-ap',
+          b2.password,
+          '-cid_str',
+          `${cidPrefix}-%u@%s`,
+          '-timeout',
+          '60s',
+          '-mi',
+          '127.0.0.1',
+          '-mp',
+          String(await sippMediaPort()),
+        ],
+        { killAfterMs: 70_000 },
+      );
       const [rb, rb2] = await Promise.all([b.done, line2.done]);
       expect(rb.code, 'line 1 ' + rb.errors + rb.messages.slice(-3000)).to.equal(0);
       expect(rb2.code, 'line 2 ' + rb2.errors + rb2.messages.slice(-3000)).to.equal(0);
-      const t = await until(async () => {
-        const r = await s.t.ctx.db('transfers').where({ transferer_call_id: bRow.id }).first();
-        return r && (r.status === 'done' || r.status === 'failed') ? r : null;
-      }, 10_000, 'transfer settled');
+      const t = await until(
+        async () => {
+          const r = await s.t.ctx.db('transfers').where({ transferer_call_id: bRow.id }).first();
+          return r && (r.status === 'done' || r.status === 'failed') ? r : null;
+        },
+        10_000,
+        'transfer settled',
+      );
       expect(t.status).to.equal('done');
       // RTP both ways: X hears Y's tone and Y hears X's
       const [xHeard, yHeard] = [toneX.voiced, toneY.voiced];
@@ -116,10 +150,14 @@ describe('REFER with Replaces across a held call', function () {
       const [rx, ry] = await Promise.all([x.done, yPhone.done]);
       expect(rx.code, rx.errors).to.equal(0);
       expect(ry.code, ry.errors).to.equal(0);
-      await until(async () => {
-        const n = await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id }).whereNot({ status: 'hangup' }).count<{ count: string }[]>('id as count');
-        return Number(n[0]!.count) === 0;
-      }, 10_000, 'every call of the customer ended');
+      await until(
+        async () => {
+          const n = await s.t.ctx.db('calls').where({ customer_id: s.f.customer.id }).whereNot({ status: 'hangup' }).count<{ count: string }[]>('id as count');
+          return Number(n[0]!.count) === 0;
+        },
+        10_000,
+        'every call of the customer ended',
+      );
     });
   }
 });

@@ -199,7 +199,6 @@ export class TonePeer {
   }
 }
 
-
 export { registerOnly } from '../../testkit/media-app/harness';
 
 /** A registered phone calls `number`; it hangs up after 800 ms, or with waitForBye takes the platform's BYE. */
@@ -211,9 +210,13 @@ ${inviteWithDigest({ user, domain, target: number, display: 'Desk', sdp: SIPP_SD
 <recv response="180" optional="true"/>
 <recv response="200" rrs="true"/>
 ${ack(2)}
-${o.waitForBye ? `<recv request="BYE" timeout="30000"/>\n${ok200}` : `<pause milliseconds="800"/>
+${
+  o.waitForBye
+    ? `<recv request="BYE" timeout="30000"/>\n${ok200}`
+    : `<pause milliseconds="800"/>
 ${bye(3)}
-`}
+`
+}
 </scenario>`;
 }
 
@@ -229,10 +232,14 @@ export function phoneCallRefused(user: string, domain: string, number: string, s
  * up, and checks that the refusing party `a` ran its scenario to the end (NOTIFYs and BYE).
  */
 export async function referFailsThenHangUp(s: Stack, callId: string, transfererLegId: string, a: { done: Promise<SippResult> }, others: { done: Promise<SippResult> }[]): Promise<void> {
-  const t = await until(async () => {
-    const r = await s.t.ctx.db('transfers').where({ transferer_call_id: transfererLegId }).first();
-    return r && r.status === 'failed' ? r : null;
-  }, 30_000, 'the REFER’s transfer failed');
+  const t = await until(
+    async () => {
+      const r = await s.t.ctx.db('transfers').where({ transferer_call_id: transfererLegId }).first();
+      return r && r.status === 'failed' ? r : null;
+    },
+    30_000,
+    'the REFER’s transfer failed',
+  );
   expect(t.source).to.equal('refer');
   await s.api.post(`/calls/${callId}/hangup`, undefined);
   const [ra] = await Promise.all([a.done, ...others.map((o) => o.done)]);

@@ -25,22 +25,35 @@ describe('transfers', function () {
   });
 
   const live = (id: string, status = 'progressing') =>
-    until(async () => {
-      const c = await callsRepo(s.t.ctx.db).get(id);
-      return c?.status === status ? c : null;
-    }, 20_000, `call ${status}`);
+    until(
+      async () => {
+        const c = await callsRepo(s.t.ctx.db).get(id);
+        return c?.status === status ? c : null;
+      },
+      20_000,
+      `call ${status}`,
+    );
 
   /** X called by the platform and connected to A (`__PC__` in A's scenario: C's port); returns the two calls once both are up. */
   async function connected(aScenario: (rtp: number) => string) {
-    const r = await connectedPair(s, open, (rtp, pc) => aScenario(rtp).replace('__PC__', String(pc)), (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }));
+    const r = await connectedPair(
+      s,
+      open,
+      (rtp, pc) => aScenario(rtp).replace('__PC__', String(pc)),
+      (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }),
+    );
     return { ...r, pc: r.cPort };
   }
 
   async function cCall(xCall: CallRow, transferId: string): Promise<CallRow> {
-    const t = await until(async () => {
-      const r = await transfersRepo(s.t.ctx.db).get(transferId);
-      return r && r.transferee_call_id !== '00000000-0000-0000-0000-000000000000' ? r : null;
-    }, 20_000, 'transferee call');
+    const t = await until(
+      async () => {
+        const r = await transfersRepo(s.t.ctx.db).get(transferId);
+        return r && r.transferee_call_id !== '00000000-0000-0000-0000-000000000000' ? r : null;
+      },
+      20_000,
+      'transferee call',
+    );
     void xCall;
     return (await callsRepo(s.t.ctx.db).get(t.transferee_call_id))!;
   }
@@ -49,12 +62,16 @@ describe('transfers', function () {
     const { x, a, c, xCall, aRow, sinkX } = await connected((rtp) => party({ rtpPort: rtp, referTo: 'sip:c@127.0.0.1:__PC__', referAfterMs: 800 }));
     const ra = await a.done;
     expect(ra.code, ra.errors + ra.messages).to.equal(0);
-    const t = await until(async () => {
-      const r = await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id }).first();
-      return r && r.status === 'done' ? r : null;
-    }, 20_000, 'transfer done');
+    const t = await until(
+      async () => {
+        const r = await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id }).first();
+        return r && r.status === 'done' ? r : null;
+      },
+      20_000,
+      'transfer done',
+    );
     expect(t).to.include({ type: 'blind', source: 'refer' });
-    expect((await callsRepo(s.t.ctx.db).get(aRow.id))).to.include({ status: 'hangup', hangup_by: 'local' });
+    expect(await callsRepo(s.t.ctx.db).get(aRow.id)).to.include({ status: 'hangup', hangup_by: 'local' });
     const voicedBefore = sinkX.voiced;
     await until(() => sinkX.voiced - voicedBefore > 25, 10_000, 'X hears C');
     const target = await cCall(xCall, t.id);
@@ -109,7 +126,12 @@ describe('transfers', function () {
   });
 
   it('attended transfer by the API whose transferer is the master: its chained leg A is joined to C, not closed with it', async () => {
-    const { x, a, c, xCall, aRow, sinkX, sinkA, cPort } = await connectedPair(s, open, (rtp) => party({ rtpPort: rtp, byeTimeoutMs: 60_000 }), (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }));
+    const { x, a, c, xCall, aRow, sinkX, sinkA, cPort } = await connectedPair(
+      s,
+      open,
+      (rtp) => party({ rtpPort: rtp, byeTimeoutMs: 60_000 }),
+      (tone) => party({ rtpPort: tone, byeTimeoutMs: 60_000 }),
+    );
     const res = await s.api.post('/transfers', { transfer_type: 'attended', transferer_call_id: xCall.id, transferee_addresses: [{ type: 'sip', target: `c@127.0.0.1:${cPort}` }] });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     await until(async () => (await transfersRepo(s.t.ctx.db).get(res.body.id))?.status === 'consulting', 20_000, 'consulting');
@@ -118,10 +140,14 @@ describe('transfers', function () {
     expect((await s.api.post(`/calls/${xCall.id}/hangup`, undefined)).status).to.equal(200);
     const rx = await x.done;
     expect(rx.code, rx.errors).to.equal(0);
-    const t = await until(async () => {
-      const r = await transfersRepo(s.t.ctx.db).get(res.body.id);
-      return r && r.status !== 'consulting' && r.status !== 'initiating' ? r : null;
-    }, 10_000, 'transfer settled');
+    const t = await until(
+      async () => {
+        const r = await transfersRepo(s.t.ctx.db).get(res.body.id);
+        return r && r.status !== 'consulting' && r.status !== 'initiating' ? r : null;
+      },
+      10_000,
+      'transfer settled',
+    );
     expect(t.status).to.equal('done');
     expect((await callsRepo(s.t.ctx.db).get(aRow.id))!.status).to.equal('progressing');
     const heard = sinkA.voiced;
@@ -149,14 +175,22 @@ describe('transfers', function () {
     const { x, a, xCall, aRow, sinkX } = await connected((rtp) =>
       party({ rtpPort: rtp, referTo: `sip:${y.ext.extension}@${y.domain}?Replaces=${encodeURIComponent(`${replaces};to-tag=t;from-tag=f`)}`, referAfterMs: 3500 }),
     );
-    const a2Phone = sipp(phoneCalls(a2.ext.username, a2.domain, y.ext.extension, { waitForBye: true }), [server, '-i', '127.0.0.1', '-m', '1', '-au', a2.ext.username, '-ap', a2.password, '-cid_str', `${cidPrefix}-%u@%s`, '-timeout', '60s', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 70_000 });
+    const a2Phone = sipp(
+      phoneCalls(a2.ext.username, a2.domain, y.ext.extension, { waitForBye: true }),
+      [server, '-i', '127.0.0.1', '-m', '1', '-au', a2.ext.username, '-ap', a2.password, '-cid_str', `${cidPrefix}-%u@%s`, '-timeout', '60s', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 70_000 },
+    );
     const [ra, ra2] = await Promise.all([a.done, a2Phone.done]);
     expect(ra.code, 'line 1 ' + ra.errors + ra.messages).to.equal(0);
     expect(ra2.code, 'line 2 ' + ra2.errors + ra2.messages).to.equal(0);
-    const t = await until(async () => {
-      const r = await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id }).first();
-      return r && r.status === 'done' ? r : null;
-    }, 10_000, 'transfer done');
+    const t = await until(
+      async () => {
+        const r = await s.t.ctx.db('transfers').where({ transferer_call_id: aRow.id }).first();
+        return r && r.status === 'done' ? r : null;
+      },
+      10_000,
+      'transfer done',
+    );
     expect(t.type).to.equal('attended');
     await until(() => sinkX.voiced > 25, 10_000, 'X hears Y');
     expect((await s.api.post(`/calls/${xCall.id}/hangup`, undefined)).status).to.equal(200);
@@ -170,7 +204,12 @@ describe('transfers', function () {
     const unknown = await s.api.post('/transfers', body('6f1d0a52-9a57-4d39-9b8e-0d4f7f0b0c11'));
     expect(unknown.status).to.equal(404);
     expect(JSON.stringify(unknown.body)).to.include('CALL_NOT_FOUND');
-    const row = await callsRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, source: { type: 'tel', target: '+899100000003' }, destination: { type: 'sip', target: 'z@127.0.0.1:5999' }, direction: 'outgoing' });
+    const row = await callsRepo(s.t.ctx.db).create({
+      customer_id: s.f.customer.id,
+      source: { type: 'tel', target: '+899100000003' },
+      destination: { type: 'sip', target: 'z@127.0.0.1:5999' },
+      direction: 'outgoing',
+    });
     const dialing = await s.api.post('/transfers', body(row.id));
     expect(dialing.status).to.equal(409);
     expect(JSON.stringify(dialing.body)).to.include('CALL_STATE_INVALID');

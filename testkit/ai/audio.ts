@@ -17,8 +17,8 @@ export function speechPcap(text: string, file: string, opts: { leadMs?: number; 
     execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', wav, text]);
     execFileSync('sox', [wav, '-r', '8000', '-c', '1', '-t', 'ul', ul]);
     const speech = fs.readFileSync(ul);
-    const lead = Buffer.alloc(Math.round(((opts.leadMs ?? 200) * 8)), 0xff);
-    const trail = Buffer.alloc(Math.round(((opts.trailMs ?? 1500) * 8)), 0xff);
+    const lead = Buffer.alloc(Math.round((opts.leadMs ?? 200) * 8), 0xff);
+    const trail = Buffer.alloc(Math.round((opts.trailMs ?? 1500) * 8), 0xff);
     writeRtpPcap(file, Buffer.concat([lead, speech, trail]));
     // espeak-ng pads its output with silence: the speech ends at the last loud 20 ms frame
     let lastLoud = 0;

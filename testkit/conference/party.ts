@@ -25,7 +25,10 @@ export class RtpParty {
   private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
   readonly heard: Heard[] = [];
 
-  private constructor(readonly freq: number, private readonly amplitude: number) {}
+  private constructor(
+    readonly freq: number,
+    private readonly amplitude: number,
+  ) {}
 
   static async open(freq: number, amplitude = 5000): Promise<RtpParty> {
     const p = new RtpParty(freq, amplitude);

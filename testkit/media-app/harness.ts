@@ -126,10 +126,7 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
 let seq = 0;
 
 /** A customer with an extension (random password) in its registration domain. */
-export async function createExtension(
-  customerId?: string,
-  opts: { extension?: string; password?: string } = {},
-): Promise<{ customerId: string; ext: ExtensionRow; domain: string; password: string }> {
+export async function createExtension(customerId?: string, opts: { extension?: string; password?: string } = {}): Promise<{ customerId: string; ext: ExtensionRow; domain: string; password: string }> {
   const db = await testDb();
   const cid = customerId ?? (await repos(db).customers.create({ email: `ma${process.pid}-${++seq}@example.test`, status: 'active', name: 'ma' })).id;
   const domain = registrationDomain(await ensureCustomerLabel(db, cid), SIP_DOMAIN);
@@ -148,7 +145,13 @@ export async function createExtension(
 
 // ---- sipp ----
 
-export interface SippResult { code: number | null; stdout: string; stderr: string; errors: string; messages: string }
+export interface SippResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  errors: string;
+  messages: string;
+}
 const running = new Set<ChildProcess>();
 
 /** sipp with a scenario text, bounded in time, traces collected; killed after killAfterMs anyway. */
@@ -177,7 +180,11 @@ function runSipp(scenario: string, args: string[], opts: { killAfterMs?: number;
       clearTimeout(killer);
       running.delete(proc);
       const read = (suffix: string) =>
-        fs.readdirSync(dir).filter((f) => f.endsWith(suffix)).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
+        fs
+          .readdirSync(dir)
+          .filter((f) => f.endsWith(suffix))
+          .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+          .join('\n');
       const result = { code, stdout, stderr, errors: read('_errors.log'), messages: read('messages.log') };
       fs.rmSync(dir, { recursive: true, force: true });
       resolve(result);
@@ -205,7 +212,11 @@ export async function until<T>(fn: () => Promise<T | null | undefined | false> |
 
 // ---- a tiny SIP UDP client for precise protocol checks ----
 
-export interface SipReply { status: number; headers: [string, string][]; raw: string }
+export interface SipReply {
+  status: number;
+  headers: [string, string][];
+  raw: string;
+}
 
 export class UdpSip {
   private sock = dgram.createSocket('udp4');
@@ -223,10 +234,14 @@ export class UdpSip {
       if (!m) return;
       const status = Number(m[1]);
       if (status < 200) return;
-      const headers = raw.split('\r\n\r\n')[0]!.split('\r\n').slice(1).map((l) => {
-        const i = l.indexOf(':');
-        return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string];
-      });
+      const headers = raw
+        .split('\r\n\r\n')[0]!
+        .split('\r\n')
+        .slice(1)
+        .map((l) => {
+          const i = l.indexOf(':');
+          return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string];
+        });
       const r = { status, headers, raw };
       const w = u.waiters.shift();
       if (w) w(r);
@@ -361,11 +376,15 @@ ${ackFailure(`sip:${ruri}`, 1, 'new')}
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="uac-waits-for-bye">
 ${invite()}
-<recv response="100" optional="true"/>${opts.digest ? `
+<recv response="100" optional="true"/>${
+    opts.digest
+      ? `
 <recv response="407" auth="true"/>
 ${ackFailure(`sip:${ruri}`, 1)}
 ${invite(2, true)}
-<recv response="100" optional="true"/>` : ''}
+<recv response="100" optional="true"/>`
+      : ''
+  }
 <recv response="180" optional="true"/>
 <recv response="183" optional="true"/>
 <recv response="200" rrs="true"/>
@@ -436,12 +455,7 @@ export function answeringUas(o: UasScenarioOptions = {}): string {
   const tag = o.tag ?? '[pid]SIPpTag01[call_number]';
   const contact = `Contact: ${o.contact ?? '<sip:[local_ip]:[local_port];transport=[transport]>'}`;
   const invite = o.inviteTimeoutMs ? `<recv request="INVITE" timeout="${o.inviteTimeoutMs}"/>` : '<recv request="INVITE" crlf="true"/>';
-  const parts = [
-    '<?xml version="1.0" encoding="ISO-8859-1" ?>',
-    '<scenario name="uas">',
-    invite,
-    `<send><![CDATA[\n${uasReply('180 Ringing', tag, `${contact}\nContent-Length: 0\n`)}\n]]></send>`,
-  ];
+  const parts = ['<?xml version="1.0" encoding="ISO-8859-1" ?>', '<scenario name="uas">', invite, `<send><![CDATA[\n${uasReply('180 Ringing', tag, `${contact}\nContent-Length: 0\n`)}\n]]></send>`];
   if (o.cancel) {
     parts.push(
       '<recv request="CANCEL" timeout="20000"/>',

@@ -3,8 +3,7 @@ import { answeringUas, register, SIPP_SDP } from './harness';
 import { ack, bye, inviteWithDigest } from './sipp-steps';
 
 /** A registered phone answering one call on its registration port (run it after registerOnly on that port). */
-export const calleePhone = (user: string) =>
-  answeringUas({ tag: '[pid]callee', contact: `<sip:${user}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 });
+export const calleePhone = (user: string) => answeringUas({ tag: '[pid]callee', contact: `<sip:${user}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 });
 
 export interface CallerPhoneOptions {
   /** REGISTER first (default true). */

@@ -19,7 +19,9 @@ ${extra}
 <scenario name="queue-caller">
 <recv request="INVITE" crlf="true"/>
 ${reply('180 Ringing', 'Content-Length: 0\n')}
-${reply('200 OK', `Content-Type: application/sdp
+${reply(
+  '200 OK',
+  `Content-Type: application/sdp
 Content-Length: [len]
 
 v=0
@@ -29,7 +31,8 @@ c=IN IP4 127.0.0.1
 t=0 0
 m=audio ${rtpPort} RTP/AVP 0
 a=rtpmap:0 PCMU/8000
-a=sendrecv`)}
+a=sendrecv`,
+)}
 <recv request="ACK"/>
 ${answerBye(40000)}
 </scenario>`;
@@ -40,7 +43,9 @@ function busyReply(invite: string): string {
   const head = invite.split('\r\n\r\n')[0]!.split('\r\n');
   const pick = (name: string) => head.filter((l) => new RegExp(`^${name}\\s*:`, 'i').test(l));
   const to = pick('To')[0] ?? 'To: <sip:x@x>';
-  return ['SIP/2.0 486 Busy Here', ...pick('Via'), ...pick('From'), /;tag=/.test(to) ? to : `${to};tag=busy${Date.now()}`, ...pick('Call-ID'), ...pick('CSeq'), 'Content-Length: 0', '', ''].join('\r\n');
+  return ['SIP/2.0 486 Busy Here', ...pick('Via'), ...pick('From'), /;tag=/.test(to) ? to : `${to};tag=busy${Date.now()}`, ...pick('Call-ID'), ...pick('CSeq'), 'Content-Length: 0', '', ''].join(
+    '\r\n',
+  );
 }
 
 /** Counts INVITEs (by Call-ID) and the arrival time of each; never answers, or answers 486 (`busy`). */

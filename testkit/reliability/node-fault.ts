@@ -146,13 +146,21 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
       numbers.map(async (n, i) => {
         const sink = await RtpSink.open();
         sinks.push(sink);
-        return sipp(uacWaitsForBye(`${n}@127.0.0.1:${sipPort}`, 'pbx', sink.port, { byeTimeoutMs: 120_000 }), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', String(half[i]), '-r', '20', '-l', String(half[i]), '-timeout', '150s'], { killAfterMs: 160_000 });
+        return sipp(
+          uacWaitsForBye(`${n}@127.0.0.1:${sipPort}`, 'pbx', sink.port, { byeTimeoutMs: 120_000 }),
+          [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', String(half[i]), '-r', '20', '-l', String(half[i]), '-timeout', '150s'],
+          { killAfterMs: 160_000 },
+        );
       }),
     );
-    const up = await until(async () => {
-      const r = await db('calls').where({ customer_id: cid, status: 'progressing' }).select('id');
-      return r.length === o.calls ? r.map((x) => x.id as string) : null;
-    }, 30_000 + o.calls * 200, `${o.calls} calls up`);
+    const up = await until(
+      async () => {
+        const r = await db('calls').where({ customer_id: cid, status: 'progressing' }).select('id');
+        return r.length === o.calls ? r.map((x) => x.id as string) : null;
+      },
+      30_000 + o.calls * 200,
+      `${o.calls} calls up`,
+    );
     await until(async () => (await db('recordings').where({ customer_id: cid, status: 'recording' })).length === half[0], 10_000, 'recordings running');
     await sleep(o.upMs ?? 2500); // at least one flush of every recording
     const ports = udpPortsOf(proc.pid!);
@@ -186,10 +194,14 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
         }),
       ),
     );
-    const rows = await until(async () => {
-      const r = await db('calls').where({ customer_id: cid }).select('id', 'status', 'hangup_by', 'hangup_reason', 'mute_direction');
-      return r.length === o.calls && r.every((x) => x.status === 'hangup') ? r : null;
-    }, 20_000, 'every call finalised');
+    const rows = await until(
+      async () => {
+        const r = await db('calls').where({ customer_id: cid }).select('id', 'status', 'hangup_by', 'hangup_reason', 'mute_direction');
+        return r.length === o.calls && r.every((x) => x.status === 'hangup') ? r : null;
+      },
+      20_000,
+      'every call finalised',
+    );
     const finalisedMs = Date.now() - killedAt;
     await until(() => reports.some((r) => r.nodeId === nodeId), 20_000, 'sweep report');
 

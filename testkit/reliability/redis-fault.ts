@@ -105,7 +105,12 @@ export async function runRedisFault(o: { db: Knex; calls: number }): Promise<Red
         destination: { type: 'extension', target: x.ext.extension },
         direction: 'outgoing',
         status: 'dialing',
-        data: { actions: [{ id: '00000000-0000-0000-0000-000000000001', type: 'sleep', option: { duration: 300 } }, { id: '00000000-0000-0000-0000-000000000002', type: 'hangup', option: {} }] },
+        data: {
+          actions: [
+            { id: '00000000-0000-0000-0000-000000000001', type: 'sleep', option: { duration: 300 } },
+            { id: '00000000-0000-0000-0000-000000000002', type: 'hangup', option: {} },
+          ],
+        },
       } as never);
       await bus.originate([row.id], x.customerId, `originate-${row.id}`);
       ids.push(row.id);
@@ -127,13 +132,21 @@ export async function runRedisFault(o: { db: Knex; calls: number }): Promise<Red
     const heartbeatBack = Boolean(await until(() => redis.exists(prefix + nodeAliveKey(p!.app.nodeId)), 10_000, 'heartbeat back').catch(() => 0));
 
     // the phone answers; the node takes the queued originates once
-    const phone = sipp(answeringUas({ tag: '[pid]phone', contact: `<sip:${x.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 30_000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', String(o.calls), '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', '60s'], { killAfterMs: 70_000 });
+    const phone = sipp(
+      answeringUas({ tag: '[pid]phone', contact: `<sip:${x.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 30_000 }),
+      ['-i', '127.0.0.1', '-p', String(phonePort), '-m', String(o.calls), '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', '60s'],
+      { killAfterMs: 70_000 },
+    );
     await sleep(300);
     await queue.resume();
-    const rows = await until(async () => {
-      const r = await o.db('calls').whereIn('id', ids).select('id', 'status', 'tm_progressing');
-      return r.every((c) => c.status === 'hangup') ? r : null;
-    }, 30_000 + o.calls * 500, 'queued calls made and ended');
+    const rows = await until(
+      async () => {
+        const r = await o.db('calls').whereIn('id', ids).select('id', 'status', 'tm_progressing');
+        return r.every((c) => c.status === 'hangup') ? r : null;
+      },
+      30_000 + o.calls * 500,
+      'queued calls made and ended',
+    );
     await sleep(1000); // a duplicate INVITE would come now
     const phoneResult = await Promise.race([phone.done, sleep(20_000).then(() => null)]);
     const messages = phoneResult?.messages ?? '';

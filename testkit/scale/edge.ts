@@ -26,7 +26,13 @@ export interface EdgeOptions {
 }
 
 export class Edge {
-  private constructor(readonly port: number, readonly rundir: string, private readonly k: KamailioProcess, readonly wsPort = 0, readonly wssPort = 0) {}
+  private constructor(
+    readonly port: number,
+    readonly rundir: string,
+    private readonly k: KamailioProcess,
+    readonly wsPort = 0,
+    readonly wssPort = 0,
+  ) {}
 
   /** The edge's SIP WebSocket URL (with `ws: true`). */
   get wsUrl(): string {

@@ -19,4 +19,3 @@ export async function numberWithFlow(db: Knex, cidr: string, actions: unknown[],
 }
 
 export const TALK = [{ type: 'answer' }, { type: 'talk', option: { text: 'Hello from the cluster.', language: 'en-US' } }, { type: 'hangup' }];
-

@@ -50,7 +50,14 @@ export async function inboundSetup(s: Stack, actions: unknown[]): Promise<{ f: F
 /** The same for an existing customer (another trunk and number). */
 export async function inboundSetupFor(s: Stack, f: Fixture, actions: unknown[]): Promise<{ f: Fixture; number: string }> {
   const db = s.t.ctx.db;
-  await trunksRepo(db).create(f.customer.id, `sp${process.pid}${++numberSeq}${Date.now() % 100000}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  await trunksRepo(db).create(f.customer.id, `sp${process.pid}${++numberSeq}${Date.now() % 100000}`, {
+    name: 't',
+    detail: '',
+    auth_types: ['ip'],
+    username: '',
+    password: '',
+    allowed_ips: ['127.0.0.1/32'],
+  });
   const flow = await flowsRepo(db).create({ customer_id: f.customer.id, actions: parseActions(actions) } as never);
   const number = `+8991${String(process.pid % 10000).padStart(4, '0')}${String(++numberSeq).padStart(3, '0')}`;
   await numbersRepo(db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
@@ -59,10 +66,14 @@ export async function inboundSetupFor(s: Stack, f: Fixture, actions: unknown[]):
 
 /** The customer's one call, once it is progressing. */
 export async function progressingCall(s: Stack, customerId: string): Promise<{ id: string }> {
-  return until(async () => {
-    const rows = await s.t.ctx.db('calls').where({ customer_id: customerId, status: 'progressing' });
-    return rows[0] ?? null;
-  }, 15_000, 'a progressing call');
+  return until(
+    async () => {
+      const rows = await s.t.ctx.db('calls').where({ customer_id: customerId, status: 'progressing' });
+      return rows[0] ?? null;
+    },
+    15_000,
+    'a progressing call',
+  );
 }
 
 /**
@@ -100,7 +111,11 @@ export function espeakLevels(text: string): number[] {
 }
 
 /** Events of some types whose data matches `match`, from the shared event stream. */
-export async function eventsWhere(s: Stack, types: string[], match: (data: Record<string, unknown>) => boolean): Promise<Array<{ event_type: string; resource_id: string; data: Record<string, unknown> }>> {
+export async function eventsWhere(
+  s: Stack,
+  types: string[],
+  match: (data: Record<string, unknown>) => boolean,
+): Promise<Array<{ event_type: string; resource_id: string; data: Record<string, unknown> }>> {
   const entries = (await s.p.redis.xrange('events', '-', '+')) as [string, string[]][];
   const out: Array<{ event_type: string; resource_id: string; data: Record<string, unknown> }> = [];
   for (const [, fields] of entries) {

@@ -155,7 +155,14 @@ export interface Customer {
 
 export async function customerWithTrunk(api: TestApp): Promise<Fixture> {
   const f = await createFixture(api.ctx);
-  await trunksRepo(await testDb()).create(f.customer.id, `st${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  await trunksRepo(await testDb()).create(f.customer.id, `st${randomBytes(4).toString('hex')}`, {
+    name: 't',
+    detail: '',
+    auth_types: ['ip'],
+    username: '',
+    password: '',
+    allowed_ips: ['127.0.0.1/32'],
+  });
   return f;
 }
 
@@ -179,16 +186,24 @@ export async function placeCall(stack: Stack, customerId: string, actions: unkno
   const peer = await RtpPeer.open();
   const sipPort = stack.platform.sipPort;
   const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
-  const row = await until(async () => {
-    const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);
-    const r = await (opts.live === false ? q : q.where({ status: 'progressing' })).first();
-    return r ?? null;
-  }, 30_000, 'call progressing');
+  const row = await until(
+    async () => {
+      const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);
+      const r = await (opts.live === false ? q : q.where({ status: 'progressing' })).first();
+      return r ?? null;
+    },
+    30_000,
+    'call progressing',
+  );
   if (opts.live === false) return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as CallSession };
-  const live = await until(() => {
-    const c = stack.platform.app.calls.get(row.id) as CallSession | undefined;
-    return c?.endpoint ? c : null;
-  }, 5000, 'live call with an endpoint');
+  const live = await until(
+    () => {
+      const c = stack.platform.app.calls.get(row.id) as CallSession | undefined;
+      return c?.endpoint ? c : null;
+    },
+    5000,
+    'live call with an endpoint',
+  );
   if (opts.talk !== false) peer.talk(live.endpoint!.local.port);
   return { callId: row.id, peer, sipp: run.done, live };
 }

@@ -54,7 +54,9 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
   const apiPort = await freePort();
   const sparePort = await freePort();
   const security = { wsAllowedOrigins: [`http://127.0.0.1:${apiPort}`, `http://127.0.0.1:${sparePort}`] };
-  const sip: SipConfigInput = opts.ws ? { listen: { wsPort: 0, ...(opts.tls ? { wssPort: 0 } : {}) }, security, ...(opts.tls ? { tls: { certPath: opts.tls.certPath, keyPath: opts.tls.keyPath } } : {}) } : {};
+  const sip: SipConfigInput = opts.ws
+    ? { listen: { wsPort: 0, ...(opts.tls ? { wssPort: 0 } : {}) }, security, ...(opts.tls ? { tls: { certPath: opts.tls.certPath, keyPath: opts.tls.keyPath } } : {}) }
+    : {};
   const p = await startPlatform({ REDIS_KEY_PREFIX: prefix, EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...opts.platformEnv }, { sip });
   const wsUrl = opts.ws ? `ws://127.0.0.1:${p.stack.listeningPoint('ws')!.port}` : '';
   const wssUrl = opts.tls ? `wss://127.0.0.1:${p.stack.listeningPoint('wss')!.port}` : '';
@@ -216,19 +218,30 @@ export async function queueCallFromSipp(app: Express, accesskey: string, queueId
   const callerPort = await freePort();
   const uas = sipp(callerUas(sinkPort), ['-i', '127.0.0.1', '-p', String(callerPort), '-m', '1'], { killAfterMs: 60_000 });
   await sleep(300);
-  const r = await request(app).post('/v1.0/calls').query({ accesskey }).send({
-    source: { type: 'tel', target: source },
-    destinations: [{ type: 'sip', target: `caller@127.0.0.1:${callerPort}` }],
-    actions: [{ type: 'queue_join', option: { queue_id: queueId } }, { type: 'hangup' }],
-  });
+  const r = await request(app)
+    .post('/v1.0/calls')
+    .query({ accesskey })
+    .send({
+      source: { type: 'tel', target: source },
+      destinations: [{ type: 'sip', target: `caller@127.0.0.1:${callerPort}` }],
+      actions: [{ type: 'queue_join', option: { queue_id: queueId } }, { type: 'hangup' }],
+    });
   if (r.status !== 200) throw new Error(`POST /v1.0/calls: ${r.status} ${JSON.stringify(r.body)}`);
   return uas;
 }
 
 /** The queuecall of `queueId` once it is in service (the agent answered). */
 export function queuecallInService(db: Knex, queueId: string): Promise<QueuecallRow> {
-  return until(async () => {
-    const q = await db('queuecalls').where({ queue_id: queueId }).first();
-    return q ? queuecallsRepo(db).get(null, q.id).then((x) => (x?.status === 'service' ? x : null)) : null;
-  }, 15_000, 'queuecall in service');
+  return until(
+    async () => {
+      const q = await db('queuecalls').where({ queue_id: queueId }).first();
+      return q
+        ? queuecallsRepo(db)
+            .get(null, q.id)
+            .then((x) => (x?.status === 'service' ? x : null))
+        : null;
+    },
+    15_000,
+    'queuecall in service',
+  );
 }

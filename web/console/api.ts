@@ -108,23 +108,117 @@ export const auth = {
 // ---- the records the console shows (the fields it reads) ----
 
 /** The spec's Address; the one declaration is core/address.ts (web imports nothing outside web/): test/architecture/shapes.test.ts keeps them alike. */
-export interface Address { type: string; target: string; target_name?: string; name?: string; detail?: string }
-export interface Customer { id: string; email: string; name: string; status: string; webhook_method: string; webhook_uri: string; email_verified?: boolean }
-export interface Agent { id: string; customer_id: string; username: string; name: string; status: string; permission: number; tag_ids: string[] }
-export interface Call {
-  id: string; status: string; direction: string; source: Address; destination: Address; flow_id: string; activeflow_id: string;
-  recording_id: string; recording_ids: string[]; mute_direction: string; hangup_by: string; hangup_reason: string;
-  tm_create: string | null; tm_progressing: string | null; tm_hangup: string | null; node_id?: string;
+export interface Address {
+  type: string;
+  target: string;
+  target_name?: string;
+  name?: string;
+  detail?: string;
 }
-export interface Action { id?: string; next_id?: string; type: string; option?: Record<string, unknown> }
-export interface Flow { id: string; name: string; detail: string; actions: Action[]; on_complete_flow_id: string; tm_update?: string | null }
-export interface NumberRow { id: string; number: string; type: string; status: string; call_flow_id: string; name: string }
-export interface Extension { id: string; name: string; extension: string; domain_name: string; username: string; password?: string }
-export interface ProvisioningToken { token: string; url: string; expire: string }
-export interface Recording { id: string; reference_type: string; reference_id: string; status: string; format?: string; tm_start?: string; tm_end?: string; tm_create?: string }
-export interface Playfile { filename: string; direction: string; uri_download: string; tm_download_expire: string; filesize: number; peaks: number[]; duration: number }
-export interface Accesskey { id: string; name: string; detail: string; token?: string; tm_expire: string; tm_create?: string }
-export interface TimelineEvent { event_type: string; timestamp?: string; tm_create?: string; data?: Record<string, unknown> }
+export interface Customer {
+  id: string;
+  email: string;
+  name: string;
+  status: string;
+  webhook_method: string;
+  webhook_uri: string;
+  email_verified?: boolean;
+}
+export interface Agent {
+  id: string;
+  customer_id: string;
+  username: string;
+  name: string;
+  status: string;
+  permission: number;
+  tag_ids: string[];
+}
+export interface Call {
+  id: string;
+  status: string;
+  direction: string;
+  source: Address;
+  destination: Address;
+  flow_id: string;
+  activeflow_id: string;
+  recording_id: string;
+  recording_ids: string[];
+  mute_direction: string;
+  hangup_by: string;
+  hangup_reason: string;
+  tm_create: string | null;
+  tm_progressing: string | null;
+  tm_hangup: string | null;
+  node_id?: string;
+}
+export interface Action {
+  id?: string;
+  next_id?: string;
+  type: string;
+  option?: Record<string, unknown>;
+}
+export interface Flow {
+  id: string;
+  name: string;
+  detail: string;
+  actions: Action[];
+  on_complete_flow_id: string;
+  tm_update?: string | null;
+}
+export interface NumberRow {
+  id: string;
+  number: string;
+  type: string;
+  status: string;
+  call_flow_id: string;
+  name: string;
+}
+export interface Extension {
+  id: string;
+  name: string;
+  extension: string;
+  domain_name: string;
+  username: string;
+  password?: string;
+}
+export interface ProvisioningToken {
+  token: string;
+  url: string;
+  expire: string;
+}
+export interface Recording {
+  id: string;
+  reference_type: string;
+  reference_id: string;
+  status: string;
+  format?: string;
+  tm_start?: string;
+  tm_end?: string;
+  tm_create?: string;
+}
+export interface Playfile {
+  filename: string;
+  direction: string;
+  uri_download: string;
+  tm_download_expire: string;
+  filesize: number;
+  peaks: number[];
+  duration: number;
+}
+export interface Accesskey {
+  id: string;
+  name: string;
+  detail: string;
+  token?: string;
+  tm_expire: string;
+  tm_create?: string;
+}
+export interface TimelineEvent {
+  event_type: string;
+  timestamp?: string;
+  tm_create?: string;
+  data?: Record<string, unknown>;
+}
 
 export const PERM_SUPERADMIN = 1;
 export const isSuperAdmin = (a: Agent | null) => a !== null && (a.permission & PERM_SUPERADMIN) !== 0;

@@ -58,7 +58,11 @@ export function App() {
   if (route.path[0] === 'verify') return <Verify token={route.query.get('token') ?? ''} />;
   switch (session.kind) {
     case 'loading':
-      return <main id="main" class="auth-page"><p>Loading…</p></main>;
+      return (
+        <main id="main" class="auth-page">
+          <p>Loading…</p>
+        </main>
+      );
     case 'signed-out':
       return <SignIn notice={session.notice} onSignedIn={refresh} onGate={(error, email) => setSession((s) => next(s, { type: 'error', error, email }))} />;
     case 'gated':
@@ -97,19 +101,33 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
 
   return (
     <Ctx.Provider value={ctx}>
-      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>Skip to content</a>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+        Skip to content
+      </a>
       <header class="top">
-        <button class="menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>Menu</button>
+        <button class="menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>
+          Menu
+        </button>
         <span class="brand">openvoice</span>
-        <span class={`socket socket-${socket}`} title="Live event stream" aria-live="polite">{socket === 'open' ? 'live' : socket}</span>
-        <span class="who">{me.username} · {customer.name || customer.email}</span>
-        <button class="link" onClick={props.onSignOut}>Sign out</button>
+        <span class={`socket socket-${socket}`} title="Live event stream" aria-live="polite">
+          {socket === 'open' ? 'live' : socket}
+        </span>
+        <span class="who">
+          {me.username} · {customer.name || customer.email}
+        </span>
+        <button class="link" onClick={props.onSignOut}>
+          Sign out
+        </button>
       </header>
       <div class="layout">
         <nav id="nav" class={menu ? 'open' : ''} aria-label="Sections">
           <ul>
             {NAV.filter((n) => !n.operator || operator).map((n) => (
-              <li><a href={href(n.path)} aria-current={section === n.path ? 'page' : undefined}>{n.label}</a></li>
+              <li>
+                <a href={href(n.path)} aria-current={section === n.path ? 'page' : undefined}>
+                  {n.label}
+                </a>
+              </li>
             ))}
           </ul>
         </nav>
@@ -117,7 +135,9 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
           <Page route={props.route} operator={operator} />
           {phoneWanted && (
             <section class="card" id="phone-slot" aria-label="Phone" hidden={section !== 'contact-center' && !phaseLive(phonePhase)}>
-              <header class="card-head"><h2>Phone</h2></header>
+              <header class="card-head">
+                <h2>Phone</h2>
+              </header>
               <AgentPhone onPhase={setPhonePhase} />
             </section>
           )}

@@ -8,10 +8,7 @@ export type Session =
   | { kind: 'gated'; reason: string; recovery: string; deletionAt: string; email: string }
   | { kind: 'signed-in'; me: Agent; customer: Customer };
 
-export type SessionInput =
-  | { type: 'loaded'; me: Agent; customer: Customer }
-  | { type: 'error'; error: unknown; email?: string }
-  | { type: 'signed-out'; notice?: string };
+export type SessionInput = { type: 'loaded'; me: Agent; customer: Customer } | { type: 'error'; error: unknown; email?: string } | { type: 'signed-out'; notice?: string };
 
 export function next(_s: Session, input: SessionInput): Session {
   switch (input.type) {

@@ -11,7 +11,10 @@ export class Account {
   /** Shown in the header: the agent's username or the extension's address. */
   who = '';
 
-  constructor(private readonly phone: Phone, private readonly config: PhoneConfig) {}
+  constructor(
+    private readonly phone: Phone,
+    private readonly config: PhoneConfig,
+  ) {}
 
   wsUrl(typed?: string): string {
     const url = (typed ?? '').trim() || this.config.ws_url || '';

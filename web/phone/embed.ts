@@ -51,14 +51,23 @@ export function startEmbedBridge(phone: Phone, handlers: EmbedHandlers): void {
 
 async function run(phone: Phone, h: EmbedHandlers, m: EmbedCommand): Promise<void> {
   switch (m.command) {
-    case 'sign-in-agent': return h.signInAgentToken(typeof m.token === 'string' && m.token ? m.token : null);
-    case 'sign-in-extension': return h.signInExtension(m.ws_url, m.uri, m.password);
-    case 'sign-out': return h.signOut();
-    case 'dial': return phone.dial(m.target);
-    case 'answer': return phone.answer();
-    case 'hangup': return phone.hangup();
-    case 'mute': return phone.setMuted(m.muted);
-    case 'hold': return phone.setHeld(m.held);
-    case 'dtmf': return phone.sendDtmf(m.tones);
+    case 'sign-in-agent':
+      return h.signInAgentToken(typeof m.token === 'string' && m.token ? m.token : null);
+    case 'sign-in-extension':
+      return h.signInExtension(m.ws_url, m.uri, m.password);
+    case 'sign-out':
+      return h.signOut();
+    case 'dial':
+      return phone.dial(m.target);
+    case 'answer':
+      return phone.answer();
+    case 'hangup':
+      return phone.hangup();
+    case 'mute':
+      return phone.setMuted(m.muted);
+    case 'hold':
+      return phone.setHeld(m.held);
+    case 'dtmf':
+      return phone.sendDtmf(m.tones);
   }
 }

@@ -6,12 +6,7 @@
 
 export type RegState = 'signed-out' | 'connecting' | 'registered' | 'unregistered' | 'failed';
 
-export type RegEvent =
-  | { type: 'start' }
-  | { type: 'registered' }
-  | { type: 'unregistered' }
-  | { type: 'failed'; cause: string }
-  | { type: 'stop' };
+export type RegEvent = { type: 'start' } | { type: 'registered' } | { type: 'unregistered' } | { type: 'failed'; cause: string } | { type: 'stop' };
 
 export function regTransition(s: RegState, e: RegEvent): RegState {
   switch (e.type) {

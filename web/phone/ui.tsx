@@ -54,17 +54,33 @@ function SignIn(props: { account: Account; needWsUrl: boolean; onError: (m: stri
     <form id="sign-in" onSubmit={submit} aria-label="Sign in">
       <fieldset>
         <legend>Sign in as</legend>
-        <label><input type="radio" name="mode" value="agent" checked={mode === 'agent'} onChange={() => setMode('agent')} /> Agent</label>
-        <label><input type="radio" name="mode" value="extension" checked={mode === 'extension'} onChange={() => setMode('extension')} /> Extension</label>
+        <label>
+          <input type="radio" name="mode" value="agent" checked={mode === 'agent'} onChange={() => setMode('agent')} /> Agent
+        </label>
+        <label>
+          <input type="radio" name="mode" value="extension" checked={mode === 'extension'} onChange={() => setMode('extension')} /> Extension
+        </label>
       </fieldset>
       {mode === 'agent' ? (
-        <label>Username <input id="username" name="username" autoComplete="username" required /></label>
+        <label>
+          Username <input id="username" name="username" autoComplete="username" required />
+        </label>
       ) : (
-        <label>SIP address <input id="sip_uri" name="sip_uri" placeholder="1001@abcd.reg.example.com" autoComplete="username" required /></label>
+        <label>
+          SIP address <input id="sip_uri" name="sip_uri" placeholder="1001@abcd.reg.example.com" autoComplete="username" required />
+        </label>
       )}
-      <label>Password <input id="password" name="password" type="password" autoComplete="current-password" required /></label>
-      {props.needWsUrl && <label>SIP WebSocket URL <input id="ws_url" name="ws_url" type="url" placeholder="wss://sip.example.com:7443" required /></label>}
-      <button id="sign-in-button" type="submit" disabled={busy}>Sign in</button>
+      <label>
+        Password <input id="password" name="password" type="password" autoComplete="current-password" required />
+      </label>
+      {props.needWsUrl && (
+        <label>
+          SIP WebSocket URL <input id="ws_url" name="ws_url" type="url" placeholder="wss://sip.example.com:7443" required />
+        </label>
+      )}
+      <button id="sign-in-button" type="submit" disabled={busy}>
+        Sign in
+      </button>
     </form>
   );
 }
@@ -74,13 +90,25 @@ function InCall(props: { phone: Phone; call: CallState }) {
   const active = call.phase === 'connected' || call.phase === 'held';
   return (
     <div class="controls">
-      {call.phase === 'incoming' && <button id="answer" type="button" onClick={() => phone.answer()}>Answer</button>}
-      <button id="hangup" type="button" class="danger" onClick={() => phone.hangup()}>{call.phase === 'incoming' ? 'Decline' : 'Hang up'}</button>
-      <button id="mute" type="button" aria-pressed={call.muted} disabled={!active} onClick={() => phone.setMuted(!call.muted)}>{call.muted ? 'Unmute' : 'Mute'}</button>
-      <button id="hold" type="button" aria-pressed={call.phase === 'held'} disabled={!active} onClick={() => phone.setHeld(call.phase !== 'held')}>{call.phase === 'held' ? 'Resume' : 'Hold'}</button>
+      {call.phase === 'incoming' && (
+        <button id="answer" type="button" onClick={() => phone.answer()}>
+          Answer
+        </button>
+      )}
+      <button id="hangup" type="button" class="danger" onClick={() => phone.hangup()}>
+        {call.phase === 'incoming' ? 'Decline' : 'Hang up'}
+      </button>
+      <button id="mute" type="button" aria-pressed={call.muted} disabled={!active} onClick={() => phone.setMuted(!call.muted)}>
+        {call.muted ? 'Unmute' : 'Mute'}
+      </button>
+      <button id="hold" type="button" aria-pressed={call.phase === 'held'} disabled={!active} onClick={() => phone.setHeld(call.phase !== 'held')}>
+        {call.phase === 'held' ? 'Resume' : 'Hold'}
+      </button>
       <div role="group" aria-label="Keypad" class="keypad">
         {KEYS.map((k) => (
-          <button type="button" key={k} data-key={k} aria-label={`Send DTMF ${k}`} disabled={call.phase !== 'connected'} onClick={() => phone.sendDtmf(k)}>{k}</button>
+          <button type="button" key={k} data-key={k} aria-label={`Send DTMF ${k}`} disabled={call.phase !== 'connected'} onClick={() => phone.sendDtmf(k)}>
+            {k}
+          </button>
         ))}
       </div>
     </div>
@@ -100,8 +128,12 @@ function Dialler(props: { phone: Phone; onError: (m: string) => void }) {
   };
   return (
     <form id="dialler" onSubmit={dial} aria-label="Dial">
-      <label>Number, extension or SIP URI <input id="target" name="target" value={target} onInput={(e) => setTarget((e.currentTarget as HTMLInputElement).value)} autoComplete="off" required /></label>
-      <button id="call" type="submit">Call</button>
+      <label>
+        Number, extension or SIP URI <input id="target" name="target" value={target} onInput={(e) => setTarget((e.currentTarget as HTMLInputElement).value)} autoComplete="off" required />
+      </label>
+      <button id="call" type="submit">
+        Call
+      </button>
     </form>
   );
 }
@@ -124,13 +156,19 @@ export function App(props: { phone: Phone; account: Account; needWsUrl: boolean 
       {signedIn && (
         <section aria-label="Call">
           <p id="call-state" role="status" aria-live="assertive" data-phase={call.phase} data-direction={call.direction ?? ''}>
-            {PHASE_TEXT[call.phase]}{call.peer ? `: ${call.peer}` : ''}{call.phase === 'ended' && call.reason ? ` (${call.reason})` : ''}
+            {PHASE_TEXT[call.phase]}
+            {call.peer ? `: ${call.peer}` : ''}
+            {call.phase === 'ended' && call.reason ? ` (${call.reason})` : ''}
           </p>
           {live ? <InCall phone={phone} call={call} /> : <Dialler phone={phone} onError={setError} />}
-          <button id="sign-out" type="button" onClick={() => void account.signOut()}>Sign out</button>
+          <button id="sign-out" type="button" onClick={() => void account.signOut()}>
+            Sign out
+          </button>
         </section>
       )}
-      <p id="error" role="alert">{error}</p>
+      <p id="error" role="alert">
+        {error}
+      </p>
     </main>
   );
 }

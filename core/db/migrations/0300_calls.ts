@@ -37,9 +37,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['customer_id', 'tm_create', 'id']);
     t.index(['sip_call_id']);
   });
-  await knex.raw(
-    `ALTER TABLE calls ADD CONSTRAINT calls_status_check CHECK (status IN ('dialing','ringing','progressing','terminating','canceling','hangup'))`,
-  );
+  await knex.raw(`ALTER TABLE calls ADD CONSTRAINT calls_status_check CHECK (status IN ('dialing','ringing','progressing','terminating','canceling','hangup'))`);
   await knex.raw(`ALTER TABLE calls ADD CONSTRAINT calls_direction_check CHECK (direction IN ('incoming','outgoing'))`);
 
   await knex.schema.createTable('recordings', (t) => {
@@ -63,9 +61,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['customer_id', 'tm_create', 'id']);
     t.index(['reference_id']);
   });
-  await knex.raw(
-    `ALTER TABLE recordings ADD CONSTRAINT recordings_status_check CHECK (status IN ('initiating','recording','stopping','ended'))`,
-  );
+  await knex.raw(`ALTER TABLE recordings ADD CONSTRAINT recordings_status_check CHECK (status IN ('initiating','recording','stopping','ended'))`);
 }
 
 export async function down(knex: Knex): Promise<void> {

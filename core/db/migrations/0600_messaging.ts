@@ -36,9 +36,7 @@ export async function up(knex: Knex): Promise<void> {
     t.unique(['message_id', 'idx']);
     t.index(['provider_ref']);
   });
-  await knex.raw(
-    `ALTER TABLE message_targets ADD CONSTRAINT message_targets_status_check CHECK (status IN ('received','queued','gw_timeout','sent','dlr_timeout','failed','delivered'))`,
-  );
+  await knex.raw(`ALTER TABLE message_targets ADD CONSTRAINT message_targets_status_check CHECK (status IN ('received','queued','gw_timeout','sent','dlr_timeout','failed','delivered'))`);
 
   await knex.schema.createTable('emails', (t) => {
     t.uuid('id').primary();

@@ -33,9 +33,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['customer_id', 'tm_create', 'id']);
   });
   await knex.raw(`ALTER TABLE conferences ADD CONSTRAINT conferences_type_check CHECK (type IN ('conference','connect','queue'))`);
-  await knex.raw(
-    `ALTER TABLE conferences ADD CONSTRAINT conferences_status_check CHECK (status IN ('starting','progressing','terminating','terminated'))`,
-  );
+  await knex.raw(`ALTER TABLE conferences ADD CONSTRAINT conferences_status_check CHECK (status IN ('starting','progressing','terminating','terminated'))`);
 
   await knex.schema.createTable('conferencecalls', (t) => {
     t.uuid('id').primary();
@@ -52,9 +50,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['conference_id']);
     t.index(['reference_id']);
   });
-  await knex.raw(
-    `ALTER TABLE conferencecalls ADD CONSTRAINT conferencecalls_status_check CHECK (status IN ('joining','joined','leaving','leaved'))`,
-  );
+  await knex.raw(`ALTER TABLE conferencecalls ADD CONSTRAINT conferencecalls_status_check CHECK (status IN ('joining','joined','leaving','leaved'))`);
 }
 
 export async function down(knex: Knex): Promise<void> {

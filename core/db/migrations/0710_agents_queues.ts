@@ -49,9 +49,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['queue_id', 'status']);
     t.index(['reference_id']);
   });
-  await knex.raw(
-    `ALTER TABLE queuecalls ADD CONSTRAINT queuecalls_status_check CHECK (status IN ('initiating','waiting','connecting','kicking','service','done','abandoned'))`,
-  );
+  await knex.raw(`ALTER TABLE queuecalls ADD CONSTRAINT queuecalls_status_check CHECK (status IN ('initiating','waiting','connecting','kicking','service','done','abandoned'))`);
   // The dispatcher's lookup: available agents of a customer.
   await knex.raw(`CREATE INDEX agents_customer_status ON agents (customer_id, status) WHERE tm_delete IS NULL`);
 }

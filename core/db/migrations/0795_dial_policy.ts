@@ -9,9 +9,7 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('max_concurrent_pstn_calls').nullable();
   });
   await knex.raw(`ALTER TABLE customers ADD CONSTRAINT customers_max_concurrent_pstn_calls_check CHECK (max_concurrent_pstn_calls IS NULL OR max_concurrent_pstn_calls >= 0)`);
-  await knex.raw(
-    `CREATE INDEX calls_live_pstn_admitted ON calls (customer_id) WHERE status <> 'hangup' AND direction = 'outgoing' AND (data->>'pstn_admitted') = 'true'`,
-  );
+  await knex.raw(`CREATE INDEX calls_live_pstn_admitted ON calls (customer_id) WHERE status <> 'hangup' AND direction = 'outgoing' AND (data->>'pstn_admitted') = 'true'`);
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -17,9 +17,7 @@ export const uuidOrVar = z
   .optional();
 
 /** A required UUID, or a `${var}` filled in at run time. */
-export const requiredUuidOrVar = z
-  .string()
-  .refine((s) => UUID_RE.test(s) || HAS_VAR.test(s), 'must be a UUID or contain a ${variable}');
+export const requiredUuidOrVar = z.string().refine((s) => UUID_RE.test(s) || HAS_VAR.test(s), 'must be a UUID or contain a ${variable}');
 
 /**
  * Audio a flow plays: an http(s) URL, or a `${var}` that must turn into one at run time. Never a
@@ -38,9 +36,7 @@ export function isMediaUrl(s: string): boolean {
 export const millis = z.number().int('must be an integer').min(0, 'must be >= 0');
 
 /** Address (reference schema CommonAddress): type, target, target_name, name, detail. */
-export const ADDRESS_TYPES = [
-  '', 'agent', 'ai', 'ai_team', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'webchat', 'web_session', 'whatsapp',
-] as const;
+export const ADDRESS_TYPES = ['', 'agent', 'ai', 'ai_team', 'conference', 'email', 'extension', 'line', 'sip', 'tel', 'webchat', 'web_session', 'whatsapp'] as const;
 export const address = z.object({
   type: z.enum(ADDRESS_TYPES).optional(),
   target: z.string().optional(),

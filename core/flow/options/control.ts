@@ -30,7 +30,10 @@ export const condition_variable = z.object({
 });
 
 const wildcard = (min: number, max: number) =>
-  z.number().int('must be an integer').refine((n) => n === -1 || (n >= min && n <= max), `must be -1 or ${min}-${max}`);
+  z
+    .number()
+    .int('must be an integer')
+    .refine((n) => n === -1 || (n >= min && n <= max), `must be -1 or ${min}-${max}`);
 
 export const condition_datetime = z.object({
   condition: z.enum(CONDITIONS),

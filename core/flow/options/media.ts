@@ -30,11 +30,17 @@ export const play = z.object({
 export const digits_receive = z.object({
   duration: millis.optional(),
   length: z.number().int('must be an integer').min(0, 'must be >= 0').optional(),
-  key: z.string().regex(/^[0-9A-D#*]*$/, 'must be DTMF keys (0-9, A-D, #, *)').optional(),
+  key: z
+    .string()
+    .regex(/^[0-9A-D#*]*$/, 'must be DTMF keys (0-9, A-D, #, *)')
+    .optional(),
 });
 
 export const digits_send = z.object({
-  digits: z.string().max(100, 'at most 100 keys').regex(/^[0-9A-D#*]*$/, 'must be DTMF keys (0-9, A-D, #, *)'),
+  digits: z
+    .string()
+    .max(100, 'at most 100 keys')
+    .regex(/^[0-9A-D#*]*$/, 'must be DTMF keys (0-9, A-D, #, *)'),
   duration: z.number().int('must be an integer').min(100, 'must be >= 100').max(1000, 'must be <= 1000').optional(),
   interval: z.number().int('must be an integer').min(0, 'must be >= 0').max(5000, 'must be <= 5000').optional(),
 });
@@ -42,7 +48,10 @@ export const digits_send = z.object({
 export const recording_start = z.object({
   format: z.enum(['wav']).optional(),
   end_of_silence: z.number().int('must be an integer').min(0, 'must be >= 0').optional(),
-  end_of_key: z.string().regex(/^(|none|any|[0-9A-D#*])$/, 'must be none, any or one DTMF key').optional(),
+  end_of_key: z
+    .string()
+    .regex(/^(|none|any|[0-9A-D#*])$/, 'must be none, any or one DTMF key')
+    .optional(),
   duration: z.number().int('must be an integer').min(0, 'must be >= 0').optional(),
   beep_start: z.boolean().optional(),
   on_end_flow_id: uuidOrVar,

@@ -38,7 +38,10 @@ export class AiSummary extends FlowTask<z.infer<typeof later.ai_summary>> {
     if (svc.deps.events) await publishResourceEvent(svc.deps.events, 'summary_created', summaryJson(row) as never).catch(() => undefined);
     ctx.vars.set('svc.ai_summary.id', row.id);
     // then its on_end_flow_id, through the speech subsystem (core/speech/summary-flow.ts)
-    ctx.background('ai_summary', generateSummary({ ...svc.deps, dataDir: svc.dataDir, transcribeFile: transcribeWavFile }, row).then((done) => ctx.services.speech?.summaryDone(done)));
+    ctx.background(
+      'ai_summary',
+      generateSummary({ ...svc.deps, dataDir: svc.dataDir, transcribeFile: transcribeWavFile }, row).then((done) => ctx.services.speech?.summaryDone(done)),
+    );
     return NEXT;
   }
 }

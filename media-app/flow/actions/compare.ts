@@ -3,12 +3,18 @@ export type Condition = '==' | '!=' | '>' | '>=' | '<' | '<=';
 
 export function compare<T extends string | number>(condition: Condition, left: T, right: T): boolean {
   switch (condition) {
-    case '==': return left === right;
-    case '!=': return left !== right;
-    case '>': return left > right;
-    case '>=': return left >= right;
-    case '<': return left < right;
-    case '<=': return left <= right;
+    case '==':
+      return left === right;
+    case '!=':
+      return left !== right;
+    case '>':
+      return left > right;
+    case '>=':
+      return left >= right;
+    case '<':
+      return left < right;
+    case '<=':
+      return left <= right;
   }
 }
 

@@ -28,7 +28,7 @@ export function variableMatches(o: ConditionVariableOption, value: string): bool
 export class ConditionVariable extends FlowTask<ConditionVariableOption> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const raw = jsonText(this.rawOption.variable);
-    const value = hasVariables(raw) ? this.option.variable : ctx.vars.get(raw) ?? '';
+    const value = hasVariables(raw) ? this.option.variable : (ctx.vars.get(raw) ?? '');
     return variableMatches(this.option, value) ? NEXT : falseTarget(this.option.false_target_id);
   }
 }

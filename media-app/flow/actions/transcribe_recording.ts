@@ -11,7 +11,8 @@ import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
 export class TranscribeRecording extends FlowTask<z.infer<typeof later.transcribe_recording>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const speech = ctx.services.speech;
-    if (!speech) return { kind: 'fail', message: `action transcribe_recording needs the ${ACTION_SPECS.transcribe_recording.subsystem ?? 'transcribe'} subsystem, which is not running on this server` };
+    if (!speech)
+      return { kind: 'fail', message: `action transcribe_recording needs the ${ACTION_SPECS.transcribe_recording.subsystem ?? 'transcribe'} subsystem, which is not running on this server` };
     if (ctx.referenceType !== 'call') return { kind: 'fail', message: 'transcribe_recording works only in the activeflow of a call' };
     const o = this.option;
     const rows = await speech.transcribeCallRecordings(ctx.referenceId, ctx.customerId, {

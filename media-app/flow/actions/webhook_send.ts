@@ -16,7 +16,7 @@ export class WebhookSend extends FlowTask<z.infer<typeof control.webhook_send>> 
         method,
         url: o.uri,
         headers: { 'content-type': o.data_type || 'application/json' },
-        body: method === 'GET' ? undefined : o.data ?? '',
+        body: method === 'GET' ? undefined : (o.data ?? ''),
         timeoutMs: ctx.limits.httpTimeoutMs,
         signal: o.sync ? ctx.signal : undefined,
       })

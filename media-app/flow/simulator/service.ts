@@ -12,9 +12,7 @@ import type { Logger } from 'pino';
 import { isApiError } from '../../../core/errors';
 import { simScriptSchema } from '../../../core/flow/sim-script';
 import type { EgressPolicy } from '../../../core/net';
-import {
-  FLOW_SIMULATE_QUEUE, SIMULATE_MAX_REAL_MS, SIMULATE_MAX_TIMELINE, type SimulateJob, type SimulateJobResult,
-} from '../../../core/commands/simulate';
+import { FLOW_SIMULATE_QUEUE, SIMULATE_MAX_REAL_MS, SIMULATE_MAX_TIMELINE, type SimulateJob, type SimulateJobResult } from '../../../core/commands/simulate';
 import { DEFAULT_LIMITS } from '../limits';
 import { simulate } from './simulate';
 

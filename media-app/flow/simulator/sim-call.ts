@@ -5,10 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { EMPTY_UUID } from '../../../core/flow';
-import type {
-  AmdResult, CallInfo, CallPort, CallStatus, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult,
-  OriginateRequest, RecordingRequest,
-} from '../call-port';
+import type { AmdResult, CallInfo, CallPort, CallStatus, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, OriginateRequest, RecordingRequest } from '../call-port';
 import { collectDigits } from '../digit-collector';
 import type { SimScript } from '../../../core/flow/sim-script';
 import type { VirtualClock } from './virtual-clock';
@@ -24,8 +21,14 @@ export class SimOriginator {
     const call_ids = req.destinations.map(() => randomUUID());
     if (req.chained) this.chained.push(...call_ids);
     this.trace('media', {
-      command: 'originate', call_ids, destinations: req.destinations, chained: req.chained,
-      early_execution: req.early_execution, flow_id: req.flow_id, actions: req.actions.length, master_call_id: req.master_call_id,
+      command: 'originate',
+      call_ids,
+      destinations: req.destinations,
+      chained: req.chained,
+      early_execution: req.early_execution,
+      flow_id: req.flow_id,
+      actions: req.actions.length,
+      master_call_id: req.master_call_id,
     });
     return { call_ids };
   }
@@ -36,7 +39,11 @@ export class SimCall extends EventEmitter implements CallPort {
   private readonly originator: SimOriginator;
   private recording: { id: string; started: number; stop: AbortController; keyListener?: (d: string) => void } | null = null;
 
-  constructor(private readonly clock: VirtualClock, private readonly script: SimScript, private readonly trace: SimTrace) {
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly script: SimScript,
+    private readonly trace: SimTrace,
+  ) {
     super();
     const c = script.call ?? {};
     const direction = c.direction ?? 'incoming';

@@ -68,7 +68,10 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
   const parsed = simScriptSchema.safeParse(scriptInput ?? {});
   if (!parsed.success) {
     const i = parsed.error.issues[0]!;
-    throw invalidArgument(`script.${i.path.join('.')}: ${i.message}`, parsed.error.issues.map((x) => ({ field: `script.${x.path.join('.')}`, message: x.message })));
+    throw invalidArgument(
+      `script.${i.path.join('.')}: ${i.message}`,
+      parsed.error.issues.map((x) => ({ field: `script.${x.path.join('.')}`, message: x.message })),
+    );
   }
   const script: SimScript = parsed.data;
   const actions = parseActions(flow.actions);
@@ -135,7 +138,7 @@ export async function simulate(flow: SimFlow, scriptInput: unknown, opts: SimOpt
     customer_id: opts.customerId ?? EMPTY_UUID,
     flow_id: flowId,
     actions: flowId ? undefined : actions,
-    on_complete_flow_id: flowId ? undefined : flow.on_complete_flow_id ?? EMPTY_UUID,
+    on_complete_flow_id: flowId ? undefined : (flow.on_complete_flow_id ?? EMPTY_UUID),
     reference_type: onCall ? 'call' : 'api',
     variables: script.variables ?? {},
     call,

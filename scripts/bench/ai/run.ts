@@ -52,7 +52,10 @@ async function main() {
       const cid = (await repos(db).customers.create({ email: `bench${Date.now()}${c}@example.test`, status: 'active', name: 'bench' })).id;
       await trunksRepo(db).create(cid, `bench${Date.now()}${c}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
       const ai = await aisRepo(db).create(cid, {
-        name: 'bench', engine_url: llm.url, engine_model: 'openai.bench', parameter: { stt_phrases: ['what are your opening hours', 'thank you'] },
+        name: 'bench',
+        engine_url: llm.url,
+        engine_model: 'openai.bench',
+        parameter: { stt_phrases: ['what are your opening hours', 'thank you'] },
         vad_config: { stop_secs: STOP_SECS },
       });
       const plays = Array.from({ length: TURNS }, (_, i) => ({ atMs: 1000 + i * (qMs + GAP_MS), pcap }));
@@ -64,7 +67,11 @@ async function main() {
       const number = `+89912${String(c).padStart(6, '0')}${Date.now() % 1000}`;
       await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
       const sink = await TimedSink.open();
-      const r = await sipp(aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, plays, total + 20_000), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', `${Math.ceil(total / 1000) + 30}s`], { killAfterMs: total + 40_000 }).done;
+      const r = await sipp(
+        aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, plays, total + 20_000),
+        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', `${Math.ceil(total / 1000) + 30}s`],
+        { killAfterMs: total + 40_000 },
+      ).done;
       sink.close();
       if (r.code !== 0) throw new Error(`sipp failed: ${r.errors.slice(0, 500)}`);
       // the sink's first packet is the answer (the platform sends from its 200 OK; sipp's pauses start at its ACK)
@@ -98,7 +105,7 @@ async function main() {
     '',
     `Command: \`source .data/env && npx tsx scripts/bench/ai/run.ts --calls ${CALLS} --turns ${TURNS}\` (${new Date().toISOString()}, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)})`,
     '',
-    'Turn latency = end of the caller\'s speech (sipp pcap) → first agent audio on the caller\'s RTP sink, with the local',
+    "Turn latency = end of the caller's speech (sipp pcap) → first agent audio on the caller's RTP sink, with the local",
     'OpenAI-compatible server (streaming, no model delay), pocketsphinx with a phrase list, espeak-ng TTS, VAD stop_secs ' + STOP_SECS + ' s.',
     '',
     '| measure | n | p50 ms | p99 ms |',

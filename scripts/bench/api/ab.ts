@@ -47,17 +47,26 @@ async function main() {
       for (const v of order) runs.get(v.name)!.push(await cannon(v.name, v.server, { url: v.url, connections: CONNECTIONS, duration: SECONDS }));
     }
     loads.push(loadAverage());
-    console.log(`\ncontrol-api A/B: ${ROUNDS} rounds x ${SECONDS}s interleaved, ${CONNECTIONS} connections, servers pinned to CPU ${hasTaskset ? CPU : '(no taskset)'}, ${machine()}, load average ${loads.join(' → ')}\n`);
+    console.log(
+      `\ncontrol-api A/B: ${ROUNDS} rounds x ${SECONDS}s interleaved, ${CONNECTIONS} connections, servers pinned to CPU ${hasTaskset ? CPU : '(no taskset)'}, ${machine()}, load average ${loads.join(' → ')}\n`,
+    );
     console.log('| run | req/s | p99 ms (median of rounds) | non-2xx | server CPU ms/req | least / median of rounds | vs baseline (least) | req/s per free core (least) |');
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     let base = NaN;
     for (const [name, rs] of runs) {
-      const cpu = (rs.reduce((s, r) => s + r.cpuSec, 0) * 1000) / Math.max(1, rs.reduce((s, r) => s + r.requests, 0));
+      const cpu =
+        (rs.reduce((s, r) => s + r.cpuSec, 0) * 1000) /
+        Math.max(
+          1,
+          rs.reduce((s, r) => s + r.requests, 0),
+        );
       const least = Math.min(...rs.map((r) => r.cpuMsPerReq));
       if (Number.isNaN(base)) base = least;
       const rps = rs.reduce((s, r) => s + r.requests, 0) / (ROUNDS * SECONDS);
       const non2xx = rs.reduce((s, r) => s + r.non2xx + r.errors, 0);
-      console.log(`| ${name} | ${Math.round(rps)} | ${median(rs.map((r) => r.p99))} | ${non2xx} | ${cpu.toFixed(3)} | ${least.toFixed(3)} / ${median(rs.map((r) => r.cpuMsPerReq)).toFixed(3)} | ${(least / base).toFixed(1)}× | ${Math.round(1000 / least)} |`);
+      console.log(
+        `| ${name} | ${Math.round(rps)} | ${median(rs.map((r) => r.p99))} | ${non2xx} | ${cpu.toFixed(3)} | ${least.toFixed(3)} / ${median(rs.map((r) => r.cpuMsPerReq)).toFixed(3)} | ${(least / base).toFixed(1)}× | ${Math.round(1000 / least)} |`,
+      );
     }
   } finally {
     baseline?.server.kill('SIGTERM');

@@ -43,7 +43,12 @@ function curl(url: string): Promise<{ code: number; bytes: number }> {
     const f = await createFixture(t.ctx);
     const i0 = Date.now();
     await insertCalls(t.ctx.db, f.customer.id, ROWS, new Date('2026-05-01T00:00:00Z'), 500);
-    console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${ROWS} calls inserted in ${Date.now() - i0} ms`);
+    console.log(
+      `load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}; ${ROWS} calls inserted in ${Date.now() - i0} ms`,
+    );
     console.log('| format | run | rows | MB | ms | rows/s | RSS growth MB |\n|---|---:|---:|---:|---:|---:|---:|');
     for (const format of ['csv', 'jsonl']) {
       for (let run = 1; run <= RUNS; run++) {

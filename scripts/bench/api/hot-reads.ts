@@ -51,7 +51,12 @@ async function cpuPerRead(label: string, read: () => Promise<unknown>): Promise<
         await db.client.releaseConnection(conn);
       }
     };
-    console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${READS} reads each, one pooled connection`);
+    console.log(
+      `load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}; ${READS} reads each, one pooled connection`,
+    );
     await cpuPerRead('warm-up', () => firstPrepared(db, one, [])); // the first rows pay the JIT otherwise
     const rows = [
       await cpuPerRead('baseline: named `select 1`', () => firstPrepared(db, one, [])),

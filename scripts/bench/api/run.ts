@@ -21,8 +21,7 @@ const QUICK = process.argv.includes('--quick');
 const EXTRA_NODE_ARGS = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CONNECTIONS = arg('connections', 10);
 
-const cannon = (name: string, server: Parameters<typeof run>[1], opts: autocannon.Options) =>
-  run(name, server, { connections: CONNECTIONS, duration: DURATION, ...opts });
+const cannon = (name: string, server: Parameters<typeof run>[1], opts: autocannon.Options) => run(name, server, { connections: CONNECTIONS, duration: DURATION, ...opts });
 
 async function main() {
   const t = await startApi(ROOT, EXTRA_NODE_ARGS);
@@ -62,10 +61,14 @@ async function main() {
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of results) {
       const ref = r.name.includes('POST') ? bp : b;
-      console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.rps / ref).toFixed(2)} | ${r.cpuMsPerReq.toFixed(3)} | ${Math.round(1000 / r.cpuMsPerReq)} |`);
+      console.log(
+        `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.rps / ref).toFixed(2)} | ${r.cpuMsPerReq.toFixed(3)} | ${Math.round(1000 / r.cpuMsPerReq)} |`,
+      );
     }
     const get = results[getRow];
-    console.log(`\ntarget 2000 authenticated GET/s with p99 < 20 ms: ${get.rps >= 2000 && get.p99 < 20 ? 'met' : 'NOT met'} (${Math.round(get.rps)}/s, p99 ${get.p99} ms; CPU-bound capacity ${Math.round(1000 / get.cpuMsPerReq)}/s per core)`);
+    console.log(
+      `\ntarget 2000 authenticated GET/s with p99 < 20 ms: ${get.rps >= 2000 && get.p99 < 20 ? 'met' : 'NOT met'} (${Math.round(get.rps)}/s, p99 ${get.p99} ms; CPU-bound capacity ${Math.round(1000 / get.cpuMsPerReq)}/s per core)`,
+    );
   } finally {
     baseline?.server.kill('SIGTERM');
     await t.stop();

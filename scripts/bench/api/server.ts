@@ -120,7 +120,11 @@ export async function startApi(root: string, nodeArgs: string[] = []): Promise<A
   try {
     await waitFor(api, /listening on/);
     const boot = Object.fromEntries(
-      fs.readFileSync(path.join(dataDir, 'bootstrap.txt'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => l.split('=') as [string, string]),
+      fs
+        .readFileSync(path.join(dataDir, 'bootstrap.txt'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('='))
+        .map((l) => l.split('=') as [string, string]),
     );
     return { api, url: `http://127.0.0.1:${port}`, accesskey: boot.accesskey, username: boot.username, jwtSecret, db, stop };
   } catch (e) {
@@ -138,5 +142,9 @@ export async function startBaseline(body: string): Promise<{ server: ChildProces
   return { server, url: `http://127.0.0.1:${port}` };
 }
 
-export const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 export const machine = () => `${os.cpus().length} x ${os.cpus()[0].model}`;

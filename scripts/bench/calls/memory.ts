@@ -65,7 +65,16 @@ async function main(): Promise<void> {
     }
     const m = process.memoryUsage();
     const s = { calls, rss: m.rss, heapUsed: m.heapUsed, external: m.external, workerHeap: workers.reduce((a, w) => a + w.heapUsed, 0), workerExternal: workers.reduce((a, w) => a + w.external, 0) };
-    console.log(JSON.stringify({ calls, live: p.app.calls.size, legs: workers.map((w) => w.legs), rssMB: +(m.rss / 2 ** 20).toFixed(1), heapMB: +(m.heapUsed / 2 ** 20).toFixed(1), workerHeapMB: +(s.workerHeap / 2 ** 20).toFixed(1) }));
+    console.log(
+      JSON.stringify({
+        calls,
+        live: p.app.calls.size,
+        legs: workers.map((w) => w.legs),
+        rssMB: +(m.rss / 2 ** 20).toFixed(1),
+        heapMB: +(m.heapUsed / 2 ** 20).toFixed(1),
+        workerHeapMB: +(s.workerHeap / 2 ** 20).toFixed(1),
+      }),
+    );
     return s;
   };
   try {
@@ -73,8 +82,12 @@ async function main(): Promise<void> {
       const add: string[] = [];
       while (ids.length + add.length < target) {
         const row = await callsRepo(db).create({
-          customer_id: cid, flow_id: holdFlow.id, direction: 'outgoing', status: 'dialing',
-          source: { type: 'tel', target: '+15550000000' }, destination: { type: 'sip', target: `hold${ids.length + add.length}@127.0.0.1:${uasPort}` },
+          customer_id: cid,
+          flow_id: holdFlow.id,
+          direction: 'outgoing',
+          status: 'dialing',
+          source: { type: 'tel', target: '+15550000000' },
+          destination: { type: 'sip', target: `hold${ids.length + add.length}@127.0.0.1:${uasPort}` },
         });
         add.push(row.id);
       }
@@ -99,7 +112,9 @@ async function main(): Promise<void> {
       const n = s.calls - b.calls;
       const per = (x: number, y: number) => (n > 0 ? KB((x - y) / n).toFixed(1) : '–');
       const mb = (x: number) => (x / 2 ** 20).toFixed(1);
-      console.log(`| ${s.calls} | ${mb(s.rss)} | ${mb(s.heapUsed)} | ${mb(s.external)} | ${mb(s.workerHeap)} | ${per(s.rss, b.rss)} | ${per(s.heapUsed, b.heapUsed)} | ${per(s.external, b.external)} | ${per(s.workerHeap, b.workerHeap)} |`);
+      console.log(
+        `| ${s.calls} | ${mb(s.rss)} | ${mb(s.heapUsed)} | ${mb(s.external)} | ${mb(s.workerHeap)} | ${per(s.rss, b.rss)} | ${per(s.heapUsed, b.heapUsed)} | ${per(s.external, b.external)} | ${per(s.workerHeap, b.workerHeap)} |`,
+      );
     }
   } finally {
     for (const id of ids) void bus.toCallOwner({ type: 'call.hangup', callId: id });

@@ -127,7 +127,12 @@ async function main(): Promise<void> {
   const uas = new TimingUas();
   await uas.open();
   try {
-    console.log(`machine: ${os.cpus().length} cores, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; ${CALLS} calls at ${RATE}/s`);
+    console.log(
+      `machine: ${os.cpus().length} cores, load ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}; ${CALLS} calls at ${RATE}/s`,
+    );
     // 1. baseline: bare createUAC → INVITE at the UAS
     const bare: number[] = [];
     for (let i = 0; i < Math.min(CALLS, 200); i++) {
@@ -183,7 +188,12 @@ async function main(): Promise<void> {
     }
     const f1 = (x: number) => x.toFixed(1);
     const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${f1(pct(xs, 50))} | ${f1(pct(xs, 90))} | ${f1(pct(xs, 99))} | ${f1(Math.max(...xs))} |`;
-    console.log(`\nload average at end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; failed POSTs ${failed}; INVITEs missing ${sentAt.size - pdd.length}`);
+    console.log(
+      `\nload average at end ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}; failed POSTs ${failed}; INVITEs missing ${sentAt.size - pdd.length}`,
+    );
     console.log('| segment | n | p50 ms | p90 ms | p99 ms | max ms |');
     console.log('|---|---:|---:|---:|---:|---:|');
     console.log(row('baseline: bare createUAC → INVITE at UAS', bare));

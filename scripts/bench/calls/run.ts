@@ -70,8 +70,12 @@ async function main(): Promise<void> {
     const ids: string[] = [];
     for (let i = 0; i < CALLS; i++) {
       const row = await callsRepo(db).create({
-        customer_id: cid, flow_id: hangupFlow.id, direction: 'outgoing', status: 'dialing',
-        source: { type: 'tel', target: '+15550000000' }, destination: { type: 'sip', target: `bench${i}@127.0.0.1:${oport}` },
+        customer_id: cid,
+        flow_id: hangupFlow.id,
+        direction: 'outgoing',
+        status: 'dialing',
+        source: { type: 'tel', target: '+15550000000' },
+        destination: { type: 'sip', target: `bench${i}@127.0.0.1:${oport}` },
       });
       ids.push(row.id);
     }
@@ -108,8 +112,12 @@ async function main(): Promise<void> {
     const cids: string[] = [];
     for (let i = 0; i < CONCURRENT; i++) {
       const row = await callsRepo(db).create({
-        customer_id: cid, flow_id: talkFlow.id, direction: 'outgoing', status: 'dialing',
-        source: { type: 'tel', target: '+15550000000' }, destination: { type: 'sip', target: `hold${i}@127.0.0.1:${cport}` },
+        customer_id: cid,
+        flow_id: talkFlow.id,
+        direction: 'outgoing',
+        status: 'dialing',
+        source: { type: 'tel', target: '+15550000000' },
+        destination: { type: 'sip', target: `hold${i}@127.0.0.1:${cport}` },
       });
       cids.push(row.id);
     }
@@ -138,7 +146,10 @@ async function main(): Promise<void> {
       originate: { calls: CALLS, completed: done.length, normal, offered_rate: RATE, cps: +origCps.toFixed(1), ratio_to_baseline: +(origCps / baseCps).toFixed(3) },
       post_dial_delay_ms: { p50: pct(pdd, 50), p99: pct(pdd, 99), max: Math.max(...pdd) },
       concurrent_prompts: {
-        asked: CONCURRENT, peak_up: peak, live_on_node: liveCalls, ramp_seconds: +rampSecs.toFixed(1),
+        asked: CONCURRENT,
+        peak_up: peak,
+        live_on_node: liveCalls,
+        ramp_seconds: +rampSecs.toFixed(1),
         worker_late_ms: stats.map((s) => ({ p50: s.lateP50, p99: s.lateP99, max: s.lateMax, legs: s.legs })),
       },
       cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(1),

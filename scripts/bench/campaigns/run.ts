@@ -51,7 +51,9 @@ async function main(): Promise<void> {
       Array.from({ length: LEVEL }, async () => {
         while (next < CALLS) {
           const n = next++;
-          const r = await request(t.app).post('/v1.0/calls').query(q)
+          const r = await request(t.app)
+            .post('/v1.0/calls')
+            .query(q)
             .send({ source: { type: 'sip', target: 'bench@sip.test' }, destinations: [{ type: 'sip', target: `b${n}@127.0.0.1:${port}` }], actions: [{ type: 'hangup' }] });
           if (r.status !== 200) throw new Error(`POST /calls ${r.status} ${JSON.stringify(r.body)}`);
         }
@@ -69,24 +71,44 @@ async function main(): Promise<void> {
     const queue = await queuesRepo(db).create(f.customer.id, { name: 'bench', tag_ids: [agentTag] });
     for (let i = 0; i < LEVEL; i++) {
       const { agent } = await createAgent(t.ctx, f.customer.id, 1);
-      await db('agents').where({ id: agent.id }).update({ status: 'available', tag_ids: JSON.stringify([agentTag]), addresses: JSON.stringify([{ type: 'tel', target: '+15550009999' }]) });
+      await db('agents')
+        .where({ id: agent.id })
+        .update({ status: 'available', tag_ids: JSON.stringify([agentTag]), addresses: JSON.stringify([{ type: 'tel', target: '+15550009999' }]) });
     }
     const allWeek = [{ days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], start: '00:00', end: '24:00' }];
     const variants = [
       { tickMs: 500, label: '', plan: {}, campaign: { service_level: LEVEL } },
       { tickMs: 100, label: '', plan: {}, campaign: { service_level: LEVEL } },
-      { tickMs: 100, label: `, dial windows + queue of ${LEVEL} available agents at 100 %`, plan: { timezone: 'Europe/Paris', dial_windows: allWeek }, campaign: { service_level: 100, queue_id: queue.id } },
+      {
+        tickMs: 100,
+        label: `, dial windows + queue of ${LEVEL} available agents at 100 %`,
+        plan: { timezone: 'Europe/Paris', dial_windows: allWeek },
+        campaign: { service_level: 100, queue_id: queue.id },
+      },
     ];
     for (const v of variants) {
       const tickMs = v.tickMs;
       const runner = new CampaignRunner(t.ctx, { tickMs });
       runner.start();
-      const plan = (await request(t.app).post('/v1.0/outplans').query(q).send({ source: { type: 'sip', target: 'bench@sip.test' }, try_interval: 0, ...v.plan })).body;
+      const plan = (
+        await request(t.app)
+          .post('/v1.0/outplans')
+          .query(q)
+          .send({ source: { type: 'sip', target: 'bench@sip.test' }, try_interval: 0, ...v.plan })
+      ).body;
       const od = (await request(t.app).post('/v1.0/outdials').query(q).send({ name: 'bench' })).body;
       for (let n = 0; n < CALLS; n++) {
-        await request(t.app).post(`/v1.0/outdials/${od.id}/targets`).query(q).send({ destination_0: { type: 'sip', target: `c${n}@127.0.0.1:${port}` } });
+        await request(t.app)
+          .post(`/v1.0/outdials/${od.id}/targets`)
+          .query(q)
+          .send({ destination_0: { type: 'sip', target: `c${n}@127.0.0.1:${port}` } });
       }
-      const c = (await request(t.app).post('/v1.0/campaigns').query(q).send({ ...v.campaign, outplan_id: plan.id, outdial_id: od.id, actions: [{ type: 'hangup' }] })).body;
+      const c = (
+        await request(t.app)
+          .post('/v1.0/campaigns')
+          .query(q)
+          .send({ ...v.campaign, outplan_id: plan.id, outdial_id: od.id, actions: [{ type: 'hangup' }] })
+      ).body;
       let maxLive = 0;
       const t1 = Date.now();
       await request(t.app).put(`/v1.0/campaigns/${c.id}/status`).query(q).send({ status: 'run' });
@@ -100,7 +122,9 @@ async function main(): Promise<void> {
       const rate = CALLS / ((Date.now() - t1) / 1000);
       await runner.stop();
       const ok = Number((await db('campaigncalls').where({ campaign_id: c.id, result: 'success' }).count<{ c: string }[]>('id as c'))[0]!.c);
-      lines.push(`| campaign, service_level ${v.campaign.service_level}, runner pass ${tickMs} ms${v.label} (${ok}/${CALLS} success, at most ${maxLive} up) | ${rate.toFixed(1)} | ${(rate / baseRate).toFixed(2)} |`);
+      lines.push(
+        `| campaign, service_level ${v.campaign.service_level}, runner pass ${tickMs} ms${v.label} (${ok}/${CALLS} success, at most ${maxLive} up) | ${rate.toFixed(1)} | ${(rate / baseRate).toFixed(2)} |`,
+      );
     }
   } finally {
     await closeCommandBus(t.ctx);
@@ -113,7 +137,7 @@ async function main(): Promise<void> {
     '',
     `Command: \`${cmd}\` (${os.cpus().length} cores, shared). Whole call plane on loopback, a sipp UAS as every`,
     'target, each call answered and hung up by its flow (`hangup`). Calls/s = calls ÷ time from the first',
-    'request (or PUT status run) to the last hangup (or the campaign\'s stop). Ratio against POST /calls in the same run.',
+    "request (or PUT status run) to the last hangup (or the campaign's stop). Ratio against POST /calls in the same run.",
     '',
     '| path | calls/s | ratio |',
     '|---|---|---|',

@@ -101,7 +101,9 @@ async function fanout(label: string, subs: Sub[], publish: (i: number) => Promis
   await waitAll(subs, n);
   const lat = subs.flatMap((s) => s.lat);
   const r = { label, events_per_s: BURST / burstSec, frames_per_s: (BURST * subs.length) / burstSec, p50_ms: pct(lat, 50), p99_ms: pct(lat, 99) };
-  console.log(`${label.padEnd(28)} burst ${r.events_per_s.toFixed(0)} events/s (${r.frames_per_s.toFixed(0)} frames/s); paced ${achieved.toFixed(1)}/s achieved: p50 ${r.p50_ms.toFixed(1)} ms, p99 ${r.p99_ms.toFixed(1)} ms`);
+  console.log(
+    `${label.padEnd(28)} burst ${r.events_per_s.toFixed(0)} events/s (${r.frames_per_s.toFixed(0)} frames/s); paced ${achieved.toFixed(1)}/s achieved: p50 ${r.p50_ms.toFixed(1)} ms, p99 ${r.p99_ms.toFixed(1)} ms`,
+  );
   return r;
 }
 
@@ -122,7 +124,12 @@ async function main(): Promise<void> {
   const bare = new WebSocketServer({ host: '127.0.0.1', port: basePort });
   const baseClients = await openClients(`ws://127.0.0.1:${basePort}`, SUBS, null);
   const base = await fanout('baseline (bare ws broadcast)', baseClients.subs, async () => {
-    const frame = JSON.stringify({ event_type: 'call_updated', timestamp: new Date().toISOString(), topic: `customer_id:${f.customer.id}:call:${rid}`, data: { id: rid, customer_id: f.customer.id, sent_at: now(), status: 'progressing' } });
+    const frame = JSON.stringify({
+      event_type: 'call_updated',
+      timestamp: new Date().toISOString(),
+      topic: `customer_id:${f.customer.id}:call:${rid}`,
+      data: { id: rid, customer_id: f.customer.id, sent_at: now(), status: 'progressing' },
+    });
     for (const c of bare.clients) c.send(frame);
   });
   for (const s of baseClients.sockets) s.terminate();
@@ -177,7 +184,9 @@ async function main(): Promise<void> {
   const end = Date.now() + 180_000;
   while (received < WEBHOOKS && Date.now() < end) await sleep(20);
   const rate = received / ((now() - t0) / 1000);
-  console.log(`webhooks: baseline direct signed POSTs (32 parallel) ${baseRate.toFixed(0)}/s; platform (stream → BullMQ → POST, ${CUSTOMERS} customers) ${rate.toFixed(0)}/s; ratio ${(rate / baseRate).toFixed(2)}; delivered ${received}/${WEBHOOKS}`);
+  console.log(
+    `webhooks: baseline direct signed POSTs (32 parallel) ${baseRate.toFixed(0)}/s; platform (stream → BullMQ → POST, ${CUSTOMERS} customers) ${rate.toFixed(0)}/s; ratio ${(rate / baseRate).toFixed(2)}; delivered ${received}/${WEBHOOKS}`,
+  );
 
   await hooks.close();
   recv.close();

@@ -122,9 +122,11 @@ async function main(): Promise<void> {
 
     const rx = new Receiver();
     const port = await rx.open();
-    const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', port), [
-      `127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', String(CALLS), '-l', String(CALLS), '-r', String(CALLS),
-    ], { killAfterMs: 120_000 }).done;
+    const r = await sipp(
+      uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'pbx', port),
+      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', String(CALLS), '-l', String(CALLS), '-r', String(CALLS)],
+      { killAfterMs: 120_000 },
+    ).done;
     rx.sock.close();
     const gaps: number[] = [];
     let complete = 0;
@@ -134,7 +136,9 @@ async function main(): Promise<void> {
       complete++;
       gaps.push(...g);
     }
-    rows.push(`| ${name} | ${complete}/${CALLS} | ${gaps.length} | ${pct(gaps, 50).toFixed(1)} | ${pct(gaps, 99).toFixed(1)} | ${Math.max(...gaps).toFixed(1)} | ${r.code === 0 ? 'ok' : `sipp exit ${r.code}`} |`);
+    rows.push(
+      `| ${name} | ${complete}/${CALLS} | ${gaps.length} | ${pct(gaps, 50).toFixed(1)} | ${pct(gaps, 99).toFixed(1)} | ${Math.max(...gaps).toFixed(1)} | ${r.code === 0 ? 'ok' : `sipp exit ${r.code}`} |`,
+    );
     process.stdout.write(rows[rows.length - 1] + '\n');
   }
   await p.close();
@@ -142,11 +146,7 @@ async function main(): Promise<void> {
   await db.destroy();
   fs.rmSync(dir, { recursive: true, force: true });
 
-  const out = [
-    '| variant | calls complete | gaps | p50 ms | p99 ms | max ms | sipp |',
-    '|---|---|---|---|---|---|---|',
-    ...rows,
-  ].join('\n');
+  const out = ['| variant | calls complete | gaps | p50 ms | p99 ms | max ms | sipp |', '|---|---|---|---|---|---|---|', ...rows].join('\n');
   process.stdout.write('\n' + out + '\n');
 }
 

@@ -89,7 +89,10 @@ async function main() {
   const rows: string[][] = [['mix', 'events', 'actions', 'actions/s', 'baseline ops/s', 'baseline / runner']];
   rows.push(['Map set+get loop (baseline)', '-', String(TOTAL * 10), fmt(base), fmt(base), '1']);
   for (const mix of mixes()) {
-    for (const [label, emitter] of [['none', nullEmitter], ['kept', new ListEmitter()]] as const) {
+    for (const [label, emitter] of [
+      ['none', nullEmitter],
+      ['kept', new ListEmitter()],
+    ] as const) {
       const r = await runMix(mix, label === 'kept' ? new ListEmitter() : emitter);
       rows.push([mix.name, label, String(r.executed), fmt(r.actionsPerSec), fmt(base), (base / r.actionsPerSec).toFixed(0)]);
     }

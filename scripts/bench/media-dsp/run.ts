@@ -113,10 +113,14 @@ async function main(): Promise<void> {
     const bus = new MixBus({ maxParticipants: n });
     const slots = Array.from({ length: n }, () => bus.join());
     for (let k = 0; k < 10; k++) bus.mix(); // past the fade-in
-    row(`N-1 mix per participant (${n} parties)`, (i) => {
-      for (let s = 0; s < n; s++) bus.input(slots[s], bank[(i + s) & 255]);
-      bus.mix();
-    }, n);
+    row(
+      `N-1 mix per participant (${n} parties)`,
+      (i) => {
+        for (let s = 0; s < n; s++) bus.input(slots[s], bank[(i + s) & 255]);
+        bus.mix();
+      },
+      n,
+    );
   }
   fvad.close();
 
@@ -124,9 +128,17 @@ async function main(): Promise<void> {
   console.log(`media-engine DSP per-frame cost (node ${process.version}, ~${BUDGET_MS} ms per row)\n`);
   console.log(`| ${pad('module', 40)} | ns/frame (best) |   × baseline (best) | streams/core |`);
   console.log(`|${'-'.repeat(42)}|----------------:|--------------------:|-------------:|`);
-  console.log(`| ${pad('baseline: sum 160 samples', 40)} | ${baseBest.toFixed(0).padStart(15)} | ${'1.0'.padStart(19)} | ${Math.floor(20e6 / baseBest).toString().padStart(12)} |`);
+  console.log(
+    `| ${pad('baseline: sum 160 samples', 40)} | ${baseBest.toFixed(0).padStart(15)} | ${'1.0'.padStart(19)} | ${Math.floor(20e6 / baseBest)
+      .toString()
+      .padStart(12)} |`,
+  );
   for (const { name, ns, ratio } of rows) {
-    console.log(`| ${pad(name, 40)} | ${ns.toFixed(0).padStart(15)} | ${ratio.toFixed(1).padStart(19)} | ${Math.floor(20e6 / ns).toString().padStart(12)} |`);
+    console.log(
+      `| ${pad(name, 40)} | ${ns.toFixed(0).padStart(15)} | ${ratio.toFixed(1).padStart(19)} | ${Math.floor(20e6 / ns)
+        .toString()
+        .padStart(12)} |`,
+    );
   }
   if (sink === 42) console.log(''); // keep the baseline from being optimised away
 }

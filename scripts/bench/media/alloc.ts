@@ -56,24 +56,44 @@ async function allocationSites(s: inspector.Session): Promise<string[]> {
   };
   walk(profile.head, []);
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  return [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15)
+    .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
 }
 
 function offer(port: number): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+  return [
+    'v=0',
+    'o=- 1 1 IN IP4 127.0.0.1',
+    's=-',
+    'c=IN IP4 127.0.0.1',
+    't=0 0',
+    `m=audio ${port} RTP/AVP 0 101`,
+    'a=rtpmap:0 PCMU/8000',
+    'a=rtpmap:101 telephone-event/8000',
+    'a=ptime:20',
+    'a=sendrecv',
+    '',
+  ].join('\r\n');
 }
 
 /** A process that binds a UDP port on loopback and drops what arrives; resolves with its port. */
 function startSink(): Promise<{ port: number; stop: () => void }> {
-  const child = spawn(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.on('message',()=>{});s.bind(0,'127.0.0.1',()=>process.stdout.write(String(s.address().port)+'\\n'))"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.on('message',()=>{});s.bind(0,'127.0.0.1',()=>process.stdout.write(String(s.address().port)+'\\n'))"], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve) => child.stdout.once('data', (d: Buffer) => resolve({ port: Number(String(d).trim()), stop: () => child.kill() })));
 }
-
 
 const tickDelay = () => new Promise<void>((r) => setImmediate(r));
 
 async function run(mode: string, prompt: string, sinkPort: number) {
-  const engine = new Engine(() => {}, () => {}, { phases: PHASES });
+  const engine = new Engine(
+    () => {},
+    () => {},
+    { phases: PHASES },
+  );
   engine.clock.stop();
   const legs: Leg[] = [];
   let port = 40000 + Math.floor(Math.random() * 5000) * 2;
@@ -173,7 +193,12 @@ async function run(mode: string, prompt: string, sinkPort: number) {
   const prompt = path.join(dir, 'prompt.wav');
   execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', prompt, 'synth', '120', 'sine', '440']);
   const sink = await startSink();
-  console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; node ${process.version}; ${LEGS} legs, ${TICKS} ticks of ${20 / PHASES} ms (${TICKS / PHASES} frames per leg)`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}; node ${process.version}; ${LEGS} legs, ${TICKS} ticks of ${20 / PHASES} ms (${TICKS / PHASES} frames per leg)`,
+  );
   try {
     for (const mode of MODES) console.log(JSON.stringify(await run(mode, prompt, sink.port)));
   } finally {

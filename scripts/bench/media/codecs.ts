@@ -142,7 +142,14 @@ function main(): void {
   o48.close();
 
   const src: Record<number, Int16Array[]> = { 8000: pcm8, 16000: pcm16, 48000: pcm48 };
-  for (const [a, b] of [[8000, 16000], [16000, 8000], [16000, 48000], [48000, 16000], [8000, 48000], [48000, 8000]]) {
+  for (const [a, b] of [
+    [8000, 16000],
+    [16000, 8000],
+    [16000, 48000],
+    [48000, 16000],
+    [8000, 48000],
+    [48000, 8000],
+  ]) {
     const r = new Resampler(a, b);
     const frames = src[a];
     row(`resample ${a / 1000}k → ${b / 1000}k (quality 5)`, (i) => void r.process(frames[i % frames.length], out));
@@ -154,10 +161,14 @@ function main(): void {
   const lines = [
     `| ${pad('row (one 20 ms frame)', 50)} | µs/frame (best) | × baseline (best) | frames/core |`,
     `|${'-'.repeat(52)}|----------------:|------------------:|------------:|`,
-    `| ${pad('baseline: PCMU encode + decode', 50)} | ${(baseBest / 1000).toFixed(2).padStart(15)} | ${'1.0'.padStart(17)} | ${Math.floor(20e6 / baseBest).toString().padStart(11)} |`,
+    `| ${pad('baseline: PCMU encode + decode', 50)} | ${(baseBest / 1000).toFixed(2).padStart(15)} | ${'1.0'.padStart(17)} | ${Math.floor(20e6 / baseBest)
+      .toString()
+      .padStart(11)} |`,
     ...rows.map(
       ({ name, ns, ratio }) =>
-        `| ${pad(name, 50)} | ${(ns / 1000).toFixed(2).padStart(15)} | ${ratio.toFixed(1).padStart(17)} | ${Math.floor(20e6 / ns).toString().padStart(11)} |`,
+        `| ${pad(name, 50)} | ${(ns / 1000).toFixed(2).padStart(15)} | ${ratio.toFixed(1).padStart(17)} | ${Math.floor(20e6 / ns)
+          .toString()
+          .padStart(11)} |`,
     ),
   ];
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';

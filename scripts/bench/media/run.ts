@@ -80,7 +80,9 @@ const MAX_QUIET_LOAD = 1.5;
   const load = os.loadavg();
   console.log(`load average at start: ${load.map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min); levels ${LEVELS.join(',')}`);
   if (load[0] > MAX_QUIET_LOAD) {
-    console.warn(`WARNING: 1-minute load ${load[0].toFixed(2)} is above ${MAX_QUIET_LOAD}: other work shares the cores, so pacing figures will be pessimistic; re-run on a quiet machine before publishing them.`);
+    console.warn(
+      `WARNING: 1-minute load ${load[0].toFixed(2)} is above ${MAX_QUIET_LOAD}: other work shares the cores, so pacing figures will be pessimistic; re-run on a quiet machine before publishing them.`,
+    );
   }
 }
 const RUN_MS = quick ? 5000 : 8000;
@@ -130,7 +132,19 @@ async function baseline(): Promise<number> {
 }
 
 function offer(port: number): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+  return [
+    'v=0',
+    'o=- 1 1 IN IP4 127.0.0.1',
+    's=-',
+    'c=IN IP4 127.0.0.1',
+    't=0 0',
+    `m=audio ${port} RTP/AVP 0 101`,
+    'a=rtpmap:0 PCMU/8000',
+    'a=rtpmap:101 telephone-event/8000',
+    'a=ptime:20',
+    'a=sendrecv',
+    '',
+  ].join('\r\n');
 }
 
 interface LevelResult {
@@ -184,7 +198,19 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
   for (const c of ['bench-' + n]) await ms.getConference(c)?.destroy();
   await ask({ cmd: 'close' });
   for (const f of fs.readdirSync(dir)) if (f.startsWith('leg-')) fs.rmSync(path.join(dir, f));
-  const r = { legs: n, p50: rx.p50, p99: rx.p99, max: rx.max, lossPct: rx.lossPct, tickLateP99: ws.lateP99, tickCostP50: ws.tickCostP50, tickCostP99: ws.tickCostP99, pps: n * 50 * 2, cpuUsPerLegFrame: (cpu.user + cpu.system) / ((RUN_MS - WARMUP_MS) / 20) / n, neighbour };
+  const r = {
+    legs: n,
+    p50: rx.p50,
+    p99: rx.p99,
+    max: rx.max,
+    lossPct: rx.lossPct,
+    tickLateP99: ws.lateP99,
+    tickCostP50: ws.tickCostP50,
+    tickCostP99: ws.tickCostP99,
+    pps: n * 50 * 2,
+    cpuUsPerLegFrame: (cpu.user + cpu.system) / ((RUN_MS - WARMUP_MS) / 20) / n,
+    neighbour,
+  };
   console.log(JSON.stringify({ ...r, legsHeard: rx.legsHeard, busy: !!opts.busy, conference: !!opts.conference }));
   return r;
 }
@@ -215,36 +241,54 @@ const f2 = (x: number) => x.toFixed(2);
   console.log(`baseline raw UDP echo (2 processes, window 64): ${Math.round(base)} round trips/s`);
   const rows: { label: string; r: LevelResult }[] = [];
   let mixNote = '';
-  for (const rtpIo of RTP_IO) for (const nice of NICES) for (const phases of PHASES) {
-    // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
-    if (nice !== undefined) os.setPriority(peer.pid!, nice);
-    const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 30000, max: 39999 }, tickPhases: phases, workerNice: nice, workerRealtime: RT === undefined ? undefined : { priority: RT, maxCpuShare: RT_MAX }, rtpIo });
-    ms.on('workerSchedule', (c) => console.log(`   worker ${c.index} scheduling: ${c.policy} (${c.reason}${c.cpuShare === undefined ? '' : `, ${f2(c.cpuShare * 100)} % of a core`}${c.message ? `: ${c.message}` : ''})`));
-    console.log(`-- RTP sockets ${ms.rtpIo}; engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`);
-    const results: LevelResult[] = [];
-    for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
-    for (const r of results) rows.push({ label: `${r.legs}`, r });
-    if (!noExtras) {
-      const busyN = Math.min(quick ? 250 : 500, Math.max(...LEVELS));
-      const busy = await level(ms, busyN, prompt, dir, { busy: true });
-      const conf = await level(ms, 100, prompt, dir, { conference: true });
-      rows.push({ label: `${busy.legs}, API thread 80% busy`, r: busy }, { label: '100-party conference', r: conf });
-      const plain100 = results.find((r) => r.legs === 100);
-      mixNote = `conference mixing: ${mixerCostPerParticipantUs(100).toFixed(3)} µs per participant per 20 ms tick (mixer alone, 100 parties); in the engine ${plain100 ? f2(((conf.tickCostP50 - plain100.tickCostP50) / 100) * 1000) : 'n/a (no 100-leg level)'} µs per participant per tick (tick cost p50, conference minus 100 plain legs)`;
-    }
-    await ms.destroy();
-    for (const row of rows.slice(-results.length - (noExtras ? 0 : 2))) row.label = `${row.label} (${ms.rtpIo}, phases ${phases}${nice === undefined ? '' : `, nice ${nice}`}${RT === undefined ? '' : `, RR ${RT}`})`;
-  }
+  for (const rtpIo of RTP_IO)
+    for (const nice of NICES)
+      for (const phases of PHASES) {
+        // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
+        if (nice !== undefined) os.setPriority(peer.pid!, nice);
+        const ms = await MediaServer.start({
+          workers: 1,
+          rtpPorts: { min: 30000, max: 39999 },
+          tickPhases: phases,
+          workerNice: nice,
+          workerRealtime: RT === undefined ? undefined : { priority: RT, maxCpuShare: RT_MAX },
+          rtpIo,
+        });
+        ms.on('workerSchedule', (c) =>
+          console.log(`   worker ${c.index} scheduling: ${c.policy} (${c.reason}${c.cpuShare === undefined ? '' : `, ${f2(c.cpuShare * 100)} % of a core`}${c.message ? `: ${c.message}` : ''})`),
+        );
+        console.log(
+          `-- RTP sockets ${ms.rtpIo}; engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`,
+        );
+        const results: LevelResult[] = [];
+        for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
+        for (const r of results) rows.push({ label: `${r.legs}`, r });
+        if (!noExtras) {
+          const busyN = Math.min(quick ? 250 : 500, Math.max(...LEVELS));
+          const busy = await level(ms, busyN, prompt, dir, { busy: true });
+          const conf = await level(ms, 100, prompt, dir, { conference: true });
+          rows.push({ label: `${busy.legs}, API thread 80% busy`, r: busy }, { label: '100-party conference', r: conf });
+          const plain100 = results.find((r) => r.legs === 100);
+          mixNote = `conference mixing: ${mixerCostPerParticipantUs(100).toFixed(3)} µs per participant per 20 ms tick (mixer alone, 100 parties); in the engine ${plain100 ? f2(((conf.tickCostP50 - plain100.tickCostP50) / 100) * 1000) : 'n/a (no 100-leg level)'} µs per participant per tick (tick cost p50, conference minus 100 plain legs)`;
+        }
+        await ms.destroy();
+        for (const row of rows.slice(-results.length - (noExtras ? 0 : 2)))
+          row.label = `${row.label} (${ms.rtpIo}, phases ${phases}${nice === undefined ? '' : `, nice ${nice}`}${RT === undefined ? '' : `, RR ${RT}`})`;
+      }
   peer.send({ cmd: 'exit' });
   fs.rmSync(dir, { recursive: true, force: true });
 
   const lines: string[] = [];
   const nbHead = NEIGHBOUR ? ' neighbour CPU share | probe late p50 / p99 ms |' : '';
-  lines.push(`| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms (per 20 ms) | CPU µs per leg per frame | pps / baseline |${nbHead}`);
+  lines.push(
+    `| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms (per 20 ms) | CPU µs per leg per frame | pps / baseline |${nbHead}`,
+  );
   lines.push(`|---|---|---|---|---|---|---|---|---|---|${NEIGHBOUR ? '---|---|' : ''}`);
   for (const { label, r } of rows) {
     const nb = r.neighbour ? ` ${f2(r.neighbour.busyCpuShare)} | ${f2(r.neighbour.probeLateP50)} / ${f2(r.neighbour.probeLateP99)} |` : NEIGHBOUR ? ' | |' : '';
-    lines.push(`| ${label} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.cpuUsPerLegFrame)} | ${f2(r.pps / base)} |${nb}`);
+    lines.push(
+      `| ${label} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.cpuUsPerLegFrame)} | ${f2(r.pps / base)} |${nb}`,
+    );
   }
   lines.push('');
   lines.push(`baseline: ${Math.round(base)} UDP round trips/s between two Node processes (window 64); load average at end ${os.loadavg().map(f2).join(' ')}`);

@@ -60,8 +60,12 @@ async function main(): Promise<void> {
     });
   const originate = async (actions: unknown[]) => {
     const row = await callsRepo(db).create({
-      customer_id: cid, source: { type: 'tel', target: '+15550001111' }, destination: { type: 'sip', target: `caller@127.0.0.1:${callerPort}` },
-      direction: 'outgoing', status: 'dialing', data: { actions: parseActions(actions) },
+      customer_id: cid,
+      source: { type: 'tel', target: '+15550001111' },
+      destination: { type: 'sip', target: `caller@127.0.0.1:${callerPort}` },
+      direction: 'outgoing',
+      status: 'dialing',
+      data: { actions: parseActions(actions) },
     });
     await bus.originate([row.id], cid);
     return row;
@@ -77,7 +81,11 @@ async function main(): Promise<void> {
     const tag = await tagsRepo(db).create(cid, { name: `t${i}` });
     if (tag === 'duplicate') throw new Error('tag');
     const agent = await agentsRepo(db).create({
-      customer_id: cid, username: `bench-${Date.now()}-${i}@example.test`, permission: 16, status: 'available', tag_ids: [tag.id],
+      customer_id: cid,
+      username: `bench-${Date.now()}-${i}@example.test`,
+      permission: 16,
+      status: 'available',
+      tag_ids: [tag.id],
       addresses: [{ type: 'sip', target: `q${i}@127.0.0.1:${agentSide.port}` }],
     });
     const queue = await queuesRepo(db).create(cid, { name: `q${i}`, tag_ids: [tag.id] });
@@ -88,10 +96,14 @@ async function main(): Promise<void> {
     queueFromAnswer.push(qAt - (await progressingAt(q.id)));
     await bus.toCallOwner({ type: 'call.hangup', callId: q.id });
     await hungUp(q.id);
-    await until(async () => {
-      const qc = await db('queuecalls').where({ reference_id: q.id }).first();
-      return qc && (qc.status === 'abandoned' || qc.status === 'done');
-    }, 10_000, 'queuecall closed');
+    await until(
+      async () => {
+        const qc = await db('queuecalls').where({ reference_id: q.id }).first();
+        return qc && (qc.status === 'abandoned' || qc.status === 'done');
+      },
+      10_000,
+      'queuecall closed',
+    );
     await agentsRepo(db).update(agent.id, { status: 'offline' });
 
     // baseline: connect to the same kind of destination

@@ -37,7 +37,10 @@ function cpuOf(pid: number): number {
 
 function childrenOf(pid: number): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -57,7 +60,11 @@ async function batch(c: Cluster, number: string, port: number, calls: number, ra
   const sink = await RtpSink.open();
   const t0 = Date.now();
   try {
-    const r = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${port}`, 'pbx', sink.port, { byeTimeoutMs: 30_000 }), [`127.0.0.1:${port}`, '-i', '127.0.0.1', '-m', String(calls), '-r', String(rate), '-l', String(calls), '-timeout', '60s'], { killAfterMs: 65_000 }).done;
+    const r = await sipp(
+      uacWaitsForBye(`${number}@127.0.0.1:${port}`, 'pbx', sink.port, { byeTimeoutMs: 30_000 }),
+      [`127.0.0.1:${port}`, '-i', '127.0.0.1', '-m', String(calls), '-r', String(rate), '-l', String(calls), '-timeout', '60s'],
+      { killAfterMs: 65_000 },
+    ).done;
     const ok = Number(/Successful call\s*\|\s*\d+\s*\|\s*(\d+)/.exec(r.stdout)?.[1] ?? (r.code === 0 ? calls : 0));
     const failed = Number(/Failed call\s*\|\s*\d+\s*\|\s*(\d+)/.exec(r.stdout)?.[1] ?? 0);
     return { ok, failed, ms: Date.now() - t0 };
@@ -77,7 +84,11 @@ async function main(): Promise<void> {
     // 1. CPU per call: direct to node 0, then through the edge with node 0 alone active (same node does the work)
     await c.edge.setState(c.nodes[1]!.sipPort, 'i');
     const runs: Record<string, { cpuPlatform: number; cpuEdge: number; ok: number; failed: number }> = {};
-    for (const [name, port] of [['direct', c.nodes[0]!.sipPort], ['edge', c.edge.port], ['direct (again)', c.nodes[0]!.sipPort]] as const) {
+    for (const [name, port] of [
+      ['direct', c.nodes[0]!.sipPort],
+      ['edge', c.edge.port],
+      ['direct (again)', c.nodes[0]!.sipPort],
+    ] as const) {
       const before = cpu(c);
       const r = await batch(c, oneSecond.number, port, CALLS, 10);
       const after = cpu(c);
@@ -86,14 +97,18 @@ async function main(): Promise<void> {
     const per = (x: { cpuPlatform: number; cpuEdge: number; ok: number }) => ((x.cpuPlatform + x.cpuEdge) / Math.max(1, x.ok)) * 1000;
     const direct = (per(runs.direct!) + per(runs['direct (again)']!)) / 2;
     const edge = per(runs.edge!);
-    out.push(`CPU per call (${CALLS} calls of 1 s each way, 10 calls/s): direct ${direct.toFixed(1)} ms, through the edge ${edge.toFixed(1)} ms (of which Kamailio ${((runs.edge!.cpuEdge / Math.max(1, runs.edge!.ok)) * 1000).toFixed(1)} ms); ratio ${(edge / direct).toFixed(2)}`);
+    out.push(
+      `CPU per call (${CALLS} calls of 1 s each way, 10 calls/s): direct ${direct.toFixed(1)} ms, through the edge ${edge.toFixed(1)} ms (of which Kamailio ${((runs.edge!.cpuEdge / Math.max(1, runs.edge!.ok)) * 1000).toFixed(1)} ms); ratio ${(edge / direct).toFixed(2)}`,
+    );
     out.push(`  runs: ${JSON.stringify(runs)}`);
 
     // 2. calls per second through the edge, 1 node then 2 nodes
     for (const nodes of [1, 2]) {
       await c.edge.setState(c.nodes[1]!.sipPort, nodes === 2 ? 'a' : 'i');
       const r = await batch(c, quick.number, c.edge.port, OFFERED, RATE);
-      out.push(`${nodes} node${nodes > 1 ? 's' : ''}: ${OFFERED} calls offered at ${RATE}/s through the edge: ${r.ok} completed, ${r.failed} failed in ${(r.ms / 1000).toFixed(1)} s = ${(r.ok / (r.ms / 1000)).toFixed(1)} calls/s (load ${loadavg()})`);
+      out.push(
+        `${nodes} node${nodes > 1 ? 's' : ''}: ${OFFERED} calls offered at ${RATE}/s through the edge: ${r.ok} completed, ${r.failed} failed in ${(r.ms / 1000).toFixed(1)} s = ${(r.ok / (r.ms / 1000)).toFixed(1)} calls/s (load ${loadavg()})`,
+      );
     }
     process.stdout.write(out.join('\n') + '\n');
   } finally {

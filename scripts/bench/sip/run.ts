@@ -40,19 +40,39 @@ const CPU_SECONDS = Number(arg('cpu-seconds', '10'));
 const CPU_WARMUP = Number(arg('cpu-warmup', '35'));
 
 /** process.memoryUsage() of the sip-server process, bytes */
-interface ServerMemory { rss: number; heapUsed: number; external: number; arrayBuffers: number }
+interface ServerMemory {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
 
 /** the sip-server's SIP capture counters (null when SIP_CAPTURE=off) */
-interface CaptureStats { captured: number; written: number; dropped: number; writeErrors: number }
+interface CaptureStats {
+  captured: number;
+  written: number;
+  dropped: number;
+  writeErrors: number;
+}
 
-interface RunResult { rate: number; attempted: number; ok: number; failed: number; seconds: number; exit: number | null }
+interface RunResult {
+  rate: number;
+  attempted: number;
+  ok: number;
+  failed: number;
+  seconds: number;
+  exit: number | null;
+}
 
 const children = new Set<ChildProcess>();
 function cleanup(): void {
   for (const c of children) c.kill('SIGKILL');
 }
 process.on('exit', cleanup);
-process.on('SIGINT', () => { cleanup(); process.exit(130); });
+process.on('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
 
 function runSipp(args: string[], killAfterMs: number): Promise<{ code: number | null; out: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sipp-bench-'));
@@ -60,8 +80,12 @@ function runSipp(args: string[], killAfterMs: number): Promise<{ code: number | 
     const p = spawn('sipp', [...args, '-nostdin'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(p);
     let out = '';
-    p.stdout?.on('data', (d) => { out += d; });
-    p.stderr?.on('data', (d) => { out += d; });
+    p.stdout?.on('data', (d) => {
+      out += d;
+    });
+    p.stderr?.on('data', (d) => {
+      out += d;
+    });
     const t = setTimeout(() => p.kill('SIGKILL'), killAfterMs);
     p.on('exit', (code) => {
       clearTimeout(t);
@@ -81,15 +105,41 @@ async function uacRun(target: string, rate: number, seconds: number): Promise<Ru
   const calls = rate * seconds;
   const port = await freePort();
   const t0 = Date.now();
-  const { code, out } = await runSipp(['-sn', 'uac', target, '-i', '127.0.0.1', '-p', String(port), '-r', String(rate), '-m', String(calls),
-    '-l', String(Math.max(50, rate * 2)), '-timeout', `${seconds + 20}s`, '-timeout_error', '-recv_timeout', '5000'], (seconds + 30) * 1000);
+  const { code, out } = await runSipp(
+    [
+      '-sn',
+      'uac',
+      target,
+      '-i',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-r',
+      String(rate),
+      '-m',
+      String(calls),
+      '-l',
+      String(Math.max(50, rate * 2)),
+      '-timeout',
+      `${seconds + 20}s`,
+      '-timeout_error',
+      '-recv_timeout',
+      '5000',
+    ],
+    (seconds + 30) * 1000,
+  );
   const elapsed = (Date.now() - t0) / 1000;
   const ok = counter(out, 'Successful call');
   const failed = counter(out, 'Failed call');
   return { rate, attempted: calls, ok, failed: failed + Math.max(0, calls - ok - failed), seconds: elapsed, exit: code };
 }
 
-async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; drachtioPort: number; cpu(): Promise<{ user: number; system: number; memory?: ServerMemory; capture?: CaptureStats }> }> {
+async function startSipServer(): Promise<{
+  proc: ChildProcess;
+  sipPort: number;
+  drachtioPort: number;
+  cpu(): Promise<{ user: number; system: number; memory?: ServerMemory; capture?: CaptureStats }>;
+}> {
   const sipPort = await freePort();
   const drachtioPort = await freePort();
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof
@@ -98,9 +148,16 @@ async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; 
     cwd: ROOT,
     env: {
       ...process.env,
-      LOG_LEVEL: 'warn', SIP_LISTEN_HOST: '127.0.0.1', SIP_PORT: String(sipPort), SIP_TRANSPORTS: 'udp',
-      DRACHTIO_HOST: '127.0.0.1', DRACHTIO_PORT: String(drachtioPort), DRACHTIO_SECRET: SECRET,
-      SIP_ALLOWLIST: '127.0.0.1', SIP_MAX_SERVER_TRANSACTIONS: '100000', SIP_SERVER_READY_LINE: '1',
+      LOG_LEVEL: 'warn',
+      SIP_LISTEN_HOST: '127.0.0.1',
+      SIP_PORT: String(sipPort),
+      SIP_TRANSPORTS: 'udp',
+      DRACHTIO_HOST: '127.0.0.1',
+      DRACHTIO_PORT: String(drachtioPort),
+      DRACHTIO_SECRET: SECRET,
+      SIP_ALLOWLIST: '127.0.0.1',
+      SIP_MAX_SERVER_TRANSACTIONS: '100000',
+      SIP_SERVER_READY_LINE: '1',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -119,16 +176,22 @@ async function startSipServer(): Promise<{ proc: ChildProcess; sipPort: number; 
       for (const w of waiters.splice(0)) w(line);
     }
   });
-  const nextLine = (prefix: string) => new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`sip-server did not print ${prefix}`)), 20000);
-    const w = (line: string) => {
-      if (line.startsWith(prefix)) { clearTimeout(t); resolve(line); } else waiters.push(w);
-    };
-    waiters.push(w);
-  });
+  const nextLine = (prefix: string) =>
+    new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`sip-server did not print ${prefix}`)), 20000);
+      const w = (line: string) => {
+        if (line.startsWith(prefix)) {
+          clearTimeout(t);
+          resolve(line);
+        } else waiters.push(w);
+      };
+      waiters.push(w);
+    });
   await nextLine('READY');
   return {
-    proc, sipPort, drachtioPort,
+    proc,
+    sipPort,
+    drachtioPort,
     async cpu() {
       const p = nextLine('CPU');
       proc.kill('SIGUSR2');
@@ -189,8 +252,7 @@ async function main(): Promise<void> {
   const ours = await ramp('sip-server+srf', `127.0.0.1:${server.sipPort}`);
 
   // CPU per call at a fixed rate: first while the JIT warms up, then warm
-  const perCall = (a: { user: number; system: number }, b: { user: number; system: number }, calls: number) =>
-    (calls ? (b.user + b.system - a.user - a.system) / calls : NaN);
+  const perCall = (a: { user: number; system: number }, b: { user: number; system: number }, calls: number) => (calls ? (b.user + b.system - a.user - a.system) / calls : NaN);
   let warm: { ok: number; failed: number; perCall: number } | null = null;
   if (CPU_WARMUP > 0) {
     await new Promise((r) => setTimeout(r, 1000));
@@ -223,15 +285,13 @@ async function main(): Promise<void> {
     const b = baseline.find((r) => r.rate === rate);
     const o = ours.find((r) => r.rate === rate);
     if (!b && !o) continue;
-    rows.push([
-      String(rate),
-      b ? `${b.ok}/${b.failed}` : '-', b ? (b.ok / b.seconds).toFixed(0) : '-',
-      o ? `${o.ok}/${o.failed}` : '-', o ? (o.ok / o.seconds).toFixed(0) : '-',
-    ]);
+    rows.push([String(rate), b ? `${b.ok}/${b.failed}` : '-', b ? (b.ok / b.seconds).toFixed(0) : '-', o ? `${o.ok}/${o.failed}` : '-', o ? (o.ok / o.seconds).toFixed(0) : '-']);
   }
   const bb = best(baseline);
   const bo = best(ours);
-  process.stdout.write(`\nSIP call-rate benchmark (${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}, ${SECONDS} s per step, INVITE/200/ACK/BYE/200; the sipp uas adds a 180, sip-server a 100 to an INVITE unanswered after 200 ms)\n`);
+  process.stdout.write(
+    `\nSIP call-rate benchmark (${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}, ${SECONDS} s per step, INVITE/200/ACK/BYE/200; the sipp uas adds a 180, sip-server a 100 to an INVITE unanswered after 200 ms)\n`,
+  );
   process.stdout.write('done/s = calls completed / wall time of the sipp run (start to last BYE answered): the sustained rate when below the offered one\n\n');
   process.stdout.write(`${table(rows)}\n\n`);
   const doneRate = (rs: RunResult[]) => rs.filter((r) => r.failed === 0).reduce((m, r) => Math.max(m, r.ok / r.seconds), 0);
@@ -239,20 +299,32 @@ async function main(): Promise<void> {
   const dd = doneRate(ours);
   process.stdout.write(`highest offered rate with zero failed calls: baseline ${bb} cps, sip-server ${bo} cps (steps stop at ${STEPS[STEPS.length - 1]})\n`);
   process.stdout.write(`best sustained completion rate without failures: baseline ${db.toFixed(0)}/s, sip-server ${dd.toFixed(0)}/s (ratio ${(db ? dd / db : 0).toFixed(2)})\n`);
-  if (warm) process.stdout.write(`sip-server CPU per call in the first ${CPU_WARMUP} s at ${CPU_RATE} cps (JIT warm-up, not the figure): ${warm.perCall.toFixed(3)} ms (${warm.ok} ok, ${warm.failed} failed)\n`);
-  process.stdout.write(`sip-server CPU per call at ${CPU_RATE} cps for ${CPU_SECONDS} s${warm ? ' (after the warm-up)' : ''}: ${cpuPerCall.toFixed(3)} ms, of which user ${userPerCall.toFixed(3)} ms (${fixed.ok} ok, ${fixed.failed} failed; target <= 1 ms)\n`);
+  if (warm)
+    process.stdout.write(
+      `sip-server CPU per call in the first ${CPU_WARMUP} s at ${CPU_RATE} cps (JIT warm-up, not the figure): ${warm.perCall.toFixed(3)} ms (${warm.ok} ok, ${warm.failed} failed)\n`,
+    );
+  process.stdout.write(
+    `sip-server CPU per call at ${CPU_RATE} cps for ${CPU_SECONDS} s${warm ? ' (after the warm-up)' : ''}: ${cpuPerCall.toFixed(3)} ms, of which user ${userPerCall.toFixed(3)} ms (${fixed.ok} ok, ${fixed.failed} failed; target <= 1 ms)\n`,
+  );
   // the production default captures every call's SIP to Redis: a figure without it says so
   const cap = cpu1.capture;
   if (!cap) process.stdout.write('SIP capture: off (SIP_CAPTURE=off)\n');
   else {
     const written = cap.written - (cpu0.capture?.written ?? 0);
     const lost = cap.dropped + cap.writeErrors - (cpu0.capture?.dropped ?? 0) - (cpu0.capture?.writeErrors ?? 0);
-    process.stdout.write(`SIP capture to Redis in that run: ${written} messages written, ${lost} dropped or failed${lost ? ' (WARNING: is Redis at REDIS_URL up? the figure is then not the production one)' : ''}\n`);
+    process.stdout.write(
+      `SIP capture to Redis in that run: ${written} messages written, ${lost} dropped or failed${lost ? ' (WARNING: is Redis at REDIS_URL up? the figure is then not the production one)' : ''}\n`,
+    );
   }
   const mem = cpu1.memory;
   const mb = (b: number) => (b / 1048576).toFixed(0);
-  if (mem) process.stdout.write(`sip-server memory at the end of that run (every call of the last 32 s is still held by its transactions): rss ${mb(mem.rss)} MB, JS heap used ${mb(mem.heapUsed)} MB, array buffers ${mb(mem.arrayBuffers)} MB\n`);
-  process.stdout.write(`drachtio-srf application CPU per call (same run, for comparison): ${appPerCall.toFixed(3)} ms (sip-server/app ratio ${(cpuPerCall / appPerCall).toFixed(2)}; load average ${os.loadavg()[0].toFixed(1)})\n`);
+  if (mem)
+    process.stdout.write(
+      `sip-server memory at the end of that run (every call of the last 32 s is still held by its transactions): rss ${mb(mem.rss)} MB, JS heap used ${mb(mem.heapUsed)} MB, array buffers ${mb(mem.arrayBuffers)} MB\n`,
+    );
+  process.stdout.write(
+    `drachtio-srf application CPU per call (same run, for comparison): ${appPerCall.toFixed(3)} ms (sip-server/app ratio ${(cpuPerCall / appPerCall).toFixed(2)}; load average ${os.loadavg()[0].toFixed(1)})\n`,
+  );
   cleanup();
   process.exit(0);
 }

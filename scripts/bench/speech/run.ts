@@ -98,7 +98,11 @@ async function main(): Promise<void> {
   try {
     const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 600_000 } }, { type: 'hangup' }]);
     const a = api(s.t, f);
-    const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15550009999', sink.port).replace('timeout="20000"', 'timeout="600000"'), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 600_000 });
+    const caller = sipp(
+      uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, '+15550009999', sink.port).replace('timeout="20000"', 'timeout="600000"'),
+      [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'],
+      { killAfterMs: 600_000 },
+    );
     const call = await progressingCall(s, f.customer.id);
     const id = (await a.post('/speakings', { reference_type: 'call', reference_id: call.id })).body.id as string;
     await until(async () => (await a.get(`/speakings/${id}`)).body.status === 'active', 10_000, 'active');
@@ -149,9 +153,16 @@ async function main(): Promise<void> {
   const ratio50 = r(row.p50 / row.base50);
   const part = (xs: number[]) => `${r(pct(xs, 50))} / ${r(pct(xs, 99))}`;
   const mode = `${COLD ? 'cold (no warm process)' : 'warm pool'}${LOAD ? `, ${LOAD} busy loops` : ''}`;
-  const src = Object.entries(sources).map(([k, v]) => `${k} ${v}`).join(', ');
-  console.log(JSON.stringify({ mode, ...row, ratio_p99_to_synth_p99: ratio, ratio_p50_to_synth_p50: ratio50, arrive: part(parts.arrive), synth: part(parts.synth), engine: part(parts.engine), sources }));
-  const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
+  const src = Object.entries(sources)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  console.log(
+    JSON.stringify({ mode, ...row, ratio_p99_to_synth_p99: ratio, ratio_p50_to_synth_p50: ratio50, arrive: part(parts.arrive), synth: part(parts.synth), engine: part(parts.engine), sources }),
+  );
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
   const md = `# Speech benchmark: speaking first-audio latency
 
 \`POST /speakings/{id}/say\` → the first RTP packet carrying speech at the caller, on one live call (sipp as the

@@ -74,8 +74,10 @@ function summary(ws: Window[]) {
   const streams = ws[0]?.streams ?? 0;
   return {
     cores: ws.reduce((n, w) => n + w.cpuMs, 0) / ms,
-    legP50: pct(legJ, 50), legP99: pct(legJ, 99),
-    streamP50: pct(streamJ, 50), streamP99: pct(streamJ, 99),
+    legP50: pct(legJ, 50),
+    legP99: pct(legJ, 99),
+    streamP50: pct(streamJ, 50),
+    streamP99: pct(streamJ, 99),
     chunksPerSec: streams ? ws.reduce((n, w) => n + w.delivered, 0) / streams / (ms / 1000) : 0,
   };
 }

@@ -26,7 +26,10 @@ const arg = (name: string, def: string) => {
   return i >= 0 ? process.argv[i + 1]! : def;
 };
 const SECONDS = Math.min(20, Number(arg('seconds', '8')));
-const LEGS = arg('legs', '50,150').split(',').map(Number).filter((n) => n > 0 && n <= 400);
+const LEGS = arg('legs', '50,150')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0 && n <= 400);
 
 type Addr = { host: string; port: number };
 
@@ -129,7 +132,12 @@ async function main(): Promise<void> {
     return pq;
   };
   try {
-    console.log(`# rtpengine relay benchmark (${new Date().toISOString()}, ${os.cpus().length} vCPU, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at start)`);
+    console.log(
+      `# rtpengine relay benchmark (${new Date().toISOString()}, ${os.cpus().length} vCPU, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} at start)`,
+    );
     // 1. latency: one stream per path, interleaved in the same run
     const [dp, dq] = await pair();
     dp.to = { host: '127.0.0.1', port: dq.port };
@@ -150,7 +158,9 @@ async function main(): Promise<void> {
     for (const p of all) p.to = null;
 
     // 2. capacity: N SRTP legs both ways through A
-    console.log(`\n## SRTP legs through rtpengine A (both directions at 50 pps each, ${SECONDS} s)\n| legs | packets/s through A | A CPU | A CPU per packet | legs per A core (100 pps a leg) | sender CPU (node) | delivered | p50 | p99 |\n|---|---|---|---|---|---|---|---|---|`);
+    console.log(
+      `\n## SRTP legs through rtpengine A (both directions at 50 pps each, ${SECONDS} s)\n| legs | packets/s through A | A CPU | A CPU per packet | legs per A core (100 pps a leg) | sender CPU (node) | delivered | p50 | p99 |\n|---|---|---|---|---|---|---|---|---|`,
+    );
     for (const n of LEGS) {
       const legs: Party[] = [];
       for (let i = 0; i < n; i++) {
@@ -163,12 +173,19 @@ async function main(): Promise<void> {
       const sent = legs.length * SECONDS * 50;
       const cpu = r.cpuA / r.wall;
       const pps = Math.round(sent / r.wall); // packets actually sent per second (a starved sender stretches the run)
-      console.log(`| ${n} | ${pps} | ${(cpu * 100).toFixed(1)} % | ${((cpu / pps) * 1e6).toFixed(1)} µs | ${cpu > 0 ? Math.floor(1 / ((cpu / pps) * 100)) : '∞'} | ${((r.node / r.wall) * 100).toFixed(0)} % | ${((lat.length / sent) * 100).toFixed(1)} % | ${ms(pct(lat, 0.5))} | ${ms(pct(lat, 0.99))} |`);
+      console.log(
+        `| ${n} | ${pps} | ${(cpu * 100).toFixed(1)} % | ${((cpu / pps) * 1e6).toFixed(1)} µs | ${cpu > 0 ? Math.floor(1 / ((cpu / pps) * 100)) : '∞'} | ${((r.node / r.wall) * 100).toFixed(0)} % | ${((lat.length / sent) * 100).toFixed(1)} % | ${ms(pct(lat, 0.5))} | ${ms(pct(lat, 0.99))} |`,
+      );
       for (const l of legs) l.to = null;
       // the phase's calls are deleted: the next phase gets the ports
       for (let i = 0; i < n; i++) for (const r of [a, b]) await ng.delete({ host: '127.0.0.1', port: r.ngPort }, { 'call-id': `cap-${n}-${i}` });
     }
-    console.log(`\nload average at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `\nload average at end ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
   } finally {
     for (const p of all) p.close();
     ng.close();

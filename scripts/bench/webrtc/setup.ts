@@ -26,8 +26,7 @@ function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
-const row = (name: string, xs: number[]) =>
-  `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 90).toFixed(1)} | ${pct(xs, 99).toFixed(1)} | ${Math.max(...xs).toFixed(1)} |`;
+const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 90).toFixed(1)} | ${pct(xs, 99).toFixed(1)} | ${Math.max(...xs).toFixed(1)} |`;
 
 /** One sipp plain call; the INVITE→200 time from sipp's own response-time trace (ms). */
 async function plainCall(sipPort: number, user: string, domain: string, password: string, target: string): Promise<number> {
@@ -36,8 +35,33 @@ async function plainCall(sipPort: number, user: string, domain: string, password
   fs.writeFileSync(path.join(dir, 's.xml'), callerPhone(user, domain, target, sipPort, { register: false, timeSetup: true, holdMs: 0 }));
   const mp = await freePort();
   const code = await new Promise<number | null>((resolve) => {
-    const p = spawn('sipp', [`127.0.0.1:${sipPort}`, '-sf', 's.xml', '-i', '127.0.0.1', '-m', '1', '-au', user, '-ap', password, '-mi', '127.0.0.1', '-mp', String(mp),
-      '-nostdin', '-timeout', '15s', '-trace_rtt', '-rtt_freq', '1'], { cwd: dir, stdio: 'ignore' });
+    const p = spawn(
+      'sipp',
+      [
+        `127.0.0.1:${sipPort}`,
+        '-sf',
+        's.xml',
+        '-i',
+        '127.0.0.1',
+        '-m',
+        '1',
+        '-au',
+        user,
+        '-ap',
+        password,
+        '-mi',
+        '127.0.0.1',
+        '-mp',
+        String(mp),
+        '-nostdin',
+        '-timeout',
+        '15s',
+        '-trace_rtt',
+        '-rtt_freq',
+        '1',
+      ],
+      { cwd: dir, stdio: 'ignore' },
+    );
     p.on('exit', resolve);
   });
   const csv = fs.readdirSync(dir).find((f) => f.endsWith('_rtt.csv'));
@@ -61,7 +85,19 @@ async function main(): Promise<void> {
     const browserExt = await createExtension(callee.customerId);
     const plainExt = await createExtension(callee.customerId);
     const phonePort = await freePort();
-    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [`127.0.0.1:${rig.p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', callee.ext.username, '-ap', callee.password]).done;
+    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [
+      `127.0.0.1:${rig.p.sipPort}`,
+      '-i',
+      '127.0.0.1',
+      '-p',
+      String(phonePort),
+      '-m',
+      '1',
+      '-au',
+      callee.ext.username,
+      '-ap',
+      callee.password,
+    ]).done;
     if (reg.code !== 0) throw new Error('callee registration failed');
     // the callee answers every call at once (2N calls), audio to the RTP party
     const uas = sipp(calleeToParty(callee.ext.username, party.port), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', String(2 * N)], { killAfterMs: 60_000 + N * 20_000 });
@@ -115,7 +151,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(() => process.exit(0), (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -12,13 +12,21 @@ const VIRTUAL = '+899100000077';
 
 const EMPTY = '00000000-0000-0000-0000-000000000000';
 const SRC = { type: 'tel', target: '+899100000002' };
-const url = (k: string, tail = '') => (s: State) => `/calls/${s[k]}${tail}`;
+const url =
+  (k: string, tail = '') =>
+  (s: State) =>
+    `/calls/${s[k]}${tail}`;
 /** A call to a fresh sipp party running `actions`, its id under `k`, answered before the next step. */
 const dial = (k: string, actions: (s: State) => unknown[]): Step => ({
-  op: 'post /calls', again: true,
-  prepare: async (s, live) => { s[`${k}Party`] = await live.party(k); },
+  op: 'post /calls',
+  again: true,
+  prepare: async (s, live) => {
+    s[`${k}Party`] = await live.party(k);
+  },
   body: (s) => ({ source: SRC, destinations: [{ type: 'sip', target: s[`${k}Party`] }], actions: actions(s) }),
-  save: (s, b) => { s[k] = String((b.calls as { id: string }[])[0]!.id); },
+  save: (s, b) => {
+    s[k] = String((b.calls as { id: string }[])[0]!.id);
+  },
 });
 const up = (k: string) => ({ url: (s: State) => `/calls/${s[k]}`, done: (b: Record<string, unknown>) => b.status === 'progressing' });
 
@@ -35,10 +43,19 @@ export const apicalls: Record<string, Step[]> = {
     { op: 'post /calls/{id}/hangup', again: true, url: url('heldCall', '/hangup') },
   ],
   live_conference_transcribe: [
-    { op: 'post /conferences', again: true, body: () => ({ type: 'conference', name: 'tr', detail: '', timeout: 0, data: {}, pre_flow_id: EMPTY, post_flow_id: EMPTY }), save: (s, b) => { s.trRoom = String(b.id); } },
+    {
+      op: 'post /conferences',
+      again: true,
+      body: () => ({ type: 'conference', name: 'tr', detail: '', timeout: 0, data: {}, pre_flow_id: EMPTY, post_flow_id: EMPTY }),
+      save: (s, b) => {
+        s.trRoom = String(b.id);
+      },
+    },
     dial('trRoomCall', (s) => [{ type: 'conference_join', option: { conference_id: s.trRoom } }]),
     {
-      op: 'post /conferences/{id}/transcribe_start', url: (s) => `/conferences/${s.trRoom}/transcribe_start`, body: () => ({ language: 'en-US' }),
+      op: 'post /conferences/{id}/transcribe_start',
+      url: (s) => `/conferences/${s.trRoom}/transcribe_start`,
+      body: () => ({ language: 'en-US' }),
       until: { url: (s) => `/conferences/${s.trRoom}`, done: (b) => b.status === 'progressing' && Array.isArray(b.conferencecall_ids) && b.conferencecall_ids.length > 0 },
     },
     { op: 'post /conferences/{id}/transcribe_stop', url: (s) => `/conferences/${s.trRoom}/transcribe_stop` },
@@ -46,20 +63,51 @@ export const apicalls: Record<string, Step[]> = {
   ],
   insight: [
     {
-      op: 'post /ais', again: true,
-      body: (s) => ({ name: 'insight', detail: 'd', type: 'insight', engine_model: 'openai.gpt-5', engine_url: s.llm, parameter: {}, engine_key: 'sk-test-0123456789abcdef', init_prompt: 'Analyse the case.', tts_type: '', tts_voice_id: '', stt_type: '' }),
-      save: (s, b) => { s.insightAi = String(b.id); },
+      op: 'post /ais',
+      again: true,
+      body: (s) => ({
+        name: 'insight',
+        detail: 'd',
+        type: 'insight',
+        engine_model: 'openai.gpt-5',
+        engine_url: s.llm,
+        parameter: {},
+        engine_key: 'sk-test-0123456789abcdef',
+        init_prompt: 'Analyse the case.',
+        tts_type: '',
+        tts_voice_id: '',
+        stt_type: '',
+      }),
+      save: (s, b) => {
+        s.insightAi = String(b.id);
+      },
     },
     { op: 'post /ais/{id}/activate_insight', url: (s) => `/ais/${s.insightAi}/activate_insight` },
     { op: 'delete /ais/{id}', again: true, url: (s) => `/ais/${s.insightAi}` },
   ],
   providercalls: [
-    { op: 'post /providers', again: true, body: () => ({ type: 'sip', hostname: 'pc.example.test', tech_prefix: '', tech_postfix: '', tech_headers: {}, name: 'pc', detail: 'd' }), save: (s, b) => { s.pcProvider = String(b.id); }, ...su },
-    { op: 'post /numbers', again: true, body: () => ({ number: VIRTUAL, call_flow_id: '00000000-0000-0000-0000-000000000000', message_flow_id: '00000000-0000-0000-0000-000000000000', name: 'pc', detail: 'd' }), ...su },
     {
-      op: 'post /providercalls', ...su,
+      op: 'post /providers',
+      again: true,
+      body: () => ({ type: 'sip', hostname: 'pc.example.test', tech_prefix: '', tech_postfix: '', tech_headers: {}, name: 'pc', detail: 'd' }),
+      save: (s, b) => {
+        s.pcProvider = String(b.id);
+      },
+      ...su,
+    },
+    {
+      op: 'post /numbers',
+      again: true,
+      body: () => ({ number: VIRTUAL, call_flow_id: '00000000-0000-0000-0000-000000000000', message_flow_id: '00000000-0000-0000-0000-000000000000', name: 'pc', detail: 'd' }),
+      ...su,
+    },
+    {
+      op: 'post /providercalls',
+      ...su,
       body: (s) => ({ provider_id: s.pcProvider, source: { type: 'tel', target: VIRTUAL }, destinations: [{ type: 'tel', target: VIRTUAL }], actions: [{ type: 'hangup' }], anonymous: 'auto' }),
-      save: (s, b) => { s.providercall = String(b.id); },
+      save: (s, b) => {
+        s.providercall = String(b.id);
+      },
     },
     { op: 'get /providercalls', query: (s) => ({ provider_id: s.pcProvider }), ...su },
     { op: 'get /providercalls/{id}', url: (s) => `/providercalls/${s.providercall}`, ...su },
@@ -75,7 +123,14 @@ export const apicalls: Record<string, Step[]> = {
   ],
   // the operator's own customer's account (made on first use), deleted with its (no) files
   storage_account_delete: [
-    { op: 'get /storage_account', again: true, save: (s, b) => { s.ownStorageAccount = String(b.id); }, ...su },
+    {
+      op: 'get /storage_account',
+      again: true,
+      save: (s, b) => {
+        s.ownStorageAccount = String(b.id);
+      },
+      ...su,
+    },
     { op: 'delete /storage_accounts/{id}', url: (s) => `/storage_accounts/${s.ownStorageAccount}`, ...su },
   ],
 };

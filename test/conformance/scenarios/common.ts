@@ -13,6 +13,7 @@ export const PAGINATED: Known = {
 
 /** GET .../file of a stored file. */
 export const DOWNLOAD_200: Known = {
-  reason: 'a download with credentials streams the file (200) where the reference answers 307 to a signed URL: it works without STORAGE_SIGNING_KEY, and the signed URL is in the record\'s uri_download',
+  reason:
+    "a download with credentials streams the file (200) where the reference answers 307 to a signed URL: it works without STORAGE_SIGNING_KEY, and the signed URL is in the record's uri_download",
   shows: /^status 200, the reference documents 307/,
 };

@@ -20,6 +20,18 @@ import { apicalls } from './apicalls';
 // The caller's own password change runs after everything else: it ends the caller's session (docs/security.md "Sessions").
 const { last, ...workspaceFirst } = workspace;
 export const scenarios: Record<string, Step[]> = {
-  ...basic, ...ai, ...contacts, ...comms, ...lists, ...workspaceFirst, ...accounts, ...liveCalls, ...liveRooms, ...liveCases, ...liveAgentCalls,
-  ...liveMessages, ...apicalls, last,
+  ...basic,
+  ...ai,
+  ...contacts,
+  ...comms,
+  ...lists,
+  ...workspaceFirst,
+  ...accounts,
+  ...liveCalls,
+  ...liveRooms,
+  ...liveCases,
+  ...liveAgentCalls,
+  ...liveMessages,
+  ...apicalls,
+  last,
 };

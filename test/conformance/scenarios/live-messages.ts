@@ -11,20 +11,31 @@ const WEBCHAT_CONVERSATION: Known = {
 };
 
 const ids: Record<string, string> = {};
-const conv = (tail = '') => () => `/conversations/${ids.conv}${tail}`;
-const saConv = (tail = '') => () => `/service_agents/conversations/${ids.conv}${tail}`;
+const conv =
+  (tail = '') =>
+  () =>
+    `/conversations/${ids.conv}${tail}`;
+const saConv =
+  (tail = '') =>
+  () =>
+    `/service_agents/conversations/${ids.conv}${tail}`;
 
 export const liveMessages: Record<string, Step[]> = {
   live_messages: [
     {
       op: 'post /messages',
-      prepare: async (s, live) => { s.smsNumber = await live.number(s.customer!); },
+      prepare: async (s, live) => {
+        s.smsNumber = await live.number(s.customer!);
+      },
       body: (s) => ({ source: { type: 'tel', target: s.smsNumber }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'hello from the conformance suite' }),
-      save: (s, b) => { s.message = String(b.id); },
+      save: (s, b) => {
+        s.message = String(b.id);
+      },
     },
     { op: 'get /messages/{id}', url: (s) => `/messages/${s.message}` },
     {
-      op: 'get /conversations/{id}', url: conv(),
+      op: 'get /conversations/{id}',
+      url: conv(),
       until: {
         url: () => '/conversations',
         done: (b) => {

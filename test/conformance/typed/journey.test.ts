@@ -41,14 +41,21 @@ describe('conformance: a client generated from the reference document', function
     await t?.close();
   });
 
-  it("reads its customer, makes, reads, changes and deletes a flow", async () => {
+  it('reads its customer, makes, reads, changes and deletes a flow', async () => {
     const me = await api.GET('/customer');
     expect(me.response.status).to.equal(200);
     conforms('get /customer', 200, me.data);
     expect(me.data?.id).to.equal(f.customer.id);
 
     const made = await api.POST('/flows', {
-      body: { name: 'first', detail: 'made by a generated client', actions: [{ id: randomUUID(), type: 'answer' }, { id: randomUUID(), type: 'talk', option: { text: 'hello', language: 'en-US' } }] },
+      body: {
+        name: 'first',
+        detail: 'made by a generated client',
+        actions: [
+          { id: randomUUID(), type: 'answer' },
+          { id: randomUUID(), type: 'talk', option: { text: 'hello', language: 'en-US' } },
+        ],
+      },
     });
     expect(made.response.status, JSON.stringify(made.error)).to.equal(200);
     conforms('post /flows', 200, made.data);

@@ -55,10 +55,14 @@ describe('/aiaudits', function () {
     expect(r.body.result.map((x: { ai_id: string }) => x.ai_id)).to.have.members([g.id, e.id]);
     expect(r.body.result.every((x: { status: string; language: string }) => x.status === 'progressing' && x.language === 'de-DE')).to.equal(true);
     const id = r.body.result[0].id as string;
-    const done = await until(async () => {
-      const b = (await as(h, a.agent).get(`/v1.0/aiaudits/${id}`)).body;
-      return b.status !== 'progressing' ? b : null;
-    }, 10000, 'audit finished');
+    const done = await until(
+      async () => {
+        const b = (await as(h, a.agent).get(`/v1.0/aiaudits/${id}`)).body;
+        return b.status !== 'progressing' ? b : null;
+      },
+      10000,
+      'audit finished',
+    );
     expect(done).to.include({ status: 'completed', overall_score: 4, error: '' });
     expect(done.evaluation.summary).to.equal('fine');
     expect(done.message_ids).to.have.length(3);
@@ -76,10 +80,14 @@ describe('/aiaudits', function () {
     await aicallsRepo(h.t.ctx.db).transition(call.id, 'terminated');
     answer = '{"overall_score": 9}';
     const r = await as(h, a.admin).post('/v1.0/aiaudits').send({ aicall_id: call.id });
-    const b = await until(async () => {
-      const x = (await as(h, a.agent).get(`/v1.0/aiaudits/${r.body.result[0].id}`)).body;
-      return x.status !== 'progressing' ? x : null;
-    }, 10000, 'audit finished');
+    const b = await until(
+      async () => {
+        const x = (await as(h, a.agent).get(`/v1.0/aiaudits/${r.body.result[0].id}`)).body;
+        return x.status !== 'progressing' ? x : null;
+      },
+      10000,
+      'audit finished',
+    );
     expect(b).to.include({ status: 'failed', overall_score: null, evaluation: null });
     expect(b.error).to.match(/overall_score/);
   });

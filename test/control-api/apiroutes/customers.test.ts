@@ -103,7 +103,10 @@ describe('/customers (ProjectSuperAdmin)', function () {
     expect((await as(c).get('/customer')).status).to.equal(200);
     const socket = new WebSocket(`ws://127.0.0.1:${port}/v1.0/ws?token=${c.token}`);
     const closed = new Promise<[number, string]>((r) => socket.on('close', (code, why) => r([code, why.toString()])));
-    await new Promise<void>((resolve, reject) => { socket.once('open', () => resolve()); socket.once('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
 
     const f = await as(su).post(`/customers/${c.customer.id}/freeze`);
     expect(f.status).to.equal(200);
@@ -130,7 +133,7 @@ describe('/customers (ProjectSuperAdmin)', function () {
     expect((await as(c).get('/customer')).status).to.equal(200);
   });
 
-  it('a delete removes the account\'s records (its agents with them, so its tokens are refused)', async () => {
+  it("a delete removes the account's records (its agents with them, so its tokens are refused)", async () => {
     expect((await as(c).get('/customer')).status).to.equal(200);
     const d = await as(su).delete(`/customers/${c.customer.id}`);
     expect([d.status, d.body.status]).to.deep.equal([200, 'deleted']);

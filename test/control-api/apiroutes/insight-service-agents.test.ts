@@ -42,10 +42,14 @@ describe('activate_insight and the service-agent creation routes', function () {
     const again = await as(pt.h, pt.a.manager).post(`/v1.0/ais/${second.id}/activate_insight`);
     expect(again.status).to.equal(200);
     expect(again.body.is_insight_active).to.equal(true);
-    const events = await until(async () => {
-      const ev = (await eventsFor(pt.h.t.ctx.redis, first.id)).filter((e) => e.event_type === 'ai_updated');
-      return ev.length >= 2 ? ev : null;
-    }, 5000, 'ai_updated of the first AI');
+    const events = await until(
+      async () => {
+        const ev = (await eventsFor(pt.h.t.ctx.redis, first.id)).filter((e) => e.event_type === 'ai_updated');
+        return ev.length >= 2 ? ev : null;
+      },
+      5000,
+      'ai_updated of the first AI',
+    );
     expect(events.map((e) => e.data.is_insight_active)).to.deep.equal([true, false]);
 
     const bad = await as(pt.h, pt.a.manager).post(`/v1.0/ais/${plain.id}/activate_insight`);
@@ -97,7 +101,8 @@ describe('activate_insight and the service-agent creation routes', function () {
       { assistance_type: 'ai', assistance_id: helper.id, reference_type: 'call', reference_id: open.id },
       { assistance_type: 'ai', assistance_id: helper.id, reference_type: 'conversation' },
       { assistance_type: 'robot', assistance_id: helper.id, reference_type: 'conversation', reference_id: conv.id },
-    ]) expect((await sa.post('/v1.0/service_agents/aicalls').send(body)).status, JSON.stringify(body)).to.equal(400);
+    ])
+      expect((await sa.post('/v1.0/service_agents/aicalls').send(body)).status, JSON.stringify(body)).to.equal(400);
     expect((await sa.post('/v1.0/service_agents/aimessages').send({ aicall_id: onConv.body.id, role: 'boss', content: 'x' })).status).to.equal(400);
     expect((await sa.post('/v1.0/service_agents/aimessages').send({ aicall_id: onConv.body.id, role: 'user', content: '' })).status).to.equal(400);
     // an access key has no agent
@@ -107,8 +112,20 @@ describe('activate_insight and the service-agent creation routes', function () {
   it('service_agents/transcribes: only the agent’s calls and their recordings; a call not live is refused', async () => {
     const db = pt.h.t.ctx.db;
     const me = await agentId(pt.a.agent);
-    const mine = await callsRepo(db).create({ customer_id: pt.a.customerId, source: { type: 'agent', target: me }, destination: { type: 'tel', target: '+15550003000' }, direction: 'outgoing', status: 'hangup' });
-    const other = await callsRepo(db).create({ customer_id: pt.a.customerId, source: { type: 'tel', target: '+15550004000' }, destination: { type: 'tel', target: '+15550003000' }, direction: 'outgoing', status: 'progressing' });
+    const mine = await callsRepo(db).create({
+      customer_id: pt.a.customerId,
+      source: { type: 'agent', target: me },
+      destination: { type: 'tel', target: '+15550003000' },
+      direction: 'outgoing',
+      status: 'hangup',
+    });
+    const other = await callsRepo(db).create({
+      customer_id: pt.a.customerId,
+      source: { type: 'tel', target: '+15550004000' },
+      destination: { type: 'tel', target: '+15550003000' },
+      direction: 'outgoing',
+      status: 'progressing',
+    });
     const sa = as(pt.h, pt.a.agent);
     const ended = await sa.post('/v1.0/service_agents/transcribes').send({ reference_type: 'call', reference_id: mine.id, language: 'en-US' });
     expect(ended.status, JSON.stringify(ended.body)).to.equal(409);
@@ -119,7 +136,11 @@ describe('activate_insight and the service-agent creation routes', function () {
     expect(conf.status).to.equal(404);
     const rec = await sa.post('/v1.0/service_agents/transcribes').send({ reference_type: 'recording', reference_id: other.id, language: 'en-US' });
     expect(rec.status).to.equal(404);
-    for (const body of [{ reference_type: 'call', reference_id: mine.id, language: 'en-US', provider: 'gcp' }, { reference_type: 'call', reference_id: 'x', language: 'en-US' }, { reference_type: 'fax', reference_id: mine.id }]) {
+    for (const body of [
+      { reference_type: 'call', reference_id: mine.id, language: 'en-US', provider: 'gcp' },
+      { reference_type: 'call', reference_id: 'x', language: 'en-US' },
+      { reference_type: 'fax', reference_id: mine.id },
+    ]) {
       expect((await sa.post('/v1.0/service_agents/transcribes').send(body)).status, JSON.stringify(body)).to.equal(400);
     }
   });

@@ -14,8 +14,20 @@ describe('numbers flow_ids and metadata; flow and conference direct hashes', fun
     (await pt.h.t.ctx.redis.xrange(EVENT_STREAM, '-', '+'))
       .map(([, fields]) => JSON.parse(fields[1]!) as { event_type: string; resource_id: string; data: Record<string, unknown> })
       .filter((e) => e.resource_id === id);
-  const flow = async (tok: string) => (await as(pt.h, tok).post('/v1.0/flows').send({ actions: [{ type: 'answer' }] }).expect(200)).body.id as string;
-  const number = async () => (await as(pt.h, pt.a.admin).post('/v1.0/numbers').send({ number: `+899${String(Date.now()).slice(-9)}` }).expect(200)).body.id as string;
+  const flow = async (tok: string) =>
+    (
+      await as(pt.h, tok)
+        .post('/v1.0/flows')
+        .send({ actions: [{ type: 'answer' }] })
+        .expect(200)
+    ).body.id as string;
+  const number = async () =>
+    (
+      await as(pt.h, pt.a.admin)
+        .post('/v1.0/numbers')
+        .send({ number: `+899${String(Date.now()).slice(-9)}` })
+        .expect(200)
+    ).body.id as string;
 
   it('flow_ids sets both flows (empty UUID unsets), publishes number_updated; refuses foreign flows and bad input', async () => {
     const n = await number();
@@ -57,14 +69,16 @@ describe('numbers flow_ids and metadata; flow and conference direct hashes', fun
     expect((await as(pt.h, pt.a.admin).put(`/v1.0/numbers/${newId()}/metadata`).send({ rtp_debug: false })).body.error.reason).to.equal('NUMBER_NOT_FOUND');
   });
 
-  it('flow direct-hash-regenerate gives a new 12-hex hash each time; manager level; another customer\'s flow is not found', async () => {
+  it("flow direct-hash-regenerate gives a new 12-hex hash each time; manager level; another customer's flow is not found", async () => {
     const f = await flow(pt.a.admin);
     expect((await as(pt.h, pt.a.admin).get(`/v1.0/flows/${f}`)).body.direct_hash).to.equal('');
     const r1 = await as(pt.h, pt.a.manager).post(`/v1.0/flows/${f}/direct-hash-regenerate`);
     const r2 = await as(pt.h, pt.a.manager).post(`/v1.0/flows/${f}/direct-hash-regenerate`);
     expect(r1.status).to.equal(200);
     expect(r1.body.direct_hash).to.match(/^[0-9a-f]{12}$/);
-    expect(r2.body.direct_hash).to.match(/^[0-9a-f]{12}$/).and.not.equal(r1.body.direct_hash);
+    expect(r2.body.direct_hash)
+      .to.match(/^[0-9a-f]{12}$/)
+      .and.not.equal(r1.body.direct_hash);
     expect((await as(pt.h, pt.a.admin).get(`/v1.0/flows/${f}`)).body.direct_hash).to.equal(r2.body.direct_hash);
     expect((await as(pt.h, pt.a.agent).post(`/v1.0/flows/${f}/direct-hash-regenerate`)).status).to.equal(403);
     expect((await as(pt.h, pt.other.admin).post(`/v1.0/flows/${f}/direct-hash-regenerate`)).body.error.reason).to.equal('FLOW_NOT_FOUND');
@@ -77,7 +91,9 @@ describe('numbers flow_ids and metadata; flow and conference direct hashes', fun
     const c = (await as(pt.h, pt.a.admin).post('/v1.0/conferences').send({ type: 'conference', name: 'c' }).expect(200)).body;
     const r = await as(pt.h, pt.a.manager).post(`/v1.0/conferences/${c.id}/direct-hash-regenerate`);
     expect(r.status).to.equal(200);
-    expect(r.body.direct_hash).to.match(/^[0-9a-f]{12}$/).and.not.equal(c.direct_hash);
+    expect(r.body.direct_hash)
+      .to.match(/^[0-9a-f]{12}$/)
+      .and.not.equal(c.direct_hash);
     const ev = (await eventsOf(c.id)).filter((e) => e.event_type === 'conference_updated');
     expect(ev.at(-1)?.data.direct_hash).to.equal(r.body.direct_hash);
     expect((await as(pt.h, pt.a.agent).post(`/v1.0/conferences/${c.id}/direct-hash-regenerate`)).status).to.equal(403);

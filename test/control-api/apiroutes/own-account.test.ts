@@ -11,7 +11,7 @@ describe('own account settings, billing accounts and outbound config', function 
   const pt = useParties();
   const accountOf = async (token: string) => (await as(pt.h, token).get('/v1.0/billing_account').expect(200)).body as { id: string; balance_credit: number };
 
-  it('GET/PUT /billing_account and payment_info are the admin\'s own account; lower levels get 403', async () => {
+  it("GET/PUT /billing_account and payment_info are the admin's own account; lower levels get 403", async () => {
     const acc = await accountOf(pt.a.admin);
     expect((await as(pt.h, pt.a.admin).get('/v1.0/customer')).body.billing_account_id).to.equal(acc.id);
     const put = await as(pt.h, pt.a.admin).put('/v1.0/billing_account').send({ name: 'Prod', detail: 'main' });
@@ -28,7 +28,7 @@ describe('own account settings, billing accounts and outbound config', function 
     expect([unknown.status, unknown.body.error.details[0].field]).to.deep.equal([400, 'balance_credit']);
   });
 
-  it('PUT /billing_accounts/{id}: another customer\'s account is not found, except for a ProjectSuperAdmin', async () => {
+  it("PUT /billing_accounts/{id}: another customer's account is not found, except for a ProjectSuperAdmin", async () => {
     const theirs = await accountOf(pt.other.admin);
     for (const p of [`/v1.0/billing_accounts/${theirs.id}`, `/v1.0/billing_accounts/${theirs.id}/payment_info`]) {
       const r = await as(pt.h, pt.a.admin).put(p).send({});
@@ -79,10 +79,12 @@ describe('own account settings, billing accounts and outbound config', function 
     expect((await as(pt.h, pt.a.admin).put('/v1.0/customer/billing_account_id').send({})).body.error.details[0]).to.deep.equal({ field: 'billing_account_id', issue: 'required' });
   });
 
-  it('GET/PUT /outbound_config: the customer\'s dialling config, validated as /outbound_configs; 404 when none is left', async () => {
+  it("GET/PUT /outbound_config: the customer's dialling config, validated as /outbound_configs; 404 when none is left", async () => {
     const g = await as(pt.h, pt.a.admin).get('/v1.0/outbound_config');
     expect([g.status, g.body.id, g.body.customer_id]).to.deep.equal([200, pt.a.fx.outboundConfig.id, pt.a.customerId]);
-    const p = await as(pt.h, pt.a.admin).put('/v1.0/outbound_config').send({ destination_whitelist: ['us', 'us', 'gb'] });
+    const p = await as(pt.h, pt.a.admin)
+      .put('/v1.0/outbound_config')
+      .send({ destination_whitelist: ['us', 'us', 'gb'] });
     expect([p.status, p.body.destination_whitelist, p.body.id]).to.deep.equal([200, ['us', 'gb'], pt.a.fx.outboundConfig.id]);
     const used = await pt.h.t.ctx.repos.outboundConfigs.getForCustomer(pt.a.customerId);
     expect(used?.destination_whitelist).to.deep.equal(['us', 'gb']);

@@ -23,7 +23,10 @@ describe('POST /billing_account/paddle_portal_session (Paddle)', function () {
     process.env.PADDLE_API_URL = paddle.url;
   });
   after(async () => {
-    for (const [k, v] of [['PADDLE_API_URL', saved.url], ['PADDLE_API_KEY', saved.key]] as const) {
+    for (const [k, v] of [
+      ['PADDLE_API_URL', saved.url],
+      ['PADDLE_API_KEY', saved.key],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -37,7 +40,10 @@ describe('POST /billing_account/paddle_portal_session (Paddle)', function () {
 
   const session = (token: string) => as(pt.h, token).post('/v1.0/billing_account/paddle_portal_session');
   const ownAccount = async (token: string) => String((await as(pt.h, token).get('/v1.0/billing_account')).body.id);
-  const link = async (ctm: string) => as(pt.h, pt.su.token).put(`/v1.0/billing_accounts/${await ownAccount(pt.a.admin)}`).send({ paddle_customer_id: ctm });
+  const link = async (ctm: string) =>
+    as(pt.h, pt.su.token)
+      .put(`/v1.0/billing_accounts/${await ownAccount(pt.a.admin)}`)
+      .send({ paddle_customer_id: ctm });
 
   it('answers the portal URL Paddle makes for the linked customer', async () => {
     const l = await link(CTM);

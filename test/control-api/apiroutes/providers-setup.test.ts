@@ -10,7 +10,12 @@ import { useParties } from './support';
 
 const GOOD_KEY = 'KEY0123456789abcdef';
 
-interface Seen { method: string; path: string; auth: string; body: Record<string, unknown> }
+interface Seen {
+  method: string;
+  path: string;
+  auth: string;
+  body: Record<string, unknown>;
+}
 
 describe('POST /providers/setup (telnyx)', function () {
   this.timeout(20000);
@@ -82,9 +87,13 @@ describe('POST /providers/setup (telnyx)', function () {
     seen.length = 0;
     expect((await setup(pt.a.admin, { carrier: 'telnyx', name: 't', credentials: { api_key: GOOD_KEY } })).status).to.equal(403);
     for (const body of [
-      {}, { carrier: 'twilio', name: 't', credentials: { api_key: GOOD_KEY } }, { carrier: 'telnyx', credentials: { api_key: GOOD_KEY } },
-      { carrier: 'telnyx', name: 't', credentials: {} }, { carrier: 'telnyx', name: 't', credentials: { api_key: 'with space key' } },
-    ]) expect((await setup(pt.su.token, body)).status, JSON.stringify(body)).to.equal(400);
+      {},
+      { carrier: 'twilio', name: 't', credentials: { api_key: GOOD_KEY } },
+      { carrier: 'telnyx', credentials: { api_key: GOOD_KEY } },
+      { carrier: 'telnyx', name: 't', credentials: {} },
+      { carrier: 'telnyx', name: 't', credentials: { api_key: 'with space key' } },
+    ])
+      expect((await setup(pt.su.token, body)).status, JSON.stringify(body)).to.equal(400);
     expect(seen, 'the carrier is not asked for a refused request').to.deep.equal([]);
   });
 });

@@ -38,7 +38,9 @@ describe('/storage_accounts', function () {
   });
 
   it('the operator deletes an account: its files and their objects go, then the account; the next upload gets an empty one', async () => {
-    const up = await as(pt.h, pt.a.admin).post('/v1.0/storage_files').send({ filename: 'a.txt', content: Buffer.from('hello storage').toString('base64'), content_type: 'text/plain' });
+    const up = await as(pt.h, pt.a.admin)
+      .post('/v1.0/storage_files')
+      .send({ filename: 'a.txt', content: Buffer.from('hello storage').toString('base64'), content_type: 'text/plain' });
     expect(up.status, JSON.stringify(up.body)).to.be.oneOf([200, 201]);
     const row = await pt.h.t.ctx.db('storage_files').where({ id: up.body.id }).first();
     const store = storageBackend(pt.h.t.ctx.config).files;

@@ -39,11 +39,11 @@ describe('/auth/boot, /auth/boot/refresh, /auth/delegate', () => {
     const { hash, target } = await directFor('ai');
     const res = await request(h.app).post('/auth/boot').send({ direct_hash: hash });
     expect(res.status).to.equal(200);
-    expect(Object.keys(res.body).sort()).to.deep.equal(
-      ['allowed_resource_id', 'customer_id', 'expire', 'resource_id', 'resource_type', 'scope_version', 'token', 'type'],
-    );
+    expect(Object.keys(res.body).sort()).to.deep.equal(['allowed_resource_id', 'customer_id', 'expire', 'resource_id', 'resource_type', 'scope_version', 'token', 'type']);
     expect(res.body).to.include({ type: 'direct', resource_type: 'ai', resource_id: target.resource_id, customer_id: target.customer_id, scope_version: 1 });
-    expect(res.body.allowed_resource_id).to.match(/^[0-9a-f-]{36}$/).and.not.equal(target.resource_id);
+    expect(res.body.allowed_resource_id)
+      .to.match(/^[0-9a-f-]{36}$/)
+      .and.not.equal(target.resource_id);
     const claims = await verifyToken(h.ctx.config.jwtSecret, res.body.token);
     expect(claims).to.include({ typ: 'direct', allowed_resource_id: res.body.allowed_resource_id });
     expect(claims.exp - claims.iat).to.equal(4 * 3600);
@@ -128,13 +128,42 @@ describe('/auth/boot, /auth/boot/refresh, /auth/delegate', () => {
     const target = await createFixture(h.ctx);
     const body = { customer_id: target.customer.id, reason: 'ticket 4711: webhook broken' };
     expectBare(await request(h.app).post('/auth/delegate').set('Authorization', `Bearer ${plain.token}`).send(body), 403);
-    expectBare(await request(h.app).post(`/auth/delegate?accesskey=${encodeURIComponent(sup.accesskey)}`).send(body), 403);
+    expectBare(
+      await request(h.app)
+        .post(`/auth/delegate?accesskey=${encodeURIComponent(sup.accesskey)}`)
+        .send(body),
+      403,
+    );
     const auth = { Authorization: `Bearer ${sup.token}` };
-    expectBare(await request(h.app).post('/auth/delegate').set(auth).send({ ...body, customer_id: crypto.randomUUID() }), 404);
-    expectBare(await request(h.app).post('/auth/delegate').set(auth).send({ ...body, customer_id: 'not-a-uuid' }), 422);
-    expectBare(await request(h.app).post('/auth/delegate').set(auth).send({ ...body, reason: 'short' }), 422);
+    expectBare(
+      await request(h.app)
+        .post('/auth/delegate')
+        .set(auth)
+        .send({ ...body, customer_id: crypto.randomUUID() }),
+      404,
+    );
+    expectBare(
+      await request(h.app)
+        .post('/auth/delegate')
+        .set(auth)
+        .send({ ...body, customer_id: 'not-a-uuid' }),
+      422,
+    );
+    expectBare(
+      await request(h.app)
+        .post('/auth/delegate')
+        .set(auth)
+        .send({ ...body, reason: 'short' }),
+      422,
+    );
     expectBare(await request(h.app).post('/auth/delegate').set(auth).send({ customer_id: target.customer.id }), 400);
-    expectBare(await request(h.app).post('/auth/delegate').set(auth).send({ ...body, extra: true }), 400);
+    expectBare(
+      await request(h.app)
+        .post('/auth/delegate')
+        .set(auth)
+        .send({ ...body, extra: true }),
+      400,
+    );
     expectBare(await request(h.app).post('/auth/delegate').set(auth).set('Content-Type', 'application/json').send('{'), 400);
     const none = await request(h.app).post('/auth/delegate').send(body);
     expect(none.status).to.equal(401);

@@ -33,8 +33,16 @@ describe('/auth/email-verify and /auth/email-verify-resend', () => {
     expectBare(await request(h.app).post('/auth/email-verify').send({ token: s.token }));
     expectBare(await request(h.app).post('/auth/email-verify').send({}));
     expectBare(await request(h.app).post('/auth/email-verify').send({ token: s.token.toUpperCase() }));
-    expectBare(await request(h.app).post('/auth/email-verify').send({ token: s.token.slice(1) }));
-    expectBare(await request(h.app).post('/auth/email-verify').send({ token: 'f'.repeat(64) }));
+    expectBare(
+      await request(h.app)
+        .post('/auth/email-verify')
+        .send({ token: s.token.slice(1) }),
+    );
+    expectBare(
+      await request(h.app)
+        .post('/auth/email-verify')
+        .send({ token: 'f'.repeat(64) }),
+    );
     expectBare(await request(h.app).post('/auth/email-verify').send({ token: 123 }));
     expectBare(await request(h.app).post('/auth/email-verify').set('Content-Type', 'application/json').send('{"token":'));
   });

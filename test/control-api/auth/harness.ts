@@ -74,7 +74,6 @@ export async function mailCount(outbox: string, to: string, kind?: string): Prom
   return (await fs.readdir(outbox)).filter((f) => f.endsWith('.eml') && f.includes(to) && (!kind || f.includes(`-${kind}-`))).length;
 }
 
-
 /** Signs up, verifies, sets the admin password from the welcome mail; returns what a client would hold. */
 export async function activeAccount(h: Harness, email = uniqueEmail()): Promise<{ email: string; password: string; customerId: string; accesskey: string; token: string }> {
   const s = await request(h.app).post('/auth/signup').send({ email, accepted_tos: true });

@@ -70,7 +70,10 @@ describe('newcomer journey', () => {
     expect(me.body).to.include({ id: signup.body.customer.id, email, status: 'active', email_verified: true, name: 'Newcomer Ltd' });
 
     // the cookie set by login works as the credential too
-    const cookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []).find((c) => c.startsWith('token='))!.split(';')[0];
+    const cookie = ([] as string[])
+      .concat(login.headers['set-cookie'] ?? [])
+      .find((c) => c.startsWith('token='))!
+      .split(';')[0];
     expect((await request(base).get('/v1.0/customer').set('Cookie', cookie)).status).to.equal(200);
   });
 });

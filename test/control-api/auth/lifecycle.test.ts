@@ -35,13 +35,19 @@ describe('account lifecycle (controllable clock)', () => {
     expect((await runLifecyclePass(h.db, [id])).expired).to.include(id);
     expect(await status(id)).to.equal('expired');
     // the versioned API's gate now refuses the signup key (checked through the shared gate on /auth/delegate)
-    const gated = await request(h.app).post(`/auth/delegate?accesskey=${encodeURIComponent(s.body.accesskey.token)}`).send({ customer_id: id, reason: 'a valid reason here' });
+    const gated = await request(h.app)
+      .post(`/auth/delegate?accesskey=${encodeURIComponent(s.body.accesskey.token)}`)
+      .send({ customer_id: id, reason: 'a valid reason here' });
     expect(gated.status).to.equal(403);
     expect(gated.body.error.reason).to.equal('ACCOUNT_EXPIRED');
     expect(gated.body.error.details[0].recovery_endpoint).to.equal('POST /auth/email-verify-resend');
 
     // the first link is long dead; a resend issues a new one and verification brings the account back
-    expectBare(await request(h.app).post('/auth/email-verify').send({ token: (await lastMail(h.outbox, email, 'verification'))!.token }));
+    expectBare(
+      await request(h.app)
+        .post('/auth/email-verify')
+        .send({ token: (await lastMail(h.outbox, email, 'verification'))!.token }),
+    );
     expect((await request(h.app).post('/auth/email-verify-resend').send({ email })).status).to.equal(200);
     const fresh = await lastMail(h.outbox, email, 'verification');
     const v = await request(h.app).post('/auth/email-verify').send({ token: fresh!.token });
@@ -67,9 +73,22 @@ describe('account lifecycle (controllable clock)', () => {
     clock.setNow(t0);
     const a = await activeAccount(h);
     const login = async () => ({ Authorization: `Bearer ${(await request(h.app).post('/auth/login').send({ username: a.email, password: a.password })).body.token}` });
-    expect((await request(h.app).post('/auth/unregister').set(await login()).send({ password: a.password })).body.status).to.equal('frozen');
+    expect(
+      (
+        await request(h.app)
+          .post('/auth/unregister')
+          .set(await login())
+          .send({ password: a.password })
+      ).body.status,
+    ).to.equal('frozen');
     clock.setNow(t0 + 10 * DAY); // the login token of day 0 is dead by now (7 days); log in again
-    expect((await request(h.app).delete('/auth/unregister').set(await login())).body.status).to.equal('active');
+    expect(
+      (
+        await request(h.app)
+          .delete('/auth/unregister')
+          .set(await login())
+      ).body.status,
+    ).to.equal('active');
     clock.setNow(t0 + 40 * DAY);
     expect((await runLifecyclePass(h.db, [a.customerId])).deleted).to.not.include(a.customerId); // recovered: nothing due
     expect(await status(a.customerId)).to.equal('active');

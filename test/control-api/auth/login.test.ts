@@ -45,7 +45,11 @@ describe('/auth/login, /auth/password-forgot, /auth/password-reset', () => {
     expectBare(await request(h.app).post('/auth/login').send({ username: a.email, password: 12345678 }));
     expectBare(await request(h.app).post('/auth/login').set('Content-Type', 'application/json').send('{"username":'));
     expectBare(await request(h.app).post('/auth/login').send({ username: uniqueEmail(), password: a.password }));
-    expectBare(await request(h.app).post('/auth/login').send({ username: a.email, password: a.password + 'x' }));
+    expectBare(
+      await request(h.app)
+        .post('/auth/login')
+        .send({ username: a.email, password: a.password + 'x' }),
+    );
     expectBare(await request(h.app).post('/auth/login').send({ username: a.email, password: '' }));
     const fresh = uniqueEmail('nopw');
     await request(h.app).post('/auth/signup').send({ email: fresh, accepted_tos: true });
@@ -146,7 +150,11 @@ describe('/auth/login, /auth/password-forgot, /auth/password-reset', () => {
     expectBare(await request(h.app).post('/auth/password-reset').send({ token: m!.token }));
     expectBare(await request(h.app).post('/auth/password-reset').send({ token: m!.token, password: 'short' }));
     expectBare(await request(h.app).post('/auth/password-reset').send({ password: 'long-enough-pw' }));
-    expectBare(await request(h.app).post('/auth/password-reset').send({ token: 'e'.repeat(64), password: 'long-enough-pw' }));
+    expectBare(
+      await request(h.app)
+        .post('/auth/password-reset')
+        .send({ token: 'e'.repeat(64), password: 'long-enough-pw' }),
+    );
     expectBare(await request(h.app).post('/auth/password-reset').set('Content-Type', 'application/json').send('{"token"'));
     clock.setNow(Date.now() + 3600_000 + 1000);
     expectBare(await request(h.app).get(`/auth/password-reset?token=${m!.token}`));

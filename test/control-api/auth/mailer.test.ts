@@ -20,8 +20,20 @@ describe('core/smtp Mailer', () => {
     await mailer.send(verificationMail('http://127.0.0.1:9/', 'new@example.test', token, 24));
     const files = (await fs.readdir(dir)).sort();
     expect(files).to.have.length(2);
-    const eml = await fs.readFile(path.join(dir, files.find((f) => f.endsWith('.eml'))!), 'utf8');
-    const txt = await fs.readFile(path.join(dir, files.find((f) => f.endsWith('.txt'))!), 'utf8');
+    const eml = await fs.readFile(
+      path.join(
+        dir,
+        files.find((f) => f.endsWith('.eml'))!,
+      ),
+      'utf8',
+    );
+    const txt = await fs.readFile(
+      path.join(
+        dir,
+        files.find((f) => f.endsWith('.txt'))!,
+      ),
+      'utf8',
+    );
     expect(eml).to.match(/^To: new@example\.test$/m);
     expect(eml).to.match(/^Subject: Verify your email$/m);
     expect(decodeQp(eml)).to.contain(`http://127.0.0.1:9/console/verify?token=${token}`);
@@ -52,14 +64,22 @@ describe('core/smtp Mailer', () => {
   it('rejects when the SMTP server refuses the recipient (the caller decides what to do)', async () => {
     const port = await freePort();
     const server = new SMTPServer({
-      authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
-      onRcptTo(_addr, _s, cb) { cb(new Error('no such user')); },
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onRcptTo(_addr, _s, cb) {
+        cb(new Error('no such user'));
+      },
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     try {
       const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}?ignoreTLS=true`, from: 'a@example.test', outboxDir: '/nonexistent' });
       let err: unknown;
-      try { await mailer.send(passwordResetMail('http://x', 'x@example.test', 'c'.repeat(64), 1)); } catch (e) { err = e; }
+      try {
+        await mailer.send(passwordResetMail('http://x', 'x@example.test', 'c'.repeat(64), 1));
+      } catch (e) {
+        err = e;
+      }
       expect(err).to.be.instanceOf(Error);
       await mailer.close();
     } finally {

@@ -34,15 +34,30 @@ describe('auth group mounting and its OpenAPI part', () => {
 
   it('authOpenApiPaths describes every endpoint of the spec table from the validating schemas', () => {
     const paths = authOpenApiPaths('http://127.0.0.1:8080/');
-    const ops = Object.entries(paths).flatMap(([p, v]) => Object.keys(v).filter((k) => k !== 'servers').map((m) => `${m.toUpperCase()} ${p}`));
+    const ops = Object.entries(paths).flatMap(([p, v]) =>
+      Object.keys(v)
+        .filter((k) => k !== 'servers')
+        .map((m) => `${m.toUpperCase()} ${p}`),
+    );
     expect(ops.sort()).to.deep.equal(
       [
-        'POST /auth/signup', 'POST /auth/email-verify', 'GET /auth/email-verify', 'POST /auth/email-verify-resend', 'POST /auth/login',
-        'POST /auth/boot', 'POST /auth/boot/refresh', 'POST /auth/password-forgot', 'GET /auth/password-reset', 'POST /auth/password-reset',
-        'POST /auth/unregister', 'DELETE /auth/unregister', 'POST /auth/delegate', 'POST /auth/logout',
+        'POST /auth/signup',
+        'POST /auth/email-verify',
+        'GET /auth/email-verify',
+        'POST /auth/email-verify-resend',
+        'POST /auth/login',
+        'POST /auth/boot',
+        'POST /auth/boot/refresh',
+        'POST /auth/password-forgot',
+        'GET /auth/password-reset',
+        'POST /auth/password-reset',
+        'POST /auth/unregister',
+        'DELETE /auth/unregister',
+        'POST /auth/delegate',
+        'POST /auth/logout',
       ].sort(),
     );
-    const signup = (paths['/auth/signup'].post as { requestBody: { content: Record<string, { schema: { required: string[]; properties: Record<string, unknown> } }> } });
+    const signup = paths['/auth/signup'].post as { requestBody: { content: Record<string, { schema: { required: string[]; properties: Record<string, unknown> } }> } };
     const schema = signup.requestBody.content['application/json'].schema;
     expect(schema.required.sort()).to.deep.equal(['accepted_tos', 'email']);
     expect(schema.properties).to.have.keys('email', 'accepted_tos', 'name', 'detail', 'phone_number', 'address', 'webhook_method', 'webhook_uri');

@@ -35,7 +35,9 @@ describe('/auth rate limits (per IP, spec Limits)', () => {
   it('one shared limiter for /auth/*: 20 pass, the 21st gets 429 with Retry-After; refills at 10/s', async () => {
     const paths = ['/auth/email-verify-resend', '/auth/password-forgot', '/auth/login', '/auth/signup'];
     for (let i = 0; i < 20; i++) {
-      const res = await request(h.app).post(paths[i % paths.length]).send({});
+      const res = await request(h.app)
+        .post(paths[i % paths.length])
+        .send({});
       expect(res.status, `request ${i + 1}`).to.not.equal(429);
     }
     await expect429Soon(() => request(h.app).post('/auth/email-verify-resend').send({}));

@@ -82,15 +82,26 @@ describe('POST /auth/signup', () => {
     expectBare(await request(h.app).post('/auth/signup').send({ email, accepted_tos: true, password: 'x' }));
     expectBare(await request(h.app).post('/auth/signup').send({ email, accepted_tos: true, webhook_method: 'PATCH' }));
     expectBare(await request(h.app).post('/auth/signup').send({ email, accepted_tos: true, webhook_uri: 'ftp://x' }));
-    expectBare(await request(h.app).post('/auth/signup').send({ email, accepted_tos: true, name: 'n'.repeat(256) }));
-    expectBare(await request(h.app).post('/auth/signup').send({ email, accepted_tos: true, detail: 'd'.repeat(20_000) }));
+    expectBare(
+      await request(h.app)
+        .post('/auth/signup')
+        .send({ email, accepted_tos: true, name: 'n'.repeat(256) }),
+    );
+    expectBare(
+      await request(h.app)
+        .post('/auth/signup')
+        .send({ email, accepted_tos: true, detail: 'd'.repeat(20_000) }),
+    );
     expect(await h.db('customers').where({ email })).to.have.length(0);
     expect(await mailCount(h.outbox, email)).to.equal(0);
   });
 
   it('accepts a JSON body sent without a JSON content type (curl -d)', async () => {
     const email = uniqueEmail('curl');
-    const res = await request(h.app).post('/auth/signup').type('form').send(JSON.stringify({ email, accepted_tos: true }));
+    const res = await request(h.app)
+      .post('/auth/signup')
+      .type('form')
+      .send(JSON.stringify({ email, accepted_tos: true }));
     expect(res.status).to.equal(200);
     expect(res.body.customer.email).to.equal(email);
   });

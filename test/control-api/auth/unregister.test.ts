@@ -49,17 +49,35 @@ describe('/auth/unregister', () => {
   it('POST with an accesskey needs confirmation_phrase "DELETE"; a password cannot be checked for a key', async () => {
     const a = await activeAccount(h);
     const q = `?accesskey=${encodeURIComponent(a.accesskey)}`;
-    expectBare(await request(h.app).post('/auth/unregister' + q).send({ confirmation_phrase: 'delete' }));
-    expectBare(await request(h.app).post('/auth/unregister' + q).send({ confirmation_phrase: 'DELETE ME' }));
-    expectBare(await request(h.app).post('/auth/unregister' + q).send({ password: a.password }));
-    const ok = await request(h.app).post('/auth/unregister' + q).send({ confirmation_phrase: 'DELETE' });
+    expectBare(
+      await request(h.app)
+        .post('/auth/unregister' + q)
+        .send({ confirmation_phrase: 'delete' }),
+    );
+    expectBare(
+      await request(h.app)
+        .post('/auth/unregister' + q)
+        .send({ confirmation_phrase: 'DELETE ME' }),
+    );
+    expectBare(
+      await request(h.app)
+        .post('/auth/unregister' + q)
+        .send({ password: a.password }),
+    );
+    const ok = await request(h.app)
+      .post('/auth/unregister' + q)
+      .send({ confirmation_phrase: 'DELETE' });
     expect(ok.status).to.equal(200);
     expect(ok.body.status).to.equal('frozen');
   });
 
   it('bare 400: wrong password, invalid phrase, both or neither given, wrong types, broken JSON; account unchanged', async () => {
     const a = await activeAccount(h);
-    const post = (body: unknown) => request(h.app).post('/auth/unregister').set(bearer(a.token)).send(body as object);
+    const post = (body: unknown) =>
+      request(h.app)
+        .post('/auth/unregister')
+        .set(bearer(a.token))
+        .send(body as object);
     expectBare(await post({ password: 'not-the-password' }));
     expectBare(await post({ confirmation_phrase: 'REMOVE' }));
     expectBare(await post({ password: a.password, confirmation_phrase: 'DELETE' }));

@@ -71,9 +71,17 @@ describe('calls', function () {
     await t.ctx.redis.set(pfx() + callNodeKey(callId), node);
     await t.ctx.redis.set(pfx() + nodeAliveKey(node), '1', 'PX', 60_000);
   };
-  const setStatus = (id: string, status: CallStatus, extra: Record<string, unknown> = {}) => t.ctx.db('calls').where({ id }).update({ status, ...extra });
+  const setStatus = (id: string, status: CallStatus, extra: Record<string, unknown> = {}) =>
+    t.ctx
+      .db('calls')
+      .where({ id })
+      .update({ status, ...extra });
   const simpleCall = async () => {
-    const r = await api(t, f).post('/calls', { source: { type: 'sip', target: 'alice@example.test' }, destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }], actions: [{ type: 'answer' }] });
+    const r = await api(t, f).post('/calls', {
+      source: { type: 'sip', target: 'alice@example.test' },
+      destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }],
+      actions: [{ type: 'answer' }],
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return r.body.calls[0] as { id: string };
   };
@@ -96,7 +104,10 @@ describe('calls', function () {
       expect(r.body.calls).to.have.length(2);
       for (const c of r.body.calls) expect(c).to.include({ status: 'dialing', direction: 'outgoing', type: 'flow', flow_id: flow.body.id, customer_id: f.customer.id });
       expect(r.body.calls[0].destination).to.deep.equal(tel('+12125550199'));
-      const rows = await t.ctx.db('calls').whereIn('id', r.body.calls.map((c: { id: string }) => c.id));
+      const rows = await t.ctx.db('calls').whereIn(
+        'id',
+        r.body.calls.map((c: { id: string }) => c.id),
+      );
       expect(rows).to.have.length(2);
       const row = rows.find((x) => x.id === r.body.calls[0].id);
       expect(row!.data.variables).to.deep.equal({ name: 'Ann' });
@@ -215,7 +226,12 @@ describe('calls', function () {
 
     it('extension destinations: unknown → 404, not registered → 409, registered → call', async () => {
       const ext = await extensionsRepo(t.ctx.db).create({
-        customer_id: f.customer.id, extension: '1001', domain_name: 'acme.reg.example.test', username: 'u1001', password: 'pw', direct_hash: `h${Date.now()}`,
+        customer_id: f.customer.id,
+        extension: '1001',
+        domain_name: 'acme.reg.example.test',
+        username: 'u1001',
+        password: 'pw',
+        direct_hash: `h${Date.now()}`,
       });
       const call = (target_name: string) =>
         api(t, f).post('/calls', { source: { type: 'extension', target: '1000' }, destinations: [{ type: 'extension', target: target_name, target_name }], actions: [] });

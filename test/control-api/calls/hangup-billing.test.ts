@@ -43,10 +43,18 @@ describe('calls: every hangup path outside the session charges an answered PSTN 
   /** An outgoing PSTN call the dial policy admitted, answered ANSWERED_SECONDS ago, still `status` on `nodeId`. */
   async function answeredPstnCall(status: CallRow['status'], nodeId = ''): Promise<CallRow> {
     const row = await callsRepo(t.ctx.db).create({
-      customer_id: f.customer.id, source: { type: 'tel', target: '+15550100' }, destination: { type: 'tel', target: '+15557654321' },
-      direction: 'outgoing', status, node_id: nodeId, data: { pstn_admitted: true },
+      customer_id: f.customer.id,
+      source: { type: 'tel', target: '+15550100' },
+      destination: { type: 'tel', target: '+15557654321' },
+      direction: 'outgoing',
+      status,
+      node_id: nodeId,
+      data: { pstn_admitted: true },
     });
-    await t.ctx.db('calls').where({ id: row.id }).update({ tm_progressing: new Date(Date.now() - ANSWERED_SECONDS * 1000) });
+    await t.ctx
+      .db('calls')
+      .where({ id: row.id })
+      .update({ tm_progressing: new Date(Date.now() - ANSWERED_SECONDS * 1000) });
     return row;
   }
 
@@ -81,8 +89,13 @@ describe('calls: every hangup path outside the session charges an answered PSTN 
   it('POST /groupcalls/:id/hangup of a groupcall no node rings', async () => {
     const c = await answeredPstnCall('dialing');
     const g = await groupcallsRepo(t.ctx.db).create({
-      customer_id: f.customer.id, source: { type: 'tel', target: '+15550100' }, destinations: [{ type: 'tel', target: '+15557654321' }],
-      ring_method: 'linear', answer_method: 'hangup_others', call_ids: [c.id], call_count: 1,
+      customer_id: f.customer.id,
+      source: { type: 'tel', target: '+15550100' },
+      destinations: [{ type: 'tel', target: '+15557654321' }],
+      ring_method: 'linear',
+      answer_method: 'hangup_others',
+      call_ids: [c.id],
+      call_count: 1,
     });
     await t.ctx.db('calls').where({ id: c.id }).update({ groupcall_id: g.id });
     const r = await api(t, f).post(`/groupcalls/${g.id}/hangup`);
@@ -93,7 +106,7 @@ describe('calls: every hangup path outside the session charges an answered PSTN 
     await expectChargedOnce(c.id);
   });
 
-  it('the node sweeper ending a dead node\'s answered call', async () => {
+  it("the node sweeper ending a dead node's answered call", async () => {
     const redis = new Redis(process.env.TEST_REDIS_URL!);
     const prefix = `thb${process.pid}_${randomBytes(3).toString('hex')}:`;
     const node = `dead-${randomBytes(3).toString('hex')}`;
@@ -115,7 +128,7 @@ describe('calls: every hangup path outside the session charges an answered PSTN 
     }
   });
 
-  it('a hangup write with no billing step charges nothing (the step is the caller\'s, not the repository\'s)', async () => {
+  it("a hangup write with no billing step charges nothing (the step is the caller's, not the repository's)", async () => {
     const c = await answeredPstnCall('progressing');
     expect((await callsRepo(t.ctx.db).hangup(c.id, 'normal_clearing')).changed).to.equal(true);
     expect(await usage(c.id)).to.have.length(0);

@@ -21,9 +21,19 @@ describe('events store, /timelines and /aggregated-events', function () {
     store = await startEventStore(t.ctx.db, t.ctx.redis, { stream });
     const pub = new EventPublisher(t.ctx.redis, stream);
     await t.ctx.db('calls').insert({
-      id: callId, customer_id: f.customer.id, owner_id: EMPTY_UUID, flow_id: EMPTY_UUID, activeflow_id: afId, master_call_id: EMPTY_UUID, recording_id: EMPTY_UUID,
-      groupcall_id: EMPTY_UUID, source: JSON.stringify({ type: 'tel', target: '+15550001111' }), destination: JSON.stringify({ type: 'tel', target: '+15550002222' }),
-      status: 'dialing', direction: 'outgoing', tm_create: new Date(),
+      id: callId,
+      customer_id: f.customer.id,
+      owner_id: EMPTY_UUID,
+      flow_id: EMPTY_UUID,
+      activeflow_id: afId,
+      master_call_id: EMPTY_UUID,
+      recording_id: EMPTY_UUID,
+      groupcall_id: EMPTY_UUID,
+      source: JSON.stringify({ type: 'tel', target: '+15550001111' }),
+      destination: JSON.stringify({ type: 'tel', target: '+15550002222' }),
+      status: 'dialing',
+      direction: 'outgoing',
+      tm_create: new Date(),
     });
     await publishResourceEvent(pub, 'activeflow_created', { id: afId, customer_id: f.customer.id, status: 'running' });
     for (const ty of ['call_created', 'call_ringing', 'call_progressing', 'call_hangup'] as const) {
@@ -43,9 +53,12 @@ describe('events store, /timelines and /aggregated-events', function () {
     await t.close();
   });
 
-  const api = (p: string, q: Record<string, string> = {}) => request(t.app).get(`/v1.0${p}`).query({ accesskey: f.accesskey, ...q });
+  const api = (p: string, q: Record<string, string> = {}) =>
+    request(t.app)
+      .get(`/v1.0${p}`)
+      .query({ accesskey: f.accesskey, ...q });
 
-  it('lists a call\'s events newest first, paged by cursor', async () => {
+  it("lists a call's events newest first, paged by cursor", async () => {
     const all = await api(`/timelines/calls/${callId}/events`);
     expect(all.status).to.equal(200);
     expect(all.body.result.map((e: { event_type: string }) => e.event_type)).to.deep.equal(['call_hangup', 'call_progressing', 'call_ringing', 'call_created']);

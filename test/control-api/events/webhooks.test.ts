@@ -132,7 +132,10 @@ describe('webhooks (real Redis stream, BullMQ, loopback receivers)', function ()
       await until(async () => (await repo.list(f.customer.id, { pageSize: 10, pageToken: '' })).result.every((d) => d.status === 'delivered'));
       const log = await repo.list(f.customer.id, { pageSize: 10, pageToken: '' });
       const byEvent = log.result.sort((a, b) => a.seq - b.seq);
-      expect(byEvent.map((d) => [d.status, d.attempts])).to.deep.equal([['delivered', 2], ['delivered', 1]]);
+      expect(byEvent.map((d) => [d.status, d.attempts])).to.deep.equal([
+        ['delivered', 2],
+        ['delivered', 1],
+      ]);
     } finally {
       await r.close();
     }
@@ -157,15 +160,23 @@ describe('webhooks (real Redis stream, BullMQ, loopback receivers)', function ()
     }
   });
 
-  it('also sends to the activeflow\'s own webhook', async () => {
+  it("also sends to the activeflow's own webhook", async () => {
     const rc = await receiver(() => 200);
     const ra = await receiver(() => 200);
     try {
       const f = await customerWith(rc.url);
       const afId = newId();
       await t.ctx.db('activeflows').insert({
-        id: afId, customer_id: f.customer.id, flow_id: newId(), status: 'running', reference_id: newId(), reference_activeflow_id: EMPTY_UUID,
-        on_complete_flow_id: EMPTY_UUID, webhook_uri: ra.url, webhook_method: 'POST', tm_create: new Date(),
+        id: afId,
+        customer_id: f.customer.id,
+        flow_id: newId(),
+        status: 'running',
+        reference_id: newId(),
+        reference_activeflow_id: EMPTY_UUID,
+        on_complete_flow_id: EMPTY_UUID,
+        webhook_uri: ra.url,
+        webhook_method: 'POST',
+        tm_create: new Date(),
       });
       await publishResourceEvent(publisher, 'call_created', callPayload(f, { activeflow_id: afId }));
       await until(() => rc.got.length >= 1 && ra.got.length >= 1);

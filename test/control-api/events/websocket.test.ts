@@ -54,7 +54,7 @@ describe('WebSocket /v1.0/ws (real Redis stream)', function () {
     c.socket.close();
   });
 
-  it('does not leak another customer\'s events and stops after unsubscribe', async () => {
+  it("does not leak another customer's events and stops after unsubscribe", async () => {
     const a = await createFixture(h.t.ctx);
     const b = await createFixture(h.t.ctx);
     const c = await connect(h.url(`token=${a.token}`));
@@ -74,9 +74,15 @@ describe('WebSocket /v1.0/ws (real Redis stream)', function () {
   });
 
   it('refuses a connection without or with bad credentials', async () => {
-    let err = await connect(h.url('')).then(() => null, (e: Error) => e);
+    let err = await connect(h.url('')).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.equal('HTTP 401');
-    err = await connect(h.url('token=not-a-jwt')).then(() => null, (e: Error) => e);
+    err = await connect(h.url('token=not-a-jwt')).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.equal('HTTP 401');
   });
 

@@ -102,7 +102,7 @@ describe('activeflows', function () {
     expect((await api(t, f).post('/activeflows/99999999-9999-4999-8999-999999999999/stop')).body.error.reason).to.equal('ACTIVEFLOW_NOT_FOUND');
   });
 
-  it('DELETE: stops a running one (through its node, or here), then 204 and gone; the runner\'s later write does not bring it back', async () => {
+  it("DELETE: stops a running one (through its node, or here), then 204 and gone; the runner's later write does not bring it back", async () => {
     const a = await api(t, f).post('/activeflows', { actions: [{ type: 'block' }] });
     const pfx = t.ctx.config.redisKeyPrefix;
     await t.ctx.redis.set(pfx + activeflowNodeKey(a.body.id), NODE);
@@ -142,10 +142,26 @@ describe('activeflows', function () {
     const store = new PgActiveflowStore(t.ctx.db);
     const now = () => new Date().toISOString().slice(0, 23) + '000Z';
     const rec: ActiveflowRecordShape = {
-      id: '12345678-1234-4234-8234-123456789012', customer_id: f.customer.id, flow_id: EMPTY_UUID, status: 'running', reference_type: 'call',
-      reference_id: EMPTY_UUID, reference_activeflow_id: EMPTY_UUID, on_complete_flow_id: EMPTY_UUID, webhook_uri: '', webhook_method: '',
-      current_action: null, forward_action_id: '', executed_actions: [], variables: {}, complete_count: 0, end_reason: '', error: '',
-      tm_create: now(), tm_update: now(), tm_delete: null,
+      id: '12345678-1234-4234-8234-123456789012',
+      customer_id: f.customer.id,
+      flow_id: EMPTY_UUID,
+      status: 'running',
+      reference_type: 'call',
+      reference_id: EMPTY_UUID,
+      reference_activeflow_id: EMPTY_UUID,
+      on_complete_flow_id: EMPTY_UUID,
+      webhook_uri: '',
+      webhook_method: '',
+      current_action: null,
+      forward_action_id: '',
+      executed_actions: [],
+      variables: {},
+      complete_count: 0,
+      end_reason: '',
+      error: '',
+      tm_create: now(),
+      tm_update: now(),
+      tm_delete: null,
     };
     await store.create(rec);
     const shared = rec.executed_actions;

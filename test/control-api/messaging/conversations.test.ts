@@ -54,7 +54,10 @@ describe('messaging: conversations and conversation accounts', function () {
 
     const badPuts: unknown[] = [{ owner_id: 'x' }, { owner_id: g.admin.id }, { owner_type: 'robot' }, { name: 'x'.repeat(256) }, { nope: 1 }];
     for (const b of badPuts) {
-      const r = await request(h.server).put(`/v1.0/conversations/${conv.id}`).query({ accesskey: f.accesskey }).send(b as object);
+      const r = await request(h.server)
+        .put(`/v1.0/conversations/${conv.id}`)
+        .query({ accesskey: f.accesskey })
+        .send(b as object);
       expect(r.status, JSON.stringify(b)).to.equal(400);
     }
     for (const b of [{}, { text: '' }, { text: 'x', medias: [{}] }, { text: 1 }]) {
@@ -82,12 +85,24 @@ describe('messaging: conversations and conversation accounts', function () {
     expect((await request(h.server).get('/v1.0/conversation-accounts').query({ accesskey: f.accesskey })).body.result).to.have.length(1);
     const upd = await request(h.server).put(`/v1.0/conversation-accounts/${id}`).query({ accesskey: f.accesskey }).send({ name: 'renamed' });
     expect(upd.body.name).to.equal('renamed');
-    for (const b of [{ type: 'fax', name: '', detail: '', secret: '', token: '' }, { type: 'sms', name: 'x' }, { type: 'sms', name: '', detail: '', secret: '', token: '', extra: 1 }, { type: 'sms', name: '', detail: '', secret: '', token: '', message_flow_id: 'x' }]) {
+    for (const b of [
+      { type: 'fax', name: '', detail: '', secret: '', token: '' },
+      { type: 'sms', name: 'x' },
+      { type: 'sms', name: '', detail: '', secret: '', token: '', extra: 1 },
+      { type: 'sms', name: '', detail: '', secret: '', token: '', message_flow_id: 'x' },
+    ]) {
       const r = await request(h.server).post('/v1.0/conversation-accounts').query({ accesskey: f.accesskey }).send(b);
       expect(r.status, JSON.stringify(b)).to.equal(400);
     }
-    for (const [method, url] of [['get', `/v1.0/conversation-accounts/${id}`], ['put', `/v1.0/conversation-accounts/${id}`], ['delete', `/v1.0/conversation_accounts/${id}`]] as const) {
-      const r = await request(h.server)[method](url).query({ accesskey: g.accesskey }).send(method === 'put' ? { name: 'x' } : undefined as never);
+    for (const [method, url] of [
+      ['get', `/v1.0/conversation-accounts/${id}`],
+      ['put', `/v1.0/conversation-accounts/${id}`],
+      ['delete', `/v1.0/conversation_accounts/${id}`],
+    ] as const) {
+      const agentOf = request(h.server);
+      const r = await agentOf[method](url)
+        .query({ accesskey: g.accesskey })
+        .send(method === 'put' ? { name: 'x' } : (undefined as never));
       expect([r.status, r.body.error.reason], `${method} ${url}`).to.deep.equal([404, 'CONVERSATION_ACCOUNT_NOT_FOUND']);
     }
     const agent = await createAgent(h.t.ctx, f.customer.id, Permission.CustomerAgent);

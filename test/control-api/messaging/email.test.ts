@@ -96,7 +96,10 @@ describe('messaging: email through a loopback SMTP server', function () {
       .post('/v1.0/emails')
       .query({ accesskey: f.accesskey })
       .send({
-        destinations: [{ type: 'email', target: 'alice@example.test' }, { type: 'email', target: 'bob@example.test' }],
+        destinations: [
+          { type: 'email', target: 'alice@example.test' },
+          { type: 'email', target: 'bob@example.test' },
+        ],
         subject: 'Your recording',
         content: 'Attached.',
         attachments: [{ reference_type: 'recording', reference_id: rec.id }],
@@ -121,13 +124,19 @@ describe('messaging: email through a loopback SMTP server', function () {
     expect(convs.map((c: { peer: { target: string } }) => c.peer.target)).to.have.members(['alice@example.test', 'bob@example.test']);
     const events = await eventTypes(h);
     const emailEvents = events.filter((e) => e.type.startsWith('email_'));
-    expect(emailEvents.map((e) => [e.type, e.data.status])).to.deep.equal([['email_created', 'initiated'], ['email_updated', 'processed']]);
+    expect(emailEvents.map((e) => [e.type, e.data.status])).to.deep.equal([
+      ['email_created', 'initiated'],
+      ['email_updated', 'processed'],
+    ]);
   });
 
   it('a recipient the server refuses: status dropped', async () => {
     const f = await fixture(h);
     await fund(h, f, 100_000);
-    const res = await request(h.server).post('/v1.0/emails').query({ accesskey: f.accesskey }).send({ destinations: [{ type: 'email', target: 'reject@example.test' }], subject: 's', content: 'c', attachments: [] });
+    const res = await request(h.server)
+      .post('/v1.0/emails')
+      .query({ accesskey: f.accesskey })
+      .send({ destinations: [{ type: 'email', target: 'reject@example.test' }], subject: 's', content: 'c', attachments: [] });
     expect(res.status).to.equal(200);
     await settle(h);
     const got = (await request(h.server).get(`/v1.0/emails/${res.body.id}`).query({ accesskey: f.accesskey })).body;
@@ -141,7 +150,15 @@ describe('messaging: email through a loopback SMTP server', function () {
     const res = await request(h.server)
       .post('/v1.0/emails')
       .query({ accesskey: f.accesskey })
-      .send({ destinations: [{ type: 'email', target: 'a@example.test' }, { type: 'email', target: 'b@example.test' }], subject: 's', content: 'c', attachments: [] });
+      .send({
+        destinations: [
+          { type: 'email', target: 'a@example.test' },
+          { type: 'email', target: 'b@example.test' },
+        ],
+        subject: 's',
+        content: 'c',
+        attachments: [],
+      });
     expect(res.status).to.equal(402);
     expect(res.body.error.reason).to.equal('INSUFFICIENT_BALANCE');
     await settle(h);
@@ -173,7 +190,10 @@ describe('messaging: email through a loopback SMTP server', function () {
       [{ ...good, cc: [] }, 400, 'INVALID_ARGUMENT'],
     ];
     for (const [body, status, reason] of cases) {
-      const r = await request(h.server).post('/v1.0/emails').query({ accesskey: f.accesskey }).send(body as object);
+      const r = await request(h.server)
+        .post('/v1.0/emails')
+        .query({ accesskey: f.accesskey })
+        .send(body as object);
       expect(r.status, JSON.stringify(body)).to.equal(status);
       expect(r.body.error.reason, JSON.stringify(body)).to.equal(reason);
     }

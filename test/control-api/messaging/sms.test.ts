@@ -30,7 +30,14 @@ describe('messaging: SMS through a Twilio-API server', function () {
     const res = await request(h.server)
       .post('/v1.0/messages')
       .query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }, { type: 'tel', target: '+15557770000' }], text: 'hello there' });
+      .send({
+        source: { type: 'tel', target: n.number },
+        destinations: [
+          { type: 'tel', target: '+15557771234' },
+          { type: 'tel', target: '+15557770000' },
+        ],
+        text: 'hello there',
+      });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body.direction).to.equal('outbound');
     expect(res.body.targets.map((t: { status: string }) => t.status)).to.deep.equal(['queued', 'queued']);
@@ -80,7 +87,10 @@ describe('messaging: SMS through a Twilio-API server', function () {
     const f = await fixture(h);
     const n = await ownedNumber(h, f);
     await fund(h, f, 1_000_000);
-    const res = await request(h.server).post('/v1.0/messages').query({ accesskey: f.accesskey }).send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557779999' }], text: 'x' });
+    const res = await request(h.server)
+      .post('/v1.0/messages')
+      .query({ accesskey: f.accesskey })
+      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557779999' }], text: 'x' });
     expect(res.status).to.equal(200);
     await settle(h);
     let m = (await request(h.server).get(`/v1.0/messages/${res.body.id}`).query({ accesskey: f.accesskey })).body;
@@ -97,7 +107,10 @@ describe('messaging: SMS through a Twilio-API server', function () {
     const f = await fixture(h);
     const n = await ownedNumber(h, f);
     await fund(h, f, 1_000_000);
-    const res = await request(h.server).post('/v1.0/messages').query({ accesskey: f.accesskey }).send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771111' }], text: 'x' });
+    const res = await request(h.server)
+      .post('/v1.0/messages')
+      .query({ accesskey: f.accesskey })
+      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771111' }], text: 'x' });
     await settle(h);
     const sent = h.twilio.sent('+15557771111');
     const form = { AccountSid: h.twilio.accountSid, MessageSid: sent.sid, MessageStatus: 'delivered' };
@@ -120,7 +133,14 @@ describe('messaging: SMS through a Twilio-API server', function () {
     const res = await request(h.server)
       .post('/v1.0/messages')
       .query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }, { type: 'tel', target: '+15557771235' }], text: 'hi' });
+      .send({
+        source: { type: 'tel', target: n.number },
+        destinations: [
+          { type: 'tel', target: '+15557771234' },
+          { type: 'tel', target: '+15557771235' },
+        ],
+        text: 'hi',
+      });
     expect(res.status).to.equal(402);
     expect(res.body.error.reason).to.equal('INSUFFICIENT_BALANCE');
     expect(Number((await h.t.ctx.db('messages').count({ n: '*' }).first())?.n)).to.equal(0);
@@ -129,14 +149,21 @@ describe('messaging: SMS through a Twilio-API server', function () {
     expect(Number((await h.t.ctx.db('conversation_messages').count({ n: '*' }).first())?.n)).to.equal(0);
     expect(h.twilio.requests).to.have.length(0);
     // One target fits the balance.
-    const ok = await request(h.server).post('/v1.0/messages').query({ accesskey: f.accesskey }).send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'hi' });
+    const ok = await request(h.server)
+      .post('/v1.0/messages')
+      .query({ accesskey: f.accesskey })
+      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'hi' });
     expect(ok.status).to.equal(200);
     await settle(h);
   });
 
   it('inbound SMS: creates the message and its thread, starts the number’s message flow once per MessageSid', async () => {
     const f = await fixture(h);
-    const flow = await flowsRepo(h.t.ctx.db).create({ customer_id: f.customer.id, actions: [{ id: '11111111-1111-4111-8111-111111111111', next_id: '00000000-0000-0000-0000-000000000000', type: 'stop', option: {} }] as never, persist: true });
+    const flow = await flowsRepo(h.t.ctx.db).create({
+      customer_id: f.customer.id,
+      actions: [{ id: '11111111-1111-4111-8111-111111111111', next_id: '00000000-0000-0000-0000-000000000000', type: 'stop', option: {} }] as never,
+      persist: true,
+    });
     const n = await ownedNumber(h, f, { message_flow_id: flow.id });
     const form = { AccountSid: h.twilio.accountSid, MessageSid: 'SMin0001', From: '+15558880001', To: n.number, Body: 'hi from a phone', NumSegments: '1' };
     const r = await h.twilio.post(`${h.base}/hooks/sms/twilio/inbound`, form);
@@ -195,7 +222,11 @@ describe('messaging: SMS through a Twilio-API server', function () {
     const theirs = await ownedNumber(h, g);
     const virtual = await ownedNumber(h, f, { type: 'virtual' });
     await fund(h, f, 1_000_000);
-    const post = (body: unknown) => request(h.server).post('/v1.0/messages').query({ accesskey: f.accesskey }).send(body as object);
+    const post = (body: unknown) =>
+      request(h.server)
+        .post('/v1.0/messages')
+        .query({ accesskey: f.accesskey })
+        .send(body as object);
     const good = { source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'x' };
     const bad: [unknown, string][] = [
       [{ ...good, source: { type: 'tel', target: theirs.number } }, 'INVALID_ARGUMENT'],
@@ -250,7 +281,10 @@ describe('messaging: no SMS provider configured', function () {
     const f = await fixture(h);
     const n = await ownedNumber(h, f);
     await fund(h, f, 1_000_000);
-    const r = await request(h.server).post('/v1.0/messages').query({ accesskey: f.accesskey }).send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'x' });
+    const r = await request(h.server)
+      .post('/v1.0/messages')
+      .query({ accesskey: f.accesskey })
+      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'x' });
     expect(r.status).to.equal(503);
     expect(Number((await h.t.ctx.db('messages').count({ n: '*' }).first())?.n)).to.equal(0);
   });

@@ -29,7 +29,10 @@ export class FakeTwilio {
   readonly requests: TwilioRequest[] = [];
   private server!: http.Server;
   port = 0;
-  constructor(readonly accountSid: string, readonly authToken: string) {}
+  constructor(
+    readonly accountSid: string,
+    readonly authToken: string,
+  ) {}
 
   get baseUrl(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -141,7 +144,12 @@ export function randomNumber(): string {
 }
 
 export async function ownedNumber(h: Harness, f: Fixture, patch: Partial<Pick<NumberRow, 'type' | 'message_flow_id'>> = {}): Promise<NumberRow> {
-  return numbersRepo(h.t.ctx.db).create({ customer_id: f.customer.id, number: patch.type === 'virtual' ? `+899555${String(++numberSeq).padStart(6, '0')}` : randomNumber(), type: patch.type ?? 'normal', ...(patch.message_flow_id ? { message_flow_id: patch.message_flow_id } : {}) });
+  return numbersRepo(h.t.ctx.db).create({
+    customer_id: f.customer.id,
+    number: patch.type === 'virtual' ? `+899555${String(++numberSeq).padStart(6, '0')}` : randomNumber(),
+    type: patch.type ?? 'normal',
+    ...(patch.message_flow_id ? { message_flow_id: patch.message_flow_id } : {}),
+  });
 }
 
 export async function fund(h: Harness, f: Fixture, micros: number): Promise<void> {

@@ -26,8 +26,14 @@ describe('contacts and tags', function () {
   it('creates a contact with normalized addresses and tags, gets, lists, updates and soft-deletes it', async () => {
     const tagId = await newTag();
     const res = await api('post', '/contacts').send({
-      first_name: 'Ada', last_name: 'Lovelace', company: 'Engines', tag_ids: [tagId],
-      addresses: [{ type: 'tel', target: '+44 (20) 7946-0018', is_primary: true }, { type: 'email', target: 'Ada@Example.TEST', name: 'work' }],
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      company: 'Engines',
+      tag_ids: [tagId],
+      addresses: [
+        { type: 'tel', target: '+44 (20) 7946-0018', is_primary: true },
+        { type: 'email', target: 'Ada@Example.TEST', name: 'work' },
+      ],
     });
     expect(res.status).to.equal(201);
     const c = res.body;

@@ -48,8 +48,18 @@ describe('recordings and signed downloads', function () {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, filename), bytes);
     await t.ctx.db('recordings').insert({
-      id, customer_id: customerId, owner_id: EMPTY_UUID, activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: newId(), status: 'ended',
-      on_end_flow_id: EMPTY_UUID, filenames: [filename], tm_start: new Date(Date.now() - 1000), tm_end: new Date(), tm_create: new Date(),
+      id,
+      customer_id: customerId,
+      owner_id: EMPTY_UUID,
+      activeflow_id: EMPTY_UUID,
+      reference_type: 'call',
+      reference_id: newId(),
+      status: 'ended',
+      on_end_flow_id: EMPTY_UUID,
+      filenames: [filename],
+      tm_start: new Date(Date.now() - 1000),
+      tm_end: new Date(),
+      tm_create: new Date(),
     });
     return { id, filename, bytes };
   }
@@ -84,11 +94,14 @@ describe('recordings and signed downloads', function () {
     expect((await api('get', `/recordings/${r.id}/playfiles`)).body[0].uri_download).to.equal(pf!.uri_download);
 
     const u = new URL(pf!.uri_download);
-    const dl = await request(t.app).get(u.pathname + u.search).buffer(true).parse((resp, cb) => {
-      const chunks: Buffer[] = [];
-      resp.on('data', (c: Buffer) => chunks.push(c));
-      resp.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const dl = await request(t.app)
+      .get(u.pathname + u.search)
+      .buffer(true)
+      .parse((resp, cb) => {
+        const chunks: Buffer[] = [];
+        resp.on('data', (c: Buffer) => chunks.push(c));
+        resp.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(dl.status).to.equal(200);
     expect(dl.headers['content-type']).to.equal('audio/wav');
     expect(Buffer.compare(dl.body as Buffer, r.bytes)).to.equal(0);

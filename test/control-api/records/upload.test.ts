@@ -26,7 +26,10 @@ describe('multipart upload to /storage_files', function () {
     const r = await post().field('type', 'rag').field('name', 'manual').attach('file', bytes, { filename: 'C:\\docs\\manual.pdf', contentType: 'application/pdf' });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body).to.include({ filename: 'manual.pdf', filesize: 200_000, name: 'manual', type: 'rag' });
-    const dl = await request(t.app).get(`/v1.0/storage_files/${r.body.id}/file`).query({ accesskey: f.accesskey }).buffer(true)
+    const dl = await request(t.app)
+      .get(`/v1.0/storage_files/${r.body.id}/file`)
+      .query({ accesskey: f.accesskey })
+      .buffer(true)
       .parse((resp, cb) => {
         const chunks: Buffer[] = [];
         resp.on('data', (c: Buffer) => chunks.push(c));
@@ -68,7 +71,9 @@ describe('multipart upload to /storage_files', function () {
       const before = objects();
       const body = '--BOUND\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\nContent-Type: application/octet-stream\r\n\r\npartial data without the closing boundary';
       const res = await fetch(`http://127.0.0.1:${addr.port}/v1.0/storage_files?accesskey=${f.accesskey}`, {
-        method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=BOUND' }, body,
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=BOUND' },
+        body,
       });
       expect(res.status).to.equal(400);
       const j = (await res.json()) as { error: { reason: string; message: string } };

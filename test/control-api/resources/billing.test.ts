@@ -3,9 +3,7 @@ import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors 
 import type { Fixture } from '../../../testkit/api';
 import { clock } from '../../../core/clock';
 import { setRates } from '../../../core/billing/rates';
-import {
-  ensureBillingAccount, charge, startCallBilling, endCallBilling, chargeCallMinutes, assertCallAffordable, billableMinutes, insufficientBalance,
-} from '../../../core/billing';
+import { ensureBillingAccount, charge, startCallBilling, endCallBilling, chargeCallMinutes, assertCallAffordable, billableMinutes, insufficientBalance } from '../../../core/billing';
 import { newId } from '../../../core/ids';
 
 describe('billing', function () {

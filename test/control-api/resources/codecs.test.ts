@@ -27,7 +27,10 @@ describe('codecs on trunks, providers and extensions', function () {
   async function refused(r: request.Response, v: unknown): Promise<void> {
     expect(r.status, JSON.stringify(v)).to.equal(400);
     expect(r.body.error, JSON.stringify(r.body)).to.be.an('object');
-    expect(r.body.error.details.map((d: Json) => String(d.field)), JSON.stringify(v)).to.satisfy((f: string[]) => f.some((x) => x.startsWith('codecs')));
+    expect(
+      r.body.error.details.map((d: Json) => String(d.field)),
+      JSON.stringify(v),
+    ).to.satisfy((f: string[]) => f.some((x) => x.startsWith('codecs')));
   }
 
   it('trunks: G.711 first by default, set in any case and answered normalised, bad lists refused with 400 and nothing changed', async () => {

@@ -76,9 +76,27 @@ describe('resources contract', function () {
   it('the OpenAPI document lists the group', async () => {
     const r = await request(h.app).get('/v1.0/openapi.json');
     expect(r.status).to.equal(200);
-    for (const p of ['/numbers', '/numbers/renew', '/numbers/{id}', '/available_numbers', '/extensions', '/extensions/{id}', '/extensions/{id}/direct-hash-regenerate',
-      '/extensions/{id}/provisioning-token', '/providers', '/providers/{id}', '/trunks', '/trunks/{id}', '/routes', '/routes/{id}', '/billing-accounts',
-      '/billing-accounts/{id}', '/billing-accounts/{id}/balance-add', '/billings', '/billings/{id}']) {
+    for (const p of [
+      '/numbers',
+      '/numbers/renew',
+      '/numbers/{id}',
+      '/available_numbers',
+      '/extensions',
+      '/extensions/{id}',
+      '/extensions/{id}/direct-hash-regenerate',
+      '/extensions/{id}/provisioning-token',
+      '/providers',
+      '/providers/{id}',
+      '/trunks',
+      '/trunks/{id}',
+      '/routes',
+      '/routes/{id}',
+      '/billing-accounts',
+      '/billing-accounts/{id}',
+      '/billing-accounts/{id}/balance-add',
+      '/billings',
+      '/billings/{id}',
+    ]) {
       expect(r.body.paths, p).to.have.property(p);
     }
     expect(r.body.paths['/providers'].post['x-permission']).to.equal('superadmin');

@@ -33,7 +33,10 @@ describe('dtmf_mode on trunks and extensions', function () {
     for (const v of bad) {
       const r = await api.put(`/v1.0/trunks/${t.body.id}`).send({ dtmf_mode: v, name: 'renamed' });
       expect(r.status, JSON.stringify(v)).to.equal(400);
-      expect(r.body.error.details.map((d: Json) => d.field), JSON.stringify(v)).to.include('dtmf_mode');
+      expect(
+        r.body.error.details.map((d: Json) => d.field),
+        JSON.stringify(v),
+      ).to.include('dtmf_mode');
       expect(JSON.stringify(r.body.error), JSON.stringify(v)).to.contain('must be one of rfc4733, info, inband');
       expect((await api.post('/v1.0/trunks').send({ domain_name: 'dtmf-bad', auth_types: ['ip'], allowed_ips: ['192.0.2.3'], dtmf_mode: v })).status).to.equal(400);
     }

@@ -67,7 +67,9 @@ describe('extensions', function () {
     const r = await create(a.admin, { extension: '2001', password: 'secret-pass-1' });
     const g = await as(h, a.admin).post(`/v1.0/extensions/${r.body.id}/direct-hash-regenerate`);
     expect(g.status).to.equal(200);
-    expect(g.body.direct_hash).to.match(/^[0-9a-f]{12}$/).and.not.equal(r.body.direct_hash);
+    expect(g.body.direct_hash)
+      .to.match(/^[0-9a-f]{12}$/)
+      .and.not.equal(r.body.direct_hash);
     expect(g.body.direct_uri).to.equal(`sip:direct.${g.body.direct_hash}@sip.example.test`);
     const repo = extensionsRepo(h.t.ctx.db);
     expect(await repo.getByDirectHash(r.body.direct_hash)).to.equal(null);
@@ -75,8 +77,15 @@ describe('extensions', function () {
   });
 
   it('validates input and keeps the extension value unique per customer', async () => {
-    for (const body of [{}, { extension: '' }, { extension: 'has space', password: 'secret-pass-1' }, { extension: 'direct.abc', password: 'secret-pass-1' },
-      { extension: '1001', password: 'short' }, { extension: '1001', password: 'with space in it' }, { extension: 'x'.repeat(65) }]) {
+    for (const body of [
+      {},
+      { extension: '' },
+      { extension: 'has space', password: 'secret-pass-1' },
+      { extension: 'direct.abc', password: 'secret-pass-1' },
+      { extension: '1001', password: 'short' },
+      { extension: '1001', password: 'with space in it' },
+      { extension: 'x'.repeat(65) },
+    ]) {
       const r = await create(a.admin, body);
       expect(r.status, JSON.stringify(body)).to.equal(400);
     }
@@ -105,7 +114,8 @@ describe('extensions', function () {
       await other.delete(`/v1.0/extensions/${r.body.id}`),
       await other.post(`/v1.0/extensions/${r.body.id}/direct-hash-regenerate`),
       await other.post(`/v1.0/extensions/${r.body.id}/provisioning-token`),
-    ]) expect(res.status).to.equal(404);
+    ])
+      expect(res.status).to.equal(404);
   });
 
   describe('provisioning', () => {
@@ -158,7 +168,15 @@ describe('extensions', function () {
 
     it('unknown, malformed or missing tokens and unknown formats are a bare 400', async () => {
       const { t } = await issue();
-      for (const q of ['', '?token=', `?token=${'0'.repeat(64)}`, `?token=${t.body.token.toUpperCase()}`, `?token=${t.body.token}x`, `?token=${t.body.token}&format=avaya`, `?token[]=${t.body.token}`]) {
+      for (const q of [
+        '',
+        '?token=',
+        `?token=${'0'.repeat(64)}`,
+        `?token=${t.body.token.toUpperCase()}`,
+        `?token=${t.body.token}x`,
+        `?token=${t.body.token}&format=avaya`,
+        `?token[]=${t.body.token}`,
+      ]) {
         const r = await request(h.app).get(`/provisioning/extension${q}`);
         expect(r.status, q).to.equal(400);
         expect(r.text).to.equal('');
@@ -186,11 +204,14 @@ describe('extensions', function () {
     it('QR code of the URL as PNG and SVG for a valid token only', async () => {
       const { t } = await issue();
       const raw = (path: string) =>
-        request(h.app).get(path).buffer(true).parse((res, cb) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => cb(null, Buffer.concat(chunks)));
-        });
+        request(h.app)
+          .get(path)
+          .buffer(true)
+          .parse((res, cb) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => cb(null, Buffer.concat(chunks)));
+          });
       const png = await raw(`/provisioning/extension/qr.png?token=${t.body.token}`);
       expect(png.status).to.equal(200);
       expect(png.headers['content-type']).to.equal('image/png');

@@ -178,10 +178,7 @@ describe('numbers', function () {
 
     it('races: one owner per number, and parallel purchases never overdraw', async () => {
       const other = await actors(h);
-      const [r1, r2] = await Promise.all([
-        as(h, a.admin).post('/v1.0/numbers').send({ number: '+899777000111' }),
-        as(h, other.admin).post('/v1.0/numbers').send({ number: '+899777000111' }),
-      ]);
+      const [r1, r2] = await Promise.all([as(h, a.admin).post('/v1.0/numbers').send({ number: '+899777000111' }), as(h, other.admin).post('/v1.0/numbers').send({ number: '+899777000111' })]);
       expect([r1.status, r2.status].sort()).to.deep.equal([200, 409]);
 
       await verify(a.customerId);
@@ -213,11 +210,7 @@ describe('numbers', function () {
 
       const other = await actors(h);
       const o = as(h, other.admin);
-      for (const r of [
-        await o.get(`/v1.0/numbers/${mine.body.id}`),
-        await o.put(`/v1.0/numbers/${mine.body.id}`).send({ name: 'stolen' }),
-        await o.delete(`/v1.0/numbers/${mine.body.id}`),
-      ]) {
+      for (const r of [await o.get(`/v1.0/numbers/${mine.body.id}`), await o.put(`/v1.0/numbers/${mine.body.id}`).send({ name: 'stolen' }), await o.delete(`/v1.0/numbers/${mine.body.id}`)]) {
         expect(r.status).to.equal(404);
         expect(r.body.error.reason).to.equal('NUMBER_NOT_FOUND');
       }

@@ -28,13 +28,8 @@ describe('provisioning: the account status gate', function () {
     const dir = (await as(h, a.admin).post('/v1.0/customer/provisioning-url')).body;
     return { customerId: a.customerId, token: tok.token as string, dirPath: new URL(dir.url).pathname };
   }
-  const setStatus = (id: string, status: CustomerStatus, tmDeletion: Date | null = null) =>
-    t.ctx.db('customers').where({ id }).update({ status, tm_deletion_scheduled: tmDeletion });
-  const urls = (s: { token: string; dirPath: string }) => [
-    `/provisioning/extension?token=${s.token}`,
-    `/provisioning/extension/${MAC}.cfg?token=${s.token}`,
-    `${s.dirPath}${MAC}.cfg`,
-  ];
+  const setStatus = (id: string, status: CustomerStatus, tmDeletion: Date | null = null) => t.ctx.db('customers').where({ id }).update({ status, tm_deletion_scheduled: tmDeletion });
+  const urls = (s: { token: string; dirPath: string }) => [`/provisioning/extension?token=${s.token}`, `/provisioning/extension/${MAC}.cfg?token=${s.token}`, `${s.dirPath}${MAC}.cfg`];
 
   it('an active account is served (the URLs under test work)', async () => {
     const s = await setup();
@@ -45,7 +40,11 @@ describe('provisioning: the account status gate', function () {
     }
   });
 
-  for (const [status, code] of [['frozen', 'ACCOUNT_FROZEN'], ['expired', 'ACCOUNT_EXPIRED'], ['deleted', 'ACCOUNT_DELETED']] as const) {
+  for (const [status, code] of [
+    ['frozen', 'ACCOUNT_FROZEN'],
+    ['expired', 'ACCOUNT_EXPIRED'],
+    ['deleted', 'ACCOUNT_DELETED'],
+  ] as const) {
     it(`a ${status} account gets 403 ${code} in the envelope and no password, on every URL and the QR code`, async () => {
       const s = await setup();
       await setStatus(s.customerId, status, status === 'frozen' ? new Date() : null);

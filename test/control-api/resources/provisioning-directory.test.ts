@@ -25,7 +25,9 @@ describe('provisioning: directory fetch by desk phones', function () {
 
   const api = () => as(h, a.admin);
   async function extension(extension: string, mac?: string | null) {
-    const r = await api().post('/v1.0/extensions').send({ extension, password: `${PASSWORD}-${extension}`, ...(mac === undefined ? {} : { mac }) });
+    const r = await api()
+      .post('/v1.0/extensions')
+      .send({ extension, password: `${PASSWORD}-${extension}`, ...(mac === undefined ? {} : { mac }) });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return r.body as { id: string; username: string; domain_name: string; mac: string | null };
   }
@@ -73,7 +75,19 @@ describe('provisioning: directory fetch by desk phones', function () {
 
     it('refuses malformed, zero, broadcast and multicast MACs with 400 naming mac, and changes nothing', async () => {
       const e = await extension('330', MAC);
-      for (const bad of ['', '805ec0a1b2', '805ec0a1b2c3d4', '805ec0a1b2cg', '80:5e:c0:a1:b2', '80:5e-c0:a1:b2:c3', '805ec0a1b2c3 x', '000000000000', 'ff:ff:ff:ff:ff:ff', '01:00:5e:00:00:01', 'x'.repeat(40)]) {
+      for (const bad of [
+        '',
+        '805ec0a1b2',
+        '805ec0a1b2c3d4',
+        '805ec0a1b2cg',
+        '80:5e:c0:a1:b2',
+        '80:5e-c0:a1:b2:c3',
+        '805ec0a1b2c3 x',
+        '000000000000',
+        'ff:ff:ff:ff:ff:ff',
+        '01:00:5e:00:00:01',
+        'x'.repeat(40),
+      ]) {
         const put = await api().put(`/v1.0/extensions/${e.id}`).send({ mac: bad, name: 'changed' });
         expect(put.status, bad).to.equal(400);
         expect(put.body.error.status).to.equal('INVALID_ARGUMENT');
@@ -165,9 +179,20 @@ describe('provisioning: directory fetch by desk phones', function () {
     it('Cisco SPA/MPP: spa{mac}.xml and {mac}.xml flat profiles; Fanvil {mac}.cfg', async () => {
       const e = await extension('353', MAC);
       const url = await tokenUrl(e.id);
-      for (const [file, ua] of [[`spa${MAC}.xml`, UA.spa], [`${MAC}.xml`, UA.mpp]] as const) {
+      for (const [file, ua] of [
+        [`spa${MAC}.xml`, UA.spa],
+        [`${MAC}.xml`, UA.mpp],
+      ] as const) {
         const c = ciscoXml((await get(`${url}/${file}`, ua)).text);
-        expect(c).to.include({ User_ID_1_: '353', Password_1_: `${PASSWORD}-353`, Proxy_1_: e.domain_name, Outbound_Proxy_1_: 'edge.example.test', Use_Outbound_Proxy_1_: 'Yes', Register_1_: 'Yes', SIP_Transport_1_: 'UDP' });
+        expect(c).to.include({
+          User_ID_1_: '353',
+          Password_1_: `${PASSWORD}-353`,
+          Proxy_1_: e.domain_name,
+          Outbound_Proxy_1_: 'edge.example.test',
+          Use_Outbound_Proxy_1_: 'Yes',
+          Register_1_: 'Yes',
+          SIP_Transport_1_: 'UDP',
+        });
       }
       const f = fanvilXml((await get(`${url}/${MAC}.cfg`, UA.fanvil)).text);
       expect(f).to.include({ PhoneNumber: '353', RegisterUser: '353', RegisterPswd: `${PASSWORD}-353`, RegisterAddr: e.domain_name, ProxyAddr: 'edge.example.test', EnableReg: '1' });

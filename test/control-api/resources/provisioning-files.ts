@@ -8,11 +8,14 @@ export function yealinkCfg(text: string): Map<string, string> {
   const lines = text.split('\n').filter((l) => l !== '');
   expect(lines[0]).to.equal('#!version:1.0.0.1');
   return new Map(
-    lines.slice(1).filter((l) => !l.startsWith('#')).map((l) => {
-      const m = /^([a-z0-9_.]+) = (.*)$/.exec(l);
-      expect(m, `bad line ${l}`).to.not.equal(null);
-      return [m![1]!, m![2]!] as [string, string];
-    }),
+    lines
+      .slice(1)
+      .filter((l) => !l.startsWith('#'))
+      .map((l) => {
+        const m = /^([a-z0-9_.]+) = (.*)$/.exec(l);
+        expect(m, `bad line ${l}`).to.not.equal(null);
+        return [m![1]!, m![2]!] as [string, string];
+      }),
   );
 }
 

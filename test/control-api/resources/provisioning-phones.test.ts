@@ -20,7 +20,12 @@ describe('provisioning: phone families, Host-header proxy, logs', function () {
   const logLines: string[] = [];
 
   before(async () => {
-    const sink = new Writable({ write(chunk, _enc, cb) { logLines.push(String(chunk)); cb(); } });
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        logLines.push(String(chunk));
+        cb();
+      },
+    });
     const logger = pino({ level: 'trace' }, sink);
     // Defaults: no SIP_ADVERTISED_HOST, no PROVISIONING_SIP_PROXY. The provisioning router logs to `sink`.
     t = await buildTestApp({
@@ -86,11 +91,16 @@ describe('provisioning: phone families, Host-header proxy, logs', function () {
 
   it('without SIP_ADVERTISED_HOST every format names the host the phone fetched from (port stripped) as outbound proxy', async () => {
     const { token, ext } = await setup();
-    const doc = (format: string, host: string) => fetch(`/provisioning/extension?token=${token}&format=${format}`, { Host: host }).then((r) => {
-      expect(r.status, `${format} ${host} ${r.text}`).to.equal(200);
-      return r.text;
-    });
-    for (const [host, proxy] of [['pbx.lan:8080', 'pbx.lan'], ['192.0.2.7', '192.0.2.7'], ['PBX.Example.TEST.', 'pbx.example.test']] as const) {
+    const doc = (format: string, host: string) =>
+      fetch(`/provisioning/extension?token=${token}&format=${format}`, { Host: host }).then((r) => {
+        expect(r.status, `${format} ${host} ${r.text}`).to.equal(200);
+        return r.text;
+      });
+    for (const [host, proxy] of [
+      ['pbx.lan:8080', 'pbx.lan'],
+      ['192.0.2.7', '192.0.2.7'],
+      ['PBX.Example.TEST.', 'pbx.example.test'],
+    ] as const) {
       const y = yealinkCfg(await doc('yealink', host));
       expect(y.get('account.1.outbound_proxy.1.address'), host).to.equal(proxy);
       expect(y.get('account.1.outbound_proxy.1.port')).to.equal('5080');
@@ -113,7 +123,21 @@ describe('provisioning: phone families, Host-header proxy, logs', function () {
 
   it('a Host header that is no host name or address is a 400 without credentials, never written into a document', async () => {
     const { token, dirPath } = await setup(true);
-    const bad = ['evil"><x a=\'', 'pbx.lan\nP34 = x', 'a b', 'pbx.lan:99999', 'pbx.lan:', '-bad-.example', 'h_o.example', '1.2.3.999', '[::1', '[fe80::1%eth0]', 'user@pbx.lan', 'x'.repeat(254), '%70bx.lan'];
+    const bad = [
+      'evil"><x a=\'',
+      'pbx.lan\nP34 = x',
+      'a b',
+      'pbx.lan:99999',
+      'pbx.lan:',
+      '-bad-.example',
+      'h_o.example',
+      '1.2.3.999',
+      '[::1',
+      '[fe80::1%eth0]',
+      'user@pbx.lan',
+      'x'.repeat(254),
+      '%70bx.lan',
+    ];
     for (const host of bad) {
       for (const path of [`/provisioning/extension?token=${token}&format=grandstream`, `${dirPath}${MAC}.cfg`]) {
         let r;

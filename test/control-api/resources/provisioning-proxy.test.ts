@@ -22,7 +22,14 @@ async function documents(h: Harness) {
 }
 
 const linphoneEntry = (root: XmlElement, name: string) => find(root, (e) => e.attrs.name === name)?.text;
-const yealink = (text: string) => new Map(text.trim().split('\n').slice(1).map((l) => l.split(' = ') as [string, string]));
+const yealink = (text: string) =>
+  new Map(
+    text
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(' = ') as [string, string]),
+  );
 const gs = (text: string) => Object.fromEntries(parseXmlStrict(text).children[0]!.children.map((c) => [c.name, c.text]));
 const snom = (text: string) => Object.fromEntries(parseXmlStrict(text).children[0]!.children.map((c) => [c.name, c.text]));
 const polycom = (text: string) => parseXmlStrict(text).children[0]!.attrs;

@@ -25,8 +25,7 @@ describe('provisioning renderers', () => {
     const root = parseXmlStrict(out.body);
     expect(root.name).to.equal('config');
     expect(root.attrs.xmlns).to.equal('http://www.linphone.org/xsds/lpconfig.xsd');
-    const entry = (section: string, name: string) =>
-      find(root, (e) => e.name === 'section' && e.attrs.name === section)?.children.find((c) => c.attrs.name === name);
+    const entry = (section: string, name: string) => find(root, (e) => e.name === 'section' && e.attrs.name === section)?.children.find((c) => c.attrs.name === name);
     expect(entry('proxy_0', 'reg_proxy')?.text).to.equal('<sip:ab12.reg.sip.example.test;transport=udp>');
     expect(entry('proxy_0', 'reg_identity')?.text).to.equal('sip:1001@ab12.reg.sip.example.test');
     expect(entry('auth_info_0', 'username')?.text).to.equal('1001');
@@ -48,12 +47,24 @@ describe('provisioning renderers', () => {
     const out = renderConfig('yealink', account({ password: 'line\nbreak=x' }));
     const lines = out.body.trim().split('\n');
     expect(lines[0]).to.equal('#!version:1.0.0.1');
-    const kv = new Map(lines.slice(1).map((l) => {
-      const m = /^([a-z0-9_.]+) = (.*)$/.exec(l);
-      expect(m, `bad line ${l}`).to.not.equal(null);
-      return [m![1], m![2]] as const;
-    }));
-    for (const k of ['account.1.enable', 'account.1.auth_name', 'account.1.user_name', 'account.1.password', 'account.1.sip_server.1.address', 'account.1.sip_server.1.port', 'account.1.sip_server.1.transport_type', 'account.1.display_name', 'account.1.label']) {
+    const kv = new Map(
+      lines.slice(1).map((l) => {
+        const m = /^([a-z0-9_.]+) = (.*)$/.exec(l);
+        expect(m, `bad line ${l}`).to.not.equal(null);
+        return [m![1], m![2]] as const;
+      }),
+    );
+    for (const k of [
+      'account.1.enable',
+      'account.1.auth_name',
+      'account.1.user_name',
+      'account.1.password',
+      'account.1.sip_server.1.address',
+      'account.1.sip_server.1.port',
+      'account.1.sip_server.1.transport_type',
+      'account.1.display_name',
+      'account.1.label',
+    ]) {
       expect(kv.has(k), k).to.equal(true);
     }
     expect(kv.get('account.1.enable')).to.equal('1');
@@ -134,7 +145,14 @@ describe('provisioning renderers', () => {
     const c = parseXmlStrict(renderConfig('cisco', account({ proxyHost: '192.0.2.10', proxyPort: 5080 })).body);
     expect(c.name).to.equal('flat-profile');
     const cv = Object.fromEntries(c.children.map((e) => [e.name, e.text]));
-    expect(cv).to.include({ User_ID_1_: '1001', Auth_ID_1_: '1001', Password_1_: `p<a&s"s'w>rd`, Proxy_1_: 'ab12.reg.sip.example.test', Outbound_Proxy_1_: '192.0.2.10:5080', Use_Outbound_Proxy_1_: 'Yes' });
+    expect(cv).to.include({
+      User_ID_1_: '1001',
+      Auth_ID_1_: '1001',
+      Password_1_: `p<a&s"s'w>rd`,
+      Proxy_1_: 'ab12.reg.sip.example.test',
+      Outbound_Proxy_1_: '192.0.2.10:5080',
+      Use_Outbound_Proxy_1_: 'Yes',
+    });
     const noProxy = Object.fromEntries(parseXmlStrict(renderConfig('cisco', account()).body).children.map((e) => [e.name, e.text]));
     expect(noProxy).to.include({ Proxy_1_: 'ab12.reg.sip.example.test', Use_Outbound_Proxy_1_: 'No', Outbound_Proxy_1_: '' });
     const f = parseXmlStrict(renderConfig('fanvil', account({ proxyHost: '192.0.2.10', transport: 'tls', proxyPort: 5061 })).body);
@@ -159,7 +177,10 @@ describe('provisioning QR codes', () => {
   function pngInfo(buf: Buffer) {
     expect(buf.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).to.equal(true);
     let off = 8;
-    let width = 0, height = 0, colorType = -1, bitDepth = 0;
+    let width = 0,
+      height = 0,
+      colorType = -1,
+      bitDepth = 0;
     const idat: Buffer[] = [];
     let sawEnd = false;
     while (off < buf.length) {
@@ -192,7 +213,10 @@ describe('provisioning QR codes', () => {
     const m1 = QRCode.create(short, { errorCorrectionLevel: 'M' }).modules.size;
     const m2 = QRCode.create(long, { errorCorrectionLevel: 'M' }).modules.size;
     expect(m2).to.be.greaterThan(m1);
-    for (const [url, modules] of [[short, m1], [long, m2]] as const) {
+    for (const [url, modules] of [
+      [short, m1],
+      [long, m2],
+    ] as const) {
       const svg = await qrSvg(url);
       const root = parseXmlStrict(svg);
       expect(root.name).to.equal('svg');

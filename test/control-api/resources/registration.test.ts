@@ -28,7 +28,14 @@ describe('provider and trunk registration settings', function () {
     const p = await api.post('/v1.0/providers').send({ hostname: 'gw.carrier.example', registration: good });
     expect(p.status, JSON.stringify(p.body)).to.equal(200);
     expect(p.body.registration).to.deep.equal({
-      registrar: 'sip.carrier.example:5080', domain: '', username: 'acct-1', expires: 600, transport: 'tcp', state: 'unregistered', expires_at: '9999-01-01 00:00:00.000000', last_error: '',
+      registrar: 'sip.carrier.example:5080',
+      domain: '',
+      username: 'acct-1',
+      expires: 600,
+      transport: 'tcp',
+      state: 'unregistered',
+      expires_at: '9999-01-01 00:00:00.000000',
+      last_error: '',
     });
     expect(JSON.stringify(p.body)).to.not.contain('reg-secret');
     const stored = await outboundRegistrationsRepo(h.t.ctx.db).get('provider', p.body.id);

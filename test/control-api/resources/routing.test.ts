@@ -22,7 +22,9 @@ describe('providers, trunks and routes', function () {
   });
 
   const provider = async (name: string, extra: Record<string, unknown> = {}) => {
-    const r = await as(h, su.token).post('/v1.0/providers').send({ hostname: `${name}.carrier.example`, name, ...extra });
+    const r = await as(h, su.token)
+      .post('/v1.0/providers')
+      .send({ hostname: `${name}.carrier.example`, name, ...extra });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     return r.body as { id: string };
   };
@@ -36,8 +38,16 @@ describe('providers, trunks and routes', function () {
     it('CRUD with write-only credentials', async () => {
       const api = as(h, su.token);
       const p = await api.post('/v1.0/providers').send({
-        type: 'sip', hostname: 'gw.carrier.example:5080', tech_prefix: '9', tech_postfix: '#', tech_headers: { 'X-Account': 'acme' },
-        auth_username: 'acme', auth_password: 'very-secret', codecs: ['pcmu', 'PCMA'], name: 'carrier', detail: 'd',
+        type: 'sip',
+        hostname: 'gw.carrier.example:5080',
+        tech_prefix: '9',
+        tech_postfix: '#',
+        tech_headers: { 'X-Account': 'acme' },
+        auth_username: 'acme',
+        auth_password: 'very-secret',
+        codecs: ['pcmu', 'PCMA'],
+        name: 'carrier',
+        detail: 'd',
       });
       expect(p.status, JSON.stringify(p.body)).to.equal(200);
       expect(p.body).to.include({ type: 'sip', hostname: 'gw.carrier.example:5080', tech_prefix: '9', tech_postfix: '#', auth_username: 'acme', transport: 'udp', health_status: 'unknown' });
@@ -55,8 +65,15 @@ describe('providers, trunks and routes', function () {
 
     it('validates hostnames, dial parts and headers', async () => {
       const api = as(h, su.token);
-      for (const body of [{}, { hostname: 'bad host' }, { hostname: 'ok.example', tech_prefix: 'a b' }, { hostname: 'ok.example', tech_headers: { Via: 'x' } },
-        { hostname: 'ok.example', tech_headers: { 'X-A': 'a\r\nInjected: 1' } }, { hostname: 'ok.example', type: 'iax' }, { hostname: 'ok.example', transport: 'sctp' }]) {
+      for (const body of [
+        {},
+        { hostname: 'bad host' },
+        { hostname: 'ok.example', tech_prefix: 'a b' },
+        { hostname: 'ok.example', tech_headers: { Via: 'x' } },
+        { hostname: 'ok.example', tech_headers: { 'X-A': 'a\r\nInjected: 1' } },
+        { hostname: 'ok.example', type: 'iax' },
+        { hostname: 'ok.example', transport: 'sctp' },
+      ]) {
         expect((await api.post('/v1.0/providers').send(body)).status, JSON.stringify(body)).to.equal(400);
       }
     });
@@ -85,7 +102,12 @@ describe('providers, trunks and routes', function () {
     it('CRUD by source address and digest; password write-only; domain unique', async () => {
       const api = as(h, a.admin);
       const t = await api.post('/v1.0/trunks').send({
-        name: 'pbx', domain_name: 'acme-pbx', auth_types: ['ip', 'basic'], username: 'pbx', password: 'trunk-secret-1', allowed_ips: ['203.0.113.10', '198.51.100.0/24', '2001:db8::/32'],
+        name: 'pbx',
+        domain_name: 'acme-pbx',
+        auth_types: ['ip', 'basic'],
+        username: 'pbx',
+        password: 'trunk-secret-1',
+        allowed_ips: ['203.0.113.10', '198.51.100.0/24', '2001:db8::/32'],
       });
       expect(t.status, JSON.stringify(t.body)).to.equal(200);
       expect(t.body).to.include({ domain_name: 'acme-pbx', realm: 'acme-pbx.trunk.sip.example.test', username: 'pbx', customer_id: a.customerId });
@@ -123,16 +145,25 @@ describe('providers, trunks and routes', function () {
         { domain_name: 'PBX!', auth_types: ['ip'], allowed_ips: ['10.0.0.1'] },
         { domain_name: 'pbx', auth_types: [], allowed_ips: ['10.0.0.1'] },
         { domain_name: 'pbx', auth_types: ['token'], allowed_ips: ['10.0.0.1'] },
-      ]) expect((await api.post('/v1.0/trunks').send(body)).status, JSON.stringify(body)).to.equal(400);
+      ])
+        expect((await api.post('/v1.0/trunks').send(body)).status, JSON.stringify(body)).to.equal(400);
     });
 
     it('managers and agents get 403; other customers 404', async () => {
-      const t = await as(h, a.admin).post('/v1.0/trunks').send({ domain_name: 'pbx1', auth_types: ['ip'], allowed_ips: ['10.0.0.1'] });
+      const t = await as(h, a.admin)
+        .post('/v1.0/trunks')
+        .send({ domain_name: 'pbx1', auth_types: ['ip'], allowed_ips: ['10.0.0.1'] });
       for (const token of [a.manager, a.agent]) {
         const r = await as(h, token).get('/v1.0/trunks');
         expect(r.status).to.equal(403);
         expect(r.body.error.reason).to.equal('PERMISSION_DENIED');
-        expect((await as(h, token).post('/v1.0/trunks').send({ domain_name: 'pbx2', auth_types: ['ip'], allowed_ips: ['10.0.0.1'] })).status).to.equal(403);
+        expect(
+          (
+            await as(h, token)
+              .post('/v1.0/trunks')
+              .send({ domain_name: 'pbx2', auth_types: ['ip'], allowed_ips: ['10.0.0.1'] })
+          ).status,
+        ).to.equal(403);
       }
       const other = as(h, (await actors(h)).admin);
       expect((await other.get(`/v1.0/trunks/${t.body.id}`)).status).to.equal(404);
@@ -155,7 +186,8 @@ describe('providers, trunks and routes', function () {
         { customer_id: a.customerId, provider_id: p.id, target: 'everything' },
         { customer_id: a.customerId, provider_id: p.id, target: '1', priority: -1 },
         { customer_id: 'nope', provider_id: p.id, target: '1' },
-      ]) expect((await api.post('/v1.0/routes').send(body)).status, JSON.stringify(body)).to.equal(400);
+      ])
+        expect((await api.post('/v1.0/routes').send(body)).status, JSON.stringify(body)).to.equal(400);
       const ghost = await api.post('/v1.0/routes').send({ customer_id: a.customerId, provider_id: EMPTY, target: '1' });
       expect(ghost.status).to.equal(404);
       expect(ghost.body.error.reason).to.equal('PROVIDER_NOT_FOUND');
@@ -186,7 +218,16 @@ describe('providers, trunks and routes', function () {
 
     it('orderRoutes is deterministic on ties and providerRequestUri wraps the number', () => {
       const mk = (id: string, customer: string, target: string, priority: number, t: number): RouteRow => ({
-        id, customer_id: customer, name: '', detail: '', provider_id: id, priority, target, tm_create: new Date(t), tm_update: null, tm_delete: null,
+        id,
+        customer_id: customer,
+        name: '',
+        detail: '',
+        provider_id: id,
+        priority,
+        target,
+        tm_create: new Date(t),
+        tm_update: null,
+        tm_delete: null,
       });
       const c = '11111111-1111-4111-8111-111111111111';
       const out = orderRoutes([mk('x', c, '1', 1, 2), mk('y', c, '1', 1, 1), mk('z', EMPTY, '1415', 0, 0), mk('w', c, '14', 9, 3)], c, '+14155550100');

@@ -61,7 +61,7 @@ describe('media-engine codecs: the native module', function () {
     expect(grown / 1e6, 'RSS growth, MB').to.be.below(40);
   });
 
-  it('instances never closed are freed when collected (their handles\' finalisers)', async () => {
+  it("instances never closed are freed when collected (their handles' finalisers)", async () => {
     const batch = (count: number): void => {
       for (let i = 0; i < count; i++) {
         new OpusCodec();
@@ -100,7 +100,10 @@ describe('media-engine codecs: the native module', function () {
     check('opus', 3_000);
     const r = new Resampler(16000, 48000);
     const frame = speech.subarray(0, 320);
-    expect(bytesPerCall(() => r.process(frame, out), 20_000), 'resampler bytes per frame').to.be.below(1);
+    expect(
+      bytesPerCall(() => r.process(frame, out), 20_000),
+      'resampler bytes per frame',
+    ).to.be.below(1);
     r.close();
   });
 
@@ -114,7 +117,9 @@ describe('media-engine codecs: the native module', function () {
         const pcm = new Int16Array(c.frameSamples);
         const buf = new Uint8Array(c.maxPayloadBytes);
         for (const call of [() => c.encode(pcm, buf), () => c.decode(buf, pcm), () => c.conceal(pcm)]) {
-          expect(call).to.throw(/closed/).with.property('code', 'ERR_CODEC_CLOSED');
+          expect(call)
+            .to.throw(/closed/)
+            .with.property('code', 'ERR_CODEC_CLOSED');
         }
       }
     });
@@ -140,11 +145,17 @@ describe('media-engine codecs: the native module', function () {
         expect(() => c.decode(payload, new Int16Array(N), -1, 2), name).to.throw(RangeError, /do not lie within/);
         const backing = new Int16Array(N + 16).fill(0x2222);
         expect(() => c.decode(payload, backing.subarray(0, N / 2), 0, len), name).to.throw();
-        expect(Array.from(backing.subarray(N / 2)).every((v) => v === 0x2222), `${name}: nothing written past out`).to.equal(true);
+        expect(
+          Array.from(backing.subarray(N / 2)).every((v) => v === 0x2222),
+          `${name}: nothing written past out`,
+        ).to.equal(true);
         if (name !== 'PCMU') {
           const small = new Uint8Array(64).fill(0x33);
           expect(() => c.encode(speechAt(c.sampleRate).subarray(8000, 8000 + N), small.subarray(0, name === 'opus' ? 2 : 10)), name).to.throw(RangeError);
-          expect(Array.from(small.subarray(10)).every((v) => v === 0x33), `${name}: nothing written past the payload buffer`).to.equal(true);
+          expect(
+            Array.from(small.subarray(10)).every((v) => v === 0x33),
+            `${name}: nothing written past the payload buffer`,
+          ).to.equal(true);
         }
         c.close();
       }
@@ -157,8 +168,12 @@ describe('media-engine codecs: the native module', function () {
       const buf = new Uint8Array(1275);
       const len = o.encode(frame, buf);
       // TOC code 3 (arbitrary frame count) with a frame count of 0 is invalid (RFC 6716 3.2.5)
-      expect(() => o.decode(Uint8Array.from([0x03, 0x00]), out)).to.throw(/corrupted/).with.property('code', 'ERR_OPUS_INVALID_PACKET');
-      expect(() => o.decode(new Uint8Array(0), out)).to.throw().with.property('code', 'ERR_OPUS_INVALID_PACKET');
+      expect(() => o.decode(Uint8Array.from([0x03, 0x00]), out))
+        .to.throw(/corrupted/)
+        .with.property('code', 'ERR_OPUS_INVALID_PACKET');
+      expect(() => o.decode(new Uint8Array(0), out))
+        .to.throw()
+        .with.property('code', 'ERR_OPUS_INVALID_PACKET');
       expect(o.decode(buf, out, 0, len)).to.equal(320);
       o.close();
     });
@@ -191,7 +206,9 @@ describe('media-engine codecs: the native module', function () {
       expect(() => loose.close(42)).to.throw(TypeError, /not a codec handle/);
       n.close(enc);
       n.close(g);
-      expect(() => loose.opusEncode(enc, pcm, 320, out)).to.throw(/Opus encoder is closed/).with.property('code', 'ERR_CODEC_CLOSED');
+      expect(() => loose.opusEncode(enc, pcm, 320, out))
+        .to.throw(/Opus encoder is closed/)
+        .with.property('code', 'ERR_CODEC_CLOSED');
     });
   });
 });

@@ -22,7 +22,12 @@ describe('media-engine codecs: without the native module', function () {
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(tmp, 'node_modules'));
     // a PATH with node and the few tools the script needs, but no C compiler
     for (const tool of ['dirname', 'basename', 'mkdir', 'rm', 'mv']) {
-      fs.symlinkSync(execFileSync('/bin/bash', ['-c', `command -v ${tool}`]).toString().trim(), path.join(tmp, 'bin', tool));
+      fs.symlinkSync(
+        execFileSync('/bin/bash', ['-c', `command -v ${tool}`])
+          .toString()
+          .trim(),
+        path.join(tmp, 'bin', tool),
+      );
     }
     fs.symlinkSync(process.execPath, path.join(tmp, 'bin', 'node'));
   });
@@ -65,7 +70,11 @@ console.log(JSON.stringify({ availability: codecAvailability(), opus: tryIt(() =
       expect(r.availability[name].available, name).to.equal(false);
       expect(r.availability[name].reason, name).to.match(/native codec module did not load.*run bash scripts\/build-native\.sh/);
     }
-    for (const [what, e] of [['Opus', r.opus], ['G.722', r.g722], ['The resampler', r.resampler]] as const) {
+    for (const [what, e] of [
+      ['Opus', r.opus],
+      ['G.722', r.g722],
+      ['The resampler', r.resampler],
+    ] as const) {
       expect(e.code, what).to.equal('ERR_CODEC_UNAVAILABLE');
       expect(e.message, what).to.match(new RegExp(`^${what} is not available: the native codec module did not load`));
     }

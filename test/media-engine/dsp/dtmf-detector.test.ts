@@ -54,7 +54,13 @@ describe('media-engine/dsp DTMF detector', function () {
   });
 
   it('talk-off: several minutes of espeak-ng speech in different voices give no digits', () => {
-    for (const [voice, speed] of [['en-us', 160], ['en-us+f3', 200], ['en-gb', 130], ['de', 170], ['fr', 170]] as const) {
+    for (const [voice, speed] of [
+      ['en-us', 160],
+      ['en-us+f3', 200],
+      ['en-gb', 130],
+      ['de', 170],
+      ['fr', 170],
+    ] as const) {
       const got = detect(espeak(TALK, voice, speed));
       expect(got, `${voice} at ${speed} wpm`).to.deep.equal([]);
     }

@@ -101,7 +101,11 @@ describe('media-engine/sources prepareAudio and frame reader', function () {
   });
 
   it('converts 44.1 kHz stereo WAV, µ-law WAV and MP3 to 8 kHz 16-bit mono, keeping the content', async () => {
-    for (const [name, hz, ms] of [['cd.wav', 600, 1500], ['ulaw.wav', 440, 500], ['tone.mp3', 800, 2000]] as const) {
+    for (const [name, hz, ms] of [
+      ['cd.wav', 600, 1500],
+      ['ulaw.wav', 440, 500],
+      ['tone.mp3', 800, 2000],
+    ] as const) {
       const p = await prepareAudio(path.join(dir, name), { cacheDir });
       expect(p.converted).to.equal(true);
       expect(isEngineFormat(readWavInfo(p.path).format), name).to.equal(true);

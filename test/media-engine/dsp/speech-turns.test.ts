@@ -14,7 +14,11 @@ function run(t: SpeechTurns, pattern: string): Array<[number, string]> {
 describe('media-engine/dsp speech turns (VAD hysteresis)', () => {
   it('a turn starts after startMs of voice and stops after stopMs of silence', () => {
     // 60 ms to start (3 frames), 100 ms to stop (5 frames)
-    expect(run(new SpeechTurns({ startMs: 60, stopMs: 100 }), '..vvv..vv.....vvv')).to.deep.equal([[4, 'start'], [13, 'stop'], [16, 'start']]);
+    expect(run(new SpeechTurns({ startMs: 60, stopMs: 100 }), '..vvv..vv.....vvv')).to.deep.equal([
+      [4, 'start'],
+      [13, 'stop'],
+      [16, 'start'],
+    ]);
   });
 
   it('short blips do not start a turn; 3 silent frames reset the voiced run, 2 do not', () => {
@@ -23,6 +27,9 @@ describe('media-engine/dsp speech turns (VAD hysteresis)', () => {
   });
 
   it('defaults: 200 ms to start, 600 ms to stop', () => {
-    expect(run(new SpeechTurns(), 'v'.repeat(10) + '.'.repeat(30))).to.deep.equal([[9, 'start'], [39, 'stop']]);
+    expect(run(new SpeechTurns(), 'v'.repeat(10) + '.'.repeat(30))).to.deep.equal([
+      [9, 'start'],
+      [39, 'stop'],
+    ]);
   });
 });

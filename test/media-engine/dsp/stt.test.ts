@@ -81,9 +81,7 @@ describe('media-engine/stt pocketsphinx', function () {
   });
 
   it('JSGF from phrases and the 2x upsampler are exact', () => {
-    expect(phrasesToJsgf(['Yes!', 'talk  to an Operator', 'yes'])).to.equal(
-      '#JSGF V1.0;\ngrammar phrases;\npublic <phrase> = yes | talk to an operator ;\n',
-    );
+    expect(phrasesToJsgf(['Yes!', 'talk  to an Operator', 'yes'])).to.equal('#JSGF V1.0;\ngrammar phrases;\npublic <phrase> = yes | talk to an operator ;\n');
     const up = new Upsampler2x();
     const out = new Int16Array(8);
     up.process(Int16Array.from([100, 200, 300, 400]), out);

@@ -46,7 +46,13 @@ describe('media-engine/dsp tones', () => {
 
   it('silence and custom cadences; a finished source returns false and leaves the frame alone', () => {
     expect(renderSource(silence(110)).length).to.equal(960);
-    const src = new ToneSource({ segments: [{ freqs: [600], ms: 20 }, { freqs: [], ms: 20 }], repeat: 2 });
+    const src = new ToneSource({
+      segments: [
+        { freqs: [600], ms: 20 },
+        { freqs: [], ms: 20 },
+      ],
+      repeat: 2,
+    });
     const out = new Int16Array(160);
     let frames = 0;
     while (src.readFrame(out)) frames++;
@@ -61,6 +67,6 @@ describe('media-engine/dsp tones', () => {
     const x = renderSource(beep({ freq: 440, ms: 200 }));
     let maxStep = 0;
     for (let i = 1; i < 1600; i++) maxStep = Math.max(maxStep, Math.abs(x[i] - x[i - 1]));
-    expect(maxStep).to.be.at.most(Math.ceil(8000 * 2 * Math.PI * 440 / 8000) + 1);
+    expect(maxStep).to.be.at.most(Math.ceil((8000 * 2 * Math.PI * 440) / 8000) + 1);
   });
 });

@@ -3,9 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  alawToLinear, isEngineFormat, parseWavHeader, peaksOf, readWav, readWavInfo, ulawToLinear, WavError, WavWriter, writeWav,
-} from '../../../media-engine/audio/wav';
+import { alawToLinear, isEngineFormat, parseWavHeader, peaksOf, readWav, readWavInfo, ulawToLinear, WavError, WavWriter, writeWav } from '../../../media-engine/audio/wav';
 import { concat, silenceMs, soxSynth } from './support/audio';
 
 describe('media-engine/audio WAV', function () {

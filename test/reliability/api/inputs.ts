@@ -5,11 +5,28 @@ import fc from 'fast-check';
 
 type Json = Record<string, any>;
 
-export interface BadRequest { path: string; query: Record<string, string | string[]>; body?: unknown; raw?: string; contentType?: string; what: string }
+export interface BadRequest {
+  path: string;
+  query: Record<string, string | string[]>;
+  body?: unknown;
+  raw?: string;
+  contentType?: string;
+  what: string;
+}
 
 const BAD_IDS = [
-  'not-a-uuid', "1' OR '1'='1", 'x'.repeat(3000), '%00', '..%2F..%2Fetc%2Fpasswd', '00000000-0000-0000-0000-000000000000',
-  '-1', '1e309', '%E2%80%AE', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '12345678-1234-1234-1234-1234567890123', '%F0%9F%92%A9',
+  'not-a-uuid',
+  "1' OR '1'='1",
+  'x'.repeat(3000),
+  '%00',
+  '..%2F..%2Fetc%2Fpasswd',
+  '00000000-0000-0000-0000-000000000000',
+  '-1',
+  '1e309',
+  '%E2%80%AE',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '12345678-1234-1234-1234-1234567890123',
+  '%F0%9F%92%A9',
 ];
 const BAD_QUERY = ['x'.repeat(10_000), '-1', 'NaN', '[]', '{"a":1}', '', '9999999999999999999999', 'true', '\u0000', '💩', "'; select pg_sleep(1);--"];
 const WRONG: unknown[] = [null, 0, -1, 1.5, 1e308, true, 'x', '', [], [null], {}, { a: { b: { c: 1 } } }, 'x'.repeat(100_000)];
@@ -17,14 +34,16 @@ const WRONG: unknown[] = [null, 0, -1, 1.5, 1e308, true, 'x', '', [], [null], {}
 /** A value of a type other than the property's. */
 function wrongFor(prop: Json | undefined): fc.Arbitrary<unknown> {
   const t = prop?.type;
-  return fc.constantFrom(...WRONG.filter((v) => {
-    if (t === 'string') return typeof v !== 'string' || (v as string).length > 50_000;
-    if (t === 'integer' || t === 'number') return typeof v !== 'number' || !Number.isInteger(v);
-    if (t === 'boolean') return typeof v !== 'boolean';
-    if (t === 'array') return !Array.isArray(v);
-    if (t === 'object') return v === null || typeof v !== 'object' || Array.isArray(v);
-    return true;
-  }));
+  return fc.constantFrom(
+    ...WRONG.filter((v) => {
+      if (t === 'string') return typeof v !== 'string' || (v as string).length > 50_000;
+      if (t === 'integer' || t === 'number') return typeof v !== 'number' || !Number.isInteger(v);
+      if (t === 'boolean') return typeof v !== 'boolean';
+      if (t === 'array') return !Array.isArray(v);
+      if (t === 'object') return v === null || typeof v !== 'object' || Array.isArray(v);
+      return true;
+    }),
+  );
 }
 
 function deep(n: number): unknown {
@@ -60,6 +79,9 @@ export function badRequests(pathTemplate: string, op: Json, count: number, seed:
       : fc.constant({ body: { x: 'x'.repeat(70_000) }, what: 'huge unknown string' }),
   );
   return fc.sample(fc.tuple(pathArb, queryArb, bodyArb), { numRuns: count, seed }).map(([path, query, b]) => ({
-    path, query, ...b, what: `${b.what}; query ${Object.keys(query).join(',') || '-'}`,
+    path,
+    query,
+    ...b,
+    what: `${b.what}; query ${Object.keys(query).join(',') || '-'}`,
   }));
 }

@@ -36,12 +36,18 @@ export async function seedResources(t: TestApp, f: Fixture): Promise<{ failed: s
 
   await step('billing', async () => addBalance(db, (await ensureBillingAccount(db, cid)).id, 10_000_000, `iso:${cid}`));
   for (const [path, body] of [
-    ['/flows', { name: 'iso', actions: [{ type: 'hangup' }] }], ['/tags', { name: 'iso' }], ['/accesskeys', { name: 'iso' }],
-    ['/queues', { name: 'iso' }], ['/rags', { name: 'iso' }], ['/extensions', { extension: `iso${rnd}`, password: 'Secret12345x' }],
+    ['/flows', { name: 'iso', actions: [{ type: 'hangup' }] }],
+    ['/tags', { name: 'iso' }],
+    ['/accesskeys', { name: 'iso' }],
+    ['/queues', { name: 'iso' }],
+    ['/rags', { name: 'iso' }],
+    ['/extensions', { extension: `iso${rnd}`, password: 'Secret12345x' }],
     ['/trunks', { domain_name: `iso${rnd}`, auth_types: ['basic'], username: `u${rnd}`, password: 'Secret12345x' }],
     ['/conversation_accounts', { type: 'line', name: 'iso', detail: '', secret: 'x', token: 'y' }],
-    ['/conferences', { type: 'conference' }], ['/activeflows', { actions: [{ type: 'answer' }] }],
-  ] as const) await post(path, body);
+    ['/conferences', { type: 'conference' }],
+    ['/activeflows', { actions: [{ type: 'answer' }] }],
+  ] as const)
+    await post(path, body);
   const contact = await post('/contacts', { first_name: 'iso' });
   await post('/contact_addresses', { contact_id: contact.id, type: 'tel', target: '+15550100001' });
   // an engine_url (never called) lets an aicall be created without an LLM on the server
@@ -71,21 +77,50 @@ export async function seedResources(t: TestApp, f: Fixture): Promise<{ failed: s
   // resources that only live calls make: straight into the tables, owned by the customer
   await step('queuecall', () => queuecallsRepo(db).create({ customer_id: cid, queue_id: queue.id, reference_id: callId }));
   await step('conferencecall', () => conferencecallsRepo(db).create({ customer_id: cid, conference_id: conf.id, reference_id: callId }));
-  await step('speaking', () => speakingsRepo(db).create({ customer_id: cid, reference_type: 'call', reference_id: callId, language: 'en-US', provider: 'espeak', voice_id: '', direction: 'out' } as never));
-  await step('transcribe', () => transcribesRepo(db).create({ customer_id: cid, reference_type: 'call', reference_id: callId, language: 'en-US', direction: 'both', provider: 'pocketsphinx' } as never));
+  await step('speaking', () =>
+    speakingsRepo(db).create({ customer_id: cid, reference_type: 'call', reference_id: callId, language: 'en-US', provider: 'espeak', voice_id: '', direction: 'out' } as never),
+  );
+  await step('transcribe', () =>
+    transcribesRepo(db).create({ customer_id: cid, reference_type: 'call', reference_id: callId, language: 'en-US', direction: 'both', provider: 'pocketsphinx' } as never),
+  );
   await step('summary', () => summariesRepo(db).create(cid, { reference_type: 'call', reference_id: callId, language: 'en-US' } as never));
   await step('contact_case', () => contactCasesRepo(db).create({ customer_id: cid, reference_type: 'call', reference_id: callId }));
   await step('recording', () =>
     db('recordings').insert({
-      id: newId(), customer_id: cid, owner_id: EMPTY_UUID, owner_type: '', activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: callId,
-      status: 'ended', format: 'wav', on_end_flow_id: EMPTY_UUID, options: '{}', filenames: [], tm_create: clock.now(),
+      id: newId(),
+      customer_id: cid,
+      owner_id: EMPTY_UUID,
+      owner_type: '',
+      activeflow_id: EMPTY_UUID,
+      reference_type: 'call',
+      reference_id: callId,
+      status: 'ended',
+      format: 'wav',
+      on_end_flow_id: EMPTY_UUID,
+      options: '{}',
+      filenames: [],
+      tm_create: clock.now(),
     }),
   );
   await step('campaigncall', () =>
     campaigncallsRepo(db).create({
-      id: newId(), customer_id: cid, campaign_id: campaign.id, outplan_id: outplan.id, outdial_id: outdial.id, outdial_target_id: EMPTY_UUID,
-      queue_id: EMPTY_UUID, activeflow_id: EMPTY_UUID, flow_id: EMPTY_UUID, reference_type: 'call', reference_id: callId, status: 'done',
-      result: 'success', source: { type: 'tel', target: '+15550100000' }, destination: { type: 'tel', target: '+15550100003' }, destination_index: 0, try_count: 1,
+      id: newId(),
+      customer_id: cid,
+      campaign_id: campaign.id,
+      outplan_id: outplan.id,
+      outdial_id: outdial.id,
+      outdial_target_id: EMPTY_UUID,
+      queue_id: EMPTY_UUID,
+      activeflow_id: EMPTY_UUID,
+      flow_id: EMPTY_UUID,
+      reference_type: 'call',
+      reference_id: callId,
+      status: 'done',
+      result: 'success',
+      source: { type: 'tel', target: '+15550100000' },
+      destination: { type: 'tel', target: '+15550100003' },
+      destination_index: 0,
+      try_count: 1,
     } as never),
   );
   return { failed };

@@ -53,7 +53,11 @@ export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgr
     stop,
     start,
     destroy() {
-      spawnSync(root ? 'runuser' : path.join(bin, 'pg_ctl'), root ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+      spawnSync(
+        root ? 'runuser' : path.join(bin, 'pg_ctl'),
+        root ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'],
+        { stdio: 'ignore' },
+      );
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -59,14 +59,17 @@ describe('drachtio: several applications on one sip-server', function () {
     const next = await connectSrf(s.drachtioPort);
     apps.push(next);
     let answered = 0;
-    next.invite(async (req: any, res: any) => { answered++; await next.createUAS(req, res, { localSdp: SDP }); });
+    next.invite(async (req: any, res: any) => {
+      answered++;
+      await next.createUAS(req, res, { localSdp: SDP });
+    });
     await sleep(100);
     const r2 = await caller(['-sn', 'uac', '-m', '2', '-r', '10', '-d', '100', '-timeout', '10s']);
     expect(r2.code, r2.errors).to.equal(0);
     expect(answered).to.equal(2);
   });
 
-  it('with keepOrphanedDialogs (drachtio-server\'s behaviour) the dialog outlives its application: the caller\'s BYE gets 481', async () => {
+  it("with keepOrphanedDialogs (drachtio-server's behaviour) the dialog outlives its application: the caller's BYE gets 481", async () => {
     s = await startServer({ keepOrphanedDialogs: true });
     const leaver = await connectSrf(s.drachtioPort);
     leaver.invite(async (req: any, res: any) => {

@@ -25,12 +25,14 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
     const uas = sipp(['-sn', 'uas', '-i', '127.0.0.1', '-p', String(uasPort), '-m', String(calls), '-t', transport, '-timeout', '20s'], { trace: true });
     await sleep(300);
     const uacPort = await freePort();
-    const start = () => sipp(['-sn', 'uac', `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1', '-p', String(uacPort), '-m', String(calls),
-      '-r', '5', '-d', '300', '-t', transport, '-timeout', '20s']).done;
+    const start = () => sipp(['-sn', 'uac', `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1', '-p', String(uacPort), '-m', String(calls), '-r', '5', '-d', '300', '-t', transport, '-timeout', '20s']).done;
     return { uasPort, uas: uas.done, start };
   }
 
-  for (const [transport, label] of [['u1', 'UDP'], ['t1', 'TCP']] as const) {
+  for (const [transport, label] of [
+    ['u1', 'UDP'],
+    ['t1', 'TCP'],
+  ] as const) {
     it(`createB2BUA bridges sipp uac to sipp uas; the caller's BYE tears down both legs (${label})`, async () => {
       const p = await pair(3, transport);
       const suffix = transport === 't1' ? ';transport=tcp' : '';
@@ -66,7 +68,9 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
     expect(results[0].finalStatus).to.equal(200);
     // the callee saw our Record-Route and our Via above the caller's
     expect(callee.messages).to.match(new RegExp(`Record-Route: <sip:127\\.0\\.0\\.1:${s.sipPort};lr>`));
-    expect(callee.messages).to.match(new RegExp(`INVITE sip:bob@127[^\\n]+\\n(?:[^\\n]+\\n)*?Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:${s.sipPort};branch=z9hG4bK[^\\n]+\\n\\s*Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:\\d+;branch=z9hG4bK-`));
+    expect(callee.messages).to.match(
+      new RegExp(`INVITE sip:bob@127[^\\n]+\\n(?:[^\\n]+\\n)*?Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:${s.sipPort};branch=z9hG4bK[^\\n]+\\n\\s*Via: SIP/2\\.0/UDP 127\\.0\\.0\\.1:\\d+;branch=z9hG4bK-`),
+    );
     await sleep(100);
     expect(s.drachtio.engine.stats().proxies).to.equal(0);
   });
@@ -78,8 +82,7 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
     await new Promise<void>((r) => deadSock.bind(dead, '127.0.0.1', () => r())); // swallows the INVITE silently
     const results: any[] = [];
     srf.invite(async (req: any) => {
-      results.push(await srf.proxyRequest(req, [`sip:dead@127.0.0.1:${dead}`, `sip:bob@127.0.0.1:${p.uasPort}`],
-        { provisionalTimeout: '1s' }));
+      results.push(await srf.proxyRequest(req, [`sip:dead@127.0.0.1:${dead}`, `sip:bob@127.0.0.1:${p.uasPort}`], { provisionalTimeout: '1s' }));
     });
     const caller = await p.start();
     deadSock.close();
@@ -113,8 +116,7 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
     const busy = await UdpPeer.open(await freePort());
     const results: any[] = [];
     srf.invite(async (req: any) => {
-      results.push(await srf.proxyRequest(req, [`sip:busy@127.0.0.1:${busy.port}`, `sip:bob@127.0.0.1:${p.uasPort}`],
-        { forking: 'simultaneous' }));
+      results.push(await srf.proxyRequest(req, [`sip:busy@127.0.0.1:${busy.port}`, `sip:bob@127.0.0.1:${p.uasPort}`], { forking: 'simultaneous' }));
     });
     const caller = p.start();
     const inv = await busy.request('INVITE', 8000);
@@ -132,8 +134,7 @@ describe('drachtio-srf B2BUA and proxy between two sipp instances', function () 
     srf.invite(async (req: any) => {
       results.push(await srf.proxyRequest(req, [`sip:ringing@127.0.0.1:${target.port}`]));
     });
-    const caller = sipp(['-sf', path.join(SCENARIOS, 'uac-cancel.xml'), `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1',
-      '-p', String(await freePort()), '-m', '1', '-timeout', '10s']).done;
+    const caller = sipp(['-sf', path.join(SCENARIOS, 'uac-cancel.xml'), `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1', '-p', String(await freePort()), '-m', '1', '-timeout', '10s']).done;
     try {
       const inv = await target.request('INVITE', 8000);
       target.send(inv.makeResponse(180, undefined, { toTag: 'ring' }).toString(), s.sipPort);

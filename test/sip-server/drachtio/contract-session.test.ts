@@ -93,8 +93,7 @@ describe('drachtio contract: session messages', () => {
 
   it('several messages in one TCP write are all answered, in order', async () => {
     const c = await client();
-    const frames = ['a1|authenticate|cymru|', 'a2|route|invite', 'a3|ping']
-      .map((p) => `${Buffer.byteLength(p)}#${p}`).join('');
+    const frames = ['a1|authenticate|cymru|', 'a2|route|invite', 'a3|ping'].map((p) => `${Buffer.byteLength(p)}#${p}`).join('');
     c.socket.write(frames);
     const r3 = await c.responseTo('a3');
     expect(r3.tokens[4]).to.equal('pong');

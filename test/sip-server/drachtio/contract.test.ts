@@ -14,11 +14,7 @@ const UUID = /^[0-9a-f-]{36}$/;
 /** A response the way srf's Response serializes it (headers copied from the request, lower-case names). */
 function appResponse(req: RawMessage, status: string, extra: string[] = [], body = ''): string {
   const get = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'mi').exec(req.sip)?.[1]?.trim();
-  return [
-    `SIP/2.0 ${status}`,
-    `call-id: ${get('Call-ID')}`, `cseq: ${get('CSeq')}`, `from: ${get('From')}`, `to: ${get('To')}`,
-    ...extra, `content-length: ${body.length}`, '', body,
-  ].join(CRLF);
+  return [`SIP/2.0 ${status}`, `call-id: ${get('Call-ID')}`, `cseq: ${get('CSeq')}`, `from: ${get('From')}`, `to: ${get('To')}`, ...extra, `content-length: ${body.length}`, '', body].join(CRLF);
 }
 
 describe('drachtio contract: sip, proxy and cdr messages', function () {
@@ -111,8 +107,16 @@ describe('drachtio contract: sip, proxy and cdr messages', function () {
     expect(e.slice(11)).to.deep.equal(['Msg sent:', '']);
     const sent = echo.sip;
     expect(sent).to.match(/^OPTIONS sip:bob@127\.0\.0\.1:\d+ SIP\/2\.0\r\n/);
-    for (const h of [/^Via: SIP\/2\.0\/UDP 127\.0\.0\.1:\d+;branch=z9hG4bK/m, /^From: <sip:127\.0\.0\.1:\d+>;tag=\w+/m,
-      /^To: <sip:bob@127\.0\.0\.1:\d+>/m, /^Call-ID: \S+/m, /^CSeq: \d+ OPTIONS/m, /^Max-Forwards: 70/m, /^Content-Length: 0/m, /^x-custom: 1/mi]) {
+    for (const h of [
+      /^Via: SIP\/2\.0\/UDP 127\.0\.0\.1:\d+;branch=z9hG4bK/m,
+      /^From: <sip:127\.0\.0\.1:\d+>;tag=\w+/m,
+      /^To: <sip:bob@127\.0\.0\.1:\d+>/m,
+      /^Call-ID: \S+/m,
+      /^CSeq: \d+ OPTIONS/m,
+      /^Max-Forwards: 70/m,
+      /^Content-Length: 0/m,
+      /^x-custom: 1/im,
+    ]) {
       expect(sent).to.match(h);
     }
     const req = await peer.request('OPTIONS');
@@ -229,12 +233,24 @@ describe('drachtio contract: hostile application messages', function () {
     const s = await startServer();
     try {
       const nasty = [
-        'sip', 'sip|', 'sip|||', `sip|||${CRLF}`, `sip|||${CRLF}\u0000\u0001`, `sip|t|${CRLF}SIP/2.0 abc${CRLF}${CRLF}`,
-        `sip|t|${CRLF}SIP/2.0 200${CRLF}no colon here${CRLF}${CRLF}`, `sip|||${CRLF}INVITE <> SIP/2.0${CRLF}${CRLF}`,
+        'sip',
+        'sip|',
+        'sip|||',
+        `sip|||${CRLF}`,
+        `sip|||${CRLF}\u0000\u0001`,
+        `sip|t|${CRLF}SIP/2.0 abc${CRLF}${CRLF}`,
+        `sip|t|${CRLF}SIP/2.0 200${CRLF}no colon here${CRLF}${CRLF}`,
+        `sip|||${CRLF}INVITE <> SIP/2.0${CRLF}${CRLF}`,
         `sip|||${CRLF}INVITE sip:a@127.0.0.1:1 SIP/2.0${CRLF}From: garbage${CRLF}${CRLF}`,
-        `sip||x;from-tag=y|${CRLF}ACK sip:placeholder SIP/2.0${CRLF}${CRLF}`, 'proxy|a', `proxy|t|||||serial|||${CRLF}`,
+        `sip||x;from-tag=y|${CRLF}ACK sip:placeholder SIP/2.0${CRLF}${CRLF}`,
+        'proxy|a',
+        `proxy|t|||||serial|||${CRLF}`,
         `proxy|t|remainInDialog||followRedirects|simultaneous|1s|2s|sip:x@127.0.0.1:1${CRLF}INVITE sip:x SIP/2.0${CRLF}${CRLF}`,
-        'route|', 'remove_route|nothing', 'ping|extra|tokens', '|||', '\u00e9\u00e9|\u{1F600}',
+        'route|',
+        'remove_route|nothing',
+        'ping|extra|tokens',
+        '|||',
+        '\u00e9\u00e9|\u{1F600}',
       ];
       for (let i = 0; i < 40; i++) nasty.push(Array.from({ length: 30 }, () => String.fromCharCode(32 + Math.floor(Math.random() * 95))).join(''));
       for (const payload of nasty) {

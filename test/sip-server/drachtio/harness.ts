@@ -38,12 +38,19 @@ export async function startServer(opts: { outboundTargets?: OutboundTarget[]; co
   const stack = new SipStack(config, { logger });
   await stack.start();
   const drachtio = await startDrachtio(stack, {
-    host: '127.0.0.1', port: drachtioPort, secret: SECRET, outboundTargets: opts.outboundTargets, logger,
+    host: '127.0.0.1',
+    port: drachtioPort,
+    secret: SECRET,
+    outboundTargets: opts.outboundTargets,
+    logger,
     optionsAutoRespondUserAgent: opts.autoRespondUa,
     keepOrphanedDialogs: opts.keepOrphanedDialogs,
   });
   return {
-    stack, drachtio, sipPort, drachtioPort,
+    stack,
+    drachtio,
+    sipPort,
+    drachtioPort,
     async close() {
       await drachtio.close();
       await stack.stop();
@@ -69,10 +76,18 @@ export function connectSrf(port: number, tags?: string[]): Promise<any> {
 export function disconnectSrf(srf: any): void {
   try {
     srf.disconnect();
-  } catch { /* already gone */ }
+  } catch {
+    /* already gone */
+  }
 }
 
-export interface SippResult { code: number | null; stdout: string; stderr: string; errors: string; messages: string }
+export interface SippResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  errors: string;
+  messages: string;
+}
 
 const running = new Set<ChildProcess>();
 
@@ -89,15 +104,23 @@ export function sipp(args: string[], opts: { killAfterMs?: number; trace?: boole
   running.add(proc);
   let stdout = '';
   let stderr = '';
-  proc.stdout?.on('data', (d) => { stdout += d; });
-  proc.stderr?.on('data', (d) => { stderr += d; });
+  proc.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  proc.stderr?.on('data', (d) => {
+    stderr += d;
+  });
   const killer = setTimeout(() => proc.kill('SIGKILL'), opts.killAfterMs ?? 25_000);
   const done = new Promise<SippResult>((resolve) => {
     proc.on('exit', (code) => {
       clearTimeout(killer);
       running.delete(proc);
-      const read = (suffix: string) => fs.readdirSync(dir).filter((f) => f.endsWith(suffix))
-        .map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
+      const read = (suffix: string) =>
+        fs
+          .readdirSync(dir)
+          .filter((f) => f.endsWith(suffix))
+          .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+          .join('\n');
       const result = { code, stdout, stderr, errors: read('_errors.log'), messages: opts.trace ? read('messages.log') : '' };
       fs.rmSync(dir, { recursive: true, force: true });
       resolve(result);
@@ -123,7 +146,4 @@ export async function until(pred: () => boolean, timeoutMs = 5000, what = 'condi
   }
 }
 
-export const SDP = [
-  'v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0',
-  'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', 'a=sendrecv', '',
-].join('\r\n');
+export const SDP = ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', 'a=sendrecv', ''].join('\r\n');

@@ -10,15 +10,29 @@ const ROOT = path.resolve(__dirname, '../../..');
 
 function startMain(env: Record<string, string>) {
   const proc = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'sip-server/main.ts')], {
-    cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', SIP_SERVER_READY_LINE: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', SIP_SERVER_READY_LINE: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout.on('data', (d) => { out += d; });
-  proc.stderr.on('data', (d) => { out += d; });
+  proc.stdout.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr.on('data', (d) => {
+    out += d;
+  });
   const ready = new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`not ready: ${out}`)), 15000);
-    proc.stdout.on('data', () => { if (out.includes('READY ')) { clearTimeout(t); resolve(); } });
-    proc.once('exit', () => { clearTimeout(t); reject(new Error(`exited: ${out}`)); });
+    proc.stdout.on('data', () => {
+      if (out.includes('READY ')) {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+    proc.once('exit', () => {
+      clearTimeout(t);
+      reject(new Error(`exited: ${out}`));
+    });
   });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return { proc, ready, exited, output: () => out };
@@ -32,13 +46,20 @@ describe('sip-server main.ts process', function () {
     const sipPort = await freePort();
     const drachtioPort = await freePort();
     const m = startMain({
-      SIP_LISTEN_HOST: '127.0.0.1', SIP_PORT: String(sipPort), DRACHTIO_HOST: '127.0.0.1', DRACHTIO_PORT: String(drachtioPort), DRACHTIO_SECRET: SECRET,
+      SIP_LISTEN_HOST: '127.0.0.1',
+      SIP_PORT: String(sipPort),
+      DRACHTIO_HOST: '127.0.0.1',
+      DRACHTIO_PORT: String(drachtioPort),
+      DRACHTIO_SECRET: SECRET,
     });
     try {
       await m.ready;
       const srf = await connectSrf(drachtioPort);
       let answered = 0;
-      srf.invite(async (req: any, res: any) => { answered++; await srf.createUAS(req, res, { localSdp: SDP }); });
+      srf.invite(async (req: any, res: any) => {
+        answered++;
+        await srf.createUAS(req, res, { localSdp: SDP });
+      });
       const r = await sipp(['-sn', 'uac', `127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-p', String(await freePort()), '-m', '2', '-r', '10', '-d', '100', '-timeout', '10s']).done;
       expect(r.code, r.errors).to.equal(0);
       expect(answered).to.equal(2);

@@ -25,7 +25,11 @@ function optionsAnswers(messages: string): Map<string, string>[] {
   return out;
 }
 
-const list = (v: string | undefined): string[] => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined): string[] =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 const EXPECTED_ALLOW = ['INVITE', 'ACK', 'CANCEL', 'BYE', 'OPTIONS', 'PRACK', 'UPDATE', 'INFO', 'REFER', 'REGISTER', 'MESSAGE'];
 
@@ -96,7 +100,9 @@ Content-Length: 0
     const scenario = callerPhone(a.ext.username, a.domain, number, p.sipPort, { holdMs: 500 })
       .replace('<pause milliseconds="500"/>', `<pause milliseconds="500"/>\n${inDialogOptions}`)
       .replace('CSeq: 3 BYE', 'CSeq: 4 BYE');
-    const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 }).done;
+    const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], {
+      killAfterMs: 40_000,
+    }).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     const answers = optionsAnswers(r.messages);
     expect(answers, r.messages).to.have.length(1);

@@ -27,7 +27,10 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
     await s?.close();
   });
 
-  for (const [transport, label] of [['u1', 'UDP'], ['t1', 'TCP']] as const) {
+  for (const [transport, label] of [
+    ['u1', 'UDP'],
+    ['t1', 'TCP'],
+  ] as const) {
     it(`UAS: Require: 100rel caller, reliable 183 -> PRACK -> early UPDATE -> 200 -> ACK -> BYE (${label})`, async () => {
       await start();
       const events: string[] = [];
@@ -37,20 +40,29 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
           events.push(`update:${ureq.body.includes('a=sendonly')}:${ureq.stackDialogId === `${req.get('Call-ID')};from-tag=${req.getParsedHeader('From').params.tag}`}`);
           ures.send(200, { body: SDP_RECVONLY });
           setTimeout(() => {
-            srf.createUAS(req, res, { localSdp: SDP }).then((d: any) => {
-              d.on('ack', () => events.push('ack'));
-              d.on('destroy', () => events.push('destroy'));
-            }, (err: Error) => events.push(`uas-error:${err.message}`));
+            srf.createUAS(req, res, { localSdp: SDP }).then(
+              (d: any) => {
+                d.on('ack', () => events.push('ack'));
+                d.on('destroy', () => events.push('destroy'));
+              },
+              (err: Error) => events.push(`uas-error:${err.message}`),
+            );
           }, 100);
         });
-        res.send(183, { headers: { Require: '100rel' }, body: SDP }, (err: Error | null, msg: any) => {
-          if (err) events.push(`183-error:${err}`);
-          else rseq = msg.get('RSeq');
-        }, (prack: any) => events.push(`prack:${prack.get('RAck')}`));
+        res.send(
+          183,
+          { headers: { Require: '100rel' }, body: SDP },
+          (err: Error | null, msg: any) => {
+            if (err) events.push(`183-error:${err}`);
+            else rseq = msg.get('RSeq');
+          },
+          (prack: any) => events.push(`prack:${prack.get('RAck')}`),
+        );
       });
       const port = await freePort();
-      const r = await sipp(['-sf', scenario('uac-100rel-update.xml'), '-m', '1', '-timeout', '15s',
-        `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1', '-p', String(port), '-t', transport], { trace: !!process.env.SIPP_TRACE }).done;
+      const r = await sipp(['-sf', scenario('uac-100rel-update.xml'), '-m', '1', '-timeout', '15s', `127.0.0.1:${s.sipPort}`, '-i', '127.0.0.1', '-p', String(port), '-t', transport], {
+        trace: !!process.env.SIPP_TRACE,
+      }).done;
       expect(r.code, r.errors + r.messages).to.equal(0);
       await until(() => events.includes('destroy'), 3000, 'destroy');
       expect(Number(rseq)).to.be.within(1, 2 ** 31 - 1);
@@ -59,7 +71,10 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
     });
   }
 
-  for (const [transport, label] of [['u1', 'UDP'], ['t1', 'TCP']] as const) {
+  for (const [transport, label] of [
+    ['u1', 'UDP'],
+    ['t1', 'TCP'],
+  ] as const) {
     it(`UAC: createUAC gets a reliable 180, PRACKs it with the right RAck, sends an early UPDATE with SDP (${label})`, async () => {
       await start();
       const port = await freePort();
@@ -68,18 +83,22 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
       const provisional: any[] = [];
       const updates: number[] = [];
       const suffix = transport === 't1' ? ';transport=tcp' : '';
-      const dialog = await srf.createUAC(`sip:bob@127.0.0.1:${port}${suffix}`, { localSdp: SDP, headers: { Supported: '100rel' } }, {
-        cbProvisional: (res: any) => {
-          provisional.push(res);
-          // after srf's automatic PRACK, an offer in the early dialog
-          setTimeout(() => {
-            srf.request('sip:placeholder', { method: 'UPDATE', stackDialogId: res.stackDialogId, body: SDP_SENDONLY }, (err: Error | null, req: any) => {
-              if (err) return updates.push(-1);
-              req.on('response', (ur: any) => updates.push(ur.status));
-            });
-          }, 200);
+      const dialog = await srf.createUAC(
+        `sip:bob@127.0.0.1:${port}${suffix}`,
+        { localSdp: SDP, headers: { Supported: '100rel' } },
+        {
+          cbProvisional: (res: any) => {
+            provisional.push(res);
+            // after srf's automatic PRACK, an offer in the early dialog
+            setTimeout(() => {
+              srf.request('sip:placeholder', { method: 'UPDATE', stackDialogId: res.stackDialogId, body: SDP_SENDONLY }, (err: Error | null, req: any) => {
+                if (err) return updates.push(-1);
+                req.on('response', (ur: any) => updates.push(ur.status));
+              });
+            }, 200);
+          },
         },
-      });
+      );
       expect(provisional.map((p) => p.status)).to.deep.equal([180]);
       expect(provisional[0].get('RSeq')).to.equal('1');
       expect(provisional[0].stackDialogId).to.equal(dialog.id);
@@ -98,9 +117,13 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
     const peer = await UdpPeer.open(await freePort());
     try {
       const provisional: number[] = [];
-      const call = srf.createUAC(`sip:bob@127.0.0.1:${peer.port}`, { localSdp: SDP, headers: { Supported: '100rel' } }, {
-        cbProvisional: (res: any) => provisional.push(res.status),
-      });
+      const call = srf.createUAC(
+        `sip:bob@127.0.0.1:${peer.port}`,
+        { localSdp: SDP, headers: { Supported: '100rel' } },
+        {
+          cbProvisional: (res: any) => provisional.push(res.status),
+        },
+      );
       const inv = await peer.request('INVITE');
       const r180 = inv.makeResponse(180, undefined, { toTag: 'bob1' });
       r180.headers.append('Contact', `<sip:bob@127.0.0.1:${peer.port}>`);
@@ -158,8 +181,7 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
     let peer: UdpPeer;
     afterEach(() => peer?.close());
 
-    const invite = (callId: string, extra: string[] = ['Supported: 100rel']) =>
-      uaRequest('INVITE', s.sipPort, peer.port, { callId, body: SDP, extra });
+    const invite = (callId: string, extra: string[] = ['Supported: 100rel']) => uaRequest('INVITE', s.sipPort, peer.port, { callId, body: SDP, extra });
 
     it('a lost PRACK: the reliable 183 is retransmitted T1, 2T1, 4T1 ... then the INVITE gets 503 and a held 2xx never goes', async () => {
       await start(50); // 64*T1 = 3.2 s
@@ -168,7 +190,10 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
       srf.invite((req: any, res: any) => {
         res.send(183, { headers: { Require: '100rel' }, body: SDP });
         // a 2xx while the answer-carrying 183 is unacknowledged is held for the PRACK (RFC 3262 3)
-        srf.createUAS(req, res, { localSdp: SDP }).then((d: any) => d.on('destroy', () => ended.push('destroy')), () => ended.push('rejected'));
+        srf.createUAS(req, res, { localSdp: SDP }).then(
+          (d: any) => d.on('destroy', () => ended.push('destroy')),
+          () => ended.push('rejected'),
+        );
       });
       peer.send(invite('lost-prack-1'), s.sipPort);
       const final = await peer.response(503, 'INVITE', 6000);
@@ -214,15 +239,24 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
         res.send(183, { headers: { Require: '100rel' }, body: SDP });
         res.send(200, { body: SDP });
       });
-      srf.prack((req: any, res: any) => { events.push(`prack:${req.get('RAck')}`); res.send(200); });
-      srf.bye((_req: any, res: any) => { events.push('destroy'); res.send(200); });
+      srf.prack((req: any, res: any) => {
+        events.push(`prack:${req.get('RAck')}`);
+        res.send(200);
+      });
+      srf.bye((_req: any, res: any) => {
+        events.push('destroy');
+        res.send(200);
+      });
       peer.send(invite('held-2xx-1'), s.sipPort);
       const r183 = await peer.response(183, 'INVITE');
       const rseq = Number(r183.headers.get('RSeq'));
       expect(r183.headers.get('Require')).to.include('100rel');
       const toTag = r183.toTag!;
       await sleep(300);
-      expect(peer.received.some((m) => !m.isRequest && (m as SipResponse).status === 200), 'no 2xx before the PRACK').to.equal(false);
+      expect(
+        peer.received.some((m) => !m.isRequest && (m as SipResponse).status === 200),
+        'no 2xx before the PRACK',
+      ).to.equal(false);
       peer.send(uaRequest('PRACK', s.sipPort, peer.port, { callId: 'held-2xx-1', toTag, cseq: 2, extra: [`RAck: ${rseq + 1} 1 INVITE`] }), s.sipPort);
       await peer.response(481, 'PRACK');
       peer.send(uaRequest('PRACK', s.sipPort, peer.port, { callId: 'held-2xx-1', toTag, cseq: 3, extra: [`RAck: ${rseq} 2 INVITE`] }), s.sipPort);
@@ -262,7 +296,10 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
       await start();
       peer = await UdpPeer.open(await freePort());
       let reached = 0;
-      srf.use((_req: any, _res: any, next: () => void) => { reached++; next(); });
+      srf.use((_req: any, _res: any, next: () => void) => {
+        reached++;
+        next();
+      });
       peer.send(uaRequest('UPDATE', s.sipPort, peer.port, { callId: 'upd-1', cseq: 1, body: SDP }), s.sipPort);
       await peer.response(481, 'UPDATE');
       peer.send(uaRequest('UPDATE', s.sipPort, peer.port, { callId: 'upd-2', toTag: 'nosuch', cseq: 1, body: SDP }), s.sipPort);
@@ -278,7 +315,10 @@ describe('100rel/PRACK and early UPDATE through sip-server', function () {
       const offers: boolean[] = [];
       srf.invite(async (req: any, res: any) => {
         const d = await srf.createUAS(req, res, { localSdp: SDP });
-        d.on('update', (ureq: any, ures: any) => { offers.push(ureq.body.includes('a=sendonly')); ures.send(200, { body: SDP_RECVONLY }); });
+        d.on('update', (ureq: any, ures: any) => {
+          offers.push(ureq.body.includes('a=sendonly'));
+          ures.send(200, { body: SDP_RECVONLY });
+        });
       });
       peer.send(invite('upd-confirmed-1', []), s.sipPort);
       const ok = await peer.response(200, 'INVITE');

@@ -3,7 +3,11 @@
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 
-export interface RawMessage { payload: string; tokens: string[]; sip: string }
+export interface RawMessage {
+  payload: string;
+  tokens: string[];
+  sip: string;
+}
 
 export class RawClient {
   readonly received: RawMessage[] = [];
@@ -13,8 +17,12 @@ export class RawClient {
 
   private constructor(readonly socket: net.Socket) {
     socket.on('data', (d) => this.onData(d));
-    socket.on('close', () => { this.closed = true; });
-    socket.on('error', () => { this.closed = true; });
+    socket.on('close', () => {
+      this.closed = true;
+    });
+    socket.on('error', () => {
+      this.closed = true;
+    });
   }
 
   static connect(port: number): Promise<RawClient> {
@@ -40,7 +48,13 @@ export class RawClient {
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error('timeout waiting for drachtio message')), timeoutMs);
-      this.waiters.push({ pred, resolve: (m) => { clearTimeout(t); resolve(m); } });
+      this.waiters.push({
+        pred,
+        resolve: (m) => {
+          clearTimeout(t);
+          resolve(m);
+        },
+      });
     });
   }
 
@@ -56,11 +70,16 @@ export class RawClient {
     if (this.closed) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error('socket not closed')), timeoutMs);
-      this.socket.once('close', () => { clearTimeout(t); resolve(); });
+      this.socket.once('close', () => {
+        clearTimeout(t);
+        resolve();
+      });
     });
   }
 
-  close(): void { this.socket.destroy(); }
+  close(): void {
+    this.socket.destroy();
+  }
 
   private onData(d: Buffer): void {
     this.buf = Buffer.concat([this.buf, d]);
@@ -76,7 +95,10 @@ export class RawClient {
       const msg = { payload, tokens: leader.split('|'), sip: eol < 0 ? '' : payload.slice(eol + 2) };
       this.received.push(msg);
       for (const w of [...this.waiters]) {
-        if (w.pred(msg)) { this.waiters.splice(this.waiters.indexOf(w), 1); w.resolve(msg); }
+        if (w.pred(msg)) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve(msg);
+        }
       }
     }
   }

@@ -32,7 +32,10 @@ describe('drachtio: flood and malformed datagrams while a call is up', function 
   it('the call completes, the flooder is cut off, the server still answers others', async () => {
     let optionsAnswered = 0;
     const established: string[] = [];
-    srf.options((req: any, res: any) => { optionsAnswered++; res.send(200); });
+    srf.options((req: any, res: any) => {
+      optionsAnswered++;
+      res.send(200);
+    });
     srf.invite(async (req: any, res: any) => {
       const d = await srf.createUAS(req, res, { localSdp: SDP });
       established.push(d.id);
@@ -47,7 +50,9 @@ describe('drachtio: flood and malformed datagrams while a call is up', function 
     // flood: 3000 OPTIONS from 127.0.0.2 as fast as the socket takes them
     const flooder = await socketOn('127.0.0.2');
     let floodReplies = 0;
-    flooder.on('message', () => { floodReplies++; });
+    flooder.on('message', () => {
+      floodReplies++;
+    });
     const fport = flooder.address().port;
     for (let i = 0; i < 3000; i++) {
       const msg = uaRequest('OPTIONS', s.sipPort, fport, { callId: `flood-${i}`, branch: `z9hG4bKflood${i}` }).replace(/127\.0\.0\.1:(\d+);branch/, '127.0.0.2:$1;branch');
@@ -58,10 +63,14 @@ describe('drachtio: flood and malformed datagrams while a call is up', function 
     const junk = await socketOn('127.0.0.3');
     for (let i = 0; i < 500; i++) {
       const kind = i % 4;
-      const data = kind === 0 ? Buffer.from([0, 1, 2, 3, 255, 254, i & 255])
-        : kind === 1 ? Buffer.from(`INVITE sip:x@y SIP/2.0\r\nVia: garbage\r\nContent-Length: 99999\r\n\r\n`)
-          : kind === 2 ? Buffer.from('SIP/2.0 200 OK\r\n\r\n')
-            : Buffer.from(`OPTIONS  SIP/2.0\r\nCall-ID: ${'x'.repeat(2000)}\r\n\r\n`);
+      const data =
+        kind === 0
+          ? Buffer.from([0, 1, 2, 3, 255, 254, i & 255])
+          : kind === 1
+            ? Buffer.from(`INVITE sip:x@y SIP/2.0\r\nVia: garbage\r\nContent-Length: 99999\r\n\r\n`)
+            : kind === 2
+              ? Buffer.from('SIP/2.0 200 OK\r\n\r\n')
+              : Buffer.from(`OPTIONS  SIP/2.0\r\nCall-ID: ${'x'.repeat(2000)}\r\n\r\n`);
       junk.send(data, s.sipPort, '127.0.0.1');
     }
 

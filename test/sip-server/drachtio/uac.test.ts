@@ -29,16 +29,25 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
     return { port, done: run.done };
   }
 
-  for (const [transport, label] of [['u1', 'UDP'], ['t1', 'TCP']] as const) {
+  for (const [transport, label] of [
+    ['u1', 'UDP'],
+    ['t1', 'TCP'],
+  ] as const) {
     it(`createUAC places calls to sipp uas and hangs up with destroy() (${label})`, async () => {
       const calls = 3;
       const uas = await callee(['-sn', 'uas', '-m', String(calls), '-timeout', '15s'], transport);
       const suffix = transport === 't1' ? ';transport=tcp' : '';
       for (let i = 0; i < calls; i++) {
         let sent: any;
-        const dialog = await srf.createUAC(`sip:bob@127.0.0.1:${uas.port}${suffix}`, { localSdp: SDP, callingNumber: '1000' }, {
-          cbRequest: (_err: unknown, req: any) => { sent = req; },
-        });
+        const dialog = await srf.createUAC(
+          `sip:bob@127.0.0.1:${uas.port}${suffix}`,
+          { localSdp: SDP, callingNumber: '1000' },
+          {
+            cbRequest: (_err: unknown, req: any) => {
+              sent = req;
+            },
+          },
+        );
         expect(dialog.type).to.equal('uac');
         expect(dialog.id).to.equal(`${dialog.sip.callId};from-tag=${dialog.sip.localTag}`);
         expect(dialog.remote.sdp).to.include('m=audio');
@@ -54,7 +63,10 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
     });
   }
 
-  for (const [file, code] of [['uas-challenge.xml', 401], ['uas-challenge-407.xml', 407]] as const) {
+  for (const [file, code] of [
+    ['uas-challenge.xml', 401],
+    ['uas-challenge-407.xml', 407],
+  ] as const) {
     it(`answers a ${code} challenge with the digest client (right password: connected)`, async () => {
       const uas = await callee(['-sf', scenario(file), '-m', '1', '-timeout', '10s']);
       const dialog = await srf.createUAC(`sip:bob@127.0.0.1:${uas.port}`, { localSdp: SDP, auth: { username: 'alice', password: 'secret123' } });
@@ -67,8 +79,10 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
 
   it('a wrong password ends in the 403 the callee sends', async () => {
     const uas = await callee(['-sf', scenario('uas-challenge.xml'), '-m', '1', '-timeout', '10s']);
-    const err = await srf.createUAC(`sip:bob@127.0.0.1:${uas.port}`, { localSdp: SDP, auth: { username: 'alice', password: 'wrong' } })
-      .then(() => undefined, (e: any) => e);
+    const err = await srf.createUAC(`sip:bob@127.0.0.1:${uas.port}`, { localSdp: SDP, auth: { username: 'alice', password: 'wrong' } }).then(
+      () => undefined,
+      (e: any) => e,
+    );
     expect(err?.status).to.equal(403);
     const r = await uas.done;
     expect(r.code).to.not.equal(0); // the callee scenario counts the bad credentials as a failed call
@@ -88,10 +102,21 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
   it('req.cancel() on a ringing UAC INVITE: the callee gets the CANCEL, createUAC fails with 487', async () => {
     const peer = await UdpPeer.open(await freePort());
     try {
-      const pending = srf.createUAC(`sip:ring@127.0.0.1:${peer.port}`, { localSdp: SDP }, {
-        cbProvisional: () => undefined,
-        cbRequest: (_e: unknown, req: any) => { setTimeout(() => req.cancel(), 300); },
-      }).then(() => undefined, (e: any) => e);
+      const pending = srf
+        .createUAC(
+          `sip:ring@127.0.0.1:${peer.port}`,
+          { localSdp: SDP },
+          {
+            cbProvisional: () => undefined,
+            cbRequest: (_e: unknown, req: any) => {
+              setTimeout(() => req.cancel(), 300);
+            },
+          },
+        )
+        .then(
+          () => undefined,
+          (e: any) => e,
+        );
       const invite = await peer.request('INVITE');
       peer.send(invite.makeResponse(180, undefined, { toTag: 'callee1' }).toString(), s.sipPort);
       const cancel = await peer.request('CANCEL');
@@ -111,10 +136,21 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
     const peer = await UdpPeer.open(await freePort());
     try {
       let sent: any;
-      const pending = srf.createUAC(`sip:ring@127.0.0.1:${peer.port}`, { localSdp: SDP }, {
-        cbProvisional: () => undefined,
-        cbRequest: (_e: unknown, req: any) => { sent = req; },
-      }).then(() => undefined, (e: any) => e);
+      const pending = srf
+        .createUAC(
+          `sip:ring@127.0.0.1:${peer.port}`,
+          { localSdp: SDP },
+          {
+            cbProvisional: () => undefined,
+            cbRequest: (_e: unknown, req: any) => {
+              sent = req;
+            },
+          },
+        )
+        .then(
+          () => undefined,
+          (e: any) => e,
+        );
       const invite = await peer.request('INVITE');
       while (!sent) await sleep(10);
       const cancelled = (opts: object) => new Promise<{ err: any; req: any }>((resolve) => sent.cancel(opts, (err: any, req: any) => resolve({ err, req })));
@@ -151,7 +187,10 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
 
   it('a UAC call to a closed port fails (timeout or ICMP) without leaving state behind', async () => {
     const port = await freePort();
-    const err = await srf.createUAC(`sip:nobody@127.0.0.1:${port};transport=tcp`, { localSdp: SDP }).then(() => undefined, (e: any) => e);
+    const err = await srf.createUAC(`sip:nobody@127.0.0.1:${port};transport=tcp`, { localSdp: SDP }).then(
+      () => undefined,
+      (e: any) => e,
+    );
     expect(err?.status).to.be.oneOf([408, 503]);
     expect(s.drachtio.engine.stats().pendingOutbound).to.equal(0);
     expect(s.drachtio.engine.stats().dialogs).to.equal(0);

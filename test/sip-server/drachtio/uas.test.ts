@@ -49,7 +49,10 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
 
   it('res.send(486) rejects; sipp sees 486 and ACKs it', async () => {
     let seen = 0;
-    srf.invite((req: any, res: any) => { seen++; res.send(486); });
+    srf.invite((req: any, res: any) => {
+      seen++;
+      res.send(486);
+    });
     const r = await caller(['-sf', scenario('uac-reject.xml'), '-m', '2', '-timeout', '10s']);
     expect(r.code, r.errors).to.equal(0);
     expect(seen).to.equal(2);
@@ -91,8 +94,13 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
     let destroyed = false;
     srf.invite(async (req: any, res: any) => {
       const d = await srf.createUAS(req, res, { localSdp: SDP });
-      d.on('info', (ireq: any, ires: any) => { infos.push(ireq.body); ires.send(200); });
-      d.on('destroy', () => { destroyed = true; });
+      d.on('info', (ireq: any, ires: any) => {
+        infos.push(ireq.body);
+        ires.send(200);
+      });
+      d.on('destroy', () => {
+        destroyed = true;
+      });
     });
     const r = await caller(['-sf', scenario('uac-info.xml'), '-m', '1', '-timeout', '10s']);
     expect(r.code, r.errors).to.equal(0);
@@ -133,8 +141,14 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
 
   it('OPTIONS and MESSAGE outside a dialog are answered by the app', async () => {
     const got: string[] = [];
-    srf.options((req: any, res: any) => { got.push('OPTIONS'); res.send(200); });
-    srf.message((req: any, res: any) => { got.push(`MESSAGE:${req.body.trim()}`); res.send(200); });
+    srf.options((req: any, res: any) => {
+      got.push('OPTIONS');
+      res.send(200);
+    });
+    srf.message((req: any, res: any) => {
+      got.push(`MESSAGE:${req.body.trim()}`);
+      res.send(200);
+    });
     const r = await caller(['-sf', scenario('uac-options-message.xml'), '-m', '1', '-timeout', '10s']);
     expect(r.code, r.errors).to.equal(0);
     expect(got).to.deep.equal(['OPTIONS', 'MESSAGE:hello from sipp']);
@@ -146,11 +160,16 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
     const table = s.drachtio.engine.dialogs;
     const made: WeakRef<Dialog>[] = [];
     const add = table.add.bind(table);
-    table.add = (d: Dialog) => { made.push(new WeakRef(d)); add(d); };
+    table.add = (d: Dialog) => {
+      made.push(new WeakRef(d));
+      add(d);
+    };
     let ended = 0;
     srf.invite(async (req: any, res: any) => {
       const d = await srf.createUAS(req, res, { localSdp: SDP });
-      d.on('destroy', () => { ended++; });
+      d.on('destroy', () => {
+        ended++;
+      });
     });
     const r = await caller(['-sn', 'uac', '-m', '3', '-r', '10', '-d', '200', '-timeout', '15s']);
     expect(r.code, r.errors).to.equal(0);
@@ -160,6 +179,9 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
     const servers = (s.stack as unknown as { table: { servers: Map<string, { isInvite: boolean; state: string }> } }).table.servers;
     expect([...servers.values()].filter((t) => t.isInvite && t.state === 'Accepted')).to.have.length(3);
     await collectGarbage();
-    expect(made.filter((w) => w.deref() !== undefined), 'dialogs still held').to.have.length(0);
+    expect(
+      made.filter((w) => w.deref() !== undefined),
+      'dialogs still held',
+    ).to.have.length(0);
   });
 });

@@ -6,7 +6,10 @@ export class UdpPeer {
   readonly received: (SipRequest | SipResponse)[] = [];
   private waiters: { pred: (m: SipRequest | SipResponse) => boolean; resolve: (m: SipRequest | SipResponse) => void }[] = [];
 
-  private constructor(readonly socket: dgram.Socket, readonly port: number) {
+  private constructor(
+    readonly socket: dgram.Socket,
+    readonly port: number,
+  ) {
     socket.on('message', (buf) => {
       let m: SipRequest | SipResponse;
       try {
@@ -16,7 +19,10 @@ export class UdpPeer {
       }
       this.received.push(m);
       for (const w of [...this.waiters]) {
-        if (w.pred(m)) { this.waiters.splice(this.waiters.indexOf(w), 1); w.resolve(m); }
+        if (w.pred(m)) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve(m);
+        }
       }
     });
   }
@@ -36,7 +42,13 @@ export class UdpPeer {
     if (found) return Promise.resolve(found as T);
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error('timeout waiting for SIP message')), timeoutMs);
-      this.waiters.push({ pred, resolve: (m) => { clearTimeout(t); resolve(m as T); } });
+      this.waiters.push({
+        pred,
+        resolve: (m) => {
+          clearTimeout(t);
+          resolve(m as T);
+        },
+      });
     });
   }
 
@@ -54,7 +66,12 @@ export class UdpPeer {
 }
 
 /** A complete request from a UA at 127.0.0.1:<from>. */
-export function uaRequest(method: string, to: number, from: number, opts: { callId: string; fromTag?: string; toTag?: string; cseq?: number; branch?: string; body?: string; extra?: string[] } ): string {
+export function uaRequest(
+  method: string,
+  to: number,
+  from: number,
+  opts: { callId: string; fromTag?: string; toTag?: string; cseq?: number; branch?: string; body?: string; extra?: string[] },
+): string {
   const body = opts.body ?? '';
   const lines = [
     `${method} sip:service@127.0.0.1:${to} SIP/2.0`,

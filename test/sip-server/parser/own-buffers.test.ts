@@ -36,7 +36,7 @@ describe('SIP message: bodies from text sit in buffers of their own', () => {
     expect(new SipResponse(180).body.length).to.equal(0);
   });
 
-  it('a message parsed from text: its body is a view of the message\'s own bytes', () => {
+  it("a message parsed from text: its body is a view of the message's own bytes", () => {
     const msg = parseMessage(INVITE);
     expect(msg.bodyText).to.equal('v=0\n');
     expect(msg.body.buffer.byteLength).to.equal(Buffer.byteLength(INVITE));

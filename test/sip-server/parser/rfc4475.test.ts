@@ -34,9 +34,7 @@ describe('parser: RFC 4475 valid messages (3.1.1, 3.2, 3.3, 3.4)', () => {
     expect(m.maxForwards).to.equal(68);
     expect(m.cseq).to.deep.equal({ seq: 9, method: 'INVITE' });
     const vias = m.vias;
-    expect(vias.map((v) => `${v.transport} ${v.host} ${v.branch}`)).to.deep.equal([
-      'UDP 192.0.2.2 390skdjuw', 'TCP spindle.example.com z9hG4bK9ikj8', 'UDP 192.168.255.111 z9hG4bK30239',
-    ]);
+    expect(vias.map((v) => `${v.transport} ${v.host} ${v.branch}`)).to.deep.equal(['UDP 192.0.2.2 390skdjuw', 'TCP spindle.example.com z9hG4bK9ikj8', 'UDP 192.168.255.111 z9hG4bK30239']);
     expect(m.headers.get('Subject')).to.equal('');
     expect(m.headers.get('NewFangledHeader')).to.equal('newfangled value continued newfangled value');
     expect(m.headers.get('UnknownHeaderWithUnusualValue')).to.equal(';;,,;;,;');
@@ -50,13 +48,17 @@ describe('parser: RFC 4475 valid messages (3.1.1, 3.2, 3.3, 3.4)', () => {
   it('intmeth: unusual token characters, quoted NUL/BEL/DEL, UTF-8 parameter and header', () => {
     const method = "!interesting-Method0123456789_*+`.%indeed'~";
     const text = Buffer.concat([
-      Buffer.from(`${method} sip:1_unusual.URI~(to-be!sure)&isn't+it$/crazy?,/;;*:&it+has=1,weird!*pas$wo~d_too.(doesn't-it)@example.com SIP/2.0\r\n` +
-        "Via: SIP/2.0/TCP host1.example.com;branch=z9hG4bK-.!%66*_+`'~\r\n"),
+      Buffer.from(
+        `${method} sip:1_unusual.URI~(to-be!sure)&isn't+it$/crazy?,/;;*:&it+has=1,weird!*pas$wo~d_too.(doesn't-it)@example.com SIP/2.0\r\n` +
+          "Via: SIP/2.0/TCP host1.example.com;branch=z9hG4bK-.!%66*_+`'~\r\n",
+      ),
       Buffer.from('To: "BEL:\\\x07 NUL:\\\x00 DEL:\\\x7F" <sip:1_unusual.URI~(to-be!sure)&isn\'t+it$/crazy?,/;;*@example.com>\r\n', 'latin1'),
-      Buffer.from("From: token1~` token2'+_ token3*%!.- <sip:mundane@example.com>;fromParam''~+*_!.-%=\"работающий\";tag=_token~1'+`*%!-.\r\n" +
-        "Call-ID: intmeth.word%ZK-!.*_+'@word`~)(><:\\/\"][?}{\r\n" +
-        `CSeq: 139122385 ${method}\r\nMax-Forwards: 255\r\n` +
-        "extensionHeader-!.%*+_`'~:\uFEFF大停電\r\nContent-Length: 0\r\n\r\n"),
+      Buffer.from(
+        "From: token1~` token2'+_ token3*%!.- <sip:mundane@example.com>;fromParam''~+*_!.-%=\"работающий\";tag=_token~1'+`*%!-.\r\n" +
+          'Call-ID: intmeth.word%ZK-!.*_+\'@word`~)(><:\\/"][?}{\r\n' +
+          `CSeq: 139122385 ${method}\r\nMax-Forwards: 255\r\n` +
+          "extensionHeader-!.%*+_`'~:\uFEFF大停電\r\nContent-Length: 0\r\n\r\n",
+      ),
     ]);
     const m = parseMessage(text) as SipRequest;
     expect(m.method).to.equal(method);
@@ -67,7 +69,7 @@ describe('parser: RFC 4475 valid messages (3.1.1, 3.2, 3.3, 3.4)', () => {
     expect(m.from.displayName).to.equal("token1~` token2'+_ token3*%!.-");
     expect(m.from.params["fromparam''~+*_!.-%"]).to.equal('"работающий"');
     expect(m.from.tag).to.equal("_token~1'+`*%!-.");
-    expect(m.callId).to.equal("intmeth.word%ZK-!.*_+'@word`~)(><:\\/\"][?}{");
+    expect(m.callId).to.equal('intmeth.word%ZK-!.*_+\'@word`~)(><:\\/"][?}{');
     expect(m.headers.get("extensionHeader-!.%*+_`'~")).to.equal('\uFEFF大停電');
     expect(m.topVia!.branch).to.equal("z9hG4bK-.!%66*_+`'~");
   });
@@ -118,8 +120,11 @@ describe('parser: RFC 4475 valid messages (3.1.1, 3.2, 3.3, 3.4)', () => {
   it('mpart01: multipart body with binary octets is kept byte for byte', () => {
     const binary = Buffer.from([0x30, 0x82, 0x01, 0x52, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x0d, 0x0a, 0xff]);
     const body = Buffer.concat([
-      Buffer.from('--7a9cbec02ceef655\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: binary\r\n\r\nHello\r\n--7a9cbec02ceef655\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: binary\r\n\r\n'),
-      binary, Buffer.from('\r\n--7a9cbec02ceef655--\r\n'),
+      Buffer.from(
+        '--7a9cbec02ceef655\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: binary\r\n\r\nHello\r\n--7a9cbec02ceef655\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: binary\r\n\r\n',
+      ),
+      binary,
+      Buffer.from('\r\n--7a9cbec02ceef655--\r\n'),
     ]);
     const head = `MESSAGE sip:kumiko@example.org SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK-d87543-4dade06d0bdb11ee-1--d87543-;rport\r\nMax-Forwards: 70\r\nRoute: <sip:127.0.0.1:5080>\r\nContact: <sip:fluffy@127.0.0.1:5070>\r\nTo: <sip:kumiko@example.org>\r\nFrom: <sip:fluffy@example.com>;tag=2fb0dcc9\r\nCall-ID: 3d9485ad0c49859b@Zmx1ZmZ5LW1hYy0xNi5sb2NhbA..\r\nCSeq: 1 MESSAGE\r\nContent-Transfer-Encoding: binary\r\nContent-Type: multipart/mixed;boundary=7a9cbec02ceef655\r\nDate: Sat, 15 Oct 2005 04:44:56 GMT\r\nUser-Agent: SIPimp.org/0.2.5 (curses)\r\nContent-Length: ${body.length}\r\n\r\n`;
     const m = parseMessage(Buffer.concat([Buffer.from(head), body])) as SipRequest;
@@ -138,7 +143,7 @@ describe('parser: RFC 4475 valid messages (3.1.1, 3.2, 3.3, 3.4)', () => {
     expect(b.reason).to.equal('');
   });
 
-  it('badbranch, bcast, bext01, cparam01/02, invut, regaut01, regescrt, sdp01, zeromf parse (semantics are the TU\'s)', () => {
+  it("badbranch, bcast, bext01, cparam01/02, invut, regaut01, regescrt, sdp01, zeromf parse (semantics are the TU's)", () => {
     expect(req('badbranch').topVia!.branch).to.equal('z9hG4bK');
     expect((parseMessage(RFC4475.bcast) as SipResponse).vias[1].host).to.equal('255.255.255.255');
     expect(req('bext01').headers.getAll('Require')).to.deep.equal(['nothingSupportsThis', 'nothingSupportsThisEither']);

@@ -2,10 +2,7 @@
 // bounded fast-check fuzz proving parseMessage only ever throws SipParseError and never hangs.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import {
-  Headers, NameAddr, SipParseError, SipRequest, SipResponse, SipUri, StreamFramer, parseMessage, parseNameAddr,
-  parseUri, parseVia, splitList,
-} from '../../../sip-server/message';
+import { Headers, NameAddr, SipParseError, SipRequest, SipResponse, SipUri, StreamFramer, parseMessage, parseNameAddr, parseUri, parseVia, splitList } from '../../../sip-server/message';
 import { RFC4475 } from './rfc4475-vectors';
 
 const crlf = (lines: string[]): string => lines.join('\r\n');
@@ -35,7 +32,9 @@ const RFC3261_200 = crlf([
   'Call-ID: a84b4c76e66710@pc33.atlanta.com',
   'CSeq: 314159 INVITE',
   'Contact: <sip:bob@192.0.2.4>',
-  'Content-Length: 0', '', '',
+  'Content-Length: 0',
+  '',
+  '',
 ]);
 const RFC3261_REGISTER = crlf([
   'REGISTER sip:registrar.biloxi.com SIP/2.0',
@@ -47,7 +46,9 @@ const RFC3261_REGISTER = crlf([
   'CSeq: 1826 REGISTER',
   'Contact: <sip:bob@192.0.2.4>',
   'Expires: 7200',
-  'Content-Length: 0', '', '',
+  'Content-Length: 0',
+  '',
+  '',
 ]);
 
 describe('parser: RFC 3261 examples and round-trips', () => {
@@ -77,7 +78,36 @@ describe('parser: RFC 3261 examples and round-trips', () => {
     expect(m.makeResponse(100).to.tag).to.equal(undefined);
   });
 
-  const valid = [RFC3261_INVITE, RFC3261_200, RFC3261_REGISTER, ...['wsinv', 'esc01', 'escnull', 'esc02', 'lwsdisp', 'longreq', 'semiuri', 'transports', 'noreason', 'badbranch', 'bcast', 'bext01', 'cparam01', 'cparam02', 'invut', 'regaut01', 'regescrt', 'sdp01', 'unkscm', 'unksm2', 'zeromf', 'inv2543', 'novelsc'].map((k) => RFC4475[k])];
+  const valid = [
+    RFC3261_INVITE,
+    RFC3261_200,
+    RFC3261_REGISTER,
+    ...[
+      'wsinv',
+      'esc01',
+      'escnull',
+      'esc02',
+      'lwsdisp',
+      'longreq',
+      'semiuri',
+      'transports',
+      'noreason',
+      'badbranch',
+      'bcast',
+      'bext01',
+      'cparam01',
+      'cparam02',
+      'invut',
+      'regaut01',
+      'regescrt',
+      'sdp01',
+      'unkscm',
+      'unksm2',
+      'zeromf',
+      'inv2543',
+      'novelsc',
+    ].map((k) => RFC4475[k]),
+  ];
   it(`serialize(parse(x)) re-parses to the same start line, headers and body (${valid.length} messages)`, () => {
     for (const text of valid) {
       const a = parseMessage(text);
@@ -191,7 +221,15 @@ describe('parser fuzz (fast-check, bounded)', function () {
       const m = parseMessage(buf);
       m.toBuffer(); // a parsed message must serialize
       // helpers must not blow up with anything but a clean Error
-      try { void m.from; void m.to; void m.vias; void m.cseq; void m.contacts; } catch (e) { expect(e).to.be.instanceOf(Error); }
+      try {
+        void m.from;
+        void m.to;
+        void m.vias;
+        void m.cseq;
+        void m.contacts;
+      } catch (e) {
+        expect(e).to.be.instanceOf(Error);
+      }
     } catch (e) {
       if (!(e instanceof SipParseError)) throw new Error(`non-SipParseError thrown: ${(e as Error)?.stack}`);
     }
@@ -199,36 +237,48 @@ describe('parser fuzz (fast-check, bounded)', function () {
   }
 
   it('random bytes: only SipParseError, never a hang (2,000 cases)', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 2048 }), (a) => check(Buffer.from(a))), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 2048 }), (a) => check(Buffer.from(a))),
+      { numRuns: 2000 },
+    );
   });
 
   it('mutated valid messages: byte flips, insertions, truncations (3,000 cases)', () => {
     const mutation = fc.record({
       seed: fc.integer({ min: 0, max: seeds.length - 1 }),
-      ops: fc.array(fc.record({
-        kind: fc.constantFrom('flip', 'insert', 'delete', 'truncate'),
-        pos: fc.nat(),
-        byte: fc.constantFrom(0x00, 0x0a, 0x0d, 0x20, 0x22, 0x2c, 0x3a, 0x3b, 0x3c, 0x3e, 0x40, 0x5c, 0x25, 0xff, 0x41, 0x39),
-      }), { maxLength: 8 }),
+      ops: fc.array(
+        fc.record({
+          kind: fc.constantFrom('flip', 'insert', 'delete', 'truncate'),
+          pos: fc.nat(),
+          byte: fc.constantFrom(0x00, 0x0a, 0x0d, 0x20, 0x22, 0x2c, 0x3a, 0x3b, 0x3c, 0x3e, 0x40, 0x5c, 0x25, 0xff, 0x41, 0x39),
+        }),
+        { maxLength: 8 },
+      ),
     });
-    fc.assert(fc.property(mutation, ({ seed, ops }) => {
-      let buf = Buffer.from(seeds[seed]);
-      for (const op of ops) {
-        const p = buf.length ? op.pos % buf.length : 0;
-        if (op.kind === 'flip' && buf.length) buf[p] = op.byte;
-        else if (op.kind === 'insert') buf = Buffer.concat([buf.subarray(0, p), Buffer.from([op.byte]), buf.subarray(p)]);
-        else if (op.kind === 'delete') buf = Buffer.concat([buf.subarray(0, p), buf.subarray(p + 1)]);
-        else buf = buf.subarray(0, p);
-      }
-      check(buf);
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(mutation, ({ seed, ops }) => {
+        let buf = Buffer.from(seeds[seed]);
+        for (const op of ops) {
+          const p = buf.length ? op.pos % buf.length : 0;
+          if (op.kind === 'flip' && buf.length) buf[p] = op.byte;
+          else if (op.kind === 'insert') buf = Buffer.concat([buf.subarray(0, p), Buffer.from([op.byte]), buf.subarray(p)]);
+          else if (op.kind === 'delete') buf = Buffer.concat([buf.subarray(0, p), buf.subarray(p + 1)]);
+          else buf = buf.subarray(0, p);
+        }
+        check(buf);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('header-shaped garbage lines after a valid start line (1,000 cases)', () => {
     const line = fc.stringMatching(/^[ -~\t]{0,80}$/);
-    fc.assert(fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
-      check(Buffer.from(`INVITE sip:a@b SIP/2.0\r\n${lines.join('\r\n')}\r\n\r\n`));
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
+        check(Buffer.from(`INVITE sip:a@b SIP/2.0\r\n${lines.join('\r\n')}\r\n\r\n`));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('size and count limits hold: huge messages and header floods are rejected quickly', () => {

@@ -8,8 +8,12 @@ import { buildInvite, finalOf } from './test-uac';
 describe('CANCEL handling', function () {
   this.timeout(20_000);
   let uas: SipStack;
-  beforeEach(async () => { uas = await startStack(); });
-  afterEach(async () => { await uas.stop(); });
+  beforeEach(async () => {
+    uas = await startStack();
+  });
+  afterEach(async () => {
+    await uas.stop();
+  });
 
   it('server side: a CANCEL gets 200, the INVITE gets 487 with the provisional To tag, the TU sees cancelled', async () => {
     const stats = attachTestUas(uas, { answerDelayMs: 5000 });
@@ -58,7 +62,12 @@ describe('CANCEL handling', function () {
     try {
       const target = `sip:svc@127.0.0.1:${uas.listening[0].port};transport=tcp`;
       const tx = uac.request(buildInvite(uac, target, 'tcp'));
-      await new Promise<void>((r) => tx.once('provisional', (res: SipResponse) => { if (res.status === 180) r(); else tx.once('provisional', () => r()); }));
+      await new Promise<void>((r) =>
+        tx.once('provisional', (res: SipResponse) => {
+          if (res.status === 180) r();
+          else tx.once('provisional', () => r());
+        }),
+      );
       tx.cancel();
       expect((await finalOf(tx)).status).to.equal(487);
     } finally {

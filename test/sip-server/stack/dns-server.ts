@@ -26,9 +26,12 @@ function charString(s: string): Buffer {
 
 function rdata(r: DnsRecord): Buffer {
   switch (r.type) {
-    case 'A': return Buffer.from(r.address.split('.').map(Number));
-    case 'SRV': return Buffer.concat([u16(r.priority), u16(r.weight), u16(r.port), name(r.target)]);
-    case 'NAPTR': return Buffer.concat([u16(r.order), u16(r.preference), charString(r.flags), charString(r.service), charString(r.regexp), name(r.replacement)]);
+    case 'A':
+      return Buffer.from(r.address.split('.').map(Number));
+    case 'SRV':
+      return Buffer.concat([u16(r.priority), u16(r.weight), u16(r.port), name(r.target)]);
+    case 'NAPTR':
+      return Buffer.concat([u16(r.order), u16(r.preference), charString(r.flags), charString(r.service), charString(r.regexp), name(r.replacement)]);
   }
 }
 
@@ -36,7 +39,11 @@ export class LoopbackDns {
   /** every question asked, as "TYPE name" */
   readonly queries: string[] = [];
 
-  private constructor(private readonly socket: dgram.Socket, readonly port: number, private readonly zone: Record<string, DnsRecord[]>) {
+  private constructor(
+    private readonly socket: dgram.Socket,
+    readonly port: number,
+    private readonly zone: Record<string, DnsRecord[]>,
+  ) {
     socket.on('message', (msg, rinfo) => {
       const reply = this.answer(msg);
       if (reply) socket.send(reply, rinfo.port, rinfo.address);

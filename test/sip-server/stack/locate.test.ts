@@ -55,7 +55,10 @@ describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
 
   it('SRV: a request to sip:x@srv.test reaches the priority-10 target over UDP', async () => {
     const got: SipRequest[] = [];
-    b.on('request', (req, srv) => { got.push(req); srv.respond(req.makeResponse(200)); });
+    b.on('request', (req, srv) => {
+      got.push(req);
+      srv.respond(req.makeResponse(200));
+    });
     const res = await finalOf(a.request(message(a, 'sip:x@srv.test')));
     expect(res.status).to.equal(200);
     expect(got[0].source!.transport).to.equal('udp');
@@ -64,7 +67,10 @@ describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
 
   it('NAPTR: the lowest order (SIP+D2T) wins, so the request goes over TCP with a TCP Via', async () => {
     const got: SipRequest[] = [];
-    b.on('request', (req, srv) => { got.push(req); srv.respond(req.makeResponse(200)); });
+    b.on('request', (req, srv) => {
+      got.push(req);
+      srv.respond(req.makeResponse(200));
+    });
     const res = await finalOf(a.request(message(a, 'sip:x@naptr.test')));
     expect(res.status).to.equal(200);
     expect(got[0].source!.transport).to.equal('tcp');
@@ -84,12 +90,18 @@ describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
     const fallback = await resolveTarget(t('sip:x@plain.test'), opts);
     expect(fallback).to.deep.include({ transport: 'udp', address: '127.0.0.1', port: 5060 });
     let failed = false;
-    await resolveTarget(t('sip:x@nowhere.test'), opts).catch(() => { failed = true; });
+    await resolveTarget(t('sip:x@nowhere.test'), opts).catch(() => {
+      failed = true;
+    });
     expect(failed, 'an unknown name is an error').to.equal(true);
   });
 
   it('SRV selection: lowest priority, then weighted random (RFC 2782)', () => {
-    const recs = [{ priority: 5, weight: 0, n: 'z' }, { priority: 1, weight: 10, n: 'a' }, { priority: 1, weight: 30, n: 'b' }];
+    const recs = [
+      { priority: 5, weight: 0, n: 'z' },
+      { priority: 1, weight: 10, n: 'a' },
+      { priority: 1, weight: 30, n: 'b' },
+    ];
     expect(pickSrv(recs, () => 0.1)!.n).to.equal('a');
     expect(pickSrv(recs, () => 0.5)!.n).to.equal('b');
     expect(pickSrv([{ priority: 3, weight: 0, n: 'only' }], () => 0.9)!.n).to.equal('only');

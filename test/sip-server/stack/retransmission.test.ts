@@ -8,7 +8,9 @@ const T1 = 50;
 const T2 = 400;
 
 /** Gaps between consecutive arrival times. */
-function gaps(at: number[]): number[] { return at.slice(1).map((t, i) => t - at[i]); }
+function gaps(at: number[]): number[] {
+  return at.slice(1).map((t, i) => t - at[i]);
+}
 
 /** Each gap within [0.5x, 2x + 60 ms] of the expected value (the 2-core machine is shared and busy). */
 function expectSpacing(actual: number[], expected: number[]): void {
@@ -25,7 +27,10 @@ describe('transactions: UDP retransmission timers', function () {
     stack = await startStack({ timers: { t1: T1, t2: T2, t4: 200 } });
     peer = await new UdpPeer().bind();
   });
-  afterEach(async () => { peer.close(); await stack.stop(); });
+  afterEach(async () => {
+    peer.close();
+    await stack.stop();
+  });
 
   it('Timer A doubles INVITE retransmissions from T1; a 1xx stops them; a non-2xx final is ACKed by the transaction', async () => {
     const tx = stack.request(buildInvite(stack, `sip:bob@127.0.0.1:${peer.port}`));
@@ -77,7 +82,9 @@ describe('transactions: UDP retransmission timers', function () {
   });
 
   it('Timer G retransmits a non-2xx final from T1 up to T2 until the ACK; INVITE retransmissions get the last response', async () => {
-    stack.on('request', (req, srv) => { srv.respond(req.makeResponse(486, undefined, { toTag: 'busy' })); });
+    stack.on('request', (req, srv) => {
+      srv.respond(req.makeResponse(486, undefined, { toTag: 'busy' }));
+    });
     const port = stack.listening[0].port;
     const text = rawRequest('INVITE', '127.0.0.1', peer.port, port);
     await peer.send(text, port);
@@ -92,7 +99,10 @@ describe('transactions: UDP retransmission timers', function () {
     await peer.waitFor((m) => m.length > before);
     // ACK stops Timer G
     const inv = parseMessage(text) as SipRequest;
-    const ack = text.replace(/^INVITE /, 'ACK ').replace('CSeq: 1 INVITE', 'CSeq: 1 ACK').replace(/To: (.*)\r\n/, `To: $1;tag=busy\r\n`);
+    const ack = text
+      .replace(/^INVITE /, 'ACK ')
+      .replace('CSeq: 1 INVITE', 'CSeq: 1 ACK')
+      .replace(/To: (.*)\r\n/, `To: $1;tag=busy\r\n`);
     expect(inv.method).to.equal('INVITE');
     await peer.send(ack, port);
     await sleep(100);
@@ -151,8 +161,11 @@ describe('transactions: UDP retransmission timers', function () {
     const msgs = await peer.waitFor((m) => m.filter((x) => x.text.startsWith('SIP/2.0 200')).length >= 3, 5000);
     const oks = msgs.filter((x) => x.text.startsWith('SIP/2.0 200'));
     expectSpacing(gaps(oks.map((m) => m.at)), [T1, 2 * T1]);
-    const ack = text.replace(/^INVITE /, 'ACK ').replace('CSeq: 1 INVITE', 'CSeq: 1 ACK')
-      .replace(/branch=[^;\r\n]+/, 'branch=z9hG4bK-ack-new').replace(/To: (.*)\r\n/, `To: $1;tag=ok1\r\n`);
+    const ack = text
+      .replace(/^INVITE /, 'ACK ')
+      .replace('CSeq: 1 INVITE', 'CSeq: 1 ACK')
+      .replace(/branch=[^;\r\n]+/, 'branch=z9hG4bK-ack-new')
+      .replace(/To: (.*)\r\n/, `To: $1;tag=ok1\r\n`);
     await peer.send(ack, port);
     await peer.send(ack, port);
     await sleep(100);

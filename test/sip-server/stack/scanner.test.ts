@@ -43,7 +43,12 @@ describe('sip-server: scanner blocklist by product token (sipp OPTIONS)', functi
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scanner-'));
-    const sink = new Writable({ write(chunk: Buffer, _enc, cb) { for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>); cb(); } });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
+        cb();
+      },
+    });
     const port = await freePort();
     // the default blocklist: what an operator gets without setting SIP_UA_BLOCKLIST
     stack = new SipStack(makeSipConfig({ listen: { host: '127.0.0.1', port, transports: ['udp'] }, timers: FAST_TIMERS }), { logger: pino({ level: 'info' }, sink) });
@@ -87,7 +92,12 @@ describe('sip-server: scanner blocklist by product token (sipp OPTIONS)', functi
   it('the drop log tells how many were suppressed once the interval is over', () => {
     let t = 0;
     const out: { src: string; suppressed?: number }[] = [];
-    const log = new ScannerDropLog((f) => out.push(f), 60_000, 2, () => t);
+    const log = new ScannerDropLog(
+      (f) => out.push(f),
+      60_000,
+      2,
+      () => t,
+    );
     const m = { entry: 'sipcli', ua: 'sipcli/v1.8' };
     log.note('192.0.2.1', m);
     for (let i = 0; i < 5; i++) log.note('192.0.2.1', m);
@@ -106,7 +116,12 @@ describe('sip-server: scanner blocklist by product token (sipp OPTIONS)', functi
   it('a flood from more sources than it remembers (spoofed UDP) costs no scan of all of them per drop', () => {
     let t = 1_000_000;
     let lines = 0;
-    const log = new ScannerDropLog(() => lines++, 60_000, 10_000, () => t);
+    const log = new ScannerDropLog(
+      () => lines++,
+      60_000,
+      10_000,
+      () => t,
+    );
     const m = { entry: 'friendly-scanner', ua: 'friendly-scanner' };
     const source = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
     for (let i = 0; i < 10_000; i++) log.note(source(i), m);

@@ -21,7 +21,9 @@ async function optionsAnswered(peer: UdpPeer, port: number, headers: string[] = 
 describe('security: scanners, floods, transaction cap, malformed input', function () {
   this.timeout(60_000);
   let stack: SipStack;
-  afterEach(async () => { await stack.stop(); });
+  afterEach(async () => {
+    await stack.stop();
+  });
 
   it('drops requests from known scanner User-Agents and still answers others', async () => {
     stack = await startStack();
@@ -150,10 +152,16 @@ describe('security: scanners, floods, transaction cap, malformed input', functio
       await sleep(200);
       const valid = rawRequest('INVITE', junk.host, junk.port, port);
       const variants = [
-        Buffer.from('garbage\r\n\r\n'), Buffer.alloc(0), Buffer.from('\r\n\r\n'), Buffer.alloc(1400, 0xff),
-        Buffer.from(valid.replace('SIP/2.0\r\n', 'SIP/2.0 \r\n')), Buffer.from(valid.replace('Content-Length: 0', 'Content-Length: 99999')),
-        Buffer.from(valid.replace(/Via: [^\r]*/, 'Via: ;;,,')), Buffer.from(valid.slice(0, 60)),
-        Buffer.from(valid.replace('INVITE sip:', 'INVITE <sip:')), Buffer.from('INVITE sip:x SIP/2.0\r\n' + 'X: y\r\n'.repeat(400) + '\r\n'),
+        Buffer.from('garbage\r\n\r\n'),
+        Buffer.alloc(0),
+        Buffer.from('\r\n\r\n'),
+        Buffer.alloc(1400, 0xff),
+        Buffer.from(valid.replace('SIP/2.0\r\n', 'SIP/2.0 \r\n')),
+        Buffer.from(valid.replace('Content-Length: 0', 'Content-Length: 99999')),
+        Buffer.from(valid.replace(/Via: [^\r]*/, 'Via: ;;,,')),
+        Buffer.from(valid.slice(0, 60)),
+        Buffer.from(valid.replace('INVITE sip:', 'INVITE <sip:')),
+        Buffer.from('INVITE sip:x SIP/2.0\r\n' + 'X: y\r\n'.repeat(400) + '\r\n'),
       ];
       for (let i = 0; i < 300; i++) await junk.send(variants[i % variants.length], port);
       expect(await optionsAnswered(good, port)).to.equal(true);

@@ -8,7 +8,11 @@ import { collectGarbage } from '../../../testkit/gc';
 import { UdpPeer, firstLines, rawRequest, sleep, startStack } from './support';
 
 /** What the TU saw, held weakly where the transaction is the only one that should keep it. */
-interface Seen { srv: ServerTransaction; req: WeakRef<SipRequest>; big: WeakRef<{ payload: string[] }> }
+interface Seen {
+  srv: ServerTransaction;
+  req: WeakRef<SipRequest>;
+  big: WeakRef<{ payload: string[] }>;
+}
 
 describe('settled server transactions', function () {
   this.timeout(20_000);
@@ -24,7 +28,10 @@ describe('settled server transactions', function () {
     port = stack.listening[0].port;
     seen.length = 0;
   });
-  afterEach(async () => { peer.close(); await stack.stop(); });
+  afterEach(async () => {
+    peer.close();
+    await stack.stop();
+  });
 
   /** Send an ACK, let it be handled, then collect. */
   async function ackThenCollect(ack: string): Promise<void> {
@@ -93,8 +100,10 @@ describe('settled server transactions', function () {
 
     const okRes = parseMessage(ok.text) as SipResponse;
     // the ACK for a 2xx is a transaction of its own (new branch), matched by Call-ID, CSeq and From tag
-    const ack = rawRequest('ACK', '127.0.0.1', peer.port, port, { callId: 'settle-inv', toTag: okRes.toTag, branch: 'z9hG4bK-settle-ack' })
-      .replace(/^From: .*$/m, `From: ${okRes.headers.get('From')}`);
+    const ack = rawRequest('ACK', '127.0.0.1', peer.port, port, { callId: 'settle-inv', toTag: okRes.toTag, branch: 'z9hG4bK-settle-ack' }).replace(
+      /^From: .*$/m,
+      `From: ${okRes.headers.get('From')}`,
+    );
     await ackThenCollect(ack);
     expect(srv.state).to.equal('Accepted');
     expect(req.deref(), 'request still held after the ACK').to.equal(undefined);
@@ -120,7 +129,9 @@ describe('settled server transactions', function () {
     const { srv, req } = seen[0];
     expect(srv.state).to.equal('Completed');
     // the ACK for a non-2xx is part of the INVITE's transaction: same branch
-    const ack = invite.replace(/^INVITE /, 'ACK ').replace('CSeq: 1 INVITE', 'CSeq: 1 ACK')
+    const ack = invite
+      .replace(/^INVITE /, 'ACK ')
+      .replace('CSeq: 1 INVITE', 'CSeq: 1 ACK')
       .replace(/^To: .*$/m, `To: ${busy.headers.get('To')}`);
     await ackThenCollect(ack);
     expect(srv.state).to.equal('Confirmed');

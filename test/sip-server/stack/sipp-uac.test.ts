@@ -7,8 +7,12 @@ import { buildInvite, call, finalOf, inDialog } from './test-uac';
 describe('sip-server stack as UAC against sipp -sn uas', function () {
   this.timeout(60_000);
   let stack: SipStack;
-  beforeEach(async () => { stack = await startStack({ timers: { t1: 500, t2: 4000, t4: 5000 } }); });
-  afterEach(async () => { await stack.stop(); });
+  beforeEach(async () => {
+    stack = await startStack({ timers: { t1: 500, t2: 4000, t4: 5000 } });
+  });
+  afterEach(async () => {
+    await stack.stop();
+  });
 
   for (const transport of ['udp', 'tcp'] as const) {
     it(`places 5 calls INVITE/ACK/BYE over ${transport.toUpperCase()} (sipp exit 0)`, async () => {

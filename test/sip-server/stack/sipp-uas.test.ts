@@ -13,7 +13,9 @@ describe('sip-server stack as UAS against sipp -sn uac', function () {
     stack = await startStack({ timers: { t1: 500, t2: 4000, t4: 5000 } });
     stats = attachTestUas(stack);
   });
-  afterEach(async () => { await stack.stop(); });
+  afterEach(async () => {
+    await stack.stop();
+  });
 
   it('completes 50 calls over UDP (sipp exit 0)', async () => {
     const port = stack.listening[0].port;

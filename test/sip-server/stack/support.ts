@@ -23,7 +23,12 @@ export async function startStack(over: SipConfigInput = {}): Promise<SipStack> {
   return stack;
 }
 
-export interface SippResult { code: number | null; stdout: string; stderr: string; errors: string }
+export interface SippResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  errors: string;
+}
 
 /** Run sipp to completion (bounded by -timeout and a hard kill), in a scratch directory. */
 export function runSipp(args: string[], hardLimitMs = 60_000): Promise<SippResult> {
@@ -32,8 +37,12 @@ export function runSipp(args: string[], hardLimitMs = 60_000): Promise<SippResul
     const p = spawn('sipp', [...args, '-nostdin', '-trace_err'], { cwd: dir });
     let stdout = '';
     let stderr = '';
-    p.stdout.on('data', (d) => { stdout += d; });
-    p.stderr.on('data', (d) => { stderr += d; });
+    p.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    p.stderr.on('data', (d) => {
+      stderr += d;
+    });
     const killer = setTimeout(() => p.kill('SIGKILL'), hardLimitMs);
     p.on('close', (code) => {
       clearTimeout(killer);
@@ -51,8 +60,12 @@ export function startSipp(args: string[]): { done: Promise<SippResult>; stop: ()
   const p = spawn('sipp', [...args, '-nostdin', '-trace_err'], { cwd: dir });
   let stdout = '';
   let stderr = '';
-  p.stdout.on('data', (d) => { stdout += d; });
-  p.stderr.on('data', (d) => { stderr += d; });
+  p.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  p.stderr.on('data', (d) => {
+    stderr += d;
+  });
   const done = new Promise<SippResult>((resolve) => {
     p.on('close', (code) => {
       let errors = '';
@@ -61,7 +74,12 @@ export function startSipp(args: string[]): { done: Promise<SippResult>; stop: ()
       resolve({ code, stdout, stderr, errors });
     });
   });
-  return { done, stop: () => { if (p.exitCode === null) p.kill('SIGKILL'); } };
+  return {
+    done,
+    stop: () => {
+      if (p.exitCode === null) p.kill('SIGKILL');
+    },
+  };
 }
 
 /** A raw UDP socket that records what it receives, with timestamps. */
@@ -95,19 +113,39 @@ export class UdpPeer {
     while (!pred(this.received)) {
       const left = end - Date.now();
       if (left <= 0) throw new Error(`timed out; received ${this.received.length}: ${this.received.map((m) => m.text.split('\r\n')[0]).join(' | ')}`);
-      await new Promise<void>((r) => { const t = setTimeout(r, Math.min(left, 50)); this.waiters.push(() => { clearTimeout(t); r(); }); });
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.min(left, 50));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
     }
     return this.received;
   }
 
-  close(): void { try { this.socket.close(); } catch { /* closed */ } }
+  close(): void {
+    try {
+      this.socket.close();
+    } catch {
+      /* closed */
+    }
+  }
 }
 
-export function sleep(ms: number): Promise<void> { return new Promise((r) => setTimeout(r, ms)); }
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
 
 let seq = 0;
 /** Raw request text from a UDP peer at 127.0.0.x:port. */
-export function rawRequest(method: string, peerHost: string, peerPort: number, stackPort: number, opts: { branch?: string; callId?: string; cseq?: number; toTag?: string; headers?: string[]; cseqMethod?: string } = {}): string {
+export function rawRequest(
+  method: string,
+  peerHost: string,
+  peerPort: number,
+  stackPort: number,
+  opts: { branch?: string; callId?: string; cseq?: number; toTag?: string; headers?: string[]; cseqMethod?: string } = {},
+): string {
   const n = ++seq;
   const branch = opts.branch ?? `z9hG4bK-test-${n}-${Math.random().toString(36).slice(2)}`;
   return [
@@ -121,9 +159,12 @@ export function rawRequest(method: string, peerHost: string, peerPort: number, s
     `Contact: <sip:peer@${peerHost}:${peerPort}>`,
     ...(opts.headers ?? []),
     'Content-Length: 0',
-    '', '',
+    '',
+    '',
   ].join('\r\n');
 }
 
 /** First line of each message received. */
-export function firstLines(msgs: { text: string }[]): string[] { return msgs.map((m) => m.text.split('\r\n')[0]); }
+export function firstLines(msgs: { text: string }[]): string[] {
+  return msgs.map((m) => m.text.split('\r\n')[0]);
+}

@@ -12,8 +12,12 @@ export interface UasOptions {
 
 export function attachTestUas(stack: SipStack, opts: UasOptions = {}): { invites: number; byes: number; acks: number; cancels: number } {
   const stats = { invites: 0, byes: 0, acks: 0, cancels: 0 };
-  stack.on('ack', () => { stats.acks++; });
-  stack.on('cancel', () => { stats.cancels++; });
+  stack.on('ack', () => {
+    stats.acks++;
+  });
+  stack.on('cancel', () => {
+    stats.cancels++;
+  });
   stack.on('request', (req: SipRequest, srv: ServerTransaction) => {
     if (req.method === 'INVITE') {
       stats.invites++;
@@ -21,14 +25,18 @@ export function attachTestUas(stack: SipStack, opts: UasOptions = {}): { invites
       srv.respond(req.makeResponse(180, undefined, { toTag: tag }));
       const answer = (): void => {
         if (srv.finalSent || srv.state === 'Terminated') return; // cancelled, or the stack stopped
-        if (opts.inviteStatus && opts.inviteStatus >= 300) { srv.respond(req.makeResponse(opts.inviteStatus, undefined, { toTag: tag })); return; }
+        if (opts.inviteStatus && opts.inviteStatus >= 300) {
+          srv.respond(req.makeResponse(opts.inviteStatus, undefined, { toTag: tag }));
+          return;
+        }
         const res = req.makeResponse(200, undefined, { toTag: tag, copyRecordRoute: true });
         res.headers.set('Contact', `<${stack.localUri(req.source!.transport, 'uas')}>`);
         res.headers.set('Content-Type', 'application/sdp');
         res.bodyText = SDP;
         srv.respond(res);
       };
-      if (opts.answerDelayMs) setTimeout(answer, opts.answerDelayMs); else answer();
+      if (opts.answerDelayMs) setTimeout(answer, opts.answerDelayMs);
+      else answer();
       return;
     }
     if (req.method === 'BYE') stats.byes++;

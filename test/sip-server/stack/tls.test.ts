@@ -12,7 +12,12 @@ import { attachTestUas } from './test-uas';
 import { buildInvite, call, finalOf, inDialog } from './test-uac';
 
 function haveOpenssl(): boolean {
-  try { execFileSync('openssl', ['version'], { stdio: 'ignore' }); return true; } catch { return false; }
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe('TLS transport', function () {
@@ -24,21 +29,30 @@ describe('TLS transport', function () {
   before(function () {
     if (!haveOpenssl()) this.skip();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sip-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], {
+      stdio: 'ignore',
+    });
   });
-  after(() => { if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
+  after(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
 
   beforeEach(async () => {
     tlsPort = await freePort();
     stack = await startStack({ tls: { certPath: path.join(dir, 'cert.pem'), keyPath: path.join(dir, 'key.pem') }, listen: { tlsPort, transports: ['udp', 'tcp', 'tls'] } });
     attachTestUas(stack);
   });
-  afterEach(async () => { await stack.stop(); });
+  afterEach(async () => {
+    await stack.stop();
+  });
 
   it('listens on the TLS port and answers OPTIONS on the same connection (Node tls client)', async () => {
     expect(stack.listeningPoint('tls')).to.deep.include({ transport: 'tls', port: tlsPort });
     const sock = tls.connect({ host: '127.0.0.1', port: tlsPort, rejectUnauthorized: false });
-    await new Promise<void>((r, j) => { sock.once('secureConnect', () => r()); sock.once('error', j); });
+    await new Promise<void>((r, j) => {
+      sock.once('secureConnect', () => r());
+      sock.once('error', j);
+    });
     const framer = new StreamFramer();
     const got = new Promise<SipResponse>((resolve) => {
       sock.on('data', (d: Buffer) => {

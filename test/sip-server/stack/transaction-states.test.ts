@@ -8,41 +8,56 @@ import { DIALOG } from '../../../sip-server/drachtio/dialogs';
 import type { TransactionContext } from '../../../sip-server/transaction/context';
 import { NonInviteServerTransaction } from '../../../sip-server/transaction/server';
 import { InviteServerTransaction } from '../../../sip-server/transaction/server-invite';
-import {
-  allowMove, IllegalTransition, INVITE_CLIENT, INVITE_SERVER, NON_INVITE_CLIENT, NON_INVITE_SERVER, type MoveTable,
-} from '../../../sip-server/transaction/states';
+import { allowMove, IllegalTransition, INVITE_CLIENT, INVITE_SERVER, NON_INVITE_CLIENT, NON_INVITE_SERVER, type MoveTable } from '../../../sip-server/transaction/states';
 
 const ALLOWED: Record<string, [MoveTable, string[]]> = {
-  'INVITE client': [INVITE_CLIENT, [
-    'Calling>Proceeding', 'Calling>Completed', 'Calling>Accepted', 'Calling>Terminated',
-    'Proceeding>Completed', 'Proceeding>Accepted', 'Proceeding>Terminated', 'Completed>Terminated', 'Accepted>Terminated',
-  ]],
-  'non-INVITE client': [NON_INVITE_CLIENT, [
-    'Trying>Proceeding', 'Trying>Completed', 'Trying>Terminated', 'Proceeding>Completed', 'Proceeding>Terminated', 'Completed>Terminated',
-  ]],
-  'INVITE server': [INVITE_SERVER, [
-    'Proceeding>Completed', 'Proceeding>Accepted', 'Proceeding>Terminated', 'Completed>Confirmed', 'Completed>Terminated',
-    'Confirmed>Terminated', 'Accepted>Terminated',
-  ]],
-  'non-INVITE server': [NON_INVITE_SERVER, [
-    'Trying>Proceeding', 'Trying>Completed', 'Trying>Terminated', 'Proceeding>Completed', 'Proceeding>Terminated', 'Completed>Terminated',
-  ]],
+  'INVITE client': [
+    INVITE_CLIENT,
+    [
+      'Calling>Proceeding',
+      'Calling>Completed',
+      'Calling>Accepted',
+      'Calling>Terminated',
+      'Proceeding>Completed',
+      'Proceeding>Accepted',
+      'Proceeding>Terminated',
+      'Completed>Terminated',
+      'Accepted>Terminated',
+    ],
+  ],
+  'non-INVITE client': [NON_INVITE_CLIENT, ['Trying>Proceeding', 'Trying>Completed', 'Trying>Terminated', 'Proceeding>Completed', 'Proceeding>Terminated', 'Completed>Terminated']],
+  'INVITE server': [
+    INVITE_SERVER,
+    ['Proceeding>Completed', 'Proceeding>Accepted', 'Proceeding>Terminated', 'Completed>Confirmed', 'Completed>Terminated', 'Confirmed>Terminated', 'Accepted>Terminated'],
+  ],
+  'non-INVITE server': [NON_INVITE_SERVER, ['Trying>Proceeding', 'Trying>Completed', 'Trying>Terminated', 'Proceeding>Completed', 'Proceeding>Terminated', 'Completed>Terminated']],
   // the drachtio layer's dialogs (RFC 3261 12): early (1xx with a To tag) or confirmed (2xx), then ended
   dialog: [DIALOG, ['Early>Confirmed', 'Early>Terminated', 'Confirmed>Terminated']],
 };
 
 function req(method: string): SipRequest {
-  return parseMessage([
-    `${method} sip:a@127.0.0.1 SIP/2.0`, 'Via: SIP/2.0/TCP 127.0.0.1:5099;branch=z9hG4bKst1', 'From: <sip:b@127.0.0.1>;tag=1',
-    'To: <sip:a@127.0.0.1>', 'Call-ID: st1', `CSeq: 1 ${method}`, 'Content-Length: 0', '', '',
-  ].join('\r\n')) as SipRequest;
+  return parseMessage(
+    [
+      `${method} sip:a@127.0.0.1 SIP/2.0`,
+      'Via: SIP/2.0/TCP 127.0.0.1:5099;branch=z9hG4bKst1',
+      'From: <sip:b@127.0.0.1>;tag=1',
+      'To: <sip:a@127.0.0.1>',
+      'Call-ID: st1',
+      `CSeq: 1 ${method}`,
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n'),
+  ) as SipRequest;
 }
 
 /** A transaction context that records what is sent (TCP: no retransmission timers, Timer J/I are 0). */
 function context(sent: SipMessage[] = []): TransactionContext {
   return {
     timers: { t1: 50, t2: 400, t4: 500 },
-    send: async (m) => { sent.push(m); },
+    send: async (m) => {
+      sent.push(m);
+    },
     onRetransmit: () => undefined,
     onTerminated: () => undefined,
   };

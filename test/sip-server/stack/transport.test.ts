@@ -21,12 +21,21 @@ describe('transports', function () {
   this.timeout(20_000);
   let a: SipStack;
   let b: SipStack;
-  beforeEach(async () => { a = await startStack(); b = await startStack(); });
-  afterEach(async () => { await a.stop(); await b.stop(); });
+  beforeEach(async () => {
+    a = await startStack();
+    b = await startStack();
+  });
+  afterEach(async () => {
+    await a.stop();
+    await b.stop();
+  });
 
   it('carries a 30 KB request over UDP in one datagram', async () => {
     const got: SipRequest[] = [];
-    b.on('request', (req, srv) => { got.push(req); srv.respond(req.makeResponse(200)); });
+    b.on('request', (req, srv) => {
+      got.push(req);
+      srv.respond(req.makeResponse(200));
+    });
     const tx = a.request(message(a, `sip:x@127.0.0.1:${b.listening[0].port}`, 30_000));
     expect((await finalOf(tx)).status).to.equal(200);
     expect(got[0].body.length).to.equal(30_000);
@@ -35,7 +44,10 @@ describe('transports', function () {
 
   it('TCP: responses return on the request connection and later requests reuse it', async () => {
     const sources: string[] = [];
-    b.on('request', (req, srv) => { sources.push(`${req.source!.address}:${req.source!.port}`); srv.respond(req.makeResponse(200)); });
+    b.on('request', (req, srv) => {
+      sources.push(`${req.source!.address}:${req.source!.port}`);
+      srv.respond(req.makeResponse(200));
+    });
     const target = `sip:x@127.0.0.1:${b.listening[0].port};transport=tcp`;
     for (let i = 0; i < 3; i++) expect((await finalOf(a.request(message(a, target, 10)))).status).to.equal(200);
     expect(new Set(sources).size, 'one connection').to.equal(1);
@@ -47,9 +59,11 @@ describe('transports', function () {
     const sock = net.connect(port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
     const framer = new StreamFramer();
-    const res = new Promise<SipResponse>((resolve) => sock.on('data', (d: Buffer) => {
-      for (const ev of framer.push(d)) if (ev.type === 'message') resolve(parseMessage(ev.data, { mode: 'stream' }) as SipResponse);
-    }));
+    const res = new Promise<SipResponse>((resolve) =>
+      sock.on('data', (d: Buffer) => {
+        for (const ev of framer.push(d)) if (ev.type === 'message') resolve(parseMessage(ev.data, { mode: 'stream' }) as SipResponse);
+      }),
+    );
     sock.write(rawRequest('OPTIONS', '127.0.0.1', 1, port).replace('SIP/2.0/UDP', 'SIP/2.0/TCP'));
     expect((await res).status).to.equal(200);
     sock.destroy();

@@ -16,14 +16,19 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 function handshake(url: string, protocols?: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols ?? []);
-    ws.once('open', () => { ws.close(); resolve(101); });
-    ws.once('unexpected-response', (_req, res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    ws.once('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
     ws.once('error', reject);
   });
 }
 
-const options = (phone: WsSipPhone) => phone.request([`OPTIONS sip:127.0.0.1 SIP/2.0`, 'From: <sip:t@x.invalid>;tag=1', 'To: <sip:127.0.0.1>',
-  `Call-ID: o-${Math.random()}`, 'CSeq: 1 OPTIONS']);
+const options = (phone: WsSipPhone) => phone.request([`OPTIONS sip:127.0.0.1 SIP/2.0`, 'From: <sip:t@x.invalid>;tag=1', 'To: <sip:127.0.0.1>', `Call-ID: o-${Math.random()}`, 'CSeq: 1 OPTIONS']);
 
 describe('sip-server WebSocket transport (RFC 7118)', function () {
   this.timeout(30_000);
@@ -38,10 +43,15 @@ describe('sip-server WebSocket transport (RFC 7118)', function () {
       // not allow-listed: the connection bound applies to 127.0.0.1
       security: { uaBlocklist: [], allowlist: [] },
     });
-    stack.on('request', (req, srv) => { requests++; srv.respond(req.makeResponse(200)); });
+    stack.on('request', (req, srv) => {
+      requests++;
+      srv.respond(req.makeResponse(200));
+    });
     url = `ws://127.0.0.1:${stack.listeningPoint('ws')!.port}`;
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('settings: SIP_WS_PORT turns ws on (loopback unless SIP_WS_HOST says otherwise); SIP_WSS_PORT needs the TLS certificate', () => {
     expect(loadSipConfig({}).listen.wsPort).to.equal(undefined);
@@ -55,7 +65,12 @@ describe('sip-server WebSocket transport (RFC 7118)', function () {
     expect(await handshake(url)).to.equal(400);
     expect(await handshake(url, ['chat'])).to.equal(400);
     expect(await handshake(url, ['chat', 'sip'])).to.equal(101);
-    const status = await new Promise<number>((resolve) => http.get(url.replace('ws:', 'http:'), (res) => { res.resume(); resolve(res.statusCode!); }));
+    const status = await new Promise<number>((resolve) =>
+      http.get(url.replace('ws:', 'http:'), (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      }),
+    );
     expect(status).to.equal(426);
     const phone = await WsSipPhone.connect(url);
     expect(phone.ws.protocol).to.equal('sip');
@@ -70,8 +85,19 @@ describe('sip-server WebSocket transport (RFC 7118)', function () {
       expect(res.header('via')).to.match(new RegExp(`^SIP/2\\.0/WS ${phone.host};branch=z9hG4bK\\w+;rport=\\d+;received=127\\.0\\.0\\.1$`));
       // no Content-Length is needed: the frame is the message
       const reply = phone.wait((m) => m.status === 200, 2000);
-      phone.send(['OPTIONS sip:127.0.0.1 SIP/2.0', `Via: SIP/2.0/WS ${phone.host};branch=z9hG4bKnocl`, 'From: <sip:t@x.invalid>;tag=2',
-        'To: <sip:127.0.0.1>', 'Call-ID: nocl', 'CSeq: 1 OPTIONS', 'Max-Forwards: 70', '', ''].join('\r\n'));
+      phone.send(
+        [
+          'OPTIONS sip:127.0.0.1 SIP/2.0',
+          `Via: SIP/2.0/WS ${phone.host};branch=z9hG4bKnocl`,
+          'From: <sip:t@x.invalid>;tag=2',
+          'To: <sip:127.0.0.1>',
+          'Call-ID: nocl',
+          'CSeq: 1 OPTIONS',
+          'Max-Forwards: 70',
+          '',
+          '',
+        ].join('\r\n'),
+      );
       await reply;
     } finally {
       await phone.close();
@@ -87,8 +113,19 @@ describe('sip-server WebSocket transport (RFC 7118)', function () {
       bad.ws.send(Buffer.from([0, 1, 2, 3, 255, 254, 0x0d, 0x0a]));
       bad.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
       const r400 = bad.wait((m) => m.status === 400, 2000, '400');
-      bad.send(['OPTIONS sip:127.0.0.1 SIP/2.0', `Via: SIP/2.0/WS ${bad.host};branch=z9hG4bKbad`, 'From: <sip:t@x.invalid>;tag=3',
-        'To: <sip:127.0.0.1>', 'Call-ID: bad', 'CSeq: x OPTIONS', 'Max-Forwards: 70', '', ''].join('\r\n'));
+      bad.send(
+        [
+          'OPTIONS sip:127.0.0.1 SIP/2.0',
+          `Via: SIP/2.0/WS ${bad.host};branch=z9hG4bKbad`,
+          'From: <sip:t@x.invalid>;tag=3',
+          'To: <sip:127.0.0.1>',
+          'Call-ID: bad',
+          'CSeq: x OPTIONS',
+          'Max-Forwards: 70',
+          '',
+          '',
+        ].join('\r\n'),
+      );
       expect((await r400).header('via')).to.include('z9hG4bKbad');
       expect(requests).to.equal(before);
       expect((await options(bad)).status).to.equal(200);
@@ -152,14 +189,17 @@ describe('sip-server WebSocket transport (RFC 7118)', function () {
     expect(await new Promise<Error>((resolve) => tx2.once('transport-error', resolve))).to.be.instanceOf(FlowFailedError);
   });
 
-  it('answers a request with an X-Flow-Closed header from the network without it (the mark is the stack\'s own)', async () => {
+  it("answers a request with an X-Flow-Closed header from the network without it (the mark is the stack's own)", async () => {
     const phone = await WsSipPhone.connect(url);
     let seen: string | undefined = 'unset';
-    const once = (req: SipRequest) => { seen = req.headers.get('X-Flow-Closed'); };
+    const once = (req: SipRequest) => {
+      seen = req.headers.get('X-Flow-Closed');
+    };
     stack.once('request', once);
     try {
-      expect((await phone.request(['OPTIONS sip:127.0.0.1 SIP/2.0', 'From: <sip:t@x.invalid>;tag=9', 'To: <sip:127.0.0.1>',
-        'Call-ID: fc', 'CSeq: 1 OPTIONS', 'X-Flow-Closed: ws-1'])).status).to.equal(200);
+      expect((await phone.request(['OPTIONS sip:127.0.0.1 SIP/2.0', 'From: <sip:t@x.invalid>;tag=9', 'To: <sip:127.0.0.1>', 'Call-ID: fc', 'CSeq: 1 OPTIONS', 'X-Flow-Closed: ws-1'])).status).to.equal(
+        200,
+      );
       expect(seen).to.equal(undefined);
     } finally {
       await phone.close();

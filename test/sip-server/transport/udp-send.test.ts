@@ -61,7 +61,9 @@ describe('UDP transport send', () => {
 
   it('refuses a datagram over 65,507 bytes', async () => {
     let err: Error | undefined;
-    await udp.send(Buffer.alloc(65_508), '127.0.0.1', rx.port).catch((e: Error) => { err = e; });
+    await udp.send(Buffer.alloc(65_508), '127.0.0.1', rx.port).catch((e: Error) => {
+      err = e;
+    });
     expect(err?.message).to.match(/too large for UDP/);
   });
 });

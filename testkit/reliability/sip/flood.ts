@@ -52,7 +52,14 @@ parentPort.on('message', (m) => {
 });
 `;
 
-export interface StreamStats { n: number; base: number; max: number; last: number; maxGap: number; maxGapAt: number }
+export interface StreamStats {
+  n: number;
+  base: number;
+  max: number;
+  last: number;
+  maxGap: number;
+  maxGapAt: number;
+}
 
 export class RtpCounter {
   port = 0;
@@ -129,7 +136,14 @@ s.bind(0, o.host, async () => {
 });
 `;
 
-export interface FloodResult { started: number; sent: number; ms: number; replies: number; lastAnsweredSentAt: number; probeAnswered: boolean }
+export interface FloodResult {
+  started: number;
+  sent: number;
+  ms: number;
+  replies: number;
+  lastAnsweredSentAt: number;
+  probeAnswered: boolean;
+}
 
 /** Floods `rate` INVITE/s from `host` for `seconds`; resolves after a grace time for late answers. */
 export function floodInvites(o: { host: string; port: number; number: string; rate: number; seconds: number; graceMs: number }): { started: Promise<number>; done: Promise<FloodResult> } {
@@ -139,7 +153,13 @@ export function floodInvites(o: { host: string; port: number; number: string; ra
   const done = new Promise<FloodResult>((resolve, reject) => {
     let t0 = 0;
     w.on('message', (m: { started?: number } & Partial<FloodResult>) => {
-      if (m.started) { t0 = m.started; started(t0); } else { void w.terminate(); resolve({ ...(m as FloodResult), started: t0 }); }
+      if (m.started) {
+        t0 = m.started;
+        started(t0);
+      } else {
+        void w.terminate();
+        resolve({ ...(m as FloodResult), started: t0 });
+      }
     });
     w.once('error', reject);
   });
@@ -148,15 +168,25 @@ export function floodInvites(o: { host: string; port: number; number: string; ra
 
 // ---- a raw SIP client bound to its own loopback address ----
 
-export interface Reply { status: number; reason: string; names: string[]; headers: [string, string][]; raw: string }
+export interface Reply {
+  status: number;
+  reason: string;
+  names: string[];
+  headers: [string, string][];
+  raw: string;
+}
 
 function parseReply(raw: string): Reply | null {
   const m = /^SIP\/2\.0 (\d{3}) ?([^\r\n]*)/.exec(raw);
   if (!m) return null;
-  const headers = raw.split('\r\n\r\n')[0]!.split('\r\n').slice(1).map((l) => {
-    const i = l.indexOf(':');
-    return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string];
-  });
+  const headers = raw
+    .split('\r\n\r\n')[0]!
+    .split('\r\n')
+    .slice(1)
+    .map((l) => {
+      const i = l.indexOf(':');
+      return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string];
+    });
   return { status: Number(m[1]), reason: m[2]!, names: headers.map(([n]) => n), headers, raw };
 }
 
@@ -167,7 +197,10 @@ export class Peer {
   private readonly sock = dgram.createSocket('udp4');
   private readonly waiting = new Map<string, (r: Reply) => void>();
 
-  constructor(readonly host: string, private readonly target: number) {}
+  constructor(
+    readonly host: string,
+    private readonly target: number,
+  ) {}
 
   async open(): Promise<this> {
     await new Promise<void>((r) => this.sock.bind(0, this.host, () => r()));
@@ -177,7 +210,10 @@ export class Peer {
       if (!r || r.status < 200) return;
       const key = `${header(r, 'call-id')}|${header(r, 'cseq')}`;
       const w = this.waiting.get(key);
-      if (w) { this.waiting.delete(key); w(r); }
+      if (w) {
+        this.waiting.delete(key);
+        w(r);
+      }
     });
     return this;
   }
@@ -192,15 +228,27 @@ export class Peer {
     const cseq = /\r\nCSeq: ([^\r\n]+)/.exec(text)![1];
     const key = `${callId}|${cseq}`;
     const reply = new Promise<Reply | null>((resolve) => {
-      const t = setTimeout(() => { this.waiting.delete(key); resolve(null); }, timeoutMs);
-      this.waiting.set(key, (r) => { clearTimeout(t); resolve(r); });
+      const t = setTimeout(() => {
+        this.waiting.delete(key);
+        resolve(null);
+      }, timeoutMs);
+      this.waiting.set(key, (r) => {
+        clearTimeout(t);
+        resolve(r);
+      });
     });
     const resend = setInterval(() => void this.send(text), 500);
     await this.send(text);
-    try { return await reply; } finally { clearInterval(resend); }
+    try {
+      return await reply;
+    } finally {
+      clearInterval(resend);
+    }
   }
 
-  close(): void { this.sock.close(); }
+  close(): void {
+    this.sock.close();
+  }
 }
 
 /** Peers a test opens on loopback addresses of its choice, closed together. */
@@ -214,7 +262,9 @@ export class Peers {
     return p;
   }
 
-  close(): void { for (const p of this.all.splice(0)) p.close(); }
+  close(): void {
+    for (const p of this.all.splice(0)) p.close();
+  }
 }
 
 const token = (): string => randomBytes(6).toString('hex');
@@ -222,15 +272,21 @@ const token = (): string => randomBytes(6).toString('hex');
 export function options(p: Peer, sipPort: number): string {
   const t = token();
   return [
-    `OPTIONS sip:ping@127.0.0.1:${sipPort} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=z9hG4bK${t};rport`, 'Max-Forwards: 70',
-    `From: <sip:probe@${p.host}>;tag=${t}`, `To: <sip:ping@127.0.0.1>`, `Call-ID: probe-${t}`, 'CSeq: 1 OPTIONS', 'Content-Length: 0', '', '',
+    `OPTIONS sip:ping@127.0.0.1:${sipPort} SIP/2.0`,
+    `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=z9hG4bK${t};rport`,
+    'Max-Forwards: 70',
+    `From: <sip:probe@${p.host}>;tag=${t}`,
+    `To: <sip:ping@127.0.0.1>`,
+    `Call-ID: probe-${t}`,
+    'CSeq: 1 OPTIONS',
+    'Content-Length: 0',
+    '',
+    '',
   ].join('\r\n');
 }
 
 /** One registration attempt as a phone makes it: REGISTER, the 401 challenge, REGISTER with credentials. */
-export function registerAttempt(
-  p: Peer, sipPort: number, user: string, domain: string, password: string,
-): Promise<{ challenge: Reply | null; final: Reply | null }> {
+export function registerAttempt(p: Peer, sipPort: number, user: string, domain: string, password: string): Promise<{ challenge: Reply | null; final: Reply | null }> {
   return digestAttempt(p, { method: 'REGISTER', user, domain, password });
 }
 
@@ -241,19 +297,30 @@ export function registerAttempt(
  * as they are, as an attacker replays a captured header.
  */
 export async function digestAttempt(
-  p: Peer, o: { method: 'REGISTER' | 'INVITE'; user: string; domain: string; password: string; target?: string; replay?: string },
+  p: Peer,
+  o: { method: 'REGISTER' | 'INVITE'; user: string; domain: string; password: string; target?: string; replay?: string },
 ): Promise<{ challenge: Reply | null; final: Reply | null; auth?: string }> {
   const invite = o.method === 'INVITE';
   const callId = `${invite ? 'inv' : 'reg'}-${token()}`;
   const tag = token();
   const ruri = invite ? `sip:${o.target ?? 'nobody'}@${o.domain}` : `sip:${o.domain}`;
   const to = invite ? ruri : `sip:${o.user}@${o.domain}`;
-  const msg = (cseq: number, branch: string, auth?: string, method: string = o.method, toValue = `<${to}>`): string => [
-    `${method} ${ruri} SIP/2.0`, `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=${branch};rport`, 'Max-Forwards: 70',
-    `From: <sip:${o.user}@${o.domain}>;tag=${tag}`, `To: ${toValue}`, `Call-ID: ${callId}`, `CSeq: ${cseq} ${method}`,
-    `Contact: <sip:${o.user}@${p.host}:${p.port}>`, ...(invite ? [] : ['Expires: 60']),
-    ...(auth ? [`${invite ? 'Proxy-Authorization' : 'Authorization'}: ${auth}`] : []), 'Content-Length: 0', '', '',
-  ].join('\r\n');
+  const msg = (cseq: number, branch: string, auth?: string, method: string = o.method, toValue = `<${to}>`): string =>
+    [
+      `${method} ${ruri} SIP/2.0`,
+      `Via: SIP/2.0/UDP ${p.host}:${p.port};branch=${branch};rport`,
+      'Max-Forwards: 70',
+      `From: <sip:${o.user}@${o.domain}>;tag=${tag}`,
+      `To: ${toValue}`,
+      `Call-ID: ${callId}`,
+      `CSeq: ${cseq} ${method}`,
+      `Contact: <sip:${o.user}@${p.host}:${p.port}>`,
+      ...(invite ? [] : ['Expires: 60']),
+      ...(auth ? [`${invite ? 'Proxy-Authorization' : 'Authorization'}: ${auth}`] : []),
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n');
   const send = async (cseq: number, auth?: string): Promise<Reply | null> => {
     const branch = `z9hG4bK${token()}`;
     const r = await p.request(msg(cseq, branch, auth));
@@ -263,7 +330,10 @@ export async function digestAttempt(
   if (o.replay) return { challenge: null, final: await send(1, o.replay) };
   const first = await send(1);
   if (!first || first.status !== (invite ? 407 : 401)) return { challenge: null, final: first };
-  const ch = first.headers.filter(([n]) => n === (invite ? 'proxy-authenticate' : 'www-authenticate')).map(([, v]) => parseDigest(v)!).find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
+  const ch = first.headers
+    .filter(([n]) => n === (invite ? 'proxy-authenticate' : 'www-authenticate'))
+    .map(([, v]) => parseDigest(v)!)
+    .find((d) => d && /^(MD5|SHA-256)$/i.test(d.algorithm ?? 'MD5'))!;
   const algorithm = (ch.algorithm ?? 'MD5').toUpperCase() as DigestAlgorithm;
   const c = { username: o.user, realm: ch.realm!, nonce: ch.nonce!, uri: ruri, algorithm, qop: 'auth', nc: '00000001', cnonce: token() };
   const response = digestResponse(c, o.method, o.password);
@@ -303,7 +373,8 @@ export interface FloodReport {
     probeFromFlooderAnswered: boolean;
     /** an OPTIONS from another port of the flooder's address (another phone behind its NAT) */
     probeFromFlooderAddressOtherPortAnswered: boolean;
-    probeFromOtherAnswered: boolean };
+    probeFromOtherAnswered: boolean;
+  };
   bruteForce: {
     statuses: { status: number; retryAfter?: string }[];
     rightPasswordWhileLocked: { status?: number; retryAfter?: string };
@@ -319,9 +390,7 @@ export interface FloodReport {
 /** status, reason and header names of a reply, nonces and tags blanked: what may differ between two users. */
 export function shape(r: Reply | null): string {
   if (!r) return 'none';
-  const values = r.headers
-    .filter(([n]) => ['www-authenticate', 'retry-after', 'content-length', 'server', 'warning'].includes(n))
-    .map(([n, v]) => `${n}=${v.replace(/nonce="[^"]*"/, 'nonce="…"')}`);
+  const values = r.headers.filter(([n]) => ['www-authenticate', 'retry-after', 'content-length', 'server', 'warning'].includes(n)).map(([n, v]) => `${n}=${v.replace(/nonce="[^"]*"/, 'nonce="…"')}`);
   return `${r.status} ${r.reason} | ${r.names.join(',')} | ${values.join(' ; ')}`;
 }
 
@@ -360,10 +429,25 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
     // the phase budget decides how long the calls are held
     const holdMs = 4000 + o.floodSeconds * 1000 + 2000 + o.attempts * 120 + o.lockoutSec * 1000 + 5000;
     const rate = Math.min(o.calls, 25);
-    const load = sipp(uacScenario(number, p.sipPort, counter.port, holdMs), [
-      `127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', String(o.calls), '-l', String(o.calls), '-r', String(rate),
-      '-mp', String(await sippMediaPort()), '-timeout', `${Math.ceil(holdMs / 1000) + 40}s`,
-    ], { killAfterMs: holdMs + 60_000 });
+    const load = sipp(
+      uacScenario(number, p.sipPort, counter.port, holdMs),
+      [
+        `127.0.0.1:${p.sipPort}`,
+        '-i',
+        '127.0.0.1',
+        '-m',
+        String(o.calls),
+        '-l',
+        String(o.calls),
+        '-r',
+        String(rate),
+        '-mp',
+        String(await sippMediaPort()),
+        '-timeout',
+        `${Math.ceil(holdMs / 1000) + 40}s`,
+      ],
+      { killAfterMs: holdMs + 60_000 },
+    );
     await until(async () => (await counter.stats()).streams.length >= o.calls, 20_000 + o.calls * 200, `${o.calls} RTP streams`);
     const callsUp = p.app.calls.size;
     log(`${callsUp} calls up after ${Date.now() - t0} ms`);
@@ -373,7 +457,9 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
     const bansBefore = await bansSoFar();
     let bannedAt: number | null = null;
     const poll = setInterval(() => {
-      void bansSoFar().then((n) => { if (n > bansBefore && bannedAt === null) bannedAt = Date.now(); });
+      void bansSoFar().then((n) => {
+        if (n > bansBefore && bannedAt === null) bannedAt = Date.now();
+      });
     }, 25);
     const flood = floodInvites({ host: '127.0.0.2', port: p.sipPort, number: '+899199999999', rate: o.floodRate, seconds: o.floodSeconds, graceMs: 1000 });
     const floodStart = await flood.started;

@@ -20,7 +20,13 @@ export interface FuzzOptions {
   onBatch?: (b: BatchReport) => void;
 }
 
-export interface BatchReport { sent: number; livenessMs: number; heapMB: number; rssMB: number; transactions: number }
+export interface BatchReport {
+  sent: number;
+  livenessMs: number;
+  heapMB: number;
+  rssMB: number;
+  transactions: number;
+}
 
 export interface FuzzReport {
   sent: number;
@@ -54,7 +60,12 @@ function gcHeap(): number {
 export async function startFuzzTarget(): Promise<{ stack: SipStack; errors: string[]; seen: { n: number } }> {
   const port = await freePort();
   const errors: string[] = [];
-  const sink = new Writable({ write(chunk, _e, cb) { errors.push(String(chunk).slice(0, 500)); cb(); } });
+  const sink = new Writable({
+    write(chunk, _e, cb) {
+      errors.push(String(chunk).slice(0, 500));
+      cb();
+    },
+  });
   const config = makeSipConfig({
     listen: { host: '127.0.0.1', port, transports: ['udp', 'tcp'] },
     timers: { t1: 50, t2: 400, t4: 500 },
@@ -77,12 +88,20 @@ export async function startFuzzTarget(): Promise<{ stack: SipStack; errors: stri
 
 function options(stackPort: number, peerPort: number): Buffer {
   const n = randomToken();
-  return Buffer.from([
-    `OPTIONS sip:ping@127.0.0.1:${stackPort} SIP/2.0`,
-    `Via: SIP/2.0/UDP 127.0.0.1:${peerPort};branch=z9hG4bK-live-${n};rport`,
-    'Max-Forwards: 70', `From: <sip:probe@127.0.0.1>;tag=${n}`, `To: <sip:ping@127.0.0.1:${stackPort}>`,
-    `Call-ID: live-${n}`, 'CSeq: 1 OPTIONS', 'Content-Length: 0', '', '',
-  ].join('\r\n'));
+  return Buffer.from(
+    [
+      `OPTIONS sip:ping@127.0.0.1:${stackPort} SIP/2.0`,
+      `Via: SIP/2.0/UDP 127.0.0.1:${peerPort};branch=z9hG4bK-live-${n};rport`,
+      'Max-Forwards: 70',
+      `From: <sip:probe@127.0.0.1>;tag=${n}`,
+      `To: <sip:ping@127.0.0.1:${stackPort}>`,
+      `Call-ID: live-${n}`,
+      'CSeq: 1 OPTIONS',
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n'),
+  );
 }
 
 /** A valid OPTIONS from a fresh socket: ms until its 200, or -1 after 3 s. */
@@ -93,16 +112,27 @@ export async function liveness(stackPort: number): Promise<number> {
   try {
     return await new Promise<number>((resolve) => {
       const timer = setTimeout(() => resolve(-1), 3000);
-      s.on('message', (d) => { if (d.toString().startsWith('SIP/2.0 200')) { clearTimeout(timer); resolve(Date.now() - t0); } });
+      s.on('message', (d) => {
+        if (d.toString().startsWith('SIP/2.0 200')) {
+          clearTimeout(timer);
+          resolve(Date.now() - t0);
+        }
+      });
       s.send(options(stackPort, s.address().port), stackPort, '127.0.0.1');
     });
-  } finally { s.close(); }
+  } finally {
+    s.close();
+  }
 }
 
 function sendTcp(port: number, data: Buffer): Promise<void> {
   return new Promise((resolve) => {
     const c = net.connect(port, '127.0.0.1');
-    const done = (): void => { clearTimeout(t); c.destroy(); resolve(); };
+    const done = (): void => {
+      clearTimeout(t);
+      c.destroy();
+      resolve();
+    };
     const t = setTimeout(done, 300);
     c.on('error', done);
     c.on('connect', () => c.end(data));
@@ -112,7 +142,7 @@ function sendTcp(port: number, data: Buffer): Promise<void> {
 
 export async function runSipFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const batch = opts.batch ?? 500;
-  const seed = opts.seed ?? (Date.now() & 0x7fffffff);
+  const seed = opts.seed ?? Date.now() & 0x7fffffff;
   const tcpShare = opts.tcpShare ?? 0.1;
   const t0 = Date.now();
   const { stack, errors, seen } = await startFuzzTarget();
@@ -120,11 +150,18 @@ export async function runSipFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const peer = dgram.createSocket('udp4');
   await new Promise<void>((r) => peer.bind(0, '127.0.0.1', () => r()));
   const responses: Record<string, number> = {};
-  peer.on('message', (d) => { const m = /^SIP\/2.0 (\d)/.exec(d.toString('latin1', 0, 12)); const k = m ? `${m[1]}xx` : 'other'; responses[k] = (responses[k] ?? 0) + 1; });
+  peer.on('message', (d) => {
+    const m = /^SIP\/2.0 (\d)/.exec(d.toString('latin1', 0, 12));
+    const k = m ? `${m[1]}xx` : 'other';
+    responses[k] = (responses[k] ?? 0) + 1;
+  });
   const byMutation: Record<string, number> = {};
   const heapStart = gcHeap();
   const rssStart = process.memoryUsage().rss;
-  let sent = 0, batches = 0, livenessFailures = 0, maxLivenessMs = 0;
+  let sent = 0,
+    batches = 0,
+    livenessFailures = 0,
+    maxLivenessMs = 0;
   try {
     for (let i = 0; sent < opts.count; i++) {
       const n = Math.min(batch, opts.count - sent);
@@ -148,11 +185,23 @@ export async function runSipFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     }
     // every transaction must end by its timers (64*T1 = 3.2 s with these timers, Timer L/H included)
     const end = Date.now() + 8000;
-    while ((stack.transactionCounts.server + stack.transactionCounts.client) > 0 && Date.now() < end) await sleep(100);
+    while (stack.transactionCounts.server + stack.transactionCounts.client > 0 && Date.now() < end) await sleep(100);
     return {
-      sent, batches, seed, byMutation, responses, internalErrors: errors, livenessFailures, maxLivenessMs,
-      transactionsAtEnd: stack.transactionCounts, heapStartMB: mb(heapStart), heapEndMB: mb(gcHeap()),
-      rssStartMB: mb(rssStart), rssEndMB: mb(process.memoryUsage().rss), requestsSeenByTu: seen.n, ms: Date.now() - t0,
+      sent,
+      batches,
+      seed,
+      byMutation,
+      responses,
+      internalErrors: errors,
+      livenessFailures,
+      maxLivenessMs,
+      transactionsAtEnd: stack.transactionCounts,
+      heapStartMB: mb(heapStart),
+      heapEndMB: mb(gcHeap()),
+      rssStartMB: mb(rssStart),
+      rssEndMB: mb(process.memoryUsage().rss),
+      requestsSeenByTu: seen.n,
+      ms: Date.now() - t0,
     };
   } finally {
     peer.close();

@@ -13,12 +13,14 @@ import { useConsole } from '../context';
 import { ErrorLine, useAction } from './common';
 
 export type PhonePhase = 'idle' | 'dialing' | 'incoming' | 'ringing' | 'connected' | 'held' | 'ended';
-interface PhoneCall { phase: PhonePhase; direction: 'in' | 'out' | null; peer: string; muted: boolean; reason: string }
-type PhoneMessage =
-  | { type: 'ready' }
-  | { type: 'registration'; state: string; cause?: string }
-  | { type: 'call'; call: PhoneCall }
-  | { type: 'error'; message: string };
+interface PhoneCall {
+  phase: PhonePhase;
+  direction: 'in' | 'out' | null;
+  peer: string;
+  muted: boolean;
+  reason: string;
+}
+type PhoneMessage = { type: 'ready' } | { type: 'registration'; state: string; cause?: string } | { type: 'call'; call: PhoneCall } | { type: 'error'; message: string };
 
 const PASSED_OPTIONS = ['ice', 'audio_processing'];
 
@@ -50,8 +52,7 @@ export function AgentPhone(props: { onPhase?: (p: PhonePhase) => void }) {
   const [status, setStatus] = useState(me.status || 'offline');
   const act = useAction();
 
-  const send = (command: string, extra: Record<string, unknown> = {}) =>
-    frame.current?.contentWindow?.postMessage({ channel: 'openvoice-phone', command, ...extra }, location.origin);
+  const send = (command: string, extra: Record<string, unknown> = {}) => frame.current?.contentWindow?.postMessage({ channel: 'openvoice-phone', command, ...extra }, location.origin);
 
   useEffect(() => {
     const on = (ev: MessageEvent) => {
@@ -82,26 +83,43 @@ export function AgentPhone(props: { onPhase?: (p: PhonePhase) => void }) {
     };
   }, []);
 
-  const setAvailability = (s: 'available' | 'away') =>
-    act.run(async () => setStatus((await api.put<Agent>('/service_agents/me/status', { status: s })).status || s));
+  const setAvailability = (s: 'available' | 'away') => act.run(async () => setStatus((await api.put<Agent>('/service_agents/me/status', { status: s })).status || s));
 
   const phase = call?.phase ?? 'idle';
   return (
     <div class="agent-phone" data-registration={reg} data-phase={phase}>
       <div class="phone-bar">
-        <span class={`badge reg-${reg}`} data-field="registration" title={cause}>{regLabel(reg)}</span>
-        <span class={`badge ag-${status}`} data-field="agent-status">{status}</span>
-        <button onClick={() => setAvailability('available')} disabled={act.busy || status === 'available'} data-action="available">Available</button>
-        <button onClick={() => setAvailability('away')} disabled={act.busy || status === 'away'} data-action="away">Away</button>
+        <span class={`badge reg-${reg}`} data-field="registration" title={cause}>
+          {regLabel(reg)}
+        </span>
+        <span class={`badge ag-${status}`} data-field="agent-status">
+          {status}
+        </span>
+        <button onClick={() => setAvailability('available')} disabled={act.busy || status === 'available'} data-action="available">
+          Available
+        </button>
+        <button onClick={() => setAvailability('away')} disabled={act.busy || status === 'away'} data-action="away">
+          Away
+        </button>
       </div>
-      <p class="phone-call" data-field="phone-call" aria-live="polite">{callLabel(call)}</p>
+      <p class="phone-call" data-field="phone-call" aria-live="polite">
+        {callLabel(call)}
+      </p>
       <div class="buttons">
-        {phase === 'incoming' && <button class="primary" onClick={() => send('answer')} data-action="answer">Answer</button>}
+        {phase === 'incoming' && (
+          <button class="primary" onClick={() => send('answer')} data-action="answer">
+            Answer
+          </button>
+        )}
         {(phase === 'connected' || phase === 'held') && (
-          <button onClick={() => send('mute', { muted: !call?.muted })} data-action="phone-mute">{call?.muted ? 'Unmute' : 'Mute'}</button>
+          <button onClick={() => send('mute', { muted: !call?.muted })} data-action="phone-mute">
+            {call?.muted ? 'Unmute' : 'Mute'}
+          </button>
         )}
         {phaseLive(phase) && (
-          <button class="danger" onClick={() => send('hangup')} data-action="phone-hangup">{phase === 'incoming' ? 'Decline' : 'Hang up'}</button>
+          <button class="danger" onClick={() => send('hangup')} data-action="phone-hangup">
+            {phase === 'incoming' ? 'Decline' : 'Hang up'}
+          </button>
         )}
       </div>
       <ErrorLine error={error || act.error} />

@@ -44,13 +44,19 @@ export function Table<T>(props: { rows: T[]; columns: Column<T>[]; rowKey: (r: T
   return (
     <table class="grid" aria-label={props.label}>
       <thead>
-        <tr>{props.columns.map((c) => <th scope="col">{c.title}</th>)}</tr>
+        <tr>
+          {props.columns.map((c) => (
+            <th scope="col">{c.title}</th>
+          ))}
+        </tr>
       </thead>
       <tbody>
         {props.rows.map((r) => (
           <tr key={props.rowKey(r)} data-id={props.rowKey(r)} class={props.rowClass?.(r)}>
             {props.columns.map((c) => (
-              <td class={c.cls} data-title={c.title}>{c.cell(r)}</td>
+              <td class={c.cls} data-title={c.title}>
+                {c.cell(r)}
+              </td>
             ))}
           </tr>
         ))}
@@ -60,7 +66,11 @@ export function Table<T>(props: { rows: T[]; columns: Column<T>[]; rowKey: (r: T
 }
 
 export function ErrorLine({ error }: { error: string }) {
-  return error ? <p class="error" role="alert">{error}</p> : null;
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
 }
 
 export function Section(props: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {

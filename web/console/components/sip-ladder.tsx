@@ -33,7 +33,9 @@ export function SipLadder({ analysis }: { analysis: SipAnalysis }) {
     <div class="ladder" aria-label="SIP ladder">
       <div class="ladder-row head" style={{ gridTemplateColumns: cols }}>
         <span>Time</span>
-        {parties.map((p) => <span class="party">{p}</span>)}
+        {parties.map((p) => (
+          <span class="party">{p}</span>
+        ))}
       </div>
       {msgs.map((m) => {
         const a = parties.indexOf(host(m.src_ip, m.src_port));

@@ -39,11 +39,16 @@ export function AccessKeysPage() {
             Valid for (days)
             <input name="days" type="number" min="1" value={days} onInput={(e) => setDays(e.currentTarget.value)} />
           </label>
-          <button type="submit" class="primary" disabled={act.busy}>Create</button>
+          <button type="submit" class="primary" disabled={act.busy}>
+            Create
+          </button>
         </form>
         {created?.token && (
           <p class="notice" role="status">
-            Copy the key now, it is not shown again: <code class="secret" data-field="accesskey">{created.token}</code>
+            Copy the key now, it is not shown again:{' '}
+            <code class="secret" data-field="accesskey">
+              {created.token}
+            </code>
           </p>
         )}
         <ErrorLine error={act.error} />
@@ -59,7 +64,14 @@ export function AccessKeysPage() {
             { title: 'Name', cell: (k) => k.name },
             { title: 'Created', cell: (k) => shortTime(k.tm_create) },
             { title: 'Expires', cell: (k) => shortTime(k.tm_expire) },
-            { title: '', cell: (k) => <button class="danger" onClick={() => revoke(k)}>Revoke</button> },
+            {
+              title: '',
+              cell: (k) => (
+                <button class="danger" onClick={() => revoke(k)}>
+                  Revoke
+                </button>
+              ),
+            },
           ]}
         />
       </Section>

@@ -12,8 +12,15 @@ import { addr, duration, useNow } from './calls';
 
 const EMPTY = '00000000-0000-0000-0000-000000000000';
 
-interface Transcribe { id: string }
-interface Transcript { id: string; direction: string; message: string; offset_ms: number }
+interface Transcribe {
+  id: string;
+}
+interface Transcript {
+  id: string;
+  direction: string;
+  message: string;
+  offset_ms: number;
+}
 
 export function CallPage({ id }: { id: string }) {
   const { events, topic } = useConsole();
@@ -37,7 +44,13 @@ export function CallPage({ id }: { id: string }) {
   }, [events, id]);
 
   const c = call.data;
-  if (!c) return <Section title="Call"><ErrorLine error={call.error} />{call.loading && <p>Loading…</p>}</Section>;
+  if (!c)
+    return (
+      <Section title="Call">
+        <ErrorLine error={call.error} />
+        {call.loading && <p>Loading…</p>}
+      </Section>
+    );
   const live = c.status !== 'hangup';
   const answered = c.status === 'progressing';
   const recording = c.recording_id && c.recording_id !== EMPTY;
@@ -45,42 +58,61 @@ export function CallPage({ id }: { id: string }) {
   // Mute and recording changes come back as call_updated (media-app applies them a moment later).
   // hangup's later effect (hangup after terminating) comes as an event; read again too, in case it is missed
   const hangup = () =>
-    act.run(() => api.post<Call>(`/calls/${id}/hangup`).then((r) => {
-      call.set({ ...c, ...r });
-      for (const ms of [1000, 4000]) window.setTimeout(() => call.reload(), ms);
-    }));
+    act.run(() =>
+      api.post<Call>(`/calls/${id}/hangup`).then((r) => {
+        call.set({ ...c, ...r });
+        for (const ms of [1000, 4000]) window.setTimeout(() => call.reload(), ms);
+      }),
+    );
 
   return (
     <>
-      <Section
-        title={`Call ${addr(c.source)} → ${addr(c.destination)}`}
-        actions={<a href={href('calls')}>All calls</a>}
-      >
+      <Section title={`Call ${addr(c.source)} → ${addr(c.destination)}`} actions={<a href={href('calls')}>All calls</a>}>
         <dl class="facts">
-          <dt>Status</dt><dd><span class={`badge st-${c.status}`} data-field="status">{c.status}</span></dd>
-          <dt>Direction</dt><dd>{c.direction}</dd>
-          <dt>Duration</dt><dd>{duration(c, now)}</dd>
-          <dt>Started</dt><dd>{shortTime(c.tm_create)}</dd>
-          {!live && <><dt>Hung up by</dt><dd>{c.hangup_by} ({c.hangup_reason})</dd></>}
-          <dt>Flow</dt><dd>{c.flow_id && c.flow_id !== EMPTY ? <a href={href('flows', c.flow_id)}>{c.flow_id.slice(0, 8)}</a> : '—'}</dd>
-          <dt>Node</dt><dd data-field="node">{c.node_id || '—'}</dd>
-          <dt>Id</dt><dd><code>{c.id}</code></dd>
+          <dt>Status</dt>
+          <dd>
+            <span class={`badge st-${c.status}`} data-field="status">
+              {c.status}
+            </span>
+          </dd>
+          <dt>Direction</dt>
+          <dd>{c.direction}</dd>
+          <dt>Duration</dt>
+          <dd>{duration(c, now)}</dd>
+          <dt>Started</dt>
+          <dd>{shortTime(c.tm_create)}</dd>
+          {!live && (
+            <>
+              <dt>Hung up by</dt>
+              <dd>
+                {c.hangup_by} ({c.hangup_reason})
+              </dd>
+            </>
+          )}
+          <dt>Flow</dt>
+          <dd>{c.flow_id && c.flow_id !== EMPTY ? <a href={href('flows', c.flow_id)}>{c.flow_id.slice(0, 8)}</a> : '—'}</dd>
+          <dt>Node</dt>
+          <dd data-field="node">{c.node_id || '—'}</dd>
+          <dt>Id</dt>
+          <dd>
+            <code>{c.id}</code>
+          </dd>
         </dl>
         <div class="buttons">
-          <button class="danger" disabled={!live || act.busy} onClick={hangup}>Hang up</button>
-          <button
-            disabled={!answered || act.busy}
-            onClick={() => act.run(() => (recording ? api.post<Call>(`/calls/${id}/recording_stop`) : api.post<Call>(`/calls/${id}/recording_start`, {})))}
-          >
+          <button class="danger" disabled={!live || act.busy} onClick={hangup}>
+            Hang up
+          </button>
+          <button disabled={!answered || act.busy} onClick={() => act.run(() => (recording ? api.post<Call>(`/calls/${id}/recording_stop`) : api.post<Call>(`/calls/${id}/recording_start`, {})))}>
             {recording ? 'Stop recording' : 'Record'}
           </button>
-          <button
-            disabled={!answered || act.busy}
-            onClick={() => act.run(() => (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' })))}
-          >
+          <button disabled={!answered || act.busy} onClick={() => act.run(() => (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' })))}>
             {muted ? 'Unmute' : 'Mute'}
           </button>
-          {muted && <span class="badge st-muted" data-field="mute">muted ({c.mute_direction})</span>}
+          {muted && (
+            <span class="badge st-muted" data-field="mute">
+              muted ({c.mute_direction})
+            </span>
+          )}
         </div>
         <ErrorLine error={act.error} />
       </Section>
@@ -88,7 +120,9 @@ export function CallPage({ id }: { id: string }) {
         <ErrorLine error={timeline.error} />
         <ol class="timeline" aria-label="Call timeline">
           {(timeline.data ?? []).map((e) => (
-            <li><time>{shortTime(e.timestamp)}</time> <strong>{e.event_type}</strong> {describe(e)}</li>
+            <li>
+              <time>{shortTime(e.timestamp)}</time> <strong>{e.event_type}</strong> {describe(e)}
+            </li>
           ))}
         </ol>
       </Section>
@@ -109,10 +143,11 @@ function describe(e: TimelineEvent): string {
 
 function Ladder({ id, ended }: { id: string; ended: boolean }) {
   const ladder = useLoad(
-    () => api.get<SipAnalysis>(`/timelines/calls/${id}/sip-analysis`).catch((e: unknown) => {
-      if (e instanceof ApiError && e.reason === 'ROUTE_NOT_FOUND') return null;
-      throw e;
-    }),
+    () =>
+      api.get<SipAnalysis>(`/timelines/calls/${id}/sip-analysis`).catch((e: unknown) => {
+        if (e instanceof ApiError && e.reason === 'ROUTE_NOT_FOUND') return null;
+        throw e;
+      }),
     [id, ended],
   );
   return (
@@ -159,7 +194,9 @@ function Transcripts({ callId }: { callId: string }) {
       ) : (
         <ul class="transcript">
           {(list.data ?? []).map((t) => (
-            <li class={`dir-${t.direction}`}><span class="who">{t.direction === 'in' ? 'Caller' : 'Platform'}</span> {t.message}</li>
+            <li class={`dir-${t.direction}`}>
+              <span class="who">{t.direction === 'in' ? 'Caller' : 'Platform'}</span> {t.message}
+            </li>
           ))}
         </ul>
       )}

@@ -5,7 +5,7 @@ import { useConsole } from '../context';
 import { href } from '../router';
 import { ErrorLine, Section, Table, seconds, shortTime, useLoad } from '../components/common';
 
-export const addr = (a: Address | undefined) => (a ? a.target_name ? `${a.target} (${a.target_name})` : a.target : '');
+export const addr = (a: Address | undefined) => (a ? (a.target_name ? `${a.target} (${a.target_name})` : a.target) : '');
 
 /** How long a call talked (ended) or has been talking (live); '' before it is answered. */
 export function duration(c: Call, now: number): string {
@@ -63,12 +63,26 @@ export function CallsPage() {
         rowClass={(c) => `status-${c.status}`}
         empty={list.loading ? 'Loading…' : 'No calls yet.'}
         columns={[
-          { title: 'Status', cell: (c) => <span class={`badge st-${c.status}`} data-field="status">{c.status}</span> },
+          {
+            title: 'Status',
+            cell: (c) => (
+              <span class={`badge st-${c.status}`} data-field="status">
+                {c.status}
+              </span>
+            ),
+          },
           { title: 'Direction', cell: (c) => c.direction },
           { title: 'Source', cell: (c) => addr(c.source) },
           { title: 'Destination', cell: (c) => <a href={href('calls', c.id)}>{addr(c.destination) || c.id.slice(0, 8)}</a> },
           { title: 'Duration', cls: 'num', cell: (c) => <span data-field="duration">{duration(c, now)}</span> },
-          { title: 'Node', cell: (c) => <span data-field="node" title="The media node holding the call">{c.node_id || '—'}</span> },
+          {
+            title: 'Node',
+            cell: (c) => (
+              <span data-field="node" title="The media node holding the call">
+                {c.node_id || '—'}
+              </span>
+            ),
+          },
           { title: 'Started', cell: (c) => shortTime(c.tm_create) },
         ]}
       />

@@ -9,10 +9,36 @@ import { api, type Agent } from '../api';
 import { useConsole } from '../context';
 import { ErrorLine, Section, Table, seconds, useLoad } from '../components/common';
 
-interface Queue { id: string; name: string; routing_method: string; wait_queuecall_ids: string[]; service_queuecall_ids: string[]; total_incoming_count: number; total_serviced_count: number; total_abandoned_count: number }
-interface Queuecall { id: string; queue_id: string; status: string; reference_id: string; duration_waiting: number; tm_create: string }
-interface Campaign { id: string; name: string; status: string; service_level: number; dial_rate: number }
-interface Campaigncall { id: string; status: string; result?: string }
+interface Queue {
+  id: string;
+  name: string;
+  routing_method: string;
+  wait_queuecall_ids: string[];
+  service_queuecall_ids: string[];
+  total_incoming_count: number;
+  total_serviced_count: number;
+  total_abandoned_count: number;
+}
+interface Queuecall {
+  id: string;
+  queue_id: string;
+  status: string;
+  reference_id: string;
+  duration_waiting: number;
+  tm_create: string;
+}
+interface Campaign {
+  id: string;
+  name: string;
+  status: string;
+  service_level: number;
+  dial_rate: number;
+}
+interface Campaigncall {
+  id: string;
+  status: string;
+  result?: string;
+}
 
 /** Reload `reload` whenever an event of one of these resources arrives (coalesced to one per 300 ms). */
 function useLiveReload(resources: string[], reload: () => void): void {

@@ -42,7 +42,9 @@ export function ExtensionsPage({ focus }: { focus?: string }) {
             Name
             <input name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </label>
-          <button type="submit" class="primary" disabled={create.busy}>Create</button>
+          <button type="submit" class="primary" disabled={create.busy}>
+            Create
+          </button>
         </form>
         <ErrorLine error={create.error} />
         {created?.password && (
@@ -82,14 +84,22 @@ function Provision({ ext }: { ext: Extension }) {
   return (
     <Section title={`Provision a phone for ${ext.extension}`}>
       <p>Scan the code with the phone (Linphone: Assistant → Fetch remote configuration → QR code). The code holds the SIP password: show it only to the phone.</p>
-      {!token && <button class="primary" data-action="show-qr" onClick={get} disabled={issue.busy}>Show the QR code</button>}
+      {!token && (
+        <button class="primary" data-action="show-qr" onClick={get} disabled={issue.busy}>
+          Show the QR code
+        </button>
+      )}
       <ErrorLine error={issue.error} />
       {token && !expired && (
         <div class="provision">
           <Qr text={token.url} label={`Provisioning QR code for extension ${ext.extension}`} />
           <div>
-            <p class="countdown" aria-live="off">Expires in <strong data-field="countdown">{seconds(left)}</strong></p>
-            <p class="hint url"><code data-field="provisioning-url">{token.url}</code></p>
+            <p class="countdown" aria-live="off">
+              Expires in <strong data-field="countdown">{seconds(left)}</strong>
+            </p>
+            <p class="hint url">
+              <code data-field="provisioning-url">{token.url}</code>
+            </p>
             <button onClick={get}>New code</button> <button onClick={() => setToken(null)}>Hide</button>
           </div>
         </div>

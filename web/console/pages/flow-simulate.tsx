@@ -28,11 +28,7 @@ export interface Simulation {
 }
 
 /** The caller presses 1 three seconds in and says something at six; the flow's variables stay as they are. */
-export const DEFAULT_SCRIPT = JSON.stringify(
-  { events: [{ at: 3000, dtmf: '1' }], speech: [{ at: 6000, duration: 1500 }], variables: {} },
-  null,
-  2,
-);
+export const DEFAULT_SCRIPT = JSON.stringify({ events: [{ at: 3000, dtmf: '1' }], speech: [{ at: 6000, duration: 1500 }], variables: {} }, null, 2);
 
 const OUTCOME: Record<string, string> = {
   done: 'the flow ran to its end',
@@ -80,9 +76,8 @@ export function SimulatePanel({ flowId, edited, dirty, actions }: { flowId: stri
   return (
     <Section title="Simulate">
       <p class="hint">
-        Runs the flow on a virtual call, on virtual time, with the platform's own flow runner. Script: <code>events</code> (at ms:{' '}
-        <code>dtmf</code>, <code>hangup</code>), <code>speech</code> (at, duration), <code>variables</code>, <code>start_time</code>,{' '}
-        <code>http</code> answers. No HTTP request is sent.
+        Runs the flow on a virtual call, on virtual time, with the platform's own flow runner. Script: <code>events</code> (at ms: <code>dtmf</code>, <code>hangup</code>), <code>speech</code> (at,
+        duration), <code>variables</code>, <code>start_time</code>, <code>http</code> answers. No HTTP request is sent.
       </p>
       <fieldset class="row-form" aria-label="Flow to simulate">
         <label class="inline">
@@ -98,7 +93,9 @@ export function SimulatePanel({ flowId, edited, dirty, actions }: { flowId: stri
         <textarea class="code sim-script" rows={8} spellcheck={false} value={script} onInput={(e) => setScript(e.currentTarget.value)} aria-describedby="sim-status" />
       </label>
       <div class="buttons">
-        <button class="primary" data-action="simulate" onClick={onRun} disabled={run.busy}>{run.busy ? 'Simulating…' : 'Simulate'}</button>
+        <button class="primary" data-action="simulate" onClick={onRun} disabled={run.busy}>
+          {run.busy ? 'Simulating…' : 'Simulate'}
+        </button>
         <button onClick={() => setScript(DEFAULT_SCRIPT)}>Default script</button>
       </div>
       <div id="sim-status" aria-live="polite">
@@ -128,7 +125,7 @@ function SimPath({ sim, of, actions }: { sim: Simulation; of: string; actions: {
     const from = sim.timeline[i]!;
     const next = sim.timeline.slice(i + 1).find((e) => e.activeflow_id === from.activeflow_id && (e.event === 'action' || e.event === 'activeflow_ended'));
     if (!next) return '';
-    return next.event === 'action' ? stepOf.get(String(next.action_id)) ?? String(next.type) : 'the end of the flow';
+    return next.event === 'action' ? (stepOf.get(String(next.action_id)) ?? String(next.type)) : 'the end of the flow';
   };
   const last = sim.activeflows[sim.activeflows.length - 1];
   return (
@@ -142,7 +139,11 @@ function SimPath({ sim, of, actions }: { sim: Simulation; of: string; actions: {
         {sim.timeline.map((e, i) => (
           <li key={i} data-t={e.t} data-event={e.event} data-what={what(e)}>
             <time>+{seconds(e.t)}</time> <Entry e={e} stepOf={stepOf} />
-            {e.event === 'action' && JUMPS.test(String(e.type)) && wentTo(i) && <p class="next" data-field="went-to">→ went to {wentTo(i)}</p>}
+            {e.event === 'action' && JUMPS.test(String(e.type)) && wentTo(i) && (
+              <p class="next" data-field="went-to">
+                → went to {wentTo(i)}
+              </p>
+            )}
           </li>
         ))}
       </ol>
@@ -165,13 +166,16 @@ function Entry({ e, stepOf }: { e: SimEntry; stepOf: Map<string, string> }) {
       const where = e.depth === 0 && typeof e.index === 'number' ? `step ${e.index + 1}` : 'fetched step';
       return (
         <span>
-          <strong>{where}: {str(e.type)}</strong> <span class="summary">{summary(String(e.type), o)}</span>
+          <strong>
+            {where}: {str(e.type)}
+          </strong>{' '}
+          <span class="summary">{summary(String(e.type), o)}</span>
           {Object.keys(o).length > 0 && (
             <dl class="options">
               {Object.entries(o).map(([k, v]) => (
                 <>
                   <dt>{k}</dt>
-                  <dd>{typeof v === 'string' ? stepOf.get(v) ?? v : targets(v, stepOf)}</dd>
+                  <dd>{typeof v === 'string' ? (stepOf.get(v) ?? v) : targets(v, stepOf)}</dd>
                 </>
               ))}
             </dl>
@@ -179,11 +183,28 @@ function Entry({ e, stepOf }: { e: SimEntry; stepOf: Map<string, string> }) {
         </span>
       );
     }
-    case 'dtmf': return <span>caller presses <kbd>{str(e.digit)}</kbd></span>;
-    case 'digits_received': return <span><strong>digits collected: “{str(e.digits)}”</strong> ({str(e.reason)})</span>;
-    case 'speech': return <span>caller speaks for {seconds(Number(e.duration_ms))}</span>;
-    case 'media': return <span class="summary">{media(e)}</span>;
-    case 'media_stopped': return <span class="summary">{str(e.command)} cut short after {seconds(Number(e.after_ms))}</span>;
+    case 'dtmf':
+      return (
+        <span>
+          caller presses <kbd>{str(e.digit)}</kbd>
+        </span>
+      );
+    case 'digits_received':
+      return (
+        <span>
+          <strong>digits collected: “{str(e.digits)}”</strong> ({str(e.reason)})
+        </span>
+      );
+    case 'speech':
+      return <span>caller speaks for {seconds(Number(e.duration_ms))}</span>;
+    case 'media':
+      return <span class="summary">{media(e)}</span>;
+    case 'media_stopped':
+      return (
+        <span class="summary">
+          {str(e.command)} cut short after {seconds(Number(e.after_ms))}
+        </span>
+      );
     case 'http_not_sent':
       return (
         <span>
@@ -191,13 +212,31 @@ function Entry({ e, stepOf }: { e: SimEntry; stepOf: Map<string, string> }) {
           {e.refused ? `: refused, ${str(e.refused)}` : e.answer ? `; the script answered ${str((e.answer as { status: number }).status)}` : '; no answer in the script'}
         </span>
       );
-    case 'activeflow_created': return <span>flow started</span>;
-    case 'activeflow_ended': return <span><strong>flow ended: {str(e.end_reason)}</strong>{e.error ? ` (${str(e.error)})` : ''}</span>;
-    case 'action_skipped': return <span>{str(e.type)} skipped: {str(e.why)}</span>;
-    case 'call_hangup': case 'remote_hangup': return <span>call hung up ({str(e.reason)})</span>;
+    case 'activeflow_created':
+      return <span>flow started</span>;
+    case 'activeflow_ended':
+      return (
+        <span>
+          <strong>flow ended: {str(e.end_reason)}</strong>
+          {e.error ? ` (${str(e.error)})` : ''}
+        </span>
+      );
+    case 'action_skipped':
+      return (
+        <span>
+          {str(e.type)} skipped: {str(e.why)}
+        </span>
+      );
+    case 'call_hangup':
+    case 'remote_hangup':
+      return <span>call hung up ({str(e.reason)})</span>;
     default: {
       const { t: _t, at: _at, activeflow_id: _id, event, ...rest } = e;
-      return <span>{event.replace(/_/g, ' ')} {Object.keys(rest).length > 0 ? <code>{JSON.stringify(rest)}</code> : null}</span>;
+      return (
+        <span>
+          {event.replace(/_/g, ' ')} {Object.keys(rest).length > 0 ? <code>{JSON.stringify(rest)}</code> : null}
+        </span>
+      );
     }
   }
 }
@@ -205,7 +244,9 @@ function Entry({ e, stepOf }: { e: SimEntry; stepOf: Map<string, string> }) {
 /** An option value, action ids inside it named by their step (branch target_ids). */
 function targets(v: unknown, stepOf: Map<string, string>): string {
   if (v && typeof v === 'object' && !Array.isArray(v)) {
-    return Object.entries(v).map(([k, x]) => `${k} → ${typeof x === 'string' ? stepOf.get(x) ?? x : JSON.stringify(x)}`).join(', ');
+    return Object.entries(v)
+      .map(([k, x]) => `${k} → ${typeof x === 'string' ? (stepOf.get(x) ?? x) : JSON.stringify(x)}`)
+      .join(', ');
   }
   return JSON.stringify(v);
 }
@@ -213,13 +254,21 @@ function targets(v: unknown, stepOf: Map<string, string>): string {
 function media(e: SimEntry): string {
   const c = str(e.command);
   switch (c) {
-    case 'talk': return `says “${str(e.text)}” (${seconds(Number(e.duration_ms))})`;
-    case 'play': return `plays ${str(e.url)} (${seconds(Number(e.duration_ms))})`;
-    case 'collect_digits': return `waits for digits: up to ${str(e.length) || '?'}, ${seconds(Number(e.duration))}${e.key ? `, ends on ${str(e.key)}` : ''}`;
-    case 'answer': return 'the call is answered';
-    case 'recording_start': return 'recording starts';
-    case 'recording_stop': return `recording stops (${str(e.cause)}, ${seconds(Number(e.duration_ms))})`;
-    case 'hangup': return `hangs up (${str(e.reason)})`;
-    default: return c.replace(/_/g, ' ');
+    case 'talk':
+      return `says “${str(e.text)}” (${seconds(Number(e.duration_ms))})`;
+    case 'play':
+      return `plays ${str(e.url)} (${seconds(Number(e.duration_ms))})`;
+    case 'collect_digits':
+      return `waits for digits: up to ${str(e.length) || '?'}, ${seconds(Number(e.duration))}${e.key ? `, ends on ${str(e.key)}` : ''}`;
+    case 'answer':
+      return 'the call is answered';
+    case 'recording_start':
+      return 'recording starts';
+    case 'recording_stop':
+      return `recording stops (${str(e.cause)}, ${seconds(Number(e.duration_ms))})`;
+    case 'hangup':
+      return `hangs up (${str(e.reason)})`;
+    default:
+      return c.replace(/_/g, ' ');
   }
 }

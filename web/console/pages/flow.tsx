@@ -40,16 +40,26 @@ export function FlowPage({ id }: { id: string }) {
     });
   };
 
-  if (!f) return <Section title="Flow"><ErrorLine error={flow.error} />{flow.loading && <p>Loading…</p>}</Section>;
+  if (!f)
+    return (
+      <Section title="Flow">
+        <ErrorLine error={flow.error} />
+        {flow.loading && <p>Loading…</p>}
+      </Section>
+    );
   return (
     <>
       <Section title={`Flow ${f.name || f.id.slice(0, 8)}`} actions={<a href={href('flows')}>All flows</a>}>
         {f.detail && <p>{f.detail}</p>}
         <ol class="actions" aria-label="Actions of the flow">
-          {f.actions.map((a, i) => <ActionView action={a} index={i} all={f.actions} />)}
+          {f.actions.map((a, i) => (
+            <ActionView action={a} index={i} all={f.actions} />
+          ))}
         </ol>
         {f.on_complete_flow_id && !/^0{8}-/.test(f.on_complete_flow_id) && (
-          <p>When it completes: <a href={href('flows', f.on_complete_flow_id)}>the next flow</a></p>
+          <p>
+            When it completes: <a href={href('flows', f.on_complete_flow_id)}>the next flow</a>
+          </p>
         )}
       </Section>
       <Section title="Edit as JSON">
@@ -58,12 +68,18 @@ export function FlowPage({ id }: { id: string }) {
           <textarea class="code" rows={18} spellcheck={false} value={text} data-flow-id={f.id} onInput={(e) => setText(e.currentTarget.value)} aria-describedby="flow-json-status" />
         </label>
         <div class="buttons">
-          <button class="primary" onClick={onSave} disabled={save.busy}>Save</button>
+          <button class="primary" onClick={onSave} disabled={save.busy}>
+            Save
+          </button>
           <button onClick={() => setText(null)}>Revert</button>
         </div>
         <div id="flow-json-status" aria-live="polite">
           <ErrorLine error={parseError || save.error} />
-          {saved && <p class="notice" data-field="saved">{saved}</p>}
+          {saved && (
+            <p class="notice" data-field="saved">
+              {saved}
+            </p>
+          )}
         </div>
       </Section>
       <SimulatePanel flowId={f.id} edited={text} dirty={text !== loaded} actions={f.actions} />

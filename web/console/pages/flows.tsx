@@ -27,7 +27,14 @@ export function FlowsPage() {
           columns={[
             { title: 'Name', cell: (f) => <a href={href('flows', f.id)}>{f.name || f.id.slice(0, 8)}</a> },
             { title: 'Actions', cls: 'num', cell: (f) => f.actions.length },
-            { title: 'First actions', cell: (f) => f.actions.slice(0, 4).map((a) => a.type).join(' → ') + (f.actions.length > 4 ? ' …' : '') },
+            {
+              title: 'First actions',
+              cell: (f) =>
+                f.actions
+                  .slice(0, 4)
+                  .map((a) => a.type)
+                  .join(' → ') + (f.actions.length > 4 ? ' …' : ''),
+            },
             { title: 'Updated', cell: (f) => shortTime(f.tm_update) },
           ]}
         />
@@ -38,7 +45,9 @@ export function FlowsPage() {
             Name
             <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </label>
-          <button type="submit" class="primary" disabled={create.busy}>Create</button>
+          <button type="submit" class="primary" disabled={create.busy}>
+            Create
+          </button>
         </form>
         <ErrorLine error={create.error} />
       </Section>

@@ -47,9 +47,15 @@ export function GateBanner(props: { gate: Gated; onRecovered: () => void; onSign
       <section class="gate card" role="alert" aria-labelledby="gate-title" data-reason={g.reason}>
         <h1 id="gate-title">{t.title}</h1>
         <p>{t.body}</p>
-        {g.deletionAt && <p>Deletion takes effect on <strong>{shortTime(g.deletionAt) || g.deletionAt} UTC</strong>.</p>}
+        {g.deletionAt && (
+          <p>
+            Deletion takes effect on <strong>{shortTime(g.deletionAt) || g.deletionAt} UTC</strong>.
+          </p>
+        )}
         {g.reason === 'ACCOUNT_FROZEN' && (
-          <button class="primary" onClick={cancelDeletion}>Cancel the deletion and reactivate</button>
+          <button class="primary" onClick={cancelDeletion}>
+            Cancel the deletion and reactivate
+          </button>
         )}
         {g.reason === 'ACCOUNT_EXPIRED' && (
           <form onSubmit={resend}>
@@ -57,13 +63,25 @@ export function GateBanner(props: { gate: Gated; onRecovered: () => void; onSign
               Email
               <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
             </label>
-            <button type="submit" class="primary">Send a new verification link</button>
+            <button type="submit" class="primary">
+              Send a new verification link
+            </button>
           </form>
         )}
-        {msg && <p class="notice" role="status">{msg}</p>}
+        {msg && (
+          <p class="notice" role="status">
+            {msg}
+          </p>
+        )}
         {error && <p class="error">{error}</p>}
-        {g.recovery && <p class="hint">Recovery endpoint: <code>{g.recovery}</code></p>}
-        <button class="link" onClick={props.onSignOut}>Sign out</button>
+        {g.recovery && (
+          <p class="hint">
+            Recovery endpoint: <code>{g.recovery}</code>
+          </p>
+        )}
+        <button class="link" onClick={props.onSignOut}>
+          Sign out
+        </button>
       </section>
     </main>
   );

@@ -11,7 +11,9 @@ export function FlowSelect(props: { flows: Flow[]; value: string; onChange: (id:
   return (
     <select aria-label={props.label} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
       <option value={EMPTY}>— no flow —</option>
-      {props.flows.map((f) => <option value={f.id}>{f.name || f.id.slice(0, 8)}</option>)}
+      {props.flows.map((f) => (
+        <option value={f.id}>{f.name || f.id.slice(0, 8)}</option>
+      ))}
     </select>
   );
 }
@@ -45,7 +47,9 @@ export function NumbersPage() {
             Call flow
             <FlowSelect label="Call flow of the new number" flows={flows.data ?? []} value={flowId} onChange={setFlowId} />
           </label>
-          <button type="submit" class="primary" disabled={buy.busy}>Buy</button>
+          <button type="submit" class="primary" disabled={buy.busy}>
+            Buy
+          </button>
         </form>
         <p class="hint">Virtual numbers (+899) are free and routed inside the platform. Normal numbers need a verified identity.</p>
         <ErrorLine error={buy.error} />

@@ -6,10 +6,34 @@ import { useState } from 'preact/hooks';
 import { api, type Customer } from '../api';
 import { ErrorLine, Section, Table, useAction, useLoad } from '../components/common';
 
-interface BillingAccount { id: string; customer_id: string; name: string; status: string; balance: number }
-interface Provider { id: string; name: string; type: string; hostname: string }
-interface Trunk { id: string; name: string; domain_name: string; auth_types: string[]; customer_id: string }
-interface SipRoute { id: string; name: string; customer_id: string; provider_id: string; priority: number; target: string }
+interface BillingAccount {
+  id: string;
+  customer_id: string;
+  name: string;
+  status: string;
+  balance: number;
+}
+interface Provider {
+  id: string;
+  name: string;
+  type: string;
+  hostname: string;
+}
+interface Trunk {
+  id: string;
+  name: string;
+  domain_name: string;
+  auth_types: string[];
+  customer_id: string;
+}
+interface SipRoute {
+  id: string;
+  name: string;
+  customer_id: string;
+  provider_id: string;
+  priority: number;
+  target: string;
+}
 
 export function OperatorPage() {
   const customers = useLoad(() => api.all<Customer>('/customers'));
@@ -50,28 +74,46 @@ export function OperatorPage() {
       </Section>
       <Section title="Providers">
         <ErrorLine error={providers.error} />
-        <Table label="Providers" rows={providers.data ?? []} rowKey={(p) => p.id} empty="No providers." columns={[
-          { title: 'Name', cell: (p) => p.name },
-          { title: 'Type', cell: (p) => p.type },
-          { title: 'Host', cell: (p) => <code>{p.hostname}</code> },
-        ]} />
+        <Table
+          label="Providers"
+          rows={providers.data ?? []}
+          rowKey={(p) => p.id}
+          empty="No providers."
+          columns={[
+            { title: 'Name', cell: (p) => p.name },
+            { title: 'Type', cell: (p) => p.type },
+            { title: 'Host', cell: (p) => <code>{p.hostname}</code> },
+          ]}
+        />
       </Section>
       <Section title="Trunks">
         <ErrorLine error={trunks.error} />
-        <Table label="Trunks" rows={trunks.data ?? []} rowKey={(t) => t.id} empty="No trunks." columns={[
-          { title: 'Name', cell: (t) => t.name },
-          { title: 'Domain', cell: (t) => <code>{t.domain_name}</code> },
-          { title: 'Auth', cell: (t) => (t.auth_types ?? []).join(', ') },
-        ]} />
+        <Table
+          label="Trunks"
+          rows={trunks.data ?? []}
+          rowKey={(t) => t.id}
+          empty="No trunks."
+          columns={[
+            { title: 'Name', cell: (t) => t.name },
+            { title: 'Domain', cell: (t) => <code>{t.domain_name}</code> },
+            { title: 'Auth', cell: (t) => (t.auth_types ?? []).join(', ') },
+          ]}
+        />
       </Section>
       <Section title="Routes">
         <ErrorLine error={routes.error} />
-        <Table label="Routes" rows={routes.data ?? []} rowKey={(r) => r.id} empty="No routes." columns={[
-          { title: 'Name', cell: (r) => r.name },
-          { title: 'Target', cell: (r) => r.target },
-          { title: 'Priority', cls: 'num', cell: (r) => r.priority },
-          { title: 'Provider', cell: (r) => (providers.data ?? []).find((p) => p.id === r.provider_id)?.name ?? r.provider_id.slice(0, 8) },
-        ]} />
+        <Table
+          label="Routes"
+          rows={routes.data ?? []}
+          rowKey={(r) => r.id}
+          empty="No routes."
+          columns={[
+            { title: 'Name', cell: (r) => r.name },
+            { title: 'Target', cell: (r) => r.target },
+            { title: 'Priority', cls: 'num', cell: (r) => r.priority },
+            { title: 'Provider', cell: (r) => (providers.data ?? []).find((p) => p.id === r.provider_id)?.name ?? r.provider_id.slice(0, 8) },
+          ]}
+        />
       </Section>
     </div>
   );
@@ -91,7 +133,9 @@ function BalanceAdd({ id, onDone }: { id: string; onDone: () => void }) {
   return (
     <form class="inline-form" onSubmit={submit}>
       <input type="number" min="0.01" step="0.01" required aria-label="Amount to add" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
-      <button type="submit" disabled={act.busy}>Add</button>
+      <button type="submit" disabled={act.busy}>
+        Add
+      </button>
       {act.error && <span class="error">{act.error}</span>}
     </form>
   );

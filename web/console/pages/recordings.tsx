@@ -19,7 +19,10 @@ export function RecordingsPage({ focus }: { focus?: string }) {
           empty={list.loading ? 'Loading…' : 'No recordings yet.'}
           columns={[
             { title: 'Recording', cell: (r) => <a href={href('recordings', r.id)}>{r.id.slice(0, 8)}</a> },
-            { title: 'Of', cell: (r) => (r.reference_type === 'call' ? <a href={href('calls', r.reference_id)}>call {r.reference_id.slice(0, 8)}</a> : `${r.reference_type} ${r.reference_id.slice(0, 8)}`) },
+            {
+              title: 'Of',
+              cell: (r) => (r.reference_type === 'call' ? <a href={href('calls', r.reference_id)}>call {r.reference_id.slice(0, 8)}</a> : `${r.reference_type} ${r.reference_id.slice(0, 8)}`),
+            },
             { title: 'Status', cell: (r) => r.status },
             { title: 'Started', cell: (r) => shortTime(r.tm_start) },
             { title: 'Ended', cell: (r) => shortTime(r.tm_end) },
@@ -35,7 +38,9 @@ function RecordingView({ id }: { id: string }) {
   return (
     <Section title={`Recording ${id.slice(0, 8)}`}>
       <ErrorLine error={files.error} />
-      {(files.data ?? []).map((f) => <Player file={f} key={f.filename} />)}
+      {(files.data ?? []).map((f) => (
+        <Player file={f} key={f.filename} />
+      ))}
       {files.data?.length === 0 && <p class="empty">This recording has no files yet.</p>}
     </Section>
   );
@@ -50,12 +55,7 @@ function Player({ file }: { file: Playfile }) {
       <p>
         <strong>{label}</strong> · {seconds(file.duration * 1000)} · {Math.round(file.filesize / 1024)} kB
       </p>
-      <Waveform
-        peaks={file.peaks}
-        progress={progress}
-        label={`Waveform of ${file.filename}`}
-        onSeek={(f) => audio.current && file.duration && (audio.current.currentTime = f * file.duration)}
-      />
+      <Waveform peaks={file.peaks} progress={progress} label={`Waveform of ${file.filename}`} onSeek={(f) => audio.current && file.duration && (audio.current.currentTime = f * file.duration)} />
       <audio
         ref={audio}
         controls
@@ -64,7 +64,9 @@ function Player({ file }: { file: Playfile }) {
         onTimeUpdate={(e) => setProgress(file.duration ? e.currentTarget.currentTime / file.duration : 0)}
         onEnded={() => setProgress(1)}
       />
-      <a class="button" href={file.uri_download} download={file.filename}>Download</a>
+      <a class="button" href={file.uri_download} download={file.filename}>
+        Download
+      </a>
     </div>
   );
 }

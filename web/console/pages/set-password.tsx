@@ -52,8 +52,14 @@ export function SetPassword(props: { token: string; onSignedIn: () => void }) {
           Again
           <input name="password_again" type="password" autocomplete="new-password" minLength={MIN_LENGTH} required value={again} onInput={(e) => setAgain(e.currentTarget.value)} />
         </label>
-        {error && <p class="error" role="alert">{error}</p>}
-        <button type="submit" class="primary" disabled={busy}>Set password and sign in</button>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" class="primary" disabled={busy}>
+          Set password and sign in
+        </button>
       </form>
     </main>
   );

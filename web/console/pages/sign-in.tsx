@@ -44,11 +44,20 @@ export function SignIn(props: { notice?: string; onSignedIn: () => void; onGate:
           Password
           <input name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
         </label>
-        {error && <p class="error" role="alert">{error}</p>}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
         {info && <p class="notice">{info}</p>}
-        <button type="submit" class="primary" disabled={busy}>Sign in</button>
+        <button type="submit" class="primary" disabled={busy}>
+          Sign in
+        </button>
         <p class="links">
-          <a href={href('signup')}>Create an account</a> · <button type="button" class="link" onClick={forgot}>Forgot password</button>
+          <a href={href('signup')}>Create an account</a> ·{' '}
+          <button type="button" class="link" onClick={forgot}>
+            Forgot password
+          </button>
         </p>
       </form>
     </main>
@@ -88,11 +97,19 @@ export function SignUp() {
               <input name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
             </label>
             <p class="hint">By creating an account you accept the terms of service.</p>
-            {error && <p class="error" role="alert">{error}</p>}
-            <button type="submit" class="primary">Sign up</button>
+            {error && (
+              <p class="error" role="alert">
+                {error}
+              </p>
+            )}
+            <button type="submit" class="primary">
+              Sign up
+            </button>
           </>
         )}
-        <p class="links"><a href={href('')}>Back to sign in</a></p>
+        <p class="links">
+          <a href={href('')}>Back to sign in</a>
+        </p>
       </form>
     </main>
   );
@@ -115,11 +132,21 @@ export function Verify(props: { token: string }) {
     <main class="auth-page" id="main">
       <section class="card auth-card" aria-label="Verify your email">
         <h1>Verify your email</h1>
-        {state === 'idle' && <button class="primary" onClick={verify}>Verify my email address</button>}
-        {state === 'ok' && <p class="notice" role="status">Your email is verified. A mail with a link to set your password is on its way; then <a href={href('')}>sign in</a>.</p>}
+        {state === 'idle' && (
+          <button class="primary" onClick={verify}>
+            Verify my email address
+          </button>
+        )}
+        {state === 'ok' && (
+          <p class="notice" role="status">
+            Your email is verified. A mail with a link to set your password is on its way; then <a href={href('')}>sign in</a>.
+          </p>
+        )}
         {state === 'bad' && (
           <>
-            <p class="error" role="alert">This link is expired or was already used.</p>
+            <p class="error" role="alert">
+              This link is expired or was already used.
+            </p>
             {sent ? (
               <p class="notice">If the account exists, a new link is on its way.</p>
             ) : (

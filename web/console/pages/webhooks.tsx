@@ -6,7 +6,17 @@ import { useState } from 'preact/hooks';
 import { api, type Customer, type Page } from '../api';
 import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 
-interface Delivery { id: string; event_type: string; uri: string; method: string; status: string; attempts: number; response_status: number; error: string; tm_create: string | null }
+interface Delivery {
+  id: string;
+  event_type: string;
+  uri: string;
+  method: string;
+  status: string;
+  attempts: number;
+  response_status: number;
+  error: string;
+  tm_create: string | null;
+}
 
 export function WebhooksPage() {
   const customer = useLoad(() => api.get<Customer>('/customer'));
@@ -33,21 +43,45 @@ export function WebhooksPage() {
   return (
     <>
       <Section title="Webhook">
-        <p>Every event of the account is sent to this address; the receiver answers 200 within 5 seconds and filters on <code>event_type</code>.</p>
+        <p>
+          Every event of the account is sent to this address; the receiver answers 200 within 5 seconds and filters on <code>event_type</code>.
+        </p>
         {customer.data ? <WebhookForm customer={customer.data} onSaved={customer.set} /> : <ErrorLine error={customer.error} />}
         {customer.loading && !customer.data && <p>Loading…</p>}
       </Section>
-      <Section title="Test event" actions={<button onClick={sendTest} disabled={test.busy || !customer.data?.webhook_uri} data-action="webhook-test">Send a test event</button>}>
-        <p>Sends a <code>webhook_test</code> event to the saved webhook, the way every event goes (signed, retried, through the platform's egress policy).</p>
+      <Section
+        title="Test event"
+        actions={
+          <button onClick={sendTest} disabled={test.busy || !customer.data?.webhook_uri} data-action="webhook-test">
+            Send a test event
+          </button>
+        }
+      >
+        <p>
+          Sends a <code>webhook_test</code> event to the saved webhook, the way every event goes (signed, retried, through the platform's egress policy).
+        </p>
         <ErrorLine error={test.error} />
         {testEvent && (
           <p class="notice" role="status" data-field="webhook-test" data-status={d?.status ?? 'queued'}>
             Test event <code>{testEvent.id.slice(0, 8)}</code>:{' '}
-            {!d ? 'queued…' : <><span class={`badge wh-${d.status}`}>{d.status}</span> {d.response_status ? `HTTP ${d.response_status}` : ''} {d.error}</>}
+            {!d ? (
+              'queued…'
+            ) : (
+              <>
+                <span class={`badge wh-${d.status}`}>{d.status}</span> {d.response_status ? `HTTP ${d.response_status}` : ''} {d.error}
+              </>
+            )}
           </p>
         )}
       </Section>
-      <Section title="Delivery log" actions={<button onClick={log.reload} data-action="refresh-log">Refresh</button>}>
+      <Section
+        title="Delivery log"
+        actions={
+          <button onClick={log.reload} data-action="refresh-log">
+            Refresh
+          </button>
+        }
+      >
         <ErrorLine error={log.error} />
         <Table
           label="Webhook deliveries"
@@ -91,17 +125,25 @@ function WebhookForm({ customer, onSaved }: { customer: Customer; onSaved: (c: C
         <label>
           Method
           <select value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
-            {['POST', 'PUT', 'GET', 'DELETE'].map((m) => <option>{m}</option>)}
+            {['POST', 'PUT', 'GET', 'DELETE'].map((m) => (
+              <option>{m}</option>
+            ))}
           </select>
         </label>
         <label class="grow">
           URI
           <input name="webhook_uri" type="url" placeholder="https://example.com/hooks/voice" value={uri} onInput={(e) => setUri(e.currentTarget.value)} />
         </label>
-        <button type="submit" class="primary" disabled={save.busy}>Save</button>
+        <button type="submit" class="primary" disabled={save.busy}>
+          Save
+        </button>
       </form>
       <ErrorLine error={save.error} />
-      {saved && <p class="notice" role="status">Saved.</p>}
+      {saved && (
+        <p class="notice" role="status">
+          Saved.
+        </p>
+      )}
     </>
   );
 }

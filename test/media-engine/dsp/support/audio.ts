@@ -50,9 +50,11 @@ export function noise(samples: number, rms: number, seed = 12345): Int16Array {
   const out = new Int16Array(samples);
   const amp = rms * Math.sqrt(3); // uniform in [-a, a] has RMS a/√3
   for (let i = 0; i < samples; i++) {
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
+    x ^= x << 5;
+    x >>>= 0;
     out[i] = Math.round(((x / 0xffffffff) * 2 - 1) * amp);
   }
   return out;
@@ -81,10 +83,22 @@ export function forEachFrame(samples: Int16Array, fn: (frame: Int16Array, ms: nu
 /** DTMF sequence made by sox: each digit `onMs` of its two sines, then `offMs` of silence. */
 export function soxDtmf(digits: string, onMs = 80, offMs = 80, vol = 0.3): Int16Array {
   const F: Record<string, [number, number]> = {
-    '1': [697, 1209], '2': [697, 1336], '3': [697, 1477], A: [697, 1633],
-    '4': [770, 1209], '5': [770, 1336], '6': [770, 1477], B: [770, 1633],
-    '7': [852, 1209], '8': [852, 1336], '9': [852, 1477], C: [852, 1633],
-    '*': [941, 1209], '0': [941, 1336], '#': [941, 1477], D: [941, 1633],
+    '1': [697, 1209],
+    '2': [697, 1336],
+    '3': [697, 1477],
+    A: [697, 1633],
+    '4': [770, 1209],
+    '5': [770, 1336],
+    '6': [770, 1477],
+    B: [770, 1633],
+    '7': [852, 1209],
+    '8': [852, 1336],
+    '9': [852, 1477],
+    C: [852, 1633],
+    '*': [941, 1209],
+    '0': [941, 1336],
+    '#': [941, 1477],
+    D: [941, 1633],
   };
   const parts: Int16Array[] = [];
   for (const d of digits) {
