@@ -1,4 +1,8 @@
-/** The `codecs` field of trunks, providers and extensions (core/calls/codecs.ts). */
+/**
+ * The `codecs` field (core/calls/codecs.ts): a list on trunks and extensions (our extension of the
+ * API); on providers the reference document's comma-separated string ("PCMU,PCMA"; empty: the
+ * platform's default), its names checked the same way and stored as the same list.
+ */
 import { z } from 'zod';
 import { codecName, KNOWN_CODECS, parseCodecList, type AudioCodecName } from '../../core/calls/codecs';
 
@@ -29,3 +33,23 @@ export const codecsOutput = z.array(z.enum(KNOWN_CODECS as [AudioCodecName, ...A
 export function normaliseCodecs(list: readonly string[]): AudioCodecName[] {
   return parseCodecList(list).codecs;
 }
+
+/** The providers' form (reference OpenAPI): "PCMU,PCMA", names separated by commas; "" for the default. */
+export function codecsTextInput(defaults: readonly AudioCodecName[]) {
+  return z
+    .string()
+    .max(200)
+    .superRefine((text, ctx) => {
+      const names = text
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
+      const { codecs, unknown } = parseCodecList(names);
+      if (unknown.length) ctx.addIssue({ code: 'custom', message: `unknown codec ${JSON.stringify(unknown[0]!.slice(0, 16))}: one of ${KNOWN_CODECS.join(', ')}` });
+      else if (codecs.length !== names.length) ctx.addIssue({ code: 'custom', message: 'a codec is named twice' });
+    })
+    .describe(`Comma-separated codec preference list (e.g. "PCMU,PCMA"), names from ${KNOWN_CODECS.join(', ')} (any case), each once; empty: the platform's default, ${defaults.join(',')}.`);
+}
+
+/** The providers' form as answered: the stored list, comma-separated, as the engine writes the names. */
+export const codecsTextOutput = z.string().describe('The codecs in offer order, comma-separated (see the input field).');

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { mediaEncryption } from './media-encryption-field';
-import { codecsInput, codecsOutput, normaliseCodecs } from './codecs-field';
+import { codecsTextInput, codecsTextOutput } from './codecs-field';
 import { DEFAULT_TRUNK_CODECS } from '../../core/calls/codecs';
 import { defineRoute, idParams, text } from '../route';
 import { ApiError } from '../../core/errors';
@@ -46,7 +46,7 @@ const fields = {
   transport: z.enum(['udp', 'tcp', 'tls']).optional(),
   auth_username: text(128).optional(),
   auth_password: text(128).optional(),
-  codecs: codecsInput(DEFAULT_TRUNK_CODECS).optional(),
+  codecs: codecsTextInput(DEFAULT_TRUNK_CODECS).optional(),
   media_encryption: mediaEncryption.optional(),
   name: text().optional(),
   detail: text(1024).optional(),
@@ -62,7 +62,7 @@ export const ProviderSchema = z.object({
   tech_headers: z.record(z.string(), z.string()),
   transport: z.enum(['udp', 'tcp', 'tls']),
   auth_username: z.string(),
-  codecs: codecsOutput,
+  codecs: codecsTextOutput,
   media_encryption: mediaEncryption,
   name: z.string(),
   detail: z.string(),
@@ -116,7 +116,7 @@ export const routes = [
         transport: body.transport ?? 'udp',
         auth_username: body.auth_username ?? '',
         auth_password: body.auth_password ?? '',
-        codecs: normaliseCodecs(body.codecs ?? DEFAULT_TRUNK_CODECS),
+        codecs: body.codecs ?? '',
         media_encryption: body.media_encryption ?? 'none',
         name: body.name ?? '',
         detail: body.detail ?? '',

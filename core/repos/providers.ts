@@ -45,7 +45,7 @@ export function providerJson(p: ProviderRow) {
     tech_headers: p.tech_headers ?? {},
     transport: p.transport,
     auth_username: p.auth_username,
-    codecs: codecsOf(p.codecs, DEFAULT_TRUNK_CODECS),
+    codecs: codecsOf(p.codecs, DEFAULT_TRUNK_CODECS).join(','),
     media_encryption: p.media_encryption,
     name: p.name,
     detail: p.detail,

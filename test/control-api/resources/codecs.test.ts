@@ -1,7 +1,8 @@
 // codecs on trunks, providers and extensions (issue #34): an ordered list of codec names, wideband first
 // by default for extensions (G722, opus, PCMU, PCMA) and G.711 first for trunks and providers; names are
 // taken in any case and answered as the engine writes them; an unknown name, a name twice, an empty
-// list or a string is a 400 in the error envelope naming the field, and changes nothing.
+// list or a string is a 400 in the error envelope naming the field, and changes nothing. Providers keep
+// the reference document's form: a comma-separated string ("" for the default), checked the same way.
 import { expect } from 'chai';
 import request from 'supertest';
 import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors } from './support';
@@ -68,22 +69,30 @@ describe('codecs on trunks, providers and extensions', function () {
     expect((await api.get(`/v1.0/extensions/${e.body.id}`)).body.codecs).to.deep.equal(['PCMA']);
   });
 
-  it('providers: G.711 first by default, a list on create and update, bad lists refused; the old text column became the list', async () => {
+  it('providers: the reference document\'s comma-separated string, stored as the list; "" is the default; bad strings refused', async () => {
     const api = as(h, (await superAdmin(h)).token);
     const p = await api.post('/v1.0/providers').send({ hostname: 'gw.codecs.example', name: 'c' });
     expect(p.status, JSON.stringify(p.body)).to.equal(200);
-    expect(p.body.codecs).to.deep.equal(['PCMU', 'PCMA', 'G722', 'opus']);
-    expect((await api.put(`/v1.0/providers/${p.body.id}`).send({ codecs: ['PCMA', 'g722'] })).body.codecs).to.deep.equal(['PCMA', 'G722']);
-    for (const v of bad) await refused(await api.put(`/v1.0/providers/${p.body.id}`).send({ codecs: v }), v);
-    expect((await api.get(`/v1.0/providers/${p.body.id}`)).body.codecs).to.deep.equal(['PCMA', 'G722']);
+    expect(p.body.codecs).to.equal('PCMU,PCMA,G722,opus');
+    expect((await api.put(`/v1.0/providers/${p.body.id}`).send({ codecs: 'PCMA, g722' })).body.codecs).to.equal('PCMA,G722');
+    const badText: unknown[] = ['PCMU,iLBC', 'PCMU,pcmu', 'G729', ['PCMU'], 7, null, 'x'.repeat(201)];
+    for (const v of badText) await refused(await api.put(`/v1.0/providers/${p.body.id}`).send({ codecs: v }), v);
+    const unknown = await api.put(`/v1.0/providers/${p.body.id}`).send({ codecs: 'PCMU,G729' });
+    expect(JSON.stringify(unknown.body.error)).to.contain('unknown codec').and.contain('PCMU, PCMA, G722, opus');
+    expect((await api.get(`/v1.0/providers/${p.body.id}`)).body.codecs).to.equal('PCMA,G722');
+    expect((await api.put(`/v1.0/providers/${p.body.id}`).send({ codecs: '' })).body.codecs).to.equal('PCMU,PCMA,G722,opus');
     const db = await testDb();
     const col = await db('information_schema.columns').where({ table_name: 'providers', column_name: 'codecs' }).first();
-    expect(col.data_type).to.equal('ARRAY');
+    expect(col!.data_type).to.equal('ARRAY');
   });
 
-  it('the OpenAPI document lists codecs as an array of the four names on trunks, providers and extensions', async () => {
+  it('the OpenAPI document lists codecs as an array on trunks and extensions, a string on providers (the reference)', async () => {
     const doc = (await request(h.app).get('/v1.0/openapi.json')).body as Json;
-    for (const p of ['/trunks', '/extensions', '/providers']) {
+    const prov = doc.paths['/providers'].post.requestBody.content['application/json'].schema.properties.codecs;
+    expect(prov.type).to.equal('string');
+    expect(prov.description).to.contain('G722');
+    expect(doc.paths['/providers/{id}'].put.requestBody.content['application/json'].schema.properties.codecs.type).to.equal('string');
+    for (const p of ['/trunks', '/extensions']) {
       const body = doc.paths[p].post.requestBody.content['application/json'].schema;
       expect(body.properties.codecs.type, p).to.equal('array');
       expect(body.properties.codecs.description, p).to.contain('G722');

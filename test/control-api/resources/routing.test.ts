@@ -45,7 +45,7 @@ describe('providers, trunks and routes', function () {
         tech_headers: { 'X-Account': 'acme' },
         auth_username: 'acme',
         auth_password: 'very-secret',
-        codecs: ['pcmu', 'PCMA'],
+        codecs: 'pcmu,PCMA',
         name: 'carrier',
         detail: 'd',
       });
