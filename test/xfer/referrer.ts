@@ -91,6 +91,36 @@ export interface Connected {
 }
 
 /**
+ * The platform calls X (a sipp party at xPort) whose flow connects it to `user`@127.0.0.1:legPort;
+ * resolves once X and that leg are both up.
+ */
+export async function connectXTo(s: Stack, xPort: number, legPort: number, user: string, what: string): Promise<{ xCall: CallRow; legRow: CallRow }> {
+  const res = await s.api.post('/calls', {
+    source: { type: 'tel', target: '+899100000002' },
+    destinations: [{ type: 'sip', target: `x@127.0.0.1:${xPort}` }],
+    actions: [{ type: 'connect', option: { destinations: [{ type: 'sip', target: `${user}@127.0.0.1:${legPort}` }] } }],
+  });
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  const xCall = await until(
+    async () => {
+      const r = await callsRepo(s.t.ctx.db).get(res.body.calls[0].id);
+      return r?.status === 'progressing' ? r : null;
+    },
+    20_000,
+    'X up',
+  );
+  const legRow = await until(
+    async () => {
+      const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
+      return r && r.status === 'progressing' ? r : null;
+    },
+    20_000,
+    what,
+  );
+  return { xCall, legRow };
+}
+
+/**
  * X (a sipp party the platform calls) connected by its flow to A (the transferor's phone, scenario
  * `aScenario(rtpPort, cPort)`); C is the target at cPort running `cScenario(tonePort)`.
  */
@@ -105,27 +135,6 @@ export async function connectedPair(s: Stack, open: { close(): void }[], aScenar
   const a = sipp(aScenario(sinkA.port, pc), args(pa), { killAfterMs: 70_000 });
   const c = sipp(cScenario(tone.port), args(pc), { killAfterMs: 70_000 });
   await sleep(300);
-  const res = await s.api.post('/calls', {
-    source: { type: 'tel', target: '+899100000002' },
-    destinations: [{ type: 'sip', target: `x@127.0.0.1:${px}` }],
-    actions: [{ type: 'connect', option: { destinations: [{ type: 'sip', target: `a@127.0.0.1:${pa}` }] } }],
-  });
-  expect(res.status, JSON.stringify(res.body)).to.equal(200);
-  const xCall = await until(
-    async () => {
-      const r = await callsRepo(s.t.ctx.db).get(res.body.calls[0].id);
-      return r?.status === 'progressing' ? r : null;
-    },
-    20_000,
-    'X up',
-  );
-  const aRow = await until(
-    async () => {
-      const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
-      return r && r.status === 'progressing' ? r : null;
-    },
-    20_000,
-    'A leg up',
-  );
+  const { xCall, legRow: aRow } = await connectXTo(s, px, pa, 'a', 'A leg up');
   return { a, c, x, xCall, aRow, sinkX, sinkA, cPort: pc };
 }

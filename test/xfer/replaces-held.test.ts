@@ -4,11 +4,12 @@
 // then talk (RTP both ways: each is a TonePeer that speaks and counts the tone it hears) and no leg of
 // B may be left up; X's hangup then ends Y.
 import { expect } from 'chai';
-import { callsRepo, type CallRow } from '../../core/repos/calls';
+import type { CallRow } from '../../core/repos/calls';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { createExtension, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { ack } from '../../testkit/media-app/sipp-steps';
 import { party, phoneCalls, registerOnly, startStack, TonePeer, type Stack } from './support';
+import { connectXTo } from './referrer';
 
 /** B's line 1 re-INVITEs X with a=sendonly (hold), then ACKs the 200; `rtpPort` stays its media port. */
 function holdByReinvite(rtpPort: number, direction: 'sendonly' | 'inactive'): string {
@@ -77,28 +78,7 @@ describe('REFER with Replaces across a held call', function () {
       const x = sipp(party({ rtpPort: toneX.port, byeTimeoutMs: 60_000 }), args(px), { killAfterMs: 70_000 });
       const b = sipp(line1Held, args(pb), { killAfterMs: 70_000 });
       await sleep(300);
-      const res = await s.api.post('/calls', {
-        source: { type: 'tel', target: '+899100000002' },
-        destinations: [{ type: 'sip', target: `x@127.0.0.1:${px}` }],
-        actions: [{ type: 'connect', option: { destinations: [{ type: 'sip', target: `b@127.0.0.1:${pb}` }] } }],
-      });
-      expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      const xCall = await until(
-        async () => {
-          const r = await callsRepo(s.t.ctx.db).get(res.body.calls[0].id);
-          return r?.status === 'progressing' ? r : null;
-        },
-        20_000,
-        'X up',
-      );
-      const bRow = await until(
-        async () => {
-          const r = (await s.t.ctx.db('calls').where({ master_call_id: xCall.id }).first()) as CallRow | undefined;
-          return r && r.status === 'progressing' ? r : null;
-        },
-        20_000,
-        'line 1 up',
-      );
+      const { xCall, legRow: bRow } = await connectXTo(s, px, pb, 'b', 'line 1 up');
       // line 2: the consultation, B calls Y while X is held
       await sleep(800);
       const line2 = sipp(
