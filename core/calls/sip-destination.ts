@@ -42,8 +42,8 @@ export function sipUriParts(target: string): SipUriParts | null {
 export interface SipEgress {
   /** The host's literal form (IP in any spelling, localhost, the platform's names) allowed? Throws (EgressRefused) when not. */
   assertHost(host: string, what?: string): string;
-  /** Every A/AAAA address checked; the first one. Throws (EgressRefused) when one is refused or none. */
-  resolveAndCheck(host: string): Promise<{ address: string }>;
+  /** Every A/AAAA address checked; the first one. Throws (EgressRefused, counted) when one is refused or none. */
+  checkDestination(host: string): Promise<{ address: string }>;
 }
 
 /** A checked next hop: where the INVITE goes. */
@@ -107,7 +107,7 @@ export async function locateSipDestination(target: string, o: LocateOptions): Pr
       const found = await locate(o.resolver, host, u.transport, o.usable ?? ['udp', 'tcp']);
       if (found) ({ transport, port, host } = found);
     }
-    const { address } = await o.egress.resolveAndCheck(host);
+    const { address } = await o.egress.checkDestination(host);
     return { ok: true, hop: hop(transport, address, port) };
   } catch (err) {
     return refused(err);

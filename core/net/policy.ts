@@ -193,6 +193,14 @@ export class EgressPolicy {
     return { host: h, address, family: first.family, lookup: pinned(address, first.family) };
   }
 
+  /**
+   * resolveAndCheck for a destination the caller connects to itself (a SIP next hop, a WebSocket of
+   * a media stream): a refusal is counted in egress_refusals_total like an HTTP one.
+   */
+  checkDestination(host: string): Promise<CheckedAddress> {
+    return counted(this.resolveAndCheck(host));
+  }
+
   /** HTTP(S) through the policy, whole body read (bounded). See http.ts. */
   fetch(url: string | URL, req?: EgressRequest): Promise<EgressResponse> {
     return counted(egressFetch(this, url, req));

@@ -84,7 +84,7 @@ export class ExternalMediaService extends EventEmitter {
     if (this.byCall.has(req.callId)) throw new ExternalMediaError('an external media is already running on this call');
     let checked;
     try {
-      checked = await this.deps.egress.resolveAndCheck(new URL(req.url).hostname);
+      checked = await this.deps.egress.checkDestination(new URL(req.url).hostname);
     } catch (e) {
       if (e instanceof EgressRefused) throw new ExternalMediaError(`url refused: ${e.message}`);
       throw e;

@@ -18,6 +18,7 @@ import { SPELLINGS } from './spellings';
 import { flowsRepo } from '../../core/repos/flows';
 import { parseActions } from '../../core/flow';
 import { EgressPolicy } from '../../core/net';
+import { platformMetrics } from '../../core/metrics';
 import { systemResolver } from '../../core/sip/locate';
 import { locateSipDestination } from '../../core/calls/sip-destination';
 
@@ -87,6 +88,8 @@ describe('security: SIP destinations go through the egress policy', function () 
 
   it('a name resolving to an internal address passes the API but its leg is refused when dialled (POST /calls); an allowed name is dialled', async () => {
     const ok = await allowedParty(undefined, okPort);
+    const refusals = async () => (await platformMetrics.egressRefusals.get()).values.reduce((n, v) => n + v.value, 0);
+    const before = await refusals();
     const names = ['bob@srv.sipdest.test', 'bob@naptr.sipdest.test', 'bob@srv.sipdest.test;transport=udp'];
     const res = await s.api.post('/calls', { source: sip('me@example.com'), destinations: [...names.map(sip), sip('x@ok.sipdest.test')], actions: [{ type: 'hangup' }] });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
@@ -107,6 +110,8 @@ describe('security: SIP destinations go through the egress policy', function () 
     expect(rows[3]!.tm_progressing, 'the allowed party answered').to.be.instanceOf(Date);
     expect((await ok.run.done).code).to.equal(0);
     expect(internal.count).to.equal(0);
+    // each refused leg counted in egress_refusals_total, as an HTTP refusal is
+    expect((await refusals()) - before).to.be.at.least(3);
   });
 
   it('flows: a literal internal host in a connect or call action is 400 naming the field (POST /flows, PUT, inline actions)', async () => {
