@@ -92,6 +92,9 @@ export function withActive<T>(span: Span, fn: () => T): T {
   return context.with(trace.setSpan(context.active(), span), fn);
 }
 
+/** The active context, to parent spans started later from callbacks that run outside it. */
+export const activeContext = (): Context => context.active();
+
 /** The context whose active span is `span` (a parent for spans started elsewhere). */
 export const contextOf = (span: Span): Context => trace.setSpan(context.active(), span);
 

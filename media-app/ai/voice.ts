@@ -12,6 +12,7 @@
 import { EventEmitter } from 'node:events';
 import { createSttProvider, type AudioFork, type Endpoint, type SpeechEvent, type SttStream, type TranscriptEvent } from '../../media-engine';
 import type { AiSession, EndRequest } from '../../core/ai/session';
+import { activeContext, startSpan, type Span } from '../../core/tracing';
 
 export interface VoiceOptions {
   language: string;
@@ -50,6 +51,8 @@ export interface VoiceAgentEvents {
 }
 
 export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
+  /** The context the agent was started in (its ai_talk action's span): each turn's span is its child. */
+  private readonly traceParent = activeContext();
   private state: State = 'listening';
   private fork: AudioFork | null = null;
   private stt: SttStream | null = null;
@@ -134,28 +137,42 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     void this.takeTurn();
   }
 
+  /**
+   * One caller turn, as a span (core/tracing) with where its time went: the wait for the recogniser's
+   * words after the turn ended, the LLM's first token, the first sentence handed to TTS.
+   */
   private async takeTurn(): Promise<void> {
     const startedAt = this.turnStartedAt;
-    // the recogniser closes its utterance on silence of its own: wait for its words
-    const deadline = Date.now() + (this.o.sttWaitMs ?? 4000);
-    while (!this.heard.length && Date.now() < deadline && !this.finished && !this.inTurn) {
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, Math.max(0, deadline - Date.now()));
-        this.textWaiters.push(() => {
-          clearTimeout(t);
-          r();
+    const endedAt = Date.now();
+    const span = startSpan('ai turn', { parent: this.traceParent, attributes: { 'openvoice.ai.caller_speech_ms': endedAt - startedAt } });
+    try {
+      // the recogniser closes its utterance on silence of its own: wait for its words
+      const deadline = Date.now() + (this.o.sttWaitMs ?? 4000);
+      while (!this.heard.length && Date.now() < deadline && !this.finished && !this.inTurn) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, Math.max(0, deadline - Date.now()));
+          this.textWaiters.push(() => {
+            clearTimeout(t);
+            r();
+          });
         });
-      });
+      }
+      span.setAttribute('openvoice.ai.stt_wait_ms', Date.now() - endedAt);
+      if (this.finished || this.inTurn || startedAt !== this.turnStartedAt) return void span.setAttribute('openvoice.ai.turn_outcome', 'superseded');
+      const text = this.heard.join(' ');
+      this.heard = [];
+      if (!text) return void span.setAttribute('openvoice.ai.turn_outcome', 'no_text');
+      await this.respond(text, span);
+    } finally {
+      span.end();
     }
-    if (this.finished || this.inTurn || startedAt !== this.turnStartedAt) return;
-    const text = this.heard.join(' ');
-    this.heard = [];
-    if (!text) return;
-    await this.respond(text);
   }
 
-  private async respond(text: string): Promise<void> {
+  private async respond(text: string, span?: Span): Promise<void> {
     if (this.finished) return;
+    const asked = Date.now();
+    let firstToken = true;
+    let firstSentence = true;
     this.reply?.abort();
     const ctl = new AbortController();
     this.reply = ctl;
@@ -165,6 +182,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     const speak = (s: string) => {
       const clean = s.trim();
       if (!clean || ctl.signal.aborted) return;
+      if (firstSentence) span?.setAttribute('openvoice.ai.first_sentence_ms', Date.now() - asked);
+      firstSentence = false;
       this.state = 'speaking';
       this.speaking++;
       if (this.speaking === 1) this.emit('speaking');
@@ -177,6 +196,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     };
     try {
       for await (const piece of this.session.reply(text, ctl.signal)) {
+        if (firstToken) span?.setAttribute('openvoice.ai.llm_first_token_ms', Date.now() - asked);
+        firstToken = false;
         sentence += piece;
         // speak each finished sentence while the rest is still being generated
         let m: RegExpExecArray | null;
@@ -187,7 +208,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       }
       speak(sentence);
       await Promise.all(speaks);
+      span?.setAttribute('openvoice.ai.turn_outcome', ctl.signal.aborted ? 'barge_in' : 'answered');
     } catch (e) {
+      span?.setAttribute('openvoice.ai.turn_outcome', ctl.signal.aborted ? 'barge_in' : 'error');
       if (!ctl.signal.aborted) {
         this.finish({ kind: 'error', message: (e as Error).message });
         return;

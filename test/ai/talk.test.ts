@@ -17,6 +17,8 @@ import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmReques
 import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { freePort } from '../../testkit/ports';
 import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
+import { startTracing } from '../../core/tracing';
+import { OtlpReceiver } from '../support/otlp-receiver';
 
 const PHRASES = ['what are your opening hours', 'stop please', 'thank you goodbye'];
 
@@ -115,6 +117,38 @@ describe('ai_talk on a live call', function () {
     expect(types).to.include.members(['aicall_status_initializing', 'aicall_status_progressing', 'aimessage_created', 'aicall_status_terminated']);
     // the flow went on after ai_talk (stop_service) to its hangup
     expect(call.hangup_by).to.equal('local');
+  });
+
+  it('traced (OTLP on): each caller turn is an "ai turn" span under the ai_talk action, with its STT wait and LLM first token', async () => {
+    const otlp = await OtlpReceiver.start();
+    const tracing = startTracing('ai-test', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' })!;
+    try {
+      const { number } = await setUp((req) => (lastUser(req) ? { text: 'We open at nine. Goodbye.', tool_calls: [{ name: 'stop_service', arguments: {} }] } : { text: '' }));
+      const sink = await TimedSink.open();
+      try {
+        const r = await runCall(number, [{ atMs: 1000, pcap: q1.file }], sink);
+        expect(r.code, r.errors + r.messages).to.equal(0);
+      } finally {
+        sink.close();
+      }
+      const turn = await until(
+        async () => {
+          await tracing.flush();
+          const t = otlp.spans.find((x) => x.name === 'ai turn' && x.attributes['openvoice.ai.turn_outcome'] === 'answered');
+          // the call's own span ends with the call
+          return t && otlp.spans.some((x) => x.name === 'call' && x.traceId === t.traceId) ? t : null;
+        },
+        20_000,
+        'an answered ai turn span in the trace of its call',
+      );
+      const action = otlp.spans.find((x) => x.spanId === turn.parentSpanId);
+      expect(action?.name, 'the turn is a child of the ai_talk action').to.equal('action ai_talk');
+      for (const k of ['openvoice.ai.stt_wait_ms', 'openvoice.ai.llm_first_token_ms', 'openvoice.ai.first_sentence_ms']) expect(turn.attributes[k], k).to.be.a('number').and.at.least(0);
+      expect(turn.attributes['openvoice.ai.first_sentence_ms'] as number).to.be.at.least(turn.attributes['openvoice.ai.llm_first_token_ms'] as number);
+    } finally {
+      await tracing.shutdown();
+      await otlp.close();
+    }
   });
 
   it('a tool call hangs up the call (stop_flow) long before the duration cap', async () => {
