@@ -18,9 +18,10 @@ import { PolicyHttp } from '../flow/http';
 import { DEFAULT_LIMITS } from '../flow/limits';
 import type { FlowServices } from '../flow/services';
 import type { SrfRequest, SrfResponse } from '../srf';
-import { dial, offerCodecs } from '../outbound/dialer';
 import { targetsFor } from '../outbound/targets';
-import { dialInternal, internalDestination } from '../outbound/internal';
+import { internalDestination } from '../outbound/internal';
+import { dialInternal } from './internal-dial';
+import { dialCall } from './dial';
 import type { AudioCodecName, Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
 import { escapeSipUser, nameAddr } from '../sip-uri';
@@ -249,15 +250,14 @@ export class CallFactory implements CallLegs {
       await retryWrite(this.deps.logger, `call ${call.id} source`, () => this.repo.setSource(call.id, replaced.source));
       call.state.patch({ source: replaced.source });
     }
-    if (opts.near?.endpoint && !call.endpoint) call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint, codecs: offerCodecs(targets) }).catch(() => null);
     const nameOf = (a: Address) => (opts.anonymous ? 'Anonymous' : a.target_name || a.name || undefined);
-    const r = await dial(this.deps, call, targets, {
+    return dialCall(this.deps, call, targets, {
       from: this.fromUri(call.row.source, opts.anonymous),
       fromName: nameOf(call.row.source),
       fromFor: (t) => t.callerId && nameAddr(this.fromUri(t.callerId.source, opts.anonymous), nameOf(t.callerId.source)),
       timeoutMs: Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs,
+      ...(opts.near?.endpoint ? { near: opts.near.endpoint } : {}),
     });
-    return r.answered && !call.isEnded;
   }
 
   /**
