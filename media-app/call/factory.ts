@@ -22,6 +22,7 @@ import { targetsFor } from '../outbound/targets';
 import { internalDestination } from '../outbound/internal';
 import { dialInternal } from './internal-dial';
 import { dialCall } from './dial';
+import { allocateEndpoint } from './endpoint';
 import type { AudioCodecName, Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
 import { escapeSipUser, nameAddr } from '../sip-uri';
@@ -302,11 +303,10 @@ export class CallFactory implements CallLegs {
    */
   private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: CallSession): Promise<CallSession> {
     const call = new CallSession(row, this.deps);
-    // the endpoint is made while the owner key is written
-    const [, endpoint] = await Promise.all([this.own(call), this.deps.media.createEndpoint().catch(() => null)]);
-    if (endpoint) call.endpoint = endpoint;
+    // the endpoint is made while the owner key is written; without one the call fails here (endpoint.ts)
+    const endpoint = await allocateEndpoint(this.deps, call, {}, { ready: this.own(call) });
     master?.adopt(call);
-    call.own(this.runOutgoing(call, flow), 'dial');
+    if (endpoint) call.own(this.runOutgoing(call, flow), 'dial');
     return call;
   }
 

@@ -27,6 +27,17 @@ function importsOf(file: string, text: string): string[] {
   return names.filter((n) => n.startsWith('.')).map((n) => path.posix.normalize(path.posix.join(path.posix.dirname(file), n)));
 }
 
+/** Files of media-app that call `what(` in code (comments stripped). */
+function callersOf(what: RegExp): string[] {
+  return files('media-app').filter((f) => {
+    const code = fs
+      .readFileSync(path.join(ROOT, f), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/\/\/.*$/gm, '');
+    return what.test(code);
+  });
+}
+
 /** Why a file of outbound/ may not import `to`, or null. */
 export function dialDirection(from: string, to: string): string | null {
   return from.startsWith('media-app/outbound/') && (to === 'media-app/call' || to.startsWith('media-app/call/')) ? `${from} → ${to}: outbound/ must not import call/` : null;
@@ -50,5 +61,11 @@ describe('architecture: the call core', () => {
         .filter((x): x is string => !!x),
     );
     expect(bad, bad.join('\n')).to.deep.equal([]);
+  });
+
+  it("a call's media endpoint is made only in call/endpoint.ts", () => {
+    // conference/accept-leg.ts: the host's end of a cross-node leg, in the room's mix; xnode/leg.ts: the
+    // participant's leg endpoint beside the call's own: neither is a call's endpoint
+    expect(callersOf(/\.createEndpoint\(/).sort()).to.deep.equal(['media-app/call/endpoint.ts', 'media-app/conference/accept-leg.ts', 'media-app/xnode/leg.ts']);
   });
 });
