@@ -68,4 +68,8 @@ describe('architecture: the call core', () => {
     // participant's leg endpoint beside the call's own: neither is a call's endpoint
     expect(callersOf(/\.createEndpoint\(/).sort()).to.deep.equal(['media-app/call/endpoint.ts', 'media-app/conference/accept-leg.ts', 'media-app/xnode/leg.ts']);
   });
+
+  it('an INVITE of this node is sent only by outbound/uac.ts', () => {
+    expect(callersOf(/\.createUAC\(/)).to.deep.equal(['media-app/outbound/uac.ts']);
+  });
 });
