@@ -9,6 +9,7 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callsRepo } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
+import { numbersRepo } from '../../core/repos/numbers';
 import { EMPTY_UUID } from '../../core/ids';
 import type { CommandBus } from '../../core/commands/bus';
 import type { Endpoint } from '../../media-engine';
@@ -71,7 +72,7 @@ describe('media-app: a call without a media endpoint fails', function () {
     held = [];
   }
 
-  async function outgoing(data: Record<string, unknown>) {
+  async function outgoing(data: Record<string, unknown>, to?: string) {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `noep${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'noep' })).id;
     const flow = await flowsRepo(db).create({
@@ -82,12 +83,12 @@ describe('media-app: a call without a media endpoint fails', function () {
       customer_id: cid,
       flow_id: flow.id,
       source: { type: 'tel', target: '+15550001111' },
-      destination: { type: 'sip', target: `callee@127.0.0.1:${sinkPort}` },
+      destination: to ? { type: 'tel', target: to } : { type: 'sip', target: `callee@127.0.0.1:${sinkPort}` },
       direction: 'outgoing',
       status: 'dialing',
       data,
     });
-    return { db, row };
+    return { db, row, cid, flowId: flow.id };
   }
 
   it('an originated call (early_execution) ends with failure: no INVITE, no flow, nothing left dialing', async () => {
@@ -132,5 +133,32 @@ describe('media-app: a call without a media endpoint fails', function () {
       'the INVITE went out',
     ).to.have.length(1);
     expect(done.hangup_reason).to.equal('busy');
+  });
+
+  it("an internal (+899) call whose callee's endpoint cannot be made fails the caller; no callee leg, no number flow", async () => {
+    await exhaustMedia();
+    // one port back: the caller's own endpoint takes it, the callee's finds none
+    await held.pop()!.destroy();
+    const { db, row, cid, flowId } = await outgoing({}, `+899300${String(process.pid % 1000).padStart(3, '0')}1`);
+    await numbersRepo(db).create({ customer_id: cid, number: row.destination.target, type: 'virtual', call_flow_id: flowId } as never);
+    await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      15_000,
+      'hangup',
+    );
+    expect(done.hangup_reason).to.equal('failed');
+    expect(done.tm_ringing, 'never rang').to.equal(null);
+    const legs = await db('calls').where({ customer_id: cid }).select('id', 'direction');
+    expect(legs, 'no incoming leg was made for the number').to.deep.equal([{ id: row.id, direction: 'outgoing' }]);
+    // the control: with media back, the same call is routed internally (its callee leg appears)
+    await release();
+    const again = await callsRepo(db).create({ customer_id: cid, source: row.source, destination: row.destination, direction: 'outgoing', status: 'dialing', data: {} });
+    await bus.originate([again.id], cid, `cmd-${again.id}`);
+    await until(async () => (await db('calls').where({ customer_id: cid, direction: 'incoming' }).first()) ?? null, 15_000, 'the internal callee leg');
+    await p.app.factory.get(again.id)?.hangup();
   });
 });
