@@ -78,7 +78,7 @@ describe('media-app: a call without a media endpoint fails', function () {
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([{ type: 'talk', option: { text: 'hello', language: 'en-US' } }, { type: 'hangup' }]),
-    } as never);
+    });
     const row = await callsRepo(db).create({
       customer_id: cid,
       flow_id: flow.id,
@@ -140,7 +140,7 @@ describe('media-app: a call without a media endpoint fails', function () {
     // one port back: the caller's own endpoint takes it, the callee's finds none
     await held.pop()!.destroy();
     const { db, row, cid, flowId } = await outgoing({}, `+899300${String(process.pid % 1000).padStart(3, '0')}1`);
-    await numbersRepo(db).create({ customer_id: cid, number: row.destination.target, type: 'virtual', call_flow_id: flowId } as never);
+    await numbersRepo(db).create({ customer_id: cid, number: row.destination.target, type: 'virtual', call_flow_id: flowId });
     await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
     const done = await until(
       async () => {
