@@ -18,9 +18,11 @@ import { PolicyHttp } from '../flow/http';
 import { DEFAULT_LIMITS } from '../flow/limits';
 import type { FlowServices } from '../flow/services';
 import type { SrfRequest, SrfResponse } from '../srf';
-import { dial, offerCodecs } from '../outbound/dialer';
 import { targetsFor } from '../outbound/targets';
-import { dialInternal, internalDestination } from '../outbound/internal';
+import { internalDestination } from '../outbound/internal';
+import { dialInternal } from './internal-dial';
+import { dialCall } from './dial';
+import { allocateEndpoint } from './endpoint';
 import type { AudioCodecName, Endpoint } from '../../media-engine';
 import type { CallDeps } from './deps';
 import { escapeSipUser, nameAddr } from '../sip-uri';
@@ -249,15 +251,14 @@ export class CallFactory implements CallLegs {
       await retryWrite(this.deps.logger, `call ${call.id} source`, () => this.repo.setSource(call.id, replaced.source));
       call.state.patch({ source: replaced.source });
     }
-    if (opts.near?.endpoint && !call.endpoint) call.endpoint = await this.deps.media.createEndpoint({ near: opts.near.endpoint, codecs: offerCodecs(targets) }).catch(() => null);
     const nameOf = (a: Address) => (opts.anonymous ? 'Anonymous' : a.target_name || a.name || undefined);
-    const r = await dial(this.deps, call, targets, {
+    return dialCall(this.deps, call, targets, {
       from: this.fromUri(call.row.source, opts.anonymous),
       fromName: nameOf(call.row.source),
       fromFor: (t) => t.callerId && nameAddr(this.fromUri(t.callerId.source, opts.anonymous), nameOf(t.callerId.source)),
       timeoutMs: Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs,
+      ...(opts.near?.endpoint ? { near: opts.near.endpoint } : {}),
     });
-    return r.answered && !call.isEnded;
   }
 
   /**
@@ -302,11 +303,10 @@ export class CallFactory implements CallLegs {
    */
   private async startOutgoing(row: CallRow, flow: FlowSpec | null, master?: CallSession): Promise<CallSession> {
     const call = new CallSession(row, this.deps);
-    // the endpoint is made while the owner key is written
-    const [, endpoint] = await Promise.all([this.own(call), this.deps.media.createEndpoint().catch(() => null)]);
-    if (endpoint) call.endpoint = endpoint;
+    // the endpoint is made while the owner key is written; without one the call fails here (endpoint.ts)
+    const endpoint = await allocateEndpoint(this.deps, call, {}, { ready: this.own(call) });
     master?.adopt(call);
-    call.own(this.runOutgoing(call, flow), 'dial');
+    if (endpoint) call.own(this.runOutgoing(call, flow), 'dial');
     return call;
   }
 

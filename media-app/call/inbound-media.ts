@@ -11,6 +11,7 @@ import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { satisfies, sdpNeeds, type RelayLeg } from '../rtpengine';
 import type { SrfRequest } from '../srf';
 import type { CallDeps } from './deps';
+import { createCallEndpoint } from './endpoint';
 
 export type InboundMedia = { endpoint: Endpoint; relay: RelayLeg | null } | { refused: string };
 
@@ -32,10 +33,9 @@ export async function inboundMedia(deps: CallDeps, req: SrfRequest, required: Me
       return { refused: `rtpengine: ${(err as Error).message}` };
     }
   }
-  try {
-    return { endpoint: await deps.media.createEndpoint({ remoteSdp: engineOffer, codecs }), relay };
-  } catch (err) {
-    await relay?.close('engine refused the offer');
-    return { refused: (err as Error).message };
-  }
+  // the call's endpoint (endpoint.ts): no call exists yet, so its failure refuses the INVITE
+  const made = await createCallEndpoint(deps, { remoteSdp: engineOffer, codecs });
+  if ('endpoint' in made) return { endpoint: made.endpoint, relay };
+  await relay?.close('engine refused the offer');
+  return { refused: made.error };
 }

@@ -1,29 +1,62 @@
 /**
- * Dials an outgoing CallSession: an endpoint offers our SDP, the INVITE goes to each target in turn
- * (route fallback; the contacts of one extension ring together) until one answers, the far end rejects in a way another route would not change
- * (busy, declined, cancelled), or the dial timeout fires. 180/183 move the call to ringing.
+ * The dialler: an attempt runner over a narrow host it declares itself (DialHost), knowing nothing of
+ * the call that hosts it. The INVITE goes to each target in turn (route fallback; the contacts of one
+ * extension ring together) until one answers, the far end rejects in a way another route would not
+ * change (busy, declined, cancelled), or the host ends (its dial timeout, a hangup). 180/183 tell the
+ * host it rings. The outcome says what happened; the call core applies it to the session
+ * (media-app/call/dial.ts): the dialler never moves the call's status nor ends it.
  */
+import type { Logger } from 'pino';
 import { causeFromSipStatus, type HangupCause } from '../../core/calls/model';
-import type { CallSession } from '../call/session';
-import type { CallDeps } from '../call/deps';
 import type { DialTarget } from './targets';
-import type { PendingUac } from '../call/session';
-import type { SrfSentInvite } from '../srf';
+import type { SrfDialog } from '../srf';
+import type { Knex } from '../../core/db/knex';
 import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
 import { nameAddr } from '../sip-uri';
-import { farProfileFor, NgError, type RelayLeg } from '../rtpengine';
-import { mediaPath } from '../call/media-path';
+import { farProfileFor, NgError, type MediaRelay, type RelayLeg } from '../rtpengine';
 import type { AudioCodecName } from '../../core/calls/codecs';
+import type { DtmfMode } from '../../core/calls/dtmf-mode';
+import { sendInvite } from './uac';
+
+/** What the dialler needs of its node. */
+export interface DialerDeps {
+  srf: Parameters<typeof sendInvite>[0];
+  db: Knex;
+  logger: Logger;
+  /** rtpengine, for targets that need SRTP / WebRTC. */
+  relay?: MediaRelay;
+}
+
+/** An INVITE in flight (or several, ringing together): cancelled as one. */
+export interface PendingInvite {
+  cancel(): void;
+}
+
+/** What the dialler is told of, and asks of, the call it dials for. */
+export interface DialHost {
+  /** The call's id (its relay legs and recorded Call-IDs are named by it). */
+  readonly id: string;
+  /** Ended (hung up, timed out): no further attempt starts, a late answer is hung up. */
+  readonly isEnded: boolean;
+  /** Our offer: the media endpoint's SDP (a target's relay leg rewrites it for SRTP / WebRTC). */
+  readonly localSdp: string;
+  /** The INVITE in flight: how the host cancels it when it ends first. */
+  onPending(invite: PendingInvite): void;
+  /** A 180/183 arrived. */
+  onRinging(): void;
+  /** The answering party's SDP applied to the host's media, behind the attempt's relay leg; rejects when refused. */
+  applyAnswer(sdp: string, relay: RelayLeg | null): Promise<void>;
+}
 
 /**
  * The relay leg for a target that needs SRTP / WebRTC, or null; throws without rtpengine. The attempt
- * owns it (closed when the attempt fails); the call takes it over when that target answers.
+ * owns it (closed when the attempt fails); the outcome hands it to the call when that target answers.
  */
-function relayFor(deps: CallDeps, call: CallSession, t: DialTarget): RelayLeg | null {
+function relayFor(deps: DialerDeps, host: DialHost, t: DialTarget): RelayLeg | null {
   const far = farProfileFor(t.mediaEncryption, t.transport);
   if (far === 'plain') return null;
   if (!deps.relay) throw new NgError('offer', 'rtpengine not configured (RTPENGINE_NG)', true);
-  return deps.relay.leg(call.id, far);
+  return deps.relay.leg(host.id, far);
 }
 
 /** Final statuses after which another route is not tried. */
@@ -35,11 +68,15 @@ export interface DialOptions {
   fromName?: string;
   /** The From of one target when it is not `from` (a PSTN target's caller id: DialTarget.callerId). */
   fromFor?: (t: DialTarget) => string | undefined;
-  timeoutMs: number;
   headers?: Record<string, string>;
 }
 
-export type DialOutcome = { answered: true } | { answered: false; cause: HangupCause };
+/**
+ * Answered: the dialog (up, its answer applied to the media), the answering party's relay leg (the call's
+ * from now on) and its dtmf_mode. Not answered: the cause the call ends with (`normal_clearing` when
+ * the host ended first).
+ */
+export type DialOutcome = { answered: true; dialog: SrfDialog; relay: RelayLeg | null; dtmfMode?: DtmfMode } | { answered: false; cause: HangupCause };
 
 /**
  * The codecs of our offer: the targets' list when they share one (one extension's phones, one
@@ -51,71 +88,39 @@ export function offerCodecs(targets: readonly DialTarget[]): AudioCodecName[] | 
   return targets.every((t) => t.codecs && t.codecs.join() === first.join()) ? first : undefined;
 }
 
-export async function dial(deps: CallDeps, call: CallSession, targets: DialTarget[], opts: DialOptions): Promise<DialOutcome> {
-  if (!targets.length) {
-    await call.finish('failure');
-    return { answered: false, cause: 'failure' };
-  }
-  try {
-    call.endpoint ??= await deps.media.createEndpoint({ codecs: offerCodecs(targets) });
-  } catch (err) {
-    deps.logger.error({ err: (err as Error).message, call: call.id }, 'no media endpoint for outbound call');
-    await call.finish('failure');
-    return { answered: false, cause: 'failure' };
-  }
-  let timedOut = false;
-  call.after(opts.timeoutMs, () => {
-    timedOut = true;
-    void call.terminate('no_answer');
-  });
+export async function dial(deps: DialerDeps, host: DialHost, targets: DialTarget[], opts: DialOptions): Promise<DialOutcome> {
   let cause: HangupCause = 'failure';
   const from = nameAddr(opts.from, opts.fromName);
   const fromOf = (t: DialTarget): string => opts.fromFor?.(t) ?? from;
   for (const step of ringSteps(targets)) {
-    if (call.isEnded || timedOut) break;
+    if (host.isEnded) return { answered: false, cause: 'normal_clearing' };
     try {
-      const { dialog, relay } = step.length === 1 ? await invite(deps, call, step[0]!, fromOf(step[0]!), opts) : await ringTogether(deps, call, step, fromOf, opts);
-      if (call.isEnded) {
+      const { dialog, relay } = step.length === 1 ? await invite(deps, host, step[0]!, fromOf(step[0]!), opts) : await ringTogether(deps, host, step, fromOf, opts);
+      if (host.isEnded) {
         // answered after we gave up (CANCEL crossed the 200): hang up at once
         await dialog.destroy().catch(() => undefined);
         await relay?.close('answered after the call ended');
         return { answered: false, cause: 'normal_clearing' };
       }
-      // the answering party's relay leg (if any) is the call's from now on: its close cascades
-      if (relay) call.relay = relay;
       if (dialog.remote.sdp) {
-        // an answer the media (or rtpengine) refuses: the dialog goes, the next target may do better
-        await mediaPath(call.endpoint, relay)
-          .applyAnswer(dialog.remote.sdp)
-          .catch(async (err: Error) => {
-            await dialog.destroy().catch(() => undefined);
-            throw err;
-          });
+        // an answer the media (or rtpengine) refuses: the dialog and the relay leg go, the next target may do better
+        await host.applyAnswer(dialog.remote.sdp, relay).catch(async (err: Error) => {
+          await dialog.destroy().catch(() => undefined);
+          await relay?.close('dial attempt failed');
+          throw err;
+        });
       }
       // the contacts of one step are one extension's: one dtmf_mode
-      if (step[0]?.dtmfMode) call.dtmfMode = step[0].dtmfMode;
-      // a close while the answer was applied: the session refuses the dialog and BYEs it
-      if (!call.attachDialog(dialog)) return { answered: false, cause: 'normal_clearing' };
-      await call.setStatus('progressing');
-      return { answered: true };
+      return { answered: true, dialog, relay, ...(step[0]?.dtmfMode ? { dtmfMode: step[0].dtmfMode } : {}) };
     } catch (err) {
       const status = Number((err as { status?: number }).status);
       cause = Number.isFinite(status) ? causeFromSipStatus(status) : 'failure';
-      deps.logger.debug({ call: call.id, uris: step.map((t) => t.uri), status, err: (err as Error).message }, 'dial attempt failed');
-      if (call.relay && !call.answered) {
-        // the answer was refused after the relay was taken over: it goes with the attempt
-        const relay = call.relay;
-        call.relay = null;
-        await relay.close('dial attempt failed');
-      }
+      deps.logger.debug({ call: host.id, uris: step.map((t) => t.uri), status, err: (err as Error).message }, 'dial attempt failed');
       if (FINAL.has(status)) break;
     }
   }
-  await call.finish(cause);
   return { answered: false, cause };
 }
-
-type UacDialog = Awaited<ReturnType<CallDeps['srf']['createUAC']>>;
 
 /** Targets in the order they are tried; neighbours of one ring group (an extension's contacts) form one step. */
 function ringSteps(targets: DialTarget[]): DialTarget[][] {
@@ -129,45 +134,34 @@ function ringSteps(targets: DialTarget[]): DialTarget[][] {
 }
 
 interface Attempt {
-  dialog: UacDialog;
+  dialog: SrfDialog;
   /** The answering party's rtpengine leg (SRTP / WebRTC), or null for plain RTP. */
   relay: RelayLeg | null;
 }
 
 /**
- * One INVITE, its offer rewritten by rtpengine when the target needs SRTP or the WebRTC profile;
- * `onRequest` sees the request as sent (to cancel it). A rejection throws, and closes the attempt's relay leg.
+ * One INVITE (uac.ts), its offer rewritten by rtpengine when the target needs SRTP or the WebRTC profile;
+ * `onRequest` sees the request as sent (to cancel it; default: the host's pending INVITE). A rejection
+ * throws, and closes the attempt's relay leg.
  */
-async function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: string, opts: DialOptions, onRequest?: (req: PendingUac) => void): Promise<Attempt> {
-  deps.logger.debug({ call: call.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
-  const relay = relayFor(deps, call, t);
+async function invite(deps: DialerDeps, host: DialHost, t: DialTarget, from: string, opts: DialOptions, onRequest?: (req: PendingInvite) => void): Promise<Attempt> {
+  deps.logger.debug({ call: host.id, uri: t.uri, proxy: t.proxy }, 'INVITE');
+  const relay = relayFor(deps, host, t);
   try {
-    const localSdp = relay ? await relay.engineOffer(call.endpoint!.local.sdp) : call.endpoint!.local.sdp;
-    const dialog = await deps.srf.createUAC(
-      t.uri,
-      {
-        localSdp,
-        proxy: t.proxy,
-        auth: t.auth,
-        headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
+    const localSdp = relay ? await relay.engineOffer(host.localSdp) : host.localSdp;
+    const dialog = await sendInvite(deps.srf, t, {
+      localSdp,
+      headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
+      onRequest: (req) => (onRequest ? onRequest(req) : host.onPending(req)),
+      // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
+      onCallId: (sipCallId) =>
+        void callSipIdsRepo(deps.db)
+          .add(host.id, sipCallId)
+          .catch((err: Error) => deps.logger.debug({ err: err.message, call: host.id }, 'Call-ID not recorded')),
+      onProvisional: (status) => {
+        if (status === 180 || status === 183) host.onRinging();
       },
-      {
-        cbRequest: (_err: unknown, req: SrfSentInvite) => {
-          if (!req) return;
-          if (onRequest) onRequest(req);
-          else call.setPendingUac(req);
-          // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
-          const sipCallId = req.get('Call-ID');
-          if (sipCallId)
-            void callSipIdsRepo(deps.db)
-              .add(call.id, sipCallId)
-              .catch((err: Error) => deps.logger.debug({ err: err.message, call: call.id }, 'Call-ID not recorded'));
-        },
-        cbProvisional: (res: { status: number }) => {
-          if (res.status === 180 || res.status === 183) void call.setStatus('ringing');
-        },
-      },
-    );
+    });
     return { dialog, relay };
   } catch (err) {
     await relay?.close('dial attempt failed');
@@ -180,8 +174,8 @@ async function invite(deps: CallDeps, call: CallSession, t: DialTarget, from: st
  * answer wins and the others are cancelled (a late 2xx is hung up); when none answers, the failure
  * that says most wins: a decline or busy (6xx, 486) over the rest (RFC 3261 16.7, simplified).
  */
-function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fromOf: (t: DialTarget) => string, opts: DialOptions): Promise<Attempt> {
-  const pending = new Set<PendingUac>();
+function ringTogether(deps: DialerDeps, host: DialHost, step: DialTarget[], fromOf: (t: DialTarget) => string, opts: DialOptions): Promise<Attempt> {
+  const pending = new Set<PendingInvite>();
   const cancelAll = (): void => {
     for (const r of pending) {
       try {
@@ -192,15 +186,15 @@ function ringTogether(deps: CallDeps, call: CallSession, step: DialTarget[], fro
     }
     pending.clear();
   };
-  call.setPendingUac({ cancel: cancelAll });
+  host.onPending({ cancel: cancelAll });
   return new Promise<Attempt>((resolve, reject) => {
     let winner: Attempt | undefined;
     let failures: unknown[] = [];
     step.forEach((t) => {
-      let mine: PendingUac | undefined;
-      invite(deps, call, t, fromOf(t), opts, (req) => {
+      let mine: PendingInvite | undefined;
+      invite(deps, host, t, fromOf(t), opts, (req) => {
         mine = req;
-        if (winner || call.isEnded) {
+        if (winner || host.isEnded) {
           try {
             req.cancel();
           } catch {

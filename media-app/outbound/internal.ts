@@ -5,6 +5,7 @@
  * call_flow_id) runs as it would for a call from outside. The two legs' media endpoints exchange
  * their SDP, so the audio between them is real RTP on loopback; the signalling between them is a
  * pair of in-process dialogs (what a BYE is to one side, `destroy`, is the other side's hangup).
+ * The legs themselves are made and joined by the call core (media-app/call/internal-dial.ts).
  *
  * Why not an INVITE to our own sip-server: drachtio-server (and sip-server, which keeps its wire
  * behaviour) refuses a request whose next hop is itself ("can not send request to myself").
@@ -15,13 +16,9 @@ import type { Address } from '../../core/repos/calls';
 import type { Db } from '../../core/db/knex';
 import { EMPTY_UUID } from '../../core/ids';
 import { ownVirtualNumber } from '../../core/calls/dial-policy';
-import type { Endpoint } from '../../media-engine';
-import type { CallDeps } from '../call/deps';
-import type { CallSession } from '../call/session';
-import type { CallDialog } from '../call/session-types';
 
 /** One side of an internal call: the far end is another call on this node. */
-class InternalDialog extends EventEmitter implements CallDialog {
+export class InternalDialog extends EventEmitter {
   peer: InternalDialog | null = null;
   connected = true;
   constructor(
@@ -53,7 +50,8 @@ class InternalDialog extends EventEmitter implements CallDialog {
   }
 }
 
-function dialogPair(a: string, b: string): [InternalDialog, InternalDialog] {
+/** The two sides of an internal call, each the other's far end: `a` and `b` are their SDPs. */
+export function dialogPair(a: string, b: string): [InternalDialog, InternalDialog] {
   const callId = `internal-${randomUUID()}`;
   const [ta, tb] = [randomUUID().slice(0, 8), randomUUID().slice(0, 8)];
   const uri = `sip:${callId}@internal`;
@@ -69,39 +67,4 @@ export async function internalDestination(db: Db, customerId: string, dest: Addr
   if (dest.type !== 'tel') return null;
   const n = await ownVirtualNumber(db, customerId, (dest.target ?? '').trim());
   return n && n.call_flow_id && n.call_flow_id !== EMPTY_UUID ? { number: (dest.target ?? '').trim(), flowId: n.call_flow_id } : null;
-}
-
-/** What the call factory offers an internal call. */
-export interface InternalCallHost {
-  readonly deps: CallDeps;
-  /** A new incoming call of this node that did not come from an INVITE (dialing, owned, announced). */
-  incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: Endpoint): Promise<CallSession>;
-  runFlow(call: CallSession, spec: { flowId: string }): Promise<string>;
-}
-
-/** Joins the outgoing leg `call` to a new incoming leg running the number's flow; false when it could not be made. */
-export async function dialInternal(host: InternalCallHost, call: CallSession, to: { number: string; flowId: string }): Promise<boolean> {
-  const { deps } = host;
-  let calleeEndpoint: Endpoint;
-  try {
-    call.endpoint ??= await deps.media.createEndpoint();
-    calleeEndpoint = await deps.media.createEndpoint({ remoteSdp: call.endpoint.local.sdp });
-    await call.endpoint.modify(calleeEndpoint.local.sdp);
-  } catch (err) {
-    deps.logger.error({ err: (err as Error).message, call: call.id }, 'no media for an internal call');
-    await call.finish('failure');
-    return false;
-  }
-  const callee = await host.incomingLeg({ customerId: call.row.customer_id, source: call.row.source, destination: { type: 'tel', target: to.number } }, calleeEndpoint);
-  await Promise.all([call.setStatus('ringing'), callee.setStatus('ringing')]);
-  const [out, inc] = dialogPair(call.endpoint.local.sdp, calleeEndpoint.local.sdp);
-  // either leg closed while the statuses were written: the other sees the far end hang up
-  if (!callee.attachDialog(inc)) {
-    await call.finish('normal_clearing');
-    return false;
-  }
-  if (!call.attachDialog(out)) return false;
-  await Promise.all([callee.setStatus('progressing'), call.setStatus('progressing')]);
-  callee.own(host.runFlow(callee, { flowId: to.flowId }), 'the virtual number flow start');
-  return true;
 }

@@ -2,8 +2,9 @@
  * The participant's side of a conference hosted on another node: a SIP leg from this node straight
  * to the host's sip-server (INVITE sip:cleg.<conference>@<host>, signed: token.ts), its media
  * joined to the call's endpoint here by a Bridge (media-app/call/bridge.ts), as `connect` joins two
- * calls on one node. The leg is not a CallSession: it is made with srf.createUAC directly, outside the
- * call core's dialler (no Call row, no dial timeout of its own; the host's answer or refusal ends it). The host puts
+ * calls on one node. The leg is not a CallSession: its INVITE goes through the node's UAC primitive
+ * (outbound/uac.ts `sendInvite`, as the dialler's attempts do) but not through the dialler (no Call row,
+ * no route fallback, no dial timeout of its own; the host's answer or refusal ends it). The host puts
  * the leg in its mix as the participant; mute, kick and recording happen there.
  *
  * The leg ends when: the host hangs it up (BYE with X-Openvoice-Leave-Reason: kicked, ejected,
@@ -18,6 +19,7 @@ import type { Srf, SrfDialog, SrfRequest, SrfSentInvite } from '../srf';
 import type { LeaveReason } from '../conference/room';
 import { Bridge, type BridgeParty } from '../call/bridge';
 import type { CallSession } from '../call/session';
+import { sendInvite } from '../outbound/uac';
 import { liveNodeSip, nodeAlive } from './address';
 import { LEG_HEADER, LEG_USER_PREFIX, signLeg, type LegClaims } from './token';
 
@@ -74,10 +76,11 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
   signal.addEventListener('abort', cancel, { once: true });
   let dialog: SrfDialog;
   try {
-    dialog = await d.srf.createUAC(
-      `sip:${LEG_USER_PREFIX}${claims.conferenceId}@${addr}`,
-      { localSdp: leg.local.sdp, headers: { [LEG_HEADER]: signLeg(await d.secret(), claims) } },
-      { cbRequest: (_err, req) => void (pending = req) },
+    // the node's one UAC primitive (outbound/uac.ts): the host's sip-server takes the signed leg without digest
+    dialog = await sendInvite(
+      d.srf,
+      { uri: `sip:${LEG_USER_PREFIX}${claims.conferenceId}@${addr}` },
+      { localSdp: leg.local.sdp, headers: { [LEG_HEADER]: signLeg(await d.secret(), claims) }, onRequest: (req) => void (pending = req) },
     );
   } catch (err) {
     await leg.destroy().catch(() => undefined);

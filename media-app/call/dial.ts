@@ -1,0 +1,62 @@
+/**
+ * The call core's side of dialling: it gives an outgoing CallSession its endpoint (endpoint.ts), arms
+ * the dial timeout, runs the dialler (outbound/dialer.ts) over the session as its DialHost, and applies
+ * the outcome to the session (relay leg, dtmf_mode, the dialog, progressing; or the call's end with the
+ * outcome's cause). outbound/ never drives a session: the direction is call/ → outbound/ only.
+ */
+import type { Endpoint } from '../../media-engine';
+import { dial, offerCodecs, type DialHost, type DialOptions, type DialOutcome } from '../outbound/dialer';
+import type { DialTarget } from '../outbound/targets';
+import type { CallDeps } from './deps';
+import { allocateEndpoint } from './endpoint';
+import { mediaPath } from './media-path';
+import type { CallSession } from './session';
+
+/** The session as the dialler sees it. */
+function hostOf(call: CallSession, endpoint: Endpoint): DialHost {
+  return {
+    id: call.id,
+    get isEnded() {
+      return call.isEnded;
+    },
+    localSdp: endpoint.local.sdp,
+    onPending: (invite) => call.setPendingUac(invite),
+    onRinging: () => void call.setStatus('ringing'),
+    applyAnswer: (sdp, relay) => mediaPath(endpoint, relay).applyAnswer(sdp),
+  };
+}
+
+/** The outcome on the session: answered → up (the dialog attached, progressing); else the call ends with the cause. */
+async function applyOutcome(call: CallSession, r: DialOutcome): Promise<boolean> {
+  if (!r.answered) {
+    await call.finish(r.cause);
+    return false;
+  }
+  if (call.isEnded) {
+    // ended while the answer was applied: the session refuses the dialog (BYE) and the relay goes
+    call.attachDialog(r.dialog);
+    await r.relay?.close('answered after the call ended');
+    return false;
+  }
+  // the answering party's relay leg (if any) is the call's from now on: its close cascades
+  if (r.relay) call.relay = r.relay;
+  if (r.dtmfMode) call.dtmfMode = r.dtmfMode;
+  if (!call.attachDialog(r.dialog)) return false;
+  await call.setStatus('progressing');
+  return !call.isEnded;
+}
+
+/**
+ * Dials `targets` for an outgoing call; true once answered, false when it ended (the call has been
+ * closed with its cause). `near`: the endpoint is made on the worker of this one (a connect leg, bridged to its master).
+ */
+export async function dialCall(deps: CallDeps, call: CallSession, targets: DialTarget[], opts: DialOptions & { timeoutMs: number; near?: Endpoint }): Promise<boolean> {
+  if (!targets.length) {
+    await call.finish('failure');
+    return false;
+  }
+  const endpoint = await allocateEndpoint(deps, call, { ...(opts.near ? { near: opts.near } : {}), codecs: offerCodecs(targets) });
+  if (!endpoint) return false;
+  call.after(opts.timeoutMs, () => void call.terminate('no_answer'));
+  return applyOutcome(call, await dial(deps, hostOf(call, endpoint), targets, opts));
+}
