@@ -90,11 +90,17 @@ function udpFree(port: number, host: string): Promise<boolean> {
  * A base port for sipp's -mp: sipp binds four UDP ports from it (audio RTP/RTCP, video RTP/RTCP).
  * Drawn from this shard's part of 10000–19999: below the engine's default RTP range (20000–30000), the
  * ranges the test platforms give their engines (20000 and up) and the kernel's ephemeral ports
- * (32768+), so nothing else in the suite is handed one of the four meanwhile.
+ * (32768+), so nothing else in the suite is handed one of the four meanwhile. Blocks are handed out in
+ * turn, so this process gets a block again only after it has used all of its slice's.
  */
+let nextMediaBlock = Math.floor(Math.random() * 1250);
 export async function sippMediaPort(host = '127.0.0.1'): Promise<number> {
+  const slice = shardSlice('sippMedia', 4);
+  const blocks = Math.floor((slice.max - slice.min + 1) / 4);
   for (let attempt = 0; attempt < 100; attempt++) {
-    const base = portBlock('sippMedia', 4).min;
+    // in turn from a random start, as freePort: a block drawn at random could go to a second sipp of
+    // this process before the first bound it (CI: errno 98 on sipp's audio RTP port)
+    const base = slice.min + 4 * (nextMediaBlock++ % blocks);
     let ok = true;
     for (let i = 0; i < 4 && ok; i++) ok = await udpFree(base + i, host);
     if (ok) return base;
