@@ -13,6 +13,7 @@ import type { Logger } from '../core/logger';
 import { authenticationRequired, invalidCredentials } from '../core/errors';
 import { readRelayHealth, type RelayHealthEntry } from '../core/calls/relay-health';
 import { platformRegistry } from '../core/metrics';
+import { routePattern } from './middleware/route-pattern';
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
@@ -46,7 +47,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean; logger?: Logger 
     middleware: (req, res, next) => {
       const start = performance.now();
       res.on('finish', () => {
-        const route = req.route?.path ? `${req.baseUrl}${req.route.path === '/' ? '' : req.route.path}` || '/' : 'unmatched';
+        const route = routePattern(req) ?? 'unmatched';
         const sec = (performance.now() - start) / 1e3;
         // one labelled child per (method, route, status): prom-client hashes a label object on every call otherwise
         const key = `${req.method} ${route} ${res.statusCode}`;

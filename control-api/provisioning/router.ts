@@ -88,7 +88,8 @@ export function createProvisioningRouter(ctx: AppContext): Router {
   /** Answers the account gate's 403 and returns false when the customer may not be provisioned. */
   async function standing(req: Request, res: Response, customerId: string): Promise<boolean> {
     const info = await ctx.statusLookup(customerId);
-    const err = info ? statusError(info) : new ApiError('ACCOUNT_DELETED', 'account deleted');
+    // a customer row that is gone answers as a deleted account
+    const err = statusError(info ?? { status: 'deleted', tm_deletion_scheduled: null });
     if (!err) return true;
     noStore(res);
     ctx.logger.info({ provisioning: { customer_id: customerId, status: err.http, refused: err.reason } }, 'provisioning fetch refused');

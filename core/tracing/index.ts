@@ -80,6 +80,9 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
   return active;
 }
 
+/** True once startTracing has started the SDK in this process (until its shutdown). */
+export const tracingOn = (): boolean => active !== null;
+
 const tracer = () => trace.getTracer('openvoice');
 
 /** Starts a span (child of `parent`, else of the active context); the caller ends it. */
@@ -94,9 +97,6 @@ export function withActive<T>(span: Span, fn: () => T): T {
 
 /** The active context, to parent spans started later from callbacks that run outside it. */
 export const activeContext = (): Context => context.active();
-
-/** The context whose active span is `span` (a parent for spans started elsewhere). */
-export const contextOf = (span: Span): Context => trace.setSpan(context.active(), span);
 
 /** Ends a span as failed with the error's message (no stack: it may carry customer data). */
 export function failSpan(span: Span, err: unknown): void {

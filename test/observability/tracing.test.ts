@@ -44,11 +44,9 @@ describe('OpenTelemetry: one trace per call', function () {
     let t: TestApp;
     let f: Fixture;
     let source: string;
-    const saved = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 
     before(async () => {
       otlp = await OtlpReceiver.start();
-      process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url;
       tracing = startTracing('openvoice-test', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' })!;
       p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5' });
       t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
@@ -57,8 +55,6 @@ describe('OpenTelemetry: one trace per call', function () {
       await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number: source, type: 'normal' });
     });
     after(async () => {
-      if (saved === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-      else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved;
       killAllSipp();
       await t?.close();
       await p?.close();
