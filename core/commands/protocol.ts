@@ -35,6 +35,8 @@ const PAYLOADS = {
   'activeflow.start': { activeflowId: id, customerId: id },
   'activeflow.stop': { activeflowId: id },
   'activeflow.continue': { activeflowId: id, actionId: id },
+  /** Twilio's call update with Url/Twiml: the running action is interrupted and these actions replace the rest (validated by media-app). */
+  'activeflow.redirect': { activeflowId: id, actions: z.array(z.record(z.string(), z.unknown())) },
   // a live call's media (media-app/call/controls.ts); each states the wanted end state
   /** Hold by re-INVITE (RFC 3264 §8.4): the party gets a=sendonly (music on hold playing) or a=inactive. */
   'call.hold': { callId: id, on: z.boolean() },

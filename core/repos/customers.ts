@@ -37,6 +37,8 @@ export interface CustomerRow {
   tm_delete: Date | null;
   /** The customer's cap on live outgoing PSTN calls (core/calls/dial-policy.ts); null: the platform default. */
   max_concurrent_pstn_calls: number | null;
+  /** Generation of the derived Twilio AuthToken (core/twilio/auth-token.ts); raising it rotates the token. */
+  twilio_token_generation: number;
 }
 
 export type CustomerCreate = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>> & { id?: string };
