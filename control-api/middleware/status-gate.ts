@@ -6,12 +6,15 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../context';
 import { ApiError } from '../../core/errors';
 import type { CustomerStatusInfo } from '../../core/repos';
+import { isClosedStatus } from '../../core/repos/customers';
 import { TtlCache } from '../../core/ttl-cache';
 import { formatRfc3339 } from '../../core/time';
 
 export const FROZEN_GRACE_MS = 30 * 24 * 3600 * 1000;
 
+/** The error a closed account (core/repos/customers.ts CLOSED_STATUSES) gets; null for an open one. */
 export function statusError(info: CustomerStatusInfo): ApiError | null {
+  if (!isClosedStatus(info.status)) return null;
   switch (info.status) {
     case 'frozen': {
       const scheduled = info.tm_deletion_scheduled;
@@ -31,8 +34,6 @@ export function statusError(info: CustomerStatusInfo): ApiError | null {
       });
     case 'deleted':
       return new ApiError('ACCOUNT_DELETED', 'account deleted');
-    default:
-      return null;
   }
 }
 

@@ -9,6 +9,10 @@ import { firstPrepared, prepared } from '../db/prepared';
 
 export const CUSTOMER_STATUSES = ['initial', 'active', 'frozen', 'expired', 'deleted'] as const;
 export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
+/** The states in which an account gets no service (API 403, SIP 403): the one list of them. */
+export const CLOSED_STATUSES = ['frozen', 'expired', 'deleted'] as const satisfies readonly CustomerStatus[];
+export type ClosedStatus = (typeof CLOSED_STATUSES)[number];
+export const isClosedStatus = (s: CustomerStatus): s is ClosedStatus => (CLOSED_STATUSES as readonly CustomerStatus[]).includes(s);
 export const WEBHOOK_METHODS = ['', 'POST', 'GET', 'PUT', 'DELETE'] as const;
 export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
 export const IDENTITY_STATUSES = ['none', 'pending', 'verified', 'rejected'] as const;

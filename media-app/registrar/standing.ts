@@ -6,18 +6,14 @@
  * gone counts as deleted. A failed lookup throws: the request fails with 500, it is not let through.
  */
 import type { Db } from '../../core/db/knex';
-import { customersRepo, type CustomerStatus } from '../../core/repos/customers';
+import { customersRepo, isClosedStatus, type ClosedStatus } from '../../core/repos/customers';
 import type { SrfResponse } from '../srf';
-
-const CLOSED = ['frozen', 'expired', 'deleted'] as const satisfies readonly CustomerStatus[];
-export type ClosedStatus = (typeof CLOSED)[number];
-const isClosed = (s: CustomerStatus): s is ClosedStatus => (CLOSED as readonly CustomerStatus[]).includes(s);
 
 /** The customer's closed state, or null when it may use the platform (initial, active). */
 export async function closedAccount(db: Db, customerId: string): Promise<ClosedStatus | null> {
   const info = await customersRepo(db).statusOf(customerId);
   if (!info) return 'deleted';
-  return isClosed(info.status) ? info.status : null;
+  return isClosedStatus(info.status) ? info.status : null;
 }
 
 /** 403 with a Warning (RFC 3261 20.43, code 399: miscellaneous) naming the account's state. */
