@@ -61,21 +61,35 @@ export function portBlock(name: PortRangeName, size: number, align = size): { mi
 }
 
 /**
+ * Blocks of `size` ports of a range (this shard's slice), handed out in turn from a random start, so one
+ * test process gets a block again only after it has used all of its slice's: a block drawn at random
+ * could go to a second user of this process before the first bound it (CI on 7ffef1d: EADDRINUSE; CI:
+ * errno 98 on sipp's audio RTP port). A block is skipped unless `isFree` says each of its ports is free.
+ */
+function inTurn(name: PortRangeName, size: number): (isFree: (port: number) => Promise<boolean>, what: string) => Promise<number> {
+  let next = -1;
+  return async (isFree, what) => {
+    const slice = shardSlice(name, size);
+    const blocks = Math.floor((slice.max - slice.min + 1) / size);
+    if (next < 0) next = Math.floor(Math.random() * blocks);
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const base = slice.min + size * (next++ % blocks);
+      let ok = true;
+      for (let i = 0; i < size && ok; i++) ok = await isFree(base + i);
+      if (ok) return base;
+    }
+    throw new Error(`no free ${what} found`);
+  };
+}
+
+const freeTurn = inTurn('free', 1);
+/**
  * A port free for TCP and UDP, drawn from this shard's part of 61000–65499: above the kernel's ephemeral
  * ports (32768–60999), which every outgoing connection of the suite takes from (a port found free there
- * could be handed to a connection before the test listened on it: CI on 7ffef1d, EADDRINUSE), and above
- * every fixed range of the suite. Handed out in turn from a random start, so one test process never gets
- * the same port twice until it has used them all.
+ * could be handed to a connection before the test listened on it), and above every fixed range of the suite.
  */
-let nextFree = Math.floor(Math.random() * 4500);
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  const { min, max } = shardSlice('free');
-  const span = max - min + 1;
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = min + (nextFree++ % span);
-    if (await tcpUdpFree(port, host)) return port;
-  }
-  throw new Error('no free port found');
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return freeTurn((port) => tcpUdpFree(port, host), 'port');
 }
 
 function udpFree(port: number, host: string): Promise<boolean> {
@@ -86,26 +100,15 @@ function udpFree(port: number, host: string): Promise<boolean> {
   });
 }
 
+const sippTurn = inTurn('sippMedia', 4);
 /**
  * A base port for sipp's -mp: sipp binds four UDP ports from it (audio RTP/RTCP, video RTP/RTCP).
  * Drawn from this shard's part of 10000–19999: below the engine's default RTP range (20000–30000), the
  * ranges the test platforms give their engines (20000 and up) and the kernel's ephemeral ports
- * (32768+), so nothing else in the suite is handed one of the four meanwhile. Blocks are handed out in
- * turn, so this process gets a block again only after it has used all of its slice's.
+ * (32768+), so nothing else in the suite is handed one of the four meanwhile.
  */
-let nextMediaBlock = Math.floor(Math.random() * 1250);
-export async function sippMediaPort(host = '127.0.0.1'): Promise<number> {
-  const slice = shardSlice('sippMedia', 4);
-  const blocks = Math.floor((slice.max - slice.min + 1) / 4);
-  for (let attempt = 0; attempt < 100; attempt++) {
-    // in turn from a random start, as freePort: a block drawn at random could go to a second sipp of
-    // this process before the first bound it (CI: errno 98 on sipp's audio RTP port)
-    const base = slice.min + 4 * (nextMediaBlock++ % blocks);
-    let ok = true;
-    for (let i = 0; i < 4 && ok; i++) ok = await udpFree(base + i, host);
-    if (ok) return base;
-  }
-  throw new Error('no free block of four UDP ports for sipp media');
+export function sippMediaPort(host = '127.0.0.1'): Promise<number> {
+  return sippTurn((port) => udpFree(port, host), 'block of four UDP ports for sipp media');
 }
 
 /** TCP and UDP both free on `port` right now. */
