@@ -9,6 +9,8 @@ import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type P
 import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
 import { answeringUas } from '../../testkit/media-app/harness';
 import { Subscriber, type SipMessage } from '../../testkit/pbx/subscriber';
+import { Redis } from 'ioredis';
+import { PresenceStore } from '../../core/presence/store';
 
 const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@' });
 
@@ -187,17 +189,56 @@ describe('BLF: SUBSCRIBE Event: dialog', function () {
     const s = await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: b.ext.extension, event: 'dialog', expires: 600 });
     await s.waitFor();
     const before = presence.subscriptionCount;
+    const dialogsBefore = p.drachtio.engine.stats().dialogs;
     sub.notifyAnswer = 481;
     try {
       await presence.publishState(a.customerId, b.ext.extension, [{ id: 'x1', state: 'early', direction: 'recipient' }]);
       await s.waitFor((n) => dialogInfo(n).version === 1);
       await new Promise((r) => setTimeout(r, 300));
       expect(presence.subscriptionCount).to.equal(before - 1);
+      // the SUBSCRIBE dialog is gone from sip-server too (RFC 5057: 481 ends the dialog usage)
+      expect(p.drachtio.engine.stats().dialogs).to.equal(dialogsBefore - 1);
     } finally {
       sub.notifyAnswer = 200;
     }
     await presence.publishState(a.customerId, b.ext.extension, []);
     await new Promise((r) => setTimeout(r, 700));
     expect(s.notifies).to.have.length(2);
+  });
+
+  it('hears a change another node writes (Redis) and NOTIFYs within 500 ms; a published park-style resource is watchable', async () => {
+    const a = await createExtension();
+    const b = await createExtension(a.customerId);
+    // another node: its own Redis connection writing the same store under the platform's prefix
+    const other = new Redis(process.env.TEST_REDIS_URL!);
+    try {
+      const store = new PresenceStore(other, p.config.redisKeyPrefix);
+      const s = await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: b.ext.extension, event: 'dialog', expires: 600 });
+      await s.waitFor();
+      const t0 = Date.now();
+      await store.setDialog(a.customerId, b.ext.extension, { id: 'leg-on-node-b', state: 'early', direction: 'recipient', remote: { uri: 'tel:+15550100', display: 'A & B <co>' } });
+      const n = await s.waitFor((m) => states(m).includes('early'), 2000);
+      expect(Date.now() - t0).to.be.lessThan(500);
+      const [d] = dialogInfo(n).dialogs;
+      expect(d!['@id']).to.equal('leg-on-node-b');
+      const identity = d!.remote!.identity as { '#text': string; '@display': string };
+      expect(identity['#text']).to.equal('tel:+15550100');
+      expect(identity['@display']).to.equal('A & B <co>');
+      await store.endDialog(a.customerId, b.ext.extension, { id: 'leg-on-node-b', state: 'early' });
+      await s.waitFor((m) => states(m).join() === 'terminated');
+
+      // a park slot: not an extension, subscribable once published, early/confirmed as the publisher says
+      expect((await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: '701', event: 'dialog', expires: 600 })).response.status).to.equal(404);
+      await p.app.factory.services.presence!.publishState(a.customerId, '701', []);
+      const slot = await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: '701', event: 'dialog', expires: 600 });
+      expect(slot.response.status).to.be.oneOf([200, 202]);
+      expect(dialogInfo(await slot.waitFor()).dialogs).to.have.length(0);
+      await store.publishState(a.customerId, '701', [{ id: 'parked-1', state: 'confirmed', remote: { uri: 'tel:+15550101' } }]);
+      await slot.waitFor((m) => states(m).join() === 'confirmed');
+      await store.publishState(a.customerId, '701', []);
+      await slot.waitFor((m) => states(m).join() === 'terminated');
+    } finally {
+      other.disconnect();
+    }
   });
 });
