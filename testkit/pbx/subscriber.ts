@@ -91,8 +91,11 @@ export class Subscriber {
   port = 0;
   /** The status NOTIFYs are answered with (200; 481 tells the platform the subscription is gone). */
   notifyAnswer = 200;
-  /** Every NOTIFY received, for any subscription. */
+  /** Every NOTIFY received, for any subscription (not kept when `keep` is false: the benchmark's thousands). */
   readonly notifies: SipMessage[] = [];
+  keep = true;
+  /** Called with each NOTIFY as it arrives (after it is answered). */
+  onNotify: ((m: SipMessage) => void) | null = null;
   private readonly pending = new Map<string, Pending>();
   private readonly dialogs = new Map<string, DialogState>();
 
@@ -131,6 +134,8 @@ export class Subscriber {
       ].join('\r\n'),
     );
     if (m.method !== 'NOTIFY') return;
+    this.onNotify?.(m);
+    if (!this.keep) return;
     this.notifies.push(m);
     const d = this.dialogs.get(callId);
     if (!d) return;
