@@ -57,6 +57,8 @@ describe('BLF: SUBSCRIBE Event: dialog', function () {
     expect(s.response.get('expires')).to.equal('600');
     const first = await s.waitFor();
     expect(first.get('event')).to.equal('dialog');
+    // RFC 6665 8.2.1 (a NOTIFY is a target refresh request): it carries our Contact
+    expect(first.get('contact')).to.match(/^<sip:[^>]+>/);
     expect(first.get('subscription-state')).to.match(/^active;expires=\d+/);
     const idle = dialogInfo(first);
     expect(idle).to.include({ version: 0, state: 'full' });
