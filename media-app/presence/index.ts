@@ -62,6 +62,7 @@ export const subsystem: Subsystem = {
       sipDomain: deps.config.sipDomain,
       minExpires: deps.app.subscriptions.minExpires,
       maxExpires: deps.app.subscriptions.maxExpires,
+      maxPerExtension: deps.app.subscriptions.maxPerExtension,
       logger: ctx.logger,
     });
     manager.addPackage(dialogPackage(store));

@@ -21,6 +21,8 @@ type Phase = 'active' | 'ending' | 'gone';
 
 interface Subscription {
   readonly id: string;
+  /** The subscribing extension's id. */
+  readonly owner: string;
   readonly resource: Resource;
   readonly pkg: EventPackage;
   readonly event: EventHeader;
@@ -35,8 +37,8 @@ interface Subscription {
 export interface ManagerDeps extends Omit<AdmissionDeps, 'packages'> {
   srf: Srf;
   logger: Logger;
-  /** Called with the time from a change to its NOTIFY being answered (metrics, benchmark). */
-  onNotifyLatency?: (ms: number) => void;
+  /** Subscriptions one extension may hold on this node (more: 403). */
+  maxPerExtension: number;
 }
 
 const subjectKey = (customerId: string, name: string) => `${customerId}\u0000${name}`;
@@ -45,6 +47,8 @@ export class SubscriptionManager {
   private readonly packages = new Map<string, EventPackage>();
   private readonly subs = new Map<string, Subscription>();
   private readonly bySubject = new Map<string, Set<Subscription>>();
+  /** Subscriptions held per subscribing extension. */
+  private readonly perOwner = new Map<string, number>();
   private stopped = false;
 
   constructor(private readonly deps: ManagerDeps) {}
@@ -74,9 +78,14 @@ export class SubscriptionManager {
     if (this.stopped) return void res.send(503, { headers: { 'Retry-After': '5' } });
     const ok = await admit({ ...this.deps, packages: this.packages }, req, res);
     if (!ok) return;
+    if ((this.perOwner.get(ok.subscriber.id) ?? 0) >= this.deps.maxPerExtension) {
+      this.deps.logger.info({ subscriber: ok.subscriber.extension, held: this.deps.maxPerExtension }, 'SUBSCRIBE refused: too many subscriptions');
+      return void res.send(403, { headers: { Warning: '399 openvoice "too many subscriptions"' } });
+    }
     const dialog = await this.deps.srf.createUAS(req, res, { localSdp: '', headers: { Expires: String(ok.expires), 'Allow-Events': this.events.join(', ') } });
     const sub: Subscription = {
       id: dialog.id,
+      owner: ok.subscriber.id,
       resource: ok.resource,
       pkg: ok.pkg,
       event: ok.event,
@@ -105,6 +114,7 @@ export class SubscriptionManager {
 
   private track(sub: Subscription): void {
     this.subs.set(sub.id, sub);
+    this.perOwner.set(sub.owner, (this.perOwner.get(sub.owner) ?? 0) + 1);
     const key = subjectKey(sub.resource.customerId, sub.resource.name);
     let set = this.bySubject.get(key);
     if (!set) this.bySubject.set(key, (set = new Set()));
@@ -115,7 +125,10 @@ export class SubscriptionManager {
     if (sub.timer) clearTimeout(sub.timer);
     sub.timer = null;
     sub.phase = 'gone';
-    this.subs.delete(sub.id);
+    if (!this.subs.delete(sub.id)) return;
+    const held = (this.perOwner.get(sub.owner) ?? 1) - 1;
+    if (held > 0) this.perOwner.set(sub.owner, held);
+    else this.perOwner.delete(sub.owner);
     const key = subjectKey(sub.resource.customerId, sub.resource.name);
     const set = this.bySubject.get(key);
     set?.delete(sub);
@@ -195,7 +208,7 @@ export class SubscriptionManager {
       if (res.status >= 300) {
         this.deps.logger.info({ ...log, status: res.status }, 'NOTIFY refused or unanswered: subscription ended');
         this.drop(sub);
-      } else if (change) this.deps.onNotifyLatency?.(Date.now() - change.at);
+      }
     } catch (err) {
       this.deps.logger.info({ ...log, err: (err as Error).message }, 'NOTIFY not sent: subscription ended');
       this.drop(sub);

@@ -39,7 +39,7 @@ describe('BLF: SUBSCRIBE Event: dialog', function () {
 
   before(async () => {
     await truncateAll();
-    p = await startPlatform({ SUBSCRIBE_MIN_EXPIRES: '2' });
+    p = await startPlatform({ SUBSCRIBE_MIN_EXPIRES: '2', SUBSCRIBE_MAX_PER_EXTENSION: '3' });
     sub = await Subscriber.open(p.sipPort);
   });
   after(async () => {
@@ -242,5 +242,29 @@ describe('BLF: SUBSCRIBE Event: dialog', function () {
     } finally {
       other.disconnect();
     }
+  });
+
+  it('an extension holds at most SUBSCRIBE_MAX_PER_EXTENSION subscriptions on a node: the next gets 403 until one ends', async () => {
+    const a = await createExtension();
+    const targets = [await createExtension(a.customerId), await createExtension(a.customerId), await createExtension(a.customerId), await createExtension(a.customerId)];
+    const subscribe = (t: { ext: { extension: string } }) => sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: t.ext.extension, event: 'dialog', expires: 600 });
+    const held = [];
+    for (const t of targets.slice(0, 3)) {
+      const s = await subscribe(t);
+      expect(s.response.status).to.be.oneOf([200, 202]);
+      held.push(s);
+    }
+    const refused = await subscribe(targets[3]!);
+    expect(refused.response.status).to.equal(403);
+    expect(refused.response.get('warning')).to.match(/too many subscriptions/);
+    await held[0]!.refresh(0);
+    await held[0]!.waitFor((n) => /^terminated/.test(n.get('subscription-state') ?? ''));
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await subscribe(targets[3]!)).response.status).to.be.oneOf([200, 202]);
+    // another extension of the customer is not held back by this one's subscriptions
+    const b = await createExtension(a.customerId);
+    expect((await sub.subscribe({ user: b.ext.username, domain: b.domain, password: b.password, resource: targets[0]!.ext.extension, event: 'dialog', expires: 600 })).response.status).to.be.oneOf([
+      200, 202,
+    ]);
   });
 });

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   const subscribers: Subscriber[] = [];
   try {
     const watcher = await createExtension();
-    const resources = [];
+    const resources: Awaited<ReturnType<typeof createExtension>>[] = [];
     for (let i = 0; i < RESOURCES; i++) resources.push(await createExtension(watcher.customerId));
     for (let i = 0; i < SOCKETS; i++) subscribers.push(await Subscriber.open(p.sipPort));
 
