@@ -13,6 +13,8 @@ export interface SipMessage {
   status: number;
   body: string;
   get(name: string): string | undefined;
+  /** Every value of a header, in order (Via through a proxy has several). */
+  getAll(name: string): string[];
 }
 
 export function parseSipMessage(raw: string): SipMessage {
@@ -32,6 +34,7 @@ export function parseSipMessage(raw: string): SipMessage {
     status: resp ? Number(resp[1]) : 0,
     body,
     get: (name) => headers.find(([k]) => k === name.toLowerCase())?.[1],
+    getAll: (name) => headers.filter(([k]) => k === name.toLowerCase()).map(([, v]) => v),
   };
 }
 
@@ -123,7 +126,7 @@ export class Subscriber {
     this.send(
       [
         `SIP/2.0 ${answer} ${answer === 200 ? 'OK' : 'Call/Transaction Does Not Exist'}`,
-        `Via: ${m.get('via')}`,
+        ...m.getAll('via').map((v) => `Via: ${v}`),
         `From: ${m.get('from')}`,
         `To: ${m.get('to')}`,
         `Call-ID: ${callId}`,
