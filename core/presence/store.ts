@@ -131,9 +131,8 @@ export class PresenceStore {
    * as terminated. The resource can be subscribed to from now on.
    */
   async publishState(customerId: string, resource: string, dialogs: readonly DialogEntry[]): Promise<void> {
-    const key = this.prefix + publishedKey(customerId, resource);
-    const before = await this.redis.get(key);
-    await this.redis.set(key, JSON.stringify(dialogs));
+    // one command: two publishers at once each see the list the other replaced
+    const before = await this.redis.getset(this.prefix + publishedKey(customerId, resource), JSON.stringify(dialogs));
     const now = new Set(dialogs.map((d) => d.id));
     const ended = parseList(before).filter((d) => !now.has(d.id));
     await this.publish({ customerId, resource, kind: 'dialog', ended: ended.map((d) => ({ ...d, state: 'terminated' as const })) });
