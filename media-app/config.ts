@@ -51,6 +51,11 @@ const schema = z.object({
     .optional(),
   REGISTRAR_MIN_EXPIRES: z.coerce.number().int().min(1).max(3600).default(60),
   REGISTRAR_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
+  /** SUBSCRIBE (busy lamp, presence, message summary): shorter Expires get 423, longer ones are cut to the maximum */
+  SUBSCRIBE_MIN_EXPIRES: z.coerce.number().int().min(1).max(3600).default(60),
+  SUBSCRIBE_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
+  /** subscriptions one extension may hold on one node; more are refused 403 (a phone with many BLF keys holds one per key) */
+  SUBSCRIBE_MAX_PER_EXTENSION: z.coerce.number().int().min(1).max(10_000).default(300),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   REGISTRAR_LOCKOUT_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(60),
   /** Failures from all addresses together that refuse an AOR to addresses that never authenticated for it. */
@@ -120,6 +125,7 @@ export interface MediaAppConfig {
     lockoutAorFailures: number;
     lockoutAorWindowSec: number;
   };
+  subscriptions: { minExpires: number; maxExpires: number; maxPerExtension: number };
   dialTimeoutMs: number;
   maxDurationMs: number;
   creditGuardIntervalMs: number;
@@ -161,6 +167,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       lockoutAorFailures: e.REGISTRAR_LOCKOUT_AOR_FAILURES,
       lockoutAorWindowSec: e.REGISTRAR_LOCKOUT_AOR_WINDOW_SEC,
     },
+    subscriptions: { minExpires: e.SUBSCRIBE_MIN_EXPIRES, maxExpires: e.SUBSCRIBE_MAX_EXPIRES, maxPerExtension: e.SUBSCRIBE_MAX_PER_EXTENSION },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
     creditGuardIntervalMs: e.CREDIT_GUARD_INTERVAL_MS,

@@ -16,11 +16,13 @@ export interface SrfResponse extends DrachtioSrf.SrfResponse {
 }
 
 /**
- * A dialog; the declarations lack `connected`, destroy() returns a promise without a callback, and
+ * A dialog; the declarations lack `connected` and `id`, destroy() returns a promise without a callback, and
  * request() takes the new request's method, headers and body (not a received request).
  */
 export interface SrfDialog extends Omit<DrachtioSrf.Dialog, 'request' | 'destroy'> {
   connected: boolean;
+  /** The server's dialog id (unique per dialog). */
+  readonly id: string;
   destroy(opts?: { headers: Record<string, string> }): Promise<void>;
   request(opts: { method: string; headers?: Record<string, string>; body?: string }): Promise<SrfResponse>;
 }
@@ -34,9 +36,26 @@ export interface SrfSentInvite {
 
 type Handler = (req: SrfRequest, res: SrfResponse) => void;
 
+/** What a SUBSCRIBE dialog (srf.createUAS on a SUBSCRIBE) tells: its events are not in the declarations. */
+export interface SubscriptionDialogEvents {
+  /** An in-dialog SUBSCRIBE with Expires > 0 (a refresh): answer it. */
+  refresh: Handler;
+  /** An in-dialog SUBSCRIBE with Expires: 0, already answered 202 by drachtio-srf. */
+  unsubscribe: () => void;
+  /** The dialog is gone (our terminating NOTIFY was answered). */
+  destroy: () => void;
+}
+
+export function onSubscriptionDialog(dialog: SrfDialog, h: SubscriptionDialogEvents): void {
+  const emitter = dialog as unknown as NodeJS.EventEmitter;
+  emitter.on('subscribe', h.refresh);
+  emitter.on('unsubscribe', h.unsubscribe);
+  emitter.on('destroy', h.destroy);
+}
+
 /**
  * The Srf instance: the declarations lack the verb methods other than invite (register, options,
- * message), and createUAS/createUAC resolve with our SrfDialog; createUAC's cbRequest gets (err, req).
+ * message, subscribe) and removeDialog, and createUAS/createUAC resolve with our SrfDialog; createUAC's cbRequest gets (err, req).
  */
 export interface Srf extends Omit<DrachtioSrf, 'createUAS' | 'createUAC' | 'use' | 'connect'> {
   connect(opts: object): void;
@@ -44,6 +63,9 @@ export interface Srf extends Omit<DrachtioSrf, 'createUAS' | 'createUAC' | 'use'
   register(fn: Handler): void;
   options(fn: Handler): void;
   message(fn: Handler): void;
+  subscribe(fn: Handler): void;
+  /** Forgets a dialog without any request (a subscription the far end already dropped: 481 to our NOTIFY). */
+  removeDialog(dialog: SrfDialog): void;
   createUAS(req: SrfRequest, res: SrfResponse, opts: DrachtioSrf.CreateUASOptions): Promise<SrfDialog>;
   createUAC(uri: string, opts: DrachtioSrf.CreateUACOptions, progress?: { cbRequest?: (err: unknown, req: SrfSentInvite) => void; cbProvisional?: (res: SrfResponse) => void }): Promise<SrfDialog>;
 }

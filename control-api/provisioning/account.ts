@@ -16,7 +16,12 @@ export interface ProvisioningAccount {
   expires: number;
   /** The MAC bound to the extension (12 lowercase hex digits), null when none: Grandstream names it. */
   mac: string | null;
+  /** The extensions on the phone's busy lamp keys, in key order (the extension's blf_keys; absent: none). */
+  blfKeys?: readonly string[];
 }
+
+/** The SIP URI a BLF key watches: the extension in the account's registration domain. */
+export const blfUri = (a: ProvisioningAccount, key: string): string => `sip:${key}@${a.domain}`;
 
 export interface RenderedConfig {
   contentType: string;

@@ -1,6 +1,8 @@
 /**
- * Polycom/Poly UC Software configuration (VVX, Trio, Edge E): one <polycomConfig> element whose
- * attributes are the reg.1.* parameters of line 1.
+ * Polycom/Poly UC Software configuration (VVX, Trio, Edge E): one <polycomConfig> element whose first
+ * child's attributes are the reg.1.* parameters of line 1; with BLF keys, an <attendant> element after
+ * it: attendant.reg 1 (line 1 subscribes) and attendant.resourceList.N.* (address, label, type normal),
+ * one per key in order.
  */
 import { type ProvisioningAccount, type RenderedConfig, defaultPort, usesOutboundProxy } from './account';
 import { xmlEscape as x } from './xml';
@@ -28,8 +30,25 @@ export function renderPolycom(a: ProvisioningAccount): RenderedConfig {
         ] as [string, string | number][])
       : []),
   ];
-  const body = ['<?xml version="1.0" encoding="UTF-8" standalone="yes"?>', '<polycomConfig>', '  <reg', ...attrs.map(([k, v]) => `    ${k}="${x(String(v))}"`), '  />', '</polycomConfig>', ''].join(
-    '\n',
-  );
+  const keys = a.blfKeys ?? [];
+  const attendant: [string, string | number][] = keys.length
+    ? [
+        ['attendant.reg', 1],
+        ...keys.flatMap((key, i): [string, string | number][] => [
+          [`attendant.resourceList.${i + 1}.address`, `${key}@${a.domain}`],
+          [`attendant.resourceList.${i + 1}.label`, key],
+          [`attendant.resourceList.${i + 1}.type`, 'normal'],
+        ]),
+      ]
+    : [];
+  const element = (name: string, list: [string, string | number][]) => [`  <${name}`, ...list.map(([k, v]) => `    ${k}="${x(String(v))}"`), '  />'];
+  const body = [
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>',
+    '<polycomConfig>',
+    ...element('reg', attrs),
+    ...(attendant.length ? element('attendant', attendant) : []),
+    '</polycomConfig>',
+    '',
+  ].join('\n');
   return { contentType: 'application/xml; charset=utf-8', body, filename: 'phone1.cfg' };
 }

@@ -1,8 +1,9 @@
 /**
  * Snom XML settings (D7xx/D8xx): <settings><phone-settings> with the user_* settings of identity 1;
- * perm="" leaves them editable on the phone.
+ * perm="" leaves them editable on the phone. BLF keys are <functionKeys> fkey idx 0.. in order, each
+ * `blf <sip:{extension}@{domain}>` on identity 1 (context="1").
  */
-import { type ProvisioningAccount, type RenderedConfig, hostPort } from './account';
+import { type ProvisioningAccount, type RenderedConfig, blfUri, hostPort } from './account';
 import { xmlEscape as x } from './xml';
 
 export function renderSnom(a: ProvisioningAccount): RenderedConfig {
@@ -22,6 +23,9 @@ export function renderSnom(a: ProvisioningAccount): RenderedConfig {
     '  <phone-settings e="2">',
     ...s.map(([k, v]) => `    <${k} idx="1" perm="">${x(String(v))}</${k}>`),
     '  </phone-settings>',
+    ...((a.blfKeys ?? []).length
+      ? ['  <functionKeys e="2">', ...(a.blfKeys ?? []).map((key, i) => `    <fkey idx="${i}" context="1" perm="">${x(`blf <${blfUri(a, key)}>`)}</fkey>`), '  </functionKeys>']
+      : []),
     '</settings>',
     '',
   ].join('\n');

@@ -25,5 +25,6 @@ export function accountFor(ext: ExtensionRow, target: SipTarget, requestHost?: s
     transport: target.transport,
     expires: 3600,
     mac: ext.mac ?? null,
+    blfKeys: ext.blf_keys ?? [],
   };
 }

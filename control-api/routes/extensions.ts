@@ -28,6 +28,22 @@ const MAC_DOC =
   "aabb.ccdd.eeff; shown as 12 lowercase hex digits), unique among the customer's extensions; null: none. The " +
   "customer provisioning URL (DHCP option 66) serves this extension's account in the files named after the MAC.";
 const macField = z.string().max(32).nullable().describe(MAC_DOC);
+const BLF_DOC =
+  "Extensions of this customer shown on the desk phone's busy lamp keys, in key order (at most 32; the " +
+  'provisioning documents render them for Yealink, Polycom, Grandstream and Snom; docs/pbx.md). Each must be an ' +
+  'existing extension of the customer, named once.';
+const blfKeysInput = z.array(z.string().min(1).max(64)).max(32).describe(BLF_DOC);
+
+/** The BLF keys as stored: each an existing extension of the customer, none twice; 400 naming `blf_keys` otherwise. */
+async function blfKeysValue(ctx: AppContext, customerId: string, keys: string[] | undefined): Promise<string[] | undefined> {
+  if (keys === undefined) return undefined;
+  const twice = keys.find((k, i) => keys.indexOf(k) !== i);
+  if (twice !== undefined) throw invalidArgument(`blf_keys: ${JSON.stringify(twice)} is listed twice`, [{ field: 'blf_keys' }]);
+  const found = new Set(await extensionsRepo(ctx.db).existing(customerId, keys));
+  const unknown = keys.find((k) => !found.has(k));
+  if (unknown !== undefined) throw invalidArgument(`blf_keys: ${JSON.stringify(unknown)} is not an extension of this customer`, [{ field: 'blf_keys' }]);
+  return keys;
+}
 
 /** The bound MAC in stored form (12 lowercase hex), null to unbind; 400 naming `mac` when malformed. */
 function macValue(v: string | null | undefined): string | null | undefined {
@@ -70,6 +86,7 @@ export const ExtensionSchema = z.object({
     .describe(MAC_DOC),
   dtmf_mode: dtmfMode,
   codecs: codecsOutput,
+  blf_keys: z.array(z.string()).describe(BLF_DOC),
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -117,12 +134,14 @@ export const routes = [
       mac: macField.optional(),
       dtmf_mode: dtmfMode.optional(),
       codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
+      blf_keys: blfKeysInput.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
       const problem = extensionProblem(body.extension);
       if (problem) throw invalidArgument(`extension: ${problem}`, [{ field: 'extension' }]);
       const mac = macValue(body.mac) ?? null;
+      const blfKeys = (await blfKeysValue(ctx, auth.customerId, body.blf_keys)) ?? [];
       const password = body.password ?? generatePassword();
       checkPassword(password);
       const domain = registrationDomain(await ensureCustomerLabel(ctx.db, auth.customerId), ctx.config.sipDomain);
@@ -142,6 +161,7 @@ export const routes = [
             mac,
             dtmf_mode: body.dtmf_mode ?? DEFAULT_DTMF_MODE,
             codecs: normaliseCodecs(body.codecs ?? DEFAULT_EXTENSION_CODECS),
+            blf_keys: blfKeys,
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -182,7 +202,7 @@ export const routes = [
     tag: 'Extension',
     summary: 'Update an extension',
     description:
-      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind); omitted fields stay unchanged. The password is not echoed back.',
+      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind), blf_keys; omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
     body: z.object({
@@ -194,13 +214,16 @@ export const routes = [
       mac: macField.optional(),
       dtmf_mode: dtmfMode.optional(),
       codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
+      blf_keys: blfKeysInput.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {
       await ownedExtension(ctx, auth.customerId, params.id);
       if (body.password !== undefined) checkPassword(body.password);
-      const { mac: rawMac, codecs, ...fields } = body;
-      const rest = codecs ? { ...fields, codecs: normaliseCodecs(codecs) } : fields;
+      const { mac: rawMac, codecs, blf_keys: rawBlf, ...fields } = body;
+      const blfKeys = await blfKeysValue(ctx, auth.customerId, rawBlf);
+      const withCodecs = codecs ? { ...fields, codecs: normaliseCodecs(codecs) } : fields;
+      const rest = blfKeys ? { ...withCodecs, blf_keys: blfKeys } : withCodecs;
       const mac = macValue(rawMac);
       const patch = mac === undefined ? rest : { ...rest, mac };
       let row: ExtensionRow | null;

@@ -32,13 +32,15 @@ export interface ExtensionRow {
   dtmf_mode: DtmfMode;
   /** The codecs of the extension's calls, in the order our offers list them (core/calls/codecs). */
   codecs: string[];
+  /** The extensions (of the same customer) on the desk phone's busy lamp keys, in key order (docs/pbx.md). */
+  blf_keys: string[];
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -57,6 +59,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     mac: e.mac ?? null,
     dtmf_mode: e.dtmf_mode,
     codecs: codecsOf(e.codecs, DEFAULT_EXTENSION_CODECS),
+    blf_keys: e.blf_keys ?? [],
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -94,12 +97,21 @@ export function extensionsRepo(db: Db) {
       return ((await live().where({ direct_hash: hash }).first()) as ExtensionRow | undefined) ?? null;
     },
     /** The customer's live extension bound to the desk phone `mac` (12 lowercase hex digits). */
+    /** Which of `extensions` are live extensions of the customer. */
+    async existing(customerId: string, extensions: readonly string[]): Promise<string[]> {
+      if (!extensions.length) return [];
+      const rows = (await live()
+        .where({ customer_id: customerId })
+        .whereIn('extension', [...extensions])
+        .select('extension')) as { extension: string }[];
+      return rows.map((r) => r.extension);
+    },
     async getByMac(customerId: string, mac: string): Promise<ExtensionRow | null> {
       return ((await live().where({ customer_id: customerId, mac }).first()) as ExtensionRow | undefined) ?? null;
     },
     async update(
       id: string,
-      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>,
+      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys'>>,
     ): Promise<ExtensionRow | null> {
       const [row] = await live()
         .where({ id })

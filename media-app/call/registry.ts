@@ -14,6 +14,7 @@ export interface OwnedCall {
 
 export class CallRegistry<C extends OwnedCall = OwnedCall> {
   private readonly live = new Map<string, C>();
+  private readonly addedListeners = new Set<(call: C) => void>();
 
   constructor(
     private readonly redis: Redis,
@@ -21,8 +22,15 @@ export class CallRegistry<C extends OwnedCall = OwnedCall> {
     readonly nodeId: string,
   ) {}
 
+  /** Calls `fn` with each call this node takes from now on (the presence source follows extension legs); returns the way to stop. */
+  onAdded(fn: (call: C) => void): () => void {
+    this.addedListeners.add(fn);
+    return () => this.addedListeners.delete(fn);
+  }
+
   async add(call: C): Promise<void> {
     this.live.set(call.id, call);
+    for (const fn of this.addedListeners) fn(call);
     // Kept a day at most: a node that dies leaves a key its expired heartbeat makes meaningless.
     // The node's call set tells the node sweeper (core/calls/node-sweep.ts) what to finalise if it dies.
     await this.redis

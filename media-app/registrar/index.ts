@@ -59,6 +59,7 @@ export class Registrar {
   private readonly extensions;
   private readonly webCredentials: WebSipCredentials;
   private readonly used: NonceUse;
+  private readonly bindingWatchers = new Set<(ext: ExtensionRow) => void>();
 
   constructor(
     private readonly opts: RegistrarOptions,
@@ -178,6 +179,16 @@ export class Registrar {
     return row;
   }
 
+  /** Calls `fn` after each REGISTER that changed or removed an extension's bindings (presence); returns the way to stop. */
+  onBindingsChanged(fn: (ext: ExtensionRow) => void): () => void {
+    this.bindingWatchers.add(fn);
+    return () => this.bindingWatchers.delete(fn);
+  }
+
+  private bindingsChanged(ext: ExtensionRow): void {
+    for (const fn of this.bindingWatchers) fn(ext);
+  }
+
   /** srf.register middleware. */
   handle = (req: SrfRequest, res: SrfResponse): void => {
     this.register(req, res).catch((err: Error) => {
@@ -209,7 +220,8 @@ export class Registrar {
     if (contactHeader === '*') {
       if (headerExpires !== 0) return void res.send(400);
       await this.bindings.removeAll(aor);
-      return void res.send(200);
+      res.send(200);
+      return this.bindingsChanged(ext);
     }
     // RFC 3327: honoured from a trusted edge only (a Path from anyone else would let a phone pick
     // the host the platform sends its calls to)
@@ -249,7 +261,8 @@ export class Registrar {
       if (closed) {
         await this.bindings.removeAll(aor);
         this.opts.logger.info({ aor, account: closed }, 'REGISTER refused: account closed');
-        return void refuseClosedAccount(res, closed);
+        refuseClosedAccount(res, closed);
+        return this.bindingsChanged(ext);
       }
     }
     const now = Date.now();
@@ -260,6 +273,7 @@ export class Registrar {
     if (contacts.length) headers.Contact = contacts.join(', ');
     if (path.length) headers.Path = path.map((p) => `<${p}>`).join(', ');
     res.send(200, { headers });
+    if (changes.length) this.bindingsChanged(ext);
   }
 }
 

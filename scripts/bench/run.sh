@@ -32,8 +32,9 @@ declare -A CMD=(
   [speech]="npx tsx scripts/bench/speech/run.ts"
   [ai]="npx tsx scripts/bench/ai/run.ts"
   [campaigns]="npx tsx scripts/bench/campaigns/run.ts --calls 100 --level 20"
+  [blf]="npx tsx scripts/bench/pbx/blf-notify.ts"
 )
-ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference queue streams speech ai campaigns)
+ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference queue streams speech ai campaigns blf)
 
 areas=("$@")
 [ ${#areas[@]} -eq 0 ] && areas=("${ORDER[@]}")

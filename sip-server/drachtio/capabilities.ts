@@ -6,8 +6,8 @@
  *   OPTIONS; PRACK and UPDATE, which the server passes both ways, reliable.ts; INFO and REFER, which
  *   drachtio-srf dialogs hand to media-app: REFER is a transfer, INFO is answered inside calls), plus
  *   the new requests a connected application has routed (`route|invite`, `route|register`,
- *   `route|message` ...). NOTIFY, SUBSCRIBE and PUBLISH are listed only when an application routes them:
- *   nothing here subscribes to or serves an event package.
+ *   `route|message` ...). NOTIFY, SUBSCRIBE and PUBLISH are listed only when an application routes them
+ *   (media-app routes SUBSCRIBE: busy lamp, presence and message summary, docs/pbx.md).
  * - Accept: `application/sdp` (offers and answers), `application/dtmf-relay` and `application/dtmf`
  *   (what an in-dialog INFO may carry: media-app/call/dtmf.ts answers any other body 415);
  *   `text/plain` too when MESSAGE is routed (the pager-mode messages between extensions).

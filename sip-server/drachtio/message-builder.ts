@@ -91,7 +91,8 @@ export function buildInDialogRequest(tpl: AppRequestTemplate, d: Dialog, userAge
   h.append('CSeq', `${seq} ${method}`);
   h.append('Max-Forwards', tpl.headers.get('Max-Forwards') ?? '70');
   if (!tpl.headers.has('Route')) for (const r of d.routeSet) h.append('Route', r);
-  if ((method === 'INVITE' || method === 'SUBSCRIBE' || method === 'REFER') && !tpl.headers.has('Contact')) {
+  // target refresh requests carry our Contact (RFC 3261 12.2.1.1; NOTIFY: RFC 6665 8.2.1)
+  if ((method === 'INVITE' || method === 'SUBSCRIBE' || method === 'REFER' || method === 'NOTIFY') && !tpl.headers.has('Contact')) {
     h.append('Contact', d.localContact);
   }
   for (const [name, value] of tpl.headers) {

@@ -199,7 +199,15 @@ export class UacSide {
       }
     }
     if (e.method === 'BYE' && e.dialog && status !== 401 && status !== 407) this.ctx.dialogs.remove(e.dialog);
-    if (e.method === 'NOTIFY' && e.dialog?.formedBy === 'SUBSCRIBE' && status >= 200 && /terminated/i.test(e.tx.request.headers.get('Subscription-State') ?? '')) {
+    // a subscription dialog ends with our final NOTIFY (RFC 6665 4.4.1), and when the subscriber says it no
+    // longer has it: 481 to a NOTIFY, or no answer at all (408, RFC 5057 5.1); the INVITE dialog a REFER's
+    // implicit subscription lives in is not one of these
+    if (
+      e.method === 'NOTIFY' &&
+      e.dialog?.formedBy === 'SUBSCRIBE' &&
+      status >= 200 &&
+      (status === 481 || status === 408 || /terminated/i.test(e.tx.request.headers.get('Subscription-State') ?? ''))
+    ) {
       this.ctx.dialogs.remove(e.dialog);
     }
     this.deliver(e, res, local);

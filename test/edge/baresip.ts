@@ -20,6 +20,11 @@ export interface BaresipAccount {
   register?: boolean;
   /** Audio codec modules loaded before g711.so, in this order, so the phone offers them first (`g722.so`, `opus.so`). */
   codecModules?: string[];
+  /**
+   * Contacts (the `contacts` file, e.g. `"B" <sip:1002@domain>;presence=p2p`); with any, the contact
+   * and presence modules are loaded: the phone SUBSCRIBEs to each p2p contact's presence.
+   */
+  contacts?: string[];
 }
 
 export class Baresip {
@@ -71,6 +76,7 @@ export class Baresip {
         'module srtp.so',
         'module_app account.so',
         'module_app menu.so',
+        ...(account.contacts?.length ? ['module_app contact.so', 'module_app presence.so'] : []),
         'module_app ctrl_tcp.so',
         `ctrl_tcp_listen 127.0.0.1:${b.ctrlPort}`,
         '',
@@ -80,6 +86,7 @@ export class Baresip {
       path.join(dir, 'accounts'),
       `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="${account.outboundProxy}";regint=${account.register === false ? 0 : 600};answermode=auto${account.params ?? ''}\n`,
     );
+    if (account.contacts?.length) fs.writeFileSync(path.join(dir, 'contacts'), account.contacts.join('\n') + '\n');
     await b.run();
     return b;
   }

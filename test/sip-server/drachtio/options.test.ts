@@ -31,7 +31,7 @@ const list = (v: string | undefined): string[] =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-const EXPECTED_ALLOW = ['INVITE', 'ACK', 'CANCEL', 'BYE', 'OPTIONS', 'PRACK', 'UPDATE', 'INFO', 'REFER', 'REGISTER', 'MESSAGE'];
+const EXPECTED_ALLOW = ['INVITE', 'ACK', 'CANCEL', 'BYE', 'OPTIONS', 'PRACK', 'UPDATE', 'INFO', 'REFER', 'REGISTER', 'MESSAGE', 'SUBSCRIBE'];
 
 describe('sip-server: OPTIONS answers carry Allow, Accept and Supported', function () {
   this.timeout(60_000);
