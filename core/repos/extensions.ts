@@ -32,13 +32,15 @@ export interface ExtensionRow {
   dtmf_mode: DtmfMode;
   /** The codecs of the extension's calls, in the order our offers list them (core/calls/codecs). */
   codecs: string[];
+  /** The pickup groups the extension belongs to (group pickup, core/pbx/; docs/pbx.md "Pickup"). */
+  pickup_groups: string[];
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'pickup_groups'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -57,6 +59,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     mac: e.mac ?? null,
     dtmf_mode: e.dtmf_mode,
     codecs: codecsOf(e.codecs, DEFAULT_EXTENSION_CODECS),
+    pickup_groups: e.pickup_groups ?? [],
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -99,7 +102,7 @@ export function extensionsRepo(db: Db) {
     },
     async update(
       id: string,
-      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>,
+      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'pickup_groups'>>,
     ): Promise<ExtensionRow | null> {
       const [row] = await live()
         .where({ id })
@@ -115,6 +118,11 @@ export function extensionsRepo(db: Db) {
     async list(customerId: string, params: PageParams): Promise<Page<ExtensionRow>> {
       const q = live().where({ customer_id: customerId }).select('*');
       return toPage(await paginate<ExtensionRow>(q, params), (r) => r);
+    },
+    /** The customer's live extensions in any of `groups` (group pickup). */
+    async inPickupGroups(customerId: string, groups: string[]): Promise<ExtensionRow[]> {
+      if (!groups.length) return [];
+      return (await live().where({ customer_id: customerId }).whereRaw('pickup_groups && ?::text[]', [groups]).select('*')) as ExtensionRow[];
     },
   };
 }
