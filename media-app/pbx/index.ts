@@ -18,6 +18,10 @@ export const subsystem: Subsystem = {
     const park = new ParkService(ctx.factory, runnerFor(ctx.factory));
     const service = new PbxService(ctx.factory, park);
     ctx.services.pbx = service;
+    ctx.commands.on('park.call', (c) => park.parkClaimed(c.callId, c.customerId, c.slot));
+    ctx.commands.on('park.retrieve', async (c) => {
+      await park.retrieveTo(c.customerId, c.slot, c.destination);
+    });
     return {
       async stop() {
         if (ctx.services.pbx === service) delete ctx.services.pbx;

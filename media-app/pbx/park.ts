@@ -84,17 +84,22 @@ export class ParkService {
    * a blind transfer), whose place in the call's bridge the holder takes; without it the call is put
    * in a bridge of its own with the holder. Null when every slot is taken (nothing changes then).
    */
-  async park(call: CallSession, o: { parker: Address | null; leaving: CallSession | null; announce?: (slot: number) => Promise<void> }): Promise<ParkedCall | null> {
+  async park(
+    call: CallSession,
+    o: { parker: Address | null; leaving: CallSession | null; announce?: (slot: number) => Promise<void>; /** a slot control-api claimed for the call (POST /parkedcalls) */ claimed?: ParkedCall },
+  ): Promise<ParkedCall | null> {
     const codes = await pbxSettingsRepo(this.deps.db).get(call.row.customer_id);
     const now = Date.now();
-    const rec = await this.slots.claim(codes.park_slot_first, codes.park_slot_last, {
-      call_id: call.id,
-      customer_id: call.row.customer_id,
-      node_id: this.deps.calls.nodeId,
-      parker: o.parker,
-      tm_parked: new Date(now).toISOString(),
-      tm_timeout: new Date(now + codes.park_timeout_sec * 1000).toISOString(),
-    });
+    const rec =
+      o.claimed ??
+      (await this.slots.claim(codes.park_slot_first, codes.park_slot_last, {
+        call_id: call.id,
+        customer_id: call.row.customer_id,
+        node_id: this.deps.calls.nodeId,
+        parker: o.parker,
+        tm_parked: new Date(now).toISOString(),
+        tm_timeout: new Date(now + codes.park_timeout_sec * 1000).toISOString(),
+      }));
     if (!rec) return null;
     let holder: ParkHolder | null = null;
     try {
@@ -121,6 +126,33 @@ export class ParkService {
     this.deps.logger.info({ call: call.id, slot: rec.slot, customer: rec.customer_id }, 'call parked');
     await this.publish('call_parked', rec, {});
     return rec;
+  }
+
+  /**
+   * The park.call command: parks a live call into the slot control-api claimed for it; its bridged
+   * peer (if any) is released and rung back on timeout. A call not live here frees the slot.
+   */
+  async parkClaimed(callId: string, customerId: string, slot: number): Promise<void> {
+    const rec = await this.slots.get(customerId, slot);
+    if (!rec || rec.call_id !== callId) return;
+    const call = this.factory.get(callId);
+    if (!call || call.isEnded || !call.answered || this.byCall.has(callId)) {
+      if (!this.byCall.has(callId)) await this.slots.release(customerId, slot, callId);
+      return;
+    }
+    const peer = call.bridge?.other(call);
+    const leaving = peer && !peer.isEnded && 'row' in peer ? (this.factory.get(peer.id) ?? null) : null;
+    if (call.bridge && !leaving) {
+      await this.slots.release(customerId, slot, callId);
+      return;
+    }
+    const parker = leaving ? (leaving.row.direction === 'incoming' ? leaving.row.source : leaving.row.destination) : null;
+    const parked = await this.park(call, { parker, leaving, claimed: { ...rec, parker } }).catch(async (err: Error) => {
+      this.deps.logger.warn({ err: err.message, call: callId }, 'park failed');
+      await this.slots.release(customerId, slot, callId);
+      return null;
+    });
+    if (parked && leaving) await leaving.hangup('parked');
   }
 
   /** Puts `taker` (answered, live, unbridged) in the parked call's bridge; the slot frees. */

@@ -104,10 +104,10 @@ describe('pbx: park', function () {
 
   it('an empty slot is refused 404 "Parking Slot Empty" before any call exists', async () => {
     const c = await newPhone(TONE_C);
-    const before = Number((await s.t.ctx.db('calls').where({ customer_id: cid }).count('* as n'))[0]!.n);
+    const before = (await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')).length;
     const r = await (await call(s, c, refusedCaller({ user: c.user, domain: c.domain, target: '705', status: 404, phrase: 'Parking Slot Empty' }))).done;
     expect(r.code, r.errors + r.messages.slice(-2000)).to.equal(0);
-    expect(Number((await s.t.ctx.db('calls').where({ customer_id: cid }).count('* as n'))[0]!.n)).to.equal(before);
+    expect((await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')).length).to.equal(before);
   });
 
   it('A hangs up while parked: the slot frees (call_unparked, reason hangup)', async () => {
