@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Endpoint } from '../../media-engine';
 import type { BridgeParty } from '../call/bridge';
 import type { CallDeps } from '../call/deps';
+import { createCallEndpoint } from '../call/endpoint';
 import type { CallSession } from '../call/session';
 
 export class ParkHolder implements BridgeParty {
@@ -22,8 +23,9 @@ export class ParkHolder implements BridgeParty {
 
   /** A holder for `call`, its endpoint on the same media worker (no cross-worker link). */
   static async make(deps: CallDeps, call: CallSession): Promise<ParkHolder> {
-    const ep = await deps.media.createEndpoint({ near: call.endpoint ?? undefined });
-    return new ParkHolder(ep);
+    const made = await createCallEndpoint(deps, { near: call.endpoint ?? undefined });
+    if ('error' in made) throw new Error(`no media endpoint for the park holder: ${made.error}`);
+    return new ParkHolder(made.endpoint);
   }
 
   get isEnded(): boolean {
