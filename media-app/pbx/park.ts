@@ -86,13 +86,21 @@ export class ParkService {
    */
   async park(
     call: CallSession,
-    o: { parker: Address | null; leaving: CallSession | null; announce?: (slot: number) => Promise<void>; /** a slot control-api claimed for the call (POST /parkedcalls) */ claimed?: ParkedCall },
+    o: {
+      parker: Address | null;
+      leaving: CallSession | null;
+      announce?: (slot: number) => Promise<void>;
+      /** a slot control-api claimed for the call (POST /parkedcalls) */
+      claimed?: ParkedCall;
+      /** this slot only (one of the customer's), not the first free one */
+      slot?: number;
+    },
   ): Promise<ParkedCall | null> {
     const codes = await pbxSettingsRepo(this.deps.db).get(call.row.customer_id);
     const now = Date.now();
     const rec =
       o.claimed ??
-      (await this.slots.claim(codes.park_slot_first, codes.park_slot_last, {
+      (await this.slots.claim(o.slot ?? codes.park_slot_first, o.slot ?? codes.park_slot_last, {
         call_id: call.id,
         customer_id: call.row.customer_id,
         node_id: this.deps.calls.nodeId,

@@ -2,7 +2,8 @@
  * The PBX of a node (issue 37 part C): the feature-code dispatcher the inbound router asks first,
  * park by REFER to the lot, and the park service.
  */
-import { matchFeatureCode } from '../../core/pbx/feature-codes';
+import { isParkSlot, matchFeatureCode } from '../../core/pbx/feature-codes';
+import { NEXT, type ActionContext, type Outcome } from '../flow/actions/base';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
 import type { Address } from '../../core/repos/calls';
 import type { ExtensionRow } from '../../core/repos/extensions';
@@ -59,6 +60,24 @@ export class PbxService {
       },
       code,
     );
+  }
+
+  /**
+   * The flow action `park`: the flow's call (answered first) is parked and told its slot; the action
+   * lasts while the call does (retrieved, it ends with its retriever). No free slot: next action.
+   */
+  async parkFromFlow(ctx: ActionContext, slot: number | undefined): Promise<Outcome> {
+    if (ctx.referenceType !== 'call' || !ctx.call) return { kind: 'fail', message: 'park needs a call' };
+    const call = this.factory.get(ctx.referenceId);
+    if (!call || call.isEnded) return { kind: 'end', reason: 'call_hangup' };
+    const codes = await pbxSettingsRepo(this.deps.db).get(call.row.customer_id);
+    if (slot !== undefined && !isParkSlot(codes, slot)) return { kind: 'fail', message: `park: slot ${slot} is not one of ${codes.park_slot_first}-${codes.park_slot_last}` };
+    await ctx.call.prepareMedia(ctx.signal);
+    const rec = await this.park.park(call, { parker: null, leaving: null, slot, announce: (s) => announceSlot(call, s) });
+    ctx.vars.set('svc.park.slot', rec ? String(rec.slot) : '');
+    if (!rec) return NEXT;
+    await Promise.race([call.done, new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }))]);
+    return { kind: 'end', reason: 'call_hangup' };
   }
 
   /**
