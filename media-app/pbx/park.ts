@@ -199,6 +199,10 @@ export class ParkService {
     if (p.left) throw new Error('the call is not parked any more');
     p.left = true;
     if (p.timer) clearTimeout(p.timer);
+    // a ring-back still ringing (the slot was dialled meanwhile) is cancelled
+    const ringing = p.ringback;
+    p.ringback = null;
+    if (ringing) void ringing.hangup().catch(() => undefined);
     await p.call.endpoint?.stopPlayback().catch(() => undefined);
     const bridge = p.call.bridge;
     if (!bridge) throw new Error('the parked call has no bridge');

@@ -102,6 +102,37 @@ describe('pbx: park', function () {
     }
   });
 
+  it('a dial to the lot parks the caller itself: it hears its slot, then music; the slot dialled retrieves it', async () => {
+    const [a, c] = [await newPhone(TONE_A), await newPhone(TONE_C)];
+    const aPhone = await call(s, a, caller({ user: a.user, domain: a.domain, target: '700', rtpPort: a.audio.port }));
+    const parked = await until(async () => (await slots().list(cid))[0] ?? null, 20_000, 'A parked');
+    expect(parked.parker).to.equal(null);
+    await until(() => a.audio.heard.filter((h) => loud(h.pcm)).length > 100, 15_000, 'A hears its slot and the music');
+    const cPhone = await call(s, c, caller({ user: c.user, domain: c.domain, target: String(parked.slot), rtpPort: c.audio.port, hangupAfterMs: 4000 }));
+    await hears(a.audio, TONE_C, 'A hears C');
+    await hears(c.audio, TONE_A, 'C hears A');
+    const [rc, ra] = await Promise.all([cPhone.done, aPhone.done]);
+    expect(rc.code, rc.errors).to.equal(0);
+    expect(ra.code, ra.errors).to.equal(0);
+  });
+
+  it('the timeout with nobody to ring back: the fallback hangs the parked call up and frees the slot', async () => {
+    const a = await newPhone(TONE_A);
+    await pbxSettingsRepo(s.t.ctx.db).put(cid, { ...DEFAULT_FEATURE_CODES, park_timeout_sec: 5 });
+    try {
+      const aPhone = await call(s, a, caller({ user: a.user, domain: a.domain, target: '700', rtpPort: a.audio.port, byeTimeoutMs: 30_000 }));
+      const parked = await until(async () => (await slots().list(cid))[0] ?? null, 20_000, 'A parked');
+      const ra = await aPhone.done; // the platform's BYE
+      expect(ra.code, ra.errors).to.equal(0);
+      expect(await slots().list(cid)).to.deep.equal([]);
+      const types = (await eventsFor(s.p.redis, parked.call_id)).map((e) => [e.event_type, e.data.reason ?? '']);
+      expect(types).to.deep.include(['park_timeout', '']);
+      expect(types).to.deep.include(['call_unparked', 'timeout_fallback']);
+    } finally {
+      await pbxSettingsRepo(s.t.ctx.db).put(cid, DEFAULT_FEATURE_CODES);
+    }
+  });
+
   it('an empty slot is refused 404 "Parking Slot Empty" before any call exists', async () => {
     const c = await newPhone(TONE_C);
     const before = (await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')).length;
