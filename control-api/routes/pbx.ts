@@ -86,7 +86,10 @@ export const routes: AnyRoute[] = [
     summary: "The customer's parked calls, by slot (extension)",
     permission: 'agent',
     response: z.object({ result: z.array(parkedSchema) }),
-    handler: async ({ ctx, auth }) => ({ result: (await slots(ctx).list(auth.customerId)).map(showParked) }),
+    handler: async ({ ctx, auth }) => {
+      await slots(ctx).sweepEnded(ctx.db, auth.customerId);
+      return { result: (await slots(ctx).list(auth.customerId)).map(showParked) };
+    },
   }),
   defineRoute({
     method: 'post',
@@ -107,6 +110,7 @@ export const routes: AnyRoute[] = [
       const node = await bus.callOwner(call.id);
       if (!node) throw new ApiError('CALL_NOT_FOUND', 'the call is not live on any node');
       const table = slots(ctx);
+      await table.sweepEnded(ctx.db, auth.customerId);
       if (await table.ofCall(auth.customerId, call.id)) throw new ApiError('CALL_STATE_INVALID', 'the call is parked already');
       const now = Date.now();
       const [first, last] = body.slot !== undefined ? [body.slot, body.slot] : [codes.park_slot_first, codes.park_slot_last];

@@ -5,6 +5,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { Address } from '../address';
+import type { Db } from '../db/knex';
+import { callsRepo } from '../repos/calls';
 
 /** A parked call as stored and as the API shows it (ParkedCall). */
 export interface ParkedCall {
@@ -60,6 +62,16 @@ export function parkSlots(redis: Redis, prefix: string) {
       return Object.values(all)
         .map((v) => JSON.parse(v) as ParkedCall)
         .sort((a, b) => a.slot - b.slot);
+    },
+    /**
+     * Frees the slots whose call has ended (its node died before it could free them: the node sweeper
+     * ends such calls, not their slots); run before a slot is chosen or the slots are listed.
+     */
+    async sweepEnded(db: Db, customerId: string): Promise<void> {
+      for (const p of await this.list(customerId)) {
+        const row = await callsRepo(db).get(p.call_id);
+        if (!row || row.status === 'hangup') await this.release(customerId, p.slot, p.call_id);
+      }
     },
     /** The slot a call is parked in, if any. */
     async ofCall(customerId: string, callId: string): Promise<ParkedCall | null> {

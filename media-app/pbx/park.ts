@@ -97,6 +97,7 @@ export class ParkService {
     },
   ): Promise<ParkedCall | null> {
     const codes = await pbxSettingsRepo(this.deps.db).get(call.row.customer_id);
+    if (!o.claimed) await this.slots.sweepEnded(this.deps.db, call.row.customer_id);
     const now = Date.now();
     const rec =
       o.claimed ??
@@ -173,6 +174,7 @@ export class ParkService {
 
   /** True when some node holds a call in the slot. */
   async slotTaken(customerId: string, slot: number): Promise<boolean> {
+    await this.slots.sweepEnded(this.deps.db, customerId);
     return (await this.slots.get(customerId, slot)) !== null;
   }
 

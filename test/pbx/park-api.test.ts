@@ -3,6 +3,7 @@
 // call 404, a call not live 409, a slot out of range 400, an empty slot 404.
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
+import { parkSlots } from '../../core/pbx/park-slots';
 import { killAllSipp, until } from '../../testkit/media-app/harness';
 import { party, startStack, type Stack } from '../xfer/support';
 import { answerOn, call, caller, callWhere, hears, phone, shareOf, type Phone } from './support';
@@ -76,6 +77,21 @@ describe('pbx: park API', function () {
     const empty = await s.api.post('/parkedcalls/710/retrieve', { destination: { type: 'extension', target: 'nobody' } });
     expect(empty.status).to.equal(404);
     expect((await s.api.post('/parkedcalls/1/retrieve', { destination: { type: 'extension', target: 'nobody' } })).status).to.equal(400);
+  });
+
+  it('a slot left behind by a call that ended (its node died) is freed when the slots are read', async () => {
+    const row = await callsRepo(s.t.ctx.db).create({
+      customer_id: cid,
+      source: { type: 'tel', target: '+899100000004' },
+      destination: { type: 'sip', target: 'z@127.0.0.1:5999' },
+      direction: 'outgoing',
+    });
+    await callsRepo(s.t.ctx.db).hangup(row.id, 'failure');
+    const now = new Date().toISOString();
+    const table = parkSlots(s.p.redis, s.p.config.redisKeyPrefix);
+    expect(await table.claim(715, 715, { call_id: row.id, customer_id: cid, node_id: 'gone', parker: null, tm_parked: now, tm_timeout: now })).to.include({ slot: 715 });
+    expect((await s.api.get('/parkedcalls')).body.result).to.deep.equal([]);
+    expect(await table.get(cid, 715)).to.equal(null);
   });
 
   it('parks a live call by REST (the peer released), lists it, retrieves it to an extension', async () => {
