@@ -87,6 +87,7 @@ export const ExtensionSchema = z.object({
   dtmf_mode: dtmfMode,
   codecs: codecsOutput,
   blf_keys: z.array(z.string()).describe(BLF_DOC),
+  pickup_groups: z.array(z.string()).describe('pickup groups (our extension, docs/pbx.md "Pickup"): *8 answers a call ringing another extension of a shared group'),
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -94,6 +95,12 @@ export const ExtensionSchema = z.object({
 });
 
 const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'extension not found');
+
+/** Pickup group names: short words, at most 16 per extension, no repeats (docs/pbx.md "Pickup"). */
+const pickupGroups = z
+  .array(z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'a pickup group is 1-32 letters, digits, _ . -'))
+  .max(16)
+  .refine((g) => new Set(g).size === g.length, 'pickup groups must not repeat');
 
 function constraintOf(e: unknown): string | null {
   const err = e as { code?: string; constraint?: string };
@@ -135,6 +142,7 @@ export const routes = [
       dtmf_mode: dtmfMode.optional(),
       codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
       blf_keys: blfKeysInput.optional(),
+      pickup_groups: pickupGroups.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -162,6 +170,7 @@ export const routes = [
             dtmf_mode: body.dtmf_mode ?? DEFAULT_DTMF_MODE,
             codecs: normaliseCodecs(body.codecs ?? DEFAULT_EXTENSION_CODECS),
             blf_keys: blfKeys,
+            pickup_groups: body.pickup_groups ?? [],
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -202,7 +211,7 @@ export const routes = [
     tag: 'Extension',
     summary: 'Update an extension',
     description:
-      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind), blf_keys; omitted fields stay unchanged. The password is not echoed back.',
+      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind), blf_keys, pickup_groups; omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
     body: z.object({
@@ -215,6 +224,7 @@ export const routes = [
       dtmf_mode: dtmfMode.optional(),
       codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
       blf_keys: blfKeysInput.optional(),
+      pickup_groups: pickupGroups.optional(),
     }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {

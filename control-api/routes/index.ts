@@ -44,6 +44,7 @@ import { routes as numbers } from './numbers';
 import { routes as outboundConfigs } from './outbound-configs';
 import { routes as outdials } from './outdials';
 import { routes as outplans } from './outplans';
+import { routes as pbx } from './pbx';
 import { routes as providercalls } from './providercalls';
 import { routes as providersSetup } from './providers-setup';
 import { routes as providers } from './providers';
@@ -120,6 +121,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   outboundConfigs,
   outdials,
   outplans,
+  pbx,
   providercalls,
   providersSetup,
   providers,

@@ -63,6 +63,10 @@ const PAYLOADS = {
   'groupcall.start': { groupcallId: id, customerId: id },
   'groupcall.hangup': { groupcallId: id },
   'transfer.start': { transferId: id, callId: id },
+  // call park (media-app/pbx/park.ts): the slot is claimed by control-api (core/pbx/park-slots.ts) before the command
+  'park.call': { callId: id, customerId: id, slot: z.number().int().min(0) },
+  /** Rings the destination and gives it the call parked in the slot on answer. */
+  'park.retrieve': { customerId: id, slot: z.number().int().min(0), destination: z.strictObject({ type: z.string(), target: z.string(), target_name: z.string().optional() }) },
   // queues (media-app/queue/)
   /** Takes the caller out of the queue; its flow goes on with the next action (or ends if in service). */
   'queuecall.kick': { callId: id, queuecallId: id },

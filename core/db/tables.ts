@@ -33,6 +33,7 @@ import type { ConversationMessageRow, ConversationRow } from '../repos/conversat
 import type { CustomerRow } from '../repos/customers';
 import type { EmailRow } from '../repos/emails';
 import type { ExtensionRow, ProvisioningCustomerSecretRow, ProvisioningTokenRow } from '../repos/extensions';
+import type { PbxSettingsRow } from '../pbx/settings';
 import type { FlowRow } from '../repos/flows';
 import type { GroupcallRow } from '../repos/groupcalls';
 import type { MessageRow, TargetRow } from '../repos/messages';
@@ -193,6 +194,7 @@ declare module 'knex/types/tables' {
     outdialtargets: Table<OutdialtargetRow, 'destination_0' | 'destination_1' | 'destination_2' | 'destination_3' | 'destination_4'>;
     outplans: Table<OutplanRow, 'source' | 'dial_windows'>;
     password_reset_tokens: Table<ResetTokenRow>;
+    pbx_settings: Table<PbxSettingsRow, 'feature_codes'>;
     peer_events: View<PeerEventsViewRow>;
     providercalls: Table<ProvidercallRow, 'source' | 'destinations'>;
     providers: Table<ProviderRow, 'tech_headers' | 'metadata'>;

@@ -11,6 +11,8 @@ const CATALOGUE = {
   groupcall: ['groupcall_created', 'groupcall_progressing', 'groupcall_hangup', 'groupcall_deleted'],
   // a transfer's end (media-app/transfer): the Transfer's API JSON plus fail_reason
   transfer: ['transfer_done', 'transfer_failed'],
+  // call park (media-app/pbx/park.ts): the ParkedCall JSON with the parked call's id (call_unparked adds `reason`)
+  parkedcall: ['call_parked', 'call_unparked', 'park_timeout'],
   activeflow: ['activeflow_created', 'activeflow_updated', 'activeflow_deleted'],
   recording: ['recording_started', 'recording_finished'],
   conference: ['conference_created', 'conference_updated', 'conference_deleted'],

@@ -36,6 +36,7 @@ export const ACTION_TYPES = [
   'hangup',
   'message_send',
   'mute',
+  'park',
   'play',
   'queue_join',
   'recording_start',

@@ -34,13 +34,15 @@ export interface ExtensionRow {
   codecs: string[];
   /** The extensions (of the same customer) on the desk phone's busy lamp keys, in key order (docs/pbx.md). */
   blf_keys: string[];
+  /** The pickup groups the extension belongs to (group pickup, core/pbx/; docs/pbx.md "Pickup"). */
+  pickup_groups: string[];
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups'>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -60,6 +62,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     dtmf_mode: e.dtmf_mode,
     codecs: codecsOf(e.codecs, DEFAULT_EXTENSION_CODECS),
     blf_keys: e.blf_keys ?? [],
+    pickup_groups: e.pickup_groups ?? [],
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -111,7 +114,7 @@ export function extensionsRepo(db: Db) {
     },
     async update(
       id: string,
-      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys'>>,
+      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups'>>,
     ): Promise<ExtensionRow | null> {
       const [row] = await live()
         .where({ id })
@@ -127,6 +130,11 @@ export function extensionsRepo(db: Db) {
     async list(customerId: string, params: PageParams): Promise<Page<ExtensionRow>> {
       const q = live().where({ customer_id: customerId }).select('*');
       return toPage(await paginate<ExtensionRow>(q, params), (r) => r);
+    },
+    /** The customer's live extensions in any of `groups` (group pickup). */
+    async inPickupGroups(customerId: string, groups: string[]): Promise<ExtensionRow[]> {
+      if (!groups.length) return [];
+      return (await live().where({ customer_id: customerId }).whereRaw('pickup_groups && ?::text[]', [groups]).select('*')) as ExtensionRow[];
     },
   };
 }

@@ -10,15 +10,17 @@ import type { ConnectResult } from '../flow/call-port';
 import { abortError } from '../flow/clock';
 import { Bridge, BridgeError } from './bridge';
 import { CallSession } from './session';
+import { offerPickup } from './pickable';
 
 export interface ConnectLegs {
   /** Dials one prepared leg; true when it answered. */
   dial(leg: CallSession): Promise<boolean>;
 }
 
-/** Resolves with the first leg to answer, or null (none did, or the master ended first). */
-function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs): Promise<CallSession | null> {
+/** Resolves with the first leg to answer (or the call that picked the ringing legs up), or null (none did, or the master ended first). */
+function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, picked: Promise<CallSession>): Promise<CallSession | null> {
   return new Promise<CallSession | null>((resolve) => {
+    void picked.then(resolve);
     let left = legs.length;
     if (!left) resolve(null);
     for (const leg of legs) {
@@ -50,7 +52,9 @@ export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[]
   }
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const winner = await firstAnswer(master, legs, dialer);
+    // while the legs ring, a pickup (media-app/pbx/pickup.ts) may answer in their place
+    const pickup = offerPickup(master, legs);
+    const winner = await firstAnswer(master, legs, dialer, pickup.picked).finally(() => pickup.withdraw());
     for (const l of legs) if (l !== winner) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_elsewhere', announce: true });
     if (!winner) {
       const reasons = legs.map((l) => l.row.hangup_reason).filter(Boolean);

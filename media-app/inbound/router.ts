@@ -72,6 +72,10 @@ export class InboundRouter {
       source.kind === 'extension' ? codecsOf(source.ext.codecs, DEFAULT_EXTENSION_CODECS) : codecsOf(source.kind === 'trunk' ? source.trunk.codecs : source.provider.codecs, DEFAULT_TRUNK_CODECS);
     const party = { mediaEncryption, dtmfMode, codecs };
 
+    // a feature code of the caller's customer (pickup, park, ...: media-app/pbx/) before any lookup
+    const pbx = this.factory.services.pbx;
+    if (source.kind === 'extension' && pbx && (await pbx.dispatch({ req, res, ext: source.ext, caller: callerAddr, dialled: user, party }))) return;
+
     if (/^direct\./i.test(user)) {
       const ext = await extensionsRepo(deps.db).getByDirectHash(user.slice('direct.'.length).toLowerCase());
       if (!ext) return void res.send(404);

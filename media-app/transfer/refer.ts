@@ -69,6 +69,9 @@ async function handle(deps: CallDeps, engine: TransferEngine, call: CallSession,
   const referTo = parseReferTo(req.get('Refer-To'));
   if (!referTo) return void res.send(400, 'Bad Refer-To');
   if (call.isEnded || call.status !== 'progressing') return void res.send(481);
+  // a blind transfer to the customer's park lot parks the peer instead (media-app/pbx/)
+  const pbx = engine.factory.services.pbx;
+  if (!referTo.replaces && pbx && (await pbx.parkByRefer(call, referTo.uri, res))) return;
   const other = referTo.replaces ? engine.bySipCallId(referTo.replaces.callId) : undefined;
   const target = referTo.replaces ? null : await targetAddress(deps, call, referTo.uri);
   if (!referTo.replaces && !target) return void res.send(403, 'Forbidden target');

@@ -9,6 +9,8 @@ import { address, optionalUuid, uuid } from './common';
 export const conference_join = z.object({ conference_id: uuid });
 export const confbridge_join = z.object({ confbridge_id: uuid });
 export const queue_join = z.object({ queue_id: uuid });
+/** Our extension (docs/pbx.md "Park"): parks the call in `slot` or the first free slot of its customer. */
+export const park = z.object({ slot: z.number().int().min(1).max(999_999).optional() });
 
 const transcribe = z.object({
   language: z.string().optional(),

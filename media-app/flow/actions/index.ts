@@ -36,6 +36,7 @@ import { MessageSend } from './message_send';
 import { Mute } from './mute';
 import { Play } from './play';
 import { QueueJoin } from './queue_join';
+import { Park } from './park';
 import { RecordingStart } from './recording_start';
 import { RecordingStop } from './recording_stop';
 import { Sleep } from './sleep';
@@ -81,6 +82,7 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   mute: Mute,
   play: Play,
   queue_join: QueueJoin,
+  park: Park,
   recording_start: RecordingStart,
   recording_stop: RecordingStop,
   sleep: Sleep,

@@ -1,0 +1,66 @@
+/**
+ * The feature-code dispatcher (docs/pbx.md "Feature codes"): what an extension dialled is read
+ * against its customer's codes (core/pbx/feature-codes.ts) before any number or extension lookup
+ * (inbound/router.ts). One line per feature in FEATURES; a code without a handler here is routed
+ * as any dialled string is (the voicemail codes, until their handlers are wired).
+ */
+import type { FeatureCode, FeatureCodeKind } from '../../core/pbx/feature-codes';
+import type { Address } from '../../core/repos/calls';
+import type { ExtensionRow } from '../../core/repos/extensions';
+import type { CallSession } from '../call/session';
+import type { SrfRequest, SrfResponse } from '../srf';
+import type { ParkService } from './park';
+import { findRinging, type PickupTarget } from './pickup';
+import { announceSlot } from './announce';
+
+/** What a handler gets: the INVITE, the caller's extension, and a way to answer it as a call. */
+export interface FeatureCall {
+  readonly req: SrfRequest;
+  readonly res: SrfResponse;
+  readonly ext: ExtensionRow;
+  readonly park: ParkService;
+  /** Makes the call (ringing) and answers it; null when it could not be (already answered with the refusal). */
+  answer(destination: Address): Promise<CallSession | null>;
+}
+
+type Handler<K extends FeatureCodeKind> = (c: FeatureCall, code: Extract<FeatureCode, { kind: K }>) => Promise<void>;
+
+/** Answers a pickup: the oldest call ringing the target's extensions is bridged to the picker. */
+async function pickup(c: FeatureCall, target: PickupTarget, dialled: string): Promise<void> {
+  const ringing = await findRinging(c.park.deps, target);
+  if (!ringing) return void c.res.send(404, 'Nothing To Pick Up');
+  const call = await c.answer({ type: 'extension', target: dialled, name: 'pickup' });
+  if (!call) return;
+  // answered, or picked by someone else, meanwhile: the picker has nothing to talk to
+  if (!ringing.take(call)) await call.hangup('nothing_to_pick_up');
+}
+
+const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
+  group_pickup: (c) => pickup(c, { kind: 'group', picker: c.ext }, '*8'),
+  directed_pickup: (c, code) => pickup(c, { kind: 'directed', customerId: c.ext.customer_id, extension: code.extension }, `**${code.extension}`),
+  park: async (c) => {
+    // a dial to the lot parks the caller itself (Asterisk's Park()): it hears its slot, then the music
+    const call = await c.answer({ type: 'extension', target: 'park', name: 'park' });
+    if (!call) return;
+    const rec = await c.park.park(call, { parker: null, leaving: null, announce: (slot) => announceSlot(call, slot) });
+    if (!rec) await call.hangup('park_full');
+  },
+  park_slot: async (c, code) => {
+    const customerId = c.ext.customer_id;
+    const here = c.park.local(customerId, code.slot);
+    // an empty slot is refused before any call exists; a call parked on another node is not
+    // retrieved across nodes this round (docs/pbx.md "Park")
+    if (!here) return void ((await c.park.slotTaken(customerId, code.slot)) ? c.res.send(480, 'Parked On Another Node') : c.res.send(404, 'Parking Slot Empty'));
+    const call = await c.answer({ type: 'extension', target: String(code.slot), name: 'park slot' });
+    if (!call) return;
+    if ((await c.park.retrieve(customerId, code.slot, call)) !== 'retrieved') await call.hangup('park_slot_empty');
+  },
+};
+
+/** Runs the handler of `code`; false when there is none (the dialled string is routed as usual). */
+export async function dispatchFeature(c: FeatureCall, code: FeatureCode): Promise<boolean> {
+  const handler = FEATURES[code.kind] as Handler<FeatureCodeKind> | undefined;
+  if (!handler) return false;
+  await handler(c, code);
+  return true;
+}

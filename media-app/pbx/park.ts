@@ -1,0 +1,292 @@
+/**
+ * Call park (Asterisk res_parking semantics; docs/pbx.md "Park"). A parked call keeps its Bridge:
+ * a ParkHolder (park-holder.ts) takes the parker's place in it, the parked party hears the node's
+ * music on hold, and the slot (core/pbx/park-slots.ts, in Redis) names it to every node.
+ *
+ *   park      a blind transfer (REFER) to the lot parks the transferer's peer and tells the parker
+ *             the slot (TTS) before releasing it; a dial to the lot, the flow action and the API park
+ *             the call itself (no parker);
+ *   retrieve  a call that dialled the slot (or the API's ring to an extension) takes the holder's place;
+ *   timeout   after park_timeout_sec the parker is rung back (a groupcall); its answer takes the call,
+ *             else (or with no parker) the fallback hangs the parked call up;
+ *   leave     the parked call hanging up frees the slot.
+ * Events call_parked, call_unparked (with `reason`) and park_timeout; every change of a slot's state
+ * is emitted from one place (`slotState`) for the busy-lamp subscriptions.
+ */
+import { EventEmitter } from 'node:events';
+import { publishResourceEvent, type EventType } from '../../core/events/catalogue';
+import type { Address } from '../../core/repos/calls';
+import { pbxSettingsRepo } from '../../core/pbx/settings';
+import { parkSlots, type ParkedCall } from '../../core/pbx/park-slots';
+import { Bridge } from '../call/bridge';
+import type { CallFactory } from '../call/factory';
+import { mohFile } from '../call/moh-source';
+import type { CallSession } from '../call/session';
+import { createGroupcall } from '../groupcall/create';
+import type { GroupcallRunner, RunningGroupcall } from '../groupcall/runner';
+import { ParkHolder } from './park-holder';
+
+export type { ParkedCall } from '../../core/pbx/park-slots';
+
+/** Why a call left its slot (call_unparked `reason`). */
+export type UnparkReason = 'retrieved' | 'ringback_answered' | 'hangup' | 'timeout_fallback';
+
+/** A slot's state as a busy lamp shows it. */
+export type SlotState = 'parked' | 'free';
+
+export interface SlotStateEvents {
+  change: [customerId: string, slot: number, state: SlotState, parked: ParkedCall];
+}
+
+/** What a retrieve found. */
+export type RetrieveOutcome = 'retrieved' | 'empty' | 'elsewhere';
+
+/** A call parked on this node. */
+interface Parking {
+  rec: ParkedCall;
+  readonly call: CallSession;
+  readonly holder: ParkHolder;
+  timer: NodeJS.Timeout | null;
+  ringback: RunningGroupcall | null;
+  /** Set once it left its slot (retrieved, timed out or hung up). */
+  left: boolean;
+}
+
+/** The slot said digit by digit ("7 0 1"), as a parking announcement does. */
+export const slotWords = (slot: number) => String(slot).split('').join(' ');
+
+export class ParkService {
+  /** Slot state changes (parked / free), for BLF: the one place they are told. */
+  readonly slotState = new EventEmitter<SlotStateEvents>();
+  private readonly byCall = new Map<string, Parking>();
+
+  constructor(
+    private readonly factory: CallFactory,
+    private readonly runner: GroupcallRunner,
+  ) {}
+
+  get deps() {
+    return this.factory.deps;
+  }
+
+  private get slots() {
+    return parkSlots(this.deps.redis, this.deps.config.redisKeyPrefix);
+  }
+
+  /** The call parked on this node in `slot` of the customer, if any. */
+  local(customerId: string, slot: number): Parking | undefined {
+    for (const p of this.byCall.values()) if (p.rec.customer_id === customerId && p.rec.slot === slot && !p.left) return p;
+    return undefined;
+  }
+
+  /**
+   * Parks `call` in the customer's first free slot. `leaving`: the side that gave it up (the parker of
+   * a blind transfer), whose place in the call's bridge the holder takes; without it the call is put
+   * in a bridge of its own with the holder. Null when every slot is taken (nothing changes then).
+   */
+  async park(
+    call: CallSession,
+    o: {
+      parker: Address | null;
+      leaving: CallSession | null;
+      announce?: (slot: number) => Promise<void>;
+      /** a slot control-api claimed for the call (POST /parkedcalls) */
+      claimed?: ParkedCall;
+      /** this slot only (one of the customer's), not the first free one */
+      slot?: number;
+    },
+  ): Promise<ParkedCall | null> {
+    const codes = await pbxSettingsRepo(this.deps.db).get(call.row.customer_id);
+    if (!o.claimed) await this.slots.sweepEnded(this.deps.db, call.row.customer_id);
+    const now = Date.now();
+    const rec =
+      o.claimed ??
+      (await this.slots.claim(o.slot ?? codes.park_slot_first, o.slot ?? codes.park_slot_last, {
+        call_id: call.id,
+        customer_id: call.row.customer_id,
+        node_id: this.deps.calls.nodeId,
+        parker: o.parker,
+        tm_parked: new Date(now).toISOString(),
+        tm_timeout: new Date(now + codes.park_timeout_sec * 1000).toISOString(),
+      }));
+    if (!rec) return null;
+    let holder: ParkHolder | null = null;
+    try {
+      holder = await ParkHolder.make(this.deps, call);
+      const bridge = call.bridge;
+      if (bridge && o.leaving && bridge.other(call) === o.leaving) await bridge.replace(o.leaving, holder);
+      else if (!bridge) await Bridge.open(call, holder, { kind: 'hangup_other' }, this.deps.logger);
+      else throw new Error('the call is bridged to another party than the one parking it');
+    } catch (err) {
+      await holder?.hangup('park failed');
+      await this.slots.release(rec.customer_id, rec.slot, call.id);
+      throw err;
+    }
+    const p: Parking = { rec, call, holder, timer: null, ringback: null, left: false };
+    this.byCall.set(call.id, p);
+    // the parked call leaving (its bridge hangs the holder up) frees the slot
+    void holder.done.then(() => this.leave(p, 'hangup'));
+    void call.done.then(() => this.leave(p, 'hangup'));
+    p.timer = setTimeout(() => void this.timeout(p).catch((err: Error) => this.deps.logger.warn({ err: err.message, call: call.id }, 'park timeout failed')), codes.park_timeout_sec * 1000);
+    p.timer.unref();
+    await o.announce?.(rec.slot);
+    this.music(p);
+    this.changed(rec, 'parked');
+    this.deps.logger.info({ call: call.id, slot: rec.slot, customer: rec.customer_id }, 'call parked');
+    await this.publish('call_parked', rec, {});
+    return rec;
+  }
+
+  /**
+   * The park.call command: parks a live call into the slot control-api claimed for it; its bridged
+   * peer (if any) is released and rung back on timeout. A call not live here frees the slot.
+   */
+  async parkClaimed(callId: string, customerId: string, slot: number): Promise<void> {
+    const rec = await this.slots.get(customerId, slot);
+    if (!rec || rec.call_id !== callId) return;
+    const call = this.factory.get(callId);
+    if (!call || call.isEnded || !call.answered || this.byCall.has(callId)) {
+      if (!this.byCall.has(callId)) await this.slots.release(customerId, slot, callId);
+      return;
+    }
+    const peer = call.bridge?.other(call);
+    const leaving = peer && !peer.isEnded && 'row' in peer ? (this.factory.get(peer.id) ?? null) : null;
+    if (call.bridge && !leaving) {
+      await this.slots.release(customerId, slot, callId);
+      return;
+    }
+    const parker = leaving ? (leaving.row.direction === 'incoming' ? leaving.row.source : leaving.row.destination) : null;
+    const parked = await this.park(call, { parker, leaving, claimed: { ...rec, parker } }).catch(async (err: Error) => {
+      this.deps.logger.warn({ err: err.message, call: callId }, 'park failed');
+      await this.slots.release(customerId, slot, callId);
+      return null;
+    });
+    if (parked && leaving) await leaving.hangup('parked');
+  }
+
+  /** Puts `taker` (answered, live, unbridged) in the parked call's bridge; the slot frees. */
+  async retrieve(customerId: string, slot: number, taker: CallSession): Promise<RetrieveOutcome> {
+    const p = this.local(customerId, slot);
+    if (!p) return (await this.slots.get(customerId, slot)) ? 'elsewhere' : 'empty';
+    await this.takeOver(p, taker, 'retrieved');
+    return 'retrieved';
+  }
+
+  /** True when some node holds a call in the slot. */
+  async slotTaken(customerId: string, slot: number): Promise<boolean> {
+    await this.slots.sweepEnded(this.deps.db, customerId);
+    return (await this.slots.get(customerId, slot)) !== null;
+  }
+
+  /** The customer's parked calls (every node's). */
+  list(customerId: string): Promise<ParkedCall[]> {
+    return this.slots.list(customerId);
+  }
+
+  /** The parked call's slot on this node, by call id. */
+  parkedCall(callId: string): ParkedCall | null {
+    const p = this.byCall.get(callId);
+    return p && !p.left ? p.rec : null;
+  }
+
+  /** Rings `destination` and gives it the call parked in `slot` on answer (API retrieve). */
+  async retrieveTo(customerId: string, slot: number, destination: Address): Promise<RetrieveOutcome> {
+    const p = this.local(customerId, slot);
+    if (!p) return (await this.slots.get(customerId, slot)) ? 'elsewhere' : 'empty';
+    void this.ringInto(p, destination, 'retrieved').catch((err: Error) => this.deps.logger.warn({ err: err.message, call: p.call.id }, 'park retrieve failed'));
+    return 'retrieved';
+  }
+
+  private async takeOver(p: Parking, taker: CallSession, reason: UnparkReason): Promise<void> {
+    if (p.left) throw new Error('the call is not parked any more');
+    p.left = true;
+    if (p.timer) clearTimeout(p.timer);
+    // a ring-back still ringing (the slot was dialled meanwhile) is cancelled
+    const ringing = p.ringback;
+    p.ringback = null;
+    if (ringing) void ringing.hangup().catch(() => undefined);
+    await p.call.endpoint?.stopPlayback().catch(() => undefined);
+    const bridge = p.call.bridge;
+    if (!bridge) throw new Error('the parked call has no bridge');
+    await bridge.replace(p.holder, taker);
+    await p.holder.hangup(reason);
+    await this.freeSlot(p, reason, { retrieved_by: taker.id });
+    this.deps.logger.info({ call: p.call.id, slot: p.rec.slot, by: taker.id, reason }, 'parked call taken');
+  }
+
+  /** Rings `to` as a groupcall; its answer takes the parked call (unless it left meanwhile). Resolves with the answer. */
+  private async ringInto(p: Parking, to: Address, reason: UnparkReason): Promise<CallSession | null> {
+    const source = p.call.row.direction === 'incoming' ? p.call.row.source : p.call.row.destination;
+    const { groupcall } = await createGroupcall(this.deps, { customerId: p.rec.customer_id, source, destinations: [to], ringMethod: 'ring_all', answerMethod: 'hangup_others' });
+    const gc = this.runner.ring(groupcall);
+    p.ringback = gc;
+    const left = p.call.done.then(() => null);
+    const answered = await Promise.race([gc.answered, left]);
+    p.ringback = null;
+    if (!answered || p.left || p.call.isEnded) {
+      if (answered) await answered.hangup('park_gone');
+      else await gc.hangup();
+      return null;
+    }
+    await this.takeOver(p, answered, reason);
+    return answered;
+  }
+
+  /** The timeout: park_timeout, then the parker rung back; no answer (or no parker): the fallback. */
+  private async timeout(p: Parking): Promise<void> {
+    if (p.left) return;
+    await this.publish('park_timeout', p.rec, {});
+    const parker = p.rec.parker;
+    this.deps.logger.info({ call: p.call.id, slot: p.rec.slot, ringback: parker?.target ?? null }, 'park timed out');
+    const took = parker ? await this.ringInto(p, parker, 'ringback_answered') : null;
+    if (took || p.left) return;
+    // the fallback: the parked call is hung up (its leave frees the slot)
+    p.left = true;
+    await this.freeSlot(p, 'timeout_fallback', {});
+    await p.holder.hangup('timeout_fallback');
+    await p.call.hangup('park_timeout');
+  }
+
+  private async leave(p: Parking, reason: UnparkReason): Promise<void> {
+    if (p.left) return;
+    p.left = true;
+    if (p.timer) clearTimeout(p.timer);
+    await p.ringback?.hangup().catch(() => undefined);
+    await p.holder.hangup(reason);
+    await this.freeSlot(p, reason, {});
+  }
+
+  private async freeSlot(p: Parking, reason: UnparkReason, extra: Record<string, unknown>): Promise<void> {
+    this.byCall.delete(p.call.id);
+    if (await this.slots.release(p.rec.customer_id, p.rec.slot, p.call.id).catch(() => false)) this.changed(p.rec, 'free');
+    await this.publish('call_unparked', p.rec, { reason, ...extra });
+  }
+
+  /** The node's music on hold, looped to the parked call while it stays parked. */
+  private music(p: Parking): void {
+    const loop = async () => {
+      const file = await mohFile(this.deps.config.dataDir);
+      while (!p.left && !p.call.isEnded && p.call.endpoint) {
+        const r = await p.call.endpoint.play(file);
+        if (r.interrupted) await new Promise((res) => setTimeout(res, 200));
+      }
+    };
+    loop().catch((err: Error) => {
+      if (!p.left && !p.call.isEnded) this.deps.logger.warn({ err: err.message, call: p.call.id }, 'park music stopped');
+    });
+  }
+
+  private changed(rec: ParkedCall, state: SlotState): void {
+    this.slotState.emit('change', rec.customer_id, rec.slot, state, rec);
+  }
+
+  private async publish(type: Extract<EventType, 'call_parked' | 'call_unparked' | 'park_timeout'>, rec: ParkedCall, extra: Record<string, unknown>): Promise<void> {
+    await publishResourceEvent(this.deps.events, type, { id: rec.call_id, ...rec, ...extra }).catch((err: Error) =>
+      this.deps.logger.warn({ err: err.message, call: rec.call_id }, `${type} not published`),
+    );
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.byCall.values()) if (p.timer) clearTimeout(p.timer);
+  }
+}
