@@ -57,7 +57,10 @@ describe('presence on baresip (presence module)', function () {
       mic,
     );
     const ph = phone;
-    await until(() => ph.saw('REGISTER_OK'), 10_000, 'baresip registered');
+    // the registrar's binding, not baresip's REGISTER_OK event: that may fire before the ctrl socket is connected
+    await until(async () => (await p.app.registrar.bindings.get(`${watcher.ext.username}@${watcher.domain}`)).length > 0 || null, 15_000, 'baresip registered').catch((e: Error) => {
+      throw new Error(`${e.message}\n${ph.log.slice(-3000)}`);
+    });
     // the subscription: the platform holds it once baresip answered our challenge
     await until(() => (p.app.factory.services.presence!.subscriptionCount > 0 ? true : null), 15_000, 'baresip subscribed');
     await until(async () => /\bOffline\b/.test(await shown(ph, uri)), 10_000, 'Offline shown (closed)');
