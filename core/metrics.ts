@@ -6,7 +6,7 @@
  * docs/observability.md and used by deploy/prometheus/alerts.yml and deploy/grafana/; a test
  * (test/observability/names.test.ts) checks that every name used there appears in a real scrape.
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export const platformRegistry = new Registry();
 
@@ -39,6 +39,42 @@ export const platformMetrics = {
     labelNames: ['format'] as const,
     registers: [platformRegistry],
   }),
+  /** Call quality (media-app, core/quality): one observation per leg, direction and 5 s sample; labels codec and direction (in, out) only. */
+  qualityMos: new Histogram({
+    name: 'call_quality_mos',
+    help: 'MOS (ITU-T G.107 E-model) of 5 s call-leg samples, by codec and direction',
+    labelNames: ['codec', 'direction'] as const,
+    buckets: [1.5, 2, 2.5, 3, 3.5, 3.8, 4, 4.2, 4.3, 4.4],
+    registers: [platformRegistry],
+  }),
+  qualityLoss: new Histogram({
+    name: 'call_quality_loss_percent',
+    help: 'Packet loss % of 5 s call-leg samples, by codec and direction',
+    labelNames: ['codec', 'direction'] as const,
+    buckets: [0.1, 0.5, 1, 2, 3, 5, 10, 20],
+    registers: [platformRegistry],
+  }),
+  qualityJitter: new Histogram({
+    name: 'call_quality_jitter_ms',
+    help: 'RFC 3550 interarrival jitter (ms) of 5 s call-leg samples, by codec and direction',
+    labelNames: ['codec', 'direction'] as const,
+    buckets: [2, 5, 10, 20, 30, 50, 100, 200],
+    registers: [platformRegistry],
+  }),
+  qualityRtt: new Histogram({
+    name: 'call_quality_rtt_ms',
+    help: 'RTCP round-trip time (ms) of 5 s call-leg samples, by codec and direction',
+    labelNames: ['codec', 'direction'] as const,
+    buckets: [10, 25, 50, 100, 150, 200, 300, 500, 1000],
+    registers: [platformRegistry],
+  }),
+  /** call_quality_alarm events raised, by metric and direction. */
+  qualityAlarms: new Counter({
+    name: 'call_quality_alarms_total',
+    help: 'Call-quality alarms raised (MOS, loss, jitter, RTT over their thresholds), by metric and direction',
+    labelNames: ['metric', 'direction'] as const,
+    registers: [platformRegistry],
+  }),
   /** Exports streaming now (a client that went away stops its export: this falls back). */
   cdrExportsActive: new Gauge({
     name: 'cdr_exports_in_progress',
@@ -52,4 +88,5 @@ export const platformMetrics = {
 for (const r of ['url', 'scheme', 'credentials', 'unresolvable', 'redirect', 'self', 'private', 'loopback']) platformMetrics.egressRefusals.labels(r).inc(0);
 for (const o of ['delivered', 'retry', 'failed', 'refused']) platformMetrics.webhookAttempts.labels(o).inc(0);
 for (const f of ['csv', 'jsonl']) platformMetrics.cdrExportRows.labels(f).inc(0);
+for (const m of ['mos', 'loss_pct', 'jitter_ms', 'rtt_ms']) for (const d of ['in', 'out']) platformMetrics.qualityAlarms.labels(m, d).inc(0);
 for (const d of ['incoming', 'outgoing']) for (const r of ['normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd']) platformMetrics.callsEnded.labels(d, r).inc(0);

@@ -6,6 +6,7 @@ import os from 'node:os';
 import { z } from 'zod';
 import { ConfigError, parseHostPort } from '../core/config';
 import { parseCidrList, type Cidr } from '../core/net/address';
+import type { QualityThresholds } from '../core/quality/leg';
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
@@ -91,6 +92,12 @@ const schema = z.object({
   OUTREG_RETRY_MIN_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   OUTREG_RETRY_MAX_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
   OUTREG_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(8000),
+  // call quality (docs/observability.md "Call quality"): sample period and alarm thresholds
+  QUALITY_SAMPLE_MS: z.coerce.number().int().min(1000).max(60_000).default(5000),
+  QUALITY_ALARM_MOS: z.coerce.number().min(1).max(4.5).default(3.5),
+  QUALITY_ALARM_LOSS_PCT: z.coerce.number().min(0).max(100).default(3),
+  QUALITY_ALARM_JITTER_MS: z.coerce.number().min(0).max(10_000).default(30),
+  QUALITY_ALARM_RTT_MS: z.coerce.number().min(0).max(60_000).default(300),
   // Replaced by EGRESS_ALLOW_CIDRS (core/net): "allow every private range" is what the egress policy exists to prevent.
   FLOW_HTTP_ALLOW_PRIVATE: z
     .string()
@@ -130,6 +137,7 @@ export interface MediaAppConfig {
   maxDurationMs: number;
   creditGuardIntervalMs: number;
   outreg: { advertisedHost: string | undefined; syncMs: number; retryMinMs: number; retryMaxMs: number; timeoutMs: number };
+  quality: { sampleMs: number; thresholds: QualityThresholds };
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
@@ -177,6 +185,10 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       retryMinMs: e.OUTREG_RETRY_MIN_MS,
       retryMaxMs: e.OUTREG_RETRY_MAX_MS,
       timeoutMs: e.OUTREG_TIMEOUT_MS,
+    },
+    quality: {
+      sampleMs: e.QUALITY_SAMPLE_MS,
+      thresholds: { mosBelow: e.QUALITY_ALARM_MOS, lossPctAbove: e.QUALITY_ALARM_LOSS_PCT, jitterMsAbove: e.QUALITY_ALARM_JITTER_MS, rttMsAbove: e.QUALITY_ALARM_RTT_MS },
     },
   };
 }

@@ -69,12 +69,26 @@ export interface PlayCollectResult extends Partial<PlayResult> {
 export interface EndpointStats {
   packetsSent: number;
   octetsSent: number;
+  /** from the current source, duplicates excluded */
   packetsReceived: number;
+  /** from the current source's sequence numbers (RFC 3550 A.3) */
+  packetsExpected: number;
   lost: number;
+  /** RFC 3550 A.8 interarrival jitter, ms */
   jitterMs: number;
+  outOfOrder: number;
+  duplicates: number;
   concealed: number;
+  /** packets too late to play, discarded */
   late: number;
+  /** packets the jitter buffer had no room for, discarded */
+  dropped: number;
   jitterTargetFrames: number;
+  /** the jitter buffer's playout delay now, ms */
+  jitterBufferMs: number;
+  /** the negotiated codec (PCMU, PCMA, G722, opus) and its packet time; null before media is negotiated */
+  codec: string | null;
+  ptimeMs: number;
   /** RTCP SR/RR received from the far end */
   rtcp: RtcpReceived;
 }

@@ -22,7 +22,7 @@ export { codecAvailability, CODEC_NAMES } from './codecs';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';
-export type { ReportBlock } from './rtp-packet/rtcp';
+export type { ReportBlock, VoipMetrics } from './rtp-packet/rtcp';
 // what media-app (and control-api's checks) use besides the endpoints: files, speech in and out
 export { readWav } from './audio/wav';
 export { createSttProvider } from './stt';

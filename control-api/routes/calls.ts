@@ -31,6 +31,25 @@ import { GROUPCALL_ADDRESS_TYPES, wrapInGroupcall } from '../../core/groupcalls/
 import type { AppContext, AuthContext } from '../context';
 import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 
+const directionQuality = z
+  .object({
+    mos_min: z.number().describe('lowest MOS of the 5 s samples (ITU-T G.107 E-model, 1-4.5)'),
+    mos_avg: z.number().describe('mean MOS of the samples'),
+    loss_pct: z.number().describe('packets lost in the network, % (mean of the samples)'),
+    jitter_ms: z.number().describe('RFC 3550 interarrival jitter, ms (mean of the samples)'),
+    rtt_ms: z.number().nullable().describe('round-trip time from RTCP, ms; null when the party sends no RTCP reports'),
+  })
+  .nullable();
+
+const callQualitySchema = z
+  .object({
+    codec: z.string(),
+    in: directionQuality.describe('audio the platform received from the party (measured by the media engine)'),
+    out: directionQuality.describe("audio the party received from the platform (from the party's RTCP reports; null without them)"),
+  })
+  .nullable()
+  .describe('extension: media quality of the call, written at hangup (docs/observability.md "Call quality"); null while live or without media');
+
 export const callSchema = z.object({
   id: uuidOut(),
   customer_id: uuidOut(),
@@ -59,6 +78,7 @@ export const callSchema = z.object({
   tm_update: rfc3339OrNull(),
   tm_delete: rfc3339OrNull(),
   node_id: z.string().describe('extension: the media node holding the call, an opaque name (node-<10 hex>); empty before a node takes it'),
+  quality: callQualitySchema,
 });
 
 export const createBody = z.object({

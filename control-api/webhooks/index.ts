@@ -121,6 +121,8 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
     const hooks = await customerHooks([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
     const rows: Parameters<typeof deliveries.addMany>[0] = [];
     for (const e of events) {
+      // a call's quality samples (every 5 s per leg) stay on the stream and the timeline: webhooks get its final one and the alarms
+      if (e.event_type === 'call_quality' && e.data.final !== true) continue;
       const c = hooks.get(e.customer_id);
       const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
       const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };

@@ -164,7 +164,7 @@ declare module 'knex/types/tables' {
     billing_accounts: Table<BillingAccountRow>;
     billings: Table<BillingRow>;
     call_sip_ids: Table<CallSipIdsRow>;
-    calls: Table<CallRow, 'source' | 'destination' | 'data' | 'metadata'>;
+    calls: Table<CallRow, 'source' | 'destination' | 'data' | 'metadata' | 'quality'>;
     campaigncalls: Table<CampaigncallRow, 'source' | 'destination'>;
     campaigns: Table<CampaignRow, 'actions' | 'amd'>;
     conferencecalls: Table<ConferencecallRow>;

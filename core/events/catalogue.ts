@@ -7,7 +7,8 @@ import type { EventPublisher, PlatformEvent } from './bus';
 
 /** Topic resource segment and the payload (a resource's API JSON) of each event type. */
 const CATALOGUE = {
-  call: ['call_created', 'call_updated', 'call_dialing', 'call_ringing', 'call_progressing', 'call_terminating', 'call_canceling', 'call_hangup', 'call_deleted'],
+  // call_quality / call_quality_alarm (media-app/call/quality.ts): a leg's quality sample and threshold crossings, with call_id
+  call: ['call_created', 'call_updated', 'call_dialing', 'call_ringing', 'call_progressing', 'call_terminating', 'call_canceling', 'call_hangup', 'call_deleted', 'call_quality', 'call_quality_alarm'],
   groupcall: ['groupcall_created', 'groupcall_progressing', 'groupcall_hangup', 'groupcall_deleted'],
   // a transfer's end (media-app/transfer): the Transfer's API JSON plus fail_reason
   transfer: ['transfer_done', 'transfer_failed'],
@@ -80,6 +81,8 @@ export function topicResourceOf(eventType: string): string {
 const PARENT_ID_FIELD: Partial<Record<string, string>> = {
   aimessage_created: 'aicall_id',
   aimessage_intermediate: 'aicall_id',
+  call_quality: 'call_id',
+  call_quality_alarm: 'call_id',
   chatmessage_created: 'chat_id',
   chatmessage_deleted: 'chat_id',
   chatmessage_reaction_updated: 'chat_id',

@@ -4,6 +4,7 @@
  */
 import type { Db, Knex } from '../db/knex';
 import type { Address } from '../address';
+import type { CallQuality } from '../quality/leg';
 import { clock } from '../clock';
 import { platformMetrics } from '../metrics';
 import { EMPTY_UUID, newId } from '../ids';
@@ -49,6 +50,8 @@ export interface CallRow {
   metadata: Record<string, unknown>;
   sip_call_id: string;
   node_id: string;
+  /** our extension: the call's media quality (core/quality/leg.ts), written at hangup; null without media */
+  quality: CallQuality | null;
   tm_ringing: Date | null;
   tm_progressing: Date | null;
   tm_hangup: Date | null;
@@ -90,6 +93,7 @@ export function callJson(c: CallRow) {
     tm_update: formatRfc3339(c.tm_update),
     tm_delete: formatRfc3339(c.tm_delete),
     node_id: nodeLabel(c.node_id ?? ''),
+    quality: c.quality ?? null,
   };
 }
 
@@ -253,6 +257,12 @@ export function callsRepo(db: Db) {
     /** Removes a row nothing has seen (a dial undone inside the transaction that wrote it). */
     async remove(id: string): Promise<void> {
       await db('calls').where({ id }).delete();
+    },
+    /** Writes the call's quality summary (media-app, at the end of its media). */
+    async setQuality(id: string, quality: CallQuality): Promise<void> {
+      await db('calls')
+        .where({ id })
+        .update({ quality: JSON.stringify(quality), tm_update: clock.now() });
     },
     /** Merges `patch` into the call's metadata; the row, or null. */
     async mergeMetadata(id: string, patch: Record<string, unknown>): Promise<CallRow | null> {

@@ -36,6 +36,7 @@ import type { RelayLeg } from '../rtpengine';
 import { Recordings } from './recordings';
 import { CallState, type CallMove } from './state';
 import { CallMediaState } from './media-state';
+import { CallQualityMeter } from './quality';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 
@@ -60,6 +61,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly recordings: Recordings;
   /** What mute, silence and hold want of the party's audio; the only code that mutes the endpoint. */
   readonly mediaState: CallMediaState;
+  /** The leg's call quality: samples every 5 s while there is an endpoint, the summary at the end (quality.ts). */
+  private readonly quality: CallQualityMeter;
   private ep: Endpoint | null = null;
   private rl: RelayLeg | null = null;
   private sip: SipLeg = { kind: 'none' };
@@ -83,6 +86,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.state.on('stateChange', (to) => this.emit('status', to));
     this.recordings = new Recordings(deps, this);
     this.mediaState = new CallMediaState(() => (this.isEnded ? null : this.ep), row.mute_direction);
+    const q = deps.app.quality;
+    this.quality = new CallQualityMeter({ db: deps.db, events: deps.events, logger: deps.logger, sampleMs: q.sampleMs, thresholds: q.thresholds }, () => this.row);
     this.done = new Promise((r) => (this.resolveDone = r));
     // listeners are optional: an 'error' event without one must not throw
     this.on('error', () => undefined);
@@ -133,6 +138,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (this.ep === ep) return;
     this.ep?.off('dtmf', this.onDtmf).off('peerDtmf', this.onPeerDtmf).off('destroy', this.onEndpointGone);
     this.ep = ep;
+    this.quality.attach(ep && !ep.destroyed ? ep : null);
     if (!ep) return;
     if (ep.destroyed) {
       this.onEndpointGone({ reason: 'destroyed' });
@@ -372,6 +378,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     const recording = this.recordings.stop();
     await Promise.allSettled(children.map((c) => c.close({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true })));
     await recording.catch(() => undefined);
+    // the last quality sample and the call's quality summary, from the endpoint while it is still up
+    await this.quality.finish();
     // media: the port is freed and nothing more is sent even while the write below is retried
     if (this.ep) await this.ep.destroy().catch(() => undefined);
     this.endpoint = null;

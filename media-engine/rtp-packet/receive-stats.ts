@@ -1,8 +1,13 @@
 /**
  * Reception statistics for one source (RFC 3550 A.1 sequence tracking, A.3 loss, A.8 jitter),
- * enough to fill an RTCP report block.
+ * enough to fill an RTCP report block, plus what call quality needs: packets out of order and
+ * duplicates. A duplicate (a sequence number seen within the last WINDOW) is counted apart and not as
+ * received, so it cannot hide a loss. Nothing is allocated per packet.
  */
 import type { ReportBlock } from './rtcp';
+
+/** how many recent sequence numbers are remembered for duplicate detection (a power of two) */
+const WINDOW = 128;
 
 export class ReceiveStats {
   ssrc = 0;
@@ -15,6 +20,11 @@ export class ReceiveStats {
   private jitter = 0; // in timestamp units, scaled as in A.8 (float here)
   private lastTransit: number | null = null;
   private started = false;
+  /** seen[seq % WINDOW] = 1 + (seq >> 7 & 0x7f): which sequence number last filled the slot */
+  private readonly seen = new Uint8Array(WINDOW);
+  /** packets that came after a later sequence number (RFC 3550: delta "behind" maxSeq), duplicates excluded */
+  outOfOrder = 0;
+  duplicates = 0;
   lastSrNtpMiddle = 0;
   lastSrArrivalMs = 0;
   /** the stream's RTP clock in ticks per ms (8; 48 for Opus) */
@@ -31,16 +41,39 @@ export class ReceiveStats {
     this.jitter = 0;
     this.lastTransit = null;
     this.started = true;
+    this.outOfOrder = 0;
+    this.duplicates = 0;
+    this.seen.fill(0);
+  }
+
+  /** the slot's tag for `seq`: never 0, so an empty slot matches nothing */
+  private static tag(seq: number): number {
+    return 1 + ((seq >> 7) & 0x7f);
   }
 
   /** arrivalTs: arrival time in timestamp units (the stream's clock) */
   onPacket(ssrc: number, seq: number, ts: number, arrivalTs: number): void {
     if (!this.started || ssrc !== this.ssrc) this.reset(ssrc, seq);
     const delta = (seq - this.maxSeq) & 0xffff;
+    const slot = seq & (WINDOW - 1);
+    const tag = ReceiveStats.tag(seq);
+    if (delta === 0 && this.received > 0) {
+      this.duplicates++;
+      return;
+    }
     if (delta < 0x8000) {
+      // forward: forget the slots of the numbers skipped over (they may come late), then take this one
+      for (let k = 1, n = Math.min(delta, WINDOW); k < n; k++) this.seen[(seq - k) & (WINDOW - 1)] = 0;
       if (seq < this.maxSeq) this.cycles += 0x10000;
       this.maxSeq = seq;
-    }
+    } else if (0x10000 - delta < WINDOW) {
+      if (this.seen[slot] === tag) {
+        this.duplicates++;
+        return;
+      }
+      this.outOfOrder++;
+    } else this.outOfOrder++;
+    this.seen[slot] = tag;
     this.received++;
     const transit = (arrivalTs - ts) | 0;
     if (this.lastTransit !== null) {

@@ -1,5 +1,6 @@
 /**
- * RTCP sender and receiver reports (RFC 3550 §6.4), plus BYE, inside a compound packet.
+ * RTCP sender and receiver reports (RFC 3550 §6.4), BYE, and the VoIP metrics block of extended
+ * reports (RFC 3611 §4.7), inside a compound packet.
  */
 
 export interface ReportBlock {
@@ -20,15 +21,92 @@ export interface SenderInfo {
   octetCount: number;
 }
 
+/** RFC 3611 §4.7 VoIP metrics about one source, as the sender of the XR measured them (null: "unavailable"). */
+export interface VoipMetrics {
+  ssrc: number;
+  /** packets lost in the network, 1/256 */
+  lossRate: number;
+  /** packets discarded by the jitter buffer (late, early), 1/256 */
+  discardRate: number;
+  roundTripDelayMs: number;
+  endSystemDelayMs: number;
+  rFactor: number | null;
+  /** MOS ×10 in the block; here as a MOS (1.0-5.0) */
+  mosLq: number | null;
+  mosCq: number | null;
+  jbNominalMs: number;
+}
+
 export type RtcpPacket =
   | { type: 'SR'; ssrc: number; sender: SenderInfo; reports: ReportBlock[] }
   | { type: 'RR'; ssrc: number; reports: ReportBlock[] }
   | { type: 'BYE'; ssrcs: number[] }
+  | { type: 'XR'; ssrc: number; voip: VoipMetrics[] }
   | { type: 'other'; packetType: number };
 
 const PT_SR = 200;
 const PT_RR = 201;
 const PT_BYE = 203;
+const PT_XR = 207;
+const XR_VOIP_METRICS = 7;
+/** a VoIP metrics block: 4 header + 32 bytes */
+const VOIP_BLOCK_BYTES = 36;
+
+const unavailable127 = (v: number): number | null => (v === 127 ? null : v);
+
+function readVoipMetrics(v: DataView, off: number): VoipMetrics {
+  const mos = (x: number): number | null => (x === 127 || x < 10 || x > 50 ? null : x / 10);
+  return {
+    ssrc: v.getUint32(off + 4),
+    lossRate: v.getUint8(off + 8),
+    discardRate: v.getUint8(off + 9),
+    roundTripDelayMs: v.getUint16(off + 16),
+    endSystemDelayMs: v.getUint16(off + 18),
+    rFactor: unavailable127(v.getUint8(off + 24)),
+    mosLq: mos(v.getUint8(off + 26)),
+    mosCq: mos(v.getUint8(off + 27)),
+    jbNominalMs: v.getUint16(off + 30),
+  };
+}
+
+/** The VoIP metrics blocks of an XR packet of `len` bytes at `off` (other block types skipped); null when a block overruns it. */
+function readXr(v: DataView, off: number, len: number): VoipMetrics[] | null {
+  const voip: VoipMetrics[] = [];
+  let b = off + 8;
+  while (b + 4 <= off + len) {
+    const blockLen = (v.getUint16(b + 2) + 1) * 4;
+    if (b + blockLen > off + len) return null;
+    if (v.getUint8(b) === XR_VOIP_METRICS) {
+      if (blockLen < VOIP_BLOCK_BYTES) return null;
+      voip.push(readVoipMetrics(v, b));
+    }
+    b += blockLen;
+  }
+  return voip;
+}
+
+/** An XR packet with one VoIP metrics block (what a peer such as a phone sends; tests and tools). */
+export function serializeVoipMetricsXr(ssrc: number, m: VoipMetrics): Buffer {
+  const buf = Buffer.alloc(8 + VOIP_BLOCK_BYTES);
+  buf[0] = 0x80;
+  buf[1] = PT_XR;
+  buf.writeUInt16BE(buf.length / 4 - 1, 2);
+  buf.writeUInt32BE(ssrc >>> 0, 4);
+  const b = 8;
+  buf[b] = XR_VOIP_METRICS;
+  buf.writeUInt16BE(VOIP_BLOCK_BYTES / 4 - 1, b + 2);
+  buf.writeUInt32BE(m.ssrc >>> 0, b + 4);
+  buf[b + 8] = m.lossRate;
+  buf[b + 9] = m.discardRate;
+  buf.writeUInt16BE(m.roundTripDelayMs, b + 16);
+  buf.writeUInt16BE(m.endSystemDelayMs, b + 18);
+  buf[b + 24] = m.rFactor ?? 127;
+  buf[b + 25] = 127;
+  buf[b + 26] = m.mosLq === null ? 127 : Math.round(m.mosLq * 10);
+  buf[b + 27] = m.mosCq === null ? 127 : Math.round(m.mosCq * 10);
+  buf.writeUInt16BE(m.jbNominalMs, b + 30);
+  return buf;
+}
 
 function writeBlock(buf: Buffer, off: number, r: ReportBlock): void {
   buf.writeUInt32BE(r.ssrc >>> 0, off);
@@ -133,12 +211,34 @@ export function parseRtcp(buf: Uint8Array): RtcpPacket[] | null {
       const ssrcs: number[] = [];
       for (let i = 0; i < count; i++) ssrcs.push(v.getUint32(off + 4 + 4 * i));
       out.push({ type: 'BYE', ssrcs });
+    } else if (pt === PT_XR) {
+      if (len < 8) return null;
+      const voip = readXr(v, off, len);
+      if (!voip) return null;
+      out.push({ type: 'XR', ssrc: v.getUint32(off + 4), voip });
     } else {
       out.push({ type: 'other', packetType: pt });
     }
     off += len;
   }
   return out.length ? out : null;
+}
+
+/** The middle 32 bits of an NTP timestamp (what LSR carries and RTT is computed in: 1/65536 s). */
+export function ntpMiddle(t: { ntpSec: number; ntpFrac: number }): number {
+  return (((t.ntpSec & 0xffff) << 16) | (t.ntpFrac >>> 16)) >>> 0;
+}
+
+/**
+ * Round-trip time in ms from a report block about our stream that arrived at wall-clock `arrivalMs`
+ * (RFC 3550 §6.4.1: arrival − LSR − DLSR); null when the block has no LSR or the result is not a
+ * plausible time (negative, or over a minute: a stale or forged block).
+ */
+export function roundTripMs(block: Pick<ReportBlock, 'lsr' | 'dlsr'>, arrivalMs: number): number | null {
+  if (!block.lsr) return null;
+  const units = (ntpMiddle(ntpFromMs(arrivalMs)) - block.lsr - block.dlsr) | 0;
+  if (units < 0 || units > 60 * 65536) return null;
+  return (units * 1000) / 65536;
 }
 
 /** NTP timestamp (RFC 3550 §4) for a wall-clock time in ms. */

@@ -273,7 +273,15 @@ export class Engine {
     return {
       ...leg.session.counters(),
       jitterTargetFrames: leg.session.jitter.stats.targetFrames,
-      rtcp: { ...rtcp, lastSender: rtcp.lastSender && { ...rtcp.lastSender }, lastReportOnUs: rtcp.lastReportOnUs && { ...rtcp.lastReportOnUs } },
+      jitterBufferMs: leg.session.jitter.stats.targetFrames * 20,
+      codec: leg.session.media?.codec ?? null,
+      ptimeMs: leg.session.media?.ptime ?? 20,
+      rtcp: {
+        ...rtcp,
+        lastSender: rtcp.lastSender && { ...rtcp.lastSender },
+        lastReportOnUs: rtcp.lastReportOnUs && { ...rtcp.lastReportOnUs },
+        voipMetrics: rtcp.voipMetrics && { ...rtcp.voipMetrics },
+      },
     };
   }
 

@@ -9,7 +9,7 @@ import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpInto } from '../rtp-packet/packet';
 import { ReceiveStats } from '../rtp-packet/receive-stats';
-import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport, type ReportBlock } from '../rtp-packet/rtcp';
+import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, serializeSenderReport, type ReportBlock, type VoipMetrics } from '../rtp-packet/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
@@ -27,16 +27,31 @@ export interface RtcpReceived {
   lastSender: { ssrc: number; packetCount: number; octetCount: number } | null;
   /** the far end's last report block about our SSRC (loss, jitter as it sees them) */
   lastReportOnUs: ReportBlock | null;
+  /** round-trip time from the last report block on us that carried an LSR (our SR's time), ms */
+  rttMs: number | null;
+  /** the far end's last RTCP-XR VoIP metrics block about our SSRC (RFC 3611 §4.7) */
+  voipMetrics: VoipMetrics | null;
+  /** compound packets that did not parse (ignored) */
+  malformed: number;
 }
 
 export interface RtpCounters {
   packetsSent: number;
   octetsSent: number;
+  /** packets received from the current source, duplicates excluded */
   packetsReceived: number;
+  /** packets expected from the current source's sequence numbers (RFC 3550 A.3) */
+  packetsExpected: number;
   lost: number;
   jitterMs: number;
+  /** packets that came after a later one, and repeated ones */
+  outOfOrder: number;
+  duplicates: number;
   concealed: number;
+  /** packets too late for their playout time (discarded by the jitter buffer) */
   late: number;
+  /** packets the jitter buffer had no room for (discarded) */
+  dropped: number;
 }
 
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
@@ -98,7 +113,7 @@ export class RtpSession {
   private nextRtcpAt = Date.now() + 1000 + Math.random() * RTCP_INTERVAL_MS;
   private closed = false;
   remoteSsrc: number | null = null;
-  readonly rtcpIn: RtcpReceived = { senderReports: 0, receiverReports: 0, lastSender: null, lastReportOnUs: null };
+  readonly rtcpIn: RtcpReceived = { senderReports: 0, receiverReports: 0, lastSender: null, lastReportOnUs: null, rttMs: null, voipMetrics: null, malformed: 0 };
 
   constructor(
     readonly address: string,
@@ -203,18 +218,29 @@ export class RtpSession {
 
   private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number, arrival: number): void {
     const pkts = parseRtcp(Buffer.from(msg.subarray(0, len))); // a copy: a native socket's buffer is reused
-    if (!pkts) return;
+    if (!pkts) {
+      this.rtcpIn.malformed++;
+      return;
+    }
     if (!this.remoteRtcp || this.remoteRtcp.ip !== fromIp) this.remoteRtcp = { address: intToIpv4(fromIp), ip: fromIp, port: fromPort };
+    const arrivalMs = TIME_ORIGIN + arrival; // when it came, not when the tick read it (DLSR, RTT)
     for (const p of pkts) {
       if (p.type === 'SR') {
-        this.stats.lastSrNtpMiddle = (((p.sender.ntpSec & 0xffff) << 16) | (p.sender.ntpFrac >>> 16)) >>> 0;
-        this.stats.lastSrArrivalMs = TIME_ORIGIN + arrival; // when it came, not when the tick read it (DLSR)
+        this.stats.lastSrNtpMiddle = ntpMiddle(p.sender);
+        this.stats.lastSrArrivalMs = arrivalMs;
         this.rtcpIn.senderReports++;
         this.rtcpIn.lastSender = { ssrc: p.ssrc, packetCount: p.sender.packetCount, octetCount: p.sender.octetCount };
       } else if (p.type === 'RR') this.rtcpIn.receiverReports++;
       if (p.type === 'SR' || p.type === 'RR') {
         const mine = p.reports.find((r) => r.ssrc === this.ssrc);
-        if (mine) this.rtcpIn.lastReportOnUs = { ...mine };
+        if (mine) {
+          this.rtcpIn.lastReportOnUs = { ...mine };
+          const rtt = roundTripMs(mine, arrivalMs);
+          if (rtt !== null) this.rtcpIn.rttMs = Math.round(rtt * 10) / 10;
+        }
+      } else if (p.type === 'XR') {
+        const mine = p.voip.find((m) => m.ssrc === this.ssrc);
+        if (mine) this.rtcpIn.voipMetrics = mine;
       }
     }
   }
@@ -295,10 +321,14 @@ export class RtpSession {
       packetsSent: this.packetsSent,
       octetsSent: this.octetsSent,
       packetsReceived: this.stats.received,
+      packetsExpected: this.stats.expected,
       lost: Math.max(0, this.stats.lost),
       jitterMs: Math.round(this.stats.jitterMs * 100) / 100,
+      outOfOrder: this.stats.outOfOrder,
+      duplicates: this.stats.duplicates,
       concealed: this.jitter.stats.concealed,
       late: this.jitter.stats.late,
+      dropped: this.jitter.stats.dropped,
     };
   }
 

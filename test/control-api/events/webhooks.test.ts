@@ -116,6 +116,28 @@ describe('webhooks (real Redis stream, BullMQ, loopback receivers)', function ()
     }
   });
 
+  it("call quality: a leg's periodic samples stay off the webhook; its final sample and the alarms are delivered", async () => {
+    const r = await receiver(() => 200);
+    try {
+      const f = await customerWith(r.url);
+      const id = newId();
+      const q = (extra: Record<string, unknown>) => callPayload(f, { id, call_id: id, codec: 'PCMU', ...extra });
+      await publishResourceEvent(publisher, 'call_quality', q({ final: false, in: null, out: null }));
+      await publishResourceEvent(publisher, 'call_quality_alarm', q({ direction: 'in', metric: 'jitter_ms', state: 'raised', value: 45, threshold: 30 }));
+      await publishResourceEvent(publisher, 'call_quality', q({ final: false, in: null, out: null }));
+      await publishResourceEvent(publisher, 'call_quality', q({ final: true, in: null, out: null }));
+      await publishResourceEvent(publisher, 'call_hangup', callPayload(f, { id }));
+      await until(() => r.got.length >= 3);
+      await new Promise((res) => setTimeout(res, 300));
+      const got = r.got.map((g) => JSON.parse(g.body) as { event_type: string; topic: string; data: { final?: boolean } });
+      expect(got.map((g) => g.event_type)).to.deep.equal(['call_quality_alarm', 'call_quality', 'call_hangup']);
+      expect(got[1]!.data.final).to.equal(true);
+      expect(got[0]!.topic).to.equal(`customer_id:${f.customer.id}:call:${id}`);
+    } finally {
+      await r.close();
+    }
+  });
+
   it('sends again after a 500, and keeps the next event behind it', async () => {
     const r = await receiver((n) => (n === 1 ? 500 : 200));
     try {

@@ -1,0 +1,209 @@
+/**
+ * One call leg's quality over time (pure, no I/O): fed the engine's cumulative statistics every
+ * sample period, it gives that period's sample per direction, the alarms that crossed, and the
+ * summary the call record keeps. Directions are the platform's: `in` is the audio we receive from the
+ * party (measured by the engine), `out` the audio the party receives from us (from the party's RTCP).
+ */
+import { emodel, oneWayDelayMs } from './emodel';
+
+export type QualityDirection = 'in' | 'out';
+export type QualityMetric = 'mos' | 'loss_pct' | 'jitter_ms' | 'rtt_ms';
+
+/** What the engine reports of a leg (media-engine's EndpointStats, the fields used here). */
+export interface LegStatsInput {
+  packetsExpected: number;
+  lost: number;
+  late: number;
+  dropped: number;
+  jitterMs: number;
+  jitterBufferMs: number;
+  codec: string | null;
+  ptimeMs: number;
+  rtcp: {
+    rttMs: number | null;
+    lastReportOnUs: { fractionLost: number; jitter: number; highestSeq: number } | null;
+    voipMetrics: { lossRate: number; discardRate: number; jbNominalMs: number } | null;
+  };
+}
+
+export interface DirectionSample {
+  mos: number;
+  r_factor: number;
+  loss_pct: number;
+  jitter_ms: number;
+  rtt_ms: number | null;
+}
+
+export interface DirectionSummary {
+  mos_min: number;
+  mos_avg: number;
+  loss_pct: number;
+  jitter_ms: number;
+  rtt_ms: number | null;
+}
+
+/** The call record's `quality` (our extension of the call object). */
+export interface CallQuality {
+  codec: string;
+  in: DirectionSummary | null;
+  out: DirectionSummary | null;
+}
+
+export interface QualityThresholds {
+  mosBelow: number;
+  lossPctAbove: number;
+  jitterMsAbove: number;
+  rttMsAbove: number;
+}
+
+export const DEFAULT_THRESHOLDS: QualityThresholds = { mosBelow: 3.5, lossPctAbove: 3, jitterMsAbove: 30, rttMsAbove: 300 };
+
+export interface QualityAlarm {
+  direction: QualityDirection;
+  metric: QualityMetric;
+  /** raised: the value crossed the threshold; cleared: it is back within it */
+  state: 'raised' | 'cleared';
+  value: number;
+  threshold: number;
+}
+
+export interface QualitySampleResult {
+  codec: string;
+  in: DirectionSample | null;
+  out: DirectionSample | null;
+  alarms: QualityAlarm[];
+}
+
+const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+interface Acc {
+  n: number;
+  mosMin: number;
+  mosSum: number;
+  lossSum: number;
+  jitterSum: number;
+  rttSum: number;
+  rttN: number;
+}
+
+const newAcc = (): Acc => ({ n: 0, mosMin: Infinity, mosSum: 0, lossSum: 0, jitterSum: 0, rttSum: 0, rttN: 0 });
+
+export class LegQuality {
+  private prev: { expected: number; lost: number; discarded: number } | null = null;
+  /** inbound totals since the source started: a packet counted lost at one sample may arrive by the next */
+  private inExpected = 0;
+  private inLost = 0;
+  private lastReportSeq: number | null = null;
+  private readonly acc: Record<QualityDirection, Acc> = { in: newAcc(), out: newAcc() };
+  private readonly raised = new Set<string>();
+  private codec = 'PCMU';
+
+  constructor(private readonly thresholds: QualityThresholds = DEFAULT_THRESHOLDS) {}
+
+  /** A new source (another endpoint): its counters start from zero. */
+  restart(): void {
+    this.prev = null;
+    this.lastReportSeq = null;
+  }
+
+  /** The period since the last call: null per direction when nothing was measured in it (no audio, no new RTCP report). */
+  sample(s: LegStatsInput): QualitySampleResult {
+    if (s.codec) this.codec = s.codec;
+    const rtt = s.rtcp.rttMs;
+    const inbound = this.inbound(s, rtt);
+    const outbound = this.outbound(s, rtt);
+    const alarms = [...this.check('in', inbound), ...this.check('out', outbound)];
+    return { codec: this.codec, in: inbound, out: outbound, alarms };
+  }
+
+  private inbound(s: LegStatsInput, rtt: number | null): DirectionSample | null {
+    const now = { expected: s.packetsExpected, lost: s.lost, discarded: s.late + s.dropped };
+    const prev = this.prev;
+    this.prev = now;
+    // a new source (SSRC change) restarts the engine's counts: measure from there
+    const base = prev && now.expected >= prev.expected ? prev : { expected: 0, lost: 0, discarded: 0 };
+    const expected = now.expected - base.expected;
+    if (expected <= 0) return null;
+    this.inExpected += expected;
+    this.inLost += now.lost - base.lost;
+    const lost = Math.max(0, now.lost - base.lost);
+    const discarded = Math.max(0, now.discarded - base.discarded);
+    const lossPct = Math.min(100, (100 * lost) / expected);
+    const heardLossPct = Math.min(100, (100 * (lost + discarded)) / expected);
+    const delay = oneWayDelayMs({ rttMs: rtt, jitterBufferMs: s.jitterBufferMs, ptimeMs: s.ptimeMs, codec: this.codec });
+    return this.add('in', emodel({ codec: this.codec, lossPct: heardLossPct, oneWayDelayMs: delay }), lossPct, s.jitterMs, rtt);
+  }
+
+  private outbound(s: LegStatsInput, rtt: number | null): DirectionSample | null {
+    const rr = s.rtcp.lastReportOnUs;
+    if (!rr || rr.highestSeq === this.lastReportSeq) return null;
+    this.lastReportSeq = rr.highestSeq;
+    const ticksPerMs = this.codec.toLowerCase() === 'opus' ? 48 : 8;
+    const lossPct = (100 * rr.fractionLost) / 256;
+    const xr = s.rtcp.voipMetrics;
+    // with RTCP-XR the party tells what it heard (network loss and its discards) and its jitter buffer; without, our own buffer stands in
+    const heardLossPct = xr ? (100 * Math.min(255, xr.lossRate + xr.discardRate)) / 256 : lossPct;
+    const jb = xr ? xr.jbNominalMs : s.jitterBufferMs;
+    const delay = oneWayDelayMs({ rttMs: rtt, jitterBufferMs: jb, ptimeMs: s.ptimeMs, codec: this.codec });
+    return this.add('out', emodel({ codec: this.codec, lossPct: heardLossPct, oneWayDelayMs: delay }), lossPct, rr.jitter / ticksPerMs, rtt);
+  }
+
+  private add(d: QualityDirection, e: { r: number; mos: number }, lossPct: number, jitterMs: number, rtt: number | null): DirectionSample {
+    const a = this.acc[d];
+    a.n++;
+    a.mosMin = Math.min(a.mosMin, e.mos);
+    a.mosSum += e.mos;
+    a.lossSum += lossPct;
+    a.jitterSum += jitterMs;
+    if (rtt !== null) {
+      a.rttSum += rtt;
+      a.rttN++;
+    }
+    return { mos: round(e.mos, 2), r_factor: round(e.r, 1), loss_pct: round(lossPct, 2), jitter_ms: round(jitterMs, 1), rtt_ms: rtt === null ? null : round(rtt, 1) };
+  }
+
+  /** Alarms of one direction's sample: each metric raised once when it crosses, cleared once when back. */
+  private check(d: QualityDirection, s: DirectionSample | null): QualityAlarm[] {
+    if (!s) return [];
+    const t = this.thresholds;
+    const tests: [QualityMetric, number | null, number, boolean][] = [
+      ['mos', s.mos, t.mosBelow, s.mos < t.mosBelow],
+      ['loss_pct', s.loss_pct, t.lossPctAbove, s.loss_pct > t.lossPctAbove],
+      ['jitter_ms', s.jitter_ms, t.jitterMsAbove, s.jitter_ms > t.jitterMsAbove],
+      ['rtt_ms', s.rtt_ms, t.rttMsAbove, s.rtt_ms !== null && s.rtt_ms > t.rttMsAbove],
+    ];
+    const out: QualityAlarm[] = [];
+    for (const [metric, value, threshold, bad] of tests) {
+      if (value === null) continue;
+      const key = `${d}:${metric}`;
+      if (bad && !this.raised.has(key)) {
+        this.raised.add(key);
+        out.push({ direction: d, metric, state: 'raised', value, threshold });
+      } else if (!bad && this.raised.has(key)) {
+        this.raised.delete(key);
+        out.push({ direction: d, metric, state: 'cleared', value, threshold });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The summary so far: the lowest MOS, averages over the samples; inbound loss from the totals (what
+   * the engine counted lost of what it expected), outbound the mean of the party's reports. Null for a
+   * direction never measured.
+   */
+  summary(): CallQuality {
+    const of = (a: Acc, lossPct: number | null): DirectionSummary | null =>
+      a.n === 0
+        ? null
+        : {
+            mos_min: round(a.mosMin, 2),
+            mos_avg: round(a.mosSum / a.n, 2),
+            loss_pct: round(lossPct ?? a.lossSum / a.n, 2),
+            jitter_ms: round(a.jitterSum / a.n, 1),
+            rtt_ms: a.rttN ? round(a.rttSum / a.rttN, 1) : null,
+          };
+    const inLoss = this.inExpected > 0 ? Math.max(0, (100 * this.inLost) / this.inExpected) : null;
+    return { codec: this.codec, in: of(this.acc.in, inLoss), out: of(this.acc.out, null) };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The call quality of one session's leg (issue 38): every QUALITY_SAMPLE_MS (5 s) while the session has an
+ * endpoint, and once more when its media ends, the engine's statistics become a sample per direction
+ * (core/quality/leg.ts: E-model MOS, loss, jitter, RTT): a `call_quality` event (the call's timeline),
+ * the Prometheus histograms (codec and direction only), `call_quality_alarm` events for thresholds
+ * crossed, and at the end the call record's `quality`. A failed read or publish is logged, never
+ * thrown: quality never ends or delays a call.
+ */
+import type { Logger } from 'pino';
+import type { Endpoint, EndpointStats } from '../../media-engine';
+import type { EventPublisher } from '../../core/events/bus';
+import { publishResourceEvent } from '../../core/events/catalogue';
+import { platformMetrics } from '../../core/metrics';
+import { LegQuality, type DirectionSample, type QualityDirection, type QualitySampleResult, type QualityThresholds } from '../../core/quality/leg';
+import { callsRepo, type CallRow } from '../../core/repos/calls';
+import type { Knex } from '../../core/db/knex';
+
+const FINAL_SAMPLE_WAIT_MS = 2000;
+
+export interface QualityMeterDeps {
+  db: Knex;
+  events: EventPublisher;
+  logger: Logger;
+  sampleMs: number;
+  thresholds: QualityThresholds;
+}
+
+export class CallQualityMeter {
+  private readonly leg: LegQuality;
+  private timer: NodeJS.Timeout | null = null;
+  private ep: Endpoint | null = null;
+  /** the sample being taken (one at a time: the final one waits for a periodic one in flight) */
+  private inFlight: Promise<void> = Promise.resolve();
+  private finished = false;
+  private measured = false;
+
+  constructor(
+    private readonly deps: QualityMeterDeps,
+    private readonly row: () => CallRow,
+  ) {
+    this.leg = new LegQuality(deps.thresholds);
+  }
+
+  /** Meters `ep` from now on (null: none). A new endpoint is a new source: its counts start over. */
+  attach(ep: Endpoint | null): void {
+    if (this.finished || ep === this.ep) return;
+    this.ep = ep;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (!ep) return;
+    this.leg.restart();
+    this.timer = setInterval(() => void this.take(false), this.deps.sampleMs);
+    this.timer.unref();
+  }
+
+  /** The last sample (from the endpoint still up) and the call record's quality; call before the endpoint goes. */
+  async finish(): Promise<void> {
+    if (this.finished) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    // bounded: a stuck worker must not hold up the hangup
+    await Promise.race([this.take(true), new Promise((r) => setTimeout(r, FINAL_SAMPLE_WAIT_MS).unref())]);
+    this.finished = true;
+    if (!this.measured) return;
+    await callsRepo(this.deps.db)
+      .setQuality(this.row().id, this.leg.summary())
+      .catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.row().id }, 'call quality not written'));
+  }
+
+  private take(final: boolean): Promise<void> {
+    const ep = this.ep;
+    if (!ep || this.finished) return this.inFlight;
+    this.inFlight = this.inFlight.then(async () => {
+      let stats: EndpointStats;
+      try {
+        if (ep.destroyed) return;
+        stats = await ep.getStats();
+      } catch (err) {
+        this.deps.logger.debug({ err: (err as Error).message, call: this.row().id }, 'quality sample skipped');
+        return;
+      }
+      const s = this.leg.sample(stats);
+      if (!s.in && !s.out) return;
+      this.measured = true;
+      this.observe(s);
+      await this.publish(s, final);
+    });
+    return this.inFlight;
+  }
+
+  private observe(s: QualitySampleResult): void {
+    const m = platformMetrics;
+    const one = (d: QualityDirection, x: DirectionSample | null) => {
+      if (!x) return;
+      m.qualityMos.labels(s.codec, d).observe(x.mos);
+      m.qualityLoss.labels(s.codec, d).observe(x.loss_pct);
+      m.qualityJitter.labels(s.codec, d).observe(x.jitter_ms);
+      if (x.rtt_ms !== null) m.qualityRtt.labels(s.codec, d).observe(x.rtt_ms);
+    };
+    one('in', s.in);
+    one('out', s.out);
+    for (const a of s.alarms) if (a.state === 'raised') m.qualityAlarms.labels(a.metric, a.direction).inc();
+  }
+
+  private async publish(s: QualitySampleResult, final: boolean): Promise<void> {
+    const row = this.row();
+    const base = { id: row.id, customer_id: row.customer_id, call_id: row.id, activeflow_id: row.activeflow_id, codec: s.codec };
+    const send = (type: 'call_quality' | 'call_quality_alarm', payload: typeof base & Record<string, unknown>) =>
+      publishResourceEvent(this.deps.events, type, payload).catch((err: Error) => this.deps.logger.warn({ err: err.message, call: row.id, type }, 'event publish failed'));
+    await send('call_quality', { ...base, final, in: s.in, out: s.out });
+    for (const a of s.alarms) await send('call_quality_alarm', { ...base, ...a });
+  }
+}

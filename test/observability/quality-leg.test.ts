@@ -1,0 +1,64 @@
+import { expect } from 'chai';
+import { LegQuality, type LegStatsInput } from '../../core/quality/leg';
+import { emodel } from '../../core/quality/emodel';
+
+/** Cumulative engine stats after `expected` packets with `lost` lost, jitter `jitterMs`. */
+function stats(expected: number, lost: number, jitterMs: number, o: Partial<LegStatsInput> = {}): LegStatsInput {
+  return { packetsExpected: expected, lost, late: 0, dropped: 0, jitterMs, jitterBufferMs: 40, codec: 'PCMU', ptimeMs: 20, rtcp: { rttMs: null, lastReportOnUs: null, voipMetrics: null }, ...o };
+}
+
+describe('core/quality: a leg over time (samples, alarms, summary)', () => {
+  it('each sample scores its own period; the summary keeps the lowest and mean MOS and the total loss', () => {
+    const q = new LegQuality();
+    const a = q.sample(stats(250, 0, 2));
+    expect(a.in!.loss_pct).to.equal(0);
+    expect(a.in!.mos).to.be.closeTo(emodel({ codec: 'PCMU', lossPct: 0, oneWayDelayMs: 60 }).mos, 0.005);
+    const b = q.sample(stats(500, 25, 2)); // 25 of the next 250: 10 %
+    expect(b.in!.loss_pct).to.equal(10);
+    expect(b.in!.mos).to.be.closeTo(emodel({ codec: 'PCMU', lossPct: 10, oneWayDelayMs: 60 }).mos, 0.005);
+    expect(b.out, 'no RTCP report from the party').to.equal(null);
+    const sum = q.summary();
+    expect(sum.in!.loss_pct).to.equal(5);
+    expect(sum.in!.mos_min).to.equal(b.in!.mos);
+    expect(sum.in!.mos_avg).to.be.closeTo((a.in!.mos + b.in!.mos) / 2, 0.01);
+    expect(sum.out).to.equal(null);
+  });
+
+  it('no packets in a period: no sample; late and dropped packets lower the MOS but not the reported loss', () => {
+    const q = new LegQuality();
+    q.sample(stats(250, 0, 2));
+    expect(q.sample(stats(250, 0, 2)).in).to.equal(null);
+    const s = q.sample(stats(500, 0, 2, { late: 10, dropped: 2 }));
+    expect(s.in!.loss_pct).to.equal(0);
+    expect(s.in!.mos).to.be.closeTo(emodel({ codec: 'PCMU', lossPct: 4.8, oneWayDelayMs: 60 }).mos, 0.005);
+  });
+
+  it('alarms: raised once when a metric crosses, cleared once when it is back, per direction and metric', () => {
+    const q = new LegQuality({ mosBelow: 3.5, lossPctAbove: 3, jitterMsAbove: 30, rttMsAbove: 300 });
+    expect(q.sample(stats(250, 0, 45)).alarms).to.deep.equal([{ direction: 'in', metric: 'jitter_ms', state: 'raised', value: 45, threshold: 30 }]);
+    expect(q.sample(stats(500, 0, 50)).alarms, 'still over: nothing new').to.deep.equal([]);
+    const both = q.sample(stats(750, 50, 10, { rtcp: { rttMs: 400, lastReportOnUs: null, voipMetrics: null } })).alarms;
+    expect(both.map((a) => `${a.metric}:${a.state}`)).to.deep.equal(['mos:raised', 'loss_pct:raised', 'jitter_ms:cleared', 'rtt_ms:raised']);
+    expect(q.sample(stats(1000, 50, 10)).alarms.map((a) => `${a.metric}:${a.state}`)).to.deep.equal(['mos:cleared', 'loss_pct:cleared']);
+  });
+
+  it('out: from the party reports on our stream (one sample per new report), XR loss and buffer when sent', () => {
+    const q = new LegQuality();
+    const rr = { fractionLost: 13, jitter: 160, highestSeq: 1000 }; // 5.1 %, 20 ms at 8 kHz
+    const s1 = q.sample(stats(250, 0, 2, { rtcp: { rttMs: 80, lastReportOnUs: rr, voipMetrics: null } }));
+    expect(s1.out).to.deep.include({ loss_pct: 5.08, jitter_ms: 20, rtt_ms: 80 });
+    expect(s1.out!.mos).to.be.closeTo(emodel({ codec: 'PCMU', lossPct: (100 * 13) / 256, oneWayDelayMs: 40 + 40 + 20 }).mos, 0.005);
+    expect(q.sample(stats(500, 0, 2, { rtcp: { rttMs: 80, lastReportOnUs: rr, voipMetrics: null } })).out, 'the same report again').to.equal(null);
+    const xr = { lossRate: 13, discardRate: 13, jbNominalMs: 100 };
+    const s3 = q.sample(stats(750, 0, 2, { rtcp: { rttMs: 80, lastReportOnUs: { ...rr, highestSeq: 1250 }, voipMetrics: xr } }));
+    expect(s3.out!.loss_pct, 'network loss as reported').to.equal(5.08);
+    expect(s3.out!.mos).to.be.closeTo(emodel({ codec: 'PCMU', lossPct: (100 * 26) / 256, oneWayDelayMs: 40 + 100 + 20 }).mos, 0.005);
+  });
+
+  it('a restarted source (new endpoint, SSRC) is measured from zero', () => {
+    const q = new LegQuality();
+    q.sample(stats(1000, 0, 2));
+    q.restart();
+    expect(q.sample(stats(100, 10, 2)).in!.loss_pct).to.equal(10);
+  });
+});
