@@ -128,8 +128,10 @@ describe('media-engine call quality: receive statistics and RTCP', function () {
         expect(sb.jitterMs, 'RFC 3550 jitter').to.be.within(28, 55);
         expect(sb.outOfOrder, 'delays of up to 120 ms reorder 20 ms packets').to.be.greaterThan(20);
         expect(sb.duplicates).to.equal(0);
-        expect(sb.rtcp.rttMs, 'RTT at B (RTCP is not delayed)').to.be.within(0, 50);
-        expect(sa.rtcp.rttMs, 'RTT at A').to.be.within(0, 50);
+        // RTCP is not delayed: the RTT is the two engines' turnaround on loopback, a few ms, up to a
+        // scheduler's delay on a loaded CI machine (a miscount of DLSR/LSR gives seconds or a negative)
+        expect(sb.rtcp.rttMs, 'RTT at B').to.be.within(0, 150);
+        expect(sa.rtcp.rttMs, 'RTT at A').to.be.within(0, 150);
         // A hears from B's RTCP what B saw of A's stream
         expect(sa.rtcp.lastReportOnUs!.jitter / 8).to.be.within(10, 60);
         expect(sa.lost, 'nothing lost the other way').to.equal(0);
