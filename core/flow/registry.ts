@@ -56,6 +56,7 @@ const NEEDS_CALL = new Set<ActionType>([
   'transcribe_stop',
   'ai_talk',
   'condition_call_status',
+  'twiml',
 ]);
 
 const SUBSYSTEM: Partial<Record<ActionType, string>> = {
