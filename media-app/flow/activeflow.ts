@@ -232,14 +232,14 @@ export class ActiveflowSession {
             outcome = await withActive(span, () => makeTask(action, option).exec(this.ctx));
           } catch (e) {
             outcome = { kind: 'fail', message: `action ${action.type} (${action.id}) failed: ${(e as Error).message}` };
-            if (signal.aborted || this.redirected) {
+            if (signal.aborted) {
               span.setAttribute('openvoice.action.outcome', 'aborted');
               span.end();
               break;
             }
           }
-          span.setAttribute('openvoice.action.outcome', outcome.kind);
-          if (outcome.kind === 'fail') failSpan(span, outcome.message);
+          span.setAttribute('openvoice.action.outcome', this.redirected ? 'redirected' : outcome.kind);
+          if (outcome.kind === 'fail' && !this.redirected) failSpan(span, outcome.message);
           span.end();
         }
         this.actionAbort = null;

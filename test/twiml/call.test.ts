@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import request from 'supertest';
+import { commandBus } from '../../control-api/calls/bus';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
 import { answeringUas, killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
@@ -10,7 +12,9 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { parseActions } from '../../core/flow';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { accountSid, callSid } from '../../core/twilio/sids';
+import { accountSid, callSid, fromSid } from '../../core/twilio/sids';
+
+const fromCallSid = (sid: string): string => fromSid('CA', sid)!;
 
 const { VoiceResponse } = twilio.twiml;
 
@@ -160,7 +164,8 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     const db = await testDb();
     await until(async () => (await db('calls').where({ customer_id: f.customer.id, direction: 'outgoing', status: 'progressing' }).first()) ?? null, 20_000, 'callee answered');
     await sleep(1000);
-    await stack.platform.app.calls.get((await db('calls').where({ customer_id: f.customer.id, direction: 'outgoing', status: 'progressing' }).first()).id)!.hangup('normal');
+    const leg = await db('calls').where({ customer_id: f.customer.id, direction: 'outgoing', status: 'progressing' }).first();
+    await stack.platform.app.calls.get(leg!.id)!.hangup('normal');
     const cb = await app.next('/dialed');
     expect(cb.signed).to.equal(true);
     expect(cb.params.DialCallStatus).to.equal('completed');
@@ -191,7 +196,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     // the beep was played to the caller before the recording
     expect(call.peer.levels.length).to.be.greaterThan(0);
     const rec = await (await testDb())('recordings').where({ reference_id: call.callId }).first();
-    expect(cb.params.RecordingSid).to.equal('RE' + String(rec.id).replace(/-/g, ''));
+    expect(cb.params.RecordingSid).to.equal('RE' + String(rec!.id).replace(/-/g, ''));
     call.peer.close();
   });
 
@@ -219,4 +224,76 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
       call.peer.close();
     });
   }
+
+  it('activeflow.redirect (a live call update) interrupts the running verb and runs the new TwiML instead', async () => {
+    const doc = new VoiceResponse();
+    doc.say('Please hold');
+    doc.pause({ length: 30 });
+    doc.say('never spoken');
+    app.on('/hold', doc.toString());
+    const next = new VoiceResponse();
+    next.say('Redirected');
+    next.hangup();
+    app.on('/redirected', next.toString());
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/hold') } }]);
+    await app.next('/hold');
+    const db = await testDb();
+    const row = await db('calls').where({ id: call.callId }).first();
+    await until(async () => ((await db('activeflows').where({ id: row!.activeflow_id }).first())?.current_action?.type === 'sleep' ? true : null), 15_000, 'the Pause running');
+    const bus = commandBus(stack.api.ctx);
+    const node = await bus.callOwner(call.callId);
+    const t0 = Date.now();
+    await bus.toNode(node!, { type: 'activeflow.redirect', activeflowId: row!.activeflow_id, actions: [{ type: 'twiml', option: { url: app.url('/redirected') } }] });
+    const r2 = await app.next('/redirected');
+    expect(r2.signed).to.equal(true);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(Date.now() - t0, 'well before the 30 s pause ends').to.be.lessThan(15_000);
+    const af = await activeflowOf(call.callId);
+    expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['twiml', 'talk', 'sleep', 'twiml', 'talk', 'hangup']);
+    expect(af.error).to.equal('');
+    call.peer.close();
+  });
+
+  it('POST /v1.0/calls with a twiml action (inline TwiML) runs it on the answered outbound call', async () => {
+    const calleePort = await sipPortPair();
+    const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+    await sleep(300);
+    const doc = new VoiceResponse();
+    doc.say('Hello from an outbound call');
+    doc.redirect('/outbound-next');
+    app.on('/outbound-next', '<Response><Hangup/></Response>');
+    const res = await request(stack.api.app)
+      .post('/v1.0/calls')
+      .query({ accesskey: f.accesskey })
+      .send({ source: { type: 'tel', target: '+15550009999' }, destinations: [{ type: 'sip', target: `sip:callee@127.0.0.1:${calleePort}` }], actions: [{ type: 'twiml', option: { twiml: doc.toString().replace('/outbound-next', app.url('/outbound-next')) } }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const req = await app.next('/outbound-next');
+    expect(req.signed).to.equal(true);
+    expect(req.params).to.include({ Direction: 'outbound-api', To: `sip:callee@127.0.0.1:${calleePort}`, AccountSid: accountSid(f.customer.id) });
+    const rc = await callee.done;
+    expect(rc.code, rc.errors + rc.messages).to.equal(0);
+    const af = await activeflowOf(fromCallSid(req.params.CallSid!));
+    expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['twiml', 'talk', 'twiml', 'hangup']);
+  });
+
+  it('a twiml action with bad options is refused with INVALID_ARGUMENT and nothing is dialled', async () => {
+    const db = await testDb();
+    const before = (await db('calls').where({ customer_id: f.customer.id })).length;
+    for (const [option, words] of [
+      [{ url: app.url('/x'), twiml: '<Response/>' }, /exactly one of url and twiml/],
+      [{}, /exactly one of url and twiml/],
+      [{ url: 'ftp://example.com/x' }, /http or https/],
+      [{ url: app.url('/x'), method: 'PUT' }, /./],
+    ] as const) {
+      const res = await request(stack.api.app)
+        .post('/v1.0/calls')
+        .query({ accesskey: f.accesskey })
+        .send({ source: { type: 'tel', target: '+15550009999' }, destinations: [{ type: 'sip', target: 'sip:nobody@127.0.0.1:9' }], actions: [{ type: 'twiml', option }] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(400);
+      expect(res.body.error.status).to.equal('INVALID_ARGUMENT');
+      expect(JSON.stringify(res.body.error)).to.match(words);
+    }
+    expect((await db('calls').where({ customer_id: f.customer.id })).length).to.equal(before);
+  });
 });
