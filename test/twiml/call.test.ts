@@ -266,7 +266,11 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     const res = await request(stack.api.app)
       .post('/v1.0/calls')
       .query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: '+15550009999' }, destinations: [{ type: 'sip', target: `sip:callee@127.0.0.1:${calleePort}` }], actions: [{ type: 'twiml', option: { twiml: doc.toString().replace('/outbound-next', app.url('/outbound-next')) } }] });
+      .send({
+        source: { type: 'tel', target: '+15550009999' },
+        destinations: [{ type: 'sip', target: `sip:callee@127.0.0.1:${calleePort}` }],
+        actions: [{ type: 'twiml', option: { twiml: doc.toString().replace('/outbound-next', app.url('/outbound-next')) } }],
+      });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const req = await app.next('/outbound-next');
     expect(req.signed).to.equal(true);
