@@ -213,7 +213,7 @@ export class ActiveflowSession {
         if (this.takeRedirect()) continue;
         const index = frame.pos;
         const action = frame.actions[index]!;
-        const option = substituteOption(action.type, action.option, this.vars.lookup);
+        const option = frame.twiml && !isTwimlParam(action) ? action.option : substituteOption(action.type, action.option, this.vars.lookup);
         const executed: ExecutedAction = { ...action, option, tm_execute: tm(clock.now()) };
         this.executed.push(executed);
         this.current = executed;
@@ -463,4 +463,12 @@ export function flowAbort(message: string): Error {
   const e = new Error(message);
   e.name = 'FlowAbort';
   return e;
+}
+
+/**
+ * A compiled TwiML document's text is literal (a `${` in a <Say> is spoken as written, as on Twilio):
+ * only the compiler's own twiml.* variable_set actions (callback parameters) take substitution.
+ */
+function isTwimlParam(action: Action): boolean {
+  return action.type === 'variable_set' && typeof action.option.key === 'string' && action.option.key.startsWith('twiml.');
 }

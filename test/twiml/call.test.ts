@@ -108,7 +108,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     one.say('never spoken');
     app.on('/one', one.toString());
     const two = new VoiceResponse();
-    two.say('Second document');
+    two.say('Second document ${svc.call.id}');
     two.hangup();
     two.say('never spoken either');
     app.on('/two', two.toString());
@@ -122,6 +122,8 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     const af = await activeflowOf(call.callId);
     const types = (af.executed_actions as { type: string; option: Record<string, unknown> }[]).map((a) => a.type);
     expect(types).to.deep.equal(['twiml', 'twiml', 'talk', 'hangup']);
+    // the document's text is literal: no flow variable is substituted into it
+    expect((af.executed_actions as { option: Record<string, unknown> }[])[2]!.option.text).to.equal('Second document ${svc.call.id}');
     call.peer.close();
   });
 
