@@ -227,6 +227,17 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     });
   }
 
+  it('a document URL the egress policy refuses is never fetched: 11200, the error spoken, the call hung up', async () => {
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: 'http://169.254.169.254/latest/meta-data/' } }]);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(call.peer.voiced(), 'the error is spoken').to.be.greaterThan(10);
+    const af = await activeflowOf(call.callId);
+    expect(af.end_reason).to.equal('error');
+    expect(af.error).to.match(/^twiml error 11200: the document could not be fetched: refused/);
+    call.peer.close();
+  });
+
   it('activeflow.redirect (a live call update) interrupts the running verb and runs the new TwiML instead', async () => {
     const doc = new VoiceResponse();
     doc.say('Please hold');
