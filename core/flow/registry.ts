@@ -75,6 +75,8 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   email_send: 'email',
   conversation_send: 'conversation',
   case_create: 'workspace',
+  /** The signing key of a fetched document (an inline one needs nothing). */
+  twiml: 'twiml',
 };
 
 export const ACTION_SPECS: Readonly<Record<ActionType, ActionSpec>> = Object.fromEntries(

@@ -7,6 +7,7 @@ import type { CallPort } from '../call-port';
 import { fetchTwiml } from '../../twiml/fetch';
 import { callParams, takeCallbackParams } from '../../twiml/params';
 import { type ActionContext, FlowTask, type Outcome, requireCall } from './base';
+import { SubsystemMissing } from './subsystem-missing';
 
 /** What the caller hears when a document cannot be run, before the call hangs up (as Twilio). */
 export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Goodbye.';
@@ -34,7 +35,7 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
       if (o.twiml !== undefined) text = o.twiml;
       else {
         const svc = ctx.services.twiml;
-        if (!svc) return { kind: 'fail', message: 'twiml: the twiml subsystem is not running on this node' };
+        if (!svc) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
         const authToken = await svc.authToken(ctx.customerId);
         if (!authToken) return { kind: 'fail', message: 'twiml: the customer is gone' };
         const params = { ...callParams(ctx.customerId, call.info), ...extra };
