@@ -4,7 +4,7 @@
  * as on Twilio. Conference and Queue take this platform's conference or queue id (a UUID or its
  * CF…/QU… SID) and become conference_join / queue_join; names are refused (no lookup here).
  * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
- * DialCallStatus, DialCallDuration and DialCallSid; without it, the next verb runs.
+ * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs.
  * `timeout` and `answerOnBridge` are accepted (the dialler's own timeout; the caller is answered
  * first); record, hangupOnStar, timeLimit, ringTone and noun attributes are refused.
  */
