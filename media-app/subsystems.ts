@@ -16,5 +16,6 @@ import { subsystem as callControls } from './call/controls-subsystem';
 import { subsystem as flowSimulator } from './flow/simulator/subsystem';
 import { subsystem as presence } from './presence';
 import { subsystem as pbx } from './pbx';
+import { subsystem as twiml } from './twiml/service';
 
-export const SUBSYSTEMS: readonly Subsystem[] = [ai, speech, mediaStreams, conference, queue, workspace, xfer, storage, billing, callControls, flowSimulator, presence, pbx];
+export const SUBSYSTEMS: readonly Subsystem[] = [ai, speech, mediaStreams, conference, queue, workspace, xfer, storage, billing, callControls, flowSimulator, presence, pbx, twiml];

@@ -17,7 +17,7 @@ export const actionSchema = z
   .object({
     id: z.string().optional().describe('UUID; generated when omitted'),
     next_id: z.string().optional().describe('UUID; empty or the empty UUID = next element'),
-    type: z.string().describe('action type (spec: Action)'),
+    type: z.string().describe('action type (spec: Action; our extension: twiml, see docs/twilio.md)'),
     option: z.record(z.string(), z.unknown()).optional(),
     tm_execute: z.string().nullable().optional().describe('read-only; set in activeflow responses'),
   })

@@ -48,6 +48,8 @@ export const ACTION_TYPES = [
   'transcribe_start',
   'transcribe_stop',
   'transcribe_recording',
+  /** Our extension (issue 36): fetch or take TwiML, compile it and run it as the next actions (core/twiml). */
+  'twiml',
   'variable_set',
   'webhook_send',
 ] as const;

@@ -57,6 +57,7 @@ const NEEDS_CALL = new Set<ActionType>([
   'transcribe_stop',
   'ai_talk',
   'condition_call_status',
+  'twiml',
 ]);
 
 const SUBSYSTEM: Partial<Record<ActionType, string>> = {
@@ -76,6 +77,8 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   email_send: 'email',
   conversation_send: 'conversation',
   case_create: 'workspace',
+  /** The signing key of a fetched document (an inline one needs nothing). */
+  twiml: 'twiml',
 };
 
 export const ACTION_SPECS: Readonly<Record<ActionType, ActionSpec>> = Object.fromEntries(

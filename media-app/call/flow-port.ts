@@ -182,7 +182,10 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   }
 
   hangup(reason: string): Promise<void> {
-    return reason === 'amd' ? this.hangupAmd() : this.call.hangup(reason);
+    if (reason === 'amd') return this.hangupAmd();
+    // An unanswered inbound call is refused with the reason's SIP status (TwiML <Reject>): busy → 486 Busy Here, failed → 603 Decline.
+    if (this.call.isOffered && (reason === 'busy' || reason === 'failed')) return this.call.rejectWith(reason === 'busy' ? 486 : 603);
+    return this.call.hangup(reason);
   }
 
   /** AMD's hangup: terminating, then BYE, so the call records hangup_reason amd (core/calls/model.ts). */

@@ -335,6 +335,11 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     await this.close({ cause: 'normal_clearing', by: 'local', why, announce: true });
   }
 
+  /** An inbound INVITE not yet answered nor refused. */
+  get isOffered(): boolean {
+    return this.sip.kind === 'offered';
+  }
+
   /** Refuses a pending inbound INVITE with this status (the call ends as a remote-side failure). */
   async rejectWith(status: number): Promise<void> {
     if (this.sip.kind !== 'offered') return this.hangup();

@@ -67,6 +67,11 @@ export class ActiveflowSession {
 
   private readonly frames: Frame[];
   private readonly abort = new AbortController();
+  /** The running action's signal: the activeflow's, or a redirect's (which interrupts only the action). */
+  private actionSignal: AbortSignal = this.abort.signal;
+  private actionAbort: AbortController | null = null;
+  /** Actions a redirect put in place of the rest of the activeflow, taken after the running action. */
+  private redirected: Action[] | null = null;
   private abortCause: 'stopped' | 'call_hangup' | null = null;
   private readonly executed: ExecutedAction[] = [];
   private current: Action | null = null;
@@ -144,6 +149,17 @@ export class ActiveflowSession {
     return this.done;
   }
 
+  /**
+   * Twilio's live call update (activeflow.redirect, <Redirect> from outside): interrupts the running
+   * action and runs `actions` (validated) in place of the rest of the activeflow. False when ended.
+   */
+  redirect(actions: Action[]): boolean {
+    if (this.status !== 'running' || this.abort.signal.aborted) return false;
+    this.redirected = actions;
+    this.actionAbort?.abort(flowAbort('activeflow redirected'));
+    return true;
+  }
+
   /** The external continue of a block action; false when nothing is blocked. */
   continue(): boolean {
     const w = this.continueWaiter;
@@ -194,9 +210,10 @@ export class ActiveflowSession {
           this.finish('limit', `executed action limit reached (${limits.maxExecutedActions})`);
           break;
         }
+        if (this.takeRedirect()) continue;
         const index = frame.pos;
         const action = frame.actions[index]!;
-        const option = substituteOption(action.type, action.option, this.vars.lookup);
+        const option = frame.twiml && !isTwimlParam(action) ? action.option : substituteOption(action.type, action.option, this.vars.lookup);
         const executed: ExecutedAction = { ...action, option, tm_execute: tm(clock.now()) };
         this.executed.push(executed);
         this.current = executed;
@@ -204,6 +221,8 @@ export class ActiveflowSession {
         this.trace('action', { action_id: action.id, type: action.type, option, depth: this.frames.length - 1, index });
 
         let outcome: Outcome;
+        this.actionAbort = new AbortController();
+        this.actionSignal = AbortSignal.any([signal, this.actionAbort.signal]);
         if (ACTION_SPECS[action.type].needsCall && !this.liveCall) {
           this.trace('action_skipped', { action_id: action.id, type: action.type, why: 'no call' });
           outcome = { kind: 'next' };
@@ -219,11 +238,14 @@ export class ActiveflowSession {
               break;
             }
           }
-          span.setAttribute('openvoice.action.outcome', outcome.kind);
-          if (outcome.kind === 'fail') failSpan(span, outcome.message);
+          span.setAttribute('openvoice.action.outcome', this.redirected ? 'redirected' : outcome.kind);
+          if (outcome.kind === 'fail' && !this.redirected) failSpan(span, outcome.message);
           span.end();
         }
+        this.actionAbort = null;
+        this.actionSignal = signal;
         if (signal.aborted) break;
+        if (this.takeRedirect()) continue;
         if (!this.apply(frame, index, action, outcome)) break;
       }
     } catch (e) {
@@ -254,6 +276,18 @@ export class ActiveflowSession {
         this.frames.push(new Frame(outcome.actions));
         return true;
       }
+      case 'twiml': {
+        // A document run from a document replaces it (and what it pushed); else it is pushed like fetch.
+        const k = this.frames.lastIndexOf(frame);
+        if (frame.twiml) this.frames.length = k;
+        else if (!(isUnset(action.next_id) ? ((frame.pos = index + 1), true) : this.jump(action.next_id))) return false;
+        if (this.frames.length >= this.deps.limits.maxStackDepth) {
+          this.finish('limit', `action list depth limit reached (${this.deps.limits.maxStackDepth})`);
+          return false;
+        }
+        this.frames.push(new Frame(outcome.actions, true));
+        return true;
+      }
       case 'end':
         this.finish(outcome.reason);
         return false;
@@ -274,6 +308,17 @@ export class ActiveflowSession {
     }
     this.finish('error', `target action ${id} not found`);
     return false;
+  }
+
+  /** Puts a pending redirect's actions in place of every list; true when there was one. */
+  private takeRedirect(): boolean {
+    const actions = this.redirected;
+    if (!actions) return false;
+    this.redirected = null;
+    this.frames.length = 0;
+    this.frames.push(new Frame(actions));
+    this.trace('activeflow_redirected', { actions: actions.length });
+    return true;
   }
 
   private topFrame(): Frame | undefined {
@@ -349,6 +394,7 @@ export class ActiveflowSession {
 
   private makeContext(): ActionContext {
     const liveCall = () => this.liveCall; // the context's getter below reads it: `this` there is the context
+    const actionSignal = () => this.actionSignal;
     const d = this.deps;
     const clock = d.clock;
     return {
@@ -367,7 +413,9 @@ export class ActiveflowSession {
       flows: d.flows,
       limits: d.limits,
       services: d.services ?? {},
-      signal: this.abort.signal,
+      get signal() {
+        return actionSignal();
+      },
       takeLoop: (actionId, loopCount) => {
         const frame = this.frames[this.frames.length - 1]!;
         const left = frame.loops.get(actionId) ?? loopCount;
@@ -380,9 +428,10 @@ export class ActiveflowSession {
       },
       waitContinue: () => {
         return new Promise<void>((resolve, reject) => {
-          if (this.abort.signal.aborted) return reject(abortError(this.abort.signal));
+          const sig = this.actionSignal;
+          if (sig.aborted) return reject(abortError(sig));
           this.continueWaiter = { resolve, reject };
-          this.abort.signal.addEventListener('abort', () => reject(abortError(this.abort.signal)), { once: true });
+          sig.addEventListener('abort', () => reject(abortError(sig)), { once: true });
         });
       },
       background: (what, work) => {
@@ -414,4 +463,12 @@ export function flowAbort(message: string): Error {
   const e = new Error(message);
   e.name = 'FlowAbort';
   return e;
+}
+
+/**
+ * A compiled TwiML document's text is literal (a `${` in a <Say> is spoken as written, as on Twilio):
+ * only the compiler's own twiml.* variable_set actions (callback parameters) take substitution.
+ */
+function isTwimlParam(action: Action): boolean {
+  return action.type === 'variable_set' && typeof action.option.key === 'string' && action.option.key.startsWith('twiml.');
 }

@@ -12,7 +12,11 @@ export class Frame {
   /** Remaining passes of each goto of this list (voipbin rewrites the stored loop_count). */
   readonly loops = new Map<string, number>();
 
-  constructor(readonly actions: Action[]) {
+  /** @param twiml the list is a compiled TwiML document (a twiml action in it replaces it). */
+  constructor(
+    readonly actions: Action[],
+    readonly twiml = false,
+  ) {
     actions.forEach((a, i) => this.byId.set(a.id, i));
   }
 }

@@ -139,6 +139,32 @@ export class RtpPeer {
     }, 20);
   }
 
+  /** Presses one key toward the platform's RTP port: RFC 4733 events (payload type 101) for 100 ms, three end packets. */
+  async dtmf(toPort: number, key: string): Promise<void> {
+    const event = '0123456789*#ABCD'.indexOf(key);
+    if (event < 0) throw new Error(`not a DTMF key: ${key}`);
+    const ssrc = randomBytes(4).readUInt32BE(0);
+    const ts = randomBytes(4).readUInt32BE(0);
+    let seq = randomBytes(2).readUInt16BE(0);
+    const send = (duration: number, end: boolean, marker: boolean) => {
+      const b = Buffer.alloc(16);
+      b[0] = 0x80;
+      b[1] = (marker ? 0x80 : 0) | 101;
+      b.writeUInt16BE(seq++ & 0xffff, 2);
+      b.writeUInt32BE(ts, 4);
+      b.writeUInt32BE(ssrc, 8);
+      b[12] = event;
+      b[13] = (end ? 0x80 : 0) | 10;
+      b.writeUInt16BE(duration, 14);
+      this.sock.send(b, toPort, '127.0.0.1');
+    };
+    for (let i = 1; i <= 5; i++) {
+      send(i * 160, false, i === 1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (let i = 0; i < 3; i++) send(800, true, false);
+  }
+
   close(): void {
     if (this.timer) clearInterval(this.timer);
     this.sock.close();

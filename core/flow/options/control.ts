@@ -83,3 +83,13 @@ export const webhook_send = z.object({
   data_type: z.string().optional(),
   data: z.string().optional(),
 });
+
+/** Our extension (issue 36): TwiML fetched from url (GET or POST, default POST) or given inline; exactly one of url and twiml. */
+export const twiml = z
+  .object({
+    url: z.string().optional(),
+    method: z.enum(['GET', 'POST']).optional(),
+    twiml: z.string().optional(),
+  })
+  .refine((o) => (o.url === undefined) !== (o.twiml === undefined), 'must have exactly one of url and twiml')
+  .refine((o) => o.url === undefined || /^(https?:\/\/|\$\{)/.test(o.url), { message: 'must be an http or https URL', path: ['url'] });

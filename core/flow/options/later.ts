@@ -34,6 +34,14 @@ export const external_media_start = z.object({
   direction_listen: z.string().optional(),
   direction_speak: z.string().optional(),
   data: z.string().optional(),
+  /** encapsulation "twilio" (Twilio Media Streams, issue 36): the stream's name, track, customParameters and status callback. */
+  name: z.string().optional(),
+  twilio_track: z.enum(['inbound_track', 'outbound_track', 'both_tracks']).optional(),
+  twilio_parameters: z.record(z.string(), z.string()).optional(),
+  status_callback: z.string().optional(),
+  status_callback_method: z.enum(['GET', 'POST']).optional(),
+  /** True for <Connect><Stream>: the flow waits until the stream closes, then goes on. */
+  wait: z.boolean().optional(),
 });
 export const external_media_stop = z.object({});
 

@@ -20,6 +20,8 @@ export type Outcome =
   | { kind: 'jump'; target_id: string }
   /** Run these actions next, then come back (fetch, fetch_flow). */
   | { kind: 'push'; actions: Action[] }
+  /** Run a compiled TwiML document: pushed from the flow's own list, replacing the rest of a document run from one (media-app/flow/actions/twiml.ts). */
+  | { kind: 'twiml'; actions: Action[] }
   /** End the activeflow. */
   | { kind: 'end'; reason: 'stop_action' | 'call_hangup' }
   /** End the activeflow with an error. */

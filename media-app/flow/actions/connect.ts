@@ -4,16 +4,19 @@ import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from '.
 
 /**
  * Dials the destinations, bridges the first to answer and waits until that bridge ends; then the
- * flow goes on. relay_reason: when the destination hung up first, the call hangs up with its reason.
+ * flow goes on (svc.connect.status: completed, busy, no-answer or failed; svc.connect.duration: seconds). relay_reason: when the destination hung up first, the call hangs up with its reason.
  */
 export class Connect extends FlowTask<z.infer<typeof dialing.connect>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const call = requireCall(ctx);
     const o = this.option;
+    const started = ctx.clock.now();
     const r = await call.connect(
       { source: o.source, destinations: o.destinations, early_media: o.early_media ?? false, relay_reason: o.relay_reason ?? false, anonymous: o.anonymous ?? 'auto' },
       ctx.signal,
     );
+    ctx.vars.set('svc.connect.status', connectStatus(r));
+    ctx.vars.set('svc.connect.duration', String(Math.round((ctx.clock.now() - started) / 1000)));
     ctx.note('connect_ended', { answered: r.answered, hangup_reason: r.hangup_reason, ended_by: r.ended_by });
     if (o.relay_reason && r.ended_by === 'destination' && r.hangup_reason) {
       await call.hangup(r.hangup_reason);
@@ -21,4 +24,12 @@ export class Connect extends FlowTask<z.infer<typeof dialing.connect>> {
     }
     return NEXT;
   }
+}
+
+/** svc.connect.status, in Twilio's DialCallStatus words: completed, busy, no-answer, failed. */
+export function connectStatus(r: { answered: boolean; hangup_reason: string }): string {
+  if (r.answered) return 'completed';
+  if (r.hangup_reason === 'busy') return 'busy';
+  if (r.hangup_reason === 'noanswer' || r.hangup_reason === 'timeout') return 'no-answer';
+  return 'failed';
 }

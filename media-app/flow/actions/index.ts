@@ -46,6 +46,7 @@ import { Talk } from './talk';
 import { TranscribeStart } from './transcribe_start';
 import { TranscribeStop } from './transcribe_stop';
 import { TranscribeRecording } from './transcribe_recording';
+import { Twiml } from './twiml';
 import { VariableSet } from './variable_set';
 import { WebhookSend } from './webhook_send';
 
@@ -92,6 +93,7 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   transcribe_start: TranscribeStart,
   transcribe_stop: TranscribeStop,
   transcribe_recording: TranscribeRecording,
+  twiml: Twiml,
   variable_set: VariableSet,
   webhook_send: WebhookSend,
 };

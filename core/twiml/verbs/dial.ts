@@ -1,0 +1,86 @@
+/**
+ * <Dial>: Number / Sip / Client (an extension of the customer, by name) nouns, or plain text (a
+ * number), become one connect: every destination rings at once and the first to answer is bridged,
+ * as on Twilio. Conference and Queue take this platform's conference or queue id (a UUID or its
+ * CF…/QU… SID) and become conference_join / queue_join; names are refused (no lookup here).
+ * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
+ * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs.
+ * `timeout` and `answerOnBridge` are accepted (the dialler's own timeout; the caller is answered
+ * first); record, hangupOnStar, timeLimit, ringTone and noun attributes are refused.
+ */
+import { fromSid } from '../../twilio/sids';
+import { schemaError } from '../errors';
+import { childElements, textOf, type TwimlElement } from '../parse';
+import { Attrs, TWIML_VARS, type Program } from '../program';
+
+const ATTRS = ['action', 'method', 'timeout', 'callerId', 'answerOnBridge', 'record', 'hangupOnStar', 'timeLimit'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type Dest = { type: 'tel' | 'sip' | 'extension'; target: string };
+
+function idOf(noun: TwimlElement, prefix: 'CF' | 'QU'): string {
+  const t = textOf(noun);
+  const id = UUID.test(t) ? t.toLowerCase() : fromSid(prefix, t);
+  if (!id) throw schemaError(`<${noun.name}> must name a ${noun.name.toLowerCase()} by its id or ${prefix} SID (names are not supported here)`);
+  return id;
+}
+
+function destination(noun: TwimlElement): Dest {
+  new Attrs(noun, []);
+  const t = textOf(noun);
+  if (!t) throw schemaError(`<${noun.name}> needs a value`);
+  switch (noun.name) {
+    case 'Number':
+      if (!/^\+?[0-9*#]{1,20}$/.test(t)) throw schemaError('<Number> must be a phone number');
+      return { type: 'tel', target: t };
+    case 'Sip':
+      if (!/^sips?:[^\s<>"]+$/i.test(t)) throw schemaError('<Sip> must be a sip: URI');
+      return { type: 'sip', target: t };
+    default:
+      if (!/^[A-Za-z0-9_.@-]{1,128}$/.test(t)) throw schemaError('<Client> must be an extension name');
+      return { type: 'extension', target: t };
+  }
+}
+
+export function compileDial(p: Program, el: TwimlElement): void {
+  const a = new Attrs(el, ATTRS);
+  if (a.str('record') !== undefined && a.str('record') !== 'do-not-record') throw schemaError('<Dial> record is not supported here');
+  if (a.bool('hangupOnStar')) throw schemaError('<Dial> hangupOnStar is not supported here');
+  if (a.str('timeLimit') !== undefined) throw schemaError('<Dial> timeLimit is not supported here');
+  a.int('timeout', 5, 600);
+  a.bool('answerOnBridge');
+  const nouns = childElements(el);
+  const text = textOf(el);
+  if (nouns.length && text) throw schemaError('<Dial> takes either a number or nouns, not both');
+  const room = nouns.find((n) => n.name === 'Conference' || n.name === 'Queue');
+  if (room) {
+    if (nouns.length > 1) throw schemaError(`<Dial><${room.name}> must be the only noun`);
+    if (a.str('action') !== undefined) throw schemaError(`<Dial> action with <${room.name}> is not supported here`);
+    if (room.name === 'Conference') {
+      const c = new Attrs(room, ['startConferenceOnEnter', 'endConferenceOnExit', 'muted', 'beep']);
+      if (c.bool('startConferenceOnEnter') === false || c.bool('endConferenceOnExit') === true || c.bool('muted') === true)
+        throw schemaError('<Conference> startConferenceOnEnter="false", endConferenceOnExit="true" and muted="true" are not supported here');
+      c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
+      p.add('conference_join', { conference_id: idOf(room, 'CF') });
+    } else {
+      new Attrs(room, []);
+      p.add('queue_join', { queue_id: idOf(room, 'QU') });
+    }
+    return;
+  }
+  const dests: Dest[] = text ? [destination({ name: 'Number', attrs: {}, children: [{ text }] })] : [];
+  for (const n of nouns) {
+    if (n.name !== 'Number' && n.name !== 'Sip' && n.name !== 'Client') throw schemaError(`<Dial> cannot contain <${n.name}>`);
+    dests.push(destination(n));
+  }
+  if (!dests.length) throw schemaError('<Dial> needs a number or a noun');
+  const option: Record<string, unknown> = { destinations: dests };
+  const callerId = a.str('callerId');
+  if (callerId !== undefined) option.source = /^sips?:/i.test(callerId) ? { type: 'sip', target: callerId } : { type: 'tel', target: callerId };
+  p.add('connect', option);
+  const action = a.str('action');
+  if (action === undefined) return;
+  p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallStatus`, value: '${svc.connect.status}' });
+  p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallDuration`, value: '${svc.connect.duration}' });
+  p.add('twiml', { url: p.url('Dial', 'action', action), method: a.method() ?? 'POST' });
+}

@@ -1,0 +1,70 @@
+/**
+ * The media-app side of TwiML (issue 36): fills `services.twiml` (what the twiml action needs beyond
+ * its call: the customer's signing key, recording details for Record's callback) and runs the
+ * `activeflow.redirect` command (Twilio's live call update with Url/Twiml): the running action is
+ * interrupted and the validated actions replace the rest of the activeflow.
+ */
+import { validateActions } from '../../core/flow';
+import { recordingsReadRepo } from '../../core/repos/recordings';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+import type { Subsystem } from '../subsystem';
+
+export interface RecordingFacts {
+  id: string;
+  ended: boolean;
+  /** Whole seconds, as Twilio's RecordingDuration. */
+  durationSec: number;
+  url: string;
+}
+
+export interface TwimlService {
+  /** The customer's Twilio AuthToken (the X-Twilio-Signature key); null when the customer is gone. */
+  authToken(customerId: string): Promise<string | null>;
+  /** The recording's duration and media URL once it has ended; null when unknown. */
+  recording(customerId: string, recordingId: string): Promise<RecordingFacts | null>;
+}
+
+declare module '../flow/services' {
+  interface FlowServices {
+    twiml?: TwimlService;
+  }
+}
+
+export const subsystem: Subsystem = {
+  name: 'twiml',
+  async start(ctx) {
+    const { db, config } = ctx.deps;
+    const recordings = recordingsReadRepo(db);
+    ctx.services.twiml = {
+      async authToken(customerId) {
+        // read here rather than through customersRepo, whose column list does not carry the generation
+        const c = (await db('customers').where({ id: customerId }).whereNull('tm_delete').first('id', 'twilio_token_generation')) as { id: string; twilio_token_generation: number } | undefined;
+        return c ? twilioAuthToken(config.jwtSecret, c.id, c.twilio_token_generation) : null;
+      },
+      async recording(customerId, recordingId) {
+        const r = await recordings.get(customerId, recordingId);
+        if (!r) return null;
+        const ms = r.tm_start && r.tm_end ? r.tm_end.getTime() - r.tm_start.getTime() : 0;
+        return { id: r.id, ended: r.status === 'ended', durationSec: Math.max(0, Math.round(ms / 1000)), url: `${config.publicUrl.replace(/\/$/, '')}/v1.0/recordingfiles/${r.id}` };
+      },
+    };
+    ctx.commands.on('activeflow.redirect', async (c) => {
+      const session = ctx.factory.manager.get(c.activeflowId);
+      if (!session || session.ended) {
+        ctx.logger.info({ activeflowId: c.activeflowId }, 'activeflow.redirect: the activeflow is not running on this node');
+        return;
+      }
+      const v = validateActions(c.actions, { field: 'actions' });
+      if (!v.ok) {
+        ctx.logger.warn({ activeflowId: c.activeflowId, problem: `${v.problems[0]!.field}: ${v.problems[0]!.message}` }, 'activeflow.redirect: actions refused');
+        return;
+      }
+      session.redirect(v.actions);
+    });
+    return {
+      async stop() {
+        delete ctx.services.twiml;
+      },
+    };
+  },
+};
