@@ -100,6 +100,8 @@ export class RtpPeer {
   /** Arrival time (ms, high resolution) of each packet heard. */
   arrivals: number[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private seq = 0;
+  private readonly ssrc = randomBytes(4).readUInt32BE(0);
 
   static async open(): Promise<RtpPeer> {
     const p = new RtpPeer();
@@ -123,20 +125,45 @@ export class RtpPeer {
 
   /** Sends a PCMU tone to the platform's RTP port every 20 ms. */
   talk(toPort: number): void {
-    let seq = 0;
-    const ssrc = randomBytes(4).readUInt32BE(0);
     this.timer = setInterval(() => {
-      const f = tone(seq);
+      const f = tone(this.seq);
       const b = Buffer.alloc(12 + 160);
       b[0] = 0x80;
       b[1] = 0;
-      b.writeUInt16BE(seq & 0xffff, 2);
-      b.writeUInt32BE((seq * 160) >>> 0, 4);
-      b.writeUInt32BE(ssrc, 8);
+      b.writeUInt16BE(this.seq & 0xffff, 2);
+      b.writeUInt32BE((this.seq * 160) >>> 0, 4);
+      b.writeUInt32BE(this.ssrc, 8);
       for (let i = 0; i < 160; i++) b[12 + i] = mulaw(f[i]!);
-      seq++;
+      this.seq++;
       this.sock.send(b, toPort, '127.0.0.1');
     }, 20);
+  }
+
+  /**
+   * Sends one digit as RFC 4733 telephone-events (payload type 101, as uacWaitsForBye offers), on the
+   * talking stream's SSRC and sequence: an event packet every 20 ms for `ms`, then the end packet three times.
+   */
+  async digit(d: string, toPort: number, ms = 120): Promise<void> {
+    const event = '0123456789*#ABCD'.indexOf(d);
+    if (event < 0) throw new Error(`not a DTMF digit: ${d}`);
+    const ts = (this.seq * 160) >>> 0;
+    const packet = (duration: number, end: boolean, marker: boolean) => {
+      const b = Buffer.alloc(16);
+      b[0] = 0x80;
+      b[1] = (marker ? 0x80 : 0) | 101;
+      b.writeUInt16BE(this.seq++ & 0xffff, 2);
+      b.writeUInt32BE(ts, 4);
+      b.writeUInt32BE(this.ssrc, 8);
+      b[12] = event;
+      b[13] = (end ? 0x80 : 0) | 10;
+      b.writeUInt16BE(duration, 14);
+      this.sock.send(b, toPort, '127.0.0.1');
+    };
+    for (let t = 20; t <= ms; t += 20) {
+      packet(t * 8, false, t === 20);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (let i = 0; i < 3; i++) packet(ms * 8, true, false);
   }
 
   close(): void {
