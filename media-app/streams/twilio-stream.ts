@@ -188,6 +188,10 @@ export class TwilioStream extends EventEmitter {
     if (this.ahead > 0) this.ahead--;
     for (const m of this.marksDue) m.ticks--;
     while (this.marksDue.length && this.marksDue[0]!.ticks <= 0) this.send(this.msgs.mark(this.marksDue.shift()!.name));
+    this.topUp();
+  }
+
+  private topUp(): void {
     const want = this.ahead < LEAD ? LEAD - this.ahead : 0;
     for (let i = 0; i < want && this.takeFrame(); i++);
   }
@@ -249,6 +253,8 @@ export class TwilioStream extends EventEmitter {
     this.queue.push({ pcm: m.pcm });
     this.queuedBytes += m.pcm.length;
     this.dropOldest();
+    // nothing playing: start now rather than at the next tick
+    if (this.ahead === 0) this.topUp();
   }
 
   private dropOldest(): void {
