@@ -3,10 +3,8 @@
  * sends `connected` and `start`, then one `media` message per 20 ms chunk of each track it carries
  * ('in' fork = inbound: what the caller says; 'out' fork = outbound: what the caller hears), `dtmf`
  * for the caller's digits, and `stop` before it closes. A bidirectional stream (`<Connect>`) also
- * plays what the server sends: `media` payloads queue in order and leave the queue one 20 ms frame
- * per tick of the call's clock (the inbound fork's frames), so the queue is ours and `clear` can empty
- * it at once; a `mark` is echoed when the audio queued before it has been handed to the call (or on
- * `clear`). Malformed server messages are logged and ignored (the stream stays up), as on Twilio.
+ * plays what the server sends (core/streams/twilio-playback.ts), ticked by the call's clock (the
+ * inbound fork's frames); `clear` also empties what the media worker holds. Malformed server messages are logged and ignored (the stream stays up), as on Twilio.
  *
  * Events: 'closed' (why).
  */
@@ -17,6 +15,7 @@ import WebSocket, { type RawData } from 'ws';
 import { EgressRefused } from '../../core/net';
 import { StreamStateMachine, type StreamState } from '../../core/streams/state';
 import { CLOSE_NORMAL } from '../../core/streams/stream-socket';
+import { TwilioPlayback } from '../../core/streams/twilio-playback';
 import { parseServerMessage, tracksOf, TwilioMessages, type TwilioMediaTrack, type TwilioTrack } from '../../core/streams/twilio';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import type { AudioFork } from '../../media-engine';
@@ -41,13 +40,6 @@ export class TwilioStreamError extends Error {}
 
 /** Unsent bytes above which media messages are dropped (a slow server never delays the call). */
 const MAX_BUFFERED = 256 * 1024;
-/** Audio a server may queue ahead: a minute (then the oldest goes, as for the other encapsulations). */
-const MAX_QUEUED_BYTES = 8000 * 2 * 60;
-const FRAME = 320;
-/** Frames kept queued in the media worker ahead of its clock (jitter of this thread it rides out). */
-const LEAD = 3;
-
-type Queued = { pcm: Buffer } | { mark: string };
 
 export class TwilioStream extends EventEmitter {
   readonly id = randomUUID();
@@ -57,15 +49,15 @@ export class TwilioStream extends EventEmitter {
   private readonly msgs: TwilioMessages;
   private ws: WebSocket | null = null;
   private readonly forks: AudioFork[] = [];
-  private readonly queue: Queued[] = [];
-  private queuedBytes = 0;
-  /** Frames handed to the worker and not yet played (an estimate: one leaves per tick). */
-  private ahead = 0;
-  private readonly marksDue: { name: string; ticks: number }[] = [];
+  private readonly playback = new TwilioPlayback({
+    play: (pcm) => this.forks[0]?.inject(new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length))),
+    mark: (name) => this.send(this.msgs.mark(name)),
+    flush: () => void this.forks[0]?.clearInjected().catch(() => undefined),
+  });
   private t0 = 0;
   private readonly callback: StreamStatusCallback | null;
   private call: CallSession | null = null;
-  readonly stats = { sent: 0, dropped: 0, played: 0, ignored: 0 };
+  readonly stats = { sent: 0, dropped: 0, ignored: 0 };
   /** Resolves with why the stream ended. */
   readonly done: Promise<string>;
   private finish: (why: string) => void = () => undefined;
@@ -169,7 +161,7 @@ export class TwilioStream extends EventEmitter {
 
   private onFrame(track: TwilioMediaTrack, frame: Int16Array, clock: boolean): void {
     if (this.machine.state !== 'streaming') return;
-    if (clock && this.req.bidirectional) this.playTick();
+    if (clock && this.req.bidirectional) this.playback.tick();
     const ws = this.ws!;
     if (ws.bufferedAmount > MAX_BUFFERED) {
       this.stats.dropped++;
@@ -179,93 +171,15 @@ export class TwilioStream extends EventEmitter {
     this.stats.sent++;
   }
 
-  /**
-   * One tick of playback: hands queued audio to the call, keeping LEAD frames ahead in the worker so
-   * a late tick of this thread leaves no gap (`clear` empties the worker's queue too), and echoes
-   * each mark once the audio before it has been played (handed over, plus what the worker still holds).
-   */
-  private playTick(): void {
-    if (this.ahead > 0) this.ahead--;
-    for (const m of this.marksDue) m.ticks--;
-    while (this.marksDue.length && this.marksDue[0]!.ticks <= 0) this.send(this.msgs.mark(this.marksDue.shift()!.name));
-    this.topUp();
-  }
-
-  private topUp(): void {
-    const want = this.ahead < LEAD ? LEAD - this.ahead : 0;
-    for (let i = 0; i < want && this.takeFrame(); i++);
-  }
-
-  /** Moves the next 20 ms from the queue to the call (and the marks it reaches onto marksDue); false when the queue is empty. */
-  private takeFrame(): boolean {
-    this.markReached();
-    if (!this.queuedBytes) return false;
-    const out = Buffer.alloc(FRAME);
-    let n = 0;
-    while (n < FRAME && this.queue.length) {
-      const head = this.queue[0]!;
-      if ('mark' in head) break; // a mark waits until the audio before it has gone out
-      const take = Math.min(FRAME - n, head.pcm.length);
-      head.pcm.copy(out, n, 0, take);
-      n += take;
-      this.queuedBytes -= take;
-      if (take === head.pcm.length) this.queue.shift();
-      else head.pcm = head.pcm.subarray(take);
-    }
-    this.forks[0]?.inject(new Int16Array(out.buffer, out.byteOffset, n >> 1).slice());
-    this.ahead++;
-    this.stats.played++;
-    this.markReached();
-    return true;
-  }
-
-  /** Marks at the head of the queue are due once the worker has played what it holds. */
-  private markReached(): void {
-    while (this.queue.length && 'mark' in this.queue[0]!) {
-      const name = (this.queue.shift() as { mark: string }).mark;
-      if (this.ahead > 0) this.marksDue.push({ name, ticks: this.ahead });
-      else this.send(this.msgs.mark(name));
-    }
-  }
-
   private onMessage(data: RawData, isBinary: boolean): void {
     if (this.machine.state !== 'streaming') return;
     if (isBinary) return this.ignore('a binary frame');
     const text = Array.isArray(data) ? Buffer.concat(data).toString() : Buffer.isBuffer(data) ? data.toString() : Buffer.from(data).toString();
     const m = parseServerMessage(text, this.streamSid);
     if (m.kind === 'ignored') return this.ignore(m.why);
-    if (m.kind === 'clear') {
-      for (const d of this.marksDue.splice(0)) this.send(this.msgs.mark(d.name));
-      for (const q of this.queue) if ('mark' in q) this.send(this.msgs.mark(q.mark));
-      this.queue.length = 0;
-      this.queuedBytes = 0;
-      // and what the worker holds ahead of its clock
-      this.ahead = 0;
-      void this.forks[0]?.clearInjected().catch(() => undefined);
-      return;
-    }
-    if (m.kind === 'mark') {
-      this.queue.push({ mark: m.name });
-      if (!this.queuedBytes) this.markReached();
-      return;
-    }
-    if (!m.pcm.length) return;
-    this.queue.push({ pcm: m.pcm });
-    this.queuedBytes += m.pcm.length;
-    this.dropOldest();
-    // nothing playing: start now rather than at the next tick
-    if (this.ahead === 0) this.topUp();
-  }
-
-  private dropOldest(): void {
-    while (this.queuedBytes > MAX_QUEUED_BYTES) {
-      const i = this.queue.findIndex((q) => 'pcm' in q);
-      const q = this.queue[i] as { pcm: Buffer };
-      const cut = Math.min(q.pcm.length, this.queuedBytes - MAX_QUEUED_BYTES);
-      this.queuedBytes -= cut;
-      if (cut === q.pcm.length) this.queue.splice(i, 1);
-      else q.pcm = q.pcm.subarray(cut);
-    }
+    if (m.kind === 'clear') this.playback.clear();
+    else if (m.kind === 'mark') this.playback.mark(m.name);
+    else this.playback.media(m.pcm);
   }
 
   private ignore(why: string): void {
@@ -297,9 +211,7 @@ export class TwilioStream extends EventEmitter {
     this.call?.off('dtmf', this.onDtmf);
     this.call?.endpoint?.off('destroy', this.onCallGone);
     for (const f of this.forks.splice(0)) void f.stop();
-    this.queue.length = 0;
-    this.queuedBytes = 0;
-    this.marksDue.length = 0;
+    this.playback.reset();
     const ws = this.ws;
     if (ws && ws.readyState === ws.OPEN) {
       ws.close(CLOSE_NORMAL, why.slice(0, 120));

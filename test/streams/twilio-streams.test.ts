@@ -5,6 +5,7 @@
 // on when the server closes. <Start>: inbound, outbound and both tracks side by side, stop by name.
 // Status callbacks are checked with twilio.validateRequest. Bad options and refused URLs.
 import { expect } from 'chai';
+import WebSocket from 'ws';
 import { mulawBase64ToPcm, pcmToMulawBase64 } from '../../core/streams/twilio';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid } from '../../core/twilio/sids';
@@ -12,8 +13,8 @@ import { testDb, truncateAll } from '../../testkit/db';
 import type { Fixture } from '../../testkit/api';
 import { freePort } from '../../testkit/ports';
 import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { customerWithTrunk, level, pcmBuffer, placeCall, startStack, tone, type Stack } from '../../testkit/streams/support';
-import { callbackSink, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
+import { customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type Stack } from '../../testkit/streams/support';
+import { callbackSink, recordTwilio, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
 
 /** `frames` × 20 ms of a 500 Hz tone as one base64 µ-law payload. */
 function tonePayload(frames: number): string {
@@ -293,6 +294,82 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       expect(af.end_reason).to.equal('error');
       expect(af.error).to.match(want);
       await bad.sipp;
+    }
+  });
+
+  it('GET /calls/{id}/media_stream?encapsulation=twilio: the same messages with the client connecting to us', async () => {
+    const call = await placeCall(stack, owner.customer.id, [{ type: 'answer' }, { type: 'sleep', option: { duration: 9000 } }, { type: 'hangup' }]);
+    try {
+      // twilio is for calls; a conference is refused before anything else is looked up
+      const conf = await refusalOf(`${stack.base}/v1.0/conferences/${call.callId}/media_stream?encapsulation=twilio&token=${owner.token}`);
+      expect(conf.status).to.equal(400);
+      expect(conf.body.error?.message).to.equal('unknown encapsulation "twilio": use one of rtp, sln, audiosocket');
+      const missing = await refusalOf(`${stack.base}/v1.0/calls/${call.callId}/media_stream?token=${owner.token}`);
+      expect(missing.body.error?.message).to.match(/one of rtp, sln, audiosocket, twilio$/);
+
+      // recording from before the upgrade is answered: connected and start follow the 101 at once
+      const client = new WebSocket(`${stack.base}/v1.0/calls/${call.callId}/media_stream?encapsulation=twilio&token=${owner.token}`);
+      const conn = recordTwilio(client);
+      await new Promise((r, j) => client.once('open', r).once('error', j));
+      await until(() => media(conn).length > 40, 10_000, 'media');
+      expect(conn.msgs[0]).to.include({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+      const start = conn.msgs[1]!;
+      expect(start.streamSid).to.match(/^MZ[0-9a-f]{32}$/);
+      expect(start.start).to.deep.equal({
+        streamSid: start.streamSid,
+        accountSid: accountSid(owner.customer.id),
+        callSid: callSid(call.callId),
+        tracks: ['inbound'],
+        customParameters: {},
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      });
+      const ms = media(conn);
+      ms.forEach((m, i) => {
+        expect(m.track).to.equal('inbound');
+        expect(m.chunk).to.equal(String(i + 1));
+      });
+      expect(ms.filter((m) => loud(m.payload)).length).to.be.greaterThan(ms.length * 0.5);
+
+      conn.ws.send('not json');
+      conn.send({ event: 'dance' });
+      const heard = call.peer.levels.length;
+      const sentAt = performance.now();
+      conn.send({ event: 'media', media: { payload: tonePayload(50) } });
+      conn.send({ event: 'mark', mark: { name: 'one' } });
+      const one = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'one'), 5000, 'mark one');
+      expect(one.at - sentAt).to.be.within(900, 1600);
+      await sleep(200);
+      expect(call.peer.voiced(heard)).to.be.within(40, 60);
+      // inbound only: the client does not get its own audio back
+      const during = media(conn).filter((m) => m.at > sentAt + 100 && m.at < one.at);
+      expect(during.length).to.be.greaterThan(20);
+
+      conn.send({ event: 'media', media: { payload: tonePayload(250) } });
+      await sleep(800);
+      const before = call.peer.levels.length;
+      const clearAt = performance.now();
+      conn.send({ event: 'clear' });
+      await sleep(500);
+      const p = call.peer;
+      let j = p.levels.length;
+      while (j > before && p.levels[j - 1]! <= 300 && p.arrivals[j - 1]! > clearAt) j--;
+      expect(j).to.be.lessThan(p.levels.length);
+      const silenceMs = p.arrivals[j]! - clearAt;
+      console.log(`      clear → silence (through control-api): ${silenceMs.toFixed(1)} ms`);
+      expect(silenceMs).to.be.lessThan(100);
+
+      await call.peer.digit('7', call.live.endpoint!.local.port);
+      await until(() => conn.of('dtmf').length >= 1, 5000, 'dtmf');
+      expect(conn.of('dtmf')[0]!.dtmf).to.deep.equal({ track: 'inbound_track', digit: '7' });
+
+      // the call ends: stop, then 1000
+      expect(await conn.closed).to.equal(1000);
+      const last = conn.msgs[conn.msgs.length - 1]!;
+      expect(last.event).to.equal('stop');
+      expect(last.stop).to.deep.equal({ accountSid: accountSid(owner.customer.id), callSid: callSid(call.callId) });
+      await call.sipp;
+    } finally {
+      call.peer.close();
     }
   });
 });

@@ -47,29 +47,35 @@ export async function twilioApp(path = '/media'): Promise<TwilioApp> {
       }),
   };
   wss.on('connection', (ws, req) => {
-    const c: TwilioConn = {
-      ws,
-      path: req.url ?? '',
-      msgs: [],
-      garbage: 0,
-      closed: new Promise((r) => ws.once('close', (code) => r(code))),
-      of: (event) => c.msgs.filter((m) => m.event === event),
-      streamSid: () => String(c.msgs.find((m) => m.event === 'start')?.streamSid ?? ''),
-      send: (m) => ws.send(JSON.stringify({ streamSid: c.streamSid(), ...m })),
-    };
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (isBinary) return void c.garbage++;
-      try {
-        const m = JSON.parse(data.toString()) as Record<string, unknown>;
-        c.msgs.push({ ...m, at: performance.now(), event: String(m.event) });
-      } catch {
-        c.garbage++;
-      }
-    });
+    const c = recordTwilio(ws, req.url ?? '');
     app.conns.push(c);
     app.onConnection?.(c);
   });
   return app;
+}
+
+/** Records a socket's Twilio messages (either end: our server's accepted socket, or a client's). */
+export function recordTwilio(ws: WebSocket, path = ''): TwilioConn {
+  const c: TwilioConn = {
+    ws,
+    path,
+    msgs: [],
+    garbage: 0,
+    closed: new Promise((r) => ws.once('close', (code) => r(code))),
+    of: (event) => c.msgs.filter((m) => m.event === event),
+    streamSid: () => String(c.msgs.find((m) => m.event === 'start')?.streamSid ?? ''),
+    send: (m) => ws.send(JSON.stringify({ streamSid: c.streamSid(), ...m })),
+  };
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) return void c.garbage++;
+    try {
+      const m = JSON.parse(data.toString()) as Record<string, unknown>;
+      c.msgs.push({ ...m, at: performance.now(), event: String(m.event) });
+    } catch {
+      c.garbage++;
+    }
+  });
+  return c;
 }
 
 export interface Callback {
