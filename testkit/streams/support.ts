@@ -25,10 +25,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+/** `env`: more media-app settings (a benchmark's wider RTP_PORT_MIN/MAX). */
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const prefix = `tst${process.pid}_${randomBytes(4).toString('hex')}:`;
   // the customers' WebSocket servers (external media) and SIP parties listen on loopback: opted in
-  const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+  const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
   const api = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix } });
   const server = http.createServer(api.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -205,14 +206,15 @@ export interface PlacedCall {
 
 /** sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is progressing. */
 /** With `live: false` it resolves as soon as the Call row exists (for flows that end at once; `live` is then unset). */
-export async function placeCall(stack: Stack, customerId: string, actions: unknown[], opts: { talk?: boolean; live?: boolean } = {}): Promise<PlacedCall> {
+/** `killAfterMs`: sipp's own limit on the call (60 s unless told). */
+export async function placeCall(stack: Stack, customerId: string, actions: unknown[], opts: { talk?: boolean; live?: boolean; killAfterMs?: number } = {}): Promise<PlacedCall> {
   const db = await testDb();
   const flow = await flowsRepo(db).create({ customer_id: customerId, actions: parseActions(actions as never) } as never);
   const number = `+8997${String(process.pid % 1000).padStart(3, '0')}${String(++numberSeq).padStart(5, '0')}`;
   await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
   const peer = await RtpPeer.open();
   const sipPort = stack.platform.sipPort;
-  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
+  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: opts.killAfterMs ?? 60_000 });
   const row = await until(
     async () => {
       const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);
