@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { EgressFailed, EgressRefused } from '../../core/net';
+import { customersRepo } from '../../core/repos/customers';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { twilioSignature } from '../../core/twilio/signature';
 import type { CallDeps } from '../call/deps';
@@ -58,8 +59,14 @@ export class StreamStatusCallback {
     };
     if (error) params.StreamError = error;
     try {
-      const row = (await this.deps.db('customers').where({ id: this.ids.customerId }).first('twilio_token_generation')) as { twilio_token_generation: number } | undefined;
-      const token = twilioAuthToken(this.deps.config.jwtSecret, this.ids.customerId, row?.twilio_token_generation ?? 0);
+      // includeDeleted reads the whole row (the live-row query leaves twilio_token_generation out); a
+      // customer deleted during the call still gets its callbacks, one that is gone gets none.
+      const row = await customersRepo(this.deps.db).get(this.ids.customerId, { includeDeleted: true });
+      if (!row) {
+        this.logger.info({ stream: this.ids.streamSid, event }, 'stream status callback not sent: customer not found');
+        return;
+      }
+      const token = twilioAuthToken(this.deps.config.jwtSecret, this.ids.customerId, row.twilio_token_generation);
       const form = new URLSearchParams(params).toString();
       let url = this.target.url;
       if (this.target.method === 'GET') url += (url.includes('?') ? '&' : '?') + form;
