@@ -297,6 +297,51 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
     }
   });
 
+  it('POST /flows refuses bad Twilio stream options with INVALID_ARGUMENT naming the field, and keeps nothing', async () => {
+    const http = stack.base.replace(/^ws:/, 'http:');
+    const post = async (actions: unknown[]) => {
+      const res = await fetch(`${http}/v1.0/flows`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'twilio options', actions }),
+      });
+      return { status: res.status, body: (await res.json()) as { id?: string; error?: { status: string; message: string; details?: { field: string }[] } } };
+    };
+    const start = (extra: Record<string, unknown>) => [{ type: 'external_media_start', option: { url: 'wss://example.test/agent', encapsulation: 'twilio', ...extra } }];
+    const cases: [unknown[], string][] = [
+      [start({ twilio_track: 'sideways' }), 'actions[0].option.twilio_track'],
+      [start({ wait: 'yes' }), 'actions[0].option.wait'],
+      [start({ status_callback_method: 'PUT' }), 'actions[0].option.status_callback_method'],
+      [start({ twilio_parameters: { a: 1 } }), 'actions[0].option.twilio_parameters.a'],
+      [start({ name: '' }), 'actions[0].option.name'],
+      // a status callback to a private address is refused by the egress policy when the flow is written
+      [start({ status_callback: 'http://10.1.2.3/cb' }), 'actions[0].option.status_callback'],
+      [[{ type: 'external_media_stop', option: { name: '' } }], 'actions[0].option.name'],
+    ];
+    const db = await testDb();
+    const before = (await db('flows').where({ customer_id: owner.customer.id }).count<{ count: string }[]>('* as count'))[0]!.count;
+    for (const [actions, field] of cases) {
+      const r = await post(actions);
+      expect(r.status, field).to.equal(400);
+      expect(r.body.error?.status, field).to.equal('INVALID_ARGUMENT');
+      expect(
+        r.body.error?.details?.map((d) => d.field),
+        JSON.stringify(r.body.error),
+      ).to.include(field);
+    }
+    expect((await db('flows').where({ customer_id: owner.customer.id }).count<{ count: string }[]>('* as count'))[0]!.count).to.equal(before);
+
+    // the same options, well formed, are accepted as written
+    const good = start({ name: 'agent', twilio_track: 'both_tracks', twilio_parameters: { a: '1' }, status_callback: 'https://example.test/cb', status_callback_method: 'GET', wait: false });
+    const ok = await post([...good, { type: 'external_media_stop', option: { name: 'agent' } }]);
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+    const row = (await db('flows').where({ id: ok.body.id }).first()) as { actions: { option: Record<string, unknown> }[] } | undefined;
+    expect(row, 'the stored flow').to.not.equal(undefined);
+    const stored = row!.actions;
+    expect(stored[0].option).to.include({ name: 'agent', twilio_track: 'both_tracks', status_callback_method: 'GET', wait: false });
+    expect(stored[1].option).to.deep.equal({ name: 'agent' });
+  });
+
   it('GET /calls/{id}/media_stream?encapsulation=twilio: the same messages with the client connecting to us', async () => {
     const call = await placeCall(stack, owner.customer.id, [{ type: 'answer' }, { type: 'sleep', option: { duration: 9000 } }, { type: 'hangup' }]);
     try {
