@@ -72,6 +72,12 @@ export class AudioFork {
     this.host.post({ t: 'inject', forkId: this.id, samples: copy }, [copy.buffer as ArrayBuffer]);
   }
 
+  /** Drops the injected audio the worker has not played yet. */
+  async clearInjected(): Promise<void> {
+    if (this.stopped) return;
+    await this.host.call('forkClear', this.id);
+  }
+
   async stop(): Promise<ForkStats | null> {
     if (this.stopped) return null;
     this.stopped = true;

@@ -21,7 +21,7 @@ export interface Admitted {
   auth: AuthContext;
   target: StreamTarget;
   id: string;
-  encapsulation: Encapsulation;
+  encapsulation: StreamEncapsulation;
   relay: RelayAdvert;
   /** When the credential stops being valid (ms since epoch), if it expires. */
   expiresAtMs: number | null;
@@ -36,13 +36,18 @@ export function matchStreamPath(pathname: string): { target: StreamTarget; rawId
   return { target: m[1] === 'calls' ? 'call' : 'conference', rawId: decodeURIComponent(m[2]!) };
 }
 
-function encapsulationOf(q: URLSearchParams): Encapsulation {
+/** What GET .../media_stream takes: the PCM encapsulations, and twilio for a call (Twilio Media Streams). */
+export type StreamEncapsulation = Encapsulation | 'twilio';
+
+function encapsulationOf(q: URLSearchParams, target: StreamTarget): StreamEncapsulation {
   const v = q.get('encapsulation');
+  const allowed: readonly string[] = target === 'call' ? [...ENCAPSULATIONS, 'twilio'] : ENCAPSULATIONS;
   if (v === null || v === '') {
-    throw new ApiError('MISSING_REQUEST_PARAMETER', `query parameter encapsulation is required: one of ${ENCAPSULATIONS.join(', ')}`, { details: [{ field: 'encapsulation' }] });
+    throw new ApiError('MISSING_REQUEST_PARAMETER', `query parameter encapsulation is required: one of ${allowed.join(', ')}`, { details: [{ field: 'encapsulation' }] });
   }
+  if (v === 'twilio' && target === 'call') return v;
   if (!isEncapsulation(v)) {
-    throw new ApiError('INVALID_REQUEST_PARAMETER', `unknown encapsulation ${JSON.stringify(v.slice(0, 40))}: use one of ${ENCAPSULATIONS.join(', ')}`, { details: [{ field: 'encapsulation' }] });
+    throw new ApiError('INVALID_REQUEST_PARAMETER', `unknown encapsulation ${JSON.stringify(v.slice(0, 40))}: use one of ${allowed.join(', ')}`, { details: [{ field: 'encapsulation' }] });
   }
   return v;
 }
@@ -67,7 +72,7 @@ export async function admit(ctx: AppContext, guard: SocketGuard, req: http.Incom
   if (!hasLevel(auth.permission, 'manager')) throw permissionDenied();
   if (!isUuid(rawId)) throw invalidId();
   const id = rawId.toLowerCase();
-  const encapsulation = encapsulationOf(url.searchParams);
+  const encapsulation = encapsulationOf(url.searchParams, target);
   const node = await ownerOf(ctx, auth, target, id);
   if (!node) throw serviceUnavailable(`no live media node owns this ${target}`);
   let relay: RelayAdvert | null = null;

@@ -5,6 +5,7 @@
  * node encapsulated toward the client, the client's audio back to the node. The stream closes when
  * the call or conference ends (1000), the credential expires or is revoked or the account leaves good
  * standing (1008 and the reason, ws/guard.ts), the client leaves, or control-api stops (1001).
+ * Encapsulation twilio (a call's Twilio Media Stream, JSON both ways) is twilio-edge.ts.
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -16,16 +17,18 @@ import { ApiError } from '../../core/errors';
 import { CLOSE_NORMAL, StreamSocket } from '../../core/streams/stream-socket';
 import { admit, matchStreamPath, type Admitted } from './admission';
 import { connectRelay } from './relay-client';
+import { runTwilio } from './twilio-edge';
 
-interface Session {
-  client: StreamSocket;
-  relay: WebSocket;
+/** A running stream, as control-api's shutdown sees it. */
+export interface Session {
+  close(code: number, reason: string): void;
 }
 
 /** Joins an accepted client socket and an open relay until either ends. */
 function run(a: Admitted, ws: WebSocket, relay: WebSocket, sessions: Set<Session>, ctx: AppContext, guard: SocketGuard): void {
+  if (a.encapsulation === 'twilio') return runTwilio(a, ws, relay, sessions, ctx, guard);
   const client = new StreamSocket(ws, { encapsulation: a.encapsulation, streamId: a.id });
-  const s: Session = { client, relay };
+  const s: Session = { close: (code, reason) => client.close(code, reason) };
   const untrack = guard.track({ auth: a.auth, expiresAtMs: a.expiresAtMs, close: (code, reason) => client.close(code, reason) });
   sessions.add(s);
   relay.on('message', (data: RawData, isBinary: boolean) => {
@@ -62,7 +65,7 @@ export const attachment: Attachment = {
       socket.on('error', () => undefined);
       (async () => {
         const a = await admit(ctx, guard, req, url, match.target, match.rawId);
-        const relay = await connectRelay(a.relay, a.target, a.id);
+        const relay = await connectRelay(a.relay, a.target, a.id, a.encapsulation === 'twilio');
         if (socket.destroyed) return void relay.close(1000, 'client left');
         wss.handleUpgrade(req, socket, head, (ws) => run(a, ws, relay, sessions, ctx, guard));
       })().then(
@@ -80,7 +83,7 @@ export const attachment: Attachment = {
       async close() {
         server.off('upgrade', onUpgrade);
         for (const s of pending) s.destroy();
-        for (const s of sessions) s.client.close(1001, 'server stopping');
+        for (const s of sessions) s.close(1001, 'server stopping');
         sessions.clear();
         await guard.close();
         await new Promise<void>((r) => wss.close(() => r()));

@@ -7,8 +7,9 @@ import { ApiError, serviceUnavailable } from '../../core/errors';
 import { relayPath, RELAY_CLOSE, RELAY_READY, RELAY_SECRET_HEADER, type RelayAdvert, type StreamTarget } from '../../core/streams/relay';
 import { rawText } from '../../core/net/ws-text';
 
-export function connectRelay(ad: RelayAdvert, target: StreamTarget, id: string, timeoutMs = 5000): Promise<WebSocket> {
-  const ws = new WebSocket(ad.url + relayPath(target, id), {
+/** `inboundOnly`: a Twilio stream's relay (the caller's audio alone, digits, clear). */
+export function connectRelay(ad: RelayAdvert, target: StreamTarget, id: string, inboundOnly = false, timeoutMs = 5000): Promise<WebSocket> {
+  const ws = new WebSocket(ad.url + relayPath(target, id, inboundOnly), {
     headers: { [RELAY_SECRET_HEADER]: ad.secret },
     handshakeTimeout: timeoutMs,
     maxPayload: 64 * 1024,

@@ -13,7 +13,7 @@ const query = z.object({
   encapsulation: z
     .string()
     .optional()
-    .describe(`one of ${ENCAPSULATIONS.join(', ')}`),
+    .describe(`one of ${ENCAPSULATIONS.join(', ')}; for a call also twilio (our extension: Twilio Media Streams JSON messages both ways, docs/media-streams.md)`),
   token: z.string().optional().describe('credential, for clients that cannot set a header on an upgrade'),
 });
 

@@ -95,7 +95,7 @@ const FIELD_CONTEXTS: Partial<Record<ActionType, Record<string, FieldContext>>> 
   fetch: { event_url: 'url' },
   play: { stream_urls: 'url' },
   amd: { voicemail_urls: 'url' },
-  external_media_start: { url: 'url', external_host: 'url' },
+  external_media_start: { url: 'url', external_host: 'url', status_callback: 'url' },
   // addresses become SIP Request-URI/From/To values (call, connect) or message/e-mail headers
   call: { source: 'header', destinations: 'header' },
   connect: { source: 'header', destinations: 'header' },

@@ -17,8 +17,12 @@ export function isEncapsulation(v: unknown): v is Encapsulation {
 }
 
 /** Why an encapsulation value is refused, or null when it is good (same words on both sides). */
-export function encapsulationProblem(v: unknown): string | null {
-  if (v === undefined || v === null || v === '') return `encapsulation is required: one of ${ENCAPSULATIONS.join(', ')}`;
-  if (!isEncapsulation(v)) return `unknown encapsulation ${JSON.stringify(jsonText(v).slice(0, 40))}: use one of ${ENCAPSULATIONS.join(', ')}`;
+export function encapsulationProblem(v: unknown, allowed: readonly string[] = ENCAPSULATIONS): string | null {
+  if (v === undefined || v === null || v === '') return `encapsulation is required: one of ${allowed.join(', ')}`;
+  if (typeof v !== 'string' || !allowed.includes(v)) return `unknown encapsulation ${JSON.stringify(jsonText(v).slice(0, 40))}: use one of ${allowed.join(', ')}`;
   return null;
 }
+
+/** What external_media_start takes: the PCM encapsulations and Twilio Media Streams (JSON, µ-law). */
+export const EXTERNAL_ENCAPSULATIONS = [...ENCAPSULATIONS, 'twilio'] as const;
+export type ExternalEncapsulation = (typeof EXTERNAL_ENCAPSULATIONS)[number];

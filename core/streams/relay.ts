@@ -20,15 +20,24 @@ export interface RelayAdvert {
 /** Redis key (under REDIS_KEY_PREFIX) of a node's relay advertisement. */
 export const relayAdKey = (nodeId: string): string => `stream-relay:${nodeId}`;
 
-export const relayPath = (target: StreamTarget, id: string): string => `/relay/${target}/${id}`;
+/** `inboundOnly`: the call's own audio (what the caller says) instead of both parties mixed (Twilio streams). */
+export const relayPath = (target: StreamTarget, id: string, inboundOnly = false): string => `/relay/${target}/${id}${inboundOnly ? '?mix=in' : ''}`;
 
 export function parseRelayPath(path: string): { target: StreamTarget; id: string } | null {
   const m = /^\/relay\/(call|conference)\/([0-9a-fA-F-]{36})$/.exec(path);
   return m ? { target: m[1] as StreamTarget, id: m[2]!.toLowerCase() } : null;
 }
 
-/** The node's one text message: the tap is open and audio follows. */
+/** The node's first text message: the tap is open and audio follows. */
 export const RELAY_READY = 'ready';
+/** control-api → node (Twilio streams): drop the injected audio not yet played. */
+export const RELAY_CLEAR = 'clear';
+/** node → control-api (Twilio streams, `?mix=in`): a digit of the caller, as text `dtmf:5`. */
+export const relayDtmf = (digit: string): string => `dtmf:${digit}`;
+export function parseRelayDtmf(text: string): string | null {
+  const m = /^dtmf:([0-9A-D#*])$/.exec(text);
+  return m ? m[1]! : null;
+}
 
 /** Close codes on the relay (private range): why the node refused or ended the stream. */
 export const RELAY_CLOSE = {

@@ -12,11 +12,12 @@ import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { EgressRefused } from '../../core/net';
 import type { Logger } from 'pino';
-import { encapsulationProblem, type Encapsulation } from '../../core/streams/encapsulation';
+import { EXTERNAL_ENCAPSULATIONS, encapsulationProblem, type Encapsulation } from '../../core/streams/encapsulation';
 import { CLOSE_NORMAL, StreamSocket } from '../../core/streams/stream-socket';
 import type { StreamState } from '../../core/streams/state';
 import type { CallDeps } from '../call/deps';
 import { openCallTap, type AudioTap } from './taps';
+import { TwilioStream, TwilioStreamError, type TwilioStreamRequest } from './twilio-stream';
 
 declare module '../flow/services' {
   interface FlowServices {
@@ -54,7 +55,7 @@ export function externalMediaProblem(url: unknown, encapsulation: unknown): stri
   }
   if (u.protocol !== 'ws:' && u.protocol !== 'wss:') return `url must be ws:// or wss://, not ${u.protocol}`;
   if (u.username || u.password) return 'url must not carry a user name or password';
-  return encapsulationProblem(encapsulation);
+  return encapsulationProblem(encapsulation, EXTERNAL_ENCAPSULATIONS);
 }
 
 interface Running extends ExternalMedia {
@@ -62,11 +63,15 @@ interface Running extends ExternalMedia {
   tap: AudioTap | null;
 }
 
+/** Twilio's limits per call: four streams, one of them bidirectional. */
+export const MAX_TWILIO_STREAMS = 4;
+
 export class ExternalMediaService extends EventEmitter {
   private readonly byCall = new Map<string, Running>();
+  private readonly twilio = new Map<string, TwilioStream[]>();
 
   constructor(
-    private readonly deps: Pick<CallDeps, 'calls' | 'media' | 'egress'>,
+    private readonly deps: Pick<CallDeps, 'calls' | 'media' | 'egress' | 'db' | 'config'>,
     private readonly logger: Logger,
     private readonly connectTimeoutMs = 5000,
   ) {
@@ -136,10 +141,42 @@ export class ExternalMediaService extends EventEmitter {
     return run;
   }
 
-  /** Stops the call's external media; false when none was running. */
-  async stop(callId: string): Promise<boolean> {
-    const run = this.byCall.get(callId);
-    if (!run) return false;
+  /** The call's Twilio streams that run. */
+  twilioStreams(callId: string): readonly TwilioStream[] {
+    return this.twilio.get(callId) ?? [];
+  }
+
+  /** Starts a Twilio Media Stream (encapsulation twilio); rejects when it cannot. */
+  async startTwilio(req: TwilioStreamRequest): Promise<TwilioStream> {
+    const problem = externalMediaProblem(req.url, 'twilio');
+    if (problem) throw new ExternalMediaError(problem);
+    const running = this.twilioStreams(req.callId);
+    if (running.length >= MAX_TWILIO_STREAMS) throw new ExternalMediaError(`a call runs at most ${MAX_TWILIO_STREAMS} twilio streams`);
+    if (req.bidirectional && running.some((s) => s.req.bidirectional)) throw new ExternalMediaError('a bidirectional twilio stream is already running on this call');
+    if (req.name && running.some((s) => s.name === req.name)) throw new ExternalMediaError(`a twilio stream named ${JSON.stringify(req.name)} is already running on this call`);
+    const stream = new TwilioStream(this.deps, this.logger, req);
+    this.twilio.set(req.callId, [...running, stream]);
+    stream.once('closed', () => {
+      const left = this.twilioStreams(req.callId).filter((s) => s !== stream);
+      if (left.length) this.twilio.set(req.callId, left);
+      else this.twilio.delete(req.callId);
+      this.emit('closed', stream);
+    });
+    try {
+      await stream.start();
+    } catch (e) {
+      throw e instanceof TwilioStreamError ? new ExternalMediaError(e.message) : e;
+    }
+    this.logger.info({ call: req.callId, url: req.url, stream: stream.streamSid, bidirectional: req.bidirectional }, 'twilio stream started');
+    return stream;
+  }
+
+  /** Stops the call's external media and Twilio streams, or only the Twilio stream `name`; false when none was running. */
+  async stop(callId: string, name?: string): Promise<boolean> {
+    const streams = this.twilioStreams(callId).filter((s) => name === undefined || s.name === name);
+    for (const s of streams) s.stop('external_media_stop');
+    const run = name === undefined ? this.byCall.get(callId) : undefined;
+    if (!run) return streams.length > 0;
     this.byCall.delete(callId);
     run.socket.close(CLOSE_NORMAL, 'external_media_stop');
     await run.tap?.stop();
@@ -147,6 +184,6 @@ export class ExternalMediaService extends EventEmitter {
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all([...this.byCall.keys()].map((c) => this.stop(c)));
+    await Promise.all([...new Set([...this.byCall.keys(), ...this.twilio.keys()])].map((c) => this.stop(c)));
   }
 }

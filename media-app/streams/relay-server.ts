@@ -8,7 +8,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { parseRelayPath, RELAY_CLOSE, RELAY_READY, RELAY_SECRET_HEADER, type StreamTarget } from '../../core/streams/relay';
+import { parseRelayPath, RELAY_CLEAR, RELAY_CLOSE, RELAY_READY, RELAY_SECRET_HEADER, relayDtmf, type StreamTarget } from '../../core/streams/relay';
+import type { CallSession } from '../call/session';
 import { openTap, TapError, type AudioTap } from './taps';
 import type { CallDeps } from '../call/deps';
 
@@ -37,12 +38,14 @@ export class RelayServer {
         socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
-      const target = parseRelayPath(new URL(req.url ?? '/', 'http://x').pathname);
+      const url = new URL(req.url ?? '/', 'http://x');
+      const target = parseRelayPath(url.pathname);
       if (!target) {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, target.target, target.id));
+      const inboundOnly = target.target === 'call' && url.searchParams.get('mix') === 'in';
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, target.target, target.id, inboundOnly));
     });
   }
 
@@ -59,7 +62,8 @@ export class RelayServer {
     return this.open.size;
   }
 
-  private onConnection(ws: WebSocket, target: StreamTarget, id: string): void {
+  /** `inboundOnly` (a Twilio stream): the caller's audio alone, its digits as text, and `clear` taken. */
+  private onConnection(ws: WebSocket, target: StreamTarget, id: string, inboundOnly = false): void {
     const entry: { ws: WebSocket; tap: AudioTap | null } = { ws, tap: null };
     this.open.add(entry);
     const maxBuffered = this.opts.maxBufferedBytes ?? 64 * 1024;
@@ -76,16 +80,18 @@ export class RelayServer {
       if (ws.readyState !== ws.OPEN || ws.bufferedAmount > maxBuffered) return;
       ws.send(pcm, { binary: true });
     };
-    openTap(this.deps, target, id, onFrame).then(
+    openTap(this.deps, target, id, onFrame, inboundOnly ? 'in' : 'both').then(
       (tap) => {
         if (closed) return void tap.stop();
         entry.tap = tap;
         // the first text message tells control-api the tap is up: only then does it answer its client
         ws.send(RELAY_READY);
         ws.on('message', (data: RawData, isBinary: boolean) => {
-          if (!isBinary) return;
-          tap.inject(Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data));
+          const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+          if (isBinary) tap.inject(buf);
+          else if (inboundOnly && buf.toString() === RELAY_CLEAR) tap.clear();
         });
+        if (inboundOnly) this.forwardDigits(ws, id);
         void tap.ended.then((why) => ws.close(RELAY_CLOSE.ended, why));
       },
       (e: unknown) => {
@@ -94,6 +100,16 @@ export class RelayServer {
         ws.close(code, e instanceof Error ? e.message.slice(0, 120) : 'tap failed');
       },
     );
+  }
+
+  private forwardDigits(ws: WebSocket, callId: string): void {
+    const call = this.deps.calls.get(callId) as CallSession | undefined;
+    if (!call) return;
+    const onDigit = (digit: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(relayDtmf(digit));
+    };
+    call.on('dtmf', onDigit);
+    ws.once('close', () => call.off('dtmf', onDigit));
   }
 
   async close(): Promise<void> {

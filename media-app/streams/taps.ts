@@ -3,7 +3,7 @@
  * (both parties mixed: what the caller says plus what the caller hears) or of a conference's whole
  * mix. Audio sent back is injected: the caller hears it, or every participant does.
  */
-import type { AudioFork, Conference, Endpoint } from '../../media-engine';
+import type { AudioFork, Conference, Endpoint, ForkMix } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
@@ -12,6 +12,8 @@ export interface AudioTap {
   /** Plays PCM (8 kHz 16-bit LE mono, any length) into the call or conference. */
   inject(pcm: Buffer): void;
   stop(): Promise<void>;
+  /** Drops the injected audio not played yet. */
+  clear(): void;
   /** Resolves with a reason when the source goes away (hangup, conference destroyed). */
   readonly ended: Promise<string>;
 }
@@ -53,6 +55,9 @@ function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void): Aud
     inject(pcm) {
       if (!stopped && pcm.length >= 2) fork.inject(toSamples(pcm));
     },
+    clear() {
+      if (!stopped) void fork.clearInjected().catch(() => undefined);
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -62,7 +67,8 @@ function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void): Aud
   };
 }
 
-export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string, onFrame: (pcm: Buffer) => void): Promise<AudioTap> {
+/** `mix`: both parties mixed (default), or 'in', what the caller says (Twilio streams). */
+export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string, onFrame: (pcm: Buffer) => void, mix: ForkMix = 'both'): Promise<AudioTap> {
   const call = deps.calls.get(callId) as CallSession | undefined;
   if (!call || call.isEnded) throw new TapError('notFound', 'the call is not live on this node');
   const ep: Endpoint | null = call.endpoint;
@@ -73,7 +79,7 @@ export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string,
     ep.once('destroy', onGone);
     void call.done.then(onGone);
   });
-  const fork = await ep.forkAudioStart({ mix: 'both', onFrame: (f) => onFrame(frameBuffer(f)) });
+  const fork = await ep.forkAudioStart({ mix, onFrame: (f) => onFrame(frameBuffer(f)) });
   return wrap(fork, ended, () => ep.off('destroy', onGone));
 }
 
@@ -90,6 +96,6 @@ export async function openConferenceTap(deps: Pick<CallDeps, 'media'>, conferenc
   return wrap(fork, ended, () => conf.off('destroy', onGone));
 }
 
-export function openTap(deps: Pick<CallDeps, 'calls' | 'media'>, target: StreamTarget, id: string, onFrame: (pcm: Buffer) => void): Promise<AudioTap> {
-  return target === 'call' ? openCallTap(deps, id, onFrame) : openConferenceTap(deps, id, onFrame);
+export function openTap(deps: Pick<CallDeps, 'calls' | 'media'>, target: StreamTarget, id: string, onFrame: (pcm: Buffer) => void, mix: ForkMix = 'both'): Promise<AudioTap> {
+  return target === 'call' ? openCallTap(deps, id, onFrame, mix) : openConferenceTap(deps, id, onFrame);
 }

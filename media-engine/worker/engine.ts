@@ -462,6 +462,11 @@ export class Engine {
     this.forks.get(forkId)?.tap.ack(n);
   }
 
+  /** Drops the fork's injected audio not yet played (a Twilio stream's `clear`). */
+  forkClear(forkId: string): void {
+    this.forks.get(forkId)?.tap.clearInjected();
+  }
+
   inject(forkId: string, samples: Int16Array): void {
     this.forks.get(forkId)?.tap.inject(samples);
   }

@@ -45,6 +45,7 @@ export const METHODS = [
   'destroyConference',
   'forkStart',
   'forkStop',
+  'forkClear',
   'workerStats',
   'memory',
   'resetStats',

@@ -71,7 +71,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     expect(req.params.To).to.match(/^\+8997/);
     // the prompt is heard, then a key cuts it short
     await until(() => call.peer.voiced() > 10, 15_000, 'the Say heard');
-    await call.peer.dtmf(call.live.endpoint!.local.port, '7');
+    await call.peer.digit('7', call.live.endpoint!.local.port);
     const cb = await app.next('/gathered');
     expect(cb.signed).to.equal(true);
     expect(cb.params).to.include({ Digits: '7', CallSid: callSid(call.callId) });

@@ -25,10 +25,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+/** `env`: more media-app settings (a benchmark's wider RTP_PORT_MIN/MAX). */
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const prefix = `tst${process.pid}_${randomBytes(4).toString('hex')}:`;
   // the customers' WebSocket servers (external media) and SIP parties listen on loopback: opted in
-  const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+  const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
   const api = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix } });
   const server = http.createServer(api.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -100,6 +101,8 @@ export class RtpPeer {
   /** Arrival time (ms, high resolution) of each packet heard. */
   arrivals: number[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private seq = 0;
+  private readonly ssrc = randomBytes(4).readUInt32BE(0);
 
   static async open(): Promise<RtpPeer> {
     const p = new RtpPeer();
@@ -123,46 +126,45 @@ export class RtpPeer {
 
   /** Sends a PCMU tone to the platform's RTP port every 20 ms. */
   talk(toPort: number): void {
-    let seq = 0;
-    const ssrc = randomBytes(4).readUInt32BE(0);
     this.timer = setInterval(() => {
-      const f = tone(seq);
+      const f = tone(this.seq);
       const b = Buffer.alloc(12 + 160);
       b[0] = 0x80;
       b[1] = 0;
-      b.writeUInt16BE(seq & 0xffff, 2);
-      b.writeUInt32BE((seq * 160) >>> 0, 4);
-      b.writeUInt32BE(ssrc, 8);
+      b.writeUInt16BE(this.seq & 0xffff, 2);
+      b.writeUInt32BE((this.seq * 160) >>> 0, 4);
+      b.writeUInt32BE(this.ssrc, 8);
       for (let i = 0; i < 160; i++) b[12 + i] = mulaw(f[i]!);
-      seq++;
+      this.seq++;
       this.sock.send(b, toPort, '127.0.0.1');
     }, 20);
   }
 
-  /** Presses one key toward the platform's RTP port: RFC 4733 events (payload type 101) for 100 ms, three end packets. */
-  async dtmf(toPort: number, key: string): Promise<void> {
-    const event = '0123456789*#ABCD'.indexOf(key);
-    if (event < 0) throw new Error(`not a DTMF key: ${key}`);
-    const ssrc = randomBytes(4).readUInt32BE(0);
-    const ts = randomBytes(4).readUInt32BE(0);
-    let seq = randomBytes(2).readUInt16BE(0);
-    const send = (duration: number, end: boolean, marker: boolean) => {
+  /**
+   * Sends one digit as RFC 4733 telephone-events (payload type 101, as uacWaitsForBye offers), on the
+   * talking stream's SSRC and sequence: an event packet every 20 ms for `ms`, then the end packet three times.
+   */
+  async digit(d: string, toPort: number, ms = 120): Promise<void> {
+    const event = '0123456789*#ABCD'.indexOf(d);
+    if (event < 0) throw new Error(`not a DTMF digit: ${d}`);
+    const ts = (this.seq * 160) >>> 0;
+    const packet = (duration: number, end: boolean, marker: boolean) => {
       const b = Buffer.alloc(16);
       b[0] = 0x80;
       b[1] = (marker ? 0x80 : 0) | 101;
-      b.writeUInt16BE(seq++ & 0xffff, 2);
+      b.writeUInt16BE(this.seq++ & 0xffff, 2);
       b.writeUInt32BE(ts, 4);
-      b.writeUInt32BE(ssrc, 8);
+      b.writeUInt32BE(this.ssrc, 8);
       b[12] = event;
       b[13] = (end ? 0x80 : 0) | 10;
       b.writeUInt16BE(duration, 14);
       this.sock.send(b, toPort, '127.0.0.1');
     };
-    for (let i = 1; i <= 5; i++) {
-      send(i * 160, false, i === 1);
+    for (let t = 20; t <= ms; t += 20) {
+      packet(t * 8, false, t === 20);
       await new Promise((r) => setTimeout(r, 20));
     }
-    for (let i = 0; i < 3; i++) send(800, true, false);
+    for (let i = 0; i < 3; i++) packet(ms * 8, true, false);
   }
 
   close(): void {
@@ -204,14 +206,15 @@ export interface PlacedCall {
 
 /** sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is progressing. */
 /** With `live: false` it resolves as soon as the Call row exists (for flows that end at once; `live` is then unset). */
-export async function placeCall(stack: Stack, customerId: string, actions: unknown[], opts: { talk?: boolean; live?: boolean } = {}): Promise<PlacedCall> {
+/** `killAfterMs`: sipp's own limit on the call (60 s unless told). */
+export async function placeCall(stack: Stack, customerId: string, actions: unknown[], opts: { talk?: boolean; live?: boolean; killAfterMs?: number } = {}): Promise<PlacedCall> {
   const db = await testDb();
   const flow = await flowsRepo(db).create({ customer_id: customerId, actions: parseActions(actions as never) } as never);
   const number = `+8997${String(process.pid % 1000).padStart(3, '0')}${String(++numberSeq).padStart(5, '0')}`;
   await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
   const peer = await RtpPeer.open();
   const sipPort = stack.platform.sipPort;
-  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
+  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: opts.killAfterMs ?? 60_000 });
   const row = await until(
     async () => {
       const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);

@@ -4,6 +4,7 @@
  * runs (core/flow/registry.ts names it per action).
  */
 import { z } from 'zod';
+import { TWILIO_TRACKS } from '../../streams/twilio';
 import { address, optionalUuid, uuid } from './common';
 
 export const conference_join = z.object({ conference_id: uuid });
@@ -34,16 +35,20 @@ export const external_media_start = z.object({
   direction_listen: z.string().optional(),
   direction_speak: z.string().optional(),
   data: z.string().optional(),
-  /** encapsulation "twilio" (Twilio Media Streams, issue 36): the stream's name, track, customParameters and status callback. */
-  name: z.string().optional(),
-  twilio_track: z.enum(['inbound_track', 'outbound_track', 'both_tracks']).optional(),
-  twilio_parameters: z.record(z.string(), z.string()).optional(),
-  status_callback: z.string().optional(),
+  /** Encapsulation `twilio` (Twilio Media Streams, docs/media-streams.md): the stream's name... */
+  name: z.string().min(1, 'must not be empty').max(256, 'at most 256 characters').optional(),
+  /** ...which audio it carries (inbound_track when omitted; a `wait` stream is always inbound)... */
+  twilio_track: z.enum(TWILIO_TRACKS).optional(),
+  /** ...the `start` message's customParameters... */
+  twilio_parameters: z.record(z.string(), z.string().max(4096, 'at most 4096 characters')).optional(),
+  /** ...where stream-started/stopped/error are reported... */
+  status_callback: z.string().max(2048, 'at most 2048 characters').optional(),
   status_callback_method: z.enum(['GET', 'POST']).optional(),
-  /** True for <Connect><Stream>: the flow waits until the stream closes, then goes on. */
+  /** ...and true for `<Connect><Stream>`: bidirectional, and the action lasts as long as the stream. */
   wait: z.boolean().optional(),
 });
-export const external_media_stop = z.object({});
+/** Without a name, every stream of the call stops. */
+export const external_media_stop = z.object({ name: z.string().min(1, 'must not be empty').optional() });
 
 const assistance = {
   assistance_type: z.enum(['ai', 'team']).optional(),

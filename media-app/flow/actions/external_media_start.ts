@@ -4,12 +4,14 @@ import { isEncapsulation } from '../../../core/streams/encapsulation';
 import { ExternalMediaError, externalMediaProblem } from '../../streams/external-media';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
+import { startTwilioStream, twilioOnlyProblem } from './external_media_twilio';
 
 /**
  * Connects the call's audio to the customer's WebSocket (url, encapsulation rtp, sln or audiosocket;
  * rtp when omitted) and goes on at once: the stream runs beside the flow until external_media_stop,
  * the hangup, or the server closing it. Bad options end the flow with an error; a server that cannot
  * be reached is noted and the flow goes on (the caller is not dropped because a bot is down).
+ * Encapsulation twilio (Twilio Media Streams) is external_media_twilio.ts.
  */
 export class ExternalMediaStart extends FlowTask<z.infer<typeof later.external_media_start>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
@@ -18,7 +20,8 @@ export class ExternalMediaStart extends FlowTask<z.infer<typeof later.external_m
     const call = requireCall(ctx);
     const url = this.option.url || this.option.external_host || '';
     const encapsulation = this.option.encapsulation || 'rtp';
-    const problem = externalMediaProblem(url, encapsulation);
+    if (encapsulation === 'twilio') return startTwilioStream(ctx, service, call.info.id, url, this.option);
+    const problem = externalMediaProblem(url, encapsulation) ?? twilioOnlyProblem(this.option);
     if (problem || !isEncapsulation(encapsulation)) return { kind: 'fail', message: `external_media_start: ${problem}` };
     try {
       const em = await service.start({ callId: call.info.id, url, encapsulation });

@@ -1,0 +1,120 @@
+/**
+ * The playback queue of a bidirectional Twilio stream (`media`, `mark`, `clear` from the server), on
+ * whichever side runs it: media-app for external media, control-api for GET .../media_stream. Audio
+ * leaves the queue 20 ms per `tick()` of the call's clock, LEAD frames ahead of it so that a late tick
+ * of this thread leaves no gap; a mark is echoed once the audio queued before it has been played (the
+ * frames ahead included); `clear` drops the queue, asks the sink to drop what it holds ahead, and
+ * echoes every pending mark. Pure: the sink does the I/O.
+ */
+export interface PlaybackSink {
+  /** 20 ms (or less, at the end) of 16-bit LE PCM for the call. */
+  play(pcm: Buffer): void;
+  /** Echo this mark to the server. */
+  mark(name: string): void;
+  /** Drop the audio handed over and not yet played. */
+  flush(): void;
+}
+
+/** Audio a server may queue: a minute (then the oldest goes, as for the other encapsulations). */
+export const MAX_QUEUED_BYTES = 8000 * 2 * 60;
+const FRAME = 320;
+/** Frames kept ahead of the call's clock. */
+export const PLAYBACK_LEAD = 3;
+
+type Queued = { pcm: Buffer } | { mark: string };
+
+export class TwilioPlayback {
+  private readonly queue: Queued[] = [];
+  private queuedBytes = 0;
+  /** Frames handed over and not yet played (an estimate: one leaves per tick). */
+  private ahead = 0;
+  private readonly marksDue: { name: string; ticks: number }[] = [];
+  played = 0;
+
+  constructor(private readonly sink: PlaybackSink) {}
+
+  /** Queues audio; when nothing is playing it starts at once rather than at the next tick. */
+  media(pcm: Buffer): void {
+    if (!pcm.length) return;
+    this.queue.push({ pcm });
+    this.queuedBytes += pcm.length;
+    this.dropOldest();
+    if (this.ahead === 0) this.topUp();
+  }
+
+  mark(name: string): void {
+    this.queue.push({ mark: name });
+    if (!this.queuedBytes) this.markReached();
+  }
+
+  clear(): void {
+    for (const d of this.marksDue.splice(0)) this.sink.mark(d.name);
+    for (const q of this.queue) if ('mark' in q) this.sink.mark(q.mark);
+    this.reset();
+    this.sink.flush();
+  }
+
+  /** One 20 ms tick of the call's clock. */
+  tick(): void {
+    if (this.ahead > 0) this.ahead--;
+    for (const m of this.marksDue) m.ticks--;
+    while (this.marksDue.length && this.marksDue[0]!.ticks <= 0) this.sink.mark(this.marksDue.shift()!.name);
+    this.topUp();
+  }
+
+  /** Forgets everything, echoing nothing (the stream ended). */
+  reset(): void {
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.marksDue.length = 0;
+    this.ahead = 0;
+  }
+
+  private topUp(): void {
+    const want = this.ahead < PLAYBACK_LEAD ? PLAYBACK_LEAD - this.ahead : 0;
+    for (let i = 0; i < want && this.takeFrame(); i++);
+  }
+
+  /** Moves the next 20 ms from the queue to the sink; false when the queue holds no audio. */
+  private takeFrame(): boolean {
+    this.markReached();
+    if (!this.queuedBytes) return false;
+    const out = Buffer.alloc(FRAME);
+    let n = 0;
+    while (n < FRAME && this.queue.length) {
+      const head = this.queue[0]!;
+      if ('mark' in head) break; // a mark waits until the audio before it has gone out
+      const take = Math.min(FRAME - n, head.pcm.length);
+      head.pcm.copy(out, n, 0, take);
+      n += take;
+      this.queuedBytes -= take;
+      if (take === head.pcm.length) this.queue.shift();
+      else head.pcm = head.pcm.subarray(take);
+    }
+    this.sink.play(out.subarray(0, n & ~1));
+    this.ahead++;
+    this.played++;
+    this.markReached();
+    return true;
+  }
+
+  /** Marks at the head of the queue are due once what was handed over has played. */
+  private markReached(): void {
+    while (this.queue.length && 'mark' in this.queue[0]!) {
+      const name = (this.queue.shift() as { mark: string }).mark;
+      if (this.ahead > 0) this.marksDue.push({ name, ticks: this.ahead });
+      else this.sink.mark(name);
+    }
+  }
+
+  private dropOldest(): void {
+    while (this.queuedBytes > MAX_QUEUED_BYTES) {
+      const i = this.queue.findIndex((q) => 'pcm' in q);
+      const q = this.queue[i] as { pcm: Buffer };
+      const cut = Math.min(q.pcm.length, this.queuedBytes - MAX_QUEUED_BYTES);
+      this.queuedBytes -= cut;
+      if (cut === q.pcm.length) this.queue.splice(i, 1);
+      else q.pcm = q.pcm.subarray(cut);
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The Twilio Media Streams wire (encapsulation `twilio`): JSON text frames, audio as base64 G.711
+ * µ-law at 8 kHz in 20 ms chunks (160 bytes). What the platform sends: `connected`, `start`, `media`,
+ * `dtmf`, `mark`, `stop`; what a bidirectional stream's server may send: `media`, `mark`, `clear`.
+ * As on Twilio, `sequenceNumber`, `chunk` and `timestamp` are decimal strings. Pure: no sockets here
+ * (media-app/streams/twilio-stream.ts runs a stream; docs/media-streams.md, "Twilio").
+ */
+import { muLaw } from '../../media-engine';
+
+export const TWILIO_TRACKS = ['inbound_track', 'outbound_track', 'both_tracks'] as const;
+export type TwilioTrack = (typeof TWILIO_TRACKS)[number];
+/** A media message's track: what the caller says, or what the caller hears. */
+export type TwilioMediaTrack = 'inbound' | 'outbound';
+
+export const TWILIO_MEDIA_FORMAT = { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } as const;
+/** Bytes of µ-law in one 20 ms chunk. */
+export const TWILIO_CHUNK_BYTES = 160;
+
+export function tracksOf(t: TwilioTrack): TwilioMediaTrack[] {
+  return t === 'both_tracks' ? ['inbound', 'outbound'] : t === 'outbound_track' ? ['outbound'] : ['inbound'];
+}
+
+export interface TwilioStreamIds {
+  streamSid: string;
+  accountSid: string;
+  callSid: string;
+}
+
+/** 16-bit little-endian PCM → base64 µ-law. */
+export function pcmToMulawBase64(pcm: Buffer): string {
+  const n = pcm.length >> 1;
+  const out = Buffer.allocUnsafe(n);
+  for (let i = 0; i < n; i++) out[i] = muLaw.encodeSample(pcm.readInt16LE(i * 2));
+  return out.toString('base64');
+}
+
+/** base64 µ-law → 16-bit little-endian PCM (two bytes a sample). */
+export function mulawBase64ToPcm(b64: string): Buffer {
+  const u = Buffer.from(b64, 'base64');
+  const out = Buffer.allocUnsafe(u.length * 2);
+  for (let i = 0; i < u.length; i++) out.writeInt16LE(muLaw.decodeSample(u[i]!), i * 2);
+  return out;
+}
+
+/** Builds the platform's messages of one stream, numbering them (`connected` carries no number). */
+export class TwilioMessages {
+  private seq = 0;
+  private readonly chunks: Record<TwilioMediaTrack, number> = { inbound: 0, outbound: 0 };
+
+  constructor(readonly ids: TwilioStreamIds) {}
+
+  private next(): string {
+    return String(++this.seq);
+  }
+
+  connected(): string {
+    return JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+  }
+
+  start(tracks: TwilioMediaTrack[], customParameters: Record<string, string>): string {
+    const { streamSid, accountSid, callSid } = this.ids;
+    return JSON.stringify({
+      event: 'start',
+      sequenceNumber: this.next(),
+      start: { streamSid, accountSid, callSid, tracks, customParameters, mediaFormat: TWILIO_MEDIA_FORMAT },
+      streamSid,
+    });
+  }
+
+  /** One chunk of a track; `timestampMs` counts from the stream's start. */
+  media(track: TwilioMediaTrack, timestampMs: number, pcm: Buffer): string {
+    const chunk = String(++this.chunks[track]);
+    return JSON.stringify({
+      event: 'media',
+      sequenceNumber: this.next(),
+      media: { track, chunk, timestamp: String(Math.max(0, Math.round(timestampMs))), payload: pcmToMulawBase64(pcm) },
+      streamSid: this.ids.streamSid,
+    });
+  }
+
+  dtmf(digit: string): string {
+    return JSON.stringify({ event: 'dtmf', streamSid: this.ids.streamSid, sequenceNumber: this.next(), dtmf: { track: 'inbound_track', digit } });
+  }
+
+  mark(name: string): string {
+    return JSON.stringify({ event: 'mark', sequenceNumber: this.next(), streamSid: this.ids.streamSid, mark: { name } });
+  }
+
+  stop(): string {
+    const { streamSid, accountSid, callSid } = this.ids;
+    return JSON.stringify({ event: 'stop', sequenceNumber: this.next(), streamSid, stop: { accountSid, callSid } });
+  }
+}
+
+/** What a server's text frame asks for; `ignored` says why (logged, never fatal, as on Twilio). */
+export type TwilioServerMessage = { kind: 'media'; pcm: Buffer } | { kind: 'mark'; name: string } | { kind: 'clear' } | { kind: 'ignored'; why: string };
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Longest mark name kept (longer names are refused, not cut). */
+export const MAX_MARK_NAME = 256;
+
+function record(v: unknown): Record<string, unknown> | null {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+/** Reads one text frame from the customer's server; `streamSid` must be this stream's. */
+export function parseServerMessage(text: string, streamSid: string): TwilioServerMessage {
+  let m: Record<string, unknown> | null;
+  try {
+    m = record(JSON.parse(text));
+  } catch {
+    return { kind: 'ignored', why: 'not JSON' };
+  }
+  if (!m) return { kind: 'ignored', why: 'not a JSON object' };
+  const event = m.event;
+  if (event !== 'media' && event !== 'mark' && event !== 'clear') return { kind: 'ignored', why: `unknown event ${JSON.stringify(String(event).slice(0, 40))}` };
+  if (m.streamSid !== streamSid) return { kind: 'ignored', why: `${event}: streamSid is not this stream's` };
+  if (event === 'clear') return { kind: 'clear' };
+  if (event === 'mark') {
+    const name = record(m.mark)?.name;
+    if (typeof name !== 'string' || !name || name.length > MAX_MARK_NAME) return { kind: 'ignored', why: `mark: mark.name must be a string of 1 to ${MAX_MARK_NAME} characters` };
+    return { kind: 'mark', name };
+  }
+  const payload = record(m.media)?.payload;
+  if (typeof payload !== 'string' || !BASE64.test(payload) || payload.length % 4 !== 0) return { kind: 'ignored', why: 'media: media.payload must be base64' };
+  return { kind: 'media', pcm: mulawBase64ToPcm(payload) };
+}
