@@ -80,12 +80,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   }
 
   async start(signal: AbortSignal): Promise<this> {
-    let provider;
-    try {
-      provider = createSttProvider(this.o.sttProvider || undefined);
-    } catch {
-      provider = createSttProvider();
-    }
+    // an unknown recogniser is an error of the session, never replaced by another one
+    const provider = createSttProvider(this.o.sttProvider || undefined);
     this.stt = provider.createStream({ language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined, direction: 'inbound' });
     this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
     this.stt.on('error', (e: Error) => this.emit('error', e));

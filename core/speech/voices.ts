@@ -1,0 +1,76 @@
+/**
+ * Which voices (tts_type), recognisers (stt_type) and engines (engine_model target) an AI may name:
+ * only those with a real adapter on this platform. Everything else of the reference's enums is
+ * refused with a 400 naming the value and listing what works, so nothing falls back silently to
+ * another voice (docs/ai.md "Voices").
+ *
+ * Local voices: media-engine/tts/registry.ts. Vendor voices: media-app/voices/ (one adapter per
+ * vendor). Recognisers: media-engine/stt. Engines: core/llm (OpenAI-compatible chat endpoints).
+ */
+import { invalidArgument } from '../errors';
+
+/** Voices synthesised on the node itself. */
+export const LOCAL_TTS_TYPES = ['provider_a', 'provider_b', 'provider_c', 'espeak-ng', 'flite'] as const;
+/** Cloud voices with a streaming adapter in media-app/voices/. */
+export const VENDOR_TTS_TYPES = ['elevenlabs', 'cartesia', 'deepgram', 'openai'] as const;
+export type VendorTtsType = (typeof VENDOR_TTS_TYPES)[number];
+
+/** The reference API's tts_type enum: the values not in VENDOR_TTS_TYPES are refused. */
+export const REFERENCE_TTS_TYPES = [
+  'async',
+  'aws',
+  'azure',
+  'cartesia',
+  'deepgram',
+  'elevenlabs',
+  'fish',
+  'google',
+  'groq',
+  'hume',
+  'inworld',
+  'lmnt',
+  'minimax',
+  'neuphonic',
+  'nvidia-riva',
+  'openai',
+  'piper',
+  'playht',
+  'rime',
+  'sarvam',
+  'xtts',
+] as const;
+
+/** Recognisers an AI may name ('' = pocketsphinx). */
+export const AI_STT_TYPES = ['pocketsphinx', 'deepgram'] as const;
+/** engine_model targets (`target.model`): each reached through its OpenAI-compatible chat endpoint. */
+export const ENGINE_TARGETS = ['openai', 'gemini', 'grok'] as const;
+
+const has = (list: readonly string[], v: string) => list.includes(v);
+
+export function isVendorTts(t: string): t is VendorTtsType {
+  return has(VENDOR_TTS_TYPES, t);
+}
+
+/** '' or a voice with an adapter; else 400 naming it. */
+export function checkTtsType(field: string, v: string | undefined): void {
+  if (!v || has(LOCAL_TTS_TYPES, v) || has(VENDOR_TTS_TYPES, v)) return;
+  const works = [...VENDOR_TTS_TYPES, ...LOCAL_TTS_TYPES].join(', ');
+  const why = has(REFERENCE_TTS_TYPES, v) ? 'has no adapter on this platform' : 'is not a known voice type';
+  throw invalidArgument(`${field} "${v}" ${why}; use one of: ${works}`, [{ field, issue: `no adapter for "${v}"` }]);
+}
+
+/** '' or a recogniser with an adapter; else 400 naming it. */
+export function checkSttType(field: string, v: string | undefined): void {
+  if (!v || has(AI_STT_TYPES, v)) return;
+  throw invalidArgument(`${field} "${v}" has no adapter on this platform; use one of: ${AI_STT_TYPES.join(', ')} (or leave it empty for pocketsphinx)`, [{ field, issue: `no adapter for "${v}"` }]);
+}
+
+/** '' or `target.model` with a target the platform can reach; else 400 naming it. */
+export function checkEngineModel(field: string, v: string | undefined): void {
+  if (!v) return;
+  const target = v.slice(0, Math.max(0, v.indexOf('.')));
+  if (has(ENGINE_TARGETS, target)) return;
+  throw invalidArgument(`${field} "${v}": target "${target}" has no adapter on this platform; use one of: ${ENGINE_TARGETS.map((t) => `${t}.<model>`).join(', ')}`, [
+    { field, issue: `no adapter for "${target}"` },
+  ]);
+}

@@ -1,0 +1,59 @@
+// The voices an AI may name over the API: a tts_type / stt_type / engine_model with no real adapter
+// is a 400 naming it and listing what works (never accepted and spoken later with another voice);
+// the values that have adapters are accepted; a refused update keeps what was stored.
+import { expect } from 'chai';
+import request from 'supertest';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+
+describe('ai: voices an AI may name (API)', function () {
+  this.timeout(60_000);
+  let t: TestApp;
+  let f: Fixture;
+  const api = () => request(t.app);
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+
+  before(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    f = await createFixture(t.ctx);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  const create = (extra: Record<string, unknown>) => auth(api().post('/v1.0/ais')).send({ name: 'voice bot', engine_model: 'openai.gpt-5', ...extra });
+
+  for (const tts of ['hume', 'fish', 'piper', 'xtts', 'no-such-voice']) {
+    it(`refuses tts_type "${tts}" (no adapter) with a 400 naming it and listing what works`, async () => {
+      const r = await create({ tts_type: tts });
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body.error.reason).to.equal('INVALID_ARGUMENT');
+      expect(r.body.error.message).to.include(`"${tts}"`).and.include('elevenlabs').and.include('provider_a');
+      expect(r.body.error.details[0]).to.deep.include({ field: 'tts_type' });
+    });
+  }
+
+  it('refuses stt_type cartesia / elevenlabs (no adapter yet) and an engine_model target it cannot reach', async () => {
+    for (const stt of ['cartesia', 'elevenlabs']) {
+      const r = await create({ stt_type: stt });
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body.error.message).to.include(`"${stt}"`).and.include('deepgram');
+    }
+    const r = await create({ engine_model: 'anthropic.claude-9' });
+    expect(r.status, JSON.stringify(r.body)).to.equal(400);
+    expect(r.body.error.message).to.include('anthropic').and.include('openai.<model>');
+  });
+
+  it('accepts the voices with adapters, and a refused update keeps the stored voice', async () => {
+    for (const tts of ['elevenlabs', 'cartesia', 'deepgram', 'openai', 'provider_b', '']) {
+      const r = await create({ tts_type: tts, stt_type: 'deepgram', engine_model: 'grok.grok-3' });
+      expect(r.status, `${tts}: ${JSON.stringify(r.body)}`).to.equal(200);
+      expect(r.body.tts_type).to.equal(tts);
+    }
+    const ok = await create({ tts_type: 'cartesia' });
+    const bad = await auth(api().put(`/v1.0/ais/${ok.body.id}`)).send({ tts_type: 'sarvam' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.message).to.include('"sarvam"');
+    const now = await auth(api().get(`/v1.0/ais/${ok.body.id}`));
+    expect(now.body.tts_type).to.equal('cartesia');
+  });
+});
