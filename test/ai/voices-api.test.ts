@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { ConfigError, loadConfig } from '../../core/config';
 
 describe('ai: voices an AI may name (API)', function () {
   this.timeout(60_000);
@@ -55,5 +56,23 @@ describe('ai: voices an AI may name (API)', function () {
     expect(bad.body.error.message).to.include('"sarvam"');
     const now = await auth(api().get(`/v1.0/ais/${ok.body.id}`));
     expect(now.body.tts_type).to.equal('cartesia');
+  });
+
+  it('reads <VENDOR>_BASE_URL (default the public endpoint) and <VENDOR>_API_KEY; a bad URL stops the start without showing the key', () => {
+    const base = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://127.0.0.1:1', JWT_SECRET: 'j'.repeat(40) };
+    const c = loadConfig({ ...base, CARTESIA_BASE_URL: 'http://127.0.0.1:9/', CARTESIA_API_KEY: 'ca-secret-value' }, { persistSecret: false });
+    expect(c.voices.cartesia).to.deep.equal({ baseUrl: 'http://127.0.0.1:9', apiKey: 'ca-secret-value' });
+    expect(c.voices.elevenlabs).to.deep.equal({ baseUrl: 'https://api.elevenlabs.io', apiKey: '' });
+    expect(c.voices.openai.baseUrl).to.equal('https://api.openai.com/v1');
+    try {
+      loadConfig({ ...base, ELEVENLABS_BASE_URL: 'ftp://nope', ELEVENLABS_API_KEY: ' ' }, { persistSecret: false });
+      expect.fail('accepted');
+    } catch (e) {
+      expect(e).to.be.instanceOf(ConfigError);
+      expect((e as ConfigError).problems.join('\n'))
+        .to.include('ELEVENLABS_BASE_URL')
+        .and.include('ELEVENLABS_API_KEY: ');
+      expect((e as ConfigError).problems.join('\n')).to.include('1 characters');
+    }
   });
 });

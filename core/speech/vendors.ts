@@ -1,0 +1,42 @@
+/**
+ * Where each cloud voice vendor is reached and with which platform-wide key:
+ * `<VENDOR>_BASE_URL` (default: the vendor's public endpoint) and `<VENDOR>_API_KEY` (an AI's own
+ * `parameter.tts_key` overrides it). Read once in core/config.ts; the keys never reach a log.
+ */
+import type { VendorTtsType } from './voices';
+
+export interface VendorEndpoint {
+  /** http(s) or ws(s) base URL, no trailing slash */
+  baseUrl: string;
+  /** '' when the operator set none */
+  apiKey: string;
+}
+
+export type VoiceVendors = Readonly<Record<VendorTtsType, VendorEndpoint>>;
+
+/** The vendors' public endpoints (their API references). */
+export const VENDOR_DEFAULT_URLS: Readonly<Record<VendorTtsType, string>> = {
+  elevenlabs: 'https://api.elevenlabs.io',
+  cartesia: 'https://api.cartesia.ai',
+  deepgram: 'https://api.deepgram.com',
+  openai: 'https://api.openai.com/v1',
+};
+
+/** The environment variable prefix of each vendor. */
+export const VENDOR_ENV: Readonly<Record<VendorTtsType, string>> = {
+  elevenlabs: 'ELEVENLABS',
+  cartesia: 'CARTESIA',
+  deepgram: 'DEEPGRAM',
+  openai: 'OPENAI',
+};
+
+/** The environment variables this module reads (core/config.ts validates them). */
+export const VENDOR_ENV_KEYS: readonly string[] = Object.values(VENDOR_ENV).flatMap((p) => [`${p}_BASE_URL`, `${p}_API_KEY`]);
+
+export function voiceVendorsFromEnv(env: NodeJS.ProcessEnv): VoiceVendors {
+  const one = (v: VendorTtsType): VendorEndpoint => ({
+    baseUrl: (env[`${VENDOR_ENV[v]}_BASE_URL`] || VENDOR_DEFAULT_URLS[v]).replace(/\/+$/, ''),
+    apiKey: env[`${VENDOR_ENV[v]}_API_KEY`] ?? '',
+  });
+  return Object.freeze({ elevenlabs: one('elevenlabs'), cartesia: one('cartesia'), deepgram: one('deepgram'), openai: one('openai') });
+}
