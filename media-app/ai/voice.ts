@@ -13,6 +13,7 @@ import { EventEmitter } from 'node:events';
 import { createSttProvider, type AudioFork, type Endpoint, type SpeechEvent, type SttStream, type TranscriptEvent } from '../../media-engine';
 import type { AiSession, EndRequest } from '../../core/ai/session';
 import { activeContext, startSpan, type Span } from '../../core/tracing';
+import type { Speaker } from '../voices';
 
 export interface VoiceOptions {
   language: string;
@@ -22,6 +23,8 @@ export interface VoiceOptions {
   phrases?: string[];
   ttsProvider?: string;
   voice?: string;
+  /** a cloud voice (media-app/voices): spoken through it instead of endpoint.say */
+  speaker?: Speaker;
   /** seconds of speech that start a caller turn (default 0.2) */
   startSecs?: number;
   /** seconds of silence that end a caller turn (default 0.6) */
@@ -48,6 +51,8 @@ export interface VoiceAgentEvents {
   speaking: [];
   /** the recogniser failed */
   error: [err: Error];
+  /** the voice failed (no fallback, or the fallback failed too): the session ends with it */
+  tts_error: [err: Error];
 }
 
 export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
@@ -116,6 +121,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.reply?.abort();
     this.reply = null;
     void this.ep.stopPlayback().catch(() => undefined);
+    void this.o.speaker?.stop();
     this.state = 'listening';
     this.emit('barge_in');
   }
@@ -179,16 +185,25 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       const clean = s.trim();
       if (!clean || ctl.signal.aborted) return;
       if (firstSentence) span?.setAttribute('openvoice.ai.first_sentence_ms', Date.now() - asked);
-      firstSentence = false;
       this.state = 'speaking';
       this.speaking++;
       if (this.speaking === 1) this.emit('speaking');
-      speaks.push(
-        this.ep
-          .say(clean, { language: this.o.language, voice: this.o.voice, provider: this.o.ttsProvider })
-          .catch(() => undefined)
-          .finally(() => this.speaking--),
-      );
+      const first = firstSentence;
+      firstSentence = false;
+      const saying = this.o.speaker
+        ? this.o.speaker.speak(clean, ctl.signal).then(
+            (s) => {
+              // the first sentence's time to first audio: the vendor's share of the turn
+              if (first) span?.setAttribute('openvoice.ai.tts_first_byte_ms', s.firstByteMs);
+            },
+            (e: Error) => {
+              if (ctl.signal.aborted) return;
+              this.emit('tts_error', e);
+              this.finish({ kind: 'error', message: e.message });
+            },
+          )
+        : this.ep.say(clean, { language: this.o.language, voice: this.o.voice, provider: this.o.ttsProvider }).catch(() => undefined);
+      speaks.push(saying.finally(() => this.speaking--));
     };
     try {
       for await (const piece of this.session.reply(text, ctl.signal)) {
@@ -225,7 +240,10 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     for (const t of this.timers) clearTimeout(t);
     this.reply?.abort();
     for (const w of this.textWaiters.splice(0)) w();
-    if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') void this.ep.stopPlayback().catch(() => undefined);
+    if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') {
+      void this.ep.stopPlayback().catch(() => undefined);
+      void this.o.speaker?.stop();
+    }
     this.ep.off('speech', this.onSpeech);
     if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
     void this.fork?.stop().catch(() => undefined);
