@@ -75,4 +75,14 @@ describe('ai: voices an AI may name (API)', function () {
       expect((e as ConfigError).problems.join('\n')).to.include('1 characters');
     }
   });
+
+  it('a flow whose talk names a voice talk cannot speak (a cloud voice, or none at all) is a 400 naming it', async () => {
+    for (const provider of ['elevenlabs', 'hume']) {
+      const r = await auth(api().post('/v1.0/flows')).send({ name: 'f', actions: [{ type: 'talk', option: { text: 'hello', provider } }] });
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body.error.message).to.include(provider).and.include('provider_a');
+    }
+    const ok = await auth(api().post('/v1.0/flows')).send({ name: 'f', actions: [{ type: 'talk', option: { text: 'hello', provider: 'provider_b' } }] });
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+  });
 });

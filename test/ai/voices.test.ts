@@ -185,4 +185,29 @@ describe('ai: cloud voices on a live call', function () {
     const { af } = await endOf(db, cid);
     expect(af.error).to.include('tts_type "hume" has no adapter');
   });
+
+  it('talk with a voice it cannot speak (stored around the API) fails the flow naming it, never the default voice', async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `t${Date.now()}${Math.random()}@example.test`, status: 'active', name: 't' })).id;
+    await trunksRepo(db).create(cid, `trt${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    // parsed with a valid voice, then stored with the one the API refuses (as a flow written before the check)
+    const actions = parseActions([{ type: 'answer' }, { type: 'talk', option: { text: 'This must not be said by another voice.', provider: 'provider_a' } }, { type: 'hangup' }]);
+    (actions[1]!.option as { provider: string }).provider = 'elevenlabs';
+    const flow = await flowsRepo(db).create({ customer_id: cid, actions } as never);
+    const number = `+8992200${String(++seq).padStart(5, '0')}`;
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    const tones = await call(number);
+    expect(
+      [...tones.values()].reduce((a, b) => a + b, 0),
+      'nothing spoken',
+    ).to.equal(0);
+    const c = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 15_000, 'call hangup');
+    const af = await until(
+      async () => ((await db('activeflows').where({ id: c.activeflow_id }).first())?.status === 'ended' ? db('activeflows').where({ id: c.activeflow_id }).first() : null),
+      10_000,
+      'activeflow ended',
+    );
+    expect(af.end_reason).to.equal('error');
+    expect(af.error).to.include('elevenlabs');
+  });
 });
