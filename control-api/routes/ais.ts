@@ -13,7 +13,7 @@ import { API_TOOL_NAMES } from '../../core/ai/tools';
 import { listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
-import { checkEngineModel, checkSttType, checkTtsType } from '../../core/speech/voices';
+import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter } from '../../core/speech/voices';
 
 export const AI_FIELDS = [
   'id',
@@ -93,6 +93,7 @@ async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof up
   checkTtsType('tts_type', b.tts_type);
   checkSttType('stt_type', b.stt_type);
   checkEngineModel('engine_model', b.engine_model);
+  checkVoiceParameter(b.parameter);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;
   if (rag_id !== undefined) {

@@ -74,3 +74,26 @@ export function checkEngineModel(field: string, v: string | undefined): void {
     { field, issue: `no adapter for "${target}"` },
   ]);
 }
+
+/**
+ * The voice settings an AI keeps in `parameter` (our extension): `tts_fallback` ("type" or
+ * { tts_type, tts_voice_id, tts_key }), `tts_first_byte_ms` (100-10000), `tts_key` (a string).
+ */
+export function checkVoiceParameter(p: Record<string, unknown> | undefined): void {
+  if (!p) return;
+  const fb = p.tts_fallback;
+  if (fb !== undefined && fb !== '') {
+    const type = typeof fb === 'string' ? fb : fb && typeof fb === 'object' && !Array.isArray(fb) ? (fb as Record<string, unknown>).tts_type : undefined;
+    if (typeof type !== 'string' || !type) {
+      throw invalidArgument('parameter.tts_fallback must be a voice type or { tts_type, tts_voice_id, tts_key }', [{ field: 'parameter.tts_fallback', issue: 'not a voice' }]);
+    }
+    checkTtsType('parameter.tts_fallback', type);
+  }
+  const ms = p.tts_first_byte_ms;
+  if (ms !== undefined && (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 100 || ms > 10_000)) {
+    throw invalidArgument('parameter.tts_first_byte_ms must be a whole number of ms from 100 to 10000', [{ field: 'parameter.tts_first_byte_ms', issue: 'out of range' }]);
+  }
+  if (p.tts_key !== undefined && typeof p.tts_key !== 'string') {
+    throw invalidArgument('parameter.tts_key must be a string', [{ field: 'parameter.tts_key', issue: 'not a string' }]);
+  }
+}

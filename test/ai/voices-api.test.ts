@@ -85,4 +85,20 @@ describe('ai: voices an AI may name (API)', function () {
     const ok = await auth(api().post('/v1.0/flows')).send({ name: 'f', actions: [{ type: 'talk', option: { text: 'hello', provider: 'provider_b' } }] });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
   });
+
+  it("parameter.tts_fallback must name a voice with an adapter; the AI's own key (parameter.tts_key) is never returned whole", async () => {
+    for (const parameter of [{ tts_fallback: 'hume' }, { tts_fallback: { tts_type: 'fish' } }, { tts_fallback: 7 }, { tts_first_byte_ms: 5 }]) {
+      const r = await create({ tts_type: 'elevenlabs', parameter });
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body.error.details[0].field).to.match(/^parameter\./);
+    }
+    const key = 'el-secret-0123456789abcdef';
+    const r = await create({ tts_type: 'elevenlabs', parameter: { tts_key: key, tts_fallback: { tts_type: 'cartesia' }, tts_first_byte_ms: 800 } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(JSON.stringify(r.body)).to.not.include(key);
+    expect(r.body.parameter.tts_key).to.match(/^el-\*+cdef$/);
+    const got = await auth(api().get(`/v1.0/ais/${r.body.id}`));
+    expect(JSON.stringify(got.body)).to.not.include(key);
+    expect(got.body.parameter.tts_fallback).to.deep.equal({ tts_type: 'cartesia' });
+  });
 });
