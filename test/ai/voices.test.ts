@@ -13,7 +13,13 @@ import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
 import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { aiCallerScenario, TimedSink } from '../../testkit/ai/audio';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
+import { lastUser } from '../../testkit/llm-server';
+import { startTracing } from '../../core/tracing';
+import { OtlpReceiver } from '../support/otlp-receiver';
 import { MARKER_HZ, type StandIn, type StandInVendor } from '../../testkit/vendors/marker';
 import { startElevenLabs } from '../../testkit/vendors/elevenlabs';
 import { startCartesia } from '../../testkit/vendors/cartesia';
@@ -73,10 +79,10 @@ describe('ai: cloud voices on a live call', function () {
   }
 
   /** Calls the number; returns which marker tone each voiced packet carried, and the flow's end. */
-  async function call(number: string) {
+  async function call(number: string, plays: { atMs: number; pcap: string }[] = []) {
     const sink = await TimedSink.open();
     try {
-      const r = await sipp(aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, []), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 })
+      const r = await sipp(aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, plays), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 })
         .done;
       expect(r.code, r.errors + r.messages).to.equal(0);
       return sink.dominantTones(FREQS);
@@ -209,5 +215,37 @@ describe('ai: cloud voices on a live call', function () {
     );
     expect(af.end_reason).to.equal('error');
     expect(af.error).to.include('elevenlabs');
+  });
+
+  it("each caller turn's span carries the voice's time to first byte (openvoice.ai.tts_first_byte_ms)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'voices-'));
+    const otlp = await OtlpReceiver.start();
+    const tracing = startTracing('voices-test', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' })!;
+    const respond = llm.options.respond;
+    vendors.cartesia.options.firstByteMs = 250;
+    try {
+      const q = path.join(dir, 'q.pcap');
+      speechPcap('What are your opening hours?', q);
+      llm.options.respond = (req) => (lastUser(req) ? { text: 'We open at nine.', tool_calls: [{ name: 'stop_service', arguments: {} }] } : { text: '' });
+      const { number } = await setUp('cartesia', { stt_phrases: ['what are your opening hours'] });
+      const tones = await call(number, [{ atMs: 1000, pcap: q }]);
+      expect(tones.get(MARKER_HZ.cartesia) ?? 0).to.be.greaterThan(10);
+      const turn = await until(
+        async () => {
+          await tracing.flush();
+          return otlp.spans.find((x) => x.name === 'ai turn' && x.attributes['openvoice.ai.turn_outcome'] === 'answered') ?? null;
+        },
+        20_000,
+        'an answered ai turn span',
+      );
+      const ttfb = turn.attributes['openvoice.ai.tts_first_byte_ms'] as number;
+      expect(ttfb, 'the stand-in waits 250 ms').to.be.a('number').and.at.least(250).and.below(2000);
+    } finally {
+      vendors.cartesia.options.firstByteMs = 100;
+      llm.options.respond = respond;
+      await tracing.shutdown();
+      await otlp.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
