@@ -8,6 +8,7 @@ import { failureFor, MARKER_HZ, sleep, toneMs, toneUlaw, type StandIn, type Stan
 
 export async function startCartesia(options: StandInOptions = {}): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
+  const firstBytes: number[] = [];
   let served = 0;
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ noServer: true });
@@ -36,6 +37,7 @@ export async function startCartesia(options: StandInOptions = {}): Promise<Stand
         await sleep(options.firstByteMs ?? 0);
         const audio = toneUlaw(MARKER_HZ.cartesia, toneMs(m.transcript));
         for (let i = 0; i < audio.length && ws.readyState === ws.OPEN; i += 800) {
+          if (i === 0) firstBytes.push(performance.now());
           ws.send(JSON.stringify({ type: 'chunk', context_id: ctx, data: audio.subarray(i, i + 800).toString('base64'), done: false, status_code: 206 }));
         }
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'done', context_id: ctx, done: true, status_code: 206 }));
@@ -47,6 +49,7 @@ export async function startCartesia(options: StandInOptions = {}): Promise<Stand
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     options,
     requests,
+    firstBytes,
     close: () =>
       new Promise<void>((r) => {
         for (const c of wss.clients) c.terminate();

@@ -24,6 +24,8 @@ export interface StandIn {
   readonly options: StandInOptions;
   /** each request: its path and query, headers and parsed body */
   readonly requests: { url: string; headers: http.IncomingHttpHeaders; body: unknown }[];
+  /** performance.now() of each answer's first audio byte (benchmarks: the platform's share after it) */
+  readonly firstBytes: number[];
   close(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function httpStandIn(
   audio: (body: unknown, query: URLSearchParams) => { contentType: string; bytes: Buffer; chunk: number } | string,
 ): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
+  const firstBytes: number[] = [];
   let served = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -106,7 +109,10 @@ export async function httpStandIn(
       res.writeHead(200, { 'content-type': a.contentType, 'transfer-encoding': 'chunked' });
       for (let i = 0; i < a.bytes.length && !res.destroyed; i += a.chunk) {
         res.write(a.bytes.subarray(i, i + a.chunk));
-        if (i === 0) await sleep(1);
+        if (i === 0) {
+          firstBytes.push(performance.now());
+          await sleep(1);
+        }
       }
       res.end();
     });
@@ -116,6 +122,7 @@ export async function httpStandIn(
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     options,
     requests,
+    firstBytes,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
