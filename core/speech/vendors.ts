@@ -20,6 +20,9 @@ export const VENDOR_DEFAULT_URLS: Readonly<Record<VendorTtsType, string>> = {
   cartesia: 'https://api.cartesia.ai',
   deepgram: 'https://api.deepgram.com',
   openai: 'https://api.openai.com/v1',
+  // the region is part of the host: set AZURE_BASE_URL to https://<region>.tts.speech.microsoft.com
+  azure: 'https://eastus.tts.speech.microsoft.com',
+  lmnt: 'https://api.lmnt.com',
 };
 
 /** The environment variable prefix of each vendor. */
@@ -28,6 +31,8 @@ export const VENDOR_ENV: Readonly<Record<VendorTtsType, string>> = {
   cartesia: 'CARTESIA',
   deepgram: 'DEEPGRAM',
   openai: 'OPENAI',
+  azure: 'AZURE',
+  lmnt: 'LMNT',
 };
 
 /** The environment variables this module reads (core/config.ts validates them). */
@@ -38,5 +43,12 @@ export function voiceVendorsFromEnv(env: NodeJS.ProcessEnv): VoiceVendors {
     baseUrl: (env[`${VENDOR_ENV[v]}_BASE_URL`] || VENDOR_DEFAULT_URLS[v]).replace(/\/+$/, ''),
     apiKey: env[`${VENDOR_ENV[v]}_API_KEY`] ?? '',
   });
-  return Object.freeze({ elevenlabs: one('elevenlabs'), cartesia: one('cartesia'), deepgram: one('deepgram'), openai: one('openai') });
+  return Object.freeze({
+    elevenlabs: one('elevenlabs'),
+    cartesia: one('cartesia'),
+    deepgram: one('deepgram'),
+    openai: one('openai'),
+    azure: one('azure'),
+    lmnt: one('lmnt'),
+  });
 }

@@ -2,13 +2,14 @@
 import { EgressFailed, EgressRefused } from '../../core/net';
 import { statusError, VoiceError, type VoiceRequest } from './vendor';
 
+/** POSTs `body` (JSON, or a string sent as it is with the content-type in `headers`) and yields the answer's bytes. */
 export async function* postStream(vendor: string, url: string, req: VoiceRequest, headers: Record<string, string>, body: unknown): AsyncGenerator<Uint8Array> {
   let res;
   try {
     res = await req.egress.open(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
+      body: typeof body === 'string' ? body : JSON.stringify(body),
       timeoutMs: 60_000,
       maxBytes: 16 * 1024 * 1024,
       signal: req.signal,

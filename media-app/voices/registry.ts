@@ -4,6 +4,8 @@ import { cartesia } from './cartesia';
 import { deepgram } from './deepgram';
 import { elevenlabs } from './elevenlabs';
 import { openai } from './openai';
+import { azure } from './azure';
+import { lmnt } from './lmnt';
 import type { VendorVoice } from './vendor';
 
-export const VENDOR_VOICES: Readonly<Record<VendorTtsType, VendorVoice>> = { elevenlabs, cartesia, deepgram, openai };
+export const VENDOR_VOICES: Readonly<Record<VendorTtsType, VendorVoice>> = { elevenlabs, cartesia, deepgram, openai, azure, lmnt };

@@ -45,7 +45,7 @@ describe('ai: voices an AI may name (API)', function () {
   });
 
   it('accepts the voices with adapters, and a refused update keeps the stored voice', async () => {
-    for (const tts of ['elevenlabs', 'cartesia', 'deepgram', 'openai', 'provider_b', '']) {
+    for (const tts of ['elevenlabs', 'cartesia', 'deepgram', 'openai', 'azure', 'lmnt', 'provider_b', '']) {
       const r = await create({ tts_type: tts, stt_type: 'deepgram', engine_model: 'grok.grok-3' });
       expect(r.status, `${tts}: ${JSON.stringify(r.body)}`).to.equal(200);
       expect(r.body.tts_type).to.equal(tts);

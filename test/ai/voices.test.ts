@@ -25,6 +25,8 @@ import { startElevenLabs } from '../../testkit/vendors/elevenlabs';
 import { startCartesia } from '../../testkit/vendors/cartesia';
 import { startDeepgramSpeak } from '../../testkit/vendors/deepgram';
 import { startOpenAiSpeech } from '../../testkit/vendors/openai';
+import { startAzureSpeech } from '../../testkit/vendors/azure';
+import { startLmnt } from '../../testkit/vendors/lmnt';
 
 const GREETING = 'Hello, thank you for calling the shop. How can I help you today?';
 const FREQS = Object.values(MARKER_HZ);
@@ -44,6 +46,8 @@ describe('ai: cloud voices on a live call', function () {
     vendors.cartesia = await startCartesia({ firstByteMs: 100 });
     vendors.deepgram = await startDeepgramSpeak({ firstByteMs: 100 });
     vendors.openai = await startOpenAiSpeech({ firstByteMs: 100 });
+    vendors.azure = await startAzureSpeech({ firstByteMs: 100 });
+    vendors.lmnt = await startLmnt({ firstByteMs: 100 });
     p = await startPlatform({
       EGRESS_ALLOW_CIDRS: '127.0.0.0/8', // the LLM server and the vendors' stand-ins are on loopback
       ELEVENLABS_BASE_URL: vendors.elevenlabs.url,
@@ -54,6 +58,10 @@ describe('ai: cloud voices on a live call', function () {
       DEEPGRAM_API_KEY: 'dg-test-key',
       OPENAI_BASE_URL: `${vendors.openai.url}/v1`,
       OPENAI_API_KEY: 'sk-openai-test',
+      AZURE_BASE_URL: vendors.azure.url,
+      AZURE_API_KEY: 'az-test-key',
+      LMNT_BASE_URL: vendors.lmnt.url,
+      LMNT_API_KEY: 'lmnt-test-key',
     });
   });
   after(async () => {
@@ -102,7 +110,7 @@ describe('ai: cloud voices on a live call', function () {
     return { af, aicall, events: await eventsFor(p.redis, aicall.id) };
   }
 
-  for (const vendor of ['elevenlabs', 'cartesia', 'deepgram', 'openai'] as const) {
+  for (const vendor of ['elevenlabs', 'cartesia', 'deepgram', 'openai', 'azure', 'lmnt'] as const) {
     it(`${vendor}: the greeting is spoken by the vendor (its marker tone heard on the call), in its telephony format`, async () => {
       const before = vendors[vendor].requests.length;
       const { db, cid, number } = await setUp(vendor);
@@ -246,6 +254,21 @@ describe('ai: cloud voices on a live call', function () {
       await tracing.shutdown();
       await otlp.close();
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('azure: the spoken text is XML-escaped into the SSML (a greeting with < and & is spoken, not taken as markup)', async () => {
+    const respond = llm.options.respond;
+    llm.options.respond = (req) =>
+      req.messages.some((m) => m.role === 'user') ? { text: '' } : { text: 'Prices <today> are 5 & up, "really".', tool_calls: [{ name: 'stop_service', arguments: {} }] };
+    try {
+      const { number } = await setUp('azure');
+      const tones = await call(number);
+      expect(tones.get(MARKER_HZ.azure) ?? 0, JSON.stringify([...tones])).to.be.greaterThan(10);
+      const ssml = vendors.azure.requests.at(-1)!.body as string;
+      expect(ssml).to.include('Prices &lt;today&gt; are 5 &amp; up, &quot;really&quot;.');
+    } finally {
+      llm.options.respond = respond;
     }
   });
 });

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** The marker frequency of each vendor's stand-in (Hz); all fall on whole Goertzel bins of a 20 ms frame. */
-export const MARKER_HZ = { elevenlabs: 500, cartesia: 700, deepgram: 900, openai: 1100 } as const;
+export const MARKER_HZ = { elevenlabs: 500, cartesia: 700, deepgram: 900, openai: 1100, azure: 1300, lmnt: 1500 } as const;
 export type StandInVendor = keyof typeof MARKER_HZ;
 
 export interface StandInOptions {
@@ -82,7 +82,7 @@ export async function httpStandIn(
   options: StandInOptions,
   route: (method: string, path: string) => boolean,
   auth: (req: http.IncomingMessage) => boolean,
-  audio: (body: unknown, query: URLSearchParams) => { contentType: string; bytes: Buffer; chunk: number } | string,
+  audio: (body: unknown, query: URLSearchParams, req: http.IncomingMessage) => { contentType: string; bytes: Buffer; chunk: number } | string,
 ): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
   const firstBytes: number[] = [];
@@ -91,11 +91,12 @@ export async function httpStandIn(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      let body: unknown = null;
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = raw; // not JSON (SSML): the text as it came
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(raw);
       } catch {
-        body = null;
+        body = raw;
       }
       requests.push({ url: req.url ?? '', headers: req.headers, body });
       const u = new URL(req.url ?? '/', 'http://x');
@@ -103,7 +104,7 @@ export async function httpStandIn(
       if (!auth(req)) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"detail":"invalid api key"}');
       const fail = failureFor(options, ++served);
       if (fail) return void res.writeHead(fail, { 'content-type': 'application/json' }).end('{"error":"stand-in failure"}');
-      const a = audio(body, u.searchParams);
+      const a = audio(body, u.searchParams, req);
       if (typeof a === 'string') return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: a }));
       await sleep(options.firstByteMs ?? 0);
       res.writeHead(200, { 'content-type': a.contentType, 'transfer-encoding': 'chunked' });

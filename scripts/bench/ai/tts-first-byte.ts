@@ -25,6 +25,8 @@ import { startElevenLabs } from '../../../testkit/vendors/elevenlabs';
 import { startCartesia } from '../../../testkit/vendors/cartesia';
 import { startDeepgramSpeak } from '../../../testkit/vendors/deepgram';
 import { startOpenAiSpeech } from '../../../testkit/vendors/openai';
+import { startAzureSpeech } from '../../../testkit/vendors/azure';
+import { startLmnt } from '../../../testkit/vendors/lmnt';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -38,12 +40,16 @@ const STARTERS: Record<StandInVendor, (o: { firstByteMs: number }) => Promise<St
   cartesia: startCartesia,
   deepgram: startDeepgramSpeak,
   openai: startOpenAiSpeech,
+  azure: startAzureSpeech,
+  lmnt: startLmnt,
 };
 const ENV: Record<StandInVendor, [string, string, string]> = {
   elevenlabs: ['ELEVENLABS', 'el-test-key', ''],
   cartesia: ['CARTESIA', 'ca-test-key', ''],
   deepgram: ['DEEPGRAM', 'dg-test-key', ''],
   openai: ['OPENAI', 'sk-openai-test', '/v1'],
+  azure: ['AZURE', 'az-test-key', ''],
+  lmnt: ['LMNT', 'lmnt-test-key', ''],
 };
 
 const pct = (xs: number[], p: number) => {
