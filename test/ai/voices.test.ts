@@ -9,6 +9,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { aisRepo } from '../../core/repos/ais';
+import { teamsRepo } from '../../core/repos/teams';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
 import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
@@ -267,6 +268,44 @@ describe('ai: cloud voices on a live call', function () {
       expect(tones.get(MARKER_HZ.azure) ?? 0, JSON.stringify([...tones])).to.be.greaterThan(10);
       const ssml = vendors.azure.requests.at(-1)!.body as string;
       expect(ssml).to.include('Prices &lt;today&gt; are 5 &amp; up, &quot;really&quot;.');
+    } finally {
+      llm.options.respond = respond;
+    }
+  });
+
+  it("a team: after a hand-off the next member speaks with its own AI's voice, not the first member's", async () => {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `tm${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'tm' })).id;
+    await trunksRepo(db).create(cid, `trtm${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const base = { engine_model: 'openai.gpt-test', engine_url: llm.url, tool_names: ['all'] as string[] };
+    const greeter = await aisRepo(db).create(cid, { ...base, name: 'greeter', init_prompt: 'You are the greeter.', tts_type: 'elevenlabs' });
+    const billing = await aisRepo(db).create(cid, { ...base, name: 'billing', init_prompt: 'You are the billing expert.', tts_type: 'cartesia' });
+    const m1 = '33333333-3333-4333-8333-333333333333';
+    const m2 = '44444444-4444-4444-8444-444444444444';
+    const team = await teamsRepo(db).create(cid, {
+      name: 'desk',
+      start_member_id: m1,
+      members: [
+        { id: m1, name: 'greeter', ai_id: greeter.id, transitions: [{ function_name: 'to_billing', description: 'billing', next_member_id: m2 }] },
+        { id: m2, name: 'billing', ai_id: billing.id, transitions: [] },
+      ],
+    } as never);
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'team', assistance_id: team.id, duration: 30 } }, { type: 'hangup' }]),
+    } as never);
+    const number = `+8992200${String(++seq).padStart(5, '0')}`;
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    const respond = llm.options.respond;
+    let billingTurns = 0;
+    llm.options.respond = (req) => {
+      if (req.tools?.some((t) => t.function.name === 'to_billing')) return { text: 'Let me pass you to our billing desk right away.', tool_calls: [{ name: 'to_billing', arguments: {} }] };
+      return ++billingTurns === 1 ? { text: 'This is billing, your last invoice has been paid in full.', tool_calls: [{ name: 'stop_service', arguments: {} }] } : { text: '' };
+    };
+    try {
+      const tones = await call(number);
+      expect(tones.get(MARKER_HZ.elevenlabs) ?? 0, `the greeter's voice ${JSON.stringify([...tones])}`).to.be.greaterThan(20);
+      expect(tones.get(MARKER_HZ.cartesia) ?? 0, `the billing member's voice ${JSON.stringify([...tones])}`).to.be.greaterThan(20);
     } finally {
       llm.options.respond = respond;
     }
