@@ -26,19 +26,20 @@ export const VENDOR_DEFAULT_URLS: Readonly<Record<VendorTtsType, string>> = {
 };
 
 /** The environment variable prefix of each vendor. */
-export const VENDOR_ENV: Readonly<Record<VendorTtsType, string>> = {
+export const VENDOR_ENV = {
   elevenlabs: 'ELEVENLABS',
   cartesia: 'CARTESIA',
   deepgram: 'DEEPGRAM',
   openai: 'OPENAI',
   azure: 'AZURE',
   lmnt: 'LMNT',
-};
+} as const satisfies Readonly<Record<VendorTtsType, string>>;
 
-/** The environment variables this module reads (core/config.ts validates them). */
-export const VENDOR_ENV_KEYS: readonly string[] = Object.values(VENDOR_ENV).flatMap((p) => [`${p}_BASE_URL`, `${p}_API_KEY`]);
+/** The variables read here; core/config.ts declares and validates each one. */
+export type VendorEnvKey = `${(typeof VENDOR_ENV)[VendorTtsType]}_${'BASE_URL' | 'API_KEY'}`;
 
-export function voiceVendorsFromEnv(env: NodeJS.ProcessEnv): VoiceVendors {
+/** `env`: the validated (trimmed) values from core/config.ts. */
+export function voiceVendorsFromEnv(env: { readonly [K in VendorEnvKey]?: string }): VoiceVendors {
   const one = (v: VendorTtsType): VendorEndpoint => ({
     baseUrl: (env[`${VENDOR_ENV[v]}_BASE_URL`] || VENDOR_DEFAULT_URLS[v]).replace(/\/+$/, ''),
     apiKey: env[`${VENDOR_ENV[v]}_API_KEY`] ?? '',

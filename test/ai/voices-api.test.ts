@@ -5,6 +5,8 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { ConfigError, loadConfig } from '../../core/config';
+import { VENDOR_ENV } from '../../core/speech/vendors';
+import { VENDOR_TTS_TYPES } from '../../core/speech/voices';
 
 describe('ai: voices an AI may name (API)', function () {
   this.timeout(60_000);
@@ -74,6 +76,26 @@ describe('ai: voices an AI may name (API)', function () {
         .and.include('ELEVENLABS_API_KEY: ');
       expect((e as ConfigError).problems.join('\n')).to.include('1 characters');
     }
+  });
+
+  it("validates every vendor's two variables and hands on the key trimmed", () => {
+    const base = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://127.0.0.1:1', JWT_SECRET: 'j'.repeat(40) };
+    const bad = Object.fromEntries(
+      VENDOR_TTS_TYPES.flatMap((v) => [
+        [`${VENDOR_ENV[v]}_BASE_URL`, 'ftp://nope'],
+        [`${VENDOR_ENV[v]}_API_KEY`, ' '],
+      ]),
+    );
+    try {
+      loadConfig({ ...base, ...bad }, { persistSecret: false });
+      expect.fail('accepted');
+    } catch (e) {
+      expect(e).to.be.instanceOf(ConfigError);
+      const said = (e as ConfigError).problems.join('\n');
+      for (const key of Object.keys(bad)) expect(said, key).to.include(`${key}: `);
+    }
+    const c = loadConfig({ ...base, LMNT_API_KEY: ' lmnt-key\n' }, { persistSecret: false });
+    expect(c.voices.lmnt.apiKey).to.equal('lmnt-key');
   });
 
   it('a flow whose talk names a voice talk cannot speak (a cloud voice, or none at all) is a 400 naming it', async () => {
