@@ -8,6 +8,7 @@
  * vendor). Recognisers: media-engine/stt. Engines: core/llm (OpenAI-compatible chat endpoints).
  */
 import { invalidArgument } from '../errors';
+import { maskKey } from '../llm/endpoint';
 
 /** Voices synthesised on the node itself. */
 export const LOCAL_TTS_TYPES = ['provider_a', 'provider_b', 'provider_c', 'espeak-ng', 'flite'] as const;
@@ -96,4 +97,20 @@ export function checkVoiceParameter(p: Record<string, unknown> | undefined): voi
   if (p.tts_key !== undefined && typeof p.tts_key !== 'string') {
     throw invalidArgument('parameter.tts_key must be a string', [{ field: 'parameter.tts_key', issue: 'not a string' }]);
   }
+}
+
+/**
+ * `parameter` as shown (an AI's JSON, an aicall's, which copies it, and their events): the voice
+ * keys (`tts_key`, `tts_fallback.tts_key`) masked like engine_key; everything else as stored.
+ */
+export function maskedVoiceParameter(p: Record<string, unknown>): Record<string, unknown> {
+  if (!p || typeof p !== 'object') return p;
+  const out: Record<string, unknown> = { ...p };
+  if (typeof p.tts_key === 'string') out.tts_key = maskKey(p.tts_key);
+  const fb = p.tts_fallback;
+  if (fb && typeof fb === 'object' && !Array.isArray(fb) && typeof (fb as Record<string, unknown>).tts_key === 'string') {
+    const o = fb as Record<string, unknown>;
+    out.tts_fallback = { ...o, tts_key: maskKey(o.tts_key as string) };
+  }
+  return out;
 }

@@ -6,6 +6,8 @@ import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { ConfigError, loadConfig } from '../../core/config';
 import { VENDOR_ENV } from '../../core/speech/vendors';
+import { aisRepo } from '../../core/repos/ais';
+import { aicallsRepo } from '../../core/repos/ai-calls';
 import { VENDOR_TTS_TYPES } from '../../core/speech/voices';
 
 describe('ai: voices an AI may name (API)', function () {
@@ -122,5 +124,30 @@ describe('ai: voices an AI may name (API)', function () {
     const got = await auth(api().get(`/v1.0/ais/${r.body.id}`));
     expect(JSON.stringify(got.body)).to.not.include(key);
     expect(got.body.parameter.tts_fallback).to.deep.equal({ tts_type: 'cartesia' });
+  });
+
+  it("the fallback voice's own key is masked too, in the AI and in its aicalls (which copy the AI's parameter)", async () => {
+    const [key, fbKey] = ['el-secret-0123456789abcdef', 'ca-fallback-secret-9876543210'];
+    const r = await create({ tts_type: 'elevenlabs', parameter: { tts_key: key, tts_fallback: { tts_type: 'cartesia', tts_key: fbKey } } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    for (const body of [r.body, (await auth(api().get(`/v1.0/ais/${r.body.id}`))).body]) {
+      expect(JSON.stringify(body)).to.not.include(fbKey);
+      expect(body.parameter.tts_fallback.tts_type).to.equal('cartesia');
+      expect(body.parameter.tts_fallback.tts_key).to.match(/^ca-\*+3210$/);
+    }
+    // an aicall is created with the AI's stored parameter, as core/ai/session.ts does
+    const ai = await aisRepo(t.ctx.db).get(f.customer.id, r.body.id);
+    const call = await aicallsRepo(t.ctx.db).create(f.customer.id, {
+      assistance_type: 'ai',
+      assistance_id: r.body.id,
+      reference_type: 'call',
+      ai_tts_type: 'elevenlabs',
+      parameter: ai!.parameter,
+    });
+    const one = await auth(api().get(`/v1.0/aicalls/${call.id}`));
+    const list = await auth(api().get('/v1.0/aicalls'));
+    expect([one.status, list.status]).to.deep.equal([200, 200]);
+    expect(one.body.parameter.tts_key).to.match(/^el-\*+cdef$/);
+    for (const body of [one.body, list.body]) expect(JSON.stringify(body)).to.not.include(key).and.not.include(fbKey);
   });
 });
