@@ -45,7 +45,7 @@ describe('ai: a voice vendor URL the egress policy refuses', function () {
       const flow = await flowsRepo(db).create({
         customer_id: cid,
         actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 20 } }, { type: 'hangup' }]),
-      } as never);
+      });
       const number = vendor === 'cartesia' ? '+899330000001' : '+899330000002';
       await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
       const sink = await TimedSink.open();

@@ -81,7 +81,7 @@ describe('ai: cloud voices on a live call', function () {
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 30 } }, { type: 'hangup' }]),
-    } as never);
+    });
     const number = `+8992200${String(++seq).padStart(5, '0')}`;
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     return { db, cid, number };
@@ -208,7 +208,7 @@ describe('ai: cloud voices on a live call', function () {
     // parsed with a valid voice, then stored with the one the API refuses (as a flow written before the check)
     const actions = parseActions([{ type: 'answer' }, { type: 'talk', option: { text: 'This must not be said by another voice.', provider: 'provider_a' } }, { type: 'hangup' }]);
     (actions[1]!.option as { provider: string }).provider = 'elevenlabs';
-    const flow = await flowsRepo(db).create({ customer_id: cid, actions } as never);
+    const flow = await flowsRepo(db).create({ customer_id: cid, actions });
     const number = `+8992200${String(++seq).padStart(5, '0')}`;
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     const tones = await call(number);
@@ -289,11 +289,11 @@ describe('ai: cloud voices on a live call', function () {
         { id: m1, name: 'greeter', ai_id: greeter.id, transitions: [{ function_name: 'to_billing', description: 'billing', next_member_id: m2 }] },
         { id: m2, name: 'billing', ai_id: billing.id, transitions: [] },
       ],
-    } as never);
+    });
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'team', assistance_id: team.id, duration: 30 } }, { type: 'hangup' }]),
-    } as never);
+    });
     const number = `+8992200${String(++seq).padStart(5, '0')}`;
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     const respond = llm.options.respond;

@@ -75,7 +75,7 @@ async function main() {
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_id: ai.id, assistance_type: 'ai', duration: 20 } }, { type: 'hangup' }]),
-    } as never);
+    });
     const number = `+8994400${String(Date.now() % 100000).padStart(5, '0')}`;
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     for (let c = 0; c < CALLS; c++) {
