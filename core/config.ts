@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { voiceVendorsFromEnv, type VoiceVendors } from './speech/vendors';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 import { sipTarget, type SipTarget } from './extensions/sip-target';
 
@@ -33,6 +34,9 @@ const url = (protocols: string[]) =>
       },
       `must be a URL (${protocols.join(' or ')})`,
     );
+
+const vendorUrl = url(['https:', 'http:', 'wss:', 'ws:']).optional();
+const vendorKey = z.string().trim().min(1).optional();
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -121,6 +125,19 @@ const schema = z.object({
   // read when asked. No key: that route answers 503.
   PADDLE_API_URL: url(['https:', 'http:']).optional(),
   PADDLE_API_KEY: z.string().trim().min(8, 'must be at least 8 characters').optional(),
+  // Cloud voices (core/speech/vendors.ts): <VENDOR>_BASE_URL (default the vendor's public endpoint), <VENDOR>_API_KEY.
+  ELEVENLABS_BASE_URL: vendorUrl,
+  ELEVENLABS_API_KEY: vendorKey,
+  CARTESIA_BASE_URL: vendorUrl,
+  CARTESIA_API_KEY: vendorKey,
+  DEEPGRAM_BASE_URL: vendorUrl,
+  DEEPGRAM_API_KEY: vendorKey,
+  OPENAI_BASE_URL: vendorUrl,
+  OPENAI_API_KEY: vendorKey,
+  AZURE_BASE_URL: vendorUrl,
+  AZURE_API_KEY: vendorKey,
+  LMNT_BASE_URL: vendorUrl,
+  LMNT_API_KEY: vendorKey,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()
@@ -190,6 +207,8 @@ export interface Config {
   sipWssPublicUrl: string | null;
   /** Lifetime of an agent's browser SIP credential, seconds (WEB_SIP_CREDENTIAL_TTL_SEC, ≤ 12 h). */
   webSipCredentialTtlSec: number;
+  /** The cloud voice vendors' base URLs and platform-wide keys (core/speech/vendors.ts). */
+  voices: VoiceVendors;
 }
 
 export class ConfigError extends Error {
@@ -202,7 +221,7 @@ export class ConfigError extends Error {
 /** The bad value as it may appear in a log: secrets hidden, URL passwords masked. */
 function shown(key: string, v: string | undefined): string {
   if (v === undefined) return 'nothing';
-  if (/SECRET|PASSWORD|TOKEN/.test(key)) return `${v.length} characters`;
+  if (/SECRET|PASSWORD|TOKEN|API_KEY/.test(key)) return `${v.length} characters`;
   return JSON.stringify(v.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@'));
 }
 
@@ -278,5 +297,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     provisioningSip: Object.freeze(sipTarget(e)),
     sipWssPublicUrl: e.SIP_WSS_PUBLIC_URL ?? null,
     webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
+    voices: voiceVendorsFromEnv(e),
   });
 }

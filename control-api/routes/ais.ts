@@ -13,6 +13,7 @@ import { API_TOOL_NAMES } from '../../core/ai/tools';
 import { listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
+import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter } from '../../core/speech/voices';
 
 export const AI_FIELDS = [
   'id',
@@ -88,6 +89,11 @@ const updateBody = z.object({ name: z.string().trim().min(1).max(255).optional()
 
 async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof updateBody>): Promise<AiInput> {
   assertEgressUrl(ctx, 'engine_url', b.engine_url);
+  // a voice, recogniser or engine with no adapter is refused here, never replaced later
+  checkTtsType('tts_type', b.tts_type);
+  checkSttType('stt_type', b.stt_type);
+  checkEngineModel('engine_model', b.engine_model);
+  checkVoiceParameter(b.parameter);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;
   if (rag_id !== undefined) {

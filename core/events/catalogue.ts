@@ -39,6 +39,9 @@ const CATALOGUE = {
     'aicall_status_terminated',
     'aimessage_created',
     'aimessage_intermediate',
+    // the AI's cloud voice failed and its fallback speaks (media-app/voices), or failed with none
+    'aicall_tts_fallback',
+    'aicall_tts_failed',
   ],
   summary: ['summary_created', 'summary_updated', 'summary_deleted'],
   team: ['team_created', 'team_updated', 'team_deleted'],

@@ -10,6 +10,7 @@ import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { maskKey } from '../llm/endpoint';
+import { maskedVoiceParameter } from '../speech/voices';
 
 export interface AiRow {
   id: string;
@@ -62,7 +63,8 @@ export function aiJson(a: AiRow) {
     engine_model: a.engine_model,
     engine_url: a.engine_url,
     engine_key: maskKey(a.engine_key),
-    parameter: a.parameter,
+    // an AI's own voice keys (parameter.tts_key, tts_fallback.tts_key; docs/ai.md "Voices") are shown masked
+    parameter: maskedVoiceParameter(a.parameter),
     rag_id: a.rag_id ?? EMPTY_UUID,
     init_prompt: a.init_prompt,
     current_prompt_history_id: a.current_prompt_history_id ?? EMPTY_UUID,

@@ -3,6 +3,8 @@ import type { AiActions } from '../../core/ai/tools';
 import { messagingPort } from '../../core/messaging/flow-port';
 import { SYSTEM_PREFIX } from '../../core/flow/variables';
 import type { ActionContext } from '../flow/actions/base';
+import { checkTtsType, isVendorTts } from '../../core/speech/voices';
+import type { VoiceChoice } from '../voices';
 
 export function flowActions(ctx: ActionContext): AiActions {
   return {
@@ -27,15 +29,39 @@ export function flowActions(ctx: ActionContext): AiActions {
   };
 }
 
-/** Voice settings of an AI: STT/TTS names mapped onto what this server has, VAD timings. */
+/** A voice named in an AI's parameter.tts_fallback: "type" or { tts_type, tts_voice_id, tts_key }. */
+function fallbackOf(v: unknown): VoiceChoice | null {
+  if (typeof v === 'string' && v) return { type: v, voice: '', key: '' };
+  if (!v || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  const str = (x: unknown) => (typeof x === 'string' ? x : '');
+  return str(o.tts_type) ? { type: str(o.tts_type), voice: str(o.tts_voice_id), key: str(o.tts_key) } : null;
+}
+
+/**
+ * Voice settings of an AI: STT/TTS names as stored (a name with no adapter is an error of the
+ * session, never another voice), the cloud voice and its fallback, VAD timings.
+ */
 export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_type: string; tts_voice_id: string; vad_config: Record<string, number>; parameter: Record<string, unknown> }) {
-  const local = ['provider_a', 'provider_b', 'provider_c', 'espeak-ng', 'flite'];
   const phrases = Array.isArray(ai.parameter?.stt_phrases) ? (ai.parameter.stt_phrases as unknown[]).map(String) : undefined;
+  const p = ai.parameter ?? {};
+  // stored before the API refused it, or written around the API: said plainly, not replaced
+  checkTtsType('tts_type', ai.tts_type);
+  const fallback = fallbackOf(p.tts_fallback);
+  if (fallback) checkTtsType('parameter.tts_fallback', fallback.type);
+  const vendor = isVendorTts(ai.tts_type);
   return {
     language: ai.stt_language || 'en-US',
     sttProvider: ai.stt_type || undefined,
-    ttsProvider: local.includes(ai.tts_type) ? ai.tts_type : undefined,
-    voice: local.includes(ai.tts_type) ? ai.tts_voice_id || undefined : undefined,
+    ttsProvider: vendor ? undefined : ai.tts_type || undefined,
+    voice: vendor ? undefined : ai.tts_voice_id || undefined,
+    cloud: vendor
+      ? {
+          primary: { type: ai.tts_type, voice: ai.tts_voice_id, key: typeof p.tts_key === 'string' ? p.tts_key : '' },
+          fallback,
+          firstByteMs: typeof p.tts_first_byte_ms === 'number' ? p.tts_first_byte_ms : 2000,
+        }
+      : null,
     phrases,
     startSecs: typeof ai.vad_config?.start_secs === 'number' ? ai.vad_config.start_secs : undefined,
     stopSecs: typeof ai.vad_config?.stop_secs === 'number' ? ai.vad_config.stop_secs : undefined,

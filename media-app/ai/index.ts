@@ -14,6 +14,7 @@ export const subsystem: Subsystem = {
       deps: { db: ctx.deps.db, events: ctx.deps.events, egress: new EgressPolicy(ctx.deps.config.egress) },
       dataDir: ctx.deps.config.dataDir,
       logger: ctx.logger,
+      voices: ctx.deps.config.voices,
       endpointOf(callId: string): Endpoint | null {
         const call = ctx.deps.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
         return call && !call.isEnded ? (call.endpoint ?? null) : null;

@@ -5,11 +5,14 @@
 import type { Logger } from 'pino';
 import type { Endpoint } from '../../media-engine';
 import type { AiDeps } from '../../core/ai/session';
+import type { VoiceVendors } from '../../core/speech/vendors';
 
 export interface AiService {
   readonly deps: AiDeps;
   readonly dataDir: string;
   readonly logger: Logger;
+  /** cloud voice vendors' URLs and platform keys (config.voices) */
+  readonly voices: VoiceVendors;
   /** The media endpoint of a live call this node owns. */
   endpointOf(callId: string): Endpoint | null;
 }

@@ -13,6 +13,8 @@ import { EventEmitter } from 'node:events';
 import { createSttProvider, type AudioFork, type Endpoint, type SpeechEvent, type SttStream, type TranscriptEvent } from '../../media-engine';
 import type { AiSession, EndRequest } from '../../core/ai/session';
 import { activeContext, startSpan, type Span } from '../../core/tracing';
+import type { Speaker } from '../voices';
+import type { AiRow } from '../../core/repos/ais';
 
 export interface VoiceOptions {
   language: string;
@@ -22,6 +24,10 @@ export interface VoiceOptions {
   phrases?: string[];
   ttsProvider?: string;
   voice?: string;
+  /** a cloud voice (media-app/voices): spoken through it instead of endpoint.say */
+  speaker?: Speaker;
+  /** the voice of each AI (a team's members each speak with their own); default: the fields above */
+  voiceFor?: (ai: AiRow) => AgentVoice;
   /** seconds of speech that start a caller turn (default 0.2) */
   startSecs?: number;
   /** seconds of silence that end a caller turn (default 0.6) */
@@ -30,6 +36,13 @@ export interface VoiceOptions {
   maxDurationMs?: number;
   /** how long to wait for the recogniser's words after a turn ends, ms (default 4000) */
   sttWaitMs?: number;
+}
+
+/** How one AI speaks: a cloud voice's speaker, or a local voice through endpoint.say. */
+export interface AgentVoice {
+  speaker?: Speaker;
+  ttsProvider?: string;
+  voice?: string;
 }
 
 export type VoiceEnd = EndRequest | { kind: 'duration' } | { kind: 'hangup' } | { kind: 'aborted' } | { kind: 'error'; message: string };
@@ -48,6 +61,8 @@ export interface VoiceAgentEvents {
   speaking: [];
   /** the recogniser failed */
   error: [err: Error];
+  /** the voice failed (no fallback, or the fallback failed too): the session ends with it */
+  tts_error: [err: Error];
 }
 
 export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
@@ -67,6 +82,11 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private resolveEnd!: (e: VoiceEnd) => void;
   readonly done: Promise<VoiceEnd>;
   private textWaiters: (() => void)[] = [];
+  /** every cloud voice that spoke in this session (barge-in and the end silence them all) */
+  private readonly speakers = new Set<Speaker>();
+  /** the last sentence handed to a voice: a sentence in another voice waits for it to play out */
+  private lastSaying: Promise<unknown> = Promise.resolve();
+  private lastVoice: AgentVoice | null = null;
   private timers: NodeJS.Timeout[] = [];
 
   constructor(
@@ -80,12 +100,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   }
 
   async start(signal: AbortSignal): Promise<this> {
-    let provider;
-    try {
-      provider = createSttProvider(this.o.sttProvider || undefined);
-    } catch {
-      provider = createSttProvider();
-    }
+    // an unknown recogniser is an error of the session, never replaced by another one
+    const provider = createSttProvider(this.o.sttProvider || undefined);
     this.stt = provider.createStream({ language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined, direction: 'inbound' });
     this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
     this.stt.on('error', (e: Error) => this.emit('error', e));
@@ -120,6 +136,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.reply?.abort();
     this.reply = null;
     void this.ep.stopPlayback().catch(() => undefined);
+    for (const sp of this.speakers) void sp.stop();
     this.state = 'listening';
     this.emit('barge_in');
   }
@@ -179,34 +196,61 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.state = 'thinking';
     let sentence = '';
     const speaks: Promise<unknown>[] = [];
-    const speak = (s: string) => {
+    const voiceNow = (): AgentVoice => (this.o.voiceFor ? this.o.voiceFor(this.session.currentAi) : this.o);
+    // the voice of the text in `sentence`: the AI that produced it (a team hands off mid-reply)
+    let sentenceVoice = voiceNow();
+    const speak = (s: string, v: AgentVoice) => {
       const clean = s.trim();
       if (!clean || ctl.signal.aborted) return;
       if (firstSentence) span?.setAttribute('openvoice.ai.first_sentence_ms', Date.now() - asked);
-      firstSentence = false;
       this.state = 'speaking';
       this.speaking++;
       if (this.speaking === 1) this.emit('speaking');
-      speaks.push(
-        this.ep
-          .say(clean, { language: this.o.language, voice: this.o.voice, provider: this.o.ttsProvider })
-          .catch(() => undefined)
-          .finally(() => this.speaking--),
-      );
+      const first = firstSentence;
+      firstSentence = false;
+      // another voice than the last sentence's: it starts once that one has played
+      const before = this.lastVoice && this.lastVoice !== v ? this.lastSaying : Promise.resolve();
+      this.lastVoice = v;
+      const speaker = v.speaker;
+      if (speaker) this.speakers.add(speaker);
+      const saying = speaker
+        ? before
+            .then(() => speaker.speak(clean, ctl.signal))
+            .then(
+              (s) => {
+                // the first sentence's time to first audio: the vendor's share of the turn
+                if (first) span?.setAttribute('openvoice.ai.tts_first_byte_ms', s.firstByteMs);
+              },
+              (e: Error) => {
+                if (ctl.signal.aborted) return;
+                this.emit('tts_error', e);
+                this.finish({ kind: 'error', message: e.message });
+              },
+            )
+        : before.then(() => this.ep.say(clean, { language: this.o.language, voice: v.voice, provider: v.ttsProvider })).catch(() => undefined);
+      this.lastSaying = saying;
+      speaks.push(saying.finally(() => this.speaking--));
     };
     try {
       for await (const piece of this.session.reply(text, ctl.signal)) {
         if (firstToken) span?.setAttribute('openvoice.ai.llm_first_token_ms', Date.now() - asked);
         firstToken = false;
+        const v = voiceNow();
+        if (v !== sentenceVoice) {
+          // handed to another member: what the previous one said goes out in its voice
+          speak(sentence, sentenceVoice);
+          sentence = '';
+          sentenceVoice = v;
+        }
         sentence += piece;
         // speak each finished sentence while the rest is still being generated
         let m: RegExpExecArray | null;
         while ((m = /[.!?;:]\s+/.exec(sentence))) {
-          speak(sentence.slice(0, m.index + 1));
+          speak(sentence.slice(0, m.index + 1), sentenceVoice);
           sentence = sentence.slice(m.index + m[0].length);
         }
       }
-      speak(sentence);
+      speak(sentence, sentenceVoice);
       await Promise.all(speaks);
       span?.setAttribute('openvoice.ai.turn_outcome', ctl.signal.aborted ? 'barge_in' : 'answered');
     } catch (e) {
@@ -229,7 +273,10 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     for (const t of this.timers) clearTimeout(t);
     this.reply?.abort();
     for (const w of this.textWaiters.splice(0)) w();
-    if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') void this.ep.stopPlayback().catch(() => undefined);
+    if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') {
+      void this.ep.stopPlayback().catch(() => undefined);
+      for (const sp of this.speakers) void sp.stop();
+    }
     this.ep.off('speech', this.onSpeech);
     if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
     void this.fork?.stop().catch(() => undefined);

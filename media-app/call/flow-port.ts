@@ -102,8 +102,9 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
     await this.ready('media', signal);
   }
 
-  async talk(req: { text: string; language: string; voice_id?: string }, signal: AbortSignal): Promise<void> {
-    await this.media('talk', signal, (ep) => ep.say(req.text, { language: req.language || undefined, voice: req.voice_id || undefined }));
+  async talk(req: { text: string; language: string; provider?: string; voice_id?: string }, signal: AbortSignal): Promise<void> {
+    // the action's voice as named: one the node cannot speak with fails the action, never another voice
+    await this.media('talk', signal, (ep) => ep.say(req.text, { language: req.language || undefined, voice: req.voice_id || undefined, provider: req.provider || undefined }));
   }
 
   async play(urls: string[], signal: AbortSignal): Promise<void> {

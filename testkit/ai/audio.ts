@@ -56,7 +56,7 @@ const MULAW = (() => {
 export class TimedSink {
   private sock = dgram.createSocket('udp4');
   port = 0;
-  readonly packets: { at: number; level: number }[] = [];
+  readonly packets: { at: number; level: number; payload: Buffer }[] = [];
 
   static async open(): Promise<TimedSink> {
     const s = new TimedSink();
@@ -67,7 +67,7 @@ export class TimedSink {
       const payload = buf.subarray(12 + (buf[0]! & 0x0f) * 4);
       let sum = 0;
       for (const b of payload) sum += Math.abs(MULAW[b]!);
-      s.packets.push({ at: performance.now(), level: payload.length ? sum / payload.length : 0 });
+      s.packets.push({ at: performance.now(), level: payload.length ? sum / payload.length : 0, payload: Buffer.from(payload) });
     });
     return s;
   }
@@ -77,9 +77,40 @@ export class TimedSink {
     return this.packets.filter((p) => p.level > threshold).map((p) => p.at);
   }
 
+  /**
+   * For each voiced packet, which of `freqs` (Hz) carries the most energy (Goertzel over its 20 ms of
+   * µ-law); returns how many packets each won, and 'none' for packets where none stood out (speech).
+   */
+  dominantTones(freqs: readonly number[], threshold = 300): Map<number | 'none', number> {
+    const won = new Map<number | 'none', number>();
+    for (const p of this.packets) {
+      if (p.level <= threshold) continue;
+      const x = Array.from(p.payload, (b) => MULAW[b]!);
+      const power = freqs.map((f) => goertzel(x, f, 8000));
+      const total = x.reduce((a, v) => a + v * v, 0) * (x.length / 2);
+      const best = power.indexOf(Math.max(...power));
+      const key = power[best]! > 0.5 * total ? freqs[best]! : 'none';
+      won.set(key, (won.get(key) ?? 0) + 1);
+    }
+    return won;
+  }
+
   close(): void {
     this.sock.close();
   }
+}
+
+function goertzel(x: number[], f: number, rate: number): number {
+  const w = (2 * Math.PI * f) / rate;
+  const c = 2 * Math.cos(w);
+  let s1 = 0;
+  let s2 = 0;
+  for (const v of x) {
+    const s0 = v + c * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  return s1 * s1 + s2 * s2 - c * s1 * s2;
 }
 
 /** The sipp UAC scenario of the AI tests: INVITE (audio to the sink), then pcaps played at given offsets after the ACK, then the platform's BYE. */

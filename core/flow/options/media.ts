@@ -1,6 +1,7 @@
 /** Options of the actions that act on the call's media (reference schemas FlowManagerActionOption*). */
 import { z } from 'zod';
 import { HANGUP_REASONS, mediaUrl, millis, none, uuidOrVar } from './common';
+import { LOCAL_TTS_TYPES } from '../../speech/voices';
 
 export const answer = none;
 export const beep = none;
@@ -15,7 +16,13 @@ export const stream_echo = echo;
 export const talk = z.object({
   text: z.string().min(1, 'must not be empty'),
   language: z.string().optional(),
-  provider: z.string().optional(),
+  // the voices talk speaks with; a cloud voice or unknown name is refused, never replaced by the default
+  provider: z
+    .string()
+    .refine((p) => !p || (LOCAL_TTS_TYPES as readonly string[]).includes(p), {
+      error: (i) => `provider "${String(i.input)}" is not a voice talk can speak with; use one of: ${LOCAL_TTS_TYPES.join(', ')} (cloud voices: an AI's tts_type in ai_talk)`,
+    })
+    .optional(),
   voice_id: z.string().optional(),
   /** Older clients still send it (OpenAPI); kept, not used. */
   gender: z.string().optional(),

@@ -4,7 +4,11 @@ import { AiSession } from '../../../core/ai/session';
 import { abortError } from '../clock';
 import { assistanceOf, startFailure } from '../../ai/assistance';
 import { flowActions, voiceSettings } from '../../ai/host-actions';
-import { VoiceAgent } from '../../ai/voice';
+import { VoiceAgent, type AgentVoice, type VoiceEnd } from '../../ai/voice';
+import type { AiRow } from '../../../core/repos/ais';
+import { Speaker } from '../../voices';
+import { egressPolicyFor } from '../../../core/net';
+import { publishResourceEvent } from '../../../core/events/catalogue';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 
 /**
@@ -49,14 +53,43 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
     }
     ctx.vars.set('svc.aicall.id', session.id);
     ctx.note('aicall_started', { aicall_id: session.id });
-    const v = voiceSettings(session.currentAi);
-    const duration = this.option.duration ?? 0;
-    agent = new VoiceAgent(ep, session, { ...v, maxDurationMs: duration > 0 ? duration * 1000 : 0 });
-    agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
-    let end;
+    let end: VoiceEnd;
     try {
+      const v = voiceSettings(session.currentAi);
+      const duration = this.option.duration ?? 0;
+      const aicall = { id: session.id, customer_id: ctx.customerId, aicall_id: session.id, activeflow_id: ctx.activeflowId };
+      const event = (type: 'aicall_tts_fallback' | 'aicall_tts_failed', data: Record<string, unknown>) =>
+        svc.deps.events ? void publishResourceEvent(svc.deps.events, type, { ...aicall, ...data }).catch(() => undefined) : undefined;
+      // each AI's voice, made once (a team's members each speak with their own)
+      const voices = new Map<string, AgentVoice & { type: string }>();
+      const voiceOf = (ai: AiRow): AgentVoice & { type: string } => {
+        let out = voices.get(ai.id);
+        if (out) return out;
+        const s = voiceSettings(ai);
+        const speaker = s.cloud
+          ? new Speaker(ep, s.cloud.primary, s.cloud.fallback, s.language, s.cloud.firstByteMs, {
+              egress: svc.deps.egress ?? egressPolicyFor(),
+              vendors: svc.voices,
+              cacheDir: svc.dataDir,
+              onFallback: (f) => {
+                ctx.note('aicall_tts_fallback', f);
+                event('aicall_tts_fallback', { tts_type: f.from, fallback_tts_type: f.to, reason: f.reason });
+              },
+            })
+          : undefined;
+        out = { type: ai.tts_type, speaker, ttsProvider: s.ttsProvider, voice: s.voice };
+        voices.set(ai.id, out);
+        return out;
+      };
+      const first = voiceOf(session.currentAi);
+      agent = new VoiceAgent(ep, session, { ...v, ...first, voiceFor: voiceOf, maxDurationMs: duration > 0 ? duration * 1000 : 0 });
+      agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
+      agent.on('tts_error', (e: Error) => event('aicall_tts_failed', { tts_type: voiceOf(session.currentAi).type, reason: e.message }));
       await agent.start(ctx.signal);
       end = await agent.done;
+    } catch (e) {
+      if (ctx.signal.aborted) throw e;
+      end = { kind: 'error', message: e instanceof Error ? e.message : String(e) };
     } finally {
       await session.end().catch(() => undefined);
     }

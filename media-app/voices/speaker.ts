@@ -1,0 +1,153 @@
+/**
+ * Plays an AI's cloud voice into a call: each sentence is streamed from the vendor and injected
+ * through an 'out' audio fork as it arrives (first audio goes out with the vendor's first bytes),
+ * sentences in order, the next one synthesised while the previous one plays.
+ *
+ * Fallback by choice: with a fallback voice configured, a vendor error or no first audio within
+ * `firstByteMs` switches the session to the fallback (the sentence is spoken again with it, and
+ * later ones too) and `onFallback` reports it; without one, the error ends the speech.
+ */
+import path from 'node:path';
+import { createTtsProvider, readWav, type AudioFork, type Endpoint, type TtsProvider } from '../../media-engine';
+import type { EgressPolicy } from '../../core/net';
+import { isVendorTts } from '../../core/speech/voices';
+import type { VoiceVendors } from '../../core/speech/vendors';
+import { VENDOR_VOICES } from './registry';
+import { VoiceError } from './vendor';
+
+export interface VoiceChoice {
+  /** a tts_type: a vendor or a local voice */
+  type: string;
+  voice: string;
+  /** the AI's own key for the vendor ('' = the platform's) */
+  key: string;
+}
+
+export interface SpeakerDeps {
+  egress: EgressPolicy;
+  vendors: VoiceVendors;
+  /** local voices' cache */
+  cacheDir: string;
+  onFallback(e: { from: string; to: string; reason: string }): void;
+}
+
+/** What one sentence took: ms from the request to the vendor's first audio, and who spoke it. */
+export interface Spoken {
+  firstByteMs: number;
+  via: string;
+}
+
+const locals = new Map<string, TtsProvider>();
+
+export class Speaker {
+  private fork: AudioFork | null = null;
+  private opening: Promise<AudioFork> | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+  private playEnd = 0;
+  private generation = 0;
+  private onFallbackVoice = false;
+
+  constructor(
+    private readonly ep: Endpoint,
+    private readonly primary: VoiceChoice,
+    private readonly fallback: VoiceChoice | null,
+    private readonly language: string,
+    private readonly firstByteMs: number,
+    private readonly deps: SpeakerDeps,
+  ) {}
+
+  /** Speaks `text` after the sentences before it; resolves once it has played out. */
+  async speak(text: string, signal: AbortSignal): Promise<Spoken> {
+    const turn = this.chain.then(() => this.synthesise(text, signal));
+    this.chain = turn.catch(() => undefined);
+    const spoken = await turn;
+    const left = this.playEnd - Date.now();
+    if (left > 0 && !signal.aborted)
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, left);
+        signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+      });
+    return spoken;
+  }
+
+  /** Silences the voice at once (barge-in): what is queued in the engine goes with the fork. */
+  async stop(): Promise<void> {
+    this.generation++;
+    this.playEnd = 0;
+    const f = this.fork;
+    this.fork = null;
+    this.opening = null;
+    await f?.stop().catch(() => null);
+  }
+
+  private async out(): Promise<AudioFork> {
+    if (this.fork) return this.fork;
+    this.opening ??= this.ep.forkAudioStart({ mix: 'out', onFrame: () => undefined, maxInFlight: 50 }).then((f) => (this.fork = f));
+    return this.opening;
+  }
+
+  private async synthesise(text: string, signal: AbortSignal): Promise<Spoken> {
+    if (!this.onFallbackVoice) {
+      try {
+        return await this.play(this.primary, text, signal, this.fallback ? this.firstByteMs : 0);
+      } catch (e) {
+        if (!this.fallback || signal.aborted) throw e;
+        this.onFallbackVoice = true;
+        this.deps.onFallback({ from: this.primary.type, to: this.fallback.type, reason: (e as Error).message });
+      }
+    }
+    return this.play(this.fallback!, text, signal, 0);
+  }
+
+  /** One sentence with one voice; `deadlineMs` > 0: no first audio by then is an error. */
+  private async play(choice: VoiceChoice, text: string, signal: AbortSignal, deadlineMs: number): Promise<Spoken> {
+    const gen = this.generation;
+    const started = Date.now();
+    const fork = await this.out();
+    let firstByteMs = -1;
+    const send = (pcm: Int16Array) => {
+      if (gen !== this.generation || signal.aborted || !pcm.length) return;
+      if (firstByteMs < 0) firstByteMs = Date.now() - started;
+      fork.inject(pcm);
+      this.playEnd = Math.max(this.playEnd, Date.now()) + pcm.length / 8;
+    };
+    if (!isVendorTts(choice.type)) {
+      const p = locals.get(choice.type) ?? createTtsProvider(choice.type, { cacheDir: path.join(this.deps.cacheDir, 'tts') });
+      locals.set(choice.type, p);
+      const r = await p.synthesize(text, { language: this.language, voice: choice.voice || undefined });
+      send(readWav(r.path).samples);
+      return { firstByteMs: Math.max(0, firstByteMs), via: choice.type };
+    }
+    const vendor = this.deps.vendors[choice.type];
+    const apiKey = choice.key || vendor.apiKey;
+    if (!apiKey) throw new VoiceError(choice.type, 'no_key', `no API key: set the AI's parameter.tts_key or ${choice.type.toUpperCase()}_API_KEY on the server`);
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let late = false;
+    const timer = deadlineMs > 0 ? setTimeout(() => ((late = true), ctl.abort()), deadlineMs) : null;
+    try {
+      for await (const pcm of VENDOR_VOICES[choice.type].stream({
+        text,
+        voice: choice.voice,
+        language: this.language,
+        baseUrl: vendor.baseUrl,
+        apiKey,
+        egress: this.deps.egress,
+        signal: ctl.signal,
+      })) {
+        if (timer) clearTimeout(timer);
+        send(pcm);
+        if (ctl.signal.aborted) break;
+      }
+    } catch (e) {
+      if (late) throw new VoiceError(choice.type, 'timeout', `no audio within ${deadlineMs} ms`);
+      throw e;
+    } finally {
+      if (timer) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (late && firstByteMs < 0) throw new VoiceError(choice.type, 'timeout', `no audio within ${deadlineMs} ms`);
+    return { firstByteMs: Math.max(0, firstByteMs), via: choice.type };
+  }
+}
