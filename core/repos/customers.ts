@@ -106,6 +106,7 @@ export const CUSTOMER_COLUMNS = [
   'tm_update',
   'tm_delete',
   'max_concurrent_pstn_calls',
+  'twilio_token_generation',
 ] as const;
 
 /** The live customer by id: every authenticated GET /v1.0/customer reads it. */
