@@ -47,6 +47,7 @@ export const ACTION_TYPES = [
   'transcribe_start',
   'transcribe_stop',
   'transcribe_recording',
+  'twiml',
   'variable_set',
   'webhook_send',
 ] as const;

@@ -56,6 +56,7 @@ const NEEDS_CALL = new Set<ActionType>([
   'transcribe_stop',
   'ai_talk',
   'condition_call_status',
+  'twiml',
 ]);
 
 const SUBSYSTEM: Partial<Record<ActionType, string>> = {
@@ -74,6 +75,7 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   email_send: 'email',
   conversation_send: 'conversation',
   case_create: 'workspace',
+  twiml: 'twiml',
 };
 
 export const ACTION_SPECS: Readonly<Record<ActionType, ActionSpec>> = Object.fromEntries(

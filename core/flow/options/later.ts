@@ -68,3 +68,6 @@ export const case_create = z.object({
   note: z.string().optional(),
   sync: z.boolean().optional(),
 });
+
+/** Twilio's TwiML (issue 36): a document fetched from `url` (GET or POST) or given inline, compiled and run. */
+export const twiml = z.object({ url: z.string().optional(), method: z.enum(['GET', 'POST']).optional(), twiml: z.string().optional() });

@@ -45,6 +45,7 @@ import { Talk } from './talk';
 import { TranscribeStart } from './transcribe_start';
 import { TranscribeStop } from './transcribe_stop';
 import { TranscribeRecording } from './transcribe_recording';
+import { SubsystemMissing } from './subsystem-missing';
 import { VariableSet } from './variable_set';
 import { WebhookSend } from './webhook_send';
 
@@ -90,6 +91,8 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   transcribe_start: TranscribeStart,
   transcribe_stop: TranscribeStop,
   transcribe_recording: TranscribeRecording,
+  // the TwiML runner lands with issue 36's twiml part; until then the action ends its flow with that error
+  twiml: SubsystemMissing,
   variable_set: VariableSet,
   webhook_send: WebhookSend,
 };
