@@ -3,7 +3,9 @@
 // and Redis); the calls it creates really INVITE a sipp UAS, and ending them sends CANCEL / BYE.
 import { expect } from 'chai';
 import request from 'supertest';
-import { RestException } from 'twilio';
+import http from 'node:http';
+import twilio, { RestException } from 'twilio';
+import { startTwilioCallbacks, type CallbackService } from '../../control-api/twilio/callbacks';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
 import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
@@ -30,6 +32,10 @@ describe('twilio: Calls', function () {
   let sid: string;
   let token: string;
   let client: TwilioClient;
+  let callbacks: CallbackService;
+  let receiver: http.Server;
+  let receiverUrl: string;
+  const received: { method: string; url: string; signature: string; params: Record<string, string> }[] = [];
 
   before(async () => {
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
@@ -39,9 +45,29 @@ describe('twilio: Calls', function () {
     sid = accountSid(f.customer.id);
     token = twilioAuthToken(t.ctx.config.jwtSecret, f.customer.id, 0);
     client = twilioClient(api.baseUrl, sid, token);
+    callbacks = await startTwilioCallbacks(t.ctx, { group: `twilio-cb-test-${process.pid}`, baseDelayMs: 100 });
+    const port = await freePort();
+    receiverUrl = `http://127.0.0.1:${port}`;
+    receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push({
+          method: req.method ?? '',
+          url: `${receiverUrl}${req.url ?? ''}`,
+          signature: String(req.headers['x-twilio-signature'] ?? ''),
+          params: Object.fromEntries(new URLSearchParams(body)),
+        });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(port, '127.0.0.1', () => r()));
   });
   after(async () => {
     killAllSipp();
+    await callbacks?.close();
+    receiver?.closeAllConnections();
+    await new Promise((r) => receiver?.close(r));
     await api?.close();
     await t?.close();
     await p?.close();
@@ -137,7 +163,13 @@ describe('twilio: Calls', function () {
         killAfterMs: 40_000,
       });
       await uas.port;
-      const call = await client.calls.create({ to: `sip:uas@127.0.0.1:${uasPort}`, from: '+15550100000', twiml: '<Response><Pause length="30"/></Response>' });
+      const call = await client.calls.create({
+        to: `sip:uas@127.0.0.1:${uasPort}`,
+        from: '+15550100000',
+        twiml: '<Response><Pause length="30"/></Response>',
+        statusCallback: `${receiverUrl}/cancel?x=1`,
+        statusCallbackMethod: 'GET',
+      });
       expect(call.sid).to.match(/^CA[0-9a-f]{32}$/);
       expect(call.accountSid).to.equal(sid);
       expect(call.status).to.equal('queued');
@@ -162,6 +194,15 @@ describe('twilio: Calls', function () {
         'canceled',
       );
       expect(ended.endTime).to.be.instanceOf(Date);
+      // no StatusCallbackEvent: only completed, here by GET, its parameters in the signed URL
+      const got = await until(() => received.filter((r) => r.url.includes('/cancel?')).length > 0 && received.filter((r) => r.url.includes('/cancel?')), 10_000, 'callback');
+      await callbacks.idle();
+      const mine = received.filter((r) => r.url.includes('/cancel?'));
+      expect(mine).to.have.length(1);
+      expect(got[0]!.method).to.equal('GET');
+      const q = Object.fromEntries(new URL(mine[0]!.url).searchParams);
+      expect(q).to.include({ x: '1', CallSid: call.sid, AccountSid: sid, CallStatus: 'canceled', CallbackSource: 'call-progress-events', ApiVersion: '2010-04-01', SequenceNumber: '0' });
+      expect(twilio.validateRequest(token, mine[0]!.signature, mine[0]!.url, {})).to.equal(true);
     });
 
     it('answered (SendDigits waits keep it up) → in-progress; Status=completed → BYE; completed with a duration', async () => {
@@ -169,7 +210,15 @@ describe('twilio: Calls', function () {
       const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(uasPort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
       await uas.port;
       // 40 × w = 20 s of waiting before the TwiML: the call stays answered whatever the TwiML does
-      const call = await client.calls.create({ to: `sip:uas@127.0.0.1:${uasPort}`, from: '+15550100000', url: 'http://127.0.0.1:9/twiml.xml', method: 'GET', sendDigits: 'w'.repeat(40) });
+      const call = await client.calls.create({
+        to: `sip:uas@127.0.0.1:${uasPort}`,
+        from: '+15550100000',
+        url: 'http://127.0.0.1:9/twiml.xml',
+        method: 'GET',
+        sendDigits: 'w'.repeat(40),
+        statusCallback: `${receiverUrl}/progress`,
+        statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
+      });
       await until(async () => (await client.calls(call.sid).fetch()).status === 'in-progress', 15_000, 'in-progress');
       const listed = await client.calls.list({ to: `sip:uas@127.0.0.1:${uasPort}`, status: 'in-progress' });
       expect(listed.map((c) => c.sid)).to.deep.equal([call.sid]);
@@ -189,6 +238,18 @@ describe('twilio: Calls', function () {
       );
       expect(Number(ended.duration)).to.be.at.least(0);
       expect(ended.startTime).to.be.instanceOf(Date);
+      // every progress event, POSTed in order, signed as twilio.validateRequest checks
+      await until(() => received.filter((r) => r.url.endsWith('/progress')).length >= 4, 10_000, 'four callbacks');
+      const progress = received.filter((r) => r.url.endsWith('/progress'));
+      expect(progress.map((r) => r.params.CallStatus)).to.deep.equal(['queued', 'ringing', 'in-progress', 'completed']);
+      expect(progress.map((r) => r.params.SequenceNumber)).to.deep.equal(['0', '1', '2', '3']);
+      for (const r of progress) {
+        expect(r.method).to.equal('POST');
+        expect(r.params).to.include({ CallSid: call.sid, AccountSid: sid, Direction: 'outbound-api', From: '+15550100000', To: `sip:uas@127.0.0.1:${uasPort}` });
+        expect(twilio.validateRequest(token, r.signature, r.url, r.params), JSON.stringify(r.params)).to.equal(true);
+        expect(twilio.validateRequest('f'.repeat(32), r.signature, r.url, r.params)).to.equal(false);
+      }
+      expect(progress[3]!.params.CallDuration).to.match(/^\d+$/);
       // ended calls cannot be redirected or ended again
       const e = await refusal(client.calls(call.sid).update({ twiml: '<Response><Hangup/></Response>' }));
       expect([e.status, e.code]).to.deep.equal([400, 21220]);
