@@ -9,6 +9,7 @@ import { accountSid } from '../../core/twilio/sids';
 import { rfc2822 } from './params';
 import { authOf, twilioAuth } from './auth';
 import { callsRouter } from './calls';
+import { recordingsRouter } from './recordings';
 import { twilioErrorHandler, twilioRouteNotFound } from './errors';
 import { API_VERSION } from './call-json';
 
@@ -38,6 +39,7 @@ export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHan
     });
   });
   account.use(callsRouter(ctx));
+  account.use(recordingsRouter(ctx));
   r.use('/Accounts/:AccountSid', account);
   r.use(twilioRouteNotFound);
   r.use(twilioErrorHandler);

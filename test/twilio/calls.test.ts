@@ -13,6 +13,16 @@ import { freePort, sippMediaPort } from '../../testkit/ports';
 import { accountSid } from '../../core/twilio/sids';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 
+/** A GET whose body is kept as one Buffer, whatever its content type. */
+const getBinary = (app: TestApp['app'], path: string, user?: string, pass?: string) => {
+  const r = request(app).get(path);
+  return (user ? r.auth(user, pass ?? '') : r).buffer(true).parse((res, cb) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => cb(null, Buffer.concat(chunks)));
+  });
+};
+
 async function refusal(p: Promise<unknown>): Promise<RestException> {
   try {
     await p;
@@ -35,6 +45,7 @@ describe('twilio: Calls', function () {
   let callbacks: CallbackService;
   let receiver: http.Server;
   let receiverUrl: string;
+  let recordedCall = '';
   const received: { method: string; url: string; signature: string; params: Record<string, string> }[] = [];
 
   before(async () => {
@@ -216,6 +227,7 @@ describe('twilio: Calls', function () {
         url: 'http://127.0.0.1:9/twiml.xml',
         method: 'GET',
         sendDigits: 'w'.repeat(40),
+        record: true,
         statusCallback: `${receiverUrl}/progress`,
         statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
       });
@@ -253,6 +265,42 @@ describe('twilio: Calls', function () {
       // ended calls cannot be redirected or ended again
       const e = await refusal(client.calls(call.sid).update({ twiml: '<Response><Hangup/></Response>' }));
       expect([e.status, e.code]).to.deep.equal([400, 21220]);
+      recordedCall = call.sid;
+    });
+
+    it('Record=true made a recording: list (all and the call’s), fetch, .wav and .mp3 media, delete', async () => {
+      const recs = await until(
+        async () => {
+          const l = await client.recordings.list({ callSid: recordedCall });
+          return l.length === 1 && l[0]!.status === 'completed' ? l : null;
+        },
+        15_000,
+        'completed recording',
+      );
+      const rec = recs[0]!;
+      expect(rec.sid).to.match(/^RE[0-9a-f]{32}$/);
+      expect(rec.callSid).to.equal(recordedCall);
+      expect(rec.accountSid).to.equal(sid);
+      expect((await client.calls(recordedCall).recordings.list()).map((r) => r.sid)).to.deep.equal([rec.sid]);
+      expect((await client.recordings(rec.sid).fetch()).sid).to.equal(rec.sid);
+      const wav = await getBinary(t.app, `/2010-04-01/Accounts/${sid}/Recordings/${rec.sid}.wav`, sid, token);
+      expect(wav.status).to.equal(200);
+      expect(wav.headers['content-type']).to.equal('audio/x-wav');
+      expect((wav.body as Buffer).subarray(0, 4).toString()).to.equal('RIFF');
+      const bare = await getBinary(t.app, `/2010-04-01/Accounts/${sid}/Recordings/${rec.sid}`, sid, token);
+      expect((bare.body as Buffer).equals(wav.body as Buffer)).to.equal(true);
+      const mp3 = await getBinary(t.app, `/2010-04-01/Accounts/${sid}/Recordings/${rec.sid}.mp3`, sid, token);
+      expect(mp3.status).to.equal(200);
+      expect(mp3.headers['content-type']).to.equal('audio/mpeg');
+      const head = mp3.body as Buffer;
+      expect(head.length).to.be.above(100);
+      expect(head.subarray(0, 3).toString() === 'ID3' || (head[0] === 0xff && (head[1]! & 0xe0) === 0xe0)).to.equal(true);
+      // media needs the account's credentials
+      expect((await request(t.app).get(`/2010-04-01/Accounts/${sid}/Recordings/${rec.sid}.wav`)).status).to.equal(401);
+      expect(await client.recordings(rec.sid).remove()).to.equal(true);
+      const e = await refusal(client.recordings(rec.sid).fetch());
+      expect([e.status, e.code]).to.deep.equal([404, 20404]);
+      expect(await client.recordings.list()).to.have.length(0);
     });
 
     it("pages as Twilio's: page_size, next_page_uri, previous_page_uri, the calls key", async () => {
