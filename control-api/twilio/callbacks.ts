@@ -1,8 +1,8 @@
 /**
  * Status callbacks (docs/twilio.md "Status callbacks"): a consumer group (`twilio-callbacks`, one
  * control-api copy handles each event) reads the platform's call events and, for a call whose row
- * holds `data.twilio` (set by Calls create/update, or by an IncomingPhoneNumber's StatusCallback on
- * an inbound call), sends Twilio's call-progress parameters to its StatusCallback:
+ * holds `data.twilio` (set by Calls create/update), or an inbound call to a number with a
+ * StatusCallback (IncomingPhoneNumbers; `completed` only), sends Twilio's call-progress parameters to its StatusCallback:
  *   call_created → initiated, call_ringing → ringing, call_progressing → answered, call_hangup → completed
  * (only the events it asked for; `completed` by default). POST form-encoded or GET with the query,
  * signed with X-Twilio-Signature (the account's AuthToken), through the egress policy. The callbacks
@@ -18,7 +18,9 @@ import { isUuid } from '../../core/ids';
 import { twilioSignature } from '../../core/twilio/signature';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { currentAuthToken } from './auth';
-import { API_VERSION, durationOf, twilioAddress, twilioDataOf, twilioDirection, twilioStatus } from './call-json';
+import { API_VERSION, durationOf, twilioAddress, twilioDataOf, twilioDirection, twilioStatus, type TwilioCallData } from './call-json';
+import { numbersRepo } from '../../core/repos/numbers';
+import { numberTwilio } from './numbers';
 import { rfc2822 } from './params';
 
 const EVENT_OF: Record<string, string> = { call_created: 'initiated', call_ringing: 'ringing', call_progressing: 'answered', call_hangup: 'completed' };
@@ -60,6 +62,19 @@ export function callbackParams(c: CallRow, event: string, sequence: number, now:
   return p;
 }
 
+/**
+ * Where a call's callbacks go: its own settings (Calls create/update), else, for an inbound call to a
+ * number of its customer with a StatusCallback, that number's (completed only, as Twilio's numbers).
+ */
+async function callbackTarget(ctx: AppContext, c: CallRow): Promise<TwilioCallData | null> {
+  const own = twilioDataOf(c);
+  if (own || c.direction !== 'incoming' || c.destination.type !== 'tel') return own;
+  const n = await numbersRepo(ctx.db).getByNumber(c.destination.target);
+  if (!n || n.customer_id !== c.customer_id) return null;
+  const t = numberTwilio(n);
+  return t.status_callback ? { status_callback: t.status_callback, status_callback_method: t.status_callback_method, status_callback_events: ['completed'] } : null;
+}
+
 export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOptions = {}): Promise<CallbackService> {
   const egress = opts.egress ?? ctx.egress;
   const baseDelay = opts.baseDelayMs ?? 1000;
@@ -90,7 +105,7 @@ export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOption
 
   async function deliver(callId: string, event: string, seq: number): Promise<void> {
     const c = await callsRepo(ctx.db).get(callId);
-    const cb = c ? twilioDataOf(c) : null;
+    const cb = c ? await callbackTarget(ctx, c) : null;
     if (!c || !cb) return;
     const token = await currentAuthToken(ctx, c.customer_id);
     if (!token) return;
@@ -107,7 +122,7 @@ export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOption
     const callId = e.resource_id;
     if (!event || !isUuid(callId)) return;
     const c = await callsRepo(ctx.db).get(callId);
-    const cb = c ? twilioDataOf(c) : null;
+    const cb = c ? await callbackTarget(ctx, c) : null;
     if (!cb || !cb.status_callback_events.includes(event)) return;
     const chain = chains.get(callId) ?? { tail: Promise.resolve(), sent: 0 };
     const seq = chain.sent++;

@@ -10,6 +10,7 @@ import { rfc2822 } from './params';
 import { authOf, twilioAuth } from './auth';
 import { callsRouter } from './calls';
 import { recordingsRouter } from './recordings';
+import { numbersRouter } from './numbers';
 import { twilioErrorHandler, twilioRouteNotFound } from './errors';
 import { API_VERSION } from './call-json';
 
@@ -40,6 +41,7 @@ export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHan
   });
   account.use(callsRouter(ctx));
   account.use(recordingsRouter(ctx));
+  account.use(numbersRouter(ctx));
   r.use('/Accounts/:AccountSid', account);
   r.use(twilioRouteNotFound);
   r.use(twilioErrorHandler);
