@@ -234,6 +234,11 @@ describe('twilio: Calls', function () {
       await until(async () => (await client.calls(call.sid).fetch()).status === 'in-progress', 15_000, 'in-progress');
       const listed = await client.calls.list({ to: `sip:uas@127.0.0.1:${uasPort}`, status: 'in-progress' });
       expect(listed.map((c) => c.sid)).to.deep.equal([call.sid]);
+      // a redirect is handed to the node running the call (activeflow.redirect; media-app's twiml part runs it)
+      const redirected = await client.calls(call.sid).update({ twiml: '<Response><Pause length="20"/></Response>' });
+      expect(redirected.status).to.equal('in-progress');
+      const both = await request(t.app).post(`/2010-04-01/Accounts/${sid}/Calls/${call.sid}.json`).auth(sid, token).type('form').send({ Url: 'http://127.0.0.1:9/a.xml', Twiml: '<Response/>' });
+      expect([both.status, both.body.code]).to.deep.equal([400, 20001]);
       const asked = Date.now();
       await client.calls(call.sid).update({ status: 'completed' });
       const r = await uas.done;
