@@ -6,9 +6,11 @@ import request from 'supertest';
 import http from 'node:http';
 import twilio, { RestException } from 'twilio';
 import { startTwilioCallbacks, type CallbackService } from '../../control-api/twilio/callbacks';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { Permission } from '../../core/permissions';
 import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
-import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { answeringUas, createExtension, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { calleePhone } from '../../testkit/media-app/phones';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { accountSid } from '../../core/twilio/sids';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
@@ -325,6 +327,24 @@ describe('twilio: Calls', function () {
       const date = first.body.calls[0].date_created as string;
       expect(date).to.match(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
     });
+
+    it('To=client:NAME rings the registered extension of that name; the call reads to client:NAME', async () => {
+      const { ext, domain, password } = await createExtension(f.customer.id);
+      const phonePort = await freePort();
+      const reg = await sipp(registerOnly(ext.username, domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', ext.username, '-ap', password]).done;
+      expect(reg.code, reg.errors).to.equal(0);
+      const phone = sipp(calleePhone(ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+      await phone.port;
+      // SendDigits waits (20 s) keep the answered call up whatever the TwiML does, as in the test above
+      const call = await client.calls.create({ to: `client:${ext.extension}`, from: '+15550100000', twiml: '<Response><Pause length="30"/></Response>', sendDigits: 'w'.repeat(40) });
+      expect(call.to).to.equal(`client:${ext.extension}`);
+      await until(async () => (await client.calls(call.sid).fetch()).status === 'in-progress', 15_000, 'in-progress');
+      await client.calls(call.sid).update({ status: 'completed' });
+      const r = await phone.done;
+      expect(r.code, r.errors).to.equal(0);
+      expect(r.messages).to.match(new RegExp(`^INVITE sip:${ext.username}@127\\.0\\.0\\.1:${phonePort}`, 'm'));
+      expect(r.messages).to.match(/^BYE sip:/m);
+    });
   });
 
   describe('credentials (extension)', () => {
@@ -344,6 +364,23 @@ describe('twilio: Calls', function () {
       expect(await twilioClient(api.baseUrl, sid, rot.body.auth_token).calls.list()).to.be.an('array');
       token = rot.body.auth_token;
       client = twilioClient(api.baseUrl, sid, token);
+    });
+
+    it('a manager reads but cannot rotate; an agent does neither; the generation is unchanged', async () => {
+      const manager = await createAgent(t.ctx, f.customer.id, Permission.CustomerManager);
+      const agent = await createAgent(t.ctx, f.customer.id, Permission.CustomerAgent);
+      const got = await request(t.app).get('/v1.0/twilio/credentials').query({ token: manager.token });
+      expect(got.status).to.equal(200);
+      expect(got.body.auth_token).to.equal(`${'*'.repeat(28)}${token.slice(-4)}`);
+      const generation = got.body.generation as number;
+      const rot = await request(t.app).post('/v1.0/twilio/auth_token').query({ token: manager.token });
+      expect(rot.status).to.equal(403);
+      expect(JSON.stringify(rot.body)).to.not.include(token);
+      expect((await request(t.app).get('/v1.0/twilio/credentials').query({ token: agent.token })).status).to.equal(403);
+      expect((await request(t.app).post('/v1.0/twilio/auth_token').query({ token: agent.token })).status).to.equal(403);
+      const row = await t.ctx.db('customers').where({ id: f.customer.id }).first('twilio_token_generation');
+      expect(row?.twilio_token_generation).to.equal(generation);
+      expect(await client.calls.list()).to.be.an('array');
     });
   });
 });
