@@ -110,7 +110,7 @@ async function owned(ctx: AppContext, customerId: string, sid: string): Promise<
   return c;
 }
 
-/** StartTime=YYYY-MM-DD (that day), StartTime< / StartTime> (before / after), as Twilio filters. */
+/** StartTime=YYYY-MM-DD (that UTC day), StartTime< (before it), StartTime> (on or after it), as Twilio filters. */
 function dateFilter(q: Params, name: string): { op: '=' | '<' | '>'; day: Date }[] {
   const out: { op: '=' | '<' | '>'; day: Date }[] = [];
   for (const op of ['', '<', '>'] as const) {
@@ -148,7 +148,7 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
     for (const f of filters) {
       if (f.op === '=') sql = sql.where(col, '>=', f.day).where(col, '<', new Date(f.day.getTime() + DAY));
       else if (f.op === '<') sql = sql.where(col, '<', f.day);
-      else sql = sql.where(col, '>=', new Date(f.day.getTime() + DAY));
+      else sql = sql.where(col, '>=', f.day);
     }
   }
   const rows = (await sql

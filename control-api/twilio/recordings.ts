@@ -67,7 +67,7 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
     const next = new Date(day.getTime() + 86_400_000);
     if (op === '') sql = sql.where('tm_create', '>=', day).where('tm_create', '<', next);
     else if (op === '<') sql = sql.where('tm_create', '<', day);
-    else sql = sql.where('tm_create', '>=', next);
+    else sql = sql.where('tm_create', '>=', day); // on or after that day, as Twilio
   }
   const rows = (await sql
     .orderBy('tm_create', 'desc')

@@ -289,6 +289,13 @@ describe('twilio: Calls', function () {
       expect(rec.callSid).to.equal(recordedCall);
       expect(rec.accountSid).to.equal(sid);
       expect((await client.calls(recordedCall).recordings.list()).map((r) => r.sid)).to.deep.equal([rec.sid]);
+      // DateCreated filters by UTC day, as Twilio: > on or after it, < before it
+      const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+      const tomorrow = new Date(today.getTime() + 86_400_000);
+      expect((await client.recordings.list({ dateCreatedAfter: today })).map((r) => r.sid)).to.deep.equal([rec.sid]);
+      expect(await client.recordings.list({ dateCreatedAfter: tomorrow })).to.have.length(0);
+      expect(await client.recordings.list({ dateCreatedBefore: today })).to.have.length(0);
+      expect((await client.recordings.list({ dateCreated: today })).map((r) => r.sid)).to.deep.equal([rec.sid]);
       expect((await client.recordings(rec.sid).fetch()).sid).to.equal(rec.sid);
       const wav = await getBinary(t.app, `/2010-04-01/Accounts/${sid}/Recordings/${rec.sid}.wav`, sid, token);
       expect(wav.status).to.equal(200);
@@ -324,6 +331,16 @@ describe('twilio: Calls', function () {
       // the client's own paging walks every page
       const all = await client.calls.list({ pageSize: 1 });
       expect(all.map((c) => c.sid)).to.have.length(2);
+      // StartTime filters by UTC day, as Twilio: = that day, < before it, > on or after it
+      const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+      const tomorrow = new Date(today.getTime() + 86_400_000);
+      expect(await client.calls.list({ startTime: today })).to.have.length(2);
+      expect(await client.calls.list({ startTimeAfter: today })).to.have.length(2);
+      expect(await client.calls.list({ startTimeAfter: tomorrow })).to.have.length(0);
+      expect(await client.calls.list({ startTimeBefore: today })).to.have.length(0);
+      expect(await client.calls.list({ startTimeBefore: tomorrow })).to.have.length(2);
+      const badDay = await request(t.app).get(`/2010-04-01/Accounts/${sid}/Calls.json`).query({ 'StartTime>': 'yesterday' }).auth(sid, token);
+      expect([badDay.status, badDay.body.code]).to.deep.equal([400, 20001]);
       const date = first.body.calls[0].date_created as string;
       expect(date).to.match(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
     });
