@@ -26,6 +26,7 @@ import { createConsoleRouter } from './console/router';
 import { webphoneRouter } from './webphone/serve';
 import { signOutCarried } from './middleware/session-revoke';
 import { cookieOriginGuard } from './middleware/origin';
+import { createTwilioRouter } from './twilio/router';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -104,6 +105,9 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   const groups = mountRoutes(v1, ctx, routes, mw);
   for (const own of ['auth', 'openapi.json']) groups.delete(own); // v1's own paths, matched ahead of the groups
   app.use('/v1.0', groupDispatch(v1, groups, limited(limiters.v1Ip)));
+
+  // The Twilio-compatible REST API (control-api/twilio/): basic auth, form bodies, Twilio's error shape.
+  app.use('/2010-04-01', createTwilioRouter(ctx, { ipLimit: limited(limiters.v1Ip) }));
 
   app.use(opsRouter(ctx, metrics));
   const authRouter = opts.authRouter ?? createAuthRouter;

@@ -207,7 +207,12 @@ function recordingStop(path: string) {
  * `forcedProviderId` (POST /providercalls): tel legs go through that provider only, whatever the
  * routes say (data.forced_provider_id, honoured by media-app/outbound/targets.ts).
  */
-export async function createCalls(ctx: AppContext, cid: string, body: z.infer<typeof createBody>, opts: { forcedProviderId?: string } = {}): Promise<{ calls: CallRow[]; groupcalls: GroupcallRow[] }> {
+export async function createCalls(
+  ctx: AppContext,
+  cid: string,
+  body: z.infer<typeof createBody>,
+  opts: { forcedProviderId?: string; data?: Record<string, unknown> } = {},
+): Promise<{ calls: CallRow[]; groupcalls: GroupcallRow[] }> {
   const resolved = await resolveCallFlow(ctx, cid, body);
   const vars = { variables: resolved.variables };
   let flowId = resolved.flowId;
@@ -240,6 +245,7 @@ export async function createCalls(ctx: AppContext, cid: string, body: z.infer<ty
             anonymous: leg.destination.type === 'tel' ? anonymous : 'no',
             early_execution: false,
             ...(opts.forcedProviderId ? { forced_provider_id: opts.forcedProviderId } : {}),
+            ...opts.data,
           },
           metadata: leg.metadata,
         }),
@@ -268,6 +274,27 @@ export async function createCalls(ctx: AppContext, cid: string, body: z.infer<ty
   await publish(ctx, 'call_created', calls);
   for (const g of groupcalls) await publishResourceEvent(new EventPublisher(ctx.redis), 'groupcall_created', groupcallJson(g) as never).catch(() => undefined);
   return { calls, groupcalls };
+}
+
+/**
+ * Hangs up a live call (the route below, Twilio's Status=completed|canceled): call.hangup to its owner
+ * node, or, when its originate has not been picked up yet, canceled here. Returns the row as it was
+ * sent the command, or as ended here.
+ */
+export async function hangupCall(ctx: AppContext, c: CallRow): Promise<CallRow> {
+  if (c.status === 'hangup') throw alreadyHangup();
+  const sent = await commandBus(ctx).toCallOwner({ type: 'call.hangup', callId: c.id });
+  if (sent) return c;
+  if (c.status === 'dialing' && c.node_id === '') {
+    // Its originate has not been picked up: cancel it here (hangup_by local, reason cancel).
+    const repo = callsRepo(ctx.db);
+    await repo.transition(c.id, 'canceling');
+    const t = await repo.hangup(c.id, 'normal_clearing', [chargeEndedCall]);
+    if (t.changed && t.call) await publish(ctx, 'call_hangup', [t.call]);
+    const now = t.call ?? (await repo.get(c.id));
+    if (now && now.status === 'hangup') return now;
+  }
+  throw callNotFound();
 }
 
 export const routes = [
@@ -333,22 +360,7 @@ export const routes = [
     permission: 'manager',
     params: idParams,
     response: callSchema,
-    handler: async ({ ctx, auth, params }) => {
-      const c = await owned(ctx, auth, params.id);
-      if (c.status === 'hangup') throw alreadyHangup();
-      const sent = await commandBus(ctx).toCallOwner({ type: 'call.hangup', callId: c.id });
-      if (sent) return callJson(c);
-      if (c.status === 'dialing' && c.node_id === '') {
-        // Its originate has not been picked up: cancel it here (hangup_by local, reason cancel).
-        const repo = callsRepo(ctx.db);
-        await repo.transition(c.id, 'canceling');
-        const t = await repo.hangup(c.id, 'normal_clearing', [chargeEndedCall]);
-        if (t.changed && t.call) await publish(ctx, 'call_hangup', [t.call]);
-        const now = t.call ?? (await repo.get(c.id));
-        if (now && now.status === 'hangup') return callJson(now);
-      }
-      throw callNotFound();
-    },
+    handler: async ({ ctx, auth, params }) => callJson(await hangupCall(ctx, await owned(ctx, auth, params.id))),
   }),
   muteRoute(true),
   muteRoute(false),

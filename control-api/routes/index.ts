@@ -76,6 +76,7 @@ import { routes as transcribes } from './transcribes';
 import { routes as transcripts } from './transcripts';
 import { routes as transfers } from './transfers';
 import { routes as trunks } from './trunks';
+import { routes as twilio } from './twilio';
 import { routes as webchatMessages } from './webchat-messages';
 import { routes as webchatSessions } from './webchat-sessions';
 import { routes as webchatWidgets } from './webchat-widgets';
@@ -153,6 +154,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   transcripts,
   transfers,
   trunks,
+  twilio,
   webchatMessages,
   webchatSessions,
   webchatWidgets,

@@ -1,0 +1,137 @@
+/**
+ * Recordings: list (all, or a call's: /Calls/{CallSid}/Recordings.json; filters CallSid,
+ * DateCreated, DateCreated< / DateCreated>), fetch, media (`.wav`, and without a suffix, as Twilio;
+ * `.mp3` transcoded by sox on the fly), delete (files first, as DELETE /v1.0/recordings/{id}).
+ * Media needs the account's credentials, like every path here. A recording with a file per
+ * direction (`*_in.wav` / `*_out.wav`) serves its first file; a mixed one its only file.
+ */
+import { spawn } from 'node:child_process';
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../context';
+import { EMPTY_UUID } from '../../core/ids';
+import { recordingsReadRepo, type RecordingRow } from '../../core/repos/recordings';
+import { storageBackend, viaStorage } from '../../core/storage/backend';
+import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
+import { authOf } from './auth';
+import { badParam, notFound, TwilioError } from './errors';
+import { one, pageJson, pageOf, rfc2822, type Params } from './params';
+import { API_VERSION } from './call-json';
+
+function recordingJson(r: RecordingRow) {
+  const base = `/${API_VERSION}/Accounts/${accountSid(r.customer_id)}/Recordings/${toSid('RE', r.id)}`;
+  const duration = r.tm_start && r.tm_end ? Math.max(0, Math.round((r.tm_end.getTime() - r.tm_start.getTime()) / 1000)) : null;
+  const isCall = r.reference_type === 'call' && r.reference_id !== EMPTY_UUID;
+  return {
+    sid: toSid('RE', r.id),
+    account_sid: accountSid(r.customer_id),
+    call_sid: isCall ? callSid(r.reference_id) : null,
+    conference_sid: r.reference_type === 'conference' && r.reference_id !== EMPTY_UUID ? toSid('CF', r.reference_id) : null,
+    date_created: rfc2822(r.tm_create),
+    date_updated: rfc2822(r.tm_update ?? r.tm_create),
+    start_time: rfc2822(r.tm_start ?? r.tm_create),
+    duration: r.status === 'ended' && duration !== null ? String(duration) : '-1',
+    channels: 1,
+    source: isCall ? 'StartCallRecordingAPI' : 'RecordVerb',
+    status: r.status === 'ended' ? 'completed' : 'processing',
+    error_code: null,
+    price: null,
+    price_unit: 'USD',
+    encryption_details: null,
+    api_version: API_VERSION,
+    media_url: `${base}`,
+    uri: `${base}.json`,
+    subresource_uris: { transcriptions: `${base}/Transcriptions.json` },
+  };
+}
+
+async function owned(ctx: AppContext, customerId: string, sid: string): Promise<RecordingRow> {
+  const id = fromSid('RE', sid);
+  const r = id ? await recordingsReadRepo(ctx.db).get(customerId, id) : null;
+  if (!r) throw notFound(`Recording ${sid.slice(0, 40)}`);
+  return r;
+}
+
+async function list(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const q = req.query as Params;
+  const page = pageOf(q);
+  const callParam = typeof req.params.CallSid === 'string' ? req.params.CallSid : one(q, 'CallSid', 64);
+  let sql = ctx.db('recordings').whereNull('tm_delete').where('customer_id', auth.customerId);
+  if (callParam !== undefined) sql = sql.where({ reference_type: 'call', reference_id: fromSid('CA', callParam) ?? EMPTY_UUID });
+  for (const op of ['', '<', '>'] as const) {
+    const v = one(q, `DateCreated${op}`, 32);
+    if (v === undefined) continue;
+    const m = /^(\d{4}-\d{2}-\d{2})/.exec(v);
+    const day = m ? new Date(`${m[1]}T00:00:00Z`) : new Date(NaN);
+    if (Number.isNaN(day.getTime())) throw badParam(`DateCreated${op} must be a date (YYYY-MM-DD)`);
+    const next = new Date(day.getTime() + 86_400_000);
+    if (op === '') sql = sql.where('tm_create', '>=', day).where('tm_create', '<', next);
+    else if (op === '<') sql = sql.where('tm_create', '<', day);
+    else sql = sql.where('tm_create', '>=', day); // on or after that day, as Twilio
+  }
+  const rows = (await sql
+    .orderBy('tm_create', 'desc')
+    .orderBy('id', 'desc')
+    .offset(page.offset)
+    .limit(page.pageSize + 1)) as RecordingRow[];
+  res.json(pageJson(req, 'recordings', page, rows.map(recordingJson)));
+}
+
+async function media(ctx: AppContext, req: Request, res: Response, format: 'wav' | 'mp3'): Promise<void> {
+  const auth = authOf(res.locals);
+  const r = await owned(ctx, auth.customerId, String(req.params.RecordingSid));
+  const filename = r.filenames[0];
+  if (r.status !== 'ended' || !filename) throw new TwilioError(404, 20404, 'The recording has no media yet');
+  const files = storageBackend(ctx.config).recordings;
+  if (format === 'wav') {
+    const obj = await viaStorage(() => files.open(filename));
+    if (!obj) throw notFound(`Recording media ${toSid('RE', r.id)}`);
+    res.setHeader('Content-Type', 'audio/x-wav');
+    res.setHeader('Content-Length', String(obj.size));
+    obj.stream.on('error', () => res.destroy()).pipe(res);
+    return;
+  }
+  const local = await viaStorage(() => files.localCopy(filename));
+  if (!local) throw notFound(`Recording media ${toSid('RE', r.id)}`);
+  const sox = spawn('sox', [local.path, '-t', 'mp3', '-'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  res.setHeader('Content-Type', 'audio/mpeg');
+  sox.stdout.pipe(res);
+  sox.on('close', () => void local.release());
+  res.on('close', () => sox.kill('SIGKILL'));
+}
+
+async function remove(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const r = await owned(ctx, auth.customerId, String(req.params.RecordingSid));
+  const files = storageBackend(ctx.config).recordings;
+  await viaStorage(() => Promise.all(r.filenames.map((f) => files.remove(f))));
+  if (!(await recordingsReadRepo(ctx.db).softDelete(auth.customerId, r.id))) throw notFound(`Recording ${toSid('RE', r.id)}`);
+  res.status(204).end();
+}
+
+type Handler = (ctx: AppContext, req: Request, res: Response) => Promise<void>;
+
+export function recordingsRouter(ctx: AppContext): Router {
+  const r = Router({ mergeParams: true });
+  const h = (fn: Handler) => (req: Request, res: Response, next: (e?: unknown) => void) => void fn(ctx, req, res).catch(next);
+  r.get('/Recordings{.json}', h(list));
+  r.get('/Calls/:CallSid/Recordings{.json}', h(list));
+  r.get(
+    '/Recordings/:RecordingSid.json',
+    h(async (c, req, res) => void res.json(recordingJson(await owned(c, authOf(res.locals).customerId, String(req.params.RecordingSid))))),
+  );
+  r.get(
+    '/Recordings/:RecordingSid.wav',
+    h((c, req, res) => media(c, req, res, 'wav')),
+  );
+  r.get(
+    '/Recordings/:RecordingSid.mp3',
+    h((c, req, res) => media(c, req, res, 'mp3')),
+  );
+  r.get(
+    '/Recordings/:RecordingSid',
+    h((c, req, res) => media(c, req, res, 'wav')),
+  );
+  r.delete('/Recordings/:RecordingSid{.json}', h(remove));
+  return r;
+}

@@ -1,0 +1,49 @@
+/**
+ * The Twilio-compatible REST API, mounted at /2010-04-01 (control-api/app.ts): per-IP limit → form
+ * body → basic auth for /Accounts/:AccountSid (auth.ts) → the resources → Twilio's error shape for
+ * everything, unknown paths included.
+ */
+import express, { Router, type RequestHandler } from 'express';
+import type { AppContext } from '../context';
+import { accountSid } from '../../core/twilio/sids';
+import { rfc2822 } from './params';
+import { authOf, twilioAuth } from './auth';
+import { callsRouter } from './calls';
+import { recordingsRouter } from './recordings';
+import { numbersRouter } from './numbers';
+import { twilioErrorHandler, twilioRouteNotFound } from './errors';
+import { API_VERSION } from './call-json';
+
+export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHandler[] } = {}): Router {
+  const r = Router();
+  for (const l of opts.ipLimit ?? []) r.use(l);
+  r.use(express.urlencoded({ extended: false, limit: ctx.config.bodyLimitBytes, parameterLimit: 1000 }));
+  const account = Router({ mergeParams: true });
+  account.use(twilioAuth(ctx));
+  account.get('/', (_req, res) => {
+    const a = authOf(res.locals);
+    res.json({
+      sid: a.accountSid,
+      owner_account_sid: a.accountSid,
+      friendly_name: a.accountSid,
+      status: 'active',
+      type: 'Full',
+      auth_token: null,
+      date_created: rfc2822(null),
+      date_updated: rfc2822(null),
+      uri: `/${API_VERSION}/Accounts/${accountSid(a.customerId)}.json`,
+      subresource_uris: {
+        calls: `/${API_VERSION}/Accounts/${a.accountSid}/Calls.json`,
+        recordings: `/${API_VERSION}/Accounts/${a.accountSid}/Recordings.json`,
+        incoming_phone_numbers: `/${API_VERSION}/Accounts/${a.accountSid}/IncomingPhoneNumbers.json`,
+      },
+    });
+  });
+  account.use(callsRouter(ctx));
+  account.use(recordingsRouter(ctx));
+  account.use(numbersRouter(ctx));
+  r.use('/Accounts/:AccountSid', account);
+  r.use(twilioRouteNotFound);
+  r.use(twilioErrorHandler);
+  return r;
+}
