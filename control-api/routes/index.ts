@@ -75,6 +75,8 @@ import { routes as transcribes } from './transcribes';
 import { routes as transcripts } from './transcripts';
 import { routes as transfers } from './transfers';
 import { routes as trunks } from './trunks';
+import { routes as voicemailBoxes } from './voicemail-boxes';
+import { routes as voicemailMessages } from './voicemail-messages';
 import { routes as webchatMessages } from './webchat-messages';
 import { routes as webchatSessions } from './webchat-sessions';
 import { routes as webchatWidgets } from './webchat-widgets';
@@ -151,6 +153,8 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   transcripts,
   transfers,
   trunks,
+  voicemailBoxes,
+  voicemailMessages,
   webchatMessages,
   webchatSessions,
   webchatWidgets,
