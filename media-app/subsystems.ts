@@ -14,5 +14,6 @@ import { subsystem as storage } from './storage';
 import { subsystem as billing } from './billing';
 import { subsystem as callControls } from './call/controls-subsystem';
 import { subsystem as flowSimulator } from './flow/simulator/subsystem';
+import { subsystem as voicemail } from './voicemail';
 
-export const SUBSYSTEMS: readonly Subsystem[] = [ai, speech, mediaStreams, conference, queue, workspace, xfer, storage, billing, callControls, flowSimulator];
+export const SUBSYSTEMS: readonly Subsystem[] = [ai, speech, mediaStreams, conference, queue, workspace, xfer, storage, billing, callControls, flowSimulator, voicemail];

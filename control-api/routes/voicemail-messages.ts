@@ -21,6 +21,7 @@ export const voicemailMessageSchema = z.object({
   box_id: z.string(),
   folder: z.enum(FOLDERS),
   urgent: z.boolean(),
+  caller_type: z.string(),
   caller_number: z.string(),
   caller_name: z.string(),
   call_id: z.string(),

@@ -48,6 +48,9 @@ export const ACTION_TYPES = [
   'transcribe_stop',
   'transcribe_recording',
   'variable_set',
+  // issue 37 voicemail (our extension of the reference list): leave a message, the voice menu of a box
+  'voicemail',
+  'voicemail_main',
   'webhook_send',
 ] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];

@@ -8,6 +8,7 @@ import * as media from './options/media';
 import * as control from './options/control';
 import * as dialing from './options/dialing';
 import * as later from './options/later';
+import * as voicemail from './options/voicemail';
 
 export interface ActionSpec {
   type: ActionType;
@@ -30,6 +31,7 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...control,
   ...dialing,
   ...later,
+  ...voicemail,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -56,6 +58,8 @@ const NEEDS_CALL = new Set<ActionType>([
   'transcribe_stop',
   'ai_talk',
   'condition_call_status',
+  'voicemail',
+  'voicemail_main',
 ]);
 
 const SUBSYSTEM: Partial<Record<ActionType, string>> = {
@@ -74,6 +78,8 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   email_send: 'email',
   conversation_send: 'conversation',
   case_create: 'workspace',
+  voicemail: 'voicemail',
+  voicemail_main: 'voicemail',
 };
 
 export const ACTION_SPECS: Readonly<Record<ActionType, ActionSpec>> = Object.fromEntries(

@@ -32,13 +32,25 @@ export interface ExtensionRow {
   dtmf_mode: DtmfMode;
   /** The codecs of the extension's calls, in the order our offers list them (core/calls/codecs). */
   codecs: string[];
+  /** Unsolicited message-summary NOTIFYs to its contacts when its voicemail box's counts change (docs/pbx.md). */
+  mwi_unsolicited: boolean;
+  /** When a call to it goes to its voicemail box (not answered within voicemail_timeout s, or busy). */
+  voicemail_on: VoicemailOn;
+  voicemail_timeout: number;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
+export interface VoicemailOn {
+  no_answer: boolean;
+  busy: boolean;
+}
+
+type VoicemailFields = 'mwi_unsolicited' | 'voicemail_on' | 'voicemail_timeout';
+
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | VoicemailFields>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -57,6 +69,9 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     mac: e.mac ?? null,
     dtmf_mode: e.dtmf_mode,
     codecs: codecsOf(e.codecs, DEFAULT_EXTENSION_CODECS),
+    mwi_unsolicited: e.mwi_unsolicited,
+    voicemail_on: e.voicemail_on,
+    voicemail_timeout: e.voicemail_timeout,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -99,7 +114,7 @@ export function extensionsRepo(db: Db) {
     },
     async update(
       id: string,
-      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs'>>,
+      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | VoicemailFields>>,
     ): Promise<ExtensionRow | null> {
       const [row] = await live()
         .where({ id })

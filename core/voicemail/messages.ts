@@ -18,6 +18,7 @@ export interface VoicemailMessageRow {
   box_id: string;
   folder: Folder;
   urgent: boolean;
+  caller_type: string;
   caller_number: string;
   caller_name: string;
   call_id: string | null;
@@ -30,7 +31,7 @@ export interface VoicemailMessageRow {
   tm_delete: Date | null;
 }
 
-export type NewMessage = Pick<VoicemailMessageRow, 'customer_id' | 'box_id' | 'caller_number' | 'caller_name' | 'filename' | 'duration_ms'> &
+export type NewMessage = Pick<VoicemailMessageRow, 'customer_id' | 'box_id' | 'caller_type' | 'caller_number' | 'caller_name' | 'filename' | 'duration_ms'> &
   Partial<Pick<VoicemailMessageRow, 'call_id' | 'recording_id' | 'urgent' | 'transcript'>>;
 
 export function voicemailMessageJson(m: VoicemailMessageRow) {
@@ -40,6 +41,7 @@ export function voicemailMessageJson(m: VoicemailMessageRow) {
     box_id: m.box_id,
     folder: m.folder,
     urgent: m.urgent,
+    caller_type: m.caller_type,
     caller_number: m.caller_number,
     caller_name: m.caller_name,
     call_id: m.call_id ?? '',
@@ -91,10 +93,18 @@ export function voicemailMessagesRepo(db: Db) {
     async setTranscript(id: string, transcript: string): Promise<void> {
       await db('voicemail_messages').where({ id }).update({ transcript, tm_update: clock.now() });
     },
+    /** Deletes the message and the recording it was made from (the message owns its audio file). */
     async softDelete(customerId: string, id: string): Promise<VoicemailMessageRow | null> {
       const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
-      return (row as VoicemailMessageRow | undefined) ?? null;
+      return db.transaction(async (trx) => {
+        const [row] = (await trx('voicemail_messages')
+          .whereNull('tm_delete')
+          .where({ id, customer_id: customerId })
+          .update({ tm_delete: now, tm_update: now })
+          .returning('*')) as VoicemailMessageRow[];
+        if (row?.recording_id) await trx('recordings').whereNull('tm_delete').where({ id: row.recording_id, customer_id: customerId }).update({ tm_delete: now, tm_update: now });
+        return row ?? null;
+      });
     },
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/knex';
+import { newId } from '../ids';
 
 export interface MailboxSummary {
   newCount: number;
@@ -16,6 +17,8 @@ export interface MailboxSummary {
 
 /** What the channel carries: the box whose counts changed and the counts after the change. */
 export interface MwiNotice {
+  /** Unique per notice: one node of several claims it (the unsolicited NOTIFY is sent once). */
+  id: string;
   customer_id: string;
   box_id: string;
   /** The box's extension ('' for a free-standing box). */
@@ -49,7 +52,7 @@ export async function mailboxSummary(db: Db, boxId: string): Promise<MailboxSumm
 /** Counts the box again and publishes the notice; never throws (the lamp is refreshed on the next change or refresh). */
 export async function publishMwiChange(db: Db, redis: Redis, keyPrefix: string, box: { id: string; customer_id: string; extension_id: string | null }): Promise<MwiNotice | null> {
   try {
-    const notice: MwiNotice = { customer_id: box.customer_id, box_id: box.id, extension_id: box.extension_id ?? '', summary: await mailboxSummary(db, box.id) };
+    const notice: MwiNotice = { id: newId(), customer_id: box.customer_id, box_id: box.id, extension_id: box.extension_id ?? '', summary: await mailboxSummary(db, box.id) };
     await redis.publish(mwiChannel(keyPrefix), JSON.stringify(notice));
     return notice;
   } catch {
@@ -62,9 +65,9 @@ export function parseMwiNotice(message: string): MwiNotice | null {
   try {
     const m = JSON.parse(message) as Partial<MwiNotice>;
     const s = m.summary;
-    if (typeof m.box_id !== 'string' || typeof m.customer_id !== 'string' || typeof m.extension_id !== 'string' || !s) return null;
+    if (typeof m.id !== 'string' || typeof m.box_id !== 'string' || typeof m.customer_id !== 'string' || typeof m.extension_id !== 'string' || !s) return null;
     if (![s.newCount, s.oldCount, s.urgentNew, s.urgentOld].every((n) => Number.isInteger(n) && n >= 0)) return null;
-    return { customer_id: m.customer_id, box_id: m.box_id, extension_id: m.extension_id, summary: s };
+    return { id: m.id, customer_id: m.customer_id, box_id: m.box_id, extension_id: m.extension_id, summary: s };
   } catch {
     return null;
   }

@@ -162,7 +162,7 @@ describe('flow actions on a virtual call: control', () => {
 
   it('actions of later subsystems end the activeflow with an error naming the subsystem', async () => {
     const later = ACTION_TYPES.filter((t) => ACTION_SPECS[t].subsystem);
-    expect(later).to.have.length(15);
+    expect(later).to.have.length(17);
     const samples: Record<string, Record<string, unknown>> = {
       conference_join: { conference_id: id(1) },
       confbridge_join: { confbridge_id: id(1) },
@@ -170,6 +170,7 @@ describe('flow actions on a virtual call: control', () => {
       message_send: { destinations: [{ type: 'tel', target: '+1' }], text: 'x' },
       email_send: { destinations: [{ type: 'email', target: 'a@b' }] },
       conversation_send: { conversation_id: id(1), text: 'x' },
+      voicemail: { box_id: id(1) },
     };
     for (const t of later) {
       const r = await sim([{ type: 'answer' }, { type: t, option: samples[t] ?? {} }, { type: 'talk', option: { text: 'never' } }]);

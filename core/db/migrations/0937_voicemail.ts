@@ -43,6 +43,8 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('box_id').notNullable().references('id').inTable('voicemail_boxes').onDelete('CASCADE');
     t.text('folder').notNullable().defaultTo('new');
     t.boolean('urgent').notNullable().defaultTo(false);
+    // the caller's address (type and target, as the call's source gave it): what callback dials
+    t.text('caller_type').notNullable().defaultTo('');
     t.text('caller_number').notNullable().defaultTo('');
     t.text('caller_name').notNullable().defaultTo('');
     t.uuid('call_id').nullable();
@@ -57,9 +59,24 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.raw(`CREATE INDEX voicemail_messages_box_live_idx ON voicemail_messages (box_id, tm_create DESC, id DESC) WHERE tm_delete IS NULL`);
   await knex.raw(`CREATE INDEX voicemail_messages_box_folder_live_idx ON voicemail_messages (box_id, folder, tm_create DESC, id DESC) WHERE tm_delete IS NULL`);
+
+  await knex.schema.alterTable('extensions', (t) => {
+    // unsolicited message-summary NOTIFYs to the extension's registered contacts (RFC 3842)
+    t.boolean('mwi_unsolicited').notNullable().defaultTo(false);
+    // when a call to the extension goes to its voicemail box, and after how many seconds of ringing
+    t.jsonb('voicemail_on')
+      .notNullable()
+      .defaultTo(JSON.stringify({ no_answer: false, busy: false }));
+    t.integer('voicemail_timeout').notNullable().defaultTo(20);
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('extensions', (t) => {
+    t.dropColumn('mwi_unsolicited');
+    t.dropColumn('voicemail_on');
+    t.dropColumn('voicemail_timeout');
+  });
   await knex.schema.dropTable('voicemail_messages');
   await knex.schema.dropTable('voicemail_boxes');
 }

@@ -46,6 +46,8 @@ import { TranscribeStart } from './transcribe_start';
 import { TranscribeStop } from './transcribe_stop';
 import { TranscribeRecording } from './transcribe_recording';
 import { VariableSet } from './variable_set';
+import { Voicemail } from './voicemail';
+import { VoicemailMain } from './voicemail_main';
 import { WebhookSend } from './webhook_send';
 
 export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
@@ -91,6 +93,8 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   transcribe_stop: TranscribeStop,
   transcribe_recording: TranscribeRecording,
   variable_set: VariableSet,
+  voicemail: Voicemail,
+  voicemail_main: VoicemailMain,
   webhook_send: WebhookSend,
 };
 
