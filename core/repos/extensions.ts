@@ -34,20 +34,12 @@ export interface ExtensionRow {
   codecs: string[];
   /** Unsolicited message-summary NOTIFYs to its contacts when its voicemail box's counts change (docs/pbx.md). */
   mwi_unsolicited: boolean;
-  /** When a call to it goes to its voicemail box (not answered within voicemail_timeout s, or busy). */
-  voicemail_on: VoicemailOn;
-  voicemail_timeout: number;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-export interface VoicemailOn {
-  no_answer: boolean;
-  busy: boolean;
-}
-
-type VoicemailFields = 'mwi_unsolicited' | 'voicemail_on' | 'voicemail_timeout';
+type VoicemailFields = 'mwi_unsolicited';
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
   Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | VoicemailFields>>;
@@ -70,8 +62,6 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     dtmf_mode: e.dtmf_mode,
     codecs: codecsOf(e.codecs, DEFAULT_EXTENSION_CODECS),
     mwi_unsolicited: e.mwi_unsolicited,
-    voicemail_on: e.voicemail_on,
-    voicemail_timeout: e.voicemail_timeout,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),

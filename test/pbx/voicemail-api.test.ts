@@ -116,6 +116,19 @@ describe('voicemail REST: boxes, messages, MWI notice', function () {
     expect(other.body.error.details[0].field).to.equal('extension_id');
   });
 
+  it('sets mwi_unsolicited on an extension (off by default), refusing what is not a boolean', async () => {
+    const c = await api('post', '/extensions').send({ extension: `mwi${++seq}` });
+    expect(c.status, JSON.stringify(c.body)).to.equal(200);
+    expect(c.body.mwi_unsolicited).to.equal(false);
+    const bad = await api('put', `/extensions/${c.body.id}`).send({ mwi_unsolicited: 'yes' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.details[0].field).to.equal('mwi_unsolicited');
+    const on = await api('put', `/extensions/${c.body.id}`).send({ mwi_unsolicited: true });
+    expect(on.status).to.equal(200);
+    expect(on.body.mwi_unsolicited).to.equal(true);
+    expect((await api('get', `/extensions/${c.body.id}`)).body.mwi_unsolicited).to.equal(true);
+  });
+
   it('refuses bad input in the error envelope and loses nothing', async () => {
     for (const pin of ['12', '12345678901', 'abcd', '12 4', 1234]) {
       const r = await api('post', '/voicemail_boxes').send({ number: boxNumber(), pin });

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
  * Issue 37 (PBX) voicemail: boxes (per extension or free-standing) with a hashed PIN, greetings and
  * options, and their messages (a recording's WAV with caller, time, duration and transcript). Lists
  * run newest first per box and folder: the partial indexes keep 10,000 messages of a box under the
- * 200 ms budget (scripts/bench/pbx/voicemail-list.ts). Extensions get their voicemail settings.
+ * 200 ms budget (scripts/bench/pbx/voicemail-list.ts). Extensions get `mwi_unsolicited`.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('voicemail_boxes', (t) => {
@@ -63,19 +63,12 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('extensions', (t) => {
     // unsolicited message-summary NOTIFYs to the extension's registered contacts (RFC 3842)
     t.boolean('mwi_unsolicited').notNullable().defaultTo(false);
-    // when a call to the extension goes to its voicemail box, and after how many seconds of ringing
-    t.jsonb('voicemail_on')
-      .notNullable()
-      .defaultTo(JSON.stringify({ no_answer: false, busy: false }));
-    t.integer('voicemail_timeout').notNullable().defaultTo(20);
   });
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('extensions', (t) => {
     t.dropColumn('mwi_unsolicited');
-    t.dropColumn('voicemail_on');
-    t.dropColumn('voicemail_timeout');
   });
   await knex.schema.dropTable('voicemail_messages');
   await knex.schema.dropTable('voicemail_boxes');
