@@ -11,9 +11,11 @@ import type { Redis } from 'ioredis';
 import { testDb } from '../../testkit/db';
 import { sippMediaPort } from '../../testkit/ports';
 import { killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
-import { callerPcap, ToneSink, type CallerEvent } from '../../testkit/pbx/audio';
+import { callerPcap, ToneSink, wavToneMs, type CallerEvent } from '../../testkit/pbx/audio';
 import { extensionWithBox, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { newId } from '../../core/ids';
+import { checkPin } from '../../core/voicemail/boxes';
+import { readWav } from '../../media-engine/audio/wav';
 import { mailboxSummary, mwiChannel, parseMwiNotice, type MwiNotice } from '../../core/voicemail/mwi';
 
 const MESSAGE_HZ = 1800;
@@ -159,5 +161,59 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     );
     expect((af.executed_actions as { type: string }[]).map((x) => x.type)).to.deep.equal(['voicemail_main']);
     expect(await mailboxSummary(db, box.id)).to.deep.equal({ newCount: 1, oldCount: 0, urgentNew: 0, urgentOld: 0 });
+  });
+
+  it('records the unavailable greeting and changes the PIN by phone; the next caller hears that greeting', async () => {
+    const db = await testDb();
+    const cid = await pbxCustomer();
+    const { box } = await extensionWithBox(cid, { number: '303', pin: '4321' });
+    const number = '+899100003803';
+    await numberWithFlow(cid, number, [{ type: 'voicemail_main' }, { type: 'hangup' }]);
+    const sink = await ToneSink.open();
+    let r;
+    try {
+      r = await call(
+        number,
+        [
+          ...keys(1000, '303#4321#'),
+          ...keys(10_000, '0'),
+          ...keys(12_000, '1'),
+          { atMs: 19_000, tone: { hz: MESSAGE_HZ, ms: 3000 } },
+          ...keys(22_500, '#'),
+          ...keys(27_000, '5'),
+          ...keys(29_000, '8642#'),
+          ...keys(35_000, '8642#'),
+          ...keys(40_000, '*'),
+          ...keys(42_000, '#'),
+        ],
+        44_000,
+        sink,
+      );
+    } finally {
+      sink.close();
+    }
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const row = await db('voicemail_boxes').where({ id: box.id }).first();
+    expect(row.greeting_unavailable, 'greeting recorded').to.match(/^vmg-.*\.wav$/);
+    const wav = readWav(path.join(p.config.dataDir, 'recordings', row.greeting_unavailable));
+    expect(wavToneMs(wav.samples, wav.info.format.sampleRate, MESSAGE_HZ), 'the tone in the greeting').to.be.greaterThan(1000);
+    expect(await checkPin(row, '8642'), 'new PIN').to.equal(true);
+    expect(await checkPin(row, '4321'), 'old PIN').to.equal(false);
+
+    // a caller leaving a message hears the recorded greeting (the tone), then the 1 kHz beep
+    const leave = '+899100003804';
+    await numberWithFlow(cid, leave, [{ type: 'voicemail', option: { box_id: box.id } }, { type: 'hangup' }]);
+    const heard = await ToneSink.open();
+    try {
+      const c = await call(leave, [...keys(9000, '#')], 10_000, heard);
+      expect(c.code, c.errors + c.messages).to.equal(0);
+    } finally {
+      heard.close();
+    }
+    const greetingTone = heard.toneFlags(MESSAGE_HZ).indexOf(true);
+    const beep = heard.toneFlags(1000).indexOf(true);
+    expect(greetingTone, 'recorded greeting heard').to.be.at.least(0);
+    expect(heard.toneMs(MESSAGE_HZ)).to.be.greaterThan(1000);
+    expect(beep, 'beep after the greeting').to.be.greaterThan(greetingTone);
   });
 });
