@@ -76,6 +76,7 @@ import { routes as transcripts } from './transcripts';
 import { routes as transfers } from './transfers';
 import { routes as trunks } from './trunks';
 import { routes as voicemailBoxes } from './voicemail-boxes';
+import { routes as voicemailGreetings } from './voicemail-greetings';
 import { routes as voicemailMessages } from './voicemail-messages';
 import { routes as webchatMessages } from './webchat-messages';
 import { routes as webchatSessions } from './webchat-sessions';
@@ -154,6 +155,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   transfers,
   trunks,
   voicemailBoxes,
+  voicemailGreetings,
   voicemailMessages,
   webchatMessages,
   webchatSessions,

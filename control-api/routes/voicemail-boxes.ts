@@ -15,7 +15,7 @@ import type { AppContext } from '../context';
 import { listOf } from './schemas';
 import { voicemailMessageSchema } from './voicemail-messages';
 
-const boxSchema = z.object({
+export const boxSchema = z.object({
   id: z.string(),
   customer_id: z.string(),
   extension_id: z.string(),

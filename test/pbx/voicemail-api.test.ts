@@ -2,6 +2,7 @@
 // hashed PIN, /voicemail_boxes/{id}/messages newest first with the folder filter, /voicemail_messages/{id}
 // get, media, move (read/unread) and delete; each count change publishes the MWI notice on Redis; bad
 // ids, bad PINs and another customer's box answer in the error envelope.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -127,6 +128,37 @@ describe('voicemail REST: boxes, messages, MWI notice', function () {
     expect(on.status).to.equal(200);
     expect(on.body.mwi_unsolicited).to.equal(true);
     expect((await api('get', `/extensions/${c.body.id}`)).body.mwi_unsolicited).to.equal(true);
+  });
+
+  it('uploads and removes greetings; refuses what is not a playable WAV and keeps nothing of it', async () => {
+    const b = await api('post', '/voicemail_boxes').send({ number: boxNumber(), pin: '1234' });
+    const dir = path.join(t.ctx.config.dataDir, 'recordings');
+    const good = path.join(t.ctx.config.dataDir, `greeting-${process.pid}.wav`);
+    fs.mkdirSync(path.dirname(good), { recursive: true });
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', good, 'synth', '1', 'sine', '500', 'vol', '0.5']);
+    const filesBefore = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.startsWith(`vmg-${b.body.id}`)).length : 0;
+    const notWav = await api('put', `/voicemail_boxes/${b.body.id}/greetings/unavailable`).attach('file', Buffer.from('hello, not audio'), 'greeting.wav');
+    expect(notWav.status).to.equal(400);
+    expect(notWav.body.error.details[0].field).to.equal('file');
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith(`vmg-${b.body.id}`)).length, 'nothing kept').to.equal(filesBefore);
+    expect((await api('put', `/voicemail_boxes/${b.body.id}/greetings/holiday`).attach('file', good)).status).to.equal(400);
+    const other = await createFixture(t.ctx);
+    expect((await api('put', `/voicemail_boxes/${b.body.id}/greetings/busy`, other).attach('file', good)).status).to.equal(404);
+
+    const up = await api('put', `/voicemail_boxes/${b.body.id}/greetings/busy`).attach('file', good);
+    expect(up.status, JSON.stringify(up.body)).to.equal(200);
+    expect(up.body).to.include({ greeting_busy: true, greeting_unavailable: false });
+    const first = (await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first()).greeting_busy as string;
+    expect(fs.existsSync(path.join(dir, first))).to.equal(true);
+    // a new upload replaces the file
+    expect((await api('put', `/voicemail_boxes/${b.body.id}/greetings/busy`).attach('file', good)).status).to.equal(200);
+    const second = (await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first()).greeting_busy as string;
+    expect(second).to.not.equal(first);
+    expect(fs.existsSync(path.join(dir, first))).to.equal(false);
+    const del = await api('delete', `/voicemail_boxes/${b.body.id}/greetings/busy`);
+    expect(del.status).to.equal(200);
+    expect(del.body.greeting_busy).to.equal(false);
+    expect(fs.existsSync(path.join(dir, second))).to.equal(false);
   });
 
   it('refuses bad input in the error envelope and loses nothing', async () => {
