@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { readWav } from '../../media-engine';
+import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { voicemailBoxesRepo, type VoicemailBoxRow } from '../../core/voicemail/boxes';
 import { voicemailMessagesRepo, type VoicemailMessageRow } from '../../core/voicemail/messages';
 import type { CallPort } from '../flow/call-port';
@@ -68,7 +69,7 @@ export async function leaveMessage(svc: VoicemailService, customerId: string, ca
   const { recording_id } = await call.recordingStart({ format: 'wav', end_of_silence: END_OF_SILENCE_SEC, end_of_key: '#', duration: limit, beep_start: false });
   // the recording ends on #, silence, the limit, or the caller's hangup (the call stops it as it closes)
   await waitRecordingEnd(call, recording_id, (limit + 15) * 1000);
-  const rec = (await svc.db('recordings').where({ id: recording_id }).first('filenames', 'status')) as { filenames: string[]; status: string } | undefined;
+  const rec = await recordingsWriteRepo(svc.db).getAny(recording_id);
   const filename = rec?.filenames[0];
   if (!filename) return { kind: 'no_message' };
   let durationMs = 0;

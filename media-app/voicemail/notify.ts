@@ -9,6 +9,7 @@ import { sendEmail } from '../../core/email/send';
 import { emailsRepo } from '../../core/repos/emails';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { transcribesRepo } from '../../core/repos/transcribes';
+import { transcriptsOf } from '../../core/repos/transcripts';
 import type { VoicemailBoxRow } from '../../core/voicemail/boxes';
 import { voicemailMessageJson, voicemailMessagesRepo, type VoicemailMessageRow } from '../../core/voicemail/messages';
 import { publishMwiChange } from '../../core/voicemail/mwi';
@@ -79,9 +80,9 @@ async function transcript(svc: VoicemailService, box: VoicemailBoxRow, m: Voicem
       if (row?.status === 'done') break;
       await new Promise((r) => setTimeout(r, 250));
     }
-    const parts = (await svc.db('transcripts').where({ transcribe_id: mine.id }).orderBy('offset_ms').select('message')) as { message: string }[];
-    const text = parts
-      .map((p) => p.message.trim())
+    const text = (await transcriptsOf(svc.db, box.customer_id, m.recording_id))
+      .filter((t) => t.transcribe_id === mine.id)
+      .map((t) => t.message.trim())
       .filter(Boolean)
       .join(' ');
     if (!text) return;

@@ -77,7 +77,7 @@ describe('voicemail REST: boxes, messages, MWI notice', function () {
     expect(c.body).to.include({ number, name: 'front desk', extension_id: '', max_message_sec: 60, attach_audio: true });
     expect(c.body).to.not.have.property('pin');
     expect(c.body).to.not.have.property('pin_hash');
-    const row = await t.ctx.db('voicemail_boxes').where({ id: c.body.id }).first();
+    const row = (await t.ctx.db('voicemail_boxes').where({ id: c.body.id }).first())!;
     expect(row.pin_hash).to.match(/^scrypt\$/);
     expect(await checkPin(row, '4321')).to.equal(true);
     expect(await checkPin(row, '1234')).to.equal(false);
@@ -90,7 +90,7 @@ describe('voicemail REST: boxes, messages, MWI notice', function () {
     const u = await api('put', `/voicemail_boxes/${c.body.id}`).send({ pin: '98765', greeting_text: 'Leave a message' });
     expect(u.status).to.equal(200);
     expect(u.body.greeting_text).to.equal('Leave a message');
-    expect(await checkPin(await t.ctx.db('voicemail_boxes').where({ id: c.body.id }).first(), '98765')).to.equal(true);
+    expect(await checkPin((await t.ctx.db('voicemail_boxes').where({ id: c.body.id }).first())!, '98765')).to.equal(true);
 
     const dup = await api('post', '/voicemail_boxes').send({ number, pin: '1111' });
     expect(dup.status).to.equal(409);
@@ -148,11 +148,11 @@ describe('voicemail REST: boxes, messages, MWI notice', function () {
     const up = await api('put', `/voicemail_boxes/${b.body.id}/greetings/busy`).attach('file', good);
     expect(up.status, JSON.stringify(up.body)).to.equal(200);
     expect(up.body).to.include({ greeting_busy: true, greeting_unavailable: false });
-    const first = (await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first()).greeting_busy as string;
+    const first = (await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first())!.greeting_busy;
     expect(fs.existsSync(path.join(dir, first))).to.equal(true);
     // a new upload replaces the file
     expect((await api('put', `/voicemail_boxes/${b.body.id}/greetings/busy`).attach('file', good)).status).to.equal(200);
-    const second = (await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first()).greeting_busy as string;
+    const second = (await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first())!.greeting_busy;
     expect(second).to.not.equal(first);
     expect(fs.existsSync(path.join(dir, first))).to.equal(false);
     const del = await api('delete', `/voicemail_boxes/${b.body.id}/greetings/busy`);
@@ -173,7 +173,7 @@ describe('voicemail REST: boxes, messages, MWI notice', function () {
     expect((await api('post', '/voicemail_boxes').send({ number: boxNumber(), pin: '1234', bogus: 1 })).status).to.equal(400);
     const b = await api('post', '/voicemail_boxes').send({ number: boxNumber(), pin: '1234' });
     expect((await api('put', `/voicemail_boxes/${b.body.id}`).send({ pin: '1' })).status).to.equal(400);
-    const row = await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first();
+    const row = (await t.ctx.db('voicemail_boxes').where({ id: b.body.id }).first())!;
     expect(await checkPin(row, '1234')).to.equal(true);
     expect((await api('get', '/voicemail_boxes/not-a-uuid')).status).to.equal(400);
     expect((await api('get', `/voicemail_boxes/${newId()}`)).status).to.equal(404);

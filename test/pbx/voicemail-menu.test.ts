@@ -101,8 +101,8 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     expect(toneRuns.length, 'two messages played').to.be.at.least(2);
 
     // 7 deleted the first (file gone), 9 saved the second: no new, one old
-    const a = await db('voicemail_messages').where({ id: first }).first();
-    const b = await db('voicemail_messages').where({ id: second }).first();
+    const a = (await db('voicemail_messages').where({ id: first }).first())!;
+    const b = (await db('voicemail_messages').where({ id: second }).first())!;
     expect(a.tm_delete, 'first deleted').to.not.equal(null);
     expect(fs.existsSync(path.join(p.config.dataDir, 'recordings', a.filename))).to.equal(false);
     expect(b).to.include({ folder: 'old' });
@@ -193,7 +193,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
       sink.close();
     }
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const row = await db('voicemail_boxes').where({ id: box.id }).first();
+    const row = (await db('voicemail_boxes').where({ id: box.id }).first())!;
     expect(row.greeting_unavailable, 'greeting recorded').to.match(/^vmg-.*\.wav$/);
     const wav = readWav(path.join(p.config.dataDir, 'recordings', row.greeting_unavailable));
     expect(wavToneMs(wav.samples, wav.info.format.sampleRate, MESSAGE_HZ), 'the tone in the greeting').to.be.greaterThan(1000);

@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       id: newId(),
       customer_id: f.customer.id,
       box_id: b.id,
-      folder: i % 3 === 0 ? 'new' : 'old',
+      folder: i % 3 === 0 ? ('new' as const) : ('old' as const),
       caller_number: `+1555${String(i).padStart(7, '0')}`,
       filename: `bench-${i}.wav`,
       duration_ms: 5000,
