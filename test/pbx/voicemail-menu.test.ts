@@ -129,6 +129,27 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     expect(af.variables['svc.voicemail.result']).to.equal('exit');
   });
 
+  it('with box_id and skip_pin (the *97 form) goes straight to the counts: no box number, no PIN', async () => {
+    const db = await testDb();
+    const cid = await pbxCustomer();
+    const { box } = await extensionWithBox(cid, { number: '304', pin: '4321' });
+    const id = await message(cid, box.id, 1000);
+    const number = '+899100003804';
+    await numberWithFlow(cid, number, [{ type: 'voicemail_main', option: { box_id: box.id, skip_pin: true } }, { type: 'hangup' }]);
+    const sink = await ToneSink.open();
+    let r;
+    try {
+      // had a PIN been asked, "1" would be its first digit and nothing would play
+      r = await call(number, [...keys(5000, '1'), ...keys(11_000, '#')], 13_000, sink);
+    } finally {
+      sink.close();
+    }
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(sink.toneMs(MESSAGE_HZ), 'the message played').to.be.greaterThan(800);
+    expect(await db('voicemail_messages').where({ id }).first()).to.include({ folder: 'old' });
+    expect(await mailboxSummary(db, box.id)).to.deep.equal({ newCount: 0, oldCount: 1, urgentNew: 0, urgentOld: 0 });
+  });
+
   it('three wrong logins hang up', async () => {
     const db = await testDb();
     const cid = await pbxCustomer();
