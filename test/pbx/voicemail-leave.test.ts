@@ -14,6 +14,7 @@ import { callerPcap, ToneSink, wavToneMs } from '../../testkit/pbx/audio';
 import { extensionWithBox, notifyReceiver, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { readWav } from '../../media-engine/audio/wav';
 import { mailboxSummary } from '../../core/voicemail/mwi';
+import { newId } from '../../core/ids';
 import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp';
 
 const MESSAGE_HZ = 1800;
@@ -101,5 +102,51 @@ describe('voicemail: leaving a message (sipp caller, SMTP server, sipp phone for
     expect(mail.data).to.match(/Subject: New voicemail from Trunk Caller <15557654321> in box 201/);
     expect(mail.data).to.match(/Content-Type: audio\/wav/i);
     expect(mail.data).to.include(m.filename);
+  });
+
+  it('a full box says so, records nothing and the flow goes on', async () => {
+    const db = await testDb();
+    const cid = await pbxCustomer();
+    const { box } = await extensionWithBox(cid, { number: '202', pin: '2468', max_messages: 1 });
+    await db('voicemail_messages').insert({
+      id: newId(),
+      customer_id: cid,
+      box_id: box.id,
+      folder: 'new',
+      caller_number: '+15550001111',
+      filename: 'vm-full.wav',
+      duration_ms: 1500,
+      tm_create: new Date(),
+    });
+    const number = '+899100003702';
+    await numberWithFlow(cid, number, [{ type: 'voicemail', option: { box_id: box.id } }, { type: 'hangup' }]);
+    const pcap = callerPcap(path.join(dir, 'full.pcap'), 8000, [{ atMs: 3000, tone: { hz: MESSAGE_HZ, ms: 3000 } }]);
+    const sink = await ToneSink.open();
+    try {
+      const steps = `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`;
+      const r = await sipp(
+        uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, '15557654322', sink.port, { steps, byeTimeoutMs: 40_000 }),
+        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+        { killAfterMs: 60_000 },
+      ).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    expect(sink.loudRuns().length, 'the full-box prompt spoken').to.be.greaterThan(0);
+    expect(sink.toneMs(1000), 'no beep').to.equal(0);
+    const c = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hung up');
+    const af = await until(
+      async () => {
+        const row = await db('activeflows').where({ id: c.activeflow_id }).first();
+        return row?.status === 'ended' ? row : null;
+      },
+      10_000,
+      'activeflow ended',
+    );
+    expect(af.variables['svc.voicemail.result']).to.equal('box_full');
+    expect((af.executed_actions as { type: string }[]).map((x) => x.type)).to.deep.equal(['voicemail', 'hangup']);
+    expect(await db('voicemail_messages').where({ box_id: box.id })).to.have.length(1);
+    expect(await mailboxSummary(db, box.id)).to.deep.equal({ newCount: 1, oldCount: 0, urgentNew: 0, urgentOld: 0 });
   });
 });
