@@ -88,11 +88,17 @@ export const ExtensionSchema = z.object({
   codecs: codecsOutput,
   blf_keys: z.array(z.string()).describe(BLF_DOC),
   pickup_groups: z.array(z.string()).describe('pickup groups (our extension, docs/pbx.md "Pickup"): *8 answers a call ringing another extension of a shared group'),
+  mwi_unsolicited: z.boolean(),
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
   tm_delete: z.string(),
 });
+
+/** Voicemail settings of an extension (docs/pbx.md "Voicemail"). */
+const voicemailFields = {
+  mwi_unsolicited: z.boolean().optional().describe('send unsolicited message-summary NOTIFYs (RFC 3842) to its registered contacts when its voicemail box changes'),
+};
 
 const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'extension not found');
 
@@ -143,6 +149,7 @@ export const routes = [
       codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
       blf_keys: blfKeysInput.optional(),
       pickup_groups: pickupGroups.optional(),
+      ...voicemailFields,
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -171,6 +178,7 @@ export const routes = [
             codecs: normaliseCodecs(body.codecs ?? DEFAULT_EXTENSION_CODECS),
             blf_keys: blfKeys,
             pickup_groups: body.pickup_groups ?? [],
+            ...(body.mwi_unsolicited !== undefined ? { mwi_unsolicited: body.mwi_unsolicited } : {}),
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -211,7 +219,7 @@ export const routes = [
     tag: 'Extension',
     summary: 'Update an extension',
     description:
-      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind), blf_keys, pickup_groups; omitted fields stay unchanged. The password is not echoed back.',
+      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind), blf_keys, pickup_groups, mwi_unsolicited; omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
     body: z.object({
@@ -225,6 +233,7 @@ export const routes = [
       codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
       blf_keys: blfKeysInput.optional(),
       pickup_groups: pickupGroups.optional(),
+      ...voicemailFields,
     }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {

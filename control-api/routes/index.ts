@@ -77,6 +77,9 @@ import { routes as transcripts } from './transcripts';
 import { routes as transfers } from './transfers';
 import { routes as trunks } from './trunks';
 import { routes as twilio } from './twilio';
+import { routes as voicemailBoxes } from './voicemail-boxes';
+import { routes as voicemailGreetings } from './voicemail-greetings';
+import { routes as voicemailMessages } from './voicemail-messages';
 import { routes as webchatMessages } from './webchat-messages';
 import { routes as webchatSessions } from './webchat-sessions';
 import { routes as webchatWidgets } from './webchat-widgets';
@@ -155,6 +158,9 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   transfers,
   trunks,
   twilio,
+  voicemailBoxes,
+  voicemailGreetings,
+  voicemailMessages,
   webchatMessages,
   webchatSessions,
   webchatWidgets,

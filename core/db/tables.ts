@@ -59,6 +59,8 @@ import type { TranscribeRow } from '../repos/transcribes';
 import type { TranscriptRow } from '../repos/transcripts';
 import type { TransferRow } from '../repos/transfers';
 import type { TrunkRow } from '../repos/trunks';
+import type { VoicemailBoxRow } from '../voicemail/boxes';
+import type { VoicemailMessageRow } from '../voicemail/messages';
 import type { WebhookDeliveryRow } from '../repos/webhook-deliveries';
 import type { SessionRow, WebchatMessageRow, WidgetRow } from '../webchat/repo';
 import type { AddressRow } from '../workspace/contact-addresses';
@@ -221,6 +223,8 @@ declare module 'knex/types/tables' {
     transcripts: Table<TranscriptRow>;
     transfers: Table<TransferRow, 'transferee_addresses'>;
     trunks: Table<TrunkRow>;
+    voicemail_boxes: Table<VoicemailBoxRow>;
+    voicemail_messages: Table<VoicemailMessageRow>;
     webchat_messages: Table<WebchatMessageRow>;
     webchat_sessions: Table<SessionRow>;
     webchat_widgets: Table<WidgetRow, 'theme_config'>;

@@ -52,6 +52,9 @@ const CATALOGUE = {
   trunk: ['trunk_registration_updated'],
   // POST /customer/webhook_test (an extension): a test event through the ordinary webhook delivery
   webhook: ['webhook_test'],
+  // issue 37 voicemail (an extension): boxes and their messages (core/voicemail/)
+  voicemail_box: ['voicemail_box_created', 'voicemail_box_updated', 'voicemail_box_deleted'],
+  voicemail_message: ['voicemail_message_created', 'voicemail_message_updated', 'voicemail_message_deleted'],
 } as const;
 
 type Catalogue = typeof CATALOGUE;

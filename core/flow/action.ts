@@ -51,6 +51,9 @@ export const ACTION_TYPES = [
   /** Our extension (issue 36): fetch or take TwiML, compile it and run it as the next actions (core/twiml). */
   'twiml',
   'variable_set',
+  // issue 37 voicemail (our extension of the reference list): leave a message, the voice menu of a box
+  'voicemail',
+  'voicemail_main',
   'webhook_send',
 ] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];

@@ -8,6 +8,7 @@ import * as media from './options/media';
 import * as control from './options/control';
 import * as dialing from './options/dialing';
 import * as later from './options/later';
+import * as voicemail from './options/voicemail';
 
 export interface ActionSpec {
   type: ActionType;
@@ -30,6 +31,7 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...control,
   ...dialing,
   ...later,
+  ...voicemail,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -58,6 +60,8 @@ const NEEDS_CALL = new Set<ActionType>([
   'ai_talk',
   'condition_call_status',
   'twiml',
+  'voicemail',
+  'voicemail_main',
 ]);
 
 const SUBSYSTEM: Partial<Record<ActionType, string>> = {
@@ -79,6 +83,8 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   case_create: 'workspace',
   /** The signing key of a fetched document (an inline one needs nothing). */
   twiml: 'twiml',
+  voicemail: 'voicemail',
+  voicemail_main: 'voicemail',
 };
 
 export const ACTION_SPECS: Readonly<Record<ActionType, ActionSpec>> = Object.fromEntries(

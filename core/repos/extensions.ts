@@ -36,13 +36,17 @@ export interface ExtensionRow {
   blf_keys: string[];
   /** The pickup groups the extension belongs to (group pickup, core/pbx/; docs/pbx.md "Pickup"). */
   pickup_groups: string[];
+  /** Unsolicited message-summary NOTIFYs to its contacts when its voicemail box's counts change (docs/pbx.md). */
+  mwi_unsolicited: boolean;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
+type VoicemailFields = 'mwi_unsolicited';
+
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
-  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups'>>;
+  Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups' | VoicemailFields>>;
 
 /** The Extension resource; `direct_uri` is the direct SIP URI built from direct_hash. */
 export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPassword?: boolean }) {
@@ -63,6 +67,7 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     codecs: codecsOf(e.codecs, DEFAULT_EXTENSION_CODECS),
     blf_keys: e.blf_keys ?? [],
     pickup_groups: e.pickup_groups ?? [],
+    mwi_unsolicited: e.mwi_unsolicited,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),
@@ -114,7 +119,7 @@ export function extensionsRepo(db: Db) {
     },
     async update(
       id: string,
-      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups'>>,
+      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups' | VoicemailFields>>,
     ): Promise<ExtensionRow | null> {
       const [row] = await live()
         .where({ id })

@@ -48,6 +48,8 @@ import { TranscribeStop } from './transcribe_stop';
 import { TranscribeRecording } from './transcribe_recording';
 import { Twiml } from './twiml';
 import { VariableSet } from './variable_set';
+import { Voicemail } from './voicemail';
+import { VoicemailMain } from './voicemail_main';
 import { WebhookSend } from './webhook_send';
 
 export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
@@ -95,6 +97,8 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   transcribe_recording: TranscribeRecording,
   twiml: Twiml,
   variable_set: VariableSet,
+  voicemail: Voicemail,
+  voicemail_main: VoicemailMain,
   webhook_send: WebhookSend,
 };
 

@@ -1,0 +1,61 @@
+/**
+ * The voicemail subsystem of a media-app node (docs/pbx.md "Voicemail"): fills services.voicemail
+ * for the `voicemail` and `voicemail_main` actions, and runs the unsolicited MWI notifier.
+ */
+import path from 'node:path';
+import type { Subsystem } from '../subsystem';
+import type { Endpoint } from '../../media-engine';
+import { publisherFor } from '../../core/messaging/deps';
+import { emailTransport } from '../../core/smtp/transport';
+import type { VoicemailService } from './service';
+import { startMwiNotifier } from './mwi-notifier';
+
+export type { VoicemailService } from './service';
+
+export const subsystem: Subsystem = {
+  name: 'voicemail',
+  async start(ctx) {
+    const d = ctx.deps;
+    const work = new Set<Promise<unknown>>();
+    const transport = emailTransport({ smtpUrl: d.config.smtpUrl || undefined, outboxDir: d.config.outboxDir });
+    const service: VoicemailService = {
+      db: d.db,
+      redis: d.redis,
+      events: d.events,
+      config: d.config,
+      logger: ctx.logger,
+      email: {
+        db: d.db,
+        provider: null,
+        publicUrl: d.config.publicUrl,
+        publish: publisherFor(d.events, ctx.logger),
+        log: ctx.logger,
+        transport,
+        from: d.config.mailFrom,
+        recordingsDir: path.join(d.config.dataDir, 'recordings'),
+      },
+      endpointOf(callId: string): Endpoint | null {
+        const call = d.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
+        return call && !call.isEnded ? (call.endpoint ?? null) : null;
+      },
+      speech: () => ctx.services.speech,
+      track(p) {
+        const w = p.catch(() => undefined).finally(() => work.delete(w));
+        work.add(w);
+      },
+      async idle() {
+        while (work.size > 0) await Promise.allSettled([...work]);
+      },
+    };
+    ctx.services.voicemail = service;
+    const notifier = await startMwiNotifier(d, ctx.logger);
+    return {
+      async stop() {
+        if (ctx.services.voicemail === service) delete ctx.services.voicemail;
+        await notifier.stop();
+        await service.idle();
+        transport.close();
+      },
+    };
+  },
+};

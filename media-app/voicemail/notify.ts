@@ -1,0 +1,95 @@
+/**
+ * What follows a new message: the MWI notice (core/voicemail/mwi.ts), the voicemail_message_created
+ * event, the mail with the audio attached (core/email: recorded, charged, delivered through SMTP or
+ * the outbox; delete_after_email removes the message once the SMTP server took it), and the
+ * transcript through the platform's STT (the transcribe_recording path) when speech runs here.
+ */
+import { publishResourceEvent } from '../../core/events/catalogue';
+import { sendEmail } from '../../core/email/send';
+import { emailsRepo } from '../../core/repos/emails';
+import { recordingsReadRepo } from '../../core/repos/recordings';
+import { transcribesRepo } from '../../core/repos/transcribes';
+import { transcriptsOf } from '../../core/repos/transcripts';
+import type { VoicemailBoxRow } from '../../core/voicemail/boxes';
+import { voicemailMessageJson, voicemailMessagesRepo, type VoicemailMessageRow } from '../../core/voicemail/messages';
+import { publishMwiChange } from '../../core/voicemail/mwi';
+import type { VoicemailService } from './service';
+
+/** One line without control characters (a caller id is customer input). */
+const oneLine = (s: string, max = 120): string => s.replace(/[\p{Cc}\p{Cf}]+/gu, ' ').slice(0, max);
+
+export async function messageChanged(
+  svc: VoicemailService,
+  box: VoicemailBoxRow,
+  type: 'voicemail_message_created' | 'voicemail_message_updated' | 'voicemail_message_deleted',
+  m: VoicemailMessageRow,
+): Promise<void> {
+  await publishMwiChange(svc.db, svc.redis, svc.config.redisKeyPrefix, box);
+  await publishResourceEvent(svc.events, type, voicemailMessageJson(m)).catch((err: Error) => svc.logger.warn({ err: err.message, type }, 'event publish failed'));
+}
+
+export async function messageCreated(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
+  await messageChanged(svc, box, 'voicemail_message_created', m);
+  if (box.email) svc.track(mail(svc, box, m));
+  if (m.recording_id && m.call_id) svc.track(transcript(svc, box, m));
+}
+
+async function mail(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
+  const from = oneLine(m.caller_name ? `${m.caller_name} <${m.caller_number}>` : m.caller_number || 'unknown caller');
+  const delivery: { done: Promise<void> | null } = { done: null };
+  try {
+    const email = await sendEmail(
+      svc.email,
+      box.customer_id,
+      {
+        destinations: [{ type: 'email', target: box.email }],
+        subject: oneLine(`New voicemail from ${from} in box ${box.number}`, 200),
+        content: `A new message (${Math.round(m.duration_ms / 1000)} s) from ${from} is in voicemail box ${box.number}${box.name ? ` (${oneLine(box.name)})` : ''}, left at ${m.tm_create.toISOString()}.\n`,
+        attachments: box.attach_audio && m.recording_id ? [{ reference_type: 'recording', reference_id: m.recording_id }] : [],
+      },
+      {
+        onDelivered: (p) => {
+          delivery.done = p;
+        },
+      },
+    );
+    if (delivery.done) await delivery.done;
+    if (!box.delete_after_email) return;
+    const sent = await emailsRepo(svc.db).get(email.id);
+    if (sent?.status !== 'processed') return;
+    const gone = await voicemailMessagesRepo(svc.db).softDelete(box.customer_id, m.id);
+    if (gone) await messageChanged(svc, box, 'voicemail_message_deleted', gone);
+  } catch (err) {
+    svc.logger.warn({ err: (err as Error).message, message: m.id }, 'voicemail mail not sent');
+  }
+}
+
+const TRANSCRIBE_WAIT_MS = 120_000;
+
+async function transcript(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
+  const speech = svc.speech();
+  if (!speech || !m.call_id || !m.recording_id) return;
+  try {
+    if (!(await recordingsReadRepo(svc.db).getById(m.recording_id))) return;
+    const rows = await speech.transcribeCallRecordings(m.call_id, box.customer_id, { language: box.language, direction: 'in' });
+    const mine = rows.find((r) => r.reference_id === m.recording_id);
+    if (!mine) return;
+    const deadline = Date.now() + TRANSCRIBE_WAIT_MS;
+    while (Date.now() < deadline) {
+      const row = await transcribesRepo(svc.db).getById(mine.id);
+      if (row?.status === 'done') break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const text = (await transcriptsOf(svc.db, box.customer_id, m.recording_id))
+      .filter((t) => t.transcribe_id === mine.id)
+      .map((t) => t.message.trim())
+      .filter(Boolean)
+      .join(' ');
+    if (!text) return;
+    await voicemailMessagesRepo(svc.db).setTranscript(m.id, text);
+    const updated = await voicemailMessagesRepo(svc.db).get(box.customer_id, m.id);
+    if (updated) await publishResourceEvent(svc.events, 'voicemail_message_updated', voicemailMessageJson(updated)).catch(() => undefined);
+  } catch (err) {
+    svc.logger.warn({ err: (err as Error).message, message: m.id }, 'voicemail transcript failed');
+  }
+}
