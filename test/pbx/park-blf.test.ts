@@ -9,6 +9,8 @@ import { XMLParser } from 'fast-xml-parser';
 import { createExtension, killAllSipp, until } from '../../testkit/media-app/harness';
 import { Subscriber, type SipMessage } from '../../testkit/pbx/subscriber';
 import { parkSlots } from '../../core/pbx/park-slots';
+import { PresenceStore } from '../../core/presence/store';
+import { callsRepo } from '../../core/repos/calls';
 import { startStack, type Stack } from '../xfer/support';
 import { call, caller, phone, type Phone } from './support';
 import { actors, as, reset, startHarness, type Harness } from '../control-api/resources/support';
@@ -101,6 +103,28 @@ describe('pbx: busy lamp keys on park slots', function () {
     await watch.waitFor((n) => states(n).join() === 'terminated', 15_000);
     const ra = await aPhone.done;
     expect(ra.code, ra.errors).to.equal(0);
+  });
+
+  it("a slot left lit by a node that died is turned off when the sweep frees it (the API's list)", async () => {
+    const watcher = await createExtension(cid);
+    const watch = await sub.subscribe({ user: watcher.ext.username, domain: watcher.domain, password: watcher.password, resource: '716', event: 'dialog', expires: 600 });
+    expect(watch.response.status).to.be.oneOf([200, 202]);
+    await watch.waitFor();
+    // the dead node's park: its slot and its lamp, for a call that ended without freeing either
+    const row = await callsRepo(s.t.ctx.db).create({
+      customer_id: cid,
+      source: { type: 'tel', target: '+899100000016' },
+      destination: { type: 'sip', target: 'z@127.0.0.1:5999' },
+      direction: 'outgoing',
+    });
+    await callsRepo(s.t.ctx.db).hangup(row.id, 'failure');
+    const now = new Date().toISOString();
+    expect(await slots().claim(716, 716, { call_id: row.id, customer_id: cid, node_id: 'gone', parker: null, tm_parked: now, tm_timeout: now })).to.include({ slot: 716 });
+    await new PresenceStore(s.p.redis, s.p.config.redisKeyPrefix).publishState(cid, '716', [{ id: row.id, state: 'confirmed', direction: 'recipient' }]);
+    await watch.waitFor((n) => states(n).join() === 'confirmed', 5000);
+    expect((await s.api.get('/parkedcalls')).body.result).to.deep.equal([]);
+    const dark = await watch.waitFor((n) => states(n).join() === 'terminated', 5000);
+    expect(dialogInfo(dark).dialogs[0]!['@id']).to.equal(row.id);
   });
 });
 
