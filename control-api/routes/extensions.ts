@@ -17,6 +17,8 @@ import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/d
 import { extensionProblem, generateDirectHash, generatePassword, passwordProblem } from '../../core/extensions/credentials';
 import { DIGEST_ALGORITHMS } from '../../core/extensions/digest-algorithms';
 import { parseMac } from '../../core/extensions/mac';
+import { slotNamed } from '../../core/pbx/feature-codes';
+import { pbxSettingsRepo } from '../../core/pbx/settings';
 
 const DIGEST_DOC =
   "Digest challenge order for this extension's phone, most preferred first; null = the platform default " +
@@ -29,19 +31,26 @@ const MAC_DOC =
   "customer provisioning URL (DHCP option 66) serves this extension's account in the files named after the MAC.";
 const macField = z.string().max(32).nullable().describe(MAC_DOC);
 const BLF_DOC =
-  "Extensions of this customer shown on the desk phone's busy lamp keys, in key order (at most 32; the " +
-  'provisioning documents render them for Yealink, Polycom, Grandstream and Snom; docs/pbx.md). Each must be an ' +
-  'existing extension of the customer, named once.';
+  "Extensions and park slots of this customer shown on the desk phone's busy lamp keys, in key order (at most 32; " +
+  'the provisioning documents render them for Yealink, Polycom, Grandstream and Snom; docs/pbx.md). Each must be ' +
+  'an existing extension of the customer or a slot of its pbx_settings range (701, not 0701), named once.';
 const blfKeysInput = z.array(z.string().min(1).max(64)).max(32).describe(BLF_DOC);
 
-/** The BLF keys as stored: each an existing extension of the customer, none twice; 400 naming `blf_keys` otherwise. */
+/**
+ * The BLF keys as stored: each an existing extension of the customer or one of its park slots (checked
+ * against the range when set), none twice; 400 naming `blf_keys` otherwise.
+ */
 async function blfKeysValue(ctx: AppContext, customerId: string, keys: string[] | undefined): Promise<string[] | undefined> {
   if (keys === undefined) return undefined;
   const twice = keys.find((k, i) => keys.indexOf(k) !== i);
   if (twice !== undefined) throw invalidArgument(`blf_keys: ${JSON.stringify(twice)} is listed twice`, [{ field: 'blf_keys' }]);
   const found = new Set(await extensionsRepo(ctx.db).existing(customerId, keys));
-  const unknown = keys.find((k) => !found.has(k));
-  if (unknown !== undefined) throw invalidArgument(`blf_keys: ${JSON.stringify(unknown)} is not an extension of this customer`, [{ field: 'blf_keys' }]);
+  const codes = await pbxSettingsRepo(ctx.db).get(customerId);
+  const unknown = keys.find((k) => !found.has(k) && slotNamed(codes, k) === null);
+  if (unknown !== undefined) {
+    const slots = `${codes.park_slot_first}-${codes.park_slot_last}`;
+    throw invalidArgument(`blf_keys: ${JSON.stringify(unknown)} is neither an extension of this customer nor one of its park slots (${slots})`, [{ field: 'blf_keys' }]);
+  }
   return keys;
 }
 

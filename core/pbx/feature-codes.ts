@@ -72,6 +72,15 @@ export function isParkSlot(codes: FeatureCodes, slot: number): boolean {
 }
 
 /**
+ * The slot a name is (as a phone's BLF key or a SUBSCRIBE's Request-URI names it: the number
+ * written plainly, `701`, not `0701`), when it is one of the customer's slots; else null.
+ */
+export function slotNamed(codes: FeatureCodes, name: string): number | null {
+  if (!/^\d{1,6}$/.test(name) || String(Number(name)) !== name) return null;
+  return isParkSlot(codes, Number(name)) ? Number(name) : null;
+}
+
+/**
  * Why a set of codes cannot be used (two features on one code, a code that is a slot, a slot range
  * too long), or null. The API refuses such settings with 400 before anything is stored.
  */

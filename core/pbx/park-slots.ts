@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { Address } from '../address';
 import type { Db } from '../db/knex';
+import { PresenceStore } from '../presence/store';
 import { callsRepo } from '../repos/calls';
 
 /** A parked call as stored and as the API shows it (ParkedCall). */
@@ -65,12 +66,14 @@ export function parkSlots(redis: Redis, prefix: string) {
     },
     /**
      * Frees the slots whose call has ended (its node died before it could free them: the node sweeper
-     * ends such calls, not their slots); run before a slot is chosen or the slots are listed.
+     * ends such calls, not their slots); run before a slot is chosen or the slots are listed. No node's
+     * park service sees such a slot free, so its busy lamp (the slot's published presence state) is
+     * turned off here.
      */
     async sweepEnded(db: Db, customerId: string): Promise<void> {
       for (const p of await this.list(customerId)) {
         const row = await callsRepo(db).get(p.call_id);
-        if (!row || row.status === 'hangup') await this.release(customerId, p.slot, p.call_id);
+        if ((!row || row.status === 'hangup') && (await this.release(customerId, p.slot, p.call_id))) await new PresenceStore(redis, prefix).publishState(customerId, String(p.slot), []);
       }
     },
     /** The slot a call is parked in, if any. */

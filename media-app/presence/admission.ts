@@ -4,12 +4,12 @@
  * Allow-Events; a body type we can send: else 406 with Accept; an Expires we accept: else 400, or
  * 423 with Min-Expires), then who asks (digest like an INVITE from an extension: 407 challenge, 403;
  * a closed account: 403 with its Warning), then what is watched (the Request-URI user: an extension
- * of the subscriber's customer or a resource a feature published, or one a package serves; a
- * Request-URI in another customer's registration domain: 403; nothing of that name: 404).
+ * of the subscriber's customer, a resource a feature published or serves (a park slot), or one a
+ * package serves; a Request-URI in another customer's registration domain: 403; nothing of that
+ * name: 404).
  * Each refusal is answered here and resolves null.
  */
 import { labelOf } from '../../core/extensions/domain';
-import type { PresenceStore } from '../../core/presence/store';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import type { Knex } from '../../core/db/knex';
 import type { Registrar } from '../registrar';
@@ -22,7 +22,8 @@ import type { EventPackage, Resource } from './package';
 export interface AdmissionDeps {
   db: Knex;
   registrar: Registrar;
-  store: PresenceStore;
+  /** Whether a feature published or serves the name in the customer (a park slot). */
+  featureResource(customerId: string, name: string): Promise<boolean>;
   sipDomain: string;
   minExpires: number;
   maxExpires: number;
@@ -106,7 +107,7 @@ export async function admit(d: AdmissionDeps, req: SrfRequest, res: SrfResponse)
   if (labelOf(ruri.host, d.sipDomain) && ruri.host.toLowerCase() !== subscriber.domain_name.toLowerCase()) return refuse(403);
   const name = ruri.user;
   if (!name) return refuse(404);
-  const known = (await extensionsRepo(d.db).getByExtension(customerId, name)) !== null || (await d.store.isPublished(customerId, name)) || (pkg.serves ? await pkg.serves(customerId, name) : false);
+  const known = (await extensionsRepo(d.db).getByExtension(customerId, name)) !== null || (await d.featureResource(customerId, name)) || (pkg.serves ? await pkg.serves(customerId, name) : false);
   if (!known) return refuse(404);
   return { subscriber, resource: { customerId, name, domain: subscriber.domain_name }, pkg, event, expires };
 }

@@ -21,12 +21,21 @@ import { presencePackage } from './presence-package';
 export type { EventPackage, Resource } from './package';
 export { messageSummaryPackage, type MessageSummary, type MessageSummaryProvider } from './message-summary';
 
+/** Whether a feature serves `name` in the customer. */
+export type ResourceServer = (customerId: string, name: string) => Promise<boolean>;
+
 export interface PresenceService {
   /**
    * Publishes the whole dialog list of a resource of the customer that is not an extension (a park
    * slot: one confirmed dialog while a call is parked, [] when free); it can be subscribed to from then on.
    */
   publishState(customerId: string, resource: string, dialogs: readonly DialogEntry[]): Promise<void>;
+  /**
+   * Names a feature serves before it published anything under them (park: the customer's slot
+   * numbers): a SUBSCRIBE to one is accepted and shows no dialog until the first publication.
+   * Returns the function that stops serving them.
+   */
+  serveResources(serves: ResourceServer): () => void;
   /** Tells every node's subscriptions that a resource's state kept elsewhere changed (a mailbox: `message-summary`). */
   notifyChange(customerId: string, resource: string, kind: Exclude<ChangeKind, 'dialog'>): Promise<void>;
   /** Serves another event package (message-summary with voicemail's provider). */
@@ -48,17 +57,24 @@ export const subsystem: Subsystem = {
     const prefix = deps.config.redisKeyPrefix;
     const store = new PresenceStore(deps.redis, prefix);
     const extensions = extensionsRepo(deps.db);
-    // open: an extension with a live registration; a published resource (a park slot) always
+    const servers = new Set<ResourceServer>();
+    // a resource of a feature: published once, or named by a feature that serves it
+    const featureResource = async (customerId: string, name: string) => {
+      if (await store.isPublished(customerId, name)) return true;
+      for (const serves of servers) if (await serves(customerId, name)) return true;
+      return false;
+    };
+    // open: an extension with a live registration; a feature's resource (a park slot) always
     const reachable = async (r: Resource) => {
       const ext = await extensions.getByExtension(r.customerId, r.name);
-      if (!ext) return store.isPublished(r.customerId, r.name);
+      if (!ext) return featureResource(r.customerId, r.name);
       return (await deps.registrar.bindings.get(`${ext.username}@${ext.domain_name}`)).length > 0;
     };
     const manager = new SubscriptionManager({
       srf: deps.srf,
       db: deps.db,
       registrar: deps.registrar,
-      store,
+      featureResource,
       sipDomain: deps.config.sipDomain,
       minExpires: deps.app.subscriptions.minExpires,
       maxExpires: deps.app.subscriptions.maxExpires,
@@ -84,6 +100,10 @@ export const subsystem: Subsystem = {
     ctx.services.presence = {
       publishState: (customerId, resource, dialogs) => store.publishState(customerId, resource, dialogs),
       notifyChange: (customerId, resource, kind) => store.notifyChange(customerId, resource, kind),
+      serveResources: (serves) => {
+        servers.add(serves);
+        return () => void servers.delete(serves);
+      },
       addPackage: (pkg) => manager.addPackage(pkg),
       get subscriptionCount() {
         return manager.size;

@@ -208,7 +208,7 @@ describe('BLF: SUBSCRIBE Event: dialog', function () {
     expect(s.notifies).to.have.length(2);
   });
 
-  it('hears a change another node writes (Redis) and NOTIFYs within 500 ms; a published park-style resource is watchable', async () => {
+  it('hears a change another node writes (Redis) and NOTIFYs within 500 ms; a published feature resource is watchable', async () => {
     const a = await createExtension();
     const b = await createExtension(a.customerId);
     // another node: its own Redis connection writing the same store under the platform's prefix
@@ -229,15 +229,16 @@ describe('BLF: SUBSCRIBE Event: dialog', function () {
       await store.endDialog(a.customerId, b.ext.extension, { id: 'leg-on-node-b', state: 'early' });
       await s.waitFor((m) => states(m).join() === 'terminated');
 
-      // a park slot: not an extension, subscribable once published, early/confirmed as the publisher says
-      expect((await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: '701', event: 'dialog', expires: 600 })).response.status).to.equal(404);
-      await p.app.factory.services.presence!.publishState(a.customerId, '701', []);
-      const slot = await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: '701', event: 'dialog', expires: 600 });
+      // a feature's resource (850: neither an extension nor a park slot, which are served unpublished:
+      // park-blf.test.ts): subscribable once published, confirmed as the publisher says
+      expect((await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: '850', event: 'dialog', expires: 600 })).response.status).to.equal(404);
+      await p.app.factory.services.presence!.publishState(a.customerId, '850', []);
+      const slot = await sub.subscribe({ user: a.ext.username, domain: a.domain, password: a.password, resource: '850', event: 'dialog', expires: 600 });
       expect(slot.response.status).to.be.oneOf([200, 202]);
       expect(dialogInfo(await slot.waitFor()).dialogs).to.have.length(0);
-      await store.publishState(a.customerId, '701', [{ id: 'parked-1', state: 'confirmed', remote: { uri: 'tel:+15550101' } }]);
+      await store.publishState(a.customerId, '850', [{ id: 'parked-1', state: 'confirmed', remote: { uri: 'tel:+15550101' } }]);
       await slot.waitFor((m) => states(m).join() === 'confirmed');
-      await store.publishState(a.customerId, '701', []);
+      await store.publishState(a.customerId, '850', []);
       await slot.waitFor((m) => states(m).join() === 'terminated');
     } finally {
       other.disconnect();
