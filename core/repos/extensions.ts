@@ -119,7 +119,9 @@ export function extensionsRepo(db: Db) {
     },
     async update(
       id: string,
-      patch: Partial<Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups' | VoicemailFields>>,
+      patch: Partial<
+        Pick<ExtensionRow, 'name' | 'detail' | 'password' | 'direct_hash' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups' | VoicemailFields>
+      >,
     ): Promise<ExtensionRow | null> {
       const [row] = await live()
         .where({ id })
