@@ -1,5 +1,6 @@
 /**
- * One call: its state (live from /v1.0/ws), hang up / record / mute, its timeline, the SIP ladder
+ * One call: its state (live from /v1.0/ws), hang up / record / mute, its timeline, each leg's quality
+ * (components/call-quality.tsx), the SIP ladder
  * (GET /timelines/calls/{id}/sip-analysis), its recordings and its transcripts.
  */
 import { useEffect } from 'preact/hooks';
@@ -8,6 +9,7 @@ import { useConsole } from '../context';
 import { href } from '../router';
 import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 import { SipLadder, type SipAnalysis } from '../components/sip-ladder';
+import { CallQualitySection } from '../components/call-quality';
 import { addr, duration, useNow } from './calls';
 
 const EMPTY = '00000000-0000-0000-0000-000000000000';
@@ -32,7 +34,8 @@ export function CallPage({ id }: { id: string }) {
   useEffect(() => {
     const off = events.subscribe(topic('call', id), (e) => {
       if (!e.event_type.startsWith('call_')) return;
-      call.set(e.data as unknown as Call);
+      // call_quality / call_quality_alarm carry a sample, not the call
+      if (!e.event_type.startsWith('call_quality')) call.set(e.data as unknown as Call);
       timeline.reload();
     });
     // a change between the first GET and the subscription taking effect sends no event we see: read again
@@ -126,6 +129,7 @@ export function CallPage({ id }: { id: string }) {
           ))}
         </ol>
       </Section>
+      <CallQualitySection call={c} />
       <Ladder id={id} ended={!live} />
       <Recordings ids={c.recording_ids ?? []} />
       <Transcripts callId={id} />
