@@ -9,6 +9,7 @@ import { createFixture, type Fixture } from '../../testkit/api';
 import { chromiumAvailable } from '../../testkit/browser';
 import { newId, EMPTY_UUID } from '../../core/ids';
 import { storeEvent } from '../../core/events/store';
+import { EventPublisher } from '../../core/events/bus';
 import { LAPTOP, js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 const MIN = 60_000;
@@ -188,5 +189,40 @@ describe('console: dashboard and call quality (Chromium)', function () {
     await section!.screenshot({ path: file as `${string}.png` });
     expect(fs.statSync(file).size).to.be.greaterThan(10_000);
     expect(rig.browser.errors.filter((e) => /Content Security Policy|pageerror/.test(e))).to.deep.equal([]);
+  });
+
+  it('keeps the call on its page when a live call_quality event arrives (a sample, not the call)', async () => {
+    const page = await signIn(rig, f.admin.username, f.password);
+    await page.waitForSelector('nav a[aria-current=page]');
+    await page.goto(`${rig.base}/console/#/calls/${legA}`);
+    await page.waitForSelector('.socket-open');
+    await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'hangup'`);
+    const publisher = new EventPublisher(rig.t.ctx.redis);
+    const sample = { mos: 4.1, r_factor: 85, loss_pct: 0, jitter_ms: 5, rtt_ms: 40 };
+    // the page's subscription settles a moment after the socket opens: publish until the page reacts
+    let reacted = false;
+    for (let i = 0; i < 20 && !reacted; i++) {
+      const answered = page
+        .waitForResponse((r) => r.url().includes(`/timelines/calls/${legA}/events`), { timeout: 1000 })
+        .then(
+          () => true,
+          () => false,
+        );
+      await publisher.publish('call_quality', f.customer.id, legA, {
+        id: newId(),
+        customer_id: f.customer.id,
+        call_id: legA,
+        activeflow_id: EMPTY_UUID,
+        codec: 'PCMU',
+        final: false,
+        in: sample,
+        out: sample,
+      });
+      reacted = await answered;
+    }
+    expect(reacted, 'the page never saw the event').to.equal(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await js<string>(page, `document.querySelector('[data-field=status]')?.textContent ?? ''`)).to.equal('hangup');
+    expect(await textOf(page)).to.include('Call +15550001111 → +15550002222');
   });
 });
