@@ -8,6 +8,7 @@ import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { newId, EMPTY_UUID } from '../../core/ids';
 import { Permission } from '../../core/permissions';
+import type { DeliveryStatus } from '../../core/repos/webhook-deliveries';
 
 interface Bucket {
   t: string;
@@ -57,7 +58,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     return id;
   }
 
-  async function delivery(fx: Fixture, status: string, tmCreate: Date): Promise<void> {
+  async function delivery(fx: Fixture, status: DeliveryStatus, tmCreate: Date): Promise<void> {
     await t.ctx.db('webhook_deliveries').insert({
       id: newId(),
       customer_id: fx.customer.id,
