@@ -13,6 +13,10 @@ import { DASHBOARD_RANGES, DASHBOARD_RANGE_NAMES, MOS_BINS, WORST_CALLS, dashboa
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
 
 const num = z.number();
+const percentiles = z
+  .object({ turns: num, p50: num, p90: num, p99: num })
+  .nullable()
+  .describe("AI reply time in ms (voice-agent sessions: a caller's words recorded to the assistant's answer recorded); null without a turn");
 const bucket = z.object({
   t: z.string().describe('bucket start, RFC 3339'),
   calls: num.describe('calls created in the bucket'),
@@ -21,6 +25,7 @@ const bucket = z.object({
   concurrent_peak: num.describe('most calls in progress at once during the bucket'),
   webhook_deliveries: num,
   webhook_failures: num.describe('deliveries failed (retries exhausted) or refused by the egress policy'),
+  ai_reply_ms: percentiles,
 });
 const response = z.object({
   range: z.enum(DASHBOARD_RANGE_NAMES),
@@ -37,6 +42,7 @@ const response = z.object({
     mos_avg: num.nullable().describe("mean of the calls' lowest MOS"),
     webhook_deliveries: num,
     webhook_failures: num,
+    ai_reply_ms: percentiles,
   }),
   mos_histogram: z.object({ edges: z.array(num), counts: z.array(num) }).describe('calls by their lowest MOS (either direction): counts[i] in [edges[i], edges[i+1]), the last bin including 4.5'),
   worst_calls: z
@@ -49,7 +55,7 @@ export const routes = [
     method: 'get',
     path: '/dashboard',
     tag: 'Call',
-    summary: 'Call and webhook figures over a range, bucketed (the console dashboard)',
+    summary: 'Call, AI and webhook figures over a range, bucketed (the console dashboard)',
     description:
       `Our extension. range: ${Object.entries(DASHBOARD_RANGES)
         .map(([k, v]) => `${k} (buckets of ${v.stepMs / 60_000} min)`)

@@ -12,6 +12,9 @@
  *   call left without a hangup time by a crash would otherwise count for ever).
  * - MOS: each call's lowest sampled MOS over both directions (`quality.in/out.mos_min`).
  * - Webhook failures: deliveries created in the bucket whose status is `failed` or `refused`.
+ * - AI reply time: in voice-agent sessions (aicalls on a call), from each caller message recorded (the
+ *   recogniser's final words) to the next message, when that is the assistant's (recorded once its
+ *   answer, or its first tool call, is complete); p50/p90/p99 per bucket and over the range.
  */
 import type { Db } from '../db/knex';
 
@@ -42,6 +45,15 @@ export interface DashboardBucket {
   concurrent_peak: number;
   webhook_deliveries: number;
   webhook_failures: number;
+  /** AI reply time percentiles in ms; null without a voice-agent turn in the bucket. */
+  ai_reply_ms: Percentiles | null;
+}
+
+export interface Percentiles {
+  turns: number;
+  p50: number;
+  p90: number;
+  p99: number;
 }
 
 export interface WorstCall {
@@ -60,7 +72,17 @@ export interface Dashboard {
   end: string;
   bucket_sec: number;
   buckets: DashboardBucket[];
-  totals: { calls: number; answered: number; asr: number | null; acd_sec: number | null; concurrent_peak: number; mos_avg: number | null; webhook_deliveries: number; webhook_failures: number };
+  totals: {
+    calls: number;
+    answered: number;
+    asr: number | null;
+    acd_sec: number | null;
+    concurrent_peak: number;
+    mos_avg: number | null;
+    webhook_deliveries: number;
+    webhook_failures: number;
+    ai_reply_ms: Percentiles | null;
+  };
   /** `counts[i]` calls whose lowest MOS is in [edges[i], edges[i+1]). */
   mos_histogram: { edges: number[]; counts: number[] };
   worst_calls: WorstCall[];
@@ -81,7 +103,7 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
   const step = stepMs / 1000;
   const bucketOf = (col: string) => `floor(extract(epoch from (${col} - ?::timestamptz)) / ?)::int`;
 
-  const [callRows, peakRows, hookRows, mosRows, worstRows] = await Promise.all([
+  const [callRows, peakRows, hookRows, mosRows, worstRows, aiRows] = await Promise.all([
     db.raw<{ rows: { b: number; calls: string; answered: string; acd: number | null; ended: string; mos_sum: number | null; mos_n: string }[] }>(
       `SELECT ${bucketOf('tm_create')} AS b, count(*) AS calls, count(tm_progressing) AS answered,
               avg(extract(epoch from (tm_hangup - tm_progressing))) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS acd,
@@ -129,6 +151,24 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
         WHERE m IS NOT NULL ORDER BY m, tm_create DESC, id LIMIT ?`,
       [customerId, start, end, WORST_CALLS],
     ),
+    // each caller message and the message after it in its session (index (aicall_id, tm_create, id));
+    // b is null on the row of the whole range (GROUPING SETS)
+    db.raw<{ rows: { b: number | null; n: string; p50: number; p90: number; p99: number }[] }>(
+      `SELECT b, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
+              percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS p90, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+         FROM (SELECT ${bucketOf('u.tm_create')} AS b, extract(epoch from (nx.tm_create - u.tm_create)) * 1000 AS ms
+                 FROM aimessages u
+                 JOIN aicalls c ON c.id = u.aicall_id AND c.reference_type = 'call'
+                 CROSS JOIN LATERAL (
+                   SELECT role, tm_create FROM aimessages m
+                    WHERE m.aicall_id = u.aicall_id AND m.tm_delete IS NULL AND m.role IN ('user', 'assistant')
+                      AND (m.tm_create, m.id) > (u.tm_create, u.id)
+                    ORDER BY m.tm_create, m.id LIMIT 1) nx
+                WHERE u.customer_id = ? AND u.role = 'user' AND u.tm_delete IS NULL AND u.tm_create >= ? AND u.tm_create < ?
+                  AND nx.role = 'assistant') t
+        GROUP BY GROUPING SETS ((b), ())`,
+      [start, step, customerId, start, end],
+    ),
   ]);
 
   const buckets: DashboardBucket[] = Array.from({ length: n }, (_, i) => ({
@@ -139,6 +179,7 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     concurrent_peak: 0,
     webhook_deliveries: 0,
     webhook_failures: 0,
+    ai_reply_ms: null,
   }));
   const inRange = (b: number) => b >= 0 && b < n;
   let acdSum = 0;
@@ -173,6 +214,13 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     buckets[r.b]!.webhook_deliveries = Number(r.total);
     buckets[r.b]!.webhook_failures = Number(r.failed);
   }
+  let aiTotal: Percentiles | null = null;
+  for (const r of aiRows.rows) {
+    const p: Percentiles = { turns: Number(r.n), p50: Math.round(Number(r.p50)), p90: Math.round(Number(r.p90)), p99: Math.round(Number(r.p99)) };
+    if (p.turns === 0) continue; // the whole range's row of an empty set
+    if (r.b === null) aiTotal = p;
+    else if (inRange(r.b)) buckets[r.b]!.ai_reply_ms = p;
+  }
   const counts = new Array<number>(MOS_BINS.length - 1).fill(0);
   // width_bucket: 0 below the first edge (a MOS under 1 cannot come out of the E-model), i for bin i-1
   for (const r of mosRows.rows) counts[Math.max(1, r.bin) - 1]! += Number(r.n);
@@ -195,6 +243,7 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
       mos_avg: mosN ? round(mosSum / mosN, 2) : null,
       webhook_deliveries: sum('webhook_deliveries'),
       webhook_failures: sum('webhook_failures'),
+      ai_reply_ms: aiTotal,
     },
     mos_histogram: { edges: [...MOS_BINS], counts },
     worst_calls: worstRows.rows.map((r) => ({

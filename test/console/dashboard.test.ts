@@ -1,7 +1,7 @@
 // The dashboard page (#/dashboard) and the call page's per-leg quality, in Chromium against a real
 // control-api and Postgres: seeded calls of the last hour (two bridged legs with quality summaries and
 // 5 s call_quality samples written by the real events store), webhook deliveries, another customer's
-// call that must not count. Charts are uPlot canvases under the console's CSP (no CSP error allowed).
+// call that must not count, a voice agent's turns. Charts are uPlot canvases under the console's CSP (no CSP error allowed).
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -109,6 +109,22 @@ describe('console: dashboard and call quality (Chromium)', function () {
     }
     await call(f, { tm_create: ago(5 * MIN), tm_progressing: ago(5 * MIN - 2000), status: 'progressing', hangup_reason: '' });
     await call(other, { tm_create: ago(30 * MIN), tm_progressing: ago(30 * MIN - 1000), tm_hangup: ago(29 * MIN), quality: { codec: 'PCMU', in: summary(1.1, 1.2, 30), out: null } });
+    // a voice agent's turns over the hour: reply times 600, 900, ..., 3300 ms
+    const aicall = newId();
+    await rig.t.ctx
+      .db('aicalls')
+      .insert({ id: aicall, customer_id: f.customer.id, assistance_type: 'ai', assistance_id: newId(), status: 'terminated', reference_type: 'call', reference_id: newId(), tm_create: ago(45 * MIN) });
+    for (let i = 0; i < 10; i++) {
+      const said = now - (44 - i * 4) * MIN;
+      for (const [role, tm] of [
+        ['user', said],
+        ['assistant', said + 600 + i * 300],
+      ] as const) {
+        await rig.t.ctx
+          .db('aimessages')
+          .insert({ id: newId(), customer_id: f.customer.id, aicall_id: aicall, role, content: role, direction: role === 'user' ? 'incoming' : 'outgoing', tm_create: new Date(tm) });
+      }
+    }
     for (let i = 0; i < 12; i++) {
       await rig.t.ctx.db('webhook_deliveries').insert({
         id: newId(),
@@ -127,7 +143,7 @@ describe('console: dashboard and call quality (Chromium)', function () {
   after(async () => rig?.close());
 
   it('draws the dashboard from GET /dashboard with its totals, charts and worst calls', async () => {
-    const page = await signIn(rig, f.admin.username, f.password, { ...LAPTOP, height: 1700 });
+    const page = await signIn(rig, f.admin.username, f.password, { ...LAPTOP, height: 2150 });
     await page.waitForSelector('nav a[aria-current=page]');
     expect(await page.$$eval('nav a', (as) => as.map((a) => a.textContent))).to.include('Dashboard');
     await page.click('nav a[href="#/dashboard"]');
@@ -141,8 +157,11 @@ describe('console: dashboard and call quality (Chromium)', function () {
     expect(await tile('concurrent')).to.equal('2');
     expect(await tile('webhook-failures')).to.equal('3 of 12');
     expect(await tile('mos')).to.not.equal('—');
-    // six charts, each a uPlot canvas with pixels drawn on it
-    await page.waitForFunction(`document.querySelectorAll('.chart .uplot canvas').length === 6`);
+    // p90 of 600..3300 ms in steps of 300: 600 + 0.9 × 9 × 300
+    expect(await tile('ai-p90')).to.equal('3.0 s');
+    expect(await textOf(page)).to.match(/10 turns: p50 1\.9 s, p90 3\.0 s, p99 3\.3 s/);
+    // seven charts, each a uPlot canvas with pixels drawn on it
+    await page.waitForFunction(`document.querySelectorAll('.chart .uplot canvas').length === 7`);
     const painted = await js<number[]>(
       page,
       `[...document.querySelectorAll('.chart .uplot canvas')].map((c) => {
@@ -161,7 +180,6 @@ describe('console: dashboard and call quality (Chromium)', function () {
     expect(worst.join('\n')).to.not.include('1.10');
     // the numbers are there for a screen reader too (the charts' hidden tables)
     expect(await js<string>(page, `document.querySelector('figure[data-chart="Calls by their lowest MOS"] table.visually-hidden').textContent`)).to.include('2.5–3.0');
-    expect(await textOf(page)).to.include('AI turn latency');
     await shot(rig, page, 'dashboard');
     // ranges up to 30 days
     await page.click('.segmented button:nth-child(5)');

@@ -18,6 +18,7 @@ interface Bucket {
   concurrent_peak: number;
   webhook_deliveries: number;
   webhook_failures: number;
+  ai_reply_ms: { turns: number; p50: number; p90: number; p99: number } | null;
 }
 
 const at = (hms: string) => new Date(`2026-03-01T${hms}Z`);
@@ -73,6 +74,26 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     });
   }
 
+  /** A voice-agent (or other) AI session with its messages: [role, time]. */
+  async function aiSession(fx: Fixture, referenceType: string, messages: [string, Date][]): Promise<void> {
+    const aicall = newId();
+    await t.ctx
+      .db('aicalls')
+      .insert({
+        id: aicall,
+        customer_id: fx.customer.id,
+        assistance_type: 'ai',
+        assistance_id: newId(),
+        status: 'terminated',
+        reference_type: referenceType,
+        reference_id: newId(),
+        tm_create: messages[0]![1],
+      });
+    for (const [role, tm] of messages) {
+      await t.ctx.db('aimessages').insert({ id: newId(), customer_id: fx.customer.id, aicall_id: aicall, role, content: role, direction: role === 'user' ? 'incoming' : 'outgoing', tm_create: tm });
+    }
+  }
+
   it('buckets calls, concurrency, ASR, ACD, MOS and webhook failures of the caller only', async () => {
     const a = await call(f, { tm_create: at('11:10:00'), tm_progressing: at('11:10:05'), tm_hangup: at('11:12:05'), quality: { codec: 'PCMU', in: leg(4.2), out: leg(3.9) } });
     const b = await call(f, {
@@ -97,13 +118,38 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     await delivery(f, 'refused', at('11:30:00'));
     await delivery(f, 'pending', at('11:31:00'));
     await delivery(other, 'failed', at('11:10:00'));
+    // AI reply times: 800 and 1200 ms at 11:20; 2000 and 500 ms at 11:21 (a caller message answered by
+    // nothing before the next one is not a turn); 1000 ms at 11:22 with a tool message in between
+    await aiSession(f, 'call', [
+      ['user', at('11:20:00.000')],
+      ['assistant', at('11:20:00.800')],
+      ['user', at('11:20:10.000')],
+      ['assistant', at('11:20:11.200')],
+      ['user', at('11:21:00.000')],
+      ['assistant', at('11:21:02.000')],
+      ['user', at('11:21:30.000')],
+      ['user', at('11:21:40.000')],
+      ['assistant', at('11:21:40.500')],
+      ['user', at('11:22:00.000')],
+      ['tool', at('11:22:00.300')],
+      ['assistant', at('11:22:01.000')],
+    ]);
+    // a chat session (not a voice turn) and another customer's voice session do not count
+    await aiSession(f, 'conversation', [
+      ['user', at('11:20:00.000')],
+      ['assistant', at('11:20:05.000')],
+    ]);
+    await aiSession(other, 'call', [
+      ['user', at('11:20:00.000')],
+      ['assistant', at('11:20:09.000')],
+    ]);
 
     const res = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '1h', end: '2026-03-01T11:59:30Z' });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.include({ range: '1h', start: '2026-03-01T11:00:00.000Z', end: '2026-03-01T12:00:00.000Z', bucket_sec: 60 });
     const buckets = res.body.buckets as Bucket[];
     expect(buckets).to.have.length(60);
-    expect(buckets[10]).to.deep.equal({ t: '2026-03-01T11:10:00.000Z', calls: 1, answered: 1, acd_sec: 120, concurrent_peak: 1, webhook_deliveries: 2, webhook_failures: 1 });
+    expect(buckets[10]).to.deep.equal({ t: '2026-03-01T11:10:00.000Z', calls: 1, answered: 1, acd_sec: 120, concurrent_peak: 1, webhook_deliveries: 2, webhook_failures: 1, ai_reply_ms: null });
     expect(buckets[11]).to.include({ calls: 2, answered: 1, acd_sec: 30, concurrent_peak: 2 });
     expect(buckets.map((x) => x.concurrent_peak)).to.deep.equal([
       ...Array<number>(6).fill(1), // the call answered before the range, to 11:05:30
@@ -116,7 +162,20 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     ]);
     expect(buckets[30]).to.include({ webhook_deliveries: 1, webhook_failures: 1 });
     expect(buckets[31]).to.include({ webhook_deliveries: 1, webhook_failures: 0 });
-    expect(res.body.totals).to.deep.equal({ calls: 4, answered: 3, asr: 0.75, acd_sec: 75, concurrent_peak: 2, mos_avg: 3.15, webhook_deliveries: 4, webhook_failures: 2 });
+    expect(buckets[20]!.ai_reply_ms).to.deep.equal({ turns: 2, p50: 1000, p90: 1160, p99: 1196 });
+    expect(buckets[21]!.ai_reply_ms).to.deep.equal({ turns: 2, p50: 1250, p90: 1850, p99: 1985 });
+    expect(buckets[22]!.ai_reply_ms).to.deep.equal({ turns: 1, p50: 1000, p90: 1000, p99: 1000 });
+    expect(res.body.totals).to.deep.equal({
+      calls: 4,
+      answered: 3,
+      asr: 0.75,
+      acd_sec: 75,
+      concurrent_peak: 2,
+      mos_avg: 3.15,
+      webhook_deliveries: 4,
+      webhook_failures: 2,
+      ai_reply_ms: { turns: 5, p50: 1000, p90: 1680, p99: 1968 },
+    });
     expect(res.body.mos_histogram).to.deep.equal({ edges: [1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5], counts: [0, 0, 1, 0, 0, 1, 0] });
     expect(res.body.worst_calls.map((w: { id: string; mos_min: number }) => [w.id, w.mos_min])).to.deep.equal([
       [b, 2.4],
@@ -127,6 +186,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     // the other customer sees its own call only
     const theirs = await request(t.app).get('/v1.0/dashboard').query({ accesskey: other.accesskey, range: '1h', end: '2026-03-01T11:59:30Z' });
     expect(theirs.body.totals).to.include({ calls: 1, answered: 1, concurrent_peak: 1, mos_avg: 1.5, webhook_failures: 1 });
+    expect(theirs.body.totals.ai_reply_ms).to.deep.equal({ turns: 1, p50: 9000, p90: 9000, p99: 9000 });
   });
 
   it('covers 30 days in 6-hour buckets and defaults to 24 h', async () => {
@@ -139,6 +199,9 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     const day = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, end: '2026-03-01T11:59:30Z' });
     expect(day.body).to.include({ range: '24h', bucket_sec: 900 });
     expect(day.body.buckets).to.have.length(96);
+    // a range without AI turns
+    const empty = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '1h', end: '2026-03-05T00:00:00Z' });
+    expect(empty.body.totals).to.deep.include({ calls: 0, asr: null, acd_sec: null, mos_avg: null, ai_reply_ms: null });
   });
 
   it('refuses a bad range or end with the error envelope, and an agent below manager', async () => {

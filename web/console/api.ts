@@ -183,6 +183,13 @@ export interface DashboardBucket {
   concurrent_peak: number;
   webhook_deliveries: number;
   webhook_failures: number;
+  ai_reply_ms: Percentiles | null;
+}
+export interface Percentiles {
+  turns: number;
+  p50: number;
+  p90: number;
+  p99: number;
 }
 /** GET /dashboard (our extension, docs/observability.md "Dashboard"). */
 export interface Dashboard {
@@ -191,7 +198,17 @@ export interface Dashboard {
   end: string;
   bucket_sec: number;
   buckets: DashboardBucket[];
-  totals: { calls: number; answered: number; asr: number | null; acd_sec: number | null; concurrent_peak: number; mos_avg: number | null; webhook_deliveries: number; webhook_failures: number };
+  totals: {
+    calls: number;
+    answered: number;
+    asr: number | null;
+    acd_sec: number | null;
+    concurrent_peak: number;
+    mos_avg: number | null;
+    webhook_deliveries: number;
+    webhook_failures: number;
+    ai_reply_ms: Percentiles | null;
+  };
   mos_histogram: { edges: number[]; counts: number[] };
   worst_calls: { id: string; tm_create: string; direction: string; source_target: string; destination_target: string; codec: string; mos_min: number }[];
 }

@@ -1,7 +1,8 @@
 /**
  * The dashboard (`#/dashboard?range=24h`): GET /v1.0/dashboard drawn as charts: calls and answered
  * calls per bucket, peak concurrent calls, answer-seizure ratio, average call duration, webhook
- * deliveries and failures, the MOS distribution and the worst calls. Ranges 1 h to 30 days.
+ * deliveries and failures, voice-agent reply time percentiles, the MOS distribution and the worst
+ * calls. Ranges 1 h to 30 days.
  */
 import { useMemo } from 'preact/hooks';
 import { api, type Dashboard } from '../api';
@@ -18,11 +19,24 @@ const RANGES = [
 ] as const;
 type RangeName = (typeof RANGES)[number][0];
 
-const COLORS = { calls: '#2563eb', answered: '#16a34a', concurrent: '#7c3aed', asr: '#0891b2', acd: '#ea580c', hooks: '#94a3b8', failed: '#dc2626', mos: '#0d9488' };
+const COLORS = {
+  calls: '#2563eb',
+  answered: '#16a34a',
+  concurrent: '#7c3aed',
+  asr: '#0891b2',
+  acd: '#ea580c',
+  hooks: '#94a3b8',
+  failed: '#dc2626',
+  mos: '#0d9488',
+  p50: '#16a34a',
+  p90: '#ea580c',
+  p99: '#dc2626',
+};
 
 const pct = (v: number) => `${Math.round(v * 100)}%`;
 const secs = (v: number) => (v >= 90 ? `${Math.round(v / 6) / 10} min` : `${Math.round(v)} s`);
 const int = (v: number) => String(Math.round(v * 10) / 10);
+const ms = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
 
 function bucketName(sec: number): string {
   if (sec < 3600) return `${sec / 60} min`;
@@ -77,6 +91,23 @@ export function DashboardPage({ route }: { route: Route }) {
           col((b) => b.acd_sec),
         ),
       ],
+      ai: [
+        s(
+          'p50',
+          'p50',
+          col((b) => b.ai_reply_ms?.p50 ?? null),
+        ),
+        s(
+          'p90',
+          'p90',
+          col((b) => b.ai_reply_ms?.p90 ?? null),
+        ),
+        s(
+          'p99',
+          'p99',
+          col((b) => b.ai_reply_ms?.p99 ?? null),
+        ),
+      ],
       hooks: [
         s(
           'Deliveries',
@@ -129,6 +160,7 @@ export function DashboardPage({ route }: { route: Route }) {
               <Tile name="Peak concurrent calls" value={String(d.totals.concurrent_peak)} field="concurrent" />
               <Tile name="Mean of calls' lowest MOS" value={d.totals.mos_avg === null ? '—' : d.totals.mos_avg.toFixed(2)} field="mos" />
               <Tile name="Webhook failures" value={`${d.totals.webhook_failures} of ${d.totals.webhook_deliveries}`} field="webhook-failures" />
+              <Tile name="AI reply time p90" value={d.totals.ai_reply_ms ? ms(d.totals.ai_reply_ms.p90) : '—'} field="ai-p90" />
             </dl>
           </>
         )}
@@ -150,6 +182,15 @@ export function DashboardPage({ route }: { route: Route }) {
           <Section title="Webhook deliveries">
             <Chart label={`Webhook deliveries and failures per ${per}`} time x={charts.x} series={charts.hooks} unit={int} integer />
           </Section>
+          <Section title="AI reply time">
+            <Chart label={`Voice-agent reply time percentiles per ${per}`} time x={charts.x} series={charts.ai} unit={ms} />
+            <p class="hint">
+              {d.totals.ai_reply_ms
+                ? `${d.totals.ai_reply_ms.turns} turns: p50 ${ms(d.totals.ai_reply_ms.p50)}, p90 ${ms(d.totals.ai_reply_ms.p90)}, p99 ${ms(d.totals.ai_reply_ms.p99)}. `
+                : 'No voice-agent turn in this range. '}
+              From the caller's words to the agent's complete answer (the first audio comes sooner: sentences are spoken as they arrive).
+            </p>
+          </Section>
           <Section title="Call quality (MOS)">
             <Chart label="Calls by their lowest MOS" x={charts.mosX} categories={charts.mosCats} series={charts.mos} unit={int} integer />
           </Section>
@@ -170,11 +211,6 @@ export function DashboardPage({ route }: { route: Route }) {
               { title: 'Started', cell: (w) => shortTime(w.tm_create) },
             ]}
           />
-        </Section>
-      )}
-      {d && (
-        <Section title="AI turn latency">
-          <p class="empty">Not recorded yet: voice-agent turns are measured as trace spans only (docs/observability.md "Traces"), not stored for charts.</p>
         </Section>
       )}
     </>
