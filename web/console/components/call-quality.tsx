@@ -2,7 +2,8 @@
  * The call page's quality section: for each leg (the call, the call that bridged it in, the calls it
  * bridged to), the summary written at hangup (`quality`: lowest and mean MOS, loss, jitter, RTT per
  * direction) and, over time, the leg's `call_quality` samples (one per 5 s, stored on its timeline,
- * GET /timelines/calls/{id}/events): MOS and loss/jitter for both directions.
+ * GET /timelines/calls/{id}/events): MOS and loss/jitter for both directions. On a live call each
+ * new sample of the call (call_quality on /v1.0/ws) reads them again.
  */
 import { useMemo } from 'preact/hooks';
 import { api, type Call, type Page, type QualitySample, type QualitySummary, type TimelineEvent } from '../api';
@@ -28,12 +29,13 @@ async function legOf(call: Call): Promise<Leg> {
   return { call, samples };
 }
 
-export function CallQualitySection({ call }: { call: Call }) {
+/** `samples`: how many live call_quality events of the call arrived (each reads the samples again). */
+export function CallQualitySection({ call, samples = 0 }: { call: Call; samples?: number }) {
   const others = [call.master_call_id, ...(call.chained_call_ids ?? [])].filter((x): x is string => !!x && x !== EMPTY && x !== call.id);
   const legs = useLoad(async () => {
     const calls = [call, ...(await Promise.all(others.map((id) => api.get<Call>(`/calls/${id}`).catch(() => null)))).filter((c): c is Call => c !== null)];
     return Promise.all(calls.map(legOf));
-  }, [call.id, call.status, others.join(',')]);
+  }, [call.id, call.status, others.join(','), samples]);
   return (
     <Section title="Call quality">
       <ErrorLine error={legs.error} />

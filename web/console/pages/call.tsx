@@ -3,7 +3,7 @@
  * (components/call-quality.tsx), the SIP ladder
  * (GET /timelines/calls/{id}/sip-analysis), its recordings and its transcripts.
  */
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Call, type Page, type Recording, type TimelineEvent } from '../api';
 import { useConsole } from '../context';
 import { href } from '../router';
@@ -30,12 +30,14 @@ export function CallPage({ id }: { id: string }) {
   const timeline = useLoad(() => api.get<Page<TimelineEvent>>(`/timelines/calls/${id}/events`, { page_size: 200 }).then((p) => p.result.reverse()), [id]);
   const act = useAction();
   const now = useNow();
+  const [samples, setSamples] = useState(0);
 
   useEffect(() => {
     const off = events.subscribe(topic('call', id), (e) => {
       if (!e.event_type.startsWith('call_')) return;
-      // call_quality / call_quality_alarm carry a sample, not the call
-      if (!e.event_type.startsWith('call_quality')) call.set(e.data as unknown as Call);
+      // call_quality / call_quality_alarm carry a sample, not the call: the quality charts read again
+      if (e.event_type === 'call_quality') setSamples((n) => n + 1);
+      else if (!e.event_type.startsWith('call_quality')) call.set(e.data as unknown as Call);
       timeline.reload();
     });
     // a change between the first GET and the subscription taking effect sends no event we see: read again
@@ -129,7 +131,7 @@ export function CallPage({ id }: { id: string }) {
           ))}
         </ol>
       </Section>
-      <CallQualitySection call={c} />
+      <CallQualitySection call={c} samples={samples} />
       <Ladder id={id} ended={!live} />
       <Recordings ids={c.recording_ids ?? []} />
       <Transcripts callId={id} />
