@@ -10,7 +10,7 @@ import { chromiumAvailable } from '../../testkit/browser';
 import { newId, EMPTY_UUID } from '../../core/ids';
 import { storeEvent } from '../../core/events/store';
 import { EventPublisher } from '../../core/events/bus';
-import { LAPTOP, js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { LAPTOP, PHONE, js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 const MIN = 60_000;
 
@@ -184,6 +184,15 @@ describe('console: dashboard and call quality (Chromium)', function () {
     // ranges up to 30 days
     await page.click('.segmented button:nth-child(5)');
     await page.waitForFunction(`location.hash === '#/dashboard?range=30d' && document.body.innerText.includes('buckets of 6 h')`);
+    // on a phone the charts follow the screen's width: nothing wider than the page
+    await page.setViewport(PHONE);
+    await page.waitForFunction(`[...document.querySelectorAll('.chart .uplot')].every((u) => u.getBoundingClientRect().right <= innerWidth)`);
+    expect(await js<number>(page, 'document.documentElement.scrollWidth')).to.be.at.most(PHONE.width);
+    // uPlot redraws a resized chart on the next frame
+    await page.waitForFunction(
+      `[...document.querySelectorAll('.chart .uplot canvas')].every((c) => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) return true; return false; })`,
+    );
+    await shot(rig, page, 'dashboard-phone');
     expect(rig.browser.errors.filter((e) => /Content Security Policy|pageerror/.test(e))).to.deep.equal([]);
   });
 
