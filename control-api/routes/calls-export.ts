@@ -20,7 +20,7 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z
 const instant = () => z.string().max(40).regex(ISO_8601, 'must be ISO 8601: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.fff]] with Z or an offset').refine(realDate, 'is not a real date');
 
 /** Date.parse rolls 2026-02-30 over to March: the calendar date must come back unchanged. */
-function realDate(v: string): boolean {
+export function realDate(v: string): boolean {
   const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
   const day = new Date(Date.UTC(y, m - 1, d));
   return !Number.isNaN(Date.parse(v)) && day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;

@@ -33,6 +33,7 @@ import { routes as conversationAccounts } from './conversation-accounts';
 import { routes as conversations } from './conversations';
 import { routes as customer } from './customer';
 import { routes as customers } from './customers';
+import { routes as dashboard } from './dashboard';
 import { routes as emails } from './emails';
 import { routes as extensions } from './extensions';
 import { routes as flowsSimulate } from './flows-simulate';
@@ -114,6 +115,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   conversations,
   customer,
   customers,
+  dashboard,
   emails,
   extensions,
   flowsSimulate,

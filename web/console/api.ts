@@ -150,6 +150,67 @@ export interface Call {
   tm_progressing: string | null;
   tm_hangup: string | null;
   node_id?: string;
+  master_call_id?: string;
+  chained_call_ids?: string[];
+  /** Our extension, written when the call's media ends (docs/observability.md "Call quality"). */
+  quality?: CallQuality | null;
+}
+export interface QualitySummary {
+  mos_min: number;
+  mos_avg: number;
+  loss_pct: number;
+  jitter_ms: number;
+  rtt_ms: number | null;
+}
+export interface CallQuality {
+  codec: string;
+  in: QualitySummary | null;
+  out: QualitySummary | null;
+}
+/** One `call_quality` event's direction (a 5 s sample). */
+export interface QualitySample {
+  mos: number;
+  r_factor: number;
+  loss_pct: number;
+  jitter_ms: number;
+  rtt_ms: number | null;
+}
+export interface DashboardBucket {
+  t: string;
+  calls: number;
+  answered: number;
+  acd_sec: number | null;
+  concurrent_peak: number;
+  webhook_deliveries: number;
+  webhook_failures: number;
+  ai_reply_ms: Percentiles | null;
+}
+export interface Percentiles {
+  turns: number;
+  p50: number;
+  p90: number;
+  p99: number;
+}
+/** GET /dashboard (our extension, docs/observability.md "Dashboard"). */
+export interface Dashboard {
+  range: string;
+  start: string;
+  end: string;
+  bucket_sec: number;
+  buckets: DashboardBucket[];
+  totals: {
+    calls: number;
+    answered: number;
+    asr: number | null;
+    acd_sec: number | null;
+    concurrent_peak: number;
+    mos_avg: number | null;
+    webhook_deliveries: number;
+    webhook_failures: number;
+    ai_reply_ms: Percentiles | null;
+  };
+  mos_histogram: { edges: number[]; counts: number[] };
+  worst_calls: { id: string; tm_create: string; direction: string; source_target: string; destination_target: string; codec: string; mos_min: number }[];
 }
 export interface Action {
   id?: string;

@@ -10,6 +10,7 @@ import { SignIn, SignUp, Verify } from './pages/sign-in';
 import { SetPassword } from './pages/set-password';
 import { GateBanner } from './pages/gate';
 import { CallsPage } from './pages/calls';
+import { DashboardPage } from './pages/dashboard';
 import { CallPage } from './pages/call';
 import { NumbersPage } from './pages/numbers';
 import { ExtensionsPage } from './pages/extensions';
@@ -21,8 +22,9 @@ import { WebhooksPage } from './pages/webhooks';
 import { AccessKeysPage } from './pages/accesskeys';
 import { OperatorPage } from './pages/operator';
 
-const NAV: { path: string; label: string; operator?: boolean }[] = [
+const NAV: { path: string; label: string; operator?: boolean; manager?: boolean }[] = [
   { path: 'calls', label: 'Live calls' },
+  { path: 'dashboard', label: 'Dashboard', manager: true },
   { path: 'numbers', label: 'Numbers' },
   { path: 'extensions', label: 'Extensions' },
   { path: 'flows', label: 'Flows' },
@@ -122,7 +124,7 @@ function Shell(props: { session: Extract<Session, { kind: 'signed-in' }>; route:
       <div class="layout">
         <nav id="nav" class={menu ? 'open' : ''} aria-label="Sections">
           <ul>
-            {NAV.filter((n) => !n.operator || operator).map((n) => (
+            {NAV.filter((n) => (!n.operator || operator) && (!n.manager || canManage(me))).map((n) => (
               <li>
                 <a href={href(n.path)} aria-current={section === n.path ? 'page' : undefined}>
                   {n.label}
@@ -152,6 +154,8 @@ function Page({ route, operator }: { route: Route; operator: boolean }) {
   switch (section) {
     case 'calls':
       return id ? <CallPage key={id} id={id} /> : <CallsPage />;
+    case 'dashboard':
+      return <DashboardPage route={route} />;
     case 'numbers':
       return <NumbersPage />;
     case 'extensions':

@@ -1,13 +1,15 @@
 /**
- * One call: its state (live from /v1.0/ws), hang up / record / mute, its timeline, the SIP ladder
+ * One call: its state (live from /v1.0/ws), hang up / record / mute, its timeline, each leg's quality
+ * (components/call-quality.tsx), the SIP ladder
  * (GET /timelines/calls/{id}/sip-analysis), its recordings and its transcripts.
  */
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Call, type Page, type Recording, type TimelineEvent } from '../api';
 import { useConsole } from '../context';
 import { href } from '../router';
 import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 import { SipLadder, type SipAnalysis } from '../components/sip-ladder';
+import { CallQualitySection } from '../components/call-quality';
 import { addr, duration, useNow } from './calls';
 
 const EMPTY = '00000000-0000-0000-0000-000000000000';
@@ -28,11 +30,14 @@ export function CallPage({ id }: { id: string }) {
   const timeline = useLoad(() => api.get<Page<TimelineEvent>>(`/timelines/calls/${id}/events`, { page_size: 200 }).then((p) => p.result.reverse()), [id]);
   const act = useAction();
   const now = useNow();
+  const [samples, setSamples] = useState(0);
 
   useEffect(() => {
     const off = events.subscribe(topic('call', id), (e) => {
       if (!e.event_type.startsWith('call_')) return;
-      call.set(e.data as unknown as Call);
+      // call_quality / call_quality_alarm carry a sample, not the call: the quality charts read again
+      if (e.event_type === 'call_quality') setSamples((n) => n + 1);
+      else if (!e.event_type.startsWith('call_quality')) call.set(e.data as unknown as Call);
       timeline.reload();
     });
     // a change between the first GET and the subscription taking effect sends no event we see: read again
@@ -126,6 +131,7 @@ export function CallPage({ id }: { id: string }) {
           ))}
         </ol>
       </Section>
+      <CallQualitySection call={c} samples={samples} />
       <Ladder id={id} ended={!live} />
       <Recordings ids={c.recording_ids ?? []} />
       <Transcripts callId={id} />
