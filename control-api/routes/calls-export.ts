@@ -58,7 +58,7 @@ export const routes = [
     tag: 'Call',
     summary: 'Export call detail records (CSV or JSON lines, streamed)',
     description:
-      `Our extension. The caller's calls created in [start, end), oldest first, one record per call with its billing amount (micros). ` +
+      `Our extension. The caller's calls created in [start, end), oldest first, one record per call with its billing amount (micros) and its quality summary (quality_* columns, empty / null without media). ` +
       `format=csv: RFC 4180 with a header row; a text starting with = + - @ TAB or CR is prefixed with an apostrophe (formula injection). ` +
       `format=jsonl: one JSON object per line. The range may span at most ${MAX_EXPORT_DAYS} days. Errors are the JSON envelope.`,
     permission: 'manager',

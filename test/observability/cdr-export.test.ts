@@ -18,6 +18,9 @@ import { newId, EMPTY_UUID } from '../../core/ids';
 import { CDR_FIELDS } from '../../core/calls/cdr';
 import { platformRegistry } from '../../core/metrics';
 
+/** The quality summary columns (docs/observability.md), from the call's `quality`. */
+const QUALITY_COLUMNS = ['quality_codec', ...['in', 'out'].flatMap((d) => ['mos_min', 'mos_avg', 'loss_pct', 'jitter_ms', 'rtt_ms'].map((m) => `quality_${d}_${m}`))] as const;
+
 /** Minimal RFC 4180 parser (quoted fields, doubled quotes, CRLF). */
 function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
@@ -94,8 +97,10 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     return id;
   }
 
-  it("writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount, and only the caller's calls", async () => {
-    const a = await oneCall(f, { source: { type: 'tel', target: '+15550001111', target_name: '=HYPERLINK("http://x","y")' } });
+  it("writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount and quality, and only the caller's calls", async () => {
+    // the quality summary media-app writes at the end of the call's media (core/quality/leg.ts CallQuality); no RTCP from the party: out is null
+    const quality = { codec: 'PCMA', in: { mos_min: 3.12, mos_avg: 4.05, loss_pct: 2.5, jitter_ms: 18.4, rtt_ms: 42.1 }, out: null };
+    const a = await oneCall(f, { source: { type: 'tel', target: '+15550001111', target_name: '=HYPERLINK("http://x","y")' }, quality: JSON.stringify(quality) });
     const b = await oneCall(f, {
       source: { type: 'tel', target: '+15550003333', target_name: '\tcmd' },
       tm_create: new Date('2026-03-01T11:00:00Z'),
@@ -157,6 +162,22 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     expect(col(ra, 'tm_hangup')).to.equal('2026-03-01T10:01:33.000000Z');
     // the raw text quotes the field with a comma, quote and line break, quotes doubled
     expect(text).to.contain('"a,b""c\r\nd@x"');
+    // quality summary: call a's values, an unmeasured direction and a call without quality as empty cells
+    const qa = Object.fromEntries(QUALITY_COLUMNS.map((c) => [c, col(ra, c)]));
+    expect(qa).to.deep.equal({
+      quality_codec: 'PCMA',
+      quality_in_mos_min: '3.12',
+      quality_in_mos_avg: '4.05',
+      quality_in_loss_pct: '2.5',
+      quality_in_jitter_ms: '18.4',
+      quality_in_rtt_ms: '42.1',
+      quality_out_mos_min: '',
+      quality_out_mos_avg: '',
+      quality_out_loss_pct: '',
+      quality_out_jitter_ms: '',
+      quality_out_rtt_ms: '',
+    });
+    for (const c of QUALITY_COLUMNS) expect(col(rb, c), c).to.equal('');
 
     // JSON lines: the same records, one object a line; filters narrow them
     const jl = await request(t.app)
@@ -176,6 +197,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     expect(lines.map((l) => l.id)).to.deep.equal([b]);
     expect(lines[0]!.destination_name).to.equal('@SUM(1)');
     expect(Object.keys(lines[0]!)).to.deep.equal([...CDR_FIELDS]);
+    for (const c of QUALITY_COLUMNS) expect(lines[0]![c], c).to.equal(null);
     const byAddress = await request(t.app)
       .get('/v1.0/calls/export')
       .query(q(f, { format: 'jsonl', address: '+15550001111' }))
@@ -185,12 +207,25 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
         r.on('data', (d: Buffer) => (s += d.toString()));
         r.on('end', () => cb(null, s));
       });
-    expect(
-      (byAddress.body as string)
-        .trim()
-        .split('\n')
-        .map((l) => (JSON.parse(l) as { id: string }).id),
-    ).to.deep.equal([a]);
+    const byAddressRows = (byAddress.body as string)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(byAddressRows.map((r) => r.id)).to.deep.equal([a]);
+    // JSON lines keep the numbers as numbers and an unmeasured direction as null
+    expect(Object.fromEntries(QUALITY_COLUMNS.map((c) => [c, byAddressRows[0]![c]]))).to.deep.equal({
+      quality_codec: 'PCMA',
+      quality_in_mos_min: 3.12,
+      quality_in_mos_avg: 4.05,
+      quality_in_loss_pct: 2.5,
+      quality_in_jitter_ms: 18.4,
+      quality_in_rtt_ms: 42.1,
+      quality_out_mos_min: null,
+      quality_out_mos_avg: null,
+      quality_out_loss_pct: null,
+      quality_out_jitter_ms: null,
+      quality_out_rtt_ms: null,
+    });
   });
 
   it('refuses a missing or bad range and bad filters with the error envelope', async () => {
