@@ -67,6 +67,8 @@ export interface CdrFilter {
   status?: (typeof CDR_STATUSES)[number];
   /** source or destination target equals this (a number, an extension, a SIP URI). */
   address?: string;
+  /** calls whose lowest MOS sample, either direction (quality.in/out.mos_min), is below this; calls without quality never match. */
+  mosBelow?: number;
 }
 
 interface RawRow {
@@ -172,6 +174,11 @@ export async function* cdrBatches(db: Db, f: CdrFilter, batchSize = 500): AsyncG
     if (f.address) {
       where.push("(c.source->>'target' = ? OR c.destination->>'target' = ?)");
       values.push(f.address, f.address);
+    }
+    if (f.mosBelow !== undefined) {
+      // a direction never measured is JSON null: its ->> is NULL, which matches nothing
+      where.push("((c.quality->'in'->>'mos_min')::float8 < ? OR (c.quality->'out'->>'mos_min')::float8 < ?)");
+      values.push(f.mosBelow, f.mosBelow);
     }
     if (after) {
       where.push('(c.tm_create, c.id) > (?::timestamptz, ?::uuid)');

@@ -228,6 +228,36 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     });
   });
 
+  it('mos_below: only the calls whose lowest MOS, either direction, is below the value', async () => {
+    const day = { tm_create: new Date('2026-03-10T10:00:00Z') };
+    const summary = (mos: number) => ({ mos_min: mos, mos_avg: 4.2, loss_pct: 0, jitter_ms: 5, rtt_ms: null });
+    const badIn = await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(2.9), out: summary(4.3) }) });
+    const badOut = await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(4.4), out: summary(3.2) }) });
+    await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(4.1), out: null }) });
+    await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(3.5), out: null }) }); // not below 3.5
+    await oneCall(f, day); // no quality: never matches
+    const ids = async (extra: Record<string, string>) => {
+      const res = await request(t.app)
+        .get('/v1.0/calls/export')
+        .query({ ...q(f, { format: 'jsonl', ...extra }), start: '2026-03-10T00:00:00Z', end: '2026-03-11T00:00:00Z' })
+        .buffer(true)
+        .parse((r, cb) => {
+          let s = '';
+          r.on('data', (d: Buffer) => (s += d.toString()));
+          r.on('end', () => cb(null, s));
+        });
+      expect(res.status, String(res.body)).to.equal(200);
+      return (res.body as string)
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { id: string }).id)
+        .sort();
+    };
+    expect(await ids({ mos_below: '3.5' })).to.deep.equal([badIn, badOut].sort());
+    expect(await ids({ mos_below: '3' })).to.deep.equal([badIn]);
+    expect(await ids({})).to.have.length(5);
+  });
+
   it('refuses a missing or bad range and bad filters with the error envelope', async () => {
     const cases: [Record<string, string>, string, string][] = [
       [{ start: '' }, 'INVALID_REQUEST_PARAMETER', 'start'],
@@ -239,6 +269,10 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       [{ format: 'xml' }, 'INVALID_REQUEST_PARAMETER', 'format'],
       [{ direction: 'sideways' }, 'INVALID_REQUEST_PARAMETER', 'direction'],
       [{ status: 'gone' }, 'INVALID_REQUEST_PARAMETER', 'status'],
+      [{ mos_below: 'low' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
+      [{ mos_below: '7' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
+      [{ mos_below: '0.5' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
+      [{ mos_below: '' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
     ];
     for (const [extra, reason, field] of cases) {
       const res = await request(t.app).get('/v1.0/calls/export').query(q(f, extra));
@@ -266,7 +300,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     const op = res.body.paths['/calls/export']?.get;
     expect(op, 'GET /calls/export in openapi.json').to.be.an('object');
     const names = (op.parameters as { name: string }[]).map((p) => p.name);
-    expect(names).to.include.members(['start', 'end', 'format', 'direction', 'status', 'address']);
+    expect(names).to.include.members(['start', 'end', 'format', 'direction', 'status', 'address', 'mos_below']);
     expect(Object.keys(op.responses['200'].content)).to.deep.equal(['text/csv', 'application/x-ndjson']);
     expect(Object.keys(op.responses['200']['x-record'].properties)).to.deep.equal([...CDR_FIELDS]);
     expect(op.responses['400']).to.deep.equal({ $ref: '#/components/responses/Error' });
