@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics that code shared by several processes increments (egress policy, webhook
- * delivery, call hangups, CDR export). One registry per process, `platformRegistry`; control-api's
+ * delivery, call hangups and answers, a node's live calls, CDR export). One registry per process, `platformRegistry`; control-api's
  * /metrics serves it next to its HTTP metrics (control-api/ops.ts createMetrics), media-app's
  * MEDIA_APP_METRICS_LISTEN serves it alone (core/metrics-server.ts). Names are listed in
  * docs/observability.md and used by deploy/prometheus/alerts.yml and deploy/grafana/; a test
@@ -30,6 +30,23 @@ export const platformMetrics = {
     name: 'calls_ended_total',
     help: 'Calls ended, by direction and hangup_reason (failed = the call could not be set up)',
     labelNames: ['direction', 'hangup_reason'] as const,
+    registers: [platformRegistry],
+  }),
+  /**
+   * Calls ended that had been answered (tm_progressing set), by direction; counted with calls_ended_total
+   * by the same guarded hangup, so answered / ended over a window is the answer-seizure ratio.
+   */
+  callsAnswered: new Counter({
+    name: 'calls_answered_total',
+    help: 'Calls ended that had been answered, by direction (with calls_ended_total: the answer-seizure ratio)',
+    labelNames: ['direction'] as const,
+    registers: [platformRegistry],
+  }),
+  /** Calls this process holds now: a media-app node's live calls (media-app/call/registry.ts), by direction. */
+  callsActive: new Gauge({
+    name: 'calls_active',
+    help: 'Calls held by this media-app node now, by direction',
+    labelNames: ['direction'] as const,
     registers: [platformRegistry],
   }),
   /** Rows written by GET /v1.0/calls/export, by format. */
@@ -90,3 +107,7 @@ for (const o of ['delivered', 'retry', 'failed', 'refused']) platformMetrics.web
 for (const f of ['csv', 'jsonl']) platformMetrics.cdrExportRows.labels(f).inc(0);
 for (const m of ['mos', 'loss_pct', 'jitter_ms', 'rtt_ms']) for (const d of ['in', 'out']) platformMetrics.qualityAlarms.labels(m, d).inc(0);
 for (const d of ['incoming', 'outgoing']) for (const r of ['normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd']) platformMetrics.callsEnded.labels(d, r).inc(0);
+for (const d of ['incoming', 'outgoing']) {
+  platformMetrics.callsAnswered.labels(d).inc(0);
+  platformMetrics.callsActive.labels(d).set(0);
+}

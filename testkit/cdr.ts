@@ -1,7 +1,8 @@
 /**
  * Bulk call rows for the CDR export tests and benchmark: `n` ended calls of one customer, created
  * one every `stepMs` from `from`, inserted by Postgres itself (generate_series), so 100,000 rows
- * take a second and never pass through this process.
+ * take a second and never pass through this process. Every other call carries a quality summary
+ * (core/quality/leg.ts CallQuality), so the export's quality columns are part of what is measured.
  */
 import type { Knex } from 'knex';
 
@@ -9,12 +10,15 @@ export async function insertCalls(db: Knex, customerId: string, n: number, from:
   const empty = '00000000-0000-0000-0000-000000000000';
   await db.raw(
     `INSERT INTO calls (id, customer_id, owner_id, flow_id, activeflow_id, type, master_call_id, recording_id, groupcall_id,
-       source, destination, status, direction, hangup_by, hangup_reason, tm_create, tm_ringing, tm_progressing, tm_hangup, tm_update)
+       source, destination, status, direction, hangup_by, hangup_reason, tm_create, tm_ringing, tm_progressing, tm_hangup, tm_update, quality)
      SELECT gen_random_uuid(), ?::uuid, ?::uuid, ?::uuid, ?::uuid, 'flow', ?::uuid, ?::uuid, ?::uuid,
        jsonb_build_object('type', 'tel', 'target', '+1555' || lpad((i % 10000000)::text, 7, '0')),
        jsonb_build_object('type', 'extension', 'target', 'ext' || (i % 500)::text, 'target_name', 'Desk ' || (i % 500)::text),
        'hangup', CASE WHEN i % 3 = 0 THEN 'incoming' ELSE 'outgoing' END, 'remote', 'normal',
-       t, t + interval '2 seconds', t + interval '5 seconds', t + interval '65 seconds', t + interval '65 seconds'
+       t, t + interval '2 seconds', t + interval '5 seconds', t + interval '65 seconds', t + interval '65 seconds',
+       CASE WHEN i % 2 = 0 THEN jsonb_build_object('codec', 'PCMU',
+         'in', jsonb_build_object('mos_min', 3.9 + (i % 50) / 100.0, 'mos_avg', 4.2, 'loss_pct', (i % 30) / 10.0, 'jitter_ms', 12.5, 'rtt_ms', 40 + i % 100),
+         'out', jsonb_build_object('mos_min', 4.1, 'mos_avg', 4.3, 'loss_pct', 0.4, 'jitter_ms', 8.2, 'rtt_ms', null)) END
      FROM (SELECT i, ?::timestamptz + (i * ?) * interval '1 millisecond' AS t FROM generate_series(0, ? - 1) AS i) s`,
     [customerId, empty, empty, empty, empty, empty, empty, from.toISOString(), stepMs, n],
   );

@@ -33,6 +33,12 @@ export const exportQuery = z.object({
   direction: z.enum(CDR_DIRECTIONS).optional(),
   status: z.enum(CDR_STATUSES).optional(),
   address: z.string().min(1).max(255).optional().describe('calls whose source or destination target is exactly this (number, extension, SIP URI)'),
+  mos_below: z
+    .string()
+    .regex(/^\d(?:\.\d{1,3})?$/, 'must be a MOS between 1 and 5, e.g. 3.5')
+    .refine((v) => Number(v) >= 1 && Number(v) <= 5, 'must be a MOS between 1 and 5, e.g. 3.5')
+    .optional()
+    .describe('calls whose lowest MOS sample in either direction (quality_in_mos_min, quality_out_mos_min) is below this; calls without quality are left out'),
 });
 
 const cdrRecord = z.object(Object.fromEntries(CDR_FIELDS.map((f) => [f, z.union([z.string(), z.number(), z.null()])])));
@@ -58,7 +64,7 @@ export const routes = [
     tag: 'Call',
     summary: 'Export call detail records (CSV or JSON lines, streamed)',
     description:
-      `Our extension. The caller's calls created in [start, end), oldest first, one record per call with its billing amount (micros). ` +
+      `Our extension. The caller's calls created in [start, end), oldest first, one record per call with its billing amount (micros) and its quality summary (quality_* columns, empty / null without media). ` +
       `format=csv: RFC 4180 with a header row; a text starting with = + - @ TAB or CR is prefixed with an apostrophe (formula injection). ` +
       `format=jsonl: one JSON object per line. The range may span at most ${MAX_EXPORT_DAYS} days. Errors are the JSON envelope.`,
     permission: 'manager',
@@ -73,7 +79,15 @@ export const routes = [
         throw invalidParameter('end', `the range may span at most ${MAX_EXPORT_DAYS} days: export longer periods in parts`);
       }
       const format = query.format ?? 'csv';
-      const batches = cdrBatches(ctx.db, { customerId: auth.customerId, start, end, direction: query.direction, status: query.status, address: query.address });
+      const batches = cdrBatches(ctx.db, {
+        customerId: auth.customerId,
+        start,
+        end,
+        direction: query.direction,
+        status: query.status,
+        address: query.address,
+        mosBelow: query.mos_below === undefined ? undefined : Number(query.mos_below),
+      });
       // Read the first batch before answering, so a database failure is still an error envelope.
       let next = await batches.next();
       let closed = false;

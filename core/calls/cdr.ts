@@ -7,8 +7,12 @@
  */
 import type { Db } from '../db/knex';
 import { formatRfc3339 } from '../time';
+import type { CallQuality, DirectionSummary } from '../quality/leg';
 
-/** The columns, in CSV order. A quality summary joins them when call-quality metering exists. */
+/** Per direction (`in` heard by us, `out` heard by the party), the call's quality summary keys, in CSV order. */
+const QUALITY_KEYS = ['mos_min', 'mos_avg', 'loss_pct', 'jitter_ms', 'rtt_ms'] as const satisfies readonly (keyof DirectionSummary)[];
+
+/** The columns, in CSV order; the quality summary (the call's `quality`) last, empty / null without one. */
 export const CDR_FIELDS = [
   'id',
   'customer_id',
@@ -35,6 +39,17 @@ export const CDR_FIELDS = [
   'groupcall_id',
   'master_call_id',
   'recording_ids',
+  'quality_codec',
+  'quality_in_mos_min',
+  'quality_in_mos_avg',
+  'quality_in_loss_pct',
+  'quality_in_jitter_ms',
+  'quality_in_rtt_ms',
+  'quality_out_mos_min',
+  'quality_out_mos_avg',
+  'quality_out_loss_pct',
+  'quality_out_jitter_ms',
+  'quality_out_rtt_ms',
 ] as const;
 
 export type CdrField = (typeof CDR_FIELDS)[number];
@@ -52,6 +67,8 @@ export interface CdrFilter {
   status?: (typeof CDR_STATUSES)[number];
   /** source or destination target equals this (a number, an extension, a SIP URI). */
   address?: string;
+  /** calls whose lowest MOS sample, either direction (quality.in/out.mos_min), is below this; calls without quality never match. */
+  mosBelow?: number;
 }
 
 interface RawRow {
@@ -74,11 +91,24 @@ interface RawRow {
   master_call_id: string;
   recording_ids: string[];
   billing_amount_credit: string | number | null;
+  quality: CallQuality | null;
   /** tm_create exactly as Postgres holds it (microseconds; a JS Date keeps only milliseconds). */
   cursor_ts: string;
 }
 
 const secondsBetween = (a: Date | null, b: Date | null): number | null => (a && b ? Math.max(0, Math.round((b.getTime() - a.getTime()) / 1000)) : null);
+
+type QualityField = Extract<CdrField, `quality_${string}`>;
+
+/** The quality columns of one call: a direction not measured (or a call without media) gives nulls. */
+function qualityOf(q: CallQuality | null): Record<QualityField, string | number | null> {
+  const out = { quality_codec: q?.codec ?? null } as Record<QualityField, string | number | null>;
+  for (const d of ['in', 'out'] as const) {
+    const s = q?.[d] ?? null;
+    for (const k of QUALITY_KEYS) out[`quality_${d}_${k}`] = typeof s?.[k] === 'number' ? s[k] : null;
+  }
+  return out;
+}
 
 export function cdrOf(r: RawRow): Cdr {
   return {
@@ -107,12 +137,13 @@ export function cdrOf(r: RawRow): Cdr {
     groupcall_id: r.groupcall_id,
     master_call_id: r.master_call_id,
     recording_ids: (r.recording_ids ?? []).join(' '),
+    ...qualityOf(r.quality),
   };
 }
 
 const COLUMNS = `c.id, c.customer_id, c.direction, c.status, c.type, c.source, c.destination, c.hangup_by, c.hangup_reason,
   c.tm_create, c.tm_ringing, c.tm_progressing, c.tm_hangup, c.flow_id, c.activeflow_id, c.groupcall_id, c.master_call_id,
-  c.recording_ids, c.tm_create::text AS cursor_ts,
+  c.recording_ids, c.quality, c.tm_create::text AS cursor_ts,
   (SELECT COALESCE(-SUM(b.amount_credit), 0) FROM billings b
      WHERE b.reference_id = c.id AND b.customer_id = c.customer_id AND b.transaction_type = 'usage' AND b.tm_delete IS NULL) AS billing_amount_credit`;
 
@@ -143,6 +174,11 @@ export async function* cdrBatches(db: Db, f: CdrFilter, batchSize = 500): AsyncG
     if (f.address) {
       where.push("(c.source->>'target' = ? OR c.destination->>'target' = ?)");
       values.push(f.address, f.address);
+    }
+    if (f.mosBelow !== undefined) {
+      // a direction never measured is JSON null: its ->> is NULL, which matches nothing
+      where.push("((c.quality->'in'->>'mos_min')::float8 < ? OR (c.quality->'out'->>'mos_min')::float8 < ?)");
+      values.push(f.mosBelow, f.mosBelow);
     }
     if (after) {
       where.push('(c.tm_create, c.id) > (?::timestamptz, ?::uuid)');

@@ -196,8 +196,11 @@ export function callsRepo(db: Db) {
         for (const step of steps) await step(trx, row as CallRow);
         return { changed: true, call: row as CallRow };
       });
-      // once per call, after the commit (calls_ended_total, docs/observability.md)
-      if (t.changed && t.call) platformMetrics.callsEnded.labels(t.call.direction, t.call.hangup_reason || 'normal').inc();
+      // once per call, after the commit (calls_ended_total, calls_answered_total: docs/observability.md)
+      if (t.changed && t.call) {
+        platformMetrics.callsEnded.labels(t.call.direction, t.call.hangup_reason || 'normal').inc();
+        if (t.call.tm_progressing) platformMetrics.callsAnswered.labels(t.call.direction).inc();
+      }
       return t;
     },
     async setMute(id: string, direction: MuteDirection): Promise<CallRow | null> {

@@ -1,13 +1,18 @@
 /**
  * The live calls of this node, and the call → node map in Redis that control-api reads to send a
- * live call's commands to the node that owns it (core/commands/contracts.ts callNodeKey).
+ * live call's commands to the node that owns it (core/commands/contracts.ts callNodeKey). The
+ * `calls_active` gauge (core/metrics.ts) follows the set: one per call while this node holds it.
  */
 import type { Redis } from 'ioredis';
 import { callNodeKey } from '../../core/commands/contracts';
 import { MEDIA_NODES_KEY, nodeCallsKey } from '../../core/calls/node-keys';
+import { platformMetrics } from '../../core/metrics';
+import type { CallDirection } from '../../core/calls/model';
 
 export interface OwnedCall {
   readonly id: string;
+  /** The call record as this node sees it (the direction labels calls_active). */
+  readonly row: { readonly direction: CallDirection };
   /** Ends the call locally (shutdown, commands). Idempotent. */
   hangup(reason: string): Promise<void>;
 }
@@ -29,6 +34,7 @@ export class CallRegistry<C extends OwnedCall = OwnedCall> {
   }
 
   async add(call: C): Promise<void> {
+    if (!this.live.has(call.id)) platformMetrics.callsActive.labels(call.row.direction).inc();
     this.live.set(call.id, call);
     for (const fn of this.addedListeners) fn(call);
     // Kept a day at most: a node that dies leaves a key its expired heartbeat makes meaningless.
@@ -47,7 +53,10 @@ export class CallRegistry<C extends OwnedCall = OwnedCall> {
   }
 
   async remove(id: string): Promise<void> {
-    if (!this.live.delete(id)) return;
+    const call = this.live.get(id);
+    if (!call) return;
+    this.live.delete(id);
+    platformMetrics.callsActive.labels(call.row.direction).dec();
     await this.redis
       .multi()
       .del(this.prefix + callNodeKey(id))

@@ -18,6 +18,9 @@ import { newId, EMPTY_UUID } from '../../core/ids';
 import { CDR_FIELDS } from '../../core/calls/cdr';
 import { platformRegistry } from '../../core/metrics';
 
+/** The quality summary columns (docs/observability.md), from the call's `quality`. */
+const QUALITY_COLUMNS = ['quality_codec', ...['in', 'out'].flatMap((d) => ['mos_min', 'mos_avg', 'loss_pct', 'jitter_ms', 'rtt_ms'].map((m) => `quality_${d}_${m}`))] as const;
+
 /** Minimal RFC 4180 parser (quoted fields, doubled quotes, CRLF). */
 function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
@@ -94,8 +97,10 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     return id;
   }
 
-  it("writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount, and only the caller's calls", async () => {
-    const a = await oneCall(f, { source: { type: 'tel', target: '+15550001111', target_name: '=HYPERLINK("http://x","y")' } });
+  it("writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount and quality, and only the caller's calls", async () => {
+    // the quality summary media-app writes at the end of the call's media (core/quality/leg.ts CallQuality); no RTCP from the party: out is null
+    const quality = { codec: 'PCMA', in: { mos_min: 3.12, mos_avg: 4.05, loss_pct: 2.5, jitter_ms: 18.4, rtt_ms: 42.1 }, out: null };
+    const a = await oneCall(f, { source: { type: 'tel', target: '+15550001111', target_name: '=HYPERLINK("http://x","y")' }, quality: JSON.stringify(quality) });
     const b = await oneCall(f, {
       source: { type: 'tel', target: '+15550003333', target_name: '\tcmd' },
       tm_create: new Date('2026-03-01T11:00:00Z'),
@@ -157,6 +162,22 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     expect(col(ra, 'tm_hangup')).to.equal('2026-03-01T10:01:33.000000Z');
     // the raw text quotes the field with a comma, quote and line break, quotes doubled
     expect(text).to.contain('"a,b""c\r\nd@x"');
+    // quality summary: call a's values, an unmeasured direction and a call without quality as empty cells
+    const qa = Object.fromEntries(QUALITY_COLUMNS.map((c) => [c, col(ra, c)]));
+    expect(qa).to.deep.equal({
+      quality_codec: 'PCMA',
+      quality_in_mos_min: '3.12',
+      quality_in_mos_avg: '4.05',
+      quality_in_loss_pct: '2.5',
+      quality_in_jitter_ms: '18.4',
+      quality_in_rtt_ms: '42.1',
+      quality_out_mos_min: '',
+      quality_out_mos_avg: '',
+      quality_out_loss_pct: '',
+      quality_out_jitter_ms: '',
+      quality_out_rtt_ms: '',
+    });
+    for (const c of QUALITY_COLUMNS) expect(col(rb, c), c).to.equal('');
 
     // JSON lines: the same records, one object a line; filters narrow them
     const jl = await request(t.app)
@@ -176,6 +197,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     expect(lines.map((l) => l.id)).to.deep.equal([b]);
     expect(lines[0]!.destination_name).to.equal('@SUM(1)');
     expect(Object.keys(lines[0]!)).to.deep.equal([...CDR_FIELDS]);
+    for (const c of QUALITY_COLUMNS) expect(lines[0]![c], c).to.equal(null);
     const byAddress = await request(t.app)
       .get('/v1.0/calls/export')
       .query(q(f, { format: 'jsonl', address: '+15550001111' }))
@@ -185,12 +207,55 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
         r.on('data', (d: Buffer) => (s += d.toString()));
         r.on('end', () => cb(null, s));
       });
-    expect(
-      (byAddress.body as string)
-        .trim()
+    const byAddressRows = (byAddress.body as string)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(byAddressRows.map((r) => r.id)).to.deep.equal([a]);
+    // JSON lines keep the numbers as numbers and an unmeasured direction as null
+    expect(Object.fromEntries(QUALITY_COLUMNS.map((c) => [c, byAddressRows[0]![c]]))).to.deep.equal({
+      quality_codec: 'PCMA',
+      quality_in_mos_min: 3.12,
+      quality_in_mos_avg: 4.05,
+      quality_in_loss_pct: 2.5,
+      quality_in_jitter_ms: 18.4,
+      quality_in_rtt_ms: 42.1,
+      quality_out_mos_min: null,
+      quality_out_mos_avg: null,
+      quality_out_loss_pct: null,
+      quality_out_jitter_ms: null,
+      quality_out_rtt_ms: null,
+    });
+  });
+
+  it('mos_below: only the calls whose lowest MOS, either direction, is below the value', async () => {
+    const day = { tm_create: new Date('2026-03-10T10:00:00Z') };
+    const summary = (mos: number) => ({ mos_min: mos, mos_avg: 4.2, loss_pct: 0, jitter_ms: 5, rtt_ms: null });
+    const badIn = await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(2.9), out: summary(4.3) }) });
+    const badOut = await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(4.4), out: summary(3.2) }) });
+    await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(4.1), out: null }) });
+    await oneCall(f, { ...day, quality: JSON.stringify({ codec: 'PCMU', in: summary(3.5), out: null }) }); // not below 3.5
+    await oneCall(f, day); // no quality: never matches
+    const ids = async (extra: Record<string, string>) => {
+      const res = await request(t.app)
+        .get('/v1.0/calls/export')
+        .query({ ...q(f, { format: 'jsonl', ...extra }), start: '2026-03-10T00:00:00Z', end: '2026-03-11T00:00:00Z' })
+        .buffer(true)
+        .parse((r, cb) => {
+          let s = '';
+          r.on('data', (d: Buffer) => (s += d.toString()));
+          r.on('end', () => cb(null, s));
+        });
+      expect(res.status, String(res.body)).to.equal(200);
+      return (res.body as string)
         .split('\n')
-        .map((l) => (JSON.parse(l) as { id: string }).id),
-    ).to.deep.equal([a]);
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { id: string }).id)
+        .sort();
+    };
+    expect(await ids({ mos_below: '3.5' })).to.deep.equal([badIn, badOut].sort());
+    expect(await ids({ mos_below: '3' })).to.deep.equal([badIn]);
+    expect(await ids({})).to.have.length(5);
   });
 
   it('refuses a missing or bad range and bad filters with the error envelope', async () => {
@@ -204,6 +269,10 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       [{ format: 'xml' }, 'INVALID_REQUEST_PARAMETER', 'format'],
       [{ direction: 'sideways' }, 'INVALID_REQUEST_PARAMETER', 'direction'],
       [{ status: 'gone' }, 'INVALID_REQUEST_PARAMETER', 'status'],
+      [{ mos_below: 'low' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
+      [{ mos_below: '7' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
+      [{ mos_below: '0.5' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
+      [{ mos_below: '' }, 'INVALID_REQUEST_PARAMETER', 'mos_below'],
     ];
     for (const [extra, reason, field] of cases) {
       const res = await request(t.app).get('/v1.0/calls/export').query(q(f, extra));
@@ -231,7 +300,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
     const op = res.body.paths['/calls/export']?.get;
     expect(op, 'GET /calls/export in openapi.json').to.be.an('object');
     const names = (op.parameters as { name: string }[]).map((p) => p.name);
-    expect(names).to.include.members(['start', 'end', 'format', 'direction', 'status', 'address']);
+    expect(names).to.include.members(['start', 'end', 'format', 'direction', 'status', 'address', 'mos_below']);
     expect(Object.keys(op.responses['200'].content)).to.deep.equal(['text/csv', 'application/x-ndjson']);
     expect(Object.keys(op.responses['200']['x-record'].properties)).to.deep.equal([...CDR_FIELDS]);
     expect(op.responses['400']).to.deep.equal({ $ref: '#/components/responses/Error' });

@@ -15,6 +15,7 @@ import { verify, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../control-api/we
 import { EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
 import { callJson, callsRepo } from '../../core/repos/calls';
 import { newId } from '../../core/ids';
+import type { CallQuality } from '../../core/quality/leg';
 
 interface Received {
   headers: http.IncomingHttpHeaders;
@@ -83,8 +84,8 @@ describe('CDR webhook at hangup (REST calls, real event stream, BullMQ, loopback
     return f;
   }
 
-  /** A call made through the API and hung up before any node took it. */
-  async function callAndHangup(f: Fixture): Promise<string> {
+  /** A call made through the API and hung up before any node took it; `quality` written first, as media-app does at the end of the media. */
+  async function callAndHangup(f: Fixture, quality?: CallQuality): Promise<string> {
     const r = await api(t, f).post('/calls', {
       source: { type: 'sip', target: 'alice@example.test' },
       destinations: [{ type: 'sip', target: 'sip:bob@example.test:5090' }],
@@ -92,6 +93,7 @@ describe('CDR webhook at hangup (REST calls, real event stream, BullMQ, loopback
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const id = (r.body.calls[0] as { id: string }).id;
+    if (quality) await callsRepo(t.ctx.db).setQuality(id, quality);
     const h = await api(t, f).post(`/calls/${id}/hangup`);
     expect(h.status, JSON.stringify(h.body)).to.equal(200);
     expect(h.body.status).to.equal('hangup');
@@ -116,7 +118,12 @@ describe('CDR webhook at hangup (REST calls, real event stream, BullMQ, loopback
       const fin = await customerWith(rIn.url, true);
       const fout = await customerWith(rOut.url, null); // never set: the default is off
       const foff = await customerWith(rOff.url, false);
-      const calls = [await callAndHangup(fin), await callAndHangup(fin)];
+      const quality: CallQuality = {
+        codec: 'PCMU',
+        in: { mos_min: 3.31, mos_avg: 4.02, loss_pct: 1.5, jitter_ms: 22.5, rtt_ms: null },
+        out: { mos_min: 4.2, mos_avg: 4.3, loss_pct: 0, jitter_ms: 3.1, rtt_ms: 35 },
+      };
+      const calls = [await callAndHangup(fin), await callAndHangup(fin, quality)];
       await callAndHangup(fout);
       await callAndHangup(foff);
 
@@ -168,6 +175,21 @@ describe('CDR webhook at hangup (REST calls, real event stream, BullMQ, loopback
         // the same fields as the call's export row
         expect(msg.data).to.deep.equal(rows.get(id));
         expect(msg.data).to.include({ status: 'hangup', customer_id: fin.customer.id, billing_amount_credit: 0 });
+        // the quality summary columns: the call's values, or null for a call without media
+        const q = id === calls[1] ? quality : null;
+        expect(msg.data).to.include({
+          quality_codec: q?.codec ?? null,
+          quality_in_mos_min: q?.in?.mos_min ?? null,
+          quality_in_mos_avg: q?.in?.mos_avg ?? null,
+          quality_in_loss_pct: q?.in?.loss_pct ?? null,
+          quality_in_jitter_ms: q?.in?.jitter_ms ?? null,
+          quality_in_rtt_ms: null,
+          quality_out_mos_min: q?.out?.mos_min ?? null,
+          quality_out_mos_avg: q?.out?.mos_avg ?? null,
+          quality_out_loss_pct: q?.out?.loss_pct ?? null,
+          quality_out_jitter_ms: q?.out?.jitter_ms ?? null,
+          quality_out_rtt_ms: q?.out?.rtt_ms ?? null,
+        });
       }
       expect(seen.sort()).to.deep.equal([...calls].sort());
       // and the delivery log lists them like any other event

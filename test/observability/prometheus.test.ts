@@ -23,7 +23,7 @@ import { platformMetrics } from '../../core/metrics';
 
 const ROOT = path.resolve(__dirname, '../..');
 const RULES = path.join(ROOT, 'deploy/prometheus/alerts.yml');
-const RULE_TESTS = path.join(ROOT, 'deploy/prometheus/tests/alerts.test.yml');
+const RULE_TESTS_DIR = path.join(ROOT, 'deploy/prometheus/tests');
 const DASHBOARD = path.join(ROOT, 'deploy/grafana/openvoice.json');
 
 const PROMQL_WORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
@@ -105,9 +105,15 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
     const check = spawnSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' });
     expect(check.status, check.stdout + check.stderr).to.equal(0);
     expect(check.stdout).to.match(/SUCCESS: \d+ rules found/);
-    const unit = spawnSync('promtool', ['test', 'rules', RULE_TESTS], { encoding: 'utf8' });
+    // every unit-test file of the rules (alerts.test.yml, quality-asr.test.yml, ...)
+    const ruleTests = fs
+      .readdirSync(RULE_TESTS_DIR)
+      .filter((n) => n.endsWith('.test.yml'))
+      .map((n) => path.join(RULE_TESTS_DIR, n));
+    expect(ruleTests.map((f) => path.basename(f))).to.include.members(['alerts.test.yml', 'quality-asr.test.yml']);
+    const unit = spawnSync('promtool', ['test', 'rules', ...ruleTests], { encoding: 'utf8' });
     expect(unit.status, unit.stdout + unit.stderr).to.equal(0);
-    expect(unit.stdout).to.contain('SUCCESS');
+    expect(unit.stdout.match(/SUCCESS/g)).to.have.length(ruleTests.length);
     const example = spawnSync('promtool', ['check', 'config', path.join(ROOT, 'deploy/prometheus/prometheus.yml')], { encoding: 'utf8' });
     expect(example.status, example.stdout + example.stderr).to.equal(0);
   });
@@ -303,7 +309,7 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
         const rules = r.data.groups.flatMap((g) => g.rules);
         return rules.length > 0 && rules.every((x) => x.health !== 'unknown') ? r.data.groups : null;
       });
-      expect(groups.map((g) => g.name).sort()).to.deep.equal(['openvoice-calls', 'openvoice-egress', 'openvoice-nodes', 'openvoice-queues', 'openvoice-webhooks']);
+      expect(groups.map((g) => g.name).sort()).to.deep.equal(['openvoice-calls', 'openvoice-egress', 'openvoice-nodes', 'openvoice-quality', 'openvoice-queues', 'openvoice-webhooks']);
       for (const g of groups) for (const r of g.rules) expect(r.health, `${g.name}/${r.name}: ${r.lastError ?? ''}`).to.equal('ok');
 
       // scraped series, as Prometheus stores them
@@ -320,6 +326,13 @@ describe('Prometheus alert rules and Grafana dashboard (promtool, a real Prometh
       // media-app's own series (its calls_ended_total exists, at 0: no call reached it)
       const mediaSeries = await q('count(calls_ended_total{job="openvoice-media-app"})');
       expect(Number(mediaSeries[0]!.value[1])).to.be.greaterThan(0);
+      // a real media-app node's concurrent calls, 0 when idle, and the answer counters for the ASR rule
+      const activeCalls = await q('calls_active{job="openvoice-media-app"}');
+      expect(activeCalls.map((x) => [x.metric.direction, Number(x.value[1])]).sort()).to.deep.equal([
+        ['incoming', 0],
+        ['outgoing', 0],
+      ]);
+      expect(await q('count(calls_answered_total{job="openvoice-media-app"})')).to.have.length(1);
       // every known outcome is a series from the start, so the webhook rules work before the first failure
       const outcomes = await q('count(webhook_delivery_attempts_total{job="openvoice-control-api"})');
       expect(Number(outcomes[0]!.value[1])).to.equal(4);

@@ -13,6 +13,8 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { emodel, oneWayDelayMs } from '../../core/quality/emodel';
 import { platformRegistry } from '../../core/metrics';
 import { MediaServer } from '../../media-engine';
+import { startEventStore } from '../../core/events/store';
+import { newId } from '../../core/ids';
 import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
 import { portBlock, sippMediaPort } from '../../testkit/ports';
 import { eventsFor, killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
@@ -35,9 +37,14 @@ describe('call quality per leg: samples, alarms and the call record through a lo
   let phones: MediaServer;
   let number = '';
   let cid = '';
+  /** the impaired call and the clean one, for the operator walk-through */
+  let store: { close(): Promise<void> } | undefined;
+  let lossyId = '';
+  let cleanId = '';
 
   before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', QUALITY_SAMPLE_MS: '2000' });
+    // SIP capture on: the walk-through ends at the call's ladder and pcap
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', QUALITY_SAMPLE_MS: '2000', SIP_CAPTURE: 'on' });
     cid = s.f.customer.id;
     await trunksRepo(s.t.ctx.db).create(cid, `q${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
     const flow = await flowsRepo(s.t.ctx.db).create({
@@ -47,8 +54,11 @@ describe('call quality per leg: samples, alarms and the call record through a lo
     number = `+8991380${String(Date.now()).slice(-5)}`;
     await numbersRepo(s.t.ctx.db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id } as never);
     phones = await MediaServer.start({ rtpPorts: portBlock('engineRtp', 20, 2), workers: 1 });
+    // the timeline store control-api runs (GET /timelines/calls/{id}/events reads what it wrote)
+    store = await startEventStore(s.t.ctx.db, s.t.ctx.redis, { group: `quality-store-${newId()}` });
   });
   after(async () => {
+    await store?.close();
     killAllSipp();
     await phones?.destroy();
     await s?.close();
@@ -94,6 +104,7 @@ describe('call quality per leg: samples, alarms and the call record through a lo
 
   it('3 % loss and 40 ms jitter: MOS within 0.3 of the E-model, loss within 0.5 points, the jitter alarm fires once', async () => {
     const { id } = await call({ lossPct: 3, jitterMs: 40 });
+    lossyId = id;
     const { samples, alarms } = await qualityEvents(id);
     expect(samples.length, 'a sample every 2 s and the final one').to.be.within(6, 11);
     expect(samples.filter((x) => x.final)).to.have.length(1);
@@ -138,6 +149,7 @@ describe('call quality per leg: samples, alarms and the call record through a lo
 
   it('a clean G.711 call: MOS ≥ 4.3 both ways, no alarm, RTT from RTCP', async () => {
     const { id } = await call(undefined);
+    cleanId = id;
     const { samples, alarms } = await qualityEvents(id);
     expect(alarms, JSON.stringify(alarms)).to.deep.equal([]);
     const q = (await s.api.get(`/calls/${id}`)).body.quality as { in: { mos_avg: number; loss_pct: number; rtt_ms: number }; out: { mos_avg: number; rtt_ms: number } };
@@ -151,5 +163,59 @@ describe('call quality per leg: samples, alarms and the call record through a lo
       .map((x) => x.in!.mos)
       .sort((x, y) => x - y);
     expect(mos[mos.length >> 1], 'the median sample').to.be.at.least(4.3);
+  });
+  it('the operator walk-through (docs/observability.md): export filtered on MOS → the call → its quality samples and alarms → its SIP ladder and pcap', async () => {
+    expect(lossyId, 'the impaired call of the first test').to.not.equal('');
+    expect(cleanId, 'the clean call of the second test').to.not.equal('');
+    // 1. the calls behind the alert: the CDR export of the period, filtered on the lowest MOS
+    const text = async (r: ReturnType<Stack['api']['get']>) =>
+      (
+        await r.buffer(true).parse((res, cb) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => cb(null, body));
+        })
+      ).body as string;
+    const start = new Date(Date.now() - 3_600_000).toISOString();
+    const end = new Date(Date.now() + 60_000).toISOString();
+    const rows = (await text(s.api.get(`/calls/export?start=${encodeURIComponent(start)}&end=${encodeURIComponent(end)}&format=jsonl&mos_below=4`)))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.map((r) => r.id))
+      .to.include(lossyId)
+      .and.not.include(cleanId);
+    const row = rows.find((r) => r.id === lossyId)!;
+    expect(row.quality_in_mos_min).to.be.below(4);
+    // 2. the call's quality summary
+    const callRes = await s.api.get(`/calls/${lossyId}`);
+    expect(callRes.body.quality.in.mos_min).to.equal(row.quality_in_mos_min);
+    // 3. its timeline: the 5 s samples (the quality over time) and the alarms
+    const events = await until(
+      async () => {
+        const r = (await s.api.get(`/timelines/calls/${lossyId}/events?page_size=1000`)).body.result as { event_type: string; data: Record<string, unknown> }[];
+        return r.some((e) => e.event_type === 'call_quality' && e.data.final === true) ? r : null;
+      },
+      10_000,
+      'the call quality events stored',
+    );
+    expect(events.filter((e) => e.event_type === 'call_quality').length).to.be.greaterThan(3);
+    expect(events.filter((e) => e.event_type === 'call_quality_alarm').map((e) => e.data.metric)).to.include('jitter_ms');
+    // 4. its SIP ladder and a pcap of it
+    const ladder = (await s.api.get(`/timelines/calls/${lossyId}/sip-analysis`)).body.sip_messages as { raw: string }[];
+    const firstLines = ladder.map((m) => m.raw.split('\r\n')[0]!);
+    expect(firstLines.some((l) => l.startsWith('INVITE '))).to.equal(true);
+    expect(firstLines.some((l) => l.startsWith('BYE '))).to.equal(true);
+    const pcap = await s.api
+      .get(`/timelines/calls/${lossyId}/pcap`)
+      .buffer(true)
+      .parse((res, cb) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => cb(null, Buffer.concat(parts)));
+      });
+    const bytes = pcap.body as Buffer;
+    expect(bytes.readUInt32LE(0), 'pcap magic').to.equal(0xa1b2c3d4);
+    expect(bytes.length).to.be.greaterThan(24 + 16 * ladder.length);
   });
 });
