@@ -10,7 +10,7 @@ import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { maskKey } from '../llm/endpoint';
-import { maskedVoiceParameter } from '../speech/voices';
+import { maskedVoiceParameter, unmaskedVoiceParameter } from '../speech/voices';
 
 export interface AiRow {
   id: string;
@@ -132,6 +132,9 @@ export function aisRepo(db: Db) {
         if (!before) return null;
         // an AI that stops being an Insight AI stops being the active one
         const demoted = patch.type !== undefined && patch.type !== 'insight' ? { is_insight_active: false } : {};
+        // a key sent back as we show it (masked) is the stored key: a client that reads, edits and writes keeps it
+        if (patch.engine_key !== undefined && before.engine_key && patch.engine_key === maskKey(before.engine_key)) patch = { ...patch, engine_key: before.engine_key };
+        if (patch.parameter) patch = { ...patch, parameter: unmaskedVoiceParameter(patch.parameter, before.parameter) };
         const [row] = await trx('ais')
           .where({ id })
           .update({ ...encode(patch), ...demoted, tm_update: clock.now() })

@@ -114,3 +114,21 @@ export function maskedVoiceParameter(p: Record<string, unknown>): Record<string,
   }
   return out;
 }
+
+/**
+ * `parameter` as written back by a client that read it: a voice key sent exactly as it is shown
+ * (masked) stands for the stored key, not a new one; any other value replaces it.
+ */
+export function unmaskedVoiceParameter(p: Record<string, unknown>, stored: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  const same = (sent: unknown, kept: unknown): kept is string => typeof sent === 'string' && typeof kept === 'string' && kept !== '' && sent === maskKey(kept);
+  const out: Record<string, unknown> = { ...p };
+  if (same(p.tts_key, stored?.tts_key)) out.tts_key = stored!.tts_key;
+  const fb = p.tts_fallback;
+  const storedFb = stored?.tts_fallback;
+  if (fb && typeof fb === 'object' && !Array.isArray(fb) && storedFb && typeof storedFb === 'object' && !Array.isArray(storedFb)) {
+    const o = fb as Record<string, unknown>;
+    const k = (storedFb as Record<string, unknown>).tts_key;
+    if (same(o.tts_key, k)) out.tts_fallback = { ...o, tts_key: k };
+  }
+  return out;
+}

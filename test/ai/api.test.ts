@@ -80,6 +80,27 @@ describe('ai: resources over the API', function () {
     expect((await auth(api().post(`/v1.0/ais/${ai.id}/prompt_histories`)).send({ prompt: 'x' })).status).to.be.oneOf([404, 405]);
   });
 
+  it('an AI read and written back as shown keeps its keys: a masked key in a PUT is not stored', async () => {
+    const ai = await createAi({ parameter: { company: 'Acme', tts_key: 'el-key-0123456789abcdef', tts_fallback: { tts_type: 'cartesia', tts_key: 'ca-key-0123456789abcdef' } } });
+    const shown = (await auth(api().get(`/v1.0/ais/${ai.id}`)).expect(200)).body;
+    expect(JSON.stringify(shown)).to.not.include('0123456789');
+    // a client that edits one field and sends the rest back as it read it
+    await auth(api().put(`/v1.0/ais/${ai.id}`))
+      .send({ engine_key: shown.engine_key, parameter: { ...shown.parameter, company: 'Acme Corp' } })
+      .expect(200);
+    const row = (await t.ctx.db('ais').where({ id: ai.id }).first())!;
+    expect(row.engine_key).to.equal('sk-test-0123456789abcdef');
+    expect(row.parameter).to.deep.include({ company: 'Acme Corp', tts_key: 'el-key-0123456789abcdef' });
+    expect(row.parameter.tts_fallback).to.deep.equal({ tts_type: 'cartesia', tts_key: 'ca-key-0123456789abcdef' });
+    // a new key is a new key
+    await auth(api().put(`/v1.0/ais/${ai.id}`))
+      .send({ engine_key: 'sk-new-9876543210fedcba', parameter: { tts_key: 'el-new-9876543210fedcba' } })
+      .expect(200);
+    const row2 = (await t.ctx.db('ais').where({ id: ai.id }).first())!;
+    expect(row2.engine_key).to.equal('sk-new-9876543210fedcba');
+    expect(row2.parameter).to.deep.equal({ tts_key: 'el-new-9876543210fedcba' });
+  });
+
   it('refuses bad AI input in the error envelope', async () => {
     const noName = await auth(api().post('/v1.0/ais')).send({ init_prompt: 'x' });
     expect(noName.status).to.equal(400);
