@@ -7,6 +7,7 @@ import request from 'supertest';
 import { RestException } from 'twilio';
 import { createFixture, type Fixture } from '../../testkit/api';
 import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { answerReinvite } from '../../testkit/media-app/sipp-steps';
 import { customerWithTrunk, placeCall, startStack, type PlacedCall, type Stack } from '../../testkit/streams/support';
 import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
 import { conferencesRepo } from '../../core/repos/conferences';
@@ -141,6 +142,27 @@ describe('twilio: Conferences and Participants', function () {
     expect(await client.conferences(cf).participants.list()).to.deep.equal([]);
     // ending it twice answers it as it is
     expect((await client.conferences(cf).update({ status: 'completed' })).status).to.equal('completed');
+  });
+
+  it('Hold=true re-INVITEs the participant inactive, Hold=false sendrecv; hold reads back', async () => {
+    const confId = await room('hold room');
+    const cf = toSid('CF', confId);
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }], {
+      steps: (port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`,
+    });
+    placed.push(c);
+    await until(async () => (await client.conferences(cf).participants.list()).filter((p) => p.status === 'connected').length === 1 || null, 20_000, 'connected');
+    const held = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: true });
+    expect(held.hold).to.equal(true);
+    expect((await client.conferences(cf).participants.list({ hold: true })).map((p) => p.callSid)).to.deep.equal([callSid(c.callId)]);
+    const back = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: false });
+    expect(back.hold).to.equal(false);
+    expect(await client.conferences(cf).participants.list({ hold: true })).to.deep.equal([]);
+    await client.conferences(cf).update({ status: 'completed' });
+    // sipp got both re-INVITEs (its scenario waits for each), then the BYE
+    const r = await c.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(r.messages.match(/a=inactive/g)?.length ?? 0, 'the hold offer').to.be.greaterThan(0);
   });
 
   it('bad input: unknown or foreign sids 20404, bad parameters 20001, POST Participants 405/20004, wrong token 20003', async () => {
