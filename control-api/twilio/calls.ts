@@ -111,7 +111,7 @@ async function owned(ctx: AppContext, customerId: string, sid: string): Promise<
 }
 
 /** StartTime=YYYY-MM-DD (that UTC day), StartTime< (before it), StartTime> (on or after it), as Twilio filters. */
-function dateFilter(q: Params, name: string): { op: '=' | '<' | '>'; day: Date }[] {
+export function dateFilter(q: Params, name: string): { op: '=' | '<' | '>'; day: Date }[] {
   const out: { op: '=' | '<' | '>'; day: Date }[] = [];
   for (const op of ['', '<', '>'] as const) {
     const v = one(q, `${name}${op}`, 32);

@@ -11,6 +11,9 @@ import { authOf, twilioAuth } from './auth';
 import { callsRouter } from './calls';
 import { recordingsRouter } from './recordings';
 import { numbersRouter } from './numbers';
+import { conferencesRouter } from './conferences';
+import { participantsRouter } from './participants';
+import { queuesRouter } from './queues';
 import { twilioErrorHandler, twilioRouteNotFound } from './errors';
 import { API_VERSION } from './call-json';
 
@@ -36,12 +39,17 @@ export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHan
         calls: `/${API_VERSION}/Accounts/${a.accountSid}/Calls.json`,
         recordings: `/${API_VERSION}/Accounts/${a.accountSid}/Recordings.json`,
         incoming_phone_numbers: `/${API_VERSION}/Accounts/${a.accountSid}/IncomingPhoneNumbers.json`,
+        conferences: `/${API_VERSION}/Accounts/${a.accountSid}/Conferences.json`,
+        queues: `/${API_VERSION}/Accounts/${a.accountSid}/Queues.json`,
       },
     });
   });
   account.use(callsRouter(ctx));
   account.use(recordingsRouter(ctx));
   account.use(numbersRouter(ctx));
+  account.use(conferencesRouter(ctx));
+  account.use(participantsRouter(ctx));
+  account.use(queuesRouter(ctx));
   r.use('/Accounts/:AccountSid', account);
   r.use(twilioRouteNotFound);
   r.use(twilioErrorHandler);

@@ -86,6 +86,22 @@ export class ConferenceApi {
     return t.conference ?? row;
   }
 
+  /**
+   * Ends the room but keeps the record (Twilio's Conference update Status=completed): terminating,
+   * every participant taken out, terminated. An ended one is answered as it is.
+   */
+  async end(customerId: string, id: string): Promise<ConferenceRow> {
+    const row = await this.conferences.getOwned(customerId, id);
+    if (!row) throw conferenceNotFound();
+    if (row.status === 'terminated' || row.status === 'terminating') return row;
+    const sent = await this.commands.toHost({ type: 'conference.terminate', conferenceId: id });
+    if (sent) return row;
+    for (const ccId of row.conferencecall_ids) await this.leaved(ccId);
+    const t = await this.conferences.transition(id, 'terminated');
+    if (t.changed && t.conference) await this.publish('conference_updated', publishConference(this.events, 'conference_updated', t.conference));
+    return t.conference ?? row;
+  }
+
   private async leaved(conferencecallId: string): Promise<ConferencecallRow | null> {
     const t = await this.calls.transition(conferencecallId, 'leaved');
     if (t.changed && t.conferencecall) {

@@ -110,3 +110,33 @@ ${ackFailure(`sip:${o.target}@${o.domain}`, c, o.ackVia)}
 ${phoneInvite(o, c + 1, true)}
 <recv response="100" optional="true"/>`;
 }
+
+/**
+ * A re-INVITE from the platform (hold / unhold) answered 200 with our SDP (audio to `rtpPort`, the
+ * direction that answers the offer: `inactive` to inactive, `recvonly` to sendonly, else sendrecv),
+ * then its ACK.
+ */
+export const answerReinvite = (rtpPort: number, direction: 'inactive' | 'recvonly' | 'sendrecv', version: number) => `<recv request="INVITE" timeout="20000"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:[local_ip]:[local_port]>
+Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=- 1 ${version} IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${rtpPort} RTP/AVP 0 101
+a=rtpmap:0 PCMU/8000
+a=rtpmap:101 telephone-event/8000
+a=fmtp:101 0-15
+a=${direction}
+]]></send>
+<recv request="ACK"/>`;

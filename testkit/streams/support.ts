@@ -207,14 +207,24 @@ export interface PlacedCall {
 /** sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is progressing. */
 /** With `live: false` it resolves as soon as the Call row exists (for flows that end at once; `live` is then unset). */
 /** `killAfterMs`: sipp's own limit on the call (60 s unless told). */
-export async function placeCall(stack: Stack, customerId: string, actions: unknown[], opts: { talk?: boolean; live?: boolean; killAfterMs?: number } = {}): Promise<PlacedCall> {
+/** `steps`: sipp scenario steps after the ACK (before the wait for the BYE), given the peer's RTP port. */
+export async function placeCall(
+  stack: Stack,
+  customerId: string,
+  actions: unknown[],
+  opts: { talk?: boolean; live?: boolean; killAfterMs?: number; steps?: (rtpPort: number) => string } = {},
+): Promise<PlacedCall> {
   const db = await testDb();
   const flow = await flowsRepo(db).create({ customer_id: customerId, actions: parseActions(actions as never) } as never);
   const number = `+8997${String(process.pid % 1000).padStart(3, '0')}${String(++numberSeq).padStart(5, '0')}`;
   await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
   const peer = await RtpPeer.open();
   const sipPort = stack.platform.sipPort;
-  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: opts.killAfterMs ?? 60_000 });
+  const run = sipp(
+    uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port, opts.steps ? { steps: opts.steps(peer.port) } : {}),
+    [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'],
+    { killAfterMs: opts.killAfterMs ?? 60_000 },
+  );
   const row = await until(
     async () => {
       const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);

@@ -1,0 +1,126 @@
+/**
+ * Conferences: list (Status, FriendlyName, DateCreated…, DateUpdated… filters), fetch, update
+ * (Status=completed ends the room, the record stays). A Conference is one of our conferences (type
+ * conference or connect; the queue subsystem's internal ones are not shown), `CF` + its id. Statuses:
+ * starting, or progressing with nobody in the room → `init`; progressing with participants →
+ * `in-progress`; terminating / terminated → `completed`. Participants are participants.ts.
+ */
+import { Router, type Request, type Response } from 'express';
+import type { Knex } from 'knex';
+import type { AppContext } from '../context';
+import { conferencesRepo, type ConferenceRow } from '../../core/repos/conferences';
+import { accountSid, fromSid, toSid } from '../../core/twilio/sids';
+import { conferenceApi } from '../routes/conferences';
+import { authOf } from './auth';
+import { dateFilter } from './calls';
+import { API_VERSION } from './call-json';
+import { badParam, notFound } from './errors';
+import { one, pageJson, pageOf, rfc2822, type Params } from './params';
+
+export const TWILIO_CONFERENCE_STATUSES = ['init', 'in-progress', 'completed'] as const;
+type TwilioConferenceStatus = (typeof TWILIO_CONFERENCE_STATUSES)[number];
+
+export function twilioConferenceStatus(c: Pick<ConferenceRow, 'status' | 'conferencecall_ids'>): TwilioConferenceStatus {
+  if (c.status === 'terminating' || c.status === 'terminated') return 'completed';
+  if (c.status === 'progressing' && c.conferencecall_ids.length > 0) return 'in-progress';
+  return 'init';
+}
+
+export function conferenceUri(c: Pick<ConferenceRow, 'id' | 'customer_id'>): string {
+  return `/${API_VERSION}/Accounts/${accountSid(c.customer_id)}/Conferences/${toSid('CF', c.id)}`;
+}
+
+export function twilioConferenceJson(c: ConferenceRow) {
+  const base = conferenceUri(c);
+  const status = twilioConferenceStatus(c);
+  return {
+    sid: toSid('CF', c.id),
+    account_sid: accountSid(c.customer_id),
+    friendly_name: c.name,
+    status,
+    region: 'us1',
+    api_version: API_VERSION,
+    date_created: rfc2822(c.tm_create),
+    date_updated: rfc2822(c.tm_update ?? c.tm_create),
+    reason_conference_ended: null,
+    call_sid_ending_conference: null,
+    uri: `${base}.json`,
+    subresource_uris: { participants: `${base}/Participants.json`, recordings: `${base}/Recordings.json` },
+  };
+}
+
+/** The customer's conference a CF SID names (Twilio-visible types only), or 20404. */
+export async function ownedConference(ctx: AppContext, customerId: string, sid: string): Promise<ConferenceRow> {
+  const id = fromSid('CF', sid);
+  const c = id ? await conferencesRepo(ctx.db).getOwned(customerId, id) : null;
+  if (!c || c.type === 'queue') throw notFound(`Conference ${sid.slice(0, 40)}`);
+  return c;
+}
+
+const DAY = 86_400_000;
+
+/** Applies `Name`, `Name<`, `Name>` date filters (UTC days) to a column. */
+export function whereDates(sql: Knex.QueryBuilder, col: string, q: Params, name: string): Knex.QueryBuilder {
+  for (const f of dateFilter(q, name)) {
+    if (f.op === '=') sql = sql.where(col, '>=', f.day).where(col, '<', new Date(f.day.getTime() + DAY));
+    else if (f.op === '<') sql = sql.where(col, '<', f.day);
+    else sql = sql.where(col, '>=', f.day);
+  }
+  return sql;
+}
+
+async function list(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const q = req.query as Params;
+  const page = pageOf(q);
+  const status = one(q, 'Status', 32);
+  if (status !== undefined && !(TWILIO_CONFERENCE_STATUSES as readonly string[]).includes(status)) throw badParam(`Status must be one of ${TWILIO_CONFERENCE_STATUSES.join(', ')}`);
+  const name = one(q, 'FriendlyName', 255);
+  let sql = ctx.db('conferences').whereNull('tm_delete').where('customer_id', auth.customerId).whereIn('type', ['conference', 'connect']);
+  if (name !== undefined) sql = sql.where('name', name);
+  if (status === 'completed') sql = sql.whereIn('status', ['terminating', 'terminated']);
+  if (status === 'in-progress') sql = sql.where('status', 'progressing').whereRaw('cardinality(conferencecall_ids) > 0');
+  if (status === 'init') sql = sql.whereRaw(`(status = 'starting' or (status = 'progressing' and cardinality(conferencecall_ids) = 0))`);
+  sql = whereDates(sql, 'tm_create', q, 'DateCreated');
+  sql = whereDates(sql, 'tm_update', q, 'DateUpdated');
+  const rows = (await sql
+    .orderBy('tm_create', 'desc')
+    .orderBy('id', 'desc')
+    .offset(page.offset)
+    .limit(page.pageSize + 1)) as ConferenceRow[];
+  res.json(pageJson(req, 'conferences', page, rows.map(twilioConferenceJson)));
+}
+
+/** What a Conference update may carry here; the announcement parameters are refused by name. */
+const UNSUPPORTED_UPDATE = ['AnnounceUrl', 'AnnounceMethod'];
+
+async function update(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const p = req.body as Params;
+  const c = await ownedConference(ctx, auth.customerId, String(req.params.ConferenceSid));
+  for (const n of UNSUPPORTED_UPDATE) if (p[n] !== undefined) throw badParam(`${n} is not supported here`);
+  const status = one(p, 'Status', 32);
+  if (status === undefined) throw badParam('Status is required (completed)');
+  if (status !== 'completed') throw badParam('Status must be completed');
+  let now = await conferenceApi(ctx).end(auth.customerId, c.id);
+  // the host ends it a moment later: answer with the record once it says so (or as it stands after 3 s)
+  for (let i = 0; i < 30 && twilioConferenceStatus(now) !== 'completed'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    now = (await conferencesRepo(ctx.db).get(c.id)) ?? now;
+  }
+  res.json(twilioConferenceJson(now));
+}
+
+type Handler = (ctx: AppContext, req: Request, res: Response) => Promise<void>;
+
+export function conferencesRouter(ctx: AppContext): Router {
+  const r = Router({ mergeParams: true });
+  const h = (fn: Handler) => (req: Request, res: Response, next: (e?: unknown) => void) => void fn(ctx, req, res).catch(next);
+  r.get('/Conferences{.json}', h(list));
+  r.get(
+    '/Conferences/:ConferenceSid.json',
+    h(async (c, req, res) => void res.json(twilioConferenceJson(await ownedConference(c, authOf(res.locals).customerId, String(req.params.ConferenceSid))))),
+  );
+  r.post('/Conferences/:ConferenceSid.json', h(update));
+  return r;
+}

@@ -1,0 +1,154 @@
+/**
+ * Conferences/{CF…}/Participants: list (those in the room: joining or joined), fetch by CallSid,
+ * update Muted / Hold, delete (kick). A Participant is one of our conferencecalls; its `muted` and
+ * `hold` are the participant's call's own mute (`mute_direction` in or both: the room does not hear
+ * it) and hold (`metadata.hold`), set through the same commands as `POST /v1.0/calls/{id}/mute|hold`.
+ * Coaching is not supported (always false; Coaching=true is refused). POST (dial a participant in)
+ * is 405 / 20004: create a call whose TwiML is `<Dial><Conference>CF…</Conference></Dial>` instead.
+ */
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../context';
+import { callsRepo, type CallRow } from '../../core/repos/calls';
+import type { ConferencecallRow } from '../../core/repos/conferencecalls';
+import type { ConferenceRow } from '../../core/repos/conferences';
+import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
+import { commandBus } from '../calls/bus';
+import { conferenceApi } from '../routes/conferences';
+import { authOf } from './auth';
+import { conferenceUri, ownedConference } from './conferences';
+import { badParam, notFound, TwilioError } from './errors';
+import { bool, pageJson, pageOf, rfc2822, type Params } from './params';
+
+const PRESENT = ['joining', 'joined'];
+
+function participantStatus(cc: ConferencecallRow): 'connecting' | 'connected' | 'complete' {
+  if (cc.status === 'joining') return 'connecting';
+  if (cc.status === 'joined') return 'connected';
+  return 'complete';
+}
+
+export const isMuted = (call: Pick<CallRow, 'mute_direction'> | null): boolean => call?.mute_direction === 'in' || call?.mute_direction === 'both';
+export const isHeld = (call: Pick<CallRow, 'metadata'> | null): boolean => call?.metadata?.hold === true;
+
+export function twilioParticipantJson(conf: ConferenceRow, cc: ConferencecallRow, call: CallRow | null) {
+  return {
+    account_sid: accountSid(cc.customer_id),
+    call_sid: callSid(cc.reference_id),
+    conference_sid: toSid('CF', conf.id),
+    label: null,
+    call_sid_to_coach: null,
+    coaching: false,
+    muted: isMuted(call),
+    hold: isHeld(call),
+    start_conference_on_enter: true,
+    end_conference_on_exit: false,
+    status: participantStatus(cc),
+    queue_time: null,
+    date_created: rfc2822(cc.tm_create),
+    date_updated: rfc2822(cc.tm_update ?? cc.tm_create),
+    uri: `${conferenceUri(conf)}/Participants/${callSid(cc.reference_id)}.json`,
+  };
+}
+
+async function callsOf(ctx: AppContext, ids: string[]): Promise<Map<string, CallRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await ctx.db('calls').whereIn('id', ids)) as CallRow[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** The participant a CallSid names in the conference (its latest row, present or gone), or 20404. */
+async function participantOf(ctx: AppContext, conf: ConferenceRow, sid: string): Promise<ConferencecallRow> {
+  const callId = fromSid('CA', sid);
+  const row = callId
+    ? ((await ctx.db('conferencecalls').whereNull('tm_delete').where({ conference_id: conf.id, reference_id: callId, customer_id: conf.customer_id }).orderBy('tm_create', 'desc').first()) as
+        ConferencecallRow | undefined)
+    : undefined;
+  if (!row) throw notFound(`Participant ${sid.slice(0, 40)}`);
+  return row;
+}
+
+async function list(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const conf = await ownedConference(ctx, auth.customerId, String(req.params.ConferenceSid));
+  const q = req.query as Params;
+  const page = pageOf(q);
+  const muted = bool(q, 'Muted');
+  const hold = bool(q, 'Hold');
+  const coaching = bool(q, 'Coaching');
+  // the call's mute and hold are filtered here (not in SQL): a room holds few participants
+  const rows = (await ctx
+    .db('conferencecalls')
+    .whereNull('tm_delete')
+    .where({ conference_id: conf.id, customer_id: auth.customerId })
+    .whereIn('status', PRESENT)
+    .orderBy('tm_create', 'asc')
+    .orderBy('id', 'asc')) as ConferencecallRow[];
+  const calls = await callsOf(
+    ctx,
+    rows.map((r) => r.reference_id),
+  );
+  const all = rows
+    .map((cc) => twilioParticipantJson(conf, cc, calls.get(cc.reference_id) ?? null))
+    .filter((p) => (muted === undefined || p.muted === muted) && (hold === undefined || p.hold === hold) && (coaching === undefined || p.coaching === coaching));
+  res.json(pageJson(req, 'participants', page, all.slice(page.offset, page.offset + page.pageSize + 1)));
+}
+
+async function fetchOne(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const conf = await ownedConference(ctx, auth.customerId, String(req.params.ConferenceSid));
+  const cc = await participantOf(ctx, conf, String(req.params.CallSid));
+  res.json(twilioParticipantJson(conf, cc, await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id)));
+}
+
+const UNSUPPORTED_UPDATE = ['HoldUrl', 'HoldMethod', 'AnnounceUrl', 'AnnounceMethod', 'WaitUrl', 'WaitMethod', 'BeepOnExit', 'EndConferenceOnExit', 'CallSidToCoach'];
+
+async function update(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const p = req.body as Params;
+  const conf = await ownedConference(ctx, auth.customerId, String(req.params.ConferenceSid));
+  const cc = await participantOf(ctx, conf, String(req.params.CallSid));
+  for (const n of UNSUPPORTED_UPDATE) if (p[n] !== undefined) throw badParam(`${n} is not supported here`);
+  const muted = bool(p, 'Muted');
+  const hold = bool(p, 'Hold');
+  if (bool(p, 'Coaching') === true) throw badParam('Coaching is not supported here');
+  if (muted === undefined && hold === undefined) throw badParam('Give Muted or Hold');
+  const call = await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id);
+  if (cc.status !== 'joined' || !call || call.status !== 'progressing') throw badParam(`Participant is not connected (${participantStatus(cc)})`);
+  const bus = commandBus(ctx);
+  const send = async (command: Parameters<typeof bus.toCallOwner>[0]) => {
+    if (!(await bus.toCallOwner(command))) throw badParam('Participant is not connected');
+  };
+  if (muted !== undefined) await send({ type: 'call.mute', callId: call.id, direction: 'in', on: muted });
+  if (hold !== undefined) await send({ type: 'call.hold', callId: call.id, on: hold });
+  // the node applies them a moment later: answer with the call as it then stands (at most 3 s)
+  let now: CallRow = call;
+  for (let i = 0; i < 30; i++) {
+    if ((muted === undefined || isMuted(now) === muted) && (hold === undefined || isHeld(now) === hold)) break;
+    await new Promise((r) => setTimeout(r, 100));
+    now = (await callsRepo(ctx.db).getOwned(auth.customerId, call.id)) ?? now;
+  }
+  res.json(twilioParticipantJson(conf, cc, now));
+}
+
+async function remove(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const auth = authOf(res.locals);
+  const conf = await ownedConference(ctx, auth.customerId, String(req.params.ConferenceSid));
+  const cc = await participantOf(ctx, conf, String(req.params.CallSid));
+  if (!PRESENT.includes(cc.status)) throw notFound(`Participant ${String(req.params.CallSid).slice(0, 40)}`);
+  await conferenceApi(ctx).kick(auth.customerId, cc.id);
+  res.status(204).end();
+}
+
+type Handler = (ctx: AppContext, req: Request, res: Response) => Promise<void>;
+
+export function participantsRouter(ctx: AppContext): Router {
+  const r = Router({ mergeParams: true });
+  const h = (fn: Handler) => (req: Request, res: Response, next: (e?: unknown) => void) => void fn(ctx, req, res).catch(next);
+  const base = '/Conferences/:ConferenceSid/Participants';
+  r.get(`${base}{.json}`, h(list));
+  r.post(`${base}{.json}`, (_req, _res, next) => next(new TwilioError(405, 20004, 'Adding a participant is not supported here: create a call whose TwiML dials the conference')));
+  r.get(`${base}/:CallSid.json`, h(fetchOne));
+  r.post(`${base}/:CallSid.json`, h(update));
+  r.delete(`${base}/:CallSid.json`, h(remove));
+  return r;
+}

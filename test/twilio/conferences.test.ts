@@ -1,0 +1,233 @@
+// Issue 36: Conferences and Participants driven by the official `twilio` client against the platform
+// (control-api on loopback, sip-server and a media-app node in process, real Postgres and Redis). The
+// participants are sipp callers whose flow joins one of our conferences; their RTP peers talk a tone
+// and measure what they hear, so a mute is checked in the audio, a kick by the BYE sipp gets.
+import { expect } from 'chai';
+import request from 'supertest';
+import { RestException } from 'twilio';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { answerReinvite } from '../../testkit/media-app/sipp-steps';
+import { customerWithTrunk, placeCall, startStack, type PlacedCall, type Stack } from '../../testkit/streams/support';
+import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
+import { conferencesRepo } from '../../core/repos/conferences';
+import { accountSid, callSid, toSid } from '../../core/twilio/sids';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+
+async function refusal(p: Promise<unknown>): Promise<RestException> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof RestException) return e;
+    throw e;
+  }
+  throw new Error('expected a RestException');
+}
+
+/** Voiced packets in a 2 s window that mean "hears": well below the 100 sent, for a loaded machine. */
+const HEARS = 15;
+
+const today = () => new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
+
+describe('twilio: Conferences and Participants', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  let api: ServedApp;
+  let f: Fixture;
+  let sid: string;
+  let token: string;
+  let client: TwilioClient;
+  const placed: PlacedCall[] = [];
+
+  before(async () => {
+    stack = await startStack();
+    api = await serveApp(stack.api.app);
+    f = await customerWithTrunk(stack.api);
+    sid = accountSid(f.customer.id);
+    token = twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0);
+    client = twilioClient(api.baseUrl, sid, token);
+  });
+  after(async () => {
+    killAllSipp();
+    for (const c of placed) c.peer.close();
+    await api?.close();
+    await stack?.close();
+  });
+
+  const v1 = () => ({
+    post: (url: string, body?: object) => request(stack.api.app).post(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
+    get: (url: string) => request(stack.api.app).get(`/v1.0${url}`).query({ accesskey: f.accesskey }),
+  });
+
+  async function room(name: string): Promise<string> {
+    const res = await v1().post('/conferences', { type: 'conference', name });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    await until(async () => (await v1().get(`/conferences/${res.body.id}`)).body.status === 'progressing', 10_000, 'progressing');
+    return res.body.id as string;
+  }
+
+  async function join(conferenceId: string): Promise<PlacedCall> {
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: conferenceId } }, { type: 'hangup' }]);
+    placed.push(c);
+    return c;
+  }
+
+  it('a room with two sipp callers: listed, filtered, muted (heard no more), kicked (BYE), ended', async () => {
+    const confId = await room('twilio room');
+    const cf = toSid('CF', confId);
+    const fresh = await client.conferences(cf).fetch();
+    expect(fresh).to.include({ sid: cf, accountSid: sid, friendlyName: 'twilio room', status: 'init' });
+    expect(fresh.uri).to.equal(`/2010-04-01/Accounts/${sid}/Conferences/${cf}.json`);
+    expect(fresh.subresourceUris.participants).to.equal(`/2010-04-01/Accounts/${sid}/Conferences/${cf}/Participants.json`);
+    expect(fresh.dateCreated).to.be.instanceOf(Date);
+    expect((await client.conferences.list({ status: 'init' })).map((c) => c.sid)).to.include(cf);
+
+    const a = await join(confId);
+    const b = await join(confId);
+    await until(async () => (await client.conferences(cf).participants.list()).filter((p) => p.status === 'connected').length === 2 || null, 20_000, 'two connected');
+    expect((await client.conferences(cf).fetch()).status).to.equal('in-progress');
+    expect((await client.conferences.list({ status: 'in-progress' })).map((c) => c.sid)).to.include(cf);
+    expect((await client.conferences.list({ status: 'init' })).map((c) => c.sid)).to.not.include(cf);
+    expect((await client.conferences.list({ friendlyName: 'twilio room' })).map((c) => c.sid)).to.deep.equal([cf]);
+    expect((await client.conferences.list({ friendlyName: 'no such room' })).length).to.equal(0);
+    expect((await client.conferences.list({ dateCreated: today() })).map((c) => c.sid)).to.include(cf);
+    expect((await client.conferences.list({ dateCreatedBefore: today() })).map((c) => c.sid)).to.not.include(cf);
+    // paging: one per page, the SDK follows next_page_uri
+    const page = await client.conferences.page({ pageSize: 1 });
+    expect(page.instances.length).to.equal(1);
+
+    const listed = await client.conferences(cf).participants.list();
+    expect(listed.map((p) => p.callSid)).to.have.members([callSid(a.callId), callSid(b.callId)]);
+    for (const p of listed) expect(p).to.include({ conferenceSid: cf, accountSid: sid, muted: false, hold: false, coaching: false, status: 'connected' });
+    const one = await client.conferences(cf).participants(callSid(b.callId)).fetch();
+    expect(one.uri).to.equal(`/2010-04-01/Accounts/${sid}/Conferences/${cf}/Participants/${callSid(b.callId)}.json`);
+
+    // A hears B's tone; muted B is heard no more; unmuted again
+    await sleep(1000);
+    let from = a.peer.levels.length;
+    await sleep(2000);
+    expect(a.peer.voiced(from), 'A hears B').to.be.greaterThan(HEARS);
+    const muted = await client.conferences(cf).participants(callSid(b.callId)).update({ muted: true });
+    expect(muted.muted).to.equal(true);
+    expect((await client.conferences(cf).participants(callSid(b.callId)).fetch()).muted).to.equal(true);
+    expect((await client.conferences(cf).participants.list({ muted: true })).map((p) => p.callSid)).to.deep.equal([callSid(b.callId)]);
+    await sleep(500);
+    from = a.peer.levels.length;
+    await sleep(2000);
+    expect(a.peer.levels.length - from, 'A still gets RTP').to.be.greaterThan(40);
+    expect(a.peer.voiced(from), 'A does not hear muted B').to.be.lessThan(5);
+    expect((await client.conferences(cf).participants(callSid(b.callId)).update({ muted: false })).muted).to.equal(false);
+    await sleep(500);
+    from = a.peer.levels.length;
+    await sleep(2000);
+    expect(a.peer.voiced(from), 'A hears B again').to.be.greaterThan(HEARS);
+
+    // kick A: out of the room, its flow goes on (hangup), sipp gets the BYE
+    expect(await client.conferences(cf).participants(callSid(a.callId)).remove()).to.equal(true);
+    const ra = await a.sipp;
+    expect(ra.code, ra.errors + ra.messages).to.equal(0);
+    await until(async () => (await client.conferences(cf).participants(callSid(a.callId)).fetch()).status === 'complete' || null, 10_000, 'A complete');
+    expect((await client.conferences(cf).participants.list()).map((p) => p.callSid)).to.deep.equal([callSid(b.callId)]);
+    const again = await refusal(client.conferences(cf).participants(callSid(a.callId)).remove());
+    expect([again.status, again.code]).to.deep.equal([404, 20404]);
+
+    // end the room: B is taken out (BYE), the record stays, completed
+    const ended = await client.conferences(cf).update({ status: 'completed' });
+    expect(ended.status).to.equal('completed');
+    const rb = await b.sipp;
+    expect(rb.code, rb.errors + rb.messages).to.equal(0);
+    await until(async () => (await v1().get(`/conferences/${confId}`)).body.status === 'terminated' || null, 10_000, 'terminated');
+    expect((await client.conferences(cf).fetch()).status).to.equal('completed');
+    expect((await client.conferences.list({ status: 'completed' })).map((c) => c.sid)).to.include(cf);
+    expect(await client.conferences(cf).participants.list()).to.deep.equal([]);
+    // ending it twice answers it as it is
+    expect((await client.conferences(cf).update({ status: 'completed' })).status).to.equal('completed');
+  });
+
+  it('Hold=true re-INVITEs the participant inactive, Hold=false sendrecv; hold reads back', async () => {
+    const confId = await room('hold room');
+    const cf = toSid('CF', confId);
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }], {
+      steps: (port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`,
+    });
+    placed.push(c);
+    await until(async () => (await client.conferences(cf).participants.list()).filter((p) => p.status === 'connected').length === 1 || null, 20_000, 'connected');
+    const held = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: true });
+    expect(held.hold).to.equal(true);
+    expect((await client.conferences(cf).participants.list({ hold: true })).map((p) => p.callSid)).to.deep.equal([callSid(c.callId)]);
+    const back = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: false });
+    expect(back.hold).to.equal(false);
+    expect(await client.conferences(cf).participants.list({ hold: true })).to.deep.equal([]);
+    await client.conferences(cf).update({ status: 'completed' });
+    // sipp got both re-INVITEs (its scenario waits for each), then the BYE
+    const r = await c.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(r.messages.match(/a=inactive/g)?.length ?? 0, 'the hold offer').to.be.greaterThan(0);
+  });
+
+  it('bad input: unknown or foreign sids 20404, bad parameters 20001, POST Participants 405/20004, wrong token 20003', async () => {
+    const other = await createFixture(stack.api.ctx);
+    const foreign = await conferencesRepo(stack.api.ctx.db).create({ customer_id: other.customer.id, type: 'conference', name: 'theirs' });
+    const theirs = toSid('CF', foreign.id);
+    for (const bad of [theirs, 'CF' + '0'.repeat(32), 'CFnot-a-sid', toSid('CA', foreign.id)]) {
+      const e = await refusal(client.conferences(bad).fetch());
+      expect([e.status, e.code], bad).to.deep.equal([404, 20404]);
+    }
+    expect((await client.conferences.list()).map((c) => c.sid)).to.not.include(theirs);
+    const e1 = await refusal(client.conferences(theirs).update({ status: 'completed' }));
+    expect([e1.status, e1.code]).to.deep.equal([404, 20404]);
+    expect((await conferencesRepo(stack.api.ctx.db).get(foreign.id))!.status).to.equal('starting');
+    const e2 = await refusal(client.conferences(theirs).participants.list());
+    expect(e2.code).to.equal(20404);
+
+    const mineId = await room('bad inputs');
+    const mine = toSid('CF', mineId);
+    const base = `/2010-04-01/Accounts/${sid}/Conferences`;
+    const auth = (r: request.Test) => r.auth(sid, token);
+    for (const [path, body, code] of [
+      [`${base}/${mine}.json`, { Status: 'in-progress' }, 20001],
+      [`${base}/${mine}.json`, {}, 20001],
+      [`${base}/${mine}.json`, { Status: 'completed', AnnounceUrl: 'http://127.0.0.1:9/a' }, 20001],
+    ] as const) {
+      const res = await auth(request(stack.api.app).post(path).type('form').send(body));
+      expect([res.status, res.body.code], JSON.stringify(body)).to.deep.equal([400, code]);
+    }
+    expect((await client.conferences(mine).fetch()).status).to.equal('init');
+    const badStatus = await auth(request(stack.api.app).get(`${base}.json`).query({ Status: 'exploded' }));
+    expect([badStatus.status, badStatus.body.code]).to.deep.equal([400, 20001]);
+    const badDate = await auth(request(stack.api.app).get(`${base}.json`).query({ DateCreated: 'yesterday' }));
+    expect([badDate.status, badDate.body.code]).to.deep.equal([400, 20001]);
+    const badPage = await auth(request(stack.api.app).get(`${base}.json`).query({ PageSize: '0' }));
+    expect([badPage.status, badPage.body.code]).to.deep.equal([400, 20001]);
+
+    const add = await auth(request(stack.api.app).post(`${base}/${mine}/Participants.json`).type('form').send({ From: '+15550100000', To: '+15550100001' }));
+    expect([add.status, add.body.code]).to.deep.equal([405, 20004]);
+    const nobody = await refusal(client.conferences(mine).participants(callSid(foreign.id)).fetch());
+    expect([nobody.status, nobody.code]).to.deep.equal([404, 20404]);
+    const muteNobody = await auth(
+      request(stack.api.app)
+        .post(`${base}/${mine}/Participants/${callSid(foreign.id)}.json`)
+        .type('form')
+        .send({ Muted: 'true' }),
+    );
+    expect([muteNobody.status, muteNobody.body.code]).to.deep.equal([404, 20404]);
+
+    // a participant's bad update parameters (checked before anything is sent)
+    const c = await join(mineId);
+    await until(async () => (await client.conferences(mine).participants.list()).length === 1 || null, 20_000, 'joined');
+    await until(async () => (await client.conferences(mine).participants(callSid(c.callId)).fetch()).status === 'connected' || null, 20_000, 'connected');
+    const pPath = `${base}/${mine}/Participants/${callSid(c.callId)}.json`;
+    for (const body of [{ Muted: 'maybe' }, { Coaching: 'true', CallSidToCoach: callSid(c.callId) }, { Coaching: 'true' }, {}, { HoldUrl: 'http://127.0.0.1:9/h' }]) {
+      const res = await auth(request(stack.api.app).post(pPath).type('form').send(body));
+      expect([res.status, res.body.code], JSON.stringify(body)).to.deep.equal([400, 20001]);
+    }
+    expect((await client.conferences(mine).participants(callSid(c.callId)).fetch()).muted).to.equal(false);
+
+    const wrong = twilioClient(api.baseUrl, sid, '0'.repeat(32));
+    const e3 = await refusal(wrong.conferences.list());
+    expect([e3.status, e3.code]).to.deep.equal([401, 20003]);
+    await client.conferences(mine).update({ status: 'completed' });
+    const r = await c.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+  });
+});
