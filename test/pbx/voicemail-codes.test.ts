@@ -9,10 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, killAllSipp, register, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { ack, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
+import { createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPcap, ToneSink, type CallerEvent } from '../../testkit/pbx/audio';
-import { extensionWithBox, pbxCustomer } from '../../testkit/pbx/voicemail';
+import { extensionWithBox, keyingPhone, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { newId } from '../../core/ids';
 import { mailboxSummary } from '../../core/voicemail/mwi';
 import { refusedCaller } from './support';
@@ -20,18 +19,6 @@ import { refusedCaller } from './support';
 const MESSAGE_HZ = 1800;
 
 const keys = (atMs: number, s: string): CallerEvent[] => s.split('').map((digit, i) => ({ atMs: atMs + i * 300, digit }));
-
-/** SDP of a phone that sends keys as RFC 4733 events and hears at `port`. */
-const sdpWithKeys = (port: number) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=sendrecv`;
 
 describe('pbx: voicemail feature codes *97 and *98 (sipp phone, keys as RFC 4733)', function () {
   this.timeout(120_000);
@@ -64,18 +51,7 @@ describe('pbx: voicemail feature codes *97 and *98 (sipp phone, keys as RFC 4733
   async function dial(who: { ext: { username: string }; domain: string; password: string }, code: string, events: CallerEvent[], totalMs: number, sink: ToneSink) {
     const pcap = callerPcap(path.join(dir, `${newId()}.pcap`), totalMs, events);
     const user = who.ext.username;
-    const scenario = `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="keying-phone">
-${register(user, who.domain)}
-${inviteWithDigest({ user, domain: who.domain, target: code, display: 'Desk', sdp: sdpWithKeys(sink.port), firstCseq: 1, ackVia: 'new' })}
-<recv response="180" optional="true"/>
-<recv response="183" optional="true"/>
-<recv response="200" rrs="true" timeout="30000"/>
-${ack(2)}
-<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>
-<recv request="BYE" timeout="${totalMs + 30_000}"/>
-${ok200}
-</scenario>`;
+    const scenario = keyingPhone({ user, domain: who.domain, target: code, rtpPort: sink.port, pcap, byeTimeoutMs: totalMs + 30_000 });
     const args = [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(await freePort()), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())];
     return sipp(scenario, [...args, '-au', user, '-ap', who.password, '-timeout', `${Math.ceil((totalMs + 40_000) / 1000)}s`], { killAfterMs: totalMs + 45_000 }).done;
   }
