@@ -14,9 +14,9 @@ import { subsystem as storage } from './storage';
 import { subsystem as billing } from './billing';
 import { subsystem as callControls } from './call/controls-subsystem';
 import { subsystem as flowSimulator } from './flow/simulator/subsystem';
-import { subsystem as voicemail } from './voicemail';
 import { subsystem as presence } from './presence';
+import { subsystem as voicemail } from './voicemail';
 import { subsystem as pbx } from './pbx';
 import { subsystem as twiml } from './twiml/service';
 
-export const SUBSYSTEMS: readonly Subsystem[] = [ai, speech, mediaStreams, conference, queue, workspace, xfer, storage, billing, callControls, flowSimulator, voicemail, presence, pbx, twiml];
+export const SUBSYSTEMS: readonly Subsystem[] = [ai, speech, mediaStreams, conference, queue, workspace, xfer, storage, billing, callControls, flowSimulator, presence, voicemail, pbx, twiml];

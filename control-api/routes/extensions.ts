@@ -98,6 +98,8 @@ export const ExtensionSchema = z.object({
   blf_keys: z.array(z.string()).describe(BLF_DOC),
   pickup_groups: z.array(z.string()).describe('pickup groups (our extension, docs/pbx.md "Pickup"): *8 answers a call ringing another extension of a shared group'),
   mwi_unsolicited: z.boolean(),
+  voicemail_on: z.object({ no_answer: z.boolean(), busy: z.boolean() }),
+  voicemail_timeout: z.number(),
   direct_uri: z.string().describe('sip:direct.<direct_hash>@{sip_domain}'),
   tm_create: z.string(),
   tm_update: z.string(),
@@ -107,6 +109,12 @@ export const ExtensionSchema = z.object({
 /** Voicemail settings of an extension (docs/pbx.md "Voicemail"). */
 const voicemailFields = {
   mwi_unsolicited: z.boolean().optional().describe('send unsolicited message-summary NOTIFYs (RFC 3842) to its registered contacts when its voicemail box changes'),
+  voicemail_on: z
+    .object({ no_answer: z.boolean(), busy: z.boolean() })
+    .strict()
+    .optional()
+    .describe('when a call to the extension goes to its voicemail box: not answered within voicemail_timeout seconds (or nothing registered), or busy'),
+  voicemail_timeout: z.number().int('must be an integer').min(5, 'must be >= 5').max(300, 'must be <= 300').optional().describe('seconds of ringing before voicemail_on.no_answer applies'),
 };
 
 const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'extension not found');
@@ -188,6 +196,8 @@ export const routes = [
             blf_keys: blfKeys,
             pickup_groups: body.pickup_groups ?? [],
             ...(body.mwi_unsolicited !== undefined ? { mwi_unsolicited: body.mwi_unsolicited } : {}),
+            ...(body.voicemail_on !== undefined ? { voicemail_on: body.voicemail_on } : {}),
+            ...(body.voicemail_timeout !== undefined ? { voicemail_timeout: body.voicemail_timeout } : {}),
           });
           return showExtension(ctx, row, true);
         } catch (e) {
@@ -228,7 +238,7 @@ export const routes = [
     tag: 'Extension',
     summary: 'Update an extension',
     description:
-      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind), blf_keys, pickup_groups, mwi_unsolicited; omitted fields stay unchanged. The password is not echoed back.',
+      'name, detail, password, digest_algorithms (null: the platform default), media_encryption, dtmf_mode, codecs, mac (null: unbind), blf_keys, pickup_groups, mwi_unsolicited, voicemail_on, voicemail_timeout; omitted fields stay unchanged. The password is not echoed back.',
     permission: 'manager',
     params: idParams,
     body: z.object({

@@ -38,12 +38,21 @@ export interface ExtensionRow {
   pickup_groups: string[];
   /** Unsolicited message-summary NOTIFYs to its contacts when its voicemail box's counts change (docs/pbx.md). */
   mwi_unsolicited: boolean;
+  /** When a call to it goes to its voicemail box (docs/pbx.md "The extension's voicemail"). */
+  voicemail_on: VoicemailOn;
+  /** Seconds of ringing before voicemail_on.no_answer applies. */
+  voicemail_timeout: number;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
 }
 
-type VoicemailFields = 'mwi_unsolicited';
+export interface VoicemailOn {
+  no_answer: boolean;
+  busy: boolean;
+}
+
+type VoicemailFields = 'mwi_unsolicited' | 'voicemail_on' | 'voicemail_timeout';
 
 export type ExtensionCreate = Pick<ExtensionRow, 'customer_id' | 'extension' | 'domain_name' | 'username' | 'password' | 'direct_hash'> &
   Partial<Pick<ExtensionRow, 'name' | 'detail' | 'digest_algorithms' | 'media_encryption' | 'mac' | 'dtmf_mode' | 'codecs' | 'blf_keys' | 'pickup_groups' | VoicemailFields>>;
@@ -68,6 +77,8 @@ export function extensionJson(e: ExtensionRow, opts: { sipDomain: string; withPa
     blf_keys: e.blf_keys ?? [],
     pickup_groups: e.pickup_groups ?? [],
     mwi_unsolicited: e.mwi_unsolicited,
+    voicemail_on: e.voicemail_on,
+    voicemail_timeout: e.voicemail_timeout,
     direct_uri: `sip:direct.${e.direct_hash}@${opts.sipDomain}`,
     tm_create: formatLegacyOrEmpty(e.tm_create),
     tm_update: formatLegacyOrEmpty(e.tm_update),

@@ -4,7 +4,8 @@
  *   sip:direct.<hash>@…        the extension with that direct hash (any source)
  *   a number on the platform   its call_flow_id runs as the call's activeflow (a +899 virtual number
  *                              only for its own customer's extensions and trunks)
- *   an extension of the caller's customer (extension and trunk sources): dial its contacts, bridge
+ *   an extension of the caller's customer (extension and trunk sources): dial its contacts, bridge;
+ *                              not answered or busy: its voicemail box when it is set so (extension-voicemail.ts)
  *   a tel number (extension and trunk sources): through the customer's routes, fallback per route
  * Unknown destinations get 404; nothing in the answer tells which part was wrong. A call that
  * arrives through an outbound registration (its Request-URI is our registered Contact) is routed by
@@ -26,6 +27,7 @@ import { isTransientDbError } from '../../core/db/retry';
 import { isVirtualNumber } from '../../core/numbers/e164';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { DEFAULT_DTMF_MODE, type DtmfMode } from '../../core/calls/dtmf-mode';
+import { extensionVoicemail, toVoicemail, voicemailGreeting } from './extension-voicemail';
 import { codecsOf, DEFAULT_EXTENSION_CODECS, DEFAULT_TRUNK_CODECS, type AudioCodecName } from '../../core/calls/codecs';
 
 function displayName(v: string | undefined): string {
@@ -126,23 +128,48 @@ export class InboundRouter {
     // before any call exists; no balance is 402 Payment Required, a caller id the customer may not
     // present to the PSTN (an extension's or a trunk's From, no default number) 403
     const deps = this.factory.deps;
+    const vm = destination.type === 'extension' ? await extensionVoicemail(deps.db, customerId, destination.target) : null;
     const planned = await resolveTargets(deps, customerId, destination, { source });
     if ('refusal' in planned && planned.refusal.reason === 'insufficient_balance') return void res.send(402);
     if ('refusal' in planned && planned.refusal.reason === 'source_not_allowed') return void res.send(403);
-    if (!('targets' in planned) || !planned.targets.length) return void res.send(destination.type === 'extension' ? 480 : 404);
+    if (!('targets' in planned) || !planned.targets.length) {
+      // no phone registered: the extension's box takes the call when it is set for no answer
+      if (vm?.noAnswer) {
+        const call = await this.factory.inbound(req, res, { customerId, source, destination, ...party });
+        if (call) await toVoicemail(this.factory, call, vm, 'unavailable');
+        return;
+      }
+      return void res.send(destination.type === 'extension' ? 480 : 404);
+    }
     const call: CallSession | null = await this.factory.inbound(req, res, { customerId, source, destination, ...party });
     if (!call) return;
     const abort = new AbortController();
     call.once('hangup', () => abort.abort());
+    // the extension's no-answer time: the ringing legs are cancelled and the box takes the call
+    let rangOut = false;
+    const ringTimer =
+      vm?.noAnswer &&
+      setTimeout(() => {
+        if (call.answered || call.isEnded) return;
+        rangOut = true;
+        abort.abort();
+      }, vm.timeoutMs);
+    let failed: string | null = null;
     try {
       const r = await this.factory.connect(call, { destinations: [destination], early_media: false, relay_reason: true, anonymous: 'no' }, abort.signal);
-      if (!r.answered && !call.isEnded && !call.answered) {
-        // relay the failure to the caller as a final response
-        await call.rejectWith(r.hangup_reason === 'busy' ? 486 : r.hangup_reason === 'noanswer' ? 480 : 404);
-        return;
-      }
+      if (!r.answered && !call.isEnded && !call.answered) failed = r.hangup_reason;
     } catch (err) {
-      if (!call.isEnded) deps.logger.warn({ err: (err as Error).message, call: call.id }, 'connect failed');
+      if (!call.isEnded && !rangOut) deps.logger.warn({ err: (err as Error).message, call: call.id }, 'connect failed');
+    } finally {
+      if (ringTimer) clearTimeout(ringTimer);
+    }
+    if (rangOut) failed = 'noanswer';
+    if (failed !== null && !call.isEnded && !call.answered) {
+      const greeting = vm && voicemailGreeting(vm, failed);
+      if (vm && greeting) return toVoicemail(this.factory, call, vm, greeting);
+      // relay the failure to the caller as a final response
+      await call.rejectWith(failed === 'busy' ? 486 : failed === 'noanswer' ? 480 : 404);
+      return;
     }
     await call.hangup('normal');
   }

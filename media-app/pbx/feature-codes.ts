@@ -2,11 +2,12 @@
  * The feature-code dispatcher (docs/pbx.md "Feature codes"): what an extension dialled is read
  * against its customer's codes (core/pbx/feature-codes.ts) before any number or extension lookup
  * (inbound/router.ts). One line per feature in FEATURES; a code without a handler here is routed
- * as any dialled string is (the voicemail codes, until their handlers are wired).
+ * as any dialled string is.
  */
 import type { FeatureCode, FeatureCodeKind } from '../../core/pbx/feature-codes';
 import type { Address } from '../../core/repos/calls';
 import type { ExtensionRow } from '../../core/repos/extensions';
+import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
 import type { CallSession } from '../call/session';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { ParkService } from './park';
@@ -21,6 +22,8 @@ export interface FeatureCall {
   readonly park: ParkService;
   /** Makes the call (ringing) and answers it; null when it could not be (already answered with the refusal). */
   answer(destination: Address): Promise<CallSession | null>;
+  /** Runs these flow actions (plain, validated there) on the answered call; the call is hung up when they cannot start. */
+  runActions(call: CallSession, actions: unknown[]): Promise<void>;
 }
 
 type Handler<K extends FeatureCodeKind> = (c: FeatureCall, code: Extract<FeatureCode, { kind: K }>) => Promise<void>;
@@ -33,6 +36,17 @@ async function pickup(c: FeatureCall, target: PickupTarget, dialled: string): Pr
   if (!call) return;
   // answered, or picked by someone else, meanwhile: the picker has nothing to talk to
   if (!ringing.take(call)) await call.hangup('nothing_to_pick_up');
+}
+
+/**
+ * The voice menu of a box (flow action voicemail_main, then hang up): the caller's own box (*97),
+ * or any box, its number keyed in (*98). Both ask the PIN (FreePBX's *97; Asterisk's
+ * VoiceMailMain without the `s` option): a phone left unattended does not open its box.
+ */
+async function voicemailMenu(c: FeatureCall, boxId: string | null): Promise<void> {
+  const call = await c.answer({ type: 'extension', target: 'voicemail', name: 'voicemail' });
+  if (!call) return;
+  await c.runActions(call, [{ type: 'voicemail_main', option: boxId ? { box_id: boxId } : {} }, { type: 'hangup' }]);
 }
 
 const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
@@ -55,6 +69,13 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
     if (!call) return;
     if ((await c.park.retrieve(customerId, code.slot, call)) !== 'retrieved') await call.hangup('park_slot_empty');
   },
+  voicemail_own: async (c) => {
+    // no box of the caller's extension: refused before any call exists (the phone shows why)
+    const box = await voicemailBoxesRepo(c.park.deps.db).byExtension(c.ext.customer_id, c.ext.id);
+    if (!box) return void c.res.send(404, 'No Voicemail Box');
+    await voicemailMenu(c, box.id);
+  },
+  voicemail_any: (c) => voicemailMenu(c, null),
 };
 
 /** Runs the handler of `code`; false when there is none (the dialled string is routed as usual). */

@@ -16,6 +16,7 @@ import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
 import { ReferSubscription } from '../transfer/refer-notify';
 import { NOTIFY_GRACE_MS } from '../transfer/engine';
+import { parseActions } from '../../core/flow';
 import { dispatchFeature } from './feature-codes';
 import { announceSlot } from './announce';
 import type { ParkService } from './park';
@@ -56,6 +57,12 @@ export class PbxService {
           if (!call) return null;
           await call.answer();
           return call;
+        },
+        runActions: async (call, actions) => {
+          await this.factory.runFlow(call, { actions: parseActions(actions) }).catch(async (err: Error) => {
+            this.deps.logger.warn({ err: err.message, call: call.id }, 'feature flow did not start');
+            await call.hangup('normal');
+          });
         },
       },
       code,

@@ -1,6 +1,7 @@
 /**
  * The voicemail subsystem of a media-app node (docs/pbx.md "Voicemail"): fills services.voicemail
- * for the `voicemail` and `voicemail_main` actions, and runs the unsolicited MWI notifier.
+ * for the `voicemail` and `voicemail_main` actions, runs the unsolicited MWI notifier and gives the
+ * presence subsystem the message-summary package (subscribed MWI: mwi-presence.ts).
  */
 import path from 'node:path';
 import type { Subsystem } from '../subsystem';
@@ -9,6 +10,7 @@ import { publisherFor } from '../../core/messaging/deps';
 import { emailTransport } from '../../core/smtp/transport';
 import type { VoicemailService } from './service';
 import { startMwiNotifier } from './mwi-notifier';
+import { startMwiPresence } from './mwi-presence';
 
 export type { VoicemailService } from './service';
 
@@ -49,10 +51,14 @@ export const subsystem: Subsystem = {
     };
     ctx.services.voicemail = service;
     const notifier = await startMwiNotifier(d, ctx.logger);
+    // subscribed MWI: the presence subsystem starts before this one (subsystems.ts)
+    const presence = ctx.services.presence;
+    const subscribed = presence ? await startMwiPresence({ db: d.db, redis: d.redis, keyPrefix: d.config.redisKeyPrefix, presence, logger: ctx.logger }) : null;
     return {
       async stop() {
         if (ctx.services.voicemail === service) delete ctx.services.voicemail;
         await notifier.stop();
+        await subscribed?.stop();
         await service.idle();
         transport.close();
       },

@@ -25,6 +25,8 @@ export interface BaresipAccount {
    * and presence modules are loaded: the phone SUBSCRIBEs to each p2p contact's presence.
    */
   contacts?: string[];
+  /** Load the mwi module: after registering, the phone SUBSCRIBEs to its own account's message-summary. */
+  mwi?: boolean;
 }
 
 export class Baresip {
@@ -77,6 +79,7 @@ export class Baresip {
         'module_app account.so',
         'module_app menu.so',
         ...(account.contacts?.length ? ['module_app contact.so', 'module_app presence.so'] : []),
+        ...(account.mwi ? ['module_app mwi.so'] : []),
         'module_app ctrl_tcp.so',
         `ctrl_tcp_listen 127.0.0.1:${b.ctrlPort}`,
         '',

@@ -34,12 +34,12 @@ ${o.hangupAfterMs !== undefined ? `<pause milliseconds="${o.hangupAfterMs}"/>\n$
 </scenario>`;
 }
 
-/** A registered phone calls `target` and is refused with `status` (and this reason phrase) before any answer. */
-export function refusedCaller(o: { user: string; domain: string; target: string; status: number; phrase: string }): string {
+/** A registered phone calls `target` and is refused with `status` (and this reason phrase) before any answer; `rings`: a 180 may come first. */
+export function refusedCaller(o: { user: string; domain: string; target: string; status: number; phrase: string; rings?: boolean }): string {
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="refused">
 ${register(o.user, o.domain)}
-${inviteWithDigest({ user: o.user, domain: o.domain, target: o.target, display: 'Desk', sdp: sdpTo(9), firstCseq: 1, ackVia: 'new' })}
+${inviteWithDigest({ user: o.user, domain: o.domain, target: o.target, display: 'Desk', sdp: sdpTo(9), firstCseq: 1, ackVia: 'new' })}${o.rings ? '\n<recv response="180" optional="true"/>' : ''}
 <recv response="${o.status}"><action><ereg regexp="SIP/2.0 ${o.status} ${o.phrase}" search_in="msg" check_it="true" assign_to="line"/><log message="[$line]"/></action></recv>
 ${ackFailure(`sip:${o.target}@${o.domain}`, 2, 'new')}
 </scenario>`;

@@ -129,7 +129,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     expect(af.variables['svc.voicemail.result']).to.equal('exit');
   });
 
-  it('with box_id and skip_pin (the *97 form) goes straight to the counts: no box number, no PIN', async () => {
+  it('with box_id and skip_pin goes straight to the counts: no box number, no PIN', async () => {
     const db = await testDb();
     const cid = await pbxCustomer();
     const { box } = await extensionWithBox(cid, { number: '304', pin: '4321' });

@@ -1,6 +1,7 @@
 // Voicemail fixtures the PBX suites share: a customer with a trunk trusted by address (sipp calls in
-// as it), a number whose flow runs given actions, an extension with a box, and a sipp phone that
-// registers as the extension and then waits for NOTIFYs on its port.
+// as it), a number whose flow runs given actions, an extension with a box, a sipp phone that
+// registers as the extension and then waits for NOTIFYs on its port, and an extension's phone that
+// calls, plays a pcap (tones, RFC 4733 keys) once answered and waits for the platform's BYE.
 import { parseActions } from '../../core/flow';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { repos } from '../../core/repos';
@@ -10,8 +11,8 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { voicemailBoxesRepo, type BoxInput, type VoicemailBoxRow } from '../../core/voicemail/boxes';
 import { testDb } from '../db';
-import { createExtension } from '../media-app/harness';
-import { ok200 } from '../media-app/sipp-steps';
+import { createExtension, register } from '../media-app/harness';
+import { ack, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
 
 let seq = 0;
 
@@ -47,5 +48,36 @@ export function notifyReceiver(count: number, timeoutMs: number): string {
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="mwi-phone">
 ${Array.from({ length: count }, () => one).join('\n')}
+</scenario>`;
+}
+
+/** SDP of a phone that sends keys as RFC 4733 events and hears at `port` on loopback. */
+export const sdpWithKeys = (port: number) => `v=0
+o=- 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${port} RTP/AVP 0 101
+a=rtpmap:0 PCMU/8000
+a=rtpmap:101 telephone-event/8000
+a=fmtp:101 0-15
+a=sendrecv`;
+
+/**
+ * An extension's phone (run with -au/-ap): registers, calls `target` with digest, plays `pcap` once
+ * answered (its audio and keys), then waits `byeTimeoutMs` for the platform's BYE.
+ */
+export function keyingPhone(o: { user: string; domain: string; target: string; rtpPort: number; pcap: string; byeTimeoutMs: number }): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="keying-phone">
+${register(o.user, o.domain)}
+${inviteWithDigest({ user: o.user, domain: o.domain, target: o.target, display: 'Desk', sdp: sdpWithKeys(o.rtpPort), firstCseq: 1, ackVia: 'new' })}
+<recv response="180" optional="true"/>
+<recv response="183" optional="true"/>
+<recv response="200" rrs="true" timeout="30000"/>
+${ack(2)}
+<nop><action><exec play_pcap_audio="${o.pcap}"/></action></nop>
+<recv request="BYE" timeout="${o.byeTimeoutMs}"/>
+${ok200}
 </scenario>`;
 }
