@@ -45,6 +45,7 @@ import { routes as outboundConfigs } from './outbound-configs';
 import { routes as outdials } from './outdials';
 import { routes as outplans } from './outplans';
 import { routes as pbx } from './pbx';
+import { routes as supervise } from './supervise';
 import { routes as providercalls } from './providercalls';
 import { routes as providersSetup } from './providers-setup';
 import { routes as providers } from './providers';
@@ -126,6 +127,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   outdials,
   outplans,
   pbx,
+  supervise,
   providercalls,
   providersSetup,
   providers,
