@@ -1,7 +1,8 @@
 // Supervisor with real phones (sipp, each phone's audio a tone of its own): the customer A (400 Hz)
 // calls the agent B (1600 Hz); the supervisor S (2800 Hz, louder) dials *1 + B's extension.
 // listen: S hears A and B, nobody hears S; whisper (PUT): B hears S, A does not (A's energy at
-// 2800 Hz at least 60 dB below B's, 200 ms Goertzel blocks); barge: everyone hears everyone. S's
+// 2800 Hz at least 60 dB below B's, 200 ms Goertzel blocks); barge: everyone hears everyone; S's
+// in-band keys 4 and 5 switch back to listen and whisper. S's
 // leg ending leaves A and B talking; the call ending releases S (the REST supervisor, rung by POST).
 import { expect } from 'chai';
 import { RtpParty } from '../../testkit/conference/party';
@@ -81,6 +82,14 @@ describe('pbx: supervisor', function () {
     await hears(a.audio, F_S, 'A hears S in barge');
     await hears(b.audio, F_S, 'B hears S in barge');
     await hears(sup.audio, F_A, 'S hears A in barge');
+    // the supervisor's keys switch modes (ChanSpy's d option): 4 listen, 5 whisper
+    sup.audio.pressKey('4');
+    await until(async () => (await api(s).get(`/calls/${bRow.id}/supervise`)).body.mode === 'listen', 10_000, 'key 4: listen');
+    await sleep(1500);
+    expect(shareOf(b.audio, F_S, 1000), 'B no longer hears S').to.equal(0);
+    sup.audio.pressKey('5');
+    await until(async () => (await api(s).get(`/calls/${bRow.id}/supervise`)).body.mode === 'whisper', 10_000, 'key 5: whisper');
+    await hears(b.audio, F_S, 'B hears the whisper again');
     // S's leg ends: A and B talk on, nothing of S
     const sRow = await callWhere(s, { customer_id: cid, direction: 'incoming', from: sup.extension }, 'progressing', "S's call");
     expect((await s.api.post(`/calls/${sRow.id}/hangup`, undefined)).status).to.equal(200);
@@ -96,7 +105,9 @@ describe('pbx: supervisor', function () {
       ['supervise_started', 'listen', ''],
       ['supervise_updated', 'whisper', ''],
       ['supervise_updated', 'barge', ''],
-      ['supervise_ended', 'barge', 'supervisor_left'],
+      ['supervise_updated', 'listen', ''],
+      ['supervise_updated', 'whisper', ''],
+      ['supervise_ended', 'whisper', 'supervisor_left'],
     ]);
     expect((await s.api.post(`/calls/${aRow.id}/hangup`, undefined)).status).to.equal(200);
     const [ra, rb] = await Promise.all([aPhone.done, bPhone.done]);
