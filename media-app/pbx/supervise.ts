@@ -114,7 +114,10 @@ export class SupervisorService {
       tm_create: rec?.tm_create ?? new Date().toISOString(),
     };
     if (!rec && !(await this.store.claim(now))) throw new SuperviseError('the call is supervised already', 'supervised');
-    const conference = await this.deps.media.createConference(`supervise-${now.id}`, { near: endpointOf(target) });
+    const conference = await this.deps.media.createConference(`supervise-${now.id}`, { near: endpointOf(target) }).catch(async (err: Error) => {
+      await this.release(now, 'failed');
+      throw err;
+    });
     const live: Live = { rec: now, target, peer, supervisor, bridge, conference, ended: false };
     this.byCall.set(target.id, live);
     try {
@@ -137,6 +140,8 @@ export class SupervisorService {
     void supervisor.done.then(() => this.end(live, 'supervisor_left'));
     // the supervised call ending closes its bridge: the supervisor is released
     bridge.once('closed', () => void this.end(live, 'call_ended'));
+    // closed while the mix was made (its 'closed' already told)
+    if (bridge.state === 'closed') void this.end(live, 'call_ended');
     this.deps.logger.info({ call: target.id, supervisor: supervisor.id, mode }, 'supervision started');
     return now;
   }
@@ -145,6 +150,13 @@ export class SupervisorService {
   async ringAndStart(rec: Supervision, to: Address): Promise<void> {
     const target = this.factory.get(rec.call_id);
     if (!target || target.isEnded) return this.release(rec, 'call_ended');
+    try {
+      this.check(target);
+    } catch (err) {
+      // not talking to another call (a flow plays to it, it is parked): nobody is rung
+      this.deps.logger.info({ err: (err as Error).message, call: rec.call_id }, 'supervision refused');
+      return this.release(rec, 'failed');
+    }
     const source = target.row.direction === 'incoming' ? target.row.destination : target.row.source;
     const { groupcall } = await createGroupcall(this.deps, { customerId: rec.customer_id, source, destinations: [to], ringMethod: 'ring_all', answerMethod: 'hangup_others' });
     const gc = this.runner.ring(groupcall);
