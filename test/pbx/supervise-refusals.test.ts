@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createAgent } from '../../testkit/api';
-import { killAllSipp, until } from '../../testkit/media-app/harness';
+import { eventsFor, killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { Permission } from '../../core/permissions';
 import { DEFAULT_FEATURE_CODES } from '../../core/pbx/feature-codes';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
@@ -97,5 +97,22 @@ describe('pbx: supervisor refusals', function () {
     const ended = await api(s).post(`/calls/${bRow.id}/supervise`, { mode: 'listen', destination: dest });
     expect(ended.status, JSON.stringify(ended.body)).to.equal(409);
     expect(ended.body.error).to.include({ status: 'FAILED_PRECONDITION', reason: 'CALL_ALREADY_HANGUP' });
+  });
+
+  it('POST for a call that talks to no other call (parked) rings nobody and ends failed', async () => {
+    const [a, sup] = [await newPhone(F_A), await newPhone(F_S)];
+    const aPhone = await call(s, a, caller({ user: a.user, domain: a.domain, target: '700', rtpPort: a.audio.port, byeTimeoutMs: 60_000 }));
+    const aRow = await callWhere(s, { customer_id: cid, direction: 'incoming', from: a.extension }, 'progressing', 'A parked');
+    await sleep(1000);
+    const r = await api(s).post(`/calls/${aRow.id}/supervise`, { mode: 'listen', destination: { type: 'extension', target: sup.extension } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    const ended = await until(async () => (await eventsFor(s.p.redis, r.body.id)).find((e) => e.event_type === 'supervise_ended') ?? null, 10_000, 'supervise_ended');
+    expect(ended.data.reason).to.equal('failed');
+    await sleep(1000);
+    const rung = await s.t.ctx.db('calls').where({ customer_id: cid, direction: 'outgoing' }).whereRaw("destination->>'target' = ?", [sup.extension]);
+    expect(rung, 'nobody rung').to.have.length(0);
+    expect((await api(s).get(`/calls/${aRow.id}/supervise`)).status).to.equal(404);
+    expect((await s.api.post(`/calls/${aRow.id}/hangup`, undefined)).status).to.equal(200);
+    expect((await aPhone.done).code).to.equal(0);
   });
 });
