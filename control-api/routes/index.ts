@@ -45,7 +45,6 @@ import { routes as outboundConfigs } from './outbound-configs';
 import { routes as outdials } from './outdials';
 import { routes as outplans } from './outplans';
 import { routes as pbx } from './pbx';
-import { routes as supervise } from './supervise';
 import { routes as providercalls } from './providercalls';
 import { routes as providersSetup } from './providers-setup';
 import { routes as providers } from './providers';
@@ -68,6 +67,7 @@ import { routes as speakings } from './speakings';
 import { routes as storageAccounts } from './storage-accounts';
 import { routes as storage } from './storage';
 import { routes as summaries } from './summaries';
+import { routes as supervise } from './supervise';
 import { routes as tags } from './tags';
 import { routes as teams } from './teams';
 import { routes as timelineAnalyses } from './timeline-analyses';
@@ -127,7 +127,6 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   outdials,
   outplans,
   pbx,
-  supervise,
   providercalls,
   providersSetup,
   providers,
@@ -150,6 +149,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   storageAccounts,
   storage,
   summaries,
+  supervise,
   tags,
   teams,
   timelineAnalyses,
