@@ -50,6 +50,11 @@ export class Conference extends EventEmitter<ConferenceEvents> {
     return this.host.call('muteMember', this.uuid, ep.uuid, direction, false);
   }
 
+  /** Only `to` hears `ep` (a whisper: docs/pbx.md "Supervisor"); null: every member hears it again. */
+  whisper(ep: Endpoint, to: Endpoint | null): Promise<void> {
+    return this.host.call('whisperMember', this.uuid, ep.uuid, to?.uuid ?? null);
+  }
+
   members(): Promise<string[]> {
     return this.host.call('conferenceMembers', this.uuid);
   }

@@ -68,6 +68,7 @@ import { routes as speakings } from './speakings';
 import { routes as storageAccounts } from './storage-accounts';
 import { routes as storage } from './storage';
 import { routes as summaries } from './summaries';
+import { routes as supervise } from './supervise';
 import { routes as tags } from './tags';
 import { routes as teams } from './teams';
 import { routes as timelineAnalyses } from './timeline-analyses';
@@ -150,6 +151,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   storageAccounts,
   storage,
   summaries,
+  supervise,
   tags,
   teams,
   timelineAnalyses,

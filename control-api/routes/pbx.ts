@@ -28,6 +28,13 @@ const settingsSchema = z.object({
   park_fallback: z.enum(['hangup']).describe('when the ring-back is not answered'),
   voicemail_own: code,
   voicemail_any: code,
+  supervise_listen_prefix: code.describe(`supervisor: this prefix and an extension listens to its call (default ${DEFAULT_FEATURE_CODES.supervise_listen_prefix})`),
+  supervise_whisper_prefix: code.describe(`supervisor: this prefix and an extension whispers to it (default ${DEFAULT_FEATURE_CODES.supervise_whisper_prefix})`),
+  supervise_barge_prefix: code.describe(`supervisor: this prefix and an extension joins its call (default ${DEFAULT_FEATURE_CODES.supervise_barge_prefix})`),
+  supervisor_extensions: z
+    .array(z.string().regex(/^[0-9A-Za-z_.-]{1,32}$/, 'an extension number'))
+    .max(500)
+    .describe('the extensions whose phones may use the supervise codes (default none)'),
 });
 
 const parkedSchema = z.object({

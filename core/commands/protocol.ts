@@ -67,6 +67,18 @@ const PAYLOADS = {
   'park.call': { callId: id, customerId: id, slot: z.number().int().min(0) },
   /** Rings the destination and gives it the call parked in the slot on answer. */
   'park.retrieve': { customerId: id, slot: z.number().int().min(0), destination: z.strictObject({ type: z.string(), target: z.string(), target_name: z.string().optional() }) },
+  // supervisor (media-app/pbx/supervise.ts): the supervision is claimed by control-api (core/pbx/supervisions.ts) before the command
+  /** Rings the destination; its answer supervises the call in `mode`. */
+  'supervise.start': {
+    supervisionId: id,
+    callId: id,
+    customerId: id,
+    mode: z.enum(['listen', 'whisper', 'barge']),
+    destination: z.strictObject({ type: z.string(), target: z.string(), target_name: z.string().optional() }),
+  },
+  'supervise.mode': { callId: id, supervisionId: id, mode: z.enum(['listen', 'whisper', 'barge']) },
+  /** The supervisor's call is hung up; the supervised call goes on. */
+  'supervise.stop': { callId: id, supervisionId: id },
   // queues (media-app/queue/)
   /** Takes the caller out of the queue; its flow goes on with the next action (or ends if in service). */
   'queuecall.kick': { callId: id, queuecallId: id },

@@ -14,6 +14,8 @@ const CATALOGUE = {
   transfer: ['transfer_done', 'transfer_failed'],
   // call park (media-app/pbx/park.ts): the ParkedCall JSON with the parked call's id (call_unparked adds `reason`)
   parkedcall: ['call_parked', 'call_unparked', 'park_timeout'],
+  // supervisor (media-app/pbx/supervise.ts): the Supervision JSON (core/pbx/supervisions.ts); _ended adds `reason`
+  supervision: ['supervise_started', 'supervise_updated', 'supervise_ended'],
   activeflow: ['activeflow_created', 'activeflow_updated', 'activeflow_deleted'],
   recording: ['recording_started', 'recording_finished'],
   conference: ['conference_created', 'conference_updated', 'conference_deleted'],

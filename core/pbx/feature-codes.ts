@@ -22,6 +22,14 @@ export interface FeatureCodes {
   /** Voicemail: the caller's own box, and any box (with its PIN). */
   readonly voicemail_own: string;
   readonly voicemail_any: string;
+  /**
+   * Supervisor (docs/pbx.md "Supervisor"): each prefix and an extension listens to, whispers to or
+   * barges into that extension's live call. Only the extensions in supervisor_extensions may.
+   */
+  readonly supervise_listen_prefix: string;
+  readonly supervise_whisper_prefix: string;
+  readonly supervise_barge_prefix: string;
+  readonly supervisor_extensions: readonly string[];
 }
 
 export const DEFAULT_FEATURE_CODES: FeatureCodes = {
@@ -34,6 +42,10 @@ export const DEFAULT_FEATURE_CODES: FeatureCodes = {
   park_fallback: 'hangup',
   voicemail_own: '*97',
   voicemail_any: '*98',
+  supervise_listen_prefix: '*1',
+  supervise_whisper_prefix: '*2',
+  supervise_barge_prefix: '*3',
+  supervisor_extensions: [],
 };
 
 /** At most this many slots per customer (the slot table is scanned in order for a free one). */
@@ -46,7 +58,8 @@ export type FeatureCode =
   | { readonly kind: 'park' }
   | { readonly kind: 'park_slot'; readonly slot: number }
   | { readonly kind: 'voicemail_own' }
-  | { readonly kind: 'voicemail_any' };
+  | { readonly kind: 'voicemail_any' }
+  | { readonly kind: 'supervise'; readonly mode: 'listen' | 'whisper' | 'barge'; readonly extension: string };
 
 export type FeatureCodeKind = FeatureCode['kind'];
 
@@ -59,12 +72,22 @@ export function matchFeatureCode(codes: FeatureCodes, dialled: string): FeatureC
   if (dialled === codes.voicemail_any) return { kind: 'voicemail_any' };
   const p = codes.directed_pickup_prefix;
   if (p && dialled.length > p.length && dialled.startsWith(p)) return { kind: 'directed_pickup', extension: dialled.slice(p.length) };
+  for (const [mode, prefix] of supervisePrefixes(codes)) {
+    if (prefix && dialled.length > prefix.length && dialled.startsWith(prefix)) return { kind: 'supervise', mode, extension: dialled.slice(prefix.length) };
+  }
   if (/^\d{1,6}$/.test(dialled)) {
     const n = Number(dialled);
     if (n >= codes.park_slot_first && n <= codes.park_slot_last && String(n) === dialled) return { kind: 'park_slot', slot: n };
   }
   return null;
 }
+
+const supervisePrefixes = (c: FeatureCodes) =>
+  [
+    ['listen', c.supervise_listen_prefix],
+    ['whisper', c.supervise_whisper_prefix],
+    ['barge', c.supervise_barge_prefix],
+  ] as const;
 
 /** True when `slot` is one of the customer's park slots. */
 export function isParkSlot(codes: FeatureCodes, slot: number): boolean {
@@ -93,6 +116,15 @@ export function featureCodesProblem(c: FeatureCodes): string | null {
     ['voicemail_own', c.voicemail_own],
     ['voicemail_any', c.voicemail_any],
   ];
+  const prefixes: [string, string][] = [
+    ['directed_pickup_prefix', c.directed_pickup_prefix],
+    ['supervise_listen_prefix', c.supervise_listen_prefix],
+    ['supervise_whisper_prefix', c.supervise_whisper_prefix],
+    ['supervise_barge_prefix', c.supervise_barge_prefix],
+  ];
+  // a prefix that starts another would take the other's every dial
+  for (const [n1, p1] of prefixes) for (const [n2, p2] of prefixes) if (n1 !== n2 && p2.startsWith(p1)) return `${n2} starts with ${n1} (${p1})`;
+  for (const [name, code] of codes) for (const [pn, p] of prefixes.slice(1)) if (code.startsWith(p)) return `${name} starts with ${pn} (${p})`;
   const seen = new Map<string, string>();
   for (const [name, code] of codes) {
     const other = seen.get(code);

@@ -46,7 +46,7 @@ export interface BridgeParty {
 export type LeaveRule = { readonly kind: 'hangup_other' } | { readonly kind: 'return_to_flow'; readonly owner: BridgeParty };
 
 /** Why the bridge is paused (the two sides stay its members, their media unlinked). */
-export type PauseReason = 'hold' | 'consult';
+export type PauseReason = 'hold' | 'consult' | 'supervise';
 
 /** How a consultation (an attended transfer's) ended. */
 export type ConsultOutcome =

@@ -7,7 +7,8 @@
  * It is the only code that links or unlinks two endpoints (media-engine `bridge`/`unbridge`):
  *   open      links the two sides (connect, queue service, cross-node conference leg);
  *   replace   puts another party in one side's place (blind transfer; REFER with Replaces by `join`);
- *   pause     unlinks them, both stay its members (an attended transfer's waiting side, hold);
+ *   pause     unlinks them, both stay its members (an attended transfer's waiting side, hold, a
+ *             supervision: media-app/pbx/supervise.ts mixes them with the supervisor meanwhile);
  *   resume    links them again;
  *   consult   links the consulting side to a target while the other waits (attended transfer): the
  *             consulting side's leave completes it (the target takes its place), the target's gives

@@ -4,7 +4,7 @@
  * (inbound/router.ts). One line per feature in FEATURES; a code without a handler here is routed
  * as any dialled string is.
  */
-import type { FeatureCode, FeatureCodeKind } from '../../core/pbx/feature-codes';
+import type { FeatureCode, FeatureCodeKind, FeatureCodes } from '../../core/pbx/feature-codes';
 import type { Address } from '../../core/repos/calls';
 import type { ExtensionRow } from '../../core/repos/extensions';
 import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
@@ -13,6 +13,7 @@ import type { SrfRequest, SrfResponse } from '../srf';
 import type { ParkService } from './park';
 import { findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';
+import { SuperviseError, type SupervisorService } from './supervise';
 
 /** What a handler gets: the INVITE, the caller's extension, and a way to answer it as a call. */
 export interface FeatureCall {
@@ -20,6 +21,9 @@ export interface FeatureCall {
   readonly res: SrfResponse;
   readonly ext: ExtensionRow;
   readonly park: ParkService;
+  readonly supervisor: SupervisorService;
+  /** The customer's codes (who may supervise). */
+  readonly codes: FeatureCodes;
   /** Makes the call (ringing) and answers it; null when it could not be (already answered with the refusal). */
   answer(destination: Address): Promise<CallSession | null>;
   /** Runs these flow actions (plain, validated there) on the answered call; the call is hung up when they cannot start. */
@@ -76,6 +80,21 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
     await voicemailMenu(c, box.id);
   },
   voicemail_any: (c) => voicemailMenu(c, null),
+  supervise: async (c, code) => {
+    // only the extensions the customer named supervisors (pbx_settings.supervisor_extensions)
+    if (!c.codes.supervisor_extensions.includes(c.ext.extension)) return void c.res.send(403, 'Not A Supervisor');
+    const target = c.supervisor.callOfExtension(c.ext.customer_id, code.extension);
+    if (!target) return void c.res.send(404, 'Nothing To Supervise');
+    try {
+      c.supervisor.check(target);
+    } catch (err) {
+      if (err instanceof SuperviseError) return void c.res.send(err.why === 'supervised' ? 486 : 404, err.why === 'supervised' ? 'Already Supervised' : 'Nothing To Supervise');
+      throw err;
+    }
+    const call = await c.answer({ type: 'extension', target: code.extension, name: `supervise ${code.mode}` });
+    if (!call) return;
+    await c.supervisor.start(target, call, code.mode, null).catch(async () => call.hangup('nothing_to_supervise'));
+  },
 };
 
 /** Runs the handler of `code`; false when there is none (the dialled string is routed as usual). */

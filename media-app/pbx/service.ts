@@ -20,6 +20,7 @@ import { parseActions } from '../../core/flow';
 import { dispatchFeature } from './feature-codes';
 import { announceSlot } from './announce';
 import type { ParkService } from './park';
+import type { SupervisorService } from './supervise';
 
 /** An extension's INVITE as the router saw it. */
 export interface DialledByExtension {
@@ -35,6 +36,7 @@ export class PbxService {
   constructor(
     private readonly factory: CallFactory,
     readonly park: ParkService,
+    readonly supervisor: SupervisorService,
   ) {}
 
   private get deps() {
@@ -52,6 +54,8 @@ export class PbxService {
         res: d.res,
         ext: d.ext,
         park: this.park,
+        supervisor: this.supervisor,
+        codes,
         answer: async (destination) => {
           const call = await this.factory.inbound(d.req, d.res, { customerId: d.ext.customer_id, source: d.caller, destination, ...d.party });
           if (!call) return null;

@@ -370,6 +370,7 @@ export class Engine {
     if (leg.conferenceId && leg.conferenceId !== confId) this.leaveConference(leg.conferenceId, legId);
     leg.muteIn = opts.mute === 'in' || opts.mute === 'both';
     leg.muteOut = opts.mute === 'out' || opts.mute === 'both';
+    leg.heardOnlyBy = null;
     leg.conferenceId = confId;
     leg.mixOut.fill(0);
     this.place(leg, 0);
@@ -399,6 +400,15 @@ export class Engine {
     if (leg.conferenceId !== confId) throw new EngineError(`${legId} is not in ${confId}`, 'ENOTMEMBER');
     if (direction !== 'out') leg.muteIn = on;
     if (direction !== 'in') leg.muteOut = on;
+  }
+
+  /** Only the member `to` hears the member (a whisper); null: everyone does again. */
+  whisperMember(confId: string, memberId: string, to: string | null): void {
+    this.conf(confId);
+    const remote = [...this.links.values()].find((l) => l.confId === confId && l.member?.id === memberId)?.member;
+    const m = remote ?? this.leg(memberId);
+    if (!remote && this.leg(memberId).conferenceId !== confId) throw new EngineError(`${memberId} is not in ${confId}`, 'ENOTMEMBER');
+    m.heardOnlyBy = to;
   }
 
   recordConference(confId: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
@@ -439,7 +449,7 @@ export class Engine {
     if (c) {
       c.forks.set(forkId, tap);
       // injected audio joins the conference as a participant that hears nothing
-      const member: MixMember = { id: `fork:${forkId}`, input: () => tap.nextInjected(), mixOut: new Int16Array(160), muteIn: false, muteOut: true };
+      const member: MixMember = { id: `fork:${forkId}`, input: () => tap.nextInjected(), mixOut: new Int16Array(160), muteIn: false, muteOut: true, heardOnlyBy: null };
       c.mixer.join(member);
     } else this.leg(ownerId).forks.set(forkId, tap);
     this.forks.set(forkId, { tap, owner: ownerId });

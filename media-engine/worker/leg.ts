@@ -74,6 +74,7 @@ export class Leg implements MixMember {
   conferenceId: string | null = null;
   muteIn = false; // conference: others don't hear us
   muteOut = false; // conference: we hear nothing
+  heardOnlyBy: string | null = null; // conference: only this member hears us (a whisper)
   private mutedIn = false; // endpoint mute: caller audio replaced by silence everywhere
   private mutedOut = false; // endpoint mute: caller hears nothing
   echo = false;

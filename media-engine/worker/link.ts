@@ -57,6 +57,7 @@ export class RemoteMember implements MixMember {
   readonly mixOut = new Int16Array(160);
   muteIn = false;
   muteOut = false;
+  heardOnlyBy: string | null = null;
   constructor(
     readonly id: string,
     private readonly link: FrameLink,

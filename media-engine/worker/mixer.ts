@@ -2,7 +2,8 @@
  * Conference mixing inside a worker: every participant hears everyone but themselves (N-1 mixes),
  * computed as one 32-bit total minus the participant's own contribution, clipped to 16 bits.
  * Contributions fade in over the first frame after a join and out over one frame after a leave,
- * so nobody hears a click.
+ * so nobody hears a click. A member may whisper (`heardOnlyBy`): its audio reaches that one member
+ * and no other (a supervisor coaching an agent; docs/pbx.md "Supervisor"), never the full mix.
  */
 
 const FRAME = 160;
@@ -15,6 +16,8 @@ export interface MixMember {
   readonly mixOut: Int16Array;
   muteIn: boolean; // others don't hear this participant
   muteOut: boolean; // this participant hears nothing ("deaf")
+  /** when set, only the member of this id hears this participant (a whisper); null: everyone does */
+  heardOnlyBy?: string | null;
 }
 
 interface Slot {
@@ -95,18 +98,27 @@ export class ConferenceMixer {
           else c.set(f);
         }
       }
-      if (s.has) for (let i = 0; i < FRAME; i++) total[i] += c[i];
+      if (s.has && !s.member.heardOnlyBy) for (let i = 0; i < FRAME; i++) total[i] += c[i];
     }
     for (let i = 0; i < FRAME; i++) this.mix[i] = clip(total[i]);
     for (const s of this.slots) {
       if (s.leaving) continue;
       const o = s.member.mixOut;
       if (s.member.muteOut) o.fill(0);
-      else if (s.has) for (let i = 0; i < FRAME; i++) o[i] = clip(total[i] - s.contrib[i]);
+      else if (s.has && !s.member.heardOnlyBy) for (let i = 0; i < FRAME; i++) o[i] = clip(total[i] - s.contrib[i]);
       else for (let i = 0; i < FRAME; i++) o[i] = this.mix[i];
+      if (!s.member.muteOut) this.addWhispers(s.member.id, o);
       if (s.age === 0) for (let i = 0; i < FRAME; i++) o[i] = (o[i] * i) / FRAME; // the newcomer's ear fades in too
       s.age++;
     }
     this.slots = this.slots.filter((s) => !s.leaving);
+  }
+
+  /** Adds to `o` the audio of the members whispering to `id` this tick. */
+  private addWhispers(id: string, o: Int16Array): void {
+    for (const w of this.slots) {
+      if (w.leaving || !w.has || w.member.heardOnlyBy !== id) continue;
+      for (let i = 0; i < FRAME; i++) o[i] = clip(o[i] + w.contrib[i]);
+    }
   }
 }

@@ -39,6 +39,7 @@ export const METHODS = [
   'joinConference',
   'leaveConference',
   'muteMember',
+  'whisperMember',
   'recordConference',
   'stopConferenceRecord',
   'conferenceMembers',

@@ -24,6 +24,8 @@ export class RtpParty {
   private ts = Math.floor(Math.random() * 100000);
   private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
   readonly heard: Heard[] = [];
+  private key: { freqs: number[]; frames: number } | null = null;
+  private keyPhase = 0;
 
   private constructor(
     readonly freq: number,
@@ -70,7 +72,14 @@ export class RtpParty {
     if (!this.remote) return;
     const pcm = new Int16Array(FRAME);
     const step = (2 * Math.PI * this.freq) / 8000;
-    for (let i = 0; i < FRAME; i++) pcm[i] = Math.round(this.amplitude * Math.sin((this.phase += step)));
+    if (this.key && this.key.frames-- > 0) {
+      // an in-band DTMF key (its two tones) in place of the party's own tone
+      const [lo, hi] = this.key.freqs.map((f) => (2 * Math.PI * f) / 8000);
+      for (let i = 0; i < FRAME; i++, this.keyPhase++) pcm[i] = Math.round(6000 * (Math.sin(lo! * this.keyPhase) + Math.sin(hi! * this.keyPhase)));
+    } else {
+      if (this.key) this.key = null;
+      for (let i = 0; i < FRAME; i++) pcm[i] = Math.round(this.amplitude * Math.sin((this.phase += step)));
+    }
     this.phase %= 2 * Math.PI;
     const pkt = Buffer.alloc(12 + FRAME);
     pkt[0] = 0x80;
@@ -80,6 +89,16 @@ export class RtpParty {
     pkt.writeUInt32BE(this.ssrc >>> 0, 8);
     encodeG711('PCMU', pcm, pkt.subarray(12));
     this.sock.send(pkt, this.remote.port, this.remote.address, () => undefined);
+  }
+
+  /** Sends the DTMF key `digit` in-band for `ms` (its two tones instead of the party's own). */
+  pressKey(digit: string, ms = 200): void {
+    const rows = [697, 770, 852, 941];
+    const cols = [1209, 1336, 1477, 1633];
+    const i = '123A456B789C*0#D'.indexOf(digit);
+    if (i < 0 || digit.length !== 1) throw new Error(`not a DTMF key: ${digit}`);
+    this.keyPhase = 0;
+    this.key = { freqs: [rows[Math.floor(i / 4)]!, cols[i % 4]!], frames: Math.round(ms / 20) };
   }
 
   /** Starts sending to `remote` without waiting for a first packet from it. */
