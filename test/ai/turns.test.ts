@@ -202,6 +202,27 @@ describe('ai_talk turn-taking on a live call', function () {
     expect(cut.content).to.include('sentence number 1');
   });
 
+  it('interruptible_greeting false: "stop" over the greeting does not cut it; the words are the first turn once it has played', async () => {
+    const greeting = Array.from({ length: 4 }, (_, i) => `Welcome to the shop, this is greeting sentence ${i + 1}.`).join(' ');
+    const { db, cid, number } = await setUp(
+      (req) => {
+        if (req.messages.at(-1)?.role === 'tool') return { text: '' };
+        return lastUser(req) ? { tool_calls: [{ name: 'stop_flow', arguments: {} }] } : { text: greeting };
+      },
+      { interruptible_greeting: false },
+    );
+    const { sink, ends } = await call(number, ['Stop.'], 1500);
+    const voiced = sink.voicedTimes();
+    // the greeting goes on well past "stop" (recognised about 0.5 s after it)
+    expect(voiced.filter((t) => t > ends[0]!.end + 2000).length, 'greeting audio 2 s after "stop"').to.be.greaterThan(50);
+    const { msgs } = await messages(db, cid);
+    expect(msgs.filter((m) => m.role === 'user').map((m) => m.content)).to.deep.equal(['stop']);
+    const said = msgs.find((m) => m.role === 'assistant' && m.content);
+    expect(said?.content).to.equal(greeting);
+    // the user turn came after the whole greeting was recorded as played
+    expect(msgs.findIndex((m) => m.role === 'user')).to.be.greaterThan(msgs.indexOf(said!));
+  });
+
   it('refuses bad turn settings with a 400 naming the field; good ones are stored', async () => {
     const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
     try {
