@@ -92,6 +92,21 @@ export const platformMetrics = {
     labelNames: ['metric', 'direction'] as const,
     registers: [platformRegistry],
   }),
+  /** A voice AI turn's latency by stage (media-app/ai/voice.ts; docs/ai.md "Turn-taking"): one observation per stage and turn. */
+  aiTurnLatency: new Histogram({
+    name: 'ai_turn_latency_ms',
+    help: "Voice AI turn latency (ms) by stage: end_of_turn_wait, stt_final, llm_first_token, tts_first_byte, first_rtp (caller's speech end to the first reply audio out)",
+    labelNames: ['stage'] as const,
+    buckets: [25, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000],
+    registers: [platformRegistry],
+  }),
+  /** Interruptions in voice AI sessions: who interrupted whom, and whether the agent stopped (a backchannel is ignored). */
+  aiInterruptions: new Counter({
+    name: 'ai_interruptions_total',
+    help: 'Voice AI interruptions by who interrupted (by) whom (of) and outcome (stopped, ignored: a backchannel; overlap: the agent began over the caller)',
+    labelNames: ['by', 'of', 'outcome'] as const,
+    registers: [platformRegistry],
+  }),
   /** Exports streaming now (a client that went away stops its export: this falls back). */
   cdrExportsActive: new Gauge({
     name: 'cdr_exports_in_progress',
@@ -106,6 +121,13 @@ for (const r of ['url', 'scheme', 'credentials', 'unresolvable', 'redirect', 'se
 for (const o of ['delivered', 'retry', 'failed', 'refused']) platformMetrics.webhookAttempts.labels(o).inc(0);
 for (const f of ['csv', 'jsonl']) platformMetrics.cdrExportRows.labels(f).inc(0);
 for (const m of ['mos', 'loss_pct', 'jitter_ms', 'rtt_ms']) for (const d of ['in', 'out']) platformMetrics.qualityAlarms.labels(m, d).inc(0);
+for (const st of ['end_of_turn_wait', 'stt_final', 'llm_first_token', 'tts_first_byte', 'first_rtp']) platformMetrics.aiTurnLatency.zero({ stage: st });
+for (const [by, of, o] of [
+  ['caller', 'agent', 'stopped'],
+  ['caller', 'agent', 'ignored'],
+  ['agent', 'caller', 'overlap'],
+] as const)
+  platformMetrics.aiInterruptions.labels(by, of, o).inc(0);
 for (const d of ['incoming', 'outgoing']) for (const r of ['normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd']) platformMetrics.callsEnded.labels(d, r).inc(0);
 for (const d of ['incoming', 'outgoing']) {
   platformMetrics.callsAnswered.labels(d).inc(0);

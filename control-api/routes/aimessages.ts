@@ -11,7 +11,7 @@ import { AiSession } from '../../core/ai/session';
 import { LlmError } from '../../core/llm/client';
 import { eventsOf, listOfShape, shape } from '../../core/ai/api';
 
-export const AIMESSAGE_FIELDS = ['id', 'customer_id', 'aicall_id', 'activeflow_id', 'active_ai_id', 'role', 'content', 'direction', 'tool_calls', 'tool_call_id', 'tm_create'];
+export const AIMESSAGE_FIELDS = ['id', 'customer_id', 'aicall_id', 'activeflow_id', 'active_ai_id', 'role', 'content', 'direction', 'tool_calls', 'tool_call_id', 'metadata', 'tm_create'];
 const tag = 'AI';
 const missing = () => new ApiError('AIMESSAGE_NOT_FOUND', 'aimessage not found');
 

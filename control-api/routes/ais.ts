@@ -13,6 +13,7 @@ import { API_TOOL_NAMES } from '../../core/ai/tools';
 import { listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
+import { checkTurnParameter } from '../../core/ai/turns';
 import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter } from '../../core/speech/voices';
 
 export const AI_FIELDS = [
@@ -94,6 +95,7 @@ async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof up
   checkSttType('stt_type', b.stt_type);
   checkEngineModel('engine_model', b.engine_model);
   checkVoiceParameter(b.parameter);
+  checkTurnParameter(b.parameter);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;
   if (rag_id !== undefined) {

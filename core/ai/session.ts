@@ -232,7 +232,7 @@ export class AiSession {
    * run between LLM rounds; a tool that ends the conversation sets endRequest and stops the loop.
    * An empty text asks for an opening line (no user message recorded).
    */
-  async *reply(text: string, signal?: AbortSignal): AsyncGenerator<string> {
+  async *reply(text: string, signal?: AbortSignal, opts: { onMessage?: (row: AimessageRow) => void } = {}): AsyncGenerator<string> {
     if (this.ended) return;
     if (text) await this.record({ role: 'user', content: text }, 'incoming');
     let knowledge: string | null = null;
@@ -257,7 +257,10 @@ export class AiSession {
         }
       } finally {
         // what was said (even cut short by barge-in) is part of the conversation
-        if (content || calls.length) await this.record({ role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) }, 'outgoing');
+        if (content || calls.length) {
+          const row = await this.record({ role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) }, 'outgoing');
+          opts.onMessage?.(row);
+        }
       }
       if (!calls.length) return;
       for (const call of calls) {
@@ -265,6 +268,15 @@ export class AiSession {
         await this.record({ role: 'tool', content: result, tool_call_id: call.id }, '');
       }
     }
+  }
+
+  /**
+   * A voice turn's latency breakdown, known once its first audio went out: merged into its
+   * assistant messages' metadata (`latency`) and published as an aicall_turn event.
+   */
+  async recordTurn(messageIds: string[], latency: Record<string, unknown>): Promise<void> {
+    await aicallsRepo(this.deps.db).mergeMessageMetadata(messageIds, { latency });
+    await this.publish('aicall_turn', { id: this.aicall.id, customer_id: this.aicall.customer_id, aicall_id: this.aicall.id, aimessage_ids: messageIds, latency });
   }
 
   /** Whole reply as one text (ai_task, conversations). */

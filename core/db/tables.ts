@@ -161,7 +161,7 @@ declare module 'knex/types/tables' {
     ai_prompt_proposals: Table<ProposalRow, 'audit_ids'>;
     aiaudits: Table<AiAuditRow, 'evaluation' | 'message_ids'>;
     aicalls: Table<AicallRow, 'ai_vad_config' | 'parameter' | 'metadata'>;
-    aimessages: Table<AimessageRow, 'tool_calls'>;
+    aimessages: Table<AimessageRow, 'tool_calls' | 'metadata'>;
     ais: Table<AiRow, 'parameter' | 'vad_config' | 'tool_names'>;
     billing_accounts: Table<BillingAccountRow>;
     billings: Table<BillingRow>;

@@ -70,6 +70,8 @@ export interface AimessageRow {
   direction: '' | 'incoming' | 'outgoing';
   tool_calls: unknown[];
   tool_call_id: string;
+  /** an assistant message of a voice session: `latency`, its turn's breakdown (docs/ai.md "Turn-taking") */
+  metadata: Record<string, unknown>;
   tm_create: Date;
   tm_delete: Date | null;
 }
@@ -117,6 +119,7 @@ export function aimessageJson(m: AimessageRow) {
     direction: m.direction,
     tool_calls: m.tool_calls,
     tool_call_id: m.tool_call_id,
+    metadata: m.metadata ?? {},
     tm_create: formatLegacy(m.tm_create),
   };
 }
@@ -193,11 +196,21 @@ export function aicallsRepo(db: Db) {
       const [r] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now }).returning('*');
       return (r as AicallRow | undefined) ?? null;
     },
-    async addMessage(m: Omit<AimessageRow, 'id' | 'tm_create' | 'tm_delete' | 'tool_calls' | 'tool_call_id' | 'activeflow_id' | 'active_ai_id'> & Partial<AimessageRow>): Promise<AimessageRow> {
+    async addMessage(
+      m: Omit<AimessageRow, 'id' | 'tm_create' | 'tm_delete' | 'tool_calls' | 'tool_call_id' | 'activeflow_id' | 'active_ai_id' | 'metadata'> & Partial<AimessageRow>,
+    ): Promise<AimessageRow> {
       const [r] = await db('aimessages')
-        .insert({ ...m, tool_calls: JSON.stringify(m.tool_calls ?? []), id: newId(), tm_create: clock.now() })
+        .insert({ ...m, tool_calls: JSON.stringify(m.tool_calls ?? []), metadata: JSON.stringify(m.metadata ?? {}), id: newId(), tm_create: clock.now() })
         .returning('*');
       return r as AimessageRow;
+    },
+    /** Merges `patch` into messages' metadata (a turn's latency, known once its audio went out). */
+    async mergeMessageMetadata(ids: string[], patch: Record<string, unknown>): Promise<AimessageRow[]> {
+      if (!ids.length) return [];
+      return (await db('aimessages')
+        .whereIn('id', ids)
+        .update({ metadata: db.raw('metadata || ?::jsonb', [JSON.stringify(patch)]) })
+        .returning('*')) as AimessageRow[];
     },
     async messages(customerId: string, params: PageParams, aicallId?: string): Promise<Page<AimessageRow>> {
       const q = db('aimessages').whereNull('tm_delete').where({ customer_id: customerId });

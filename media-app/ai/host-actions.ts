@@ -40,7 +40,7 @@ function fallbackOf(v: unknown): VoiceChoice | null {
 
 /**
  * Voice settings of an AI: STT/TTS names as stored (a name with no adapter is an error of the
- * session, never another voice), the cloud voice and its fallback, VAD timings.
+ * session, never another voice), the cloud voice and its fallback, the VAD's start time (end-of-turn waits: core/ai/turns.ts).
  */
 export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_type: string; tts_voice_id: string; vad_config: Record<string, number>; parameter: Record<string, unknown> }) {
   const phrases = Array.isArray(ai.parameter?.stt_phrases) ? (ai.parameter.stt_phrases as unknown[]).map(String) : undefined;
@@ -64,6 +64,5 @@ export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_
       : null,
     phrases,
     startSecs: typeof ai.vad_config?.start_secs === 'number' ? ai.vad_config.start_secs : undefined,
-    stopSecs: typeof ai.vad_config?.stop_secs === 'number' ? ai.vad_config.stop_secs : undefined,
   };
 }

@@ -6,12 +6,19 @@
  * is spoken sentence by sentence (endpoint.say) as the LLM produces it.
  *
  * States, as in a half-duplex conversation: listening → (caller turn ends) thinking → speaking →
- * listening. Caller speech while thinking or speaking is a barge-in: the reply is aborted and
- * playback stopped at once; the new utterance becomes the next turn.
+ * listening. Turn-taking (core/ai/turns.ts, docs/ai.md "Turn-taking"): the VAD reports the end of
+ * speech after the shortest wait (minDelayMs); the recognised words decide whether the turn is
+ * over then or after maxDelayMs (a trailing "and", "uh"); speech that resumes meanwhile continues
+ * the same turn. Over the agent's speech only recognised words count: backchannels ("mm-hm",
+ * "okay") are ignored, stop words and other words cut the reply (barge-in) and become the next turn.
  */
 import { EventEmitter } from 'node:events';
 import { createSttProvider, type AudioFork, type Endpoint, type SpeechEvent, type SttStream, type TranscriptEvent } from '../../media-engine';
 import type { AiSession, EndRequest } from '../../core/ai/session';
+import { endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
+import type { AimessageRow } from '../../core/repos/ai-calls';
+import { platformMetrics } from '../../core/metrics';
+import { TurnLatency, type LatencyJson, type TurnTimes } from './turn-latency';
 import { activeContext, startSpan, type Span } from '../../core/tracing';
 import type { Speaker } from '../voices';
 import type { AiRow } from '../../core/repos/ais';
@@ -30,11 +37,11 @@ export interface VoiceOptions {
   voiceFor?: (ai: AiRow) => AgentVoice;
   /** seconds of speech that start a caller turn (default 0.2) */
   startSecs?: number;
-  /** seconds of silence that end a caller turn (default 0.6) */
-  stopSecs?: number;
+  /** end-of-turn waits and whether the greeting can be cut (core/ai/turns.ts; default TURN_DEFAULTS) */
+  turns?: TurnSettings;
   /** maximum session length, ms (0: none) */
   maxDurationMs?: number;
-  /** how long to wait for the recogniser's words after a turn ends, ms (default 4000) */
+  /** how long to wait for the recogniser's words after the caller's speech ends, ms (default 4000) */
   sttWaitMs?: number;
 }
 
@@ -53,8 +60,10 @@ type State = 'listening' | 'thinking' | 'speaking';
 export interface VoiceAgentEvents {
   /** the caller started a turn (VAD) */
   turn_start: [];
-  /** the caller spoke over the agent's reply: it was cut */
+  /** the caller's words over the agent's reply: it was cut */
   barge_in: [];
+  /** the caller said only "mm-hm", "okay" … over the agent: it went on */
+  backchannel: [text: string];
   /** the caller's turn ended */
   turn_end: [];
   /** the agent's reply started playing */
@@ -71,23 +80,35 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private state: State = 'listening';
   private fork: AudioFork | null = null;
   private stt: SttStream | null = null;
+  /** the VAD hears the caller now */
   private inTurn = false;
-  private readonly onSpeech = (e: SpeechEvent) => (e.state === 'start' ? this.turnStarts() : this.turnEnds());
+  /** a caller turn is being collected (from its first speech until it is judged finished) */
+  private turnOpen = false;
+  /** the open turn began while the agent spoke: its words decide whether it interrupts */
+  private overlap = false;
+  /** the agent's opening line is playing */
+  private greeting = false;
+  private readonly onSpeech = (e: SpeechEvent) => (e.state === 'start' ? this.speechStarts() : this.speechStops());
   /** recognised text since the current turn started */
   private heard: string[] = [];
   private turnStartedAt = 0;
+  private speechEndAt = 0;
+  private lastFinalAt = 0;
+  /** the recogniser's end-of-utterance flag on the last final (undefined: it has none) */
+  private lastEndOfUtterance: boolean | undefined = undefined;
+  private endTimer: NodeJS.Timeout | null = null;
   private reply: AbortController | null = null;
   private speaking = 0;
   private finished = false;
   private resolveEnd!: (e: VoiceEnd) => void;
   readonly done: Promise<VoiceEnd>;
-  private textWaiters: (() => void)[] = [];
   /** every cloud voice that spoke in this session (barge-in and the end silence them all) */
   private readonly speakers = new Set<Speaker>();
   /** the last sentence handed to a voice: a sentence in another voice waits for it to play out */
   private lastSaying: Promise<unknown> = Promise.resolve();
   private lastVoice: AgentVoice | null = null;
   private timers: NodeJS.Timeout[] = [];
+  private readonly turns: TurnSettings;
 
   constructor(
     private readonly ep: Endpoint,
@@ -97,6 +118,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     super();
     this.done = new Promise((r) => (this.resolveEnd = r));
     this.on('error', () => undefined);
+    this.turns = o.turns ?? TURN_DEFAULTS;
   }
 
   async start(signal: AbortSignal): Promise<this> {
@@ -106,7 +128,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
     this.stt.on('error', (e: Error) => this.emit('error', e));
     this.ep.on('speech', this.onSpeech);
-    await this.ep.vadStart({ mode: 2, startMs: (this.o.startSecs ?? 0.2) * 1000, stopMs: (this.o.stopSecs ?? 0.6) * 1000 });
+    // the VAD reports the end of speech after the shortest wait; the words decide whether to wait longer
+    await this.ep.vadStart({ mode: 2, startMs: (this.o.startSecs ?? 0.2) * 1000, stopMs: this.turns.minDelayMs });
     this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, onFrame: (f) => this.onFrame(f) });
     const onAbort = () => this.finish({ kind: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });
@@ -114,7 +137,12 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     if (this.o.maxDurationMs && this.o.maxDurationMs > 0) this.timers.push(setTimeout(() => this.finish({ kind: 'duration' }), this.o.maxDurationMs));
     void this.done.then(() => signal.removeEventListener('abort', onAbort));
     // the agent speaks first (its greeting or opening line)
-    void this.respond('');
+    this.greeting = true;
+    void this.respond('').finally(() => {
+      this.greeting = false;
+      // words said over a greeting that could not be cut are the caller's next turn
+      if (this.turnOpen && !this.inTurn) this.scheduleEnd();
+    });
     return this;
   }
 
@@ -122,16 +150,41 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     if (!this.finished) this.stt?.write(frame);
   }
 
-  private turnStarts(): void {
-    if (this.finished || this.inTurn) return;
+  private get agentSpeaking(): boolean {
+    return this.state === 'speaking';
+  }
+
+  private speechStarts(): void {
+    if (this.finished) return;
     this.inTurn = true;
-    this.turnStartedAt = Date.now();
-    this.heard = [];
-    if (this.state !== 'listening') this.bargeIn();
+    this.clearEndTimer();
+    if (!this.turnOpen) this.openTurn();
     this.emit('turn_start');
   }
 
-  /** Caller speech over the agent: drop the reply, silence the agent now. */
+  private openTurn(): void {
+    this.turnOpen = true;
+    this.turnStartedAt = Date.now();
+    this.heard = [];
+    this.lastFinalAt = 0;
+    // energy over the agent's speech is not an interruption by itself (echo, a cough, "mm-hm"): the words decide
+    this.overlap = this.agentSpeaking;
+    if (this.state === 'thinking' && (!this.greeting || this.turns.interruptibleGreeting)) {
+      // the caller went on before the agent said a word: its answer is dropped
+      platformMetrics.aiInterruptions.labels('caller', 'agent', 'stopped').inc();
+      this.bargeIn();
+    }
+  }
+
+  private speechStops(): void {
+    if (this.finished || !this.inTurn) return;
+    this.inTurn = false;
+    // the VAD waited minDelayMs of silence before saying so
+    this.speechEndAt = Date.now() - this.turns.minDelayMs;
+    this.scheduleEnd();
+  }
+
+  /** Caller words over the agent: drop the reply, silence the agent now. */
   private bargeIn(): void {
     this.reply?.abort();
     this.reply = null;
@@ -142,52 +195,92 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   }
 
   private onTranscript(t: TranscriptEvent): void {
-    if (!t.final || !t.text.trim()) return;
+    if (this.finished || !t.final || !t.text.trim()) return;
+    if (!this.turnOpen) {
+      // words with no speech reported (the VAD missed it): a turn that has already ended
+      this.openTurn();
+      this.speechEndAt = Date.now();
+    }
     this.heard.push(t.text.trim());
-    for (const w of this.textWaiters.splice(0)) w();
+    this.lastFinalAt = Date.now();
+    this.lastEndOfUtterance = t.endOfUtterance;
+    if (this.overlap) {
+      const kind = interruptionOf(this.heard.join(' '));
+      if (kind === 'backchannel' || kind === 'none') {
+        // "mm-hm", "okay": the caller is listening, the agent goes on; the words are no turn
+        platformMetrics.aiInterruptions.labels('caller', 'agent', 'ignored').inc();
+        this.emit('backchannel', this.heard.join(' '));
+        this.heard = [];
+        if (!this.inTurn) this.turnOpen = false;
+        return;
+      }
+      if (this.agentSpeaking && (!this.greeting || this.turns.interruptibleGreeting)) {
+        platformMetrics.aiInterruptions.labels('caller', 'agent', 'stopped').inc();
+        this.bargeIn();
+        this.overlap = false;
+      } else if (!this.agentSpeaking) this.overlap = false;
+    }
+    if (!this.inTurn) this.scheduleEnd();
   }
 
-  private turnEnds(): void {
-    if (this.finished || !this.inTurn) return;
-    this.inTurn = false;
+  private clearEndTimer(): void {
+    if (this.endTimer) clearTimeout(this.endTimer);
+    this.endTimer = null;
+  }
+
+  /**
+   * The caller is silent: when is the turn over? No words yet: wait for the recogniser (sttWaitMs);
+   * a finished sentence: minDelayMs after the speech ended; a trailing "and", "uh": maxDelayMs.
+   */
+  private scheduleEnd(): void {
+    if (this.finished || this.inTurn || !this.turnOpen) return;
+    this.clearEndTimer();
+    // words over a greeting that may not be cut wait for it to end
+    if (this.overlap && this.agentSpeaking) return;
+    const text = this.heard.join(' ');
+    if (!text) {
+      const at = this.speechEndAt + (this.o.sttWaitMs ?? 4000);
+      this.endTimer = setTimeout(() => this.endTurn(null), Math.max(0, at - Date.now()));
+      return;
+    }
+    // the vendor says more words of this utterance follow: wait as after a trailing word
+    const { rule, delayMs } = this.lastEndOfUtterance === false ? { rule: 'continuation' as const, delayMs: this.turns.maxDelayMs } : endpointingDelay(text, this.turns);
+    this.endTimer = setTimeout(() => this.endTurn(rule), Math.max(0, this.speechEndAt + delayMs - Date.now()));
+  }
+
+  private endTurn(rule: 'complete' | 'continuation' | null): void {
+    this.endTimer = null;
+    if (this.finished || this.inTurn || !this.turnOpen) return;
+    this.turnOpen = false;
+    this.overlap = false;
+    const text = this.heard.join(' ');
+    this.heard = [];
+    const times: TurnTimes = { speechEndAt: this.speechEndAt, finalAt: this.lastFinalAt || null, decidedAt: Date.now(), rule };
     this.emit('turn_end');
-    void this.takeTurn();
+    void this.takeTurn(text, times);
   }
 
   /**
    * One caller turn, as a span (core/tracing) with where its time went: the wait for the recogniser's
-   * words after the turn ended, the LLM's first token, the first sentence handed to TTS.
+   * words after the speech ended, the LLM's first token, the first sentence handed to TTS.
    */
-  private async takeTurn(): Promise<void> {
-    const startedAt = this.turnStartedAt;
-    const endedAt = Date.now();
-    const span = startSpan('ai turn', { parent: this.traceParent, attributes: { 'openvoice.ai.caller_speech_ms': endedAt - startedAt } });
+  private async takeTurn(text: string, times: TurnTimes): Promise<void> {
+    const span = startSpan('ai turn', { parent: this.traceParent, attributes: { 'openvoice.ai.caller_speech_ms': Math.max(0, (times.speechEndAt ?? 0) - this.turnStartedAt) } });
     try {
-      // the recogniser closes its utterance on silence of its own: wait for its words
-      const deadline = Date.now() + (this.o.sttWaitMs ?? 4000);
-      while (!this.heard.length && Date.now() < deadline && !this.finished && !this.inTurn) {
-        await new Promise<void>((r) => {
-          const t = setTimeout(r, Math.max(0, deadline - Date.now()));
-          this.textWaiters.push(() => {
-            clearTimeout(t);
-            r();
-          });
-        });
-      }
-      span.setAttribute('openvoice.ai.stt_wait_ms', Date.now() - endedAt);
-      if (this.finished || this.inTurn || startedAt !== this.turnStartedAt) return void span.setAttribute('openvoice.ai.turn_outcome', 'superseded');
-      const text = this.heard.join(' ');
-      this.heard = [];
+      span.setAttribute('openvoice.ai.stt_wait_ms', Math.max(0, (times.decidedAt ?? 0) - (times.speechEndAt ?? 0)));
+      if (times.rule) span.setAttribute('openvoice.ai.end_of_turn_rule', times.rule);
+      if (this.finished) return void span.setAttribute('openvoice.ai.turn_outcome', 'superseded');
       if (!text) return void span.setAttribute('openvoice.ai.turn_outcome', 'no_text');
-      await this.respond(text, span);
+      await this.respond(text, span, times);
     } finally {
       span.end();
     }
   }
 
-  private async respond(text: string, span?: Span): Promise<void> {
+  private async respond(text: string, span?: Span, times?: TurnTimes): Promise<void> {
     if (this.finished) return;
     const asked = Date.now();
+    const lat = new TurnLatency(times ?? { speechEndAt: null, finalAt: null, decidedAt: null, rule: null });
     let firstToken = true;
     let firstSentence = true;
     this.reply?.abort();
@@ -203,6 +296,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       const clean = s.trim();
       if (!clean || ctl.signal.aborted) return;
       if (firstSentence) span?.setAttribute('openvoice.ai.first_sentence_ms', Date.now() - asked);
+      // the agent starts over the caller (who spoke again after the turn was judged over)
+      if (firstSentence && this.inTurn) platformMetrics.aiInterruptions.labels('agent', 'caller', 'overlap').inc();
       this.state = 'speaking';
       this.speaking++;
       if (this.speaking === 1) this.emit('speaking');
@@ -220,6 +315,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
               (s) => {
                 // the first sentence's time to first audio: the vendor's share of the turn
                 if (first) span?.setAttribute('openvoice.ai.tts_first_byte_ms', s.firstByteMs);
+                if (first) lat.audio(s.firstByteMs, s.firstAudioAt);
               },
               (e: Error) => {
                 if (ctl.signal.aborted) return;
@@ -227,14 +323,24 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
                 this.finish({ kind: 'error', message: e.message });
               },
             )
-        : before.then(() => this.ep.say(clean, { language: this.o.language, voice: v.voice, provider: v.ttsProvider })).catch(() => undefined);
+        : before
+            .then(async () => {
+              const handed = Date.now();
+              const r = await this.ep.say(clean, { language: this.o.language, voice: v.voice, provider: v.ttsProvider });
+              // the engine played from its first packet until now
+              const firstAt = Date.now() - r.playbackMilliseconds;
+              if (first && r.playbackMilliseconds > 0) lat.audio(firstAt - handed, firstAt);
+            })
+            .catch(() => undefined);
       this.lastSaying = saying;
       speaks.push(saying.finally(() => this.speaking--));
     };
+    const onMessage = (row: AimessageRow) => lat.messageIds.push(row.id);
     try {
-      for await (const piece of this.session.reply(text, ctl.signal)) {
+      for await (const piece of this.session.reply(text, ctl.signal, { onMessage })) {
         if (firstToken) span?.setAttribute('openvoice.ai.llm_first_token_ms', Date.now() - asked);
         firstToken = false;
+        lat.llmToken();
         const v = voiceNow();
         if (v !== sentenceVoice) {
           // handed to another member: what the previous one said goes out in its voice
@@ -251,10 +357,18 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
         }
       }
       speak(sentence, sentenceVoice);
-      await Promise.all(speaks);
+      const all = Promise.all(speaks);
+      const recorded = this.recordLatency(lat, Promise.race([lat.firstAudio, all]), ctl);
+      await all;
+      // cut after its first audio: the turn is recorded again, as interrupted
+      if (ctl.signal.aborted)
+        void recorded.then((first) => {
+          if (first && !first.interrupted) void this.recordLatency(lat, Promise.resolve(), ctl);
+        });
       span?.setAttribute('openvoice.ai.turn_outcome', ctl.signal.aborted ? 'barge_in' : 'answered');
     } catch (e) {
       span?.setAttribute('openvoice.ai.turn_outcome', ctl.signal.aborted ? 'barge_in' : 'error');
+      void this.recordLatency(lat, Promise.resolve(), ctl);
       if (!ctl.signal.aborted) {
         this.finish({ kind: 'error', message: (e as Error).message });
         return;
@@ -267,12 +381,23 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     if (this.session.endRequest && !ctl.signal.aborted) this.finish(this.session.endRequest);
   }
 
+  /** The turn's latency onto its assistant messages and the metrics, once its first audio went out (or it ended without). */
+  private async recordLatency(lat: TurnLatency, ready: Promise<unknown>, ctl: AbortController): Promise<LatencyJson | null> {
+    await ready.catch(() => undefined);
+    if (!lat.messageIds.length) return null;
+    const again = lat.recorded;
+    const j = lat.json(ctl.signal.aborted);
+    if (!again) lat.observe(j);
+    await this.session.recordTurn(lat.messageIds, j).catch((e: Error) => this.emit('error', e));
+    return j;
+  }
+
   private finish(e: VoiceEnd): void {
     if (this.finished) return;
     this.finished = true;
     for (const t of this.timers) clearTimeout(t);
     this.reply?.abort();
-    for (const w of this.textWaiters.splice(0)) w();
+    this.clearEndTimer();
     if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') {
       void this.ep.stopPlayback().catch(() => undefined);
       for (const sp of this.speakers) void sp.stop();

@@ -35,6 +35,8 @@ export interface SpeakerDeps {
 export interface Spoken {
   firstByteMs: number;
   via: string;
+  /** when its first audio went to the engine (Date.now(); 0: none), which sends it on its next 20 ms tick */
+  firstAudioAt: number;
 }
 
 const locals = new Map<string, TtsProvider>();
@@ -105,9 +107,13 @@ export class Speaker {
     const started = Date.now();
     const fork = await this.out();
     let firstByteMs = -1;
+    let firstAudioAt = 0;
     const send = (pcm: Int16Array) => {
       if (gen !== this.generation || signal.aborted || !pcm.length) return;
-      if (firstByteMs < 0) firstByteMs = Date.now() - started;
+      if (firstByteMs < 0) {
+        firstAudioAt = Date.now();
+        firstByteMs = firstAudioAt - started;
+      }
       fork.inject(pcm);
       this.playEnd = Math.max(this.playEnd, Date.now()) + pcm.length / 8;
     };
@@ -116,7 +122,7 @@ export class Speaker {
       locals.set(choice.type, p);
       const r = await p.synthesize(text, { language: this.language, voice: choice.voice || undefined });
       send(readWav(r.path).samples);
-      return { firstByteMs: Math.max(0, firstByteMs), via: choice.type };
+      return { firstByteMs: Math.max(0, firstByteMs), via: choice.type, firstAudioAt };
     }
     const vendor = this.deps.vendors[choice.type];
     const apiKey = choice.key || vendor.apiKey;
@@ -148,6 +154,6 @@ export class Speaker {
       signal.removeEventListener('abort', onAbort);
     }
     if (late && firstByteMs < 0) throw new VoiceError(choice.type, 'timeout', `no audio within ${deadlineMs} ms`);
-    return { firstByteMs: Math.max(0, firstByteMs), via: choice.type };
+    return { firstByteMs: Math.max(0, firstByteMs), via: choice.type, firstAudioAt };
   }
 }

@@ -137,6 +137,7 @@ class DeepgramStream extends EventEmitter<SttStreamEvents> implements SttStream 
       direction: this.direction,
     };
     if (typeof alt?.confidence === 'number') ev.confidence = alt.confidence;
+    if (ev.final) ev.endOfUtterance = r.speech_final === true;
     this.emit('transcript', ev);
   }
 

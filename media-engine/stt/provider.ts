@@ -18,6 +18,11 @@ export interface TranscriptEvent {
   direction: Direction;
   /** 0..1 when the provider gives one. */
   confidence?: number;
+  /**
+   * The vendor's end-of-utterance signal on a final (Deepgram's speech_final): false = more words of
+   * the same utterance follow. Absent when the provider has none (pocketsphinx: each final is one).
+   */
+  endOfUtterance?: boolean;
 }
 
 export interface SttStreamOptions {

@@ -34,6 +34,52 @@ export function speechPcap(text: string, file: string, opts: { leadMs?: number; 
   }
 }
 
+/**
+ * Writes `file` with utterances separated by exact pauses: each text spoken by espeak-ng (trimmed
+ * to its loud part) or `{ pauseMs }` of silence, after `leadMs` and before `trailMs`. Returns where
+ * each utterance starts and ends, ms from the start of the pcap.
+ */
+export function speechSequencePcap(parts: (string | { pauseMs: number })[], file: string, opts: { leadMs?: number; trailMs?: number } = {}): { text: string; startMs: number; endMs: number }[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-pcap-'));
+  try {
+    const chunks: Buffer[] = [Buffer.alloc(Math.round((opts.leadMs ?? 200) * 8), 0xff)];
+    let at = opts.leadMs ?? 200;
+    const out: { text: string; startMs: number; endMs: number }[] = [];
+    for (const p of parts) {
+      if (typeof p !== 'string') {
+        chunks.push(Buffer.alloc(Math.round(p.pauseMs * 8), 0xff));
+        at += p.pauseMs;
+        continue;
+      }
+      const wav = path.join(dir, 's.wav');
+      const ul = path.join(dir, 's.ul');
+      execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', wav, p]);
+      execFileSync('sox', [wav, '-r', '8000', '-c', '1', '-t', 'ul', ul]);
+      const speech = fs.readFileSync(ul);
+      let first = -1;
+      let last = 0;
+      for (let i = 0; i < speech.length; i += 160) {
+        let sum = 0;
+        const end = Math.min(speech.length, i + 160);
+        for (let k = i; k < end; k++) sum += Math.abs(MULAW[speech[k]!]!);
+        if (sum / (end - i) > 300) {
+          if (first < 0) first = i;
+          last = end;
+        }
+      }
+      const loud = speech.subarray(Math.max(0, first), last);
+      chunks.push(loud);
+      out.push({ text: p, startMs: at, endMs: at + loud.length / 8 });
+      at += loud.length / 8;
+    }
+    chunks.push(Buffer.alloc(Math.round((opts.trailMs ?? 1500) * 8), 0xff));
+    writeRtpPcap(file, Buffer.concat(chunks));
+    return out;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** µ-law bytes as 20 ms RTP packets (PT 0) in a pcap; UDP source port 0 so the platform never latches to sipp's raw sender. */
 export function writeRtpPcap(file: string, ulaw: Buffer): void {
   const padded = Buffer.alloc(Math.ceil(ulaw.length / 160) * 160, 0xff); // a last partial packet is filled with µ-law silence

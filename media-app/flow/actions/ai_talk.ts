@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
 import { AiSession } from '../../../core/ai/session';
+import { turnSettings } from '../../../core/ai/turns';
 import { abortError } from '../clock';
 import { assistanceOf, startFailure } from '../../ai/assistance';
 import { flowActions, voiceSettings } from '../../ai/host-actions';
@@ -13,7 +14,7 @@ import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from '.
 
 /**
  * ai_talk: a voice conversation with an AI (or a team) on the call: caller speech → STT → LLM
- * (streamed) → TTS, with barge-in, VAD turn detection and the duration cap (seconds). Tools end it
+ * (streamed) → TTS, with turn-taking (docs/ai.md "Turn-taking") and the duration cap (seconds). Tools end it
  * by hanging up (stop_flow), connecting the caller elsewhere (connect_call) or handing back to the
  * flow (stop_service).
  */
@@ -82,7 +83,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
         return out;
       };
       const first = voiceOf(session.currentAi);
-      agent = new VoiceAgent(ep, session, { ...v, ...first, voiceFor: voiceOf, maxDurationMs: duration > 0 ? duration * 1000 : 0 });
+      agent = new VoiceAgent(ep, session, { ...v, ...first, voiceFor: voiceOf, turns: turnSettings(session.currentAi), maxDurationMs: duration > 0 ? duration * 1000 : 0 });
       agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
       agent.on('tts_error', (e: Error) => event('aicall_tts_failed', { tts_type: voiceOf(session.currentAi).type, reason: e.message }));
       await agent.start(ctx.signal);

@@ -1,0 +1,106 @@
+/**
+ * Turn-taking rules of a voice AI (docs/ai.md "Turn-taking"): when the caller has finished (from
+ * the words as well as the silence), which words over the agent's speech interrupt it, and the
+ * per-AI settings that tune both (stored in the AI's `parameter`). Pure: the voice loop
+ * (media-app/ai/voice.ts) applies them.
+ */
+import { invalidArgument } from '../errors';
+
+export interface TurnSettings {
+  /** silence after a finished sentence before the agent answers, ms */
+  minDelayMs: number;
+  /** silence after an unfinished one ("and then, uh") before the agent answers anyway, ms */
+  maxDelayMs: number;
+  /** whether the caller's words may cut the agent's opening line */
+  interruptibleGreeting: boolean;
+}
+
+export const TURN_DEFAULTS: TurnSettings = { minDelayMs: 500, maxDelayMs: 2000, interruptibleGreeting: true };
+const DELAY_RANGE = { min: 100, max: 10_000 };
+
+/** The per-AI turn settings: `parameter.min_endpointing_delay_ms` (else `vad_config.stop_secs`), `max_…`, `interruptible_greeting`. */
+export function turnSettings(ai: { parameter: Record<string, unknown>; vad_config: Record<string, number> }): TurnSettings {
+  const p = ai.parameter ?? {};
+  const stop = ai.vad_config?.stop_secs;
+  const min = typeof p.min_endpointing_delay_ms === 'number' ? p.min_endpointing_delay_ms : typeof stop === 'number' && stop > 0 ? Math.round(stop * 1000) : TURN_DEFAULTS.minDelayMs;
+  const max = typeof p.max_endpointing_delay_ms === 'number' ? p.max_endpointing_delay_ms : Math.max(TURN_DEFAULTS.maxDelayMs, min);
+  return {
+    minDelayMs: min,
+    maxDelayMs: Math.max(min, max),
+    interruptibleGreeting: typeof p.interruptible_greeting === 'boolean' ? p.interruptible_greeting : TURN_DEFAULTS.interruptibleGreeting,
+  };
+}
+
+/** Checks the turn settings of an AI's `parameter` (POST/PUT /ais): 400 naming the field. */
+export function checkTurnParameter(p: Record<string, unknown> | undefined): void {
+  if (!p) return;
+  for (const k of ['min_endpointing_delay_ms', 'max_endpointing_delay_ms'] as const) {
+    const v = p[k];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < DELAY_RANGE.min || v > DELAY_RANGE.max)) {
+      throw invalidArgument(`parameter.${k} must be a whole number of ms from ${DELAY_RANGE.min} to ${DELAY_RANGE.max}`, [{ field: `parameter.${k}`, issue: 'out of range' }]);
+    }
+  }
+  const min = p.min_endpointing_delay_ms;
+  const max = p.max_endpointing_delay_ms;
+  if (typeof min === 'number' && typeof max === 'number' && max < min) {
+    throw invalidArgument('parameter.max_endpointing_delay_ms must not be less than parameter.min_endpointing_delay_ms', [
+      { field: 'parameter.max_endpointing_delay_ms', issue: 'less than min_endpointing_delay_ms' },
+    ]);
+  }
+  if (p.interruptible_greeting !== undefined && typeof p.interruptible_greeting !== 'boolean') {
+    throw invalidArgument('parameter.interruptible_greeting must be true or false', [{ field: 'parameter.interruptible_greeting', issue: 'not a boolean' }]);
+  }
+}
+
+/** Words after which a speaker has not finished: conjunctions, fillers, articles, prepositions. */
+const CONTINUATIONS = new Set(
+  'and or but so because cause then uh um er erm ah hmm like the a an to of for with in on at my your our if that which who when while although though since unless until as is are was were'.split(
+    ' ',
+  ),
+);
+/** What a listener says to show they follow, not to take the turn. */
+const BACKCHANNELS = new Set(['mm hm', 'mm hmm', 'mhm', 'mm', 'hmm', 'uh huh', 'okay', 'ok', 'yeah', 'yes', 'yep', 'right', 'sure', 'i see', 'alright', 'all right', 'got it', 'uh', 'um']);
+/** Words that stop the agent at once. */
+const STOPS = ['wait', 'stop', 'no', 'hold on', 'hang on', 'excuse me', 'sorry', 'pardon'];
+
+const words = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z' ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+
+/** Whether `text` reads as a finished turn ('complete') or trails off ('continuation'). */
+export function endOfTurn(text: string): 'complete' | 'continuation' {
+  const t = text.trim();
+  if (!t || /[,\-–—…]$|\.\.\.$/.test(t)) return 'continuation';
+  if (/[.!?]$/.test(t) && !/\b(uh|um|er|erm)[.!?]$/i.test(t)) return 'complete';
+  const last = words(t).split(' ').at(-1) ?? '';
+  return CONTINUATIONS.has(last) ? 'continuation' : 'complete';
+}
+
+/** The silence to wait after `text` before answering: short after a finished sentence, long after a trailing word. */
+export function endpointingDelay(text: string, s: TurnSettings): { rule: 'complete' | 'continuation'; delayMs: number } {
+  const rule = endOfTurn(text);
+  return { rule, delayMs: rule === 'complete' ? s.minDelayMs : s.maxDelayMs };
+}
+
+/**
+ * What the caller's words over the agent's speech mean: 'stop' (a stop word anywhere), 'backchannel'
+ * (nothing but acknowledgements: the agent keeps speaking), else 'words' (a real interruption).
+ */
+export function interruptionOf(text: string): 'stop' | 'backchannel' | 'words' | 'none' {
+  const w = words(text.replace(/-/g, ' '));
+  if (!w) return 'none';
+  const padded = ` ${w} `;
+  if (STOPS.some((s) => padded.includes(` ${s} `))) return 'stop';
+  // a run of backchannels ("okay yeah", "mm hm right") is still one
+  let rest = w;
+  for (;;) {
+    const b = [...BACKCHANNELS].sort((x, y) => y.length - x.length).find((x) => rest === x || rest.startsWith(`${x} `));
+    if (!b) break;
+    rest = rest.slice(b.length).trim();
+    if (!rest) return 'backchannel';
+  }
+  return 'words';
+}
