@@ -77,18 +77,16 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
   /** A voice-agent (or other) AI session with its messages: [role, time]. */
   async function aiSession(fx: Fixture, referenceType: string, messages: [string, Date][]): Promise<void> {
     const aicall = newId();
-    await t.ctx
-      .db('aicalls')
-      .insert({
-        id: aicall,
-        customer_id: fx.customer.id,
-        assistance_type: 'ai',
-        assistance_id: newId(),
-        status: 'terminated',
-        reference_type: referenceType,
-        reference_id: newId(),
-        tm_create: messages[0]![1],
-      });
+    await t.ctx.db('aicalls').insert({
+      id: aicall,
+      customer_id: fx.customer.id,
+      assistance_type: 'ai',
+      assistance_id: newId(),
+      status: 'terminated',
+      reference_type: referenceType,
+      reference_id: newId(),
+      tm_create: messages[0]![1],
+    });
     for (const [role, tm] of messages) {
       await t.ctx.db('aimessages').insert({ id: newId(), customer_id: fx.customer.id, aicall_id: aicall, role, content: role, direction: role === 'user' ? 'incoming' : 'outgoing', tm_create: tm });
     }
