@@ -100,6 +100,7 @@ export class Engine {
       }
     }
     if (slot === 0) {
+      for (const l of this.links.values()) l.link.advance();
       for (const c of this.conferences.values()) {
         c.mixer.tick();
         const r = c.recorder;
@@ -327,7 +328,8 @@ export class Engine {
     const l = this.link(linkId);
     if (leg.feed) this.unbridgeSafe(leg);
     l.legId = legId;
-    l.link.outgoing = () => leg.input();
+    // a wideband leg sends its 16 kHz frame (the other side resamples it down if it must)
+    l.link.outgoing = () => (leg.wideband ? leg.inputWide() : leg.input());
     leg.feed = l.link;
     this.place(leg, 0);
   }
