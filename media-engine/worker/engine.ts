@@ -100,7 +100,7 @@ export class Engine {
       }
     }
     if (slot === 0) {
-      for (const l of this.links.values()) l.link.advance();
+      if (this.links.size) for (const l of this.links.values()) l.link.advance(); // (a Map iterator allocates: not when empty)
       for (const c of this.conferences.values()) {
         c.mixer.tick();
         const r = c.recorder;
