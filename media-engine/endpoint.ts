@@ -79,6 +79,8 @@ export interface EndpointStats {
   outOfOrder: number;
   duplicates: number;
   concealed: number;
+  /** lost packets rebuilt from the next one's in-band FEC (Opus) */
+  recovered: number;
   /** packets too late to play, discarded */
   late: number;
   /** packets the jitter buffer had no room for, discarded */

@@ -100,10 +100,17 @@ export class Engine {
       }
     }
     if (slot === 0) {
+      if (this.links.size) for (const l of this.links.values()) l.link.advance(); // (a Map iterator allocates: not when empty)
       for (const c of this.conferences.values()) {
         c.mixer.tick();
-        c.recorder?.write(c.mixer.mix, null);
-        if (c.recorder?.finished) c.recorder = null;
+        const r = c.recorder;
+        if (r) {
+          // a 16 kHz recording takes the 16 kHz mix, or the 8 kHz one resampled up while the room is narrowband
+          if (r.rate === 8000) r.write(c.mixer.mix, null);
+          else if (c.mixer.wide && c.mixer.mixWide) r.write(c.mixer.mixWide, null);
+          else r.writeNarrow(c.mixer.mix, null);
+          if (r.finished) c.recorder = null;
+        }
         for (const f of c.forks.values()) f.offer(c.mixer.mix);
       }
       for (const l of this.links.values()) l.link.flush();
@@ -321,7 +328,8 @@ export class Engine {
     const l = this.link(linkId);
     if (leg.feed) this.unbridgeSafe(leg);
     l.legId = legId;
-    l.link.outgoing = () => leg.input();
+    // a wideband leg sends its 16 kHz frame (the other side resamples it down if it must)
+    l.link.outgoing = () => (leg.wideband ? leg.inputWide() : leg.input());
     leg.feed = l.link;
     this.place(leg, 0);
   }
@@ -414,7 +422,8 @@ export class Engine {
   recordConference(confId: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
     const c = this.conf(confId);
     c.recorder?.stop('stopped');
-    c.recorder = new Recorder(path, { ...opts, end_of_silence: 0, end_of_key: '' });
+    // 16 kHz when the room mixes at 16 kHz as the recording starts (a wideband member is in it)
+    c.recorder = new Recorder(path, { ...opts, end_of_silence: 0, end_of_key: '' }, c.mixer.widebandNow ? 16000 : 8000);
     return c.recorder.result;
   }
 
@@ -437,6 +446,7 @@ export class Engine {
     }
     c.recorder?.stop('hangup');
     for (const f of c.forks.keys()) this.forks.delete(f);
+    c.mixer.close();
     this.conferences.delete(confId);
     this.confEvent(confId, { name: 'destroy', data: {} });
   }

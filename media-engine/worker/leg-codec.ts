@@ -83,6 +83,25 @@ export class LegCodec {
     }
   }
 
+  /** True when a lost packet can be rebuilt from the next one (Opus in-band FEC). */
+  get hasFec(): boolean {
+    return this.codec.hasFec;
+  }
+
+  /** The packet lost just before this one, rebuilt from its in-band FEC into `out`: samples, 0 when it cannot be. */
+  recover(msg: Uint8Array, offset: number, length: number, out: Int16Array): number {
+    try {
+      return this.codec.recover(msg, out, offset, length);
+    } catch {
+      return 0;
+    }
+  }
+
+  /** `samples` at `rate` as RTP clock ticks. */
+  ticksOf(samples: number): number {
+    return (samples * this.den) / this.num;
+  }
+
   /**
    * Takes a 20 ms frame at `rate`; for each whole packet of the codec's ptime now waiting, encodes it
    * into `payload` and calls `send(bytes, ticks)` (ticks: the packet's length on the RTP clock).

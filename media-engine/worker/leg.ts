@@ -5,8 +5,9 @@
  *
  * Rates: everything but the RTP session works on 20 ms frames at 8 kHz (`rawIn`, players, mixer,
  * recorders, detectors). A wideband leg (G.722, Opus: 16 kHz, leg-wide.ts) also keeps its 16 kHz
- * frame (`wideIn`): a bridge between two wideband legs and the echo pass it on at 16 kHz, and the
- * 8 kHz frames are converted from and to it with the speexdsp resampler.
+ * frame: a bridge between two wideband legs and the echo pass it on at 16 kHz, a conference mixing at
+ * 16 kHz takes it and gives back a 16 kHz mix (`mixOutWide`), and the 8 kHz frames are converted from
+ * and to it with the speexdsp resampler.
  */
 import { DtmfDetector } from '../dsp/dtmf-detector';
 import { ForkTap } from '../fork';
@@ -61,6 +62,9 @@ export class Leg implements MixMember {
   private readonly outFrame = new Int16Array(FRAME);
   private readonly bothFrame = new Int16Array(FRAME);
   readonly mixOut = new Int16Array(FRAME);
+  /** the conference's 16 kHz N-1 mix, when the room mixes at 16 kHz and this leg is wideband */
+  readonly mixOutWide = new Int16Array(FRAME * 2);
+  mixedWide = false;
   hasIn = false;
   /** the 16 kHz frames and resamplers, made when the leg first runs a wideband codec */
   private wide: WideFrames | null = null;
@@ -161,6 +165,17 @@ export class Leg implements MixMember {
     return this.hasIn && !this.mutedIn ? this.rawIn : null;
   }
 
+  /** MixMember: true while the leg runs a 16 kHz codec (G.722, Opus). */
+  get wideband(): boolean {
+    return this.session.rate === 16000;
+  }
+
+  /** MixMember: what the conference hears from us at 16 kHz (only asked while `wideband`). */
+  inputWide(): Int16Array | null {
+    const w = this.wide;
+    return w && w.rate === this.session.rate && this.hasIn && !this.mutedIn ? w.in : null;
+  }
+
   /** What a bridge peer hears from us. */
   current(): Int16Array | null {
     return this.input();
@@ -192,9 +207,9 @@ export class Leg implements MixMember {
     const out = this.outFrame;
     let have = this.player.readFrame(out);
     const w = this.session.rate === 8000 ? null : (this.wide ??= new WideFrames(this.session.rate));
-    // wideband straight through: echo, or a wideband bridge peer (nothing injected by forks on top)
+    // wideband straight through: echo, a wideband bridge peer or the 16 kHz conference mix (nothing injected by forks on top)
     if (!have && w && !this.forks.size) {
-      const src = this.echo ? (this.hasIn ? w.in : w.silence) : !this.conferenceId ? (this.feed?.currentWide?.() ?? null) : null;
+      const src = this.echo ? (this.hasIn ? w.in : w.silence) : this.feed ? (this.feed.currentWide?.() ?? null) : this.conferenceId && this.mixedWide && w.rate === 16000 ? this.mixOutWide : null;
       if (src) return this.sendWide(w, src, now);
     }
     if (!have && this.echo) {

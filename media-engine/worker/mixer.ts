@@ -4,20 +4,38 @@
  * Contributions fade in over the first frame after a join and out over one frame after a leave,
  * so nobody hears a click. A member may whisper (`heardOnlyBy`): its audio reaches that one member
  * and no other (a supervisor coaching an agent; docs/pbx.md "Supervisor"), never the full mix.
+ *
+ * Rates: the 8 kHz mix is always made (narrowband members, forks, an 8 kHz recording), from every
+ * member's 8 kHz frame (a wideband leg's is its 16 kHz audio resampled down, as leg-wide.ts makes
+ * it anyway). While any member is wideband (a G.722 or Opus leg, or a wideband link), the room also
+ * mixes at 16 kHz: wideband members give their 16 kHz frame and hear a 16 kHz N-1 mix
+ * (`mixOutWide`), a narrowband member's frame is resampled up into it (one speexdsp resampler per
+ * such member, made the first time the room turns wideband). A narrowband member hears the 8 kHz
+ * N-1 mix, exactly as in an all-G.711 room, which costs nothing more than before.
  */
+import { Resampler } from '../codecs';
 
 const FRAME = 160;
+const WIDE = 320;
 
 export interface MixMember {
   readonly id: string;
-  /** this tick's audio from the participant, or null when it has none */
+  /** this tick's audio from the participant at 8 kHz, or null when it has none */
   input(): Int16Array | null;
-  /** receives the participant's N-1 mix for this tick */
+  /** receives the participant's N-1 mix for this tick at 8 kHz */
   readonly mixOut: Int16Array;
   muteIn: boolean; // others don't hear this participant
   muteOut: boolean; // this participant hears nothing ("deaf")
   /** when set, only the member of this id hears this participant (a whisper); null: everyone does */
   heardOnlyBy?: string | null;
+  /** true while the participant's audio is 16 kHz (then `inputWide` and `mixOutWide` are used) */
+  readonly wideband?: boolean;
+  /** this tick's audio at 16 kHz, or null when it has none */
+  inputWide?(): Int16Array | null;
+  /** receives the participant's 16 kHz N-1 mix when the room mixes at 16 kHz */
+  readonly mixOutWide?: Int16Array;
+  /** set by the mixer each tick: true when `mixOutWide` holds this tick's mix */
+  mixedWide?: boolean;
 }
 
 interface Slot {
@@ -26,6 +44,8 @@ interface Slot {
   has: boolean;
   age: number; // ticks since join, for the fade-in
   leaving: boolean;
+  /** the 16 kHz contribution, and a narrowband member's resampler up to it (made when first needed) */
+  wide: { contrib: Int16Array; has: boolean; up: Resampler | null } | null;
 }
 
 function clip(v: number): number {
@@ -34,22 +54,51 @@ function clip(v: number): number {
 
 /** N-1 mixes of `inputs` (null = silent) into `outs`, exactly as the mixer does once members are settled. */
 export function mixNMinus1(inputs: (Int16Array | null)[], outs: Int16Array[]): Int16Array {
-  const total = new Int32Array(FRAME);
-  for (const f of inputs) if (f) for (let i = 0; i < FRAME; i++) total[i] += f[i];
+  const n = outs[0]?.length ?? FRAME;
+  const total = new Int32Array(n);
+  for (const f of inputs) if (f) for (let i = 0; i < n; i++) total[i] += f[i];
   inputs.forEach((f, k) => {
     const o = outs[k];
-    for (let i = 0; i < FRAME; i++) o[i] = clip(total[i] - (f ? f[i] : 0));
+    for (let i = 0; i < n; i++) o[i] = clip(total[i] - (f ? f[i] : 0));
   });
-  const mix = new Int16Array(FRAME);
-  for (let i = 0; i < FRAME; i++) mix[i] = clip(total[i]);
+  const mix = new Int16Array(n);
+  for (let i = 0; i < n; i++) mix[i] = clip(total[i]);
   return mix;
+}
+
+/** The contribution `c` of a slot this tick from frame `f` (null: none); returns whether it has one. */
+function contribute(c: Int16Array, f: Int16Array | null, age: number, leaving: boolean, had: boolean): boolean {
+  const n = c.length;
+  if (leaving) {
+    // fade the last frame heard from the leaver down to zero
+    if (had) for (let i = 0; i < n; i++) c[i] = (c[i] * (n - i)) / n;
+    return had;
+  }
+  if (!f) return false;
+  if (age === 0) for (let i = 0; i < n; i++) c[i] = (f[i] * i) / n;
+  else c.set(f);
+  return true;
+}
+
+/** `o` = the N-1 mix of a member from `total`, `mix` and its contribution; faded in on its first tick. */
+function hear(o: Int16Array, total: Int32Array, mix: Int16Array, own: Int16Array, has: boolean, deaf: boolean, age: number): void {
+  const n = o.length;
+  if (deaf) o.fill(0);
+  else if (has) for (let i = 0; i < n; i++) o[i] = clip(total[i] - own[i]);
+  else o.set(mix);
+  if (age === 0) for (let i = 0; i < n; i++) o[i] = (o[i] * i) / n; // the newcomer's ear fades in too
 }
 
 export class ConferenceMixer {
   private slots: Slot[] = [];
   private readonly total = new Int32Array(FRAME);
-  /** this tick's full mix (what a conference recording or fork hears) */
+  /** this tick's full mix at 8 kHz (what forks and an 8 kHz recording hear) */
   readonly mix = new Int16Array(FRAME);
+  /** the 16 kHz total and full mix, made when the room first turns wideband */
+  private totalWide: Int32Array | null = null;
+  mixWide: Int16Array | null = null;
+  /** true when this tick was mixed at 16 kHz too (`mixWide` holds it) */
+  wide = false;
 
   constructor(readonly id: string) {}
 
@@ -61,10 +110,17 @@ export class ConferenceMixer {
     return this.slots.some((s) => s.member.id === id && !s.leaving);
   }
 
+  /** True when a member present now is wideband (the room mixes at 16 kHz). */
+  get widebandNow(): boolean {
+    const slots = this.slots;
+    for (let k = 0; k < slots.length; k++) if (!slots[k].leaving && slots[k].member.wideband) return true;
+    return false;
+  }
+
   join(member: MixMember): void {
     if (this.has(member.id)) return;
-    this.slots = this.slots.filter((s) => s.member.id !== member.id);
-    this.slots.push({ member, contrib: new Int16Array(FRAME), has: false, age: 0, leaving: false });
+    this.dropSlots(member.id);
+    this.slots.push({ member, contrib: new Int16Array(FRAME), has: false, age: 0, leaving: false, wide: null });
   }
 
   /** The participant fades out over the next tick, then is gone. */
@@ -73,6 +129,7 @@ export class ConferenceMixer {
     if (!s) return;
     s.leaving = true;
     s.member.mixOut.fill(0);
+    s.member.mixedWide = false;
   }
 
   memberIds(): string[] {
@@ -81,44 +138,79 @@ export class ConferenceMixer {
 
   /** One 20 ms mix. */
   tick(): void {
+    const wide = (this.wide = this.widebandNow);
     const total = this.total;
     total.fill(0);
-    for (const s of this.slots) {
-      const c = s.contrib;
-      if (s.leaving) {
-        // fade the last frame heard from the leaver down to zero
-        if (s.has) for (let i = 0; i < FRAME; i++) c[i] = (c[i] * (FRAME - i)) / FRAME;
-      } else {
-        const f = s.member.muteIn ? null : s.member.input();
-        if (!f) {
-          s.has = false;
-        } else {
-          s.has = true;
-          if (s.age === 0) for (let i = 0; i < FRAME; i++) c[i] = (f[i] * i) / FRAME;
-          else c.set(f);
+    const tw = wide ? (this.totalWide ??= new Int32Array(WIDE)) : null;
+    if (tw) tw.fill(0);
+    const slots = this.slots;
+    for (let k = 0; k < slots.length; k++) {
+      const s = slots[k];
+      const m = s.member;
+      const f = s.leaving || m.muteIn ? null : m.input();
+      const had = s.has;
+      s.has = contribute(s.contrib, f, s.age, s.leaving, had);
+      if (s.has && !m.heardOnlyBy) for (let i = 0; i < FRAME; i++) total[i] += s.contrib[i];
+      if (!tw) continue;
+      const w = (s.wide ??= { contrib: new Int16Array(WIDE), has: false, up: null });
+      let fw: Int16Array | null = null;
+      if (!s.leaving && !m.muteIn) {
+        if (m.wideband && m.inputWide) fw = m.inputWide();
+        else if (f) {
+          const up = (w.up ??= new Resampler(8000, 16000));
+          up.process(f, w.contrib, FRAME);
+          fw = w.contrib;
         }
       }
-      if (s.has && !s.member.heardOnlyBy) for (let i = 0; i < FRAME; i++) total[i] += c[i];
+      w.has = contribute(w.contrib, fw, s.age, s.leaving, w.has);
+      if (w.has && !m.heardOnlyBy) for (let i = 0; i < WIDE; i++) tw[i] += w.contrib[i];
     }
     for (let i = 0; i < FRAME; i++) this.mix[i] = clip(total[i]);
-    for (const s of this.slots) {
+    const mw = tw ? (this.mixWide ??= new Int16Array(WIDE)) : null;
+    if (tw && mw) for (let i = 0; i < WIDE; i++) mw[i] = clip(tw[i]);
+    for (let k = 0; k < slots.length; k++) {
+      const s = slots[k];
       if (s.leaving) continue;
-      const o = s.member.mixOut;
-      if (s.member.muteOut) o.fill(0);
-      else if (s.has && !s.member.heardOnlyBy) for (let i = 0; i < FRAME; i++) o[i] = clip(total[i] - s.contrib[i]);
-      else for (let i = 0; i < FRAME; i++) o[i] = this.mix[i];
-      if (!s.member.muteOut) this.addWhispers(s.member.id, o);
-      if (s.age === 0) for (let i = 0; i < FRAME; i++) o[i] = (o[i] * i) / FRAME; // the newcomer's ear fades in too
+      const m = s.member;
+      // a whisperer is not in the total: it hears the full mix, as a member with nothing to take out
+      hear(m.mixOut, total, this.mix, s.contrib, s.has && !m.heardOnlyBy, m.muteOut, s.age);
+      if (!m.muteOut) this.addWhispers(m.id, m.mixOut, false);
+      const ow = m.mixOutWide;
+      if (tw && mw && s.wide && ow && m.wideband) {
+        hear(ow, tw, mw, s.wide.contrib, s.wide.has && !m.heardOnlyBy, m.muteOut, s.age);
+        if (!m.muteOut) this.addWhispers(m.id, ow, true);
+        m.mixedWide = true;
+      } else if (m.mixedWide) m.mixedWide = false;
       s.age++;
     }
-    this.slots = this.slots.filter((s) => !s.leaving);
+    let gone = false;
+    for (let k = 0; k < slots.length; k++) if (slots[k].leaving) gone = true;
+    if (gone) this.dropSlots(null);
   }
 
-  /** Adds to `o` the audio of the members whispering to `id` this tick. */
-  private addWhispers(id: string, o: Int16Array): void {
-    for (const w of this.slots) {
-      if (w.leaving || !w.has || w.member.heardOnlyBy !== id) continue;
-      for (let i = 0; i < FRAME; i++) o[i] = clip(o[i] + w.contrib[i]);
+  /** Removes leaving slots (and `id`'s, if given), freeing their resamplers. */
+  private dropSlots(id: string | null): void {
+    this.slots = this.slots.filter((s) => {
+      const keep = !s.leaving && s.member.id !== id;
+      if (!keep) s.wide?.up?.close();
+      return keep;
+    });
+  }
+
+  /** Frees every member's resampler. */
+  close(): void {
+    for (const s of this.slots) s.wide?.up?.close();
+    this.slots = [];
+  }
+
+  /** Adds to `o` (8 kHz, or 16 kHz when `wide`) the audio of the members whispering to `id` this tick. */
+  private addWhispers(id: string, o: Int16Array, wide: boolean): void {
+    for (let k = 0; k < this.slots.length; k++) {
+      const w = this.slots[k];
+      if (w.leaving || w.member.heardOnlyBy !== id) continue;
+      const c = wide ? (w.wide?.has ? w.wide.contrib : null) : w.has ? w.contrib : null;
+      if (!c) continue;
+      for (let i = 0; i < o.length; i++) o[i] = clip(o[i] + c[i]);
     }
   }
 }

@@ -48,6 +48,8 @@ export interface RtpCounters {
   outOfOrder: number;
   duplicates: number;
   concealed: number;
+  /** lost packets rebuilt from the next one's in-band FEC (Opus) */
+  recovered: number;
   /** packets too late for their playout time (discarded by the jitter buffer) */
   late: number;
   /** packets the jitter buffer had no room for (discarded) */
@@ -73,6 +75,9 @@ export class RtpSession {
   /** the receive path's header and decoded samples, reused for every packet */
   private readonly rxHeader = newRtpHeader();
   private readonly rxSamples = new Int16Array(2880); // 120 ms at 16 kHz: the longest Opus packet we decode
+  /** the last sequence number received from the current source (-1: none yet), to see a single loss */
+  private lastSeqIn = -1;
+  private recovered = 0;
   /** the wideband codec (G.722, Opus), null on a G.711 leg */
   wide: LegCodec | null = null;
   /** the leg's PCM rate and 20 ms frame at it (8000/160 for G.711) */
@@ -193,8 +198,12 @@ export class RtpSession {
       this.remoteSsrc = p.ssrc >>> 0;
       this.jitter.reset();
       this.wide?.reset();
+      this.lastSeqIn = -1;
     }
     this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(mono * this.ticksPerMs) | 0);
+    // exactly one packet missing just before this one (2 ahead of the last; later ones reordered are not)
+    const step = this.lastSeqIn < 0 ? 1 : (p.sequenceNumber - this.lastSeqIn) & 0xffff;
+    if (step > 0 && step < 0x8000) this.lastSeqIn = p.sequenceNumber;
     if (this.media.dtmfPayloadType !== null && p.payloadType === this.media.dtmfPayloadType) {
       this.sawTelephoneEvent = true;
       this.dtmfIn.onPacket(p.timestamp >>> 0, msg.subarray(p.payloadOffset, p.payloadEnd), TIME_ORIGIN + mono);
@@ -203,6 +212,14 @@ export class RtpSession {
     const bytes = p.payloadEnd - p.payloadOffset;
     if (this.wide) {
       if (p.payloadType !== this.media.payloadType || bytes === 0) return;
+      // a single lost packet comes back from this one's in-band FEC (Opus), before this one is decoded
+      if (step === 2 && this.wide.hasFec) {
+        const r = this.wide.recover(msg, p.payloadOffset, bytes, this.rxSamples);
+        if (r > 0) {
+          this.jitter.push(this.wide.sampleTsOf((p.timestamp - this.wide.ticksOf(r)) | 0), this.rxSamples, r);
+          this.recovered++;
+        }
+      }
       const n = this.wide.decode(msg, p.payloadOffset, bytes, this.rxSamples);
       if (n > 0) this.jitter.push(this.wide.sampleTsOf(p.timestamp), this.rxSamples, n);
       return;
@@ -327,6 +344,7 @@ export class RtpSession {
       outOfOrder: this.stats.outOfOrder,
       duplicates: this.stats.duplicates,
       concealed: this.jitter.stats.concealed,
+      recovered: this.recovered,
       late: this.jitter.stats.late,
       dropped: this.jitter.stats.dropped,
     };

@@ -13,6 +13,7 @@ import { TelephoneEventSender } from '../../media-engine/rtp-packet/telephone-ev
 import type { NegotiatedMedia } from '../../media-engine/sdp/sdp';
 import { LegCodec } from '../../media-engine/worker/leg-codec';
 import { WideFrames } from '../../media-engine/worker/leg-wide';
+import { ConferenceMixer, type MixMember } from '../../media-engine/worker/mixer';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -99,7 +100,7 @@ describe('media-engine wideband hot path: no allocation per frame (G.722, Opus)'
     ['G722', 9, 8000],
     ['opus', 111, 48000],
   ] as const) {
-    it(`${codec}: receive (decode, timestamp mapping, jitter buffer, down to 8 kHz) and send (up to 16 kHz, encode) allocate nothing`, function () {
+    it(`${codec}: receive (FEC, decode, timestamp mapping, jitter buffer, down to 8 kHz) and send (up to 16 kHz, encode) allocate nothing`, function () {
       this.timeout(120_000); // Opus encodes at about 0.1 ms a frame: 35,000 frames
       const lc = new LegCodec(media(codec, pt, clock));
       const w = new WideFrames(lc.rate);
@@ -113,6 +114,7 @@ describe('media-engine wideband hot path: no allocation per frame (G.722, Opus)'
       };
       const perFrame = bytesPerCall((i) => {
         lc.encodeFrame(w.up(narrow), sent);
+        if (lc.hasFec && i % 20 === 0) lc.recover(lc.payload, 0, len, rx); // Opus: a loss rebuilt from FEC now and then
         const n = lc.decode(lc.payload, 0, len, rx);
         jb.push(lc.sampleTsOf((i * lc.frameTicks) | 0), rx, n);
         if (jb.pop(w.in)) w.down(narrow);
@@ -122,6 +124,24 @@ describe('media-engine wideband hot path: no allocation per frame (G.722, Opus)'
       expect(perFrame).to.be.below(1);
     });
   }
+});
+
+describe('media-engine conference mixer: no allocation per tick', () => {
+  /** A member with fixed frames: wideband ones give 16 kHz frames and take the 16 kHz N-1 mix. */
+  function member(id: string, wideband: boolean): MixMember {
+    const narrow = Int16Array.from({ length: 160 }, (_, i) => Math.round(4000 * Math.sin(i / 3)));
+    const wide = Int16Array.from({ length: 320 }, (_, i) => Math.round(4000 * Math.sin(i / 2)));
+    return { id, wideband, input: () => narrow, inputWide: () => wide, mixOut: new Int16Array(160), mixOutWide: new Int16Array(320), muteIn: false, muteOut: false };
+  }
+  for (const wideband of [false, true])
+    it(`${wideband ? 'a 16 kHz room (two G.722 members, one G.711)' : 'an 8 kHz room (three G.711 members)'} mixes without allocating`, () => {
+      const mixer = new ConferenceMixer('alloc');
+      for (const m of [member('a', wideband), member('b', wideband), member('c', false)]) mixer.join(m);
+      const perTick = bytesPerCall(() => mixer.tick(), 50_000);
+      expect(mixer.wide).to.equal(wideband);
+      mixer.close();
+      expect(perTick).to.be.below(1);
+    });
 });
 
 describe('media-engine: the in-place RTP reader and the copying jitter buffer', () => {

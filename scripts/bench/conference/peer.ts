@@ -6,6 +6,7 @@
  * timestamp slots the engine never filled.
  */
 import dgram from 'node:dgram';
+import { createCodec } from '../../../media-engine/codecs';
 import { encodeG711 } from '../../../media-engine/codecs/g711';
 
 interface LegRx {
@@ -15,20 +16,29 @@ interface LegRx {
 let sockets: dgram.Socket[] = [];
 let rx: LegRx[] = [];
 let measuring = false;
+/** the participants' codec: PCMU (payload type 0) or G.722 (9, for a 16 kHz room) */
+let pt = 0;
 
 const reply = (m: unknown) => process.send!(m);
 
-/** A 20 ms PCMU frame of a tone, different per participant so the mixes are not silence. */
+/** A 20 ms PCMU or G.722 frame of a tone, different per participant so the mixes are not silence. */
 function toneFrame(i: number): Buffer {
   const hz = 300 + (i % 40) * 50;
-  const pcm = Int16Array.from({ length: 160 }, (_, k) => Math.round(1500 * Math.sin((2 * Math.PI * hz * k) / 8000)));
-  return Buffer.from(encodeG711('PCMU', pcm));
+  const rate = pt === 9 ? 16000 : 8000;
+  const pcm = Int16Array.from({ length: rate / 50 }, (_, k) => Math.round(1500 * Math.sin((2 * Math.PI * hz * k) / rate)));
+  if (pt === 0) return Buffer.from(encodeG711('PCMU', pcm));
+  const codec = createCodec('G722');
+  const out = new Uint8Array(160);
+  const n = codec.encode(pcm, out);
+  codec.close();
+  return Buffer.from(out.subarray(0, n));
 }
 
-type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number };
+type PeerCommand = { cmd: string; n?: number; pt?: number; targets?: number[]; durationMs?: number; warmupMs?: number };
 
 async function onMessage(m: PeerCommand): Promise<void> {
   if (m.cmd === 'open') {
+    pt = m.pt ?? 0;
     sockets = [];
     rx = [];
     for (let i = 0; i < m.n!; i++) {
@@ -37,7 +47,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
       const leg: LegRx = { arrivals: [], stamps: [] };
       rx.push(leg);
       s.on('message', (msg) => {
-        if (!measuring || msg.length < 12 || msg[1]! & 0x7f) return;
+        if (!measuring || msg.length < 12 || (msg[1]! & 0x7f) !== pt) return;
         leg.arrivals.push(performance.now());
         leg.stamps.push(msg.readUInt32BE(4));
       });
@@ -57,9 +67,9 @@ async function onMessage(m: PeerCommand): Promise<void> {
         while (performance.now() >= start + (n + 1) * 20) {
           n++;
           for (let i = 0; i < targets.length; i++) {
-            const b = Buffer.allocUnsafe(172);
+            const b = Buffer.allocUnsafe(12 + frames[i]!.length);
             b[0] = 0x80;
-            b[1] = 0;
+            b[1] = pt;
             b.writeUInt16BE(n & 0xffff, 2);
             b.writeUInt32BE((n * 160) >>> 0, 4);
             b.writeUInt32BE(1000 + i, 8);

@@ -1,6 +1,6 @@
 /**
  * Conference benchmark (bounded, about a minute):
- *   npx tsx scripts/bench/conference/run.ts [--quick]
+ *   npx tsx scripts/bench/conference/run.ts [--quick] [--wide]
  * writes dist/bench/conference.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  *
  * Everything runs on ONE media worker (one thread = one core). A separate process
@@ -11,6 +11,8 @@
  *   - 100 participants in one room (N-1 mixes), and the same room while its whole mix is recorded
  *   - baseline: 200 plain RTP legs
  *   - 200 participants across 20 rooms of 10
+ *   - the 16 kHz room: 50 PCMU participants in one room (mixed at 8 kHz, the baseline), 50 plain G.722
+ *     legs, 50 G.722 participants in one room (mixed at 16 kHz); `--wide` runs only these three
  * Target: p99 < 5 ms with no loss. Ratios compare each conference level with the plain legs of the
  * same count measured in the same run (pacing p99 and the worker's tick cost).
  */
@@ -22,6 +24,8 @@ import { reportPath } from '../report';
 import { MediaServer, type Conference, type Endpoint } from '../../../media-engine';
 
 const quick = process.argv.includes('--quick');
+const wideOnly = process.argv.includes('--wide');
+const WIDE_N = 50;
 const MODE = process.env.CONF_BENCH_RT === '1' ? 'realtime' : 'default';
 if (process.argv.includes('--realtime') && MODE !== 'realtime') {
   // the same run under SCHED_FIFO (needs root or CAP_SYS_NICE), as a media server is run in production
@@ -45,8 +49,9 @@ function ask<T>(m: unknown): Promise<T> {
   });
 }
 
-function offer(port: number): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+function offer(port: number, codec: 'PCMU' | 'G722'): string {
+  const [pt, rtpmap] = codec === 'G722' ? [9, 'a=rtpmap:9 G722/8000'] : [0, 'a=rtpmap:0 PCMU/8000'];
+  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP ${pt}`, rtpmap, 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
 }
 
 interface Level {
@@ -63,10 +68,11 @@ interface Level {
   tickCostP99: number;
 }
 
-async function level(ms: MediaServer, name: string, n: number, rooms: number, opts: { record?: string } = {}): Promise<Level> {
-  const { ports } = await ask<{ ports: number[] }>({ cmd: 'open', n });
+async function level(ms: MediaServer, name: string, n: number, rooms: number, opts: { record?: string; codec?: 'PCMU' | 'G722' } = {}): Promise<Level> {
+  const codec = opts.codec ?? 'PCMU';
+  const { ports } = await ask<{ ports: number[] }>({ cmd: 'open', n, pt: codec === 'G722' ? 9 : 0 });
   const eps: Endpoint[] = [];
-  for (let i = 0; i < n; i++) eps.push(await ms.createEndpoint({ remoteSdp: offer(ports[i]!), inbandDtmf: false }));
+  for (let i = 0; i < n; i++) eps.push(await ms.createEndpoint({ remoteSdp: offer(ports[i]!, codec), inbandDtmf: false }));
   const confs: Conference[] = [];
   for (let r = 0; r < rooms; r++) confs.push(await ms.createConference(`${name}-${r}`));
   for (const [i, ep] of eps.entries()) if (rooms > 0) await ep.joinConference(confs[i % rooms]!);
@@ -100,22 +106,36 @@ const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
   if (loadStart[0]! > 1.5) console.warn('WARNING: other work shares the cores; pacing figures will be pessimistic');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conf-bench-'));
   const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 40000, max: 44999 } });
-  const plain100 = await level(ms, 'plain', 100, 0);
-  const room100 = await level(ms, 'room100', 100, 1);
-  const room100rec = await level(ms, 'room100rec', 100, 1, { record: path.join(dir, 'mix.wav') });
-  const plain200 = await level(ms, 'plain200', 200, 0);
-  const rooms200 = await level(ms, 'rooms200', 200, 20);
+  const narrow = wideOnly
+    ? null
+    : {
+        plain100: await level(ms, 'plain', 100, 0),
+        room100: await level(ms, 'room100', 100, 1),
+        room100rec: await level(ms, 'room100rec', 100, 1, { record: path.join(dir, 'mix.wav') }),
+        plain200: await level(ms, 'plain200', 200, 0),
+        rooms200: await level(ms, 'rooms200', 200, 20),
+      };
+  const roomNarrow = await level(ms, 'roomPCMU50', WIDE_N, 1);
+  const plainWide = await level(ms, 'plainG722', WIDE_N, 0, { codec: 'G722' });
+  const roomWide = await level(ms, 'roomG722', WIDE_N, 1, { codec: 'G722' });
   const loadEnd = os.loadavg();
   await ms.destroy();
   peer.send({ cmd: 'exit' });
   fs.rmSync(dir, { recursive: true, force: true });
 
   const rows: [string, Level, Level | null][] = [
-    ['100 plain RTP legs (baseline)', plain100, null],
-    ['100 participants, one room', room100, plain100],
-    ['100 participants, one room, mix recorded', room100rec, plain100],
-    ['200 plain RTP legs (baseline)', plain200, null],
-    ['200 participants, 20 rooms of 10', rooms200, plain200],
+    ...(narrow
+      ? ([
+          ['100 plain RTP legs (baseline)', narrow.plain100, null],
+          ['100 participants, one room', narrow.room100, narrow.plain100],
+          ['100 participants, one room, mix recorded', narrow.room100rec, narrow.plain100],
+          ['200 plain RTP legs (baseline)', narrow.plain200, null],
+          ['200 participants, 20 rooms of 10', narrow.rooms200, narrow.plain200],
+        ] as [string, Level, Level | null][])
+      : []),
+    [`${WIDE_N} PCMU participants, one room, 8 kHz mix (baseline)`, roomNarrow, null],
+    [`${WIDE_N} plain G.722 legs`, plainWide, roomNarrow],
+    [`${WIDE_N} G.722 participants, one room, 16 kHz mix`, roomWide, roomNarrow],
   ];
   const table = [
     '| level (one worker = one core) | pacing error p50 ms | p99 ms | max ms | loss % | legs heard | tick lateness p99 ms | tick cost p50 / p99 ms | tick budget used p50 | p99 vs baseline | tick cost p50 vs baseline | p99 < 5 ms |',
@@ -125,7 +145,13 @@ const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
         `| ${label} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${r.legsHeard}/${r.legs} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2((r.tickCostP50 / 20) * 100)} % | ${base ? ratio(r.p99, base.p99) : '1.00'} | ${base ? ratio(r.tickCostP50, base.tickCostP50) : '1.00'} | ${r.p99 < TARGET_P99_MS && r.lossPct < 0.1 ? 'yes' : 'no'} |`,
     ),
   ];
-  const perParticipantUs = ((room100.tickCostP50 - plain100.tickCostP50) / 100) * 1000;
+  const perWideParticipantUs = ((roomWide.tickCostP50 - plainWide.tickCostP50) / WIDE_N) * 1000;
+  const narrowLines = narrow
+    ? `- mixing in the engine costs about **${f2(((narrow.room100.tickCostP50 - narrow.plain100.tickCostP50) / 100) * 1000)} µs per participant per 20 ms tick**
+  (tick cost p50, 100-party room minus 100 plain legs); at the 100-party room's p50 tick cost one
+  core's 20 ms tick has room for about **${Math.floor(20_000 / Math.max(0.001, (narrow.room100.tickCostP50 / 100) * 1000))} participants** before the work alone fills it.
+`
+    : '';
   const shared = loadStart[0]! > 1.5;
   const section = `<!-- run:${MODE} -->
 ## ${MODE === 'realtime' ? 'Real-time scheduling (`--realtime`: SCHED_FIFO, as FreeSWITCH runs with -rp)' : 'Default scheduling'} — ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} vCPU, Node ${process.version}
@@ -140,9 +166,9 @@ Load average at start ${loadStart.map(f2).join(' / ')}, at end ${loadEnd.map(f2)
 
 ${table.join('\n')}
 
-- mixing in the engine costs about **${f2(perParticipantUs)} µs per participant per 20 ms tick**
-  (tick cost p50, 100-party room minus 100 plain legs); at the 100-party room's p50 tick cost one
-  core's 20 ms tick has room for about **${Math.floor(20_000 / Math.max(0.001, (room100.tickCostP50 / 100) * 1000))} participants** before the work alone fills it.
+${narrowLines}- mixing at 16 kHz (G.722 room) costs about **${f2(perWideParticipantUs)} µs per participant per 20 ms tick**
+  (${WIDE_N}-party G.722 room minus ${WIDE_N} plain G.722 legs; the codec and its resampling are in both); the
+  G.722 room's tick cost is **${ratio(roomWide.tickCostP50, roomNarrow.tickCostP50)}×** the PCMU room's of the same size.
 <!-- /run:${MODE} -->`;
   const header = `# Conference benchmark
 
