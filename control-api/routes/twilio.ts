@@ -8,7 +8,6 @@ import { defineRoute } from '../route';
 import { ApiError } from '../../core/errors';
 import { accountSid } from '../../core/twilio/sids';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { clock } from '../../core/clock';
 import type { AppContext } from '../context';
 
 const credentialsSchema = z.object({
@@ -47,13 +46,7 @@ export const routes = [
     permission: 'admin',
     response: credentialsSchema,
     handler: async ({ ctx, auth }) => {
-      const [row] = (await ctx
-        .db('customers')
-        .where({ id: auth.customerId })
-        .whereNull('tm_delete')
-        .increment('twilio_token_generation', 1)
-        .update({ tm_update: clock.now() })
-        .returning(['id', 'twilio_token_generation'])) as { id: string; twilio_token_generation: number }[];
+      const row = await ctx.repos.customers.rotateTwilioToken(auth.customerId);
       if (!row) throw new ApiError('RESOURCE_NOT_FOUND', 'customer not found');
       return answer(ctx, row.id, row.twilio_token_generation, true);
     },

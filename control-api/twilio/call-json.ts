@@ -2,15 +2,14 @@
  * Our Call rows as Twilio's Call resource: SIDs for ids, Twilio's statuses and directions, RFC 2822
  * times, `to`/`from` as Twilio spells them (E.164, `sip:` URI, `client:NAME` for an extension or agent).
  */
-import type { Knex } from 'knex';
 import { EMPTY_UUID } from '../../core/ids';
 import type { Address, CallRow } from '../../core/repos/calls';
 import { accountSid, callSid } from '../../core/twilio/sids';
+import type { TwilioCallStatus } from '../../core/twilio/statuses';
 import { rfc2822 } from './params';
 
 export const API_VERSION = '2010-04-01';
-export const TWILIO_CALL_STATUSES = ['queued', 'ringing', 'in-progress', 'completed', 'busy', 'failed', 'no-answer', 'canceled'] as const;
-export type TwilioCallStatus = (typeof TWILIO_CALL_STATUSES)[number];
+export { TWILIO_CALL_STATUSES, type TwilioCallStatus } from '../../core/twilio/statuses';
 
 /** What a Twilio-created call keeps in its row's data (`data.twilio`). */
 export interface TwilioCallData {
@@ -50,32 +49,6 @@ export function twilioStatus(c: Pick<CallRow, 'status' | 'hangup_reason' | 'hang
       if (FAILED.has(c.hangup_reason)) return 'failed';
       if (c.tm_progressing) return 'completed';
       return c.hangup_by === 'local' ? 'canceled' : 'failed';
-  }
-}
-
-/** The SQL condition (on table `calls`) for rows in one Twilio status: the inverse of twilioStatus. */
-export function whereTwilioStatus(q: Knex.QueryBuilder, s: TwilioCallStatus): Knex.QueryBuilder {
-  const unanswered = "tm_progressing is null and hangup_reason not in ('busy', 'noanswer', 'timeout', 'cancel', 'failed', 'dialout')";
-  switch (s) {
-    case 'queued':
-      return q.where('status', 'dialing');
-    case 'ringing':
-      return q.whereIn('status', ['ringing', 'canceling']);
-    case 'in-progress':
-      return q.whereIn('status', ['progressing', 'terminating']);
-    case 'busy':
-      return q.where({ status: 'hangup', hangup_reason: 'busy' });
-    case 'no-answer':
-      return q.where('status', 'hangup').whereIn('hangup_reason', ['noanswer', 'timeout']);
-    case 'failed':
-      return q.where('status', 'hangup').whereRaw(`(hangup_reason in ('failed', 'dialout') or (${unanswered} and hangup_by <> 'local'))`);
-    case 'canceled':
-      return q.where('status', 'hangup').whereRaw(`(hangup_reason = 'cancel' or (${unanswered} and hangup_by = 'local'))`);
-    case 'completed':
-      return q
-        .where('status', 'hangup')
-        .whereNotNull('tm_progressing')
-        .whereNotIn('hangup_reason', ['busy', 'noanswer', 'timeout', 'cancel', ...FAILED]);
   }
 }
 

@@ -10,6 +10,8 @@ import type { AppContext } from '../context';
 import { ApiError } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
+import { twilioListsRepo, type DayFilter, type TwilioCallFilter } from '../../core/repos/twilio-lists';
+import type { TwilioCallStatus } from '../../core/twilio/statuses';
 import { fromSid } from '../../core/twilio/sids';
 import { commandBus } from '../calls/bus';
 import { createCalls, hangupCall } from '../routes/calls';
@@ -18,7 +20,7 @@ import { addressOf } from './addresses';
 import { authOf } from './auth';
 import { badParam, notFound, TwilioError } from './errors';
 import { bool, httpUrl, int, many, one, oneOf, pageJson, pageOf, type Params } from './params';
-import { TWILIO_CALL_STATUSES, twilioCallJson, whereTwilioStatus, type TwilioCallData } from './call-json';
+import { TWILIO_CALL_STATUSES, twilioCallJson, type TwilioCallData } from './call-json';
 
 export const CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'] as const;
 const METHODS = ['GET', 'POST'] as const;
@@ -111,8 +113,8 @@ async function owned(ctx: AppContext, customerId: string, sid: string): Promise<
 }
 
 /** StartTime=YYYY-MM-DD (that UTC day), StartTime< (before it), StartTime> (on or after it), as Twilio filters. */
-export function dateFilter(q: Params, name: string): { op: '=' | '<' | '>'; day: Date }[] {
-  const out: { op: '=' | '<' | '>'; day: Date }[] = [];
+export function dateFilter(q: Params, name: string): DayFilter[] {
+  const out: DayFilter[] = [];
   for (const op of ['', '<', '>'] as const) {
     const v = one(q, `${name}${op}`, 32);
     if (v === undefined) continue;
@@ -135,27 +137,15 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
   const parent = one(q, 'ParentCallSid', 64);
   const starts = dateFilter(q, 'StartTime');
   const ends = dateFilter(q, 'EndTime');
-  let sql = ctx.db('calls').whereNull('tm_delete').where('customer_id', auth.customerId);
-  if (to) sql = sql.whereRaw(`destination->>'target' = ?`, [addressOf('To', to).target]);
-  if (from) sql = sql.whereRaw(`source->>'target' = ?`, [addressOf('From', from).target]);
-  if (status) sql = whereTwilioStatus(sql, status as (typeof TWILIO_CALL_STATUSES)[number]);
-  if (parent !== undefined) sql = sql.where('master_call_id', fromSid('CA', parent) ?? EMPTY_UUID);
-  const DAY = 86_400_000;
-  for (const [col, filters] of [
-    ['tm_create', starts],
-    ['tm_hangup', ends],
-  ] as const) {
-    for (const f of filters) {
-      if (f.op === '=') sql = sql.where(col, '>=', f.day).where(col, '<', new Date(f.day.getTime() + DAY));
-      else if (f.op === '<') sql = sql.where(col, '<', f.day);
-      else sql = sql.where(col, '>=', f.day);
-    }
-  }
-  const rows = (await sql
-    .orderBy('tm_create', 'desc')
-    .orderBy('id', 'desc')
-    .offset(page.offset)
-    .limit(page.pageSize + 1)) as CallRow[];
+  const filter: TwilioCallFilter = {
+    ...(to ? { to: addressOf('To', to).target } : {}),
+    ...(from ? { from: addressOf('From', from).target } : {}),
+    ...(status ? { status: status as TwilioCallStatus } : {}),
+    ...(parent !== undefined ? { parentId: fromSid('CA', parent) ?? EMPTY_UUID } : {}),
+    started: starts,
+    ended: ends,
+  };
+  const rows = await twilioListsRepo(ctx.db).calls(auth.customerId, filter, { offset: page.offset, limit: page.pageSize + 1 });
   res.json(pageJson(req, 'calls', page, rows.map(twilioCallJson)));
 }
 
@@ -182,10 +172,7 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   if (c.status === 'hangup') throw badParam('Call is not in-progress. Cannot redirect.', 21220);
   if (redirect && (c.status !== 'progressing' || c.activeflow_id === EMPTY_UUID)) throw badParam('Call is not in-progress. Cannot redirect.', 21220);
   if (callback) {
-    await ctx
-      .db('calls')
-      .where({ id: c.id })
-      .update({ data: ctx.db.raw('data || ?::jsonb', [JSON.stringify({ twilio: callback })]) });
+    await callsRepo(ctx.db).mergeData(c.id, { twilio: callback });
   }
   if (redirect) {
     const bus = commandBus(ctx);

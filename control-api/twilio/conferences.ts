@@ -6,9 +6,10 @@
  * `in-progress`; terminating / terminated → `completed`. Participants are participants.ts.
  */
 import { Router, type Request, type Response } from 'express';
-import type { Knex } from 'knex';
 import type { AppContext } from '../context';
 import { conferencesRepo, type ConferenceRow } from '../../core/repos/conferences';
+import { twilioListsRepo } from '../../core/repos/twilio-lists';
+import { TWILIO_CONFERENCE_STATUSES, type TwilioConferenceStatus } from '../../core/twilio/statuses';
 import { accountSid, fromSid, toSid } from '../../core/twilio/sids';
 import { conferenceApi } from '../routes/conferences';
 import { authOf } from './auth';
@@ -17,8 +18,7 @@ import { API_VERSION } from './call-json';
 import { badParam, notFound } from './errors';
 import { one, pageJson, pageOf, rfc2822, type Params } from './params';
 
-export const TWILIO_CONFERENCE_STATUSES = ['init', 'in-progress', 'completed'] as const;
-type TwilioConferenceStatus = (typeof TWILIO_CONFERENCE_STATUSES)[number];
+export { TWILIO_CONFERENCE_STATUSES };
 
 export function twilioConferenceStatus(c: Pick<ConferenceRow, 'status' | 'conferencecall_ids'>): TwilioConferenceStatus {
   if (c.status === 'terminating' || c.status === 'terminated') return 'completed';
@@ -57,18 +57,6 @@ export async function ownedConference(ctx: AppContext, customerId: string, sid: 
   return c;
 }
 
-const DAY = 86_400_000;
-
-/** Applies `Name`, `Name<`, `Name>` date filters (UTC days) to a column. */
-export function whereDates(sql: Knex.QueryBuilder, col: string, q: Params, name: string): Knex.QueryBuilder {
-  for (const f of dateFilter(q, name)) {
-    if (f.op === '=') sql = sql.where(col, '>=', f.day).where(col, '<', new Date(f.day.getTime() + DAY));
-    else if (f.op === '<') sql = sql.where(col, '<', f.day);
-    else sql = sql.where(col, '>=', f.day);
-  }
-  return sql;
-}
-
 async function list(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const auth = authOf(res.locals);
   const q = req.query as Params;
@@ -76,18 +64,13 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
   const status = one(q, 'Status', 32);
   if (status !== undefined && !(TWILIO_CONFERENCE_STATUSES as readonly string[]).includes(status)) throw badParam(`Status must be one of ${TWILIO_CONFERENCE_STATUSES.join(', ')}`);
   const name = one(q, 'FriendlyName', 255);
-  let sql = ctx.db('conferences').whereNull('tm_delete').where('customer_id', auth.customerId).whereIn('type', ['conference', 'connect']);
-  if (name !== undefined) sql = sql.where('name', name);
-  if (status === 'completed') sql = sql.whereIn('status', ['terminating', 'terminated']);
-  if (status === 'in-progress') sql = sql.where('status', 'progressing').whereRaw('cardinality(conferencecall_ids) > 0');
-  if (status === 'init') sql = sql.whereRaw(`(status = 'starting' or (status = 'progressing' and cardinality(conferencecall_ids) = 0))`);
-  sql = whereDates(sql, 'tm_create', q, 'DateCreated');
-  sql = whereDates(sql, 'tm_update', q, 'DateUpdated');
-  const rows = (await sql
-    .orderBy('tm_create', 'desc')
-    .orderBy('id', 'desc')
-    .offset(page.offset)
-    .limit(page.pageSize + 1)) as ConferenceRow[];
+  const filter = {
+    ...(name !== undefined ? { name } : {}),
+    ...(status !== undefined ? { status: status as TwilioConferenceStatus } : {}),
+    created: dateFilter(q, 'DateCreated'),
+    updated: dateFilter(q, 'DateUpdated'),
+  };
+  const rows = await twilioListsRepo(ctx.db).conferences(auth.customerId, filter, { offset: page.offset, limit: page.pageSize + 1 });
   res.json(pageJson(req, 'conferences', page, rows.map(twilioConferenceJson)));
 }
 

@@ -12,6 +12,7 @@ import { EMPTY_UUID } from '../../core/ids';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo, type NumberRow } from '../../core/repos/numbers';
+import { twilioListsRepo } from '../../core/repos/twilio-lists';
 import { accountSid, fromSid, toSid } from '../../core/twilio/sids';
 import { egressUrlProblem } from '../egress-field';
 import { authOf } from './auth';
@@ -81,16 +82,9 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
   const auth = authOf(res.locals);
   const q = req.query as Params;
   const page = pageOf(q);
-  let sql = ctx.db('numbers').whereNull('tm_delete').where('customer_id', auth.customerId);
   const phone = one(q, 'PhoneNumber', 64);
-  if (phone) sql = sql.where('number', 'like', `%${phone.replace(/[%_\\]/g, '')}%`);
   const name = one(q, 'FriendlyName', 255);
-  if (name) sql = sql.where('name', name);
-  const rows = (await sql
-    .orderBy('tm_create', 'desc')
-    .orderBy('id', 'desc')
-    .offset(page.offset)
-    .limit(page.pageSize + 1)) as NumberRow[];
+  const rows = await twilioListsRepo(ctx.db).numbers(auth.customerId, { numberContains: phone, name }, { offset: page.offset, limit: page.pageSize + 1 });
   res.json(pageJson(req, 'incoming_phone_numbers', page, rows.map(numberJson)));
 }
 

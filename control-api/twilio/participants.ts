@@ -9,7 +9,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../context';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
-import type { ConferencecallRow } from '../../core/repos/conferencecalls';
+import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import type { ConferenceRow } from '../../core/repos/conferences';
 import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
 import { commandBus } from '../calls/bus';
@@ -52,17 +52,14 @@ export function twilioParticipantJson(conf: ConferenceRow, cc: ConferencecallRow
 
 async function callsOf(ctx: AppContext, ids: string[]): Promise<Map<string, CallRow>> {
   if (ids.length === 0) return new Map();
-  const rows = (await ctx.db('calls').whereIn('id', ids)) as CallRow[];
+  const rows = await callsRepo(ctx.db).byIds(ids);
   return new Map(rows.map((r) => [r.id, r]));
 }
 
 /** The participant a CallSid names in the conference (its latest row, present or gone), or 20404. */
 async function participantOf(ctx: AppContext, conf: ConferenceRow, sid: string): Promise<ConferencecallRow> {
   const callId = fromSid('CA', sid);
-  const row = callId
-    ? ((await ctx.db('conferencecalls').whereNull('tm_delete').where({ conference_id: conf.id, reference_id: callId, customer_id: conf.customer_id }).orderBy('tm_create', 'desc').first()) as
-        ConferencecallRow | undefined)
-    : undefined;
+  const row = callId ? await conferencecallsRepo(ctx.db).latestOf(conf.customer_id, conf.id, callId) : null;
   if (!row) throw notFound(`Participant ${sid.slice(0, 40)}`);
   return row;
 }
@@ -76,13 +73,7 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
   const hold = bool(q, 'Hold');
   const coaching = bool(q, 'Coaching');
   // the call's mute and hold are filtered here (not in SQL): a room holds few participants
-  const rows = (await ctx
-    .db('conferencecalls')
-    .whereNull('tm_delete')
-    .where({ conference_id: conf.id, customer_id: auth.customerId })
-    .whereIn('status', PRESENT)
-    .orderBy('tm_create', 'asc')
-    .orderBy('id', 'asc')) as ConferencecallRow[];
+  const rows = await conferencecallsRepo(ctx.db).presentIn(auth.customerId, conf.id);
   const calls = await callsOf(
     ctx,
     rows.map((r) => r.reference_id),

@@ -11,7 +11,8 @@ import type { AppContext } from '../context';
 import { EMPTY_UUID } from '../../core/ids';
 import { callsRepo } from '../../core/repos/calls';
 import { queuesRepo, type QueueRow } from '../../core/repos/queues';
-import type { QueuecallRow } from '../../core/repos/queuecalls';
+import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
+import { twilioListsRepo } from '../../core/repos/twilio-lists';
 import { generateDirectHash } from '../../core/extensions/credentials';
 import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
 import { commandBus } from '../calls/bus';
@@ -21,13 +22,12 @@ import { twimlAction } from './calls';
 import { badParam, notFound } from './errors';
 import { one, pageJson, pageOf, rfc2822, type Params } from './params';
 
-const WAITING = ['initiating', 'waiting', 'connecting'];
 const NAME_MAX = 64;
 
 const queueUri = (q: Pick<QueueRow, 'id' | 'customer_id'>) => `/${API_VERSION}/Accounts/${accountSid(q.customer_id)}/Queues/${toSid('QU', q.id)}`;
 
 async function waitingOf(ctx: AppContext, queueId: string): Promise<QueuecallRow[]> {
-  return (await ctx.db('queuecalls').whereNull('tm_delete').where({ queue_id: queueId }).whereIn('status', WAITING).orderBy('tm_create', 'asc').orderBy('id', 'asc')) as QueuecallRow[];
+  return queuecallsRepo(ctx.db).waitingIn(queueId);
 }
 
 const waitSeconds = (qc: QueuecallRow, now: number) => Math.max(0, Math.floor((now - qc.tm_create.getTime()) / 1000));
@@ -80,14 +80,7 @@ function friendlyName(p: Params, required: boolean): string | undefined {
 async function list(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const auth = authOf(res.locals);
   const page = pageOf(req.query as Params);
-  const rows = (await ctx
-    .db('queues')
-    .whereNull('tm_delete')
-    .where('customer_id', auth.customerId)
-    .orderBy('tm_create', 'desc')
-    .orderBy('id', 'desc')
-    .offset(page.offset)
-    .limit(page.pageSize + 1)) as QueueRow[];
+  const rows = await twilioListsRepo(ctx.db).queues(auth.customerId, { offset: page.offset, limit: page.pageSize + 1 });
   res.json(pageJson(req, 'queues', page, await Promise.all(rows.map((q) => twilioQueueJson(ctx, q)))));
 }
 

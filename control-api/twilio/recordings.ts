@@ -10,10 +10,12 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../context';
 import { EMPTY_UUID } from '../../core/ids';
 import { recordingsReadRepo, type RecordingRow } from '../../core/repos/recordings';
+import { twilioListsRepo } from '../../core/repos/twilio-lists';
 import { storageBackend, viaStorage } from '../../core/storage/backend';
 import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
 import { authOf } from './auth';
-import { badParam, notFound, TwilioError } from './errors';
+import { dateFilter } from './calls';
+import { notFound, TwilioError } from './errors';
 import { one, pageJson, pageOf, rfc2822, type Params } from './params';
 import { API_VERSION } from './call-json';
 
@@ -56,24 +58,8 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
   const q = req.query as Params;
   const page = pageOf(q);
   const callParam = typeof req.params.CallSid === 'string' ? req.params.CallSid : one(q, 'CallSid', 64);
-  let sql = ctx.db('recordings').whereNull('tm_delete').where('customer_id', auth.customerId);
-  if (callParam !== undefined) sql = sql.where({ reference_type: 'call', reference_id: fromSid('CA', callParam) ?? EMPTY_UUID });
-  for (const op of ['', '<', '>'] as const) {
-    const v = one(q, `DateCreated${op}`, 32);
-    if (v === undefined) continue;
-    const m = /^(\d{4}-\d{2}-\d{2})/.exec(v);
-    const day = m ? new Date(`${m[1]}T00:00:00Z`) : new Date(NaN);
-    if (Number.isNaN(day.getTime())) throw badParam(`DateCreated${op} must be a date (YYYY-MM-DD)`);
-    const next = new Date(day.getTime() + 86_400_000);
-    if (op === '') sql = sql.where('tm_create', '>=', day).where('tm_create', '<', next);
-    else if (op === '<') sql = sql.where('tm_create', '<', day);
-    else sql = sql.where('tm_create', '>=', day); // on or after that day, as Twilio
-  }
-  const rows = (await sql
-    .orderBy('tm_create', 'desc')
-    .orderBy('id', 'desc')
-    .offset(page.offset)
-    .limit(page.pageSize + 1)) as RecordingRow[];
+  const filter = { ...(callParam !== undefined ? { callId: fromSid('CA', callParam) ?? EMPTY_UUID } : {}), created: dateFilter(q, 'DateCreated') };
+  const rows = await twilioListsRepo(ctx.db).recordings(auth.customerId, filter, { offset: page.offset, limit: page.pageSize + 1 });
   res.json(pageJson(req, 'recordings', page, rows.map(recordingJson)));
 }
 

@@ -287,6 +287,17 @@ export function callsRepo(db: Db) {
     async answeredPstnOf(customerId: string): Promise<Omit<AnsweredCall, 'customer_id'>[]> {
       return (await answeredPstn(db('calls').where({ customer_id: customerId })).select('id', 'tm_progressing')) as Omit<AnsweredCall, 'customer_id'>[];
     },
+    /** Merges `patch` into the call's data (tm_update unchanged). */
+    async mergeData(id: string, patch: Record<string, unknown>): Promise<void> {
+      await db('calls')
+        .where({ id })
+        .update({ data: db.raw('data || ?::jsonb', [JSON.stringify(patch)]) });
+    },
+    /** The calls of `ids` that exist (deleted or not, any customer's: the caller holds ids it owns). */
+    async byIds(ids: string[]): Promise<CallRow[]> {
+      if (ids.length === 0) return [];
+      return (await db('calls').whereIn('id', ids)) as CallRow[];
+    },
     /** Says in the call's data that it is ended because the balance ran out. */
     async markBalanceExhausted(id: string): Promise<void> {
       await db('calls')

@@ -63,6 +63,19 @@ export function conferencecallsRepo(db: Db) {
       const row = await table().where({ conference_id: conferenceId, reference_id: callId }).whereIn('status', ['joining', 'joined']).orderBy('tm_create', 'desc').first();
       return (row as ConferencecallRow | undefined) ?? null;
     },
+    /** The conference's live participants that are joining or joined, in the order they came. */
+    async presentIn(customerId: string, conferenceId: string): Promise<ConferencecallRow[]> {
+      return (await live()
+        .where({ conference_id: conferenceId, customer_id: customerId })
+        .whereIn('status', ['joining', 'joined'])
+        .orderBy('tm_create', 'asc')
+        .orderBy('id', 'asc')) as ConferencecallRow[];
+    },
+    /** The latest live row a call has in the conference, whatever its status. */
+    async latestOf(customerId: string, conferenceId: string, callId: string): Promise<ConferencecallRow | null> {
+      const row = await live().where({ conference_id: conferenceId, reference_id: callId, customer_id: customerId }).orderBy('tm_create', 'desc').first();
+      return (row as ConferencecallRow | undefined) ?? null;
+    },
     async transition(id: string, to: ConferencecallStatus): Promise<ConferencecallTransition> {
       const [row] = await table().where({ id }).whereIn('status', conferencecallPredecessors(to)).update({ status: to, tm_update: clock.now() }).returning('*');
       if (row) return { changed: true, conferencecall: row as ConferencecallRow };

@@ -162,6 +162,19 @@ export function customersRepo(db: Db) {
       if (filter.status) q.where({ status: filter.status });
       return toPage(await paginate<CustomerRow>(q, params), (r) => r);
     },
+    /**
+     * Raises the live customer's Twilio AuthToken generation by one (core/twilio/auth-token.ts: the
+     * previous token stops working); the new generation, or null for no live customer.
+     */
+    async rotateTwilioToken(id: string): Promise<Pick<CustomerRow, 'id' | 'twilio_token_generation'> | null> {
+      const [row] = (await table()
+        .where({ id })
+        .whereNull('tm_delete')
+        .increment('twilio_token_generation', 1)
+        .update({ tm_update: clock.now() })
+        .returning(['id', 'twilio_token_generation'])) as Pick<CustomerRow, 'id' | 'twilio_token_generation'>[];
+      return row ?? null;
+    },
     async count(): Promise<number> {
       const [{ n }] = (await db('customers').count({ n: '*' })) as { n: string | number }[];
       return Number(n);

@@ -107,6 +107,15 @@ export function queuecallsRepo(db: Db) {
       >[];
       return { wait: rows.filter((r) => r.status !== 'service').map((r) => r.id), service: rows.filter((r) => r.status === 'service').map((r) => r.id) };
     },
+    /** The queue's live callers not yet with an agent (initiating, waiting, connecting), in the order they came. */
+    async waitingIn(queueId: string): Promise<QueuecallRow[]> {
+      return (await table()
+        .whereNull('tm_delete')
+        .where({ queue_id: queueId })
+        .whereIn('status', ['initiating', 'waiting', 'connecting'])
+        .orderBy('tm_create', 'asc')
+        .orderBy('id', 'asc')) as QueuecallRow[];
+    },
     /**
      * Moves to `to` when the current status allows it (and is one of `from`, when given); sets the
      * extra fields in the same write. Null when nothing changed.

@@ -113,6 +113,11 @@ export function voicemailBoxesRepo(db: Db) {
     async get(customerId: string, id: string): Promise<VoicemailBoxRow | null> {
       return ((await live().where({ id, customer_id: customerId }).first()) as VoicemailBoxRow | undefined) ?? null;
     },
+    /** The number of the customer's box, deleted or not; null for no such box. */
+    async numberOf(customerId: string, id: string): Promise<string | null> {
+      const row = (await db('voicemail_boxes').where({ id, customer_id: customerId }).first('number')) as { number: string } | undefined;
+      return row ? row.number : null;
+    },
     async byNumber(customerId: string, number: string): Promise<VoicemailBoxRow | null> {
       return ((await live().where({ number, customer_id: customerId }).first()) as VoicemailBoxRow | undefined) ?? null;
     },

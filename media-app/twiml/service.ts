@@ -5,6 +5,7 @@
  * interrupted and the validated actions replace the rest of the activeflow.
  */
 import { validateActions } from '../../core/flow';
+import { customersRepo } from '../../core/repos/customers';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import type { Subsystem } from '../subsystem';
@@ -35,10 +36,10 @@ export const subsystem: Subsystem = {
   async start(ctx) {
     const { db, config } = ctx.deps;
     const recordings = recordingsReadRepo(db);
+    const customers = customersRepo(db);
     ctx.services.twiml = {
       async authToken(customerId) {
-        // read here rather than through customersRepo, whose column list does not carry the generation
-        const c = (await db('customers').where({ id: customerId }).whereNull('tm_delete').first('id', 'twilio_token_generation')) as { id: string; twilio_token_generation: number } | undefined;
+        const c = await customers.get(customerId);
         return c ? twilioAuthToken(config.jwtSecret, c.id, c.twilio_token_generation) : null;
       },
       async recording(customerId, recordingId) {

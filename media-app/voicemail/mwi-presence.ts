@@ -47,9 +47,9 @@ export async function resourcesOf(db: Db, notice: MwiNotice): Promise<string[]> 
     const ext = await extensionsRepo(db).getOwned(notice.customer_id, notice.extension_id);
     if (ext) names.add(ext.extension);
   }
-  const box = (await db('voicemail_boxes').where({ id: notice.box_id, customer_id: notice.customer_id }).first('number')) as { number: string } | undefined;
+  const number = await voicemailBoxesRepo(db).numberOf(notice.customer_id, notice.box_id);
   // a box number that is also another extension's name shows that extension's box, not this one
-  if (box && (await boxOfResource(db, notice.customer_id, box.number))?.id === notice.box_id) names.add(box.number);
+  if (number !== null && (await boxOfResource(db, notice.customer_id, number))?.id === notice.box_id) names.add(number);
   return [...names];
 }
 
