@@ -95,6 +95,14 @@ export function withActive<T>(span: Span, fn: () => T): T {
   return context.with(trace.setSpan(context.active(), span), fn);
 }
 
+/** A context whose active span is `span` (to inject it, or parent spans on it, outside its callbacks). */
+export const contextOf = (span: Span): Context => trace.setSpan(ROOT_CONTEXT, span);
+
+/** Runs `fn` with `ctx` active (e.g. a context extracted from a peer's traceparent). */
+export function withContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
 /** The active context, to parent spans started later from callbacks that run outside it. */
 export const activeContext = (): Context => context.active();
 

@@ -17,7 +17,10 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../t
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { flowsRepo } from '../../core/repos/flows';
+import { trunksRepo } from '../../core/repos/trunks';
+import { parseActions } from '../../core/flow';
 import { calleePhone } from '../../testkit/media-app/phones';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { EVENT_STREAM } from '../../core/events/bus';
@@ -164,6 +167,44 @@ describe('OpenTelemetry: one trace per call', function () {
       const ids = new Set(spans.map((s) => s.spanId));
       for (const s of spans) if (s.parentSpanId) expect(ids.has(s.parentSpanId), `${s.name}'s parent`).to.equal(true);
       for (const s of spans) expect(s.endNs >= s.startNs, s.name).to.equal(true);
+    });
+
+    it("an incoming INVITE's server transaction in sip-server is the root of the call's trace in media-app", async () => {
+      await trunksRepo(t.ctx.db).create(f.customer.id, `tr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+      const flow = await flowsRepo(t.ctx.db).create({ customer_id: f.customer.id, actions: parseActions([{ type: 'answer' }, { type: 'hangup' }]) });
+      const number = `+8991381${String(Date.now()).slice(-5)}`;
+      await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
+      // a caller's own trace header is not trusted: sip-server replaces it
+      const spoofed = `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01`;
+      const scenario = uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'caller', await sippMediaPort(), { byeTimeoutMs: 20_000 }).replace(
+        'Max-Forwards: 70',
+        `Max-Forwards: 70\nX-Openvoice-Traceparent: ${spoofed}`,
+      );
+      const a = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort())]).done;
+      expect(a.code, a.errors + a.messages).to.equal(0);
+      const row = await until(
+        async () => (await (await testDb())('calls').where({ customer_id: f.customer.id, direction: 'incoming', status: 'hangup' }).first()) as { id: string } | undefined,
+        20_000,
+      );
+      const spans = await until(async () => {
+        await tracing.flush();
+        const call = otlp.spans.find((s) => s.name === 'call' && s.attributes['openvoice.call.id'] === row.id);
+        if (!call) return null;
+        const mine = otlp.spans.filter((s) => s.traceId === call.traceId);
+        return mine.some((s) => s.name === 'sip INVITE') && mine.some((s) => s.name === 'action hangup') ? mine : null;
+      }, 20_000);
+      const invite = spans.find((s) => s.name === 'sip INVITE')!;
+      const call = spans.find((s) => s.name === 'call')!;
+      expect(invite.parentSpanId).to.equal('');
+      expect(invite.traceId).to.not.equal('ab'.repeat(16));
+      expect(invite.kind).to.equal(2);
+      expect(invite.attributes['sip.response.status_code']).to.equal(200);
+      expect(invite.attributes['sip.call_id']).to.be.a('string').and.not.equal('');
+      expect(call.parentSpanId).to.equal(invite.spanId);
+      expect(call.kind).to.equal(2);
+      expect(otlp.spans.some((s) => s.traceId === 'ab'.repeat(16))).to.equal(false);
+      const ids = new Set(spans.map((s) => s.spanId));
+      for (const s of spans) if (s.parentSpanId) expect(ids.has(s.parentSpanId), `${s.name}'s parent`).to.equal(true);
     });
   });
 });
