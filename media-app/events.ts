@@ -9,12 +9,16 @@ import type { EventPublisher } from '../core/events/bus';
 import { publishResourceEvent, type EventType } from '../core/events/catalogue';
 import { callJson, type CallRow } from '../core/repos/calls';
 import type { ActiveflowEmitter } from './flow/events';
+import { inCallIdSpan } from './call/trace';
 
 export type CallEventType = Extract<EventType, `call_${string}`>;
 
-/** A call event with the call's API JSON; a failed publish is logged, never thrown (the row is written). */
+/**
+ * A call event with the call's API JSON, in the call's trace (call/trace.ts); a failed publish is
+ * logged, never thrown (the row is written).
+ */
 export async function publishCall(events: EventPublisher, type: CallEventType, row: CallRow, logger?: Logger): Promise<void> {
-  await publishResourceEvent(events, type, callJson(row) as never).then(
+  await inCallIdSpan(row.id, () => publishResourceEvent(events, type, callJson(row) as never)).then(
     () => undefined,
     (err: Error) => logger?.warn({ err: err.message, call: row.id, type }, 'event publish failed'),
   );

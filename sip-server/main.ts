@@ -12,18 +12,22 @@ import { SipStack } from './stack';
 import { parseOutboundTargets, startDrachtio } from './drachtio';
 import { startCapture, type RunningCapture } from './capture';
 import { sipMetricsListen, startSipMetricsListener, type SipMetricsListener } from './metrics-listener';
+import { startTracing, TracingConfigError, type Tracing } from '../core/tracing';
 
 async function main(): Promise<void> {
   const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'sip-server' } });
   let config;
   let capture: RunningCapture | null;
   let metricsAt: { host: string; port: number } | null;
+  let tracing: Tracing | null;
   try {
     config = loadSipConfig();
     metricsAt = sipMetricsListen();
     capture = startCapture(process.env, log.child({ component: 'sip-capture' }));
+    // an incoming INVITE's transaction as a span (drachtio/trace.ts), off unless OTEL_* say so
+    tracing = startTracing('sip-server');
   } catch (err) {
-    if (err instanceof SipConfigError || (err instanceof Error && /^SIP_(CAPTURE|METRICS_LISTEN)/.test(err.message))) {
+    if (err instanceof SipConfigError || err instanceof TracingConfigError || (err instanceof Error && /^SIP_(CAPTURE|METRICS_LISTEN)/.test(err.message))) {
       log.fatal((err as Error).message);
       process.exit(2);
     }
@@ -49,7 +53,10 @@ async function main(): Promise<void> {
       return null;
     });
   }
-  log.info({ sip: stack.listening, drachtio: `${config.drachtio.host}:${drachtio.port}`, metrics: metrics ? `${metricsAt!.host}:${metrics.port}` : 'off' }, 'sip-server ready');
+  log.info(
+    { sip: stack.listening, drachtio: `${config.drachtio.host}:${drachtio.port}`, metrics: metrics ? `${metricsAt!.host}:${metrics.port}` : 'off', otlp: tracing?.endpoint ?? 'off' },
+    'sip-server ready',
+  );
   // one line on stdout that scripts and benchmarks wait for
   if (process.env.SIP_SERVER_READY_LINE) {
     process.stdout.write(`READY ${JSON.stringify({ sip: stack.listening, drachtio: drachtio.port })}\n`);
@@ -66,6 +73,7 @@ async function main(): Promise<void> {
     await drachtio.close().catch(() => undefined);
     await stack.stop().catch(() => undefined);
     await capture?.close();
+    await tracing?.shutdown().catch(() => undefined);
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

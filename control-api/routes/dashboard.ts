@@ -17,6 +17,18 @@ const percentiles = z
   .object({ turns: num, p50: num, p90: num, p99: num })
   .nullable()
   .describe("AI reply time in ms (voice-agent sessions: a caller's words recorded to the assistant's answer recorded); null without a turn");
+const stagePct = z.object({ turns: num, p50: num, p90: num, p99: num }).nullable();
+const aiLatency = z
+  .object({
+    turns: num.describe('caller turns whose answer carries its latency (aimessages metadata.latency)'),
+    first_rtp: stagePct.describe("the caller's speech end to the reply's first audio out"),
+    end_of_turn_wait: stagePct.describe('the speech end to the turn judged over'),
+    stt_final: stagePct.describe("the speech end to the recogniser's last final"),
+    llm_first_token: stagePct.describe('the LLM asked to its first token'),
+    tts_first_byte: stagePct.describe('the first sentence handed to the voice to its first audio'),
+  })
+  .nullable()
+  .describe('AI turn latency in ms per stage (voice-agent turns, docs/ai.md "Turn-taking"); a stage null when no turn has it; null without such a turn');
 const bucket = z.object({
   t: z.string().describe('bucket start, RFC 3339'),
   calls: num.describe('calls created in the bucket'),
@@ -26,6 +38,7 @@ const bucket = z.object({
   webhook_deliveries: num,
   webhook_failures: num.describe('deliveries failed (retries exhausted) or refused by the egress policy'),
   ai_reply_ms: percentiles,
+  ai_latency_ms: aiLatency,
 });
 const response = z.object({
   range: z.enum(DASHBOARD_RANGE_NAMES),
@@ -43,6 +56,7 @@ const response = z.object({
     webhook_deliveries: num,
     webhook_failures: num,
     ai_reply_ms: percentiles,
+    ai_latency_ms: aiLatency,
   }),
   mos_histogram: z.object({ edges: z.array(num), counts: z.array(num) }).describe('calls by their lowest MOS (either direction): counts[i] in [edges[i], edges[i+1]), the last bin including 4.5'),
   worst_calls: z

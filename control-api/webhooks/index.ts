@@ -19,6 +19,7 @@ import { platformMetrics } from '../../core/metrics';
 import { CDR_EVENT_TYPE, cdrMessage, cdrWebhookEnabled } from './cdr';
 import { customerWebhookSecretOf, customerWebhooksOf } from '../../core/repos/customers';
 import { activeflowWebhookOf } from '../../core/repos/activeflows';
+import { DeliveryTraces } from './trace';
 
 export const WEBHOOK_QUEUE = 'webhooks';
 
@@ -88,6 +89,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   const queueName = opts.queue ?? WEBHOOK_QUEUE;
   const queue = new Queue(queueName, { connection, prefix });
   const secrets = new Map<string, string>();
+  const traces = new DeliveryTraces(ctx.redis, ctx.config.redisKeyPrefix);
 
   const wake = (customerId: string) =>
     queue.add('drain', { customerId }, { jobId: `drain-${customerId}`, removeOnComplete: true, removeOnFail: true, attempts: 1_000_000, backoff: { type: 'delivery' } });
@@ -120,6 +122,8 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
     for (const e of events) if (e.event_type === 'webhook_test') hooksOf.delete(e.customer_id);
     const hooks = await customerHooks([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
     const rows: Parameters<typeof deliveries.addMany>[0] = [];
+    // each delivery's event id and the event whose trace it joins
+    const traced: [string, PlatformEvent][] = [];
     for (const e of events) {
       // a call's quality samples (every 5 s per leg) stay on the stream and the timeline: webhooks get its final one and the alarms
       if (e.event_type === 'call_quality' && e.data.final !== true) continue;
@@ -131,11 +135,15 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       if (c?.cdr && e.event_type === 'call_hangup') {
         const m = await cdrMessage(ctx.db, e);
         if (m) rows.push({ customer_id: e.customer_id, event_id: m.eventId, event_type: CDR_EVENT_TYPE, body: m.body, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
+        if (m) traced.push([m.eventId, e]);
       }
       // an activeflow's own events name it by id; every other event by activeflow_id
       const af = await activeflowWebhook(ctx, e.customer_id, e.resource === 'activeflow' ? e.data.id : e.data.activeflow_id);
       if (af) rows.push({ ...base, target: 'activeflow', uri: af.uri, method: af.method });
+      if (c || af) traced.push([e.id, e]);
     }
+    // before the rows: a drain may take them at once
+    await traces.keep(traced);
     for (const customerId of await deliveries.addMany(rows)) await wake(customerId);
   }
 
@@ -160,18 +168,23 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
         secrets.set(customerId, secret);
         setTimeout(() => secrets.delete(customerId), 5000).unref();
       }
-      const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
       const attempts = d.attempts + 1;
+      const span = await traces.start(d, attempts);
+      const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
       if (r.kind === 'delivered') {
+        traces.end(span, r, 'delivered');
         platformMetrics.webhookAttempts.labels('delivered').inc();
         await deliveries.record(d.id, { status: 'delivered', attempts, response_status: r.status, error: '' });
       } else if (r.kind === 'refused') {
+        traces.end(span, r, 'refused');
         platformMetrics.webhookAttempts.labels('refused').inc();
         await deliveries.record(d.id, { status: 'refused', attempts, error: r.error });
       } else if (attempts >= maxAttempts) {
+        traces.end(span, r, 'failed');
         platformMetrics.webhookAttempts.labels('failed').inc();
         await deliveries.record(d.id, { status: 'failed', attempts, response_status: r.status, error: r.error });
       } else {
+        traces.end(span, r, 'retry');
         platformMetrics.webhookAttempts.labels('retry').inc();
         await deliveries.record(d.id, { attempts, response_status: r.status, error: r.error });
         throw new RetryLater(baseDelay * 2 ** (attempts - 1), r.error);

@@ -15,6 +15,9 @@
  * - AI reply time: in voice-agent sessions (aicalls on a call), from each caller message recorded (the
  *   recogniser's final words) to the next message, when that is the assistant's (recorded once its
  *   answer, or its first tool call, is complete); p50/p90/p99 per bucket and over the range.
+ * - AI turn latency: of those turns, the ones whose answer carries `metadata.latency` (media-app
+ *   ai/turn-latency.ts): p50/p90/p99 of the caller's speech end to the reply's first audio out
+ *   (`first_rtp_ms`) and of each stage; a stage is counted where the turn has a number for it.
  */
 import type { Db } from '../db/knex';
 
@@ -47,7 +50,15 @@ export interface DashboardBucket {
   webhook_failures: number;
   /** AI reply time percentiles in ms; null without a voice-agent turn in the bucket. */
   ai_reply_ms: Percentiles | null;
+  /** AI turn latency per stage in ms; null without a turn whose answer carries its latency. */
+  ai_latency_ms: AiLatency | null;
 }
+
+/** The stages of `metadata.latency` (docs/ai.md "Turn-taking"), each `<stage>_ms` there. */
+export const AI_LATENCY_STAGES = ['first_rtp', 'end_of_turn_wait', 'stt_final', 'llm_first_token', 'tts_first_byte'] as const;
+export type AiLatencyStage = (typeof AI_LATENCY_STAGES)[number];
+/** `turns`: caller turns whose answer carries a latency; per stage its percentiles (null when no turn has it). */
+export type AiLatency = { turns: number } & Record<AiLatencyStage, Percentiles | null>;
 
 export interface Percentiles {
   turns: number;
@@ -82,6 +93,7 @@ export interface Dashboard {
     webhook_deliveries: number;
     webhook_failures: number;
     ai_reply_ms: Percentiles | null;
+    ai_latency_ms: AiLatency | null;
   };
   /** `counts[i]` calls whose lowest MOS is in [edges[i], edges[i+1]). */
   mos_histogram: { edges: number[]; counts: number[] };
@@ -153,14 +165,16 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     ),
     // each caller message and the message after it in its session (index (aicall_id, tm_create, id));
     // b is null on the row of the whole range (GROUPING SETS)
-    db.raw<{ rows: { b: number | null; n: string; p50: number; p90: number; p99: number }[] }>(
+    db.raw<{ rows: AiRow[] }>(
       `SELECT b, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
-              percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS p90, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
-         FROM (SELECT ${bucketOf('u.tm_create')} AS b, extract(epoch from (nx.tm_create - u.tm_create)) * 1000 AS ms
+              percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS p90, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99,
+              count(lat) AS lat_n, ${AI_LATENCY_STAGES.map((st) => `count(${stageSql(st)}) AS ${st}_n, ${PCTS_SQL} WITHIN GROUP (ORDER BY ${stageSql(st)}) AS ${st}`).join(', ')}
+         FROM (SELECT ${bucketOf('u.tm_create')} AS b, extract(epoch from (nx.tm_create - u.tm_create)) * 1000 AS ms,
+                      CASE WHEN jsonb_typeof(nx.metadata->'latency') = 'object' THEN nx.metadata->'latency' END AS lat
                  FROM aimessages u
                  JOIN aicalls c ON c.id = u.aicall_id AND c.reference_type = 'call'
                  CROSS JOIN LATERAL (
-                   SELECT role, tm_create FROM aimessages m
+                   SELECT role, tm_create, metadata FROM aimessages m
                     WHERE m.aicall_id = u.aicall_id AND m.tm_delete IS NULL AND m.role IN ('user', 'assistant')
                       AND (m.tm_create, m.id) > (u.tm_create, u.id)
                     ORDER BY m.tm_create, m.id LIMIT 1) nx
@@ -180,6 +194,7 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     webhook_deliveries: 0,
     webhook_failures: 0,
     ai_reply_ms: null,
+    ai_latency_ms: null,
   }));
   const inRange = (b: number) => b >= 0 && b < n;
   let acdSum = 0;
@@ -215,11 +230,18 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     buckets[r.b]!.webhook_failures = Number(r.failed);
   }
   let aiTotal: Percentiles | null = null;
+  let latencyTotal: AiLatency | null = null;
   for (const r of aiRows.rows) {
     const p: Percentiles = { turns: Number(r.n), p50: Math.round(Number(r.p50)), p90: Math.round(Number(r.p90)), p99: Math.round(Number(r.p99)) };
     if (p.turns === 0) continue; // the whole range's row of an empty set
-    if (r.b === null) aiTotal = p;
-    else if (inRange(r.b)) buckets[r.b]!.ai_reply_ms = p;
+    const lat = aiLatency(r);
+    if (r.b === null) {
+      aiTotal = p;
+      latencyTotal = lat;
+    } else if (inRange(r.b)) {
+      buckets[r.b]!.ai_reply_ms = p;
+      buckets[r.b]!.ai_latency_ms = lat;
+    }
   }
   const counts = new Array<number>(MOS_BINS.length - 1).fill(0);
   // width_bucket: 0 below the first edge (a MOS under 1 cannot come out of the E-model), i for bin i-1
@@ -244,6 +266,7 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
       webhook_deliveries: sum('webhook_deliveries'),
       webhook_failures: sum('webhook_failures'),
       ai_reply_ms: aiTotal,
+      ai_latency_ms: latencyTotal,
     },
     mos_histogram: { edges: [...MOS_BINS], counts },
     worst_calls: worstRows.rows.map((r) => ({
@@ -255,6 +278,33 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
       codec: r.codec ?? '',
       mos_min: round(Number(r.m), 2),
     })),
+  };
+}
+
+/** One row of the AI query: the reply time's percentiles, and per latency stage its count and [p50, p90, p99]. */
+type AiRow = { b: number | null; n: string; p50: number; p90: number; p99: number; lat_n: string } & Record<AiLatencyStage, number[] | null> & Record<`${AiLatencyStage}_n`, string>;
+
+const PCTS_SQL = 'percentile_cont(array[0.5, 0.9, 0.99]::float8[])';
+/** A stage's ms from the turn's latency object; null when absent or not a number (the stage did not apply). */
+function stageSql(stage: AiLatencyStage): string {
+  return `CASE WHEN jsonb_typeof(lat->'${stage}_ms') = 'number' THEN (lat->>'${stage}_ms')::float8 END`;
+}
+
+function aiLatency(r: AiRow): AiLatency | null {
+  const turns = Number(r.lat_n);
+  if (!turns) return null;
+  const stage = (st: AiLatencyStage): Percentiles | null => {
+    const n = Number(r[`${st}_n`]);
+    const v = r[st];
+    return n && v ? { turns: n, p50: Math.round(Number(v[0])), p90: Math.round(Number(v[1])), p99: Math.round(Number(v[2])) } : null;
+  };
+  return {
+    turns,
+    first_rtp: stage('first_rtp'),
+    end_of_turn_wait: stage('end_of_turn_wait'),
+    stt_final: stage('stt_final'),
+    llm_first_token: stage('llm_first_token'),
+    tts_first_byte: stage('tts_first_byte'),
   };
 }
 

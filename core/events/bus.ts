@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import { newId } from '../ids';
 import { clock } from '../clock';
+import { injectContext } from '../tracing';
 
 export interface PlatformEvent {
   id: string;
@@ -19,6 +20,11 @@ export interface PlatformEvent {
   /** RFC 3339. */
   timestamp: string;
   data: Record<string, unknown>;
+  /**
+   * W3C trace context active where the event was published (core/tracing), so that its webhook
+   * deliveries join that trace; absent when tracing is off. Never sent to clients or stored.
+   */
+  trace?: { traceparent: string; tracestate?: string };
 }
 
 export const EVENT_STREAM = 'events';
@@ -46,6 +52,8 @@ export class EventPublisher {
       timestamp: clock.now().toISOString(),
       data,
     };
+    const { traceparent, tracestate } = injectContext();
+    if (traceparent) event.trace = { traceparent, ...(tracestate ? { tracestate } : {}) };
     await this.redis.xadd(this.stream, 'MAXLEN', '~', String(MAX_LEN), '*', 'e', JSON.stringify(event));
     return event;
   }

@@ -7,17 +7,17 @@
  * a span costs one call that returns a shared non-recording span, and nothing is exported.
  *
  * Context crosses processes as W3C `traceparent`: in the BullMQ command envelope (control-api →
- * media-app). Within a process it follows async calls (AsyncLocalStorage). The endpoint is the
+ * media-app) and in each event on the stream (to its webhook deliveries, control-api/webhooks/trace.ts). Within a process it follows async calls (AsyncLocalStorage). The endpoint is the
  * operator's, not a customer's: it is not subject to the egress policy.
  */
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
-export { SpanKind, SpanStatusCode, type Attributes, type Context, type Span };
+export { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Span };
 
 /** Where spans go, or null when tracing is off (read from the standard OTEL_* variables). */
 export function tracesEndpoint(env: NodeJS.ProcessEnv = process.env): string | null {
@@ -93,6 +93,14 @@ export function startSpan(name: string, opts: { kind?: SpanKind; attributes?: At
 /** Runs `fn` with `span` as the active span (its children and log lines see it). */
 export function withActive<T>(span: Span, fn: () => T): T {
   return context.with(trace.setSpan(context.active(), span), fn);
+}
+
+/** A context whose active span is `span` (to inject it, or parent spans on it, outside its callbacks). */
+export const contextOf = (span: Span): Context => trace.setSpan(ROOT_CONTEXT, span);
+
+/** Runs `fn` with `ctx` active (e.g. a context extracted from a peer's traceparent). */
+export function withContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
 }
 
 /** The active context, to parent spans started later from callbacks that run outside it. */

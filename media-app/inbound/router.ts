@@ -24,6 +24,8 @@ import { identifySource } from './source';
 import { isBridgeLeg } from '../conference/accept-leg';
 import { resolveTargets } from '../outbound/targets';
 import { isTransientDbError } from '../../core/db/retry';
+import { extractContext, withContext } from '../../core/tracing';
+import { SIP_TRACE_HEADER } from '../../core/sip/trace-header';
 import { isVirtualNumber } from '../../core/numbers/e164';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { DEFAULT_DTMF_MODE, type DtmfMode } from '../../core/calls/dtmf-mode';
@@ -39,7 +41,9 @@ export class InboundRouter {
   constructor(private readonly factory: CallFactory) {}
 
   handle = (req: SrfRequest, res: SrfResponse): void => {
-    this.route(req, res).catch((err: Error) => {
+    // sip-server's INVITE transaction span (sip-server/drachtio/trace.ts): the call's spans join its trace
+    const traceparent = req.get(SIP_TRACE_HEADER);
+    withContext(extractContext(traceparent ? { traceparent } : undefined), () => this.route(req, res)).catch((err: Error) => {
       this.factory.deps.logger.error({ err: err.message }, 'inbound INVITE failed');
       // the database is unreachable (restart, fail-over): no call was accepted; the caller or its
       // trunk may try again or fail over (RFC 3261 21.5.4)

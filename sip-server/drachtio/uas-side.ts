@@ -15,6 +15,8 @@ import { names100rel, ReliableProvisionals } from './reliable';
 import { capabilities, withCapabilities, type Capabilities } from './capabilities';
 import { cancelOneShot, oneShot, type OneShot } from '../transaction/context';
 import type { Endpoint, InboundTransaction } from './sip-port';
+import { endInvite, traceInvite } from './trace';
+import type { Span } from '../../core/tracing';
 
 /** A request from the network waiting for its application's answer. */
 interface PendingInbound {
@@ -33,6 +35,8 @@ interface PendingInbound {
   rel?: ReliableProvisionals;
   /** forgets it if the application never answers (64 s by default: a coarse timer) */
   timer?: OneShot;
+  /** a new INVITE's server transaction span (trace.ts), ended with its final response */
+  span?: Span;
 }
 
 /** Methods that can never start a dialog or a transaction outside one: no dialog means 481. */
@@ -106,20 +110,22 @@ export class UasSide {
     }
     // the stack sends 100 Trying to an INVITE not answered within 200 ms
     if (req.method === 'INVITE') this.ctx.cdr('attempt', 'network', undefined, req);
+    const span = req.method === 'INVITE' ? traceInvite(req, tx.destination.transport) : undefined;
     const conn = await this.selectApp(req.method, tx);
     if (!conn) {
       this.ctx.log.info({ method: req.method, callId: req.callId }, 'no application for request: 503');
       tx.respond(req.makeResponse(503));
+      if (span) endInvite(span, 503, 'no application');
       if (req.method === 'INVITE') this.ctx.cdr('stop', 'application', 'call-rejected', req);
       return;
     }
     const txnId = randomUUID();
-    const p: PendingInbound = { txnId, tx, req, conn };
+    const p: PendingInbound = { txnId, tx, req, conn, span };
     if (req.method === 'INVITE' || req.method === 'SUBSCRIBE') p.toTag = randomToken();
     this.track(p);
     tx.on('cancelled', (cancel: SipRequest) => {
       if (!this.pending.has(txnId)) return;
-      this.forget(p);
+      this.forget(p, 'cancelled');
       p.rel?.finish();
       const { raw, meta } = receivedMeta(cancel, endpointOf(cancel));
       if (live(conn)) conn.send(sipToClient(meta, txnId, '', raw));
@@ -238,7 +244,7 @@ export class UasSide {
     if (p.dialog?.formedBy === 'SUBSCRIBE' && req.method === 'NOTIFY' && tpl.status >= 200 && /terminated/i.test(req.headers.get('Subscription-State') ?? '')) {
       this.ctx.dialogs.remove(p.dialog);
     }
-    if (tpl.status >= 200) this.forget(p);
+    if (tpl.status >= 200) this.forget(p, tpl.status);
     if (isInvite && !p.dialog) {
       if (tpl.status >= 300) this.ctx.cdr('stop', 'application', 'call-rejected', res);
       else if (tpl.status >= 200) this.ctx.cdr('start', 'application', 'uas', res);
@@ -252,7 +258,7 @@ export class UasSide {
     const req = p.req;
     const rel = new ReliableProvisionals(p.tx, req, this.ctx.port.timers().t1, (held) => {
       this.ctx.log.warn({ callId: req.callId }, 'no PRACK for reliable provisional response: 503');
-      this.forget(p);
+      this.forget(p, 503);
       const d = p.early;
       if (d && !d.ended) {
         this.ctx.dialogs.remove(d);
@@ -346,9 +352,12 @@ export class UasSide {
     p.timer = oneShot(ms, () => this.forget(p));
   }
 
-  private forget(p: PendingInbound): void {
+  /** `end`: the final status sent, or why the transaction ends without one (for its span) */
+  private forget(p: PendingInbound, end: number | string = 'not answered'): void {
     if (p.timer) cancelOneShot(p.timer);
     this.pending.delete(p.txnId);
+    if (p.span) endInvite(p.span, typeof end === 'number' ? end : undefined, typeof end === 'string' ? end : undefined);
+    p.span = undefined;
     // an early dialog ends with its INVITE unless a 2xx confirmed it
     if (p.early?.early && !p.early.ended) this.ctx.dialogs.remove(p.early);
   }
@@ -357,7 +366,7 @@ export class UasSide {
   takeForProxy(txnId: string): InboundTransaction | undefined {
     const p = this.pending.get(txnId);
     if (!p || p.dialog || p.tx.finalSent) return undefined;
-    this.forget(p);
+    this.forget(p, 'proxied');
     return p.tx;
   }
 
@@ -365,9 +374,9 @@ export class UasSide {
   onDisconnect(conn: AppConnection): void {
     for (const p of [...this.pending.values()]) {
       if (p.conn !== conn) continue;
-      this.forget(p);
-      p.rel?.finish();
       const status = p.dialog ? 500 : 480;
+      this.forget(p, status);
+      p.rel?.finish();
       p.tx.respond(p.req.makeResponse(status, undefined, { toTag: p.toTag }));
     }
   }

@@ -6,7 +6,8 @@
 //   media-app
 //   media-engine  nothing of the platform but the pure leaf core/net/
 //   sip-server    its configuration (sip-config) and the few leaves of core it shares with media-app
-//                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server); nothing else
+//                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server, core/tracing);
+//                 nothing else
 //   sip-config    core/config and the Origin parser core/sip/ws-origin (shared with sip-server)
 //   web           browser code, bundled on its own: nothing outside web/
 //   types         declarations of npm packages: nothing of the platform
@@ -34,7 +35,7 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'control-api': ['core', 'media-engine/index'],
   'media-app': ['core', 'media-engine/index'],
   'media-engine': ['core/net'],
-  'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server'],
+  'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
   web: [],
   types: [],

@@ -109,7 +109,7 @@ describe('console: dashboard and call quality (Chromium)', function () {
     }
     await call(f, { tm_create: ago(5 * MIN), tm_progressing: ago(5 * MIN - 2000), status: 'progressing', hangup_reason: '' });
     await call(other, { tm_create: ago(30 * MIN), tm_progressing: ago(30 * MIN - 1000), tm_hangup: ago(29 * MIN), quality: { codec: 'PCMU', in: summary(1.1, 1.2, 30), out: null } });
-    // a voice agent's turns over the hour: reply times 600, 900, ..., 3300 ms
+    // a voice agent's turns over the hour: reply times 600, 900, ..., 3300 ms; first audio out 400, 500, ..., 1300 ms
     const aicall = newId();
     await rig.t.ctx
       .db('aicalls')
@@ -120,9 +120,11 @@ describe('console: dashboard and call quality (Chromium)', function () {
         ['user', said],
         ['assistant', said + 600 + i * 300],
       ] as const) {
+        const latency = { end_of_turn_wait_ms: 300, stt_final_ms: 250, llm_first_token_ms: 200 + i * 10, tts_first_byte_ms: 150, first_rtp_ms: 400 + i * 100 };
+        const metadata = JSON.stringify(role === 'assistant' ? { latency } : {});
         await rig.t.ctx
           .db('aimessages')
-          .insert({ id: newId(), customer_id: f.customer.id, aicall_id: aicall, role, content: role, direction: role === 'user' ? 'incoming' : 'outgoing', tm_create: new Date(tm) });
+          .insert({ id: newId(), customer_id: f.customer.id, aicall_id: aicall, role, content: role, direction: role === 'user' ? 'incoming' : 'outgoing', tm_create: new Date(tm), metadata });
       }
     }
     for (let i = 0; i < 12; i++) {
@@ -160,8 +162,18 @@ describe('console: dashboard and call quality (Chromium)', function () {
     // p90 of 600..3300 ms in steps of 300: 600 + 0.9 × 9 × 300
     expect(await tile('ai-p90')).to.equal('3.0 s');
     expect(await textOf(page)).to.match(/10 turns: p50 1\.9 s, p90 3\.0 s, p99 3\.3 s/);
-    // seven charts, each a uPlot canvas with pixels drawn on it
-    await page.waitForFunction(`document.querySelectorAll('.chart .uplot canvas').length === 7`);
+    // p90 of the first audio 400..1300 ms: 400 + 0.9 × 9 × 100 = 1210 ms; and the stages of the range
+    expect(await tile('ai-first-audio-p90')).to.equal('1.2 s');
+    const stages = await js<string[]>(page, `[...document.querySelectorAll('table[aria-label="AI turn latency by stage"] tbody tr')].map((r) => r.textContent)`);
+    expect(stages).to.deep.equal([
+      "Caller's last word → first audio out850 ms1.2 s1.3 s",
+      'End-of-turn wait300 ms300 ms300 ms',
+      "Recogniser's final words250 ms250 ms250 ms",
+      'LLM first token245 ms281 ms289 ms',
+      'Voice first audio150 ms150 ms150 ms',
+    ]);
+    // eight charts, each a uPlot canvas with pixels drawn on it
+    await page.waitForFunction(`document.querySelectorAll('.chart .uplot canvas').length === 8`);
     const painted = await js<number[]>(
       page,
       `[...document.querySelectorAll('.chart .uplot canvas')].map((c) => {

@@ -18,8 +18,10 @@ interface Bucket {
   concurrent_peak: number;
   webhook_deliveries: number;
   webhook_failures: number;
-  ai_reply_ms: { turns: number; p50: number; p90: number; p99: number } | null;
+  ai_reply_ms: Pct | null;
+  ai_latency_ms: ({ turns: number } & Record<'first_rtp' | 'end_of_turn_wait' | 'stt_final' | 'llm_first_token' | 'tts_first_byte', Pct | null>) | null;
 }
+type Pct = { turns: number; p50: number; p90: number; p99: number };
 
 const at = (hms: string) => new Date(`2026-03-01T${hms}Z`);
 const leg = (mos: number) => ({ mos_min: mos, mos_avg: mos + 0.1, loss_pct: 1, jitter_ms: 5, rtt_ms: 40 });
@@ -74,8 +76,8 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     });
   }
 
-  /** A voice-agent (or other) AI session with its messages: [role, time]. */
-  async function aiSession(fx: Fixture, referenceType: string, messages: [string, Date][]): Promise<void> {
+  /** A voice-agent (or other) AI session with its messages: [role, time, metadata.latency?]. */
+  async function aiSession(fx: Fixture, referenceType: string, messages: [string, Date, unknown?][]): Promise<void> {
     const aicall = newId();
     await t.ctx.db('aicalls').insert({
       id: aicall,
@@ -87,8 +89,11 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
       reference_id: newId(),
       tm_create: messages[0]![1],
     });
-    for (const [role, tm] of messages) {
-      await t.ctx.db('aimessages').insert({ id: newId(), customer_id: fx.customer.id, aicall_id: aicall, role, content: role, direction: role === 'user' ? 'incoming' : 'outgoing', tm_create: tm });
+    for (const [role, tm, latency] of messages) {
+      const metadata = JSON.stringify(latency === undefined ? {} : { latency });
+      await t.ctx
+        .db('aimessages')
+        .insert({ id: newId(), customer_id: fx.customer.id, aicall_id: aicall, role, content: role, direction: role === 'user' ? 'incoming' : 'outgoing', tm_create: tm, metadata });
     }
   }
 
@@ -147,7 +152,17 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     expect(res.body).to.include({ range: '1h', start: '2026-03-01T11:00:00.000Z', end: '2026-03-01T12:00:00.000Z', bucket_sec: 60 });
     const buckets = res.body.buckets as Bucket[];
     expect(buckets).to.have.length(60);
-    expect(buckets[10]).to.deep.equal({ t: '2026-03-01T11:10:00.000Z', calls: 1, answered: 1, acd_sec: 120, concurrent_peak: 1, webhook_deliveries: 2, webhook_failures: 1, ai_reply_ms: null });
+    expect(buckets[10]).to.deep.equal({
+      t: '2026-03-01T11:10:00.000Z',
+      calls: 1,
+      answered: 1,
+      acd_sec: 120,
+      concurrent_peak: 1,
+      webhook_deliveries: 2,
+      webhook_failures: 1,
+      ai_reply_ms: null,
+      ai_latency_ms: null,
+    });
     expect(buckets[11]).to.include({ calls: 2, answered: 1, acd_sec: 30, concurrent_peak: 2 });
     expect(buckets.map((x) => x.concurrent_peak)).to.deep.equal([
       ...Array<number>(6).fill(1), // the call answered before the range, to 11:05:30
@@ -173,6 +188,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
       webhook_deliveries: 4,
       webhook_failures: 2,
       ai_reply_ms: { turns: 5, p50: 1000, p90: 1680, p99: 1968 },
+      ai_latency_ms: null,
     });
     expect(res.body.mos_histogram).to.deep.equal({ edges: [1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5], counts: [0, 0, 1, 0, 0, 1, 0] });
     expect(res.body.worst_calls.map((w: { id: string; mos_min: number }) => [w.id, w.mos_min])).to.deep.equal([
@@ -187,6 +203,60 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     expect(theirs.body.totals.ai_reply_ms).to.deep.equal({ turns: 1, p50: 9000, p90: 9000, p99: 9000 });
   });
 
+  it("reports AI turn latency per stage from the answers' metadata.latency, ignoring answers without it", async () => {
+    const lat = (firstRtp: number | null, wait: number | null, stt: number | null, llm: number, tts: number | null, rule: string | null = 'complete') => ({
+      end_of_turn_rule: rule,
+      end_of_turn_wait_ms: wait,
+      stt_final_ms: stt,
+      llm_first_token_ms: llm,
+      tts_first_byte_ms: tts,
+      first_rtp_ms: firstRtp,
+      interrupted: false,
+    });
+    const h = (m: string) => new Date(`2026-03-02T10:${m}Z`);
+    await aiSession(f, 'call', [
+      // the greeting (no caller turn before it): not a caller-stops figure
+      ['assistant', h('00:00.000'), lat(900, null, null, 400, 200, null)],
+      ['user', h('00:10.000')],
+      ['assistant', h('00:11.000'), lat(1000, 500, 300, 300, 150)],
+      ['user', h('00:20.000')],
+      // a tool call then the answer: both messages carry the turn's latency, the turn counts once
+      ['assistant', h('00:21.000'), lat(2000, 800, 600, 700, 250, 'continuation')],
+      ['tool', h('00:21.100')],
+      ['assistant', h('00:22.000'), lat(2000, 800, 600, 700, 250, 'continuation')],
+      ['user', h('00:30.000')],
+      // cut before any audio: no TTS or first-audio figure
+      ['assistant', h('00:30.900'), { ...lat(null, 400, 200, 350, null), interrupted: true }],
+      // an answer from before latency was recorded: a reply time, no latency
+      ['user', h('01:00.000')],
+      ['assistant', h('01:01.500')],
+      ['user', h('01:10.000')],
+      ['assistant', h('01:11.000'), 'pending'],
+    ]);
+    // a chat session's latency (none is written there, but if it were) does not count
+    await aiSession(f, 'conversation', [
+      ['user', h('00:40.000')],
+      ['assistant', h('00:41.000'), lat(5000, 5000, 5000, 5000, 5000)],
+    ]);
+    const res = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '1h', end: '2026-03-02T10:59:30Z' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const buckets = res.body.buckets as Bucket[];
+    expect(buckets[0]!.ai_latency_ms).to.deep.equal({
+      turns: 3,
+      first_rtp: { turns: 2, p50: 1500, p90: 1900, p99: 1990 },
+      end_of_turn_wait: { turns: 3, p50: 500, p90: 740, p99: 794 },
+      stt_final: { turns: 3, p50: 300, p90: 540, p99: 594 },
+      llm_first_token: { turns: 3, p50: 350, p90: 630, p99: 693 },
+      tts_first_byte: { turns: 2, p50: 200, p90: 240, p99: 249 },
+    });
+    expect(buckets[0]!.ai_reply_ms).to.include({ turns: 3 });
+    // the minute with turns but no latency
+    expect(buckets[1]!.ai_reply_ms).to.include({ turns: 2 });
+    expect(buckets[1]!.ai_latency_ms).to.equal(null);
+    expect(res.body.totals.ai_reply_ms).to.include({ turns: 5 });
+    expect(res.body.totals.ai_latency_ms).to.deep.equal(buckets[0]!.ai_latency_ms);
+  });
+
   it('covers 30 days in 6-hour buckets and defaults to 24 h', async () => {
     const month = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '30d', end: '2026-03-01T11:59:30Z' });
     expect(month.status).to.equal(200);
@@ -199,7 +269,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     expect(day.body.buckets).to.have.length(96);
     // a range without AI turns
     const empty = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '1h', end: '2026-03-05T00:00:00Z' });
-    expect(empty.body.totals).to.deep.include({ calls: 0, asr: null, acd_sec: null, mos_avg: null, ai_reply_ms: null });
+    expect(empty.body.totals).to.deep.include({ calls: 0, asr: null, acd_sec: null, mos_avg: null, ai_reply_ms: null, ai_latency_ms: null });
   });
 
   it('refuses a bad range or end with the error envelope, and an agent below manager', async () => {

@@ -184,7 +184,10 @@ export interface DashboardBucket {
   webhook_deliveries: number;
   webhook_failures: number;
   ai_reply_ms: Percentiles | null;
+  ai_latency_ms: AiLatency | null;
 }
+/** AI turn latency per stage (GET /dashboard): turns with a latency, and each stage's percentiles. */
+export type AiLatency = { turns: number } & Record<'first_rtp' | 'end_of_turn_wait' | 'stt_final' | 'llm_first_token' | 'tts_first_byte', Percentiles | null>;
 export interface Percentiles {
   turns: number;
   p50: number;
@@ -208,6 +211,7 @@ export interface Dashboard {
     webhook_deliveries: number;
     webhook_failures: number;
     ai_reply_ms: Percentiles | null;
+    ai_latency_ms: AiLatency | null;
   };
   mos_histogram: { edges: number[]; counts: number[] };
   worst_calls: { id: string; tm_create: string; direction: string; source_target: string; destination_target: string; codec: string; mos_min: number }[];

@@ -1,11 +1,11 @@
 /**
  * The dashboard (`#/dashboard?range=24h`): GET /v1.0/dashboard drawn as charts: calls and answered
  * calls per bucket, peak concurrent calls, answer-seizure ratio, average call duration, webhook
- * deliveries and failures, voice-agent reply time percentiles, the MOS distribution and the worst
- * calls. Ranges 1 h to 30 days.
+ * deliveries and failures, voice-agent reply time and time-to-first-audio percentiles (with the
+ * per-stage split of the range), the MOS distribution and the worst calls. Ranges 1 h to 30 days.
  */
 import { useMemo } from 'preact/hooks';
-import { api, type Dashboard } from '../api';
+import { api, type AiLatency, type Dashboard } from '../api';
 import { go, href, type Route } from '../router';
 import { ErrorLine, Section, Table, shortTime, useLoad } from '../components/common';
 import { Chart, type ChartSeries } from '../components/chart';
@@ -108,6 +108,23 @@ export function DashboardPage({ route }: { route: Route }) {
           col((b) => b.ai_reply_ms?.p99 ?? null),
         ),
       ],
+      firstAudio: [
+        s(
+          'p50',
+          'p50',
+          col((b) => b.ai_latency_ms?.first_rtp?.p50 ?? null),
+        ),
+        s(
+          'p90',
+          'p90',
+          col((b) => b.ai_latency_ms?.first_rtp?.p90 ?? null),
+        ),
+        s(
+          'p99',
+          'p99',
+          col((b) => b.ai_latency_ms?.first_rtp?.p99 ?? null),
+        ),
+      ],
       hooks: [
         s(
           'Deliveries',
@@ -161,6 +178,7 @@ export function DashboardPage({ route }: { route: Route }) {
               <Tile name="Mean of calls' lowest MOS" value={d.totals.mos_avg === null ? '—' : d.totals.mos_avg.toFixed(2)} field="mos" />
               <Tile name="Webhook failures" value={`${d.totals.webhook_failures} of ${d.totals.webhook_deliveries}`} field="webhook-failures" />
               <Tile name="AI reply time p90" value={d.totals.ai_reply_ms ? ms(d.totals.ai_reply_ms.p90) : '—'} field="ai-p90" />
+              <Tile name="AI first audio p90" value={d.totals.ai_latency_ms?.first_rtp ? ms(d.totals.ai_latency_ms.first_rtp.p90) : '—'} field="ai-first-audio-p90" />
             </dl>
           </>
         )}
@@ -191,6 +209,10 @@ export function DashboardPage({ route }: { route: Route }) {
               From the caller's words to the agent's complete answer (the first audio comes sooner: sentences are spoken as they arrive).
             </p>
           </Section>
+          <Section title="AI time to first audio">
+            <Chart label={`Voice-agent time from the caller's last word to the first reply audio, percentiles per ${per}`} time x={charts.x} series={charts.firstAudio} unit={ms} />
+            <StageTable latency={d.totals.ai_latency_ms} />
+          </Section>
           <Section title="Call quality (MOS)">
             <Chart label="Calls by their lowest MOS" x={charts.mosX} categories={charts.mosCats} series={charts.mos} unit={int} integer />
           </Section>
@@ -214,6 +236,33 @@ export function DashboardPage({ route }: { route: Route }) {
         </Section>
       )}
     </>
+  );
+}
+
+const STAGES = [
+  ['first_rtp', "Caller's last word → first audio out"],
+  ['end_of_turn_wait', 'End-of-turn wait'],
+  ['stt_final', "Recogniser's final words"],
+  ['llm_first_token', 'LLM first token'],
+  ['tts_first_byte', 'Voice first audio'],
+] as const;
+
+/** The range's latency per stage (each turn's answer metadata.latency). */
+function StageTable({ latency }: { latency: AiLatency | null }) {
+  if (!latency) return <p class="hint">No voice-agent turn with its latency recorded in this range.</p>;
+  const rows = STAGES.map(([key, name]) => ({ key, name, p: latency[key] }));
+  return (
+    <Table
+      label="AI turn latency by stage"
+      rows={rows}
+      rowKey={(r) => r.key}
+      columns={[
+        { title: `Stage (${latency.turns} turns)`, cell: (r) => r.name },
+        { title: 'p50', cell: (r) => (r.p ? ms(r.p.p50) : '—'), cls: 'num' },
+        { title: 'p90', cell: (r) => (r.p ? ms(r.p.p90) : '—'), cls: 'num' },
+        { title: 'p99', cell: (r) => (r.p ? ms(r.p.p99) : '—'), cls: 'num' },
+      ]}
+    />
   );
 }
 
