@@ -14,6 +14,8 @@ export interface DgSession {
   bytes: number;
   keepAlives: number;
   closeStream: boolean;
+  /** the socket is gone (CloseStream answered, or the client dropped it) */
+  closed: boolean;
   /** the audio received, as it came (up to a minute of it) */
   audio: Buffer[];
   /** bytes a second over the stream (first to last binary frame), 0 before a second of it */
@@ -61,7 +63,8 @@ export class FakeDeepgram {
   private session(ws: WebSocket, query: URLSearchParams): void {
     const rate = Number(query.get('sample_rate'));
     const frame = Math.round(rate / 50);
-    const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false, audio: [], byteRate: 0, rateError: null };
+    const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false, closed: false, audio: [], byteRate: 0, rateError: null };
+    ws.on('close', () => (s.closed = true));
     let firstAt = 0;
     let firstBytes = 0;
     const checkRate = () => {
