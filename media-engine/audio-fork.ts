@@ -10,9 +10,15 @@ import type { WorkerHost } from './worker/worker-host';
 export interface ForkOptions {
   /** which audio of an endpoint: what the caller says ('in'), what it hears ('out'), or both mixed */
   mix?: ForkMix;
-  /** called with each frame (Int16Array of 160 samples); a returned promise holds the ack */
+  /**
+   * A leg's frames at its own rate: 16 kHz (320 samples) on a G.722 or Opus leg, else 8 kHz. Default
+   * false: 8 kHz frames whatever the leg (what media streams and Twilio streams send). The rate the
+   * fork got is `rate` once started; it does not change for the life of the fork.
+   */
+  legRate?: boolean;
+  /** called with each frame (Int16Array of rate / 50 samples: 160 at 8 kHz); a returned promise holds the ack */
   onFrame?: (frame: Int16Array) => void | Promise<void>;
-  /** or: frames are written as 320-byte little-endian PCM chunks */
+  /** or: frames are written as little-endian PCM chunks (320 bytes at 8 kHz) */
   stream?: Writable;
   /** frames that may be unacknowledged before the worker drops (default 50 = 1 s) */
   maxInFlight?: number;
@@ -23,6 +29,8 @@ let forkSeq = 0;
 export class AudioFork {
   readonly id = `fork-${process.pid}-${++forkSeq}`;
   private stopped = false;
+  /** the frames' sample rate, known once started (8000 or 16000) */
+  rate = 8000;
 
   constructor(
     private readonly host: WorkerHost,
@@ -34,7 +42,7 @@ export class AudioFork {
 
   async start(): Promise<this> {
     this.host.forkSinks.set(this.id, (frame) => this.deliver(frame));
-    await this.host.call('forkStart', this.owner, this.id, this.opts.mix ?? 'both', this.opts.maxInFlight ?? 50);
+    this.rate = await this.host.call('forkStart', this.owner, this.id, this.opts.mix ?? 'both', this.opts.maxInFlight ?? 50, this.opts.legRate === true);
     return this;
   }
 

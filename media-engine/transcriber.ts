@@ -1,6 +1,6 @@
 /**
  * Real-time transcription of an endpoint (transcribe_start): an audio fork per direction carries
- * 20 ms frames from the worker to this thread, where each feeds its own streaming recogniser
+ * 20 ms frames at the leg's rate (16 kHz on a wideband leg, else 8 kHz) from the worker to this thread, where each feeds its own streaming recogniser
  * (media-engine/stt). The fork's backpressure keeps a slow recogniser from ever touching the tick,
  * and the recogniser process itself only starts when transcription is asked for.
  */
@@ -40,7 +40,7 @@ export interface TranscriberEvents {
 }
 
 export class Transcriber extends EventEmitter<TranscriberEvents> {
-  private readonly parts: Array<{ fork: AudioFork | null; stream: SttStream }> = [];
+  private readonly parts: Array<{ fork: AudioFork | null; stream: SttStream | null }> = [];
   private stopped = false;
 
   constructor(private readonly opts: TranscribeOptions) {
@@ -49,24 +49,33 @@ export class Transcriber extends EventEmitter<TranscriberEvents> {
     if (d !== 'in' && d !== 'out' && d !== 'both') throw new TypeError(`transcribe direction must be in, out or both, not ${String(d)}`);
   }
 
-  /** Opens the recognisers, then the forks (`openFork` is the endpoint's forkAudioStart). */
+  /**
+   * Opens a fork per direction at the leg's rate (16 kHz on a G.722 or Opus leg, `openFork` is the
+   * endpoint's forkAudioStart), then its recogniser told that rate. Frames that arrive before the
+   * recogniser exists (none in practice: the fork's reply comes first) are held and written first.
+   */
   async start(openFork: (o: ForkOptions) => Promise<AudioFork>): Promise<this> {
     const d = this.opts.direction ?? 'in';
     const sides: Array<'in' | 'out'> = d === 'both' ? ['in', 'out'] : [d];
     const provider = createSttProvider(this.opts.provider);
     try {
       for (const side of sides) {
-        const stream = provider.createStream({
+        const early: Int16Array[] = [];
+        let stream: SttStream | null = null;
+        // write() never blocks: past its backlog the recogniser drops and counts frames
+        const fork = await openFork({ mix: side, maxInFlight: 50, legRate: true, onFrame: (f) => (stream ? stream.write(f) : void early.push(f)) });
+        const part: { fork: AudioFork | null; stream: SttStream | null } = { fork, stream: null };
+        this.parts.push(part);
+        const s = provider.createStream({
           language: this.opts.language,
           phrases: this.opts.phrases,
           direction: side === 'in' ? 'inbound' : 'outbound',
+          sampleRate: fork.rate === 16000 ? 16000 : 8000,
         });
-        const part = { fork: null as AudioFork | null, stream };
-        this.parts.push(part);
-        stream.on('transcript', (t: TranscriptEvent) => this.emit('transcript', toTranscript(t, side)));
-        stream.on('error', (e: Error) => this.emit('error', e));
-        // write() never blocks: past its backlog the recogniser drops and counts frames
-        part.fork = await openFork({ mix: side, maxInFlight: 50, onFrame: (f) => stream.write(f) });
+        part.stream = stream = s;
+        s.on('transcript', (t: TranscriptEvent) => this.emit('transcript', toTranscript(t, side)));
+        s.on('error', (e: Error) => this.emit('error', e));
+        for (const f of early.splice(0)) s.write(f);
       }
     } catch (e) {
       this.abort();
@@ -80,7 +89,7 @@ export class Transcriber extends EventEmitter<TranscriberEvents> {
     if (this.stopped) return;
     this.stopped = true;
     await Promise.allSettled(this.parts.flatMap((p) => (p.fork ? [p.fork.stop()] : [])));
-    await Promise.allSettled(this.parts.map((p) => p.stream.end()));
+    await Promise.allSettled(this.parts.flatMap((p) => (p.stream ? [p.stream.end()] : [])));
     this.emit('end');
   }
 
@@ -90,13 +99,13 @@ export class Transcriber extends EventEmitter<TranscriberEvents> {
     this.stopped = true;
     for (const p of this.parts) {
       p.fork?.stop().catch(() => {});
-      p.stream.abort();
+      p.stream?.abort();
     }
     this.emit('end');
   }
 
   get droppedFrames(): number {
-    return this.parts.reduce((n, p) => n + p.stream.droppedFrames, 0);
+    return this.parts.reduce((n, p) => n + (p.stream?.droppedFrames ?? 0), 0);
   }
 }
 

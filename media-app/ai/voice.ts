@@ -80,6 +80,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private state: State = 'listening';
   private fork: AudioFork | null = null;
   private stt: SttStream | null = null;
+  private readonly early: Int16Array[] = [];
   /** the VAD hears the caller now */
   private inTurn = false;
   /** a caller turn is being collected (from its first speech until it is judged finished) */
@@ -124,13 +125,28 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   async start(signal: AbortSignal): Promise<this> {
     // an unknown recogniser is an error of the session, never replaced by another one
     const provider = createSttProvider(this.o.sttProvider || undefined);
-    this.stt = provider.createStream({ language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined, direction: 'inbound' });
-    this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
-    this.stt.on('error', (e: Error) => this.emit('error', e));
     this.ep.on('speech', this.onSpeech);
     // the VAD reports the end of speech after the shortest wait; the words decide whether to wait longer
     await this.ep.vadStart({ mode: 2, startMs: (this.o.startSecs ?? 0.2) * 1000, stopMs: this.turns.minDelayMs });
-    this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, onFrame: (f) => this.onFrame(f) });
+    // the caller's audio at the leg's rate (16 kHz on a G.722 or Opus leg); the recogniser is told it
+    this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFrame(f) });
+    try {
+      this.stt = provider.createStream({
+        language: this.o.language,
+        phrases: this.o.phrases?.length ? this.o.phrases : undefined,
+        direction: 'inbound',
+        sampleRate: this.fork.rate === 16000 ? 16000 : 8000,
+      });
+    } catch (e) {
+      // a recogniser that cannot start (no key, bad language): nothing of the session stays open
+      this.ep.off('speech', this.onSpeech);
+      void this.fork.stop().catch(() => undefined);
+      if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
+      throw e;
+    }
+    this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
+    this.stt.on('error', (e: Error) => this.emit('error', e));
+    for (const f of this.early.splice(0)) this.stt.write(f);
     const onAbort = () => this.finish({ kind: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });
     this.ep.once('destroy', () => this.finish({ kind: 'hangup' }));
@@ -147,7 +163,10 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   }
 
   private onFrame(frame: Int16Array): void {
-    if (!this.finished) this.stt?.write(frame);
+    if (this.finished) return;
+    // before the recogniser is made (the fork's first frames could come first): held, then written
+    if (this.stt) this.stt.write(frame);
+    else this.early.push(frame);
   }
 
   private get agentSpeaking(): boolean {

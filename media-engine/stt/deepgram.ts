@@ -1,6 +1,6 @@
 /**
  * Deepgram's live transcription protocol (wss://api.deepgram.com/v1/listen) as an SttProvider:
- * query parameters describe the audio (linear16, 8 kHz, mono) and the recogniser options, the key
+ * query parameters describe the audio (linear16 at the stream's rate, 8 or 16 kHz, mono) and the recogniser options, the key
  * goes in `Authorization: Token <key>`; binary frames carry raw PCM, text frames carry control
  * messages (KeepAlive, CloseStream); the server answers with JSON `Results` messages (interim
  * and final alternatives with word times), `UtteranceEnd`, `SpeechStarted` and a closing
@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import type { Frame } from '../dsp/frame';
-import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
+import { SttError, sampleRateOf, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 
 export interface DeepgramOptions {
   apiKey: string;
@@ -36,8 +36,6 @@ interface DgResults {
   speech_final?: boolean;
   channel?: { alternatives?: DgAlternative[] };
 }
-
-const BYTES_PER_MS = 16; // 8 kHz · 16-bit
 
 class DeepgramStream extends EventEmitter<SttStreamEvents> implements SttStream {
   droppedFrames = 0;
@@ -157,7 +155,7 @@ export class DeepgramProvider implements SttProvider {
     const u = new URL(this.opts.url ?? 'wss://api.deepgram.com/v1/listen');
     const q = u.searchParams;
     q.set('encoding', 'linear16');
-    q.set('sample_rate', '8000');
+    q.set('sample_rate', String(sampleRateOf(o)));
     q.set('channels', '1');
     q.set('model', this.opts.model ?? 'nova-2');
     q.set('language', o.language ?? 'en-US');
@@ -170,6 +168,8 @@ export class DeepgramProvider implements SttProvider {
 
   createStream(o: SttStreamOptions = {}): SttStream {
     if (!this.opts.apiKey) throw new SttError('RECOGNIZER_FAILED', 'deepgram needs an API key (DEEPGRAM_API_KEY)');
-    return new DeepgramStream(this.urlFor(o), this.opts.apiKey, o.direction ?? 'inbound', (this.opts.maxBacklogMs ?? 10_000) * BYTES_PER_MS, this.opts.keepAliveMs ?? 5000);
+    // 16-bit samples: 16 bytes a ms at 8 kHz, 32 at 16 kHz
+    const bytesPerMs = (sampleRateOf(o) * 2) / 1000;
+    return new DeepgramStream(this.urlFor(o), this.opts.apiKey, o.direction ?? 'inbound', (this.opts.maxBacklogMs ?? 10_000) * bytesPerMs, this.opts.keepAliveMs ?? 5000);
   }
 }

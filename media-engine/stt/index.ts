@@ -1,4 +1,4 @@
-export { SttError, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
+export { SttError, sampleRateOf, type SampleRate, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 export { PocketsphinxProvider, phrasesToJsgf, type PocketsphinxOptions } from './pocketsphinx';
 export { Upsampler2x } from './upsample';
 export { DeepgramProvider, type DeepgramOptions } from './deepgram';

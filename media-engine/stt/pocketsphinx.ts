@@ -1,6 +1,7 @@
 /**
  * pocketsphinx (Debian's pocketsphinx_continuous with the en-us 16 kHz model) as a streaming
- * recogniser. Audio is upsampled to 16 kHz and written to the process through a FIFO (Node's
+ * recogniser. 8 kHz audio is upsampled to 16 kHz (16 kHz frames of a wideband leg go as they are:
+ * the model's own rate) and written to the process through a FIFO (Node's
  * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). The FIFO's write end is opened
  * without ever blocking: O_NONBLOCK, tried every 20 ms until the recogniser has opened its read end
  * (audio waits in memory meanwhile, within the backlog), then written through the event loop (a
@@ -21,7 +22,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { FRAME_SAMPLES, type Frame } from '../dsp/frame';
-import { SttError, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
+import { SttError, sampleRateOf, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 import { Upsampler2x } from './upsample';
 
 export interface PocketsphinxOptions {
@@ -76,6 +77,8 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
     binary: string,
     maxBacklogMs: number,
     grammar: string | null,
+    /** the frames' rate: 8000 (upsampled 2×) or 16000 (written as they are) */
+    private readonly rate: 8000 | 16000 = 8000,
   ) {
     super();
     this.maxBacklogBytes = maxBacklogMs * 32; // 16 kHz · 2 bytes
@@ -146,21 +149,23 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
       this.droppedFrames++;
       return;
     }
+    this.send(this.to16k(frame));
+  }
+
+  /** A frame as the recogniser's 16 kHz bytes (a fresh buffer: the socket holds it until written). */
+  private to16k(frame: Frame): Buffer {
+    if (this.rate === 16000) return Buffer.from(frame.buffer.slice(frame.byteOffset, frame.byteOffset + frame.byteLength));
     const buf = Buffer.allocUnsafe(frame.length * 4);
     this.up.process(frame, new Int16Array(buf.buffer, buf.byteOffset, frame.length * 2));
-    this.send(buf);
+    return buf;
   }
 
   async end(): Promise<void> {
     if (!this.ended) {
       this.ended = true;
       // A little trailing silence lets the recogniser close the last utterance.
-      const tail = new Int16Array(FRAME_SAMPLES);
-      for (let i = 0; i < 25 && !this.closed; i++) {
-        const buf = Buffer.alloc(FRAME_SAMPLES * 4);
-        this.up.process(tail, new Int16Array(buf.buffer, buf.byteOffset, FRAME_SAMPLES * 2));
-        this.send(buf);
-      }
+      const tail = new Int16Array((FRAME_SAMPLES * this.rate) / 8000);
+      for (let i = 0; i < 25 && !this.closed; i++) this.send(this.to16k(tail));
       // not open yet: openWriter() ends it once the recogniser reads
       this.writer?.end();
     }
@@ -252,6 +257,6 @@ export class PocketsphinxProvider implements SttProvider {
       throw new SttError('UNSUPPORTED_LANGUAGE', `pocketsphinx has only an English model installed, not "${o.language}"`);
     }
     const grammar = o.grammar ?? (o.phrases ? phrasesToJsgf(o.phrases) : null);
-    return new PocketsphinxStream(o.direction ?? 'inbound', this.opts.extraArgs ?? [], this.opts.binary ?? 'pocketsphinx_continuous', this.opts.maxBacklogMs ?? 10000, grammar);
+    return new PocketsphinxStream(o.direction ?? 'inbound', this.opts.extraArgs ?? [], this.opts.binary ?? 'pocketsphinx_continuous', this.opts.maxBacklogMs ?? 10000, grammar, sampleRateOf(o));
   }
 }

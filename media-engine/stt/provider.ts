@@ -34,6 +34,17 @@ export interface SttStreamOptions {
   phrases?: string[];
   /** A full JSGF grammar (pocketsphinx); overrides `phrases`. */
   grammar?: string;
+  /** The rate of the frames written: 8000 (160-sample frames, default) or 16000 (a wideband leg's 320). */
+  sampleRate?: SampleRate;
+}
+
+export type SampleRate = 8000 | 16000;
+
+/** The rate asked for, checked (a provider is told the truth about its bytes or refuses). */
+export function sampleRateOf(o: SttStreamOptions): SampleRate {
+  const r = o.sampleRate ?? 8000;
+  if (r !== 8000 && r !== 16000) throw new SttError('RECOGNIZER_FAILED', `unsupported sample rate ${String(r)}: 8000 or 16000`);
+  return r;
 }
 
 export interface SttStreamEvents {

@@ -299,7 +299,10 @@ export class Engine {
     this.unplace(leg);
     if (leg.feed) this.unbridgeSafe(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
-    for (const f of leg.forks.keys()) this.forks.delete(f);
+    for (const [f, tap] of leg.forks) {
+      this.forks.delete(f);
+      tap.close();
+    }
     await leg.close();
   }
 
@@ -453,9 +456,14 @@ export class Engine {
 
   // ---- forks
 
-  forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50): void {
-    const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight);
+  /**
+   * Starts a fork; resolves with its rate. `legRate`: a leg's frames at its own rate (16000 on a G.722
+   * or Opus leg), else 8000. A conference's fork always gets the 8 kHz mix.
+   */
+  forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50, legRate = false): number {
     const c = this.conferences.get(ownerId);
+    const rate = !c && legRate && this.leg(ownerId).wideband ? 16000 : 8000;
+    const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate);
     if (c) {
       c.forks.set(forkId, tap);
       // injected audio joins the conference as a participant that hears nothing
@@ -463,12 +471,14 @@ export class Engine {
       c.mixer.join(member);
     } else this.leg(ownerId).forks.set(forkId, tap);
     this.forks.set(forkId, { tap, owner: ownerId });
+    return rate;
   }
 
   forkStop(forkId: string) {
     const f = this.forks.get(forkId);
     if (!f) return null;
     this.forks.delete(forkId);
+    f.tap.close();
     this.legs.get(f.owner)?.forks.delete(forkId);
     const c = this.conferences.get(f.owner);
     if (c) {

@@ -61,6 +61,8 @@ export class Leg implements MixMember {
   private readonly silence = new Int16Array(FRAME);
   private readonly outFrame = new Int16Array(FRAME);
   private readonly bothFrame = new Int16Array(FRAME);
+  /** `both` at 16 kHz for forks at the leg's rate, made with the first such fork */
+  private bothWide: Int16Array | null = null;
   readonly mixOut = new Int16Array(FRAME);
   /** the conference's 16 kHz N-1 mix, when the room mixes at 16 kHz and this leg is wideband */
   readonly mixOutWide = new Int16Array(FRAME * 2);
@@ -207,8 +209,8 @@ export class Leg implements MixMember {
     const out = this.outFrame;
     let have = this.player.readFrame(out);
     const w = this.session.rate === 8000 ? null : (this.wide ??= new WideFrames(this.session.rate));
-    // wideband straight through: echo, a wideband bridge peer or the 16 kHz conference mix (nothing injected by forks on top)
-    if (!have && w && !this.forks.size) {
+    // wideband straight through: echo, a wideband bridge peer or the 16 kHz conference mix (while no fork injects audio on top)
+    if (!have && w && !this.injecting()) {
       const src = this.echo ? (this.hasIn ? w.in : w.silence) : this.feed ? (this.feed.currentWide?.() ?? null) : this.conferenceId && this.mixedWide && w.rate === 16000 ? this.mixOutWide : null;
       if (src) return this.sendWide(w, src, now);
     }
@@ -242,7 +244,7 @@ export class Leg implements MixMember {
     this.afterSend(out);
   }
 
-  /** Sends a 16 kHz frame as it is; recorders and forks get it at 8 kHz. */
+  /** Sends a 16 kHz frame as it is; recorders and forks of 8 kHz get it at 8 kHz. */
   private sendWide(w: WideFrames, src: Int16Array, now: number): void {
     const o = w.out;
     if (this.mutedOut) o.fill(0);
@@ -252,8 +254,8 @@ export class Leg implements MixMember {
   }
 
   /**
-   * Recorders and forks: what the leg heard and sent this tick, at 8 kHz (`out`), and for a recorder of
-   * the leg's wideband rate its 16 kHz frames (what was received, and `wide.out`: what was sent).
+   * Recorders and forks: what the leg heard and sent this tick, at 8 kHz (`out`), and for a recorder or
+   * fork of the leg's wideband rate its 16 kHz frames (what was received, and `wide.out`: what was sent).
    */
   private afterSend(out: Int16Array): void {
     const inFrame = this.hasIn && !this.mutedIn ? this.rawIn : null;
@@ -272,8 +274,34 @@ export class Leg implements MixMember {
         const s = (inFrame ? inFrame[i] : 0) + out[i];
         both[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
       }
-      for (const fork of this.forks.values()) fork.offer(fork.mix === 'in' ? (inFrame ?? this.silence) : fork.mix === 'out' ? out : both);
+      let bothWide: Int16Array | null = null;
+      for (const fork of this.forks.values()) {
+        if (fork.rate === 8000) fork.offer(fork.mix === 'in' ? (inFrame ?? this.silence) : fork.mix === 'out' ? out : both);
+        else if (w && fork.rate === w.rate) {
+          if (fork.mix === 'in') fork.offer(inFrame ? w.in : w.silence);
+          else if (fork.mix === 'out') fork.offer(w.out);
+          else fork.offer((bothWide ??= this.mixWide(w, inFrame !== null)));
+        } else fork.offerNarrow(fork.mix === 'in' ? (inFrame ?? this.silence) : fork.mix === 'out' ? out : both);
+      }
     }
+  }
+
+  /** True while a fork has audio to inject (mixed on top at 8 kHz this tick). */
+  private injecting(): boolean {
+    if (this.forks.size) for (const fork of this.forks.values()) if (fork.hasInjected) return true;
+    return false;
+  }
+
+  /** What the leg heard and sent this tick at its wideband rate, mixed (for `both` forks). */
+  private mixWide(w: WideFrames, heard: boolean): Int16Array {
+    const b = (this.bothWide ??= new Int16Array(w.rate / 50));
+    const i16 = w.in;
+    const o16 = w.out;
+    for (let i = 0; i < b.length; i++) {
+      const s = (heard ? i16[i] : 0) + o16[i];
+      b[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+    }
+    return b;
   }
 
   async close(): Promise<void> {

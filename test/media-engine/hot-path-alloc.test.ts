@@ -14,6 +14,7 @@ import type { NegotiatedMedia } from '../../media-engine/sdp/sdp';
 import { LegCodec } from '../../media-engine/worker/leg-codec';
 import { WideFrames } from '../../media-engine/worker/leg-wide';
 import { ConferenceMixer, type MixMember } from '../../media-engine/worker/mixer';
+import { ForkTap } from '../../media-engine/fork';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -124,6 +125,28 @@ describe('media-engine wideband hot path: no allocation per frame (G.722, Opus)'
       expect(perFrame).to.be.below(1);
     });
   }
+});
+
+describe('media-engine fork path: one copy per frame for the consumer, nothing else', () => {
+  // the copy posted to the API thread is the consumer's (transferred): 2 bytes a sample plus the
+  // typed array's own object; anything per frame beyond it (a resampler, a scratch frame) would show
+  const copy = (samples: number) => samples * 2 + 200;
+  it('a 16 kHz fork (transcription of a G.722 leg) and an 8 kHz one post their frame and allocate nothing more', () => {
+    let got = 0;
+    const post = (f: Int16Array): void => {
+      got += f.length;
+    };
+    const wide = new ForkTap('w', 'in', post, 1e9, 16000);
+    const narrow = new ForkTap('n', 'in', post, 1e9, 8000);
+    const f16 = Int16Array.from({ length: 320 }, (_, i) => Math.round(8000 * Math.sin(i / 3)));
+    const f8 = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin(i / 3)));
+    expect(bytesPerCall(() => wide.offer(f16), 50_000)).to.be.below(copy(320));
+    expect(bytesPerCall(() => narrow.offer(f8), 50_000)).to.be.below(copy(160));
+    // its leg turned narrowband (re-INVITE): 8 kHz frames resampled up by the fork's one resampler
+    expect(bytesPerCall(() => wide.offerNarrow(f8), 50_000)).to.be.below(copy(320));
+    expect(got % 160).to.equal(0);
+    wide.close();
+  });
 });
 
 describe('media-engine conference mixer: no allocation per tick', () => {

@@ -6,7 +6,7 @@ import type { TranscriptEvent } from '../../media-engine/stt';
 import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { concat, espeak, silenceMs } from '../media-engine/dsp/support/audio';
 import { truncateAll } from '../../testkit/db';
-import { FakeDeepgram } from './deepgram-server';
+import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
 import { api, eventsWhere, inboundSetup, progressingCall, callNumber, startStack, type Stack } from '../../testkit/speech/support';
 
 const KEY = 'dg-test-key-123';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readWav } from '../../../media-engine/audio/wav';
 import { EspeakProvider, FliteProvider, fliteAvailable } from '../../../media-engine/tts';
 import { PocketsphinxProvider, phrasesToJsgf, SttError, Upsampler2x, createSttProvider, type TranscriptEvent, type SttStream } from '../../../media-engine/stt';
+import { Resampler } from '../../../media-engine/codecs';
 import { concat, forEachFrame, silenceMs } from './support/audio';
 
 /** An utterance by flite when installed (pocketsphinx does much better on it), else espeak-ng. */
@@ -40,6 +41,32 @@ describe('media-engine/stt pocketsphinx', function () {
     expect(events[0]).to.include({ text: 'please transfer me to sales', final: true, direction: 'outbound' });
     expect(events[0].offsetMs).to.be.within(400, 1200);
     expect(events[0].durationMs).to.be.greaterThan(500);
+  });
+
+  it('16 kHz audio (a wideband leg) goes to the recogniser as it is: the phrase, at the same offset', async function () {
+    if (!fliteAvailable()) this.skip();
+    const narrow = concat(silenceMs(700), await say('please transfer me to sales'), silenceMs(800));
+    const r = new Resampler(8000, 16000);
+    const wide = new Int16Array(narrow.length * 2 + 320);
+    const n = r.process(narrow, wide, narrow.length - (narrow.length % 160));
+    r.close();
+    const stream = createSttProvider('pocketsphinx').createStream({ phrases, sampleRate: 16000 });
+    const events: TranscriptEvent[] = [];
+    stream.on('transcript', (e: TranscriptEvent) => events.push(e));
+    const frame = new Int16Array(320);
+    for (let i = 0; i + 320 <= n; i += 320) {
+      frame.set(wide.subarray(i, i + 320));
+      stream.write(frame);
+    }
+    await stream.end();
+    expect(events.length).to.be.at.least(1);
+    expect(events[0]).to.include({ text: 'please transfer me to sales', final: true });
+    // upsampled a second time, the speech would last twice as long and start at twice the offset
+    expect(events[0].offsetMs).to.be.within(400, 1200);
+    expect(events[0].durationMs).to.be.within(500, (narrow.length - 1500 * 8) / 8 + 600);
+    // a rate the recogniser cannot be told (JavaScript callers are not type-checked)
+    const bad = JSON.parse('{"sampleRate": 44100}') as { sampleRate: 16000 };
+    expect(() => createSttProvider('pocketsphinx').createStream(bad)).to.throw(SttError, /sample rate/);
   });
 
   it('free-form gives non-empty transcripts, one per utterance, with increasing offsets (accuracy is poor)', async () => {

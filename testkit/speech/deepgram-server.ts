@@ -3,6 +3,9 @@
 // JSON Results (interim and final, with word times) out, KeepAlive ignored, CloseStream answered
 // with a final flush, Metadata and a 1000 close. Its "recogniser" is an energy detector: each
 // utterance is reported as "utterance <n>", so tests can check segmentation and timing exactly.
+// It keeps what it received (the first minute) and checks the rate it was told against the bytes it
+// gets: audio streamed in real time at another rate than `sample_rate` (8 kHz bytes announced as
+// 16 kHz, or the reverse) closes the stream with 4000 and is recorded as the session's `rateError`.
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -11,7 +14,18 @@ export interface DgSession {
   bytes: number;
   keepAlives: number;
   closeStream: boolean;
+  /** the socket is gone (CloseStream answered, or the client dropped it) */
+  closed: boolean;
+  /** the audio received, as it came (up to a minute of it) */
+  audio: Buffer[];
+  /** bytes a second over the stream (first to last binary frame), 0 before a second of it */
+  byteRate: number;
+  /** set when byteRate is not the 2 · sample_rate a real-time stream of that rate gives */
+  rateError: string | null;
 }
+
+/** A stream measured over at least this long is checked (the connect-time backlog comes in one burst). */
+const RATE_CHECK_MS = 1500;
 
 export class FakeDeepgram {
   readonly sessions: DgSession[] = [];
@@ -49,7 +63,21 @@ export class FakeDeepgram {
   private session(ws: WebSocket, query: URLSearchParams): void {
     const rate = Number(query.get('sample_rate'));
     const frame = Math.round(rate / 50);
-    const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false };
+    const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false, closed: false, audio: [], byteRate: 0, rateError: null };
+    ws.on('close', () => (s.closed = true));
+    let firstAt = 0;
+    let firstBytes = 0;
+    const checkRate = () => {
+      const ms = performance.now() - firstAt;
+      if (!firstAt || ms < RATE_CHECK_MS) return;
+      // the bytes after the first frame, over the time since it came
+      s.byteRate = Math.round(((s.bytes - firstBytes) * 1000) / ms);
+      const want = rate * 2;
+      if (!s.rateError && Math.abs(s.byteRate - want) > want * 0.25) {
+        s.rateError = `sample_rate=${rate} wants ${want} bytes/s, got ${s.byteRate}`;
+        ws.close(4000, s.rateError);
+      }
+    };
     this.sessions.push(s);
     let pcm = Buffer.alloc(0);
     let t = 0; // frames analysed
@@ -83,6 +111,8 @@ export class FakeDeepgram {
         if (msg.type === 'KeepAlive') s.keepAlives++;
         if (msg.type === 'CloseStream') {
           s.closeStream = true;
+          checkRate();
+          if (s.rateError) return;
           closeUtterance();
           ws.send(JSON.stringify({ type: 'Metadata', request_id: 'local', duration: sec(t), channels: 1 }));
           ws.close(1000);
@@ -90,7 +120,13 @@ export class FakeDeepgram {
         return;
       }
       const buf = data as Buffer;
+      if (!firstAt) {
+        firstAt = performance.now();
+        firstBytes = buf.length;
+      }
       s.bytes += buf.length;
+      if (s.bytes <= rate * 2 * 60) s.audio.push(buf);
+      checkRate();
       pcm = Buffer.concat([pcm, buf]);
       while (pcm.length >= frame * 2) {
         let sum = 0;
