@@ -38,6 +38,8 @@ export interface StartOptions {
   /** replaces ${var} in the prompt */
   variables?: Record<string, string>;
   actions?: AiActions;
+  /** the host talks to a speech-to-speech engine_model itself (ai_talk); anyone else is refused one */
+  speechToSpeech?: boolean;
 }
 
 /** Why the conversation ended, when a tool ended it. */
@@ -47,9 +49,11 @@ export class AiNotFound extends Error {}
 
 const MAX_TOOL_ROUNDS = 5;
 
-/** The AI's chat LLM; none for a speech-to-speech model (ai_talk speaks with it directly). */
-function chatLlmFor(ai: AiRow, deps: AiDeps): LlmClient | null {
-  return realtimeModel(ai.engine_model) ? null : llmFor(ai, deps.env, deps.egress);
+/** The AI's chat LLM; none for a speech-to-speech model, which only a host that speaks with it may use. */
+function chatLlmFor(ai: AiRow, deps: AiDeps, speechToSpeech = false): LlmClient | null {
+  if (!realtimeModel(ai.engine_model)) return llmFor(ai, deps.env, deps.egress);
+  if (!speechToSpeech) throw new LlmError('NOT_CONFIGURED', `engine_model ${ai.engine_model} is a speech-to-speech model: it talks only in ai_talk on a call`);
+  return null;
 }
 
 function substitute(text: string, vars: Record<string, string>): string {
@@ -90,7 +94,7 @@ export class AiSession {
       if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
     }
     // throws LlmError NOT_CONFIGURED before anything is written
-    const llm = chatLlmFor(ai, deps);
+    const llm = chatLlmFor(ai, deps, opts.speechToSpeech);
     const aicall = await aicallsRepo(deps.db).create(opts.customerId, {
       assistance_type: opts.assistanceType,
       assistance_id: opts.assistanceId,
@@ -373,7 +377,7 @@ export class AiSession {
     if (!m) return 'error: no such team member';
     const ai = await aisRepo(this.deps.db).get(this.aicall.customer_id, m.ai_id);
     if (!ai) return 'error: the member has no AI';
-    this.llm = chatLlmFor(ai, this.deps);
+    this.llm = chatLlmFor(ai, this.deps, this.opts.speechToSpeech);
     this.ai = ai;
     this.member = m;
     await aicallsRepo(this.deps.db).setMember(this.aicall.id, m.id);

@@ -41,6 +41,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
         referenceId: call.info.id,
         activeflowId: ctx.activeflowId,
         variables: ctx.vars.snapshot(),
+        speechToSpeech: true,
         actions: {
           ...flowActions(ctx),
           connect: async () => 'connecting',
