@@ -200,9 +200,9 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
       }
       case 'error':
         // a refused session (bad key, unknown model) ends it; anything else is reported and the talk goes on
-        if (ev.error.code === 'invalid_api_key' || (ev.error.type === 'invalid_request_error' && ev.error.code === 'model_not_found')) {
-          return this.finish({ kind: 'error', message: `${VENDOR}: ${ev.error.message}` });
-        }
+        // (the vendor's own text is not echoed for a key: it may quote part of it)
+        if (ev.error.code === 'invalid_api_key') return this.finish({ kind: 'error', message: `${VENDOR}: the API key was refused` });
+        if (ev.error.code === 'model_not_found') return this.finish({ kind: 'error', message: `${VENDOR}: the model ${this.o.model} was not found` });
         this.emit('error', new Error(`${VENDOR}: ${ev.error.message}`));
         return;
     }

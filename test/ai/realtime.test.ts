@@ -209,6 +209,26 @@ describe('ai_talk with a speech-to-speech model (OpenAI Realtime)', function () 
     expect(String(failed?.data.reason)).to.include('API key was refused');
   });
 
+  it('the vendor drops the connection mid-call: the flow ends with the reason and an aicall_realtime_failed event', async () => {
+    const { db, cid, number } = await setUp({ greeting: { say: 'Hello there.', ms: 600 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null, dropAfterMs: 2000 });
+    const sink = await TimedSink.open();
+    try {
+      const r = await runCall(number, [], sink);
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      expect(sink.voicedTimes().length, 'the greeting was heard').to.be.greaterThan(20);
+    } finally {
+      sink.close();
+    }
+    const af = await endedFlow(db, cid);
+    expect(af.end_reason).to.equal('error');
+    expect(af.error).to.include('openai-realtime: the vendor closed the connection (1011)');
+    const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
+    const failed = (await eventsFor(p.redis, aicall.id)).find((e) => e.event_type === 'aicall_realtime_failed');
+    expect(String(failed?.data.reason)).to.include('closed the connection');
+    const said = await db('aimessages').where({ aicall_id: aicall.id, role: 'assistant' }).first();
+    expect(said?.content).to.equal('Hello there.');
+  });
+
   it('an engine_url on a private address: refused by the egress policy before any connection', async () => {
     const { db, cid, number } = await setUp(
       { greeting: { say: 'never', ms: 1000 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null },

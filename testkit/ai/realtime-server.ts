@@ -21,6 +21,8 @@ export interface RealtimeScript {
   turn(n: number): { heard: string; reply: RealtimeReply };
   /** after a function call's output: the model's next response */
   afterCall(name: string, output: string): RealtimeReply | null;
+  /** the vendor drops the connection this long after it opened (code 1011) */
+  dropAfterMs?: number;
 }
 
 export interface ReceivedEvent {
@@ -106,6 +108,7 @@ function session(ws: WebSocket, s: RealtimeServer): void {
   let active: { id: string; stop: () => void } | null = null;
   const callNames = new Map<string, string>();
   send({ type: 'session.created', session: { type: 'realtime', id: id('sess') } });
+  if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'server error'), s.script.dropAfterMs);
 
   const respond = (reply: RealtimeReply) => {
     active?.stop();

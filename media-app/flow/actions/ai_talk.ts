@@ -82,13 +82,15 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
         rt.on('barge_in', (playedMs) => ctx.note('aicall_barge_in', { played_ms: playedMs }));
         try {
           await rt.start(ctx.signal);
+          end = await rt.done;
         } catch (e) {
           if (ctx.signal.aborted) throw e;
-          const reason = e instanceof Error ? e.message : String(e);
-          if (svc.deps.events) await publishResourceEvent(svc.deps.events, 'aicall_realtime_failed', { ...aicall, engine_model: ai.engine_model, reason }).catch(() => undefined);
-          throw e;
+          end = { kind: 'error', message: e instanceof Error ? e.message : String(e) };
         }
-        end = await rt.done;
+        // not reached, refused, or cut off by the vendor: said in an event as well as in the flow's error
+        if (end.kind === 'error' && svc.deps.events) {
+          await publishResourceEvent(svc.deps.events, 'aicall_realtime_failed', { ...aicall, engine_model: ai.engine_model, reason: end.message }).catch(() => undefined);
+        }
       } else {
         const v = voiceSettings(session.currentAi);
         const event = (type: 'aicall_tts_fallback' | 'aicall_tts_failed', data: Record<string, unknown>) =>
