@@ -120,6 +120,8 @@ describe('ai_talk with a speech-to-speech model (OpenAI Realtime)', function () 
       expect(r.code, r.errors + r.messages).to.equal(0);
       const voiced = sink.voicedTimes();
       // the greeting (440 Hz) comes first, before the caller says anything
+      // within 1 s of the call's first RTP packet (the answer): no STT/LLM round before it
+      expect(voiced[0]! - sink.packets[0]!.at, 'greeting after the media started').to.be.lessThan(1000);
       expect(voiced[0]! - t0, 'first audio after the call started').to.be.lessThan(2000);
       const tones = sink.dominantTones([440, 660]);
       expect(tones.get(440) ?? 0, 'greeting packets').to.be.within(40, 70);
