@@ -134,6 +134,8 @@ const schema = z.object({
   DEEPGRAM_API_KEY: vendorKey,
   OPENAI_BASE_URL: vendorUrl,
   OPENAI_API_KEY: vendorKey,
+  // PEM file of extra CAs trusted for the OpenAI Realtime WebSocket (a gateway with a private CA)
+  OPENAI_REALTIME_CA_FILE: z.string().trim().min(1).optional(),
   AZURE_BASE_URL: vendorUrl,
   AZURE_API_KEY: vendorKey,
   LMNT_BASE_URL: vendorUrl,
@@ -209,6 +211,8 @@ export interface Config {
   webSipCredentialTtlSec: number;
   /** The cloud voice vendors' base URLs and platform-wide keys (core/speech/vendors.ts). */
   voices: VoiceVendors;
+  /** Extra CAs (PEM file path) trusted for the OpenAI Realtime WebSocket (OPENAI_REALTIME_CA_FILE); null: the system's only. */
+  openaiRealtimeCaFile: string | null;
 }
 
 export class ConfigError extends Error {
@@ -298,5 +302,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     sipWssPublicUrl: e.SIP_WSS_PUBLIC_URL ?? null,
     webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
     voices: voiceVendorsFromEnv(e),
+    openaiRealtimeCaFile: e.OPENAI_REALTIME_CA_FILE ?? null,
   });
 }

@@ -67,7 +67,10 @@ const fields = {
     .string()
     .regex(/^([a-z0-9-]+\.[A-Za-z0-9._:-]+)?$/, 'must be target.model, e.g. openai.gpt-5')
     .max(200)
-    .optional(),
+    .optional()
+    .describe(
+      'target.model. Chat targets: openai, gemini, grok (STT -> LLM -> TTS). Our extension of the reference enum: openai-realtime.<model> (e.g. openai-realtime.gpt-realtime), a speech-to-speech model that ai_talk streams the call audio to (OpenAI Realtime API; voice = tts_voice_id); it has no text session.',
+    ),
   engine_url: z
     .union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)])
     .optional()

@@ -8,7 +8,8 @@ import type { Db } from '../db/knex';
 import type { EventPublisher } from '../events/bus';
 import { publishResourceEvent, type EventType, type ResourcePayload } from '../events/catalogue';
 import { EMPTY_UUID } from '../ids';
-import type { ChatMessage, LlmClient, ToolCall } from '../llm/client';
+import { LlmError, type ChatMessage, type LlmClient, type ToolCall, type ToolDef } from '../llm/client';
+import { realtimeModel } from '../speech/voices';
 import { llmFor } from '../llm/endpoint';
 import type { EgressPolicy } from '../net';
 import { retrieve, knowledgeMessage } from '../rag/search';
@@ -37,6 +38,8 @@ export interface StartOptions {
   /** replaces ${var} in the prompt */
   variables?: Record<string, string>;
   actions?: AiActions;
+  /** the host talks to a speech-to-speech engine_model itself (ai_talk); anyone else is refused one */
+  speechToSpeech?: boolean;
 }
 
 /** Why the conversation ended, when a tool ended it. */
@@ -45,6 +48,13 @@ export type EndRequest = { kind: 'stop_service' } | { kind: 'stop_flow' } | { ki
 export class AiNotFound extends Error {}
 
 const MAX_TOOL_ROUNDS = 5;
+
+/** The AI's chat LLM; none for a speech-to-speech model, which only a host that speaks with it may use. */
+function chatLlmFor(ai: AiRow, deps: AiDeps, speechToSpeech = false): LlmClient | null {
+  if (!realtimeModel(ai.engine_model)) return llmFor(ai, deps.env, deps.egress);
+  if (!speechToSpeech) throw new LlmError('NOT_CONFIGURED', `engine_model ${ai.engine_model} is a speech-to-speech model: it talks only in ai_talk on a call`);
+  return null;
+}
 
 function substitute(text: string, vars: Record<string, string>): string {
   return text.replace(/\$\{([^}]+)\}/g, (_m, k: string) => vars[k.trim()] ?? '');
@@ -63,7 +73,7 @@ export class AiSession {
     private ai: AiRow,
     private readonly team: TeamRow | null,
     private readonly opts: StartOptions,
-    private llm: LlmClient,
+    private llm: LlmClient | null,
   ) {
     this.member = team ? (team.members.find((m) => m.id === team.start_member_id) ?? team.members[0] ?? null) : null;
   }
@@ -84,7 +94,7 @@ export class AiSession {
       if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
     }
     // throws LlmError NOT_CONFIGURED before anything is written
-    const llm = llmFor(ai, deps.env, deps.egress);
+    const llm = chatLlmFor(ai, deps, opts.speechToSpeech);
     const aicall = await aicallsRepo(deps.db).create(opts.customerId, {
       assistance_type: opts.assistanceType,
       assistance_id: opts.assistanceId,
@@ -133,7 +143,7 @@ export class AiSession {
         activeflowId: aicall.activeflow_id ?? '',
         actions,
       },
-      llmFor(ai, deps.env, deps.egress),
+      chatLlmFor(ai, deps),
     );
     if (team && aicall.current_member_id) s.member = team.members.find((x) => x.id === aicall.current_member_id) ?? s.member;
     for (const m of await aicallsRepo(deps.db).history(aicall.id)) {
@@ -248,6 +258,7 @@ export class AiSession {
       if (!text && this.history.length === 0) messages.push({ role: 'system', content: 'The caller has just joined: greet them briefly, or answer with nothing to wait for them.' });
       let content = '';
       let calls: ToolCall[] = [];
+      if (!this.llm) throw new LlmError('NOT_CONFIGURED', `engine_model ${this.ai.engine_model} is a speech-to-speech model: it talks only in ai_talk`);
       try {
         for await (const c of this.llm.stream({ messages, tools: this.tools(), signal })) {
           if (c.type === 'text') {
@@ -277,6 +288,27 @@ export class AiSession {
   async recordTurn(messageIds: string[], latency: Record<string, unknown>): Promise<void> {
     await aicallsRepo(this.deps.db).mergeMessageMetadata(messageIds, { latency });
     await this.publish('aicall_turn', { id: this.aicall.id, customer_id: this.aicall.customer_id, aicall_id: this.aicall.id, aimessage_ids: messageIds, latency });
+  }
+
+  /** What a speech-to-speech model is told: the prompt with its variables, and the tools the text path offers. */
+  realtimeSetup(): { instructions: string; tools: ToolDef[] } {
+    return { instructions: this.systemPrompt(), tools: this.tools() };
+  }
+
+  /** Words a speech-to-speech model heard (user, incoming) or said (assistant, outgoing), as an aimessage. */
+  recordSpoken(role: 'user' | 'assistant', text: string): Promise<AimessageRow> {
+    return this.record({ role, content: text }, role === 'user' ? 'incoming' : 'outgoing');
+  }
+
+  /**
+   * A function call of a speech-to-speech model: recorded as the text path records one (the
+   * assistant's call, then the tool's result) and run by the same tool mapping. Returns the result.
+   */
+  async callTool(call: ToolCall): Promise<string> {
+    await this.record({ role: 'assistant', content: null, tool_calls: [call] }, 'outgoing');
+    const result = await this.runTool(call).catch((e: Error) => `error: ${e.message}`);
+    await this.record({ role: 'tool', content: result, tool_call_id: call.id }, '');
+    return result;
   }
 
   /** Whole reply as one text (ai_task, conversations). */
@@ -345,7 +377,7 @@ export class AiSession {
     if (!m) return 'error: no such team member';
     const ai = await aisRepo(this.deps.db).get(this.aicall.customer_id, m.ai_id);
     if (!ai) return 'error: the member has no AI';
-    this.llm = llmFor(ai, this.deps.env, this.deps.egress);
+    this.llm = chatLlmFor(ai, this.deps, this.opts.speechToSpeech);
     this.ai = ai;
     this.member = m;
     await aicallsRepo(this.deps.db).setMember(this.aicall.id, m.id);

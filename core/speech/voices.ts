@@ -43,8 +43,24 @@ export const REFERENCE_TTS_TYPES = [
 
 /** Recognisers an AI may name ('' = pocketsphinx). */
 export const AI_STT_TYPES = ['pocketsphinx', 'deepgram'] as const;
-/** engine_model targets (`target.model`): each reached through its OpenAI-compatible chat endpoint. */
-export const ENGINE_TARGETS = ['openai', 'gemini', 'grok'] as const;
+/** engine_model targets (`target.model`): a chat model reached through its OpenAI-compatible endpoint, or a speech-to-speech one (below). */
+export const ENGINE_TARGETS = ['openai', 'gemini', 'grok', 'openai-realtime'] as const;
+
+/**
+ * engine_model targets that are speech-to-speech models (our extension of the reference enum):
+ * ai_talk streams the call's audio to them over a WebSocket (media-app/ai/realtime.ts) instead of
+ * STT → chat LLM → TTS; `openai-realtime.<model>` is OpenAI's Realtime API (e.g. gpt-realtime).
+ */
+export const REALTIME_TARGETS = ['openai-realtime'] as const;
+export type RealtimeTarget = (typeof REALTIME_TARGETS)[number];
+
+/** The speech-to-speech target and model of an engine_model, or null for a chat model. */
+export function realtimeModel(v: string | undefined): { target: RealtimeTarget; model: string } | null {
+  const dot = (v ?? '').indexOf('.');
+  if (dot <= 0) return null;
+  const target = v!.slice(0, dot);
+  return has(REALTIME_TARGETS, target) ? { target: target as RealtimeTarget, model: v!.slice(dot + 1) } : null;
+}
 
 const has = (list: readonly string[], v: string) => list.includes(v);
 
@@ -70,6 +86,7 @@ export function checkSttType(field: string, v: string | undefined): void {
 export function checkEngineModel(field: string, v: string | undefined): void {
   if (!v) return;
   const target = v.slice(0, Math.max(0, v.indexOf('.')));
+  if (realtimeModel(v) && !realtimeModel(v)!.model) throw invalidArgument(`${field} "${v}" names no model; e.g. ${target}.gpt-realtime`, [{ field, issue: 'no model' }]);
   if (has(ENGINE_TARGETS, target)) return;
   throw invalidArgument(`${field} "${v}": target "${target}" has no adapter on this platform; use one of: ${ENGINE_TARGETS.map((t) => `${t}.<model>`).join(', ')}`, [
     { field, issue: `no adapter for "${target}"` },

@@ -1,4 +1,5 @@
 /** The AI subsystem of a media-app node: fills services.ai for ai_talk, ai_task and ai_summary. */
+import fs from 'node:fs';
 import type { Subsystem } from '../subsystem';
 import type { Endpoint } from '../../media-engine';
 import type { AiService } from './service';
@@ -15,6 +16,7 @@ export const subsystem: Subsystem = {
       dataDir: ctx.deps.config.dataDir,
       logger: ctx.logger,
       voices: ctx.deps.config.voices,
+      realtimeCa: ctx.deps.config.openaiRealtimeCaFile ? fs.readFileSync(ctx.deps.config.openaiRealtimeCaFile) : null,
       endpointOf(callId: string): Endpoint | null {
         const call = ctx.deps.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
         return call && !call.isEnded ? (call.endpoint ?? null) : null;

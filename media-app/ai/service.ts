@@ -13,6 +13,8 @@ export interface AiService {
   readonly logger: Logger;
   /** cloud voice vendors' URLs and platform keys (config.voices) */
   readonly voices: VoiceVendors;
+  /** extra CAs (PEM) trusted for the OpenAI Realtime WebSocket (config.openaiRealtimeCaFile) */
+  readonly realtimeCa: Buffer | null;
   /** The media endpoint of a live call this node owns. */
   endpointOf(callId: string): Endpoint | null;
 }

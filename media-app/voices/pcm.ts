@@ -3,10 +3,16 @@
  * 16-bit little-endian PCM at another rate goes through media-engine's resampler (libspeexdsp),
  * one per stream, with an odd byte carried to the next chunk.
  */
-import { decodeG711, Resampler } from '../../media-engine';
+import { decodeG711, muLaw, Resampler } from '../../media-engine';
 
 export function ulawToPcm(bytes: Uint8Array): Int16Array {
   return decodeG711('PCMU', bytes);
+}
+
+export function pcmToUlaw(pcm: Int16Array): Buffer {
+  const out = Buffer.allocUnsafe(pcm.length);
+  for (let i = 0; i < pcm.length; i++) out[i] = muLaw.encodeSample(pcm[i]!);
+  return out;
 }
 
 export class PcmTo8k {

@@ -332,4 +332,19 @@ describe('ai: resources over the API', function () {
     expect(sum.status).to.equal(404);
     void call;
   });
+
+  it('engine_model: openai-realtime.<model> (a speech-to-speech model) is accepted; an unknown target is refused naming it', async () => {
+    const r = await auth(api().post('/v1.0/ais')).send({ name: 'rt', engine_model: 'openai-realtime.gpt-realtime' }).expect(200);
+    expect(r.body.engine_model).to.equal('openai-realtime.gpt-realtime');
+    const bad = await auth(api().post('/v1.0/ais')).send({ name: 'rt2', engine_model: 'someone-realtime.x' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.message).to.include('target "someone-realtime" has no adapter').and.include('openai-realtime.<model>');
+    // a speech-to-speech model has no text session
+    const s = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'ai', assistance_id: r.body.id, reference_type: 'task' });
+    expect(s.status).to.equal(400);
+    expect(s.body.error.message).to.include('speech-to-speech model');
+    // documented in the OpenAPI document
+    const doc = JSON.stringify((await api().get('/v1.0/openapi.json').expect(200)).body);
+    expect(doc).to.include('openai-realtime.<model>');
+  });
 });

@@ -6,6 +6,8 @@ import { abortError } from '../clock';
 import { assistanceOf, startFailure } from '../../ai/assistance';
 import { flowActions, voiceSettings } from '../../ai/host-actions';
 import { VoiceAgent, type AgentVoice, type VoiceEnd } from '../../ai/voice';
+import { RealtimeAgent } from '../../ai/realtime';
+import { realtimeModel } from '../../../core/speech/voices';
 import type { AiRow } from '../../../core/repos/ais';
 import { Speaker } from '../../voices';
 import { egressPolicyFor } from '../../../core/net';
@@ -28,7 +30,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
     await call.prepareMedia(ctx.signal);
     const ep = svc.endpointOf(call.info.id);
     if (!ep) return { kind: 'fail', message: 'ai_talk: the call has no media on this node' };
-    let agent: VoiceAgent | null = null;
+    let agent: VoiceAgent | RealtimeAgent | null = null;
     let session: AiSession;
     try {
       session = await AiSession.start(svc.deps, {
@@ -39,6 +41,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
         referenceId: call.info.id,
         activeflowId: ctx.activeflowId,
         variables: ctx.vars.snapshot(),
+        speechToSpeech: true,
         actions: {
           ...flowActions(ctx),
           connect: async () => 'connecting',
@@ -56,38 +59,70 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
     ctx.note('aicall_started', { aicall_id: session.id });
     let end: VoiceEnd;
     try {
-      const v = voiceSettings(session.currentAi);
       const duration = this.option.duration ?? 0;
       const aicall = { id: session.id, customer_id: ctx.customerId, aicall_id: session.id, activeflow_id: ctx.activeflowId };
-      const event = (type: 'aicall_tts_fallback' | 'aicall_tts_failed', data: Record<string, unknown>) =>
-        svc.deps.events ? void publishResourceEvent(svc.deps.events, type, { ...aicall, ...data }).catch(() => undefined) : undefined;
-      // each AI's voice, made once (a team's members each speak with their own)
-      const voices = new Map<string, AgentVoice & { type: string }>();
-      const voiceOf = (ai: AiRow): AgentVoice & { type: string } => {
-        let out = voices.get(ai.id);
-        if (out) return out;
-        const s = voiceSettings(ai);
-        const speaker = s.cloud
-          ? new Speaker(ep, s.cloud.primary, s.cloud.fallback, s.language, s.cloud.firstByteMs, {
-              egress: svc.deps.egress ?? egressPolicyFor(),
-              vendors: svc.voices,
-              cacheDir: svc.dataDir,
-              onFallback: (f) => {
-                ctx.note('aicall_tts_fallback', f);
-                event('aicall_tts_fallback', { tts_type: f.from, fallback_tts_type: f.to, reason: f.reason });
-              },
-            })
-          : undefined;
-        out = { type: ai.tts_type, speaker, ttsProvider: s.ttsProvider, voice: s.voice };
-        voices.set(ai.id, out);
-        return out;
-      };
-      const first = voiceOf(session.currentAi);
-      agent = new VoiceAgent(ep, session, { ...v, ...first, voiceFor: voiceOf, turns: turnSettings(session.currentAi), maxDurationMs: duration > 0 ? duration * 1000 : 0 });
-      agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
-      agent.on('tts_error', (e: Error) => event('aicall_tts_failed', { tts_type: voiceOf(session.currentAi).type, reason: e.message }));
-      await agent.start(ctx.signal);
-      end = await agent.done;
+      const s2s = realtimeModel(session.currentAi.engine_model);
+      if (s2s) {
+        // a speech-to-speech model: the call's audio to the model and back, no STT/TTS here
+        const ai = session.currentAi;
+        const rt = new RealtimeAgent(ep, session, {
+          model: s2s.model,
+          // the AI's own URL gets only its own key (as for a chat engine_url)
+          baseUrl: ai.engine_url || svc.voices.openai.baseUrl,
+          apiKey: ai.engine_key || (ai.engine_url ? '' : svc.voices.openai.apiKey),
+          voice: ai.tts_voice_id,
+          language: ai.stt_language || 'en-US',
+          egress: svc.deps.egress ?? egressPolicyFor(),
+          ca: svc.realtimeCa,
+          maxDurationMs: duration > 0 ? duration * 1000 : 0,
+          silenceMs: typeof ai.vad_config?.stop_secs === 'number' ? Math.round(ai.vad_config.stop_secs * 1000) : undefined,
+        });
+        agent = rt;
+        rt.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk realtime error'));
+        rt.on('barge_in', (playedMs) => ctx.note('aicall_barge_in', { played_ms: playedMs }));
+        try {
+          await rt.start(ctx.signal);
+          end = await rt.done;
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          end = { kind: 'error', message: e instanceof Error ? e.message : String(e) };
+        }
+        // not reached, refused, or cut off by the vendor: said in an event as well as in the flow's error
+        if (end.kind === 'error' && svc.deps.events) {
+          await publishResourceEvent(svc.deps.events, 'aicall_realtime_failed', { ...aicall, engine_model: ai.engine_model, reason: end.message }).catch(() => undefined);
+        }
+      } else {
+        const v = voiceSettings(session.currentAi);
+        const event = (type: 'aicall_tts_fallback' | 'aicall_tts_failed', data: Record<string, unknown>) =>
+          svc.deps.events ? void publishResourceEvent(svc.deps.events, type, { ...aicall, ...data }).catch(() => undefined) : undefined;
+        // each AI's voice, made once (a team's members each speak with their own)
+        const voices = new Map<string, AgentVoice & { type: string }>();
+        const voiceOf = (ai: AiRow): AgentVoice & { type: string } => {
+          let out = voices.get(ai.id);
+          if (out) return out;
+          const s = voiceSettings(ai);
+          const speaker = s.cloud
+            ? new Speaker(ep, s.cloud.primary, s.cloud.fallback, s.language, s.cloud.firstByteMs, {
+                egress: svc.deps.egress ?? egressPolicyFor(),
+                vendors: svc.voices,
+                cacheDir: svc.dataDir,
+                onFallback: (f) => {
+                  ctx.note('aicall_tts_fallback', f);
+                  event('aicall_tts_fallback', { tts_type: f.from, fallback_tts_type: f.to, reason: f.reason });
+                },
+              })
+            : undefined;
+          out = { type: ai.tts_type, speaker, ttsProvider: s.ttsProvider, voice: s.voice };
+          voices.set(ai.id, out);
+          return out;
+        };
+        const first = voiceOf(session.currentAi);
+        agent = new VoiceAgent(ep, session, { ...v, ...first, voiceFor: voiceOf, turns: turnSettings(session.currentAi), maxDurationMs: duration > 0 ? duration * 1000 : 0 });
+        agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
+        agent.on('tts_error', (e: Error) => event('aicall_tts_failed', { tts_type: voiceOf(session.currentAi).type, reason: e.message }));
+        await agent.start(ctx.signal);
+        end = await agent.done;
+      }
     } catch (e) {
       if (ctx.signal.aborted) throw e;
       end = { kind: 'error', message: e instanceof Error ? e.message : String(e) };

@@ -1,0 +1,223 @@
+// A stand-in for OpenAI's Realtime API on loopback (wss, a self-signed certificate: the SDK always
+// opens wss), written from the public API reference: GET /v1/realtime?model= with
+// `Authorization: Bearer <key>` (another key: HTTP 401 on the upgrade), session.update →
+// session.updated, input_audio_buffer.append (µ-law; speech found by its energy → speech_started /
+// speech_stopped, then a response as the server VAD's create_response does), response.create → a
+// response: a tone as response.output_audio.delta (µ-law base64, sent faster than real time as the
+// vendor does) with its transcript, or a function call. What the client sent is kept for the test.
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { muLaw } from '../../media-engine';
+import { selfSignedCert, type TestCert } from '../tls-cert';
+
+/** One response of the model: audio (a tone of `ms`) with its transcript, or a function call. */
+export type RealtimeReply = { say: string; ms: number; hz?: number } | { call: string; arguments: Record<string, unknown> };
+
+export interface RealtimeScript {
+  /** the opening response (the client's first response.create) */
+  greeting: RealtimeReply;
+  /** the caller's n-th utterance (0-based): what it "said" (its transcript) and the model's answer */
+  turn(n: number): { heard: string; reply: RealtimeReply };
+  /** after a function call's output: the model's next response */
+  afterCall(name: string, output: string): RealtimeReply | null;
+  /** the vendor drops the connection this long after it opened (code 1011) */
+  dropAfterMs?: number;
+}
+
+export interface ReceivedEvent {
+  at: number;
+  type: string;
+  event: Record<string, unknown>;
+}
+
+export interface RealtimeServer {
+  url: string;
+  cert: TestCert;
+  key: string;
+  script: RealtimeScript;
+  /** every client event but appends, as received */
+  received: ReceivedEvent[];
+  /** when each speech_started was sent, and when each response's first audio went out */
+  speechStartedAt: number[];
+  firstAudioAt: Record<string, number>;
+  /** ms of caller audio received */
+  appendedMs: number;
+  /** upgrades refused for their key */
+  refused: number;
+  close(): Promise<void>;
+}
+
+const b64Tone = (ms: number, hz: number, from: number): string => {
+  const n = ms * 8;
+  const out = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) out[i] = muLaw.encodeSample(Math.round(8000 * Math.sin((2 * Math.PI * hz * (from + i)) / 8000)));
+  return out.toString('base64');
+};
+
+let seq = 0;
+const id = (p: string) => `${p}_${++seq}`;
+
+export async function startRealtimeServer(key: string, script: RealtimeScript): Promise<RealtimeServer> {
+  const cert = selfSignedCert();
+  const http = https.createServer({ cert: cert.cert, key: cert.key });
+  const wss = new WebSocketServer({ noServer: true });
+  const state: RealtimeServer = {
+    url: '',
+    cert,
+    key,
+    script,
+    received: [],
+    speechStartedAt: [],
+    firstAudioAt: {},
+    appendedMs: 0,
+    refused: 0,
+    async close() {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      await new Promise<void>((r) => http.close(() => r()));
+    },
+  };
+  http.on('upgrade', (req, socket, head) => {
+    const u = new URL(req.url ?? '/', 'https://x');
+    if (u.pathname !== '/v1/realtime' || !u.searchParams.get('model')) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    if (req.headers.authorization !== `Bearer ${state.key}`) {
+      state.refused++;
+      socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => session(ws, state));
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));
+  state.url = `https://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
+  return state;
+}
+
+/** One client connection: the conversation's state and the VAD. */
+function session(ws: WebSocket, s: RealtimeServer): void {
+  const send = (e: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ event_id: id('event'), ...e }));
+  let silenceMs = 500;
+  let speaking = false;
+  let voicedRun = 0;
+  let quietRun = 0;
+  let turns = 0;
+  /** the response now streaming: cancelled by the caller's speech */
+  let active: { id: string; stop: () => void } | null = null;
+  const callNames = new Map<string, string>();
+  send({ type: 'session.created', session: { type: 'realtime', id: id('sess') } });
+  if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'server error'), s.script.dropAfterMs);
+
+  const respond = (reply: RealtimeReply) => {
+    active?.stop();
+    const rid = id('resp');
+    const itemId = id('item');
+    send({ type: 'response.created', response: { id: rid, status: 'in_progress', output: [] } });
+    if ('call' in reply) {
+      const callId = id('call');
+      const args = JSON.stringify(reply.arguments);
+      callNames.set(callId, reply.call);
+      const item = { id: itemId, type: 'function_call', status: 'completed', name: reply.call, call_id: callId, arguments: args };
+      send({ type: 'response.output_item.added', response_id: rid, output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
+      send({ type: 'response.function_call_arguments.done', response_id: rid, item_id: itemId, output_index: 0, call_id: callId, name: reply.call, arguments: args });
+      send({ type: 'response.output_item.done', response_id: rid, output_index: 0, item });
+      send({ type: 'response.done', response: { id: rid, status: 'completed', output: [item] } });
+      return;
+    }
+    const item = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+    send({ type: 'response.output_item.added', response_id: rid, output_index: 0, item });
+    send({ type: 'conversation.item.added', item });
+    // 200 ms of audio every 50 ms: four times real time, as a vendor sends ahead of the playback
+    let sent = 0;
+    const hz = reply.hz ?? 440;
+    const timer = setInterval(() => {
+      if (sent >= reply.ms) return done('completed');
+      const ms = Math.min(200, reply.ms - sent);
+      if (!sent) s.firstAudioAt[itemId] = Date.now();
+      send({ type: 'response.output_audio.delta', response_id: rid, item_id: itemId, output_index: 0, content_index: 0, delta: b64Tone(ms, hz, sent * 8) });
+      sent += ms;
+    }, 50);
+    const done = (status: 'completed' | 'cancelled') => {
+      clearInterval(timer);
+      if (active?.id === rid) active = null;
+      send({ type: 'response.output_audio.done', response_id: rid, item_id: itemId, output_index: 0, content_index: 0 });
+      send({ type: 'response.output_audio_transcript.done', response_id: rid, item_id: itemId, output_index: 0, content_index: 0, transcript: reply.say });
+      const finished = { ...item, status: 'completed', content: [{ type: 'output_audio', transcript: reply.say }] };
+      send({ type: 'response.output_item.done', response_id: rid, output_index: 0, item: finished });
+      send({ type: 'response.done', response: { id: rid, status, output: [finished] } });
+    };
+    active = { id: rid, stop: () => done('cancelled') };
+  };
+
+  const frame = (pcm: Int16Array) => {
+    let sum = 0;
+    for (const v of pcm) sum += v * v;
+    const voiced = Math.sqrt(sum / pcm.length) > 600;
+    if (voiced) {
+      voicedRun += 20;
+      quietRun = 0;
+    } else {
+      quietRun += 20;
+      voicedRun = 0;
+    }
+    if (!speaking && voicedRun >= 60) {
+      speaking = true;
+      s.speechStartedAt.push(Date.now());
+      send({ type: 'input_audio_buffer.speech_started', audio_start_ms: s.appendedMs - voicedRun, item_id: id('item') });
+      // interrupt_response: the caller's speech cancels the response being streamed
+      active?.stop();
+    } else if (speaking && quietRun >= silenceMs) {
+      speaking = false;
+      const userItem = id('item');
+      send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: s.appendedMs, item_id: userItem });
+      send({ type: 'input_audio_buffer.committed', item_id: userItem, previous_item_id: null });
+      const t = s.script.turn(turns++);
+      send({ type: 'conversation.item.input_audio_transcription.completed', item_id: userItem, content_index: 0, transcript: t.heard });
+      respond(t.reply);
+    }
+  };
+
+  ws.on('message', (raw) => {
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(String(raw)) as Record<string, unknown>;
+    } catch {
+      return send({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_json', message: 'not JSON' } });
+    }
+    const type = String(e.type);
+    if (type !== 'input_audio_buffer.append') s.received.push({ at: Date.now(), type, event: e });
+    switch (type) {
+      case 'session.update': {
+        const td = ((e.session as { audio?: { input?: { turn_detection?: { silence_duration_ms?: number } } } }).audio?.input?.turn_detection ?? {}) as { silence_duration_ms?: number };
+        if (typeof td.silence_duration_ms === 'number') silenceMs = td.silence_duration_ms;
+        return send({ type: 'session.updated', session: e.session });
+      }
+      case 'input_audio_buffer.append': {
+        const bytes = Buffer.from(String(e.audio), 'base64');
+        for (let at = 0; at + 160 <= bytes.length; at += 160) {
+          const pcm = new Int16Array(160);
+          for (let i = 0; i < 160; i++) pcm[i] = muLaw.decodeSample(bytes[at + i]!);
+          s.appendedMs += 20;
+          frame(pcm);
+        }
+        return;
+      }
+      case 'response.create': {
+        const calls = s.received.filter((r) => r.type === 'conversation.item.create');
+        const last = calls.at(-1)?.event.item as { type?: string; output?: string; call_id?: string } | undefined;
+        const answered = s.received.filter((r) => r.type === 'response.create').length;
+        if (answered === 1) return respond(s.script.greeting);
+        if (last?.type === 'function_call_output') {
+          const next = s.script.afterCall(callNames.get(String(last.call_id)) ?? '', String(last.output));
+          if (next) respond(next);
+        }
+        return;
+      }
+      case 'conversation.item.truncate':
+        return send({ type: 'conversation.item.truncated', item_id: e.item_id, content_index: e.content_index, audio_end_ms: e.audio_end_ms });
+    }
+  });
+  ws.on('close', () => active?.stop());
+}
