@@ -42,7 +42,11 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
   });
 }
 
-export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, signal: AbortSignal): Promise<ConnectResult> {
+/**
+ * durationLimitMs: the bridge's longest life after the answer; then the destination side is hung up
+ * (ended_by destination) and the master's flow goes on (Twilio's Dial timeLimit).
+ */
+export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, signal: AbortSignal, opts: { durationLimitMs?: number } = {}): Promise<ConnectResult> {
   const onAbort = () => {
     if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
   };
@@ -75,10 +79,17 @@ export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[]
       if (master.isEnded) await winner.hangup('normal');
       return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
     }
-    const end = await bridge.ended;
+    const bridgedAt = Date.now();
+    const limit = opts.durationLimitMs
+      ? setTimeout(() => {
+          const b = bridge.parties.b;
+          if (b instanceof CallSession) b.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'duration_limit', announce: true });
+        }, opts.durationLimitMs)
+      : null;
+    const end = await bridge.ended.finally(() => limit && clearTimeout(limit));
     // slot a is the master's (or whoever a transfer put in its place); merged: a REFER with Replaces took it
     const b = end.b instanceof CallSession ? end.b : winner;
-    return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: end.slot === 'b' ? 'destination' : 'master' };
+    return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: end.slot === 'b' ? 'destination' : 'master', bridged_ms: Date.now() - bridgedAt };
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

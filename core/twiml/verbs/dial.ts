@@ -5,8 +5,10 @@
  * CF…/QU… SID) and become conference_join / queue_join; names are refused (no lookup here).
  * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
  * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs.
- * `timeout` and `answerOnBridge` are accepted (the dialler's own timeout; the caller is answered
- * first); record, hangupOnStar, timeLimit, ringTone and noun attributes are refused.
+ * `timeout` (ring seconds, default 30) and `timeLimit` (seconds after the answer, default 4 h) become
+ * the connect's ring_timeout / duration_limit. The caller is answered before the dial unless
+ * answerOnBridge="true" (then the connect answers it when the callee does). record, hangupOnStar,
+ * ringTone and noun attributes are refused.
  */
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
@@ -46,9 +48,9 @@ export function compileDial(p: Program, el: TwimlElement): void {
   const a = new Attrs(el, ATTRS);
   if (a.str('record') !== undefined && a.str('record') !== 'do-not-record') throw schemaError('<Dial> record is not supported here');
   if (a.bool('hangupOnStar')) throw schemaError('<Dial> hangupOnStar is not supported here');
-  if (a.str('timeLimit') !== undefined) throw schemaError('<Dial> timeLimit is not supported here');
-  a.int('timeout', 5, 600);
-  a.bool('answerOnBridge');
+  const ringSec = a.int('timeout', 5, 600) ?? 30;
+  const limitSec = a.int('timeLimit', 1, 86_400) ?? 14_400;
+  const answerOnBridge = a.bool('answerOnBridge') === true;
   const nouns = childElements(el);
   const text = textOf(el);
   if (nouns.length && text) throw schemaError('<Dial> takes either a number or nouns, not both');
@@ -74,9 +76,11 @@ export function compileDial(p: Program, el: TwimlElement): void {
     dests.push(destination(n));
   }
   if (!dests.length) throw schemaError('<Dial> needs a number or a noun');
-  const option: Record<string, unknown> = { destinations: dests };
+  const option: Record<string, unknown> = { destinations: dests, ring_timeout: ringSec * 1000, duration_limit: limitSec * 1000 };
   const callerId = a.str('callerId');
   if (callerId !== undefined) option.source = /^sips?:/i.test(callerId) ? { type: 'sip', target: callerId } : { type: 'tel', target: callerId };
+  // Twilio answers the caller before dialling unless answerOnBridge (then the bridge answers it)
+  if (!answerOnBridge) p.add('answer', {});
   p.add('connect', option);
   const action = a.str('action');
   if (action === undefined) return;

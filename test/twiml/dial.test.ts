@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import twilio from 'twilio';
+import { testDb } from '../../testkit/db';
+import { answeringUas, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
+import { sipPortPair } from '../../testkit/ports';
+import { customerWithTrunk, placeCall, startStack, type Stack } from '../../testkit/streams/support';
+import { TwimlServer } from '../../testkit/twiml/server';
+import type { Fixture } from '../../testkit/api';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+
+const { VoiceResponse } = twilio.twiml;
+
+describe('TwiML <Dial> timeout, timeLimit, answerOnBridge (sipp caller and callees)', function () {
+  this.timeout(90_000);
+  let stack: Stack;
+  let app: TwimlServer;
+  let f: Fixture;
+
+  before(async () => {
+    stack = await startStack();
+    f = await customerWithTrunk(stack.api);
+    app = await TwimlServer.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
+  });
+  after(async () => {
+    killAllSipp();
+    await app?.close();
+    await stack?.close();
+  });
+
+  async function legOf(masterId: string, status?: string) {
+    const db = await testDb();
+    const q = () => (status ? db('calls').where('master_call_id', masterId).andWhere('status', status) : db('calls').where('master_call_id', masterId));
+    return until(async () => (await q().first()) ?? null, 20_000, `leg ${status ?? 'created'}`);
+  }
+
+  it('timeout="5": a callee that only rings is given up after ~5 s and the action gets DialCallStatus=no-answer', async () => {
+    const calleePort = await sipPortPair();
+    const callee = sipp(answeringUas({ cancel: true }), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+    await sleep(300);
+    const doc = new VoiceResponse();
+    doc.dial({ action: '/timeout-done', timeout: 5 }).sip(`sip:ringer@127.0.0.1:${calleePort}`);
+    app.on('/timeout', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/timeout-done', done.toString());
+    const call = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/timeout') } }]);
+    await app.next('/timeout');
+    await legOf(call.callId, 'ringing');
+    const t0 = Date.now();
+    const cb = await app.next('/timeout-done');
+    const waited = (Date.now() - t0) / 1000;
+    expect(cb.params.DialCallStatus).to.equal('no-answer');
+    expect(waited, 'seconds from ringing to the action').to.be.within(3, 8);
+    const rc = await callee.done;
+    expect(rc.code, rc.errors + rc.messages).to.equal(0);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  it('timeLimit="3": the bridge is ended ~3 s after the answer; DialCallStatus=completed, DialCallDuration≈3, the caller stays', async () => {
+    const calleePort = await sipPortPair();
+    const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+    await sleep(300);
+    const doc = new VoiceResponse();
+    doc.dial({ action: '/limit-done', timeLimit: 3 }).sip(`sip:talker@127.0.0.1:${calleePort}`);
+    app.on('/limit', doc.toString());
+    const done = new VoiceResponse();
+    done.say('Time is up');
+    done.hangup();
+    app.on('/limit-done', done.toString());
+    const call = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/limit') } }]);
+    await app.next('/limit');
+    const leg = await legOf(call.callId, 'progressing');
+    const t0 = Date.now();
+    const cb = await app.next('/limit-done');
+    const waited = (Date.now() - t0) / 1000;
+    expect(cb.params.DialCallStatus).to.equal('completed');
+    expect(Number(cb.params.DialCallDuration)).to.be.within(3, 5);
+    expect(waited, 'seconds from the answer to the action').to.be.within(2, 6);
+    const db = await testDb();
+    expect((await db('calls').where({ id: leg.id }).first())?.status).to.equal('hangup');
+    // the caller was kept: the action's Say is heard after the bridge ended
+    const heard = call.peer.voiced();
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(call.peer.voiced()).to.be.greaterThan(heard);
+    const rc = await callee.done;
+    expect(rc.code, rc.errors + rc.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  for (const onBridge of [true, false]) {
+    it(`answerOnBridge="${onBridge}": the caller gets its 200 OK ${onBridge ? 'only after the callee answers (180 passed on)' : 'before the callee answers'}`, async () => {
+      const calleePort = await sipPortPair();
+      const callee = sipp(answeringUas({ pauseMs: 3000 }), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+      await sleep(300);
+      const doc = new VoiceResponse();
+      doc.dial({ answerOnBridge: onBridge }).sip(`sip:late@127.0.0.1:${calleePort}`);
+      app.on(`/aob-${onBridge}`, doc.toString());
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url(`/aob-${onBridge}`) } }]);
+      const leg = await legOf(call.callId, 'progressing');
+      const db = await testDb();
+      const master = await db('calls').where({ id: call.callId }).first();
+      const callerAnswered = new Date(master!.tm_progressing!).getTime();
+      const calleeAnswered = new Date(leg.tm_progressing!).getTime();
+      if (onBridge) expect(callerAnswered, 'caller answered after the callee').to.be.at.least(calleeAnswered);
+      else expect(calleeAnswered - callerAnswered, 'caller answered well before the callee').to.be.at.least(2000);
+      await sleep(500);
+      await stack.platform.app.calls.get(leg.id)!.hangup('normal');
+      const r = await call.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      if (onBridge) expect(r.messages).to.match(/SIP\/2\.0 180[\s\S]*SIP\/2\.0 200/);
+      const rc = await callee.done;
+      expect(rc.code, rc.errors + rc.messages).to.equal(0);
+      call.peer.close();
+    });
+  }
+});
