@@ -378,7 +378,10 @@ export class CallFactory implements CallLegs {
       await Promise.all(legs.map((l) => l.close({ cause: 'failure', by: 'local', why: 'connect legs not made', announce: true })));
       throw err;
     }
-    return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal, { durationLimitMs: req.duration_limit });
+    return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal, {
+      durationLimitMs: req.duration_limit,
+      record: req.record ?? false,
+    });
   }
 
   /**

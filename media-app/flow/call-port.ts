@@ -62,6 +62,8 @@ export interface ConnectRequest {
   ring_timeout?: number;
   /** Ms the bridge may last after the answer; then the destination is hung up. Unset: no limit. */
   duration_limit?: number;
+  /** Record the call from the answer until the bridge ends. */
+  record?: boolean;
 }
 
 export interface ConnectResult {
@@ -73,6 +75,8 @@ export interface ConnectResult {
   ended_by: 'destination' | 'master';
   /** Ms the bridge lasted (from the answer), when one was opened and this side measured it. */
   bridged_ms?: number;
+  /** The recording made of the bridge (record). */
+  recording_id?: string;
 }
 
 export interface OriginateRequest {

@@ -181,7 +181,16 @@ describe('TwiML compiler (core/twiml)', () => {
     refused('<Response><Enqueue>support</Enqueue></Response>', 12200, /names are not supported/);
     refused(`<Response><Dial><Conference endConferenceOnExit="true">${conf}</Conference></Dial></Response>`, 12200, /endConferenceOnExit/);
     refused('<Response><Dial hangupOnStar="true">+1555</Dial></Response>', 12200, /hangupOnStar/);
-    refused('<Response><Dial record="record-from-answer">+1555</Dial></Response>', 12200, /record/);
+    refused('<Response><Dial record="record-from-ringing">+1555</Dial></Response>', 12200, /record/);
+    const rec = new VoiceResponse();
+    rec.dial({ record: 'record-from-answer-dual', action: '/after' }, '+15550004444');
+    expect(shape(compile(rec)).slice(1)).to.deep.equal([
+      { type: 'connect', option: { destinations: [{ type: 'tel', target: '+15550004444' }], ring_timeout: 30_000, duration_limit: 14_400_000, record: true } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialCallStatus', value: '${svc.connect.status}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialCallDuration', value: '${svc.connect.duration}' } },
+      { type: 'variable_set', option: { key: TWIML_VARS.waitRecording, value: '${svc.connect.recording_id}' } },
+      { type: 'twiml', option: { url: 'https://app.example.com/after', method: 'POST' } },
+    ]);
     refused('<Response><Dial><Number>not-a-number</Number></Dial></Response>', 12200, /phone number/);
     refused('<Response><Dial><Sip>http://x</Sip></Dial></Response>', 12200, /sip: URI/);
     refused('<Response><Dial/></Response>', 12200, /needs a number/);

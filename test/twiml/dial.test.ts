@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import path from 'node:path';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
 import { answeringUas, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
@@ -7,10 +8,11 @@ import { customerWithTrunk, placeCall, startStack, type Stack } from '../../test
 import { TwimlServer } from '../../testkit/twiml/server';
 import type { Fixture } from '../../testkit/api';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { readWav, rms } from '../media-engine/support';
 
 const { VoiceResponse } = twilio.twiml;
 
-describe('TwiML <Dial> timeout, timeLimit, answerOnBridge (sipp caller and callees)', function () {
+describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record (sipp caller and callees)', function () {
   this.timeout(90_000);
   let stack: Stack;
   let app: TwimlServer;
@@ -116,4 +118,41 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge (sipp caller and calle
       call.peer.close();
     });
   }
+
+  it('record="record-from-answer": the bridged call is recorded from the answer; the action gets RecordingSid/RecordingUrl', async () => {
+    const calleePort = await sipPortPair();
+    const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+    await sleep(300);
+    const doc = new VoiceResponse();
+    doc.dial({ action: '/rec-done', record: 'record-from-answer' }).sip(`sip:recorded@127.0.0.1:${calleePort}`);
+    app.on('/rec', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/rec-done', done.toString());
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/rec') } }]);
+    const leg = await legOf(call.callId, 'progressing');
+    // the caller's tone crosses the bridge for a while, then the callee hangs up
+    await sleep(2500);
+    await stack.platform.app.calls.get(leg.id)!.hangup('normal');
+    const cb = await app.next('/rec-done');
+    expect(cb.params.DialCallStatus).to.equal('completed');
+    expect(cb.params.RecordingSid).to.match(/^RE[0-9a-f]{32}$/);
+    expect(cb.params.RecordingUrl).to.match(/\/v1\.0\/recordingfiles\/[0-9a-f-]{36}$/);
+    expect(Number(cb.params.RecordingDuration)).to.be.within(1, 5);
+    const db = await testDb();
+    const rec = await db('recordings').where({ reference_id: call.callId }).first();
+    expect(rec, 'a recording of the caller').to.not.equal(undefined);
+    expect(cb.params.RecordingSid).to.equal('RE' + String(rec!.id).replace(/-/g, ''));
+    expect(rec!.status).to.equal('ended');
+    // started at the answer, not before the dial
+    expect(new Date(rec!.tm_start!).getTime()).to.be.at.least(new Date(leg.tm_progressing!).getTime() - 200);
+    const wav = readWav(path.join(stack.platform.config.dataDir, 'recordings', rec!.filenames[0]!));
+    expect(wav.samples.length / wav.rate, 'seconds recorded').to.be.within(1.5, 5);
+    expect(rms(wav.samples), 'the caller is heard in it').to.be.greaterThan(200);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const rc = await callee.done;
+    expect(rc.code, rc.errors + rc.messages).to.equal(0);
+    call.peer.close();
+  });
 });

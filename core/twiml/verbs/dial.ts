@@ -7,8 +7,10 @@
  * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs.
  * `timeout` (ring seconds, default 30) and `timeLimit` (seconds after the answer, default 4 h) become
  * the connect's ring_timeout / duration_limit. The caller is answered before the dial unless
- * answerOnBridge="true" (then the connect answers it when the callee does). record, hangupOnStar,
- * ringTone and noun attributes are refused.
+ * answerOnBridge="true" (then the connect answers it when the callee does). record
+ * (record-from-answer[-dual], true) records the caller's call, both directions mixed in one channel,
+ * from the answer to the bridge's end; record-from-ringing*, hangupOnStar, ringTone and noun
+ * attributes are refused.
  */
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
@@ -46,7 +48,8 @@ function destination(noun: TwimlElement): Dest {
 
 export function compileDial(p: Program, el: TwimlElement): void {
   const a = new Attrs(el, ATTRS);
-  if (a.str('record') !== undefined && a.str('record') !== 'do-not-record') throw schemaError('<Dial> record is not supported here');
+  const record = a.oneOf('record', ['do-not-record', 'record-from-answer', 'record-from-answer-dual', 'true', 'false'] as const);
+  const recorded = record === 'record-from-answer' || record === 'record-from-answer-dual' || record === 'true';
   if (a.bool('hangupOnStar')) throw schemaError('<Dial> hangupOnStar is not supported here');
   const ringSec = a.int('timeout', 5, 600) ?? 30;
   const limitSec = a.int('timeLimit', 1, 86_400) ?? 14_400;
@@ -76,7 +79,7 @@ export function compileDial(p: Program, el: TwimlElement): void {
     dests.push(destination(n));
   }
   if (!dests.length) throw schemaError('<Dial> needs a number or a noun');
-  const option: Record<string, unknown> = { destinations: dests, ring_timeout: ringSec * 1000, duration_limit: limitSec * 1000 };
+  const option: Record<string, unknown> = { destinations: dests, ring_timeout: ringSec * 1000, duration_limit: limitSec * 1000, ...(recorded ? { record: true } : {}) };
   const callerId = a.str('callerId');
   if (callerId !== undefined) option.source = /^sips?:/i.test(callerId) ? { type: 'sip', target: callerId } : { type: 'tel', target: callerId };
   // Twilio answers the caller before dialling unless answerOnBridge (then the bridge answers it)
@@ -86,5 +89,7 @@ export function compileDial(p: Program, el: TwimlElement): void {
   if (action === undefined) return;
   p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallStatus`, value: '${svc.connect.status}' });
   p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallDuration`, value: '${svc.connect.duration}' });
+  // the action waits for the recording's end and gets RecordingSid/RecordingUrl/RecordingDuration
+  if (recorded) p.add('variable_set', { key: TWIML_VARS.waitRecording, value: '${svc.connect.recording_id}' });
   p.add('twiml', { url: p.url('Dial', 'action', action), method: a.method() ?? 'POST' });
 }
