@@ -46,13 +46,14 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
  * durationLimitMs: the bridge's longest life after the answer; then the destination side is hung up
  * (ended_by destination) and the master's flow goes on (Twilio's Dial timeLimit). record: the master
  * is recorded (both directions mixed) from the answer until the bridge ends (Twilio's Dial record).
+ * hangupOnStar: a * from the master hangs up the destination side (Twilio's Dial hangupOnStar).
  */
 export async function bridgeFirstAnswer(
   master: CallSession,
   legs: CallSession[],
   dialer: ConnectLegs,
   signal: AbortSignal,
-  opts: { durationLimitMs?: number; record?: boolean } = {},
+  opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean } = {},
 ): Promise<ConnectResult> {
   const onAbort = () => {
     if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
@@ -87,6 +88,14 @@ export async function bridgeFirstAnswer(
       return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
     }
     const bridgedAt = Date.now();
+    const endBridge = (why: string) => {
+      const b = bridge.parties.b;
+      if (b instanceof CallSession) b.closeInBackground({ cause: 'normal_clearing', by: 'local', why, announce: true });
+    };
+    const onDigit = (digit: string) => {
+      if (digit === '*') endBridge('hangup_on_star');
+    };
+    if (opts.hangupOnStar) master.on('dtmf', onDigit);
     // a recording that cannot start leaves the bridge as it is (the result carries no recording)
     // one already running on the call (a recording_start before the connect) is left alone: not this bridge's
     const recording =
@@ -96,13 +105,11 @@ export async function bridgeFirstAnswer(
             return null;
           })
         : null;
-    const limit = opts.durationLimitMs
-      ? setTimeout(() => {
-          const b = bridge.parties.b;
-          if (b instanceof CallSession) b.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'duration_limit', announce: true });
-        }, opts.durationLimitMs)
-      : null;
-    const end = await bridge.ended.finally(() => limit && clearTimeout(limit));
+    const limit = opts.durationLimitMs ? setTimeout(() => endBridge('duration_limit'), opts.durationLimitMs) : null;
+    const end = await bridge.ended.finally(() => {
+      if (limit) clearTimeout(limit);
+      master.off('dtmf', onDigit);
+    });
     // slot a is the master's (or whoever a transfer put in its place); merged: a REFER with Replaces took it
     const bridgedMs = Date.now() - bridgedAt;
     if (recording) await master.recordings.stop();

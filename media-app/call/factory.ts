@@ -381,6 +381,7 @@ export class CallFactory implements CallLegs {
     return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal, {
       durationLimitMs: req.duration_limit,
       record: req.record ?? false,
+      hangupOnStar: req.hangup_on_star ?? false,
     });
   }
 

@@ -64,6 +64,8 @@ export interface ConnectRequest {
   duration_limit?: number;
   /** Record the call from the answer until the bridge ends. */
   record?: boolean;
+  /** A * from the caller ends the bridge (the destination is hung up). */
+  hangup_on_star?: boolean;
 }
 
 export interface ConnectResult {

@@ -12,7 +12,7 @@ import { readWav, rms } from '../media-engine/support';
 
 const { VoiceResponse } = twilio.twiml;
 
-describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record (sipp caller and callees)', function () {
+describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar (sipp caller and callees)', function () {
   this.timeout(90_000);
   let stack: Stack;
   let app: TwimlServer;
@@ -151,6 +151,36 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record (sipp caller a
     expect(rms(wav.samples), 'the caller is heard in it').to.be.greaterThan(200);
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
+    const rc = await callee.done;
+    expect(rc.code, rc.errors + rc.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  it('hangupOnStar="true": the caller pressing * ends the bridge and the document goes on after the Dial', async () => {
+    const calleePort = await sipPortPair();
+    const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+    await sleep(300);
+    const doc = new VoiceResponse();
+    doc.dial({ hangupOnStar: true }).sip(`sip:starred@127.0.0.1:${calleePort}`);
+    doc.redirect('/star-after');
+    app.on('/star', doc.toString());
+    const after = new VoiceResponse();
+    after.say('Back after the star');
+    after.hangup();
+    app.on('/star-after', after.toString());
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/star') } }]);
+    const leg = await legOf(call.callId, 'progressing');
+    await sleep(1000);
+    const db = await testDb();
+    const t0 = Date.now();
+    await call.peer.digit('*', call.live.endpoint!.local.port);
+    await app.next('/star-after');
+    expect((Date.now() - t0) / 1000, 'seconds from * to the next verb').to.be.below(4);
+    expect((await db('calls').where({ id: leg.id }).first())?.status).to.equal('hangup');
+    const heard = call.peer.voiced();
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(call.peer.voiced(), 'the document went on: its Say heard').to.be.greaterThan(heard);
     const rc = await callee.done;
     expect(rc.code, rc.errors + rc.messages).to.equal(0);
     call.peer.close();

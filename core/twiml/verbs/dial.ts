@@ -9,8 +9,8 @@
  * the connect's ring_timeout / duration_limit. The caller is answered before the dial unless
  * answerOnBridge="true" (then the connect answers it when the callee does). record
  * (record-from-answer[-dual], true) records the caller's call, both directions mixed in one channel,
- * from the answer to the bridge's end; record-from-ringing*, hangupOnStar, ringTone and noun
- * attributes are refused.
+ * from the answer to the bridge's end; hangupOnStar: the caller's * ends the bridge and the next
+ * verb (or the action) runs. record-from-ringing*, ringTone and noun attributes are refused.
  */
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
@@ -50,7 +50,7 @@ export function compileDial(p: Program, el: TwimlElement): void {
   const a = new Attrs(el, ATTRS);
   const record = a.oneOf('record', ['do-not-record', 'record-from-answer', 'record-from-answer-dual', 'true', 'false'] as const);
   const recorded = record === 'record-from-answer' || record === 'record-from-answer-dual' || record === 'true';
-  if (a.bool('hangupOnStar')) throw schemaError('<Dial> hangupOnStar is not supported here');
+  const hangupOnStar = a.bool('hangupOnStar') === true;
   const ringSec = a.int('timeout', 5, 600) ?? 30;
   const limitSec = a.int('timeLimit', 1, 86_400) ?? 14_400;
   const answerOnBridge = a.bool('answerOnBridge') === true;
@@ -79,7 +79,13 @@ export function compileDial(p: Program, el: TwimlElement): void {
     dests.push(destination(n));
   }
   if (!dests.length) throw schemaError('<Dial> needs a number or a noun');
-  const option: Record<string, unknown> = { destinations: dests, ring_timeout: ringSec * 1000, duration_limit: limitSec * 1000, ...(recorded ? { record: true } : {}) };
+  const option: Record<string, unknown> = {
+    destinations: dests,
+    ring_timeout: ringSec * 1000,
+    duration_limit: limitSec * 1000,
+    ...(recorded ? { record: true } : {}),
+    ...(hangupOnStar ? { hangup_on_star: true } : {}),
+  };
   const callerId = a.str('callerId');
   if (callerId !== undefined) option.source = /^sips?:/i.test(callerId) ? { type: 'sip', target: callerId } : { type: 'tel', target: callerId };
   // Twilio answers the caller before dialling unless answerOnBridge (then the bridge answers it)

@@ -21,6 +21,7 @@ export class Connect extends FlowTask<z.infer<typeof dialing.connect>> {
         ring_timeout: o.ring_timeout,
         duration_limit: o.duration_limit,
         record: o.record,
+        hangup_on_star: o.hangup_on_star,
       },
       ctx.signal,
     );
