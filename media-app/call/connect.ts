@@ -42,7 +42,19 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
   });
 }
 
-export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, signal: AbortSignal): Promise<ConnectResult> {
+/**
+ * durationLimitMs: the bridge's longest life after the answer; then the destination side is hung up
+ * (ended_by destination) and the master's flow goes on (Twilio's Dial timeLimit). record: the master
+ * is recorded (both directions mixed) from the answer until the bridge ends (Twilio's Dial record).
+ * hangupOnStar: a * from the master hangs up the destination side (Twilio's Dial hangupOnStar).
+ */
+export async function bridgeFirstAnswer(
+  master: CallSession,
+  legs: CallSession[],
+  dialer: ConnectLegs,
+  signal: AbortSignal,
+  opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean } = {},
+): Promise<ConnectResult> {
   const onAbort = () => {
     if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
   };
@@ -75,10 +87,40 @@ export async function bridgeFirstAnswer(master: CallSession, legs: CallSession[]
       if (master.isEnded) await winner.hangup('normal');
       return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
     }
-    const end = await bridge.ended;
+    const bridgedAt = Date.now();
+    const endBridge = (why: string) => {
+      const b = bridge.parties.b;
+      if (b instanceof CallSession) b.closeInBackground({ cause: 'normal_clearing', by: 'local', why, announce: true });
+    };
+    const onDigit = (digit: string) => {
+      if (digit === '*') endBridge('hangup_on_star');
+    };
+    if (opts.hangupOnStar) master.on('dtmf', onDigit);
+    // a recording that cannot start leaves the bridge as it is (the result carries no recording)
+    // one already running on the call (a recording_start before the connect) is left alone: not this bridge's
+    const recording =
+      opts.record && !master.recordings.activeId
+        ? await master.recordings.start({ format: 'wav', end_of_silence: 0, end_of_key: 'none', duration: 0, beep_start: false }).catch((err: Error) => {
+            master.deps.logger.warn({ err: err.message, call: master.id }, 'connect: the recording did not start');
+            return null;
+          })
+        : null;
+    const limit = opts.durationLimitMs ? setTimeout(() => endBridge('duration_limit'), opts.durationLimitMs) : null;
+    const end = await bridge.ended.finally(() => {
+      if (limit) clearTimeout(limit);
+      master.off('dtmf', onDigit);
+    });
     // slot a is the master's (or whoever a transfer put in its place); merged: a REFER with Replaces took it
+    const bridgedMs = Date.now() - bridgedAt;
+    if (recording) await master.recordings.stop();
     const b = end.b instanceof CallSession ? end.b : winner;
-    return { answered: true, hangup_reason: b.row.hangup_reason, ended_by: end.slot === 'b' ? 'destination' : 'master' };
+    return {
+      answered: true,
+      hangup_reason: b.row.hangup_reason,
+      ended_by: end.slot === 'b' ? 'destination' : 'master',
+      bridged_ms: bridgedMs,
+      ...(recording ? { recording_id: recording.recording_id } : {}),
+    };
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

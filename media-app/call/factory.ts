@@ -361,6 +361,7 @@ export class CallFactory implements CallLegs {
       for (const d of req.destinations) {
         const row = await this.newLeg(master.row.customer_id, req.source ? toAddress(req.source) : master.row.source, toAddress(d), master, {
           anonymous: req.anonymous === 'yes',
+          ...(req.ring_timeout ? { dial_timeout: req.ring_timeout } : {}),
         });
         const leg = new CallSession(row, this.deps);
         legs.push(leg);
@@ -377,7 +378,11 @@ export class CallFactory implements CallLegs {
       await Promise.all(legs.map((l) => l.close({ cause: 'failure', by: 'local', why: 'connect legs not made', announce: true })));
       throw err;
     }
-    return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal);
+    return bridgeFirstAnswer(master, legs, { dial: (leg) => this.dialOut(leg, { near: master, anonymous: req.anonymous === 'yes' }) }, signal, {
+      durationLimitMs: req.duration_limit,
+      record: req.record ?? false,
+      hangupOnStar: req.hangup_on_star ?? false,
+    });
   }
 
   /**

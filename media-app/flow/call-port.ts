@@ -58,6 +58,14 @@ export interface ConnectRequest {
   early_media: boolean;
   relay_reason: boolean;
   anonymous: 'yes' | 'no' | 'auto';
+  /** Ms the destinations ring before they are given up; unset: the node's dial timeout. */
+  ring_timeout?: number;
+  /** Ms the bridge may last after the answer; then the destination is hung up. Unset: no limit. */
+  duration_limit?: number;
+  /** Record the call from the answer until the bridge ends. */
+  record?: boolean;
+  /** A * from the caller ends the bridge (the destination is hung up). */
+  hangup_on_star?: boolean;
 }
 
 export interface ConnectResult {
@@ -67,6 +75,10 @@ export interface ConnectResult {
   hangup_reason: string;
   /** Which side left the bridge first. */
   ended_by: 'destination' | 'master';
+  /** Ms the bridge lasted (from the answer), when one was opened and this side measured it. */
+  bridged_ms?: number;
+  /** The recording made of the bridge (record). */
+  recording_id?: string;
 }
 
 export interface OriginateRequest {

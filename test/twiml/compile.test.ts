@@ -133,9 +133,9 @@ describe('TwiML compiler (core/twiml)', () => {
     refused('<Response><Record maxLength="0"/></Response>', 12200, /maxLength/);
   });
 
-  it('Dial: numbers, sip, client together ring at once; callerId; action with DialCallStatus', () => {
+  it('Dial: numbers, sip, client together ring at once; callerId; timeout, timeLimit; answer unless answerOnBridge; action', () => {
     const r = new VoiceResponse();
-    const d = r.dial({ callerId: '+15550001111', action: '/after', timeout: 20, answerOnBridge: true });
+    const d = r.dial({ callerId: '+15550001111', action: '/after', timeout: 20, timeLimit: 90, answerOnBridge: true });
     d.number('+15550002222');
     d.sip('sip:alice@example.com');
     d.client('desk-1');
@@ -150,13 +150,20 @@ describe('TwiML compiler (core/twiml)', () => {
             { type: 'extension', target: 'desk-1' },
           ],
           source: { type: 'tel', target: '+15550001111' },
+          ring_timeout: 20_000,
+          duration_limit: 90_000,
         },
       },
       { type: 'variable_set', option: { key: 'twiml.param.DialCallStatus', value: '${svc.connect.status}' } },
       { type: 'variable_set', option: { key: 'twiml.param.DialCallDuration', value: '${svc.connect.duration}' } },
       { type: 'twiml', option: { url: 'https://app.example.com/after', method: 'POST' } },
-      { type: 'connect', option: { destinations: [{ type: 'tel', target: '+15550003333' }] } },
+      // Twilio's defaults: 30 s of ringing, 4 h of talk; the caller answered before the dial
+      { type: 'answer', option: {} },
+      { type: 'connect', option: { destinations: [{ type: 'tel', target: '+15550003333' }], ring_timeout: 30_000, duration_limit: 14_400_000 } },
     ]);
+    refused('<Response><Dial timeout="4">+1555</Dial></Response>', 12200, /timeout/);
+    refused('<Response><Dial timeLimit="0">+1555</Dial></Response>', 12200, /timeLimit/);
+    refused('<Response><Dial timeLimit="86401">+1555</Dial></Response>', 12200, /timeLimit/);
   });
 
   it('Dial Conference / Queue by id or SID; Enqueue; refusals of names and unsupported attributes', () => {
@@ -173,9 +180,17 @@ describe('TwiML compiler (core/twiml)', () => {
     refused('<Response><Dial><Conference>sales</Conference></Dial></Response>', 12200, /names are not supported/);
     refused('<Response><Enqueue>support</Enqueue></Response>', 12200, /names are not supported/);
     refused(`<Response><Dial><Conference endConferenceOnExit="true">${conf}</Conference></Dial></Response>`, 12200, /endConferenceOnExit/);
-    refused('<Response><Dial hangupOnStar="true">+1555</Dial></Response>', 12200, /hangupOnStar/);
-    refused('<Response><Dial timeLimit="30">+1555</Dial></Response>', 12200, /timeLimit/);
-    refused('<Response><Dial record="record-from-answer">+1555</Dial></Response>', 12200, /record/);
+    expect(shape(compile('<Response><Dial hangupOnStar="true">+1555</Dial></Response>'))[1]!.option).to.include({ hangup_on_star: true });
+    refused('<Response><Dial record="record-from-ringing">+1555</Dial></Response>', 12200, /record/);
+    const rec = new VoiceResponse();
+    rec.dial({ record: 'record-from-answer-dual', action: '/after' }, '+15550004444');
+    expect(shape(compile(rec)).slice(1)).to.deep.equal([
+      { type: 'connect', option: { destinations: [{ type: 'tel', target: '+15550004444' }], ring_timeout: 30_000, duration_limit: 14_400_000, record: true } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialCallStatus', value: '${svc.connect.status}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialCallDuration', value: '${svc.connect.duration}' } },
+      { type: 'variable_set', option: { key: TWIML_VARS.waitRecording, value: '${svc.connect.recording_id}' } },
+      { type: 'twiml', option: { url: 'https://app.example.com/after', method: 'POST' } },
+    ]);
     refused('<Response><Dial><Number>not-a-number</Number></Dial></Response>', 12200, /phone number/);
     refused('<Response><Dial><Sip>http://x</Sip></Dial></Response>', 12200, /sip: URI/);
     refused('<Response><Dial/></Response>', 12200, /needs a number/);

@@ -19,4 +19,12 @@ export const connect = z.object({
   early_media: z.boolean().optional(),
   relay_reason: z.boolean().optional(),
   anonymous,
+  /** Ms the destinations ring before they are given up (no-answer); default the node's dial timeout. */
+  ring_timeout: z.number().int('must be an integer').min(1000, 'must be >= 1000').max(600_000, 'must be <= 600000').optional(),
+  /** Records the master call (both directions mixed) from the answer to the bridge's end; svc.connect.recording_id. */
+  record: z.boolean().optional(),
+  /** A * from the master's side ends the bridge (the destination is hung up) and the flow goes on. */
+  hangup_on_star: z.boolean().optional(),
+  /** Ms the bridge may last after the answer; then the destination is hung up and the flow goes on. */
+  duration_limit: z.number().int('must be an integer').min(1000, 'must be >= 1000').max(86_400_000, 'must be <= 86400000').optional(),
 });

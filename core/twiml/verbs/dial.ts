@@ -5,8 +5,12 @@
  * CF…/QU… SID) and become conference_join / queue_join; names are refused (no lookup here).
  * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
  * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs.
- * `timeout` and `answerOnBridge` are accepted (the dialler's own timeout; the caller is answered
- * first); record, hangupOnStar, timeLimit, ringTone and noun attributes are refused.
+ * `timeout` (ring seconds, default 30) and `timeLimit` (seconds after the answer, default 4 h) become
+ * the connect's ring_timeout / duration_limit. The caller is answered before the dial unless
+ * answerOnBridge="true" (then the connect answers it when the callee does). record
+ * (record-from-answer[-dual], true) records the caller's call, both directions mixed in one channel,
+ * from the answer to the bridge's end; hangupOnStar: the caller's * ends the bridge and the next
+ * verb (or the action) runs. record-from-ringing*, ringTone and noun attributes are refused.
  */
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
@@ -44,11 +48,12 @@ function destination(noun: TwimlElement): Dest {
 
 export function compileDial(p: Program, el: TwimlElement): void {
   const a = new Attrs(el, ATTRS);
-  if (a.str('record') !== undefined && a.str('record') !== 'do-not-record') throw schemaError('<Dial> record is not supported here');
-  if (a.bool('hangupOnStar')) throw schemaError('<Dial> hangupOnStar is not supported here');
-  if (a.str('timeLimit') !== undefined) throw schemaError('<Dial> timeLimit is not supported here');
-  a.int('timeout', 5, 600);
-  a.bool('answerOnBridge');
+  const record = a.oneOf('record', ['do-not-record', 'record-from-answer', 'record-from-answer-dual', 'true', 'false'] as const);
+  const recorded = record === 'record-from-answer' || record === 'record-from-answer-dual' || record === 'true';
+  const hangupOnStar = a.bool('hangupOnStar') === true;
+  const ringSec = a.int('timeout', 5, 600) ?? 30;
+  const limitSec = a.int('timeLimit', 1, 86_400) ?? 14_400;
+  const answerOnBridge = a.bool('answerOnBridge') === true;
   const nouns = childElements(el);
   const text = textOf(el);
   if (nouns.length && text) throw schemaError('<Dial> takes either a number or nouns, not both');
@@ -74,13 +79,23 @@ export function compileDial(p: Program, el: TwimlElement): void {
     dests.push(destination(n));
   }
   if (!dests.length) throw schemaError('<Dial> needs a number or a noun');
-  const option: Record<string, unknown> = { destinations: dests };
+  const option: Record<string, unknown> = {
+    destinations: dests,
+    ring_timeout: ringSec * 1000,
+    duration_limit: limitSec * 1000,
+    ...(recorded ? { record: true } : {}),
+    ...(hangupOnStar ? { hangup_on_star: true } : {}),
+  };
   const callerId = a.str('callerId');
   if (callerId !== undefined) option.source = /^sips?:/i.test(callerId) ? { type: 'sip', target: callerId } : { type: 'tel', target: callerId };
+  // Twilio answers the caller before dialling unless answerOnBridge (then the bridge answers it)
+  if (!answerOnBridge) p.add('answer', {});
   p.add('connect', option);
   const action = a.str('action');
   if (action === undefined) return;
   p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallStatus`, value: '${svc.connect.status}' });
   p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallDuration`, value: '${svc.connect.duration}' });
+  // the action waits for the recording's end and gets RecordingSid/RecordingUrl/RecordingDuration
+  if (recorded) p.add('variable_set', { key: TWIML_VARS.waitRecording, value: '${svc.connect.recording_id}' });
   p.add('twiml', { url: p.url('Dial', 'action', action), method: a.method() ?? 'POST' });
 }

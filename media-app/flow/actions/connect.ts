@@ -12,11 +12,23 @@ export class Connect extends FlowTask<z.infer<typeof dialing.connect>> {
     const o = this.option;
     const started = ctx.clock.now();
     const r = await call.connect(
-      { source: o.source, destinations: o.destinations, early_media: o.early_media ?? false, relay_reason: o.relay_reason ?? false, anonymous: o.anonymous ?? 'auto' },
+      {
+        source: o.source,
+        destinations: o.destinations,
+        early_media: o.early_media ?? false,
+        relay_reason: o.relay_reason ?? false,
+        anonymous: o.anonymous ?? 'auto',
+        ring_timeout: o.ring_timeout,
+        duration_limit: o.duration_limit,
+        record: o.record,
+        hangup_on_star: o.hangup_on_star,
+      },
       ctx.signal,
     );
     ctx.vars.set('svc.connect.status', connectStatus(r));
-    ctx.vars.set('svc.connect.duration', String(Math.round((ctx.clock.now() - started) / 1000)));
+    // seconds talked (from the answer) when the call core measured the bridge, else since the dial
+    ctx.vars.set('svc.connect.duration', String(Math.round((r.bridged_ms ?? ctx.clock.now() - started) / 1000)));
+    ctx.vars.set('svc.connect.recording_id', r.recording_id ?? '');
     ctx.note('connect_ended', { answered: r.answered, hangup_reason: r.hangup_reason, ended_by: r.ended_by });
     if (o.relay_reason && r.ended_by === 'destination' && r.hangup_reason) {
       await call.hangup(r.hangup_reason);
