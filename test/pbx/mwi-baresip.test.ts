@@ -37,8 +37,15 @@ describe('message lamp on baresip (mwi module)', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** The bodies baresip reported so far (MWI_NOTIFY events). */
-  const reported = (b: Baresip): string[] => b.events.filter((e) => e.type === 'MWI_NOTIFY').map((e) => String(e.param ?? ''));
+  /**
+   * The bodies baresip reported so far, from what its mwi module prints (`----- MWI for <aor> -----` and the
+   * body): its MWI_NOTIFY ctrl event for the first NOTIFY may come before the ctrl socket is connected.
+   */
+  const reported = (b: Baresip): string[] =>
+    b.log
+      .split(/^----- MWI for [^\n]*-----$/m)
+      .slice(1)
+      .map((block) => block.split(/\n\s*\n/)[0]!.trim());
 
   it('reports no messages, then one new once unread, then none new once read', async () => {
     const db = await testDb();
