@@ -107,7 +107,8 @@ export class CallQualityMeter {
     const base = { id: row.id, customer_id: row.customer_id, call_id: row.id, activeflow_id: row.activeflow_id, codec: s.codec };
     const send = (type: 'call_quality' | 'call_quality_alarm', payload: typeof base & Record<string, unknown>) =>
       publishResourceEvent(this.deps.events, type, payload).catch((err: Error) => this.deps.logger.warn({ err: err.message, call: row.id, type }, 'event publish failed'));
-    await send('call_quality', { ...base, final, in: s.in, out: s.out });
+    // a sample's alarms before the sample: the final sample is the leg's last quality event
     for (const a of s.alarms) await send('call_quality_alarm', { ...base, ...a });
+    await send('call_quality', { ...base, final, in: s.in, out: s.out });
   }
 }
