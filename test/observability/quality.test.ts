@@ -97,7 +97,7 @@ describe('call quality per leg: samples, alarms and the call record through a lo
   /** The leg's quality events once its final sample is out (the last one: its alarms come before it). */
   async function qualityEvents(id: string) {
     const final = async () => (await eventsFor(s.p.redis, id)).some((e) => e.event_type === 'call_quality' && (e.data as { final?: boolean }).final === true) || null;
-    await until(final, 10_000, 'the final call_quality sample');
+    await until(final, 30_000, 'the final call_quality sample');
     const evs = await eventsFor(s.p.redis, id);
     return {
       samples: evs.filter((e) => e.event_type === 'call_quality').map((e) => e.data as { final: boolean; codec: string; in: Sample | null; out: Sample | null; call_id: string }),
