@@ -3,15 +3,15 @@ import request from 'supertest';
 import { commandBus } from '../../control-api/calls/bus';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
-import { answeringUas, killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { answeringUas, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { sipPortPair } from '../../testkit/ports';
-import { customerWithTrunk, placeCall, startStack, type Stack } from '../../testkit/streams/support';
-import { TwimlServer } from '../../testkit/twiml/server';
+import { placeCall, type Stack } from '../../testkit/streams/support';
+import type { TwimlServer } from '../../testkit/twiml/server';
+import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { parseActions } from '../../core/flow';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid, fromSid } from '../../core/twilio/sids';
 
 const fromCallSid = (sid: string): string => fromSid('CA', sid)!;
@@ -42,16 +42,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
   let app: TwimlServer;
   let f: Fixture;
 
-  before(async () => {
-    stack = await startStack();
-    f = await customerWithTrunk(stack.api);
-    app = await TwimlServer.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
-  });
-  after(async () => {
-    killAllSipp();
-    await app?.close();
-    await stack?.close();
-  });
+  useTwimlStack((s) => ({ stack, app, f } = s));
 
   it('Say is heard; Gather with DTMF posts Digits to its action, whose TwiML runs; every request signed', async () => {
     const first = new VoiceResponse();

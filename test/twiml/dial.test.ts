@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import path from 'node:path';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
-import { answeringUas, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
+import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { sipPortPair } from '../../testkit/ports';
-import { customerWithTrunk, placeCall, startStack, type Stack } from '../../testkit/streams/support';
-import { TwimlServer } from '../../testkit/twiml/server';
+import { placeCall, type Stack } from '../../testkit/streams/support';
+import type { TwimlServer } from '../../testkit/twiml/server';
+import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { readWav, rms } from '../media-engine/support';
 
 const { VoiceResponse } = twilio.twiml;
@@ -18,16 +18,7 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
   let app: TwimlServer;
   let f: Fixture;
 
-  before(async () => {
-    stack = await startStack();
-    f = await customerWithTrunk(stack.api);
-    app = await TwimlServer.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
-  });
-  after(async () => {
-    killAllSipp();
-    await app?.close();
-    await stack?.close();
-  });
+  useTwimlStack((s) => ({ stack, app, f } = s));
 
   async function legOf(masterId: string, status?: string) {
     const db = await testDb();
