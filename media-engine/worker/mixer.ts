@@ -144,9 +144,12 @@ export class ConferenceMixer {
     const tw = wide ? (this.totalWide ??= new Int32Array(WIDE)) : null;
     if (tw) tw.fill(0);
     const slots = this.slots;
+    // a whisper is rare: without one, nobody's ear looks through the slots for it (no N² per tick)
+    let whispering = false;
     for (let k = 0; k < slots.length; k++) {
       const s = slots[k];
       const m = s.member;
+      if (m.heardOnlyBy && !s.leaving) whispering = true;
       const f = s.leaving || m.muteIn ? null : m.input();
       const had = s.has;
       s.has = contribute(s.contrib, f, s.age, s.leaving, had);
@@ -174,11 +177,11 @@ export class ConferenceMixer {
       const m = s.member;
       // a whisperer is not in the total: it hears the full mix, as a member with nothing to take out
       hear(m.mixOut, total, this.mix, s.contrib, s.has && !m.heardOnlyBy, m.muteOut, s.age);
-      if (!m.muteOut) this.addWhispers(m.id, m.mixOut, false);
+      if (whispering && !m.muteOut) this.addWhispers(m.id, m.mixOut, false);
       const ow = m.mixOutWide;
       if (tw && mw && s.wide && ow && m.wideband) {
         hear(ow, tw, mw, s.wide.contrib, s.wide.has && !m.heardOnlyBy, m.muteOut, s.age);
-        if (!m.muteOut) this.addWhispers(m.id, ow, true);
+        if (whispering && !m.muteOut) this.addWhispers(m.id, ow, true);
         m.mixedWide = true;
       } else if (m.mixedWide) m.mixedWide = false;
       s.age++;
