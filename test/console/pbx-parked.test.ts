@@ -2,7 +2,8 @@
 // its own): A calls B, B blind-transfers A to the lot 700. The page, open before, shows A in slot 701
 // within a second of the park (the parkedcall events), with its caller, who parked it, since when and
 // the time left before the ring-back; a Retrieve to an unknown extension shows the API's error in the
-// row; a Retrieve to C rings C, C answers and talks to A, and the slot shows free again.
+// row; a Retrieve to C rings C, C answers and talks to A, and the slot shows free again. The busy
+// lamps page open beside it shows the slot occupied by A, then free.
 import { expect } from 'chai';
 import request from 'supertest';
 import { createFixture } from '../../testkit/api';
@@ -66,6 +67,12 @@ describe('console: parked calls page against a real park (Chromium, sipp)', func
     await page.waitForSelector('.socket-open');
     const row = (slot: number) => `table[aria-label="Park slots"] tr[data-id="${slot}"]`;
     await page.waitForSelector(row(720));
+    // the busy lamps page, open beside it, shows the slot's lamp
+    const lamps = await signIn(rig, s.f.admin.username, s.f.password);
+    await lamps.waitForSelector('nav a[aria-current=page]');
+    await lamps.goto(`${rig.base}/console/#/blf`);
+    await lamps.waitForSelector('.socket-open');
+    await lamps.waitForSelector('.lamps.slots li[data-slot="701"][data-state=free]');
     expect(await js<number>(page, `document.querySelectorAll('table[aria-label="Park slots"] tr.slot-free').length`)).to.equal(20);
 
     // A calls B; B blind-transfers A to the lot
@@ -85,6 +92,8 @@ describe('console: parked calls page against a real park (Chromium, sipp)', func
     expect(cells.since).to.match(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     expect(cells.left).to.match(/^[45]:\d\d$/); // 300 s less the seconds since the park
     expect((await bPhone.done).code).to.equal(0);
+    await lamps.waitForSelector('.lamps.slots li[data-slot="701"][data-state=occupied]', { timeout: 5000 });
+    expect(await js<string>(lamps, `document.querySelector('.lamps.slots li[data-slot="701"]').innerText`)).to.include(a.extension);
     await shot(rig, page, 'parked-calls');
 
     // a Retrieve to an extension that does not exist: the API's error shows in the row, nothing changes
@@ -103,6 +112,7 @@ describe('console: parked calls page against a real park (Chromium, sipp)', func
     await hears(c.audio, TONE_A, 'C hears A');
     await page.waitForFunction(`document.querySelector('${row(701)} [data-field=state]')?.textContent === 'free'`, { timeout: 5000 });
     expect(await js<string>(page, `document.querySelector('${row(701)} .error')?.textContent ?? ''`)).to.equal('');
+    await lamps.waitForSelector('.lamps.slots li[data-slot="701"][data-state=free]', { timeout: 5000 });
     expect((await s.api.post(`/calls/${aRow.id}/hangup`, undefined)).status).to.equal(200);
     const [ra, rc] = await Promise.all([aPhone.done, cPhone.done]);
     expect(ra.code, ra.errors).to.equal(0);
