@@ -15,6 +15,7 @@ import { planLegs } from '../calls/plan';
 import { progressing } from './calls';
 import { addressSchema } from './schemas';
 import type { AppContext } from '../context';
+import { extensionStates, LAMP_STATES } from '../pbx/extension-states';
 
 const code = z.string().regex(/^[0-9*#]{1,10}$/, 'digits, * and #, at most 10');
 
@@ -46,6 +47,24 @@ const parkedSchema = z.object({
   tm_parked: z.string(),
   tm_timeout: z.string(),
 });
+
+const dialogSchema = z.object({
+  id: z.string(),
+  state: z.enum(['trying', 'proceeding', 'early', 'confirmed', 'terminated']),
+  direction: z.enum(['initiator', 'recipient', '']),
+  remote: z.string().describe('the other party: sip:{extension}@{registration domain} or tel:{number}'),
+  remote_name: z.string(),
+  tm_start: z.string().describe("RFC 3339, '' when unknown"),
+});
+const extensionStateSchema = z.object({
+  id: z.string(),
+  extension: z.string(),
+  name: z.string(),
+  registered: z.boolean().describe('a phone holds a live registration'),
+  state: z.enum(LAMP_STATES).describe('in_call: a dialog confirmed; ringing: one rings it; dialing: it calls out, not answered yet'),
+  dialogs: z.array(dialogSchema),
+});
+const slotStateSchema = z.object({ slot: z.number().int(), state: z.enum(['free', 'occupied']), dialogs: z.array(dialogSchema) });
 
 const slots = (ctx: AppContext) => parkSlots(ctx.redis, ctx.config.redisKeyPrefix);
 
@@ -85,6 +104,17 @@ export const routes: AnyRoute[] = [
       if (problem) throw invalidArgument(problem);
       return repo.put(auth.customerId, next);
     },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/extension_states',
+    tag: 'PBX',
+    summary: 'The busy-lamp state of every extension and park slot of the customer (extension)',
+    description:
+      'What the dialog and presence event packages show a desk phone, for all extensions at once (at most 1,000, by extension): registered or not, the lamp state and the live dialogs; and each park slot of the range, free or occupied. Changes follow on the WebSocket as `extension_state_updated` (topic resource `extension`).',
+    permission: 'agent',
+    response: z.object({ extensions: z.array(extensionStateSchema), park_slots: z.array(slotStateSchema) }),
+    handler: async ({ ctx, auth }) => extensionStates(ctx).all(auth.customerId),
   }),
   defineRoute({
     method: 'get',

@@ -38,6 +38,23 @@ export const boxSchema = z.object({
 });
 const boxWithSummary = boxSchema.extend({ new_count: z.number(), old_count: z.number() });
 
+/** New and old counts of the listed boxes in one query (a box without messages has none). */
+async function countsOf(ctx: AppContext, boxIds: string[]): Promise<Map<string, { new_count: number; old_count: number }>> {
+  const out = new Map(boxIds.map((id) => [id, { new_count: 0, old_count: 0 }]));
+  if (!boxIds.length) return out;
+  const rows = (await ctx.db('voicemail_messages').whereNull('tm_delete').whereIn('box_id', boxIds).groupBy('box_id', 'folder').select('box_id', 'folder').count('* as n')) as {
+    box_id: string;
+    folder: string;
+    n: string;
+  }[];
+  for (const r of rows) {
+    const c = out.get(r.box_id);
+    if (c && r.folder === 'new') c.new_count = Number(r.n);
+    else if (c && r.folder === 'old') c.old_count = Number(r.n);
+  }
+  return out;
+}
+
 const pin = () => z.string().regex(PIN_PATTERN, 'pin must be 4 to 10 digits');
 const settings = {
   extension_id: refId().describe("the extension the box belongs to ('' for a free-standing box)"),
@@ -88,13 +105,17 @@ export const routes = [
     method: 'get',
     path: '/voicemail_boxes',
     tag,
-    summary: 'List voicemail boxes',
+    summary: 'List voicemail boxes with their new and old message counts',
     permission: 'agent',
     paginated: true,
-    response: listOf(boxSchema),
+    response: listOf(boxWithSummary),
     handler: async ({ ctx, auth, page }) => {
       const p = await voicemailBoxesRepo(ctx.db).list(auth.customerId, page);
-      return { result: p.result.map(voicemailBoxJson), next_page_token: p.next_page_token };
+      const counts = await countsOf(
+        ctx,
+        p.result.map((b) => b.id),
+      );
+      return { result: p.result.map((b) => ({ ...voicemailBoxJson(b), ...(counts.get(b.id) ?? { new_count: 0, old_count: 0 }) })), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({

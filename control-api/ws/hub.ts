@@ -46,6 +46,11 @@ export class Hub {
     }
   }
 
+  /** Whether any socket of the customer is connected here. */
+  hasCustomer(customerId: string): boolean {
+    return this.byCustomer.has(customerId.toLowerCase());
+  }
+
   all(): Connection[] {
     return [...this.byCustomer.values()].flatMap((s) => [...s]);
   }

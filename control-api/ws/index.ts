@@ -21,6 +21,7 @@ import { Hub, type Connection } from './hub';
 import { parseTopic, refusal } from './topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type SocketGuard } from './guard';
 import { rawText } from '../../core/net/ws-text';
+import { startPresenceFeed } from './presence-feed';
 
 export const WS_PATH = '/v1.0/ws';
 
@@ -126,6 +127,7 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
   sub.on('event', (e: PlatformEvent) => hub.dispatch(e));
   sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'ws event reader error'));
   await sub.start();
+  const stopPresence = await startPresenceFeed(ctx, hub);
 
   return {
     hub,
@@ -134,6 +136,7 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
     async close() {
       server.off('upgrade', onUpgrade);
       clearInterval(ping);
+      await stopPresence();
       const stopped = sub.stop(); // ends once its blocking read returns: at once when the reader disconnects below
       await guard.close();
       for (const c of hub.all()) c.socket.terminate();

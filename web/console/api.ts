@@ -79,6 +79,28 @@ export const api = {
   post: <T>(path: string, body?: unknown, query?: Query) => send<T>('POST', `/v1.0${path}`, body, query),
   put: <T>(path: string, body: unknown) => send<T>('PUT', `/v1.0${path}`, body),
   del: <T>(path: string, body?: unknown) => send<T>('DELETE', `/v1.0${path}`, body),
+  /** A file the API serves (a voicemail message's WAV), as bytes; failures in the error envelope like the rest. */
+  async bytes(path: string): Promise<ArrayBuffer> {
+    const res = await fetch(`/v1.0${path}`, { credentials: 'same-origin' });
+    if (!res.ok) {
+      const e = await failure(res);
+      if (e.httpStatus === 401 || isGateReason(e.reason)) for (const fn of gateListeners) fn(e);
+      throw e;
+    }
+    return res.arrayBuffer();
+  },
+  /** A multipart upload (a greeting's WAV in part `file`). */
+  async upload<T>(method: 'PUT' | 'POST', path: string, file: File): Promise<T> {
+    const form = new FormData();
+    form.append('file', file, file.name);
+    const res = await fetch(`/v1.0${path}`, { method, credentials: 'same-origin', body: form });
+    if (!res.ok) {
+      const e = await failure(res);
+      if (e.httpStatus === 401 || isGateReason(e.reason)) for (const fn of gateListeners) fn(e);
+      throw e;
+    }
+    return (await res.json()) as T;
+  },
   /** Every page of a list (bounded: at most `max` items). */
   async all<T>(path: string, query: Query = {}, max = 500): Promise<T[]> {
     const out: T[] = [];
@@ -283,6 +305,70 @@ export interface TimelineEvent {
   timestamp?: string;
   tm_create?: string;
   data?: Record<string, unknown>;
+}
+
+/** GET /voicemail_boxes (with counts, our extension: docs/pbx.md "Voicemail"). */
+export interface VoicemailBox {
+  id: string;
+  extension_id: string;
+  number: string;
+  name: string;
+  greeting_unavailable: boolean;
+  greeting_busy: boolean;
+  greeting_name: boolean;
+  new_count: number;
+  old_count: number;
+}
+export interface VoicemailMessage {
+  id: string;
+  box_id: string;
+  folder: 'new' | 'old';
+  urgent: boolean;
+  caller_type: string;
+  caller_number: string;
+  caller_name: string;
+  call_id: string;
+  /** Milliseconds. */
+  duration: number;
+  transcript: string;
+  tm_create: string;
+}
+export interface PbxSettings {
+  park_lot: string;
+  park_slot_first: number;
+  park_slot_last: number;
+  park_timeout_sec: number;
+}
+export interface ParkedCall {
+  slot: number;
+  call_id: string;
+  node_id: string;
+  parker: Address | null;
+  tm_parked: string;
+  tm_timeout: string;
+}
+export interface LampDialog {
+  id: string;
+  state: string;
+  direction: 'initiator' | 'recipient' | '';
+  remote: string;
+  remote_name: string;
+  tm_start: string;
+}
+export type LampState = 'idle' | 'dialing' | 'ringing' | 'in_call';
+/** GET /extension_states (our extension, docs/pbx.md "Console"); also the `extension_state_updated` event's data. */
+export interface ExtensionState {
+  id: string;
+  extension: string;
+  name: string;
+  registered: boolean;
+  state: LampState;
+  dialogs: LampDialog[];
+}
+export interface SlotState {
+  slot: number;
+  state: 'free' | 'occupied';
+  dialogs: LampDialog[];
 }
 
 export const PERM_SUPERADMIN = 1;

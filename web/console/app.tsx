@@ -21,12 +21,18 @@ import { ContactCenterPage } from './pages/contact-center';
 import { WebhooksPage } from './pages/webhooks';
 import { AccessKeysPage } from './pages/accesskeys';
 import { OperatorPage } from './pages/operator';
+import { VoicemailPage } from './pages/voicemail';
+import { ParkedCallsPage } from './pages/parked-calls';
+import { BlfPage } from './pages/blf';
 
 const NAV: { path: string; label: string; operator?: boolean; manager?: boolean }[] = [
   { path: 'calls', label: 'Live calls' },
   { path: 'dashboard', label: 'Dashboard', manager: true },
   { path: 'numbers', label: 'Numbers' },
   { path: 'extensions', label: 'Extensions' },
+  { path: 'voicemail', label: 'Voicemail' },
+  { path: 'parked', label: 'Parked calls', manager: true },
+  { path: 'blf', label: 'Busy lamps', manager: true },
   { path: 'flows', label: 'Flows' },
   { path: 'recordings', label: 'Recordings' },
   { path: 'contact-center', label: 'Agents & queues' },
@@ -160,6 +166,12 @@ function Page({ route, operator }: { route: Route; operator: boolean }) {
       return <NumbersPage />;
     case 'extensions':
       return <ExtensionsPage focus={id} />;
+    case 'voicemail':
+      return <VoicemailPage box={id} />;
+    case 'parked':
+      return <ParkedCallsPage />;
+    case 'blf':
+      return <BlfPage />;
     case 'flows':
       return id ? <FlowPage key={id} id={id} /> : <FlowsPage />;
     case 'recordings':
