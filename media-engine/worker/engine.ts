@@ -197,8 +197,10 @@ export class Engine {
 
   play(id: string, specs: SourceSpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (!Array.isArray(specs) || specs.length === 0) throw new EngineError('nothing to play', 'EINVAL');
-    return this.leg(id).player.enqueue(
-      specs.map((s) => () => resolveSource(s)),
+    const leg = this.leg(id);
+    // a wideband leg gets prompts and speech at its rate (the leg's codec when the source loads)
+    return leg.player.enqueue(
+      specs.map((s) => () => resolveSource(s, leg.wideband)),
       !!opts.bargeIn,
     );
   }
@@ -497,8 +499,9 @@ export class Engine {
     this.forks.get(forkId)?.tap.clearInjected();
   }
 
-  inject(forkId: string, samples: Int16Array): void {
-    this.forks.get(forkId)?.tap.inject(samples);
+  /** Audio a fork's consumer plays back, at 8 kHz or 16 kHz (`rate`). */
+  inject(forkId: string, samples: Int16Array, rate: 8000 | 16000 = 8000): void {
+    this.forks.get(forkId)?.tap.inject(samples, rate);
   }
 
   // ---- worker-wide

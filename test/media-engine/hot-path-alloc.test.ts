@@ -15,6 +15,12 @@ import { LegCodec } from '../../media-engine/worker/leg-codec';
 import { WideFrames } from '../../media-engine/worker/leg-wide';
 import { ConferenceMixer, type MixMember } from '../../media-engine/worker/mixer';
 import { ForkTap } from '../../media-engine/fork';
+import { writeWav } from '../../media-engine/audio/wav';
+import { Player } from '../../media-engine/player';
+import { WideFileReader } from '../../media-engine/sources/wide-reader';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -146,6 +152,51 @@ describe('media-engine fork path: one copy per frame for the consumer, nothing e
     expect(bytesPerCall(() => wide.offerNarrow(f8), 50_000)).to.be.below(copy(320));
     expect(got % 160).to.equal(0);
     wide.close();
+  });
+});
+
+describe('media-engine wideband prompts and injection: no allocation per frame', () => {
+  it('a 48 kHz prompt played to a wideband leg (read a second at a time, resampled to 16 kHz once) allocates nothing per frame', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hot-wide-'));
+    const file = path.join(dir, 'p48.wav');
+    writeWav(
+      file,
+      Int16Array.from({ length: 48000 * 2 }, (_, i) => Math.round(8000 * Math.sin(i / 4))),
+      48000,
+    );
+    const player = new Player();
+    void player.enqueue([async () => new WideFileReader(file, { loop: true })]);
+    const out = new Int16Array(160);
+    const wide = new Int16Array(320);
+    const narrow = new WideFileReader(file, { loop: true }); // the leg turned narrowband: 16 kHz down to 8 kHz
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      expect(player.readFrame(out, wide)).to.equal(16000);
+      // one fs.readSync a second (50 frames) is all: below a byte a frame on average
+      expect(bytesPerCall(() => player.readFrame(out, wide), 20_000)).to.be.below(2);
+      expect(bytesPerCall(() => narrow.readFrame(out), 20_000)).to.be.below(2);
+      player.stop();
+      narrow.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  });
+
+  it('injected audio taken at the other rate (8 kHz up for a wideband leg, 16 kHz down for a G.711 one) allocates nothing per frame', () => {
+    const n = 5_000;
+    for (const [injected, taken] of [
+      [8000, 16000],
+      [16000, 8000],
+      [16000, 16000],
+    ] as const) {
+      const tap = new ForkTap('i', 'in', () => undefined, 50, 8000, 1e9);
+      // queued up front: inject() runs when the consumer's message arrives, not in the tick
+      const chunk = Int16Array.from({ length: injected / 50 }, (_, i) => Math.round(8000 * Math.sin(i / 3)));
+      for (let k = 0; k < 20_000 + 3 * n + 10; k++) tap.inject(chunk, injected);
+      expect(
+        bytesPerCall(() => tap.nextInjectedAt(taken), n),
+        `${injected} taken at ${taken}`,
+      ).to.be.below(1);
+      tap.close();
+    }
   });
 });
 
