@@ -102,6 +102,19 @@ export class ForkTap {
     return this.injectQueue.length > 0;
   }
 
+  /** The rate of the next injected frame (0: none queued). */
+  get nextInjectedRate(): 0 | InjectRate {
+    const f = this.injectQueue[0];
+    return f ? (f.length === 320 ? 16000 : 8000) : 0;
+  }
+
+  /** A 16 kHz injected frame (taken with `nextInjectedAt(16000)`) brought down to 8 kHz by the fork's resampler. */
+  narrowOf(wide: Int16Array): Int16Array {
+    const out = (this.injDownFrame ??= new Int16Array(160));
+    (this.injDown ??= new Resampler(16000, 8000)).process(wide, out, wide.length);
+    return out;
+  }
+
   /** Next injected frame for this tick at 8 kHz, if any (a conference's 8 kHz mix). */
   nextInjected(): Int16Array | null {
     return this.nextInjectedAt(8000);
@@ -113,13 +126,13 @@ export class ForkTap {
     if (!f) return null;
     this.stats.injected++;
     if (f.length === rate / 50) return f;
-    if (rate === 16000) {
-      const out = (this.injUpFrame ??= new Int16Array(320));
-      (this.injUp ??= new Resampler(8000, 16000)).process(f, out, f.length);
-      return out;
-    }
-    const out = (this.injDownFrame ??= new Int16Array(160));
-    (this.injDown ??= new Resampler(16000, 8000)).process(f, out, f.length);
+    return rate === 16000 ? this.wideOf(f) : this.narrowOf(f);
+  }
+
+  /** An 8 kHz injected frame brought up to 16 kHz by the fork's resampler. */
+  wideOf(narrow: Int16Array): Int16Array {
+    const out = (this.injUpFrame ??= new Int16Array(320));
+    (this.injUp ??= new Resampler(8000, 16000)).process(narrow, out, narrow.length);
     return out;
   }
 

@@ -15,6 +15,7 @@ import { LegCodec } from '../../media-engine/worker/leg-codec';
 import { WideFrames } from '../../media-engine/worker/leg-wide';
 import { ConferenceMixer, type MixMember } from '../../media-engine/worker/mixer';
 import { ForkTap } from '../../media-engine/fork';
+import { InjectMember, offerMix } from '../../media-engine/worker/conference-fork';
 import { writeWav } from '../../media-engine/audio/wav';
 import { Player } from '../../media-engine/player';
 import { WideFileReader } from '../../media-engine/sources/wide-reader';
@@ -216,6 +217,28 @@ describe('media-engine conference mixer: no allocation per tick', () => {
       mixer.close();
       expect(perTick).to.be.below(1);
     });
+});
+
+describe('media-engine conference forks: no allocation per tick beyond the consumer copy', () => {
+  it('16 kHz audio injected into a room (a wideband member) mixes, and a 16 kHz fork is offered the mix, allocating only its copy', () => {
+    const mixer = new ConferenceMixer('inject');
+    const narrow = Int16Array.from({ length: 160 }, (_, i) => Math.round(4000 * Math.sin(i / 3)));
+    mixer.join({ id: 'g711', input: () => narrow, mixOut: new Int16Array(160), muteIn: false, muteOut: false });
+    const tap = new ForkTap('f', 'both', () => undefined, 1e9, 16000, 1e9);
+    const chunk = Int16Array.from({ length: 320 }, (_, i) => Math.round(8000 * Math.sin(i / 2)));
+    const n = 5_000;
+    for (let k = 0; k < 20_000 + 3 * n + 10; k++) tap.inject(chunk, 16000);
+    mixer.join(new InjectMember(tap));
+    const forks = new Map([['f', tap]]);
+    const perTick = bytesPerCall(() => {
+      mixer.tick();
+      offerMix(forks, mixer);
+    }, n);
+    expect(mixer.wide).to.equal(true);
+    expect(perTick).to.be.below(320 * 2 + 200);
+    mixer.close();
+    tap.close();
+  });
 });
 
 describe('media-engine: the in-place RTP reader and the copying jitter buffer', () => {
