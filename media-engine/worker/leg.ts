@@ -258,7 +258,8 @@ export class Leg implements MixMember {
   private sendWide(w: WideFrames, src: Int16Array, now: number): void {
     const o = w.out;
     if (src !== o) o.set(src);
-    if (this.forks.size) for (const fork of this.forks.values()) addInto(o, fork.nextInjectedAt(w.rate));
+    // (G.722 and Opus legs run at 16 kHz, the rate injected audio comes at)
+    if (this.forks.size && w.rate === 16000) for (const fork of this.forks.values()) addInto(o, fork.nextInjectedAt(16000));
     if (this.mutedOut) o.fill(0);
     this.session.sendFrame(o, now);
     if (this.recorders.length || this.forks.size) this.afterSend(w.downOut(this.outFrame));
