@@ -3,11 +3,12 @@
  * conference mix, echo, injected fork audio) and detects (RFC 4733 and in-band DTMF).
  * The engine calls receivePhase() for every leg, mixes conferences, then sendPhase() for every leg.
  *
- * Rates: everything but the RTP session works on 20 ms frames at 8 kHz (`rawIn`, players, mixer,
- * recorders, detectors). A wideband leg (G.722, Opus: 16 kHz, leg-wide.ts) also keeps its 16 kHz
+ * Rates: everything but the RTP session works on 20 ms frames at 8 kHz (`rawIn`, 8 kHz prompts,
+ * mixer, recorders, detectors). A wideband leg (G.722, Opus: 16 kHz, leg-wide.ts) also keeps its 16 kHz
  * frame: a bridge between two wideband legs and the echo pass it on at 16 kHz, a conference mixing at
- * 16 kHz takes it and gives back a 16 kHz mix (`mixOutWide`), and the 8 kHz frames are converted from
- * and to it with the speexdsp resampler.
+ * 16 kHz takes it and gives back a 16 kHz mix (`mixOutWide`), a wideband prompt or TTS fills it, fork
+ * injection is mixed into it at 16 kHz, and the 8 kHz frames are converted from and to it with the
+ * speexdsp resampler.
  */
 import { DtmfDetector } from '../dsp/dtmf-detector';
 import { ForkTap } from '../fork';
@@ -211,21 +212,7 @@ export class Leg implements MixMember {
     // a wideband source (prompt, TTS above 8 kHz) fills the leg's 16 kHz frame itself
     const played = this.player.readFrame(out, w && w.rate === 16000 ? w.out : null);
     if (w) {
-      // wideband straight through: a 16 kHz prompt, echo, a wideband bridge peer or the 16 kHz conference mix
-      const src =
-        played === 16000
-          ? w.out
-          : played
-            ? null
-            : this.echo
-              ? this.hasIn
-                ? w.in
-                : w.silence
-              : this.feed
-                ? (this.feed.currentWide?.() ?? null)
-                : this.conferenceId && this.mixedWide && w.rate === 16000
-                  ? this.mixOutWide
-                  : null;
+      const src = this.wideSource(w, played);
       if (src) return this.sendWide(w, src, now);
       // a narrowband frame under audio a fork injects: brought up, so the injection is mixed at 16 kHz
       if (this.injecting()) {
@@ -240,6 +227,15 @@ export class Leg implements MixMember {
     if (w) this.session.sendFrame(w.up(out), now);
     else this.session.sendFrame(out, now);
     this.afterSend(out);
+  }
+
+  /** What passes straight through at 16 kHz this tick: a 16 kHz prompt, echo, a wideband bridge peer or the 16 kHz mix; else null. */
+  private wideSource(w: WideFrames, played: number): Int16Array | null {
+    if (played === 16000) return w.out;
+    if (played) return null; // an 8 kHz prompt
+    if (this.echo) return this.hasIn ? w.in : w.silence;
+    if (this.feed) return this.feed.currentWide?.() ?? null;
+    return this.conferenceId && this.mixedWide && w.rate === 16000 ? this.mixOutWide : null;
   }
 
   /** The 8 kHz frame to send when no 16 kHz one is: the prompt (`played`), echo, bridge peer, mix or silence. */
