@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { writeWav } from '../../media-engine/audio/wav';
 import { goertzelCoeff, goertzelPower } from '../../media-engine/dsp/goertzel';
-import { sleep, useMediaServer } from './support';
+import { readWav, sleep, useMediaServer } from './support';
 import { power, ToneFarEnd, toneShare, type FarCodec } from './far-end';
 
 /** `seconds` of a 6 kHz tone (amplitude 8000) plus a 1 kHz one (6000) at `rate`. */
@@ -88,6 +88,24 @@ describe('media-engine prompts and TTS at a wideband leg rate', function () {
     const heard = await heardWhilePlaying(await leg('G722'), file);
     expect(toneShare(heard, 1000, 16000)).to.be.greaterThan(0.8);
     expect(bandShare(heard, 4500, 7500)).to.be.lessThan(0.001);
+  });
+
+  it('a 16 kHz WAV played to an Opus leg reaches the far engine leg with its 6 kHz tone (recorded at 16 kHz there)', async () => {
+    const file = toneWav(path.join(dir, 'tones-opus.wav'), 16000);
+    const a = await ms.createEndpoint({ codecs: ['opus'] });
+    eps.push(a);
+    const b = await ms.createEndpoint({ remoteSdp: a.local.sdp });
+    eps.push(b);
+    await a.modify(b.local.sdp);
+    expect(b.local.sdp).to.contain('opus/48000/2');
+    const played = a.play(file);
+    await sleep(500);
+    const rec = await b.record(path.join(dir, 'opus-heard.wav'), { duration: 1.5 });
+    await played;
+    const wav = readWav(rec.path);
+    expect(wav.rate, 'an Opus leg records at 16 kHz').to.equal(16000);
+    expect(toneShare(wav.samples, 6000, 16000), 'the 6 kHz tone crossed Opus').to.be.greaterThan(0.3);
+    expect(toneShare(wav.samples, 1000, 16000), 'and the 1 kHz one').to.be.greaterThan(0.15);
   });
 
   it("espeak-ng's speech said to a G.722 leg keeps its energy above 4 kHz", async () => {
