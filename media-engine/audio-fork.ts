@@ -4,7 +4,7 @@
  * drained), and sends injected audio back to the worker.
  */
 import type { Writable } from 'node:stream';
-import type { ForkMix, ForkStats } from './fork';
+import type { ForkMix, ForkStats, InjectRate } from './fork';
 import type { WorkerHost } from './worker/worker-host';
 
 export interface ForkOptions {
@@ -73,11 +73,16 @@ export class AudioFork {
     else s.once('drain', () => this.ack());
   }
 
-  /** Plays audio back into the call or conference (8 kHz 16-bit mono samples, any length). */
-  inject(samples: Int16Array): void {
+  /**
+   * Plays audio back into the call or conference: 16-bit mono samples, any length, at `rate` (8000,
+   * the default, or 16000: a wideband leg then gets it at 16 kHz, never through 8 kHz). Throws a
+   * TypeError for any other rate.
+   */
+  inject(samples: Int16Array, rate: InjectRate = 8000): void {
+    if (rate !== 8000 && rate !== 16000) throw new TypeError(`inject: rate must be 8000 or 16000, not ${String(rate)}`);
     if (this.stopped) return;
     const copy = samples.slice();
-    this.host.post({ t: 'inject', forkId: this.id, samples: copy }, [copy.buffer as ArrayBuffer]);
+    this.host.post({ t: 'inject', forkId: this.id, samples: copy, rate }, [copy.buffer as ArrayBuffer]);
   }
 
   /** Drops the injected audio the worker has not played yet. */

@@ -11,7 +11,7 @@ export { Conference } from './conference';
 export type { ConferenceEvents, ConferenceEndReason } from './conference';
 export { AudioFork } from './audio-fork';
 export type { ForkOptions } from './audio-fork';
-export type { ForkStats, ForkMix } from './fork';
+export type { ForkStats, ForkMix, InjectRate } from './fork';
 export type { PlayResult } from './player';
 export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from './recorder';
 export type { DtmfEvent, DtmfForm } from './worker/leg';

@@ -46,11 +46,13 @@ export class Player {
   }
 
   /**
-   * Fills `out` with the next frame; false when nothing is playing. A job resolves in the tick that
-   * sends its last frame (not one tick later), and the next source of a job loads while the current
-   * one plays, so back-to-back audio has no silent frame between files or between play requests.
+   * Fills the next frame and returns its rate, 0 when nothing is playing: `out` at 8 kHz (8000), or,
+   * given `wide` (a wideband leg's 16 kHz frame) and a wideband source, `wide` (16000). A job resolves
+   * in the tick that sends its last frame (not one tick later), and the next source of a job loads
+   * while the current one plays, so back-to-back audio has no silent frame between files or between
+   * play requests.
    */
-  readFrame(out: Frame): boolean {
+  readFrame(out: Frame, wide: Int16Array | null = null): 0 | 8000 | 16000 {
     while (this.jobs.length) {
       const job = this.jobs[0]!;
       if (job.index >= job.loaders.length) {
@@ -66,9 +68,16 @@ export class Player {
         }
         this.load(job, job.index);
         out.fill(0); // still loading: keep the stream going with silence
-        return true;
+        return 8000;
       }
-      if (!job.current.readFrame(out)) {
+      const src = job.current;
+      let rate: 8000 | 16000 = 8000;
+      let got: boolean;
+      if (wide && src.readWideFrame) {
+        rate = 16000;
+        got = src.readWideFrame(wide);
+      } else got = src.readFrame(out);
+      if (!got) {
         this.advance(job);
         continue;
       }
@@ -79,9 +88,9 @@ export class Player {
         this.advance(job);
         if (job.index >= job.loaders.length) this.finish(job, false);
       } else if (job.index + 1 > job.requested && job.index + 1 < job.loaders.length) this.load(job, job.index + 1);
-      return true;
+      return rate;
     }
-    return false;
+    return 0;
   }
 
   /** Starts loading source i of a job unless it was already asked for or is past the end. */

@@ -1,7 +1,8 @@
 /**
- * Turning a vendor's audio bytes into 8 kHz PCM as they arrive: µ-law 8 kHz decodes byte by byte;
- * 16-bit little-endian PCM at another rate goes through media-engine's resampler (libspeexdsp),
- * one per stream, with an odd byte carried to the next chunk.
+ * Turning a vendor's audio bytes into PCM for the engine as they arrive: µ-law 8 kHz decodes byte by
+ * byte; 16-bit little-endian PCM at another rate goes through media-engine's resampler (libspeexdsp),
+ * one per stream, with an odd byte carried to the next chunk, to 8 kHz, or to 16 kHz for a wideband
+ * leg (resampled once from the vendor's rate, never through 8 kHz).
  */
 import { decodeG711, muLaw, Resampler } from '../../media-engine';
 
@@ -15,12 +16,23 @@ export function pcmToUlaw(pcm: Int16Array): Buffer {
   return out;
 }
 
-export class PcmTo8k {
+/** A vendor's 16-bit little-endian PCM at `inRate` → Int16Array chunks at `outRate` (8000 or 16000). */
+export class PcmToRate {
   private carry: number | null = null;
   private readonly rs: Resampler | null;
 
-  constructor(readonly inRate: number) {
-    this.rs = inRate === 8000 ? null : new Resampler(inRate, 8000);
+  constructor(
+    readonly inRate: number,
+    readonly outRate: 8000 | 16000 = 8000,
+  ) {
+    this.rs = inRate === outRate ? null : new Resampler(inRate, outRate);
+  }
+
+  /** Samples already 16-bit at `inRate` (a whole file) converted to `outRate`. */
+  pcm(samples: Int16Array): Int16Array {
+    if (!this.rs) return samples;
+    const out = new Int16Array(this.rs.outputLength(samples.length) + 16);
+    return out.subarray(0, this.rs.process(samples, out));
   }
 
   push(chunk: Uint8Array): Int16Array {
@@ -40,10 +52,7 @@ export class PcmTo8k {
     const pcm = new Int16Array(n);
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (let i = 0; i < n; i++) pcm[i] = dv.getInt16(i * 2, true);
-    if (!this.rs) return pcm;
-    const out = new Int16Array(this.rs.outputLength(n) + 16);
-    const w = this.rs.process(pcm, out);
-    return out.subarray(0, w);
+    return this.pcm(pcm);
   }
 
   close(): void {

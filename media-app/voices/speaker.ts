@@ -14,6 +14,7 @@ import { isVendorTts } from '../../core/speech/voices';
 import type { VoiceVendors } from '../../core/speech/vendors';
 import { VENDOR_VOICES } from './registry';
 import { VoiceError } from './vendor';
+import { PcmToRate } from './pcm';
 
 export interface VoiceChoice {
   /** a tts_type: a vendor or a local voice */
@@ -84,7 +85,8 @@ export class Speaker {
 
   private async out(): Promise<AudioFork> {
     if (this.fork) return this.fork;
-    this.opening ??= this.ep.forkAudioStart({ mix: 'out', onFrame: () => undefined, maxInFlight: 50 }).then((f) => (this.fork = f));
+    // at the leg's rate: its `rate` (16000 on a G.722 or Opus leg) is the rate the voice is injected at
+    this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50 }).then((f) => (this.fork = f));
     return this.opening;
   }
 
@@ -108,23 +110,34 @@ export class Speaker {
     const fork = await this.out();
     let firstByteMs = -1;
     let firstAudioAt = 0;
-    const send = (pcm: Int16Array) => {
+    const wide = fork.rate === 16000;
+    const send = (pcm: Int16Array, rate: 8000 | 16000) => {
       if (gen !== this.generation || signal.aborted || !pcm.length) return;
       if (firstByteMs < 0) {
         firstAudioAt = Date.now();
         firstByteMs = firstAudioAt - started;
       }
-      fork.inject(pcm);
-      this.playEnd = Math.max(this.playEnd, Date.now()) + pcm.length / 8;
+      fork.inject(pcm, rate);
+      this.playEnd = Math.max(this.playEnd, Date.now()) + pcm.length / (rate / 1000);
     };
     if (!isVendorTts(choice.type)) {
       const p = locals.get(choice.type) ?? createTtsProvider(choice.type, { cacheDir: path.join(this.deps.cacheDir, 'tts') });
       locals.set(choice.type, p);
-      const r = await p.synthesize(text, { language: this.language, voice: choice.voice || undefined });
-      send(readWav(r.path).samples);
+      // a wideband leg: the synthesiser's own rate (espeak-ng's 22,050 Hz), resampled once to 16 kHz
+      const r = await p.synthesize(text, { language: this.language, voice: choice.voice || undefined, wideband: wide });
+      const { info, samples } = readWav(r.path);
+      const rate = info.format.sampleRate;
+      if (rate === 8000 || !wide) send(samples, 8000);
+      else {
+        const pcm = new PcmToRate(rate, 16000);
+        send(pcm.pcm(samples), 16000);
+        pcm.close();
+      }
       return { firstByteMs: Math.max(0, firstByteMs), via: choice.type, firstAudioAt };
     }
     const vendor = this.deps.vendors[choice.type];
+    // a vendor sending linear PCM above 8 kHz speaks to a wideband leg at 16 kHz; µ-law ones at 8 kHz
+    const rate = wide && VENDOR_VOICES[choice.type].pcmRate ? 16000 : 8000;
     const apiKey = choice.key || vendor.apiKey;
     if (!apiKey) throw new VoiceError(choice.type, 'no_key', `no API key: set the AI's parameter.tts_key or ${choice.type.toUpperCase()}_API_KEY on the server`);
     const ctl = new AbortController();
@@ -141,9 +154,10 @@ export class Speaker {
         apiKey,
         egress: this.deps.egress,
         signal: ctl.signal,
+        rate,
       })) {
         if (timer) clearTimeout(timer);
-        send(pcm);
+        send(pcm, rate);
         if (ctl.signal.aborted) break;
       }
     } catch (e) {

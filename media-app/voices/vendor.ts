@@ -1,6 +1,7 @@
 /**
  * One cloud voice: text in, 8 kHz 16-bit mono PCM out as the vendor streams it (the engine's rate;
- * the media worker converts to the leg's codec and rate). Each adapter asks for the vendor's
+ * the media worker converts to the leg's codec and rate), or 16 kHz for a wideband leg from a vendor
+ * that sends linear PCM above 8 kHz (`pcmRate`, `VoiceRequest.rate`). Each adapter asks for the vendor's
  * telephony format where it has one (µ-law 8 kHz) and otherwise resamples what it gets.
  * Every connection goes through the egress policy (core/net).
  */
@@ -18,11 +19,18 @@ export interface VoiceRequest {
   apiKey: string;
   egress: EgressPolicy;
   signal: AbortSignal;
+  /**
+   * The rate wanted (default 8000): 16000 for a wideband leg. An adapter whose vendor sends linear PCM
+   * above 8 kHz (`pcmRate`) gives it at this rate, resampled once; a µ-law vendor's is 8 kHz anyway.
+   */
+  rate?: 8000 | 16000;
 }
 
 export interface VendorVoice {
   readonly name: VendorTtsType;
-  /** PCM chunks (8 kHz, 16-bit, mono) as they arrive; ends when the vendor has said it all. */
+  /** the vendor's own rate when it sends linear PCM above 8 kHz (it can then give 16 kHz); unset for µ-law vendors */
+  readonly pcmRate?: number;
+  /** PCM chunks (16-bit, mono; 8 kHz, or `req.rate` with `pcmRate`) as they arrive; ends when the vendor has said it all. */
   stream(req: VoiceRequest): AsyncIterable<Int16Array>;
 }
 

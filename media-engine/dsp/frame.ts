@@ -42,6 +42,11 @@ export function energy(frame: Frame, start = 0, end = frame.length): number {
  */
 export interface FrameSource {
   readFrame(out: Frame): boolean;
+  /**
+   * A wideband source (a prompt or TTS above 8 kHz): 20 ms at 16 kHz (320 samples) into `out`, for a
+   * wideband leg, instead of `readFrame`'s 8 kHz; same contract otherwise.
+   */
+  readWideFrame?(out: Int16Array): boolean;
   /** True once the last frame has been read (lets a player move on in the same tick). Optional: without it the end shows as a false readFrame. */
   readonly exhausted?: boolean;
   /** Release files or other resources; reading after close returns false. */

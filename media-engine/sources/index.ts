@@ -3,3 +3,4 @@ export { prepareAudio, isUrl, type PrepareOptions, type PreparedAudio } from './
 export { fetchToCache, type FetchOptions, type FetchResult } from './fetch-cache';
 export { openFrameReader, FileFrameReader, type FrameReaderOptions } from './file-reader';
 export { convertToEngineWav, sniffAudioType } from './sox';
+export { WideFileReader, openPreparedReader, isWideFormat, WIDE_RATE } from './wide-reader';

@@ -1,6 +1,8 @@
 /**
  * prepareAudio: any playable thing (a local file in a common format, or an http(s) URL) → a local
- * 8 kHz 16-bit mono WAV the engine can stream frame by frame. Conversions are cached by content
+ * 8 kHz 16-bit mono WAV the engine can stream frame by frame; with `wideband` (for a G.722 or Opus
+ * leg) a 16-bit mono WAV at the source's own rate when that is above 8 kHz, which the wide reader
+ * converts to 16 kHz once (speexdsp), never through 8 kHz. Conversions are cached by content
  * (URLs) or by path+size+mtime (local files), so the second play of a prompt costs a stat.
  */
 import crypto from 'node:crypto';
@@ -10,15 +12,23 @@ import { isEngineFormat, readWavInfo } from '../audio/wav';
 import { AudioSourceError } from './errors';
 import { fetchToCache, type FetchOptions } from './fetch-cache';
 import { convertToEngineWav } from './sox';
+import { isWideFormat } from './wide-reader';
 
 export interface PrepareOptions extends FetchOptions {
   /** Time limit for the sox conversion, ms. Default 30000. */
   convertTimeoutMs?: number;
+  /**
+   * For a wideband leg: keep the source's own rate (a 16-bit mono WAV at it, as it is or converted by
+   * sox without resampling) unless that is 8 kHz. Cached apart from the 8 kHz conversion.
+   */
+  wideband?: boolean;
 }
 
 export interface PreparedAudio {
-  /** 8 kHz 16-bit mono PCM WAV, ready for `openFrameReader`. */
+  /** 16-bit mono PCM WAV, ready for `openPreparedReader`: 8 kHz, or with `wideband` the source's rate. */
   path: string;
+  /** the WAV's rate */
+  rate: number;
   durationMs: number;
   /** true when sox converted it (false: the source was already in engine format). */
   converted: boolean;
@@ -34,7 +44,7 @@ export function isUrl(s: string): boolean {
 
 /** Prepare a file or URL for playback (concurrent calls for the same source share one job). */
 export function prepareAudio(source: string, opts: PrepareOptions): Promise<PreparedAudio> {
-  const key = `${opts.cacheDir}\n${source}`;
+  const key = `${opts.cacheDir}\n${opts.wideband ? 'w' : 'n'}\n${source}`;
   let p = inflight.get(key);
   if (!p) {
     p = prepare(source, opts).finally(() => inflight.delete(key));
@@ -46,7 +56,7 @@ export function prepareAudio(source: string, opts: PrepareOptions): Promise<Prep
 async function prepare(source: string, opts: PrepareOptions): Promise<PreparedAudio> {
   if (isUrl(source)) {
     const got = await fetchToCache(source, opts);
-    const res = await ensureEngineWav(got.path, `conv-${got.sha256}.wav`, opts, source);
+    const res = await ensureEngineWav(got.path, `${opts.wideband ? 'convw' : 'conv'}-${got.sha256}.wav`, opts, source);
     return { ...res, from: got.from };
   }
   let st: fs.Stats;
@@ -61,19 +71,19 @@ async function prepare(source: string, opts: PrepareOptions): Promise<PreparedAu
     .createHash('sha256')
     .update(`${path.resolve(source)}\n${st.size}\n${st.mtimeMs}`)
     .digest('hex');
-  return ensureEngineWav(source, `conv-local-${id}.wav`, opts, source);
+  return ensureEngineWav(source, `${opts.wideband ? 'convw' : 'conv'}-local-${id}.wav`, opts, source);
 }
 
 async function ensureEngineWav(file: string, convName: string, opts: PrepareOptions, source: string): Promise<PreparedAudio> {
   try {
     const info = readWavInfo(file);
-    if (isEngineFormat(info.format)) return { path: file, durationMs: info.durationMs, converted: false };
+    if (isEngineFormat(info.format) || (opts.wideband && isWideFormat(info.format))) return { path: file, rate: info.format.sampleRate, durationMs: info.durationMs, converted: false };
   } catch {
     // not a WAV we read natively: sox decides
   }
   fs.mkdirSync(opts.cacheDir, { recursive: true });
   const out = path.join(opts.cacheDir, convName);
-  if (!fs.existsSync(out)) await convertToEngineWav(file, out, { timeoutMs: opts.convertTimeoutMs });
+  if (!fs.existsSync(out)) await convertToEngineWav(file, out, { timeoutMs: opts.convertTimeoutMs, keepRate: opts.wideband });
   let info;
   try {
     info = readWavInfo(out);
@@ -81,5 +91,5 @@ async function ensureEngineWav(file: string, convName: string, opts: PrepareOpti
     fs.rmSync(out, { force: true });
     throw new AudioSourceError('CONVERSION_FAILED', `sox output unreadable for ${source}: ${(err as Error).message}`, source);
   }
-  return { path: out, durationMs: info.durationMs, converted: true };
+  return { path: out, rate: info.format.sampleRate, durationMs: info.durationMs, converted: true };
 }

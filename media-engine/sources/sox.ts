@@ -1,6 +1,7 @@
 /**
  * sox as the converter for anything the engine cannot play natively (WAV of other encodings/rates,
- * MP3, Ogg, FLAC, AU, raw G.711). Output is always 8 kHz 16-bit signed mono WAV.
+ * MP3, Ogg, FLAC, AU, raw G.711). Output is 8 kHz 16-bit signed mono WAV (or, for a wideband leg, the
+ * input's own rate).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -43,8 +44,11 @@ export function soxInputArgs(path: string, head: Buffer): string[] | null {
   return null;
 }
 
-/** Convert `input` to an 8 kHz 16-bit mono WAV at `output` (written to a temp name, then renamed). */
-export async function convertToEngineWav(input: string, output: string, opts: { timeoutMs?: number } = {}): Promise<void> {
+/**
+ * Convert `input` to an 8 kHz 16-bit mono WAV at `output` (written to a temp name, then renamed);
+ * with `keepRate`, a 16-bit mono WAV at the input's own rate (a wideband leg's reader resamples it).
+ */
+export async function convertToEngineWav(input: string, output: string, opts: { timeoutMs?: number; keepRate?: boolean } = {}): Promise<void> {
   const head = Buffer.alloc(16);
   const fd = fs.openSync(input, 'r');
   try {
@@ -56,7 +60,7 @@ export async function convertToEngineWav(input: string, output: string, opts: { 
   if (!inArgs) throw new AudioSourceError('UNSUPPORTED_FORMAT', `unrecognised audio format: ${input}`, input);
   const tmp = `${output}.${process.pid}.${Date.now()}.tmp`;
   // -G: guard against clipping from resampling; -V1: errors only.
-  const args = ['-V1', '-G', ...inArgs, input, '-r', '8000', '-b', '16', '-c', '1', '-e', 'signed-integer', '-t', 'wav', tmp];
+  const args = ['-V1', '-G', ...inArgs, input, ...(opts.keepRate ? [] : ['-r', '8000']), '-b', '16', '-c', '1', '-e', 'signed-integer', '-t', 'wav', tmp];
   try {
     await runSox(args, opts.timeoutMs ?? 30000, input);
     fs.renameSync(tmp, output);

@@ -1,5 +1,6 @@
 /**
- * A disk cache in front of any provider, keyed by (provider, text, voice, language, ssml): the same
+ * A disk cache in front of any provider, keyed by (provider, text, voice, language, ssml, and for a
+ * wideband prompt that it is one: the 8 kHz and the wideband file are two entries): the same
  * prompt is synthesized once. Files are written under a temp name and renamed, so a reader never
  * sees a half-written prompt; concurrent requests for one key share one synthesis.
  */
@@ -30,7 +31,7 @@ export class CachedTtsProvider implements TtsProvider {
   pathFor(text: string, o: TtsOptions = {}): string {
     const key = crypto
       .createHash('sha256')
-      .update(JSON.stringify([this.inner.name, text, o.voice ?? '', (o.language ?? 'en-US').toLowerCase(), !!o.ssml]))
+      .update(JSON.stringify([this.inner.name, text, o.voice ?? '', (o.language ?? 'en-US').toLowerCase(), !!o.ssml, ...(o.wideband ? ['wide'] : [])]))
       .digest('hex');
     return path.join(this.cacheDir, `tts-${key}.wav`);
   }

@@ -1,6 +1,7 @@
 /**
  * espeak-ng, the embedded default TTS: text or SSML (`-m`), BCP-47 language → espeak voice, and
- * 'male'/'female' → espeak variants. Output 22.05 kHz is converted to 8 kHz by sox.
+ * 'male'/'female' → espeak variants. Output 22.05 kHz is converted to 8 kHz by sox (kept at 22.05 kHz
+ * for a wideband prompt).
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -91,7 +92,7 @@ export class EspeakProvider implements TtsProvider {
     fs.mkdirSync(path.dirname(out), { recursive: true });
     const args = ['-v', voice, '-s', String(this.opts.speed ?? 165), '--stdout', '--stdin'];
     if (o.ssml) args.push('-m');
-    await pipeThroughSox('espeak-ng', args, text, out, this.opts.timeoutMs ?? 20000);
+    await pipeThroughSox('espeak-ng', args, text, out, this.opts.timeoutMs ?? 20000, !!o.wideband);
     return { path: out, durationMs: readWavInfo(out).durationMs };
   }
 }

@@ -54,7 +54,7 @@ export class FliteProvider implements TtsProvider {
       fs.writeFileSync(txt, text);
       const timeout = this.opts.timeoutMs ?? 20000;
       await runCommand('flite', ['-voice', v, ...(o.ssml ? ['-ssml'] : []), '-f', txt, '-o', raw], timeout);
-      await soxToEngine(raw, out, timeout);
+      await soxToEngine(raw, out, timeout, !!o.wideband);
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }

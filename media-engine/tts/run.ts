@@ -1,8 +1,10 @@
-// Run a synthesiser whose stdout (or output file) goes through sox to 8 kHz 16-bit mono WAV.
+// Run a synthesiser whose stdout (or output file) goes through sox to 8 kHz 16-bit mono WAV (or, for a
+// wideband prompt, 16-bit mono at the synthesiser's own rate).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { TtsError } from './provider';
 
 const SOX_OUT = ['-r', '8000', '-b', '16', '-c', '1', '-e', 'signed-integer', '-t', 'wav'];
+const SOX_OUT_KEEP_RATE = SOX_OUT.slice(2);
 
 function collect(child: ChildProcess, label: string): Promise<void> {
   let err = '';
@@ -32,9 +34,9 @@ async function withTimeout<T>(p: Promise<T>, ms: number, kids: ChildProcess[], l
 }
 
 /** `cmd args` writes WAV to stdout (text fed on stdin); sox converts it into `outPath`. */
-export async function pipeThroughSox(cmd: string, args: string[], stdinText: string, outPath: string, timeoutMs: number): Promise<void> {
+export async function pipeThroughSox(cmd: string, args: string[], stdinText: string, outPath: string, timeoutMs: number, keepRate = false): Promise<void> {
   const synth = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  const sox = spawn('sox', ['-V1', '-t', 'wav', '-', ...SOX_OUT, outPath], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const sox = spawn('sox', ['-V1', '-t', 'wav', '-', ...(keepRate ? SOX_OUT_KEEP_RATE : SOX_OUT), outPath], { stdio: ['pipe', 'ignore', 'pipe'] });
   synth.stdout!.pipe(sox.stdin!);
   sox.stdin!.on('error', () => {}); // sox dying is reported by its exit code
   synth.stdin!.on('error', () => {});
@@ -42,9 +44,9 @@ export async function pipeThroughSox(cmd: string, args: string[], stdinText: str
   await withTimeout(Promise.all([collect(synth, cmd), collect(sox, 'sox')]), timeoutMs, [synth, sox], cmd);
 }
 
-/** Convert any WAV file sox reads into 8 kHz 16-bit mono at `outPath`. */
-export async function soxToEngine(input: string, outPath: string, timeoutMs: number): Promise<void> {
-  const sox = spawn('sox', ['-V1', input, ...SOX_OUT, outPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** Convert any WAV file sox reads into 8 kHz 16-bit mono at `outPath` (`keepRate`: at its own rate). */
+export async function soxToEngine(input: string, outPath: string, timeoutMs: number, keepRate = false): Promise<void> {
+  const sox = spawn('sox', ['-V1', input, ...(keepRate ? SOX_OUT_KEEP_RATE : SOX_OUT), outPath], { stdio: ['ignore', 'ignore', 'pipe'] });
   await withTimeout(collect(sox, 'sox'), timeoutMs, [sox], 'sox');
 }
 

@@ -10,7 +10,8 @@ import { rtpIoKind } from './rtp-transport';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
 import { EngineError } from './engine-error';
 import { sendDigits, signalledDigit } from './leg-dtmf';
-import { ConferenceMixer, type MixMember } from './mixer';
+import { ConferenceMixer } from './mixer';
+import { InjectMember, offerMix } from './conference-fork';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
 import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './leg-analysis';
@@ -111,7 +112,7 @@ export class Engine {
           else r.writeNarrow(c.mixer.mix, null);
           if (r.finished) c.recorder = null;
         }
-        for (const f of c.forks.values()) f.offer(c.mixer.mix);
+        offerMix(c.forks, c.mixer);
       }
       for (const l of this.links.values()) l.link.flush();
     }
@@ -197,8 +198,10 @@ export class Engine {
 
   play(id: string, specs: SourceSpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (!Array.isArray(specs) || specs.length === 0) throw new EngineError('nothing to play', 'EINVAL');
-    return this.leg(id).player.enqueue(
-      specs.map((s) => () => resolveSource(s)),
+    const leg = this.leg(id);
+    // a wideband leg gets prompts and speech at its rate (the leg's codec when the source loads)
+    return leg.player.enqueue(
+      specs.map((s) => () => resolveSource(s, leg.wideband)),
       !!opts.bargeIn,
     );
   }
@@ -458,17 +461,16 @@ export class Engine {
 
   /**
    * Starts a fork; resolves with its rate. `legRate`: a leg's frames at its own rate (16000 on a G.722
-   * or Opus leg), else 8000. A conference's fork always gets the 8 kHz mix.
+   * or Opus leg), a conference's mix at 16 kHz while it mixes at 16 kHz as the fork starts, else 8000.
    */
   forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50, legRate = false): number {
     const c = this.conferences.get(ownerId);
-    const rate = !c && legRate && this.leg(ownerId).wideband ? 16000 : 8000;
+    const rate = legRate && (c ? c.mixer.widebandNow : this.leg(ownerId).wideband) ? 16000 : 8000;
     const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate);
     if (c) {
       c.forks.set(forkId, tap);
       // injected audio joins the conference as a participant that hears nothing
-      const member: MixMember = { id: `fork:${forkId}`, input: () => tap.nextInjected(), mixOut: new Int16Array(160), muteIn: false, muteOut: true, heardOnlyBy: null };
-      c.mixer.join(member);
+      c.mixer.join(new InjectMember(tap));
     } else this.leg(ownerId).forks.set(forkId, tap);
     this.forks.set(forkId, { tap, owner: ownerId });
     return rate;
@@ -497,8 +499,9 @@ export class Engine {
     this.forks.get(forkId)?.tap.clearInjected();
   }
 
-  inject(forkId: string, samples: Int16Array): void {
-    this.forks.get(forkId)?.tap.inject(samples);
+  /** Audio a fork's consumer plays back, at 8 kHz or 16 kHz (`rate`). */
+  inject(forkId: string, samples: Int16Array, rate: 8000 | 16000 = 8000): void {
+    this.forks.get(forkId)?.tap.inject(samples, rate);
   }
 
   // ---- worker-wide

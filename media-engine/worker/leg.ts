@@ -3,11 +3,12 @@
  * conference mix, echo, injected fork audio) and detects (RFC 4733 and in-band DTMF).
  * The engine calls receivePhase() for every leg, mixes conferences, then sendPhase() for every leg.
  *
- * Rates: everything but the RTP session works on 20 ms frames at 8 kHz (`rawIn`, players, mixer,
- * recorders, detectors). A wideband leg (G.722, Opus: 16 kHz, leg-wide.ts) also keeps its 16 kHz
+ * Rates: everything but the RTP session works on 20 ms frames at 8 kHz (`rawIn`, 8 kHz prompts,
+ * mixer, recorders, detectors). A wideband leg (G.722, Opus: 16 kHz, leg-wide.ts) also keeps its 16 kHz
  * frame: a bridge between two wideband legs and the echo pass it on at 16 kHz, a conference mixing at
- * 16 kHz takes it and gives back a 16 kHz mix (`mixOutWide`), and the 8 kHz frames are converted from
- * and to it with the speexdsp resampler.
+ * 16 kHz takes it and gives back a 16 kHz mix (`mixOutWide`), a wideband prompt or TTS fills it, fork
+ * injection is mixed into it at 16 kHz, and the 8 kHz frames are converted from and to it with the
+ * speexdsp resampler.
  */
 import { DtmfDetector } from '../dsp/dtmf-detector';
 import { ForkTap } from '../fork';
@@ -207,48 +208,55 @@ export class Leg implements MixMember {
 
   sendPhase(now: number): void {
     const out = this.outFrame;
-    let have = this.player.readFrame(out);
     const w = this.session.rate === 8000 ? null : (this.wide ??= new WideFrames(this.session.rate));
-    // wideband straight through: echo, a wideband bridge peer or the 16 kHz conference mix (while no fork injects audio on top)
-    if (!have && w && !this.injecting()) {
-      const src = this.echo ? (this.hasIn ? w.in : w.silence) : this.feed ? (this.feed.currentWide?.() ?? null) : this.conferenceId && this.mixedWide && w.rate === 16000 ? this.mixOutWide : null;
+    // a wideband source (prompt, TTS above 8 kHz) fills the leg's 16 kHz frame itself
+    const played = this.player.readFrame(out, w && w.rate === 16000 ? w.out : null);
+    if (w) {
+      const src = this.wideSource(w, played);
       if (src) return this.sendWide(w, src, now);
-    }
-    if (!have && this.echo) {
-      out.set(this.hasIn ? this.rawIn : this.silence);
-      have = true;
-    }
-    if (!have && this.feed) {
-      const f = this.feed.current();
-      out.set(f ?? this.silence);
-      have = true;
-    }
-    if (!have && this.conferenceId) {
-      out.set(this.mixOut);
-      have = true;
-    }
-    if (!have) out.fill(0);
-    // audio injected by fork consumers is mixed on top
-    if (this.forks.size)
-      for (const fork of this.forks.values()) {
-        const inj = fork.nextInjected();
-        if (inj)
-          for (let i = 0; i < FRAME; i++) {
-            const s = out[i] + inj[i];
-            out[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
-          }
+      // a narrowband frame under audio a fork injects: brought up, so the injection is mixed at 16 kHz
+      if (this.injecting()) {
+        this.narrowFrame(out, played !== 0);
+        return this.sendWide(w, w.up(out), now);
       }
+    }
+    this.narrowFrame(out, played !== 0);
+    // audio injected by fork consumers is mixed on top (at 8 kHz: a 16 kHz injection is brought down)
+    if (this.forks.size) for (const fork of this.forks.values()) addInto(out, fork.nextInjectedAt(8000));
     if (this.mutedOut) out.fill(0);
     if (w) this.session.sendFrame(w.up(out), now);
     else this.session.sendFrame(out, now);
     this.afterSend(out);
   }
 
-  /** Sends a 16 kHz frame as it is; recorders and forks of 8 kHz get it at 8 kHz. */
+  /** What passes straight through at 16 kHz this tick: a 16 kHz prompt, echo, a wideband bridge peer or the 16 kHz mix; else null. */
+  private wideSource(w: WideFrames, played: number): Int16Array | null {
+    if (played === 16000) return w.out;
+    if (played) return null; // an 8 kHz prompt
+    if (this.echo) return this.hasIn ? w.in : w.silence;
+    if (this.feed) return this.feed.currentWide?.() ?? null;
+    return this.conferenceId && this.mixedWide && w.rate === 16000 ? this.mixOutWide : null;
+  }
+
+  /** The 8 kHz frame to send when no 16 kHz one is: the prompt (`played`), echo, bridge peer, mix or silence. */
+  private narrowFrame(out: Int16Array, played: boolean): void {
+    if (played) return;
+    if (this.echo) out.set(this.hasIn ? this.rawIn : this.silence);
+    else if (this.feed) out.set(this.feed.current() ?? this.silence);
+    else if (this.conferenceId) out.set(this.mixOut);
+    else out.fill(0);
+  }
+
+  /**
+   * Sends a 16 kHz frame with what forks inject mixed on top at 16 kHz (an 8 kHz injection brought up
+   * by the fork's resampler); recorders and forks of 8 kHz get it at 8 kHz.
+   */
   private sendWide(w: WideFrames, src: Int16Array, now: number): void {
     const o = w.out;
+    if (src !== o) o.set(src);
+    // (G.722 and Opus legs run at 16 kHz, the rate injected audio comes at)
+    if (this.forks.size && w.rate === 16000) for (const fork of this.forks.values()) addInto(o, fork.nextInjectedAt(16000));
     if (this.mutedOut) o.fill(0);
-    else o.set(src);
     this.session.sendFrame(o, now);
     if (this.recorders.length || this.forks.size) this.afterSend(w.downOut(this.outFrame));
   }
@@ -286,7 +294,7 @@ export class Leg implements MixMember {
     }
   }
 
-  /** True while a fork has audio to inject (mixed on top at 8 kHz this tick). */
+  /** True while a fork has audio to inject this tick. */
   private injecting(): boolean {
     if (this.forks.size) for (const fork of this.forks.values()) if (fork.hasInjected) return true;
     return false;
@@ -311,6 +319,15 @@ export class Leg implements MixMember {
     for (const r of this.recorders) r.stop('hangup');
     this.recorders.length = 0;
     await this.session.close();
+  }
+}
+
+/** `add` (when there is one) mixed into `into`, clipped; the two are the same length. */
+function addInto(into: Int16Array, add: Int16Array | null): void {
+  if (!add) return;
+  for (let i = 0; i < into.length; i++) {
+    const s = into[i] + add[i];
+    into[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
   }
 }
 

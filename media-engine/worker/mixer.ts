@@ -11,7 +11,8 @@
  * mixes at 16 kHz: wideband members give their 16 kHz frame and hear a 16 kHz N-1 mix
  * (`mixOutWide`), a narrowband member's frame is resampled up into it (one speexdsp resampler per
  * such member, made the first time the room turns wideband). A narrowband member hears the 8 kHz
- * N-1 mix, exactly as in an all-G.711 room, which costs nothing more than before.
+ * N-1 mix, exactly as in an all-G.711 room, which costs nothing more than before; a wideband member
+ * gets only its 16 kHz N-1 mix (`mixedWide`), no 8 kHz one it would not use.
  */
 import { Resampler } from '../codecs';
 
@@ -175,15 +176,18 @@ export class ConferenceMixer {
       const s = slots[k];
       if (s.leaving) continue;
       const m = s.member;
-      // a whisperer is not in the total: it hears the full mix, as a member with nothing to take out
-      hear(m.mixOut, total, this.mix, s.contrib, s.has && !m.heardOnlyBy, m.muteOut, s.age);
-      if (whispering && !m.muteOut) this.addWhispers(m.id, m.mixOut, false);
       const ow = m.mixOutWide;
+      // a whisperer is not in the total: it hears the full mix, as a member with nothing to take out
       if (tw && mw && s.wide && ow && m.wideband) {
+        // a wideband member hears the 16 kHz mix only: its 8 kHz N-1 mix would go unused
         hear(ow, tw, mw, s.wide.contrib, s.wide.has && !m.heardOnlyBy, m.muteOut, s.age);
         if (whispering && !m.muteOut) this.addWhispers(m.id, ow, true);
         m.mixedWide = true;
-      } else if (m.mixedWide) m.mixedWide = false;
+      } else {
+        hear(m.mixOut, total, this.mix, s.contrib, s.has && !m.heardOnlyBy, m.muteOut, s.age);
+        if (whispering && !m.muteOut) this.addWhispers(m.id, m.mixOut, false);
+        if (m.mixedWide) m.mixedWide = false;
+      }
       s.age++;
     }
     let gone = false;

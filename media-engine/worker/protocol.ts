@@ -65,7 +65,8 @@ export type Operations = { [M in Method]: (...args: Params<M>) => ReturnType<Eng
 /** One request per operation, discriminated by `method`. */
 export type CallRequest = { [M in Method]: { t: 'call'; id: number; method: M; args: Params<M> } }[Method];
 
-export type ToWorker = CallRequest | { t: 'forkAck'; forkId: string; n: number } | { t: 'inject'; forkId: string; samples: Int16Array } | { t: 'link'; linkId: string; port: MessagePort };
+export type ToWorker =
+  CallRequest | { t: 'forkAck'; forkId: string; n: number } | { t: 'inject'; forkId: string; samples: Int16Array; rate?: 8000 | 16000 } | { t: 'link'; linkId: string; port: MessagePort };
 
 /** What a leg reports to the API thread (event name → data). */
 export interface LegEventData {
@@ -123,7 +124,7 @@ export function isToWorker(m: unknown): m is ToWorker {
     case 'forkAck':
       return isStr(m.forkId) && isInt(m.n);
     case 'inject':
-      return isStr(m.forkId) && m.samples instanceof Int16Array;
+      return isStr(m.forkId) && m.samples instanceof Int16Array && (m.rate === undefined || m.rate === 8000 || m.rate === 16000);
     case 'link':
       return isStr(m.linkId) && isObj(m.port);
     default:

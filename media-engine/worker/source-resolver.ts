@@ -1,14 +1,16 @@
 /**
  * Turns a play request (file path, http(s) URL, silence/tone stream, text to say) into a FrameSource
  * of 8 kHz 16-bit mono frames, through the sources/ and tts/ modules (sox conversion, URL fetch,
- * speech synthesis, each cached on disk).
+ * speech synthesis, each cached on disk). For a wideband leg (`wideband`), files and speech above
+ * 8 kHz become wideband sources instead (16 kHz frames converted once from the file's own rate);
+ * tones and silence stay 8 kHz.
  */
 import os from 'node:os';
 import { EgressPolicy, type EgressSettings } from '../../core/net';
 import path from 'node:path';
 import { type FrameSource } from '../dsp/frame';
 import { beep, dtmfTones, ringback, silence } from '../dsp/tones';
-import { AudioSourceError, isUrl, openFrameReader, prepareAudio } from '../sources';
+import { AudioSourceError, isUrl, openPreparedReader, prepareAudio } from '../sources';
 import { createTtsProvider, type TtsProvider } from '../tts';
 
 export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string };
@@ -39,11 +41,11 @@ function provider(name: string): TtsProvider {
 }
 
 /** Resolves a play request to a frame source. Rejects with "File Not Found" for missing files. */
-export async function resolveSource(spec: SourceSpec): Promise<FrameSource> {
+export async function resolveSource(spec: SourceSpec, wideband = false): Promise<FrameSource> {
   if (typeof spec === 'object' && spec && typeof spec.say === 'string') {
     const ssml = /^\s*<speak[\s>]/i.test(spec.say);
-    const r = await provider(spec.provider ?? ttsProvider).synthesize(spec.say, { language: spec.language, voice: spec.voice, ssml });
-    return openFrameReader(r.path);
+    const r = await provider(spec.provider ?? ttsProvider).synthesize(spec.say, { language: spec.language, voice: spec.voice, ssml, wideband });
+    return openPreparedReader(r.path);
   }
   if (typeof spec !== 'string' || !spec) throw new Error('invalid play source');
   const silenceMatch = /^silence_stream:\/\/(\d+)/.exec(spec);
@@ -57,8 +59,8 @@ export async function resolveSource(spec: SourceSpec): Promise<FrameSource> {
   const source = spec.startsWith('file://') ? spec.slice(7) : spec;
   try {
     // conversion (sox) and URL fetches are cached on disk; the reader streams a second at a time
-    const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio'), egress });
-    return openFrameReader(prepared.path);
+    const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio'), egress, wideband });
+    return openPreparedReader(prepared.path);
   } catch (e) {
     if (e instanceof AudioSourceError && isUrl(source)) throw urlFailure(e, source);
     if (e instanceof AudioSourceError && e.code === 'NOT_FOUND') throw new Error(`File Not Found: ${source}`);

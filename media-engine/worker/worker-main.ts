@@ -62,7 +62,7 @@ port.on('message', (m: unknown) => {
     case 'forkAck':
       return engine.forkAck(m.forkId, m.n);
     case 'inject':
-      return engine.inject(m.forkId, m.samples);
+      return engine.inject(m.forkId, m.samples, m.rate);
     case 'link':
       return engine.addLink(m.linkId, m.port);
     case 'call':

@@ -15,6 +15,13 @@ import { LegCodec } from '../../media-engine/worker/leg-codec';
 import { WideFrames } from '../../media-engine/worker/leg-wide';
 import { ConferenceMixer, type MixMember } from '../../media-engine/worker/mixer';
 import { ForkTap } from '../../media-engine/fork';
+import { InjectMember, offerMix } from '../../media-engine/worker/conference-fork';
+import { writeWav } from '../../media-engine/audio/wav';
+import { Player } from '../../media-engine/player';
+import { WideFileReader } from '../../media-engine/sources/wide-reader';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -149,6 +156,51 @@ describe('media-engine fork path: one copy per frame for the consumer, nothing e
   });
 });
 
+describe('media-engine wideband prompts and injection: no allocation per frame', () => {
+  it('a 48 kHz prompt played to a wideband leg (read a second at a time, resampled to 16 kHz once) allocates nothing per frame', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hot-wide-'));
+    const file = path.join(dir, 'p48.wav');
+    writeWav(
+      file,
+      Int16Array.from({ length: 48000 * 2 }, (_, i) => Math.round(8000 * Math.sin(i / 4))),
+      48000,
+    );
+    const player = new Player();
+    void player.enqueue([async () => new WideFileReader(file, { loop: true })]);
+    const out = new Int16Array(160);
+    const wide = new Int16Array(320);
+    const narrow = new WideFileReader(file, { loop: true }); // the leg turned narrowband: 16 kHz down to 8 kHz
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      expect(player.readFrame(out, wide)).to.equal(16000);
+      // one fs.readSync a second (50 frames) is all: below a byte a frame on average
+      expect(bytesPerCall(() => player.readFrame(out, wide), 20_000)).to.be.below(2);
+      expect(bytesPerCall(() => narrow.readFrame(out), 20_000)).to.be.below(2);
+      player.stop();
+      narrow.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  });
+
+  it('injected audio taken at the other rate (8 kHz up for a wideband leg, 16 kHz down for a G.711 one) allocates nothing per frame', () => {
+    const n = 5_000;
+    for (const [injected, taken] of [
+      [8000, 16000],
+      [16000, 8000],
+      [16000, 16000],
+    ] as const) {
+      const tap = new ForkTap('i', 'in', () => undefined, 50, 8000, 1e9);
+      // queued up front: inject() runs when the consumer's message arrives, not in the tick
+      const chunk = Int16Array.from({ length: injected / 50 }, (_, i) => Math.round(8000 * Math.sin(i / 3)));
+      for (let k = 0; k < 20_000 + 3 * n + 10; k++) tap.inject(chunk, injected);
+      expect(
+        bytesPerCall(() => tap.nextInjectedAt(taken), n),
+        `${injected} taken at ${taken}`,
+      ).to.be.below(1);
+      tap.close();
+    }
+  });
+});
+
 describe('media-engine conference mixer: no allocation per tick', () => {
   /** A member with fixed frames: wideband ones give 16 kHz frames and take the 16 kHz N-1 mix. */
   function member(id: string, wideband: boolean): MixMember {
@@ -165,6 +217,28 @@ describe('media-engine conference mixer: no allocation per tick', () => {
       mixer.close();
       expect(perTick).to.be.below(1);
     });
+});
+
+describe('media-engine conference forks: no allocation per tick beyond the consumer copy', () => {
+  it('16 kHz audio injected into a room (a wideband member) mixes, and a 16 kHz fork is offered the mix, allocating only its copy', () => {
+    const mixer = new ConferenceMixer('inject');
+    const narrow = Int16Array.from({ length: 160 }, (_, i) => Math.round(4000 * Math.sin(i / 3)));
+    mixer.join({ id: 'g711', input: () => narrow, mixOut: new Int16Array(160), muteIn: false, muteOut: false });
+    const tap = new ForkTap('f', 'both', () => undefined, 1e9, 16000, 1e9);
+    const chunk = Int16Array.from({ length: 320 }, (_, i) => Math.round(8000 * Math.sin(i / 2)));
+    const n = 5_000;
+    for (let k = 0; k < 20_000 + 3 * n + 10; k++) tap.inject(chunk, 16000);
+    mixer.join(new InjectMember(tap));
+    const forks = new Map([['f', tap]]);
+    const perTick = bytesPerCall(() => {
+      mixer.tick();
+      offerMix(forks, mixer);
+    }, n);
+    expect(mixer.wide).to.equal(true);
+    expect(perTick).to.be.below(320 * 2 + 200);
+    mixer.close();
+    tap.close();
+  });
 });
 
 describe('media-engine: the in-place RTP reader and the copying jitter buffer', () => {

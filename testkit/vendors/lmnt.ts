@@ -11,7 +11,7 @@ export function startLmnt(options: StandInOptions = {}): Promise<StandIn> {
       const b = body as { text?: unknown; voice?: unknown; format?: unknown; sample_rate?: unknown } | null;
       if (typeof b?.text !== 'string' || !b.text || typeof b.voice !== 'string') return 'text and voice are required';
       if (b.format !== 'raw' || b.sample_rate !== 16_000) return 'this stand-in models format raw at 16000 only';
-      return { contentType: 'application/octet-stream', bytes: toneS16le(MARKER_HZ.lmnt, toneMs(b.text), 16_000), chunk: 641 };
+      return { contentType: 'application/octet-stream', bytes: toneS16le(MARKER_HZ.lmnt, toneMs(b.text), 16_000, options.extraHz), chunk: 641 };
     },
   );
 }

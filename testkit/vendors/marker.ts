@@ -17,6 +17,8 @@ export interface StandInOptions {
   failStatus?: number;
   /** after this many requests, fail them all (failStatus or 500): "the vendor fails mid-call" */
   failAfter?: number;
+  /** a second tone (Hz) mixed into linear PCM answers (e.g. 6000: heard only on a 16 kHz path) */
+  extraHz?: number;
 }
 
 export interface StandIn {
@@ -60,8 +62,12 @@ export function toneUlaw(hz: number, ms: number): Buffer {
   return b;
 }
 
-export function toneS16le(hz: number, ms: number, rate: number): Buffer {
+export function toneS16le(hz: number, ms: number, rate: number, extraHz?: number): Buffer {
   const pcm = tonePcm(hz, ms, rate);
+  if (extraHz) {
+    const extra = tonePcm(extraHz, ms, rate);
+    for (let i = 0; i < pcm.length; i++) pcm[i] = Math.round((pcm[i]! + extra[i]!) / 2);
+  }
   return Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
 }
 

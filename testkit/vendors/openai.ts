@@ -12,7 +12,7 @@ export function startOpenAiSpeech(options: StandInOptions = {}): Promise<StandIn
       if (typeof b?.input !== 'string' || !b.input || typeof b.voice !== 'string') return 'input and voice are required';
       if (b.response_format !== 'pcm') return 'this stand-in models response_format pcm only';
       // an odd chunk size, as a network splits it: the adapter must carry half samples
-      return { contentType: 'audio/pcm', bytes: toneS16le(MARKER_HZ.openai, toneMs(b.input), 24_000), chunk: 961 };
+      return { contentType: 'audio/pcm', bytes: toneS16le(MARKER_HZ.openai, toneMs(b.input), 24_000, options.extraHz), chunk: 961 };
     },
   );
 }
