@@ -3,7 +3,8 @@
 // and ends it with the # key (RFC 4733 from linphonec's keypad); the message lamp reaches it as an
 // unsolicited message-summary NOTIFY (liblinphone 5.1 has no message-summary subscription, so the
 // extension is set for unsolicited MWI; the NOTIFY is read from linphonec's SIP log); then it dials
-// *97, keys its PIN and 1, and hears its own tone played back.
+// *97, keys its PIN and 1, and hears its own tone played back. It also parks a call (blind transfer
+// to the lot 700) and retrieves it from the slot, each leg's tone checked.
 import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,8 @@ import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../t
 import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { numberWithFlow } from '../../testkit/pbx/voicemail';
 import { Linphonec } from '../edge/linphonec';
+import { Baresip } from '../edge/baresip';
+import { parkSlots } from '../../core/pbx/park-slots';
 import { toneWav } from '../edge/audio';
 import { readWav } from '../../media-engine/audio/wav';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
@@ -139,6 +142,56 @@ const TONE = 700;
       expect(read).to.equal(true);
     } catch (err) {
       throw fail(err as Error);
+    }
+  });
+
+  it('parks a call by blind transfer to the lot and retrieves it from the slot; tones each way on the retrieved leg', async () => {
+    const a = (await api('post', '/extensions').send({ extension: '7401', password: 'secret-pass-7401' })).body;
+    const b = (await api('post', '/extensions').send({ extension: '7402', password: 'secret-pass-7402' })).body;
+    const tok = (await api('post', `/extensions/${a.id}/provisioning-token`)).body;
+    const wav = (hz: number) => {
+      const file = path.join(dir, `park-${hz}.wav`);
+      toneWav(file, hz);
+      return file;
+    };
+    // none near the notes of the music on hold (523-1175 Hz)
+    const [BEFORE, AFTER, PARKED] = [400, 2000, 1600];
+    const bob = await Baresip.start({ user: b.username, domain: b.domain_name, password: 'secret-pass-7402', outboundProxy: `sip:127.0.0.1:${p.sipPort}` }, wav(PARKED));
+    await phone?.dispose();
+    const l = await Linphonec.start(`${base}/provisioning/extension?token=${tok.token}&format=linphone`);
+    phone = l;
+    try {
+      await until(async () => (await p.app.registrar.bindings.get(`${a.username}@${a.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered');
+      await until(async () => (await p.app.registrar.bindings.get(`${b.username}@${b.domain_name}`)).length > 0 || null, 10_000, 'baresip registered');
+      l.send('soundcard use files');
+      l.send(`call sip:${b.extension}@${b.domain_name}`);
+      await until(() => bob.saw('CALL_ESTABLISHED') || null, 15_000, 'baresip answers');
+      l.send(`play ${wav(BEFORE)}`);
+      await sleep(1500);
+      // park: linphonec's blind transfer (REFER) of the call to the lot
+      l.send(`transfer sip:700@${a.domain_name}`);
+      const slots = parkSlots(p.redis, p.config.redisKeyPrefix);
+      const parked = await until(async () => (await slots.list(f.customer.id))[0] ?? null, 15_000, 'baresip parked');
+      expect(parked.slot).to.equal(701);
+      await until(() => /Call 1 .*(ended|terminated)/i.test(l.log) || null, 15_000, "linphonec's first call released");
+      await sleep(1000);
+
+      // retrieve: dial the slot, talk with another tone
+      const heard = path.join(dir, 'retrieved.wav');
+      l.send(`call sip:701@${a.domain_name}`);
+      await until(async () => ((await slots.list(f.customer.id)).length === 0 ? true : null), 15_000, 'the slot is free (retrieved)');
+      l.send(`record ${heard}`);
+      l.send(`play ${wav(AFTER)}`);
+      await sleep(3500);
+      l.send('terminate');
+      await until(() => bob.saw('CALL_CLOSED') || null, 10_000, 'baresip sees the hang-up');
+      await bob.stop();
+      expect(toneWindows(heard, PARKED), 'linphonec hears the retrieved party (1600 Hz) on the slot call').to.be.at.least(3);
+      expect(toneWindows(bob.heardWav, AFTER), 'the retrieved party hears linphonec on the slot call (2000 Hz)').to.be.at.least(3);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${l.log.slice(-3000)}\n${bob.log.slice(-1500)}`);
+    } finally {
+      await bob.dispose();
     }
   });
 });
