@@ -32,6 +32,7 @@ export const boxSchema = z.object({
   email: z.string(),
   attach_audio: z.boolean(),
   delete_after_email: z.boolean(),
+  ai_summary: z.boolean().describe("the platform's LLM summarises each message's transcript"),
   tm_create: z.string(),
   tm_update: z.string(),
   tm_delete: z.string(),
@@ -70,6 +71,7 @@ const settings = {
   email: z.union([z.literal(''), z.email().max(255)]).optional(),
   attach_audio: z.boolean().optional(),
   delete_after_email: z.boolean().optional(),
+  ai_summary: z.boolean().optional().describe("opt-in (default false): each message's transcript is summarised by the platform's LLM (AI_LLM_BASE_URL)"),
 };
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'voicemail box not found');
 const tag = 'VoicemailBox';

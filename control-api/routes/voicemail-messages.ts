@@ -28,6 +28,8 @@ export const voicemailMessageSchema = z.object({
   recording_id: z.string(),
   duration: z.number().describe('milliseconds'),
   transcript: z.string(),
+  summary: z.string().describe("the AI summary of the transcript (a box with ai_summary); '' when none"),
+  summary_error: z.string().describe('why a box with ai_summary has no summary of this message'),
   tm_create: z.string(),
   tm_update: z.string(),
   tm_delete: z.string(),

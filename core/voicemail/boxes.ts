@@ -33,6 +33,8 @@ export interface VoicemailBoxRow {
   email: string;
   attach_audio: boolean;
   delete_after_email: boolean;
+  /** Opt-in: the platform's LLM summarises each message's transcript (migration 0947). */
+  ai_summary: boolean;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -52,6 +54,7 @@ export interface BoxInput {
   email?: string;
   attach_audio?: boolean;
   delete_after_email?: boolean;
+  ai_summary?: boolean;
 }
 
 export type BoxWriteError = 'duplicate_number' | 'duplicate_extension' | 'extension_not_found';
@@ -75,6 +78,7 @@ export function voicemailBoxJson(b: VoicemailBoxRow) {
     email: b.email,
     attach_audio: b.attach_audio,
     delete_after_email: b.delete_after_email,
+    ai_summary: b.ai_summary,
     tm_create: formatLegacy(b.tm_create),
     tm_update: formatLegacy(b.tm_update),
     tm_delete: formatLegacy(b.tm_delete),

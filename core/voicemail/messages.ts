@@ -26,6 +26,10 @@ export interface VoicemailMessageRow {
   filename: string;
   duration_ms: number;
   transcript: string;
+  /** The AI summary of the transcript (a box with ai_summary), '' when none. */
+  summary: string;
+  /** Why a box with ai_summary has no summary for this message ('' when it has one or none was asked). */
+  summary_error: string;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -48,6 +52,8 @@ export function voicemailMessageJson(m: VoicemailMessageRow) {
     recording_id: m.recording_id ?? '',
     duration: m.duration_ms,
     transcript: m.transcript,
+    summary: m.summary,
+    summary_error: m.summary_error,
     tm_create: formatLegacy(m.tm_create),
     tm_update: formatLegacy(m.tm_update),
     tm_delete: formatLegacy(m.tm_delete),
@@ -92,6 +98,12 @@ export function voicemailMessagesRepo(db: Db) {
     },
     async setTranscript(id: string, transcript: string): Promise<void> {
       await db('voicemail_messages').where({ id }).update({ transcript, tm_update: clock.now() });
+    },
+    /** The AI summary, or why there is none (one of the two is ''). */
+    async setSummary(id: string, s: { summary: string; summary_error: string }): Promise<void> {
+      await db('voicemail_messages')
+        .where({ id })
+        .update({ ...s, tm_update: clock.now() });
     },
     /** Deletes the message and the recording it was made from (the message owns its audio file). */
     async softDelete(customerId: string, id: string): Promise<VoicemailMessageRow | null> {

@@ -17,6 +17,31 @@ export interface ConnectLegs {
   dial(leg: CallSession): Promise<boolean>;
 }
 
+/**
+ * The one outcome of the ringing when it has a no-answer time (an extension's voicemail_timeout): an
+ * answer or the timer, whichever comes first, decides once; the other is refused. A leg is answered
+ * from the moment its session attaches the dialog (CallSession.attachDialog, synchronous); the timer
+ * closes the legs (synchronous too: a 200 OK landing after that is refused with a BYE). So it is never
+ * both: a callee bridged and the caller sent to the box, nor a caller answered and dropped.
+ *
+ *   ringing ──answer──► answered      (the timer does nothing)
+ *      └────timer────► rang_out       (the legs are cancelled; a late answer gets ACK + BYE)
+ */
+class RingOutcome {
+  private decided: 'answered' | 'rang_out' | null = null;
+
+  /** Moves to `to` when nothing was decided yet; false when the other outcome came first. */
+  decide(to: 'answered' | 'rang_out'): boolean {
+    if (this.decided) return this.decided === to;
+    this.decided = to;
+    return true;
+  }
+
+  get rangOut(): boolean {
+    return this.decided === 'rang_out';
+  }
+}
+
 /** Resolves with the first leg to answer (or the call that picked the ringing legs up), or null (none did, or the master ended first). */
 function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, picked: Promise<CallSession>): Promise<CallSession | null> {
   return new Promise<CallSession | null>((resolve) => {
@@ -47,13 +72,15 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
  * (ended_by destination) and the master's flow goes on (Twilio's Dial timeLimit). record: the master
  * is recorded (both directions mixed) from the answer until the bridge ends (Twilio's Dial record).
  * hangupOnStar: a * from the master hangs up the destination side (Twilio's Dial hangupOnStar).
+ * noAnswerMs: how long the legs ring before they are cancelled and the result is not answered with
+ * hangup_reason `noanswer` (decided once against an answer: RingOutcome).
  */
 export async function bridgeFirstAnswer(
   master: CallSession,
   legs: CallSession[],
   dialer: ConnectLegs,
   signal: AbortSignal,
-  opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean } = {},
+  opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean; noAnswerMs?: number } = {},
 ): Promise<ConnectResult> {
   const onAbort = () => {
     if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
@@ -66,8 +93,27 @@ export async function bridgeFirstAnswer(
   try {
     // while the legs ring, a pickup (media-app/pbx/pickup.ts) may answer in their place
     const pickup = offerPickup(master, legs);
-    const winner = await firstAnswer(master, legs, dialer, pickup.picked).finally(() => pickup.withdraw());
+    const outcome = new RingOutcome();
+    const ringTimer =
+      opts.noAnswerMs !== undefined
+        ? setTimeout(() => {
+            // a leg that attached its dialog has answered: the answer came first
+            if (legs.some((l) => l.answered) || !outcome.decide('rang_out')) return;
+            pickup.withdraw();
+            for (const l of legs) l.closeInBackground({ cause: 'no_answer', by: 'local', why: 'no_answer_timeout', announce: true });
+          }, opts.noAnswerMs)
+        : null;
+    let winner = await firstAnswer(master, legs, dialer, pickup.picked).finally(() => {
+      pickup.withdraw();
+      if (ringTimer) clearTimeout(ringTimer);
+    });
+    if (winner && !outcome.decide('answered')) {
+      // a pickup after the time ran out: too late, as a late 200 OK is
+      winner.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_after_no_answer_timeout', announce: true });
+      winner = null;
+    }
     for (const l of legs) if (l !== winner) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_elsewhere', announce: true });
+    if (outcome.rangOut) return { answered: false, hangup_reason: 'noanswer', ended_by: master.isEnded ? 'master' : 'destination' };
     if (!winner) {
       const reasons = legs.map((l) => l.row.hangup_reason).filter(Boolean);
       return { answered: false, hangup_reason: reasons[0] ?? 'failed', ended_by: master.isEnded ? 'master' : 'destination' };

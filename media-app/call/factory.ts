@@ -354,7 +354,8 @@ export class CallFactory implements CallLegs {
   }
 
   /** The connect action: the destinations as chained legs of the master, the first to answer bridged (connect.ts). */
-  async connect(master: CallSession, req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
+  /** `noAnswerMs`: the legs ring at most this long, then the result is not answered (`noanswer`; connect.ts RingOutcome). */
+  async connect(master: CallSession, req: ConnectRequest, signal: AbortSignal, ring: { noAnswerMs?: number } = {}): Promise<ConnectResult> {
     if (signal.aborted) throw abortError(signal);
     const legs: CallSession[] = [];
     try {
@@ -382,6 +383,7 @@ export class CallFactory implements CallLegs {
       durationLimitMs: req.duration_limit,
       record: req.record ?? false,
       hangupOnStar: req.hangup_on_star ?? false,
+      ...(ring.noAnswerMs !== undefined ? { noAnswerMs: ring.noAnswerMs } : {}),
     });
   }
 

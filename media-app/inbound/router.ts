@@ -149,25 +149,20 @@ export class InboundRouter {
     if (!call) return;
     const abort = new AbortController();
     call.once('hangup', () => abort.abort());
-    // the extension's no-answer time: the ringing legs are cancelled and the box takes the call
-    let rangOut = false;
-    const ringTimer =
-      vm?.noAnswer &&
-      setTimeout(() => {
-        if (call.answered || call.isEnded) return;
-        rangOut = true;
-        abort.abort();
-      }, vm.timeoutMs);
+    // the extension's no-answer time: the ringing legs are cancelled and the box takes the call; an
+    // answer at the same moment is decided against it once (call/connect.ts RingOutcome)
     let failed: string | null = null;
     try {
-      const r = await this.factory.connect(call, { destinations: [destination], early_media: false, relay_reason: true, anonymous: 'no' }, abort.signal);
+      const r = await this.factory.connect(
+        call,
+        { destinations: [destination], early_media: false, relay_reason: true, anonymous: 'no' },
+        abort.signal,
+        vm?.noAnswer ? { noAnswerMs: vm.timeoutMs } : {},
+      );
       if (!r.answered && !call.isEnded && !call.answered) failed = r.hangup_reason;
     } catch (err) {
-      if (!call.isEnded && !rangOut) deps.logger.warn({ err: (err as Error).message, call: call.id }, 'connect failed');
-    } finally {
-      if (ringTimer) clearTimeout(ringTimer);
+      if (!call.isEnded) deps.logger.warn({ err: (err as Error).message, call: call.id }, 'connect failed');
     }
-    if (rangOut) failed = 'noanswer';
     if (failed !== null && !call.isEnded && !call.answered) {
       const greeting = vm && voicemailGreeting(vm, failed);
       if (vm && greeting) return toVoicemail(this.factory, call, vm, greeting);

@@ -9,6 +9,7 @@
  * Other subsystems reach it as `services.presence` (PresenceService).
  */
 import { PresenceStore, type ChangeKind, type DialogEntry } from '../../core/presence/store';
+import { WatcherIndex } from '../../core/presence/watchers';
 import { extensionsRepo } from '../../core/repos/extensions';
 import type { Subsystem } from '../subsystem';
 import { CallSession } from '../call/session';
@@ -79,6 +80,7 @@ export const subsystem: Subsystem = {
       minExpires: deps.app.subscriptions.minExpires,
       maxExpires: deps.app.subscriptions.maxExpires,
       maxPerExtension: deps.app.subscriptions.maxPerExtension,
+      watchers: new WatcherIndex(deps.redis, prefix),
       logger: ctx.logger,
     });
     manager.addPackage(dialogPackage(store));

@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino';
 import type { PresenceChange } from '../../core/presence/store';
+import type { Watcher, WatcherIndex } from '../../core/presence/watchers';
 import { onSubscriptionDialog, type Srf, type SrfDialog, type SrfRequest, type SrfResponse } from '../srf';
 import { admit, eventHeader, grantExpires, type AdmissionDeps, type EventHeader } from './admission';
 import type { EventPackage, Render, Resource } from './package';
@@ -27,6 +28,8 @@ interface Subscription {
   readonly pkg: EventPackage;
   readonly event: EventHeader;
   readonly dialog: SrfDialog;
+  /** The subscriber's Contact URI ('' when it sent none). */
+  readonly contact: string;
   version: number;
   expiresAt: number;
   timer: NodeJS.Timeout | null;
@@ -39,6 +42,15 @@ export interface ManagerDeps extends Omit<AdmissionDeps, 'packages'> {
   logger: Logger;
   /** Subscriptions one extension may hold on this node (more: 403). */
   maxPerExtension: number;
+  /** Where the live subscriptions are shown to every node (the unsolicited MWI sender reads it). */
+  watchers: WatcherIndex;
+}
+
+/** The URI inside a Contact header value (`"name" <sip:...>;params` or a bare URI). */
+function contactUri(header: string | undefined): string {
+  if (!header) return '';
+  const angle = /<([^>]*)>/.exec(header);
+  return (angle ? angle[1]! : header.split(';')[0]!).trim();
 }
 
 const subjectKey = (customerId: string, name: string) => `${customerId}\u0000${name}`;
@@ -90,6 +102,7 @@ export class SubscriptionManager {
       pkg: ok.pkg,
       event: ok.event,
       dialog,
+      contact: contactUri(req.get('Contact')),
       version: 0,
       expiresAt: Date.now() + ok.expires * 1000,
       timer: null,
@@ -119,6 +132,20 @@ export class SubscriptionManager {
     let set = this.bySubject.get(key);
     if (!set) this.bySubject.set(key, (set = new Set()));
     set.add(sub);
+    this.publishWatcher(sub);
+  }
+
+  private watcherOf(sub: Subscription): [{ customerId: string; event: string; name: string }, Watcher] {
+    return [
+      { customerId: sub.resource.customerId, event: sub.pkg.event, name: sub.resource.name },
+      { id: sub.id, owner: sub.owner, contact: sub.contact },
+    ];
+  }
+
+  /** Shows the subscription (until it expires) to every node; a failure only costs a duplicate unsolicited NOTIFY. */
+  private publishWatcher(sub: Subscription): void {
+    const [r, w] = this.watcherOf(sub);
+    this.deps.watchers.set(r, w, sub.expiresAt).catch((err: Error) => this.deps.logger.warn({ err: err.message, subscription: sub.id }, 'subscription not shown to other nodes'));
   }
 
   private forget(sub: Subscription): void {
@@ -133,6 +160,8 @@ export class SubscriptionManager {
     const set = this.bySubject.get(key);
     set?.delete(sub);
     if (set?.size === 0) this.bySubject.delete(key);
+    const [r, w] = this.watcherOf(sub);
+    this.deps.watchers.remove(r, w).catch((err: Error) => this.deps.logger.warn({ err: err.message, subscription: sub.id }, 'ended subscription not withdrawn (it lapses at its expiry)'));
   }
 
   private arm(sub: Subscription): void {
@@ -149,6 +178,7 @@ export class SubscriptionManager {
     res.send(200, { headers: { Expires: String(expires) } });
     if (expires === 0) return this.end(sub, 'timeout');
     sub.expiresAt = Date.now() + expires * 1000;
+    this.publishWatcher(sub);
     this.arm(sub);
     this.queue(sub, null);
   }

@@ -8,6 +8,7 @@ import type { Subsystem } from '../subsystem';
 import type { Endpoint } from '../../media-engine';
 import { publisherFor } from '../../core/messaging/deps';
 import { emailTransport } from '../../core/smtp/transport';
+import { EgressPolicy } from '../../core/net';
 import type { VoicemailService } from './service';
 import { startMwiNotifier } from './mwi-notifier';
 import { startMwiPresence } from './mwi-presence';
@@ -40,6 +41,7 @@ export const subsystem: Subsystem = {
         const call = d.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
         return call && !call.isEnded ? (call.endpoint ?? null) : null;
       },
+      egress: new EgressPolicy(d.config.egress),
       speech: () => ctx.services.speech,
       track(p) {
         const w = p.catch(() => undefined).finally(() => work.delete(w));

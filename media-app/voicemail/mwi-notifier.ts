@@ -3,12 +3,20 @@
  * each MWI notice (core/voicemail/mwi.ts) for a box of an extension with `mwi_unsolicited`, one node
  * (a Redis claim per notice) sends `NOTIFY Event: message-summary` to each registered contact of the
  * extension. The subscribed form (SUBSCRIBE/NOTIFY framework) plugs into the same notice.
+ *
+ * A phone gets one NOTIFY per change: a contact whose phone holds a live message-summary subscription
+ * to this box (by the extension's name or the box number, on any node: core/presence/watchers.ts) is
+ * served by that subscription and left out here. The phone is the same when the registered contact and
+ * the SUBSCRIBE's Contact share host and port (the user part may differ, as baresip's does).
  */
 import type { Logger } from 'pino';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { messageSummaryBody, mwiChannel, parseMwiNotice, type MwiNotice } from '../../core/voicemail/mwi';
+import { WatcherIndex } from '../../core/presence/watchers';
 import type { CallDeps } from '../call/deps';
 import { targetsFor } from '../outbound/targets';
+import { parseSipUri } from '../sip-uri';
+import { resourcesOf } from './mwi-presence';
 
 interface SentRequest {
   on(event: 'response', fn: (res: { status: number }) => void): void;
@@ -36,12 +44,32 @@ function sendNotify(deps: CallDeps, uri: string, proxy: string | undefined, head
   });
 }
 
-/** Sends the notice's summary to the extension's contacts; the statuses, or null when it does not apply. */
+/** `host:port` of a SIP URI (5060, or 5061 for sips, when it names none); '' when it is none. */
+function hostPort(uri: string): string {
+  const u = parseSipUri(uri);
+  if (!u || u.scheme === 'tel') return '';
+  return `${u.host}:${u.port ?? (u.scheme === 'sips' ? 5061 : 5060)}`;
+}
+
+/** host:port of the extension's phones that a live message-summary subscription to the notice's box serves. */
+async function subscribedPhones(deps: CallDeps, notice: MwiNotice, extensionId: string): Promise<Set<string>> {
+  const index = new WatcherIndex(deps.redis, deps.config.redisKeyPrefix);
+  const served = new Set<string>();
+  for (const name of await resourcesOf(deps.db, notice)) {
+    for (const w of await index.live({ customerId: notice.customer_id, event: 'message-summary', name })) {
+      if (w.owner === extensionId && hostPort(w.contact)) served.add(hostPort(w.contact));
+    }
+  }
+  return served;
+}
+
+/** Sends the notice's summary to the extension's contacts that no subscription serves; the statuses, or null when it does not apply. */
 export async function notifyExtension(deps: CallDeps, notice: MwiNotice): Promise<number[] | null> {
   if (!notice.extension_id) return null;
   const ext = await extensionsRepo(deps.db).getOwned(notice.customer_id, notice.extension_id);
   if (!ext || !ext.mwi_unsolicited) return null;
-  const targets = await targetsFor(deps, notice.customer_id, { type: 'extension', target: ext.extension });
+  const served = await subscribedPhones(deps, notice, ext.id);
+  const targets = (await targetsFor(deps, notice.customer_id, { type: 'extension', target: ext.extension })).filter((t) => !served.has(hostPort(t.uri)));
   const account = `sip:${ext.username}@${ext.domain_name}`;
   const body = messageSummaryBody(notice.summary, account);
   const headers = {

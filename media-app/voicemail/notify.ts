@@ -2,7 +2,10 @@
  * What follows a new message: the MWI notice (core/voicemail/mwi.ts), the voicemail_message_created
  * event, the mail with the audio attached (core/email: recorded, charged, delivered through SMTP or
  * the outbox; delete_after_email removes the message once the SMTP server took it), and the
- * transcript through the platform's STT (the transcribe_recording path) when speech runs here.
+ * transcript through the platform's STT (the transcribe_recording path) when speech runs here,
+ * then, for a box with `ai_summary`, the summary of the transcript by the platform's LLM
+ * (core/voicemail/summary.ts). A box with ai_summary and an email mails once the summary step is
+ * over (the mail carries the transcript and the summary); other boxes mail at once.
  */
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { sendEmail } from '../../core/email/send';
@@ -13,6 +16,7 @@ import { transcriptsOf } from '../../core/repos/transcripts';
 import type { VoicemailBoxRow } from '../../core/voicemail/boxes';
 import { voicemailMessageJson, voicemailMessagesRepo, type VoicemailMessageRow } from '../../core/voicemail/messages';
 import { publishMwiChange } from '../../core/voicemail/mwi';
+import { summarizeVoicemail } from '../../core/voicemail/summary';
 import type { VoicemailService } from './service';
 
 /** One line without control characters (a caller id is customer input). */
@@ -30,8 +34,9 @@ export async function messageChanged(
 
 export async function messageCreated(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
   await messageChanged(svc, box, 'voicemail_message_created', m);
-  if (box.email) svc.track(mail(svc, box, m));
-  if (m.recording_id && m.call_id) svc.track(transcript(svc, box, m));
+  const followUp = m.recording_id && m.call_id ? transcript(svc, box, m).then((t) => (box.ai_summary ? summary(svc, box, t) : t)) : null;
+  if (followUp) svc.track(followUp);
+  if (box.email) svc.track(box.ai_summary && followUp ? followUp.then((latest) => mail(svc, box, latest)) : mail(svc, box, m));
 }
 
 async function mail(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
@@ -44,7 +49,10 @@ async function mail(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMes
       {
         destinations: [{ type: 'email', target: box.email }],
         subject: oneLine(`New voicemail from ${from} in box ${box.number}`, 200),
-        content: `A new message (${Math.round(m.duration_ms / 1000)} s) from ${from} is in voicemail box ${box.number}${box.name ? ` (${oneLine(box.name)})` : ''}, left at ${m.tm_create.toISOString()}.\n`,
+        content:
+          `A new message (${Math.round(m.duration_ms / 1000)} s) from ${from} is in voicemail box ${box.number}${box.name ? ` (${oneLine(box.name)})` : ''}, left at ${m.tm_create.toISOString()}.\n` +
+          (m.summary ? `\nSummary: ${m.summary}\n` : '') +
+          (box.ai_summary && m.transcript ? `\nTranscript: ${m.transcript}\n` : ''),
         attachments: box.attach_audio && m.recording_id ? [{ reference_type: 'recording', reference_id: m.recording_id }] : [],
       },
       {
@@ -66,14 +74,15 @@ async function mail(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMes
 
 const TRANSCRIBE_WAIT_MS = 120_000;
 
-async function transcript(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
+/** The message's transcript through the platform's STT; resolves with the message as it is then (never rejects). */
+async function transcript(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<VoicemailMessageRow> {
   const speech = svc.speech();
-  if (!speech || !m.call_id || !m.recording_id) return;
+  if (!speech || !m.call_id || !m.recording_id) return m;
   try {
-    if (!(await recordingsReadRepo(svc.db).getById(m.recording_id))) return;
+    if (!(await recordingsReadRepo(svc.db).getById(m.recording_id))) return m;
     const rows = await speech.transcribeCallRecordings(m.call_id, box.customer_id, { language: box.language, direction: 'in' });
     const mine = rows.find((r) => r.reference_id === m.recording_id);
-    if (!mine) return;
+    if (!mine) return m;
     const deadline = Date.now() + TRANSCRIBE_WAIT_MS;
     while (Date.now() < deadline) {
       const row = await transcribesRepo(svc.db).getById(mine.id);
@@ -85,11 +94,35 @@ async function transcript(svc: VoicemailService, box: VoicemailBoxRow, m: Voicem
       .map((t) => t.message.trim())
       .filter(Boolean)
       .join(' ');
-    if (!text) return;
+    if (!text) return m;
     await voicemailMessagesRepo(svc.db).setTranscript(m.id, text);
     const updated = await voicemailMessagesRepo(svc.db).get(box.customer_id, m.id);
-    if (updated) await publishResourceEvent(svc.events, 'voicemail_message_updated', voicemailMessageJson(updated)).catch(() => undefined);
+    if (!updated) return m;
+    await publishResourceEvent(svc.events, 'voicemail_message_updated', voicemailMessageJson(updated)).catch(() => undefined);
+    return updated;
   } catch (err) {
     svc.logger.warn({ err: (err as Error).message, message: m.id }, 'voicemail transcript failed');
+    return m;
+  }
+}
+
+/**
+ * The AI summary of the transcript (a box with ai_summary): written on the message with
+ * voicemail_message_updated; a failure (no transcript, no LLM configured, the LLM refusing or
+ * unreachable, the egress policy) writes `summary_error` instead, logs it and leaves the rest be.
+ */
+async function summary(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<VoicemailMessageRow> {
+  try {
+    const caller = oneLine(m.caller_name ? `${m.caller_name} (${m.caller_number})` : m.caller_number || 'unknown caller');
+    const s = await summarizeVoicemail(m.transcript, { language: box.language, caller, egress: svc.egress });
+    if (s.summary_error) svc.logger.warn({ message: m.id, box: box.id, reason: s.summary_error }, 'voicemail summary not made');
+    await voicemailMessagesRepo(svc.db).setSummary(m.id, s);
+    const updated = await voicemailMessagesRepo(svc.db).get(box.customer_id, m.id);
+    if (!updated) return m;
+    await publishResourceEvent(svc.events, 'voicemail_message_updated', voicemailMessageJson(updated)).catch(() => undefined);
+    return updated;
+  } catch (err) {
+    svc.logger.warn({ err: (err as Error).message, message: m.id }, 'voicemail summary failed');
+    return m;
   }
 }

@@ -9,6 +9,7 @@ import type { Config } from '../../core/config';
 import type { Knex } from '../../core/db/knex';
 import type { EventPublisher } from '../../core/events/bus';
 import type { EmailDeps } from '../../core/email/send';
+import type { EgressPolicy } from '../../core/net';
 import type { Endpoint } from '../../media-engine';
 import type { SpeechService } from '../speech/service';
 
@@ -22,6 +23,8 @@ export interface VoicemailService {
   readonly email: EmailDeps;
   /** The call's endpoint while it is live (local files are played on it, never through play's URLs). */
   endpointOf(callId: string): Endpoint | null;
+  /** What the AI summary's LLM requests go through (core/net). */
+  readonly egress: EgressPolicy;
   /** The node's speech service when it runs (transcripts of messages). */
   speech(): SpeechService | undefined;
   /** Work that outlives the action (transcript, mail): awaited on stop, and by tests. */

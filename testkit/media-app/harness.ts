@@ -439,6 +439,8 @@ export interface UasScenarioOptions {
   contact?: string;
   /** Wait this long between 180 and the final answer. */
   pauseMs?: number;
+  /** With pauseMs: a CANCEL during the pause is answered (200, then 487) and the call ends there, as a phone ringing would. */
+  cancelWhileRinging?: boolean;
   /** Answer with this failure status instead of 200. */
   final?: number;
   /** Wait for the caller's CANCEL and answer it (200, then 487 to the INVITE). */
@@ -467,13 +469,23 @@ export function answeringUas(o: UasScenarioOptions = {}): string {
     const reason = o.final === 486 ? 'Busy Here' : 'Service Unavailable';
     parts.push(`<send><![CDATA[\n${uasReply(`${o.final} ${reason}`, tag, 'Content-Length: 0\n')}\n]]></send>`, '<recv request="ACK"/>');
   } else {
-    if (o.pauseMs) parts.push(`<pause milliseconds="${o.pauseMs}"/>`);
+    if (o.pauseMs && o.cancelWhileRinging) {
+      // a CANCEL while it rings ends the call as a phone does (200, 487, ACK); else it answers after the pause
+      parts.push(
+        `<recv request="CANCEL" timeout="${o.pauseMs}" ontimeout="answer"/>`,
+        `<send><![CDATA[\n${uasReply('200 OK', tag, 'Content-Length: 0\n')}\n]]></send>`,
+        `<send><![CDATA[\n${uasReply('487 Request Terminated', tag, 'Content-Length: 0\n', 'CSeq: [cseq] INVITE')}\n]]></send>`,
+        '<recv request="ACK" next="done"/>',
+        '<label id="answer"/>',
+      );
+    } else if (o.pauseMs) parts.push(`<pause milliseconds="${o.pauseMs}"/>`);
     parts.push(
       `<send retrans="500"><![CDATA[\n${uasReply('200 OK', tag, `${contact}\nContent-Type: application/sdp\nContent-Length: [len]\n\n${SIPP_SDP}`)}\n]]></send>`,
       '<recv request="ACK"/>',
       '<recv request="BYE" timeout="20000"/>',
       ok200,
     );
+    if (o.pauseMs && o.cancelWhileRinging) parts.push('<label id="done"/>');
   }
   parts.push('</scenario>');
   return parts.join('\n');

@@ -2,13 +2,21 @@
 // RTP pcap (PCMU silence throughout, sine tones and RFC 4733 telephone-events at given times, UDP
 // source port 0 so the platform never latches away from the SDP's address); `ToneSink` receives the
 // platform's RTP and finds, per 20 ms packet, how much of it is one frequency (Goertzel).
+import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import { rtpPcap, type PcapRtp } from '../rtp-pcap';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 
-export type CallerEvent = { atMs: number; tone: { hz: number; ms: number } } | { atMs: number; digit: string };
+/** A tone, a key (RFC 4733), or recorded audio (8 kHz 16-bit samples: speech made with espeak-ng, `speechPcm`). */
+export type CallerEvent = { atMs: number; tone: { hz: number; ms: number } } | { atMs: number; digit: string } | { atMs: number; pcm: Int16Array };
+
+/** `text` spoken by espeak-ng as 8 kHz mono 16-bit samples (for a caller's pcap). */
+export function speechPcm(text: string): Int16Array {
+  const raw = execFileSync('sh', ['-c', 'espeak-ng --stdout "$1" | sox -t wav - -r 8000 -c 1 -b 16 -e signed-integer -t raw -', 'speech', text], { maxBuffer: 64 << 20 });
+  return new Int16Array(raw.buffer, raw.byteOffset, Math.floor(raw.length / 2));
+}
 
 const DTMF_EVENT: Record<string, number> = { '0': 0, '1': 1, '2': 2, '3': 3, '4': 4, '5': 5, '6': 6, '7': 7, '8': 8, '9': 9, '*': 10, '#': 11 };
 /** How long each key is held, and packets per key (20 ms apart, then 3 end packets). */
@@ -32,7 +40,10 @@ export function callerPcap(file: string, totalMs: number, events: readonly Calle
   const audio = Buffer.alloc(frames * 160, 0xff);
   const keyAt = new Map<number, string>();
   for (const e of events) {
-    if ('tone' in e) {
+    if ('pcm' in e) {
+      const start = Math.round(e.atMs * 8);
+      for (let i = 0; i < e.pcm.length && start + i < audio.length; i++) audio[start + i] = ulawEncode(e.pcm[i]!);
+    } else if ('tone' in e) {
       const start = Math.round(e.atMs * 8);
       const n = Math.round(e.tone.ms * 8);
       for (let i = 0; i < n && start + i < audio.length; i++) audio[start + i] = ulawEncode(Math.round(12000 * Math.sin((2 * Math.PI * e.tone.hz * i) / 8000)));

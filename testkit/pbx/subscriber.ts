@@ -89,6 +89,19 @@ function challengeParams(h: string): Record<string, string> {
   return out;
 }
 
+/** The Authorization (401) or Proxy-Authorization (407) header answering a challenge with MD5, qop=auth. */
+function digestAnswer(challenge: SipMessage, method: string, uri: string, user: string, password: string): string {
+  const header = challenge.status === 407 ? 'proxy-authenticate' : 'www-authenticate';
+  const p = challengeParams(challenge.getAll(header).find((h) => !/algorithm=SHA-256/i.test(h)) ?? '');
+  const cnonce = randomBytes(6).toString('hex');
+  const nc = '00000001';
+  const ha1 = md5(`${user}:${p.realm}:${password}`);
+  const ha2 = md5(`${method}:${uri}`);
+  const response = md5(`${ha1}:${p.nonce}:${nc}:${cnonce}:auth:${ha2}`);
+  const name = challenge.status === 407 ? 'Proxy-Authorization' : 'Authorization';
+  return `${name}: Digest username="${user}", realm="${p.realm}", nonce="${p.nonce}", uri="${uri}", response="${response}", algorithm=MD5, qop=auth, nc=${nc}, cnonce="${cnonce}"`;
+}
+
 export class Subscriber {
   private readonly sock = dgram.createSocket('udp4');
   port = 0;
@@ -108,15 +121,16 @@ export class Subscriber {
     const s = new Subscriber(sipPort);
     await new Promise<void>((r) => s.sock.bind(0, '127.0.0.1', r));
     s.port = s.sock.address().port;
-    s.sock.on('message', (b) => s.onMessage(parseSipMessage(b.toString())));
+    s.sock.on('message', (b, from) => s.onMessage(parseSipMessage(b.toString()), from.port));
     return s;
   }
 
-  private send(text: string): void {
-    this.sock.send(Buffer.from(text), this.sipPort, '127.0.0.1');
+  private send(text: string, port = this.sipPort): void {
+    this.sock.send(Buffer.from(text), port, '127.0.0.1');
   }
 
-  private onMessage(m: SipMessage): void {
+  /** `fromPort`: where the message came from; a request is answered there (another node's sip-server may send an out-of-dialog NOTIFY). */
+  private onMessage(m: SipMessage, fromPort: number): void {
     const callId = m.get('call-id') ?? '';
     if (!m.method) {
       if (m.status >= 200) this.pending.get(`${callId}|${m.get('cseq')}`)?.resolve(m);
@@ -135,6 +149,7 @@ export class Subscriber {
         '',
         '',
       ].join('\r\n'),
+      fromPort,
     );
     if (m.method !== 'NOTIFY') return;
     this.onNotify?.(m);
@@ -199,16 +214,35 @@ export class Subscriber {
   }
 
   private authorization(d: DialogState, challenge: SipMessage): string {
-    const header = challenge.status === 407 ? 'proxy-authenticate' : 'www-authenticate';
-    const p = challengeParams(challenge.get(header) ?? '');
-    const uri = `sip:${d.o.resource}@${d.o.resourceDomain ?? d.o.domain}`;
-    const cnonce = randomBytes(6).toString('hex');
-    const nc = '00000001';
-    const ha1 = md5(`${d.o.user}:${p.realm}:${d.o.password}`);
-    const ha2 = md5(`SUBSCRIBE:${uri}`);
-    const response = md5(`${ha1}:${p.nonce}:${nc}:${cnonce}:auth:${ha2}`);
-    const name = challenge.status === 407 ? 'Proxy-Authorization' : 'Authorization';
-    return `${name}: Digest username="${d.o.user}", realm="${p.realm}", nonce="${p.nonce}", uri="${uri}", response="${response}", algorithm=MD5, qop=auth, nc=${nc}, cnonce="${cnonce}"`;
+    return digestAnswer(challenge, 'SUBSCRIBE', `sip:${d.o.resource}@${d.o.resourceDomain ?? d.o.domain}`, d.o.user, d.o.password);
+  }
+
+  /**
+   * Registers this socket as a contact of the extension (REGISTER with digest): out-of-dialog
+   * NOTIFYs (unsolicited MWI) then reach it too, and count in `notifies`. Resolves with the final answer.
+   */
+  async register(o: { user: string; domain: string; password: string; expires: number }): Promise<SipMessage> {
+    const callId = `reg-${randomBytes(8).toString('hex')}@127.0.0.1`;
+    const tag = randomBytes(4).toString('hex');
+    const text = (cseq: number, auth?: string) =>
+      [
+        `REGISTER sip:${o.domain} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${this.port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+        `From: <sip:${o.user}@${o.domain}>;tag=${tag}`,
+        `To: <sip:${o.user}@${o.domain}>`,
+        `Call-ID: ${callId}`,
+        `CSeq: ${cseq} REGISTER`,
+        `Contact: <sip:${o.user}@127.0.0.1:${this.port}>`,
+        `Expires: ${o.expires}`,
+        'Max-Forwards: 70',
+        ...(auth ? [auth] : []),
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+    const r = await this.request(callId, '1 REGISTER', text(1));
+    if (r.status !== 401 && r.status !== 407) return r;
+    return this.request(callId, '2 REGISTER', text(2, digestAnswer(r, 'REGISTER', `sip:${o.domain}`, o.user, o.password)));
   }
 
   async subscribe(o: SubscribeOptions): Promise<Subscription> {
