@@ -4,7 +4,7 @@
  */
 import { ForkTap, type ForkMix } from '../fork';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
-import type { PlayResult } from '../player';
+import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
 import { rtpIoKind } from './rtp-transport';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
@@ -197,10 +197,14 @@ export class Engine {
 
   play(id: string, specs: SourceSpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (!Array.isArray(specs) || specs.length === 0) throw new EngineError('nothing to play', 'EINVAL');
-    return this.leg(id).player.enqueue(
-      specs.map((s) => () => resolveSource(s)),
-      !!opts.bargeIn,
-    );
+    const synthesized: SynthesisReport[] = [];
+    const tell = (r: SynthesisReport) => void synthesized.push(r);
+    return this.leg(id)
+      .player.enqueue(
+        specs.map((s) => () => resolveSource(s, tell)),
+        !!opts.bargeIn,
+      )
+      .then((r) => (synthesized.length ? { ...r, synthesized } : r));
   }
 
   stopPlayback(id: string): void {
