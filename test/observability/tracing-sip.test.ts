@@ -11,6 +11,8 @@
  */
 import http from 'node:http';
 import { expect } from 'chai';
+import request from 'supertest';
+import { WebSocketServer } from 'ws';
 import { startTracing, type Tracing } from '../../core/tracing';
 import { numbersRepo } from '../../core/repos/numbers';
 import { flowsRepo } from '../../core/repos/flows';
@@ -18,7 +20,8 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { calleePhone } from '../../testkit/media-app/phones';
 import { ack } from '../../testkit/media-app/sipp-steps';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
@@ -146,16 +149,21 @@ describe('OpenTelemetry: sip-server transactions and media operations in the cal
   let tracing: Tracing;
   let p: Platform;
   let prompts: Awaited<ReturnType<typeof promptServer>>;
+  let t: TestApp;
+  let f: Fixture;
 
   before(async () => {
     otlp = await OtlpReceiver.start();
     tracing = startTracing('openvoice-test', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' })!;
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5' });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
+    f = await createFixture(t.ctx);
     prompts = await promptServer();
   });
   after(async () => {
     killAllSipp();
     await prompts?.close();
+    await t?.close();
     await p?.close();
     await tracing?.shutdown();
     await otlp?.close();
@@ -294,6 +302,77 @@ describe('OpenTelemetry: sip-server transactions and media operations in the cal
       const text = JSON.stringify(s.attributes);
       expect(text, s.name).to.not.include(b.password);
       expect(text, s.name).to.not.match(/Digest|response=|Authorization/i);
+    }
+  });
+
+  it("a media stream's fork and a conference membership are spans of the actions that started them", async () => {
+    const db = await testDb();
+    // the customer's media server: a WebSocket server on loopback that takes the call's audio
+    const wssPort = await freePort();
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: wssPort });
+    await new Promise<void>((r) => wss.once('listening', () => r()));
+    let chunks = 0;
+    wss.on('connection', (ws) => ws.on('message', () => chunks++));
+    try {
+      const conf = await request(t.app).post('/v1.0/conferences').query({ accesskey: f.accesskey }).send({ type: 'conference', name: 'traced room' });
+      expect(conf.status, JSON.stringify(conf.body)).to.equal(200);
+      const conferenceId = (conf.body as { id: string }).id;
+      await until(async () => ((await db('conferences').where({ id: conferenceId }).first()) as { status: string } | undefined)?.status === 'progressing', 10_000, 'conference progressing');
+      await trunksRepo(db).create(f.customer.id, `tm${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+      const flow = await flowsRepo(db).create({
+        customer_id: f.customer.id,
+        actions: parseActions([
+          { type: 'answer' },
+          { type: 'external_media_start', option: { url: `ws://127.0.0.1:${wssPort}/bot`, encapsulation: 'audiosocket' } },
+          { type: 'sleep', option: { duration: 1500 } },
+          { type: 'external_media_stop' },
+          { type: 'conference_join', option: { conference_id: conferenceId } },
+        ]),
+      });
+      const number = `+8991383${String(Date.now()).slice(-5)}`;
+      await numbersRepo(db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
+      const rtp = await sippMediaPort();
+      const a = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'caller', rtp, { hangUpAfterMs: 5000 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(rtp)], {
+        killAfterMs: 60_000,
+      }).done;
+      expect(a.code, a.errors + a.messages).to.equal(0);
+      expect(chunks, 'audio reached the media server').to.be.greaterThan(10);
+      const row = await until(
+        async () => (await db('calls').where({ customer_id: f.customer.id, direction: 'incoming', status: 'hangup' }).first()) as { id: string } | undefined,
+        20_000,
+        'the call ended',
+      );
+      const spans = await until(
+        async () => {
+          await tracing.flush();
+          const call = otlp.spans.find((s) => s.name === 'call' && s.attributes['openvoice.call.id'] === row.id);
+          const mine = call ? otlp.spans.filter((s) => s.traceId === call.traceId) : [];
+          return mine.some((s) => s.name === 'media fork') && mine.some((s) => s.name === 'media mix') ? mine : null;
+        },
+        20_000,
+        'the fork and mix spans',
+      );
+      const byName = (n: string) => spans.filter((s) => s.name === n);
+      expect(byName('media fork')).to.have.length(1);
+      expect(byName('media mix')).to.have.length(1);
+      const fork = byName('media fork')[0]!;
+      const mix = byName('media mix')[0]!;
+      expect(fork.parentSpanId).to.equal(byName('action external_media_start')[0]!.spanId);
+      expect([fork.attributes['openvoice.media.fork.target'], fork.attributes['openvoice.media.fork.target_id'], fork.attributes['openvoice.media.outcome']]).to.deep.equal([
+        'call',
+        row.id,
+        'stopped',
+      ]);
+      expect(fork.statusCode).to.not.equal(2);
+      // conference_join pushes confbridge_join, the action that stays in the mix until the call leaves
+      expect(mix.parentSpanId).to.equal(byName('action confbridge_join')[0]!.spanId);
+      expect([mix.attributes['openvoice.conference.id'], mix.attributes['openvoice.media.outcome']]).to.deep.equal([conferenceId, 'hangup']);
+      expect(mix.endNs - mix.startNs > 1_000_000_000n, 'in the mix until the hangup').to.equal(true);
+      const ids = new Set(spans.map((s) => s.spanId));
+      for (const s of spans) if (s.parentSpanId) expect(ids.has(s.parentSpanId), `${s.name}'s parent`).to.equal(true);
+    } finally {
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
     }
   });
 });
