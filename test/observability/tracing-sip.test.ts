@@ -25,6 +25,8 @@ import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, uacWai
 import { calleePhone } from '../../testkit/media-app/phones';
 import { ack } from '../../testkit/media-app/sipp-steps';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+import { Headers, parseMessage, type SipRequest } from '../../sip-server/message';
+import { dropTraceHeader, endSipSpan, traceAppNewRequest, traceNewRequest } from '../../sip-server/drachtio/trace';
 
 const FORGED_TRACE = 'ef'.repeat(16);
 
@@ -167,6 +169,36 @@ describe('OpenTelemetry: sip-server transactions and media operations in the cal
     await p?.close();
     await tracing?.shutdown();
     await otlp?.close();
+  });
+
+  it("trace headers: the network's is removed from every request; an application's unreadable one gives a root span", async () => {
+    // a network request no span is made for (OPTIONS) still loses the header before the application sees it
+    const options = parseMessage(
+      `OPTIONS sip:x@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK1\r\nFrom: <sip:a@127.0.0.1>;tag=1\r\nTo: <sip:x@127.0.0.1>\r\nCall-ID: opt-1\r\nCSeq: 1 OPTIONS\r\nX-Openvoice-Traceparent: 00-${FORGED_TRACE}-${'56'.repeat(8)}-01\r\nContent-Length: 0\r\n\r\n`,
+    ) as SipRequest;
+    expect(traceNewRequest(options, 'udp')).to.equal(undefined);
+    expect(options.headers.has('X-Openvoice-Traceparent')).to.equal(false);
+    // an application's header is taken off its template; an unreadable value parents nothing
+    const tpl = new Headers({ 'X-Openvoice-Traceparent': '00-zz-not-a-context' });
+    const unreadable = dropTraceHeader(tpl);
+    expect(tpl.has('X-Openvoice-Traceparent')).to.equal(false);
+    endSipSpan(traceAppNewRequest('INVITE', 'app-bad-header', 'udp', unreadable)!, 200);
+    endSipSpan(traceAppNewRequest('INVITE', 'app-no-answer', 'udp', undefined)!, 408, undefined, true);
+    expect(traceAppNewRequest('MESSAGE', 'app-message', 'udp', unreadable)).to.equal(undefined);
+    const spans = await until(
+      async () => {
+        await tracing.flush();
+        const mine = otlp.spans.filter((s) => ['app-bad-header', 'app-no-answer'].includes(String(s.attributes['sip.call_id'])));
+        return mine.length === 2 ? mine : null;
+      },
+      10_000,
+      'the two spans',
+    );
+    const [bad, lost] = ['app-bad-header', 'app-no-answer'].map((id) => spans.find((s) => s.attributes['sip.call_id'] === id)!);
+    expect([bad!.kind, bad!.parentSpanId, bad!.attributes['sip.response.status_code'], bad!.statusCode]).to.deep.equal([3, '', 200, 0]);
+    // no answer (the stack's own 408): no status code recorded, marked error
+    expect([lost!.attributes['sip.response.status_code'], lost!.attributes['openvoice.sip.outcome'], lost!.statusCode]).to.deep.equal([undefined, 'no answer', 2]);
+    expect(otlp.spans.some((s) => s.attributes['sip.call_id'] === 'opt-1' || s.attributes['sip.call_id'] === 'app-message')).to.equal(false);
   });
 
   it('a call that plays, records, holds, connects and hangs up is one trace; each REGISTER is a root span with no secret', async () => {
