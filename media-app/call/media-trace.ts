@@ -45,11 +45,12 @@ export async function tracePlay(kind: PromptKind, count: number, tts: Attributes
   } catch (err) {
     if (tts && TTS_FAILURES.has(codeOf(err))) {
       const failed = startSpan('tts synthesize', { parent: contextOfSpan(span), attributes: { ...tts, 'openvoice.media.outcome': 'failed', 'openvoice.tts.error': codeOf(err) } });
-      failSpan(failed, err);
+      failSpan(failed, new Error(`synthesis failed: ${codeOf(err)}`));
       failed.end();
     }
     span.setAttribute('openvoice.media.outcome', 'failed');
-    failSpan(span, err);
+    // the engine's message may name the customer's URL: the span gets its code only
+    failSpan(span, new Error(codeOf(err) ? `play failed: ${codeOf(err)}` : 'play failed'));
     throw err;
   } finally {
     span.end();

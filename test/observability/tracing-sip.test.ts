@@ -49,10 +49,10 @@ function silenceWav(): Buffer {
   return Buffer.concat([h, data]);
 }
 
-/** A loopback HTTP server with one WAV prompt. */
+/** A loopback HTTP server with one WAV prompt (/prompt.wav); 404 for any other path. */
 async function promptServer(): Promise<{ url: string; close(): Promise<void> }> {
   const wav = silenceWav();
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'audio/wav', 'Content-Length': wav.length }).end(wav));
+  const server = http.createServer((req, res) => (req.url === '/prompt.wav' ? res.writeHead(200, { 'Content-Type': 'audio/wav', 'Content-Length': wav.length }).end(wav) : res.writeHead(404).end()));
   const port = await freePort();
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
@@ -250,7 +250,7 @@ describe('OpenTelemetry: sip-server transactions and media operations in the cal
         const ready =
           byName(mine, 'sip BYE').length === 2 &&
           byName(mine, 'sip INVITE').length === 3 &&
-          ['media play', 'tts synthesize', 'media record', 'action connect'].every((n) => byName(mine, n).length > 0) &&
+          ['media play', 'tts synthesize', 'media record', 'action connect', 'activeflow'].every((n) => byName(mine, n).length > 0) &&
           byName(mine, 'call').length === 2;
         return ready ? mine : null;
       },
@@ -379,7 +379,8 @@ describe('OpenTelemetry: sip-server transactions and media operations in the cal
           await tracing.flush();
           const call = otlp.spans.find((s) => s.name === 'call' && s.attributes['openvoice.call.id'] === row.id);
           const mine = call ? otlp.spans.filter((s) => s.traceId === call.traceId) : [];
-          return mine.some((s) => s.name === 'media fork') && mine.some((s) => s.name === 'media mix') ? mine : null;
+          // the activeflow's span ends after the call's row says hangup: wait for it too
+          return ['media fork', 'media mix', 'activeflow', 'sip BYE'].every((n) => mine.some((s) => s.name === n)) ? mine : null;
         },
         20_000,
         'the fork and mix spans',
@@ -406,5 +407,43 @@ describe('OpenTelemetry: sip-server transactions and media operations in the cal
       for (const c of wss.clients) c.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
     }
+  });
+
+  it('a play that fails is a failed `media play` whose status names no URL', async () => {
+    const db = await testDb();
+    await trunksRepo(db).create(f.customer.id, `tf${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const missing = `${prompts.url.replace('/prompt.wav', '/missing.wav')}?token=s3cr3t-in-url`;
+    const flow = await flowsRepo(db).create({
+      customer_id: f.customer.id,
+      actions: parseActions([{ type: 'answer' }, { type: 'play', option: { stream_urls: [missing] } }, { type: 'hangup' }]),
+    });
+    const number = `+8991384${String(Date.now()).slice(-5)}`;
+    await numbersRepo(db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
+    const before = new Set(((await db('calls').where({ customer_id: f.customer.id })) as { id: string }[]).map((r) => r.id));
+    const rtp = await sippMediaPort();
+    const a = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, 'caller', rtp, { byeTimeoutMs: 20_000 }), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(rtp)], {
+      killAfterMs: 60_000,
+    }).done;
+    expect(a.code, a.errors + a.messages).to.equal(0);
+    const callId = await until(
+      async () => {
+        const rows = (await db('calls').where({ customer_id: f.customer.id, direction: 'incoming', status: 'hangup' })) as { id: string }[];
+        return rows.find((r) => !before.has(r.id))?.id;
+      },
+      20_000,
+      'the call ended',
+    );
+    const play = await until(
+      async () => {
+        await tracing.flush();
+        const call = otlp.spans.find((s) => s.name === 'call' && s.attributes['openvoice.call.id'] === callId);
+        return call ? otlp.spans.find((s) => s.traceId === call.traceId && s.name === 'media play') : undefined;
+      },
+      20_000,
+      'the failed play',
+    );
+    expect([play.attributes['openvoice.media.prompt'], play.attributes['openvoice.media.outcome'], play.statusCode]).to.deep.equal(['url', 'failed', 2]);
+    expect(play.statusMessage).to.match(/^play failed/);
+    for (const s of otlp.spans) expect(JSON.stringify(s.attributes) + s.statusMessage, s.name).to.not.include('s3cr3t-in-url');
   });
 });
