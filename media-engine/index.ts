@@ -12,7 +12,7 @@ export type { ConferenceEvents, ConferenceEndReason } from './conference';
 export { AudioFork } from './audio-fork';
 export type { ForkOptions } from './audio-fork';
 export type { ForkStats, ForkMix, InjectRate } from './fork';
-export type { PlayResult } from './player';
+export type { PlayResult, SynthesisReport } from './player';
 export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from './recorder';
 export type { DtmfEvent, DtmfForm } from './worker/leg';
 export { SdpError } from './sdp/sdp';

@@ -10,6 +10,16 @@ export interface PlayResult {
   playbackLastOffsetPos: number;
   /** true when stopped early (stopPlayback, barge-in, destroy) */
   interrupted: boolean;
+  /** each text spoken in the request: its speech synthesis (for media-app's `tts synthesize` spans) */
+  synthesized?: SynthesisReport[];
+}
+
+/** One speech synthesis of a play request: provider, whether the cache had it, when (epoch ms). */
+export interface SynthesisReport {
+  provider: string;
+  cached: boolean;
+  startedAt: number;
+  endedAt: number;
 }
 
 interface Job {

@@ -38,6 +38,8 @@ export interface RecordResult {
   terminatorUsed: string | null;
   recordSeconds: number;
   recordMilliseconds: number;
+  /** samples per second of the file (the leg's rate when it started) */
+  rate: number;
   files: RecordFile[];
 }
 
@@ -139,6 +141,7 @@ export class Recorder {
       terminatorUsed: terminator,
       recordSeconds: Math.floor(ms / 1000),
       recordMilliseconds: ms,
+      rate: this.rate,
       files,
     });
   }

@@ -10,7 +10,7 @@
  * media-app) and in each event on the stream (to its webhook deliveries, control-api/webhooks/trace.ts). Within a process it follows async calls (AsyncLocalStorage). The endpoint is the
  * operator's, not a customer's: it is not subject to the egress policy.
  */
-import { context, propagation, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type SpanContext } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -80,14 +80,17 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
   return active;
 }
 
+/** True for a real span's context (a no-op span's, with tracing off, is invalid). */
+export const isSpanContextValid = (c: SpanContext): boolean => trace.isSpanContextValid(c);
+
 /** True once startTracing has started the SDK in this process (until its shutdown). */
 export const tracingOn = (): boolean => active !== null;
 
 const tracer = () => trace.getTracer('openvoice');
 
-/** Starts a span (child of `parent`, else of the active context); the caller ends it. */
-export function startSpan(name: string, opts: { kind?: SpanKind; attributes?: Attributes; parent?: Context } = {}): Span {
-  return tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes }, opts.parent ?? context.active());
+/** Starts a span (child of `parent`, else of the active context; at `startTime`, epoch ms, else now); the caller ends it. */
+export function startSpan(name: string, opts: { kind?: SpanKind; attributes?: Attributes; parent?: Context; startTime?: number } = {}): Span {
+  return tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, startTime: opts.startTime }, opts.parent ?? context.active());
 }
 
 /** Runs `fn` with `span` as the active span (its children and log lines see it). */
@@ -131,9 +134,9 @@ export function injectContext(ctx: Context = context.active()): Record<string, s
   return carrier;
 }
 
-/** The context a `traceparent` carrier names (the root context when it names none). */
-export function extractContext(carrier: Record<string, string> | undefined): Context {
-  return carrier ? propagation.extract(context.active(), carrier) : context.active();
+/** The context a `traceparent` carrier names over `base` (the active context); `base` itself when it names none or a malformed one. */
+export function extractContext(carrier: Record<string, string> | undefined, base: Context = context.active()): Context {
+  return carrier ? propagation.extract(base, carrier) : base;
 }
 
 /** `trace_id` and `span_id` of the active span for a log line, or nothing (pino mixin). */

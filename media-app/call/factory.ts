@@ -225,7 +225,8 @@ export class CallFactory implements CallLegs {
    */
   async dialOut(call: CallSession, opts: { near?: CallSession; anonymous?: boolean } = {}): Promise<boolean> {
     try {
-      return await this.dialTargets(call, opts);
+      // the outgoing INVITE's span in sip-server is a child of the call's (outbound/uac.ts)
+      return await inCallSpan(call, () => this.dialTargets(call, opts));
     } catch (err) {
       this.deps.logger.warn({ err: (err as Error).message, call: call.id }, 'dialling failed: ending the call');
       await call.close({ cause: 'failure', by: 'local', why: `dial failed: ${(err as Error).message}`, announce: true });

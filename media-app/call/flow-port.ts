@@ -13,6 +13,7 @@ import { abortError, realClock } from '../flow/clock';
 import { callsRepo } from '../../core/repos/calls';
 import { isMediaUrl } from '../../core/flow/options/common';
 import type { CallSession } from './session';
+import { promptKind, tracePlay } from './media-trace';
 
 /** What a media operation needs of its call: not ending, answered (up), an endpoint. */
 type Precondition = 'live' | 'answered' | 'media';
@@ -104,18 +105,21 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
 
   async talk(req: { text: string; language: string; provider?: string; voice_id?: string }, signal: AbortSignal): Promise<void> {
     // the action's voice as named: one the node cannot speak with fails the action, never another voice
-    await this.media('talk', signal, (ep) => ep.say(req.text, { language: req.language || undefined, voice: req.voice_id || undefined, provider: req.provider || undefined }));
+    const tts = { 'openvoice.tts.language': req.language || 'default', 'openvoice.tts.voice': req.voice_id || 'default', 'openvoice.tts.characters': req.text.length };
+    await this.media('talk', signal, (ep) =>
+      tracePlay('tts', 1, tts, () => ep.say(req.text, { language: req.language || undefined, voice: req.voice_id || undefined, provider: req.provider || undefined })),
+    );
   }
 
   async play(urls: string[], signal: AbortSignal): Promise<void> {
     // a ${var} may have turned into anything: only http(s) audio is fetched, never a local path
     const bad = urls.find((u) => !isMediaUrl(u));
     if (bad !== undefined) throw new Error(`play: not an http or https URL: ${bad.slice(0, 200)}`);
-    await this.media('play', signal, (ep) => ep.play(urls));
+    await this.media('play', signal, (ep) => tracePlay(promptKind(urls[0]), urls.length, null, () => ep.play(urls)));
   }
 
   async beep(signal: AbortSignal): Promise<void> {
-    await this.media('beep', signal, (ep) => ep.play('tone_stream://beep'));
+    await this.media('beep', signal, (ep) => tracePlay('tone', 1, null, () => ep.play('tone_stream://beep')));
   }
 
   async collectDigits(req: DigitsRequest, signal: AbortSignal): Promise<DigitsResult> {

@@ -15,6 +15,7 @@ import { publishRecording } from '../../core/conferences/events';
 import type { Endpoint } from '../../media-engine';
 import type { CallRow } from '../../core/repos/calls';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
+import { traceRecord } from './media-trace';
 
 /** What a recording needs of its call (the CallSession, which stops it when it closes). */
 export interface RecordedCall {
@@ -76,9 +77,13 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     const changed = recordingFields(await callsRepo(db).setRecording(this.call.id, id, true));
     await this.published('recording_started', id);
     if (changed) await this.call.updated(changed);
+    const span = traceRecord(id);
     const done = ep
       .record(file, { end_of_silence: req.end_of_silence, end_of_key: req.end_of_key === 'none' ? '' : req.end_of_key === 'any' ? '0123456789*#' : req.end_of_key, duration: req.duration })
-      .catch(() => undefined)
+      .then(
+        (r) => span.end(r),
+        (err: unknown) => span.end(null, err),
+      )
       .then(() => this.ended(id));
     this.active = { id, done };
     return { recording_id: id };

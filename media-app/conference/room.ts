@@ -24,6 +24,7 @@ import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/co
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
 import type { Conference, Endpoint } from '../../media-engine';
+import { traceMix } from '../call/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
@@ -156,6 +157,7 @@ export class Room extends EventEmitter<RoomEvents> {
     this.members.set(cc.id, m);
     const onAbort = () => m.leave('hangup');
     signal.addEventListener('abort', onAbort, { once: true });
+    const span = traceMix(this.id, cc.id);
     try {
       await ep.joinConference(this.media);
       const t = await this.calls.transition(cc.id, 'joined');
@@ -166,8 +168,10 @@ export class Room extends EventEmitter<RoomEvents> {
       if (signal.aborted) m.leave('hangup');
       const reason = await left;
       await this.depart(m);
+      span.end(reason);
       return reason;
     } catch (err) {
+      span.fail(err);
       await this.depart(m);
       throw err;
     } finally {

@@ -239,7 +239,8 @@ export class ActiveflowSession {
             }
           }
           span.setAttribute('openvoice.action.outcome', this.redirected ? 'redirected' : outcome.kind);
-          if (outcome.kind === 'fail' && !this.redirected) failSpan(span, outcome.message);
+          // the failure's text may carry customer input (a URL with its token): the span says which action failed, the activeflow's record says why
+          if (outcome.kind === 'fail' && !this.redirected) failSpan(span, `action ${action.type} failed`);
           span.end();
         }
         this.actionAbort = null;

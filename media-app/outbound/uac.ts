@@ -6,6 +6,8 @@
  * A final non-2xx rejects with the error drachtio-srf gives (its `status` is the SIP status).
  */
 import type { Srf, SrfDialog, SrfSentInvite } from '../srf';
+import { injectContext } from '../../core/tracing';
+import { SIP_TRACE_HEADER } from '../../core/sip/trace-header';
 
 export interface UacTarget {
   uri: string;
@@ -26,11 +28,17 @@ export interface UacRequest {
   onProvisional?(status: number): void;
 }
 
-/** Sends the INVITE; resolves with the dialog once answered. */
+/**
+ * Sends the INVITE; resolves with the dialog once answered. The active trace context (the call's
+ * span) goes to sip-server as X-Openvoice-Traceparent, which parents the INVITE's client span on it
+ * and removes the header before the wire (sip-server/drachtio/trace.ts); none when tracing is off.
+ */
 export function sendInvite(srf: Srf, target: UacTarget, r: UacRequest): Promise<SrfDialog> {
+  const { traceparent } = injectContext();
+  const headers = traceparent ? { ...r.headers, [SIP_TRACE_HEADER]: traceparent } : (r.headers ?? {});
   return srf.createUAC(
     target.uri,
-    { localSdp: r.localSdp, ...(target.proxy ? { proxy: target.proxy } : {}), ...(target.auth ? { auth: target.auth } : {}), headers: r.headers ?? {} },
+    { localSdp: r.localSdp, ...(target.proxy ? { proxy: target.proxy } : {}), ...(target.auth ? { auth: target.auth } : {}), headers },
     {
       cbRequest: (_err: unknown, req: SrfSentInvite) => {
         if (!req) return;

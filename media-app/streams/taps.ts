@@ -7,6 +7,7 @@ import type { AudioFork, Conference, Endpoint, ForkMix } from '../../media-engin
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
+import { traceFork, type MediaSpan } from '../call/media-trace';
 
 export interface AudioTap {
   /** Plays PCM (8 kHz 16-bit LE mono, any length) into the call or conference. */
@@ -48,8 +49,10 @@ function frameBuffer(frame: Int16Array): Buffer {
   return b;
 }
 
-function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void): AudioTap {
+/** `span`: the tap's `media fork`, ended when it stops or its source goes away. */
+function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void, span: MediaSpan): AudioTap {
   let stopped = false;
+  void ended.then((why) => span.end(why));
   return {
     ended,
     inject(pcm) {
@@ -62,6 +65,7 @@ function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void): Aud
       if (stopped) return;
       stopped = true;
       cleanup();
+      span.end('stopped');
       await fork.stop().catch(() => undefined);
     },
   };
@@ -79,8 +83,12 @@ export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string,
     ep.once('destroy', onGone);
     void call.done.then(onGone);
   });
-  const fork = await ep.forkAudioStart({ mix, onFrame: (f) => onFrame(frameBuffer(f)) });
-  return wrap(fork, ended, () => ep.off('destroy', onGone));
+  const span = traceFork('call', callId, mix);
+  const fork = await ep.forkAudioStart({ mix, onFrame: (f) => onFrame(frameBuffer(f)) }).catch((err: unknown) => {
+    span.fail(err);
+    throw err;
+  });
+  return wrap(fork, ended, () => ep.off('destroy', onGone), span);
 }
 
 /** The conference's mixer on this node: media-engine names it by the conference id. */
@@ -92,8 +100,12 @@ export async function openConferenceTap(deps: Pick<CallDeps, 'media'>, conferenc
     onGone = () => resolve('conference ended');
     conf.once('destroy', onGone);
   });
-  const fork = await conf.forkAudioStart({ onFrame: (f) => onFrame(frameBuffer(f)) });
-  return wrap(fork, ended, () => conf.off('destroy', onGone));
+  const span = traceFork('conference', conferenceId, 'both');
+  const fork = await conf.forkAudioStart({ onFrame: (f) => onFrame(frameBuffer(f)) }).catch((err: unknown) => {
+    span.fail(err);
+    throw err;
+  });
+  return wrap(fork, ended, () => conf.off('destroy', onGone), span);
 }
 
 export function openTap(deps: Pick<CallDeps, 'calls' | 'media'>, target: StreamTarget, id: string, onFrame: (pcm: Buffer) => void, mix: ForkMix = 'both'): Promise<AudioTap> {

@@ -22,6 +22,7 @@ import type { AudioFork } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import { StreamStatusCallback, type StatusCallbackTarget } from './twilio-callback';
+import { traceFork, type MediaSpan } from '../call/media-trace';
 
 export interface TwilioStreamRequest {
   callId: string;
@@ -49,6 +50,8 @@ export class TwilioStream extends EventEmitter {
   private readonly msgs: TwilioMessages;
   private ws: WebSocket | null = null;
   private readonly forks: AudioFork[] = [];
+  /** the stream's `media fork` span (call/media-trace.ts), ended with the teardown */
+  private forkSpan: MediaSpan | null = null;
   private readonly playback = new TwilioPlayback({
     play: (pcm) => this.forks[0]?.inject(new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length))),
     mark: (name) => this.send(this.msgs.mark(name)),
@@ -132,9 +135,13 @@ export class TwilioStream extends EventEmitter {
     this.send(this.msgs.start(tracks, this.req.parameters));
     this.machine.to('streaming');
     this.t0 = performance.now();
+    const span = (this.forkSpan = traceFork('call', call.id, tracks.join('+')));
     for (const [i, track] of tracks.entries()) {
       // the first fork's frames are the stream's clock: one per 20 ms tick of the call
-      const fork = await ep.forkAudioStart({ mix: track === 'inbound' ? 'in' : 'out', onFrame: (f) => this.onFrame(track, f, i === 0) });
+      const fork = await ep.forkAudioStart({ mix: track === 'inbound' ? 'in' : 'out', onFrame: (f) => this.onFrame(track, f, i === 0) }).catch((err: unknown) => {
+        span.fail(err);
+        throw err;
+      });
       if (this.machine.state !== 'streaming') {
         await fork.stop();
         throw new TwilioStreamError('the stream closed while starting');
@@ -211,6 +218,7 @@ export class TwilioStream extends EventEmitter {
     this.call?.off('dtmf', this.onDtmf);
     this.call?.endpoint?.off('destroy', this.onCallGone);
     for (const f of this.forks.splice(0)) void f.stop();
+    this.forkSpan?.end(why);
     this.playback.reset();
     const ws = this.ws;
     if (ws && ws.readyState === ws.OPEN) {

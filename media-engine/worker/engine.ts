@@ -4,7 +4,7 @@
  */
 import { ForkTap, type ForkMix } from '../fork';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
-import type { PlayResult } from '../player';
+import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
 import { rtpIoKind } from './rtp-transport';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
@@ -199,11 +199,15 @@ export class Engine {
   play(id: string, specs: SourceSpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     if (!Array.isArray(specs) || specs.length === 0) throw new EngineError('nothing to play', 'EINVAL');
     const leg = this.leg(id);
+    const synthesized: SynthesisReport[] = [];
+    const tell = (r: SynthesisReport) => void synthesized.push(r);
     // a wideband leg gets prompts and speech at its rate (the leg's codec when the source loads)
-    return leg.player.enqueue(
-      specs.map((s) => () => resolveSource(s, leg.wideband)),
-      !!opts.bargeIn,
-    );
+    return leg.player
+      .enqueue(
+        specs.map((s) => () => resolveSource(s, leg.wideband, tell)),
+        !!opts.bargeIn,
+      )
+      .then((r) => (synthesized.length ? { ...r, synthesized } : r));
   }
 
   stopPlayback(id: string): void {

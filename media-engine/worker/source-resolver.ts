@@ -12,6 +12,7 @@ import { type FrameSource } from '../dsp/frame';
 import { beep, dtmfTones, ringback, silence } from '../dsp/tones';
 import { AudioSourceError, isUrl, openPreparedReader, prepareAudio } from '../sources';
 import { createTtsProvider, type TtsProvider } from '../tts';
+import type { SynthesisReport } from '../player';
 
 export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string };
 
@@ -40,11 +41,14 @@ function provider(name: string): TtsProvider {
   return p;
 }
 
-/** Resolves a play request to a frame source. Rejects with "File Not Found" for missing files. */
-export async function resolveSource(spec: SourceSpec, wideband = false): Promise<FrameSource> {
+/** Resolves a play request to a frame source (a synthesis told to `synthesized`). Rejects with "File Not Found" for missing files. */
+export async function resolveSource(spec: SourceSpec, wideband = false, synthesized?: (r: SynthesisReport) => void): Promise<FrameSource> {
   if (typeof spec === 'object' && spec && typeof spec.say === 'string') {
     const ssml = /^\s*<speak[\s>]/i.test(spec.say);
-    const r = await provider(spec.provider ?? ttsProvider).synthesize(spec.say, { language: spec.language, voice: spec.voice, ssml, wideband });
+    const name = spec.provider ?? ttsProvider;
+    const startedAt = Date.now();
+    const r = await provider(name).synthesize(spec.say, { language: spec.language, voice: spec.voice, ssml, wideband });
+    synthesized?.({ provider: name, cached: r.cached === true, startedAt, endedAt: Date.now() });
     return openPreparedReader(r.path);
   }
   if (typeof spec !== 'string' || !spec) throw new Error('invalid play source');

@@ -3,6 +3,7 @@
  * `<Call-ID>;from-tag=<tag of the party that sent the INVITE>`, the form drachtio-srf's
  * findDialogByCallIDAndFromTag() rebuilds.
  */
+import type { Context } from '../../core/tracing';
 import { StateMachine, type IllegalTransition, type Transitions } from '../transaction/states';
 import type { AppConnection } from './app-connection';
 import type { Endpoint, InboundTransaction, OutboundTransaction } from './sip-port';
@@ -38,6 +39,8 @@ export class Dialog {
   onIllegalTransition?: (e: IllegalTransition) => void;
   /** the method that formed it: a terminated subscription ends a SUBSCRIBE dialog only, never the INVITE dialog a REFER's implicit subscription lives in (RFC 3515) */
   formedBy = 'INVITE';
+  /** the trace context of the span of the transaction that formed it (trace.ts): its requests' spans join it; none when untraced */
+  trace?: Context;
 
   constructor(
     readonly role: DialogRole,

@@ -15,7 +15,7 @@ import { names100rel, ReliableProvisionals } from './reliable';
 import { capabilities, withCapabilities, type Capabilities } from './capabilities';
 import { cancelOneShot, oneShot, type OneShot } from '../transaction/context';
 import type { Endpoint, InboundTransaction } from './sip-port';
-import { endInvite, traceInvite } from './trace';
+import { dialogTraceOf, endSipSpan, traceInDialogRequest, traceNewRequest } from './trace';
 import type { Span } from '../../core/tracing';
 
 /** A request from the network waiting for its application's answer. */
@@ -35,7 +35,7 @@ interface PendingInbound {
   rel?: ReliableProvisionals;
   /** forgets it if the application never answers (64 s by default: a coarse timer) */
   timer?: OneShot;
-  /** a new INVITE's server transaction span (trace.ts), ended with its final response */
+  /** the server transaction's span (trace.ts: a new INVITE or REGISTER, a request in a traced dialog), ended with its final response */
   span?: Span;
 }
 
@@ -110,12 +110,12 @@ export class UasSide {
     }
     // the stack sends 100 Trying to an INVITE not answered within 200 ms
     if (req.method === 'INVITE') this.ctx.cdr('attempt', 'network', undefined, req);
-    const span = req.method === 'INVITE' ? traceInvite(req, tx.destination.transport) : undefined;
+    const span = traceNewRequest(req, tx.destination.transport);
     const conn = await this.selectApp(req.method, tx);
     if (!conn) {
       this.ctx.log.info({ method: req.method, callId: req.callId }, 'no application for request: 503');
       tx.respond(req.makeResponse(503));
-      if (span) endInvite(span, 503, 'no application');
+      if (span) endSipSpan(span, 503, 'no application');
       if (req.method === 'INVITE') this.ctx.cdr('stop', 'application', 'call-rejected', req);
       return;
     }
@@ -167,7 +167,8 @@ export class UasSide {
       if (c) d.remoteTarget = c.uri.toString();
     }
     const txnId = randomUUID();
-    this.track({ txnId, tx, req, conn: owner, dialog: d });
+    const span = traceInDialogRequest(req, tx.destination.transport, d.trace);
+    this.track({ txnId, tx, req, conn: owner, dialog: d, span });
     if (req.method === 'BYE') this.ctx.dialogs.remove(d); // drachtio ends the dialog on receipt of BYE
     const { raw, meta } = receivedMeta(req, endpointOf(req));
     owner.send(sipToClient(meta, txnId, d.id, raw));
@@ -297,6 +298,7 @@ export class UasSide {
       early ? 'Early' : 'Confirmed',
     );
     d.formedBy = req.method;
+    d.trace = dialogTraceOf(p.span);
     this.ctx.dialogs.add(d);
     if (req.method === 'INVITE' && !early) this.expectAck(p.tx, d);
     return d;
@@ -356,7 +358,7 @@ export class UasSide {
   private forget(p: PendingInbound, end: number | string = 'not answered'): void {
     if (p.timer) cancelOneShot(p.timer);
     this.pending.delete(p.txnId);
-    if (p.span) endInvite(p.span, typeof end === 'number' ? end : undefined, typeof end === 'string' ? end : undefined);
+    if (p.span) endSipSpan(p.span, typeof end === 'number' ? end : undefined, typeof end === 'string' ? end : undefined);
     p.span = undefined;
     // an early dialog ends with its INVITE unless a 2xx confirmed it
     if (p.early?.early && !p.early.ended) this.ctx.dialogs.remove(p.early);

@@ -152,6 +152,10 @@ describe('OpenTelemetry: one trace per call', function () {
       expect(byName('command groupcall.start').kind).to.equal(5);
       expect(byName('call').attributes['openvoice.call.direction']).to.equal('outgoing');
       expect(byName('action talk').attributes['openvoice.action.outcome']).to.equal('next');
+      // the call's INVITE to the phone: sip-server's client span, a child of the call's (the context went with the request)
+      const invite = spans.find((s) => s.name === 'sip INVITE' && s.kind === 3);
+      expect(invite?.parentSpanId, 'the outgoing INVITE').to.equal(byName('call').spanId);
+      expect(invite?.attributes['sip.response.status_code']).to.equal(200);
       // the call's events went to the customer's webhook, each HTTP attempt a client span in the call's trace
       expect(receiver.got).to.include.members(['call_progressing', 'call_hangup']);
       const attempts = hangupAttempts(spans).sort((a, b) => Number(a.attributes['openvoice.webhook.attempt']) - Number(b.attributes['openvoice.webhook.attempt']));

@@ -21,6 +21,8 @@ export interface ReceivedSpan {
   attributes: Record<string, string | number | boolean>;
   /** Status code: 0 unset, 1 ok, 2 error. */
   statusCode: number;
+  /** Status message ('' when none). */
+  statusMessage: string;
   /** The resource's `service.name`. */
   service: string;
 }
@@ -112,6 +114,7 @@ export function decodeTraceRequest(body: Buffer): ReceivedSpan[] {
           endNs: one(f, 8)?.fixed?.readBigUInt64LE(0) ?? 0n,
           attributes: attributes(all(f, 9)),
           statusCode: status ? Number(one(fields(status), 3)?.varint ?? 0n) : 0,
+          statusMessage: status ? str(fields(status), 2) : '',
           service,
         });
       }
