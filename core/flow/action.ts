@@ -42,6 +42,8 @@ export const ACTION_TYPES = [
   'recording_start',
   'recording_stop',
   'sleep',
+  /** Our extension (issue 36): listen for the caller's speech (and keys) while prompts play (TwiML <Gather input="speech">). */
+  'speech_gather',
   'stop',
   'stream_echo',
   'talk',

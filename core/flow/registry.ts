@@ -9,6 +9,7 @@ import * as control from './options/control';
 import * as dialing from './options/dialing';
 import * as later from './options/later';
 import * as voicemail from './options/voicemail';
+import * as speech from './options/speech';
 
 export interface ActionSpec {
   type: ActionType;
@@ -32,6 +33,7 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...dialing,
   ...later,
   ...voicemail,
+  ...speech,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -60,6 +62,7 @@ const NEEDS_CALL = new Set<ActionType>([
   'ai_talk',
   'condition_call_status',
   'twiml',
+  'speech_gather',
   'voicemail',
   'voicemail_main',
 ]);
@@ -83,6 +86,7 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   case_create: 'workspace',
   /** The signing key of a fetched document (an inline one needs nothing). */
   twiml: 'twiml',
+  speech_gather: 'speech',
   voicemail: 'voicemail',
   voicemail_main: 'voicemail',
 };

@@ -15,6 +15,7 @@ import type { Endpoint } from '../../media-engine';
 import { SpeakingSession, type Forkable } from './speaking';
 import { finishTranscribe, LiveTranscription, MixTranscription, type SpeechDeps } from './transcription';
 import { transcribeRecording } from './recording';
+import { SpeechListener, type ListenOptions } from './gather';
 import { CommandBus } from '../../core/commands/bus';
 import { startSummaryFlow } from '../../core/speech/summary-flow';
 import type { SummaryRow } from '../../core/repos/summaries';
@@ -39,6 +40,14 @@ export class SpeechService {
   private bus: CommandBus | null = null;
 
   constructor(private readonly factory: CallFactory) {}
+
+  /** Listens for one spoken answer on a live call of this node (speech_gather); null when the call has no endpoint here. */
+  async listen(callId: string, o: ListenOptions): Promise<SpeechListener | null> {
+    const call = this.factory.get(callId);
+    const ep = call && !call.isEnded ? call.endpoint : null;
+    if (!ep) return null;
+    return SpeechListener.start(ep, o);
+  }
 
   /** A summary made here (ai_summary) is done: its on_end_flow_id runs (core/speech/summary-flow.ts). */
   async summaryDone(row: SummaryRow): Promise<void> {
