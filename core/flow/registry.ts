@@ -10,6 +10,7 @@ import * as dialing from './options/dialing';
 import * as later from './options/later';
 import * as voicemail from './options/voicemail';
 import * as speech from './options/speech';
+import * as twimlRecording from './options/twiml-recording';
 
 export interface ActionSpec {
   type: ActionType;
@@ -34,6 +35,7 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...later,
   ...voicemail,
   ...speech,
+  ...twimlRecording,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -63,6 +65,7 @@ const NEEDS_CALL = new Set<ActionType>([
   'condition_call_status',
   'twiml',
   'speech_gather',
+  'twiml_recording',
   'voicemail',
   'voicemail_main',
 ]);
@@ -87,6 +90,7 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   /** The signing key of a fetched document (an inline one needs nothing). */
   twiml: 'twiml',
   speech_gather: 'speech',
+  twiml_recording: 'twiml',
   voicemail: 'voicemail',
   voicemail_main: 'voicemail',
 };

@@ -127,8 +127,7 @@ describe('TwiML compiler (core/twiml)', () => {
       { type: 'variable_set', option: { key: TWIML_VARS.waitRecording, value: '${svc.recording.id}' } },
       { type: 'twiml', option: { url: DOC, method: 'POST' } },
     ]);
-    refused('<Response><Record transcribe="true"/></Response>', 12200, /transcribe/);
-    refused('<Response><Record recordingStatusCallback="https://x/y"/></Response>', 12200, /recordingStatusCallback/);
+    // transcribe and recordingStatusCallback: recording-callbacks.test.ts
     refused('<Response><Record maxLength="0"/></Response>', 12200, /maxLength/);
   });
 
