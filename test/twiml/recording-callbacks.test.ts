@@ -7,7 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { expect } from 'chai';
-import twilio from 'twilio';
+import twilio, { RestException } from 'twilio';
+import { twilioClient } from '../../testkit/twilio';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { compileTwiml, TwimlError } from '../../core/twiml/compile';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
@@ -164,6 +166,27 @@ describe('TwiML recording callbacks on real calls', function () {
     const tid = `${text.params.TranscriptionSid.slice(2, 10)}-${text.params.TranscriptionSid.slice(10, 14)}-${text.params.TranscriptionSid.slice(14, 18)}-${text.params.TranscriptionSid.slice(18, 22)}-${text.params.TranscriptionSid.slice(22)}`;
     const row = await db('transcribes').where({ id: tid }).first();
     expect(row).to.include({ reference_type: 'recording', customer_id: f.customer.id });
+    // and Twilio's Transcriptions resource shows it to the official client: list, fetch, the recording's list, delete
+    const client = twilioClient(stack.base.replace(/^ws:/, 'http:'), accountSid(f.customer.id), twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0));
+    const listed = await client.transcriptions.list();
+    expect(listed.map((x) => x.sid)).to.include(text.params.TranscriptionSid);
+    const one = await client.transcriptions(text.params.TranscriptionSid).fetch();
+    expect(one).to.include({ sid: text.params.TranscriptionSid, status: 'completed', transcriptionText: text.params.TranscriptionText, accountSid: accountSid(f.customer.id) });
+    expect(one.recordingSid).to.equal(started.params.RecordingSid);
+    const ofRecording = await client.recordings(started.params.RecordingSid).transcriptions.list();
+    expect(ofRecording.map((x) => x.sid)).to.deep.equal([text.params.TranscriptionSid]);
+    expect(await client.transcriptions(text.params.TranscriptionSid).remove()).to.equal(true);
+    for (const sid of [text.params.TranscriptionSid, 'TRnot-a-sid', started.params.RecordingSid]) {
+      const e = await client
+        .transcriptions(sid)
+        .fetch()
+        .then(
+          () => null,
+          (err: RestException) => err,
+        );
+      expect(e?.status, sid).to.equal(404);
+      expect(e?.code, sid).to.equal(20404);
+    }
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(app.requests.filter((x) => x.path === '/rec-after')).to.have.length(1);
