@@ -8,9 +8,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { validateActions } from '../../core/flow';
 import { callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
-import { until } from '../../testkit/media-app/harness';
+import { sleep, until } from '../../testkit/media-app/harness';
 import { speechPcap } from '../../testkit/ai/audio';
 import { espeakLevels } from '../../testkit/speech/support';
 import { placeCall, type Stack } from '../../testkit/streams/support';
@@ -96,6 +97,31 @@ describe('TwiML <Gather> with speech: compiling', () => {
       expect(e.code, doc).to.equal(12200);
       expect(e.message, doc).to.match(words);
     }
+  });
+});
+
+describe('speech_gather and twiml_recording options (flow validation)', () => {
+  it('refuses bad options with the field named; accepts the compiled shapes', () => {
+    const bad: [unknown, string, RegExp][] = [
+      [{ type: 'speech_gather', option: { prompts: [{ talk: { text: 'hi', provider: 'elevenlabs' } }] } }, 'prompts[0].talk.provider', /not a voice talk can speak with/],
+      [{ type: 'speech_gather', option: { prompts: [{ play: { stream_urls: ['file:///etc/passwd'] } }] } }, 'prompts[0].play.stream_urls[0]', /./],
+      [{ type: 'speech_gather', option: { digits_key: 'ab' } }, 'digits_key', /one key/],
+      [{ type: 'speech_gather', option: { timeout: -1 } }, 'timeout', />= 0/],
+      [{ type: 'speech_gather', option: { phrases: [''] } }, 'phrases[0]', /must not be empty/],
+      [{ type: 'twiml_recording', option: { source: 'RecordVerb' } }, 'option', /status_callback or transcribe/],
+      [{ type: 'twiml_recording', option: { source: 'RecordVerb', status_callback: 'ftp://x' } }, 'status_callback', /http or https/],
+      [{ type: 'twiml_recording', option: { source: 'RecordVerb', status_callback: 'https://x', status_callback_events: ['started'] } }, 'status_callback_events[0]', /./],
+      [{ type: 'twiml_recording', option: { source: 'RecordVerb', status_callback: 'https://x', transcribe_callback: 'https://y' } }, 'transcribe_callback', /needs transcribe/],
+    ];
+    for (const [action, field, words] of bad) {
+      const v = validateActions([action]);
+      expect(v.ok, field).to.equal(false);
+      if (v.ok) continue;
+      expect(v.problems[0]!.field, field).to.equal(`actions[0].option${field === 'option' ? '' : `.${field}`}`);
+      expect(v.problems[0]!.message, field).to.match(words);
+    }
+    const doc = '<Response><Gather input="dtmf speech" hints="yes, no"><Say>Hi</Say></Gather><Record transcribe="true" recordingStatusCallback="/r"/></Response>';
+    expect(validateActions(compileTwiml(doc, { documentUrl: DOC, method: 'POST' })).ok).to.equal(true);
   });
 });
 
@@ -198,5 +224,48 @@ describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, poc
     const af = await activeflowOf(call2.callId);
     expect(af.error).to.equal('');
     call2.peer.close();
+  });
+  it('bargeIn="false": the prompt plays out whole and the words said after it are heard', async () => {
+    const prompt = 'Please say what you need after this message.';
+    const doc = new VoiceResponse();
+    doc.gather({ input: ['speech'], action: '/said-late', hints: HINTS, bargeIn: false, timeout: 10 }).say(prompt);
+    app.on('/late', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/said-late', done.toString());
+    // the prompt is ~2.5 s; the caller speaks 5 s after the answer, once it has played out
+    const steps = () => `<pause milliseconds="5000"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/late') } }], { talk: false, steps, killAfterMs: 90_000 });
+    await app.next('/late');
+    const cb = await app.next('/said-late', 40_000);
+    expect(cb.signed).to.equal(true);
+    expect(cb.params.SpeechResult).to.equal('what are your opening hours');
+    const whole = espeakLevels(prompt).filter((l) => l > 300).length;
+    expect(call.peer.voiced(), `the whole prompt (${whole} voiced packets) was heard`).to.be.greaterThan(whole * 0.8);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  it('dtmf speech: speech first wins; a key pressed while the caller speaks is ignored', async () => {
+    const doc = new VoiceResponse();
+    doc.gather({ input: ['dtmf', 'speech'], action: '/spoke', hints: HINTS, numDigits: 1, timeout: 10 }).say(LONG_PROMPT);
+    app.on('/speak-key', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/spoke', done.toString());
+    const steps = () => `<pause milliseconds="2500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/speak-key') } }], { talk: false, steps, killAfterMs: 90_000 });
+    await app.next('/speak-key');
+    // the words start ~2.7 s after the answer (espeak-ng's lead-in): a key ~0.9 s into them
+    await sleep(3600);
+    await call.peer.digit('5', call.live.endpoint!.local.port);
+    const cb = await app.next('/spoke', 40_000);
+    expect(cb.signed).to.equal(true);
+    expect(cb.params.SpeechResult).to.equal('what are your opening hours');
+    expect(cb.params).to.not.have.property('Digits');
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    call.peer.close();
   });
 });

@@ -4,9 +4,11 @@
  */
 import { z } from 'zod';
 import { mediaUrl, millis } from './common';
+import { talk } from './media';
 
 const prompt = z.union([
-  z.object({ talk: z.object({ text: z.string().min(1, 'must not be empty'), language: z.string().optional(), provider: z.string().optional() }).strict() }).strict(),
+  // a prompt speaks as talk does (the same voices; a cloud voice is refused)
+  z.object({ talk: talk.pick({ text: true, language: true, provider: true }).strict() }).strict(),
   z.object({ play: z.object({ stream_urls: z.array(mediaUrl).min(1, 'must contain at least one URL') }).strict() }).strict(),
   z.object({ pause: millis }).strict(),
 ]);
