@@ -10,6 +10,7 @@ import { rfc2822 } from './params';
 import { authOf, twilioAuth } from './auth';
 import { callsRouter } from './calls';
 import { recordingsRouter } from './recordings';
+import { transcriptionsRouter } from './transcriptions';
 import { numbersRouter } from './numbers';
 import { conferencesRouter } from './conferences';
 import { participantsRouter } from './participants';
@@ -38,6 +39,7 @@ export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHan
       subresource_uris: {
         calls: `/${API_VERSION}/Accounts/${a.accountSid}/Calls.json`,
         recordings: `/${API_VERSION}/Accounts/${a.accountSid}/Recordings.json`,
+        transcriptions: `/${API_VERSION}/Accounts/${a.accountSid}/Transcriptions.json`,
         incoming_phone_numbers: `/${API_VERSION}/Accounts/${a.accountSid}/IncomingPhoneNumbers.json`,
         conferences: `/${API_VERSION}/Accounts/${a.accountSid}/Conferences.json`,
         queues: `/${API_VERSION}/Accounts/${a.accountSid}/Queues.json`,
@@ -46,6 +48,7 @@ export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHan
   });
   account.use(callsRouter(ctx));
   account.use(recordingsRouter(ctx));
+  account.use(transcriptionsRouter(ctx));
   account.use(numbersRouter(ctx));
   account.use(conferencesRouter(ctx));
   account.use(participantsRouter(ctx));

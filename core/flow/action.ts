@@ -42,6 +42,8 @@ export const ACTION_TYPES = [
   'recording_start',
   'recording_stop',
   'sleep',
+  /** Our extension (issue 36): listen for the caller's speech (and keys) while prompts play (TwiML <Gather input="speech">). */
+  'speech_gather',
   'stop',
   'stream_echo',
   'talk',
@@ -50,6 +52,8 @@ export const ACTION_TYPES = [
   'transcribe_recording',
   /** Our extension (issue 36): fetch or take TwiML, compile it and run it as the next actions (core/twiml). */
   'twiml',
+  /** Our extension (issue 36): a recording's Twilio status and transcription callbacks, sent in the background. */
+  'twiml_recording',
   'variable_set',
   // issue 37 voicemail (our extension of the reference list): leave a message, the voice menu of a box
   'voicemail',

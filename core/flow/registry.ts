@@ -9,6 +9,8 @@ import * as control from './options/control';
 import * as dialing from './options/dialing';
 import * as later from './options/later';
 import * as voicemail from './options/voicemail';
+import * as speech from './options/speech';
+import * as twimlRecording from './options/twiml-recording';
 
 export interface ActionSpec {
   type: ActionType;
@@ -32,6 +34,8 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...dialing,
   ...later,
   ...voicemail,
+  ...speech,
+  ...twimlRecording,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -60,6 +64,8 @@ const NEEDS_CALL = new Set<ActionType>([
   'ai_talk',
   'condition_call_status',
   'twiml',
+  'speech_gather',
+  'twiml_recording',
   'voicemail',
   'voicemail_main',
 ]);
@@ -83,6 +89,8 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   case_create: 'workspace',
   /** The signing key of a fetched document (an inline one needs nothing). */
   twiml: 'twiml',
+  speech_gather: 'speech',
+  twiml_recording: 'twiml',
   voicemail: 'voicemail',
   voicemail_main: 'voicemail',
 };

@@ -88,6 +88,19 @@ export function transcribesRepo(db: Db) {
         (r) => r,
       );
     },
+    /** Transcribes of recordings (Twilio's Transcriptions), newest first; `recordingId`: of that recording only. */
+    async ofRecordings(customerId: string, f: { recordingId?: string }, w: { offset: number; limit: number }): Promise<TranscribeRow[]> {
+      let q = live().where({ customer_id: customerId, reference_type: 'recording' });
+      if (f.recordingId !== undefined) q = q.where({ reference_id: f.recordingId });
+      return (await q
+        .orderBy([
+          { column: 'tm_create', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .offset(w.offset)
+        .limit(w.limit)
+        .select('*')) as TranscribeRow[];
+    },
     /** The progressing transcribe of a live reference, if any (one at a time per call or conference). */
     async progressingOn(referenceId: string): Promise<TranscribeRow | null> {
       return ((await live().where({ reference_id: referenceId, status: 'progressing' }).first()) as TranscribeRow | undefined) ?? null;

@@ -13,6 +13,8 @@ export const TWIML_VARS = {
   paramPrefix: 'twiml.param.',
   /** The Gather's finishOnKey: stripped from the end of Digits (Twilio leaves it out). */
   finishOnKey: 'twiml.finish_on_key',
+  /** A speech Gather's result: its words and keys together (empty: nothing was gathered). */
+  gathered: 'twiml.gathered',
   /** A recording the next twiml fetch waits for (Record's action is fetched when the recording ends). */
   waitRecording: 'twiml.wait_recording',
 } as const;

@@ -17,8 +17,8 @@ function sideOf(filename: string): 'in' | 'out' | null {
   return m ? (m[1]!.toLowerCase() as 'in' | 'out') : null;
 }
 
-/** Transcribes every file of the recording; the transcribe is done afterwards (also on failure). */
-export async function transcribeRecording(deps: SpeechDeps & { dataDir: string }, row: TranscribeRow): Promise<void> {
+/** Transcribes every file of the recording; the transcribe is done afterwards (also on failure). False when it failed. */
+export async function transcribeRecording(deps: SpeechDeps & { dataDir: string }, row: TranscribeRow): Promise<boolean> {
   try {
     const rec = await recordingsReadRepo(deps.db).getById(row.reference_id);
     if (!rec) throw new Error(`recording ${row.reference_id} not found`);
@@ -53,8 +53,10 @@ export async function transcribeRecording(deps: SpeechDeps & { dataDir: string }
       await stream.end();
       await Promise.allSettled(writes);
     }
+    return true;
   } catch (err) {
     deps.logger.warn({ err: (err as Error).message, transcribe: row.id }, 'recording transcription failed');
+    return false;
   } finally {
     await finishTranscribe(deps, row.id);
   }

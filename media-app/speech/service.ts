@@ -15,6 +15,8 @@ import type { Endpoint } from '../../media-engine';
 import { SpeakingSession, type Forkable } from './speaking';
 import { finishTranscribe, LiveTranscription, MixTranscription, type SpeechDeps } from './transcription';
 import { transcribeRecording } from './recording';
+import { transcriptsOf } from '../../core/repos/transcripts';
+import { SpeechListener, type ListenOptions } from './gather';
 import { CommandBus } from '../../core/commands/bus';
 import { startSummaryFlow } from '../../core/speech/summary-flow';
 import type { SummaryRow } from '../../core/repos/summaries';
@@ -39,6 +41,14 @@ export class SpeechService {
   private bus: CommandBus | null = null;
 
   constructor(private readonly factory: CallFactory) {}
+
+  /** Listens for one spoken answer on a live call of this node (speech_gather); null when the call has no endpoint here. */
+  async listen(callId: string, o: ListenOptions): Promise<SpeechListener | null> {
+    const call = this.factory.get(callId);
+    const ep = call && !call.isEnded ? call.endpoint : null;
+    if (!ep) return null;
+    return SpeechListener.start(ep, o);
+  }
 
   /** A summary made here (ai_summary) is done: its on_end_flow_id runs (core/speech/summary-flow.ts). */
   async summaryDone(row: SummaryRow): Promise<void> {
@@ -254,6 +264,26 @@ export class SpeechService {
       rows.push(row);
     }
     return rows;
+  }
+
+  /**
+   * Transcribes one recording now (TwiML <Record transcribe>): a Transcribe of the recording, run to
+   * its end; the text is its segments in order. `ok` is false when recognition failed.
+   */
+  async transcribeRecordingNow(customerId: string, recordingId: string, req: TranscribeRequest): Promise<{ row: TranscribeRow; text: string; ok: boolean }> {
+    const { provider, language } = checkStt(req.provider, req.language);
+    const row = await this.createTranscribe(customerId, 'recording', recordingId, { provider, language }, req);
+    const p = transcribeRecording(this.deps, row);
+    const tracked = p.finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+    const ok = await p;
+    const segments = await transcriptsOf(this.factory.deps.db, customerId, recordingId);
+    const text = segments
+      .filter((x) => x.transcribe_id === row.id)
+      .map((x) => x.message.trim())
+      .filter(Boolean)
+      .join(' ');
+    return { row, text, ok };
   }
 
   /** transcribe.recording command (row written by control-api). */

@@ -8,6 +8,7 @@ import { validateActions } from '../../core/flow';
 import { customersRepo } from '../../core/repos/customers';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
+import type { Logger } from 'pino';
 import type { Subsystem } from '../subsystem';
 
 export interface RecordingFacts {
@@ -16,6 +17,10 @@ export interface RecordingFacts {
   /** Whole seconds, as Twilio's RecordingDuration. */
   durationSec: number;
   url: string;
+  /** When the recording started (RecordingStartTime). */
+  startedAt: Date | null;
+  /** How many files it has (none: nothing was recorded). */
+  files: number;
 }
 
 export interface TwimlService {
@@ -23,6 +28,9 @@ export interface TwimlService {
   authToken(customerId: string): Promise<string | null>;
   /** The recording's duration and media URL once it has ended; null when unknown. */
   recording(customerId: string, recordingId: string): Promise<RecordingFacts | null>;
+  /** The platform's public base URL (no trailing slash): RecordingUrl, TranscriptionUrl. */
+  readonly publicUrl: string;
+  readonly logger: Logger;
 }
 
 declare module '../flow/services' {
@@ -37,6 +45,7 @@ export const subsystem: Subsystem = {
     const { db, config } = ctx.deps;
     const recordings = recordingsReadRepo(db);
     const customers = customersRepo(db);
+    const publicUrl = config.publicUrl.replace(/\/$/, '');
     ctx.services.twiml = {
       async authToken(customerId) {
         const c = await customers.get(customerId);
@@ -46,8 +55,17 @@ export const subsystem: Subsystem = {
         const r = await recordings.get(customerId, recordingId);
         if (!r) return null;
         const ms = r.tm_start && r.tm_end ? r.tm_end.getTime() - r.tm_start.getTime() : 0;
-        return { id: r.id, ended: r.status === 'ended', durationSec: Math.max(0, Math.round(ms / 1000)), url: `${config.publicUrl.replace(/\/$/, '')}/v1.0/recordingfiles/${r.id}` };
+        return {
+          id: r.id,
+          ended: r.status === 'ended',
+          durationSec: Math.max(0, Math.round(ms / 1000)),
+          url: `${publicUrl}/v1.0/recordingfiles/${r.id}`,
+          startedAt: r.tm_start,
+          files: r.filenames.length,
+        };
       },
+      publicUrl,
+      logger: ctx.logger,
     };
     ctx.commands.on('activeflow.redirect', async (c) => {
       const session = ctx.factory.manager.get(c.activeflowId);

@@ -162,7 +162,7 @@ describe('flow actions on a virtual call: control', () => {
 
   it('actions of later subsystems end the activeflow with an error naming the subsystem', async () => {
     const later = ACTION_TYPES.filter((t) => ACTION_SPECS[t].subsystem);
-    expect(later).to.have.length(19);
+    expect(later).to.have.length(21);
     const samples: Record<string, Record<string, unknown>> = {
       conference_join: { conference_id: id(1) },
       confbridge_join: { confbridge_id: id(1) },
@@ -171,6 +171,7 @@ describe('flow actions on a virtual call: control', () => {
       email_send: { destinations: [{ type: 'email', target: 'a@b' }] },
       conversation_send: { conversation_id: id(1), text: 'x' },
       twiml: { url: 'https://twiml.example.com/voice' },
+      twiml_recording: { source: 'RecordVerb', status_callback: 'https://twiml.example.com/rec' },
       voicemail: { box_id: id(1) },
     };
     for (const t of later) {

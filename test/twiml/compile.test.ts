@@ -107,8 +107,7 @@ describe('TwiML compiler (core/twiml)', () => {
     expect(compileTwiml('<Response><Gather/></Response>').map((x) => x.type)).to.deep.equal(['variable_set', 'digits_receive']);
   });
 
-  it('Gather refusals: speech only, nested Dial, bad finishOnKey, text', () => {
-    refused('<Response><Gather input="speech"/></Response>', 12200, /speech.*not supported/);
+  it('Gather refusals: bad input, nested Dial, bad finishOnKey, text (speech: gather-speech.test.ts)', () => {
     refused('<Response><Gather input="dtmf video"/></Response>', 12200, /input must be/);
     refused('<Response><Gather><Dial>+1555</Dial></Gather></Response>', 12200, /cannot contain <Dial>/);
     refused('<Response><Gather finishOnKey="ab"/></Response>', 12200, /finishOnKey/);
@@ -128,8 +127,7 @@ describe('TwiML compiler (core/twiml)', () => {
       { type: 'variable_set', option: { key: TWIML_VARS.waitRecording, value: '${svc.recording.id}' } },
       { type: 'twiml', option: { url: DOC, method: 'POST' } },
     ]);
-    refused('<Response><Record transcribe="true"/></Response>', 12200, /transcribe/);
-    refused('<Response><Record recordingStatusCallback="https://x/y"/></Response>', 12200, /recordingStatusCallback/);
+    // transcribe and recordingStatusCallback: recording-callbacks.test.ts
     refused('<Response><Record maxLength="0"/></Response>', 12200, /maxLength/);
   });
 

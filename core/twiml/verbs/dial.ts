@@ -10,14 +10,16 @@
  * answerOnBridge="true" (then the connect answers it when the callee does). record
  * (record-from-answer[-dual], true) records the caller's call, both directions mixed in one channel,
  * from the answer to the bridge's end; hangupOnStar: the caller's * ends the bridge and the next
- * verb (or the action) runs. record-from-ringing*, ringTone and noun attributes are refused.
+ * verb (or the action) runs. recordingStatusCallback* (events completed, absent) with a record:
+ * a twiml_recording after the connect. record-from-ringing*, ringTone and noun attributes are refused.
  */
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
 import { Attrs, TWIML_VARS, type Program } from '../program';
+import { RECORDING_CALLBACK_ATTRS, recordingCallbackOption } from './recording-callbacks';
 
-const ATTRS = ['action', 'method', 'timeout', 'callerId', 'answerOnBridge', 'record', 'hangupOnStar', 'timeLimit'];
+const ATTRS = ['action', 'method', 'timeout', 'callerId', 'answerOnBridge', 'record', 'hangupOnStar', 'timeLimit', ...RECORDING_CALLBACK_ATTRS];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Dest = { type: 'tel' | 'sip' | 'extension'; target: string };
@@ -54,6 +56,8 @@ export function compileDial(p: Program, el: TwimlElement): void {
   const ringSec = a.int('timeout', 5, 600) ?? 30;
   const limitSec = a.int('timeLimit', 1, 86_400) ?? 14_400;
   const answerOnBridge = a.bool('answerOnBridge') === true;
+  // with no recording (record absent or do-not-record) there is nothing to call back about, as on Twilio
+  const callbacks = recordingCallbackOption(p, 'Dial', a, 'svc.connect.recording_id');
   const nouns = childElements(el);
   const text = textOf(el);
   if (nouns.length && text) throw schemaError('<Dial> takes either a number or nouns, not both');
@@ -91,6 +95,7 @@ export function compileDial(p: Program, el: TwimlElement): void {
   // Twilio answers the caller before dialling unless answerOnBridge (then the bridge answers it)
   if (!answerOnBridge) p.add('answer', {});
   p.add('connect', option);
+  if (recorded && callbacks) p.add('twiml_recording', callbacks);
   const action = a.str('action');
   if (action === undefined) return;
   p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallStatus`, value: '${svc.connect.status}' });

@@ -3,19 +3,20 @@
  * `maxLength`), then, when the recording has ended, the `action` URL (default: the document's own)
  * is fetched with RecordingSid, RecordingUrl, RecordingDuration and Digits, and its TwiML replaces
  * the rest. finishOnKey: one key, or any key for the default set (several keys but not all: any
- * key). trim is accepted with no effect; recordingStatusCallback and transcribe="true" are refused.
+ * key). trim is accepted with no effect. recordingStatusCallback* and transcribe/transcribeCallback:
+ * a twiml_recording action after the recording_start (recording-callbacks.ts).
  */
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
 import { Attrs, TWIML_VARS, type Program } from '../program';
+import { RECORDING_CALLBACK_ATTRS, recordingCallbackOption } from './recording-callbacks';
 
-const ATTRS = ['action', 'method', 'timeout', 'maxLength', 'finishOnKey', 'playBeep', 'trim', 'transcribe', 'recordingStatusCallback', 'recordingStatusCallbackMethod', 'recordingStatusCallbackEvent'];
+const ATTRS = ['action', 'method', 'timeout', 'maxLength', 'finishOnKey', 'playBeep', 'trim', 'transcribe', 'transcribeCallback', ...RECORDING_CALLBACK_ATTRS];
 
 export function compileRecord(p: Program, el: TwimlElement): void {
   const a = new Attrs(el, ATTRS);
   if (textOf(el) || childElements(el).length) throw schemaError('<Record> takes no content');
-  if (a.bool('transcribe')) throw schemaError('<Record> transcribe="true" is not supported here');
-  if (a.str('recordingStatusCallback') !== undefined) throw schemaError('<Record> recordingStatusCallback is not supported here');
+  const callbacks = recordingCallbackOption(p, 'Record', a, 'svc.recording.id');
   a.oneOf('trim', ['trim-silence', 'do-not-trim'] as const);
   const keys = a.str('finishOnKey') ?? '1234567890*#';
   if (!/^[0-9#*]*$/.test(keys)) throw schemaError('<Record> finishOnKey must be keys from 0-9, #, *');
@@ -27,6 +28,7 @@ export function compileRecord(p: Program, el: TwimlElement): void {
     duration: a.int('maxLength', 1, 14400) ?? 3600,
     beep_start: a.bool('playBeep') ?? true,
   });
+  if (callbacks) p.add('twiml_recording', callbacks);
   const action = a.str('action');
   const url = action !== undefined ? p.url('Record', 'action', action) : p.opts.documentUrl;
   if (!url) return;

@@ -47,6 +47,8 @@ import { TranscribeStart } from './transcribe_start';
 import { TranscribeStop } from './transcribe_stop';
 import { TranscribeRecording } from './transcribe_recording';
 import { Twiml } from './twiml';
+import { SpeechGather } from './speech_gather';
+import { TwimlRecording } from './twiml_recording';
 import { VariableSet } from './variable_set';
 import { Voicemail } from './voicemail';
 import { VoicemailMain } from './voicemail_main';
@@ -96,6 +98,8 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   transcribe_stop: TranscribeStop,
   transcribe_recording: TranscribeRecording,
   twiml: Twiml,
+  speech_gather: SpeechGather,
+  twiml_recording: TwimlRecording,
   variable_set: VariableSet,
   voicemail: Voicemail,
   voicemail_main: VoicemailMain,
