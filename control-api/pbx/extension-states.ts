@@ -82,7 +82,7 @@ export function extensionStates(ctx: AppContext) {
 
   return {
     async all(customerId: string): Promise<{ extensions: ExtensionStateJson[]; park_slots: SlotStateJson[] }> {
-      const rows = (await ctx.db('extensions').whereNull('tm_delete').where({ customer_id: customerId }).orderBy('extension').limit(MAX_EXTENSIONS).select('*')) as ExtensionRow[];
+      const rows = await extensionsRepo(ctx.db).allOf(customerId, MAX_EXTENSIONS);
       const codes = await pbxSettingsRepo(ctx.db).get(customerId);
       const slots: number[] = [];
       for (let s = codes.park_slot_first; s <= codes.park_slot_last; s++) slots.push(s);

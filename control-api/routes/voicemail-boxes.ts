@@ -43,15 +43,10 @@ const boxWithSummary = boxSchema.extend({ new_count: z.number(), old_count: z.nu
 async function countsOf(ctx: AppContext, boxIds: string[]): Promise<Map<string, { new_count: number; old_count: number }>> {
   const out = new Map(boxIds.map((id) => [id, { new_count: 0, old_count: 0 }]));
   if (!boxIds.length) return out;
-  const rows = (await ctx.db('voicemail_messages').whereNull('tm_delete').whereIn('box_id', boxIds).groupBy('box_id', 'folder').select('box_id', 'folder').count('* as n')) as {
-    box_id: string;
-    folder: string;
-    n: string;
-  }[];
-  for (const r of rows) {
+  for (const r of await voicemailMessagesRepo(ctx.db).countsByBox(boxIds)) {
     const c = out.get(r.box_id);
-    if (c && r.folder === 'new') c.new_count = Number(r.n);
-    else if (c && r.folder === 'old') c.old_count = Number(r.n);
+    if (c && r.folder === 'new') c.new_count = r.n;
+    else if (c && r.folder === 'old') c.old_count = r.n;
   }
   return out;
 }

@@ -10,6 +10,7 @@ import type { AppContext } from '../context';
 import { EMPTY_UUID } from '../../core/ids';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { transcribesRepo, type TranscribeRow } from '../../core/repos/transcribes';
+import { transcriptMessages } from '../../core/repos/transcripts';
 import { accountSid, fromSid, toSid } from '../../core/twilio/sids';
 import { authOf } from './auth';
 import { notFound } from './errors';
@@ -17,13 +18,8 @@ import { pageJson, pageOf, rfc2822, type Params } from './params';
 import { API_VERSION } from './call-json';
 
 async function textOf(ctx: AppContext, r: TranscribeRow): Promise<string> {
-  const rows = (await ctx
-    .db('transcripts')
-    .where({ transcribe_id: r.id, customer_id: r.customer_id })
-    .orderBy([{ column: 'offset_ms' }, { column: 'tm_transcript' }])
-    .select('message')) as { message: string }[];
-  return rows
-    .map((x) => x.message.trim())
+  return (await transcriptMessages(ctx.db, r.customer_id, r.id))
+    .map((x) => x.trim())
     .filter(Boolean)
     .join(' ');
 }

@@ -149,6 +149,10 @@ export function extensionsRepo(db: Db) {
       const q = live().where({ customer_id: customerId }).select('*');
       return toPage(await paginate<ExtensionRow>(q, params), (r) => r);
     },
+    /** The customer's live extensions in extension order, at most `limit` (the busy lamps page). */
+    async allOf(customerId: string, limit: number): Promise<ExtensionRow[]> {
+      return (await live().where({ customer_id: customerId }).orderBy('extension').limit(limit).select('*')) as ExtensionRow[];
+    },
     /** The customer's live extensions in any of `groups` (group pickup). */
     async inPickupGroups(customerId: string, groups: string[]): Promise<ExtensionRow[]> {
       if (!groups.length) return [];

@@ -53,6 +53,15 @@ export function transcriptsRepo(db: Db) {
   };
 }
 
+/** The messages of one transcribe in offset order (a recording's transcription text, Twilio's Transcription). */
+export async function transcriptMessages(db: Db, customerId: string, transcribeId: string): Promise<string[]> {
+  const rows = (await db('transcripts')
+    .where({ transcribe_id: transcribeId, customer_id: customerId })
+    .orderBy([{ column: 'offset_ms' }, { column: 'tm_transcript' }])
+    .select('message')) as { message: string }[];
+  return rows.map((x) => x.message);
+}
+
 /**
  * Every transcript segment about one resource (a call, a conference or a recording: the
  * transcribes whose reference_id it is), oldest first, for one customer. Deleted transcribes are

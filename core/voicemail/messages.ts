@@ -85,6 +85,12 @@ export function voicemailMessagesRepo(db: Db) {
         .orderBy([{ column: 'tm_create' }, { column: 'id' }])
         .select('*')) as VoicemailMessageRow[];
     },
+    /** New and old message counts per box of `boxIds`, one grouped query (a box without messages is absent). */
+    async countsByBox(boxIds: string[]): Promise<{ box_id: string; folder: string; n: number }[]> {
+      if (!boxIds.length) return [];
+      const rows = (await live().whereIn('box_id', boxIds).groupBy('box_id', 'folder').select('box_id', 'folder').count('* as n')) as { box_id: string; folder: string; n: string }[];
+      return rows.map((r) => ({ box_id: r.box_id, folder: r.folder, n: Number(r.n) }));
+    },
     async count(boxId: string): Promise<number> {
       const r = (await live().where({ box_id: boxId }).count<{ n: string }[]>('* as n'))[0];
       return Number(r?.n ?? 0);
