@@ -78,6 +78,11 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     return this.factory.deps.logger;
   }
 
+  /** The customer's queue of that name, made on first use (TwiML <Enqueue>name); its id. */
+  async named(customerId: string, name: string): Promise<string> {
+    return (await queuesRepo(this.db).namedOrCreate(customerId, name)).queue.id;
+  }
+
   /** The queue_join action: resolves when the caller leaves the queue with the caller still up. */
   async join(ctx: ActionContext, queueId: string): Promise<Outcome> {
     if (ctx.referenceType !== 'call' || !ctx.call) return { kind: 'fail', message: 'queue_join needs a call' };
