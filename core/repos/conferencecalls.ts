@@ -14,8 +14,6 @@ export interface ConferencecallRow {
   reference_type: 'call';
   reference_id: string;
   status: ConferencecallStatus;
-  /** Joined muted: the room does not hear it (TwiML muted, Participants Muted). */
-  muted: boolean;
   /** The room ends when this participant leaves (endConferenceOnExit). */
   end_on_exit: boolean;
   /** The Participant's Label (Twilio), '' when none. */
@@ -50,7 +48,7 @@ export function conferencecallsRepo(db: Db) {
   const live = () => table().whereNull('tm_delete');
   return {
     async create(
-      input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> & Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id' | 'muted' | 'end_on_exit' | 'label'>>,
+      input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> & Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id' | 'end_on_exit' | 'label'>>,
     ): Promise<ConferencecallRow> {
       const [row] = await table()
         .insert({ id: newId(), activeflow_id: EMPTY_UUID, reference_type: 'call', status: 'joining', tm_create: clock.now(), ...input })

@@ -107,9 +107,12 @@ export function conferencesRepo(db: Db) {
       const [created] = await table().insert(row).returning('*');
       return created as ConferenceRow;
     },
+    /** The customer's live conference named `name` (type conference, starting or progressing; the oldest when several). */
+    liveNamed(customerId: string, name: string): Promise<ConferenceRow | null> {
+      return one(live().where({ customer_id: customerId, name, type: 'conference' }).whereIn('status', ['starting', 'progressing']).orderBy('tm_create', 'asc').orderBy('id', 'asc'));
+    },
     /**
-     * The customer's live conference named `name` (type conference, starting or progressing; the
-     * oldest when several), or a new one made by the name (ends_when_empty). Two callers (or nodes)
+     * That conference, or a new one made by the name (ends_when_empty). Two callers (or nodes)
      * racing to make it meet at the unique index conferences_live_name_uq: the loser's insert does
      * nothing and it reads the winner's row.
      */

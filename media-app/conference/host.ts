@@ -47,7 +47,6 @@ export interface JoinRequest {
 
 /** conference_join's participant: how it joins (kept on its conferencecall row, so the host node applies it). */
 export interface EnterRequest extends JoinRequest {
-  muted?: boolean;
   endOnExit?: boolean;
   label?: string;
 }
@@ -222,7 +221,6 @@ export class ConferenceHost implements ConferenceService {
       conference_id: req.conferenceId,
       reference_id: req.callId,
       activeflow_id: req.activeflowId,
-      muted: req.muted ?? false,
       end_on_exit: req.endOnExit ?? false,
       label: req.label ?? '',
     });

@@ -159,8 +159,6 @@ export class Room extends EventEmitter<RoomEvents> {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       await ep.joinConference(this.media);
-      // joined muted (TwiML muted, Participants Muted): the room does not hear it
-      if (cc.muted) await this.media.mute(ep, 'in');
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
       // kicked (leaving) while entering: out again at once

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * name ends when its last participant leaves (`ends_when_empty`), and at most one such room per
  * customer and name is live at a time: the partial unique index is what two nodes racing to make it
  * meet, so both land in one room. `max_participants` (0: no limit) caps joins. Each participant keeps
- * how it joined (`muted`, `end_on_exit`, `label`), so the node hosting the room applies it whichever
+ * how it joined (`end_on_exit`, `label`), so the node hosting the room applies it whichever
  * node the call is on. Queues made by a name (TwiML <Enqueue>name) are `made_by_name`, one live per
  * customer and name by the same kind of index.
  */
@@ -20,7 +20,6 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.raw(`CREATE UNIQUE INDEX queues_made_name_uq ON queues (customer_id, name) WHERE made_by_name AND tm_delete IS NULL`);
   await knex.schema.alterTable('conferencecalls', (t) => {
-    t.boolean('muted').notNullable().defaultTo(false);
     t.boolean('end_on_exit').notNullable().defaultTo(false);
     t.text('label').notNullable().defaultTo('');
   });
@@ -30,7 +29,6 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('conferencecalls', (t) => {
     t.dropColumn('label');
     t.dropColumn('end_on_exit');
-    t.dropColumn('muted');
   });
   await knex.raw('DROP INDEX IF EXISTS queues_made_name_uq');
   await knex.schema.alterTable('queues', (t) => {

@@ -26,7 +26,6 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
         conferenceId,
         callId: call.info.id,
         activeflowId: ctx.activeflowId,
-        muted: o.muted,
         endOnExit: o.end_on_exit,
         label: o.label,
       });
@@ -35,6 +34,8 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
       ctx.note('conference_full', { conference_id: conferenceId, code: 16020 });
       return NEXT;
     }
+    // joined muted: the call's own mute (direction in: the room does not hear it), as Participants Muted sets and clears it
+    if (o.muted) await call.mute('in');
     ctx.note('conference_joining', { conference_id: conferenceId, conferencecall_id: entered.conferencecall.id });
     const actions: Action[] = [];
     for (const flowId of [entered.pre_flow_id, '', entered.post_flow_id]) {
