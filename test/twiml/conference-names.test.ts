@@ -8,6 +8,7 @@ import type { Action } from '../../core/flow';
 import { compileTwiml, TwimlError } from '../../core/twiml/compile';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { queuesRepo } from '../../core/repos/queues';
+import { toSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
@@ -45,6 +46,21 @@ describe('TwiML conferences and queues by name: compiler', () => {
       { type: 'queue_join', option: { name: 'support' } },
       { type: 'queue_join', option: { name: 'support' } },
     ]);
+  });
+
+  it('<Enqueue action>: after the queue, the action gets QueueResult, QueueSid and QueueTime', () => {
+    const r = new VoiceResponse();
+    r.enqueue({ action: '/left', method: 'GET' }, 'support');
+    expect(shape(compileTwiml(r.toString(), { documentUrl: 'https://app.example.com/voice' }))).to.deep.equal([
+      { type: 'queue_join', option: { name: 'support' } },
+      { type: 'variable_set', option: { key: 'twiml.param.QueueResult', value: '${svc.queuecall.result}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.QueueSid', value: '${svc.queuecall.queue_sid}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.QueueTime', value: '${svc.queuecall.wait_seconds}' } },
+      { type: 'twiml', option: { url: 'https://app.example.com/left', method: 'GET' } },
+    ]);
+    refused('<Response><Enqueue method="PUT" action="/x">q</Enqueue></Response>', /method/);
+    refused('<Response><Enqueue action="ftp://x">q</Enqueue></Response>', /action/);
+    refused('<Response><Enqueue waitUrl="/wait">q</Enqueue></Response>', /waitUrl/);
   });
 
   it('bad input: 12200 for a name over the limit, out-of-range or unknown attribute values, an empty noun', () => {
@@ -203,6 +219,26 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
     await hangup(a);
     await hangup(b);
     await until(async () => ((await status(room.id)) === 'terminated' ? true : null), 10_000, 'terminated');
+  });
+
+  it('<Enqueue action>: a caller leaving the queue (its wait_timeout) gets the action with QueueResult=leave, QueueSid, QueueTime', async () => {
+    const db = await testDb();
+    const queue = await queuesRepo(db).create(f.customer.id, { name: 'short wait', wait_timeout: 2000 });
+    const doc = new VoiceResponse();
+    doc.enqueue({ action: '/left' }, 'short wait');
+    app.on('/short', doc.toString());
+    const left = new VoiceResponse();
+    left.say('Nobody is free');
+    left.hangup();
+    app.on('/left', left.toString());
+    const a = await caller('/short');
+    const cb = await app.next('/left');
+    expect(cb.signed, 'signed').to.equal(true);
+    expect(cb.params).to.include({ QueueResult: 'leave', QueueSid: toSid('QU', queue.id) });
+    expect(Number(cb.params.QueueTime)).to.be.within(1, 5);
+    const heard = a.peer.voiced();
+    expect((await a.sipp).code).to.equal(0);
+    expect(a.peer.voiced(), 'the action document was run: its Say heard').to.be.greaterThan(heard);
   });
 
   it('<Enqueue>support</Enqueue>: the queue is made on first use and reused by name', async () => {
