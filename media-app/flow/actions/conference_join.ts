@@ -4,7 +4,7 @@ import { EMPTY_UUID, isUnset, type Action } from '../../../core/flow';
 import { newId } from '../../../core/ids';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
-import { ConferenceFull } from '../../conference/host';
+import { ConferenceError, ConferenceFull } from '../../conference/host';
 
 /**
  * conference_join: the call becomes a joining participant, then the flow forks (voipbin): the
@@ -18,17 +18,19 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
     if (!service) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
     const call = requireCall(ctx);
     const o = this.option;
-    const conferenceId = o.conference_id ?? (await service.named(ctx.customerId, o.name ?? '', o.max_participants));
+    const resolve = () => o.conference_id ?? service.named(ctx.customerId, o.name ?? '', o.max_participants);
+    const enter = (conferenceId: string) => service.enter({ customerId: ctx.customerId, conferenceId, callId: call.info.id, activeflowId: ctx.activeflowId, endOnExit: o.end_on_exit, label: o.label });
+    let conferenceId = await resolve();
     let entered;
     try {
-      entered = await service.enter({
-        customerId: ctx.customerId,
-        conferenceId,
-        callId: call.info.id,
-        activeflowId: ctx.activeflowId,
-        endOnExit: o.end_on_exit,
-        label: o.label,
-      });
+      try {
+        entered = await enter(conferenceId);
+      } catch (err) {
+        // by name: the room found ended between the lookup and the join; the name now makes a new one
+        if (o.name === undefined || !(err instanceof ConferenceError) || err instanceof ConferenceFull) throw err;
+        conferenceId = await resolve();
+        entered = await enter(conferenceId);
+      }
     } catch (err) {
       if (!(err instanceof ConferenceFull)) throw err;
       ctx.note('conference_full', { conference_id: conferenceId, code: 16020 });
