@@ -66,7 +66,7 @@ function sendDigitsActions(digits: string): { type: string; option: Record<strin
 }
 
 /** An ApiError of the shared call path, in Twilio's codes for To / From. */
-function fromCreateError(e: ApiError): TwilioError | ApiError {
+export function fromCreateError(e: ApiError): TwilioError | ApiError {
   const f = e.details?.[0]?.field;
   const field = typeof f === 'string' ? f : '';
   if (e.http === 400 && field.startsWith('source')) return new TwilioError(400, 21210, `'From' is not a valid caller id for this account: ${e.message}`);

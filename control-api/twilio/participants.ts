@@ -3,8 +3,8 @@
  * update Muted / Hold, delete (kick). A Participant is one of our conferencecalls; its `muted` and
  * `hold` are the participant's call's own mute (`mute_direction` in or both: the room does not hear
  * it) and hold (`metadata.hold`), set through the same commands as `POST /v1.0/calls/{id}/mute|hold`.
- * Coaching is not supported (always false; Coaching=true is refused). POST (dial a participant in)
- * is 405 / 20004: create a call whose TwiML is `<Dial><Conference>CF…</Conference></Dial>` instead.
+ * Coaching is not supported (always false; Coaching=true is refused). A participant is named by its
+ * CallSid or by its Label. POST (dial a participant in) is participant-create.ts.
  */
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../context';
@@ -16,7 +16,8 @@ import { commandBus } from '../calls/bus';
 import { conferenceApi } from '../routes/conferences';
 import { authOf } from './auth';
 import { conferenceUri, ownedConference } from './conferences';
-import { badParam, notFound, TwilioError } from './errors';
+import { badParam, notFound } from './errors';
+import { createParticipant } from './participant-create';
 import { bool, pageJson, pageOf, rfc2822, type Params } from './params';
 
 const PRESENT = ['joining', 'joined'];
@@ -35,13 +36,13 @@ export function twilioParticipantJson(conf: ConferenceRow, cc: ConferencecallRow
     account_sid: accountSid(cc.customer_id),
     call_sid: callSid(cc.reference_id),
     conference_sid: toSid('CF', conf.id),
-    label: null,
+    label: cc.label || null,
     call_sid_to_coach: null,
     coaching: false,
     muted: isMuted(call),
     hold: isHeld(call),
     start_conference_on_enter: true,
-    end_conference_on_exit: false,
+    end_conference_on_exit: cc.end_on_exit,
     status: participantStatus(cc),
     queue_time: null,
     date_created: rfc2822(cc.tm_create),
@@ -56,10 +57,11 @@ async function callsOf(ctx: AppContext, ids: string[]): Promise<Map<string, Call
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-/** The participant a CallSid names in the conference (its latest row, present or gone), or 20404. */
+/** The participant a CallSid (its latest row, present or gone) or a Label (one present) names in the conference, or 20404. */
 async function participantOf(ctx: AppContext, conf: ConferenceRow, sid: string): Promise<ConferencecallRow> {
   const callId = fromSid('CA', sid);
-  const row = callId ? await conferencecallsRepo(ctx.db).latestOf(conf.customer_id, conf.id, callId) : null;
+  const repo = conferencecallsRepo(ctx.db);
+  const row = callId ? await repo.latestOf(conf.customer_id, conf.id, callId) : ((await repo.presentIn(conf.customer_id, conf.id)).find((cc) => cc.label !== '' && cc.label === sid) ?? null);
   if (!row) throw notFound(`Participant ${sid.slice(0, 40)}`);
   return row;
 }
@@ -137,7 +139,7 @@ export function participantsRouter(ctx: AppContext): Router {
   const h = (fn: Handler) => (req: Request, res: Response, next: (e?: unknown) => void) => void fn(ctx, req, res).catch(next);
   const base = '/Conferences/:ConferenceSid/Participants';
   r.get(`${base}{.json}`, h(list));
-  r.post(`${base}{.json}`, (_req, _res, next) => next(new TwilioError(405, 20004, 'Adding a participant is not supported here: create a call whose TwiML dials the conference')));
+  r.post(`${base}{.json}`, h(createParticipant));
   r.get(`${base}/:CallSid.json`, h(fetchOne));
   r.post(`${base}/:CallSid.json`, h(update));
   r.delete(`${base}/:CallSid.json`, h(remove));

@@ -14,6 +14,10 @@ export interface ConferencecallRow {
   reference_type: 'call';
   reference_id: string;
   status: ConferencecallStatus;
+  /** The room ends when this participant leaves (endConferenceOnExit). */
+  end_on_exit: boolean;
+  /** The Participant's Label (Twilio), '' when none. */
+  label: string;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -43,7 +47,9 @@ export function conferencecallsRepo(db: Db) {
   const table = () => db('conferencecalls');
   const live = () => table().whereNull('tm_delete');
   return {
-    async create(input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> & Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id'>>): Promise<ConferencecallRow> {
+    async create(
+      input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> & Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id' | 'end_on_exit' | 'label'>>,
+    ): Promise<ConferencecallRow> {
       const [row] = await table()
         .insert({ id: newId(), activeflow_id: EMPTY_UUID, reference_type: 'call', status: 'joining', tm_create: clock.now(), ...input })
         .returning('*');

@@ -28,6 +28,10 @@ export interface ConferenceRow {
   transcribe_ids: string[];
   direct_hash: string;
   node_id: string;
+  /** Made by a name (TwiML): ends when its last participant leaves; one live per customer and name. */
+  ends_when_empty: boolean;
+  /** 0: no limit. */
+  max_participants: number;
   tm_end: Date | null;
   tm_create: Date;
   tm_update: Date | null;
@@ -35,7 +39,7 @@ export interface ConferenceRow {
 }
 
 export type ConferenceCreate = Pick<ConferenceRow, 'customer_id' | 'type'> &
-  Partial<Pick<ConferenceRow, 'id' | 'name' | 'detail' | 'data' | 'timeout' | 'pre_flow_id' | 'post_flow_id' | 'status' | 'tm_create'>>;
+  Partial<Pick<ConferenceRow, 'id' | 'name' | 'detail' | 'data' | 'timeout' | 'pre_flow_id' | 'post_flow_id' | 'status' | 'tm_create' | 'ends_when_empty' | 'max_participants'>>;
 
 export type ConferenceUpdate = Partial<Pick<ConferenceRow, 'name' | 'detail' | 'data' | 'timeout' | 'pre_flow_id' | 'post_flow_id' | 'direct_hash' | 'transcribe_id' | 'transcribe_ids'>>;
 
@@ -102,6 +106,41 @@ export function conferencesRepo(db: Db) {
       };
       const [created] = await table().insert(row).returning('*');
       return created as ConferenceRow;
+    },
+    /** The customer's live conference named `name` (type conference, starting or progressing; the oldest when several). */
+    liveNamed(customerId: string, name: string): Promise<ConferenceRow | null> {
+      return one(live().where({ customer_id: customerId, name, type: 'conference' }).whereIn('status', ['starting', 'progressing']).orderBy('tm_create', 'asc').orderBy('id', 'asc'));
+    },
+    /**
+     * That conference, or a new one made by the name (ends_when_empty). Two callers (or nodes)
+     * racing to make it meet at the unique index conferences_live_name_uq: the loser's insert does
+     * nothing and it reads the winner's row.
+     */
+    async namedOrCreate(customerId: string, name: string, maxParticipants = 0): Promise<{ conference: ConferenceRow; created: boolean }> {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const found = await one(live().where({ customer_id: customerId, name, type: 'conference' }).whereIn('status', ['starting', 'progressing']).orderBy('tm_create', 'asc').orderBy('id', 'asc'));
+        if (found) return { conference: found, created: false };
+        const row = {
+          id: newId(),
+          customer_id: customerId,
+          type: 'conference' as const,
+          status: 'starting' as const,
+          name,
+          detail: '',
+          timeout: 0,
+          pre_flow_id: EMPTY_UUID,
+          post_flow_id: EMPTY_UUID,
+          recording_id: EMPTY_UUID,
+          transcribe_id: EMPTY_UUID,
+          ends_when_empty: true,
+          max_participants: maxParticipants,
+          tm_create: clock.now(),
+          data: JSON.stringify({}),
+        };
+        const [created] = (await table().insert(row).onConflict().ignore().returning('*')) as ConferenceRow[];
+        if (created) return { conference: created, created: true };
+      }
+      throw new Error(`conference "${name}" could not be found or made`);
     },
     /** Any conference, deleted or not (media-app keeps writing a deleted one until it is terminated). */
     get(id: string): Promise<ConferenceRow | null> {

@@ -22,6 +22,8 @@ export interface QueueRow {
   total_incoming_count: number;
   total_serviced_count: number;
   total_abandoned_count: number;
+  /** Made on first use by a name (TwiML <Enqueue>name): one live per customer and name. */
+  made_by_name: boolean;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -71,6 +73,20 @@ export function queuesRepo(db: Db) {
       const row = { wait_flow_id: EMPTY_UUID, ...encode({ tag_ids: [], ...f }), id: newId(), customer_id: customerId, tm_create: clock.now() };
       const [created] = await table().insert(row).returning('*');
       return created as QueueRow;
+    },
+    /**
+     * The customer's live queue named `name` (the oldest when several), or a new one made by the name
+     * (routing random, no wait flow, no timeouts). Racing makers meet at queues_made_name_uq.
+     */
+    async namedOrCreate(customerId: string, name: string): Promise<{ queue: QueueRow; created: boolean }> {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const found = (await table().where({ customer_id: customerId, name }).whereNull('tm_delete').orderBy('tm_create', 'asc').orderBy('id', 'asc').first()) as QueueRow | undefined;
+        if (found) return { queue: found, created: false };
+        const row = { wait_flow_id: EMPTY_UUID, ...encode({ tag_ids: [], name, routing_method: 'random' }), made_by_name: true, id: newId(), customer_id: customerId, tm_create: clock.now() };
+        const [created] = (await table().insert(row).onConflict().ignore().returning('*')) as QueueRow[];
+        if (created) return { queue: created, created: true };
+      }
+      throw new Error(`queue "${name}" could not be found or made`);
     },
     /** A live queue of the customer (or any customer's when customerId is null). */
     async get(customerId: string | null, id: string): Promise<QueueRow | null> {

@@ -45,10 +45,25 @@ export interface JoinRequest {
   activeflowId: string;
 }
 
+/** conference_join's participant: how it joins (kept on its conferencecall row, so the host node applies it). */
+export interface EnterRequest extends JoinRequest {
+  endOnExit?: boolean;
+  label?: string;
+}
+
+/** The room has max_participants in it already (Twilio's 16020): the join is refused, the flow goes on. */
+export class ConferenceFull extends ConferenceError {
+  constructor(readonly conferenceId: string) {
+    super(`conference ${conferenceId} is full`);
+  }
+}
+
 /** What flow actions (conference_join, confbridge_join) and other subsystems use. */
 export interface ConferenceService {
   /** conference_join: the conference is hosted here (claimed if needed) and the call gets a joining participant. */
-  enter(req: JoinRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }>;
+  enter(req: EnterRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }>;
+  /** The customer's live conference of that name, made (ends_when_empty) when there is none; its id. */
+  named(customerId: string, name: string, maxParticipants?: number): Promise<string>;
   /** confbridge_join: the call is in the mix until it leaves; resolves with why it left. */
   join(req: JoinRequest & { signal: AbortSignal }): Promise<LeaveReason>;
   /**
@@ -165,9 +180,19 @@ export class ConferenceHost implements ConferenceService {
     await this.ensure(conferenceId).catch((err: Error) => this.logger.debug({ err: err.message, conference: conferenceId }, 'conference not hosted here'));
   }
 
-  async enter(req: JoinRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }> {
+  async named(customerId: string, name: string, maxParticipants = 0): Promise<string> {
+    const { conference, created } = await conferencesRepo(this.deps.db).namedOrCreate(customerId, name, maxParticipants);
+    if (created) await publishConference(this.deps.events, 'conference_created', conference).catch(() => undefined);
+    return conference.id;
+  }
+
+  async enter(req: EnterRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }> {
     const row = await conferencesRepo(this.deps.db).getOwned(req.customerId, req.conferenceId);
     if (!row) throw new ConferenceError(`conference ${req.conferenceId} not found`);
+    if (row.max_participants > 0) {
+      const present = await conferencecallsRepo(this.deps.db).presentIn(req.customerId, row.id);
+      if (present.filter((p) => p.reference_id !== req.callId).length >= row.max_participants) throw new ConferenceFull(row.id);
+    }
     // hosted on another node: the call joins through a bridge leg in confbridge_join
     const room = await this.ensure(row.id).catch((err: Error) => {
       if (err instanceof HostedElsewhere) return null;
@@ -187,11 +212,18 @@ export class ConferenceHost implements ConferenceService {
   }
 
   /** The call's joining participant (conference_join made it), or a new one (confbridge_join alone). */
-  private async participant(req: JoinRequest): Promise<ConferencecallRow> {
+  private async participant(req: EnterRequest): Promise<ConferencecallRow> {
     const repo = conferencecallsRepo(this.deps.db);
     const present = await repo.present(req.conferenceId, req.callId);
     if (present) return present;
-    const cc = await repo.create({ customer_id: req.customerId, conference_id: req.conferenceId, reference_id: req.callId, activeflow_id: req.activeflowId });
+    const cc = await repo.create({
+      customer_id: req.customerId,
+      conference_id: req.conferenceId,
+      reference_id: req.callId,
+      activeflow_id: req.activeflowId,
+      end_on_exit: req.endOnExit ?? false,
+      label: req.label ?? '',
+    });
     await publishConferencecall(this.deps.events, cc).catch(() => undefined);
     return cc;
   }

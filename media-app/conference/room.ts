@@ -8,7 +8,8 @@
  * A participant stays in the room until it hangs up (or its flow stops), is kicked, is ejected
  * (connect: the other side left) or the conference terminates; then its flow goes on. A connect
  * conference terminates as soon as one side leaves; any conference that is terminating ends
- * (terminated) when its last participant is out.
+ * (terminated) when its last participant is out. A room made by a name (TwiML, ends_when_empty) ends
+ * when its last participant leaves, and any room ends when a participant with end_on_exit leaves.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -186,8 +187,14 @@ export class Room extends EventEmitter<RoomEvents> {
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
     await this.leaved(m.cc.id);
-    if (this.row.type === 'connect') await this.terminate();
+    if (this.row.type === 'connect' || m.cc.end_on_exit) await this.terminate();
+    else if (this.row.ends_when_empty && this.members.size === 0 && !(await this.someoneJoining())) await this.terminate();
     if (this.terminating && this.members.size === 0) await this.finish();
+  }
+
+  /** A participant on its way in (conference_join done, confbridge_join not yet): a room made by a name waits for it. */
+  private async someoneJoining(): Promise<boolean> {
+    return (await this.calls.presentIn(this.row.customer_id, this.id)).length > 0;
   }
 
   /** The participant is out (any earlier state); published once. */
@@ -201,8 +208,10 @@ export class Room extends EventEmitter<RoomEvents> {
   /** DELETE /conferencecalls: a member leaves; one not in the room yet (pre-flow) is marked leaved. */
   async kick(ccId: string): Promise<void> {
     const m = this.members.get(ccId);
-    if (m) m.leave('kicked');
-    else await this.leaved(ccId);
+    if (m) return m.leave('kicked');
+    await this.leaved(ccId);
+    // a room made by a name whose only caller hung up before getting in: nobody is left
+    if (this.row.ends_when_empty && this.members.size === 0 && !(await this.someoneJoining())) await this.terminate();
   }
 
   async mute(ccId: string, direction: MuteDirection, on: boolean): Promise<void> {

@@ -12,6 +12,7 @@
 import { EventEmitter } from 'node:events';
 import { EventPublisher } from '../../core/events/bus';
 import { EMPTY_UUID } from '../../core/ids';
+import { toSid } from '../../core/twilio/sids';
 import { claimAgent, setAgentStatus } from '../../core/agents/status';
 import { queuesRepo, type QueueRow } from '../../core/repos/queues';
 import { queuecallsRepo, type QueuecallRow, type QueuecallStatus } from '../../core/repos/queuecalls';
@@ -78,6 +79,11 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     return this.factory.deps.logger;
   }
 
+  /** The customer's queue of that name, made on first use (TwiML <Enqueue>name); its id. */
+  async named(customerId: string, name: string): Promise<string> {
+    return (await queuesRepo(this.db).namedOrCreate(customerId, name)).queue.id;
+  }
+
   /** The queue_join action: resolves when the caller leaves the queue with the caller still up. */
   async join(ctx: ActionContext, queueId: string): Promise<Outcome> {
     if (ctx.referenceType !== 'call' || !ctx.call) return { kind: 'fail', message: 'queue_join needs a call' };
@@ -123,7 +129,14 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     try {
       const how = await ended;
       if (waitTimer) clearTimeout(waitTimer);
-      await this.leave(entry, ctx.signal.aborted || caller.isEnded ? 'hangup' : how);
+      const end = ctx.signal.aborted || caller.isEnded ? 'hangup' : how;
+      const served = entry.state === 'service' || entry.qc.status === 'service';
+      await this.leave(entry, end);
+      // how the caller left, for what runs next (TwiML <Enqueue action>: QueueResult, QueueTime)
+      ctx.vars.set('svc.queuecall.result', end === 'hangup' ? 'hangup' : served || end === 'service_over' ? 'bridged' : 'leave');
+      const waitedUntil = entry.qc.tm_service ? entry.qc.tm_service.getTime() : Date.now();
+      ctx.vars.set('svc.queuecall.wait_seconds', String(Math.max(0, Math.round((waitedUntil - entry.waitingSince) / 1000))));
+      ctx.vars.set('svc.queuecall.queue_sid', toSid('QU', queue.id));
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       if (waitTimer) clearTimeout(waitTimer);

@@ -165,7 +165,7 @@ describe('twilio: Conferences and Participants', function () {
     expect(r.messages.match(/a=inactive/g)?.length ?? 0, 'the hold offer').to.be.greaterThan(0);
   });
 
-  it('bad input: unknown or foreign sids 20404, bad parameters 20001, POST Participants 405/20004, wrong token 20003', async () => {
+  it('bad input: unknown or foreign sids 20404, bad parameters 20001, POST Participants to a refused number 21215, wrong token 20003', async () => {
     const other = await createFixture(stack.api.ctx);
     const foreign = await conferencesRepo(stack.api.ctx.db).create({ customer_id: other.customer.id, type: 'conference', name: 'theirs' });
     const theirs = toSid('CF', foreign.id);
@@ -201,7 +201,8 @@ describe('twilio: Conferences and Participants', function () {
     expect([badPage.status, badPage.body.code]).to.deep.equal([400, 20001]);
 
     const add = await auth(request(stack.api.app).post(`${base}/${mine}/Participants.json`).type('form').send({ From: '+15550100000', To: '+15550100001' }));
-    expect([add.status, add.body.code]).to.deep.equal([405, 20004]);
+    // POST Participants dials through the egress rules as POST Calls does: this number is not allowed
+    expect([add.status, add.body.code]).to.deep.equal([400, 21215]);
     const nobody = await refusal(client.conferences(mine).participants(callSid(foreign.id)).fetch());
     expect([nobody.status, nobody.code]).to.deep.equal([404, 20404]);
     const muteNobody = await auth(

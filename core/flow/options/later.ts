@@ -7,9 +7,35 @@ import { z } from 'zod';
 import { TWILIO_TRACKS } from '../../streams/twilio';
 import { address, optionalUuid, uuid } from './common';
 
-export const conference_join = z.object({ conference_id: uuid });
+/** The longest conference name a join may give (Twilio's friendly names are at most 128 characters). */
+export const CONFERENCE_NAME_MAX = 128;
+/** The longest queue name (Twilio's queue FriendlyName: 64 characters). */
+export const QUEUE_NAME_MAX = 64;
+
+/**
+ * A conference by id, or by `name` (our extension, for TwiML <Dial><Conference>name): the customer's
+ * live conference of that name, made on the first join (it then ends when its last participant
+ * leaves; `max_participants` applies to the room so made). `muted`, `end_on_exit` and `label` are how
+ * this participant joins.
+ */
+export const conference_join = z
+  .object({
+    conference_id: uuid.optional(),
+    name: z.string().min(1, 'must not be empty').max(CONFERENCE_NAME_MAX, `at most ${CONFERENCE_NAME_MAX} characters`).optional(),
+    max_participants: z.number().int('must be an integer').min(2, 'must be from 2 to 250').max(250, 'must be from 2 to 250').optional(),
+    muted: z.boolean().optional(),
+    end_on_exit: z.boolean().optional(),
+    label: z.string().max(128, 'at most 128 characters').optional(),
+  })
+  .refine((o) => (o.conference_id === undefined) !== (o.name === undefined), 'must have exactly one of conference_id and name');
 export const confbridge_join = z.object({ confbridge_id: uuid });
-export const queue_join = z.object({ queue_id: uuid });
+/** A queue by id, or by `name` (our extension, for TwiML <Enqueue>name): the customer's queue of that name, made on first use. */
+export const queue_join = z
+  .object({
+    queue_id: uuid.optional(),
+    name: z.string().min(1, 'must not be empty').max(QUEUE_NAME_MAX, `at most ${QUEUE_NAME_MAX} characters`).optional(),
+  })
+  .refine((o) => (o.queue_id === undefined) !== (o.name === undefined), 'must have exactly one of queue_id and name');
 /** Our extension (docs/pbx.md "Park"): parks the call in `slot` or the first free slot of its customer. */
 export const park = z.object({ slot: z.number().int().min(1).max(999_999).optional() });
 

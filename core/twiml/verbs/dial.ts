@@ -2,7 +2,8 @@
  * <Dial>: Number / Sip / Client (an extension of the customer, by name) nouns, or plain text (a
  * number), become one connect: every destination rings at once and the first to answer is bridged,
  * as on Twilio. Conference and Queue take this platform's conference or queue id (a UUID or its
- * CF…/QU… SID) and become conference_join / queue_join; names are refused (no lookup here).
+ * CF…/QU… SID) or a friendly name, and become conference_join / queue_join (by id or by name: the
+ * name is looked up, or the room made, when the action runs).
  * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
  * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs.
  * `timeout` (ring seconds, default 30) and `timeLimit` (seconds after the answer, default 4 h) become
@@ -13,6 +14,7 @@
  * verb (or the action) runs. recordingStatusCallback* (events completed, absent) with a record:
  * a twiml_recording after the connect. record-from-ringing*, ringTone and noun attributes are refused.
  */
+import { CONFERENCE_NAME_MAX, QUEUE_NAME_MAX } from '../../flow/options/later';
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
@@ -24,11 +26,44 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Dest = { type: 'tel' | 'sip' | 'extension'; target: string };
 
-function idOf(noun: TwimlElement, prefix: 'CF' | 'QU'): string {
+/** A conference or queue noun's text: this platform's id (a UUID or its CF…/QU… SID), else a friendly name. */
+function roomOf(noun: TwimlElement, prefix: 'CF' | 'QU', maxName: number): { id: string } | { name: string } {
   const t = textOf(noun);
-  const id = UUID.test(t) ? t.toLowerCase() : fromSid(prefix, t);
-  if (!id) throw schemaError(`<${noun.name}> must name a ${noun.name.toLowerCase()} by its id or ${prefix} SID (names are not supported here)`);
-  return id;
+  if (!t) throw schemaError(`<${noun.name}> needs a name`);
+  if (UUID.test(t)) return { id: t.toLowerCase() };
+  const id = fromSid(prefix, t);
+  if (id) return { id };
+  if (t.length > maxName) throw schemaError(`<${noun.name}> name must be at most ${maxName} characters`);
+  return { name: t };
+}
+
+/**
+ * <Conference>: by id or by name (the account's live room of that name, made on the first join and
+ * ended when its last participant leaves). muted, endConferenceOnExit, maxParticipants (used when
+ * this join makes the room), participantLabel; beep and startConferenceOnEnter="true" accepted.
+ */
+function compileConference(p: Program, room: TwimlElement): void {
+  const c = new Attrs(room, ['startConferenceOnEnter', 'endConferenceOnExit', 'muted', 'beep', 'maxParticipants', 'participantLabel']);
+  if (c.bool('startConferenceOnEnter') === false) throw schemaError('<Conference> startConferenceOnEnter="false" is not supported here');
+  c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
+  const max = c.int('maxParticipants', 2, 250);
+  const label = c.str('participantLabel');
+  if (label !== undefined && (label.length === 0 || label.length > 128)) throw schemaError('<Conference> participantLabel must be 1 to 128 characters');
+  const target = roomOf(room, 'CF', CONFERENCE_NAME_MAX);
+  if ('id' in target && max !== undefined) throw schemaError('<Conference> maxParticipants applies to a room made by a name only');
+  p.add('conference_join', {
+    ...('id' in target ? { conference_id: target.id } : { name: target.name }),
+    ...(max !== undefined ? { max_participants: max } : {}),
+    ...(c.bool('muted') ? { muted: true } : {}),
+    ...(c.bool('endConferenceOnExit') ? { end_on_exit: true } : {}),
+    ...(label !== undefined ? { label } : {}),
+  });
+}
+
+/** <Queue> / <Enqueue>'s queue: by id or by name (made on first use). */
+export function queueJoinOption(noun: TwimlElement): Record<string, string> {
+  const target = roomOf(noun, 'QU', QUEUE_NAME_MAX);
+  return 'id' in target ? { queue_id: target.id } : { name: target.name };
 }
 
 function destination(noun: TwimlElement): Dest {
@@ -65,15 +100,10 @@ export function compileDial(p: Program, el: TwimlElement): void {
   if (room) {
     if (nouns.length > 1) throw schemaError(`<Dial><${room.name}> must be the only noun`);
     if (a.str('action') !== undefined) throw schemaError(`<Dial> action with <${room.name}> is not supported here`);
-    if (room.name === 'Conference') {
-      const c = new Attrs(room, ['startConferenceOnEnter', 'endConferenceOnExit', 'muted', 'beep']);
-      if (c.bool('startConferenceOnEnter') === false || c.bool('endConferenceOnExit') === true || c.bool('muted') === true)
-        throw schemaError('<Conference> startConferenceOnEnter="false", endConferenceOnExit="true" and muted="true" are not supported here');
-      c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
-      p.add('conference_join', { conference_id: idOf(room, 'CF') });
-    } else {
+    if (room.name === 'Conference') compileConference(p, room);
+    else {
       new Attrs(room, []);
-      p.add('queue_join', { queue_id: idOf(room, 'QU') });
+      p.add('queue_join', queueJoinOption(room));
     }
     return;
   }

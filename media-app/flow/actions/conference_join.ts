@@ -2,21 +2,42 @@ import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
 import { EMPTY_UUID, isUnset, type Action } from '../../../core/flow';
 import { newId } from '../../../core/ids';
-import { type ActionContext, FlowTask, type Outcome, requireCall } from './base';
+import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
+import { ConferenceError, ConferenceFull } from '../../conference/host';
 
 /**
  * conference_join: the call becomes a joining participant, then the flow forks (voipbin): the
  * conference's pre_flow, confbridge_join (in the mix until the call leaves), its post_flow; then the
- * actions after this one.
+ * actions after this one. By `name`: the customer's live conference of that name, made on the first
+ * join. A full room (max_participants) is noted (conference_full, Twilio's 16020) and the flow goes on.
  */
 export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_join>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const service = ctx.services.conferences;
     if (!service) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
     const call = requireCall(ctx);
-    const conferenceId = this.option.conference_id;
-    const entered = await service.enter({ customerId: ctx.customerId, conferenceId, callId: call.info.id, activeflowId: ctx.activeflowId });
+    const o = this.option;
+    const resolve = () => o.conference_id ?? service.named(ctx.customerId, o.name ?? '', o.max_participants);
+    const enter = (conferenceId: string) => service.enter({ customerId: ctx.customerId, conferenceId, callId: call.info.id, activeflowId: ctx.activeflowId, endOnExit: o.end_on_exit, label: o.label });
+    let conferenceId = await resolve();
+    let entered;
+    try {
+      try {
+        entered = await enter(conferenceId);
+      } catch (err) {
+        // by name: the room found ended between the lookup and the join; the name now makes a new one
+        if (o.name === undefined || !(err instanceof ConferenceError) || err instanceof ConferenceFull) throw err;
+        conferenceId = await resolve();
+        entered = await enter(conferenceId);
+      }
+    } catch (err) {
+      if (!(err instanceof ConferenceFull)) throw err;
+      ctx.note('conference_full', { conference_id: conferenceId, code: 16020 });
+      return NEXT;
+    }
+    // joined muted: the call's own mute (direction in: the room does not hear it), as Participants Muted sets and clears it
+    if (o.muted) await call.mute('in');
     ctx.note('conference_joining', { conference_id: conferenceId, conferencecall_id: entered.conferencecall.id });
     const actions: Action[] = [];
     for (const flowId of [entered.pre_flow_id, '', entered.post_flow_id]) {

@@ -3,7 +3,7 @@ import type * as later from '../../../core/flow/options/later';
 import { type ActionContext, FlowTask, type Outcome } from './base';
 
 /**
- * queue_join: the caller waits in the queue (wait audio) until an agent is bridged and the service
+ * queue_join (by queue_id, or by name: the customer's queue of that name, made on first use): the caller waits in the queue (wait audio) until an agent is bridged and the service
  * ends, the wait_timeout passes or it is kicked; then the flow goes on with the next action.
  * The queue subsystem (media-app/queue) does the work; without it the action fails clearly.
  */
@@ -11,6 +11,7 @@ export class QueueJoin extends FlowTask<z.infer<typeof later.queue_join>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const queues = ctx.services.queues;
     if (!queues) return { kind: 'fail', message: 'action queue_join needs the queue subsystem, which is not running on this node' };
-    return queues.join(ctx, this.option.queue_id.toLowerCase());
+    const id = this.option.queue_id?.toLowerCase() ?? (await queues.named(ctx.customerId, this.option.name ?? ''));
+    return queues.join(ctx, id);
   }
 }
