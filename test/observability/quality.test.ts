@@ -17,6 +17,7 @@ import { MediaServer } from '../../media-engine';
 import { startEventStore } from '../../core/events/store';
 import { newId } from '../../core/ids';
 import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
+import { readPcap } from '../../testkit/pcap-reader';
 import { portBlock, sippMediaPort } from '../../testkit/ports';
 import { eventsFor, killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
@@ -282,5 +283,9 @@ describe('call quality per leg: samples, alarms and the call record through a lo
     const bytes = pcap.body as Buffer;
     expect(bytes.readUInt32LE(0), 'pcap magic').to.equal(0xa1b2c3d4);
     expect(bytes.length).to.be.greaterThan(24 + 16 * ladder.length);
+    // RTP_CAPTURE is off (the default): SIP only, no media datagram (test/observability/rtp-pcap.test.ts: on)
+    const { packets } = readPcap(bytes);
+    expect(packets.length).to.equal(ladder.length);
+    expect(packets.every((p) => p.srcPort === s.p.sipPort || p.dstPort === s.p.sipPort)).to.equal(true);
   });
 });
