@@ -1,10 +1,10 @@
 /**
- * A leg's RTP capture inside the worker (issue 38; record layout in core/media/rtp-capture.ts): the
+ * A leg's RTP capture inside the worker (issue 38; record layout in ../rtp-packet/capture-format.ts): the
  * first `maxPackets` datagrams received and sent (RTP and RTCP), written into one buffer allocated
  * when the capture starts, so recording a packet allocates nothing. A leg without a capture has none
  * of this: its session checks one field per packet.
  */
-import { RECORD_HEADER, RTP_HEADER_BYTES, SNAP_BYTES } from '../../core/media/rtp-capture';
+import { RECORD_HEADER, RTP_HEADER_BYTES, SNAP_BYTES } from '../rtp-packet/capture-format';
 
 export interface RtpCaptureOptions {
   maxPackets: number;
