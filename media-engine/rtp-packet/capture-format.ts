@@ -9,8 +9,10 @@
  *  22  u16  bytes captured (less than the length when cut: headers-only mode, or over the snap length)
  */
 export const RECORD_HEADER = 24;
-/** Bytes kept of one datagram at most (a G.711 packet of 20 ms is 172; longer ones are cut, like tcpdump's snaplen). */
+/** Bytes kept of an RTP packet at most (a G.711 packet of 20 ms is 172; longer ones are cut, like tcpdump's snaplen). */
 export const SNAP_BYTES = 200;
+/** Bytes kept of an RTCP packet at most: whole (a compound with SDES and RTCP-XR blocks often exceeds SNAP_BYTES). */
+export const RTCP_SNAP_BYTES = 1500;
 /** Bytes kept of an RTP packet in headers-only mode: the fixed RTP header (sequence, timestamp, SSRC, payload type). */
 export const RTP_HEADER_BYTES = 12;
 

@@ -4,7 +4,7 @@
  * when the capture starts, so recording a packet allocates nothing. A leg without a capture has none
  * of this: its session checks one field per packet.
  */
-import { RECORD_HEADER, RTP_HEADER_BYTES, SNAP_BYTES } from '../rtp-packet/capture-format';
+import { RECORD_HEADER, RTCP_SNAP_BYTES, RTP_HEADER_BYTES, SNAP_BYTES } from '../rtp-packet/capture-format';
 
 export interface RtpCaptureOptions {
   maxPackets: number;
@@ -21,12 +21,17 @@ export class RtpCapture {
     this.buf = Buffer.alloc(opts.maxPackets * (RECORD_HEADER + SNAP_BYTES));
   }
 
-  /** Records one datagram (`rtcp`: kept whole in headers-only mode); ips are IPv4 as 32-bit integers. */
+  /** Records one datagram (RTP cut at the snap length or its header; RTCP kept whole); ips are IPv4 as 32-bit integers. */
   add(ms: number, srcIp: number, srcPort: number, dstIp: number, dstPort: number, data: Buffer, len: number, rtcp: boolean): void {
     if (this.packets >= this.opts.maxPackets) return;
-    const keep = Math.min(len, SNAP_BYTES, this.opts.headersOnly && !rtcp ? RTP_HEADER_BYTES : SNAP_BYTES);
+    const keep = Math.min(len, rtcp ? RTCP_SNAP_BYTES : this.opts.headersOnly ? RTP_HEADER_BYTES : SNAP_BYTES);
     const b = this.buf;
     const at = this.at;
+    // RTCP may be longer than a slot: the buffer (maxPackets slots) can fill before the count does
+    if (at + RECORD_HEADER + keep > b.length) {
+      this.packets = this.opts.maxPackets;
+      return;
+    }
     b.writeDoubleLE(ms, at);
     b.writeUInt32LE(srcIp >>> 0, at + 8);
     b.writeUInt16LE(srcPort & 0xffff, at + 12);
