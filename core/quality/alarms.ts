@@ -1,7 +1,7 @@
 /**
  * Quality alarms across customers (issue 38, docs/observability.md "Quality alarms"): the stored
  * `call_quality_alarm` events (written by the event store, core/events/store.ts) of a time range,
- * newest first, a page at a time by a (timestamp, event id) cursor. The migration 0946 partial indexes
+ * newest first (stream order within a timestamp), a page at a time by a (timestamp, event id) cursor. The migration 0946 partial indexes
  * keep this a range scan over the alarms alone, platform-wide or for one customer.
  */
 import type { Db } from '../db/knex';
@@ -87,13 +87,14 @@ export async function listQualityAlarms(db: Db, f: QualityAlarmFilter, page: Pag
   if (f.state) q.whereRaw(`data->>'state' = ?`, [f.state]);
   const cursor = page.pageToken ? decodePageToken(page.pageToken) : null;
   if (cursor) {
-    if (cursor.id) q.whereRaw('("timestamp", id) < (?::timestamptz, ?::uuid)', [cursor.ts, cursor.id]);
+    // events of the same microsecond keep their stream order (seq), as the timelines do
+    if (cursor.id) q.whereRaw('("timestamp", seq) < (?::timestamptz, coalesce((select seq from events where id = ?::uuid), 0))', [cursor.ts, cursor.id]);
     else q.where('timestamp', '<', cursor.ts);
   }
   const rows = await q
     .orderBy([
       { column: 'timestamp', order: 'desc' },
-      { column: 'id', order: 'desc' },
+      { column: 'seq', order: 'desc' },
     ])
     .limit(page.pageSize + 1);
   const more = rows.length > page.pageSize;

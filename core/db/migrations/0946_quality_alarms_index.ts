@@ -6,8 +6,8 @@ import type { Knex } from 'knex';
  * of the events table, so the timelines' writes pay for them alone.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`CREATE INDEX events_quality_alarms_time ON events ("timestamp", id) WHERE event_type = 'call_quality_alarm'`);
-  await knex.raw(`CREATE INDEX events_quality_alarms_customer_time ON events (customer_id, "timestamp", id) WHERE event_type = 'call_quality_alarm'`);
+  await knex.raw(`CREATE INDEX events_quality_alarms_time ON events ("timestamp", seq) WHERE event_type = 'call_quality_alarm'`);
+  await knex.raw(`CREATE INDEX events_quality_alarms_customer_time ON events (customer_id, "timestamp", seq) WHERE event_type = 'call_quality_alarm'`);
 }
 
 export async function down(knex: Knex): Promise<void> {
