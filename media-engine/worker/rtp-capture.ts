@@ -5,6 +5,7 @@
  * of this: its session checks one field per packet.
  */
 import { RECORD_HEADER, RTCP_SNAP_BYTES, RTP_HEADER_BYTES, SNAP_BYTES } from '../rtp-packet/capture-format';
+import { TIME_ORIGIN } from './rtp-transport';
 
 export interface RtpCaptureOptions {
   maxPackets: number;
@@ -14,15 +15,23 @@ export interface RtpCaptureOptions {
 
 export class RtpCapture {
   private readonly buf: Buffer;
+  /** the same bytes: DataView's setters are inlined, Buffer's writeDoubleLE would box its double per call */
+  private readonly view: DataView;
   private at = 0;
+  /** epoch ms of the packets being sent now: the session sets it each tick (a field, so no number is boxed per packet) */
+  sendTime = 0;
   private packets = 0;
 
   constructor(private readonly opts: RtpCaptureOptions) {
     this.buf = Buffer.alloc(opts.maxPackets * (RECORD_HEADER + SNAP_BYTES));
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
   }
 
-  /** Records one datagram (RTP cut at the snap length or its header; RTCP kept whole); ips are IPv4 as 32-bit integers. */
-  add(ms: number, srcIp: number, srcPort: number, dstIp: number, dstPort: number, data: Buffer, len: number, rtcp: boolean): void {
+  /**
+   * Records one datagram (RTP cut at the snap length or its header; RTCP kept whole): `mono` its arrival
+   * on performance.now()'s clock (the transport's), or -1 for a send (at `sendTime`); ips are IPv4 as 32-bit integers.
+   */
+  add(mono: number, srcIp: number, srcPort: number, dstIp: number, dstPort: number, data: Buffer, len: number, rtcp: boolean): void {
     if (this.packets >= this.opts.maxPackets) return;
     const keep = Math.min(len, rtcp ? RTCP_SNAP_BYTES : this.opts.headersOnly ? RTP_HEADER_BYTES : SNAP_BYTES);
     const b = this.buf;
@@ -32,14 +41,18 @@ export class RtpCapture {
       this.packets = this.opts.maxPackets;
       return;
     }
-    b.writeDoubleLE(ms, at);
-    b.writeUInt32LE(srcIp >>> 0, at + 8);
-    b.writeUInt16LE(srcPort & 0xffff, at + 12);
-    b.writeUInt32LE(dstIp >>> 0, at + 14);
-    b.writeUInt16LE(dstPort & 0xffff, at + 18);
-    b.writeUInt16LE(len & 0xffff, at + 20);
-    b.writeUInt16LE(keep, at + 22);
-    data.copy(b, at + RECORD_HEADER, 0, keep);
+    // the epoch time computed here, not by the caller: a double passed in would be a heap number per packet
+    const v = this.view;
+    v.setFloat64(at, mono < 0 ? this.sendTime : TIME_ORIGIN + mono, true);
+    v.setInt32(at + 8, srcIp | 0, true);
+    v.setUint16(at + 12, srcPort & 0xffff, true);
+    v.setInt32(at + 14, dstIp | 0, true);
+    v.setUint16(at + 18, dstPort & 0xffff, true);
+    v.setUint16(at + 20, len & 0xffff, true);
+    v.setUint16(at + 22, keep, true);
+    // byte by byte: Buffer#copy of a part allocates a view per call (at most 200 bytes; RTCP is rare)
+    const to = at + RECORD_HEADER;
+    for (let k = 0; k < keep; k++) b[to + k] = data[k]!;
     this.at = at + RECORD_HEADER + keep;
     this.packets++;
   }

@@ -134,7 +134,7 @@ export class RtpSession {
     this.localIp = ipv4ToInt(address) ?? 0;
     this.rtp = createTransport((buf, len, ip, port, arrival) => this.onRtp(buf, len, ip, port, arrival));
     this.rtcp = createTransport((buf, len, ip, port, arrival) => {
-      if (this.capture !== null) this.capture.add(TIME_ORIGIN + arrival, ip, port, this.localIp, this.port + 1, buf, len, true);
+      if (this.capture !== null) this.capture.add(arrival, ip, port, this.localIp, this.port + 1, buf, len, true);
       this.onRtcp(buf, len, ip, port, arrival);
     });
   }
@@ -189,7 +189,7 @@ export class RtpSession {
   private onRtp(msg: Buffer, len: number, fromIp: number, fromPort: number, mono: number): void {
     if (this.closed) return;
     const rtcp = isRtcp(msg, len);
-    if (this.capture !== null) this.capture.add(TIME_ORIGIN + mono, fromIp, fromPort, this.localIp, this.port, msg, len, rtcp);
+    if (this.capture !== null) this.capture.add(mono, fromIp, fromPort, this.localIp, this.port, msg, len, rtcp);
     if (rtcp) return this.onRtcp(msg, len, fromIp, fromPort, mono); // rtcp-mux peers
     const p = this.rxHeader;
     if (!readRtpHeader(msg, p, len) || !this.media) return;
@@ -291,6 +291,7 @@ export class RtpSession {
 
   /** Sends this tick's outbound audio (`frame` samples at `rate`, or a queued telephone-event instead); keeps timestamps running on hold. */
   sendFrame(frame: Int16Array, now: number): void {
+    if (this.capture !== null) this.capture.sendTime = now;
     const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.frameTicks) : null;
     if (ev) {
       if (ev.startOfEvent) this.eventTs = this.ts;
@@ -330,7 +331,7 @@ export class RtpSession {
     this.packetsSent++;
     this.octetsSent += payloadLen;
     this.rtp.send(view, this.remote!);
-    if (this.capture !== null) this.capture.add(Date.now(), this.localIp, this.port, this.remote!.ip, this.remote!.port, view, len, false);
+    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port, this.remote!.ip, this.remote!.port, view, len, false);
   }
 
   private sendRtcp(now: number): void {
@@ -343,7 +344,7 @@ export class RtpSession {
         ? serializeSenderReport(this.ssrc, { ...ntpFromMs(now), rtpTimestamp: this.ts >>> 0, packetCount: this.packetsSent, octetCount: this.octetsSent }, reports)
         : serializeReceiverReport(this.ssrc, reports);
     this.rtcp.send(pkt, this.remoteRtcp);
-    if (this.capture !== null) this.capture.add(Date.now(), this.localIp, this.port + 1, this.remoteRtcp.ip, this.remoteRtcp.port, pkt, pkt.length, true);
+    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port + 1, this.remoteRtcp.ip, this.remoteRtcp.port, pkt, pkt.length, true);
   }
 
   counters(): RtpCounters {
