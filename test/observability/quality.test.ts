@@ -6,6 +6,7 @@
  * are checked against the E-model (core/quality/emodel.ts); a clean call reports MOS ≥ 4.3.
  */
 import { expect } from 'chai';
+import request from 'supertest';
 import { Writable } from 'node:stream';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
@@ -18,6 +19,8 @@ import { startEventStore } from '../../core/events/store';
 import { newId } from '../../core/ids';
 import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
 import { readPcap } from '../../testkit/pcap-reader';
+import { createFixture } from '../../testkit/api';
+import { Permission } from '../../core/permissions';
 import { portBlock, sippMediaPort } from '../../testkit/ports';
 import { eventsFor, killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
@@ -253,6 +256,18 @@ describe('call quality per leg: samples, alarms and the call record through a lo
       .and.not.include(cleanId);
     const row = rows.find((r) => r.id === lossyId)!;
     expect(row.quality_in_mos_min).to.be.below(4);
+    // or platform-wide: a ProjectSuperAdmin lists the period's alarms of every customer (the store keeps them)
+    const root = await createFixture(s.t.ctx, { permission: Permission.ProjectSuperAdmin | Permission.CustomerAdmin });
+    const alarms = await until(
+      async () => {
+        const r = await request(s.t.app).get('/v1.0/quality_alarms').set('Authorization', `Bearer ${root.token}`).query({ start, end, metric: 'jitter_ms', state: 'raised' });
+        const items = (r.body.result ?? []) as { call_id: string; customer_id: string; value: number }[];
+        return items.some((a) => a.call_id === lossyId) ? items : null;
+      },
+      10_000,
+      'the jitter alarm listed',
+    );
+    expect(alarms.find((a) => a.call_id === lossyId)).to.deep.include({ customer_id: cid });
     // 2. the call's quality summary
     const callRes = await s.api.get(`/calls/${lossyId}`);
     expect(callRes.body.quality.in.mos_min).to.equal(row.quality_in_mos_min);
