@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ConfigError, parseHostPort } from '../core/config';
 import { parseCidrList, type Cidr } from '../core/net/address';
 import type { QualityThresholds } from '../core/quality/leg';
+import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../core/media/rtp-capture';
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
@@ -98,6 +99,15 @@ const schema = z.object({
   QUALITY_ALARM_LOSS_PCT: z.coerce.number().min(0).max(100).default(3),
   QUALITY_ALARM_JITTER_MS: z.coerce.number().min(0).max(10_000).default(30),
   QUALITY_ALARM_RTT_MS: z.coerce.number().min(0).max(60_000).default(300),
+  // RTP in the call's pcap (docs/observability.md "RTP in the pcap"): off unless asked for (the audio is the customers' conversations)
+  RTP_CAPTURE: z.enum(RTP_CAPTURE_MODES).default('off'),
+  RTP_CAPTURE_MAX_PACKETS: z.coerce.number().int().min(1).max(100_000).default(3000),
+  RTP_CAPTURE_RETENTION_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(86_400),
   // Replaced by EGRESS_ALLOW_CIDRS (core/net): "allow every private range" is what the egress policy exists to prevent.
   FLOW_HTTP_ALLOW_PRIVATE: z
     .string()
@@ -138,6 +148,7 @@ export interface MediaAppConfig {
   creditGuardIntervalMs: number;
   outreg: { advertisedHost: string | undefined; syncMs: number; retryMinMs: number; retryMaxMs: number; timeoutMs: number };
   quality: { sampleMs: number; thresholds: QualityThresholds };
+  rtpCapture: RtpCaptureSettings;
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
@@ -190,5 +201,6 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       sampleMs: e.QUALITY_SAMPLE_MS,
       thresholds: { mosBelow: e.QUALITY_ALARM_MOS, lossPctAbove: e.QUALITY_ALARM_LOSS_PCT, jitterMsAbove: e.QUALITY_ALARM_JITTER_MS, rttMsAbove: e.QUALITY_ALARM_RTT_MS },
     },
+    rtpCapture: { mode: e.RTP_CAPTURE, maxPackets: e.RTP_CAPTURE_MAX_PACKETS, retentionSec: e.RTP_CAPTURE_RETENTION_SECONDS },
   };
 }

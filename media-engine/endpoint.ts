@@ -441,6 +441,16 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return this.call('stats');
   }
 
+  /** Starts capturing this endpoint's RTP and RTCP, both ways (the first `maxPackets`; core/media/rtp-capture.ts). */
+  captureRtp(opts: { maxPackets: number; headersOnly: boolean }): Promise<void> {
+    return this.call('captureRtp', opts);
+  }
+
+  /** The capture's records so far (core/media/rtp-capture.ts layout), null when none was started. */
+  takeRtpCapture(): Promise<Uint8Array | null> {
+    return this.call('takeRtpCapture');
+  }
+
   /** Tears the endpoint down; the port is always returned to the pool. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;

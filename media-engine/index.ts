@@ -34,3 +34,5 @@ export { createTtsProvider, EspeakProvider, espeakVoiceFor } from './tts';
 export type { TtsProvider, EspeakStreamOptions } from './tts';
 export { espeakPool } from './tts/espeak-pool';
 export { Transcriber } from './transcriber';
+/** A leg's RTP capture records (Endpoint.takeRtpCapture), for the platform's store and pcap. */
+export { parseRtpCapture, RECORD_HEADER, type CapturedDatagram } from './rtp-packet/capture-format';

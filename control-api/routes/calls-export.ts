@@ -16,8 +16,8 @@ import { platformMetrics } from '../../core/metrics';
 export const MAX_EXPORT_DAYS = 31;
 
 /** ISO 8601: a date (midnight UTC) or a date-time with Z or an offset (a local time is ambiguous). */
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
-const instant = () => z.string().max(40).regex(ISO_8601, 'must be ISO 8601: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.fff]] with Z or an offset').refine(realDate, 'is not a real date');
+export const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
+export const instant = () => z.string().max(40).regex(ISO_8601, 'must be ISO 8601: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.fff]] with Z or an offset').refine(realDate, 'is not a real date');
 
 /** Date.parse rolls 2026-02-30 over to March: the calendar date must come back unchanged. */
 export function realDate(v: string): boolean {

@@ -34,6 +34,7 @@ import { routes as conversations } from './conversations';
 import { routes as customer } from './customer';
 import { routes as customers } from './customers';
 import { routes as dashboard } from './dashboard';
+import { routes as qualityAlarms } from './quality-alarms';
 import { routes as emails } from './emails';
 import { routes as extensions } from './extensions';
 import { routes as flowsSimulate } from './flows-simulate';
@@ -117,6 +118,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   customer,
   customers,
   dashboard,
+  qualityAlarms,
   emails,
   extensions,
   flowsSimulate,

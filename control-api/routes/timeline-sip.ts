@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { defineRoute, uuid } from '../route';
-import { callLadder, sipAnalysisJson } from '../timelines/ladder';
+import { callLadder, callPackets, sipAnalysisJson } from '../timelines/ladder';
 import { buildPcap } from '../timelines/pcap';
 import { customerFileHeaders } from '../customer-file';
 
@@ -44,14 +44,16 @@ export const routes = [
     tag,
     permission: 'manager',
     params,
-    summary: 'A pcap file of the SIP messages of a call and its legs',
-    description: 'libpcap format, raw IP link type; IP and UDP/TCP headers synthesized from the captured addresses.',
+    summary: 'A pcap file of the SIP messages of a call and its legs (and their RTP/RTCP when captured)',
+    description:
+      'libpcap format, raw IP link type; IP and UDP/TCP headers synthesized from the captured addresses. With RTP_CAPTURE on the media nodes, the RTP and RTCP ' +
+      "the legs' endpoints received and sent (the first RTP_CAPTURE_MAX_PACKETS per leg; RTP cut after its header in `headers` mode), in time order with the SIP messages.",
     response: z.any(),
     handler: async ({ ctx, auth, params: p, res }) => {
-      const messages = await callLadder({ db: ctx.db, redis: ctx.redis, prefix: ctx.config.redisKeyPrefix }, auth.customerId, p.call_id);
+      const { sip, media } = await callPackets({ db: ctx.db, redis: ctx.redis, prefix: ctx.config.redisKeyPrefix }, auth.customerId, p.call_id);
       // the captured SIP messages are bytes callers chose
       customerFileHeaders(res, { filename: `call-${p.call_id}.pcap`, contentType: 'application/octet-stream' });
-      res.send(buildPcap(messages));
+      res.send(buildPcap(sip, media));
       return undefined;
     },
   }),

@@ -8,6 +8,7 @@ import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
 import { readCaptured, type CapturedMessage } from '../../core/sip/capture-store';
 import { notFound } from '../../core/errors';
 import { callsRepo } from '../../core/repos/calls';
+import { readRtpCaptures, type CapturedDatagram } from '../../core/media/rtp-capture';
 
 export interface LadderDeps {
   db: Knex;
@@ -17,14 +18,31 @@ export interface LadderDeps {
 
 /** The captured messages of a customer's call and its legs; 404 CALL_NOT_FOUND for any other call. */
 export async function callLadder(deps: LadderDeps, customerId: string, callId: string): Promise<CapturedMessage[]> {
+  const sipCallIds = await callSipIdsRepo(deps.db).of(await callLegIds(deps, customerId, callId));
+  return readCaptured(deps.redis, deps.prefix, sipCallIds);
+}
+
+/** The call's id and its legs' (the customer's own); 404 CALL_NOT_FOUND for any other call. */
+export async function callLegIds(deps: LadderDeps, customerId: string, callId: string): Promise<string[]> {
   const calls = callsRepo(deps.db);
   const call = await calls.legsOf(customerId, callId);
   if (!call) throw notFound('CALL_NOT_FOUND', 'call not found');
   const related = [call.master_call_id, ...(call.chained_call_ids ?? [])].filter((id) => id && !/^0{8}-/.test(id));
   // legs are the customer's own (a chained id of another customer is never followed)
   const legs = related.length ? await calls.idsOwnedAmong(customerId, related) : [];
-  const sipCallIds = await callSipIdsRepo(deps.db).of([call.id, ...legs]);
-  return readCaptured(deps.redis, deps.prefix, sipCallIds);
+  return [call.id, ...legs];
+}
+
+/** The call's SIP messages and the RTP/RTCP its legs' endpoints captured (RTP_CAPTURE on their nodes). */
+export async function callPackets(deps: LadderDeps, customerId: string, callId: string): Promise<{ sip: CapturedMessage[]; media: CapturedDatagram[] }> {
+  const ids = await callLegIds(deps, customerId, callId);
+  const [sip, media] = await Promise.all([
+    callSipIdsRepo(deps.db)
+      .of(ids)
+      .then((sipIds) => readCaptured(deps.redis, deps.prefix, sipIds)),
+    readRtpCaptures(deps.redis, deps.prefix, ids),
+  ]);
+  return { sip, media };
 }
 
 const isoUs = (us: number): string => {

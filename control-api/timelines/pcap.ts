@@ -1,12 +1,13 @@
 /**
  * A pcap file (libpcap format, LINKTYPE_RAW: each record an IPv4 or IPv6 packet) of captured SIP
- * messages. The IP and UDP/TCP headers are synthesized from the addresses the stack saw; TCP, TLS
+ * messages and, when the media nodes captured them, the legs' RTP/RTCP datagrams (UDP). The IP and UDP/TCP headers are synthesized from the addresses the stack saw; TCP, TLS
  * and WebSocket messages are written as TCP segments carrying the SIP text (as the stack read it,
  * after TLS), with sequence numbers continuing per direction of each connection, so Wireshark's
  * SIP dissector reads them.
  */
 import { isIP } from 'node:net';
 import type { CapturedMessage } from '../../core/sip/capture-store';
+import type { CapturedDatagram } from '../../core/media/rtp-capture';
 
 const LINKTYPE_RAW = 101;
 const SNAPLEN = 262_144;
@@ -106,8 +107,28 @@ function tcpSegment(srcPort: number, dstPort: number, seq: number, ack: number, 
   return s;
 }
 
-/** The pcap file of these messages, in their order. */
-export function buildPcap(messages: CapturedMessage[]): Buffer {
+/**
+ * An RTP/RTCP datagram as a UDP packet whose lengths are the wire's; a cut datagram (headers-only, over
+ * the snap length) keeps only its first bytes, like a capture with a snap length, and has no UDP checksum.
+ */
+function mediaRecord(d: CapturedDatagram, ident: number): { packet: Buffer; origLen: number } {
+  const src = ipBytes(d.srcIp);
+  const dst = ipBytes(d.dstIp);
+  const whole = d.bytes.length === d.length;
+  if (whole) return { packet: ipPacket(src, dst, 17, udpSegment(d.srcPort, d.dstPort, d.bytes, src.b, dst.b), ident), origLen: 28 + d.length };
+  const udp = Buffer.alloc(8);
+  udp.writeUInt16BE(d.srcPort, 0);
+  udp.writeUInt16BE(d.dstPort, 2);
+  udp.writeUInt16BE(8 + d.length, 4);
+  const packet = ipPacket(src, dst, 17, Buffer.concat([udp, d.bytes]), ident);
+  packet.writeUInt16BE(28 + d.length, 2); // the IPv4 total length on the wire
+  packet.writeUInt16BE(0, 10);
+  packet.writeUInt16BE(fold(sum16(packet.subarray(0, 20))), 10);
+  return { packet, origLen: 28 + d.length };
+}
+
+/** The pcap file of these SIP messages (in their order) and captured RTP/RTCP datagrams, merged by time. */
+export function buildPcap(messages: CapturedMessage[], media: CapturedDatagram[] = []): Buffer {
   const header = Buffer.alloc(24);
   header.writeUInt32LE(0xa1b2c3d4, 0);
   header.writeUInt16LE(2, 4);
@@ -118,7 +139,15 @@ export function buildPcap(messages: CapturedMessage[]): Buffer {
   // next sequence number per TCP direction ("src|dst")
   const seqs = new Map<string, number>();
   let ident = 1;
+  let mi = 0;
+  const mediaUntil = (us: number) => {
+    for (; mi < media.length && media[mi]!.us <= us; mi++) {
+      const { packet, origLen } = mediaRecord(media[mi]!, ident++);
+      parts.push(recordHeader(media[mi]!.us, packet.length, origLen), packet);
+    }
+  };
   for (const m of messages) {
+    mediaUntil(m.us);
     const src = ipBytes(m.srcIp);
     const dst = ipBytes(m.dstIp);
     const v6 = src.v === 6 || dst.v === 6;
@@ -138,13 +167,18 @@ export function buildPcap(messages: CapturedMessage[]): Buffer {
         seqs.set(fwd, (seq + payload.length) >>> 0);
         packet = ipPacket(src, dst, 6, tcpSegment(m.srcPort, m.dstPort, seq, ack, payload, pseudo(src), pseudo(dst)), ident++);
       }
-      const rec = Buffer.alloc(16);
-      rec.writeUInt32LE(Math.floor(m.us / 1e6), 0);
-      rec.writeUInt32LE(m.us % 1e6, 4);
-      rec.writeUInt32LE(packet.length, 8);
-      rec.writeUInt32LE(packet.length, 12);
-      parts.push(rec, packet);
+      parts.push(recordHeader(m.us, packet.length, packet.length), packet);
     }
   }
+  mediaUntil(Infinity);
   return Buffer.concat(parts);
+}
+
+function recordHeader(us: number, inclLen: number, origLen: number): Buffer {
+  const rec = Buffer.alloc(16);
+  rec.writeUInt32LE(Math.floor(us / 1e6), 0);
+  rec.writeUInt32LE(us % 1e6, 4);
+  rec.writeUInt32LE(inclLen, 8);
+  rec.writeUInt32LE(origLen, 12);
+  return rec;
 }

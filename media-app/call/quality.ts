@@ -14,6 +14,7 @@ import { platformMetrics } from '../../core/metrics';
 import { LegQuality, type DirectionSample, type QualityDirection, type QualitySampleResult, type QualityThresholds } from '../../core/quality/leg';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import type { Knex } from '../../core/db/knex';
+import { EMPTY_UUID } from '../../core/ids';
 
 const FINAL_SAMPLE_WAIT_MS = 2000;
 
@@ -31,6 +32,8 @@ export class CallQualityMeter {
   private ep: Endpoint | null = null;
   /** the sample being taken (one at a time: the final one waits for a periodic one in flight) */
   private inFlight: Promise<void> = Promise.resolve();
+  /** the samples' events, in order (a sample's alarms, then the sample) */
+  private publishing: Promise<void> = Promise.resolve();
   private finished = false;
   private measured = false;
 
@@ -53,14 +56,21 @@ export class CallQualityMeter {
     this.timer.unref();
   }
 
-  /** The last sample (from the endpoint still up) and the call record's quality; call before the endpoint goes. */
+  /**
+   * The last sample (from the endpoint still up) and the call record's quality; call before the endpoint goes.
+   * The final sample is published whenever the leg measured anything, even if its own period heard nothing
+   * (a party on hold or silent at the end): it is the leg's last quality event, the one webhooks get.
+   */
   async finish(): Promise<void> {
     if (this.finished) return;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    // bounded: a stuck worker must not hold up the hangup
-    await Promise.race([this.take(true), new Promise((r) => setTimeout(r, FINAL_SAMPLE_WAIT_MS).unref())]);
+    // reading the stats is bounded (a stuck worker must not hold up the hangup); the sample is computed
+    // after a periodic one in flight, so the summary below includes it
+    await this.take(true);
     this.finished = true;
+    // its events normally go out before the hangup row; a slow Redis delays the hangup by 2 s at most
+    await Promise.race([this.publishing, new Promise((r) => setTimeout(r, FINAL_SAMPLE_WAIT_MS).unref())]);
     if (!this.measured) return;
     await callsRepo(this.deps.db)
       .setQuality(this.row().id, this.leg.summary())
@@ -70,22 +80,35 @@ export class CallQualityMeter {
   private take(final: boolean): Promise<void> {
     const ep = this.ep;
     if (!ep || this.finished) return this.inFlight;
+    // read now (not behind a sample being published): the final one reads the endpoint while it is up
+    const read = this.read(ep);
     this.inFlight = this.inFlight.then(async () => {
-      let stats: EndpointStats;
-      try {
-        if (ep.destroyed) return;
-        stats = await ep.getStats();
-      } catch (err) {
-        this.deps.logger.debug({ err: (err as Error).message, call: this.row().id }, 'quality sample skipped');
-        return;
-      }
+      const stats = await read;
+      if (!stats) return;
       const s = this.leg.sample(stats);
-      if (!s.in && !s.out) return;
+      if (!s.in && !s.out && !(final && this.measured)) return;
       this.measured = true;
       this.observe(s);
-      await this.publish(s, final);
+      this.publishing = this.publishing.then(() => this.publish(s, final));
     });
     return this.inFlight;
+  }
+
+  /** The endpoint's statistics within FINAL_SAMPLE_WAIT_MS, or null (gone, failed, too slow: logged). */
+  private async read(ep: Endpoint): Promise<EndpointStats | null> {
+    if (ep.destroyed) return null;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), FINAL_SAMPLE_WAIT_MS)));
+    try {
+      const stats = await Promise.race([ep.getStats(), late]);
+      if (!stats) this.deps.logger.warn({ call: this.row().id }, 'quality sample skipped: the media worker did not answer in time');
+      return stats;
+    } catch (err) {
+      this.deps.logger.debug({ err: (err as Error).message, call: this.row().id }, 'quality sample skipped');
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private observe(s: QualitySampleResult): void {
@@ -100,6 +123,32 @@ export class CallQualityMeter {
     one('in', s.in);
     one('out', s.out);
     for (const a of s.alarms) if (a.state === 'raised') m.qualityAlarms.labels(a.metric, a.direction).inc();
+    this.logAlarms(s);
+  }
+
+  /** Each alarm as a structured log line too (the call's ids and the numbers: nothing the customer sent). */
+  private logAlarms(s: QualitySampleResult): void {
+    if (!s.alarms.length) return;
+    const row = this.row();
+    // a leg the platform dialled from another call (connect, transfer) names that call
+    const chained = !!row.master_call_id && row.master_call_id !== EMPTY_UUID;
+    for (const a of s.alarms) {
+      const line = {
+        event: 'call_quality_alarm',
+        call_id: row.id,
+        customer_id: row.customer_id,
+        master_call_id: chained ? row.master_call_id : null,
+        leg: chained ? 'chained' : 'call',
+        codec: s.codec,
+        direction: a.direction,
+        metric: a.metric,
+        state: a.state,
+        value: a.value,
+        threshold: a.threshold,
+      };
+      if (a.state === 'raised') this.deps.logger.warn(line, 'call quality alarm raised');
+      else this.deps.logger.info(line, 'call quality alarm cleared');
+    }
   }
 
   private async publish(s: QualitySampleResult, final: boolean): Promise<void> {

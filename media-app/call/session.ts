@@ -37,6 +37,7 @@ import { Recordings } from './recordings';
 import { CallState, type CallMove } from './state';
 import { CallMediaState } from './media-state';
 import { CallQualityMeter } from './quality';
+import { CallRtpCapture } from './rtp-capture';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 
@@ -63,6 +64,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly mediaState: CallMediaState;
   /** The leg's call quality: samples every 5 s while there is an endpoint, the summary at the end (quality.ts). */
   private readonly quality: CallQualityMeter;
+  /** The leg's RTP capture for its pcap, when the node has RTP_CAPTURE on (rtp-capture.ts). */
+  private readonly rtpCapture: CallRtpCapture;
   private ep: Endpoint | null = null;
   private rl: RelayLeg | null = null;
   private sip: SipLeg = { kind: 'none' };
@@ -88,6 +91,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.mediaState = new CallMediaState(() => (this.isEnded ? null : this.ep), row.mute_direction);
     const q = deps.app.quality;
     this.quality = new CallQualityMeter({ db: deps.db, events: deps.events, logger: deps.logger, sampleMs: q.sampleMs, thresholds: q.thresholds }, () => this.row);
+    this.rtpCapture = new CallRtpCapture({ redis: deps.redis, prefix: deps.config.redisKeyPrefix, logger: deps.logger, settings: deps.app.rtpCapture }, () => this.id);
     this.done = new Promise((r) => (this.resolveDone = r));
     // listeners are optional: an 'error' event without one must not throw
     this.on('error', () => undefined);
@@ -139,6 +143,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.ep?.off('dtmf', this.onDtmf).off('peerDtmf', this.onPeerDtmf).off('destroy', this.onEndpointGone);
     this.ep = ep;
     this.quality.attach(ep && !ep.destroyed ? ep : null);
+    this.rtpCapture.attach(ep && !ep.destroyed ? ep : null);
     if (!ep) return;
     if (ep.destroyed) {
       this.onEndpointGone({ reason: 'destroyed' });
@@ -384,7 +389,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     await Promise.allSettled(children.map((c) => c.close({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true })));
     await recording.catch(() => undefined);
     // the last quality sample and the call's quality summary, from the endpoint while it is still up
-    await this.quality.finish();
+    // and its RTP capture (when on), both bounded
+    await Promise.all([this.quality.finish(), this.rtpCapture.finish()]);
     // media: the port is freed and nothing more is sent even while the write below is retried
     if (this.ep) await this.ep.destroy().catch(() => undefined);
     this.endpoint = null;

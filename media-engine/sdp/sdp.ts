@@ -32,6 +32,8 @@ export interface SessionDescription {
   sessionName: string;
   address: string; // session-level connection address
   audio: AudioMedia | null;
+  /** the offer signals RTCP XR (RFC 3611 §5.1 `a=rtcp-xr`, session or audio level) */
+  rtcpXr: boolean;
   raw: string;
 }
 
@@ -56,6 +58,7 @@ export function parseSdp(text: string): SessionDescription {
   let origin = { username: '-', sessionId: '0', version: '0', address: '0.0.0.0' };
   let sessionName = '-';
   let sessionDirection: Direction = 'sendrecv';
+  let rtcpXr = false;
   let audio: AudioMedia | null = null;
   let inAudio = false;
   let inMedia = false;
@@ -109,6 +112,7 @@ export function parseSdp(text: string): SessionDescription {
         else if (inAudio && audio) audio.direction = name;
         continue;
       }
+      if (name === 'rtcp-xr' && (!inMedia || inAudio)) rtcpXr = true;
       if (!inAudio || !audio) continue;
       if (name === 'rtpmap') {
         const m = /^(\d+)\s+([^/\s]+)\/(\d+)(?:\/(\d+))?/.exec(arg);
@@ -134,7 +138,7 @@ export function parseSdp(text: string): SessionDescription {
   }
   if (audio) audio.address = audioAddress || sessionAddress;
   if (audio && !audio.address && audio.port !== 0) throw new SdpError('no connection address for audio');
-  return { origin, sessionName, address: sessionAddress, audio, raw: text };
+  return { origin, sessionName, address: sessionAddress, audio, rtcpXr, raw: text };
 }
 
 export interface LocalMediaOptions {
@@ -190,13 +194,17 @@ function dtmfFormat(pt: number, clockRate: number, fmtp?: string): SdpFormat {
 /** The codecs a leg negotiates when it is given none: all of them, G.711 first. */
 export const DEFAULT_CODECS: readonly AudioCodecName[] = AUDIO_CODECS;
 
-export function generateSdp(o: { address: string; port: number; formats: SdpFormat[]; ptime: number; direction: Direction; sessionId: string; version: number }): string {
+/** What we ask for in RTCP XR (RFC 3611 §5.1) when the offer signals XR: the VoIP metrics block, which the engine reads for call quality. */
+export const RTCP_XR_ANSWER = 'rtcp-xr:voip-metrics';
+
+export function generateSdp(o: { address: string; port: number; formats: SdpFormat[]; ptime: number; direction: Direction; sessionId: string; version: number; rtcpXr?: boolean }): string {
   const lines = ['v=0', `o=- ${o.sessionId} ${o.version} IN IP4 ${o.address}`, 's=media-engine', `c=IN IP4 ${o.address}`, 't=0 0', `m=audio ${o.port} RTP/AVP ${o.formats.map((f) => f.pt).join(' ')}`];
   for (const f of o.formats) {
     lines.push(`a=rtpmap:${f.pt} ${f.encoding}/${f.clockRate}${f.channels === 2 ? '/2' : ''}`);
     if (f.fmtp) lines.push(`a=fmtp:${f.pt} ${f.fmtp}`);
   }
   lines.push(`a=ptime:${o.ptime}`, `a=${o.direction}`);
+  if (o.rtcpXr) lines.push(`a=${RTCP_XR_ANSWER}`);
   return lines.join('\r\n') + '\r\n';
 }
 
@@ -284,6 +292,8 @@ export function createAnswer(offerText: string, local: LocalMediaOptions): { sdp
     direction,
     sessionId: local.sessionId ?? String(Date.now()),
     version: local.version ?? 1,
+    // a phone that offers XR (liblinphone) sends it only if the answer asks for it
+    rtcpXr: offer.rtcpXr,
   });
   return { sdp, media: negotiated(remote, codec, dtmf, direction, ptime) };
 }

@@ -14,6 +14,7 @@ import { ConferenceMixer } from './mixer';
 import { InjectMember, offerMix } from './conference-fork';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
+import { RtpCapture, type RtpCaptureOptions } from './rtp-capture';
 import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './leg-analysis';
 import type { ConferenceEvent, EventMessage } from './protocol';
 import type { MessagePort } from 'node:worker_threads';
@@ -25,6 +26,8 @@ interface ConferenceState {
 }
 
 const DEFAULT_PHASES = 4;
+/** the most datagrams one leg's capture may keep (each up to 224 bytes of buffer) */
+const MAX_CAPTURE_PACKETS = 100_000;
 
 /** How many ticks in [from, to] fall in `slot` (ticks are numbered, slot = index mod phases). */
 function slotsIn(slot: number, from: number, to: number, phases: number): number {
@@ -297,6 +300,19 @@ export class Engine {
         voipMetrics: rtcp.voipMetrics && { ...rtcp.voipMetrics },
       },
     };
+  }
+
+  /** Starts capturing the leg's RTP and RTCP (rtp-capture.ts); a capture already running goes on. */
+  captureRtp(id: string, opts: RtpCaptureOptions): void {
+    const session = this.leg(id).session;
+    if (session.capture) return;
+    if (!Number.isInteger(opts.maxPackets) || opts.maxPackets < 1 || opts.maxPackets > MAX_CAPTURE_PACKETS) throw new Error(`maxPackets must be 1..${MAX_CAPTURE_PACKETS}`);
+    session.capture = new RtpCapture(opts);
+  }
+
+  /** What the leg's capture holds (core/media/rtp-capture.ts records), null without one; it goes on. */
+  takeRtpCapture(id: string): Uint8Array | null {
+    return this.leg(id).session.capture?.take() ?? null;
   }
 
   async destroyLeg(id: string): Promise<void> {

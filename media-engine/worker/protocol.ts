@@ -32,6 +32,8 @@ export const METHODS = [
   'mute',
   'setEcho',
   'stats',
+  'captureRtp',
+  'takeRtpCapture',
   'linkLeg',
   'linkMember',
   'unlink',

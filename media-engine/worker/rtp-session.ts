@@ -13,7 +13,8 @@ import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, 
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
-import { createTransport, intToIpv4, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
+import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
+import type { RtpCapture } from './rtp-capture';
 
 const FRAME = 160;
 const RTCP_INTERVAL_MS = 5000;
@@ -118,6 +119,10 @@ export class RtpSession {
   private nextRtcpAt = Date.now() + 1000 + Math.random() * RTCP_INTERVAL_MS;
   private closed = false;
   remoteSsrc: number | null = null;
+  /** the leg's RTP capture (rtp-capture.ts), null unless one was started: one check per packet */
+  capture: RtpCapture | null = null;
+  /** our address as a 32-bit integer, for the capture's records (0 when bound to every interface) */
+  private readonly localIp: number;
   readonly rtcpIn: RtcpReceived = { senderReports: 0, receiverReports: 0, lastSender: null, lastReportOnUs: null, rttMs: null, voipMetrics: null, malformed: 0 };
 
   constructor(
@@ -126,8 +131,12 @@ export class RtpSession {
     onDtmf: (e: DetectedEvent & { ssrc: number }) => void,
   ) {
     this.dtmfIn = new TelephoneEventReceiver((e) => onDtmf({ ...e, ssrc: this.remoteSsrc ?? 0 }));
+    this.localIp = ipv4ToInt(address) ?? 0;
     this.rtp = createTransport((buf, len, ip, port, arrival) => this.onRtp(buf, len, ip, port, arrival));
-    this.rtcp = createTransport((buf, len, ip, port, arrival) => this.onRtcp(buf, len, ip, port, arrival));
+    this.rtcp = createTransport((buf, len, ip, port, arrival) => {
+      if (this.capture !== null) this.capture.add(arrival, ip, port, this.localIp, this.port + 1, buf, len, true);
+      this.onRtcp(buf, len, ip, port, arrival);
+    });
   }
 
   /** Binds RTP on `port` and RTCP on `port + 1`; rejects with the socket error (EADDRINUSE). */
@@ -179,7 +188,9 @@ export class RtpSession {
   /** `mono`: the packet's arrival on performance.now()'s clock (the transport's; a heap number, the only allocation of this path) */
   private onRtp(msg: Buffer, len: number, fromIp: number, fromPort: number, mono: number): void {
     if (this.closed) return;
-    if (isRtcp(msg, len)) return this.onRtcp(msg, len, fromIp, fromPort, mono); // rtcp-mux peers
+    const rtcp = isRtcp(msg, len);
+    if (this.capture !== null) this.capture.add(mono, fromIp, fromPort, this.localIp, this.port, msg, len, rtcp);
+    if (rtcp) return this.onRtcp(msg, len, fromIp, fromPort, mono); // rtcp-mux peers
     const p = this.rxHeader;
     if (!readRtpHeader(msg, p, len) || !this.media) return;
     // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet;
@@ -280,6 +291,7 @@ export class RtpSession {
 
   /** Sends this tick's outbound audio (`frame` samples at `rate`, or a queued telephone-event instead); keeps timestamps running on hold. */
   sendFrame(frame: Int16Array, now: number): void {
+    if (this.capture !== null) this.capture.sendTime = now;
     const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.frameTicks) : null;
     if (ev) {
       if (ev.startOfEvent) this.eventTs = this.ts;
@@ -319,6 +331,7 @@ export class RtpSession {
     this.packetsSent++;
     this.octetsSent += payloadLen;
     this.rtp.send(view, this.remote!);
+    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port, this.remote!.ip, this.remote!.port, view, len, false);
   }
 
   private sendRtcp(now: number): void {
@@ -331,6 +344,7 @@ export class RtpSession {
         ? serializeSenderReport(this.ssrc, { ...ntpFromMs(now), rtpTimestamp: this.ts >>> 0, packetCount: this.packetsSent, octetCount: this.octetsSent }, reports)
         : serializeReceiverReport(this.ssrc, reports);
     this.rtcp.send(pkt, this.remoteRtcp);
+    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port + 1, this.remoteRtcp.ip, this.remoteRtcp.port, pkt, pkt.length, true);
   }
 
   counters(): RtpCounters {

@@ -22,8 +22,11 @@ export class Linphonec {
     return path.join(this.dir, 'linphone.log');
   }
 
-  /** Starts linphonec with nothing but the provisioning URL (and loopback-only network settings). */
-  static async start(provisioningUrl: string): Promise<Linphonec> {
+  /**
+   * Starts linphonec with nothing but the provisioning URL (and loopback-only network settings);
+   * `rtp`: more lines of its `[rtp]` section (e.g. `rtcp_xr_enabled=1`).
+   */
+  static async start(provisioningUrl: string, opts: { rtp?: string[] } = {}): Promise<Linphonec> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'linphonec-'));
     const l = new Linphonec(dir);
     fs.mkdirSync(path.join(dir, '.local', 'share', 'linphone'), { recursive: true });
@@ -43,6 +46,7 @@ export class Linphonec {
         '[rtp]',
         `audio_rtp_port=${rtp}`,
         'audio_jitt_comp=60',
+        ...(opts.rtp ?? []),
         '[net]',
         'firewall_policy=0',
         '[sound]',

@@ -22,6 +22,7 @@ import { WideFileReader } from '../../media-engine/sources/wide-reader';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { RtpCapture } from '../../media-engine/worker/rtp-capture';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -78,6 +79,29 @@ describe('media-engine hot path: no allocation per packet or frame', () => {
       if (ev) writeRtpInto(pkt, ev.marker, 101, i & 0xffff, 0x1000, 0xdead_beef | 0, ev.payload, ev.payload.length);
     });
     expect(perTick).to.be.below(1);
+  });
+
+  it('an RTP capture records each packet into its buffer without allocating (RTP_CAPTURE on)', () => {
+    const pkt = Buffer.alloc(172, 0x80);
+    const rtcp = Buffer.alloc(60, 0x81);
+    const arrival = performance.now(); // a received packet's arrival (the transport's number, already on the heap)
+    // each capture has room for its 170,000 packets (warm-up and three rounds of 50,000), allocated first
+    const sent = new RtpCapture({ maxPackets: 180_000, headersOnly: false });
+    sent.sendTime = Date.now();
+    expect(
+      bytesPerCall(() => sent.add(-1, 0x7f000001, 30000, 0x7f000001, 40000, pkt, 172, false), 50_000),
+      'sent RTP',
+    ).to.be.below(1);
+    const received = new RtpCapture({ maxPackets: 180_000, headersOnly: true });
+    expect(
+      bytesPerCall(() => received.add(arrival, 0x7f000001, 40000, 0x7f000001, 30000, pkt, 172, false), 50_000),
+      'received RTP, headers only',
+    ).to.be.below(1);
+    const full = new RtpCapture({ maxPackets: 10, headersOnly: false });
+    expect(
+      bytesPerCall(() => full.add(arrival, 0x7f000001, 40001, 0x7f000001, 30001, rtcp, 60, true), 50_000),
+      'a full capture',
+    ).to.be.below(1);
   });
 
   it('encodes and decodes G.711 ranges without allocating', () => {

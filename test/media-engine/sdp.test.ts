@@ -33,6 +33,15 @@ describe('media-engine SDP offer/answer', () => {
     expect(sdp).to.not.contain('telephone-event');
   });
 
+  it('asks for RTCP-XR VoIP metrics when the offer signals XR (session or audio level), and only then', () => {
+    const xr = 'a=rtcp-xr:rcvr-rtt=all:10000 stat-summary=loss,dup,jitt,TTL voip-metrics';
+    expect(createAnswer(offer('m=audio 4000 RTP/AVP 0', [xr]), local).sdp).to.contain('a=rtcp-xr:voip-metrics\r\n');
+    const sessionLevel = offer('m=audio 4000 RTP/AVP 0').replace('t=0 0\r\n', `t=0 0\r\n${xr}\r\n`);
+    expect(createAnswer(sessionLevel, local).sdp).to.contain('a=rtcp-xr:voip-metrics');
+    expect(createAnswer(offer('m=audio 4000 RTP/AVP 0'), local).sdp).to.not.contain('rtcp-xr');
+    expect(createOffer(local)).to.not.contain('rtcp-xr');
+  });
+
   it('puts us on hold when the far end holds (sendonly -> recvonly, c=0.0.0.0, inactive)', () => {
     const held = createAnswer(offer('m=audio 4000 RTP/AVP 0', ['a=sendonly']), local);
     expect(held.media).to.include({ direction: 'recvonly', send: false, receive: true });

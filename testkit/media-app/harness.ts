@@ -75,8 +75,9 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsSe
   return { sipPort, drachtioPort, stack, drachtio };
 }
 
-export async function startPlatform(env: Record<string, string> = {}, opts: { sip?: SipConfigInput } = {}): Promise<Platform> {
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+/** `log`: the platform's log lines (JSON, level info and up) also go there, for a test that reads them. */
+export async function startPlatform(env: Record<string, string> = {}, opts: { sip?: SipConfigInput; log?: NodeJS.WritableStream } = {}): Promise<Platform> {
+  const logger = opts.log ? pino({ level: 'info' }, opts.log) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const sipDns = (env.SIP_DNS_SERVERS ?? '').split(',').filter(Boolean);
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
@@ -104,6 +105,7 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
   const config = loadConfig(fullEnv, { persistSecret: false });
   const app = await startMediaApp({ config, app: loadMediaAppConfig(fullEnv), logger, db, connectTimeoutMs: 10_000 });
   const redis = new Redis(redisUrl);
+  await primeEventCursor(redis);
   return {
     sipPort,
     drachtioPort,
@@ -401,16 +403,47 @@ const callerBye = (afterMs: number, cseq: number) => `<pause milliseconds="${aft
 ${bye(cseq)}`;
 
 /** The events published for one resource, in order. */
+interface StreamEvent {
+  event_type: string;
+  data: Record<string, unknown>;
+  resource_id: string;
+}
+/** Per Redis client: the last entry of the events stream read, and what was read, by resource. */
+const eventCursors = new WeakMap<Redis, { last: string; byResource: Map<string, StreamEvent[]> }>();
+const EVENT_PAGE = 2000;
+
+/**
+ * Starts `redis`'s reading of the events stream at its current end: the events of resources created
+ * before a platform started are not its tests' (the stream is shared by every suite of a test process and
+ * by other processes on the same Redis, up to its cap of 200,000 entries).
+ */
+async function primeEventCursor(redis: Redis): Promise<void> {
+  const lastEntry = (await redis.xrevrange('events', '+', '-', 'COUNT', 1)) as [string, string[]][];
+  eventCursors.set(redis, { last: lastEntry[0]?.[0] ?? '0-0', byResource: new Map() });
+}
+
+/**
+ * The events of one resource on the platform's events stream, oldest first. Reads only what was added
+ * since the last call on this client (in pages): a poll does not re-read and re-parse the whole stream,
+ * which took ~1 s per 100,000 entries and blocked the test process, media-app included.
+ */
 export async function eventsFor(redis: Redis, resourceId: string): Promise<{ event_type: string; data: Record<string, unknown> }[]> {
-  const entries = (await redis.xrange('events', '-', '+')) as [string, string[]][];
-  const out: { event_type: string; data: Record<string, unknown>; resource_id: string }[] = [];
-  for (const [, fields] of entries) {
-    const i = fields.indexOf('e');
-    if (i < 0) continue;
-    const e = JSON.parse(fields[i + 1]!);
-    if (e.resource_id === resourceId) out.push(e);
+  let cursor = eventCursors.get(redis);
+  if (!cursor) eventCursors.set(redis, (cursor = { last: '0-0', byResource: new Map() }));
+  for (;;) {
+    const entries = (await redis.xrange('events', `(${cursor.last}`, '+', 'COUNT', EVENT_PAGE)) as [string, string[]][];
+    for (const [id, fields] of entries) {
+      cursor.last = id;
+      const i = fields.indexOf('e');
+      if (i < 0) continue;
+      const e = JSON.parse(fields[i + 1]!) as StreamEvent;
+      const list = cursor.byResource.get(e.resource_id);
+      if (list) list.push(e);
+      else cursor.byResource.set(e.resource_id, [e]);
+    }
+    if (entries.length < EVENT_PAGE) break;
   }
-  return out;
+  return [...(cursor.byResource.get(resourceId) ?? [])];
 }
 
 /** SDP of a sipp party: PCMU on sipp's media port. */

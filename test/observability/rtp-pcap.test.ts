@@ -1,0 +1,119 @@
+/**
+ * RTP in the call's pcap (issue 38, docs/observability.md "RTP in the pcap"): with RTP_CAPTURE=full on
+ * the media node, a sipp call whose media is a real engine endpoint (RTP + RTCP both ways through a
+ * loopback relay) gives a pcap from GET /timelines/calls/{id}/pcap holding its SIP ladder and the RTP
+ * of both directions with the legs' real addresses, ports and sequence numbers, and RTCP; lengths as
+ * on the wire. Off (the default) it holds the SIP only (test/observability/quality.test.ts).
+ */
+import { expect } from 'chai';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { MediaServer } from '../../media-engine';
+import { LossyRelay } from '../../testkit/lossy-relay';
+import { readPcap, type PcapPacket } from '../../testkit/pcap-reader';
+import { portBlock, sippMediaPort } from '../../testkit/ports';
+import { killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { startStack, type Stack } from '../xfer/support';
+
+const pcmuAt = (port: number) =>
+  ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+
+const isRtp = (p: PcapPacket) => p.proto === 17 && p.payload.length >= 12 && p.payload[0]! >> 6 === 2 && (p.payload[1]! & 0x7f) === 0;
+const isRtcp = (p: PcapPacket) => p.proto === 17 && p.payload.length >= 8 && p.payload[0]! >> 6 === 2 && p.payload[1]! >= 200 && p.payload[1]! <= 207;
+
+describe('RTP in the pcap: RTP_CAPTURE=full', function () {
+  this.timeout(120_000);
+  let s: Stack;
+  let phones: MediaServer;
+  let number = '';
+  let cid = '';
+
+  before(async () => {
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on', RTP_CAPTURE: 'full', RTP_CAPTURE_MAX_PACKETS: '5000' });
+    cid = s.f.customer.id;
+    await trunksRepo(s.t.ctx.db).create(cid, `rc${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const flow = await flowsRepo(s.t.ctx.db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 8000 } }, { type: 'hangup' }]),
+    } as never);
+    number = `+8991381${String(Date.now()).slice(-5)}`;
+    await numbersRepo(s.t.ctx.db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id } as never);
+    phones = await MediaServer.start({ rtpPorts: portBlock('engineRtp', 20, 2), workers: 1 });
+  });
+  after(async () => {
+    killAllSipp();
+    await phones?.destroy();
+    await s?.close();
+  });
+
+  it('holds the SIP ladder and the RTP of both directions with the right ports and sequence numbers, and RTCP', async () => {
+    const relay = await LossyRelay.open({ seed: 38 });
+    const phone = await phones.createEndpoint();
+    let id = '';
+    try {
+      await phone.modify(pcmuAt(relay.near.rtpPort));
+      relay.setNearPeer('127.0.0.1', phone.local.port);
+      const a = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, 'caller', relay.far.rtpPort, { byeTimeoutMs: 30_000 }), [
+        `127.0.0.1:${s.p.sipPort}`,
+        '-i',
+        '127.0.0.1',
+        '-m',
+        '1',
+        '-mp',
+        String(await sippMediaPort()),
+      ]).done;
+      expect(a.code, a.errors + a.messages).to.equal(0);
+      id = (await until(async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).first()) as { id: string } | undefined) ?? null, 15_000, 'the call hung up')).id;
+    } finally {
+      relay.close();
+      await phone.destroy();
+    }
+    const res = await s.api
+      .get(`/timelines/calls/${id}/pcap`)
+      .buffer(true)
+      .parse((r, cb) => {
+        const parts: Buffer[] = [];
+        r.on('data', (d: Buffer) => parts.push(d));
+        r.on('end', () => cb(null, Buffer.concat(parts)));
+      });
+    expect(res.status).to.equal(200);
+    const { linkType, packets } = readPcap(res.body as Buffer);
+    expect(linkType).to.equal(101);
+    // the SIP ladder, and the platform's media port from its answer
+    const sip = packets.filter((p) => p.srcPort === s.p.sipPort || p.dstPort === s.p.sipPort);
+    const firstLines = sip.map((p) => p.payload.toString('utf8').split('\r\n')[0]!);
+    expect(firstLines.some((l) => l.startsWith('INVITE '))).to.equal(true);
+    expect(firstLines.some((l) => l.startsWith('BYE '))).to.equal(true);
+    const answer = sip.map((p) => p.payload.toString('utf8')).find((t) => t.startsWith('SIP/2.0 200') && t.includes('m=audio'))!;
+    const platformPort = Number(/m=audio (\d+)/.exec(answer)![1]);
+    const farPort = relay.far.rtpPort;
+
+    const rtpIn = packets.filter((p) => isRtp(p) && p.srcPort === farPort && p.dstPort === platformPort);
+    const rtpOut = packets.filter((p) => isRtp(p) && p.srcPort === platformPort && p.dstPort === farPort);
+    // 8 s of 20 ms packets each way (the first ones of the call: the bound is 5,000)
+    expect(rtpIn.length, 'RTP towards the platform').to.be.greaterThan(250);
+    expect(rtpOut.length, 'RTP from the platform').to.be.greaterThan(250);
+    for (const dir of [rtpIn, rtpOut]) {
+      expect(dir.every((p) => p.src === '127.0.0.1' && p.dst === '127.0.0.1')).to.equal(true);
+      // full mode: whole packets, lengths as on the wire (IPv4 + UDP + 12-byte RTP header + 160 bytes PCMU)
+      expect(dir.every((p) => p.inclLen === p.origLen && p.ipTotalLen === p.origLen && p.udpLen === p.payload.length + 8 && p.payload.length === 172)).to.equal(true);
+      // one stream (one SSRC) whose sequence numbers advance by one, as sent on loopback
+      const ssrcs = new Set(dir.map((p) => p.payload.readUInt32BE(8)));
+      expect(ssrcs.size).to.equal(1);
+      const seqs = dir.map((p) => p.payload.readUInt16BE(2));
+      const steps = seqs.slice(1).map((q, i) => (q - seqs[i]! + 0x10000) & 0xffff);
+      expect(steps.filter((x) => x !== 1).length, 'sequence gaps').to.be.at.most(2);
+    }
+    // the two streams are the two directions' (the platform's SSRC is not the phone's)
+    expect(rtpIn[0]!.payload.readUInt32BE(8)).to.not.equal(rtpOut[0]!.payload.readUInt32BE(8));
+    // RTCP on RTP port + 1, both ways (SR/RR every 5 s ± 50 %: at least one each way in 8 s is likely but not certain)
+    const rtcp = packets.filter((p) => isRtcp(p) && (p.srcPort === platformPort + 1 || p.dstPort === platformPort + 1));
+    expect(rtcp.length, 'RTCP of the leg').to.be.greaterThan(0);
+    // in time order, SIP and media merged
+    for (let i = 1; i < packets.length; i++) expect(packets[i]!.us).to.be.at.least(packets[i - 1]!.us);
+    const inviteAt = sip.find((p) => p.payload.toString('utf8').startsWith('INVITE '))!.us;
+    expect(rtpIn[0]!.us).to.be.greaterThan(inviteAt);
+  });
+});
