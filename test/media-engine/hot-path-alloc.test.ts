@@ -34,6 +34,18 @@ function bytesPerCall(fn: (i: number) => void, n = 200_000): number {
   return Math.min(round(fn, n), round(fn, n), round(fn, n));
 }
 
+/**
+ * As bytesPerCall, for code whose steady state needs the optimising compiler (a double computed per
+ * call is a heap number until the function is optimised): V8 compiles on a background thread, so on a
+ * busy machine the rounds can run before the optimised code is installed. A pause after the warm-up
+ * lets it land, as it has long before a capture's thousandth packet on a live leg.
+ */
+async function bytesPerCallOptimised(fn: (i: number) => void, n: number): Promise<number> {
+  for (let i = 0; i < 20_000; i++) fn(i);
+  await new Promise((r) => setTimeout(r, 200));
+  return bytesPerCall(fn, n);
+}
+
 function round(fn: (i: number) => void, n: number): number {
   const prof = new v8.GCProfiler();
   const before = v8.getHeapStatistics().used_heap_size;
@@ -81,27 +93,18 @@ describe('media-engine hot path: no allocation per packet or frame', () => {
     expect(perTick).to.be.below(1);
   });
 
-  it('an RTP capture records each packet into its buffer without allocating (RTP_CAPTURE on)', () => {
+  it('an RTP capture records each packet into its buffer without allocating (RTP_CAPTURE on)', async () => {
     const pkt = Buffer.alloc(172, 0x80);
     const rtcp = Buffer.alloc(60, 0x81);
     const arrival = performance.now(); // a received packet's arrival (the transport's number, already on the heap)
-    // each capture has room for its 170,000 packets (warm-up and three rounds of 50,000), allocated first
-    const sent = new RtpCapture({ maxPackets: 180_000, headersOnly: false });
+    // each capture has room for its 190,000 packets (two warm-ups and three rounds of 50,000), allocated first
+    const sent = new RtpCapture({ maxPackets: 200_000, headersOnly: false });
     sent.sendTime = Date.now();
-    expect(
-      bytesPerCall(() => sent.add(-1, 0x7f000001, 30000, 0x7f000001, 40000, pkt, 172, false), 50_000),
-      'sent RTP',
-    ).to.be.below(1);
-    const received = new RtpCapture({ maxPackets: 180_000, headersOnly: true });
-    expect(
-      bytesPerCall(() => received.add(arrival, 0x7f000001, 40000, 0x7f000001, 30000, pkt, 172, false), 50_000),
-      'received RTP, headers only',
-    ).to.be.below(1);
+    expect(await bytesPerCallOptimised(() => sent.add(-1, 0x7f000001, 30000, 0x7f000001, 40000, pkt, 172, false), 50_000), 'sent RTP').to.be.below(1);
+    const received = new RtpCapture({ maxPackets: 200_000, headersOnly: true });
+    expect(await bytesPerCallOptimised(() => received.add(arrival, 0x7f000001, 40000, 0x7f000001, 30000, pkt, 172, false), 50_000), 'received RTP, headers only').to.be.below(1);
     const full = new RtpCapture({ maxPackets: 10, headersOnly: false });
-    expect(
-      bytesPerCall(() => full.add(arrival, 0x7f000001, 40001, 0x7f000001, 30001, rtcp, 60, true), 50_000),
-      'a full capture',
-    ).to.be.below(1);
+    expect(await bytesPerCallOptimised(() => full.add(arrival, 0x7f000001, 40001, 0x7f000001, 30001, rtcp, 60, true), 50_000), 'a full capture').to.be.below(1);
   });
 
   it('encodes and decodes G.711 ranges without allocating', () => {
