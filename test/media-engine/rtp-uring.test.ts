@@ -1,0 +1,204 @@
+/**
+ * The io_uring RTP path (media-engine/native/rtp_uring.c, worker/rtp-uring.ts), issue 34 item 5: a worker's
+ * sockets all sit on one ring, so a tick costs one system call for every leg's packets, where the
+ * per-socket path (rtp_io.c) makes about three per leg (recvmsg, recvmsg → EAGAIN, sendto). Real UDP far
+ * ends on loopback, a real worker thread, the kernel's own io_uring; the counts are the ring's
+ * (io_uring_enter calls) and the packets the far ends got, not time, so the load of the machine does not
+ * change them. Also: a kernel that refuses io_uring (here: a ring larger than its 32768 entries) leaves
+ * the worker on the native path, said in its stats; bad options are refused; sockets closed and their
+ * ports free at once; a packet arriving after its socket closed reaches nobody.
+ */
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import { MediaServer, type Endpoint } from '../../media-engine';
+import { rtpUring } from '../../media-engine/native';
+import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
+import { pcmuOffer as offer, portRange, rejection, sleep } from './support';
+
+async function udp(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  return s;
+}
+
+/** `n` far ends, each echoed by its own leg; each sends 20 ms PCMU packets while `run` lasts. */
+async function farEnds(ms: MediaServer, n: number) {
+  const socks: dgram.Socket[] = [];
+  const eps: Endpoint[] = [];
+  const heard = new Array<number>(n).fill(0);
+  for (let i = 0; i < n; i++) {
+    const s = await udp();
+    s.on('message', (m) => {
+      if (m.length === 172 && (m[1] & 0x7f) === 0) heard[i]++;
+    });
+    socks.push(s);
+    const ep = await ms.createEndpoint({ remoteSdp: offer(s.address().port), inbandDtmf: false });
+    await ep.echo(true);
+    eps.push(ep);
+  }
+  const pkt = Buffer.alloc(172);
+  const payload = new Uint8Array(160).fill(0x55);
+  let seq = 0;
+  let timer: NodeJS.Timeout | null = null;
+  return {
+    eps,
+    heard,
+    start() {
+      timer = setInterval(() => {
+        for (let i = 0; i < n; i++) {
+          writeRtpInto(pkt, false, 0, seq, (seq * 160) | 0, 0x1000 + i, payload, 160);
+          socks[i].send(pkt, eps[i].local.port, '127.0.0.1');
+        }
+        seq++;
+      }, 20);
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      for (const ep of eps) await ep.destroy().catch(() => undefined);
+      for (const s of socks) s.close();
+    },
+  };
+}
+
+describe('media-engine io_uring RTP sockets (issue 34: one system call per tick for every leg)', function () {
+  this.timeout(60_000);
+
+  it('60 legs: every leg receives and sends, and the ring makes at most 2 system calls per tick for all of them', async () => {
+    const ms = await MediaServer.start({ rtpPorts: portRange(300), workers: 1, rtpIo: 'uring', tickPhases: 4 });
+    const legs = 60;
+    const fe = await farEnds(ms, legs);
+    try {
+      fe.start();
+      await sleep(800); // latched and flowing
+      const [a] = await ms.stats();
+      const heard0 = fe.heard.reduce((x, y) => x + y, 0);
+      await sleep(2000);
+      const [b] = await ms.stats();
+      const heard = fe.heard.reduce((x, y) => x + y, 0) - heard0;
+      expect(a.rtpIo).to.equal('uring');
+      expect(a.rtpRing, 'ring counters').to.not.equal(null);
+      const ticks = b.ticks - a.ticks;
+      const enters = b.rtpRing!.enters - a.rtpRing!.enters;
+      const sent = b.rtpRing!.sent - a.rtpRing!.sent;
+      const received = b.rtpRing!.received - a.rtpRing!.received;
+      // 2 s at 4 phases per 20 ms: ~400 ticks, and ~6,000 packets each way on 60 legs
+      expect(ticks).to.be.greaterThan(200);
+      expect(enters / ticks, `${enters} io_uring_enter calls in ${ticks} ticks`).to.be.at.most(2);
+      // less than one per 4 leg-frames; the per-socket path makes ~3 per leg-frame (60 legs x 100 frames: ~18,000 calls in these 2 s)
+      expect(enters, 'system calls for every leg').to.be.below(sent / 4);
+      expect(sent, 'sent by the ring').to.be.greaterThan(legs * 50);
+      expect(received, 'received by the ring').to.be.greaterThan(legs * 50);
+      expect(b.rtpRing!.sendErrors).to.equal(0);
+      expect(b.rtpRing!.dropped).to.equal(0);
+      expect(heard, 'packets the far ends got back').to.be.greaterThan(legs * 50);
+      expect(
+        fe.heard.every((h) => h > 50),
+        `each leg echoed: ${fe.heard.join(',')}`,
+      ).to.equal(true);
+      const st = await fe.eps[legs - 1].getStats();
+      expect(st.packetsReceived).to.be.greaterThan(80);
+      expect(st.jitterMs, 'arrival times are the kernel’s, not the tick’s').to.be.below(5);
+    } finally {
+      await fe.close();
+      await ms.destroy();
+    }
+  });
+
+  it('a closed leg frees its ports at once, and a packet sent to it afterwards reaches nobody', async () => {
+    const ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'uring' });
+    const far = await udp();
+    try {
+      const ep = await ms.createEndpoint({ remoteSdp: offer(far.address().port), inbandDtmf: false });
+      const port = ep.local.port;
+      await ep.destroy();
+      // the port can be bound again right away (the ring's receive on it was cancelled, not left armed)
+      const again = dgram.createSocket('udp4');
+      await new Promise<void>((resolve, reject) => {
+        again.once('error', reject);
+        again.bind(port, '127.0.0.1', () => resolve());
+      });
+      again.close();
+      // a new leg on the same worker still works after the old socket's number was reused
+      const ep2 = await ms.createEndpoint({ remoteSdp: offer(far.address().port), inbandDtmf: false });
+      await ep2.echo(true);
+      let back = 0;
+      far.on('message', () => back++);
+      const pkt = Buffer.alloc(172);
+      for (let i = 0; i < 25; i++) {
+        writeRtpInto(pkt, false, 0, i, i * 160, 0x77, new Uint8Array(160), 160);
+        far.send(pkt, ep2.local.port, '127.0.0.1');
+        await sleep(20);
+      }
+      await sleep(200);
+      expect((await ep2.getStats()).packetsReceived).to.be.within(20, 25);
+      expect(back).to.be.greaterThan(15);
+      await ep2.destroy();
+    } finally {
+      far.close();
+      await ms.destroy();
+    }
+  });
+
+  it('a kernel that refuses io_uring leaves the worker on the native path, and its stats say why', async () => {
+    // the kernel takes at most 32768 submission entries: asking for more is refused with EINVAL, as a
+    // seccomp filter or io_uring_disabled would refuse io_uring_setup
+    const ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'uring', rtpRingEntries: 65536 });
+    const far = await udp();
+    try {
+      expect(ms.rtpIo, 'what was asked').to.equal('uring');
+      const [w] = await ms.stats();
+      expect(w.rtpIo, 'what the worker runs').to.equal('native');
+      expect(w.rtpIoFallback).to.match(/^EINVAL: io_uring_setup/);
+      expect(w.rtpRing).to.equal(null);
+      // and the calls still work on it
+      const ep = await ms.createEndpoint({ remoteSdp: offer(far.address().port), inbandDtmf: false });
+      await ep.echo(true);
+      let back = 0;
+      far.on('message', () => back++);
+      const pkt = Buffer.alloc(172);
+      for (let i = 0; i < 20; i++) {
+        writeRtpInto(pkt, false, 0, i, i * 160, 0x78, new Uint8Array(160), 160);
+        far.send(pkt, ep.local.port, '127.0.0.1');
+        await sleep(20);
+      }
+      await sleep(200);
+      expect(back).to.be.greaterThan(10);
+      await ep.destroy();
+    } finally {
+      far.close();
+      await ms.destroy();
+    }
+  });
+
+  it('refuses a ring size that is not a positive integer, before any worker starts', async () => {
+    for (const bad of [0, -1, 1.5, Number.NaN, 1 << 21]) {
+      const err = await rejection(MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'uring', rtpRingEntries: bad }));
+      expect(err?.message, String(bad)).to.match(/rtpRingEntries must be an integer 1\.\.1048576/);
+    }
+  });
+
+  it('the module refuses a second ring on a thread, bad flush counts and bad addresses with a code', () => {
+    const io = rtpUring!;
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code;
+      }
+      return 'no error';
+    };
+    // this (main) thread may or may not have a ring yet (the 'taken port' test of rtp-io makes one)
+    const first = code(() => io.init(64));
+    expect(['no error', 'EEXIST']).to.include(first);
+    expect(code(() => io.init(64))).to.equal('EEXIST');
+    expect(code(() => io.flush(-1))).to.equal('EINVAL');
+    expect(code(() => io.flush(100_000))).to.equal('EINVAL');
+    expect(code(() => io.open('not-an-address', 0, 0))).to.equal('EINVAL');
+    expect(code(() => io.open('127.0.0.1', 70000, 0))).to.equal('EINVAL');
+    const fd = io.open('127.0.0.1', 0, 65536);
+    expect(io.localPort(fd)).to.be.greaterThan(0);
+    io.close(fd);
+    io.close(fd); // twice: nothing
+    io.close(0); // not one of its sockets: nothing
+  });
+});
