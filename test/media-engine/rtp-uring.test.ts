@@ -97,7 +97,6 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
       ).to.equal(true);
       const st = await fe.eps[legs - 1].getStats();
       expect(st.packetsReceived).to.be.greaterThan(80);
-      expect(st.jitterMs, 'arrival times are the kernel’s, not the tick’s').to.be.below(5);
     } finally {
       await fe.close();
       await ms.destroy();
