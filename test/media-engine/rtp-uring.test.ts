@@ -5,14 +5,17 @@
  * ends on loopback, a real worker thread, the kernel's own io_uring; the counts are the ring's
  * (io_uring_enter calls) and the packets the far ends got, not time, so the load of the machine does not
  * change them. Also: a kernel that refuses io_uring (here: a ring larger than its 32768 entries) leaves
- * the worker on the native path, said in its stats; bad options are refused; sockets closed and their
- * ports free at once; a packet arriving after its socket closed reaches nobody.
+ * the worker on the native path, said in its stats; bad options are refused; a closed socket's port is
+ * free at once and a new socket of the same number gets its own packets; a burst larger than the ring's
+ * receive buffers is handed over whole.
  */
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { MediaServer, type Endpoint } from '../../media-engine';
 import { rtpUring } from '../../media-engine/native';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
+import { createTransport } from '../../media-engine/worker/rtp-transport';
+import { uringRing } from '../../media-engine/worker/rtp-uring';
 import { pcmuOffer as offer, portRange, rejection, sleep } from './support';
 
 async function udp(): Promise<dgram.Socket> {
@@ -103,7 +106,7 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
     }
   });
 
-  it('a closed leg frees its ports at once, and a packet sent to it afterwards reaches nobody', async () => {
+  it('a closed leg frees its ports at once, and a new leg on the reused socket number gets its own packets', async () => {
     const ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'uring' });
     const far = await udp();
     try {
@@ -166,6 +169,45 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
     } finally {
       far.close();
       await ms.destroy();
+    }
+  });
+
+  it("a burst of 4,800 packets waiting on 16 sockets (more than the ring's 4,096 buffers): every one is handed over", async () => {
+    // in this thread: its ring (made here, or by an earlier test), sockets of the 'uring' kind
+    const got = new Map<number, number>();
+    const ts = [] as ReturnType<typeof createTransport>[];
+    const ports: number[] = [];
+    for (let i = 0; i < 16; i++) {
+      const t = createTransport((_buf, len, _ip, fromPort) => got.set(fromPort, (got.get(fromPort) ?? 0) + (len === 172 ? 1 : 0)), 'uring');
+      const probe = await udp(); // a free port for it (the module binds what it is given)
+      const port = probe.address().port;
+      probe.close();
+      await t.open('127.0.0.1', port);
+      ts.push(t);
+      ports.push(port);
+    }
+    const ring = uringRing()!;
+    ring.flush(); // the receives armed
+    const before = ring.counters();
+    const sender = await udp();
+    const pkt = Buffer.alloc(172, 1);
+    try {
+      // 16 sockets x 300 packets = 4,800 waiting at once (each socket's buffer holds ~330): more than the 4,096 buffers
+      for (let k = 0; k < 300; k++) for (const p of ports) sender.send(pkt, p, '127.0.0.1');
+      await sleep(300);
+      for (let i = 0; i < 10; i++) {
+        ring.flush();
+        await sleep(20);
+      }
+      const after = ring.counters();
+      const total = [...got.values()].reduce((a, b) => a + b, 0);
+      const seen = JSON.stringify({ total, before, after });
+      expect(after.dropped - before.dropped, seen).to.equal(0);
+      expect(total, 'every packet the sockets held was handed over').to.equal(after.received - before.received);
+      expect(total).to.equal(4800);
+    } finally {
+      sender.close();
+      for (const t of ts) await t.close();
     }
   });
 
