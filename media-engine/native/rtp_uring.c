@@ -92,9 +92,20 @@ static uring_t *ring_of(napi_env env) {
 }
 
 static void uring_free(uring_t *u) {
+  if (u->ring_ok) {
+    /* the armed receives hold their sockets: cancel them here and now (the ring's own teardown does it
+       later, in a kernel worker), so a dead worker's ports are free when its thread is gone */
+    struct io_uring_sync_cancel_reg reg;
+    memset(&reg, 0, sizeof reg);
+    reg.flags = IORING_ASYNC_CANCEL_ANY;
+    reg.timeout.tv_sec = -1;
+    reg.timeout.tv_nsec = -1;
+    io_uring_register_sync_cancel(&u->ring, &reg);
+    io_uring_get_events(&u->ring);
+  }
   for (size_t fd = 0; fd < u->nfd; fd++)
     if (u->open[fd]) close((int)fd);
-  if (u->ring_ok) io_uring_queue_exit(&u->ring); /* cancels every armed receive */
+  if (u->ring_ok) io_uring_queue_exit(&u->ring);
   if (u->br) munmap(u->br, u->br_bytes);
   free(u->bufs);
   free(u->gen);
