@@ -101,7 +101,17 @@ static void uring_free(uring_t *u) {
     reg.timeout.tv_sec = -1;
     reg.timeout.tv_nsec = -1;
     io_uring_register_sync_cancel(&u->ring, &reg);
-    io_uring_get_events(&u->ring);
+    /* and reap their last completions: a request lets go of its socket when its completion is flushed */
+    struct io_uring_cqe *cqe;
+    for (int pass = 0; pass < 8; pass++) {
+      io_uring_get_events(&u->ring);
+      unsigned n = 0;
+      while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+        io_uring_cqe_seen(&u->ring, cqe);
+        n++;
+      }
+      if (!n) break;
+    }
   }
   for (size_t fd = 0; fd < u->nfd; fd++)
     if (u->open[fd]) close((int)fd);
