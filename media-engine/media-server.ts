@@ -13,8 +13,8 @@ import type { AudioCodecName, Direction } from './sdp/sdp';
 import { PortPool } from './worker/port-pool';
 import { RealtimeGuard, type ScheduleChange, type WorkerRealtimeOptions } from './worker/realtime';
 import type { EventMessage } from './worker/protocol';
-import { defaultRtpIo, ipv4ToInt, type RtpIoKind } from './worker/rtp-transport';
-import { rtpIoError } from './native';
+import { defaultRtpIo, ipv4ToInt, RTP_IO_KINDS, type RtpIoKind } from './worker/rtp-transport';
+import { rtpIo, rtpIoError, rtpUring, rtpUringError, type UringCounters } from './native';
 import { WorkerCallError, WorkerHost } from './worker/worker-host';
 
 export interface MediaServerOptions {
@@ -53,12 +53,17 @@ export interface MediaServerOptions {
    */
   workerRealtime?: WorkerRealtimeOptions;
   /**
-   * The RTP sockets of the workers: 'native' (media-engine/native, built at set-up) reads each leg's
-   * socket when the leg is served and sends with one system call, without waking the event loop per
-   * packet; 'dgram' is node:dgram. Default: native when it was built, else dgram. Asking for native
-   * where it was not built is an error.
+   * The RTP sockets of the workers: 'uring' (media-engine/native/rtp_uring.c, built at set-up with
+   * liburing) puts every socket of a worker on one io_uring, sending a tick's packets and taking what
+   * arrived on all of them in one system call; 'native' (rtp_io.c) reads each leg's socket when the leg
+   * is served and sends with one system call per packet, without waking the event loop per packet;
+   * 'dgram' is node:dgram. Default: the first of these that was built. Asking for one that was not
+   * built is an error; a worker whose kernel refuses io_uring at run time (disabled, seccomp, too
+   * old) warns once and runs 'native' (`rtpIoFallback` in its stats).
    */
   rtpIo?: RtpIoKind;
+  /** Submission queue size of each worker's io_uring (1..32768 by the kernel; default 1024). */
+  rtpRingEntries?: number;
 }
 
 export interface CreateEndpointOptions {
@@ -74,6 +79,10 @@ export interface CreateEndpointOptions {
 export interface WorkerStats {
   /** the RTP socket kind the worker really uses */
   rtpIo: RtpIoKind;
+  /** why the worker was asked for 'uring' and runs 'native' (the kernel refused io_uring), or null */
+  rtpIoFallback: string | null;
+  /** the worker's io_uring counters (io_uring_enter calls, packets) when it runs 'uring', else null */
+  rtpRing: UringCounters | null;
   legs: number;
   conferences: number;
   ticks: number;
@@ -117,8 +126,11 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
 
   private constructor(private readonly opts: MediaServerOptions) {
     super();
-    if (opts.rtpIo === 'native' && defaultRtpIo() !== 'native') throw new Error(`native RTP sockets are not built (${rtpIoError}); run scripts/build-native.sh`);
-    if (opts.rtpIo !== undefined && opts.rtpIo !== 'native' && opts.rtpIo !== 'dgram') throw new Error(`rtpIo must be 'native' or 'dgram', not ${String(opts.rtpIo)}`);
+    if (opts.rtpIo !== undefined && !RTP_IO_KINDS.includes(opts.rtpIo)) throw new Error(`rtpIo must be 'uring', 'native' or 'dgram', not ${String(opts.rtpIo)}`);
+    if (opts.rtpIo === 'native' && !rtpIo) throw new Error(`native RTP sockets are not built (${rtpIoError}); run scripts/build-native.sh`);
+    if (opts.rtpIo === 'uring' && !rtpUring) throw new Error(`io_uring RTP sockets are not built (${rtpUringError}); install liburing-dev and run scripts/build-native.sh`);
+    const ring = opts.rtpRingEntries;
+    if (ring !== undefined && !(Number.isInteger(ring) && ring >= 1 && ring <= 1 << 20)) throw new Error(`rtpRingEntries must be an integer 1..${1 << 20}, not ${String(ring)}`);
     this.rtpIo = opts.rtpIo ?? defaultRtpIo();
     this.bindAddress = opts.bindAddress ?? '127.0.0.1';
     this.advertisedAddress = opts.advertisedAddress ?? defaultAddress(this.bindAddress);
@@ -127,7 +139,8 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     const n = Math.max(1, opts.workers ?? os.availableParallelism());
     this.hosts = Array.from(
       { length: n },
-      (_, i) => new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice, rtpIo: this.rtpIo }),
+      (_, i) =>
+        new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice, rtpIo: this.rtpIo, ringEntries: ring }),
     );
     for (const h of this.hosts) {
       h.on('event', (m) => this.route(m));
@@ -169,7 +182,13 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     }
   }
 
+  /** Each worker thread's Linux thread id (undefined off Linux), e.g. to read its CPU time in /proc. */
+  get workerTids(): (number | undefined)[] {
+    return this.hosts.map((h) => h.tid);
+  }
+
   /** Each worker's scheduling under workerRealtime ('rr' or 'other'; empty without it). */
+
   get schedules(): { index: number; tid: number; policy: 'rr' | 'other'; refused?: string }[] {
     return this.guards.map((g) => ({ index: g.index, tid: g.tid, policy: g.current, ...(g.refused ? { refused: g.refused } : {}) }));
   }

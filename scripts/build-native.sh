@@ -3,6 +3,8 @@
 # compiler; no node-gyp, no download. Each is skipped when its build is newer than all its sources.
 #   media-engine/native/rtp_io.c -> build/rtp_io.node   polled RTP sockets; without it the workers
 #                                                       use node:dgram (same behaviour, dearer)
+#   media-engine/native/rtp_uring.c -> build/rtp_uring.node   every socket of a worker on one io_uring
+#                                                       (liburing); without it the workers use rtp_io.node
 #   media-engine/native/codec*.c -> build/codecs.node   Opus (libopus), G.722 + PLC (libspandsp), the
 #                                                       resampler (libspeexdsp); without it the engine
 #                                                       has G.711 only and refuses Opus/G.722 offers
@@ -44,6 +46,12 @@ build() {
 }
 
 build "$DIR/build/rtp_io.node" "media workers use node:dgram for RTP" "" "$DIR/rtp_io.c"
+
+if [ -f /usr/include/liburing.h ]; then
+  build "$DIR/build/rtp_uring.node" "media workers use rtp_io.node (a system call per packet)" "" "$DIR/rtp_uring.c" -- -luring
+else
+  log "rtp_uring.node: missing liburing-dev: media workers use rtp_io.node (a system call per packet)"
+fi
 
 codec_libs_missing=""
 [ -f /usr/include/opus/opus.h ] || codec_libs_missing="$codec_libs_missing libopus-dev"

@@ -14,7 +14,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # 1. Debian packages (what every part of the platform uses at run time or in tests).
-PKGS="postgresql redis-server prometheus sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools gcc libc6-dev libopus-dev libspandsp-dev libspeexdsp-dev"
+PKGS="postgresql redis-server prometheus sip-tester espeak-ng flite sox libsox-fmt-all pocketsphinx pocketsphinx-en-us openssl kamailio kamailio-websocket-modules kamailio-tls-modules rtpengine-daemon chromium chromium-driver baresip linphone-cli tcpdump zbar-tools gcc libc6-dev libopus-dev libspandsp-dev libspeexdsp-dev liburing-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,7 +1,9 @@
 /**
- * The native RTP socket path (rtp_io.c), built at set-up by scripts/build-native.sh. `rtpIo` is null
- * when the build is not there (no C compiler or Node headers on the machine): the worker then uses
- * node:dgram, with the same behaviour and a higher cost per packet.
+ * The native RTP socket paths, built at set-up by scripts/build-native.sh: rtp_io.c (a socket read and
+ * written per leg) and rtp_uring.c (every socket of the worker behind one io_uring: one system call per
+ * tick). `rtpIo` is null when its build is not there (no C compiler or Node headers on the machine): the
+ * worker then uses node:dgram, with the same behaviour and a higher cost per packet; `rtpUring` is null
+ * without liburing-dev (the worker then uses rtp_io.c).
  */
 import path from 'node:path';
 
@@ -31,3 +33,63 @@ const loaded = load();
 export const rtpIo: NativeRtpIo | null = loaded.io;
 /** Why the native path is not there (for the log), or null. */
 export const rtpIoError: string | null = loaded.error;
+
+/** The arenas a ring shares with JS (rtp_uring.c): packets queued for sending and packets received. */
+export interface UringArenas {
+  /** `txSlots` packets of `slot` bytes each */
+  tx: ArrayBuffer;
+  /** per queued packet: fd, IPv4 as int32, port, length */
+  txMeta: Int32Array;
+  /** `rxSlots` packets of `slot` bytes each */
+  rx: ArrayBuffer;
+  /** per received packet: fd, length, source IPv4 as int32, source port, how long ago it arrived (ms, 0: unknown) */
+  rxMeta: Float64Array;
+  slot: number;
+  txSlots: number;
+  rxSlots: number;
+  /** how the kernel runs the ring: 'defer-taskrun' (completions made inside our system call only), 'coop-taskrun' or 'plain' */
+  mode: string;
+}
+
+export interface UringCounters {
+  /** io_uring_enter system calls */
+  enters: number;
+  sent: number;
+  sendErrors: number;
+  received: number;
+  /** datagrams too large for a slot, or truncated */
+  dropped: number;
+  rearms: number;
+  noBuffers: number;
+}
+
+export interface NativeRtpUring {
+  /** This thread's ring (once per thread); throws with the kernel's `code` (ENOSYS, EPERM, EINVAL...) when it refuses io_uring. */
+  init(entries: number): UringArenas;
+  /** A UDP socket bound to address:port with a receive armed on the ring; throws with `code` (EADDRINUSE). */
+  open(address: string, port: number, recvBuffer: number): number;
+  /** Cancels the socket's receive and closes it: the port is free when it returns. */
+  close(fd: number): void;
+  /** Sends the `n` packets queued in the tx arena and collects what arrived on every socket: one system call. Returns the packets put in the rx arena. */
+  flush(n: number): number;
+  /** More received packets after a flush that filled the rx arena (no system call). */
+  harvest(): number;
+  localPort(fd: number): number;
+  stats(): UringCounters;
+}
+
+export const NATIVE_RTP_URING_PATH = path.join(__dirname, 'build', 'rtp_uring.node');
+
+function loadUring(): { io: NativeRtpUring | null; error: string | null } {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a native addon at a built path, loaded synchronously; its absence is caught
+    return { io: require(NATIVE_RTP_URING_PATH) as NativeRtpUring, error: null };
+  } catch (e) {
+    return { io: null, error: (e as Error).message };
+  }
+}
+
+const loadedUring = loadUring();
+/** The io_uring socket path (rtp_uring.c, needs liburing-dev at build time); null when it was not built. */
+export const rtpUring: NativeRtpUring | null = loadedUring.io;
+export const rtpUringError: string | null = loadedUring.error;

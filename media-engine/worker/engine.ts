@@ -6,7 +6,7 @@ import { ForkTap, type ForkMix } from '../fork';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
-import { rtpIoKind } from './rtp-transport';
+import { rtpIoFallback, rtpIoKind, rtpIoTickEnd, rtpIoTickStart, rtpRingCounters } from './rtp-transport';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
 import { EngineError } from './engine-error';
 import { sendDigits, signalledDigit } from './leg-dtmf';
@@ -86,6 +86,7 @@ export class Engine {
    */
   private tick(now: number, skippedTicks: number, index: number): void {
     const t0 = performance.now();
+    rtpIoTickStart(); // an io_uring worker: what arrived on every socket, in one system call
     const P = this.phases;
     const slot = index % P;
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
@@ -129,6 +130,7 @@ export class Engine {
         this.legFailed(leg, e);
       }
     }
+    rtpIoTickEnd(); // an io_uring worker: this tick's sends, in one system call
     this.periodCost += performance.now() - t0;
     if (slot === P - 1) {
       this.tickCost[this.periods++ % this.tickCost.length] = this.periodCost;
@@ -535,6 +537,10 @@ export class Engine {
     return {
       /** the RTP socket kind this worker really uses */
       rtpIo: rtpIoKind(),
+      /** why the worker asked for 'uring' and runs 'native' (the kernel refused io_uring), or null */
+      rtpIoFallback: rtpIoFallback(),
+      /** the ring's system calls and packets since the worker started ('uring' only) */
+      rtpRing: rtpRingCounters(),
       legs: this.legs.size,
       conferences: this.conferences.size,
       ticks: s.ticks,

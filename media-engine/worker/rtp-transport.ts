@@ -1,6 +1,10 @@
 /**
- * The UDP socket under an RTP session, in two kinds with one behaviour:
- *  - 'native' (media-engine/native): the socket is read in the leg's tick (`poll`), so the event loop is
+ * The UDP socket under an RTP session, in three kinds with one behaviour:
+ *  - 'uring' (media-engine/native/rtp_uring.c, rtp-uring.ts): every socket of the worker on one io_uring;
+ *    the engine's tick flushes them all in one system call (sends queued, arrivals handed over), each
+ *    packet with the kernel's arrival time. When the kernel refuses io_uring, the worker says so once
+ *    (a warning, and `rtpIoFallback` in its stats) and uses 'native'.
+ *  - 'native' (media-engine/native/rtp_io.c): the socket is read in the leg's tick (`poll`), so the event loop is
  *    not woken per packet, and each packet comes with the kernel's arrival time; a send is one sendto.
  *  - 'dgram': node:dgram, packets delivered as events as they arrive; `poll` does nothing.
  * Packets are handed over as (buffer, length, source ip, source port, arrival on performance.now()'s
@@ -9,9 +13,11 @@
 import dgram from 'node:dgram';
 import dns from 'node:dns';
 import { ipLookup } from '../../core/net/ip-lookup';
-import { rtpIo, type NativeRtpIo } from '../native';
+import { rtpIo, rtpUring, type NativeRtpIo, type UringCounters } from '../native';
+import { startUring, uringRing, uringTransport } from './rtp-uring';
 
-export type RtpIoKind = 'native' | 'dgram';
+export type RtpIoKind = 'uring' | 'native' | 'dgram';
+export const RTP_IO_KINDS: readonly RtpIoKind[] = ['uring', 'native', 'dgram'];
 
 /** Where packets go: the IPv4 address as text (dgram) and as a signed 32-bit integer (native). */
 export interface Peer {
@@ -78,20 +84,48 @@ function resolveLater(to: Peer): void {
   });
 }
 
-/** The kind a worker uses when none is asked for: native when it was built. */
-export const defaultRtpIo = (): RtpIoKind => (rtpIo ? 'native' : 'dgram');
+/** The kind a worker uses when none is asked for: the fastest that was built. */
+export const defaultRtpIo = (): RtpIoKind => (rtpUring ? 'uring' : rtpIo ? 'native' : 'dgram');
 
 /** The socket kind of this thread's sessions (worker-main.ts sets it from the worker's options). */
 let ioKind: RtpIoKind = 'dgram';
-export function configureRtpIo(kind: RtpIoKind): void {
+/** Why this thread asked for 'uring' and runs 'native' (the kernel refused io_uring), or null. */
+let fallback: string | null = null;
+export function configureRtpIo(kind: RtpIoKind, opts: { ringEntries?: number } = {}): void {
+  if (kind === 'uring') {
+    const refused = startUring(opts.ringEntries);
+    if (refused === null) {
+      ioKind = 'uring';
+      return;
+    }
+    fallback = refused;
+    process.emitWarning(`media worker: io_uring refused (${refused}); its RTP sockets use the per-socket native path`);
+    kind = 'native';
+  }
   ioKind = kind === 'native' && rtpIo ? 'native' : 'dgram';
 }
-/** The kind this thread's sessions really use (native only where the module loaded). */
+/** The kind this thread's sessions really use (native only where the module loaded, uring only where the kernel took it). */
 export const rtpIoKind = (): RtpIoKind => ioKind;
+export const rtpIoFallback = (): string | null => fallback;
+/** The ring's counters (system calls, packets) when this thread runs 'uring'. */
+export const rtpRingCounters = (): UringCounters | null => (ioKind === 'uring' ? (uringRing()?.counters() ?? null) : null);
+
+/** The engine's tick begins: a ring hands over what arrived on every socket (nothing to do for the other kinds). */
+export function rtpIoTickStart(): void {
+  uringRing()?.beginTick();
+}
+/** The engine's tick ends: a ring sends the tick's packets, all in one system call. */
+export function rtpIoTickEnd(): void {
+  uringRing()?.endTick();
+}
 
 /** A socket of this thread's kind. */
 export function createTransport(onPacket: PacketHandler, kind: RtpIoKind = ioKind): RtpTransport {
-  return kind === 'native' && rtpIo ? new NativeTransport(rtpIo, onPacket) : new DgramTransport(onPacket);
+  if (kind === 'uring') {
+    const t = uringTransport(onPacket);
+    if (t) return t;
+  }
+  return kind !== 'dgram' && rtpIo ? new NativeTransport(rtpIo, onPacket) : new DgramTransport(onPacket);
 }
 
 /** One receive buffer and metadata array for every native socket of the worker (packets are handled at once). */

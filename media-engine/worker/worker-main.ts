@@ -14,7 +14,10 @@ import { isToWorker, type CallRequest, type FromWorker, type Method, type Operat
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
 const port = parentPort;
 configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
-configureRtpIo((workerData as { rtpIo?: RtpIoKind } | undefined)?.rtpIo ?? 'dgram');
+{
+  const wd = workerData as { rtpIo?: RtpIoKind; ringEntries?: number } | undefined;
+  configureRtpIo(wd?.rtpIo ?? 'dgram', { ringEntries: wd?.ringEntries });
+}
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
 
 // Linux keeps the nice value per thread: pid 0 is this worker thread only (MediaServerOptions.workerNice)

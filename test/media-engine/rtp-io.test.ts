@@ -1,6 +1,7 @@
 /**
- * The workers' two RTP socket kinds (media-engine/worker/rtp-transport.ts) behave alike: the native one
- * (media-engine/native, built at set-up; read when the leg is served) and node:dgram. Each kind: audio both
+ * The workers' three RTP socket kinds (media-engine/worker/rtp-transport.ts) behave alike: io_uring (every
+ * socket of the worker on one ring, rtp_uring.c), the native one (rtp_io.c, built at set-up; read when the
+ * leg is served) and node:dgram. Each kind: audio both
  * ways with contiguous timestamps, symmetric RTP (answering where the far end really sends from), RTCP
  * both ways, a steady stream's jitter near zero (the native kind takes the kernel's arrival time, not
  * the time the tick read the packet), and a taken port refused with EADDRINUSE.
@@ -9,7 +10,7 @@ import { expect } from 'chai';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import { MediaServer, type Endpoint } from '../../media-engine';
-import { NATIVE_RTP_IO_PATH, rtpIo } from '../../media-engine/native';
+import { NATIVE_RTP_IO_PATH, NATIVE_RTP_URING_PATH, rtpIo, rtpUring } from '../../media-engine/native';
 import { createTransport, intToIpv4, ipv4ToInt, type RtpIoKind } from '../../media-engine/worker/rtp-transport';
 import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
@@ -21,15 +22,20 @@ async function udp(): Promise<dgram.Socket> {
   return s;
 }
 
-describe('media-engine RTP sockets: native and dgram', function () {
+describe('media-engine RTP sockets: uring, native and dgram', function () {
   this.timeout(30_000);
 
-  it('the native kind is built on this machine (scripts/build-native.sh, run by set-up) and is the default', async () => {
+  it('the uring and native kinds are built on this machine (scripts/build-native.sh, run by set-up); uring is the default', async () => {
     expect(fs.existsSync(NATIVE_RTP_IO_PATH), NATIVE_RTP_IO_PATH).to.equal(true);
     expect(rtpIo).to.not.equal(null);
+    expect(fs.existsSync(NATIVE_RTP_URING_PATH), `${NATIVE_RTP_URING_PATH} (liburing-dev)`).to.equal(true);
+    expect(rtpUring).to.not.equal(null);
     const ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1 });
     try {
-      expect(ms.rtpIo).to.equal('native');
+      expect(ms.rtpIo).to.equal('uring');
+      const [w] = await ms.stats();
+      expect(w.rtpIo, 'the kernel takes io_uring here').to.equal('uring');
+      expect(w.rtpIoFallback).to.equal(null);
     } finally {
       await ms.destroy();
     }
@@ -68,7 +74,7 @@ describe('media-engine RTP sockets: native and dgram', function () {
 
   it('refuses an unknown kind', async () => {
     const err = await rejection(MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: 'epoll' as never }));
-    expect(err?.message).to.match(/rtpIo must be 'native' or 'dgram'/);
+    expect(err?.message).to.match(/rtpIo must be 'uring', 'native' or 'dgram'/);
   });
 
   it('IPv4 text and integers: both ways, and what is not an IPv4 literal', () => {
@@ -78,7 +84,7 @@ describe('media-engine RTP sockets: native and dgram', function () {
     for (const bad of ['', '1.2.3', '1.2.3.4.5', '256.1.1.1', '1..2.3', '1.2.3.', 'a.b.c.d', '1.2.3.4 ', '::1', '1234.1.1.1', 'example.com']) expect(ipv4ToInt(bad), bad).to.equal(null);
   });
 
-  for (const kind of ['native', 'dgram'] as RtpIoKind[]) {
+  for (const kind of ['uring', 'native', 'dgram'] as RtpIoKind[]) {
     describe(kind, () => {
       let ms: MediaServer;
       let ep: Endpoint | null = null;

@@ -7,7 +7,7 @@
  *    GC freed), per leg per tick;
  *  - CPU time per leg per 20 ms frame (process.cpuUsage over the measured ticks);
  *  - the same with the sockets' send replaced by a no-op (`engine only`), so the difference is dgram's.
- *   npx tsx scripts/bench/media/alloc.ts [--legs 500] [--ticks 10000] [--phases 4]
+ *   npx tsx scripts/bench/media/alloc.ts [--legs 500] [--ticks 10000] [--phases 4] [--rtp-io uring,native] [--modes full,engine-only]
  * Normalised to 10,000 ticks (a 5 ms tick with 4 phases: 2,500 frames per leg). Under callgrind (instructions, repeatable under load):
  *   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out node --import tsx scripts/bench/media/alloc.ts --legs 100 --ticks 2000 --modes full
  */
@@ -21,6 +21,7 @@ import v8 from 'node:v8';
 import { Engine } from '../../../media-engine/worker/engine';
 import type { Leg } from '../../../media-engine/worker/leg';
 import { writeRtpInto } from '../../../media-engine/rtp-packet/packet';
+import { configureRtpIo, rtpIoKind, rtpRingCounters, RTP_IO_KINDS, type RtpIoKind } from '../../../media-engine/worker/rtp-transport';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -33,6 +34,12 @@ const MODES = arg('modes', 'full,engine-only').split(',');
 const WARMUP = 1000;
 /** `--where`: also print where the measured ticks allocate (V8 sampling heap profiler, collected objects included) */
 const WHERE = process.argv.includes('--where');
+/**
+ * `--rtp-io uring,native`: also the 'wire' mode for each kind, in this run: the inbound packets come over
+ * real loopback sockets from a pump process (one per leg per 20 ms, sent before the tick that reads them)
+ * and the legs send with the kind's sockets, so the figure holds the whole socket path, kernel included.
+ */
+const WIRE_KINDS = (process.argv.includes('--rtp-io') ? arg('rtp-io', '').split(',') : []).filter((k): k is RtpIoKind => (RTP_IO_KINDS as readonly string[]).includes(k));
 
 interface SampleNode {
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
@@ -88,7 +95,44 @@ function startSink(): Promise<{ port: number; stop: () => void }> {
 
 const tickDelay = () => new Promise<void>((r) => setImmediate(r));
 
-async function run(mode: string, prompt: string, sinkPort: number) {
+/**
+ * The far ends of the 'wire' mode, in their own process: `send(k)` has it send tick k's packets (the legs
+ * of slot k mod phases, each its 20 ms PCMU packet) and resolves once they are out.
+ */
+function startPump(ports: number[], phases: number): Promise<{ send: (k: number) => Promise<void>; stop: () => void }> {
+  const code = `
+    const s = require('dgram').createSocket('udp4');
+    const ports = ${JSON.stringify(ports)}; const P = ${phases};
+    const bufs = ports.map(() => { const b = Buffer.alloc(172, 0xff); b[0] = 0x80; b[1] = 0; return b; });
+    s.bind(0, '127.0.0.1', () => process.send('ready'));
+    process.on('message', (k) => {
+      const period = Math.floor(k / P);
+      let left = 0;
+      for (let i = k % P; i < ports.length; i += P) {
+        const b = bufs[i];
+        b.writeUInt16BE(period & 0xffff, 2); b.writeUInt32BE((period * 160) >>> 0, 4); b.writeUInt32BE(1000 + i, 8);
+        left++;
+        s.send(b, ports[i], '127.0.0.1', () => { if (--left === 0) process.send(k); });
+      }
+      if (left === 0) process.send(k);
+    });`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve) =>
+    child.once('message', () =>
+      resolve({
+        send: (k) =>
+          new Promise<void>((r) => {
+            child.once('message', () => r());
+            child.send(k);
+          }),
+        stop: () => child.kill(),
+      }),
+    ),
+  );
+}
+
+async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoKind) {
+  if (kind) configureRtpIo(kind);
   const engine = new Engine(
     () => {},
     () => {},
@@ -112,7 +156,12 @@ async function run(mode: string, prompt: string, sinkPort: number) {
     if (!process.argv.includes('--no-record')) void engine.record(`l${i}`, '/dev/null').catch(() => {});
     legs.push(engine['legs'].get(`l${i}`)!);
   }
+  // createLeg starts the engine's own clock again: stopped, so only the ticks below run (else the real
+  // 5 ms clock ticks too while this waits, and the work per frame counted here depends on wall time)
+  engine.clock.stop();
   const sessions = legs.map((l) => l.session);
+  const ports = legs.map((l) => l.session.port);
+  const pump = mode === 'wire' ? await startPump(ports, PHASES) : null;
   if (mode === 'engine-only') for (const s of sessions) s['rtp'].send = () => {};
   // one inbound packet per leg, rewritten in place each 20 ms; SSRCs and timestamps as real phones send
   // them (32-bit, mostly above 2^31 as unsigned values)
@@ -123,11 +172,16 @@ async function run(mode: string, prompt: string, sinkPort: number) {
   for (let k = 0; k < 50; k++) await tickDelay(); // let the prompts load
   const t0 = Date.now();
   let index = 0;
-  const step = (n: number) => {
+  const step = async (n: number) => {
     for (let k = 0; k < n; k++) {
       index++;
       const slot = index % PHASES;
       const period = Math.floor(index / PHASES);
+      if (pump) {
+        await pump.send(index); // the slot's packets are in the legs' sockets before the tick reads them
+        engine['tick'](t0 + index * (20 / PHASES), 0, index);
+        continue;
+      }
       for (let i = slot; i < LEGS; i += PHASES) {
         const b = pkts[i];
         writeRtpInto(b, false, 0, period & 0xffff, (tsBase[i] + period * 160) | 0, ssrcs[i], payload, 160);
@@ -137,7 +191,7 @@ async function run(mode: string, prompt: string, sinkPort: number) {
     }
   };
   for (let done = 0; done < WARMUP; done += 200) {
-    step(200);
+    await step(200);
     await tickDelay();
   }
   const session = WHERE ? new inspector.Session() : null;
@@ -153,7 +207,7 @@ async function run(mode: string, prompt: string, sinkPort: number) {
   const cpu0 = process.cpuUsage();
   const w0 = performance.now();
   for (let done = 0; done < TICKS; done += 500) {
-    step(Math.min(500, TICKS - done));
+    await step(Math.min(500, TICKS - done));
     await tickDelay();
   }
   const wall = performance.now() - w0;
@@ -172,8 +226,10 @@ async function run(mode: string, prompt: string, sinkPort: number) {
   const allocated = heap1 - heap0 + freed;
   const legTicks = (TICKS / PHASES) * LEGS; // each leg is served once per PHASES ticks
   const cpuMs = (cpu.user + cpu.system) / 1000;
+  const received = sessions.reduce((a, x) => a + x.counters().packetsReceived, 0);
   const r = {
-    mode,
+    mode: kind ? `${mode} (${rtpIoKind()})` : mode,
+    ...(pump ? { packetsReceivedPerLegFrame: Number((received / ((index / PHASES) * LEGS)).toFixed(3)), ring: rtpRingCounters() } : {}),
     legs: LEGS,
     ticks: TICKS,
     gcsPer10kTicks: Number(((stats.statistics.length * 10000) / TICKS).toFixed(1)),
@@ -184,6 +240,7 @@ async function run(mode: string, prompt: string, sinkPort: number) {
     wallMs: Math.round(wall),
   };
   await engine.shutdown();
+  pump?.stop();
   for (const line of sites) console.log(line);
   return r;
 }
@@ -201,6 +258,7 @@ async function run(mode: string, prompt: string, sinkPort: number) {
   );
   try {
     for (const mode of MODES) console.log(JSON.stringify(await run(mode, prompt, sink.port)));
+    for (const kind of WIRE_KINDS) console.log(JSON.stringify(await run('wire', prompt, sink.port, kind)));
   } finally {
     sink.stop();
     fs.rmSync(dir, { recursive: true, force: true });

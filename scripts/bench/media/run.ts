@@ -1,6 +1,6 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--rtp-io native,dgram] [--neighbour] [--split-cpus] [--shared-gc] [--no-extras]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--rtp-io uring,native,dgram] [--neighbour] [--split-cpus] [--shared-gc] [--no-extras]
  *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
  *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts; --rt: the worker on SCHED_RR at
  *   that priority with the watchdog of media-engine/worker/realtime.ts, its drops printed)
@@ -19,7 +19,8 @@ import path from 'node:path';
 import { MediaServer, type Endpoint } from '../../../media-engine';
 import { ConferenceMixer, type MixMember } from '../../../media-engine/worker/mixer';
 import { startNeighbour, type NeighbourReport } from './neighbour';
-import type { RtpIoKind } from '../../../media-engine/worker/rtp-transport';
+import { procStat } from '../../../media-engine/worker/proc-stat';
+import { RTP_IO_KINDS, type RtpIoKind } from '../../../media-engine/worker/rtp-transport';
 
 // Run as media-app runs (scripts/start.ts): with --single-threaded-gc, unless `--shared-gc` asks for V8's
 // default (GC helper threads at ordinary priority, which a prioritised worker waits for beside a busy neighbour).
@@ -62,13 +63,13 @@ const RT = numbersArg('rt', int(1, 99), 'a SCHED_RR priority 1..99')?.[0];
 const RT_MAX = numbersArg('rt-max', (v) => v >= 0.1 && v <= 1, 'a share of one core, 0.1..1')?.[0];
 /** `--neighbour`: a busy process and a 10 ms wake-up probe run beside every level (both bounded, default priority) */
 const NEIGHBOUR = process.argv.includes('--neighbour');
-/** `--rtp-io native,dgram`: the workers' RTP socket kinds compared in one run (default: the engine's default) */
+/** `--rtp-io native,uring`: the workers' RTP socket kinds compared in one run (default: the engine's default) */
 const RTP_IO: (RtpIoKind | undefined)[] = (() => {
   const i = process.argv.indexOf('--rtp-io');
   if (i < 0) return [undefined];
   const kinds = (process.argv[i + 1] ?? '').split(',');
-  if (!kinds.length || kinds.some((k) => k !== 'native' && k !== 'dgram')) {
-    console.error('--rtp-io: a comma-separated list of native and dgram, e.g. --rtp-io native,dgram');
+  if (!kinds.length || kinds.some((k) => !(RTP_IO_KINDS as readonly string[]).includes(k))) {
+    console.error('--rtp-io: a comma-separated list of uring, native and dgram, e.g. --rtp-io native,uring');
     process.exit(2);
   }
   return kinds as RtpIoKind[];
@@ -159,6 +160,12 @@ interface LevelResult {
   pps: number;
   /** CPU of this process (worker + API thread) per leg per 20 ms frame over the measured run, µs */
   cpuUsPerLegFrame: number;
+  /** the kernel's part of it (system time), µs */
+  sysUsPerLegFrame: number;
+  /** CPU of the media worker thread alone (user + system, /proc) per leg-frame it served, µs: what the I/O path changes */
+  workerUsPerLegFrame: number;
+  /** io_uring_enter calls per tick ('uring' workers), else null */
+  entersPerTick: number | null;
   neighbour: NeighbourReport | null;
 }
 
@@ -184,16 +191,25 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
     }, 50);
   }
   let cpu0 = process.cpuUsage();
+  const tid = ms.workerTids[0];
+  const workerCpuMs = () => (tid === undefined ? 0 : procStat(process.pid, tid).cpuMs);
+  let wcpu0 = workerCpuMs();
+  let enters0 = 0;
   setTimeout(() => {
     void ms.resetStats();
     cpu0 = process.cpuUsage();
+    wcpu0 = workerCpuMs();
+    void ms.stats().then(([w]) => (enters0 = w.rtpRing?.enters ?? 0));
   }, WARMUP_MS);
   const nb = NEIGHBOUR ? startNeighbour(WARMUP_MS + RUN_MS) : null;
   const rx = await ask<{ p50: number; p99: number; max: number; lossPct: number; legsHeard: number }>({ cmd: 'start', targets: eps.map((e) => e.local.port), durationMs: RUN_MS, warmupMs: WARMUP_MS });
   const cpu = process.cpuUsage(cpu0);
+  const wcpu = workerCpuMs() - wcpu0;
   if (busyTimer) clearInterval(busyTimer);
   const neighbour = nb ? await nb.done : null;
   const [ws] = await ms.stats();
+  // the frames each leg was served: the worker's ticks over the measured run, one per leg per `phases` ticks
+  const legFrames = (ws.ticks / currentPhases) * n;
   for (const ep of eps) await ep.destroy();
   for (const c of ['bench-' + n]) await ms.getConference(c)?.destroy();
   await ask({ cmd: 'close' });
@@ -209,6 +225,9 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
     tickCostP99: ws.tickCostP99,
     pps: n * 50 * 2,
     cpuUsPerLegFrame: (cpu.user + cpu.system) / ((RUN_MS - WARMUP_MS) / 20) / n,
+    sysUsPerLegFrame: cpu.system / ((RUN_MS - WARMUP_MS) / 20) / n,
+    workerUsPerLegFrame: legFrames > 0 ? (wcpu * 1000) / legFrames : 0,
+    entersPerTick: ws.rtpRing && ws.ticks > 0 ? (ws.rtpRing.enters - enters0) / ws.ticks : null,
     neighbour,
   };
   console.log(JSON.stringify({ ...r, legsHeard: rx.legsHeard, busy: !!opts.busy, conference: !!opts.conference }));
@@ -230,6 +249,8 @@ function mixerCostPerParticipantUs(n: number): number {
 }
 
 const f2 = (x: number) => x.toFixed(2);
+/** the engine phases of the server being measured (level() divides the worker's ticks by it) */
+let currentPhases = 4;
 
 (async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'me-bench-'));
@@ -246,6 +267,7 @@ const f2 = (x: number) => x.toFixed(2);
       for (const phases of PHASES) {
         // the far end (the phones) runs at the worker's nice value: a starved peer would measure its own delays
         if (nice !== undefined) os.setPriority(peer.pid!, nice);
+        currentPhases = phases;
         const ms = await MediaServer.start({
           workers: 1,
           rtpPorts: { min: 30000, max: 39999 },
@@ -281,13 +303,13 @@ const f2 = (x: number) => x.toFixed(2);
   const lines: string[] = [];
   const nbHead = NEIGHBOUR ? ' neighbour CPU share | probe late p50 / p99 ms |' : '';
   lines.push(
-    `| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms (per 20 ms) | CPU µs per leg per frame | pps / baseline |${nbHead}`,
+    `| legs on 1 worker | packets/s (in+out) | send error p50 ms | p99 ms | max ms | loss % | tick lateness p99 ms | tick cost p50 / p99 ms (per 20 ms) | CPU µs per leg per frame (process / worker thread) | pps / baseline |${nbHead}`,
   );
   lines.push(`|---|---|---|---|---|---|---|---|---|---|${NEIGHBOUR ? '---|---|' : ''}`);
   for (const { label, r } of rows) {
     const nb = r.neighbour ? ` ${f2(r.neighbour.busyCpuShare)} | ${f2(r.neighbour.probeLateP50)} / ${f2(r.neighbour.probeLateP99)} |` : NEIGHBOUR ? ' | |' : '';
     lines.push(
-      `| ${label} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.cpuUsPerLegFrame)} | ${f2(r.pps / base)} |${nb}`,
+      `| ${label} | ${r.pps} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(r.cpuUsPerLegFrame)} / ${f2(r.workerUsPerLegFrame)} | ${f2(r.pps / base)} |${nb}`,
     );
   }
   lines.push('');

@@ -1,0 +1,541 @@
+/*
+ * The media worker's RTP sockets behind one io_uring per worker thread (media-engine/worker/rtp-uring.ts):
+ * every socket has one multishot recvmsg armed on a ring of provided buffers, and a tick's sends are
+ * queued in a shared arena; flush() submits them all and collects every packet that arrived, on every
+ * socket, in ONE system call (io_uring_enter), where the per-socket path (rtp_io.c) makes about three
+ * per leg and 20 ms (recvmsg, recvmsg → EAGAIN, sendto) and crosses from JS to C for each.
+ * Each received packet carries the kernel's arrival time (SO_TIMESTAMPNS), as in rtp_io.c. IPv4 only.
+ * The ring runs with DEFER_TASKRUN + SINGLE_ISSUER (kernel 6.1+), so receive completions are made only
+ * inside our io_uring_enter, not by interrupting the thread; on an older kernel it runs without them.
+ * When the kernel refuses io_uring (disabled, seccomp, too old), init() throws and the worker uses rtp_io.c.
+ * Built by scripts/build-native.sh against Debian's liburing (liburing-dev).
+ */
+#define _GNU_SOURCE
+#include <node_api.h>
+#include <errno.h>
+#include <liburing.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#define SLOT 1536      /* bytes per packet slot in the arenas shared with JS */
+#define TX_SLOTS 512   /* packets queued per flush (JS flushes early when full) */
+#define RX_SLOTS 512   /* packets handed to JS per flush/harvest (JS harvests again when full) */
+#define TX_META 4      /* txMeta per packet: fd, ip (int32), port, length */
+#define RX_META 5      /* rxMeta per packet: fd, length, ip (int32), port, age ms */
+#define NBUFS 4096     /* provided receive buffers (a power of two) */
+#define BUF_SIZE 2048  /* each: io_uring_recvmsg_out + address + control + payload */
+#define BGID 1
+#define CQ_ENTRIES 16384
+#define RUN_EVENTS 8192 /* completions one flush lets the kernel make (receive work run) at most */
+
+enum { K_RECV = 1, K_SEND = 2 };
+#define UD(kind, gen, fd) (((uint64_t)(kind) << 62) | ((uint64_t)((gen) & 0x3fffffff) << 32) | (uint32_t)(fd))
+#define UD_KIND(u) ((int)((u) >> 62))
+#define UD_GEN(u) ((uint32_t)(((u) >> 32) & 0x3fffffff))
+#define UD_FD(u) ((int)(uint32_t)(u))
+
+typedef struct {
+  struct io_uring ring;
+  int ring_ok;
+  struct io_uring_buf_ring *br;
+  size_t br_bytes;
+  unsigned char *bufs;
+  int returned; /* buffers given back since the last advance */
+  struct msghdr rmsg; /* the multishot recvmsg's template: address and control sizes */
+  /* per fd: its generation (changes at open and close, so a completion of a closed socket whose number
+     was reused is recognised) and whether it is open on this ring */
+  uint32_t *gen;
+  uint8_t *open;
+  size_t nfd;
+  int *rearm; /* sockets whose multishot receive ended (no buffer left, error): armed again at the next flush */
+  size_t nrearm, caprearm;
+  napi_ref refs[4];
+  unsigned char *tx, *rx;
+  int32_t *tx_meta;
+  double *rx_meta;
+  struct msghdr smsg[TX_SLOTS];
+  struct iovec siov[TX_SLOTS];
+  struct sockaddr_in sto[TX_SLOTS];
+  double counters[8];
+} uring_t;
+
+/* counters (stats()) */
+enum { C_ENTERS, C_SENT, C_SEND_ERRORS, C_RECEIVED, C_DROPPED, C_REARMS, C_NOBUFS, C_COUNT };
+static const char *counter_names[C_COUNT] = { "enters", "sent", "sendErrors", "received", "dropped", "rearms", "noBuffers" };
+
+static napi_value throw_code(napi_env env, int err, const char *what) {
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
+  napi_value code, message, error;
+  const char *name = strerrorname_np(err);
+  if (!name) name = "EIO";
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &message);
+  napi_create_error(env, code, message, &error);
+  napi_set_named_property(env, error, "code", code);
+  napi_throw(env, error);
+  return NULL;
+}
+
+static uring_t *ring_of(napi_env env) {
+  void *d = NULL;
+  napi_get_instance_data(env, &d);
+  return d;
+}
+
+static void uring_free(uring_t *u) {
+  if (u->ring_ok) {
+    /* the armed receives hold their sockets: cancel them here and now (the ring's own teardown does it
+       later, in a kernel worker), so a dead worker's ports are free when its thread is gone */
+    struct io_uring_sync_cancel_reg reg;
+    memset(&reg, 0, sizeof reg);
+    reg.flags = IORING_ASYNC_CANCEL_ANY;
+    reg.timeout.tv_sec = -1;
+    reg.timeout.tv_nsec = -1;
+    io_uring_register_sync_cancel(&u->ring, &reg);
+    /* and reap their last completions: a request lets go of its socket when its completion is flushed */
+    struct io_uring_cqe *cqe;
+    for (int pass = 0; pass < 8; pass++) {
+      io_uring_get_events(&u->ring);
+      unsigned n = 0;
+      while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+        io_uring_cqe_seen(&u->ring, cqe);
+        n++;
+      }
+      if (!n) break;
+    }
+  }
+  for (size_t fd = 0; fd < u->nfd; fd++)
+    if (u->open[fd]) close((int)fd);
+  if (u->ring_ok) io_uring_queue_exit(&u->ring);
+  if (u->br) munmap(u->br, u->br_bytes);
+  free(u->bufs);
+  free(u->gen);
+  free(u->open);
+  free(u->rearm);
+  free(u);
+}
+
+static void uring_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  uring_t *u = data;
+  for (int i = 0; i < 4; i++)
+    if (u->refs[i]) napi_delete_reference(env, u->refs[i]);
+  uring_free(u);
+}
+
+static int32_t arg_i32(napi_env env, napi_value v) {
+  int32_t n = 0;
+  napi_get_value_int32(env, v, &n);
+  return n;
+}
+
+static int grow_fd(uring_t *u, int fd) {
+  if ((size_t)fd < u->nfd) return 1;
+  size_t n = u->nfd ? u->nfd : 256;
+  while (n <= (size_t)fd) n *= 2;
+  uint32_t *g = realloc(u->gen, n * sizeof *g);
+  if (!g) return 0;
+  u->gen = g;
+  uint8_t *o = realloc(u->open, n);
+  if (!o) return 0;
+  u->open = o;
+  memset(u->gen + u->nfd, 0, (n - u->nfd) * sizeof *g);
+  memset(u->open + u->nfd, 0, n - u->nfd);
+  u->nfd = n;
+  return 1;
+}
+
+/* an SQE, submitting what is queued first when the submission queue is full */
+static struct io_uring_sqe *sqe_of(uring_t *u) {
+  struct io_uring_sqe *s = io_uring_get_sqe(&u->ring);
+  if (!s) {
+    io_uring_submit(&u->ring);
+    u->counters[C_ENTERS]++;
+    s = io_uring_get_sqe(&u->ring);
+  }
+  return s;
+}
+
+static int arm(uring_t *u, int fd) {
+  struct io_uring_sqe *s = sqe_of(u);
+  if (!s) return 0;
+  io_uring_prep_recvmsg_multishot(s, fd, &u->rmsg, 0);
+  s->flags |= IOSQE_BUFFER_SELECT;
+  s->buf_group = BGID;
+  io_uring_sqe_set_data64(s, UD(K_RECV, u->gen[fd], fd));
+  return 1;
+}
+
+/*
+ * init(): this thread's ring. Returns { tx, txMeta, rx, rxMeta, slot, txSlots, rxSlots, flags } (the arenas
+ * shared with JS); throws with the kernel's code (ENOSYS, EPERM, EINVAL, ENOMEM) when it refuses. Once per thread.
+ * init(entries) asks for that submission queue size (the kernel refuses more than 32768 with EINVAL).
+ */
+static napi_value u_init(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (ring_of(env)) return throw_code(env, EEXIST, "io_uring init: this thread has a ring");
+  int entries = argc >= 1 ? arg_i32(env, argv[0]) : 1024;
+  if (entries <= 0) return throw_code(env, EINVAL, "io_uring init: entries");
+  uring_t *u = calloc(1, sizeof *u);
+  if (!u) return throw_code(env, ENOMEM, "io_uring init");
+  struct io_uring_params p;
+  unsigned tries[] = { IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_COOP_TASKRUN, 0 };
+  int r = -EINVAL;
+  unsigned used = 0;
+  for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+    memset(&p, 0, sizeof p);
+    p.flags = tries[i] | IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL;
+    p.cq_entries = CQ_ENTRIES;
+    r = io_uring_queue_init_params((unsigned)entries, &u->ring, &p);
+    used = tries[i];
+    if (r != -EINVAL || (unsigned)entries > 32768) break; /* EINVAL: retry with fewer flags (an older kernel) */
+  }
+  if (r < 0) {
+    free(u);
+    return throw_code(env, -r, "io_uring_setup");
+  }
+  u->ring_ok = 1;
+  u->br_bytes = NBUFS * sizeof(struct io_uring_buf);
+  void *br = mmap(NULL, u->br_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  u->bufs = malloc((size_t)NBUFS * BUF_SIZE);
+  if (br == MAP_FAILED || !u->bufs) {
+    if (br != MAP_FAILED) munmap(br, u->br_bytes);
+    uring_free(u);
+    return throw_code(env, ENOMEM, "io_uring buffers");
+  }
+  u->br = br;
+  io_uring_buf_ring_init(u->br);
+  struct io_uring_buf_reg reg;
+  memset(&reg, 0, sizeof reg);
+  reg.ring_addr = (uint64_t)(uintptr_t)u->br;
+  reg.ring_entries = NBUFS;
+  reg.bgid = BGID;
+  r = io_uring_register_buf_ring(&u->ring, &reg, 0);
+  if (r < 0) { /* kernel < 5.19 */
+    uring_free(u);
+    return throw_code(env, -r, "io_uring_register_buf_ring");
+  }
+  for (int i = 0; i < NBUFS; i++) io_uring_buf_ring_add(u->br, u->bufs + (size_t)i * BUF_SIZE, BUF_SIZE, (unsigned short)i, NBUFS - 1, i);
+  io_uring_buf_ring_advance(u->br, NBUFS);
+  u->rmsg.msg_namelen = sizeof(struct sockaddr_in);
+  u->rmsg.msg_controllen = CMSG_SPACE(sizeof(struct timespec));
+
+  napi_value out, tx, txm, rx, rxm, ab, v;
+  void *d;
+  napi_create_object(env, &out);
+  napi_create_arraybuffer(env, (size_t)TX_SLOTS * SLOT, &d, &tx);
+  u->tx = d;
+  napi_create_arraybuffer(env, (size_t)TX_SLOTS * TX_META * sizeof(int32_t), &d, &ab);
+  u->tx_meta = d;
+  napi_create_typedarray(env, napi_int32_array, (size_t)TX_SLOTS * TX_META, ab, 0, &txm);
+  napi_create_arraybuffer(env, (size_t)RX_SLOTS * SLOT, &d, &rx);
+  u->rx = d;
+  napi_create_arraybuffer(env, (size_t)RX_SLOTS * RX_META * sizeof(double), &d, &ab);
+  u->rx_meta = d;
+  napi_create_typedarray(env, napi_float64_array, (size_t)RX_SLOTS * RX_META, ab, 0, &rxm);
+  /* the arenas live as long as the ring: JS may drop its handles, C still writes into them */
+  napi_create_reference(env, tx, 1, &u->refs[0]);
+  napi_create_reference(env, txm, 1, &u->refs[1]);
+  napi_create_reference(env, rx, 1, &u->refs[2]);
+  napi_create_reference(env, rxm, 1, &u->refs[3]);
+  napi_set_named_property(env, out, "tx", tx);
+  napi_set_named_property(env, out, "txMeta", txm);
+  napi_set_named_property(env, out, "rx", rx);
+  napi_set_named_property(env, out, "rxMeta", rxm);
+  napi_create_int32(env, SLOT, &v);
+  napi_set_named_property(env, out, "slot", v);
+  napi_create_int32(env, TX_SLOTS, &v);
+  napi_set_named_property(env, out, "txSlots", v);
+  napi_create_int32(env, RX_SLOTS, &v);
+  napi_set_named_property(env, out, "rxSlots", v);
+  napi_create_string_utf8(env, used & IORING_SETUP_DEFER_TASKRUN ? "defer-taskrun" : used ? "coop-taskrun" : "plain", NAPI_AUTO_LENGTH, &v);
+  napi_set_named_property(env, out, "mode", v);
+  napi_set_instance_data(env, u, uring_finalize, NULL);
+  return out;
+}
+
+static uring_t *need_ring(napi_env env) {
+  uring_t *u = ring_of(env);
+  if (!u) throw_code(env, ENXIO, "io_uring: init() first");
+  return u;
+}
+
+/* open(address, port, recvBuffer): fd, its receive armed (from the next flush); throws with .code (EADDRINUSE) */
+static napi_value u_open(napi_env env, napi_callback_info info) {
+  uring_t *u = need_ring(env);
+  if (!u) return NULL;
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char host[64];
+  size_t hl = 0;
+  if (argc < 3 || napi_get_value_string_utf8(env, argv[0], host, sizeof host, &hl) != napi_ok) return throw_code(env, EINVAL, "open");
+  int port = arg_i32(env, argv[1]);
+  int rcvbuf = arg_i32(env, argv[2]);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &a.sin_addr) != 1) return throw_code(env, EINVAL, "open");
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_code(env, errno, "socket");
+  int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+    int e = errno;
+    close(fd);
+    return throw_code(env, e, "bind");
+  }
+  if (!grow_fd(u, fd)) {
+    close(fd);
+    return throw_code(env, ENOMEM, "open");
+  }
+  u->gen[fd]++;
+  u->open[fd] = 1;
+  if (!arm(u, fd)) {
+    u->open[fd] = 0;
+    close(fd);
+    return throw_code(env, EBUSY, "open: submission queue");
+  }
+  napi_value out;
+  napi_create_int32(env, fd, &out);
+  return out;
+}
+
+/* close(fd): its receive cancelled and the socket closed at once (the port is free when this returns) */
+static napi_value u_close(napi_env env, napi_callback_info info) {
+  uring_t *u = ring_of(env);
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = argc ? arg_i32(env, argv[0]) : -1;
+  if (!u || fd < 0 || (size_t)fd >= u->nfd || !u->open[fd]) return NULL; /* only a socket of this ring, once */
+  io_uring_submit(&u->ring); /* an SQE still queued for it must not reach a later socket of the same number */
+  u->counters[C_ENTERS]++;
+  struct io_uring_sync_cancel_reg reg;
+  memset(&reg, 0, sizeof reg);
+  reg.fd = fd;
+  reg.flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL;
+  reg.timeout.tv_sec = -1;
+  reg.timeout.tv_nsec = -1;
+  io_uring_register_sync_cancel(&u->ring, &reg); /* ENOENT: nothing armed any more */
+  u->open[fd] = 0;
+  u->gen[fd]++;
+  close(fd);
+  /* the cancelled receive lets go of the socket in deferred task work: run it now, so the port is free */
+  io_uring_get_events(&u->ring);
+  u->counters[C_ENTERS]++;
+  return NULL;
+}
+
+static void give_back(uring_t *u, unsigned bid) {
+  io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid, NBUFS - 1, u->returned++);
+}
+
+/* the completions waiting, up to RX_SLOTS received packets into the rx arena; returns how many */
+static int harvest(uring_t *u) {
+  struct io_uring_cqe *cqe;
+  int k = 0;
+  double now_ms = -1;
+  unsigned seen = 0;
+  while (k < RX_SLOTS && io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+    uint64_t ud = io_uring_cqe_get_data64(cqe);
+    int fd = UD_FD(ud);
+    int res = cqe->res;
+    unsigned flags = cqe->flags;
+    io_uring_cqe_seen(&u->ring, cqe);
+    seen++;
+    int live = fd >= 0 && (size_t)fd < u->nfd && u->open[fd] && u->gen[fd] == UD_GEN(ud);
+    if (UD_KIND(ud) == K_SEND) {
+      if (res < 0) u->counters[C_SEND_ERRORS]++;
+      continue;
+    }
+    if (UD_KIND(ud) != K_RECV) continue;
+    if (!(flags & IORING_CQE_F_MORE) && live) {
+      if (res == -ENOBUFS) u->counters[C_NOBUFS]++;
+      if (u->nrearm == u->caprearm) {
+        size_t cap = u->caprearm ? u->caprearm * 2 : 64;
+        int *n = realloc(u->rearm, cap * sizeof *n);
+        if (n) {
+          u->rearm = n;
+          u->caprearm = cap;
+        }
+      }
+      if (u->nrearm < u->caprearm) u->rearm[u->nrearm++] = fd;
+    }
+    if (!(flags & IORING_CQE_F_BUFFER)) continue;
+    unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
+    unsigned char *buf = u->bufs + (size_t)bid * BUF_SIZE;
+    struct io_uring_recvmsg_out *o = res > 0 ? io_uring_recvmsg_validate(buf, res, &u->rmsg) : NULL;
+    if (!live || !o || (o->flags & MSG_TRUNC) || o->namelen < sizeof(struct sockaddr_in)) {
+      if (live) u->counters[C_DROPPED]++;
+      give_back(u, bid);
+      continue;
+    }
+    unsigned len = io_uring_recvmsg_payload_length(o, res, &u->rmsg);
+    if (len > SLOT) {
+      u->counters[C_DROPPED]++;
+      give_back(u, bid);
+      continue;
+    }
+    struct sockaddr_in *from = io_uring_recvmsg_name(o);
+    memcpy(u->rx + (size_t)k * SLOT, io_uring_recvmsg_payload(o, &u->rmsg), len);
+    struct timespec ts = { 0, 0 };
+    for (struct cmsghdr *c = io_uring_recvmsg_cmsg_firsthdr(o, &u->rmsg); c; c = io_uring_recvmsg_cmsg_nexthdr(o, &u->rmsg, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof ts)) memcpy(&ts, CMSG_DATA(c), sizeof ts);
+    double age = 0;
+    if (ts.tv_sec != 0) {
+      if (now_ms < 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        now_ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+      }
+      age = now_ms - ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+      if (age < 0 || age > 60000) age = 0; /* the clock was stepped */
+    }
+    double *m = u->rx_meta + (size_t)k * RX_META;
+    m[0] = fd;
+    m[1] = len;
+    m[2] = (double)(int32_t)ntohl(from->sin_addr.s_addr);
+    m[3] = ntohs(from->sin_port);
+    m[4] = age;
+    give_back(u, bid);
+    k++;
+  }
+  if (u->returned) {
+    io_uring_buf_ring_advance(u->br, u->returned);
+    u->returned = 0;
+  }
+  u->counters[C_RECEIVED] += k;
+  (void)seen;
+  return k;
+}
+
+/*
+ * flush(nTx): sends the nTx packets queued in the tx arena (txMeta: fd, ip, port, length per packet), arms
+ * again the receives that ended, and collects what arrived: ONE io_uring_enter. Returns the number of
+ * packets put in the rx arena (rxMeta: fd, length, ip, port, age ms); RX_SLOTS means harvest() for more.
+ * A send that would block is dropped (MSG_DONTWAIT), as a full socket buffer drops it on the other paths.
+ */
+static napi_value u_flush(napi_env env, napi_callback_info info) {
+  uring_t *u = need_ring(env);
+  if (!u) return NULL;
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int n = argc ? arg_i32(env, argv[0]) : 0;
+  if (n < 0 || n > TX_SLOTS) return throw_code(env, EINVAL, "flush");
+  for (int i = 0; i < n; i++) {
+    const int32_t *m = u->tx_meta + (size_t)i * TX_META;
+    int fd = m[0];
+    int32_t len = m[3];
+    if (fd < 0 || (size_t)fd >= u->nfd || !u->open[fd] || len < 0 || len > SLOT) {
+      u->counters[C_SEND_ERRORS]++;
+      continue;
+    }
+    struct sockaddr_in *to = &u->sto[i];
+    memset(to, 0, sizeof *to);
+    to->sin_family = AF_INET;
+    to->sin_addr.s_addr = htonl((uint32_t)m[1]);
+    to->sin_port = htons((uint16_t)m[2]);
+    u->siov[i].iov_base = u->tx + (size_t)i * SLOT;
+    u->siov[i].iov_len = (size_t)len;
+    struct msghdr *h = &u->smsg[i];
+    memset(h, 0, sizeof *h);
+    h->msg_name = to;
+    h->msg_namelen = sizeof *to;
+    h->msg_iov = &u->siov[i];
+    h->msg_iovlen = 1;
+    struct io_uring_sqe *s = sqe_of(u);
+    if (!s) {
+      u->counters[C_SEND_ERRORS]++;
+      continue;
+    }
+    io_uring_prep_sendmsg(s, fd, h, MSG_DONTWAIT);
+    io_uring_sqe_set_data64(s, UD(K_SEND, u->gen[fd], fd));
+    u->counters[C_SENT]++;
+  }
+  size_t nr = u->nrearm;
+  u->nrearm = 0;
+  for (size_t i = 0; i < nr; i++) {
+    int fd = u->rearm[i];
+    if (fd >= 0 && (size_t)fd < u->nfd && u->open[fd] && arm(u, fd)) u->counters[C_REARMS]++;
+  }
+  /*
+   * Submit, and run the receive work queued since the last flush. The kernel runs at most 20 deferred
+   * task-work items per io_uring_enter unless more completions are asked for (IO_LOCAL_TW_DEFAULT_MAX),
+   * one item per socket that got packets: so this asks for RUN_EVENTS completions with a zero timeout,
+   * which runs up to that many items and returns at once (-ETIME when fewer came) instead of waiting.
+   */
+  struct __kernel_timespec zero = { 0, 0 };
+  struct io_uring_cqe *first;
+  int r;
+  do r = io_uring_submit_and_wait_timeout(&u->ring, &first, RUN_EVENTS, &zero, NULL);
+  while (r == -EINTR);
+  u->counters[C_ENTERS]++;
+  napi_value out;
+  napi_create_int32(env, harvest(u), &out);
+  return out;
+}
+
+/* harvest(): more received packets after a flush that filled the rx arena, without a system call */
+static napi_value u_harvest(napi_env env, napi_callback_info info) {
+  (void)info;
+  uring_t *u = need_ring(env);
+  if (!u) return NULL;
+  napi_value out;
+  napi_create_int32(env, harvest(u), &out);
+  return out;
+}
+
+/* localPort(fd): the port the socket is bound to */
+static napi_value u_local_port(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  struct sockaddr_in a;
+  socklen_t l = sizeof a;
+  napi_value out;
+  if (getsockname(arg_i32(env, argv[0]), (struct sockaddr *)&a, &l) < 0) return throw_code(env, errno, "getsockname");
+  napi_create_int32(env, ntohs(a.sin_port), &out);
+  return out;
+}
+
+/* stats(): the ring's counters since init (enters = io_uring_enter system calls) */
+static napi_value u_stats(napi_env env, napi_callback_info info) {
+  (void)info;
+  uring_t *u = ring_of(env);
+  napi_value out, v;
+  napi_create_object(env, &out);
+  for (int i = 0; i < C_COUNT; i++) {
+    napi_create_double(env, u ? u->counters[i] : 0, &v);
+    napi_set_named_property(env, out, counter_names[i], v);
+  }
+  return out;
+}
+
+NAPI_MODULE_INIT() {
+  napi_property_descriptor props[] = {
+    { "init", NULL, u_init, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "open", NULL, u_open, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "close", NULL, u_close, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "flush", NULL, u_flush, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "harvest", NULL, u_harvest, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "localPort", NULL, u_local_port, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "stats", NULL, u_stats, NULL, NULL, NULL, napi_enumerable, NULL },
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}
