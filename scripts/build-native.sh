@@ -45,10 +45,10 @@ build() {
   log "built $out"
 }
 
-build "$DIR/build/rtp_io.node" "media workers use node:dgram for RTP" "" "$DIR/rtp_io.c"
+build "$DIR/build/rtp_io.node" "media workers use node:dgram for RTP" "$DIR/rtp_common.h" "$DIR/rtp_io.c"
 
 if [ -f /usr/include/liburing.h ]; then
-  build "$DIR/build/rtp_uring.node" "media workers use rtp_io.node (a system call per packet)" "" "$DIR/rtp_uring.c" -- -luring
+  build "$DIR/build/rtp_uring.node" "media workers use rtp_io.node (a system call per packet)" "$DIR/rtp_common.h" "$DIR/rtp_uring.c" -- -luring
 else
   log "rtp_uring.node: missing liburing-dev: media workers use rtp_io.node (a system call per packet)"
 fi

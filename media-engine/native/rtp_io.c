@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <node_api.h>
+#include "rtp_common.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,20 +18,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-
-static napi_value throw_errno(napi_env env, int err, const char *syscall) {
-  char msg[160];
-  snprintf(msg, sizeof msg, "%s %s", syscall, strerror(err));
-  napi_value code, message, error;
-  const char *name = strerrorname_np(err); /* EADDRINUSE, EMFILE... (glibc 2.32+) */
-  if (!name) name = "EIO";
-  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
-  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &message);
-  napi_create_error(env, code, message, &error);
-  napi_set_named_property(env, error, "code", code);
-  napi_throw(env, error);
-  return NULL;
-}
 
 /*
  * The sockets each thread (napi_env) opened: a worker that dies or is stopped closes its sockets with it,
@@ -88,40 +75,13 @@ static int typed(napi_env env, napi_value v, napi_typedarray_type want, void **d
   return napi_get_typedarray_info(env, v, &t, len, data, NULL, NULL) == napi_ok && t == want;
 }
 
-static int32_t arg_i32(napi_env env, napi_value v) {
-  int32_t n = 0;
-  napi_get_value_int32(env, v, &n);
-  return n;
-}
-
 /* open(address: string, port: number, recvBuffer: number): fd; throws with .code (EADDRINUSE) */
 static napi_value rtp_open(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  char host[64];
-  size_t hl = 0;
-  if (argc < 3 || napi_get_value_string_utf8(env, argv[0], host, sizeof host, &hl) != napi_ok) return throw_errno(env, EINVAL, "open");
-  int port = arg_i32(env, argv[1]);
-  int rcvbuf = arg_i32(env, argv[2]);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &a.sin_addr) != 1) return throw_errno(env, EINVAL, "open");
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return throw_errno(env, errno, "socket");
-  int on = 1;
-  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
-  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf); /* capped by rmem_max */
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-    int e = errno;
-    close(fd);
-    return throw_errno(env, e, "bind");
-  }
+  int fd = rtp_open_socket(env, info);
+  if (fd < 0) return NULL;
   if (!fds_add(env, fd)) {
     close(fd);
-    return throw_errno(env, ENOMEM, "open");
+    return rtp_throw(env, ENOMEM, "open");
   }
   napi_value out;
   napi_create_int32(env, fd, &out);
@@ -132,7 +92,7 @@ static napi_value rtp_close(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int fd = argc ? arg_i32(env, argv[0]) : -1;
+  int fd = argc ? rtp_arg_i32(env, argv[0]) : -1;
   if (fds_remove(env, fd)) close(fd); /* only a socket this thread opened, once */
   return NULL;
 }
@@ -148,12 +108,12 @@ static napi_value rtp_recv(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int fd = arg_i32(env, argv[0]);
+  int fd = rtp_arg_i32(env, argv[0]);
   size_t len = 0, mlen = 0;
   void *data = NULL, *mdata = NULL;
   napi_value out;
   if (!typed(env, argv[1], napi_uint8_array, &data, &len) || !typed(env, argv[2], napi_float64_array, &mdata, &mlen) || mlen < 3)
-    return throw_errno(env, EINVAL, "recv");
+    return rtp_throw(env, EINVAL, "recv");
   struct sockaddr_in from;
   struct iovec iov = { data, len };
   union {
@@ -206,17 +166,17 @@ static napi_value rtp_send(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int fd = arg_i32(env, argv[0]);
+  int fd = rtp_arg_i32(env, argv[0]);
   size_t len = 0;
   void *data = NULL;
-  if (argc < 5 || !typed(env, argv[1], napi_uint8_array, &data, &len)) return throw_errno(env, EINVAL, "send");
-  int32_t n = arg_i32(env, argv[2]);
-  if (n < 0 || (size_t)n > len) return throw_errno(env, EINVAL, "send");
+  if (argc < 5 || !typed(env, argv[1], napi_uint8_array, &data, &len)) return rtp_throw(env, EINVAL, "send");
+  int32_t n = rtp_arg_i32(env, argv[2]);
+  if (n < 0 || (size_t)n > len) return rtp_throw(env, EINVAL, "send");
   struct sockaddr_in to;
   memset(&to, 0, sizeof to);
   to.sin_family = AF_INET;
-  to.sin_addr.s_addr = htonl((uint32_t)arg_i32(env, argv[3]));
-  to.sin_port = htons((uint16_t)arg_i32(env, argv[4]));
+  to.sin_addr.s_addr = htonl((uint32_t)rtp_arg_i32(env, argv[3]));
+  to.sin_port = htons((uint16_t)rtp_arg_i32(env, argv[4]));
   ssize_t r;
   do r = sendto(fd, data, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
   while (r < 0 && errno == EINTR);
@@ -233,7 +193,7 @@ static napi_value rtp_local_port(napi_env env, napi_callback_info info) {
   struct sockaddr_in a;
   socklen_t l = sizeof a;
   napi_value out;
-  if (getsockname(arg_i32(env, argv[0]), (struct sockaddr *)&a, &l) < 0) return throw_errno(env, errno, "getsockname");
+  if (getsockname(rtp_arg_i32(env, argv[0]), (struct sockaddr *)&a, &l) < 0) return rtp_throw(env, errno, "getsockname");
   napi_create_int32(env, ntohs(a.sin_port), &out);
   return out;
 }

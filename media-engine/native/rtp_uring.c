@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <node_api.h>
+#include "rtp_common.h"
 #include <errno.h>
 #include <liburing.h>
 #include <stdint.h>
@@ -71,20 +72,6 @@ typedef struct {
 enum { C_ENTERS, C_SENT, C_SEND_ERRORS, C_RECEIVED, C_DROPPED, C_REARMS, C_NOBUFS, C_COUNT };
 static const char *counter_names[C_COUNT] = { "enters", "sent", "sendErrors", "received", "dropped", "rearms", "noBuffers" };
 
-static napi_value throw_code(napi_env env, int err, const char *what) {
-  char msg[200];
-  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
-  napi_value code, message, error;
-  const char *name = strerrorname_np(err);
-  if (!name) name = "EIO";
-  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
-  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &message);
-  napi_create_error(env, code, message, &error);
-  napi_set_named_property(env, error, "code", code);
-  napi_throw(env, error);
-  return NULL;
-}
-
 static uring_t *ring_of(napi_env env) {
   void *d = NULL;
   napi_get_instance_data(env, &d);
@@ -130,12 +117,6 @@ static void uring_finalize(napi_env env, void *data, void *hint) {
   for (int i = 0; i < 4; i++)
     if (u->refs[i]) napi_delete_reference(env, u->refs[i]);
   uring_free(u);
-}
-
-static int32_t arg_i32(napi_env env, napi_value v) {
-  int32_t n = 0;
-  napi_get_value_int32(env, v, &n);
-  return n;
 }
 
 static int grow_fd(uring_t *u, int fd) {
@@ -184,11 +165,11 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (ring_of(env)) return throw_code(env, EEXIST, "io_uring init: this thread has a ring");
-  int entries = argc >= 1 ? arg_i32(env, argv[0]) : 1024;
-  if (entries <= 0) return throw_code(env, EINVAL, "io_uring init: entries");
+  if (ring_of(env)) return rtp_throw(env, EEXIST, "io_uring init: this thread has a ring");
+  int entries = argc >= 1 ? rtp_arg_i32(env, argv[0]) : 1024;
+  if (entries <= 0) return rtp_throw(env, EINVAL, "io_uring init: entries");
   uring_t *u = calloc(1, sizeof *u);
-  if (!u) return throw_code(env, ENOMEM, "io_uring init");
+  if (!u) return rtp_throw(env, ENOMEM, "io_uring init");
   struct io_uring_params p;
   unsigned tries[] = { IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_COOP_TASKRUN, 0 };
   int r = -EINVAL;
@@ -203,7 +184,7 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
   }
   if (r < 0) {
     free(u);
-    return throw_code(env, -r, "io_uring_setup");
+    return rtp_throw(env, -r, "io_uring_setup");
   }
   u->ring_ok = 1;
   u->br_bytes = NBUFS * sizeof(struct io_uring_buf);
@@ -212,7 +193,7 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
   if (br == MAP_FAILED || !u->bufs) {
     if (br != MAP_FAILED) munmap(br, u->br_bytes);
     uring_free(u);
-    return throw_code(env, ENOMEM, "io_uring buffers");
+    return rtp_throw(env, ENOMEM, "io_uring buffers");
   }
   u->br = br;
   io_uring_buf_ring_init(u->br);
@@ -224,7 +205,7 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
   r = io_uring_register_buf_ring(&u->ring, &reg, 0);
   if (r < 0) { /* kernel < 5.19 */
     uring_free(u);
-    return throw_code(env, -r, "io_uring_register_buf_ring");
+    return rtp_throw(env, -r, "io_uring_register_buf_ring");
   }
   for (int i = 0; i < NBUFS; i++) io_uring_buf_ring_add(u->br, u->bufs + (size_t)i * BUF_SIZE, BUF_SIZE, (unsigned short)i, NBUFS - 1, i);
   io_uring_buf_ring_advance(u->br, NBUFS);
@@ -267,7 +248,7 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
 
 static uring_t *need_ring(napi_env env) {
   uring_t *u = ring_of(env);
-  if (!u) throw_code(env, ENXIO, "io_uring: init() first");
+  if (!u) rtp_throw(env, ENXIO, "io_uring: init() first");
   return u;
 }
 
@@ -275,39 +256,18 @@ static uring_t *need_ring(napi_env env) {
 static napi_value u_open(napi_env env, napi_callback_info info) {
   uring_t *u = need_ring(env);
   if (!u) return NULL;
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  char host[64];
-  size_t hl = 0;
-  if (argc < 3 || napi_get_value_string_utf8(env, argv[0], host, sizeof host, &hl) != napi_ok) return throw_code(env, EINVAL, "open");
-  int port = arg_i32(env, argv[1]);
-  int rcvbuf = arg_i32(env, argv[2]);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &a.sin_addr) != 1) return throw_code(env, EINVAL, "open");
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return throw_code(env, errno, "socket");
-  int on = 1;
-  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
-  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-    int e = errno;
-    close(fd);
-    return throw_code(env, e, "bind");
-  }
+  int fd = rtp_open_socket(env, info);
+  if (fd < 0) return NULL;
   if (!grow_fd(u, fd)) {
     close(fd);
-    return throw_code(env, ENOMEM, "open");
+    return rtp_throw(env, ENOMEM, "open");
   }
   u->gen[fd]++;
   u->open[fd] = 1;
   if (!arm(u, fd)) {
     u->open[fd] = 0;
     close(fd);
-    return throw_code(env, EBUSY, "open: submission queue");
+    return rtp_throw(env, EBUSY, "open: submission queue");
   }
   napi_value out;
   napi_create_int32(env, fd, &out);
@@ -320,7 +280,7 @@ static napi_value u_close(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int fd = argc ? arg_i32(env, argv[0]) : -1;
+  int fd = argc ? rtp_arg_i32(env, argv[0]) : -1;
   if (!u || fd < 0 || (size_t)fd >= u->nfd || !u->open[fd]) return NULL; /* only a socket of this ring, once */
   io_uring_submit(&u->ring); /* an SQE still queued for it must not reach a later socket of the same number */
   u->counters[C_ENTERS]++;
@@ -435,8 +395,8 @@ static napi_value u_flush(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int n = argc ? arg_i32(env, argv[0]) : 0;
-  if (n < 0 || n > TX_SLOTS) return throw_code(env, EINVAL, "flush");
+  int n = argc ? rtp_arg_i32(env, argv[0]) : 0;
+  if (n < 0 || n > TX_SLOTS) return rtp_throw(env, EINVAL, "flush");
   for (int i = 0; i < n; i++) {
     const int32_t *m = u->tx_meta + (size_t)i * TX_META;
     int fd = m[0];
@@ -508,7 +468,7 @@ static napi_value u_local_port(napi_env env, napi_callback_info info) {
   struct sockaddr_in a;
   socklen_t l = sizeof a;
   napi_value out;
-  if (getsockname(arg_i32(env, argv[0]), (struct sockaddr *)&a, &l) < 0) return throw_code(env, errno, "getsockname");
+  if (getsockname(rtp_arg_i32(env, argv[0]), (struct sockaddr *)&a, &l) < 0) return rtp_throw(env, errno, "getsockname");
   napi_create_int32(env, ntohs(a.sin_port), &out);
   return out;
 }
