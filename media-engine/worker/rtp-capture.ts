@@ -18,13 +18,22 @@ export class RtpCapture {
   /** the same bytes: DataView's setters are inlined, Buffer's writeDoubleLE would box its double per call */
   private readonly view: DataView;
   private at = 0;
-  /** epoch ms of the packets being sent now: the session sets it each tick (a field, so no number is boxed per packet) */
-  sendTime = 0;
+  /** epoch ms of the packets being sent now, as the 8 bytes records carry (copied per packet: no number is boxed) */
+  private readonly sendTimeBytes = new Uint8Array(8);
+  private readonly sendTimeView = new DataView(this.sendTimeBytes.buffer);
   private packets = 0;
+  /** per record: 1 when its time is an arrival on the transport's clock (turned into epoch ms by take()) */
+  private readonly arrivals: Uint8Array;
+
+  /** The time of the packets sent from now on (epoch ms); the session sets it each tick. */
+  set sendTime(ms: number) {
+    this.sendTimeView.setFloat64(0, ms, true);
+  }
 
   constructor(private readonly opts: RtpCaptureOptions) {
     this.buf = Buffer.alloc(opts.maxPackets * (RECORD_HEADER + SNAP_BYTES));
     this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
+    this.arrivals = new Uint8Array(opts.maxPackets);
   }
 
   /**
@@ -41,9 +50,17 @@ export class RtpCapture {
       this.packets = this.opts.maxPackets;
       return;
     }
-    // the epoch time computed here, not by the caller: a double passed in would be a heap number per packet
+    // stored as given: a sum computed here would be a new heap number per packet wherever V8 has not
+    // optimised this method yet; take() adds the clock's origin to the arrivals
     const v = this.view;
-    v.setFloat64(at, mono < 0 ? this.sendTime : TIME_ORIGIN + mono, true);
+    if (mono < 0) {
+      const t = this.sendTimeBytes;
+      for (let k = 0; k < 8; k++) b[at + k] = t[k]!;
+      this.arrivals[this.packets] = 0;
+    } else {
+      v.setFloat64(at, mono, true);
+      this.arrivals[this.packets] = 1;
+    }
     v.setInt32(at + 8, srcIp | 0, true);
     v.setUint16(at + 12, srcPort & 0xffff, true);
     v.setInt32(at + 14, dstIp | 0, true);
@@ -59,6 +76,11 @@ export class RtpCapture {
 
   /** A copy of what was captured (the records, back to back). */
   take(): Uint8Array {
-    return Uint8Array.prototype.slice.call(this.buf, 0, this.at);
+    const out = Uint8Array.prototype.slice.call(this.buf, 0, this.at);
+    const v = new DataView(out.buffer, out.byteOffset, out.length);
+    for (let at = 0, i = 0; at + RECORD_HEADER <= out.length; at += RECORD_HEADER + v.getUint16(at + 22, true), i++) {
+      if (this.arrivals[i] === 1) v.setFloat64(at, TIME_ORIGIN + v.getFloat64(at, true), true);
+    }
+    return out;
   }
 }
