@@ -35,7 +35,9 @@ want=$(cat package.json package-lock.json 2>/dev/null | sha1sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing npm dependencies"
   # npm install (not ci): it honours the lock file and never wipes a node_modules that is in use.
-  flock /tmp/npm.lock npm install --no-audit --no-fund --loglevel=error >/dev/null
+  # ONNXRUNTIME_NODE_INSTALL=skip: onnxruntime-node (the neural VAD) ships its CPU library in the
+  # package; its install script would only fetch GPU libraries from nuget.org, which is not reachable.
+  ONNXRUNTIME_NODE_INSTALL=skip flock /tmp/npm.lock npm install --no-audit --no-fund --loglevel=error >/dev/null
   want=$(cat package.json package-lock.json 2>/dev/null | sha1sum | cut -d' ' -f1)
   echo "$want" > "$stamp"
 fi
