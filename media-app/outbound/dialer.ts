@@ -97,15 +97,17 @@ export async function dial(deps: DialerDeps, host: DialHost, targets: DialTarget
     try {
       const { dialog, relay } = step.length === 1 ? await invite(deps, host, step[0]!, fromOf(step[0]!), opts) : await ringTogether(deps, host, step, fromOf, opts);
       if (host.isEnded) {
-        // answered after we gave up (CANCEL crossed the 200): hang up at once
-        await dialog.destroy().catch(() => undefined);
+        // answered after we gave up (CANCEL crossed the 200): hang up at once, without waiting for the
+        // BYE's answer (a phone that never answers it would hold the outcome for the BYE's 32 s
+        // transaction, and the caller with it)
+        void dialog.destroy().catch((err: Error) => deps.logger.debug({ err: err.message, call: host.id }, 'BYE of a late answer failed'));
         await relay?.close('answered after the call ended');
         return { answered: false, cause: 'normal_clearing' };
       }
       if (dialog.remote.sdp) {
         // an answer the media (or rtpengine) refuses: the dialog and the relay leg go, the next target may do better
         await host.applyAnswer(dialog.remote.sdp, relay).catch(async (err: Error) => {
-          await dialog.destroy().catch(() => undefined);
+          void dialog.destroy().catch(() => undefined);
           await relay?.close('dial attempt failed');
           throw err;
         });

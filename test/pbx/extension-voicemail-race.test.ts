@@ -87,11 +87,65 @@ describe('pbx: the no-answer timer and an answer at the same moment', function (
     return { i, answerAfterMs, callerOk: c.code === 0, callerLog: c.errors + c.messages.slice(-1500), voicemail, bridged: talkedMs >= 2000, talkedMs };
   }
 
-  // Skipped: a residual race stands. In the clean-clone CI run of 2026-11-23, pair 4 (the callee's 200 sent
-  // 15 ms before the timeout) left the caller ringing: the timer cancelled the legs and the connect never
-  // settled (the leg closing while its 200 is being taken does not end). Issue 37's note says so; remove the
-  // skip with the fix.
-  it.skip('decides once: bridged to the callee or to the box, never both or neither', async () => {
+  // The race's loser was a 200 that crossed the timer's CANCEL: the dialler BYE'd it and waited for the
+  // BYE's answer before saying "not answered", so a callee that did not answer the BYE (sipp, once the
+  // CANCEL had upset its scenario) held the caller ringing for the BYE's 32 s transaction timeout.
+  it('a 200 crossing the CANCEL whose BYE is never answered: the caller reaches the box at once', async () => {
+    const db = await testDb();
+    const cid = await pbxCustomer();
+    const { token } = await repos(db).accesskeys.create({ customer_id: cid, name: 'vm-cross' });
+    const callee = await extensionWithBox(cid, { number: `8${process.pid % 1000}1`, pin: '2468', greeting_text: 'Leave it.' });
+    const put = await request(t.app)
+      .put(`/v1.0/extensions/${callee.ext.id}`)
+      .query({ accesskey: token })
+      .send({ voicemail_on: { no_answer: true, busy: false }, voicemail_timeout: 5 });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    const port = await freePort();
+    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [
+      `127.0.0.1:${p.sipPort}`,
+      '-i',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-m',
+      '1',
+      '-au',
+      callee.ext.username,
+      '-ap',
+      callee.password,
+    ]).done;
+    expect(reg.code, reg.errors).to.equal(0);
+    const phone = sipp(
+      answeringUas({ tag: '[pid]cross', contact: `<sip:${callee.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 30_000, answerOverCancel: true }),
+      ['-i', '127.0.0.1', '-p', String(port), '-m', '1'],
+      {
+        killAfterMs: 30_000,
+      },
+    );
+    const caller = await createExtension(cid);
+    const calling = sipp(
+      callerPhone(caller.ext.username, caller.domain, callee.ext.extension, p.sipPort, { holdMs: 1000 }),
+      [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(await freePort()), '-m', '1', '-au', caller.ext.username, '-ap', caller.password],
+      { killAfterMs: 30_000 },
+    );
+    // the box answers 5 s after the INVITE, plus the time to start it: well inside 15 s (the BYE's
+    // transaction, had the dialler waited for it, takes 32 s)
+    const master = await until(
+      async () => {
+        const row = await db('calls').where({ customer_id: cid, direction: 'incoming' }).whereRaw(`source->>'target' = ?`, [caller.ext.extension]).first();
+        return row?.tm_progressing ? row : null;
+      },
+      15_000,
+      'the caller answered by the box',
+    );
+    const [c, ph] = await Promise.all([calling.done, phone.done]);
+    expect(c.code, c.errors).to.equal(0);
+    expect(ph.code, `the callee's 200 crossed the CANCEL and got ACK and BYE: ${ph.errors}`).to.equal(0);
+    const af = await until(async () => (await db('activeflows').where({ id: master.activeflow_id }).first()) ?? null, 5000, 'the flow');
+    expect((af.executed_actions as { type: string }[]).some((a) => a.type === 'voicemail')).to.equal(true);
+  });
+
+  it('decides once: bridged to the callee or to the box, never both or neither', async () => {
     const db = await testDb();
     const cid = await pbxCustomer();
     const { token } = await repos(db).accesskeys.create({ customer_id: cid, name: 'vm-race' });
