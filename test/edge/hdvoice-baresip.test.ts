@@ -93,7 +93,9 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
     expect(heard.alice1k, `alice hears bob (1 kHz) through the transcoding ${what}\n${logs(alice).slice(-1500)}`).to.be.greaterThan(0.5);
     // 8 kHz audio cannot carry 6 kHz: the WAV's own rate says so, and nothing of the tone folded down into the band
     expect(heard.bob6k, `no 6 kHz at bob ${what}`).to.equal(0);
-    expect(heard.bob2k, `no 6 kHz folded to 2 kHz at bob ${what}`).to.be.lessThan(0.1);
+    // a fold would be a 2 kHz tone about as loud as Alice's (mean amplitude in the thousands); the 2 kHz
+    // share of Bob's near-silence (mean amplitude ~30) is noise and may be 0.1 or more: so the level, not the share
+    expect(heard.bob2k * heard.bobLoudness, `no 6 kHz folded to 2 kHz at bob (2 kHz share x mean amplitude) ${what}`).to.be.lessThan(30);
     expect(heard.bobLoudness, `bob hears (almost) nothing of a tone above his band ${what}`).to.be.lessThan(300);
   });
 

@@ -83,7 +83,7 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
       l.send(`record ${heard}`);
       await new Promise((r) => setTimeout(r, 3000));
       l.send('terminate');
-      await until(() => bob.saw('CALL_CLOSED') || null, 10_000, 'bob sees the hang-up');
+      await until(() => bob.saw('CALL_CLOSED') || null, 20_000, 'bob sees the hang-up');
       await bob.stop();
       expect(toneShare(bob.heardWav, 700), 'baresip hears linphonec (700 Hz)').to.be.greaterThan(0.5);
       expect(toneShare(heard, 1300), 'linphonec hears baresip (1300 Hz)').to.be.greaterThan(0.5);

@@ -46,6 +46,8 @@ async function farEnds(ms: MediaServer, n: number) {
   return {
     eps,
     heard,
+    /** packets sent to each leg so far (the timer's rounds: fewer than 50 a second on a loaded machine) */
+    rounds: () => seq,
     start() {
       timer = setInterval(() => {
         for (let i = 0; i < n; i++) {
@@ -98,8 +100,11 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
         fe.heard.every((h) => h > 50),
         `each leg echoed: ${fe.heard.join(',')}`,
       ).to.equal(true);
+      // the last leg took what its far end sent, whatever the machine's load let the far end send
       const st = await fe.eps[legs - 1].getStats();
-      expect(st.packetsReceived).to.be.greaterThan(80);
+      const rounds = fe.rounds();
+      expect(st.packetsReceived, `the last leg received of ${rounds} sent`).to.be.at.least(Math.min(rounds - 5, Math.floor(rounds * 0.95)));
+      expect(rounds).to.be.greaterThan(50);
     } finally {
       await fe.close();
       await ms.destroy();
