@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { insertCalls } from '../../testkit/cdr';
-import { collectGarbage } from '../../testkit/gc';
+import { collectGarbage, collectNow } from '../../testkit/gc';
 import { newId, EMPTY_UUID } from '../../core/ids';
 import { CDR_FIELDS } from '../../core/calls/cdr';
 import { platformRegistry } from '../../core/metrics';
@@ -319,10 +319,20 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       const m0 = process.memoryUsage();
       let peak = m0.rss;
       let peakHeap = m0.heapUsed + m0.external;
+      let peakLive = peakHeap;
+      // What the stream holds is the live heap: sampled right after a full collection, every 100 ms.
+      // RSS and the heap between collections also count garbage, whose amount depends on when V8
+      // collects (on a machine loaded by other work it grew to 2.6x the data once), so they are reported only.
+      let samples = 0;
       const sample = () => {
         const m = process.memoryUsage();
         peak = Math.max(peak, m.rss);
         peakHeap = Math.max(peakHeap, m.heapUsed + m.external);
+        if (++samples % 20 === 0) {
+          collectNow();
+          const live = process.memoryUsage();
+          peakLive = Math.max(peakLive, live.heapUsed + live.external);
+        }
       };
       const sampler = setInterval(sample, 5);
       const t0 = Date.now();
@@ -345,10 +355,12 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       fs.unlinkSync(file);
       expect(lines).to.equal(N + 1); // header + one line per call
       const growth = peak - m0.rss;
+      const liveGrowth = peakLive - m0.heapUsed - m0.external;
       console.log(
-        `      export: ${N} rows, ${(size / 1e6).toFixed(1)} MB in ${ms} ms; server RSS growth ${(growth / 1e6).toFixed(1)} MB, heap+external growth ${((peakHeap - m0.heapUsed - m0.external) / 1e6).toFixed(1)} MB`,
+        `      export: ${N} rows, ${(size / 1e6).toFixed(1)} MB in ${ms} ms; server live heap growth ${(liveGrowth / 1e6).toFixed(1)} MB (${(samples / 20) | 0} samples); RSS growth ${(growth / 1e6).toFixed(1)} MB, heap+external growth ${((peakHeap - m0.heapUsed - m0.external) / 1e6).toFixed(1)} MB`,
       );
-      expect(growth, 'RSS growth').to.be.lessThan(size / 2);
+      expect(samples, 'live heap sampled').to.be.at.least(20);
+      expect(liveGrowth, 'live heap growth (what the stream holds)').to.be.lessThan(size / 5);
       // the goal is < 10 s (docs/benchmarks.md); a loaded shared test machine gets headroom
       expect(ms).to.be.lessThan(60_000);
     });

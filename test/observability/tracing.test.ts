@@ -195,8 +195,16 @@ describe('OpenTelemetry: one trace per call', function () {
         const call = otlp.spans.find((s) => s.name === 'call' && s.attributes['openvoice.call.id'] === row.id);
         if (!call) return null;
         const mine = otlp.spans.filter((s) => s.traceId === call.traceId);
-        return mine.some((s) => s.name === 'sip INVITE') && mine.some((s) => s.name === 'action hangup') ? mine : null;
-      }, 20_000);
+        // a parent ends (and is exported) after its children: wait until none is missing, at most 20 s
+        const ids = new Set(mine.map((s) => s.spanId));
+        const complete = mine.every((s) => !s.parentSpanId || ids.has(s.parentSpanId));
+        return complete && mine.some((s) => s.name === 'sip INVITE') && mine.some((s) => s.name === 'action hangup') ? mine : null;
+      }, 20_000).catch(() => {
+        const call = otlp.spans.find((s) => s.name === 'call' && s.attributes['openvoice.call.id'] === row.id);
+        const mine = otlp.spans.filter((s) => s.traceId === call?.traceId);
+        const ids = new Set(mine.map((s) => s.spanId));
+        throw new Error(`the call's trace is not whole after 20 s: ${mine.map((s) => `${s.name}${s.parentSpanId && !ids.has(s.parentSpanId) ? ' (parent missing)' : ''}`).join(', ')}`);
+      });
       const invite = spans.find((s) => s.name === 'sip INVITE')!;
       const call = spans.find((s) => s.name === 'call')!;
       expect(invite.parentSpanId).to.equal('');
