@@ -11,8 +11,8 @@ import { Speaker, type VoiceChoice } from '../../media-app/voices/speaker';
 import { MARKER_HZ, type StandIn } from '../../testkit/vendors/marker';
 import { startLmnt } from '../../testkit/vendors/lmnt';
 import { startOpenAiSpeech } from '../../testkit/vendors/openai';
-import { useMediaServer } from '../media-engine/support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from '../media-engine/far-end';
+import { useMediaServer } from '../../testkit/media-engine/support';
+import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
 /** The share (0..1) of 16 kHz `x`'s energy between `lo` and `hi` Hz (50 Hz bins of 20 ms blocks). */
 function bandShare(x: Int16Array, lo: number, hi: number): number {

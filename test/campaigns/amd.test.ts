@@ -11,7 +11,7 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../t
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { truncateAll } from '../../testkit/db';
 import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { concat, espeak, silenceMs, soxSynth } from '../media-engine/dsp/support/audio';
+import { concat, espeak, silenceMs, soxSynth } from '../../testkit/media-engine/audio';
 import { writeRtpPcap } from '../speech/pcap';
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { closeCommandBus } from '../../control-api/calls/bus';

@@ -13,7 +13,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { readWav, rms } from '../media-engine/support';
+import { readWav, rms } from '../../testkit/media-engine/support';
 import { testDb } from '../../testkit/db';
 import { sippMediaPort } from '../../testkit/ports';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';

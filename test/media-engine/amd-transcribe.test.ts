@@ -3,8 +3,8 @@ import path from 'node:path';
 import { writeWav, readWav as readEngineWav } from '../../media-engine/audio/wav';
 import { type MediaServer, type Endpoint, type Transcript } from '../../media-engine';
 import { FliteProvider, EspeakProvider, fliteAvailable } from '../../media-engine/tts';
-import { concat, espeak, silenceMs, soxSynth } from './dsp/support/audio';
-import { rejection, sleep, useMediaServer } from './support';
+import { concat, espeak, silenceMs, soxSynth } from '../../testkit/media-engine/audio';
+import { rejection, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 describe('media-engine AMD, beep and transcription on an endpoint (loopback UDP)', function () {
   this.timeout(60000);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import dgram from 'node:dgram';
 import path from 'node:path';
 import { MediaServer, type Endpoint } from '../../media-engine';
-import { bestCorrelation, portRange, readWav, rejection, rms, sleep, useMediaServer } from './support';
+import { bestCorrelation, portRange, readWav, rejection, rms, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 /** Two worker clocks on a CPU-starved CI machine can slip a frame or two; chance level is about 0.1. */
 const XWORKER_MIN_CORR = 0.6;

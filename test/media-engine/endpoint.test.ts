@@ -5,7 +5,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { type MediaServer, type DtmfEvent, type Endpoint } from '../../media-engine';
 import { freePort } from '../../testkit/ports';
-import { bestCorrelation, readWav, rejection, rms, sleep, speechWav, useMediaServer } from './support';
+import { bestCorrelation, readWav, rejection, rms, sleep, speechWav, useMediaServer } from '../../testkit/media-engine/support';
 
 describe('media-engine endpoints over loopback UDP', function () {
   this.timeout(30000);

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { MediaServer } from '../../media-engine';
-import { pcmuOffer as offer, portRange, sleep } from './support';
+import { pcmuOffer as offer, portRange, sleep } from '../../testkit/media-engine/support';
 
 describe('media-engine idle worker clock', function () {
   this.timeout(20_000);

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { AudioCodecName, Endpoint, MediaServer } from '../../media-engine';
 import { LossyRelay } from '../../testkit/lossy-relay';
-import { sleep, useMediaServer } from './support';
+import { sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 const withPort = (sdp: string, port: number) => sdp.replace(/m=audio \d+/, `m=audio ${port}`);
 

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { MediaServer, type Endpoint } from '../../media-engine';
-import { pcmuOffer as offer, portRange } from './support';
+import { pcmuOffer as offer, portRange } from '../../testkit/media-engine/support';
 
 interface Rx {
   sock: dgram.Socket;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Player, type PlayResult } from '../../media-engine/player';
 import { FileFrameReader } from '../../media-engine/sources/file-reader';
 import { FRAME_SAMPLES } from '../../media-engine/dsp/frame';
-import { tmpDir } from './support';
+import { tmpDir } from '../../testkit/media-engine/support';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 

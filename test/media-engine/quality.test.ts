@@ -9,7 +9,7 @@ import { type Endpoint, type MediaServer } from '../../media-engine';
 import { ReceiveStats } from '../../media-engine/rtp-packet/receive-stats';
 import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, serializeSenderReport, serializeVoipMetricsXr, type VoipMetrics } from '../../media-engine/rtp-packet/rtcp';
 import { LossyRelay } from '../../testkit/lossy-relay';
-import { sleep, useMediaServer } from './support';
+import { sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 const withPort = (sdp: string, port: number) => sdp.replace(/m=audio \d+/, `m=audio ${port}`);
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { type MediaServer, type Endpoint } from '../../media-engine';
-import { bestCorrelation, bindable, readWav, rejection, rms, sleep, useMediaServer } from './support';
+import { bestCorrelation, bindable, readWav, rejection, rms, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 /** The loudest window's RMS. */
 function rmsMax(x: Int16Array, win: number): number {

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { type MediaServer } from '../../media-engine';
 import { parseRtpCapture } from '../../core/media/rtp-capture';
-import { sleep, useMediaServer } from './support';
+import { sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 describe('media-engine RTP capture', function () {
   this.timeout(60_000);

@@ -14,7 +14,7 @@ import { NATIVE_RTP_IO_PATH, NATIVE_RTP_URING_PATH, rtpIo, rtpUring } from '../.
 import { createTransport, intToIpv4, ipv4ToInt, type RtpIoKind } from '../../media-engine/worker/rtp-transport';
 import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
-import { pcmuOffer as offer, portRange, rejection, sleep } from './support';
+import { pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
 
 async function udp(): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');

@@ -16,7 +16,7 @@ import { rtpUring } from '../../media-engine/native';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { createTransport } from '../../media-engine/worker/rtp-transport';
 import { startUring, uringRing } from '../../media-engine/worker/rtp-uring';
-import { pcmuOffer as offer, portRange, rejection, sleep } from './support';
+import { pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
 
 async function udp(): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');

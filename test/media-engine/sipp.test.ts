@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type MediaServer, type DtmfEvent, type Endpoint, type RecordResult } from '../../media-engine';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { bestCorrelation, readWav, useMediaServer } from './support';
+import { bestCorrelation, readWav, useMediaServer } from '../../testkit/media-engine/support';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 
 const SIPP_DIR = '/usr/share/sip-tester';

@@ -2,7 +2,7 @@
 // thread only where turns of speech start and stop (ai_talk's barge-in and turn taking use it).
 import { expect } from 'chai';
 import type { Endpoint, MediaServer, SpeechEvent } from '../../media-engine';
-import { readWav, rejection, sleep, useMediaServer } from './support';
+import { readWav, rejection, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 describe('media-engine: VAD tap (speech start/stop from the worker)', function () {
   this.timeout(30000);

@@ -5,8 +5,8 @@
 // G.722 member with its 6 kHz tone.
 import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
-import { sleep, useMediaServer } from './support';
-import { ToneFarEnd, toneShare, type FarCodec } from './far-end';
+import { sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
 function joined(frames: Int16Array[], last: number): Int16Array {
   const take = frames.slice(-last);

@@ -5,8 +5,8 @@
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
-import { readWav, sleep, useMediaServer } from './support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from './far-end';
+import { readWav, sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
 describe('media-engine conference mixing at 16 kHz', function () {
   this.timeout(40000);

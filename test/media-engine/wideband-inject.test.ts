@@ -4,8 +4,8 @@
 // injection is mixed on top; a PCMU leg gets a 16 kHz injection at 8 kHz without an alias.
 import { expect } from 'chai';
 import type { Endpoint, InjectRate, MediaServer } from '../../media-engine';
-import { sleep, useMediaServer } from './support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from './far-end';
+import { sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
 /** `seconds` of tones (Hz, amplitude) at `rate`. */
 function tones(rate: number, seconds: number, parts: [number, number][]): Int16Array {

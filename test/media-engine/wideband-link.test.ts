@@ -4,8 +4,8 @@
 // and a G.722 member of a room on another worker hears the room's 16 kHz mix.
 import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
-import { useMediaServer } from './support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from './far-end';
+import { useMediaServer } from '../../testkit/media-engine/support';
+import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
 describe('media-engine wideband across workers (frame link)', function () {
   this.timeout(40000);

@@ -7,8 +7,8 @@ import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { writeWav } from '../../media-engine/audio/wav';
 import { goertzelCoeff, goertzelPower } from '../../media-engine/dsp/goertzel';
-import { readWav, sleep, useMediaServer } from './support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from './far-end';
+import { readWav, sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
 /** `seconds` of a 6 kHz tone (amplitude 8000) plus a 1 kHz one (6000) at `rate`. */
 function toneWav(file: string, rate: number, seconds = 3): string {

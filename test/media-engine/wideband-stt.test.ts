@@ -6,8 +6,8 @@
 import { expect } from 'chai';
 import type { MediaServer } from '../../media-engine';
 import { FakeDeepgram, type DgSession } from '../../testkit/speech/deepgram-server';
-import { sleep, useMediaServer } from './support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from './far-end';
+import { sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
 const KEY = 'dg-wide-key';
 

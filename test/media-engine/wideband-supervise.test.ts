@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { goertzelCoeff, goertzelPower } from '../../media-engine/dsp/goertzel';
-import { useMediaServer } from './support';
-import { power, ToneFarEnd, toneShare } from './far-end';
+import { useMediaServer } from '../../testkit/media-engine/support';
+import { power, ToneFarEnd, toneShare } from '../../testkit/media-engine/far-end';
 
 /** Power of `x` at `hz` (16 kHz audio), per sample. */
 function tonePower(x: Int16Array, hz: number): number {

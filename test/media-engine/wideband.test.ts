@@ -10,7 +10,7 @@ import { createCodec, Resampler } from '../../media-engine/codecs';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 import { type DtmfEvent, type Endpoint, type MediaServer } from '../../media-engine';
 import type { AudioCodecName } from '../../media-engine';
-import { bestCorrelation, readWav, sleep, useMediaServer } from './support';
+import { bestCorrelation, readWav, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 /** 16 kHz audio brought to 8 kHz (speexdsp, as the engine does) to compare with an 8 kHz reference. */
 function to8k(x: Int16Array): Int16Array {

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { isFromWorker, isToWorker, METHODS } from '../../media-engine/worker/protocol';
 import type { Endpoint, EndpointEnd, MediaServer } from '../../media-engine';
-import { bindable, rejection, useMediaServer } from './support';
+import { bindable, rejection, useMediaServer } from '../../testkit/media-engine/support';
 
 describe('media-engine: a worker dies', function () {
   this.timeout(30000);

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { MediaServer } from '../../media-engine';
 import { procStat } from '../../media-engine/worker/proc-stat';
-import { portRange } from './support';
+import { portRange } from '../../testkit/media-engine/support';
 
 /** nice value of each thread of this process (/proc/<pid>/task/<tid>/stat) */
 function threadNices(): Map<number, number> {

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MediaServer, type Endpoint, type ScheduleChange } from '../../media-engine';
 import { procStat } from '../../media-engine/worker/proc-stat';
-import { portRange, tmpDir } from './support';
+import { portRange, tmpDir } from '../../testkit/media-engine/support';
 
 const SCHED_OTHER = 0;
 const SCHED_RR = 2;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { answeringUas, killAllSipp, sipp, until } from '../../testkit/media-app/harness';
-import { concat, espeak, silenceMs, soxSynth } from '../media-engine/dsp/support/audio';
+import { concat, espeak, silenceMs, soxSynth } from '../../testkit/media-engine/audio';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { truncateAll } from '../../testkit/db';
 import { createFixture } from '../../testkit/api';

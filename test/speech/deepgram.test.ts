@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { DeepgramProvider } from '../../media-engine/stt';
 import type { TranscriptEvent } from '../../media-engine/stt';
 import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { concat, espeak, silenceMs } from '../media-engine/dsp/support/audio';
+import { concat, espeak, silenceMs } from '../../testkit/media-engine/audio';
 import { truncateAll } from '../../testkit/db';
 import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
 import { api, eventsWhere, inboundSetup, progressingCall, callNumber, startStack, type Stack } from '../../testkit/speech/support';

@@ -8,7 +8,7 @@ import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
-import { readWav, rms } from '../media-engine/support';
+import { readWav, rms } from '../../testkit/media-engine/support';
 
 const { VoiceResponse } = twilio.twiml;
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { AnsweringMachineDetector, type AmdEvent, type AmdOptions } from '../../../media-engine/dsp/amd';
 import { createVad } from '../../../media-engine/dsp/vad';
-import { concat, espeak, forEachFrame, noise, silenceMs, soxSynth } from './support/audio';
+import { concat, espeak, forEachFrame, noise, silenceMs, soxSynth } from '../../../testkit/media-engine/audio';
 
 async function run(s: Int16Array, opts: AmdOptions = {}): Promise<AmdEvent[]> {
   const vad = await createVad();

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { BeepDetector, type BeepDetection } from '../../../media-engine/dsp/beep-detector';
 import { beep, renderSource, ringback } from '../../../media-engine/dsp/tones';
-import { concat, espeak, forEachFrame, mixInto, noise, silenceMs, soxSynth } from './support/audio';
+import { concat, espeak, forEachFrame, mixInto, noise, silenceMs, soxSynth } from '../../../testkit/media-engine/audio';
 
 function detect(s: Int16Array, det = new BeepDetector()): BeepDetection[] {
   const out: BeepDetection[] = [];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DtmfDetector, type DtmfDetection } from '../../../media-engine/dsp/dtmf-detector';
 import { DTMF_FREQS, dtmfTones, renderSource, ToneSource } from '../../../media-engine/dsp/tones';
-import { concat, espeak, forEachFrame, mixInto, noise, silenceMs, soxDtmf, soxSynth } from './support/audio';
+import { concat, espeak, forEachFrame, mixInto, noise, silenceMs, soxDtmf, soxSynth } from '../../../testkit/media-engine/audio';
 
 function detect(samples: Int16Array, det = new DtmfDetector()): DtmfDetection[] {
   const out: DtmfDetection[] = [];

@@ -6,7 +6,7 @@ import { readWav } from '../../../media-engine/audio/wav';
 import { EspeakProvider, FliteProvider, fliteAvailable } from '../../../media-engine/tts';
 import { PocketsphinxProvider, phrasesToJsgf, SttError, Upsampler2x, createSttProvider, type TranscriptEvent, type SttStream } from '../../../media-engine/stt';
 import { Resampler } from '../../../media-engine/codecs';
-import { concat, forEachFrame, silenceMs } from './support/audio';
+import { concat, forEachFrame, silenceMs } from '../../../testkit/media-engine/audio';
 
 /** An utterance by flite when installed (pocketsphinx does much better on it), else espeak-ng. */
 async function say(text: string): Promise<Int16Array> {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { isEngineFormat, readWav, readWavInfo } from '../../../media-engine/audio/wav';
 import { createVad, voicedSegments } from '../../../media-engine/dsp/vad';
 import { createTtsProvider, EspeakProvider, espeakVoiceFor, FliteProvider, fliteAvailable, TtsError, ttsProviderNames } from '../../../media-engine/tts';
-import { forEachFrame, rms } from './support/audio';
+import { forEachFrame, rms } from '../../../testkit/media-engine/audio';
 
 async function expectTtsError(p: Promise<unknown>, code: string): Promise<void> {
   try {

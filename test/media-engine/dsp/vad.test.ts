@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createVad, EnergyVad, voicedSegments, type Vad } from '../../../media-engine/dsp/vad';
-import { concat, espeak, forEachFrame, noise, silenceMs } from './support/audio';
+import { concat, espeak, forEachFrame, noise, silenceMs } from '../../../testkit/media-engine/audio';
 
 function decisions(vad: Vad, s: Int16Array): boolean[] {
   const d: boolean[] = [];

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { alawToLinear, isEngineFormat, parseWavHeader, peaksOf, readWav, readWavInfo, ulawToLinear, WavError, WavWriter, writeWav } from '../../../media-engine/audio/wav';
-import { concat, silenceMs, soxSynth } from './support/audio';
+import { concat, silenceMs, soxSynth } from '../../../testkit/media-engine/audio';
 
 describe('media-engine/audio WAV', function () {
   this.timeout(30000);

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MediaServer } from '../../media-engine';
-import { portBlock } from '../../testkit/ports';
+import { portBlock } from '../ports';
 
 export function tmpDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'me-test-'));
