@@ -5,15 +5,15 @@
  * TTS: provider_a (espeak-ng, default), provider_b and provider_c (flite voices, espeak-ng without
  * flite): media-engine/tts/registry.ts. Languages: whatever espeak-ng has a voice for (asked
  * through the lookup the caller passes, since core does not import the media engine).
- * STT: '' or 'pocketsphinx' (offline, English only) and 'deepgram' (cloud, needs DEEPGRAM_API_KEY
- * on the media-app nodes). voipbin's 'gcp' and 'aws' are refused with a clear message.
+ * STT: '' or 'pocketsphinx' (offline, English only), 'deepgram', 'cartesia', 'elevenlabs' (cloud, need
+ * <VENDOR>_API_KEY on the media-app nodes). voipbin's 'gcp' and 'aws' are refused with a clear message.
  */
 import { invalidArgument } from '../errors';
 
 export const TTS_PROVIDERS = ['provider_a', 'provider_b', 'provider_c'] as const;
 export type TtsProviderName = (typeof TTS_PROVIDERS)[number];
 
-export const STT_PROVIDERS = ['pocketsphinx', 'deepgram'] as const;
+export const STT_PROVIDERS = ['pocketsphinx', 'deepgram', 'cartesia', 'elevenlabs'] as const;
 export type SttProviderName = (typeof STT_PROVIDERS)[number];
 
 const BCP47 = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$/;
@@ -46,7 +46,7 @@ export function checkTtsLanguage(language: string | undefined, voiceFor: (langua
 export function checkStt(provider: string | undefined, language: string | undefined): { provider: SttProviderName; language: string } {
   const name = provider === undefined || provider === '' ? 'pocketsphinx' : provider;
   if (name === 'gcp' || name === 'aws') {
-    throw invalidArgument(`provider ${name} is not available on this platform; use pocketsphinx (default) or deepgram`, [{ field: 'provider', issue: 'not available' }]);
+    throw invalidArgument(`provider ${name} is not available on this platform; use pocketsphinx (default), deepgram, cartesia or elevenlabs`, [{ field: 'provider', issue: 'not available' }]);
   }
   if (!(STT_PROVIDERS as readonly string[]).includes(name)) {
     throw invalidArgument(`provider must be one of ${STT_PROVIDERS.join(', ')}`, [{ field: 'provider', issue: `unknown provider "${provider}"` }]);
