@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { FakeCartesiaStt } from '../../testkit/speech/cartesia-stt-server';
 import { SttCalls } from '../../testkit/speech/stt-calls';
 import { CartesiaSttProvider } from '../../media-engine/stt';
+import { compileTwiml } from '../../core/twiml/compile';
 
 const KEY = 'cartesia-stt-key-0123456789';
 
@@ -69,6 +70,33 @@ describe('stt_type cartesia (Cartesia streaming STT) on live calls', function ()
     const rows = await bench.transcripts(db, cid);
     expect(rows.map((r) => r.message)).to.deep.equal(['what time is it', 'thank you']);
     expect(rows.every((r) => r.direction === 'in')).to.equal(true);
+  });
+
+  it('TwiML <Gather input="speech"> chooses the recogniser by speechModel: cartesia_* and elevenlabs_* (any language), else pocketsphinx', () => {
+    for (const [model, provider] of [
+      ['cartesia_ink-whisper', 'cartesia'],
+      ['elevenlabs_scribe', 'elevenlabs'],
+      ['deepgram_nova-2', 'deepgram'],
+    ]) {
+      const actions = compileTwiml(`<Response><Gather input="speech" language="de-DE" speechModel="${model}"/></Response>`, { documentUrl: 'https://app.example.com/t', method: 'POST' });
+      expect(actions.find((a) => a.type === 'speech_gather')!.option).to.include({ provider, language: 'de-DE' });
+    }
+    expect(() => compileTwiml('<Response><Gather input="speech" language="de-DE" speechModel="phone_call"/></Response>', { documentUrl: 'https://app.example.com/t', method: 'POST' })).to.throw(
+      /de-DE is not supported/,
+    );
+  });
+
+  it('speech_gather (the TwiML <Gather input="speech" speechModel="cartesia_…"> path) with provider cartesia: the answer is what Cartesia heard', async () => {
+    const { db, cid, number } = await bench.number([{ type: 'answer' }, { type: 'speech_gather', option: { provider: 'cartesia', language: 'en-US', timeout: 5000 } }, { type: 'hangup' }]);
+    const before = vendor.sessions.length;
+    // spoken words (the VAD that starts and ends the answer does not take a tone for a voice); the stand-in names them by their pitch
+    await bench.call(number, { speech: 'I would like to pay my bill.' }, 800, true);
+    const { af } = await bench.endOf(db, cid);
+    expect(af.end_reason).to.not.equal('error');
+    const s = vendor.sessions[before]!;
+    expect(s.controls, 'the answer ended: the recogniser drained').to.include('done');
+    expect(s.finals.length).to.be.greaterThan(0);
+    expect((af as unknown as { variables: Record<string, string> }).variables['svc.speech.result']).to.equal(s.finals.join(' '));
   });
 
   it('a refused key: ai_talk ends with "cartesia: the API key was refused (HTTP 401)" and an aicall_stt_failed event; the key is in neither', async () => {

@@ -15,7 +15,7 @@ import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../db';
 import { startLlmServer, lastUser, type LlmServer } from '../llm-server';
 import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../media-app/harness';
-import { aiCallerScenario, tonePcap, TimedSink } from '../ai/audio';
+import { aiCallerScenario, speechPcap, tonePcap, TimedSink } from '../ai/audio';
 
 type Db = Awaited<ReturnType<typeof testDb>>;
 export type Tones = ({ hz: number; ms: number } | { pauseMs: number })[];
@@ -47,7 +47,8 @@ export class SttCalls {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async number(actions: unknown[], cidIn?: string): Promise<{ db: Db; cid: string; number: string }> {
+  /** A number (of a new customer, or `cidIn`'s) whose flow is `actions`. */
+  async number(actions: unknown[], cidIn?: string): Promise<{ db: Db; cid: string; number: string }> {
     const db = await testDb();
     const cid = cidIn ?? (await repos(db).customers.create({ email: `stt${Date.now()}${++seq}@example.test`, status: 'active', name: 'stt' })).id;
     await trunksRepo(db).create(cid, `trstt${Date.now()}${++seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -85,12 +86,14 @@ export class SttCalls {
   }
 
   /**
-   * Calls `number` and plays `tones` from `atMs` after the answer, until the platform hangs up;
+   * Calls `number` and plays `tones` (or espeak-ng speech) from `atMs` after the answer, until the platform hangs up;
    * `endsEarly`: the platform may hang up before the tones are played (a flow that fails at once).
    */
-  async call(number: string, tones: Tones, atMs = 1000, endsEarly = false): Promise<void> {
+  async call(number: string, tones: Tones | { speech: string }, atMs = 1000, endsEarly = false): Promise<void> {
     const file = path.join(this.dir, `t${++seq}.pcap`);
-    tonePcap(tones, file, { trailMs: 3000 });
+    // espeak-ng speech where the platform's VAD must hear a voice (a pure tone is no speech to it)
+    if ('speech' in tones) speechPcap(tones.speech, file, { trailMs: 3000 });
+    else tonePcap(tones, file, { trailMs: 3000 });
     const sink = await TimedSink.open();
     try {
       const r = await sipp(
