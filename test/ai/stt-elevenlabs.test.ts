@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { FakeElevenLabsStt } from '../../testkit/speech/elevenlabs-stt-server';
 import { FakeCartesiaStt } from '../../testkit/speech/cartesia-stt-server';
 import { SttCalls } from '../../testkit/speech/stt-calls';
+import { sleep, until } from '../../testkit/media-app/harness';
 import { ElevenLabsSttProvider } from '../../media-engine/stt';
 
 const KEY = 'xi-stt-key-0123456789';
@@ -73,6 +74,22 @@ describe('stt_type elevenlabs (ElevenLabs realtime STT) on live calls', function
       s.controls.filter((c) => c !== 'commit'),
       'nothing but audio chunks and the last commit',
     ).to.deep.equal([]);
+  });
+
+  it('a G.722 (wideband) call: the recogniser is asked for pcm_16000 and gets 32,000 bytes of PCM a second', async () => {
+    const before = vendor.sessions.length;
+    const { number } = await bench.aiNumber('elevenlabs', {}, 6);
+    const g722 = 'm=audio PORT RTP/AVP 9 101\na=rtpmap:9 G722/8000\na=rtpmap:101 telephone-event/8000\na=fmtp:101 0-15';
+    const done = bench.call(number, [], 1000, false, g722);
+    const s = await until(() => (vendor.sessions[before]?.firstAudioAt ? vendor.sessions[before] : null), 15_000, 'audio at the recogniser');
+    // past the connect-time backlog, which comes in one burst
+    await sleep(1000);
+    const [t0, b0] = [performance.now(), s.bytes];
+    await sleep(2500);
+    const rate = ((s.bytes - b0) * 1000) / (performance.now() - t0);
+    await done;
+    expect(s.query.get('audio_format')).to.equal('pcm_16000');
+    expect(rate).to.be.within(32_000 * 0.75, 32_000 * 1.25);
   });
 
   it('transcribe_start with provider elevenlabs: each committed utterance is a transcript', async () => {

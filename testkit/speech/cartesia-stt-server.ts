@@ -66,7 +66,7 @@ export class FakeCartesiaStt extends SttStandIn {
         return;
       }
       const buf = data as Buffer;
-      s.bytes += buf.length;
+      this.audio(s, buf.length);
       rec.push(buf);
       if (this.failAfterMs > 0 && rec.seconds * 1000 >= this.failAfterMs) {
         failed = true;

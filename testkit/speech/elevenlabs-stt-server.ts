@@ -78,7 +78,7 @@ export class FakeElevenLabsStt extends SttStandIn {
       if (m.message_type !== 'input_audio_chunk') return void s.controls.push(data.toString());
       if (m.sample_rate !== undefined && m.sample_rate !== rate) return this.send(ws, { message_type: 'input_error', error: `sample_rate ${m.sample_rate} does not match ${rate}` });
       const buf = Buffer.from(m.audio_base_64 ?? '', 'base64');
-      s.bytes += buf.length;
+      this.audio(s, buf.length);
       rec.push(buf);
       if (m.commit) {
         s.controls.push('commit');

@@ -87,22 +87,21 @@ export class SttCalls {
 
   /**
    * Calls `number` and plays `tones` (or espeak-ng speech) from `atMs` after the answer, until the platform hangs up;
-   * `endsEarly`: the platform may hang up before the tones are played (a flow that fails at once).
+   * `endsEarly`: the platform may hang up before the tones are played (a flow that fails at once);
+   * `media`: the SDP's m= line and its attributes instead of PCMU's (`PORT` = the sink's); no tones
+   * (`[]`) plays nothing.
    */
-  async call(number: string, tones: Tones | { speech: string }, atMs = 1000, endsEarly = false): Promise<void> {
+  async call(number: string, tones: Tones | { speech: string }, atMs = 1000, endsEarly = false, media?: string): Promise<void> {
     const file = path.join(this.dir, `t${++seq}.pcap`);
+    const silent = Array.isArray(tones) && tones.length === 0;
     // espeak-ng speech where the platform's VAD must hear a voice (a pure tone is no speech to it)
     if ('speech' in tones) speechPcap(tones.speech, file, { trailMs: 3000 });
-    else tonePcap(tones, file, { trailMs: 3000 });
+    else if (!silent) tonePcap(tones, file, { trailMs: 3000 });
     const sink = await TimedSink.open();
     try {
-      const r = await sipp(
-        aiCallerScenario(`${number}@127.0.0.1:${this.p.sipPort}`, sink.port, [{ atMs, pcap: file }]),
-        [`127.0.0.1:${this.p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '60s'],
-        {
-          killAfterMs: 70_000,
-        },
-      ).done;
+      let scenario = aiCallerScenario(`${number}@127.0.0.1:${this.p.sipPort}`, sink.port, silent ? [] : [{ atMs, pcap: file }]);
+      if (media) scenario = scenario.replace(/m=audio \d+ RTP\/AVP 0 101\n[\s\S]*?a=sendrecv/, `${media.replace('PORT', String(sink.port))}\na=sendrecv`);
+      const r = await sipp(scenario, [`127.0.0.1:${this.p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 }).done;
       if (r.code !== 0 && !endsEarly) throw new Error(`sipp failed: ${r.errors}${r.messages}`);
     } finally {
       sink.close();

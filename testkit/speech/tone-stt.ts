@@ -13,6 +13,9 @@ export interface SttSession {
   headers: http.IncomingHttpHeaders;
   /** PCM bytes received */
   bytes: number;
+  /** performance.now() of the first and the last audio received (0 before any) */
+  firstAudioAt: number;
+  lastAudioAt: number;
   /** the text messages received (audio chunks of JSON protocols left out) */
   controls: string[];
   /** the finals sent */
@@ -129,7 +132,7 @@ export abstract class SttStandIn {
         return;
       }
       this.wss.handleUpgrade(req, socket, head, (ws) => {
-        const s: SttSession = { path: url.pathname, query: url.searchParams, headers: req.headers, bytes: 0, controls: [], finals: [], closed: false };
+        const s: SttSession = { path: url.pathname, query: url.searchParams, headers: req.headers, bytes: 0, firstAudioAt: 0, lastAudioAt: 0, controls: [], finals: [], closed: false };
         this.sessions.push(s);
         ws.on('close', () => (s.closed = true));
         this.run(ws, s);
@@ -141,6 +144,13 @@ export abstract class SttStandIn {
   /** 0 when the query describes audio the vendor takes, else the HTTP status of the refusal */
   protected abstract check(q: URLSearchParams): number;
   protected abstract run(ws: WebSocket, s: SttSession): void;
+
+  /** Counts `n` bytes of audio received by `s` now. */
+  protected audio(s: SttSession, n: number): void {
+    s.bytes += n;
+    s.lastAudioAt = performance.now();
+    s.firstAudioAt ||= s.lastAudioAt;
+  }
 
   /** Sends `msg` after the configured latency (in order). */
   protected send(ws: WebSocket, msg: object, then?: () => void): void {

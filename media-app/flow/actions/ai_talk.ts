@@ -121,7 +121,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
         agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
         agent.on('tts_error', (e: Error) => event('aicall_tts_failed', { tts_type: voiceOf(session.currentAi).type, reason: e.message }));
         agent.on('stt_fallback', (f) => {
-          ctx.note('aicall_stt_fallback', f);
+          ctx.note('aicall_stt_fallback', { ...f });
           event('aicall_stt_fallback', { stt_type: f.from, fallback_stt_type: f.to, reason: f.reason });
         });
         agent.on('stt_error', (e: Error, sttType: string) => event('aicall_stt_failed', { stt_type: sttType, reason: e.message }));
