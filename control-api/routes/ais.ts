@@ -14,7 +14,7 @@ import { listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
 import { checkTurnParameter } from '../../core/ai/turns';
-import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter } from '../../core/speech/voices';
+import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter, sttFallbackOf } from '../../core/speech/voices';
 
 export const AI_FIELDS = [
   'id',
@@ -96,6 +96,7 @@ async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof up
   // a voice, recogniser or engine with no adapter is refused here, never replaced later
   checkTtsType('tts_type', b.tts_type);
   checkSttType('stt_type', b.stt_type);
+  sttFallbackOf(b.parameter);
   checkEngineModel('engine_model', b.engine_model);
   checkVoiceParameter(b.parameter);
   checkTurnParameter(b.parameter);

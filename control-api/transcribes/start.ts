@@ -46,7 +46,7 @@ export async function publishTranscribe(ctx: AppContext, type: EventType, row: T
 }
 
 export async function startTranscribe(ctx: AppContext, cid: string, body: TranscribeBody, reachable?: Reachable): Promise<TranscribeRow> {
-  const { provider, language } = checkStt(body.provider, body.language);
+  const { provider, language } = checkStt(body.provider, body.language, body.reference_type === 'recording');
   if (body.phrases && body.phrases.every((p) => !/[a-z]/i.test(p))) throw invalidArgument('phrases need words', [{ field: 'phrases' }]);
   const onEnd = body.on_end_flow_id ?? EMPTY_UUID;
   if (onEnd !== EMPTY_UUID && !(await flowsRepo(ctx.db).getOwned(cid, onEnd))) {
@@ -58,8 +58,8 @@ export async function startTranscribe(ctx: AppContext, cid: string, body: Transc
     const rec = await recordingsReadRepo(ctx.db).get(cid, body.reference_id);
     if (!rec || (reachable && !(await reachable.recordingOf(rec.reference_type, rec.reference_id)))) throw notFound('RECORDING_NOT_FOUND', 'recording not found');
     if (rec.status !== 'ended') throw stateInvalid(`the recording is ${rec.status}; transcribe it once it has ended`);
-    // voipbin: a recording already transcribed in this language gives the existing transcribe
-    const existing = (await repo.list(cid, { pageSize: 100, pageToken: '' }, { reference_id: rec.id })).result.find((t) => t.language === language);
+    // voipbin: a recording already transcribed in this language (by this provider) gives the existing transcribe
+    const existing = (await repo.list(cid, { pageSize: 100, pageToken: '' }, { reference_id: rec.id })).result.find((t) => t.language === language && t.provider === provider);
     if (existing) return existing;
     const row = await repo.create({ ...fields, reference_type: 'recording' });
     await publishTranscribe(ctx, 'transcribe_created', row);

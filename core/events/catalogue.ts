@@ -44,6 +44,9 @@ const CATALOGUE = {
     // the AI's cloud voice failed and its fallback speaks (media-app/voices), or failed with none
     'aicall_tts_fallback',
     'aicall_tts_failed',
+    // the AI's recogniser failed and its fallback hears the caller (media-app/ai/recogniser.ts), or failed with none
+    'aicall_stt_fallback',
+    'aicall_stt_failed',
     // a speech-to-speech model (media-app/ai/realtime.ts) could not be reached or refused the key
     'aicall_realtime_failed',
     // a voice turn's latency breakdown (media-app/ai/voice.ts, docs/ai.md "Turn-taking"), with aimessage_ids

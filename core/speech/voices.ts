@@ -42,7 +42,7 @@ export const REFERENCE_TTS_TYPES = [
 ] as const;
 
 /** Recognisers an AI may name ('' = pocketsphinx). */
-export const AI_STT_TYPES = ['pocketsphinx', 'deepgram'] as const;
+export const AI_STT_TYPES = ['pocketsphinx', 'deepgram', 'cartesia', 'elevenlabs'] as const;
 /** engine_model targets (`target.model`): a chat model reached through its OpenAI-compatible endpoint, or a speech-to-speech one (below). */
 export const ENGINE_TARGETS = ['openai', 'gemini', 'grok', 'openai-realtime'] as const;
 
@@ -80,6 +80,18 @@ export function checkTtsType(field: string, v: string | undefined): void {
 export function checkSttType(field: string, v: string | undefined): void {
   if (!v || has(AI_STT_TYPES, v)) return;
   throw invalidArgument(`${field} "${v}" has no adapter on this platform; use one of: ${AI_STT_TYPES.join(', ')} (or leave it empty for pocketsphinx)`, [{ field, issue: `no adapter for "${v}"` }]);
+}
+
+/**
+ * The recogniser an AI uses when its `stt_type` fails (our extension `parameter.stt_fallback`, a
+ * stt_type), checked like `stt_type`: 400 naming the field otherwise. undefined when none.
+ */
+export function sttFallbackOf(p: Record<string, unknown> | undefined): string | undefined {
+  const fb = p?.stt_fallback;
+  if (fb === undefined || fb === '') return undefined;
+  if (typeof fb !== 'string') throw invalidArgument('parameter.stt_fallback must be a stt_type', [{ field: 'parameter.stt_fallback', issue: 'not a recogniser' }]);
+  checkSttType('parameter.stt_fallback', fb);
+  return fb;
 }
 
 /** '' or `target.model` with a target the platform can reach; else 400 naming it. */

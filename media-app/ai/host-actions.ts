@@ -3,7 +3,7 @@ import type { AiActions } from '../../core/ai/tools';
 import { messagingPort } from '../../core/messaging/flow-port';
 import { SYSTEM_PREFIX } from '../../core/flow/variables';
 import type { ActionContext } from '../flow/actions/base';
-import { checkTtsType, isVendorTts } from '../../core/speech/voices';
+import { checkSttType, checkTtsType, isVendorTts, sttFallbackOf } from '../../core/speech/voices';
 import type { VoiceChoice } from '../voices';
 
 export function flowActions(ctx: ActionContext): AiActions {
@@ -47,12 +47,14 @@ export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_
   const p = ai.parameter ?? {};
   // stored before the API refused it, or written around the API: said plainly, not replaced
   checkTtsType('tts_type', ai.tts_type);
+  checkSttType('stt_type', ai.stt_type);
   const fallback = fallbackOf(p.tts_fallback);
   if (fallback) checkTtsType('parameter.tts_fallback', fallback.type);
   const vendor = isVendorTts(ai.tts_type);
   return {
     language: ai.stt_language || 'en-US',
     sttProvider: ai.stt_type || undefined,
+    sttFallback: sttFallbackOf(p),
     ttsProvider: vendor ? undefined : ai.tts_type || undefined,
     voice: vendor ? undefined : ai.tts_voice_id || undefined,
     cloud: vendor

@@ -13,7 +13,8 @@
  * "okay") are ignored, stop words and other words cut the reply (barge-in) and become the next turn.
  */
 import { EventEmitter } from 'node:events';
-import { createSttProvider, type AudioFork, type Endpoint, type SpeechEvent, type SttStream, type TranscriptEvent } from '../../media-engine';
+import type { AudioFork, Endpoint, SpeechEvent, TranscriptEvent } from '../../media-engine';
+import { Recogniser, type SttFallback } from './recogniser';
 import type { AiSession, EndRequest } from '../../core/ai/session';
 import { endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
 import type { AimessageRow } from '../../core/repos/ai-calls';
@@ -27,6 +28,8 @@ export interface VoiceOptions {
   language: string;
   /** STT provider name (default pocketsphinx) */
   sttProvider?: string;
+  /** the recogniser used when the first fails (parameter.stt_fallback) */
+  sttFallback?: string;
   /** restrict recognition to these phrases (pocketsphinx grammar) */
   phrases?: string[];
   ttsProvider?: string;
@@ -68,8 +71,12 @@ export interface VoiceAgentEvents {
   turn_end: [];
   /** the agent's reply started playing */
   speaking: [];
-  /** the recogniser failed */
+  /** something went wrong that the session survives (logged) */
   error: [err: Error];
+  /** the recogniser failed and its fallback took over */
+  stt_fallback: [f: SttFallback];
+  /** the recogniser failed with no fallback (or the fallback failed too): the session ends with it */
+  stt_error: [err: Error, sttType: string];
   /** the voice failed (no fallback, or the fallback failed too): the session ends with it */
   tts_error: [err: Error];
 }
@@ -79,7 +86,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private readonly traceParent = activeContext();
   private state: State = 'listening';
   private fork: AudioFork | null = null;
-  private stt: SttStream | null = null;
+  private stt: Recogniser | null = null;
   private readonly early: Int16Array[] = [];
   /** the VAD hears the caller now */
   private inTurn = false;
@@ -124,28 +131,30 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
 
   async start(signal: AbortSignal): Promise<this> {
     // an unknown recogniser is an error of the session, never replaced by another one
-    const provider = createSttProvider(this.o.sttProvider || undefined);
+    const stt = new Recogniser(this.o.sttProvider, this.o.sttFallback, { language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined });
     this.ep.on('speech', this.onSpeech);
     // the VAD reports the end of speech after the shortest wait; the words decide whether to wait longer
     await this.ep.vadStart({ mode: 2, startMs: (this.o.startSecs ?? 0.2) * 1000, stopMs: this.turns.minDelayMs });
     // the caller's audio at the leg's rate (16 kHz on a G.722 or Opus leg); the recogniser is told it
     this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFrame(f) });
+    stt.rate = this.fork.rate === 16000 ? 16000 : 8000;
+    stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
+    stt.on('fallback', (f) => this.emit('stt_fallback', f));
+    stt.on('failed', (e: Error) => {
+      this.emit('stt_error', e, stt.name);
+      this.finish({ kind: 'error', message: e.message });
+    });
     try {
-      this.stt = provider.createStream({
-        language: this.o.language,
-        phrases: this.o.phrases?.length ? this.o.phrases : undefined,
-        direction: 'inbound',
-        sampleRate: this.fork.rate === 16000 ? 16000 : 8000,
-      });
+      stt.start();
     } catch (e) {
       // a recogniser that cannot start (no key, bad language): nothing of the session stays open
       this.ep.off('speech', this.onSpeech);
       void this.fork.stop().catch(() => undefined);
       if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
+      this.emit('stt_error', e as Error, stt.name);
       throw e;
     }
-    this.stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
-    this.stt.on('error', (e: Error) => this.emit('error', e));
+    this.stt = stt;
     for (const f of this.early.splice(0)) this.stt.write(f);
     const onAbort = () => this.finish({ kind: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });

@@ -9,6 +9,8 @@ import { storageBackend } from '../../core/storage/backend';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import type { TranscribeRow } from '../../core/repos/transcribes';
 import { finishTranscribe, storeSegment, type SpeechDeps } from './transcription';
+import type { EgressPolicy } from '../../core/net';
+import { monoOf, transcribeCloud, type RecordingEngine } from './recording-cloud';
 
 const FRAME = 160;
 
@@ -18,7 +20,7 @@ function sideOf(filename: string): 'in' | 'out' | null {
 }
 
 /** Transcribes every file of the recording; the transcribe is done afterwards (also on failure). False when it failed. */
-export async function transcribeRecording(deps: SpeechDeps & { dataDir: string }, row: TranscribeRow): Promise<boolean> {
+export async function transcribeRecording(deps: SpeechDeps & { dataDir: string; egress: EgressPolicy }, row: TranscribeRow): Promise<boolean> {
   try {
     const rec = await recordingsReadRepo(deps.db).getById(row.reference_id);
     if (!rec) throw new Error(`recording ${row.reference_id} not found`);
@@ -32,13 +34,19 @@ export async function transcribeRecording(deps: SpeechDeps & { dataDir: string }
       const copy = await storageBackend(deps).recordings.localCopy(f);
       if (!copy) continue;
       const direction: 'in' | 'out' = sideOf(f) ?? (row.direction === 'out' ? 'out' : 'in');
-      const { samples } = await (async () => {
+      const { samples, info } = await (async () => {
         try {
           return readWav(copy.path);
         } finally {
           await copy.release();
         }
       })();
+      if (row.provider === 'google' || row.provider === 'openai') {
+        // a cloud engine takes the whole file at its own rate (16 kHz for a wideband call's recording)
+        const segs = await transcribeCloud(row.provider as RecordingEngine, { samples: monoOf(samples, info.format.channels), rate: info.format.sampleRate }, row.language, deps.egress);
+        for (const s of segs) await storeSegment(deps, row, { text: s.text, direction, offsetMs: s.offsetMs, confidence: s.confidence });
+        continue;
+      }
       const stream = createSttProvider(row.provider || undefined).createStream({ language: row.language, direction: direction === 'in' ? 'inbound' : 'outbound' });
       const writes: Promise<void>[] = [];
       stream.on('transcript', (t: TranscriptEvent) => {

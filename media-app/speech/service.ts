@@ -20,6 +20,7 @@ import { SpeechListener, type ListenOptions } from './gather';
 import { CommandBus } from '../../core/commands/bus';
 import { startSummaryFlow } from '../../core/speech/summary-flow';
 import type { SummaryRow } from '../../core/repos/summaries';
+import { EgressPolicy } from '../../core/net';
 
 export interface TranscribeRequest {
   language?: string;
@@ -39,6 +40,7 @@ export class SpeechService {
   private readonly background = new Set<Promise<unknown>>();
 
   private bus: CommandBus | null = null;
+  private egress: EgressPolicy | null = null;
 
   constructor(private readonly factory: CallFactory) {}
 
@@ -57,13 +59,14 @@ export class SpeechService {
     await startSummaryFlow(d.db, this.bus, row).catch((err: Error) => d.logger.warn({ err: err.message, summary: row.id }, 'on_end_flow_id did not start'));
   }
 
-  private get deps(): SpeechDeps & { dataDir: string } {
+  private get deps(): SpeechDeps & { dataDir: string; egress: EgressPolicy } {
     const d = this.factory.deps;
     return {
       db: d.db,
       events: d.events,
       logger: d.logger,
       dataDir: d.config.dataDir,
+      egress: (this.egress ??= new EgressPolicy(d.config.egress)),
       runOnEnd: async (row) => {
         if (!row.on_end_flow_id || row.on_end_flow_id === EMPTY_UUID) return;
         await this.factory.manager.start({
@@ -253,7 +256,7 @@ export class SpeechService {
 
   /** transcribe_recording (flow): one transcribe per recording of the call, run in the background. */
   async transcribeCallRecordings(callId: string, customerId: string, req: TranscribeRequest): Promise<TranscribeRow[]> {
-    const { provider, language } = checkStt(req.provider, req.language);
+    const { provider, language } = checkStt(req.provider, req.language, true);
     const call = await callsRepo(this.factory.deps.db).get(callId);
     const rows: TranscribeRow[] = [];
     for (const rid of call?.recording_ids ?? []) {
@@ -271,7 +274,7 @@ export class SpeechService {
    * its end; the text is its segments in order. `ok` is false when recognition failed.
    */
   async transcribeRecordingNow(customerId: string, recordingId: string, req: TranscribeRequest): Promise<{ row: TranscribeRow; text: string; ok: boolean }> {
-    const { provider, language } = checkStt(req.provider, req.language);
+    const { provider, language } = checkStt(req.provider, req.language, true);
     const row = await this.createTranscribe(customerId, 'recording', recordingId, { provider, language }, req);
     const p = transcribeRecording(this.deps, row);
     const tracked = p.finally(() => this.background.delete(tracked));

@@ -2,14 +2,21 @@ export { SttError, sampleRateOf, type SampleRate, type Direction, type SttProvid
 export { PocketsphinxProvider, phrasesToJsgf, type PocketsphinxOptions } from './pocketsphinx';
 export { Upsampler2x } from './upsample';
 export { DeepgramProvider, type DeepgramOptions } from './deepgram';
+export { CartesiaSttProvider } from './cartesia';
+export { ElevenLabsSttProvider } from './elevenlabs';
 import { SttError, type SttProvider } from './provider';
 import { PocketsphinxProvider } from './pocketsphinx';
 import { DeepgramProvider } from './deepgram';
+import { CartesiaSttProvider } from './cartesia';
+import { ElevenLabsSttProvider } from './elevenlabs';
 
 const providers = new Map<string, () => SttProvider>([
   ['pocketsphinx', () => new PocketsphinxProvider()],
   // configured from the environment when a stream is made (DEEPGRAM_API_KEY, DEEPGRAM_URL)
   ['deepgram', () => new DeepgramProvider({ apiKey: process.env.DEEPGRAM_API_KEY ?? '', url: process.env.DEEPGRAM_URL || undefined })],
+  // <VENDOR>_BASE_URL / <VENDOR>_API_KEY read when a stream is made; every connection through the egress policy
+  ['cartesia', () => new CartesiaSttProvider()],
+  ['elevenlabs', () => new ElevenLabsSttProvider()],
 ]);
 
 /** Register a provider factory under a name (cloud providers). */

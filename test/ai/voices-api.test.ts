@@ -37,11 +37,21 @@ describe('ai: voices an AI may name (API)', function () {
     });
   }
 
-  it('refuses stt_type cartesia / elevenlabs (no adapter yet) and an engine_model target it cannot reach', async () => {
-    for (const stt of ['cartesia', 'elevenlabs']) {
-      const r = await create({ stt_type: stt });
+  it('refuses a stt_type with no adapter (and such a parameter.stt_fallback), accepts cartesia / elevenlabs, and refuses an engine_model target it cannot reach', async () => {
+    for (const [field, body] of [
+      ['stt_type', { stt_type: 'gcp' }],
+      ['parameter.stt_fallback', { stt_type: 'deepgram', parameter: { stt_fallback: 'whisper-local' } }],
+      ['parameter.stt_fallback', { parameter: { stt_fallback: 7 } }],
+    ] as const) {
+      const r = await create(body);
       expect(r.status, JSON.stringify(r.body)).to.equal(400);
-      expect(r.body.error.message).to.include(`"${stt}"`).and.include('deepgram');
+      expect(r.body.error.message).to.include('stt');
+      expect(r.body.error.details[0].field).to.equal(field);
+    }
+    for (const stt of ['cartesia', 'elevenlabs']) {
+      const r = await create({ stt_type: stt, parameter: { stt_fallback: 'deepgram' } });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body.stt_type).to.equal(stt);
     }
     const r = await create({ engine_model: 'anthropic.claude-9' });
     expect(r.status, JSON.stringify(r.body)).to.equal(400);

@@ -171,3 +171,28 @@ export function aiCallerScenario(ruri: string, sinkPort: number, plays: { atMs: 
     .join('\n');
   return uacWaitsForBye(ruri, '+15557654321', sinkPort, { steps, byeTimeoutMs });
 }
+
+/**
+ * Writes `file` (an RTP pcap sipp plays) with tones and exact pauses: each `{ hz, ms }` a sine made by
+ * sox at half scale, each `{ pauseMs }` silence, after `leadMs` (default 200) and before `trailMs`
+ * (default 1500). The STT stand-ins (testkit/speech/tone-stt.ts) name an utterance by its tone.
+ */
+export function tonePcap(parts: ({ hz: number; ms: number } | { pauseMs: number })[], file: string, opts: { leadMs?: number; trailMs?: number } = {}): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-tone-'));
+  try {
+    const chunks: Buffer[] = [Buffer.alloc(Math.round((opts.leadMs ?? 200) * 8), 0xff)];
+    for (const p of parts) {
+      if ('pauseMs' in p) {
+        chunks.push(Buffer.alloc(Math.round(p.pauseMs * 8), 0xff));
+        continue;
+      }
+      const ul = path.join(dir, 't.ul');
+      execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-t', 'ul', ul, 'synth', String(p.ms / 1000), 'sine', String(p.hz), 'vol', '0.5']);
+      chunks.push(fs.readFileSync(ul));
+    }
+    chunks.push(Buffer.alloc(Math.round((opts.trailMs ?? 1500) * 8), 0xff));
+    writeRtpPcap(file, Buffer.concat(chunks));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -20,7 +20,7 @@ export const speech_gather = z.object({
   barge_in: z.boolean().optional(),
   /** BCP-47 (default en-US), checked with the recogniser when the action runs. */
   language: z.string().optional(),
-  /** STT provider: '' or pocketsphinx (default), deepgram. */
+  /** STT provider: '' or pocketsphinx (default), deepgram, cartesia, elevenlabs. */
   provider: z.string().optional(),
   /** Phrases the recogniser should expect (pocketsphinx: only these; deepgram: keywords). */
   phrases: z.array(z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters')).max(500, 'must have at most 500 phrases').optional(),

@@ -2,7 +2,7 @@
  * The speech_gather option of a <Gather> with speech in `input`: the nested Say/Play/Pause become its
  * prompts (played while it listens), and Twilio's speech attributes map to the recogniser:
  * `language` (BCP-47, default en-US): the local recogniser (pocketsphinx) has English only, so another
- * language needs `speechModel` `deepgram*` (the Deepgram recogniser, configured on the nodes); anything
+ * language needs `speechModel` `deepgram*`, `cartesia*` or `elevenlabs*` (that vendor's recogniser, configured on the nodes); anything
  * else is a 12200. `hints` (comma-separated) → phrases (pocketsphinx recognises only these; Deepgram
  * takes them as keywords); hint classes (`$OOV_CLASS_…`) are 12200. `speechTimeout` seconds or `auto`,
  * `maxSpeechTime` 1-60 s, `bargeIn` (default true).
@@ -26,11 +26,15 @@ export interface GatherBasics {
   finishOnKey: string;
 }
 
+const CLOUD_RECOGNISERS = ['deepgram', 'cartesia', 'elevenlabs'] as const;
+
 export function speechGatherOption(p: Program, el: TwimlElement, a: Attrs, g: GatherBasics): Record<string, unknown> {
   const language = a.str('language') ?? 'en-US';
   if (!BCP47.test(language)) throw schemaError('<Gather> language must be a language tag such as en-US');
   const model = a.str('speechModel');
-  const provider = model !== undefined && model.toLowerCase().startsWith('deepgram') ? 'deepgram' : 'pocketsphinx';
+  // speechModel names the recogniser by its vendor prefix (deepgram_nova-2, cartesia_ink-whisper, elevenlabs_scribe)
+  const vendor = model === undefined ? undefined : CLOUD_RECOGNISERS.find((v) => model.toLowerCase().startsWith(v));
+  const provider = vendor ?? 'pocketsphinx';
   if (provider === 'pocketsphinx' && !language.toLowerCase().startsWith('en')) {
     throw schemaError(`<Gather> language ${language} is not supported by the speech recogniser (English only; speechModel="deepgram_nova-2" for others)`);
   }

@@ -93,7 +93,7 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
         }
       } else {
         const v = voiceSettings(session.currentAi);
-        const event = (type: 'aicall_tts_fallback' | 'aicall_tts_failed', data: Record<string, unknown>) =>
+        const event = (type: 'aicall_tts_fallback' | 'aicall_tts_failed' | 'aicall_stt_fallback' | 'aicall_stt_failed', data: Record<string, unknown>) =>
           svc.deps.events ? void publishResourceEvent(svc.deps.events, type, { ...aicall, ...data }).catch(() => undefined) : undefined;
         // each AI's voice, made once (a team's members each speak with their own)
         const voices = new Map<string, AgentVoice & { type: string }>();
@@ -120,6 +120,11 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
         agent = new VoiceAgent(ep, session, { ...v, ...first, voiceFor: voiceOf, turns: turnSettings(session.currentAi), maxDurationMs: duration > 0 ? duration * 1000 : 0 });
         agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
         agent.on('tts_error', (e: Error) => event('aicall_tts_failed', { tts_type: voiceOf(session.currentAi).type, reason: e.message }));
+        agent.on('stt_fallback', (f) => {
+          ctx.note('aicall_stt_fallback', { ...f });
+          event('aicall_stt_fallback', { stt_type: f.from, fallback_stt_type: f.to, reason: f.reason });
+        });
+        agent.on('stt_error', (e: Error, sttType: string) => event('aicall_stt_failed', { stt_type: sttType, reason: e.message }));
         await agent.start(ctx.signal);
         end = await agent.done;
       }

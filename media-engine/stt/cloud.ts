@@ -1,0 +1,182 @@
+/**
+ * The shared part of the WebSocket recognisers of cloud vendors (cartesia.ts, elevenlabs.ts): where
+ * the vendor is (`<VENDOR>_BASE_URL`, default its public endpoint) and the platform's key
+ * (`<VENDOR>_API_KEY`), read from the environment when a stream is made, as core/config.ts reads them
+ * for the voices; the connection checked by the egress policy (core/net) and pinned to the checked
+ * address; audio held (bounded) until the socket is open; every failure one `error` naming the vendor
+ * and what went wrong (an HTTP status, a vendor error code), never the key or the vendor's answer.
+ */
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import { EgressPolicy, EgressRefused, egressSettingsFromEnv } from '../../core/net';
+import type { Frame } from '../dsp/frame';
+import { SttError, type SttStream, type SttStreamEvents, type TranscriptEvent } from './provider';
+
+export interface CloudEndpoint {
+  /** http(s) or ws(s), no trailing slash */
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** `<PREFIX>_BASE_URL` / `<PREFIX>_API_KEY` of `env`, the base defaulting to `defaultUrl`. */
+export function endpointFromEnv(prefix: string, defaultUrl: string, env: NodeJS.ProcessEnv = process.env): CloudEndpoint {
+  return { baseUrl: (env[`${prefix}_BASE_URL`]?.trim() || defaultUrl).replace(/\/+$/, ''), apiKey: env[`${prefix}_API_KEY`]?.trim() ?? '' };
+}
+
+/** `base` (http(s) or ws(s)) with `path` as a WebSocket URL. */
+export function wsUrl(base: string, path: string): URL {
+  return new URL(`${base.replace(/^http/i, 'ws')}${path}`);
+}
+
+/** What a vendor adds to the shared stream. */
+export interface CloudWire {
+  /** the vendor's name, in every error */
+  vendor: string;
+  url: URL;
+  headers: Record<string, string>;
+  /** one 20 ms frame (16-bit PCM at the stream's rate) as the vendor wants it */
+  encode(pcm: Buffer): Buffer | string;
+  /** the text message that says "no more audio" (null: close the socket) */
+  endMessage: string | null;
+  /** how long end() waits for the vendor's last message, ms */
+  endTimeoutMs: number;
+  /** a text message from the vendor: transcripts are emitted by `s`; a string return is a failure */
+  onMessage(msg: Record<string, unknown>, s: CloudSttStream): string | void;
+  /** true when the message is the vendor's last one after `endMessage` */
+  isLast(msg: Record<string, unknown>): boolean;
+}
+
+/** The vendor's HTTP status on a refused upgrade, said plainly. */
+export function statusReason(status: number): string {
+  if (status === 401 || status === 403) return `the API key was refused (HTTP ${status})`;
+  if (status === 429) return 'rate limited (HTTP 429)';
+  return `the vendor answered HTTP ${status}`;
+}
+
+export class CloudSttStream extends EventEmitter<SttStreamEvents> implements SttStream {
+  droppedFrames = 0;
+  private ws: WebSocket | null = null;
+  private pending: (Buffer | string)[] = [];
+  private pendingBytes = 0;
+  private ended = false;
+  private closed = false;
+  private failed = false;
+  private readonly closedPromise: Promise<void>;
+  private resolveClosed!: () => void;
+
+  constructor(
+    private readonly wire: CloudWire,
+    egress: EgressPolicy,
+    private readonly maxBacklogBytes: number,
+  ) {
+    super();
+    this.closedPromise = new Promise((r) => (this.resolveClosed = r));
+    void this.connect(egress);
+  }
+
+  private async connect(egress: EgressPolicy): Promise<void> {
+    let lookup;
+    try {
+      lookup = (await egress.checkDestination(this.wire.url.hostname)).lookup;
+    } catch (e) {
+      const why = e instanceof EgressRefused ? `the egress policy refused the vendor URL: ${e.message}` : `the vendor could not be reached: ${(e as Error).message}`;
+      return this.finish(why);
+    }
+    if (this.closed) return;
+    const ws = new WebSocket(this.wire.url, { headers: this.wire.headers, lookup, handshakeTimeout: 10_000 });
+    this.ws = ws;
+    ws.on('unexpected-response', (_req, res) => {
+      this.finish(statusReason(res.statusCode ?? 0));
+      ws.terminate();
+    });
+    ws.on('open', () => {
+      for (const b of this.pending) ws.send(b);
+      this.pending = [];
+      this.pendingBytes = 0;
+      if (this.ended) this.sendEnd();
+    });
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      let msg: Record<string, unknown>;
+      try {
+        const parsed: unknown = JSON.parse((Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8'));
+        if (typeof parsed !== 'object' || parsed === null) return;
+        msg = parsed as Record<string, unknown>;
+      } catch {
+        return this.finish('the vendor sent a message that is not JSON');
+      }
+      const err = this.wire.onMessage(msg, this);
+      if (typeof err === 'string') return this.finish(err);
+      if (this.ended && this.wire.isLast(msg)) ws.close(1000);
+    });
+    ws.on('error', (e) => this.finish(`the vendor could not be reached: ${e.message}`));
+    ws.on('close', (code) => {
+      // a close before end() is a failure whatever its code; after it, the normal end
+      if (!this.ended) this.finish(`the vendor closed the stream (${code})`);
+      this.markClosed();
+    });
+  }
+
+  /** Emits a transcript (for the vendor's onMessage). */
+  transcript(ev: TranscriptEvent): void {
+    if (!this.failed) this.emit('transcript', ev);
+  }
+
+  write(frame: Frame): void {
+    if (this.ended || this.closed) return;
+    const msg = this.wire.encode(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+    const ws = this.ws;
+    if (ws && ws.readyState === WebSocket.OPEN && ws.bufferedAmount <= this.maxBacklogBytes) ws.send(msg);
+    else if ((!ws || ws.readyState === WebSocket.CONNECTING) && this.pendingBytes + msg.length <= this.maxBacklogBytes) {
+      this.pending.push(msg);
+      this.pendingBytes += msg.length;
+    } else this.droppedFrames++;
+  }
+
+  async end(): Promise<void> {
+    if (!this.ended) {
+      this.ended = true;
+      if (this.ws?.readyState === WebSocket.OPEN) this.sendEnd();
+      else if (!this.ws) {
+        // still checking the address: nothing was sent, nothing will come
+        this.markClosed();
+      }
+      // a vendor that never closes must not hold the caller forever
+      const t = setTimeout(() => (this.ws ? this.ws.terminate() : this.markClosed()), this.wire.endTimeoutMs);
+      void this.closedPromise.finally(() => clearTimeout(t));
+    }
+    await this.closedPromise;
+  }
+
+  abort(): void {
+    this.ended = true;
+    if (this.ws) this.ws.terminate();
+    else this.markClosed();
+  }
+
+  private sendEnd(): void {
+    if (this.wire.endMessage === null) this.ws?.close(1000);
+    else this.ws?.send(this.wire.endMessage);
+  }
+
+  private finish(reason: string): void {
+    if (this.failed || this.closed) return;
+    this.failed = true;
+    const err = new SttError('RECOGNIZER_FAILED', `${this.wire.vendor}: ${reason}`);
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+    if (!this.ws) this.markClosed();
+    else this.ws.terminate();
+  }
+
+  private markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.resolveClosed();
+    this.emit('close');
+  }
+}
+
+/** The egress policy of the environment the stream is made in (built each time: the settings are read then). */
+export function egressOf(env: NodeJS.ProcessEnv = process.env): EgressPolicy {
+  return new EgressPolicy(egressSettingsFromEnv(env));
+}
