@@ -14,6 +14,7 @@ import type { ParkService } from './park';
 import { findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';
 import { SuperviseError, type SupervisorService } from './supervise';
+import { throughLeg } from './remote';
 
 /** What a handler gets: the INVITE, the caller's extension, and a way to answer it as a call. */
 export interface FeatureCall {
@@ -24,6 +25,8 @@ export interface FeatureCall {
   readonly supervisor: SupervisorService;
   /** The customer's codes (who may supervise). */
   readonly codes: FeatureCodes;
+  /** Makes the call (ringing, not answered); null when it could not be (already answered with the refusal). */
+  offer(destination: Address): Promise<CallSession | null>;
   /** Makes the call (ringing) and answers it; null when it could not be (already answered with the refusal). */
   answer(destination: Address): Promise<CallSession | null>;
   /** Runs these flow actions (plain, validated there) on the answered call; the call is hung up when they cannot start. */
@@ -66,9 +69,14 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
   park_slot: async (c, code) => {
     const customerId = c.ext.customer_id;
     const here = c.park.local(customerId, code.slot);
-    // an empty slot is refused before any call exists; a call parked on another node is not
-    // retrieved across nodes this round (docs/pbx.md "Park")
-    if (!here) return void ((await c.park.slotTaken(customerId, code.slot)) ? c.res.send(480, 'Parked On Another Node') : c.res.send(404, 'Parking Slot Empty'));
+    if (!here) {
+      // an empty slot is refused before any call exists; a call parked on another node is asked for
+      // through a PBX leg to that node (docs/pbx.md "Park", "Across nodes")
+      const rec = await c.park.slotRecord(customerId, code.slot);
+      if (!rec || rec.node_id === c.park.deps.calls.nodeId) return void c.res.send(404, 'Parking Slot Empty');
+      const destination: Address = { type: 'extension', target: String(code.slot), name: 'park slot' };
+      return throughLeg(c, rec.node_id, { kind: 'park', subjectId: rec.call_id, detail: String(rec.slot) }, destination);
+    }
     const call = await c.answer({ type: 'extension', target: String(code.slot), name: 'park slot' });
     if (!call) return;
     if ((await c.park.retrieve(customerId, code.slot, call)) !== 'retrieved') await call.hangup('park_slot_empty');

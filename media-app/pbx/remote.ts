@@ -1,0 +1,63 @@
+/**
+ * A feature code whose call is held by another node of the cluster (docs/pbx.md "Across nodes"): the
+ * phone's INVITE becomes a call here (offered, not answered), a PBX leg (xnode/pbx-leg.ts) asks the
+ * holding node for the call, and only when that node answers the leg is the phone answered and
+ * bridged to it. A refusal of the holder reaches the phone as the SIP answer a local refusal gives;
+ * the holding node lost (no heartbeat, or it stops beating while the leg is dialled) is
+ * `480 <Kind> Node Lost`. Once bridged, the holder's BYE or its lapsed heartbeat hangs the phone up,
+ * and the phone's hangup BYEs the leg.
+ */
+import type { Address } from '../../core/repos/calls';
+import { Bridge } from '../call/bridge';
+import type { CallDeps } from '../call/deps';
+import { sharedSecret } from '../registrar';
+import type { BridgeLegDeps } from '../xnode/leg';
+import { dialPbxLeg } from '../xnode/pbx-leg';
+import { LEG_SECRET_NAME } from '../xnode/token';
+import type { PbxLegClaims, PbxLegKind } from '../xnode/pbx-token';
+import type { FeatureCall } from './feature-codes';
+
+/** What the phone is told when the holder refuses (by status), per kind; anything else is 480. */
+const REFUSALS: Record<PbxLegKind, { readonly [status: number]: string; readonly lost: string }> = {
+  park: { 404: 'Parking Slot Empty', lost: 'Parked Call Node Lost' },
+  pickup: { 404: 'Nothing To Pick Up', lost: 'Ringing Call Node Lost' },
+  supervise: { 404: 'Nothing To Supervise', 486: 'Already Supervised', lost: 'Supervised Call Node Lost' },
+};
+
+export function pbxLegDeps(deps: CallDeps): BridgeLegDeps {
+  return {
+    srf: deps.srf,
+    media: deps.media,
+    redis: deps.redis,
+    keyPrefix: deps.config.redisKeyPrefix,
+    logger: deps.logger,
+    secret: () => sharedSecret(deps.redis, deps.config.redisKeyPrefix, LEG_SECRET_NAME),
+  };
+}
+
+/** Bridges the phone of `c` to the call `node` holds (kind, subject, detail), through a PBX leg. */
+export async function throughLeg(c: FeatureCall, node: string, ask: Pick<PbxLegClaims, 'kind' | 'subjectId' | 'detail'>, destination: Address): Promise<void> {
+  const deps = c.park.deps;
+  const call = await c.offer(destination);
+  if (!call) return;
+  const out = await dialPbxLeg(pbxLegDeps(deps), node, { ...ask, customerId: c.ext.customer_id, callId: call.id }, call.endpoint);
+  if (!out.ok) {
+    const phrases = REFUSALS[ask.kind];
+    const status = out.lost ? 480 : phrases[out.status] ? out.status : 480;
+    const phrase = out.lost ? phrases.lost : (phrases[out.status] ?? 'Temporarily Unavailable');
+    deps.logger.info({ call: call.id, node, kind: ask.kind, why: out.message }, 'PBX leg not up: the phone is refused');
+    if (!c.res.finalResponseSent) c.res.send(status, phrase);
+    await call.rejectWith(status);
+    return;
+  }
+  const leg = out.leg;
+  try {
+    await call.answer();
+    // the phone's call and the held call are one pair: either side leaving hangs the other up
+    await Bridge.open(call, leg, { kind: 'hangup_other' }, deps.logger);
+  } catch (err) {
+    deps.logger.info({ err: (err as Error).message, call: call.id, kind: ask.kind }, 'PBX leg up, but the phone left first');
+    await leg.hangup();
+    await call.hangup('normal');
+  }
+}
