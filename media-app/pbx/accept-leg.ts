@@ -18,11 +18,14 @@ import { LEG_SECRET_NAME } from '../xnode/token';
 import { PBX_LEG_HEADER, verifyPbxLeg, type PbxLegClaims } from '../xnode/pbx-token';
 import { answerPbxLeg } from '../xnode/pbx-answer';
 import type { CallDeps } from '../call/deps';
+import type { CallFactory } from '../call/factory';
+import { takeRingingThroughLeg } from './pickup-leg';
 import type { ParkService } from './park';
 import type { SupervisorService } from './supervise';
 
 export interface PbxLegHandlers {
   deps: CallDeps;
+  factory: CallFactory;
   park: ParkService;
   supervisor: SupervisorService;
 }
@@ -36,6 +39,7 @@ const KINDS: Partial<Record<PbxLegClaims['kind'], Handler>> = {
     const r = await h.park.retrieveThroughLeg(c.customerId, slot, c.subjectId, c.callId, (near) => answerPbxLeg(h.deps, req, res, c, near));
     if (r === 'empty') res.send(404, 'Parking Slot Empty');
   },
+  pickup: (h, c, req, res) => takeRingingThroughLeg(h.factory, c, req, res),
 };
 
 export async function acceptPbxLeg(h: PbxLegHandlers, req: SrfRequest, res: SrfResponse): Promise<void> {

@@ -11,7 +11,7 @@ import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
 import type { CallSession } from '../call/session';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { ParkService } from './park';
-import { findRinging, type PickupTarget } from './pickup';
+import { findRemoteRinging, findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';
 import { SuperviseError, type SupervisorService } from './supervise';
 import { throughLeg } from './remote';
@@ -38,7 +38,13 @@ type Handler<K extends FeatureCodeKind> = (c: FeatureCall, code: Extract<Feature
 /** Answers a pickup: the oldest call ringing the target's extensions is bridged to the picker. */
 async function pickup(c: FeatureCall, target: PickupTarget, dialled: string): Promise<void> {
   const ringing = await findRinging(c.park.deps, target);
-  if (!ringing) return void c.res.send(404, 'Nothing To Pick Up');
+  if (!ringing) {
+    // none here: the oldest ringing on another node, through a PBX leg (pickup-leg.ts)
+    const remote = await findRemoteRinging(c.park.deps, target);
+    if (!remote.length) return void c.res.send(404, 'Nothing To Pick Up');
+    const asks = remote.map((r) => ({ node: r.nodeId, ask: { kind: 'pickup' as const, subjectId: r.masterCallId, detail: r.extension } }));
+    return throughLeg(c, asks, { type: 'extension', target: dialled, name: 'pickup' });
+  }
   const call = await c.answer({ type: 'extension', target: dialled, name: 'pickup' });
   if (!call) return;
   // answered, or picked by someone else, meanwhile: the picker has nothing to talk to
@@ -75,7 +81,7 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
       const rec = await c.park.slotRecord(customerId, code.slot);
       if (!rec || rec.node_id === c.park.deps.calls.nodeId) return void c.res.send(404, 'Parking Slot Empty');
       const destination: Address = { type: 'extension', target: String(code.slot), name: 'park slot' };
-      return throughLeg(c, rec.node_id, { kind: 'park', subjectId: rec.call_id, detail: String(rec.slot) }, destination);
+      return throughLeg(c, [{ node: rec.node_id, ask: { kind: 'park', subjectId: rec.call_id, detail: String(rec.slot) } }], destination);
     }
     const call = await c.answer({ type: 'extension', target: String(code.slot), name: 'park slot' });
     if (!call) return;

@@ -11,8 +11,9 @@ import type { Address } from '../../core/repos/calls';
 import { Bridge } from '../call/bridge';
 import type { CallDeps } from '../call/deps';
 import { sharedSecret } from '../registrar';
-import type { BridgeLegDeps } from '../xnode/leg';
-import { dialPbxLeg } from '../xnode/pbx-leg';
+import type { CallSession } from '../call/session';
+import type { BridgeLegDeps, HostLeg } from '../xnode/leg';
+import { dialPbxLeg, type PbxLegOutcome } from '../xnode/pbx-leg';
 import { LEG_SECRET_NAME } from '../xnode/token';
 import type { PbxLegClaims, PbxLegKind } from '../xnode/pbx-token';
 import type { FeatureCall } from './feature-codes';
@@ -35,28 +36,46 @@ export function pbxLegDeps(deps: CallDeps): BridgeLegDeps {
   };
 }
 
-/** Bridges the phone of `c` to the call `node` holds (kind, subject, detail), through a PBX leg. */
-export async function throughLeg(c: FeatureCall, node: string, ask: Pick<PbxLegClaims, 'kind' | 'subjectId' | 'detail'>, destination: Address): Promise<void> {
+/** One node to ask, and what for. */
+export interface LegAsk {
+  readonly node: string;
+  readonly ask: Pick<PbxLegClaims, 'kind' | 'subjectId' | 'detail'>;
+}
+
+/**
+ * Bridges the phone of `c` to a call another node holds, through a PBX leg: `asks` in order (a pickup
+ * may have several ringing calls to try), the next one tried when a node answers 404 or is lost; the
+ * phone gets the last refusal.
+ */
+export async function throughLeg(c: FeatureCall, asks: readonly LegAsk[], destination: Address): Promise<void> {
   const deps = c.park.deps;
+  const kind = asks[0]?.ask.kind;
+  if (!kind) throw new Error('throughLeg needs a node to ask');
   const call = await c.offer(destination);
   if (!call) return;
-  const out = await dialPbxLeg(pbxLegDeps(deps), node, { ...ask, customerId: c.ext.customer_id, callId: call.id }, call.endpoint);
-  if (!out.ok) {
-    const phrases = REFUSALS[ask.kind];
-    const status = out.lost ? 480 : phrases[out.status] ? out.status : 480;
-    const phrase = out.lost ? phrases.lost : (phrases[out.status] ?? 'Temporarily Unavailable');
-    deps.logger.info({ call: call.id, node, kind: ask.kind, why: out.message }, 'PBX leg not up: the phone is refused');
-    if (!c.res.finalResponseSent) c.res.send(status, phrase);
-    await call.rejectWith(status);
-    return;
+  let last: Extract<PbxLegOutcome, { ok: false }> | null = null;
+  for (const { node, ask } of asks) {
+    if (call.isEnded) return;
+    const out = await dialPbxLeg(pbxLegDeps(deps), node, { ...ask, customerId: c.ext.customer_id, callId: call.id }, call.endpoint);
+    if (out.ok) return bridgeToLeg(call, out.leg, kind);
+    deps.logger.info({ call: call.id, node, kind, why: out.message }, 'PBX leg not up');
+    last = out;
+    if (!out.lost && out.status !== 404) break;
   }
-  const leg = out.leg;
+  const phrases = REFUSALS[kind];
+  const status = !last || last.lost ? 480 : phrases[last.status] ? last.status : 480;
+  const phrase = !last || last.lost ? phrases.lost : (phrases[last.status] ?? 'Temporarily Unavailable');
+  if (!c.res.finalResponseSent) c.res.send(status, phrase);
+  await call.rejectWith(status);
+}
+
+async function bridgeToLeg(call: CallSession, leg: HostLeg, kind: PbxLegKind): Promise<void> {
   try {
     await call.answer();
     // the phone's call and the held call are one pair: either side leaving hangs the other up
-    await Bridge.open(call, leg, { kind: 'hangup_other' }, deps.logger);
+    await Bridge.open(call, leg, { kind: 'hangup_other' }, call.deps.logger);
   } catch (err) {
-    deps.logger.info({ err: (err as Error).message, call: call.id, kind: ask.kind }, 'PBX leg up, but the phone left first');
+    call.deps.logger.info({ err: (err as Error).message, call: call.id, kind }, 'PBX leg up, but the phone left first');
     await leg.hangup();
     await call.hangup('normal');
   }

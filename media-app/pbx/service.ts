@@ -77,7 +77,7 @@ export class PbxService {
 
   /** A PBX leg from another node (xnode/pbx-leg.ts) for a call this node holds (accept-leg.ts). */
   acceptLeg(req: SrfRequest, res: SrfResponse): Promise<void> {
-    return acceptPbxLeg({ deps: this.deps, park: this.park, supervisor: this.supervisor }, req, res);
+    return acceptPbxLeg({ deps: this.deps, factory: this.factory, park: this.park, supervisor: this.supervisor }, req, res);
   }
 
   /**

@@ -7,7 +7,8 @@
  *
  *   <kind>;<customer>;<subject call>;<caller call>;<detail>;<expiry, unix seconds>;<base64url HMAC>
  *
- * `detail` is what the kind needs besides the call: the slot (park), the mode (supervise), "" (pickup).
+ * `detail` is what the kind needs besides the call: the slot (park), the extension rung (pickup), the
+ * mode (supervise).
  * Pure functions: the holding node refuses (403) anything that does not verify.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -28,7 +29,7 @@ export interface PbxLegClaims {
   subjectId: string;
   /** The call on the asking node the leg is for (the retriever, the picker, the supervisor). */
   callId: string;
-  /** The slot, the mode or "" (letters, digits, `_`, `-`; at most 32). */
+  /** The slot, the extension picked up, or the mode (letters, digits, `_.+*#-`; at most 32). */
   detail: string;
   /** Unix seconds. */
   expires: number;
@@ -37,7 +38,7 @@ export interface PbxLegClaims {
 export type PbxLegCheck = { ok: true; claims: PbxLegClaims } | { ok: false; reason: 'malformed' | 'signature' | 'expired' | 'subject' };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DETAIL = /^[A-Za-z0-9_-]{0,32}$/;
+const DETAIL = /^[A-Za-z0-9_.+*#-]{0,32}$/;
 
 function mac(secret: string, fields: string): Buffer {
   return createHmac('sha256', secret).update(`openvoice-pbx-leg;${fields}`).digest();

@@ -77,7 +77,7 @@ describe('scale: park retrieved across nodes', function () {
 
     const cRow = await clusterCall(c, cid, (r) => r.source.target === cc.extension, 'progressing', 'C up');
     expect(cRow.node_id, "the retriever's call lives on node 1").to.equal(n1.id);
-    expect((await c.db('calls').where({ id: parked.call_id }).first()).node_id, 'the parked call stays on node 0').to.equal(n0.id);
+    expect((await c.db('calls').where({ id: parked.call_id }).first())!.node_id, 'the parked call stays on node 0').to.equal(n0.id);
     // C hangs up: its leg goes, and A's call with it (a dial to the lot: nobody's flow waits on it)
     const [rc, ra] = await Promise.all([cPhone.done, aPhone.done]);
     expect(rc.code, rc.errors + rc.messages.slice(-2000)).to.equal(0);
