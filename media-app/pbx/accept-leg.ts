@@ -20,8 +20,9 @@ import { answerPbxLeg } from '../xnode/pbx-answer';
 import type { CallDeps } from '../call/deps';
 import type { CallFactory } from '../call/factory';
 import { takeRingingThroughLeg } from './pickup-leg';
+import { SUPERVISE_MODES } from '../../core/pbx/supervisions';
 import type { ParkService } from './park';
-import type { SupervisorService } from './supervise';
+import { SuperviseError, type SupervisorService } from './supervise';
 
 export interface PbxLegHandlers {
   deps: CallDeps;
@@ -32,7 +33,7 @@ export interface PbxLegHandlers {
 
 type Handler = (h: PbxLegHandlers, c: PbxLegClaims, req: SrfRequest, res: SrfResponse) => Promise<void>;
 
-const KINDS: Partial<Record<PbxLegClaims['kind'], Handler>> = {
+const KINDS: Record<PbxLegClaims['kind'], Handler> = {
   park: async (h, c, req, res) => {
     const slot = /^\d{1,9}$/.test(c.detail) ? Number(c.detail) : NaN;
     if (!Number.isSafeInteger(slot)) return void res.send(400);
@@ -40,6 +41,25 @@ const KINDS: Partial<Record<PbxLegClaims['kind'], Handler>> = {
     if (r === 'empty') res.send(404, 'Parking Slot Empty');
   },
   pickup: (h, c, req, res) => takeRingingThroughLeg(h.factory, c, req, res),
+  supervise: async (h, c, req, res) => {
+    const mode = SUPERVISE_MODES.find((m) => m === c.detail);
+    if (!mode) return void res.send(400);
+    const target = h.supervisor.callById(c.customerId, c.subjectId);
+    if (!target) return void res.send(404, 'Nothing To Supervise');
+    try {
+      h.supervisor.check(target);
+    } catch (err) {
+      if (!(err instanceof SuperviseError)) throw err;
+      return void (err.why === 'supervised' ? res.send(486, 'Already Supervised') : res.send(404, 'Nothing To Supervise'));
+    }
+    const leg = await answerPbxLeg(h.deps, req, res, c, target.endpoint);
+    if (!leg) return;
+    // the supervisor's call is the asking node's (supervise_started's supervisor_call_id)
+    await h.supervisor.start(target, leg, mode, null, c.callId).catch(async (err: Error) => {
+      h.deps.logger.info({ err: err.message, call: target.id }, 'supervision through a leg failed');
+      await leg.hangup('nothing_to_supervise');
+    });
+  },
 };
 
 export async function acceptPbxLeg(h: PbxLegHandlers, req: SrfRequest, res: SrfResponse): Promise<void> {
@@ -49,7 +69,5 @@ export async function acceptPbxLeg(h: PbxLegHandlers, req: SrfRequest, res: SrfR
     h.deps.logger.warn({ reason: check.reason, uri: req.uri, source: req.source_address }, 'PBX leg refused');
     return void res.send(403);
   }
-  const handler = KINDS[check.claims.kind];
-  if (!handler) return void res.send(501);
-  await handler(h, check.claims, req, res);
+  await KINDS[check.claims.kind](h, check.claims, req, res);
 }

@@ -14,7 +14,7 @@ import type { ParkService } from './park';
 import { findRemoteRinging, findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';
 import { SuperviseError, type SupervisorService } from './supervise';
-import { throughLeg } from './remote';
+import { remoteCallsOfExtension, throughLeg } from './remote';
 
 /** What a handler gets: the INVITE, the caller's extension, and a way to answer it as a call. */
 export interface FeatureCall {
@@ -98,7 +98,13 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
     // only the extensions the customer named supervisors (pbx_settings.supervisor_extensions)
     if (!c.codes.supervisor_extensions.includes(c.ext.extension)) return void c.res.send(403, 'Not A Supervisor');
     const target = c.supervisor.callOfExtension(c.ext.customer_id, code.extension);
-    if (!target) return void c.res.send(404, 'Nothing To Supervise');
+    if (!target) {
+      // none here: the extension's calls on other nodes, asked for through a PBX leg (accept-leg.ts)
+      const remote = await remoteCallsOfExtension(c.park.deps, c.ext.customer_id, code.extension);
+      if (!remote.length) return void c.res.send(404, 'Nothing To Supervise');
+      const asks = remote.map((r) => ({ node: r.node_id, ask: { kind: 'supervise' as const, subjectId: r.id, detail: code.mode } }));
+      return throughLeg(c, asks, { type: 'extension', target: code.extension, name: `supervise ${code.mode}` });
+    }
     try {
       c.supervisor.check(target);
     } catch (err) {

@@ -80,3 +80,21 @@ async function bridgeToLeg(call: CallSession, leg: HostLeg, kind: PbxLegKind): P
     await call.hangup('normal');
   }
 }
+
+/**
+ * The progressing calls of other nodes whose party is extension `ext` of the customer (the leg rung to
+ * it, or the call it placed), newest first: whom a supervise code asks for when none is here.
+ */
+export async function remoteCallsOfExtension(deps: CallDeps, customerId: string, ext: string, max = 5): Promise<{ id: string; node_id: string }[]> {
+  return (await deps
+    .db('calls')
+    .where({ customer_id: customerId, status: 'progressing' })
+    .whereNot({ node_id: deps.calls.nodeId })
+    .whereRaw(
+      `((direction = 'incoming' and source->>'type' = 'extension' and source->>'target' = ?) or (direction = 'outgoing' and destination->>'type' = 'extension' and destination->>'target' = ?))`,
+      [ext, ext],
+    )
+    .orderBy('tm_create', 'desc')
+    .limit(max)
+    .select('id', 'node_id')) as { id: string; node_id: string }[];
+}
