@@ -15,6 +15,7 @@ import { findRemoteRinging, findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';
 import { SuperviseError, type SupervisorService } from './supervise';
 import { remoteCallsOfExtension, throughLeg } from './remote';
+import { extensionDetail } from '../xnode/pbx-token';
 
 /** What a handler gets: the INVITE, the caller's extension, and a way to answer it as a call. */
 export interface FeatureCall {
@@ -42,7 +43,7 @@ async function pickup(c: FeatureCall, target: PickupTarget, dialled: string): Pr
     // none here: the oldest ringing on another node, through a PBX leg (pickup-leg.ts)
     const remote = await findRemoteRinging(c.park.deps, target);
     if (!remote.length) return void c.res.send(404, 'Nothing To Pick Up');
-    const asks = remote.map((r) => ({ node: r.nodeId, ask: { kind: 'pickup' as const, subjectId: r.masterCallId, detail: r.extension } }));
+    const asks = remote.map((r) => ({ node: r.nodeId, ask: { kind: 'pickup' as const, subjectId: r.masterCallId, detail: extensionDetail(r.extension) } }));
     return throughLeg(c, asks, { type: 'extension', target: dialled, name: 'pickup' });
   }
   const call = await c.answer({ type: 'extension', target: dialled, name: 'pickup' });

@@ -9,19 +9,20 @@
 import { callsRepo, type Address } from '../../core/repos/calls';
 import type { CallFactory } from '../call/factory';
 import type { SrfRequest, SrfResponse } from '../srf';
-import type { PbxLegClaims } from '../xnode/pbx-token';
+import { detailExtension, type PbxLegClaims } from '../xnode/pbx-token';
 import { ringingByMaster } from './pickup';
 
 export async function takeRingingThroughLeg(factory: CallFactory, c: PbxLegClaims, req: SrfRequest, res: SrfResponse): Promise<void> {
   const deps = factory.deps;
-  if (!ringingByMaster(deps, c.customerId, c.subjectId, c.detail)) return void res.send(404, 'Nothing To Pick Up');
+  const extension = detailExtension(c.detail);
+  if (!extension || !ringingByMaster(deps, c.customerId, c.subjectId, extension)) return void res.send(404, 'Nothing To Pick Up');
   const picker = await callsRepo(deps.db).get(c.callId);
   if (!picker || picker.customer_id !== c.customerId) return void res.send(403);
-  const destination: Address = { type: 'extension', target: c.detail, name: 'pickup' };
+  const destination: Address = { type: 'extension', target: extension, name: 'pickup' };
   const call = await factory.inbound(req, res, { customerId: c.customerId, source: picker.source, destination });
   if (!call) return;
   // checked again: it may have been answered or picked while the leg's call was made
-  const ringing = ringingByMaster(deps, c.customerId, c.subjectId, c.detail);
+  const ringing = ringingByMaster(deps, c.customerId, c.subjectId, extension);
   if (!ringing?.take(call)) {
     res.send(404, 'Nothing To Pick Up');
     await call.rejectWith(404);

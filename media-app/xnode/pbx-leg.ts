@@ -28,6 +28,12 @@ export type PbxLegOutcome = { ok: true; leg: HostLeg } | { ok: false; status: nu
  * on the same media worker); resolves once the leg is up or refused.
  */
 export async function dialPbxLeg(d: BridgeLegDeps, node: string, claims: Omit<PbxLegClaims, 'expires'>, near: Endpoint | null): Promise<PbxLegOutcome> {
+  let header: string;
+  try {
+    header = signPbxLeg(await d.secret(), claims);
+  } catch (err) {
+    return { ok: false, status: 0, lost: false, message: `the leg cannot be signed: ${(err as Error).message}` };
+  }
   const addr = await liveNodeSip(d.redis, d.keyPrefix, node);
   if (!addr) return { ok: false, status: 0, lost: true, message: `node ${node} is not alive (no heartbeat or no SIP address)` };
   const made = await createCallEndpoint(d, near ? { near } : {});
@@ -52,11 +58,7 @@ export async function dialPbxLeg(d: BridgeLegDeps, node: string, claims: Omit<Pb
       ),
     d.watchMs ?? 1000,
   );
-  const invite = sendInvite(
-    d.srf,
-    { uri: `sip:${pbxLegUser(claims)}@${addr}` },
-    { localSdp: ep.local.sdp, headers: { [PBX_LEG_HEADER]: signPbxLeg(await d.secret(), claims) }, onRequest: (req) => void (pending.req = req) },
-  );
+  const invite = sendInvite(d.srf, { uri: `sip:${pbxLegUser(claims)}@${addr}` }, { localSdp: ep.local.sdp, headers: { [PBX_LEG_HEADER]: header }, onRequest: (req) => void (pending.req = req) });
   const fail = async (o: Omit<Extract<PbxLegOutcome, { ok: false }>, 'ok'>): Promise<PbxLegOutcome> => {
     clearInterval(watch);
     await ep.destroy().catch(() => undefined);

@@ -7,8 +7,8 @@
  *
  *   <kind>;<customer>;<subject call>;<caller call>;<detail>;<expiry, unix seconds>;<base64url HMAC>
  *
- * `detail` is what the kind needs besides the call: the slot (park), the extension rung (pickup), the
- * mode (supervise).
+ * `detail` is what the kind needs besides the call: the slot (park), the extension rung (pickup, in
+ * base64url), the mode (supervise).
  * Pure functions: the holding node refuses (403) anything that does not verify.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -29,7 +29,7 @@ export interface PbxLegClaims {
   subjectId: string;
   /** The call on the asking node the leg is for (the retriever, the picker, the supervisor). */
   callId: string;
-  /** The slot, the extension picked up, or the mode (letters, digits, `_.+*#-`; at most 32). */
+  /** The slot, the extension picked up (base64url: an extension may hold any character), or the mode (base64url's alphabet; at most 96). */
   detail: string;
   /** Unix seconds. */
   expires: number;
@@ -38,7 +38,7 @@ export interface PbxLegClaims {
 export type PbxLegCheck = { ok: true; claims: PbxLegClaims } | { ok: false; reason: 'malformed' | 'signature' | 'expired' | 'subject' };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DETAIL = /^[A-Za-z0-9_.+*#-]{0,32}$/;
+const DETAIL = /^[A-Za-z0-9_-]{0,96}$/;
 
 function mac(secret: string, fields: string): Buffer {
   return createHmac('sha256', secret).update(`openvoice-pbx-leg;${fields}`).digest();
@@ -70,3 +70,7 @@ export function verifyPbxLeg(secret: string, value: string | undefined, opts: { 
   if (opts.user !== undefined && opts.user.toLowerCase() !== pbxLegUser(claims).toLowerCase()) return { ok: false, reason: 'subject' };
   return { ok: true, claims };
 }
+
+/** An extension as a pickup leg's detail (base64url of its UTF-8), and back. */
+export const extensionDetail = (extension: string): string => Buffer.from(extension, 'utf8').toString('base64url');
+export const detailExtension = (detail: string): string => Buffer.from(detail, 'base64url').toString('utf8');

@@ -3,7 +3,7 @@
 // field, expired, another subject in the Request-URI, malformed values).
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { PBX_LEG_TTL_SEC, pbxLegUser, signPbxLeg, verifyPbxLeg } from '../../media-app/xnode/pbx-token';
+import { PBX_LEG_TTL_SEC, detailExtension, extensionDetail, pbxLegUser, signPbxLeg, verifyPbxLeg } from '../../media-app/xnode/pbx-token';
 import { signLeg } from '../../media-app/xnode/token';
 
 describe('PBX leg signature', () => {
@@ -46,5 +46,14 @@ describe('PBX leg signature', () => {
       expect(verifyPbxLeg(secret, bad, { nowMs: now }).ok, String(bad)).to.equal(false);
     }
     expect(() => signPbxLeg(secret, { ...claims, detail: '70;1' }, now)).to.throw(/detail/);
+  });
+
+  it('an extension of any characters travels as a pickup detail and comes back whole', () => {
+    for (const ext of ['201', 'ext.7;x', 'é'.repeat(30), 'a'.repeat(64)]) {
+      const detail = extensionDetail(ext);
+      const v = signPbxLeg(secret, { ...claims, kind: 'pickup', detail }, now);
+      const r = verifyPbxLeg(secret, v, { nowMs: now });
+      expect(r.ok && detailExtension(r.claims.detail), ext).to.equal(ext);
+    }
   });
 });
