@@ -1,6 +1,7 @@
 /**
  * Inbound INVITEs (srf.invite): identify the source, then the destination —
  *   sip:cleg.<conference>@…    a conference's bridge leg from another node (signed; conference/accept-leg.ts)
+ *   sip:pleg.<kind>.<call>@…   a PBX leg from another node (signed; pbx/accept-leg.ts)
  *   sip:direct.<hash>@…        the extension with that direct hash (any source)
  *   a number on the platform   its call_flow_id runs as the call's activeflow (a +899 virtual number
  *                              only for its own customer's extensions and trunks)
@@ -22,6 +23,7 @@ import type { SrfRequest, SrfResponse } from '../srf';
 import { parseSipUri } from '../sip-uri';
 import { identifySource } from './source';
 import { isBridgeLeg } from '../conference/accept-leg';
+import { isPbxLeg } from '../xnode/pbx-answer';
 import { resolveTargets } from '../outbound/targets';
 import { isTransientDbError } from '../../core/db/retry';
 import { extractContext, withContext } from '../../core/tracing';
@@ -55,6 +57,8 @@ export class InboundRouter {
     const deps = this.factory.deps;
     // a conference's bridge leg from another node: signed, never routed as a call (403 without the conference subsystem)
     if (isBridgeLeg(req)) return this.factory.services.conferences ? this.factory.services.conferences.acceptLeg(req, res) : void res.send(403);
+    // a PBX leg from another node (park retrieve, pickup, supervise: signed; pbx/accept-leg.ts)
+    if (isPbxLeg(req)) return this.factory.services.pbx ? this.factory.services.pbx.acceptLeg(req, res) : void res.send(403);
     const ruri = parseSipUri(req.uri);
     const fromHeader = req.get('From');
     const from = parseSipUri(headerUri(fromHeader));

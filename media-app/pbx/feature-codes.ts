@@ -11,9 +11,11 @@ import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
 import type { CallSession } from '../call/session';
 import type { SrfRequest, SrfResponse } from '../srf';
 import type { ParkService } from './park';
-import { findRinging, type PickupTarget } from './pickup';
+import { findRemoteRinging, findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';
 import { SuperviseError, type SupervisorService } from './supervise';
+import { remoteCallsOfExtension, throughLeg } from './remote';
+import { extensionDetail } from '../xnode/pbx-token';
 
 /** What a handler gets: the INVITE, the caller's extension, and a way to answer it as a call. */
 export interface FeatureCall {
@@ -24,6 +26,8 @@ export interface FeatureCall {
   readonly supervisor: SupervisorService;
   /** The customer's codes (who may supervise). */
   readonly codes: FeatureCodes;
+  /** Makes the call (ringing, not answered); null when it could not be (already answered with the refusal). */
+  offer(destination: Address): Promise<CallSession | null>;
   /** Makes the call (ringing) and answers it; null when it could not be (already answered with the refusal). */
   answer(destination: Address): Promise<CallSession | null>;
   /** Runs these flow actions (plain, validated there) on the answered call; the call is hung up when they cannot start. */
@@ -35,7 +39,13 @@ type Handler<K extends FeatureCodeKind> = (c: FeatureCall, code: Extract<Feature
 /** Answers a pickup: the oldest call ringing the target's extensions is bridged to the picker. */
 async function pickup(c: FeatureCall, target: PickupTarget, dialled: string): Promise<void> {
   const ringing = await findRinging(c.park.deps, target);
-  if (!ringing) return void c.res.send(404, 'Nothing To Pick Up');
+  if (!ringing) {
+    // none here: the oldest ringing on another node, through a PBX leg (pickup-leg.ts)
+    const remote = await findRemoteRinging(c.park.deps, target);
+    if (!remote.length) return void c.res.send(404, 'Nothing To Pick Up');
+    const asks = remote.map((r) => ({ node: r.nodeId, ask: { kind: 'pickup' as const, subjectId: r.masterCallId, detail: extensionDetail(r.extension) } }));
+    return throughLeg(c, asks, { type: 'extension', target: dialled, name: 'pickup' });
+  }
   const call = await c.answer({ type: 'extension', target: dialled, name: 'pickup' });
   if (!call) return;
   // answered, or picked by someone else, meanwhile: the picker has nothing to talk to
@@ -66,9 +76,14 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
   park_slot: async (c, code) => {
     const customerId = c.ext.customer_id;
     const here = c.park.local(customerId, code.slot);
-    // an empty slot is refused before any call exists; a call parked on another node is not
-    // retrieved across nodes this round (docs/pbx.md "Park")
-    if (!here) return void ((await c.park.slotTaken(customerId, code.slot)) ? c.res.send(480, 'Parked On Another Node') : c.res.send(404, 'Parking Slot Empty'));
+    if (!here) {
+      // an empty slot is refused before any call exists; a call parked on another node is asked for
+      // through a PBX leg to that node (docs/pbx.md "Park", "Across nodes")
+      const rec = await c.park.slotRecord(customerId, code.slot);
+      if (!rec || rec.node_id === c.park.deps.calls.nodeId) return void c.res.send(404, 'Parking Slot Empty');
+      const destination: Address = { type: 'extension', target: String(code.slot), name: 'park slot' };
+      return throughLeg(c, [{ node: rec.node_id, ask: { kind: 'park', subjectId: rec.call_id, detail: String(rec.slot) } }], destination);
+    }
     const call = await c.answer({ type: 'extension', target: String(code.slot), name: 'park slot' });
     if (!call) return;
     if ((await c.park.retrieve(customerId, code.slot, call)) !== 'retrieved') await call.hangup('park_slot_empty');
@@ -84,7 +99,13 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
     // only the extensions the customer named supervisors (pbx_settings.supervisor_extensions)
     if (!c.codes.supervisor_extensions.includes(c.ext.extension)) return void c.res.send(403, 'Not A Supervisor');
     const target = c.supervisor.callOfExtension(c.ext.customer_id, code.extension);
-    if (!target) return void c.res.send(404, 'Nothing To Supervise');
+    if (!target) {
+      // none here: the extension's calls on other nodes, asked for through a PBX leg (accept-leg.ts)
+      const remote = await remoteCallsOfExtension(c.park.deps, c.ext.customer_id, code.extension);
+      if (!remote.length) return void c.res.send(404, 'Nothing To Supervise');
+      const asks = remote.map((r) => ({ node: r.node_id, ask: { kind: 'supervise' as const, subjectId: r.id, detail: code.mode } }));
+      return throughLeg(c, asks, { type: 'extension', target: code.extension, name: `supervise ${code.mode}` });
+    }
     try {
       c.supervisor.check(target);
     } catch (err) {

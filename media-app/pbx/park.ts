@@ -18,7 +18,8 @@ import { publishResourceEvent, type EventType } from '../../core/events/catalogu
 import type { Address } from '../../core/repos/calls';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
 import { parkSlots, type ParkedCall } from '../../core/pbx/park-slots';
-import { Bridge } from '../call/bridge';
+import type { Endpoint } from '../../media-engine';
+import { Bridge, type BridgeParty } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
 import { mohFile } from '../call/moh-source';
 import type { CallSession } from '../call/session';
@@ -168,14 +169,46 @@ export class ParkService {
   async retrieve(customerId: string, slot: number, taker: CallSession): Promise<RetrieveOutcome> {
     const p = this.local(customerId, slot);
     if (!p) return (await this.slots.get(customerId, slot)) ? 'elsewhere' : 'empty';
-    await this.takeOver(p, taker, 'retrieved');
+    await this.takeOver(p, taker, 'retrieved', taker.id);
     return 'retrieved';
   }
 
-  /** True when some node holds a call in the slot. */
-  async slotTaken(customerId: string, slot: number): Promise<boolean> {
+  /** The call some node holds in the slot (slots of ended calls swept first), or null. */
+  async slotRecord(customerId: string, slot: number): Promise<ParkedCall | null> {
     await this.slots.sweepEnded(this.deps.db, customerId);
-    return (await this.slots.get(customerId, slot)) !== null;
+    return this.slots.get(customerId, slot);
+  }
+
+  /**
+   * A retriever on another node asks, through a PBX leg (xnode/pbx-leg.ts), for the call parked here in
+   * `slot`: `answer` answers the leg (near the parked call's media), which then takes the holder's place.
+   * 'empty': the call is not parked here in that slot any more (retrieved, hung up, timed out).
+   */
+  async retrieveThroughLeg(
+    customerId: string,
+    slot: number,
+    callId: string,
+    byCallId: string,
+    answer: (near: Endpoint | null) => Promise<BridgeParty | null>,
+  ): Promise<'retrieved' | 'empty' | 'gone'> {
+    const p = this.byCall.get(callId);
+    if (!p || p.left || p.rec.slot !== slot || p.rec.customer_id !== customerId || p.call.isEnded) return 'empty';
+    // claimed while the leg is answered: a local retrieve, another leg or the timeout finds it taken
+    p.left = true;
+    const leg = await answer(p.call.endpoint).catch((err: Error) => {
+      this.deps.logger.warn({ err: err.message, call: callId }, 'park: retrieving leg not answered');
+      return null;
+    });
+    if (!leg || p.call.isEnded) {
+      if (leg) await leg.hangup('park_gone');
+      p.left = false;
+      if (p.call.isEnded) await this.leave(p, 'hangup');
+      else this.music(p);
+      return 'gone';
+    }
+    p.left = false;
+    await this.takeOver(p, leg, 'retrieved', byCallId);
+    return 'retrieved';
   }
 
   /** The customer's parked calls (every node's). */
@@ -197,7 +230,8 @@ export class ParkService {
     return 'retrieved';
   }
 
-  private async takeOver(p: Parking, taker: CallSession, reason: UnparkReason): Promise<void> {
+  /** `taker` takes the holder's place; `by`: the call that took it (call_unparked `retrieved_by`). */
+  private async takeOver(p: Parking, taker: BridgeParty, reason: UnparkReason, by: string): Promise<void> {
     if (p.left) throw new Error('the call is not parked any more');
     p.left = true;
     if (p.timer) clearTimeout(p.timer);
@@ -210,8 +244,8 @@ export class ParkService {
     if (!bridge) throw new Error('the parked call has no bridge');
     await bridge.replace(p.holder, taker);
     await p.holder.hangup(reason);
-    await this.freeSlot(p, reason, { retrieved_by: taker.id });
-    this.deps.logger.info({ call: p.call.id, slot: p.rec.slot, by: taker.id, reason }, 'parked call taken');
+    await this.freeSlot(p, reason, { retrieved_by: by });
+    this.deps.logger.info({ call: p.call.id, slot: p.rec.slot, by, reason }, 'parked call taken');
   }
 
   /** Rings `to` as a groupcall; its answer takes the parked call (unless it left meanwhile). Resolves with the answer. */
@@ -228,7 +262,7 @@ export class ParkService {
       else await gc.hangup();
       return null;
     }
-    await this.takeOver(p, answered, reason);
+    await this.takeOver(p, answered, reason, answered.id);
     return answered;
   }
 

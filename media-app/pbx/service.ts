@@ -18,6 +18,7 @@ import { ReferSubscription } from '../transfer/refer-notify';
 import { NOTIFY_GRACE_MS } from '../transfer/engine';
 import { parseActions } from '../../core/flow';
 import { dispatchFeature } from './feature-codes';
+import { acceptPbxLeg } from './accept-leg';
 import { announceSlot } from './announce';
 import type { ParkService } from './park';
 import type { SupervisorService } from './supervise';
@@ -56,6 +57,7 @@ export class PbxService {
         park: this.park,
         supervisor: this.supervisor,
         codes,
+        offer: (destination) => this.factory.inbound(d.req, d.res, { customerId: d.ext.customer_id, source: d.caller, destination, ...d.party }),
         answer: async (destination) => {
           const call = await this.factory.inbound(d.req, d.res, { customerId: d.ext.customer_id, source: d.caller, destination, ...d.party });
           if (!call) return null;
@@ -71,6 +73,11 @@ export class PbxService {
       },
       code,
     );
+  }
+
+  /** A PBX leg from another node (xnode/pbx-leg.ts) for a call this node holds (accept-leg.ts). */
+  acceptLeg(req: SrfRequest, res: SrfResponse): Promise<void> {
+    return acceptPbxLeg({ deps: this.deps, factory: this.factory, park: this.park, supervisor: this.supervisor }, req, res);
   }
 
   /**

@@ -37,17 +37,29 @@ export class SuperviseError extends Error {
   }
 }
 
+/**
+ * The supervisor's side: its call on this node, or the PBX leg of a supervisor on another node
+ * (xnode/pbx-answer.ts), whose `callId` is that node's call.
+ */
+export interface SupervisorParty {
+  readonly id: string;
+  readonly endpoint: Endpoint | null;
+  readonly isEnded: boolean;
+  readonly done: Promise<unknown>;
+  hangup(why?: string): Promise<void>;
+}
+
 interface Live {
   rec: Supervision;
   readonly target: CallSession;
   readonly peer: CallSession;
-  readonly supervisor: CallSession;
+  readonly supervisor: SupervisorParty;
   readonly bridge: Bridge;
   readonly conference: Conference;
   ended: boolean;
 }
 
-const endpointOf = (c: CallSession): Endpoint => {
+const endpointOf = (c: SupervisorParty): Endpoint => {
   const ep = c.endpoint;
   if (!ep) throw new SuperviseError(`${c.id} has no media`, 'ended');
   return ep;
@@ -87,6 +99,12 @@ export class SupervisorService {
     return null;
   }
 
+  /** The live call `callId` of the customer on this node, or null. */
+  callById(customerId: string, callId: string): CallSession | null {
+    const c = this.factory.get(callId);
+    return c && !c.isEnded && c.row.customer_id === customerId ? c : null;
+  }
+
   /** Checks that `target` can be supervised now (bridged to another call, not supervised). */
   check(target: CallSession): void {
     if (target.isEnded) throw new SuperviseError('the call has ended', 'ended');
@@ -97,9 +115,10 @@ export class SupervisorService {
 
   /**
    * `supervisor` (answered, free) supervises `target` in `mode`; `rec` is the claimed record (API) or
-   * null (a feature code: the record is claimed here). Resolves once the three are mixed.
+   * null (a feature code: the record is claimed here). `supervisorCallId`: the supervisor's call (its
+   * own id, or for a leg from another node that node's call). Resolves once the three are mixed.
    */
-  async start(target: CallSession, supervisor: CallSession, mode: SuperviseMode, rec: Supervision | null): Promise<Supervision> {
+  async start(target: CallSession, supervisor: SupervisorParty, mode: SuperviseMode, rec: Supervision | null, supervisorCallId = supervisor.id): Promise<Supervision> {
     this.check(target);
     const bridge = target.bridge!;
     const peer = bridge.other(target) as CallSession;
@@ -107,7 +126,7 @@ export class SupervisorService {
       id: rec?.id ?? randomUUID(),
       customer_id: target.row.customer_id,
       call_id: target.id,
-      supervisor_call_id: supervisor.id,
+      supervisor_call_id: supervisorCallId,
       mode,
       status: 'active',
       node_id: this.deps.calls.nodeId,

@@ -124,8 +124,9 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
 /**
  * The leg as a side of the call's Bridge: it ends with the host's BYE (its leave reason), a lapsed
  * heartbeat (host_lost) or our hangup (hangup: a BYE, not waited for: a lost host never answers).
+ * The PBX legs (pbx-leg.ts) are sides of the same kind.
  */
-class HostLeg implements BridgeParty {
+export class HostLeg implements BridgeParty {
   readonly done: Promise<LeaveReason>;
   private resolveDone!: (r: LeaveReason) => void;
   private over = false;
