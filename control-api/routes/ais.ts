@@ -15,6 +15,7 @@ import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
 import { checkTurnParameter } from '../../core/ai/turns';
 import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter } from '../../core/speech/voices';
+import { checkLlmParameter } from '../../core/llm/fallback';
 
 export const AI_FIELDS = [
   'id',
@@ -98,6 +99,8 @@ async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof up
   checkSttType('stt_type', b.stt_type);
   checkEngineModel('engine_model', b.engine_model);
   checkVoiceParameter(b.parameter);
+  // the fallback model is checked like engine_model, its URL like engine_url
+  assertEgressUrl(ctx, 'parameter.llm_fallback.engine_url', checkLlmParameter(b.parameter).engineUrl || undefined);
   checkTurnParameter(b.parameter);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;
