@@ -8,8 +8,9 @@
  *   2. the target's vendor settings, when the operator set its URL or key: openai → OPENAI_BASE_URL /
  *      OPENAI_API_KEY, grok → XAI_BASE_URL / XAI_API_KEY, gemini → GEMINI_BASE_URL / GEMINI_API_KEY
  *      (each URL defaulting to the vendor's public endpoint);
- *   3. the server-wide fallbacks AI_LLM_BASE_URL / AI_LLM_API_KEY (an OpenAI-compatible endpoint; a
- *      key and no URL means the target vendor's public endpoint).
+ *   3. the server-wide fallbacks AI_LLM_BASE_URL / AI_LLM_API_KEY: an OpenAI-compatible endpoint, spoken
+ *      to in that protocol whatever the target (a proxy serving every model); a key and no URL means
+ *      the target vendor's public endpoint in the vendor's protocol.
  * A platform key (of 2 or 3) is never sent to a customer's engine_url other than that same URL.
  * Nothing configured: LlmError NOT_CONFIGURED, said plainly.
  */
@@ -47,7 +48,14 @@ export function resolveEndpoint(ai: EngineConfig, env: NodeJS.ProcessEnv = proce
   const name = (dot > 0 ? engineModel.slice(dot + 1) : engineModel) || 'default';
   const vendor = target in VENDORS ? VENDORS[target as ChatTarget] : null;
   const protocol = target === 'gemini' ? 'gemini' : 'openai';
-  const out = (baseUrl: string, apiKey: string): ResolvedEndpoint => ({ baseUrl: trim(baseUrl), model: name, apiKey, protocol, engineModel, embeddingModel: env.AI_EMBEDDING_MODEL || undefined });
+  const out = (baseUrl: string, apiKey: string, via: ResolvedEndpoint['protocol'] = protocol): ResolvedEndpoint => ({
+    baseUrl: trim(baseUrl),
+    model: name,
+    apiKey,
+    protocol: via,
+    engineModel,
+    embeddingModel: env.AI_EMBEDDING_MODEL || undefined,
+  });
   const vendorUrl = vendor ? trim(env[`${vendor.env}_BASE_URL`]) : '';
   const vendorKey = vendor ? (env[`${vendor.env}_API_KEY`] ?? '').trim() : '';
   const serverUrl = trim(env.AI_LLM_BASE_URL);
@@ -67,7 +75,8 @@ export function resolveEndpoint(ai: EngineConfig, env: NodeJS.ProcessEnv = proce
       "no LLM endpoint is configured: set the AI's engine_url (an OpenAI-compatible base URL, or Gemini's for gemini.*), its vendor's <VENDOR>_API_KEY or AI_LLM_BASE_URL on the server",
     );
   }
-  return out(baseUrl, apiKey);
+  // AI_LLM_BASE_URL is an OpenAI-compatible endpoint (a local server, a proxy serving every model)
+  return out(baseUrl, apiKey, serverUrl ? 'openai' : protocol);
 }
 
 /** The AI's chat model; requests go through `egress` (default: the policy of `env`). */
