@@ -75,7 +75,9 @@ const fields = {
   engine_url: z
     .union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)])
     .optional()
-    .describe("OpenAI-compatible base URL (this server's addition)"),
+    .describe(
+      "This server's addition: the base URL of the engine_model's endpoint: OpenAI-compatible (openai.*, grok.*, others), Gemini's API for gemini.* (e.g. https://generativelanguage.googleapis.com). Empty: the vendor's platform settings, then AI_LLM_BASE_URL. parameter.llm_fallback (an engine_model or { engine_model, engine_url, engine_key }) and parameter.llm_first_token_ms name a fallback model (docs/ai.md).",
+    ),
   engine_key: text(1000).optional(),
   parameter: z.record(z.string(), z.unknown()).optional(),
   rag_id: z.union([z.literal(''), uuid()]).optional(),
