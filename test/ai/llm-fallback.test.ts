@@ -122,7 +122,7 @@ describe('LLM fallback by choice', function () {
     let f: Fixture;
     const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
     before(async () => {
-      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
       f = await createFixture(t.ctx);
     });
     after(async () => {
@@ -151,6 +151,32 @@ describe('LLM fallback by choice', function () {
         expect(r.body.error.details[0].field, JSON.stringify(parameter)).to.equal(field);
       }
       expect((await aisRepo(t.ctx.db).list(f.customer.id, { pageSize: 100 } as never)).result.length).to.equal(before);
+    });
+
+    it('a text aicall (POST /aicalls, /aimessages): Gemini fails with 500, Grok answers, with the event', async () => {
+      const g = await startGemini({ apiKey: GKEY, respond: () => ({ status: 500 }) });
+      const x = await startXai({ apiKey: XKEY, respond: () => ({ text: 'Grok here.' }) });
+      try {
+        const ai = await auth(request(t.app).post('/v1.0/ais'))
+          .send({
+            name: 'text',
+            engine_model: 'gemini.gemini-2.5-flash',
+            engine_url: g.url,
+            engine_key: GKEY,
+            parameter: { llm_fallback: { engine_model: 'grok.grok-4', engine_url: x.url, engine_key: XKEY } },
+          })
+          .expect(200);
+        const call = await auth(request(t.app).post('/v1.0/aicalls')).send({ assistance_type: 'ai', assistance_id: ai.body.id, reference_type: 'task' }).expect(200);
+        await auth(request(t.app).post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Hello?' }).expect(200);
+        const said = await until(async () => (await t.ctx.db('aimessages').where({ aicall_id: call.body.id, role: 'assistant' }))[0] as { content: string } | undefined, 10_000, 'the answer');
+        expect(said.content).to.equal('Grok here.');
+        expect(g.requests).to.have.length(1);
+        const e = await until(async () => (await eventsFor(t.ctx.redis, call.body.id)).find((x) => x.event_type === 'aicall_llm_fallback') ?? null, 10_000, 'event');
+        expect(e.data).to.include({ reason: 'error', engine_model: 'gemini.gemini-2.5-flash', fallback_engine_model: 'grok.grok-4', message: 'Gemini API answered HTTP 500 INTERNAL' });
+      } finally {
+        await g.close();
+        await x.close();
+      }
     });
 
     it('the fallback key is shown masked, and a masked key written back keeps the stored one', async () => {
