@@ -46,7 +46,9 @@ describe('LLM fallback by choice', function () {
 
     it('Gemini answers 503: Grok (the fallback) answers, with an aicall_llm_fallback event', async () => {
       g.options.respond = () => ({ status: 503 });
-      x.options.respond = () => ({ text: 'Answered by the fallback.' });
+      x.options.respond = (req) =>
+        req.messages.at(-1)?.role === 'tool' ? { text: 'Answered by the fallback.' } : { tool_calls: [{ name: 'set_variables', arguments: { variables: { by: 'grok' } } }] };
+      const geminiBefore = g.requests.length;
       const { db, cid, number } = await aiFlow({
         engine_model: 'gemini.gemini-2.5-flash',
         engine_url: g.url,
@@ -58,7 +60,9 @@ describe('LLM fallback by choice', function () {
       expect(r.code, r.errors + r.messages).to.equal(0);
       const { af, aicall } = await endedFlow(db, cid);
       expect(af.error).to.equal('');
-      expect(af.variables['svc.ai_task.result']).to.equal('Answered by the fallback.');
+      expect(af.variables).to.include({ by: 'grok', 'svc.ai_task.result': 'Answered by the fallback.' });
+      // after the tool round the conversation stays on the fallback: Gemini was asked once
+      expect(g.requests.length - geminiBefore).to.equal(1);
       const e = await fallbackEvent(aicall!.id);
       expect(e.data).to.include({ aicall_id: aicall!.id, engine_model: 'gemini.gemini-2.5-flash', fallback_engine_model: 'grok.grok-4', reason: 'error' });
       expect(e.data.message).to.equal('Gemini API answered HTTP 503 UNAVAILABLE');
@@ -77,6 +81,8 @@ describe('LLM fallback by choice', function () {
         after: [{ type: 'talk', option: { text: 'never said' } }, { type: 'hangup' }],
       });
       const started = Date.now();
+      const geminiBefore = g.requests.length;
+      const grokBefore = x.requests.length;
       const r = await callAi(p, number);
       expect(r.code, r.errors + r.messages).to.equal(0);
       const { af, aicall } = await endedFlow(db, cid);
@@ -88,8 +94,10 @@ describe('LLM fallback by choice', function () {
       expect(e.data.message).to.equal('no first token within 400 ms');
       const said = await db('aimessages').where({ aicall_id: aicall!.id, role: 'assistant' });
       expect(said.map((m: { content: string }) => m.content).join(' ')).to.not.include('Too late');
-      // the rest of the conversation stays on the fallback: one Gemini request only
-      expect(g.requests.filter((q) => q.model === 'gemini-2.5-flash').length).to.be.at.least(1);
+      // the rest of the conversation stays on the fallback
+      expect(g.requests.length - geminiBefore, 'Gemini asked once').to.equal(1);
+      // stop_flow ends the conversation: no round after the tool
+      expect(x.requests.length - grokBefore, 'Grok answered the opening').to.equal(1);
     });
 
     it('without llm_fallback a failure is the flow’s error, nothing else answers', async () => {
@@ -167,6 +175,9 @@ describe('LLM fallback by choice', function () {
           })
           .expect(200);
         const call = await auth(request(t.app).post('/v1.0/aicalls')).send({ assistance_type: 'ai', assistance_id: ai.body.id, reference_type: 'task' }).expect(200);
+        // the aicall's copy of the parameter shows the fallback's key masked too
+        expect(call.body.parameter.llm_fallback.engine_key).to.equal('xai****************6789');
+        expect(JSON.stringify(call.body)).to.not.include(XKEY);
         await auth(request(t.app).post('/v1.0/aimessages')).send({ aicall_id: call.body.id, role: 'user', content: 'Hello?' }).expect(200);
         const said = await until(async () => (await t.ctx.db('aimessages').where({ aicall_id: call.body.id, role: 'assistant' }))[0] as { content: string } | undefined, 10_000, 'the answer');
         expect(said.content).to.equal('Grok here.');

@@ -38,7 +38,8 @@ describe('LLM: gemini.* through Gemini’s own API', function () {
   it('ai_talk: Gemini calls set_variables, then stop_flow; the functionResponses go back by name and the call ends', async () => {
     g.options.respond = (req) => {
       const done = fnResponses(req).map((f) => f.name);
-      if (!done.includes('set_variables')) return { text: 'One moment.', function_calls: [{ name: 'set_variables', args: { variables: { intent: 'order', size: 'large' } } }] };
+      if (!done.includes('set_variables'))
+        return { text: 'One moment please, I am writing down your order for a large pizza.', function_calls: [{ name: 'set_variables', args: { variables: { intent: 'order', size: 'large' } } }] };
       if (!done.includes('stop_flow')) return { function_calls: [{ name: 'stop_flow', args: {} }] };
       return { text: '' };
     };
@@ -50,6 +51,8 @@ describe('LLM: gemini.* through Gemini’s own API', function () {
     });
     const r = await callAi(p, number);
     expect(r.code, r.errors + r.messages).to.equal(0);
+    // Gemini's words were spoken into the call (about 3 s of speech)
+    expect(r.voiced, 'voiced packets heard by the caller').to.be.greaterThan(60);
     const { af, aicall } = await endedFlow(db, cid);
     expect(af.error).to.equal('');
     expect(af.variables).to.include({ intent: 'order', size: 'large' });

@@ -51,12 +51,13 @@ export async function aiFlow(o: AiFlowOptions): Promise<{ db: Db; cid: string; a
   return { db, cid, ai, number };
 }
 
-/** sipp calls `number` and stays until the platform hangs up; returns sipp's result. */
-export async function callAi(p: Platform, number: string): Promise<{ code: number | null; errors: string; messages: string }> {
+/** sipp calls `number` and stays until the platform hangs up; sipp's result and how many voiced packets the caller heard. */
+export async function callAi(p: Platform, number: string): Promise<{ code: number | null; errors: string; messages: string; voiced: number }> {
   const sink = await TimedSink.open();
   try {
     const scenario = aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, []);
-    return await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '50s'], { killAfterMs: 60_000 }).done;
+    const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '50s'], { killAfterMs: 60_000 }).done;
+    return { ...r, voiced: sink.voicedTimes().length };
   } finally {
     sink.close();
   }
