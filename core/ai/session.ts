@@ -278,6 +278,10 @@ export class AiSession {
             yield c.text;
           } else if (c.type === 'tool_calls') calls = c.calls;
         }
+      } catch (e) {
+        // the chat model failed (a refused key, an error status, the egress policy...): said in an event as well as to the caller
+        if (e instanceof LlmError && !signal?.aborted) await this.llmFailed(e);
+        throw e;
       } finally {
         // what was said (even cut short by barge-in) is part of the conversation
         if (content || calls.length) {
@@ -300,6 +304,18 @@ export class AiSession {
   async recordTurn(messageIds: string[], latency: Record<string, unknown>): Promise<void> {
     await aicallsRepo(this.deps.db).mergeMessageMetadata(messageIds, { latency });
     await this.publish('aicall_turn', { id: this.aicall.id, customer_id: this.aicall.customer_id, aicall_id: this.aicall.id, aimessage_ids: messageIds, latency });
+  }
+
+  /** The chat model (or its fallback) failed: an aicall_llm_failed event with the reason. */
+  private async llmFailed(e: LlmError): Promise<void> {
+    await this.publish('aicall_llm_failed', {
+      id: this.aicall.id,
+      customer_id: this.aicall.customer_id,
+      aicall_id: this.aicall.id,
+      activeflow_id: this.opts.activeflowId,
+      engine_model: this.llm?.label ?? this.ai.engine_model,
+      reason: e.message,
+    });
   }
 
   /** The chat model failed or was slow and its fallback answers: an aicall_llm_fallback event. */

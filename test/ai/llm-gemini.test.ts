@@ -95,6 +95,11 @@ describe('LLM: gemini.* through Gemini’s own API', function () {
     expect(af.error).to.equal('ai_talk: Gemini API answered HTTP 400 INVALID_ARGUMENT: the API key was refused');
     expect(af.error).to.not.include('wrong-key');
     expect(g.requests.length, 'refused before the model ran').to.equal(before);
+    // and the event says the same
+    const { aicall } = await endedFlow(db, cid);
+    const e = await until(async () => (await eventsFor(p.redis, aicall!.id)).find((x) => x.event_type === 'aicall_llm_failed') ?? null, 10_000, 'aicall_llm_failed');
+    expect(e.data).to.include({ engine_model: 'gemini.gemini-2.5-flash', reason: 'Gemini API answered HTTP 400 INVALID_ARGUMENT: the API key was refused' });
+    expect(JSON.stringify(e.data)).to.not.include('wrong-key');
   });
 
   it('the egress policy refuses an engine_url on a private address: a clear flow error, nothing sent', async () => {

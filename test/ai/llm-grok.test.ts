@@ -5,7 +5,7 @@
 // 400, not 401) said as a refused key.
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
-import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { eventsFor, killAllSipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { startXai, type XaiStandIn } from '../../testkit/vendors/xai';
 import { aiFlow, callAi, endedFlow } from '../../testkit/ai/flow-call';
 import { resolveEndpoint } from '../../core/llm/endpoint';
@@ -65,6 +65,10 @@ describe('LLM: grok.* through xAI’s API', function () {
     expect(r.code, r.errors + r.messages).to.equal(0);
     const { af } = await endedFlow(db, cid);
     expect(af.error).to.equal('ai_task: LLM endpoint answered HTTP 400: the API key was refused');
+    const { aicall } = await endedFlow(db, cid);
+    const e = await until(async () => (await eventsFor(p.redis, aicall!.id)).find((x) => x.event_type === 'aicall_llm_failed') ?? null, 10_000, 'aicall_llm_failed');
+    expect(e.data).to.include({ engine_model: 'grok.grok-4', reason: 'LLM endpoint answered HTTP 400: the API key was refused' });
+    expect(JSON.stringify(e.data)).to.not.include('xai-wrong');
   });
 
   it('a 429 from xAI is said as rate limited', async () => {
