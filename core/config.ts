@@ -140,6 +140,11 @@ const schema = z.object({
   AZURE_API_KEY: vendorKey,
   LMNT_BASE_URL: vendorUrl,
   LMNT_API_KEY: vendorKey,
+  // Chat models of AIs (core/llm/endpoint.ts): gemini.* through Gemini's API, grok.* through xAI's.
+  GEMINI_BASE_URL: vendorUrl,
+  GEMINI_API_KEY: vendorKey,
+  XAI_BASE_URL: vendorUrl,
+  XAI_API_KEY: vendorKey,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()

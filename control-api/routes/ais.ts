@@ -15,6 +15,7 @@ import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
 import { checkTurnParameter } from '../../core/ai/turns';
 import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter, sttFallbackOf } from '../../core/speech/voices';
+import { checkLlmParameter } from '../../core/llm/fallback';
 
 export const AI_FIELDS = [
   'id',
@@ -74,7 +75,9 @@ const fields = {
   engine_url: z
     .union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)])
     .optional()
-    .describe("OpenAI-compatible base URL (this server's addition)"),
+    .describe(
+      "This server's addition: the base URL of the engine_model's endpoint: OpenAI-compatible (openai.*, grok.*, others), Gemini's API for gemini.* (e.g. https://generativelanguage.googleapis.com). Empty: the vendor's platform settings, then AI_LLM_BASE_URL. parameter.llm_fallback (an engine_model or { engine_model, engine_url, engine_key }) and parameter.llm_first_token_ms name a fallback model (docs/ai.md).",
+    ),
   engine_key: text(1000).optional(),
   parameter: z.record(z.string(), z.unknown()).optional(),
   rag_id: z.union([z.literal(''), uuid()]).optional(),
@@ -99,6 +102,8 @@ async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof up
   sttFallbackOf(b.parameter);
   checkEngineModel('engine_model', b.engine_model);
   checkVoiceParameter(b.parameter);
+  // the fallback model is checked like engine_model, its URL like engine_url
+  assertEgressUrl(ctx, 'parameter.llm_fallback.engine_url', checkLlmParameter(b.parameter).engineUrl || undefined);
   checkTurnParameter(b.parameter);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;

@@ -8,7 +8,8 @@ import type { Db } from '../db/knex';
 import type { EventPublisher } from '../events/bus';
 import { publishResourceEvent, type EventType, type ResourcePayload } from '../events/catalogue';
 import { EMPTY_UUID } from '../ids';
-import { LlmError, type ChatMessage, type LlmClient, type ToolCall, type ToolDef } from '../llm/client';
+import { LlmError, type ChatLlm, type ChatMessage, type ToolCall, type ToolDef } from '../llm/client';
+import { FallbackLlm, llmFallbackOf, type LlmFallbackInfo } from '../llm/fallback';
 import { realtimeModel } from '../speech/voices';
 import { llmFor } from '../llm/endpoint';
 import type { EgressPolicy } from '../net';
@@ -49,9 +50,16 @@ export class AiNotFound extends Error {}
 
 const MAX_TOOL_ROUNDS = 5;
 
-/** The AI's chat LLM; none for a speech-to-speech model, which only a host that speaks with it may use. */
-function chatLlmFor(ai: AiRow, deps: AiDeps, speechToSpeech = false): LlmClient | null {
-  if (!realtimeModel(ai.engine_model)) return llmFor(ai, deps.env, deps.egress);
+/**
+ * The AI's chat LLM (with its fallback by choice, `parameter.llm_fallback`); none for a
+ * speech-to-speech model, which only a host that speaks with it may use.
+ */
+function chatLlmFor(ai: AiRow, deps: AiDeps, speechToSpeech = false, onFallback: (f: LlmFallbackInfo) => void = () => undefined): ChatLlm | null {
+  if (!realtimeModel(ai.engine_model)) {
+    const first = llmFor(ai, deps.env, deps.egress);
+    const fb = llmFallbackOf(ai.parameter);
+    return fb ? new FallbackLlm(first, () => llmFor(fb.fallback, deps.env, deps.egress), fb.firstTokenMs, onFallback) : first;
+  }
   if (!speechToSpeech) throw new LlmError('NOT_CONFIGURED', `engine_model ${ai.engine_model} is a speech-to-speech model: it talks only in ai_talk on a call`);
   return null;
 }
@@ -73,7 +81,7 @@ export class AiSession {
     private ai: AiRow,
     private readonly team: TeamRow | null,
     private readonly opts: StartOptions,
-    private llm: LlmClient | null,
+    private llm: ChatLlm | null,
   ) {
     this.member = team ? (team.members.find((m) => m.id === team.start_member_id) ?? team.members[0] ?? null) : null;
   }
@@ -94,7 +102,8 @@ export class AiSession {
       if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
     }
     // throws LlmError NOT_CONFIGURED before anything is written
-    const llm = chatLlmFor(ai, deps, opts.speechToSpeech);
+    const holder: { s: AiSession | null } = { s: null };
+    const llm = chatLlmFor(ai, deps, opts.speechToSpeech, (f) => holder.s?.fellBack(f));
     const aicall = await aicallsRepo(deps.db).create(opts.customerId, {
       assistance_type: opts.assistanceType,
       assistance_id: opts.assistanceId,
@@ -111,6 +120,7 @@ export class AiSession {
       stt_language: ai.stt_language,
     });
     const s = new AiSession(deps, aicall, ai, team, opts, llm);
+    holder.s = s;
     await s.publish(AICALL_EVENT.initiating as EventType);
     await s.setStatus('progressing');
     return s;
@@ -129,6 +139,7 @@ export class AiSession {
     }
     const ai = await aisRepo(deps.db).get(aicall.customer_id, aiId);
     if (!ai) throw new AiNotFound(`ai ${aiId} not found`);
+    const holder: { s: AiSession | null } = { s: null };
     const s = new AiSession(
       deps,
       aicall,
@@ -143,8 +154,9 @@ export class AiSession {
         activeflowId: aicall.activeflow_id ?? '',
         actions,
       },
-      chatLlmFor(ai, deps),
+      chatLlmFor(ai, deps, false, (f) => holder.s?.fellBack(f)),
     );
+    holder.s = s;
     if (team && aicall.current_member_id) s.member = team.members.find((x) => x.id === aicall.current_member_id) ?? s.member;
     for (const m of await aicallsRepo(deps.db).history(aicall.id)) {
       if (!['user', 'assistant', 'tool', 'system'].includes(m.role)) continue;
@@ -266,6 +278,10 @@ export class AiSession {
             yield c.text;
           } else if (c.type === 'tool_calls') calls = c.calls;
         }
+      } catch (e) {
+        // the chat model failed (a refused key, an error status, the egress policy...): said in an event as well as to the caller
+        if (e instanceof LlmError && !signal?.aborted) await this.llmFailed(e);
+        throw e;
       } finally {
         // what was said (even cut short by barge-in) is part of the conversation
         if (content || calls.length) {
@@ -288,6 +304,32 @@ export class AiSession {
   async recordTurn(messageIds: string[], latency: Record<string, unknown>): Promise<void> {
     await aicallsRepo(this.deps.db).mergeMessageMetadata(messageIds, { latency });
     await this.publish('aicall_turn', { id: this.aicall.id, customer_id: this.aicall.customer_id, aicall_id: this.aicall.id, aimessage_ids: messageIds, latency });
+  }
+
+  /** The chat model (or its fallback) failed: an aicall_llm_failed event with the reason. */
+  private async llmFailed(e: LlmError): Promise<void> {
+    await this.publish('aicall_llm_failed', {
+      id: this.aicall.id,
+      customer_id: this.aicall.customer_id,
+      aicall_id: this.aicall.id,
+      activeflow_id: this.opts.activeflowId,
+      engine_model: this.llm?.label ?? this.ai.engine_model,
+      reason: e.message,
+    });
+  }
+
+  /** The chat model failed or was slow and its fallback answers: an aicall_llm_fallback event. */
+  private fellBack(f: LlmFallbackInfo): void {
+    void this.publish('aicall_llm_fallback', {
+      id: this.aicall.id,
+      customer_id: this.aicall.customer_id,
+      aicall_id: this.aicall.id,
+      activeflow_id: this.opts.activeflowId,
+      engine_model: f.from,
+      fallback_engine_model: f.to,
+      reason: f.reason,
+      message: f.message,
+    });
   }
 
   /** What a speech-to-speech model is told: the prompt with its variables, and the tools the text path offers. */
@@ -377,7 +419,7 @@ export class AiSession {
     if (!m) return 'error: no such team member';
     const ai = await aisRepo(this.deps.db).get(this.aicall.customer_id, m.ai_id);
     if (!ai) return 'error: the member has no AI';
-    this.llm = chatLlmFor(ai, this.deps, this.opts.speechToSpeech);
+    this.llm = chatLlmFor(ai, this.deps, this.opts.speechToSpeech, (f) => this.fellBack(f));
     this.ai = ai;
     this.member = m;
     await aicallsRepo(this.deps.db).setMember(this.aicall.id, m.id);

@@ -9,7 +9,7 @@ import type { EventPublisher } from '../events/bus';
 import { publishResourceEvent } from '../events/catalogue';
 import { llmFor } from '../llm/endpoint';
 import type { EgressPolicy } from '../net';
-import { LlmClient } from '../llm/client';
+import type { ChatLlm } from '../llm/client';
 import { summariesRepo, summaryJson, type SummaryRow } from '../repos/summaries';
 import { transcriptsOf } from '../repos/transcripts';
 import { storageBackend } from '../storage/backend';
@@ -29,7 +29,7 @@ export interface SummaryDeps {
 }
 
 /** The server-wide LLM client; throws LlmError NOT_CONFIGURED when none is set. */
-export function summaryLlm(env: NodeJS.ProcessEnv = process.env, egress?: EgressPolicy): LlmClient {
+export function summaryLlm(env: NodeJS.ProcessEnv = process.env, egress?: EgressPolicy): ChatLlm {
   return llmFor({}, env, egress);
 }
 

@@ -49,6 +49,10 @@ const CATALOGUE = {
     'aicall_stt_failed',
     // a speech-to-speech model (media-app/ai/realtime.ts) could not be reached or refused the key
     'aicall_realtime_failed',
+    // the chat model failed or was slow before its first token and parameter.llm_fallback answers (core/llm/fallback.ts)
+    'aicall_llm_fallback',
+    // the chat model (or its fallback) failed; the flow's error says the same (core/ai/session.ts)
+    'aicall_llm_failed',
     // a voice turn's latency breakdown (media-app/ai/voice.ts, docs/ai.md "Turn-taking"), with aimessage_ids
     'aicall_turn',
   ],

@@ -1,7 +1,8 @@
 /**
- * The LLM provider interface: the OpenAI-compatible chat-completions protocol (streamed as
- * server-sent events, with tool calls) and embeddings. Any compatible endpoint works (OpenAI,
- * Gemini's and Grok's compatibility endpoints, vLLM, llama.cpp, Ollama...).
+ * The LLM provider interface (`ChatLlm`) and its OpenAI-compatible implementation: the
+ * chat-completions protocol (streamed as server-sent events, with tool calls) and embeddings. Any
+ * compatible endpoint works (OpenAI, xAI, vLLM, llama.cpp, Ollama...); Gemini's own API is
+ * gemini.ts, the fallback by choice fallback.ts.
  */
 import { EgressRefused, type EgressPolicy, type EgressStream } from '../net';
 
@@ -34,6 +35,16 @@ export interface LlmEndpoint {
 
 export type ChatChunk = { type: 'text'; text: string } | { type: 'tool_calls'; calls: ToolCall[] } | { type: 'done'; finish_reason: string };
 
+/** A chat model the conversation engine talks to, whatever its vendor's protocol. */
+export interface ChatLlm {
+  /** `target.model` as the events name it (e.g. gemini.gemini-2.5-flash) */
+  readonly label: string;
+  /** Text pieces as they come, then the tool calls (if any), then done. */
+  stream(req: ChatRequest): AsyncGenerator<ChatChunk>;
+  /** A whole completion (summaries, prompt proposals, text conversations). */
+  complete(req: ChatRequest): Promise<{ content: string; tool_calls: ToolCall[] }>;
+}
+
 export interface ChatRequest {
   messages: ChatMessage[];
   tools?: ToolDef[];
@@ -56,11 +67,12 @@ const TIMEOUT_MS = 60_000;
 /** Largest answer read from the endpoint (a long streamed completion, a batch of embeddings). */
 const MAX_BYTES = 32 * 1024 * 1024;
 
-export class LlmClient {
+export class LlmClient implements ChatLlm {
   /** Every request goes through `egress` (core/net): the engine URL is customer input. */
   constructor(
     readonly endpoint: LlmEndpoint,
     private readonly egress: EgressPolicy,
+    readonly label: string = endpoint.model,
   ) {}
 
   private async post(path: string, body: unknown, signal?: AbortSignal): Promise<EgressStream> {
@@ -76,9 +88,11 @@ export class LlmClient {
       throw new LlmError('NETWORK', `LLM endpoint unreachable: ${(e as Error).message}`);
     }
     if (res.status < 200 || res.status > 299) {
-      // the answer itself is not echoed: the status says enough
+      // the answer itself is not echoed: the status says enough, and whether it was the key
+      const refused = res.status === 401 || res.status === 403 || (res.status === 400 && (await keyRefusedIn(res)));
       res.close();
-      throw new LlmError('HTTP', `LLM endpoint answered HTTP ${res.status}`, res.status);
+      const why = refused ? ': the API key was refused' : res.status === 429 ? ': rate limited' : '';
+      throw new LlmError('HTTP', `LLM endpoint answered HTTP ${res.status}${why}`, res.status);
     }
     return res;
   }
@@ -165,6 +179,23 @@ export class LlmClient {
     json.data.forEach((d, i) => (out[d.index ?? i] = d.embedding));
     return out;
   }
+}
+
+/**
+ * xAI answers a wrong key with HTTP 400 (not 401): `{"code": "...", "error": "Incorrect API key
+ * provided: ..."}`. Read (at most 4 KiB) only to tell that case apart; never shown.
+ */
+async function keyRefusedIn(res: EgressStream): Promise<boolean> {
+  let text = '';
+  try {
+    for await (const c of res.body) {
+      text += c.toString('utf8');
+      if (text.length > 4096) break;
+    }
+  } catch {
+    return false;
+  }
+  return /incorrect api key|invalid api key|api key not valid/i.test(text);
 }
 
 /** The body; a cut-off or oversized answer is an LlmError (a cancel by the caller stays what it is). */

@@ -9,6 +9,7 @@ import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { maskedVoiceParameter } from '../speech/voices';
+import { maskedLlmParameter } from '../llm/fallback';
 
 export const AICALL_STATUSES = ['initiating', 'progressing', 'pausing', 'resuming', 'terminating', 'terminated'] as const;
 export type AicallStatus = (typeof AICALL_STATUSES)[number];
@@ -91,7 +92,7 @@ export function aicallJson(c: AicallRow) {
     ai_vad_config: c.ai_vad_config,
     ai_smart_turn_enabled: c.ai_smart_turn_enabled,
     // a copy of the AI's (or team's) parameter: its voice keys masked as in the AI's JSON
-    parameter: maskedVoiceParameter(c.parameter),
+    parameter: maskedLlmParameter(maskedVoiceParameter(c.parameter)),
     activeflow_id: u(c.activeflow_id),
     reference_type: c.reference_type,
     reference_id: u(c.reference_id),

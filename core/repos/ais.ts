@@ -11,6 +11,7 @@ import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { maskKey } from '../llm/endpoint';
 import { maskedVoiceParameter, unmaskedVoiceParameter } from '../speech/voices';
+import { maskedLlmParameter, unmaskedLlmParameter } from '../llm/fallback';
 
 export interface AiRow {
   id: string;
@@ -64,7 +65,7 @@ export function aiJson(a: AiRow) {
     engine_url: a.engine_url,
     engine_key: maskKey(a.engine_key),
     // an AI's own voice keys (parameter.tts_key, tts_fallback.tts_key; docs/ai.md "Voices") are shown masked
-    parameter: maskedVoiceParameter(a.parameter),
+    parameter: maskedLlmParameter(maskedVoiceParameter(a.parameter)),
     rag_id: a.rag_id ?? EMPTY_UUID,
     init_prompt: a.init_prompt,
     current_prompt_history_id: a.current_prompt_history_id ?? EMPTY_UUID,
@@ -134,7 +135,7 @@ export function aisRepo(db: Db) {
         const demoted = patch.type !== undefined && patch.type !== 'insight' ? { is_insight_active: false } : {};
         // a key sent back as we show it (masked) is the stored key: a client that reads, edits and writes keeps it
         if (patch.engine_key !== undefined && before.engine_key && patch.engine_key === maskKey(before.engine_key)) patch = { ...patch, engine_key: before.engine_key };
-        if (patch.parameter) patch = { ...patch, parameter: unmaskedVoiceParameter(patch.parameter, before.parameter) };
+        if (patch.parameter) patch = { ...patch, parameter: unmaskedLlmParameter(unmaskedVoiceParameter(patch.parameter, before.parameter), before.parameter) };
         const [row] = await trx('ais')
           .where({ id })
           .update({ ...encode(patch), ...demoted, tm_update: clock.now() })
