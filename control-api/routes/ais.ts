@@ -69,7 +69,7 @@ const fields = {
     .max(200)
     .optional()
     .describe(
-      'target.model. Chat targets: openai, gemini, grok (STT -> LLM -> TTS). Our extension of the reference enum: openai-realtime.<model> (e.g. openai-realtime.gpt-realtime), a speech-to-speech model that ai_talk streams the call audio to (OpenAI Realtime API; voice = tts_voice_id); it has no text session.',
+      'target.model. Chat targets: openai, gemini, grok (STT -> LLM -> TTS). Our extension of the reference enum, speech-to-speech models that ai_talk streams the call audio to (voice = tts_voice_id; no text session): openai-realtime.<model> (OpenAI Realtime API, e.g. openai-realtime.gpt-realtime), gemini-live.<model> (Gemini Live API, e.g. gemini-live.gemini-2.5-flash-native-audio-preview-09-2025) and deepgram-agent.<think model> (Deepgram Voice Agent API, e.g. deepgram-agent.gpt-4o-mini; parameter.greeting is its Settings greeting).',
     ),
   engine_url: z
     .union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)])

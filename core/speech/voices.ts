@@ -87,7 +87,7 @@ export function checkSttType(field: string, v: string | undefined): void {
 export function checkEngineModel(field: string, v: string | undefined): void {
   if (!v) return;
   const target = v.slice(0, Math.max(0, v.indexOf('.')));
-  if (realtimeModel(v) && !realtimeModel(v)!.model) throw invalidArgument(`${field} "${v}" names no model; e.g. ${target}.gpt-realtime`, [{ field, issue: 'no model' }]);
+  if (realtimeModel(v) && !realtimeModel(v)!.model) throw invalidArgument(`${field} "${v}" names no model; e.g. ${target}.<model>`, [{ field, issue: 'no model' }]);
   if (has(ENGINE_TARGETS, target)) return;
   throw invalidArgument(`${field} "${v}": target "${target}" has no adapter on this platform; use one of: ${ENGINE_TARGETS.map((t) => `${t}.<model>`).join(', ')}`, [
     { field, issue: `no adapter for "${target}"` },

@@ -159,7 +159,7 @@ describe('ai_talk with a speech-to-speech model (Deepgram Voice Agent)', functio
 
   it('an engine_url on a private address: refused by the egress policy before any connection', async () => {
     useScript(idle);
-    const f = await aiFlow({ engine_model: MODEL, engine_url: 'wss://10.255.255.1:8443', engine_key: 'own-deepgram-key' });
+    const f = await aiFlow({ engine_model: MODEL, engine_url: 'https://10.255.255.1:8443', engine_key: 'own-deepgram-key' });
     const sink = await TimedSink.open();
     const started = Date.now();
     try {
