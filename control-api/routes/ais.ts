@@ -15,6 +15,7 @@ import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
 import { checkTurnParameter } from '../../core/ai/turns';
 import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter } from '../../core/speech/voices';
+import { checkGreetingParameter } from '../../core/speech/s2s-vendors';
 
 export const AI_FIELDS = [
   'id',
@@ -98,6 +99,7 @@ async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof up
   checkSttType('stt_type', b.stt_type);
   checkEngineModel('engine_model', b.engine_model);
   checkVoiceParameter(b.parameter);
+  checkGreetingParameter(b.parameter);
   checkTurnParameter(b.parameter);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;

@@ -359,6 +359,10 @@ describe('ai: resources over the API', function () {
     const bad = await auth(api().post('/v1.0/ais')).send({ name: 's2s', engine_model: 'gemini-live.' });
     expect(bad.status).to.equal(400);
     expect(bad.body.error.message).to.include('engine_model');
+    // parameter.greeting (the speech-to-speech greeting) is a string
+    const notText = await auth(api().post('/v1.0/ais')).send({ name: 's2s', engine_model: 'deepgram-agent.gpt-4o-mini', parameter: { greeting: 42 } });
+    expect(notText.status).to.equal(400);
+    expect(notText.body.error.message).to.include('parameter.greeting must be a string');
     const doc = JSON.stringify((await api().get('/v1.0/openapi.json').expect(200)).body);
     expect(doc).to.include('gemini-live.<model>').and.include('deepgram-agent.<think model>');
   });
