@@ -34,7 +34,8 @@ type WsCallbacks = Parameters<WsFactory['create']>[2];
 class PinnedGenAI extends GoogleGenAI {
   readonly pinnedLive: Live;
   constructor(apiKey: string, baseUrl: string, factory: WsFactory) {
-    super({ apiKey, httpOptions: { baseUrl } });
+    // the Gemini API, never Vertex (whatever GOOGLE_GENAI_USE_VERTEXAI says)
+    super({ apiKey, vertexai: false, httpOptions: { baseUrl } });
     // the Gemini API (not Vertex) carries the key in the URL: nothing for Auth to add
     const noAuth: LiveArgs[1] = { addAuthHeaders: async () => undefined };
     this.pinnedLive = new Live(this.apiClient, noAuth, factory);
