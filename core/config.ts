@@ -8,6 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { voiceVendorsFromEnv, type VoiceVendors } from './speech/vendors';
+import { speechToSpeechFromEnv, type SpeechToSpeechVendors } from './speech/s2s-vendors';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 import { sipTarget, type SipTarget } from './extensions/sip-target';
 
@@ -145,6 +146,8 @@ const schema = z.object({
   GEMINI_API_KEY: vendorKey,
   XAI_BASE_URL: vendorUrl,
   XAI_API_KEY: vendorKey,
+  // Deepgram's Voice Agent API (speech-to-speech, media-app/ai/s2s/deepgram.ts); its key is DEEPGRAM_API_KEY
+  DEEPGRAM_AGENT_BASE_URL: vendorUrl,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()
@@ -218,6 +221,8 @@ export interface Config {
   voices: VoiceVendors;
   /** Extra CAs (PEM file path) trusted for the OpenAI Realtime WebSocket (OPENAI_REALTIME_CA_FILE); null: the system's only. */
   openaiRealtimeCaFile: string | null;
+  /** Speech-to-speech vendors other than OpenAI (docs/ai.md "Speech-to-speech"): Gemini Live, Deepgram Voice Agent. */
+  speechToSpeech: SpeechToSpeechVendors;
 }
 
 export class ConfigError extends Error {
@@ -308,5 +313,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
     voices: voiceVendorsFromEnv(e),
     openaiRealtimeCaFile: e.OPENAI_REALTIME_CA_FILE ?? null,
+    speechToSpeech: speechToSpeechFromEnv(e),
   });
 }

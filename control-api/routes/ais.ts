@@ -16,6 +16,7 @@ import { assertEgressUrl } from '../egress-field';
 import { checkTurnParameter } from '../../core/ai/turns';
 import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter, sttFallbackOf } from '../../core/speech/voices';
 import { checkLlmParameter } from '../../core/llm/fallback';
+import { checkGreetingParameter } from '../../core/speech/s2s-vendors';
 
 export const AI_FIELDS = [
   'id',
@@ -70,7 +71,7 @@ const fields = {
     .max(200)
     .optional()
     .describe(
-      'target.model. Chat targets: openai, gemini, grok (STT -> LLM -> TTS). Our extension of the reference enum: openai-realtime.<model> (e.g. openai-realtime.gpt-realtime), a speech-to-speech model that ai_talk streams the call audio to (OpenAI Realtime API; voice = tts_voice_id); it has no text session.',
+      'target.model. Chat targets: openai, gemini, grok (STT -> LLM -> TTS). Our extension of the reference enum, speech-to-speech models that ai_talk streams the call audio to (voice = tts_voice_id; no text session): openai-realtime.<model> (OpenAI Realtime API, e.g. openai-realtime.gpt-realtime), gemini-live.<model> (Gemini Live API, e.g. gemini-live.gemini-2.5-flash-native-audio-preview-09-2025) and deepgram-agent.<think model> (Deepgram Voice Agent API, e.g. deepgram-agent.gpt-4o-mini; parameter.greeting is its Settings greeting).',
     ),
   engine_url: z
     .union([z.literal(''), z.url({ protocol: /^https?$/ }).max(1000)])
@@ -104,6 +105,7 @@ async function toInput(ctx: AppContext, customerId: string, b: z.infer<typeof up
   checkVoiceParameter(b.parameter);
   // the fallback model is checked like engine_model, its URL like engine_url
   assertEgressUrl(ctx, 'parameter.llm_fallback.engine_url', checkLlmParameter(b.parameter).engineUrl || undefined);
+  checkGreetingParameter(b.parameter);
   checkTurnParameter(b.parameter);
   const { rag_id, ...rest } = b;
   const input: AiInput = { ...rest } as AiInput;

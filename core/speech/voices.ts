@@ -44,14 +44,15 @@ export const REFERENCE_TTS_TYPES = [
 /** Recognisers an AI may name ('' = pocketsphinx). */
 export const AI_STT_TYPES = ['pocketsphinx', 'deepgram', 'cartesia', 'elevenlabs'] as const;
 /** engine_model targets (`target.model`): a chat model reached through its OpenAI-compatible endpoint, or a speech-to-speech one (below). */
-export const ENGINE_TARGETS = ['openai', 'gemini', 'grok', 'openai-realtime'] as const;
+export const ENGINE_TARGETS = ['openai', 'gemini', 'grok', 'openai-realtime', 'gemini-live', 'deepgram-agent'] as const;
 
 /**
  * engine_model targets that are speech-to-speech models (our extension of the reference enum):
  * ai_talk streams the call's audio to them over a WebSocket (media-app/ai/realtime.ts) instead of
- * STT → chat LLM → TTS; `openai-realtime.<model>` is OpenAI's Realtime API (e.g. gpt-realtime).
+ * STT → chat LLM → TTS; `openai-realtime.<model>` is OpenAI's Realtime API (e.g. gpt-realtime),
+ * `gemini-live.<model>` Gemini's Live API, `deepgram-agent.<think model>` Deepgram's Voice Agent API.
  */
-export const REALTIME_TARGETS = ['openai-realtime'] as const;
+export const REALTIME_TARGETS = ['openai-realtime', 'gemini-live', 'deepgram-agent'] as const;
 export type RealtimeTarget = (typeof REALTIME_TARGETS)[number];
 
 /** The speech-to-speech target and model of an engine_model, or null for a chat model. */
@@ -98,7 +99,7 @@ export function sttFallbackOf(p: Record<string, unknown> | undefined): string | 
 export function checkEngineModel(field: string, v: string | undefined): void {
   if (!v) return;
   const target = v.slice(0, Math.max(0, v.indexOf('.')));
-  if (realtimeModel(v) && !realtimeModel(v)!.model) throw invalidArgument(`${field} "${v}" names no model; e.g. ${target}.gpt-realtime`, [{ field, issue: 'no model' }]);
+  if (realtimeModel(v) && !realtimeModel(v)!.model) throw invalidArgument(`${field} "${v}" names no model; e.g. ${target}.<model>`, [{ field, issue: 'no model' }]);
   if (has(ENGINE_TARGETS, target)) return;
   throw invalidArgument(`${field} "${v}": target "${target}" has no adapter on this platform; use one of: ${ENGINE_TARGETS.map((t) => `${t}.<model>`).join(', ')}`, [
     { field, issue: `no adapter for "${target}"` },

@@ -16,6 +16,7 @@ export const subsystem: Subsystem = {
       dataDir: ctx.deps.config.dataDir,
       logger: ctx.logger,
       voices: ctx.deps.config.voices,
+      speechToSpeech: ctx.deps.config.speechToSpeech,
       realtimeCa: ctx.deps.config.openaiRealtimeCaFile ? fs.readFileSync(ctx.deps.config.openaiRealtimeCaFile) : null,
       endpointOf(callId: string): Endpoint | null {
         const call = ctx.deps.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;

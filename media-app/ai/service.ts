@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Endpoint } from '../../media-engine';
 import type { AiDeps } from '../../core/ai/session';
 import type { VoiceVendors } from '../../core/speech/vendors';
+import type { SpeechToSpeechVendors } from '../../core/speech/s2s-vendors';
 
 export interface AiService {
   readonly deps: AiDeps;
@@ -15,6 +16,8 @@ export interface AiService {
   readonly voices: VoiceVendors;
   /** extra CAs (PEM) trusted for the OpenAI Realtime WebSocket (config.openaiRealtimeCaFile) */
   readonly realtimeCa: Buffer | null;
+  /** Gemini Live's and Deepgram Voice Agent's URLs and platform keys (config.speechToSpeech) */
+  readonly speechToSpeech: SpeechToSpeechVendors;
   /** The media endpoint of a live call this node owns. */
   endpointOf(callId: string): Endpoint | null;
 }

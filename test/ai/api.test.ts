@@ -347,4 +347,23 @@ describe('ai: resources over the API', function () {
     const doc = JSON.stringify((await api().get('/v1.0/openapi.json').expect(200)).body);
     expect(doc).to.include('openai-realtime.<model>');
   });
+
+  it('engine_model: gemini-live.<model> and deepgram-agent.<think model> are accepted as speech-to-speech models; a target with no model is refused', async () => {
+    for (const engine_model of ['gemini-live.gemini-2.5-flash-native-audio-preview-09-2025', 'deepgram-agent.gpt-4o-mini']) {
+      const r = await auth(api().post('/v1.0/ais')).send({ name: 's2s', engine_model }).expect(200);
+      expect(r.body.engine_model).to.equal(engine_model);
+      const s = await auth(api().post('/v1.0/aicalls')).send({ assistance_type: 'ai', assistance_id: r.body.id, reference_type: 'task' });
+      expect(s.status).to.equal(400);
+      expect(s.body.error.message).to.include('speech-to-speech model');
+    }
+    const bad = await auth(api().post('/v1.0/ais')).send({ name: 's2s', engine_model: 'gemini-live.' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.message).to.include('engine_model');
+    // parameter.greeting (the speech-to-speech greeting) is a string
+    const notText = await auth(api().post('/v1.0/ais')).send({ name: 's2s', engine_model: 'deepgram-agent.gpt-4o-mini', parameter: { greeting: 42 } });
+    expect(notText.status).to.equal(400);
+    expect(notText.body.error.message).to.include('parameter.greeting must be a string');
+    const doc = JSON.stringify((await api().get('/v1.0/openapi.json').expect(200)).body);
+    expect(doc).to.include('gemini-live.<model>').and.include('deepgram-agent.<think model>');
+  });
 });

@@ -196,3 +196,60 @@ export function tonePcap(parts: ({ hz: number; ms: number } | { pauseMs: number 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The sipp UAS scenario of the outbound AI tests: answers the platform's INVITE (audio to the sink),
+ * plays pcaps at given offsets after the ACK, then answers the platform's BYE.
+ */
+export function aiCalleeScenario(sinkPort: number, plays: { atMs: number; pcap: string }[], byeTimeoutMs = 40_000): string {
+  let t = 0;
+  const steps = plays
+    .map((p) => {
+      const wait = Math.max(0, p.atMs - t);
+      t = p.atMs;
+      return `<pause milliseconds="${wait}"/>\n<nop><action><exec play_pcap_audio="${p.pcap}"/></action></nop>`;
+    })
+    .join('\n');
+  const reply = (status: string, extra: string) => `<send><![CDATA[
+SIP/2.0 ${status}
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]AiCallee[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:callee@[local_ip]:[local_port];transport=[transport]>
+${extra}
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="ai-callee">
+<recv request="INVITE" crlf="true"/>
+${reply('180 Ringing', 'Content-Length: 0\n')}
+${reply(
+  '200 OK',
+  `Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=- 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${sinkPort} RTP/AVP 0
+a=rtpmap:0 PCMU/8000
+a=sendrecv`,
+).replace('<send>', '<send retrans="500">')}
+<recv request="ACK"/>
+${steps}
+<recv request="BYE" timeout="${byeTimeoutMs}"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send>
+</scenario>`;
+}

@@ -7,6 +7,7 @@ import { assistanceOf, startFailure } from '../../ai/assistance';
 import { flowActions, voiceSettings } from '../../ai/host-actions';
 import { VoiceAgent, type AgentVoice, type VoiceEnd } from '../../ai/voice';
 import { RealtimeAgent } from '../../ai/realtime';
+import { linkFor } from '../../ai/s2s';
 import { realtimeModel } from '../../../core/speech/voices';
 import type { AiRow } from '../../../core/repos/ais';
 import { Speaker } from '../../voices';
@@ -65,20 +66,10 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
       if (s2s) {
         // a speech-to-speech model: the call's audio to the model and back, no STT/TTS here
         const ai = session.currentAi;
-        const rt = new RealtimeAgent(ep, session, {
-          model: s2s.model,
-          // the AI's own URL gets only its own key (as for a chat engine_url)
-          baseUrl: ai.engine_url || svc.voices.openai.baseUrl,
-          apiKey: ai.engine_key || (ai.engine_url ? '' : svc.voices.openai.apiKey),
-          voice: ai.tts_voice_id,
-          language: ai.stt_language || 'en-US',
-          egress: svc.deps.egress ?? egressPolicyFor(),
-          ca: svc.realtimeCa,
-          maxDurationMs: duration > 0 ? duration * 1000 : 0,
-          silenceMs: typeof ai.vad_config?.stop_secs === 'number' ? Math.round(ai.vad_config.stop_secs * 1000) : undefined,
-        });
+        const link = linkFor(s2s.target, s2s.model, ai, svc, svc.deps.egress ?? egressPolicyFor());
+        const rt = new RealtimeAgent(ep, session, link, { maxDurationMs: duration > 0 ? duration * 1000 : 0 });
         agent = rt;
-        rt.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk realtime error'));
+        rt.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk speech-to-speech error'));
         rt.on('barge_in', (playedMs) => ctx.note('aicall_barge_in', { played_ms: playedMs }));
         try {
           await rt.start(ctx.signal);

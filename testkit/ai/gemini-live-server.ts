@@ -1,0 +1,211 @@
+// A stand-in for Gemini's Live API on loopback (plain ws: the SDK opens ws:// for an http:// base
+// URL), written from the public API reference and the @google/genai SDK's source:
+// GET /ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=<key>. Another
+// key: the upgrade is taken and the socket closed with 1007 "API key not valid. Please pass a valid
+// API key." as the service does. The first message is `setup` (→ setupComplete); realtimeInput audio
+// (PCM 16 kHz; speech found by its energy: the caller's speech over a response being generated
+// interrupts it → serverContent.interrupted; its words → inputTranscription as they come; its end → a response); clientContent with
+// turnComplete → a response (the greeting); toolResponse → the model's next response. A response is
+// a tone as modelTurn inlineData audio/pcm;rate=24000 (faster than real time, as the vendor sends)
+// with outputTranscription, then turnComplete; or a toolCall. What the client sent is kept.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { RealtimeReply, RealtimeScript } from './realtime-server';
+import { EnergyVad, pcmTone } from './energy-vad';
+
+export const GEMINI_LIVE_PATH = '/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
+
+export interface GeminiReceived {
+  at: number;
+  kind: string;
+  message: Record<string, unknown>;
+}
+
+export interface GeminiLiveServer {
+  /** the base URL (GEMINI_BASE_URL) */
+  url: string;
+  key: string;
+  script: RealtimeScript;
+  /** ms before each response's first audio (the model's time to first byte) */
+  latencyMs: number;
+  /** every client message but realtimeInput audio, as received (kind: its one top-level field) */
+  received: GeminiReceived[];
+  /** the mimeTypes of the caller audio received */
+  audioMimeTypes: Set<string>;
+  speechStartedAt: number[];
+  /** when each turn's first audio went out, and how long each turn's audio was (ms) */
+  firstAudioAt: number[];
+  /** ms of caller audio received */
+  appendedMs: number;
+  /** sessions refused for their key */
+  refused: number;
+  close(): Promise<void>;
+}
+
+let seq = 0;
+
+export async function startGeminiLiveServer(key: string, script: RealtimeScript): Promise<GeminiLiveServer> {
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocketServer({ noServer: true });
+  const state: GeminiLiveServer = {
+    url: '',
+    key,
+    script,
+    latencyMs: 0,
+    received: [],
+    audioMimeTypes: new Set(),
+    speechStartedAt: [],
+    firstAudioAt: [],
+    appendedMs: 0,
+    refused: 0,
+    async close() {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+  server.on('upgrade', (req, socket, head) => {
+    // the SDK joins its base URL's `/` and `/ws/...`: the service takes the doubled slash
+    const [pathname = '', query = ''] = (req.url ?? '/').split('?');
+    const u = new URL(`http://x/?${query}`);
+    if (pathname.replace(/^\/+/, '/') !== GEMINI_LIVE_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const given = u.searchParams.get('key') ?? req.headers['x-goog-api-key'];
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (given !== state.key) {
+        state.refused++;
+        ws.close(1007, 'API key not valid. Please pass a valid API key.');
+        return;
+      }
+      session(ws, state);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return state;
+}
+
+function session(ws: WebSocket, s: GeminiLiveServer): void {
+  const send = (m: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
+  const vad = new EnergyVad();
+  let turns = 0;
+  let setUp = false;
+  let active: { stop: () => void } | null = null;
+  const callNames = new Map<string, string>();
+  if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'Internal error encountered.'), s.script.dropAfterMs);
+
+  const respond = (reply: RealtimeReply) => {
+    active?.stop();
+    if ('call' in reply) {
+      const id = `function-call-${++seq}`;
+      callNames.set(id, reply.call);
+      send({ toolCall: { functionCalls: [{ id, name: reply.call, args: reply.arguments }] } });
+      return;
+    }
+    const hz = reply.hz ?? 440;
+    const words = reply.say.split(' ');
+    let sent = 0;
+    let said = 0;
+    let timer: NodeJS.Timeout | null = null;
+    const start = setTimeout(() => {
+      s.firstAudioAt.push(Date.now());
+      timer = setInterval(() => {
+        if (sent >= reply.ms) {
+          stop();
+          // what is left of the words, then the end of the turn
+          if (said < words.length) send({ serverContent: { outputTranscription: { text: ` ${words.slice(said).join(' ')}` } } });
+          send({ serverContent: { generationComplete: true } });
+          send({ serverContent: { turnComplete: true } });
+          return;
+        }
+        // 200 ms of audio every 50 ms: four times real time
+        const ms = Math.min(200, reply.ms - sent);
+        send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: 'audio/pcm;rate=24000', data: pcmTone(ms, hz, 24000, sent * 24).toString('base64') } }] } } });
+        const upTo = Math.min(words.length, Math.ceil(((sent + ms) / reply.ms) * words.length));
+        if (upTo > said) {
+          send({ serverContent: { outputTranscription: { text: `${said ? ' ' : ''}${words.slice(said, upTo).join(' ')}` } } });
+          said = upTo;
+        }
+        sent += ms;
+      }, 50);
+    }, s.latencyMs);
+    const stop = () => {
+      clearTimeout(start);
+      if (timer) clearInterval(timer);
+      if (active === handle) active = null;
+    };
+    const handle = { stop };
+    active = handle;
+  };
+
+  let utterance: { heard: string[]; reply: RealtimeReply } | null = null;
+  const frame = (pcm: Int16Array) => {
+    const v = vad.frame(pcm);
+    if (v === 'start') {
+      s.speechStartedAt.push(Date.now());
+      // the caller's speech over a response: generation stops, the client is told to drop its audio
+      if (active) {
+        active.stop();
+        send({ serverContent: { interrupted: true } });
+      }
+      // the words come as they are recognised: the first one now, the rest at the end of the speech
+      const t = s.script.turn(turns++);
+      utterance = { heard: t.heard.split(' '), reply: t.reply };
+      send({ serverContent: { inputTranscription: { text: utterance.heard[0] } } });
+    } else if (v === 'stop' && utterance) {
+      const u = utterance;
+      utterance = null;
+      if (u.heard.length > 1) send({ serverContent: { inputTranscription: { text: ` ${u.heard.slice(1).join(' ')}` } } });
+      respond(u.reply);
+    }
+  };
+
+  ws.on('message', (raw) => {
+    let m: Record<string, unknown>;
+    try {
+      m = JSON.parse(String(raw)) as Record<string, unknown>;
+    } catch {
+      return ws.close(1007, 'Invalid JSON payload received.');
+    }
+    const kind = Object.keys(m)[0] ?? '';
+    if (!setUp && kind !== 'setup') return ws.close(1007, 'Request contains an invalid argument.');
+    if (kind === 'realtimeInput') {
+      const audio = (m.realtimeInput as { audio?: { data?: string; mimeType?: string } }).audio;
+      if (!audio?.data) return;
+      s.audioMimeTypes.add(String(audio.mimeType));
+      const bytes = Buffer.from(audio.data, 'base64');
+      for (let at = 0; at + 640 <= bytes.length; at += 640) {
+        const pcm = new Int16Array(320);
+        for (let i = 0; i < 320; i++) pcm[i] = bytes.readInt16LE(at + i * 2);
+        s.appendedMs += 20;
+        frame(pcm);
+      }
+      return;
+    }
+    s.received.push({ at: Date.now(), kind, message: m });
+    switch (kind) {
+      case 'setup': {
+        setUp = true;
+        const silence = (m.setup as { realtimeInputConfig?: { automaticActivityDetection?: { silenceDurationMs?: number } } }).realtimeInputConfig?.automaticActivityDetection?.silenceDurationMs;
+        if (typeof silence === 'number') vad.silenceMs = silence;
+        return send({ setupComplete: {} });
+      }
+      case 'clientContent': {
+        const c = m.clientContent as { turnComplete?: boolean };
+        if (c.turnComplete && s.received.filter((r) => r.kind === 'clientContent').length === 1) respond(s.script.greeting);
+        return;
+      }
+      case 'toolResponse': {
+        const rs = (m.toolResponse as { functionResponses?: { id?: string; response?: { output?: string } }[] }).functionResponses ?? [];
+        const last = rs.at(-1);
+        const next = s.script.afterCall(callNames.get(String(last?.id)) ?? '', String(last?.response?.output ?? ''));
+        if (next) respond(next);
+        return;
+      }
+    }
+  });
+  ws.on('close', () => active?.stop());
+}
