@@ -143,6 +143,22 @@ export function callsRepo(db: Db) {
     async get(id: string): Promise<CallRow | null> {
       return ((await table().where({ id }).first()) as CallRow | undefined) ?? null;
     },
+    /**
+     * The progressing calls on nodes other than `notNode` whose party is extension `ext` of the customer
+     * (the leg rung to it, or the call it placed), newest first (a supervise code's target elsewhere).
+     */
+    async progressingOfExtensionElsewhere(customerId: string, ext: string, notNode: string, max = 5): Promise<{ id: string; node_id: string }[]> {
+      return (await table()
+        .where({ customer_id: customerId, status: 'progressing' })
+        .whereNot({ node_id: notNode })
+        .whereRaw(
+          `((direction = 'incoming' and source->>'type' = 'extension' and source->>'target' = ?) or (direction = 'outgoing' and destination->>'type' = 'extension' and destination->>'target' = ?))`,
+          [ext, ext],
+        )
+        .orderBy('tm_create', 'desc')
+        .limit(max)
+        .select('id', 'node_id')) as { id: string; node_id: string }[];
+    },
     async getOwned(customerId: string, id: string): Promise<CallRow | null> {
       return ((await live().where({ id, customer_id: customerId }).first()) as CallRow | undefined) ?? null;
     },

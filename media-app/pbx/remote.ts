@@ -7,7 +7,7 @@
  * `480 <Kind> Node Lost`. Once bridged, the holder's BYE or its lapsed heartbeat hangs the phone up,
  * and the phone's hangup BYEs the leg.
  */
-import type { Address } from '../../core/repos/calls';
+import { callsRepo, type Address } from '../../core/repos/calls';
 import { Bridge } from '../call/bridge';
 import type { CallDeps } from '../call/deps';
 import { sharedSecret } from '../registrar';
@@ -86,15 +86,5 @@ async function bridgeToLeg(call: CallSession, leg: HostLeg, kind: PbxLegKind): P
  * it, or the call it placed), newest first: whom a supervise code asks for when none is here.
  */
 export async function remoteCallsOfExtension(deps: CallDeps, customerId: string, ext: string, max = 5): Promise<{ id: string; node_id: string }[]> {
-  return (await deps
-    .db('calls')
-    .where({ customer_id: customerId, status: 'progressing' })
-    .whereNot({ node_id: deps.calls.nodeId })
-    .whereRaw(
-      `((direction = 'incoming' and source->>'type' = 'extension' and source->>'target' = ?) or (direction = 'outgoing' and destination->>'type' = 'extension' and destination->>'target' = ?))`,
-      [ext, ext],
-    )
-    .orderBy('tm_create', 'desc')
-    .limit(max)
-    .select('id', 'node_id')) as { id: string; node_id: string }[];
+  return callsRepo(deps.db).progressingOfExtensionElsewhere(customerId, ext, deps.calls.nodeId, max);
 }
