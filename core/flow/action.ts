@@ -41,6 +41,8 @@ export const ACTION_TYPES = [
   'queue_join',
   'recording_start',
   'recording_stop',
+  /** Our extension (issue 36): a SIP REFER to the call's far end, waiting for its NOTIFYs (TwiML <Refer>). */
+  'sip_refer',
   'sleep',
   /** Our extension (issue 36): listen for the caller's speech (and keys) while prompts play (TwiML <Gather input="speech">). */
   'speech_gather',

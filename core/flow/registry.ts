@@ -11,6 +11,7 @@ import * as later from './options/later';
 import * as voicemail from './options/voicemail';
 import * as speech from './options/speech';
 import * as twimlRecording from './options/twiml-recording';
+import * as sipRefer from './options/sip-refer';
 
 export interface ActionSpec {
   type: ActionType;
@@ -36,6 +37,7 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...voicemail,
   ...speech,
   ...twimlRecording,
+  ...sipRefer,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -66,6 +68,7 @@ const NEEDS_CALL = new Set<ActionType>([
   'twiml',
   'speech_gather',
   'twiml_recording',
+  'sip_refer',
   'voicemail',
   'voicemail_main',
 ]);
@@ -91,6 +94,7 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   twiml: 'twiml',
   speech_gather: 'speech',
   twiml_recording: 'twiml',
+  sip_refer: 'twiml',
   voicemail: 'voicemail',
   voicemail_main: 'voicemail',
 };

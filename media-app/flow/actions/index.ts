@@ -49,6 +49,7 @@ import { TranscribeRecording } from './transcribe_recording';
 import { Twiml } from './twiml';
 import { SpeechGather } from './speech_gather';
 import { TwimlRecording } from './twiml_recording';
+import { SipRefer } from './sip_refer';
 import { VariableSet } from './variable_set';
 import { Voicemail } from './voicemail';
 import { VoicemailMain } from './voicemail_main';
@@ -100,6 +101,7 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   twiml: Twiml,
   speech_gather: SpeechGather,
   twiml_recording: TwimlRecording,
+  sip_refer: SipRefer,
   variable_set: VariableSet,
   voicemail: Voicemail,
   voicemail_main: VoicemailMain,
