@@ -23,6 +23,8 @@ export const ACTION_TYPES = [
   'confbridge_join',
   'conference_join',
   'connect',
+  /** Our extension (issue 36): Twilio's ConversationRelay over the platform's STT and TTS (TwiML <Connect><ConversationRelay>). */
+  'conversation_relay',
   'conversation_send',
   'digits_receive',
   'digits_send',

@@ -12,6 +12,7 @@ import * as voicemail from './options/voicemail';
 import * as speech from './options/speech';
 import * as twimlRecording from './options/twiml-recording';
 import * as sipRefer from './options/sip-refer';
+import * as conversationRelay from './options/conversation-relay';
 
 export interface ActionSpec {
   type: ActionType;
@@ -38,6 +39,7 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...speech,
   ...twimlRecording,
   ...sipRefer,
+  ...conversationRelay,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -69,6 +71,7 @@ const NEEDS_CALL = new Set<ActionType>([
   'speech_gather',
   'twiml_recording',
   'sip_refer',
+  'conversation_relay',
   'voicemail',
   'voicemail_main',
 ]);
@@ -95,6 +98,7 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   speech_gather: 'speech',
   twiml_recording: 'twiml',
   sip_refer: 'twiml',
+  conversation_relay: 'twiml',
   voicemail: 'voicemail',
   voicemail_main: 'voicemail',
 };

@@ -8,6 +8,7 @@ import { validateActions } from '../flow/validate';
 import { schemaError, TwimlError } from './errors';
 import { isElement, parseTwiml, type TwimlElement } from './parse';
 import { type CompileOptions, Program } from './program';
+import { compileConnect } from './verbs/conversation-relay';
 import { compileDial } from './verbs/dial';
 import { compileGather } from './verbs/gather';
 import { compileHangup, compileReject } from './verbs/hangup';
@@ -37,7 +38,7 @@ export const VERBS: Readonly<Record<string, VerbCompiler>> = {
   Hangup: compileHangup,
   Reject: compileReject,
   Refer: compileRefer,
-  Connect: compileStreamStart,
+  Connect: compileConnect,
   Start: compileStreamStart,
   Stop: compileStreamStop,
 };

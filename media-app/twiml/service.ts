@@ -12,6 +12,11 @@ import { twilioAuthToken } from '../../core/twilio/auth-token';
 import type { Logger } from 'pino';
 import type { Subsystem } from '../subsystem';
 import { type ReferOutcome, ReferSender } from './refer';
+import { openRelaySocket } from './relay-socket';
+import type WebSocket from 'ws';
+
+/** How long a <ConversationRelay>'s WebSocket may take to open, ms. */
+const RELAY_CONNECT_TIMEOUT_MS = 5000;
 
 export interface RecordingFacts {
   id: string;
@@ -35,6 +40,8 @@ export interface TwimlService {
   readonly logger: Logger;
   /** Sends a REFER to the far end of the call's SIP leg and waits for its outcome; null when the call is not on this node. */
   refer(callId: string, referTo: string, timeoutMs: number, signal: AbortSignal): Promise<ReferOutcome | null>;
+  /** Opens a <ConversationRelay>'s WebSocket through the egress policy, signed (relay-socket.ts); rejects with RelayConnectError. */
+  openRelay(url: string, authToken: string): Promise<WebSocket>;
 }
 
 declare module '../flow/services' {
@@ -76,6 +83,7 @@ export const subsystem: Subsystem = {
         const call = ctx.factory.get(callId);
         return call ? refers.refer(call, referTo, timeoutMs, signal) : null;
       },
+      openRelay: (url, authToken) => openRelaySocket(ctx.deps.egress, url, authToken, RELAY_CONNECT_TIMEOUT_MS),
     };
     ctx.commands.on('activeflow.redirect', async (c) => {
       const session = ctx.factory.manager.get(c.activeflowId);

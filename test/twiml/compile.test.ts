@@ -230,7 +230,7 @@ describe('TwiML compiler (core/twiml)', () => {
       { type: 'external_media_stop', option: {} },
       { type: 'external_media_start', option: { encapsulation: 'twilio', url: 'wss://ai.example.com/media', wait: true } },
     ]);
-    refused('<Response><Connect><ConversationRelay url="wss://x"/></Connect></Response>', 12200, /exactly one <Stream>/);
+    refused('<Response><Connect><VirtualAgent connectorName="x"/></Connect></Response>', 12200, /exactly one <Stream>/);
     refused('<Response><Start><Stream url="https://x"/></Start></Response>', 12200, /ws:\/\/ or wss:\/\//);
   });
 

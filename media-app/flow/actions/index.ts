@@ -50,6 +50,7 @@ import { Twiml } from './twiml';
 import { SpeechGather } from './speech_gather';
 import { TwimlRecording } from './twiml_recording';
 import { SipRefer } from './sip_refer';
+import { ConversationRelayTask } from './conversation_relay';
 import { VariableSet } from './variable_set';
 import { Voicemail } from './voicemail';
 import { VoicemailMain } from './voicemail_main';
@@ -102,6 +103,7 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   speech_gather: SpeechGather,
   twiml_recording: TwimlRecording,
   sip_refer: SipRefer,
+  conversation_relay: ConversationRelayTask,
   variable_set: VariableSet,
   voicemail: Voicemail,
   voicemail_main: VoicemailMain,
