@@ -6,7 +6,7 @@
  * - Caller → app: one SpeechListener after another (media-app/speech/gather.ts: the endpoint's VAD
  *   and the recogniser); each answer is a `prompt` {voicePrompt, lang, last: true}. With
  *   dtmf_detection each key is a `dtmf` message.
- * - App → caller: `text` tokens are collected and spoken (call.talk, the local voice) a sentence at a
+ * - App → caller: `text` tokens are collected and spoken (`say`: a local or cloud voice) a sentence at a
  *   time (at . ! ? ; : or `last`), `play` plays its URL `loop` times, in arrival order; `sendDigits`
  *   sends RFC 4733 digits; `language` switches the voice and the recogniser (the session's
  *   <Language> entries); `end` ends the session with its handoffData.
@@ -38,6 +38,8 @@ export interface RelayDeps {
   call: CallPort;
   /** A listener for the caller's next answer; null when the call has no media here. */
   listen: (language: string, provider: string, phrases: string[] | undefined) => Promise<SpeechListener | null>;
+  /** Speaks one sentence with this voice (a local one through the call, a cloud one through its Speaker); resolves when played or `signal` aborts. */
+  say: (text: string, language: string, tts: { provider?: string; voice?: string }, signal: AbortSignal) => Promise<void>;
   setup: SetupFields;
   logger: Logger;
   /** Aborts when the flow is stopped or the call hangs up. */
@@ -244,7 +246,7 @@ export class RelayConversation {
         if (item.kind === 'say') this.turn.said.push(item.text);
         const signal = AbortSignal.any([this.d.signal, stop.signal]);
         try {
-          if (item.kind === 'say') await this.d.call.talk({ text: item.text, language: item.lang, provider: this.ttsProvider, voice_id: this.voice }, signal);
+          if (item.kind === 'say') await this.d.say(item.text, item.lang, { provider: this.ttsProvider, voice: this.voice }, signal);
           else for (let i = 0; i < item.loop && !signal.aborted; i++) await this.d.call.play([item.url], signal);
         } catch (e) {
           if (!signal.aborted) {

@@ -18,6 +18,8 @@ import { freePort } from '../../testkit/ports';
 import { espeakLevels } from '../../testkit/speech/support';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import { RelayApp } from '../../testkit/twiml/relay-app';
+import { startElevenLabs } from '../../testkit/vendors/elevenlabs';
+import type { StandIn } from '../../testkit/vendors/marker';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
@@ -83,13 +85,17 @@ describe('TwiML <Connect><ConversationRelay>: compiling', () => {
     const a2 = compileTwiml(plain.toString(), { documentUrl: DOC });
     expect(a2.map((a) => a.type)).to.deep.equal(['conversation_relay', 'talk']);
     expect(a2[0]!.option).to.deep.equal({ url: 'ws://127.0.0.1:9/x', language: 'en-US', interruptible: 'none' });
+    const cloud = new VoiceResponse();
+    cloud.connect().conversationRelay({ url: 'wss://x', ttsProvider: 'ElevenLabs', voice: 'UgBBYS2sOqTuMpoF3BR0' });
+    expect(compileTwiml(cloud.toString(), { documentUrl: DOC })[0]!.option).to.include({ tts_provider: 'elevenlabs', voice: 'UgBBYS2sOqTuMpoF3BR0' });
   });
 
   it('bad ConversationRelay documents are 12200 naming what is wrong; bad options are refused with the field named', () => {
     const cases: [string, RegExp][] = [
       ['<Connect><ConversationRelay/></Connect>', /url must be a ws:\/\/ or wss:\/\/ URL/],
       ['<Connect><ConversationRelay url="https://x/relay"/></Connect>', /url must be a ws:\/\/ or wss:\/\/ URL/],
-      ['<Connect><ConversationRelay url="wss://x" ttsProvider="ElevenLabs"/></Connect>', /ttsProvider "ElevenLabs" is not supported here/],
+      ['<Connect><ConversationRelay url="wss://x" ttsProvider="Google"/></Connect>', /ttsProvider "Google" is not supported here/],
+      ['<Connect><ConversationRelay url="wss://x" ttsProvider="ElevenLabs" voice="a b"/></Connect>', /voice must be a voice name/],
       ['<Connect><ConversationRelay url="wss://x" voice="Polly.Joanna"/></Connect>', /voice needs a ttsProvider/],
       ['<Connect><ConversationRelay url="wss://x" transcriptionProvider="Google"/></Connect>', /transcriptionProvider "Google" is not supported/],
       ['<Connect><ConversationRelay url="wss://x" language="fr-FR"/></Connect>', /needs transcriptionProvider="Deepgram"/],
@@ -111,7 +117,7 @@ describe('TwiML <Connect><ConversationRelay>: compiling', () => {
     }
     const bad: [unknown, string, RegExp][] = [
       [{ type: 'conversation_relay', option: { url: 'http://x' } }, 'url', /ws:\/\/ or wss:\/\//],
-      [{ type: 'conversation_relay', option: { url: 'wss://x', tts_provider: 'elevenlabs' } }, 'tts_provider', /./],
+      [{ type: 'conversation_relay', option: { url: 'wss://x', tts_provider: 'google' } }, 'tts_provider', /./],
       [{ type: 'conversation_relay', option: { url: 'wss://x', interruptible: 'maybe' } }, 'interruptible', /./],
       [{ type: 'conversation_relay', option: { url: 'wss://x', languages: [{ code: 'x y' }] } }, 'languages[0].code', /language tag/],
     ];
@@ -133,8 +139,15 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
   let relay: RelayApp;
   let dir: string;
   let hours: string;
+  let elevenlabs: StandIn;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
+  before(async () => {
+    elevenlabs = await startElevenLabs();
+  });
+  useTwimlStack(
+    (s) => ({ stack, app, f } = s),
+    () => ({ ELEVENLABS_BASE_URL: elevenlabs.url, ELEVENLABS_API_KEY: 'el-test-key' }),
+  );
   before(async () => {
     relay = await RelayApp.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twiml-relay-'));
@@ -143,6 +156,7 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
   });
   after(async () => {
     await relay?.close();
+    await elevenlabs?.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -249,6 +263,32 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     expect(cb.params.ErrorCode).to.equal('11200');
     expect(cb.params.ErrorMessage).to.match(/could not be connected/);
     expect(cb.params.SessionId).to.match(/^VX[0-9a-f]{32}$/);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  it('ttsProvider="ElevenLabs": the greeting is synthesised by the configured vendor (its stand-in) and heard', async () => {
+    const greeting = 'Hello, this is the cloud voice speaking.';
+    const doc = new VoiceResponse();
+    doc.connect({ action: '/relay4-done' }).conversationRelay({ url: relay.url('/relay4'), welcomeGreeting: greeting, ttsProvider: 'ElevenLabs', voice: 'relay-voice-1' });
+    app.on('/relay4-start', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/relay4-done', done.toString());
+    relay.onMessage = (s, m) => {
+      if (m.type === 'setup' && s.path === '/relay4') setTimeout(() => s.send({ type: 'end', handoffData: 'cloud' }), 4000);
+    };
+    const before = elevenlabs.requests.length;
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/relay4-start') } }], { talk: false });
+    await app.next('/relay4-start');
+    const cb = await app.next('/relay4-done', 30_000);
+    expect(cb.params.SessionStatus).to.equal('ended');
+    expect(cb.params.HandoffData).to.equal('cloud');
+    const asked = elevenlabs.requests.slice(before);
+    expect(asked.map((r) => r.url.split('?')[0])).to.deep.equal(['/v1/text-to-speech/relay-voice-1/stream']);
+    expect((asked[0]!.body as { text: string }).text).to.equal(greeting);
+    expect(call.peer.voiced(), 'the vendor audio heard').to.be.greaterThan(40);
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     call.peer.close();

@@ -1,13 +1,14 @@
 /**
  * Our extension (issue 36, TwiML <Connect><ConversationRelay>): conversation_relay opens the app's
  * WebSocket and speaks Twilio's ConversationRelay protocol (core/twilio/relay-protocol.ts) over the
- * platform's recogniser and local voices until the app ends it, the socket closes or the call ends.
+ * platform's recogniser and voices (local, or a configured cloud vendor) until the app ends it, the socket closes or the call ends.
  */
 import { z } from 'zod';
-import { LOCAL_TTS_TYPES } from '../../speech/voices';
+import { LOCAL_TTS_TYPES, VENDOR_TTS_TYPES } from '../../speech/voices';
 
 const lang = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$/, 'must be a language tag such as en-US');
-const ttsProvider = z.enum(LOCAL_TTS_TYPES);
+/** A local voice, or a cloud vendor of media-app/voices (its URL and key from the node's config). */
+const ttsProvider = z.enum([...LOCAL_TTS_TYPES, ...VENDOR_TTS_TYPES]);
 const sttProvider = z.enum(['', 'pocketsphinx', 'deepgram']);
 /** What may cut the agent's speech: the caller's speech, a key, either, or nothing. */
 export const RELAY_INTERRUPTIBLE = ['any', 'speech', 'dtmf', 'none'] as const;

@@ -3,12 +3,12 @@
  * conversation_relay action (our extension; docs/twilio.md "ConversationRelay"); with `action` its
  * TwiML replaces the rest of this document, with SessionId, SessionStatus, SessionDuration,
  * HandoffData (and ErrorCode, ErrorMessage when it failed); without one the next verb runs.
- * Voices: a local TTS type in `ttsProvider` (with `voice` its voice name); Twilio's vendor names are
- * a 12200 (no cloud voice is spoken here). Recogniser: `transcriptionProvider` Deepgram (or a
+ * Voices: `ttsProvider` a local TTS type or a cloud vendor of this platform (ElevenLabs, Deepgram,
+ * OpenAI, Azure, Cartesia, LMNT; `voice` its voice id); Google and Amazon are a 12200. Recogniser: `transcriptionProvider` Deepgram (or a
  * `speechModel` deepgram*) → deepgram, else pocketsphinx (English only). `hints` → phrases.
  * profanityFilter and debug are accepted and have no effect; other attributes are a 12200.
  */
-import { LOCAL_TTS_TYPES } from '../../speech/voices';
+import { LOCAL_TTS_TYPES, VENDOR_TTS_TYPES } from '../../speech/voices';
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
 import { Attrs, TWIML_VARS, type Program } from '../program';
@@ -61,13 +61,13 @@ function ttsOf(a: Attrs, el: string): { tts_provider?: string; voice?: string } 
   const voice = a.str('voice');
   const out: { tts_provider?: string; voice?: string } = {};
   if (provider !== undefined) {
-    const hit = LOCAL_TTS_TYPES.find((t) => t.toLowerCase() === provider.toLowerCase());
-    if (!hit) throw schemaError(`<${el}> ttsProvider "${provider}" is not supported here (use one of ${LOCAL_TTS_TYPES.join(', ')})`);
+    const hit = [...LOCAL_TTS_TYPES, ...VENDOR_TTS_TYPES].find((t) => t.toLowerCase() === provider.toLowerCase());
+    if (!hit) throw schemaError(`<${el}> ttsProvider "${provider}" is not supported here (use one of ${[...LOCAL_TTS_TYPES, ...VENDOR_TTS_TYPES].join(', ')})`);
     out.tts_provider = hit;
   }
   if (voice !== undefined) {
-    if (!out.tts_provider) throw schemaError(`<${el}> voice needs a ttsProvider of this platform (${LOCAL_TTS_TYPES.join(', ')})`);
-    if (!/^[A-Za-z0-9_.+-]{1,100}$/.test(voice)) throw schemaError(`<${el}> voice must be a voice name (letters, digits, _ . + -)`);
+    if (!out.tts_provider) throw schemaError(`<${el}> voice needs a ttsProvider of this platform (${[...LOCAL_TTS_TYPES, ...VENDOR_TTS_TYPES].join(', ')})`);
+    if (!/^[A-Za-z0-9_.+:-]{1,100}$/.test(voice)) throw schemaError(`<${el}> voice must be a voice name (letters, digits, _ . + : -)`);
     out.voice = voice;
   }
   return out;

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { conversation_relay } from '../../../core/flow/options/conversation-relay';
+import { egressPolicyFor } from '../../../core/net';
 import { checkStt } from '../../../core/speech/providers';
+import { isVendorTts } from '../../../core/speech/voices';
 import { accountSid, callSid, toSid } from '../../../core/twilio/sids';
 import { abortError } from '../clock';
 import { twilioParty } from '../../twiml/params';
-import { RelayConversation } from '../../twiml/relay';
+import { RelayConversation, type RelayDeps } from '../../twiml/relay';
 import { RelayConnectError } from '../../twiml/relay-socket';
+import { Speaker } from '../../voices';
+import type { CallPort } from '../call-port';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 
@@ -54,10 +58,12 @@ export class ConversationRelayTask extends FlowTask<z.infer<typeof conversation_
       return NEXT;
     }
     const info = call.info;
+    const { say, close } = this.voices(ctx, call);
     const relay = new RelayConversation(
       {
         ws,
         call,
+        say,
         listen: (language, provider, phrases) => speech.listen(info.id, { language, provider, phrases, speechTimeoutMs: 0 }),
         setup: {
           sessionId,
@@ -77,12 +83,52 @@ export class ConversationRelayTask extends FlowTask<z.infer<typeof conversation_
       o,
     );
     ctx.note('conversation_relay', { session_id: sessionId, event: 'started' });
-    const end = await relay.run();
+    const end = await relay.run().finally(close);
     if (ctx.signal.aborted) throw abortError(ctx.signal);
     ctx.vars.set('svc.relay.status', end.status);
     ctx.vars.set('svc.relay.duration', String(Math.round((performance.now() - started) / 1000)));
     ctx.vars.set('svc.relay.handoff_data', end.handoffData);
     ctx.note('conversation_relay', { session_id: sessionId, event: 'ended', status: end.status });
     return NEXT;
+  }
+
+  /**
+   * How a sentence is spoken: a local voice through the call (talk); a cloud vendor through a Speaker
+   * of media-app/voices (the node's configured vendor URL and key, through the egress policy), one per
+   * vendor, voice and language, silenced when the sentence is cut. A cloud voice without the ai
+   * subsystem or the call's endpoint here rejects (the app gets an `error` message).
+   */
+  private voices(ctx: ActionContext, call: CallPort): { say: RelayDeps['say']; close: () => Promise<void> } {
+    const speakers = new Map<string, Speaker>();
+    const close = async () => void (await Promise.all([...speakers.values()].map((s) => s.stop().catch(() => undefined))));
+    const say: RelayDeps['say'] = async (text, language, tts, signal) => {
+      if (!tts.provider || !isVendorTts(tts.provider)) {
+        await call.talk({ text, language, provider: tts.provider, voice_id: tts.voice }, signal);
+        return;
+      }
+      const ai = ctx.services.ai;
+      const ep = ai?.endpointOf(call.info.id);
+      if (!ai || !ep) throw new Error(`the ${tts.provider} voice needs the ai subsystem and the call's media on this node`);
+      const key = `${tts.provider}|${tts.voice ?? ''}|${language}`;
+      let speaker = speakers.get(key);
+      if (!speaker) {
+        speaker = new Speaker(ep, { type: tts.provider, voice: tts.voice ?? '', key: '' }, null, language, 0, {
+          egress: ai.deps.egress ?? egressPolicyFor(),
+          vendors: ai.voices,
+          cacheDir: ai.dataDir,
+          onFallback: () => undefined,
+        });
+        speakers.set(key, speaker);
+      }
+      const s = speaker;
+      const onAbort = () => void s.stop().catch(() => undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        await s.speak(text, signal);
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+      }
+    };
+    return { say, close };
   }
 }
