@@ -19,6 +19,7 @@ import { espeakLevels } from '../../testkit/speech/support';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import { RelayApp } from '../../testkit/twiml/relay-app';
 import { startElevenLabs } from '../../testkit/vendors/elevenlabs';
+import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
 import type { StandIn } from '../../testkit/vendors/marker';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
@@ -28,6 +29,7 @@ const { VoiceResponse } = twilio.twiml;
 const DOC = 'https://app.example.com/voice/start';
 const HINTS = 'what are your opening hours, stop please, thank you goodbye';
 const GREETING = 'Welcome to the shop. I am the virtual assistant and I can tell you about your orders, our opening hours, our prices, and anything else you would like to know today.';
+const DG_KEY = 'dg-relay-test-key';
 const REPLY = 'We are open from nine in the morning to five in the evening.';
 
 function refusal(doc: string): TwimlError {
@@ -141,12 +143,18 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
   let hours: string;
   let elevenlabs: StandIn;
 
+  let dg: FakeDeepgram;
+
   before(async () => {
     elevenlabs = await startElevenLabs();
+    dg = await new FakeDeepgram(DG_KEY).listen();
+    // the recogniser runs in the media-engine, which reads these from the environment
+    process.env.DEEPGRAM_API_KEY = DG_KEY;
+    process.env.DEEPGRAM_URL = dg.url;
   });
   useTwimlStack(
     (s) => ({ stack, app, f } = s),
-    () => ({ ELEVENLABS_BASE_URL: elevenlabs.url, ELEVENLABS_API_KEY: 'el-test-key' }),
+    () => ({ ELEVENLABS_BASE_URL: elevenlabs.url, ELEVENLABS_API_KEY: 'el-test-key', DEEPGRAM_API_KEY: DG_KEY, DEEPGRAM_URL: dg.url }),
   );
   before(async () => {
     relay = await RelayApp.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
@@ -157,6 +165,9 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
   after(async () => {
     await relay?.close();
     await elevenlabs?.close();
+    await dg?.close();
+    delete process.env.DEEPGRAM_API_KEY;
+    delete process.env.DEEPGRAM_URL;
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -289,6 +300,33 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     expect(asked.map((r) => r.url.split('?')[0])).to.deep.equal(['/v1/text-to-speech/relay-voice-1/stream']);
     expect((asked[0]!.body as { text: string }).text).to.equal(greeting);
     expect(call.peer.voiced(), 'the vendor audio heard').to.be.greaterThan(40);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  it('transcriptionProvider="Deepgram": the caller\'s words come from the Deepgram stand-in as the prompt', async () => {
+    const doc = new VoiceResponse();
+    doc.connect({ action: '/relay5-done' }).conversationRelay({ url: relay.url('/relay5'), transcriptionProvider: 'Deepgram', language: 'de-DE' });
+    app.on('/relay5-start', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/relay5-done', done.toString());
+    relay.onMessage = (s, m) => {
+      if (m.type === 'prompt' && s.path === '/relay5') s.send({ type: 'end', handoffData: String(m.voicePrompt) });
+    };
+    const steps = () => `<pause milliseconds="1500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const sessions = dg.sessions.length;
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/relay5-start') } }], { talk: false, steps, killAfterMs: 90_000 });
+    await app.next('/relay5-start');
+    const prompt = await relay.message('/relay5', 'prompt', 30_000);
+    expect(prompt.voicePrompt).to.match(/^utterance 1\b/);
+    expect(prompt.lang).to.equal('de-DE');
+    expect(dg.sessions.length).to.be.greaterThan(sessions);
+    expect(dg.sessions[sessions]!.query.get('language')).to.equal('de-DE');
+    const cb = await app.next('/relay5-done', 30_000);
+    expect(cb.params.SessionStatus).to.equal('ended');
+    expect(cb.params.HandoffData).to.equal(prompt.voicePrompt);
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     call.peer.close();

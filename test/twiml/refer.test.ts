@@ -171,4 +171,20 @@ describe('TwiML <Refer> on real calls (a sipp caller is sent the REFER)', functi
     expect(r.code, r.errors + r.messages).to.equal(0);
     call.peer.close();
   });
+
+  it('sip_refer timeout: a 202 with no final NOTIFY within it → svc.refer.status failed, no code; the flow goes on', async () => {
+    const call = await placeCall(stack, f.customer.id, [{ type: 'sip_refer', option: { refer_to: 'sip:dave@pbx.example.com', timeout: 1500 } }, { type: 'hangup' }], {
+      talk: false,
+      live: false,
+      steps: () => referAccepted('sip:dave@pbx.example.com', null),
+    });
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const af = await activeflowOf(call.callId);
+    expect(af.error).to.equal('');
+    expect(af.variables['svc.refer.status']).to.equal('failed');
+    expect(af.variables['svc.refer.sip_code']).to.equal('');
+    expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['sip_refer', 'hangup']);
+    call.peer.close();
+  });
 });

@@ -33,14 +33,18 @@ SIP/2.0 ${sipfrag}
 ]]></send>
 <recv response="200"/>`;
 
-/** Accepts the REFER to `referTo`; the referred call ends with `final` ('200 OK', '486 Busy Here'). */
-export function referAccepted(referTo: string, final = '200 OK'): string {
+/** Accepts the REFER to `referTo`; the referred call ends with `final` ('200 OK', '486 Busy Here'), or null: no final NOTIFY is sent. */
+export function referAccepted(referTo: string, final: string | null = '200 OK'): string {
   return `${recvRefer(referTo)}
 ${respond('202 Accepted')}
 <pause milliseconds="200"/>
-${notify(2, '100 Trying', false)}
+${notify(2, '100 Trying', false)}${
+    final === null
+      ? ''
+      : `
 <pause milliseconds="300"/>
-${notify(3, final, true)}`;
+${notify(3, final, true)}`
+  }`;
 }
 
 /** Refuses the REFER to `referTo` with `status` ('603 Decline'). */
