@@ -135,7 +135,10 @@ export class RelayConversation {
         this.d.logger.warn({ err: (e as Error).message }, 'conversation relay: the recogniser could not start');
         return;
       }
-      if (!l) return;
+      if (!l) {
+        if (!this.finished) this.send({ type: 'error', description: 'speech recognition could not start: the call has no media on this node' });
+        return;
+      }
       if (this.finished) return l.abort();
       this.listener = l;
       l.on('speech_start', () => this.bargeIn('speech'));
