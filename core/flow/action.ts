@@ -23,6 +23,8 @@ export const ACTION_TYPES = [
   'confbridge_join',
   'conference_join',
   'connect',
+  /** Our extension (issue 36): Twilio's ConversationRelay over the platform's STT and TTS (TwiML <Connect><ConversationRelay>). */
+  'conversation_relay',
   'conversation_send',
   'digits_receive',
   'digits_send',
@@ -41,6 +43,8 @@ export const ACTION_TYPES = [
   'queue_join',
   'recording_start',
   'recording_stop',
+  /** Our extension (issue 36): a SIP REFER to the call's far end, waiting for its NOTIFYs (TwiML <Refer>). */
+  'sip_refer',
   'sleep',
   /** Our extension (issue 36): listen for the caller's speech (and keys) while prompts play (TwiML <Gather input="speech">). */
   'speech_gather',

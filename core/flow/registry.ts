@@ -11,6 +11,8 @@ import * as later from './options/later';
 import * as voicemail from './options/voicemail';
 import * as speech from './options/speech';
 import * as twimlRecording from './options/twiml-recording';
+import * as sipRefer from './options/sip-refer';
+import * as conversationRelay from './options/conversation-relay';
 
 export interface ActionSpec {
   type: ActionType;
@@ -36,6 +38,8 @@ const SCHEMAS: Record<ActionType, z.ZodType<Record<string, unknown>>> = {
   ...voicemail,
   ...speech,
   ...twimlRecording,
+  ...sipRefer,
+  ...conversationRelay,
 } as Record<ActionType, z.ZodType<Record<string, unknown>>>;
 
 const NEEDS_CALL = new Set<ActionType>([
@@ -66,6 +70,8 @@ const NEEDS_CALL = new Set<ActionType>([
   'twiml',
   'speech_gather',
   'twiml_recording',
+  'sip_refer',
+  'conversation_relay',
   'voicemail',
   'voicemail_main',
 ]);
@@ -91,6 +97,8 @@ const SUBSYSTEM: Partial<Record<ActionType, string>> = {
   twiml: 'twiml',
   speech_gather: 'speech',
   twiml_recording: 'twiml',
+  sip_refer: 'twiml',
+  conversation_relay: 'twiml',
   voicemail: 'voicemail',
   voicemail_main: 'voicemail',
 };

@@ -8,6 +8,7 @@ import { validateActions } from '../flow/validate';
 import { schemaError, TwimlError } from './errors';
 import { isElement, parseTwiml, type TwimlElement } from './parse';
 import { type CompileOptions, Program } from './program';
+import { compileConnect } from './verbs/conversation-relay';
 import { compileDial } from './verbs/dial';
 import { compileGather } from './verbs/gather';
 import { compileHangup, compileReject } from './verbs/hangup';
@@ -16,6 +17,7 @@ import { compilePlay } from './verbs/play';
 import { compileEnqueue } from './verbs/queue';
 import { compileRecord } from './verbs/record';
 import { compileRedirect } from './verbs/redirect';
+import { compileRefer } from './verbs/refer';
 import { compileSay } from './verbs/say';
 import { compileStreamStart, compileStreamStop } from './verbs/stream';
 
@@ -35,13 +37,14 @@ export const VERBS: Readonly<Record<string, VerbCompiler>> = {
   Redirect: compileRedirect,
   Hangup: compileHangup,
   Reject: compileReject,
-  Connect: compileStreamStart,
+  Refer: compileRefer,
+  Connect: compileConnect,
   Start: compileStreamStart,
   Stop: compileStreamStop,
 };
 
 /** Twilio verbs this platform does not run (a 12200 that says so rather than "unknown"). */
-export const UNSUPPORTED_VERBS = ['Leave', 'Refer', 'Sms', 'Message', 'Echo', 'Pay', 'Prompt', 'Siprec'];
+export const UNSUPPORTED_VERBS = ['Leave', 'Sms', 'Message', 'Echo', 'Pay', 'Prompt', 'Siprec'];
 
 /** Compiles a document; throws TwimlError (12100 parse, 12200 schema). */
 export function compileTwiml(text: string, opts: CompileOptions = {}): Action[] {

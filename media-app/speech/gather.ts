@@ -38,6 +38,8 @@ export interface SpeechListenerEvents {
   speech_start: [];
   /** the answer is complete (or the listener was stopped) */
   done: [Heard];
+  /** a segment of words while listening: an interim guess (final false) or a finished segment */
+  partial: [Transcript];
 }
 
 export class SpeechListener extends EventEmitter<SpeechListenerEvents> {
@@ -62,7 +64,9 @@ export class SpeechListener extends EventEmitter<SpeechListenerEvents> {
     const t = new Transcriber({ language: o.language, direction: 'in', provider: o.provider || undefined, phrases: o.phrases?.length ? o.phrases : undefined });
     const l = new SpeechListener(ep, t, o);
     t.on('transcript', (x: Transcript) => {
-      if (x.final && x.text.trim()) l.finals.push(x);
+      if (!x.text.trim()) return;
+      if (x.final) l.finals.push(x);
+      if (l.state !== 'done') l.emit('partial', x);
     });
     t.on('error', () => undefined);
     await t.start((f) => ep.forkAudioStart(f));

@@ -2,7 +2,8 @@
  * The media-app side of TwiML (issue 36): fills `services.twiml` (what the twiml action needs beyond
  * its call: the customer's signing key, recording details for Record's callback) and runs the
  * `activeflow.redirect` command (Twilio's live call update with Url/Twiml): the running action is
- * interrupted and the validated actions replace the rest of the activeflow.
+ * interrupted and the validated actions replace the rest of the activeflow. It also sends <Refer>'s
+ * REFER and answers the NOTIFYs of this node's calls (refer.ts).
  */
 import { validateActions } from '../../core/flow';
 import { customersRepo } from '../../core/repos/customers';
@@ -10,6 +11,12 @@ import { recordingsReadRepo } from '../../core/repos/recordings';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import type { Logger } from 'pino';
 import type { Subsystem } from '../subsystem';
+import { type ReferOutcome, ReferSender } from './refer';
+import { openRelaySocket } from './relay-socket';
+import type WebSocket from 'ws';
+
+/** How long a <ConversationRelay>'s WebSocket may take to open, ms. */
+const RELAY_CONNECT_TIMEOUT_MS = 5000;
 
 export interface RecordingFacts {
   id: string;
@@ -31,6 +38,10 @@ export interface TwimlService {
   /** The platform's public base URL (no trailing slash): RecordingUrl, TranscriptionUrl. */
   readonly publicUrl: string;
   readonly logger: Logger;
+  /** Sends a REFER to the far end of the call's SIP leg and waits for its outcome; null when the call is not on this node. */
+  refer(callId: string, referTo: string, timeoutMs: number, signal: AbortSignal): Promise<ReferOutcome | null>;
+  /** Opens a <ConversationRelay>'s WebSocket through the egress policy, signed (relay-socket.ts); rejects with RelayConnectError. */
+  openRelay(url: string, authToken: string): Promise<WebSocket>;
 }
 
 declare module '../flow/services' {
@@ -46,6 +57,8 @@ export const subsystem: Subsystem = {
     const recordings = recordingsReadRepo(db);
     const customers = customersRepo(db);
     const publicUrl = config.publicUrl.replace(/\/$/, '');
+    const refers = new ReferSender(ctx.logger);
+    refers.register(ctx.deps);
     ctx.services.twiml = {
       async authToken(customerId) {
         const c = await customers.get(customerId);
@@ -66,6 +79,11 @@ export const subsystem: Subsystem = {
       },
       publicUrl,
       logger: ctx.logger,
+      async refer(callId, referTo, timeoutMs, signal) {
+        const call = ctx.factory.get(callId);
+        return call ? refers.refer(call, referTo, timeoutMs, signal) : null;
+      },
+      openRelay: (url, authToken) => openRelaySocket(ctx.deps.egress, url, authToken, RELAY_CONNECT_TIMEOUT_MS),
     };
     ctx.commands.on('activeflow.redirect', async (c) => {
       const session = ctx.factory.manager.get(c.activeflowId);

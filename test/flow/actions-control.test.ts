@@ -162,7 +162,7 @@ describe('flow actions on a virtual call: control', () => {
 
   it('actions of later subsystems end the activeflow with an error naming the subsystem', async () => {
     const later = ACTION_TYPES.filter((t) => ACTION_SPECS[t].subsystem);
-    expect(later).to.have.length(21);
+    expect(later).to.have.length(23);
     const samples: Record<string, Record<string, unknown>> = {
       conference_join: { conference_id: id(1) },
       confbridge_join: { confbridge_id: id(1) },
@@ -173,6 +173,8 @@ describe('flow actions on a virtual call: control', () => {
       twiml: { url: 'https://twiml.example.com/voice' },
       twiml_recording: { source: 'RecordVerb', status_callback: 'https://twiml.example.com/rec' },
       voicemail: { box_id: id(1) },
+      sip_refer: { refer_to: 'sip:alice@pbx.example.com' },
+      conversation_relay: { url: 'wss://relay.example.com/app' },
     };
     for (const t of later) {
       const r = await sim([{ type: 'answer' }, { type: t, option: samples[t] ?? {} }, { type: 'talk', option: { text: 'never' } }]);

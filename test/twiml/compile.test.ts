@@ -230,13 +230,13 @@ describe('TwiML compiler (core/twiml)', () => {
       { type: 'external_media_stop', option: {} },
       { type: 'external_media_start', option: { encapsulation: 'twilio', url: 'wss://ai.example.com/media', wait: true } },
     ]);
-    refused('<Response><Connect><ConversationRelay url="wss://x"/></Connect></Response>', 12200, /exactly one <Stream>/);
+    refused('<Response><Connect><VirtualAgent connectorName="x"/></Connect></Response>', 12200, /exactly one <Stream>/);
     refused('<Response><Start><Stream url="https://x"/></Start></Response>', 12200, /ws:\/\/ or wss:\/\//);
   });
 
   it('unknown or unsupported verbs, text outside verbs: 12200', () => {
     refused('<Response><Dance/></Response>', 12200, /<Dance> is not a TwiML verb/);
-    refused('<Response><Refer><Sip>sip:x@y</Sip></Refer></Response>', 12200, /<Refer> is not supported/);
+    refused('<Response><Pay/></Response>', 12200, /<Pay> is not supported/);
     refused('<Response><Leave/></Response>', 12200, /<Leave> is not supported/);
     refused('<Response>hello</Response>', 12200, /text outside a verb/);
     refused('<Response foo="1"/>', 12200, /no attribute "foo"/);

@@ -84,7 +84,7 @@ describe('TwiML <Gather> with speech: compiling', () => {
       ['<Gather input="speech" maxSpeechTime="61"/>', /maxSpeechTime must be an integer from 1 to 60/],
       ['<Gather input="speech" bargeIn="maybe"/>', /bargeIn must be true or false/],
       ['<Gather input="speech" hints="$OOV_CLASS_DIGIT_SEQUENCE"/>', /hint classes/],
-      ['<Gather input="speech" partialResultCallback="/p"/>', /partialResultCallback is not supported/],
+      ['<Gather partialResultCallback="/p"/>', /partialResultCallback needs speech in input/],
       ['<Gather input="speech"><Play digits="12"/></Gather>', /<Play digits> is not supported inside a speech <Gather>/],
       ['<Gather input="speech"><Say loop="0">x</Say><Say loop="95">y</Say></Gather>', /at most 100 nested verbs/],
       ['<Gather input="speech"><Dial>+15551230000</Dial></Gather>', /cannot contain <Dial>/],

@@ -12,11 +12,11 @@ export interface TwimlStack {
   f: Fixture;
 }
 
-/** Registers the suite's before/after hooks; `set` receives the fixture once it is up. */
-export function useTwimlStack(set: (s: TwimlStack) => void): void {
+/** Registers the suite's before/after hooks; `set` receives the fixture once it is up; `env` (a function: read when the stack starts) adds to the platform's. */
+export function useTwimlStack(set: (s: TwimlStack) => void, env: () => Record<string, string> = () => ({})): void {
   let s: TwimlStack | null = null;
   before(async () => {
-    const stack = await startStack();
+    const stack = await startStack(env());
     const f = await customerWithTrunk(stack.api);
     const app = await TwimlServer.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
     s = { stack, app, f };

@@ -39,4 +39,11 @@ export const speech_gather = z.object({
     .string()
     .regex(/^[0-9#*]?$/, 'must be one key (0-9, #, *) or empty')
     .optional(),
+  /** TwiML partialResultCallback: each recognised segment is sent here while listening (signed; needs the twiml subsystem). */
+  partial_callback: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+/i, 'must be an http or https URL')
+    .optional(),
+  /** Default POST. */
+  partial_callback_method: z.enum(['GET', 'POST']).optional(),
 });

@@ -5,7 +5,8 @@
  * language needs `speechModel` `deepgram*`, `cartesia*` or `elevenlabs*` (that vendor's recogniser, configured on the nodes); anything
  * else is a 12200. `hints` (comma-separated) → phrases (pocketsphinx recognises only these; Deepgram
  * takes them as keywords); hint classes (`$OOV_CLASS_…`) are 12200. `speechTimeout` seconds or `auto`,
- * `maxSpeechTime` 1-60 s, `bargeIn` (default true).
+ * `maxSpeechTime` 1-60 s, `bargeIn` (default true), `partialResultCallback` (+ `…Method`, default POST)
+ * → partial_callback: each recognised segment is sent there while listening.
  */
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
@@ -60,6 +61,12 @@ export function speechGatherOption(p: Program, el: TwimlElement, a: Attrs, g: Ga
     dtmf: g.dtmf,
   };
   if (phrases.length) option.phrases = phrases;
+  const partial = a.str('partialResultCallback');
+  const partialMethod = a.method('partialResultCallbackMethod');
+  if (partial !== undefined) {
+    option.partial_callback = p.url('Gather', 'partialResultCallback', partial);
+    option.partial_callback_method = partialMethod ?? 'POST';
+  }
   if (g.dtmf) {
     option.digits_length = g.numDigits ?? 0;
     option.digits_key = g.finishOnKey;

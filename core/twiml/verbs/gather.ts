@@ -49,13 +49,14 @@ export function compileGather(p: Program, el: TwimlElement): void {
   a.bool('enhanced');
   a.bool('profanityFilter');
   a.bool('debug');
-  if (a.str('partialResultCallback') !== undefined || a.str('partialResultCallbackMethod') !== undefined) throw schemaError('<Gather> partialResultCallback is not supported here');
   if (textOf(el)) throw schemaError('<Gather> takes nested Say, Play and Pause, not text');
 
   p.add('variable_set', { key: TWIML_VARS.finishOnKey, value: dtmf ? finishOnKey : '' });
   if (input.includes('speech')) {
     p.add('speech_gather', speechGatherOption(p, el, a, { dtmf, timeout, numDigits, finishOnKey }));
   } else {
+    if (a.str('partialResultCallback') !== undefined) throw schemaError('<Gather> partialResultCallback needs speech in input');
+    a.method('partialResultCallbackMethod');
     for (const k of ['speechTimeout', 'maxSpeechTime', 'hints', 'bargeIn', 'language', 'speechModel']) {
       if (a.str(k) !== undefined) speechOnly(a, k);
     }

@@ -2,8 +2,9 @@
  * <Connect><Stream> (bidirectional; the flow waits until the stream closes, then goes on),
  * <Start><Stream> (forked) and <Stop><Stream> (stops the call's media stream) compile to
  * external_media_start / external_media_stop with encapsulation "twilio". <Parameter name value>
- * children become the stream's customParameters. Other nouns of Connect (ConversationRelay,
- * VirtualAgent, Room) and Start (Siprec, Transcription) are refused.
+ * children become the stream's customParameters. <Connect><ConversationRelay> is
+ * conversation-relay.ts; other nouns of Connect (VirtualAgent, Room) and Start (Siprec, Transcription)
+ * are refused.
  */
 import { schemaError } from '../errors';
 import { childElements, type TwimlElement } from '../parse';

@@ -49,6 +49,8 @@ import { TranscribeRecording } from './transcribe_recording';
 import { Twiml } from './twiml';
 import { SpeechGather } from './speech_gather';
 import { TwimlRecording } from './twiml_recording';
+import { SipRefer } from './sip_refer';
+import { ConversationRelayTask } from './conversation_relay';
 import { VariableSet } from './variable_set';
 import { Voicemail } from './voicemail';
 import { VoicemailMain } from './voicemail_main';
@@ -100,6 +102,8 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   twiml: Twiml,
   speech_gather: SpeechGather,
   twiml_recording: TwimlRecording,
+  sip_refer: SipRefer,
+  conversation_relay: ConversationRelayTask,
   variable_set: VariableSet,
   voicemail: Voicemail,
   voicemail_main: VoicemailMain,

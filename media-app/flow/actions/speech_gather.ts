@@ -4,6 +4,7 @@ import { checkStt } from '../../../core/speech/providers';
 import { abortError } from '../clock';
 import type { CallPort } from '../call-port';
 import type { SpeechListener } from '../../speech/gather';
+import { PartialResults } from '../../twiml/partial-results';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 
@@ -19,7 +20,8 @@ type Ending = { kind: 'speech'; text: string; confidence: number | undefined } |
  * are ignored; a key first: the speech is dropped). With barge_in (default) the caller's speech or a
  * key cuts the prompts; without it listening starts after them. Then it waits `timeout` for the
  * caller to start; an answer ends after `speech_timeout` of silence. Sets svc.speech.result,
- * svc.speech.confidence (0-1, empty when the recogniser gives none) and svc.call.digits.
+ * svc.speech.confidence (0-1, empty when the recogniser gives none) and svc.call.digits. With
+ * partial_callback each recognised segment is sent there as it comes (media-app/twiml/partial-results.ts).
  */
 export class SpeechGather extends FlowTask<Option> {
   async exec(ctx: ActionContext): Promise<Outcome> {
@@ -33,6 +35,8 @@ export class SpeechGather extends FlowTask<Option> {
     } catch (e) {
       return { kind: 'fail', message: `speech_gather: ${(e as Error).message}` };
     }
+    const partials = o.partial_callback ? await this.partials(ctx, call, o.partial_callback, stt.language) : null;
+    if (partials === undefined) return { kind: 'fail', message: 'speech_gather: partial_callback needs the twiml subsystem and the customer' };
     await call.prepareMedia(ctx.signal);
     ctx.vars.set('svc.speech.result', '');
     ctx.vars.set('svc.speech.confidence', '');
@@ -72,6 +76,7 @@ export class SpeechGather extends FlowTask<Option> {
       const l = await listen();
       if (!l) throw new Error('the call has no media on this node');
       state.listener = l;
+      if (partials) l.on('partial', (x) => partials.push(x));
       l.on('speech_start', () => {
         clearWait();
         if (bargeIn) cut.abort(abortError());
@@ -98,7 +103,27 @@ export class SpeechGather extends FlowTask<Option> {
       call.off('dtmf', onDtmf);
       if (o.dtmf) ctx.setCollectingDigits(false);
       state.listener?.abort();
+      if (partials) ctx.background('partial_results', partials.drained());
     }
+  }
+
+  /** The partial results' sender; undefined when the twiml subsystem (the signing key) is not here. */
+  private async partials(ctx: ActionContext, call: CallPort, url: string, language: string): Promise<PartialResults | undefined> {
+    const twiml = ctx.services.twiml;
+    if (!twiml) return undefined;
+    const authToken = await twiml.authToken(ctx.customerId);
+    if (!authToken) return undefined;
+    return new PartialResults({
+      http: ctx.http,
+      authToken,
+      url,
+      method: this.option.partial_callback_method ?? 'POST',
+      customerId: ctx.customerId,
+      callId: call.info.id,
+      language,
+      timeoutMs: ctx.limits.httpTimeoutMs,
+      onError: (code, message) => ctx.note('twiml_error', { code, message, url }),
+    });
   }
 
   /** The prompts in order until the caller cuts them (`cut`); a stopped flow or hangup still throws. */

@@ -1,0 +1,268 @@
+/**
+ * One ConversationRelay session on a call (conversation_relay, TwiML <Connect><ConversationRelay>):
+ * the app's WebSocket is already open (relay-socket.ts); this sends `setup`, speaks the welcome
+ * greeting, then relays until the app sends `end`, closes the socket, or the call ends.
+ *
+ * - Caller → app: one SpeechListener after another (media-app/speech/gather.ts: the endpoint's VAD
+ *   and the recogniser); each answer is a `prompt` {voicePrompt, lang, last: true}. With
+ *   dtmf_detection each key is a `dtmf` message.
+ * - App → caller: `text` tokens are collected and spoken (`say`: a local or cloud voice) a sentence at a
+ *   time (at . ! ? ; : or `last`), `play` plays its URL `loop` times, in arrival order; `sendDigits`
+ *   sends RFC 4733 digits; `language` switches the voice and the recogniser (the session's
+ *   <Language> entries); `end` ends the session with its handoffData.
+ * - Barge-in: the caller's speech (VAD start) or a key, as `interruptible` allows (the message's own
+ *   flag: true = any, false = none), stops what plays, drops what is queued and sends `interrupt`
+ *   with the text whose speech had started since the agent began speaking and the ms since then.
+ * - A bad app message is answered with an `error` message (Twilio's 64107) and dropped; the session goes on.
+ */
+import type { Logger } from 'pino';
+import type { RawData, WebSocket } from 'ws';
+import type { z } from 'zod';
+import type { conversation_relay } from '../../core/flow/options/conversation-relay';
+import { rawText } from '../../core/net/ws-text';
+import { parseAppMessage, setupMessage, type RelayIn, type RelayOut, type SetupFields } from '../../core/twilio/relay-protocol';
+import type { CallPort } from '../flow/call-port';
+import type { SpeechListener } from '../speech/gather';
+
+type Option = z.infer<typeof conversation_relay>;
+type Mode = 'any' | 'speech' | 'dtmf' | 'none';
+
+export interface RelayEnd {
+  /** ended: the app sent `end`; completed: the app closed the socket; hangup: the call ended. */
+  status: 'ended' | 'completed' | 'hangup';
+  handoffData: string;
+}
+
+export interface RelayDeps {
+  ws: WebSocket;
+  call: CallPort;
+  /** A listener for the caller's next answer; null when the call has no media here. */
+  listen: (language: string, provider: string, phrases: string[] | undefined) => Promise<SpeechListener | null>;
+  /** Speaks one sentence with this voice (a local one through the call, a cloud one through its Speaker); resolves when played or `signal` aborts. */
+  say: (text: string, language: string, tts: { provider?: string; voice?: string }, signal: AbortSignal) => Promise<void>;
+  setup: SetupFields;
+  logger: Logger;
+  /** Aborts when the flow is stopped or the call hangs up. */
+  signal: AbortSignal;
+  /** Each refused app message (for the activeflow's trace). */
+  onBadMessage: (problem: string) => void;
+}
+
+type Item = { kind: 'say'; text: string; mode: Mode; lang: string } | { kind: 'play'; url: string; loop: number; mode: Mode };
+
+const SENTENCE_END = /[.!?;:]["')\]]?\s*$/;
+
+const modeOf = (flag: boolean | undefined, dflt: Mode): Mode => (flag === undefined ? dflt : flag ? 'any' : 'none');
+
+export class RelayConversation {
+  private ttsLanguage: string;
+  private sttLanguage: string;
+  private ttsProvider: string | undefined;
+  private voice: string | undefined;
+  private sttProvider: string;
+  private readonly queue: Item[] = [];
+  private tokens = '';
+  private tokenMode: Mode;
+  private playing: { item: Item; stop: AbortController } | null = null;
+  /** since the agent began speaking (idle → speaking): when, and the text whose speech started */
+  private turn: { at: number; said: string[] } | null = null;
+  private listener: SpeechListener | null = null;
+  private finished: RelayEnd | null = null;
+  private resolveEnd: (e: RelayEnd) => void = () => undefined;
+  private readonly ended: Promise<RelayEnd>;
+  private working = false;
+
+  constructor(
+    private readonly d: RelayDeps,
+    private readonly o: Option,
+  ) {
+    const lang = o.language ?? 'en-US';
+    this.ttsLanguage = o.tts_language ?? lang;
+    this.sttLanguage = o.transcription_language ?? lang;
+    this.ttsProvider = o.tts_provider;
+    this.voice = o.voice;
+    this.sttProvider = o.stt_provider ?? '';
+    this.tokenMode = o.interruptible ?? 'any';
+    this.ended = new Promise((r) => (this.resolveEnd = r));
+  }
+
+  private get mode(): Mode {
+    return this.o.interruptible ?? 'any';
+  }
+
+  /** Runs the session to its end; the socket is closed after. */
+  async run(): Promise<RelayEnd> {
+    const { ws, call, signal } = this.d;
+    const onAbort = () => this.finish({ status: 'hangup', handoffData: '' });
+    const onDtmf = (digit: string) => this.onDigit(digit);
+    signal.addEventListener('abort', onAbort, { once: true });
+    ws.on('message', (data: RawData, isBinary: boolean) => this.onMessage(data, isBinary));
+    ws.on('close', () => this.finish({ status: 'completed', handoffData: '' }));
+    call.on('dtmf', onDtmf);
+    try {
+      this.send(setupMessage(this.d.setup));
+      if (this.o.welcome_greeting) this.enqueue({ kind: 'say', text: this.o.welcome_greeting, mode: this.o.welcome_greeting_interruptible ?? this.mode, lang: this.ttsLanguage });
+      void this.listenLoop();
+      return await this.ended;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      call.off('dtmf', onDtmf);
+      this.listener?.abort();
+      this.stopSpeech();
+      if (ws.readyState === ws.OPEN) ws.close(1000, 'session ended');
+      else ws.terminate();
+    }
+  }
+
+  private finish(e: RelayEnd): void {
+    if (this.finished) return;
+    this.finished = e;
+    this.resolveEnd(e);
+  }
+
+  private send(m: RelayOut): void {
+    const ws = this.d.ws;
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+  }
+
+  private async listenLoop(): Promise<void> {
+    while (!this.finished) {
+      let l: SpeechListener | null;
+      try {
+        l = await this.d.listen(this.sttLanguage, this.sttProvider, this.o.phrases);
+      } catch (e) {
+        this.send({ type: 'error', description: `speech recognition could not start: ${(e as Error).message}` });
+        this.d.logger.warn({ err: (e as Error).message }, 'conversation relay: the recogniser could not start');
+        return;
+      }
+      if (!l) {
+        if (!this.finished) this.send({ type: 'error', description: 'speech recognition could not start: the call has no media on this node' });
+        return;
+      }
+      if (this.finished) return l.abort();
+      this.listener = l;
+      l.on('speech_start', () => this.bargeIn('speech'));
+      const heard = await l.result;
+      this.listener = null;
+      if (this.finished) return;
+      if (heard.text) this.send({ type: 'prompt', voicePrompt: heard.text, lang: this.sttLanguage, last: true });
+    }
+  }
+
+  private onDigit(digit: string): void {
+    if (this.finished) return;
+    if (this.o.dtmf_detection) this.send({ type: 'dtmf', digit });
+    this.bargeIn('dtmf');
+  }
+
+  /** The caller cut in: stops what plays (if its mode allows), drops the queue, tells the app. */
+  private bargeIn(by: 'speech' | 'dtmf'): void {
+    const p = this.playing;
+    if (!p || !this.turn) return;
+    const mode = p.item.mode;
+    if (mode === 'none' || (mode !== 'any' && mode !== by)) return;
+    const utterance = this.turn.said.join(' ');
+    const ms = Math.round(performance.now() - this.turn.at);
+    this.queue.length = 0;
+    this.tokens = '';
+    this.stopSpeech();
+    this.turn = null;
+    this.send({ type: 'interrupt', utteranceUntilInterrupt: utterance, durationUntilInterruptMs: ms });
+  }
+
+  private stopSpeech(): void {
+    this.playing?.stop.abort(new Error('interrupted'));
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    if (this.finished) return;
+    if (isBinary) return this.refuse('binary frames are not part of the protocol');
+    const parsed = parseAppMessage(rawText(data));
+    if (!parsed.ok) return this.refuse(parsed.problem);
+    this.handle(parsed.msg);
+  }
+
+  private refuse(problem: string): void {
+    this.d.onBadMessage(problem);
+    this.send({ type: 'error', description: `Invalid message received (64107): ${problem}` });
+  }
+
+  private handle(m: RelayIn): void {
+    switch (m.type) {
+      case 'text': {
+        if (!this.tokens) this.tokenMode = modeOf(m.interruptible, this.mode);
+        this.tokens += m.token;
+        if (m.last || SENTENCE_END.test(this.tokens)) {
+          const text = this.tokens.trim();
+          this.tokens = '';
+          if (text) this.enqueue({ kind: 'say', text, mode: this.tokenMode, lang: m.lang ?? this.ttsLanguage });
+        }
+        return;
+      }
+      case 'play':
+        return this.enqueue({ kind: 'play', url: m.source, loop: m.loop === 0 ? 1000 : m.loop, mode: modeOf(m.interruptible, this.mode) });
+      case 'sendDigits':
+        void this.d.call
+          .sendDigits({ digits: m.digits.toLowerCase(), duration: 100, interval: 100 }, this.d.signal)
+          .catch((e: Error) => this.d.logger.info({ err: e.message }, 'conversation relay: sendDigits failed'));
+        return;
+      case 'language':
+        return this.switchLanguage(m.ttsLanguage, m.transcriptionLanguage);
+      case 'end':
+        return this.finish({ status: 'ended', handoffData: m.handoffData });
+    }
+  }
+
+  private switchLanguage(tts: string | undefined, stt: string | undefined): void {
+    const entry = (code: string) => this.o.languages?.find((l) => l.code.toLowerCase() === code.toLowerCase());
+    if (tts) {
+      this.ttsLanguage = tts;
+      const e = entry(tts);
+      if (e?.tts_provider) this.ttsProvider = e.tts_provider;
+      if (e?.voice) this.voice = e.voice;
+    }
+    if (stt) {
+      const e = entry(stt);
+      const provider = e?.stt_provider ?? this.sttProvider;
+      if ((provider || 'pocketsphinx') === 'pocketsphinx' && !stt.toLowerCase().startsWith('en')) {
+        this.send({ type: 'error', description: `transcription language ${stt} needs the Deepgram recogniser (pocketsphinx is English only)` });
+        return;
+      }
+      this.sttLanguage = stt;
+      this.sttProvider = provider;
+    }
+  }
+
+  private enqueue(item: Item): void {
+    this.queue.push(item);
+    if (!this.working) void this.work();
+  }
+
+  /** Plays the queue in order until it is empty (or the session ends). */
+  private async work(): Promise<void> {
+    this.working = true;
+    try {
+      for (let item = this.queue.shift(); item && !this.finished; item = this.queue.shift()) {
+        const stop = new AbortController();
+        this.playing = { item, stop };
+        this.turn ??= { at: performance.now(), said: [] };
+        if (item.kind === 'say') this.turn.said.push(item.text);
+        const signal = AbortSignal.any([this.d.signal, stop.signal]);
+        try {
+          if (item.kind === 'say') await this.d.say(item.text, item.lang, { provider: this.ttsProvider, voice: this.voice }, signal);
+          else for (let i = 0; i < item.loop && !signal.aborted; i++) await this.d.call.play([item.url], signal);
+        } catch (e) {
+          if (!signal.aborted) {
+            this.d.logger.info({ err: (e as Error).message, kind: item.kind }, 'conversation relay: speech failed');
+            this.send({ type: 'error', description: item.kind === 'say' ? 'the text could not be spoken' : 'the play source could not be played' });
+          }
+        } finally {
+          this.playing = null;
+        }
+        if (!this.queue.length) this.turn = null;
+      }
+    } finally {
+      this.working = false;
+    }
+  }
+}
