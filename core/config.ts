@@ -140,6 +140,24 @@ const schema = z.object({
   AZURE_API_KEY: vendorKey,
   LMNT_BASE_URL: vendorUrl,
   LMNT_API_KEY: vendorKey,
+  // Amazon Polly: the endpoint (default https://polly.<AWS_REGION>.amazonaws.com) and the SigV4 credentials
+  AWS_BASE_URL: vendorUrl,
+  // `<access key id>:<secret access key>`, or the two in AWS's own variables
+  AWS_API_KEY: vendorKey,
+  AWS_ACCESS_KEY_ID: vendorKey,
+  AWS_SECRET_ACCESS_KEY: vendorKey,
+  AWS_REGION: z
+    .string()
+    .trim()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as us-east-1')
+    .optional(),
+  GOOGLE_BASE_URL: vendorUrl,
+  GOOGLE_API_KEY: vendorKey,
+  RIME_BASE_URL: vendorUrl,
+  RIME_API_KEY: vendorKey,
+  PLAYHT_BASE_URL: vendorUrl,
+  PLAYHT_USER_ID: vendorKey,
+  PLAYHT_API_KEY: vendorKey,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()
