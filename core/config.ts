@@ -8,6 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { voiceVendorsFromEnv, type VoiceVendors } from './speech/vendors';
+import { parseTalkVoice, talkVoicesFromEnv, type TalkVoices } from './speech/talk-voices';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 import { sipTarget, type SipTarget } from './extensions/sip-target';
 
@@ -37,6 +38,17 @@ const url = (protocols: string[]) =>
 
 const vendorUrl = url(['https:', 'http:', 'wss:', 'ws:']).optional();
 const vendorKey = z.string().trim().min(1).optional();
+const talkVoice = z
+  .string()
+  .trim()
+  .superRefine((v, c) => {
+    try {
+      if (v) parseTalkVoice(v);
+    } catch (e) {
+      c.addIssue({ code: 'custom', message: (e as Error).message });
+    }
+  })
+  .optional();
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -158,6 +170,10 @@ const schema = z.object({
   PLAYHT_BASE_URL: vendorUrl,
   PLAYHT_USER_ID: vendorKey,
   PLAYHT_API_KEY: vendorKey,
+  // talk and speakings: provider_a|b|c spoken by a cloud voice, `<vendor>[:<voice id>]` (core/speech/talk-voices.ts)
+  TTS_PROVIDER_A: talkVoice,
+  TTS_PROVIDER_B: talkVoice,
+  TTS_PROVIDER_C: talkVoice,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()
@@ -229,6 +245,8 @@ export interface Config {
   webSipCredentialTtlSec: number;
   /** The cloud voice vendors' base URLs and platform-wide keys (core/speech/vendors.ts). */
   voices: VoiceVendors;
+  /** provider_a|b|c of talk and speakings mapped to a cloud voice (TTS_PROVIDER_A|B|C); unmapped: local. */
+  talkVoices: TalkVoices;
   /** Extra CAs (PEM file path) trusted for the OpenAI Realtime WebSocket (OPENAI_REALTIME_CA_FILE); null: the system's only. */
   openaiRealtimeCaFile: string | null;
 }
@@ -320,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     sipWssPublicUrl: e.SIP_WSS_PUBLIC_URL ?? null,
     webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
     voices: voiceVendorsFromEnv(e),
+    talkVoices: talkVoicesFromEnv(e),
     openaiRealtimeCaFile: e.OPENAI_REALTIME_CA_FILE ?? null,
   });
 }
