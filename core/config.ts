@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { voiceVendorsFromEnv, type VoiceVendors } from './speech/vendors';
 import { speechToSpeechFromEnv, type SpeechToSpeechVendors } from './speech/s2s-vendors';
+import { parseTalkVoice, talkVoicesFromEnv, type TalkVoices } from './speech/talk-voices';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 import { sipTarget, type SipTarget } from './extensions/sip-target';
 
@@ -38,6 +39,17 @@ const url = (protocols: string[]) =>
 
 const vendorUrl = url(['https:', 'http:', 'wss:', 'ws:']).optional();
 const vendorKey = z.string().trim().min(1).optional();
+const talkVoice = z
+  .string()
+  .trim()
+  .superRefine((v, c) => {
+    try {
+      if (v) parseTalkVoice(v);
+    } catch (e) {
+      c.addIssue({ code: 'custom', message: (e as Error).message });
+    }
+  })
+  .optional();
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -148,6 +160,28 @@ const schema = z.object({
   XAI_API_KEY: vendorKey,
   // Deepgram's Voice Agent API (speech-to-speech, media-app/ai/s2s/deepgram.ts); its key is DEEPGRAM_API_KEY
   DEEPGRAM_AGENT_BASE_URL: vendorUrl,
+  // Amazon Polly: the endpoint (default https://polly.<AWS_REGION>.amazonaws.com) and the SigV4 credentials
+  AWS_BASE_URL: vendorUrl,
+  // `<access key id>:<secret access key>`, or the two in AWS's own variables
+  AWS_API_KEY: vendorKey,
+  AWS_ACCESS_KEY_ID: vendorKey,
+  AWS_SECRET_ACCESS_KEY: vendorKey,
+  AWS_REGION: z
+    .string()
+    .trim()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as us-east-1')
+    .optional(),
+  GOOGLE_BASE_URL: vendorUrl,
+  GOOGLE_API_KEY: vendorKey,
+  RIME_BASE_URL: vendorUrl,
+  RIME_API_KEY: vendorKey,
+  PLAYHT_BASE_URL: vendorUrl,
+  PLAYHT_USER_ID: vendorKey,
+  PLAYHT_API_KEY: vendorKey,
+  // talk and speakings: provider_a|b|c spoken by a cloud voice, `<vendor>[:<voice id>]` (core/speech/talk-voices.ts)
+  TTS_PROVIDER_A: talkVoice,
+  TTS_PROVIDER_B: talkVoice,
+  TTS_PROVIDER_C: talkVoice,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()
@@ -219,6 +253,8 @@ export interface Config {
   webSipCredentialTtlSec: number;
   /** The cloud voice vendors' base URLs and platform-wide keys (core/speech/vendors.ts). */
   voices: VoiceVendors;
+  /** provider_a|b|c of talk and speakings mapped to a cloud voice (TTS_PROVIDER_A|B|C); unmapped: local. */
+  talkVoices: TalkVoices;
   /** Extra CAs (PEM file path) trusted for the OpenAI Realtime WebSocket (OPENAI_REALTIME_CA_FILE); null: the system's only. */
   openaiRealtimeCaFile: string | null;
   /** Speech-to-speech vendors other than OpenAI (docs/ai.md "Speech-to-speech"): Gemini Live, Deepgram Voice Agent. */
@@ -312,6 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     sipWssPublicUrl: e.SIP_WSS_PUBLIC_URL ?? null,
     webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
     voices: voiceVendorsFromEnv(e),
+    talkVoices: talkVoicesFromEnv(e),
     openaiRealtimeCaFile: e.OPENAI_REALTIME_CA_FILE ?? null,
     speechToSpeech: speechToSpeechFromEnv(e),
   });

@@ -13,7 +13,7 @@ import { maskKey } from '../llm/endpoint';
 /** Voices synthesised on the node itself. */
 export const LOCAL_TTS_TYPES = ['provider_a', 'provider_b', 'provider_c', 'espeak-ng', 'flite'] as const;
 /** Cloud voices with a streaming adapter in media-app/voices/. */
-export const VENDOR_TTS_TYPES = ['elevenlabs', 'cartesia', 'deepgram', 'openai', 'azure', 'lmnt'] as const;
+export const VENDOR_TTS_TYPES = ['elevenlabs', 'cartesia', 'deepgram', 'openai', 'azure', 'lmnt', 'aws', 'google', 'rime', 'playht'] as const;
 export type VendorTtsType = (typeof VENDOR_TTS_TYPES)[number];
 
 /** The reference API's tts_type enum: the values not in VENDOR_TTS_TYPES are refused. */

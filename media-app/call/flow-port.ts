@@ -5,7 +5,7 @@
  * ask for the operation. Media methods stop the endpoint's playback when the runner's signal aborts.
  */
 import { EventEmitter } from 'node:events';
-import type { Endpoint } from '../../media-engine';
+import type { Endpoint, PlayResult } from '../../media-engine';
 import type { AmdResult, CallInfo, CallPort, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, HangupInfo, OriginateRequest, RecordingRequest } from '../flow/call-port';
 import type { CallStatus } from '../../core/calls/model';
 import { collectDigits } from '../flow/digit-collector';
@@ -14,6 +14,8 @@ import { callsRepo } from '../../core/repos/calls';
 import { isMediaUrl } from '../../core/flow/options/common';
 import type { CallSession } from './session';
 import { promptKind, tracePlay } from './media-trace';
+import { talkVoiceFor } from '../../core/speech/talk-voices';
+import { Speaker } from '../voices';
 
 /** What a media operation needs of its call: not ending, answered (up), an endpoint. */
 type Precondition = 'live' | 'answered' | 'media';
@@ -106,9 +108,38 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   async talk(req: { text: string; language: string; provider?: string; voice_id?: string }, signal: AbortSignal): Promise<void> {
     // the action's voice as named: one the node cannot speak with fails the action, never another voice
     const tts = { 'openvoice.tts.language': req.language || 'default', 'openvoice.tts.voice': req.voice_id || 'default', 'openvoice.tts.characters': req.text.length };
+    const cloud = talkVoiceFor(this.call.deps.config.talkVoices, req.provider);
+    if (cloud) {
+      await this.media('talk', signal, (ep) => tracePlay('tts', 1, { ...tts, 'openvoice.tts.vendor': cloud.type }, () => this.talkCloud(ep, cloud, req, signal)));
+      return;
+    }
     await this.media('talk', signal, (ep) =>
       tracePlay('tts', 1, tts, () => ep.say(req.text, { language: req.language || undefined, voice: req.voice_id || undefined, provider: req.provider || undefined })),
     );
+  }
+
+  /**
+   * talk through the cloud voice the operator mapped the provider to (core/speech/talk-voices.ts):
+   * streamed into the call as it arrives, no fallback (a vendor error fails the action, and so the
+   * flow). The action's voice_id, when set, is the vendor's voice id.
+   */
+  private async talkCloud(ep: Endpoint, cloud: { type: string; voice: string }, req: { text: string; language: string; voice_id?: string }, signal: AbortSignal): Promise<PlayResult> {
+    const d = this.call.deps;
+    const speaker = new Speaker(ep, { type: cloud.type, voice: req.voice_id || cloud.voice, key: '' }, null, req.language || 'en-US', 0, {
+      egress: d.egress,
+      vendors: d.config.voices,
+      cacheDir: d.config.dataDir,
+      onFallback: () => undefined,
+    });
+    const started = Date.now();
+    try {
+      const spoken = await speaker.speak(req.text, signal);
+      const ms = Date.now() - started;
+      const synthesized = [{ provider: cloud.type, cached: false, startedAt: started, endedAt: started + spoken.firstByteMs }];
+      return { playbackSeconds: Math.round(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: signal.aborted, synthesized };
+    } finally {
+      await speaker.stop();
+    }
   }
 
   async play(urls: string[], signal: AbortSignal): Promise<void> {

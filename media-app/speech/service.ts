@@ -9,6 +9,7 @@ import { speakingsRepo, type SpeakingRow } from '../../core/repos/speakings';
 import { transcribesRepo, transcribeJson, type TranscribeRow } from '../../core/repos/transcribes';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { checkStt } from '../../core/speech/providers';
+import { talkVoiceFor } from '../../core/speech/talk-voices';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { callsRepo } from '../../core/repos/calls';
 import type { Endpoint } from '../../media-engine';
@@ -91,7 +92,9 @@ export class SpeechService {
     const repo = speakingsRepo(this.factory.deps.db);
     const row = await repo.getById(speakingId);
     if (!row || row.status === 'stopped' || this.speakings.has(speakingId)) return;
-    const session = new SpeakingSession(row, this.factory.deps.config.dataDir);
+    const d = this.factory.deps;
+    const voice = talkVoiceFor(d.config.talkVoices, row.provider);
+    const session = new SpeakingSession(row, d.config.dataDir, voice ? { voice, vendors: d.config.voices, egress: d.egress } : null);
     this.speakings.set(speakingId, session);
     session.on('error', (err: Error) => this.factory.deps.logger.warn({ err: err.message, speaking: speakingId }, 'speaking synthesis failed'));
     const flushed = this.flushedUpTo.get(speakingId);

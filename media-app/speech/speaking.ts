@@ -14,6 +14,18 @@ import path from 'node:path';
 import { createTtsProvider, EspeakProvider, espeakPool, readWav, type AudioFork, type EspeakStreamOptions, type ForkOptions, type TtsProvider } from '../../media-engine';
 import type { SpeakingRow } from '../../core/repos/speakings';
 import { PcmCache } from './pcm-cache';
+import type { TalkVoice } from '../../core/speech/talk-voices';
+import type { VoiceVendors } from '../../core/speech/vendors';
+import { vendorKeyVariable } from '../../core/speech/vendors';
+import type { EgressPolicy } from '../../core/net';
+import { VENDOR_VOICES, VoiceError } from '../voices';
+
+/** A speaking whose provider the operator mapped to a cloud voice (core/speech/talk-voices.ts). */
+export interface SpeakingCloud {
+  voice: TalkVoice;
+  vendors: VoiceVendors;
+  egress: EgressPolicy;
+}
 
 /** Audio queued ahead of the listener at most (the fork holds up to a minute). */
 const MAX_AHEAD_MS = 30_000;
@@ -81,6 +93,8 @@ export class SpeakingSession extends EventEmitter<SpeakingSessionEvents> {
   constructor(
     readonly row: SpeakingRow,
     private readonly dataDir: string,
+    /** the cloud voice that speaks instead of the local one (no fallback to it) */
+    private readonly cloud: SpeakingCloud | null = null,
   ) {
     super();
     this.on('error', () => undefined);
@@ -88,7 +102,7 @@ export class SpeakingSession extends EventEmitter<SpeakingSessionEvents> {
 
   /** espeak options of the embedded provider, or null for the others (or a voice espeak lacks). */
   private espeakOptions(ssml: boolean): EspeakStreamOptions | null {
-    if (this.row.provider !== 'provider_a') return null;
+    if (this.row.provider !== 'provider_a' || this.cloud) return null;
     const voice = new EspeakProvider({ outDir: this.dataDir }).voiceArg({ language: this.row.language, voice: this.row.voice_id || undefined });
     return { voice, ssml };
   }
@@ -197,6 +211,10 @@ export class SpeakingSession extends EventEmitter<SpeakingSessionEvents> {
       for (const f of this.forks) f.inject(samples);
       sent += samples.length;
     };
+    if (this.cloud) {
+      await this.speakCloud(this.cloud, text, gen, send);
+      return sent;
+    }
     const ssml = /^\s*<speak[\s>]/i.test(text);
     const o = this.espeakOptions(ssml);
     if (!o) {
@@ -233,6 +251,22 @@ export class SpeakingSession extends EventEmitter<SpeakingSessionEvents> {
       pcmCache.set(key, all);
     }
     return sent;
+  }
+
+  /** One text through the cloud voice, streamed into the forks as it arrives; stop or flush cuts it off. */
+  private async speakCloud(cloud: SpeakingCloud, text: string, gen: number, send: (samples: Int16Array) => void): Promise<void> {
+    const type = cloud.voice.type;
+    const vendor = cloud.vendors[type];
+    if (!vendor.apiKey) throw new VoiceError(type, 'no_key', `no API key: set ${vendorKeyVariable(type)} on the server`);
+    const ctl = new AbortController();
+    const voice = { text, voice: this.row.voice_id || cloud.voice.voice, language: this.row.language, baseUrl: vendor.baseUrl, apiKey: vendor.apiKey, region: vendor.region };
+    for await (const pcm of VENDOR_VOICES[type].stream({ ...voice, egress: cloud.egress, signal: ctl.signal })) {
+      if (this.stopped || gen !== this.generation) {
+        ctl.abort();
+        break;
+      }
+      send(pcm);
+    }
   }
 
   /** Silences the session at once; idempotent. */

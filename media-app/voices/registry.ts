@@ -6,6 +6,10 @@ import { elevenlabs } from './elevenlabs';
 import { openai } from './openai';
 import { azure } from './azure';
 import { lmnt } from './lmnt';
+import { aws } from './aws';
+import { google } from './google';
+import { rime } from './rime';
+import { playht } from './playht';
 import type { VendorVoice } from './vendor';
 
-export const VENDOR_VOICES: Readonly<Record<VendorTtsType, VendorVoice>> = { elevenlabs, cartesia, deepgram, openai, azure, lmnt };
+export const VENDOR_VOICES: Readonly<Record<VendorTtsType, VendorVoice>> = { elevenlabs, cartesia, deepgram, openai, azure, lmnt, aws, google, rime, playht };

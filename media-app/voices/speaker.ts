@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createTtsProvider, readWav, type AudioFork, type Endpoint, type TtsProvider } from '../../media-engine';
 import type { EgressPolicy } from '../../core/net';
 import { isVendorTts } from '../../core/speech/voices';
-import type { VoiceVendors } from '../../core/speech/vendors';
+import { vendorKeyVariable, type VoiceVendors } from '../../core/speech/vendors';
 import { VENDOR_VOICES } from './registry';
 import { VoiceError } from './vendor';
 import { PcmToRate } from './pcm';
@@ -139,7 +139,7 @@ export class Speaker {
     // a vendor sending linear PCM above 8 kHz speaks to a wideband leg at 16 kHz; µ-law ones at 8 kHz
     const rate = wide && VENDOR_VOICES[choice.type].pcmRate ? 16000 : 8000;
     const apiKey = choice.key || vendor.apiKey;
-    if (!apiKey) throw new VoiceError(choice.type, 'no_key', `no API key: set the AI's parameter.tts_key or ${choice.type.toUpperCase()}_API_KEY on the server`);
+    if (!apiKey) throw new VoiceError(choice.type, 'no_key', `no API key: set the AI's parameter.tts_key or ${vendorKeyVariable(choice.type)} on the server`);
     const ctl = new AbortController();
     const onAbort = () => ctl.abort();
     signal.addEventListener('abort', onAbort, { once: true });
@@ -155,6 +155,7 @@ export class Speaker {
         egress: this.deps.egress,
         signal: ctl.signal,
         rate,
+        region: vendor.region,
       })) {
         if (timer) clearTimeout(timer);
         send(pcm, rate);

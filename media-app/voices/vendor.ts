@@ -24,6 +24,8 @@ export interface VoiceRequest {
    * above 8 kHz (`pcmRate`) gives it at this rate, resampled once; a µ-law vendor's is 8 kHz anyway.
    */
   rate?: 8000 | 16000;
+  /** aws: the region the request is signed for */
+  region?: string;
 }
 
 export interface VendorVoice {
@@ -46,6 +48,13 @@ export class VoiceError extends Error {
     super(`${vendor}: ${message}`);
     this.name = 'VoiceError';
   }
+}
+
+/** A key made of two parts (`<id>:<secret>`, split at the first ':'); a key without them is refused before anything is sent. */
+export function keyPair(vendor: string, key: string, shape: string): { id: string; secret: string } {
+  const i = key.indexOf(':');
+  if (i <= 0 || i === key.length - 1) throw new VoiceError(vendor, 'auth', `the key must be "${shape}"`);
+  return { id: key.slice(0, i), secret: key.slice(i + 1) };
 }
 
 /** The error for an HTTP status the vendor answered (its body is not echoed: it may carry anything). */

@@ -108,6 +108,11 @@ describe('ai: voices an AI may name (API)', function () {
     }
     const c = loadConfig({ ...base, LMNT_API_KEY: ' lmnt-key\n' }, { persistSecret: false });
     expect(c.voices.lmnt.apiKey).to.equal('lmnt-key');
+    // two-part keys: AWS's and PlayHT's own variables, joined as `<id>:<secret>`; the region picks Polly's endpoint
+    const two = loadConfig({ ...base, AWS_ACCESS_KEY_ID: 'AKIDX', AWS_SECRET_ACCESS_KEY: 's/x', AWS_REGION: 'eu-west-2', PLAYHT_USER_ID: 'u1', PLAYHT_API_KEY: 'k1' }, { persistSecret: false });
+    expect(two.voices.aws).to.deep.equal({ baseUrl: 'https://polly.eu-west-2.amazonaws.com', apiKey: 'AKIDX:s/x', region: 'eu-west-2' });
+    expect(two.voices.playht.apiKey).to.equal('u1:k1');
+    expect(() => loadConfig({ ...base, AWS_REGION: 'Mars 1' }, { persistSecret: false })).to.throw(ConfigError, /AWS_REGION/);
   });
 
   it('a flow whose talk names a voice talk cannot speak (a cloud voice, or none at all) is a 400 naming it', async () => {
@@ -118,6 +123,19 @@ describe('ai: voices an AI may name (API)', function () {
     }
     const ok = await auth(api().post('/v1.0/flows')).send({ name: 'f', actions: [{ type: 'talk', option: { text: 'hello', provider: 'provider_b' } }] });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+  });
+
+  it('accepts aws, google, rime and playht; a two-part key (aws `<id>:<secret>`) is masked, its secret never shown', async () => {
+    for (const tts of ['aws', 'google', 'rime', 'playht']) {
+      const r = await create({ tts_type: tts });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body.tts_type).to.equal(tts);
+    }
+    const key = 'AKIDPAIRTEST0000:aws/secret+part/0123456789';
+    const r = await create({ tts_type: 'aws', parameter: { tts_key: key, tts_fallback: 'rime' } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(JSON.stringify(r.body)).to.not.include('aws/secret+part');
+    expect(r.body.parameter.tts_key).to.match(/^AKI\*+6789$/);
   });
 
   it("parameter.tts_fallback must name a voice with an adapter; the AI's own key (parameter.tts_key) is never returned whole", async () => {

@@ -28,6 +28,16 @@ describe('ai: a voice vendor URL the egress policy refuses', function () {
       CARTESIA_API_KEY: 'ca-test-key',
       DEEPGRAM_BASE_URL: 'http://10.255.255.1:8081',
       DEEPGRAM_API_KEY: 'dg-test-key',
+      AWS_BASE_URL: 'http://10.255.255.1:8082',
+      AWS_ACCESS_KEY_ID: 'AKIDEGRESSTEST000000',
+      AWS_SECRET_ACCESS_KEY: 'egress-test-secret',
+      GOOGLE_BASE_URL: 'http://10.255.255.1:8083',
+      GOOGLE_API_KEY: 'gg-test-key',
+      RIME_BASE_URL: 'http://10.255.255.1:8084',
+      RIME_API_KEY: 'rime-test-key',
+      PLAYHT_BASE_URL: 'http://10.255.255.1:8085',
+      PLAYHT_USER_ID: 'playht-user',
+      PLAYHT_API_KEY: 'playht-test-key',
     });
   });
   after(async () => {
@@ -36,8 +46,9 @@ describe('ai: a voice vendor URL the egress policy refuses', function () {
     await llm?.close();
   });
 
-  for (const vendor of ['cartesia', 'deepgram'] as const) {
-    it(`${vendor} (${vendor === 'cartesia' ? 'WebSocket' : 'HTTP'}) on a private address: refused, the flow ends with the reason and an event, nothing speaks`, async () => {
+  // aws: the SDK's own HTTP handler, given an agent pinned to the checked address
+  for (const [i, vendor] of (['cartesia', 'deepgram', 'aws', 'google', 'rime', 'playht'] as const).entries()) {
+    it(`${vendor} (${vendor === 'cartesia' ? 'WebSocket' : vendor === 'aws' ? 'AWS SDK' : 'HTTP'}) on a private address: refused, the flow ends with the reason and an event, nothing speaks`, async () => {
       const db = await testDb();
       const cid = (await repos(db).customers.create({ email: `eg${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'eg' })).id;
       await trunksRepo(db).create(cid, `treg${vendor}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -46,7 +57,7 @@ describe('ai: a voice vendor URL the egress policy refuses', function () {
         customer_id: cid,
         actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 20 } }, { type: 'hangup' }]),
       });
-      const number = vendor === 'cartesia' ? '+899330000001' : '+899330000002';
+      const number = `+89933000000${i + 1}`;
       await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
       const sink = await TimedSink.open();
       const started = Date.now();

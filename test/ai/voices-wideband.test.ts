@@ -11,6 +11,9 @@ import { Speaker, type VoiceChoice } from '../../media-app/voices/speaker';
 import { MARKER_HZ, type StandIn } from '../../testkit/vendors/marker';
 import { startLmnt } from '../../testkit/vendors/lmnt';
 import { startOpenAiSpeech } from '../../testkit/vendors/openai';
+import { AWS_TEST_KEY_ID, AWS_TEST_SECRET, startPolly } from '../../testkit/vendors/aws';
+import { startGoogleTts } from '../../testkit/vendors/google';
+import { startRime } from '../../testkit/vendors/rime';
 import { useMediaServer } from '../../testkit/media-engine/support';
 import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
 
@@ -31,14 +34,23 @@ describe('ai: a voice spoken into a wideband leg', function () {
   let dir: string;
   let lmnt: StandIn;
   let openai: StandIn;
+  let aws: StandIn;
+  let google: StandIn;
+  let rime: StandIn;
   useMediaServer({ ports: 100, workers: 1 }, (f) => ({ ms, dir } = f));
   before(async () => {
     lmnt = await startLmnt({ extraHz: 6000 });
     openai = await startOpenAiSpeech({ extraHz: 6000 });
+    aws = await startPolly({ extraHz: 6000 });
+    google = await startGoogleTts({ extraHz: 6000 });
+    rime = await startRime({ extraHz: 6000 });
   });
   after(async () => {
     await lmnt?.close();
     await openai?.close();
+    await aws?.close();
+    await google?.close();
+    await rime?.close();
   });
 
   const fars: ToneFarEnd[] = [];
@@ -60,7 +72,19 @@ describe('ai: a voice spoken into a wideband leg', function () {
   function speaker(ep: Endpoint, choice: VoiceChoice): Speaker {
     return new Speaker(ep, choice, null, 'en-US', 5000, {
       egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })),
-      vendors: voiceVendorsFromEnv({ LMNT_BASE_URL: lmnt.url, LMNT_API_KEY: 'lmnt-test-key', OPENAI_BASE_URL: `${openai.url}/v1`, OPENAI_API_KEY: 'sk-openai-test' }),
+      vendors: voiceVendorsFromEnv({
+        LMNT_BASE_URL: lmnt.url,
+        LMNT_API_KEY: 'lmnt-test-key',
+        OPENAI_BASE_URL: `${openai.url}/v1`,
+        OPENAI_API_KEY: 'sk-openai-test',
+        AWS_BASE_URL: aws.url,
+        AWS_ACCESS_KEY_ID: AWS_TEST_KEY_ID,
+        AWS_SECRET_ACCESS_KEY: AWS_TEST_SECRET,
+        GOOGLE_BASE_URL: google.url,
+        GOOGLE_API_KEY: 'gg-test-key',
+        RIME_BASE_URL: rime.url,
+        RIME_API_KEY: 'rime-test-key',
+      }),
       cacheDir: dir,
       onFallback: () => undefined,
     });
@@ -69,7 +93,8 @@ describe('ai: a voice spoken into a wideband leg', function () {
   // a sentence of about 2.5 s of tone (the stand-ins' 40 ms a character)
   const TEXT = 'The quick brown fox jumps over the lazy dog, twice.';
 
-  for (const vendor of ['lmnt', 'openai'] as const) {
+  // aws, google and rime are asked for 16 kHz itself on the wideband leg (PCM at 8000 / µ-law on the narrow one)
+  for (const vendor of ['lmnt', 'openai', 'aws', 'google', 'rime'] as const) {
     it(`${vendor}: its PCM reaches a G.722 leg at 16 kHz (the 6 kHz tone), a PCMU leg at 8 kHz without an alias`, async () => {
       const wide = await leg('G722');
       const s = speaker(wide.leg, { type: vendor, voice: '', key: '' });

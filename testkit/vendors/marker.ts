@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** The marker frequency of each vendor's stand-in (Hz); all fall on whole Goertzel bins of a 20 ms frame. */
-export const MARKER_HZ = { elevenlabs: 500, cartesia: 700, deepgram: 900, openai: 1100, azure: 1300, lmnt: 1500 } as const;
+export const MARKER_HZ = { elevenlabs: 500, cartesia: 700, deepgram: 900, openai: 1100, azure: 1300, lmnt: 1500, aws: 1700, google: 1900, rime: 2100, playht: 2300 } as const;
 export type StandInVendor = keyof typeof MARKER_HZ;
 
 export interface StandInOptions {
@@ -80,14 +80,22 @@ export function failureFor(o: StandInOptions, served: number): number {
   return 0;
 }
 
+/** How a vendor refuses a request in its own words (status, body, headers); `false` from auth: 401 {"detail":...}. */
+export interface Refusal {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
 /**
- * An HTTP stand-in: `auth(req)` says whether the key is right; `audio(body)` is the answer, sent in
- * 20 ms chunks after firstByteMs (as a vendor streams while it synthesises).
+ * An HTTP stand-in: `auth(req, raw)` says whether the key is right (or how the vendor refuses it);
+ * `audio(body)` is the answer, sent in 20 ms chunks after firstByteMs (as a vendor streams while it
+ * synthesises).
  */
 export async function httpStandIn(
   options: StandInOptions,
   route: (method: string, path: string) => boolean,
-  auth: (req: http.IncomingMessage) => boolean,
+  auth: (req: http.IncomingMessage, raw: Buffer) => boolean | Refusal,
   audio: (body: unknown, query: URLSearchParams, req: http.IncomingMessage) => { contentType: string; bytes: Buffer; chunk: number } | string,
 ): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
@@ -97,7 +105,8 @@ export async function httpStandIn(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
+      const bytes = Buffer.concat(chunks);
+      const raw = bytes.toString('utf8');
       let body: unknown = raw; // not JSON (SSML): the text as it came
       try {
         body = JSON.parse(raw);
@@ -107,7 +116,9 @@ export async function httpStandIn(
       requests.push({ url: req.url ?? '', headers: req.headers, body });
       const u = new URL(req.url ?? '/', 'http://x');
       if (!route(req.method ?? '', u.pathname)) return void res.writeHead(404).end();
-      if (!auth(req)) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"detail":"invalid api key"}');
+      const ok = auth(req, bytes);
+      if (ok === false) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"detail":"invalid api key"}');
+      if (ok !== true) return void res.writeHead(ok.status, { 'content-type': 'application/json', ...ok.headers }).end(ok.body);
       const fail = failureFor(options, ++served);
       if (fail) return void res.writeHead(fail, { 'content-type': 'application/json' }).end('{"error":"stand-in failure"}');
       const a = audio(body, u.searchParams, req);

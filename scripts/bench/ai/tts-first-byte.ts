@@ -27,6 +27,10 @@ import { startDeepgramSpeak } from '../../../testkit/vendors/deepgram';
 import { startOpenAiSpeech } from '../../../testkit/vendors/openai';
 import { startAzureSpeech } from '../../../testkit/vendors/azure';
 import { startLmnt } from '../../../testkit/vendors/lmnt';
+import { AWS_TEST_KEY_ID, AWS_TEST_SECRET, startPolly } from '../../../testkit/vendors/aws';
+import { startGoogleTts } from '../../../testkit/vendors/google';
+import { startRime } from '../../../testkit/vendors/rime';
+import { startPlayHt } from '../../../testkit/vendors/playht';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,6 +46,15 @@ const STARTERS: Record<StandInVendor, (o: { firstByteMs: number }) => Promise<St
   openai: startOpenAiSpeech,
   azure: startAzureSpeech,
   lmnt: startLmnt,
+  aws: startPolly,
+  google: startGoogleTts,
+  rime: startRime,
+  playht: startPlayHt,
+};
+/** Vendors whose key is two variables: the platform's settings besides <PREFIX>_BASE_URL. */
+const KEYS: Partial<Record<StandInVendor, Record<string, string>>> = {
+  aws: { AWS_ACCESS_KEY_ID: AWS_TEST_KEY_ID, AWS_SECRET_ACCESS_KEY: AWS_TEST_SECRET, AWS_REGION: 'us-east-1' },
+  playht: { PLAYHT_USER_ID: 'playht-user', PLAYHT_API_KEY: 'playht-test-key' },
 };
 const ENV: Record<StandInVendor, [string, string, string]> = {
   elevenlabs: ['ELEVENLABS', 'el-test-key', ''],
@@ -50,6 +63,10 @@ const ENV: Record<StandInVendor, [string, string, string]> = {
   openai: ['OPENAI', 'sk-openai-test', '/v1'],
   azure: ['AZURE', 'az-test-key', ''],
   lmnt: ['LMNT', 'lmnt-test-key', ''],
+  aws: ['AWS', '', ''],
+  google: ['GOOGLE', 'gg-test-key', ''],
+  rime: ['RIME', 'rime-test-key', ''],
+  playht: ['PLAYHT', '', ''],
 };
 
 const pct = (xs: number[], p: number) => {
@@ -64,7 +81,8 @@ async function main() {
     respond: (req) => (req.messages.some((m) => m.role === 'user') ? { text: '' } : { text: 'Hello, how can I help?', tool_calls: [{ name: 'stop_service', arguments: {} }] }),
   });
   const [prefix, key, suffix] = ENV[VENDOR];
-  const p = await startPlatform({ LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', [`${prefix}_BASE_URL`]: vendor.url + suffix, [`${prefix}_API_KEY`]: key });
+  const keys = KEYS[VENDOR] ?? { [`${prefix}_API_KEY`]: key };
+  const p = await startPlatform({ LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', [`${prefix}_BASE_URL`]: vendor.url + suffix, ...keys });
   const db = await testDb();
   const share: number[] = [];
   const total: number[] = [];
