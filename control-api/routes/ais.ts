@@ -13,7 +13,7 @@ import { API_TOOL_NAMES } from '../../core/ai/tools';
 import { listOfShape, publish, shape } from '../../core/ai/api';
 import type { AppContext } from '../context';
 import { assertEgressUrl } from '../egress-field';
-import { checkTurnParameter } from '../../core/ai/turns';
+import { checkTurnParameter, VAD_ENGINES } from '../../core/ai/turns';
 import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter, sttFallbackOf } from '../../core/speech/voices';
 import { checkLlmParameter } from '../../core/llm/fallback';
 import { checkGreetingParameter } from '../../core/speech/s2s-vendors';
@@ -60,6 +60,7 @@ const vad = z.object({
   start_secs: z.number().min(0).max(30).optional(),
   stop_secs: z.number().min(0).max(30).optional(),
   min_volume: z.number().min(0).max(1).optional(),
+  engine: z.enum(VAD_ENGINES).optional().describe("the VAD that finds the caller's turns: silero (default) or webrtc (our extension)"),
 });
 
 const fields = {

@@ -15,11 +15,21 @@ export interface TurnSettings {
   interruptibleGreeting: boolean;
 }
 
+/** Which VAD finds the caller's turns (`vad_config.engine`): Silero VAD v5 (default) or WebRTC's (fvad). */
+export type VadEngine = 'silero' | 'webrtc';
+export const VAD_ENGINES: readonly VadEngine[] = ['silero', 'webrtc'];
+
+/** The AI's `vad_config.engine`, else Silero (it ignores hum and rumble that fvad takes for speech: docs/ai.md "Turn-taking"). */
+export function vadEngine(ai: { vad_config: Record<string, unknown> }): VadEngine {
+  const e = ai.vad_config?.engine;
+  return e === 'webrtc' ? 'webrtc' : 'silero';
+}
+
 export const TURN_DEFAULTS: TurnSettings = { minDelayMs: 500, maxDelayMs: 2000, interruptibleGreeting: true };
 const DELAY_RANGE = { min: 100, max: 10_000 };
 
 /** The per-AI turn settings: `parameter.min_endpointing_delay_ms` (else `vad_config.stop_secs`), `max_…`, `interruptible_greeting`. */
-export function turnSettings(ai: { parameter: Record<string, unknown>; vad_config: Record<string, number> }): TurnSettings {
+export function turnSettings(ai: { parameter: Record<string, unknown>; vad_config: Record<string, unknown> }): TurnSettings {
   const p = ai.parameter ?? {};
   const stop = ai.vad_config?.stop_secs;
   const min = typeof p.min_endpointing_delay_ms === 'number' ? p.min_endpointing_delay_ms : typeof stop === 'number' && stop > 0 ? Math.round(stop * 1000) : TURN_DEFAULTS.minDelayMs;

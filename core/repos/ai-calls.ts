@@ -43,7 +43,7 @@ export interface AicallRow {
   ai_tts_type: string;
   ai_tts_voice_id: string;
   ai_stt_type: string;
-  ai_vad_config: Record<string, number>;
+  ai_vad_config: Record<string, number | string>;
   ai_smart_turn_enabled: boolean;
   parameter: Record<string, unknown>;
   activeflow_id: string | null;

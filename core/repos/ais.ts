@@ -32,7 +32,7 @@ export interface AiRow {
   tts_voice_id: string;
   stt_type: string;
   stt_language: string;
-  vad_config: Record<string, number>;
+  vad_config: Record<string, number | string>;
   smart_turn_enabled: boolean;
   auto_aicall_audit_enabled: boolean;
   tool_names: string[];

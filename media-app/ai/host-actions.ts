@@ -5,6 +5,7 @@ import { SYSTEM_PREFIX } from '../../core/flow/variables';
 import type { ActionContext } from '../flow/actions/base';
 import { checkSttType, checkTtsType, isVendorTts, sttFallbackOf } from '../../core/speech/voices';
 import type { VoiceChoice } from '../voices';
+import { vadEngine } from '../../core/ai/turns';
 
 export function flowActions(ctx: ActionContext): AiActions {
   return {
@@ -42,7 +43,7 @@ function fallbackOf(v: unknown): VoiceChoice | null {
  * Voice settings of an AI: STT/TTS names as stored (a name with no adapter is an error of the
  * session, never another voice), the cloud voice and its fallback, the VAD's start time (end-of-turn waits: core/ai/turns.ts).
  */
-export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_type: string; tts_voice_id: string; vad_config: Record<string, number>; parameter: Record<string, unknown> }) {
+export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_type: string; tts_voice_id: string; vad_config: Record<string, number | string>; parameter: Record<string, unknown> }) {
   const phrases = Array.isArray(ai.parameter?.stt_phrases) ? (ai.parameter.stt_phrases as unknown[]).map(String) : undefined;
   const p = ai.parameter ?? {};
   // stored before the API refused it, or written around the API: said plainly, not replaced
@@ -66,5 +67,6 @@ export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_
       : null,
     phrases,
     startSecs: typeof ai.vad_config?.start_secs === 'number' ? ai.vad_config.start_secs : undefined,
+    vadEngine: vadEngine(ai),
   };
 }

@@ -1,7 +1,9 @@
 /**
- * The voice loop of ai_talk on one call: the endpoint's VAD tap (run in the media worker, which
- * reports only where the caller's turns start and stop) drives turn detection and barge-in, and the
- * caller's audio (an 'in' fork of the endpoint) goes to a streaming recogniser for the words;
+ * The voice loop of ai_talk on one call: a VAD (Silero in media-app's VAD thread, or the endpoint's
+ * fvad tap in the media worker; each reports only where the caller's turns start and stop) drives
+ * turn detection and barge-in, and the caller's audio (an 'in' fork of the endpoint) goes to a
+ * streaming recogniser for the words. Both hear the caller through the echo guard (echo-guard.ts),
+ * which compares it with what the call sent (an 'out' fork) and silences the agent's own echo;
  * at the end of each caller turn the recognised text goes to the AI session, whose streamed answer
  * is spoken sentence by sentence (endpoint.say) as the LLM produces it.
  *
@@ -23,6 +25,9 @@ import { TurnLatency, type LatencyJson, type TurnTimes } from './turn-latency';
 import { activeContext, startSpan, type Span } from '../../core/tracing';
 import type { Speaker } from '../voices';
 import type { AiRow } from '../../core/repos/ais';
+import type { VadEngine } from '../../core/ai/turns';
+import { EchoGuard } from './echo-guard';
+import { SileroVad } from './vad/silero';
 
 export interface VoiceOptions {
   language: string;
@@ -40,6 +45,8 @@ export interface VoiceOptions {
   voiceFor?: (ai: AiRow) => AgentVoice;
   /** seconds of speech that start a caller turn (default 0.2) */
   startSecs?: number;
+  /** which VAD finds the caller's turns: Silero in media-app's VAD thread (default) or fvad in the media worker */
+  vadEngine?: VadEngine;
   /** end-of-turn waits and whether the greeting can be cut (core/ai/turns.ts; default TURN_DEFAULTS) */
   turns?: TurnSettings;
   /** maximum session length, ms (0: none) */
@@ -86,6 +93,10 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private readonly traceParent = activeContext();
   private state: State = 'listening';
   private fork: AudioFork | null = null;
+  /** what the call sends (the agent's audio): the echo guard's reference */
+  private outFork: AudioFork | null = null;
+  private guard: EchoGuard | null = null;
+  private vad: SileroVad | null = null;
   private stt: Recogniser | null = null;
   private readonly early: Int16Array[] = [];
   /** the VAD hears the caller now */
@@ -132,9 +143,15 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   async start(signal: AbortSignal): Promise<this> {
     // an unknown recogniser is an error of the session, never replaced by another one
     const stt = new Recogniser(this.o.sttProvider, this.o.sttFallback, { language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined });
-    this.ep.on('speech', this.onSpeech);
+    const startMs = (this.o.startSecs ?? 0.2) * 1000;
+    const webrtc = this.o.vadEngine === 'webrtc';
     // the VAD reports the end of speech after the shortest wait; the words decide whether to wait longer
-    await this.ep.vadStart({ mode: 2, startMs: (this.o.startSecs ?? 0.2) * 1000, stopMs: this.turns.minDelayMs });
+    if (webrtc) {
+      this.ep.on('speech', this.onSpeech);
+      await this.ep.vadStart({ mode: 2, startMs, stopMs: this.turns.minDelayMs });
+    }
+    // the agent's audio as the caller hears it, then the caller's: the echo guard compares them
+    this.outFork = await this.ep.forkAudioStart({ mix: 'out', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFarFrame(f) });
     // the caller's audio at the leg's rate (16 kHz on a G.722 or Opus leg); the recogniser is told it
     this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFrame(f) });
     stt.rate = this.fork.rate === 16000 ? 16000 : 8000;
@@ -145,12 +162,19 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       this.finish({ kind: 'error', message: e.message });
     });
     try {
+      if (!webrtc) {
+        this.vad = await SileroVad.open({ rate: this.fork.rate === 16000 ? 16000 : 8000, startMs, stopMs: this.turns.minDelayMs });
+        this.vad.on('speech', this.onSpeech);
+        this.vad.on('error', (e) => this.finish({ kind: 'error', message: `VAD: ${e.message}` }));
+      }
       stt.start();
     } catch (e) {
       // a recogniser that cannot start (no key, bad language): nothing of the session stays open
       this.ep.off('speech', this.onSpeech);
+      this.vad?.close();
       void this.fork.stop().catch(() => undefined);
-      if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
+      void this.outFork.stop().catch(() => undefined);
+      if (webrtc && !this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
       this.emit('stt_error', e as Error, stt.name);
       throw e;
     }
@@ -171,11 +195,27 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     return this;
   }
 
+  /** A frame the call sent (the agent's voice, or silence). */
+  private onFarFrame(frame: Int16Array): void {
+    if (this.finished) return;
+    this.echoGuard(frame).far20(frame);
+  }
+
+  /** A frame of the caller: the echo guard passes it on (the agent's own echo as silence) to the VAD and the recogniser. */
   private onFrame(frame: Int16Array): void {
     if (this.finished) return;
-    // before the recogniser is made (the fork's first frames could come first): held, then written
-    if (this.stt) this.stt.write(frame);
-    else this.early.push(frame);
+    for (const f of this.echoGuard(frame).near20(frame)) {
+      this.vad?.write(f);
+      // before the recogniser is made (the fork's first frames could come first): held, then written
+      if (this.stt) this.stt.write(f);
+      else this.early.push(f);
+    }
+  }
+
+  /** Both forks run at the leg's rate: the first frame tells it (20 ms). */
+  private echoGuard(frame: Int16Array): EchoGuard {
+    this.guard ??= new EchoGuard(frame.length * 50);
+    return this.guard;
   }
 
   private get agentSpeaking(): boolean {
@@ -431,8 +471,10 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       for (const sp of this.speakers) void sp.stop();
     }
     this.ep.off('speech', this.onSpeech);
-    if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
+    if (this.vad) this.vad.close();
+    else if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
     void this.fork?.stop().catch(() => undefined);
+    void this.outFork?.stop().catch(() => undefined);
     this.stt?.abort();
     this.resolveEnd(e);
   }

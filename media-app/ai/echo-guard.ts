@@ -1,0 +1,249 @@
+/**
+ * The echo guard of the voice loop (docs/ai.md "Turn-taking"): on a speakerphone the agent's own
+ * voice comes back in the caller's audio, 50-300 ms late and attenuated, and would be heard as the
+ * caller talking over the agent. The guard compares the caller's audio ("near") with what the call
+ * sent ("far", an 'out' fork) by correlation: the 10 ms amplitude envelopes of both are correlated
+ * over lags 0-600 ms; a lag that explains the near envelope well (Pearson over the blocks where the caller's side is loud, ≥ 0.8
+ * over 1 s, ≥ 0.85 over a short run when nothing is known yet, at the same lag ±20 ms in two estimates in a row,
+ * with echo in at least 70 % of the blocks where the agent is loud, and attenuated: gain ≤ 1) gives the echo path (delay and gain, the gain being the
+ * median near/far ratio, moving by at most 5 % per estimate so a caller over the echo does not inflate it). Each near 20 ms frame is then echo (passed on as silence, so neither the
+ * VAD nor the recogniser hears it) when it is no louder than the predicted echo plus a margin of 8 dB,
+ * and the caller (passed on whole) otherwise, with 240 ms of hangover so the caller's words are not
+ * chopped. While the agent speaks and no path is known yet, loud near frames are held (at most
+ * 400 ms) until the path is found (echo) or not (the caller: released in order). When the agent
+ * has been silent for longer than the longest lag, everything passes at once.
+ *
+ * Frames are aligned by arrival: the far block a near block is compared with is counted from how
+ * many far blocks had arrived when the near frame did (both forks deliver one frame per 20 ms tick).
+ */
+
+const BLOCK_MS = 10;
+const MAX_LAG = 60; // blocks: 600 ms
+const WINDOW = 100; // blocks of the steady estimate: 1 s
+const SHORT = 24; // blocks of the first estimate: 240 ms
+const HOLD_MAX = 20; // frames held at most while undecided: 400 ms
+const HANGOVER = 12; // frames the caller keeps the line after its last loud frame: 240 ms
+const MARGIN = 2.5; // near amplitude over the predicted echo that is the caller (8 dB)
+const NEAR_FLOOR = 150; // mean |sample| under which a frame is quiet (nothing to decide)
+const FAR_FLOOR = 150;
+const HISTORY = 400; // blocks kept
+const MAX_GAIN = 1; // an echo path louder than what was sent (0 dB) is not one
+
+export interface EchoPath {
+  lagMs: number;
+  gain: number;
+  rho: number;
+}
+
+export interface EchoGuardStats {
+  /** frames passed on as silence because they were the agent's echo */
+  echoFrames: number;
+  /** loud frames passed on as the caller's while the agent spoke */
+  callerFrames: number;
+}
+
+export class EchoGuard {
+  private readonly blockLen: number;
+  private readonly far = new Float32Array(HISTORY);
+  private farCount = 0;
+  private readonly near = new Float32Array(HISTORY);
+  /** for each near block: the far block count when it arrived */
+  private readonly nearRef = new Int32Array(HISTORY);
+  private nearCount = 0;
+  private lastFarLoud = -1_000_000;
+  private path: EchoPath | null = null;
+  private lagBlocks = 0;
+  /** the lag of the last estimate that correlated well: a path is adopted only when the next one agrees */
+  private candidate: number | null = null;
+  private held: Int16Array[] = [];
+  private callerHang = 0;
+  private readonly silence: Int16Array;
+  readonly stats: EchoGuardStats = { echoFrames: 0, callerFrames: 0 };
+
+  /** `rate`: both forks' sample rate (8000 or 16000). */
+  constructor(rate: number) {
+    this.blockLen = (rate * BLOCK_MS) / 1000;
+    this.silence = new Int16Array((rate * 20) / 1000);
+  }
+
+  /** The echo path found (null: none yet). */
+  get echoPath(): EchoPath | null {
+    return this.path;
+  }
+
+  /** A frame of what the call sent (the agent's audio). */
+  far20(frame: Int16Array): void {
+    for (let i = 0; i + this.blockLen <= frame.length; i += this.blockLen) {
+      const a = meanAbs(frame, i, this.blockLen);
+      this.far[this.farCount % HISTORY] = a;
+      if (a > FAR_FLOOR) this.lastFarLoud = this.farCount;
+      this.farCount++;
+    }
+  }
+
+  /** A frame of the caller's audio; returns the frames to pass on now (echo as silence), in order. */
+  near20(frame: Int16Array): Int16Array[] {
+    let loud = false;
+    for (let i = 0; i + this.blockLen <= frame.length; i += this.blockLen) {
+      const a = meanAbs(frame, i, this.blockLen);
+      if (a > NEAR_FLOOR) loud = true;
+      this.near[this.nearCount % HISTORY] = a;
+      this.nearRef[this.nearCount % HISTORY] = this.farCount;
+      this.nearCount++;
+    }
+    if (this.nearCount % 10 < 2) this.update(WINDOW, 0.8);
+    // the agent has been silent for longer than any echo takes: nothing of it can come back
+    if (this.farCount - this.lastFarLoud > MAX_LAG + 4) return this.release(frame);
+    if (this.callerHang > 0 && !this.path) return this.release(frame);
+    if (!this.path) {
+      if (!loud && !this.held.length) return [frame];
+      this.held.push(frame.slice());
+      if (this.update(Math.min(SHORT + this.held.length * 2, WINDOW), 0.85)) return this.classifyHeld();
+      if (this.held.length < HOLD_MAX) return [];
+      // no echo path in 300 ms of loud audio: the caller
+      this.callerHang = HANGOVER;
+      this.stats.callerFrames += this.held.length;
+      return this.held.splice(0);
+    }
+    if (this.held.length) {
+      // the path was found by the steady estimate while frames were held: they go first, classified
+      this.held.push(frame.slice());
+      return this.classifyHeld();
+    }
+    return [this.classify(frame, this.nearCount - frame.length / this.blockLen)];
+  }
+
+  private release(frame: Int16Array): Int16Array[] {
+    if (this.callerHang > 0) this.callerHang--;
+    return [...this.held.splice(0), frame];
+  }
+
+  private classifyHeld(): Int16Array[] {
+    const frames = this.held.splice(0);
+    const perFrame = frames[0]!.length / this.blockLen;
+    let first = this.nearCount - frames.length * perFrame;
+    return frames.map((f) => {
+      const out = this.classify(f, first);
+      first += perFrame;
+      return out;
+    });
+  }
+
+  /** Echo (→ silence) or the caller (→ the frame) for the frame whose first block is near block `k0`. */
+  private classify(frame: Int16Array, k0: number): Int16Array {
+    const perFrame = frame.length / this.blockLen;
+    let caller = false;
+    let loud = false;
+    for (let k = k0; k < k0 + perFrame; k++) {
+      const x = this.near[k % HISTORY]!;
+      if (x <= NEAR_FLOOR) continue;
+      loud = true;
+      if (x > MARGIN * this.predicted(k) + NEAR_FLOOR) caller = true;
+    }
+    if (caller) this.callerHang = HANGOVER;
+    else if (this.callerHang > 0) this.callerHang--;
+    if (caller || this.callerHang > 0) {
+      if (loud) this.stats.callerFrames++;
+      return frame;
+    }
+    if (!loud) return frame;
+    this.stats.echoFrames++;
+    return this.silence;
+  }
+
+  /** The echo expected in near block k: the path's gain times the loudest far block around its lag (reverberation smears it). */
+  private predicted(k: number): number {
+    const ref = this.nearRef[k % HISTORY]! - this.lagBlocks;
+    let m = 0;
+    for (let j = ref - 3; j <= ref + 2; j++) if (j >= 0 && j < this.farCount && this.farCount - j < HISTORY) m = Math.max(m, this.far[j % HISTORY]!);
+    return this.path!.gain * m;
+  }
+
+  /** Looks for the echo path over the last `w` near blocks; true when one with Pearson ≥ `min` was found (and adopted). */
+  private update(want: number, min: number): boolean {
+    // at the start of the call: what there is (the call was silent before)
+    const w = Math.min(want, this.nearCount);
+    if (w < SHORT) return false;
+    let best = { rho: -1, d: 0 };
+    const xs = new Float64Array(w);
+    const ys = new Float64Array(w);
+    for (let i = 0; i < w; i++) xs[i] = this.near[(this.nearCount - w + i) % HISTORY]!;
+    if (sum(xs) / w < NEAR_FLOOR / 4) return false;
+    // compared where the caller's side is loud: silence before an onset would make any onset look alike
+    const loud: number[] = [];
+    for (let i = 0; i < w; i++) if (xs[i]! > NEAR_FLOOR / 2) loud.push(i);
+    if (loud.length < 25) return false;
+    const lx = Float64Array.from(loud, (i) => xs[i]!);
+    const ly = new Float64Array(loud.length);
+    for (let d = 0; d <= MAX_LAG; d++) {
+      let ok = true;
+      for (let i = 0; i < w && ok; i++) {
+        const j = this.nearRef[(this.nearCount - w + i) % HISTORY]! - d - 1;
+        // before the first far block: the call was silent
+        if (this.farCount - j >= HISTORY) ok = false;
+        else ys[i] = j < 0 ? 0 : this.far[j % HISTORY]!;
+      }
+      if (!ok || sum(ys) / w < FAR_FLOOR / 4) continue;
+      loud.forEach((i, k) => (ly[k] = ys[i]!));
+      const rho = pearson(lx, ly);
+      if (rho > best.rho) best = { rho, d };
+    }
+    if (best.rho < min) {
+      this.candidate = null;
+      return false;
+    }
+    // a known path moves to another lag only on strong evidence
+    if (this.path && Math.abs(best.d + 1 - this.lagBlocks) > 2 && best.rho < 0.9) return false;
+    // a chance likeness of the caller's speech to the agent's varies from one estimate to the next; an echo's lag does not
+    const agrees = this.candidate !== null && Math.abs(best.d - this.candidate) <= 2;
+    this.candidate = best.d;
+    if (!agrees) return false;
+    const ratios: number[] = [];
+    for (let i = 0; i < w; i++) {
+      const j = this.nearRef[(this.nearCount - w + i) % HISTORY]! - best.d - 1;
+      const y = j < 0 ? 0 : this.far[j % HISTORY]!;
+      if (y > FAR_FLOOR * 2) ratios.push(xs[i]! / y);
+    }
+    if (ratios.length < 5) return false;
+    // an echo is there whenever the agent is loud; a caller's speech that happens to look alike is not
+    if (ratios.filter((r) => r > 0.02).length < 0.7 * ratios.length) return false;
+    ratios.sort((a, b) => a - b);
+    let gain = ratios[ratios.length >> 1]!;
+    // an echo comes back attenuated: "echo" louder than what was sent is the caller's own speech
+    if (gain > MAX_GAIN) return false;
+    // the caller talking over the echo makes it look louder, a pause quieter: the gain moves slowly (5 % per 100 ms)
+    if (this.path) gain = Math.max(this.path.gain * 0.95, Math.min(gain, this.path.gain * 1.05));
+    this.lagBlocks = best.d + 1;
+    this.path = { lagMs: this.lagBlocks * BLOCK_MS, gain, rho: best.rho };
+    return true;
+  }
+}
+
+function meanAbs(x: Int16Array, from: number, n: number): number {
+  let s = 0;
+  for (let i = from; i < from + n; i++) s += Math.abs(x[i]!);
+  return s / n;
+}
+
+function sum(x: Float64Array): number {
+  let s = 0;
+  for (const v of x) s += v;
+  return s;
+}
+
+function pearson(x: Float64Array, y: Float64Array): number {
+  const n = x.length;
+  const mx = sum(x) / n;
+  const my = sum(y) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    const a = x[i]! - mx;
+    const b = y[i]! - my;
+    sxy += a * b;
+    sxx += a * a;
+    syy += b * b;
+  }
+  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0;
+}

