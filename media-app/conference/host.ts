@@ -24,6 +24,7 @@ import { LEG_SECRET_NAME } from '../xnode/token';
 import { acceptLeg } from './accept-leg';
 import { Room, type LeaveReason } from './room';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
+import { mohFile } from '../call/moh-source';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -49,6 +50,7 @@ export interface JoinRequest {
 export interface EnterRequest extends JoinRequest {
   endOnExit?: boolean;
   label?: string;
+  startOnEnter?: boolean;
 }
 
 /** The room has max_participants in it already (Twilio's 16020): the join is refused, the flow goes on. */
@@ -74,7 +76,17 @@ export interface ConferenceService {
   mixOf(conferenceId: string): Conference | undefined;
   /** An INVITE claiming to be a bridge leg from another node (accept-leg.ts): refused unless signed. */
   acceptLeg(req: SrfRequest, res: SrfResponse): Promise<void>;
+  /**
+   * Resolves once the room has started (a participant entered the mix) or is ending, whichever node
+   * hosts it (its row is read); rejects when `signal` aborts.
+   */
+  waitStarted(conferenceId: string, signal: AbortSignal): Promise<void>;
+  /** The node's music on hold, looped to the call until `signal` aborts (a waiting participant's default). */
+  holdMusic(callId: string, signal: AbortSignal): Promise<void>;
 }
+
+/** How often a waiting participant reads its room's row (it may be hosted on another node). */
+const WAIT_POLL_MS = 200;
 
 export class ConferenceHost implements ConferenceService {
   private readonly rooms = new Map<string, Room>();
@@ -223,6 +235,7 @@ export class ConferenceHost implements ConferenceService {
       activeflow_id: req.activeflowId,
       end_on_exit: req.endOnExit ?? false,
       label: req.label ?? '',
+      start_on_enter: req.startOnEnter ?? true,
     });
     await publishConferencecall(this.deps.events, cc).catch(() => undefined);
     return cc;
@@ -292,6 +305,42 @@ export class ConferenceHost implements ConferenceService {
     }
     if (reason === 'host_lost') await out();
     return reason;
+  }
+
+  async waitStarted(conferenceId: string, signal: AbortSignal): Promise<void> {
+    const repo = conferencesRepo(this.deps.db);
+    for (;;) {
+      signal.throwIfAborted();
+      const row = await repo.get(conferenceId);
+      if (!row || row.tm_start || row.status === 'terminating' || row.status === 'terminated') return;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, WAIT_POLL_MS);
+        function done() {
+          clearTimeout(t);
+          signal.removeEventListener('abort', done);
+          resolve();
+        }
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  async holdMusic(callId: string, signal: AbortSignal): Promise<void> {
+    const call = this.factory.get(callId);
+    const file = await mohFile(this.deps.config.dataDir);
+    while (call && !call.isEnded && !signal.aborted) {
+      const ep = call.endpoint;
+      if (!ep) return;
+      const stop = () => void ep.stopPlayback().catch(() => undefined);
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        const r = await ep.play(file);
+        // stopped by something else: do not spin
+        if (r.interrupted && !signal.aborted) await new Promise((res) => setTimeout(res, 200));
+      } finally {
+        signal.removeEventListener('abort', stop);
+      }
+    }
   }
 
   /** The host's side of a bridge leg (accept-leg.ts). */

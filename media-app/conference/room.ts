@@ -166,6 +166,8 @@ export class Room extends EventEmitter<RoomEvents> {
       // kicked (leaving) while entering: out again at once
       else m.leave('kicked');
       await this.published(await this.conferences.addCall(this.id, cc.id));
+      // the first participant in the mix starts the room: those waiting (start_on_enter false) come in
+      if (!this.row.tm_start) this.row = (await this.conferences.markStarted(this.id)) ?? this.row;
       if (signal.aborted) m.leave('hangup');
       const reason = await left;
       await this.depart(m);

@@ -13,6 +13,21 @@ export const CONFERENCE_NAME_MAX = 128;
 export const QUEUE_NAME_MAX = 64;
 
 /**
+ * How a participant enters (our extension, for TwiML <Conference startConferenceOnEnter waitUrl>):
+ * `start_on_enter: false` waits out of the mix until a participant without it has entered; meanwhile
+ * `wait_url` (absent: the node's music on hold; '': silence; else a TwiML document of Play, Say,
+ * Pause and Redirect, or an audio file, fetched with `wait_method` and played in a loop).
+ */
+const conferenceWait = {
+  start_on_enter: z.boolean().optional(),
+  wait_url: z
+    .string()
+    .regex(/^(https?:\/\/.+)?$/, "must be an http or https URL or ''")
+    .optional(),
+  wait_method: z.enum(['GET', 'POST']).optional(),
+};
+
+/**
  * A conference by id, or by `name` (our extension, for TwiML <Dial><Conference>name): the customer's
  * live conference of that name, made on the first join (it then ends when its last participant
  * leaves; `max_participants` applies to the room so made). `muted`, `end_on_exit` and `label` are how
@@ -26,9 +41,11 @@ export const conference_join = z
     muted: z.boolean().optional(),
     end_on_exit: z.boolean().optional(),
     label: z.string().max(128, 'at most 128 characters').optional(),
+    ...conferenceWait,
   })
   .refine((o) => (o.conference_id === undefined) !== (o.name === undefined), 'must have exactly one of conference_id and name');
-export const confbridge_join = z.object({ confbridge_id: uuid });
+/** confbridge_join with `start_on_enter: false` waits, hearing its wait audio, until the room has started. */
+export const confbridge_join = z.object({ confbridge_id: uuid, ...conferenceWait });
 /** A queue by id, or by `name` (our extension, for TwiML <Enqueue>name): the customer's queue of that name, made on first use. */
 export const queue_join = z
   .object({

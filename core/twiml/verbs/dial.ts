@@ -40,11 +40,15 @@ function roomOf(noun: TwimlElement, prefix: 'CF' | 'QU', maxName: number): { id:
 /**
  * <Conference>: by id or by name (the account's live room of that name, made on the first join and
  * ended when its last participant leaves). muted, endConferenceOnExit, maxParticipants (used when
- * this join makes the room), participantLabel; beep and startConferenceOnEnter="true" accepted.
+ * this join makes the room), participantLabel; startConferenceOnEnter="false" waits for the room to
+ * start hearing waitUrl (waitMethod; absent: music on hold, "": silence); waitUrl and waitMethod
+ * matter only then (Twilio plays the wait music only before the room starts). beep accepted.
  */
 function compileConference(p: Program, room: TwimlElement): void {
-  const c = new Attrs(room, ['startConferenceOnEnter', 'endConferenceOnExit', 'muted', 'beep', 'maxParticipants', 'participantLabel']);
-  if (c.bool('startConferenceOnEnter') === false) throw schemaError('<Conference> startConferenceOnEnter="false" is not supported here');
+  const c = new Attrs(room, ['startConferenceOnEnter', 'endConferenceOnExit', 'muted', 'beep', 'maxParticipants', 'participantLabel', 'waitUrl', 'waitMethod']);
+  const waits = c.bool('startConferenceOnEnter') === false;
+  const waitUrl = c.str('waitUrl');
+  const waitMethod = c.method('waitMethod');
   c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
   const max = c.int('maxParticipants', 2, 250);
   const label = c.str('participantLabel');
@@ -57,6 +61,8 @@ function compileConference(p: Program, room: TwimlElement): void {
     ...(c.bool('muted') ? { muted: true } : {}),
     ...(c.bool('endConferenceOnExit') ? { end_on_exit: true } : {}),
     ...(label !== undefined ? { label } : {}),
+    // waitUrl="" is silence; a URL resolves against the document's (Twilio's default POST)
+    ...(waits ? { start_on_enter: false, ...(waitUrl !== undefined ? { wait_url: waitUrl === '' ? '' : p.url('Conference', 'waitUrl', waitUrl) } : {}), wait_method: waitMethod ?? 'POST' } : {}),
   });
 }
 
