@@ -185,10 +185,11 @@ export function conferencesRepo(db: Db) {
     setNode(id: string, nodeId: string): Promise<ConferenceRow | null> {
       return update(id, { node_id: nodeId }, { status: 'progressing' });
     },
-    /** Stamps tm_start once (the room has started); the row, whether or not this call stamped it. */
-    async markStarted(id: string): Promise<ConferenceRow | null> {
+    /** Stamps tm_start once (the room has started); the row, and whether this call stamped it. */
+    async markStarted(id: string): Promise<{ conference: ConferenceRow | null; stamped: boolean }> {
       const [row] = await table().where({ id }).whereNull('tm_start').update({ tm_start: clock.now() }).returning('*');
-      return (row as ConferenceRow | undefined) ?? (await this.get(id));
+      if (row) return { conference: row as ConferenceRow, stamped: true };
+      return { conference: await this.get(id), stamped: false };
     },
     /** Sets the room's statusCallback unless one is set already (the first participant's wins, as on Twilio). */
     async claimStatusCallback(id: string, cb: ConferenceStatusCallback): Promise<void> {

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { nodeAliveKey } from '../../core/commands/contracts';
 import { conferenceNodeKey } from '../../core/conferences/commands';
 import { publishConference, publishConferencecall } from '../../core/conferences/events';
-import { conferencesRepo } from '../../core/repos/conferences';
+import { conferencesRepo, type ConferenceStatusCallback } from '../../core/repos/conferences';
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import type { Conference } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
@@ -25,6 +25,8 @@ import { acceptLeg } from './accept-leg';
 import { Room, type LeaveReason } from './room';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { mohFile } from '../call/moh-source';
+import { PolicyHttp } from '../flow/http';
+import { ConferenceCallbacks } from '../twiml/conference-callbacks';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -51,6 +53,8 @@ export interface EnterRequest extends JoinRequest {
   endOnExit?: boolean;
   label?: string;
   startOnEnter?: boolean;
+  /** The room's status callbacks, unless an earlier participant set them. */
+  statusCallback?: ConferenceStatusCallback;
 }
 
 /** The room has max_participants in it already (Twilio's 16020): the join is refused, the flow goes on. */
@@ -158,6 +162,10 @@ export class ConferenceHost implements ConferenceService {
       await this.release(conferenceId);
       throw new ConferenceError(`conference ${conferenceId} is ${t.conference?.status ?? 'gone'}`);
     }
+    const callbacks = new ConferenceCallbacks(
+      { db: this.deps.db, http: new PolicyHttp(this.deps.egress, this.logger), jwtSecret: this.deps.config.jwtSecret, logger: this.logger, timeoutMs: 10_000 },
+      conferenceId,
+    );
     const room = new Room(t.conference ?? row, media, {
       db: this.deps.db,
       events: this.deps.events,
@@ -167,6 +175,7 @@ export class ConferenceHost implements ConferenceService {
         await this.factory.manager.start({ customer_id: customerId, flow_id: flowId, reference_type: 'recording', reference_id: recordingId });
       },
       ended: (r) => this.ended(r),
+      report: (h) => callbacks.report(h),
     });
     this.rooms.set(conferenceId, room);
     if (t.changed && t.conference) {
@@ -210,6 +219,7 @@ export class ConferenceHost implements ConferenceService {
       if (err instanceof HostedElsewhere) return null;
       throw err;
     });
+    if (req.statusCallback) await conferencesRepo(this.deps.db).claimStatusCallback(row.id, req.statusCallback);
     const cc = await this.participant(req);
     const k = `${req.conferenceId}:${req.callId}`;
     this.entered.set(k, cc.id);

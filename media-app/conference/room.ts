@@ -27,6 +27,7 @@ import { publishConference, publishConferencecall, publishRecording } from '../.
 import type { Conference, Endpoint } from '../../media-engine';
 import { traceMix } from '../call/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
+import type { ConferenceHappening } from '../twiml/conference-callbacks';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
 export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host_lost';
@@ -47,7 +48,18 @@ export interface RoomDeps {
   startRecordingFlow(customerId: string, flowId: string, recordingId: string): Promise<void>;
   /** The room is terminated: forget it. */
   ended(room: Room): void;
+  /** A status callback's happening (media-app/twiml/conference-callbacks.ts), sent in order. */
+  report(h: ConferenceHappening): Promise<void>;
 }
+
+/** Twilio's ReasonParticipantLeft for why a participant left. */
+const LEFT_REASON: Readonly<Record<LeaveReason, string>> = {
+  hangup: 'participant_hung_up',
+  kicked: 'participant_kicked',
+  ejected: 'conference_ended',
+  terminated: 'conference_ended',
+  host_lost: 'participant_hung_up',
+};
 
 interface Member {
   readonly cc: ConferencecallRow;
@@ -72,6 +84,8 @@ export class Room extends EventEmitter<RoomEvents> {
   private recording: { id: string; done: Promise<void> } | null = null;
   private terminating = false;
   private finished = false;
+  /** Why the room ends (Twilio's ReasonConferenceEnded) and whose leaving ended it; unset: the API or a timeout. */
+  private ending: { reason: string; callId: string } | null = null;
 
   constructor(
     public row: ConferenceRow,
@@ -162,20 +176,27 @@ export class Room extends EventEmitter<RoomEvents> {
     try {
       await ep.joinConference(this.media);
       const t = await this.calls.transition(cc.id, 'joined');
-      if (t.changed && t.conferencecall) await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
+      if (t.changed && t.conferencecall) {
+        await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
+        void this.d.report({ event: 'join', cc: t.conferencecall });
+      }
       // kicked (leaving) while entering: out again at once
       else m.leave('kicked');
       await this.published(await this.conferences.addCall(this.id, cc.id));
       // the first participant in the mix starts the room: those waiting (start_on_enter false) come in
-      if (!this.row.tm_start) this.row = (await this.conferences.markStarted(this.id)) ?? this.row;
+      if (!this.row.tm_start) {
+        const s = await this.conferences.markStarted(this.id);
+        if (s.conference) this.row = s.conference;
+        if (s.stamped) void this.d.report({ event: 'start', cc });
+      }
       if (signal.aborted) m.leave('hangup');
       const reason = await left;
-      await this.depart(m);
+      await this.depart(m, reason);
       span.end(reason);
       return reason;
     } catch (err) {
       span.fail(err);
-      await this.depart(m);
+      await this.depart(m, 'hangup');
       throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -183,14 +204,21 @@ export class Room extends EventEmitter<RoomEvents> {
   }
 
   /** Out of the mix, leaving → leaved, then what the room does when someone leaves. */
-  private async depart(m: Member): Promise<void> {
+  private async depart(m: Member, reason: LeaveReason): Promise<void> {
     if (!this.members.delete(m.cc.id)) return;
     if (!m.call.isEnded) await m.call.endpoint?.leaveConference().catch(() => undefined);
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
+    void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
     await this.leaved(m.cc.id);
-    if (this.row.type === 'connect' || m.cc.end_on_exit) await this.terminate();
-    else if (this.row.ends_when_empty && this.members.size === 0 && !(await this.someoneJoining())) await this.terminate();
+    const kicked = reason === 'kicked';
+    if (this.row.type === 'connect' || m.cc.end_on_exit) {
+      this.ending ??= { reason: `participant-with-end-conference-on-exit-${kicked ? 'kicked' : 'left'}`, callId: m.cc.reference_id };
+      await this.terminate();
+    } else if (this.row.ends_when_empty && this.members.size === 0 && !(await this.someoneJoining())) {
+      this.ending ??= { reason: kicked ? 'last-participant-kicked' : 'last-participant-left', callId: m.cc.reference_id };
+      await this.terminate();
+    }
     if (this.terminating && this.members.size === 0) await this.finish();
   }
 
@@ -239,6 +267,7 @@ export class Room extends EventEmitter<RoomEvents> {
     await this.recordingStop();
     const t = await this.conferences.transition(this.id, 'terminated');
     if (t.changed) await this.published(t.conference);
+    if (t.changed) void this.d.report({ event: 'end', reason: this.ending?.reason ?? 'conference-ended-via-api', endingCallId: this.ending?.callId });
     await this.media.destroy().catch(() => undefined);
     this.d.ended(this);
     this.emit('terminated');

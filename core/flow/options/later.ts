@@ -27,6 +27,9 @@ const conferenceWait = {
   wait_method: z.enum(['GET', 'POST']).optional(),
 };
 
+/** The conference status callback events this platform sends (TwiML statusCallbackEvent's words). */
+export const CONFERENCE_CALLBACK_EVENTS = ['start', 'end', 'join', 'leave'] as const;
+
 /**
  * A conference by id, or by `name` (our extension, for TwiML <Dial><Conference>name): the customer's
  * live conference of that name, made on the first join (it then ends when its last participant
@@ -42,6 +45,14 @@ export const conference_join = z
     end_on_exit: z.boolean().optional(),
     label: z.string().max(128, 'at most 128 characters').optional(),
     ...conferenceWait,
+    /** Our extension (TwiML statusCallback*): the room's Twilio status callbacks, the first participant's that gives one. */
+    status_callback: z
+      .object({
+        url: z.string().regex(/^https?:\/\//, 'must be an http or https URL'),
+        method: z.enum(['GET', 'POST']),
+        events: z.array(z.enum(CONFERENCE_CALLBACK_EVENTS)).min(1, 'must name at least one event'),
+      })
+      .optional(),
   })
   .refine((o) => (o.conference_id === undefined) !== (o.name === undefined), 'must have exactly one of conference_id and name');
 /** confbridge_join with `start_on_enter: false` waits, hearing its wait audio, until the room has started. */

@@ -14,7 +14,7 @@
  * verb (or the action) runs. recordingStatusCallback* (events completed, absent) with a record:
  * a twiml_recording after the connect. record-from-ringing*, ringTone and noun attributes are refused.
  */
-import { CONFERENCE_NAME_MAX, QUEUE_NAME_MAX } from '../../flow/options/later';
+import { CONFERENCE_CALLBACK_EVENTS, CONFERENCE_NAME_MAX, QUEUE_NAME_MAX } from '../../flow/options/later';
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
@@ -45,7 +45,19 @@ function roomOf(noun: TwimlElement, prefix: 'CF' | 'QU', maxName: number): { id:
  * matter only then (Twilio plays the wait music only before the room starts). beep accepted.
  */
 function compileConference(p: Program, room: TwimlElement): void {
-  const c = new Attrs(room, ['startConferenceOnEnter', 'endConferenceOnExit', 'muted', 'beep', 'maxParticipants', 'participantLabel', 'waitUrl', 'waitMethod']);
+  const c = new Attrs(room, [
+    'startConferenceOnEnter',
+    'endConferenceOnExit',
+    'muted',
+    'beep',
+    'maxParticipants',
+    'participantLabel',
+    'waitUrl',
+    'waitMethod',
+    'statusCallback',
+    'statusCallbackEvent',
+    'statusCallbackMethod',
+  ]);
   const waits = c.bool('startConferenceOnEnter') === false;
   const waitUrl = c.str('waitUrl');
   const waitMethod = c.method('waitMethod');
@@ -61,9 +73,30 @@ function compileConference(p: Program, room: TwimlElement): void {
     ...(c.bool('muted') ? { muted: true } : {}),
     ...(c.bool('endConferenceOnExit') ? { end_on_exit: true } : {}),
     ...(label !== undefined ? { label } : {}),
+    ...statusCallbackOption(p, c),
     // waitUrl="" is silence; a URL resolves against the document's (Twilio's default POST)
     ...(waits ? { start_on_enter: false, ...(waitUrl !== undefined ? { wait_url: waitUrl === '' ? '' : p.url('Conference', 'waitUrl', waitUrl) } : {}), wait_method: waitMethod ?? 'POST' } : {}),
   });
+}
+
+/**
+ * statusCallback (with statusCallbackMethod, default POST, and statusCallbackEvent: space-separated
+ * start, end, join, leave; default "start end") → conference_join's status_callback. The events this
+ * platform does not send (mute, hold, modify, speaker, announcement) are a 12200.
+ */
+function statusCallbackOption(p: Program, c: Attrs): { status_callback?: { url: string; method: 'GET' | 'POST'; events: string[] } } {
+  const url = c.str('statusCallback');
+  const method = c.method('statusCallbackMethod') ?? 'POST';
+  const words = (c.str('statusCallbackEvent') ?? 'start end').split(/[\s,]+/).filter(Boolean);
+  for (const w of words) {
+    if (!(CONFERENCE_CALLBACK_EVENTS as readonly string[]).includes(w)) {
+      const known = ['mute', 'hold', 'modify', 'speaker', 'announcement'].includes(w);
+      throw schemaError(`<Conference> statusCallbackEvent "${w}" is ${known ? 'not supported here' : 'not an event'} (supported: ${CONFERENCE_CALLBACK_EVENTS.join(' ')})`);
+    }
+  }
+  if (url === undefined) return {};
+  if (!words.length) throw schemaError('<Conference> statusCallbackEvent names no event');
+  return { status_callback: { url: p.url('Conference', 'statusCallback', url), method, events: [...new Set(words)] } };
 }
 
 /** <Queue> / <Enqueue>'s queue: by id or by name (made on first use). */

@@ -29,6 +29,7 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
         endOnExit: o.end_on_exit,
         label: o.label,
         startOnEnter: o.start_on_enter,
+        statusCallback: o.status_callback,
       });
     let conferenceId = await resolve();
     let entered;
