@@ -62,6 +62,12 @@ export const queue_join = z
   .object({
     queue_id: uuid.optional(),
     name: z.string().min(1, 'must not be empty').max(QUEUE_NAME_MAX, `at most ${QUEUE_NAME_MAX} characters`).optional(),
+    /** Our extension (TwiML <Enqueue waitUrl>): a TwiML wait document (or .wav/.mp3) played in a loop while the caller waits. */
+    wait_url: z
+      .string()
+      .regex(/^https?:\/\/.+/, 'must be an http or https URL')
+      .optional(),
+    wait_method: z.enum(['GET', 'POST']).optional(),
   })
   .refine((o) => (o.queue_id === undefined) !== (o.name === undefined), 'must have exactly one of queue_id and name');
 /** Our extension (docs/pbx.md "Park"): parks the call in `slot` or the first free slot of its customer. */
