@@ -53,6 +53,8 @@ export interface EnterRequest extends JoinRequest {
   endOnExit?: boolean;
   label?: string;
   startOnEnter?: boolean;
+  /** TwiML beep: 'true', 'onEnter', 'onExit' beep into the room; '' or 'false' none. */
+  beep?: string;
   /** The room's status callbacks, unless an earlier participant set them. */
   statusCallback?: ConferenceStatusCallback;
 }
@@ -246,6 +248,7 @@ export class ConferenceHost implements ConferenceService {
       end_on_exit: req.endOnExit ?? false,
       label: req.label ?? '',
       start_on_enter: req.startOnEnter ?? true,
+      beep: req.beep ?? '',
     });
     await publishConferencecall(this.deps.events, cc).catch(() => undefined);
     return cc;

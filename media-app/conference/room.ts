@@ -68,6 +68,12 @@ interface Member {
   leave(reason: LeaveReason): void;
 }
 
+/** The join/leave beep: 300 ms of 1 kHz at 8 kHz, a quarter of full scale, faded in and out over 5 ms. */
+const BEEP_MS = 300;
+const BEEP = Int16Array.from({ length: (8000 * BEEP_MS) / 1000 }, (_, i, n = (8000 * BEEP_MS) / 1000) =>
+  Math.round(8000 * Math.min(1, i / 40, (n - 1 - i) / 40) * Math.sin((2 * Math.PI * 1000 * i) / 8000)),
+);
+
 /** setTimeout's ceiling (about 24.8 days): longer timeouts re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -179,6 +185,7 @@ export class Room extends EventEmitter<RoomEvents> {
       if (t.changed && t.conferencecall) {
         await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
         void this.d.report({ event: 'join', cc: t.conferencecall });
+        if (cc.beep === 'true' || cc.beep === 'onEnter') void this.beep();
       }
       // kicked (leaving) while entering: out again at once
       else m.leave('kicked');
@@ -210,6 +217,7 @@ export class Room extends EventEmitter<RoomEvents> {
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
     void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
+    if ((m.cc.beep === 'true' || m.cc.beep === 'onExit') && !this.terminating) void this.beep();
     await this.leaved(m.cc.id);
     const kicked = reason === 'kicked';
     if (this.row.type === 'connect' || m.cc.end_on_exit) {
@@ -248,6 +256,18 @@ export class Room extends EventEmitter<RoomEvents> {
     const ep = this.members.get(ccId)?.call.endpoint;
     if (!ep) return;
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
+  }
+
+  /** TwiML beep: a short tone every member hears (injected into the mix); never rejects. */
+  private async beep(): Promise<void> {
+    try {
+      const fork = await this.media.forkAudioStart({ onFrame: () => undefined });
+      fork.inject(BEEP);
+      // the fork ends once the tone has played (its unplayed audio would go with it)
+      setTimeout(() => void fork.stop().catch(() => undefined), BEEP_MS + 300).unref();
+    } catch (err) {
+      this.d.logger.info({ err: (err as Error).message, conference: this.id }, 'conference beep not played');
+    }
   }
 
   /** DELETE, timeout, or a connect conference losing a side: terminating, everyone out, terminated. */

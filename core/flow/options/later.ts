@@ -44,6 +44,8 @@ export const conference_join = z
     muted: z.boolean().optional(),
     end_on_exit: z.boolean().optional(),
     label: z.string().max(128, 'at most 128 characters').optional(),
+    /** Our extension (TwiML beep): a tone into the room when this participant joins and/or leaves. */
+    beep: z.enum(['true', 'false', 'onEnter', 'onExit']).optional(),
     ...conferenceWait,
     /** Our extension (TwiML statusCallback*): the room's Twilio status callbacks, the first participant's that gives one. */
     status_callback: z

@@ -61,7 +61,7 @@ function compileConference(p: Program, room: TwimlElement): void {
   const waits = c.bool('startConferenceOnEnter') === false;
   const waitUrl = c.str('waitUrl');
   const waitMethod = c.method('waitMethod');
-  c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
+  const beep = c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
   const max = c.int('maxParticipants', 2, 250);
   const label = c.str('participantLabel');
   if (label !== undefined && (label.length === 0 || label.length > 128)) throw schemaError('<Conference> participantLabel must be 1 to 128 characters');
@@ -74,6 +74,8 @@ function compileConference(p: Program, room: TwimlElement): void {
     ...(c.bool('endConferenceOnExit') ? { end_on_exit: true } : {}),
     ...(label !== undefined ? { label } : {}),
     ...statusCallbackOption(p, c),
+    // only an explicit beep plays one (Twilio's default is true: see docs/twilio.md)
+    ...(beep !== undefined && beep !== 'false' ? { beep } : {}),
     // waitUrl="" is silence; a URL resolves against the document's (Twilio's default POST)
     ...(waits ? { start_on_enter: false, ...(waitUrl !== undefined ? { wait_url: waitUrl === '' ? '' : p.url('Conference', 'waitUrl', waitUrl) } : {}), wait_method: waitMethod ?? 'POST' } : {}),
   });

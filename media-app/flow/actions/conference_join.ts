@@ -30,6 +30,7 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
         label: o.label,
         startOnEnter: o.start_on_enter,
         statusCallback: o.status_callback,
+        beep: o.beep,
       });
     let conferenceId = await resolve();
     let entered;
