@@ -55,6 +55,8 @@ export interface EnterRequest extends JoinRequest {
   startOnEnter?: boolean;
   /** TwiML beep: 'true', 'onEnter', 'onExit' beep into the room; '' or 'false' none. */
   beep?: string;
+  /** The call this participant coaches. */
+  coachCallId?: string;
   /** The room's status callbacks, unless an earlier participant set them. */
   statusCallback?: ConferenceStatusCallback;
 }
@@ -249,6 +251,7 @@ export class ConferenceHost implements ConferenceService {
       label: req.label ?? '',
       start_on_enter: req.startOnEnter ?? true,
       beep: req.beep ?? '',
+      coach_call_id: req.coachCallId ?? null,
     });
     await publishConferencecall(this.deps.events, cc).catch(() => undefined);
     return cc;

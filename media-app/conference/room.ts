@@ -190,6 +190,7 @@ export class Room extends EventEmitter<RoomEvents> {
       // kicked (leaving) while entering: out again at once
       else m.leave('kicked');
       await this.published(await this.conferences.addCall(this.id, cc.id));
+      if (cc.coach_call_id) await this.coach(ep, cc.coach_call_id);
       // the first participant in the mix starts the room: those waiting (start_on_enter false) come in
       if (!this.row.tm_start) {
         const s = await this.conferences.markStarted(this.id);
@@ -256,6 +257,16 @@ export class Room extends EventEmitter<RoomEvents> {
     const ep = this.members.get(ccId)?.call.endpoint;
     if (!ep) return;
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
+  }
+
+  /** TwiML coach: only the participant of that call hears this one (a whisper); one not in the room: noted, heard by all. */
+  private async coach(ep: Endpoint, callId: string): Promise<void> {
+    const target = [...this.members.values()].find((x) => x.cc.reference_id === callId)?.call.endpoint;
+    if (!target) {
+      this.d.logger.info({ conference: this.id, coached: callId }, 'the coached call is not in the room: the coach is heard by all');
+      return;
+    }
+    await this.media.whisper(ep, target);
   }
 
   /** TwiML beep: a short tone every member hears (injected into the mix); never rejects. */

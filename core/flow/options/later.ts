@@ -46,6 +46,8 @@ export const conference_join = z
     label: z.string().max(128, 'at most 128 characters').optional(),
     /** Our extension (TwiML beep): a tone into the room when this participant joins and/or leaves. */
     beep: z.enum(['true', 'false', 'onEnter', 'onExit']).optional(),
+    /** Our extension (TwiML coach): the call id this participant coaches; only that participant hears it. */
+    coach_call_id: uuid.optional(),
     ...conferenceWait,
     /** Our extension (TwiML statusCallback*): the room's Twilio status callbacks, the first participant's that gives one. */
     status_callback: z

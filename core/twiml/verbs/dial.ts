@@ -57,11 +57,15 @@ function compileConference(p: Program, room: TwimlElement): void {
     'statusCallback',
     'statusCallbackEvent',
     'statusCallbackMethod',
+    'coach',
   ]);
   const waits = c.bool('startConferenceOnEnter') === false;
   const waitUrl = c.str('waitUrl');
   const waitMethod = c.method('waitMethod');
   const beep = c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
+  const coach = c.str('coach');
+  const coached = coach === undefined ? undefined : fromSid('CA', coach);
+  if (coach !== undefined && !coached) throw schemaError('<Conference> coach must be a CallSid (CA followed by 32 hex digits)');
   const max = c.int('maxParticipants', 2, 250);
   const label = c.str('participantLabel');
   if (label !== undefined && (label.length === 0 || label.length > 128)) throw schemaError('<Conference> participantLabel must be 1 to 128 characters');
@@ -76,6 +80,7 @@ function compileConference(p: Program, room: TwimlElement): void {
     ...statusCallbackOption(p, c),
     // only an explicit beep plays one (Twilio's default is true: see docs/twilio.md)
     ...(beep !== undefined && beep !== 'false' ? { beep } : {}),
+    ...(coached ? { coach_call_id: coached } : {}),
     // waitUrl="" is silence; a URL resolves against the document's (Twilio's default POST)
     ...(waits ? { start_on_enter: false, ...(waitUrl !== undefined ? { wait_url: waitUrl === '' ? '' : p.url('Conference', 'waitUrl', waitUrl) } : {}), wait_method: waitMethod ?? 'POST' } : {}),
   });

@@ -31,6 +31,7 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
         startOnEnter: o.start_on_enter,
         statusCallback: o.status_callback,
         beep: o.beep,
+        coachCallId: o.coach_call_id,
       });
     let conferenceId = await resolve();
     let entered;
