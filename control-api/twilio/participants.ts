@@ -41,7 +41,7 @@ export function twilioParticipantJson(conf: ConferenceRow, cc: ConferencecallRow
     coaching: false,
     muted: isMuted(call),
     hold: isHeld(call),
-    start_conference_on_enter: true,
+    start_conference_on_enter: cc.start_on_enter,
     end_conference_on_exit: cc.end_on_exit,
     status: participantStatus(cc),
     queue_time: null,

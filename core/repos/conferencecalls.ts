@@ -18,6 +18,12 @@ export interface ConferencecallRow {
   end_on_exit: boolean;
   /** The Participant's Label (Twilio), '' when none. */
   label: string;
+  /** false: waits (out of the mix) until the room has started (startConferenceOnEnter="false"). */
+  start_on_enter: boolean;
+  /** Twilio's beep for this participant: '', 'true', 'false', 'onEnter', 'onExit'. */
+  beep: string;
+  /** The call this participant coaches (only that participant hears it); null: none. */
+  coach_call_id: string | null;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -48,7 +54,8 @@ export function conferencecallsRepo(db: Db) {
   const live = () => table().whereNull('tm_delete');
   return {
     async create(
-      input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> & Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id' | 'end_on_exit' | 'label'>>,
+      input: Pick<ConferencecallRow, 'customer_id' | 'conference_id' | 'reference_id'> &
+        Partial<Pick<ConferencecallRow, 'id' | 'activeflow_id' | 'end_on_exit' | 'label' | 'start_on_enter' | 'beep' | 'coach_call_id'>>,
     ): Promise<ConferencecallRow> {
       const [row] = await table()
         .insert({ id: newId(), activeflow_id: EMPTY_UUID, reference_type: 'call', status: 'joining', tm_create: clock.now(), ...input })

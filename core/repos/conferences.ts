@@ -32,10 +32,22 @@ export interface ConferenceRow {
   ends_when_empty: boolean;
   /** 0: no limit. */
   max_participants: number;
+  /** When the first participant entered the mix (participants with start_on_enter false wait for it). */
+  tm_start: Date | null;
+  /** The room's Twilio statusCallback (media-app/twiml/conference-callbacks.ts); null: none. */
+  status_callback: ConferenceStatusCallback | null;
+  /** The last SequenceNumber sent to status_callback. */
+  callback_seq: number;
   tm_end: Date | null;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
+}
+
+export interface ConferenceStatusCallback {
+  url: string;
+  method: 'GET' | 'POST';
+  events: string[];
 }
 
 export type ConferenceCreate = Pick<ConferenceRow, 'customer_id' | 'type'> &
@@ -172,6 +184,24 @@ export function conferencesRepo(db: Db) {
     /** Records the node that hosts a live conference now (a room hosted again after its node died). */
     setNode(id: string, nodeId: string): Promise<ConferenceRow | null> {
       return update(id, { node_id: nodeId }, { status: 'progressing' });
+    },
+    /** Stamps tm_start once (the room has started); the row, and whether this call stamped it. */
+    async markStarted(id: string): Promise<{ conference: ConferenceRow | null; stamped: boolean }> {
+      const [row] = await table().where({ id }).whereNull('tm_start').update({ tm_start: clock.now() }).returning('*');
+      if (row) return { conference: row as ConferenceRow, stamped: true };
+      return { conference: await this.get(id), stamped: false };
+    },
+    /** Sets the room's statusCallback unless one is set already (the first participant's wins, as on Twilio). */
+    async claimStatusCallback(id: string, cb: ConferenceStatusCallback): Promise<void> {
+      await table()
+        .where({ id })
+        .whereNull('status_callback')
+        .update({ status_callback: db.raw('?::jsonb', [JSON.stringify(cb)]) });
+    },
+    /** The next SequenceNumber of the room's status callbacks. */
+    async nextCallbackSeq(id: string): Promise<number> {
+      const [row] = (await table().where({ id }).increment('callback_seq', 1).returning('callback_seq')) as { callback_seq: number }[];
+      return row?.callback_seq ?? 0;
     },
     addCall(id: string, conferencecallId: string): Promise<ConferenceRow | null> {
       return update(id, { conferencecall_ids: db.raw('array_append(array_remove(conferencecall_ids, ?::uuid), ?::uuid)', [conferencecallId, conferencecallId]) });

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { nodeAliveKey } from '../../core/commands/contracts';
 import { conferenceNodeKey } from '../../core/conferences/commands';
 import { publishConference, publishConferencecall } from '../../core/conferences/events';
-import { conferencesRepo } from '../../core/repos/conferences';
+import { conferencesRepo, type ConferenceStatusCallback } from '../../core/repos/conferences';
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import type { Conference } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
@@ -24,6 +24,9 @@ import { LEG_SECRET_NAME } from '../xnode/token';
 import { acceptLeg } from './accept-leg';
 import { Room, type LeaveReason } from './room';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
+import { mohFile } from '../call/moh-source';
+import { PolicyHttp } from '../flow/http';
+import { ConferenceCallbacks } from '../twiml/conference-callbacks';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -49,6 +52,13 @@ export interface JoinRequest {
 export interface EnterRequest extends JoinRequest {
   endOnExit?: boolean;
   label?: string;
+  startOnEnter?: boolean;
+  /** TwiML beep: 'true', 'onEnter', 'onExit' beep into the room; '' or 'false' none. */
+  beep?: string;
+  /** The call this participant coaches. */
+  coachCallId?: string;
+  /** The room's status callbacks, unless an earlier participant set them. */
+  statusCallback?: ConferenceStatusCallback;
 }
 
 /** The room has max_participants in it already (Twilio's 16020): the join is refused, the flow goes on. */
@@ -74,7 +84,17 @@ export interface ConferenceService {
   mixOf(conferenceId: string): Conference | undefined;
   /** An INVITE claiming to be a bridge leg from another node (accept-leg.ts): refused unless signed. */
   acceptLeg(req: SrfRequest, res: SrfResponse): Promise<void>;
+  /**
+   * Resolves once the room has started (a participant entered the mix) or is ending, whichever node
+   * hosts it (its row is read); rejects when `signal` aborts.
+   */
+  waitStarted(conferenceId: string, signal: AbortSignal): Promise<void>;
+  /** The node's music on hold, looped to the call until `signal` aborts (a waiting participant's default). */
+  holdMusic(callId: string, signal: AbortSignal): Promise<void>;
 }
+
+/** How often a waiting participant reads its room's row (it may be hosted on another node). */
+const WAIT_POLL_MS = 200;
 
 export class ConferenceHost implements ConferenceService {
   private readonly rooms = new Map<string, Room>();
@@ -146,6 +166,10 @@ export class ConferenceHost implements ConferenceService {
       await this.release(conferenceId);
       throw new ConferenceError(`conference ${conferenceId} is ${t.conference?.status ?? 'gone'}`);
     }
+    const callbacks = new ConferenceCallbacks(
+      { db: this.deps.db, http: new PolicyHttp(this.deps.egress, this.logger), jwtSecret: this.deps.config.jwtSecret, logger: this.logger, timeoutMs: 10_000 },
+      conferenceId,
+    );
     const room = new Room(t.conference ?? row, media, {
       db: this.deps.db,
       events: this.deps.events,
@@ -155,6 +179,7 @@ export class ConferenceHost implements ConferenceService {
         await this.factory.manager.start({ customer_id: customerId, flow_id: flowId, reference_type: 'recording', reference_id: recordingId });
       },
       ended: (r) => this.ended(r),
+      report: (h) => callbacks.report(h),
     });
     this.rooms.set(conferenceId, room);
     if (t.changed && t.conference) {
@@ -198,6 +223,7 @@ export class ConferenceHost implements ConferenceService {
       if (err instanceof HostedElsewhere) return null;
       throw err;
     });
+    if (req.statusCallback) await conferencesRepo(this.deps.db).claimStatusCallback(row.id, req.statusCallback);
     const cc = await this.participant(req);
     const k = `${req.conferenceId}:${req.callId}`;
     this.entered.set(k, cc.id);
@@ -223,6 +249,9 @@ export class ConferenceHost implements ConferenceService {
       activeflow_id: req.activeflowId,
       end_on_exit: req.endOnExit ?? false,
       label: req.label ?? '',
+      start_on_enter: req.startOnEnter ?? true,
+      beep: req.beep ?? '',
+      coach_call_id: req.coachCallId ?? null,
     });
     await publishConferencecall(this.deps.events, cc).catch(() => undefined);
     return cc;
@@ -292,6 +321,42 @@ export class ConferenceHost implements ConferenceService {
     }
     if (reason === 'host_lost') await out();
     return reason;
+  }
+
+  async waitStarted(conferenceId: string, signal: AbortSignal): Promise<void> {
+    const repo = conferencesRepo(this.deps.db);
+    for (;;) {
+      signal.throwIfAborted();
+      const row = await repo.get(conferenceId);
+      if (!row || row.tm_start || row.status === 'terminating' || row.status === 'terminated') return;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, WAIT_POLL_MS);
+        function done() {
+          clearTimeout(t);
+          signal.removeEventListener('abort', done);
+          resolve();
+        }
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  async holdMusic(callId: string, signal: AbortSignal): Promise<void> {
+    const call = this.factory.get(callId);
+    const file = await mohFile(this.deps.config.dataDir);
+    while (call && !call.isEnded && !signal.aborted) {
+      const ep = call.endpoint;
+      if (!ep) return;
+      const stop = () => void ep.stopPlayback().catch(() => undefined);
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        const r = await ep.play(file);
+        // stopped by something else: do not spin
+        if (r.interrupted && !signal.aborted) await new Promise((res) => setTimeout(res, 200));
+      } finally {
+        signal.removeEventListener('abort', stop);
+      }
+    }
   }
 
   /** The host's side of a bridge leg (accept-leg.ts). */

@@ -27,6 +27,7 @@ import { publishConference, publishConferencecall, publishRecording } from '../.
 import type { Conference, Endpoint } from '../../media-engine';
 import { traceMix } from '../call/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
+import type { ConferenceHappening } from '../twiml/conference-callbacks';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
 export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host_lost';
@@ -47,7 +48,18 @@ export interface RoomDeps {
   startRecordingFlow(customerId: string, flowId: string, recordingId: string): Promise<void>;
   /** The room is terminated: forget it. */
   ended(room: Room): void;
+  /** A status callback's happening (media-app/twiml/conference-callbacks.ts), sent in order. */
+  report(h: ConferenceHappening): Promise<void>;
 }
+
+/** Twilio's ReasonParticipantLeft for why a participant left. */
+const LEFT_REASON: Readonly<Record<LeaveReason, string>> = {
+  hangup: 'participant_hung_up',
+  kicked: 'participant_kicked',
+  ejected: 'conference_ended',
+  terminated: 'conference_ended',
+  host_lost: 'participant_hung_up',
+};
 
 interface Member {
   readonly cc: ConferencecallRow;
@@ -55,6 +67,12 @@ interface Member {
   readonly left: Promise<LeaveReason>;
   leave(reason: LeaveReason): void;
 }
+
+/** The join/leave beep: 300 ms of 1 kHz at 8 kHz, a quarter of full scale, faded in and out over 5 ms. */
+const BEEP_MS = 300;
+const BEEP = Int16Array.from({ length: (8000 * BEEP_MS) / 1000 }, (_, i, n = (8000 * BEEP_MS) / 1000) =>
+  Math.round(8000 * Math.min(1, i / 40, (n - 1 - i) / 40) * Math.sin((2 * Math.PI * 1000 * i) / 8000)),
+);
 
 /** setTimeout's ceiling (about 24.8 days): longer timeouts re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -72,6 +90,8 @@ export class Room extends EventEmitter<RoomEvents> {
   private recording: { id: string; done: Promise<void> } | null = null;
   private terminating = false;
   private finished = false;
+  /** Why the room ends (Twilio's ReasonConferenceEnded) and whose leaving ended it; unset: the API or a timeout. */
+  private ending: { reason: string; callId: string } | null = null;
 
   constructor(
     public row: ConferenceRow,
@@ -162,18 +182,29 @@ export class Room extends EventEmitter<RoomEvents> {
     try {
       await ep.joinConference(this.media);
       const t = await this.calls.transition(cc.id, 'joined');
-      if (t.changed && t.conferencecall) await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
+      if (t.changed && t.conferencecall) {
+        await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
+        void this.d.report({ event: 'join', cc: t.conferencecall });
+        if (cc.beep === 'true' || cc.beep === 'onEnter') void this.beep();
+      }
       // kicked (leaving) while entering: out again at once
       else m.leave('kicked');
       await this.published(await this.conferences.addCall(this.id, cc.id));
+      if (cc.coach_call_id) await this.coach(ep, cc.coach_call_id);
+      // the first participant in the mix starts the room: those waiting (start_on_enter false) come in
+      if (!this.row.tm_start) {
+        const s = await this.conferences.markStarted(this.id);
+        if (s.conference) this.row = s.conference;
+        if (s.stamped) void this.d.report({ event: 'start', cc });
+      }
       if (signal.aborted) m.leave('hangup');
       const reason = await left;
-      await this.depart(m);
+      await this.depart(m, reason);
       span.end(reason);
       return reason;
     } catch (err) {
       span.fail(err);
-      await this.depart(m);
+      await this.depart(m, 'hangup');
       throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -181,14 +212,22 @@ export class Room extends EventEmitter<RoomEvents> {
   }
 
   /** Out of the mix, leaving → leaved, then what the room does when someone leaves. */
-  private async depart(m: Member): Promise<void> {
+  private async depart(m: Member, reason: LeaveReason): Promise<void> {
     if (!this.members.delete(m.cc.id)) return;
     if (!m.call.isEnded) await m.call.endpoint?.leaveConference().catch(() => undefined);
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
+    void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
+    if ((m.cc.beep === 'true' || m.cc.beep === 'onExit') && !this.terminating) void this.beep();
     await this.leaved(m.cc.id);
-    if (this.row.type === 'connect' || m.cc.end_on_exit) await this.terminate();
-    else if (this.row.ends_when_empty && this.members.size === 0 && !(await this.someoneJoining())) await this.terminate();
+    const kicked = reason === 'kicked';
+    if (this.row.type === 'connect' || m.cc.end_on_exit) {
+      this.ending ??= { reason: `participant-with-end-conference-on-exit-${kicked ? 'kicked' : 'left'}`, callId: m.cc.reference_id };
+      await this.terminate();
+    } else if (this.row.ends_when_empty && this.members.size === 0 && !(await this.someoneJoining())) {
+      this.ending ??= { reason: kicked ? 'last-participant-kicked' : 'last-participant-left', callId: m.cc.reference_id };
+      await this.terminate();
+    }
     if (this.terminating && this.members.size === 0) await this.finish();
   }
 
@@ -220,6 +259,28 @@ export class Room extends EventEmitter<RoomEvents> {
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
   }
 
+  /** TwiML coach: only the participant of that call hears this one (a whisper); one not in the room: noted, heard by all. */
+  private async coach(ep: Endpoint, callId: string): Promise<void> {
+    const target = [...this.members.values()].find((x) => x.cc.reference_id === callId)?.call.endpoint;
+    if (!target) {
+      this.d.logger.info({ conference: this.id, coached: callId }, 'the coached call is not in the room: the coach is heard by all');
+      return;
+    }
+    await this.media.whisper(ep, target);
+  }
+
+  /** TwiML beep: a short tone every member hears (injected into the mix); never rejects. */
+  private async beep(): Promise<void> {
+    try {
+      const fork = await this.media.forkAudioStart({ onFrame: () => undefined });
+      fork.inject(BEEP);
+      // the fork ends once the tone has played (its unplayed audio would go with it)
+      setTimeout(() => void fork.stop().catch(() => undefined), BEEP_MS + 300).unref();
+    } catch (err) {
+      this.d.logger.info({ err: (err as Error).message, conference: this.id }, 'conference beep not played');
+    }
+  }
+
   /** DELETE, timeout, or a connect conference losing a side: terminating, everyone out, terminated. */
   async terminate(): Promise<void> {
     if (this.terminating) return;
@@ -237,6 +298,7 @@ export class Room extends EventEmitter<RoomEvents> {
     await this.recordingStop();
     const t = await this.conferences.transition(this.id, 'terminated');
     if (t.changed) await this.published(t.conference);
+    if (t.changed) void this.d.report({ event: 'end', reason: this.ending?.reason ?? 'conference-ended-via-api', endingCallId: this.ending?.callId });
     await this.media.destroy().catch(() => undefined);
     this.d.ended(this);
     this.emit('terminated');

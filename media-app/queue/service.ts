@@ -25,11 +25,15 @@ import { NEXT } from '../flow/actions/base';
 import { abortError } from '../flow/clock';
 import { ringAgent, type Ringing } from './ring';
 import { playWaitAudio } from './wait-audio';
+import { playWaitDocument } from '../twiml/wait-document';
 
 /** How often waiting callers look for an agent again (agents freed elsewhere, status changes). */
 export const DISPATCH_INTERVAL_MS = 500;
 /** An agent who let a caller's ring go unanswered is not rung again for that caller this long. */
 export const UNANSWERED_COOLDOWN_MS = 5000;
+
+/** Why a caller's wait ends; `leave`: its TwiML wait document said <Leave>. */
+type EndHow = 'timeout' | 'kick' | 'service_over' | 'leave';
 
 interface Entry {
   qc: QueuecallRow;
@@ -44,7 +48,7 @@ interface Entry {
   agentLeg: CallSession | null;
   /** Agents who did not answer this caller, with the time they may be rung again. */
   skip: Map<string, number>;
-  end: (how: 'timeout' | 'kick' | 'service_over') => void;
+  end: (how: EndHow) => void;
   waitingSince: number;
 }
 
@@ -85,7 +89,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
   }
 
   /** The queue_join action: resolves when the caller leaves the queue with the caller still up. */
-  async join(ctx: ActionContext, queueId: string): Promise<Outcome> {
+  async join(ctx: ActionContext, queueId: string, waitDoc?: { url: string; method: 'GET' | 'POST' }): Promise<Outcome> {
     if (ctx.referenceType !== 'call' || !ctx.call) return { kind: 'fail', message: 'queue_join needs a call' };
     const caller = this.factory.get(ctx.referenceId);
     if (!caller || caller.isEnded) return { kind: 'end', reason: 'call_hangup' };
@@ -115,13 +119,14 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
 
     const wait = new AbortController();
     const waitFlow = await waitFlowLoad;
-    let finish!: (how: 'timeout' | 'kick' | 'service_over') => void;
-    const ended = new Promise<'timeout' | 'kick' | 'service_over'>((r) => (finish = r));
+    let finish!: (how: EndHow) => void;
+    const ended = new Promise<EndHow>((r) => (finish = r));
     const entry: Entry = { qc, queue, caller, ctx, wait, state: 'waiting', dispatching: false, ringing: null, agentLeg: null, skip: new Map(), end: finish, waitingSince: Date.now() };
     this.entries.set(qc.id, entry);
     this.emit('waiting', { queuecallId: qc.id, at: performance.timeOrigin + performance.now() });
 
-    const audio = playWaitAudio(ctx.call, waitFlow?.actions, AbortSignal.any([wait.signal, ctx.signal]), (sig) => this.ringback(caller, sig));
+    const waitSignal = AbortSignal.any([wait.signal, ctx.signal]);
+    const audio = waitDoc ? this.waitDocument(entry, waitDoc, waitSignal) : playWaitAudio(ctx.call, waitFlow?.actions, waitSignal, (sig) => this.ringback(caller, sig));
     const waitTimer = queue.wait_timeout > 0 ? setTimeout(() => entry.state !== 'service' && finish('timeout'), queue.wait_timeout) : null;
     const onAbort = () => finish('kick');
     ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -134,6 +139,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
       await this.leave(entry, end);
       // how the caller left, for what runs next (TwiML <Enqueue action>: QueueResult, QueueTime)
       ctx.vars.set('svc.queuecall.result', end === 'hangup' ? 'hangup' : served || end === 'service_over' ? 'bridged' : 'leave');
+      if (end === 'leave') ctx.note('queue_leave', { queuecall_id: qc.id });
       const waitedUntil = entry.qc.tm_service ? entry.qc.tm_service.getTime() : Date.now();
       ctx.vars.set('svc.queuecall.wait_seconds', String(Math.max(0, Math.round((waitedUntil - entry.waitingSince) / 1000))));
       ctx.vars.set('svc.queuecall.queue_sid', toSid('QU', queue.id));
@@ -147,6 +153,34 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     if (ctx.signal.aborted) throw abortError(ctx.signal);
     if (caller.isEnded) return { kind: 'end', reason: 'call_hangup' };
     return NEXT;
+  }
+
+  /**
+   * TwiML <Enqueue waitUrl>: the wait document loops (media-app/twiml/wait-document.ts) with Twilio's
+   * queue parameters; its <Leave> takes the caller out of the queue (the Enqueue action then gets
+   * QueueResult=leave), its <Hangup> hangs the caller up. Never rejects.
+   */
+  private async waitDocument(e: Entry, doc: { url: string; method: 'GET' | 'POST' }, signal: AbortSignal): Promise<void> {
+    const params = async (): Promise<Record<string, string>> => {
+      const waiting = await queuecallsRepo(this.db).waitingIn(e.queue.id);
+      const now = Date.now();
+      const waits = waiting.map((q) => Math.max(0, Math.round((now - q.tm_create.getTime()) / 1000)));
+      const position = waiting.findIndex((q) => q.id === e.qc.id) + 1;
+      return {
+        QueueSid: toSid('QU', e.queue.id),
+        QueuePosition: String(position > 0 ? position : waiting.length + 1),
+        QueueTime: String(Math.max(0, Math.round((now - e.waitingSince) / 1000))),
+        AvgQueueTime: String(waits.length ? Math.round(waits.reduce((a, b) => a + b, 0) / waits.length) : 0),
+        CurrentQueueSize: String(waiting.length),
+      };
+    };
+    try {
+      const how = await playWaitDocument(e.ctx, e.ctx.call!, { url: doc.url, method: doc.method, kind: 'queue', params }, signal);
+      if (how === 'leave' && e.state !== 'service') e.end('leave');
+      if (how === 'hangup') await e.caller.hangup('normal');
+    } catch (err) {
+      if (!signal.aborted) this.log.warn({ err: (err as Error).message, queuecall: e.qc.id }, 'queue wait document stopped');
+    }
   }
 
   /** The node's ringback tone on the caller's endpoint, stopped when the signal aborts. */
@@ -262,7 +296,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
   }
 
   /** Closes the record when the caller leaves: done after service, abandoned otherwise. */
-  private async leave(e: Entry, how: 'timeout' | 'kick' | 'service_over' | 'hangup'): Promise<void> {
+  private async leave(e: Entry, how: EndHow | 'hangup'): Promise<void> {
     const wasService = e.state === 'service' || e.qc.status === 'service';
     e.state = 'ended';
     e.wait.abort();

@@ -112,7 +112,10 @@ async function transcribe(j: RecordingJob, f: RecordingFacts, absent: boolean): 
 }
 
 /** One signed callback with its retries; never throws (the call goes on), logs what failed. */
-export async function sendSigned(j: RecordingJob, token: string, target: string, method: 'GET' | 'POST', params: Record<string, string>, what: string): Promise<Delivery> {
+/** What a signed callback needs of its job (a recording's, or a conference's status callbacks). */
+export type SignedSender = Pick<RecordingJob, 'http' | 'timeoutMs' | 'retryMs'> & { twiml: Pick<TwimlService, 'logger'>; callId: string };
+
+export async function sendSigned(j: SignedSender, token: string, target: string, method: 'GET' | 'POST', params: Record<string, string>, what: string): Promise<Delivery> {
   const form = new URLSearchParams(params).toString();
   const url = method === 'GET' ? target + (target.includes('?') ? '&' : '?') + form : target;
   const signature = method === 'GET' ? twilioSignature(token, url) : twilioSignature(token, url, params);

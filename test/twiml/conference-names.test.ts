@@ -60,7 +60,7 @@ describe('TwiML conferences and queues by name: compiler', () => {
     ]);
     refused('<Response><Enqueue method="PUT" action="/x">q</Enqueue></Response>', /method/);
     refused('<Response><Enqueue action="ftp://x">q</Enqueue></Response>', /action/);
-    refused('<Response><Enqueue waitUrl="/wait">q</Enqueue></Response>', /waitUrl/);
+    refused('<Response><Enqueue workflowSid="WW1">q</Enqueue></Response>', /workflowSid/);
   });
 
   it('bad input: 12200 for a name over the limit, out-of-range or unknown attribute values, an empty noun', () => {

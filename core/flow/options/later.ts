@@ -13,6 +13,24 @@ export const CONFERENCE_NAME_MAX = 128;
 export const QUEUE_NAME_MAX = 64;
 
 /**
+ * How a participant enters (our extension, for TwiML <Conference startConferenceOnEnter waitUrl>):
+ * `start_on_enter: false` waits out of the mix until a participant without it has entered; meanwhile
+ * `wait_url` (absent: the node's music on hold; '': silence; else a TwiML document of Play, Say,
+ * Pause and Redirect, or an audio file, fetched with `wait_method` and played in a loop).
+ */
+const conferenceWait = {
+  start_on_enter: z.boolean().optional(),
+  wait_url: z
+    .string()
+    .regex(/^(https?:\/\/.+)?$/, "must be an http or https URL or ''")
+    .optional(),
+  wait_method: z.enum(['GET', 'POST']).optional(),
+};
+
+/** The conference status callback events this platform sends (TwiML statusCallbackEvent's words). */
+export const CONFERENCE_CALLBACK_EVENTS = ['start', 'end', 'join', 'leave'] as const;
+
+/**
  * A conference by id, or by `name` (our extension, for TwiML <Dial><Conference>name): the customer's
  * live conference of that name, made on the first join (it then ends when its last participant
  * leaves; `max_participants` applies to the room so made). `muted`, `end_on_exit` and `label` are how
@@ -26,14 +44,34 @@ export const conference_join = z
     muted: z.boolean().optional(),
     end_on_exit: z.boolean().optional(),
     label: z.string().max(128, 'at most 128 characters').optional(),
+    /** Our extension (TwiML beep): a tone into the room when this participant joins and/or leaves. */
+    beep: z.enum(['true', 'false', 'onEnter', 'onExit']).optional(),
+    /** Our extension (TwiML coach): the call id this participant coaches; only that participant hears it. */
+    coach_call_id: uuid.optional(),
+    ...conferenceWait,
+    /** Our extension (TwiML statusCallback*): the room's Twilio status callbacks, the first participant's that gives one. */
+    status_callback: z
+      .object({
+        url: z.string().regex(/^https?:\/\//, 'must be an http or https URL'),
+        method: z.enum(['GET', 'POST']),
+        events: z.array(z.enum(CONFERENCE_CALLBACK_EVENTS)).min(1, 'must name at least one event'),
+      })
+      .optional(),
   })
   .refine((o) => (o.conference_id === undefined) !== (o.name === undefined), 'must have exactly one of conference_id and name');
-export const confbridge_join = z.object({ confbridge_id: uuid });
+/** confbridge_join with `start_on_enter: false` waits, hearing its wait audio, until the room has started. */
+export const confbridge_join = z.object({ confbridge_id: uuid, ...conferenceWait });
 /** A queue by id, or by `name` (our extension, for TwiML <Enqueue>name): the customer's queue of that name, made on first use. */
 export const queue_join = z
   .object({
     queue_id: uuid.optional(),
     name: z.string().min(1, 'must not be empty').max(QUEUE_NAME_MAX, `at most ${QUEUE_NAME_MAX} characters`).optional(),
+    /** Our extension (TwiML <Enqueue waitUrl>): a TwiML wait document (or .wav/.mp3) played in a loop while the caller waits. */
+    wait_url: z
+      .string()
+      .regex(/^https?:\/\/.+/, 'must be an http or https URL')
+      .optional(),
+    wait_method: z.enum(['GET', 'POST']).optional(),
   })
   .refine((o) => (o.queue_id === undefined) !== (o.name === undefined), 'must have exactly one of queue_id and name');
 /** Our extension (docs/pbx.md "Park"): parks the call in `slot` or the first free slot of its customer. */

@@ -14,7 +14,7 @@
  * verb (or the action) runs. recordingStatusCallback* (events completed, absent) with a record:
  * a twiml_recording after the connect. record-from-ringing*, ringTone and noun attributes are refused.
  */
-import { CONFERENCE_NAME_MAX, QUEUE_NAME_MAX } from '../../flow/options/later';
+import { CONFERENCE_CALLBACK_EVENTS, CONFERENCE_NAME_MAX, QUEUE_NAME_MAX } from '../../flow/options/later';
 import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
@@ -40,12 +40,32 @@ function roomOf(noun: TwimlElement, prefix: 'CF' | 'QU', maxName: number): { id:
 /**
  * <Conference>: by id or by name (the account's live room of that name, made on the first join and
  * ended when its last participant leaves). muted, endConferenceOnExit, maxParticipants (used when
- * this join makes the room), participantLabel; beep and startConferenceOnEnter="true" accepted.
+ * this join makes the room), participantLabel; startConferenceOnEnter="false" waits for the room to
+ * start hearing waitUrl (waitMethod; absent: music on hold, "": silence); waitUrl and waitMethod
+ * matter only then (Twilio plays the wait music only before the room starts). beep accepted.
  */
 function compileConference(p: Program, room: TwimlElement): void {
-  const c = new Attrs(room, ['startConferenceOnEnter', 'endConferenceOnExit', 'muted', 'beep', 'maxParticipants', 'participantLabel']);
-  if (c.bool('startConferenceOnEnter') === false) throw schemaError('<Conference> startConferenceOnEnter="false" is not supported here');
-  c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
+  const c = new Attrs(room, [
+    'startConferenceOnEnter',
+    'endConferenceOnExit',
+    'muted',
+    'beep',
+    'maxParticipants',
+    'participantLabel',
+    'waitUrl',
+    'waitMethod',
+    'statusCallback',
+    'statusCallbackEvent',
+    'statusCallbackMethod',
+    'coach',
+  ]);
+  const waits = c.bool('startConferenceOnEnter') === false;
+  const waitUrl = c.str('waitUrl');
+  const waitMethod = c.method('waitMethod');
+  const beep = c.oneOf('beep', ['true', 'false', 'onEnter', 'onExit'] as const);
+  const coach = c.str('coach');
+  const coached = coach === undefined ? undefined : fromSid('CA', coach);
+  if (coach !== undefined && !coached) throw schemaError('<Conference> coach must be a CallSid (CA followed by 32 hex digits)');
   const max = c.int('maxParticipants', 2, 250);
   const label = c.str('participantLabel');
   if (label !== undefined && (label.length === 0 || label.length > 128)) throw schemaError('<Conference> participantLabel must be 1 to 128 characters');
@@ -57,7 +77,33 @@ function compileConference(p: Program, room: TwimlElement): void {
     ...(c.bool('muted') ? { muted: true } : {}),
     ...(c.bool('endConferenceOnExit') ? { end_on_exit: true } : {}),
     ...(label !== undefined ? { label } : {}),
+    ...statusCallbackOption(p, c),
+    // only an explicit beep plays one (Twilio's default is true: see docs/twilio.md)
+    ...(beep !== undefined && beep !== 'false' ? { beep } : {}),
+    ...(coached ? { coach_call_id: coached } : {}),
+    // waitUrl="" is silence; a URL resolves against the document's (Twilio's default POST)
+    ...(waits ? { start_on_enter: false, ...(waitUrl !== undefined ? { wait_url: waitUrl === '' ? '' : p.url('Conference', 'waitUrl', waitUrl) } : {}), wait_method: waitMethod ?? 'POST' } : {}),
   });
+}
+
+/**
+ * statusCallback (with statusCallbackMethod, default POST, and statusCallbackEvent: space-separated
+ * start, end, join, leave; default "start end") → conference_join's status_callback. The events this
+ * platform does not send (mute, hold, modify, speaker, announcement) are a 12200.
+ */
+function statusCallbackOption(p: Program, c: Attrs): { status_callback?: { url: string; method: 'GET' | 'POST'; events: string[] } } {
+  const url = c.str('statusCallback');
+  const method = c.method('statusCallbackMethod') ?? 'POST';
+  const words = (c.str('statusCallbackEvent') ?? 'start end').split(/[\s,]+/).filter(Boolean);
+  for (const w of words) {
+    if (!(CONFERENCE_CALLBACK_EVENTS as readonly string[]).includes(w)) {
+      const known = ['mute', 'hold', 'modify', 'speaker', 'announcement'].includes(w);
+      throw schemaError(`<Conference> statusCallbackEvent "${w}" is ${known ? 'not supported here' : 'not an event'} (supported: ${CONFERENCE_CALLBACK_EVENTS.join(' ')})`);
+    }
+  }
+  if (url === undefined) return {};
+  if (!words.length) throw schemaError('<Conference> statusCallbackEvent names no event');
+  return { status_callback: { url: p.url('Conference', 'statusCallback', url), method, events: [...new Set(words)] } };
 }
 
 /** <Queue> / <Enqueue>'s queue: by id or by name (made on first use). */

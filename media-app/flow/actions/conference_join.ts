@@ -11,6 +11,7 @@ import { ConferenceError, ConferenceFull } from '../../conference/host';
  * conference's pre_flow, confbridge_join (in the mix until the call leaves), its post_flow; then the
  * actions after this one. By `name`: the customer's live conference of that name, made on the first
  * join. A full room (max_participants) is noted (conference_full, Twilio's 16020) and the flow goes on.
+ * `start_on_enter: false` and its `wait_url`/`wait_method` go to the confbridge_join (it waits there).
  */
 export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_join>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
@@ -19,7 +20,19 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
     const call = requireCall(ctx);
     const o = this.option;
     const resolve = () => o.conference_id ?? service.named(ctx.customerId, o.name ?? '', o.max_participants);
-    const enter = (conferenceId: string) => service.enter({ customerId: ctx.customerId, conferenceId, callId: call.info.id, activeflowId: ctx.activeflowId, endOnExit: o.end_on_exit, label: o.label });
+    const enter = (conferenceId: string) =>
+      service.enter({
+        customerId: ctx.customerId,
+        conferenceId,
+        callId: call.info.id,
+        activeflowId: ctx.activeflowId,
+        endOnExit: o.end_on_exit,
+        label: o.label,
+        startOnEnter: o.start_on_enter,
+        statusCallback: o.status_callback,
+        beep: o.beep,
+        coachCallId: o.coach_call_id,
+      });
     let conferenceId = await resolve();
     let entered;
     try {
@@ -42,7 +55,9 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
     const actions: Action[] = [];
     for (const flowId of [entered.pre_flow_id, '', entered.post_flow_id]) {
       if (flowId === '') {
-        actions.push({ id: newId(), next_id: EMPTY_UUID, type: 'confbridge_join', option: { confbridge_id: conferenceId } });
+        const wait =
+          o.start_on_enter === false ? { start_on_enter: false, ...(o.wait_url !== undefined ? { wait_url: o.wait_url } : {}), ...(o.wait_method ? { wait_method: o.wait_method } : {}) } : {};
+        actions.push({ id: newId(), next_id: EMPTY_UUID, type: 'confbridge_join', option: { confbridge_id: conferenceId, ...wait } });
         continue;
       }
       if (isUnset(flowId)) continue;

@@ -1,0 +1,98 @@
+// Issue 36: <Conference beep="true|false|onEnter|onExit">. The compiler's mapping; sipp callers
+// (real SIP on loopback, a media-app node, real Postgres and Redis) who send no audio, so the only
+// thing a listener hears in the room is the beep played into it when a participant joins or leaves.
+import { expect } from 'chai';
+import twilio from 'twilio';
+import type { Action } from '../../core/flow';
+import { compileTwiml } from '../../core/twiml/compile';
+import { testDb } from '../../testkit/db';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
+import type { TwimlServer } from '../../testkit/twiml/server';
+import { useTwimlStack } from '../../testkit/twiml/stack';
+import type { Fixture } from '../../testkit/api';
+
+const { VoiceResponse } = twilio.twiml;
+
+const shape = (as: Action[]) => as.map((a) => ({ type: a.type, option: a.option }));
+
+describe('TwiML <Conference beep>: compiler', () => {
+  it('true, onEnter, onExit map to conference_join beep; false and absent to none', () => {
+    const r = new VoiceResponse();
+    for (const beep of ['true', 'onEnter', 'onExit', 'false'] as const) r.dial().conference({ beep }, 'r');
+    r.dial().conference('r');
+    expect(shape(compileTwiml(r.toString()))).to.deep.equal([
+      { type: 'conference_join', option: { name: 'r', beep: 'true' } },
+      { type: 'conference_join', option: { name: 'r', beep: 'onEnter' } },
+      { type: 'conference_join', option: { name: 'r', beep: 'onExit' } },
+      { type: 'conference_join', option: { name: 'r' } },
+      { type: 'conference_join', option: { name: 'r' } },
+    ]);
+  });
+});
+
+describe('TwiML <Conference beep> with sipp callers', function () {
+  this.timeout(180_000);
+  let stack: Stack;
+  let app: TwimlServer;
+  let f: Fixture;
+  const placed: PlacedCall[] = [];
+
+  useTwimlStack((s) => ({ stack, app, f } = s));
+  after(() => placed.forEach((c) => c.peer.close()));
+
+  async function caller(path: string): Promise<PlacedCall> {
+    // silent peers: what a listener hears is the room's own audio only
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { talk: false });
+    placed.push(c);
+    return c;
+  }
+
+  async function joined(name: string, n: number): Promise<void> {
+    const db = await testDb();
+    await until(
+      async () => {
+        const room = (await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined;
+        if (!room) return null;
+        return (await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === n ? true : null;
+      },
+      20_000,
+      `${n} joined ${name}`,
+    );
+  }
+
+  /** Voiced packets the listener hears over `ms` while `act` runs at its start. */
+  async function heardDuring(listener: PlacedCall, act: () => Promise<unknown>, ms = 2500): Promise<number> {
+    const from = listener.peer.levels.length;
+    await act();
+    await sleep(ms);
+    return listener.peer.voiced(from);
+  }
+
+  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+
+  it('beep="onEnter" is heard by the room when that caller joins, not when it leaves; beep="onExit" the other way; none without beep', async () => {
+    const plain = new VoiceResponse();
+    plain.dial().conference('beep room');
+    app.on('/plain', plain.toString());
+    const enter = new VoiceResponse();
+    enter.dial().conference({ beep: 'onEnter' }, 'beep room');
+    app.on('/enter', enter.toString());
+    const exit = new VoiceResponse();
+    exit.dial().conference({ beep: 'onExit' }, 'beep room');
+    app.on('/exit', exit.toString());
+    const listener = await caller('/plain');
+    await joined('beep room', 1);
+    await sleep(500);
+    let quiet!: PlacedCall;
+    expect(await heardDuring(listener, async () => ((quiet = await caller('/plain')), joined('beep room', 2))), 'no beep without the attribute').to.be.lessThan(3);
+    let e!: PlacedCall;
+    expect(await heardDuring(listener, async () => ((e = await caller('/enter')), joined('beep room', 3))), 'the onEnter beep on joining').to.be.within(5, 40);
+    expect(await heardDuring(listener, async () => (await hangup(e), joined('beep room', 2))), 'no beep when the onEnter caller leaves').to.be.lessThan(3);
+    let x!: PlacedCall;
+    expect(await heardDuring(listener, async () => ((x = await caller('/exit')), joined('beep room', 3))), 'no beep when the onExit caller joins').to.be.lessThan(3);
+    expect(await heardDuring(listener, async () => (await hangup(x), joined('beep room', 2))), 'the onExit beep on leaving').to.be.within(5, 40);
+    for (const c of [quiet, listener]) await hangup(c);
+    for (const c of [listener, quiet, e, x]) expect((await c.sipp).code).to.equal(0);
+  });
+});

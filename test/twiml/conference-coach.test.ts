@@ -1,0 +1,89 @@
+// Issue 36: <Conference coach="CA…">. The compiler's mapping and refusal; sipp callers (real SIP on
+// loopback, a media-app node, real Postgres and Redis): the coach talks, the coached participant
+// hears it and the other participant does not (both of them send no audio).
+import { expect } from 'chai';
+import twilio from 'twilio';
+import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { callSid } from '../../core/twilio/sids';
+import { testDb } from '../../testkit/db';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
+import type { TwimlServer } from '../../testkit/twiml/server';
+import { useTwimlStack } from '../../testkit/twiml/stack';
+import type { Fixture } from '../../testkit/api';
+
+const { VoiceResponse } = twilio.twiml;
+
+describe('TwiML <Conference coach>: compiler', () => {
+  it('a CallSid maps to conference_join coach_call_id; anything else is a 12200', () => {
+    const r = new VoiceResponse();
+    r.dial().conference({ coach: 'CA0123456789abcdef0123456789abcdef' }, 'r');
+    expect(compileTwiml(r.toString())[0]!.option).to.deep.equal({ name: 'r', coach_call_id: '01234567-89ab-cdef-0123-456789abcdef' });
+    let err: unknown;
+    try {
+      compileTwiml('<Response><Dial><Conference coach="agent-7">r</Conference></Dial></Response>');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(TwimlError);
+    expect((err as TwimlError).code).to.equal(12200);
+    expect((err as TwimlError).message).to.match(/coach/);
+  });
+});
+
+describe('TwiML <Conference coach> with sipp callers', function () {
+  this.timeout(180_000);
+  let stack: Stack;
+  let app: TwimlServer;
+  let f: Fixture;
+  const placed: PlacedCall[] = [];
+
+  useTwimlStack((s) => ({ stack, app, f } = s));
+  after(() => placed.forEach((c) => c.peer.close()));
+
+  async function caller(path: string, talk: boolean): Promise<PlacedCall> {
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { talk });
+    placed.push(c);
+    return c;
+  }
+
+  async function joined(name: string, n: number): Promise<void> {
+    const db = await testDb();
+    await until(
+      async () => {
+        const room = (await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined;
+        if (!room) return null;
+        return (await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === n ? true : null;
+      },
+      20_000,
+      `${n} joined ${name}`,
+    );
+  }
+
+  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+
+  it('the coach is heard by the coached participant only', async () => {
+    const plain = new VoiceResponse();
+    plain.dial().conference('coached room');
+    app.on('/member', plain.toString());
+    const agent = await caller('/member', false);
+    const customer = await caller('/member', false);
+    await joined('coached room', 2);
+    app.on('/coach', () => {
+      const doc = new VoiceResponse();
+      doc.dial().conference({ coach: callSid(agent.callId) }, 'coached room');
+      return doc.toString();
+    });
+    const coach = await caller('/coach', true);
+    await joined('coached room', 3);
+    await sleep(1000);
+    const fromAgent = agent.peer.levels.length;
+    const fromCustomer = customer.peer.levels.length;
+    await sleep(2000);
+    expect(agent.peer.voiced(fromAgent), 'the agent hears the coach').to.be.greaterThan(15);
+    expect(customer.peer.levels.length - fromCustomer, 'the customer gets RTP').to.be.greaterThan(40);
+    expect(customer.peer.voiced(fromCustomer), 'the customer does not hear the coach').to.be.lessThan(5);
+    for (const c of [coach, agent, customer]) await hangup(c);
+    for (const c of [coach, agent, customer]) expect((await c.sipp).code).to.equal(0);
+  });
+});

@@ -1,0 +1,131 @@
+// Issue 36: <Enqueue waitUrl waitUrlMethod> and <Leave>. The compiler's mapping and refusals; sipp
+// callers (real SIP on loopback, a media-app node, real Postgres and Redis, RTP tone peers) waiting in
+// a queue whose wait document is fetched signed with Twilio's queue parameters and played in a loop,
+// and whose <Leave> takes the caller out of the queue to the Enqueue action with QueueResult=leave.
+import { expect } from 'chai';
+import twilio from 'twilio';
+import type { Action } from '../../core/flow';
+import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { callSid, toSid } from '../../core/twilio/sids';
+import { queuesRepo } from '../../core/repos/queues';
+import { testDb } from '../../testkit/db';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
+import type { TwimlRequest, TwimlServer } from '../../testkit/twiml/server';
+import { useTwimlStack } from '../../testkit/twiml/stack';
+import type { Fixture } from '../../testkit/api';
+
+const { VoiceResponse } = twilio.twiml;
+
+const shape = (as: Action[]) => as.map((a) => ({ type: a.type, option: a.option }));
+
+function refused(doc: string, words: RegExp): void {
+  let err: unknown;
+  try {
+    compileTwiml(doc);
+  } catch (e) {
+    err = e;
+  }
+  expect(err, doc).to.be.instanceOf(TwimlError);
+  expect((err as TwimlError).code).to.equal(12200);
+  expect((err as TwimlError).message).to.match(words);
+}
+
+describe('TwiML <Enqueue waitUrl>: compiler', () => {
+  it('maps to queue_join wait_url (resolved) and wait_method (default POST); waitUrl="" keeps the queue\'s own audio', () => {
+    const r = new VoiceResponse();
+    r.enqueue({ waitUrl: '/hold' }, 'support');
+    r.enqueue({ waitUrl: 'https://music.example.com/hold.xml', waitUrlMethod: 'GET' }, 'support');
+    r.enqueue({ waitUrl: '' }, 'support');
+    expect(shape(compileTwiml(r.toString(), { documentUrl: 'https://app.example.com/voice' }))).to.deep.equal([
+      { type: 'queue_join', option: { name: 'support', wait_url: 'https://app.example.com/hold', wait_method: 'POST' } },
+      { type: 'queue_join', option: { name: 'support', wait_url: 'https://music.example.com/hold.xml', wait_method: 'GET' } },
+      { type: 'queue_join', option: { name: 'support' } },
+    ]);
+  });
+
+  it('bad input: 12200 for a bad waitUrlMethod, a waitUrl that is not http(s), <Leave> outside a wait document', () => {
+    refused('<Response><Enqueue waitUrl="/w" waitUrlMethod="PUT">q</Enqueue></Response>', /waitUrlMethod/);
+    refused('<Response><Enqueue waitUrl="ftp://x/y">q</Enqueue></Response>', /waitUrl/);
+    refused('<Response><Enqueue workflowSid="WW1">q</Enqueue></Response>', /workflowSid/);
+    refused('<Response><Leave/></Response>', /Leave/);
+  });
+});
+
+describe('TwiML <Enqueue waitUrl> with sipp callers', function () {
+  this.timeout(180_000);
+  let stack: Stack;
+  let app: TwimlServer;
+  let f: Fixture;
+  const placed: PlacedCall[] = [];
+
+  useTwimlStack((s) => ({ stack, app, f } = s));
+  after(() => placed.forEach((c) => c.peer.close()));
+
+  async function caller(path: string): Promise<PlacedCall> {
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }]);
+    placed.push(c);
+    return c;
+  }
+
+  /** The first request for `path` that `pick` accepts. */
+  async function requestOf(path: string, pick: (r: TwimlRequest) => boolean): Promise<TwimlRequest> {
+    return until(async () => app.requests.find((r) => r.path === path && pick(r)) ?? null, 20_000, `a request on ${path}`);
+  }
+
+  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+
+  it('the wait document is fetched signed with QueuePosition, QueueSid, QueueTime, AvgQueueTime, CurrentQueueSize, and looped', async () => {
+    const db = await testDb();
+    const queue = await queuesRepo(db).create(f.customer.id, { name: 'hold line', wait_timeout: 0 });
+    const doc = new VoiceResponse();
+    doc.enqueue({ waitUrl: '/hold' }, 'hold line');
+    app.on('/enqueue-hold', doc.toString());
+    const hold = new VoiceResponse();
+    hold.say('You are in the queue.');
+    hold.pause({ length: 1 });
+    app.on('/hold', hold.toString());
+    const a = await caller('/enqueue-hold');
+    const first = await requestOf('/hold', (r) => r.params.CallSid === callSid(a.callId));
+    expect(first.signed, 'signed').to.equal(true);
+    expect(first.method).to.equal('POST');
+    expect(first.params).to.include({ QueueSid: toSid('QU', queue.id), QueuePosition: '1', CurrentQueueSize: '1' });
+    expect(Number(first.params.QueueTime)).to.be.within(0, 3);
+    expect(first.params.AvgQueueTime).to.match(/^\d+$/);
+    const b = await caller('/enqueue-hold');
+    const second = await requestOf('/hold', (r) => r.params.CallSid === callSid(b.callId));
+    expect(second.params).to.include({ QueuePosition: '2', CurrentQueueSize: '2' });
+    // looped: A's document is fetched again, its QueueTime grown
+    const again = await requestOf('/hold', (r) => r.params.CallSid === callSid(a.callId) && r !== first && Number(r.params.QueueTime) >= 1);
+    expect(again.params.QueuePosition).to.equal('1');
+    const from = a.peer.levels.length;
+    await sleep(3000);
+    expect(a.peer.voiced(from), 'A hears the wait document').to.be.greaterThan(5);
+    for (const c of [a, b]) await hangup(c);
+    for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
+  });
+
+  it('<Leave> in the wait document: the caller leaves the queue and the Enqueue action gets QueueResult=leave', async () => {
+    const db = await testDb();
+    const queue = await queuesRepo(db).create(f.customer.id, { name: 'leave line', wait_timeout: 0 });
+    const doc = new VoiceResponse();
+    doc.enqueue({ waitUrl: '/leave-hold', action: '/after-queue' }, 'leave line');
+    app.on('/enqueue-leave', doc.toString());
+    const hold = new VoiceResponse();
+    hold.say('Nobody can take your call.');
+    hold.leave();
+    app.on('/leave-hold', hold.toString());
+    const after = new VoiceResponse();
+    after.say('Please call again later.');
+    after.hangup();
+    app.on('/after-queue', after.toString());
+    const a = await caller('/enqueue-leave');
+    const cb = await app.next('/after-queue', 30_000);
+    expect(cb.signed, 'signed').to.equal(true);
+    expect(cb.params).to.include({ QueueResult: 'leave', QueueSid: toSid('QU', queue.id), CallSid: callSid(a.callId) });
+    expect((await a.sipp).code).to.equal(0);
+    const qc = await db('queuecalls').where({ queue_id: queue.id, reference_id: a.callId }).first();
+    expect(qc?.status, 'out of the queue').to.equal('abandoned');
+    expect(app.requests.filter((r) => r.path === '/leave-hold').length, 'not fetched again after Leave').to.equal(1);
+  });
+});
