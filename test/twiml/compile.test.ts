@@ -171,11 +171,14 @@ describe('TwiML compiler (core/twiml)', () => {
     r.dial().queue('QU' + conf.replace(/-/g, ''));
     r.enqueue(conf);
     expect(shape(compile(r))).to.deep.equal([
-      { type: 'conference_join', option: { conference_id: conf } },
+      { type: 'conference_join', option: { conference_id: conf, beep: 'true' } },
       { type: 'queue_join', option: { queue_id: conf } },
       { type: 'queue_join', option: { queue_id: conf } },
     ]);
-    refused(`<Response><Dial><Conference startConferenceOnEnter="false">${conf}</Conference></Dial></Response>`, 12200, /startConferenceOnEnter/);
+    // startConferenceOnEnter="false" waits for the room to start (conference-wait.test.ts), with an id as with a name
+    expect(shape(compile(`<Response><Dial><Conference startConferenceOnEnter="false">${conf}</Conference></Dial></Response>`))).to.deep.equal([
+      { type: 'conference_join', option: { conference_id: conf, start_on_enter: false, wait_method: 'POST' } },
+    ]);
     expect(shape(compile('<Response><Dial hangupOnStar="true">+1555</Dial></Response>'))[1]!.option).to.include({ hangup_on_star: true });
     refused('<Response><Dial record="record-from-ringing">+1555</Dial></Response>', 12200, /record/);
     const rec = new VoiceResponse();
