@@ -32,30 +32,25 @@ describe('pbx: the no-answer timer and an answer at the same moment', function (
     await p?.close();
   });
 
-  /** One caller/callee pair whose callee answers `answerAfterMs` after the INVITE reached it. */
-  async function pair(cid: string, token: string, i: number, answerAfterMs: number) {
-    const db = await testDb();
-    const callee = await extensionWithBox(cid, { number: `9${process.pid % 1000}${i}`, pin: '2468', greeting_text: 'Leave it.' });
+  /** An extension with a box that takes its unanswered calls after `timeoutSec`, registered from a port of its own. */
+  async function registeredCallee(cid: string, token: string, number: string, timeoutSec: number) {
+    const callee = await extensionWithBox(cid, { number, pin: '2468', greeting_text: 'Leave it.' });
     const put = await request(t.app)
       .put(`/v1.0/extensions/${callee.ext.id}`)
       .query({ accesskey: token })
-      .send({ voicemail_on: { no_answer: true, busy: false }, voicemail_timeout: TIMEOUT_SEC });
+      .send({ voicemail_on: { no_answer: true, busy: false }, voicemail_timeout: timeoutSec });
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
     const port = await freePort();
-    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [
-      `127.0.0.1:${p.sipPort}`,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(port),
-      '-m',
-      '1',
-      '-au',
-      callee.ext.username,
-      '-ap',
-      callee.password,
-    ]).done;
+    const args = [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-au', callee.ext.username, '-ap', callee.password];
+    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), args).done;
     expect(reg.code, reg.errors).to.equal(0);
+    return { callee, port };
+  }
+
+  /** One caller/callee pair whose callee answers `answerAfterMs` after the INVITE reached it. */
+  async function pair(cid: string, token: string, i: number, answerAfterMs: number) {
+    const db = await testDb();
+    const { callee, port } = await registeredCallee(cid, token, `9${process.pid % 1000}${i}`, TIMEOUT_SEC);
     const phone = sipp(
       answeringUas({ tag: '[pid]callee', contact: `<sip:${callee.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 30_000, pauseMs: answerAfterMs, cancelWhileRinging: true }),
       ['-i', '127.0.0.1', '-p', String(port), '-m', '1'],
@@ -94,27 +89,7 @@ describe('pbx: the no-answer timer and an answer at the same moment', function (
     const db = await testDb();
     const cid = await pbxCustomer();
     const { token } = await repos(db).accesskeys.create({ customer_id: cid, name: 'vm-cross' });
-    const callee = await extensionWithBox(cid, { number: `8${process.pid % 1000}1`, pin: '2468', greeting_text: 'Leave it.' });
-    const put = await request(t.app)
-      .put(`/v1.0/extensions/${callee.ext.id}`)
-      .query({ accesskey: token })
-      .send({ voicemail_on: { no_answer: true, busy: false }, voicemail_timeout: 5 });
-    expect(put.status, JSON.stringify(put.body)).to.equal(200);
-    const port = await freePort();
-    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [
-      `127.0.0.1:${p.sipPort}`,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(port),
-      '-m',
-      '1',
-      '-au',
-      callee.ext.username,
-      '-ap',
-      callee.password,
-    ]).done;
-    expect(reg.code, reg.errors).to.equal(0);
+    const { callee, port } = await registeredCallee(cid, token, `8${process.pid % 1000}1`, 5);
     const phone = sipp(
       answeringUas({ tag: '[pid]cross', contact: `<sip:${callee.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 30_000, answerOverCancel: true }),
       ['-i', '127.0.0.1', '-p', String(port), '-m', '1'],
