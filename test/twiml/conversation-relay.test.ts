@@ -90,13 +90,18 @@ describe('TwiML <Connect><ConversationRelay>: compiling', () => {
     const cloud = new VoiceResponse();
     cloud.connect().conversationRelay({ url: 'wss://x', ttsProvider: 'ElevenLabs', voice: 'UgBBYS2sOqTuMpoF3BR0' });
     expect(compileTwiml(cloud.toString(), { documentUrl: DOC })[0]!.option).to.include({ tts_provider: 'elevenlabs', voice: 'UgBBYS2sOqTuMpoF3BR0' });
+    // Twilio's names for the other two: Amazon is our aws (Polly), Google our google
+    const twilioNames = (provider: string) =>
+      compileTwiml(`<Response><Connect><ConversationRelay url="wss://x" ttsProvider="${provider}" voice="Joanna"/></Connect></Response>`, { documentUrl: DOC })[0]!.option;
+    expect(twilioNames('Amazon')).to.include({ tts_provider: 'aws', voice: 'Joanna' });
+    expect(twilioNames('Google')).to.include({ tts_provider: 'google', voice: 'Joanna' });
   });
 
   it('bad ConversationRelay documents are 12200 naming what is wrong; bad options are refused with the field named', () => {
     const cases: [string, RegExp][] = [
       ['<Connect><ConversationRelay/></Connect>', /url must be a ws:\/\/ or wss:\/\/ URL/],
       ['<Connect><ConversationRelay url="https://x/relay"/></Connect>', /url must be a ws:\/\/ or wss:\/\/ URL/],
-      ['<Connect><ConversationRelay url="wss://x" ttsProvider="Google"/></Connect>', /ttsProvider "Google" is not supported here/],
+      ['<Connect><ConversationRelay url="wss://x" ttsProvider="Hume"/></Connect>', /ttsProvider "Hume" is not supported here/],
       ['<Connect><ConversationRelay url="wss://x" ttsProvider="ElevenLabs" voice="a b"/></Connect>', /voice must be a voice name/],
       ['<Connect><ConversationRelay url="wss://x" voice="Polly.Joanna"/></Connect>', /voice needs a ttsProvider/],
       ['<Connect><ConversationRelay url="wss://x" transcriptionProvider="Google"/></Connect>', /transcriptionProvider "Google" is not supported/],
@@ -119,7 +124,7 @@ describe('TwiML <Connect><ConversationRelay>: compiling', () => {
     }
     const bad: [unknown, string, RegExp][] = [
       [{ type: 'conversation_relay', option: { url: 'http://x' } }, 'url', /ws:\/\/ or wss:\/\//],
-      [{ type: 'conversation_relay', option: { url: 'wss://x', tts_provider: 'google' } }, 'tts_provider', /./],
+      [{ type: 'conversation_relay', option: { url: 'wss://x', tts_provider: 'hume' } }, 'tts_provider', /./],
       [{ type: 'conversation_relay', option: { url: 'wss://x', interruptible: 'maybe' } }, 'interruptible', /./],
       [{ type: 'conversation_relay', option: { url: 'wss://x', languages: [{ code: 'x y' }] } }, 'languages[0].code', /language tag/],
     ];

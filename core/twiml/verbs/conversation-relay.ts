@@ -61,7 +61,9 @@ function ttsOf(a: Attrs, el: string): { tts_provider?: string; voice?: string } 
   const voice = a.str('voice');
   const out: { tts_provider?: string; voice?: string } = {};
   if (provider !== undefined) {
-    const hit = [...LOCAL_TTS_TYPES, ...VENDOR_TTS_TYPES].find((t) => t.toLowerCase() === provider.toLowerCase());
+    // Twilio's own names: Google, Amazon (Polly: our `aws`), ElevenLabs
+    const name = provider.toLowerCase() === 'amazon' ? 'aws' : provider.toLowerCase();
+    const hit = [...LOCAL_TTS_TYPES, ...VENDOR_TTS_TYPES].find((t) => t.toLowerCase() === name);
     if (!hit) throw schemaError(`<${el}> ttsProvider "${provider}" is not supported here (use one of ${[...LOCAL_TTS_TYPES, ...VENDOR_TTS_TYPES].join(', ')})`);
     out.tts_provider = hit;
   }
