@@ -28,7 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { repos } from '../../../core/repos';
 import { newId } from '../../../core/ids';
-import { publishMwiChange } from '../../../core/voicemail/mwi';
+import { mwiChannel, parseMwiNotice, publishMwiChange } from '../../../core/voicemail/mwi';
 import { buildTestApp } from '../../../testkit/api';
 import { testDb } from '../../../testkit/db';
 import { killAllSipp, sipp, startPlatform, uacWaitsForBye } from '../../../testkit/media-app/harness';
@@ -82,7 +82,7 @@ interface Box {
   /** The message waiting to be read, if any. */
   unread: string | null;
   /** The NOTIFY this box's phone is waiting for: its body's state, when the change started (null: later, from the row). */
-  pending: { key: string; phase: Phase; t0: number | null; at: number | null } | null;
+  pending: { key: string; phase: Phase; t0: number | null; at: number | null; noticeAt: number | null } | null;
 }
 
 function put(port: number, p: string, body: string): Promise<number> {
@@ -130,6 +130,7 @@ async function main(): Promise<void> {
   const apiPort = (server.address() as { port: number }).port;
   const other = new Redis(redisUrl);
   const subscribers: Subscriber[] = [];
+  const closers: (() => void)[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mwi-bench-'));
   try {
     const db = await testDb();
@@ -170,6 +171,15 @@ async function main(): Promise<void> {
       s.keep = false;
       s.onNotify = onNotify;
     }
+    // when the notice of a called box is heard (splits a call's latency into row → notice → NOTIFY)
+    const byBox = new Map(boxes.map((b) => [b.boxId, b]));
+    const listener = new Redis(redisUrl);
+    closers.push(() => listener.disconnect());
+    listener.on('message', (_c: string, msg: string) => {
+      const pend = byBox.get(parseMwiNotice(msg)?.box_id ?? '')?.pending;
+      if (pend?.phase === 'call' && pend.noticeAt === null) pend.noticeAt = now();
+    });
+    await listener.subscribe(mwiChannel(p.config.redisKeyPrefix));
 
     const t0 = now();
     let refused = 0;
@@ -198,7 +208,7 @@ async function main(): Promise<void> {
     const readAll = async (which: Box[]) => {
       for (const b of which) {
         if (!b.unread) continue;
-        b.pending = { key: stateKey(false, 0, b.old + 1), phase: 'read', t0: now(), at: null };
+        b.pending = { key: stateKey(false, 0, b.old + 1), phase: 'read', t0: now(), at: null, noticeAt: null };
         expected.read++;
         const start = now();
         const status = await put(apiPort, `/v1.0/voicemail_messages/${b.unread}?accesskey=${encodeURIComponent(token)}`, '{"folder":"old"}');
@@ -219,13 +229,14 @@ async function main(): Promise<void> {
         { atMs: 5000, digit: '#' },
       ]);
       const called = boxes.slice(0, CALLS);
+      const toNotice: number[] = [];
       let failedCalls = 0;
       for (let i = 0; i < called.length; i += CALL_BATCH) {
         await Promise.all(
           called.slice(i, i + CALL_BATCH).map(async (b) => {
             const number = `+8997${tag}${String(b.i).padStart(3, '0')}`;
             await numberWithFlow(cid, number, [{ type: 'voicemail', option: { box_id: b.boxId } }, { type: 'hangup' }]);
-            b.pending = { key: stateKey(true, 1, b.old), phase: 'call', t0: null, at: null };
+            b.pending = { key: stateKey(true, 1, b.old), phase: 'call', t0: null, at: null, noticeAt: null };
             expected.call++;
             const sink = await ToneSink.open();
             try {
@@ -246,10 +257,11 @@ async function main(): Promise<void> {
       for (const b of called) {
         const m = (await db('voicemail_messages').where({ box_id: b.boxId, folder: 'new' }).whereNull('tm_delete').first()) as { id: string; tm_create: Date } | undefined;
         if (m && b.pending?.at != null) lat.call[b.mode].push(b.pending.at - new Date(m.tm_create).getTime());
+        if (m && b.pending?.noticeAt != null) toNotice.push(b.pending.noticeAt - new Date(m.tm_create).getTime());
         b.unread = m?.id ?? null;
         b.pending = null;
       }
-      console.log(`calls: ${CALLS} placed, ${failedCalls} failed, ${called.filter((b) => b.unread).length} messages stored`);
+      console.log(`calls: ${CALLS} placed, ${failedCalls} failed, ${called.filter((b) => b.unread).length} messages stored; row written (tm_create) → MWI notice heard: ${fmt(toNotice)}`);
       await readAll(called);
     }
 
@@ -268,7 +280,7 @@ async function main(): Promise<void> {
           duration_ms: 1000,
           tm_create: new Date(),
         });
-        b.pending = { key: stateKey(true, 1, b.old), phase: 'new', t0: now(), at: null };
+        b.pending = { key: stateKey(true, 1, b.old), phase: 'new', t0: now(), at: null, noticeAt: null };
         expected.new++;
         b.unread = id;
         await publishMwiChange(db, other, p.config.redisKeyPrefix, { id: b.boxId, customer_id: cid, extension_id: rows[b.i]!.ext.id });
@@ -297,6 +309,7 @@ async function main(): Promise<void> {
     console.log(`load average (1 min) at end: ${load()}`);
   } finally {
     killAllSipp();
+    for (const c of closers) c();
     for (const s of subscribers) s.close();
     other.disconnect();
     server.close();
