@@ -33,8 +33,10 @@ declare -A CMD=(
   [ai]="npx tsx scripts/bench/ai/run.ts"
   [campaigns]="npx tsx scripts/bench/campaigns/run.ts --calls 100 --level 20"
   [blf]="npx tsx scripts/bench/pbx/blf-notify.ts"
+  [mwi]="npx tsx scripts/bench/pbx/mwi-lamp.ts --calls 8"
+  [turn-taking]="npx tsx scripts/bench/ai/turn-taking.ts --calls 5 --turns 10"
 )
-ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference queue streams speech ai campaigns blf)
+ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference queue streams speech ai campaigns blf mwi turn-taking)
 
 areas=("$@")
 [ ${#areas[@]} -eq 0 ] && areas=("${ORDER[@]}")
