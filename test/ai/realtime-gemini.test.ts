@@ -9,11 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
-import { eventsFor } from '../../testkit/media-app/harness';
 import { speechPcap, TimedSink } from '../../testkit/ai/audio';
 import { startGeminiLiveServer, type GeminiLiveServer } from '../../testkit/ai/gemini-live-server';
 import type { RealtimeScript } from '../../testkit/ai/realtime-server';
-import { aiFlow, aimessagesOf, endedFlow, inboundCall, outboundCall, startS2sRig, type S2sRig } from '../../testkit/ai/s2s-calls';
+import { aiFlow, aimessagesOf, endedFlow, failedBeforeAudio, inboundCall, outboundCall, startS2sRig, type S2sRig } from '../../testkit/ai/s2s-calls';
 
 const KEY = 'gemini-platform-key-0123456789';
 const MODEL = 'gemini-live.gemini-2.5-flash-native-audio-preview';
@@ -142,45 +141,23 @@ describe('ai_talk with a speech-to-speech model (Gemini Live)', function () {
 
   it('a refused key: the flow ends with the reason and an aicall_realtime_failed event; nothing is played', async () => {
     useScript(idle);
-    const f = await aiFlow({ engine_model: MODEL, engine_key: 'wrong-gemini-key-4567' });
     const refused = gm.refused;
-    const sink = await TimedSink.open();
-    try {
-      const r = await inboundCall(rig, f, [], sink);
-      expect(r.code, r.errors + r.messages).to.equal(0);
-      expect(sink.voicedTimes().length, 'nothing played').to.equal(0);
-    } finally {
-      sink.close();
-    }
+    const r = await failedBeforeAudio(rig, { engine_model: MODEL, engine_key: 'wrong-gemini-key-4567' });
     expect(gm.refused).to.equal(refused + 1);
-    const af = await endedFlow(f.db, f.cid);
-    expect(af.end_reason).to.equal('error');
-    expect(af.error).to.include('gemini-live: the API key was refused (1007)');
-    expect(af.error).to.not.include('wrong-gemini-key');
-    const aicall = (await f.db('aicalls').where({ customer_id: f.cid }))[0];
-    const failed = (await eventsFor(rig.p.redis, aicall.id)).find((e) => e.event_type === 'aicall_realtime_failed');
-    expect(failed?.data).to.include({ engine_model: MODEL });
-    expect(String(failed?.data.reason)).to.include('API key was refused');
+    expect(r.endReason).to.equal('error');
+    expect(r.error).to.include('gemini-live: the API key was refused (1007)');
+    expect(r.error).to.not.include('wrong-gemini-key');
+    expect(r.event).to.include({ engine_model: MODEL });
+    expect(String(r.event?.reason)).to.include('API key was refused');
   });
 
   it('an engine_url on a private address: refused by the egress policy before any connection', async () => {
     useScript(idle);
-    const f = await aiFlow({ engine_model: MODEL, engine_url: 'https://10.255.255.1:8443', engine_key: 'own-gemini-key' });
-    const sink = await TimedSink.open();
     const started = Date.now();
-    try {
-      const r = await inboundCall(rig, f, [], sink);
-      expect(r.code, r.errors + r.messages).to.equal(0);
-      expect(sink.voicedTimes().length, 'nothing played').to.equal(0);
-    } finally {
-      sink.close();
-    }
-    expect(Date.now() - started).to.be.lessThan(15_000);
-    const af = await endedFlow(f.db, f.cid);
-    expect(af.end_reason).to.equal('error');
-    expect(af.error).to.include('gemini-live: the egress policy refused the vendor URL');
-    const aicall = (await f.db('aicalls').where({ customer_id: f.cid }))[0];
-    const failed = (await eventsFor(rig.p.redis, aicall.id)).find((e) => e.event_type === 'aicall_realtime_failed');
-    expect(String(failed?.data.reason)).to.include('egress policy refused');
+    const r = await failedBeforeAudio(rig, { engine_model: MODEL, engine_url: 'https://10.255.255.1:8443', engine_key: 'own-gemini-key' });
+    expect(Date.now() - started, 'no wait for a connection to the private address').to.be.lessThan(15_000);
+    expect(r.endReason).to.equal('error');
+    expect(r.error).to.include('gemini-live: the egress policy refused the vendor URL');
+    expect(String(r.event?.reason)).to.include('egress policy refused');
   });
 });

@@ -13,8 +13,8 @@ import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
 import { testDb } from '../db';
 import { freePort, sippMediaPort } from '../ports';
-import { killAllSipp, sipp, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
-import { aiCallerScenario, aiCalleeScenario, type TimedSink } from './audio';
+import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
+import { aiCallerScenario, aiCalleeScenario, TimedSink } from './audio';
 
 type Db = Awaited<ReturnType<typeof testDb>>;
 export type Play = { atMs: number; pcap: string };
@@ -107,4 +107,24 @@ export async function endedFlow(db: Db, cid: string): Promise<{ variables: Recor
 export async function aimessagesOf(db: Db, cid: string) {
   const aicall = await until(async () => (await db('aicalls').where({ customer_id: cid, status: 'terminated' }))[0], 10_000, 'aicall terminated');
   return db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create');
+}
+
+/**
+ * A call to an AI that must fail before any audio (a refused key, a refused URL): sipp calls in, hears
+ * nothing, and the call ends. Returns the ended activeflow's error and the aicall_realtime_failed event.
+ */
+export async function failedBeforeAudio(rig: S2sRig, ai: Record<string, unknown>): Promise<{ error: string; endReason: string; event: Record<string, unknown> | undefined }> {
+  const f = await aiFlow(ai);
+  const sink = await TimedSink.open();
+  try {
+    const r = await inboundCall(rig, f, [], sink);
+    if (r.code !== 0) throw new Error(`the caller's call failed: ${r.errors}${r.messages}`);
+    if (sink.voicedTimes().length) throw new Error(`the caller heard ${sink.voicedTimes().length} voiced packets; nothing should play`);
+  } finally {
+    sink.close();
+  }
+  const af = await endedFlow(f.db, f.cid);
+  const aicall = (await f.db('aicalls').where({ customer_id: f.cid }))[0];
+  const event = aicall ? (await eventsFor(rig.p.redis, aicall.id)).find((e) => e.event_type === 'aicall_realtime_failed')?.data : undefined;
+  return { error: af.error ?? '', endReason: af.end_reason, event };
 }
