@@ -3,7 +3,6 @@
 // thing a listener hears in the room is the beep played into it when a participant joins or leaves.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import type { Action } from '../../core/flow';
 import { compileTwiml } from '../../core/twiml/compile';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
@@ -11,10 +10,9 @@ import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/su
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
+import { shape } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
-
-const shape = (as: Action[]) => as.map((a) => ({ type: a.type, option: a.option }));
 
 describe('TwiML <Conference beep>: compiler', () => {
   it('true, onEnter, onExit map to conference_join beep; false and absent to none', () => {

@@ -4,8 +4,7 @@
 // with Twilio's parameters, in the order things happened.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import type { Action } from '../../core/flow';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { compileTwiml } from '../../core/twiml/compile';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
@@ -13,22 +12,9 @@ import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/su
 import type { TwimlRequest, TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
+import { shape, refused } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
-
-const shape = (as: Action[]) => as.map((a) => ({ type: a.type, option: a.option }));
-
-function refused(doc: string, words: RegExp): void {
-  let err: unknown;
-  try {
-    compileTwiml(doc);
-  } catch (e) {
-    err = e;
-  }
-  expect(err, doc).to.be.instanceOf(TwimlError);
-  expect((err as TwimlError).code).to.equal(12200);
-  expect((err as TwimlError).message).to.match(words);
-}
 
 describe('TwiML <Conference statusCallback>: compiler', () => {
   it('maps to conference_join status_callback (url resolved, method default POST, events default start end)', () => {

@@ -4,8 +4,7 @@
 // TwiML joins a room by name, checked in the audio they hear (RTP tone peers).
 import { expect } from 'chai';
 import twilio from 'twilio';
-import type { Action } from '../../core/flow';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { compileTwiml } from '../../core/twiml/compile';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { queuesRepo } from '../../core/repos/queues';
 import { toSid } from '../../core/twilio/sids';
@@ -15,22 +14,9 @@ import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/su
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
+import { shape, refused } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
-
-const shape = (as: Action[]) => as.map((a) => ({ type: a.type, option: a.option }));
-
-function refused(doc: string, words: RegExp): void {
-  let err: unknown;
-  try {
-    compileTwiml(doc);
-  } catch (e) {
-    err = e;
-  }
-  expect(err, `refused: ${doc}`).to.be.instanceOf(TwimlError);
-  expect((err as TwimlError).code).to.equal(12200);
-  expect((err as TwimlError).message).to.match(words);
-}
 
 /** Voiced packets in a 2 s window that mean "hears": well below the 100 sent, for a loaded machine. */
 const HEARS = 15;

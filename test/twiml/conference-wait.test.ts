@@ -4,7 +4,6 @@
 // music on hold or a wait document fetched (signed) in a loop, until a participant starts the room.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import type { Action } from '../../core/flow';
 import { compileTwiml, TwimlError } from '../../core/twiml/compile';
 import { compileWaitDocument } from '../../core/twiml/wait';
 import { accountSid, callSid } from '../../core/twilio/sids';
@@ -14,10 +13,9 @@ import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/su
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
+import { shape } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
-
-const shape = (as: Action[]) => as.map((a) => ({ type: a.type, option: a.option }));
 
 function refused(run: () => unknown, words: RegExp): void {
   let err: unknown;

@@ -4,8 +4,7 @@
 // and whose <Leave> takes the caller out of the queue to the Enqueue action with QueueResult=leave.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import type { Action } from '../../core/flow';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { compileTwiml } from '../../core/twiml/compile';
 import { callSid, toSid } from '../../core/twilio/sids';
 import { queuesRepo } from '../../core/repos/queues';
 import { testDb } from '../../testkit/db';
@@ -14,22 +13,9 @@ import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/su
 import type { TwimlRequest, TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
+import { shape, refused } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
-
-const shape = (as: Action[]) => as.map((a) => ({ type: a.type, option: a.option }));
-
-function refused(doc: string, words: RegExp): void {
-  let err: unknown;
-  try {
-    compileTwiml(doc);
-  } catch (e) {
-    err = e;
-  }
-  expect(err, doc).to.be.instanceOf(TwimlError);
-  expect((err as TwimlError).code).to.equal(12200);
-  expect((err as TwimlError).message).to.match(words);
-}
 
 describe('TwiML <Enqueue waitUrl>: compiler', () => {
   it('maps to queue_join wait_url (resolved) and wait_method (default POST); waitUrl="" keeps the queue\'s own audio', () => {
