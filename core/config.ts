@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { voiceVendorsFromEnv, type VoiceVendors } from './speech/vendors';
+import { googleSttFromEnv, voiceVendorsFromEnv, type VendorEndpoint, type VoiceVendors } from './speech/vendors';
 import { speechToSpeechFromEnv, type SpeechToSpeechVendors } from './speech/s2s-vendors';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 import { sipTarget, type SipTarget } from './extensions/sip-target';
@@ -148,6 +148,9 @@ const schema = z.object({
   XAI_API_KEY: vendorKey,
   // Deepgram's Voice Agent API (speech-to-speech, media-app/ai/s2s/deepgram.ts); its key is DEEPGRAM_API_KEY
   DEEPGRAM_AGENT_BASE_URL: vendorUrl,
+  // Google Speech-to-Text for recordings (provider google; core/speech/vendors.ts googleSttFromEnv)
+  GOOGLE_STT_BASE_URL: vendorUrl,
+  GOOGLE_API_KEY: vendorKey,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()
@@ -219,6 +222,8 @@ export interface Config {
   webSipCredentialTtlSec: number;
   /** The cloud voice vendors' base URLs and platform-wide keys (core/speech/vendors.ts). */
   voices: VoiceVendors;
+  /** Recordings' Google engine: GOOGLE_STT_BASE_URL / GOOGLE_API_KEY (media-app reads them again when it transcribes). */
+  googleStt: VendorEndpoint;
   /** Extra CAs (PEM file path) trusted for the OpenAI Realtime WebSocket (OPENAI_REALTIME_CA_FILE); null: the system's only. */
   openaiRealtimeCaFile: string | null;
   /** Speech-to-speech vendors other than OpenAI (docs/ai.md "Speech-to-speech"): Gemini Live, Deepgram Voice Agent. */
@@ -312,6 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     sipWssPublicUrl: e.SIP_WSS_PUBLIC_URL ?? null,
     webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
     voices: voiceVendorsFromEnv(e),
+    googleStt: googleSttFromEnv(e),
     openaiRealtimeCaFile: e.OPENAI_REALTIME_CA_FILE ?? null,
     speechToSpeech: speechToSpeechFromEnv(e),
   });
