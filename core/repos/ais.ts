@@ -93,7 +93,11 @@ export function promptHistoryJson(h: PromptHistoryRow) {
 export const newDirectHash = () => randomBytes(12).toString('hex');
 
 /** A stored `parameter` as the API shows it: its sealed keys opened only to be masked. */
-export const maskedParameter = (p: Record<string, unknown>) => maskedLlmParameter(maskedVoiceParameter(mapParameterKeys(p, openForShow)));
+export function maskedParameter(p: Record<string, unknown>): Record<string, unknown> {
+  const out = maskedLlmParameter(maskedVoiceParameter(mapParameterKeys(p, openForShow)));
+  // a recogniser key (parameter.stt_key) is sealed and shown like the voice keys
+  return typeof out.stt_key === 'string' ? { ...out, stt_key: maskKey(out.stt_key) } : out;
+}
 
 /** Opened for comparing with a masked key sent back; one that cannot be opened stays sealed (never matches). */
 function openOrKeep(v: string): string {
@@ -155,7 +159,9 @@ export function aisRepo(db: Db) {
         if (patch.parameter) {
           // compared with the stored keys opened; a kept key is sealed again on the way back
           const stored = mapParameterKeys(before.parameter, openOrKeep);
-          patch = { ...patch, parameter: unmaskedLlmParameter(unmaskedVoiceParameter(patch.parameter, stored), stored) };
+          const next = unmaskedLlmParameter(unmaskedVoiceParameter(patch.parameter, stored), stored);
+          const kept = typeof next.stt_key === 'string' && typeof stored.stt_key === 'string' && stored.stt_key && next.stt_key === maskKey(stored.stt_key);
+          patch = { ...patch, parameter: kept ? { ...next, stt_key: stored.stt_key } : next };
         }
         const [row] = await trx('ais')
           .where({ id })

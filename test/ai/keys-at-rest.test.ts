@@ -25,9 +25,10 @@ const KEYS = {
   tts: 'el-own-tts-key-0123456789wxyz',
   ttsFallback: 'ca-fallback-key-9876543210',
   llmFallback: 'xai-fallback-key-0011223344',
+  stt: 'dg-own-stt-key-5566778899',
 };
 const KEK = deriveKey(TEST_JWT_SECRET);
-type Stored = { engine_key: string; parameter: { tts_key: string; greeting?: string; tts_fallback: { tts_key: string }; llm_fallback: { engine_key: string } } };
+type Stored = { engine_key: string; parameter: { tts_key: string; stt_key?: string; greeting?: string; tts_fallback: { tts_key: string }; llm_fallback: { engine_key: string } } };
 /** The row as Postgres holds it (read directly, not through the repo). */
 async function rowOf(db: Db, table: 'ais' | 'aicalls', id: string): Promise<Stored> {
   const r: unknown = await db(table).where({ id }).first();
@@ -62,6 +63,7 @@ describe('ai: vendor keys encrypted at rest', function () {
       tts_type: 'elevenlabs',
       parameter: {
         tts_key: KEYS.tts,
+        stt_key: KEYS.stt,
         tts_fallback: { tts_type: 'cartesia', tts_key: KEYS.ttsFallback },
         llm_fallback: { engine_model: 'grok.grok-4', engine_url: 'https://api.x.ai/v1', engine_key: KEYS.llmFallback },
       },
@@ -74,11 +76,13 @@ describe('ai: vendor keys encrypted at rest', function () {
       expect(r.body.parameter.tts_key).to.match(/^el-\*+wxyz$/);
       expect(r.body.parameter.tts_fallback.tts_key).to.match(/^ca-\*+3210$/);
       expect(r.body.parameter.llm_fallback.engine_key).to.match(/^xai\*+3344$/);
+      expect(r.body.parameter.stt_key).to.match(/^dg-\*+8899$/);
       const row = await rowOf(t.ctx.db, 'ais', r.body.id);
       noPlaintext(row);
       for (const v of [row.engine_key, row.parameter.tts_key, row.parameter.tts_fallback.tts_key, row.parameter.llm_fallback.engine_key]) expect(v).to.match(/^enc:v1:[\w-]+:[\w-]+:[\w-]+$/);
       expect(open(row.engine_key)).to.equal(KEYS.engine);
       expect(open(row.parameter.tts_fallback.tts_key)).to.equal(KEYS.ttsFallback);
+      expect(open(row.parameter.stt_key)).to.equal(KEYS.stt);
       // two seals of one key differ (a fresh IV each time)
       const again = await auth(request(t.app).post('/v1.0/ais')).send(body);
       expect((await rowOf(t.ctx.db, 'ais', again.body.id)).engine_key).to.not.equal(row.engine_key);
@@ -103,11 +107,12 @@ describe('ai: vendor keys encrypted at rest', function () {
       expect(put.status, JSON.stringify(put.body)).to.equal(200);
       let row = await rowOf(t.ctx.db, 'ais', r.body.id);
       noPlaintext(row);
-      expect([open(row.engine_key), open(row.parameter.tts_key), open(row.parameter.tts_fallback.tts_key), open(row.parameter.llm_fallback.engine_key)]).to.deep.equal([
+      expect([open(row.engine_key), open(row.parameter.tts_key), open(row.parameter.tts_fallback.tts_key), open(row.parameter.llm_fallback.engine_key), open(row.parameter.stt_key)]).to.deep.equal([
         KEYS.engine,
         KEYS.tts,
         KEYS.ttsFallback,
         KEYS.llmFallback,
+        KEYS.stt,
       ]);
       const fresh = 'el-brand-new-key-55556666';
       const put2 = await auth(request(t.app).put(`/v1.0/ais/${r.body.id}`)).send({ engine_key: 'sk-new-engine-key-77778888', parameter: { ...got.body.parameter, tts_key: fresh } });
