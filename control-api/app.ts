@@ -5,6 +5,7 @@
  * The /auth group (control-api/auth/) is mounted at /auth with no body parser in front; the
  * provisioning URL for desk phones (control-api/provisioning/) at /provisioning, without credentials.
  */
+import { useKeySecret } from '../core/secrets/keys';
 import express, { Router, type Express } from 'express';
 import type { AppContext } from './context';
 import { requestId } from './middleware/request-id';
@@ -67,6 +68,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // the key that seals the AI vendor keys at rest (core/secrets/keys.ts)
+  useKeySecret(ctx.config.jwtSecret);
   if (ctx.config.trustProxy) app.set('trust proxy', true);
 
   const metrics = createMetrics({ defaultMetrics: opts.defaultMetrics, logger: ctx.logger });

@@ -3,6 +3,7 @@
  * first-start admin, start the account jobs (control-api/jobs), listen, attach the event services
  * and attachments (control-api/ws/services.ts), and shut down cleanly on SIGINT/SIGTERM.
  */
+import { useKeySecret } from '../core/secrets/keys';
 import http from 'node:http';
 import { loadConfig, ConfigError } from '../core/config';
 import { createLogger } from '../core/logger';
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   const db = createDb(config.databaseUrl, { poolMax: config.databasePoolMax });
+  useKeySecret(config.jwtSecret); // migration 0958 seals the stored AI vendor keys with it
   const ran = await migrate(db);
   if (ran.length) logger.info({ migrations: ran }, 'migrations applied');
   const redis = createRedis(config.redisUrl);

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { voiceVendorsFromEnv, type VoiceVendors } from './speech/vendors';
+import { googleSttFromEnv, voiceVendorsFromEnv, type VendorEndpoint, type VoiceVendors } from './speech/vendors';
 import { speechToSpeechFromEnv, type SpeechToSpeechVendors } from './speech/s2s-vendors';
 import { parseTalkVoice, talkVoicesFromEnv, type TalkVoices } from './speech/talk-voices';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
@@ -182,6 +182,8 @@ const schema = z.object({
   TTS_PROVIDER_A: talkVoice,
   TTS_PROVIDER_B: talkVoice,
   TTS_PROVIDER_C: talkVoice,
+  // Google Speech-to-Text for recordings (provider google; core/speech/vendors.ts googleSttFromEnv)
+  GOOGLE_STT_BASE_URL: vendorUrl,
   WEB_SIP_CREDENTIAL_TTL_SEC: z.coerce
     .number({ message: 'must be a number of seconds' })
     .int()
@@ -255,6 +257,8 @@ export interface Config {
   voices: VoiceVendors;
   /** provider_a|b|c of talk and speakings mapped to a cloud voice (TTS_PROVIDER_A|B|C); unmapped: local. */
   talkVoices: TalkVoices;
+  /** Recordings' Google engine: GOOGLE_STT_BASE_URL / GOOGLE_API_KEY (media-app reads them again when it transcribes). */
+  googleStt: VendorEndpoint;
   /** Extra CAs (PEM file path) trusted for the OpenAI Realtime WebSocket (OPENAI_REALTIME_CA_FILE); null: the system's only. */
   openaiRealtimeCaFile: string | null;
   /** Speech-to-speech vendors other than OpenAI (docs/ai.md "Speech-to-speech"): Gemini Live, Deepgram Voice Agent. */
@@ -349,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     webSipCredentialTtlSec: e.WEB_SIP_CREDENTIAL_TTL_SEC,
     voices: voiceVendorsFromEnv(e),
     talkVoices: talkVoicesFromEnv(e),
+    googleStt: googleSttFromEnv(e),
     openaiRealtimeCaFile: e.OPENAI_REALTIME_CA_FILE ?? null,
     speechToSpeech: speechToSpeechFromEnv(e),
   });

@@ -3,6 +3,7 @@
  * outbound calls, the BullMQ workers and the node heartbeat. `startMediaApp` is what main.ts and the
  * tests call; `stop()` hangs up live calls, closes workers and disconnects.
  */
+import { useKeySecret } from '../core/secrets/keys';
 import { WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -59,6 +60,8 @@ export interface MediaApp {
 
 export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
   const { config, app, logger } = deps;
+  // the key that opens the AI vendor keys sealed at rest (core/secrets/keys.ts)
+  useKeySecret(config.jwtSecret);
   const prefix = config.redisKeyPrefix;
   const ownDb = !deps.db;
   const db = deps.db ?? createDb(config.databaseUrl, { poolMax: config.databasePoolMax });

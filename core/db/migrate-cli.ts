@@ -3,11 +3,17 @@
  * DATABASE_URL (scripts/setup.sh calls `latest`). Exit 1 with the reason on failure.
  */
 import { loadConfig, ConfigError } from '../config';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createDb, migrate, rollbackAll, MIGRATIONS_DIR } from './knex';
+import { useKeySecret } from '../secrets/keys';
 
 async function main(): Promise<void> {
   const cmd = process.argv[2] ?? 'latest';
   const config = loadConfig(process.env, { persistSecret: false });
+  // the platform secret that seals the AI vendor keys (migration 0958), when there is one already;
+  // never a new random one, under which stored keys could not be opened again
+  if (process.env.JWT_SECRET || fs.existsSync(path.join(config.dataDir, 'jwt-secret'))) useKeySecret(loadConfig(process.env).jwtSecret);
   const db = createDb(config.databaseUrl, { poolMax: 2 });
   try {
     if (cmd === 'latest') {

@@ -17,6 +17,7 @@
 import { LlmClient, LlmError, type ChatLlm, type LlmEndpoint } from './client';
 import { GeminiClient } from './gemini';
 import { egressPolicyFor, type EgressPolicy } from '../net';
+import { openKey, SealedKeyError } from '../secrets/keys';
 
 /** The chat targets' vendor settings and public endpoints. */
 const VENDORS = {
@@ -41,7 +42,18 @@ export interface ResolvedEndpoint extends LlmEndpoint {
 
 const trim = (u: string | undefined) => (u ?? '').trim().replace(/\/+$/, '');
 
-export function resolveEndpoint(ai: EngineConfig, env: NodeJS.ProcessEnv = process.env): ResolvedEndpoint {
+/** The AI's engine_key opened (stored sealed, docs/ai.md "Keys"); one that cannot be is NOT_CONFIGURED, never sent. */
+function engineKey(ai: EngineConfig): string {
+  try {
+    return openKey(ai.engine_key ?? '');
+  } catch (e) {
+    if (e instanceof SealedKeyError) throw new LlmError('NOT_CONFIGURED', `the AI's engine_key: ${e.message}`);
+    throw e;
+  }
+}
+
+export function resolveEndpoint(stored: EngineConfig, env: NodeJS.ProcessEnv = process.env): ResolvedEndpoint {
+  const ai = { ...stored, engine_key: engineKey(stored) };
   const engineModel = ai.engine_model || env.AI_LLM_MODEL || '';
   const dot = engineModel.indexOf('.');
   const target = dot > 0 ? engineModel.slice(0, dot) : '';

@@ -8,8 +8,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import { maskedVoiceParameter } from '../speech/voices';
-import { maskedLlmParameter } from '../llm/fallback';
+import { maskedParameter } from './ais';
+import { sealParameter } from '../secrets/keys';
 
 export const AICALL_STATUSES = ['initiating', 'progressing', 'pausing', 'resuming', 'terminating', 'terminated'] as const;
 export type AicallStatus = (typeof AICALL_STATUSES)[number];
@@ -92,7 +92,7 @@ export function aicallJson(c: AicallRow) {
     ai_vad_config: c.ai_vad_config,
     ai_smart_turn_enabled: c.ai_smart_turn_enabled,
     // a copy of the AI's (or team's) parameter: its voice keys masked as in the AI's JSON
-    parameter: maskedLlmParameter(maskedVoiceParameter(c.parameter)),
+    parameter: maskedParameter(c.parameter),
     activeflow_id: u(c.activeflow_id),
     reference_type: c.reference_type,
     reference_id: u(c.reference_id),
@@ -147,6 +147,8 @@ export function aicallsRepo(db: Db) {
   return {
     async create(customerId: string, input: AicallInput): Promise<AicallRow> {
       const row: Record<string, unknown> = { ...input, id: newId(), customer_id: customerId, status: 'initiating', tm_create: clock.now() };
+      // a copy of the AI's parameter: its vendor keys stay sealed (an unsealed one is sealed here)
+      if (input.parameter !== undefined) row.parameter = sealParameter(input.parameter);
       for (const k of ['ai_vad_config', 'parameter'] as const) if (row[k] !== undefined) row[k] = JSON.stringify(row[k]);
       const [r] = await db('aicalls').insert(row).returning('*');
       return r as AicallRow;

@@ -1,7 +1,8 @@
 /**
  * ais (AI configurations) and ai_prompt_histories. Every init_prompt change (create, update, an
  * accepted proposal) writes a history entry in the same transaction and points
- * current_prompt_history_id at it. The engine key is stored as given and shown masked.
+ * current_prompt_history_id at it. The vendor keys (engine_key, the keys in parameter) are stored
+ * sealed (core/secrets/keys.ts) and shown masked; a row read holds them sealed.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/knex';
@@ -12,6 +13,7 @@ import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { maskKey } from '../llm/endpoint';
 import { maskedVoiceParameter, unmaskedVoiceParameter } from '../speech/voices';
 import { maskedLlmParameter, unmaskedLlmParameter } from '../llm/fallback';
+import { openForShow, openKey, sealKey, sealParameter, mapParameterKeys } from '../secrets/keys';
 
 export interface AiRow {
   id: string;
@@ -63,9 +65,9 @@ export function aiJson(a: AiRow) {
     is_insight_active: !!a.is_insight_active,
     engine_model: a.engine_model,
     engine_url: a.engine_url,
-    engine_key: maskKey(a.engine_key),
+    engine_key: maskKey(openForShow(a.engine_key)),
     // an AI's own voice keys (parameter.tts_key, tts_fallback.tts_key; docs/ai.md "Voices") are shown masked
-    parameter: maskedLlmParameter(maskedVoiceParameter(a.parameter)),
+    parameter: maskedParameter(a.parameter),
     rag_id: a.rag_id ?? EMPTY_UUID,
     init_prompt: a.init_prompt,
     current_prompt_history_id: a.current_prompt_history_id ?? EMPTY_UUID,
@@ -90,9 +92,28 @@ export function promptHistoryJson(h: PromptHistoryRow) {
 
 export const newDirectHash = () => randomBytes(12).toString('hex');
 
+/** A stored `parameter` as the API shows it: its sealed keys opened only to be masked. */
+export function maskedParameter(p: Record<string, unknown>): Record<string, unknown> {
+  const out = maskedLlmParameter(maskedVoiceParameter(mapParameterKeys(p, openForShow)));
+  // a recogniser key (parameter.stt_key) is sealed and shown like the voice keys
+  return typeof out.stt_key === 'string' ? { ...out, stt_key: maskKey(out.stt_key) } : out;
+}
+
+/** Opened for comparing with a masked key sent back; one that cannot be opened stays sealed (never matches). */
+function openOrKeep(v: string): string {
+  try {
+    return openKey(v);
+  } catch {
+    return v;
+  }
+}
+
 const JSON_COLS = ['parameter', 'vad_config', 'tool_names'] as const;
 function encode(input: AiInput): Record<string, unknown> {
   const out: Record<string, unknown> = { ...input };
+  // the vendor keys are sealed before they reach the database (docs/ai.md "Keys")
+  if (typeof out.engine_key === 'string') out.engine_key = sealKey(out.engine_key);
+  if (input.parameter !== undefined) out.parameter = sealParameter(input.parameter);
   for (const c of JSON_COLS) if (out[c] !== undefined) out[c] = JSON.stringify(out[c]);
   return out;
 }
@@ -134,8 +155,14 @@ export function aisRepo(db: Db) {
         // an AI that stops being an Insight AI stops being the active one
         const demoted = patch.type !== undefined && patch.type !== 'insight' ? { is_insight_active: false } : {};
         // a key sent back as we show it (masked) is the stored key: a client that reads, edits and writes keeps it
-        if (patch.engine_key !== undefined && before.engine_key && patch.engine_key === maskKey(before.engine_key)) patch = { ...patch, engine_key: before.engine_key };
-        if (patch.parameter) patch = { ...patch, parameter: unmaskedLlmParameter(unmaskedVoiceParameter(patch.parameter, before.parameter), before.parameter) };
+        if (patch.engine_key !== undefined && before.engine_key && patch.engine_key === maskKey(openForShow(before.engine_key))) patch = { ...patch, engine_key: before.engine_key };
+        if (patch.parameter) {
+          // compared with the stored keys opened; a kept key is sealed again on the way back
+          const stored = mapParameterKeys(before.parameter, openOrKeep);
+          const next = unmaskedLlmParameter(unmaskedVoiceParameter(patch.parameter, stored), stored);
+          const kept = typeof next.stt_key === 'string' && typeof stored.stt_key === 'string' && stored.stt_key && next.stt_key === maskKey(stored.stt_key);
+          patch = { ...patch, parameter: kept ? { ...next, stt_key: stored.stt_key } : next };
+        }
         const [row] = await trx('ais')
           .where({ id })
           .update({ ...encode(patch), ...demoted, tm_update: clock.now() })

@@ -84,3 +84,11 @@ export function voiceVendorsFromEnv(env: { readonly [K in VendorEnvKey | VendorE
     playht: { ...one('playht'), apiKey: env.PLAYHT_USER_ID ? pair(env.PLAYHT_USER_ID, env.PLAYHT_API_KEY) : (env.PLAYHT_API_KEY ?? '') },
   });
 }
+
+/** Google Speech-to-Text (recordings' `google` engine, media-app/speech/recording-cloud.ts): its public endpoint. */
+export const GOOGLE_STT_DEFAULT_URL = 'https://speech.googleapis.com';
+
+/** GOOGLE_STT_BASE_URL (default the public endpoint) and GOOGLE_API_KEY of `env`. */
+export function googleSttFromEnv(env: { readonly GOOGLE_STT_BASE_URL?: string; readonly GOOGLE_API_KEY?: string }): VendorEndpoint {
+  return { baseUrl: (env.GOOGLE_STT_BASE_URL?.trim() || GOOGLE_STT_DEFAULT_URL).replace(/\/+$/, ''), apiKey: env.GOOGLE_API_KEY?.trim() ?? '' };
+}

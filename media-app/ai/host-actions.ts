@@ -6,6 +6,7 @@ import type { ActionContext } from '../flow/actions/base';
 import { checkSttType, checkTtsType, isVendorTts, sttFallbackOf } from '../../core/speech/voices';
 import type { VoiceChoice } from '../voices';
 import { vadEngine } from '../../core/ai/turns';
+import { openKey } from '../../core/secrets/keys';
 
 export function flowActions(ctx: ActionContext): AiActions {
   return {
@@ -36,7 +37,7 @@ function fallbackOf(v: unknown): VoiceChoice | null {
   if (!v || typeof v !== 'object') return null;
   const o = v as Record<string, unknown>;
   const str = (x: unknown) => (typeof x === 'string' ? x : '');
-  return str(o.tts_type) ? { type: str(o.tts_type), voice: str(o.tts_voice_id), key: str(o.tts_key) } : null;
+  return str(o.tts_type) ? { type: str(o.tts_type), voice: str(o.tts_voice_id), key: openKey(str(o.tts_key)) } : null;
 }
 
 /**
@@ -60,7 +61,7 @@ export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_
     voice: vendor ? undefined : ai.tts_voice_id || undefined,
     cloud: vendor
       ? {
-          primary: { type: ai.tts_type, voice: ai.tts_voice_id, key: typeof p.tts_key === 'string' ? p.tts_key : '' },
+          primary: { type: ai.tts_type, voice: ai.tts_voice_id, key: typeof p.tts_key === 'string' ? openKey(p.tts_key) : '' },
           fallback,
           firstByteMs: typeof p.tts_first_byte_ms === 'number' ? p.tts_first_byte_ms : 2000,
         }

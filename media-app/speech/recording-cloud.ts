@@ -14,6 +14,7 @@
  * Every request goes through the egress policy; a failure names the engine and the HTTP status,
  * never the key or the vendor's answer.
  */
+import { googleSttFromEnv } from '../../core/speech/vendors';
 import OpenAI, { toFile } from 'openai';
 import { EgressRefused, type EgressPolicy } from '../../core/net';
 
@@ -38,7 +39,8 @@ export interface Pcm {
 
 /** The endpoint of `engine` from the environment: GOOGLE_STT_BASE_URL + GOOGLE_API_KEY, OPENAI_BASE_URL + OPENAI_API_KEY. */
 export function engineEndpoint(engine: RecordingEngine, env: NodeJS.ProcessEnv = process.env): EngineEndpoint {
-  const [base, key, def] = engine === 'google' ? ['GOOGLE_STT_BASE_URL', 'GOOGLE_API_KEY', 'https://speech.googleapis.com'] : ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'https://api.openai.com/v1'];
+  if (engine === 'google') return googleSttFromEnv(env);
+  const [base, key, def] = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'https://api.openai.com/v1'];
   return { baseUrl: (env[base]?.trim() || def).replace(/\/+$/, ''), apiKey: env[key]?.trim() ?? '' };
 }
 

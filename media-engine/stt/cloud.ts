@@ -44,6 +44,8 @@ export interface CloudWire {
   onMessage(msg: Record<string, unknown>, s: CloudSttStream): string | void;
   /** true when the message is the vendor's last one after `endMessage` */
   isLast(msg: Record<string, unknown>): boolean;
+  /** a text message sent when no audio went out for `everyMs` (Deepgram's KeepAlive) */
+  keepAlive?: { message: string; everyMs: number };
 }
 
 /** The vendor's HTTP status on a refused upgrade, said plainly. */
@@ -63,6 +65,8 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
   private failed = false;
   private readonly closedPromise: Promise<void>;
   private resolveClosed!: () => void;
+  private keepAliveTimer: NodeJS.Timeout | null = null;
+  private lastSend = Date.now();
 
   constructor(
     private readonly wire: CloudWire,
@@ -94,6 +98,12 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
       this.pending = [];
       this.pendingBytes = 0;
       if (this.ended) this.sendEnd();
+      const k = this.wire.keepAlive;
+      if (k) {
+        this.keepAliveTimer = setInterval(() => {
+          if (Date.now() - this.lastSend >= k.everyMs && ws.readyState === WebSocket.OPEN) ws.send(k.message);
+        }, k.everyMs);
+      }
     });
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
@@ -126,8 +136,10 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
     if (this.ended || this.closed) return;
     const msg = this.wire.encode(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
     const ws = this.ws;
-    if (ws && ws.readyState === WebSocket.OPEN && ws.bufferedAmount <= this.maxBacklogBytes) ws.send(msg);
-    else if ((!ws || ws.readyState === WebSocket.CONNECTING) && this.pendingBytes + msg.length <= this.maxBacklogBytes) {
+    if (ws && ws.readyState === WebSocket.OPEN && ws.bufferedAmount <= this.maxBacklogBytes) {
+      ws.send(msg);
+      this.lastSend = Date.now();
+    } else if ((!ws || ws.readyState === WebSocket.CONNECTING) && this.pendingBytes + msg.length <= this.maxBacklogBytes) {
       this.pending.push(msg);
       this.pendingBytes += msg.length;
     } else this.droppedFrames++;
@@ -169,6 +181,7 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
   }
 
   private markClosed(): void {
+    if (this.keepAliveTimer) clearInterval(this.keepAliveTimer);
     if (this.closed) return;
     this.closed = true;
     this.resolveClosed();

@@ -1,19 +1,19 @@
 export { SttError, sampleRateOf, type SampleRate, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 export { PocketsphinxProvider, phrasesToJsgf, type PocketsphinxOptions } from './pocketsphinx';
 export { Upsampler2x } from './upsample';
-export { DeepgramProvider, type DeepgramOptions } from './deepgram';
+export { DeepgramProvider, deepgramFromEnv, type DeepgramOptions } from './deepgram';
 export { CartesiaSttProvider } from './cartesia';
 export { ElevenLabsSttProvider } from './elevenlabs';
 import { SttError, type SttProvider } from './provider';
 import { PocketsphinxProvider } from './pocketsphinx';
-import { DeepgramProvider } from './deepgram';
+import { deepgramFromEnv } from './deepgram';
 import { CartesiaSttProvider } from './cartesia';
 import { ElevenLabsSttProvider } from './elevenlabs';
 
 const providers = new Map<string, () => SttProvider>([
   ['pocketsphinx', () => new PocketsphinxProvider()],
-  // configured from the environment when a stream is made (DEEPGRAM_API_KEY, DEEPGRAM_URL)
-  ['deepgram', () => new DeepgramProvider({ apiKey: process.env.DEEPGRAM_API_KEY ?? '', url: process.env.DEEPGRAM_URL || undefined })],
+  // configured from the environment when a stream is made (DEEPGRAM_API_KEY, DEEPGRAM_BASE_URL or DEEPGRAM_URL); through the egress policy
+  ['deepgram', () => deepgramFromEnv()],
   // <VENDOR>_BASE_URL / <VENDOR>_API_KEY read when a stream is made; every connection through the egress policy
   ['cartesia', () => new CartesiaSttProvider()],
   ['elevenlabs', () => new ElevenLabsSttProvider()],

@@ -9,6 +9,7 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../t
 import { lastUser, startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { until } from '../../testkit/media-app/harness';
 import { retrieve } from '../../core/rag/search';
+import { openKey, openParameter } from '../../core/secrets/keys';
 
 describe('ai: resources over the API', function () {
   this.timeout(60_000);
@@ -89,16 +90,17 @@ describe('ai: resources over the API', function () {
       .send({ engine_key: shown.engine_key, parameter: { ...shown.parameter, company: 'Acme Corp' } })
       .expect(200);
     const row = (await t.ctx.db('ais').where({ id: ai.id }).first())!;
-    expect(row.engine_key).to.equal('sk-test-0123456789abcdef');
-    expect(row.parameter).to.deep.include({ company: 'Acme Corp', tts_key: 'el-key-0123456789abcdef' });
-    expect(row.parameter.tts_fallback).to.deep.equal({ tts_type: 'cartesia', tts_key: 'ca-key-0123456789abcdef' });
+    // stored sealed (docs/ai.md "Keys"): opened here to compare
+    expect(openKey(row.engine_key)).to.equal('sk-test-0123456789abcdef');
+    expect(openParameter(row.parameter)).to.deep.include({ company: 'Acme Corp', tts_key: 'el-key-0123456789abcdef' });
+    expect(openParameter(row.parameter).tts_fallback).to.deep.equal({ tts_type: 'cartesia', tts_key: 'ca-key-0123456789abcdef' });
     // a new key is a new key
     await auth(api().put(`/v1.0/ais/${ai.id}`))
       .send({ engine_key: 'sk-new-9876543210fedcba', parameter: { tts_key: 'el-new-9876543210fedcba' } })
       .expect(200);
     const row2 = (await t.ctx.db('ais').where({ id: ai.id }).first())!;
-    expect(row2.engine_key).to.equal('sk-new-9876543210fedcba');
-    expect(row2.parameter).to.deep.equal({ tts_key: 'el-new-9876543210fedcba' });
+    expect(openKey(row2.engine_key)).to.equal('sk-new-9876543210fedcba');
+    expect(openParameter(row2.parameter)).to.deep.equal({ tts_key: 'el-new-9876543210fedcba' });
   });
 
   it('refuses bad AI input in the error envelope', async () => {

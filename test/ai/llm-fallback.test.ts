@@ -12,6 +12,7 @@ import { startXai, type XaiStandIn } from '../../testkit/vendors/xai';
 import { aiFlow, callAi, endedFlow } from '../../testkit/ai/flow-call';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { aisRepo } from '../../core/repos/ais';
+import { openKey } from '../../core/secrets/keys';
 
 const GKEY = 'gemini-test-key';
 const XKEY = 'xai-test-key-0123456789';
@@ -199,7 +200,7 @@ describe('LLM fallback by choice', function () {
       const put = await auth(request(t.app).put(`/v1.0/ais/${r.body.id}`)).send({ parameter: r.body.parameter });
       expect(put.status, JSON.stringify(put.body)).to.equal(200);
       const stored = await aisRepo(t.ctx.db).get(f.customer.id, r.body.id);
-      expect((stored!.parameter.llm_fallback as { engine_key: string }).engine_key).to.equal(key);
+      expect(openKey((stored!.parameter.llm_fallback as { engine_key: string }).engine_key)).to.equal(key);
     });
   });
 });

@@ -28,6 +28,7 @@ describe('ai_talk on a wideband leg: the recogniser gets 16 kHz', function () {
     dg = await new FakeDeepgram(KEY).listen();
     process.env.DEEPGRAM_API_KEY = KEY;
     process.env.DEEPGRAM_URL = dg.url;
+    process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8'; // the recogniser goes through the egress policy; the stand-in is on loopback
     llm = await startLlmServer();
     llm.options.respond = () => ({ text: '' });
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', DEEPGRAM_API_KEY: KEY, DEEPGRAM_URL: dg.url });
@@ -39,6 +40,7 @@ describe('ai_talk on a wideband leg: the recogniser gets 16 kHz', function () {
     await dg?.close();
     delete process.env.DEEPGRAM_API_KEY;
     delete process.env.DEEPGRAM_URL;
+    delete process.env.EGRESS_ALLOW_CIDRS;
   });
 
   /** A number whose flow is answer, ai_talk (Deepgram, 3 s), hangup; the call offers `media` only. */

@@ -1,7 +1,8 @@
 // The Deepgram adapter (media-engine/stt/deepgram.ts) against a local server implementing the
 // live protocol (deepgram-server.ts): the provider on its own, then on a live call through REST.
+// Every connection goes through the egress policy (the stand-in is on loopback: EGRESS_ALLOW_CIDRS).
 import { expect } from 'chai';
-import { DeepgramProvider } from '../../media-engine/stt';
+import { createSttProvider, DeepgramProvider } from '../../media-engine/stt';
 import type { TranscriptEvent } from '../../media-engine/stt';
 import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { concat, espeak, silenceMs } from '../../testkit/media-engine/audio';
@@ -20,12 +21,49 @@ function frames(samples: Int16Array): Int16Array[] {
 describe('Deepgram live protocol adapter (local protocol server)', function () {
   this.timeout(90_000);
   let dg: FakeDeepgram;
+  const saved = { ...process.env };
 
   before(async () => {
     dg = await new FakeDeepgram(KEY).listen();
+    process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8';
   });
   after(async () => {
     await dg?.close();
+    for (const k of ['EGRESS_ALLOW_CIDRS', 'DEEPGRAM_BASE_URL', 'DEEPGRAM_API_KEY', 'DEEPGRAM_URL']) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+  });
+
+  it('a private DEEPGRAM_BASE_URL (or DEEPGRAM_URL) is refused by the egress policy with a clear error; nothing reaches it', async () => {
+    process.env.EGRESS_ALLOW_CIDRS = '';
+    process.env.DEEPGRAM_API_KEY = KEY;
+    const sessions = dg.sessions.length;
+    try {
+      for (const [k, v] of [
+        ['DEEPGRAM_BASE_URL', dg.url.replace(/\/v1\/listen$/, '')],
+        ['DEEPGRAM_URL', dg.url],
+      ] as const) {
+        process.env[k] = v;
+        const stream = createSttProvider('deepgram').createStream();
+        const err = await new Promise<Error>((resolve) => stream.on('error', resolve));
+        expect(err.message, k).to.include('deepgram: the egress policy refused the vendor URL');
+        expect(err.message).to.not.include(KEY);
+        await stream.end();
+        delete process.env[k];
+      }
+      expect(dg.sessions.length).to.equal(sessions);
+      // allowed, the same base URL reaches the stand-in at /v1/listen
+      process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8';
+      process.env.DEEPGRAM_BASE_URL = dg.url.replace(/\/v1\/listen$/, '');
+      const ok = createSttProvider('deepgram').createStream();
+      await until(async () => dg.sessions.length > sessions || null, 5000, 'a session');
+      await ok.end();
+    } finally {
+      process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8';
+      delete process.env.DEEPGRAM_BASE_URL;
+      delete process.env.DEEPGRAM_API_KEY;
+    }
   });
 
   it('streams linear16 8 kHz with the key; interim and final Results become transcript events with offsets', async () => {

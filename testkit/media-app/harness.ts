@@ -21,6 +21,7 @@ import { loadMediaAppConfig } from '../../media-app/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 import { freePort, portBlock } from '../ports';
+import { TEST_JWT_SECRET } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
 import { ack, ackFailure, bye, ok200 } from './sipp-steps';
 
@@ -92,7 +93,8 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
     REDIS_KEY_PREFIX: keyPrefix,
     DATA_DIR: path.join(os.tmpdir(), `media-app-test-${process.pid}`),
     SIP_DOMAIN,
-    JWT_SECRET: 'x'.repeat(40),
+    // one platform, one secret: the API's and media-app's (the AI keys sealed by one are opened by the other)
+    JWT_SECRET: TEST_JWT_SECRET,
     DRACHTIO_HOST: '127.0.0.1',
     DRACHTIO_PORT: String(drachtioPort),
     DRACHTIO_SECRET: SECRET,

@@ -3,6 +3,7 @@ import type { AiRow } from '../../../core/repos/ais';
 import type { RealtimeTarget } from '../../../core/speech/voices';
 import type { EgressPolicy } from '../../../core/net';
 import type { AiService } from '../service';
+import { openKey } from '../../../core/secrets/keys';
 import type { LinkOptions, ModelLink } from './link';
 import { OpenAiRealtimeLink } from './openai';
 import { GeminiLiveLink } from './gemini';
@@ -17,7 +18,7 @@ export function linkFor(target: RealtimeTarget, model: string, ai: AiRow, svc: A
     model,
     // the AI's own URL gets only its own key (as for a chat engine_url)
     baseUrl: ai.engine_url || platform.baseUrl,
-    apiKey: ai.engine_key || (ai.engine_url ? '' : platform.apiKey),
+    apiKey: openKey(ai.engine_key) || (ai.engine_url ? '' : platform.apiKey),
     voice: ai.tts_voice_id,
     language: ai.stt_language || 'en-US',
     egress,
