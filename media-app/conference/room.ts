@@ -232,8 +232,11 @@ export class Room extends EventEmitter<RoomEvents> {
   }
 
   /** Out of the mix, leaving → leaved, then what the room does when someone leaves. */
-  private async depart(m: Member, reason: LeaveReason): Promise<void> {
-    if (!this.members.delete(m.cc.id)) return;
+  private async depart(member: Member, reason: LeaveReason): Promise<void> {
+    if (!this.members.delete(member.cc.id)) return;
+    // end_on_exit and beep as they stand now (REST Participants update may have changed them)
+    const fresh = await this.calls.get(member.cc.id).catch(() => null);
+    const m = fresh ? { ...member, cc: fresh } : member;
     if (!m.call.isEnded) await m.call.endpoint?.leaveConference().catch(() => undefined);
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
