@@ -98,6 +98,11 @@ export function conferencecallsRepo(db: Db) {
         .returning('*');
       return (row as ConferencecallRow | undefined) ?? null;
     },
+    /** Whom a joined participant coaches (null: nobody). */
+    async setCoach(id: string, coachCallId: string | null): Promise<ConferencecallRow | null> {
+      const [row] = await table().where({ id, status: 'joined' }).update({ coach_call_id: coachCallId, tm_update: clock.now() }).returning('*');
+      return (row as ConferencecallRow | undefined) ?? null;
+    },
     async transition(id: string, to: ConferencecallStatus): Promise<ConferencecallTransition> {
       const [row] = await table().where({ id }).whereIn('status', conferencecallPredecessors(to)).update({ status: to, tm_update: clock.now() }).returning('*');
       if (row) return { changed: true, conferencecall: row as ConferencecallRow };

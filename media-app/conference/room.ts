@@ -282,6 +282,15 @@ export class Room extends EventEmitter<RoomEvents> {
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
   }
 
+  /** REST Participants Coaching: the member's coach_call_id as it now stands (null: heard by all again). */
+  async recoach(ccId: string): Promise<void> {
+    const ep = this.members.get(ccId)?.call.endpoint;
+    const row = await this.calls.get(ccId);
+    if (!ep || !row) return;
+    if (row.coach_call_id) await this.coach(ep, row.coach_call_id);
+    else await this.media.whisper(ep, null);
+  }
+
   /** TwiML coach: only the participant of that call hears this one (a whisper); one not in the room: noted, heard by all. */
   private async coach(ep: Endpoint, callId: string): Promise<void> {
     const target = [...this.members.values()].find((x) => x.cc.reference_id === callId)?.call.endpoint;

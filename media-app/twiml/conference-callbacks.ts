@@ -107,7 +107,7 @@ export class ConferenceCallbacks {
       CallSid: callSid(cc.reference_id),
       Muted: String(muted),
       Hold: String(call?.metadata?.hold === true),
-      Coaching: 'false',
+      Coaching: String(Boolean(cc.coach_call_id)),
       EndConferenceOnExit: String(cc.end_on_exit),
       StartConferenceOnEnter: String(cc.start_on_enter),
     };
