@@ -1,9 +1,9 @@
 /**
  * Conferences/{CF…}/Participants: list (those in the room: joining or joined), fetch by CallSid,
- * update Muted / Hold, delete (kick). A Participant is one of our conferencecalls; its `muted` and
+ * update Muted / Hold / EndConferenceOnExit / BeepOnExit, delete (kick). A Participant is one of our conferencecalls; its `muted` and
  * `hold` are the participant's call's own mute (`mute_direction` in or both: the room does not hear
  * it) and hold (`metadata.hold`), set through the same commands as `POST /v1.0/calls/{id}/mute|hold`.
- * Coaching is not supported (always false; Coaching=true is refused). A participant is named by its
+ * Coaching (with CallSidToCoach) makes it a whisper to that participant (Coaching=false: heard by all). A participant is named by its
  * CallSid or by its Label. POST (dial a participant in) is participant-create.ts.
  */
 import { Router, type Request, type Response } from 'express';
@@ -37,8 +37,8 @@ export function twilioParticipantJson(conf: ConferenceRow, cc: ConferencecallRow
     call_sid: callSid(cc.reference_id),
     conference_sid: toSid('CF', conf.id),
     label: cc.label || null,
-    call_sid_to_coach: null,
-    coaching: false,
+    call_sid_to_coach: cc.coach_call_id ? callSid(cc.coach_call_id) : null,
+    coaching: Boolean(cc.coach_call_id),
     muted: isMuted(call),
     hold: isHeld(call),
     start_conference_on_enter: cc.start_on_enter,
@@ -93,20 +93,48 @@ async function fetchOne(ctx: AppContext, req: Request, res: Response): Promise<v
   res.json(twilioParticipantJson(conf, cc, await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id)));
 }
 
-const UNSUPPORTED_UPDATE = ['HoldUrl', 'HoldMethod', 'AnnounceUrl', 'AnnounceMethod', 'WaitUrl', 'WaitMethod', 'BeepOnExit', 'EndConferenceOnExit', 'CallSidToCoach'];
+const UNSUPPORTED_UPDATE = ['HoldUrl', 'HoldMethod', 'AnnounceUrl', 'AnnounceMethod', 'WaitUrl', 'WaitMethod'];
+
+/** The participant's beep (TwiML's: '', 'true', 'false', 'onEnter', 'onExit') with its exit beep on or off. */
+function withExitBeep(beep: string, on: boolean): string {
+  const enter = beep === 'true' || beep === 'onEnter';
+  if (on) return enter ? 'true' : 'onExit';
+  return enter ? 'onEnter' : 'false';
+}
+
+/** Coaching=true's CallSidToCoach: another participant connected in the same conference; its call id. */
+async function coachedCall(ctx: AppContext, conf: ConferenceRow, coach: ConferencecallRow, sid: string | undefined): Promise<string> {
+  if (!sid) throw badParam('Coaching=true needs CallSidToCoach');
+  const callId = fromSid('CA', sid);
+  const other = callId ? await conferencecallsRepo(ctx.db).latestOf(conf.customer_id, conf.id, callId) : null;
+  if (!other || other.status !== 'joined') throw badParam(`CallSidToCoach ${sid.slice(0, 40)} is not a participant connected in this conference`);
+  if (other.id === coach.id) throw badParam('A participant cannot coach itself');
+  return other.reference_id;
+}
 
 async function update(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const auth = authOf(res.locals);
   const p = req.body as Params;
   const conf = await ownedConference(ctx, auth.customerId, String(req.params.ConferenceSid));
-  const cc = await participantOf(ctx, conf, String(req.params.CallSid));
+  let cc = await participantOf(ctx, conf, String(req.params.CallSid));
   for (const n of UNSUPPORTED_UPDATE) if (p[n] !== undefined) throw badParam(`${n} is not supported here`);
   const muted = bool(p, 'Muted');
   const hold = bool(p, 'Hold');
-  if (bool(p, 'Coaching') === true) throw badParam('Coaching is not supported here');
-  if (muted === undefined && hold === undefined) throw badParam('Give Muted or Hold');
+  const endOnExit = bool(p, 'EndConferenceOnExit');
+  const beepOnExit = bool(p, 'BeepOnExit');
+  const coaching = bool(p, 'Coaching');
+  if (p.CallSidToCoach !== undefined && coaching !== true) throw badParam('CallSidToCoach needs Coaching=true');
+  if (muted === undefined && hold === undefined && endOnExit === undefined && beepOnExit === undefined && coaching === undefined)
+    throw badParam('Give Muted, Hold, Coaching, EndConferenceOnExit or BeepOnExit');
   const call = await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id);
   if (cc.status !== 'joined' || !call || call.status !== 'progressing') throw badParam(`Participant is not connected (${participantStatus(cc)})`);
+  if (endOnExit !== undefined || beepOnExit !== undefined) {
+    // the room reads the row when the participant leaves
+    const patch = { ...(endOnExit !== undefined ? { end_on_exit: endOnExit } : {}), ...(beepOnExit !== undefined ? { beep: withExitBeep(cc.beep, beepOnExit) } : {}) };
+    cc = (await conferencecallsRepo(ctx.db).setExit(cc.id, patch)) ?? cc;
+  }
+  if (coaching !== undefined)
+    cc = await conferenceApi(ctx).coach(auth.customerId, cc.id, coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null);
   const bus = commandBus(ctx);
   const send = async (command: Parameters<typeof bus.toCallOwner>[0]) => {
     if (!(await bus.toCallOwner(command))) throw badParam('Participant is not connected');

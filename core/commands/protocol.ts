@@ -56,6 +56,8 @@ const PAYLOADS = {
   /** DELETE /conferencecalls/{id}: the participant leaves (leaving → leaved). */
   'conference.kick': { conferenceId: id, conferencecallId: id },
   'conference.mute': { conferenceId: id, conferencecallId: id, direction, on: z.boolean() },
+  /** The participant's coach_call_id changed: the host whispers it to that call's participant, or to all again. */
+  'conference.coach': { conferenceId: id, conferencecallId: id },
   /** The recording row exists (initiating) and holds the conference's recording slot. */
   'conference.recording_start': { conferenceId: id, recordingId: id, options: recordingOptions },
   'conference.recording_stop': { conferenceId: id },

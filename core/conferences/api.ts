@@ -124,6 +124,21 @@ export class ConferenceApi {
     return t.conferencecall;
   }
 
+  /**
+   * A joined participant coaches another joined one of its conference (only that one hears it: the
+   * mixer's whisper), or no one (null: all hear it again). Kept on its row; the host applies it.
+   */
+  async coach(customerId: string, id: string, coachCallId: string | null): Promise<ConferencecallRow> {
+    const cc = await this.calls.getOwned(customerId, id);
+    if (!cc) throw conferencecallNotFound();
+    if (cc.status !== 'joined') throw new ApiError('STATE_INVALID', `the conferencecall is ${cc.status}, not joined`);
+    const row = await this.calls.setCoach(id, coachCallId);
+    if (!row) throw new ApiError('STATE_INVALID', 'the conferencecall is no longer joined');
+    const sent = await this.commands.toHost({ type: 'conference.coach', conferenceId: cc.conference_id, conferencecallId: id });
+    if (!sent) throw serviceUnavailable('the node hosting the conference is not running');
+    return row;
+  }
+
   async mute(customerId: string, id: string, direction: MuteDirection, on: boolean): Promise<ConferencecallRow> {
     const cc = await this.calls.getOwned(customerId, id);
     if (!cc) throw conferencecallNotFound();

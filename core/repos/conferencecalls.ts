@@ -89,6 +89,20 @@ export function conferencecallsRepo(db: Db) {
       const row = await live().where({ conference_id: conferenceId, reference_id: callId, customer_id: customerId }).orderBy('tm_create', 'desc').first();
       return (row as ConferencecallRow | undefined) ?? null;
     },
+    /** How a participant leaves (REST Participants update: EndConferenceOnExit, BeepOnExit), while it is present. */
+    async setExit(id: string, patch: Partial<Pick<ConferencecallRow, 'end_on_exit' | 'beep'>>): Promise<ConferencecallRow | null> {
+      const [row] = await table()
+        .where({ id })
+        .whereIn('status', ['joining', 'joined'])
+        .update({ ...patch, tm_update: clock.now() })
+        .returning('*');
+      return (row as ConferencecallRow | undefined) ?? null;
+    },
+    /** Whom a joined participant coaches (null: nobody). */
+    async setCoach(id: string, coachCallId: string | null): Promise<ConferencecallRow | null> {
+      const [row] = await table().where({ id, status: 'joined' }).update({ coach_call_id: coachCallId, tm_update: clock.now() }).returning('*');
+      return (row as ConferencecallRow | undefined) ?? null;
+    },
     async transition(id: string, to: ConferencecallStatus): Promise<ConferencecallTransition> {
       const [row] = await table().where({ id }).whereIn('status', conferencecallPredecessors(to)).update({ status: to, tm_update: clock.now() }).returning('*');
       if (row) return { changed: true, conferencecall: row as ConferencecallRow };

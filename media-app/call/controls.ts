@@ -113,7 +113,6 @@ export class CallControls {
   private async record(call: CallSession, patch: Record<string, boolean>): Promise<void> {
     const row = await retryWrite(call.deps.logger, `call ${call.id} metadata`, () => callsRepo(call.deps.db).mergeMetadata(call.id, patch));
     if (!row) return;
-    call.state.patch({ metadata: row.metadata, tm_update: row.tm_update });
-    await call.publish('call_updated');
+    await call.updated({ metadata: row.metadata, tm_update: row.tm_update });
   }
 }

@@ -1,5 +1,6 @@
 /** The typed surface of a CallSession (session.ts): its events and why it closes. */
 import type { CallStatus, HangupCause } from '../../core/calls/model';
+import type { CallRow } from '../../core/repos/calls';
 import type { SrfRequest, SrfResponse } from '../srf';
 
 export interface HangupEvent {
@@ -18,6 +19,8 @@ export interface CallSessionEvents {
   /** Closed: the hangup is written (once). */
   hangup: [ev: HangupEvent];
   error: [err: Error];
+  /** Fields outside the status changed (mute, hold, recording): after the row is taken, before the publish. */
+  updated: [fields: Partial<Omit<CallRow, 'status'>>];
 }
 
 /** Why a session closes. */

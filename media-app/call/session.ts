@@ -217,7 +217,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
    */
   async updated(fields: Partial<Omit<CallRow, 'status'>>): Promise<void> {
     this.state.patch(fields);
-    if (!this.isEnded) await this.publish('call_updated');
+    if (this.isEnded) return;
+    this.emit('updated', fields);
+    await this.publish('call_updated');
   }
 
   /**

@@ -22,7 +22,7 @@ import { sharedSecret } from '../registrar';
 import { BridgeLegRefused, joinThroughLeg } from '../xnode/leg';
 import { LEG_SECRET_NAME } from '../xnode/token';
 import { acceptLeg } from './accept-leg';
-import { Room, type LeaveReason } from './room';
+import { Room, type LeaveReason, type PartyWatch } from './room';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { mohFile } from '../call/moh-source';
 import { PolicyHttp } from '../flow/http';
@@ -283,7 +283,7 @@ export class ConferenceHost implements ConferenceService {
       if (t.changed && t.conferencecall) await publishConferencecall(this.deps.events, t.conferencecall).catch(() => undefined);
       throw err;
     }
-    return room.join(call, cc, req.signal);
+    return room.join(call, cc, req.signal, watchCall(call));
   }
 
   private secret(): Promise<string> {
@@ -401,4 +401,15 @@ export class ConferenceHost implements ConferenceService {
   async stop(): Promise<void> {
     await Promise.allSettled([...this.rooms.values()].map((r) => r.stop()));
   }
+}
+
+/** A call's mute (in or both: the room no longer hears it) and hold, as Participants shows them, and their changes. */
+function watchCall(call: CallSession): PartyWatch {
+  return {
+    state: () => ({ muted: call.row.mute_direction === 'in' || call.row.mute_direction === 'both', held: call.row.metadata?.hold === true }),
+    onChange: (fn) => {
+      call.on('updated', fn);
+      return () => call.off('updated', fn);
+    },
+  };
 }

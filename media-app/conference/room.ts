@@ -27,7 +27,7 @@ import { publishConference, publishConferencecall, publishRecording } from '../.
 import type { Conference, Endpoint } from '../../media-engine';
 import { traceMix } from '../call/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
-import type { ConferenceHappening } from '../twiml/conference-callbacks';
+import type { ConferenceHappening, PartyState } from '../twiml/conference-callbacks';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
 export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host_lost';
@@ -50,6 +50,12 @@ export interface RoomDeps {
   ended(room: Room): void;
   /** A status callback's happening (media-app/twiml/conference-callbacks.ts), sent in order. */
   report(h: ConferenceHappening): Promise<void>;
+}
+
+/** A call of the hosting node: its mute and hold now, and each change of them (returns the unsubscribe). */
+export interface PartyWatch {
+  state(): PartyState;
+  onChange(fn: () => void): () => void;
 }
 
 /** Twilio's ReasonParticipantLeft for why a participant left. */
@@ -155,7 +161,7 @@ export class Room extends EventEmitter<RoomEvents> {
    * The call is in the room until it leaves; resolves with why. The participant row goes joined on
    * entry and leaved on exit, each change published once.
    */
-  async join(call: RoomParty, cc: ConferencecallRow, signal: AbortSignal): Promise<LeaveReason> {
+  async join(call: RoomParty, cc: ConferencecallRow, signal: AbortSignal, watch?: PartyWatch): Promise<LeaveReason> {
     const existing = this.members.get(cc.id);
     if (existing) return existing.left;
     if (this.terminating || this.row.status !== 'progressing') {
@@ -179,12 +185,14 @@ export class Room extends EventEmitter<RoomEvents> {
     const onAbort = () => m.leave('hangup');
     signal.addEventListener('abort', onAbort, { once: true });
     const span = traceMix(this.id, cc.id);
+    let unwatch = () => {};
     try {
       await ep.joinConference(this.media);
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) {
         await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
         void this.d.report({ event: 'join', cc: t.conferencecall });
+        if (watch) unwatch = this.watchParty(t.conferencecall, watch);
         if (cc.beep === 'true' || cc.beep === 'onEnter') void this.beep();
       }
       // kicked (leaving) while entering: out again at once
@@ -207,13 +215,28 @@ export class Room extends EventEmitter<RoomEvents> {
       await this.depart(m, 'hangup');
       throw err;
     } finally {
+      unwatch();
       signal.removeEventListener('abort', onAbort);
     }
   }
 
+  /** participant-mute/-unmute and -hold/-unhold for each change of the member's call, in order with the rest. */
+  private watchParty(cc: ConferencecallRow, watch: PartyWatch): () => void {
+    let last = watch.state();
+    return watch.onChange(() => {
+      const now = watch.state();
+      if (now.muted !== last.muted) void this.d.report({ event: 'mute', cc, state: now });
+      if (now.held !== last.held) void this.d.report({ event: 'hold', cc, state: now });
+      last = now;
+    });
+  }
+
   /** Out of the mix, leaving → leaved, then what the room does when someone leaves. */
-  private async depart(m: Member, reason: LeaveReason): Promise<void> {
-    if (!this.members.delete(m.cc.id)) return;
+  private async depart(member: Member, reason: LeaveReason): Promise<void> {
+    if (!this.members.delete(member.cc.id)) return;
+    // end_on_exit and beep as they stand now (REST Participants update may have changed them)
+    const fresh = await this.calls.get(member.cc.id).catch(() => null);
+    const m = fresh ? { ...member, cc: fresh } : member;
     if (!m.call.isEnded) await m.call.endpoint?.leaveConference().catch(() => undefined);
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
@@ -257,6 +280,15 @@ export class Room extends EventEmitter<RoomEvents> {
     const ep = this.members.get(ccId)?.call.endpoint;
     if (!ep) return;
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
+  }
+
+  /** REST Participants Coaching: the member's coach_call_id as it now stands (null: heard by all again). */
+  async recoach(ccId: string): Promise<void> {
+    const ep = this.members.get(ccId)?.call.endpoint;
+    const row = await this.calls.get(ccId);
+    if (!ep || !row) return;
+    if (row.coach_call_id) await this.coach(ep, row.coach_call_id);
+    else await this.media.whisper(ep, null);
   }
 
   /** TwiML coach: only the participant of that call hears this one (a whisper); one not in the room: noted, heard by all. */

@@ -1,8 +1,9 @@
 /**
  * A conference's Twilio status callbacks (<Conference statusCallback statusCallbackEvent
  * statusCallbackMethod>, docs/twilio.md "Conference status callbacks"): the room (media-app/conference/
- * room.ts, on the node hosting it) reports conference-start, conference-end, participant-join and
- * participant-leave; each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
+ * room.ts, on the node hosting it) reports conference-start, conference-end, participant-join,
+ * participant-leave, and participant-mute/-unmute and participant-hold/-unhold (a participant's call on
+ * the hosting node muted or held: REST Participants update, POST /calls/{id}/mute|hold); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
  * through the egress policy with Twilio's parameters and a SequenceNumber, one after the other in the
  * order they happened (a chain per room), retried as the recording callbacks are.
  */
@@ -20,16 +21,28 @@ import { sendSigned } from './recording-callbacks';
 
 /** The StatusCallbackEvent value of each statusCallbackEvent word this platform sends. */
 type ConferenceCallbackEvent = (typeof CONFERENCE_CALLBACK_EVENTS)[number];
-const EVENT_NAME: Readonly<Record<ConferenceCallbackEvent, string>> = {
+const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hold'>, string>> = {
   start: 'conference-start',
   end: 'conference-end',
   join: 'participant-join',
   leave: 'participant-leave',
 };
 
+/** A participant's mute and hold as they stood when it changed. */
+export interface PartyState {
+  muted: boolean;
+  held: boolean;
+}
+
+const eventName = (h: ConferenceHappening): string =>
+  h.event === 'mute' ? (h.state.muted ? 'participant-mute' : 'participant-unmute') : h.event === 'hold' ? (h.state.held ? 'participant-hold' : 'participant-unhold') : EVENT_NAME[h.event];
+
 /** What happened, as the room reports it. */
 export type ConferenceHappening =
-  { event: 'start' | 'join'; cc: ConferencecallRow } | { event: 'leave'; cc: ConferencecallRow; reason: string } | { event: 'end'; reason: string; endingCallId?: string };
+  | { event: 'start' | 'join'; cc: ConferencecallRow }
+  | { event: 'leave'; cc: ConferencecallRow; reason: string }
+  | { event: 'mute' | 'hold'; cc: ConferencecallRow; state: PartyState }
+  | { event: 'end'; reason: string; endingCallId?: string };
 
 export interface ConferenceCallbackDeps {
   db: Knex;
@@ -70,16 +83,20 @@ export class ConferenceCallbacks {
       ConferenceSid: toSid('CF', row.id),
       FriendlyName: row.name,
       AccountSid: accountSid(row.customer_id),
-      StatusCallbackEvent: EVENT_NAME[h.event],
+      StatusCallbackEvent: eventName(h),
       Timestamp: rfc2822(at),
       SequenceNumber: String(await conferences.nextCallbackSeq(row.id)),
     };
     if (h.event === 'end') {
       params.ReasonConferenceEnded = h.reason;
       if (h.endingCallId) params.CallSidEndingConference = callSid(h.endingCallId);
-    } else Object.assign(params, await this.participant(h.cc), h.event === 'leave' ? { ReasonParticipantLeft: h.reason } : {});
+    } else {
+      Object.assign(params, await this.participant(h.cc), h.event === 'leave' ? { ReasonParticipantLeft: h.reason } : {});
+      // a mute or hold change says the state it made, not one read later
+      if (h.event === 'mute' || h.event === 'hold') Object.assign(params, { Muted: String(h.state.muted), Hold: String(h.state.held) });
+    }
     const sender = { http: this.d.http, timeoutMs: this.d.timeoutMs, retryMs: this.d.retryMs, twiml: { logger: this.d.logger }, callId: h.event === 'end' ? '' : h.cc.reference_id };
-    await sendSigned(sender, token, cb.url, cb.method, params, `conference ${EVENT_NAME[h.event]}`);
+    await sendSigned(sender, token, cb.url, cb.method, params, `conference ${params.StatusCallbackEvent}`);
   }
 
   /** The participant's parameters, its mute and hold read from its call as Participants shows them. */
@@ -90,7 +107,7 @@ export class ConferenceCallbacks {
       CallSid: callSid(cc.reference_id),
       Muted: String(muted),
       Hold: String(call?.metadata?.hold === true),
-      Coaching: 'false',
+      Coaching: String(Boolean(cc.coach_call_id)),
       EndConferenceOnExit: String(cc.end_on_exit),
       StartConferenceOnEnter: String(cc.start_on_enter),
     };

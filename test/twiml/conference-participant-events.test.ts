@@ -1,0 +1,110 @@
+// Issue 36: <Conference statusCallbackEvent="mute hold">. A participant muted or held through the
+// REST Participants update (the official twilio client against control-api on loopback) sends
+// participant-mute / participant-unmute / participant-hold / participant-unhold to the room's
+// statusCallback, signed (twilio.validateRequest), in order with join and leave; a sipp caller (real
+// SIP on loopback, a media-app node, real Postgres and Redis) answers the hold re-INVITEs.
+import { expect } from 'chai';
+import twilio from 'twilio';
+import { compileTwiml } from '../../core/twiml/compile';
+import { callSid, toSid } from '../../core/twilio/sids';
+import { testDb } from '../../testkit/db';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { answerReinvite } from '../../testkit/media-app/sipp-steps';
+import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
+import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { accountSid } from '../../core/twilio/sids';
+import type { TwimlServer } from '../../testkit/twiml/server';
+import { useTwimlStack } from '../../testkit/twiml/stack';
+import type { Fixture } from '../../testkit/api';
+
+const { VoiceResponse } = twilio.twiml;
+
+describe('TwiML <Conference statusCallbackEvent="mute hold">: compiler', () => {
+  it('mute and hold are events now', () => {
+    const r = new VoiceResponse();
+    r.dial().conference({ statusCallback: 'https://cb.example.com/e', statusCallbackEvent: ['mute', 'hold', 'join'] }, 'r');
+    expect(compileTwiml(r.toString())[0]!.option).to.deep.include({ status_callback: { url: 'https://cb.example.com/e', method: 'POST', events: ['mute', 'hold', 'join'] } });
+  });
+});
+
+describe('TwiML <Conference statusCallbackEvent="mute hold"> with sipp callers and REST updates', function () {
+  this.timeout(180_000);
+  let stack: Stack;
+  let app: TwimlServer;
+  let f: Fixture;
+  let api: ServedApp;
+  let client: TwilioClient;
+  const placed: PlacedCall[] = [];
+
+  useTwimlStack((s) => ({ stack, app, f } = s));
+  before(async () => {
+    api = await serveApp(stack.api.app);
+    client = twilioClient(api.baseUrl, accountSid(f.customer.id), twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0));
+  });
+  after(async () => {
+    placed.forEach((c) => c.peer.close());
+    await api?.close();
+  });
+
+  it('participant-mute, -unmute, -hold, -unhold between join and leave, signed, Muted/Hold as they then stood', async () => {
+    const doc = new VoiceResponse();
+    doc.dial().conference({ statusCallback: '/pe', statusCallbackEvent: ['join', 'leave', 'mute', 'hold'] }, 'mute hold room');
+    app.on('/m', doc.toString());
+    app.on('/pe', '<Response/>');
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/m') } }], {
+      steps: (port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`,
+    });
+    placed.push(c);
+    const db = await testDb();
+    const room = await until(async () => ((await db('conferences').where({ customer_id: f.customer.id, name: 'mute hold room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
+    const cf = toSid('CF', room.id);
+    const p = () => client.conferences(cf).participants(callSid(c.callId));
+    // the room is made before its participant: a 20404 until then
+    await until(
+      async () =>
+        (
+          await p()
+            .fetch()
+            .catch(() => null)
+        )?.status === 'connected'
+          ? true
+          : null,
+      20_000,
+      'connected',
+    );
+    expect((await p().update({ muted: true })).muted).to.equal(true);
+    expect((await p().update({ muted: false })).muted).to.equal(false);
+    expect((await p().update({ hold: true })).hold).to.equal(true);
+    expect((await p().update({ hold: false })).hold).to.equal(false);
+    // the same state again changes nothing: no callback
+    expect((await p().update({ muted: false })).muted).to.equal(false);
+    await sleep(500);
+    await stack.platform.app.calls.get(c.callId)?.hangup('normal');
+    const got = await until(
+      async () => {
+        const r = app.requests.filter((x) => x.path === '/pe');
+        return r.length >= 6 ? r : null;
+      },
+      20_000,
+      'six callbacks',
+    );
+    await sleep(1000);
+    expect(app.requests.filter((x) => x.path === '/pe').length, 'no more than six').to.equal(6);
+    expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.Muted, r.params.Hold])).to.deep.equal([
+      ['participant-join', 'false', 'false'],
+      ['participant-mute', 'true', 'false'],
+      ['participant-unmute', 'false', 'false'],
+      ['participant-hold', 'false', 'true'],
+      ['participant-unhold', 'false', 'false'],
+      ['participant-leave', 'false', 'false'],
+    ]);
+    expect(got.map((r) => Number(r.params.SequenceNumber))).to.deep.equal([1, 2, 3, 4, 5, 6]);
+    for (const r of got) {
+      expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
+      expect(r.params).to.include({ ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
+    }
+    const s = await c.sipp;
+    expect(s.code, s.errors + s.messages).to.equal(0);
+  });
+});
