@@ -156,6 +156,8 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     // the recogniser runs in the media-engine, which reads these from the environment
     process.env.DEEPGRAM_API_KEY = DG_KEY;
     process.env.DEEPGRAM_URL = dg.url;
+    // the recogniser goes through the egress policy, and the stand-in is on loopback
+    process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8';
   });
   useTwimlStack(
     (s) => ({ stack, app, f } = s),
@@ -173,6 +175,7 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     await dg?.close();
     delete process.env.DEEPGRAM_API_KEY;
     delete process.env.DEEPGRAM_URL;
+    delete process.env.EGRESS_ALLOW_CIDRS;
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
