@@ -1,0 +1,70 @@
+// The outbound WebSockets added for the STT vendors (media-engine/stt/cloud.ts: Deepgram, Cartesia,
+// ElevenLabs) and ConversationRelay's app socket (media-app/twiml/relay-socket.ts) pass the egress
+// policy: loopback, private and link-local destinations are refused before any connection, and a
+// loopback server is reached only once the operator's allowlist (EGRESS_ALLOW_CIDRS) opens it.
+import { expect } from 'chai';
+import { WebSocketServer } from 'ws';
+import type { AddressInfo } from 'node:net';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
+import { CloudSttStream, type CloudWire } from '../../media-engine/stt/cloud';
+import { openRelaySocket, RelayConnectError } from '../../media-app/twiml/relay-socket';
+
+const HOSTS = ['127.0.0.1', '10.0.0.1', '169.254.169.254'];
+const policy = (allow = '') => new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: allow }));
+
+function wire(url: string): CloudWire {
+  return { vendor: 'testvendor', url: new URL(url), headers: {}, encode: (pcm) => pcm, endMessage: null, endTimeoutMs: 500, onMessage: () => undefined, isLast: () => false };
+}
+
+/** The stream's first error, or null once it closed without one. */
+function outcome(s: CloudSttStream): Promise<string | null> {
+  return new Promise((resolve) => {
+    s.once('error', (e: Error) => resolve(e.message));
+    s.once('close', () => resolve(null));
+  });
+}
+
+describe('security: the new vendor and relay sockets pass the egress policy', function () {
+  this.timeout(20_000);
+  let server: WebSocketServer;
+  let port = 0;
+  let upgrades = 0;
+  before(async () => {
+    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    server.on('connection', () => upgrades++);
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => server.close());
+
+  it('STT vendor stream: loopback, private and link-local refused before connecting; loopback allowed by the allowlist', async () => {
+    const before = upgrades;
+    for (const host of HOSTS) {
+      const s = new CloudSttStream(wire(`ws://${host}:${port}/v1/listen`), policy(), 1 << 16);
+      expect(await outcome(s), host).to.match(/^testvendor: the egress policy refused the vendor URL/);
+    }
+    expect(upgrades, 'no connection made').to.equal(before);
+    const open = new CloudSttStream(wire(`ws://127.0.0.1:${port}/v1/listen`), policy('127.0.0.0/8'), 1 << 16);
+    await new Promise<void>((r, j) => {
+      const t = setInterval(() => upgrades > before && (clearInterval(t), r()), 20);
+      open.once('error', (e: Error) => (clearInterval(t), j(e)));
+    });
+    open.abort();
+  });
+
+  it('ConversationRelay app socket: loopback, private and link-local refused; loopback allowed by the allowlist', async () => {
+    const before = upgrades;
+    for (const host of HOSTS) {
+      const err = await openRelaySocket(policy(), `ws://${host}:${port}/relay`, 'token', 2000).then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(err, host).to.be.instanceOf(RelayConnectError);
+      expect(err!.message, host).to.match(/refused by the egress policy/);
+    }
+    expect(upgrades, 'no connection made').to.equal(before);
+    const ws = await openRelaySocket(policy('127.0.0.0/8'), `ws://127.0.0.1:${port}/relay`, 'token', 2000);
+    expect(upgrades).to.equal(before + 1);
+    ws.close();
+  });
+});
