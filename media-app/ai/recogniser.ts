@@ -12,6 +12,8 @@ import { createSttProvider, type SttStream, type TranscriptEvent } from '../../m
 export interface RecogniserOptions {
   language: string;
   phrases?: string[];
+  /** the first recogniser's own key (the AI's parameter.stt_key); the fallback takes the platform's */
+  key?: string;
 }
 
 export interface SttFallback {
@@ -33,6 +35,7 @@ const REPLAY_FRAMES = 100;
 export class Recogniser extends EventEmitter<RecogniserEvents> {
   private stream: SttStream | null = null;
   private current: string;
+  private readonly primary: string;
   private fallbackLeft: string | undefined;
   private readonly recent: Int16Array[] = [];
   private stopped = false;
@@ -47,6 +50,7 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
   ) {
     super();
     this.current = primary || 'pocketsphinx';
+    this.primary = this.current;
     createSttProvider(this.current);
     if (fallback) createSttProvider(fallback);
     this.fallbackLeft = fallback && fallback !== this.current ? fallback : undefined;
@@ -82,7 +86,8 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
   }
 
   private open(name: string): void {
-    const s = createSttProvider(name).createStream({ language: this.o.language, phrases: this.o.phrases, direction: 'inbound', sampleRate: this.rate });
+    const apiKey = name === this.primary ? this.o.key : undefined;
+    const s = createSttProvider(name).createStream({ language: this.o.language, phrases: this.o.phrases, direction: 'inbound', sampleRate: this.rate, apiKey });
     this.stream = s;
     s.on('transcript', (t) => {
       if (this.stream === s) this.emit('transcript', t);

@@ -35,6 +35,8 @@ export interface VoiceOptions {
   sttProvider?: string;
   /** the recogniser used when the first fails (parameter.stt_fallback) */
   sttFallback?: string;
+  /** the first recogniser's own key (parameter.stt_key, opened); absent: the platform's <VENDOR>_API_KEY */
+  sttKey?: string;
   /** restrict recognition to these phrases (pocketsphinx grammar) */
   phrases?: string[];
   ttsProvider?: string;
@@ -142,7 +144,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
 
   async start(signal: AbortSignal): Promise<this> {
     // an unknown recogniser is an error of the session, never replaced by another one
-    const stt = new Recogniser(this.o.sttProvider, this.o.sttFallback, { language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined });
+    const stt = new Recogniser(this.o.sttProvider, this.o.sttFallback, { language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined, key: this.o.sttKey });
     const startMs = (this.o.startSecs ?? 0.2) * 1000;
     const webrtc = this.o.vadEngine === 'webrtc';
     // the VAD reports the end of speech after the shortest wait; the words decide whether to wait longer

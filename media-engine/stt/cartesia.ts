@@ -42,13 +42,14 @@ export class CartesiaSttProvider implements SttProvider {
 
   createStream(o: SttStreamOptions = {}): SttStream {
     const ep = this.config();
-    if (!ep.apiKey) throw new SttError('RECOGNIZER_FAILED', 'cartesia needs an API key (CARTESIA_API_KEY)');
+    const key = o.apiKey || ep.apiKey;
+    if (!key) throw new SttError('RECOGNIZER_FAILED', "cartesia needs an API key (the AI's parameter.stt_key or CARTESIA_API_KEY)");
     const direction = o.direction ?? 'inbound';
     const rate = sampleRateOf(o);
     const wire: CloudWire = {
       vendor: 'cartesia',
       url: this.urlFor(o, ep.baseUrl),
-      headers: { 'X-API-Key': ep.apiKey, 'Cartesia-Version': VERSION },
+      headers: { 'X-API-Key': key, 'Cartesia-Version': VERSION },
       encode: (pcm) => Buffer.from(pcm),
       endMessage: 'done',
       endTimeoutMs: 10_000,

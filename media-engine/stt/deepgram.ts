@@ -72,12 +72,13 @@ export class DeepgramProvider implements SttProvider {
   }
 
   createStream(o: SttStreamOptions = {}): SttStream {
-    if (!this.opts.apiKey) throw new SttError('RECOGNIZER_FAILED', 'deepgram needs an API key (DEEPGRAM_API_KEY)');
+    const key = o.apiKey || this.opts.apiKey;
+    if (!key) throw new SttError('RECOGNIZER_FAILED', "deepgram needs an API key (the AI's parameter.stt_key or DEEPGRAM_API_KEY)");
     const direction = o.direction ?? 'inbound';
     const wire: CloudWire = {
       vendor: 'deepgram',
       url: new URL(this.urlFor(o)),
-      headers: { Authorization: `Token ${this.opts.apiKey}` },
+      headers: { Authorization: `Token ${key}` },
       encode: (pcm) => Buffer.from(pcm),
       endMessage: JSON.stringify({ type: 'CloseStream' }),
       endTimeoutMs: 10_000,

@@ -57,14 +57,15 @@ export class ElevenLabsSttProvider implements SttProvider {
 
   createStream(o: SttStreamOptions = {}): SttStream {
     const ep = this.config();
-    if (!ep.apiKey) throw new SttError('RECOGNIZER_FAILED', 'elevenlabs needs an API key (ELEVENLABS_API_KEY)');
+    const key = o.apiKey || ep.apiKey;
+    if (!key) throw new SttError('RECOGNIZER_FAILED', "elevenlabs needs an API key (the AI's parameter.stt_key or ELEVENLABS_API_KEY)");
     const direction = o.direction ?? 'inbound';
     const rate = sampleRateOf(o);
     const chunk = (audio: string, commit: boolean) => JSON.stringify({ message_type: 'input_audio_chunk', audio_base_64: audio, commit, sample_rate: rate });
     const wire: CloudWire = {
       vendor: 'elevenlabs',
       url: this.urlFor(o, ep.baseUrl),
-      headers: { 'xi-api-key': ep.apiKey },
+      headers: { 'xi-api-key': key },
       encode: (pcm) => chunk(pcm.toString('base64'), false),
       endMessage: chunk('', true),
       // the last commit is answered by a final, or by nothing when no audio was pending

@@ -36,6 +36,11 @@ export interface SttStreamOptions {
   grammar?: string;
   /** The rate of the frames written: 8000 (160-sample frames, default) or 16000 (a wideband leg's 320). */
   sampleRate?: SampleRate;
+  /**
+   * A cloud recogniser's key for this stream (an AI's `parameter.stt_key`), used instead of the
+   * platform's `<VENDOR>_API_KEY`; empty or absent: the platform's. Never logged or put in an error.
+   */
+  apiKey?: string;
 }
 
 export type SampleRate = 8000 | 16000;

@@ -64,6 +64,24 @@ describe('stt_type cartesia (Cartesia streaming STT) on live calls', function ()
     expect(af.end_reason).to.not.equal('error');
   });
 
+  it("the AI's own parameter.stt_key is the key sent, over the platform's CARTESIA_API_KEY", async () => {
+    process.env.CARTESIA_API_KEY = 'platform-cartesia-key-refused';
+    const before = vendor.sessions.length;
+    const { db, cid, number } = await bench.aiNumber('cartesia', { stt_key: KEY });
+    await bench.call(number, [{ hz: 600, ms: 900 }]);
+    expect(await bench.userMessages(db, cid)).to.deep.equal(['what time is it']);
+    expect(vendor.sessions[before]!.headers['x-api-key']).to.equal(KEY);
+  });
+
+  it("a refused parameter.stt_key fails the session even when the platform's key would do (no quiet switch to the platform key)", async () => {
+    const { db, cid, number } = await bench.aiNumber('cartesia', { stt_key: 'ai-own-cartesia-key-wrong-4242' });
+    await bench.call(number, [{ hz: 600, ms: 600 }], 1000, true);
+    const { af, events } = await bench.endOf(db, cid);
+    expect(af.error).to.include('cartesia: the API key was refused (HTTP 401)');
+    expect(events.map((e) => e.event_type)).to.include('aicall_stt_failed');
+    expect(JSON.stringify([af, events])).to.not.include('ai-own-cartesia-key-wrong');
+  });
+
   it('transcribe_start with provider cartesia: each utterance of the call is a transcript', async () => {
     const { db, cid, number } = await bench.transcribeNumber('cartesia');
     await bench.call(number, [{ hz: 600, ms: 800 }, { pauseMs: 800 }, { hz: 900, ms: 800 }], 800);

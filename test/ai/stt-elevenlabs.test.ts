@@ -145,4 +145,15 @@ describe('stt_type elevenlabs (ElevenLabs realtime STT) on live calls', function
     expect(String(fb?.data.reason)).to.include('transcriber_error');
     expect(events.map((e) => e.event_type)).to.not.include('aicall_stt_failed');
   });
+
+  it("parameter.stt_key is ElevenLabs' key; the fallback (Cartesia) takes the platform's CARTESIA_API_KEY", async () => {
+    process.env.ELEVENLABS_API_KEY = 'platform-xi-key-refused-1';
+    vendor.failAfterMs = 1000;
+    const [xi, ca] = [vendor.sessions.length, cartesia.sessions.length];
+    const { db, cid, number } = await bench.aiNumber('elevenlabs', { stt_fallback: 'cartesia', stt_key: KEY });
+    await bench.call(number, [{ hz: 600, ms: 900 }], 2500);
+    expect(await bench.userMessages(db, cid)).to.deep.equal(['what time is it']);
+    expect(vendor.sessions[xi]!.headers['xi-api-key']).to.equal(KEY);
+    expect(cartesia.sessions[ca]!.headers['x-api-key']).to.equal(CARTESIA_KEY);
+  });
 });

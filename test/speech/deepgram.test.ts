@@ -106,6 +106,19 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
     expect(() => new DeepgramProvider({ apiKey: '', url: dg.url }).createStream()).to.throw(/DEEPGRAM_API_KEY/);
   });
 
+  it("a stream's own key (an AI's parameter.stt_key) is sent instead of the provider's; with neither, it fails at once", async () => {
+    const stream = new DeepgramProvider({ apiKey: 'platform-wrong', url: dg.url, keepAliveMs: 200 }).createStream({ apiKey: KEY });
+    const errors: Error[] = [];
+    stream.on('error', (e) => errors.push(e));
+    const opened = dg.sessions.length;
+    stream.write(new Int16Array(160));
+    await new Promise((r) => setTimeout(r, 300));
+    await stream.end();
+    expect(errors.map((e) => e.message)).to.deep.equal([]);
+    expect(dg.sessions.length).to.equal(opened + 1);
+    expect(() => new DeepgramProvider({ apiKey: '', url: dg.url }).createStream({ apiKey: '' })).to.throw(/stt_key or DEEPGRAM_API_KEY/);
+  });
+
   describe('on a live call (POST /transcribes provider deepgram)', () => {
     let s: Stack;
     before(async () => {
