@@ -69,18 +69,18 @@ export function openKey(stored: string, key?: Buffer): string {
 type Param = Record<string, unknown>;
 const obj = (v: unknown): v is Param => !!v && typeof v === 'object' && !Array.isArray(v);
 
-/** `parameter` with each vendor key in it passed through `f` (tts_key, stt_key, tts_fallback.tts_key, llm_fallback.engine_key). */
-export function mapParameterKeys(p: Param | null | undefined, f: (v: string) => string): Param {
+/** `parameter` with each vendor key in it passed through `f` with its path (tts_key, stt_key, tts_fallback.tts_key, llm_fallback.engine_key). */
+export function mapParameterKeys(p: Param | null | undefined, f: (v: string, path: string) => string): Param {
   if (!obj(p)) return p ?? {};
   const out: Param = { ...p };
-  for (const k of ['tts_key', 'stt_key'] as const) if (typeof out[k] === 'string') out[k] = f(out[k]);
+  for (const k of ['tts_key', 'stt_key'] as const) if (typeof out[k] === 'string') out[k] = f(out[k], `parameter.${k}`);
   const nested: [string, string][] = [
     ['tts_fallback', 'tts_key'],
     ['llm_fallback', 'engine_key'],
   ];
   for (const [o, k] of nested) {
     const v = out[o];
-    if (obj(v) && typeof v[k] === 'string') out[o] = { ...v, [k]: f(v[k]) };
+    if (obj(v) && typeof v[k] === 'string') out[o] = { ...v, [k]: f(v[k], `parameter.${o}.${k}`) };
   }
   return out;
 }
