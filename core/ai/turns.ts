@@ -5,6 +5,7 @@
  * (media-app/ai/voice.ts) applies them.
  */
 import { invalidArgument } from '../errors';
+import { turnWords } from './turn-words';
 
 export interface TurnSettings {
   /** silence after a finished sentence before the agent answers, ms */
@@ -62,52 +63,49 @@ export function checkTurnParameter(p: Record<string, unknown> | undefined): void
   }
 }
 
-/** Words after which a speaker has not finished: conjunctions, fillers, articles, prepositions. */
-const CONTINUATIONS = new Set(
-  'and or but so because cause then uh um er erm ah hmm like the a an to of for with in on at my your our if that which who when while although though since unless until as is are was were'.split(
-    ' ',
-  ),
-);
-/** What a listener says to show they follow, not to take the turn. */
-const BACKCHANNELS = new Set(['mm hm', 'mm hmm', 'mhm', 'mm', 'hmm', 'uh huh', 'okay', 'ok', 'yeah', 'yes', 'yep', 'right', 'sure', 'i see', 'alright', 'all right', 'got it', 'uh', 'um']);
-/** Words that stop the agent at once. */
-const STOPS = ['wait', 'stop', 'no', 'hold on', 'hang on', 'excuse me', 'sorry', 'pardon'];
-
 const words = (text: string) =>
   text
     .toLowerCase()
-    .replace(/[^a-z' ]+/g, ' ')
+    .replace(/[^\p{L}' ]+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
 
-/** Whether `text` reads as a finished turn ('complete') or trails off ('continuation'). */
-export function endOfTurn(text: string): 'complete' | 'continuation' {
+/**
+ * Whether `text` reads as a finished turn ('complete') or trails off ('continuation'), by the rules
+ * of `language` (core/ai/turn-words.ts; without rules for it: only the punctuation).
+ */
+export function endOfTurn(text: string, language = 'en-US'): 'complete' | 'continuation' {
   const t = text.trim();
   if (!t || /[,\-–—…]$|\.\.\.$/.test(t)) return 'continuation';
-  if (/[.!?]$/.test(t) && !/\b(uh|um|er|erm)[.!?]$/i.test(t)) return 'complete';
-  const last = words(t).split(' ').at(-1) ?? '';
-  return CONTINUATIONS.has(last) ? 'continuation' : 'complete';
+  const rules = turnWords(language);
+  const all = words(t).split(' ');
+  const last = all.at(-1) ?? '';
+  if (/[.!?]$/.test(t)) return rules?.fillers.includes(last) ? 'continuation' : 'complete';
+  return rules?.continuations.has(last) ? 'continuation' : 'complete';
 }
 
 /** The silence to wait after `text` before answering: short after a finished sentence, long after a trailing word. */
-export function endpointingDelay(text: string, s: TurnSettings): { rule: 'complete' | 'continuation'; delayMs: number } {
-  const rule = endOfTurn(text);
+export function endpointingDelay(text: string, s: TurnSettings, language = 'en-US'): { rule: 'complete' | 'continuation'; delayMs: number } {
+  const rule = endOfTurn(text, language);
   return { rule, delayMs: rule === 'complete' ? s.minDelayMs : s.maxDelayMs };
 }
 
 /**
  * What the caller's words over the agent's speech mean: 'stop' (a stop word anywhere), 'backchannel'
- * (nothing but acknowledgements: the agent keeps speaking), else 'words' (a real interruption).
+ * (nothing but acknowledgements: the agent keeps speaking), else 'words' (a real interruption). In a
+ * language without word rules every word is 'words'.
  */
-export function interruptionOf(text: string): 'stop' | 'backchannel' | 'words' | 'none' {
+export function interruptionOf(text: string, language = 'en-US'): 'stop' | 'backchannel' | 'words' | 'none' {
   const w = words(text.replace(/-/g, ' '));
   if (!w) return 'none';
+  const rules = turnWords(language);
+  if (!rules) return 'words';
   const padded = ` ${w} `;
-  if (STOPS.some((s) => padded.includes(` ${s} `))) return 'stop';
+  if (rules.stops.some((s) => padded.includes(` ${s} `))) return 'stop';
   // a run of backchannels ("okay yeah", "mm hm right") is still one
   let rest = w;
   for (;;) {
-    const b = [...BACKCHANNELS].sort((x, y) => y.length - x.length).find((x) => rest === x || rest.startsWith(`${x} `));
+    const b = rules.backchannels.find((x) => rest === x || rest.startsWith(`${x} `));
     if (!b) break;
     rest = rest.slice(b.length).trim();
     if (!rest) return 'backchannel';

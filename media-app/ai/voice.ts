@@ -275,7 +275,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.lastFinalAt = Date.now();
     this.lastEndOfUtterance = t.endOfUtterance;
     if (this.overlap) {
-      const kind = interruptionOf(this.heard.join(' '));
+      const kind = interruptionOf(this.heard.join(' '), this.o.language);
       if (kind === 'backchannel' || kind === 'none') {
         // "mm-hm", "okay": the caller is listening, the agent goes on; the words are no turn
         platformMetrics.aiInterruptions.labels('caller', 'agent', 'ignored').inc();
@@ -314,7 +314,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       return;
     }
     // the vendor says more words of this utterance follow: wait as after a trailing word
-    const { rule, delayMs } = this.lastEndOfUtterance === false ? { rule: 'continuation' as const, delayMs: this.turns.maxDelayMs } : endpointingDelay(text, this.turns);
+    const { rule, delayMs } = this.lastEndOfUtterance === false ? { rule: 'continuation' as const, delayMs: this.turns.maxDelayMs } : endpointingDelay(text, this.turns, this.o.language);
     this.endTimer = setTimeout(() => this.endTurn(rule), Math.max(0, this.speechEndAt + delayMs - Date.now()));
   }
 

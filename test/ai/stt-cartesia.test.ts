@@ -82,6 +82,14 @@ describe('stt_type cartesia (Cartesia streaming STT) on live calls', function ()
     expect(JSON.stringify([af, events])).to.not.include('ai-own-cartesia-key-wrong');
   });
 
+  it('stt_language es-ES: "y entonces", a pause, "nada más" is one turn by the Spanish rules (the English ones would end it at "entonces")', async () => {
+    vendor.words.set(700, 'y entonces');
+    vendor.words.set(800, 'nada más');
+    const { db, cid, number } = await bench.aiNumber('cartesia', { max_endpointing_delay_ms: 4000 }, 12, 'es-ES');
+    await bench.call(number, [{ hz: 700, ms: 900 }, { pauseMs: 900 }, { hz: 800, ms: 900 }], 2500);
+    expect(await bench.userMessages(db, cid)).to.deep.equal(['y entonces nada más']);
+  });
+
   it('transcribe_start with provider cartesia: each utterance of the call is a transcript', async () => {
     const { db, cid, number } = await bench.transcribeNumber('cartesia');
     await bench.call(number, [{ hz: 600, ms: 800 }, { pauseMs: 800 }, { hz: 900, ms: 800 }], 800);

@@ -59,7 +59,7 @@ export class SttCalls {
   }
 
   /** A number whose flow is answer, ai_talk (an AI with `sttType`, `parameter`), hangup. */
-  async aiNumber(sttType: string, parameter: Record<string, unknown> = {}, durationSecs = 12) {
+  async aiNumber(sttType: string, parameter: Record<string, unknown> = {}, durationSecs = 12, sttLanguage?: string) {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `sttai${Date.now()}${++seq}@example.test`, status: 'active', name: 'stt' })).id;
     const ai = await aisRepo(db).create(cid, {
@@ -69,6 +69,7 @@ export class SttCalls {
       engine_url: this.llm.url,
       tool_names: ['all'],
       stt_type: sttType,
+      ...(sttLanguage ? { stt_language: sttLanguage } : {}),
       parameter: { min_endpointing_delay_ms: 300, max_endpointing_delay_ms: 1500, ...parameter },
       vad_config: { stop_secs: 0.3 },
     });
