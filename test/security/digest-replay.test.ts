@@ -10,7 +10,7 @@ import { digestResponse, parseDigest } from '../../media-app/sip-digest';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { digestAttempt, header, Peers, type Reply } from '../../testkit/reliability/sip/flood';
+import { digestAttempt, header, Peers, type Reply } from '../../testkit/reliability/sip/peer';
 
 const challengeOf = (r: Reply | null, name = 'www-authenticate'): Record<string, string> => {
   const v = r?.headers.find(([n]) => n === name)?.[1];

@@ -11,7 +11,7 @@ import { Lockout } from '../../media-app/registrar/lockout';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { digestAttempt, header, Peers, registerAttempt, type Peer } from '../../testkit/reliability/sip/flood';
+import { digestAttempt, header, Peers, registerAttempt, type Peer } from '../../testkit/reliability/sip/peer';
 
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;

@@ -8,7 +8,7 @@ import { truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, type Platform } from '../../testkit/media-app/harness';
 import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
-import { bansSoFar, options, Peers, type Peer } from '../../testkit/reliability/sip/flood';
+import { bansSoFar, options, Peers, type Peer } from '../../testkit/reliability/sip/peer';
 
 describe('security: flood protection that does not punish a whole NAT', function () {
   this.timeout(90_000);

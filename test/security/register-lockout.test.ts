@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { digestAttempt, header, Peers, registerAttempt, shape, type Peer } from '../../testkit/reliability/sip/flood';
+import { digestAttempt, header, Peers, registerAttempt, shape, type Peer } from '../../testkit/reliability/sip/peer';
 
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;
