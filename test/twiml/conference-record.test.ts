@@ -271,6 +271,13 @@ describe('TwiML <Conference record> with sipp callers', function () {
     expect((await restError(client.conferences(toSid('CF', room.id)).recordings('Twilio.CURRENT').fetch())).status, 'no active recording').to.equal(404);
     const db = await testDb();
     expect(((await db('conferences').where({ id: room.id }).first()) as { status: string }).status, 'the room goes on').to.equal('progressing');
+    // one recording per room: a later participant asking for one after the stop makes none
+    const late = await caller('/stop', false);
+    await joined(room.id, 2);
+    await sleep(1000);
+    expect((await client.conferences(toSid('CF', room.id)).recordings.list()).map((r) => r.sid)).to.deep.equal([rec.sid]);
+    const missing = await restError(client.conferences(toSid('CF', '00000000-0000-4000-8000-000000000002')).recordings.list());
+    expect([missing.status, missing.code]).to.deep.equal([404, 20404]);
 
     const plain = new VoiceResponse();
     plain.dial().conference('plain room');
@@ -280,7 +287,7 @@ describe('TwiML <Conference record> with sipp callers', function () {
     await joined(other.id, 1);
     await sleep(1000);
     expect(await client.conferences(toSid('CF', other.id)).recordings.list(), 'no record: no recording').to.deep.equal([]);
-    for (const c of [a, b]) await hangup(c);
-    for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
+    for (const c of [a, late, b]) await hangup(c);
+    for (const c of [a, late, b]) expect((await c.sipp).code).to.equal(0);
   });
 });
