@@ -1,6 +1,6 @@
 /**
  * Recordings: list (all, or a call's: /Calls/{CallSid}/Recordings.json; filters CallSid,
- * DateCreated, DateCreated< / DateCreated>), fetch, media (`.wav`, and without a suffix, as Twilio;
+ * ConferenceSid, DateCreated, DateCreated< / DateCreated>), fetch, media (`.wav`, and without a suffix, as Twilio;
  * `.mp3` transcoded by sox on the fly), delete (files first, as DELETE /v1.0/recordings/{id}).
  * Media needs the account's credentials, like every path here. A recording with a file per
  * direction (`*_in.wav` / `*_out.wav`) serves its first file; a mixed one its only file.
@@ -13,13 +13,19 @@ import { recordingsReadRepo, type RecordingRow } from '../../core/repos/recordin
 import { twilioListsRepo } from '../../core/repos/twilio-lists';
 import { storageBackend, viaStorage } from '../../core/storage/backend';
 import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
+import { twilioSourceOf } from '../../core/conferences/twilio-recording';
 import { authOf } from './auth';
 import { dateFilter } from './calls';
 import { notFound, TwilioError } from './errors';
 import { one, pageJson, pageOf, rfc2822, type Params } from './params';
 import { API_VERSION } from './call-json';
 
-function recordingJson(r: RecordingRow) {
+/** Twilio's source: what made it (a <Conference record>'s says so; else a call's or a conference's API recording, or <Record>). */
+function sourceOf(r: RecordingRow, isCall: boolean): string {
+  return twilioSourceOf(r) ?? (isCall ? 'StartCallRecordingAPI' : r.reference_type === 'conference' ? 'StartConferenceRecordingAPI' : 'RecordVerb');
+}
+
+export function recordingJson(r: RecordingRow) {
   const base = `/${API_VERSION}/Accounts/${accountSid(r.customer_id)}/Recordings/${toSid('RE', r.id)}`;
   const duration = r.tm_start && r.tm_end ? Math.max(0, Math.round((r.tm_end.getTime() - r.tm_start.getTime()) / 1000)) : null;
   const isCall = r.reference_type === 'call' && r.reference_id !== EMPTY_UUID;
@@ -33,8 +39,9 @@ function recordingJson(r: RecordingRow) {
     start_time: rfc2822(r.tm_start ?? r.tm_create),
     duration: r.status === 'ended' && duration !== null ? String(duration) : '-1',
     channels: 1,
-    source: isCall ? 'StartCallRecordingAPI' : 'RecordVerb',
-    status: r.status === 'ended' ? 'completed' : 'processing',
+    source: sourceOf(r, isCall),
+    // a conference's recording is in-progress while it runs (its REST update can stop it)
+    status: r.status === 'ended' ? 'completed' : r.reference_type === 'conference' && r.status !== 'stopping' ? 'in-progress' : 'processing',
     error_code: null,
     price: null,
     price_unit: 'USD',
@@ -46,7 +53,7 @@ function recordingJson(r: RecordingRow) {
   };
 }
 
-async function owned(ctx: AppContext, customerId: string, sid: string): Promise<RecordingRow> {
+export async function owned(ctx: AppContext, customerId: string, sid: string): Promise<RecordingRow> {
   const id = fromSid('RE', sid);
   const r = id ? await recordingsReadRepo(ctx.db).get(customerId, id) : null;
   if (!r) throw notFound(`Recording ${sid.slice(0, 40)}`);
@@ -58,7 +65,12 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
   const q = req.query as Params;
   const page = pageOf(q);
   const callParam = typeof req.params.CallSid === 'string' ? req.params.CallSid : one(q, 'CallSid', 64);
-  const filter = { ...(callParam !== undefined ? { callId: fromSid('CA', callParam) ?? EMPTY_UUID } : {}), created: dateFilter(q, 'DateCreated') };
+  const conferenceParam = one(q, 'ConferenceSid', 64);
+  const filter = {
+    ...(callParam !== undefined ? { callId: fromSid('CA', callParam) ?? EMPTY_UUID } : {}),
+    ...(conferenceParam !== undefined ? { conferenceId: fromSid('CF', conferenceParam) ?? EMPTY_UUID } : {}),
+    created: dateFilter(q, 'DateCreated'),
+  };
   const rows = await twilioListsRepo(ctx.db).recordings(auth.customerId, filter, { offset: page.offset, limit: page.pageSize + 1 });
   res.json(pageJson(req, 'recordings', page, rows.map(recordingJson)));
 }
@@ -88,11 +100,15 @@ async function media(ctx: AppContext, req: Request, res: Response, format: 'wav'
 
 async function remove(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const auth = authOf(res.locals);
-  const r = await owned(ctx, auth.customerId, String(req.params.RecordingSid));
+  await removeRecording(ctx, auth.customerId, await owned(ctx, auth.customerId, String(req.params.RecordingSid)));
+  res.status(204).end();
+}
+
+/** Deletes a recording: its files, then its row. */
+export async function removeRecording(ctx: AppContext, customerId: string, r: RecordingRow): Promise<void> {
   const files = storageBackend(ctx.config).recordings;
   await viaStorage(() => Promise.all(r.filenames.map((f) => files.remove(f))));
-  if (!(await recordingsReadRepo(ctx.db).softDelete(auth.customerId, r.id))) throw notFound(`Recording ${toSid('RE', r.id)}`);
-  res.status(204).end();
+  if (!(await recordingsReadRepo(ctx.db).softDelete(customerId, r.id))) throw notFound(`Recording ${toSid('RE', r.id)}`);
 }
 
 type Handler = (ctx: AppContext, req: Request, res: Response) => Promise<void>;

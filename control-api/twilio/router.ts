@@ -13,6 +13,7 @@ import { recordingsRouter } from './recordings';
 import { transcriptionsRouter } from './transcriptions';
 import { numbersRouter } from './numbers';
 import { conferencesRouter } from './conferences';
+import { conferenceRecordingsRouter } from './conference-recordings';
 import { participantsRouter } from './participants';
 import { queuesRouter } from './queues';
 import { twilioErrorHandler, twilioRouteNotFound } from './errors';
@@ -51,6 +52,7 @@ export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHan
   account.use(transcriptionsRouter(ctx));
   account.use(numbersRouter(ctx));
   account.use(conferencesRouter(ctx));
+  account.use(conferenceRecordingsRouter(ctx));
   account.use(participantsRouter(ctx));
   account.use(queuesRouter(ctx));
   r.use('/Accounts/:AccountSid', account);

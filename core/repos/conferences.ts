@@ -38,6 +38,8 @@ export interface ConferenceRow {
   status_callback: ConferenceStatusCallback | null;
   /** The last SequenceNumber sent to status_callback. */
   callback_seq: number;
+  /** TwiML <Conference record>: the room's recording request and, once made, its recording (core/conferences/twilio-recording.ts). */
+  twilio_record: { status_callback?: ConferenceStatusCallback; recording_id?: string } | null;
   tm_end: Date | null;
   tm_create: Date;
   tm_update: Date | null;

@@ -121,10 +121,11 @@ export function twilioListsRepo(db: Db) {
     async queues(customerId: string, w: TwilioWindow): Promise<QueueRow[]> {
       return (await newestFirst(db('queues').whereNull('tm_delete').where('customer_id', customerId), w)) as QueueRow[];
     },
-    /** `callId`: only the recordings of that call. */
-    async recordings(customerId: string, f: { callId?: string; created?: readonly DayFilter[] }, w: TwilioWindow): Promise<RecordingRow[]> {
+    /** `callId` / `conferenceId`: only the recordings of that call / conference. */
+    async recordings(customerId: string, f: { callId?: string; conferenceId?: string; created?: readonly DayFilter[] }, w: TwilioWindow): Promise<RecordingRow[]> {
       let q = db('recordings').whereNull('tm_delete').where('customer_id', customerId);
       if (f.callId !== undefined) q = q.where({ reference_type: 'call', reference_id: f.callId });
+      if (f.conferenceId !== undefined) q = q.where({ reference_type: 'conference', reference_id: f.conferenceId });
       q = whereDays(q, 'tm_create', f.created ?? []);
       return (await newestFirst(q, w)) as RecordingRow[];
     },

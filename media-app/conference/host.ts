@@ -27,6 +27,8 @@ import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { mohFile } from '../call/moh-source';
 import { PolicyHttp } from '../flow/http';
 import { ConferenceCallbacks } from '../twiml/conference-callbacks';
+import { conferenceRecordingCallbacks } from '../twiml/conference-recording-callbacks';
+import { claimTwilioRecord, type TwilioRecord } from '../../core/conferences/twilio-recording';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -59,6 +61,8 @@ export interface EnterRequest extends JoinRequest {
   coachCallId?: string;
   /** The room's status callbacks, unless an earlier participant set them. */
   statusCallback?: ConferenceStatusCallback;
+  /** TwiML record="record-from-start": the room is recorded from its start, unless an earlier participant asked. */
+  record?: TwilioRecord;
 }
 
 /** The room has max_participants in it already (Twilio's 16020): the join is refused, the flow goes on. */
@@ -180,6 +184,12 @@ export class ConferenceHost implements ConferenceService {
       },
       ended: (r) => this.ended(r),
       report: (h) => callbacks.report(h),
+      twilioRecording: (recordingId, record, done) => {
+        if (!record.status_callback) return;
+        const http = new PolicyHttp(this.deps.egress, this.logger);
+        const d = { db: this.deps.db, http, jwtSecret: this.deps.config.jwtSecret, publicUrl: this.deps.config.publicUrl, logger: this.logger, timeoutMs: 10_000 };
+        void conferenceRecordingCallbacks(d, conferenceId, recordingId, record.status_callback, done);
+      },
     });
     this.rooms.set(conferenceId, room);
     if (t.changed && t.conference) {
@@ -224,6 +234,7 @@ export class ConferenceHost implements ConferenceService {
       throw err;
     });
     if (req.statusCallback) await conferencesRepo(this.deps.db).claimStatusCallback(row.id, req.statusCallback);
+    if (req.record) await claimTwilioRecord(this.deps.db, row.id, req.record);
     const cc = await this.participant(req);
     const k = `${req.conferenceId}:${req.callId}`;
     this.entered.set(k, cc.id);

@@ -27,6 +27,7 @@ import { publishConference, publishConferencecall, publishRecording } from '../.
 import type { Conference, Endpoint } from '../../media-engine';
 import { traceMix } from '../call/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
+import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
 import type { ConferenceHappening, PartyState } from '../twiml/conference-callbacks';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
@@ -50,6 +51,8 @@ export interface RoomDeps {
   ended(room: Room): void;
   /** A status callback's happening (media-app/twiml/conference-callbacks.ts), sent in order. */
   report(h: ConferenceHappening): Promise<void>;
+  /** <Conference record>'s recording has started (`done` settles when it has ended): its callbacks. */
+  twilioRecording(recordingId: string, record: TwilioRecord, done: Promise<void>): void;
 }
 
 /** A call of the hosting node: its mute and hold now, and each change of them (returns the unsubscribe). */
@@ -205,6 +208,7 @@ export class Room extends EventEmitter<RoomEvents> {
         if (s.conference) this.row = s.conference;
         if (s.stamped) void this.d.report({ event: 'start', cc });
       }
+      void this.twilioRecord();
       if (signal.aborted) m.leave('hangup');
       const reason = await left;
       await this.depart(m, reason);
@@ -357,6 +361,24 @@ export class Room extends EventEmitter<RoomEvents> {
       },
     );
     this.recording = { id: recordingId, done };
+  }
+
+  /**
+   * <Conference record="record-from-start">: once someone is in the mix, the room's one recording is
+   * made if it asks for one (core/conferences/twilio-recording.ts) and started here. Never throws.
+   */
+  private async twilioRecord(): Promise<void> {
+    try {
+      const row = await this.conferences.get(this.id);
+      if (!row?.twilio_record || row.twilio_record.recording_id || this.terminating || this.finished) return;
+      const made = await makeTwilioRecording(this.d.db, this.id);
+      if (!made) return;
+      await this.recordingStart(made.recordingId, TWILIO_RECORDING_OPTIONS);
+      const r = this.recording;
+      if (r?.id === made.recordingId) this.d.twilioRecording(made.recordingId, made.record, r.done);
+    } catch (err) {
+      this.d.logger.warn({ err: (err as Error).message, conference: this.id }, 'conference recording (TwiML record) did not start');
+    }
   }
 
   /** A recording that cannot run here: ended at once, the slot freed. */

@@ -30,7 +30,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   const prefix = `tst${process.pid}_${randomBytes(4).toString('hex')}:`;
   // the customers' WebSocket servers (external media) and SIP parties listen on loopback: opted in
   const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
-  const api = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix } });
+  // one platform, one DATA_DIR: the API serves the recordings the node writes
+  const api = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix, DATA_DIR: platform.config.dataDir } });
   const server = http.createServer(api.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const att = await attachment.start(server, api.ctx);

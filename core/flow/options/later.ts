@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { TWILIO_TRACKS } from '../../streams/twilio';
 import { address, optionalUuid, uuid } from './common';
+import { conferenceRecord } from './twiml-recording';
 
 /** The longest conference name a join may give (Twilio's friendly names are at most 128 characters). */
 export const CONFERENCE_NAME_MAX = 128;
@@ -57,6 +58,8 @@ export const conference_join = z
         events: z.array(z.enum(CONFERENCE_CALLBACK_EVENTS)).min(1, 'must name at least one event'),
       })
       .optional(),
+    /** Our extension (TwiML record="record-from-start"): the room is recorded from its start (twiml-recording.ts). */
+    record: conferenceRecord.optional(),
   })
   .refine((o) => (o.conference_id === undefined) !== (o.name === undefined), 'must have exactly one of conference_id and name');
 /** confbridge_join with `start_on_enter: false` waits, hearing its wait audio, until the room has started. */

@@ -26,3 +26,18 @@ export const twiml_recording = z
   })
   .refine((o) => o.status_callback !== undefined || o.transcribe === true, 'must have status_callback or transcribe')
   .refine((o) => o.transcribe_callback === undefined || o.transcribe === true, { message: 'needs transcribe', path: ['transcribe_callback'] });
+
+/**
+ * Our extension (TwiML <Conference record="record-from-start">): conference_join's `record`. The room is
+ * recorded from its start (one recording per room, the first participant's settings that ask for it);
+ * `status_callback` gets Twilio's recording status callbacks of the conference variant.
+ */
+export const conferenceRecord = z.object({
+  status_callback: z
+    .object({
+      url: z.string().regex(/^https?:\/\//, 'must be an http or https URL'),
+      method: z.enum(['GET', 'POST']),
+      events: z.array(z.enum(RECORDING_STATUS_EVENTS)).min(1, 'must name at least one event'),
+    })
+    .optional(),
+});

@@ -19,6 +19,7 @@ import { fromSid } from '../../twilio/sids';
 import { schemaError } from '../errors';
 import { childElements, textOf, type TwimlElement } from '../parse';
 import { Attrs, TWIML_VARS, type Program } from '../program';
+import { CONFERENCE_RECORD_ATTRS, conferenceRecordOption } from './conference-record';
 import { RECORDING_CALLBACK_ATTRS, recordingCallbackOption } from './recording-callbacks';
 
 const ATTRS = ['action', 'method', 'timeout', 'callerId', 'answerOnBridge', 'record', 'hangupOnStar', 'timeLimit', ...RECORDING_CALLBACK_ATTRS];
@@ -43,6 +44,7 @@ function roomOf(noun: TwimlElement, prefix: 'CF' | 'QU', maxName: number): { id:
  * this join makes the room), participantLabel; startConferenceOnEnter="false" waits for the room to
  * start hearing waitUrl (waitMethod; absent: music on hold, "": silence); waitUrl and waitMethod
  * matter only then (Twilio plays the wait music only before the room starts). beep accepted.
+ * record, trim, recordingStatusCallback*: conference-record.ts.
  */
 function compileConference(p: Program, room: TwimlElement): void {
   const c = new Attrs(room, [
@@ -58,6 +60,7 @@ function compileConference(p: Program, room: TwimlElement): void {
     'statusCallbackEvent',
     'statusCallbackMethod',
     'coach',
+    ...CONFERENCE_RECORD_ATTRS,
   ]);
   const waits = c.bool('startConferenceOnEnter') === false;
   const waitUrl = c.str('waitUrl');
@@ -81,6 +84,7 @@ function compileConference(p: Program, room: TwimlElement): void {
     // only an explicit beep plays one (Twilio's default is true: see docs/twilio.md)
     ...(beep !== undefined && beep !== 'false' ? { beep } : {}),
     ...(coached ? { coach_call_id: coached } : {}),
+    ...conferenceRecordOption(p, c),
     // waitUrl="" is silence; a URL resolves against the document's (Twilio's default POST)
     ...(waits ? { start_on_enter: false, ...(waitUrl !== undefined ? { wait_url: waitUrl === '' ? '' : p.url('Conference', 'waitUrl', waitUrl) } : {}), wait_method: waitMethod ?? 'POST' } : {}),
   });

@@ -32,6 +32,7 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
         statusCallback: o.status_callback,
         beep: o.beep,
         coachCallId: o.coach_call_id,
+        record: o.record,
       });
     let conferenceId = await resolve();
     let entered;
