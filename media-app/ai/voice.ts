@@ -18,7 +18,7 @@ import { EventEmitter } from 'node:events';
 import type { AudioFork, Endpoint, SpeechEvent, TranscriptEvent } from '../../media-engine';
 import { Recogniser, type SttFallback } from './recogniser';
 import type { AiSession, EndRequest } from '../../core/ai/session';
-import { endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
+import { endOfTurn, endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
 import type { AimessageRow } from '../../core/repos/ai-calls';
 import { platformMetrics } from '../../core/metrics';
 import { TurnLatency, type LatencyJson, type TurnTimes } from './turn-latency';
@@ -235,6 +235,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.turnStartedAt = Date.now();
     this.heard = [];
     this.lastFinalAt = 0;
+    this.lastEndOfUtterance = undefined;
     // energy over the agent's speech is not an interruption by itself (echo, a cough, "mm-hm"): the words decide
     this.overlap = this.agentSpeaking;
     if (this.state === 'thinking' && (!this.greeting || this.turns.interruptibleGreeting)) {
@@ -288,6 +289,12 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
         this.overlap = false;
       } else if (!this.agentSpeaking) this.overlap = false;
     }
+    // the vendor's end of utterance after a finished sentence: its endpointing has waited for the
+    // silence already, so the turn ends now and the VAD's own wait is not added on top
+    if (this.inTurn && t.endOfUtterance === true && !this.overlap && endOfTurn(this.heard.join(' ')) === 'complete') {
+      this.inTurn = false;
+      this.speechEndAt = this.stt?.wallTimeOf(t.offsetMs + t.durationMs) ?? Date.now();
+    }
     if (!this.inTurn) this.scheduleEnd();
   }
 
@@ -313,7 +320,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     }
     // the vendor says more words of this utterance follow: wait as after a trailing word
     const { rule, delayMs } = this.lastEndOfUtterance === false ? { rule: 'continuation' as const, delayMs: this.turns.maxDelayMs } : endpointingDelay(text, this.turns);
-    this.endTimer = setTimeout(() => this.endTurn(rule), Math.max(0, this.speechEndAt + delayMs - Date.now()));
+    // a finished sentence the vendor called the end of an utterance: no wait of the platform's own
+    const at = rule === 'complete' && this.lastEndOfUtterance === true ? Date.now() : this.speechEndAt + delayMs;
+    this.endTimer = setTimeout(() => this.endTurn(rule), Math.max(0, at - Date.now()));
   }
 
   private endTurn(rule: 'complete' | 'continuation' | null): void {
