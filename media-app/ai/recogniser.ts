@@ -90,9 +90,10 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
    * than 30 s, or not written yet).
    */
   wallTimeOf(streamMs: number): number | null {
-    const i = Math.floor(streamMs / this.frameMs);
-    if (!Number.isFinite(i) || i < 0 || i >= this.framesWritten || i < this.framesWritten - TIMED_FRAMES) return null;
-    return this.writtenAt[i % TIMED_FRAMES]! + (streamMs - i * this.frameMs);
+    // frame i holds [i, i + 1) frames of audio and was written once it had all of it
+    const i = Math.max(0, Math.ceil(streamMs / this.frameMs) - 1);
+    if (!Number.isFinite(i) || i >= this.framesWritten || i < this.framesWritten - TIMED_FRAMES) return null;
+    return this.writtenAt[i % TIMED_FRAMES]! - ((i + 1) * this.frameMs - streamMs);
   }
 
   private written(frame: Int16Array, at: number): void {
