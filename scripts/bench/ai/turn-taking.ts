@@ -28,6 +28,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { reportPath } from '../report';
 import { parseActions } from '../../../core/flow';
 import { flowsRepo } from '../../../core/repos/flows';
@@ -37,8 +38,9 @@ import { aisRepo } from '../../../core/repos/ais';
 import { repos } from '../../../core/repos';
 import { testDb } from '../../../testkit/db';
 import { startLlmServer, lastUser, type LlmRequest } from '../../../testkit/llm-server';
-import { killAllSipp, sipp, startPlatform } from '../../../testkit/media-app/harness';
-import { sippMediaPort } from '../../../testkit/ports';
+import { killAllSipp, sipp } from '../../../testkit/media-app/harness';
+import { freePort, sippMediaPort } from '../../../testkit/ports';
+import { startPlatformProcess, type PlatformProcess } from './platform-process';
 import { aiCallerScenario } from '../../../testkit/ai/audio';
 import { EchoPhone, speechSamples } from '../../../testkit/ai/echo-phone';
 import { FakeDeepgram } from '../../../testkit/speech/deepgram-server';
@@ -129,38 +131,52 @@ interface Figures {
   foreignWords: number;
   rtp: { received: number; lost: number };
   load: [number, number];
+  /** calls sipp did not end cleanly, and why */
+  failures: string[];
+  /** the platform's stages of the answered turns (aimessage metadata.latency), ms */
+  stages: Record<'end_of_turn_wait_ms' | 'llm_first_token_ms' | 'tts_first_byte_ms', number[]>;
+  /** this process's event-loop delay p99 (the phones and stand-ins), ms */
+  benchLoopP99: number;
 }
 
-/** `calls` concurrent calls of TURNS turns each, started 50 ms apart. */
-async function round(p: Awaited<ReturnType<typeof startPlatform>>, llmUrl: string, calls: number): Promise<Figures> {
+/** `calls` concurrent calls of TURNS turns each, started 50 ms apart (their numbers set up first). */
+async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise<Figures> {
   const db = await testDb();
   const question = speechSamples('Tell me a story.');
   const words = new Map([...BACKCHANNELS, ...STOPS].map((w) => [w, speechSamples(w.charAt(0).toUpperCase() + w.slice(1) + '.', { speed: 150, pitch: 70 })]));
-  const loads: number[] = [os.loadavg()[0]!];
-  const loadTimer = setInterval(() => loads.push(os.loadavg()[0]!), 5000);
   const totalMs = 2000 + TURNS * PERIOD_MS;
   const results: Call[] = [];
+  // the numbers first (the platform's database work during the calls is the platform's alone)
+  const numbers: { cid: string; number: string }[] = [];
+  for (let c = 0; c < calls; c++) {
+    const cid = (await repos(db).customers.create({ email: `tt${Date.now()}${c}@example.test`, status: 'active', name: 'bench' })).id;
+    await trunksRepo(db).create(cid, `tt${Date.now()}${c}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const ai = await aisRepo(db).create(cid, {
+      name: 'bench',
+      engine_url: llmUrl,
+      engine_model: 'openai.bench',
+      stt_type: STT === 'pocketsphinx' ? '' : STT,
+      tts_type: TTS === 'espeak-ng' ? '' : TTS,
+      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS },
+      vad_config: { engine: 'silero' },
+    });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_id: ai.id, assistance_type: 'ai', duration: Math.ceil(totalMs / 1000) + 2 } }, { type: 'hangup' }]),
+    } as never);
+    const number = `+89915${String(c).padStart(6, '0')}${Date.now() % 1000}`;
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    numbers.push({ cid, number });
+  }
+  const loads: number[] = [os.loadavg()[0]!];
+  const loadTimer = setInterval(() => loads.push(os.loadavg()[0]!), 5000);
+  const failures: string[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   try {
     await Promise.all(
-      Array.from({ length: calls }, async (_, c) => {
+      numbers.map(async ({ cid, number }, c) => {
         await new Promise((r) => setTimeout(r, c * 50));
-        const cid = (await repos(db).customers.create({ email: `tt${Date.now()}${c}@example.test`, status: 'active', name: 'bench' })).id;
-        await trunksRepo(db).create(cid, `tt${Date.now()}${c}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-        const ai = await aisRepo(db).create(cid, {
-          name: 'bench',
-          engine_url: llmUrl,
-          engine_model: 'openai.bench',
-          stt_type: STT === 'pocketsphinx' ? '' : STT,
-          tts_type: TTS === 'espeak-ng' ? '' : TTS,
-          parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS },
-          vad_config: { engine: 'silero' },
-        });
-        const flow = await flowsRepo(db).create({
-          customer_id: cid,
-          actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_id: ai.id, assistance_type: 'ai', duration: Math.ceil(totalMs / 1000) + 2 } }, { type: 'hangup' }]),
-        } as never);
-        const number = `+89915${String(c).padStart(6, '0')}${Date.now() % 1000}`;
-        await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
         const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: ECHO_GAIN });
         const turns: Turn[] = [];
         const timers: NodeJS.Timeout[] = [];
@@ -179,21 +195,23 @@ async function round(p: Awaited<ReturnType<typeof startPlatform>>, llmUrl: strin
         }
         const r = await sipp(
           aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, phone.port, [], totalMs + 30_000),
-          // sipp's own media ports: a free block each (the default 6000 is one for all, and 100 collide)
-          [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort()), '-timeout', `${Math.ceil(totalMs / 1000) + 40}s`],
+          // sipp's own media and control ports: free ones each (the defaults are one for all, and 100 collide)
+          [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort()), '-cp', String(await freePort()), '-timeout', `${Math.ceil(totalMs / 1000) + 40}s`],
           {
             killAfterMs: totalMs + 50_000,
           },
         ).done;
         timers.forEach(clearTimeout);
         phone.close();
-        if (r.code !== 0) throw new Error(`sipp failed: ${r.errors.slice(0, 500)}`);
+        // a failed call is counted, and its turns still measured (what it got of them)
+        if (r.code !== 0) failures.push(r.errors.split('\n').find((l) => /\d: /.test(l)) ?? r.errors.slice(0, 200));
         results.push({ cid, phone, turns });
       }),
     );
     await new Promise((r) => setTimeout(r, 1500));
   } finally {
     clearInterval(loadTimer);
+    loop.disable();
   }
   const f: Figures = {
     calls,
@@ -210,6 +228,9 @@ async function round(p: Awaited<ReturnType<typeof startPlatform>>, llmUrl: strin
     foreignWords: 0,
     rtp: { received: 0, lost: 0 },
     load: [Math.min(...loads), Math.max(...loads)],
+    failures,
+    stages: { end_of_turn_wait_ms: [], llm_first_token_ms: [], tts_first_byte_ms: [] },
+    benchLoopP99: loop.percentile(99) / 1e6,
   };
   for (const { cid, phone, turns } of results) {
     const voiced = phone.voicedTimes();
@@ -231,6 +252,7 @@ async function round(p: Awaited<ReturnType<typeof startPlatform>>, llmUrl: strin
       if (m.role !== 'assistant' || !l || !l.end_of_turn_rule || typeof l.first_rtp_ms !== 'number') continue;
       const parts = [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms];
       if (parts.every((x) => typeof x === 'number')) f.own.push(l.first_rtp_ms - (parts as number[]).reduce((a, b) => a + b, 0));
+      for (const k of Object.keys(f.stages) as (keyof Figures['stages'])[]) if (typeof l[k] === 'number') f.stages[k].push(l[k]);
     }
     turns.forEach((t, i) => {
       const qEnd = t.question.endedAt();
@@ -272,12 +294,14 @@ function figureLines(f: Figures): string[] {
     `- caller stops → agent audio: p50 ${fmt(pct(f.latency, 50))} ms, p95 ${fmt(pct(f.latency, 95))} ms (${f.latency.length} of ${f.calls * TURNS} turns answered)`,
     `- platform's own share (first_rtp − end-of-turn wait − LLM first token − first sentence synthesis): p50 ${fmt(pct(f.own, 50))} ms, p99 ${fmt(pct(f.own, 99))} ms (${f.own.length} replies)`,
     `- the same share seen from the phone (caller stops → agent audio − the same three; adds RTP in and out, the jitter buffer, the media worker): p50 ${fmt(pct(f.phoneShare, 50))} ms, p99 ${fmt(pct(f.phoneShare, 99))} ms`,
+    `- the platform's stages, p50/p95 ms: end-of-turn wait ${fmt(pct(f.stages.end_of_turn_wait_ms, 50))}/${fmt(pct(f.stages.end_of_turn_wait_ms, 95))}, LLM first token ${fmt(pct(f.stages.llm_first_token_ms, 50))}/${fmt(pct(f.stages.llm_first_token_ms, 95))}, first synthesis ${fmt(pct(f.stages.tts_first_byte_ms, 50))}/${fmt(pct(f.stages.tts_first_byte_ms, 95))}`,
     `- self-interruptions: ${f.selfInterruptions} of ${f.echoTurns} turns without an interjection cut; caller turns with words never said: ${f.foreignWords}`,
     `- backchannels that cut the reply: ${f.backchannelCuts} of ${f.backchannels} (${fmt((100 * f.backchannelCuts) / Math.max(1, f.backchannels))} %)`,
     `- stop words that cut the reply: ${f.stopCuts} of ${f.stops} (${fmt((100 * f.stopCuts) / Math.max(1, f.stops))} %)`,
     `- end of the stop word → agent's last audio: p50 ${fmt(pct(f.stopDelay, 50))} ms, p95 ${fmt(pct(f.stopDelay, 95))} ms`,
     `- RTP to the phones: ${f.rtp.lost} lost of ${f.rtp.lost + f.rtp.received} (${((100 * f.rtp.lost) / Math.max(1, f.rtp.lost + f.rtp.received)).toFixed(2)} %)`,
-    `- 1-min load during the round: ${f.load[0].toFixed(1)}–${f.load[1].toFixed(1)}`,
+    `- calls that failed: ${f.failures.length} of ${f.calls}${f.failures.length ? ` (first: ${f.failures[0]!.replace(/\s+/g, ' ').slice(0, 160)})` : ''}`,
+    `- 1-min load during the round: ${f.load[0].toFixed(1)}–${f.load[1].toFixed(1)}; the bench process's event-loop delay p99 ${f.benchLoopP99.toFixed(0)} ms (phones and stand-ins; the platform runs in its own process)`,
   ];
 }
 
@@ -310,9 +334,8 @@ async function main() {
     env[`${prefix}_BASE_URL`] = voice.url + suffix;
     env[`${prefix}_API_KEY`] = key;
   }
-  // the recognisers read their settings from the environment when a stream is made
-  Object.assign(process.env, env);
-  const p = await startPlatform(env);
+  // the platform in a process of its own: the phones and stand-ins here do not share its event loop
+  const p = await startPlatformProcess(env);
   const rounds: Figures[] = [];
   try {
     if (BASELINE > 0) rounds.push(await round(p, llm.url, BASELINE));
