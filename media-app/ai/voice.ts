@@ -404,8 +404,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
             .then(async () => {
               const handed = Date.now();
               const r = await this.ep.say(clean, { language: this.o.language, voice: v.voice, provider: v.ttsProvider });
-              // the engine played from its first packet until now
-              const firstAt = Date.now() - r.playbackMilliseconds;
+              // the engine played from its first packet until now (not before it was handed the text:
+              // the playback time is counted in whole 20 ms ticks)
+              const firstAt = Math.max(handed, Date.now() - r.playbackMilliseconds);
               if (first && r.playbackMilliseconds > 0) lat.audio(firstAt - handed, firstAt);
             })
             .catch(() => undefined);
@@ -413,8 +414,13 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       speaks.push(saying.finally(() => this.speaking--));
     };
     const onMessage = (row: AimessageRow) => lat.messageIds.push(row.id);
+    // the LLM's text is complete: its last sentence is spoken at once (the session stores the messages after)
+    const onTextEnd = () => {
+      speak(sentence, sentenceVoice);
+      sentence = '';
+    };
     try {
-      for await (const piece of this.session.reply(text, ctl.signal, { onMessage })) {
+      for await (const piece of this.session.reply(text, ctl.signal, { onMessage, onTextEnd })) {
         if (firstToken) span?.setAttribute('openvoice.ai.llm_first_token_ms', Date.now() - asked);
         firstToken = false;
         lat.llmToken();

@@ -58,7 +58,7 @@ describe("ai_talk: the recogniser's end of utterance ends a finished turn", func
   });
 
   /** The caller says `text` once, 1 s after the answer; returns caller stops → first agent audio and the reply's latency. */
-  async function turn(text: string): Promise<{ gapMs: number; heard: string; latency: Record<string, unknown> }> {
+  async function turn(text: string, during?: () => Promise<void>): Promise<{ gapMs: number; heard: string; roles: string[]; latency: Record<string, unknown> }> {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `eou${Date.now()}${++seq}@example.test`, status: 'active', name: 'eou' })).id;
     await trunksRepo(db).create(cid, `treou${Date.now()}${seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -78,6 +78,7 @@ describe("ai_talk: the recogniser's end of utterance ends a finished turn", func
     const pcap = path.join(dir, `q${seq}.pcap`);
     const qMs = speechPcap(text, pcap, { leadMs: LEAD_MS, trailMs: 6000 });
     const sink = await TimedSink.open();
+    const meanwhile = during?.();
     try {
       const r = await sipp(aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, [{ atMs: 1000, pcap }]), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '40s'], {
         killAfterMs: 45_000,
@@ -85,6 +86,7 @@ describe("ai_talk: the recogniser's end of utterance ends a finished turn", func
       expect(r.code, r.errors + r.messages).to.equal(0);
     } finally {
       sink.close();
+      await meanwhile;
     }
     const speechEnd = sink.packets[0]!.at + 1000 + LEAD_MS + qMs;
     const first = sink.voicedTimes().find((t) => t > speechEnd);
@@ -93,7 +95,7 @@ describe("ai_talk: the recogniser's end of utterance ends a finished turn", func
     const msgs = (await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as { role: string; content: string; metadata: { latency?: Record<string, unknown> } }[];
     const reply = msgs.find((m) => m.role === 'assistant' && m.metadata?.latency?.end_of_turn_rule);
     expect(reply, JSON.stringify(msgs)).to.not.equal(undefined);
-    return { gapMs: first! - speechEnd, heard: msgs.find((m) => m.role === 'user')?.content ?? '', latency: reply!.metadata.latency! };
+    return { gapMs: first! - speechEnd, heard: msgs.find((m) => m.role === 'user')?.content ?? '', roles: msgs.map((m) => m.role), latency: reply!.metadata.latency! };
   }
 
   it('"Tell me a story." with speech_final: answered without the 1.5 s silence of min_endpointing_delay_ms', async () => {
@@ -111,5 +113,24 @@ describe("ai_talk: the recogniser's end of utterance ends a finished turn", func
     expect(t.latency.end_of_turn_rule).to.equal('continuation');
     expect(t.latency.end_of_turn_wait_ms, JSON.stringify(t.latency)).to.be.at.least(MAX_DELAY_MS - 100);
     expect(t.gapMs, 'caller stops → agent audio').to.be.at.least(MAX_DELAY_MS - 100);
+  });
+
+  it("the LLM is asked while the caller's words are still being stored: a slow database is not on the way to the answer", async () => {
+    // aimessages locked against writes (a real lock in Postgres) from before the caller speaks until
+    // about 3 s after: the user message waits for it, the answer must not
+    const db = await testDb();
+    const t = await turn('Tell me a story.', async () => {
+      const trx = await db.transaction();
+      try {
+        await trx.raw('lock table aimessages in share mode');
+        await new Promise((r) => setTimeout(r, 5500));
+      } finally {
+        await trx.commit();
+      }
+    });
+    expect(t.heard).to.equal('tell me a story');
+    expect(t.gapMs, `caller stops → agent audio ${JSON.stringify(t.latency)}`).to.be.below(1500);
+    // the conversation is stored in its order all the same
+    expect(t.roles).to.deep.equal(['user', 'assistant']);
   });
 });
