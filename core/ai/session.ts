@@ -254,9 +254,12 @@ export class AiSession {
    * run between LLM rounds; a tool that ends the conversation sets endRequest and stops the loop.
    * An empty text asks for an opening line (no user message recorded).
    */
-  async *reply(text: string, signal?: AbortSignal, opts: { onMessage?: (row: AimessageRow) => void } = {}): AsyncGenerator<string> {
+  async *reply(text: string, signal?: AbortSignal, opts: { onMessage?: (row: AimessageRow) => void; onTextEnd?: () => void } = {}): AsyncGenerator<string> {
     if (this.ended) return;
-    if (text) await this.record({ role: 'user', content: text }, 'incoming');
+    // the caller's words join the history at once and are stored while the LLM is asked: the
+    // database is not on the way to the answer (the assistant's message is stored after them)
+    const userRow = text ? this.record({ role: 'user', content: text }, 'incoming') : null;
+    userRow?.catch(() => undefined);
     let knowledge: string | null = null;
     const query = text || [...this.history].reverse().find((m) => m.role === 'user')?.content || '';
     if (this.ai.rag_id && query) {
@@ -278,11 +281,15 @@ export class AiSession {
             yield c.text;
           } else if (c.type === 'tool_calls') calls = c.calls;
         }
+        // the round's text is complete: a voice speaks its last sentence now, not after the messages are stored
+        opts.onTextEnd?.();
       } catch (e) {
         // the chat model failed (a refused key, an error status, the egress policy...): said in an event as well as to the caller
         if (e instanceof LlmError && !signal?.aborted) await this.llmFailed(e);
         throw e;
       } finally {
+        // the caller's message first (a failure to store it is this reply's error)
+        if (userRow) await userRow;
         // what was said (even cut short by barge-in) is part of the conversation
         if (content || calls.length) {
           const row = await this.record({ role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) }, 'outgoing');

@@ -31,13 +31,19 @@ export interface RecogniserEvents {
 
 /** 20 ms frames kept for the fallback: 2 s. */
 const REPLAY_FRAMES = 100;
+/** when each of the last 30 s of frames was written (wallTimeOf) */
+const TIMED_FRAMES = 1500;
 
 export class Recogniser extends EventEmitter<RecogniserEvents> {
   private stream: SttStream | null = null;
   private current: string;
   private readonly primary: string;
   private fallbackLeft: string | undefined;
-  private readonly recent: Int16Array[] = [];
+  private readonly recent: { frame: Int16Array; at: number }[] = [];
+  /** Date.now() when each frame of the current stream was written (a ring of TIMED_FRAMES) */
+  private readonly writtenAt = new Float64Array(TIMED_FRAMES);
+  private framesWritten = 0;
+  private frameMs = 20;
   private stopped = false;
   /** the rate of the frames written (the leg's: 16000 on a wideband leg); set before start() */
   rate: 8000 | 16000 = 8000;
@@ -73,11 +79,31 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
 
   write(frame: Int16Array): void {
     if (this.stopped) return;
+    const at = Date.now();
     if (this.fallbackLeft) {
-      this.recent.push(frame.slice());
+      this.recent.push({ frame: frame.slice(), at });
       if (this.recent.length > REPLAY_FRAMES) this.recent.shift();
     }
+    this.written(frame, at);
     this.stream?.write(frame);
+  }
+
+  /**
+   * When the caller said what is `streamMs` into the current recogniser's audio (a transcript's
+   * offsetMs + durationMs): the wall time its frame was written; null when that is not known (older
+   * than 30 s, or not written yet).
+   */
+  wallTimeOf(streamMs: number): number | null {
+    // frame i holds [i, i + 1) frames of audio and was written once it had all of it
+    const i = Math.max(0, Math.ceil(streamMs / this.frameMs) - 1);
+    if (!Number.isFinite(i) || i >= this.framesWritten || i < this.framesWritten - TIMED_FRAMES) return null;
+    return this.writtenAt[i % TIMED_FRAMES]! - ((i + 1) * this.frameMs - streamMs);
+  }
+
+  private written(frame: Int16Array, at: number): void {
+    this.frameMs = Math.max(1, Math.round((frame.length * 1000) / this.rate));
+    this.writtenAt[this.framesWritten % TIMED_FRAMES] = at;
+    this.framesWritten++;
   }
 
   abort(): void {
@@ -89,6 +115,7 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
     const apiKey = name === this.primary ? this.o.key : undefined;
     const s = createSttProvider(name).createStream({ language: this.o.language, phrases: this.o.phrases, direction: 'inbound', sampleRate: this.rate, apiKey });
     this.stream = s;
+    this.framesWritten = 0;
     s.on('transcript', (t) => {
       if (this.stream === s) this.emit('transcript', t);
     });
@@ -114,6 +141,10 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
       return;
     }
     this.emit('fallback', { from, to, reason });
-    for (const f of this.recent.splice(0)) this.stream!.write(f);
+    // replayed with the times they were said
+    for (const f of this.recent.splice(0)) {
+      this.written(f.frame, f.at);
+      this.stream!.write(f.frame);
+    }
   }
 }

@@ -18,7 +18,7 @@ import { EventEmitter } from 'node:events';
 import type { AudioFork, Endpoint, SpeechEvent, TranscriptEvent } from '../../media-engine';
 import { Recogniser, type SttFallback } from './recogniser';
 import type { AiSession, EndRequest } from '../../core/ai/session';
-import { endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
+import { endOfTurn, endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
 import type { AimessageRow } from '../../core/repos/ai-calls';
 import { platformMetrics } from '../../core/metrics';
 import { TurnLatency, type LatencyJson, type TurnTimes } from './turn-latency';
@@ -237,6 +237,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.turnStartedAt = Date.now();
     this.heard = [];
     this.lastFinalAt = 0;
+    this.lastEndOfUtterance = undefined;
     // energy over the agent's speech is not an interruption by itself (echo, a cough, "mm-hm"): the words decide
     this.overlap = this.agentSpeaking;
     if (this.state === 'thinking' && (!this.greeting || this.turns.interruptibleGreeting)) {
@@ -290,6 +291,12 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
         this.overlap = false;
       } else if (!this.agentSpeaking) this.overlap = false;
     }
+    // the vendor's end of utterance after a finished sentence: its endpointing has waited for the
+    // silence already, so the turn ends now and the VAD's own wait is not added on top
+    if (this.inTurn && t.endOfUtterance === true && !this.overlap && endOfTurn(this.heard.join(' ')) === 'complete') {
+      this.inTurn = false;
+      this.speechEndAt = this.stt?.wallTimeOf(t.offsetMs + t.durationMs) ?? Date.now();
+    }
     if (!this.inTurn) this.scheduleEnd();
   }
 
@@ -315,7 +322,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     }
     // the vendor says more words of this utterance follow: wait as after a trailing word
     const { rule, delayMs } = this.lastEndOfUtterance === false ? { rule: 'continuation' as const, delayMs: this.turns.maxDelayMs } : endpointingDelay(text, this.turns, this.o.language);
-    this.endTimer = setTimeout(() => this.endTurn(rule), Math.max(0, this.speechEndAt + delayMs - Date.now()));
+    // a finished sentence the vendor called the end of an utterance: no wait of the platform's own
+    const at = rule === 'complete' && this.lastEndOfUtterance === true ? Date.now() : this.speechEndAt + delayMs;
+    this.endTimer = setTimeout(() => this.endTurn(rule), Math.max(0, at - Date.now()));
   }
 
   private endTurn(rule: 'complete' | 'continuation' | null): void {
@@ -397,8 +406,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
             .then(async () => {
               const handed = Date.now();
               const r = await this.ep.say(clean, { language: this.o.language, voice: v.voice, provider: v.ttsProvider });
-              // the engine played from its first packet until now
-              const firstAt = Date.now() - r.playbackMilliseconds;
+              // the engine played from its first packet until now (not before it was handed the text:
+              // the playback time is counted in whole 20 ms ticks)
+              const firstAt = Math.max(handed, Date.now() - r.playbackMilliseconds);
               if (first && r.playbackMilliseconds > 0) lat.audio(firstAt - handed, firstAt);
             })
             .catch(() => undefined);
@@ -406,8 +416,13 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       speaks.push(saying.finally(() => this.speaking--));
     };
     const onMessage = (row: AimessageRow) => lat.messageIds.push(row.id);
+    // the LLM's text is complete: its last sentence is spoken at once (the session stores the messages after)
+    const onTextEnd = () => {
+      speak(sentence, sentenceVoice);
+      sentence = '';
+    };
     try {
-      for await (const piece of this.session.reply(text, ctl.signal, { onMessage })) {
+      for await (const piece of this.session.reply(text, ctl.signal, { onMessage, onTextEnd })) {
         if (firstToken) span?.setAttribute('openvoice.ai.llm_first_token_ms', Date.now() - asked);
         firstToken = false;
         lat.llmToken();

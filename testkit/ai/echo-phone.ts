@@ -70,6 +70,8 @@ export class EchoPhone {
   private seq = 1;
   private ts = 0;
   private readonly ssrc = 0x5eed0001;
+  /** per SSRC of the platform: first and highest extended sequence number, packets received */
+  private readonly streams = new Map<number, { first: number; last: number; received: number }>();
 
   private constructor(private readonly o: EchoPhoneOptions) {
     this.echo = new Int16Array(Math.max(160, Math.round((o.echoDelayMs ?? 0) * 8) + 160));
@@ -94,6 +96,7 @@ export class EchoPhone {
     if (buf.length < 12 || (buf[0]! & 0xc0) !== 0x80 || (buf[1]! & 0x7f) !== 0) return;
     const payload = buf.subarray(12 + (buf[0]! & 0x0f) * 4);
     const now = performance.now();
+    this.count(buf.readUInt32BE(8), buf.readUInt16BE(2));
     let sum = 0;
     for (const b of payload) sum += Math.abs(ULAW_DECODE[b]!);
     this.packets.push({ at: now, level: payload.length ? sum / payload.length : 0 });
@@ -127,6 +130,29 @@ export class EchoPhone {
     this.ts += n;
     for (let i = 0; i < n; i++) pkt[12 + i] = ulawEncode(out[i]!);
     this.sock.send(pkt, port, host);
+  }
+
+  private count(ssrc: number, seq: number): void {
+    const st = this.streams.get(ssrc);
+    if (!st) return void this.streams.set(ssrc, { first: seq, last: seq, received: 1 });
+    // the extended sequence number nearest to the highest one seen (wraps at 65536)
+    let ext = (st.last & ~0xffff) | seq;
+    if (ext < st.last - 0x8000) ext += 0x10000;
+    else if (ext > st.last + 0x8000) ext -= 0x10000;
+    st.last = Math.max(st.last, ext);
+    st.first = Math.min(st.first, ext);
+    st.received++;
+  }
+
+  /** RTP from the platform: packets received, and lost (gaps in each stream's sequence numbers). */
+  rtpStats(): { received: number; lost: number } {
+    let received = 0;
+    let lost = 0;
+    for (const st of this.streams.values()) {
+      received += st.received;
+      lost += Math.max(0, st.last - st.first + 1 - st.received);
+    }
+    return { received, lost };
   }
 
   /** Arrival times of packets that carry speech. */

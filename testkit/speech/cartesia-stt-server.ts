@@ -49,6 +49,8 @@ export class FakeCartesiaStt extends SttStandIn {
         s.finals.push(u.text);
         this.send(ws, msg(true, u));
       },
+      15,
+      this.phrases,
     );
     let failed = false;
     ws.on('message', (data, isBinary) => {

@@ -2,12 +2,14 @@
 // WebSocket): `Authorization: Token <key>`, audio format in the query, binary linear16 frames in,
 // JSON Results (interim and final, with word times) out, KeepAlive ignored, CloseStream answered
 // with a final flush, Metadata and a 1000 close. Its "recogniser" is an energy detector: each
-// utterance is reported as "utterance <n>", so tests can check segmentation and timing exactly.
+// utterance is reported as "utterance <n>", so tests can check segmentation and timing exactly;
+// given a phrase recogniser it reports the phrases said instead (deepgram-phrases.ts).
 // It keeps what it received (the first minute) and checks the rate it was told against the bytes it
 // gets: audio streamed in real time at another rate than `sample_rate` (8 kHz bytes announced as
 // 16 kHz, or the reverse) closes the stream with 4000 and is recorded as the session's `rateError`.
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { phraseSession, type PhraseSessionOptions } from './deepgram-phrases';
 
 export interface DgSession {
   query: URLSearchParams;
@@ -33,7 +35,11 @@ export class FakeDeepgram {
   private readonly wss = new WebSocketServer({ noServer: true });
   port = 0;
 
-  constructor(private readonly key: string) {
+  /** `phrases`: recognise those phrases, with Deepgram's endpointing and latency (deepgram-phrases.ts), instead of "utterance <n>" */
+  constructor(
+    private readonly key: string,
+    private readonly phrases?: PhraseSessionOptions,
+  ) {
     this.server.on('upgrade', (req, socket, head) => {
       const url = new URL(req.url ?? '/', 'http://x');
       if (url.pathname !== '/v1/listen') return socket.destroy();
@@ -64,6 +70,17 @@ export class FakeDeepgram {
     const rate = Number(query.get('sample_rate'));
     const frame = Math.round(rate / 50);
     const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false, closed: false, audio: [], byteRate: 0, rateError: null };
+    if (this.phrases) {
+      this.sessions.push(s);
+      phraseSession(
+        ws,
+        query,
+        this.phrases,
+        (n) => (s.bytes += n),
+        () => (s.closed = true),
+      );
+      return;
+    }
     ws.on('close', () => (s.closed = true));
     let firstAt = 0;
     let firstBytes = 0;

@@ -60,6 +60,7 @@ export class FakeElevenLabsStt extends SttStandIn {
         if (vad || manual) commit(u);
       },
       silenceFrames,
+      this.phrases,
     );
     this.send(ws, {
       message_type: 'session_started',

@@ -3,9 +3,11 @@
 // saw, a configurable latency before each result, and the "recogniser": an energy detector that cuts
 // the audio into utterances (300 ms of silence ends one) and names each by its tone: the zero-crossing
 // frequency of its loud frames, looked up in `words` (Hz → text, ±8 %), else "tone <hz>". So a test
-// that plays a 600 Hz tone knows what the vendor "heard".
+// that plays a 600 Hz tone knows what the vendor "heard". Given `phrases` (a PhraseRecogniser), it
+// names utterances by the phrase said instead (the turn-taking benchmark).
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { PhraseRecogniser } from './phrase-recogniser';
 
 export interface SttSession {
   path: string;
@@ -41,6 +43,9 @@ export class ToneRecogniser {
   private interimSent = false;
   private prevSign = 0;
   private readonly frame: number;
+  /** the utterance's audio at 8 kHz, up to its last voiced frame (phrase recognition) */
+  private samples: number[] = [];
+  private voicedLen = 0;
 
   constructor(
     private readonly rate: number,
@@ -48,6 +53,8 @@ export class ToneRecogniser {
     private readonly onInterim: (u: Utterance) => void,
     private readonly onFinal: (u: Utterance) => void,
     private readonly silenceFrames = 15,
+    /** names utterances by the phrase said instead of by tone (phrase-recogniser.ts) */
+    private readonly phrases: PhraseRecogniser | null = null,
   ) {
     this.frame = Math.round(rate / 50);
   }
@@ -64,11 +71,15 @@ export class ToneRecogniser {
         if (sign !== 0 && this.prevSign !== 0 && sign !== this.prevSign) crossings++;
         if (sign !== 0) this.prevSign = sign;
       }
+      const f = this.phrases ? this.pcm.subarray(0, this.frame * 2) : null;
       this.pcm = this.pcm.subarray(this.frame * 2);
       const t = this.frames++;
+      if (f && this.voicedStart >= 0) this.keep(f);
       if (sum / this.frame > 300) {
+        if (f && this.voicedStart < 0) this.keep(f);
         if (this.voicedStart < 0) this.voicedStart = t;
         this.lastVoiced = t;
+        this.voicedLen = this.samples.length;
         this.crossings += crossings;
         this.voicedSamples += this.frame;
         if (!this.interimSent && t - this.voicedStart >= 10) {
@@ -84,6 +95,8 @@ export class ToneRecogniser {
     if (this.voicedStart < 0) return null;
     const u = this.current();
     this.voicedStart = -1;
+    this.samples = [];
+    this.voicedLen = 0;
     this.crossings = 0;
     this.voicedSamples = 0;
     this.interimSent = false;
@@ -95,10 +108,21 @@ export class ToneRecogniser {
     return (this.frames * this.frame) / this.rate;
   }
 
+  /** A frame of the utterance at 8 kHz (pairs averaged at 16 kHz). */
+  private keep(f: Buffer): void {
+    const step = this.rate / 8000;
+    for (let i = 0; i + step <= f.length / 2; i += step) {
+      let v = 0;
+      for (let k = 0; k < step; k++) v += f.readInt16LE((i + k) * 2);
+      this.samples.push(Math.round(v / step));
+    }
+  }
+
   private current(): Utterance {
     const hz = (this.crossings / 2) * (this.rate / Math.max(1, this.voicedSamples));
     let text = `tone ${Math.round(hz)}`;
     for (const [f, w] of this.words) if (Math.abs(hz - f) <= f * 0.08) text = w;
+    if (this.phrases) text = this.phrases.recognise(Int16Array.from(this.samples.slice(0, this.voicedLen)), this.voicedStart >= 0 && this.lastVoiced === this.frames - 1).text;
     const sec = (f: number) => (f * this.frame) / this.rate;
     return { text, start: sec(this.voicedStart), end: sec(this.lastVoiced + 1) };
   }
@@ -111,6 +135,8 @@ export abstract class SttStandIn {
   readonly words = new Map<number, string>();
   /** ms before each result is sent (the vendor's latency) */
   latencyMs = 0;
+  /** set: utterances are named by the phrase said (phrase-recogniser.ts), not by tone */
+  phrases: PhraseRecogniser | null = null;
   /** the HTTP status of every upgrade from now on (an outage), 0 = none */
   refuseWith = 0;
   /** after this many ms of audio, the session fails with the vendor's error message (0 = never) */

@@ -1,7 +1,7 @@
 /**
  * Turn-taking on speakerphone calls (docs/ai.md "Turn-taking"): sipp places `--calls` concurrent
- * calls to a number whose flow runs ai_talk (Silero VAD, the echo guard, pocketsphinx with a phrase
- * list, the LLM stand-in at 150 ms to its first token, espeak-ng speaking); each call's audio goes to
+ * calls to a number whose flow runs ai_talk (Silero VAD, the echo guard, the recogniser `--stt`, the
+ * LLM stand-in at 150 ms to its first token, the voice `--tts`); each call's audio goes to
  * a speakerphone on loopback (testkit/ai/echo-phone.ts) that plays the agent back 150 ms late at
  * -6 dB (`--echo-gain`, 0 for none) and says, every turn, "Tell me a story." and then, over the agent's 3-sentence reply, nothing
  * (echo only), a backchannel ("okay", "yeah", "right") or a stop word ("stop", "wait"), in turn.
@@ -10,13 +10,25 @@
  * (first_rtp_ms minus the end-of-turn wait, the LLM's first token and the first sentence's
  * synthesis, from the aimessages' latency); self-interruptions (a reply cut in an echo-only turn, or
  * a caller turn with words the caller never said); backchannels that cut the reply; stop words that
- * did; the time from the end of a stop word to the agent's last audio (p50/p95).
+ * did; the time from the end of a stop word to the agent's last audio (p50/p95); RTP lost on the
+ * way to the phones (sequence gaps).
  *
- *   source .data/env && npx tsx scripts/bench/ai/turn-taking.ts [--calls 5] [--turns 10]
+ * `--stt pocketsphinx` (default, with a phrase list) or `deepgram`: the Deepgram stand-in on loopback
+ * (testkit/speech/deepgram-phrases.ts) recognising the bench's phrases from templates of them, with
+ * Deepgram's interim results, endpointing (its default 10 ms, at least 100 ms there) and UtteranceEnd,
+ * each result `--stt-latency` ms (default 100) after its audio; `cartesia`, `elevenlabs`: their
+ * stand-ins (testkit/speech/tone-stt.ts) recognising the same way, each with its own end of utterance. `--tts espeak-ng` (default, local) or
+ * a cloud voice's stand-in (`elevenlabs`, `cartesia`, `deepgram`, `openai`, testkit/vendors/) at
+ * `--tts-first-byte` ms (default 100). `--baseline <n>`: first the same run with n calls (the load
+ * comparison: `--calls 100 --baseline 10`).
+ *
+ *   source .data/env && npx tsx scripts/bench/ai/turn-taking.ts [--calls 5] [--turns 10] [--echo-gain 0.5]
+ *     [--stt deepgram] [--stt-latency 100] [--tts elevenlabs] [--tts-first-byte 100] [--baseline 10]
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { reportPath } from '../report';
 import { parseActions } from '../../../core/flow';
 import { flowsRepo } from '../../../core/repos/flows';
@@ -26,18 +38,44 @@ import { aisRepo } from '../../../core/repos/ais';
 import { repos } from '../../../core/repos';
 import { testDb } from '../../../testkit/db';
 import { startLlmServer, lastUser, type LlmRequest } from '../../../testkit/llm-server';
-import { killAllSipp, sipp, startPlatform } from '../../../testkit/media-app/harness';
+import { killAllSipp, sipp } from '../../../testkit/media-app/harness';
+import { freePort, sippMediaPort } from '../../../testkit/ports';
+import { startPlatformProcess, type PlatformProcess } from './platform-process';
 import { aiCallerScenario } from '../../../testkit/ai/audio';
 import { EchoPhone, speechSamples } from '../../../testkit/ai/echo-phone';
+import { FakeDeepgram } from '../../../testkit/speech/deepgram-server';
+import { PhraseRecogniser } from '../../../testkit/speech/phrase-recogniser';
+import { FakeCartesiaStt } from '../../../testkit/speech/cartesia-stt-server';
+import { FakeElevenLabsStt } from '../../../testkit/speech/elevenlabs-stt-server';
+import type { SttStandIn } from '../../../testkit/speech/tone-stt';
+import type { StandIn, StandInOptions } from '../../../testkit/vendors/marker';
+import { startElevenLabs } from '../../../testkit/vendors/elevenlabs';
+import { startCartesia } from '../../../testkit/vendors/cartesia';
+import { startDeepgramSpeak } from '../../../testkit/vendors/deepgram';
+import { startOpenAiSpeech } from '../../../testkit/vendors/openai';
 
-const arg = (name: string, def: number) => {
+const argStr = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
+  return i > 0 ? process.argv[i + 1]! : def;
 };
+const arg = (name: string, def: number) => Number(argStr(name, String(def)));
 const CALLS = arg('calls', 5);
 const TURNS = arg('turns', 10);
 /** the echo's level (0: no echo, the baseline of the interruption figures) */
 const ECHO_GAIN = arg('echo-gain', 0.5);
+const STT = argStr('stt', 'pocketsphinx');
+const STT_LATENCY_MS = arg('stt-latency', 100);
+const TTS = argStr('tts', 'espeak-ng');
+const TTS_FIRST_BYTE_MS = arg('tts-first-byte', 100);
+const BASELINE = arg('baseline', 0);
+const DG_KEY = 'dg-test-key';
+/** cloud voices: the stand-in, the platform's <PREFIX>_BASE_URL / _API_KEY, the key, the URL's suffix */
+const VOICES: Record<string, [(o: StandInOptions) => Promise<StandIn>, string, string, string]> = {
+  elevenlabs: [startElevenLabs, 'ELEVENLABS', 'el-test-key', ''],
+  cartesia: [startCartesia, 'CARTESIA', 'ca-test-key', ''],
+  deepgram: [(o) => startDeepgramSpeak({ ...o, apiKey: DG_KEY }), 'DEEPGRAM', DG_KEY, ''],
+  openai: [startOpenAiSpeech, 'OPENAI', 'sk-openai-test', '/v1'],
+};
 const LLM_TTFT_MS = 150;
 const MIN_DELAY_MS = 400;
 const PERIOD_MS = 11_000;
@@ -71,34 +109,74 @@ interface Turn {
   interjection: ReturnType<EchoPhone['say']> | null;
 }
 
-async function main() {
-  const llm = await startLlmServer({ respond, firstChunkDelayMs: LLM_TTFT_MS });
-  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+interface Call {
+  cid: string;
+  phone: EchoPhone;
+  turns: Turn[];
+}
+
+interface Figures {
+  calls: number;
+  latency: number[];
+  own: number[];
+  /** caller stops → agent audio at the phone minus the stand-ins' times and the end-of-turn wait (as the platform measured them) */
+  phoneShare: number[];
+  stopDelay: number[];
+  echoTurns: number;
+  selfInterruptions: number;
+  backchannels: number;
+  backchannelCuts: number;
+  stops: number;
+  stopCuts: number;
+  foreignWords: number;
+  rtp: { received: number; lost: number };
+  load: [number, number];
+  /** calls sipp did not end cleanly, and why */
+  failures: string[];
+  /** the platform's stages of the answered turns (aimessage metadata.latency), ms */
+  stages: Record<'end_of_turn_wait_ms' | 'llm_first_token_ms' | 'tts_first_byte_ms', number[]>;
+  /** this process's event-loop delay p99 (the phones and stand-ins), ms */
+  benchLoopP99: number;
+}
+
+/** `calls` concurrent calls of TURNS turns each, started 50 ms apart (their numbers set up first). */
+async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise<Figures> {
   const db = await testDb();
   const question = speechSamples('Tell me a story.');
   const words = new Map([...BACKCHANNELS, ...STOPS].map((w) => [w, speechSamples(w.charAt(0).toUpperCase() + w.slice(1) + '.', { speed: 150, pitch: 70 })]));
-  const loads: number[] = [];
-  const loadTimer = setInterval(() => loads.push(os.loadavg()[0]!), 5000);
   const totalMs = 2000 + TURNS * PERIOD_MS;
-  const results: { cid: string; phone: EchoPhone; turns: Turn[] }[] = [];
+  const results: Call[] = [];
+  // the numbers first (the platform's database work during the calls is the platform's alone)
+  const numbers: { cid: string; number: string }[] = [];
+  for (let c = 0; c < calls; c++) {
+    const cid = (await repos(db).customers.create({ email: `tt${Date.now()}${c}@example.test`, status: 'active', name: 'bench' })).id;
+    await trunksRepo(db).create(cid, `tt${Date.now()}${c}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const ai = await aisRepo(db).create(cid, {
+      name: 'bench',
+      engine_url: llmUrl,
+      engine_model: 'openai.bench',
+      stt_type: STT === 'pocketsphinx' ? '' : STT,
+      tts_type: TTS === 'espeak-ng' ? '' : TTS,
+      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS },
+      vad_config: { engine: 'silero' },
+    });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_id: ai.id, assistance_type: 'ai', duration: Math.ceil(totalMs / 1000) + 2 } }, { type: 'hangup' }]),
+    } as never);
+    const number = `+89915${String(c).padStart(6, '0')}${Date.now() % 1000}`;
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    numbers.push({ cid, number });
+  }
+  const loads: number[] = [os.loadavg()[0]!];
+  const loadTimer = setInterval(() => loads.push(os.loadavg()[0]!), 5000);
+  const failures: string[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   try {
     await Promise.all(
-      Array.from({ length: CALLS }, async (_, c) => {
-        const cid = (await repos(db).customers.create({ email: `tt${Date.now()}${c}@example.test`, status: 'active', name: 'bench' })).id;
-        await trunksRepo(db).create(cid, `tt${Date.now()}${c}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-        const ai = await aisRepo(db).create(cid, {
-          name: 'bench',
-          engine_url: llm.url,
-          engine_model: 'openai.bench',
-          parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS },
-          vad_config: { engine: 'silero' },
-        });
-        const flow = await flowsRepo(db).create({
-          customer_id: cid,
-          actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_id: ai.id, assistance_type: 'ai', duration: Math.ceil(totalMs / 1000) + 2 } }, { type: 'hangup' }]),
-        } as never);
-        const number = `+89915${String(c).padStart(6, '0')}${Date.now() % 1000}`;
-        await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+      numbers.map(async ({ cid, number }, c) => {
+        await new Promise((r) => setTimeout(r, c * 50));
         const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: ECHO_GAIN });
         const turns: Turn[] = [];
         const timers: NodeJS.Timeout[] = [];
@@ -117,95 +195,187 @@ async function main() {
         }
         const r = await sipp(
           aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, phone.port, [], totalMs + 30_000),
-          [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', `${Math.ceil(totalMs / 1000) + 40}s`],
+          // sipp's own media and control ports: free ones each (the defaults are one for all, and 100 collide)
+          [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort()), '-cp', String(await freePort()), '-timeout', `${Math.ceil(totalMs / 1000) + 40}s`],
           {
             killAfterMs: totalMs + 50_000,
           },
         ).done;
         timers.forEach(clearTimeout);
         phone.close();
-        if (r.code !== 0) throw new Error(`sipp failed: ${r.errors.slice(0, 500)}`);
+        // a failed call is counted, and its turns still measured (what it got of them)
+        if (r.code !== 0) failures.push(r.errors.split('\n').find((l) => /\d: /.test(l)) ?? r.errors.slice(0, 200));
         results.push({ cid, phone, turns });
       }),
     );
     await new Promise((r) => setTimeout(r, 1500));
   } finally {
     clearInterval(loadTimer);
-    killAllSipp();
-    await p.close();
-    await llm.close();
+    loop.disable();
   }
-
-  const latency: number[] = [];
-  const own: number[] = [];
-  const stopDelay: number[] = [];
-  let echoTurns = 0;
-  let selfInterruptions = 0;
-  let backchannels = 0;
-  let backchannelCuts = 0;
-  let stops = 0;
-  let stopCuts = 0;
-  let foreignWords = 0;
+  const f: Figures = {
+    calls,
+    latency: [],
+    own: [],
+    phoneShare: [],
+    stopDelay: [],
+    echoTurns: 0,
+    selfInterruptions: 0,
+    backchannels: 0,
+    backchannelCuts: 0,
+    stops: 0,
+    stopCuts: 0,
+    foreignWords: 0,
+    rtp: { received: 0, lost: 0 },
+    load: [Math.min(...loads), Math.max(...loads)],
+    failures,
+    stages: { end_of_turn_wait_ms: [], llm_first_token_ms: [], tts_first_byte_ms: [] },
+    benchLoopP99: loop.percentile(99) / 1e6,
+  };
   for (const { cid, phone, turns } of results) {
     const voiced = phone.voicedTimes();
+    const rtp = phone.rtpStats();
+    f.rtp.received += rtp.received;
+    f.rtp.lost += rtp.lost;
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0] as { id: string } | undefined;
     const msgs = aicall ? ((await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as { role: string; content: string; metadata: { latency?: Record<string, unknown> } }[]) : [];
     if (process.env.BENCH_DEBUG)
       console.log(
-        JSON.stringify(msgs.map((m) => [m.role, m.content, m.metadata?.latency?.interrupted])),
+        JSON.stringify(msgs.map((m) => [m.role, m.content, m.metadata?.latency])),
         JSON.stringify(turns.map((t) => [t.kind, t.word, t.question.endedAt(), t.interjection?.endedAt()])),
         JSON.stringify(voiced.filter((_, i) => i % 25 === 0).map(Math.round)),
       );
     const said = new Set(PHRASES);
-    foreignWords += msgs.filter((m) => m.role === 'user' && !said.has(m.content.trim())).length;
+    f.foreignWords += msgs.filter((m) => m.role === 'user' && !said.has(m.content.trim())).length;
     for (const m of msgs) {
       const l = m.metadata?.latency;
       if (m.role !== 'assistant' || !l || !l.end_of_turn_rule || typeof l.first_rtp_ms !== 'number') continue;
       const parts = [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms];
-      if (parts.every((x) => typeof x === 'number')) own.push(l.first_rtp_ms - (parts as number[]).reduce((a, b) => a + b, 0));
+      if (parts.every((x) => typeof x === 'number')) f.own.push(l.first_rtp_ms - (parts as number[]).reduce((a, b) => a + b, 0));
+      for (const k of Object.keys(f.stages) as (keyof Figures['stages'])[]) if (typeof l[k] === 'number') f.stages[k].push(l[k]);
     }
     turns.forEach((t, i) => {
       const qEnd = t.question.endedAt();
       if (qEnd === null) return;
       const next = turns[i + 1]?.question.startedAt() ?? Infinity;
       const first = voiced.find((v) => v > qEnd && v < next);
-      if (first !== undefined) latency.push(first - qEnd);
       const reply = msgs.find((m) => m.role === 'assistant' && m.content === story(i + 1));
+      if (first !== undefined) {
+        f.latency.push(first - qEnd);
+        const l = reply?.metadata.latency;
+        const parts = l ? [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms] : [];
+        if (parts.length && parts.every((x) => typeof x === 'number')) f.phoneShare.push(first - qEnd - (parts as number[]).reduce((a, b) => a + b, 0));
+      }
       const cut = reply?.metadata.latency?.interrupted === true;
       if (t.kind === 'echo') {
-        echoTurns++;
-        if (cut) selfInterruptions++;
+        f.echoTurns++;
+        if (cut) f.selfInterruptions++;
       } else if (t.kind === 'backchannel') {
-        backchannels++;
-        if (cut) backchannelCuts++;
+        f.backchannels++;
+        if (cut) f.backchannelCuts++;
       } else {
-        stops++;
-        if (cut) stopCuts++;
+        f.stops++;
+        if (cut) f.stopCuts++;
         const wEnd = t.interjection?.endedAt() ?? null;
         if (wEnd !== null && cut) {
           const last = voiced.filter((v) => v > wEnd - 2000 && v < next).at(-1);
-          if (last !== undefined) stopDelay.push(Math.max(0, last - wEnd));
+          if (last !== undefined) f.stopDelay.push(Math.max(0, last - wEnd));
         }
       }
     });
   }
-  const load = loads.length ? Math.max(...loads) : os.loadavg()[0]!;
-  const f = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
+  return f;
+}
+
+const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
+
+function figureLines(f: Figures): string[] {
+  return [
+    `- caller stops → agent audio: p50 ${fmt(pct(f.latency, 50))} ms, p95 ${fmt(pct(f.latency, 95))} ms (${f.latency.length} of ${f.calls * TURNS} turns answered)`,
+    `- platform's own share (first_rtp − end-of-turn wait − LLM first token − first sentence synthesis): p50 ${fmt(pct(f.own, 50))} ms, p99 ${fmt(pct(f.own, 99))} ms (${f.own.length} replies)`,
+    `- the same share seen from the phone (caller stops → agent audio − the same three; adds RTP in and out, the jitter buffer, the media worker): p50 ${fmt(pct(f.phoneShare, 50))} ms, p99 ${fmt(pct(f.phoneShare, 99))} ms`,
+    `- the platform's stages, p50/p95 ms: end-of-turn wait ${fmt(pct(f.stages.end_of_turn_wait_ms, 50))}/${fmt(pct(f.stages.end_of_turn_wait_ms, 95))}, LLM first token ${fmt(pct(f.stages.llm_first_token_ms, 50))}/${fmt(pct(f.stages.llm_first_token_ms, 95))}, first synthesis ${fmt(pct(f.stages.tts_first_byte_ms, 50))}/${fmt(pct(f.stages.tts_first_byte_ms, 95))}`,
+    `- self-interruptions: ${f.selfInterruptions} of ${f.echoTurns} turns without an interjection cut; caller turns with words never said: ${f.foreignWords}`,
+    `- backchannels that cut the reply: ${f.backchannelCuts} of ${f.backchannels} (${fmt((100 * f.backchannelCuts) / Math.max(1, f.backchannels))} %)`,
+    `- stop words that cut the reply: ${f.stopCuts} of ${f.stops} (${fmt((100 * f.stopCuts) / Math.max(1, f.stops))} %)`,
+    `- end of the stop word → agent's last audio: p50 ${fmt(pct(f.stopDelay, 50))} ms, p95 ${fmt(pct(f.stopDelay, 95))} ms`,
+    `- RTP to the phones: ${f.rtp.lost} lost of ${f.rtp.lost + f.rtp.received} (${((100 * f.rtp.lost) / Math.max(1, f.rtp.lost + f.rtp.received)).toFixed(2)} %)`,
+    `- calls that failed: ${f.failures.length} of ${f.calls}${f.failures.length ? ` (first: ${f.failures[0]!.replace(/\s+/g, ' ').slice(0, 160)})` : ''}`,
+    `- 1-min load during the round: ${f.load[0].toFixed(1)}–${f.load[1].toFixed(1)}; the bench process's event-loop delay p99 ${f.benchLoopP99.toFixed(0)} ms (phones and stand-ins; the platform runs in its own process)`,
+  ];
+}
+
+async function main() {
+  if (!['pocketsphinx', 'deepgram', 'cartesia', 'elevenlabs'].includes(STT)) throw new Error('--stt must be pocketsphinx, deepgram, cartesia or elevenlabs');
+  if (TTS !== 'espeak-ng' && !VOICES[TTS]) throw new Error(`--tts must be espeak-ng or one of ${Object.keys(VOICES).join(', ')}`);
+  // one <VENDOR>_BASE_URL serves the vendor's voice and recogniser: one stand-in cannot be both
+  if ((STT === 'cartesia' || STT === 'elevenlabs') && TTS === STT) throw new Error(`--stt ${STT} with --tts ${TTS}: choose another voice (their stand-ins are separate servers)`);
+  const llm = await startLlmServer({ respond, firstChunkDelayMs: LLM_TTFT_MS });
+  const env: Record<string, string> = { SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };
+  let dg: FakeDeepgram | null = null;
+  let sttStandIn: SttStandIn | null = null;
+  let voice: StandIn | null = null;
+  if (STT === 'deepgram') {
+    dg = await new FakeDeepgram(DG_KEY, { recogniser: new PhraseRecogniser(PHRASES), latencyMs: STT_LATENCY_MS }).listen();
+    env.DEEPGRAM_API_KEY = DG_KEY;
+    env.DEEPGRAM_URL = dg.url;
+  }
+  if (STT === 'cartesia' || STT === 'elevenlabs') {
+    const key = `${STT}-stt-key`;
+    sttStandIn = await (STT === 'cartesia' ? new FakeCartesiaStt(key) : new FakeElevenLabsStt(key)).listen();
+    sttStandIn.phrases = new PhraseRecogniser(PHRASES);
+    sttStandIn.latencyMs = STT_LATENCY_MS;
+    env[`${STT.toUpperCase()}_BASE_URL`] = sttStandIn.baseUrl;
+    env[`${STT.toUpperCase()}_API_KEY`] = key;
+  }
+  if (TTS !== 'espeak-ng') {
+    const [start, prefix, key, suffix] = VOICES[TTS]!;
+    voice = await start({ firstByteMs: TTS_FIRST_BYTE_MS });
+    env[`${prefix}_BASE_URL`] = voice.url + suffix;
+    env[`${prefix}_API_KEY`] = key;
+  }
+  // the platform in a process of its own: the phones and stand-ins here do not share its event loop
+  const p = await startPlatformProcess(env);
+  const rounds: Figures[] = [];
+  try {
+    if (BASELINE > 0) rounds.push(await round(p, llm.url, BASELINE));
+    rounds.push(await round(p, llm.url, CALLS));
+  } finally {
+    killAllSipp();
+    await p.close();
+    await llm.close();
+    await dg?.close();
+    await sttStandIn?.close();
+    await voice?.close();
+  }
+  const main = rounds.at(-1)!;
+  const base = rounds.length > 1 ? rounds[0]! : null;
+  const sttName =
+    {
+      deepgram: `Deepgram stand-in (phrase templates, endpointing 10 ms → at least 100 ms, ${STT_LATENCY_MS} ms latency)`,
+      cartesia: `Cartesia stand-in (phrase templates, final after 300 ms of silence, ${STT_LATENCY_MS} ms latency)`,
+      elevenlabs: `ElevenLabs stand-in (phrase templates, VAD commit after 0.5 s of silence, ${STT_LATENCY_MS} ms latency)`,
+    }[STT] ?? 'pocketsphinx (phrase list)';
+  const ttsName = TTS === 'espeak-ng' ? 'espeak-ng (local)' : `${TTS} stand-in, ${TTS_FIRST_BYTE_MS} ms to first byte`;
+  const cmd = `source .data/env && npx tsx scripts/bench/ai/turn-taking.ts --calls ${CALLS} --turns ${TURNS} --echo-gain ${ECHO_GAIN} --stt ${STT}${STT === 'pocketsphinx' ? '' : ` --stt-latency ${STT_LATENCY_MS}`} --tts ${TTS}${BASELINE ? ` --baseline ${BASELINE}` : ''}`;
+  const ratio = (a: number[], b: number[], q: number) => fmt((100 * pct(a, q)) / pct(b, q) - 100);
   const lines = [
     '## AI turn-taking on speakerphone calls',
     '',
-    `Command: \`source .data/env && npx tsx scripts/bench/ai/turn-taking.ts --calls ${CALLS} --turns ${TURNS} --echo-gain ${ECHO_GAIN}\` (${new Date().toISOString()}, ${os.cpus().length} cores, 1-min load up to ${load.toFixed(1)}, shared machine)`,
+    `Command: \`${cmd}\` (${new Date().toISOString()}, ${os.cpus().length} cores, shared machine)`,
     '',
-    `Stand-ins: LLM ${LLM_TTFT_MS} ms to first token; voice espeak-ng (local); STT pocketsphinx (phrase list); short wait ${MIN_DELAY_MS} ms; echo 150 ms at gain ${ECHO_GAIN}.`,
+    `Stand-ins: LLM ${LLM_TTFT_MS} ms to first token; voice ${ttsName}; STT ${sttName}; short wait ${MIN_DELAY_MS} ms; echo 150 ms at gain ${ECHO_GAIN}.`,
     '',
-    `- caller stops → agent audio: p50 ${f(pct(latency, 50))} ms, p95 ${f(pct(latency, 95))} ms (${latency.length} turns)`,
-    `- platform's own share (first_rtp − end-of-turn wait − LLM first token − first sentence synthesis): p50 ${f(pct(own, 50))} ms, p99 ${f(pct(own, 99))} ms (${own.length} replies)`,
-    `- self-interruptions: ${selfInterruptions} of ${echoTurns} echo-only turns cut; caller turns with words never said: ${foreignWords} (all ${TURNS * CALLS} turns on speakerphone echo)`,
-    `- backchannels that cut the reply: ${backchannelCuts} of ${backchannels} (${f((100 * backchannelCuts) / Math.max(1, backchannels))} %)`,
-    `- stop words that cut the reply: ${stopCuts} of ${stops} (${f((100 * stopCuts) / Math.max(1, stops))} %)`,
-    `- end of the stop word → agent's last audio: p50 ${f(pct(stopDelay, 50))} ms, p95 ${f(pct(stopDelay, 95))} ms`,
+    ...(base ? [`### ${base.calls} calls at once (baseline)`, '', ...figureLines(base), '', `### ${main.calls} calls at once`, ''] : []),
+    ...figureLines(main),
+    ...(base
+      ? [
+          '',
+          `${main.calls} vs ${base.calls} calls: caller stops → agent audio p50 ${ratio(main.latency, base.latency, 50)} %, p95 ${ratio(main.latency, base.latency, 95)} %; platform's share p99 ${fmt(pct(main.own, 99))} vs ${fmt(pct(base.own, 99))} ms, from the phone p99 ${fmt(pct(main.phoneShare, 99))} vs ${fmt(pct(base.phoneShare, 99))} ms`,
+        ]
+      : []),
   ];
-  const out = reportPath('ai-turn-taking');
+  const out = reportPath(`ai-turn-taking-${STT}-${TTS}-${CALLS}`);
   fs.writeFileSync(out, lines.join('\n'));
   console.log(lines.join('\n'));
   console.log(`wrote ${path.relative(process.cwd(), out)}`);

@@ -1,0 +1,136 @@
+// The end of a turn with a recogniser that says where utterances end (docs/ai.md "Turn-taking"):
+// sipp calls a number whose flow runs ai_talk with Deepgram (its stand-in recognising the phrases
+// said, testkit/speech/deepgram-phrases.ts: speech_final after 100 ms of silence, 50 ms latency) and
+// a long `min_endpointing_delay_ms` (1500). A finished sentence with speech_final ends the turn when
+// the vendor says so, not after the platform's own VAD silence on top; a trailing "uh" still waits
+// `max_endpointing_delay_ms`.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { aisRepo } from '../../core/repos/ais';
+import { repos } from '../../core/repos';
+import { testDb, truncateAll } from '../../testkit/db';
+import { startLlmServer, lastUser, type LlmServer } from '../../testkit/llm-server';
+import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
+import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
+import { PhraseRecogniser } from '../../testkit/speech/phrase-recogniser';
+
+const KEY = 'dg-eou-key';
+const MIN_DELAY_MS = 1500;
+const MAX_DELAY_MS = 2500;
+const LEAD_MS = 200;
+
+describe("ai_talk: the recogniser's end of utterance ends a finished turn", function () {
+  this.timeout(150_000);
+  let p: Platform;
+  let llm: LlmServer;
+  let dg: FakeDeepgram;
+  let dir: string;
+  let seq = 0;
+
+  before(async () => {
+    await truncateAll();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-eou-'));
+    dg = await new FakeDeepgram(KEY, { recogniser: new PhraseRecogniser(['tell me a story', 'and then uh']), latencyMs: 50 }).listen();
+    // the recogniser reads its settings from the environment when a stream is made
+    process.env.DEEPGRAM_API_KEY = KEY;
+    process.env.DEEPGRAM_URL = dg.url;
+    process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8';
+    llm = await startLlmServer();
+    llm.options.respond = (req) => ({ text: lastUser(req) ? 'Here is a short story for you.' : '' });
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', DEEPGRAM_API_KEY: KEY, DEEPGRAM_URL: dg.url });
+  });
+  after(async () => {
+    killAllSipp();
+    await p?.close();
+    await llm?.close();
+    await dg?.close();
+    delete process.env.DEEPGRAM_API_KEY;
+    delete process.env.DEEPGRAM_URL;
+    delete process.env.EGRESS_ALLOW_CIDRS;
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The caller says `text` once, 1 s after the answer; returns caller stops → first agent audio and the reply's latency. */
+  async function turn(text: string, during?: () => Promise<void>): Promise<{ gapMs: number; heard: string; roles: string[]; latency: Record<string, unknown> }> {
+    const db = await testDb();
+    const cid = (await repos(db).customers.create({ email: `eou${Date.now()}${++seq}@example.test`, status: 'active', name: 'eou' })).id;
+    await trunksRepo(db).create(cid, `treou${Date.now()}${seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const ai = await aisRepo(db).create(cid, {
+      name: 'desk',
+      engine_model: 'openai.gpt-test',
+      engine_url: llm.url,
+      stt_type: 'deepgram',
+      parameter: { min_endpointing_delay_ms: MIN_DELAY_MS, max_endpointing_delay_ms: MAX_DELAY_MS },
+    });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 9 } }, { type: 'hangup' }]),
+    } as never);
+    const number = `+8991500${String(seq).padStart(5, '0')}`;
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    const pcap = path.join(dir, `q${seq}.pcap`);
+    const qMs = speechPcap(text, pcap, { leadMs: LEAD_MS, trailMs: 6000 });
+    const sink = await TimedSink.open();
+    const meanwhile = during?.();
+    try {
+      const r = await sipp(aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, [{ atMs: 1000, pcap }]), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '40s'], {
+        killAfterMs: 45_000,
+      }).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+    } finally {
+      sink.close();
+      await meanwhile;
+    }
+    const speechEnd = sink.packets[0]!.at + 1000 + LEAD_MS + qMs;
+    const first = sink.voicedTimes().find((t) => t > speechEnd);
+    expect(first, 'the agent answered').to.not.equal(undefined);
+    const aicall = await until(async () => (await db('aicalls').where({ customer_id: cid }))[0] as { id: string } | undefined, 5000, 'the aicall');
+    const msgs = (await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as { role: string; content: string; metadata: { latency?: Record<string, unknown> } }[];
+    const reply = msgs.find((m) => m.role === 'assistant' && m.metadata?.latency?.end_of_turn_rule);
+    expect(reply, JSON.stringify(msgs)).to.not.equal(undefined);
+    return { gapMs: first! - speechEnd, heard: msgs.find((m) => m.role === 'user')?.content ?? '', roles: msgs.map((m) => m.role), latency: reply!.metadata.latency! };
+  }
+
+  it('"Tell me a story." with speech_final: answered without the 1.5 s silence of min_endpointing_delay_ms', async () => {
+    const t = await turn('Tell me a story.');
+    expect(t.heard).to.equal('tell me a story');
+    expect(t.latency.end_of_turn_rule).to.equal('complete');
+    // the vendor's 100 ms endpointing + 50 ms latency, not the VAD's 1500 ms
+    expect(t.latency.end_of_turn_wait_ms, JSON.stringify(t.latency)).to.be.below(700);
+    expect(t.gapMs, 'caller stops → agent audio').to.be.below(MIN_DELAY_MS);
+  });
+
+  it('"And then uh." with speech_final: still waits max_endpointing_delay_ms (a trailing word)', async () => {
+    const t = await turn('And then uh.');
+    expect(t.heard).to.equal('and then uh');
+    expect(t.latency.end_of_turn_rule).to.equal('continuation');
+    expect(t.latency.end_of_turn_wait_ms, JSON.stringify(t.latency)).to.be.at.least(MAX_DELAY_MS - 100);
+    expect(t.gapMs, 'caller stops → agent audio').to.be.at.least(MAX_DELAY_MS - 100);
+  });
+
+  it("the LLM is asked while the caller's words are still being stored: a slow database is not on the way to the answer", async () => {
+    // aimessages locked against writes (a real lock in Postgres) from before the caller speaks until
+    // about 3 s after: the user message waits for it, the answer must not
+    const db = await testDb();
+    const t = await turn('Tell me a story.', async () => {
+      const trx = await db.transaction();
+      try {
+        await trx.raw('lock table aimessages in share mode');
+        await new Promise((r) => setTimeout(r, 5500));
+      } finally {
+        await trx.commit();
+      }
+    });
+    expect(t.heard).to.equal('tell me a story');
+    expect(t.gapMs, `caller stops → agent audio ${JSON.stringify(t.latency)}`).to.be.below(1500);
+    // the conversation is stored in its order all the same
+    expect(t.roles).to.deep.equal(['user', 'assistant']);
+  });
+});

@@ -1,0 +1,176 @@
+// A small isolated-phrase recogniser for the STT stand-ins (deepgram-server.ts): it knows a list of
+// phrases by templates of them spoken by espeak-ng, and names an utterance by the nearest template
+// under dynamic time warping of mel-cepstral features (12 cepstra of 20 mel bands, 32 ms windows
+// every 10 ms, the utterance's mean removed so the line's gain and µ-law do not matter). An utterance
+// farther than `maxDistance` from every template is heard as nothing (the vendor returns an empty
+// transcript), so words outside the list are not turned into one of them. The templates are made by
+// the recogniser itself from the phrases' text (espeak-ng's default voice), so a caller who says them
+// in another voice (speed, pitch) is recognised, not looked up.
+import { execFileSync } from 'node:child_process';
+
+const RATE = 8000;
+const WIN = 256;
+const HOP = 80;
+const BANDS = 20;
+const CEPS = 12;
+
+/** Hann window and the mel filterbank (100-3800 Hz) on a 256-point spectrum at 8 kHz. */
+const HANN = Float64Array.from({ length: WIN }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (WIN - 1)));
+const FILTERS: Float64Array[] = (() => {
+  const mel = (f: number) => 2595 * Math.log10(1 + f / 700);
+  const hz = (m: number) => 700 * (10 ** (m / 2595) - 1);
+  const lo = mel(100);
+  const hi = mel(3800);
+  const edges = Array.from({ length: BANDS + 2 }, (_, i) => (hz(lo + ((hi - lo) * i) / (BANDS + 1)) * WIN) / RATE);
+  return Array.from({ length: BANDS }, (_, b) => {
+    const f = new Float64Array(WIN / 2 + 1);
+    for (let k = 0; k < f.length; k++) {
+      const [l, c, r] = [edges[b]!, edges[b + 1]!, edges[b + 2]!];
+      f[k] = k < l || k > r ? 0 : k <= c ? (k - l) / Math.max(1e-9, c - l) : (r - k) / Math.max(1e-9, r - c);
+    }
+    return f;
+  });
+})();
+
+/** In-place radix-2 FFT of (re, im), length a power of two. */
+function fft(re: Float64Array, im: Float64Array): void {
+  const n = re.length;
+  for (let i = 1, j = 0; i < n; i++) {
+    let bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) {
+      [re[i], re[j]] = [re[j]!, re[i]!];
+      [im[i], im[j]] = [im[j]!, im[i]!];
+    }
+  }
+  for (let len = 2; len <= n; len <<= 1) {
+    const a = (-2 * Math.PI) / len;
+    for (let i = 0; i < n; i += len) {
+      for (let k = 0; k < len / 2; k++) {
+        const wr = Math.cos(a * k);
+        const wi = Math.sin(a * k);
+        const xr = re[i + k + len / 2]! * wr - im[i + k + len / 2]! * wi;
+        const xi = re[i + k + len / 2]! * wi + im[i + k + len / 2]! * wr;
+        re[i + k + len / 2] = re[i + k]! - xr;
+        im[i + k + len / 2] = im[i + k]! - xi;
+        re[i + k] = re[i + k]! + xr;
+        im[i + k] = im[i + k]! + xi;
+      }
+    }
+  }
+}
+
+/** Mel cepstra (c1..c12) of 8 kHz samples, one vector per 10 ms, the utterance mean removed. */
+export function cepstra(x: Int16Array): Float64Array[] {
+  const out: Float64Array[] = [];
+  const re = new Float64Array(WIN);
+  const im = new Float64Array(WIN);
+  const logMel = new Float64Array(BANDS);
+  for (let o = 0; o + WIN <= x.length; o += HOP) {
+    for (let i = 0; i < WIN; i++) {
+      re[i] = x[o + i]! * HANN[i]!;
+      im[i] = 0;
+    }
+    fft(re, im);
+    for (let b = 0; b < BANDS; b++) {
+      let e = 0;
+      const f = FILTERS[b]!;
+      for (let k = 0; k <= WIN / 2; k++) if (f[k]) e += f[k]! * (re[k]! * re[k]! + im[k]! * im[k]!);
+      logMel[b] = Math.log(e + 1);
+    }
+    const c = new Float64Array(CEPS);
+    for (let n = 1; n <= CEPS; n++) {
+      let s = 0;
+      for (let b = 0; b < BANDS; b++) s += logMel[b]! * Math.cos((Math.PI * n * (b + 0.5)) / BANDS);
+      c[n - 1] = s;
+    }
+    out.push(c);
+  }
+  if (!out.length) return out;
+  const mean = new Float64Array(CEPS);
+  for (const c of out) for (let i = 0; i < CEPS; i++) mean[i]! += c[i]! / out.length;
+  for (const c of out) for (let i = 0; i < CEPS; i++) c[i]! -= mean[i]!;
+  return out;
+}
+
+const dist = (a: Float64Array, b: Float64Array) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i]! - b[i]!) ** 2;
+  return Math.sqrt(s);
+};
+
+/**
+ * DTW cost of `u` against template `t` per step of the path. `openEnd`: `u` may match only the
+ * start of `t` (an utterance still going on: the interim guess).
+ */
+export function dtw(u: Float64Array[], t: Float64Array[], openEnd = false): number {
+  const n = u.length;
+  const m = t.length;
+  if (!n || !m) return Infinity;
+  let prev = new Float64Array(m + 1).fill(Infinity);
+  let prevLen = new Float64Array(m + 1);
+  prev[0] = 0;
+  for (let i = 1; i <= n; i++) {
+    const cur = new Float64Array(m + 1).fill(Infinity);
+    const curLen = new Float64Array(m + 1);
+    for (let j = 1; j <= m; j++) {
+      const d = dist(u[i - 1]!, t[j - 1]!);
+      // steps (i-1, j-1), (i-1, j), (i, j-1)
+      let best = prev[j - 1]!;
+      let len = prevLen[j - 1]!;
+      if (prev[j]! < best) [best, len] = [prev[j]!, prevLen[j]!];
+      if (cur[j - 1]! < best) [best, len] = [cur[j - 1]!, curLen[j - 1]!];
+      cur[j] = best + d;
+      curLen[j] = len + 1;
+    }
+    prev = cur;
+    prevLen = curLen;
+  }
+  if (!openEnd) return prev[m]! / prevLen[m]!;
+  let best = Infinity;
+  for (let j = Math.ceil(m / 3); j <= m; j++) best = Math.min(best, prev[j]! / prevLen[j]!);
+  return best;
+}
+
+/** espeak-ng speech at 8 kHz, its leading and trailing silence cut. */
+export function espeakSamples(text: string, opts: { speed?: number; pitch?: number } = {}): Int16Array {
+  const wav = execFileSync('espeak-ng', ['-v', 'en-us', '-s', String(opts.speed ?? 160), '-p', String(opts.pitch ?? 50), '--stdout', text]);
+  const raw = execFileSync('sox', ['-t', 'wav', '-', '-r', '8000', '-c', '1', '-e', 'signed', '-b', '16', '-t', 'raw', '-'], { input: wav });
+  const x = new Int16Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
+  let first = 0;
+  let last = x.length;
+  while (first < x.length && Math.abs(x[first]!) < 300) first++;
+  while (last > first && Math.abs(x[last - 1]!) < 300) last--;
+  return x.slice(first, last);
+}
+
+export interface Recognised {
+  /** the phrase, '' when nothing is near enough */
+  text: string;
+  /** the DTW cost of the best template */
+  distance: number;
+}
+
+export class PhraseRecogniser {
+  private readonly templates: { text: string; f: Float64Array[] }[];
+
+  /** `phrases`: what can be recognised (the transcript is the phrase as given). */
+  constructor(
+    phrases: readonly string[],
+    readonly maxDistance = 14,
+  ) {
+    this.templates = phrases.map((text) => ({ text, f: cepstra(espeakSamples(text.charAt(0).toUpperCase() + text.slice(1) + '.')) }));
+  }
+
+  /** The phrase nearest to `x` (8 kHz samples of one utterance); `partial`: the utterance goes on. */
+  recognise(x: Int16Array, partial = false): Recognised {
+    const u = cepstra(x);
+    let best: Recognised = { text: '', distance: Infinity };
+    for (const t of this.templates) {
+      const d = dtw(u, t.f, partial);
+      if (d < best.distance) best = { text: t.text, distance: d };
+    }
+    return best.distance <= this.maxDistance ? best : { text: '', distance: best.distance };
+  }
+}
