@@ -96,7 +96,8 @@ export class EchoGuard {
     if (this.farCount - this.lastFarLoud > MAX_LAG + 4) return this.release(frame);
     if (this.callerHang > 0 && !this.path) return this.release(frame);
     if (!this.path) {
-      if (!loud && !this.held.length) return [frame];
+      // a quiet frame while the agent's echo may come back: what the canceller left of it, or nothing
+      if (!loud && !this.held.length) return [this.callerHang > 0 ? frame : this.silence];
       this.held.push(frame.slice());
       if (this.update(Math.min(SHORT + this.held.length * 2, WINDOW), 0.85)) return this.classifyHeld();
       if (this.held.length < HOLD_MAX) return [];
@@ -146,7 +147,7 @@ export class EchoGuard {
       if (loud) this.stats.callerFrames++;
       return frame;
     }
-    if (!loud) return frame;
+    if (!loud) return this.silence;
     this.stats.echoFrames++;
     return this.silence;
   }

@@ -13,6 +13,7 @@
 typedef struct {
   SpeexEchoState *echo;
   int frame;
+  int64_t passed; /* frames passed on as they came (the filter's output was louder) */
 } aec_t;
 
 /* aecCreate(rate, frameSamples, tailSamples, residualDb): residualDb 0 = the filter alone, else the
@@ -72,13 +73,22 @@ static napi_value aec_process(napi_env env, napi_callback_info info) {
   if (!h || !arg_i16(env, a[1], &near, &nl, fn, "near") || !arg_i16(env, a[2], &far, &fl, fn, "far") || !arg_i16(env, a[3], &out, &ol, fn, "out")) return NULL;
   aec_t *s = h->state;
   if (nl != (size_t)s->frame || fl != (size_t)s->frame || ol != (size_t)s->frame) return throw_range(env, fn, "near, far and out must each be one frame (frameSamples)");
-  if (out == near) {
-    /* speex_echo_cancellation reads near while it writes out: the output goes through the stack */
-    int16_t tmp[2048];
-    speex_echo_cancellation(s->echo, near, far, tmp);
-    for (int i = 0; i < s->frame; i++) out[i] = tmp[i];
+  /* speex_echo_cancellation reads near while it writes: the output goes through the stack */
+  int16_t tmp[2048];
+  speex_echo_cancellation(s->echo, near, far, tmp);
+  /* a filter that lost the path (the echo's delay moved: a jitter buffer grew) adds a shifted copy of the
+   * echo instead of taking it out; a frame it made louder than it came goes on as it came, while the
+   * filter relearns (its own state is not touched) */
+  double en = 0, eo = 0;
+  for (int i = 0; i < s->frame; i++) {
+    en += (double)near[i] * near[i];
+    eo += (double)tmp[i] * tmp[i];
+  }
+  if (eo > en) {
+    s->passed++;
+    if (out != near) for (int i = 0; i < s->frame; i++) out[i] = near[i];
   } else
-    speex_echo_cancellation(s->echo, near, far, out);
+    for (int i = 0; i < s->frame; i++) out[i] = tmp[i];
   if (h->extra) speex_preprocess_run(h->extra, out);
   return NULL;
 }

@@ -178,12 +178,7 @@ describe('echo guard', function () {
       });
     }
 
-    // Skipped: it fails on this branch. The guard passes the caller's "Stop." (the cases above, offline)
-    // but it cancels nothing, and pocketsphinx hears no word in "Stop." with the story's echo under it
-    // (no transcript at all, at -6 dB and at -10 dB; with no echo the same case passes). In the
-    // benchmark 69 % of stop words over -6 dB echo cut the agent (docs/benchmarks.md). Needs echo
-    // cancellation, or a recogniser that copes with double talk.
-    it.skip('silero: "Stop." said over the echo (150 ms, -6 dB) cuts the story', async () => {
+    it('silero: "Stop." said over the echo (150 ms, -6 dB) cuts the story', async () => {
       const { db, cid, number } = await setUp(storyThenStop, { engine: 'silero' });
       const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: 0.5 });
       let stop: ReturnType<EchoPhone['say']> | null = null;
