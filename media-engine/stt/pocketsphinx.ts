@@ -1,6 +1,6 @@
 /**
  * pocketsphinx (Debian's pocketsphinx_continuous with the en-us 16 kHz model) as a streaming
- * recogniser. 8 kHz audio is resampled to 16 kHz (speexdsp's resampler) (16 kHz frames of a wideband leg go as they are:
+ * recogniser. 8 kHz audio is upsampled to 16 kHz (16 kHz frames of a wideband leg go as they are:
  * the model's own rate) and written to the process through a FIFO (Node's
  * stdio pipes are sockets, which `-infile /dev/stdin` cannot open). The FIFO's write end is opened
  * without ever blocking: O_NONBLOCK, tried every 20 ms until the recogniser has opened its read end
@@ -24,8 +24,6 @@ import path from 'node:path';
 import { FRAME_SAMPLES, type Frame } from '../dsp/frame';
 import { SttError, sampleRateOf, type Direction, type SttProvider, type SttStream, type SttStreamEvents, type SttStreamOptions, type TranscriptEvent } from './provider';
 import { Upsampler2x } from './upsample';
-import { Resampler } from '../codecs/resampler';
-import { nativeCodecs } from '../native/codecs';
 
 export interface PocketsphinxOptions {
   /** Extra pocketsphinx arguments (e.g. ['-hmm', dir, '-dict', file, '-lm', file] for another model). */
@@ -63,12 +61,7 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
   private queued: Buffer[] = [];
   private queuedBytes = 0;
   private openTimer: NodeJS.Timeout | null = null;
-  /**
-   * 8 kHz → 16 kHz: speexdsp's resampler (nothing above 4 kHz added); linear interpolation only where the
-   * native module is not built, whose images above 4 kHz cost fricatives ("Stop." with an echo's residue
-   * under it came out "okay" through it, "stop" through the resampler)
-   */
-  private readonly up: Resampler | Upsampler2x = nativeCodecs ? new Resampler(8000, 16000) : new Upsampler2x();
+  private readonly up = new Upsampler2x();
   private readonly maxBacklogBytes: number;
   private lineBuf = '';
   private pending: { text: string; words: Array<{ w: string; start: number; end: number; p: number }> } | null = null;
@@ -245,7 +238,6 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
 
   private cleanup(): void {
     this.closed = true;
-    if (this.up instanceof Resampler) this.up.close();
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     this.release();
