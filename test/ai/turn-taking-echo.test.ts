@@ -42,12 +42,13 @@ describe('echo guard', function () {
     });
 
     /** Runs far (the agent) and near (echo + caller at `callerAtMs`) through the guard; how many loud near frames came out, in and outside the caller's speech. */
-    function run(delayMs: number, gain: number, callerAtMs: number | null) {
+    function run(delayMs: number, gain: number, callerAtMs: number | null, left: (ms: number) => number = () => 1) {
       const g = new EchoGuard(8000);
       const n = far.length + 8000;
       const near = new Float64Array(n);
       const d = delayMs * 8;
-      for (let i = 0; i + d < n && i < far.length; i++) near[i + d] = far[i]! * gain;
+      // `left`: the share of the echo a canceller ahead of the guard leaves at each moment (1: none)
+      for (let i = 0; i + d < n && i < far.length; i++) near[i + d] = far[i]! * gain * left((i + d) / 8);
       const c0 = callerAtMs === null ? -1 : callerAtMs * 8;
       if (c0 >= 0) for (let i = 0; i < caller.length && c0 + i < n; i++) near[c0 + i]! += caller[i]!;
       let passedInCaller = 0;
@@ -89,6 +90,22 @@ describe('echo guard', function () {
         expect(both.passedInCaller, 'caller frames passed on').to.be.at.least(both.callerFrames * 0.7);
       });
     }
+
+    it('behind a canceller (the echo 20 dB down after 2 s) the caller passes nearly whole, the residue does not', () => {
+      const left = (ms: number) => (ms < 2000 ? 1 : 0.1);
+      const echo = run(150, 0.5, null, left);
+      expect(echo.passedElsewhere, 'echo frames passed on').to.be.at.most(3);
+      const both = run(150, 0.5, 4000, left);
+      expect(both.passedInCaller, 'caller frames passed on').to.be.at.least(both.callerFrames * 0.9);
+      expect(both.passedElsewhere, 'echo frames passed on').to.be.at.most(3);
+    });
+
+    it('the echo back at full level while the canceller relearns (its path moved) is silenced again within a second', () => {
+      // the gain goes back up on the first two estimates correlating at 0.9 (about 0.8 s here; moving by
+      // 5 % per estimate as before it took 1.5 s: 77 frames)
+      const echo = run(150, 0.5, null, (ms) => (ms < 2000 || ms >= 4000 ? 1 : 0.05));
+      expect(echo.passedElsewhere, 'echo frames passed on').to.be.at.most(50);
+    });
 
     it('a caller talking over the agent with no echo at all is passed on (no echo path is made up)', () => {
       const none = run(150, 0, 2500);
