@@ -16,7 +16,7 @@
  * "okay") are ignored, stop words and other words cut the reply (barge-in) and become the next turn.
  */
 import { EventEmitter } from 'node:events';
-import type { AudioFork, EchoCancelOptions, Endpoint, SpeechEvent, TranscriptEvent } from '../../media-engine';
+import type { AudioFork, Endpoint, SpeechEvent, TranscriptEvent } from '../../media-engine';
 import { Recogniser, type SttFallback } from './recogniser';
 import type { AiSession, EndRequest } from '../../core/ai/session';
 import { endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
@@ -28,15 +28,8 @@ import type { Speaker } from '../voices';
 import type { AiRow } from '../../core/repos/ais';
 import type { VadEngine } from '../../core/ai/turns';
 import { EchoGuard } from './echo-guard';
+import { startEchoCancel, stopEchoCancel } from './echo-cancel';
 import { SileroVad } from './vad/silero';
-
-/**
- * The leg's echo canceller while the agent talks: a 500 ms tail (a speakerphone's 300 ms of echo plus the
- * network, jitter buffer and tick between a frame sent and its echo received: about 130 ms on loopback);
- * no residual suppressor (it cost the recogniser words said over the echo).
- */
-const AEC_OPTIONS: EchoCancelOptions = { tailMs: 500, residualDb: 0 };
-let aecWarned = false;
 
 export interface VoiceOptions {
   language: string;
@@ -161,12 +154,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     }
     // the agent's echo taken out of the caller's audio in the media worker, before the VAD, the recogniser
     // and the guard hear it (docs/ai.md "Turn-taking", "Echo cancellation")
-    await this.ep.echoCancel(AEC_OPTIONS).catch((e: Error & { code?: string }) => {
-      // the native module is not built (scripts/build-native.sh): the guard alone, said once per process
-      if (e.code !== 'ERR_CODEC_UNAVAILABLE') throw e;
-      if (!aecWarned) process.emitWarning(`ai_talk: no echo cancellation, the echo guard alone (${e.message})`, 'EchoCancellationWarning');
-      aecWarned = true;
-    });
+    await startEchoCancel(this.ep);
     // the agent's audio as the caller hears it, then the caller's: the echo guard compares them
     this.outFork = await this.ep.forkAudioStart({ mix: 'out', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFarFrame(f) });
     // the caller's audio at the leg's rate (16 kHz on a G.722 or Opus leg); the recogniser is told it
@@ -191,7 +179,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       this.vad?.close();
       void this.fork.stop().catch(() => undefined);
       void this.outFork.stop().catch(() => undefined);
-      if (!this.ep.destroyed) void this.ep.echoCancel(null).catch(() => undefined);
+      stopEchoCancel(this.ep);
       if (webrtc && !this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
       this.emit('stt_error', e as Error, stt.name);
       throw e;
@@ -493,7 +481,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     else if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
     void this.fork?.stop().catch(() => undefined);
     void this.outFork?.stop().catch(() => undefined);
-    if (!this.ep.destroyed) void this.ep.echoCancel(null).catch(() => undefined);
+    stopEchoCancel(this.ep);
     this.stt?.abort();
     this.resolveEnd(e);
   }
