@@ -12,6 +12,7 @@ import type { PlayResult } from './player';
 import type { RecordOptions, RecordResult } from './recorder';
 import type { NegotiatedMedia } from './sdp/sdp';
 import type { DtmfEvent, DtmfForm } from './worker/leg';
+import type { EchoCancelOptions } from './worker/leg-aec';
 import type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 import type { RtcpReceived } from './worker/rtp-session';
 import type { SourceSpec } from './worker/source-resolver';
@@ -356,6 +357,16 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   /** Sends the caller's own audio back (the echo action). */
   echo(on = true): Promise<void> {
     return this.call('setEcho', on);
+  }
+
+  /**
+   * Cancels the echo of what this endpoint sends out of what it receives (a speakerphone hearing the
+   * call), before anything else hears the caller (VAD, detectors, recorders, forks, peers): on with its
+   * options, or off (`null`). A new call starts a new filter. Rejects with a RangeError on bad options
+   * and with ERR_CODEC_UNAVAILABLE when the native module is not built.
+   */
+  echoCancel(opts: EchoCancelOptions | null): Promise<void> {
+    return this.call('echoCancel', opts);
   }
 
   async forkAudioStart(opts: ForkOptions): Promise<AudioFork> {

@@ -6,7 +6,7 @@
 #   media-engine/native/rtp_uring.c -> build/rtp_uring.node   every socket of a worker on one io_uring
 #                                                       (liburing); without it the workers use rtp_io.node
 #   media-engine/native/codec*.c -> build/codecs.node   Opus (libopus), G.722 + PLC (libspandsp), the
-#                                                       resampler (libspeexdsp); without it the engine
+#                                                       resampler and echo canceller (libspeexdsp); without it the engine
 #                                                       has G.711 only and refuses Opus/G.722 offers
 # A module that cannot be built is reported with the reason and the other is still built.
 set -euo pipefail
@@ -61,6 +61,6 @@ if [ -n "$codec_libs_missing" ]; then
   log "codecs.node: missing$codec_libs_missing: the engine has G.711 only and refuses Opus and G.722"
 else
   build "$DIR/build/codecs.node" "the engine has G.711 only and refuses Opus and G.722" "$DIR/codec_common.h" \
-    "$DIR/codecs.c" "$DIR/codec_opus.c" "$DIR/codec_g722.c" "$DIR/codec_resample.c" -- \
+    "$DIR/codecs.c" "$DIR/codec_opus.c" "$DIR/codec_g722.c" "$DIR/codec_resample.c" "$DIR/codec_aec.c" -- \
     -I/usr/include/opus -lopus -lspandsp -lspeexdsp -lm
 fi

@@ -58,6 +58,8 @@ export class EchoGuard {
   private held: Int16Array[] = [];
   private callerHang = 0;
   private readonly silence: Int16Array;
+  /** followResidual's near/far ratios (no allocation per estimate) */
+  private readonly ratios = new Float64Array(WINDOW);
   readonly stats: EchoGuardStats = { echoFrames: 0, callerFrames: 0 };
 
   /** `rate`: both forks' sample rate (8000 or 16000). */
@@ -91,12 +93,16 @@ export class EchoGuard {
       this.nearRef[this.nearCount % HISTORY] = this.farCount;
       this.nearCount++;
     }
-    if (this.nearCount % 10 < 2) this.update(WINDOW, 0.8);
+    if (this.nearCount % 10 < 2) {
+      this.update(WINDOW, 0.8);
+      this.followResidual();
+    }
     // the agent has been silent for longer than any echo takes: nothing of it can come back
     if (this.farCount - this.lastFarLoud > MAX_LAG + 4) return this.release(frame);
     if (this.callerHang > 0 && !this.path) return this.release(frame);
     if (!this.path) {
-      if (!loud && !this.held.length) return [frame];
+      // a quiet frame while the agent's echo may come back: what the canceller left of it, or nothing
+      if (!loud && !this.held.length) return [this.callerHang > 0 ? frame : this.silence];
       this.held.push(frame.slice());
       if (this.update(Math.min(SHORT + this.held.length * 2, WINDOW), 0.85)) return this.classifyHeld();
       if (this.held.length < HOLD_MAX) return [];
@@ -146,7 +152,7 @@ export class EchoGuard {
       if (loud) this.stats.callerFrames++;
       return frame;
     }
-    if (!loud) return frame;
+    if (!loud) return this.silence;
     this.stats.echoFrames++;
     return this.silence;
   }
@@ -157,6 +163,29 @@ export class EchoGuard {
     let m = 0;
     for (let j = ref - 3; j <= ref + 2; j++) if (j >= 0 && j < this.farCount && this.farCount - j < HISTORY) m = Math.max(m, this.far[j % HISTORY]!);
     return this.path!.gain * m;
+  }
+
+  /**
+   * The echo canceller ahead of the guard (docs/ai.md "Turn-taking") leaves less and less of the echo: the
+   * gain follows it down (at most 20 % per 100 ms) to the median near/far ratio at the path's lag over the
+   * last second where the agent was loud, so the caller's quieter sounds over it (the "s" of "stop") are not
+   * taken for echo. A caller talking only makes that ratio larger, so they never lower the gain.
+   */
+  private followResidual(): void {
+    if (!this.path) return;
+    const w = Math.min(WINDOW, this.nearCount);
+    const ratios = this.ratios;
+    let n = 0;
+    for (let i = 0; i < w; i++) {
+      const k = (this.nearCount - w + i) % HISTORY;
+      const j = this.nearRef[k]! - this.lagBlocks;
+      if (j < 0 || this.farCount - j >= HISTORY) continue;
+      const y = this.far[j % HISTORY]!;
+      if (y > FAR_FLOOR * 2) ratios[n++] = this.near[k]! / y;
+    }
+    if (n < 25) return;
+    const median = ratios.subarray(0, n).sort()[n >> 1]!;
+    if (median < this.path.gain) this.path = { ...this.path, gain: Math.max(median, this.path.gain * 0.8) };
   }
 
   /** Looks for the echo path over the last `w` near blocks; true when one with Pearson ≥ `min` was found (and adopted). */
@@ -211,8 +240,9 @@ export class EchoGuard {
     let gain = ratios[ratios.length >> 1]!;
     // an echo comes back attenuated: "echo" louder than what was sent is the caller's own speech
     if (gain > MAX_GAIN) return false;
-    // the caller talking over the echo makes it look louder, a pause quieter: the gain moves slowly (5 % per 100 ms)
-    if (this.path) gain = Math.max(this.path.gain * 0.95, Math.min(gain, this.path.gain * 1.05));
+    // the caller talking over the echo makes it look louder, a pause quieter: the gain moves slowly (5 % per 100 ms),
+    // but at once when the envelopes agree closely (the echo is back: the canceller relearning a path that moved)
+    if (this.path && best.rho < 0.9) gain = Math.max(this.path.gain * 0.95, Math.min(gain, this.path.gain * 1.05));
     this.lagBlocks = best.d + 1;
     this.path = { lagMs: this.lagBlocks * BLOCK_MS, gain, rho: best.rho };
     return true;

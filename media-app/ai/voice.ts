@@ -2,7 +2,8 @@
  * The voice loop of ai_talk on one call: a VAD (Silero in media-app's VAD thread, or the endpoint's
  * fvad tap in the media worker; each reports only where the caller's turns start and stop) drives
  * turn detection and barge-in, and the caller's audio (an 'in' fork of the endpoint) goes to a
- * streaming recogniser for the words. Both hear the caller through the echo guard (echo-guard.ts),
+ * streaming recogniser for the words. The media worker cancels the agent's echo in the caller's audio
+ * (Endpoint.echoCancel, libspeexdsp) while the session runs; both hear the caller through the echo guard (echo-guard.ts),
  * which compares it with what the call sent (an 'out' fork) and silences the agent's own echo;
  * at the end of each caller turn the recognised text goes to the AI session, whose streamed answer
  * is spoken sentence by sentence (endpoint.say) as the LLM produces it.
@@ -27,6 +28,7 @@ import type { Speaker } from '../voices';
 import type { AiRow } from '../../core/repos/ais';
 import type { VadEngine } from '../../core/ai/turns';
 import { EchoGuard } from './echo-guard';
+import { startEchoCancel, stopEchoCancel } from './echo-cancel';
 import { SileroVad } from './vad/silero';
 
 export interface VoiceOptions {
@@ -152,6 +154,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       this.ep.on('speech', this.onSpeech);
       await this.ep.vadStart({ mode: 2, startMs, stopMs: this.turns.minDelayMs });
     }
+    // the agent's echo taken out of the caller's audio in the media worker, before the VAD, the recogniser
+    // and the guard hear it (docs/ai.md "Turn-taking", "Echo cancellation")
+    await startEchoCancel(this.ep);
     // the agent's audio as the caller hears it, then the caller's: the echo guard compares them
     this.outFork = await this.ep.forkAudioStart({ mix: 'out', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFarFrame(f) });
     // the caller's audio at the leg's rate (16 kHz on a G.722 or Opus leg); the recogniser is told it
@@ -176,6 +181,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       this.vad?.close();
       void this.fork.stop().catch(() => undefined);
       void this.outFork.stop().catch(() => undefined);
+      stopEchoCancel(this.ep);
       if (webrtc && !this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
       this.emit('stt_error', e as Error, stt.name);
       throw e;
@@ -492,6 +498,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     else if (!this.ep.destroyed) void this.ep.vadStop().catch(() => undefined);
     void this.fork?.stop().catch(() => undefined);
     void this.outFork?.stop().catch(() => undefined);
+    stopEchoCancel(this.ep);
     this.stt?.abort();
     this.resolveEnd(e);
   }

@@ -1,5 +1,5 @@
 /*
- * Shared by the codec module's C files (codecs.c, codec_opus.c, codec_g722.c, codec_resample.c):
+ * Shared by the codec module's C files (codecs.c, codec_opus.c, codec_g722.c, codec_resample.c, codec_aec.c):
  * the handle every codec state lives behind, and argument checks that throw a TypeError or RangeError
  * naming the argument. Every function taking a buffer checks its type and length before touching it.
  */
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { K_OPUS_ENC = 0, K_OPUS_DEC, K_G722_ENC, K_G722_DEC, K_RESAMPLER, K_COUNT } handle_kind;
+typedef enum { K_OPUS_ENC = 0, K_OPUS_DEC, K_G722_ENC, K_G722_DEC, K_RESAMPLER, K_AEC, K_COUNT } handle_kind;
 
 /*
  * One native state behind a JS external. close() frees `state` at once and sets it NULL (later calls
@@ -18,7 +18,7 @@ typedef enum { K_OPUS_ENC = 0, K_OPUS_DEC, K_G722_ENC, K_G722_DEC, K_RESAMPLER, 
 typedef struct {
   handle_kind kind;
   void *state;
-  void *extra;        /* a second state owned with the first (the G.722 decoder's PLC) */
+  void *extra;        /* a second state owned with the first (the G.722 decoder's PLC, the AEC's suppressor) */
   int64_t ext_memory; /* bytes reported to V8 with napi_adjust_external_memory */
 } handle_t;
 
@@ -47,10 +47,12 @@ napi_value int_value(napi_env env, int64_t n);
 void codec_opus_init(napi_env env, napi_value exports);
 void codec_g722_init(napi_env env, napi_value exports);
 void codec_resample_init(napi_env env, napi_value exports);
+void codec_aec_init(napi_env env, napi_value exports);
 void codec_free_state(handle_t *h); /* by kind; in codecs.c, calling each file's free */
 void codec_opus_free(handle_t *h);
 void codec_g722_free(handle_t *h);
 void codec_resample_free(handle_t *h);
+void codec_aec_free(handle_t *h);
 
 #define EXPORT_FN(env, exports, name, fn)                         \
   do {                                                            \

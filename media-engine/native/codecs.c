@@ -1,8 +1,8 @@
 /*
  * The media worker's codecs (media-engine/native/codecs.ts): Opus through Debian's libopus, G.722 and
- * its packet loss concealment through libspandsp, and libspeexdsp's resampler. N-API only; built at
+ * its packet loss concealment through libspandsp, libspeexdsp's resampler and echo canceller. N-API only; built at
  * set-up by scripts/build-native.sh with the C compiler, no node-gyp. This file holds the handles and
- * the argument checks; codec_opus.c, codec_g722.c and codec_resample.c the codec calls.
+ * the argument checks; codec_opus.c, codec_g722.c, codec_resample.c and codec_aec.c the codec calls.
  *
  * Every state lives behind a type-tagged external: a handle of another kind, a closed one or any other
  * value is refused with a TypeError, so a call can never reach the wrong state. Every buffer argument
@@ -20,8 +20,9 @@ static const napi_type_tag TAGS[K_COUNT] = {
   { 0x6737323265e4c0deULL, 0x1a2b3c4d5e6f7083ULL }, /* g722 encoder */
   { 0x6737323264e4c0deULL, 0x1a2b3c4d5e6f7084ULL }, /* g722 decoder */
   { 0x7273616d70e4c0deULL, 0x1a2b3c4d5e6f7085ULL }, /* resampler */
+  { 0x6165636563e4c0deULL, 0x1a2b3c4d5e6f7086ULL }, /* echo canceller */
 };
-static const char *KIND_NAMES[K_COUNT] = { "Opus encoder", "Opus decoder", "G.722 encoder", "G.722 decoder", "resampler" };
+static const char *KIND_NAMES[K_COUNT] = { "Opus encoder", "Opus decoder", "G.722 encoder", "G.722 decoder", "resampler", "echo canceller" };
 
 static napi_value throw_with(napi_env env, int kind, const char *code, const char *fn, const char *what) {
   char msg[200];
@@ -47,6 +48,7 @@ void codec_free_state(handle_t *h) {
     case K_G722_ENC:
     case K_G722_DEC: codec_g722_free(h); break;
     case K_RESAMPLER: codec_resample_free(h); break;
+    case K_AEC: codec_aec_free(h); break;
     default: break;
   }
   h->state = NULL;
@@ -197,5 +199,6 @@ NAPI_MODULE_INIT() {
   codec_opus_init(env, exports);
   codec_g722_init(env, exports);
   codec_resample_init(env, exports);
+  codec_aec_init(env, exports);
   return exports;
 }

@@ -1,5 +1,5 @@
 /**
- * The native codec module (codecs.c with codec_opus.c, codec_g722.c, codec_resample.c), built at set-up by
+ * The native codec module (codecs.c with codec_opus.c, codec_g722.c, codec_resample.c, codec_aec.c), built at set-up by
  * scripts/build-native.sh against Debian's libopus, libspandsp and libspeexdsp. `nativeCodecs` is null
  * when the build is not there; `nativeCodecsError` then says why, and the engine has G.711 only
  * (media-engine/codecs/index.ts refuses Opus and G.722 with that reason rather than pretending).
@@ -19,6 +19,7 @@ export type OpusDecoderHandle = NativeHandle<'opus-decoder'>;
 export type G722EncoderHandle = NativeHandle<'g722-encoder'>;
 export type G722DecoderHandle = NativeHandle<'g722-decoder'>;
 export type ResamplerHandle = NativeHandle<'resampler'>;
+export type EchoCancellerHandle = NativeHandle<'echo-canceller'>;
 
 export interface NativeCodecs {
   /** Frees any handle's state now; idempotent. */
@@ -53,6 +54,15 @@ export interface NativeCodecs {
   resample(h: ResamplerHandle, input: Int16Array, samples: number, out: Int16Array): number;
   /** The filter's delay, in input samples. */
   resamplerLatency(h: ResamplerHandle): number;
+  /**
+   * rate 8000-48000; frameSamples 40-2048; tailSamples (the longest echo it models) frameSamples-48000;
+   * residualDb 0 (the adaptive filter alone) or 1-60 (speex_preprocess suppresses the echo left by up to that).
+   */
+  aecCreate(rate: number, frameSamples: number, tailSamples: number, residualDb: number): EchoCancellerHandle;
+  /** One frame: near (the phone's audio) with the echo of far (what was sent) taken out, into out (may be near). */
+  aecProcess(h: EchoCancellerHandle, near: Int16Array, far: Int16Array, out: Int16Array): void;
+  /** Forgets the echo path. */
+  aecReset(h: EchoCancellerHandle): void;
 }
 
 export const NATIVE_CODECS_PATH = path.join(__dirname, 'build', 'codecs.node');

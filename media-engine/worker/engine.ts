@@ -8,6 +8,7 @@ import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
 import { rtpIoFallback, rtpIoKind, rtpIoTickEnd, rtpIoTickStart, rtpRingCounters } from './rtp-transport';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
+import type { EchoCancelOptions } from './leg-aec';
 import { EngineError } from './engine-error';
 import { sendDigits, signalledDigit } from './leg-dtmf';
 import { ConferenceMixer } from './mixer';
@@ -284,6 +285,11 @@ export class Engine {
 
   setEcho(id: string, on: boolean): void {
     this.leg(id).echo = on;
+  }
+
+  /** Echo cancellation of the leg's received audio: on with its options, or off (null). */
+  echoCancel(id: string, opts: EchoCancelOptions | null): void {
+    this.leg(id).setEchoCancel(opts);
   }
 
   stats(id: string) {

@@ -20,6 +20,7 @@ import { LegAnalysis } from './leg-analysis';
 import type { LegEvent } from './protocol';
 import { RtpSession } from './rtp-session';
 import { WideFrames } from './leg-wide';
+import { LegEchoCanceller, type EchoCancelOptions } from './leg-aec';
 
 const FRAME = 160;
 
@@ -85,6 +86,8 @@ export class Leg implements MixMember {
   private mutedIn = false; // endpoint mute: caller audio replaced by silence everywhere
   private mutedOut = false; // endpoint mute: caller hears nothing
   echo = false;
+  /** echo cancellation of what the leg receives (Endpoint.echoCancel), null when off */
+  private aec: LegEchoCanceller | null = null;
   /** the engine's phase slot serving this leg, the tick it was last served in, and whether it is due now */
   slot = 0;
   lastTick = -Infinity;
@@ -191,12 +194,22 @@ export class Leg implements MixMember {
     return this.hasIn && !this.mutedIn ? w.in : w.silence;
   }
 
+  /** Starts (options) or stops (null) cancelling the echo of what the leg sends out of what it receives. */
+  setEchoCancel(opts: EchoCancelOptions | null): void {
+    this.aec?.close();
+    this.aec = opts ? new LegEchoCanceller(opts, this.session.rate === 8000 ? 8000 : this.session.rate) : null;
+  }
+
   receivePhase(now: number): void {
     const s = this.session;
-    if (s.rate === 8000) this.hasIn = s.receiveFrame(this.rawIn, now);
-    else {
+    if (s.rate === 8000) {
+      this.hasIn = s.receiveFrame(this.rawIn, now);
+      // the far end: the 8 kHz frame sent last tick
+      if (this.aec) this.aec.cancel(this.hasIn ? this.rawIn : null, this.outFrame, 8000);
+    } else {
       const w = (this.wide ??= new WideFrames(s.rate));
       this.hasIn = s.receiveFrame(w.in, now);
+      if (this.aec) this.aec.cancel(this.hasIn ? w.in : null, w.out, w.rate);
       if (this.hasIn) w.down(this.rawIn);
     }
     if (this.hasIn && this.detector && !this.session.sawTelephoneEvent) {
@@ -314,6 +327,8 @@ export class Leg implements MixMember {
 
   async close(): Promise<void> {
     this.wide?.close();
+    this.aec?.close();
+    this.aec = null;
     this.player.stop();
     this.analysis.close('endpoint destroyed', 'EDESTROYED');
     for (const r of this.recorders) r.stop('hangup');

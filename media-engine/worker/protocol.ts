@@ -31,6 +31,7 @@ export const METHODS = [
   'unbridge',
   'mute',
   'setEcho',
+  'echoCancel',
   'stats',
   'captureRtp',
   'takeRtpCapture',

@@ -23,6 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RtpCapture } from '../../media-engine/worker/rtp-capture';
+import { LegEchoCanceller } from '../../media-engine/worker/leg-aec';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -58,6 +59,18 @@ function round(fn: (i: number) => void, n: number): number {
 }
 
 describe('media-engine hot path: no allocation per packet or frame', () => {
+  it("a leg's echo canceller cleans a frame (and a tick with nothing received) without allocating", () => {
+    const aec = new LegEchoCanceller({ tailMs: 400 }, 8000);
+    const near = new Int16Array(160);
+    const far = new Int16Array(160);
+    for (let i = 0; i < 160; i++) far[i] = Math.round(8000 * Math.sin(i / 3));
+    try {
+      expect(bytesPerCall((i) => aec.cancel(i % 50 === 0 ? null : near, far, 8000), 5_000)).to.be.below(1);
+    } finally {
+      aec.close();
+    }
+  });
+
   it('the jitter buffer takes and plays a 20 ms stream without allocating (entries are pooled)', () => {
     const jb = new JitterBuffer(1, 8, 2);
     const inBuf = new Int16Array(1600);

@@ -4,6 +4,8 @@
  *
  *   npx tsx scripts/bench/media-dsp/run.ts [--ms 400]      (ROWS=regex to run some rows only)
  *
+ * The echo canceller rows need the native codec module (scripts/build-native.sh).
+ *
  * Module and baseline run in alternating ~2 ms rounds; each figure is the fastest round (the least
  * disturbed by other processes on a shared machine) and the ratio is module / baseline of those.
  * "streams/core" = how many such per-frame calls fit in one core's 20 ms (20e6 ns / cost), an upper
@@ -15,6 +17,7 @@ import { AnsweringMachineDetector } from '../../../media-engine/dsp/amd';
 import { createVad, EnergyVad } from '../../../media-engine/dsp/vad';
 import { MixBus } from '../../../media-engine/dsp/mix';
 import { ToneSource } from '../../../media-engine/dsp/tones';
+import { EchoCanceller } from '../../../media-engine/dsp/echo-canceller';
 
 const msArg = process.argv.indexOf('--ms');
 const BUDGET_MS = msArg > 0 ? Number(process.argv[msArg + 1]) : 400;
@@ -123,6 +126,24 @@ async function main(): Promise<void> {
     );
   }
   fvad.close();
+  // the leg's echo canceller (speexdsp MDF) as ai_talk runs it: far = what was sent, near = its echo 7 frames
+  // later at -6 dB plus other audio; 16 kHz frames are two 8 kHz ones side by side
+  const near = bank.map((f, k) => Int16Array.from(f, (v, j) => (v >> 1) + (bank[(k + 251) & 255][j] >> 2)));
+  const wide = (b: Int16Array[]) => Array.from({ length: 128 }, (_, k) => Int16Array.from([...b[2 * k], ...b[2 * k + 1]]));
+  const [farW, nearW] = [wide(bank), wide(near)];
+  const aecOut = new Int16Array(320);
+  for (const [name, rate, tailMs, residualDb] of [
+    ['echo canceller 8 kHz, 500 ms tail', 8000, 500, 0],
+    ['echo canceller 8 kHz, 300 ms tail', 8000, 300, 0],
+    ['echo canceller 8 kHz, 500 ms + residual', 8000, 500, 30],
+    ['echo canceller 16 kHz, 500 ms tail', 16000, 500, 0],
+  ] as const) {
+    const aec = new EchoCanceller({ rate, tailMs, residualDb });
+    const out = aecOut.subarray(0, rate / 50);
+    if (rate === 8000) row(name, (i) => aec.process(near[i & 255], bank[i & 255], out));
+    else row(name, (i) => aec.process(nearW[i & 127], farW[i & 127], out));
+    aec.close();
+  }
 
   const pad = (s: string, w: number) => s.padEnd(w);
   console.log(`media-engine DSP per-frame cost (node ${process.version}, ~${BUDGET_MS} ms per row)\n`);
