@@ -237,6 +237,8 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
     allocatedKBPer10kTicks: Math.round((allocated * 10000) / TICKS / 1024),
     bytesPerLegTick: Number((allocated / legTicks).toFixed(1)),
     cpuUsPerLegFrame: Number(((cpuMs * 1000) / legTicks).toFixed(2)),
+    /** the kernel's part of it (system time: the sockets' system calls and loopback delivery) */
+    sysUsPerLegFrame: Number((cpu.system / legTicks).toFixed(2)),
     wallMs: Math.round(wall),
   };
   await engine.shutdown();
