@@ -170,7 +170,7 @@ export class JitterBuffer {
     while (this.count && tsDiff(this.ring[this.head].ts + this.ring[this.head].len, start) <= 0) this.dropFirst();
     // the usual case, a whole frame in the first entry, overwrites all of `out`: no clearing first
     const first = this.count ? this.ring[this.head] : null;
-    if (first === null || first.ts !== start || first.len < frame || out.length !== frame) out.fill(0);
+    if (first === null || first.ts !== start || first.len < frame) out.fill(0);
     for (i = 0; i < this.count; i++) {
       const e = this.at(i);
       const off = tsDiff(e.ts, start);

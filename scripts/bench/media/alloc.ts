@@ -30,7 +30,10 @@ function arg(name: string, def: string): string {
 const LEGS = Number(arg('legs', '250'));
 const TICKS = Number(arg('ticks', '4000'));
 const PHASES = Number(arg('phases', '4'));
-const MODES = arg('modes', 'full,engine-only').split(',');
+/** `--modes none`: only the `--rtp-io` kinds */
+const MODES = arg('modes', 'full,engine-only')
+  .split(',')
+  .filter((m) => m !== 'none');
 const WARMUP = 1000;
 /** `--where`: also print where the measured ticks allocate (V8 sampling heap profiler, collected objects included) */
 const WHERE = process.argv.includes('--where');
