@@ -54,7 +54,6 @@ export class Recorder {
   /** samples per 20 ms at `rate` */
   private readonly frame: number;
   private readonly silence: Int16Array;
-  private readonly mixBuf: Int16Array;
   /** writeNarrow's resamplers and frames (made on first use) */
   private up: { in: Resampler; out: Resampler; inFrame: Int16Array; outFrame: Int16Array } | null = null;
   private silentFrames = 0;
@@ -70,7 +69,6 @@ export class Recorder {
   ) {
     this.frame = rate / 50;
     this.silence = new Int16Array(this.frame);
-    this.mixBuf = new Int16Array(this.frame);
     this.mixed = new WavSink(path, rate);
     this.inSink = opts.separate ? new WavSink(sidePath(path, 'in'), rate) : null;
     this.outSink = opts.separate ? new WavSink(sidePath(path, 'out'), rate) : null;
@@ -94,16 +92,9 @@ export class Recorder {
   /** One tick at the recorder's rate: `input` is what the caller said, `output` what was sent to the caller (either may be null). */
   write(input: Int16Array | null, output: Int16Array | null): void {
     if (this.done) return;
-    const m = this.mixBuf;
     const n = this.frame;
-    let sum = 0;
-    for (let i = 0; i < n; i++) {
-      const a = input ? input[i] : 0;
-      const s = a + (output ? output[i] : 0);
-      m[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
-      sum += a < 0 ? -a : a;
-    }
-    this.mixed.write(m);
+    // mixed straight into the file's buffer, with the caller's level for end_of_silence
+    const sum = this.mixed.writeMixed(input, output, n);
     if (this.inSink) this.inSink.write(input ?? this.silence);
     if (this.outSink) this.outSink.write(output ?? this.silence);
     this.frames++;

@@ -85,6 +85,18 @@ export class JitterBuffer {
 
   /** Adds samples[0..length) played at RTP timestamp `ts` (copied: the caller may reuse `samples`). */
   push(ts: number, samples: Int16Array, length = samples.length): void {
+    const dst = this.reserve(ts, length);
+    if (dst === null) return;
+    if (length === samples.length) dst.set(samples);
+    else for (let k = 0; k < length; k++) dst[k] = samples[k];
+  }
+
+  /**
+   * Takes a packet of `length` samples played at `ts` as `push` does, but hands back the array whose
+   * first `length` samples are its place (to be filled before the next pop: a decoder writes there
+   * directly, saving a copy; the array may be longer), or null when the packet is not kept (late, a duplicate).
+   */
+  reserve(ts: number, length: number): Int16Array | null {
     if (!this.started) {
       this.started = true;
       this.playTs = (ts - this.target * this.frame) | 0;
@@ -97,26 +109,23 @@ export class JitterBuffer {
         else {
           // a jump backwards: the sender restarted
           this.reset();
-          this.push(ts, samples, length);
+          return this.reserve(ts, length);
         }
-        return;
+        return null;
       }
       if (d > this.frame * 50 * 5) {
         // a jump forward by more than 5 s: resynchronise rather than play seconds of concealment
         this.reset();
-        this.push(ts, samples, length);
-        return;
+        return this.reserve(ts, length);
       }
     }
     // insert sorted; ignore duplicates
     let i = this.count;
     while (i > 0 && tsDiff(this.at(i - 1).ts, ts) > 0) i--;
-    if (i > 0 && this.at(i - 1).ts === ts) return;
+    if (i > 0 && this.at(i - 1).ts === ts) return null;
     const e = this.take(length);
     e.ts = ts;
     e.len = length;
-    const dst = e.samples;
-    for (let k = 0; k < length; k++) dst[k] = samples[k];
     const n = this.ring.length;
     for (let j = this.count; j > i; j--) this.ring[(this.head + j) % n] = this.ring[(this.head + j - 1) % n];
     this.ring[(this.head + i) % n] = e;
@@ -125,6 +134,7 @@ export class JitterBuffer {
       this.dropFirst();
       this.stats.dropped++;
     }
+    return e.samples;
   }
 
   /** An entry from the pool with room for `length` samples. */
@@ -154,16 +164,24 @@ export class JitterBuffer {
     }
     let filled = 0;
     let i = 0;
-    out.fill(0);
     const start = this.playTs;
+    const frame = this.frame;
     // drop entries fully before the playout point
     while (this.count && tsDiff(this.ring[this.head].ts + this.ring[this.head].len, start) <= 0) this.dropFirst();
+    // the usual case, a whole frame in the first entry, overwrites all of `out`: no clearing first
+    const first = this.count ? this.ring[this.head] : null;
+    if (first === null || first.ts !== start || first.len < frame) out.fill(0);
     for (i = 0; i < this.count; i++) {
       const e = this.at(i);
       const off = tsDiff(e.ts, start);
-      if (off >= this.frame) break;
+      if (off >= frame) break;
+      if (off === 0 && e.len === frame && e.samples.length === frame) {
+        out.set(e.samples); // a whole frame, aligned: one copy (memcpy)
+        filled += frame;
+        continue;
+      }
       const from = Math.max(0, -off);
-      const to = Math.min(e.len, this.frame - off);
+      const to = Math.min(e.len, frame - off);
       for (let k = from; k < to; k++) out[off + k] = e.samples[k];
       filled += to - from;
     }

@@ -171,6 +171,14 @@ export function serializeRtp(p: RtpWrite): Buffer {
  * (the hot path of the sender; allocates nothing). Returns the packet's length.
  */
 export function writeRtpInto(buf: Buffer, marker: boolean, payloadType: number, seq: number, ts: number, ssrc: number, payload: Uint8Array, payloadLen = payload.length): number {
+  writeRtpHeader(buf, marker, payloadType, seq, ts, ssrc);
+  if (payloadLen === payload.length) buf.set(payload, 12);
+  else for (let i = 0; i < payloadLen; i++) buf[12 + i] = payload[i];
+  return 12 + payloadLen;
+}
+
+/** Writes a plain 12-byte header into `buf` (its payload already written at offset 12, e.g. encoded there). */
+export function writeRtpHeader(buf: Uint8Array, marker: boolean, payloadType: number, seq: number, ts: number, ssrc: number): void {
   buf[0] = 0x80;
   buf[1] = (marker ? 0x80 : 0) | payloadType;
   buf[2] = (seq >> 8) & 0xff;
@@ -183,8 +191,6 @@ export function writeRtpInto(buf: Buffer, marker: boolean, payloadType: number, 
   buf[9] = (ssrc >>> 16) & 0xff;
   buf[10] = (ssrc >>> 8) & 0xff;
   buf[11] = ssrc & 0xff;
-  for (let i = 0; i < payloadLen; i++) buf[12 + i] = payload[i];
-  return 12 + payloadLen;
 }
 
 /** Signed distance a-b on the 16-bit sequence space. */

@@ -7,7 +7,29 @@
  * resampled up by the fork while the room has no wideband member left; an 8 kHz fork the 8 kHz mix.
  */
 import type { ForkTap } from '../fork';
+import type { Recorder } from '../recorder';
 import type { ConferenceMixer, MixMember } from './mixer';
+
+/** A conference of the worker: its mixer, its recording and its forks. */
+export interface ConferenceState {
+  mixer: ConferenceMixer;
+  recorder: Recorder | null;
+  forks: Map<string, ForkTap>;
+}
+
+/** One tick of a conference: mixed, recorded, offered to its forks. */
+export function serveConference(c: ConferenceState): void {
+  c.mixer.tick();
+  const r = c.recorder;
+  if (r) {
+    // a 16 kHz recording takes the 16 kHz mix, or the 8 kHz one resampled up while the room is narrowband
+    if (r.rate === 8000) r.write(c.mixer.mix, null);
+    else if (c.mixer.wide && c.mixer.mixWide) r.write(c.mixer.mixWide, null);
+    else r.writeNarrow(c.mixer.mix, null);
+    if (r.finished) c.recorder = null;
+  }
+  offerMix(c.forks, c.mixer);
+}
 
 /** Offers this tick's mix to each fork of the room at the fork's rate. */
 export function offerMix(forks: Map<string, ForkTap>, mixer: ConferenceMixer): void {

@@ -6,13 +6,14 @@ import { ForkTap, type ForkMix } from '../fork';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
-import { rtpIoFallback, rtpIoKind, rtpIoTickEnd, rtpIoTickStart, rtpRingCounters } from './rtp-transport';
+import { rtpIoTickEnd, rtpIoTickStart } from './rtp-transport';
+import { legStats, receiveSlot, sendSlot, slotsIn, workerFigures } from './engine-parts';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
 import type { EchoCancelOptions } from './leg-aec';
 import { EngineError } from './engine-error';
 import { sendDigits, signalledDigit } from './leg-dtmf';
 import { ConferenceMixer } from './mixer';
-import { InjectMember, offerMix } from './conference-fork';
+import { InjectMember, serveConference, type ConferenceState } from './conference-fork';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
 import { RtpCapture, type RtpCaptureOptions } from './rtp-capture';
@@ -20,22 +21,9 @@ import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './leg-ana
 import type { ConferenceEvent, EventMessage } from './protocol';
 import type { MessagePort } from 'node:worker_threads';
 
-interface ConferenceState {
-  mixer: ConferenceMixer;
-  recorder: Recorder | null;
-  forks: Map<string, ForkTap>;
-}
-
 const DEFAULT_PHASES = 4;
 /** the most datagrams one leg's capture may keep (each up to 224 bytes of buffer) */
 const MAX_CAPTURE_PACKETS = 100_000;
-
-/** How many ticks in [from, to] fall in `slot` (ticks are numbered, slot = index mod phases). */
-function slotsIn(slot: number, from: number, to: number, phases: number): number {
-  if (to < from) return 0;
-  const upTo = (x: number) => Math.floor((x - slot + phases) / phases); // slots in [slot - phases .. x]
-  return upTo(to) - upTo(from - 1);
-}
 
 export { EngineError };
 
@@ -93,44 +81,13 @@ export class Engine {
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
     if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
     const legs = this.slots[slot];
-    // try/catch per leg, no closure: this loop runs for every leg 50 times a second
-    for (let i = 0; i < legs.length; i++) {
-      const leg = legs[i];
-      // a leg moved to another slot (conference, bridge) is served once a period, never twice in half a period
-      leg.due = index - leg.lastTick >= P / 2;
-      if (!leg.due) continue;
-      try {
-        leg.receivePhase(now);
-      } catch (e) {
-        this.legFailed(leg, e);
-      }
-    }
+    receiveSlot(legs, index, P, now, this.onLegFailed);
     if (slot === 0) {
       if (this.links.size) for (const l of this.links.values()) l.link.advance(); // (a Map iterator allocates: not when empty)
-      for (const c of this.conferences.values()) {
-        c.mixer.tick();
-        const r = c.recorder;
-        if (r) {
-          // a 16 kHz recording takes the 16 kHz mix, or the 8 kHz one resampled up while the room is narrowband
-          if (r.rate === 8000) r.write(c.mixer.mix, null);
-          else if (c.mixer.wide && c.mixer.mixWide) r.write(c.mixer.mixWide, null);
-          else r.writeNarrow(c.mixer.mix, null);
-          if (r.finished) c.recorder = null;
-        }
-        offerMix(c.forks, c.mixer);
-      }
+      for (const c of this.conferences.values()) serveConference(c);
       for (const l of this.links.values()) l.link.flush();
     }
-    for (let i = 0; i < legs.length; i++) {
-      const leg = legs[i];
-      if (!leg.due) continue;
-      leg.lastTick = index;
-      try {
-        leg.sendPhase(now);
-      } catch (e) {
-        this.legFailed(leg, e);
-      }
-    }
+    sendSlot(legs, index, now, this.onLegFailed);
     rtpIoTickEnd(); // an io_uring worker: this tick's sends, in one system call
     this.periodCost += performance.now() - t0;
     if (slot === P - 1) {
@@ -165,11 +122,11 @@ export class Engine {
   }
 
   /** One leg's failure in a tick is its own: it is reported once and the other legs still run. */
-  private legFailed(leg: Leg, e: unknown): void {
+  private readonly onLegFailed = (leg: Leg, e: unknown): void => {
     if (this.failedLegs.has(leg)) return;
     this.failedLegs.add(leg);
     process.emitWarning(`media leg tick failed: ${(e as Error).stack ?? String(e)}`);
-  }
+  };
 
   private leg(id: string): Leg {
     const l = this.legs.get(id);
@@ -293,21 +250,7 @@ export class Engine {
   }
 
   stats(id: string) {
-    const leg = this.leg(id);
-    const rtcp = leg.session.rtcpIn;
-    return {
-      ...leg.session.counters(),
-      jitterTargetFrames: leg.session.jitter.stats.targetFrames,
-      jitterBufferMs: leg.session.jitter.stats.targetFrames * 20,
-      codec: leg.session.media?.codec ?? null,
-      ptimeMs: leg.session.media?.ptime ?? 20,
-      rtcp: {
-        ...rtcp,
-        lastSender: rtcp.lastSender && { ...rtcp.lastSender },
-        lastReportOnUs: rtcp.lastReportOnUs && { ...rtcp.lastReportOnUs },
-        voipMetrics: rtcp.voipMetrics && { ...rtcp.voipMetrics },
-      },
-    };
+    return legStats(this.leg(id));
   }
 
   /** Starts capturing the leg's RTP and RTCP (rtp-capture.ts); a capture already running goes on. */
@@ -535,28 +478,7 @@ export class Engine {
   // ---- worker-wide
 
   workerStats() {
-    const s = this.clock.stats;
-    const n = Math.min(s.ticks, s.lateness.length);
-    const late = Array.from(s.lateness.subarray(0, n)).sort((a, b) => a - b);
-    const cost = Array.from(this.tickCost.subarray(0, Math.min(this.periods, this.tickCost.length))).sort((a, b) => a - b);
-    const pct = (arr: number[], p: number) => (arr.length ? arr[Math.min(arr.length - 1, Math.floor(arr.length * p))] : 0);
-    return {
-      /** the RTP socket kind this worker really uses */
-      rtpIo: rtpIoKind(),
-      /** why the worker asked for 'uring' and runs 'native' (the kernel refused io_uring), or null */
-      rtpIoFallback: rtpIoFallback(),
-      /** the ring's system calls and packets since the worker started ('uring' only) */
-      rtpRing: rtpRingCounters(),
-      legs: this.legs.size,
-      conferences: this.conferences.size,
-      ticks: s.ticks,
-      resyncs: s.resyncs,
-      lateP50: pct(late, 0.5),
-      lateP99: pct(late, 0.99),
-      lateMax: late[late.length - 1] ?? 0,
-      tickCostP50: pct(cost, 0.5),
-      tickCostP99: pct(cost, 0.99),
-    };
+    return workerFigures(this.clock, this.tickCost, this.periods, { legs: this.legs.size, conferences: this.conferences.size });
   }
 
   /** This worker's heap (after a full GC when the process runs with --expose-gc), for memory benchmarks. */

@@ -7,7 +7,7 @@
  */
 import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
-import { isRtcp, newRtpHeader, readRtpHeader, writeRtpInto } from '../rtp-packet/packet';
+import { isRtcp, newRtpHeader, readRtpHeader, writeRtpHeader } from '../rtp-packet/packet';
 import { ReceiveStats } from '../rtp-packet/receive-stats';
 import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, serializeSenderReport, type ReportBlock, type VoipMetrics } from '../rtp-packet/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
@@ -72,6 +72,8 @@ export class RtpSession {
   private readonly sendBufs = Array.from({ length: SEND_RING }, () => Buffer.allocUnsafeSlow(MAX_PACKET));
   /** a view of each send buffer of the last packet's length: dgram sends a whole Buffer without slicing it */
   private readonly sendViews = this.sendBufs.map((b) => b.subarray(0, 0));
+  /** each send buffer's payload (from byte 12): G.711 is encoded straight into the packet, not copied into it */
+  private readonly sendPayloads = this.sendBufs.map((b) => new Uint8Array(b.buffer, b.byteOffset + 12, MAX_PACKET - 12));
   private sendIdx = 0;
   /** the receive path's header and decoded samples, reused for every packet */
   private readonly rxHeader = newRtpHeader();
@@ -107,7 +109,6 @@ export class RtpSession {
   private eventTs = 0;
   private pending = new Int16Array(FRAME * 4); // samples waiting for a full ptime packet
   private pendingLen = 0;
-  private readonly encodeBuf = new Uint8Array(FRAME * 8);
   jitter = new JitterBuffer(1, 8, 2);
   readonly stats = new ReceiveStats();
   readonly dtmfOut = new TelephoneEventSender();
@@ -241,7 +242,9 @@ export class RtpSession {
     else if (p.payloadType === this.media.payloadType && (this.media.codec === 'PCMU' || this.media.codec === 'PCMA')) law = this.media.codec;
     else return; // comfort noise and unknown formats are ignored
     if (bytes === 0 || bytes > 1600) return;
-    this.jitter.push(p.timestamp, this.rxSamples, decodeG711Range(law, msg, p.payloadOffset, p.payloadEnd, this.rxSamples));
+    // decoded straight into the jitter buffer's entry (no copy through a scratch frame)
+    const into = this.jitter.reserve(p.timestamp, bytes);
+    if (into !== null) decodeG711Range(law, msg, p.payloadOffset, p.payloadEnd, into);
   }
 
   private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number, arrival: number): void {
@@ -304,14 +307,14 @@ export class RtpSession {
     } else {
       const ptimeSamples = Math.min(FRAME * 4, Math.max(80, ((this.media?.ptime ?? 20) * 8) | 0));
       if (ptimeSamples === FRAME && this.pendingLen === 0) {
-        if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.law, frame, 0, FRAME, this.encodeBuf));
+        if (this.sending) this.send(false, this.media!.payloadType, this.ts, null, encodeG711Range(this.law, frame, 0, FRAME, this.sendPayloads[this.sendIdx]));
         this.ts = (this.ts + FRAME) | 0;
       } else {
         // other ptimes: re-chunk 20 ms frames into packets of ptime
         this.pending.set(frame, this.pendingLen);
         this.pendingLen += FRAME;
         while (this.pendingLen >= ptimeSamples) {
-          if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.encodeBuf, encodeG711Range(this.law, this.pending, 0, ptimeSamples, this.encodeBuf));
+          if (this.sending) this.send(false, this.media!.payloadType, this.ts, null, encodeG711Range(this.law, this.pending, 0, ptimeSamples, this.sendPayloads[this.sendIdx]));
           this.ts = (this.ts + ptimeSamples) | 0;
           this.pending.copyWithin(0, ptimeSamples, this.pendingLen);
           this.pendingLen -= ptimeSamples;
@@ -321,10 +324,17 @@ export class RtpSession {
     if (now >= this.nextRtcpAt) this.sendRtcp(now);
   }
 
-  private send(marker: boolean, pt: number, ts: number, payload: Uint8Array, payloadLen: number): void {
+  /** Sends `payloadLen` bytes of `payload` as one packet; `payload` null: they are already in `sendPayloads[sendIdx]`. */
+  private send(marker: boolean, pt: number, ts: number, payload: Uint8Array | null, payloadLen: number): void {
     const i = this.sendIdx;
     this.sendIdx = (i + 1) % SEND_RING;
-    const len = writeRtpInto(this.sendBufs[i], marker, pt, this.seq, ts, this.ssrcI32, payload, payloadLen);
+    if (payload !== null) {
+      const to = this.sendPayloads[i];
+      if (payloadLen === payload.length) to.set(payload);
+      else for (let k = 0; k < payloadLen; k++) to[k] = payload[k];
+    }
+    writeRtpHeader(this.sendBufs[i], marker, pt, this.seq, ts, this.ssrcI32);
+    const len = 12 + payloadLen;
     let view = this.sendViews[i];
     if (view.length !== len) view = this.sendViews[i] = this.sendBufs[i].subarray(0, len);
     this.seq = (this.seq + 1) & 0xffff;

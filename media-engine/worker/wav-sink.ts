@@ -66,7 +66,49 @@ export class WavSink {
       if (a > peak) peak = a;
     }
     this.bucketPeak = peak;
-    this.bucketFill += frame.length;
+    this.afterWrite(frame.length);
+  }
+
+  /**
+   * Writes `input` + `output` (clipped; either may be null: silence) as one frame of `n` samples, mixed
+   * straight into the file's buffer; returns the sum of |input| (a recorder's silence measure).
+   */
+  writeMixed(input: Int16Array | null, output: Int16Array | null, n: number): number {
+    const v = this.view;
+    const at = this.bufLen >> 1;
+    let peak = this.bucketPeak;
+    let sum = 0;
+    if (input !== null && output !== null) {
+      for (let i = 0; i < n; i++) {
+        const a = input[i];
+        let s = a + output[i];
+        s = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+        v[at + i] = s;
+        sum += a < 0 ? -a : a;
+        const m = s < 0 ? -s : s;
+        if (m > peak) peak = m;
+      }
+    } else {
+      const src = input ?? output;
+      let all = 0;
+      for (let i = 0; i < n; i++) {
+        const s = src === null ? 0 : src[i];
+        v[at + i] = s;
+        const m = s < 0 ? -s : s;
+        all += m;
+        if (m > peak) peak = m;
+      }
+      if (input !== null) sum = all;
+    }
+    if (this.closed) return sum;
+    this.bufLen += n * 2;
+    this.bucketPeak = peak;
+    this.afterWrite(n);
+    return sum;
+  }
+
+  private afterWrite(n: number): void {
+    this.bucketFill += n;
     if (this.bucketFill >= this.rate / 10) {
       this.pushPeak();
       this.bucketPeak = 0;

@@ -78,4 +78,50 @@ describe('media-engine jitter buffer', () => {
     jb.pop(out);
     expect(out[0]).to.equal(7);
   });
+
+  it('a frame over one whole aligned packet is that packet; a part-filled one is zero where nothing came', () => {
+    const jb = new JitterBuffer(1, 8, 1);
+    const out = new Int16Array(160).fill(-7); // what the caller's frame held before: must not show through
+    jb.push(0, frame(5));
+    jb.push(160, frame(6, 80)); // 10 ms, then nothing for the second half
+    jb.pop(out); // the initial delay
+    jb.pop(out);
+    expect(Array.from(new Set(out))).to.deep.equal([5]);
+    jb.pop(out);
+    expect(Array.from(new Set(out.subarray(0, 80)))).to.deep.equal([6]);
+    expect(Array.from(new Set(out.subarray(80)))).to.deep.equal([0]);
+  });
+
+  it('a later packet overlapping a whole one still overwrites its part of the frame', () => {
+    const jb = new JitterBuffer(1, 8, 1);
+    const out = new Int16Array(160);
+    jb.push(0, frame(1));
+    jb.push(80, frame(2)); // starts in the middle of the first one's frame
+    jb.pop(out);
+    jb.pop(out);
+    expect([out[0], out[79], out[80], out[159]]).to.deep.equal([1, 1, 2, 2]);
+  });
+
+  it('reserve hands back the place to decode into: the same frames as push, null for a duplicate or a late packet', () => {
+    const a = new JitterBuffer(1, 8, 2);
+    const b = new JitterBuffer(1, 8, 2);
+    const order = [0, 2, 1, 3, 3, 5, 4, 7, 6];
+    order.forEach((k, n) => {
+      a.push(k * 160, frame(k + 1));
+      const into = b.reserve(k * 160, 160);
+      if (n === 4) return void expect(into, 'the duplicate').to.equal(null);
+      expect(into, `packet ${k}`).to.not.equal(null);
+      into!.fill(k + 1, 0, 160);
+    });
+    const oa = new Int16Array(160);
+    const ob = new Int16Array(160);
+    for (let i = 0; i < 12; i++) {
+      a.pop(oa);
+      b.pop(ob);
+      expect(Array.from(ob), `frame ${i}`).to.deep.equal(Array.from(oa));
+    }
+    expect(b.stats).to.deep.equal(a.stats);
+    expect(b.reserve(0, 160), 'long past its playout time').to.equal(null);
+    expect(b.stats.late).to.equal(a.stats.late + 1);
+  });
 });

@@ -30,7 +30,10 @@ function arg(name: string, def: string): string {
 const LEGS = Number(arg('legs', '250'));
 const TICKS = Number(arg('ticks', '4000'));
 const PHASES = Number(arg('phases', '4'));
-const MODES = arg('modes', 'full,engine-only').split(',');
+/** `--modes none`: only the `--rtp-io` kinds */
+const MODES = arg('modes', 'full,engine-only')
+  .split(',')
+  .filter((m) => m !== 'none');
 const WARMUP = 1000;
 /** `--where`: also print where the measured ticks allocate (V8 sampling heap profiler, collected objects included) */
 const WHERE = process.argv.includes('--where');
@@ -237,6 +240,8 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
     allocatedKBPer10kTicks: Math.round((allocated * 10000) / TICKS / 1024),
     bytesPerLegTick: Number((allocated / legTicks).toFixed(1)),
     cpuUsPerLegFrame: Number(((cpuMs * 1000) / legTicks).toFixed(2)),
+    /** the kernel's part of it (system time: the sockets' system calls and loopback delivery) */
+    sysUsPerLegFrame: Number((cpu.system / legTicks).toFixed(2)),
     wallMs: Math.round(wall),
   };
   await engine.shutdown();
