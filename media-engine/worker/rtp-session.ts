@@ -55,6 +55,9 @@ export interface RtpCounters {
   late: number;
   /** packets the jitter buffer had no room for (discarded) */
   dropped: number;
+  /** wideband codec work: packets decoded (FEC recoveries included) and encoded; G.711's tables are not counted */
+  codecDecoded: number;
+  codecEncoded: number;
 }
 
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
@@ -79,6 +82,8 @@ export class RtpSession {
   /** the last sequence number received from the current source (-1: none yet), to see a single loss */
   private lastSeqIn = -1;
   private recovered = 0;
+  private codecDecoded = 0;
+  private codecEncoded = 0;
   /** the wideband codec (G.722, Opus), null on a G.711 leg */
   wide: LegCodec | null = null;
   /** the leg's PCM rate and 20 ms frame at it (8000/160 for G.711) */
@@ -90,6 +95,7 @@ export class RtpSession {
   /** the G.711 law sent on a G.711 leg */
   private law: G711Law = 'PCMU';
   private readonly sendWide = (bytes: number, ticks: number): void => {
+    this.codecEncoded++;
     if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.wide!.payload, bytes);
     this.ts = (this.ts + ticks) | 0;
   };
@@ -226,12 +232,14 @@ export class RtpSession {
       // a single lost packet comes back from this one's in-band FEC (Opus), before this one is decoded
       if (step === 2 && this.wide.hasFec) {
         const r = this.wide.recover(msg, p.payloadOffset, bytes, this.rxSamples);
+        this.codecDecoded++;
         if (r > 0) {
           this.jitter.push(this.wide.sampleTsOf((p.timestamp - this.wide.ticksOf(r)) | 0), this.rxSamples, r);
           this.recovered++;
         }
       }
       const n = this.wide.decode(msg, p.payloadOffset, bytes, this.rxSamples);
+      this.codecDecoded++;
       if (n > 0) this.jitter.push(this.wide.sampleTsOf(p.timestamp), this.rxSamples, n);
       return;
     }
@@ -361,6 +369,8 @@ export class RtpSession {
       recovered: this.recovered,
       late: this.jitter.stats.late,
       dropped: this.jitter.stats.dropped,
+      codecDecoded: this.codecDecoded,
+      codecEncoded: this.codecEncoded,
     };
   }
 
