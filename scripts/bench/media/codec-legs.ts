@@ -88,8 +88,8 @@ export interface PairRunOptions {
   warmupMs: number;
   /** the far-end legs (default legSpecs(kind, legs / 2)): a test changes a tone or silences a side */
   specs?: LegSpec[];
-  /** called when the measured window starts, with the bridged pairs (a test puts a leg on hold) */
-  during?: (pairs: Array<[Endpoint, Endpoint]>) => Promise<void>;
+  /** called when the measured window starts, with the bridged pairs and the far ends' ports, in leg order (a test puts a leg on hold) */
+  during?: (pairs: Array<[Endpoint, Endpoint]>, farPorts: number[]) => Promise<void>;
 }
 
 export interface PairResult {
@@ -149,6 +149,7 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
     let cpu0 = process.cpuUsage();
     let wcpu0 = workerCpuMs();
     let engine0 = { lost: 0, decoded: 0, encoded: 0 };
+    let windowError: unknown = null;
     const windowStarted = new Promise<void>((resolve) =>
       setTimeout(() => {
         void ms.resetStats();
@@ -156,14 +157,18 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
         wcpu0 = workerCpuMs();
         void engineCounts(all)
           .then((c) => (engine0 = c))
-          .then(() => o.during?.(pairs))
-          .then(resolve, resolve);
+          .then(() => o.during?.(pairs, ports))
+          .then(resolve, (e: unknown) => {
+            windowError = e;
+            resolve();
+          });
       }, o.warmupMs),
     );
     const rx = await peer.ask<PeerReport>({ cmd: 'start', targets: all.map((e) => e.local.port), durationMs: o.warmupMs + o.runMs, warmupMs: o.warmupMs, legs: specs });
     const cpu = process.cpuUsage(cpu0);
     const wcpu = workerCpuMs() - wcpu0;
     await windowStarted;
+    if (windowError) throw windowError;
     const [ws] = await ms.stats();
     const engine1 = await engineCounts(all);
     const legFrames = (o.runMs / 20) * o.legs;
