@@ -1,7 +1,7 @@
 /**
  * Legs per worker core for the wideband codecs (issue #34 benchmarks), bounded to a few minutes:
  *   npx tsx scripts/bench/media/codec-legs.ts [--pairs G722-PCMU,opus-PCMU,opus-opus] [--levels 200,400]
- *       [--run-ms 6000] [--retries 1] [--all] [--shared-gc]
+ *       [--run-ms 6000] [--retries 1] [--all] [--nice -10] [--rt 10] [--shared-gc]
  *
  * Pairs of legs bridged on ONE media worker: one leg of the pair speaks the codec, the other G.711
  * (G.722↔PCMU, Opus↔PCMU: transcoded in the engine) or both Opus (no transcoding). The far end is
@@ -293,8 +293,18 @@ async function main(): Promise<void> {
   }
   const f2 = (x: number) => x.toFixed(2);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, node ${process.version}, load ${os.loadavg().map(f2).join(' ')} (1, 5, 15 min)`);
+  // `--nice -10 --rt 10`: the worker as a media node runs it (scripts/start.sh; run.ts's flags), the far end at the same nice
+  const nice = arg('nice') === undefined ? undefined : Number(arg('nice'));
+  const rt = arg('rt') === undefined ? undefined : Number(arg('rt'));
+  if ((nice !== undefined && !(Number.isInteger(nice) && nice >= -20 && nice <= 19)) || (rt !== undefined && !(Number.isInteger(rt) && rt >= 1 && rt <= 99))) {
+    console.error('usage: --nice -20..19, --rt 1..99');
+    process.exit(2);
+  }
   const peer = new Peer();
-  const ms = await MediaServer.start(BENCH_SERVER);
+  if (nice !== undefined && peer.pid !== undefined) os.setPriority(peer.pid, nice);
+  const ms = await MediaServer.start({ ...BENCH_SERVER, workerNice: nice, workerRealtime: rt === undefined ? undefined : { priority: rt } });
+  ms.on('workerSchedule', (c) => console.log(`worker ${c.index} scheduling: ${c.policy} (${c.reason})`));
+  console.log(`worker nice ${nice ?? 'unchanged'}, ${rt === undefined ? 'default scheduling' : `SCHED_RR ${rt}: ${JSON.stringify(ms.schedules)}`}`);
   const rows: string[] = [];
   try {
     const base = await udpBaseline(peer);
