@@ -1,6 +1,6 @@
 // The codec legs benchmark (scripts/bench/media/codec-legs.ts) can fail: its pair runner, on one pair
 // (2 legs) of a real media worker and the real far-end process (peer.ts), passes an honest G.722↔PCMU
-// pair and reports a far end sending silence, a wrong tone and a leg on hold (RTP slots never sent) as
+// pair (both tones carried) and reports a far end sending silence, a wrong tone and a leg on hold (RTP slots never sent) as
 // failures of the level, so a figure in docs/benchmarks.md is only quoted for a level that carried the
 // audio both ways.
 import { expect } from 'chai';
@@ -22,16 +22,20 @@ describe('bench: codec legs pair runner', function () {
   });
   const base = { kind: 'G722-PCMU', legs: 2, runMs: 1500, warmupMs: 1000 } as const;
 
-  it('an honest pair: no loss, both far ends hear the other side’s tone', async () => {
+  it('an honest pair: both far ends hear the other side’s tone, nothing lost into the engine', async () => {
     const r = await runPair(ms, peer, base);
-    // the p99 limit is the bench's on a quiet machine; a test on a shared one checks the audio only
+    // pacing and loss at the far ends are the bench's figures on a quiet machine (a starved worker skips
+    // ticks); a test on a shared machine checks that the audio went both ways
     expect(
-      r.failures.filter((f) => !f.startsWith('p99')),
+      r.failures.filter((f) => !f.startsWith('p99') && !f.startsWith('loss')),
       JSON.stringify(r),
     ).to.deep.equal([]);
+    expect(r.engineLost).to.equal(0);
     expect(r.legsHeard).to.equal(2);
     expect(r.minToneShare).to.be.greaterThan(0.9);
-    expect(r.codecDecodesPerLegFrame, 'the G.722 leg decodes, the PCMU one does not: half a decode per leg-frame').to.be.within(0.4, 0.6);
+    // the G.722 leg decodes, the PCMU one does not: half a decode per leg-frame served (more when ticks were skipped)
+    expect(r.codecDecodesPerLegFrame).to.be.greaterThan(0.4);
+    expect(r.codecEncodesPerLegFrame).to.be.within(0.4, 0.6);
     expect(failuresOf({ ...r, p99: 10.5 }).some((f) => f.startsWith('p99'))).to.equal(true);
   });
 
@@ -55,6 +59,8 @@ describe('bench: codec legs pair runner', function () {
     const r = await runPair(ms, peer, {
       ...base,
       during: async ([[a]], [port]) => {
+        // well inside the far end's window (its clock starts when it gets the command, a little after ours)
+        await sleep(300);
         await a.modify(offer('G722', port).replace('a=sendrecv', 'a=sendonly'));
         await sleep(300);
         await a.modify(offer('G722', port));
