@@ -86,6 +86,9 @@ export interface EndpointStats {
   late: number;
   /** packets the jitter buffer had no room for, discarded */
   dropped: number;
+  /** packets decoded (FEC recoveries included) and encoded by the leg's wideband codec (G.722, Opus); 0 on G.711 */
+  codecDecoded: number;
+  codecEncoded: number;
   jitterTargetFrames: number;
   /** the jitter buffer's playout delay now, ms */
   jitterBufferMs: number;

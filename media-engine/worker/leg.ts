@@ -200,6 +200,29 @@ export class Leg implements MixMember {
     this.aec = opts ? new LegEchoCanceller(opts, this.session.rate === 8000 ? 8000 : this.session.rate) : null;
   }
 
+  /**
+   * Opus↔Opus without transcoding (opus-pass.ts): the bridge peer that sends on this leg's packets as
+   * they came this tick, or null when they are decoded. Both legs run Opus, nothing of this leg uses its
+   * received audio but the peer (no in-band DTMF detection unless its far end negotiated no
+   * telephone-event, no AMD or VAD, recorder, fork, room, echo or mute) and the peer sends nothing else
+   * (no prompt, injection, recorder, mute or telephone-event).
+   */
+  private passTarget(): Leg | null {
+    const peer = this.feed;
+    if (!(peer instanceof Leg) || peer.feed !== this || this.session.media?.codec !== 'opus' || peer.session.media?.codec !== 'opus') return null;
+    const mine =
+      (this.detector === null || this.session.media.dtmfPayloadType !== null) &&
+      !this.analysis.active &&
+      this.recorders.length === 0 &&
+      this.forks.size === 0 &&
+      this.conferenceId === null &&
+      !this.echo &&
+      this.aec === null &&
+      !this.mutedIn;
+    const theirs = !peer.player.active && peer.forks.size === 0 && peer.recorders.length === 0 && !peer.echo && peer.aec === null && !peer.mutedOut && peer.conferenceId === null && !peer.session.dtmfOut.busy;
+    return mine && theirs ? peer : null;
+  }
+
   receivePhase(now: number): void {
     const s = this.session;
     if (s.rate === 8000) {
@@ -207,6 +230,7 @@ export class Leg implements MixMember {
       // the far end: the 8 kHz frame sent last tick
       if (this.aec) this.aec.cancel(this.hasIn ? this.rawIn : null, this.outFrame, 8000);
     } else {
+      s.setPassThrough(this.passTarget() !== null);
       const w = (this.wide ??= new WideFrames(s.rate));
       this.hasIn = s.receiveFrame(w.in, now);
       if (this.aec) this.aec.cancel(this.hasIn ? w.in : null, w.out, w.rate);
@@ -220,6 +244,9 @@ export class Leg implements MixMember {
   }
 
   sendPhase(now: number): void {
+    const from = this.feed;
+    // Opus↔Opus: the peer's packets as they came, nothing encoded
+    if (this.session.rate !== 8000 && from instanceof Leg && from.session.passThrough && from.passTarget() === this) return this.session.forwardFrom(from.session, now);
     const out = this.outFrame;
     const w = this.session.rate === 8000 ? null : (this.wide ??= new WideFrames(this.session.rate));
     // a wideband source (prompt, TTS above 8 kHz) fills the leg's 16 kHz frame itself

@@ -13,6 +13,7 @@ import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, 
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
+import { opusTicks, PassQueue } from './opus-pass';
 import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 import type { RtpCapture } from './rtp-capture';
 
@@ -55,6 +56,9 @@ export interface RtpCounters {
   late: number;
   /** packets the jitter buffer had no room for (discarded) */
   dropped: number;
+  /** wideband codec work: packets decoded (FEC recoveries included) and encoded; G.711's tables are not counted */
+  codecDecoded: number;
+  codecEncoded: number;
 }
 
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
@@ -81,6 +85,20 @@ export class RtpSession {
   /** the last sequence number received from the current source (-1: none yet), to see a single loss */
   private lastSeqIn = -1;
   private recovered = 0;
+  private codecDecoded = 0;
+  private codecEncoded = 0;
+  /**
+   * Opus pass-through (opus-pass.ts), set by the leg each tick: what this leg receives is queued for its
+   * bridge peer as it came, not decoded; `passQueue` is made the first time.
+   */
+  passThrough = false;
+  passQueue: PassQueue | null = null;
+  /** the sending side: the source's epoch and where our stream stood after the last forwarded packet */
+  private passEpoch = -1;
+  private passNextSeq = -1;
+  private passNextTs = 0;
+  private passSeqDelta = 0;
+  private passTsDelta = 0;
   /** the wideband codec (G.722, Opus), null on a G.711 leg */
   wide: LegCodec | null = null;
   /** the leg's PCM rate and 20 ms frame at it (8000/160 for G.711) */
@@ -92,6 +110,7 @@ export class RtpSession {
   /** the G.711 law sent on a G.711 leg */
   private law: G711Law = 'PCMU';
   private readonly sendWide = (bytes: number, ticks: number): void => {
+    this.codecEncoded++;
     if (this.sending) this.send(false, this.media!.payloadType, this.ts, this.wide!.payload, bytes);
     this.ts = (this.ts + ticks) | 0;
   };
@@ -211,6 +230,10 @@ export class RtpSession {
       this.jitter.reset();
       this.wide?.reset();
       this.lastSeqIn = -1;
+      if (this.passQueue) {
+        this.passQueue.clear();
+        this.passQueue.epoch++;
+      }
     }
     this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(mono * this.ticksPerMs) | 0);
     // exactly one packet missing just before this one (2 ahead of the last; later ones reordered are not)
@@ -224,15 +247,18 @@ export class RtpSession {
     const bytes = p.payloadEnd - p.payloadOffset;
     if (this.wide) {
       if (p.payloadType !== this.media.payloadType || bytes === 0) return;
+      if (this.passThrough) return (this.passQueue ??= new PassQueue()).push(msg, p.payloadOffset, p.payloadEnd, p.sequenceNumber, p.timestamp, p.marker);
       // a single lost packet comes back from this one's in-band FEC (Opus), before this one is decoded
       if (step === 2 && this.wide.hasFec) {
         const r = this.wide.recover(msg, p.payloadOffset, bytes, this.rxSamples);
+        this.codecDecoded++;
         if (r > 0) {
           this.jitter.push(this.wide.sampleTsOf((p.timestamp - this.wide.ticksOf(r)) | 0), this.rxSamples, r);
           this.recovered++;
         }
       }
       const n = this.wide.decode(msg, p.payloadOffset, bytes, this.rxSamples);
+      this.codecDecoded++;
       if (n > 0) this.jitter.push(this.wide.sampleTsOf(p.timestamp), this.rxSamples, n);
       return;
     }
@@ -324,6 +350,61 @@ export class RtpSession {
     if (now >= this.nextRtcpAt) this.sendRtcp(now);
   }
 
+  /** Forwarding on or off (the leg decides each tick); packets still queued when it ends are decoded as usual. */
+  setPassThrough(on: boolean): void {
+    if (on === this.passThrough) return;
+    this.passThrough = on;
+    if (!on && this.passQueue) {
+      if (this.wide?.media.codec === 'opus') this.passQueue.drain(Infinity, this.decodeQueued);
+      else this.passQueue.clear();
+    }
+  }
+
+  private readonly decodeQueued = (payload: Uint8Array, len: number, _seq: number, ts: number): void => {
+    const n = this.wide!.decode(payload, 0, len, this.rxSamples);
+    this.codecDecoded++;
+    if (n > 0) this.jitter.push(this.wide!.sampleTsOf(ts), this.rxSamples, n);
+  };
+
+  /**
+   * Sends on what `src` received (Opus pass-through) instead of encoding a frame: the payloads as they
+   * came, under our SSRC, with their sequence numbers and timestamps moved onto our stream (anchored
+   * where it stands when forwarding starts, or the source restarts). RTCP runs as usual.
+   */
+  forwardFrom(src: RtpSession, now: number): void {
+    if (this.capture !== null) this.capture.sendTime = now;
+    const q = src.passQueue;
+    if (q) {
+      // frames we sent ourselves since the last forwarded packet, or a new source: start a new mapping
+      if (q.epoch !== this.passEpoch || this.seq !== this.passNextSeq || this.ts !== this.passNextTs) {
+        this.passEpoch = q.epoch;
+        this.passNextSeq = -1;
+      }
+      q.drain(SEND_RING, this.forwardOne);
+    }
+    if (now >= this.nextRtcpAt) this.sendRtcp(now);
+  }
+
+  private readonly forwardOne = (payload: Uint8Array, len: number, seq: number, ts: number, marker: boolean): void => {
+    if (this.passNextSeq < 0) {
+      this.passSeqDelta = (this.seq - seq) & 0xffff;
+      this.passTsDelta = (this.ts - ts) | 0;
+    }
+    const outSeq = (seq + this.passSeqDelta) & 0xffff;
+    const outTs = (ts + this.passTsDelta) | 0;
+    // a packet reordered before one already sent goes out with its own number; our stream does not step back
+    const newer = ((outSeq - this.seq) & 0xffff) < 0x8000;
+    const next = this.seq;
+    this.seq = outSeq;
+    if (this.sending) this.send(marker, this.media!.payloadType, outTs, payload, len);
+    if (newer) {
+      this.seq = (outSeq + 1) & 0xffff;
+      this.ts = (outTs + opusTicks(payload, 0, len)) | 0;
+    } else this.seq = next;
+    this.passNextSeq = this.seq;
+    this.passNextTs = this.ts;
+  };
+
   /** Sends `payloadLen` bytes of `payload` as one packet; `payload` null: they are already in `sendPayloads[sendIdx]`. */
   private send(marker: boolean, pt: number, ts: number, payload: Uint8Array | null, payloadLen: number): void {
     const i = this.sendIdx;
@@ -371,6 +452,8 @@ export class RtpSession {
       recovered: this.recovered,
       late: this.jitter.stats.late,
       dropped: this.jitter.stats.dropped,
+      codecDecoded: this.codecDecoded,
+      codecEncoded: this.codecEncoded,
     };
   }
 

@@ -2,8 +2,12 @@
  * The far end for the media benchmark, in its own process: one UDP socket per leg, sends a G.711
  * packet to every leg each 20 ms and timestamps every packet the engine sends back, to measure
  * the engine's send-time error and loss. Also serves as the echo server of the raw-UDP baseline.
+ * With `legs` in the start command (codec-legs.ts) each leg sends its codec's packets of a tone,
+ * encoded once up-front (codec-tone.ts), accepts its own payload type and reports whether the last
+ * packets it got decode to the tone it expects.
  */
 import dgram from 'node:dgram';
+import { hearTone, isTone, tonePackets, TICKS_PER_FRAME, type LegSpec } from './codec-tone';
 
 let sockets: dgram.Socket[] = [];
 interface LegRx {
@@ -13,7 +17,14 @@ interface LegRx {
   count: number;
   arrivals: number[];
   seqs: number[];
+  /** the payload type accepted and RTP ticks per 20 ms (PCMU unless `legs` says otherwise) */
+  pt: number;
+  tpf: number;
+  /** the last payloads received while measuring, kept with `legs` for the tone check */
+  last: Buffer[] | null;
 }
+/** payloads kept per leg for the tone check */
+const KEEP = 12;
 let rx: LegRx[] = [];
 let measuring = false;
 
@@ -21,7 +32,7 @@ function send(m: unknown) {
   process.send!(m);
 }
 
-type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number };
+type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number; legs?: LegSpec[] };
 
 async function onMessage(m: PeerCommand): Promise<void> {
   if (m.cmd === 'open') {
@@ -35,12 +46,16 @@ async function onMessage(m: PeerCommand): Promise<void> {
       } catch {
         /* capped */
       }
-      const leg: LegRx = { base: null, firstSeq: null, maxSeq: 0, count: 0, arrivals: [], seqs: [] };
+      const leg: LegRx = { base: null, firstSeq: null, maxSeq: 0, count: 0, arrivals: [], seqs: [], pt: 0, tpf: 160, last: null };
       rx.push(leg);
       s.on('message', (msg) => {
         if (!measuring || msg.length < 12) return;
         const t = performance.now();
-        if (msg[1] & 0x7f) return; // only PCMU audio packets
+        if ((msg[1] & 0x7f) !== leg.pt) return; // only the leg's audio packets (PCMU by default)
+        if (leg.last) {
+          if (leg.last.length >= KEEP) leg.last.shift();
+          leg.last.push(Buffer.from(msg.subarray(12 + (msg[0] & 0x0f) * 4)));
+        }
         leg.arrivals.push(t);
         leg.seqs.push(msg.readUInt32BE(4)); // RTP timestamp: the sender's clock
         leg.count++;
@@ -51,6 +66,18 @@ async function onMessage(m: PeerCommand): Promise<void> {
   } else if (m.cmd === 'start') {
     const targets = m.targets!;
     const payload = Buffer.alloc(160, 0xff);
+    // per leg: the packets it replays (encoded once here, before the clock starts), else PCMU silence
+    const specs = m.legs;
+    const loops: Buffer[][] | null = specs ? [] : null;
+    if (specs && loops) {
+      const made = new Map<string, Buffer[]>();
+      for (const [i, sp] of specs.entries()) {
+        const key = `${sp.codec}/${sp.toneHz}`;
+        if (!made.has(key)) made.set(key, tonePackets(sp.codec, sp.toneHz));
+        loops.push(made.get(key)!);
+        Object.assign(rx[i], { pt: sp.pt, tpf: TICKS_PER_FRAME[sp.codec], last: [] });
+      }
+    }
     // 500 phones do not send in step: leg i sends at its own offset (i mod 4) x 5 ms within each 20 ms,
     // so the engine sees the packet arrivals a real far end would give it, and the sends here do not
     // hold up the timestamping of the engine's packets for a whole burst
@@ -70,13 +97,14 @@ async function onMessage(m: PeerCommand): Promise<void> {
           k++;
           for (let i = phase; i < targets.length; i += PHASES) {
             const n = sent[i]++;
-            const b = Buffer.allocUnsafe(172);
+            const body = loops ? loops[i][n % loops[i].length] : payload;
+            const b = Buffer.allocUnsafe(12 + body.length);
             b[0] = 0x80;
-            b[1] = 0;
+            b[1] = specs ? specs[i].pt : 0;
             b.writeUInt16BE(n & 0xffff, 2);
-            b.writeUInt32BE((n * 160) >>> 0, 4);
+            b.writeUInt32BE((n * (specs ? TICKS_PER_FRAME[specs[i].codec] : 160)) >>> 0, 4);
             b.writeUInt32BE(1000 + i, 8);
-            payload.copy(b, 12);
+            body.copy(b, 12);
             sockets[i].send(b, targets[i], '127.0.0.1');
           }
         }
@@ -94,21 +122,33 @@ async function onMessage(m: PeerCommand): Promise<void> {
       if (leg.seqs.length < 2) continue;
       const s0 = leg.seqs[0];
       let base = Infinity;
-      const idx = leg.seqs.map((s) => Math.round(((s - s0) >>> 0) / 160));
+      const idx = leg.seqs.map((s) => Math.round(((s - s0) >>> 0) / leg.tpf));
       for (let k = 0; k < idx.length; k++) base = Math.min(base, leg.arrivals[k] - idx[k] * 20);
       for (let k = 0; k < idx.length; k++) errors.push(leg.arrivals[k] - idx[k] * 20 - base);
       const span = Math.max(...idx) + 1;
       expected += span;
       received += new Set(idx).size;
     }
+    // the tone check: every leg's last packets decoded (the far end's own decoder), the other side's tone expected
+    let tones: { legs: number; silent: number; wrongTone: number; minRms: number; minShare: number } | undefined;
+    if (specs) {
+      tones = { legs: specs.length, silent: 0, wrongTone: 0, minRms: Infinity, minShare: Infinity };
+      for (const [i, sp] of specs.entries()) {
+        const h = hearTone(sp.codec, rx[i].last ?? [], sp.expectHz);
+        tones.minRms = Math.min(tones.minRms, h.rms);
+        tones.minShare = Math.min(tones.minShare, h.toneShare);
+        if (!isTone(h)) tones[h.rms < 100 ? 'silent' : 'wrongTone']++;
+      }
+    }
     for (const leg of rx) {
       leg.arrivals = [];
       leg.seqs = [];
       leg.count = 0;
+      if (leg.last) leg.last = [];
     }
     errors.sort((a, b) => a - b);
     const pct = (p: number) => (errors.length ? errors[Math.min(errors.length - 1, Math.floor(errors.length * p))] : 0);
-    send({ p50: pct(0.5), p99: pct(0.99), max: errors[errors.length - 1] ?? 0, expected, received, lossPct: expected ? ((expected - received) / expected) * 100 : 100, legsHeard });
+    send({ p50: pct(0.5), p99: pct(0.99), max: errors[errors.length - 1] ?? 0, expected, received, lossPct: expected ? ((expected - received) / expected) * 100 : 100, legsHeard, tones });
   } else if (m.cmd === 'close') {
     for (const s of sockets) s.close();
     sockets = [];
