@@ -219,7 +219,8 @@ export class Leg implements MixMember {
       !this.echo &&
       this.aec === null &&
       !this.mutedIn;
-    const theirs = !peer.player.active && peer.forks.size === 0 && peer.recorders.length === 0 && !peer.echo && peer.aec === null && !peer.mutedOut && peer.conferenceId === null && !peer.session.dtmfOut.busy;
+    const theirs =
+      !peer.player.active && peer.forks.size === 0 && peer.recorders.length === 0 && !peer.echo && peer.aec === null && !peer.mutedOut && peer.conferenceId === null && !peer.session.dtmfOut.busy;
     return mine && theirs ? peer : null;
   }
 
