@@ -204,10 +204,14 @@ export interface PlacedCall {
   live: CallSession;
 }
 
-/** sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is progressing. */
-/** With `live: false` it resolves as soon as the Call row exists (for flows that end at once; `live` is then unset). */
-/** `killAfterMs`: sipp's own limit on the call (60 s unless told). */
-/** `steps`: sipp scenario steps after the ACK (before the wait for the BYE), given the peer's RTP port. */
+/**
+ * sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is
+ * progressing, rejects at once with sipp's errors when sipp ends first. With `live: false` it resolves as
+ * soon as the Call row exists (for flows that end at once; `live` is then unset). `killAfterMs`: sipp's
+ * own limit on the call (60 s unless told; when told, sipp's scenario timeout and its wait for the
+ * platform's BYE follow it, for the long calls of a benchmark). `steps`: sipp scenario steps after the
+ * ACK (before the wait for the BYE), given the peer's RTP port.
+ */
 export async function placeCall(
   stack: Stack,
   customerId: string,
@@ -220,31 +224,51 @@ export async function placeCall(
   await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
   const peer = await RtpPeer.open();
   const sipPort = stack.platform.sipPort;
-  const run = sipp(
-    uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port, opts.steps ? { steps: opts.steps(peer.port) } : {}),
-    [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'],
-    { killAfterMs: opts.killAfterMs ?? 60_000 },
-  );
-  const row = await until(
-    async () => {
-      const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);
-      const r = await (opts.live === false ? q : q.where({ status: 'progressing' })).first();
-      return r ?? null;
-    },
-    30_000,
-    'call progressing',
-  );
-  if (opts.live === false) return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as CallSession };
-  const live = await until(
-    () => {
-      const c = stack.platform.app.calls.get(row.id) as CallSession | undefined;
-      return c?.endpoint ? c : null;
-    },
-    5000,
-    'live call with an endpoint',
-  );
-  if (opts.talk !== false) peer.talk(live.endpoint!.local.port);
-  return { callId: row.id, peer, sipp: run.done, live };
+  const long = opts.killAfterMs === undefined ? {} : { byeTimeoutMs: opts.killAfterMs };
+  const args = [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1', ...(opts.killAfterMs === undefined ? [] : ['-timeout', `${Math.ceil(opts.killAfterMs / 1000)}s`])];
+  // the live call of this number, as the node takes it (no polling of the database per call)
+  let taken: CallSession | null = null;
+  const stopWatching = stack.platform.app.calls.onAdded((c) => {
+    if ((c as CallSession).row.destination.target === number) taken = c as CallSession;
+  });
+  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port, { ...long, ...(opts.steps ? { steps: opts.steps(peer.port) } : {}) }), args, {
+    killAfterMs: opts.killAfterMs ?? 60_000,
+  });
+  let exited: SippResult | null = null;
+  void run.done.then((r) => (exited = r));
+  const sippEnded = (what: string) => {
+    const r = exited as SippResult | null;
+    if (r && !taken) throw new Error(`sipp ended (exit ${r.code}) before ${what}: ${(r.errors || r.stderr).trim().slice(0, 400)}`);
+  };
+  try {
+    if (opts.live === false) {
+      const row = await until(
+        async () => {
+          sippEnded('the call was taken');
+          return (await db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]).first()) ?? null;
+        },
+        30_000,
+        'the call row',
+      );
+      return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as CallSession };
+    }
+    const live = await until(
+      () => {
+        sippEnded('the call progressed');
+        const c = taken as CallSession | null;
+        return c && c.status === 'progressing' && c.endpoint ? c : null;
+      },
+      30_000,
+      'call progressing with an endpoint',
+    );
+    if (opts.talk !== false) peer.talk(live.endpoint!.local.port);
+    return { callId: live.id, peer, sipp: run.done, live };
+  } catch (e) {
+    peer.close();
+    throw e;
+  } finally {
+    stopWatching();
+  }
 }
 
 // ---- WebSocket helpers ----
