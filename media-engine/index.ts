@@ -20,7 +20,7 @@ export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
 export { AUDIO_CODECS } from './sdp/formats';
 export { codecAvailability, CODEC_NAMES, Resampler } from './codecs';
 /** G.711 µ-law per sample (Twilio Media Streams carry µ-law in JSON); whole-frame decode for the voice adapters. */
-export { muLaw, decodeG711 } from './codecs/g711';
+export { muLaw, decodeG711, encodeG711Range } from './codecs/g711';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';
