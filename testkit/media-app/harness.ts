@@ -167,7 +167,12 @@ const running = new Set<ChildProcess>();
 export function sipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> } = {}): { done: Promise<SippResult>; port: Promise<number> } {
   const port = args.includes('-p') ? Promise.resolve(Number(args[args.indexOf('-p') + 1])) : freePort();
   const media = args.includes('-mp') ? Promise.resolve(null) : sippMediaPort();
-  const started = Promise.all([port, media]).then(([p, mp]) => runSipp(scenario, [...args, ...(args.includes('-p') ? [] : ['-p', String(p)]), ...(mp === null ? [] : ['-mp', String(mp)])], opts));
+  // and its remote-control socket: sipp tries UDP 8888-8947, and past 60 sipps alive it goes on without one, with an error line
+  const control = args.includes('-cp') ? Promise.resolve(null) : freePort();
+  const started = Promise.all([port, media, control]).then(([p, mp, cp]) => {
+    const own = [...(args.includes('-p') ? [] : ['-p', String(p)]), ...(mp === null ? [] : ['-mp', String(mp)]), ...(cp === null ? [] : ['-cp', String(cp)])];
+    return runSipp(scenario, [...args, ...own], opts);
+  });
   return { done: started.then((s) => s.done), port };
 }
 
