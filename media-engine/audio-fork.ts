@@ -1,7 +1,9 @@
 /**
  * The API-thread side of an audio fork: delivers each 20 ms frame to a callback or a writable
  * stream, acknowledging it only once the consumer has taken it (promise resolved, or stream
- * drained), and sends injected audio back to the worker.
+ * drained), and sends injected audio back to the worker. Frames, acknowledgements and injections
+ * cross the thread boundary in batches with those of the worker's other forks (worker/frame-batch.ts);
+ * a frame is a view of its batch's array, the consumer's to keep.
  */
 import type { Writable } from 'node:stream';
 import type { ForkMix, ForkStats, InjectRate } from './fork';
@@ -47,7 +49,7 @@ export class AudioFork {
   }
 
   private ack(): void {
-    if (!this.stopped) this.host.post({ t: 'forkAck', forkId: this.id, n: 1 });
+    if (!this.stopped) this.host.forkAck(this.id);
   }
 
   private deliver(frame: Int16Array): void {
@@ -81,8 +83,8 @@ export class AudioFork {
   inject(samples: Int16Array, rate: InjectRate = 8000): void {
     if (rate !== 8000 && rate !== 16000) throw new TypeError(`inject: rate must be 8000 or 16000, not ${String(rate)}`);
     if (this.stopped) return;
-    const copy = samples.slice();
-    this.host.post({ t: 'inject', forkId: this.id, samples: copy, rate }, [copy.buffer as ArrayBuffer]);
+    // copied at once into the worker's next batch: the caller may reuse `samples`
+    this.host.inject(this.id, samples, rate);
   }
 
   /** Drops the injected audio the worker has not played yet. */

@@ -56,7 +56,8 @@ export class ForkTap {
     }
     this.inFlight++;
     this.stats.sent++;
-    this.post(frame.slice());
+    // `post` copies the frame before the tick goes on (the worker's batch for the API thread)
+    this.post(frame);
   }
 
   /** An 8 kHz frame for a fork of a higher rate (its leg turned narrowband): resampled up, then offered. */

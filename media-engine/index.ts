@@ -22,7 +22,7 @@ export { codecAvailability, CODEC_NAMES, Resampler } from './codecs';
 export { EchoCanceller, AEC_DEFAULT_TAIL_MS, type EchoCancellerOptions } from './dsp/echo-canceller';
 export type { EchoCancelOptions } from './worker/leg-aec';
 /** G.711 µ-law per sample (Twilio Media Streams carry µ-law in JSON); whole-frame decode for the voice adapters. */
-export { muLaw, decodeG711 } from './codecs/g711';
+export { muLaw, decodeG711, encodeG711Range } from './codecs/g711';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';

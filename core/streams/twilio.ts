@@ -5,7 +5,7 @@
  * As on Twilio, `sequenceNumber`, `chunk` and `timestamp` are decimal strings. Pure: no sockets here
  * (media-app/streams/twilio-stream.ts runs a stream; docs/media-streams.md, "Twilio").
  */
-import { muLaw } from '../../media-engine';
+import { decodeG711, encodeG711Range, muLaw } from '../../media-engine';
 
 export const TWILIO_TRACKS = ['inbound_track', 'outbound_track', 'both_tracks'] as const;
 export type TwilioTrack = (typeof TWILIO_TRACKS)[number];
@@ -26,9 +26,22 @@ export interface TwilioStreamIds {
   callSid: string;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** µ-law bytes of one 20 ms frame (or a few), reused: base64 is made from it at once. */
+let scratch = Buffer.allocUnsafe(TWILIO_CHUNK_BYTES * 2);
+
+/** Samples → base64 µ-law: a table lookup per sample into a reused buffer, then base64 (no other allocation). */
+export function samplesToMulawBase64(samples: Int16Array): string {
+  const n = samples.length;
+  if (n > scratch.length) scratch = Buffer.allocUnsafe(n);
+  encodeG711Range('PCMU', samples, 0, n, scratch);
+  return scratch.toString('base64', 0, n);
+}
+
 /** 16-bit little-endian PCM → base64 µ-law. */
 export function pcmToMulawBase64(pcm: Buffer): string {
   const n = pcm.length >> 1;
+  if (LITTLE_ENDIAN && pcm.byteOffset % 2 === 0) return samplesToMulawBase64(new Int16Array(pcm.buffer, pcm.byteOffset, n));
   const out = Buffer.allocUnsafe(n);
   for (let i = 0; i < n; i++) out[i] = muLaw.encodeSample(pcm.readInt16LE(i * 2));
   return out.toString('base64');
@@ -37,6 +50,10 @@ export function pcmToMulawBase64(pcm: Buffer): string {
 /** base64 µ-law → 16-bit little-endian PCM (two bytes a sample). */
 export function mulawBase64ToPcm(b64: string): Buffer {
   const u = Buffer.from(b64, 'base64');
+  if (LITTLE_ENDIAN) {
+    const pcm = decodeG711('PCMU', u);
+    return Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  }
   const out = Buffer.allocUnsafe(u.length * 2);
   for (let i = 0; i < u.length; i++) out.writeInt16LE(muLaw.decodeSample(u[i]!), i * 2);
   return out;
@@ -47,7 +64,11 @@ export class TwilioMessages {
   private seq = 0;
   private readonly chunks: Record<TwilioMediaTrack, number> = { inbound: 0, outbound: 0 };
 
-  constructor(readonly ids: TwilioStreamIds) {}
+  private readonly sidJson: string;
+
+  constructor(readonly ids: TwilioStreamIds) {
+    this.sidJson = JSON.stringify(ids.streamSid);
+  }
 
   private next(): string {
     return String(++this.seq);
@@ -67,15 +88,17 @@ export class TwilioMessages {
     });
   }
 
-  /** One chunk of a track; `timestampMs` counts from the stream's start. */
-  media(track: TwilioMediaTrack, timestampMs: number, pcm: Buffer): string {
-    const chunk = String(++this.chunks[track]);
-    return JSON.stringify({
-      event: 'media',
-      sequenceNumber: this.next(),
-      media: { track, chunk, timestamp: String(Math.max(0, Math.round(timestampMs))), payload: pcmToMulawBase64(pcm) },
-      streamSid: this.ids.streamSid,
-    });
+  /**
+   * One chunk of a track (samples, or 16-bit little-endian PCM bytes); `timestampMs` counts from the
+   * stream's start. Written as text directly (50 a second per stream): the same JSON as JSON.stringify
+   * of { event, sequenceNumber, media: { track, chunk, timestamp, payload }, streamSid } would give,
+   * every value being digits, base64, a track name or the stream's SID.
+   */
+  media(track: TwilioMediaTrack, timestampMs: number, pcm: Int16Array | Buffer): string {
+    const chunk = ++this.chunks[track];
+    const payload = pcm instanceof Int16Array ? samplesToMulawBase64(pcm) : pcmToMulawBase64(pcm);
+    const ts = Math.max(0, Math.round(timestampMs));
+    return `{"event":"media","sequenceNumber":"${++this.seq}","media":{"track":"${track}","chunk":"${chunk}","timestamp":"${ts}","payload":"${payload}"},"streamSid":${this.sidJson}}`;
   }
 
   dtmf(digit: string): string {

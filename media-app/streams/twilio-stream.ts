@@ -53,7 +53,9 @@ export class TwilioStream extends EventEmitter {
   /** the stream's `media fork` span (call/media-trace.ts), ended with the teardown */
   private forkSpan: MediaSpan | null = null;
   private readonly playback = new TwilioPlayback({
-    play: (pcm) => this.forks[0]?.inject(new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length))),
+    // the fork copies what it is given at once: a view of the frame when it is aligned
+    play: (pcm) =>
+      this.forks[0]?.inject(pcm.byteOffset % 2 === 0 ? new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1) : new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length))),
     mark: (name) => this.send(this.msgs.mark(name)),
     flush: () => void this.forks[0]?.clearInjected().catch(() => undefined),
   });
@@ -105,15 +107,26 @@ export class TwilioStream extends EventEmitter {
       if (e instanceof EgressRefused) throw new TwilioStreamError(`url refused: ${e.message}`);
       throw e;
     }
-    const ws = new WebSocket(this.req.url, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 1024 * 1024, lookup: checked.lookup, followRedirects: false });
+    // no permessage-deflate (as Twilio): a zlib pass over every 20 ms frame would cost more than the bytes it saves
+    const ws = new WebSocket(this.req.url, {
+      handshakeTimeout: this.connectTimeoutMs,
+      maxPayload: 1024 * 1024,
+      lookup: checked.lookup,
+      followRedirects: false,
+      perMessageDeflate: false,
+    });
     this.ws = ws;
     ws.on('error', () => undefined); // 'close' follows
     await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('close', (code: number) => {
+      const notConnected = (code: number) => {
         this.logger.info({ call: this.req.callId, url: this.req.url, code }, 'twilio stream could not connect');
         reject(new TwilioStreamError('the stream URL could not be connected to'));
+      };
+      ws.once('open', () => {
+        ws.off('close', notConnected);
+        resolve();
       });
+      ws.once('close', notConnected);
       ws.once('unexpected-response', (_r, res) => {
         this.logger.info({ call: this.req.callId, url: this.req.url, status: res.statusCode }, 'twilio stream server answered without a WebSocket upgrade');
         ws.terminate();
@@ -174,7 +187,7 @@ export class TwilioStream extends EventEmitter {
       this.stats.dropped++;
       return;
     }
-    this.send(this.msgs.media(track, performance.now() - this.t0, Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength)));
+    this.send(this.msgs.media(track, performance.now() - this.t0, frame));
     this.stats.sent++;
   }
 

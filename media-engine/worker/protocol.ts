@@ -68,8 +68,16 @@ export type Operations = { [M in Method]: (...args: Params<M>) => ReturnType<Eng
 /** One request per operation, discriminated by `method`. */
 export type CallRequest = { [M in Method]: { t: 'call'; id: number; method: M; args: Params<M> } }[Method];
 
+/**
+ * Fork audio goes in batches (frame-batch.ts): `forkAcks` acknowledges `counts[i]` frames of fork
+ * `forkIds[i]`; `injects` carries injections in order, injection i being `sizes[i]` samples of
+ * `samples` (after those before it) for fork `forkIds[i]` at `rates[i]`.
+ */
 export type ToWorker =
-  CallRequest | { t: 'forkAck'; forkId: string; n: number } | { t: 'inject'; forkId: string; samples: Int16Array; rate?: 8000 | 16000 } | { t: 'link'; linkId: string; port: MessagePort };
+  | CallRequest
+  | { t: 'forkAcks'; forkIds: string[]; counts: number[] }
+  | { t: 'injects'; forkIds: string[]; sizes: number[]; rates: (8000 | 16000)[]; samples: Int16Array }
+  | { t: 'link'; linkId: string; port: MessagePort };
 
 /** What a leg reports to the API thread (event name → data). */
 export interface LegEventData {
@@ -103,7 +111,8 @@ export type FromWorker =
   | { t: 'reply'; id: number; ok: true; result: unknown }
   | { t: 'reply'; id: number; ok: false; error: ReplyError }
   | EventMessage
-  | { t: 'fork'; forkId: string; frame: Int16Array };
+  /** the frames the forks were offered in one tick: frame i is `sizes[i]` samples of `samples` (after those before it), for fork `forkIds[i]` */
+  | { t: 'forks'; forkIds: string[]; sizes: number[]; samples: Int16Array };
 
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS);
 const LEG_EVENTS: Record<keyof LegEventData, true> = { dtmf: true, speech: true };
@@ -113,6 +122,16 @@ type Obj = Record<string, unknown>;
 const isObj = (m: unknown): m is Obj => typeof m === 'object' && m !== null;
 const isStr = (v: unknown): v is string => typeof v === 'string';
 const isInt = (v: unknown): v is number => Number.isInteger(v);
+const isStrs = (v: unknown): v is string[] => Array.isArray(v) && v.every(isStr);
+const isCounts = (v: unknown, n: number): v is number[] => Array.isArray(v) && v.length === n && v.every((x) => isInt(x) && x >= 0);
+
+/** `sizes` (one per id) add up to the samples' length. */
+function batchFits(ids: unknown, sizes: unknown, samples: unknown): boolean {
+  if (!isStrs(ids) || !isCounts(sizes, ids.length) || !(samples instanceof Int16Array)) return false;
+  let total = 0;
+  for (const n of sizes) total += n;
+  return total === samples.length;
+}
 
 export function isMethod(name: unknown): name is Method {
   return isStr(name) && METHOD_SET.has(name);
@@ -124,10 +143,10 @@ export function isToWorker(m: unknown): m is ToWorker {
   switch (m.t) {
     case 'call':
       return isInt(m.id) && isMethod(m.method) && Array.isArray(m.args);
-    case 'forkAck':
-      return isStr(m.forkId) && isInt(m.n);
-    case 'inject':
-      return isStr(m.forkId) && m.samples instanceof Int16Array && (m.rate === undefined || m.rate === 8000 || m.rate === 16000);
+    case 'forkAcks':
+      return isStrs(m.forkIds) && isCounts(m.counts, m.forkIds.length);
+    case 'injects':
+      return batchFits(m.forkIds, m.sizes, m.samples) && Array.isArray(m.rates) && m.rates.length === (m.forkIds as string[]).length && m.rates.every((r) => r === 8000 || r === 16000);
     case 'link':
       return isStr(m.linkId) && isObj(m.port);
     default:
@@ -148,8 +167,8 @@ export function isFromWorker(m: unknown): m is FromWorker {
       if (m.kind === 'leg') return Object.hasOwn(LEG_EVENTS, m.name);
       if (m.kind === 'conference') return Object.hasOwn(CONFERENCE_EVENTS, m.name);
       return false;
-    case 'fork':
-      return isStr(m.forkId) && m.frame instanceof Int16Array;
+    case 'forks':
+      return batchFits(m.forkIds, m.sizes, m.samples);
     default:
       return false;
   }

@@ -1,11 +1,13 @@
 /**
  * The API thread's handle on one media worker thread: request/response by id, events by target,
- * fork frames by fork id. Works from TypeScript sources (tests, tsx) and from compiled JavaScript.
+ * fork frames by fork id (a tick's frames in one message; acknowledgements and injected audio batched
+ * per turn of the event loop: frame-batch.ts). Works from TypeScript sources (tests, tsx) and from compiled JavaScript.
  * Requests and events are the closed union of protocol.ts; a message outside it is refused.
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { Worker, type TransferListItem } from 'node:worker_threads';
+import { CountBatch, FrameBatch } from './frame-batch';
 import { isFromWorker, type EventMessage, type Method, type Params, type ParamsAfterTarget, type Result, type ToWorker } from './protocol';
 
 export class WorkerCallError extends Error {
@@ -35,6 +37,10 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
   tid: number | undefined;
   /** frames from forks, by fork id */
   readonly forkSinks = new Map<string, (frame: Int16Array) => void>();
+  /** fork acknowledgements and injected audio waiting for the end of this turn of the event loop */
+  private readonly acks = new CountBatch();
+  private readonly injects = new FrameBatch(320 * 16);
+  private flushDue = false;
 
   constructor(
     readonly index: number,
@@ -72,8 +78,47 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
       else p.reject(new WorkerCallError(m.error.message, m.error.code));
     } else if (m.t === 'event') {
       this.emit('event', m);
-    } else if (m.t === 'fork') {
-      this.forkSinks.get(m.forkId)?.(m.frame);
+    } else if (m.t === 'forks') {
+      // one tick's frames of every fork: each consumer gets a view of its frame (the array is this thread's)
+      let off = 0;
+      for (let i = 0; i < m.forkIds.length; i++) {
+        const n = m.sizes[i]!;
+        this.forkSinks.get(m.forkIds[i]!)?.(m.samples.subarray(off, off + n));
+        off += n;
+      }
+    }
+  }
+
+  /** Acknowledges one frame of a fork: sent with the others of this turn of the event loop. */
+  forkAck(forkId: string): void {
+    if (this.dead) return;
+    this.acks.add(forkId);
+    this.flushSoon();
+  }
+
+  /** Audio a fork's consumer plays back (copied at once): sent with the others of this turn of the event loop, in order. */
+  inject(forkId: string, samples: Int16Array, rate: 8000 | 16000): void {
+    if (this.dead) return;
+    this.injects.add(forkId, samples, rate);
+    this.flushSoon();
+  }
+
+  private flushSoon(): void {
+    if (this.flushDue) return;
+    this.flushDue = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  /** Sends the acknowledgements and injections batched so far (before any other message, so the order holds). */
+  private flush(): void {
+    this.flushDue = false;
+    if (this.dead) return;
+    const a = this.acks.take();
+    if (a) this.worker.postMessage({ t: 'forkAcks', forkIds: a.ids, counts: a.counts } satisfies ToWorker);
+    const b = this.injects.take();
+    if (b) {
+      const m: ToWorker = { t: 'injects', forkIds: b.ids, sizes: b.sizes, rates: b.tags.map((r) => (r === 16000 ? 16000 : 8000)), samples: b.samples };
+      this.worker.postMessage(m, [b.samples.buffer as ArrayBuffer]);
     }
   }
 
@@ -111,7 +156,9 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
   }
 
   post(m: ToWorker, transfer?: TransferListItem[]): void {
-    if (!this.dead) this.worker.postMessage(m, transfer);
+    if (this.dead) return;
+    if (this.flushDue) this.flush();
+    this.worker.postMessage(m, transfer);
   }
 
   /** Stops the thread at once, as a crash would (operations and tests of crash handling). */

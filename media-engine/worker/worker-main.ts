@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { configureSources } from './source-resolver';
 import { configureRtpIo, type RtpIoKind } from './rtp-transport';
 import { Engine } from './engine';
+import { FrameBatch } from './frame-batch';
 import { isToWorker, type CallRequest, type FromWorker, type Method, type Operations, type Params } from './protocol';
 
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
@@ -18,7 +19,26 @@ configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
   const wd = workerData as { rtpIo?: RtpIoKind; ringEntries?: number } | undefined;
   configureRtpIo(wd?.rtpIo ?? 'dgram', { ringEntries: wd?.ringEntries });
 }
-const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+// the frames the forks are offered in a tick go up in one message after it (frame-batch.ts); any
+// other message first sends the frames before it, so that the order holds
+const forkFrames = new FrameBatch();
+let framesDue = false;
+function flushFrames(): void {
+  framesDue = false;
+  const b = forkFrames.take();
+  if (b) port.postMessage({ t: 'forks', forkIds: b.ids, sizes: b.sizes, samples: b.samples } satisfies FromWorker, [b.samples.buffer as ArrayBuffer]);
+}
+function offerFrame(forkId: string, frame: Int16Array): void {
+  forkFrames.add(forkId, frame);
+  if (!framesDue) {
+    framesDue = true;
+    queueMicrotask(flushFrames);
+  }
+}
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => {
+  if (framesDue) flushFrames();
+  port.postMessage(m, transfer);
+};
 
 // Linux keeps the nice value per thread: pid 0 is this worker thread only (MediaServerOptions.workerNice)
 const nice = (workerData as { nice?: number } | undefined)?.nice;
@@ -30,11 +50,7 @@ if (typeof nice === 'number' && Number.isInteger(nice)) {
   }
 }
 
-const engine = new Engine(
-  (e) => post(e),
-  (forkId, frame) => post({ t: 'fork', forkId, frame }, [frame.buffer as ArrayBuffer]),
-  { phases: (workerData as { tickPhases?: number } | undefined)?.tickPhases },
-);
+const engine = new Engine((e) => post(e), offerFrame, { phases: (workerData as { tickPhases?: number } | undefined)?.tickPhases });
 const ops: Operations = engine;
 
 function run<M extends Method>(method: M, args: Params<M>) {
@@ -62,10 +78,18 @@ function refuse(m: unknown): void {
 port.on('message', (m: unknown) => {
   if (!isToWorker(m)) return refuse(m);
   switch (m.t) {
-    case 'forkAck':
-      return engine.forkAck(m.forkId, m.n);
-    case 'inject':
-      return engine.inject(m.forkId, m.samples, m.rate);
+    case 'forkAcks':
+      for (let i = 0; i < m.forkIds.length; i++) engine.forkAck(m.forkIds[i]!, m.counts[i]!);
+      return;
+    case 'injects': {
+      let off = 0;
+      for (let i = 0; i < m.forkIds.length; i++) {
+        const n = m.sizes[i]!;
+        engine.inject(m.forkIds[i]!, m.samples.subarray(off, off + n), m.rates[i]);
+        off += n;
+      }
+      return;
+    }
     case 'link':
       return engine.addLink(m.linkId, m.port);
     case 'call':

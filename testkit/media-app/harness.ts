@@ -20,7 +20,7 @@ import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/d
 import { loadMediaAppConfig } from '../../media-app/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
 import { decodeG711 } from '../../media-engine/codecs/g711';
-import { freePort, portBlock } from '../ports';
+import { freePort, portBlock, sippMediaPort } from '../ports';
 import { TEST_JWT_SECRET } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
 import { ack, ackFailure, bye, ok200 } from './sipp-steps';
@@ -158,10 +158,21 @@ export interface SippResult {
 }
 const running = new Set<ChildProcess>();
 
-/** sipp with a scenario text, bounded in time, traces collected; killed after killAfterMs anyway. */
+/**
+ * sipp with a scenario text, bounded in time, traces collected; killed after killAfterMs anyway.
+ * Unless `args` name one (-mp), sipp's media ports come from sippMediaPort: sipp's default base (6000)
+ * is shared by every sipp on the machine and it gives up after 100 tries ("Unable to bind audio RTP
+ * socket", errno 98), so the 51st sipp alive at once never sent its INVITE.
+ */
 export function sipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> } = {}): { done: Promise<SippResult>; port: Promise<number> } {
   const port = args.includes('-p') ? Promise.resolve(Number(args[args.indexOf('-p') + 1])) : freePort();
-  const started = port.then((p) => runSipp(scenario, args.includes('-p') ? args : [...args, '-p', String(p)], opts));
+  const media = args.includes('-mp') ? Promise.resolve(null) : sippMediaPort();
+  // and its remote-control socket: sipp tries UDP 8888-8947, and past 60 sipps alive it goes on without one, with an error line
+  const control = args.includes('-cp') ? Promise.resolve(null) : freePort();
+  const started = Promise.all([port, media, control]).then(([p, mp, cp]) => {
+    const own = [...(args.includes('-p') ? [] : ['-p', String(p)]), ...(mp === null ? [] : ['-mp', String(mp)]), ...(cp === null ? [] : ['-cp', String(cp)])];
+    return runSipp(scenario, [...args, ...own], opts);
+  });
   return { done: started.then((s) => s.done), port };
 }
 

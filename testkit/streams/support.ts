@@ -94,6 +94,9 @@ export function level(pcm: Buffer): number {
   return n ? sum / n : 0;
 }
 
+/** One frame of the peers' 700 Hz tone in µ-law (the same every frame: 14 periods in 160 samples). */
+const TONE_PAYLOAD = Buffer.from(Array.from(tone(0), (x) => mulaw(x)));
+
 /** The far end of a call's media: talks a tone toward the platform and measures what comes back. */
 export class RtpPeer {
   private sock = dgram.createSocket('udp4');
@@ -125,17 +128,20 @@ export class RtpPeer {
     return this.levels.slice(from).filter((l) => l > 300).length;
   }
 
-  /** Sends a PCMU tone to the platform's RTP port every 20 ms. */
+  /**
+   * Sends a PCMU tone to the platform's RTP port every 20 ms. The 700 Hz tone is 14 whole periods a
+   * frame, so every frame's payload is the same: encoded once (a benchmark's hundreds of peers share
+   * the process with the platform).
+   */
   talk(toPort: number): void {
     this.timer = setInterval(() => {
-      const f = tone(this.seq);
-      const b = Buffer.alloc(12 + 160);
+      const b = Buffer.allocUnsafe(12 + 160);
       b[0] = 0x80;
       b[1] = 0;
       b.writeUInt16BE(this.seq & 0xffff, 2);
       b.writeUInt32BE((this.seq * 160) >>> 0, 4);
       b.writeUInt32BE(this.ssrc, 8);
-      for (let i = 0; i < 160; i++) b[12 + i] = mulaw(f[i]!);
+      TONE_PAYLOAD.copy(b, 12);
       this.seq++;
       this.sock.send(b, toPort, '127.0.0.1');
     }, 20);
@@ -205,10 +211,14 @@ export interface PlacedCall {
   live: CallSession;
 }
 
-/** sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is progressing. */
-/** With `live: false` it resolves as soon as the Call row exists (for flows that end at once; `live` is then unset). */
-/** `killAfterMs`: sipp's own limit on the call (60 s unless told). */
-/** `steps`: sipp scenario steps after the ACK (before the wait for the BYE), given the peer's RTP port. */
+/**
+ * sipp (as the customer's trunk) calls a new number whose flow is `actions`; resolves once the call is
+ * progressing, rejects at once with sipp's errors when sipp ends first. With `live: false` it resolves as
+ * soon as the Call row exists (for flows that end at once; `live` is then unset). `killAfterMs`: sipp's
+ * own limit on the call (60 s unless told; when told, sipp's scenario timeout and its wait for the
+ * platform's BYE follow it, for the long calls of a benchmark). `steps`: sipp scenario steps after the
+ * ACK (before the wait for the BYE), given the peer's RTP port.
+ */
 export async function placeCall(
   stack: Stack,
   customerId: string,
@@ -221,31 +231,51 @@ export async function placeCall(
   await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
   const peer = await RtpPeer.open();
   const sipPort = stack.platform.sipPort;
-  const run = sipp(
-    uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port, opts.steps ? { steps: opts.steps(peer.port) } : {}),
-    [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1'],
-    { killAfterMs: opts.killAfterMs ?? 60_000 },
-  );
-  const row = await until(
-    async () => {
-      const q = db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]);
-      const r = await (opts.live === false ? q : q.where({ status: 'progressing' })).first();
-      return r ?? null;
-    },
-    30_000,
-    'call progressing',
-  );
-  if (opts.live === false) return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as CallSession };
-  const live = await until(
-    () => {
-      const c = stack.platform.app.calls.get(row.id) as CallSession | undefined;
-      return c?.endpoint ? c : null;
-    },
-    5000,
-    'live call with an endpoint',
-  );
-  if (opts.talk !== false) peer.talk(live.endpoint!.local.port);
-  return { callId: row.id, peer, sipp: run.done, live };
+  const long = opts.killAfterMs === undefined ? {} : { byeTimeoutMs: opts.killAfterMs };
+  const args = [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1', ...(opts.killAfterMs === undefined ? [] : ['-timeout', `${Math.ceil(opts.killAfterMs / 1000)}s`])];
+  // the live call of this number, as the node takes it (no polling of the database per call)
+  let taken: CallSession | null = null;
+  const stopWatching = stack.platform.app.calls.onAdded((c) => {
+    if ((c as CallSession).row.destination.target === number) taken = c as CallSession;
+  });
+  const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port, { ...long, ...(opts.steps ? { steps: opts.steps(peer.port) } : {}) }), args, {
+    killAfterMs: opts.killAfterMs ?? 60_000,
+  });
+  let exited: SippResult | null = null;
+  void run.done.then((r) => (exited = r));
+  const sippEnded = (what: string) => {
+    const r = exited as SippResult | null;
+    if (r && !taken) throw new Error(`sipp ended (exit ${r.code}) before ${what}: ${(r.errors || r.stderr).trim().slice(0, 400)}`);
+  };
+  try {
+    if (opts.live === false) {
+      const row = await until(
+        async () => {
+          sippEnded('the call was taken');
+          return (await db('calls').where({ customer_id: customerId }).whereRaw(`destination->>'target' = ?`, [number]).first()) ?? null;
+        },
+        30_000,
+        'the call row',
+      );
+      return { callId: row.id, peer, sipp: run.done, live: undefined as unknown as CallSession };
+    }
+    const live = await until(
+      () => {
+        sippEnded('the call progressed');
+        const c = taken as CallSession | null;
+        return c && c.status === 'progressing' && c.endpoint ? c : null;
+      },
+      30_000,
+      'call progressing with an endpoint',
+    );
+    if (opts.talk !== false) peer.talk(live.endpoint!.local.port);
+    return { callId: live.id, peer, sipp: run.done, live };
+  } catch (e) {
+    peer.close();
+    throw e;
+  } finally {
+    stopWatching();
+  }
 }
 
 // ---- WebSocket helpers ----

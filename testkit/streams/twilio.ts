@@ -19,6 +19,8 @@ export interface TwilioConn {
   msgs: TwilioMsg[];
   /** Text frames that were not JSON (none expected). */
   garbage: number;
+  /** `media` messages received (kept in `msgs` too unless the app was made with `keepMedia: false`). */
+  mediaCount: number;
   closed: Promise<number>;
   of(event: string): TwilioMsg[];
   /** Sends a message of the server (its streamSid filled in from `start` unless given). */
@@ -33,7 +35,11 @@ export interface TwilioApp {
   close(): Promise<void>;
 }
 
-export async function twilioApp(path = '/media'): Promise<TwilioApp> {
+/**
+ * `keepMedia: false` (a benchmark's hundreds of streams in the platform's own process): `media`
+ * messages are counted, not parsed and kept.
+ */
+export async function twilioApp(path = '/media', opts: { keepMedia?: boolean } = {}): Promise<TwilioApp> {
   const port = await freePort();
   const wss = new WebSocketServer({ host: '127.0.0.1', port });
   await new Promise<void>((r) => wss.once('listening', () => r()));
@@ -47,20 +53,24 @@ export async function twilioApp(path = '/media'): Promise<TwilioApp> {
       }),
   };
   wss.on('connection', (ws, req) => {
-    const c = recordTwilio(ws, req.url ?? '');
+    const c = recordTwilio(ws, req.url ?? '', opts.keepMedia ?? true);
     app.conns.push(c);
     app.onConnection?.(c);
   });
   return app;
 }
 
+/** How the platform's `media` messages begin. */
+const MEDIA_START = Buffer.from('{"event":"media"');
+
 /** Records a socket's Twilio messages (either end: our server's accepted socket, or a client's). */
-export function recordTwilio(ws: WebSocket, path = ''): TwilioConn {
+export function recordTwilio(ws: WebSocket, path = '', keepMedia = true): TwilioConn {
   const c: TwilioConn = {
     ws,
     path,
     msgs: [],
     garbage: 0,
+    mediaCount: 0,
     closed: new Promise((r) => ws.once('close', (code) => r(code))),
     of: (event) => c.msgs.filter((m) => m.event === event),
     streamSid: () => String(c.msgs.find((m) => m.event === 'start')?.streamSid ?? ''),
@@ -68,8 +78,10 @@ export function recordTwilio(ws: WebSocket, path = ''): TwilioConn {
   };
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     if (isBinary) return void c.garbage++;
+    if (!keepMedia && data.subarray(0, MEDIA_START.length).equals(MEDIA_START)) return void c.mediaCount++;
     try {
       const m = JSON.parse(data.toString()) as Record<string, unknown>;
+      if (m.event === 'media') c.mediaCount++;
       c.msgs.push({ ...m, at: performance.now(), event: String(m.event) });
     } catch {
       c.garbage++;
