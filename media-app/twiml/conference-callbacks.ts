@@ -3,7 +3,8 @@
  * statusCallbackMethod>, docs/twilio.md "Conference status callbacks"): the room (media-app/conference/
  * room.ts, on the node hosting it) reports conference-start, conference-end, participant-join,
  * participant-leave, and participant-mute/-unmute and participant-hold/-unhold (a participant's call on
- * the hosting node muted or held: REST Participants update, POST /calls/{id}/mute|hold); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
+ * the hosting node muted or held: REST Participants update, POST /calls/{id}/mute|hold), and
+ * participant-speech-start/-stop (the mixer's talk detector, media-engine/dsp/talk.ts); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
  * through the egress policy with Twilio's parameters and a SequenceNumber, one after the other in the
  * order they happened (a chain per room), retried as the recording callbacks are.
  */
@@ -21,7 +22,7 @@ import { sendSigned } from './recording-callbacks';
 
 /** The StatusCallbackEvent value of each statusCallbackEvent word this platform sends. */
 type ConferenceCallbackEvent = (typeof CONFERENCE_CALLBACK_EVENTS)[number];
-const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hold'>, string>> = {
+const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hold' | 'speaker'>, string>> = {
   start: 'conference-start',
   end: 'conference-end',
   join: 'participant-join',
@@ -34,14 +35,25 @@ export interface PartyState {
   held: boolean;
 }
 
-const eventName = (h: ConferenceHappening): string =>
-  h.event === 'mute' ? (h.state.muted ? 'participant-mute' : 'participant-unmute') : h.event === 'hold' ? (h.state.held ? 'participant-hold' : 'participant-unhold') : EVENT_NAME[h.event];
+function eventName(h: ConferenceHappening): string {
+  switch (h.event) {
+    case 'mute':
+      return h.state.muted ? 'participant-mute' : 'participant-unmute';
+    case 'hold':
+      return h.state.held ? 'participant-hold' : 'participant-unhold';
+    case 'speaker':
+      return h.talking ? 'participant-speech-start' : 'participant-speech-stop';
+    default:
+      return EVENT_NAME[h.event];
+  }
+}
 
 /** What happened, as the room reports it. */
 export type ConferenceHappening =
   | { event: 'start' | 'join'; cc: ConferencecallRow }
   | { event: 'leave'; cc: ConferencecallRow; reason: string }
   | { event: 'mute' | 'hold'; cc: ConferencecallRow; state: PartyState }
+  | { event: 'speaker'; cc: ConferencecallRow; talking: boolean }
   | { event: 'end'; reason: string; endingCallId?: string };
 
 export interface ConferenceCallbackDeps {

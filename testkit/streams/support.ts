@@ -102,6 +102,8 @@ export class RtpPeer {
   arrivals: number[] = [];
   private timer: NodeJS.Timeout | null = null;
   private seq = 0;
+  /** The tone's amplitude while talking (0: RTP of silence, as a phone with nothing to say sends). */
+  amplitude = 8000;
   private readonly ssrc = randomBytes(4).readUInt32BE(0);
 
   static async open(): Promise<RtpPeer> {
@@ -127,7 +129,7 @@ export class RtpPeer {
   /** Sends a PCMU tone to the platform's RTP port every 20 ms. */
   talk(toPort: number): void {
     this.timer = setInterval(() => {
-      const f = tone(this.seq);
+      const f = tone(this.seq, 700, this.amplitude);
       const b = Buffer.alloc(12 + 160);
       b[0] = 0x80;
       b[1] = 0;
