@@ -128,6 +128,7 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
     throw badParam('Give Muted, Hold, Coaching, EndConferenceOnExit or BeepOnExit');
   const call = await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id);
   if (cc.status !== 'joined' || !call || call.status !== 'progressing') throw badParam(`Participant is not connected (${participantStatus(cc)})`);
+  const before = cc;
   if (endOnExit !== undefined || beepOnExit !== undefined) {
     // the room reads the row when the participant leaves
     const patch = { ...(endOnExit !== undefined ? { end_on_exit: endOnExit } : {}), ...(beepOnExit !== undefined ? { beep: withExitBeep(cc.beep, beepOnExit) } : {}) };
@@ -135,6 +136,8 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   }
   if (coaching !== undefined)
     cc = await conferenceApi(ctx).coach(auth.customerId, cc.id, coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null);
+  // an attribute changed (not mute or hold: they have their own events): participant-modify
+  if (cc.end_on_exit !== before.end_on_exit || cc.beep !== before.beep || cc.coach_call_id !== before.coach_call_id) await conferenceApi(ctx).modified(conf.id, cc.id);
   const bus = commandBus(ctx);
   const send = async (command: Parameters<typeof bus.toCallOwner>[0]) => {
     if (!(await bus.toCallOwner(command))) throw badParam('Participant is not connected');

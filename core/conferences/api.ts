@@ -139,6 +139,11 @@ export class ConferenceApi {
     return row;
   }
 
+  /** The participant's row was changed (Twilio Participants update): the host reports it (participant-modify); no host, nothing to report. */
+  async modified(conferenceId: string, conferencecallId: string): Promise<void> {
+    await this.commands.toHost({ type: 'conference.modified', conferenceId, conferencecallId });
+  }
+
   async mute(customerId: string, id: string, direction: MuteDirection, on: boolean): Promise<ConferencecallRow> {
     const cc = await this.calls.getOwned(customerId, id);
     if (!cc) throw conferencecallNotFound();

@@ -300,6 +300,13 @@ export class Room extends EventEmitter<RoomEvents> {
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
   }
 
+  /** REST Participants update changed the member's row: participant-modify with it as it now stands. */
+  async modified(ccId: string): Promise<void> {
+    const m = this.members.get(ccId);
+    const row = m?.joined ? await this.calls.get(ccId) : null;
+    if (row) void this.d.report({ event: 'modify', cc: row });
+  }
+
   /** REST Participants Coaching: the member's coach_call_id as it now stands (null: heard by all again). */
   async recoach(ccId: string): Promise<void> {
     const ep = this.members.get(ccId)?.call.endpoint;

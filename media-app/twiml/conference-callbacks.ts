@@ -4,7 +4,8 @@
  * room.ts, on the node hosting it) reports conference-start, conference-end, participant-join,
  * participant-leave, and participant-mute/-unmute and participant-hold/-unhold (a participant's call on
  * the hosting node muted or held: REST Participants update, POST /calls/{id}/mute|hold), and
- * participant-speech-start/-stop (the mixer's talk detector, media-engine/dsp/talk.ts); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
+ * participant-speech-start/-stop (the mixer's talk detector, media-engine/dsp/talk.ts),
+ * participant-modify (REST Participants update changed EndConferenceOnExit, BeepOnExit or Coaching); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
  * through the egress policy with Twilio's parameters and a SequenceNumber, one after the other in the
  * order they happened (a chain per room), retried as the recording callbacks are.
  */
@@ -27,6 +28,7 @@ const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hol
   end: 'conference-end',
   join: 'participant-join',
   leave: 'participant-leave',
+  modify: 'participant-modify',
 };
 
 /** A participant's mute and hold as they stood when it changed. */
@@ -50,7 +52,7 @@ function eventName(h: ConferenceHappening): string {
 
 /** What happened, as the room reports it. */
 export type ConferenceHappening =
-  | { event: 'start' | 'join'; cc: ConferencecallRow }
+  | { event: 'start' | 'join' | 'modify'; cc: ConferencecallRow }
   | { event: 'leave'; cc: ConferencecallRow; reason: string }
   | { event: 'mute' | 'hold'; cc: ConferencecallRow; state: PartyState }
   | { event: 'speaker'; cc: ConferencecallRow; talking: boolean }

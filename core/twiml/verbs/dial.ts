@@ -88,8 +88,8 @@ function compileConference(p: Program, room: TwimlElement): void {
 
 /**
  * statusCallback (with statusCallbackMethod, default POST, and statusCallbackEvent: space-separated
- * start, end, join, leave, mute, hold, speaker; default "start end") → conference_join's status_callback.
- * The events this platform does not send (modify, announcement) are a 12200.
+ * start, end, join, leave, mute, hold, speaker, modify; default "start end") → conference_join's
+ * status_callback. The event this platform does not send (announcement) is a 12200.
  */
 function statusCallbackOption(p: Program, c: Attrs): { status_callback?: { url: string; method: 'GET' | 'POST'; events: string[] } } {
   const url = c.str('statusCallback');
@@ -97,7 +97,7 @@ function statusCallbackOption(p: Program, c: Attrs): { status_callback?: { url: 
   const words = (c.str('statusCallbackEvent') ?? 'start end').split(/[\s,]+/).filter(Boolean);
   for (const w of words) {
     if (!(CONFERENCE_CALLBACK_EVENTS as readonly string[]).includes(w)) {
-      const known = ['modify', 'announcement'].includes(w);
+      const known = ['announcement'].includes(w);
       throw schemaError(`<Conference> statusCallbackEvent "${w}" is ${known ? 'not supported here' : 'not an event'} (supported: ${CONFERENCE_CALLBACK_EVENTS.join(' ')})`);
     }
   }
