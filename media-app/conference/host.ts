@@ -22,7 +22,8 @@ import { sharedSecret } from '../registrar';
 import { BridgeLegRefused, joinThroughLeg } from '../xnode/leg';
 import { LEG_SECRET_NAME } from '../xnode/token';
 import { acceptLeg } from './accept-leg';
-import { Room, type LeaveReason, type PartyWatch } from './room';
+import { Room, type LeaveReason } from './room';
+import { watchCall } from './party-state';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { mohFile } from '../call/moh-source';
 import { PolicyHttp } from '../flow/http';
@@ -401,15 +402,4 @@ export class ConferenceHost implements ConferenceService {
   async stop(): Promise<void> {
     await Promise.allSettled([...this.rooms.values()].map((r) => r.stop()));
   }
-}
-
-/** A call's mute (in or both: the room no longer hears it) and hold, as Participants shows them, and their changes. */
-function watchCall(call: CallSession): PartyWatch {
-  return {
-    state: () => ({ muted: call.row.mute_direction === 'in' || call.row.mute_direction === 'both', held: call.row.metadata?.hold === true }),
-    onChange: (fn) => {
-      call.on('updated', fn);
-      return () => call.off('updated', fn);
-    },
-  };
 }
