@@ -28,6 +28,10 @@ import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { mohFile } from '../call/moh-source';
 import { PolicyHttp } from '../flow/http';
 import { ConferenceCallbacks } from '../twiml/conference-callbacks';
+import { customersRepo } from '../../core/repos/customers';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { accountSid, callSid, toSid } from '../../core/twilio/sids';
+import { announce } from './announce';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -377,6 +381,26 @@ export class ConferenceHost implements ConferenceService {
     for (const id of row.conferencecall_ids) await conferencecallsRepo(this.deps.db).transition(id, 'leaved');
     const t = await repo.transition(conferenceId, 'terminated');
     if (t.changed && t.conference) await publishConference(this.deps.events, 'conference_updated', t.conference).catch(() => undefined);
+  }
+
+  /** Twilio AnnounceUrl (announce.ts) in the room hosted here, to all or to one participant; the callback says how it went. */
+  async announce(c: { conferenceId: string; conferencecallId: string | null; url: string; method: 'GET' | 'POST' }): Promise<void> {
+    const room = this.room(c.conferenceId);
+    if (!room) return;
+    const cc = c.conferencecallId ? room.memberRow(c.conferencecallId) : null;
+    if (c.conferencecallId && !cc) return room.announced(c.url, null, 'the participant is not in the conference');
+    const customer = await customersRepo(this.deps.db).get(room.row.customer_id);
+    if (!customer) return;
+    const params: Record<string, string> = {
+      AccountSid: accountSid(customer.id),
+      ConferenceSid: toSid('CF', room.id),
+      FriendlyName: room.row.name,
+      ...(cc ? { CallSid: callSid(cc.reference_id) } : {}),
+    };
+    const authToken = twilioAuthToken(this.deps.config.jwtSecret, customer.id, customer.twilio_token_generation);
+    const failed = await announce({ http: new PolicyHttp(this.deps.egress, this.logger), timeoutMs: 10_000 }, { url: c.url, method: c.method, params, authToken }, room.audience(c.conferencecallId));
+    if (failed) this.logger.info({ conference: room.id, reason: failed }, 'conference announcement failed');
+    room.announced(c.url, cc, failed);
   }
 
   async kick(conferenceId: string, conferencecallId: string): Promise<void> {

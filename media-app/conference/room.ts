@@ -300,6 +300,25 @@ export class Room extends EventEmitter<RoomEvents> {
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
   }
 
+  /** AnnounceUrl's audience: the endpoints of every member in the mix (`ccId` null) or of that one, as they stand when asked. */
+  audience(ccId: string | null): () => Endpoint[] {
+    return () => {
+      const ms = ccId ? [this.members.get(ccId)].filter((m) => m !== undefined) : [...this.members.values()];
+      return ms.filter((m) => m.joined && !m.call.isEnded).flatMap((m) => (m.call.endpoint ? [m.call.endpoint] : []));
+    };
+  }
+
+  /** The participant's row while it is in the mix, else null. */
+  memberRow(ccId: string): ConferencecallRow | null {
+    const m = this.members.get(ccId);
+    return m?.joined ? m.cc : null;
+  }
+
+  /** announcement-end, or announcement-fail with `failed`, in order with the room's other callbacks. */
+  announced(url: string, cc: ConferencecallRow | null, failed: string | null): void {
+    void this.d.report({ event: 'announcement', url, cc, ...(failed !== null ? { failed } : {}) });
+  }
+
   /** REST Participants update changed the member's row: participant-modify with it as it now stands. */
   async modified(ccId: string): Promise<void> {
     const m = this.members.get(ccId);

@@ -5,7 +5,8 @@
  * participant-leave, and participant-mute/-unmute and participant-hold/-unhold (a participant's call on
  * the hosting node muted or held: REST Participants update, POST /calls/{id}/mute|hold), and
  * participant-speech-start/-stop (the mixer's talk detector, media-engine/dsp/talk.ts),
- * participant-modify (REST Participants update changed EndConferenceOnExit, BeepOnExit or Coaching); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
+ * participant-modify (REST Participants update changed EndConferenceOnExit, BeepOnExit or Coaching),
+ * announcement-end / announcement-fail (a Conferences or Participants AnnounceUrl played, or not); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
  * through the egress policy with Twilio's parameters and a SequenceNumber, one after the other in the
  * order they happened (a chain per room), retried as the recording callbacks are.
  */
@@ -23,7 +24,7 @@ import { sendSigned } from './recording-callbacks';
 
 /** The StatusCallbackEvent value of each statusCallbackEvent word this platform sends. */
 type ConferenceCallbackEvent = (typeof CONFERENCE_CALLBACK_EVENTS)[number];
-const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hold' | 'speaker'>, string>> = {
+const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hold' | 'speaker' | 'announcement'>, string>> = {
   start: 'conference-start',
   end: 'conference-end',
   join: 'participant-join',
@@ -45,6 +46,8 @@ function eventName(h: ConferenceHappening): string {
       return h.state.held ? 'participant-hold' : 'participant-unhold';
     case 'speaker':
       return h.talking ? 'participant-speech-start' : 'participant-speech-stop';
+    case 'announcement':
+      return h.failed === undefined ? 'announcement-end' : 'announcement-fail';
     default:
       return EVENT_NAME[h.event];
   }
@@ -56,6 +59,8 @@ export type ConferenceHappening =
   | { event: 'leave'; cc: ConferencecallRow; reason: string }
   | { event: 'mute' | 'hold'; cc: ConferencecallRow; state: PartyState }
   | { event: 'speaker'; cc: ConferencecallRow; talking: boolean }
+  /** an AnnounceUrl played to the room (cc null) or to one participant; `failed`: why it was not */
+  | { event: 'announcement'; url: string; cc: ConferencecallRow | null; failed?: string }
   | { event: 'end'; reason: string; endingCallId?: string };
 
 export interface ConferenceCallbackDeps {
@@ -101,7 +106,11 @@ export class ConferenceCallbacks {
       Timestamp: rfc2822(at),
       SequenceNumber: String(await conferences.nextCallbackSeq(row.id)),
     };
-    if (h.event === 'end') {
+    if (h.event === 'announcement') {
+      params.AnnounceUrl = h.url;
+      if (h.cc) params.CallSid = callSid(h.cc.reference_id);
+      if (h.failed !== undefined) params.ReasonAnnouncementFailed = h.failed;
+    } else if (h.event === 'end') {
       params.ReasonConferenceEnded = h.reason;
       if (h.endingCallId) params.CallSidEndingConference = callSid(h.endingCallId);
     } else {
@@ -109,7 +118,13 @@ export class ConferenceCallbacks {
       // a mute or hold change says the state it made, not one read later
       if (h.event === 'mute' || h.event === 'hold') Object.assign(params, { Muted: String(h.state.muted), Hold: String(h.state.held) });
     }
-    const sender = { http: this.d.http, timeoutMs: this.d.timeoutMs, retryMs: this.d.retryMs, twiml: { logger: this.d.logger }, callId: h.event === 'end' ? '' : h.cc.reference_id };
+    const sender = {
+      http: this.d.http,
+      timeoutMs: this.d.timeoutMs,
+      retryMs: this.d.retryMs,
+      twiml: { logger: this.d.logger },
+      callId: h.event === 'end' || h.event === 'announcement' ? (h.event === 'announcement' && h.cc ? h.cc.reference_id : '') : h.cc.reference_id,
+    };
     await sendSigned(sender, token, cb.url, cb.method, params, `conference ${params.StatusCallbackEvent}`);
   }
 
