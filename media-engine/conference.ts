@@ -1,6 +1,7 @@
 /**
  * Conference: an N-1 mixer on one media worker, shaped like drachtio-fsmrf's Conference.
- * Events (ConferenceEvents): 'join' and 'leave' ({ memberId, size }), 'destroy' ({ reason }).
+ * Events (ConferenceEvents): 'join' and 'leave' ({ memberId, size }), 'speaker' ({ memberId, talking }:
+ * a member started or stopped talking, media-engine/dsp/talk.ts), 'destroy' ({ reason }).
  */
 import { EventEmitter } from 'node:events';
 import { AudioFork, type ForkOptions } from './audio-fork';
@@ -15,6 +16,7 @@ export type ConferenceEndReason = 'destroyed' | 'worker-died';
 export interface ConferenceEvents {
   join: [ConferenceEventData['join']];
   leave: [ConferenceEventData['leave']];
+  speaker: [ConferenceEventData['speaker']];
   destroy: [{ reason: ConferenceEndReason }];
 }
 
@@ -89,6 +91,7 @@ export class Conference extends EventEmitter<ConferenceEvents> {
     if (this.destroyed) return;
     if (m.name === 'join') this.emit('join', m.data);
     else if (m.name === 'leave') this.emit('leave', m.data);
+    else if (m.name === 'speaker') this.emit('speaker', m.data);
   }
 
   /** @internal the worker holding the mixer is gone */

@@ -1,6 +1,6 @@
 /**
  * Conferences: list (Status, FriendlyName, DateCreated…, DateUpdated… filters), fetch, update
- * (Status=completed ends the room, the record stays). A Conference is one of our conferences (type
+ * (Status=completed ends the room, the record stays; AnnounceUrl plays to the room: media-app/conference/announce.ts). A Conference is one of our conferences (type
  * conference or connect; the queue subsystem's internal ones are not shown), `CF` + its id. Statuses:
  * starting, or progressing with nobody in the room → `init`; progressing with participants →
  * `in-progress`; terminating / terminated → `completed`. Participants are participants.ts.
@@ -74,17 +74,39 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
   res.json(pageJson(req, 'conferences', page, rows.map(twilioConferenceJson)));
 }
 
-/** What a Conference update may carry here; the announcement parameters are refused by name. */
-const UNSUPPORTED_UPDATE = ['AnnounceUrl', 'AnnounceMethod'];
+/** AnnounceUrl (http or https, at most 2048 characters) and AnnounceMethod (GET or POST, default POST), or nothing; else 20001. */
+export function announceOf(p: Params): { url: string; method: 'GET' | 'POST' } | undefined {
+  const url = one(p, 'AnnounceUrl', 2048);
+  const method = one(p, 'AnnounceMethod', 16);
+  if (url === undefined) {
+    if (method !== undefined) throw badParam('AnnounceMethod needs AnnounceUrl');
+    return undefined;
+  }
+  let ok = false;
+  try {
+    ok = /^https?:$/.test(new URL(url).protocol);
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw badParam('AnnounceUrl must be an http or https URL');
+  const m = (method ?? 'POST').toUpperCase();
+  if (m !== 'GET' && m !== 'POST') throw badParam('AnnounceMethod must be GET or POST');
+  return { url, method: m };
+}
 
 async function update(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const auth = authOf(res.locals);
   const p = req.body as Params;
   const c = await ownedConference(ctx, auth.customerId, String(req.params.ConferenceSid));
-  for (const n of UNSUPPORTED_UPDATE) if (p[n] !== undefined) throw badParam(`${n} is not supported here`);
   const status = one(p, 'Status', 32);
-  if (status === undefined) throw badParam('Status is required (completed)');
-  if (status !== 'completed') throw badParam('Status must be completed');
+  const announcement = announceOf(p);
+  if (status === undefined && !announcement) throw badParam('Give Status (completed) or AnnounceUrl');
+  if (status !== undefined && status !== 'completed') throw badParam('Status must be completed');
+  if (announcement) {
+    if (twilioConferenceStatus(c) === 'completed' || c.status !== 'progressing') throw badParam('The conference is not in progress');
+    await conferenceApi(ctx).announce(c.id, null, announcement.url, announcement.method);
+  }
+  if (status === undefined) return void res.json(twilioConferenceJson(c));
   let now = await conferenceApi(ctx).end(auth.customerId, c.id);
   // the host ends it a moment later: answer with the record once it says so (or as it stands after 3 s)
   for (let i = 0; i < 30 && twilioConferenceStatus(now) !== 'completed'; i++) {

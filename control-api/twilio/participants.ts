@@ -1,6 +1,6 @@
 /**
  * Conferences/{CF…}/Participants: list (those in the room: joining or joined), fetch by CallSid,
- * update Muted / Hold / EndConferenceOnExit / BeepOnExit, delete (kick). A Participant is one of our conferencecalls; its `muted` and
+ * update Muted / Hold / EndConferenceOnExit / BeepOnExit / AnnounceUrl, delete (kick). A Participant is one of our conferencecalls; its `muted` and
  * `hold` are the participant's call's own mute (`mute_direction` in or both: the room does not hear
  * it) and hold (`metadata.hold`), set through the same commands as `POST /v1.0/calls/{id}/mute|hold`.
  * Coaching (with CallSidToCoach) makes it a whisper to that participant (Coaching=false: heard by all). A participant is named by its
@@ -15,7 +15,7 @@ import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
 import { commandBus } from '../calls/bus';
 import { conferenceApi } from '../routes/conferences';
 import { authOf } from './auth';
-import { conferenceUri, ownedConference } from './conferences';
+import { announceOf, conferenceUri, ownedConference } from './conferences';
 import { badParam, notFound } from './errors';
 import { createParticipant } from './participant-create';
 import { bool, pageJson, pageOf, rfc2822, type Params } from './params';
@@ -93,7 +93,7 @@ async function fetchOne(ctx: AppContext, req: Request, res: Response): Promise<v
   res.json(twilioParticipantJson(conf, cc, await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id)));
 }
 
-const UNSUPPORTED_UPDATE = ['HoldUrl', 'HoldMethod', 'AnnounceUrl', 'AnnounceMethod', 'WaitUrl', 'WaitMethod'];
+const UNSUPPORTED_UPDATE = ['HoldUrl', 'HoldMethod', 'WaitUrl', 'WaitMethod'];
 
 /** The participant's beep (TwiML's: '', 'true', 'false', 'onEnter', 'onExit') with its exit beep on or off. */
 function withExitBeep(beep: string, on: boolean): string {
@@ -123,11 +123,13 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   const endOnExit = bool(p, 'EndConferenceOnExit');
   const beepOnExit = bool(p, 'BeepOnExit');
   const coaching = bool(p, 'Coaching');
+  const announcement = announceOf(p);
   if (p.CallSidToCoach !== undefined && coaching !== true) throw badParam('CallSidToCoach needs Coaching=true');
-  if (muted === undefined && hold === undefined && endOnExit === undefined && beepOnExit === undefined && coaching === undefined)
-    throw badParam('Give Muted, Hold, Coaching, EndConferenceOnExit or BeepOnExit');
+  if (muted === undefined && hold === undefined && endOnExit === undefined && beepOnExit === undefined && coaching === undefined && !announcement)
+    throw badParam('Give Muted, Hold, Coaching, EndConferenceOnExit, BeepOnExit or AnnounceUrl');
   const call = await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id);
   if (cc.status !== 'joined' || !call || call.status !== 'progressing') throw badParam(`Participant is not connected (${participantStatus(cc)})`);
+  const before = cc;
   if (endOnExit !== undefined || beepOnExit !== undefined) {
     // the room reads the row when the participant leaves
     const patch = { ...(endOnExit !== undefined ? { end_on_exit: endOnExit } : {}), ...(beepOnExit !== undefined ? { beep: withExitBeep(cc.beep, beepOnExit) } : {}) };
@@ -135,10 +137,13 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   }
   if (coaching !== undefined)
     cc = await conferenceApi(ctx).coach(auth.customerId, cc.id, coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null);
+  // an attribute changed (not mute or hold: they have their own events): participant-modify
+  if (cc.end_on_exit !== before.end_on_exit || cc.beep !== before.beep || cc.coach_call_id !== before.coach_call_id) await conferenceApi(ctx).modified(conf.id, cc.id);
   const bus = commandBus(ctx);
   const send = async (command: Parameters<typeof bus.toCallOwner>[0]) => {
     if (!(await bus.toCallOwner(command))) throw badParam('Participant is not connected');
   };
+  if (announcement) await conferenceApi(ctx).announce(conf.id, cc.id, announcement.url, announcement.method);
   if (muted !== undefined) await send({ type: 'call.mute', callId: call.id, direction: 'in', on: muted });
   if (hold !== undefined) await send({ type: 'call.hold', callId: call.id, on: hold });
   // the node applies them a moment later: answer with the call as it then stands (at most 3 s)

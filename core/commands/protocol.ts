@@ -58,6 +58,10 @@ const PAYLOADS = {
   'conference.mute': { conferenceId: id, conferencecallId: id, direction, on: z.boolean() },
   /** The participant's coach_call_id changed: the host whispers it to that call's participant, or to all again. */
   'conference.coach': { conferenceId: id, conferencecallId: id },
+  /** Twilio Participants update changed the participant's row (EndConferenceOnExit, BeepOnExit, Coaching): participant-modify. */
+  'conference.modified': { conferenceId: id, conferencecallId: id },
+  /** Twilio AnnounceUrl: the document (or audio) played to the whole room (conferencecallId null) or to one participant. */
+  'conference.announce': { conferenceId: id, conferencecallId: id.nullable(), url: z.string().regex(/^https?:\/\//i), method: z.enum(['GET', 'POST']) },
   /** The recording row exists (initiating) and holds the conference's recording slot. */
   'conference.recording_start': { conferenceId: id, recordingId: id, options: recordingOptions },
   'conference.recording_stop': { conferenceId: id },

@@ -139,6 +139,17 @@ export class ConferenceApi {
     return row;
   }
 
+  /** The participant's row was changed (Twilio Participants update): the host reports it (participant-modify); no host, nothing to report. */
+  async modified(conferenceId: string, conferencecallId: string): Promise<void> {
+    await this.commands.toHost({ type: 'conference.modified', conferenceId, conferencecallId });
+  }
+
+  /** Twilio AnnounceUrl: the host plays it to the room (conferencecallId null) or to that participant. */
+  async announce(conferenceId: string, conferencecallId: string | null, url: string, method: 'GET' | 'POST'): Promise<void> {
+    const sent = await this.commands.toHost({ type: 'conference.announce', conferenceId, conferencecallId, url, method });
+    if (!sent) throw serviceUnavailable('the node hosting the conference is not running');
+  }
+
   async mute(customerId: string, id: string, direction: MuteDirection, on: boolean): Promise<ConferencecallRow> {
     const cc = await this.calls.getOwned(customerId, id);
     if (!cc) throw conferencecallNotFound();

@@ -17,7 +17,8 @@ import { compileSay } from './verbs/say';
 /** One thing the waiting side does; `media` actions are play, talk or sleep, repeated `times`. */
 export type WaitStep = { kind: 'media'; action: Action; times: number } | { kind: 'redirect'; url: string; method: 'GET' | 'POST' } | { kind: 'leave' } | { kind: 'hangup' };
 
-export type WaitKind = 'conference' | 'queue';
+/** `announcement`: a Conferences/Participants AnnounceUrl document (Play and Say only, as Twilio). */
+export type WaitKind = 'conference' | 'queue' | 'announcement';
 
 const MEDIA = { Play: compilePlay, Say: compileSay, Pause: compilePause } as const;
 const MEDIA_TYPES = new Set(['play', 'talk', 'sleep']);
@@ -55,6 +56,7 @@ export function compileWaitDocument(text: string, kind: WaitKind, opts: CompileO
       continue;
     }
     const name = node.name;
+    if (kind === 'announcement' && name !== 'Play' && name !== 'Say') throw schemaError(`<${name}> is not allowed in an announcement (only <Play> and <Say>)`);
     if (name === 'Play' || name === 'Say' || name === 'Pause') steps.push(...mediaSteps(name, node, opts));
     else if (name === 'Redirect') {
       const a = new Attrs(node, ['method']);

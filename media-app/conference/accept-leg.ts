@@ -5,7 +5,8 @@
  * a live participant of it (the conferencecall the call's node created, 480 when it already left),
  * and only when this node hosts the conference (404). The leg then is that participant in the mix:
  * the conferencecall keeps the real call id, so the API sees one participant. When the room lets it
- * go (kick, terminate, connect's other side left) the leg's BYE says why.
+ * go (kick, terminate, connect's other side left) the leg's BYE says why. The call's mute and hold
+ * come in the INVITE and in INFOs on the leg (party-state.ts) and drive the room's mute/hold callbacks.
  */
 import type { Logger } from 'pino';
 import { conferencecallsRepo } from '../../core/repos/conferencecalls';
@@ -17,6 +18,7 @@ import { parseSipUri } from '../sip-uri';
 import { LEAVE_REASON_HEADER } from '../xnode/leg';
 import { LEG_HEADER, LEG_USER_PREFIX, verifyLeg } from '../xnode/token';
 import type { Room, RoomParty } from './room';
+import { PARTY_STATE_HEADER, RemotePartyWatch, parsePartyState } from './party-state';
 
 /** True for an INVITE that claims to be a bridge leg (its Request-URI or its header says so). */
 export function isBridgeLeg(req: SrfRequest): boolean {
@@ -69,6 +71,9 @@ export async function acceptLeg(a: AcceptLegDeps, req: SrfRequest, res: SrfRespo
     ended = true;
     gone.abort();
   });
+  // the call's mute and hold, from its node (party-state.ts): the room's participant-mute/-hold
+  const partyState = new RemotePartyWatch(parsePartyState(req.get(PARTY_STATE_HEADER)));
+  dialog.on('info', (info: SrfRequest, r: SrfResponse) => void r.send(partyState.report(info.get(PARTY_STATE_HEADER)) ? 200 : 400));
   const party: RoomParty = {
     get endpoint() {
       return leg.destroyed ? null : leg;
@@ -90,7 +95,7 @@ export async function acceptLeg(a: AcceptLegDeps, req: SrfRequest, res: SrfRespo
     );
   }, a.watchMs ?? 1000);
   try {
-    const reason = await room.join(party, cc, gone.signal);
+    const reason = await room.join(party, cc, gone.signal, partyState);
     if (!ended) {
       ended = true;
       // not waiting for the BYE's answer: a lost node never gives one

@@ -22,13 +22,18 @@ import { sharedSecret } from '../registrar';
 import { BridgeLegRefused, joinThroughLeg } from '../xnode/leg';
 import { LEG_SECRET_NAME } from '../xnode/token';
 import { acceptLeg } from './accept-leg';
-import { Room, type LeaveReason, type PartyWatch } from './room';
+import { Room, type LeaveReason } from './room';
+import { watchCall } from './party-state';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { mohFile } from '../call/moh-source';
 import { PolicyHttp } from '../flow/http';
 import { ConferenceCallbacks } from '../twiml/conference-callbacks';
 import { conferenceRecordingCallbacks } from '../twiml/conference-recording-callbacks';
 import { claimTwilioRecord, type TwilioRecord } from '../../core/conferences/twilio-recording';
+import { customersRepo } from '../../core/repos/customers';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { accountSid, callSid, toSid } from '../../core/twilio/sids';
+import { announce } from './announce';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -389,6 +394,26 @@ export class ConferenceHost implements ConferenceService {
     if (t.changed && t.conference) await publishConference(this.deps.events, 'conference_updated', t.conference).catch(() => undefined);
   }
 
+  /** Twilio AnnounceUrl (announce.ts) in the room hosted here, to all or to one participant; the callback says how it went. */
+  async announce(c: { conferenceId: string; conferencecallId: string | null; url: string; method: 'GET' | 'POST' }): Promise<void> {
+    const room = this.room(c.conferenceId);
+    if (!room) return;
+    const cc = c.conferencecallId ? room.memberRow(c.conferencecallId) : null;
+    if (c.conferencecallId && !cc) return room.announced(c.url, null, 'the participant is not in the conference');
+    const customer = await customersRepo(this.deps.db).get(room.row.customer_id);
+    if (!customer) return;
+    const params: Record<string, string> = {
+      AccountSid: accountSid(customer.id),
+      ConferenceSid: toSid('CF', room.id),
+      FriendlyName: room.row.name,
+      ...(cc ? { CallSid: callSid(cc.reference_id) } : {}),
+    };
+    const authToken = twilioAuthToken(this.deps.config.jwtSecret, customer.id, customer.twilio_token_generation);
+    const failed = await announce({ http: new PolicyHttp(this.deps.egress, this.logger), timeoutMs: 10_000 }, { url: c.url, method: c.method, params, authToken }, room.audience(c.conferencecallId));
+    if (failed) this.logger.info({ conference: room.id, reason: failed }, 'conference announcement failed');
+    room.announced(c.url, cc, failed);
+  }
+
   async kick(conferenceId: string, conferencecallId: string): Promise<void> {
     const room = this.room(conferenceId);
     if (room) return room.kick(conferencecallId);
@@ -412,15 +437,4 @@ export class ConferenceHost implements ConferenceService {
   async stop(): Promise<void> {
     await Promise.allSettled([...this.rooms.values()].map((r) => r.stop()));
   }
-}
-
-/** A call's mute (in or both: the room no longer hears it) and hold, as Participants shows them, and their changes. */
-function watchCall(call: CallSession): PartyWatch {
-  return {
-    state: () => ({ muted: call.row.mute_direction === 'in' || call.row.mute_direction === 'both', held: call.row.metadata?.hold === true }),
-    onChange: (fn) => {
-      call.on('updated', fn);
-      return () => call.off('updated', fn);
-    },
-  };
 }

@@ -75,6 +75,10 @@ interface Member {
   readonly call: RoomParty;
   readonly left: Promise<LeaveReason>;
   leave(reason: LeaveReason): void;
+  /** the mixer says it is talking (participant-speech-start sent, -stop not yet) */
+  talking: boolean;
+  /** its participant-join is reported: speech events wait for it */
+  joined: boolean;
 }
 
 /** The join/leave beep: 300 ms of 1 kHz at 8 kHz, a quarter of full scale, faded in and out over 5 ms. */
@@ -109,6 +113,15 @@ export class Room extends EventEmitter<RoomEvents> {
   ) {
     super();
     this.on('error', () => undefined);
+    media.on('speaker', (e) => this.speaker(e.memberId, e.talking));
+  }
+
+  /** The mixer's talk detector: participant-speech-start/-stop for the member of that endpoint, in order with the rest. */
+  private speaker(memberId: string, talking: boolean): void {
+    const m = [...this.members.values()].find((x) => x.call.endpoint?.uuid === memberId);
+    if (!m || m.talking === talking) return;
+    m.talking = talking;
+    if (m.joined) void this.d.report({ event: 'speaker', cc: m.cc, talking });
   }
 
   get id(): string {
@@ -183,7 +196,7 @@ export class Room extends EventEmitter<RoomEvents> {
     let resolve!: (r: LeaveReason) => void;
     const left = new Promise<LeaveReason>((r) => (resolve = r));
     let gone = false;
-    const m: Member = { cc, call, left, leave: (r) => !gone && ((gone = true), resolve(r)) };
+    const m: Member = { cc, call, left, leave: (r) => !gone && ((gone = true), resolve(r)), talking: false, joined: false };
     this.members.set(cc.id, m);
     const onAbort = () => m.leave('hangup');
     signal.addEventListener('abort', onAbort, { once: true });
@@ -195,6 +208,8 @@ export class Room extends EventEmitter<RoomEvents> {
       if (t.changed && t.conferencecall) {
         await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
         void this.d.report({ event: 'join', cc: t.conferencecall });
+        m.joined = true;
+        if (m.talking) void this.d.report({ event: 'speaker', cc: t.conferencecall, talking: true });
         if (watch) unwatch = this.watchParty(t.conferencecall, watch);
         if (cc.beep === 'true' || cc.beep === 'onEnter') void this.beep();
       }
@@ -238,6 +253,9 @@ export class Room extends EventEmitter<RoomEvents> {
   /** Out of the mix, leaving → leaved, then what the room does when someone leaves. */
   private async depart(member: Member, reason: LeaveReason): Promise<void> {
     if (!this.members.delete(member.cc.id)) return;
+    // one talking as it leaves stops talking first: every speech-start has its speech-stop
+    if (member.talking && member.joined) void this.d.report({ event: 'speaker', cc: member.cc, talking: false });
+    member.talking = false;
     // end_on_exit and beep as they stand now (REST Participants update may have changed them)
     const fresh = await this.calls.get(member.cc.id).catch(() => null);
     const m = fresh ? { ...member, cc: fresh } : member;
@@ -284,6 +302,32 @@ export class Room extends EventEmitter<RoomEvents> {
     const ep = this.members.get(ccId)?.call.endpoint;
     if (!ep) return;
     await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
+  }
+
+  /** AnnounceUrl's audience: the endpoints of every member in the mix (`ccId` null) or of that one, as they stand when asked. */
+  audience(ccId: string | null): () => Endpoint[] {
+    return () => {
+      const ms = ccId ? [this.members.get(ccId)].filter((m) => m !== undefined) : [...this.members.values()];
+      return ms.filter((m) => m.joined && !m.call.isEnded).flatMap((m) => (m.call.endpoint ? [m.call.endpoint] : []));
+    };
+  }
+
+  /** The participant's row while it is in the mix, else null. */
+  memberRow(ccId: string): ConferencecallRow | null {
+    const m = this.members.get(ccId);
+    return m?.joined ? m.cc : null;
+  }
+
+  /** announcement-end, or announcement-fail with `failed`, in order with the room's other callbacks. */
+  announced(url: string, cc: ConferencecallRow | null, failed: string | null): void {
+    void this.d.report({ event: 'announcement', url, cc, ...(failed !== null ? { failed } : {}) });
+  }
+
+  /** REST Participants update changed the member's row: participant-modify with it as it now stands. */
+  async modified(ccId: string): Promise<void> {
+    const m = this.members.get(ccId);
+    const row = m?.joined ? await this.calls.get(ccId) : null;
+    if (row) void this.d.report({ event: 'modify', cc: row });
   }
 
   /** REST Participants Coaching: the member's coach_call_id as it now stands (null: heard by all again). */

@@ -25,6 +25,11 @@ export const subsystem: Subsystem = {
     ctx.commands.on('conference.terminate', (c) => host.terminate(c.conferenceId));
     ctx.commands.on('conference.kick', (c) => host.kick(c.conferenceId, c.conferencecallId));
     ctx.commands.on('conference.coach', async (c) => host.room(c.conferenceId)?.recoach(c.conferencecallId));
+    ctx.commands.on('conference.modified', async (c) => host.room(c.conferenceId)?.modified(c.conferencecallId));
+    // played in the background: the command is taken at once, the callback tells the end
+    ctx.commands.on('conference.announce', async (c) => {
+      void host.announce(c).catch((err: Error) => ctx.logger.warn({ err: err.message, conference: c.conferenceId }, 'conference announcement not run'));
+    });
     ctx.commands.on('conference.mute', async (c) => host.room(c.conferenceId)?.mute(c.conferencecallId, c.direction, c.on));
     ctx.commands.on('conference.recording_start', async (c) => {
       const room = host.room(c.conferenceId) ?? (await host.ensure(c.conferenceId).catch(() => undefined));

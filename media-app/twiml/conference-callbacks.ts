@@ -3,7 +3,10 @@
  * statusCallbackMethod>, docs/twilio.md "Conference status callbacks"): the room (media-app/conference/
  * room.ts, on the node hosting it) reports conference-start, conference-end, participant-join,
  * participant-leave, and participant-mute/-unmute and participant-hold/-unhold (a participant's call on
- * the hosting node muted or held: REST Participants update, POST /calls/{id}/mute|hold); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
+ * the hosting node muted or held: REST Participants update, POST /calls/{id}/mute|hold), and
+ * participant-speech-start/-stop (the mixer's talk detector, media-engine/dsp/talk.ts),
+ * participant-modify (REST Participants update changed EndConferenceOnExit, BeepOnExit or Coaching),
+ * announcement-end / announcement-fail (a Conferences or Participants AnnounceUrl played, or not); each one the room's statusCallback asked for is sent signed (X-Twilio-Signature)
  * through the egress policy with Twilio's parameters and a SequenceNumber, one after the other in the
  * order they happened (a chain per room), retried as the recording callbacks are.
  */
@@ -21,11 +24,12 @@ import { sendSigned } from './recording-callbacks';
 
 /** The StatusCallbackEvent value of each statusCallbackEvent word this platform sends. */
 type ConferenceCallbackEvent = (typeof CONFERENCE_CALLBACK_EVENTS)[number];
-const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hold'>, string>> = {
+const EVENT_NAME: Readonly<Record<Exclude<ConferenceCallbackEvent, 'mute' | 'hold' | 'speaker' | 'announcement'>, string>> = {
   start: 'conference-start',
   end: 'conference-end',
   join: 'participant-join',
   leave: 'participant-leave',
+  modify: 'participant-modify',
 };
 
 /** A participant's mute and hold as they stood when it changed. */
@@ -34,14 +38,29 @@ export interface PartyState {
   held: boolean;
 }
 
-const eventName = (h: ConferenceHappening): string =>
-  h.event === 'mute' ? (h.state.muted ? 'participant-mute' : 'participant-unmute') : h.event === 'hold' ? (h.state.held ? 'participant-hold' : 'participant-unhold') : EVENT_NAME[h.event];
+function eventName(h: ConferenceHappening): string {
+  switch (h.event) {
+    case 'mute':
+      return h.state.muted ? 'participant-mute' : 'participant-unmute';
+    case 'hold':
+      return h.state.held ? 'participant-hold' : 'participant-unhold';
+    case 'speaker':
+      return h.talking ? 'participant-speech-start' : 'participant-speech-stop';
+    case 'announcement':
+      return h.failed === undefined ? 'announcement-end' : 'announcement-fail';
+    default:
+      return EVENT_NAME[h.event];
+  }
+}
 
 /** What happened, as the room reports it. */
 export type ConferenceHappening =
-  | { event: 'start' | 'join'; cc: ConferencecallRow }
+  | { event: 'start' | 'join' | 'modify'; cc: ConferencecallRow }
   | { event: 'leave'; cc: ConferencecallRow; reason: string }
   | { event: 'mute' | 'hold'; cc: ConferencecallRow; state: PartyState }
+  | { event: 'speaker'; cc: ConferencecallRow; talking: boolean }
+  /** an AnnounceUrl played to the room (cc null) or to one participant; `failed`: why it was not */
+  | { event: 'announcement'; url: string; cc: ConferencecallRow | null; failed?: string }
   | { event: 'end'; reason: string; endingCallId?: string };
 
 export interface ConferenceCallbackDeps {
@@ -87,7 +106,11 @@ export class ConferenceCallbacks {
       Timestamp: rfc2822(at),
       SequenceNumber: String(await conferences.nextCallbackSeq(row.id)),
     };
-    if (h.event === 'end') {
+    if (h.event === 'announcement') {
+      params.AnnounceUrl = h.url;
+      if (h.cc) params.CallSid = callSid(h.cc.reference_id);
+      if (h.failed !== undefined) params.ReasonAnnouncementFailed = h.failed;
+    } else if (h.event === 'end') {
       params.ReasonConferenceEnded = h.reason;
       if (h.endingCallId) params.CallSidEndingConference = callSid(h.endingCallId);
     } else {
@@ -95,7 +118,13 @@ export class ConferenceCallbacks {
       // a mute or hold change says the state it made, not one read later
       if (h.event === 'mute' || h.event === 'hold') Object.assign(params, { Muted: String(h.state.muted), Hold: String(h.state.held) });
     }
-    const sender = { http: this.d.http, timeoutMs: this.d.timeoutMs, retryMs: this.d.retryMs, twiml: { logger: this.d.logger }, callId: h.event === 'end' ? '' : h.cc.reference_id };
+    const sender = {
+      http: this.d.http,
+      timeoutMs: this.d.timeoutMs,
+      retryMs: this.d.retryMs,
+      twiml: { logger: this.d.logger },
+      callId: h.event === 'end' || h.event === 'announcement' ? (h.event === 'announcement' && h.cc ? h.cc.reference_id : '') : h.cc.reference_id,
+    };
     await sendSigned(sender, token, cb.url, cb.method, params, `conference ${params.StatusCallbackEvent}`);
   }
 

@@ -5,7 +5,9 @@
  * calls on one node. The leg is not a CallSession: its INVITE goes through the node's UAC primitive
  * (outbound/uac.ts `sendInvite`, as the dialler's attempts do) but not through the dialler (no Call row,
  * no route fallback, no dial timeout of its own; the host's answer or refusal ends it). The host puts
- * the leg in its mix as the participant; mute, kick and recording happen there.
+ * the leg in its mix as the participant; mute, kick and recording happen there. The call's own mute
+ * and hold go to the host in the INVITE and an INFO per change (conference/party-state.ts), for the
+ * room's participant-mute/-hold callbacks.
  *
  * The leg ends when: the host hangs it up (BYE with X-Openvoice-Leave-Reason: kicked, ejected,
  * terminated, hangup), the host dies (a BYE without a reason from its sip-server, or its heartbeat
@@ -22,6 +24,7 @@ import type { CallSession } from '../call/session';
 import { sendInvite } from '../outbound/uac';
 import { liveNodeSip, nodeAlive } from './address';
 import { LEG_HEADER, LEG_USER_PREFIX, signLeg, type LegClaims } from './token';
+import { PARTY_STATE_HEADER, callPartyState, encodePartyState } from '../conference/party-state';
 
 export const LEAVE_REASON_HEADER = 'X-Openvoice-Leave-Reason';
 const REASONS: readonly LeaveReason[] = ['hangup', 'kicked', 'ejected', 'terminated'];
@@ -80,7 +83,11 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
     dialog = await sendInvite(
       d.srf,
       { uri: `sip:${LEG_USER_PREFIX}${claims.conferenceId}@${addr}` },
-      { localSdp: leg.local.sdp, headers: { [LEG_HEADER]: signLeg(await d.secret(), claims) }, onRequest: (req) => void (pending = req) },
+      {
+        localSdp: leg.local.sdp,
+        headers: { [LEG_HEADER]: signLeg(await d.secret(), claims), [PARTY_STATE_HEADER]: encodePartyState(callPartyState(call)) },
+        onRequest: (req) => void (pending = req),
+      },
     );
   } catch (err) {
     await leg.destroy().catch(() => undefined);
@@ -94,6 +101,7 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
   dialog.on('destroy', (bye: SrfRequest) => party.end(leaveReasonOf(bye), false));
   const ours = () => void party.hangup();
   signal.addEventListener('abort', ours, { once: true });
+  const unreport = reportPartyState(call, dialog, d.logger);
   const watch = setInterval(
     () =>
       void nodeAlive(d.redis, d.keyPrefix, hostNode).then(
@@ -115,10 +123,33 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
     return reason;
   } finally {
     clearInterval(watch);
+    unreport();
     signal.removeEventListener('abort', ours);
     await party.hangup();
     await leg.destroy().catch(() => undefined);
   }
+}
+
+/**
+ * The call's mute and hold, each change sent to the host as an INFO on the leg (one after another, in
+ * order), so that the room sends participant-mute/-hold for it; returns the stop.
+ */
+function reportPartyState(call: CallSession, dialog: SrfDialog, logger: Logger): () => void {
+  let last = encodePartyState(callPartyState(call));
+  let chain = Promise.resolve();
+  const onUpdate = () => {
+    const now = encodePartyState(callPartyState(call));
+    if (now === last) return;
+    last = now;
+    chain = chain
+      .then(() => dialog.request({ method: 'INFO', headers: { [PARTY_STATE_HEADER]: now } }))
+      .then(
+        () => undefined,
+        (err: Error) => logger.info({ err: err.message, call: call.id }, 'conference leg: the party state INFO failed'),
+      );
+  };
+  call.on('updated', onUpdate);
+  return () => call.off('updated', onUpdate);
 }
 
 /**

@@ -345,7 +345,8 @@ export class Engine {
 
   createConference(id: string): void {
     if (this.conferences.has(id)) throw new EngineError(`conference ${id} exists`, 'EEXIST');
-    this.conferences.set(id, { mixer: new ConferenceMixer(id), recorder: null, forks: new Map() });
+    const onTalk = (memberId: string, talking: boolean) => this.confEvent(id, { name: 'speaker', data: { memberId, talking } });
+    this.conferences.set(id, { mixer: new ConferenceMixer(id, onTalk), recorder: null, forks: new Map() });
     this.wake();
   }
 

@@ -15,6 +15,7 @@
  * gets only its 16 kHz N-1 mix (`mixedWide`), no 8 kHz one it would not use.
  */
 import { Resampler } from '../codecs';
+import { TalkDetector } from '../dsp/talk';
 
 const FRAME = 160;
 const WIDE = 320;
@@ -47,6 +48,8 @@ interface Slot {
   leaving: boolean;
   /** the 16 kHz contribution, and a narrowband member's resampler up to it (made when first needed) */
   wide: { contrib: Int16Array; has: boolean; up: Resampler | null } | null;
+  /** whether the member is talking, from the audio it puts into the mix (dsp/talk.ts) */
+  talk: TalkDetector;
 }
 
 function clip(v: number): number {
@@ -101,7 +104,11 @@ export class ConferenceMixer {
   /** true when this tick was mixed at 16 kHz too (`mixWide` holds it) */
   wide = false;
 
-  constructor(readonly id: string) {}
+  /** `onTalk`: a member started or stopped talking (dsp/talk.ts), called inside the tick. */
+  constructor(
+    readonly id: string,
+    private readonly onTalk?: (memberId: string, talking: boolean) => void,
+  ) {}
 
   get size(): number {
     return this.slots.filter((s) => !s.leaving).length;
@@ -121,7 +128,7 @@ export class ConferenceMixer {
   join(member: MixMember): void {
     if (this.has(member.id)) return;
     this.dropSlots(member.id);
-    this.slots.push({ member, contrib: new Int16Array(FRAME), has: false, age: 0, leaving: false, wide: null });
+    this.slots.push({ member, contrib: new Int16Array(FRAME), has: false, age: 0, leaving: false, wide: null, talk: new TalkDetector() });
   }
 
   /** The participant fades out over the next tick, then is gone. */
@@ -153,6 +160,10 @@ export class ConferenceMixer {
       if (m.heardOnlyBy && !s.leaving) whispering = true;
       const f = s.leaving || m.muteIn ? null : m.input();
       const had = s.has;
+      if (!s.leaving && this.onTalk) {
+        const t = s.talk.push(f);
+        if (t) this.onTalk(m.id, t === 'start');
+      }
       s.has = contribute(s.contrib, f, s.age, s.leaving, had);
       if (s.has && !m.heardOnlyBy) for (let i = 0; i < FRAME; i++) total[i] += s.contrib[i];
       if (!tw) continue;

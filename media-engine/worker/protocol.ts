@@ -90,6 +90,8 @@ export interface LegEventData {
 export interface ConferenceEventData {
   join: { memberId: string; size: number };
   leave: { memberId: string; size: number };
+  /** a member started or stopped talking (dsp/talk.ts: its level, with hysteresis) */
+  speaker: { memberId: string; talking: boolean };
   destroy: Record<string, never>;
 }
 
@@ -116,7 +118,7 @@ export type FromWorker =
 
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS);
 const LEG_EVENTS: Record<keyof LegEventData, true> = { dtmf: true, speech: true };
-const CONFERENCE_EVENTS: Record<keyof ConferenceEventData, true> = { join: true, leave: true, destroy: true };
+const CONFERENCE_EVENTS: Record<keyof ConferenceEventData, true> = { join: true, leave: true, speaker: true, destroy: true };
 
 type Obj = Record<string, unknown>;
 const isObj = (m: unknown): m is Obj => typeof m === 'object' && m !== null;

@@ -187,7 +187,9 @@ describe('twilio: Conferences and Participants', function () {
     for (const [path, body, code] of [
       [`${base}/${mine}.json`, { Status: 'in-progress' }, 20001],
       [`${base}/${mine}.json`, {}, 20001],
-      [`${base}/${mine}.json`, { Status: 'completed', AnnounceUrl: 'http://127.0.0.1:9/a' }, 20001],
+      [`${base}/${mine}.json`, { AnnounceUrl: 'ftp://127.0.0.1:9/a' }, 20001],
+      [`${base}/${mine}.json`, { AnnounceMethod: 'GET' }, 20001],
+      [`${base}/${mine}.json`, { AnnounceUrl: 'http://127.0.0.1:9/a', AnnounceMethod: 'PUT' }, 20001],
     ] as const) {
       const res = await auth(request(stack.api.app).post(path).type('form').send(body));
       expect([res.status, res.body.code], JSON.stringify(body)).to.deep.equal([400, code]);

@@ -28,7 +28,6 @@ describe('TwiML <Conference statusCallback>: compiler', () => {
   });
 
   it('bad input: 12200 for an event not sent here or unknown, a bad method, a URL that is not http(s)', () => {
-    refused('<Response><Dial><Conference statusCallback="/e" statusCallbackEvent="speaker">r</Conference></Dial></Response>', /speaker.*not supported/);
     refused('<Response><Dial><Conference statusCallback="/e" statusCallbackEvent="start bogus">r</Conference></Dial></Response>', /bogus.*not an event/);
     refused('<Response><Dial><Conference statusCallback="/e" statusCallbackMethod="PUT">r</Conference></Dial></Response>', /statusCallbackMethod/);
     refused('<Response><Dial><Conference statusCallback="mailto:x@y">r</Conference></Dial></Response>', /statusCallback/);

@@ -96,6 +96,13 @@ export function level(pcm: Buffer): number {
 
 /** One frame of the peers' 700 Hz tone in µ-law (the same every frame: 14 periods in 160 samples). */
 const TONE_PAYLOAD = Buffer.from(Array.from(tone(0), (x) => mulaw(x)));
+const tonePayloads = new Map<number, Buffer>();
+/** The 700 Hz frame's PCMU payload at amplitude `amp` (made once per amplitude). */
+const toneAt = (amp: number): Buffer => {
+  let p = tonePayloads.get(amp);
+  if (!p) tonePayloads.set(amp, (p = Buffer.from(Array.from(tone(0, 700, amp), (x) => mulaw(x)))));
+  return p;
+};
 
 /** The far end of a call's media: talks a tone toward the platform and measures what comes back. */
 export class RtpPeer {
@@ -106,6 +113,8 @@ export class RtpPeer {
   arrivals: number[] = [];
   private timer: NodeJS.Timeout | null = null;
   private seq = 0;
+  /** The tone's amplitude while talking (0: RTP of silence, as a phone with nothing to say sends). */
+  amplitude = 8000;
   private readonly ssrc = randomBytes(4).readUInt32BE(0);
 
   static async open(): Promise<RtpPeer> {
@@ -141,7 +150,7 @@ export class RtpPeer {
       b.writeUInt16BE(this.seq & 0xffff, 2);
       b.writeUInt32BE((this.seq * 160) >>> 0, 4);
       b.writeUInt32BE(this.ssrc, 8);
-      TONE_PAYLOAD.copy(b, 12);
+      (this.amplitude === 8000 ? TONE_PAYLOAD : toneAt(this.amplitude)).copy(b, 12);
       this.seq++;
       this.sock.send(b, toPort, '127.0.0.1');
     }, 20);

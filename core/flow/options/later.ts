@@ -29,7 +29,7 @@ const conferenceWait = {
 };
 
 /** The conference status callback events this platform sends (TwiML statusCallbackEvent's words). */
-export const CONFERENCE_CALLBACK_EVENTS = ['start', 'end', 'join', 'leave', 'mute', 'hold'] as const;
+export const CONFERENCE_CALLBACK_EVENTS = ['start', 'end', 'join', 'leave', 'mute', 'hold', 'speaker', 'modify', 'announcement'] as const;
 
 /**
  * A conference by id, or by `name` (our extension, for TwiML <Dial><Conference>name): the customer's
