@@ -20,6 +20,7 @@
  * notifies up once ('hangup' event, `done`, the registry).
  */
 import { EventEmitter } from 'node:events';
+import { inSpan, spanEvent } from '../../core/tracing';
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
@@ -282,13 +283,14 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       return new Promise<void>((resolve, reject) => this.upWaiters.push({ resolve, reject }));
     }
     const { req, res } = this.sip;
-    this.answering ??= (async () => {
+    this.answering ??= inSpan('call answer', {}, async () => {
       if (!this.endpoint) throw new Error('no media endpoint');
       const endpoint = this.endpoint;
       const relay = this.rl;
       // through the relay leg the engine's SDP becomes the far end's profile (SRTP, DTLS + ICE)
       const localSdp = !relay ? endpoint.local.sdp : req.body ? await relay.engineAnswer(endpoint.local.sdp) : await relay.engineOffer(endpoint.local.sdp);
       const dialog = await this.deps.srf.createUAS(req, res, { localSdp });
+      spanEvent('200 sent');
       // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
       const ack = req.body ? null : applyAnswerFromAck(dialog, mediaPath(endpoint, relay), this.deps.logger);
       // a close that landed while the 200 OK was in flight: the late dialog got its BYE
@@ -298,7 +300,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       }
       await ack;
       await this.setStatus('progressing');
-    })();
+    });
     return this.answering;
   }
 
