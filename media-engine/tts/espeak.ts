@@ -10,6 +10,7 @@ import path from 'node:path';
 import { readWavInfo } from '../audio/wav';
 import { TtsError, type TtsOptions, type TtsProvider, type TtsResult } from './provider';
 import { pipeThroughSox } from './run';
+import { espeakPool } from './espeak-pool';
 
 export interface EspeakOptions {
   /** Where synthesized files go (the TTS cache normally decides instead). */
@@ -83,6 +84,20 @@ export class EspeakProvider implements TtsProvider {
     const base = espeakVoiceFor(o.language);
     const variant = v ? (GENDER[v.toLowerCase()] ?? v) : this.opts.variant;
     return variant ? `${base}+${variant}` : base;
+  }
+
+  /**
+   * The 8 kHz speech of `text` as espeak-ng makes it, on a warm process of the pool (espeak-pool.ts):
+   * `onAudio` gets it in 20 ms multiples; resolves with the sample count. `signal` stops it.
+   */
+  stream(text: string, o: TtsOptions, onAudio: (samples: Int16Array) => void, signal?: AbortSignal): Promise<number> {
+    if (!text.trim()) return Promise.reject(new TtsError('EMPTY_TEXT', 'nothing to say'));
+    return espeakPool.speak(text, this.streamOptions(o), onAudio, signal);
+  }
+
+  /** The pool's options for a request (a wrong voice or language throws here, before any process). */
+  streamOptions(o: TtsOptions = {}): { voice: string; speed: number; ssml: boolean; timeoutMs: number } {
+    return { voice: this.voiceArg(o), speed: this.opts.speed ?? 165, ssml: !!o.ssml, timeoutMs: this.opts.timeoutMs ?? 20000 };
   }
 
   async synthesize(text: string, o: TtsOptions = {}, outPath?: string): Promise<TtsResult> {
