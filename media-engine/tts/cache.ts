@@ -15,6 +15,8 @@ export interface PathTtsProvider extends TtsProvider {
   synthesize(text: string, opts?: TtsOptions, outPath?: string): Promise<TtsResult>;
   /** 8 kHz speech as it is made (espeak-ng); resolves with the sample count. */
   stream?(text: string, opts: TtsOptions, onAudio: (samples: Int16Array) => void, signal?: AbortSignal): Promise<number>;
+  /** readies what the first request like `opts` needs (a warm espeak-ng process) */
+  prewarm?(opts: TtsOptions): void;
 }
 
 /** Most speech a streamed synthesis keeps for the cache (10 min at 8 kHz); a longer text is not cached. */
@@ -44,6 +46,11 @@ export class CachedTtsProvider implements TtsProvider {
   /** True when a request can stream (the provider streams, at 8 kHz: not a wideband prompt). */
   streams(o: TtsOptions = {}): boolean {
     return !o.wideband && typeof this.inner.stream === 'function';
+  }
+
+  /** Readies the provider for requests like `o` (espeak-ng: a warm process), where it can. */
+  prewarm(o: TtsOptions = {}): void {
+    this.inner.prewarm?.(o);
   }
 
   /** The cached prompt of a request, if there is one. */

@@ -13,6 +13,7 @@ import { beep, dtmfTones, ringback, silence } from '../dsp/tones';
 import { AudioSourceError, isUrl, openPreparedReader, prepareAudio } from '../sources';
 import { createTtsProvider, type CachedTtsProvider, type TtsOptions } from '../tts';
 import { StreamedSpeech } from '../tts/streamed-speech';
+import { loadEspeakLanguages } from '../tts/espeak';
 import type { SynthesisReport } from '../player';
 
 export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string };
@@ -34,6 +35,16 @@ export function configureSources(o: { cacheDir?: string; ttsProvider?: string; e
 function urlFailure(e: AudioSourceError, url: string): Error {
   const message = e.code === 'REFUSED' ? `${url}: ${e.message}` : `${url}: the audio URL could not be fetched or played`;
   return Object.assign(new Error(message), { code: e.code });
+}
+
+/**
+ * Readies the default voice before the first say (a worker at start): espeak-ng's language list read
+ * without blocking the worker's ticks, and a warm espeak-ng process for the default provider in
+ * en-US, so the first talk of a worker is as fast as the next.
+ */
+export async function prewarmSpeech(language = 'en-US'): Promise<void> {
+  await loadEspeakLanguages();
+  provider(ttsProvider).prewarm({ language });
 }
 
 function provider(name: string): CachedTtsProvider {

@@ -27,11 +27,11 @@ describe('a talk answers the call and speaks without waiting for the status writ
     const trx = await db.transaction();
     try {
       const locked = await trx('calls').where({ id: call.callId }).forUpdate().first();
-      expect(locked.status).to.not.equal('progressing');
+      expect(locked?.status).to.be.oneOf(['dialing', 'ringing']);
       const heard = await until(async () => (call.peer.voiced() >= 10 ? true : null), 15_000, 'the prompt heard while the row is locked').catch(() => false);
       const meanwhile = await db('calls').where({ id: call.callId }).first();
       expect(heard, 'voiced packets heard while the status write waits').to.equal(true);
-      expect(meanwhile.status, 'the row still waits for the lock').to.not.equal('progressing');
+      expect(meanwhile?.status, 'the row still waits for the lock').to.be.oneOf(['dialing', 'ringing']);
     } finally {
       await trx.rollback();
     }
