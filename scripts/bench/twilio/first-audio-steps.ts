@@ -17,19 +17,23 @@ export const MILESTONES = [
   'compiled', // TwiML parsed and compiled (webhook_send: same as document in)
   'talk start', // the talk action began (the runner persisted the activeflow first)
   '200 sent', // the call's 200 OK left
-  'answered', // the answer done (status progressing written and published)
-  'play start', // the endpoint asked to play
+  'play start', // the endpoint asked to play (media waits for the 200 OK only)
   'first audio ready', // the synthesis had its first audio (a file: the whole text)
   'first voiced RTP', // the caller heard it
 ] as const;
 
-export type Milestone = (typeof MILESTONES)[number];
+/** Off the first audio's path: the answer's status write (progressing), timed from the 200 OK. */
+export const STATUS_WRITTEN = 'status written';
+
+export type Milestone = (typeof MILESTONES)[number] | typeof STATUS_WRITTEN;
 
 const ms = (t: ReadableSpan['startTime']) => hrTimeToMilliseconds(t);
 
 export class StepTracer {
   private readonly exporter = new InMemorySpanExporter();
   private readonly provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: this.exporter })] });
+  /** talks of the calls taken whose speech came from the TTS cache (must stay 0: each text is new) */
+  cacheHits = 0;
 
   /** Records every span of this process from now on. */
   start(): void {
@@ -62,11 +66,12 @@ export class StepTracer {
     const answer = first('call answer');
     if (answer) {
       out['200 sent'] = event(answer, '200 sent');
-      out.answered = ms(answer.endTime);
+      out[STATUS_WRITTEN] = ms(answer.endTime);
     }
     const play = first('media play');
     if (play) out['play start'] = ms(play.startTime);
     const tts = first('tts synthesize');
+    if (tts?.attributes['openvoice.tts.cache_hit'] === true) this.cacheHits++;
     if (tts) out['first audio ready'] = event(tts, 'tts first audio') ?? ms(tts.endTime);
     this.exporter.reset();
     return out;

@@ -8,8 +8,9 @@
  * then talk of the same text: the webhook's arrival → first audio. The ratio is what TwiML (signing,
  * parsing, compiling, the pushed actions) adds to an HTTP round trip and a talk.
  * Per step (first-audio-steps.ts, from the platform's spans kept in memory): the time from one
- * milestone to the next (document answered → in → compiled → talk start → 200 sent → answered →
- * play start → first audio ready → first voiced RTP), p50/p99 over the calls of each mode.
+ * milestone to the next (document answered → in → compiled → talk start → 200 sent → play start →
+ * first audio ready → first voiced RTP), p50/p99 over the calls of each mode; and, off that path,
+ * the answer's status write (from the 200 OK).
  * Writes dist/bench/twilio.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  */
 process.env.LOG_LEVEL ??= 'silent';
@@ -21,7 +22,7 @@ import { killAllSipp } from '../../../testkit/media-app/harness';
 import { customerWithTrunk, placeCall, startStack } from '../../../testkit/streams/support';
 import { TwimlServer } from '../../../testkit/twiml/server';
 import { twilioAuthToken } from '../../../core/twilio/auth-token';
-import { MILESTONES, StepTracer, type Milestone } from './first-audio-steps';
+import { MILESTONES, STATUS_WRITTEN, StepTracer, type Milestone } from './first-audio-steps';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -68,6 +69,8 @@ function breakdown(calls: Steps[]): string[] {
     }
     if (d.length) rows.push(`| ${m} | ${pct(d, 50).toFixed(1)} | ${pct(d, 99).toFixed(1)} | ${d.length} |`);
   }
+  const written = calls.filter((c) => c[STATUS_WRITTEN] !== undefined && c['200 sent'] !== undefined).map((c) => c[STATUS_WRITTEN]! - c['200 sent']!);
+  if (written.length) rows.push(`| (off the path) ${STATUS_WRITTEN}, from 200 sent | ${pct(written, 50).toFixed(1)} | ${pct(written, 99).toFixed(1)} | ${written.length} |`);
   return rows;
 }
 
@@ -108,9 +111,9 @@ async function main(): Promise<void> {
       const epoch = (t: number) => performance.timeOrigin + t;
       const s = await stepsOf(tracer, call.callId);
       const rel: Steps = { 'document answered': epoch(req.answeredAt ?? req.at), 'first voiced RTP': epoch(call.peer.arrivals[k]!) };
-      for (const m of MILESTONES) if (s[m] !== undefined) rel[m] = s[m];
+      for (const m of [...MILESTONES, STATUS_WRITTEN] as const) if (s[m] !== undefined) rel[m] = s[m];
       const zero = epoch(req.at);
-      for (const m of MILESTONES) if (rel[m] !== undefined) rel[m] = rel[m]! - zero;
+      for (const m of [...MILESTONES, STATUS_WRITTEN] as const) if (rel[m] !== undefined) rel[m] = rel[m]! - zero;
       steps[mode].push(rel);
     }
   } finally {
@@ -130,7 +133,7 @@ async function main(): Promise<void> {
     '',
     `- ${line('twiml (fetch → first voiced RTP)', twiml)}`,
     `- ${line('baseline (webhook_send sync + talk: webhook → first voiced RTP)', baseline)}`,
-    `- p99 ratio ${(pct(twiml, 99) / pct(baseline, 99)).toFixed(2)}; unsigned TwiML fetches: ${unsigned}`,
+    `- p99 ratio ${(pct(twiml, 99) / pct(baseline, 99)).toFixed(2)}; unsigned TwiML fetches: ${unsigned}; TTS cache hits: ${tracer.cacheHits}`,
     '',
     'Steps of the TwiML calls (each from the milestone before it; the first from the fetch received):',
     '',
