@@ -19,7 +19,12 @@ export interface SynthesisReport {
   provider: string;
   cached: boolean;
   startedAt: number;
+  /** the whole text synthesized (a streamed synthesis a stop cut short: when it was stopped) */
   endedAt: number;
+  /** its first audio ready to play (a streamed synthesis: before endedAt; a file: endedAt) */
+  firstAudioAt?: number;
+  /** a streamed synthesis that failed after its first audio: its error code (the prompt stopped there) */
+  error?: string;
 }
 
 interface Job {

@@ -127,6 +127,11 @@ export async function inSpan<T>(name: string, opts: { kind?: SpanKind; attribute
   }
 }
 
+/** Marks a moment of the active span (a step inside one action: the TwiML document fetched, compiled); nothing when no span records. */
+export function spanEvent(name: string, attributes?: Attributes): void {
+  trace.getActiveSpan()?.addEvent(name, attributes);
+}
+
 /** The active context as W3C headers (`traceparent`); empty when tracing is off or nothing is active. */
 export function injectContext(ctx: Context = context.active()): Record<string, string> {
   const carrier: Record<string, string> = {};

@@ -74,7 +74,8 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
     const needs: readonly Precondition[] = NEEDS[op];
     if (signal.aborted) throw abortError(signal);
     if (needs.includes('live') && this.call.isEnded) throw new Error(`${op}: the call has ended`);
-    if (needs.includes('answered')) await this.call.answer();
+    // media flows once the 200 OK has left; the answer's status write goes on beside it
+    if (needs.includes('answered')) await this.call.answerForMedia();
     if (signal.aborted) throw abortError(signal);
     const ep = this.call.endpoint;
     if (!ep || ep.destroyed || this.call.isEnded) throw new Error(`${op}: the call has no media`);

@@ -26,6 +26,11 @@ function synthesisSpan(parent: Span, r: SynthesisReport, tts: Attributes): void 
     startTime: r.startedAt,
     attributes: { ...tts, 'openvoice.tts.provider': r.provider, 'openvoice.tts.cache_hit': r.cached, 'openvoice.media.outcome': 'synthesized' },
   });
+  if (r.firstAudioAt !== undefined) span.addEvent('tts first audio', r.firstAudioAt);
+  if (r.error) {
+    span.setAttributes({ 'openvoice.media.outcome': 'failed', 'openvoice.tts.error': r.error });
+    failSpan(span, new Error(`synthesis failed: ${r.error}`));
+  }
   span.end(r.endedAt);
 }
 

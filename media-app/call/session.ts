@@ -20,6 +20,7 @@
  * notifies up once ('hangup' event, `done`, the registry).
  */
 import { EventEmitter } from 'node:events';
+import { inSpan, spanEvent } from '../../core/tracing';
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
@@ -75,6 +76,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly done: Promise<HangupEvent>;
   private resolveDone!: (e: HangupEvent) => void;
   private answering: Promise<void> | null = null;
+  /** the answer far enough for media: the 200 OK sent (a late offer: the ACK's answer applied) */
+  private answerUp: Promise<void> | null = null;
   private readonly upWaiters: { resolve(): void; reject(e: Error): void }[] = [];
   /** How digits are sent to this leg's party (its trunk's or extension's dtmf_mode). */
   dtmfMode: DtmfMode = DEFAULT_DTMF_MODE;
@@ -275,20 +278,49 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /** Answers a pending inbound INVITE with our endpoint's SDP; outgoing: waits until the far end answers. Idempotent. */
   answer(): Promise<void> {
-    if (this.sip.kind === 'up') return this.answering ?? Promise.resolve();
-    if (this.isEnded) return Promise.reject(new Error('call ended'));
+    return this.answerSteps().answered;
+  }
+
+  /**
+   * answer(), resolved as soon as media may flow: the 200 OK has left (a late offer: its ACK brought
+   * the answer), before the status write (progressing) that answer() also waits for. A prompt
+   * starts its audio then; a failed status write still ends the call (setStatus).
+   */
+  answerForMedia(): Promise<void> {
+    return this.answerSteps().up;
+  }
+
+  private answerSteps(): { up: Promise<void>; answered: Promise<void> } {
+    if (this.sip.kind === 'up') {
+      const answered = this.answering ?? Promise.resolve();
+      return { up: this.answerUp ?? answered, answered };
+    }
+    if (this.isEnded) {
+      const ended = Promise.reject(new Error('call ended'));
+      return { up: ended, answered: ended };
+    }
     if (this.sip.kind !== 'offered') {
       // outgoing (early execution): media waits until the far end answers, or fails when it never does
-      return new Promise<void>((resolve, reject) => this.upWaiters.push({ resolve, reject }));
+      const up = new Promise<void>((resolve, reject) => this.upWaiters.push({ resolve, reject }));
+      return { up, answered: up };
     }
-    const { req, res } = this.sip;
-    this.answering ??= (async () => {
+    if (!this.answering) this.startAnswer(this.sip.req, this.sip.res);
+    return { up: this.answerUp!, answered: this.answering! };
+  }
+
+  private startAnswer(req: SrfRequest, res: SrfResponse): void {
+    let upNow!: () => void;
+    let upFailed!: (e: Error) => void;
+    this.answerUp = new Promise<void>((resolve, reject) => ((upNow = resolve), (upFailed = reject)));
+    this.answerUp.catch(() => undefined); // told to its callers; answer()'s get the same failure
+    this.answering = inSpan('call answer', {}, async () => {
       if (!this.endpoint) throw new Error('no media endpoint');
       const endpoint = this.endpoint;
       const relay = this.rl;
       // through the relay leg the engine's SDP becomes the far end's profile (SRTP, DTLS + ICE)
       const localSdp = !relay ? endpoint.local.sdp : req.body ? await relay.engineAnswer(endpoint.local.sdp) : await relay.engineOffer(endpoint.local.sdp);
       const dialog = await this.deps.srf.createUAS(req, res, { localSdp });
+      spanEvent('200 sent');
       // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
       const ack = req.body ? null : applyAnswerFromAck(dialog, mediaPath(endpoint, relay), this.deps.logger);
       // a close that landed while the 200 OK was in flight: the late dialog got its BYE
@@ -297,9 +329,12 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
         throw new Error('call ended before the answer completed');
       }
       await ack;
+      upNow();
       await this.setStatus('progressing');
-    })();
-    return this.answering;
+    });
+    // whoever asked only for media (answerForMedia) still hears of a failure before the 200 OK;
+    // the status write itself never rejects (setStatus ends the call instead)
+    this.answering.catch(upFailed);
   }
 
   /**

@@ -7,13 +7,20 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readWavInfo } from '../audio/wav';
+import { readWavInfo, wavHeader } from '../audio/wav';
 import type { TtsOptions, TtsProvider, TtsResult } from './provider';
 
 /** A provider that can write to a given path (all built-in ones can). */
 export interface PathTtsProvider extends TtsProvider {
   synthesize(text: string, opts?: TtsOptions, outPath?: string): Promise<TtsResult>;
+  /** 8 kHz speech as it is made (espeak-ng); resolves with the sample count. */
+  stream?(text: string, opts: TtsOptions, onAudio: (samples: Int16Array) => void, signal?: AbortSignal): Promise<number>;
+  /** readies what the first request like `opts` needs (a warm espeak-ng process) */
+  prewarm?(opts: TtsOptions): void;
 }
+
+/** Most speech a streamed synthesis keeps for the cache (10 min at 8 kHz); a longer text is not cached. */
+const MAX_CACHED_SAMPLES = 10 * 60 * 8000;
 
 export class CachedTtsProvider implements TtsProvider {
   readonly name: string;
@@ -34,6 +41,61 @@ export class CachedTtsProvider implements TtsProvider {
       .update(JSON.stringify([this.inner.name, text, o.voice ?? '', (o.language ?? 'en-US').toLowerCase(), !!o.ssml, ...(o.wideband ? ['wide'] : [])]))
       .digest('hex');
     return path.join(this.cacheDir, `tts-${key}.wav`);
+  }
+
+  /** True when a request can stream (the provider streams, at 8 kHz: not a wideband prompt). */
+  streams(o: TtsOptions = {}): boolean {
+    return !o.wideband && typeof this.inner.stream === 'function';
+  }
+
+  /** Readies the provider for requests like `o` (espeak-ng: a warm process), where it can. */
+  prewarm(o: TtsOptions = {}): void {
+    this.inner.prewarm?.(o);
+  }
+
+  /** The cached prompt of a request, if there is one. */
+  cached(text: string, o: TtsOptions = {}): TtsResult | null {
+    const file = this.pathFor(text, o);
+    return fs.existsSync(file) ? { path: file, durationMs: readWavInfo(file).durationMs, cached: true } : null;
+  }
+
+  /**
+   * Streams a request's speech as the provider makes it (see streams()); once the whole text is
+   * done it is written to the cache as synthesize() would have (a stopped or failed one is not).
+   */
+  async stream(text: string, o: TtsOptions, onAudio: (samples: Int16Array) => void, signal?: AbortSignal): Promise<number> {
+    if (!this.streams(o)) throw new Error(`${this.name} does not stream this request`);
+    const parts: Int16Array[] = [];
+    let kept = 0;
+    const total = await this.inner.stream!(
+      text,
+      o,
+      (samples) => {
+        if (kept + samples.length <= MAX_CACHED_SAMPLES) parts.push(samples);
+        kept += samples.length;
+        onAudio(samples);
+      },
+      signal,
+    );
+    if (kept === total && total > 0 && kept <= MAX_CACHED_SAMPLES) {
+      const all = new Int16Array(total);
+      let off = 0;
+      for (const p of parts) {
+        all.set(p, off);
+        off += p.length;
+      }
+      const file = this.pathFor(text, o);
+      const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+      // written without blocking: this runs on a media worker, beside other legs' 20 ms ticks
+      const body = Buffer.from(all.buffer, all.byteOffset, all.byteLength);
+      try {
+        await fs.promises.writeFile(tmp, Buffer.concat([wavHeader(body.length, 8000), body]));
+        await fs.promises.rename(tmp, file);
+      } finally {
+        await fs.promises.rm(tmp, { force: true });
+      }
+    }
+    return total;
   }
 
   async synthesize(text: string, o: TtsOptions = {}): Promise<TtsResult> {

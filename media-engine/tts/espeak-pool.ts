@@ -93,16 +93,17 @@ export class EspeakPool {
     return spawnEspeak(o);
   }
 
-  /** espeakStream's contract, on a warm process; the next one starts once this one has its text. */
-  speak(text: string, o: EspeakStreamOptions, onAudio: (samples: Int16Array) => void): Promise<number> {
+  /**
+   * espeakStream's contract, on a warm process; the next one starts once this one has its text.
+   * `signal`: stops the synthesis (the process is killed; the promise rejects).
+   */
+  speak(text: string, o: EspeakStreamOptions, onAudio: (samples: Int16Array) => void, signal?: AbortSignal): Promise<number> {
     if (!text.trim()) return Promise.reject(new TtsError('EMPTY_TEXT', 'nothing to say'));
     const child = this.take(o);
-    const done = speakOn(child, text, o.timeoutMs ?? 20_000, onAudio);
-    // the replacement starts once this text is synthesized, so it does not compete with it for the CPU
-    void done.then(
-      () => this.prewarm(o),
-      () => undefined,
-    );
+    const done = speakOn(child, text, o.timeoutMs ?? 20_000, onAudio, signal);
+    // the replacement starts once this text is synthesized (or stopped), so it does not compete with it for the CPU
+    const next = () => this.prewarm(o);
+    void done.then(next, next);
     return done;
   }
 

@@ -111,7 +111,7 @@ export function espeakStream(text: string, o: EspeakStreamOptions, onAudio: (sam
  * Gives `text` to an espeak-ng process started by spawnEspeak (possibly a while ago, so its start-up
  * is already paid) and streams its audio as in espeakStream.
  */
-export function speakOn(child: ChildProcessWithoutNullStreams, text: string, timeoutMs: number, onAudio: (samples: Int16Array) => void): Promise<number> {
+export function speakOn(child: ChildProcessWithoutNullStreams, text: string, timeoutMs: number, onAudio: (samples: Int16Array) => void, signal?: AbortSignal): Promise<number> {
   let head = Buffer.alloc(0);
   let resampler: Resampler | null = null;
   let carry = Buffer.alloc(0);
@@ -119,6 +119,7 @@ export function speakOn(child: ChildProcessWithoutNullStreams, text: string, tim
   let total = 0;
   let err = '';
   const emit = (samples: Int16Array, final: boolean) => {
+    if (signal?.aborted) return;
     const all = new Int16Array(pending.length + samples.length);
     all.set(pending);
     all.set(samples, pending.length);
@@ -159,16 +160,23 @@ export function speakOn(child: ChildProcessWithoutNullStreams, text: string, tim
   child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-1000)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    // stopped (the prompt was stopped before its text was all spoken): the process ends at once
+    const onAbort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', onAbort, { once: true });
     const fail = (e: Error) => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       reject(new TtsError('SYNTHESIS_FAILED', `cannot run espeak-ng: ${e.message}`));
     };
     // a pre-started process may already have failed to start
     if (child.exitCode !== null || child.signalCode !== null) return fail(new Error(`espeak-ng exited before its text (${child.signalCode ?? child.exitCode})`));
+    if (signal?.aborted) onAbort();
     child.on('error', fail);
-    child.on('close', (code, signal) => {
+    child.on('close', (code, killed) => {
       clearTimeout(timer);
-      if (code !== 0) return reject(new TtsError(signal ? 'TIMEOUT' : 'SYNTHESIS_FAILED', `espeak-ng failed (${signal ?? code}): ${err.trim().split('\n').pop() ?? ''}`));
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) return reject(new TtsError('SYNTHESIS_FAILED', 'espeak-ng stopped: the prompt was stopped'));
+      if (code !== 0) return reject(new TtsError(killed ? 'TIMEOUT' : 'SYNTHESIS_FAILED', `espeak-ng failed (${killed ?? code}): ${err.trim().split('\n').pop() ?? ''}`));
       if (resampler) feed(Buffer.alloc(0), true);
       else emit(new Int16Array(0), true);
       resolve(total);

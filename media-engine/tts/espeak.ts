@@ -3,13 +3,14 @@
  * 'male'/'female' → espeak variants. Output 22.05 kHz is converted to 8 kHz by sox (kept at 22.05 kHz
  * for a wideband prompt).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readWavInfo } from '../audio/wav';
 import { TtsError, type TtsOptions, type TtsProvider, type TtsResult } from './provider';
 import { pipeThroughSox } from './run';
+import { espeakPool } from './espeak-pool';
 
 export interface EspeakOptions {
   /** Where synthesized files go (the TTS cache normally decides instead). */
@@ -25,20 +26,32 @@ export interface EspeakOptions {
 
 let languages: Set<string> | null = null;
 
+const parseVoices = (out: string): Set<string> =>
+  new Set(
+    out
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/)[1])
+      .filter((x): x is string => !!x)
+      .map((x) => x.toLowerCase()),
+  );
+
 /** Language codes espeak-ng knows (from `espeak-ng --voices`), read once. */
 export function espeakLanguages(): Set<string> {
-  if (!languages) {
-    const out = execFileSync('espeak-ng', ['--voices'], { encoding: 'utf8' });
-    languages = new Set(
-      out
-        .split('\n')
-        .slice(1)
-        .map((l) => l.trim().split(/\s+/)[1])
-        .filter((x): x is string => !!x)
-        .map((x) => x.toLowerCase()),
-    );
-  }
+  languages ??= parseVoices(execFileSync('espeak-ng', ['--voices'], { encoding: 'utf8' }));
   return languages;
+}
+
+/** Reads espeak-ng's languages without blocking (a media worker at start, before its first say would block on it). */
+export function loadEspeakLanguages(): Promise<void> {
+  if (languages) return Promise.resolve();
+  return new Promise((resolve, reject) =>
+    execFile('espeak-ng', ['--voices'], { encoding: 'utf8' }, (err, out) => {
+      if (err) return reject(new TtsError('SYNTHESIS_FAILED', `cannot run espeak-ng: ${err.message}`));
+      languages ??= parseVoices(out);
+      resolve();
+    }),
+  );
 }
 
 const ALIASES: Record<string, string> = {
@@ -83,6 +96,25 @@ export class EspeakProvider implements TtsProvider {
     const base = espeakVoiceFor(o.language);
     const variant = v ? (GENDER[v.toLowerCase()] ?? v) : this.opts.variant;
     return variant ? `${base}+${variant}` : base;
+  }
+
+  /**
+   * The 8 kHz speech of `text` as espeak-ng makes it, on a warm process of the pool (espeak-pool.ts):
+   * `onAudio` gets it in 20 ms multiples; resolves with the sample count. `signal` stops it.
+   */
+  stream(text: string, o: TtsOptions, onAudio: (samples: Int16Array) => void, signal?: AbortSignal): Promise<number> {
+    if (!text.trim()) return Promise.reject(new TtsError('EMPTY_TEXT', 'nothing to say'));
+    return espeakPool.speak(text, this.streamOptions(o), onAudio, signal);
+  }
+
+  /** Starts a warm process for requests like `o` ahead of the first one (espeak-pool.ts). */
+  prewarm(o: TtsOptions): void {
+    espeakPool.prewarm(this.streamOptions(o));
+  }
+
+  /** The pool's options for a request (a wrong voice or language throws here, before any process). */
+  streamOptions(o: TtsOptions = {}): { voice: string; speed: number; ssml: boolean; timeoutMs: number } {
+    return { voice: this.voiceArg(o), speed: this.opts.speed ?? 165, ssml: !!o.ssml, timeoutMs: this.opts.timeoutMs ?? 20000 };
   }
 
   async synthesize(text: string, o: TtsOptions = {}, outPath?: string): Promise<TtsResult> {

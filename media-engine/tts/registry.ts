@@ -11,7 +11,7 @@ import path from 'node:path';
 import { CachedTtsProvider, type PathTtsProvider } from './cache';
 import { EspeakProvider } from './espeak';
 import { FliteProvider, fliteAvailable } from './flite';
-import { TtsError, type TtsProvider } from './provider';
+import { TtsError } from './provider';
 
 export interface TtsFactoryOptions {
   /** Directory for synthesized (cached) prompts. */
@@ -33,7 +33,7 @@ export function ttsProviderNames(): string[] {
 }
 
 /** A cached provider for `name` (default 'provider_a'); throws UNKNOWN_PROVIDER. */
-export function createTtsProvider(name = 'provider_a', o: TtsFactoryOptions): TtsProvider {
+export function createTtsProvider(name = 'provider_a', o: TtsFactoryOptions): CachedTtsProvider {
   const f = factories.get(name);
   if (!f) throw new TtsError('UNKNOWN_PROVIDER', `unknown TTS provider "${name}" (known: ${ttsProviderNames().join(', ')})`);
   return new CachedTtsProvider(f(o), path.join(o.cacheDir));

@@ -11,7 +11,9 @@ import path from 'node:path';
 import { type FrameSource } from '../dsp/frame';
 import { beep, dtmfTones, ringback, silence } from '../dsp/tones';
 import { AudioSourceError, isUrl, openPreparedReader, prepareAudio } from '../sources';
-import { createTtsProvider, type TtsProvider } from '../tts';
+import { createTtsProvider, type CachedTtsProvider, type TtsOptions } from '../tts';
+import { StreamedSpeech } from '../tts/streamed-speech';
+import { loadEspeakLanguages } from '../tts/espeak';
 import type { SynthesisReport } from '../player';
 
 export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string };
@@ -20,7 +22,7 @@ let cacheDir = path.join(os.tmpdir(), 'media-engine-cache');
 let ttsProvider = 'espeak-ng';
 /** Who play URLs may be fetched from: the node's settings (MediaServerOptions.egress); without them fetchToCache's default (public only). */
 let egress: EgressPolicy | undefined;
-const tts = new Map<string, TtsProvider>();
+const tts = new Map<string, CachedTtsProvider>();
 
 /** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider; the egress policy's settings. */
 export function configureSources(o: { cacheDir?: string; ttsProvider?: string; egress?: EgressSettings }): void {
@@ -35,7 +37,17 @@ function urlFailure(e: AudioSourceError, url: string): Error {
   return Object.assign(new Error(message), { code: e.code });
 }
 
-function provider(name: string): TtsProvider {
+/**
+ * Readies the default voice before the first say (a worker at start): espeak-ng's language list read
+ * without blocking the worker's ticks, and a warm espeak-ng process for the default provider in
+ * en-US, so the first talk of a worker is as fast as the next.
+ */
+export async function prewarmSpeech(language = 'en-US'): Promise<void> {
+  await loadEspeakLanguages();
+  provider(ttsProvider).prewarm({ language });
+}
+
+function provider(name: string): CachedTtsProvider {
   let p = tts.get(name);
   if (!p) tts.set(name, (p = createTtsProvider(name, { cacheDir: path.join(cacheDir, 'tts') })));
   return p;
@@ -47,8 +59,13 @@ export async function resolveSource(spec: SourceSpec, wideband = false, synthesi
     const ssml = /^\s*<speak[\s>]/i.test(spec.say);
     const name = spec.provider ?? ttsProvider;
     const startedAt = Date.now();
-    const r = await provider(name).synthesize(spec.say, { language: spec.language, voice: spec.voice, ssml, wideband });
-    synthesized?.({ provider: name, cached: r.cached === true, startedAt, endedAt: Date.now() });
+    const p = provider(name);
+    const o: TtsOptions = { language: spec.language, voice: spec.voice, ssml, wideband };
+    const hit = p.streams(o) ? p.cached(spec.say, o) : null;
+    if (p.streams(o) && !hit) return streamSpeech(p, name, spec.say, o, synthesized);
+    const r = hit ?? (await p.synthesize(spec.say, o));
+    const endedAt = Date.now();
+    synthesized?.({ provider: name, cached: r.cached === true, startedAt, endedAt, firstAudioAt: endedAt });
     return openPreparedReader(r.path);
   }
   if (typeof spec !== 'string' || !spec) throw new Error('invalid play source');
@@ -70,4 +87,33 @@ export async function resolveSource(spec: SourceSpec, wideband = false, synthesi
     if (e instanceof AudioSourceError && e.code === 'NOT_FOUND') throw new Error(`File Not Found: ${source}`);
     throw e;
   }
+}
+
+/**
+ * Speech the provider streams (espeak-ng at 8 kHz), played as it is made: ready with its first
+ * frames, not its whole text (tts/streamed-speech.ts). Its report's endedAt is the synthesis's end,
+ * or when the prompt was stopped (which stops it).
+ */
+async function streamSpeech(p: CachedTtsProvider, name: string, text: string, o: TtsOptions, synthesized?: (r: SynthesisReport) => void): Promise<FrameSource> {
+  const startedAt = Date.now();
+  const report: SynthesisReport = { provider: name, cached: false, startedAt, endedAt: startedAt };
+  const src = new StreamedSpeech();
+  src.signal.addEventListener('abort', () => (report.endedAt = Date.now()), { once: true });
+  p.stream(text, o, (samples) => src.push(samples), src.signal).then(
+    () => {
+      report.endedAt = Date.now();
+      src.end();
+    },
+    (e: Error) => {
+      if (src.signal.aborted) return;
+      report.endedAt = Date.now();
+      // after its first audio the prompt ends where the audio did, and the report says why
+      report.error = (e as { code?: string }).code ?? 'SYNTHESIS_FAILED';
+      src.fail(e);
+    },
+  );
+  await src.firstAudio;
+  report.firstAudioAt = Date.now();
+  synthesized?.(report);
+  return src;
 }

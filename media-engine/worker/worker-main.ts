@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { configureSources } from './source-resolver';
+import { configureSources, prewarmSpeech } from './source-resolver';
 import { configureRtpIo, type RtpIoKind } from './rtp-transport';
 import { Engine } from './engine';
 import { FrameBatch } from './frame-batch';
@@ -15,6 +15,8 @@ import { isToWorker, type CallRequest, type FromWorker, type Method, type Operat
 if (!parentPort) throw new Error('media-engine worker must run in a worker thread');
 const port = parentPort;
 configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
+// without espeak-ng (or its voice) nothing is warmed: each say then fails with its own clear error
+prewarmSpeech().catch(() => undefined);
 {
   const wd = workerData as { rtpIo?: RtpIoKind; ringEntries?: number } | undefined;
   configureRtpIo(wd?.rtpIo ?? 'dgram', { ringEntries: wd?.ringEntries });

@@ -14,7 +14,10 @@ export interface TwimlRequest {
   /** twilio.validateRequest's verdict on X-Twilio-Signature. */
   signed: boolean;
   signature: string;
+  /** received (the whole body read), performance.now() */
   at: number;
+  /** its answer written out, performance.now() */
+  answeredAt?: number;
 }
 
 /** What a path answers: TwiML text (200), or a status with a body. */
@@ -101,5 +104,6 @@ export class TwimlServer {
       res.writeHead(answer.status, { 'content-type': answer.contentType ?? 'text/plain' });
       res.end(answer.body);
     }
+    r.answeredAt = performance.now();
   }
 }

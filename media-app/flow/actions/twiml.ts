@@ -3,6 +3,7 @@ import type * as control from '../../../core/flow/options/control';
 import { compileTwiml, TWIML_VARS, TwimlError } from '../../../core/twiml/compile';
 import { MAX_TWIML_BYTES } from '../../../core/twiml/parse';
 import { toSid } from '../../../core/twilio/sids';
+import { spanEvent } from '../../../core/tracing';
 import type { CallPort } from '../call-port';
 import { fetchTwiml } from '../../twiml/fetch';
 import { callParams, takeCallbackParams } from '../../twiml/params';
@@ -42,8 +43,10 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
         const fetched = await fetchTwiml(ctx.http, { url: o.url!, method, params, authToken, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal });
         text = fetched.text;
         documentUrl = fetched.url;
+        spanEvent('twiml fetched', { 'openvoice.twiml.bytes': text.length });
       }
       const actions = compileTwiml(text, { documentUrl, method });
+      spanEvent('twiml compiled', { 'openvoice.twiml.actions': actions.length });
       ctx.note('twiml_compiled', { url: o.url ?? '', actions: actions.length });
       return { kind: 'twiml', actions };
     } catch (e) {

@@ -1,0 +1,54 @@
+// The answer and a talk's first audio (issue 36's TwiML fetch → first audio): the prompt's audio starts
+// once the 200 OK has left, not after the call's status write (progressing) that the answer also
+// makes. The write is held back here by a real row lock in Postgres: the caller (sipp) must hear the
+// prompt while the row still says ringing, and the status must follow once the lock goes.
+import { expect } from 'chai';
+import { testDb } from '../../testkit/db';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { placeCall, type Stack } from '../../testkit/streams/support';
+import { useTwimlStack } from '../../testkit/twiml/stack';
+import type { Fixture } from '../../testkit/api';
+
+describe('a talk answers the call and speaks without waiting for the status write', function () {
+  this.timeout(90_000);
+  let stack: Stack;
+  let f: Fixture;
+
+  useTwimlStack((s) => ({ stack, f } = s));
+
+  it('the caller hears the prompt while the call row is locked; progressing is written after the lock', async () => {
+    const db = await testDb();
+    const text = 'Hello, this prompt plays while the call row is still locked by somebody else.';
+    // the sleep leaves time to lock the row before the talk answers
+    const call = await placeCall(stack, f.customer.id, [{ type: 'sleep', option: { duration: 1500 } }, { type: 'talk', option: { text } }, { type: 'hangup' }], {
+      talk: false,
+      live: false,
+    });
+    const trx = await db.transaction();
+    try {
+      const locked = await trx('calls').where({ id: call.callId }).forUpdate().first();
+      expect(locked?.status).to.be.oneOf(['dialing', 'ringing']);
+      const heard = await until(async () => (call.peer.voiced() >= 10 ? true : null), 15_000, 'the prompt heard while the row is locked').catch(() => false);
+      const meanwhile = await db('calls').where({ id: call.callId }).first();
+      expect(heard, 'voiced packets heard while the status write waits').to.equal(true);
+      expect(meanwhile?.status, 'the row still waits for the lock').to.be.oneOf(['dialing', 'ringing']);
+    } finally {
+      await trx.rollback();
+    }
+    const moves = await until(
+      async () => {
+        const r = await db('calls').where({ id: call.callId }).first();
+        return r?.status === 'hangup' ? r : null;
+      },
+      30_000,
+      'call hung up',
+    );
+    expect(moves.hangup_by).to.equal('local');
+    // the answer was written once the lock went: the call was answered (progressing) before its hangup
+    expect(moves.tm_progressing, 'answered time recorded').to.not.equal(null);
+    const r = await call.sipp;
+    expect(r.code, r.errors).to.equal(0);
+    await sleep(50);
+    call.peer.close();
+  });
+});
