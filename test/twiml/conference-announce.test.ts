@@ -8,13 +8,12 @@
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { callSid, toSid, accountSid } from '../../core/twilio/sids';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
+import type { TwilioClient } from '../../testkit/twilio';
 import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
+import { useTwilioRestStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 
 const { VoiceResponse } = twilio.twiml;
@@ -24,19 +23,10 @@ describe('Conference and Participant AnnounceUrl with announcement callbacks', f
   let stack: Stack;
   let app: TwimlServer;
   let f: Fixture;
-  let api: ServedApp;
   let client: TwilioClient;
-  const placed: PlacedCall[] = [];
+  let placed: PlacedCall[];
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  before(async () => {
-    api = await serveApp(stack.api.app);
-    client = twilioClient(api.baseUrl, accountSid(f.customer.id), twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0));
-  });
-  after(async () => {
-    placed.forEach((c) => c.peer.close());
-    await api?.close();
-  });
+  useTwilioRestStack((s) => ({ stack, app, f, client, placed } = s));
 
   const say = (text: string) => {
     const r = new VoiceResponse();

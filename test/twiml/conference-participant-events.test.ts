@@ -11,11 +11,9 @@ import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { answerReinvite } from '../../testkit/media-app/sipp-steps';
 import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { accountSid } from '../../core/twilio/sids';
+import type { TwilioClient } from '../../testkit/twilio';
 import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
+import { useTwilioRestStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 
 const { VoiceResponse } = twilio.twiml;
@@ -33,19 +31,10 @@ describe('TwiML <Conference statusCallbackEvent="mute hold"> with sipp callers a
   let stack: Stack;
   let app: TwimlServer;
   let f: Fixture;
-  let api: ServedApp;
   let client: TwilioClient;
-  const placed: PlacedCall[] = [];
+  let placed: PlacedCall[];
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  before(async () => {
-    api = await serveApp(stack.api.app);
-    client = twilioClient(api.baseUrl, accountSid(f.customer.id), twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0));
-  });
-  after(async () => {
-    placed.forEach((c) => c.peer.close());
-    await api?.close();
-  });
+  useTwilioRestStack((s) => ({ stack, app, f, client, placed } = s));
 
   it('participant-mute, -unmute, -hold, -unhold between join and leave, signed, Muted/Hold as they then stood', async () => {
     const doc = new VoiceResponse();
