@@ -58,6 +58,9 @@ export function checkTurnParameter(p: Record<string, unknown> | undefined): void
       { field: 'parameter.max_endpointing_delay_ms', issue: 'less than min_endpointing_delay_ms' },
     ]);
   }
+  if (p.echo_cancellation !== undefined && typeof p.echo_cancellation !== 'boolean') {
+    throw invalidArgument('parameter.echo_cancellation must be true or false', [{ field: 'parameter.echo_cancellation', issue: 'not a boolean' }]);
+  }
   if (p.interruptible_greeting !== undefined && typeof p.interruptible_greeting !== 'boolean') {
     throw invalidArgument('parameter.interruptible_greeting must be true or false', [{ field: 'parameter.interruptible_greeting', issue: 'not a boolean' }]);
   }

@@ -39,6 +39,8 @@ export interface VoiceOptions {
   sttFallback?: string;
   /** the first recogniser's own key (parameter.stt_key, opened); absent: the platform's <VENDOR>_API_KEY */
   sttKey?: string;
+  /** the caller's leg cancels the agent's echo (parameter.echo_cancellation; off by default) */
+  echoCancel?: boolean;
   /** restrict recognition to these phrases (pocketsphinx grammar) */
   phrases?: string[];
   ttsProvider?: string;
@@ -156,7 +158,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     }
     // the agent's echo taken out of the caller's audio in the media worker, before the VAD, the recogniser
     // and the guard hear it (docs/ai.md "Turn-taking", "Echo cancellation")
-    await startEchoCancel(this.ep);
+    if (this.o.echoCancel) await startEchoCancel(this.ep);
     // the agent's audio as the caller hears it, then the caller's: the echo guard compares them
     this.outFork = await this.ep.forkAudioStart({ mix: 'out', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFarFrame(f) });
     // the caller's audio at the leg's rate (16 kHz on a G.722 or Opus leg); the recogniser is told it

@@ -143,7 +143,7 @@ describe('echo guard', function () {
         engine_model: 'openai.gpt-test',
         engine_url: llm.url,
         tool_names: ['all'],
-        parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: 400, max_endpointing_delay_ms: 2000 },
+        parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: 400, max_endpointing_delay_ms: 2000, echo_cancellation: true },
         vad_config: vadConfig,
       });
       const flow = await flowsRepo(db).create({

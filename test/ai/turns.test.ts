@@ -235,6 +235,7 @@ describe('ai_talk turn-taking on a live call', function () {
         [{ max_endpointing_delay_ms: 1.5 }, 'parameter.max_endpointing_delay_ms'],
         [{ min_endpointing_delay_ms: 900, max_endpointing_delay_ms: 400 }, 'parameter.max_endpointing_delay_ms'],
         [{ interruptible_greeting: 'no' }, 'parameter.interruptible_greeting'],
+        [{ echo_cancellation: 'on' }, 'parameter.echo_cancellation'],
       ];
       for (const [parameter, field] of bad) {
         const r = await create(parameter);

@@ -157,7 +157,7 @@ async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise
       engine_model: 'openai.bench',
       stt_type: STT === 'pocketsphinx' ? '' : STT,
       tts_type: TTS === 'espeak-ng' ? '' : TTS,
-      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS },
+      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS, echo_cancellation: ECHO_GAIN > 0 },
       vad_config: { engine: 'silero' },
     });
     const flow = await flowsRepo(db).create({
