@@ -1,5 +1,6 @@
 // The outbound WebSockets added for the STT vendors (media-engine/stt/cloud.ts: Deepgram, Cartesia,
-// ElevenLabs) and ConversationRelay's app socket (media-app/twiml/relay-socket.ts) pass the egress
+// ElevenLabs), ConversationRelay's app socket (media-app/twiml/relay-socket.ts) and the Twilio Media Streams
+// socket (media-app/streams/twilio-stream.ts) pass the egress
 // policy: loopback, private and link-local destinations are refused before any connection, and a
 // loopback server is reached only once the operator's allowlist (EGRESS_ALLOW_CIDRS) opens it.
 import { expect } from 'chai';
@@ -8,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import { CloudSttStream, type CloudWire } from '../../media-engine/stt/cloud';
 import { openRelaySocket, RelayConnectError } from '../../media-app/twiml/relay-socket';
+import pino from 'pino';
+import { TwilioStream, TwilioStreamError } from '../../media-app/streams/twilio-stream';
 
 const HOSTS = ['127.0.0.1', '10.0.0.1', '169.254.169.254'];
 const policy = (allow = '') => new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: allow }));
@@ -66,5 +69,39 @@ describe('security: the new vendor and relay sockets pass the egress policy', fu
     const ws = await openRelaySocket(policy('127.0.0.0/8'), `ws://127.0.0.1:${port}/relay`, 'token', 2000);
     expect(upgrades).to.equal(before + 1);
     ws.close();
+  });
+
+  it('Twilio Media Streams socket: loopback, private and link-local refused before connecting; loopback allowed by the allowlist', async () => {
+    // the refusal comes before the call is looked up: no live call is needed (an empty registry)
+    const stream = (allow: string, host: string) =>
+      new TwilioStream({ egress: policy(allow), calls: new Map() } as unknown as ConstructorParameters<typeof TwilioStream>[0], pino({ level: 'silent' }), {
+        callId: '00000000-0000-4000-8000-000000000001',
+        customerId: '00000000-0000-4000-8000-000000000002',
+        url: `ws://${host}:${port}/stream`,
+        track: 'inbound_track',
+        bidirectional: true,
+        parameters: {},
+      });
+    const before = upgrades;
+    for (const host of HOSTS) {
+      const err = await stream('', host)
+        .start()
+        .then(
+          () => null,
+          (e: Error) => e,
+        );
+      expect(err, host).to.be.instanceOf(TwilioStreamError);
+      expect(err!.message, host).to.match(/^url refused/);
+    }
+    expect(upgrades, 'no connection made').to.equal(before);
+    // allowed: it connects, then stops because no such call is live on this node
+    const err = await stream('127.0.0.0/8', '127.0.0.1')
+      .start()
+      .then(
+        () => null,
+        (e: Error) => e,
+      );
+    expect(err?.message).to.equal('the call is not live on this node');
+    expect(upgrades).to.equal(before + 1);
   });
 });
