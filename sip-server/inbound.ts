@@ -45,3 +45,18 @@ export function safeCSeqMethod(m: SipMessage): string {
     return 'unknown';
   }
 }
+
+/** Proxy loop (RFC 3261 16.3 item 4): one of our Vias (at a listening point of ours) carries this very request's loop hash. */
+export function isProxyLoop(req: SipRequest, ours: readonly { advertisedHost: string; port: number }[]): boolean {
+  const vias = req.headers.getAll('Via');
+  if (vias.length < 2) return false;
+  let hash: string | undefined;
+  for (const v of req.vias) {
+    const b = v.branch;
+    if (!b || !b.includes('.')) continue;
+    if (!ours.some((l) => l.advertisedHost === v.host && l.port === v.port)) continue;
+    hash ??= loopHash(req);
+    if (b.endsWith(`.${hash}`)) return true;
+  }
+  return false;
+}

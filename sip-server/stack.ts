@@ -14,7 +14,7 @@
 import { EventEmitter } from 'node:events';
 import pino, { Logger } from 'pino';
 import type { SipConfig } from '../sip-config';
-import { SipMessage, SipParseError, SipRequest, SipResponse, SipUri, SourceInfo, TransportName, newBranch, parseMessage } from './message';
+import { SipMessage, SipParseError, SipRequest, SipResponse, SourceInfo, TransportName, newBranch, parseMessage } from './message';
 import { ListeningPoint, SipResolver, Target, TransportLayer, isWebSocket, parseTarget, resolveTarget, responseDestination, systemResolver, targetForRequest } from './transport';
 import { FLOW_CLOSED_HEADER, FlowRegistrations } from './flows';
 import type { Destination, TransactionContext } from './transaction/context';
@@ -27,8 +27,9 @@ import { ScannerDropLog, ScannerFilter } from './security/scanner';
 import { SourceRateLimiter } from './security/rate-limit';
 import { trustFromAnswer } from './security/trusted';
 import { sipMetrics } from './metrics';
-import { loopHash, safeCSeqMethod, stampVia } from './inbound';
+import { isProxyLoop, loopHash, safeCSeqMethod, stampVia } from './inbound';
 import type { SipCaptureHook } from './capture/capture';
+import type { RequestOptions, SipStackEvents, SipStackOptions } from './stack-api';
 
 /** An INVITE the TU has not answered within this long gets 100 (Trying) (RFC 3261 17.2.1). */
 export const TRYING_AFTER_MS = 200;
@@ -39,43 +40,7 @@ export type { Destination, TimerValues } from './transaction/context';
 export { ClientTransaction, ServerTransaction, InviteClientTransaction, InviteServerTransaction };
 export type { ClientTransactionState, ClientTransactionEvents } from './transaction/client';
 export type { ServerTransactionState, ServerTransactionEvents, RespondOptions } from './transaction/server';
-
-export interface SipStackOptions {
-  logger?: Logger;
-  /** DNS for RFC 3263 NAPTR/SRV/A lookups; default: the servers of config.dns (else the system's) */
-  resolver?: SipResolver;
-  /** Sees every parsed message sent or received (the call's SIP ladder, sip-server/capture/). */
-  capture?: SipCaptureHook;
-}
-
-export interface RequestOptions {
-  /**
-   * Explicit next hop: a SIP URI ("sip:10.0.0.5:5080;transport=tcp"), "host[:port]", or a Target.
-   * Default: the first Route when it is a loose router, else the Request-URI.
-   */
-  target?: string | SipUri | Target;
-}
-
-/**
- * Events:
- * - 'request' (req, srv): a new request (not ACK, not a CANCEL that matched an INVITE). req.source is set;
- *   the top Via already carries received/rport. Respond with srv.respond(res).
- * - 'ack' (ack, srv?): an ACK for a 2xx (ACKs for non-2xx are absorbed by their transaction).
- *   srv is the INVITE server transaction it acknowledges when still known; retransmitted ACKs
- *   for a known transaction are not re-emitted.
- * - 'cancel' (cancel, srv): a CANCEL matched INVITE server transaction srv. The stack has answered
- *   the CANCEL 200 and, unless a final response had been sent, the INVITE 487 (srv then emits 'cancelled').
- * - 'response' (res): a response matching no client transaction (e.g. a 2xx retransmission after
- *   Timer M, or responses to requests sent with sendStateless()).
- * - 'error' (err): a listening socket failed.
- */
-export interface SipStackEvents {
-  request: [req: SipRequest, srv: ServerTransaction];
-  ack: [ack: SipRequest, srv: InviteServerTransaction | undefined];
-  cancel: [cancel: SipRequest, srv: InviteServerTransaction];
-  response: [res: SipResponse];
-  error: [err: Error];
-}
+export type { SipStackOptions, RequestOptions, SipStackEvents } from './stack-api';
 
 export class SipStack extends EventEmitter<SipStackEvents> {
   readonly log: Logger;
@@ -391,7 +356,7 @@ export class SipStack extends EventEmitter<SipStackEvents> {
     }
     const mf = req.maxForwards;
     if (mf === 0 && req.method !== 'OPTIONS') return this.reject(req, 483);
-    if (this.isLoop(req)) return this.reject(req, 482);
+    if (isProxyLoop(req, this.listening)) return this.reject(req, 482);
     if (toTag === undefined) {
       const mk = mergeKey(req);
       const other = this.table.merged.get(mk);
@@ -496,20 +461,5 @@ export class SipStack extends EventEmitter<SipStackEvents> {
     srv.respond(cancel.makeResponse(200, undefined, { toTag }));
     inv.receiveCancel(cancel);
     this.emit('cancel', cancel, inv);
-  }
-
-  /** Proxy loop (RFC 3261 16.3 item 4): one of our Vias carries this very request's loop hash. */
-  private isLoop(req: SipRequest): boolean {
-    const vias = req.headers.getAll('Via');
-    if (vias.length < 2) return false;
-    let hash: string | undefined;
-    for (const v of req.vias) {
-      const b = v.branch;
-      if (!b || !b.includes('.')) continue;
-      if (!this.listening.some((l) => l.advertisedHost === v.host && l.port === v.port)) continue;
-      hash ??= loopHash(req);
-      if (b.endsWith(`.${hash}`)) return true;
-    }
-    return false;
   }
 }
