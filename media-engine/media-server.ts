@@ -64,6 +64,11 @@ export interface MediaServerOptions {
   rtpIo?: RtpIoKind;
   /** Submission queue size of each worker's io_uring (1..32768 by the kernel; default 1024). */
   rtpRingEntries?: number;
+  /**
+   * On 'uring', two G.711 legs bridged with nothing else to do are served in C (native/rtp_legs.c,
+   * worker/c-legs.ts; `cLegs` in the worker's stats). Default true; false keeps every leg in JS.
+   */
+  plainLegsInC?: boolean;
 }
 
 export interface CreateEndpointOptions {
@@ -84,6 +89,8 @@ export interface WorkerStats {
   /** the worker's io_uring counters (io_uring_enter calls, packets) when it runs 'uring', else null */
   rtpRing: UringCounters | null;
   legs: number;
+  /** of them, the legs served in C now (plainLegsInC) */
+  cLegs: number;
   conferences: number;
   ticks: number;
   resyncs: number;
@@ -140,7 +147,16 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
     this.hosts = Array.from(
       { length: n },
       (_, i) =>
-        new WorkerHost(i, { cacheDir: opts.cacheDir, ttsProvider: opts.ttsProvider, tickPhases: opts.tickPhases, egress: opts.egress, nice: opts.workerNice, rtpIo: this.rtpIo, ringEntries: ring }),
+        new WorkerHost(i, {
+          cacheDir: opts.cacheDir,
+          ttsProvider: opts.ttsProvider,
+          tickPhases: opts.tickPhases,
+          egress: opts.egress,
+          nice: opts.workerNice,
+          rtpIo: this.rtpIo,
+          ringEntries: ring,
+          cLegs: opts.plainLegsInC,
+        }),
     );
     for (const h of this.hosts) {
       h.on('event', (m) => this.route(m));

@@ -112,3 +112,6 @@ export const aLaw = {
 /** Static payload types of RFC 3551. */
 export const PT_PCMU = 0;
 export const PT_PCMA = 8;
+
+/** The tables themselves, for the C legs (native/rtp_legs.c encodes and decodes with these, so both paths agree to the bit). */
+export const G711_TABLES = { muDecode: MU_DECODE, aDecode: A_DECODE, muEncode: MU_ENCODE, aEncode: A_ENCODE };

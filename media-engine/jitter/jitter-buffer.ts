@@ -8,6 +8,7 @@
  * once the pool holds the buffer's usual depth.
  */
 import { tsDiff } from '../rtp-packet/packet';
+import { LEG_JB_CAP, LEG_STATE_SAMPLES, LS } from '../native/leg-layout';
 
 const FRAME_8K = 160;
 
@@ -211,6 +212,58 @@ export class JitterBuffer {
       }
     }
     return true;
+  }
+
+  /** Its whole state into a C leg's state (native/leg-layout.ts): a plain G.711 leg moving to C. */
+  saveTo(v: Float64Array, samples: Int16Array): void {
+    v[LS.JB_STARTED] = +this.started;
+    v[LS.JB_PLAY_TS] = this.playTs;
+    v[LS.JB_TARGET] = this.target;
+    v[LS.JB_CALM] = this.calmTicks;
+    v[LS.JB_CONCEAL_RUN] = this.concealRun;
+    v[LS.JB_PLAYED_ANY] = +this.playedAny;
+    v[LS.JB_LATE] = this.stats.late;
+    v[LS.JB_CONCEALED] = this.stats.concealed;
+    v[LS.JB_DROPPED] = this.stats.dropped;
+    samples.set(this.last.subarray(0, FRAME_8K));
+    let at = FRAME_8K;
+    let n = 0;
+    for (let i = 0; i < this.count && n < LEG_JB_CAP; i++) {
+      const e = this.at(i);
+      if (at + e.len > LEG_STATE_SAMPLES) break;
+      v[LS.JB_ENTRIES + 2 * n] = e.ts;
+      v[LS.JB_ENTRIES + 2 * n + 1] = e.len;
+      samples.set(e.samples.subarray(0, e.len), at);
+      at += e.len;
+      n++;
+    }
+    v[LS.JB_COUNT] = n;
+  }
+
+  /** Takes the state a C leg hands back (saveTo's layout). */
+  loadFrom(v: Float64Array, samples: Int16Array): void {
+    while (this.count) this.dropFirst();
+    this.started = v[LS.JB_STARTED] !== 0;
+    this.playTs = v[LS.JB_PLAY_TS] | 0;
+    this.target = this.stats.targetFrames = v[LS.JB_TARGET];
+    this.calmTicks = v[LS.JB_CALM];
+    this.concealRun = v[LS.JB_CONCEAL_RUN];
+    this.playedAny = v[LS.JB_PLAYED_ANY] !== 0;
+    this.stats.late = v[LS.JB_LATE];
+    this.stats.concealed = v[LS.JB_CONCEALED];
+    this.stats.dropped = v[LS.JB_DROPPED];
+    this.last.set(samples.subarray(0, FRAME_8K));
+    let at = FRAME_8K;
+    for (let i = 0; i < v[LS.JB_COUNT]; i++) {
+      const len = v[LS.JB_ENTRIES + 2 * i + 1];
+      const e = this.take(len);
+      e.ts = v[LS.JB_ENTRIES + 2 * i] | 0;
+      e.len = len;
+      e.samples.set(samples.subarray(at, at + len));
+      at += len;
+      this.ring[(this.head + this.count) % this.ring.length] = e;
+      this.count++;
+    }
   }
 
   private conceal(out: Int16Array): void {

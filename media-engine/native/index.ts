@@ -70,8 +70,20 @@ export interface NativeRtpUring {
   open(address: string, port: number, recvBuffer: number): number;
   /** Cancels the socket's receive and closes it: the port is free when it returns. */
   close(fd: number): void;
-  /** Sends the `n` packets queued in the tx arena and collects what arrived on every socket: one system call. Returns the packets put in the rx arena. */
-  flush(n: number): number;
+  /**
+   * Sends the `n` packets queued in the tx arena and collects what arrived on every socket: one system call.
+   * Returns the packets put in the rx arena. `perfNow`: performance.now() (a packet's arrival for the C legs);
+   * `legsNow` > 0 (the tick's Date.now()): the C legs are served first (`skip`: frames skipped before), their
+   * packets sent in the same call and their events left in legsInit's arena.
+   */
+  flush(n: number, perfNow?: number, legsNow?: number, skip?: number): number;
+  /** Starts the C legs (rtp_legs.c) with the G.711 tables and performance.timeOrigin; returns the events arena. */
+  legsInit(muDecode: Int16Array, aDecode: Int16Array, muEncode: Uint8Array, aEncode: Uint8Array, timeOrigin: number): Float64Array;
+  /** Serves the leg of socket `fd` in C from the next flush, bridged to the leg of `peerFd`, from its state (native/leg-layout.ts). */
+  attachLeg(fd: number, peerFd: number, state: Float64Array, samples: Int16Array): void;
+  /** The leg's state now, into `state`/`samples`; detachLeg also takes it out of C. False when it is not in C. */
+  readLeg(fd: number, state: Float64Array, samples: Int16Array): boolean;
+  detachLeg(fd: number, state: Float64Array, samples: Int16Array): boolean;
   /** More received packets after a flush that filled the rx arena (no system call). */
   harvest(): number;
   localPort(fd: number): number;

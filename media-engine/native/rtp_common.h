@@ -1,7 +1,7 @@
 /*
  * Shared by the two RTP socket modules (rtp_io.c: a system call per packet; rtp_uring.c: a worker's
  * sockets on one io_uring): the error they throw and how an RTP socket is opened. Header-only
- * (static functions), so each module stays one C file for scripts/build-native.sh.
+ * (static inline functions), so each module stays one C file for scripts/build-native.sh.
  */
 #ifndef OPENVOICE_RTP_COMMON_H
 #define OPENVOICE_RTP_COMMON_H
@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 
 /* Throws an Error "<what>: <strerror>" whose .code is the errno's name (EADDRINUSE, EMFILE...); returns NULL. */
-static napi_value rtp_throw(napi_env env, int err, const char *what) {
+static inline napi_value rtp_throw(napi_env env, int err, const char *what) {
   char msg[200];
   snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
   napi_value code, message, error;
@@ -30,7 +30,7 @@ static napi_value rtp_throw(napi_env env, int err, const char *what) {
   return NULL;
 }
 
-static int32_t rtp_arg_i32(napi_env env, napi_value v) {
+static inline int32_t rtp_arg_i32(napi_env env, napi_value v) {
   int32_t n = 0;
   napi_get_value_int32(env, v, &n);
   return n;
@@ -41,7 +41,7 @@ static int32_t rtp_arg_i32(napi_env env, napi_value v) {
  * UDP socket with receive timestamps, or -1 after throwing (EINVAL for bad arguments, the socket or
  * bind errno otherwise: EADDRINUSE for a taken port).
  */
-static int rtp_open_socket(napi_env env, napi_callback_info info) {
+static inline int rtp_open_socket(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);

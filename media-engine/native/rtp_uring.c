@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <node_api.h>
 #include "rtp_common.h"
+#include "rtp_legs.h"
 #include <errno.h>
 #include <liburing.h>
 #include <stdint.h>
@@ -66,6 +67,8 @@ typedef struct {
   struct iovec siov[TX_SLOTS];
   struct sockaddr_in sto[TX_SLOTS];
   double counters[8];
+  legs_t *legs;   /* the plain G.711 legs served in C (rtp_legs.c) */
+  double perf_now; /* the flush's performance.now(): a received packet arrived at perf_now - age */
 } uring_t;
 
 /* counters (stats()) */
@@ -102,6 +105,7 @@ static void uring_free(uring_t *u) {
   }
   for (size_t fd = 0; fd < u->nfd; fd++)
     if (u->open[fd]) close((int)fd);
+  legs_free(u->legs);
   if (u->ring_ok) io_uring_queue_exit(&u->ring);
   if (u->br) munmap(u->br, u->br_bytes);
   free(u->bufs);
@@ -187,6 +191,7 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
     return rtp_throw(env, -r, "io_uring_setup");
   }
   u->ring_ok = 1;
+  u->legs = legs_new();
   u->br_bytes = NBUFS * sizeof(struct io_uring_buf);
   void *br = mmap(NULL, u->br_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
   u->bufs = malloc((size_t)NBUFS * BUF_SIZE);
@@ -194,6 +199,10 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
     if (br != MAP_FAILED) munmap(br, u->br_bytes);
     uring_free(u);
     return rtp_throw(env, ENOMEM, "io_uring buffers");
+  }
+  if (!u->legs) {
+    uring_free(u);
+    return rtp_throw(env, ENOMEM, "io_uring legs");
   }
   u->br = br;
   io_uring_buf_ring_init(u->br);
@@ -293,11 +302,27 @@ static napi_value u_close(napi_env env, napi_callback_info info) {
   io_uring_register_sync_cancel(&u->ring, &reg); /* ENOENT: nothing armed any more */
   u->open[fd] = 0;
   u->gen[fd]++;
+  legs_forget(u->legs, fd);
   close(fd);
   /* the cancelled receive lets go of the socket in deferred task work: run it now, so the port is free */
   io_uring_get_events(&u->ring);
   u->counters[C_ENTERS]++;
   return NULL;
+}
+
+/* how long ago the kernel received the packet (SO_TIMESTAMPNS), ms; 0 when it gave no time */
+static double packet_age(struct io_uring_recvmsg_out *o, struct msghdr *m, double *now_ms) {
+  struct timespec ts = { 0, 0 };
+  for (struct cmsghdr *c = io_uring_recvmsg_cmsg_firsthdr(o, m); c; c = io_uring_recvmsg_cmsg_nexthdr(o, m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof ts)) memcpy(&ts, CMSG_DATA(c), sizeof ts);
+  if (ts.tv_sec == 0) return 0;
+  if (*now_ms < 0) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    *now_ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+  }
+  double age = *now_ms - ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+  return age < 0 || age > 60000 ? 0 : age; /* the clock was stepped */
 }
 
 static void give_back(uring_t *u, unsigned bid) {
@@ -351,20 +376,14 @@ static int harvest(uring_t *u) {
       continue;
     }
     struct sockaddr_in *from = io_uring_recvmsg_name(o);
-    memcpy(u->rx + (size_t)k * SLOT, io_uring_recvmsg_payload(o, &u->rmsg), len);
-    struct timespec ts = { 0, 0 };
-    for (struct cmsghdr *c = io_uring_recvmsg_cmsg_firsthdr(o, &u->rmsg); c; c = io_uring_recvmsg_cmsg_nexthdr(o, &u->rmsg, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof ts)) memcpy(&ts, CMSG_DATA(c), sizeof ts);
-    double age = 0;
-    if (ts.tv_sec != 0) {
-      if (now_ms < 0) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        now_ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
-      }
-      age = now_ms - ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-      if (age < 0 || age > 60000) age = 0; /* the clock was stepped */
+    const unsigned char *payload = io_uring_recvmsg_payload(o, &u->rmsg);
+    double age = packet_age(o, &u->rmsg, &now_ms);
+    if (legs_packet(u->legs, fd, payload, len, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port), u->perf_now - age)) {
+      u->counters[C_RECEIVED]++;
+      give_back(u, bid);
+      continue;
     }
+    memcpy(u->rx + (size_t)k * SLOT, payload, len);
     double *m = u->rx_meta + (size_t)k * RX_META;
     m[0] = fd;
     m[1] = len;
@@ -383,8 +402,26 @@ static int harvest(uring_t *u) {
   return k;
 }
 
+/* a C leg's packet (rtp_legs.c): its msghdr lives in the leg until the next tick */
+static void legs_send(void *ring, int fd, struct msghdr *h) {
+  uring_t *u = ring;
+  struct io_uring_sqe *s = fd >= 0 && (size_t)fd < u->nfd && u->open[fd] ? sqe_of(u) : NULL;
+  if (!s) {
+    u->counters[C_SEND_ERRORS]++;
+    return;
+  }
+  io_uring_prep_sendmsg(s, fd, h, MSG_DONTWAIT);
+  io_uring_sqe_set_data64(s, UD(K_SEND, u->gen[fd], fd));
+  u->counters[C_SENT]++;
+}
+
+legs_t *uring_legs(napi_env env) {
+  uring_t *u = ring_of(env);
+  return u ? u->legs : NULL;
+}
+
 /*
- * flush(nTx): sends the nTx packets queued in the tx arena (txMeta: fd, ip, port, length per packet), arms
+ * flush(nTx, perfNow, legsNow, skip): sends the nTx packets queued in the tx arena (txMeta: fd, ip, port, length per packet), arms
  * again the receives that ended, and collects what arrived: ONE io_uring_enter. Returns the number of
  * packets put in the rx arena (rxMeta: fd, length, ip, port, age ms); RX_SLOTS means harvest() for more.
  * A send that would block is dropped (MSG_DONTWAIT), as a full socket buffer drops it on the other paths.
@@ -392,11 +429,16 @@ static int harvest(uring_t *u) {
 static napi_value u_flush(napi_env env, napi_callback_info info) {
   uring_t *u = need_ring(env);
   if (!u) return NULL;
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 4;
+  napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int n = argc ? rtp_arg_i32(env, argv[0]) : 0;
   if (n < 0 || n > TX_SLOTS) return rtp_throw(env, EINVAL, "flush");
+  double legs_now = 0;
+  if (argc >= 2) napi_get_value_double(env, argv[1], &u->perf_now);
+  if (argc >= 3) napi_get_value_double(env, argv[2], &legs_now);
+  /* legsNow (the tick's time) > 0: the C legs are served first, their sends go out with the rest */
+  if (legs_now > 0) legs_tick(u->legs, legs_now, argc >= 4 ? rtp_arg_i32(env, argv[3]) : 0, legs_send, u);
   for (int i = 0; i < n; i++) {
     const int32_t *m = u->tx_meta + (size_t)i * TX_META;
     int fd = m[0];
@@ -497,5 +539,6 @@ NAPI_MODULE_INIT() {
     { "stats", NULL, u_stats, NULL, NULL, NULL, napi_enumerable, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  legs_define(env, exports);
   return exports;
 }

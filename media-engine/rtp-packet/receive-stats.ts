@@ -5,6 +5,7 @@
  * received, so it cannot hide a loss. Nothing is allocated per packet.
  */
 import type { ReportBlock } from './rtcp';
+import { LS } from '../native/leg-layout';
 
 /** how many recent sequence numbers are remembered for duplicate detection (a power of two) */
 const WINDOW = 128;
@@ -44,6 +45,40 @@ export class ReceiveStats {
     this.outOfOrder = 0;
     this.duplicates = 0;
     this.seen.fill(0);
+  }
+
+  /** Its state into a C leg's state (native/leg-layout.ts): a plain G.711 leg moving to C. */
+  saveTo(v: Float64Array): void {
+    v[LS.ST_STARTED] = +this.started;
+    v[LS.ST_SSRC] = this.ssrc >>> 0;
+    v[LS.ST_BASE] = this.baseSeq;
+    v[LS.ST_MAX] = this.maxSeq;
+    v[LS.ST_CYCLES] = this.cycles;
+    v[LS.ST_RECEIVED] = this.received;
+    v[LS.ST_EXP_PRIOR] = this.expectedPrior;
+    v[LS.ST_REC_PRIOR] = this.receivedPrior;
+    v[LS.ST_JITTER] = this.jitter;
+    v[LS.ST_TRANSIT] = this.lastTransit ?? NaN;
+    v[LS.ST_OOO] = this.outOfOrder;
+    v[LS.ST_DUP] = this.duplicates;
+    for (let i = 0; i < WINDOW; i++) v[LS.SEEN + i] = this.seen[i];
+  }
+
+  /** Takes the state a C leg hands back (saveTo's layout). */
+  loadFrom(v: Float64Array): void {
+    this.started = v[LS.ST_STARTED] !== 0;
+    this.ssrc = v[LS.ST_SSRC] | 0;
+    this.baseSeq = v[LS.ST_BASE];
+    this.maxSeq = v[LS.ST_MAX];
+    this.cycles = v[LS.ST_CYCLES];
+    this.received = v[LS.ST_RECEIVED];
+    this.expectedPrior = v[LS.ST_EXP_PRIOR];
+    this.receivedPrior = v[LS.ST_REC_PRIOR];
+    this.jitter = v[LS.ST_JITTER];
+    this.lastTransit = Number.isNaN(v[LS.ST_TRANSIT]) ? null : v[LS.ST_TRANSIT];
+    this.outOfOrder = v[LS.ST_OOO];
+    this.duplicates = v[LS.ST_DUP];
+    for (let i = 0; i < WINDOW; i++) this.seen[i] = v[LS.SEEN + i];
   }
 
   /** the slot's tag for `seq`: never 0, so an empty slot matches nothing */

@@ -2,6 +2,7 @@
  * RFC 4733 telephone-events (DTMF): payload codec, a per-tick sender and a receiver that reports each
  * event once, whether its end packets are repeated, duplicated, reordered or lost.
  */
+import { LS } from '../native/leg-layout';
 
 const DIGITS = '0123456789*#ABCD';
 
@@ -167,6 +168,32 @@ export class TelephoneEventReceiver {
 
   flush(now: number): void {
     if (this.active && now - this.active.lastSeen > this.endTimeoutMs) this.report(this.active);
+  }
+
+  /** Its state into a C leg's state (native/leg-layout.ts): a plain G.711 leg moving to C. */
+  saveTo(v: Float64Array): void {
+    const a = this.active;
+    v[LS.EV_ACTIVE] = a ? 1 : 0;
+    v[LS.EV_TS] = a ? a.ts >>> 0 : 0;
+    v[LS.EV_EVENT] = a ? a.event : 0;
+    v[LS.EV_DURATION] = a ? a.duration : 0;
+    v[LS.EV_LAST_SEEN] = a ? a.lastSeen : 0;
+    v[LS.EV_REPORTED_N] = this.reportedOrder.length;
+    for (let i = 0; i < this.reportedOrder.length; i++) v[LS.EV_REPORTED + i] = this.reportedOrder[i] >>> 0;
+  }
+
+  /** Takes the state a C leg hands back (saveTo's layout). */
+  loadFrom(v: Float64Array): void {
+    this.active = v[LS.EV_ACTIVE] ? { ts: v[LS.EV_TS], event: v[LS.EV_EVENT], duration: v[LS.EV_DURATION], lastSeen: v[LS.EV_LAST_SEEN] } : null;
+    this.reportedOrder = [];
+    for (let i = 0; i < v[LS.EV_REPORTED_N]; i++) this.reportedOrder.push(v[LS.EV_REPORTED + i]);
+    this.reported = new Set(this.reportedOrder);
+  }
+
+  /** An event a C leg detected (native/rtp_legs.c, the same rules as onPacket): reported as this receiver reports its own. */
+  detected(event: number, samples: number, timestamp: number): void {
+    const digit = eventToDigit(event);
+    if (digit !== undefined) this.onEvent({ digit, event, duration: Math.round(samples / this.ticksPerMs), samples, timestamp });
   }
 
   private report(a: { ts: number; event: number; duration: number }): void {

@@ -65,7 +65,7 @@ export function legStats(leg: Leg) {
 }
 
 /** The worker's figures: `tickCost` holds the cost of the last `periods` 20 ms periods (a ring), ms. */
-export function workerFigures(clock: TickClock, tickCost: Float64Array, periods: number, counts: { legs: number; conferences: number }) {
+export function workerFigures(clock: TickClock, tickCost: Float64Array, periods: number, counts: { legs: number; cLegs: number; conferences: number }) {
   const s = clock.stats;
   const n = Math.min(s.ticks, s.lateness.length);
   const late = Array.from(s.lateness.subarray(0, n)).sort((a, b) => a - b);
@@ -79,6 +79,7 @@ export function workerFigures(clock: TickClock, tickCost: Float64Array, periods:
     /** the ring's system calls and packets since the worker started ('uring' only) */
     rtpRing: rtpRingCounters(),
     legs: counts.legs,
+    cLegs: counts.cLegs,
     conferences: counts.conferences,
     ticks: s.ticks,
     resyncs: s.resyncs,
@@ -88,4 +89,11 @@ export function workerFigures(clock: TickClock, tickCost: Float64Array, periods:
     tickCostP50: pct(cost, 0.5),
     tickCostP99: pct(cost, 0.99),
   };
+}
+
+/** This worker's heap (after a full GC when the process runs with --expose-gc), for memory benchmarks. */
+export function workerMemory(legs: number): { heapUsed: number; external: number; arrayBuffers: number; legs: number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, legs };
 }

@@ -7,7 +7,8 @@ import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
 import { rtpIoTickEnd, rtpIoTickStart } from './rtp-transport';
-import { legStats, receiveSlot, sendSlot, slotsIn, workerFigures } from './engine-parts';
+import { CLegs } from './c-legs';
+import { legStats, receiveSlot, sendSlot, slotsIn, workerFigures, workerMemory } from './engine-parts';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
 import type { EchoCancelOptions } from './leg-aec';
 import { EngineError } from './engine-error';
@@ -40,6 +41,8 @@ export class Engine {
   private readonly phases: number;
   /** arrays, not Sets: the tick walks them with an index (a Set iterator allocates) */
   private readonly slots: Leg[][];
+  /** plain G.711 bridged pairs served in C on the ring (c-legs.ts), null where they cannot be */
+  private readonly cLegs: CLegs | null;
   readonly clock: TickClock;
 
   constructor(
@@ -49,6 +52,7 @@ export class Engine {
   ) {
     this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
     this.slots = Array.from({ length: this.phases }, () => [] as Leg[]);
+    this.cLegs = CLegs.start(this.slots[0]);
     // a stall of up to ~5 periods is caught up, as with one phase. The clock runs only while the worker
     // has something to serve (wake, idle): idle, its 200 wakes a second cost ~5 % of a core for nothing
     this.clock = new TickClock((now, skipped, index) => this.tick(now, skipped, index), 20 / this.phases, 5 * this.phases);
@@ -79,7 +83,11 @@ export class Engine {
     const P = this.phases;
     const slot = index % P;
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
-    if (skippedTicks > 0) for (const leg of this.legs.values()) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
+    if (skippedTicks > 0) {
+      for (const leg of this.legs.values()) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
+      this.cLegs?.skip(slotsIn(0, index - skippedTicks, index - 1, P));
+    }
+    if (slot === 0) this.cLegs?.review(); // bridged pairs with nothing else to do move to C
     const legs = this.slots[slot];
     receiveSlot(legs, index, P, now, this.onLegFailed);
     if (slot === 0) {
@@ -88,7 +96,9 @@ export class Engine {
       for (const l of this.links.values()) l.link.flush();
     }
     sendSlot(legs, index, now, this.onLegFailed);
-    rtpIoTickEnd(); // an io_uring worker: this tick's sends, in one system call
+    // an io_uring worker: this tick's sends, in one system call (with the C legs served in it in slot 0)
+    if (this.cLegs) this.cLegs.endTick(slot === 0, now, index);
+    else rtpIoTickEnd();
     this.periodCost += performance.now() - t0;
     if (slot === P - 1) {
       this.tickCost[this.periods++ % this.tickCost.length] = this.periodCost;
@@ -128,7 +138,13 @@ export class Engine {
     process.emitWarning(`media leg tick failed: ${(e as Error).stack ?? String(e)}`);
   };
 
+  /** The leg for an operation: back in JS first if it ran in C (it returns at a later tick if still plain). */
   private leg(id: string): Leg {
+    const l = this.peek(id);
+    return this.cLegs ? this.cLegs.release(l) : l;
+  }
+
+  private peek(id: string): Leg {
     const l = this.legs.get(id);
     if (!l) throw new EngineError(`no such endpoint ${id}`, 'ENOENDPOINT');
     return l;
@@ -250,7 +266,9 @@ export class Engine {
   }
 
   stats(id: string) {
-    return legStats(this.leg(id));
+    const leg = this.peek(id);
+    this.cLegs?.sync(leg);
+    return legStats(leg);
   }
 
   /** Starts capturing the leg's RTP and RTCP (rtp-capture.ts); a capture already running goes on. */
@@ -270,6 +288,7 @@ export class Engine {
     const leg = this.legs.get(id);
     if (!leg) return;
     this.legs.delete(id);
+    this.cLegs?.release(leg);
     this.unplace(leg);
     if (leg.feed) this.unbridgeSafe(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
@@ -479,14 +498,12 @@ export class Engine {
   // ---- worker-wide
 
   workerStats() {
-    return workerFigures(this.clock, this.tickCost, this.periods, { legs: this.legs.size, conferences: this.conferences.size });
+    return workerFigures(this.clock, this.tickCost, this.periods, { legs: this.legs.size, cLegs: this.cLegs?.size ?? 0, conferences: this.conferences.size });
   }
 
   /** This worker's heap (after a full GC when the process runs with --expose-gc), for memory benchmarks. */
-  memory(): { heapUsed: number; external: number; arrayBuffers: number; legs: number } {
-    (globalThis as { gc?: () => void }).gc?.();
-    const m = process.memoryUsage();
-    return { heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, legs: this.legs.size };
+  memory() {
+    return workerMemory(this.legs.size);
   }
 
   resetStats(): void {

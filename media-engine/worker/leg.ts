@@ -224,6 +224,15 @@ export class Leg implements MixMember {
     return mine && theirs ? peer : null;
   }
 
+  /** Nothing but a bridge peer and its G.711 session: a C leg can carry it (c-legs.ts). */
+  get plainG711(): boolean {
+    // in-band detection runs until the far end sends a telephone-event (receivePhase): a phone that
+    // negotiated telephone-event may still send tones, so only then can the leg leave it behind
+    const noInband = this.detector === null || this.session.sawTelephoneEvent;
+    const alone = this.conferenceId === null && this.recorders.length === 0 && this.forks.size === 0 && !this.player.active && !this.analysis.active;
+    return alone && noInband && !this.echo && !this.mutedIn && !this.mutedOut && this.aec === null && this.session.plainG711;
+  }
+
   receivePhase(now: number): void {
     const s = this.session;
     if (s.rate === 8000) {

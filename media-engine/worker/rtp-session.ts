@@ -16,6 +16,7 @@ import { LegCodec } from './leg-codec';
 import { opusTicks, PassQueue } from './opus-pass';
 import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 import type { RtpCapture } from './rtp-capture';
+import { LS } from '../native/leg-layout';
 
 const FRAME = 160;
 const RTCP_INTERVAL_MS = 5000;
@@ -425,7 +426,65 @@ export class RtpSession {
     if (this.capture !== null) this.capture.add(-1, this.localIp, this.port, this.remote!.ip, this.remote!.port, view, len, false);
   }
 
-  private sendRtcp(now: number): void {
+  /** The ring's socket of a 'uring' session, -1 on the other kinds: what its C leg is attached by (c-legs.ts). */
+  get ringFd(): number {
+    return this.rtp.ringFd ?? -1;
+  }
+
+  /** True when a C leg can carry the session as it stands: G.711 at 20 ms both ways to a known address, nothing queued or captured. */
+  get plainG711(): boolean {
+    const m = this.media;
+    if (m === null || this.wide !== null || (m.codec !== 'PCMU' && m.codec !== 'PCMA') || (m.ptime ?? 20) !== 20 || !m.send || !m.receive) return false;
+    return this.remote !== null && this.remote.ip !== 0 && this.remoteRtcp !== null && !this.closed && this.capture === null && !this.dtmfOut.busy && this.pendingLen === 0 && this.ringFd >= 0;
+  }
+
+  /** The session's state for its C leg (native/leg-layout.ts; only while `plainG711`). */
+  saveTo(v: Float64Array, samples: Int16Array): void {
+    const m = this.media!;
+    v[LS.SSRC] = this.ssrc;
+    v[LS.SEQ] = this.seq;
+    v[LS.TS] = this.ts;
+    v[LS.PACKETS_SENT] = this.packetsSent;
+    v[LS.OCTETS_SENT] = this.octetsSent;
+    v[LS.REMOTE_IP] = this.remote!.ip;
+    v[LS.REMOTE_PORT] = this.remote!.port;
+    v[LS.RTCP_IP] = this.remoteRtcp!.ip;
+    v[LS.RTCP_PORT] = this.remoteRtcp!.port;
+    v[LS.LATCHED] = +this.latched;
+    v[LS.LAST_FROM_REMOTE] = this.lastFromRemote;
+    v[LS.REMOTE_SSRC] = this.remoteSsrc ?? -1;
+    v[LS.SAW_EVENT] = +this.sawTelephoneEvent;
+    v[LS.LAW_OUT] = this.law === 'PCMU' ? 0 : 8;
+    v[LS.PT] = m.payloadType;
+    v[LS.DTMF_PT] = m.dtmfPayloadType ?? -1;
+    v[LS.PT_LAW] = m.codec === 'PCMU' ? 0 : m.codec === 'PCMA' ? 8 : -1;
+    v[LS.NEXT_RTCP] = this.nextRtcpAt;
+    this.stats.saveTo(v);
+    this.jitter.saveTo(v, samples);
+    this.dtmfIn.saveTo(v);
+  }
+
+  /** Takes the state its C leg hands back (a read for stats or RTCP, or the leg coming back to JS). */
+  loadFrom(v: Float64Array, samples: Int16Array): void {
+    this.seq = v[LS.SEQ];
+    this.ts = v[LS.TS] | 0;
+    this.packetsSent = v[LS.PACKETS_SENT];
+    this.octetsSent = v[LS.OCTETS_SENT];
+    const ip = v[LS.REMOTE_IP] | 0;
+    if (this.remote?.ip !== ip || this.remote.port !== v[LS.REMOTE_PORT]) this.remote = { address: intToIpv4(ip), ip, port: v[LS.REMOTE_PORT] };
+    if (v[LS.RTCP_LATCHED]) this.remoteRtcp = { address: intToIpv4(v[LS.RTCP_IP] | 0), ip: v[LS.RTCP_IP] | 0, port: v[LS.RTCP_PORT] };
+    this.latched = v[LS.LATCHED] !== 0;
+    this.lastFromRemote = v[LS.LAST_FROM_REMOTE];
+    this.remoteSsrc = v[LS.REMOTE_SSRC] < 0 ? null : v[LS.REMOTE_SSRC];
+    this.sawTelephoneEvent = v[LS.SAW_EVENT] !== 0;
+    this.nextRtcpAt = v[LS.NEXT_RTCP];
+    this.stats.loadFrom(v);
+    this.jitter.loadFrom(v, samples);
+    this.dtmfIn.loadFrom(v);
+  }
+
+  /** Sends an RTCP report now (SR, or RR before we sent anything) and schedules the next one. */
+  sendRtcp(now: number): void {
     this.nextRtcpAt = now + RTCP_INTERVAL_MS * (0.5 + Math.random()); // RFC 3550 §6.3.1 randomisation
     if (!this.remoteRtcp || this.closed || !this.media?.send) return;
     const block = this.stats.reportBlock(now);

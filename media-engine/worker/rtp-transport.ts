@@ -33,6 +33,8 @@ export interface RtpTransport {
   send(packet: Buffer, to: Peer): void;
   /** Hands over every packet waiting (native); nothing to do for dgram. */
   poll(): void;
+  /** the socket on the worker's io_uring ('uring' only): what a C leg is attached by */
+  readonly ringFd?: number;
   close(): Promise<void>;
 }
 
@@ -91,7 +93,10 @@ export const defaultRtpIo = (): RtpIoKind => (rtpUring ? 'uring' : rtpIo ? 'nati
 let ioKind: RtpIoKind = 'dgram';
 /** Why this thread asked for 'uring' and runs 'native' (the kernel refused io_uring), or null. */
 let fallback: string | null = null;
-export function configureRtpIo(kind: RtpIoKind, opts: { ringEntries?: number } = {}): void {
+/** Whether plain G.711 legs run in C on this thread's ring (c-legs.ts); only with 'uring'. */
+let cLegs = true;
+export function configureRtpIo(kind: RtpIoKind, opts: { ringEntries?: number; cLegs?: boolean } = {}): void {
+  cLegs = opts.cLegs ?? true;
   if (kind === 'uring') {
     const refused = startUring(opts.ringEntries);
     if (refused === null) {
@@ -107,6 +112,8 @@ export function configureRtpIo(kind: RtpIoKind, opts: { ringEntries?: number } =
 /** The kind this thread's sessions really use (native only where the module loaded, uring only where the kernel took it). */
 export const rtpIoKind = (): RtpIoKind => ioKind;
 export const rtpIoFallback = (): string | null => fallback;
+/** Whether this thread serves plain G.711 legs in C (asked for, and running 'uring'). */
+export const cLegsEnabled = (): boolean => cLegs && ioKind === 'uring';
 /** The ring's counters (system calls, packets) when this thread runs 'uring'. */
 export const rtpRingCounters = (): UringCounters | null => (ioKind === 'uring' ? (uringRing()?.counters() ?? null) : null);
 

@@ -77,17 +77,18 @@ export class UringIo {
     this.ticking = true;
   }
 
-  endTick(): void {
+  /** The tick's sends go out; `legsNow` > 0: the C legs (c-legs.ts) are served in the same call. */
+  endTick(legsNow = 0, skip = 0): void {
     this.ticking = false;
-    this.flush();
+    this.flush(legsNow, skip);
   }
 
   /** Sends what is queued and hands over what arrived: one system call. */
-  flush(): void {
+  flush(legsNow = 0, skip = 0): void {
     const q = this.queued;
     this.queued = 0;
-    let n = this.io.flush(q);
     const now = performance.now();
+    let n = this.io.flush(q, now, legsNow, skip);
     const meta = this.rxMeta;
     for (;;) {
       for (let i = 0; i < n; i++) {
@@ -114,6 +115,10 @@ export class UringIo {
 
 class UringTransport implements RtpTransport {
   private fd = -1;
+
+  get ringFd(): number {
+    return this.fd;
+  }
 
   constructor(
     private readonly ring: UringIo,

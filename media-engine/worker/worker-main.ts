@@ -18,8 +18,8 @@ configureSources((workerData ?? {}) as Parameters<typeof configureSources>[0]);
 // without espeak-ng (or its voice) nothing is warmed: each say then fails with its own clear error
 prewarmSpeech().catch(() => undefined);
 {
-  const wd = workerData as { rtpIo?: RtpIoKind; ringEntries?: number } | undefined;
-  configureRtpIo(wd?.rtpIo ?? 'dgram', { ringEntries: wd?.ringEntries });
+  const wd = workerData as { rtpIo?: RtpIoKind; ringEntries?: number; cLegs?: boolean } | undefined;
+  configureRtpIo(wd?.rtpIo ?? 'dgram', { ringEntries: wd?.ringEntries, cLegs: wd?.cLegs });
 }
 // the frames the forks are offered in a tick go up in one message after it (frame-batch.ts); any
 // other message first sends the frames before it, so that the order holds

@@ -132,8 +132,9 @@ describe('media-engine call quality: receive statistics and RTCP', function () {
         // scheduler's delay on a loaded CI machine (a miscount of DLSR/LSR gives seconds or a negative)
         expect(sb.rtcp.rttMs, 'RTT at B').to.be.within(0, 150);
         expect(sa.rtcp.rttMs, 'RTT at A').to.be.within(0, 150);
-        // A hears from B's RTCP what B saw of A's stream
-        expect(sa.rtcp.lastReportOnUs!.jitter / 8).to.be.within(10, 60);
+        // A hears from B's RTCP what B saw of A's stream: an earlier snapshot of B's moving estimate (the
+        // scheduler's delays add to it on a loaded machine); a unit slip (samples vs ms) lands at 5 or 320
+        expect(sa.rtcp.lastReportOnUs!.jitter / 8).to.be.within(10, 80);
         expect(sa.lost, 'nothing lost the other way').to.equal(0);
       } finally {
         relay.close();

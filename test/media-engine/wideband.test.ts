@@ -87,7 +87,8 @@ describe('media-engine wideband legs (G.722, Opus) over loopback UDP', function 
     expect(reanswer).to.contain('PCMU/8000');
     await a2.modify(reanswer);
     const ref = readWav(speech).samples;
-    const rec = a2.record(path.join(dir, 'reoffer.wav'), { duration: Math.ceil(ref.length / 8000 + 1) });
+    // room for a late start on a loaded machine: the best offset is searched for
+    const rec = a2.record(path.join(dir, 'reoffer.wav'), { duration: Math.ceil(ref.length / 8000 + 3) });
     await b.play(speech);
     const { corr } = bestCorrelation(ref, readWav((await rec).path).samples);
     expect(corr).to.be.greaterThan(0.8);

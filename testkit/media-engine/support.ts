@@ -101,9 +101,22 @@ export function rms(x: Int16Array, from = 0, to = x.length): number {
   return Math.sqrt(s / Math.max(1, to - from));
 }
 
-/** A far end's SDP offer: PCMU at 20 ms, send and receive, media to host:port. */
-export function pcmuOffer(port: number, host = '127.0.0.1'): string {
-  return ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', `c=IN IP4 ${host}`, 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+/** A far end's SDP offer: PCMU at 20 ms, send and receive, media to host:port; `telephoneEvent`: with RFC 4733 digits (101). */
+export function pcmuOffer(port: number, host = '127.0.0.1', telephoneEvent = false): string {
+  const te = telephoneEvent ? ['a=rtpmap:101 telephone-event/8000'] : [];
+  return [
+    'v=0',
+    'o=- 1 1 IN IP4 127.0.0.1',
+    's=-',
+    `c=IN IP4 ${host}`,
+    't=0 0',
+    `m=audio ${port} RTP/AVP 0${telephoneEvent ? ' 101' : ''}`,
+    'a=rtpmap:0 PCMU/8000',
+    ...te,
+    'a=ptime:20',
+    'a=sendrecv',
+    '',
+  ].join('\r\n');
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -7,7 +7,10 @@
  *    GC freed), per leg per tick;
  *  - CPU time per leg per 20 ms frame (process.cpuUsage over the measured ticks);
  *  - the same with the sockets' send replaced by a no-op (`engine only`), so the difference is dgram's.
- *   npx tsx scripts/bench/media/alloc.ts [--legs 500] [--ticks 10000] [--phases 4] [--rtp-io uring,native] [--modes full,engine-only]
+ *   npx tsx scripts/bench/media/alloc.ts [--legs 500] [--ticks 10000] [--phases 4] [--rtp-io uring,uring-c,native] [--modes full,engine-only] [--bridge]
+ * `--rtp-io uring-c`: 'uring' with plain G.711 legs served in C (MediaServerOptions.plainLegsInC; 'uring' keeps
+ * every leg in JS); `--bridge`: the legs bridged in pairs with nothing else to do (no prompt, no recording),
+ * the plain G.711 leg that uring-c serves in C; the C legs take packets from their sockets only ('wire').
  * Normalised to 10,000 ticks (a 5 ms tick with 4 phases: 2,500 frames per leg). Under callgrind (instructions, repeatable under load):
  *   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out node --import tsx scripts/bench/media/alloc.ts --legs 100 --ticks 2000 --modes full
  */
@@ -22,6 +25,7 @@ import { Engine } from '../../../media-engine/worker/engine';
 import type { Leg } from '../../../media-engine/worker/leg';
 import { writeRtpInto } from '../../../media-engine/rtp-packet/packet';
 import { configureRtpIo, rtpIoKind, rtpRingCounters, RTP_IO_KINDS, type RtpIoKind } from '../../../media-engine/worker/rtp-transport';
+import { pcmuOffer } from '../../../testkit/media-engine/support';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,7 +46,10 @@ const WHERE = process.argv.includes('--where');
  * real loopback sockets from a pump process (one per leg per 20 ms, sent before the tick that reads them)
  * and the legs send with the kind's sockets, so the figure holds the whole socket path, kernel included.
  */
-const WIRE_KINDS = (process.argv.includes('--rtp-io') ? arg('rtp-io', '').split(',') : []).filter((k): k is RtpIoKind => (RTP_IO_KINDS as readonly string[]).includes(k));
+const WIRE_KINDS = (process.argv.includes('--rtp-io') ? arg('rtp-io', '').split(',') : []).filter(
+  (k): k is RtpIoKind | 'uring-c' => k === 'uring-c' || (RTP_IO_KINDS as readonly string[]).includes(k),
+);
+const BRIDGE = process.argv.includes('--bridge');
 
 interface SampleNode {
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
@@ -72,21 +79,8 @@ async function allocationSites(s: inspector.Session): Promise<string[]> {
     .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
 }
 
-function offer(port: number): string {
-  return [
-    'v=0',
-    'o=- 1 1 IN IP4 127.0.0.1',
-    's=-',
-    'c=IN IP4 127.0.0.1',
-    't=0 0',
-    `m=audio ${port} RTP/AVP 0 101`,
-    'a=rtpmap:0 PCMU/8000',
-    'a=rtpmap:101 telephone-event/8000',
-    'a=ptime:20',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
-}
+/** the far end's offer: PCMU at 20 ms with RFC 4733 digits */
+const offer = (port: number): string => pcmuOffer(port, '127.0.0.1', true);
 
 /** A process that binds a UDP port on loopback and drops what arrives; resolves with its port. */
 function startSink(): Promise<{ port: number; stop: () => void }> {
@@ -134,8 +128,8 @@ function startPump(ports: number[], phases: number): Promise<{ send: (k: number)
   );
 }
 
-async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoKind) {
-  if (kind) configureRtpIo(kind);
+async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoKind | 'uring-c') {
+  if (kind) configureRtpIo(kind === 'uring-c' ? 'uring' : kind, { cLegs: kind === 'uring-c' });
   const engine = new Engine(
     () => {},
     () => {},
@@ -155,8 +149,12 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
         if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
       }
     }
-    if (!process.argv.includes('--no-play')) void engine.play(`l${i}`, [prompt]).catch(() => {});
-    if (!process.argv.includes('--no-record')) void engine.record(`l${i}`, '/dev/null').catch(() => {});
+    if (BRIDGE) {
+      if (i % 2 === 1) engine.bridge(`l${i - 1}`, `l${i}`);
+    } else {
+      if (!process.argv.includes('--no-play')) void engine.play(`l${i}`, [prompt]).catch(() => {});
+      if (!process.argv.includes('--no-record')) void engine.record(`l${i}`, '/dev/null').catch(() => {});
+    }
     legs.push(engine['legs'].get(`l${i}`)!);
   }
   // createLeg starts the engine's own clock again: stopped, so only the ticks below run (else the real
@@ -229,9 +227,11 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
   const allocated = heap1 - heap0 + freed;
   const legTicks = (TICKS / PHASES) * LEGS; // each leg is served once per PHASES ticks
   const cpuMs = (cpu.user + cpu.system) / 1000;
-  const received = sessions.reduce((a, x) => a + x.counters().packetsReceived, 0);
+  // (engine.stats: a C leg's counters are read from C)
+  const received = legs.reduce((a, l) => a + engine.stats(l.id).packetsReceived, 0);
+  const cLegs = engine.workerStats().cLegs;
   const r = {
-    mode: kind ? `${mode} (${rtpIoKind()})` : mode,
+    mode: kind ? `${mode} (${kind === 'uring-c' ? `uring-c, ${cLegs} legs in C` : rtpIoKind()})` : mode,
     ...(pump ? { packetsReceivedPerLegFrame: Number((received / ((index / PHASES) * LEGS)).toFixed(3)), ring: rtpRingCounters() } : {}),
     legs: LEGS,
     ticks: TICKS,

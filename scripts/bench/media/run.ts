@@ -1,6 +1,8 @@
 /**
  * Media engine benchmark (bounded to a few minutes):
- *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--rtp-io uring,native,dgram] [--neighbour] [--split-cpus] [--shared-gc] [--no-extras]
+ *   npx tsx scripts/bench/media/run.ts [--quick] [--levels 100,250,500] [--phases 1,4] [--nice 0,-10] [--rt 10 [--rt-max 0.95]] [--rtp-io uring,uring-c,native,dgram] [--bridge] [--neighbour] [--split-cpus] [--shared-gc] [--no-extras]
+ *   (--rtp-io uring-c: 'uring' with plain G.711 legs served in C, plainLegsInC; 'uring' alone keeps every leg in JS;
+ *   --bridge: the legs are bridged in pairs with nothing else to do, instead of each playing a prompt and recording)
  *   (--nice: worker thread nice values compared in one run, the peer at the same value; --neighbour: a bounded
  *   busy process and a 10 ms wake-up probe beside each level, see neighbour.ts; --rt: the worker on SCHED_RR at
  *   that priority with the watchdog of media-engine/worker/realtime.ts, its drops printed)
@@ -21,6 +23,7 @@ import { ConferenceMixer, type MixMember } from '../../../media-engine/worker/mi
 import { startNeighbour, type NeighbourReport } from './neighbour';
 import { procStat } from '../../../media-engine/worker/proc-stat';
 import { RTP_IO_KINDS, type RtpIoKind } from '../../../media-engine/worker/rtp-transport';
+import { pcmuOffer } from '../../../testkit/media-engine/support';
 
 // Run as media-app runs (scripts/start.ts): with --single-threaded-gc, unless `--shared-gc` asks for V8's
 // default (GC helper threads at ordinary priority, which a prioritised worker waits for beside a busy neighbour).
@@ -63,16 +66,21 @@ const RT = numbersArg('rt', int(1, 99), 'a SCHED_RR priority 1..99')?.[0];
 const RT_MAX = numbersArg('rt-max', (v) => v >= 0.1 && v <= 1, 'a share of one core, 0.1..1')?.[0];
 /** `--neighbour`: a busy process and a 10 ms wake-up probe run beside every level (both bounded, default priority) */
 const NEIGHBOUR = process.argv.includes('--neighbour');
-/** `--rtp-io native,uring`: the workers' RTP socket kinds compared in one run (default: the engine's default) */
-const RTP_IO: (RtpIoKind | undefined)[] = (() => {
+/** `--bridge`: legs bridged in pairs (plain G.711 legs: what uring-c serves in C) instead of prompts and recordings */
+const BRIDGE = process.argv.includes('--bridge');
+/**
+ * `--rtp-io native,uring,uring-c`: the workers' RTP socket kinds compared in one run (default: the engine's
+ * default); `uring-c` is 'uring' with plainLegsInC, `uring` then keeps every leg in JS.
+ */
+const RTP_IO: (RtpIoKind | 'uring-c' | undefined)[] = (() => {
   const i = process.argv.indexOf('--rtp-io');
   if (i < 0) return [undefined];
   const kinds = (process.argv[i + 1] ?? '').split(',');
-  if (!kinds.length || kinds.some((k) => !(RTP_IO_KINDS as readonly string[]).includes(k))) {
-    console.error('--rtp-io: a comma-separated list of uring, native and dgram, e.g. --rtp-io native,uring');
+  if (!kinds.length || kinds.some((k) => k !== 'uring-c' && !(RTP_IO_KINDS as readonly string[]).includes(k))) {
+    console.error('--rtp-io: a comma-separated list of uring, uring-c, native and dgram, e.g. --rtp-io native,uring,uring-c');
     process.exit(2);
   }
-  return kinds as RtpIoKind[];
+  return kinds as (RtpIoKind | 'uring-c')[];
 })();
 
 const LEVELS = LEVELS_ARG ?? (quick ? [100, 250] : [100, 250, 500, 750, 1000]);
@@ -132,21 +140,8 @@ async function baseline(): Promise<number> {
   return count / 3;
 }
 
-function offer(port: number): string {
-  return [
-    'v=0',
-    'o=- 1 1 IN IP4 127.0.0.1',
-    's=-',
-    'c=IN IP4 127.0.0.1',
-    't=0 0',
-    `m=audio ${port} RTP/AVP 0 101`,
-    'a=rtpmap:0 PCMU/8000',
-    'a=rtpmap:101 telephone-event/8000',
-    'a=ptime:20',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
-}
+/** the far end's offer: PCMU at 20 ms with RFC 4733 digits */
+const offer = (port: number): string => pcmuOffer(port, '127.0.0.1', true);
 
 interface LevelResult {
   legs: number;
@@ -176,6 +171,8 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
   if (opts.conference) {
     const conf = await ms.createConference(`bench-${n}`);
     for (const ep of eps) await ep.joinConference(conf);
+  } else if (BRIDGE) {
+    for (let i = 0; i + 1 < n; i += 2) await eps[i].bridge(eps[i + 1]);
   } else {
     for (const [i, ep] of eps.entries()) {
       ep.play(prompt).catch(() => {});
@@ -274,13 +271,15 @@ let currentPhases = 4;
           tickPhases: phases,
           workerNice: nice,
           workerRealtime: RT === undefined ? undefined : { priority: RT, maxCpuShare: RT_MAX },
-          rtpIo,
+          rtpIo: rtpIo === 'uring-c' ? 'uring' : rtpIo,
+          plainLegsInC: rtpIo === undefined ? undefined : rtpIo === 'uring-c',
         });
+        const ioName = rtpIo ?? ms.rtpIo;
         ms.on('workerSchedule', (c) =>
           console.log(`   worker ${c.index} scheduling: ${c.policy} (${c.reason}${c.cpuShare === undefined ? '' : `, ${f2(c.cpuShare * 100)} % of a core`}${c.message ? `: ${c.message}` : ''})`),
         );
         console.log(
-          `-- RTP sockets ${ms.rtpIo}; engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`,
+          `-- RTP sockets ${ioName}${BRIDGE ? ', legs bridged in pairs' : ''}; engine send phases per 20 ms: ${phases}; worker nice ${nice ?? 'unchanged'}${RT === undefined ? '' : `; SCHED_RR ${RT}: ${JSON.stringify(ms.schedules)}`}`,
         );
         const results: LevelResult[] = [];
         for (const n of LEVELS) results.push(await level(ms, n, prompt, dir));
@@ -295,7 +294,7 @@ let currentPhases = 4;
         }
         await ms.destroy();
         for (const row of rows.slice(-results.length - (noExtras ? 0 : 2)))
-          row.label = `${row.label} (${ms.rtpIo}, phases ${phases}${nice === undefined ? '' : `, nice ${nice}`}${RT === undefined ? '' : `, RR ${RT}`})`;
+          row.label = `${row.label} (${ioName}, phases ${phases}${nice === undefined ? '' : `, nice ${nice}`}${RT === undefined ? '' : `, RR ${RT}`})`;
       }
   peer.send({ cmd: 'exit' });
   fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,77 @@
+/**
+ * The state a plain G.711 leg carries between JS and C (native/rtp_legs.c, rtp_legs.h: the same
+ * indices): a Float64Array of LEG_STATE_SIZE numbers and an Int16Array of LEG_STATE_SAMPLES samples
+ * (the jitter buffer's last frame, then its entries' samples in order).
+ */
+export const LS = {
+  SSRC: 0,
+  SEQ: 1,
+  TS: 2,
+  PACKETS_SENT: 3,
+  OCTETS_SENT: 4,
+  REMOTE_IP: 5,
+  REMOTE_PORT: 6,
+  RTCP_IP: 7,
+  RTCP_PORT: 8,
+  LATCHED: 9,
+  LAST_FROM_REMOTE: 10,
+  /** -1: none yet */
+  REMOTE_SSRC: 11,
+  SAW_EVENT: 12,
+  /** 0 (PCMU) or 8 (PCMA): the law sent */
+  LAW_OUT: 13,
+  PT: 14,
+  /** -1: no telephone-event negotiated */
+  DTMF_PT: 15,
+  /** the law of the negotiated payload type (0, 8), -1 when it is not G.711 */
+  PT_LAW: 16,
+  NEXT_RTCP: 17,
+  /** C latched the RTCP address since the last read */
+  RTCP_LATCHED: 18,
+  ST_STARTED: 20,
+  ST_SSRC: 21,
+  ST_BASE: 22,
+  ST_MAX: 23,
+  ST_CYCLES: 24,
+  ST_RECEIVED: 25,
+  ST_EXP_PRIOR: 26,
+  ST_REC_PRIOR: 27,
+  ST_JITTER: 28,
+  /** NaN: none yet */
+  ST_TRANSIT: 29,
+  ST_OOO: 30,
+  ST_DUP: 31,
+  JB_STARTED: 34,
+  JB_PLAY_TS: 35,
+  JB_TARGET: 36,
+  JB_CALM: 37,
+  JB_CONCEAL_RUN: 38,
+  JB_PLAYED_ANY: 39,
+  JB_LATE: 40,
+  JB_CONCEALED: 41,
+  JB_DROPPED: 42,
+  JB_COUNT: 43,
+  EV_ACTIVE: 46,
+  EV_TS: 47,
+  EV_EVENT: 48,
+  EV_DURATION: 49,
+  EV_LAST_SEEN: 50,
+  EV_REPORTED_N: 51,
+  /** 128 entries */
+  SEEN: 64,
+  /** ts, len per entry (at most JB_CAP) */
+  JB_ENTRIES: 192,
+  /** up to 32 timestamps, oldest first */
+  EV_REPORTED: 280,
+  /** digits C reported but had not handed out yet (read from C only: a detached leg's JS hands them out) */
+  EV_PEND_N: 320,
+  /** 3 per digit: event, duration (ticks), RTP timestamp */
+  EV_PEND: 321,
+} as const;
+export const LEG_STATE_SIZE = 336;
+export const LEG_JB_CAP = 40;
+export const LEG_STATE_SAMPLES = 160 + LEG_JB_CAP * 1600;
+/** the events arena after a tick: [count, then per event: kind, fd, then a digit's event, duration (ticks), SSRC, RTP timestamp] */
+export const LEG_EVENT_DTMF = 1;
+export const LEG_EVENT_RTCP = 2;
+export const LEG_EVENT_META = 6;

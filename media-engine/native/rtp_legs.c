@@ -1,0 +1,393 @@
+/*
+ * Plain G.711 legs in C (media-engine/worker/c-legs.ts decides which): two bridged legs with nothing
+ * but each other, served once per 20 ms inside the ring's end-of-tick flush, without a crossing to JS
+ * per leg. Each does what rtp-session.ts and leg.ts do for such a leg, in the same order and with the
+ * same figures: symmetric RTP latching, the receive statistics (RFC 3550 A.1/A.3/A.8, duplicates and
+ * out-of-order), the adaptive jitter buffer (reorder, late and duplicate drop, SSRC change, concealment),
+ * RFC 4733 telephone-event detection, the peer's frame as this leg's audio, G.711 with the JS tables
+ * (handed over by legsInit, so both paths encode alike) and the RTP header. RTCP stays in JS: a leg
+ * whose report is due is announced in the events arena and JS reads its state to build it.
+ * JS moves a leg here (attachLeg, with its whole state) and back (detachLeg) when its needs change.
+ */
+#define _GNU_SOURCE
+#include "rtp_legs_int.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+static const int16_t SILENCE[LEG_FRAME];
+
+legs_t *legs_new(void) { return calloc(1, sizeof(legs_t)); }
+
+static void leg_free(leg_t *g) {
+  for (int i = 0; i <= JB_CAP; i++) free(g->ent[i].s);
+  free(g);
+}
+
+void legs_free(legs_t *l) {
+  if (!l) return;
+  for (int i = 0; i < l->n; i++) leg_free(l->list[i]);
+  free(l->list);
+  free(l->by_fd);
+  free(l->mu_enc);
+  free(l->a_enc);
+  free(l);
+}
+
+
+void remove_leg(legs_t *l, leg_t *g) {
+  l->by_fd[g->fd] = NULL;
+  for (int i = 0; i < l->n; i++)
+    if (l->list[i] == g) {
+      l->list[i] = l->list[--l->n];
+      break;
+    }
+  leg_free(g);
+}
+
+void legs_forget(legs_t *l, int fd) {
+  leg_t *g = l ? leg_of(l, fd) : NULL;
+  if (g) remove_leg(l, g);
+}
+
+/* ---- jitter buffer: jitter-buffer.ts, line for line */
+
+
+static void jb_drop_first(leg_t *g) {
+  g->pool[g->npool++] = g->ring[g->head];
+  g->head = (g->head + 1) % (JB_CAP + 1);
+  g->count--;
+}
+
+static void jb_reset(leg_t *g) {
+  while (g->count) jb_drop_first(g);
+  g->jb_started = 0;
+  g->conceal_run = 0;
+  g->played_any = 0;
+}
+
+static void jb_grow(leg_t *g) {
+  if (g->target < MAX_FRAMES) {
+    g->target++;
+    g->play_ts = (int32_t)((uint32_t)g->play_ts - LEG_FRAME);
+  }
+  g->calm = 0;
+}
+
+int16_t *jb_reserve(leg_t *g, int32_t ts, int len) {
+  for (int again = 0; again < 2; again++) {
+    if (!g->jb_started) {
+      g->jb_started = 1;
+      g->play_ts = (int32_t)((uint32_t)ts - (uint32_t)(g->target * LEG_FRAME));
+    } else {
+      int32_t d = ts_diff(ts, g->play_ts);
+      if ((int64_t)d + len <= 0) {
+        g->late++;
+        if (d > -LEG_FRAME * 50) {
+          jb_grow(g);
+          return NULL;
+        }
+        jb_reset(g); /* a jump backwards: the sender restarted */
+        continue;
+      }
+      if (d > LEG_FRAME * 50 * 5) {
+        jb_reset(g);
+        continue;
+      }
+    }
+    break;
+  }
+  int i = g->count;
+  while (i > 0 && ts_diff(jat(g, i - 1)->ts, ts) > 0) i--;
+  if (i > 0 && jat(g, i - 1)->ts == ts) return NULL;
+  jentry_t *e = g->pool[g->npool - 1];
+  if (e->cap < len) {
+    int cap = len > LEG_FRAME ? len : LEG_FRAME;
+    int16_t *s = realloc(e->s, (size_t)cap * sizeof *s);
+    if (!s) return NULL;
+    e->s = s;
+    e->cap = cap;
+  }
+  g->npool--;
+  e->ts = ts;
+  e->len = len;
+  const int n = JB_CAP + 1;
+  for (int j = g->count; j > i; j--) g->ring[(g->head + j) % n] = g->ring[(g->head + j - 1) % n];
+  g->ring[(g->head + i) % n] = e;
+  g->count++;
+  if (g->count > JB_CAP) {
+    jb_drop_first(g);
+    g->dropped++;
+  }
+  return e->s;
+}
+
+static double jb_depth(leg_t *g) {
+  if (!g->jb_started || g->count == 0) return 0;
+  jentry_t *e = jat(g, g->count - 1);
+  double d = ts_diff((int32_t)((uint32_t)e->ts + (uint32_t)e->len), g->play_ts) / (double)LEG_FRAME;
+  return d > 0 ? d : 0;
+}
+
+static int jb_pop(leg_t *g, int16_t *out) {
+  if (!g->jb_started) {
+    memset(out, 0, LEG_FRAME * sizeof *out);
+    return 0;
+  }
+  int filled = 0;
+  int32_t start = g->play_ts;
+  while (g->count && ts_diff((int32_t)((uint32_t)g->ring[g->head]->ts + (uint32_t)g->ring[g->head]->len), start) <= 0) jb_drop_first(g);
+  jentry_t *first = g->count ? g->ring[g->head] : NULL;
+  if (!first || first->ts != start || first->len < LEG_FRAME) memset(out, 0, LEG_FRAME * sizeof *out);
+  for (int i = 0; i < g->count; i++) {
+    jentry_t *e = jat(g, i);
+    int32_t off = ts_diff(e->ts, start);
+    if (off >= LEG_FRAME) break;
+    int from = off < 0 ? -off : 0;
+    int to = e->len < LEG_FRAME - off ? e->len : LEG_FRAME - off;
+    if (to > from) memcpy(out + off + from, e->s + from, (size_t)(to - from) * sizeof *out);
+    if (to > from) filled += to - from;
+  }
+  g->play_ts = (int32_t)((uint32_t)g->play_ts + LEG_FRAME);
+  if (filled == 0) {
+    if (!g->played_any) return 1;
+    g->concealed++;
+    g->conceal_run++;
+    if (g->count == 0 && g->conceal_run > 50) {
+      jb_reset(g);
+      return 0;
+    }
+    if (g->conceal_run <= 3) {
+      double gain = 1 - g->conceal_run / 4.0;
+      for (int k = 0; k < LEG_FRAME; k++) out[k] = (int16_t)(g->last[k] * gain);
+    }
+  } else {
+    g->conceal_run = 0;
+    g->played_any = 1;
+    memcpy(g->last, out, sizeof g->last);
+  }
+  if (++g->calm > 500 && g->target > MIN_FRAMES) {
+    g->calm = 0;
+    if (jb_depth(g) > g->target) {
+      g->target--;
+      g->play_ts = (int32_t)((uint32_t)g->play_ts + LEG_FRAME);
+    }
+  }
+  return 1;
+}
+
+/* ---- receive statistics: receive-stats.ts */
+
+static void st_reset(leg_t *g, uint32_t ssrc, int seq) {
+  g->st_ssrc = ssrc;
+  g->st_base = g->st_max = seq;
+  g->st_cycles = g->st_received = g->st_exp_prior = g->st_rec_prior = g->st_jitter = 0;
+  g->st_has_transit = 0;
+  g->st_started = 1;
+  g->st_ooo = g->st_dup = 0;
+  memset(g->seen, 0, sizeof g->seen);
+}
+
+static void st_packet(leg_t *g, uint32_t ssrc, int seq, int32_t ts, int32_t arrival_ts) {
+  if (!g->st_started || ssrc != g->st_ssrc) st_reset(g, ssrc, seq);
+  int delta = (seq - g->st_max) & 0xffff;
+  int slot = seq & (LS_SEEN_N - 1);
+  uint8_t tag = (uint8_t)(1 + ((seq >> 7) & 0x7f));
+  if (delta == 0 && g->st_received > 0) {
+    g->st_dup++;
+    return;
+  }
+  if (delta < 0x8000) {
+    int n = delta < LS_SEEN_N ? delta : LS_SEEN_N;
+    for (int k = 1; k < n; k++) g->seen[(seq - k) & (LS_SEEN_N - 1)] = 0;
+    if (seq < g->st_max) g->st_cycles += 0x10000;
+    g->st_max = seq;
+  } else if (0x10000 - delta < LS_SEEN_N) {
+    if (g->seen[slot] == tag) {
+      g->st_dup++;
+      return;
+    }
+    g->st_ooo++;
+  } else g->st_ooo++;
+  g->seen[slot] = tag;
+  g->st_received++;
+  int32_t transit = (int32_t)((uint32_t)arrival_ts - (uint32_t)ts);
+  if (g->st_has_transit) {
+    int32_t d = (int32_t)((uint32_t)transit - (uint32_t)g->st_transit);
+    double ad = d < 0 ? -(double)d : (double)d;
+    g->st_jitter += (ad - g->st_jitter) / 16;
+  }
+  g->st_transit = transit;
+  g->st_has_transit = 1;
+}
+
+/* ---- telephone events: TelephoneEventReceiver (events 0..15 are DTMF) */
+
+static void ev_report(leg_t *g) {
+  g->ev_active = 0;
+  for (int i = 0; i < g->nreported; i++)
+    if (g->reported[i] == g->ev_ts) return;
+  if (g->nreported == LS_REPORTED_N) {
+    memmove(g->reported, g->reported + 1, (LS_REPORTED_N - 1) * sizeof g->reported[0]);
+    g->nreported--;
+  }
+  g->reported[g->nreported++] = g->ev_ts;
+  if (g->npend < 4) {
+    g->pend_event[g->npend] = g->ev_event;
+    g->pend_ts[g->npend] = g->ev_ts;
+    g->pend_samples[g->npend++] = g->ev_duration;
+  }
+}
+
+static void ev_packet(leg_t *g, uint32_t ts, const unsigned char *p, int len, double now) {
+  if (len < 4 || p[0] >= 16) return;
+  for (int i = 0; i < g->nreported; i++)
+    if (g->reported[i] == ts) return;
+  int duration = (p[2] << 8) | p[3];
+  if (g->ev_active && g->ev_ts != ts) ev_report(g);
+  if (!g->ev_active || g->ev_ts != ts) {
+    g->ev_active = 1;
+    g->ev_ts = ts;
+    g->ev_event = p[0];
+    g->ev_duration = duration;
+  }
+  if (duration > g->ev_duration) g->ev_duration = duration;
+  g->ev_last_seen = now;
+  if (p[1] & 0x80) ev_report(g);
+}
+
+/* ---- the receive path: RtpSession.onRtp for a G.711 leg */
+
+int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_t ip, uint16_t port, double arrival) {
+  leg_t *g = leg_of(l, fd);
+  if (!g) return 0;
+  if (len >= 8 && b[0] >> 6 == 2 && b[1] >= 192 && b[1] <= 223) return 0; /* RTCP on the RTP port: JS's */
+  if (len < 12 || b[0] >> 6 != 2) return 1;
+  unsigned off = 12 + (b[0] & 0x0f) * 4;
+  if (len < off) return 1;
+  if (b[0] & 0x10) {
+    if (len < off + 4) return 1;
+    unsigned end = off + 4 + ((unsigned)((b[off + 2] << 8) | b[off + 3])) * 4;
+    if (len < end) return 1;
+    off = end;
+  }
+  unsigned end = len;
+  if (b[0] & 0x20) {
+    unsigned pad = b[len - 1];
+    if (pad == 0 || end - pad < off || pad > end) return 1;
+    end -= pad;
+  }
+  int pt = b[1] & 0x7f;
+  int seq = (b[2] << 8) | b[3];
+  int32_t ts = (int32_t)(((uint32_t)b[4] << 24) | ((uint32_t)b[5] << 16) | ((uint32_t)b[6] << 8) | b[7]);
+  uint32_t ssrc = ((uint32_t)b[8] << 24) | ((uint32_t)b[9] << 16) | ((uint32_t)b[10] << 8) | b[11];
+  int from_remote = ip == g->remote_ip && port == g->remote_port;
+  if (port != 0 && (!g->latched || (!from_remote && arrival - g->last_from_remote > RELATCH_AFTER_MS))) {
+    g->remote_ip = ip;
+    g->remote_port = port;
+    if (!g->latched) {
+      g->rtcp_ip = ip;
+      g->rtcp_port = (uint16_t)(port + 1);
+      g->rtcp_latched = 1;
+    }
+    g->latched = 1;
+  }
+  if (ip == g->remote_ip && port == g->remote_port) g->last_from_remote = arrival;
+  if (g->remote_ssrc != (int64_t)ssrc) {
+    g->remote_ssrc = ssrc;
+    jb_reset(g);
+  }
+  st_packet(g, ssrc, seq, ts, (int32_t)(uint32_t)(int64_t)floor(arrival * 8 + 0.5));
+  if (g->dtmf_pt >= 0 && pt == g->dtmf_pt) {
+    g->saw_event = 1;
+    ev_packet(g, (uint32_t)ts, b + off, (int)(end - off), l->time_origin + arrival);
+    return 1;
+  }
+  int law;
+  if (pt == 0) law = 0;
+  else if (pt == 8) law = 8;
+  else if (pt == g->pt && g->pt_law >= 0) law = g->pt_law;
+  else return 1;
+  int bytes = (int)(end - off);
+  if (bytes == 0 || bytes > 1600) return 1;
+  int16_t *into = jb_reserve(g, ts, bytes);
+  if (!into) return 1;
+  const int16_t *dec = law == 0 ? l->mu_dec : l->a_dec;
+  for (int k = 0; k < bytes; k++) into[k] = dec[b[off + k]];
+  return 1;
+}
+
+/* ---- the tick: every leg receives, then every leg sends its peer's frame */
+
+static void emit(legs_t *l, int kind, int fd, double a, double b, double c, double d) {
+  int n = (int)l->ev[0];
+  if (n >= EV_SLOTS) return;
+  double *m = l->ev + 1 + (size_t)n * EV_META;
+  m[0] = kind;
+  m[1] = fd;
+  m[2] = a;
+  m[3] = b;
+  m[4] = c;
+  m[5] = d;
+  l->ev[0] = n + 1;
+}
+
+void legs_tick(legs_t *l, double now, int skip, legs_send_fn send, void *ring) {
+  l->ev[0] = 0;
+  for (int i = 0; i < l->n; i++) {
+    leg_t *g = l->list[i];
+    if (skip > 0) g->ts = (int32_t)((uint32_t)g->ts + (uint32_t)(skip * LEG_FRAME));
+    if (g->ev_active && now - g->ev_last_seen > 300) ev_report(g);
+    g->has_in = jb_pop(g, g->in);
+  }
+  for (int i = 0; i < l->n; i++) {
+    leg_t *g = l->list[i];
+    leg_t *p = leg_of(l, g->peer_fd);
+    const int16_t *src = p && p->has_in ? p->in : SILENCE;
+    if (g->remote_port != 0) {
+      int k = g->pkt_i;
+      g->pkt_i ^= 1;
+      unsigned char *pk = g->pkt[k];
+      pk[0] = 0x80;
+      pk[1] = (unsigned char)(g->pt & 0x7f);
+      pk[2] = (unsigned char)(g->seq >> 8);
+      pk[3] = (unsigned char)g->seq;
+      uint32_t t = (uint32_t)g->ts;
+      pk[4] = (unsigned char)(t >> 24);
+      pk[5] = (unsigned char)(t >> 16);
+      pk[6] = (unsigned char)(t >> 8);
+      pk[7] = (unsigned char)t;
+      pk[8] = (unsigned char)(g->ssrc >> 24);
+      pk[9] = (unsigned char)(g->ssrc >> 16);
+      pk[10] = (unsigned char)(g->ssrc >> 8);
+      pk[11] = (unsigned char)g->ssrc;
+      const uint8_t *enc = g->law_out == 0 ? l->mu_enc : l->a_enc;
+      for (int s = 0; s < LEG_FRAME; s++) pk[12 + s] = enc[(uint16_t)src[s]];
+      g->seq = (uint16_t)(g->seq + 1);
+      g->packets_sent++;
+      g->octets_sent += LEG_FRAME;
+      struct sockaddr_in *to = &g->to[k];
+      memset(to, 0, sizeof *to);
+      to->sin_family = AF_INET;
+      to->sin_addr.s_addr = htonl(g->remote_ip);
+      to->sin_port = htons(g->remote_port);
+      g->iov[k].iov_base = pk;
+      g->iov[k].iov_len = 12 + LEG_FRAME;
+      memset(&g->h[k], 0, sizeof g->h[k]);
+      g->h[k].msg_name = to;
+      g->h[k].msg_namelen = sizeof *to;
+      g->h[k].msg_iov = &g->iov[k];
+      g->h[k].msg_iovlen = 1;
+      send(ring, g->fd, &g->h[k]);
+    }
+    g->ts = (int32_t)((uint32_t)g->ts + LEG_FRAME);
+    for (int k = 0; k < g->npend; k++) emit(l, EV_DTMF, g->fd, g->pend_event[k], g->pend_samples[k], (double)g->remote_ssrc, g->pend_ts[k]);
+    g->npend = 0;
+    if (now >= g->next_rtcp) {
+      g->next_rtcp = now + RTCP_INTERVAL_MS * (0.5 + (double)rand() / RAND_MAX);
+      emit(l, EV_RTCP, g->fd, 0, 0, 0, 0);
+    }
+  }
+}
+

@@ -1,0 +1,57 @@
+/*
+ * Plain G.711 legs served in C beside the io_uring (rtp_legs.c): the interface between the ring
+ * (rtp_uring.c, which owns the sockets and the system calls) and the legs (which own their RTP state).
+ * The state a leg carries between C and JS is a Float64Array laid out as LS_* below (the same indices
+ * as media-engine/native/leg-layout.ts) plus an Int16Array of its jitter buffer's samples.
+ */
+#ifndef OPENVOICE_RTP_LEGS_H
+#define OPENVOICE_RTP_LEGS_H
+#include <node_api.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+typedef struct legs legs_t;
+
+/* queues one packet of a leg for sending (the ring's sendmsg; the msghdr stays valid until the next flush) */
+typedef void (*legs_send_fn)(void *ring, int fd, struct msghdr *h);
+
+/* the state vector's layout (Float64Array), shared with leg-layout.ts */
+enum {
+  LS_SSRC, LS_SEQ, LS_TS, LS_PACKETS_SENT, LS_OCTETS_SENT, LS_REMOTE_IP, LS_REMOTE_PORT, LS_RTCP_IP, LS_RTCP_PORT,
+  LS_LATCHED, LS_LAST_FROM_REMOTE, LS_REMOTE_SSRC, LS_SAW_EVENT, LS_LAW_OUT, LS_PT, LS_DTMF_PT, LS_PT_LAW,
+  LS_NEXT_RTCP, LS_RTCP_LATCHED,
+  /* receive statistics (receive-stats.ts) */
+  LS_ST_STARTED = 20, LS_ST_SSRC, LS_ST_BASE, LS_ST_MAX, LS_ST_CYCLES, LS_ST_RECEIVED, LS_ST_EXP_PRIOR, LS_ST_REC_PRIOR,
+  LS_ST_JITTER, LS_ST_TRANSIT, LS_ST_OOO, LS_ST_DUP,
+  /* jitter buffer (jitter-buffer.ts) */
+  LS_JB_STARTED = 34, LS_JB_PLAY_TS, LS_JB_TARGET, LS_JB_CALM, LS_JB_CONCEAL_RUN, LS_JB_PLAYED_ANY, LS_JB_LATE,
+  LS_JB_CONCEALED, LS_JB_DROPPED, LS_JB_COUNT,
+  /* telephone-event receiver (telephone-event.ts) */
+  LS_EV_ACTIVE = 46, LS_EV_TS, LS_EV_EVENT, LS_EV_DURATION, LS_EV_LAST_SEEN, LS_EV_REPORTED_N,
+  LS_SEEN = 64,          /* 128 entries: the receive statistics' duplicate window */
+  LS_JB_ENTRIES = 192,   /* 2 per entry: ts, len (samples in the Int16Array after `last`, in order) */
+  LS_EV_REPORTED = 280,  /* up to 32 reported event timestamps, oldest first */
+  LS_EV_PEND_N = 320,    /* digits reported in C but not yet handed out (export only: JS hands them out on detach) */
+  LS_EV_PEND = 321,      /* 3 per digit: event, duration (ticks), RTP timestamp */
+  LS_SIZE = 336
+};
+#define LS_SEEN_N 128
+#define LS_REPORTED_N 32
+#define LEG_FRAME 160
+/* the jitter buffer's capacity (maxFrames 8 * 4 + 8) and the samples its state can carry */
+#define JB_CAP 40
+#define LS_SAMPLES (LEG_FRAME + JB_CAP * 1600)
+
+legs_t *legs_new(void);
+void legs_free(legs_t *l);
+/* a received datagram on fd: 1 when a C leg took it (RTCP multiplexed on RTP is left to JS: 0) */
+int legs_packet(legs_t *l, int fd, const unsigned char *buf, unsigned len, uint32_t ip, uint16_t port, double arrival);
+/* serves every leg once (receive → jitter → bridge → G.711 → send), `skip` frames skipped before */
+void legs_tick(legs_t *l, double now, int skip, legs_send_fn send, void *ring);
+/* a socket is closing: its leg (if any) is dropped */
+void legs_forget(legs_t *l, int fd);
+/* the N-API functions (legsInit, attachLeg, detachLeg, readLeg), added to the module's exports */
+void legs_define(napi_env env, napi_value exports);
+/* this thread's legs (rtp_uring.c): NULL before init() */
+legs_t *uring_legs(napi_env env);
+#endif

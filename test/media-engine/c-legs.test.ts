@@ -1,0 +1,299 @@
+/**
+ * Plain G.711 legs served in C (media-engine/native/rtp_legs.c, worker/c-legs.ts) behave as the JS legs
+ * do: the same checks run with the C legs on and off (MediaServerOptions.plainLegsInC) and on the
+ * per-socket native kind, against real loopback sockets. Two far ends (A, B) send and receive RTP and
+ * RTCP; their endpoints are bridged. Each packet A sends carries its own payload byte, so what B gets
+ * shows order, gaps and repeats: reordering and a duplicate are undone by the jitter buffer, a lost
+ * packet counts as lost, an SSRC change restarts the source, RFC 4733 digits are reported, RTCP reports
+ * the loss, and a leg that moves C → JS → C (a recording starts and stops on it) keeps its stream
+ * without a gap or a sequence jump.
+ */
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import path from 'node:path';
+import { MediaServer, type Endpoint } from '../../media-engine';
+import { parseRtcp } from '../../media-engine/rtp-packet/rtcp';
+import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
+import type { RtpIoKind } from '../../media-engine/worker/rtp-transport';
+import { pcmuOffer, portRange, sleep, tmpDir } from '../../testkit/media-engine/support';
+import { sippMediaPort } from '../../testkit/ports';
+
+/** the far end's offer: PCMU at 20 ms with RFC 4733 digits */
+const offer = (port: number): string => pcmuOffer(port, '127.0.0.1', true);
+
+interface Got {
+  seq: number;
+  ts: number;
+  ssrc: number;
+  pt: number;
+  first: number;
+}
+
+/** A far end: RTP on a port, RTCP on the next, what each got. */
+class Far {
+  readonly got: Got[] = [];
+  readonly rtcp: Buffer[] = [];
+  private constructor(
+    readonly rtpSock: dgram.Socket,
+    readonly rtcpSock: dgram.Socket,
+  ) {
+    rtpSock.on('message', (m) => this.got.push({ seq: m.readUInt16BE(2), ts: m.readUInt32BE(4), ssrc: m.readUInt32BE(8), pt: m[1] & 0x7f, first: m[12] }));
+    rtcpSock.on('message', (m) => this.rtcp.push(m));
+  }
+  static async open(): Promise<Far> {
+    const base = await sippMediaPort();
+    const bind = (port: number) =>
+      new Promise<dgram.Socket>((resolve, reject) => {
+        const s = dgram.createSocket('udp4');
+        s.once('error', reject);
+        s.bind(port, '127.0.0.1', () => resolve(s));
+      });
+    return new Far(await bind(base), await bind(base + 1));
+  }
+  get port(): number {
+    return this.rtpSock.address().port;
+  }
+  send(to: number, seq: number, ts: number, ssrc: number, byte: number, pt = 0, payload?: Uint8Array): void {
+    const p = payload ?? new Uint8Array(160).fill(byte);
+    const b = Buffer.alloc(12 + p.length);
+    writeRtpInto(b, false, pt, seq & 0xffff, ts | 0, ssrc | 0, p, p.length);
+    this.rtpSock.send(b, to, '127.0.0.1');
+  }
+  close(): void {
+    this.rtpSock.close();
+    this.rtcpSock.close();
+  }
+}
+
+/** µ-law bytes that survive decode → encode unchanged (not 0x7f/0xff, the two zeros) and are not silence; unique for k < 120 */
+const byteOf = (k: number) => 1 + (k % 120);
+
+/** The payload bytes B got that are not silence (0xff), in order (after the far end stops, three concealed frames). */
+const heard = (f: Far) => f.got.filter((g) => g.pt === 0 && g.first !== 0xff).map((g) => g.first);
+
+/**
+ * B's stream from the engine is one stream: one SSRC, each packet the next sequence number, timestamps
+ * 20 ms apart (or a multiple: a worker that stalled on a loaded machine skips the ticks it missed).
+ */
+function expectContiguous(f: Far): void {
+  const steps = f.got.slice(1).map((g, i) => [(g.seq - f.got[i].seq) & 0xffff, (g.ts - f.got[i].ts) >>> 0]);
+  const bad = steps.filter(([s, t]) => s !== 1 || t === 0 || t % 160 !== 0);
+  expect(bad, JSON.stringify(bad)).to.deep.equal([]);
+  expect(new Set(f.got.map((g) => g.ssrc)).size).to.equal(1);
+}
+
+/** Sends `plan` (packet numbers, in sending order; one step per 20 ms) from A, packet k with byteOf(k). */
+async function stream(a: Far, to: number, plan: number[][], ssrc = 0x11223344, seq0 = 1000, ts0 = 5000): Promise<void> {
+  const t0 = performance.now();
+  for (let i = 0; i < plan.length; i++) {
+    for (const k of plan[i]) a.send(to, seq0 + k, ts0 + k * 160, ssrc, byteOf(k));
+    // on a fixed schedule (a sleep per step would drift slower than the far end's clock)
+    await sleep(t0 + (i + 1) * 20 - performance.now());
+  }
+}
+
+/** The longest run of `got` that is `want` in order (some of it skipped): the audio that came through as sent. */
+function inOrder(got: number[], want: number[]): number {
+  const at = new Map(want.map((v, i) => [v, i]));
+  const tails: number[] = []; // patience sort: the longest strictly increasing run of positions in `want`
+  for (const v of got) {
+    const i = at.get(v);
+    if (i === undefined) continue;
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (tails[mid] < i) lo = mid + 1;
+      else hi = mid;
+    }
+    tails[lo] = i;
+  }
+  return tails.length;
+}
+
+/**
+ * What B heard is what A sent, in order: every frame of `want` but those the jitter buffer counted as
+ * late (a loaded machine delays the far end's timer), and nothing else but concealed frames.
+ */
+function expectHeard(got: number[], want: number[], st: { late: number; concealed: number }): void {
+  const run = inOrder(got, want);
+  expect(run, `${want.length - run} frames missing, ${st.late} late: ${JSON.stringify(got)}`).to.be.at.least(want.length - st.late);
+  expect(got.length - run, `frames that are not the stream: ${JSON.stringify(got)}`).to.be.at.most(st.concealed);
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => [from + i]);
+
+const CONFIGS: { name: string; rtpIo: RtpIoKind; inC: boolean }[] = [
+  { name: 'uring, plain legs in C', rtpIo: 'uring', inC: true },
+  { name: 'uring, every leg in JS', rtpIo: 'uring', inC: false },
+  { name: 'native (per-socket), JS legs', rtpIo: 'native', inC: false },
+];
+
+describe('media-engine plain G.711 legs in C and in JS: the same behaviour', function () {
+  this.timeout(60_000);
+
+  for (const cfg of CONFIGS) {
+    describe(cfg.name, () => {
+      let ms: MediaServer;
+      let a: Far;
+      let b: Far;
+      let epA: Endpoint;
+      let epB: Endpoint;
+      const cLegs = async () => (await ms.stats())[0].cLegs;
+
+      before(async () => {
+        ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1, rtpIo: cfg.rtpIo, plainLegsInC: cfg.inC });
+      });
+      beforeEach(async () => {
+        a = await Far.open();
+        b = await Far.open();
+        // no in-band detection: a leg with it stays in JS until its far end sends a telephone-event
+        epA = await ms.createEndpoint({ remoteSdp: offer(a.port), inbandDtmf: false });
+        epB = await ms.createEndpoint({ remoteSdp: offer(b.port), near: epA, inbandDtmf: false });
+        await epA.bridge(epB);
+        await sleep(100);
+        expect(await cLegs(), 'legs served in C').to.equal(cfg.inC ? 2 : 0);
+      });
+      afterEach(async () => {
+        await epA.destroy().catch(() => undefined);
+        await epB.destroy().catch(() => undefined);
+        a.close();
+        b.close();
+      });
+      after(async () => ms.destroy());
+
+      it('reordered and duplicated packets come out in order once; a lost one is counted; the stream out is contiguous', async () => {
+        // 60 packets; 10/11 and 30/31 swapped, 20 sent twice, 40 never sent
+        const plan = range(0, 60).map(([k]) => (k === 10 ? [11] : k === 11 ? [10] : k === 30 ? [31] : k === 31 ? [30] : k === 20 ? [20, 20] : k === 40 ? [] : [k]));
+        await stream(a, epA.local.port, plan);
+        await sleep(300);
+        const want = range(0, 60)
+          .map(([k]) => k)
+          .filter((k) => k !== 40)
+          .map(byteOf);
+        const st = await epA.getStats();
+        // the lost packet is concealed (the frame before, faded), the rest in order, once each
+        expectHeard(heard(b), want, st);
+        expect(st.packetsReceived).to.equal(59);
+        expect(st.lost).to.equal(1);
+        expect(st.duplicates).to.equal(1);
+        expect(st.outOfOrder).to.equal(2);
+        expect(st.concealed).to.be.at.least(1);
+        expectContiguous(b);
+        expect(await cLegs()).to.equal(cfg.inC ? 2 : 0);
+      });
+
+      it('an SSRC change restarts the source: the new stream is heard from its first packet', async () => {
+        await stream(a, epA.local.port, range(0, 20));
+        await stream(a, epA.local.port, range(20, 40), 0x55667788, 40000, 900000);
+        await sleep(300);
+        // the old source's last two packets were still in the jitter buffer when the new one came: dropped with it
+        const want = range(0, 40)
+          .map(([k]) => k)
+          .filter((k) => k !== 18 && k !== 19)
+          .map(byteOf);
+        const st = await epA.getStats();
+        expectHeard(heard(b), want, st);
+        expect(st.packetsReceived, 'from the current source').to.equal(20);
+        expect(st.lost).to.equal(0);
+      });
+
+      it('RFC 4733 digits are reported once each, with their duration', async () => {
+        const digits: { dtmf: string; duration: number; source: string }[] = [];
+        epA.on('dtmf', (d: { dtmf: string; duration: number; source: string }) => digits.push(d));
+        const ev = (event: number, end: boolean, dur: number) => new Uint8Array([event, (end ? 0x80 : 0) | 10, dur >> 8, dur & 0xff]);
+        let seq = 1;
+        const send = (tsOf: number, e: Uint8Array) => a.send(epA.local.port, seq++, tsOf, 0x1234, 0, 101, e);
+        for (const [event, ts] of [
+          [5, 16000],
+          [11, 32000],
+        ]) {
+          for (let d = 160; d <= 800; d += 160) {
+            send(ts, ev(event, false, d));
+            await sleep(20);
+          }
+          for (let i = 0; i < 3; i++) send(ts, ev(event, true, 960)); // the end, three times
+          await sleep(60);
+        }
+        await sleep(200);
+        expect(digits.map((d) => [d.dtmf, d.duration, d.source])).to.deep.equal([
+          ['5', 120, 'rfc2833'],
+          ['#', 120, 'rfc2833'],
+        ]);
+        expect(await cLegs()).to.equal(cfg.inC ? 2 : 0);
+      });
+
+      it('a digit that ended just before its leg moved to JS is reported, once', async () => {
+        const digits: string[] = [];
+        epA.on('dtmf', (d: { dtmf: string }) => digits.push(d.dtmf));
+        const ev = (event: number, end: boolean, dur: number) => new Uint8Array([event, (end ? 0x80 : 0) | 10, dur >> 8, dur & 0xff]);
+        let seq = 1;
+        const events = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+        for (const [i, event] of events.entries()) {
+          const ts = 16000 + i * 16000;
+          for (const d of [160, 320]) {
+            a.send(epA.local.port, seq++, ts, 0x1234, 0, 101, ev(event, false, d));
+            await sleep(20);
+          }
+          for (let k = 0; k < 3; k++) a.send(epA.local.port, seq++, ts, 0x1234, 0, 101, ev(event, true, 480));
+          // the end is taken in by the next tick; the move to JS (an operation on the leg) comes in the
+          // tick after, before that tick hands the digit out
+          await sleep(5 + i * 5);
+          await epA.mute('out');
+          await epA.unmute('out');
+          await sleep(200);
+        }
+        await sleep(400);
+        expect(digits).to.deep.equal(events.map(String));
+      });
+
+      it("RTCP: the engine's report to A carries A's loss; the statistics agree", async function () {
+        this.timeout(20_000);
+        const plan = range(0, 400).map(([k]) => (k % 50 === 7 ? [] : [k])); // 8 lost of 400
+        await stream(a, epA.local.port, plan);
+        const deadline = Date.now() + 8000;
+        const report = () =>
+          a.rtcp
+            .map((m) => parseRtcp(m))
+            .flatMap((p) => p ?? [])
+            .flatMap((p) => (p.type === 'SR' || p.type === 'RR' ? p.reports : []))
+            .find((r) => r.ssrc === 0x11223344 && r.cumulativeLost > 0);
+        while (!report() && Date.now() < deadline) await sleep(100);
+        const r = report();
+        await sleep(300); // the last packets reach the worker's next ticks
+        expect(r, 'a report block on A with its loss').to.not.equal(undefined);
+        expect(r!.cumulativeLost).to.be.within(1, 8);
+        const st = await epA.getStats();
+        expect(st.lost).to.equal(8);
+        expect(st.packetsReceived).to.equal(392);
+        expect(st.jitterMs).to.be.below(20);
+        // a frame arriving in time is never late, however often the leg's RTCP moved it between C and JS
+        expect(st.late, 'frames counted late').to.equal(0);
+      });
+
+      it('a leg that moves to JS for a recording and back keeps its stream: no gap, no sequence jump', async () => {
+        const dir = tmpDir();
+        const sending = stream(a, epA.local.port, range(0, 120));
+        await sleep(800);
+        const rec = epA.record(path.join(dir, 'r.wav'));
+        await sleep(200);
+        expect(await cLegs(), 'in JS while it records').to.equal(0);
+        await sleep(600);
+        await epA.stopRecord();
+        await rec;
+        await sleep(200);
+        expect(await cLegs(), 'back in C once it stopped').to.equal(cfg.inC ? 2 : 0);
+        await sending;
+        await sleep(300);
+        const st = await epA.getStats();
+        expectHeard(
+          heard(b),
+          range(0, 120).map(([k]) => byteOf(k)),
+          st,
+        );
+        expectContiguous(b);
+        expect(st.packetsReceived).to.equal(120);
+      });
+    });
+  }
+});
