@@ -38,6 +38,20 @@ export function samplesToMulawBase64(samples: Int16Array): string {
   return scratch.toString('base64', 0, n);
 }
 
+/** Samples or 16-bit little-endian PCM → µ-law in the reused scratch buffer; returns the byte count. */
+function mulawIntoScratch(pcm: Int16Array | Buffer): number {
+  if (pcm instanceof Int16Array || (LITTLE_ENDIAN && pcm.byteOffset % 2 === 0)) {
+    const samples = pcm instanceof Int16Array ? pcm : new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1);
+    if (samples.length > scratch.length) scratch = Buffer.allocUnsafe(samples.length);
+    encodeG711Range('PCMU', samples, 0, samples.length, scratch);
+    return samples.length;
+  }
+  const n = pcm.length >> 1;
+  if (n > scratch.length) scratch = Buffer.allocUnsafe(n);
+  for (let i = 0; i < n; i++) scratch[i] = muLaw.encodeSample(pcm.readInt16LE(i * 2));
+  return n;
+}
+
 /** 16-bit little-endian PCM → base64 µ-law. */
 export function pcmToMulawBase64(pcm: Buffer): string {
   const n = pcm.length >> 1;
@@ -65,6 +79,8 @@ export class TwilioMessages {
   private readonly chunks: Record<TwilioMediaTrack, number> = { inbound: 0, outbound: 0 };
 
   private readonly sidJson: string;
+  /** the end of every `media` message of the stream, as bytes */
+  private tail: Buffer | null = null;
 
   constructor(readonly ids: TwilioStreamIds) {
     this.sidJson = JSON.stringify(ids.streamSid);
@@ -99,6 +115,24 @@ export class TwilioMessages {
     const payload = pcm instanceof Int16Array ? samplesToMulawBase64(pcm) : pcmToMulawBase64(pcm);
     const ts = Math.max(0, Math.round(timestampMs));
     return `{"event":"media","sequenceNumber":"${++this.seq}","media":{"track":"${track}","chunk":"${chunk}","timestamp":"${ts}","payload":"${payload}"},"streamSid":${this.sidJson}}`;
+  }
+
+  /**
+   * The same message as `media()`, as the bytes of its text (ASCII): written into one buffer, so that
+   * a WebSocket client (which masks what it sends) frames and writes it as one piece, one write to the
+   * socket, where a string is encoded to a new buffer and written as header and body (a writev).
+   */
+  mediaBytes(track: TwilioMediaTrack, timestampMs: number, pcm: Int16Array | Buffer): Buffer {
+    const chunk = ++this.chunks[track];
+    const mu = mulawIntoScratch(pcm);
+    const head = `{"event":"media","sequenceNumber":"${++this.seq}","media":{"track":"${track}","chunk":"${chunk}","timestamp":"${Math.max(0, Math.round(timestampMs))}","payload":"`;
+    const b64 = scratch.toString('base64', 0, mu);
+    const tail = (this.tail ??= Buffer.from(`"},"streamSid":${this.sidJson}}`, 'latin1'));
+    const out = Buffer.allocUnsafe(head.length + b64.length + tail.length);
+    let o = out.write(head, 0, 'latin1');
+    o += out.write(b64, o, 'latin1');
+    tail.copy(out, o);
+    return out;
   }
 
   dtmf(digit: string): string {

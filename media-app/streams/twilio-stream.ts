@@ -39,6 +39,9 @@ export interface TwilioStreamRequest {
 
 export class TwilioStreamError extends Error {}
 
+/** Every message is a text frame, bytes included. */
+const TEXT = { binary: false } as const;
+
 /** Unsent bytes above which media messages are dropped (a slow server never delays the call). */
 const MAX_BUFFERED = 256 * 1024;
 
@@ -59,7 +62,9 @@ export class TwilioStream extends EventEmitter {
     mark: (name) => this.send(this.msgs.mark(name)),
     flush: () => void this.forks[0]?.clearInjected().catch(() => undefined),
   });
-  private t0 = 0;
+  /** per track: the media time (ms) of its next frame; the clock track's, for a track that joins */
+  private readonly mediaMs = new Map<TwilioMediaTrack, number>();
+  private clockMs = 0;
   private readonly callback: StreamStatusCallback | null;
   private call: CallSession | null = null;
   readonly stats = { sent: 0, dropped: 0, ignored: 0 };
@@ -147,7 +152,6 @@ export class TwilioStream extends EventEmitter {
     this.send(this.msgs.connected());
     this.send(this.msgs.start(tracks, this.req.parameters));
     this.machine.to('streaming');
-    this.t0 = performance.now();
     const span = (this.forkSpan = traceFork('call', call.id, tracks.join('+')));
     for (const [i, track] of tracks.entries()) {
       // the first fork's frames are the stream's clock: one per 20 ms tick of the call
@@ -172,22 +176,28 @@ export class TwilioStream extends EventEmitter {
 
   private readonly onCallGone = (): void => this.stop('call ended');
 
-  private send(text: string): boolean {
+  /** Sends a text message (a `media` message as its bytes: see TwilioMessages.mediaBytes). */
+  private send(text: string | Buffer): boolean {
     const ws = this.ws;
     if (!ws || ws.readyState !== ws.OPEN) return false;
-    ws.send(text);
+    ws.send(text, TEXT);
     return true;
   }
 
   private onFrame(track: TwilioMediaTrack, frame: Int16Array, clock: boolean): void {
     if (this.machine.state !== 'streaming') return;
     if (clock && this.req.bidirectional) this.playback.tick();
+    // media time, as Twilio's timestamp is: 20 ms a chunk from the stream's start (a track joins at the
+    // clock's time), never the time of delivery; clients fill any gap between timestamps with silence
+    const at = this.mediaMs.get(track) ?? this.clockMs;
+    this.mediaMs.set(track, at + frame.length / 8);
+    if (clock) this.clockMs = at + frame.length / 8;
     const ws = this.ws!;
     if (ws.bufferedAmount > MAX_BUFFERED) {
       this.stats.dropped++;
       return;
     }
-    this.send(this.msgs.media(track, performance.now() - this.t0, frame));
+    this.send(this.msgs.mediaBytes(track, at, frame));
     this.stats.sent++;
   }
 

@@ -40,6 +40,25 @@ describe('media streams: the Twilio wire, per frame', () => {
     expect(m.media('inbound', -5, frame(0))).to.contain('"timestamp":"0"');
   });
 
+  it('mediaBytes() is the same text as media(), as ASCII bytes, numbered alike (samples, PCM bytes, an odd offset)', () => {
+    const m = new TwilioMessages(ids);
+    const ref = new TwilioMessages(ids);
+    const odd = Buffer.alloc(321);
+    for (let n = 0; n < 6; n++) {
+      const track = n % 3 === 2 ? 'outbound' : 'inbound';
+      const f = frame(n, n === 4 ? 32767 : -12000);
+      Buffer.from(f.buffer).copy(odd, 1);
+      const pcm = n % 3 === 0 ? f : n % 3 === 1 ? Buffer.from(f.buffer, f.byteOffset, f.byteLength) : odd.subarray(1);
+      const bytes = m.mediaBytes(track, n * 19.6 - 10, pcm);
+      expect(bytes).to.be.instanceOf(Buffer);
+      expect(bytes.toString('latin1')).to.equal(ref.media(track, n * 19.6 - 10, f));
+      expect(JSON.parse(bytes.toString()).media.payload).to.equal(samplesToMulawBase64(f));
+    }
+    // after a dtmf (numbered from the same sequence), the numbers go on
+    expect(m.dtmf('5')).to.equal(ref.dtmf('5'));
+    expect(m.mediaBytes('inbound', 200, frame(7)).toString()).to.equal(ref.media('inbound', 200, frame(7)));
+  });
+
   it('µ-law through the tables: every sample encodes as muLaw.encodeSample does, and decodes back', () => {
     const all = Int16Array.from({ length: 65536 }, (_, i) => i - 32768);
     const b64 = samplesToMulawBase64(all);

@@ -4,7 +4,9 @@
 // session.updated, input_audio_buffer.append (µ-law; speech found by its energy → speech_started /
 // speech_stopped, then a response as the server VAD's create_response does), response.create → a
 // response: a tone as response.output_audio.delta (µ-law base64, sent faster than real time as the
-// vendor does) with its transcript, or a function call. What the client sent is kept for the test.
+// vendor does) with its transcript, or a function call; conversation.item.retrieve → the item
+// (conversation.item.retrieved) or an item_not_found error; conversation.item.truncate →
+// conversation.item.truncated. What the client sent is kept for the test.
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -43,6 +45,10 @@ export interface RealtimeServer {
   firstAudioAt: Record<string, number>;
   /** ms of caller audio received */
   appendedMs: number;
+  /** of which decoded (as µ-law) to speech-like energy */
+  voicedMs: number;
+  /** input_audio_buffer.append events by the byte length of their audio */
+  appendSizes: Map<number, number>;
   /** upgrades refused for their key */
   refused: number;
   close(): Promise<void>;
@@ -71,6 +77,8 @@ export async function startRealtimeServer(key: string, script: RealtimeScript): 
     speechStartedAt: [],
     firstAudioAt: {},
     appendedMs: 0,
+    voicedMs: 0,
+    appendSizes: new Map(),
     refused: 0,
     async close() {
       for (const c of wss.clients) c.terminate();
@@ -107,6 +115,8 @@ function session(ws: WebSocket, s: RealtimeServer): void {
   /** the response now streaming: cancelled by the caller's speech */
   let active: { id: string; stop: () => void } | null = null;
   const callNames = new Map<string, string>();
+  /** the conversation's items, for conversation.item.retrieve */
+  const items = new Map<string, Record<string, unknown>>();
   send({ type: 'session.created', session: { type: 'realtime', id: id('sess') } });
   if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'server error'), s.script.dropAfterMs);
 
@@ -145,6 +155,7 @@ function session(ws: WebSocket, s: RealtimeServer): void {
       send({ type: 'response.output_audio.done', response_id: rid, item_id: itemId, output_index: 0, content_index: 0 });
       send({ type: 'response.output_audio_transcript.done', response_id: rid, item_id: itemId, output_index: 0, content_index: 0, transcript: reply.say });
       const finished = { ...item, status: 'completed', content: [{ type: 'output_audio', transcript: reply.say }] };
+      items.set(itemId, finished);
       send({ type: 'response.output_item.done', response_id: rid, output_index: 0, item: finished });
       send({ type: 'response.done', response: { id: rid, status, output: [finished] } });
     };
@@ -156,6 +167,7 @@ function session(ws: WebSocket, s: RealtimeServer): void {
     for (const v of pcm) sum += v * v;
     const voiced = Math.sqrt(sum / pcm.length) > 600;
     if (voiced) {
+      s.voicedMs += 20;
       voicedRun += 20;
       quietRun = 0;
     } else {
@@ -174,6 +186,7 @@ function session(ws: WebSocket, s: RealtimeServer): void {
       send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: s.appendedMs, item_id: userItem });
       send({ type: 'input_audio_buffer.committed', item_id: userItem, previous_item_id: null });
       const t = s.script.turn(turns++);
+      items.set(userItem, { id: userItem, type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_audio', transcript: t.heard }] });
       send({ type: 'conversation.item.input_audio_transcription.completed', item_id: userItem, content_index: 0, transcript: t.heard });
       respond(t.reply);
     }
@@ -196,6 +209,7 @@ function session(ws: WebSocket, s: RealtimeServer): void {
       }
       case 'input_audio_buffer.append': {
         const bytes = Buffer.from(String(e.audio), 'base64');
+        s.appendSizes.set(bytes.length, (s.appendSizes.get(bytes.length) ?? 0) + 1);
         for (let at = 0; at + 160 <= bytes.length; at += 160) {
           const pcm = new Int16Array(160);
           for (let i = 0; i < 160; i++) pcm[i] = muLaw.decodeSample(bytes[at + i]!);
@@ -214,6 +228,14 @@ function session(ws: WebSocket, s: RealtimeServer): void {
           if (next) respond(next);
         }
         return;
+      }
+      case 'conversation.item.retrieve': {
+        const item = items.get(String(e.item_id));
+        if (item) return send({ type: 'conversation.item.retrieved', item });
+        return send({
+          type: 'error',
+          error: { type: 'invalid_request_error', code: 'item_not_found', message: `Item with item_id not found: ${String(e.item_id)}`, param: 'item_id', event_id: e.event_id ?? null },
+        });
       }
       case 'conversation.item.truncate':
         return send({ type: 'conversation.item.truncated', item_id: e.item_id, content_index: e.content_index, audio_end_ms: e.audio_end_ms });

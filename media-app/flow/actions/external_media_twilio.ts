@@ -4,7 +4,7 @@ import { abortError } from '../clock';
 import type { ExternalMediaService } from '../../streams/external-media';
 import { ExternalMediaError, externalMediaProblem } from '../../streams/external-media';
 import { statusCallbackProblem } from '../../streams/twilio-callback';
-import { type ActionContext, NEXT, type Outcome } from './base';
+import { type ActionContext, NEXT, type Outcome, requireCall } from './base';
 
 type Option = z.infer<typeof later.external_media_start>;
 
@@ -21,13 +21,15 @@ export function twilioOnlyProblem(option: Option): string | null {
  * external_media_start with encapsulation twilio (Twilio Media Streams). Without `wait` the stream is
  * forked (`<Start><Stream>`) and the flow goes on; with `wait` it is bidirectional (`<Connect><Stream>`)
  * and the action lasts until the stream ends (the server closes it, external_media_stop from elsewhere,
- * or the hangup). A server that cannot be reached is noted and the flow goes on, as for the other
- * encapsulations.
+ * or the hangup); a bidirectional stream answers the call first, as Twilio's <Connect> does (a forked
+ * one leaves the call as it is). A server that cannot be reached is noted and the flow goes on, as for
+ * the other encapsulations.
  */
 export async function startTwilioStream(ctx: ActionContext, service: ExternalMediaService, callId: string, url: string, option: Option): Promise<Outcome> {
   const problem = externalMediaProblem(url, 'twilio') ?? (option.status_callback ? statusCallbackProblem(option.status_callback) : null);
   if (problem) return { kind: 'fail', message: `external_media_start: ${problem}` };
   const wait = option.wait === true;
+  if (wait) await requireCall(ctx).prepareMedia(ctx.signal);
   let stream;
   try {
     stream = await service.startTwilio({
