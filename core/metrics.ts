@@ -107,6 +107,12 @@ export const platformMetrics = {
     labelNames: ['by', 'of', 'outcome'] as const,
     registers: [platformRegistry],
   }),
+  aiPreemptions: new Counter({
+    name: 'ai_preemptions_total',
+    help: 'Voice AI replies asked for before the end of the turn, by outcome (committed: the turn ended with the same words; discarded)',
+    labelNames: ['outcome'] as const,
+    registers: [platformRegistry],
+  }),
   /** Exports streaming now (a client that went away stops its export: this falls back). */
   cdrExportsActive: new Gauge({
     name: 'cdr_exports_in_progress',

@@ -10,6 +10,8 @@ export interface PlayResult {
   playbackLastOffsetPos: number;
   /** true when stopped early (stopPlayback, barge-in, destroy) */
   interrupted: boolean;
+  /** when (epoch ms, the worker's clock) the request's first audio frame went out; absent when none did */
+  firstFrameAt?: number;
   /** each text spoken in the request: its speech synthesis (for media-app's `tts synthesize` spans) */
   synthesized?: SynthesisReport[];
 }
@@ -39,6 +41,8 @@ interface Job {
   requested: number;
   failed: Map<number, Error>;
   played: number;
+  /** when the first frame was played (Date.now()), 0 before */
+  firstAt: number;
   finished: boolean;
   resolve: (r: PlayResult) => void;
   reject: (e: Error) => void;
@@ -53,7 +57,7 @@ export class Player {
 
   enqueue(loaders: (() => Promise<FrameSource>)[], bargeIn = false): Promise<PlayResult> {
     return new Promise((resolve, reject) => {
-      const job: Job = { loaders, bargeIn, index: 0, current: null, ready: new Map(), requested: -1, failed: new Map(), played: 0, finished: false, resolve, reject };
+      const job: Job = { loaders, bargeIn, index: 0, current: null, ready: new Map(), requested: -1, failed: new Map(), played: 0, firstAt: 0, finished: false, resolve, reject };
       this.jobs.push(job);
       // load at once: the source is usually ready before the tick that plays it
       this.load(job, 0);
@@ -96,6 +100,7 @@ export class Player {
         this.advance(job);
         continue;
       }
+      if (job.played === 0) job.firstAt = Date.now();
       job.played += FRAME_SAMPLES;
       // the next source loads while this one plays (load's own test repeated here: a call per frame
       // that only returned still allocated in V8)
@@ -146,7 +151,9 @@ export class Player {
   private finish(job: Job, interrupted: boolean): void {
     this.drop(job);
     const ms = Math.round((job.played * 1000) / 8000);
-    job.resolve({ playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: job.played, interrupted });
+    const r: PlayResult = { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: job.played, interrupted };
+    if (job.firstAt) r.firstFrameAt = job.firstAt;
+    job.resolve(r);
   }
 
   /** Stops everything playing or queued (barge-in only stops jobs that allow it). */

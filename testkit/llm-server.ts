@@ -38,6 +38,8 @@ export interface LlmServerOptions {
 export interface LlmServer {
   url: string;
   requests: LlmRequest[];
+  /** streamed requests the client closed before the answer's end (an aborted request) */
+  aborted: LlmRequest[];
   embeddingRequests: { model: string; input: string[] }[];
   authHeaders: string[];
   options: LlmServerOptions;
@@ -74,6 +76,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startLlmServer(options: LlmServerOptions = {}): Promise<LlmServer> {
   const requests: LlmRequest[] = [];
+  const aborted: LlmRequest[] = [];
   const embeddingRequests: { model: string; input: string[] }[] = [];
   const authHeaders: string[] = [];
   const server = http.createServer((req, res) => {
@@ -123,12 +126,16 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.on('close', () => {
+      if (!res.writableFinished) aborted.push(r);
+    });
     const send = (delta: Record<string, unknown>, finish: string | null = null) =>
       res.write(`data: ${JSON.stringify({ id: 'cmpl', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     if (options.firstChunkDelayMs) await sleep(options.firstChunkDelayMs);
     send({ role: 'assistant', content: '' });
     const words = (reply.text ?? '').match(/\S+\s*/g) ?? [];
     for (const w of words) {
+      if (res.destroyed) return;
       send({ content: w });
       if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
     }
@@ -146,6 +153,7 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
   return {
     url: `http://${host}:${port}/v1`,
     requests,
+    aborted,
     embeddingRequests,
     authHeaders,
     options,

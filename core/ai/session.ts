@@ -18,6 +18,7 @@ import { aisRepo, type AiRow } from '../repos/ais';
 import { AICALL_EVENT, aicallJson, aicallsRepo, aimessageJson, type AicallRow, type AicallStatus, type AimessageRow } from '../repos/ai-calls';
 import { teamsRepo, type TeamMember, type TeamRow } from '../repos/teams';
 import { toolDefs, type AiActions, type ToolName } from './tools';
+import { Prefetch } from './prefetch';
 import { jsonText } from '../json-text';
 export { EMPTY_UUID as NO_ID };
 
@@ -254,8 +255,8 @@ export class AiSession {
    * run between LLM rounds; a tool that ends the conversation sets endRequest and stops the loop.
    * An empty text asks for an opening line (no user message recorded).
    */
-  async *reply(text: string, signal?: AbortSignal, opts: { onMessage?: (row: AimessageRow) => void; onTextEnd?: () => void } = {}): AsyncGenerator<string> {
-    if (this.ended) return;
+  async *reply(text: string, signal?: AbortSignal, opts: { onMessage?: (row: AimessageRow) => void; onTextEnd?: () => void; prefetched?: Prefetch | null } = {}): AsyncGenerator<string> {
+    if (this.ended) return opts.prefetched?.abort();
     // the caller's words join the history at once and are stored while the LLM is asked: the
     // database is not on the way to the answer (the assistant's message is stored after them)
     const userRow = text ? this.record({ role: 'user', content: text }, 'incoming') : null;
@@ -275,7 +276,10 @@ export class AiSession {
       let calls: ToolCall[] = [];
       if (!this.llm) throw new LlmError('NOT_CONFIGURED', `engine_model ${this.ai.engine_model} is a speech-to-speech model: it talks only in ai_talk`);
       try {
-        for await (const c of this.llm.stream({ messages, tools: this.tools(), signal })) {
+        // the first round asked ahead (prefetch) is taken only if it sent exactly these messages
+        const pre = round === 0 && opts.prefetched && !opts.prefetched.aborted && !opts.prefetched.failed && opts.prefetched.sent === JSON.stringify(messages) ? opts.prefetched : null;
+        if (round === 0 && opts.prefetched && !pre) opts.prefetched.abort();
+        for await (const c of pre ? pre.replay(signal) : this.llm.stream({ messages, tools: this.tools(), signal })) {
           if (c.type === 'text') {
             content += c.text;
             yield c.text;
@@ -302,6 +306,21 @@ export class AiSession {
         await this.record({ role: 'tool', content: result, tool_call_id: call.id }, '');
       }
     }
+  }
+
+  /**
+   * Asks the LLM for the answer to `text` without recording anything (preemptive generation: the
+   * caller may not have finished); a reply with these words takes it (reply's `prefetched`). Null
+   * when there is no chat model or the session is over.
+   */
+  prefetch(text: string): Prefetch | null {
+    const llm = this.llm;
+    // an AI with a knowledge base: the reply's messages carry what the words retrieve, which an
+    // early request cannot know, so it would never be taken (docs/ai.md "Turn-taking")
+    if (this.isEnded || !llm || !text || this.ai.rag_id) return null;
+    const messages: ChatMessage[] = [{ role: 'system', content: this.systemPrompt() }, ...this.history, { role: 'user', content: text }];
+    const tools = this.tools();
+    return new Prefetch(text, messages, (m, signal) => llm.stream({ messages: m, tools, signal }));
   }
 
   /**

@@ -14,6 +14,8 @@ export interface TurnSettings {
   maxDelayMs: number;
   /** whether the caller's words may cut the agent's opening line */
   interruptibleGreeting: boolean;
+  /** caller speech over the agent this long (from its onset, by the VAD) silences the agent until the words decide, ms (0: never) */
+  minInterruptionMs: number;
 }
 
 /** Which VAD finds the caller's turns (`vad_config.engine`): Silero VAD v5 (default) or WebRTC's (fvad). */
@@ -26,7 +28,8 @@ export function vadEngine(ai: { vad_config: Record<string, unknown> }): VadEngin
   return e === 'webrtc' ? 'webrtc' : 'silero';
 }
 
-export const TURN_DEFAULTS: TurnSettings = { minDelayMs: 500, maxDelayMs: 2000, interruptibleGreeting: true };
+export const TURN_DEFAULTS: TurnSettings = { minDelayMs: 500, maxDelayMs: 2000, interruptibleGreeting: true, minInterruptionMs: 500 };
+const INTERRUPTION_RANGE = { min: 0, max: 5000 };
 const DELAY_RANGE = { min: 100, max: 10_000 };
 
 /** The per-AI turn settings: `parameter.min_endpointing_delay_ms` (else `vad_config.stop_secs`), `max_…`, `interruptible_greeting`. */
@@ -39,6 +42,7 @@ export function turnSettings(ai: { parameter: Record<string, unknown>; vad_confi
     minDelayMs: min,
     maxDelayMs: Math.max(min, max),
     interruptibleGreeting: typeof p.interruptible_greeting === 'boolean' ? p.interruptible_greeting : TURN_DEFAULTS.interruptibleGreeting,
+    minInterruptionMs: typeof p.min_interruption_duration_ms === 'number' ? p.min_interruption_duration_ms : TURN_DEFAULTS.minInterruptionMs,
   };
 }
 
@@ -61,10 +65,19 @@ export function checkTurnParameter(p: Record<string, unknown> | undefined): void
   if (p.echo_cancellation !== undefined && typeof p.echo_cancellation !== 'boolean') {
     throw invalidArgument('parameter.echo_cancellation must be true or false', [{ field: 'parameter.echo_cancellation', issue: 'not a boolean' }]);
   }
+  const mi = p.min_interruption_duration_ms;
+  if (mi !== undefined && (typeof mi !== 'number' || !Number.isInteger(mi) || mi < INTERRUPTION_RANGE.min || mi > INTERRUPTION_RANGE.max)) {
+    throw invalidArgument(`parameter.min_interruption_duration_ms must be a whole number of ms from ${INTERRUPTION_RANGE.min} (never) to ${INTERRUPTION_RANGE.max}`, [
+      { field: 'parameter.min_interruption_duration_ms', issue: 'out of range' },
+    ]);
+  }
   if (p.interruptible_greeting !== undefined && typeof p.interruptible_greeting !== 'boolean') {
     throw invalidArgument('parameter.interruptible_greeting must be true or false', [{ field: 'parameter.interruptible_greeting', issue: 'not a boolean' }]);
   }
 }
+
+/** `text` lower-cased, without punctuation, one space between words: what two transcripts are compared by. */
+export const normaliseWords = (text: string): string => words(text.replace(/-/g, ' '));
 
 const words = (text: string) =>
   text

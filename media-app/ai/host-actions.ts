@@ -58,7 +58,7 @@ export function voiceSettings(ai: { stt_type: string; stt_language: string; tts_
     sttProvider: ai.stt_type || undefined,
     sttFallback: sttFallbackOf(p),
     sttKey: typeof p.stt_key === 'string' && p.stt_key ? openKey(p.stt_key) : undefined,
-    echoCancel: p.echo_cancellation === true,
+    echoCancel: p.echo_cancellation !== false,
     ttsProvider: vendor ? undefined : ai.tts_type || undefined,
     voice: vendor ? undefined : ai.tts_voice_id || undefined,
     cloud: vendor

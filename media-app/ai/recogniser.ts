@@ -6,6 +6,7 @@
  * so the words in flight are not lost, and `fallback` says so; with no fallback (or when the fallback
  * fails too) `failed` ends the session. Nothing is ever replaced silently.
  */
+import { FrameClock } from './frame-clock';
 import { EventEmitter } from 'node:events';
 import { createSttProvider, type SttStream, type TranscriptEvent } from '../../media-engine';
 
@@ -14,6 +15,8 @@ export interface RecogniserOptions {
   phrases?: string[];
   /** the first recogniser's own key (the AI's parameter.stt_key); the fallback takes the platform's */
   key?: string;
+  /** the silence that ends an utterance, for recognisers told it (the AI's min_endpointing_delay_ms) */
+  endpointingMs?: number;
 }
 
 export interface SttFallback {
@@ -31,8 +34,6 @@ export interface RecogniserEvents {
 
 /** 20 ms frames kept for the fallback: 2 s. */
 const REPLAY_FRAMES = 100;
-/** when each of the last 30 s of frames was written (wallTimeOf) */
-const TIMED_FRAMES = 1500;
 
 export class Recogniser extends EventEmitter<RecogniserEvents> {
   private stream: SttStream | null = null;
@@ -40,10 +41,8 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
   private readonly primary: string;
   private fallbackLeft: string | undefined;
   private readonly recent: { frame: Int16Array; at: number }[] = [];
-  /** Date.now() when each frame of the current stream was written (a ring of TIMED_FRAMES) */
-  private readonly writtenAt = new Float64Array(TIMED_FRAMES);
-  private framesWritten = 0;
-  private frameMs = 20;
+  /** when each frame of the current stream was written (wallTimeOf) */
+  private readonly clock = new FrameClock();
   private stopped = false;
   /** the rate of the frames written (the leg's: 16000 on a wideband leg); set before start() */
   rate: 8000 | 16000 = 8000;
@@ -94,16 +93,11 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
    * than 30 s, or not written yet).
    */
   wallTimeOf(streamMs: number): number | null {
-    // frame i holds [i, i + 1) frames of audio and was written once it had all of it
-    const i = Math.max(0, Math.ceil(streamMs / this.frameMs) - 1);
-    if (!Number.isFinite(i) || i >= this.framesWritten || i < this.framesWritten - TIMED_FRAMES) return null;
-    return this.writtenAt[i % TIMED_FRAMES]! - ((i + 1) * this.frameMs - streamMs);
+    return this.clock.wallTimeOf(streamMs);
   }
 
   private written(frame: Int16Array, at: number): void {
-    this.frameMs = Math.max(1, Math.round((frame.length * 1000) / this.rate));
-    this.writtenAt[this.framesWritten % TIMED_FRAMES] = at;
-    this.framesWritten++;
+    this.clock.write(frame.length, this.rate, at);
   }
 
   abort(): void {
@@ -113,9 +107,9 @@ export class Recogniser extends EventEmitter<RecogniserEvents> {
 
   private open(name: string): void {
     const apiKey = name === this.primary ? this.o.key : undefined;
-    const s = createSttProvider(name).createStream({ language: this.o.language, phrases: this.o.phrases, direction: 'inbound', sampleRate: this.rate, apiKey });
+    const s = createSttProvider(name).createStream({ language: this.o.language, phrases: this.o.phrases, direction: 'inbound', sampleRate: this.rate, apiKey, endpointingMs: this.o.endpointingMs });
     this.stream = s;
-    this.framesWritten = 0;
+    this.clock.reset();
     s.on('transcript', (t) => {
       if (this.stream === s) this.emit('transcript', t);
     });

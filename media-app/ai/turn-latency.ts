@@ -15,6 +15,8 @@ export interface TurnTimes {
   decidedAt: number | null;
   /** why: a finished sentence ('complete') or a trailing word ('continuation') */
   rule: 'complete' | 'continuation' | null;
+  /** the answer was asked for before the turn ended (preemptive generation) and taken */
+  preempted?: boolean;
 }
 
 export type LatencyJson = Record<string, number | string | boolean | null>;
@@ -59,7 +61,22 @@ export class TurnLatency {
       tts_first_byte_ms: this.ttsFirstByteMs,
       first_rtp_ms: from(t.speechEndAt ?? this.askedAt, this.firstAudioAt || null),
       interrupted,
+      preempted: t.preempted ?? false,
     };
+  }
+
+  /**
+   * Once `ready` (the first audio went out, or the reply ended without): the latency onto the
+   * reply's assistant messages (`store`) and, the first time, into the metrics. Null without messages.
+   */
+  async record(ready: Promise<unknown>, cut: AbortSignal, store: (ids: string[], j: LatencyJson) => Promise<void>): Promise<LatencyJson | null> {
+    await ready.catch(() => undefined);
+    if (!this.messageIds.length) return null;
+    const again = this.recorded;
+    const j = this.json(cut.aborted);
+    if (!again) this.observe(j);
+    await store(this.messageIds, j);
+    return j;
   }
 
   /** One observation per known stage. */

@@ -17,82 +17,28 @@
  */
 import { EventEmitter } from 'node:events';
 import type { AudioFork, Endpoint, SpeechEvent, TranscriptEvent } from '../../media-engine';
-import { Recogniser, type SttFallback } from './recogniser';
-import type { AiSession, EndRequest } from '../../core/ai/session';
+import { Recogniser } from './recogniser';
+import type { AiSession } from '../../core/ai/session';
 import { endOfTurn, endpointingDelay, interruptionOf, TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
 import type { AimessageRow } from '../../core/repos/ai-calls';
 import { platformMetrics } from '../../core/metrics';
 import { TurnLatency, type LatencyJson, type TurnTimes } from './turn-latency';
 import { activeContext, startSpan, type Span } from '../../core/tracing';
 import type { Speaker } from '../voices';
-import type { AiRow } from '../../core/repos/ais';
-import type { VadEngine } from '../../core/ai/turns';
 import { EchoGuard } from './echo-guard';
 import { startEchoCancel, stopEchoCancel } from './echo-cancel';
 import { SileroVad } from './vad/silero';
+import { Preemption } from './preempt';
+import { Ducking } from './duck';
+import type { Prefetch } from '../../core/ai/prefetch';
 
-export interface VoiceOptions {
-  language: string;
-  /** STT provider name (default pocketsphinx) */
-  sttProvider?: string;
-  /** the recogniser used when the first fails (parameter.stt_fallback) */
-  sttFallback?: string;
-  /** the first recogniser's own key (parameter.stt_key, opened); absent: the platform's <VENDOR>_API_KEY */
-  sttKey?: string;
-  /** the caller's leg cancels the agent's echo (parameter.echo_cancellation; off by default) */
-  echoCancel?: boolean;
-  /** restrict recognition to these phrases (pocketsphinx grammar) */
-  phrases?: string[];
-  ttsProvider?: string;
-  voice?: string;
-  /** a cloud voice (media-app/voices): spoken through it instead of endpoint.say */
-  speaker?: Speaker;
-  /** the voice of each AI (a team's members each speak with their own); default: the fields above */
-  voiceFor?: (ai: AiRow) => AgentVoice;
-  /** seconds of speech that start a caller turn (default 0.2) */
-  startSecs?: number;
-  /** which VAD finds the caller's turns: Silero in media-app's VAD thread (default) or fvad in the media worker */
-  vadEngine?: VadEngine;
-  /** end-of-turn waits and whether the greeting can be cut (core/ai/turns.ts; default TURN_DEFAULTS) */
-  turns?: TurnSettings;
-  /** maximum session length, ms (0: none) */
-  maxDurationMs?: number;
-  /** how long to wait for the recogniser's words after the caller's speech ends, ms (default 4000) */
-  sttWaitMs?: number;
-}
+import type { AgentVoice, VoiceAgentEvents, VoiceEnd, VoiceOptions } from './voice-types';
+export type { AgentVoice, VoiceAgentEvents, VoiceEnd, VoiceOptions } from './voice-types';
 
-/** How one AI speaks: a cloud voice's speaker, or a local voice through endpoint.say. */
-export interface AgentVoice {
-  speaker?: Speaker;
-  ttsProvider?: string;
-  voice?: string;
-}
-
-export type VoiceEnd = EndRequest | { kind: 'duration' } | { kind: 'hangup' } | { kind: 'aborted' } | { kind: 'error'; message: string };
+/** silence inside a caller turn after which a finished sentence is answered ahead (at most half the short wait), ms */
+const PAUSE_MS = 200;
 
 type State = 'listening' | 'thinking' | 'speaking';
-
-/** What a VoiceAgent reports (event name → listener arguments). */
-export interface VoiceAgentEvents {
-  /** the caller started a turn (VAD) */
-  turn_start: [];
-  /** the caller's words over the agent's reply: it was cut */
-  barge_in: [];
-  /** the caller said only "mm-hm", "okay" … over the agent: it went on */
-  backchannel: [text: string];
-  /** the caller's turn ended */
-  turn_end: [];
-  /** the agent's reply started playing */
-  speaking: [];
-  /** something went wrong that the session survives (logged) */
-  error: [err: Error];
-  /** the recogniser failed and its fallback took over */
-  stt_fallback: [f: SttFallback];
-  /** the recogniser failed with no fallback (or the fallback failed too): the session ends with it */
-  stt_error: [err: Error, sttType: string];
-  /** the voice failed (no fallback, or the fallback failed too): the session ends with it */
-  tts_error: [err: Error];
-}
 
 export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   /** The context the agent was started in (its ai_talk action's span): each turn's span is its child. */
@@ -113,9 +59,11 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private overlap = false;
   /** the agent's opening line is playing */
   private greeting = false;
-  private readonly onSpeech = (e: SpeechEvent) => (e.state === 'start' ? this.speechStarts() : this.speechStops());
+  private readonly onSpeech = (e: SpeechEvent) => (e.state === 'start' ? this.speechStarts() : this.speechStops(e.offsetMs));
   /** recognised text since the current turn started */
   private heard: string[] = [];
+  /** the recogniser's latest interim guess after the last final */
+  private interim = '';
   private turnStartedAt = 0;
   private speechEndAt = 0;
   private lastFinalAt = 0;
@@ -134,6 +82,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private lastVoice: AgentVoice | null = null;
   private timers: NodeJS.Timeout[] = [];
   private readonly turns: TurnSettings;
+  /** the LLM asked ahead when the caller pauses after a finished sentence */
+  private readonly preempt: Preemption;
+  private readonly duck: Ducking;
 
   constructor(
     private readonly ep: Endpoint,
@@ -144,11 +95,19 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.done = new Promise((r) => (this.resolveEnd = r));
     this.on('error', () => undefined);
     this.turns = o.turns ?? TURN_DEFAULTS;
+    this.preempt = new Preemption(session, o.language);
+    // only a VAD behind the echo guard: fvad (in the media worker) would take the agent's echo for the caller
+    this.duck = new Ducking(ep, o.vadEngine === 'webrtc' ? 0 : this.turns.minInterruptionMs, (o.startSecs ?? 0.2) * 1000);
   }
 
   async start(signal: AbortSignal): Promise<this> {
     // an unknown recogniser is an error of the session, never replaced by another one
-    const stt = new Recogniser(this.o.sttProvider, this.o.sttFallback, { language: this.o.language, phrases: this.o.phrases?.length ? this.o.phrases : undefined, key: this.o.sttKey });
+    const stt = new Recogniser(this.o.sttProvider, this.o.sttFallback, {
+      language: this.o.language,
+      phrases: this.o.phrases?.length ? this.o.phrases : undefined,
+      key: this.o.sttKey,
+      endpointingMs: this.turns.minDelayMs,
+    });
     const startMs = (this.o.startSecs ?? 0.2) * 1000;
     const webrtc = this.o.vadEngine === 'webrtc';
     // the VAD reports the end of speech after the shortest wait; the words decide whether to wait longer
@@ -172,8 +131,10 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     });
     try {
       if (!webrtc) {
-        this.vad = await SileroVad.open({ rate: this.fork.rate === 16000 ? 16000 : 8000, startMs, stopMs: this.turns.minDelayMs });
+        const pauseMs = Math.min(PAUSE_MS, this.turns.minDelayMs / 2);
+        this.vad = await SileroVad.open({ rate: this.fork.rate === 16000 ? 16000 : 8000, startMs, stopMs: this.turns.minDelayMs, pauseMs });
         this.vad.on('speech', this.onSpeech);
+        this.vad.on('pause', () => this.paused());
         this.vad.on('error', (e) => this.finish({ kind: 'error', message: `VAD: ${e.message}` }));
       }
       stt.start();
@@ -237,6 +198,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.inTurn = true;
     this.clearEndTimer();
     if (!this.turnOpen) this.openTurn();
+    if (this.overlap && this.agentSpeaking && (!this.greeting || this.turns.interruptibleGreeting)) this.duck.speechStarted();
     this.emit('turn_start');
   }
 
@@ -246,6 +208,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.heard = [];
     this.lastFinalAt = 0;
     this.lastEndOfUtterance = undefined;
+    this.interim = '';
     // energy over the agent's speech is not an interruption by itself (echo, a cough, "mm-hm"): the words decide
     this.overlap = this.agentSpeaking;
     if (this.state === 'thinking' && (!this.greeting || this.turns.interruptibleGreeting)) {
@@ -255,26 +218,40 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     }
   }
 
-  private speechStops(): void {
+  private speechStops(offsetMs: number): void {
     if (this.finished || !this.inTurn) return;
     this.inTurn = false;
-    // the VAD waited minDelayMs of silence before saying so
-    this.speechEndAt = Date.now() - this.turns.minDelayMs;
+    // the VAD waited minDelayMs of silence before saying so: Silero's verdict is dated by the audio it
+    // judged (it may arrive late); the worker's fvad event by its arrival
+    const vad = this.vad;
+    this.speechEndAt = (vad && vad.wallTimeOf(offsetMs - vad.stopWaitMs)) ?? Date.now() - this.turns.minDelayMs;
+    // muted with no words yet: the recogniser's final is due within its endpointing and latency
+    this.duck.speechStopped(this.turns.minDelayMs + 500);
     this.scheduleEnd();
+  }
+
+  /** The caller paused (VAD): a finished sentence so far is answered ahead, not yet said. */
+  private paused(): void {
+    if (this.finished || !this.turnOpen || this.overlap || this.state !== 'listening') return;
+    this.preempt.paused([...this.heard, this.interim].filter(Boolean).join(' '));
   }
 
   /** Caller words over the agent: drop the reply, silence the agent now. */
   private bargeIn(): void {
+    this.preempt.discard();
     this.reply?.abort();
     this.reply = null;
     void this.ep.stopPlayback().catch(() => undefined);
     for (const sp of this.speakers) void sp.stop();
+    this.duck.release();
     this.state = 'listening';
     this.emit('barge_in');
   }
 
   private onTranscript(t: TranscriptEvent): void {
-    if (this.finished || !t.final || !t.text.trim()) return;
+    if (this.finished || !t.text.trim()) return;
+    if (!t.final) return this.onInterim(t.text.trim());
+    this.interim = '';
     if (!this.turnOpen) {
       // words with no speech reported (the VAD missed it): a turn that has already ended
       this.openTurn();
@@ -288,6 +265,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       if (kind === 'backchannel' || kind === 'none') {
         // "mm-hm", "okay": the caller is listening, the agent goes on; the words are no turn
         platformMetrics.aiInterruptions.labels('caller', 'agent', 'ignored').inc();
+        this.duck.release();
         this.emit('backchannel', this.heard.join(' '));
         this.heard = [];
         if (!this.inTurn) this.turnOpen = false;
@@ -306,6 +284,18 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       this.speechEndAt = this.stt?.wallTimeOf(t.offsetMs + t.durationMs) ?? Date.now();
     }
     if (!this.inTurn) this.scheduleEnd();
+  }
+
+  /**
+   * An interim guess: over the agent's speech a stop word in it cuts the reply at once (the final
+   * that follows makes the turn); kept as the words so far for preemptive generation.
+   */
+  private onInterim(text: string): void {
+    this.interim = text;
+    if (!this.agentSpeaking || (this.greeting && !this.turns.interruptibleGreeting)) return;
+    if (interruptionOf([...this.heard, text].join(' '), this.o.language) !== 'stop') return;
+    platformMetrics.aiInterruptions.labels('caller', 'agent', 'stopped').inc();
+    this.bargeIn();
   }
 
   private clearEndTimer(): void {
@@ -340,32 +330,36 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     if (this.finished || this.inTurn || !this.turnOpen) return;
     this.turnOpen = false;
     this.overlap = false;
-    const text = this.heard.join(' ');
+    this.duck.release();
+    const pre = this.preempt.take(this.heard.join(' '));
+    // answered ahead: the turn's words are those the LLM was given (the same, but for case and punctuation)
+    const text = pre?.text ?? this.heard.join(' ');
     this.heard = [];
-    const times: TurnTimes = { speechEndAt: this.speechEndAt, finalAt: this.lastFinalAt || null, decidedAt: Date.now(), rule };
+    const times: TurnTimes = { speechEndAt: this.speechEndAt, finalAt: this.lastFinalAt || null, decidedAt: Date.now(), rule, preempted: !!pre };
     this.emit('turn_end');
-    void this.takeTurn(text, times);
+    void this.takeTurn(text, times, pre);
   }
 
   /**
    * One caller turn, as a span (core/tracing) with where its time went: the wait for the recogniser's
    * words after the speech ended, the LLM's first token, the first sentence handed to TTS.
    */
-  private async takeTurn(text: string, times: TurnTimes): Promise<void> {
+  private async takeTurn(text: string, times: TurnTimes, pre: Prefetch | null): Promise<void> {
     const span = startSpan('ai turn', { parent: this.traceParent, attributes: { 'openvoice.ai.caller_speech_ms': Math.max(0, (times.speechEndAt ?? 0) - this.turnStartedAt) } });
     try {
       span.setAttribute('openvoice.ai.stt_wait_ms', Math.max(0, (times.decidedAt ?? 0) - (times.speechEndAt ?? 0)));
       if (times.rule) span.setAttribute('openvoice.ai.end_of_turn_rule', times.rule);
       if (this.finished) return void span.setAttribute('openvoice.ai.turn_outcome', 'superseded');
       if (!text) return void span.setAttribute('openvoice.ai.turn_outcome', 'no_text');
-      await this.respond(text, span, times);
+      span.setAttribute('openvoice.ai.preempted', !!pre);
+      await this.respond(text, span, times, pre);
     } finally {
       span.end();
     }
   }
 
-  private async respond(text: string, span?: Span, times?: TurnTimes): Promise<void> {
-    if (this.finished) return;
+  private async respond(text: string, span?: Span, times?: TurnTimes, pre: Prefetch | null = null): Promise<void> {
+    if (this.finished) return void pre?.abort();
     const asked = Date.now();
     const lat = new TurnLatency(times ?? { speechEndAt: null, finalAt: null, decidedAt: null, rule: null });
     let firstToken = true;
@@ -414,10 +408,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
             .then(async () => {
               const handed = Date.now();
               const r = await this.ep.say(clean, { language: this.o.language, voice: v.voice, provider: v.ttsProvider });
-              // the engine played from its first packet until now (not before it was handed the text:
-              // the playback time is counted in whole 20 ms ticks)
-              const firstAt = Math.max(handed, Date.now() - r.playbackMilliseconds);
-              if (first && r.playbackMilliseconds > 0) lat.audio(firstAt - handed, firstAt);
+              // the engine's own stamp of the first frame (the result itself may come late to a busy thread)
+              if (first && r.firstFrameAt) lat.audio(r.firstFrameAt - handed, r.firstFrameAt);
             })
             .catch(() => undefined);
       this.lastSaying = saying;
@@ -430,7 +422,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
       sentence = '';
     };
     try {
-      for await (const piece of this.session.reply(text, ctl.signal, { onMessage, onTextEnd })) {
+      for await (const piece of this.session.reply(text, ctl.signal, { onMessage, onTextEnd, prefetched: pre })) {
         if (firstToken) span?.setAttribute('openvoice.ai.llm_first_token_ms', Date.now() - asked);
         firstToken = false;
         lat.llmToken();
@@ -475,14 +467,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   }
 
   /** The turn's latency onto its assistant messages and the metrics, once its first audio went out (or it ended without). */
-  private async recordLatency(lat: TurnLatency, ready: Promise<unknown>, ctl: AbortController): Promise<LatencyJson | null> {
-    await ready.catch(() => undefined);
-    if (!lat.messageIds.length) return null;
-    const again = lat.recorded;
-    const j = lat.json(ctl.signal.aborted);
-    if (!again) lat.observe(j);
-    await this.session.recordTurn(lat.messageIds, j).catch((e: Error) => this.emit('error', e));
-    return j;
+  private recordLatency(lat: TurnLatency, ready: Promise<unknown>, ctl: AbortController): Promise<LatencyJson | null> {
+    return lat.record(ready, ctl.signal, (ids, j) => this.session.recordTurn(ids, j).catch((e: Error) => void this.emit('error', e)));
   }
 
   private finish(e: VoiceEnd): void {
@@ -490,6 +476,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.finished = true;
     for (const t of this.timers) clearTimeout(t);
     this.reply?.abort();
+    this.preempt.discard();
+    this.duck.release();
     this.clearEndTimer();
     if (e.kind !== 'hangup' && e.kind !== 'connect' && e.kind !== 'stop_flow') {
       void this.ep.stopPlayback().catch(() => undefined);

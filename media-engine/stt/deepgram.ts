@@ -67,6 +67,7 @@ export class DeepgramProvider implements SttProvider {
     q.set('interim_results', 'true');
     q.set('punctuate', 'true');
     q.set('utterance_end_ms', '1000');
+    if (o.endpointingMs !== undefined && Number.isFinite(o.endpointingMs)) q.set('endpointing', String(Math.max(10, Math.round(o.endpointingMs))));
     for (const p of o.phrases ?? []) q.append('keywords', p);
     return u.toString();
   }

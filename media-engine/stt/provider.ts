@@ -34,6 +34,11 @@ export interface SttStreamOptions {
   phrases?: string[];
   /** A full JSGF grammar (pocketsphinx); overrides `phrases`. */
   grammar?: string;
+  /**
+   * Silence that ends an utterance, ms, for recognisers that are told it (Deepgram's `endpointing`);
+   * absent: the vendor's default. An AI's voice session sends its `min_endpointing_delay_ms`.
+   */
+  endpointingMs?: number;
   /** The rate of the frames written: 8000 (160-sample frames, default) or 16000 (a wideband leg's 320). */
   sampleRate?: SampleRate;
   /**

@@ -17,7 +17,7 @@ import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
 import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
 import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { aiCallerScenario } from '../../testkit/ai/audio';
+import { aiCallerScenario, speechSequencePcap, TimedSink } from '../../testkit/ai/audio';
 import { EchoPhone, speechSamples } from '../../testkit/ai/echo-phone';
 import { EchoGuard } from '../../media-app/ai/echo-guard';
 
@@ -133,7 +133,7 @@ describe('echo guard', function () {
       if (dir) fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    async function setUp(respond: (req: LlmRequest) => LlmReply, vadConfig: Record<string, number | string> = {}) {
+    async function setUp(respond: (req: LlmRequest) => LlmReply, vadConfig: Record<string, number | string> = {}, phrases = PHRASES) {
       const db = await testDb();
       const cid = (await repos(db).customers.create({ email: `echo${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'echo' })).id;
       await trunksRepo(db).create(cid, `trecho${Date.now()}${seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -143,7 +143,7 @@ describe('echo guard', function () {
         engine_model: 'openai.gpt-test',
         engine_url: llm.url,
         tool_names: ['all'],
-        parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: 400, max_endpointing_delay_ms: 2000, echo_cancellation: true },
+        parameter: { stt_phrases: phrases, min_endpointing_delay_ms: 400, max_endpointing_delay_ms: 2000 },
         vad_config: vadConfig,
       });
       const flow = await flowsRepo(db).create({
@@ -172,6 +172,43 @@ describe('echo guard', function () {
       const aicall = await until(async () => (await db('aicalls').where({ customer_id: cid, status: 'terminated' }))[0], 20_000, 'aicall terminated');
       return (await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as Msg[];
     }
+
+    it("nothing played yet (no greeting): the caller's first sentence goes through the canceller whole, is recognised and answered", async () => {
+      // the canceller has no far end yet; its DC notch alone shapes what the VAD and the recogniser hear
+      // (frames it made louder once went on as they came: a click at each switch, and pocketsphinx
+      // matched no phrase, so the first sentence got no turn and no answer)
+      const { db, cid, number } = await setUp(
+        (req) => (lastUser(req) && req.messages.at(-1)?.role !== 'tool' ? { text: 'It is noon.', tool_calls: [{ name: 'stop_service', arguments: {} }] } : { text: '' }),
+        { engine: 'silero' },
+        ['what time is it', 'and then uh', 'that is all', 'tell me a story', 'okay', 'stop'],
+      );
+      const file = path.join(dir, 'first.pcap');
+      const [spoken] = speechSequencePcap(['What time is it.'], file, { leadMs: 200, trailMs: 4000 });
+      const sink = await TimedSink.open();
+      try {
+        const r = await sipp(
+          aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, sink.port, [{ atMs: 1000, pcap: file }]),
+          [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '60s'],
+          {
+            killAfterMs: 70_000,
+          },
+        ).done;
+        expect(r.code, r.errors + r.messages).to.equal(0);
+      } finally {
+        sink.close();
+      }
+      const msgs = await messages(db, cid);
+      expect(
+        msgs.filter((m) => m.role === 'user').map((m) => m.content),
+        'caller turns',
+      ).to.deep.equal(['what time is it']);
+      expect(msgs.filter((m) => m.role === 'assistant' && m.content).map((m) => m.content)).to.deep.equal(['It is noon.']);
+      const end = sink.packets[0]!.at + 1000 + spoken!.endMs;
+      expect(
+        sink.voicedTimes().filter((t) => t > end),
+        'the answer heard at the phone',
+      ).to.not.have.length(0);
+    });
 
     for (const engine of ['silero', 'webrtc'] as const) {
       it(`${engine}: the agent's own echo (150 ms, -6 dB) does not interrupt its story`, async () => {

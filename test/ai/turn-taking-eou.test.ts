@@ -1,9 +1,9 @@
 // The end of a turn with a recogniser that says where utterances end (docs/ai.md "Turn-taking"):
 // sipp calls a number whose flow runs ai_talk with Deepgram (its stand-in recognising the phrases
-// said, testkit/speech/deepgram-phrases.ts: speech_final after 100 ms of silence, 50 ms latency) and
-// a long `min_endpointing_delay_ms` (1500). A finished sentence with speech_final ends the turn when
-// the vendor says so, not after the platform's own VAD silence on top; a trailing "uh" still waits
-// `max_endpointing_delay_ms`.
+// said, testkit/speech/deepgram-phrases.ts: speech_final after `endpointing` ms of silence, 50 ms
+// latency) and `min_endpointing_delay_ms` 600, which the platform asks Deepgram for as its
+// `endpointing`. A finished sentence with speech_final ends the turn when the vendor says so, not
+// after the platform's own VAD silence on top; a trailing "uh" still waits `max_endpointing_delay_ms`.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
 import { PhraseRecogniser } from '../../testkit/speech/phrase-recogniser';
 
 const KEY = 'dg-eou-key';
-const MIN_DELAY_MS = 1500;
+const MIN_DELAY_MS = 600;
 const MAX_DELAY_MS = 2500;
 const LEAD_MS = 200;
 
@@ -98,13 +98,15 @@ describe("ai_talk: the recogniser's end of utterance ends a finished turn", func
     return { gapMs: first! - speechEnd, heard: msgs.find((m) => m.role === 'user')?.content ?? '', roles: msgs.map((m) => m.role), latency: reply!.metadata.latency! };
   }
 
-  it('"Tell me a story." with speech_final: answered without the 1.5 s silence of min_endpointing_delay_ms', async () => {
+  it('"Tell me a story." with speech_final: Deepgram is asked for endpointing = min_endpointing_delay_ms, and no wait of the platform is added', async () => {
     const t = await turn('Tell me a story.');
     expect(t.heard).to.equal('tell me a story');
     expect(t.latency.end_of_turn_rule).to.equal('complete');
-    // the vendor's 100 ms endpointing + 50 ms latency, not the VAD's 1500 ms
-    expect(t.latency.end_of_turn_wait_ms, JSON.stringify(t.latency)).to.be.below(700);
-    expect(t.gapMs, 'caller stops → agent audio').to.be.below(MIN_DELAY_MS);
+    // the per-AI minimum is the vendor's endpointing (before: none asked, Deepgram's 10 ms default)
+    expect(dg.sessions.at(-1)!.query.get('endpointing')).to.equal(String(MIN_DELAY_MS));
+    // the vendor's 600 ms endpointing + 50 ms latency, not that and the VAD's 600 ms after it
+    expect(t.latency.end_of_turn_wait_ms, JSON.stringify(t.latency)).to.be.within(MIN_DELAY_MS - 100, MIN_DELAY_MS + 400);
+    expect(t.gapMs, 'caller stops → agent audio').to.be.below(2 * MIN_DELAY_MS + 600);
   });
 
   it('"And then uh." with speech_final: still waits max_endpointing_delay_ms (a trailing word)', async () => {

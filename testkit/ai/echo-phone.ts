@@ -64,7 +64,8 @@ export class EchoPhone {
   port = 0;
   readonly packets: { at: number; level: number }[] = [];
   /** the caller's speech: [start sample on the phone's clock, samples], and where each one is (ms, performance.now) */
-  private readonly speech: { at: number; x: Int16Array; startedAt: number | null; endedAt: number | null }[] = [];
+  private readonly speech: { at: number; x: Int16Array; startedAt: number | null; endedAt: number | null; maxGapMs: number }[] = [];
+  private lastPacketAt = 0;
   private echo: Int16Array;
   private clock = 0;
   private seq = 1;
@@ -86,10 +87,10 @@ export class EchoPhone {
   }
 
   /** Says `x` (8 kHz samples) `inMs` from now (the phone's packet clock); resolves with its start and end times once said. */
-  say(x: Int16Array, inMs = 0): { startedAt: () => number | null; endedAt: () => number | null } {
-    const s = { at: this.clock + Math.round(inMs * 8), x, startedAt: null as number | null, endedAt: null as number | null };
+  say(x: Int16Array, inMs = 0): { startedAt: () => number | null; endedAt: () => number | null; maxGapMs: () => number } {
+    const s = { at: this.clock + Math.round(inMs * 8), x, startedAt: null as number | null, endedAt: null as number | null, maxGapMs: 0 };
     this.speech.push(s);
-    return { startedAt: () => s.startedAt, endedAt: () => s.endedAt };
+    return { startedAt: () => s.startedAt, endedAt: () => s.endedAt, maxGapMs: () => s.maxGapMs };
   }
 
   private onPacket(buf: Buffer, host: string, port: number): void {
@@ -113,9 +114,13 @@ export class EchoPhone {
         line[(this.clock + i + delay) % line.length] = ULAW_DECODE[payload[i]!]!;
       }
     }
+    const gap = this.lastPacketAt ? now - this.lastPacketAt : 0;
+    this.lastPacketAt = now;
     for (const s of this.speech) {
       const from = this.clock - s.at;
       if (from + n <= 0 || from >= s.x.length) continue;
+      // the longest time between two of the phone's packets while it spoke (this process late, or the platform's packets)
+      if (s.startedAt !== null) s.maxGapMs = Math.max(s.maxGapMs, gap);
       if (s.startedAt === null) s.startedAt = now + Math.max(0, -from) / 8;
       for (let i = Math.max(0, -from); i < n && from + i < s.x.length; i++) out[i]! += s.x[from + i]!;
       if (from + n >= s.x.length) s.endedAt = now + (s.x.length - from) / 8;

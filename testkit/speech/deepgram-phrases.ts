@@ -3,8 +3,10 @@
 // "Utterance End"), for the benchmarks that need a recogniser that is both fast and right:
 // - an utterance is voiced 20 ms frames (mean |sample| > 100: the "s" of "story" is about 200) with pauses shorter than 100 ms inside
 //   it (the stops of "story", "okay": a vendor's VAD does not end speech there);
-// - `interim_results=true`: every 400 ms of an utterance, a Results with `is_final: false` and the
-//   best guess so far (the recogniser's open-ended match), when it has one;
+// - `interim_results=true`: interim Results (`is_final: false`) as the words are recognised, not on
+//   a fixed clock: Deepgram's reference ("Interim Results") says it sends its guesses as more audio
+//   comes in and corrects them; so the utterance so far is matched (the recogniser's open-ended
+//   match) every 100 ms of its voiced audio, and an interim goes out whenever the guess changes;
 // - `endpointing` (ms, default 10 as Deepgram's; `false`: none): after that much silence (at least
 //   the 100 ms above) the utterance is final: Results with `is_final: true, speech_final: true`,
 //   its words spread over the utterance's time;
@@ -19,11 +21,14 @@ import type { PhraseRecogniser } from './phrase-recogniser';
 export interface PhraseSessionOptions {
   recogniser: PhraseRecogniser;
   latencyMs: number;
+  /** each final as recognised (its text, '' for nothing near enough, and the DTW distance): for the benchmarks' diagnosis */
+  onFinal?: (text: string, distance: number, ms: number) => void;
 }
 
 /** Pauses shorter than this are inside an utterance, ms. */
 const MIN_PAUSE_MS = 100;
-const INTERIM_EVERY_MS = 400;
+/** how often the utterance so far is matched for an interim guess, ms of voiced audio */
+const INTERIM_EVERY_MS = 100;
 /** mean |sample| of a voiced 20 ms frame */
 const VOICED = 100;
 
@@ -45,6 +50,8 @@ export function phraseSession(ws: WebSocket, query: URLSearchParams, o: PhraseSe
   /** the utterance's samples up to its last voiced frame */
   let voicedLen = 0;
   let nextInterim = 0;
+  /** the last interim guess sent in this utterance */
+  let lastGuess = '';
   /** the end of the last final word (frames), -1 once its UtteranceEnd went */
   let lastWordEnd = -1;
   let closed = false;
@@ -81,12 +88,14 @@ export function phraseSession(ws: WebSocket, query: URLSearchParams, o: PhraseSe
   };
   const finalise = (extra: object = {}) => {
     if (voicedStart < 0) return;
-    const { text } = o.recogniser.recognise(audio());
+    const { text, distance } = o.recogniser.recognise(audio());
+    o.onFinal?.(text, distance, (lastVoiced + 1 - voicedStart) * 20);
     results(text, voicedStart, lastVoiced + 1, true, extra);
     if (text) lastWordEnd = lastVoiced + 1;
     voicedStart = -1;
     samples = [];
     voicedLen = 0;
+    lastGuess = '';
   };
   ws.on('close', onClose);
   ws.on('message', (data, isBinary) => {
@@ -123,7 +132,8 @@ export function phraseSession(ws: WebSocket, query: URLSearchParams, o: PhraseSe
         if (interims && t >= nextInterim) {
           nextInterim = t + INTERIM_EVERY_MS / 20;
           const { text } = o.recogniser.recognise(audio(), true);
-          if (text) results(text, voicedStart, t + 1, false);
+          if (text && text !== lastGuess) results(text, voicedStart, t + 1, false);
+          if (text) lastGuess = text;
         }
       } else if (voicedStart >= 0) {
         if (t - lastVoiced >= endFrames) finalise();

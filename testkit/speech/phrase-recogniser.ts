@@ -32,6 +32,21 @@ const FILTERS: Float64Array[] = (() => {
   });
 })();
 
+/** The twiddle factors of each butterfly length (computed once: the benchmarks recognise thousands of utterances). */
+const TWIDDLES = new Map<number, { cos: Float64Array; sin: Float64Array }>();
+function twiddles(len: number): { cos: Float64Array; sin: Float64Array } {
+  let t = TWIDDLES.get(len);
+  if (!t) {
+    const a = (-2 * Math.PI) / len;
+    t = { cos: Float64Array.from({ length: len / 2 }, (_, k) => Math.cos(a * k)), sin: Float64Array.from({ length: len / 2 }, (_, k) => Math.sin(a * k)) };
+    TWIDDLES.set(len, t);
+  }
+  return t;
+}
+
+/** The DCT of the log mel bands: DCT[n - 1][b] = cos(π n (b + ½) / BANDS). */
+const DCT = Array.from({ length: CEPS }, (_, n) => Float64Array.from({ length: BANDS }, (_, b) => Math.cos((Math.PI * (n + 1) * (b + 0.5)) / BANDS)));
+
 /** In-place radix-2 FFT of (re, im), length a power of two. */
 function fft(re: Float64Array, im: Float64Array): void {
   const n = re.length;
@@ -45,11 +60,11 @@ function fft(re: Float64Array, im: Float64Array): void {
     }
   }
   for (let len = 2; len <= n; len <<= 1) {
-    const a = (-2 * Math.PI) / len;
+    const tw = twiddles(len);
     for (let i = 0; i < n; i += len) {
       for (let k = 0; k < len / 2; k++) {
-        const wr = Math.cos(a * k);
-        const wi = Math.sin(a * k);
+        const wr = tw.cos[k]!;
+        const wi = tw.sin[k]!;
         const xr = re[i + k + len / 2]! * wr - im[i + k + len / 2]! * wi;
         const xi = re[i + k + len / 2]! * wi + im[i + k + len / 2]! * wr;
         re[i + k + len / 2] = re[i + k]! - xr;
@@ -80,10 +95,11 @@ export function cepstra(x: Int16Array): Float64Array[] {
       logMel[b] = Math.log(e + 1);
     }
     const c = new Float64Array(CEPS);
-    for (let n = 1; n <= CEPS; n++) {
+    for (let n = 0; n < CEPS; n++) {
       let s = 0;
-      for (let b = 0; b < BANDS; b++) s += logMel[b]! * Math.cos((Math.PI * n * (b + 0.5)) / BANDS);
-      c[n - 1] = s;
+      const d = DCT[n]!;
+      for (let b = 0; b < BANDS; b++) s += logMel[b]! * d[b]!;
+      c[n] = s;
     }
     out.push(c);
   }
@@ -108,12 +124,15 @@ export function dtw(u: Float64Array[], t: Float64Array[], openEnd = false): numb
   const n = u.length;
   const m = t.length;
   if (!n || !m) return Infinity;
+  // two rows, swapped each step (no allocation per row)
   let prev = new Float64Array(m + 1).fill(Infinity);
   let prevLen = new Float64Array(m + 1);
+  let cur = new Float64Array(m + 1);
+  let curLen = new Float64Array(m + 1);
   prev[0] = 0;
   for (let i = 1; i <= n; i++) {
-    const cur = new Float64Array(m + 1).fill(Infinity);
-    const curLen = new Float64Array(m + 1);
+    cur.fill(Infinity);
+    curLen.fill(0);
     for (let j = 1; j <= m; j++) {
       const d = dist(u[i - 1]!, t[j - 1]!);
       // steps (i-1, j-1), (i-1, j), (i, j-1)
@@ -124,8 +143,8 @@ export function dtw(u: Float64Array[], t: Float64Array[], openEnd = false): numb
       cur[j] = best + d;
       curLen[j] = len + 1;
     }
-    prev = cur;
-    prevLen = curLen;
+    [prev, cur] = [cur, prev];
+    [prevLen, curLen] = [curLen, prevLen];
   }
   if (!openEnd) return prev[m]! / prevLen[m]!;
   let best = Infinity;

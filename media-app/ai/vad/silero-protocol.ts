@@ -12,23 +12,32 @@ export const CONTEXT: Record<SileroRate, number> = { 8000: 32, 16000: 64 };
 export type ToSilero =
   /** a session starts: its audio comes at `rate` */
   | { t: 'open'; id: number; rate: SileroRate }
-  /** audio of a session (any length; the thread cuts it into windows) */
-  | { t: 'audio'; id: number; pcm: Int16Array }
+  /**
+   * audio of sessions, all that the main thread wrote in one turn of its event loop (one message a
+   * tick for every call, so the thread sees every call's frame of the tick at once): session
+   * `ids[i]` wrote `sizes[i]` samples, in order, concatenated in `pcm` (any length; the thread cuts windows)
+   */
+  | { t: 'audio'; ids: number[]; sizes: number[]; pcm: Int16Array }
   | { t: 'close'; id: number };
 
 export type FromSilero =
   | { t: 'ready' }
-  /** speech probabilities of a session's next windows, in order */
-  | { t: 'probs'; id: number; probs: Float32Array }
+  /** one run of the model: the speech probability of the next window of each session `ids[i]` */
+  | { t: 'probs'; ids: number[]; probs: Float32Array }
   /** the model could not be loaded or run: every session ends with this */
   | { t: 'failed'; message: string };
 
 export function isToSilero(m: unknown): m is ToSilero {
   if (!m || typeof m !== 'object') return false;
   const o = m as Record<string, unknown>;
+  if (o.t === 'audio') {
+    if (!Array.isArray(o.ids) || !Array.isArray(o.sizes) || !(o.pcm instanceof Int16Array) || o.ids.length !== o.sizes.length) return false;
+    let total = 0;
+    for (const n of o.sizes as unknown[]) total += typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : NaN;
+    return total === o.pcm.length && (o.ids as unknown[]).every((id) => typeof id === 'number');
+  }
   if (typeof o.id !== 'number') return false;
   if (o.t === 'open') return o.rate === 8000 || o.rate === 16000;
-  if (o.t === 'audio') return o.pcm instanceof Int16Array;
   return o.t === 'close';
 }
 
@@ -36,6 +45,6 @@ export function isFromSilero(m: unknown): m is FromSilero {
   if (!m || typeof m !== 'object') return false;
   const o = m as Record<string, unknown>;
   if (o.t === 'ready') return true;
-  if (o.t === 'probs') return typeof o.id === 'number' && o.probs instanceof Float32Array;
+  if (o.t === 'probs') return Array.isArray(o.ids) && o.probs instanceof Float32Array && o.ids.length === o.probs.length;
   return o.t === 'failed' && typeof o.message === 'string';
 }

@@ -2,8 +2,12 @@
  * The Silero VAD thread: one ONNX session (onnxruntime-node, one intra-op thread) for every voice
  * session of this process. Audio arrives per session; whenever sessions have a whole 32 ms window,
  * all of them at the same rate go through the model as ONE batch (input [B, context + window],
- * state [2, B, 128]), so 100 calls cost one inference per window, not 100. Off the event loop of
- * the call core by construction: nothing here runs on media-app's main thread.
+ * state [2, B, 128]), so 100 calls cost one inference per window, not 100. The main thread sends
+ * what every call wrote in one turn of its event loop as one message (media-app gets every call's
+ * frame of a 20 ms tick at once), so the batch holds every call whose window is whole: a message
+ * per frame let the model run as soon as the first call's came, one call at a time (docs/ai.md
+ * "Turn-taking"). Off the event loop of the call core by construction: nothing here runs on
+ * media-app's main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
@@ -89,6 +93,8 @@ async function runBatch(rate: SileroRate, ready: [number, Session][]): Promise<v
   });
   const probs = out.output!.data as Float32Array;
   const next = out.stateN!.data as Float32Array;
+  const ids: number[] = [];
+  const kept: number[] = [];
   ready.forEach(([id, s], i) => {
     // a session closed while the batch ran: nothing to keep
     if (sessions.get(id) !== s) return;
@@ -97,9 +103,12 @@ async function runBatch(rate: SileroRate, ready: [number, Session][]): Promise<v
     s.fill -= w;
     s.state.set(next.subarray(i * 128, (i + 1) * 128), 0);
     s.state.set(next.subarray((b + i) * 128, (b + i + 1) * 128), 128);
-    const p = Float32Array.of(probs[i]!);
-    post({ t: 'probs', id, probs: p }, [p.buffer]);
+    ids.push(id);
+    kept.push(probs[i]!);
   });
+  // the run's verdicts in one message (a message per session cost the main thread an event each)
+  const p = Float32Array.from(kept);
+  post({ t: 'probs', ids, probs: p }, [p.buffer]);
 }
 
 port.on('message', (m: unknown) => {
@@ -107,10 +116,15 @@ port.on('message', (m: unknown) => {
   if (m.t === 'open') open(m.id, m.rate);
   else if (m.t === 'close') sessions.delete(m.id);
   else {
-    const s = sessions.get(m.id);
-    if (!s) return;
-    append(s, m.pcm);
-    if (s.fill >= WINDOW[s.rate]) void drain();
+    // every session's audio of the main thread's turn first, then one batch for all that have a window
+    let whole = false;
+    for (let i = 0, off = 0; i < m.ids.length; off += m.sizes[i]!, i++) {
+      const s = sessions.get(m.ids[i]!);
+      if (!s) continue;
+      append(s, m.pcm.subarray(off, off + m.sizes[i]!));
+      whole ||= s.fill >= WINDOW[s.rate];
+    }
+    if (whole) void drain();
   }
 });
 

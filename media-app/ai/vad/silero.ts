@@ -6,6 +6,7 @@
  * probability per 32 ms window with hysteresis (speech from 0.5, silence under 0.35, Silero's own
  * defaults) and the same start/stop times.
  */
+import { FrameClock } from '../frame-clock';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -21,6 +22,8 @@ class SileroThread {
   private readonly worker: Worker;
   private readonly sessions = new Map<number, SileroVad>();
   private nextId = 1;
+  /** audio written in this turn of the event loop, not sent yet */
+  private pending: { ids: number[]; chunks: Int16Array[] } = { ids: [], chunks: [] };
   readonly ready: Promise<void>;
   failure: Error | null = null;
 
@@ -34,8 +37,11 @@ class SileroThread {
       this.worker.on('message', (m: unknown) => {
         if (!isFromSilero(m)) return;
         if (m.t === 'ready') resolve();
-        else if (m.t === 'probs') this.sessions.get(m.id)?.onProbs(m.probs);
-        else {
+        else if (m.t === 'probs') {
+          stats.runs++;
+          stats.windows += m.ids.length;
+          m.ids.forEach((id, i) => this.sessions.get(id)?.onProb(m.probs[i]!));
+        } else {
           const e = new Error(m.message);
           reject(e);
           this.fail(e);
@@ -61,14 +67,31 @@ class SileroThread {
     return id;
   }
 
+  /** Queues `pcm` (copied at once) for the thread: sent with every other session's of this turn of the event loop. */
   write(id: number, pcm: Int16Array): void {
-    // a copy: the caller's frame may be reused; the copy's buffer moves to the thread
-    const c = pcm.slice();
-    this.worker.postMessage({ t: 'audio', id, pcm: c } satisfies ToSilero, [c.buffer]);
+    if (!this.pending.ids.length) queueMicrotask(() => this.flush());
+    this.pending.ids.push(id);
+    this.pending.chunks.push(pcm.slice());
+  }
+
+  /** This turn's audio of every session, in one message whose buffer moves to the thread. */
+  private flush(): void {
+    const { ids, chunks } = this.pending;
+    this.pending = { ids: [], chunks: [] };
+    if (!ids.length) return;
+    const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
+    let off = 0;
+    for (const c of chunks) {
+      pcm.set(c, off);
+      off += c.length;
+    }
+    this.worker.postMessage({ t: 'audio', ids, sizes: chunks.map((c) => c.length), pcm } satisfies ToSilero, [pcm.buffer]);
   }
 
   close(id: number): void {
     if (!this.sessions.delete(id)) return;
+    // its last audio before the close
+    this.flush();
     this.send({ t: 'close', id });
   }
 
@@ -78,6 +101,14 @@ class SileroThread {
 }
 
 let thread: SileroThread | null = null;
+
+/** The model's work in this process since it started: runs of the model and the windows they took. */
+const stats = { runs: 0, windows: 0 };
+
+/** How the Silero thread has batched so far (docs/ai.md "Turn-taking": one run per window for all calls). */
+export function sileroStats(): { runs: number; windows: number } {
+  return { ...stats };
+}
 
 /** The process's Silero thread (started on first use; started again after it died). */
 async function sileroThread(): Promise<SileroThread> {
@@ -93,12 +124,16 @@ export interface SileroVadOptions {
   startMs?: number;
   /** silence that ends a turn, ms (default 600) */
   stopMs?: number;
+  /** silence inside a turn reported as a 'pause' (before the turn's end), ms (default: none) */
+  pauseMs?: number;
   /** speech probability from which a window is speech (default 0.5) */
   threshold?: number;
 }
 
 export interface SileroVadEvents {
   speech: [SpeechEvent];
+  /** the caller has been silent `pauseMs` in a turn (it may still go on) */
+  pause: [offsetMs: number];
   /** a window's speech probability (for measurements) */
   prob: [p: number, offsetMs: number];
   error: [Error];
@@ -111,12 +146,15 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
   private readonly windowMs: number;
   private readonly startWindows: number;
   private readonly stopWindows: number;
+  private readonly pauseWindows: number;
   private readonly onAt: number;
   private readonly offAt: number;
   private voiced = false;
   private voicedRun = 0;
   private silentRun = 0;
   private elapsedMs = 0;
+  /** when each frame was written (wallTimeOf) */
+  private readonly clock = new FrameClock();
   inTurn = false;
   private closed = false;
 
@@ -125,6 +163,7 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
     this.windowMs = (WINDOW[o.rate] / o.rate) * 1000;
     this.startWindows = Math.max(1, Math.round((o.startMs ?? 200) / this.windowMs));
     this.stopWindows = Math.max(1, Math.round((o.stopMs ?? 600) / this.windowMs));
+    this.pauseWindows = o.pauseMs ? Math.max(1, Math.round(o.pauseMs / this.windowMs)) : 0;
     this.onAt = o.threshold ?? 0.5;
     this.offAt = Math.max(0.01, this.onAt - 0.15);
   }
@@ -140,30 +179,44 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
 
   write(pcm: Int16Array): void {
     if (this.closed || !this.t) return;
+    this.clock.write(pcm.length, this.o.rate, Date.now());
     this.t.write(this.id, pcm);
   }
 
-  /** @internal the model's verdicts on this session's next windows */
-  onProbs(probs: Float32Array): void {
+  /**
+   * When the caller said what is `ms` into this session's audio (an event's offset): the wall time its
+   * frame was written, so that a verdict delivered late (a busy thread, a batch) still dates the speech
+   * itself; null when not known (older than 30 s, not written yet).
+   */
+  wallTimeOf(ms: number): number | null {
+    return this.clock.wallTimeOf(ms);
+  }
+
+  /** The silence a 'stop' waited for, ms (its offset minus this is where the speech ended). */
+  get stopWaitMs(): number {
+    return this.stopWindows * this.windowMs;
+  }
+
+  /** @internal the model's verdict on this session's next window */
+  onProb(p: number): void {
     if (this.closed) return;
-    for (const p of probs) {
-      this.elapsedMs += this.windowMs;
-      this.emit('prob', p, this.elapsedMs);
-      this.voiced = this.voiced ? p >= this.offAt : p >= this.onAt;
-      if (this.voiced) {
-        this.voicedRun++;
-        this.silentRun = 0;
-        if (!this.inTurn && this.voicedRun >= this.startWindows) {
-          this.inTurn = true;
-          this.emit('speech', { state: 'start', offsetMs: this.elapsedMs });
-        }
-      } else {
-        this.silentRun++;
-        if (this.silentRun >= 2) this.voicedRun = 0;
-        if (this.inTurn && this.silentRun >= this.stopWindows) {
-          this.inTurn = false;
-          this.emit('speech', { state: 'stop', offsetMs: this.elapsedMs });
-        }
+    this.elapsedMs += this.windowMs;
+    this.emit('prob', p, this.elapsedMs);
+    this.voiced = this.voiced ? p >= this.offAt : p >= this.onAt;
+    if (this.voiced) {
+      this.voicedRun++;
+      this.silentRun = 0;
+      if (!this.inTurn && this.voicedRun >= this.startWindows) {
+        this.inTurn = true;
+        this.emit('speech', { state: 'start', offsetMs: this.elapsedMs });
+      }
+    } else {
+      this.silentRun++;
+      if (this.silentRun >= 2) this.voicedRun = 0;
+      if (this.inTurn && this.silentRun === this.pauseWindows && this.pauseWindows < this.stopWindows) this.emit('pause', this.elapsedMs);
+      if (this.inTurn && this.silentRun >= this.stopWindows) {
+        this.inTurn = false;
+        this.emit('speech', { state: 'stop', offsetMs: this.elapsedMs });
       }
     }
   }

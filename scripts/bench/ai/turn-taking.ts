@@ -13,22 +13,28 @@
  * did; the time from the end of a stop word to the agent's last audio (p50/p95); RTP lost on the
  * way to the phones (sequence gaps).
  *
+ * Three processes: the platform (platform-process.ts), the vendor stand-ins (stand-ins-process.ts) and
+ * this one with the phones, so that neither the recognisers' bursts nor the phones are counted as the
+ * platform's time and the phones answer every packet on time. Each round also prints how many turns
+ * passed each stage (said, recognised, answered, sent, heard) and each process's CPU.
+ *
  * `--stt pocketsphinx` (default, with a phrase list) or `deepgram`: the Deepgram stand-in on loopback
  * (testkit/speech/deepgram-phrases.ts) recognising the bench's phrases from templates of them, with
- * Deepgram's interim results, endpointing (its default 10 ms, at least 100 ms there) and UtteranceEnd,
+ * Deepgram's interim results (as the words are recognised), endpointing (the AI's `--min-delay`, at least 100 ms there) and UtteranceEnd,
  * each result `--stt-latency` ms (default 100) after its audio; `cartesia`, `elevenlabs`: their
  * stand-ins (testkit/speech/tone-stt.ts) recognising the same way, each with its own end of utterance. `--tts espeak-ng` (default, local) or
  * a cloud voice's stand-in (`elevenlabs`, `cartesia`, `deepgram`, `openai`, testkit/vendors/) at
  * `--tts-first-byte` ms (default 100). `--baseline <n>`: first the same run with n calls (the load
- * comparison: `--calls 100 --baseline 10`).
+ * comparison: `--calls 100 --baseline 10`). `--min-delay` (default 400): the AI's
+ * min_endpointing_delay_ms, which the platform also asks Deepgram for as its `endpointing`.
  *
  *   source .data/env && npx tsx scripts/bench/ai/turn-taking.ts [--calls 5] [--turns 10] [--echo-gain 0.5]
- *     [--stt deepgram] [--stt-latency 100] [--tts elevenlabs] [--tts-first-byte 100] [--baseline 10]
+ *     [--aec off] [--stt deepgram] [--stt-latency 100] [--tts elevenlabs] [--tts-first-byte 100] [--baseline 10] [--min-delay 400]
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { reportPath } from '../report';
 import { parseActions } from '../../../core/flow';
 import { flowsRepo } from '../../../core/repos/flows';
@@ -37,22 +43,15 @@ import { trunksRepo } from '../../../core/repos/trunks';
 import { aisRepo } from '../../../core/repos/ais';
 import { repos } from '../../../core/repos';
 import { testDb } from '../../../testkit/db';
-import { startLlmServer, lastUser, type LlmRequest } from '../../../testkit/llm-server';
 import { killAllSipp, sipp } from '../../../testkit/media-app/harness';
-import { freePort, sippMediaPort } from '../../../testkit/ports';
+import { portBlock } from '../../../testkit/ports';
 import { startPlatformProcess, type PlatformProcess } from './platform-process';
+import { startStandInsProcess, story, VOICES, type StandInsProcess } from './stand-ins-process';
+
+/** what every story reply starts with, whatever its number */
+const STORY_HEAD = story(0).slice(0, story(0).indexOf('0'));
 import { aiCallerScenario } from '../../../testkit/ai/audio';
 import { EchoPhone, speechSamples } from '../../../testkit/ai/echo-phone';
-import { FakeDeepgram } from '../../../testkit/speech/deepgram-server';
-import { PhraseRecogniser } from '../../../testkit/speech/phrase-recogniser';
-import { FakeCartesiaStt } from '../../../testkit/speech/cartesia-stt-server';
-import { FakeElevenLabsStt } from '../../../testkit/speech/elevenlabs-stt-server';
-import type { SttStandIn } from '../../../testkit/speech/tone-stt';
-import type { StandIn, StandInOptions } from '../../../testkit/vendors/marker';
-import { startElevenLabs } from '../../../testkit/vendors/elevenlabs';
-import { startCartesia } from '../../../testkit/vendors/cartesia';
-import { startDeepgramSpeak } from '../../../testkit/vendors/deepgram';
-import { startOpenAiSpeech } from '../../../testkit/vendors/openai';
 
 const argStr = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -63,22 +62,23 @@ const CALLS = arg('calls', 5);
 const TURNS = arg('turns', 10);
 /** the echo's level (0: no echo, the baseline of the interruption figures) */
 const ECHO_GAIN = arg('echo-gain', 0.5);
+/** `--aec off`: the echo guard alone (the canceller's baseline; it is on by default, and off with no echo) */
+const AEC = argStr('aec', 'on') !== 'off';
 const STT = argStr('stt', 'pocketsphinx');
 const STT_LATENCY_MS = arg('stt-latency', 100);
 const TTS = argStr('tts', 'espeak-ng');
 const TTS_FIRST_BYTE_MS = arg('tts-first-byte', 100);
 const BASELINE = arg('baseline', 0);
-const DG_KEY = 'dg-test-key';
-/** cloud voices: the stand-in, the platform's <PREFIX>_BASE_URL / _API_KEY, the key, the URL's suffix */
-const VOICES: Record<string, [(o: StandInOptions) => Promise<StandIn>, string, string, string]> = {
-  elevenlabs: [startElevenLabs, 'ELEVENLABS', 'el-test-key', ''],
-  cartesia: [startCartesia, 'CARTESIA', 'ca-test-key', ''],
-  deepgram: [(o) => startDeepgramSpeak({ ...o, apiKey: DG_KEY }), 'DEEPGRAM', DG_KEY, ''],
-  openai: [startOpenAiSpeech, 'OPENAI', 'sk-openai-test', '/v1'],
-};
 const LLM_TTFT_MS = 150;
-const MIN_DELAY_MS = 400;
+/** the AI's min_endpointing_delay_ms (the VAD's short wait and Deepgram's `endpointing`) */
+const MIN_DELAY_MS = arg('min-delay', 400);
 const PERIOD_MS = 11_000;
+/**
+ * ai_talk runs this long past the phone's last turn: the phone's clock (the platform's packets) falls
+ * behind the wall clock under load (a late answer, a stream stalled for seconds), and a session ended
+ * by its duration mid-reply would count as that reply cut
+ */
+const END_MARGIN_S = 60;
 const INTERJECT_AFTER_MS = 3000;
 const KINDS = ['echo', 'backchannel', 'stop'] as const;
 const BACKCHANNELS = ['okay', 'yeah', 'right'];
@@ -90,17 +90,6 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 };
-
-/** The reply to the n-th "tell me a story" of a conversation (unique, so each turn's reply is known). */
-const story = (n: number) => `Here is part ${n} of the story. This is the first sentence of it. This is the second sentence of it. And this is the last sentence of part ${n}.`;
-
-function respond(req: LlmRequest) {
-  if (req.messages.at(-1)?.role === 'tool') return { text: '' };
-  const user = lastUser(req);
-  if (!user) return { text: '' };
-  const n = req.messages.filter((m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes('story')).length;
-  return user.includes('story') ? { text: story(n) } : { text: '' };
-}
 
 interface Turn {
   kind: (typeof KINDS)[number];
@@ -137,10 +126,17 @@ interface Figures {
   stages: Record<'end_of_turn_wait_ms' | 'llm_first_token_ms' | 'tts_first_byte_ms', number[]>;
   /** this process's event-loop delay p99 (the phones and stand-ins), ms */
   benchLoopP99: number;
+  /** each turn's question through the stages: said, recognised (a caller aimessage), answered by the LLM (the reply's aimessage), its first audio sent (first_rtp_ms), heard at the phone */
+  funnel: { said: number; recognised: number; replied: number; sent: number; heard: number };
+  /** the questions not recognised: how many had a pause of ≥ 100 ms in the platform's packets at the phone, and how many a stall of ≥ 60 ms of this process's event loop while said */
+  unrecognised: { count: number; packetPause: number; phoneStall: number };
+  /** CPU used during the round, % of one core: the platform process, this process (the phones), the stand-ins' process */
+  cpu: { platform: number; bench: number; standIns: number };
 }
 
 /** `calls` concurrent calls of TURNS turns each, started 50 ms apart (their numbers set up first). */
-async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise<Figures> {
+async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Promise<Figures> {
+  const llmUrl = v.llmUrl;
   const db = await testDb();
   const question = speechSamples('Tell me a story.');
   const words = new Map([...BACKCHANNELS, ...STOPS].map((w) => [w, speechSamples(w.charAt(0).toUpperCase() + w.slice(1) + '.', { speed: 150, pitch: 70 })]));
@@ -157,12 +153,12 @@ async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise
       engine_model: 'openai.bench',
       stt_type: STT === 'pocketsphinx' ? '' : STT,
       tts_type: TTS === 'espeak-ng' ? '' : TTS,
-      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS, echo_cancellation: ECHO_GAIN > 0 },
+      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN_DELAY_MS, echo_cancellation: AEC && ECHO_GAIN > 0 },
       vad_config: { engine: 'silero' },
     });
     const flow = await flowsRepo(db).create({
       customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_id: ai.id, assistance_type: 'ai', duration: Math.ceil(totalMs / 1000) + 2 } }, { type: 'hangup' }]),
+      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_id: ai.id, assistance_type: 'ai', duration: Math.ceil(totalMs / 1000) + END_MARGIN_S } }, { type: 'hangup' }]),
     } as never);
     const number = `+89915${String(c).padStart(6, '0')}${Date.now() % 1000}`;
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
@@ -173,46 +169,58 @@ async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise
   const failures: string[] = [];
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
+  // this process's event-loop stalls (a 10 ms timer ≥ 60 ms late), as [start, end] in performance.now()
+  const stalls: [number, number][] = [];
+  let lastTick = performance.now();
+  const stallTimer = setInterval(() => {
+    const now = performance.now();
+    if (now - lastTick >= 70) stalls.push([lastTick + 10, now]);
+    lastTick = now;
+  }, 10);
+  const cpu0 = { platform: p.cpuSeconds(), standIns: v.cpuSeconds(), bench: process.cpuUsage(), at: performance.now() };
   try {
     await Promise.all(
       numbers.map(async ({ cid, number }, c) => {
         await new Promise((r) => setTimeout(r, c * 50));
         const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: ECHO_GAIN });
         const turns: Turn[] = [];
-        const timers: NodeJS.Timeout[] = [];
+        // placed on the phone's packet clock (the call's audio time from its first packet), not on timers:
+        // under load a late call setup or a stalled stream would bunch the turns up (a question over the
+        // last reply, a stop word in the next turn) and count one turn's outcome as another's
         for (let i = 0; i < TURNS; i++) {
           const kind = KINDS[(i + c) % KINDS.length]!;
           const at = 2000 + i * PERIOD_MS;
-          const t: Turn = { kind, question: { startedAt: () => null, endedAt: () => null }, word: null, interjection: null };
+          const t: Turn = { kind, question: phone.say(question, at), word: null, interjection: null };
           turns.push(t);
-          timers.push(setTimeout(() => (t.question = phone.say(question)), at));
           if (kind !== 'echo') {
             const list = kind === 'stop' ? STOPS : BACKCHANNELS;
             t.word = list[i % list.length]!;
-            const w = words.get(t.word)!;
-            timers.push(setTimeout(() => (t.interjection = phone.say(w)), at + INTERJECT_AFTER_MS));
+            t.interjection = phone.say(words.get(t.word)!, at + INTERJECT_AFTER_MS);
           }
         }
         const r = await sipp(
-          aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, phone.port, [], totalMs + 30_000),
-          // sipp's own media and control ports: free ones each (the defaults are one for all, and 100 collide)
-          [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort()), '-cp', String(await freePort()), '-timeout', `${Math.ceil(totalMs / 1000) + 40}s`],
+          aiCallerScenario(`${number}@127.0.0.1:${p.sipPort}`, phone.port, [], totalMs + (END_MARGIN_S + 30) * 1000),
+          // the harness gives each sipp its own media and control ports (-mp, -cp)
+          [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', `${Math.ceil(totalMs / 1000) + END_MARGIN_S + 40}s`],
           {
-            killAfterMs: totalMs + 50_000,
+            killAfterMs: totalMs + (END_MARGIN_S + 50) * 1000,
           },
         ).done;
-        timers.forEach(clearTimeout);
         phone.close();
         // a failed call is counted, and its turns still measured (what it got of them)
         if (r.code !== 0) failures.push(r.errors.split('\n').find((l) => /\d: /.test(l)) ?? r.errors.slice(0, 200));
+        if (r.code !== 0 && process.env.BENCH_DEBUG) console.log('sipp-failed', r.errors.slice(0, 1500));
         results.push({ cid, phone, turns });
       }),
     );
     await new Promise((r) => setTimeout(r, 1500));
   } finally {
     clearInterval(loadTimer);
+    clearInterval(stallTimer);
     loop.disable();
   }
+  const wallS = (performance.now() - cpu0.at) / 1000;
+  const benchCpu = process.cpuUsage(cpu0.bench);
   const f: Figures = {
     calls,
     latency: [],
@@ -231,6 +239,9 @@ async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise
     failures,
     stages: { end_of_turn_wait_ms: [], llm_first_token_ms: [], tts_first_byte_ms: [] },
     benchLoopP99: loop.percentile(99) / 1e6,
+    funnel: { said: 0, recognised: 0, replied: 0, sent: 0, heard: 0 },
+    unrecognised: { count: 0, packetPause: 0, phoneStall: 0 },
+    cpu: { platform: (100 * (p.cpuSeconds() - cpu0.platform)) / wallS, bench: (100 * (benchCpu.user + benchCpu.system)) / 1e6 / wallS, standIns: (100 * (v.cpuSeconds() - cpu0.standIns)) / wallS },
   };
   for (const { cid, phone, turns } of results) {
     const voiced = phone.voicedTimes();
@@ -238,7 +249,18 @@ async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise
     f.rtp.received += rtp.received;
     f.rtp.lost += rtp.lost;
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0] as { id: string } | undefined;
-    const msgs = aicall ? ((await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as { role: string; content: string; metadata: { latency?: Record<string, unknown> } }[]) : [];
+    const msgs = aicall
+      ? ((await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as {
+          role: string;
+          content: string;
+          tm_create: Date | string;
+          metadata: { latency?: Record<string, unknown> };
+        }[])
+      : [];
+    if (process.env.BENCH_DEBUG) {
+      const calls = (await db('calls').where({ customer_id: cid })) as { status: string; hangup_reason: string; direction: string }[];
+      console.log('calls', JSON.stringify(calls.map((c) => [c.direction, c.status, c.hangup_reason])), 'aicall', JSON.stringify(aicall ?? null), 'rtp', JSON.stringify(rtp));
+    }
     if (process.env.BENCH_DEBUG)
       console.log(
         JSON.stringify(msgs.map((m) => [m.role, m.content, m.metadata?.latency])),
@@ -259,7 +281,27 @@ async function round(p: PlatformProcess, llmUrl: string, calls: number): Promise
       if (qEnd === null) return;
       const next = turns[i + 1]?.question.startedAt() ?? Infinity;
       const first = voiced.find((v) => v > qEnd && v < next);
-      const reply = msgs.find((m) => m.role === 'assistant' && m.content === story(i + 1));
+      // the reply stored after this question and before the next one (by time: a question the recogniser
+      // missed shifts the stand-in's numbering of the stories, so the n-th story is not the n-th turn's)
+      const wall = (t: number) => performance.timeOrigin + t;
+      const nextStart = turns[i + 1]?.question.startedAt() ?? null;
+      const reply = msgs.find((m) => {
+        if (m.role !== 'assistant' || !m.content.startsWith(STORY_HEAD)) return false;
+        const at = new Date(m.tm_create).getTime();
+        return at > wall(qEnd) && (nextStart === null || at < wall(nextStart));
+      });
+      f.funnel.said++;
+      // the i-th recognised question (the caller's aimessages in order)
+      if (msgs.filter((m) => m.role === 'user' && m.content.includes('story')).length > i) f.funnel.recognised++;
+      else {
+        f.unrecognised.count++;
+        if (t.question.maxGapMs() >= 100) f.unrecognised.packetPause++;
+        const qStart = t.question.startedAt() ?? qEnd;
+        if (stalls.some(([a, b]) => a < qEnd && b > qStart)) f.unrecognised.phoneStall++;
+      }
+      if (reply) f.funnel.replied++;
+      if (typeof reply?.metadata.latency?.first_rtp_ms === 'number') f.funnel.sent++;
+      if (first !== undefined) f.funnel.heard++;
       if (first !== undefined) {
         f.latency.push(first - qEnd);
         const l = reply?.metadata.latency;
@@ -301,7 +343,10 @@ function figureLines(f: Figures): string[] {
     `- end of the stop word → agent's last audio: p50 ${fmt(pct(f.stopDelay, 50))} ms, p95 ${fmt(pct(f.stopDelay, 95))} ms`,
     `- RTP to the phones: ${f.rtp.lost} lost of ${f.rtp.lost + f.rtp.received} (${((100 * f.rtp.lost) / Math.max(1, f.rtp.lost + f.rtp.received)).toFixed(2)} %)`,
     `- calls that failed: ${f.failures.length} of ${f.calls}${f.failures.length ? ` (first: ${f.failures[0]!.replace(/\s+/g, ' ').slice(0, 160)})` : ''}`,
-    `- 1-min load during the round: ${f.load[0].toFixed(1)}–${f.load[1].toFixed(1)}; the bench process's event-loop delay p99 ${f.benchLoopP99.toFixed(0)} ms (phones and stand-ins; the platform runs in its own process)`,
+    `- turns through the stages: ${f.funnel.said} questions said, ${f.funnel.recognised} recognised (caller aimessage), ${f.funnel.replied} answered by the LLM (reply aimessage), ${f.funnel.sent} with first audio sent (first_rtp_ms), ${f.funnel.heard} heard at the phone`,
+    `- questions not recognised: ${f.unrecognised.count}; of them ${f.unrecognised.packetPause} with a pause of ≥ 100 ms in the platform's packets at the phone while it spoke, ${f.unrecognised.phoneStall} with the phones' event loop stalled ≥ 60 ms meanwhile`,
+    `- CPU during the round (% of one core): platform process ${f.cpu.platform.toFixed(0)} %, the phones' process ${f.cpu.bench.toFixed(0)} %, the stand-ins' process ${f.cpu.standIns.toFixed(0)} %`,
+    `- 1-min load during the round: ${f.load[0].toFixed(1)}–${f.load[1].toFixed(1)}; the phones' event-loop delay p99 ${f.benchLoopP99.toFixed(0)} ms (the platform and the stand-ins run in processes of their own)`,
   ];
 }
 
@@ -310,61 +355,48 @@ async function main() {
   if (TTS !== 'espeak-ng' && !VOICES[TTS]) throw new Error(`--tts must be espeak-ng or one of ${Object.keys(VOICES).join(', ')}`);
   // one <VENDOR>_BASE_URL serves the vendor's voice and recogniser: one stand-in cannot be both
   if ((STT === 'cartesia' || STT === 'elevenlabs') && TTS === STT) throw new Error(`--stt ${STT} with --tts ${TTS}: choose another voice (their stand-ins are separate servers)`);
-  const llm = await startLlmServer({ respond, firstChunkDelayMs: LLM_TTFT_MS });
-  const env: Record<string, string> = { SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };
-  let dg: FakeDeepgram | null = null;
-  let sttStandIn: SttStandIn | null = null;
-  let voice: StandIn | null = null;
-  if (STT === 'deepgram') {
-    dg = await new FakeDeepgram(DG_KEY, { recogniser: new PhraseRecogniser(PHRASES), latencyMs: STT_LATENCY_MS }).listen();
-    env.DEEPGRAM_API_KEY = DG_KEY;
-    env.DEEPGRAM_URL = dg.url;
-  }
-  if (STT === 'cartesia' || STT === 'elevenlabs') {
-    const key = `${STT}-stt-key`;
-    sttStandIn = await (STT === 'cartesia' ? new FakeCartesiaStt(key) : new FakeElevenLabsStt(key)).listen();
-    sttStandIn.phrases = new PhraseRecogniser(PHRASES);
-    sttStandIn.latencyMs = STT_LATENCY_MS;
-    env[`${STT.toUpperCase()}_BASE_URL`] = sttStandIn.baseUrl;
-    env[`${STT.toUpperCase()}_API_KEY`] = key;
-  }
-  if (TTS !== 'espeak-ng') {
-    const [start, prefix, key, suffix] = VOICES[TTS]!;
-    voice = await start({ firstByteMs: TTS_FIRST_BYTE_MS });
-    env[`${prefix}_BASE_URL`] = voice.url + suffix;
-    env[`${prefix}_API_KEY`] = key;
-  }
+  // the stand-ins in a process of their own: their bursts of recognition do not delay the phones' packets
+  const standIns = await startStandInsProcess({ stt: STT, sttLatencyMs: STT_LATENCY_MS, tts: TTS, ttsFirstByteMs: TTS_FIRST_BYTE_MS, llmFirstTokenMs: LLM_TTFT_MS, phrases: PHRASES });
+  // RTP ports for twice the calls (a call takes an RTP/RTCP pair): the harness's 200 are exactly 100
+  // pairs, and a port of the block that another socket holds (the phones' own, bound by the OS from
+  // the same ephemeral range) left fewer than 100 calls' worth, refused with 488
+  const rtp = portBlock('platformRtp', 4 * Math.max(CALLS, BASELINE, 50), 200);
+  const env: Record<string, string> = {
+    SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256',
+    LOG_LEVEL: 'warn',
+    EGRESS_ALLOW_CIDRS: '127.0.0.0/8',
+    RTP_PORT_MIN: String(rtp.min),
+    RTP_PORT_MAX: String(rtp.max),
+    ...standIns.env,
+  };
   // the platform in a process of its own: the phones and stand-ins here do not share its event loop
   const p = await startPlatformProcess(env);
   const rounds: Figures[] = [];
   try {
-    if (BASELINE > 0) rounds.push(await round(p, llm.url, BASELINE));
-    rounds.push(await round(p, llm.url, CALLS));
+    if (BASELINE > 0) rounds.push(await round(p, standIns, BASELINE));
+    rounds.push(await round(p, standIns, CALLS));
   } finally {
     killAllSipp();
     await p.close();
-    await llm.close();
-    await dg?.close();
-    await sttStandIn?.close();
-    await voice?.close();
+    await standIns.close();
   }
   const main = rounds.at(-1)!;
   const base = rounds.length > 1 ? rounds[0]! : null;
   const sttName =
     {
-      deepgram: `Deepgram stand-in (phrase templates, endpointing 10 ms → at least 100 ms, ${STT_LATENCY_MS} ms latency)`,
+      deepgram: `Deepgram stand-in (phrase templates, interims as recognised, endpointing ${Math.max(100, MIN_DELAY_MS)} ms, ${STT_LATENCY_MS} ms latency)`,
       cartesia: `Cartesia stand-in (phrase templates, final after 300 ms of silence, ${STT_LATENCY_MS} ms latency)`,
       elevenlabs: `ElevenLabs stand-in (phrase templates, VAD commit after 0.5 s of silence, ${STT_LATENCY_MS} ms latency)`,
     }[STT] ?? 'pocketsphinx (phrase list)';
   const ttsName = TTS === 'espeak-ng' ? 'espeak-ng (local)' : `${TTS} stand-in, ${TTS_FIRST_BYTE_MS} ms to first byte`;
-  const cmd = `source .data/env && npx tsx scripts/bench/ai/turn-taking.ts --calls ${CALLS} --turns ${TURNS} --echo-gain ${ECHO_GAIN} --stt ${STT}${STT === 'pocketsphinx' ? '' : ` --stt-latency ${STT_LATENCY_MS}`} --tts ${TTS}${BASELINE ? ` --baseline ${BASELINE}` : ''}`;
+  const cmd = `source .data/env && npx tsx scripts/bench/ai/turn-taking.ts --calls ${CALLS} --turns ${TURNS} --echo-gain ${ECHO_GAIN}${AEC ? '' : ' --aec off'} --stt ${STT}${STT === 'pocketsphinx' ? '' : ` --stt-latency ${STT_LATENCY_MS}`} --tts ${TTS}${BASELINE ? ` --baseline ${BASELINE}` : ''}${MIN_DELAY_MS !== 400 ? ` --min-delay ${MIN_DELAY_MS}` : ''}`;
   const ratio = (a: number[], b: number[], q: number) => fmt((100 * pct(a, q)) / pct(b, q) - 100);
   const lines = [
     '## AI turn-taking on speakerphone calls',
     '',
     `Command: \`${cmd}\` (${new Date().toISOString()}, ${os.cpus().length} cores, shared machine)`,
     '',
-    `Stand-ins: LLM ${LLM_TTFT_MS} ms to first token; voice ${ttsName}; STT ${sttName}; short wait ${MIN_DELAY_MS} ms; echo 150 ms at gain ${ECHO_GAIN}.`,
+    `Stand-ins: LLM ${LLM_TTFT_MS} ms to first token; voice ${ttsName}; STT ${sttName}; short wait ${MIN_DELAY_MS} ms; echo 150 ms at gain ${ECHO_GAIN}, echo canceller ${AEC && ECHO_GAIN > 0 ? 'on' : 'off'}.`,
     '',
     ...(base ? [`### ${base.calls} calls at once (baseline)`, '', ...figureLines(base), '', `### ${main.calls} calls at once`, ''] : []),
     ...figureLines(main),

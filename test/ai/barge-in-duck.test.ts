@@ -1,0 +1,62 @@
+// The agent silenced while the caller talks over it (docs/ai.md "Turn-taking", "Interruptions"):
+// sipp calls a number whose flow runs ai_talk (Silero VAD, the Deepgram phrase stand-in, 400 ms
+// endpointing, 100 ms latency) with `min_interruption_duration_ms` 300; over the agent's long reply
+// the caller says "Okay, yeah, right." (about a second of backchannels). Past 300 ms of it the
+// agent goes silent at the phone; once the final says backchannel the agent is heard again, its
+// reply not cut. With 0 (never) the agent talks on through it.
+import { expect } from 'chai';
+import { lastUser, type LlmServer } from '../../testkit/llm-server';
+import type { Platform } from '../../testkit/media-app/harness';
+import { turnCall, useDeepgramTurnStack, type TurnCall } from '../../testkit/ai/turn-calls';
+
+const KEY = 'dg-duck-key';
+const PHRASES = ['tell me a story', 'okay yeah right'];
+const STORY =
+  'Here is a long story for you. This is the first sentence of it and it goes on for a while. This is the second sentence of it and it also goes on. And this is the last sentence of the story.';
+
+describe('ai_talk: sustained caller speech over the agent silences it until the words decide', function () {
+  this.timeout(200_000);
+  let p: Platform;
+  let llm: LlmServer;
+
+  useDeepgramTurnStack(KEY, PHRASES, { respond: (req) => ({ text: lastUser(req).includes('story') ? STORY : '' }) }, (x) => ({ p, llm } = x));
+
+  const backchannelCall = (minInterruptionMs: number): Promise<TurnCall> =>
+    turnCall(p, {
+      llmUrl: llm.url,
+      numberPrefix: minInterruptionMs ? '89920' : '89921',
+      seconds: 16,
+      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: 400, min_interruption_duration_ms: minInterruptionMs },
+      script: [
+        { text: 'Tell me a story.', atMs: 1000 },
+        { text: 'Okay, yeah, right.', atMs: 5000, voice: { speed: 150, pitch: 70 } },
+      ],
+    });
+  /** ms of the agent's voiced audio at the phone in [from, to) */
+  const voicedMs = (c: TurnCall, from: number, to: number) => c.voiced.filter((v) => v >= from && v < to).length * 20;
+
+  it('past 300 ms of "Okay, yeah, right." the agent is silent; after the final it is heard again, not cut', async () => {
+    const c = await backchannelCall(300);
+    const b = c.said[1]!;
+    expect(b.endedAt! - b.startedAt!, 'the backchannels last long enough').to.be.above(800);
+    // from 300 ms of speech (+ the VAD's window, the mute's way to the phone) to the end of the words
+    const during = voicedMs(c, b.startedAt! + 500, b.endedAt!);
+    expect(during, `agent audio while the caller went on ${JSON.stringify(c.messages.map((m) => [m.role, m.content, m.metadata.latency?.interrupted]))}`).to.be.below(100);
+    // heard again after the final (400 ms endpointing + 100 ms latency)
+    expect(voicedMs(c, b.endedAt! + 600, b.endedAt! + 3000), 'agent audio after the final').to.be.above(800);
+    const reply = c.messages.find((m) => m.role === 'assistant' && m.content === STORY);
+    expect(reply?.metadata.latency?.interrupted, JSON.stringify(c.messages)).to.equal(false);
+    expect(c.messages.filter((m) => m.role === 'user').map((m) => m.content)).to.deep.equal(['tell me a story']);
+  });
+
+  it('with min_interruption_duration_ms 0 the agent talks on through the backchannels', async () => {
+    const c = await backchannelCall(0);
+    const b = c.said[1]!;
+    const info = JSON.stringify({
+      said: c.said.map((u) => [u.startedAt, u.endedAt]),
+      voiced: c.voiced.filter((_, i) => i % 10 === 0).map(Math.round),
+      messages: c.messages.map((m) => [m.role, m.content.slice(0, 20)]),
+    });
+    expect(voicedMs(c, b.startedAt! + 500, b.endedAt!), `agent audio while the caller went on ${info}`).to.be.above(200);
+  });
+});
