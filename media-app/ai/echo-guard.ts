@@ -9,7 +9,9 @@
  * median near/far ratio, moving by at most 5 % per estimate so a caller over the echo does not inflate it). Each near 20 ms frame is then echo (passed on as silence, so neither the
  * VAD nor the recogniser hears it) when it is no louder than the predicted echo plus a margin of 8 dB,
  * and the caller (passed on whole) otherwise, with 240 ms of hangover so the caller's words are not
- * chopped. While the agent speaks and no path is known yet, loud near frames are held (at most
+ * chopped; a run of loud frames taken for echo waits up to 160 ms in case it is the soft start of the
+ * caller's word (the "s" of "stop", no louder than the echo's residue): passed with the word when the
+ * caller is heard next, as silence otherwise. While the agent speaks and no path is known yet, loud near frames are held (at most
  * 400 ms) until the path is found (echo) or not (the caller: released in order). When the agent
  * has been silent for longer than the longest lag, everything passes at once.
  *
@@ -23,6 +25,7 @@ const WINDOW = 100; // blocks of the steady estimate: 1 s
 const SHORT = 24; // blocks of the first estimate: 240 ms
 const HOLD_MAX = 20; // frames held at most while undecided: 400 ms
 const HANGOVER = 12; // frames the caller keeps the line after its last loud frame: 240 ms
+const ONSET_MAX = 8; // loud frames taken for echo kept back in case they start the caller's word: 160 ms
 const MARGIN = 2.5; // near amplitude over the predicted echo that is the caller (8 dB)
 const NEAR_FLOOR = 150; // mean |sample| under which a frame is quiet (nothing to decide)
 const FAR_FLOOR = 150;
@@ -56,6 +59,10 @@ export class EchoGuard {
   /** the lag of the last estimate that correlated well: a path is adopted only when the next one agrees */
   private candidate: number | null = null;
   private held: Int16Array[] = [];
+  /** loud frames taken for echo just now, kept in case the caller's word started there (holdOnset) */
+  private readonly onset: Int16Array[] = [];
+  /** whether the last frame classify() saw was loud */
+  private lastLoud = false;
   private callerHang = 0;
   private readonly silence: Int16Array;
   /** followResidual's near/far ratios (no allocation per estimate) */
@@ -116,12 +123,34 @@ export class EchoGuard {
       this.held.push(frame.slice());
       return this.classifyHeld();
     }
-    return [this.classify(frame, this.nearCount - frame.length / this.blockLen)];
+    const out = this.classify(frame, this.nearCount - frame.length / this.blockLen);
+    return out === this.silence ? this.holdOnset(frame) : this.passOnset(out);
+  }
+
+  /**
+   * A frame taken for echo: a loud one waits (ONSET_MAX frames at most) in case the caller's word starts
+   * there, its soft start ("s" of "stop") no louder than the echo's residue; a quiet one ends the run.
+   */
+  private holdOnset(frame: Int16Array): Int16Array[] {
+    if (!this.lastLoud) return [...this.onset.splice(0).map(() => this.silence), this.silence];
+    this.onset.push(frame.slice());
+    if (this.onset.length <= ONSET_MAX) return [];
+    this.onset.shift();
+    return [this.silence];
+  }
+
+  /** The caller's frame: the loud frames just before it were its start, and go first. */
+  private passOnset(frame: Int16Array): Int16Array[] {
+    if (!this.onset.length) return [frame];
+    // taken for echo when they came, now the caller's
+    this.stats.echoFrames -= this.onset.length;
+    this.stats.callerFrames += this.onset.length;
+    return [...this.onset.splice(0), frame];
   }
 
   private release(frame: Int16Array): Int16Array[] {
     if (this.callerHang > 0) this.callerHang--;
-    return [...this.held.splice(0), frame];
+    return [...this.held.splice(0), ...this.onset.splice(0), frame];
   }
 
   private classifyHeld(): Int16Array[] {
@@ -146,6 +175,7 @@ export class EchoGuard {
       loud = true;
       if (x > MARGIN * this.predicted(k) + NEAR_FLOOR) caller = true;
     }
+    this.lastLoud = loud;
     if (caller) this.callerHang = HANGOVER;
     else if (this.callerHang > 0) this.callerHang--;
     if (caller || this.callerHang > 0) {
