@@ -1,19 +1,21 @@
 /**
  * The agent silenced while the caller talks over it (docs/ai.md "Turn-taking", "Interruptions"):
  * caller speech over the agent that lasts `min_interruption_duration_ms` from its onset (the VAD's
- * start comes `startMs` after the onset) mutes what the caller hears of the agent (Endpoint.mute
- * 'out': silence is sent, the reply plays on underneath) until the words decide: a backchannel
+ * start comes `startMs` after the onset) mutes what the caller hears of the agent (the call's media
+ * state's `ducked`: silence is sent, the reply plays on underneath; a mute the flow or the API set
+ * stays, as the state mutes the endpoint by the union of what each asker wants) until the words decide: a backchannel
  * releases it (the agent is heard again), other words cut the reply (barge-in) and release it.
  * Speech that ends with no words yet releases it `graceMs` later if nothing decided meanwhile.
  */
-import type { Endpoint } from '../../media-engine';
+/** Sets the call's `ducked` (media-app/call/media-state.ts). */
+export type SetDucked = (on: boolean) => Promise<void>;
 
 export class Ducking {
   private timer: NodeJS.Timeout | null = null;
   private muted = false;
 
   constructor(
-    private readonly ep: Endpoint,
+    private readonly setDucked: SetDucked,
     /** speech from its onset before the agent is silenced, ms (0: never) */
     private readonly minMs: number,
     /** when the VAD reports the speech's start after its onset, ms */
@@ -38,14 +40,14 @@ export class Ducking {
     this.clear();
     if (!this.muted) return;
     this.muted = false;
-    if (!this.ep.destroyed) void this.ep.unmute('out').catch(() => undefined);
+    void this.setDucked(false).catch(() => undefined);
   }
 
   private mute(): void {
     this.timer = null;
-    if (this.muted || this.ep.destroyed) return;
+    if (this.muted) return;
     this.muted = true;
-    void this.ep.mute('out').catch(() => undefined);
+    void this.setDucked(true).catch(() => undefined);
   }
 
   private clear(): void {

@@ -2,6 +2,7 @@
  * The options, ends and events of a voice session (media-app/ai/voice.ts), apart so that the loop's
  * file stays small.
  */
+import type { SetDucked } from './duck';
 import type { EndRequest } from '../../core/ai/session';
 import type { TurnSettings, VadEngine } from '../../core/ai/turns';
 import type { AiRow } from '../../core/repos/ais';
@@ -36,6 +37,8 @@ export interface VoiceOptions {
   maxDurationMs?: number;
   /** how long to wait for the recogniser's words after the caller's speech ends, ms (default 4000) */
   sttWaitMs?: number;
+  /** silences the agent at the caller while the caller talks over it: the call's media state (duck.ts) */
+  setDucked: SetDucked;
 }
 
 /** How one AI speaks: a cloud voice's speaker, or a local voice through endpoint.say. */

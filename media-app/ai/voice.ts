@@ -97,7 +97,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     this.turns = o.turns ?? TURN_DEFAULTS;
     this.preempt = new Preemption(session, o.language);
     // only a VAD behind the echo guard: fvad (in the media worker) would take the agent's echo for the caller
-    this.duck = new Ducking(ep, o.vadEngine === 'webrtc' ? 0 : this.turns.minInterruptionMs, (o.startSecs ?? 0.2) * 1000);
+    this.duck = new Ducking(o.setDucked, o.vadEngine === 'webrtc' ? 0 : this.turns.minInterruptionMs, (o.startSecs ?? 0.2) * 1000);
   }
 
   async start(signal: AbortSignal): Promise<this> {

@@ -236,6 +236,10 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
     await this.legs.mute(this.call, direction, true);
   }
 
+  duck(on: boolean): Promise<void> {
+    return this.call.mediaState.set({ ducked: on });
+  }
+
   connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
     return this.legs.connect(this.call, req, signal);
   }

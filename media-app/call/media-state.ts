@@ -4,7 +4,7 @@
  * silence, hold, music on hold); the endpoint gets their union, so no asker can undo another's:
  *
  *   endpoint 'in' muted  = mute in|both  OR  held on the endpoint (an internal call)
- *   endpoint 'out' muted = mute out|both OR  silenced  OR  held on the endpoint without music
+ *   endpoint 'out' muted = mute out|both OR  silenced  OR  ducked  OR  held on the endpoint without music
  *
  * A hold through SIP (a re-INVITE's direction) mutes nothing on the endpoint: the direction carries it.
  * Writes run one at a time, in order, each from the state at the time it runs.
@@ -17,6 +17,8 @@ export interface MediaFlags {
   readonly mute: MuteDirection;
   /** The party hears nothing (POST /calls/{id}/silence); what it says still flows. */
   readonly silenced: boolean;
+  /** An AI agent's reply silenced while the caller talks over it (media-app/ai/duck.ts). */
+  readonly ducked: boolean;
   /** Held (POST /calls/{id}/hold). */
   readonly held: boolean;
   /** The hold went through SIP (false: an internal call, held on the endpoint). */
@@ -31,14 +33,14 @@ export interface EndpointMutes {
   readonly out: boolean;
 }
 
-const NONE: MediaFlags = { mute: '', silenced: false, held: false, heldBySip: false, moh: false };
+const NONE: MediaFlags = { mute: '', silenced: false, ducked: false, held: false, heldBySip: false, moh: false };
 
 /** The endpoint's mutes: the union of what every asker wants. */
 export function endpointMutes(f: MediaFlags): EndpointMutes {
   const endpointHold = f.held && !f.heldBySip;
   return {
     in: f.mute === 'in' || f.mute === 'both' || endpointHold,
-    out: f.mute === 'out' || f.mute === 'both' || f.silenced || (endpointHold && !f.moh),
+    out: f.mute === 'out' || f.mute === 'both' || f.silenced || f.ducked || (endpointHold && !f.moh),
   };
 }
 

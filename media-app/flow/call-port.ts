@@ -129,6 +129,8 @@ export interface CallPort extends Originator {
   echo(req: { duration: number; stream: boolean }, signal: AbortSignal): Promise<void>;
   hangup(reason: string): Promise<void>;
   mute(direction: 'both' | 'in' | 'out'): Promise<void>;
+  /** An AI agent's reply silenced at the party (or heard again): a mute of its own beside the call's. */
+  duck(on: boolean): Promise<void>;
   /** Dials the destinations, bridges the first to answer, resolves when the bridge ends. */
   connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult>;
   /** Hangup reason of another call (hangup with reference_id); undefined when unknown. */

@@ -21,10 +21,11 @@ describe('ai_talk: sustained caller speech over the agent silences it until the 
 
   useDeepgramTurnStack(KEY, PHRASES, { respond: (req) => ({ text: lastUser(req).includes('story') ? STORY : '' }) }, (x) => ({ p, llm } = x));
 
-  const backchannelCall = (minInterruptionMs: number): Promise<TurnCall> =>
+  const backchannelCall = (minInterruptionMs: number, before: Record<string, unknown>[] = []): Promise<TurnCall> =>
     turnCall(p, {
       llmUrl: llm.url,
-      numberPrefix: minInterruptionMs ? '89920' : '89921',
+      numberPrefix: before.length ? '89922' : minInterruptionMs ? '89920' : '89921',
+      before,
       seconds: 16,
       parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: 400, min_interruption_duration_ms: minInterruptionMs },
       script: [
@@ -58,5 +59,16 @@ describe('ai_talk: sustained caller speech over the agent silences it until the 
       messages: c.messages.map((m) => [m.role, m.content.slice(0, 20)]),
     });
     expect(voicedMs(c, b.startedAt! + 500, b.endedAt!), `agent audio while the caller went on ${info}`).to.be.above(200);
+  });
+
+  it("a call muted 'out' by its flow stays silent: the agent's silencing ends without undoing the flow's mute", async () => {
+    const c = await backchannelCall(300, [{ type: 'mute', option: { direction: 'out' } }]);
+    const b = c.said[1]!;
+    expect(b.endedAt, 'the backchannels were said').to.not.equal(null);
+    expect(
+      c.messages.find((m) => m.role === 'assistant' && m.content === STORY),
+      'the agent replied',
+    ).to.not.equal(undefined);
+    expect(voicedMs(c, 0, Number.MAX_VALUE), 'agent audio at a phone muted out').to.equal(0);
   });
 });

@@ -49,9 +49,13 @@ export interface TurnCall {
 
 /**
  * One call of `seconds` to an AI with `parameter` (merged over the Deepgram settings) that says
- * `script`. `numberPrefix`: digits no other test file uses (numbers are unique per database).
+ * `script`. `numberPrefix`: digits no other test file uses (numbers are unique per database). `before`:
+ * flow actions run between the answer and ai_talk.
  */
-export async function turnCall(p: Platform, o: { llmUrl: string; numberPrefix: string; seconds: number; script: Utterance[]; parameter?: Record<string, unknown> }): Promise<TurnCall> {
+export async function turnCall(
+  p: Platform,
+  o: { llmUrl: string; numberPrefix: string; seconds: number; script: Utterance[]; parameter?: Record<string, unknown>; before?: Record<string, unknown>[] },
+): Promise<TurnCall> {
   const db = await testDb();
   const tag = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
   const cid = (await repos(db).customers.create({ email: `tc${tag}@example.test`, status: 'active', name: 'turns' })).id;
@@ -66,7 +70,7 @@ export async function turnCall(p: Platform, o: { llmUrl: string; numberPrefix: s
   });
   const flow = await flowsRepo(db).create({
     customer_id: cid,
-    actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: o.seconds } }, { type: 'hangup' }]),
+    actions: parseActions([{ type: 'answer' }, ...(o.before ?? []), { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: o.seconds } }, { type: 'hangup' }]),
   });
   const number = `+${o.numberPrefix}${tag.slice(-6)}`;
   await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });

@@ -108,7 +108,14 @@ export class AiTalk extends FlowTask<z.infer<typeof later.ai_talk>> {
           return out;
         };
         const first = voiceOf(session.currentAi);
-        agent = new VoiceAgent(ep, session, { ...v, ...first, voiceFor: voiceOf, turns: turnSettings(session.currentAi), maxDurationMs: duration > 0 ? duration * 1000 : 0 });
+        agent = new VoiceAgent(ep, session, {
+          ...v,
+          ...first,
+          setDucked: (on) => call.duck(on),
+          voiceFor: voiceOf,
+          turns: turnSettings(session.currentAi),
+          maxDurationMs: duration > 0 ? duration * 1000 : 0,
+        });
         agent.on('error', (e: Error) => svc.logger.warn({ err: e.message, aicall: session.id }, 'ai_talk voice error'));
         agent.on('tts_error', (e: Error) => event('aicall_tts_failed', { tts_type: voiceOf(session.currentAi).type, reason: e.message }));
         agent.on('stt_fallback', (f) => {

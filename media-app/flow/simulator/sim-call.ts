@@ -228,6 +228,10 @@ export class SimCall extends EventEmitter implements CallPort {
     this.trace('media', { command: 'mute', direction });
   }
 
+  async duck(on: boolean): Promise<void> {
+    this.trace('media', { command: 'duck', on });
+  }
+
   async connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
     const c = this.script.connect ?? { answer: true };
     this.trace('media', { command: 'connect', destinations: req.destinations, early_media: req.early_media });
