@@ -52,8 +52,12 @@ export class CLegs {
     return this.byFd.get(leg.session.ringFd) === leg;
   }
 
-  /** Moves every pair of plain legs bridged to each other among the slot-0 legs to C (a slot-0 tick, before the legs are served). */
+  /**
+   * Moves every pair of plain legs bridged to each other among the slot-0 legs to C (a slot-0 tick, before
+   * the legs are served). Not while a stall's skip waits for the C legs: a JS leg has had its own already.
+   */
   review(): void {
+    if (this.skipped > 0) return;
     const legs = this.slot0;
     for (let i = legs.length - 1; i >= 0; i--) {
       const a = legs[i];
@@ -87,6 +91,8 @@ export class CLegs {
     this.byFd.delete(fd);
     if (!this.ring.io.detachLeg(fd, this.state, this.samples)) return;
     leg.session.loadFrom(this.state, this.samples);
+    // a stall's skip C has not applied yet goes with the leg
+    leg.session.skip(this.skipped);
     // digits C took in since its last tick (handed out at its next one, which this leg will not have)
     const v = this.state;
     for (let k = 0; k < v[LS.EV_PEND_N]; k++) leg.session.dtmfIn.detected(v[LS.EV_PEND + 3 * k], v[LS.EV_PEND + 3 * k + 1], v[LS.EV_PEND + 3 * k + 2]);
@@ -116,11 +122,12 @@ export class CLegs {
 
   /** Frames of slot 0 a stall skipped: the C legs' RTP clocks move on by as many at their next tick. */
   skip(frames: number): void {
-    this.skipped += frames;
+    if (this.byFd.size > 0) this.skipped += frames;
   }
 
   /** The tick's end: a slot-0 tick serves the C legs in the ring's flush, then hands out their digits and RTCP reports. */
   endTick(slot0: boolean, now: number, index: number): void {
+    if (this.byFd.size === 0) this.skipped = 0; // the last left for JS with it
     if (!slot0 || this.byFd.size === 0) return this.ring.endTick();
     const skip = this.skipped;
     this.skipped = 0;

@@ -84,7 +84,8 @@ export class Engine {
     const slot = index % P;
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
     if (skippedTicks > 0) {
-      for (const leg of this.legs.values()) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
+      // (a leg in C gets it from the C legs' next tick, or at its move back to JS)
+      for (const leg of this.legs.values()) if (!this.cLegs?.has(leg)) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
       this.cLegs?.skip(slotsIn(0, index - skippedTicks, index - 1, P));
     }
     if (slot === 0) this.cLegs?.review(); // bridged pairs with nothing else to do move to C
