@@ -48,6 +48,9 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
       apiKey: KEY,
       ca: realtime.cert.cert,
       twilio: s.client,
+      // a turn ends on 1 s of silence (the API's default 500 ms): the caller's RTP comes from a timer in
+      // this process, beside the platform, and a stall of half a second under load split one turn in two
+      silenceMs: 1000,
     });
   });
   after(async () => {
@@ -67,6 +70,17 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
     const { peer } = call;
     try {
       const a = await until(() => agent.calls[0], 15_000, 'the platform opened the Media Stream to the agent');
+      /** a wait that failed, with what each side saw (one failed on a loaded clean-clone CI) */
+      const withState = (e: Error): never => {
+        const seen = {
+          speechStarted: realtime.speechStartedAt.length,
+          received: realtime.received.slice(-8).map((r) => r.type),
+          sent: a.sent.slice(-8).map((m) => m.event),
+          streamed: a.conn.of('media').length,
+          ended: call.live.isEnded,
+        };
+        throw new Error(`${e.message}: ${JSON.stringify(seen)}`);
+      };
       /** all the agent's audio played: every mark the SDK sent has come back */
       const played = (what: string) => until(() => a.sent.some((m) => m.event === 'mark') && a.sent.filter((m) => m.event === 'mark').length === a.conn.of('mark').length, 15_000, what);
       /** media frames the platform streamed since the `from`-th with the caller's tone in them */
@@ -79,7 +93,7 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
       const talk = async (what: string) => {
         const from = a.conn.of('media').length;
         peer.amplitude = 8000;
-        await until(() => loudSince(from) >= 25, 10_000, what);
+        await until(() => loudSince(from) >= 25, 10_000, what).catch(withState);
         peer.amplitude = 0;
       };
       const start = await until(() => a.conn.of('start')[0], 10_000, 'start');
@@ -90,6 +104,7 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
       const update = await until(() => realtime.received.find((r) => r.type === 'session.update'), 10_000, 'session.update');
       const audio = (update.event.session as { audio?: { input?: { format?: unknown }; output?: { format?: unknown } } }).audio;
       expect([audio?.input?.format, audio?.output?.format], 'µ-law in and out').to.deep.equal([{ type: 'audio/pcmu' }, { type: 'audio/pcmu' }]);
+      expect((audio?.input as { turn_detection?: { silence_duration_ms?: number } }).turn_detection?.silence_duration_ms, 'the turn silence asked').to.equal(1000);
 
       // the greeting reaches the caller; its marks come back as it plays (the last once all 1.5 s has played),
       // though the SDK sent it all at once
@@ -132,7 +147,7 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
       await played('the last answer');
       const longFrom = peer.levels.length;
       await talk('the question before the long answer');
-      await until(() => peer.voiced(longFrom) >= 50, 10_000, 'the long answer playing');
+      await until(() => peer.voiced(longFrom) >= 50, 10_000, 'the long answer playing').catch(withState);
       const bargeFrom = peer.levels.length;
       const talking = talk('the barge-in');
       const clear = await until(() => a.sent.find((m) => m.event === 'clear'), 10_000, 'the SDK sends clear on speech_started');

@@ -49,6 +49,8 @@ export interface AgentOptions {
   ca: string | Buffer;
   /** the official client the tool hangs up with */
   twilio: TwilioClient;
+  /** the server VAD's silence that ends a turn (turnDetection.silenceDurationMs); absent: the API's default */
+  silenceMs?: number;
 }
 
 export async function startAgentServer(opts: AgentOptions): Promise<AgentServer> {
@@ -99,7 +101,17 @@ export async function startAgentServer(opts: AgentOptions): Promise<AgentServer>
     });
     // as the example: its `audio` config is what lets the transport's µ-law defaults in (SDK 0.18.0:
     // without one the session's PCM 24 kHz defaults are sent, and Twilio's µ-law would be misread)
-    const session = new RealtimeSession(agent, { transport, model: 'gpt-realtime', config: { audio: { output: { voice: 'verse' } } }, tracingDisabled: true });
+    const session = new RealtimeSession(agent, {
+      transport,
+      model: 'gpt-realtime',
+      config: {
+        audio: {
+          ...(opts.silenceMs !== undefined ? { input: { turnDetection: { type: 'server_vad', silenceDurationMs: opts.silenceMs } } } : {}),
+          output: { voice: 'verse' },
+        },
+      },
+      tracingDisabled: true,
+    });
     call = { conn, sent, session, callSid: '', errors };
     calls.push(call);
     session.on('transport_event', (e) => {
