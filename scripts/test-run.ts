@@ -16,6 +16,10 @@
  * expected seconds and at least 15 minutes) is ended with its whole process group (the phones and
  * engines its tests started), its output so far printed, and counted as one failure.
  * TEST_TIMES_WRITE=1 merges the measured seconds per directory into the table.
+ * A test that fails is run once more in the split run (TEST_RETRIES, default 1; 0: never): the real
+ * phones, engines and timers of the suites share two cores with the other shard, and a stall there fails
+ * a different test each run. Every test that passed only on its retry is listed by name with its first
+ * error before the last line, so a retry is seen, not hidden.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,6 +42,8 @@ interface Summary {
   skipped: number;
   /** seconds per spec file */
   files: Record<string, number>;
+  /** tests that failed, then passed on their retry: "full title: first error" */
+  retried?: string[];
 }
 
 interface ShardResult {
@@ -49,6 +55,8 @@ interface ShardResult {
   /** the shard was ended at its time limit */
   timedOut: boolean;
 }
+
+const RETRIES = /^\d+$/.test(process.env.TEST_RETRIES ?? '') ? process.env.TEST_RETRIES! : '1';
 
 const say = (line: string) => process.stdout.write(`[test] ${line}\n`);
 
@@ -93,7 +101,7 @@ function runShard(shard: Shard, count: number, dir: string, limitS: number): Pro
   const summaryFile = path.join(dir, `shard-${shard.index}.json`);
   const files = shard.units.flatMap((u) => u.files).sort();
   const started = Date.now();
-  const child = spawn(MOCHA, ['--reporter', REPORTER, ...files], {
+  const child = spawn(MOCHA, ['--reporter', REPORTER, '--retries', RETRIES, ...files], {
     cwd: ROOT,
     env: { ...process.env, TEST_SHARD: String(shard.index), TEST_SHARDS: String(count), TEST_SUMMARY_FILE: summaryFile },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -198,6 +206,9 @@ async function runSharded(): Promise<number> {
     }
     if (r.code !== 0 || r.timedOut) bad = true;
   }
+  const retried = results.flatMap((r) => r.summary?.retried ?? []);
+  if (retried.length) say(`passed on a retry (${retried.length}; TEST_RETRIES=0 runs without):`);
+  for (const t of retried) say(`  ↻ ${t}`);
   say(`wall ${Math.round((Date.now() - started) / 1000)} s`);
   process.stdout.write(`${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   return bad || failed > 0 ? 1 : 0;

@@ -127,7 +127,7 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
     let repo = '';
     const env = (): NodeJS.ProcessEnv => {
       const e = { ...process.env };
-      for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE']) delete e[k];
+      for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE', 'TEST_RETRIES']) delete e[k];
       return e;
     };
     const spec = (body: string) => `import { shardSlice } from '../../testkit/ports';\nconsole.log('slice', process.env.TEST_SHARD ?? '-', JSON.stringify(shardSlice('free')));\n${body}\n`;
@@ -215,6 +215,24 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
         expect(out.trimEnd().split('\n').at(-1)).to.equal('2 passed, 2 failed, 1 skipped');
       } finally {
         for (const d of ['test/d', 'test/e']) fs.rmSync(path.join(repo, d), { recursive: true, force: true });
+      }
+    });
+
+    it('a test that fails once passes on its retry and is named with its first error; TEST_RETRIES=0 fails it', async () => {
+      const f = 'test/f/flaky.test.ts';
+      fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+      fs.writeFileSync(path.join(repo, f), spec("let n = 0;\ndescribe('f', () => { it('fails once', () => { if (n++ === 0) throw new Error('a stall'); }); });"));
+      try {
+        const retried = await run(repo, [], { ...env(), TEST_DIRS: 'test/f' });
+        expect(retried.code, retried.out).to.equal(0);
+        expect(retried.out.trimEnd().split('\n').at(-1)).to.equal('1 passed, 0 failed, 0 skipped');
+        expect(retried.out).to.include('passed on a retry (1; TEST_RETRIES=0 runs without):').and.include('↻ f fails once: a stall');
+        const strict = await run(repo, [], { ...env(), TEST_DIRS: 'test/f', TEST_RETRIES: '0' });
+        expect(strict.code, strict.out).to.equal(1);
+        expect(strict.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+        expect(strict.out).not.to.include('passed on a retry');
+      } finally {
+        fs.rmSync(path.join(repo, 'test/f'), { recursive: true, force: true });
       }
     });
 

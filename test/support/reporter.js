@@ -1,17 +1,35 @@
 // mocha's spec reporter plus the plain closing line CI reads: "N passed, N failed, N skipped".
 // Run as one shard of scripts/test-run.ts (TEST_SHARD of TEST_SHARDS set), the line is prefixed
 // "[shard i/n] " so that only the runner's sum over the shards reads as the closing line, and the counts
-// and each spec file's seconds are written as JSON to TEST_SUMMARY_FILE for the runner to add up.
+// and each spec file's seconds are written as JSON to TEST_SUMMARY_FILE for the runner to add up, with
+// the tests that passed only on a retry (mocha --retries), which are also printed.
 'use strict';
 const fs = require('node:fs');
 const Mocha = require('mocha');
-const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_RETRY, EVENT_TEST_PASS } = Mocha.Runner.constants;
 
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
     const began = new Map();
     const fileMs = {};
+    // a test that failed and is run again (mocha --retries): its first error, kept until it passes
+    const firstError = new Map();
+    const retried = [];
+    runner.on(EVENT_TEST_RETRY, (test, err) => {
+      const key = test.fullTitle();
+      if (!firstError.has(key))
+        firstError.set(
+          key,
+          String((err && err.message) || err)
+            .split('\n')[0]
+            .slice(0, 300),
+        );
+    });
+    runner.on(EVENT_TEST_PASS, (test) => {
+      const key = test.fullTitle();
+      if (firstError.has(key)) retried.push(`${key}: ${firstError.get(key)}`);
+    });
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
       if (suite.file && suite.parent && suite.parent.root) began.set(suite, Date.now());
     });
@@ -26,8 +44,9 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       const shard = process.env.TEST_SHARD && process.env.TEST_SHARDS ? `[shard ${process.env.TEST_SHARD}/${process.env.TEST_SHARDS}] ` : '';
       if (process.env.TEST_SUMMARY_FILE) {
         const files = Object.fromEntries(Object.entries(fileMs).map(([f, ms]) => [f, Math.round(ms / 100) / 10]));
-        fs.writeFileSync(process.env.TEST_SUMMARY_FILE, JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, files }));
+        fs.writeFileSync(process.env.TEST_SUMMARY_FILE, JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, files, retried }));
       }
+      for (const t of retried) process.stdout.write(`\n${shard}passed on a retry: ${t}`);
       process.stdout.write(`\n${shard}${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
     });
   }
