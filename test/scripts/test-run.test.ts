@@ -157,6 +157,7 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       expect(code, out).to.equal(1);
       const lines = out.trimEnd().split('\n');
       expect(lines.at(-1)).to.equal('4 passed, 1 failed, 1 skipped');
+      expect(out, 'a test failing on its retry too names its first error').to.include('failed on its retry too; its first error: b fails on purpose: boom');
       expect(out).to.match(/^\[shard 1\/2\] 2 passed, 0 failed, 1 skipped$/m);
       expect(out).to.match(/^\[shard 2\/2\] 2 passed, 1 failed, 0 skipped$/m);
       expect(

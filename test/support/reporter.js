@@ -6,7 +6,7 @@
 'use strict';
 const fs = require('node:fs');
 const Mocha = require('mocha');
-const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_RETRY, EVENT_TEST_PASS } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_RETRY, EVENT_TEST_PASS, EVENT_TEST_FAIL } = Mocha.Runner.constants;
 
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
@@ -25,6 +25,13 @@ class SpecWithSummary extends Mocha.reporters.Spec {
             .split('\n')[0]
             .slice(0, 300),
         );
+    });
+    // failed on its retry too: mocha shows the last error; the first one may differ (a retry of a test
+    // that is not idempotent fails on what its first run left), so it is printed as well
+    const failedTwice = [];
+    runner.on(EVENT_TEST_FAIL, (test) => {
+      const key = test.fullTitle && test.fullTitle();
+      if (key && firstError.has(key)) failedTwice.push(`${key}: ${firstError.get(key)}`);
     });
     runner.on(EVENT_TEST_PASS, (test) => {
       const key = test.fullTitle();
@@ -47,6 +54,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
         fs.writeFileSync(process.env.TEST_SUMMARY_FILE, JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, files, retried }));
       }
       for (const t of retried) process.stdout.write(`\n${shard}passed on a retry: ${t}`);
+      for (const t of failedTwice) process.stdout.write(`\n${shard}failed on its retry too; its first error: ${t}`);
       process.stdout.write(`\n${shard}${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
     });
   }
