@@ -61,8 +61,6 @@ export class EchoGuard {
   private held: Int16Array[] = [];
   /** loud frames taken for echo just now, kept in case the caller's word started there (holdOnset) */
   private readonly onset: Int16Array[] = [];
-  /** whether the last frame classify() saw was loud */
-  private lastLoud = false;
   private callerHang = 0;
   private readonly silence: Int16Array;
   /** followResidual's near/far ratios (no allocation per estimate) */
@@ -123,16 +121,16 @@ export class EchoGuard {
       this.held.push(frame.slice());
       return this.classifyHeld();
     }
-    const out = this.classify(frame, this.nearCount - frame.length / this.blockLen);
-    return out === this.silence ? this.holdOnset(frame) : this.passOnset(out);
+    const kind = this.classify(this.nearCount - frame.length / this.blockLen);
+    return kind === 'caller' ? this.passOnset(frame) : this.holdOnset(frame, kind === 'echo');
   }
 
   /**
    * A frame taken for echo: a loud one waits (ONSET_MAX frames at most) in case the caller's word starts
    * there, its soft start ("s" of "stop") no louder than the echo's residue; a quiet one ends the run.
    */
-  private holdOnset(frame: Int16Array): Int16Array[] {
-    if (!this.lastLoud) return [...this.onset.splice(0).map(() => this.silence), this.silence];
+  private holdOnset(frame: Int16Array, loud: boolean): Int16Array[] {
+    if (!loud) return this.onset.length ? [...this.onset.splice(0).map(() => this.silence), this.silence] : [this.silence];
     this.onset.push(frame.slice());
     if (this.onset.length <= ONSET_MAX) return [];
     this.onset.shift();
@@ -158,15 +156,15 @@ export class EchoGuard {
     const perFrame = frames[0]!.length / this.blockLen;
     let first = this.nearCount - frames.length * perFrame;
     return frames.map((f) => {
-      const out = this.classify(f, first);
+      const kind = this.classify(first);
       first += perFrame;
-      return out;
+      return kind === 'caller' ? f : this.silence;
     });
   }
 
-  /** Echo (→ silence) or the caller (→ the frame) for the frame whose first block is near block `k0`. */
-  private classify(frame: Int16Array, k0: number): Int16Array {
-    const perFrame = frame.length / this.blockLen;
+  /** The caller's (passed on), echo (loud, silenced) or quiet (silenced): the frame whose first block is near block `k0`. */
+  private classify(k0: number): 'caller' | 'echo' | 'quiet' {
+    const perFrame = this.silence.length / this.blockLen;
     let caller = false;
     let loud = false;
     for (let k = k0; k < k0 + perFrame; k++) {
@@ -175,16 +173,15 @@ export class EchoGuard {
       loud = true;
       if (x > MARGIN * this.predicted(k) + NEAR_FLOOR) caller = true;
     }
-    this.lastLoud = loud;
     if (caller) this.callerHang = HANGOVER;
     else if (this.callerHang > 0) this.callerHang--;
     if (caller || this.callerHang > 0) {
       if (loud) this.stats.callerFrames++;
-      return frame;
+      return 'caller';
     }
-    if (!loud) return this.silence;
+    if (!loud) return 'quiet';
     this.stats.echoFrames++;
-    return this.silence;
+    return 'echo';
   }
 
   /** The echo expected in near block k: the path's gain times the loudest far block around its lag (reverberation smears it). */
