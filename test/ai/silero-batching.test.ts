@@ -81,7 +81,8 @@ describe('Silero VAD thread with many calls', function () {
     const runs = after.runs - before.runs;
     const windows = after.windows - before.windows;
     const perCall = Math.floor((speech.length + 8000) / 256);
-    expect(windows, 'every window of every call went through the model').to.be.at.least(SESSIONS * perCall);
+    const gated = after.gated - before.gated;
+    expect(windows + gated, 'every window of every call was decided').to.be.at.least(SESSIONS * perCall);
     expect(windows / runs, `windows per model run (${windows} windows in ${runs} runs)`).to.be.at.least(10);
     events.forEach((ev, i) => {
       expect(
@@ -91,6 +92,39 @@ describe('Silero VAD thread with many calls', function () {
       // the same verdicts as alone, shifted by its lead (within one window)
       ev.forEach((e, k) => expect(Math.abs(e.offsetMs - (ref[k]!.offsetMs + leads[i]! / 8)), `session ${i} ${e.state}`).to.be.at.most(32));
     });
+  });
+
+  it('spends no model run on a quiet line, and hears speech after it as with the model on every window', async () => {
+    // a second of digital silence, a second of line noise at -65 dBFS, then speech over that noise
+    const noise = (n: number) => Int16Array.from({ length: n }, () => Math.round((Math.random() * 2 - 1) * 32768 * 10 ** (-65 / 20) * Math.sqrt(3)));
+    const line = new Int16Array(16000 + speech.length + 8000);
+    line.set(noise(line.length - 8000), 8000);
+    for (let i = 0; i < speech.length; i++) line[16000 + i] = Math.max(-32768, Math.min(32767, line[16000 + i]! + speech[i]!));
+    const cut = (x: Int16Array) => Array.from({ length: Math.floor(x.length / FRAME) }, (_, k) => x.slice(k * FRAME, (k + 1) * FRAME));
+    const quietEnd = Math.floor(16000 / 256);
+
+    const ungated = await SileroVad.open({ rate: 8000, startMs: 200, stopMs: 400, quietDbfs: null });
+    const ref = record(ungated);
+    const before = sileroStats();
+    await feed([ungated], [cut(line.subarray(0, 16000))]);
+    expect(sileroStats().windows - before.windows, 'without the gate, the quiet line goes through the model').to.be.at.least(quietEnd - 1);
+    await feed([ungated], [cut(line.subarray(16000))]);
+    ungated.close();
+
+    const gated = await SileroVad.open({ rate: 8000, startMs: 200, stopMs: 400 });
+    const ev = record(gated);
+    const quiet = sileroStats();
+    await feed([gated], [cut(line.subarray(0, 16000))]);
+    const afterQuiet = sileroStats();
+    expect(afterQuiet.windows - quiet.windows, 'model windows on 2 s of a quiet line').to.equal(0);
+    expect(afterQuiet.gated - quiet.gated, 'quiet windows decided without the model').to.be.at.least(quietEnd - 1);
+    await feed([gated], [cut(line.subarray(16000))]);
+    gated.close();
+    expect(sileroStats().windows - afterQuiet.windows, 'the speech went through the model').to.be.greaterThan(10);
+
+    expect(ref.map((e) => e.state)).to.deep.equal(['start', 'stop']);
+    expect(ev.map((e) => e.state)).to.deep.equal(['start', 'stop']);
+    ev.forEach((e, k) => expect(Math.abs(e.offsetMs - ref[k]!.offsetMs), e.state).to.be.at.most(32));
   });
 
   it('takes only well-formed batches across the thread boundary', () => {
@@ -103,7 +137,12 @@ describe('Silero VAD thread with many calls', function () {
     expect(isToSilero({ t: 'audio', ids: [1], sizes: [160, 160], pcm })).to.equal(false);
     expect(isToSilero({ t: 'audio', ids: ['1', 2], sizes: [160, 160], pcm })).to.equal(false);
     expect(isToSilero({ t: 'audio', ids: [1, 2], sizes: [160, 160], pcm: new Float32Array(320) })).to.equal(false);
-    expect(isFromSilero({ t: 'probs', ids: [1, 2], probs: new Float32Array(2) })).to.equal(true);
-    expect(isFromSilero({ t: 'probs', ids: [1, 2], probs: new Float32Array(1) })).to.equal(false);
+    expect(isToSilero({ t: 'open', id: 1, rate: 8000, quiet: 0.001 })).to.equal(true);
+    expect(isToSilero({ t: 'open', id: 1, rate: 8000, quiet: -1 })).to.equal(false);
+    expect(isToSilero({ t: 'open', id: 1, rate: 8000, quiet: 'x' })).to.equal(false);
+    expect(isFromSilero({ t: 'probs', ids: [1, 2], probs: new Float32Array(2), runs: 1, gated: 1 })).to.equal(true);
+    expect(isFromSilero({ t: 'probs', ids: [1, 2], probs: new Float32Array(1), runs: 1, gated: 0 })).to.equal(false);
+    expect(isFromSilero({ t: 'probs', ids: [1, 2], probs: new Float32Array(2), runs: 1, gated: 3 })).to.equal(false);
+    expect(isFromSilero({ t: 'probs', ids: [1, 2], probs: new Float32Array(2), runs: 2, gated: 0 })).to.equal(false);
   });
 });

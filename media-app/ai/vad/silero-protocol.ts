@@ -10,8 +10,11 @@ export const WINDOW: Record<SileroRate, number> = { 8000: 256, 16000: 512 };
 export const CONTEXT: Record<SileroRate, number> = { 8000: 32, 16000: 64 };
 
 export type ToSilero =
-  /** a session starts: its audio comes at `rate` */
-  | { t: 'open'; id: number; rate: SileroRate }
+  /**
+   * a session starts: its audio comes at `rate`; a window whose RMS is under `quiet` (linear, full
+   * scale 1; 0: none) is silence without a run of the model
+   */
+  | { t: 'open'; id: number; rate: SileroRate; quiet: number }
   /**
    * audio of sessions, all that the main thread wrote in one turn of its event loop (one message a
    * tick for every call, so the thread sees every call's frame of the tick at once): session
@@ -22,8 +25,11 @@ export type ToSilero =
 
 export type FromSilero =
   | { t: 'ready' }
-  /** one run of the model: the speech probability of the next window of each session `ids[i]` */
-  | { t: 'probs'; ids: number[]; probs: Float32Array }
+  /**
+   * the speech probability of the next window of each session `ids[i]`: `runs` runs of the model
+   * (0 or 1) took `probs.length - gated` of them; `gated` were quiet (probability 0 without the model)
+   */
+  | { t: 'probs'; ids: number[]; probs: Float32Array; runs: number; gated: number }
   /** the model could not be loaded or run: every session ends with this */
   | { t: 'failed'; message: string };
 
@@ -37,7 +43,7 @@ export function isToSilero(m: unknown): m is ToSilero {
     return total === o.pcm.length && (o.ids as unknown[]).every((id) => typeof id === 'number');
   }
   if (typeof o.id !== 'number') return false;
-  if (o.t === 'open') return o.rate === 8000 || o.rate === 16000;
+  if (o.t === 'open') return (o.rate === 8000 || o.rate === 16000) && typeof o.quiet === 'number' && o.quiet >= 0 && o.quiet < 1;
   return o.t === 'close';
 }
 
@@ -45,6 +51,9 @@ export function isFromSilero(m: unknown): m is FromSilero {
   if (!m || typeof m !== 'object') return false;
   const o = m as Record<string, unknown>;
   if (o.t === 'ready') return true;
-  if (o.t === 'probs') return Array.isArray(o.ids) && o.probs instanceof Float32Array && o.ids.length === o.probs.length;
+  if (o.t === 'probs') {
+    if (!Array.isArray(o.ids) || !(o.probs instanceof Float32Array) || o.ids.length !== o.probs.length) return false;
+    return (o.runs === 0 || o.runs === 1) && Number.isInteger(o.gated) && (o.gated as number) >= 0 && (o.gated as number) <= o.ids.length;
+  }
   return o.t === 'failed' && typeof o.message === 'string';
 }

@@ -38,8 +38,9 @@ class SileroThread {
         if (!isFromSilero(m)) return;
         if (m.t === 'ready') resolve();
         else if (m.t === 'probs') {
-          stats.runs++;
-          stats.windows += m.ids.length;
+          stats.runs += m.runs;
+          stats.windows += m.ids.length - m.gated;
+          stats.gated += m.gated;
           m.ids.forEach((id, i) => this.sessions.get(id)?.onProb(m.probs[i]!));
         } else {
           const e = new Error(m.message);
@@ -60,10 +61,10 @@ class SileroThread {
     this.sessions.clear();
   }
 
-  open(vad: SileroVad, rate: SileroRate): number {
+  open(vad: SileroVad, rate: SileroRate, quiet: number): number {
     const id = this.nextId++;
     this.sessions.set(id, vad);
-    this.send({ t: 'open', id, rate });
+    this.send({ t: 'open', id, rate, quiet });
     return id;
   }
 
@@ -102,11 +103,14 @@ class SileroThread {
 
 let thread: SileroThread | null = null;
 
-/** The model's work in this process since it started: runs of the model and the windows they took. */
-const stats = { runs: 0, windows: 0 };
+/**
+ * The model's work in this process since it started: runs of the model, the windows they took, and
+ * the quiet windows decided without it.
+ */
+const stats = { runs: 0, windows: 0, gated: 0 };
 
 /** How the Silero thread has batched so far (docs/ai.md "Turn-taking": one run per window for all calls). */
-export function sileroStats(): { runs: number; windows: number } {
+export function sileroStats(): { runs: number; windows: number; gated: number } {
   return { ...stats };
 }
 
@@ -128,7 +132,15 @@ export interface SileroVadOptions {
   pauseMs?: number;
   /** speech probability from which a window is speech (default 0.5) */
   threshold?: number;
+  /**
+   * a window quieter than this (RMS, dBFS; default -55) is silence without a run of the model, so a
+   * quiet line costs nothing; null: every window goes through the model
+   */
+  quietDbfs?: number | null;
 }
+
+/** The quiet level of a window that is silence without the model (RMS, dBFS): under a phone line's noise floor at speech level. */
+export const QUIET_DBFS = -55;
 
 export interface SileroVadEvents {
   speech: [SpeechEvent];
@@ -173,7 +185,8 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
     const v = new SileroVad(o);
     const t = await sileroThread();
     v.t = t;
-    v.id = t.open(v, o.rate);
+    const quiet = o.quietDbfs === null ? 0 : 10 ** ((o.quietDbfs ?? QUIET_DBFS) / 20);
+    v.id = t.open(v, o.rate, quiet);
     return v;
   }
 
