@@ -160,7 +160,7 @@ function goertzel(x: number[], f: number, rate: number): number {
 }
 
 /** The sipp UAC scenario of the AI tests: INVITE (audio to the sink), then pcaps played at given offsets after the ACK, then the platform's BYE. */
-export function aiCallerScenario(ruri: string, sinkPort: number, plays: { atMs: number; pcap: string }[], byeTimeoutMs = 40_000): string {
+export function aiCallerScenario(ruri: string, sinkPort: number | string, plays: { atMs: number; pcap: string }[], byeTimeoutMs = 40_000): string {
   let t = 0;
   const steps = plays
     .map((p) => {

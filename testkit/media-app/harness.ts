@@ -353,7 +353,8 @@ export class RtpSink {
 export function uacWaitsForBye(
   ruri: string,
   fromUser: string,
-  rtpPort: number,
+  /** the caller's RTP port, or a sipp field (`[field1]`) when one sipp places many calls from an -inf file */
+  rtpPort: number | string,
   opts: { expectStatus?: number; digest?: boolean; /** scenario steps after the ACK (pauses, pcap plays) */ steps?: string; byeTimeoutMs?: number; hangUpAfterMs?: number } = {},
 ): string {
   const invite = (cseq = 1, auth = false) => `<send retrans="500"><![CDATA[
