@@ -55,6 +55,8 @@ export function phraseSession(ws: WebSocket, query: URLSearchParams, o: PhraseSe
   /** the end of the last final word (frames), -1 once its UtteranceEnd went */
   let lastWordEnd = -1;
   let closed = false;
+  /** the utterance's recognition as it grows (its analysis kept from one match to the next) */
+  let utterance = o.recogniser.utterance();
   const send = (msg: object, then?: () => void) =>
     setTimeout(() => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
@@ -88,7 +90,7 @@ export function phraseSession(ws: WebSocket, query: URLSearchParams, o: PhraseSe
   };
   const finalise = (extra: object = {}) => {
     if (voicedStart < 0) return;
-    const { text, distance } = o.recogniser.recognise(audio());
+    const { text, distance } = utterance(audio());
     o.onFinal?.(text, distance, (lastVoiced + 1 - voicedStart) * 20);
     results(text, voicedStart, lastVoiced + 1, true, extra);
     if (text) lastWordEnd = lastVoiced + 1;
@@ -96,6 +98,7 @@ export function phraseSession(ws: WebSocket, query: URLSearchParams, o: PhraseSe
     samples = [];
     voicedLen = 0;
     lastGuess = '';
+    utterance = o.recogniser.utterance();
   };
   ws.on('close', onClose);
   ws.on('message', (data, isBinary) => {
@@ -131,7 +134,7 @@ export function phraseSession(ws: WebSocket, query: URLSearchParams, o: PhraseSe
         voicedLen = samples.length;
         if (interims && t >= nextInterim) {
           nextInterim = t + INTERIM_EVERY_MS / 20;
-          const { text } = o.recogniser.recognise(audio(), true);
+          const { text } = utterance(audio(), true);
           if (text && text !== lastGuess) results(text, voicedStart, t + 1, false);
           if (text) lastGuess = text;
         }

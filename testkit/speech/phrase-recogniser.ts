@@ -78,11 +78,15 @@ function fft(re: Float64Array, im: Float64Array): void {
 
 /** Mel cepstra (c1..c12) of 8 kHz samples, one vector per 10 ms, the utterance mean removed. */
 export function cepstra(x: Int16Array): Float64Array[] {
-  const out: Float64Array[] = [];
+  return withoutMean(rawCepstra(x, []));
+}
+
+/** The cepstra of `x`'s 10 ms hops after the `done.length` already in `done` (appended to it), mean not removed. */
+function rawCepstra(x: Int16Array, done: Float64Array[]): Float64Array[] {
   const re = new Float64Array(WIN);
   const im = new Float64Array(WIN);
   const logMel = new Float64Array(BANDS);
-  for (let o = 0; o + WIN <= x.length; o += HOP) {
+  for (let o = done.length * HOP; o + WIN <= x.length; o += HOP) {
     for (let i = 0; i < WIN; i++) {
       re[i] = x[o + i]! * HANN[i]!;
       im[i] = 0;
@@ -101,28 +105,35 @@ export function cepstra(x: Int16Array): Float64Array[] {
       for (let b = 0; b < BANDS; b++) s += logMel[b]! * d[b]!;
       c[n] = s;
     }
-    out.push(c);
+    done.push(c);
   }
-  if (!out.length) return out;
-  const mean = new Float64Array(CEPS);
-  for (const c of out) for (let i = 0; i < CEPS; i++) mean[i]! += c[i]! / out.length;
-  for (const c of out) for (let i = 0; i < CEPS; i++) c[i]! -= mean[i]!;
-  return out;
+  return done;
 }
 
-const dist = (a: Float64Array, b: Float64Array) => {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i]! - b[i]!) ** 2;
-  return Math.sqrt(s);
-};
+/** Copies of the vectors with their mean removed. */
+function withoutMean(raw: Float64Array[]): Float64Array[] {
+  if (!raw.length) return [];
+  const mean = new Float64Array(CEPS);
+  for (const c of raw) for (let i = 0; i < CEPS; i++) mean[i]! += c[i]! / raw.length;
+  return raw.map((c) => c.map((v, i) => v - mean[i]!));
+}
+
+/** Feature vectors in one array (vector i at i · CEPS): the DTW's inner loop reads memory in order. */
+function flat(v: Float64Array[]): Float64Array {
+  const out = new Float64Array(v.length * CEPS);
+  v.forEach((c, i) => out.set(c, i * CEPS));
+  return out;
+}
 
 /**
  * DTW cost of `u` against template `t` per step of the path. `openEnd`: `u` may match only the
  * start of `t` (an utterance still going on: the interim guess).
  */
 export function dtw(u: Float64Array[], t: Float64Array[], openEnd = false): number {
-  const n = u.length;
-  const m = t.length;
+  return dtwFlat(flat(u), u.length, flat(t), t.length, openEnd);
+}
+
+function dtwFlat(u: Float64Array, n: number, t: Float64Array, m: number, openEnd: boolean): number {
   if (!n || !m) return Infinity;
   // two rows, swapped each step (no allocation per row)
   let prev = new Float64Array(m + 1).fill(Infinity);
@@ -133,18 +144,34 @@ export function dtw(u: Float64Array[], t: Float64Array[], openEnd = false): numb
   for (let i = 1; i <= n; i++) {
     cur.fill(Infinity);
     curLen.fill(0);
+    const ui = (i - 1) * CEPS;
     for (let j = 1; j <= m; j++) {
-      const d = dist(u[i - 1]!, t[j - 1]!);
+      const tj = (j - 1) * CEPS;
+      let s = 0;
+      for (let k = 0; k < CEPS; k++) {
+        const e = u[ui + k]! - t[tj + k]!;
+        s += e * e;
+      }
       // steps (i-1, j-1), (i-1, j), (i, j-1)
       let best = prev[j - 1]!;
       let len = prevLen[j - 1]!;
-      if (prev[j]! < best) [best, len] = [prev[j]!, prevLen[j]!];
-      if (cur[j - 1]! < best) [best, len] = [cur[j - 1]!, curLen[j - 1]!];
-      cur[j] = best + d;
+      if (prev[j]! < best) {
+        best = prev[j]!;
+        len = prevLen[j]!;
+      }
+      if (cur[j - 1]! < best) {
+        best = cur[j - 1]!;
+        len = curLen[j - 1]!;
+      }
+      cur[j] = best + Math.sqrt(s);
       curLen[j] = len + 1;
     }
-    [prev, cur] = [cur, prev];
-    [prevLen, curLen] = [curLen, prevLen];
+    const r = prev;
+    prev = cur;
+    cur = r;
+    const l = prevLen;
+    prevLen = curLen;
+    curLen = l;
   }
   if (!openEnd) return prev[m]! / prevLen[m]!;
   let best = Infinity;
@@ -172,22 +199,39 @@ export interface Recognised {
 }
 
 export class PhraseRecogniser {
-  private readonly templates: { text: string; f: Float64Array[] }[];
+  private readonly templates: { text: string; f: Float64Array; n: number }[];
 
   /** `phrases`: what can be recognised (the transcript is the phrase as given). */
   constructor(
     phrases: readonly string[],
     readonly maxDistance = 14,
   ) {
-    this.templates = phrases.map((text) => ({ text, f: cepstra(espeakSamples(text.charAt(0).toUpperCase() + text.slice(1) + '.')) }));
+    this.templates = phrases.map((text) => {
+      const f = cepstra(espeakSamples(text.charAt(0).toUpperCase() + text.slice(1) + '.'));
+      return { text, f: flat(f), n: f.length };
+    });
   }
 
   /** The phrase nearest to `x` (8 kHz samples of one utterance); `partial`: the utterance goes on. */
   recognise(x: Int16Array, partial = false): Recognised {
-    const u = cepstra(x);
+    return this.nearest(cepstra(x), partial);
+  }
+
+  /**
+   * One utterance recognised as it grows (the interims, then the final): each call's `x` is the last
+   * one's samples and more, so only the new 10 ms hops are analysed (a stand-in matching every 100 ms
+   * of a long utterance analysed it whole each time). Same answers as `recognise`.
+   */
+  utterance(): (x: Int16Array, partial?: boolean) => Recognised {
+    const raw: Float64Array[] = [];
+    return (x, partial = false) => this.nearest(withoutMean(rawCepstra(x, raw)), partial);
+  }
+
+  private nearest(c: Float64Array[], partial: boolean): Recognised {
+    const u = flat(c);
     let best: Recognised = { text: '', distance: Infinity };
     for (const t of this.templates) {
-      const d = dtw(u, t.f, partial);
+      const d = dtwFlat(u, c.length, t.f, t.n, partial);
       if (d < best.distance) best = { text: t.text, distance: d };
     }
     return best.distance <= this.maxDistance ? best : { text: '', distance: best.distance };

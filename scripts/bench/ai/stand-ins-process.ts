@@ -71,7 +71,9 @@ export function processCpuSeconds(pid: number): number {
 
 /** Starts this file as a child process with the stand-ins of `s`. */
 export async function startStandInsProcess(s: StandInsSettings): Promise<StandInsProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...process.execArgv, __filename], {
+  // BENCH_STAND_INS_NODE_ARGS: node flags for the stand-ins' process only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+  const envArgs = (process.env.BENCH_STAND_INS_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...envArgs, ...process.execArgv, __filename], {
     env: { ...process.env, BENCH_STAND_INS: JSON.stringify(s) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
