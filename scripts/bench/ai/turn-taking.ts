@@ -107,6 +107,8 @@ interface Call {
 interface Figures {
   calls: number;
   latency: number[];
+  /** the same, of the turns after the first (every call placed and set up: no call set-ups beside them) */
+  laterLatency: number[];
   own: number[];
   /** caller stops → agent audio at the phone minus the stand-ins' times and the end-of-turn wait (as the platform measured them) */
   phoneShare: number[];
@@ -238,6 +240,7 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
   const f: Figures = {
     calls,
     latency: [],
+    laterLatency: [],
     own: [],
     phoneShare: [],
     stopDelay: [],
@@ -318,6 +321,7 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
       if (first !== undefined) f.funnel.heard++;
       if (first !== undefined) {
         f.latency.push(first - qEnd);
+        if (i > 0) f.laterLatency.push(first - qEnd);
         const l = reply?.metadata.latency;
         const parts = l ? [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms] : [];
         if (parts.length && parts.every((x) => typeof x === 'number')) f.phoneShare.push(first - qEnd - (parts as number[]).reduce((a, b) => a + b, 0));
@@ -348,6 +352,7 @@ const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
 function figureLines(f: Figures): string[] {
   return [
     `- caller stops → agent audio: p50 ${fmt(pct(f.latency, 50))} ms, p95 ${fmt(pct(f.latency, 95))} ms (${f.latency.length} of ${f.calls * TURNS} turns answered)`,
+    `- the same after each call's first turn (the first turns run while calls are still placed, 20 a second): p50 ${fmt(pct(f.laterLatency, 50))} ms, p95 ${fmt(pct(f.laterLatency, 95))} ms (${f.laterLatency.length} turns)`,
     `- platform's own share (first_rtp − end-of-turn wait − LLM first token − first sentence synthesis): p50 ${fmt(pct(f.own, 50))} ms, p99 ${fmt(pct(f.own, 99))} ms (${f.own.length} replies)`,
     `- the same share seen from the phone (caller stops → agent audio − the same three; adds RTP in and out, the jitter buffer, the media worker): p50 ${fmt(pct(f.phoneShare, 50))} ms, p99 ${fmt(pct(f.phoneShare, 99))} ms`,
     `- the platform's stages, p50/p95 ms: end-of-turn wait ${fmt(pct(f.stages.end_of_turn_wait_ms, 50))}/${fmt(pct(f.stages.end_of_turn_wait_ms, 95))}, LLM first token ${fmt(pct(f.stages.llm_first_token_ms, 50))}/${fmt(pct(f.stages.llm_first_token_ms, 95))}, first synthesis ${fmt(pct(f.stages.tts_first_byte_ms, 50))}/${fmt(pct(f.stages.tts_first_byte_ms, 95))}`,
