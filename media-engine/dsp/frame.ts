@@ -8,6 +8,24 @@ export const FRAME_SAMPLES = 160;
 
 export type Frame = Int16Array;
 
+/**
+ * The level under which a line is quiet (RMS, dBFS): under a phone line's noise at speech level, far
+ * under speech. What is quieter costs nothing where it is only silence: no Silero VAD run
+ * (media-app/ai/vad), no message of its own to a cloud recogniser (stt/cloud.ts).
+ */
+export const QUIET_LINE_DBFS = -55;
+
+/** Whether the RMS of `x`'s first `n` samples is under `rms` (in `x`'s own scale); stops once over it. */
+export function quieterThan(x: ArrayLike<number>, rms: number, n = x.length): boolean {
+  const limit = rms * rms * n;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    sum += x[i]! * x[i]!;
+    if (sum >= limit) return false;
+  }
+  return true;
+}
+
 /** A fresh silent frame (allocates: call once, outside the 20 ms hot path). */
 export function silentFrame(): Frame {
   return new Int16Array(FRAME_SAMPLES);

@@ -5,11 +5,14 @@
  * for the voices; the connection checked by the egress policy (core/net) and pinned to the checked
  * address; audio held (bounded) until the socket is open; every failure one `error` naming the vendor
  * and what went wrong (an HTTP status, a vendor error code), never the key or the vendor's answer.
+ * A quiet line costs fewer writes: once it has been quiet longer than anything the vendor ends on
+ * (`quietAfterMs`), quiet frames go out HOLD_FRAMES at a time, and the first frame with sound sends
+ * what was held and itself at once (the same audio in the same order; speech never waits).
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { EgressPolicy, EgressRefused, egressSettingsFromEnv } from '../../core/net';
-import type { Frame } from '../dsp/frame';
+import { QUIET_LINE_DBFS, quieterThan, type Frame } from '../dsp/frame';
 import { SttError, type SttStream, type SttStreamEvents, type TranscriptEvent } from './provider';
 
 export interface CloudEndpoint {
@@ -46,7 +49,20 @@ export interface CloudWire {
   isLast(msg: Record<string, unknown>): boolean;
   /** a text message sent when no audio went out for `everyMs` (Deepgram's KeepAlive) */
   keepAlive?: { message: string; everyMs: number };
+  /**
+   * quiet audio after which quiet frames go out HOLD_FRAMES at a time, ms (default QUIET_AFTER_MS):
+   * longer than any silence the vendor ends an utterance on (its endpointing, its utterance end), so
+   * every end the vendor would find comes as soon as with one message a frame
+   */
+  quietAfterMs?: number;
 }
+
+/** Frames sent in one message once the line is quiet (100 ms of audio). */
+export const HOLD_FRAMES = 5;
+/** The default quiet hold, ms: over the 1 s utterance end and the endpointing the platform asks for. */
+export const QUIET_AFTER_MS = 2000;
+/** A frame is quiet under this RMS (QUIET_LINE_DBFS). */
+const QUIET_RMS = 32768 * 10 ** (QUIET_LINE_DBFS / 20);
 
 /** The vendor's HTTP status on a refused upgrade, said plainly. */
 export function statusReason(status: number): string {
@@ -67,6 +83,11 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
   private resolveClosed!: () => void;
   private keepAliveTimer: NodeJS.Timeout | null = null;
   private lastSend = Date.now();
+  /** quiet frames in a row */
+  private quietRun = 0;
+  /** quiet frames not sent yet (copies), at most HOLD_FRAMES - 1 between writes */
+  private held: Buffer[] = [];
+  private readonly quietAfterFrames: number;
 
   constructor(
     private readonly wire: CloudWire,
@@ -74,6 +95,7 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
     private readonly maxBacklogBytes: number,
   ) {
     super();
+    this.quietAfterFrames = Math.ceil((wire.quietAfterMs ?? QUIET_AFTER_MS) / 20);
     this.closedPromise = new Promise((r) => (this.resolveClosed = r));
     void this.connect(egress);
   }
@@ -134,7 +156,30 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
 
   write(frame: Frame): void {
     if (this.ended || this.closed) return;
-    const msg = this.wire.encode(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+    const pcm = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+    this.quietRun = quieterThan(frame, QUIET_RMS) ? this.quietRun + 1 : 0;
+    if (this.quietRun > this.quietAfterFrames) {
+      // the frame is not ours to keep: a copy waits for the next ones
+      this.held.push(Buffer.from(pcm));
+      if (this.held.length >= HOLD_FRAMES) this.sendHeld();
+      return;
+    }
+    this.sendHeld();
+    this.send(pcm, 1);
+  }
+
+  /** What was held, as one message. */
+  private sendHeld(): void {
+    if (!this.held.length) return;
+    const frames = this.held.length;
+    const pcm = frames === 1 ? this.held[0]! : Buffer.concat(this.held);
+    this.held = [];
+    this.send(pcm, frames);
+  }
+
+  /** `frames` frames of audio as one message: sent, queued until the socket opens, or dropped (counted). */
+  private send(pcm: Buffer, frames: number): void {
+    const msg = this.wire.encode(pcm);
     const ws = this.ws;
     if (ws && ws.readyState === WebSocket.OPEN && ws.bufferedAmount <= this.maxBacklogBytes) {
       ws.send(msg);
@@ -142,11 +187,12 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
     } else if ((!ws || ws.readyState === WebSocket.CONNECTING) && this.pendingBytes + msg.length <= this.maxBacklogBytes) {
       this.pending.push(msg);
       this.pendingBytes += msg.length;
-    } else this.droppedFrames++;
+    } else this.droppedFrames += frames;
   }
 
   async end(): Promise<void> {
     if (!this.ended) {
+      this.sendHeld();
       this.ended = true;
       if (this.ws?.readyState === WebSocket.OPEN) this.sendEnd();
       else if (!this.ws) {

