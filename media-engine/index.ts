@@ -20,7 +20,7 @@ export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
 export { AUDIO_CODECS } from './sdp/formats';
 export { codecAvailability, CODEC_NAMES, Resampler } from './codecs';
 export { EchoCanceller, AEC_DEFAULT_TAIL_MS, type EchoCancellerOptions } from './dsp/echo-canceller';
-export { QUIET_LINE_DBFS, quieterThan } from './dsp/frame';
+export { QUIET_LINE_DBFS } from './dsp/frame';
 export type { EchoCancelOptions } from './worker/leg-aec';
 /** G.711 µ-law per sample (Twilio Media Streams carry µ-law in JSON); whole-frame decode for the voice adapters. */
 export { muLaw, decodeG711, encodeG711Range } from './codecs/g711';
