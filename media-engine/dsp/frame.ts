@@ -15,15 +15,12 @@ export type Frame = Int16Array;
  */
 export const QUIET_LINE_DBFS = -55;
 
-/** Whether the RMS of `x`'s first `n` samples is under `rms` (in `x`'s own scale); stops once over it. */
-export function quieterThan(x: ArrayLike<number>, rms: number, n = x.length): boolean {
-  const limit = rms * rms * n;
-  let sum = 0;
-  for (let i = 0; i < n; i++) {
-    sum += x[i]! * x[i]!;
-    if (sum >= limit) return false;
-  }
-  return true;
+/** Mean square of a frame (0 for none): its RMS squared, in the samples' scale. */
+export function meanSquare(f: Frame | null): number {
+  if (!f || f.length === 0) return 0;
+  let s = 0;
+  for (let i = 0; i < f.length; i++) s += f[i]! * f[i]!;
+  return s / f.length;
 }
 
 /** A fresh silent frame (allocates: call once, outside the 20 ms hot path). */

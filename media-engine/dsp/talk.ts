@@ -9,7 +9,7 @@
  *
  *   quiet ──(LOUD_FRAMES ≥ START_DBFS)──▶ talking ──(QUIET_FRAMES < STOP_DBFS)──▶ quiet
  */
-import type { Frame } from './frame';
+import { meanSquare, type Frame } from './frame';
 
 /** A frame at or above this level counts toward a start (speech is about −30 to −15 dBFS; a line's noise −60 to −50). */
 export const START_DBFS = -40;
@@ -24,14 +24,6 @@ const ms = (dbfs: number): number => (32768 * 10 ** (dbfs / 20)) ** 2;
 /** Thresholds as mean squares, so the per-frame work is one multiply-add per sample. */
 const START_MS = ms(START_DBFS);
 const STOP_MS = ms(STOP_DBFS);
-
-/** Mean square of a frame (0 for none). */
-function meanSquare(f: Frame | null): number {
-  if (!f || f.length === 0) return 0;
-  let s = 0;
-  for (let i = 0; i < f.length; i++) s += f[i]! * f[i]!;
-  return s / f.length;
-}
 
 export class TalkDetector {
   talking = false;

@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { EgressPolicy, EgressRefused, egressSettingsFromEnv } from '../../core/net';
-import { QUIET_LINE_DBFS, quieterThan, type Frame } from '../dsp/frame';
+import { QUIET_LINE_DBFS, meanSquare, type Frame } from '../dsp/frame';
 import { SttError, type SttStream, type SttStreamEvents, type TranscriptEvent } from './provider';
 
 export interface CloudEndpoint {
@@ -61,8 +61,8 @@ export interface CloudWire {
 export const HOLD_FRAMES = 5;
 /** The default quiet hold, ms: over the 1 s utterance end and the endpointing the platform asks for. */
 export const QUIET_AFTER_MS = 2000;
-/** A frame is quiet under this RMS (QUIET_LINE_DBFS). */
-const QUIET_RMS = 32768 * 10 ** (QUIET_LINE_DBFS / 20);
+/** A frame is quiet under this mean square (QUIET_LINE_DBFS). */
+const QUIET_MS = (32768 * 10 ** (QUIET_LINE_DBFS / 20)) ** 2;
 
 /** The vendor's HTTP status on a refused upgrade, said plainly. */
 export function statusReason(status: number): string {
@@ -157,7 +157,7 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
   write(frame: Frame): void {
     if (this.ended || this.closed) return;
     const pcm = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
-    this.quietRun = quieterThan(frame, QUIET_RMS) ? this.quietRun + 1 : 0;
+    this.quietRun = meanSquare(frame) < QUIET_MS ? this.quietRun + 1 : 0;
     if (this.quietRun > this.quietAfterFrames) {
       // the frame is not ours to keep: a copy waits for the next ones
       this.held.push(Buffer.from(pcm));
