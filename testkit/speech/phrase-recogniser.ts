@@ -126,13 +126,9 @@ function flat(v: Float64Array[]): Float64Array {
 }
 
 /**
- * DTW cost of `u` against template `t` per step of the path. `openEnd`: `u` may match only the
- * start of `t` (an utterance still going on: the interim guess).
+ * DTW cost of `u` (n vectors, flat) against template `t` (m vectors, flat) per step of the path.
+ * `openEnd`: `u` may match only the start of `t` (an utterance still going on: the interim guess).
  */
-export function dtw(u: Float64Array[], t: Float64Array[], openEnd = false): number {
-  return dtwFlat(flat(u), u.length, flat(t), t.length, openEnd);
-}
-
 function dtwFlat(u: Float64Array, n: number, t: Float64Array, m: number, openEnd: boolean): number {
   if (!n || !m) return Infinity;
   // two rows, swapped each step (no allocation per row)
