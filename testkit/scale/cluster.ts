@@ -158,7 +158,9 @@ async function startNode(
       r(code);
     }),
   );
-  await until(() => out.includes('READY') || !alive, 40_000, `media-app ${id} ready`);
+  // a node starts in a few seconds alone; in the split test run the other shard may hold both cores
+  // (100 calls at once), and a start is not what these suites measure
+  await until(() => out.includes('READY') || !alive, 90_000, `media-app ${id} ready`);
   if (!alive) throw new Error(`media-app ${id} exited:\n${out.slice(-3000)}`);
   return { id, pid: proc.pid!, sip, sipPort: sip.sipPort, out: () => out, running: () => alive, exited, signal: (sig) => void proc.kill(sig) };
 }
