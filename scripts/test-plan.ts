@@ -32,6 +32,12 @@ export interface Shard {
 export interface TimesTable {
   note?: string;
   seconds: Record<string, number>;
+  /**
+   * Spec files or directories (relative, `/`-separated) whose tests load the whole machine: a cluster of
+   * nodes, a hundred calls at once, a flood. A shard runs them at its start when its number is odd and at
+   * its end when even, so two shards do not run theirs at the same minute (scripts/test-run.ts).
+   */
+  heavy?: string[];
 }
 
 /** Seconds per byte of spec file when the table gives nothing to derive a rate from. */
@@ -81,7 +87,10 @@ export function readTimes(file: string): TimesTable {
     out[dir] = v;
   }
   const note = (raw as { note?: unknown }).note;
-  return { note: typeof note === 'string' ? note : undefined, seconds: out };
+  const heavy = (raw as { heavy?: unknown }).heavy;
+  if (heavy !== undefined && (!Array.isArray(heavy) || heavy.some((h) => typeof h !== 'string' || h === '' || h.startsWith('/') || h.includes('..'))))
+    throw new Error(`${file}: "heavy" must be a list of relative spec files or directories`);
+  return { note: typeof note === 'string' ? note : undefined, seconds: out, ...(heavy ? { heavy: heavy as string[] } : {}) };
 }
 
 /** The spec files grouped by directory, each with its expected seconds. */
@@ -128,6 +137,30 @@ export function partition(all: Unit[], jobs: number): Shard[] {
   return shards;
 }
 
+/** true when `file` is one of `heavy` or lies under one of its directories. */
+export function isHeavy(file: string, heavy: readonly string[]): boolean {
+  return heavy.some((h) => file === h || file.startsWith(h.endsWith('/') ? h : `${h}/`));
+}
+
+/**
+ * The order a shard runs its spec files in: sorted, with its heavy files (`isHeavy`) first when the
+ * shard's number is odd and last when it is even. Two shards that both hold heavy files then run them
+ * half a run apart instead of meeting by chance (the suites share two cores).
+ */
+export function shardFiles(shard: Shard, heavy: readonly string[]): string[] {
+  const files = shard.units.flatMap((u) => u.files).sort();
+  const hot = files.filter((f) => isHeavy(f, heavy));
+  const rest = files.filter((f) => !isHeavy(f, heavy));
+  return shard.index % 2 === 1 ? [...hot, ...rest] : [...rest, ...hot];
+}
+
+/** The spec files of `measured` (seconds per file), slowest first, at most `n`. */
+export function slowest(measured: Record<string, number>, n: number): Array<[string, number]> {
+  return Object.entries(measured)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, n);
+}
+
 /** The table with `measured` seconds (per directory) merged over it, rounded to whole seconds. */
 export function mergeTimes(table: TimesTable, measured: Record<string, number>): TimesTable {
   const seconds: Record<string, number> = { ...table.seconds };
@@ -137,7 +170,7 @@ export function mergeTimes(table: TimesTable, measured: Record<string, number>):
       .sort()
       .map((k) => [k, seconds[k]!]),
   );
-  return { ...(table.note ? { note: table.note } : {}), seconds: sorted };
+  return { ...(table.note ? { note: table.note } : {}), seconds: sorted, ...(table.heavy ? { heavy: table.heavy } : {}) };
 }
 
 /** A shard's time limit without TEST_SHARD_TIMEOUT_S: this many times its expected seconds, at least the floor. */

@@ -15,7 +15,10 @@
  * A shard still running after its time limit (TEST_SHARD_TIMEOUT_S seconds, default three times its
  * expected seconds and at least 15 minutes) is ended with its whole process group (the phones and
  * engines its tests started), its output so far printed, and counted as one failure.
- * TEST_TIMES_WRITE=1 merges the measured seconds per directory into the table.
+ * A shard runs the table's "heavy" spec files (a cluster of nodes, a hundred calls at once) first when its
+ * number is odd and last when even, so two shards do not load the machine with theirs at the same time.
+ * The run names its slowest spec files before its last lines. TEST_TIMES_WRITE=1 merges the measured
+ * seconds per directory into the table.
  * A test that fails is run once more in the split run (TEST_RETRIES, default 1; 0: never): the real
  * phones, engines and timers of the suites share two cores with the other shard, and a stall there fails
  * a different test each run. Every test that passed only on its retry is listed by name with its first
@@ -25,7 +28,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findTestFiles, mergeTimes, partition, readTimes, shardLimitSeconds, units, type Shard } from './test-plan';
+import { findTestFiles, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Shard } from './test-plan';
 
 const ROOT = path.resolve(__dirname, '..');
 const MOCHA = path.join(ROOT, 'node_modules', '.bin', 'mocha');
@@ -35,6 +38,8 @@ const TIMES = path.join(ROOT, 'test', 'support', 'test-times.json');
 const HEARTBEAT_MS = 120_000;
 /** After SIGTERM at the time limit, SIGKILL follows when the shard has not ended by then. */
 const KILL_GRACE_MS = 10_000;
+/** How many of the slowest spec files the run names at its end (where the minutes went). */
+const SLOWEST = 12;
 
 interface Summary {
   passed: number;
@@ -97,9 +102,9 @@ function signalGroup(c: ChildProcess, sig: NodeJS.Signals): void {
   }
 }
 
-function runShard(shard: Shard, count: number, dir: string, limitS: number): Promise<ShardResult> {
+function runShard(shard: Shard, count: number, dir: string, limitS: number, heavy: readonly string[]): Promise<ShardResult> {
   const summaryFile = path.join(dir, `shard-${shard.index}.json`);
-  const files = shard.units.flatMap((u) => u.files).sort();
+  const files = shardFiles(shard, heavy);
   const started = Date.now();
   const child = spawn(MOCHA, ['--reporter', REPORTER, '--retries', RETRIES, ...files], {
     cwd: ROOT,
@@ -135,13 +140,15 @@ function runShard(shard: Shard, count: number, dir: string, limitS: number): Pro
   });
 }
 
+/** A spec file's path as the reporter wrote it, relative to the repository and `/`-separated. */
+const relative = (file: string) => path.relative(ROOT, path.resolve(ROOT, file)).split(path.sep).join('/');
+
 /** Measured seconds per directory, from the shards' per-file times. */
 function measuredByDir(results: ShardResult[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of results) {
     for (const [file, s] of Object.entries(r.summary?.files ?? {})) {
-      const rel = path.relative(ROOT, path.resolve(ROOT, file)).split(path.sep).join('/');
-      const dir = path.posix.dirname(rel);
+      const dir = path.posix.dirname(relative(file));
       out[dir] = (out[dir] ?? 0) + s;
     }
   }
@@ -171,7 +178,7 @@ async function runSharded(): Promise<number> {
   forwardSignals([]);
   const results = await Promise.all(
     shards.map((s) =>
-      runShard(s, shards.length, tmp, limits.get(s.index)!).then((r) => {
+      runShard(s, shards.length, tmp, limits.get(s.index)!, table.heavy ?? []).then((r) => {
         pending.delete(s.index);
         return r;
       }),
@@ -206,6 +213,13 @@ async function runSharded(): Promise<number> {
     }
     if (r.code !== 0 || r.timedOut) bad = true;
   }
+  const perFile: Record<string, number> = {};
+  for (const r of results) for (const [file, sec] of Object.entries(r.summary?.files ?? {})) perFile[relative(file)] = sec;
+  say(
+    `slowest spec files: ${slowest(perFile, SLOWEST)
+      .map(([f, sec]) => `${f} ${Math.round(sec)} s`)
+      .join(', ')}`,
+  );
   const retried = results.flatMap((r) => r.summary?.retried ?? []);
   if (retried.length) say(`passed on a retry (${retried.length}; TEST_RETRIES=0 runs without):`);
   for (const t of retried) say(`  ↻ ${t}`);

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findTestFiles, mergeTimes, partition, readTimes, shardLimitSeconds, units, type Unit } from '../../scripts/test-plan';
+import { findTestFiles, isHeavy, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Unit } from '../../scripts/test-plan';
 import { PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -79,11 +79,43 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       for (const bad of ['0', '-1', 'soon']) expect(() => shardLimitSeconds(1, { TEST_SHARD_TIMEOUT_S: bad }), bad).to.throw(/TEST_SHARD_TIMEOUT_S/);
     });
 
-    it('merges measured seconds over the table, whole seconds, sorted', () => {
-      expect(mergeTimes({ note: 'n', seconds: { 'test/b': 5, 'test/a': 3 } }, { 'test/b': 7.4, 'test/c': 0.2 })).to.deep.equal({
+    it('merges measured seconds over the table, whole seconds, sorted, keeping its heavy list', () => {
+      expect(mergeTimes({ note: 'n', seconds: { 'test/b': 5, 'test/a': 3 }, heavy: ['test/b'] }, { 'test/b': 7.4, 'test/c': 0.2 })).to.deep.equal({
         note: 'n',
         seconds: { 'test/a': 3, 'test/b': 7, 'test/c': 1 },
+        heavy: ['test/b'],
       });
+    });
+
+    it('runs the heavy files first in an odd shard and last in an even one, the rest sorted', () => {
+      const units: Unit[] = [
+        { dir: 'test/scale', files: ['test/scale/b.test.ts', 'test/scale/a.test.ts'], seconds: 1, estimated: false },
+        { dir: 'test/core', files: ['test/core/z.test.ts', 'test/core/big.test.ts', 'test/core/a.test.ts'], seconds: 1, estimated: false },
+      ];
+      const heavy = ['test/scale', 'test/core/big.test.ts'];
+      expect(shardFiles({ index: 1, units, seconds: 2 }, heavy)).to.deep.equal(['test/core/big.test.ts', 'test/scale/a.test.ts', 'test/scale/b.test.ts', 'test/core/a.test.ts', 'test/core/z.test.ts']);
+      expect(shardFiles({ index: 2, units, seconds: 2 }, heavy)).to.deep.equal(['test/core/a.test.ts', 'test/core/z.test.ts', 'test/core/big.test.ts', 'test/scale/a.test.ts', 'test/scale/b.test.ts']);
+      expect(shardFiles({ index: 2, units, seconds: 2 }, [])).to.deep.equal([...units[1]!.files, ...units[0]!.files].sort());
+      expect(isHeavy('test/scalex/a.test.ts', ['test/scale']), 'a directory matches whole path segments only').to.equal(false);
+      expect(slowest({ 'test/a.test.ts': 3, 'test/b.test.ts': 9, 'test/c.test.ts': 3 }, 2)).to.deep.equal([
+        ['test/b.test.ts', 9],
+        ['test/a.test.ts', 3],
+      ]);
+    });
+
+    it("every heavy entry of the repository's table exists, and a bad heavy list is refused", () => {
+      const table = readTimes(path.join(ROOT, 'test/support/test-times.json'));
+      expect(table.heavy ?? []).not.to.be.empty;
+      for (const h of table.heavy ?? []) expect(fs.existsSync(path.join(ROOT, h)), h).to.equal(true);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'times-'));
+      try {
+        for (const heavy of ['test/scale', [3], [''], ['/abs'], ['test/../x']]) {
+          fs.writeFileSync(path.join(dir, 't.json'), JSON.stringify({ seconds: {}, heavy }));
+          expect(() => readTimes(path.join(dir, 't.json')), JSON.stringify(heavy)).to.throw(/"heavy"/);
+        }
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 
@@ -139,7 +171,7 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
         fs.copyFileSync(path.join(ROOT, f), path.join(repo, f));
       }
       fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(repo, 'node_modules'));
-      fs.writeFileSync(path.join(repo, 'test/support/test-times.json'), JSON.stringify({ seconds: { 'test/a': 10, 'test/b': 9, 'test/c': 1 } }));
+      fs.writeFileSync(path.join(repo, 'test/support/test-times.json'), JSON.stringify({ seconds: { 'test/a': 10, 'test/b': 9, 'test/c': 1 }, heavy: ['test/b'] }));
       const write = (f: string, body: string) => {
         fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
         fs.writeFileSync(path.join(repo, f), spec(body));
@@ -174,6 +206,12 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
         const other = lines.slice(start, end).filter((l) => l.startsWith('[shard ') && !l.startsWith(`[shard ${i}/2]`));
         expect(other, `only shard ${i}'s lines inside its block`).to.deep.equal([]);
       }
+      const block2 = lines.slice(lines.findIndex((l) => l.startsWith('[test] ──── shard 2/2:')));
+      expect(
+        block2.findIndex((l) => l.trim() === 'c'),
+        'shard 2 runs its heavy test/b last',
+      ).to.be.lessThan(block2.findIndex((l) => l.trim() === 'b'));
+      expect(out).to.match(/slowest spec files: test\/[abc]\/\w+\.test\.ts \d+ s, /);
       const slices = [...out.matchAll(/^slice (\d) (\{.*\})$/gm)].map((m) => ({ shard: m[1], ...(JSON.parse(m[2]!) as { min: number; max: number }) }));
       const one = slices.find((s) => s.shard === '1')!;
       const two = slices.find((s) => s.shard === '2')!;
