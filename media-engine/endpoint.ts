@@ -13,91 +13,14 @@ import type { RecordOptions, RecordResult } from './recorder';
 import type { NegotiatedMedia } from './sdp/sdp';
 import type { DtmfEvent, DtmfForm } from './worker/leg';
 import type { EchoCancelOptions } from './worker/leg-aec';
-import type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
-import type { RtcpReceived } from './worker/rtp-session';
+import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './worker/leg-analysis';
 import type { SourceSpec } from './worker/source-resolver';
-import { Transcriber, type TranscribeOptions, type Transcript } from './transcriber';
+import { Transcriber, type TranscribeOptions } from './transcriber';
 import type { WorkerHost } from './worker/worker-host';
+import type { EndpointEnd, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult } from './endpoint-types';
+
+export type { EndpointEnd, EndpointEndReason, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult } from './endpoint-types';
 import type { LegEventMessage, Method, ParamsAfterTarget, Result } from './worker/protocol';
-
-/**
- * Why an endpoint ended: 'destroyed' (destroy() was called, also by MediaServer.destroy()), or
- * 'worker-died' (the media worker holding it crashed or was stopped; its port is free again).
- */
-export type EndpointEndReason = 'destroyed' | 'worker-died';
-
-export interface EndpointEnd {
-  reason: EndpointEndReason;
-  /** what happened, for logs (the worker's error on 'worker-died') */
-  message?: string;
-}
-
-export interface EndpointEvents {
-  /** a digit (RFC 4733 or in-band, or one its owner received in signalling: receivedDtmf) */
-  dtmf: [DtmfEvent];
-  /** a digit the endpoint bridged to this one received: this endpoint's owner sends it on (relay) */
-  peerDtmf: [DtmfEvent];
-  /** the VAD tap (vadStart): a turn of the caller's speech started or stopped */
-  speech: [SpeechEvent];
-  /** a segment of real-time transcription (transcribeStart) */
-  transcript: [Transcript];
-  transcriptionError: [Error];
-  /** the endpoint is gone, once, with the reason */
-  destroy: [EndpointEnd];
-}
-
-export interface PlayCollectOptions {
-  file?: string | string[];
-  /** speak this text instead of (or after) the file */
-  say?: { text: string; language?: string; voice?: string };
-  min?: number;
-  max?: number;
-  tries?: number;
-  /** ms to wait for the first digit after the prompt ends */
-  timeout?: number;
-  /** ms allowed between digits */
-  digitTimeout?: number;
-  terminators?: string;
-  invalidFile?: string;
-  regexp?: string | RegExp;
-}
-
-export interface PlayCollectResult extends Partial<PlayResult> {
-  digits: string;
-  terminatorUsed: string | null;
-}
-
-export interface EndpointStats {
-  packetsSent: number;
-  octetsSent: number;
-  /** from the current source, duplicates excluded */
-  packetsReceived: number;
-  /** from the current source's sequence numbers (RFC 3550 A.3) */
-  packetsExpected: number;
-  lost: number;
-  /** RFC 3550 A.8 interarrival jitter, ms */
-  jitterMs: number;
-  outOfOrder: number;
-  duplicates: number;
-  concealed: number;
-  /** lost packets rebuilt from the next one's in-band FEC (Opus) */
-  recovered: number;
-  /** packets too late to play, discarded */
-  late: number;
-  /** packets the jitter buffer had no room for, discarded */
-  dropped: number;
-  /** packets decoded (FEC recoveries included) and encoded by the leg's wideband codec (G.722, Opus); 0 on G.711 */
-  codecDecoded: number;
-  codecEncoded: number;
-  jitterTargetFrames: number;
-  /** the jitter buffer's playout delay now, ms */
-  jitterBufferMs: number;
-  /** the negotiated codec (PCMU, PCMA, G722, opus) and its packet time; null before media is negotiated */
-  codec: string | null;
-  ptimeMs: number;
-  /** RTCP SR/RR received from the far end */
-  rtcp: RtcpReceived;
-}
 
 export class Endpoint extends EventEmitter<EndpointEvents> {
   readonly local: { sdp: string; address: string; port: number };

@@ -8,74 +8,23 @@
  * The ring runs with DEFER_TASKRUN + SINGLE_ISSUER (kernel 6.1+), so receive completions are made only
  * inside our io_uring_enter, not by interrupting the thread; on an older kernel it runs without them.
  * When the kernel refuses io_uring (disabled, seccomp, too old), init() throws and the worker uses rtp_io.c.
+ * This file owns the ring (init, sockets, counters, the module); rtp_uring_io.c moves the packets.
  * Built by scripts/build-native.sh against Debian's liburing (liburing-dev).
  */
 #define _GNU_SOURCE
-#include <node_api.h>
+#include "rtp_uring_int.h"
 #include "rtp_common.h"
-#include "rtp_legs.h"
 #include <errno.h>
-#include <liburing.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
-#define SLOT 1536      /* bytes per packet slot in the arenas shared with JS */
-#define TX_SLOTS 512   /* packets queued per flush (JS flushes early when full) */
-#define RX_SLOTS 512   /* packets handed to JS per flush/harvest (JS harvests again when full) */
-#define TX_META 4      /* txMeta per packet: fd, ip (int32), port, length */
-#define RX_META 5      /* rxMeta per packet: fd, length, ip (int32), port, age ms */
-#define NBUFS 4096     /* provided receive buffers (a power of two) */
-#define BUF_SIZE 2048  /* each: io_uring_recvmsg_out + address + control + payload */
-#define BGID 1
-#define CQ_ENTRIES 16384
-#define RUN_EVENTS 8192 /* completions one flush lets the kernel make (receive work run) at most */
-
-enum { K_RECV = 1, K_SEND = 2 };
-#define UD(kind, gen, fd) (((uint64_t)(kind) << 62) | ((uint64_t)((gen) & 0x3fffffff) << 32) | (uint32_t)(fd))
-#define UD_KIND(u) ((int)((u) >> 62))
-#define UD_GEN(u) ((uint32_t)(((u) >> 32) & 0x3fffffff))
-#define UD_FD(u) ((int)(uint32_t)(u))
-
-typedef struct {
-  struct io_uring ring;
-  int ring_ok;
-  struct io_uring_buf_ring *br;
-  size_t br_bytes;
-  unsigned char *bufs;
-  int returned; /* buffers given back since the last advance */
-  struct msghdr rmsg; /* the multishot recvmsg's template: address and control sizes */
-  /* per fd: its generation (changes at open and close, so a completion of a closed socket whose number
-     was reused is recognised) and whether it is open on this ring */
-  uint32_t *gen;
-  uint8_t *open;
-  size_t nfd;
-  int *rearm; /* sockets whose multishot receive ended (no buffer left, error): armed again at the next flush */
-  size_t nrearm, caprearm;
-  napi_ref refs[4];
-  unsigned char *tx, *rx;
-  int32_t *tx_meta;
-  double *rx_meta;
-  struct msghdr smsg[TX_SLOTS];
-  struct iovec siov[TX_SLOTS];
-  struct sockaddr_in sto[TX_SLOTS];
-  double counters[8];
-  legs_t *legs;   /* the plain G.711 legs served in C (rtp_legs.c) */
-  double perf_now; /* the flush's performance.now(): a received packet arrived at perf_now - age */
-} uring_t;
-
-/* counters (stats()) */
-enum { C_ENTERS, C_SENT, C_SEND_ERRORS, C_RECEIVED, C_DROPPED, C_REARMS, C_NOBUFS, C_COUNT };
 static const char *counter_names[C_COUNT] = { "enters", "sent", "sendErrors", "received", "dropped", "rearms", "noBuffers" };
 
-static uring_t *ring_of(napi_env env) {
+uring_t *uring_of(napi_env env) {
   void *d = NULL;
   napi_get_instance_data(env, &d);
   return d;
@@ -139,8 +88,7 @@ static int grow_fd(uring_t *u, int fd) {
   return 1;
 }
 
-/* an SQE, submitting what is queued first when the submission queue is full */
-static struct io_uring_sqe *sqe_of(uring_t *u) {
+struct io_uring_sqe *uring_sqe(uring_t *u) {
   struct io_uring_sqe *s = io_uring_get_sqe(&u->ring);
   if (!s) {
     io_uring_submit(&u->ring);
@@ -150,8 +98,8 @@ static struct io_uring_sqe *sqe_of(uring_t *u) {
   return s;
 }
 
-static int arm(uring_t *u, int fd) {
-  struct io_uring_sqe *s = sqe_of(u);
+int uring_arm(uring_t *u, int fd) {
+  struct io_uring_sqe *s = uring_sqe(u);
   if (!s) return 0;
   io_uring_prep_recvmsg_multishot(s, fd, &u->rmsg, 0);
   s->flags |= IOSQE_BUFFER_SELECT;
@@ -169,7 +117,7 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (ring_of(env)) return rtp_throw(env, EEXIST, "io_uring init: this thread has a ring");
+  if (uring_of(env)) return rtp_throw(env, EEXIST, "io_uring init: this thread has a ring");
   int entries = argc >= 1 ? rtp_arg_i32(env, argv[0]) : 1024;
   if (entries <= 0) return rtp_throw(env, EINVAL, "io_uring init: entries");
   uring_t *u = calloc(1, sizeof *u);
@@ -255,15 +203,15 @@ static napi_value u_init(napi_env env, napi_callback_info info) {
   return out;
 }
 
-static uring_t *need_ring(napi_env env) {
-  uring_t *u = ring_of(env);
+uring_t *uring_need(napi_env env) {
+  uring_t *u = uring_of(env);
   if (!u) rtp_throw(env, ENXIO, "io_uring: init() first");
   return u;
 }
 
 /* open(address, port, recvBuffer): fd, its receive armed (from the next flush); throws with .code (EADDRINUSE) */
 static napi_value u_open(napi_env env, napi_callback_info info) {
-  uring_t *u = need_ring(env);
+  uring_t *u = uring_need(env);
   if (!u) return NULL;
   int fd = rtp_open_socket(env, info);
   if (fd < 0) return NULL;
@@ -273,7 +221,7 @@ static napi_value u_open(napi_env env, napi_callback_info info) {
   }
   u->gen[fd]++;
   u->open[fd] = 1;
-  if (!arm(u, fd)) {
+  if (!uring_arm(u, fd)) {
     u->open[fd] = 0;
     close(fd);
     return rtp_throw(env, EBUSY, "open: submission queue");
@@ -285,7 +233,7 @@ static napi_value u_open(napi_env env, napi_callback_info info) {
 
 /* close(fd): its receive cancelled and the socket closed at once (the port is free when this returns) */
 static napi_value u_close(napi_env env, napi_callback_info info) {
-  uring_t *u = ring_of(env);
+  uring_t *u = uring_of(env);
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
@@ -310,198 +258,6 @@ static napi_value u_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* how long ago the kernel received the packet (SO_TIMESTAMPNS), ms; 0 when it gave no time */
-static double packet_age(struct io_uring_recvmsg_out *o, struct msghdr *m, double *now_ms) {
-  struct timespec ts = { 0, 0 };
-  for (struct cmsghdr *c = io_uring_recvmsg_cmsg_firsthdr(o, m); c; c = io_uring_recvmsg_cmsg_nexthdr(o, m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof ts)) memcpy(&ts, CMSG_DATA(c), sizeof ts);
-  if (ts.tv_sec == 0) return 0;
-  if (*now_ms < 0) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    *now_ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
-  }
-  double age = *now_ms - ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-  return age < 0 || age > 60000 ? 0 : age; /* the clock was stepped */
-}
-
-static void give_back(uring_t *u, unsigned bid) {
-  io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid, NBUFS - 1, u->returned++);
-}
-
-/* the completions waiting, up to RX_SLOTS received packets into the rx arena; returns how many */
-static int harvest(uring_t *u) {
-  struct io_uring_cqe *cqe;
-  int k = 0;
-  double now_ms = -1;
-  unsigned seen = 0;
-  while (k < RX_SLOTS && io_uring_peek_cqe(&u->ring, &cqe) == 0) {
-    uint64_t ud = io_uring_cqe_get_data64(cqe);
-    int fd = UD_FD(ud);
-    int res = cqe->res;
-    unsigned flags = cqe->flags;
-    io_uring_cqe_seen(&u->ring, cqe);
-    seen++;
-    int live = fd >= 0 && (size_t)fd < u->nfd && u->open[fd] && u->gen[fd] == UD_GEN(ud);
-    if (UD_KIND(ud) == K_SEND) {
-      if (res < 0) u->counters[C_SEND_ERRORS]++;
-      continue;
-    }
-    if (UD_KIND(ud) != K_RECV) continue;
-    if (!(flags & IORING_CQE_F_MORE) && live) {
-      if (res == -ENOBUFS) u->counters[C_NOBUFS]++;
-      if (u->nrearm == u->caprearm) {
-        size_t cap = u->caprearm ? u->caprearm * 2 : 64;
-        int *n = realloc(u->rearm, cap * sizeof *n);
-        if (n) {
-          u->rearm = n;
-          u->caprearm = cap;
-        }
-      }
-      if (u->nrearm < u->caprearm) u->rearm[u->nrearm++] = fd;
-    }
-    if (!(flags & IORING_CQE_F_BUFFER)) continue;
-    unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
-    unsigned char *buf = u->bufs + (size_t)bid * BUF_SIZE;
-    struct io_uring_recvmsg_out *o = res > 0 ? io_uring_recvmsg_validate(buf, res, &u->rmsg) : NULL;
-    if (!live || !o || (o->flags & MSG_TRUNC) || o->namelen < sizeof(struct sockaddr_in)) {
-      if (live) u->counters[C_DROPPED]++;
-      give_back(u, bid);
-      continue;
-    }
-    unsigned len = io_uring_recvmsg_payload_length(o, res, &u->rmsg);
-    if (len > SLOT) {
-      u->counters[C_DROPPED]++;
-      give_back(u, bid);
-      continue;
-    }
-    struct sockaddr_in *from = io_uring_recvmsg_name(o);
-    const unsigned char *payload = io_uring_recvmsg_payload(o, &u->rmsg);
-    double age = packet_age(o, &u->rmsg, &now_ms);
-    if (legs_packet(u->legs, fd, payload, len, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port), u->perf_now - age)) {
-      u->counters[C_RECEIVED]++;
-      give_back(u, bid);
-      continue;
-    }
-    memcpy(u->rx + (size_t)k * SLOT, payload, len);
-    double *m = u->rx_meta + (size_t)k * RX_META;
-    m[0] = fd;
-    m[1] = len;
-    m[2] = (double)(int32_t)ntohl(from->sin_addr.s_addr);
-    m[3] = ntohs(from->sin_port);
-    m[4] = age;
-    give_back(u, bid);
-    k++;
-  }
-  if (u->returned) {
-    io_uring_buf_ring_advance(u->br, u->returned);
-    u->returned = 0;
-  }
-  u->counters[C_RECEIVED] += k;
-  (void)seen;
-  return k;
-}
-
-/* a C leg's packet (rtp_legs.c): its msghdr lives in the leg until the next tick */
-static void legs_send(void *ring, int fd, struct msghdr *h) {
-  uring_t *u = ring;
-  struct io_uring_sqe *s = fd >= 0 && (size_t)fd < u->nfd && u->open[fd] ? sqe_of(u) : NULL;
-  if (!s) {
-    u->counters[C_SEND_ERRORS]++;
-    return;
-  }
-  io_uring_prep_sendmsg(s, fd, h, MSG_DONTWAIT);
-  io_uring_sqe_set_data64(s, UD(K_SEND, u->gen[fd], fd));
-  u->counters[C_SENT]++;
-}
-
-legs_t *uring_legs(napi_env env) {
-  uring_t *u = ring_of(env);
-  return u ? u->legs : NULL;
-}
-
-/*
- * flush(nTx, perfNow, legsNow, skip): sends the nTx packets queued in the tx arena (txMeta: fd, ip, port, length per packet), arms
- * again the receives that ended, and collects what arrived: ONE io_uring_enter. Returns the number of
- * packets put in the rx arena (rxMeta: fd, length, ip, port, age ms); RX_SLOTS means harvest() for more.
- * A send that would block is dropped (MSG_DONTWAIT), as a full socket buffer drops it on the other paths.
- */
-static napi_value u_flush(napi_env env, napi_callback_info info) {
-  uring_t *u = need_ring(env);
-  if (!u) return NULL;
-  size_t argc = 4;
-  napi_value argv[4];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int n = argc ? rtp_arg_i32(env, argv[0]) : 0;
-  if (n < 0 || n > TX_SLOTS) return rtp_throw(env, EINVAL, "flush");
-  double legs_now = 0;
-  if (argc >= 2) napi_get_value_double(env, argv[1], &u->perf_now);
-  if (argc >= 3) napi_get_value_double(env, argv[2], &legs_now);
-  /* legsNow (the tick's time) > 0: the C legs are served first, their sends go out with the rest */
-  if (legs_now > 0) legs_tick(u->legs, legs_now, argc >= 4 ? rtp_arg_i32(env, argv[3]) : 0, legs_send, u);
-  for (int i = 0; i < n; i++) {
-    const int32_t *m = u->tx_meta + (size_t)i * TX_META;
-    int fd = m[0];
-    int32_t len = m[3];
-    if (fd < 0 || (size_t)fd >= u->nfd || !u->open[fd] || len < 0 || len > SLOT) {
-      u->counters[C_SEND_ERRORS]++;
-      continue;
-    }
-    struct sockaddr_in *to = &u->sto[i];
-    memset(to, 0, sizeof *to);
-    to->sin_family = AF_INET;
-    to->sin_addr.s_addr = htonl((uint32_t)m[1]);
-    to->sin_port = htons((uint16_t)m[2]);
-    u->siov[i].iov_base = u->tx + (size_t)i * SLOT;
-    u->siov[i].iov_len = (size_t)len;
-    struct msghdr *h = &u->smsg[i];
-    memset(h, 0, sizeof *h);
-    h->msg_name = to;
-    h->msg_namelen = sizeof *to;
-    h->msg_iov = &u->siov[i];
-    h->msg_iovlen = 1;
-    struct io_uring_sqe *s = sqe_of(u);
-    if (!s) {
-      u->counters[C_SEND_ERRORS]++;
-      continue;
-    }
-    io_uring_prep_sendmsg(s, fd, h, MSG_DONTWAIT);
-    io_uring_sqe_set_data64(s, UD(K_SEND, u->gen[fd], fd));
-    u->counters[C_SENT]++;
-  }
-  size_t nr = u->nrearm;
-  u->nrearm = 0;
-  for (size_t i = 0; i < nr; i++) {
-    int fd = u->rearm[i];
-    if (fd >= 0 && (size_t)fd < u->nfd && u->open[fd] && arm(u, fd)) u->counters[C_REARMS]++;
-  }
-  /*
-   * Submit, and run the receive work queued since the last flush. The kernel runs at most 20 deferred
-   * task-work items per io_uring_enter unless more completions are asked for (IO_LOCAL_TW_DEFAULT_MAX),
-   * one item per socket that got packets: so this asks for RUN_EVENTS completions with a zero timeout,
-   * which runs up to that many items and returns at once (-ETIME when fewer came) instead of waiting.
-   */
-  struct __kernel_timespec zero = { 0, 0 };
-  struct io_uring_cqe *first;
-  int r;
-  do r = io_uring_submit_and_wait_timeout(&u->ring, &first, RUN_EVENTS, &zero, NULL);
-  while (r == -EINTR);
-  u->counters[C_ENTERS]++;
-  napi_value out;
-  napi_create_int32(env, harvest(u), &out);
-  return out;
-}
-
-/* harvest(): more received packets after a flush that filled the rx arena, without a system call */
-static napi_value u_harvest(napi_env env, napi_callback_info info) {
-  (void)info;
-  uring_t *u = need_ring(env);
-  if (!u) return NULL;
-  napi_value out;
-  napi_create_int32(env, harvest(u), &out);
-  return out;
-}
-
 /* localPort(fd): the port the socket is bound to */
 static napi_value u_local_port(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -518,7 +274,7 @@ static napi_value u_local_port(napi_env env, napi_callback_info info) {
 /* stats(): the ring's counters since init (enters = io_uring_enter system calls) */
 static napi_value u_stats(napi_env env, napi_callback_info info) {
   (void)info;
-  uring_t *u = ring_of(env);
+  uring_t *u = uring_of(env);
   napi_value out, v;
   napi_create_object(env, &out);
   for (int i = 0; i < C_COUNT; i++) {
@@ -533,8 +289,8 @@ NAPI_MODULE_INIT() {
     { "init", NULL, u_init, NULL, NULL, NULL, napi_enumerable, NULL },
     { "open", NULL, u_open, NULL, NULL, NULL, napi_enumerable, NULL },
     { "close", NULL, u_close, NULL, NULL, NULL, napi_enumerable, NULL },
-    { "flush", NULL, u_flush, NULL, NULL, NULL, napi_enumerable, NULL },
-    { "harvest", NULL, u_harvest, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "flush", NULL, uring_js_flush, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "harvest", NULL, uring_js_harvest, NULL, NULL, NULL, napi_enumerable, NULL },
     { "localPort", NULL, u_local_port, NULL, NULL, NULL, napi_enumerable, NULL },
     { "stats", NULL, u_stats, NULL, NULL, NULL, napi_enumerable, NULL },
   };

@@ -2,7 +2,8 @@
  * Everything one media worker owns: its legs, conferences and forks, the 20 ms clock that drives
  * them, and the operations the API thread asks for (the closed list METHODS of protocol.ts).
  */
-import { ForkTap, type ForkMix } from '../fork';
+import type { ForkMix } from '../fork';
+import { EngineForks } from './engine-forks';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
@@ -14,7 +15,7 @@ import type { EchoCancelOptions } from './leg-aec';
 import { EngineError } from './engine-error';
 import { sendDigits, signalledDigit } from './leg-dtmf';
 import { ConferenceMixer } from './mixer';
-import { InjectMember, serveConference, type ConferenceState } from './conference-fork';
+import { serveConference, type ConferenceState } from './conference-fork';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
 import { RtpCapture, type RtpCaptureOptions } from './rtp-capture';
@@ -31,7 +32,7 @@ export { EngineError };
 export class Engine {
   private legs = new Map<string, Leg>();
   private conferences = new Map<string, ConferenceState>();
-  private forks = new Map<string, { tap: ForkTap; owner: string }>();
+  private readonly forks: EngineForks;
   private links = new Map<string, { link: FrameLink; legId?: string; confId?: string; member?: RemoteMember }>();
   /** cost of serving every leg once (all phases of one 20 ms period), ms */
   private tickCost = new Float64Array(3000);
@@ -47,9 +48,10 @@ export class Engine {
 
   constructor(
     private readonly emitEvent: (e: EventMessage) => void,
-    private readonly postFrame: (forkId: string, frame: Int16Array) => void,
+    postFrame: (forkId: string, frame: Int16Array) => void,
     opts: { phases?: number } = {},
   ) {
+    this.forks = new EngineForks({ leg: (id) => this.leg(id), peekLeg: (id) => this.legs.get(id), conference: (id) => this.conferences.get(id) }, postFrame);
     this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
     this.slots = Array.from({ length: this.phases }, () => [] as Leg[]);
     this.cLegs = CLegs.start(this.slots[0]);
@@ -294,7 +296,7 @@ export class Engine {
     if (leg.feed) this.unbridgeSafe(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
     for (const [f, tap] of leg.forks) {
-      this.forks.delete(f);
+      this.forks.forget(f);
       tap.close();
     }
     await leg.close();
@@ -443,57 +445,33 @@ export class Engine {
       if (leg) leg.conferenceId = null;
     }
     c.recorder?.stop('hangup');
-    for (const f of c.forks.keys()) this.forks.delete(f);
+    for (const f of c.forks.keys()) this.forks.forget(f);
     c.mixer.close();
     this.conferences.delete(confId);
     this.confEvent(confId, { name: 'destroy', data: {} });
   }
 
-  // ---- forks
+  // ---- forks (engine-forks.ts)
 
-  /**
-   * Starts a fork; resolves with its rate. `legRate`: a leg's frames at its own rate (16000 on a G.722
-   * or Opus leg), a conference's mix at 16 kHz while it mixes at 16 kHz as the fork starts, else 8000.
-   */
+  /** Starts a fork; resolves with its rate (EngineForks.start). */
   forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50, legRate = false): number {
-    const c = this.conferences.get(ownerId);
-    const rate = legRate && (c ? c.mixer.widebandNow : this.leg(ownerId).wideband) ? 16000 : 8000;
-    const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate);
-    if (c) {
-      c.forks.set(forkId, tap);
-      // injected audio joins the conference as a participant that hears nothing
-      c.mixer.join(new InjectMember(tap));
-    } else this.leg(ownerId).forks.set(forkId, tap);
-    this.forks.set(forkId, { tap, owner: ownerId });
-    return rate;
+    return this.forks.start(ownerId, forkId, mix, maxInFlight, legRate);
   }
 
   forkStop(forkId: string) {
-    const f = this.forks.get(forkId);
-    if (!f) return null;
-    this.forks.delete(forkId);
-    f.tap.close();
-    this.legs.get(f.owner)?.forks.delete(forkId);
-    const c = this.conferences.get(f.owner);
-    if (c) {
-      c.forks.delete(forkId);
-      c.mixer.leave(`fork:${forkId}`);
-    }
-    return f.tap.stats;
+    return this.forks.stop(forkId);
   }
 
   forkAck(forkId: string, n: number): void {
-    this.forks.get(forkId)?.tap.ack(n);
+    this.forks.ack(forkId, n);
   }
 
-  /** Drops the fork's injected audio not yet played (a Twilio stream's `clear`). */
   forkClear(forkId: string): void {
-    this.forks.get(forkId)?.tap.clearInjected();
+    this.forks.clear(forkId);
   }
 
-  /** Audio a fork's consumer plays back, at 8 kHz or 16 kHz (`rate`). */
   inject(forkId: string, samples: Int16Array, rate: 8000 | 16000 = 8000): void {
-    this.forks.get(forkId)?.tap.inject(samples, rate);
+    this.forks.inject(forkId, samples, rate);
   }
 
   // ---- worker-wide

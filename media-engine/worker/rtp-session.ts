@@ -9,7 +9,7 @@ import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpHeader } from '../rtp-packet/packet';
 import { ReceiveStats } from '../rtp-packet/receive-stats';
-import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, serializeSenderReport, type ReportBlock, type VoipMetrics } from '../rtp-packet/rtcp';
+import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, serializeSenderReport } from '../rtp-packet/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
@@ -17,50 +17,13 @@ import { opusTicks, PassQueue } from './opus-pass';
 import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
+import type { RtcpReceived, RtpCounters } from './rtp-counters';
+
+export type { RtcpReceived, RtpCounters } from './rtp-counters';
 
 const FRAME = 160;
 const RTCP_INTERVAL_MS = 5000;
 const RELATCH_AFTER_MS = 1000;
-
-/** What the far end told us in RTCP: its sender info, and its report on our stream. */
-export interface RtcpReceived {
-  senderReports: number;
-  receiverReports: number;
-  /** from the last SR: what the far end says it sent */
-  lastSender: { ssrc: number; packetCount: number; octetCount: number } | null;
-  /** the far end's last report block about our SSRC (loss, jitter as it sees them) */
-  lastReportOnUs: ReportBlock | null;
-  /** round-trip time from the last report block on us that carried an LSR (our SR's time), ms */
-  rttMs: number | null;
-  /** the far end's last RTCP-XR VoIP metrics block about our SSRC (RFC 3611 §4.7) */
-  voipMetrics: VoipMetrics | null;
-  /** compound packets that did not parse (ignored) */
-  malformed: number;
-}
-
-export interface RtpCounters {
-  packetsSent: number;
-  octetsSent: number;
-  /** packets received from the current source, duplicates excluded */
-  packetsReceived: number;
-  /** packets expected from the current source's sequence numbers (RFC 3550 A.3) */
-  packetsExpected: number;
-  lost: number;
-  jitterMs: number;
-  /** packets that came after a later one, and repeated ones */
-  outOfOrder: number;
-  duplicates: number;
-  concealed: number;
-  /** lost packets rebuilt from the next one's in-band FEC (Opus) */
-  recovered: number;
-  /** packets too late for their playout time (discarded by the jitter buffer) */
-  late: number;
-  /** packets the jitter buffer had no room for (discarded) */
-  dropped: number;
-  /** wideband codec work: packets decoded (FEC recoveries included) and encoded; G.711's tables are not counted */
-  codecDecoded: number;
-  codecEncoded: number;
-}
 
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
 const SEND_RING = 4;

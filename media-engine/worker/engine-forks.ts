@@ -1,0 +1,76 @@
+/**
+ * The audio forks of one media worker (engine.ts): a fork taps a leg, or a conference's mix, posts its
+ * frames to the API thread and plays back what its consumer injects (a media stream, an agent's voice).
+ * The owner (leg or conference) holds its taps too: when it goes, the engine tells this registry
+ * (forget) and closes them.
+ */
+import { ForkTap, type ForkMix, type ForkStats } from '../fork';
+import { InjectMember, type ConferenceState } from './conference-fork';
+import type { Leg } from './leg';
+
+/** How the registry finds a fork's owner: a leg (throws when there is none) or a conference. */
+export interface ForkOwners {
+  leg(id: string): Leg;
+  peekLeg(id: string): Leg | undefined;
+  conference(id: string): ConferenceState | undefined;
+}
+
+export class EngineForks {
+  private readonly forks = new Map<string, { tap: ForkTap; owner: string }>();
+
+  constructor(
+    private readonly owners: ForkOwners,
+    private readonly postFrame: (forkId: string, frame: Int16Array) => void,
+  ) {}
+
+  /**
+   * Starts a fork; returns its rate. `legRate`: a leg's frames at its own rate (16000 on a G.722 or
+   * Opus leg), a conference's mix at 16 kHz while it mixes at 16 kHz as the fork starts, else 8000.
+   */
+  start(ownerId: string, forkId: string, mix: ForkMix, maxInFlight: number, legRate: boolean): number {
+    const c = this.owners.conference(ownerId);
+    const rate = legRate && (c ? c.mixer.widebandNow : this.owners.leg(ownerId).wideband) ? 16000 : 8000;
+    const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate);
+    if (c) {
+      c.forks.set(forkId, tap);
+      // injected audio joins the conference as a participant that hears nothing
+      c.mixer.join(new InjectMember(tap));
+    } else this.owners.leg(ownerId).forks.set(forkId, tap);
+    this.forks.set(forkId, { tap, owner: ownerId });
+    return rate;
+  }
+
+  /** Stops the fork and detaches it from its owner; its figures, or null when there is no such fork. */
+  stop(forkId: string): ForkStats | null {
+    const f = this.forks.get(forkId);
+    if (!f) return null;
+    this.forks.delete(forkId);
+    f.tap.close();
+    this.owners.peekLeg(f.owner)?.forks.delete(forkId);
+    const c = this.owners.conference(f.owner);
+    if (c) {
+      c.forks.delete(forkId);
+      c.mixer.leave(`fork:${forkId}`);
+    }
+    return f.tap.stats;
+  }
+
+  /** The fork's owner is gone (it closes the tap itself). */
+  forget(forkId: string): void {
+    this.forks.delete(forkId);
+  }
+
+  ack(forkId: string, n: number): void {
+    this.forks.get(forkId)?.tap.ack(n);
+  }
+
+  /** Drops the fork's injected audio not yet played (a Twilio stream's `clear`). */
+  clear(forkId: string): void {
+    this.forks.get(forkId)?.tap.clearInjected();
+  }
+
+  /** Audio a fork's consumer plays back, at 8 kHz or 16 kHz (`rate`). */
+  inject(forkId: string, samples: Int16Array, rate: 8000 | 16000): void {
+    this.forks.get(forkId)?.tap.inject(samples, rate);
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * What a leg's RTP session counts and what its far end reported in RTCP (rtp-session.ts keeps them;
+ * the engine hands them out in stats and the endpoint's events).
+ */
+import type { ReportBlock, VoipMetrics } from '../rtp-packet/rtcp';
+
+/** What the far end told us in RTCP: its sender info, and its report on our stream. */
+export interface RtcpReceived {
+  senderReports: number;
+  receiverReports: number;
+  /** from the last SR: what the far end says it sent */
+  lastSender: { ssrc: number; packetCount: number; octetCount: number } | null;
+  /** the far end's last report block about our SSRC (loss, jitter as it sees them) */
+  lastReportOnUs: ReportBlock | null;
+  /** round-trip time from the last report block on us that carried an LSR (our SR's time), ms */
+  rttMs: number | null;
+  /** the far end's last RTCP-XR VoIP metrics block about our SSRC (RFC 3611 §4.7) */
+  voipMetrics: VoipMetrics | null;
+  /** compound packets that did not parse (ignored) */
+  malformed: number;
+}
+
+export interface RtpCounters {
+  packetsSent: number;
+  octetsSent: number;
+  /** packets received from the current source, duplicates excluded */
+  packetsReceived: number;
+  /** packets expected from the current source's sequence numbers (RFC 3550 A.3) */
+  packetsExpected: number;
+  lost: number;
+  jitterMs: number;
+  /** packets that came after a later one, and repeated ones */
+  outOfOrder: number;
+  duplicates: number;
+  concealed: number;
+  /** lost packets rebuilt from the next one's in-band FEC (Opus) */
+  recovered: number;
+  /** packets too late for their playout time (discarded by the jitter buffer) */
+  late: number;
+  /** packets the jitter buffer had no room for (discarded) */
+  dropped: number;
+  /** wideband codec work: packets decoded (FEC recoveries included) and encoded; G.711's tables are not counted */
+  codecDecoded: number;
+  codecEncoded: number;
+}
