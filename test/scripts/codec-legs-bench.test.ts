@@ -2,9 +2,10 @@
 // (2 legs) of a real media worker and the real far-end process (peer.ts), passes an honest G.722↔PCMU
 // pair (both tones carried) and reports a far end sending silence, a wrong tone and a leg on hold (RTP slots never sent) as
 // failures of the level, so a figure in docs/benchmarks.md is only quoted for a level that carried the
-// audio both ways.
+// audio both ways; and it times the engine's packets by the kernel's arrival stamps, not by its own event loop.
 import { expect } from 'chai';
 import { MediaServer } from '../../media-engine';
+import { rtpUring } from '../../media-engine/native';
 import { failuresOf, legSpecs, offer, Peer, runPair, TONE_A } from '../../scripts/bench/media/codec-legs';
 import { portRange, sleep } from '../../testkit/media-engine/support';
 
@@ -53,6 +54,26 @@ describe('bench: codec legs pair runner', function () {
     const r = await runPair(ms, peer, { ...base, specs });
     expect(r.wrongTone, JSON.stringify(r)).to.equal(1);
     expect(r.failures.some((f) => f.includes('other than'))).to.equal(true);
+  });
+
+  it("times the engine's packets by the kernel's arrival stamps: the far end's own 300 ms stall is not an engine send error", async function () {
+    if (!rtpUring) this.skip(); // no ring built: the far end uses node:dgram and its own event loop's times
+    const stall = (p: Peer) => async () => {
+      await sleep(400);
+      p.tell({ cmd: 'stall', ms: 300 });
+    };
+    const r = await runPair(ms, peer, { ...base, runMs: 2000, during: stall(peer) });
+    expect(r.peerIo).to.equal('uring');
+    expect(r.max, JSON.stringify(r)).to.be.lessThan(150);
+    // the same stall timed as the far end's event loop reads the packets: the stall is what it measures
+    const slow = new Peer({ io: 'dgram' });
+    try {
+      const d = await runPair(ms, slow, { ...base, runMs: 2000, during: stall(slow) });
+      expect(d.peerIo).to.equal('dgram');
+      expect(d.max, JSON.stringify(d)).to.be.greaterThan(250);
+    } finally {
+      slow.close();
+    }
   });
 
   it('a leg on hold for 300 ms inside the window: loss at its far end, the level fails', async () => {

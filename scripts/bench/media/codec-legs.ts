@@ -40,8 +40,12 @@ export const MAX_P99_MS = 10;
 /** The far end (peer.ts) in its own process. */
 export class Peer {
   private readonly child: ChildProcess;
-  constructor() {
-    this.child = fork(path.join(__dirname, 'peer.ts'), [], { execArgv: ['--require', 'tsx/cjs'] });
+  /** `io`: the far ends' sockets (peer.ts): the kernel's arrival stamps on the ring when it runs (default), or node:dgram */
+  constructor(opts: { io?: 'uring' | 'dgram' } = {}) {
+    const env = { ...process.env };
+    if (opts.io === 'dgram') env.PEER_IO = 'dgram';
+    else delete env.PEER_IO;
+    this.child = fork(path.join(__dirname, 'peer.ts'), [], { execArgv: ['--require', 'tsx/cjs'], env });
   }
   get pid(): number | undefined {
     return this.child.pid;
@@ -56,6 +60,10 @@ export class Peer {
       });
       this.child.send(m);
     });
+  }
+  /** A command that gets no answer (`stall`: the far end's event loop held busy for `ms`). */
+  tell(m: object): void {
+    this.child.send(m);
   }
   close(): void {
     if (this.child.connected) this.child.send({ cmd: 'exit' });
@@ -105,6 +113,8 @@ export interface PairResult {
   /** packets the engine counted lost (far end → engine) */
   engineLost: number;
   legsHeard: number;
+  /** the far ends' sockets (peer.ts): 'uring', each packet timed by the kernel's arrival stamp, or 'dgram' */
+  peerIo: string;
   /** legs whose far end decoded silence / something other than the other side's tone */
   silent: number;
   wrongTone: number;
@@ -138,7 +148,7 @@ type PeerReport = {
 export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): Promise<PairResult> {
   if (o.legs < 2 || o.legs % 2) throw new RangeError(`legs must be an even number ≥ 2, not ${o.legs}`);
   const specs = o.specs ?? legSpecs(o.kind, o.legs / 2);
-  const { ports } = await peer.ask<{ ports: number[] }>({ cmd: 'open', n: o.legs });
+  const { ports, io } = await peer.ask<{ ports: number[]; io: string }>({ cmd: 'open', n: o.legs });
   const pairs: Array<[Endpoint, Endpoint]> = [];
   const all: Endpoint[] = [];
   try {
@@ -209,6 +219,7 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
       tickCostP99: ws.tickCostP99,
       codecDecodesPerLegFrame: servedSoFar > 0 ? (engine1.decoded - engine0.decoded) / servedSoFar : 0,
       codecEncodesPerLegFrame: servedSoFar > 0 ? (engine1.encoded - engine0.encoded) / servedSoFar : 0,
+      peerIo: io,
       failures: [],
     };
     r.failures = failuresOf(r);

@@ -7,9 +7,51 @@
  * packets it got decode to the tone it expects.
  */
 import dgram from 'node:dgram';
+import { peer, type RtpTransport } from '../../../media-engine/worker/rtp-transport';
+import { startUring, uringRing, uringTransport } from '../../../media-engine/worker/rtp-uring';
 import { hearTone, isTone, tonePackets, TICKS_PER_FRAME, type LegSpec } from './codec-tone';
 
-let sockets: dgram.Socket[] = [];
+/**
+ * The legs' sockets. On the engine's own io_uring path (rtp-uring.ts, when it is built and the kernel
+ * takes it) every packet is timed by the kernel's arrival stamp (SO_TIMESTAMPNS), so the send-time error
+ * is the engine's as the kernel saw it, not this process's event loop catching up with 50,000 packets a
+ * second at 1,000 legs; the ring is read every POLL_MS. Else, or with PEER_IO=dgram: node:dgram, each
+ * packet timed when its 'message' event runs here.
+ */
+interface LegSocket {
+  port: number;
+  send(b: Buffer, port: number): void;
+  close(): void;
+}
+const POLL_MS = 1;
+const PEER_IO: 'uring' | 'dgram' = process.env.PEER_IO === 'dgram' || startUring() !== null ? 'dgram' : 'uring';
+let poller: NodeJS.Timeout | null = null;
+
+async function openLegSocket(onPacket: (msg: Buffer, len: number, arrival: number) => void): Promise<LegSocket> {
+  if (PEER_IO === 'uring') {
+    const t: RtpTransport = uringTransport((buf, len, _ip, _port, arrival) => onPacket(buf, len, arrival))!;
+    await t.open('127.0.0.1', 0);
+    if (!poller) poller = setInterval(() => uringRing()!.flush(), POLL_MS);
+    const to = peer('127.0.0.1', 0);
+    return {
+      port: uringRing()!.io.localPort(t.ringFd!),
+      send: (b, port) => t.send(b, { ...to, port }),
+      close: () => void t.close(),
+    };
+  }
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  try {
+    s.setRecvBufferSize(1 << 20);
+  } catch {
+    /* capped */
+  }
+  s.on('message', (msg) => onPacket(msg, msg.length, performance.now()));
+  return { port: s.address().port, send: (b, port) => s.send(b, port, '127.0.0.1'), close: () => s.close() };
+}
+
+let sockets: LegSocket[] = [];
+let echoes: dgram.Socket[] = [];
 interface LegRx {
   base: number | null; // min over packets of (arrival - 20 ms * index)
   firstSeq: number | null;
@@ -32,29 +74,21 @@ function send(m: unknown) {
   process.send!(m);
 }
 
-type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number; legs?: LegSpec[] };
+type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number; legs?: LegSpec[]; ms?: number };
 
 async function onMessage(m: PeerCommand): Promise<void> {
   if (m.cmd === 'open') {
     sockets = [];
     rx = [];
     for (let i = 0; i < m.n!; i++) {
-      const s = dgram.createSocket('udp4');
-      await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-      try {
-        s.setRecvBufferSize(1 << 20);
-      } catch {
-        /* capped */
-      }
       const leg: LegRx = { base: null, firstSeq: null, maxSeq: 0, count: 0, arrivals: [], seqs: [], pt: 0, tpf: 160, last: null };
       rx.push(leg);
-      s.on('message', (msg) => {
-        if (!measuring || msg.length < 12) return;
-        const t = performance.now();
+      const s = await openLegSocket((msg, len, t) => {
+        if (!measuring || len < 12) return;
         if ((msg[1] & 0x7f) !== leg.pt) return; // only the leg's audio packets (PCMU by default)
         if (leg.last) {
           if (leg.last.length >= KEEP) leg.last.shift();
-          leg.last.push(Buffer.from(msg.subarray(12 + (msg[0] & 0x0f) * 4)));
+          leg.last.push(Buffer.from(msg.subarray(12 + (msg[0] & 0x0f) * 4, len)));
         }
         leg.arrivals.push(t);
         leg.seqs.push(msg.readUInt32BE(4)); // RTP timestamp: the sender's clock
@@ -62,7 +96,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
       });
       sockets.push(s);
     }
-    send({ ports: sockets.map((s) => s.address().port) });
+    send({ ports: sockets.map((s) => s.port), io: PEER_IO });
   } else if (m.cmd === 'start') {
     const targets = m.targets!;
     const payload = Buffer.alloc(160, 0xff);
@@ -105,7 +139,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
             b.writeUInt32BE((n * (specs ? TICKS_PER_FRAME[specs[i].codec] : 160)) >>> 0, 4);
             b.writeUInt32BE(1000 + i, 8);
             body.copy(b, 12);
-            sockets[i].send(b, targets[i], '127.0.0.1');
+            sockets[i].send(b, targets[i]);
           }
         }
         setTimeout(tick, Math.max(0, start + (k + 1) * SUB - performance.now()));
@@ -152,13 +186,21 @@ async function onMessage(m: PeerCommand): Promise<void> {
   } else if (m.cmd === 'close') {
     for (const s of sockets) s.close();
     sockets = [];
+    for (const s of echoes) s.close();
+    echoes = [];
+    if (poller) clearInterval(poller);
+    poller = null;
     send({ closed: true });
   } else if (m.cmd === 'echo') {
     const s = dgram.createSocket('udp4');
     await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
     s.on('message', (msg, r) => s.send(msg, r.port, r.address));
-    sockets.push(s);
+    echoes.push(s);
     send({ port: s.address().port });
+  } else if (m.cmd === 'stall') {
+    // this process's event loop held busy (a test of the timing: the engine was not late, this process was)
+    const end = performance.now() + m.ms!;
+    while (performance.now() < end);
   } else if (m.cmd === 'exit') {
     process.exit(0);
   }

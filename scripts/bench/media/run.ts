@@ -164,8 +164,16 @@ interface LevelResult {
   neighbour: NeighbourReport | null;
 }
 
+/** the far end's socket kind is printed once per run */
+let peerIoSaid = false;
+
 async function level(ms: MediaServer, n: number, prompt: string, dir: string, opts: { busy?: boolean; conference?: boolean } = {}): Promise<LevelResult> {
-  const { ports } = await ask<{ ports: number[] }>({ cmd: 'open', n });
+  const { ports, io } = await ask<{ ports: number[]; io: string }>({ cmd: 'open', n });
+  if (!peerIoSaid)
+    console.log(
+      `far end's sockets: ${io} (${io === 'uring' ? "each packet timed by the kernel's arrival stamp" : "each packet timed when the far end's event loop reads it"}; PEER_IO=dgram for the latter)`,
+    );
+  peerIoSaid = true;
   const eps: Endpoint[] = [];
   for (let i = 0; i < n; i++) eps.push(await ms.createEndpoint({ remoteSdp: offer(ports[i]), inbandDtmf: false }));
   if (opts.conference) {
