@@ -143,15 +143,17 @@ export function isHeavy(file: string, heavy: readonly string[]): boolean {
 }
 
 /**
- * The order a shard runs its spec files in: sorted, with its heavy files (`isHeavy`) first when the
- * shard's number is odd and last when it is even. Two shards that both hold heavy files then run them
- * half a run apart instead of meeting by chance (the suites share two cores).
+ * The order a shard runs its spec files in: sorted, with its heavy files (`isHeavy`) as one block placed
+ * at the fraction (index − 1) / (count − 1) of the rest: first in shard 1, last in shard `count`, evenly
+ * between in the others. Shards that all hold heavy files then run them apart instead of meeting by
+ * chance (the suites share two cores).
  */
-export function shardFiles(shard: Shard, heavy: readonly string[]): string[] {
+export function shardFiles(shard: Shard, heavy: readonly string[], count = 2): string[] {
   const files = shard.units.flatMap((u) => u.files).sort();
   const hot = files.filter((f) => isHeavy(f, heavy));
   const rest = files.filter((f) => !isHeavy(f, heavy));
-  return shard.index % 2 === 1 ? [...hot, ...rest] : [...rest, ...hot];
+  const at = count <= 1 ? 0 : Math.round((rest.length * (shard.index - 1)) / (count - 1));
+  return [...rest.slice(0, at), ...hot, ...rest.slice(at)];
 }
 
 /** The spec files of `measured` (seconds per file), slowest first, at most `n`. */

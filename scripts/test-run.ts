@@ -15,8 +15,9 @@
  * A shard still running after its time limit (TEST_SHARD_TIMEOUT_S seconds, default three times its
  * expected seconds and at least 15 minutes) is ended with its whole process group (the phones and
  * engines its tests started), its output so far printed, and counted as one failure.
- * A shard runs the table's "heavy" spec files (a cluster of nodes, a hundred calls at once) first when its
- * number is odd and last when even, so two shards do not load the machine with theirs at the same time.
+ * A shard runs the table's "heavy" spec files (a cluster of nodes, a hundred calls at once) as one block:
+ * first in shard 1, last in the last shard, evenly between in the others, so that shards do not load the
+ * machine with theirs at the same time.
  * The run names its slowest spec files before its last lines. TEST_TIMES_WRITE=1 merges the measured
  * seconds per directory into the table.
  * A test that fails is run once more in the split run (TEST_RETRIES, default 1; 0: never): the real
@@ -104,7 +105,7 @@ function signalGroup(c: ChildProcess, sig: NodeJS.Signals): void {
 
 function runShard(shard: Shard, count: number, dir: string, limitS: number, heavy: readonly string[]): Promise<ShardResult> {
   const summaryFile = path.join(dir, `shard-${shard.index}.json`);
-  const files = shardFiles(shard, heavy);
+  const files = shardFiles(shard, heavy, count);
   const started = Date.now();
   const child = spawn(MOCHA, ['--reporter', REPORTER, '--retries', RETRIES, ...files], {
     cwd: ROOT,

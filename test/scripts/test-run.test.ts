@@ -87,15 +87,20 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       });
     });
 
-    it('runs the heavy files first in an odd shard and last in an even one, the rest sorted', () => {
+    it('runs the heavy files as one block: first in shard 1, last in the last shard, evenly between in the others', () => {
       const units: Unit[] = [
         { dir: 'test/scale', files: ['test/scale/b.test.ts', 'test/scale/a.test.ts'], seconds: 1, estimated: false },
-        { dir: 'test/core', files: ['test/core/z.test.ts', 'test/core/big.test.ts', 'test/core/a.test.ts'], seconds: 1, estimated: false },
+        { dir: 'test/core', files: ['test/core/z.test.ts', 'test/core/big.test.ts', 'test/core/a.test.ts', 'test/core/m.test.ts', 'test/core/n.test.ts'], seconds: 1, estimated: false },
       ];
       const heavy = ['test/scale', 'test/core/big.test.ts'];
-      expect(shardFiles({ index: 1, units, seconds: 2 }, heavy)).to.deep.equal(['test/core/big.test.ts', 'test/scale/a.test.ts', 'test/scale/b.test.ts', 'test/core/a.test.ts', 'test/core/z.test.ts']);
-      expect(shardFiles({ index: 2, units, seconds: 2 }, heavy)).to.deep.equal(['test/core/a.test.ts', 'test/core/z.test.ts', 'test/core/big.test.ts', 'test/scale/a.test.ts', 'test/scale/b.test.ts']);
-      expect(shardFiles({ index: 2, units, seconds: 2 }, [])).to.deep.equal([...units[1]!.files, ...units[0]!.files].sort());
+      const hot = ['test/core/big.test.ts', 'test/scale/a.test.ts', 'test/scale/b.test.ts'];
+      const rest = ['test/core/a.test.ts', 'test/core/m.test.ts', 'test/core/n.test.ts', 'test/core/z.test.ts'];
+      expect(shardFiles({ index: 1, units, seconds: 2 }, heavy, 2)).to.deep.equal([...hot, ...rest]);
+      expect(shardFiles({ index: 2, units, seconds: 2 }, heavy, 2)).to.deep.equal([...rest, ...hot]);
+      expect(shardFiles({ index: 2, units, seconds: 2 }, heavy, 3)).to.deep.equal([...rest.slice(0, 2), ...hot, ...rest.slice(2)]);
+      expect(shardFiles({ index: 3, units, seconds: 2 }, heavy, 3)).to.deep.equal([...rest, ...hot]);
+      expect(shardFiles({ index: 1, units, seconds: 2 }, heavy, 1)).to.deep.equal([...hot, ...rest]);
+      expect(shardFiles({ index: 2, units, seconds: 2 }, [], 2)).to.deep.equal([...units[1]!.files, ...units[0]!.files].sort());
       expect(isHeavy('test/scalex/a.test.ts', ['test/scale']), 'a directory matches whole path segments only').to.equal(false);
       expect(slowest({ 'test/a.test.ts': 3, 'test/b.test.ts': 9, 'test/c.test.ts': 3 }, 2)).to.deep.equal([
         ['test/b.test.ts', 9],
