@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: set-up (packages, npm, embedded Postgres and Redis), type checks, lint and format
 # checks (eslint.config.mjs, .prettierrc; `npm run lint`, `npm run format`), then every suite, split over
-# TEST_JOBS parallel mocha processes (default 2) by scripts/test-run.ts; its last line is
+# TEST_JOBS parallel mocha processes (default 3) by scripts/test-run.ts; its last line is
 # the sum over them, "N passed, N failed, N skipped". Extra arguments narrow it to one mocha run over them,
 # e.g. `bash scripts/test.sh 'test/control-api/**/*.test.ts'`.
 set -euo pipefail
