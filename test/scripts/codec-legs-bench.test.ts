@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { MediaServer } from '../../media-engine';
 import { rtpUring } from '../../media-engine/native';
 import { failuresOf, legSpecs, offer, Peer, runPair, TONE_A } from '../../scripts/bench/media/codec-legs';
+import { relayErrors } from '../../scripts/bench/media/relay-timing';
 import { portRange, sleep } from '../../testkit/media-engine/support';
 
 describe('bench: codec legs pair runner', function () {
@@ -22,6 +23,11 @@ describe('bench: codec legs pair runner', function () {
     await ms?.destroy();
   });
   const base = { kind: 'G722-PCMU', legs: 2, runMs: 1500, warmupMs: 1000 } as const;
+  /** `during` a run: the far end's event loop held busy for 300 ms, `afterMs` into the window */
+  const stallAfter = (p: Peer, afterMs: number) => async () => {
+    await sleep(afterMs);
+    p.tell({ cmd: 'stall', ms: 300 });
+  };
 
   it('an honest pair: both far ends hear the other side’s tone, nothing lost into the engine', async () => {
     const r = await runPair(ms, peer, base);
@@ -58,10 +64,7 @@ describe('bench: codec legs pair runner', function () {
 
   it("times the engine's packets by the kernel's arrival stamps: the far end's own 300 ms stall is not an engine send error", async function () {
     if (!rtpUring) this.skip(); // no ring built: the far end uses node:dgram and its own event loop's times
-    const stall = (p: Peer) => async () => {
-      await sleep(400);
-      p.tell({ cmd: 'stall', ms: 300 });
-    };
+    const stall = (p: Peer) => stallAfter(p, 400);
     const r = await runPair(ms, peer, { ...base, runMs: 2000, during: stall(peer) });
     expect(r.peerIo).to.equal('uring');
     expect(r.max, JSON.stringify(r)).to.be.lessThan(150);
@@ -74,6 +77,25 @@ describe('bench: codec legs pair runner', function () {
     } finally {
       slow.close();
     }
+  });
+
+  it("a forwarded pair (Opus↔Opus) is timed from the far end's sends: the far end's own stall is not the engine's error", async () => {
+    const run = (timing: 'grid' | 'relay') => runPair(ms, peer, { kind: 'opus-opus', legs: 2, runMs: 2000, warmupMs: 1000, timing, during: stallAfter(peer, 400) });
+    const relay = await run('relay');
+    expect(relay.timing).to.equal('relay');
+    expect(relay.engineLost, JSON.stringify(relay)).to.equal(0);
+    expect(relay.max, JSON.stringify(relay)).to.be.lessThan(150);
+    // the same on the 20 ms grid: the packets sent late by the stalled far end come out late, as forwarded
+    const grid = await run('grid');
+    expect(grid.max, JSON.stringify(grid)).to.be.greaterThan(250);
+  });
+
+  it('relayErrors: each packet from the send of the loop packet it carries, less the least delay', () => {
+    // the source sent a packet every 20 ms (loop of 3); the relay delayed them 5, 5, 25 (late), 5 ms
+    const sent = [0, 20, 40, 60, 80];
+    const arrivals = [45, 65, 105, 85];
+    expect(relayErrors({ arrivals, loopIdx: [2, 0, 1, 1] }, sent, 3)).to.deep.equal([0, 0, 20, 0]);
+    expect(relayErrors({ arrivals: [10], loopIdx: [-1] }, sent, 3), 'a payload not of the loop is left out').to.deep.equal([]);
   });
 
   it('a leg on hold for 300 ms inside the window: loss at its far end, the level fails', async () => {

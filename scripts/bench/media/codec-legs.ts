@@ -7,8 +7,9 @@
  * (G.722↔PCMU, Opus↔PCMU: transcoded in the engine) or both Opus (no transcoding). The far end is
  * peer.ts in its own process: every leg's far end sends its codec's packets of a tone (1,000 Hz on
  * side A, 600 Hz on side B), encoded once up-front with the engine's codec module and replayed each
- * 20 ms at the leg's own offset; it measures the engine's send-time error (p99 vs the ideal 20 ms grid)
- * and loss, and decodes each leg's last packets to check it hears the OTHER side's tone. A level
+ * 20 ms at the leg's own offset; it measures the engine's send-time error (p99 vs the ideal 20 ms grid;
+ * for Opus↔Opus, whose packets the engine forwards as they came, the delay from the far end's send of
+ * each packet, relay-timing.ts) and loss, and decodes each leg's last packets to check it hears the OTHER side's tone. A level
  * passes with 0 % loss both ways, every leg hearing its tone and p99 < 10 ms; the leg count is stepped
  * up until a level fails (retried once: the machine is shared). Legs count both sides of a pair.
  * CPU per leg-frame = this process's CPU (worker + API thread; and the worker thread alone) over the
@@ -100,6 +101,12 @@ export interface PairRunOptions {
   specs?: LegSpec[];
   /** called when the measured window starts, with the bridged pairs and the far ends' ports, in leg order (a test puts a leg on hold) */
   during?: (pairs: Array<[Endpoint, Endpoint]>, farPorts: number[]) => Promise<void>;
+  /**
+   * How the send error is taken: 'grid', each packet against its leg's 20 ms grid (the engine sends on its
+   * own clock), or 'relay', its delay from when the far end sent the packet it carries (the engine forwards
+   * Opus↔Opus packets as they came). Default: 'relay' for opus-opus, else 'grid'.
+   */
+  timing?: 'grid' | 'relay';
 }
 
 export interface PairResult {
@@ -115,6 +122,8 @@ export interface PairResult {
   legsHeard: number;
   /** the far ends' sockets (peer.ts): 'uring', each packet timed by the kernel's arrival stamp, or 'dgram' */
   peerIo: string;
+  /** how the send error was taken (PairRunOptions.timing) */
+  timing: 'grid' | 'relay';
   /** legs whose far end decoded silence / something other than the other side's tone */
   silent: number;
   wrongTone: number;
@@ -148,6 +157,7 @@ type PeerReport = {
 export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): Promise<PairResult> {
   if (o.legs < 2 || o.legs % 2) throw new RangeError(`legs must be an even number ≥ 2, not ${o.legs}`);
   const specs = o.specs ?? legSpecs(o.kind, o.legs / 2);
+  const timing = o.timing ?? (o.kind === 'opus-opus' ? 'relay' : 'grid');
   const { ports, io } = await peer.ask<{ ports: number[]; io: string }>({ cmd: 'open', n: o.legs });
   const pairs: Array<[Endpoint, Endpoint]> = [];
   const all: Endpoint[] = [];
@@ -188,7 +198,7 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
         ms.stats().then(([w]) => resolve({ cpu, wcpu, ticks: w.ticks, tickCostP50: w.tickCostP50, tickCostP99: w.tickCostP99 }), reject);
       }, o.warmupMs + o.runMs),
     );
-    const rx = await peer.ask<PeerReport>({ cmd: 'start', targets: all.map((e) => e.local.port), durationMs: o.warmupMs + o.runMs, warmupMs: o.warmupMs, legs: specs });
+    const rx = await peer.ask<PeerReport>({ cmd: 'start', targets: all.map((e) => e.local.port), durationMs: o.warmupMs + o.runMs, warmupMs: o.warmupMs, legs: specs, relay: timing === 'relay' });
     await windowStarted;
     if (windowError) throw windowError;
     const { cpu, wcpu, ...ws } = await windowEnded;
@@ -220,6 +230,7 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
       codecDecodesPerLegFrame: servedSoFar > 0 ? (engine1.decoded - engine0.decoded) / servedSoFar : 0,
       codecEncodesPerLegFrame: servedSoFar > 0 ? (engine1.encoded - engine0.encoded) / servedSoFar : 0,
       peerIo: io,
+      timing,
       failures: [],
     };
     r.failures = failuresOf(r);

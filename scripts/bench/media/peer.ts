@@ -10,6 +10,7 @@ import dgram from 'node:dgram';
 import { peer, type RtpTransport } from '../../../media-engine/worker/rtp-transport';
 import { startUring, uringRing, uringTransport } from '../../../media-engine/worker/rtp-uring';
 import { hearTone, isTone, tonePackets, TICKS_PER_FRAME, type LegSpec } from './codec-tone';
+import { relayErrors } from './relay-timing';
 
 /**
  * The legs' sockets. On the engine's own io_uring path (rtp-uring.ts, when it is built and the kernel
@@ -64,24 +65,34 @@ interface LegRx {
   tpf: number;
   /** the last payloads received while measuring, kept with `legs` for the tone check */
   last: Buffer[] | null;
+  /** `relay`: which packet of the replayed loop each received one is (-1: none of it), by its payload */
+  loopIdx: number[];
 }
 /** payloads kept per leg for the tone check */
 const KEEP = 12;
 let rx: LegRx[] = [];
 let measuring = false;
+/**
+ * `relay` (a forwarded pair, Opus↔Opus: the engine sends each packet on as it came, it cannot send before
+ * it receives): the loop packet a payload is, and when each leg sent each of its packets. A relayed
+ * packet's error is then its delay from its source's send, less the leg's least delay, instead of its place
+ * on the 20 ms grid (which would count this process's own late sends as the engine's).
+ */
+let relayOf: Map<string, number> | null = null;
+let sentAt: number[][] = [];
 
 function send(m: unknown) {
   process.send!(m);
 }
 
-type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number; legs?: LegSpec[]; ms?: number };
+type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number; legs?: LegSpec[]; ms?: number; relay?: boolean };
 
 async function onMessage(m: PeerCommand): Promise<void> {
   if (m.cmd === 'open') {
     sockets = [];
     rx = [];
     for (let i = 0; i < m.n!; i++) {
-      const leg: LegRx = { base: null, firstSeq: null, maxSeq: 0, count: 0, arrivals: [], seqs: [], pt: 0, tpf: 160, last: null };
+      const leg: LegRx = { base: null, firstSeq: null, maxSeq: 0, count: 0, arrivals: [], seqs: [], pt: 0, tpf: 160, last: null, loopIdx: [] };
       rx.push(leg);
       const s = await openLegSocket((msg, len, t) => {
         if (!measuring || len < 12) return;
@@ -92,6 +103,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
         }
         leg.arrivals.push(t);
         leg.seqs.push(msg.readUInt32BE(4)); // RTP timestamp: the sender's clock
+        if (relayOf) leg.loopIdx.push(relayOf.get(msg.toString('latin1', 12 + (msg[0] & 0x0f) * 4, len)) ?? -1);
         leg.count++;
       });
       sockets.push(s);
@@ -111,6 +123,14 @@ async function onMessage(m: PeerCommand): Promise<void> {
         loops.push(made.get(key)!);
         Object.assign(rx[i], { pt: sp.pt, tpf: TICKS_PER_FRAME[sp.codec], last: [] });
       }
+    }
+    relayOf = null;
+    sentAt = targets.map(() => []);
+    if (m.relay) {
+      if (!loops || targets.length % 2) throw new Error('relay: legs in pairs with their loops');
+      relayOf = new Map();
+      for (const loop of loops) for (const [j, p] of loop.entries()) relayOf.set(p.toString('latin1'), j);
+      if (relayOf.size !== loops[0]!.length * new Set(loops).size) throw new Error('relay: the loop packets are not told apart by their payloads');
     }
     // 500 phones do not send in step: leg i sends at its own offset (i mod 4) x 5 ms within each 20 ms,
     // so the engine sees the packet arrivals a real far end would give it, and the sends here do not
@@ -140,6 +160,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
             b.writeUInt32BE(1000 + i, 8);
             body.copy(b, 12);
             sockets[i].send(b, targets[i]);
+            if (relayOf) sentAt[i]!.push(performance.now());
           }
         }
         setTimeout(tick, Math.max(0, start + (k + 1) * SUB - performance.now()));
@@ -152,13 +173,16 @@ async function onMessage(m: PeerCommand): Promise<void> {
     const errors: number[] = [];
     let expected = 0;
     let received = 0;
-    for (const leg of rx) {
+    for (const [i, leg] of rx.entries()) {
       if (leg.seqs.length < 2) continue;
       const s0 = leg.seqs[0];
       let base = Infinity;
       const idx = leg.seqs.map((s) => Math.round(((s - s0) >>> 0) / leg.tpf));
-      for (let k = 0; k < idx.length; k++) base = Math.min(base, leg.arrivals[k] - idx[k] * 20);
-      for (let k = 0; k < idx.length; k++) errors.push(leg.arrivals[k] - idx[k] * 20 - base);
+      if (relayOf) errors.push(...relayErrors(leg, sentAt[i ^ 1]!));
+      else {
+        for (let k = 0; k < idx.length; k++) base = Math.min(base, leg.arrivals[k] - idx[k] * 20);
+        for (let k = 0; k < idx.length; k++) errors.push(leg.arrivals[k] - idx[k] * 20 - base);
+      }
       const span = Math.max(...idx) + 1;
       expected += span;
       received += new Set(idx).size;
@@ -177,6 +201,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
     for (const leg of rx) {
       leg.arrivals = [];
       leg.seqs = [];
+      leg.loopIdx = [];
       leg.count = 0;
       if (leg.last) leg.last = [];
     }
