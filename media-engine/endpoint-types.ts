@@ -5,7 +5,7 @@
 import type { PlayResult } from './player';
 import type { DtmfEvent } from './worker/leg';
 import type { SpeechEvent } from './worker/leg-analysis';
-import type { RtcpReceived } from './worker/rtp-counters';
+import type { RtcpReceived, RtpCounters } from './worker/rtp-counters';
 import type { Transcript } from './transcriber';
 
 /**
@@ -55,28 +55,8 @@ export interface PlayCollectResult extends Partial<PlayResult> {
   terminatorUsed: string | null;
 }
 
-export interface EndpointStats {
-  packetsSent: number;
-  octetsSent: number;
-  /** from the current source, duplicates excluded */
-  packetsReceived: number;
-  /** from the current source's sequence numbers (RFC 3550 A.3) */
-  packetsExpected: number;
-  lost: number;
-  /** RFC 3550 A.8 interarrival jitter, ms */
-  jitterMs: number;
-  outOfOrder: number;
-  duplicates: number;
-  concealed: number;
-  /** lost packets rebuilt from the next one's in-band FEC (Opus) */
-  recovered: number;
-  /** packets too late to play, discarded */
-  late: number;
-  /** packets the jitter buffer had no room for, discarded */
-  dropped: number;
-  /** packets decoded (FEC recoveries included) and encoded by the leg's wideband codec (G.722, Opus); 0 on G.711 */
-  codecDecoded: number;
-  codecEncoded: number;
+/** The leg's RTP counters (rtp-counters.ts) and its jitter buffer, codec and RTCP. */
+export interface EndpointStats extends RtpCounters {
   jitterTargetFrames: number;
   /** the jitter buffer's playout delay now, ms */
   jitterBufferMs: number;

@@ -105,10 +105,9 @@ static int harvest(uring_t *u) {
   return k;
 }
 
-/* a C leg's packet (rtp_legs.c): its msghdr lives in the leg until the next tick */
-static void legs_send(void *ring, int fd, struct msghdr *h) {
-  uring_t *u = ring;
-  struct io_uring_sqe *s = fd >= 0 && (size_t)fd < u->nfd && u->open[fd] ? uring_sqe(u) : NULL;
+/* one datagram to send on fd (an open socket of the ring) at the next submit; `h` must live until then */
+static void queue_send(uring_t *u, int fd, struct msghdr *h) {
+  struct io_uring_sqe *s = uring_sqe(u);
   if (!s) {
     u->counters[C_SEND_ERRORS]++;
     return;
@@ -116,6 +115,13 @@ static void legs_send(void *ring, int fd, struct msghdr *h) {
   io_uring_prep_sendmsg(s, fd, h, MSG_DONTWAIT);
   io_uring_sqe_set_data64(s, UD(K_SEND, u->gen[fd], fd));
   u->counters[C_SENT]++;
+}
+
+/* a C leg's packet (rtp_legs.c): its msghdr lives in the leg until the next tick */
+static void legs_send(void *ring, int fd, struct msghdr *h) {
+  uring_t *u = ring;
+  if (fd >= 0 && (size_t)fd < u->nfd && u->open[fd]) queue_send(u, fd, h);
+  else u->counters[C_SEND_ERRORS]++;
 }
 
 legs_t *uring_legs(napi_env env) {
@@ -163,14 +169,7 @@ napi_value uring_js_flush(napi_env env, napi_callback_info info) {
     h->msg_namelen = sizeof *to;
     h->msg_iov = &u->siov[i];
     h->msg_iovlen = 1;
-    struct io_uring_sqe *s = uring_sqe(u);
-    if (!s) {
-      u->counters[C_SEND_ERRORS]++;
-      continue;
-    }
-    io_uring_prep_sendmsg(s, fd, h, MSG_DONTWAIT);
-    io_uring_sqe_set_data64(s, UD(K_SEND, u->gen[fd], fd));
-    u->counters[C_SENT]++;
+    queue_send(u, fd, h);
   }
   size_t nr = u->nrearm;
   u->nrearm = 0;
