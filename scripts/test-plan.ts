@@ -34,8 +34,8 @@ export interface TimesTable {
   seconds: Record<string, number>;
   /**
    * Spec files or directories (relative, `/`-separated) whose tests load the whole machine: a cluster of
-   * nodes, a hundred calls at once, a flood. A shard runs them at its start when its number is odd and at
-   * its end when even, so two shards do not run theirs at the same minute (scripts/test-run.ts).
+   * nodes, a hundred calls at once, a flood. A shard runs them as one block, placed by its number
+   * (shardFiles), so shards do not run theirs at the same minute (scripts/test-run.ts).
    */
   heavy?: string[];
 }

@@ -1,8 +1,7 @@
 /**
  * The audio forks of one media worker (engine.ts): a fork taps a leg, or a conference's mix, posts its
  * frames to the API thread and plays back what its consumer injects (a media stream, an agent's voice).
- * The owner (leg or conference) holds its taps too: when it goes, the engine tells this registry
- * (forget) and closes them.
+ * The owner (leg or conference) holds its taps too: when it goes, the engine drops them here (forget).
  */
 import { ForkTap, type ForkMix, type ForkStats } from '../fork';
 import { InjectMember, type ConferenceState } from './conference-fork';
