@@ -1,7 +1,7 @@
 /**
  * The audio forks of one media worker (engine.ts): a fork taps a leg, or a conference's mix, posts its
  * frames to the API thread and plays back what its consumer injects (a media stream, an agent's voice).
- * The owner (leg or conference) holds its taps too: when it goes, the engine drops them here (forget).
+ * The owner (leg or conference) holds its taps too: when it goes, the engine drops them here (drop).
  */
 import { ForkTap, type ForkMix, type ForkStats } from '../fork';
 import { InjectMember, type ConferenceState } from './conference-fork';
@@ -54,9 +54,12 @@ export class EngineForks {
     return f.tap.stats;
   }
 
-  /** The fork's owner is gone (it closes the tap itself). */
-  forget(forkId: string): void {
-    this.forks.delete(forkId);
+  /** The taps' owner (a leg or a conference) is gone: its forks are closed and forgotten. */
+  drop(taps: ReadonlyMap<string, ForkTap>): void {
+    for (const [forkId, tap] of taps) {
+      this.forks.delete(forkId);
+      tap.close();
+    }
   }
 
   ack(forkId: string, n: number): void {

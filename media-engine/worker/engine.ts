@@ -295,10 +295,7 @@ export class Engine {
     this.unplace(leg);
     if (leg.feed) this.unbridgeSafe(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
-    for (const [f, tap] of leg.forks) {
-      this.forks.forget(f);
-      tap.close();
-    }
+    this.forks.drop(leg.forks);
     await leg.close();
   }
 
@@ -445,7 +442,7 @@ export class Engine {
       if (leg) leg.conferenceId = null;
     }
     c.recorder?.stop('hangup');
-    for (const f of c.forks.keys()) this.forks.forget(f);
+    this.forks.drop(c.forks);
     c.mixer.close();
     this.conferences.delete(confId);
     this.confEvent(confId, { name: 'destroy', data: {} });
