@@ -66,7 +66,11 @@ export class Linphonec {
     this.proc = proc;
     proc.stdout?.on('data', (d) => (this.log += d));
     proc.stderr?.on('data', (d) => (this.log += d));
-    proc.on('exit', () => {
+    // a command written after linphonec is gone is an EPIPE on its stdin: said in the log (which a failing
+    // test prints) with how it ended, not thrown from nowhere into whatever test runs then
+    proc.stdin?.on('error', (e) => (this.log += `\n[linphonec stdin: ${e.message}]\n`));
+    proc.on('exit', (code, signal) => {
+      this.log += `\n[linphonec exited: ${signal ?? `code ${code}`}]\n`;
       if (this.proc === proc) this.proc = null;
     });
   }
