@@ -55,6 +55,14 @@ export interface Codec extends CodecInfo {
    * next's FEC data where the codec has it (hasFec), concealed otherwise. Call decode(next) after it.
    */
   recover(next: Uint8Array, out: Int16Array, offset?: number, length?: number): number;
+  /**
+   * Wideband codecs, for frames whose audio came at 8 kHz (a G.711 peer, an 8 kHz prompt): `encodeNarrow`
+   * codes such a frame from its frameMs × 8 samples at 8 kHz, not brought up to sampleRate (G.722: the upper
+   * band sent empty; Opus: an 8 kHz encoder, narrow band). Where the frame was brought up anyway, Opus is
+   * told to code narrow band while such frames last (`narrowBand(true)`, back with false).
+   */
+  encodeNarrow?(pcm8k: Int16Array, out: Uint8Array): number;
+  narrowBand?(on: boolean): void;
   /** Frees the codec's state now; any later call throws ERR_CODEC_CLOSED. Idempotent. */
   close(): void;
   readonly closed: boolean;

@@ -57,6 +57,14 @@ export class G722Codec implements Codec {
     return this.n.g722Encode(this.enc, pcm, this.frameSamples, out);
   }
 
+  /** A frame of 8 kHz audio (frameMs × 8 samples): the lower band coded from it, the upper band empty. */
+  encodeNarrow(pcm8k: Int16Array, out: Uint8Array): number {
+    this.check('encodeNarrow');
+    const n = this.frameMs * 8;
+    if (pcm8k.length < n) throw rangeError(`G722 encodeNarrow: pcm holds ${pcm8k.length} samples, a frame at 8 kHz is ${n}`);
+    return this.n.g722EncodeNarrow(this.enc, pcm8k, n, out);
+  }
+
   decode(payload: Uint8Array, out: Int16Array, offset?: number, length?: number): number {
     this.check('decode');
     const off = offset ?? 0;

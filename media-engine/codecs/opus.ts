@@ -55,6 +55,9 @@ export class OpusCodec implements Codec {
   private readonly n: NativeCodecs;
   private readonly enc: OpusEncoderHandle;
   private readonly dec: OpusDecoderHandle;
+  /** the encoder of frames of 8 kHz audio (encodeNarrow), made with the first */
+  private enc8: OpusEncoderHandle | null = null;
+  private readonly loss: number;
   private open = true;
 
   constructor(opts: OpusOptions = {}) {
@@ -69,7 +72,7 @@ export class OpusCodec implements Codec {
     this.complexity = checkInt('Opus complexity', opts.complexity ?? 5, 0, 10);
     this.maxAverageBitrate = checkInt('Opus maxAverageBitrate', opts.maxAverageBitrate ?? (rate === 16000 ? 24000 : 32000), 6000, 510000);
     this.hasFec = opts.useInbandFec ?? true;
-    const loss = checkInt('Opus packetLossPercent', opts.packetLossPercent ?? (this.hasFec ? 10 : 0), 0, 100);
+    const loss = (this.loss = checkInt('Opus packetLossPercent', opts.packetLossPercent ?? (this.hasFec ? 10 : 0), 0, 100));
     this.useDtx = opts.useDtx ?? false;
     this.maxPlaybackRate = checkInt('Opus maxPlaybackRate', opts.maxPlaybackRate ?? rate, 8000, 48000);
     this.n = requireNative('Opus');
@@ -95,6 +98,25 @@ export class OpusCodec implements Codec {
     this.check('encode');
     if (pcm.length < this.frameSamples) throw rangeError(`opus encode: pcm holds ${pcm.length} samples, a frame is ${this.frameSamples}`);
     return this.n.opusEncode(this.enc, pcm, this.frameSamples, out);
+  }
+
+  /**
+   * A frame of 8 kHz audio (frameMs × 8 samples) coded by an encoder at 8 kHz with the same settings
+   * (narrow band from its first packet; no resampling). Its packets and the main encoder's form one stream
+   * for any Opus decoder (RFC 6716: every packet says its own band and mode).
+   */
+  encodeNarrow(pcm8k: Int16Array, out: Uint8Array): number {
+    this.check('encodeNarrow');
+    const n = this.frameMs * 8;
+    if (pcm8k.length < n) throw rangeError(`opus encodeNarrow: pcm holds ${pcm8k.length} samples, a frame at 8 kHz is ${n}`);
+    this.enc8 ??= this.n.opusEncoderCreate(8000, this.complexity, this.maxAverageBitrate, this.hasFec ? 1 : 0, this.loss, this.useDtx ? 1 : 0, 8000);
+    return this.n.opusEncode(this.enc8, pcm8k, n, out);
+  }
+
+  /** True: the frames carry 8 kHz audio, code narrow band (SILK at 8 kHz); false: the encoder's own choice. */
+  narrowBand(on: boolean): void {
+    this.check('narrowBand');
+    this.n.opusEncoderNarrow(this.enc, on ? 1 : 0);
   }
 
   /** Samples written: the packet's own duration (a 60 ms packet needs an out of 60 ms). */
@@ -127,5 +149,6 @@ export class OpusCodec implements Codec {
     this.open = false;
     this.n.close(this.enc);
     this.n.close(this.dec);
+    if (this.enc8) this.n.close(this.enc8);
   }
 }

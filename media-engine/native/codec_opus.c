@@ -8,7 +8,7 @@
 #include <opus.h>
 #include <stdio.h>
 
-static int valid_rate(int64_t r, int enc) { return r == 16000 || r == 48000 || (!enc && (r == 8000 || r == 12000 || r == 24000)); }
+static int valid_rate(int64_t r, int enc) { return r == 8000 || r == 16000 || r == 48000 || (!enc && (r == 12000 || r == 24000)); }
 
 /* a legal Opus frame at `rate`: 2.5, 5, 10, 20, 40 or 60 ms */
 static int valid_frame(int64_t n, int64_t rate) {
@@ -37,7 +37,7 @@ static napi_value enc_create(napi_env env, napi_callback_info info) {
   int64_t rate, cx, br, fec, loss, dtx, playback;
   if (!args(env, info, 7, a, fn)) return NULL;
   if (!arg_int(env, a[0], 8000, 48000, &rate, fn, "sampleRate")) return NULL;
-  if (!valid_rate(rate, 1)) return throw_range(env, fn, "sampleRate must be 16000 or 48000");
+  if (!valid_rate(rate, 1)) return throw_range(env, fn, "sampleRate must be 8000, 16000 or 48000");
   if (!arg_int(env, a[1], 0, 10, &cx, fn, "complexity") || !arg_int(env, a[2], 6000, 510000, &br, fn, "bitrate") ||
       !arg_int(env, a[3], 0, 1, &fec, fn, "fec") || !arg_int(env, a[4], 0, 100, &loss, fn, "lossPercent") || !arg_int(env, a[5], 0, 1, &dtx, fn, "dtx") ||
       !arg_int(env, a[6], 8000, 48000, &playback, fn, "maxPlaybackRate"))
@@ -77,6 +77,23 @@ static napi_value enc_encode(napi_env env, napi_callback_info info) {
   int r = opus_encode((OpusEncoder *)h->state, pcm, (int)n, out, cap);
   if (r < 0) return opus_fail(env, fn, r);
   return int_value(env, r);
+}
+
+/*
+ * opusEncoderNarrow(h, on 0|1): 1 while the frames carry 8 kHz audio (a G.711 peer, an 8 kHz prompt):
+ * the encoder codes narrow band (SILK at 8 kHz, about half the work of wide band); 0 gives the band back
+ * to the encoder's own choice under the maxplaybackrate it was made with.
+ */
+static napi_value enc_narrow(napi_env env, napi_callback_info info) {
+  const char *fn = "opusEncoderNarrow";
+  napi_value a[2];
+  int64_t on;
+  if (!args(env, info, 2, a, fn)) return NULL;
+  handle_t *h = handle_get(env, a[0], K_OPUS_ENC, fn);
+  if (!h || !arg_int(env, a[1], 0, 1, &on, fn, "on")) return NULL;
+  int r = opus_encoder_ctl((OpusEncoder *)h->state, OPUS_SET_BANDWIDTH(on ? OPUS_BANDWIDTH_NARROWBAND : OPUS_AUTO));
+  if (r != OPUS_OK) return opus_fail(env, fn, r);
+  return NULL;
 }
 
 /* opusDecoderCreate(sampleRate 8000|12000|16000|24000|48000) */
@@ -153,6 +170,7 @@ void codec_opus_free(handle_t *h) {
 void codec_opus_init(napi_env env, napi_value exports) {
   EXPORT_FN(env, exports, "opusEncoderCreate", enc_create);
   EXPORT_FN(env, exports, "opusEncode", enc_encode);
+  EXPORT_FN(env, exports, "opusEncoderNarrow", enc_narrow);
   EXPORT_FN(env, exports, "opusDecoderCreate", dec_create);
   EXPORT_FN(env, exports, "opusDecode", dec_decode);
   EXPORT_FN(env, exports, "opusPacketSamples", packet_samples);

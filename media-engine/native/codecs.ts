@@ -26,12 +26,14 @@ export interface NativeCodecs {
   close(handle: NativeHandle<string>): void;
   readonly opusVersion: string;
   /**
-   * sampleRate 16000 | 48000; complexity 0-10; bitrate 6000-510000 bit/s; fec, dtx 0 | 1; lossPercent 0-100
+   * sampleRate 8000 | 16000 | 48000; complexity 0-10; bitrate 6000-510000 bit/s; fec, dtx 0 | 1; lossPercent 0-100
    * (the FEC's expected loss); maxPlaybackRate 8000-48000 Hz (the widest band encoded: ≤ 8000 narrow band…).
    */
   opusEncoderCreate(sampleRate: number, complexity: number, bitrate: number, fec: number, lossPercent: number, dtx: number, maxPlaybackRate: number): OpusEncoderHandle;
   /** One frame of frameSamples from pcm[0..]: bytes written into out (1-2 bytes: a DTX frame, not worth sending). */
   opusEncode(h: OpusEncoderHandle, pcm: Int16Array, frameSamples: number, out: Uint8Array): number;
+  /** on 1: code narrow band (the frames carry 8 kHz audio); 0: the encoder's own choice under its maxPlaybackRate. */
+  opusEncoderNarrow(h: OpusEncoderHandle, on: number): void;
   /** sampleRate 8000 | 12000 | 16000 | 24000 | 48000 (the output rate; any packet decodes at any rate). */
   opusDecoderCreate(sampleRate: number): OpusDecoderHandle;
   /**
@@ -43,6 +45,8 @@ export interface NativeCodecs {
   g722EncoderCreate(): G722EncoderHandle;
   /** samples (even) of 16 kHz pcm into samples / 2 code words. */
   g722Encode(h: G722EncoderHandle, pcm: Int16Array, samples: number, out: Uint8Array): number;
+  /** samples of 8 kHz pcm (audio with nothing above 4 kHz) into `samples` code words, the upper band empty. */
+  g722EncodeNarrow(h: G722EncoderHandle, pcm: Int16Array, samples: number, out: Uint8Array): number;
   g722DecoderCreate(): G722DecoderHandle;
   /** length code words into 2 × length samples at 16 kHz (and into the PLC's history). */
   g722Decode(h: G722DecoderHandle, payload: Uint8Array, offset: number, length: number, out: Int16Array): number;

@@ -32,6 +32,8 @@ export class LegCodec {
   private readonly pending: Int16Array;
   private pendingLen = 0;
   readonly payload: Uint8Array;
+  /** the codec was last told the frames carry 8 kHz audio (Opus narrow band) */
+  private narrow = false;
 
   constructor(readonly media: NegotiatedMedia) {
     const ptime = PTIMES.includes(media.ptime) ? media.ptime : 20;
@@ -105,8 +107,13 @@ export class LegCodec {
   /**
    * Takes a 20 ms frame at `rate`; for each whole packet of the codec's ptime now waiting, encodes it
    * into `payload` and calls `send(bytes, ticks)` (ticks: the packet's length on the RTP clock).
+   * `narrow`: the frame's audio came at 8 kHz (brought up to `rate`): Opus then codes narrow band.
    */
-  encodeFrame(frame: Int16Array, send: (bytes: number, ticks: number) => void): void {
+  encodeFrame(frame: Int16Array, send: (bytes: number, ticks: number) => void, narrow = false): void {
+    if (narrow !== this.narrow && this.codec.narrowBand) {
+      this.narrow = narrow;
+      this.codec.narrowBand(narrow);
+    }
     const n = this.codec.frameSamples;
     if (n === this.frame && this.pendingLen === 0) return send(this.codec.encode(frame, this.payload), this.codec.frameTicks);
     const p = this.pending;
@@ -117,6 +124,16 @@ export class LegCodec {
       this.pending.copyWithin(0, n, this.pendingLen);
       this.pendingLen -= n;
     }
+  }
+
+  /** True when a 20 ms frame of 8 kHz audio can be coded as it is (G.722 in 20 ms packets, none part-filled). */
+  get takesNarrow(): boolean {
+    return this.codec.encodeNarrow !== undefined && this.codec.frameSamples === this.frame && this.pendingLen === 0;
+  }
+
+  /** A 20 ms frame of 8 kHz audio coded as it is (only when `takesNarrow`): `send(bytes, ticks)`. */
+  encodeNarrowFrame(frame8k: Int16Array, send: (bytes: number, ticks: number) => void): void {
+    send(this.codec.encodeNarrow!(frame8k, this.payload), this.codec.frameTicks);
   }
 
   /** Drops a part-filled packet (a telephone-event took the tick). */

@@ -1,8 +1,7 @@
 /**
- * One leg's RTP/RTCP transport inside a worker: its own UDP socket pair with an enlarged receive
- * buffer, symmetric RTP (latching to where the far end really sends from), G.711 encode/decode by
- * payload type or the leg's wideband codec (leg-codec.ts: G.722, Opus at 16 kHz), RFC 4733
- * send/receive at the codec's clock, a jitter buffer at the leg's PCM rate and RTCP SR/RR every 5 s.
+ * One leg's RTP/RTCP transport inside a worker: its own UDP socket pair, symmetric RTP (latching to where
+ * the far end sends from), G.711 by payload type or the leg's wideband codec (leg-codec.ts: G.722, Opus),
+ * RFC 4733 at the codec's clock, a jitter buffer at the leg's PCM rate and RTCP SR/RR every 5 s.
  * The sockets are the worker's kind (rtp-transport.ts): native ones are read when the leg is served.
  */
 import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
@@ -282,8 +281,20 @@ export class RtpSession {
     return this.jitter.pop(out);
   }
 
-  /** Sends this tick's outbound audio (`frame` samples at `rate`, or a queued telephone-event instead); keeps timestamps running on hold. */
-  sendFrame(frame: Int16Array, now: number): void {
+  /** A wideband leg's 8 kHz audio (G.711 peer, 8 kHz prompt or mix): coded as it is (G.722), else brought up by `up` (Opus: narrow band). */
+  sendNarrowFrame(frame8k: Int16Array, up: { up(from: Int16Array): Int16Array }, now: number): void {
+    const w = this.wide;
+    if (w !== null && !this.dtmfOut.busy && w.takesNarrow) {
+      if (this.capture !== null) this.capture.sendTime = now;
+      w.encodeNarrowFrame(frame8k, this.sendWide);
+      if (now >= this.nextRtcpAt) this.sendRtcp(now);
+      return;
+    }
+    this.sendFrame(up.up(frame8k), now, true);
+  }
+
+  /** Sends this tick's audio (`frame` at `rate`; `narrow`: brought up from 8 kHz) or a queued telephone-event; timestamps run on hold. */
+  sendFrame(frame: Int16Array, now: number, narrow = false): void {
     if (this.capture !== null) this.capture.sendTime = now;
     const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.frameTicks) : null;
     if (ev) {
@@ -293,7 +304,7 @@ export class RtpSession {
       this.pendingLen = 0;
       this.wide?.dropPending();
     } else if (this.wide) {
-      this.wide.encodeFrame(frame, this.sendWide);
+      this.wide.encodeFrame(frame, this.sendWide, narrow);
     } else {
       const ptimeSamples = Math.min(FRAME * 4, Math.max(80, ((this.media?.ptime ?? 20) * 8) | 0));
       if (ptimeSamples === FRAME && this.pendingLen === 0) {

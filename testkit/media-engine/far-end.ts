@@ -13,6 +13,9 @@ export class ToneFarEnd {
   private readonly tx: Codec;
   private readonly rx: Codec;
   private readonly heard: Int16Array[] = [];
+  /** G.722 packets received whose upper band was empty (every code word's top 2 bits set: coded from 8 kHz) */
+  upperBandEmpty = 0;
+  received = 0;
   private remotePort = 0;
   private stopped = false;
   port = 0;
@@ -25,6 +28,8 @@ export class ToneFarEnd {
       const out = new Int16Array(this.rate / 50);
       const n = this.rx.decode(m.subarray(12), out);
       this.heard.push(out.subarray(0, n));
+      this.received++;
+      if (this.codec === 'G722' && m.subarray(12).every((b) => (b & 0xc0) === 0xc0)) this.upperBandEmpty++;
     });
   }
 
@@ -82,6 +87,8 @@ export class ToneFarEnd {
   /** Forgets what was heard so far. */
   clear(): void {
     this.heard.length = 0;
+    this.received = 0;
+    this.upperBandEmpty = 0;
   }
 
   /** The last `seconds` heard, as one array at `rate`. */
