@@ -5,12 +5,12 @@
  */
 import { ForkTap, type ForkMix, type ForkStats } from '../fork';
 import { InjectMember, type ConferenceState } from './conference-fork';
+import { EngineError } from './engine-error';
 import type { Leg } from './leg';
 
-/** How the registry finds a fork's owner: a leg (throws when there is none) or a conference. */
+/** How the registry finds a fork's owner (undefined when there is none): a leg (back from C if it ran there) or a conference. */
 export interface ForkOwners {
-  leg(id: string): Leg;
-  peekLeg(id: string): Leg | undefined;
+  leg(id: string): Leg | undefined;
   conference(id: string): ConferenceState | undefined;
 }
 
@@ -28,13 +28,15 @@ export class EngineForks {
    */
   start(ownerId: string, forkId: string, mix: ForkMix, maxInFlight: number, legRate: boolean): number {
     const c = this.owners.conference(ownerId);
-    const rate = legRate && (c ? c.mixer.widebandNow : this.owners.leg(ownerId).wideband) ? 16000 : 8000;
+    const leg = c ? undefined : this.owners.leg(ownerId);
+    if (!c && !leg) throw new EngineError(`no such endpoint ${ownerId}`, 'ENOENDPOINT');
+    const rate = legRate && (c ? c.mixer.widebandNow : leg!.wideband) ? 16000 : 8000;
     const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate);
     if (c) {
       c.forks.set(forkId, tap);
       // injected audio joins the conference as a participant that hears nothing
       c.mixer.join(new InjectMember(tap));
-    } else this.owners.leg(ownerId).forks.set(forkId, tap);
+    } else leg!.forks.set(forkId, tap);
     this.forks.set(forkId, { tap, owner: ownerId });
     return rate;
   }
@@ -45,7 +47,7 @@ export class EngineForks {
     if (!f) return null;
     this.forks.delete(forkId);
     f.tap.close();
-    this.owners.peekLeg(f.owner)?.forks.delete(forkId);
+    this.owners.leg(f.owner)?.forks.delete(forkId);
     const c = this.owners.conference(f.owner);
     if (c) {
       c.forks.delete(forkId);

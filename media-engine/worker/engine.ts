@@ -51,7 +51,7 @@ export class Engine {
     postFrame: (forkId: string, frame: Int16Array) => void,
     opts: { phases?: number } = {},
   ) {
-    this.forks = new EngineForks({ leg: (id) => this.leg(id), peekLeg: (id) => this.legs.get(id), conference: (id) => this.conferences.get(id) }, postFrame);
+    this.forks = new EngineForks({ leg: (id) => (this.legs.has(id) ? this.leg(id) : undefined), conference: (id) => this.conferences.get(id) }, postFrame);
     this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
     this.slots = Array.from({ length: this.phases }, () => [] as Leg[]);
     this.cLegs = CLegs.start(this.slots[0]);

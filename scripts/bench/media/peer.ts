@@ -78,11 +78,18 @@ let measuring = false;
  * packet's error is then its delay from its source's send, less the leg's least delay, instead of its place
  * on the 20 ms grid (which would count this process's own late sends as the engine's).
  */
-let relayOf: Map<string, number> | null = null;
+let relayOf: Map<number, number> | null = null;
 let sentAt: number[][] = [];
 
 function send(m: unknown) {
   process.send!(m);
+}
+
+/** A payload's FNV-1a hash (a number: no string made per packet in the receive handler); `start` checks the loop's packets differ by it. */
+function payloadKey(b: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h >>> 0;
 }
 
 type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number; legs?: LegSpec[]; ms?: number; relay?: boolean };
@@ -103,7 +110,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
         }
         leg.arrivals.push(t);
         leg.seqs.push(msg.readUInt32BE(4)); // RTP timestamp: the sender's clock
-        if (relayOf) leg.loopIdx.push(relayOf.get(msg.toString('latin1', 12 + (msg[0] & 0x0f) * 4, len)) ?? -1);
+        if (relayOf) leg.loopIdx.push(relayOf.get(payloadKey(msg, 12 + (msg[0] & 0x0f) * 4, len)) ?? -1);
         leg.count++;
       });
       sockets.push(s);
@@ -129,7 +136,7 @@ async function onMessage(m: PeerCommand): Promise<void> {
     if (m.relay) {
       if (!loops || targets.length % 2) throw new Error('relay: legs in pairs with their loops');
       relayOf = new Map();
-      for (const loop of loops) for (const [j, p] of loop.entries()) relayOf.set(p.toString('latin1'), j);
+      for (const loop of loops) for (const [j, p] of loop.entries()) relayOf.set(payloadKey(p, 0, p.length), j);
       if (relayOf.size !== loops[0]!.length * new Set(loops).size) throw new Error('relay: the loop packets are not told apart by their payloads');
     }
     // 500 phones do not send in step: leg i sends at its own offset (i mod 4) x 5 ms within each 20 ms,

@@ -162,18 +162,12 @@ interface LevelResult {
   /** io_uring_enter calls per tick ('uring' workers), else null */
   entersPerTick: number | null;
   neighbour: NeighbourReport | null;
+  /** the far end's socket kind: 'uring' (packets timed by the kernel's arrival stamp) or 'dgram' */
+  peerIo: string;
 }
-
-/** the far end's socket kind is printed once per run */
-let peerIoSaid = false;
 
 async function level(ms: MediaServer, n: number, prompt: string, dir: string, opts: { busy?: boolean; conference?: boolean } = {}): Promise<LevelResult> {
   const { ports, io } = await ask<{ ports: number[]; io: string }>({ cmd: 'open', n });
-  if (!peerIoSaid)
-    console.log(
-      `far end's sockets: ${io} (${io === 'uring' ? "each packet timed by the kernel's arrival stamp" : "each packet timed when the far end's event loop reads it"}; PEER_IO=dgram for the latter)`,
-    );
-  peerIoSaid = true;
   const eps: Endpoint[] = [];
   for (let i = 0; i < n; i++) eps.push(await ms.createEndpoint({ remoteSdp: offer(ports[i]), inbandDtmf: false }));
   if (opts.conference) {
@@ -234,6 +228,7 @@ async function level(ms: MediaServer, n: number, prompt: string, dir: string, op
     workerUsPerLegFrame: legFrames > 0 ? (wcpu * 1000) / legFrames : 0,
     entersPerTick: ws.rtpRing && ws.ticks > 0 ? (ws.rtpRing.enters - enters0) / ws.ticks : null,
     neighbour,
+    peerIo: io,
   };
   console.log(JSON.stringify({ ...r, legsHeard: rx.legsHeard, busy: !!opts.busy, conference: !!opts.conference }));
   return r;
@@ -321,6 +316,10 @@ let currentPhases = 4;
   }
   lines.push('');
   lines.push(`baseline: ${Math.round(base)} UDP round trips/s between two Node processes (window 64); load average at end ${os.loadavg().map(f2).join(' ')}`);
+  const peerIo = [...new Set(rows.map(({ r }) => r.peerIo))].join(', ');
+  lines.push(
+    `far end's sockets: ${peerIo} (${peerIo === 'uring' ? "each packet timed by the kernel's arrival stamp" : "'dgram': each packet timed when the far end's event loop reads it"}; PEER_IO=dgram for the latter)`,
+  );
   if (mixNote) lines.push(mixNote);
   console.log('\n' + lines.join('\n'));
 })().catch((e) => {
