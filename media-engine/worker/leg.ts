@@ -106,6 +106,11 @@ export class Leg implements MixMember {
     this.analysis = new LegAnalysis((data) => this.emit({ name: 'speech', data }));
     this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.samples / this.session.ticksPerMs, source: 'rfc2833', ssrc: e.ssrc }));
     this.detector = opts.inbandDtmf === false ? null : new DtmfDetector();
+    // Opus↔Opus: a packet goes on to the peer as it arrives, not at the peer's next turn (up to a tick later)
+    this.session.passSink = (now) => {
+      const peer = this.feed;
+      if (peer instanceof Leg && this.passTarget() === peer) peer.session.forwardFrom(this.session, now, true);
+    };
   }
 
   async open(): Promise<{ localSdp: string; media: NegotiatedMedia | null }> {

@@ -23,6 +23,11 @@ export class PassQueue {
   /** counts the source's restarts (a new SSRC): the sender then starts a new mapping */
   epoch = 0;
 
+  /** packets waiting */
+  get size(): number {
+    return this.count;
+  }
+
   /** Queues a packet's payload; the oldest is dropped when the queue is full (its peer is not sending). */
   push(msg: Uint8Array, from: number, to: number, seq: number, ts: number, marker: boolean): void {
     if (to - from > MAX_PASS_PAYLOAD) return;
@@ -48,6 +53,12 @@ export class PassQueue {
       this.count--;
       send(this.bufs[i], this.lens[i], this.seqs[i], this.tss[i], this.markers[i] === 1);
     }
+  }
+
+  /** The source restarted (a new SSRC): what is queued is dropped and the sender starts a new mapping. */
+  restart(): void {
+    this.clear();
+    this.epoch++;
   }
 
   clear(): void {

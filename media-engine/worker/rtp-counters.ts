@@ -2,7 +2,8 @@
  * What a leg's RTP session counts and what its far end reported in RTCP (rtp-session.ts keeps them;
  * the engine hands them out in stats and the endpoint's events).
  */
-import type { ReportBlock, VoipMetrics } from '../rtp-packet/rtcp';
+import type { ReceiveStats } from '../rtp-packet/receive-stats';
+import { ntpMiddle, roundTripMs, type ReportBlock, type RtcpPacket, type VoipMetrics } from '../rtp-packet/rtcp';
 
 /** What the far end told us in RTCP: its sender info, and its report on our stream. */
 export interface RtcpReceived {
@@ -42,4 +43,29 @@ export interface RtpCounters {
   /** wideband codec work: packets decoded (FEC recoveries included) and encoded; G.711's tables are not counted */
   codecDecoded: number;
   codecEncoded: number;
+  /** Opus pass-through: packets sent on to the peer as they arrived (the rest wait for the peer's send phase) */
+  forwardedOnArrival: number;
+}
+
+/** A compound RTCP packet's news, noted in `into` (and `stats`' last SR, for our reports' DLSR); `ourSsrc`: what reports on us. */
+export function noteRtcp(pkts: RtcpPacket[], into: RtcpReceived, stats: ReceiveStats, ourSsrc: number, arrivalMs: number): void {
+  for (const p of pkts) {
+    if (p.type === 'SR') {
+      stats.lastSrNtpMiddle = ntpMiddle(p.sender);
+      stats.lastSrArrivalMs = arrivalMs;
+      into.senderReports++;
+      into.lastSender = { ssrc: p.ssrc, packetCount: p.sender.packetCount, octetCount: p.sender.octetCount };
+    } else if (p.type === 'RR') into.receiverReports++;
+    if (p.type === 'SR' || p.type === 'RR') {
+      const mine = p.reports.find((r) => r.ssrc === ourSsrc);
+      if (mine) {
+        into.lastReportOnUs = { ...mine };
+        const rtt = roundTripMs(mine, arrivalMs);
+        if (rtt !== null) into.rttMs = Math.round(rtt * 10) / 10;
+      }
+    } else if (p.type === 'XR') {
+      const mine = p.voip.find((m) => m.ssrc === ourSsrc);
+      if (mine) into.voipMetrics = mine;
+    }
+  }
 }

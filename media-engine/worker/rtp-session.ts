@@ -8,7 +8,7 @@ import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpHeader } from '../rtp-packet/packet';
 import { ReceiveStats } from '../rtp-packet/receive-stats';
-import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, serializeSenderReport } from '../rtp-packet/rtcp';
+import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport } from '../rtp-packet/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
@@ -16,7 +16,7 @@ import { opusTicks, PassQueue } from './opus-pass';
 import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
-import type { RtcpReceived, RtpCounters } from './rtp-counters';
+import { noteRtcp, type RtcpReceived, type RtpCounters } from './rtp-counters';
 
 export type { RtcpReceived, RtpCounters } from './rtp-counters';
 
@@ -50,12 +50,13 @@ export class RtpSession {
   private recovered = 0;
   private codecDecoded = 0;
   private codecEncoded = 0;
-  /**
-   * Opus pass-through (opus-pass.ts), set by the leg each tick: what this leg receives is queued for its
-   * bridge peer as it came, not decoded; `passQueue` is made the first time.
-   */
+  /** packets forwarded as they arrived (`passSink`), not at this leg's next send */
+  private forwardedOnArrival = 0;
+  /** Opus pass-through (opus-pass.ts), set by the leg each tick: what this leg receives is queued for its peer as it came */
   passThrough = false;
   passQueue: PassQueue | null = null;
+  /** the leg's hand-off of a queued packet to its peer as it arrives (the peer's forwardFrom), set once by the leg */
+  passSink: ((now: number) => void) | null = null;
   /** the sending side: the source's epoch and where our stream stood after the last forwarded packet */
   private passEpoch = -1;
   private passNextSeq = -1;
@@ -193,10 +194,7 @@ export class RtpSession {
       this.jitter.reset();
       this.wide?.reset();
       this.lastSeqIn = -1;
-      if (this.passQueue) {
-        this.passQueue.clear();
-        this.passQueue.epoch++;
-      }
+      this.passQueue?.restart();
     }
     this.stats.onPacket(p.ssrc, p.sequenceNumber, p.timestamp, Math.round(mono * this.ticksPerMs) | 0);
     // exactly one packet missing just before this one (2 ahead of the last; later ones reordered are not)
@@ -210,7 +208,10 @@ export class RtpSession {
     const bytes = p.payloadEnd - p.payloadOffset;
     if (this.wide) {
       if (p.payloadType !== this.media.payloadType || bytes === 0) return;
-      if (this.passThrough) return (this.passQueue ??= new PassQueue()).push(msg, p.payloadOffset, p.payloadEnd, p.sequenceNumber, p.timestamp, p.marker);
+      if (this.passThrough) {
+        (this.passQueue ??= new PassQueue()).push(msg, p.payloadOffset, p.payloadEnd, p.sequenceNumber, p.timestamp, p.marker);
+        return this.passSink?.(mono);
+      }
       // a single lost packet comes back from this one's in-band FEC (Opus), before this one is decoded
       if (step === 2 && this.wide.hasFec) {
         const r = this.wide.recover(msg, p.payloadOffset, bytes, this.rxSamples);
@@ -243,26 +244,7 @@ export class RtpSession {
       return;
     }
     if (!this.remoteRtcp || this.remoteRtcp.ip !== fromIp) this.remoteRtcp = { address: intToIpv4(fromIp), ip: fromIp, port: fromPort };
-    const arrivalMs = TIME_ORIGIN + arrival; // when it came, not when the tick read it (DLSR, RTT)
-    for (const p of pkts) {
-      if (p.type === 'SR') {
-        this.stats.lastSrNtpMiddle = ntpMiddle(p.sender);
-        this.stats.lastSrArrivalMs = arrivalMs;
-        this.rtcpIn.senderReports++;
-        this.rtcpIn.lastSender = { ssrc: p.ssrc, packetCount: p.sender.packetCount, octetCount: p.sender.octetCount };
-      } else if (p.type === 'RR') this.rtcpIn.receiverReports++;
-      if (p.type === 'SR' || p.type === 'RR') {
-        const mine = p.reports.find((r) => r.ssrc === this.ssrc);
-        if (mine) {
-          this.rtcpIn.lastReportOnUs = { ...mine };
-          const rtt = roundTripMs(mine, arrivalMs);
-          if (rtt !== null) this.rtcpIn.rttMs = Math.round(rtt * 10) / 10;
-        }
-      } else if (p.type === 'XR') {
-        const mine = p.voip.find((m) => m.ssrc === this.ssrc);
-        if (mine) this.rtcpIn.voipMetrics = mine;
-      }
-    }
+    noteRtcp(pkts, this.rtcpIn, this.stats, this.ssrc, TIME_ORIGIN + arrival); // when it came, not when the tick read it (DLSR, RTT)
   }
 
   /** Advances the RTP clock over ticks the worker could not run. */
@@ -342,13 +324,14 @@ export class RtpSession {
   };
 
   /**
-   * Sends on what `src` received (Opus pass-through) instead of encoding a frame: the payloads as they
-   * came, under our SSRC, with their sequence numbers and timestamps moved onto our stream (anchored
-   * where it stands when forwarding starts, or the source restarts). RTCP runs as usual.
+   * Sends on what `src` received (Opus pass-through) as it came, under our SSRC, numbers moved onto our stream (anchored
+   * where it stands when forwarding starts or the source restarts). `arrived`: as a packet arrives (not when the ring is full).
    */
-  forwardFrom(src: RtpSession, now: number): void {
-    if (this.capture !== null) this.capture.sendTime = now;
+  forwardFrom(src: RtpSession, now: number, arrived = false): void {
     const q = src.passQueue;
+    if (arrived && (q === null || !this.rtp.roomFor(q.size))) return;
+    if (arrived) src.forwardedOnArrival += q!.size;
+    if (this.capture !== null) this.capture.sendTime = now;
     if (q) {
       // frames we sent ourselves since the last forwarded packet, or a new source: start a new mapping
       if (q.epoch !== this.passEpoch || this.seq !== this.passNextSeq || this.ts !== this.passNextTs) {
@@ -487,6 +470,7 @@ export class RtpSession {
       dropped: this.jitter.stats.dropped,
       codecDecoded: this.codecDecoded,
       codecEncoded: this.codecEncoded,
+      forwardedOnArrival: this.forwardedOnArrival,
     };
   }
 

@@ -31,6 +31,8 @@ export type PacketHandler = (buf: Buffer, len: number, fromIp: number, fromPort:
 export interface RtpTransport {
   open(address: string, port: number): Promise<void>;
   send(packet: Buffer, to: Peer): void;
+  /** Whether `n` packets can be sent now (false only on the ring while it hands over arrivals with its queue nearly full). */
+  roomFor(n: number): boolean;
   /** Hands over every packet waiting (native); nothing to do for dgram. */
   poll(): void;
   /** the socket on the worker's io_uring ('uring' only): what a C leg is attached by */
@@ -151,6 +153,10 @@ class NativeTransport implements RtpTransport {
     this.fd = this.io.open(address, port, RECV_BUFFER);
   }
 
+  roomFor(): boolean {
+    return true;
+  }
+
   send(packet: Buffer, to: Peer): void {
     if (this.fd < 0) return;
     if (to.ip === 0) return resolveLater(to); // a host name in the SDP: sent to once resolved (dgram resolves per send)
@@ -194,6 +200,10 @@ class DgramTransport implements RtpTransport {
         resolve();
       });
     });
+  }
+
+  roomFor(): boolean {
+    return true;
   }
 
   send(packet: Buffer, to: Peer): void {

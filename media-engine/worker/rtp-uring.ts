@@ -27,6 +27,8 @@ export class UringIo {
   private readonly rxSlots: number;
   private queued = 0;
   private ticking = false;
+  /** handing over arrivals: a flush now would overwrite the receive arena being read */
+  private dispatching = false;
   private scheduled = false;
   private failedOnce = false;
   readonly mode: string;
@@ -49,10 +51,24 @@ export class UringIo {
     this.byFd[fd] = t;
   }
 
+  /** Whether `n` more packets (and an RTCP report) can be queued now: always, but while arrivals are handed over. */
+  roomFor(n: number): boolean {
+    return !this.dispatching || this.queued + n + 1 <= this.txSlots;
+  }
+
   /** Queues one packet (sent at the next flush); a packet longer than a slot is not sent. */
   queue(fd: number, packet: Buffer, to: Peer): void {
     if (packet.length > this.slot) return;
-    if (this.queued === this.txSlots) this.flush();
+    // a full queue goes out first (whose arrivals may queue more: again until there is room); not while
+    // arrivals are handed over, which a flush would overwrite: senders then ask roomFor, so this is a bug
+    while (this.queued >= this.txSlots) {
+      if (this.dispatching) {
+        if (!this.failedOnce) process.emitWarning('media RTP: a packet queued on a full ring while its arrivals were handed over was not sent');
+        this.failedOnce = true;
+        return;
+      }
+      this.flush();
+    }
     const i = this.queued++;
     this.txBytes.set(packet, i * this.slot);
     const m = i * TX_META;
@@ -71,10 +87,10 @@ export class UringIo {
     if (!this.ticking) this.flush();
   };
 
-  /** The engine's tick begins: what arrived is handed to the legs; sends wait for `endTick`. */
+  /** The engine's tick begins: what arrived is handed to the legs; sends (also those made on arrival) wait for `endTick`. */
   beginTick(): void {
-    this.flush();
     this.ticking = true;
+    this.flush();
   }
 
   /** The tick's sends go out; `legsNow` > 0: the C legs (c-legs.ts) are served in the same call. */
@@ -90,21 +106,26 @@ export class UringIo {
     const now = performance.now();
     let n = this.io.flush(q, now, legsNow, skip);
     const meta = this.rxMeta;
-    for (;;) {
-      for (let i = 0; i < n; i++) {
-        const m = i * RX_META;
-        const t = this.byFd[meta[m]];
-        if (!t) continue;
-        try {
-          t.onPacket(this.rxViews[i], meta[m + 1], meta[m + 2] | 0, meta[m + 3], now - meta[m + 4]);
-        } catch (e) {
-          // one packet's handler failing must not lose the others' packets of this flush
-          if (!this.failedOnce) process.emitWarning(`media RTP packet handler failed: ${(e as Error).stack ?? String(e)}`);
-          this.failedOnce = true;
+    this.dispatching = true;
+    try {
+      for (;;) {
+        for (let i = 0; i < n; i++) {
+          const m = i * RX_META;
+          const t = this.byFd[meta[m]];
+          if (!t) continue;
+          try {
+            t.onPacket(this.rxViews[i], meta[m + 1], meta[m + 2] | 0, meta[m + 3], now - meta[m + 4]);
+          } catch (e) {
+            // one packet's handler failing must not lose the others' packets of this flush
+            if (!this.failedOnce) process.emitWarning(`media RTP packet handler failed: ${(e as Error).stack ?? String(e)}`);
+            this.failedOnce = true;
+          }
         }
+        if (n < this.rxSlots) break;
+        n = this.io.harvest();
       }
-      if (n < this.rxSlots) break;
-      n = this.io.harvest();
+    } finally {
+      this.dispatching = false;
     }
   }
 
@@ -128,6 +149,10 @@ class UringTransport implements RtpTransport {
   async open(address: string, port: number): Promise<void> {
     this.fd = this.ring.io.open(address, port, RECV_BUFFER);
     this.ring.register(this.fd, this);
+  }
+
+  roomFor(n: number): boolean {
+    return this.ring.roomFor(n);
   }
 
   send(packet: Buffer, to: Peer): void {

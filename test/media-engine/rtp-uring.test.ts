@@ -14,7 +14,7 @@ import dgram from 'node:dgram';
 import { MediaServer, type Endpoint } from '../../media-engine';
 import { rtpUring } from '../../media-engine/native';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
-import { createTransport } from '../../media-engine/worker/rtp-transport';
+import { createTransport, peer } from '../../media-engine/worker/rtp-transport';
 import { startUring, uringRing } from '../../media-engine/worker/rtp-uring';
 import { pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
 
@@ -243,6 +243,53 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
       expect(total).to.equal(4800);
     } finally {
       sender.close();
+      for (const t of ts) await t.close();
+    }
+  });
+
+  it('a send that finds the queue full flushes it; arrivals that queue more (forwards on arrival) never run past the arena', async () => {
+    const sink = dgram.createSocket({ type: 'udp4', recvBufferSize: 2 * 1024 * 1024 }); // ~1,000 packets at once
+    await new Promise<void>((r) => sink.bind(0, '127.0.0.1', () => r()));
+    let heard = 0;
+    sink.on('message', () => heard++);
+    const to = peer('127.0.0.1', sink.address().port);
+    const pkt = Buffer.alloc(172, 2);
+    let nested = 0;
+    const ts = [] as ReturnType<typeof createTransport>[];
+    const ports: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      // each arrival is sent on at once, as an Opus leg forwards to its peer, when the ring has room
+      const t: ReturnType<typeof createTransport> = createTransport(() => {
+        if (t.roomFor(1)) {
+          t.send(pkt, to);
+          nested++;
+        }
+      }, 'uring');
+      const probe = await udp();
+      const port = probe.address().port;
+      probe.close();
+      await t.open('127.0.0.1', port);
+      ts.push(t);
+      ports.push(port);
+    }
+    const ring = uringRing()!;
+    ring.flush(); // the receives armed
+    const sender = await udp();
+    try {
+      // 600 arrivals waiting (more than the 512 sends a flush takes), then 513 sends: the last finds the
+      // queue full, flushes, and the arrivals that flush hands over fill it again
+      for (let k = 0; k < 2; k++) for (const p of ports) sender.send(pkt, p, '127.0.0.1');
+      await sleep(300);
+      for (let k = 0; k < 513; k++) ts[0].send(pkt, to);
+      for (let i = 0; i < 5; i++) {
+        ring.flush();
+        await sleep(50);
+      }
+      expect(nested, 'arrivals sent on').to.be.greaterThan(300);
+      expect(heard, 'every packet queued reached the sink').to.equal(513 + nested);
+    } finally {
+      sender.close();
+      sink.close();
       for (const t of ts) await t.close();
     }
   });

@@ -98,6 +98,15 @@ describe('bench: codec legs pair runner', function () {
     expect(relayErrors({ arrivals: [10], loopIdx: [-1] }, sent, 3), 'a payload not of the loop is left out').to.deep.equal([]);
   });
 
+  it('relayErrors: a relay faster than the clocks agree (arrival stamped 0.4 ms before its send) is not a loop late', () => {
+    // a forward on arrival takes well under a millisecond; the kernel's arrival stamp brought onto
+    // performance.now()'s clock can read a little before the far end's own send time
+    const sent = [0, 20, 40, 60, 80, 100];
+    const arrivals = [19.6, 40.3, 59.7, 80.2];
+    const e = relayErrors({ arrivals, loopIdx: [1, 2, 0, 1] }, sent, 3);
+    expect(Math.max(...e), e.join(' ')).to.be.below(1);
+  });
+
   it('a leg on hold for 300 ms inside the window: loss at its far end, the level fails', async () => {
     const r = await runPair(ms, peer, {
       ...base,

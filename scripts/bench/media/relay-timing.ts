@@ -6,15 +6,22 @@
 import { LOOP_FRAMES } from './codec-tone';
 
 /**
+ * How far an arrival may seem to come before the send it carries: the arrival is the kernel's stamp brought
+ * onto performance.now()'s clock, the send is read from that clock after the call, and a relay that sends on
+ * as a packet arrives takes well under a millisecond, so the two can cross by a little (never by a loop).
+ */
+export const CLOCK_SLACK_MS = 5;
+
+/**
  * A relayed leg's errors: each packet's delay from the send of the source packet it carries (the latest
- * one of its loop place sent before it arrived), less the leg's least delay. `sent`: the source leg's
- * send times, in order.
+ * one of its loop place sent before it arrived, within CLOCK_SLACK_MS), less the leg's least delay. `sent`:
+ * the source leg's send times, in order.
  */
 export function relayErrors(leg: { arrivals: number[]; loopIdx: number[] }, sent: number[], loopLength = LOOP_FRAMES): number[] {
   const delays: number[] = [];
   for (let k = 0; k < leg.arrivals.length; k++) {
     const j = leg.loopIdx[k]!;
-    const a = leg.arrivals[k]!;
+    const a = leg.arrivals[k]! + CLOCK_SLACK_MS;
     if (j < 0) continue;
     // the last packet sent before the arrival, then back to the one of loop place j
     let lo = 0;
@@ -26,7 +33,7 @@ export function relayErrors(leg: { arrivals: number[]; loopIdx: number[] }, sent
       else hi = mid - 1;
     }
     const n = lo - ((((lo - j) % loopLength) + loopLength) % loopLength);
-    if (n >= 0) delays.push(a - sent[n]!);
+    if (n >= 0) delays.push(a - CLOCK_SLACK_MS - sent[n]!);
   }
   const least = Math.min(...delays);
   return delays.map((d) => d - least);
