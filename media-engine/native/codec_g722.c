@@ -20,30 +20,14 @@ static napi_value enc_create(napi_env env, napi_callback_info info) {
   return h;
 }
 
-/* g722Encode(h, pcm: Int16Array, samples (even), out: Uint8Array): bytes written (samples / 2) */
-static napi_value enc_encode(napi_env env, napi_callback_info info) {
-  const char *fn = "g722Encode";
-  napi_value a[4];
-  int16_t *pcm;
-  uint8_t *out;
-  size_t pl, ol;
-  int64_t n;
-  if (!args(env, info, 4, a, fn)) return NULL;
-  handle_t *h = handle_get(env, a[0], K_G722_ENC, fn);
-  if (!h || !arg_i16(env, a[1], &pcm, &pl, fn, "pcm") || !arg_int(env, a[2], 0, (int64_t)pl, &n, fn, "samples") || !arg_u8(env, a[3], &out, &ol, fn, "out")) return NULL;
-  if (n & 1) return throw_range(env, fn, "samples must be even (two 16 kHz samples per code word)");
-  if ((size_t)(n / 2) > ol) return throw_range(env, fn, "out is shorter than samples / 2");
-  return int_value(env, g722_encode(h->state, out, pcm, (int)n));
-}
-
 /*
- * g722EncodeNarrow(h, pcm: Int16Array, samples, out: Uint8Array): bytes written (samples). A frame whose
- * audio is 8 kHz (a G.711 peer, an 8 kHz prompt): spandsp's 8 kHz mode for this call only (G.722's lower
- * band straight from the samples, the upper band sent empty), so no resampling to 16 kHz and no QMF
- * for a band that carries nothing. The upper band's adaptive state stays where the last 16 kHz frame left it.
+ * g722Encode(h, pcm: Int16Array, samples (even), out: Uint8Array): bytes written (samples / 2).
+ * g722EncodeNarrow(h, pcm, samples, out): bytes written (samples). A frame whose audio is 8 kHz (a G.711
+ * peer, an 8 kHz prompt): spandsp's 8 kHz mode for this call only (G.722's lower band straight from the
+ * samples, the upper band sent empty), so no resampling to 16 kHz and no QMF for a band that carries
+ * nothing. The upper band's adaptive state stays where the last 16 kHz frame left it.
  */
-static napi_value enc_encode_narrow(napi_env env, napi_callback_info info) {
-  const char *fn = "g722EncodeNarrow";
+static napi_value encode(napi_env env, napi_callback_info info, const char *fn, int narrow) {
   napi_value a[4];
   int16_t *pcm;
   uint8_t *out;
@@ -52,13 +36,17 @@ static napi_value enc_encode_narrow(napi_env env, napi_callback_info info) {
   if (!args(env, info, 4, a, fn)) return NULL;
   handle_t *h = handle_get(env, a[0], K_G722_ENC, fn);
   if (!h || !arg_i16(env, a[1], &pcm, &pl, fn, "pcm") || !arg_int(env, a[2], 0, (int64_t)pl, &n, fn, "samples") || !arg_u8(env, a[3], &out, &ol, fn, "out")) return NULL;
-  if ((size_t)n > ol) return throw_range(env, fn, "out is shorter than samples");
+  if (!narrow && (n & 1)) return throw_range(env, fn, "samples must be even (two 16 kHz samples per code word)");
+  if ((size_t)(narrow ? n : n / 2) > ol) return throw_range(env, fn, narrow ? "out is shorter than samples" : "out is shorter than samples / 2");
   g722_encode_state_t *e = h->state;
-  e->eight_k = 1;
+  e->eight_k = narrow;
   int r = g722_encode(e, out, pcm, (int)n);
   e->eight_k = 0;
   return int_value(env, r);
 }
+
+static napi_value enc_encode(napi_env env, napi_callback_info info) { return encode(env, info, "g722Encode", 0); }
+static napi_value enc_encode_narrow(napi_env env, napi_callback_info info) { return encode(env, info, "g722EncodeNarrow", 1); }
 
 /* g722DecoderCreate(): a decoder to 16 kHz with its PLC */
 static napi_value dec_create(napi_env env, napi_callback_info info) {

@@ -15,7 +15,7 @@ import { AWS_TEST_KEY_ID, AWS_TEST_SECRET, startPolly } from '../../testkit/vend
 import { startGoogleTts } from '../../testkit/vendors/google';
 import { startRime } from '../../testkit/vendors/rime';
 import { useMediaServer } from '../../testkit/media-engine/support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
+import { power, toneShare, useToneLegs } from '../../testkit/media-engine/far-end';
 
 /** The share (0..1) of 16 kHz `x`'s energy between `lo` and `hi` Hz (50 Hz bins of 20 ms blocks). */
 function bandShare(x: Int16Array, lo: number, hi: number): number {
@@ -53,21 +53,7 @@ describe('ai: a voice spoken into a wideband leg', function () {
     await rime?.close();
   });
 
-  const fars: ToneFarEnd[] = [];
-  const eps: Endpoint[] = [];
-  afterEach(async () => {
-    for (const f of fars.splice(0)) f.close();
-    for (const e of eps.splice(0)) await e.destroy();
-  });
-
-  async function leg(codec: FarCodec): Promise<{ far: ToneFarEnd; leg: Endpoint }> {
-    const far = await new ToneFarEnd(codec).open();
-    fars.push(far);
-    const ep = await ms.createEndpoint({ remoteSdp: far.offer });
-    eps.push(ep);
-    far.sendTo(ep.local.port);
-    return { far, leg: ep };
-  }
+  const { leg } = useToneLegs(() => ms);
 
   function speaker(ep: Endpoint, choice: VoiceChoice): Speaker {
     return new Speaker(ep, choice, null, 'en-US', 5000, {

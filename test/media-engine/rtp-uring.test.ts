@@ -24,6 +24,22 @@ async function udp(): Promise<dgram.Socket> {
   return s;
 }
 
+/** `n` sockets of this thread's ring, each on a free port, handing its packets to `onPacket(i, ...)`. */
+async function ringSockets(n: number, onPacket: (i: number, len: number, fromPort: number) => void) {
+  const ts = [] as ReturnType<typeof createTransport>[];
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = createTransport((_buf, len, _ip, fromPort) => onPacket(i, len, fromPort), 'uring');
+    const probe = await udp(); // a free port for it (the module binds what it is given)
+    const port = probe.address().port;
+    probe.close();
+    await t.open('127.0.0.1', port);
+    ts.push(t);
+    ports.push(port);
+  }
+  return { ts, ports };
+}
+
 /** `n` far ends, each echoed by its own leg; each sends 20 ms PCMU packets while `run` lasts. */
 async function farEnds(ms: MediaServer, n: number) {
   const socks: dgram.Socket[] = [];
@@ -179,17 +195,7 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
 
   it('one flush hands over the packets of 300 sockets that arrived since the last (the kernel runs only 20 by default)', async () => {
     const got: number[] = [];
-    const ts = [] as ReturnType<typeof createTransport>[];
-    const ports: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      const t = createTransport((_buf, len) => got.push(len), 'uring');
-      const probe = await udp(); // a free port for it
-      const port = probe.address().port;
-      probe.close();
-      await t.open('127.0.0.1', port);
-      ts.push(t);
-      ports.push(port);
-    }
+    const { ts, ports } = await ringSockets(300, (_i, len) => got.push(len));
     const ring = uringRing()!;
     ring.flush(); // the receives armed
     const sender = await udp();
@@ -211,17 +217,7 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
   it("a burst of 4,800 packets waiting on 16 sockets (more than the ring's 4,096 buffers): every one is handed over", async () => {
     // in this thread: its ring (made here, or by an earlier test), sockets of the 'uring' kind
     const got = new Map<number, number>();
-    const ts = [] as ReturnType<typeof createTransport>[];
-    const ports: number[] = [];
-    for (let i = 0; i < 16; i++) {
-      const t = createTransport((_buf, len, _ip, fromPort) => got.set(fromPort, (got.get(fromPort) ?? 0) + (len === 172 ? 1 : 0)), 'uring');
-      const probe = await udp(); // a free port for it (the module binds what it is given)
-      const port = probe.address().port;
-      probe.close();
-      await t.open('127.0.0.1', port);
-      ts.push(t);
-      ports.push(port);
-    }
+    const { ts, ports } = await ringSockets(16, (_i, len, fromPort) => got.set(fromPort, (got.get(fromPort) ?? 0) + (len === 172 ? 1 : 0)));
     const ring = uringRing()!;
     ring.flush(); // the receives armed
     const before = ring.counters();
@@ -255,23 +251,13 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
     const to = peer('127.0.0.1', sink.address().port);
     const pkt = Buffer.alloc(172, 2);
     let nested = 0;
-    const ts = [] as ReturnType<typeof createTransport>[];
-    const ports: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      // each arrival is sent on at once, as an Opus leg forwards to its peer, when the ring has room
-      const t: ReturnType<typeof createTransport> = createTransport(() => {
-        if (t.roomFor(1)) {
-          t.send(pkt, to);
-          nested++;
-        }
-      }, 'uring');
-      const probe = await udp();
-      const port = probe.address().port;
-      probe.close();
-      await t.open('127.0.0.1', port);
-      ts.push(t);
-      ports.push(port);
-    }
+    // each arrival is sent on at once, as an Opus leg forwards to its peer, when the ring has room
+    const { ts, ports } = await ringSockets(300, (i) => {
+      if (ts[i].roomFor(1)) {
+        ts[i].send(pkt, to);
+        nested++;
+      }
+    });
     const ring = uringRing()!;
     ring.flush(); // the receives armed
     const sender = await udp();

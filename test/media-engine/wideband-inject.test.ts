@@ -3,9 +3,9 @@
 // and what the leg sends under it (a G.722 bridge peer's 6 kHz tone) stays 16 kHz while an 8 kHz
 // injection is mixed on top; a PCMU leg gets a 16 kHz injection at 8 kHz without an alias.
 import { expect } from 'chai';
-import type { Endpoint, InjectRate, MediaServer } from '../../media-engine';
+import type { InjectRate, MediaServer } from '../../media-engine';
 import { sleep, useMediaServer } from '../../testkit/media-engine/support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
+import { power, toneShare, useToneLegs } from '../../testkit/media-engine/far-end';
 
 /** `seconds` of tones (Hz, amplitude) at `rate`. */
 function tones(rate: number, seconds: number, parts: [number, number][]): Int16Array {
@@ -23,21 +23,7 @@ describe('media-engine fork injection into wideband legs', function () {
   let ms: MediaServer;
   useMediaServer({ ports: 100, workers: 1 }, (f) => ({ ms } = f));
 
-  const fars: ToneFarEnd[] = [];
-  const eps: Endpoint[] = [];
-  afterEach(async () => {
-    for (const f of fars.splice(0)) f.close();
-    for (const e of eps.splice(0)) await e.destroy();
-  });
-
-  async function leg(codec: FarCodec): Promise<{ far: ToneFarEnd; leg: Endpoint }> {
-    const far = await new ToneFarEnd(codec).open();
-    fars.push(far);
-    const ep = await ms.createEndpoint({ remoteSdp: far.offer });
-    eps.push(ep);
-    far.sendTo(ep.local.port);
-    return { far, leg: ep };
-  }
+  const { leg } = useToneLegs(() => ms);
 
   it('a 16 kHz injection into a G.722 leg keeps its 6 kHz tone', async () => {
     const a = await leg('G722');

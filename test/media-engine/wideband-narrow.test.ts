@@ -7,10 +7,10 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Endpoint, MediaServer } from '../../media-engine';
+import type { MediaServer } from '../../media-engine';
 import { createCodec } from '../../media-engine/codecs';
 import { offer } from '../../scripts/bench/media/codec-legs';
-import { ToneFarEnd, toneShare } from '../../testkit/media-engine/far-end';
+import { toneShare, useToneLegs } from '../../testkit/media-engine/far-end';
 import { useMediaServer } from '../../testkit/media-engine/support';
 
 describe('media-engine: 8 kHz audio on a wideband leg', function () {
@@ -18,22 +18,8 @@ describe('media-engine: 8 kHz audio on a wideband leg', function () {
   let ms: MediaServer;
   useMediaServer({ ports: 40, workers: 1 }, (f) => ({ ms } = f));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'narrow-'));
-  const fars: ToneFarEnd[] = [];
-  const eps: Endpoint[] = [];
-  afterEach(async () => {
-    for (const f of fars.splice(0)) f.close();
-    for (const e of eps.splice(0)) await e.destroy();
-  });
+  const { leg, track } = useToneLegs(() => ms);
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-  async function leg(codec: 'G722' | 'PCMU'): Promise<{ far: ToneFarEnd; leg: Endpoint }> {
-    const far = await new ToneFarEnd(codec).open();
-    fars.push(far);
-    const ep = await ms.createEndpoint({ remoteSdp: far.offer });
-    eps.push(ep);
-    far.sendTo(ep.local.port);
-    return { far, leg: ep };
-  }
 
   it('G.722 bridged to PCMU: coded from 8 kHz (upper band empty); while recorded, from 16 kHz; heard both ways', async () => {
     const a = await leg('G722');
@@ -67,8 +53,7 @@ describe('media-engine: 8 kHz audio on a wideband leg', function () {
       heard.push(out.subarray(0, dec.decode(m.subarray(12), out)));
     });
     try {
-      const a = await ms.createEndpoint({ remoteSdp: offer('opus', sock.address().port) });
-      eps.push(a);
+      const a = track(await ms.createEndpoint({ remoteSdp: offer('opus', sock.address().port) }));
       const b = await leg('PCMU');
       await a.bridge(b.leg);
       await b.far.sendTones(2, [[500, 8000]]);

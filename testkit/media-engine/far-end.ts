@@ -2,6 +2,7 @@
 // a sum of tones as paced 20 ms RTP packets and decodes every packet it receives, so a test can tell
 // which frequencies crossed the engine (a 6 kHz tone crosses only a 16 kHz path).
 import dgram from 'node:dgram';
+import type { Endpoint, MediaServer } from '../../media-engine';
 import { createCodec, type Codec } from '../../media-engine/codecs';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 import { sleep } from './support';
@@ -123,4 +124,28 @@ export function toneShare(x: Int16Array, hz: number, rate: number): number {
   let e = 0;
   for (let i = 0; i < n; i++) e += x[i] * x[i];
   return relativePower(goertzelPower(x, 0, n, goertzelCoeff(hz, rate)), n, e);
+}
+
+/**
+ * For a describe block: `leg(codec)` opens a far end offering `codec` and the engine leg answering it
+ * (sending to it); both are closed after each test, with any endpoint the test hands to `track`.
+ */
+export function useToneLegs(server: () => MediaServer): { leg: (codec: FarCodec) => Promise<{ far: ToneFarEnd; leg: Endpoint }>; track: (ep: Endpoint) => Endpoint } {
+  const fars: ToneFarEnd[] = [];
+  const eps: Endpoint[] = [];
+  afterEach(async () => {
+    for (const f of fars.splice(0)) f.close();
+    for (const e of eps.splice(0)) await e.destroy();
+  });
+  const track = (ep: Endpoint): Endpoint => (eps.push(ep), ep);
+  return {
+    track,
+    async leg(codec) {
+      const far = await new ToneFarEnd(codec).open();
+      fars.push(far);
+      const ep = track(await server().createEndpoint({ remoteSdp: far.offer }));
+      far.sendTo(ep.local.port);
+      return { far, leg: ep };
+    },
+  };
 }
