@@ -57,6 +57,8 @@ export class OpusCodec implements Codec {
   private readonly dec: OpusDecoderHandle;
   /** the encoder of frames of 8 kHz audio (encodeNarrow), made with the first */
   private enc8: OpusEncoderHandle | null = null;
+  /** the last frame went through enc8: the other encoder resumes afresh (its history is of audio long gone) */
+  private lastNarrow = false;
   private readonly loss: number;
   private open = true;
 
@@ -97,6 +99,10 @@ export class OpusCodec implements Codec {
   encode(pcm: Int16Array, out: Uint8Array): number {
     this.check('encode');
     if (pcm.length < this.frameSamples) throw rangeError(`opus encode: pcm holds ${pcm.length} samples, a frame is ${this.frameSamples}`);
+    if (this.lastNarrow) {
+      this.lastNarrow = false;
+      this.n.opusEncoderReset(this.enc);
+    }
     return this.n.opusEncode(this.enc, pcm, this.frameSamples, out);
   }
 
@@ -109,7 +115,9 @@ export class OpusCodec implements Codec {
     this.check('encodeNarrow');
     const n = this.frameMs * 8;
     if (pcm8k.length < n) throw rangeError(`opus encodeNarrow: pcm holds ${pcm8k.length} samples, a frame at 8 kHz is ${n}`);
-    this.enc8 ??= this.n.opusEncoderCreate(8000, this.complexity, this.maxAverageBitrate, this.hasFec ? 1 : 0, this.loss, this.useDtx ? 1 : 0, 8000);
+    if (this.enc8 === null) this.enc8 = this.n.opusEncoderCreate(8000, this.complexity, this.maxAverageBitrate, this.hasFec ? 1 : 0, this.loss, this.useDtx ? 1 : 0, 8000);
+    else if (!this.lastNarrow) this.n.opusEncoderReset(this.enc8);
+    this.lastNarrow = true;
     return this.n.opusEncode(this.enc8, pcm8k, n, out);
   }
 

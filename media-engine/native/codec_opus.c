@@ -96,6 +96,18 @@ static napi_value enc_narrow(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* opusEncoderReset(h): the encoder starts afresh (OPUS_RESET_STATE: no history of audio long gone) */
+static napi_value enc_reset(napi_env env, napi_callback_info info) {
+  const char *fn = "opusEncoderReset";
+  napi_value a[1];
+  if (!args(env, info, 1, a, fn)) return NULL;
+  handle_t *h = handle_get(env, a[0], K_OPUS_ENC, fn);
+  if (!h) return NULL;
+  int r = opus_encoder_ctl((OpusEncoder *)h->state, OPUS_RESET_STATE);
+  if (r != OPUS_OK) return opus_fail(env, fn, r);
+  return NULL;
+}
+
 /* opusDecoderCreate(sampleRate 8000|12000|16000|24000|48000) */
 static napi_value dec_create(napi_env env, napi_callback_info info) {
   const char *fn = "opusDecoderCreate";
@@ -171,6 +183,7 @@ void codec_opus_init(napi_env env, napi_value exports) {
   EXPORT_FN(env, exports, "opusEncoderCreate", enc_create);
   EXPORT_FN(env, exports, "opusEncode", enc_encode);
   EXPORT_FN(env, exports, "opusEncoderNarrow", enc_narrow);
+  EXPORT_FN(env, exports, "opusEncoderReset", enc_reset);
   EXPORT_FN(env, exports, "opusDecoderCreate", dec_create);
   EXPORT_FN(env, exports, "opusDecode", dec_decode);
   EXPORT_FN(env, exports, "opusPacketSamples", packet_samples);

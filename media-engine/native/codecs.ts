@@ -34,6 +34,8 @@ export interface NativeCodecs {
   opusEncode(h: OpusEncoderHandle, pcm: Int16Array, frameSamples: number, out: Uint8Array): number;
   /** on 1: code narrow band (the frames carry 8 kHz audio); 0: the encoder's own choice under its maxPlaybackRate. */
   opusEncoderNarrow(h: OpusEncoderHandle, on: number): void;
+  /** The encoder starts afresh (OPUS_RESET_STATE). */
+  opusEncoderReset(h: OpusEncoderHandle): void;
   /** sampleRate 8000 | 12000 | 16000 | 24000 | 48000 (the output rate; any packet decodes at any rate). */
   opusDecoderCreate(sampleRate: number): OpusDecoderHandle;
   /**

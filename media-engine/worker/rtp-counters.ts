@@ -43,7 +43,7 @@ export interface RtpCounters {
   /** wideband codec work: packets decoded (FEC recoveries included) and encoded; G.711's tables are not counted */
   codecDecoded: number;
   codecEncoded: number;
-  /** Opus pass-through: packets sent on to the peer as they arrived (the rest wait for the peer's send phase) */
+  /** Opus pass-through: packets this leg sent on as they arrived at its peer (the rest at its own send phase) */
   forwardedOnArrival: number;
 }
 

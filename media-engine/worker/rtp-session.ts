@@ -50,8 +50,10 @@ export class RtpSession {
   private recovered = 0;
   private codecDecoded = 0;
   private codecEncoded = 0;
-  /** packets forwarded as they arrived (`passSink`), not at this leg's next send */
+  /** Opus pass-through: packets this leg sent on as they arrived at its peer (`passSink`), not at its own send phase */
   private forwardedOnArrival = 0;
+  /** forwardFrom is running: 1 at our send phase, 2 on an arrival (a flush inside it must not forward again) */
+  private forwarding = 0;
   /** Opus pass-through (opus-pass.ts), set by the leg each tick: what this leg receives is queued for its peer as it came */
   passThrough = false;
   passQueue: PassQueue | null = null;
@@ -210,7 +212,7 @@ export class RtpSession {
       if (p.payloadType !== this.media.payloadType || bytes === 0) return;
       if (this.passThrough) {
         (this.passQueue ??= new PassQueue()).push(msg, p.payloadOffset, p.payloadEnd, p.sequenceNumber, p.timestamp, p.marker);
-        return this.passSink?.(mono);
+        return this.passSink?.(TIME_ORIGIN + mono);
       }
       // a single lost packet comes back from this one's in-band FEC (Opus), before this one is decoded
       if (step === 2 && this.wide.hasFec) {
@@ -329,8 +331,7 @@ export class RtpSession {
    */
   forwardFrom(src: RtpSession, now: number, arrived = false): void {
     const q = src.passQueue;
-    if (arrived && (q === null || !this.rtp.roomFor(q.size))) return;
-    if (arrived) src.forwardedOnArrival += q!.size;
+    if (this.forwarding !== 0 || (arrived && (q === null || !this.rtp.roomFor(q.size)))) return;
     if (this.capture !== null) this.capture.sendTime = now;
     if (q) {
       // frames we sent ourselves since the last forwarded packet, or a new source: start a new mapping
@@ -338,7 +339,12 @@ export class RtpSession {
         this.passEpoch = q.epoch;
         this.passNextSeq = -1;
       }
-      q.drain(SEND_RING, this.forwardOne);
+      this.forwarding = arrived ? 2 : 1;
+      try {
+        q.drain(SEND_RING, this.forwardOne);
+      } finally {
+        this.forwarding = 0;
+      }
     }
     if (now >= this.nextRtcpAt) this.sendRtcp(now);
   }
@@ -355,6 +361,7 @@ export class RtpSession {
     const next = this.seq;
     this.seq = outSeq;
     if (this.sending) this.send(marker, this.media!.payloadType, outTs, payload, len);
+    if (this.forwarding === 2) this.forwardedOnArrival++;
     if (newer) {
       this.seq = (outSeq + 1) & 0xffff;
       this.ts = (outTs + opusTicks(payload, 0, len)) | 0;

@@ -31,6 +31,7 @@ export class UringIo {
   private dispatching = false;
   private scheduled = false;
   private failedOnce = false;
+  private warnedFull = false;
   readonly mode: string;
 
   constructor(
@@ -63,8 +64,8 @@ export class UringIo {
     // arrivals are handed over, which a flush would overwrite: senders then ask roomFor, so this is a bug
     while (this.queued >= this.txSlots) {
       if (this.dispatching) {
-        if (!this.failedOnce) process.emitWarning('media RTP: a packet queued on a full ring while its arrivals were handed over was not sent');
-        this.failedOnce = true;
+        if (!this.warnedFull) process.emitWarning('media RTP: a packet queued on a full ring while its arrivals were handed over was not sent');
+        this.warnedFull = true;
         return;
       }
       this.flush();

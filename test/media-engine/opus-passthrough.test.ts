@@ -90,8 +90,8 @@ describe('media-engine Opus↔Opus pass-through', function () {
       expect((await work(a)) - a0, 'codec work on A').to.equal(0);
       expect((await work(b)) - b0, 'codec work on B').to.equal(0);
       // each packet goes on as it arrives, not at the peer's next turn (up to a tick later)
-      const sa = await a.getStats();
-      expect(sa.forwardedOnArrival, `of ${sa.packetsReceived} received`).to.be.greaterThan(sa.packetsReceived * 0.8);
+      const [sa, sb] = [await a.getStats(), await b.getStats()];
+      expect(sb.forwardedOnArrival, `B sent on as they arrived, of the ${sa.packetsReceived} A received`).to.be.greaterThan(sa.packetsReceived * 0.8);
       const atB = fb.got.slice(-20);
       expect(atB.length).to.equal(20);
       // every payload B's far end got is one of the packets A's far end sent, byte for byte
