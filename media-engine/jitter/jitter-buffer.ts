@@ -2,7 +2,7 @@
  * A small adaptive jitter buffer working on timestamps in samples of the PCM it holds (the RTP
  * timestamp, scaled by the caller where the codec's clock differs from its PCM rate), so any
  * packetisation (10, 20, 30 ms) comes out as frames of `frame` samples (160: 20 ms at 8 kHz). The playout point trails the newest packet by `target` frames;
- * the target grows when packets arrive too late and shrinks after a long calm spell.
+ * the target grows when packets arrive too late and shrinks after 10 s in which its last frame was never needed.
  * Missing samples are concealed by repeating the last frame, fading, then silence.
  * Entries come from a per-buffer pool and samples are copied in, so a packet costs no allocation
  * once the pool holds the buffer's usual depth.
@@ -11,6 +11,8 @@ import { tsDiff } from '../rtp-packet/packet';
 import { LEG_JB_CAP, LEG_STATE_SAMPLES, LS } from '../native/leg-layout';
 
 const FRAME_8K = 160;
+/** pops of 20 ms without a reason to keep the frame the buffer grew: 10 s */
+const CALM_TICKS = 500;
 
 interface Entry {
   ts: number;
@@ -202,14 +204,15 @@ export class JitterBuffer {
       this.playedAny = true;
       this.last.set(out);
     }
-    // shrink after 10 s without lateness when we run ahead of the target
-    if (++this.calmTicks > 500 && this.target > this.minFrames) {
+    // shrink after 10 s in which no packet was late and the buffer never fell under 2 frames ahead of
+    // the playout point (the frame it would give up was never needed); in steady flow the depth is
+    // the target itself, so a frame grown for one burst of lateness is given back
+    if (this.depthFrames < 2) this.calmTicks = 0;
+    else if (++this.calmTicks > CALM_TICKS && this.target > this.minFrames) {
       this.calmTicks = 0;
-      if (this.depthFrames > this.target) {
-        this.target--;
-        this.stats.targetFrames = this.target;
-        this.playTs = (this.playTs + this.frame) | 0;
-      }
+      this.target--;
+      this.stats.targetFrames = this.target;
+      this.playTs = (this.playTs + this.frame) | 0;
     }
     return true;
   }

@@ -167,12 +167,12 @@ static int jb_pop(leg_t *g, int16_t *out) {
     g->played_any = 1;
     memcpy(g->last, out, sizeof g->last);
   }
-  if (++g->calm > 500 && g->target > MIN_FRAMES) {
+  /* jitter-buffer.ts: 10 s without lateness and never under 2 frames ahead: one frame given back */
+  if (jb_depth(g) < 2) g->calm = 0;
+  else if (++g->calm > 500 && g->target > MIN_FRAMES) {
     g->calm = 0;
-    if (jb_depth(g) > g->target) {
-      g->target--;
-      g->play_ts = (int32_t)((uint32_t)g->play_ts + LEG_FRAME);
-    }
+    g->target--;
+    g->play_ts = (int32_t)((uint32_t)g->play_ts + LEG_FRAME);
   }
   return 1;
 }

@@ -271,6 +271,35 @@ describe('media-engine plain G.711 legs in C and in JS: the same behaviour', fun
         expect(st.late, 'frames counted late').to.equal(0);
       });
 
+      // the JS buffer's rule is tested in jitter.test.ts; here the C one's, on a real leg
+      if (cfg.inC)
+        it('the frame the jitter buffer grew for a late packet is given back after 10 s on time', async function () {
+          this.timeout(30_000);
+          // A answers each packet the engine sends it with its next one (the engine's clock paces it: a
+          // stalled timer here makes nothing late), but packet 20 comes 15 packets late: too late to
+          // play, the buffer grows a frame
+          let k = 0;
+          let first = -1;
+          let grown: Awaited<ReturnType<Endpoint['getStats']>> | null = null;
+          const done = new Promise<void>((resolve) => {
+            a.rtpSock.on('message', () => {
+              if (k >= 600) return resolve();
+              if (k !== 20) a.send(epA.local.port, 1000 + k, 5000 + k * 160, 0x11223344, byteOf(k));
+              if (k === 35) a.send(epA.local.port, 1020, 5000 + 20 * 160, 0x11223344, byteOf(20));
+              if (k === 10) void epA.getStats().then((st) => (first = st.jitterTargetFrames));
+              if (k === 100) void epA.getStats().then((st) => (grown = st));
+              k++;
+            });
+          });
+          await done;
+          expect(grown!.late, 'the late packet').to.equal(1);
+          expect(grown!.jitterTargetFrames).to.equal(first + 1);
+          const st = await epA.getStats();
+          expect(st.late).to.equal(1);
+          expect(st.jitterTargetFrames, 'after 10 s on time').to.equal(first);
+          expect(await cLegs()).to.equal(cfg.inC ? 2 : 0);
+        });
+
       it('a leg that moves to JS for a recording and back keeps its stream: no gap, no sequence jump', async () => {
         const dir = tmpDir();
         const sending = stream(a, epA.local.port, range(0, 120));

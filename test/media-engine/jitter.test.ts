@@ -124,4 +124,48 @@ describe('media-engine jitter buffer', () => {
     expect(b.reserve(0, 160), 'long past its playout time').to.equal(null);
     expect(b.stats.late).to.equal(a.stats.late + 1);
   });
+
+  /** A steady far end: one 20 ms packet before each pop, `late` ones held back one pop (not late: the margin takes them). */
+  const steady = (jb: JitterBuffer, from: number, pops: number, held: Set<number> = new Set()) => {
+    const out = new Int16Array(160);
+    let waiting: number | null = null;
+    for (let i = 0; i < pops; i++) {
+      const k = from + i;
+      if (waiting !== null) jb.push(waiting * 160, frame(waiting + 1));
+      waiting = null;
+      if (held.has(k)) waiting = k;
+      else jb.push(k * 160, frame(k + 1));
+      jb.pop(out);
+    }
+    return from + pops;
+  };
+
+  it('shrinks back after 10 s in which the margin it grew was never used', () => {
+    const jb = new JitterBuffer(1, 8, 1);
+    const out = new Int16Array(160);
+    let k = steady(jb, 0, 20);
+    // packet k comes two pops late: too late to play, the buffer grows a frame
+    jb.pop(out);
+    jb.pop(out);
+    jb.push(k * 160, frame(1));
+    expect(jb.stats.targetFrames).to.equal(2);
+    k = steady(jb, k + 2, 600);
+    expect(jb.stats.targetFrames, 'after 12 s of packets on time').to.equal(1);
+    expect(jb.stats.late).to.equal(1);
+    // and plays on without a gap: every frame from here on is the packet sent for it
+    const before = jb.stats.concealed;
+    k = steady(jb, k, 100);
+    expect(jb.stats.concealed).to.equal(before);
+    expect(jb.stats.late).to.equal(1);
+  });
+
+  it('keeps the frame it grew while packets still come into it', () => {
+    const jb = new JitterBuffer(1, 8, 2);
+    // one packet in 100 comes a pop later than the others: it plays from the second frame of margin
+    const held = new Set(Array.from({ length: 12 }, (_, i) => 50 + i * 100));
+    steady(jb, 0, 1200, held);
+    expect(jb.stats.targetFrames).to.equal(2);
+    expect(jb.stats.late).to.equal(0);
+    expect(jb.stats.concealed).to.equal(0);
+  });
 });
