@@ -18,6 +18,9 @@ import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
 import { noteRtcp, type RtcpReceived, type RtpCounters } from './rtp-counters';
 
+/** the jitter buffer's playout point starts one frame behind the first packet; it grows on lateness (media-engine/README.md) */
+const JITTER_START_FRAMES = 1;
+
 export type { RtcpReceived, RtpCounters } from './rtp-counters';
 
 const FRAME = 160;
@@ -94,7 +97,7 @@ export class RtpSession {
   private eventTs = 0;
   private pending = new Int16Array(FRAME * 4); // samples waiting for a full ptime packet
   private pendingLen = 0;
-  jitter = new JitterBuffer(1, 8, 2);
+  jitter = new JitterBuffer(1, 8, JITTER_START_FRAMES);
   readonly stats = new ReceiveStats();
   readonly dtmfOut = new TelephoneEventSender();
   readonly dtmfIn: TelephoneEventReceiver;
@@ -156,7 +159,7 @@ export class RtpSession {
     }
     if (wideband && !this.wide) this.wide = new LegCodec(media);
     const rate = this.wide ? this.wide.rate : 8000;
-    if (rate !== this.rate) this.jitter = new JitterBuffer(1, 8, 2, rate / 50);
+    if (rate !== this.rate) this.jitter = new JitterBuffer(1, 8, JITTER_START_FRAMES, rate / 50);
     this.rate = rate;
     this.frame = rate / 50;
     if (media.codec === 'PCMA' || media.codec === 'PCMU') this.law = media.codec;

@@ -187,7 +187,8 @@ describe('media-engine plain G.711 legs in C and in JS: the same behaviour', fun
         await stream(a, epA.local.port, range(0, 20));
         await stream(a, epA.local.port, range(20, 40), 0x55667788, 40000, 900000);
         await sleep(300);
-        // the old source's last two packets were still in the jitter buffer when the new one came: dropped with it
+        // the old source's last packets still in the jitter buffer when the new one came (its one frame,
+        // two when this process's timer bunched them) are dropped with it: neither is asked for
         const want = range(0, 40)
           .map(([k]) => k)
           .filter((k) => k !== 18 && k !== 19)
@@ -249,7 +250,9 @@ describe('media-engine plain G.711 legs in C and in JS: the same behaviour', fun
 
       it("RTCP: the engine's report to A carries A's loss; the statistics agree", async function () {
         this.timeout(20_000);
-        const plan = range(0, 400).map(([k]) => (k % 50 === 7 ? [] : [k])); // 8 lost of 400
+        // 8 lost of 400; two packets ahead of the schedule, so that this process's timer, late on a
+        // loaded machine, makes no packet late for the jitter buffer (a frame ahead of time is kept)
+        const plan = range(0, 398).map(([i]) => (i === 0 ? [0, 1, 2] : [i + 2]).filter((k) => k % 50 !== 7));
         await stream(a, epA.local.port, plan);
         const deadline = Date.now() + 8000;
         const report = () =>
