@@ -20,6 +20,7 @@ typedef struct {
   void *state;
   void *extra;        /* a second state owned with the first (the G.722 decoder's PLC, the AEC's suppressor) */
   int64_t ext_memory; /* bytes reported to V8 with napi_adjust_external_memory */
+  int last_narrow;    /* the G.722 encoder's last frame was 8 kHz audio (its band-split filter then holds none) */
 } handle_t;
 
 /* A new external for `state` of `kind`, tagged so that only this module's handles of that kind pass. */

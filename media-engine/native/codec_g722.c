@@ -40,10 +40,9 @@ static napi_value encode(napi_env env, napi_callback_info info, const char *fn, 
   if (!narrow && (n & 1)) return throw_range(env, fn, "samples must be even (two 16 kHz samples per code word)");
   if ((size_t)(narrow ? n : n / 2) > ol) return throw_range(env, fn, narrow ? "out is shorter than samples" : "out is shorter than samples / 2");
   g722_encode_state_t *e = h->state;
-  /* back to 16 kHz frames after 8 kHz ones: the band-split filter starts empty, not from audio of before
-     (the encoder's `extra` marks that the last call was narrow; it owns nothing) */
-  if (!narrow && h->extra) memset(e->x, 0, sizeof e->x), memset(e->y, 0, sizeof e->y), e->ptr = 0;
-  h->extra = narrow ? (void *)1 : NULL;
+  /* back to 16 kHz frames after 8 kHz ones: the band-split filter starts empty, not from audio of before */
+  if (!narrow && h->last_narrow) memset(e->x, 0, sizeof e->x), memset(e->y, 0, sizeof e->y), e->ptr = 0;
+  h->last_narrow = narrow;
   e->eight_k = narrow;
   int r = g722_encode(e, out, pcm, (int)n);
   e->eight_k = 0;

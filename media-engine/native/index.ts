@@ -61,6 +61,8 @@ export interface UringCounters {
   dropped: number;
   rearms: number;
   noBuffers: number;
+  /** packets not sent: queued on a full ring while its arrivals were handed over (counted in JS, worker/rtp-uring.ts) */
+  unsent: number;
 }
 
 export interface NativeRtpUring {
@@ -87,7 +89,7 @@ export interface NativeRtpUring {
   /** More received packets after a flush that filled the rx arena (no system call). */
   harvest(): number;
   localPort(fd: number): number;
-  stats(): UringCounters;
+  stats(): Omit<UringCounters, 'unsent'>;
 }
 
 export const NATIVE_RTP_URING_PATH = path.join(__dirname, 'build', 'rtp_uring.node');

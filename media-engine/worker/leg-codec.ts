@@ -126,7 +126,7 @@ export class LegCodec {
     }
   }
 
-  /** True when a 20 ms frame of 8 kHz audio can be coded as it is (G.722 in 20 ms packets, none part-filled). */
+  /** True when a 20 ms frame of 8 kHz audio can be coded as it is (G.722 or Opus in 20 ms packets, none part-filled). */
   get takesNarrow(): boolean {
     return this.codec.encodeNarrow !== undefined && this.codec.frameSamples === this.frame && this.pendingLen === 0;
   }

@@ -279,9 +279,8 @@ export class Leg implements MixMember {
     // audio injected by fork consumers is mixed on top (at 8 kHz: a 16 kHz injection is brought down)
     if (this.forks.size) for (const fork of this.forks.values()) addInto(out, fork.nextInjectedAt(8000));
     if (this.mutedOut) out.fill(0);
-    // 8 kHz audio on a wideband leg: coded from 8 kHz where nothing reads the 16 kHz frame sent (echo
-    // canceller, recorders and forks at the leg's rate), else brought up to it
-    if (w && this.aec === null && this.recorders.length === 0 && this.forks.size === 0) this.session.sendNarrowFrame(out, w, now);
+    // 8 kHz audio on a wideband leg: coded from 8 kHz where nothing reads the 16 kHz frame sent, else brought up to it
+    if (w && !this.readsSentWide) this.session.sendNarrowFrame(out, w, now);
     else if (w) this.session.sendFrame(w.up(out), now, true);
     else this.session.sendFrame(out, now);
     this.afterSend(out);
@@ -317,6 +316,11 @@ export class Leg implements MixMember {
     if (this.mutedOut) o.fill(0);
     this.session.sendFrame(o, now);
     if (this.recorders.length || this.forks.size) this.afterSend(w.downOut(this.outFrame));
+  }
+
+  /** Something reads the 16 kHz frame a wideband leg sent (`wide.out`): the echo canceller, afterSend's recorders and forks. */
+  private get readsSentWide(): boolean {
+    return this.aec !== null || this.recorders.length !== 0 || this.forks.size !== 0;
   }
 
   /**

@@ -45,14 +45,16 @@ export class PassQueue {
     this.count++;
   }
 
-  /** Hands at most `max` queued packets to `send`, oldest first. */
-  drain(max: number, send: (payload: Uint8Array, len: number, seq: number, ts: number, marker: boolean) => void): void {
-    for (let k = 0; k < max && this.count > 0; k++) {
+  /** Hands at most `max` queued packets to `send`, oldest first; returns how many it handed. */
+  drain(max: number, send: (payload: Uint8Array, len: number, seq: number, ts: number, marker: boolean) => void): number {
+    let k = 0;
+    for (; k < max && this.count > 0; k++) {
       const i = this.head;
       this.head = (i + 1) % SLOTS;
       this.count--;
       send(this.bufs[i], this.lens[i], this.seqs[i], this.tss[i], this.markers[i] === 1);
     }
+    return k;
   }
 
   /** The source restarted (a new SSRC): what is queued is dropped and the sender starts a new mapping. */

@@ -55,8 +55,8 @@ export class RtpSession {
   private codecEncoded = 0;
   /** Opus pass-through: packets this leg sent on as they arrived at its peer (`passSink`), not at its own send phase */
   private forwardedOnArrival = 0;
-  /** forwardFrom is running: 1 at our send phase, 2 on an arrival (a flush inside it must not forward again) */
-  private forwarding = 0;
+  /** forwardFrom is running (a flush inside it must not forward again) */
+  private forwarding = false;
   /** Opus pass-through (opus-pass.ts), set by the leg each tick: what this leg receives is queued for its peer as it came */
   passThrough = false;
   passQueue: PassQueue | null = null;
@@ -268,7 +268,11 @@ export class RtpSession {
     return this.jitter.pop(out);
   }
 
-  /** A wideband leg's 8 kHz audio (G.711 peer, 8 kHz prompt or mix): coded as it is (G.722), else brought up by `up` (Opus: narrow band). */
+  /**
+   * A wideband leg's 8 kHz audio (G.711 peer, 8 kHz prompt or mix): coded as it is where the codec takes
+   * it (G.722's 8 kHz mode, Opus's 8 kHz encoder), else brought up by `up` and coded with the frame
+   * marked narrow (Opus: narrow band asked of its 16 kHz encoder).
+   */
   sendNarrowFrame(frame8k: Int16Array, up: { up(from: Int16Array): Int16Array }, now: number): void {
     const w = this.wide;
     if (w !== null && !this.dtmfOut.busy && w.takesNarrow) {
@@ -334,7 +338,7 @@ export class RtpSession {
    */
   forwardFrom(src: RtpSession, now: number, arrived = false): void {
     const q = src.passQueue;
-    if (this.forwarding !== 0 || (arrived && (q === null || !this.rtp.roomFor(q.size)))) return;
+    if (this.forwarding || (arrived && (q === null || !this.rtp.roomFor(q.size)))) return;
     if (this.capture !== null) this.capture.sendTime = now;
     if (q) {
       // frames we sent ourselves since the last forwarded packet, or a new source: start a new mapping
@@ -342,11 +346,12 @@ export class RtpSession {
         this.passEpoch = q.epoch;
         this.passNextSeq = -1;
       }
-      this.forwarding = arrived ? 2 : 1;
+      this.forwarding = true;
       try {
-        q.drain(SEND_RING, this.forwardOne);
+        const n = q.drain(SEND_RING, this.forwardOne);
+        if (arrived) this.forwardedOnArrival += n;
       } finally {
-        this.forwarding = 0;
+        this.forwarding = false;
       }
     }
     if (now >= this.nextRtcpAt) this.sendRtcp(now);
@@ -364,7 +369,6 @@ export class RtpSession {
     const next = this.seq;
     this.seq = outSeq;
     if (this.sending) this.send(marker, this.media!.payloadType, outTs, payload, len);
-    if (this.forwarding === 2) this.forwardedOnArrival++;
     if (newer) {
       this.seq = (outSeq + 1) & 0xffff;
       this.ts = (outTs + opusTicks(payload, 0, len)) | 0;

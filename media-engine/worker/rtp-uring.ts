@@ -32,6 +32,7 @@ export class UringIo {
   private scheduled = false;
   private failedOnce = false;
   private warnedFull = false;
+  private unsent = 0;
   readonly mode: string;
 
   constructor(
@@ -64,6 +65,7 @@ export class UringIo {
     // arrivals are handed over, which a flush would overwrite: senders then ask roomFor, so this is a bug
     while (this.queued >= this.txSlots) {
       if (this.dispatching) {
+        this.unsent++;
         if (!this.warnedFull) process.emitWarning('media RTP: a packet queued on a full ring while its arrivals were handed over was not sent');
         this.warnedFull = true;
         return;
@@ -131,7 +133,7 @@ export class UringIo {
   }
 
   counters(): UringCounters {
-    return this.io.stats();
+    return { ...this.io.stats(), unsent: this.unsent };
   }
 }
 

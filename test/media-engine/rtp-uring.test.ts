@@ -110,6 +110,7 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
       expect(sent, 'sent by the ring').to.be.greaterThan(legs * 50);
       expect(received, 'received by the ring').to.be.greaterThan(legs * 50);
       expect(b.rtpRing!.sendErrors).to.equal(0);
+      expect(b.rtpRing!.unsent, 'packets a full ring did not send').to.equal(0);
       expect(b.rtpRing!.dropped).to.equal(0);
       expect(heard, 'packets the far ends got back').to.be.greaterThan(legs * 50);
       expect(
