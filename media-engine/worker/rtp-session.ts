@@ -18,8 +18,8 @@ import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
 import { noteRtcp, type RtcpReceived, type RtpCounters } from './rtp-counters';
 
-/** the jitter buffer's playout point starts one frame behind the first packet; it grows on lateness (media-engine/README.md) */
-const JITTER_START_FRAMES = 1;
+/** the jitter buffer starts two frames behind the first packet, one given back after 10 s unneeded (media-engine/README.md: why not one) */
+const JITTER_START_FRAMES = 2;
 
 export type { RtcpReceived, RtpCounters } from './rtp-counters';
 
