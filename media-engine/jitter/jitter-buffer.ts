@@ -11,8 +11,10 @@ import { tsDiff } from '../rtp-packet/packet';
 import { LEG_JB_CAP, LEG_STATE_SAMPLES, LS } from '../native/leg-layout';
 
 const FRAME_8K = 160;
-/** pops of 20 ms without a reason to keep the frame the buffer grew: 10 s */
+/** pops of 20 ms without a reason to keep the frame the buffer grew: 10 s (JB_CALM_POPS in native/rtp_legs_int.h) */
 const CALM_TICKS = 500;
+/** a frame whose mean |sample| is under this is quiet: a frame after it may be skipped (JB_QUIET in C) */
+const QUIET = 128;
 
 interface Entry {
   ts: number;
@@ -76,6 +78,7 @@ export class JitterBuffer {
   reset(): void {
     while (this.count) this.dropFirst();
     this.started = false;
+    this.calmTicks = 0;
     this.concealRun = 0;
     this.playedAny = false;
   }
@@ -204,14 +207,16 @@ export class JitterBuffer {
       this.playedAny = true;
       this.last.set(out);
     }
-    // shrink after 10 s in which no packet was late and the buffer never fell under 2 frames ahead of
-    // the playout point (the frame it would give up was never needed); in steady flow the depth is
-    // the target itself, so a frame grown for one burst of lateness is given back
+    // a frame given back after 10 s in which no packet was late and the buffer never fell under two
+    // frames ahead of the playout point (a whole spare frame never touched; in steady flow the depth
+    // is the target itself, so a frame grown for a burst of lateness comes back), at a pause: the
+    // frame skipped follows a quiet one that was played (counted as dropped), so speech is not cut
     if (this.depthFrames < 2) this.calmTicks = 0;
-    else if (++this.calmTicks > CALM_TICKS && this.target > this.minFrames) {
+    else if (++this.calmTicks > CALM_TICKS && this.target > this.minFrames && filled > 0 && quiet(out, frame)) {
       this.calmTicks = 0;
       this.target--;
       this.stats.targetFrames = this.target;
+      this.stats.dropped++;
       this.playTs = (this.playTs + this.frame) | 0;
     }
     return true;
@@ -275,4 +280,11 @@ export class JitterBuffer {
     const g = 1 - this.concealRun / 4;
     for (let k = 0; k < this.frame; k++) out[k] = this.last[k] * g;
   }
+}
+
+/** The frame's mean |sample| is under QUIET. */
+function quiet(x: Int16Array, n: number): boolean {
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += x[i] < 0 ? -x[i] : x[i];
+  return sum < QUIET * n;
 }

@@ -63,6 +63,7 @@ static void jb_drop_first(leg_t *g) {
 static void jb_reset(leg_t *g) {
   while (g->count) jb_drop_first(g);
   g->jb_started = 0;
+  g->calm = 0;
   g->conceal_run = 0;
   g->played_any = 0;
 }
@@ -130,6 +131,12 @@ static double jb_depth(leg_t *g) {
   return d > 0 ? d : 0;
 }
 
+static int jb_quiet(const int16_t *x) {
+  int32_t sum = 0;
+  for (int i = 0; i < LEG_FRAME; i++) sum += x[i] < 0 ? -x[i] : x[i];
+  return sum < JB_QUIET * LEG_FRAME;
+}
+
 static int jb_pop(leg_t *g, int16_t *out) {
   if (!g->jb_started) {
     memset(out, 0, LEG_FRAME * sizeof *out);
@@ -167,11 +174,13 @@ static int jb_pop(leg_t *g, int16_t *out) {
     g->played_any = 1;
     memcpy(g->last, out, sizeof g->last);
   }
-  /* jitter-buffer.ts: 10 s without lateness and never under 2 frames ahead: one frame given back */
+  /* jitter-buffer.ts: 10 s without lateness and never under 2 frames ahead: one frame given back, the
+     one after a quiet frame played (counted as dropped) */
   if (jb_depth(g) < 2) g->calm = 0;
-  else if (++g->calm > 500 && g->target > MIN_FRAMES) {
+  else if (++g->calm > JB_CALM_POPS && g->target > MIN_FRAMES && filled > 0 && jb_quiet(out)) {
     g->calm = 0;
     g->target--;
+    g->dropped++;
     g->play_ts = (int32_t)((uint32_t)g->play_ts + LEG_FRAME);
   }
   return 1;

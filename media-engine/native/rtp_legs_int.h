@@ -15,6 +15,8 @@ enum { EV_DTMF = 1, EV_RTCP = 2 };
 #define RTCP_INTERVAL_MS 5000
 #define MAX_FRAMES 8
 #define MIN_FRAMES 1
+#define JB_CALM_POPS 500 /* jitter-buffer.ts CALM_TICKS: 10 s without a reason to keep a grown frame */
+#define JB_QUIET 128     /* jitter-buffer.ts QUIET: mean |sample| of a quiet frame */
 
 typedef struct {
   int32_t ts;

@@ -18,7 +18,7 @@ import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
 import { noteRtcp, type RtcpReceived, type RtpCounters } from './rtp-counters';
 
-/** the jitter buffer starts two frames behind the first packet, one given back after 10 s unneeded (media-engine/README.md: why not one) */
+/** the jitter buffer starts two frames behind the first packet, one given back after a calm 10 s (media-engine/README.md: why not one) */
 const JITTER_START_FRAMES = 2;
 
 export type { RtcpReceived, RtpCounters } from './rtp-counters';

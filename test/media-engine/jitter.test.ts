@@ -125,47 +125,84 @@ describe('media-engine jitter buffer', () => {
     expect(b.stats.late).to.equal(a.stats.late + 1);
   });
 
-  /** A steady far end: one 20 ms packet before each pop, `late` ones held back one pop (not late: the margin takes them). */
-  const steady = (jb: JitterBuffer, from: number, pops: number, held: Set<number> = new Set()) => {
+  /** Packet k's audio: speech (1000 + k), but for 3 quiet frames (0) in every 50. */
+  const level = (k: number) => (k % 50 < 3 ? 0 : 1000 + k);
+
+  /**
+   * A steady far end: one 20 ms packet before each pop, those in `held` one pop later (not late: the
+   * spare frame takes them). Each popped frame's first sample goes into `heard`.
+   */
+  const steady = (jb: JitterBuffer, from: number, pops: number, heard: number[] = [], held: Set<number> = new Set()) => {
     const out = new Int16Array(160);
     let waiting: number | null = null;
     for (let i = 0; i < pops; i++) {
       const k = from + i;
-      if (waiting !== null) jb.push(waiting * 160, frame(waiting + 1));
+      if (waiting !== null) jb.push(waiting * 160, frame(level(waiting)));
       waiting = null;
       if (held.has(k)) waiting = k;
-      else jb.push(k * 160, frame(k + 1));
+      else jb.push(k * 160, frame(level(k)));
       jb.pop(out);
+      heard.push(out[0]);
     }
     return from + pops;
   };
 
-  it('shrinks back after 10 s in which the margin it grew was never used', () => {
+  it('gives the frame it grew back after 10 s with its spare frame never touched, skipping a quiet frame', () => {
     const jb = new JitterBuffer(1, 8, 1);
     const out = new Int16Array(160);
     let k = steady(jb, 0, 20);
     // packet k comes two pops late: too late to play, the buffer grows a frame
     jb.pop(out);
     jb.pop(out);
-    jb.push(k * 160, frame(1));
+    jb.push(k * 160, frame(level(k)));
     expect(jb.stats.targetFrames).to.equal(2);
-    k = steady(jb, k + 2, 600);
+    const from = k + 2;
+    const heard: number[] = [];
+    k = steady(jb, from, 600, heard);
     expect(jb.stats.targetFrames, 'after 12 s of packets on time').to.equal(1);
     expect(jb.stats.late).to.equal(1);
-    // and plays on without a gap: every frame from here on is the packet sent for it
-    const before = jb.stats.concealed;
-    k = steady(jb, k, 100);
-    expect(jb.stats.concealed).to.equal(before);
-    expect(jb.stats.late).to.equal(1);
+    expect(jb.stats.dropped, 'the frame skipped').to.equal(1);
+    const concealed = jb.stats.concealed;
+    k = steady(jb, k, 100, heard);
+    expect(jb.stats.concealed, 'no gap after the frame given back').to.equal(concealed);
+    // every frame of speech sent since is heard, in order (but the last, still buffered): the frame skipped was a quiet one
+    const spoken = Array.from({ length: k - from }, (_, i) => level(from + i)).filter((v) => v !== 0);
+    const said = heard.filter((v) => v >= level(from));
+    expect(said.length).to.be.at.least(spoken.length - 2);
+    expect(said).to.deep.equal(spoken.slice(0, said.length));
   });
 
-  it('keeps the frame it grew while packets still come into it', () => {
+  it('gives nothing back over speech: the skip waits for a quiet frame', () => {
     const jb = new JitterBuffer(1, 8, 2);
-    // one packet in 100 comes a pop later than the others: it plays from the second frame of margin
+    const out = new Int16Array(160);
+    for (let k = 0; k < 700; k++) {
+      jb.push(k * 160, frame(1000));
+      jb.pop(out);
+    }
+    expect(jb.stats.targetFrames, '14 s of speech').to.equal(2);
+    for (let k = 700; k < 710; k++) {
+      jb.push(k * 160, frame(0));
+      jb.pop(out);
+    }
+    expect(jb.stats.targetFrames, 'then a pause').to.equal(1);
+  });
+
+  it('keeps its spare frame while packets still come into it', () => {
+    const jb = new JitterBuffer(1, 8, 2);
+    // one packet in 100 comes a pop later than the others: the spare frame (beyond the next) is used
     const held = new Set(Array.from({ length: 12 }, (_, i) => 50 + i * 100));
-    steady(jb, 0, 1200, held);
+    steady(jb, 0, 1200, [], held);
     expect(jb.stats.targetFrames).to.equal(2);
     expect(jb.stats.late).to.equal(0);
     expect(jb.stats.concealed).to.equal(0);
+  });
+
+  it('a new source starts its calm from nothing', () => {
+    const jb = new JitterBuffer(1, 8, 2);
+    steady(jb, 0, 490);
+    // an SSRC change (the session resets the buffer): the old stream's calm does not shrink the new one's
+    jb.reset();
+    steady(jb, 5000, 20);
+    expect(jb.stats.targetFrames).to.equal(2);
   });
 });
