@@ -65,8 +65,9 @@ export interface MediaServerOptions {
   /** Submission queue size of each worker's io_uring (1..32768 by the kernel; default 1024). */
   rtpRingEntries?: number;
   /**
-   * On 'uring', two G.711 legs bridged with nothing else to do are served in C (native/rtp_legs.c,
-   * worker/c-legs.ts; `cLegs` in the worker's stats). Default true; false keeps every leg in JS.
+   * On 'uring', two G.711 legs bridged with nothing else to do, and two Opus legs forwarding each other's
+   * packets, are served in C (native/rtp_legs.c, worker/c-legs.ts; `cLegs` in the worker's stats).
+   * Default true; false keeps every leg in JS.
    */
   plainLegsInC?: boolean;
 }

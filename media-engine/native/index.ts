@@ -88,6 +88,8 @@ export interface NativeRtpUring {
   detachLeg(fd: number, state: Float64Array, samples: Int16Array): boolean;
   /** More received packets after a flush that filled the rx arena (no system call). */
   harvest(): number;
+  /** Sends queued in the ring since its last submit: C legs forwarding Opus packets as the flush handed them over. */
+  unsubmitted(): number;
   localPort(fd: number): number;
   stats(): Omit<UringCounters, 'unsent'>;
 }

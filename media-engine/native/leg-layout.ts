@@ -1,5 +1,5 @@
 /**
- * The state a plain G.711 leg carries between JS and C (native/rtp_legs.c, rtp_legs.h: the same
+ * The state a plain G.711 leg or an Opus pass-through one carries between JS and C (native/rtp_legs.c, rtp_legs.h: the same
  * indices): a Float64Array of LEG_STATE_SIZE numbers and an Int16Array of LEG_STATE_SAMPLES samples
  * (the jitter buffer's last frame, then its entries' samples in order).
  */
@@ -28,6 +28,8 @@ export const LS = {
   NEXT_RTCP: 17,
   /** C latched the RTCP address since the last read */
   RTCP_LATCHED: 18,
+  /** 1: an Opus pass-through leg (its packets go on to the peer as they come; no jitter buffer in C) */
+  PASS: 19,
   ST_STARTED: 20,
   ST_SSRC: 21,
   ST_BASE: 22,
@@ -41,6 +43,10 @@ export const LS = {
   ST_TRANSIT: 29,
   ST_OOO: 30,
   ST_DUP: 31,
+  /** the RTP clock per ms: 8 (G.711), 48 (Opus) */
+  TICKS_PER_MS: 32,
+  /** packets sent on as they arrived at the peer (Opus pass-through) */
+  FORWARDED: 33,
   JB_STARTED: 34,
   JB_PLAY_TS: 35,
   JB_TARGET: 36,
@@ -51,12 +57,18 @@ export const LS = {
   JB_CONCEALED: 41,
   JB_DROPPED: 42,
   JB_COUNT: 43,
+  /** an Opus pass-through leg: 1 while its mapping of the peer's numbers onto its stream goes on (RtpSession.passNextSeq) */
+  PASS_MAPPED: 44,
+  /** that mapping's sequence-number delta (16 bits) */
+  PASS_SEQ_DELTA: 45,
   EV_ACTIVE: 46,
   EV_TS: 47,
   EV_EVENT: 48,
   EV_DURATION: 49,
   EV_LAST_SEEN: 50,
   EV_REPORTED_N: 51,
+  /** that mapping's timestamp delta (32 bits, signed) */
+  PASS_TS_DELTA: 52,
   /** 128 entries */
   SEEN: 64,
   /** ts, len per entry (at most JB_CAP) */

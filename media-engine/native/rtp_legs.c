@@ -1,7 +1,9 @@
 /*
  * Plain G.711 legs in C (media-engine/worker/c-legs.ts decides which): two bridged legs with nothing
  * but each other, served once per 20 ms inside the ring's end-of-tick flush, without a crossing to JS
- * per leg. Each does what rtp-session.ts and leg.ts do for such a leg, in the same order and with the
+ * per leg. An Opus↔Opus pair that forwards (opus-pass.ts) is served here too: each packet goes on to the
+ * peer's far end as it is taken from the ring, as RtpSession.forwardFrom sends it, and the tick only
+ * hands out digits and RTCP times. Each does what rtp-session.ts and leg.ts do for such a leg, in the same order and with the
  * same figures: symmetric RTP latching, the receive statistics (RFC 3550 A.1/A.3/A.8, duplicates and
  * out-of-order), the adaptive jitter buffer (reorder, late and duplicate drop, SSRC change, concealment),
  * RFC 4733 telephone-event detection, the peer's frame as this leg's audio, G.711 with the JS tables
@@ -22,6 +24,7 @@ legs_t *legs_new(void) { return calloc(1, sizeof(legs_t)); }
 
 static void leg_free(leg_t *g) {
   for (int i = 0; i <= JB_CAP; i++) free(g->ent[i].s);
+  free(g->fw);
   free(g);
 }
 
@@ -266,9 +269,81 @@ static void ev_packet(leg_t *g, uint32_t ts, const unsigned char *p, int len, do
   if (p[1] & 0x80) ev_report(g);
 }
 
-/* ---- the receive path: RtpSession.onRtp for a G.711 leg */
+/* ---- Opus pass-through: RtpSession.forwardFrom / forwardOne */
 
-int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_t ip, uint16_t port, double arrival) {
+/* frame length in 48 kHz samples by TOC configuration (RFC 6716 §3.1; opus-pass.ts opusTicks) */
+static int opus_ticks(const unsigned char *b, int len) {
+  static const int SILK[4] = { 480, 960, 1920, 2880 }, CELT[4] = { 120, 240, 480, 960 };
+  if (len < 1) return 0;
+  int config = b[0] >> 3;
+  int size = config < 12 ? SILK[config & 3] : config < 16 ? (config & 1 ? 960 : 480) : CELT[config & 3];
+  int code = b[0] & 3;
+  int frames = code == 0 ? 1 : code < 3 ? 2 : len > 1 ? b[1] & 0x3f : 0;
+  return size * frames;
+}
+
+void legs_submitted(legs_t *l) {
+  if (l) l->submits++;
+}
+
+/* sends `len` bytes of payload received by `src` on from `dst` under its own SSRC, numbers moved onto its stream */
+static void forward(legs_t *l, leg_t *dst, const unsigned char *payload, int len, int seq, int32_t ts, int marker, legs_send_fn send, void *ring) {
+  fwd_t *f = dst->fw;
+  if (f->gen != l->submits) {
+    f->gen = l->submits;
+    f->n = 0;
+  }
+  if (f->n == FW_SLOTS) return; /* its buffers wait for the submit: as a full send ring drops it in JS */
+  if (f->anchor) {
+    f->anchor = 0;
+    f->seq_delta = (uint16_t)(dst->seq - seq);
+    f->ts_delta = (int32_t)((uint32_t)dst->ts - (uint32_t)ts);
+  }
+  uint16_t out_seq = (uint16_t)(seq + f->seq_delta);
+  uint32_t out_ts = (uint32_t)ts + (uint32_t)f->ts_delta;
+  int k = f->i;
+  f->i = (k + 1) % FW_SLOTS;
+  f->n++;
+  unsigned char *pk = f->pkt[k];
+  pk[0] = 0x80;
+  pk[1] = (unsigned char)((marker ? 0x80 : 0) | (dst->pt & 0x7f));
+  pk[2] = (unsigned char)(out_seq >> 8);
+  pk[3] = (unsigned char)out_seq;
+  pk[4] = (unsigned char)(out_ts >> 24);
+  pk[5] = (unsigned char)(out_ts >> 16);
+  pk[6] = (unsigned char)(out_ts >> 8);
+  pk[7] = (unsigned char)out_ts;
+  pk[8] = (unsigned char)(dst->ssrc >> 24);
+  pk[9] = (unsigned char)(dst->ssrc >> 16);
+  pk[10] = (unsigned char)(dst->ssrc >> 8);
+  pk[11] = (unsigned char)dst->ssrc;
+  memcpy(pk + 12, payload, (size_t)len);
+  struct sockaddr_in *to = &f->to[k];
+  memset(to, 0, sizeof *to);
+  to->sin_family = AF_INET;
+  to->sin_addr.s_addr = htonl(dst->remote_ip);
+  to->sin_port = htons(dst->remote_port);
+  f->iov[k].iov_base = pk;
+  f->iov[k].iov_len = 12 + (size_t)len;
+  memset(&f->h[k], 0, sizeof f->h[k]);
+  f->h[k].msg_name = to;
+  f->h[k].msg_namelen = sizeof *to;
+  f->h[k].msg_iov = &f->iov[k];
+  f->h[k].msg_iovlen = 1;
+  send(ring, dst->fd, &f->h[k]);
+  dst->packets_sent++;
+  dst->octets_sent += len;
+  dst->forwarded++;
+  /* a packet reordered before one already sent goes out with its own number; our stream does not step back */
+  if ((uint16_t)(out_seq - dst->seq) < 0x8000) {
+    dst->seq = (uint16_t)(out_seq + 1);
+    dst->ts = (int32_t)(out_ts + (uint32_t)opus_ticks(payload, len));
+  }
+}
+
+/* ---- the receive path: RtpSession.onRtp for a G.711 leg or an Opus pass-through one */
+
+int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_t ip, uint16_t port, double arrival, legs_send_fn send, void *ring) {
   leg_t *g = leg_of(l, fd);
   if (!g) return 0;
   if (len >= 8 && b[0] >> 6 == 2 && b[1] >= 192 && b[1] <= 223) return 0; /* RTCP on the RTP port: JS's */
@@ -303,14 +378,22 @@ int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_
     g->latched = 1;
   }
   if (ip == g->remote_ip && port == g->remote_port) g->last_from_remote = arrival;
+  leg_t *peer = g->pass ? leg_of(l, g->peer_fd) : NULL;
   if (g->remote_ssrc != (int64_t)ssrc) {
     g->remote_ssrc = ssrc;
     jb_reset(g);
+    if (peer && peer->fw) peer->fw->anchor = 1; /* a new source: the peer starts a new mapping */
   }
-  st_packet(g, ssrc, seq, ts, (int32_t)(uint32_t)(int64_t)floor(arrival * 8 + 0.5));
+  st_packet(g, ssrc, seq, ts, (int32_t)(uint32_t)(int64_t)floor(arrival * g->ticks_per_ms + 0.5));
   if (g->dtmf_pt >= 0 && pt == g->dtmf_pt) {
     g->saw_event = 1;
     ev_packet(g, (uint32_t)ts, b + off, (int)(end - off), l->time_origin + arrival);
+    return 1;
+  }
+  if (g->pass) {
+    int bytes = (int)(end - off);
+    if (pt != g->pt || bytes == 0 || bytes > FW_MAX_PAYLOAD) return 1;
+    if (peer && peer->fw && peer->remote_port != 0) forward(l, peer, b + off, bytes, seq, ts, b[1] & 0x80, send, ring);
     return 1;
   }
   int law;
@@ -346,15 +429,16 @@ void legs_tick(legs_t *l, double now, int skip, legs_send_fn send, void *ring) {
   l->ev[0] = 0;
   for (int i = 0; i < l->n; i++) {
     leg_t *g = l->list[i];
-    if (skip > 0) g->ts = (int32_t)((uint32_t)g->ts + (uint32_t)(skip * LEG_FRAME));
     if (g->ev_active && now - g->ev_last_seen > 300) ev_report(g);
+    if (g->pass) continue; /* what it receives went on as it came; it sends only that */
+    if (skip > 0) g->ts = (int32_t)((uint32_t)g->ts + (uint32_t)(skip * LEG_FRAME));
     g->has_in = jb_pop(g, g->in);
   }
   for (int i = 0; i < l->n; i++) {
     leg_t *g = l->list[i];
     leg_t *p = leg_of(l, g->peer_fd);
     const int16_t *src = p && p->has_in ? p->in : SILENCE;
-    if (g->remote_port != 0) {
+    if (!g->pass && g->remote_port != 0) {
       int k = g->pkt_i;
       g->pkt_i ^= 1;
       unsigned char *pk = g->pkt[k];
@@ -390,7 +474,7 @@ void legs_tick(legs_t *l, double now, int skip, legs_send_fn send, void *ring) {
       g->h[k].msg_iovlen = 1;
       send(ring, g->fd, &g->h[k]);
     }
-    g->ts = (int32_t)((uint32_t)g->ts + LEG_FRAME);
+    if (!g->pass) g->ts = (int32_t)((uint32_t)g->ts + LEG_FRAME);
     for (int k = 0; k < g->npend; k++) emit(l, EV_DTMF, g->fd, g->pend_event[k], g->pend_samples[k], (double)g->remote_ssrc, g->pend_ts[k]);
     g->npend = 0;
     if (now >= g->next_rtcp) {

@@ -17,6 +17,22 @@ enum { EV_DTMF = 1, EV_RTCP = 2 };
 #define MIN_FRAMES 1
 #define JB_CALM_POPS 500 /* jitter-buffer.ts CALM_TICKS: 10 s without a reason to keep a grown frame */
 #define JB_QUIET 128     /* jitter-buffer.ts QUIET: mean |sample| of a quiet frame */
+#define FW_SLOTS 8         /* packets an Opus pass-through leg may have queued between two submits */
+#define FW_MAX_PAYLOAD 1500 /* opus-pass.ts MAX_PASS_PAYLOAD */
+
+/* an Opus pass-through leg's sending side (opus-pass.ts, RtpSession.forwardFrom): its peer's packets under
+   our SSRC, their numbers moved onto our stream by deltas anchored at the first one (gaps kept) */
+typedef struct {
+  int anchor; /* 1: the next packet starts a new mapping (attach, the source restarted) */
+  uint16_t seq_delta;
+  int32_t ts_delta;
+  unsigned gen; /* the legs' submit count when `n` was last reset */
+  int n, i;     /* packets queued since that submit; the next slot */
+  unsigned char pkt[FW_SLOTS][12 + FW_MAX_PAYLOAD];
+  struct msghdr h[FW_SLOTS];
+  struct iovec iov[FW_SLOTS];
+  struct sockaddr_in to[FW_SLOTS];
+} fwd_t;
 
 typedef struct {
   int32_t ts;
@@ -26,6 +42,9 @@ typedef struct {
 
 typedef struct leg {
   int fd, peer_fd;
+  int pass, ticks_per_ms; /* an Opus pass-through leg (fw set); the RTP clock per ms */
+  fwd_t *fw;
+  double forwarded;
   /* sending */
   uint32_t ssrc;
   uint16_t seq;
@@ -84,6 +103,7 @@ struct legs {
   double *ev;
   napi_ref ev_ref;
   int ready;
+  unsigned submits; /* the ring's submits so far (legs_submitted) */
 };
 
 

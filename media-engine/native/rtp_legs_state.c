@@ -31,6 +31,8 @@ static void leg_import(leg_t *g, const double *v, const int16_t *samples) {
   g->pt_law = (int)v[LS_PT_LAW];
   g->next_rtcp = v[LS_NEXT_RTCP];
   g->rtcp_latched = 0;
+  g->ticks_per_ms = v[LS_TICKS_PER_MS] > 0 ? (int)v[LS_TICKS_PER_MS] : 8;
+  g->forwarded = v[LS_FORWARDED];
   g->st_started = v[LS_ST_STARTED] != 0;
   g->st_ssrc = (uint32_t)v[LS_ST_SSRC];
   g->st_base = (int)v[LS_ST_BASE];
@@ -55,7 +57,7 @@ static void leg_import(leg_t *g, const double *v, const int16_t *samples) {
   g->concealed = v[LS_JB_CONCEALED];
   g->dropped = v[LS_JB_DROPPED];
   memcpy(g->last, samples, sizeof g->last);
-  int count = (int)v[LS_JB_COUNT];
+  int count = g->pass ? 0 : (int)v[LS_JB_COUNT]; /* a pass-through leg's buffer is empty and stays so */
   size_t at = LEG_FRAME;
   for (int i = 0; i < count && i < JB_CAP; i++) {
     int32_t ts = (int32_t)v[LS_JB_ENTRIES + 2 * i];
@@ -103,6 +105,12 @@ static void leg_export(leg_t *g, double *v, int16_t *samples) {
   v[LS_PT_LAW] = g->pt_law;
   v[LS_NEXT_RTCP] = g->next_rtcp;
   v[LS_RTCP_LATCHED] = g->rtcp_latched;
+  v[LS_PASS] = g->pass;
+  v[LS_TICKS_PER_MS] = g->ticks_per_ms;
+  v[LS_FORWARDED] = g->forwarded;
+  v[LS_PASS_MAPPED] = g->fw && !g->fw->anchor;
+  v[LS_PASS_SEQ_DELTA] = g->fw ? g->fw->seq_delta : 0;
+  v[LS_PASS_TS_DELTA] = g->fw ? g->fw->ts_delta : 0;
   g->rtcp_latched = 0;
   v[LS_ST_STARTED] = g->st_started;
   v[LS_ST_SSRC] = g->st_ssrc;
@@ -238,6 +246,19 @@ static napi_value l_attach(napi_env env, napi_callback_info info) {
   g->peer_fd = rtp_arg_i32(env, argv[1]);
   for (int i = 0; i <= JB_CAP; i++) g->pool[i] = &g->ent[i];
   g->npool = JB_CAP + 1;
+  g->pass = ((const double *)v)[LS_PASS] != 0;
+  if (g->pass) {
+    g->fw = calloc(1, sizeof *g->fw);
+    if (!g->fw) {
+      free(g);
+      return rtp_throw(env, ENOMEM, "attachLeg");
+    }
+    /* the mapping JS had goes on (an RTCP report's round trip, a move with nothing sent between) */
+    const double *sv = v;
+    g->fw->anchor = sv[LS_PASS_MAPPED] == 0;
+    g->fw->seq_delta = (uint16_t)(uint32_t)sv[LS_PASS_SEQ_DELTA];
+    g->fw->ts_delta = (int32_t)sv[LS_PASS_TS_DELTA];
+  }
   leg_import(g, v, s);
   l->by_fd[fd] = g;
   l->list[l->n++] = g;

@@ -291,6 +291,7 @@ NAPI_MODULE_INIT() {
     { "close", NULL, u_close, NULL, NULL, NULL, napi_enumerable, NULL },
     { "flush", NULL, uring_js_flush, NULL, NULL, NULL, napi_enumerable, NULL },
     { "harvest", NULL, uring_js_harvest, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "unsubmitted", NULL, uring_js_unsubmitted, NULL, NULL, NULL, napi_enumerable, NULL },
     { "localPort", NULL, u_local_port, NULL, NULL, NULL, napi_enumerable, NULL },
     { "stats", NULL, u_stats, NULL, NULL, NULL, napi_enumerable, NULL },
   };

@@ -70,4 +70,5 @@ int uring_arm(uring_t *u, int fd);
 
 napi_value uring_js_flush(napi_env env, napi_callback_info info);
 napi_value uring_js_harvest(napi_env env, napi_callback_info info);
+napi_value uring_js_unsubmitted(napi_env env, napi_callback_info info);
 #endif

@@ -28,6 +28,8 @@ static double packet_age(struct io_uring_recvmsg_out *o, struct msghdr *m, doubl
   return age < 0 || age > 60000 ? 0 : age; /* the clock was stepped */
 }
 
+static void legs_send(void *ring, int fd, struct msghdr *h);
+
 static void give_back(uring_t *u, unsigned bid) {
   io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid, NBUFS - 1, u->returned++);
 }
@@ -81,7 +83,7 @@ static int harvest(uring_t *u) {
     struct sockaddr_in *from = io_uring_recvmsg_name(o);
     const unsigned char *payload = io_uring_recvmsg_payload(o, &u->rmsg);
     double age = packet_age(o, &u->rmsg, &now_ms);
-    if (legs_packet(u->legs, fd, payload, len, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port), u->perf_now - age)) {
+    if (legs_packet(u->legs, fd, payload, len, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port), u->perf_now - age, legs_send, u)) {
       u->counters[C_RECEIVED]++;
       give_back(u, bid);
       continue;
@@ -117,7 +119,7 @@ static void queue_send(uring_t *u, int fd, struct msghdr *h) {
   u->counters[C_SENT]++;
 }
 
-/* a C leg's packet (rtp_legs.c): its msghdr lives in the leg until the next tick */
+/* a C leg's packet (rtp_legs.c): its msghdr lives in the leg until the next submit */
 static void legs_send(void *ring, int fd, struct msghdr *h) {
   uring_t *u = ring;
   if (fd >= 0 && (size_t)fd < u->nfd && u->open[fd]) queue_send(u, fd, h);
@@ -188,9 +190,20 @@ napi_value uring_js_flush(napi_env env, napi_callback_info info) {
   int r;
   do r = io_uring_submit_and_wait_timeout(&u->ring, &first, RUN_EVENTS, &zero, NULL);
   while (r == -EINTR);
+  legs_submitted(u->legs);
   u->counters[C_ENTERS]++;
   napi_value out;
   napi_create_int32(env, harvest(u), &out);
+  return out;
+}
+
+/* unsubmitted(): sends queued since the last submit (C legs forwarding Opus as packets were handed over) */
+napi_value uring_js_unsubmitted(napi_env env, napi_callback_info info) {
+  (void)info;
+  uring_t *u = uring_need(env);
+  if (!u) return NULL;
+  napi_value out;
+  napi_create_uint32(env, io_uring_sq_ready(&u->ring), &out);
   return out;
 }
 

@@ -4,6 +4,8 @@
  * cancellation, conference, capture, queued digit; G.711 at 20 ms both ways; no in-band DTMF detection
  * unless the far end has sent a telephone-event, when the JS leg stops it too). The engine's end-of-tick
  * flush serves all of them in C, in the same system call that sends the tick's packets: no JS per leg.
+ * An Opus↔Opus pair that forwards each other's packets (Leg.passTarget both ways, opus-pass.ts) is served
+ * in C too: each packet goes on to the peer's far end as the ring hands it over (`Leg.cLeg`).
  *
  * A pair moves to C at a slot-0 tick where both are plain (`review`) with its whole state (sequence
  * number, timestamp, SSRC, latched address, receive statistics, jitter buffer contents, telephone-event
@@ -16,6 +18,7 @@ import { G711_TABLES } from '../codecs/g711';
 import { rtpUring } from '../native';
 import { LEG_EVENT_DTMF, LEG_EVENT_META, LEG_EVENT_RTCP, LEG_STATE_SAMPLES, LEG_STATE_SIZE, LS } from '../native/leg-layout';
 import { Leg } from './leg';
+import type { RtpSession } from './rtp-session';
 import { cLegsEnabled, TIME_ORIGIN } from './rtp-transport';
 import { uringRing, type UringIo } from './rtp-uring';
 
@@ -62,7 +65,8 @@ export class CLegs {
     for (let i = legs.length - 1; i >= 0; i--) {
       const a = legs[i];
       const b = a.feed;
-      if (!(b instanceof Leg) || b.feed !== a || !a.plainG711 || !b.plainG711) continue;
+      const kind = a.cLeg;
+      if (!(b instanceof Leg) || b.feed !== a || kind === null || b.cLeg !== kind) continue;
       if (!this.attach(a, b)) continue;
       if (!this.attach(b, a)) {
         this.detach(a);
@@ -75,7 +79,7 @@ export class CLegs {
   }
 
   private attach(leg: Leg, peer: Leg): boolean {
-    leg.session.saveTo(this.state, this.samples);
+    leg.session.saveTo(this.state, this.samples, peer.session);
     try {
       this.ring.io.attachLeg(leg.session.ringFd, peer.session.ringFd, this.state, this.samples);
     } catch (e) {
@@ -90,12 +94,17 @@ export class CLegs {
     const fd = leg.session.ringFd;
     this.byFd.delete(fd);
     if (!this.ring.io.detachLeg(fd, this.state, this.samples)) return;
-    leg.session.loadFrom(this.state, this.samples);
+    leg.session.loadFrom(this.state, this.samples, this.peerOf(leg));
     // a stall's skip C has not applied yet goes with the leg
     leg.session.skip(this.skipped);
     // digits C took in since its last tick (handed out at its next one, which this leg will not have)
     const v = this.state;
     for (let k = 0; k < v[LS.EV_PEND_N]; k++) leg.session.dtmfIn.detected(v[LS.EV_PEND + 3 * k], v[LS.EV_PEND + 3 * k + 1], v[LS.EV_PEND + 3 * k + 2]);
+  }
+
+  /** The session whose packets the leg sends on (its bridge peer), or null. */
+  private peerOf(leg: Leg): RtpSession | null {
+    return leg.feed instanceof Leg ? leg.feed.session : null;
   }
 
   /** Brings the leg and its peer back to JS (before any operation on either): served by JS from the next slot-0 tick. */
@@ -117,7 +126,7 @@ export class CLegs {
 
   /** Brings the leg's counters and statistics up to date in JS without moving it (stats, RTCP). */
   sync(leg: Leg): void {
-    if (this.has(leg) && this.ring.io.readLeg(leg.session.ringFd, this.state, this.samples)) leg.session.loadFrom(this.state, this.samples);
+    if (this.has(leg) && this.ring.io.readLeg(leg.session.ringFd, this.state, this.samples)) leg.session.loadFrom(this.state, this.samples, this.peerOf(leg));
   }
 
   /** Frames of slot 0 a stall skipped: the C legs' RTP clocks move on by as many at their next tick. */

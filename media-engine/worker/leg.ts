@@ -229,13 +229,18 @@ export class Leg implements MixMember {
     return mine && theirs ? peer : null;
   }
 
-  /** Nothing but a bridge peer and its G.711 session: a C leg can carry it (c-legs.ts). */
-  get plainG711(): boolean {
+  /**
+   * What a C leg can carry of this leg (c-legs.ts), both of a pair alike: 'g711', nothing but a bridge peer and
+   * its G.711 session; 'pass', an Opus pair forwarding each other's packets (passTarget both ways); else null.
+   */
+  get cLeg(): 'g711' | 'pass' | null {
+    const kind = this.session.cLeg;
+    if (kind === 'pass') return this.feed instanceof Leg && this.passTarget() === this.feed && this.feed.passTarget() === this ? 'pass' : null;
     // in-band detection runs until the far end sends a telephone-event (receivePhase): a phone that
     // negotiated telephone-event may still send tones, so only then can the leg leave it behind
     const noInband = this.detector === null || this.session.sawTelephoneEvent;
     const alone = this.conferenceId === null && this.recorders.length === 0 && this.forks.size === 0 && !this.player.active && !this.analysis.active;
-    return alone && noInband && !this.echo && !this.mutedIn && !this.mutedOut && this.aec === null && this.session.plainG711;
+    return kind === 'g711' && alone && noInband && !this.echo && !this.mutedIn && !this.mutedOut && this.aec === null ? 'g711' : null;
   }
 
   receivePhase(now: number): void {

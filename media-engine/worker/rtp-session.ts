@@ -402,16 +402,33 @@ export class RtpSession {
     return this.rtp.ringFd ?? -1;
   }
 
-  /** True when a C leg can carry the session as it stands: G.711 at 20 ms both ways to a known address, nothing queued or captured. */
-  get plainG711(): boolean {
+  /**
+   * What a C leg can carry of the session as it stands (c-legs.ts), with a known address, nothing queued or captured:
+   * 'g711' (G.711 at 20 ms both ways), 'pass' (Opus sending on its peer's packets as they come), else null.
+   */
+  get cLeg(): 'g711' | 'pass' | null {
     const m = this.media;
-    if (m === null || this.wide !== null || (m.codec !== 'PCMU' && m.codec !== 'PCMA') || (m.ptime ?? 20) !== 20 || !m.send || !m.receive) return false;
-    return this.remote !== null && this.remote.ip !== 0 && this.remoteRtcp !== null && !this.closed && this.capture === null && !this.dtmfOut.busy && this.pendingLen === 0 && this.ringFd >= 0;
+    if (m === null || !m.send || !m.receive || this.remote === null || this.remote.ip === 0 || this.remoteRtcp === null) return null;
+    if (this.closed || this.capture !== null || this.dtmfOut.busy || this.ringFd < 0) return null;
+    if (this.wide === null) return (m.codec === 'PCMU' || m.codec === 'PCMA') && (m.ptime ?? 20) === 20 && this.pendingLen === 0 ? 'g711' : null;
+    return m.codec === 'opus' && this.passThrough && !this.passQueue?.size ? 'pass' : null;
   }
 
-  /** The session's state for its C leg (native/leg-layout.ts; only while `plainG711`). */
-  saveTo(v: Float64Array, samples: Int16Array): void {
+  /**
+   * The session's state for its C leg (native/leg-layout.ts; only while `cLeg`; a pass-through leg's decoded frames, which nothing
+   * reads, are dropped). `source`: a pass-through leg's peer, whose packets it sends on (its mapping of their numbers goes to C).
+   */
+  saveTo(v: Float64Array, samples: Int16Array, source: RtpSession | null = null): void {
     const m = this.media!;
+    v[LS.PASS] = +(this.wide !== null);
+    if (this.wide !== null) this.jitter.reset();
+    v[LS.TICKS_PER_MS] = this.ticksPerMs;
+    v[LS.FORWARDED] = this.forwardedOnArrival;
+    // the mapping goes on in C when nothing we sent ourselves and no restart of the source came since its last packet
+    const mapped = source !== null && this.passNextSeq >= 0 && this.seq === this.passNextSeq && this.ts === this.passNextTs && this.passEpoch === source.passEpochNow;
+    v[LS.PASS_MAPPED] = +mapped;
+    v[LS.PASS_SEQ_DELTA] = this.passSeqDelta;
+    v[LS.PASS_TS_DELTA] = this.passTsDelta;
     v[LS.SSRC] = this.ssrc;
     v[LS.SEQ] = this.seq;
     v[LS.TS] = this.ts;
@@ -435,8 +452,13 @@ export class RtpSession {
     this.dtmfIn.saveTo(v);
   }
 
-  /** Takes the state its C leg hands back (a read for stats or RTCP, or the leg coming back to JS). */
-  loadFrom(v: Float64Array, samples: Int16Array): void {
+  /** The source restarts counted so far (opus-pass.ts PassQueue.epoch): a sender's mapping holds within one. */
+  private get passEpochNow(): number {
+    return (this.passQueue ??= new PassQueue()).epoch;
+  }
+
+  /** Takes the state its C leg hands back (a read for stats or RTCP, or the leg coming back to JS); `source` as for saveTo. */
+  loadFrom(v: Float64Array, samples: Int16Array, source: RtpSession | null = null): void {
     this.seq = v[LS.SEQ];
     this.ts = v[LS.TS] | 0;
     this.packetsSent = v[LS.PACKETS_SENT];
@@ -449,6 +471,17 @@ export class RtpSession {
     this.remoteSsrc = v[LS.REMOTE_SSRC] < 0 ? null : v[LS.REMOTE_SSRC];
     this.sawTelephoneEvent = v[LS.SAW_EVENT] !== 0;
     this.nextRtcpAt = v[LS.NEXT_RTCP];
+    this.forwardedOnArrival = v[LS.FORWARDED];
+    this.lastSeqIn = -1; // (Opus FEC: the packets C took are not known here)
+    if (v[LS.PASS] !== 0) {
+      // the mapping C had goes on where our stream stands, for the source's restarts as they are counted now
+      const mapped = source !== null && v[LS.PASS_MAPPED] !== 0;
+      this.passNextSeq = mapped ? this.seq : -1;
+      this.passNextTs = this.ts;
+      this.passSeqDelta = v[LS.PASS_SEQ_DELTA];
+      this.passTsDelta = v[LS.PASS_TS_DELTA] | 0;
+      if (mapped) this.passEpoch = source.passEpochNow;
+    }
     this.stats.loadFrom(v);
     this.jitter.loadFrom(v, samples);
     this.dtmfIn.loadFrom(v);

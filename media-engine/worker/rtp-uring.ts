@@ -130,6 +130,12 @@ export class UringIo {
     } finally {
       this.dispatching = false;
     }
+    // packets C legs forwarded as this flush handed them over go out on the next turn, as JS's own sends
+    // outside a tick do (a tick's own flush at its end takes them otherwise)
+    if (!this.ticking && !this.scheduled && this.io.unsubmitted() > 0) {
+      this.scheduled = true;
+      setImmediate(this.flushLater);
+    }
   }
 
   counters(): UringCounters {

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MediaServer } from '../../media-engine';
+import { MediaServer, type MediaServerOptions } from '../../media-engine';
 import { portBlock } from '../ports';
 
 export function tmpDir(): string {
@@ -145,7 +145,7 @@ export interface MediaFixture {
  * `set` hands the fixture to the suite's own variables.
  */
 export function useMediaServer(
-  opts: { ports: number; workers: number; speech?: string; cache?: boolean; prepare?: (dir: string) => void; egress?: EgressSettings },
+  opts: { ports: number; workers: number; speech?: string; cache?: boolean; prepare?: (dir: string) => void; egress?: EgressSettings; server?: Partial<MediaServerOptions> },
   set: (f: MediaFixture) => void,
 ): void {
   let f: MediaFixture | undefined;
@@ -154,7 +154,7 @@ export function useMediaServer(
     const speech = path.join(dir, 'speech.wav');
     if (opts.speech) speechWav(speech, opts.speech);
     opts.prepare?.(dir);
-    const ms = await MediaServer.start({ rtpPorts: portRange(opts.ports), workers: opts.workers, egress: opts.egress, ...(opts.cache ? { cacheDir: path.join(dir, 'cache') } : {}) });
+    const ms = await MediaServer.start({ rtpPorts: portRange(opts.ports), workers: opts.workers, egress: opts.egress, ...(opts.cache ? { cacheDir: path.join(dir, 'cache') } : {}), ...opts.server });
     f = { ms, dir, speech };
     set(f);
   });
