@@ -1,7 +1,7 @@
 /**
  * Legs per worker core for the wideband codecs (issue #34 benchmarks), bounded to a few minutes:
  *   npx tsx scripts/bench/media/codec-legs.ts [--pairs G722-PCMU,opus-PCMU,opus-opus] [--levels 200,400]
- *       [--run-ms 6000] [--retries 1] [--all] [--nice -10] [--rt 10] [--shared-gc]
+ *       [--run-ms 6000] [--retries 1] [--all] [--nice -10] [--rt 10] [--shared-gc] [--js-legs]
  *
  * Pairs of legs bridged on ONE media worker: one leg of the pair speaks the codec, the other G.711
  * (G.722↔PCMU, Opus↔PCMU: transcoded in the engine) or both Opus (no transcoding). The far end is
@@ -15,7 +15,8 @@
  * CPU per leg-frame = this process's CPU (worker + API thread; and the worker thread alone) over the
  * measured window / (legs × 20 ms frames). Baseline, same run: Node UDP ping/echo between this process
  * and the peer (round trips/s, and this process's CPU per round trip: one receive + one send, what a
- * leg-frame's socket work is).
+ * leg-frame's socket work is). `--js-legs`: every leg served in JS (no C legs: the same run's comparison
+ * for pairs the engine serves in C, G.711↔G.711 and forwarding Opus↔Opus).
  */
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
@@ -137,6 +138,8 @@ export interface PairResult {
   servedShare: number;
   tickCostP50: number;
   tickCostP99: number;
+  /** the legs served in C at the window's end (native/rtp_legs.c: G.711 pairs, forwarding Opus pairs; 0 with `--js-legs`) */
+  cLegs: number;
   /** packets the engine decoded and encoded with a wideband codec, per leg-frame (0 for a pass-through) */
   codecDecodesPerLegFrame: number;
   codecEncodesPerLegFrame: number;
@@ -191,11 +194,11 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
       }, o.warmupMs),
     );
     // CPU and ticks over exactly the window (the peer answers later: it decodes every leg's last packets first)
-    const windowEnded = new Promise<{ cpu: NodeJS.CpuUsage; wcpu: number; ticks: number; tickCostP50: number; tickCostP99: number }>((resolve, reject) =>
+    const windowEnded = new Promise<{ cpu: NodeJS.CpuUsage; wcpu: number; ticks: number; tickCostP50: number; tickCostP99: number; cLegs: number }>((resolve, reject) =>
       setTimeout(() => {
         const cpu = process.cpuUsage(cpu0);
         const wcpu = workerCpuMs() - wcpu0;
-        ms.stats().then(([w]) => resolve({ cpu, wcpu, ticks: w.ticks, tickCostP50: w.tickCostP50, tickCostP99: w.tickCostP99 }), reject);
+        ms.stats().then(([w]) => resolve({ cpu, wcpu, ticks: w.ticks, tickCostP50: w.tickCostP50, tickCostP99: w.tickCostP99, cLegs: w.cLegs }), reject);
       }, o.warmupMs + o.runMs),
     );
     const rx = await peer.ask<PeerReport>({ cmd: 'start', targets: all.map((e) => e.local.port), durationMs: o.warmupMs + o.runMs, warmupMs: o.warmupMs, legs: specs, relay: timing === 'relay' });
@@ -227,6 +230,7 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
       servedShare: served / legFrames,
       tickCostP50: ws.tickCostP50,
       tickCostP99: ws.tickCostP99,
+      cLegs: ws.cLegs,
       codecDecodesPerLegFrame: servedSoFar > 0 ? (engine1.decoded - engine0.decoded) / servedSoFar : 0,
       codecEncodesPerLegFrame: servedSoFar > 0 ? (engine1.encoded - engine0.encoded) / servedSoFar : 0,
       peerIo: io,
@@ -328,7 +332,8 @@ async function main(): Promise<void> {
   }
   const peer = new Peer();
   if (nice !== undefined && peer.pid !== undefined) os.setPriority(peer.pid, nice);
-  const ms = await MediaServer.start({ ...BENCH_SERVER, workerNice: nice, workerRealtime: rt === undefined ? undefined : { priority: rt } });
+  const jsLegs = process.argv.includes('--js-legs');
+  const ms = await MediaServer.start({ ...BENCH_SERVER, workerNice: nice, workerRealtime: rt === undefined ? undefined : { priority: rt }, ...(jsLegs ? { plainLegsInC: false } : {}) });
   ms.on('workerSchedule', (c) => console.log(`worker ${c.index} scheduling: ${c.policy} (${c.reason})`));
   console.log(`worker nice ${nice ?? 'unchanged'}, ${rt === undefined ? 'default scheduling' : `SCHED_RR ${rt}: ${JSON.stringify(ms.schedules)}`}`);
   const rows: string[] = [];
@@ -348,7 +353,7 @@ async function main(): Promise<void> {
           const load = os.loadavg()[0];
           console.log(JSON.stringify({ ...r, load }));
           rows.push(
-            `| ${kind} | ${n} | ${f2(r.p50)} / ${f2(r.p99)} / ${f2(r.max)} | ${r.lossPct.toFixed(3)} | ${f2(r.cpuUsPerLegFrame)} / ${f2(r.workerUsPerLegFrame)} / ${f2(r.workerUsPerServedLegFrame)} (${(r.servedShare * 100).toFixed(0)} % served) | ${f2(r.cpuUsPerLegFrame / base.cpuUsPerRoundTrip)} | ${f2(r.codecDecodesPerLegFrame)} / ${f2(r.codecEncodesPerLegFrame)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(load)} | ${r.failures.length ? r.failures.join('; ') : 'pass'} |`,
+            `| ${kind} | ${n} (${r.cLegs} in C) | ${f2(r.p50)} / ${f2(r.p99)} / ${f2(r.max)} | ${r.lossPct.toFixed(3)} | ${f2(r.cpuUsPerLegFrame)} / ${f2(r.workerUsPerLegFrame)} / ${f2(r.workerUsPerServedLegFrame)} (${(r.servedShare * 100).toFixed(0)} % served) | ${f2(r.cpuUsPerLegFrame / base.cpuUsPerRoundTrip)} | ${f2(r.codecDecodesPerLegFrame)} / ${f2(r.codecEncodesPerLegFrame)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2(load)} | ${r.failures.length ? r.failures.join('; ') : 'pass'} |`,
           );
           if (!r.failures.length) break;
         }
