@@ -22,15 +22,29 @@ static const int16_t SILENCE[LEG_FRAME];
 
 legs_t *legs_new(void) { return calloc(1, sizeof(legs_t)); }
 
-static void leg_free(leg_t *g) {
+static void free_retired(legs_t *l) {
+  while (l->retired) {
+    fwd_t *f = l->retired;
+    l->retired = f->retired_next;
+    free(f);
+  }
+}
+
+static void leg_free(legs_t *l, leg_t *g) {
   for (int i = 0; i <= JB_CAP; i++) free(g->ent[i].s);
-  free(g->fw);
+  fwd_t *f = g->fw;
+  if (f && f->n > 0 && f->gen == l->submits) {
+    /* packets it forwarded are queued on the ring, their msghdr and bytes here: kept until the next submit */
+    f->retired_next = l->retired;
+    l->retired = f;
+  } else free(f);
   free(g);
 }
 
 void legs_free(legs_t *l) {
   if (!l) return;
-  for (int i = 0; i < l->n; i++) leg_free(l->list[i]);
+  for (int i = 0; i < l->n; i++) leg_free(l, l->list[i]);
+  free_retired(l);
   free(l->list);
   free(l->by_fd);
   free(l->mu_enc);
@@ -46,7 +60,7 @@ void remove_leg(legs_t *l, leg_t *g) {
       l->list[i] = l->list[--l->n];
       break;
     }
-  leg_free(g);
+  leg_free(l, g);
 }
 
 void legs_forget(legs_t *l, int fd) {
@@ -283,7 +297,9 @@ static int opus_ticks(const unsigned char *b, int len) {
 }
 
 void legs_submitted(legs_t *l) {
-  if (l) l->submits++;
+  if (!l) return;
+  l->submits++;
+  free_retired(l);
 }
 
 /* sends `len` bytes of payload received by `src` on from `dst` under its own SSRC, numbers moved onto its stream */

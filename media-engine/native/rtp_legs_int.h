@@ -22,7 +22,7 @@ enum { EV_DTMF = 1, EV_RTCP = 2 };
 
 /* an Opus pass-through leg's sending side (opus-pass.ts, RtpSession.forwardFrom): its peer's packets under
    our SSRC, their numbers moved onto our stream by deltas anchored at the first one (gaps kept) */
-typedef struct {
+typedef struct fwd {
   int anchor; /* 1: the next packet starts a new mapping (attach, the source restarted) */
   uint16_t seq_delta;
   int32_t ts_delta;
@@ -32,6 +32,7 @@ typedef struct {
   struct msghdr h[FW_SLOTS];
   struct iovec iov[FW_SLOTS];
   struct sockaddr_in to[FW_SLOTS];
+  struct fwd *retired_next; /* on the legs' retired list: its leg left while its packets waited for a submit */
 } fwd_t;
 
 typedef struct {
@@ -104,6 +105,7 @@ struct legs {
   napi_ref ev_ref;
   int ready;
   unsigned submits; /* the ring's submits so far (legs_submitted) */
+  fwd_t *retired;   /* buffers of legs gone with packets not yet submitted: freed at the next submit */
 };
 
 
