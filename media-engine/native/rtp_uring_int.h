@@ -54,6 +54,7 @@ typedef struct {
   double counters[8];
   legs_t *legs;   /* the plain G.711 legs served in C (rtp_legs.c) */
   double perf_now; /* the flush's performance.now(): a received packet arrived at perf_now - age */
+  double real_now; /* CLOCK_REALTIME read with it (ms): age = real_now - the kernel's stamp, for every harvest of the flush */
 } uring_t;
 
 /* counters (stats()) */

@@ -13,19 +13,19 @@
 #include <time.h>
 #include <arpa/inet.h>
 
-/* how long ago the kernel received the packet (SO_TIMESTAMPNS), ms; 0 when it gave no time */
-static double packet_age(struct io_uring_recvmsg_out *o, struct msghdr *m, double *now_ms) {
+/*
+ * How long before the flush's clock reading (u->real_now, taken with u->perf_now) the kernel received the
+ * packet (SO_TIMESTAMPNS), ms; 0 when it gave no time. The same reading serves every harvest of the flush:
+ * one read later (after JS dispatched the first RX_SLOTS packets) made those packets look that much older.
+ * A packet stamped during the flush's own io_uring_enter is a little younger than the reading (negative).
+ */
+static double packet_age(uring_t *u, struct io_uring_recvmsg_out *o, struct msghdr *m) {
   struct timespec ts = { 0, 0 };
   for (struct cmsghdr *c = io_uring_recvmsg_cmsg_firsthdr(o, m); c; c = io_uring_recvmsg_cmsg_nexthdr(o, m, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof ts)) memcpy(&ts, CMSG_DATA(c), sizeof ts);
   if (ts.tv_sec == 0) return 0;
-  if (*now_ms < 0) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    *now_ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
-  }
-  double age = *now_ms - ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-  return age < 0 || age > 60000 ? 0 : age; /* the clock was stepped */
+  double age = u->real_now - ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+  return age < -1000 || age > 60000 ? 0 : age; /* the clock was stepped */
 }
 
 static void legs_send(void *ring, int fd, struct msghdr *h);
@@ -38,7 +38,6 @@ static void give_back(uring_t *u, unsigned bid) {
 static int harvest(uring_t *u) {
   struct io_uring_cqe *cqe;
   int k = 0;
-  double now_ms = -1;
   unsigned seen = 0;
   while (k < RX_SLOTS && io_uring_peek_cqe(&u->ring, &cqe) == 0) {
     uint64_t ud = io_uring_cqe_get_data64(cqe);
@@ -82,7 +81,7 @@ static int harvest(uring_t *u) {
     }
     struct sockaddr_in *from = io_uring_recvmsg_name(o);
     const unsigned char *payload = io_uring_recvmsg_payload(o, &u->rmsg);
-    double age = packet_age(o, &u->rmsg, &now_ms);
+    double age = packet_age(u, o, &u->rmsg);
     if (legs_packet(u->legs, fd, payload, len, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port), u->perf_now - age, legs_send, u)) {
       u->counters[C_RECEIVED]++;
       give_back(u, bid);
@@ -146,7 +145,12 @@ napi_value uring_js_flush(napi_env env, napi_callback_info info) {
   int n = argc ? rtp_arg_i32(env, argv[0]) : 0;
   if (n < 0 || n > TX_SLOTS) return rtp_throw(env, EINVAL, "flush");
   double legs_now = 0;
-  if (argc >= 2) napi_get_value_double(env, argv[1], &u->perf_now);
+  if (argc >= 2) {
+    napi_get_value_double(env, argv[1], &u->perf_now);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    u->real_now = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+  }
   if (argc >= 3) napi_get_value_double(env, argv[2], &legs_now);
   /* legsNow (the tick's time) > 0: the C legs are served first, their sends go out with the rest */
   if (legs_now > 0) legs_tick(u->legs, legs_now, argc >= 4 ? rtp_arg_i32(env, argv[3]) : 0, legs_send, u);

@@ -215,6 +215,44 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
     }
   });
 
+  it('a packet handed over by a later harvest of the flush keeps its arrival time, however long the dispatch before it took', async () => {
+    const arrivals: number[] = [];
+    const ts: ReturnType<typeof createTransport>[] = [];
+    const ports: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const t = createTransport((_buf, _len, _ip, _port, arrival) => {
+        // the first packet's handler takes 30 ms: the packets after the first 512 come from a later harvest
+        if (arrivals.length === 0) for (const end = performance.now() + 30; performance.now() < end;);
+        arrivals.push(arrival);
+      }, 'uring');
+      const probe = await udp();
+      const port = probe.address().port;
+      probe.close();
+      await t.open('127.0.0.1', port);
+      ts.push(t);
+      ports.push(port);
+    }
+    const ring = uringRing()!;
+    ring.flush(); // the receives armed
+    const sender = await udp();
+    try {
+      const pkt = Buffer.alloc(172, 1);
+      const t0 = performance.now();
+      for (let k = 0; k < 200; k++) for (const p of ports) sender.send(pkt, p, '127.0.0.1');
+      await sleep(100);
+      const t1 = performance.now();
+      ring.flush();
+      expect(arrivals.length, 'all handed over by the one flush').to.equal(800);
+      // each arrival is the kernel's stamp on this thread's clock: after the first send, before the flush
+      const early = arrivals.filter((a) => a < t0 - 2);
+      const late = arrivals.filter((a) => a > t1 + 2);
+      expect([early.length, late.length], `before ${t0.toFixed(1)} / after ${t1.toFixed(1)}: ${early.slice(0, 3).map((a) => a.toFixed(1))}`).to.deep.equal([0, 0]);
+    } finally {
+      sender.close();
+      for (const t of ts) await t.close();
+    }
+  });
+
   it("a burst of 4,800 packets waiting on 16 sockets (more than the ring's 4,096 buffers): every one is handed over", async () => {
     // in this thread: its ring (made here, or by an earlier test), sockets of the 'uring' kind
     const got = new Map<number, number>();
