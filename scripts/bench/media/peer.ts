@@ -166,8 +166,11 @@ async function onMessage(m: PeerCommand): Promise<void> {
             b.writeUInt32BE((n * (specs ? TICKS_PER_FRAME[specs[i].codec] : 160)) >>> 0, 4);
             b.writeUInt32BE(1000 + i, 8);
             body.copy(b, 12);
-            sockets[i].send(b, targets[i]);
+            // read before the send: a send that finds the ring full flushes it and hands this process the
+            // packets that came meanwhile, and a send time read after that could come after the forwarded
+            // packet's own arrival (which relay-timing then took for one a whole loop later)
             if (relayOf) sentAt[i]!.push(performance.now());
+            sockets[i].send(b, targets[i]);
           }
         }
         setTimeout(tick, Math.max(0, start + (k + 1) * SUB - performance.now()));
