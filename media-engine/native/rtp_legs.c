@@ -283,6 +283,39 @@ static void ev_packet(leg_t *g, uint32_t ts, const unsigned char *p, int len, do
   if (p[1] & 0x80) ev_report(g);
 }
 
+/* ---- sending: the RTP header, and one datagram's msghdr (it must live until the ring's next submit) */
+
+static void rtp_header(unsigned char *pk, int marker, int pt, uint16_t seq, uint32_t ts, uint32_t ssrc) {
+  pk[0] = 0x80;
+  pk[1] = (unsigned char)((marker ? 0x80 : 0) | (pt & 0x7f));
+  pk[2] = (unsigned char)(seq >> 8);
+  pk[3] = (unsigned char)seq;
+  pk[4] = (unsigned char)(ts >> 24);
+  pk[5] = (unsigned char)(ts >> 16);
+  pk[6] = (unsigned char)(ts >> 8);
+  pk[7] = (unsigned char)ts;
+  pk[8] = (unsigned char)(ssrc >> 24);
+  pk[9] = (unsigned char)(ssrc >> 16);
+  pk[10] = (unsigned char)(ssrc >> 8);
+  pk[11] = (unsigned char)ssrc;
+}
+
+/* `len` bytes at `pk` to the leg's far end, through `h`, `iov` and `to` (the caller's, kept until the submit) */
+static struct msghdr *datagram(struct msghdr *h, struct iovec *iov, struct sockaddr_in *to, unsigned char *pk, size_t len, const leg_t *g) {
+  memset(to, 0, sizeof *to);
+  to->sin_family = AF_INET;
+  to->sin_addr.s_addr = htonl(g->remote_ip);
+  to->sin_port = htons(g->remote_port);
+  iov->iov_base = pk;
+  iov->iov_len = len;
+  memset(h, 0, sizeof *h);
+  h->msg_name = to;
+  h->msg_namelen = sizeof *to;
+  h->msg_iov = iov;
+  h->msg_iovlen = 1;
+  return h;
+}
+
 /* ---- Opus pass-through: RtpSession.forwardFrom / forwardOne */
 
 /* frame length in 48 kHz samples by TOC configuration (RFC 6716 §3.1; opus-pass.ts opusTicks) */
@@ -321,32 +354,9 @@ static void forward(legs_t *l, leg_t *dst, const unsigned char *payload, int len
   f->i = (k + 1) % FW_SLOTS;
   f->n++;
   unsigned char *pk = f->pkt[k];
-  pk[0] = 0x80;
-  pk[1] = (unsigned char)((marker ? 0x80 : 0) | (dst->pt & 0x7f));
-  pk[2] = (unsigned char)(out_seq >> 8);
-  pk[3] = (unsigned char)out_seq;
-  pk[4] = (unsigned char)(out_ts >> 24);
-  pk[5] = (unsigned char)(out_ts >> 16);
-  pk[6] = (unsigned char)(out_ts >> 8);
-  pk[7] = (unsigned char)out_ts;
-  pk[8] = (unsigned char)(dst->ssrc >> 24);
-  pk[9] = (unsigned char)(dst->ssrc >> 16);
-  pk[10] = (unsigned char)(dst->ssrc >> 8);
-  pk[11] = (unsigned char)dst->ssrc;
+  rtp_header(pk, marker, dst->pt, out_seq, out_ts, dst->ssrc);
   memcpy(pk + 12, payload, (size_t)len);
-  struct sockaddr_in *to = &f->to[k];
-  memset(to, 0, sizeof *to);
-  to->sin_family = AF_INET;
-  to->sin_addr.s_addr = htonl(dst->remote_ip);
-  to->sin_port = htons(dst->remote_port);
-  f->iov[k].iov_base = pk;
-  f->iov[k].iov_len = 12 + (size_t)len;
-  memset(&f->h[k], 0, sizeof f->h[k]);
-  f->h[k].msg_name = to;
-  f->h[k].msg_namelen = sizeof *to;
-  f->h[k].msg_iov = &f->iov[k];
-  f->h[k].msg_iovlen = 1;
-  send(ring, dst->fd, &f->h[k]);
+  send(ring, dst->fd, datagram(&f->h[k], &f->iov[k], &f->to[k], pk, 12 + (size_t)len, dst));
   dst->packets_sent++;
   dst->octets_sent += len;
   dst->forwarded++;
@@ -458,37 +468,13 @@ void legs_tick(legs_t *l, double now, int skip, legs_send_fn send, void *ring) {
       int k = g->pkt_i;
       g->pkt_i ^= 1;
       unsigned char *pk = g->pkt[k];
-      pk[0] = 0x80;
-      pk[1] = (unsigned char)(g->pt & 0x7f);
-      pk[2] = (unsigned char)(g->seq >> 8);
-      pk[3] = (unsigned char)g->seq;
-      uint32_t t = (uint32_t)g->ts;
-      pk[4] = (unsigned char)(t >> 24);
-      pk[5] = (unsigned char)(t >> 16);
-      pk[6] = (unsigned char)(t >> 8);
-      pk[7] = (unsigned char)t;
-      pk[8] = (unsigned char)(g->ssrc >> 24);
-      pk[9] = (unsigned char)(g->ssrc >> 16);
-      pk[10] = (unsigned char)(g->ssrc >> 8);
-      pk[11] = (unsigned char)g->ssrc;
+      rtp_header(pk, 0, g->pt, g->seq, (uint32_t)g->ts, g->ssrc);
       const uint8_t *enc = g->law_out == 0 ? l->mu_enc : l->a_enc;
       for (int s = 0; s < LEG_FRAME; s++) pk[12 + s] = enc[(uint16_t)src[s]];
       g->seq = (uint16_t)(g->seq + 1);
       g->packets_sent++;
       g->octets_sent += LEG_FRAME;
-      struct sockaddr_in *to = &g->to[k];
-      memset(to, 0, sizeof *to);
-      to->sin_family = AF_INET;
-      to->sin_addr.s_addr = htonl(g->remote_ip);
-      to->sin_port = htons(g->remote_port);
-      g->iov[k].iov_base = pk;
-      g->iov[k].iov_len = 12 + LEG_FRAME;
-      memset(&g->h[k], 0, sizeof g->h[k]);
-      g->h[k].msg_name = to;
-      g->h[k].msg_namelen = sizeof *to;
-      g->h[k].msg_iov = &g->iov[k];
-      g->h[k].msg_iovlen = 1;
-      send(ring, g->fd, &g->h[k]);
+      send(ring, g->fd, datagram(&g->h[k], &g->iov[k], &g->to[k], pk, 12 + LEG_FRAME, g));
     }
     if (!g->pass) g->ts = (int32_t)((uint32_t)g->ts + LEG_FRAME);
     for (int k = 0; k < g->npend; k++) emit(l, EV_DTMF, g->fd, g->pend_event[k], g->pend_samples[k], (double)g->remote_ssrc, g->pend_ts[k]);

@@ -116,15 +116,22 @@ for (const cfg of CONFIGS)
     const toneA = tonePackets('opus', 1000);
     const toneB = tonePackets('opus', 600);
 
-    async function call() {
+    /** `lost`: the packets of A's far end lost on the way (by number) */
+    async function call(lost?: (n: number) => boolean) {
       const fa = await farEnd(toneA);
       const fb = await farEnd(toneB);
       const a = await ms.createEndpoint({ remoteSdp: offer('opus', fa.port) });
       const b = await ms.createEndpoint({ remoteSdp: offer('opus', fb.port), near: a });
       await a.bridge(b);
-      fa.start(a.local.port);
+      fa.start(a.local.port, lost);
       fb.start(b.local.port);
       return { fa, fb, a, b };
+    }
+    async function hangUp(c: Awaited<ReturnType<typeof call>>): Promise<void> {
+      c.fa.close();
+      c.fb.close();
+      await c.a.destroy();
+      await c.b.destroy();
     }
     const work = async (ep: Endpoint) => {
       const s = await ep.getStats();
@@ -179,10 +186,7 @@ for (const cfg of CONFIGS)
           "A's far end hears B's tone",
         ).to.equal(true);
       } finally {
-        fa.close();
-        fb.close();
-        await a.destroy();
-        await b.destroy();
+        await hangUp({ fa, fb, a, b });
       }
     });
 
@@ -220,23 +224,14 @@ for (const cfg of CONFIGS)
           "B's far end hears A's tone throughout",
         ).to.equal(true);
       } finally {
-        fa.close();
-        fb.close();
-        await a.destroy();
-        await b.destroy();
+        await hangUp({ fa, fb, a, b });
       }
     });
     it('a lossy source across RTCP reports (a C pair leaves for JS and comes back for each): the gaps stay gaps', async function () {
       this.timeout(30000);
-      const fa = await farEnd(toneA);
-      const fb = await farEnd(toneB);
-      const a = await ms.createEndpoint({ remoteSdp: offer('opus', fa.port) });
-      const b = await ms.createEndpoint({ remoteSdp: offer('opus', fb.port), near: a });
+      // every fourth packet of A's far end is lost on the way: B's far end must see the same gaps
+      const { fa, fb, a, b } = await call((n) => n % 4 === 3);
       try {
-        await a.bridge(b);
-        // every fourth packet of A's far end is lost on the way: B's far end must see the same gaps
-        fa.start(a.local.port, (n) => n % 4 === 3);
-        fb.start(b.local.port);
         await sleep(400);
         const t0 = performance.now();
         expect(await cLegs(), 'legs served in C').to.equal(cfg.inC ? 2 : 0);
@@ -256,10 +251,7 @@ for (const cfg of CONFIGS)
           'each step in numbers is the step in time: 1, or 2 over a loss',
         ).to.deep.equal([]);
       } finally {
-        fa.close();
-        fb.close();
-        await a.destroy();
-        await b.destroy();
+        await hangUp({ fa, fb, a, b });
       }
     });
 
@@ -292,10 +284,7 @@ for (const cfg of CONFIGS)
         expect(new Set(fb.got.map((g) => g.ssrc)).size, "B's own SSRC throughout").to.equal(1);
         for (const [i, k] of order.entries()) expect(got[i].payload.equals(fa.packet(k)), `payload of packet ${k}`).to.equal(true);
       } finally {
-        fa.close();
-        fb.close();
-        await a.destroy();
-        await b.destroy();
+        await hangUp({ fa, fb, a, b });
       }
     });
 
@@ -322,10 +311,7 @@ for (const cfg of CONFIGS)
         await sleep(100);
         expect(fb.got.length - n0, 'audio after the digit forwarded').to.equal(1);
       } finally {
-        fa.close();
-        fb.close();
-        await a.destroy();
-        await b.destroy();
+        await hangUp({ fa, fb, a, b });
       }
     });
   });
