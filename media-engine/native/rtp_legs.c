@@ -336,13 +336,20 @@ void legs_submitted(legs_t *l) {
 }
 
 /* sends `len` bytes of payload received by `src` on from `dst` under its own SSRC, numbers moved onto its stream */
-static void forward(legs_t *l, leg_t *dst, const unsigned char *payload, int len, int seq, int32_t ts, int marker, legs_send_fn send, void *ring) {
+static void forward(legs_t *l, leg_t *dst, const unsigned char *payload, int len, int seq, int32_t ts, int marker, legs_send_fn send, legs_submit_fn submit,
+                    void *ring) {
   fwd_t *f = dst->fw;
   if (f->gen != l->submits) {
     f->gen = l->submits;
     f->n = 0;
   }
-  if (f->n == FW_SLOTS) return; /* its buffers wait for the submit: as a full send ring drops it in JS */
+  /* every buffer waits for the submit (a burst after a stall: what the sockets held comes in one flush):
+     submit now, as a send that finds JS's queue full flushes it; dropped only when the kernel took none */
+  if (f->n == FW_SLOTS) {
+    if (!submit(ring)) return; /* (counted in the ring's sendErrors) */
+    f->gen = l->submits;
+    f->n = 0;
+  }
   if (f->anchor) {
     f->anchor = 0;
     f->seq_delta = (uint16_t)(dst->seq - seq);
@@ -369,7 +376,8 @@ static void forward(legs_t *l, leg_t *dst, const unsigned char *payload, int len
 
 /* ---- the receive path: RtpSession.onRtp for a G.711 leg or an Opus pass-through one */
 
-int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_t ip, uint16_t port, double arrival, legs_send_fn send, void *ring) {
+int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_t ip, uint16_t port, double arrival, legs_send_fn send, legs_submit_fn submit,
+                void *ring) {
   leg_t *g = leg_of(l, fd);
   if (!g) return 0;
   if (len >= 8 && b[0] >> 6 == 2 && b[1] >= 192 && b[1] <= 223) return 0; /* RTCP on the RTP port: JS's */
@@ -419,7 +427,7 @@ int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_
   if (g->pass) {
     int bytes = (int)(end - off);
     if (pt != g->pt || bytes == 0 || bytes > FW_MAX_PAYLOAD) return 1;
-    if (peer && peer->fw && peer->remote_port != 0) forward(l, peer, b + off, bytes, seq, ts, b[1] & 0x80, send, ring);
+    if (peer && peer->fw && peer->remote_port != 0) forward(l, peer, b + off, bytes, seq, ts, b[1] & 0x80, send, submit, ring);
     return 1;
   }
   int law;

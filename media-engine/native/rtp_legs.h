@@ -14,6 +14,9 @@ typedef struct legs legs_t;
 
 /* queues one packet of a leg for sending (the ring's sendmsg; the msghdr stays valid until the next submit) */
 typedef void (*legs_send_fn)(void *ring, int fd, struct msghdr *h);
+/* submits what is queued now (a leg's forward buffers are all waiting); 1 when the kernel took every
+   queued entry (legs_submitted was then called), 0 when some are still queued */
+typedef int (*legs_submit_fn)(void *ring);
 
 /* the state vector's layout (Float64Array), shared with leg-layout.ts */
 enum {
@@ -52,8 +55,8 @@ legs_t *legs_new(void);
 void legs_free(legs_t *l);
 /* a received datagram on fd: 1 when a C leg took it (RTCP multiplexed on RTP is left to JS: 0); an Opus
    pass-through leg's packet is queued to its peer's far end at once with `send` */
-int legs_packet(legs_t *l, int fd, const unsigned char *buf, unsigned len, uint32_t ip, uint16_t port, double arrival, legs_send_fn send, void *ring);
-/* the ring submitted what was queued: the buffers of forwarded packets are free again */
+int legs_packet(legs_t *l, int fd, const unsigned char *buf, unsigned len, uint32_t ip, uint16_t port, double arrival, legs_send_fn send, legs_submit_fn submit, void *ring);
+/* the ring's submit took every queued entry: the buffers of forwarded packets are free again */
 void legs_submitted(legs_t *l);
 /* serves every leg once (receive → jitter → bridge → G.711 → send), `skip` frames skipped before */
 void legs_tick(legs_t *l, double now, int skip, legs_send_fn send, void *ring);

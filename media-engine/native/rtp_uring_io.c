@@ -25,10 +25,11 @@ static double packet_age(uring_t *u, struct io_uring_recvmsg_out *o, struct msgh
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof ts)) memcpy(&ts, CMSG_DATA(c), sizeof ts);
   if (ts.tv_sec == 0) return 0;
   double age = u->real_now - ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-  return age < -1000 || age > 60000 ? 0 : age; /* the clock was stepped */
+  return age < -100 || age > 60000 ? 0 : age; /* the clock was stepped */
 }
 
 static void legs_send(void *ring, int fd, struct msghdr *h);
+static int legs_submit(void *ring);
 
 static void give_back(uring_t *u, unsigned bid) {
   io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid, NBUFS - 1, u->returned++);
@@ -82,7 +83,7 @@ static int harvest(uring_t *u) {
     struct sockaddr_in *from = io_uring_recvmsg_name(o);
     const unsigned char *payload = io_uring_recvmsg_payload(o, &u->rmsg);
     double age = packet_age(u, o, &u->rmsg);
-    if (legs_packet(u->legs, fd, payload, len, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port), u->perf_now - age, legs_send, u)) {
+    if (legs_packet(u->legs, fd, payload, len, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port), u->perf_now - age, legs_send, legs_submit, u)) {
       u->counters[C_RECEIVED]++;
       give_back(u, bid);
       continue;
@@ -123,6 +124,21 @@ static void legs_send(void *ring, int fd, struct msghdr *h) {
   uring_t *u = ring;
   if (fd >= 0 && (size_t)fd < u->nfd && u->open[fd]) queue_send(u, fd, h);
   else u->counters[C_SEND_ERRORS]++;
+}
+
+/* a C leg's forward buffers are all waiting: what is queued goes now (legs_submit_fn) */
+static int legs_submit(void *ring) {
+  uring_t *u = ring;
+  int r;
+  do r = io_uring_submit(&u->ring);
+  while (r == -EINTR);
+  u->counters[C_ENTERS]++;
+  if (io_uring_sq_ready(&u->ring) != 0) {
+    u->counters[C_SEND_ERRORS]++; /* the packet that wanted a buffer is not sent */
+    return 0;
+  }
+  legs_submitted(u->legs);
+  return 1;
 }
 
 legs_t *uring_legs(napi_env env) {
@@ -194,7 +210,8 @@ napi_value uring_js_flush(napi_env env, napi_callback_info info) {
   int r;
   do r = io_uring_submit_and_wait_timeout(&u->ring, &first, RUN_EVENTS, &zero, NULL);
   while (r == -EINTR);
-  legs_submitted(u->legs);
+  /* the C legs' forward buffers are free once the kernel took every entry (a failed submit leaves them queued) */
+  if (io_uring_sq_ready(&u->ring) == 0) legs_submitted(u->legs);
   u->counters[C_ENTERS]++;
   napi_value out;
   napi_create_int32(env, harvest(u), &out);

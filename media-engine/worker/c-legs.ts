@@ -95,8 +95,9 @@ export class CLegs {
     this.byFd.delete(fd);
     if (!this.ring.io.detachLeg(fd, this.state, this.samples)) return;
     leg.session.loadFrom(this.state, this.samples, this.peerOf(leg));
-    // a stall's skip C has not applied yet goes with the leg
-    leg.session.skip(this.skipped);
+    // a stall's skip C has not applied yet goes with the leg (not to a forwarding Opus leg: its stream follows
+    // the packets it sends on, whose own timestamps carry the stall, as in C)
+    if (leg.session.wide === null) leg.session.skip(this.skipped);
     // digits C took in since its last tick (handed out at its next one, which this leg will not have)
     const v = this.state;
     for (let k = 0; k < v[LS.EV_PEND_N]; k++) leg.session.dtmfIn.detected(v[LS.EV_PEND + 3 * k], v[LS.EV_PEND + 3 * k + 1], v[LS.EV_PEND + 3 * k + 2]);

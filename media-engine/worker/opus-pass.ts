@@ -69,6 +69,73 @@ export class PassQueue {
   }
 }
 
+/**
+ * The sending side's mapping of its source's numbers onto its own stream (RtpSession.forwardFrom): deltas
+ * anchored where our stream stood at the first packet, held while nothing else is sent on the stream and the
+ * source does not restart. A C leg carries it (native/leg-layout.ts LS.PASS_*) between its moves.
+ */
+export class PassMapping {
+  /** the source's epoch the mapping was made in */
+  private epoch = -1;
+  /** where our stream stood after the last forwarded packet; -1: anchored anew at the next packet */
+  private nextSeq = -1;
+  private nextTs = 0;
+  seqDelta = 0;
+  tsDelta = 0;
+
+  /** Whether it goes on for a stream standing at `seq`/`ts` and a source at `epoch`. */
+  holds(seq: number, ts: number, epoch: number): boolean {
+    return this.nextSeq >= 0 && seq === this.nextSeq && ts === this.nextTs && epoch === this.epoch;
+  }
+
+  /** Keeps it when it holds, else starts anew at the next packet (frames we sent ourselves, a new source). */
+  check(seq: number, ts: number, epoch: number): void {
+    if (this.holds(seq, ts, epoch)) return;
+    this.epoch = epoch;
+    this.nextSeq = -1;
+  }
+
+  /** the last packet mapped: the numbers it goes out with */
+  outSeq = 0;
+  outTs = 0;
+
+  /**
+   * Maps the source's packet `seq`/`ts` (`ticks` long) for our stream standing at `streamSeq`/`streamTs` (anchored
+   * there when the mapping starts): `outSeq`/`outTs`, and where our stream stands after it (`nextSeq`/`nextTs`).
+   * A packet reordered before one already sent goes out with its own number; our stream does not step back.
+   */
+  map(streamSeq: number, streamTs: number, seq: number, ts: number, ticks: number): void {
+    if (this.nextSeq < 0) {
+      this.seqDelta = (streamSeq - seq) & 0xffff;
+      this.tsDelta = (streamTs - ts) | 0;
+    }
+    this.outSeq = (seq + this.seqDelta) & 0xffff;
+    this.outTs = (ts + this.tsDelta) | 0;
+    const newer = ((this.outSeq - streamSeq) & 0xffff) < 0x8000;
+    this.nextSeq = newer ? (this.outSeq + 1) & 0xffff : streamSeq;
+    this.nextTs = newer ? (this.outTs + ticks) | 0 : streamTs;
+  }
+
+  /** where our stream stands after the last packet mapped */
+  get streamSeq(): number {
+    return this.nextSeq;
+  }
+  get streamTs(): number {
+    return this.nextTs;
+  }
+
+  /** As C hands it back: held (`deltas` given) from where our stream stands, for the source at `epoch`; else anew. */
+  load(seq: number, ts: number, epoch: number, deltas: { seq: number; ts: number } | null): void {
+    this.epoch = epoch;
+    this.nextSeq = deltas ? seq : -1;
+    this.nextTs = ts;
+    if (deltas) {
+      this.seqDelta = deltas.seq;
+      this.tsDelta = deltas.ts | 0;
+    }
+  }
+}
+
 /** Frame length in 48 kHz samples by TOC configuration (RFC 6716 §3.1): SILK 10/20/40/60, hybrid 10/20, CELT 2.5/5/10/20 ms. */
 const SILK = [480, 960, 1920, 2880];
 const CELT = [120, 240, 480, 960];

@@ -3,7 +3,7 @@
  * the engine hands them out in stats and the endpoint's events).
  */
 import type { ReceiveStats } from '../rtp-packet/receive-stats';
-import { ntpMiddle, roundTripMs, type ReportBlock, type RtcpPacket, type VoipMetrics } from '../rtp-packet/rtcp';
+import { ntpFromMs, ntpMiddle, roundTripMs, serializeReceiverReport, serializeSenderReport, type ReportBlock, type RtcpPacket, type VoipMetrics } from '../rtp-packet/rtcp';
 
 /** What the far end told us in RTCP: its sender info, and its report on our stream. */
 export interface RtcpReceived {
@@ -68,4 +68,11 @@ export function noteRtcp(pkts: RtcpPacket[], into: RtcpReceived, stats: ReceiveS
       if (mine) into.voipMetrics = mine;
     }
   }
+}
+
+/** Our RTCP report at `now` (RFC 3550 §6.4): an SR once we have sent (our stream stands at `ts`), else an RR; with the block on the source. */
+export function ourReport(ssrc: number, now: number, ts: number, packetsSent: number, octetsSent: number, block: ReportBlock | null): Buffer {
+  const reports = block ? [block] : [];
+  if (packetsSent === 0) return serializeReceiverReport(ssrc, reports);
+  return serializeSenderReport(ssrc, { ...ntpFromMs(now), rtpTimestamp: ts >>> 0, packetCount: packetsSent, octetCount: octetsSent }, reports);
 }

@@ -8,15 +8,15 @@ import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpHeader } from '../rtp-packet/packet';
 import { ReceiveStats } from '../rtp-packet/receive-stats';
-import { ntpFromMs, parseRtcp, serializeReceiverReport, serializeSenderReport } from '../rtp-packet/rtcp';
+import { parseRtcp } from '../rtp-packet/rtcp';
 import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from '../rtp-packet/telephone-event';
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
-import { opusTicks, PassQueue } from './opus-pass';
+import { opusTicks, PassMapping, PassQueue } from './opus-pass';
 import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
-import { noteRtcp, type RtcpReceived, type RtpCounters } from './rtp-counters';
+import { noteRtcp, ourReport, type RtcpReceived, type RtpCounters } from './rtp-counters';
 
 /** the jitter buffer starts two frames behind the first packet, one given back after a calm 10 s (media-engine/README.md: why not one) */
 const JITTER_START_FRAMES = 2;
@@ -62,12 +62,8 @@ export class RtpSession {
   passQueue: PassQueue | null = null;
   /** the leg's hand-off of a queued packet to its peer as it arrives (the peer's forwardFrom), set once by the leg */
   passSink: ((now: number) => void) | null = null;
-  /** the sending side: the source's epoch and where our stream stood after the last forwarded packet */
-  private passEpoch = -1;
-  private passNextSeq = -1;
-  private passNextTs = 0;
-  private passSeqDelta = 0;
-  private passTsDelta = 0;
+  /** the sending side: the source's numbers moved onto our stream */
+  private readonly passMap = new PassMapping();
   /** the wideband codec (G.722, Opus), null on a G.711 leg */
   wide: LegCodec | null = null;
   /** the leg's PCM rate and 20 ms frame at it (8000/160 for G.711) */
@@ -342,10 +338,7 @@ export class RtpSession {
     if (this.capture !== null) this.capture.sendTime = now;
     if (q) {
       // frames we sent ourselves since the last forwarded packet, or a new source: start a new mapping
-      if (q.epoch !== this.passEpoch || this.seq !== this.passNextSeq || this.ts !== this.passNextTs) {
-        this.passEpoch = q.epoch;
-        this.passNextSeq = -1;
-      }
+      this.passMap.check(this.seq, this.ts, q.epoch);
       this.forwarding = true;
       try {
         const n = q.drain(SEND_RING, this.forwardOne);
@@ -358,23 +351,12 @@ export class RtpSession {
   }
 
   private readonly forwardOne = (payload: Uint8Array, len: number, seq: number, ts: number, marker: boolean): void => {
-    if (this.passNextSeq < 0) {
-      this.passSeqDelta = (this.seq - seq) & 0xffff;
-      this.passTsDelta = (this.ts - ts) | 0;
-    }
-    const outSeq = (seq + this.passSeqDelta) & 0xffff;
-    const outTs = (ts + this.passTsDelta) | 0;
-    // a packet reordered before one already sent goes out with its own number; our stream does not step back
-    const newer = ((outSeq - this.seq) & 0xffff) < 0x8000;
-    const next = this.seq;
-    this.seq = outSeq;
-    if (this.sending) this.send(marker, this.media!.payloadType, outTs, payload, len);
-    if (newer) {
-      this.seq = (outSeq + 1) & 0xffff;
-      this.ts = (outTs + opusTicks(payload, 0, len)) | 0;
-    } else this.seq = next;
-    this.passNextSeq = this.seq;
-    this.passNextTs = this.ts;
+    const m = this.passMap;
+    m.map(this.seq, this.ts, seq, ts, opusTicks(payload, 0, len));
+    this.seq = m.outSeq;
+    if (this.sending) this.send(marker, this.media!.payloadType, m.outTs, payload, len);
+    this.seq = m.streamSeq;
+    this.ts = m.streamTs;
   };
 
   /** Sends `payloadLen` bytes of `payload` as one packet; `payload` null: they are already in `sendPayloads[sendIdx]`. */
@@ -424,11 +406,11 @@ export class RtpSession {
     if (this.wide !== null) this.jitter.reset();
     v[LS.TICKS_PER_MS] = this.ticksPerMs;
     v[LS.FORWARDED] = this.forwardedOnArrival;
-    // the mapping goes on in C when nothing we sent ourselves and no restart of the source came since its last packet
-    const mapped = source !== null && this.passNextSeq >= 0 && this.seq === this.passNextSeq && this.ts === this.passNextTs && this.passEpoch === source.passEpochNow;
-    v[LS.PASS_MAPPED] = +mapped;
-    v[LS.PASS_SEQ_DELTA] = this.passSeqDelta;
-    v[LS.PASS_TS_DELTA] = this.passTsDelta;
+    // the mapping goes on in C when nothing we sent ourselves and no restart of the source (its queue's epoch, 0
+    // before it has one) came since its last packet
+    v[LS.PASS_MAPPED] = +(source !== null && this.passMap.holds(this.seq, this.ts, source.passQueue?.epoch ?? 0));
+    v[LS.PASS_SEQ_DELTA] = this.passMap.seqDelta;
+    v[LS.PASS_TS_DELTA] = this.passMap.tsDelta;
     v[LS.SSRC] = this.ssrc;
     v[LS.SEQ] = this.seq;
     v[LS.TS] = this.ts;
@@ -452,11 +434,6 @@ export class RtpSession {
     this.dtmfIn.saveTo(v);
   }
 
-  /** The source restarts counted so far (opus-pass.ts PassQueue.epoch): a sender's mapping holds within one. */
-  private get passEpochNow(): number {
-    return (this.passQueue ??= new PassQueue()).epoch;
-  }
-
   /** Takes the state its C leg hands back (a read for stats or RTCP, or the leg coming back to JS); `source` as for saveTo. */
   loadFrom(v: Float64Array, samples: Int16Array, source: RtpSession | null = null): void {
     this.seq = v[LS.SEQ];
@@ -473,15 +450,9 @@ export class RtpSession {
     this.nextRtcpAt = v[LS.NEXT_RTCP];
     this.forwardedOnArrival = v[LS.FORWARDED];
     this.lastSeqIn = -1; // (Opus FEC: the packets C took are not known here)
-    if (v[LS.PASS] !== 0) {
-      // the mapping C had goes on where our stream stands, for the source's restarts as they are counted now
-      const mapped = source !== null && v[LS.PASS_MAPPED] !== 0;
-      this.passNextSeq = mapped ? this.seq : -1;
-      this.passNextTs = this.ts;
-      this.passSeqDelta = v[LS.PASS_SEQ_DELTA];
-      this.passTsDelta = v[LS.PASS_TS_DELTA] | 0;
-      if (mapped) this.passEpoch = source.passEpochNow;
-    }
+    // the mapping C had goes on where our stream stands, for the source's restarts as they are counted now
+    const held = source !== null && v[LS.PASS_MAPPED] !== 0;
+    if (v[LS.PASS] !== 0) this.passMap.load(this.seq, this.ts, source?.passQueue?.epoch ?? 0, held ? { seq: v[LS.PASS_SEQ_DELTA], ts: v[LS.PASS_TS_DELTA] } : null);
     this.stats.loadFrom(v);
     this.jitter.loadFrom(v, samples);
     this.dtmfIn.loadFrom(v);
@@ -491,12 +462,7 @@ export class RtpSession {
   sendRtcp(now: number): void {
     this.nextRtcpAt = now + RTCP_INTERVAL_MS * (0.5 + Math.random()); // RFC 3550 §6.3.1 randomisation
     if (!this.remoteRtcp || this.closed || !this.media?.send) return;
-    const block = this.stats.reportBlock(now);
-    const reports = block ? [block] : [];
-    const pkt =
-      this.packetsSent > 0
-        ? serializeSenderReport(this.ssrc, { ...ntpFromMs(now), rtpTimestamp: this.ts >>> 0, packetCount: this.packetsSent, octetCount: this.octetsSent }, reports)
-        : serializeReceiverReport(this.ssrc, reports);
+    const pkt = ourReport(this.ssrc, now, this.ts, this.packetsSent, this.octetsSent, this.stats.reportBlock(now));
     this.rtcp.send(pkt, this.remoteRtcp);
     if (this.capture !== null) this.capture.add(-1, this.localIp, this.port + 1, this.remoteRtcp.ip, this.remoteRtcp.port, pkt, pkt.length, true);
   }
