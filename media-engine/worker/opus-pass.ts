@@ -124,15 +124,13 @@ export class PassMapping {
     return this.nextTs;
   }
 
-  /** As C hands it back: held (`deltas` given) from where our stream stands, for the source at `epoch`; else anew. */
-  load(seq: number, ts: number, epoch: number, deltas: { seq: number; ts: number } | null): void {
+  /** As C hands it back: `held` with these deltas from where our stream stands, for the source at `epoch`; else anew. */
+  load(seq: number, ts: number, epoch: number, held: boolean, seqDelta: number, tsDelta: number): void {
     this.epoch = epoch;
-    this.nextSeq = deltas ? seq : -1;
+    this.nextSeq = held ? seq : -1;
     this.nextTs = ts;
-    if (deltas) {
-      this.seqDelta = deltas.seq;
-      this.tsDelta = deltas.ts | 0;
-    }
+    this.seqDelta = seqDelta;
+    this.tsDelta = tsDelta | 0;
   }
 }
 

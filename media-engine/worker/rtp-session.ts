@@ -452,7 +452,7 @@ export class RtpSession {
     this.lastSeqIn = -1; // (Opus FEC: the packets C took are not known here)
     // the mapping C had goes on where our stream stands, for the source's restarts as they are counted now
     const held = source !== null && v[LS.PASS_MAPPED] !== 0;
-    if (v[LS.PASS] !== 0) this.passMap.load(this.seq, this.ts, source?.passQueue?.epoch ?? 0, held ? { seq: v[LS.PASS_SEQ_DELTA], ts: v[LS.PASS_TS_DELTA] } : null);
+    if (v[LS.PASS] !== 0) this.passMap.load(this.seq, this.ts, source?.passQueue?.epoch ?? 0, held, v[LS.PASS_SEQ_DELTA], v[LS.PASS_TS_DELTA]);
     this.stats.loadFrom(v);
     this.jitter.loadFrom(v, samples);
     this.dtmfIn.loadFrom(v);

@@ -133,6 +133,14 @@ for (const cfg of CONFIGS)
       await c.a.destroy();
       await c.b.destroy();
     }
+    /** Once the pair forwards (in C or JS as configured), A's far end stops its timer; returns how many packets B's far end had. */
+    async function quietSource(c: Awaited<ReturnType<typeof call>>): Promise<number> {
+      await sleep(600);
+      expect(await cLegs(), 'legs served in C').to.equal(cfg.inC ? 2 : 0);
+      c.fa.stop();
+      await sleep(100);
+      return c.fb.got.length;
+    }
     const work = async (ep: Endpoint) => {
       const s = await ep.getStats();
       return s.codecDecoded + s.codecEncoded;
@@ -261,11 +269,7 @@ for (const cfg of CONFIGS)
     it('a burst of 30 packets at once (what the sockets held through a stall) goes on whole, in order', async () => {
       const { fa, fb, a, b } = await call();
       try {
-        await sleep(600);
-        expect(await cLegs(), 'legs served in C').to.equal(cfg.inC ? 2 : 0);
-        fa.stop();
-        await sleep(100);
-        const n0 = fb.got.length;
+        const n0 = await quietSource({ fa, fb, a, b });
         const first = fa.stream.seq0 + fa.sent();
         for (let k = 0; k < 30; k++) fa.send(a.local.port, 111, first + k, (first + k) * 960, fa.packet(first + k));
         await sleep(300);
@@ -280,11 +284,7 @@ for (const cfg of CONFIGS)
     it("the source restarts (new SSRC and numbers) and reorders: the peer's stream goes on, no jump, no step back", async () => {
       const { fa, fb, a, b } = await call();
       try {
-        await sleep(600);
-        expect(await cLegs(), 'legs served in C').to.equal(cfg.inC ? 2 : 0);
-        fa.stop();
-        await sleep(100);
-        const n0 = fb.got.length;
+        const n0 = await quietSource({ fa, fb, a, b });
         fa.stream.ssrc = 0x5678;
         const seq0 = 40000;
         const ts0 = 123456789;
