@@ -15,7 +15,7 @@ import { attachment } from '../../control-api/media-streams/attachment';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../api';
 import { testDb } from '../db';
-import { sipp, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
+import { sipp, sippCalls, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
 import type { CallSession } from '../../media-app/call/session';
 
 export interface Stack {
@@ -281,6 +281,56 @@ export async function placeCall(
     return { callId: live.id, peer, sipp: run.done, live };
   } catch (e) {
     peer.close();
+    throw e;
+  } finally {
+    stopWatching();
+  }
+}
+
+/**
+ * `n` calls at once, placed by ONE sipp (harness `sippCalls`: a sipp per call would take the machine's
+ * cores from the platform), each to its own number whose flow is `actions`, offering its own RTP peer;
+ * resolves once every call is progressing on the node, its peer talking, and rejects naming how many
+ * did not (or with sipp's errors when it ends first). Every call's `sipp` is that one sipp's result.
+ */
+export async function placeCalls(stack: Stack, customerId: string, actions: unknown[], n: number, opts: { killAfterMs: number; waitMs?: number }): Promise<PlacedCall[]> {
+  const db = await testDb();
+  const flow = await flowsRepo(db).create({ customer_id: customerId, actions: parseActions(actions as never) } as never);
+  const numbers = Array.from({ length: n }, () => `+8997${String(process.pid % 1000).padStart(3, '0')}${String(++numberSeq).padStart(5, '0')}`);
+  for (const number of numbers) await numbersRepo(db).create({ customer_id: customerId, number, type: 'virtual', call_flow_id: flow.id });
+  const peers = await Promise.all(numbers.map(() => RtpPeer.open()));
+  const wanted = new Set(numbers);
+  const taken = new Map<string, CallSession>();
+  const stopWatching = stack.platform.app.calls.onAdded((c) => {
+    const target = (c as CallSession).row.destination.target;
+    if (wanted.has(target)) taken.set(target, c as CallSession);
+  });
+  const sipPort = stack.platform.sipPort;
+  const scenario = uacWaitsForBye(`[field0]@127.0.0.1:${sipPort}`, '+15551230000', '[field1]', { byeTimeoutMs: opts.killAfterMs });
+  const run = sippCalls(
+    scenario,
+    `127.0.0.1:${sipPort}`,
+    numbers.map((number, i) => [number, peers[i]!.port]),
+    { timeoutMs: opts.killAfterMs },
+  );
+  let exited: SippResult | null = null;
+  void run.done.then((r) => (exited = r));
+  const progressing = () => numbers.map((number) => taken.get(number)).filter((c): c is CallSession => !!c && c.status === 'progressing' && !!c.endpoint);
+  try {
+    const end = Date.now() + (opts.waitMs ?? 30_000);
+    while (progressing().length < n) {
+      const r = exited as SippResult | null;
+      if (r) throw new Error(`sipp ended (exit ${r.code}) with ${progressing().length} of ${n} calls progressing: ${(r.errors || r.stderr).trim().slice(0, 400)}`);
+      if (Date.now() > end) throw new Error(`${progressing().length} of ${n} calls progressing (${taken.size} taken) after ${opts.waitMs ?? 30_000} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return numbers.map((number, i) => {
+      const live = taken.get(number)!;
+      peers[i]!.talk(live.endpoint!.local.port);
+      return { callId: live.id, peer: peers[i]!, sipp: run.done, live };
+    });
+  } catch (e) {
+    for (const p of peers) p.close();
     throw e;
   } finally {
     stopWatching();

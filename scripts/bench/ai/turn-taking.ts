@@ -43,7 +43,7 @@ import { trunksRepo } from '../../../core/repos/trunks';
 import { aisRepo } from '../../../core/repos/ais';
 import { repos } from '../../../core/repos';
 import { testDb } from '../../../testkit/db';
-import { killAllSipp, sipp } from '../../../testkit/media-app/harness';
+import { killAllSipp, sippCalls } from '../../../testkit/media-app/harness';
 import { portBlock } from '../../../testkit/ports';
 import { startPlatformProcess, type PlatformProcess } from './platform-process';
 import { startStandInsProcess, story, VOICES, type StandInsProcess } from './stand-ins-process';
@@ -200,29 +200,12 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
       }
       results.push({ cid, phone, turns });
     }
-    // ONE sipp places every call, 50 ms apart, each to its number with its phone's port (fields of the
-    // -inf file): a sipp per call woke 1,000 times a second each (its poll), 100 of them half a core
-    // and 95,000 context switches a second on this 2-core machine, taken from the platform they measure
-    const inf = ['SEQUENTIAL', ...numbers.map(({ number }, c) => `${number};${results[c]!.phone.port}`)].join('\n');
-    const r = await sipp(
+    // ONE sipp places every call, 50 ms apart, each to its number with its phone's port (harness sippCalls)
+    const r = await sippCalls(
       aiCallerScenario(`[field0]@127.0.0.1:${p.sipPort}`, '[field1]', [], totalMs + (END_MARGIN_S + 30) * 1000),
-      // the harness gives the sipp its own media and control ports (-mp, -cp)
-      [
-        `127.0.0.1:${p.sipPort}`,
-        '-i',
-        '127.0.0.1',
-        '-inf',
-        'calls.csv',
-        '-m',
-        String(calls),
-        '-l',
-        String(calls),
-        '-r',
-        '20',
-        '-timeout',
-        `${Math.ceil(totalMs / 1000) + END_MARGIN_S + 40 + calls / 20}s`,
-      ],
-      { killAfterMs: totalMs + (END_MARGIN_S + 50) * 1000 + calls * 50, files: { 'calls.csv': `${inf}\n` } },
+      `127.0.0.1:${p.sipPort}`,
+      numbers.map(({ number }, c) => [number, results[c]!.phone.port]),
+      { rate: 20, timeoutMs: totalMs + (END_MARGIN_S + 40) * 1000 + calls * 50, killAfterMs: totalMs + (END_MARGIN_S + 50) * 1000 + calls * 50 },
     ).done;
     for (const { phone } of results) phone.close();
     // a failed call is counted (a line of sipp's error log each), and its turns still measured (what it got of them)

@@ -31,7 +31,7 @@ import { trunksRepo } from '../../../core/repos/trunks';
 import { pcmToMulawBase64 } from '../../../core/streams/twilio';
 import { callSid } from '../../../core/twilio/sids';
 import { testDb, truncateAll } from '../../../testkit/db';
-import { killAllSipp, sipp, sleep, uacWaitsForBye, until, type SippResult } from '../../../testkit/media-app/harness';
+import { killAllSipp, sippCalls, sleep, uacWaitsForBye, until, type SippResult } from '../../../testkit/media-app/harness';
 import { pcmBuffer, RtpPeer, tone } from '../../../testkit/streams/support';
 import { twilioApp, type TwilioConn } from '../../../testkit/streams/twilio';
 import { portBlock } from '../../../testkit/ports';
@@ -60,26 +60,20 @@ interface PlacedCall {
 
 const ask = <T>(p: PlatformProcess, a: PlatformAsk) => p.request<T>(a);
 
-/** The RTP port in the scenario's SDP, replaced by the call's own from the injection file. */
-const PORT_MARK = 1;
-
 /**
- * One sipp (as the customer's trunk) places a call to each of `numbers` (at `rate` a second), each
- * offering its own RTP peer's port (sipp's injection file: the number and the port per call); resolves
- * once each of the platform's calls progresses, its peer talking to it. One sipp for the group, not
- * one per call: an idle sipp wakes about every millisecond (epoll_wait with a 1 ms timeout, whatever
- * -timer_resol says), and 200 of them took more than one of this machine's two cores from the platform.
+ * One sipp (as the customer's trunk, harness sippCalls) places a call to each of `numbers` (at `rate`
+ * a second), each offering its own RTP peer's port; resolves once each of the platform's calls
+ * progresses, its peer talking to it.
  */
 async function placeCalls(p: PlatformProcess, numbers: string[], rate = 50): Promise<{ calls: PlacedCall[]; sipp: Promise<SippResult> }> {
   const peers = await Promise.all(numbers.map(() => RtpPeer.open()));
-  const scenario = uacWaitsForBye(`[field0]@127.0.0.1:${p.sipPort}`, '+15551230000', PORT_MARK, { byeTimeoutMs: 600_000 }).replace(`m=audio ${PORT_MARK} `, 'm=audio [field1] ');
-  if (!scenario.includes('m=audio [field1] ')) throw new Error("uacWaitsForBye's SDP changed: the bench could not put each call's RTP port in it");
-  const inf = ['SEQUENTIAL', ...numbers.map((n, i) => `${n};${peers[i]!.port};`)].join('\n') + '\n';
-  const n = String(numbers.length);
-  const run = sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-inf', 'calls.csv', '-m', n, '-l', n, '-r', String(rate), '-timeout', '600s'], {
-    killAfterMs: 600_000,
-    files: { 'calls.csv': inf },
-  });
+  const scenario = uacWaitsForBye(`[field0]@127.0.0.1:${p.sipPort}`, '+15551230000', '[field1]', { byeTimeoutMs: 600_000 });
+  const run = sippCalls(
+    scenario,
+    `127.0.0.1:${p.sipPort}`,
+    numbers.map((n, i) => [n, peers[i]!.port]),
+    { rate, timeoutMs: 600_000 },
+  );
   const ended = run.done.then((r): never => {
     throw new Error(`sipp ended (exit ${r.code}) before every call progressed: ${(r.errors || r.stderr).trim().slice(0, 400)}`);
   });
