@@ -24,6 +24,12 @@ export interface ForkOptions {
   stream?: Writable;
   /** frames that may be unacknowledged before the worker drops (default 50 = 1 s) */
   maxInFlight?: number;
+  /**
+   * With `mix: 'in'` and `legRate`: each frame of the caller as its packet is read, not when the jitter
+   * buffer plays it (two frames, 40 ms, later), in order, each once (worker/leg-early.ts). For a
+   * recogniser or VAD that should hear the caller stop as soon as possible. Default false.
+   */
+  early?: boolean;
 }
 
 let forkSeq = 0;
@@ -44,7 +50,7 @@ export class AudioFork {
 
   async start(): Promise<this> {
     this.host.forkSinks.set(this.id, (frame) => this.deliver(frame));
-    this.rate = await this.host.call('forkStart', this.owner, this.id, this.opts.mix ?? 'both', this.opts.maxInFlight ?? 50, this.opts.legRate === true);
+    this.rate = await this.host.call('forkStart', this.owner, this.id, this.opts.mix ?? 'both', this.opts.maxInFlight ?? 50, this.opts.legRate === true, this.opts.early === true);
     return this;
   }
 

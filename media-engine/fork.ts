@@ -40,6 +40,8 @@ export class ForkTap {
     private readonly maxInFlight = 50,
     readonly rate = 8000,
     private readonly maxInjectFrames = 50 * 60,
+    /** an `in` fork at the leg's rate handed each frame as it is received, not when played (worker/leg-early.ts) */
+    readonly early = false,
   ) {}
 
   private up: Resampler | null = null;

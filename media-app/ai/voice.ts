@@ -120,8 +120,8 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     if (this.o.echoCancel) await startEchoCancel(this.ep);
     // the agent's audio as the caller hears it, then the caller's: the echo guard compares them
     this.outFork = await this.ep.forkAudioStart({ mix: 'out', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFarFrame(f) });
-    // the caller's audio at the leg's rate (16 kHz on a G.722 or Opus leg); the recogniser is told it
-    this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFrame(f) });
+    // the caller's audio at the leg's rate (16 kHz on G.722 or Opus; the recogniser is told it), early: as its packets are read
+    this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, legRate: true, early: true, onFrame: (f) => this.onFrame(f) });
     stt.rate = this.fork.rate === 16000 ? 16000 : 8000;
     stt.on('transcript', (t: TranscriptEvent) => this.onTranscript(t));
     stt.on('fallback', (f) => this.emit('stt_fallback', f));

@@ -78,9 +78,67 @@ export class JitterBuffer {
   reset(): void {
     while (this.count) this.dropFirst();
     this.started = false;
+    this.floor = null;
     this.calmTicks = 0;
     this.concealRun = 0;
     this.playedAny = false;
+  }
+
+  /** Starts since it was made: a reset (new source, a jump) starts a new count, so a reader ahead of the playout point can tell. */
+  starts = 0;
+
+  /** The timestamp of the frame the last pop() that returned true gave. */
+  poppedTs = 0;
+
+  /** The timestamp of the frame the next pop() gives, or null before the first packet (or after a reset). */
+  get playoutTs(): number | null {
+    return this.started ? this.playTs : null;
+  }
+
+  /** The timestamp of the oldest audio held, or null when none is. */
+  get oldestTs(): number | null {
+    return this.count ? this.ring[this.head].ts : null;
+  }
+
+  /**
+   * The frame at `ts` when it came whole and is not played yet: an entry of exactly one frame starting
+   * there, no other overlapping it. Its first `frame` samples are what pop() gives for `ts`, so changes
+   * made to them (an echo canceller working ahead of the playout point) are what is played. Else null.
+   */
+  frameAt(ts: number): Int16Array | null {
+    if (!this.started || tsDiff(ts, this.playTs) < 0) return null;
+    return this.wholeFrame(ts);
+  }
+
+  /**
+   * The entry of the frame pop() just gave, when it was one whole entry (frameAt's terms), else null: an
+   * early reader that cleaned the frame as played writes it back, so a frame played again (the buffer
+   * grew) is the cleaned one.
+   */
+  poppedFrame(): Int16Array | null {
+    return this.started ? this.wholeFrame(this.poppedTs) : null;
+  }
+
+  /**
+   * Timestamps before it are refused as late (an early reader's: it handed those on already, so audio
+   * for them that comes now would be played unheard by it); null: none. A reset clears it.
+   */
+  floor: number | null = null;
+
+  /** The entry of exactly one frame at `ts` (its array one frame long), none overlapping it; else null. */
+  private wholeFrame(ts: number): Int16Array | null {
+    for (let i = 0; i < this.count; i++) {
+      const e = this.at(i);
+      const d = tsDiff(e.ts, ts);
+      if (d < 0) {
+        if (tsDiff(e.ts + e.len, ts) > 0) return null; // an earlier entry reaches into it
+        continue;
+      }
+      if (d > 0 || e.len !== this.frame || e.samples.length !== this.frame) return null;
+      const next = i + 1 < this.count ? this.at(i + 1) : null;
+      return next && tsDiff(next.ts, ts + this.frame) < 0 ? null : e.samples;
+    }
+    return null;
   }
 
   get depthFrames(): number {
@@ -105,6 +163,7 @@ export class JitterBuffer {
   reserve(ts: number, length: number): Int16Array | null {
     if (!this.started) {
       this.started = true;
+      this.starts++;
       this.playTs = (ts - this.target * this.frame) | 0;
     } else {
       const d = tsDiff(ts, this.playTs);
@@ -123,6 +182,10 @@ export class JitterBuffer {
         // a jump forward by more than 5 s: resynchronise rather than play seconds of concealment
         this.reset();
         return this.reserve(ts, length);
+      }
+      if (this.floor !== null && tsDiff(ts, this.floor) < 0) {
+        this.stats.late++;
+        return null;
       }
     }
     // insert sorted; ignore duplicates
@@ -170,7 +233,7 @@ export class JitterBuffer {
     }
     let filled = 0;
     let i = 0;
-    const start = this.playTs;
+    const start = (this.poppedTs = this.playTs);
     const frame = this.frame;
     // drop entries fully before the playout point
     while (this.count && tsDiff(this.ring[this.head].ts + this.ring[this.head].len, start) <= 0) this.dropFirst();
@@ -252,6 +315,7 @@ export class JitterBuffer {
   loadFrom(v: Float64Array, samples: Int16Array): void {
     while (this.count) this.dropFirst();
     this.started = v[LS.JB_STARTED] !== 0;
+    this.starts++;
     this.playTs = v[LS.JB_PLAY_TS] | 0;
     this.target = this.stats.targetFrames = v[LS.JB_TARGET];
     this.calmTicks = v[LS.JB_CALM];

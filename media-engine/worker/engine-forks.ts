@@ -25,13 +25,15 @@ export class EngineForks {
   /**
    * Starts a fork; returns its rate. `legRate`: a leg's frames at its own rate (16000 on a G.722 or
    * Opus leg), a conference's mix at 16 kHz while it mixes at 16 kHz as the fork starts, else 8000.
+   * `early`: a leg's `in` frames at its own rate as they are received (worker/leg-early.ts).
    */
-  start(ownerId: string, forkId: string, mix: ForkMix, maxInFlight: number, legRate: boolean): number {
+  start(ownerId: string, forkId: string, mix: ForkMix, maxInFlight: number, legRate: boolean, early = false): number {
     const c = this.owners.conference(ownerId);
     const leg = c ? undefined : this.owners.leg(ownerId);
     if (!c && !leg) throw new EngineError(`no such endpoint ${ownerId}`, 'ENOENDPOINT');
+    if (early && (c || mix !== 'in' || !legRate)) throw new EngineError("an early fork is of a leg, its `in` audio at the leg's rate", 'EINVAL');
     const rate = legRate && (c ? c.mixer.widebandNow : leg!.wideband) ? 16000 : 8000;
-    const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate);
+    const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate, undefined, early);
     if (c) {
       c.forks.set(forkId, tap);
       // injected audio joins the conference as a participant that hears nothing

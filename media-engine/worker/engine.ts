@@ -87,7 +87,7 @@ export class Engine {
     // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
     if (skippedTicks > 0) {
       // (a leg in C gets it from the C legs' next tick, or at its move back to JS)
-      for (const leg of this.legs.values()) if (!this.cLegs?.has(leg)) leg.session.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
+      for (const leg of this.legs.values()) if (!this.cLegs?.has(leg)) leg.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
       this.cLegs?.skip(slotsIn(0, index - skippedTicks, index - 1, P));
     }
     if (slot === 0) this.cLegs?.review(); // bridged pairs with nothing else to do move to C
@@ -451,8 +451,8 @@ export class Engine {
   // ---- forks (engine-forks.ts)
 
   /** Starts a fork; resolves with its rate (EngineForks.start). */
-  forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50, legRate = false): number {
-    return this.forks.start(ownerId, forkId, mix, maxInFlight, legRate);
+  forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50, legRate = false, early = false): number {
+    return this.forks.start(ownerId, forkId, mix, maxInFlight, legRate, early);
   }
 
   forkStop(forkId: string) {

@@ -7,6 +7,8 @@
  * by construction: the filter sees the path phone + network + jitter buffer as one fixed delay.
  * A tick with nothing received still runs the filter (silence in, output dropped) so the far end's
  * history stays continuous. A rate change (re-INVITE to another codec) starts a new canceller.
+ * While an early fork listens (leg-early.ts), the frames are cleaned as they are handed on instead,
+ * against a queue of the frames sent.
  */
 import { EchoCanceller } from '../dsp/echo-canceller';
 

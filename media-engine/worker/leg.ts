@@ -21,6 +21,7 @@ import type { LegEvent } from './protocol';
 import { RtpSession } from './rtp-session';
 import { WideFrames } from './leg-wide';
 import { LegEchoCanceller, type EchoCancelOptions } from './leg-aec';
+import { EarlyIn } from './leg-early';
 
 const FRAME = 160;
 
@@ -88,6 +89,13 @@ export class Leg implements MixMember {
   echo = false;
   /** echo cancellation of what the leg receives (Endpoint.echoCancel), null when off */
   private aec: LegEchoCanceller | null = null;
+  /** frames handed on as received, while an early fork listens (leg-early.ts) */
+  private earlyIn: EarlyIn | null = null;
+  private readonly handEarly = (f: Int16Array | null): void => {
+    const rate = this.session.rate;
+    const frame = f && !this.mutedIn ? f : rate === 8000 ? this.silence : this.wide!.silence;
+    for (const fork of this.forks.values()) if (fork.early && fork.rate === rate) fork.offer(frame);
+  };
   /** the engine's phase slot serving this leg, the tick it was last served in, and whether it is due now */
   slot = 0;
   lastTick = -Infinity;
@@ -245,15 +253,20 @@ export class Leg implements MixMember {
 
   receivePhase(now: number): void {
     const s = this.session;
+    const early = this.earlyReader();
     if (s.rate === 8000) {
-      this.hasIn = s.receiveFrame(this.rawIn, now);
       // the far end: the 8 kHz frame sent last tick
-      if (this.aec) this.aec.cancel(this.hasIn ? this.rawIn : null, this.outFrame, 8000);
+      if (early && this.aec) early.sent(this.outFrame, 8000);
+      this.hasIn = s.receiveFrame(this.rawIn, now);
+      if (early) early.receive(s.jitter, this.hasIn, this.rawIn, 8000, this.aec, this.handEarly);
+      else if (this.aec) this.aec.cancel(this.hasIn ? this.rawIn : null, this.outFrame, 8000);
     } else {
       s.setPassThrough(this.passTarget() !== null);
       const w = (this.wide ??= new WideFrames(s.rate));
+      if (early && this.aec) early.sent(w.out, w.rate);
       this.hasIn = s.receiveFrame(w.in, now);
-      if (this.aec) this.aec.cancel(this.hasIn ? w.in : null, w.out, w.rate);
+      if (early) early.receive(s.jitter, this.hasIn, w.in, w.rate, this.aec, this.handEarly);
+      else if (this.aec) this.aec.cancel(this.hasIn ? w.in : null, w.out, w.rate);
       if (this.hasIn) w.down(this.rawIn);
     }
     if (this.hasIn && this.detector && !this.session.sawTelephoneEvent) {
@@ -351,6 +364,7 @@ export class Leg implements MixMember {
       }
       let bothWide: Int16Array | null = null;
       for (const fork of this.forks.values()) {
+        if (fork.early && fork.rate === this.session.rate) continue; // handed its frames as they came
         if (fork.rate === 8000) fork.offer(fork.mix === 'in' ? (inFrame ?? this.silence) : fork.mix === 'out' ? out : both);
         else if (w && fork.rate === w.rate) {
           if (fork.mix === 'in') fork.offer(inFrame ? w.in : w.silence);
@@ -359,6 +373,28 @@ export class Leg implements MixMember {
         } else fork.offerNarrow(fork.mix === 'in' ? (inFrame ?? this.silence) : fork.mix === 'out' ? out : both);
       }
     }
+  }
+
+  /**
+   * The early reader while an early fork listens, and after, while the canceller runs (the frames it
+   * cleaned ahead must not be cleaned again at the playout point); else null, the buffer's floor lifted.
+   */
+  private earlyReader(): EarlyIn | null {
+    if (this.listensEarly() || (this.earlyIn !== null && this.aec !== null)) return (this.earlyIn ??= new EarlyIn(this.session.rate, this.aec !== null));
+    if (this.earlyIn) this.session.jitter.floor = null;
+    return (this.earlyIn = null);
+  }
+
+  /** Ticks the worker could not run: the RTP clock goes on, and the canceller's far end had silence meanwhile. */
+  skip(ticks: number): void {
+    this.session.skip(ticks);
+    if (this.aec) this.earlyIn?.silent(ticks);
+  }
+
+  /** True while an early fork listens at the leg's rate (leg-early.ts hands it the frames). */
+  private listensEarly(): boolean {
+    if (this.forks.size) for (const fork of this.forks.values()) if (fork.early && fork.rate === this.session.rate) return true;
+    return false;
   }
 
   /** True while a fork has audio to inject this tick. */

@@ -205,4 +205,32 @@ describe('media-engine jitter buffer', () => {
     steady(jb, 5000, 20);
     expect(jb.stats.targetFrames).to.equal(2);
   });
+
+  it('frameAt: a whole frame ahead of the playout point, what pop() then gives; not a part, an overlap, or one played', () => {
+    const jb = new JitterBuffer(1, 8, 2);
+    const out = new Int16Array(160);
+    expect(jb.frameAt(0), 'nothing received').to.equal(null);
+    jb.push(1000, frame(1));
+    jb.push(1160, frame(2, 80)); // 10 ms
+    jb.push(1480, frame(4));
+    jb.push(1560, frame(5)); // reaches into the frame at 1640
+    jb.push(1640, frame(6));
+    expect(jb.starts).to.equal(1);
+    expect(jb.playoutTs).to.equal(680);
+    expect(jb.frameAt(1000)![0]).to.equal(1);
+    expect(jb.frameAt(1160), 'part of a frame').to.equal(null);
+    expect(jb.frameAt(1320), 'nothing there').to.equal(null);
+    expect(jb.frameAt(1480), 'another entry reaches into it').to.equal(null);
+    expect(jb.frameAt(1640), 'an earlier entry reaches into it').to.equal(null);
+    // changed ahead (a canceller), played changed
+    jb.frameAt(1000)!.fill(7, 0, 160);
+    for (let i = 0; i < 3; i++) jb.pop(out);
+    expect(jb.poppedTs).to.equal(1000);
+    expect(out[0]).to.equal(7);
+    expect(jb.frameAt(1000), 'played').to.equal(null);
+    jb.reset();
+    jb.push(9000, frame(9));
+    expect(jb.starts, 'a reset starts a new count').to.equal(2);
+    expect(jb.oldestTs).to.equal(9000);
+  });
 });

@@ -1,0 +1,145 @@
+// An early fork (ForkOptions.early, media-engine/worker/leg-early.ts): a leg's `in` audio handed on as
+// its packets are read, not when the jitter buffer plays them. A far end on a plain UDP socket sends
+// frames that each carry their number (the signs of their first 8 samples); the same leg has an early
+// fork and one at the tick. The early fork hears each frame the jitter buffer's depth sooner, and both
+// hear the same frames in the same order, each once, through a lost packet and two swapped ones; muted,
+// the early fork hears silence. Asking for an early fork of anything but `in` at the leg's rate is refused.
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import type { AudioFork, Endpoint, MediaServer } from '../../media-engine';
+import { encodeG711 } from '../../media-engine/codecs/g711';
+import { pcmuOffer, rejection, sleep, useMediaServer } from '../../testkit/media-engine/support';
+
+/** frame `n`'s 160 samples: its number in the signs of the first 8, the rest silence */
+function numbered(n: number): Int16Array {
+  const f = new Int16Array(160);
+  for (let b = 0; b < 8; b++) f[b] = (n >> b) & 1 ? 8000 : -8000;
+  return f;
+}
+
+/** the number a frame carries, or -1 for silence (or a frame that carries none) */
+function numberOf(f: Int16Array): number {
+  let n = 0;
+  for (let b = 0; b < 8; b++) {
+    if (Math.abs(f[b]!) < 2000) return -1;
+    if (f[b]! > 0) n |= 1 << b;
+  }
+  return n;
+}
+
+interface Heard {
+  n: number;
+  at: number;
+}
+
+describe('media-engine: early forks (a leg heard as its packets come)', function () {
+  this.timeout(30_000);
+  let ms: MediaServer;
+  useMediaServer({ ports: 40, workers: 1 }, (f) => ({ ms } = f));
+
+  let sock: dgram.Socket;
+  let ep: Endpoint;
+  const forks: AudioFork[] = [];
+  beforeEach(async () => {
+    sock = dgram.createSocket('udp4');
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+    ep = await ms.createEndpoint({ remoteSdp: pcmuOffer(sock.address().port) });
+  });
+  afterEach(async () => {
+    for (const f of forks.splice(0)) await f.stop().catch(() => undefined);
+    await ep.destroy();
+    sock.close();
+  });
+
+  async function listen(early: boolean): Promise<Heard[]> {
+    const heard: Heard[] = [];
+    forks.push(await ep.forkAudioStart({ mix: 'in', legRate: true, early, onFrame: (f) => void heard.push({ n: numberOf(f), at: performance.now() }) }));
+    return heard;
+  }
+
+  /** Sends frames `order` (numbers; null: the slot's packet is lost), one every 20 ms, from source `ssrc`. */
+  async function send(order: (number | null)[], ssrc = 0x1234abcd): Promise<void> {
+    // paced by the clock, not by each timer's own delay (a sender that drifts late empties the buffer)
+    const t0 = performance.now();
+    for (const [i, n] of order.entries()) {
+      await sleep(t0 + i * 20 - performance.now());
+      if (n !== null) {
+        const p = Buffer.alloc(12 + 160);
+        p[0] = 0x80;
+        p[1] = 0;
+        p.writeUInt16BE(n & 0xffff, 2);
+        p.writeUInt32BE(n * 160, 4);
+        p.writeUInt32BE(ssrc, 8);
+        Buffer.from(encodeG711('PCMU', numbered(n))).copy(p, 12);
+        sock.send(p, ep.local.port, '127.0.0.1');
+      }
+    }
+    await sleep(300);
+  }
+
+  const numbers = (h: Heard[]) => h.map((x) => x.n).filter((n) => n >= 0);
+
+  it('hears each frame sooner than the fork at the tick, by about the jitter buffer’s two frames; both hear the same', async () => {
+    const atTick = await listen(false);
+    const early = await listen(true);
+    await send(Array.from({ length: 100 }, (_, i) => i + 1));
+    const want = Array.from({ length: 100 }, (_, i) => i + 1);
+    // (after the last, the buffer conceals it: a repeat or two of 100)
+    expect([...new Set(numbers(atTick))]).to.deep.equal(want);
+    expect(numbers(early)).to.deep.equal(numbers(atTick));
+    const leads = want.map((n) => atTick.find((h) => h.n === n)!.at - early.find((h) => h.n === n)!.at).sort((a, b) => a - b);
+    const median = leads[50]!;
+    expect(median, `lead of the early fork, ms (sorted: ${leads.map((x) => x.toFixed(0)).join(',')})`).to.be.within(30, 70);
+    // the tick's fork hears the two frames of the buffer's first delay (silence) the early one skips
+    expect(atTick.length - early.length).to.be.within(0, 3);
+  });
+
+  it('a lost packet and two swapped ones: the same frames in the same order, each once (the lost one concealed in both)', async () => {
+    const atTick = await listen(false);
+    const early = await listen(true);
+    const order: (number | null)[] = Array.from({ length: 60 }, (_, i) => i + 1);
+    order[20] = null; // 21 lost
+    order[39] = 41; // 40 and 41 swapped
+    order[40] = 40;
+    await send(order);
+    const t = numbers(atTick);
+    // played in order (the swapped pair too), the lost one concealed (a repeat of 20, or silence)
+    expect([...new Set(t)]).to.deep.equal(Array.from({ length: 60 }, (_, i) => i + 1).filter((n) => n !== 21));
+    expect(
+      t.every((n, i) => i === 0 || n >= t[i - 1]!),
+      t.join(','),
+    ).to.equal(true);
+    expect(numbers(early)).to.deep.equal(t);
+    // frame for frame from the first packet on, silence and concealment included (the early fork is ahead: its first frames)
+    const from = (h: Heard[]) => h.slice(h.findIndex((x) => x.n === 1)).map((x) => x.n);
+    const tick = from(atTick);
+    expect(from(early).slice(0, tick.length)).to.deep.equal(tick);
+  });
+
+  it('muted, the early fork hears silence; unmuted, the frames again', async () => {
+    const early = await listen(true);
+    await ep.mute('in');
+    await send(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(numbers(early)).to.deep.equal([]);
+    expect(early.length).to.be.at.least(15);
+    await ep.unmute('in');
+    // (a new source: the first one's clock stood still while the playout point went on)
+    await send(
+      Array.from({ length: 20 }, (_, i) => i + 21),
+      0x5678,
+    );
+    expect([...new Set(numbers(early))]).to.deep.equal(Array.from({ length: 20 }, (_, i) => i + 21));
+  });
+
+  it('is refused for `out` or `both`, or without legRate (EINVAL), before any frame', async () => {
+    for (const opts of [
+      { mix: 'both' as const, legRate: true },
+      { mix: 'out' as const, legRate: true },
+      { mix: 'in' as const, legRate: false },
+    ]) {
+      const e = (await rejection(ep.forkAudioStart({ ...opts, early: true, onFrame: () => undefined }))) as Error & { code?: string };
+      expect(e.code, JSON.stringify(opts)).to.equal('EINVAL');
+      expect(e.message).to.match(/early fork/);
+    }
+  });
+});
