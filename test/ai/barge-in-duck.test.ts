@@ -2,7 +2,8 @@
 // sipp calls a number whose flow runs ai_talk (Silero VAD, the Deepgram phrase stand-in, 400 ms
 // endpointing, 100 ms latency) with `min_interruption_duration_ms` 300; over the agent's long reply
 // the caller says "Okay, yeah, right." (about a second of backchannels). Past 300 ms of it the
-// agent goes silent at the phone; once the final says backchannel the agent is heard again, its
+// agent goes silent at the phone (within a second of their start) and stays silent while they go on;
+// once the final says backchannel the agent is heard again, its
 // reply not cut. With 0 (never) the agent talks on through it.
 import { expect } from 'chai';
 import { lastUser, type LlmServer } from '../../testkit/llm-server';
@@ -40,9 +41,18 @@ describe('ai_talk: sustained caller speech over the agent silences it until the 
     const c = await backchannelCall(300);
     const b = c.said[1]!;
     expect(b.endedAt! - b.startedAt!, 'the backchannels last long enough').to.be.above(800);
-    // from 300 ms of speech (+ the VAD's window, the mute's way to the phone) to the end of the words
-    const during = voicedMs(c, b.startedAt! + 500, b.endedAt!);
-    expect(during, `agent audio while the caller went on ${JSON.stringify(c.messages.map((m) => [m.role, m.content, m.metadata.latency?.interrupted]))}`).to.be.below(100);
+    // silent once 300 ms of the words were heard (+ the VAD's window and the mute's way to the phone), to
+    // their end: the agent's last audio while they went on. How soon is the benchmark's to measure
+    // (scripts/bench/ai/turn-taking.ts, docs/benchmarks.md); here within a second, on a loaded machine too
+    const during = c.voiced.filter((v) => v >= b.startedAt! && v < b.endedAt!);
+    const silentFrom = Math.max(b.startedAt! + 300, ...during.map((v) => v + 20)) - b.startedAt!;
+    const info = JSON.stringify({
+      words: b.endedAt! - b.startedAt!,
+      agent: during.map((v) => Math.round(v - b.startedAt!)),
+      messages: c.messages.map((m) => [m.role, m.content.slice(0, 30), m.metadata.latency?.interrupted]),
+    });
+    expect(silentFrom, `the agent's last audio while the caller went on, ms after the words began: ${info}`).to.be.below(1000);
+    expect(b.endedAt! - b.startedAt! - silentFrom, `silent for the rest of the words: ${info}`).to.be.at.least(300);
     // heard again after the final (400 ms endpointing + 100 ms latency)
     expect(voicedMs(c, b.endedAt! + 600, b.endedAt! + 3000), 'agent audio after the final').to.be.above(800);
     const reply = c.messages.find((m) => m.role === 'assistant' && m.content === STORY);
