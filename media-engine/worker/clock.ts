@@ -29,6 +29,11 @@ export class TickClock {
     return this.running;
   }
 
+  /** The index the next tick will have (between ticks). */
+  get nextIndex(): number {
+    return this.n + 1;
+  }
+
   startClock(): void {
     if (this.running) return;
     this.running = true;

@@ -16,6 +16,8 @@ export interface ForkOwners {
 
 export class EngineForks {
   private readonly forks = new Map<string, { tap: ForkTap; owner: string }>();
+  /** the legs with an early fork, which the engine also serves between their ticks (engine-parts.ts serveEarly) */
+  earlyLegs: Leg[] = [];
 
   constructor(
     private readonly owners: ForkOwners,
@@ -40,6 +42,7 @@ export class EngineForks {
       c.mixer.join(new InjectMember(tap));
     } else leg!.forks.set(forkId, tap);
     this.forks.set(forkId, { tap, owner: ownerId });
+    if (early) this.findEarlyLegs();
     return rate;
   }
 
@@ -50,6 +53,7 @@ export class EngineForks {
     this.forks.delete(forkId);
     f.tap.close();
     this.owners.leg(f.owner)?.forks.delete(forkId);
+    if (f.tap.early) this.findEarlyLegs();
     const c = this.owners.conference(f.owner);
     if (c) {
       c.forks.delete(forkId);
@@ -64,6 +68,17 @@ export class EngineForks {
       this.forks.delete(forkId);
       tap.close();
     }
+    this.findEarlyLegs();
+  }
+
+  /** (the owner of a dropped fork is gone already: it is not found) */
+  private findEarlyLegs(): void {
+    const legs = new Set<Leg>();
+    for (const f of this.forks.values()) {
+      const leg = f.tap.early ? this.owners.leg(f.owner) : undefined;
+      if (leg) legs.add(leg);
+    }
+    this.earlyLegs = [...legs];
   }
 
   ack(forkId: string, n: number): void {
@@ -75,8 +90,12 @@ export class EngineForks {
     this.forks.get(forkId)?.tap.clearInjected();
   }
 
-  /** Audio a fork's consumer plays back, at 8 kHz or 16 kHz (`rate`). */
-  inject(forkId: string, samples: Int16Array, rate: 8000 | 16000): void {
-    this.forks.get(forkId)?.tap.inject(samples, rate);
+  /** Audio a fork's consumer plays back, at 8 kHz or 16 kHz (`rate`); the fork's leg when this audio starts (none was queued), else null. */
+  inject(forkId: string, samples: Int16Array, rate: 8000 | 16000): Leg | null {
+    const f = this.forks.get(forkId);
+    if (!f) return null;
+    const starts = !f.tap.hasInjected;
+    f.tap.inject(samples, rate);
+    return starts ? (this.owners.leg(f.owner) ?? null) : null;
   }
 }

@@ -25,6 +25,34 @@ export function receiveSlot(legs: Leg[], index: number, phases: number, now: num
   }
 }
 
+/**
+ * The legs with an early fork, at a tick not their own (or one they were not due in): what came since
+ * their tick is handed to the fork now (Leg.receiveBetween), so it waits a phase, not a period.
+ */
+export function serveEarly(legs: Leg[], slot: number, failed: (leg: Leg, e: unknown) => void): void {
+  for (let i = 0; i < legs.length; i++) {
+    const leg = legs[i];
+    if (leg.slot === slot && leg.due) continue; // served in full this tick
+    try {
+      leg.receiveBetween();
+    } catch (e) {
+      failed(leg, e);
+    }
+  }
+}
+
+/**
+ * Where a leg goes whose injected audio starts (an agent's reply, a stream's first media), rather than
+ * wait for its own slot, up to a period: the slot of the first tick from `next` on where it may be served
+ * again (half a period after its last, as receiveSlot's `due` asks); null when its own slot comes as soon.
+ * Its packets keep a 20 ms cadence from there: one interval is shorter, which the far end takes as jitter.
+ */
+export function soonestSlot(leg: Leg, next: number, phases: number): number | null {
+  const first = Math.max(next, leg.lastTick + Math.ceil(phases / 2));
+  const own = next + ((((leg.slot - next) % phases) + phases) % phases);
+  return own <= first ? null : first % phases;
+}
+
 /** The send half of a tick for the legs that were due in its receive half. */
 export function sendSlot(legs: Leg[], index: number, now: number, failed: (leg: Leg, e: unknown) => void): void {
   for (let i = 0; i < legs.length; i++) {

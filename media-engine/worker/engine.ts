@@ -9,7 +9,7 @@ import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
 import { rtpIoTickEnd, rtpIoTickStart } from './rtp-transport';
 import { CLegs } from './c-legs';
-import { legStats, receiveSlot, sendSlot, slotsIn, workerFigures, workerMemory } from './engine-parts';
+import { legStats, receiveSlot, sendSlot, serveEarly, soonestSlot, slotsIn, workerFigures, workerMemory } from './engine-parts';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
 import type { EchoCancelOptions } from './leg-aec';
 import { EngineError } from './engine-error';
@@ -93,6 +93,7 @@ export class Engine {
     if (slot === 0) this.cLegs?.review(); // bridged pairs with nothing else to do move to C
     const legs = this.slots[slot];
     receiveSlot(legs, index, P, now, this.onLegFailed);
+    if (this.forks.earlyLegs.length) serveEarly(this.forks.earlyLegs, slot, this.onLegFailed);
     if (slot === 0) {
       if (this.links.size) for (const l of this.links.values()) l.link.advance(); // (a Map iterator allocates: not when empty)
       for (const c of this.conferences.values()) serveConference(c);
@@ -468,7 +469,9 @@ export class Engine {
   }
 
   inject(forkId: string, samples: Int16Array, rate: 8000 | 16000 = 8000): void {
-    this.forks.inject(forkId, samples, rate);
+    const leg = this.forks.inject(forkId, samples, rate);
+    const slot = leg && !leg.feed && !leg.conferenceId && this.clock.isRunning ? soonestSlot(leg, this.clock.nextIndex, this.phases) : null;
+    if (slot !== null) this.place(leg!, slot);
   }
 
   // ---- worker-wide

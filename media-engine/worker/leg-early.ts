@@ -96,6 +96,26 @@ export class EarlyIn {
     jb.floor = this.next;
   }
 
+  /**
+   * Between the leg's ticks (the engine's other phases): the frames that came whole since, in order,
+   * each once, cleaned against the sent frames queued. What the tick alone decides (a new start, a
+   * missing frame, nothing received) waits for it; so does a frame whose sent frame is not queued yet.
+   */
+  between(jb: JitterBuffer, rate: number, aec: LegEchoCanceller | null, hand: (frame: Int16Array | null) => void): void {
+    if (rate !== this.rate || this.starts < 0 || jb.starts !== this.starts || this.fresh) return;
+    const frame = rate / 50;
+    const from = this.next;
+    for (;;) {
+      if (aec && this.queue.length === 0) break;
+      const f = jb.frameAt(this.next);
+      if (!f) break;
+      this.clean(f, aec);
+      hand(f);
+      this.next = (this.next + frame) | 0;
+    }
+    if (this.next !== from) jb.floor = this.next;
+  }
+
   private push(frame: Int16Array): void {
     if (this.queue.length >= QUEUE_MAX) this.pool.push(this.queue.shift()!);
     const f = this.pool.pop() ?? new Int16Array(frame.length);

@@ -91,6 +91,8 @@ export class Leg implements MixMember {
   private aec: LegEchoCanceller | null = null;
   /** frames handed on as received, while an early fork listens (leg-early.ts) */
   private earlyIn: EarlyIn | null = null;
+  /** the frame sent last is not yet queued as the canceller's far end (the early reader's; at the next receive or between) */
+  private sentPending = true;
   private readonly handEarly = (f: Int16Array | null): void => {
     const rate = this.session.rate;
     const frame = f && !this.mutedIn ? f : rate === 8000 ? this.silence : this.wide!.silence;
@@ -256,14 +258,16 @@ export class Leg implements MixMember {
     const early = this.earlyReader();
     if (s.rate === 8000) {
       // the far end: the 8 kHz frame sent last tick
-      if (early && this.aec) early.sent(this.outFrame, 8000);
+      if (early && this.aec && this.sentPending) early.sent(this.outFrame, 8000);
+      this.sentPending = false;
       this.hasIn = s.receiveFrame(this.rawIn, now);
       if (early) early.receive(s.jitter, this.hasIn, this.rawIn, 8000, this.aec, this.handEarly);
       else if (this.aec) this.aec.cancel(this.hasIn ? this.rawIn : null, this.outFrame, 8000);
     } else {
       s.setPassThrough(this.passTarget() !== null);
       const w = (this.wide ??= new WideFrames(s.rate));
-      if (early && this.aec) early.sent(w.out, w.rate);
+      if (early && this.aec && this.sentPending) early.sent(w.out, w.rate);
+      this.sentPending = false;
       this.hasIn = s.receiveFrame(w.in, now);
       if (early) early.receive(s.jitter, this.hasIn, w.in, w.rate, this.aec, this.handEarly);
       else if (this.aec) this.aec.cancel(this.hasIn ? w.in : null, w.out, w.rate);
@@ -276,7 +280,24 @@ export class Leg implements MixMember {
     if (this.analysis.active) this.analysis.process(this.hasIn ? this.rawIn : this.silence);
   }
 
+  /**
+   * Between this leg's ticks (the engine's other phases) while an early fork listens: the frames that
+   * came whole since its last tick go to the fork now, not up to a period later (leg-early.ts `between`).
+   */
+  receiveBetween(): void {
+    // (made by the tick: while an early fork listens, or the canceller runs ahead; the engine calls this for legs with an early fork)
+    const early = this.earlyIn;
+    if (!early) return;
+    const s = this.session;
+    const wide = s.rate === 8000 ? null : this.wide;
+    if (s.rate !== 8000 && !wide) return;
+    if (this.aec && this.sentPending) early.sent(wide ? wide.out : this.outFrame, s.rate);
+    this.sentPending = false;
+    early.between(s.jitter, s.rate, this.aec, this.handEarly);
+  }
+
   sendPhase(now: number): void {
+    this.sentPending = true;
     const from = this.feed;
     // Opus↔Opus: the peer's packets as they came, nothing encoded
     if (this.session.rate !== 8000 && from instanceof Leg && from.session.passThrough && from.passTarget() === this) return this.session.forwardFrom(from.session, now);

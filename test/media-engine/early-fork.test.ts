@@ -4,6 +4,8 @@
 // fork and one at the tick. The early fork hears each frame the jitter buffer's depth sooner, and both
 // hear the same frames in the same order, each once, through a lost packet and two swapped ones; muted,
 // the early fork hears silence. Asking for an early fork of anything but `in` at the leg's rate is refused.
+// The leg is served in one phase of the engine's 20 ms period; the early fork is served in the others too,
+// so a frame reaches it a phase after its packet (5 ms), not up to a period.
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import type { AudioFork, Endpoint, MediaServer } from '../../media-engine';
@@ -57,13 +59,18 @@ describe('media-engine: early forks (a leg heard as its packets come)', function
     return heard;
   }
 
-  /** Sends frames `order` (numbers; null: the slot's packet is lost), one every 20 ms, from source `ssrc`. */
-  async function send(order: (number | null)[], ssrc = 0x1234abcd): Promise<void> {
+  /**
+   * Sends frames `order` (numbers; null: the slot's packet is lost), one every 20 ms (plus `offset(i)` ms),
+   * from source `ssrc`; resolves with when each frame was sent (performance.now(), by number).
+   */
+  async function send(order: (number | null)[], ssrc = 0x1234abcd, offset = (_i: number) => 0): Promise<Map<number, number>> {
+    const sentAt = new Map<number, number>();
     // paced by the clock, not by each timer's own delay (a sender that drifts late empties the buffer)
     const t0 = performance.now();
     for (const [i, n] of order.entries()) {
-      await sleep(t0 + i * 20 - performance.now());
+      await sleep(t0 + i * 20 + offset(i) - performance.now());
       if (n !== null) {
+        sentAt.set(n, performance.now());
         const p = Buffer.alloc(12 + 160);
         p[0] = 0x80;
         p[1] = 0;
@@ -75,6 +82,7 @@ describe('media-engine: early forks (a leg heard as its packets come)', function
       }
     }
     await sleep(300);
+    return sentAt;
   }
 
   const numbers = (h: Heard[]) => h.map((x) => x.n).filter((n) => n >= 0);
@@ -91,7 +99,25 @@ describe('media-engine: early forks (a leg heard as its packets come)', function
     const median = leads[50]!;
     expect(median, `lead of the early fork, ms (sorted: ${leads.map((x) => x.toFixed(0)).join(',')})`).to.be.within(30, 70);
     // the tick's fork hears the two frames of the buffer's first delay (silence) the early one skips
-    expect(atTick.length - early.length).to.be.within(0, 3);
+    expect(atTick.length - early.length, JSON.stringify([atTick.map((h) => h.n), early.map((h) => h.n)])).to.be.within(0, 3);
+  });
+
+  it('hears a frame within a phase of its packet (5 ms), wherever in the leg’s period the packet comes', async () => {
+    const early = await listen(true);
+    // the packets' place in the 20 ms period moves by 7 ms each: a fork served only at the leg's tick
+    // would hear them 0–20 ms after (a third within 6 ms)
+    const sentAt = await send(
+      Array.from({ length: 100 }, (_, i) => i + 1),
+      0x1234abcd,
+      (i) => (i * 7) % 20,
+    );
+    const waits = [...sentAt].flatMap(([n, at]) => {
+      const h = early.find((x) => x.n === n);
+      return h ? [h.at - at] : [];
+    });
+    expect(waits.length, 'frames heard').to.be.above(90);
+    const soon = waits.filter((w) => w <= 6).length / waits.length;
+    expect(soon, `share heard within 6 ms (waits: ${waits.map((w) => w.toFixed(0)).join(',')})`).to.be.at.least(0.6);
   });
 
   it('a lost packet and two swapped ones: the same frames in the same order, each once (the lost one concealed in both)', async () => {

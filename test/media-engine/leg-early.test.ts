@@ -3,6 +3,8 @@
 // carry their number; sent frames their tick. Through jitter of up to three frames, losses and swaps:
 // every frame that came is cleaned once before it is played (a frame played again after the buffer grew
 // too), handed on once and in order, and always against the sent frame the same distance back.
+// Between ticks (the engine's other phases, `between`): a frame that came whole since the tick goes
+// then, and nothing else changes: the same frames, cleaned against the same sent frames, played the same.
 import { expect } from 'chai';
 import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
 import { EarlyIn } from '../../media-engine/worker/leg-early';
@@ -27,14 +29,21 @@ function prng(seed: number): () => number {
 interface Run {
   pairs: { near: number; far: number }[];
   handed: number[];
+  /** frame number → when it was handed on (tick · 4 + phase) */
+  handedAt: Map<number, number>;
   played: Int16Array[];
 }
 
-/** Runs `ticks` ticks; packet n (n ≥ 1) arrives at tick n + delay(n), null: lost. `cancelling`: the canceller ran before the reader was made. */
-function run(ticks: number, delay: (n: number) => number | null, cancelling = false, ptimeMs = 20): Run {
+/**
+ * Runs `ticks` ticks; packet n (n ≥ 1) arrives at tick n + delay(n), null: lost. `cancelling`: the
+ * canceller ran before the reader was made. `phased`: each tick has three phases more after the leg's
+ * own, where the packets arrive (the second) and the reader is served between (`between`), the frame
+ * sent at the tick queued at the first of them, as the leg does.
+ */
+function run(ticks: number, delay: (n: number) => number | null, cancelling = false, ptimeMs = 20, phased = false): Run {
   const jb = new JitterBuffer(1, 8, 2);
   const early = new EarlyIn(8000, cancelling);
-  const r: Run = { pairs: [], handed: [], played: [] };
+  const r: Run = { pairs: [], handed: [], handedAt: new Map(), played: [] };
   const aec = {
     cancel(near: Int16Array | null, far: Int16Array) {
       if (near && near[2] === MAGIC) {
@@ -50,19 +59,36 @@ function run(ticks: number, delay: (n: number) => number | null, cancelling = fa
   }
   const sent = new Int16Array(160);
   const out = new Int16Array(160);
-  for (let tick = 1; tick <= ticks + 10; tick++) {
-    sent[0] = tick - 1; // the frame sent last tick
-    early.sent(sent, 8000);
+  /** the frame sent last is not queued yet */
+  let sentPending = true;
+  const queueSent = () => {
+    if (sentPending) early.sent(sent, 8000);
+    sentPending = false;
+  };
+  const hand = (at: number) => (f: Int16Array | null) => {
+    if (f && f[2] === MAGIC) (r.handed.push(f[0]!), r.handedAt.set(f[0]!, at));
+  };
+  const arrive = (tick: number) => {
     for (const n of arrivals.get(tick) ?? []) {
       // 10 ms packets: two a frame, the number in the first (no frame comes whole: all go as played)
       if (ptimeMs === 10) (jb.push(n * 160, numbered(n).subarray(0, 80)), jb.push(n * 160 + 80, new Int16Array(80)));
       else jb.push(n * 160, numbered(n));
     }
+  };
+  for (let tick = 1; tick <= ticks + 10; tick++) {
+    if (!phased) arrive(tick);
+    queueSent();
     const hasIn = jb.pop(out);
-    early.receive(jb, hasIn, out, 8000, aec, (f) => {
-      if (f && f[2] === MAGIC) r.handed.push(f[0]!);
-    });
+    early.receive(jb, hasIn, out, 8000, aec, hand(tick * 4));
     if (out[2] === MAGIC) r.played.push(out.slice());
+    sent[0] = tick; // the frame sent this tick
+    sentPending = true;
+    if (!phased) continue;
+    for (let phase = 1; phase < 4; phase++) {
+      if (phase === 2) arrive(tick);
+      queueSent();
+      early.between(jb, 8000, aec, hand(tick * 4 + phase));
+    }
   }
   return r;
 }
@@ -114,4 +140,32 @@ describe('media-engine: the early reader against a jitter buffer', () => {
     const r = run(200, () => 0, true);
     check(r, 'fresh');
   });
+
+  it('served between ticks, steady packets: each handed in the phase it came, against the frame sent that tick', () => {
+    const r = run(200, () => 0, false, 20, true);
+    check(r, 'between');
+    expect(r.handed).to.deep.equal(Array.from({ length: 200 }, (_, i) => i + 1));
+    // (the first frames wait for the buffer's start, at a tick)
+    const late = r.handed.slice(5).filter((n) => r.handedAt.get(n) !== n * 4 + 2);
+    expect(late, 'frames not handed in the phase they came').to.deep.equal([]);
+  });
+
+  for (const [seed, cancelling] of [
+    [4, false],
+    [5, false],
+    [6, true],
+  ] as const)
+    it(`served between ticks, jitter, losses and swaps (seed ${seed}${cancelling ? ', made while the canceller ran' : ''}): what the tick alone would do, sooner`, () => {
+      const rnd = prng(seed);
+      const delays = Array.from({ length: 1501 }, () => (rnd() < 0.05 ? null : Math.floor(rnd() * 4)));
+      const phased = run(1500, (n) => delays[n]!, cancelling, 20, true);
+      // the same packets read at the next tick (no phases between)
+      const ticked = run(1500, (n) => (delays[n] === null ? null : delays[n]! + 1), cancelling);
+      check(phased, `seed ${seed}`);
+      expect(phased.handed).to.deep.equal(ticked.handed);
+      expect(phased.pairs).to.deep.equal(ticked.pairs);
+      expect(phased.played.map((f) => f[0])).to.deep.equal(ticked.played.map((f) => f[0]));
+      const sooner = phased.handed.filter((n) => phased.handedAt.get(n)! < ticked.handedAt.get(n)!);
+      expect(sooner.length, 'frames handed before the next tick').to.be.above(1000);
+    });
 });

@@ -1,0 +1,97 @@
+// Injected audio that starts (an agent's reply, a media stream's first `media`) on a leg of its own: the
+// engine moves the leg to the soonest phase of its 20 ms period it may be served in
+// (media-engine/worker/engine-parts.ts soonestSlot), so the first frame goes out within half a period,
+// not up to a whole one after the leg's own slot. The far end, a plain UDP socket, sees the stream go on
+// as before: every packet, in sequence, 160 timestamp units apart. Bridged legs stay where they are.
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import type { Endpoint, MediaServer } from '../../media-engine';
+import { decodeG711 } from '../../media-engine/codecs/g711';
+import { pcmuOffer, sleep, useMediaServer } from '../../testkit/media-engine/support';
+
+interface Packet {
+  at: number;
+  seq: number;
+  ts: number;
+  voiced: boolean;
+}
+
+/** 60 ms of a 1 kHz tone at 8 kHz */
+const BURST = Int16Array.from({ length: 480 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+
+describe('media-engine: injected audio that starts goes out in the soonest phase', function () {
+  this.timeout(30_000);
+  let ms: MediaServer;
+  useMediaServer({ ports: 40, workers: 1 }, (f) => ({ ms } = f));
+
+  const socks: dgram.Socket[] = [];
+  const eps: Endpoint[] = [];
+  afterEach(async () => {
+    for (const ep of eps.splice(0)) await ep.destroy();
+    for (const s of socks.splice(0)) s.close();
+  });
+
+  /** A leg whose far end records every packet it gets. */
+  async function leg(): Promise<{ ep: Endpoint; packets: Packet[] }> {
+    const sock = dgram.createSocket('udp4');
+    socks.push(sock);
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+    const packets: Packet[] = [];
+    sock.on('message', (m) => {
+      if (m.length < 12 + 160) return;
+      const pcm = decodeG711('PCMU', m.subarray(12, 12 + 160));
+      let peak = 0;
+      for (const s of pcm) peak = Math.max(peak, Math.abs(s));
+      packets.push({ at: performance.now(), seq: m.readUInt16BE(2), ts: m.readUInt32BE(4), voiced: peak > 2000 });
+    });
+    const ep = await ms.createEndpoint({ remoteSdp: pcmuOffer(sock.address().port) });
+    eps.push(ep);
+    return { ep, packets };
+  }
+
+  /** Injects BURST `rounds` times, 200 ms apart and 7 ms later in the period each time (so the injections fall all over the leg's period); the wait of each for its first voiced packet, ms. */
+  async function bursts(ep: Endpoint, packets: Packet[], rounds: number): Promise<number[]> {
+    const fork = await ep.forkAudioStart({ mix: 'in', onFrame: () => undefined });
+    await sleep(300);
+    const waits: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      await sleep(100 + ((i * 7) % 20));
+      const at = performance.now();
+      fork.inject(BURST);
+      await sleep(100);
+      const first = packets.find((p) => p.at > at && p.voiced);
+      if (first) waits.push(first.at - at);
+    }
+    await fork.stop();
+    return waits;
+  }
+
+  it('goes out within half a period (10 ms) of the injection; the stream goes on without a gap', async () => {
+    const { ep, packets } = await leg();
+    const waits = await bursts(ep, packets, 30);
+    expect(waits.length, 'bursts heard').to.equal(30);
+    // served only in its own slot, the injections would wait 0–20 ms: about half within 11 ms
+    const soon = waits.filter((w) => w <= 11).length / waits.length;
+    expect(soon, `share out within 11 ms (waits: ${waits.map((w) => w.toFixed(0)).join(',')})`).to.be.at.least(0.85);
+    // every packet, in sequence, the RTP clock unbroken (the moves shorten an interval, nothing else)
+    const gaps = packets.slice(1).flatMap((p, i) => {
+      const q = packets[i]!;
+      return ((p.seq - q.seq) & 0xffff) === 1 && ((p.ts - q.ts) >>> 0) === 160 ? [] : [`${q.seq}/${q.ts} → ${p.seq}/${p.ts}`];
+    });
+    expect(gaps, 'breaks in sequence or timestamps').to.deep.equal([]);
+    expect(packets.length).to.be.above(250);
+  });
+
+  it('a bridged leg stays in its slot: the injections wait for it as before (0–20 ms)', async () => {
+    const a = await leg();
+    const b = await leg();
+    await a.ep.bridge(b.ep);
+    const waits = await bursts(a.ep, a.packets, 30);
+    expect(waits.length).to.equal(30);
+    // the same injections land all over the period: some wait past half of it
+    expect(
+      waits.filter((w) => w > 12).length,
+      `waits: ${waits.map((w) => w.toFixed(0)).join(',')}`,
+    ).to.be.at.least(6);
+  });
+});
