@@ -82,6 +82,16 @@ function bindable(port: number): Promise<boolean> {
   });
 }
 
+/** Seconds of audio in a WAV file being written (its size over the header's byte rate); 0 while it has no header. */
+function wavSeconds(file: string): number {
+  try {
+    const b = fs.readFileSync(file);
+    return b.length > 44 && b.readUInt32LE(28) > 0 ? (b.length - 44) / b.readUInt32LE(28) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult> {
   const { db } = o;
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -162,7 +172,13 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
       `${o.calls} calls up`,
     );
     await until(async () => (await db('recordings').where({ customer_id: cid, status: 'recording' })).length === half[0], 10_000, 'recordings running');
-    await sleep(o.upMs ?? 2500); // at least one flush of every recording
+    await sleep(o.upMs ?? 2500);
+    // and every recording's file holds more than a second of audio (its flushes come later on a loaded machine)
+    await until(
+      async () => (await db('recordings').where({ customer_id: cid })).every((r: { filenames: string[] }) => wavSeconds(path.join(dataDir, 'recordings', r.filenames[0]!)) > 1.2),
+      15_000,
+      'a second of every recording on disk',
+    );
     const ports = udpPortsOf(proc.pid!);
 
     // a command applied before the fault: it must stay applied once
