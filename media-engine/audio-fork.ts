@@ -48,8 +48,12 @@ export class AudioFork {
     if (!opts.onFrame && !opts.stream) throw new TypeError('forkAudioStart needs onFrame or stream');
   }
 
+  /** the callers of nextStart waiting */
+  private startWaiters: ((at: number | null) => void)[] = [];
+
   async start(): Promise<this> {
     this.host.forkSinks.set(this.id, (frame) => this.deliver(frame));
+    this.host.forkStarts.set(this.id, (at) => this.settleStarts(at));
     this.rate = await this.host.call('forkStart', this.owner, this.id, this.opts.mix ?? 'both', this.opts.maxInFlight ?? 50, this.opts.legRate === true, this.opts.early === true);
     return this;
   }
@@ -93,6 +97,28 @@ export class AudioFork {
     this.host.inject(this.id, samples, rate);
   }
 
+  /**
+   * When the next injection that starts (queued while none of this fork's was) goes out: the first
+   * frame's Date.now(), as the worker took it to send; null if none goes within `timeoutMs` (audio was
+   * queued already, it was cleared) or the fork stops. Ask before injecting.
+   */
+  nextStart(timeoutMs: number): Promise<number | null> {
+    if (this.stopped) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const done = (at: number | null) => {
+        clearTimeout(timer);
+        this.startWaiters = this.startWaiters.filter((w) => w !== done);
+        resolve(at);
+      };
+      const timer = setTimeout(() => done(null), timeoutMs);
+      this.startWaiters.push(done);
+    });
+  }
+
+  private settleStarts(at: number | null): void {
+    for (const w of [...this.startWaiters]) w(at);
+  }
+
   /** Drops the injected audio the worker has not played yet. */
   async clearInjected(): Promise<void> {
     if (this.stopped) return;
@@ -103,6 +129,8 @@ export class AudioFork {
     if (this.stopped) return null;
     this.stopped = true;
     this.host.forkSinks.delete(this.id);
+    this.host.forkStarts.delete(this.id);
+    this.settleStarts(null);
     return this.host.call('forkStop', this.id).catch(() => null);
   }
 }

@@ -31,6 +31,10 @@ export interface ForkStats {
 export class ForkTap {
   private inFlight = 0;
   private injectQueue: Int16Array[] = [];
+  /** injected audio was queued when none was: its first frame, once taken, is reported to `started` */
+  private starting = false;
+  /** told when the first frame of an injection that starts is taken to be sent (Date.now()) */
+  started: ((at: number) => void) | null = null;
   readonly stats: ForkStats = { sent: 0, dropped: 0, injected: 0 };
 
   constructor(
@@ -92,6 +96,7 @@ export class ForkTap {
    * oldest audio is dropped past a minute.
    */
   inject(samples: Int16Array, rate: InjectRate = 8000): void {
+    if (this.injectQueue.length === 0 && samples.length > 0) this.starting = true;
     const n = rate / 50;
     for (let off = 0; off < samples.length; off += n) {
       const f = new Int16Array(n);
@@ -128,6 +133,10 @@ export class ForkTap {
     const f = this.injectQueue.shift() ?? null;
     if (!f) return null;
     this.stats.injected++;
+    if (this.starting) {
+      this.starting = false;
+      this.started?.(Date.now());
+    }
     if (f.length === rate / 50) return f;
     return rate === 16000 ? this.wideOf(f) : this.narrowOf(f);
   }
@@ -141,5 +150,6 @@ export class ForkTap {
 
   clearInjected(): void {
     this.injectQueue = [];
+    this.starting = false;
   }
 }

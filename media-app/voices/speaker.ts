@@ -36,11 +36,16 @@ export interface SpeakerDeps {
 export interface Spoken {
   firstByteMs: number;
   via: string;
-  /** when its first audio went to the engine (Date.now(); 0: none), which sends it on its next 20 ms tick */
+  /**
+   * When its first audio went out (Date.now()): the engine's stamp of its first frame, or, with audio of
+   * this voice still queued before it, when that was due to end; 0 when none went (cleared first)
+   */
   firstAudioAt: number;
 }
 
 const locals = new Map<string, TtsProvider>();
+/** how long the engine's report of a sentence's first frame out is waited for */
+const FIRST_OUT_WAIT_MS = 2000;
 
 export class Speaker {
   private fork: AudioFork | null = null;
@@ -109,13 +114,15 @@ export class Speaker {
     const started = Date.now();
     const fork = await this.out();
     let firstByteMs = -1;
-    let firstAudioAt = 0;
+    /** when the first audio goes out (Spoken.firstAudioAt), asked as it goes to the engine */
+    let firstOut: Promise<number | null> = Promise.resolve(null);
     const wide = fork.rate === 16000;
     const send = (pcm: Int16Array, rate: 8000 | 16000) => {
       if (gen !== this.generation || signal.aborted || !pcm.length) return;
       if (firstByteMs < 0) {
-        firstAudioAt = Date.now();
-        firstByteMs = firstAudioAt - started;
+        const now = Date.now();
+        firstByteMs = now - started;
+        firstOut = this.playEnd > now ? Promise.resolve(Math.round(this.playEnd)) : fork.nextStart(FIRST_OUT_WAIT_MS);
       }
       fork.inject(pcm, rate);
       this.playEnd = Math.max(this.playEnd, Date.now()) + pcm.length / (rate / 1000);
@@ -133,7 +140,7 @@ export class Speaker {
         send(pcm.pcm(samples), 16000);
         pcm.close();
       }
-      return { firstByteMs: Math.max(0, firstByteMs), via: choice.type, firstAudioAt };
+      return { firstByteMs: Math.max(0, firstByteMs), via: choice.type, firstAudioAt: (await firstOut) ?? 0 };
     }
     const vendor = this.deps.vendors[choice.type];
     // a vendor sending linear PCM above 8 kHz speaks to a wideband leg at 16 kHz; µ-law ones at 8 kHz
@@ -169,6 +176,6 @@ export class Speaker {
       signal.removeEventListener('abort', onAbort);
     }
     if (late && firstByteMs < 0) throw new VoiceError(choice.type, 'timeout', `no audio within ${deadlineMs} ms`);
-    return { firstByteMs: Math.max(0, firstByteMs), via: choice.type, firstAudioAt };
+    return { firstByteMs: Math.max(0, firstByteMs), via: choice.type, firstAudioAt: (await firstOut) ?? 0 };
   }
 }

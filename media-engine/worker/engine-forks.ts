@@ -22,6 +22,8 @@ export class EngineForks {
   constructor(
     private readonly owners: ForkOwners,
     private readonly postFrame: (forkId: string, frame: Int16Array) => void,
+    /** an injection that starts went out (ForkTap.started) */
+    private readonly postStarted?: (forkId: string, at: number) => void,
   ) {}
 
   /**
@@ -36,6 +38,8 @@ export class EngineForks {
     if (early && (c || mix !== 'in' || !legRate)) throw new EngineError("an early fork is of a leg, its `in` audio at the leg's rate", 'EINVAL');
     const rate = legRate && (c ? c.mixer.widebandNow : leg!.wideband) ? 16000 : 8000;
     const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate, undefined, early);
+    const started = this.postStarted;
+    if (started) tap.started = (at) => started(forkId, at);
     if (c) {
       c.forks.set(forkId, tap);
       // injected audio joins the conference as a participant that hears nothing

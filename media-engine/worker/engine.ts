@@ -49,9 +49,9 @@ export class Engine {
   constructor(
     private readonly emitEvent: (e: EventMessage) => void,
     postFrame: (forkId: string, frame: Int16Array) => void,
-    opts: { phases?: number } = {},
+    opts: { phases?: number; forkStarted?: (forkId: string, at: number) => void } = {},
   ) {
-    this.forks = new EngineForks({ leg: (id) => (this.legs.has(id) ? this.leg(id) : undefined), conference: (id) => this.conferences.get(id) }, postFrame);
+    this.forks = new EngineForks({ leg: (id) => (this.legs.has(id) ? this.leg(id) : undefined), conference: (id) => this.conferences.get(id) }, postFrame, opts.forkStarted);
     this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
     this.slots = Array.from({ length: this.phases }, () => [] as Leg[]);
     this.cLegs = CLegs.start(this.slots[0]);

@@ -114,7 +114,9 @@ export type FromWorker =
   | { t: 'reply'; id: number; ok: false; error: ReplyError }
   | EventMessage
   /** the frames the forks were offered in one tick: frame i is `sizes[i]` samples of `samples` (after those before it), for fork `forkIds[i]` */
-  | { t: 'forks'; forkIds: string[]; sizes: number[]; samples: Int16Array };
+  | { t: 'forks'; forkIds: string[]; sizes: number[]; samples: Int16Array }
+  /** audio fork `forkId`'s injection, queued when none was, went out: its first frame at `at` (Date.now()) */
+  | { t: 'forkStarted'; forkId: string; at: number };
 
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS);
 const LEG_EVENTS: Record<keyof LegEventData, true> = { dtmf: true, speech: true };
@@ -171,6 +173,8 @@ export function isFromWorker(m: unknown): m is FromWorker {
       return false;
     case 'forks':
       return batchFits(m.forkIds, m.sizes, m.samples);
+    case 'forkStarted':
+      return isStr(m.forkId) && typeof m.at === 'number' && Number.isFinite(m.at);
     default:
       return false;
   }

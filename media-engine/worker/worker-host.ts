@@ -37,6 +37,8 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
   tid: number | undefined;
   /** frames from forks, by fork id */
   readonly forkSinks = new Map<string, (frame: Int16Array) => void>();
+  /** forks told when an injection that starts went out (its first frame's Date.now()), by fork id */
+  readonly forkStarts = new Map<string, (at: number) => void>();
   /** fork acknowledgements and injected audio waiting for the end of this turn of the event loop */
   private readonly acks = new CountBatch();
   private readonly injects = new FrameBatch(320 * 16);
@@ -86,6 +88,8 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
         this.forkSinks.get(m.forkIds[i]!)?.(m.samples.subarray(off, off + n));
         off += n;
       }
+    } else if (m.t === 'forkStarted') {
+      this.forkStarts.get(m.forkId)?.(m.at);
     }
   }
 

@@ -52,7 +52,10 @@ if (typeof nice === 'number' && Number.isInteger(nice)) {
   }
 }
 
-const engine = new Engine((e) => post(e), offerFrame, { phases: (workerData as { tickPhases?: number } | undefined)?.tickPhases });
+const engine = new Engine((e) => post(e), offerFrame, {
+  phases: (workerData as { tickPhases?: number } | undefined)?.tickPhases,
+  forkStarted: (forkId, at) => post({ t: 'forkStarted', forkId, at }),
+});
 const ops: Operations = engine;
 
 function run<M extends Method>(method: M, args: Params<M>) {

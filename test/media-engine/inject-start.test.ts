@@ -3,6 +3,8 @@
 // (media-engine/worker/engine-parts.ts soonestSlot), so the first frame goes out within half a period,
 // not up to a whole one after the leg's own slot. The far end, a plain UDP socket, sees the stream go on
 // as before: every packet, in sequence, 160 timestamp units apart. Bridged legs stay where they are.
+// The fork is told when such an injection's first frame went out (AudioFork.nextStart: the worker's
+// stamp, which ai_talk's voice takes as a reply's first RTP out).
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import type { Endpoint, MediaServer } from '../../media-engine';
@@ -76,10 +78,44 @@ describe('media-engine: injected audio that starts goes out in the soonest phase
     // every packet, in sequence, the RTP clock unbroken (the moves shorten an interval, nothing else)
     const gaps = packets.slice(1).flatMap((p, i) => {
       const q = packets[i]!;
-      return ((p.seq - q.seq) & 0xffff) === 1 && ((p.ts - q.ts) >>> 0) === 160 ? [] : [`${q.seq}/${q.ts} → ${p.seq}/${p.ts}`];
+      return ((p.seq - q.seq) & 0xffff) === 1 && (p.ts - q.ts) >>> 0 === 160 ? [] : [`${q.seq}/${q.ts} → ${p.seq}/${p.ts}`];
     });
     expect(gaps, 'breaks in sequence or timestamps').to.deep.equal([]);
     expect(packets.length).to.be.above(250);
+  });
+
+  it('reports when an injection that starts went out (nextStart): after the inject, before the far end has it; none while audio is queued', async () => {
+    const { ep, packets } = await leg();
+    const fork = await ep.forkAudioStart({ mix: 'in', onFrame: () => undefined });
+    await sleep(200);
+    for (let i = 0; i < 5; i++) {
+      const started = fork.nextStart(1000);
+      const at = Date.now();
+      const perfAt = performance.now();
+      fork.inject(BURST);
+      const out = await started;
+      expect(out, 'reported').to.be.a('number');
+      await sleep(100);
+      const first = packets.find((p) => p.at > perfAt && p.voiced);
+      expect(first, 'the burst heard').to.not.equal(undefined);
+      // (the two clocks of this process agree to a millisecond)
+      expect(out! - at, 'after the inject').to.be.within(-1, 100);
+      expect(performance.timeOrigin + first!.at - out!, 'before the far end has it').to.be.within(-1, 100);
+      await sleep(100 + i * 7);
+    }
+    // two seconds queued: a second injection does not start anything
+    fork.inject(Int16Array.from({ length: 16000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 500 * i) / 8000))));
+    await sleep(100);
+    const more = fork.nextStart(300);
+    fork.inject(BURST);
+    expect(await more, 'nothing starts while audio is queued').to.equal(null);
+    // cleared, the next one starts again; a stopped fork answers null at once
+    await fork.clearInjected();
+    const again = fork.nextStart(1000);
+    fork.inject(BURST);
+    expect(await again).to.be.a('number');
+    await fork.stop();
+    expect(await fork.nextStart(1000)).to.equal(null);
   });
 
   it('a bridged leg stays in its slot: the injections wait for it as before (0–20 ms)', async () => {
@@ -89,9 +125,6 @@ describe('media-engine: injected audio that starts goes out in the soonest phase
     const waits = await bursts(a.ep, a.packets, 30);
     expect(waits.length).to.equal(30);
     // the same injections land all over the period: some wait past half of it
-    expect(
-      waits.filter((w) => w > 12).length,
-      `waits: ${waits.map((w) => w.toFixed(0)).join(',')}`,
-    ).to.be.at.least(6);
+    expect(waits.filter((w) => w > 12).length, `waits: ${waits.map((w) => w.toFixed(0)).join(',')}`).to.be.at.least(6);
   });
 });
