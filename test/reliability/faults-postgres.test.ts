@@ -39,11 +39,7 @@ describe('faults: Postgres down while calls run', function () {
   after(async function () {
     this.timeout(30_000);
     killAllSipp();
-    try {
-      pg?.start();
-    } catch {
-      /* already running */
-    }
+    await pg?.start().catch(() => undefined); // (already running)
     await p?.close().catch(() => undefined);
     await db?.destroy().catch(() => undefined);
     pg?.destroy();
@@ -58,25 +54,27 @@ describe('faults: Postgres down while calls run', function () {
     const talk = { type: 'talk', option: { text: 'This is a long announcement. '.repeat(sentences), language: 'en-US' } };
     const longFlow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, talk, { type: 'hangup' }]) } as never);
     const shortFlow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'hangup' }]) } as never);
-    await numbersRepo(db).create({ customer_id: cid, number: '+899200000001', type: 'virtual', call_flow_id: longFlow.id });
-    await numbersRepo(db).create({ customer_id: cid, number: '+899200000002', type: 'virtual', call_flow_id: shortFlow.id });
+    // numbers of this attempt's own (a retry's are new)
+    const stem = `+8992${String(Date.now()).slice(-7)}`;
+    await numbersRepo(db).create({ customer_id: cid, number: `${stem}1`, type: 'virtual', call_flow_id: longFlow.id });
+    await numbersRepo(db).create({ customer_id: cid, number: `${stem}2`, type: 'virtual', call_flow_id: shortFlow.id });
     const ruri = (n: string) => `${n}@127.0.0.1:${p.sipPort}`;
     const budget = OUTAGE_MS + 45_000;
 
     // A: the platform hangs up after the announcement (it ends after the outage); B: the caller hangs up mid-outage
     const sinks = await Promise.all([0, 1, 2, 3, 4, 5].map(() => RtpSink.open()));
-    const callsA = sinks.slice(0, 3).map((s) => oneCall(uacWaitsForBye(ruri('+899200000001'), '+15551110001', s.port, { byeTimeoutMs: budget }), p.sipPort, budget));
-    const callsB = sinks.slice(3).map((s) => oneCall(callerHangsUp(ruri('+899200000001'), s.port, 2500 + OUTAGE_MS / 2), p.sipPort, budget));
+    const callsA = sinks.slice(0, 3).map((s) => oneCall(uacWaitsForBye(ruri(`${stem}1`), '+15551110001', s.port, { byeTimeoutMs: budget }), p.sipPort, budget));
+    const callsB = sinks.slice(3).map((s) => oneCall(callerHangsUp(ruri(`${stem}1`), s.port, 2500 + OUTAGE_MS / 2), p.sipPort, budget));
     try {
       // answered: progressing, or (on a slow machine) one of B's already hung up on its own
       await until(async () => (await db('calls').where({ customer_id: cid }).whereNotNull('tm_progressing')).length === 6, 40_000, 'six calls answered');
       await new Promise((r) => setTimeout(r, 1000));
       const down = performance.now();
-      pg.stop();
+      await pg.stop();
 
       // C: calls arriving while the database is down are refused cleanly
       await new Promise((r) => setTimeout(r, 1000));
-      const refused = await Promise.all([0, 1].map(() => oneCall(uacWaitsForBye(ruri('+899200000002'), '+15551110002', sinks[0]!.port, { expectStatus: 503 }), p.sipPort, 15_000)));
+      const refused = await Promise.all([0, 1].map(() => oneCall(uacWaitsForBye(ruri(`${stem}2`), '+15551110002', sinks[0]!.port, { expectStatus: 503 }), p.sipPort, 15_000)));
       for (const r of refused) expect(r.code, `a call during the outage: ${r.errors}${r.messages.slice(-1500)}`).to.equal(0);
       // the API says so too: 503 in the envelope, with Retry-After
       const during = await fetch(`${p.apiUrl}/v1.0/calls?page_size=5&accesskey=${f.accesskey}`);
@@ -87,7 +85,7 @@ describe('faults: Postgres down while calls run', function () {
       const left = OUTAGE_MS - (performance.now() - down);
       if (left > 0) await new Promise((r) => setTimeout(r, left));
       const up = performance.now();
-      pg.start();
+      await pg.start();
 
       const results = await Promise.all([...callsA, ...callsB]);
       for (const r of results) expect(r.code, r.errors + r.messages.slice(-2000)).to.equal(0);
@@ -150,7 +148,7 @@ describe('faults: Postgres down while calls run', function () {
     ).to.deep.equal(rows.map((c) => c.id).sort());
     const sink = await RtpSink.open();
     try {
-      const after = await oneCall(uacWaitsForBye(ruri('+899200000002'), '+15551110003', sink.port), p.sipPort, 20_000);
+      const after = await oneCall(uacWaitsForBye(ruri(`${stem}2`), '+15551110003', sink.port), p.sipPort, 20_000);
       expect(after.code, after.errors + after.messages.slice(-2000)).to.equal(0);
     } finally {
       sink.close();

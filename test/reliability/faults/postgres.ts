@@ -3,7 +3,7 @@
  * start: the shared embedded one must never be stopped. Runs the server as the postgres system
  * user when the test runs as root (the server refuses root), as scripts/setup.sh does.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,9 +13,12 @@ export interface OwnPostgres {
   url: string;
   port: number;
   dir: string;
-  /** pg_ctl stop -m fast: open sessions are terminated (57P01), new connections refused. */
-  stop(): void;
-  start(): void;
+  /**
+   * pg_ctl stop -m fast: open sessions are terminated (57P01), new connections refused. Not blocking
+   * the test's event loop meanwhile (its RTP sinks time the packets as they come).
+   */
+  stop(): Promise<void>;
+  start(): Promise<void>;
   /** Stops the server and removes its directory. */
   destroy(): void;
 }
@@ -42,16 +45,21 @@ export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgr
   asPg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
   const port = await freePort();
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-  const start = () => void asPg('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', opts, 'start']);
-  const stop = () => void asPg('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
-  start();
+  const startArgs = ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', opts, 'start'];
+  const stopArgs = ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'];
+  const pgCtl = (args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), ...args]] : [path.join(bin, 'pg_ctl'), args];
+      execFile(file, argv, { timeout: 60_000 }, (err, _out, stderr) => (err ? reject(new Error(`pg_ctl ${args.at(-1)}: ${err.message} ${stderr}`)) : resolve()));
+    });
+  asPg('pg_ctl', startArgs);
   asPg('createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', database]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/${database}`,
     port,
     dir,
-    stop,
-    start,
+    stop: () => pgCtl(stopArgs),
+    start: () => pgCtl(startArgs),
     destroy() {
       spawnSync(
         root ? 'runuser' : path.join(bin, 'pg_ctl'),
