@@ -56,6 +56,8 @@ interface Summary {
   files: Record<string, number>;
   /** tests that failed, then passed on their retry: "full title: first error" */
   retried?: string[];
+  /** each failed test (or hook) with its spec file and its error's first line */
+  failures?: string[];
 }
 
 interface ShardResult {
@@ -230,6 +232,9 @@ async function runSharded(): Promise<number> {
   const retried = results.flatMap((r) => r.summary?.retried ?? []);
   if (retried.length) say(`passed on a retry (${retried.length}; TEST_RETRIES=0 runs without):`);
   for (const t of retried) say(`  ↻ ${t}`);
+  const failures = results.flatMap((r) => r.summary?.failures ?? []);
+  if (failures.length) say(`failed (${failures.length}):`);
+  for (const t of failures) say(`  ✗ ${t}`);
   say(`wall ${Math.round((Date.now() - started) / 1000)} s`);
   process.stdout.write(`${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   return bad || failed > 0 ? 1 : 0;

@@ -275,6 +275,11 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
         expect(strict.code, strict.out).to.equal(1);
         expect(strict.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
         expect(strict.out).not.to.include('passed on a retry');
+        // the failure is named again among the closing lines, with its file and its error
+        const tail = strict.out.trimEnd().split('\n').slice(-4).join('\n');
+        expect(tail)
+          .to.include('failed (1):')
+          .and.match(/✗ f fails once \(.*flaky\.test\.ts\): a stall/);
       } finally {
         fs.rmSync(path.join(repo, 'test/f'), { recursive: true, force: true });
       }

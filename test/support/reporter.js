@@ -2,7 +2,7 @@
 // Run as one shard of scripts/test-run.ts (TEST_SHARD of TEST_SHARDS set), the line is prefixed
 // "[shard i/n] " so that only the runner's sum over the shards reads as the closing line, and the counts
 // and each spec file's seconds are written as JSON to TEST_SUMMARY_FILE for the runner to add up, with
-// the tests that passed only on a retry (mocha --retries), which are also printed.
+// the tests that passed only on a retry (mocha --retries), which are also printed, and the failures.
 'use strict';
 const fs = require('node:fs');
 const Mocha = require('mocha');
@@ -29,9 +29,16 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     // failed on its retry too: mocha shows the last error; the first one may differ (a retry of a test
     // that is not idempotent fails on what its first run left), so it is printed as well
     const failedTwice = [];
-    runner.on(EVENT_TEST_FAIL, (test) => {
+    // every failure with its error's first line, for the runner's closing lines (a CI log may keep only
+    // its tail, far from where the spec reporter printed the failure)
+    const failures = [];
+    runner.on(EVENT_TEST_FAIL, (test, err) => {
       const key = test.fullTitle && test.fullTitle();
       if (key && firstError.has(key)) failedTwice.push(`${key}: ${firstError.get(key)}`);
+      const first = String((err && err.message) || err)
+        .split('\n')[0]
+        .slice(0, 300);
+      failures.push(`${key || (test.title ?? 'a hook')}${test.file ? ` (${test.file})` : ''}: ${first}`);
     });
     runner.on(EVENT_TEST_PASS, (test) => {
       const key = test.fullTitle();
@@ -51,7 +58,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       const shard = process.env.TEST_SHARD && process.env.TEST_SHARDS ? `[shard ${process.env.TEST_SHARD}/${process.env.TEST_SHARDS}] ` : '';
       if (process.env.TEST_SUMMARY_FILE) {
         const files = Object.fromEntries(Object.entries(fileMs).map(([f, ms]) => [f, Math.round(ms / 100) / 10]));
-        fs.writeFileSync(process.env.TEST_SUMMARY_FILE, JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, files, retried }));
+        fs.writeFileSync(process.env.TEST_SUMMARY_FILE, JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, files, retried, failures }));
       }
       for (const t of retried) process.stdout.write(`\n${shard}passed on a retry: ${t}`);
       for (const t of failedTwice) process.stdout.write(`\n${shard}failed on its retry too; its first error: ${t}`);
