@@ -96,27 +96,29 @@ export function Chart(props: ChartProps) {
     <figure class="chart" data-chart={props.label}>
       {props.caption && <figcaption>{props.caption}</figcaption>}
       <div ref={box} class="chart-plot" role="img" aria-label={props.label} />
-      <table class="visually-hidden">
-        <caption>{props.label}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{props.time ? 'Time' : 'Bin'}</th>
-            {props.series.map((s) => (
-              <th scope="col">{s.label}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {props.x.map((x, i) => (
+      <div class="visually-hidden">
+        <table>
+          <caption>{props.label}</caption>
+          <thead>
             <tr>
-              <th scope="row">{xLabel(x, i)}</th>
+              <th scope="col">{props.time ? 'Time' : 'Bin'}</th>
               {props.series.map((s) => (
-                <td>{s.values[i] === null || s.values[i] === undefined ? '—' : fmt(s.values[i]!)}</td>
+                <th scope="col">{s.label}</th>
               ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {props.x.map((x, i) => (
+              <tr>
+                <th scope="row">{xLabel(x, i)}</th>
+                {props.series.map((s) => (
+                  <td>{s.values[i] === null || s.values[i] === undefined ? '—' : fmt(s.values[i]!)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   );
 }
