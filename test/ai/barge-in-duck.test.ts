@@ -54,7 +54,12 @@ describe('ai_talk: sustained caller speech over the agent silences it until the 
     expect(silentFrom, `the agent's last audio while the caller went on, ms after the words began: ${info}`).to.be.below(1000);
     expect(b.endedAt! - b.startedAt! - silentFrom, `silent for the rest of the words: ${info}`).to.be.at.least(300);
     // heard again after the final (400 ms endpointing + 100 ms latency)
-    expect(voicedMs(c, b.endedAt! + 600, b.endedAt! + 3000), 'agent audio after the final').to.be.above(800);
+    const after = JSON.stringify({
+      wordsEnded: Math.round(b.endedAt!),
+      voiced: c.voiced.filter((v) => v >= b.startedAt!).map(Math.round),
+      messages: c.messages.map((m) => [m.role, m.content.slice(0, 30), m.metadata.latency?.interrupted]),
+    });
+    expect(voicedMs(c, b.endedAt! + 600, b.endedAt! + 3000), `agent audio after the final: ${after}`).to.be.above(800);
     const reply = c.messages.find((m) => m.role === 'assistant' && m.content === STORY);
     expect(reply?.metadata.latency?.interrupted, JSON.stringify(c.messages)).to.equal(false);
     expect(c.messages.filter((m) => m.role === 'user').map((m) => m.content)).to.deep.equal(['tell me a story']);
