@@ -30,6 +30,11 @@ export interface ForkOptions {
    * recogniser or VAD that should hear the caller stop as soon as possible. Default false.
    */
   early?: boolean;
+  /**
+   * The worker reports when an injection that starts goes out (`nextStart`); without it the worker sends
+   * no such report and `nextStart` throws. Default false.
+   */
+  reportStarts?: boolean;
 }
 
 let forkSeq = 0;
@@ -53,8 +58,17 @@ export class AudioFork {
 
   async start(): Promise<this> {
     this.host.forkSinks.set(this.id, (frame) => this.deliver(frame));
-    this.host.forkStarts.set(this.id, (at) => this.settleStarts(at));
-    this.rate = await this.host.call('forkStart', this.owner, this.id, this.opts.mix ?? 'both', this.opts.maxInFlight ?? 50, this.opts.legRate === true, this.opts.early === true);
+    if (this.opts.reportStarts === true) this.host.forkStarts.set(this.id, (at) => this.settleStarts(at));
+    this.rate = await this.host.call(
+      'forkStart',
+      this.owner,
+      this.id,
+      this.opts.mix ?? 'both',
+      this.opts.maxInFlight ?? 50,
+      this.opts.legRate === true,
+      this.opts.early === true,
+      this.opts.reportStarts === true,
+    );
     return this;
   }
 
@@ -100,9 +114,11 @@ export class AudioFork {
   /**
    * When the next injection that starts (queued while none of this fork's was) goes out: the first
    * frame's Date.now(), as the worker took it to send; null if none goes within `timeoutMs` (audio was
-   * queued already, it was cleared) or the fork stops. Ask before injecting.
+   * queued already, it was cleared) or the fork stops. Ask before injecting. Only on a fork started with
+   * `reportStarts` (a TypeError otherwise).
    */
   nextStart(timeoutMs: number): Promise<number | null> {
+    if (this.opts.reportStarts !== true) throw new TypeError('nextStart: the fork was started without reportStarts');
     if (this.stopped) return Promise.resolve(null);
     return new Promise((resolve) => {
       const done = (at: number | null) => {

@@ -91,7 +91,7 @@ export class Speaker {
   private async out(): Promise<AudioFork> {
     if (this.fork) return this.fork;
     // at the leg's rate: its `rate` (16000 on a G.722 or Opus leg) is the rate the voice is injected at
-    this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50 }).then((f) => (this.fork = f));
+    this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50, reportStarts: true }).then((f) => (this.fork = f));
     return this.opening;
   }
 

@@ -29,9 +29,10 @@ export class EngineForks {
   /**
    * Starts a fork; returns its rate. `legRate`: a leg's frames at its own rate (16000 on a G.722 or
    * Opus leg), a conference's mix at 16 kHz while it mixes at 16 kHz as the fork starts, else 8000.
-   * `early`: a leg's `in` frames at its own rate as they are received (worker/leg-early.ts).
+   * `early`: a leg's `in` frames at its own rate as they are received (worker/leg-early.ts). `reportStarts`:
+   * each injection that starts is reported when it goes out (postStarted); else nothing is posted.
    */
-  start(ownerId: string, forkId: string, mix: ForkMix, maxInFlight: number, legRate: boolean, early = false): number {
+  start(ownerId: string, forkId: string, mix: ForkMix, maxInFlight: number, legRate: boolean, early = false, reportStarts = false): number {
     const c = this.owners.conference(ownerId);
     const leg = c ? undefined : this.owners.leg(ownerId);
     if (!c && !leg) throw new EngineError(`no such endpoint ${ownerId}`, 'ENOENDPOINT');
@@ -39,7 +40,7 @@ export class EngineForks {
     const rate = legRate && (c ? c.mixer.widebandNow : leg!.wideband) ? 16000 : 8000;
     const tap = new ForkTap(forkId, mix, (frame) => this.postFrame(forkId, frame), maxInFlight, rate, undefined, early);
     const started = this.postStarted;
-    if (started) tap.started = (at) => started(forkId, at);
+    if (started && reportStarts) tap.started = (at) => started(forkId, at);
     if (c) {
       c.forks.set(forkId, tap);
       // injected audio joins the conference as a participant that hears nothing
@@ -75,12 +76,16 @@ export class EngineForks {
     this.findEarlyLegs();
   }
 
-  /** (the owner of a dropped fork is gone already: it is not found) */
+  /** Each leg's early forks (Leg.earlyForks, read every tick), and the legs that have one. (The owner of a dropped fork is gone already: it is not found.) */
   private findEarlyLegs(): void {
+    for (const leg of this.earlyLegs) leg.earlyForks = [];
     const legs = new Set<Leg>();
     for (const f of this.forks.values()) {
       const leg = f.tap.early ? this.owners.leg(f.owner) : undefined;
-      if (leg) legs.add(leg);
+      if (!leg) continue;
+      if (!legs.has(leg)) leg.earlyForks = [];
+      legs.add(leg);
+      leg.earlyForks.push(f.tap);
     }
     this.earlyLegs = [...legs];
   }

@@ -452,8 +452,8 @@ export class Engine {
   // ---- forks (engine-forks.ts)
 
   /** Starts a fork; resolves with its rate (EngineForks.start). */
-  forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50, legRate = false, early = false): number {
-    return this.forks.start(ownerId, forkId, mix, maxInFlight, legRate, early);
+  forkStart(ownerId: string, forkId: string, mix: ForkMix = 'both', maxInFlight = 50, legRate = false, early = false, reportStarts = false): number {
+    return this.forks.start(ownerId, forkId, mix, maxInFlight, legRate, early, reportStarts);
   }
 
   forkStop(forkId: string) {

@@ -77,6 +77,8 @@ export class Leg implements MixMember {
   /** an array, not a Set: iterating a Set allocates an iterator each tick */
   readonly recorders: Recorder[] = [];
   readonly forks = new Map<string, ForkTap>();
+  /** the early ones among them (set by EngineForks when a fork starts or stops; read every tick without iterating the map) */
+  earlyForks: ForkTap[] = [];
   /** AMD and beep detection on the caller's audio */
   readonly analysis: LegAnalysis;
   feed: FrameFeed | null = null; // bridge peer
@@ -257,17 +259,14 @@ export class Leg implements MixMember {
     const s = this.session;
     const early = this.earlyReader();
     if (s.rate === 8000) {
-      // the far end: the 8 kHz frame sent last tick
-      if (early && this.aec && this.sentPending) early.sent(this.outFrame, 8000);
-      this.sentPending = false;
+      this.queueSent(early);
       this.hasIn = s.receiveFrame(this.rawIn, now);
       if (early) early.receive(s.jitter, this.hasIn, this.rawIn, 8000, this.aec, this.handEarly);
       else if (this.aec) this.aec.cancel(this.hasIn ? this.rawIn : null, this.outFrame, 8000);
     } else {
       s.setPassThrough(this.passTarget() !== null);
       const w = (this.wide ??= new WideFrames(s.rate));
-      if (early && this.aec && this.sentPending) early.sent(w.out, w.rate);
-      this.sentPending = false;
+      this.queueSent(early);
       this.hasIn = s.receiveFrame(w.in, now);
       if (early) early.receive(s.jitter, this.hasIn, w.in, w.rate, this.aec, this.handEarly);
       else if (this.aec) this.aec.cancel(this.hasIn ? w.in : null, w.out, w.rate);
@@ -289,10 +288,8 @@ export class Leg implements MixMember {
     const early = this.earlyIn;
     if (!early) return;
     const s = this.session;
-    const wide = s.rate === 8000 ? null : this.wide;
-    if (s.rate !== 8000 && !wide) return;
-    if (this.aec && this.sentPending) early.sent(wide ? wide.out : this.outFrame, s.rate);
-    this.sentPending = false;
+    if (s.rate !== 8000 && !this.wide) return;
+    this.queueSent(early);
     early.between(s.jitter, s.rate, this.aec, this.handEarly);
   }
 
@@ -406,6 +403,12 @@ export class Leg implements MixMember {
     return (this.earlyIn = null);
   }
 
+  /** The frame sent last tick (the canceller's far end), handed to the early reader once, before what came in. */
+  private queueSent(early: EarlyIn | null): void {
+    if (early && this.aec && this.sentPending) early.sent(this.session.rate === 8000 ? this.outFrame : this.wide!.out, this.session.rate);
+    this.sentPending = false;
+  }
+
   /** Ticks the worker could not run: the RTP clock goes on, and the canceller's far end had silence meanwhile. */
   skip(ticks: number): void {
     this.session.skip(ticks);
@@ -414,7 +417,8 @@ export class Leg implements MixMember {
 
   /** True while an early fork listens at the leg's rate (leg-early.ts hands it the frames). */
   private listensEarly(): boolean {
-    if (this.forks.size) for (const fork of this.forks.values()) if (fork.early && fork.rate === this.session.rate) return true;
+    const forks = this.earlyForks;
+    for (let i = 0; i < forks.length; i++) if (forks[i]!.rate === this.session.rate) return true;
     return false;
   }
 

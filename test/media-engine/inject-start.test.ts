@@ -86,7 +86,7 @@ describe('media-engine: injected audio that starts goes out in the soonest phase
 
   it('reports when an injection that starts went out (nextStart): after the inject, before the far end has it; none while audio is queued', async () => {
     const { ep, packets } = await leg();
-    const fork = await ep.forkAudioStart({ mix: 'in', onFrame: () => undefined });
+    const fork = await ep.forkAudioStart({ mix: 'in', onFrame: () => undefined, reportStarts: true });
     await sleep(200);
     for (let i = 0; i < 5; i++) {
       const started = fork.nextStart(1000);
@@ -116,6 +116,27 @@ describe('media-engine: injected audio that starts goes out in the soonest phase
     expect(await again).to.be.a('number');
     await fork.stop();
     expect(await fork.nextStart(1000)).to.equal(null);
+  });
+
+  it('a fork started without reportStarts: the worker reports no start, and nextStart is refused', async () => {
+    const { ep, packets } = await leg();
+    const fork = await ep.forkAudioStart({ mix: 'in', onFrame: () => undefined });
+    expect(() => fork.nextStart(1000)).to.throw(TypeError, /reportStarts/);
+    // listen where the worker's report for this fork would land
+    const reported: number[] = [];
+    const host = (fork as unknown as { host: { forkStarts: Map<string, (at: number) => void> } }).host;
+    host.forkStarts.set(fork.id, (at) => void reported.push(at));
+    await sleep(100);
+    const perfAt = performance.now();
+    fork.inject(BURST);
+    await sleep(300);
+    expect(
+      packets.find((p) => p.at > perfAt && p.voiced),
+      'the burst heard',
+    ).to.not.equal(undefined);
+    expect(reported, 'reports posted').to.deep.equal([]);
+    host.forkStarts.delete(fork.id);
+    await fork.stop();
   });
 
   it('a bridged leg stays in its slot: the injections wait for it as before (0–20 ms)', async () => {
