@@ -30,6 +30,8 @@ export interface StandInsSettings {
   llmFirstTokenMs: number;
   /** what the recogniser knows */
   phrases: string[];
+  /** the phrase recogniser's acceptance distance (PhraseRecogniser.maxDistance, default 14) */
+  sttMaxDistance?: number;
 }
 
 export interface StandInsProcess {
@@ -104,7 +106,7 @@ async function main(): Promise<void> {
   const closers: (() => Promise<void>)[] = [() => llm.close()];
   if (s.stt === 'deepgram') {
     const dg = await new FakeDeepgram(DG_KEY, {
-      recogniser: new PhraseRecogniser(s.phrases),
+      recogniser: new PhraseRecogniser(s.phrases, s.sttMaxDistance),
       latencyMs: s.sttLatencyMs,
       onFinal: process.env.BENCH_DEBUG ? (text, d, ms) => console.log('stt-final', JSON.stringify([text, Math.round(d * 10) / 10, ms])) : undefined,
     }).listen();
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
   if (s.stt === 'cartesia' || s.stt === 'elevenlabs') {
     const key = `${s.stt}-stt-key`;
     const st = await (s.stt === 'cartesia' ? new FakeCartesiaStt(key) : new FakeElevenLabsStt(key)).listen();
-    st.phrases = new PhraseRecogniser(s.phrases);
+    st.phrases = new PhraseRecogniser(s.phrases, s.sttMaxDistance);
     st.latencyMs = s.sttLatencyMs;
     env[`${s.stt.toUpperCase()}_BASE_URL`] = st.baseUrl;
     env[`${s.stt.toUpperCase()}_API_KEY`] = key;
