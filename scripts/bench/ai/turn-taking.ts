@@ -325,6 +325,7 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
         if (parts.length && parts.every((x) => typeof x === 'number')) {
           const [wait, llm, tts] = parts as number[];
           f.phoneShare.push(first - qEnd - wait! - llm! - tts!);
+          if (process.env.BENCH_DEBUG) console.log('phone-share', i, Math.round(first - qEnd - wait! - llm! - tts!), JSON.stringify(l));
           f.lessVendors.push(first - qEnd - llm! - tts!);
         }
       }
