@@ -90,6 +90,12 @@ describe('webphone: calls from Chromium', function () {
       // sipp's side sends a 440 Hz tone at 5000/32768 (RMS ≈ 0.11 of full scale); silence stays near 0
       expect(stats.inbound!.averageLevel, 'browser inbound audio level (RMS over the call)').to.be.greaterThan(0.03);
       expect(stats.outbound!.packetsSent).to.be.greaterThan(100);
+      // HD voice (issue #34): the browser's leg is Opus both ways, by its own getStats codec reports (the
+      // engine transcodes to sipp's PCMU)
+      const codecs = (await page.evaluate(
+        `window.openvoicePhone.session.connection.getStats().then((r) => [...r.values()].filter((s) => (s.type === 'inbound-rtp' || s.type === 'outbound-rtp') && s.kind === 'audio').map((s) => s.type + ' ' + (r.get(s.codecId)?.mimeType ?? 'none')))`,
+      )) as string[];
+      expect(codecs.sort(), "the browser leg's codecs").to.deep.equal(['inbound-rtp audio/opus', 'outbound-rtp audio/opus']);
       await page.click('#hangup');
       await waitPhase(page, 'ended');
       expect(await callText(page)).to.match(/Call ended/);
