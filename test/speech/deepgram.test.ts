@@ -154,7 +154,16 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
           },
           15_000,
           'transcript_created',
-        );
+        ).catch(async (e: unknown) => {
+          // what each side got, for a failure seen only on a loaded CI machine (twice in a row there)
+          const got = {
+            sessions: dg.sessions.map((x) => ({ bytes: x.bytes, closed: x.closed, rateError: x.rateError, byteRate: Math.round(x.byteRate) })),
+            speaking: (await a.get(`/speakings/${sp}`)).body.status,
+            transcribe: (await a.get(`/transcribes/${t.body.id}`)).body.status,
+            events: (await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id)).map((x) => x.event_type),
+          };
+          throw new Error(`${e instanceof Error ? e.message : String(e)}: ${JSON.stringify(got)}`);
+        });
         expect(ev.map((e) => e.data.message)).to.deep.equal(['utterance 1']);
         // the streaming speech events: started, the interim result, ended (one streaming id)
         const speech = await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id);
