@@ -119,6 +119,33 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
     expect(() => new DeepgramProvider({ apiKey: '', url: dg.url }).createStream({ apiKey: '' })).to.throw(/stt_key or DEEPGRAM_API_KEY/);
   });
 
+  /** `seconds` of a 1 kHz tone as 20 ms frames of `rate`, `backlog` of them written at once first (as a stream written before its socket opened), the rest in real time. */
+  async function paced(rate: 8000 | 16000, announced: 8000 | 16000, backlog: number, seconds: number) {
+    const n = rate / 50;
+    const frame = (i: number) => Int16Array.from({ length: n }, (_, k) => Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (i * n + k)) / rate)));
+    // each stream's session is told apart by a keyword (two run at once)
+    const tag = `paced${String(announced)}-${String(backlog)}`;
+    const stream = new DeepgramProvider({ apiKey: KEY, url: dg.url }).createStream({ sampleRate: announced, phrases: [tag] });
+    let i = 0;
+    for (; i < backlog; i++) stream.write(frame(i));
+    const t0 = performance.now();
+    const total = backlog + seconds * 50;
+    while (i < total) {
+      const due = backlog + Math.floor((performance.now() - t0) / 20);
+      for (; i < Math.min(due, total); i++) stream.write(frame(i));
+      await sleep(5);
+    }
+    await stream.end();
+    return dg.sessions.find((x) => x.query.get('keywords') === tag)!;
+  }
+
+  it("the stand-in's rate check: a connect-time backlog sent frame by frame is not a wrong rate; 8 kHz announced as 16 kHz is", async () => {
+    const [backlogged, wrong] = await Promise.all([paced(8000, 8000, 40, 2.4), paced(8000, 16000, 0, 2.4)]);
+    expect(backlogged.rateError, 'an 800 ms backlog, then real time').to.equal(null);
+    expect(backlogged.byteRate).to.be.within(16000 * 0.85, 16000 * 1.15);
+    expect(wrong.rateError).to.match(/^sample_rate=16000 wants 32000 bytes\/s, got 1[0-9]{4}$/);
+  });
+
   describe('on a live call (POST /transcribes provider deepgram)', () => {
     let s: Stack;
     before(async () => {

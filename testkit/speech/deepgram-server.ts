@@ -20,13 +20,17 @@ export interface DgSession {
   closed: boolean;
   /** the audio received, as it came (up to a minute of it) */
   audio: Buffer[];
-  /** bytes a second over the stream (first to last binary frame), 0 before a second of it */
+  /** bytes a second over the stream (past its first SETTLE_MS, to the last binary frame), 0 before RATE_CHECK_MS of it */
   byteRate: number;
   /** set when byteRate is not the 2 · sample_rate a real-time stream of that rate gives */
   rateError: string | null;
 }
 
-/** A stream measured over at least this long is checked (the connect-time backlog comes in one burst). */
+/**
+ * The rate is measured from the first frame at least SETTLE_MS after the stream's first (audio held
+ * while connecting comes at once, frame by frame, and is not a rate), over at least RATE_CHECK_MS.
+ */
+const SETTLE_MS = 300;
 const RATE_CHECK_MS = 1500;
 
 export class FakeDeepgram {
@@ -83,12 +87,19 @@ export class FakeDeepgram {
     }
     ws.on('close', () => (s.closed = true));
     let firstAt = 0;
-    let firstBytes = 0;
+    let markAt = 0;
+    let markBytes = 0;
     const checkRate = () => {
-      const ms = performance.now() - firstAt;
-      if (!firstAt || ms < RATE_CHECK_MS) return;
-      // the bytes after the first frame, over the time since it came
-      s.byteRate = Math.round(((s.bytes - firstBytes) * 1000) / ms);
+      const now = performance.now();
+      if (!markAt && firstAt && now - firstAt >= SETTLE_MS) {
+        markAt = now;
+        markBytes = s.bytes;
+        return;
+      }
+      const ms = now - markAt;
+      if (!markAt || ms < RATE_CHECK_MS) return;
+      // the bytes after the mark's frame, over the time since it came
+      s.byteRate = Math.round(((s.bytes - markBytes) * 1000) / ms);
       const want = rate * 2;
       if (!s.rateError && Math.abs(s.byteRate - want) > want * 0.25) {
         s.rateError = `sample_rate=${rate} wants ${want} bytes/s, got ${s.byteRate}`;
@@ -137,10 +148,7 @@ export class FakeDeepgram {
         return;
       }
       const buf = data as Buffer;
-      if (!firstAt) {
-        firstAt = performance.now();
-        firstBytes = buf.length;
-      }
+      if (!firstAt) firstAt = performance.now();
       s.bytes += buf.length;
       if (s.bytes <= rate * 2 * 60) s.audio.push(buf);
       checkRate();
