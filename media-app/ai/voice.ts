@@ -222,9 +222,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     if (this.finished || !this.inTurn) return;
     this.inTurn = false;
     // the VAD waited minDelayMs of silence before saying so: Silero's verdict is dated by the audio it
-    // judged (it may arrive late); the worker's fvad event by its arrival
+    // judged (it may arrive late), to 5 ms from the audio's level; the worker's fvad event by its arrival
     const vad = this.vad;
-    this.speechEndAt = (vad && vad.wallTimeOf(offsetMs - vad.stopWaitMs)) ?? Date.now() - this.turns.minDelayMs;
+    this.speechEndAt = (vad && vad.wallTimeOf(vad.speechEndOf(offsetMs))) ?? Date.now() - this.turns.minDelayMs;
     // muted with no words yet: the recogniser's final is due within its endpointing and latency
     this.duck.speechStopped(this.turns.minDelayMs + 500);
     this.scheduleEnd();

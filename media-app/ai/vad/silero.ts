@@ -7,6 +7,7 @@
  * defaults) and the same start/stop times.
  */
 import { FrameClock } from '../frame-clock';
+import { SpeechEnd } from './speech-end';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -164,6 +165,10 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
   private elapsedMs = 0;
   /** when each frame was written (wallTimeOf) */
   private readonly clock = new FrameClock();
+  /** the audio's level, to date the end of speech finer than the model's windows */
+  private readonly speechEnd: SpeechEnd;
+  /** a window quieter than this (RMS, fraction of full scale) is silence without the model; 0: none */
+  private readonly quiet: number;
   inTurn = false;
   private closed = false;
 
@@ -175,6 +180,8 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
     this.pauseWindows = o.pauseMs ? Math.max(1, Math.round(o.pauseMs / this.windowMs)) : 0;
     this.onAt = o.threshold ?? 0.5;
     this.offAt = Math.max(0.01, this.onAt - 0.15);
+    this.quiet = o.quietDbfs === null ? 0 : 10 ** ((o.quietDbfs ?? QUIET_LINE_DBFS) / 20);
+    this.speechEnd = new SpeechEnd(o.rate, (this.quiet * 32768) ** 2);
   }
 
   /** A session on the shared thread; rejects if the model cannot be loaded. */
@@ -182,14 +189,14 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
     const v = new SileroVad(o);
     const t = await sileroThread();
     v.t = t;
-    const quiet = o.quietDbfs === null ? 0 : 10 ** ((o.quietDbfs ?? QUIET_LINE_DBFS) / 20);
-    v.id = t.open(v, o.rate, quiet);
+    v.id = t.open(v, o.rate, v.quiet);
     return v;
   }
 
   write(pcm: Int16Array): void {
     if (this.closed || !this.t) return;
     this.clock.write(pcm.length, this.o.rate, Date.now());
+    this.speechEnd.write(pcm);
     this.t.write(this.id, pcm);
   }
 
@@ -202,9 +209,15 @@ export class SileroVad extends EventEmitter<SileroVadEvents> {
     return this.clock.wallTimeOf(ms);
   }
 
-  /** The silence a 'stop' waited for, ms (its offset minus this is where the speech ended). */
+  /** The silence a 'stop' waited for, ms (its offset minus this is the end of the model's last voiced window). */
   get stopWaitMs(): number {
     return this.stopWindows * this.windowMs;
+  }
+
+  /** Where the speech of a 'stop' at `stopOffsetMs` ended, ms into the audio: to 5 ms from its level (speech-end.ts). */
+  speechEndOf(stopOffsetMs: number): number {
+    const modelEnd = stopOffsetMs - this.stopWaitMs;
+    return this.speechEnd.endOf(modelEnd, stopOffsetMs);
   }
 
   /** @internal the model's verdict on this session's next window */
