@@ -83,7 +83,7 @@ export class EngineForks {
     for (const f of this.forks.values()) {
       const leg = f.tap.early ? this.owners.leg(f.owner) : undefined;
       if (!leg) continue;
-      if (!legs.has(leg)) leg.earlyForks = [];
+      // a leg not in earlyLegs has none: it starts empty, and the loop above emptied those that had some
       legs.add(leg);
       leg.earlyForks.push(f.tap);
     }

@@ -8,6 +8,13 @@ const fs = require('node:fs');
 const Mocha = require('mocha');
 const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_RETRY, EVENT_TEST_PASS, EVENT_TEST_FAIL } = Mocha.Runner.constants;
 
+/** An error's first line, cut at 300 characters. */
+function firstLine(err) {
+  return String((err && err.message) || err)
+    .split('\n')[0]
+    .slice(0, 300);
+}
+
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
@@ -18,13 +25,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     const retried = [];
     runner.on(EVENT_TEST_RETRY, (test, err) => {
       const key = test.fullTitle();
-      if (!firstError.has(key))
-        firstError.set(
-          key,
-          String((err && err.message) || err)
-            .split('\n')[0]
-            .slice(0, 300),
-        );
+      if (!firstError.has(key)) firstError.set(key, firstLine(err));
     });
     // failed on its retry too: mocha shows the last error; the first one may differ (a retry of a test
     // that is not idempotent fails on what its first run left), so it is printed as well
@@ -35,10 +36,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     runner.on(EVENT_TEST_FAIL, (test, err) => {
       const key = test.fullTitle && test.fullTitle();
       if (key && firstError.has(key)) failedTwice.push(`${key}: ${firstError.get(key)}`);
-      const first = String((err && err.message) || err)
-        .split('\n')[0]
-        .slice(0, 300);
-      failures.push(`${key || (test.title ?? 'a hook')}${test.file ? ` (${test.file})` : ''}: ${first}`);
+      failures.push(`${key || (test.title ?? 'a hook')}${test.file ? ` (${test.file})` : ''}: ${firstLine(err)}`);
     });
     runner.on(EVENT_TEST_PASS, (test) => {
       const key = test.fullTitle();

@@ -194,13 +194,16 @@ export interface Recognised {
   distance: number;
 }
 
+/** The distance past which a phrase is heard as nothing, set on clean espeak-ng speech. */
+export const DEFAULT_MAX_DISTANCE = 14;
+
 export class PhraseRecogniser {
   private readonly templates: { text: string; f: Float64Array; n: number }[];
 
   /** `phrases`: what can be recognised (the transcript is the phrase as given). */
   constructor(
     phrases: readonly string[],
-    readonly maxDistance = 14,
+    readonly maxDistance = DEFAULT_MAX_DISTANCE,
   ) {
     this.templates = phrases.map((text) => {
       const f = cepstra(espeakSamples(text.charAt(0).toUpperCase() + text.slice(1) + '.'));

@@ -54,6 +54,7 @@ import { startStandInsProcess, story, VOICES, type StandInsProcess } from './sta
 const STORY_HEAD = story(0).slice(0, story(0).indexOf('0'));
 import { aiCallerScenario } from '../../../testkit/ai/audio';
 import { EchoPhone, speechSamples } from '../../../testkit/ai/echo-phone';
+import { DEFAULT_MAX_DISTANCE } from '../../../testkit/speech/phrase-recogniser';
 
 const argStr = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -74,7 +75,7 @@ const STT_LATENCY_MS = arg('stt-latency', 100);
  * its template (nearest, every time) and is heard as nothing; the residue's own fragments stay at 24 and
  * over. `--stt-max-distance 18` accepts the word as a vendor's recogniser would; the default keeps 14.
  */
-const STT_MAX_DISTANCE = arg('stt-max-distance', 14);
+const STT_MAX_DISTANCE = arg('stt-max-distance', DEFAULT_MAX_DISTANCE);
 const TTS = argStr('tts', 'espeak-ng');
 const TTS_FIRST_BYTE_MS = arg('tts-first-byte', 100);
 const BASELINE = arg('baseline', 0);
@@ -324,8 +325,9 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
         const parts = l ? [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms] : [];
         if (parts.length && parts.every((x) => typeof x === 'number')) {
           const [wait, llm, tts] = parts as number[];
-          f.phoneShare.push(first - qEnd - wait! - llm! - tts!);
-          if (process.env.BENCH_DEBUG) console.log('phone-share', i, Math.round(first - qEnd - wait! - llm! - tts!), JSON.stringify(l));
+          const share = first - qEnd - wait! - llm! - tts!;
+          f.phoneShare.push(share);
+          if (process.env.BENCH_DEBUG) console.log('phone-share', i, Math.round(share), JSON.stringify(l));
           f.lessVendors.push(first - qEnd - llm! - tts!);
         }
       }
@@ -421,7 +423,7 @@ async function main() {
       elevenlabs: `ElevenLabs stand-in (phrase templates, VAD commit after 0.5 s of silence, ${STT_LATENCY_MS} ms latency)`,
     }[STT] ?? 'pocketsphinx (phrase list)';
   const ttsName = TTS === 'espeak-ng' ? 'espeak-ng (local)' : `${TTS} stand-in, ${TTS_FIRST_BYTE_MS} ms to first byte`;
-  const cmd = `source .data/env && npx tsx scripts/bench/ai/turn-taking.ts --calls ${CALLS} --turns ${TURNS} --echo-gain ${ECHO_GAIN}${AEC ? '' : ' --aec off'} --stt ${STT}${STT === 'pocketsphinx' ? '' : ` --stt-latency ${STT_LATENCY_MS}${STT_MAX_DISTANCE !== 14 ? ` --stt-max-distance ${STT_MAX_DISTANCE}` : ''}`} --tts ${TTS}${BASELINE ? ` --baseline ${BASELINE}` : ''}${MIN_DELAY_MS !== 400 ? ` --min-delay ${MIN_DELAY_MS}` : ''}`;
+  const cmd = `source .data/env && npx tsx scripts/bench/ai/turn-taking.ts --calls ${CALLS} --turns ${TURNS} --echo-gain ${ECHO_GAIN}${AEC ? '' : ' --aec off'} --stt ${STT}${STT === 'pocketsphinx' ? '' : ` --stt-latency ${STT_LATENCY_MS}${STT_MAX_DISTANCE !== DEFAULT_MAX_DISTANCE ? ` --stt-max-distance ${STT_MAX_DISTANCE}` : ''}`} --tts ${TTS}${BASELINE ? ` --baseline ${BASELINE}` : ''}${MIN_DELAY_MS !== 400 ? ` --min-delay ${MIN_DELAY_MS}` : ''}`;
   const ratio = (a: number[], b: number[], q: number) => fmt((100 * pct(a, q)) / pct(b, q) - 100);
   const lines = [
     '## AI turn-taking on speakerphone calls',

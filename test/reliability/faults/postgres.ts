@@ -34,10 +34,9 @@ function pgBin(): string {
 export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgres> {
   const bin = pgBin();
   const root = process.getuid?.() === 0;
-  const asPg = (cmd: string, args: string[]) => {
-    const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
-    return execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
-  };
+  /** the file and arguments that run the server's `cmd` as the postgres user when the test runs as root */
+  const pgCommand = (cmd: string, args: string[]): [string, string[]] => (root ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args]);
+  const asPg = (cmd: string, args: string[]) => execFileSync(...pgCommand(cmd, args), { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'own-pg-'));
   const data = path.join(dir, 'data');
   fs.mkdirSync(data, { mode: 0o700 });
@@ -49,8 +48,7 @@ export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgr
   const stopArgs = ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'];
   const pgCtl = (args: string[]) =>
     new Promise<void>((resolve, reject) => {
-      const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), ...args]] : [path.join(bin, 'pg_ctl'), args];
-      execFile(file, argv, { timeout: 60_000 }, (err, _out, stderr) => (err ? reject(new Error(`pg_ctl ${args.at(-1)}: ${err.message} ${stderr}`)) : resolve()));
+      execFile(...pgCommand('pg_ctl', args), { timeout: 60_000 }, (err, _out, stderr) => (err ? reject(new Error(`pg_ctl ${args.at(-1)}: ${err.message} ${stderr}`)) : resolve()));
     });
   asPg('pg_ctl', startArgs);
   asPg('createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', database]);
@@ -61,11 +59,7 @@ export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgr
     stop: () => pgCtl(stopArgs),
     start: () => pgCtl(startArgs),
     destroy() {
-      spawnSync(
-        root ? 'runuser' : path.join(bin, 'pg_ctl'),
-        root ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'],
-        { stdio: 'ignore' },
-      );
+      spawnSync(...pgCommand('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']), { stdio: 'ignore' });
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
