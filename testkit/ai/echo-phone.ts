@@ -63,7 +63,7 @@ export class EchoPhone {
   private readonly sock = dgram.createSocket('udp4');
   port = 0;
   readonly packets: { at: number; level: number }[] = [];
-  /** the caller's speech: [start sample on the phone's clock, samples], and where each one is (ms, performance.now) */
+  /** the caller's speech: [start sample on the phone's clock, samples], and when it was said (ms, performance.now: its packets' send times less the audio after it in them) */
   private readonly speech: { at: number; x: Int16Array; startedAt: number | null; endedAt: number | null; maxGapMs: number }[] = [];
   private lastPacketAt = 0;
   private echo: Int16Array;
@@ -121,9 +121,11 @@ export class EchoPhone {
       if (from + n <= 0 || from >= s.x.length) continue;
       // the longest time between two of the phone's packets while it spoke (this process late, or the platform's packets)
       if (s.startedAt !== null) s.maxGapMs = Math.max(s.maxGapMs, gap);
-      if (s.startedAt === null) s.startedAt = now + Math.max(0, -from) / 8;
+      // as a live talker's phone: a packet sent now carries what was said in the packet's time before
+      // it (its sample i at now - (n - i)/8), never audio yet to be said
+      if (s.startedAt === null) s.startedAt = now - (n - Math.max(0, -from)) / 8;
       for (let i = Math.max(0, -from); i < n && from + i < s.x.length; i++) out[i]! += s.x[from + i]!;
-      if (from + n >= s.x.length) s.endedAt = now + (s.x.length - from) / 8;
+      if (from + n >= s.x.length) s.endedAt = now - (n - (s.x.length - from)) / 8;
     }
     this.clock += n;
     const pkt = Buffer.alloc(12 + n);

@@ -8,6 +8,10 @@
  * A call's first question comes 2 s after the last call was placed (its phone's clock: the calls' questions
  * 50 ms apart, as sipp placed them): the figures are of calls up at once, not of call set-ups beside them.
  *
+ * The phone dates what its caller says as a live talker's phone would: a packet sent carries the 20 ms said
+ * before it (the caller stops up to a packet before the platform can have the end); the agent's audio
+ * is heard as its packet comes.
+ *
  * Reported: caller stops → first agent audio (p50/p95, at the phone); the platform's own share of it
  * (first_rtp_ms minus the end-of-turn wait, the LLM's first token and the first sentence's
  * synthesis, from the aimessages' latency); self-interruptions (a reply cut in an echo-only turn, or
