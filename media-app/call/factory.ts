@@ -164,7 +164,10 @@ export class CallFactory implements CallLegs {
     await this.own(call);
     await call.publish('call_created');
     res.send(180);
-    await call.setStatus('ringing');
+    // the row says ringing when the write is through; the flow does not wait for it (a row locked by a
+    // transaction elsewhere, a slow database): the call's moves are written in order (call/state.ts), and
+    // a failed write ends the call (setStatus)
+    void call.setStatus('ringing');
     return call;
   }
 

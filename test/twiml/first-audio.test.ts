@@ -51,4 +51,48 @@ describe('a talk answers the call and speaks without waiting for the status writ
     await sleep(50);
     call.peer.close();
   });
+
+  it('the row locked from the moment it is written (still dialing): the flow starts and the caller hears it; ringing and progressing follow the lock', async () => {
+    const db = await testDb();
+    const text = 'This prompt plays while the new call row is locked by somebody else.';
+    // a transaction that takes the new row's lock as soon as it exists, before the node's next write (ringing)
+    const trx = await db.transaction();
+    let lockedStatus: string | null = null;
+    const locking = (async () => {
+      const end = Date.now() + 20_000;
+      while (Date.now() < end) {
+        const r = (await trx.raw(`select id, status from calls where customer_id = ? and status = 'dialing' for update skip locked`, [f.customer.id])) as { rows: { id: string; status: string }[] };
+        if (r.rows.length) return (lockedStatus = r.rows[0]!.status);
+      }
+      return null;
+    })();
+    let call: Awaited<ReturnType<typeof placeCall>> | null = null;
+    try {
+      call = await placeCall(stack, f.customer.id, [{ type: 'talk', option: { text } }, { type: 'hangup' }], { talk: false, live: false });
+      expect(await locking, 'the row was locked while dialing').to.equal('dialing');
+      const c = call;
+      const heard = await until(async () => (c.peer.voiced() >= 10 ? true : null), 15_000, 'the prompt heard while the row is locked').catch(() => false);
+      const meanwhile = await db('calls').where({ id: c.callId }).first();
+      expect(heard, 'voiced packets heard while the row is locked').to.equal(true);
+      expect(meanwhile?.status, 'the row still waits for the lock').to.equal('dialing');
+    } finally {
+      await locking.catch(() => null);
+      await trx.rollback();
+    }
+    const ended = await until(
+      async () => {
+        const r = await db('calls').where({ id: call.callId }).first();
+        return r?.status === 'hangup' ? r : null;
+      },
+      30_000,
+      'call hung up',
+    );
+    expect(ended.tm_ringing, 'ringing recorded').to.not.equal(null);
+    expect(ended.tm_progressing, 'answered time recorded').to.not.equal(null);
+    expect(lockedStatus).to.equal('dialing');
+    const r = await call.sipp;
+    expect(r.code, r.errors).to.equal(0);
+    await sleep(50);
+    call.peer.close();
+  });
 });
