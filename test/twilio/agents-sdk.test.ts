@@ -143,9 +143,18 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
         const loudIn = loudSince(mediaBefore);
         expect(realtime.voicedMs - voicedBefore, `turn ${n + 1}: the streamed tone at the stand-in`).to.equal(loudIn * 20);
       }
+      // what led to a clear (seen only on a loaded machine): the SDK's messages and the stand-in's speech starts
+      const cleared = a.sent.findIndex((m) => m.event === 'clear');
       expect(
         a.sent.filter((m) => m.event === 'clear'),
-        'no clear while nothing plays',
+        `no clear while nothing plays: ${JSON.stringify({
+          speechStarted: realtime.speechStartedAt.length,
+          before: a.sent.slice(Math.max(0, cleared - 4), cleared).map((m) => m.event),
+          received: realtime.received
+            .map((r) => r.type)
+            .filter((t) => t !== 'session.update')
+            .slice(-12),
+        })}`,
       ).to.have.length(0);
       // the platform's media timestamps are media time, 20 ms a chunk as on Twilio: the SDK pads any gap
       // between them with silence, so a timestamp off the audio would put silence into the model's input
