@@ -8,6 +8,7 @@ import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { concat, espeak, silenceMs } from '../../testkit/media-engine/audio';
 import { truncateAll } from '../../testkit/db';
 import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
+import { tonePcm } from '../../testkit/vendors/marker';
 import { api, eventsWhere, inboundSetup, progressingCall, callNumber, startStack, type Stack } from '../../testkit/speech/support';
 
 const KEY = 'dg-test-key-123';
@@ -122,7 +123,8 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
   /** `seconds` of a 1 kHz tone as 20 ms frames of `rate`, `backlog` of them written at once first (as a stream written before its socket opened), the rest in real time. */
   async function paced(rate: 8000 | 16000, announced: 8000 | 16000, backlog: number, seconds: number) {
     const n = rate / 50;
-    const frame = (i: number) => Int16Array.from({ length: n }, (_, k) => Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (i * n + k)) / rate)));
+    const x = tonePcm(1000, (backlog + seconds * 50) * 20, rate);
+    const frame = (i: number) => x.subarray(i * n, (i + 1) * n);
     // each stream's session is told apart by a keyword (two run at once)
     const tag = `paced${String(announced)}-${String(backlog)}`;
     const stream = new DeepgramProvider({ apiKey: KEY, url: dg.url }).createStream({ sampleRate: announced, phrases: [tag] });

@@ -16,6 +16,19 @@ describe('a talk answers the call and speaks without waiting for the status writ
 
   useTwimlStack((s) => ({ stack, f } = s));
 
+  /** The call's row once it is hung up. */
+  const hungUp = async (id: string) => {
+    const db = await testDb();
+    return until(
+      async () => {
+        const r = await db('calls').where({ id }).first();
+        return r?.status === 'hangup' ? r : null;
+      },
+      30_000,
+      'call hung up',
+    );
+  };
+
   it('the caller hears the prompt while the call row is locked; progressing is written after the lock', async () => {
     const db = await testDb();
     const text = 'Hello, this prompt plays while the call row is still locked by somebody else.';
@@ -35,14 +48,7 @@ describe('a talk answers the call and speaks without waiting for the status writ
     } finally {
       await trx.rollback();
     }
-    const moves = await until(
-      async () => {
-        const r = await db('calls').where({ id: call.callId }).first();
-        return r?.status === 'hangup' ? r : null;
-      },
-      30_000,
-      'call hung up',
-    );
+    const moves = await hungUp(call.callId);
     expect(moves.hangup_by).to.equal('local');
     // the answer was written once the lock went: the call was answered (progressing) before its hangup
     expect(moves.tm_progressing, 'answered time recorded').to.not.equal(null);
@@ -57,19 +63,20 @@ describe('a talk answers the call and speaks without waiting for the status writ
     const text = 'This prompt plays while the new call row is locked by somebody else.';
     // a transaction that takes the new row's lock as soon as it exists, before the node's next write (ringing)
     const trx = await db.transaction();
-    let lockedStatus: string | null = null;
     const locking = (async () => {
       const end = Date.now() + 20_000;
       while (Date.now() < end) {
         const r = (await trx.raw(`select id, status from calls where customer_id = ? and status = 'dialing' for update skip locked`, [f.customer.id])) as { rows: { id: string; status: string }[] };
-        if (r.rows.length) return (lockedStatus = r.rows[0]!.status);
+        if (r.rows.length) return r.rows[0]!.status;
       }
       return null;
     })();
     let call: Awaited<ReturnType<typeof placeCall>> | null = null;
+    let lockedStatus: string | null = null;
     try {
       call = await placeCall(stack, f.customer.id, [{ type: 'talk', option: { text } }, { type: 'hangup' }], { talk: false, live: false });
-      expect(await locking, 'the row was locked while dialing').to.equal('dialing');
+      lockedStatus = await locking;
+      expect(lockedStatus, 'the row was locked while dialing').to.equal('dialing');
       const c = call;
       const heard = await until(async () => (c.peer.voiced() >= 10 ? true : null), 15_000, 'the prompt heard while the row is locked').catch(() => false);
       const meanwhile = await db('calls').where({ id: c.callId }).first();
@@ -79,14 +86,7 @@ describe('a talk answers the call and speaks without waiting for the status writ
       await locking.catch(() => null);
       await trx.rollback();
     }
-    const ended = await until(
-      async () => {
-        const r = await db('calls').where({ id: call.callId }).first();
-        return r?.status === 'hangup' ? r : null;
-      },
-      30_000,
-      'call hung up',
-    );
+    const ended = await hungUp(call.callId);
     expect(ended.tm_ringing, 'ringing recorded').to.not.equal(null);
     expect(ended.tm_progressing, 'answered time recorded').to.not.equal(null);
     expect(lockedStatus).to.equal('dialing');
