@@ -165,6 +165,7 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
 
     it('what the platform says is sent to the provider and comes back as transcripts', async () => {
       const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 20_000 } }, { type: 'hangup' }]);
+      const opened = dg.sessions.length;
       const a = api(s.t, f);
       const { sink, caller } = await callNumber(s, number, '+15551237777', 40_000);
       try {
@@ -184,12 +185,14 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
           15_000,
           'transcript_created',
         ).catch(async (e: unknown) => {
-          // what each side got, for a failure seen only on a loaded CI machine (twice in a row there)
+          // what each side got, for a failure seen only on a loaded CI machine; short, as the CI log keeps
+          // the first 300 characters: the statuses, the speech events, then this call's sessions
+          // (bytes, voiced frames, interims, finals, closed, rate error)
           const got = {
-            sessions: dg.sessions.map((x) => ({ bytes: x.bytes, closed: x.closed, rateError: x.rateError, byteRate: Math.round(x.byteRate) })),
-            speaking: (await a.get(`/speakings/${sp}`)).body.status,
-            transcribe: (await a.get(`/transcribes/${t.body.id}`)).body.status,
-            events: (await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id)).map((x) => x.event_type),
+            sp: (await a.get(`/speakings/${sp}`)).body.status,
+            tr: (await a.get(`/transcribes/${t.body.id}`)).body.status,
+            ev: (await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id)).map((x) => x.event_type.replace('transcribe_speech_', '')),
+            ss: dg.sessions.slice(opened).map((x) => [x.bytes, x.voicedFrames, x.interims, x.finals, x.closed ? 1 : 0, x.rateError]),
           };
           throw new Error(`${e instanceof Error ? e.message : String(e)}: ${JSON.stringify(got)}`);
         });

@@ -24,6 +24,10 @@ export interface DgSession {
   byteRate: number;
   /** set when byteRate is not the 2 · sample_rate a real-time stream of that rate gives */
   rateError: string | null;
+  /** 20 ms frames heard as voiced, and the Results sent (interim, final): what a test reports when a transcript does not come */
+  voicedFrames: number;
+  interims: number;
+  finals: number;
 }
 
 /**
@@ -73,7 +77,7 @@ export class FakeDeepgram {
   private session(ws: WebSocket, query: URLSearchParams): void {
     const rate = Number(query.get('sample_rate'));
     const frame = Math.round(rate / 50);
-    const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false, closed: false, audio: [], byteRate: 0, rateError: null };
+    const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false, closed: false, audio: [], byteRate: 0, rateError: null, voicedFrames: 0, interims: 0, finals: 0 };
     if (this.phrases) {
       this.sessions.push(s);
       phraseSession(
@@ -114,7 +118,9 @@ export class FakeDeepgram {
     let n = 0;
     let interimSent = false;
     const sec = (f: number) => (f * frame) / rate;
-    const results = (isFinal: boolean, text: string, from: number, to: number) =>
+    const results = (isFinal: boolean, text: string, from: number, to: number) => {
+      if (isFinal) s.finals++;
+      else s.interims++;
       ws.send(
         JSON.stringify({
           type: 'Results',
@@ -127,6 +133,7 @@ export class FakeDeepgram {
           metadata: { request_id: 'local', model_info: { name: query.get('model') ?? 'nova-2' } },
         }),
       );
+    };
     const closeUtterance = () => {
       if (voicedStart < 0) return;
       results(true, `utterance ${++n}`, voicedStart, lastVoiced + 1);
@@ -158,6 +165,7 @@ export class FakeDeepgram {
         for (let i = 0; i < frame; i++) sum += Math.abs(pcm.readInt16LE(i * 2));
         pcm = pcm.subarray(frame * 2);
         if (sum / frame > 300) {
+          s.voicedFrames++;
           if (voicedStart < 0) voicedStart = t;
           lastVoiced = t;
           if (!interimSent && t - voicedStart >= 25) {
