@@ -2,7 +2,8 @@
  * A small adaptive jitter buffer working on timestamps in samples of the PCM it holds (the RTP
  * timestamp, scaled by the caller where the codec's clock differs from its PCM rate), so any
  * packetisation (10, 20, 30 ms) comes out as frames of `frame` samples (160: 20 ms at 8 kHz). The playout point trails the newest packet by `target` frames;
- * the target grows when packets arrive too late and shrinks after 10 s in which its last frame was never needed.
+ * the target grows when packets arrive too late and shrinks after 10 s in which its last frame was never needed;
+ * a packet late when it is at its widest with nothing left to play restarts it from that packet.
  * Missing samples are concealed by repeating the last frame, fading, then silence.
  * Entries come from a per-buffer pool and samples are copied in, so a packet costs no allocation
  * once the pool holds the buffer's usual depth.
@@ -170,9 +171,11 @@ export class JitterBuffer {
       if (d + length <= 0) {
         // too late to play: widen the buffer so the next ones fit
         this.stats.late++;
-        if (d > -this.frame * 50) this.grow();
+        if (d > -this.frame * 50 && !this.behind()) this.grow();
         else {
-          // a jump backwards: the sender restarted
+          // a jump backwards (the sender restarted), or a sender fallen behind the clock by more than the
+          // buffer at its widest holds, with nothing left to play: start again from this packet (its
+          // packets would all be late, dropped until a second behind: a second of the talker unheard)
           this.reset();
           return this.reserve(ts, length);
         }
@@ -211,6 +214,14 @@ export class JitterBuffer {
     const e = this.pool.pop() ?? { ts: 0, len: 0, samples: new Int16Array(Math.max(this.frame, length)) };
     if (e.samples.length < length) e.samples = new Int16Array(length);
     return e;
+  }
+
+  /** At its widest and holding nothing at or after the playout point: a late packet is a sender behind the clock, not jitter. */
+  private behind(): boolean {
+    if (this.target < this.maxFrames) return false;
+    if (!this.count) return true;
+    const lastE = this.at(this.count - 1);
+    return tsDiff(lastE.ts + lastE.len, this.playTs) <= 0;
   }
 
   private grow(): void {

@@ -93,6 +93,14 @@ static void jb_grow(leg_t *g) {
   g->calm = 0;
 }
 
+/* at its widest and holding nothing at or after the playout point: a late packet is a sender behind the clock */
+static int jb_behind(leg_t *g) {
+  if (g->target < MAX_FRAMES) return 0;
+  if (!g->count) return 1;
+  jentry_t *e = jat(g, g->count - 1);
+  return ts_diff((int32_t)((uint32_t)e->ts + (uint32_t)e->len), g->play_ts) <= 0;
+}
+
 int16_t *jb_reserve(leg_t *g, int32_t ts, int len) {
   for (int again = 0; again < 2; again++) {
     if (!g->jb_started) {
@@ -102,11 +110,11 @@ int16_t *jb_reserve(leg_t *g, int32_t ts, int len) {
       int32_t d = ts_diff(ts, g->play_ts);
       if ((int64_t)d + len <= 0) {
         g->late++;
-        if (d > -LEG_FRAME * 50) {
+        if (d > -LEG_FRAME * 50 && !jb_behind(g)) {
           jb_grow(g);
           return NULL;
         }
-        jb_reset(g); /* a jump backwards: the sender restarted */
+        jb_reset(g); /* a jump backwards (the sender restarted), or a sender behind the clock by more than the widest buffer */
         continue;
       }
       if (d > LEG_FRAME * 50 * 5) {

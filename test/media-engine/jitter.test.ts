@@ -147,6 +147,35 @@ describe('media-engine jitter buffer', () => {
     return from + pops;
   };
 
+  it('a sender falling behind the clock is heard: a gap of at most its depth, not a second of it dropped', () => {
+    // a talker's phone (or a loaded process) sends 4 packets in the time of 5 frames for 3 s: past its
+    // widest the buffer cannot absorb that; each packet is late. Dropped until they were a second late,
+    // the listener heard a second of nothing in the middle of a word (seen: a caller's turn split in two
+    // at a voice agent's VAD on a loaded machine).
+    const jb = new JitterBuffer(1, 8, 2);
+    const out = new Int16Array(160);
+    const heard: number[] = [];
+    let next = 0;
+    /** packet n arrives at ms: 20 a packet for the first 50, then 25 */
+    const arrival = (n: number) => (n < 50 ? n * 20 : 1000 + (n - 50) * 25);
+    for (let pop = 0; pop < 250; pop++) {
+      for (; arrival(next) <= pop * 20; next++) jb.push(next * 160, frame(1000 + next));
+      jb.pop(out);
+      heard.push(out[0]!);
+    }
+    let run = 0;
+    let longest = 0;
+    for (const v of heard.slice(heard.findIndex((v) => v !== 0))) {
+      run = v === 0 ? run + 1 : 0;
+      longest = Math.max(longest, run);
+    }
+    expect(longest, 'the longest run of silence (frames)').to.be.at.most(8);
+    // what was heard is what was said, in order, but for the packets found late
+    const said = heard.filter((v) => v >= 1000);
+    expect(said, 'in order').to.deep.equal([...said].sort((a, b) => a - b));
+    expect(said.length, `of ${next} packets`).to.be.at.least(next - 20);
+  });
+
   it('gives the frame it grew back after 10 s with its spare frame never touched, skipping a quiet frame', () => {
     const jb = new JitterBuffer(1, 8, 1);
     const out = new Int16Array(160);
