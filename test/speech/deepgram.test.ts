@@ -191,7 +191,9 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
           const got = {
             sp: (await a.get(`/speakings/${sp}`)).body.status,
             tr: (await a.get(`/transcribes/${t.body.id}`)).body.status,
-            ev: (await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id)).map((x) => x.event_type.replace('transcribe_speech_', '')),
+            ev: (await eventsWhere(s, ['transcribe_speech_started', 'transcribe_speech_interim', 'transcribe_speech_ended'], (d) => d.transcribe_id === t.body.id)).map((x) =>
+              x.event_type.replace('transcribe_speech_', ''),
+            ),
             ss: dg.sessions.slice(opened).map((x) => [x.bytes, x.voicedFrames, x.interims, x.finals, x.closed ? 1 : 0, x.rateError]),
           };
           throw new Error(`${e instanceof Error ? e.message : String(e)}: ${JSON.stringify(got)}`);

@@ -7,6 +7,7 @@
 // silences the caller within 100 ms), and the agent's tool hangs up with
 // `client.calls(callSid).update({ status: 'completed' })`: the caller's BYE within 500 ms. Every mark
 // the SDK sends comes back.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { numbersRepo } from '../../core/repos/numbers';
@@ -69,12 +70,16 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
 
     const call = await callNumber(s.stack, number);
     const { peer } = call;
+    // this process's own stalls (the caller's RTP timer and the SDK run here), for the reports below
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     try {
       const a = await until(() => agent.calls[0], 15_000, 'the platform opened the Media Stream to the agent');
       /** a wait that failed, with what each side saw (one failed on a loaded clean-clone CI) */
       const withState = (e: Error): never => {
         const seen = {
           speechStarted: realtime.speechStartedAt.length,
+          vad: realtime.vadAt,
           received: realtime.received.slice(-8).map((r) => r.type),
           sent: a.sent.slice(-8).map((m) => m.event),
           streamed: a.conn.of('media').length,
@@ -103,6 +108,20 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
           .of('media')
           .slice(from)
           .filter((m) => level(mulawBase64ToPcm((m.media as { payload: string }).payload)) > 1000).length;
+      /** the runs of streamed frames with the caller's tone: `start ms+length ms` in the stream's time */
+      const loudRuns = () => {
+        const runs: string[] = [];
+        let from = -1;
+        a.conn.of('media').forEach((m, i, all) => {
+          const loud = level(mulawBase64ToPcm((m.media as { payload: string }).payload)) > 1000;
+          if (loud && from < 0) from = i;
+          if (from >= 0 && (!loud || i === all.length - 1)) {
+            runs.push(`${from * 20}+${(i - from + (loud ? 1 : 0)) * 20}`);
+            from = -1;
+          }
+        });
+        return runs;
+      };
       /** the caller talks until 500 ms of its tone have been streamed (in-process timers skip ticks under load), then is quiet */
       const talk = async (what: string) => {
         const from = a.conn.of('media').length;
@@ -143,12 +162,19 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
         const loudIn = loudSince(mediaBefore);
         expect(realtime.voicedMs - voicedBefore, `turn ${n + 1}: the streamed tone at the stand-in`).to.equal(loudIn * 20);
       }
-      // what led to a clear (seen only on a loaded machine): the SDK's messages and the stand-in's speech starts
+      // what led to a clear (seen only on a loaded machine): the SDK's messages and the stand-in's speech
+      // starts; the longest wait between two media messages at the agent and this process's longest stall
+      // (the SDK pads 1 s of silence into a turn when no media comes for 750 ms)
       const cleared = a.sent.findIndex((m) => m.event === 'clear');
+      const arrivals = a.conn.of('media').map((m) => m.at);
       expect(
         a.sent.filter((m) => m.event === 'clear'),
         `no clear while nothing plays: ${JSON.stringify({
           speechStarted: realtime.speechStartedAt.length,
+          mediaGapMs: Math.round(Math.max(0, ...arrivals.slice(1).map((t, i) => t - arrivals[i]!))),
+          stallMs: Math.round(loop.max / 1e6),
+          vad: realtime.vadAt,
+          loud: loudRuns(),
           before: a.sent.slice(Math.max(0, cleared - 4), cleared).map((m) => m.event),
           received: realtime.received
             .map((r) => r.type)
@@ -207,6 +233,7 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
       expect(echoed.map((m) => (m.mark as { name: string }).name)).to.deep.equal(sentMarks);
       for (const m of echoed) expect(m.streamSid).to.equal(start.streamSid);
     } finally {
+      loop.disable();
       peer.close();
     }
   });

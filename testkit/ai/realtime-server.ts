@@ -47,6 +47,8 @@ export interface RealtimeServer {
   appendedMs: number;
   /** of which decoded (as µ-law) to speech-like energy */
   voicedMs: number;
+  /** the VAD's verdicts at the audio's time: `+ms` speech started, `-ms` stopped (appendedMs) */
+  vadAt: string[];
   /** input_audio_buffer.append events by the byte length of their audio */
   appendSizes: Map<number, number>;
   /** upgrades refused for their key */
@@ -78,6 +80,7 @@ export async function startRealtimeServer(key: string, script: RealtimeScript): 
     firstAudioAt: {},
     appendedMs: 0,
     voicedMs: 0,
+    vadAt: [],
     appendSizes: new Map(),
     refused: 0,
     async close() {
@@ -177,11 +180,13 @@ function session(ws: WebSocket, s: RealtimeServer): void {
     if (!speaking && voicedRun >= 60) {
       speaking = true;
       s.speechStartedAt.push(Date.now());
+      s.vadAt.push(`+${s.appendedMs - voicedRun}`);
       send({ type: 'input_audio_buffer.speech_started', audio_start_ms: s.appendedMs - voicedRun, item_id: id('item') });
       // interrupt_response: the caller's speech cancels the response being streamed
       active?.stop();
     } else if (speaking && quietRun >= silenceMs) {
       speaking = false;
+      s.vadAt.push(`-${s.appendedMs}`);
       const userItem = id('item');
       send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: s.appendedMs, item_id: userItem });
       send({ type: 'input_audio_buffer.committed', item_id: userItem, previous_item_id: null });
