@@ -156,8 +156,9 @@ const firstOf = (path: string, q: (s: State) => string, k: string, match: (r: Re
     return !!r;
   },
 });
-/** The room and the second waiter the scenarios made (firstOf's match has no state). */
+/** The room and the waiters the scenarios made (firstOf's match has no state). */
 let room = '';
+let waiter1 = '';
 let waiter2 = '';
 
 export const liveRooms: Record<string, Step[]> = {
@@ -200,7 +201,13 @@ export const liveRooms: Record<string, Step[]> = {
         s.liveQueue = String(b.id);
       },
     },
-    dialInto('waiter1', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+    {
+      ...dialInto('waiter1', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+      save: (s, b) => {
+        s.waiter1 = String((b.calls as { id: string }[])[0]!.id);
+        waiter1 = s.waiter1;
+      },
+    },
     {
       ...dialInto('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
       save: (s, b) => {
@@ -215,7 +222,9 @@ export const liveRooms: Record<string, Step[]> = {
         '/queuecalls',
         (s) => `queue_id=${s.liveQueue}`,
         'qc1',
-        (r) => r.status === 'waiting',
+        // the first waiter's own row: the two calls are answered in either order, and the second's,
+        // kicked here, would never be waiting for the kick by reference_id below (seen on a loaded CI)
+        (r) => r.reference_id === waiter1 && r.status === 'waiting',
       ),
     },
     { op: 'post /queuecalls/{id}/kick', url: () => `/queuecalls/${found.qc1}` + '/kick' },
