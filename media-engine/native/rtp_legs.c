@@ -52,7 +52,6 @@ void legs_free(legs_t *l) {
   free(l);
 }
 
-
 void remove_leg(legs_t *l, leg_t *g) {
   l->by_fd[g->fd] = NULL;
   for (int i = 0; i < l->n; i++)
@@ -69,7 +68,6 @@ void legs_forget(legs_t *l, int fd) {
 }
 
 /* ---- jitter buffer: jitter-buffer.ts, line for line */
-
 
 static void jb_drop_first(leg_t *g) {
   g->pool[g->npool++] = g->ring[g->head];
@@ -95,10 +93,8 @@ static void jb_grow(leg_t *g) {
 
 /* at its widest and holding nothing at or after the playout point: a late packet is a sender behind the clock */
 static int jb_behind(leg_t *g) {
-  if (g->target < MAX_FRAMES) return 0;
-  if (!g->count) return 1;
-  jentry_t *e = jat(g, g->count - 1);
-  return ts_diff((int32_t)((uint32_t)e->ts + (uint32_t)e->len), g->play_ts) <= 0;
+  jentry_t *e = g->count ? jat(g, g->count - 1) : NULL;
+  return g->target >= MAX_FRAMES && (!e || ts_diff((int32_t)((uint32_t)e->ts + (uint32_t)e->len), g->play_ts) <= 0);
 }
 
 int16_t *jb_reserve(leg_t *g, int32_t ts, int len) {
