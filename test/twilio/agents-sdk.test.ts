@@ -15,6 +15,7 @@ import { callSid, toSid } from '../../core/twilio/sids';
 import { startRealtimeServer, type RealtimeServer } from '../../testkit/ai/realtime-server';
 import { mulawBase64ToPcm } from '../../core/streams/twilio';
 import { level } from '../../testkit/streams/support';
+import { voicedRuns } from '../../testkit/speech/support';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { startAgentServer, type AgentServer } from '../../testkit/twilio-agent/agent-server';
 import { byeReceivedAt, callNumber } from '../../testkit/twilio-agent/caller';
@@ -109,19 +110,12 @@ describe('twilio: an agent built on the OpenAI Agents SDK (TwilioRealtimeTranspo
           .slice(from)
           .filter((m) => level(mulawBase64ToPcm((m.media as { payload: string }).payload)) > 1000).length;
       /** the runs of streamed frames with the caller's tone: `start ms+length ms` in the stream's time */
-      const loudRuns = () => {
-        const runs: string[] = [];
-        let from = -1;
-        a.conn.of('media').forEach((m, i, all) => {
-          const loud = level(mulawBase64ToPcm((m.media as { payload: string }).payload)) > 1000;
-          if (loud && from < 0) from = i;
-          if (from >= 0 && (!loud || i === all.length - 1)) {
-            runs.push(`${from * 20}+${(i - from + (loud ? 1 : 0)) * 20}`);
-            from = -1;
-          }
-        });
-        return runs;
-      };
+      const loudRuns = () =>
+        voicedRuns(
+          a.conn.of('media').map((m) => level(mulawBase64ToPcm((m.media as { payload: string }).payload))),
+          1000,
+          1,
+        ).map(([from, n]) => `${from * 20}+${n * 20}`);
       /** the caller talks until 500 ms of its tone have been streamed (in-process timers skip ticks under load), then is quiet */
       const talk = async (what: string) => {
         const from = a.conn.of('media').length;

@@ -24,7 +24,7 @@ export interface DgSession {
   byteRate: number;
   /** set when byteRate is not the 2 · sample_rate a real-time stream of that rate gives */
   rateError: string | null;
-  /** 20 ms frames heard as voiced, and the Results sent (interim, final): what a test reports when a transcript does not come */
+  /** the energy recogniser's 20 ms frames heard as voiced and Results sent (interim, final; not counted with a phrase recogniser): what a test reports when a transcript does not come */
   voicedFrames: number;
   interims: number;
   finals: number;
