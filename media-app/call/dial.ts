@@ -57,6 +57,7 @@ export async function dialCall(deps: CallDeps, call: CallSession, targets: DialT
   }
   const endpoint = await allocateEndpoint(deps, call, { ...(opts.near ? { near: opts.near } : {}), codecs: offerCodecs(targets) });
   if (!endpoint) return false;
+  // the setup phase's timer: the answer (the session's move to up) clears it
   call.after(opts.timeoutMs, () => void call.terminate('no_answer'));
   return applyOutcome(call, await dial(deps, hostOf(call, endpoint), targets, opts));
 }

@@ -10,7 +10,8 @@
  *   ├── recordings   the active recording (recordings.ts)
  *   ├── digits       DTMF: INFO received, digits of the bridged leg sent on in this party's form (dtmf.ts)
  *   ├── children     chained legs (connect, the call action with chained, queue and transfer legs)
- *   └── timers       maximum duration, dial timeout
+ *   └── timers       each owned by the phase that armed it (phase-timers.ts): the dial timeout by setup,
+ *                    the maximum duration by up; a phase's end clears its timers
  *
  * `close(reason)` is the one way a call ends, whoever asks (our hangup, the far end's BYE or CANCEL,
  * a failed dial, a dead endpoint, media worker or relay leg, the master of a chained leg): it cascades
@@ -41,6 +42,7 @@ import { CallQualityMeter } from './quality';
 import { CallRtpCapture } from './rtp-capture';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
+import { PhaseTimers, type PhaseTimer } from './phase-timers';
 
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
 
@@ -71,7 +73,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private rl: RelayLeg | null = null;
   private sip: SipLeg = { kind: 'none' };
   private life: Life = { phase: 'live' };
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** The call's timers, each the phase's that armed it: setup (not answered yet), then up (answered). */
+  private readonly timers = new PhaseTimers<'setup' | 'up'>('setup');
   private readonly children = new Set<CallSession>();
   readonly done: Promise<HangupEvent>;
   private resolveDone!: (e: HangupEvent) => void;
@@ -259,7 +262,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   }
 
   setPendingUas(req: SrfRequest, res: SrfResponse): void {
-    this.sip = { kind: 'offered', req, res };
+    this.moveSip({ kind: 'offered', req, res });
     req.on('cancel', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_cancel' }));
   }
 
@@ -273,7 +276,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       }
       return;
     }
-    if (this.sip.kind === 'none' || this.sip.kind === 'inviting') this.sip = handle ? { kind: 'inviting', invite: handle } : { kind: 'none' };
+    if (this.sip.kind === 'none' || this.sip.kind === 'inviting') this.moveSip(handle ? { kind: 'inviting', invite: handle } : { kind: 'none' });
   }
 
   /** Answers a pending inbound INVITE with our endpoint's SDP; outgoing: waits until the far end answers. Idempotent. */
@@ -348,7 +351,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       dialog.destroy().catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id }, 'BYE of a late dialog failed'));
       return false;
     }
-    this.sip = { kind: 'up', dialog };
+    this.moveSip({ kind: 'up', dialog });
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
     // re-INVITE (hold, codec change, no SDP: we offer): the endpoint answers it
@@ -362,14 +365,20 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return true;
   }
 
-  /** Runs fn after ms unless the call ended first; the timer is the session's (cleared on close). */
-  after(ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
+  /**
+   * Runs fn after ms unless the call's current phase ends first: a timer armed before the answer (the
+   * dial timeout) is cleared when the call is answered, one armed once up when the call ends.
+   */
+  after(ms: number, fn: () => void): PhaseTimer {
+    return this.timers.after(ms, () => {
       if (!this.isEnded) fn();
-    }, ms);
-    t.unref();
-    this.timers.add(t);
+    });
+  }
+
+  /** The one writer of the SIP leg: its phase (setup until up) owns the call's timers. */
+  private moveSip(next: SipLeg): void {
+    this.sip = next;
+    if (next.kind === 'up') this.timers.enter('up');
   }
 
   /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound). Idempotent. */
@@ -414,8 +423,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     this.life = { phase: 'closing', reason };
     // the bridge first: a consultation completes (its target takes this call's place) before the children close
     partyLeaving(this);
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.timers.end();
     for (const w of this.upWaiters.splice(0)) w.reject(new Error('call ended before answer'));
     // The SIP side never waits for the status write (it may be retrying through a database outage).
     const announced = reason.announce ? this.state.move(this.sip.kind === 'up' || this.sip.kind === 'offered' ? 'terminating' : 'canceling').catch(() => false) : Promise.resolve(false);
@@ -460,7 +468,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
         if (reason.by === 'local' || sip.dialog.connected) await sip.dialog.destroy(byeReason(reason)).catch(() => undefined);
         return;
       case 'offered':
-        this.sip = { kind: 'none' };
+        this.moveSip({ kind: 'none' });
         if (!sip.res.finalResponseSent) sip.res.send(reason.sipStatus ?? 480);
         return;
       case 'inviting':

@@ -69,6 +69,13 @@ describe('architecture: the call core', () => {
     expect(callersOf(/\.createEndpoint\(/).sort()).to.deep.equal(['media-app/call/endpoint.ts', 'media-app/conference/accept-leg.ts', 'media-app/xnode/leg.ts']);
   });
 
+  it("a call's timers are its phase's: call/session.ts arms no timer outside PhaseTimers", () => {
+    // issue 52: a dial timeout armed with a bare timer outlived the ringing and cut every answered call
+    const code = fs.readFileSync(path.join(ROOT, 'media-app/call/session.ts'), 'utf8').replace(/\/\/.*$/gm, '');
+    expect(code).not.to.match(/\bset(Timeout|Interval)\(/);
+    expect(code).to.match(/new PhaseTimers</);
+  });
+
   it('an INVITE of this node is sent only by outbound/uac.ts', () => {
     expect(callersOf(/\.createUAC\(/)).to.deep.equal(['media-app/outbound/uac.ts']);
   });

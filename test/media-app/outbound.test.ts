@@ -14,7 +14,7 @@ import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { ownNumber, providerRoute, startOriginating, type Originating } from './originating';
 
-const uas = (opts: { final?: number; cancel?: boolean } = {}) => answeringUas(opts);
+const uas = (opts: { final?: number; cancel?: boolean; pauseMs?: number } = {}) => answeringUas(opts);
 
 describe('media-app outbound calls (originate)', function () {
   this.timeout(90_000);
@@ -29,12 +29,12 @@ describe('media-app outbound calls (originate)', function () {
   });
   after(async () => o?.close());
 
-  async function setup(data: Record<string, unknown> = {}) {
+  async function setup(data: Record<string, unknown> = {}, actions?: unknown[]) {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `out${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'out' })).id;
     const flow = await flowsRepo(db).create({
       customer_id: cid,
-      actions: parseActions([{ type: 'talk', option: { text: 'Your appointment is tomorrow at nine.', language: 'en-US' } }, { type: 'hangup' }]),
+      actions: parseActions(actions ?? [{ type: 'talk', option: { text: 'Your appointment is tomorrow at nine.', language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
     const port = await freePort();
     const row = await callsRepo(db).create({
@@ -109,6 +109,26 @@ describe('media-app outbound calls (originate)', function () {
       'hangup',
     );
     expect(done).to.include({ hangup_reason: 'noanswer', hangup_by: 'remote' });
+  });
+
+  it('an answered call outlives its dial timeout: the timer ends with the ringing (issue 52)', async () => {
+    // the dial timeout is the ringing phase's: a callee that rings past half of it and then answers is
+    // held 3x the timeout, and the call ends only when its flow hangs up
+    const { db, row, port } = await setup({ dial_timeout: 1500 }, [{ type: 'sleep', option: { duration: 4500 } }, { type: 'hangup' }]);
+    const callee = sipp(uas({ pauseMs: 1000 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
+    await bus.originate([row.id], row.customer_id);
+    const r = await callee.done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const done = await until(
+      async () => {
+        const c = await callsRepo(db).get(row.id);
+        return c?.status === 'hangup' ? c : null;
+      },
+      10_000,
+      'hangup',
+    );
+    expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
+    expect(new Date(done.tm_hangup!).getTime() - new Date(done.tm_progressing!).getTime()).to.be.at.least(4400);
   });
 
   it('a hangup command on the owning node cancels a ringing call: cancel, local', async () => {
