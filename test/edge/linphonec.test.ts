@@ -79,6 +79,7 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
       l.send('soundcard use files');
       l.send(`call sip:${b.username}@${b.domain_name}`);
       await until(() => bob.saw('CALL_ESTABLISHED') || null, 15_000, 'bob answers');
+      await l.connected();
       l.send(`play ${tone(700)}`);
       l.send(`record ${heard}`);
       await new Promise((r) => setTimeout(r, 3000));

@@ -11,6 +11,7 @@ import { freePort, sippMediaPort } from '../../testkit/ports';
 export class Linphonec {
   private proc: ChildProcess | null = null;
   log = '';
+  private readonly logWaiters = new Set<() => void>();
 
   private constructor(readonly dir: string) {}
 
@@ -64,15 +65,50 @@ export class Linphonec {
       env: { ...process.env, HOME: this.dir },
     });
     this.proc = proc;
-    proc.stdout?.on('data', (d) => (this.log += d));
-    proc.stderr?.on('data', (d) => (this.log += d));
+    const take = (d: Buffer) => {
+      this.log += d;
+      for (const w of [...this.logWaiters]) w();
+    };
+    proc.stdout?.on('data', take);
+    proc.stderr?.on('data', take);
     // a command written after linphonec is gone is an EPIPE on its stdin: said in the log (which a failing
     // test prints) with how it ended, not thrown from nowhere into whatever test runs then
     proc.stdin?.on('error', (e) => (this.log += `\n[linphonec stdin: ${e.message}]\n`));
     proc.on('exit', (code, signal) => {
       this.log += `\n[linphonec exited: ${signal ?? `code ${code}`}]\n`;
       if (this.proc === proc) this.proc = null;
+      for (const w of [...this.logWaiters]) w();
     });
+  }
+
+  /**
+   * Resolves when linphonec's console output matches `re` (from the start of its log), rejects after
+   * `ms` or when linphonec exits first. Waits on its output, not on a clock.
+   */
+  waitFor(re: RegExp, ms: number, what: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (re.test(this.log)) return finish(null);
+        if (!this.proc) finish(new Error(`linphonec exited before: ${what}`));
+      };
+      const timer = setTimeout(() => finish(new Error(`timeout waiting for ${what}`)), ms);
+      const finish = (err: Error | null) => {
+        clearTimeout(timer);
+        this.logWaiters.delete(check);
+        if (err) reject(err);
+        else resolve();
+      };
+      this.logWaiters.add(check);
+      check();
+    });
+  }
+
+  /**
+   * linphonec's own call is connected. A `play` or `record` sent before it (while linphonec still
+   * shows the call ringing, though the far end has answered) crashes linphonec 5.1 with SIGSEGV.
+   */
+  connected(ms = 15_000): Promise<void> {
+    return this.waitFor(/Call \d+ .*connected|Connected/i, ms, 'linphonec connected');
   }
 
   /** One linphonec console command. */

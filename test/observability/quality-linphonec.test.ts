@@ -87,6 +87,7 @@ const XR = ['rtcp_xr_enabled=1', 'rtcp_xr_rcvr_rtt_mode=all', 'rtcp_xr_rcvr_rtt_
         15_000,
         'answered',
       );
+      await l.connected();
       l.send(`play ${tone}`);
       const row = await until(
         async () =>

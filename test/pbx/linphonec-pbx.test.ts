@@ -101,7 +101,9 @@ const TONE = 700;
 
       // leave the message: greeting and beep (about 3 s), then the tone, then #
       l.send(`call sip:${number}@${ext.domain_name}`);
-      await until(() => /Call \d+ .*connected|Connected/i.test(l.log) || null, 15_000, 'the voicemail answers');
+      await l.connected().catch(() => {
+        throw new Error('timeout waiting for the voicemail answers');
+      });
       await sleep(4500);
       l.send(`play ${tone}`);
       await sleep(3000);
@@ -170,6 +172,7 @@ const TONE = 700;
       l.send('soundcard use files');
       l.send(`call sip:${b.extension}@${b.domain_name}`);
       await until(() => bob.saw('CALL_ESTABLISHED') || null, 15_000, 'baresip answers');
+      await l.connected();
       l.send(`play ${wav(BEFORE)}`);
       await sleep(1500);
       // park: linphonec's blind transfer (REFER) of the call to the lot
