@@ -14,6 +14,7 @@ import { authenticationRequired, invalidCredentials } from '../core/errors';
 import { readRelayHealth, type RelayHealthEntry } from '../core/calls/relay-health';
 import { platformRegistry } from '../core/metrics';
 import { routePattern } from './middleware/route-pattern';
+import { guardServer } from '../core/net/socket-guard';
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
@@ -134,17 +135,19 @@ export interface MetricsListener {
 
 /** The /metrics listener: GET /metrics, 404 for anything else, no credentials (bind it privately). */
 export async function startMetricsListener(metrics: Metrics, at: { host: string; port: number }): Promise<MetricsListener> {
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
-      return;
-    }
-    metrics.registry.metrics().then(
-      (body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
-      () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n'),
-    );
-  });
+  const server = guardServer(
+    http.createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+        return;
+      }
+      metrics.registry.metrics().then(
+        (body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
+        () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n'),
+      );
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(at.port, at.host, () => resolve());

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 import { parseHostPort } from './config';
+import { guardServer } from './net/socket-guard';
 
 /** `name` from the environment (or `dflt`): the address to bind, null for `off`; throws naming the variable. */
 export function metricsListenFromEnv(name: string, dflt: string, env: NodeJS.ProcessEnv = process.env): { host: string; port: number } | null {
@@ -30,17 +31,19 @@ export interface MetricsServer {
 }
 
 export async function startMetricsServer(registry: Registry, at: { host: string; port: number }): Promise<MetricsServer> {
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
-      return;
-    }
-    registry.metrics().then(
-      (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
-      () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n'),
-    );
-  });
+  const server = guardServer(
+    http.createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+        return;
+      }
+      registry.metrics().then(
+        (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
+        () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n'),
+      );
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(at.port, at.host, () => resolve());

@@ -13,6 +13,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Attachment } from '../attachments';
 import type { AppContext } from '../context';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type SocketGuard } from '../ws/guard';
+import { guardSocket } from '../../core/net/socket-guard';
 import { ApiError } from '../../core/errors';
 import { CLOSE_NORMAL, StreamSocket } from '../../core/streams/stream-socket';
 import { admit, matchStreamPath, type Admitted } from './admission';
@@ -61,8 +62,8 @@ export const attachment: Attachment = {
       const match = matchStreamPath(url.pathname);
       if (!match) return; // another upgrade handler's path
       const requestId = upgradeRequestId(req);
+      guardSocket(socket); // before admission: a reset while it runs ends this socket only
       pending.add(socket);
-      socket.on('error', () => undefined);
       (async () => {
         const a = await admit(ctx, guard, req, url, match.target, match.rawId);
         const relay = await connectRelay(a.relay, a.target, a.id, a.encapsulation === 'twilio');

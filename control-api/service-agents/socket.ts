@@ -21,6 +21,7 @@ import { conversationsRepo } from '../../core/repos/conversations';
 import { webchatRepo } from '../../core/webchat/repo';
 import { parseTopic, type Topic } from '../ws/topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type Admission } from '../ws/guard';
+import { guardSocket } from '../../core/net/socket-guard';
 import { audienceOf, topicIdsOf } from './audience';
 import { canSeeCall, type AgentScope } from './scope';
 import { isChatAgentParticipant } from '../../core/chats/repo';
@@ -88,6 +89,7 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (!AGENT_WS_PATHS.includes(url.pathname)) return; // another handler's path
+    guardSocket(socket); // before admission: a reset while it runs ends this socket only
     const requestId = upgradeRequestId(req);
     guard.admit(req, url).then(
       (a) => {

@@ -30,6 +30,7 @@ import { ApiError } from '../../core/errors';
 import { isAccesskeyExpired } from '../../core/repos';
 import { isProjectSuperAdmin } from '../../core/permissions';
 import { clock } from '../../core/clock';
+import { guardSocket } from '../../core/net/socket-guard';
 
 export const CLOSE_REVOKED = 1008;
 export const DEFAULT_RECHECK_MS = 3000;
@@ -38,6 +39,8 @@ const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthor
 
 /** Answers a refused upgrade with the error envelope and the error's HTTP status instead of 101. */
 export function refuseUpgrade(socket: Duplex, e: unknown, requestId: string): void {
+  guardSocket(socket);
+  if (socket.destroyed) return; // the client left during admission
   const err = e instanceof ApiError ? e : new ApiError('INTERNAL', 'internal error');
   const body = JSON.stringify(err.toEnvelope(requestId));
   socket.end(

@@ -20,6 +20,7 @@ import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/ev
 import { Hub, type Connection } from './hub';
 import { parseTopic, refusal } from './topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type SocketGuard } from './guard';
+import { guardSocket } from '../../core/net/socket-guard';
 import { rawText } from '../../core/net/ws-text';
 import { startPresenceFeed } from './presence-feed';
 
@@ -56,6 +57,7 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== WS_PATH) return; // another upgrade handler's path
+    guardSocket(socket); // before admission: a reset while it runs ends this socket only
     guard.admit(req, url).then(
       (a) => {
         if (socket.destroyed) return;

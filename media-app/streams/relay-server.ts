@@ -12,6 +12,7 @@ import { parseRelayPath, RELAY_CLEAR, RELAY_CLOSE, RELAY_READY, RELAY_SECRET_HEA
 import type { CallSession } from '../call/session';
 import { openTap, TapError, type AudioTap } from './taps';
 import type { CallDeps } from '../call/deps';
+import { guardServer, guardSocket } from '../../core/net/socket-guard';
 
 export interface RelayServerOptions {
   host: string;
@@ -22,7 +23,7 @@ export interface RelayServerOptions {
 
 export class RelayServer {
   readonly secret = randomBytes(24).toString('hex');
-  private readonly server = http.createServer((_req, res) => res.writeHead(426).end());
+  private readonly server = guardServer(http.createServer((_req, res) => res.writeHead(426).end()));
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   private readonly open = new Set<{ ws: WebSocket; tap: AudioTap | null }>();
 
@@ -32,6 +33,7 @@ export class RelayServer {
     private readonly opts: RelayServerOptions,
   ) {
     this.server.on('upgrade', (req, socket, head) => {
+      guardSocket(socket); // guardServer did already; this handler stays safe on any server
       const given = Buffer.from(String(req.headers[RELAY_SECRET_HEADER] ?? ''));
       const want = Buffer.from(this.secret);
       if (given.length !== want.length || !timingSafeEqual(given, want)) {

@@ -10,6 +10,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { AppConnection } from './app-connection';
 import { AppRegistry } from './app-registry';
 import { responseNo, responseOk, type ClientMessage } from './protocol';
+import { guardServer } from '../../core/net/socket-guard';
 
 export const DRACHTIO_VERSION = 'v0.9.4-ts';
 
@@ -57,7 +58,7 @@ export class DrachtioServer extends EventEmitter<DrachtioServerEvents> {
   }
 
   listen(port: number, host = '127.0.0.1'): Promise<net.AddressInfo> {
-    const server = net.createServer((socket) => this.adopt(new AppConnection(socket)));
+    const server = guardServer(net.createServer((socket) => this.adopt(new AppConnection(socket))));
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);

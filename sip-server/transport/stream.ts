@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { StreamFramer } from '../message/framer';
 import type { SourceInfo } from '../message';
 import type { TransportEvents } from './events';
+import { guardServer } from '../../core/net/socket-guard';
 
 type Kind = 'tcp' | 'tls';
 
@@ -72,10 +73,8 @@ export class StreamTransport extends EventEmitter<StreamTransportEvents> {
     };
     this.server = this.opts.kind === 'tls' ? tls.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, onConn) : net.createServer(onConn);
     this.server.on('error', (e) => this.emit('error', e));
-    if (this.opts.kind === 'tls') {
-      // handshake failures (scanners speaking plain text to 5061) must not crash anything
-      this.server.on('tlsClientError', () => undefined);
-    }
+    // every socket guarded at accept; TLS handshake failures (scanners speaking plain text to 5061) ignored
+    guardServer(this.server);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(this.opts.port, this.opts.host, () => {

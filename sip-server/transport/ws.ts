@@ -11,6 +11,7 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { SourceInfo } from '../message';
 import type { OriginCheck } from '../../core/sip/ws-origin';
 import type { TransportEvents } from './events';
+import { guardServer, guardSocket } from '../../core/net/socket-guard';
 
 type Kind = 'ws' | 'wss';
 
@@ -98,9 +99,9 @@ export class WsTransport extends EventEmitter<WsTransportEvents> {
     const server = this.opts.kind === 'wss' ? https.createServer({ cert: this.opts.tls!.cert, key: this.opts.tls!.key }, plain) : http.createServer(plain);
     server.headersTimeout = 10_000;
     server.requestTimeout = 15_000;
-    // handshake failures (plain text to the wss port, scanners) must not crash anything
-    server.on('tlsClientError', () => undefined);
-    server.on('clientError', (_e, socket: net.Socket) => socket.destroy());
+    // every socket guarded from its first byte; handshake failures (plain text to the wss port, scanners)
+    // and requests the HTTP parser refuses close that connection and nothing else
+    guardServer(server, { clientError: (_e, socket) => socket.destroy() });
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: this.opts.maxMessageSize,
@@ -124,7 +125,7 @@ export class WsTransport extends EventEmitter<WsTransportEvents> {
   }
 
   private upgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
-    socket.on('error', () => undefined);
+    guardSocket(socket);
     const origin = req.headers.origin;
     if (this.opts.originAllowed && !this.opts.originAllowed(origin)) {
       // a page of another site: refused before the WebSocket opens (SIP_WS_ALLOWED_ORIGINS)
