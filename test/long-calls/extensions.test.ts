@@ -7,7 +7,7 @@ import type { CallRow } from '../../core/repos/calls';
 import { RtpParty } from '../../testkit/conference/party';
 import { freePort } from '../../testkit/ports';
 import { killAllSipp, sipp, until, type SippResult } from '../../testkit/media-app/harness';
-import { callWithStatus } from '../../testkit/long-calls/calls';
+import { callUp, callWithStatus } from '../../testkit/long-calls/calls';
 import { holdFor } from '../../testkit/long-calls/hold';
 import { answerer } from '../../testkit/long-calls/parties';
 import { DIAL_TIMEOUT_MS, holdPast, LONG_CALL_ENV } from '../../testkit/long-calls/timers';
@@ -41,6 +41,7 @@ describe('long calls: extensions, REST calls to an extension and to a SIP URI', 
     return p;
   };
   const withStatus = (id: string, status: string, what: string) => callWithStatus(s.t.ctx.db, id, status, what);
+  const up = (id: string, what: string) => callUp(s.t.ctx.db, id, what);
   /** A's call to B's extension, once both sides are up. */
   const extCall = async (a: Phone, b: Phone) => {
     const leg = await until(
@@ -48,8 +49,8 @@ describe('long calls: extensions, REST calls to an extension and to a SIP URI', 
       20_000,
       'B’s leg',
     );
-    await withStatus(leg.id, 'progressing', 'B answered');
-    const master = await withStatus(leg.master_call_id, 'progressing', 'A’s call up');
+    await up(leg.id, 'B answered');
+    const master = await up(leg.master_call_id, 'A’s call up');
     return { leg, master };
   };
 
@@ -103,7 +104,7 @@ describe('long calls: extensions, REST calls to an extension and to a SIP URI', 
     const res = await s.api.post('/calls', { source: { type: 'tel', target: '+899100000001' }, destinations: [destination], actions: [{ type: 'echo', option: { duration: 60_000 } }] });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const id = res.body.calls[0].id as string;
-    await withStatus(id, 'progressing', 'the callee answered');
+    await up(id, 'the callee answered');
     await holdFor(HOLD_MS, { db: s.t.ctx.db, calls: [id], parties: [{ name: 'the callee', done: answering.done }] });
     // the echo: the callee hears its own tone back, so RTP flows both ways
     await hears(party, party.freq, 'the callee hears its echo after the hold');

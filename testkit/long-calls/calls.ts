@@ -15,6 +15,19 @@ export async function callWithStatus(db: Knex, id: string, status: string, what:
   );
 }
 
+/** The call once it is up (`progressing`); fails at once, with its hangup record, if it ended first. */
+export async function callUp(db: Knex, id: string, what: string): Promise<CallRow> {
+  return until(
+    async () => {
+      const r = await callsRepo(db).get(id);
+      if (r?.status === 'hangup') throw new Error(`${what}: call ${id} ended before it was seen up (hangup_by '${r.hangup_by}', hangup_reason '${r.hangup_reason}')`);
+      return r?.status === 'progressing' ? r : null;
+    },
+    20_000,
+    what,
+  );
+}
+
 /** The first call chained to `masterId` (its connect leg, its dialled party) once it has `status`. */
 export async function legOf(db: Knex, masterId: string, status: string, what: string, where: (r: CallRow) => boolean = () => true): Promise<CallRow> {
   return until(
