@@ -1,0 +1,115 @@
+// Long calls the flow dials (issue 52): the connect action (with the platform's dial timeout, and with
+// its own ring_timeout) and groupcalls (ring_all and linear). CALL_DIAL_TIMEOUT_MS is 1.5 s; each
+// answered call is held past three times the longest timer it met, both parties still up (rows
+// progressing, each hears the other, no BYE), then a party hangs up and the records say who.
+import { expect } from 'chai';
+import type { CallRow } from '../../core/repos/calls';
+import { groupcallsRepo } from '../../core/repos/groupcalls';
+import { RtpParty } from '../../testkit/conference/party';
+import { freePort } from '../../testkit/ports';
+import { killAllSipp, sipp, until, type SippResult } from '../../testkit/media-app/harness';
+import { callUp, callWithStatus, hangupOf, legOf } from '../../testkit/long-calls/calls';
+import { holdFor } from '../../testkit/long-calls/hold';
+import { answerer } from '../../testkit/long-calls/parties';
+import { DIAL_TIMEOUT_MS, holdPast, LONG_CALL_ENV } from '../../testkit/long-calls/timers';
+import { cancelledUas, startStack, type Stack } from '../xfer/support';
+import { hears, sippArgs } from '../pbx/support';
+
+const [TONE_X, TONE_C] = [700, 1900];
+const HOLD_MS = holdPast(DIAL_TIMEOUT_MS);
+const CHECKS_MS = 2500;
+const RING_MS = Math.round(DIAL_TIMEOUT_MS * 0.7);
+
+describe('long calls: the connect action and groupcalls', function () {
+  this.timeout(60_000);
+  let s: Stack;
+  const open: { close(): void }[] = [];
+
+  before(async () => {
+    s = await startStack({ ...LONG_CALL_ENV, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+  });
+  after(async () => {
+    killAllSipp();
+    for (const o of open) o.close();
+    await s?.close();
+  });
+
+  const withStatus = (id: string, status: string, what: string) => callWithStatus(s.t.ctx.db, id, status, what);
+  const up = (id: string, what: string) => callUp(s.t.ctx.db, id, what);
+  /** A sipp party on a port of its own running `scenario`, its audio a tone of `freq`. */
+  async function party(freq: number, scenario: (rtpPort: number) => string): Promise<{ port: number; audio: RtpParty; run: { done: Promise<SippResult> } }> {
+    const audio = await RtpParty.open(freq);
+    open.push(audio);
+    const port = await freePort();
+    return { port, audio, run: sipp(scenario(audio.port), await sippArgs(port), { killAfterMs: 60_000 }) };
+  }
+  const ok = (r: SippResult) => expect(r.code, r.errors + r.messages.slice(-2000)).to.equal(0);
+
+  for (const ringTimeout of [undefined, 1200]) {
+    it(`connect${ringTimeout ? ` with ring_timeout ${ringTimeout} ms` : ''}: C rings past half the dial timeout, X and C held past 3× it, X hangs up`, async () => {
+      const x = await party(TONE_X, (rtp) => answerer({ rtpPort: rtp, hangupAfterMs: HOLD_MS + CHECKS_MS + 2000 }));
+      const c = await party(TONE_C, (rtp) => answerer({ rtpPort: rtp, ringMs: RING_MS }));
+      const res = await s.api.post('/calls', {
+        source: { type: 'tel', target: '+899100000002' },
+        destinations: [{ type: 'sip', target: `x@127.0.0.1:${x.port}` }],
+        actions: [{ type: 'connect', option: { destinations: [{ type: 'sip', target: `c@127.0.0.1:${c.port}` }], ...(ringTimeout ? { ring_timeout: ringTimeout } : {}) } }],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const xCall = await up(res.body.calls[0].id, 'X up');
+      const cLeg = await legOf(s.t.ctx.db, xCall.id, 'progressing', 'C answered');
+      await holdFor(HOLD_MS, {
+        db: s.t.ctx.db,
+        calls: [xCall.id, cLeg.id],
+        parties: [
+          { name: 'X', done: x.run.done },
+          { name: 'C', done: c.run.done },
+        ],
+      });
+      await hears(x.audio, TONE_C, 'X hears C after the hold');
+      await hears(c.audio, TONE_X, 'C hears X after the hold');
+      const [rx, rc] = await Promise.all([x.run.done, c.run.done]);
+      ok(rx);
+      ok(rc);
+      expect(hangupOf(await withStatus(xCall.id, 'hangup', 'X ended'))).to.deep.equal({ hangup_by: 'remote', hangup_reason: 'normal' });
+      expect(hangupOf(await withStatus(cLeg.id, 'hangup', 'C ended'))).to.deep.equal({ hangup_by: 'local', hangup_reason: 'normal' });
+    });
+  }
+
+  /** The groupcall's answered call, held; its callee hangs up; the groupcall ends with it. */
+  async function heldGroupcall(body: Record<string, unknown>, winner: Awaited<ReturnType<typeof party>>, others: { done: Promise<SippResult> }[]) {
+    const res = await s.api.post('/groupcalls', {
+      source: { type: 'tel', target: '+899100000001' },
+      actions: [{ type: 'echo', option: { duration: 60_000 } }],
+      answer_method: 'hangup_others',
+      ...body,
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const answered = await until(
+      async () => (await s.t.ctx.db('calls').whereIn('id', res.body.call_ids).where({ status: 'progressing' }).first()) as CallRow | undefined,
+      20_000,
+      'a groupcall call answered',
+    );
+    expect((await groupcallsRepo(s.t.ctx.db).get(res.body.id))?.answer_call_id).to.equal(answered.id);
+    for (const o of await Promise.all(others.map((o) => o.done))) ok(o);
+    await holdFor(HOLD_MS, { db: s.t.ctx.db, calls: [answered.id], parties: [{ name: 'the callee', done: winner.run.done }] });
+    await hears(winner.audio, winner.audio.freq, 'the callee hears its echo after the hold');
+    ok(await winner.run.done);
+    expect(hangupOf(await withStatus(answered.id, 'hangup', 'the call ended'))).to.deep.equal({ hangup_by: 'remote', hangup_reason: 'normal' });
+    await until(async () => (await groupcallsRepo(s.t.ctx.db).get(res.body.id))?.status === 'hangup', 10_000, 'groupcall hangup');
+  }
+
+  it('groupcall ring_all: the answer (after ringing past half the dial timeout) is held past 3× it, its callee hangs up', async () => {
+    const w = await party(TONE_C, (rtp) => answerer({ rtpPort: rtp, ringMs: RING_MS, hangupAfterMs: HOLD_MS + CHECKS_MS }));
+    const lp = await freePort();
+    const loser = sipp(cancelledUas(), ['-i', '127.0.0.1', '-p', String(lp), '-m', '1']);
+    await heldGroupcall({ ring_method: 'ring_all', destinations: [w.port, lp].map((p, i) => ({ type: 'sip', target: `r${i}@127.0.0.1:${p}` })) }, w, [loser]);
+  });
+
+  it('groupcall linear: the first does not answer within the dial timeout, the second answers and is held past 3× it', async () => {
+    const w = await party(TONE_C, (rtp) => answerer({ rtpPort: rtp, hangupAfterMs: HOLD_MS + CHECKS_MS }));
+    const fp = await freePort();
+    // the first only rings: the dial timeout gives it up (CANCEL)
+    const first = sipp(cancelledUas(), ['-i', '127.0.0.1', '-p', String(fp), '-m', '1']);
+    await heldGroupcall({ ring_method: 'linear', destinations: [fp, w.port].map((p, i) => ({ type: 'sip', target: `l${i}@127.0.0.1:${p}` })) }, w, [first]);
+  });
+});
