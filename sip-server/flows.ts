@@ -11,7 +11,7 @@
 //   bindings whose source is that very flow (address, port, transport), so the mark gives nobody
 //   power over anyone else's bindings; a request from the network carrying it is stripped of it anyway.
 import { FLOW_CLOSED_HEADER } from '../core/registrar/bindings';
-import { Headers, SipRequest, SipResponse, SipUri, newBranch, parseNameAddr, randomToken, type NameAddr, type SourceInfo } from './message';
+import { Headers, SipRequest, SipResponse, SipUri, newBranch, parseNameAddr, randomToken, splitList, type NameAddr, type SourceInfo } from './message';
 
 export { FLOW_CLOSED_HEADER };
 
@@ -44,17 +44,15 @@ export class FlowRegistrations {
     const id = req.source?.connectionId;
     if (!id || res.status < 200 || res.status >= 300) return;
     let aor: string;
-    let asked: NameAddr[];
-    let granted: NameAddr[];
     try {
       const to = parseNameAddr(req.headers.get('To') ?? '').uri;
       if (!(to instanceof SipUri)) return;
       aor = `${to.scheme}:${to.user ? `${to.user}@` : ''}${to.host}`;
-      asked = req.contacts;
-      granted = res.contacts;
     } catch {
       return;
     }
+    const asked = contactsOf(req);
+    const granted = contactsOf(res);
     let flow = this.byFlow.get(id);
     if (!flow) this.byFlow.set(id, (flow = new Map<string, Map<string, number>>()));
     let bound = flow.get(aor);
@@ -96,6 +94,21 @@ export class FlowRegistrations {
     if (until > 0) this.pins.pin(id, REGISTRATION_PIN, until);
     else this.pins.unpin(id, REGISTRATION_PIN);
   }
+}
+
+/** Every Contact of a message, each element of a comma-separated value on its own; unreadable ones left out. */
+function contactsOf(msg: SipRequest | SipResponse): NameAddr[] {
+  const out: NameAddr[] = [];
+  for (const value of msg.headers.getAll('Contact')) {
+    for (const part of splitList(value)) {
+      try {
+        out.push(parseNameAddr(part));
+      } catch {
+        /* not a contact we can match: as if absent */
+      }
+    }
+  }
+  return out;
 }
 
 /**
