@@ -68,8 +68,14 @@ export const sipConfigSchema = z.object({
       .max(64 * 1024 * 1024),
     /** Concurrent server transactions before new requests get 503 + Retry-After. */
     maxServerTransactions: z.number().int().min(1),
-    /** Idle TCP/TLS connections are closed after this many ms. */
+    /** Idle TCP/TLS connections are closed after this many ms, unless a live dialog or an unexpired registration uses them. */
     tcpIdleTimeoutMs: z.number().int().min(1000),
+    /** A proxied dialog (drachtio `proxy` with remainInDialog) is forgotten when no in-dialog request passed for this many ms. */
+    proxyDialogIdleMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(7 * 24 * 3600_000),
     /** WebSocket pings this often; a connection that has not answered the previous one is closed. */
     wsPingIntervalMs: z.number().int().min(100).max(600_000),
     /** Open TCP/TLS/WebSocket connections one remote address may hold (more are refused; the allow-list is exempt). */
@@ -121,6 +127,7 @@ export const DEFAULT_SIP_CONFIG: SipConfig = {
     udpBufferBytes: 4 * 1024 * 1024,
     maxServerTransactions: 5000,
     tcpIdleTimeoutMs: 300_000,
+    proxyDialogIdleMs: 12 * 3600_000,
     wsPingIntervalMs: 30_000,
     maxConnectionsPerAddress: 1024,
   },
@@ -165,6 +172,7 @@ export const ENV_VARS: Record<string, string> = {
   'limits.udpBufferBytes': 'SIP_UDP_BUFFER_BYTES',
   'limits.maxServerTransactions': 'SIP_MAX_SERVER_TRANSACTIONS',
   'limits.tcpIdleTimeoutMs': 'SIP_TCP_IDLE_TIMEOUT_MS',
+  'limits.proxyDialogIdleMs': 'SIP_PROXY_DIALOG_IDLE_MS',
   'limits.wsPingIntervalMs': 'SIP_WS_PING_INTERVAL_MS',
   'limits.maxConnectionsPerAddress': 'SIP_MAX_CONNECTIONS_PER_ADDRESS',
   'security.uaBlocklist': 'SIP_UA_BLOCKLIST',

@@ -52,7 +52,7 @@ export class SipStack extends EventEmitter<SipStackEvents> {
   private readonly ctx: TransactionContext;
   private readonly resolver: SipResolver;
   private readonly capture: SipCaptureHook | undefined;
-  private readonly flows = new FlowRegistrations();
+  private readonly flows: FlowRegistrations;
   private started = false;
 
   constructor(
@@ -63,6 +63,7 @@ export class SipStack extends EventEmitter<SipStackEvents> {
     this.log = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'sip-stack' } });
     // the allow-list is exempt from the per-address connection bound too (the limiter exists by the first connection)
     this.transports = new TransportLayer(config, (address) => this.limiter.isAllowlisted(address));
+    this.flows = new FlowRegistrations(this.transports);
     this.transports.on('message', (d: Buffer, s: SourceInfo) => this.onMessage(d, s));
     this.transports.on('frame-error', (reason: string, s: SourceInfo) => {
       sipMetrics.parseErrors.inc({ transport: s.transport });
@@ -73,7 +74,7 @@ export class SipStack extends EventEmitter<SipStackEvents> {
       if (this.listenerCount('error')) this.emit('error', e);
       else this.log.error({ err: e }, 'SIP transport error');
     });
-    // a WebSocket connection ended: its registrations end with it (flows.ts)
+    // a connection ended: a WebSocket's registrations end with it (flows.ts)
     this.transports.on('flow-closed', (s: SourceInfo) => {
       for (const req of this.flows.closed(s)) this.onRequest(req, s, null, true);
     });
@@ -131,6 +132,23 @@ export class SipStack extends EventEmitter<SipStackEvents> {
     const lp = this.listeningPoint(transport) ?? this.listening[0];
     const t = lp.transport === 'udp' ? '' : `;transport=${lp.transport}`;
     return `${lp.transport === 'tls' ? 'sips' : 'sip'}:${user ? `${user}@` : ''}${lp.advertisedHost}:${lp.port}${t}`;
+  }
+
+  /**
+   * Keep a TCP/TLS connection open however long it is idle (a dialog's flow), until `until` (epoch
+   * ms) or unpinConnection with the same key; the idle sweep closes only what nothing pins.
+   */
+  pinConnection(connectionId: string, key: string, until?: number): void {
+    this.transports.pin(connectionId, key, until);
+  }
+
+  unpinConnection(connectionId: string, key: string): void {
+    this.transports.unpin(connectionId, key);
+  }
+
+  /** Open TCP, TLS and WebSocket connections. */
+  get connectionCount(): number {
+    return this.transports.connectionCount;
   }
 
   /** Numbers of transactions in flight. */
@@ -418,7 +436,7 @@ export class SipStack extends EventEmitter<SipStackEvents> {
       const req = srv.request; // 'final' is emitted before the transaction can settle
       const trust = trustFromAnswer(req, res);
       if (trust) this.limiter.trust(trust);
-      if (req.method === 'REGISTER' && isWebSocket(req.source?.transport)) this.flows.note(req, res);
+      if (req.method === 'REGISTER' && req.source?.connectionId) this.flows.note(req, res);
     });
   }
 

@@ -27,6 +27,8 @@ export interface EngineOptions {
    * then get 481). Default false: its calls are hung up (BYE, CANCEL), since nobody runs their media.
    */
   keepOrphanedDialogs?: boolean;
+  /** ms a proxied dialog is remembered with no in-dialog request passing (SIP_PROXY_DIALOG_IDLE_MS; default 12 h) */
+  proxyDialogIdleMs?: number;
   logger?: Logger;
 }
 

@@ -6,7 +6,10 @@
 import type { Context } from '../../core/tracing';
 import { StateMachine, type IllegalTransition, type Transitions } from '../transaction/states';
 import type { AppConnection } from './app-connection';
-import type { Endpoint, InboundTransaction, OutboundTransaction } from './sip-port';
+import type { Endpoint, InboundTransaction, OutboundTransaction, SipPort } from './sip-port';
+
+/** How a dialog holds its connection open (SipPort.pin/unpin). */
+export type FlowPins = Pick<SipPort, 'pin' | 'unpin'>;
 
 export type DialogRole = 'uas' | 'uac';
 
@@ -41,6 +44,11 @@ export class Dialog {
   formedBy = 'INVITE';
   /** the trace context of the span of the transaction that formed it (trace.ts): its requests' spans join it; none when untraced */
   trace?: Context;
+  /** the connection its flow is pinned on while it is in a table (set by the table) */
+  pinned?: { connectionId: string; key: string };
+  /** told when the flow changes (set by the table, which moves the pin) */
+  onFlow?: (d: Dialog) => void;
+  private flow: Endpoint;
 
   constructor(
     readonly role: DialogRole,
@@ -58,7 +66,7 @@ export class Dialog {
     /** our Contact header value */
     public localContact: string,
     /** transport and address of the peer for requests without a route set (the flow used so far) */
-    public remote: Endpoint,
+    remote: Endpoint,
     localSeq: number,
     remoteSeq: number,
     /** the application that owns this dialog */
@@ -67,9 +75,19 @@ export class Dialog {
     readonly inviteTxnId: string,
     initial: 'Early' | 'Confirmed' = 'Confirmed',
   ) {
+    this.flow = remote;
     this.localSeq = localSeq;
     this.remoteSeq = remoteSeq;
     this.machine = new StateMachine<DialogState>('dialog', DIALOG, initial, () => this.onIllegalTransition);
+  }
+
+  /** transport and address of the peer for requests without a route set (the flow used so far) */
+  get remote(): Endpoint {
+    return this.flow;
+  }
+  set remote(e: Endpoint) {
+    this.flow = e;
+    this.onFlow?.(this);
   }
 
   get state(): DialogState {
@@ -93,10 +111,19 @@ export class Dialog {
   }
 }
 
+/**
+ * The live dialogs. Each one in the table pins its TCP/TLS connection (`Dialog.remote.connectionId`)
+ * open against the idle sweep (RFC 5923: the connection a dialog uses is kept while it does; a peer
+ * behind NAT cannot be reached on a new one); the pin follows the flow and goes with the dialog.
+ */
 export class DialogTable {
   private readonly byId = new Map<string, Dialog>();
+  private pinSeq = 0;
 
-  constructor(private readonly onIllegalTransition?: (e: IllegalTransition) => void) {}
+  constructor(
+    private readonly onIllegalTransition?: (e: IllegalTransition) => void,
+    private readonly pins?: FlowPins,
+  ) {}
 
   /** `<Call-ID>|<local tag>`: how an incoming in-dialog request finds its dialog */
   private readonly byLocal = new Map<string, Dialog>();
@@ -104,6 +131,8 @@ export class DialogTable {
 
   add(d: Dialog): void {
     d.onIllegalTransition = this.onIllegalTransition;
+    d.onFlow = (x) => this.pin(x);
+    this.pin(d);
     this.byId.set(d.id, d);
     this.byLocal.set(`${d.callId}|${d.localTag}`, d);
     this.byCall.set(d.callId, d);
@@ -125,10 +154,28 @@ export class DialogTable {
 
   remove(d: Dialog): void {
     if (!d.ended) d.transition('Terminated');
+    d.onFlow = undefined;
+    this.unpin(d);
     if (this.byId.get(d.id) === d) this.byId.delete(d.id);
     const key = `${d.callId}|${d.localTag}`;
     if (this.byLocal.get(key) === d) this.byLocal.delete(key);
     if (this.byCall.get(d.callId) === d) this.byCall.delete(d.callId);
+  }
+
+  /** Pin the dialog's current connection (releasing the one it held). */
+  private pin(d: Dialog): void {
+    const id = d.remote.connectionId;
+    if (d.pinned?.connectionId === id) return;
+    this.unpin(d);
+    if (!id || !this.pins) return;
+    d.pinned = { connectionId: id, key: `dialog-${++this.pinSeq}` };
+    this.pins.pin(id, d.pinned.key);
+  }
+
+  private unpin(d: Dialog): void {
+    if (!d.pinned) return;
+    this.pins?.unpin(d.pinned.connectionId, d.pinned.key);
+    d.pinned = undefined;
   }
 
   ownedBy(conn: AppConnection): Dialog[] {

@@ -21,7 +21,7 @@ export interface DrachtioEngineOptions extends EngineOptions {
 }
 
 export class DrachtioEngine implements DrachtioHandler {
-  readonly dialogs = new DialogTable((e) => this.log.error({ from: e.from, to: e.to, stack: e.stack }, 'illegal dialog state transition ignored'));
+  readonly dialogs: DialogTable;
   readonly uas: UasSide;
   readonly uac: UacSide;
   readonly proxy: ProxySide;
@@ -35,6 +35,8 @@ export class DrachtioEngine implements DrachtioHandler {
     opts: DrachtioEngineOptions = {},
   ) {
     this.log = opts.logger ?? silentLogger;
+    // each live dialog holds its TCP/TLS flow open (the idle sweep spares it, docs/sip-server.md)
+    this.dialogs = new DialogTable((e) => this.log.error({ from: e.from, to: e.to, stack: e.stack }, 'illegal dialog state transition ignored'), port);
     this.ctx = {
       port,
       server,

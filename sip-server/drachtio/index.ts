@@ -38,6 +38,7 @@ export async function startDrachtio(stack: SipStack, opts: DrachtioOptions): Pro
     userAgent: opts.userAgent,
     optionsAutoRespondUserAgent: opts.optionsAutoRespondUserAgent,
     keepOrphanedDialogs: opts.keepOrphanedDialogs,
+    proxyDialogIdleMs: stack.config.limits.proxyDialogIdleMs,
     logger: opts.logger,
   });
   const addr = await server.listen(opts.port, opts.host);
@@ -46,5 +47,13 @@ export async function startDrachtio(stack: SipStack, opts: DrachtioOptions): Pro
     server.on('authenticated', (c) => log.info({ app: c.remote, outbound: c.outbound, tags: [...c.tags] }, 'application connected'));
     server.on('rejected', (c, reason) => log.warn({ app: c.remote, reason }, 'application connection rejected'));
   }
-  return { server, engine, port: addr.port, close: () => server.close() };
+  return {
+    server,
+    engine,
+    port: addr.port,
+    close: () => {
+      engine.proxy.close();
+      return server.close();
+    },
+  };
 }

@@ -5,7 +5,10 @@
  * relayed upstream, the first 2xx wins (other branches are cancelled), otherwise the best final
  * response goes upstream (RFC 3261 16.7). Each final response is reported to the application
  * (`...|continue`), then `OK|done`. A proxied INVITE dialog is remembered by Call-ID so that
- * in-dialog requests (with or without our Record-Route) and ACKs are relayed to the other party.
+ * in-dialog requests (with or without our Record-Route) and ACKs are relayed to the other party;
+ * it is forgotten when its BYE is answered (or times out), when an in-dialog request gets 481 (the
+ * dialog is gone, RFC 5057), or when no in-dialog request passed for `proxyDialogIdleMs` (a BYE
+ * that went around us or was lost). While remembered, it holds both parties' TCP/TLS connections open.
  */
 import { randomUUID } from 'node:crypto';
 import { SipRequest, SipResponse, SipUri, parseUri } from '../message';
@@ -50,7 +53,14 @@ interface ProxiedDialog {
   callerTarget: string;
   callee?: Endpoint;
   calleeTarget?: string;
+  /** forgets the dialog when no in-dialog request passed for proxyDialogIdleMs; re-armed by each */
+  idle: NodeJS.Timeout;
+  /** the parties' connections it holds open (key, connection ids) */
+  pin: { key: string; connectionIds: string[] };
 }
+
+/** How long a proxied dialog is remembered with no in-dialog request passing (SIP_PROXY_DIALOG_IDLE_MS's default). */
+export const PROXY_DIALOG_IDLE_MS = 12 * 3600_000;
 
 export function parseDuration(s: string | undefined): number | undefined {
   if (!s) return undefined;
@@ -62,6 +72,7 @@ export function parseDuration(s: string | undefined): number | undefined {
 export class ProxySide {
   private readonly jobs = new Set<ProxyJob>();
   private readonly dialogs = new Map<string, ProxiedDialog>();
+  private pinSeq = 0;
 
   constructor(private readonly ctx: EngineContext) {}
 
@@ -265,16 +276,35 @@ export class ProxySide {
     const req = job.upstream.request;
     if (req.method !== 'INVITE' || !b.tx) return;
     const s = req.source;
-    // forget dialogs whose BYE we never see (it went around us, or was lost)
     const callId = req.callId;
-    setTimeout(() => this.dialogs.delete(callId), 12 * 3600_000).unref();
-    this.dialogs.set(callId, {
+    this.forget(callId);
+    const d: ProxiedDialog = {
       callerTag: req.fromTag ?? '',
       caller: s ? { transport: s.transport, address: s.address, port: s.port, connectionId: s.connectionId } : job.upstream.destination,
       callerTarget: req.contacts[0]?.uri.toString() ?? '',
       callee: b.tx.destination,
       calleeTarget: res.contacts[0]?.uri.toString(),
-    });
+      // forget dialogs whose BYE we never see (it went around us, or was lost)
+      idle: setTimeout(() => this.forget(callId), this.ctx.opts.proxyDialogIdleMs ?? PROXY_DIALOG_IDLE_MS),
+      pin: { key: `proxied-${++this.pinSeq}`, connectionIds: [s?.connectionId, res.source?.connectionId].filter((c): c is string => !!c) },
+    };
+    d.idle.unref();
+    for (const c of d.pin.connectionIds) this.ctx.port.pin(c, d.pin.key);
+    this.dialogs.set(callId, d);
+  }
+
+  /** The proxied dialog ended (or was given up): its timer and its connections' pins go with it. */
+  private forget(callId: string): void {
+    const d = this.dialogs.get(callId);
+    if (!d) return;
+    this.dialogs.delete(callId);
+    clearTimeout(d.idle);
+    for (const c of d.pin.connectionIds) this.ctx.port.unpin(c, d.pin.key);
+  }
+
+  /** Forget every proxied dialog (the server is closing). */
+  close(): void {
+    for (const callId of [...this.dialogs.keys()]) this.forget(callId);
   }
 
   /** An in-dialog request of a proxied dialog: relay it statefully to the other party. */
@@ -286,6 +316,7 @@ export class ProxySide {
       this.relayAck(req);
       return true;
     }
+    d.idle.refresh();
     const fromCaller = req.fromTag === d.callerTag;
     const fwd = req.clone();
     const mf = req.maxForwards;
@@ -304,15 +335,19 @@ export class ProxySide {
     out.on('provisional', (res: SipResponse) => {
       if (res.status > 100) relay(res);
     });
+    // the BYE's answer (or none) ends the dialog; so does a 481 to any request in it (RFC 5057 5.1)
     out.on('final', (res: SipResponse) => {
       relay(res);
-      if (req.method === 'BYE') this.dialogs.delete(req.callId);
+      if (req.method === 'BYE' || res.status === 481) this.forget(req.callId);
     });
     out.on('timeout', () => {
       tx.respond(req.makeResponse(408));
-      if (req.method === 'BYE') this.dialogs.delete(req.callId);
+      if (req.method === 'BYE') this.forget(req.callId);
     });
-    out.on('transport-error', () => tx.respond(req.makeResponse(503)));
+    out.on('transport-error', () => {
+      tx.respond(req.makeResponse(503));
+      if (req.method === 'BYE') this.forget(req.callId);
+    });
     return true;
   }
 
@@ -320,6 +355,7 @@ export class ProxySide {
   relayAck(ack: SipRequest): boolean {
     const d = this.dialogs.get(ack.callId);
     if (!d) return false;
+    d.idle.refresh();
     const fromCaller = ack.fromTag === d.callerTag;
     const fwd = ack.clone();
     const popped = this.popOwnRoute(fwd);

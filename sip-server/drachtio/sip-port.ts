@@ -78,4 +78,10 @@ export interface SipPort extends EventEmitter<SipPortEvents> {
   timers(): { t1: number };
   /** true when host[:port] designates this server (loop prevention) */
   isLocal(host: string, port?: number): boolean;
+  /**
+   * Keep a TCP/TLS connection open however long it is idle while `key` holds it (a live dialog's
+   * flow), until unpin with the same key; a no-op for other connections and ones already gone.
+   */
+  pin(connectionId: string, key: string): void;
+  unpin(connectionId: string, key: string): void;
 }

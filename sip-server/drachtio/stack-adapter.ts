@@ -47,6 +47,14 @@ export class StackPort extends EventEmitter<SipPortEvents> implements SipPort {
     return this.stack.config.timers;
   }
 
+  pin(connectionId: string, key: string): void {
+    this.stack.pinConnection(connectionId, key);
+  }
+
+  unpin(connectionId: string, key: string): void {
+    this.stack.unpinConnection(connectionId, key);
+  }
+
   isLocal(host: string, port?: number): boolean {
     const h = host.startsWith('[') ? host.slice(1, -1) : host;
     return this.stack.listening.some((l) => {

@@ -34,7 +34,7 @@ interface TransportSource {
 }
 
 export interface TransportLayerEvents extends TransportEvents {
-  /** a WebSocket connection ended (its flow's registrations end with it) */
+  /** a TCP, TLS or WebSocket connection ended (a WebSocket flow's registrations end with it) */
   'flow-closed': [src: SourceInfo];
 }
 
@@ -68,6 +68,10 @@ export class TransportLayer extends EventEmitter<TransportLayerEvents> {
       t.on('frame-error', (r, s) => this.emit('frame-error', r, s));
       t.on('error', (e) => this.emit('error', e));
     };
+    const wireStream = (t: StreamTransport): void => {
+      wire(t);
+      t.on('close', (c) => this.emit('flow-closed', c.source));
+    };
     let port = listen.port;
     if (listen.transports.includes('udp')) {
       this.udp = new UdpTransport(listen.host, port, limits.udpBufferBytes);
@@ -87,7 +91,7 @@ export class TransportLayer extends EventEmitter<TransportLayerEvents> {
         uncapped: this.uncapped,
       });
       await this.tcp.listen();
-      wire(this.tcp);
+      wireStream(this.tcp);
       this.points.push({ transport: 'tcp', host: listen.host, port: this.tcp.boundPort, advertisedHost });
     }
     if (listen.transports.includes('tls') && this.config.tls) {
@@ -104,7 +108,7 @@ export class TransportLayer extends EventEmitter<TransportLayerEvents> {
         tls: { cert, key },
       });
       await this.tls.listen();
-      wire(this.tls);
+      wireStream(this.tls);
       this.points.push({ transport: 'tls', host: listen.host, port: this.tls.boundPort, advertisedHost });
     }
     const ws = (kind: 'ws' | 'wss', host: string, port: number): Promise<WsTransport> => {
@@ -133,6 +137,23 @@ export class TransportLayer extends EventEmitter<TransportLayerEvents> {
   /** Open TCP/TLS connections (for metrics). */
   get connectionCount(): number {
     return (this.tcp?.connectionCount ?? 0) + (this.tls?.connectionCount ?? 0) + (this.ws?.connectionCount ?? 0) + (this.wss?.connectionCount ?? 0);
+  }
+
+  /**
+   * Keep TCP/TLS connection `connectionId` open however long it is idle, until `until` (epoch ms;
+   * default: until unpinned) or unpin with the same key. WebSocket connections are never closed for
+   * idleness (they are pinged), so pins on them are no-ops, as on a connection already gone.
+   */
+  pin(connectionId: string, key: string, until?: number): void {
+    this.streamOf(connectionId)?.pin(connectionId, key, until);
+  }
+
+  unpin(connectionId: string, key: string): void {
+    this.streamOf(connectionId)?.unpin(connectionId, key);
+  }
+
+  private streamOf(connectionId: string): StreamTransport | undefined {
+    return connectionId.startsWith('tcp-') ? this.tcp : connectionId.startsWith('tls-') ? this.tls : undefined;
   }
 
   send(data: Buffer, dest: Destination): Promise<void> {

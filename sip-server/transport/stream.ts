@@ -13,6 +13,11 @@ type Kind = 'tcp' | 'tls';
 export class StreamConnection {
   readonly framer: StreamFramer;
   lastUsed = Date.now();
+  /**
+   * What keeps it open however long it is idle: a key per holder (a dialog, the registrations made
+   * over it) and until when (epoch ms; Infinity until unpinned). Gone with the connection.
+   */
+  readonly pins = new Map<string, number>();
 
   constructor(
     readonly id: string,
@@ -23,8 +28,23 @@ export class StreamConnection {
     this.framer = new StreamFramer(maxMessageSize);
   }
 
+  /** What a message from it reports as its source. */
+  get source(): SourceInfo {
+    const s = this.socket;
+    return { transport: this.kind, address: s.remoteAddress ?? '', port: s.remotePort ?? 0, localAddress: s.localAddress ?? '', localPort: s.localPort ?? 0, connectionId: this.id };
+  }
+
   get remoteKey(): string {
     return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
+  }
+
+  /** A pin still holds it at `now` (the lapsed ones met on the way are dropped). */
+  pinned(now: number): boolean {
+    for (const [key, until] of this.pins) {
+      if (until > now) return true;
+      this.pins.delete(key);
+    }
+    return false;
   }
 }
 
@@ -99,14 +119,7 @@ export class StreamTransport extends EventEmitter<StreamTransportEvents> {
     this.byRemote.set(conn.remoteKey, conn);
     const address = socket.remoteAddress ?? '';
     this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
-    const src = (): SourceInfo => ({
-      transport: this.opts.kind,
-      address: socket.remoteAddress ?? '',
-      port: socket.remotePort ?? 0,
-      localAddress: socket.localAddress ?? '',
-      localPort: socket.localPort ?? 0,
-      connectionId: id,
-    });
+    const src = (): SourceInfo => conn.source;
     socket.on('data', (chunk: Buffer) => {
       conn.lastUsed = Date.now();
       for (const ev of conn.framer.push(chunk)) {
@@ -166,9 +179,20 @@ export class StreamTransport extends EventEmitter<StreamTransportEvents> {
     return p;
   }
 
+  /** Keep connection `id` open, however idle, until `until` (epoch ms) or unpin(id, key); no-op once it is gone. */
+  pin(id: string, key: string, until = Infinity): void {
+    this.byId.get(id)?.pins.set(key, until);
+  }
+
+  unpin(id: string, key: string): void {
+    this.byId.get(id)?.pins.delete(key);
+  }
+
+  /** Close what has been idle for idleTimeoutMs and carries nothing pinned (a live dialog, a registration). */
   private closeIdle(): void {
-    const limit = Date.now() - this.opts.idleTimeoutMs;
-    for (const c of this.byId.values()) if (c.lastUsed < limit) c.socket.destroy();
+    const now = Date.now();
+    const limit = now - this.opts.idleTimeoutMs;
+    for (const c of this.byId.values()) if (c.lastUsed < limit && !c.pinned(now)) c.socket.destroy();
   }
 
   async close(): Promise<void> {
