@@ -78,26 +78,25 @@ export class PinLockout {
     return ms > 0 ? Math.ceil(ms / 1000) : 0;
   }
 
-  /** Counts one wrong login of `caller`, on `boxId` when the box exists (null: an unknown box number). */
-  async fail(customerId: string, caller: string, boxId: string | null): Promise<PinFailure> {
+  /**
+   * Counts one wrong login of `caller` on `box` (null: an unknown box number). `box.locked`: the box was
+   * locked, so the try counts for the caller only (it must not lengthen the box's lock); the caller is
+   * still noted as one that failed on the box, so that the box's unlock frees it too.
+   */
+  async fail(customerId: string, caller: string, box: { id: string; locked: boolean } | null): Promise<PinFailure> {
     const p = this.policy;
     const cf = this.caller('fail', customerId, caller);
     const m = this.redis.multi().incr(cf).expire(cf, p.windowSec, 'NX');
-    if (boxId) {
-      const bf = this.box('fail', boxId);
-      const set = this.box('callers', boxId);
-      m.incr(bf)
-        .expire(bf, p.windowSec, 'NX')
-        .sadd(set, caller.toLowerCase())
-        .expire(set, p.windowSec + p.lockSec);
-    }
+    const counted = box && !box.locked ? box.id : null;
+    if (counted) m.incr(this.box('fail', counted)).expire(this.box('fail', counted), p.windowSec, 'NX');
+    if (box) m.sadd(this.box('callers', box.id), caller.toLowerCase()).expire(this.box('callers', box.id), p.windowSec + p.lockSec);
     const r = await m.exec();
     const callerFailures = Number(r?.[0]?.[1] ?? 0);
-    const boxFailures = boxId ? Number(r?.[2]?.[1] ?? 0) : 0;
+    const boxFailures = counted ? Number(r?.[2]?.[1] ?? 0) : 0;
     const out: PinFailure = { boxFailures, callerFailures, boxLockedSec: 0, callerLockedSec: 0 };
     const locks = this.redis.multi();
-    if (boxId && boxFailures >= p.failures) {
-      locks.set(this.box('lock', boxId), '1', 'EX', p.lockSec).del(this.box('fail', boxId));
+    if (counted && boxFailures >= p.failures) {
+      locks.set(this.box('lock', counted), '1', 'EX', p.lockSec).del(this.box('fail', counted));
       out.boxLockedSec = p.lockSec;
     }
     if (callerFailures >= p.callerFailures) {

@@ -65,7 +65,7 @@ export async function login(
       return box;
     }
     // a try on a locked box counts for the caller only (it must not lengthen the box's lock)
-    const f = await lockout.fail(customerId, o.caller, box && !boxLocked ? box.id : null);
+    const f = await lockout.fail(customerId, o.caller, box ? { id: box.id, locked: boxLocked } : null);
     svc.logger.info({ box: box?.id ?? null, caller: o.caller, boxFailures: f.boxFailures, callerFailures: f.callerFailures, boxLocked }, 'voicemail login failed');
     if (box) await published(svc, box, o.caller, f);
     digits.clear();

@@ -150,15 +150,20 @@ describe('security: voicemail PIN lockout across calls (issue 52, finding 1)', f
       const box = await voicemailBoxesRepo(t.ctx.db).create(f.customer.id, { number: '77', pin: '2468' });
       if (typeof box === 'string') throw new Error(box);
       const lockout = new PinLockout(t.ctx.redis, t.ctx.config.redisKeyPrefix, { failures: 2, windowSec: 60, lockSec: 60, callerFailures: 2 });
-      await lockout.fail(f.customer.id, 'extension:100', box.id);
-      const second = await lockout.fail(f.customer.id, 'extension:100', box.id);
+      await lockout.fail(f.customer.id, 'extension:100', { id: box.id, locked: false });
+      const second = await lockout.fail(f.customer.id, 'extension:100', { id: box.id, locked: false });
       expect(second).to.include({ boxLockedSec: 60, callerLockedSec: 60 });
+      // a try on the locked box counts for the caller only, and notes it for the unlock
+      const onLocked = await lockout.fail(f.customer.id, 'extension:200', { id: box.id, locked: true });
+      expect(onLocked).to.include({ boxFailures: 0, callerFailures: 1, boxLockedSec: 0 });
       expect(await lockout.boxLockedFor(box.id)).to.be.greaterThan(0);
       const r = await request(t.app).post(`/v1.0/voicemail_boxes/${box.id}/unlock`).query({ accesskey: f.accesskey });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body).to.include({ id: box.id, was_locked: true });
       expect(await lockout.boxLockedFor(box.id)).to.equal(0);
       expect(await lockout.callerLockedFor(f.customer.id, 'extension:100')).to.equal(0);
+      // the callers' counts went with it: two more failures are needed to lock extension:200
+      expect((await lockout.fail(f.customer.id, 'extension:200', null)).callerLockedSec).to.equal(0);
       const again = await request(t.app).post(`/v1.0/voicemail_boxes/${box.id}/unlock`).query({ accesskey: f.accesskey });
       expect(again.body.was_locked).to.equal(false);
       // another customer's box is not found
