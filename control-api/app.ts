@@ -110,7 +110,9 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   app.use('/v1.0', groupDispatch(v1, groups, limited(limiters.v1Ip)));
 
   // The Twilio-compatible REST API (control-api/twilio/): basic auth, form bodies, Twilio's error shape.
-  app.use('/2010-04-01', createTwilioRouter(ctx, { ipLimit: limited(limiters.v1Ip) }));
+  // Limited as /v1.0 is: per address before auth, per account (the access keys' bucket) after it.
+  const accountLimit = isPassThrough(limiters.customer) ? null : limiters.raw.customer;
+  app.use('/2010-04-01', createTwilioRouter(ctx, { ipLimit: limited(limiters.v1Ip), accountLimit }));
 
   app.use(opsRouter(ctx, metrics));
   const authRouter = opts.authRouter ?? createAuthRouter;

@@ -9,6 +9,7 @@ import { parseCidrList, type Cidr } from '../core/net/address';
 import type { QualityThresholds } from '../core/quality/leg';
 import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../core/media/rtp-capture';
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
+import type { PinLockoutPolicy } from '../core/voicemail/pin-lockout';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
 
@@ -58,6 +59,12 @@ const schema = z.object({
   SUBSCRIBE_MAX_EXPIRES: z.coerce.number().int().min(60).max(86400).default(3600),
   /** subscriptions one extension may hold on one node; more are refused 403 (a phone with many BLF keys holds one per key) */
   SUBSCRIBE_MAX_PER_EXTENSION: z.coerce.number().int().min(1).max(10_000).default(300),
+  /** Wrong voicemail PINs across calls (core/voicemail/pin-lockout.ts): per box within the window, then the box is locked */
+  VOICEMAIL_PIN_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  VOICEMAIL_PIN_LOCKOUT_WINDOW_SEC: z.coerce.number().int().min(1).max(604_800).default(3600),
+  VOICEMAIL_PIN_LOCKOUT_SEC: z.coerce.number().int().min(1).max(604_800).default(1800),
+  /** wrong logins of one caller on any boxes within the window that lock the caller out of every box */
+  VOICEMAIL_PIN_LOCKOUT_CALLER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(10),
   REGISTRAR_LOCKOUT_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   REGISTRAR_LOCKOUT_WINDOW_SEC: z.coerce.number().int().min(1).max(86400).default(60),
   /** Failures from all addresses together that refuse an AOR to addresses that never authenticated for it. */
@@ -143,6 +150,7 @@ export interface MediaAppConfig {
     lockoutAorWindowSec: number;
   };
   subscriptions: { minExpires: number; maxExpires: number; maxPerExtension: number };
+  voicemailPin: PinLockoutPolicy;
   dialTimeoutMs: number;
   maxDurationMs: number;
   creditGuardIntervalMs: number;
@@ -187,6 +195,12 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       lockoutAorWindowSec: e.REGISTRAR_LOCKOUT_AOR_WINDOW_SEC,
     },
     subscriptions: { minExpires: e.SUBSCRIBE_MIN_EXPIRES, maxExpires: e.SUBSCRIBE_MAX_EXPIRES, maxPerExtension: e.SUBSCRIBE_MAX_PER_EXTENSION },
+    voicemailPin: {
+      failures: e.VOICEMAIL_PIN_LOCKOUT_FAILURES,
+      windowSec: e.VOICEMAIL_PIN_LOCKOUT_WINDOW_SEC,
+      lockSec: e.VOICEMAIL_PIN_LOCKOUT_SEC,
+      callerFailures: e.VOICEMAIL_PIN_LOCKOUT_CALLER_FAILURES,
+    },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
     creditGuardIntervalMs: e.CREDIT_GUARD_INTERVAL_MS,

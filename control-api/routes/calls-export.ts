@@ -65,7 +65,7 @@ export const routes = [
     summary: 'Export call detail records (CSV or JSON lines, streamed)',
     description:
       `Our extension. The caller's calls created in [start, end), oldest first, one record per call with its billing amount (micros) and its quality summary (quality_* columns, empty / null without media). ` +
-      `format=csv: RFC 4180 with a header row; a text starting with = + - @ TAB or CR is prefixed with an apostrophe (formula injection). ` +
+      `format=csv: RFC 4180 with a header row; every piece of a text that a spreadsheet could run as a formula (starting with = + - @ TAB or CR, at the start or after , ; TAB | or a line break) gets an apostrophe first (formula injection). ` +
       `format=jsonl: one JSON object per line. The range may span at most ${MAX_EXPORT_DAYS} days. Errors are the JSON envelope.`,
     permission: 'manager',
     query: exportQuery,

@@ -13,6 +13,7 @@ import { ApiError } from '../../core/errors';
 import { providersRepo, providerJson, type ProviderRow } from '../../core/repos/providers';
 import { outboundRegistrationsRepo, registrationJson, type RegistrationSettings } from '../../core/repos/outbound-registrations';
 import type { AppContext } from '../context';
+import { refuseMovedSecret } from '../../core/secrets/key-destination';
 import { registrationInput, registrationSettings, RegistrationSchema, sipHost as host, type RegistrationInput } from './registration-fields';
 
 const dialPart = z
@@ -89,7 +90,7 @@ export async function show(ctx: AppContext, rows: ProviderRow[]) {
 async function checkRegistration(ctx: AppContext, id: string | null, input: RegistrationInput | undefined): Promise<RegistrationSettings | null | undefined> {
   if (input === undefined) return undefined;
   const cur = id ? await outboundRegistrationsRepo(ctx.db).get('provider', id) : null;
-  return registrationSettings(input, !!cur, {});
+  return registrationSettings(input, cur, {});
 }
 
 async function putRegistration(ctx: AppContext, id: string, s: RegistrationSettings | null | undefined): Promise<void> {
@@ -164,7 +165,17 @@ export const routes = [
     handler: async ({ params, body, ctx }) => {
       const { type: _t, registration, ...patch } = body;
       const repo = providersRepo(ctx.db);
-      if (!(await repo.get(params.id))) throw notFound();
+      const cur = await repo.get(params.id);
+      if (!cur) throw notFound();
+      // the stored auth_password answers only the host it was stored for (core/secrets/key-destination.ts)
+      refuseMovedSecret({
+        field: 'auth_password',
+        placeField: 'hostname',
+        stored: cur.auth_password !== '',
+        kept: patch.auth_password === undefined,
+        before: cur.hostname.toLowerCase(),
+        after: (patch.hostname ?? cur.hostname).toLowerCase(),
+      });
       const reg = await checkRegistration(ctx, params.id, registration);
       const p = await repo.update(params.id, patch);
       if (!p) throw notFound();

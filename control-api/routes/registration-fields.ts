@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { invalidArgument } from '../../core/errors';
+import { refuseMovedSecret } from '../../core/secrets/key-destination';
 import { sipLiteralRefusal, type SipEgress } from '../../core/calls/sip-destination';
 import type { RegistrationSettings } from '../../core/repos/outbound-registrations';
 
@@ -65,10 +66,23 @@ export const RegistrationSchema = z
  * The settings to store, or null to remove; checked as a whole (a new registration needs a password;
  * a customer's registrar must be allowed by the egress policy). Throws a 400 naming the field.
  */
-export function registrationSettings(input: NonNullable<RegistrationInput> | null, hasCurrent: boolean, opts: { egress?: SipEgress }): RegistrationSettings | null {
+export function registrationSettings(
+  input: NonNullable<RegistrationInput> | null,
+  current: Pick<RegistrationSettings, 'registrar' | 'password'> | null,
+  opts: { egress?: SipEgress },
+): RegistrationSettings | null {
   if (!input) return null;
   const password = input.password ?? '';
-  if (!password && !hasCurrent) throw invalidArgument('registration.password: is required', [{ field: 'registration.password', issue: 'is required' }]);
+  if (!password && !current) throw invalidArgument('registration.password: is required', [{ field: 'registration.password', issue: 'is required' }]);
+  // the stored password answers only the registrar it was stored for (core/secrets/key-destination.ts)
+  refuseMovedSecret({
+    field: 'registration.password',
+    placeField: 'registration.registrar',
+    stored: !!current?.password,
+    kept: !password,
+    before: (current?.registrar ?? '').toLowerCase(),
+    after: input.registrar.toLowerCase(),
+  });
   if (opts.egress) {
     const refused = sipLiteralRefusal(`sip:${input.registrar}`, opts.egress);
     if (refused && !refused.ok) throw invalidArgument(`registration.registrar: ${refused.message}`, [{ field: 'registration.registrar', issue: refused.message }]);

@@ -84,7 +84,7 @@ const show = async (ctx: AppContext, t: TrunkRow) => (await showAll(ctx, [t]))[0
 async function checkRegistration(ctx: AppContext, id: string | null, input: RegistrationInput | undefined): Promise<RegistrationSettings | null | undefined> {
   if (input === undefined) return undefined;
   const cur = id ? await outboundRegistrationsRepo(ctx.db).get('trunk', id) : null;
-  return registrationSettings(input, !!cur, { egress: ctx.egress });
+  return registrationSettings(input, cur, { egress: ctx.egress });
 }
 
 async function putRegistration(ctx: AppContext, t: TrunkRow, s: RegistrationSettings | null | undefined): Promise<void> {

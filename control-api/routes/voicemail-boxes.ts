@@ -11,6 +11,7 @@ import { publishResourceEvent } from '../../core/events/catalogue';
 import { BOX_NUMBER_PATTERN, PIN_PATTERN, voicemailBoxesRepo, voicemailBoxJson, type BoxWriteError } from '../../core/voicemail/boxes';
 import { FOLDERS, voicemailMessagesRepo, voicemailMessageJson } from '../../core/voicemail/messages';
 import { mailboxSummary } from '../../core/voicemail/mwi';
+import { unlockPinBox } from '../../core/voicemail/pin-lockout';
 import type { AppContext } from '../context';
 import { listOf } from './schemas';
 import { voicemailMessageSchema } from './voicemail-messages';
@@ -77,7 +78,11 @@ function writeError(e: BoxWriteError): ApiError {
   return new ApiError('INVALID_ARGUMENT', 'extension_id names no extension of this customer', { details: [{ field: 'extension_id', issue: 'not found' }] });
 }
 
-async function publish(ctx: AppContext, type: 'voicemail_box_created' | 'voicemail_box_updated' | 'voicemail_box_deleted', json: ReturnType<typeof voicemailBoxJson>): Promise<void> {
+async function publish(
+  ctx: AppContext,
+  type: 'voicemail_box_created' | 'voicemail_box_updated' | 'voicemail_box_deleted' | 'voicemail_box_unlocked',
+  json: ReturnType<typeof voicemailBoxJson>,
+): Promise<void> {
   await publishResourceEvent(new EventPublisher(ctx.redis), type, json).catch((err: Error) => ctx.logger.warn({ err: err.message, type }, 'event publish failed'));
 }
 
@@ -162,6 +167,26 @@ export const routes = [
       const json = voicemailBoxJson(r);
       await publish(ctx, 'voicemail_box_deleted', json);
       return json;
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/voicemail_boxes/:id/unlock',
+    tag,
+    summary: 'Unlock a voicemail box locked by wrong PINs (and the callers locked by their wrong PINs on it)',
+    description:
+      'Our extension. Wrong PINs at the voice menu are counted across calls per box and per caller (VOICEMAIL_PIN_LOCKOUT_*): ' +
+      'a locked box takes no PIN until its lock ends or this unlock. Publishes voicemail_box_unlocked. `was_locked`: whether the box itself was locked.',
+    permission: 'manager',
+    params: idParams,
+    response: boxSchema.extend({ was_locked: z.boolean() }),
+    handler: async ({ ctx, auth, params }) => {
+      const b = await voicemailBoxesRepo(ctx.db).get(auth.customerId, params.id);
+      if (!b) throw missing();
+      const wasLocked = await unlockPinBox(ctx.redis, ctx.config.redisKeyPrefix, auth.customerId, b.id);
+      const json = voicemailBoxJson(b);
+      await publish(ctx, 'voicemail_box_unlocked', json);
+      return { ...json, was_locked: wasLocked };
     },
   }),
   defineRoute({

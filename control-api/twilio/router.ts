@@ -1,10 +1,14 @@
 /**
- * The Twilio-compatible REST API, mounted at /2010-04-01 (control-api/app.ts): per-IP limit → form
- * body → basic auth for /Accounts/:AccountSid (auth.ts) → the resources → Twilio's error shape for
- * everything, unknown paths included.
+ * The Twilio-compatible REST API, mounted at /2010-04-01 (control-api/app.ts): per-IP limit (every
+ * request, wrong credentials included, in the v1_ip bucket /v1.0 uses) → form body → basic auth for
+ * /Accounts/:AccountSid (auth.ts) → per-account limit (the `customer` bucket of /v1.0's access keys)
+ * → the resources → Twilio's error shape for everything (a limit: 20429 with Retry-After), unknown
+ * paths included.
  */
 import express, { Router, type RequestHandler } from 'express';
 import type { AppContext } from '../context';
+import type { Limiter } from '../../core/ratelimit';
+import { rateLimited } from '../../core/errors';
 import { accountSid } from '../../core/twilio/sids';
 import { rfc2822 } from './params';
 import { authOf, twilioAuth } from './auth';
@@ -19,12 +23,20 @@ import { queuesRouter } from './queues';
 import { twilioErrorHandler, twilioRouteNotFound } from './errors';
 import { API_VERSION } from './call-json';
 
-export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHandler[] } = {}): Router {
+/** The per-account limit after basic auth: the customer's bucket, as an access key on /v1.0 takes it. */
+function accountLimit(l: Limiter): RequestHandler {
+  return (_req, res, next) => {
+    l.consume(authOf(res.locals).customerId).then((r) => next(r.allowed ? undefined : rateLimited(r.limitedBy, r.retryAfterSec)), next);
+  };
+}
+
+export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHandler[]; accountLimit?: Limiter | null } = {}): Router {
   const r = Router();
   for (const l of opts.ipLimit ?? []) r.use(l);
   r.use(express.urlencoded({ extended: false, limit: ctx.config.bodyLimitBytes, parameterLimit: 1000 }));
   const account = Router({ mergeParams: true });
   account.use(twilioAuth(ctx));
+  if (opts.accountLimit) account.use(accountLimit(opts.accountLimit));
   account.get('/', (_req, res) => {
     const a = authOf(res.locals);
     res.json({

@@ -7,6 +7,7 @@
  */
 import type { Db } from '../db/knex';
 import { formatRfc3339 } from '../time';
+import { csvRow } from '../csv';
 import type { CallQuality, DirectionSummary } from '../quality/leg';
 
 /** Per direction (`in` heard by us, `out` heard by the party), the call's quality summary keys, in CSV order. */
@@ -196,25 +197,11 @@ export async function* cdrBatches(db: Db, f: CdrFilter, batchSize = 500): AsyncG
 
 // ---- encodings --------------------------------------------------------------------------------
 
-/**
- * One CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF, quotes doubled. A text
- * starting with = + - @ TAB or CR gets a leading apostrophe first, so a spreadsheet shows it as text
- * instead of running it as a formula (CSV injection). Numbers are written as they are.
- */
-export function csvField(v: string | number | null): string {
-  if (v === null) return '';
-  if (typeof v === 'number') return String(v);
-  let s = v;
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
+export const CSV_HEADER = csvRow(CDR_FIELDS);
 
-export const CSV_HEADER = CDR_FIELDS.join(',') + '\r\n';
-
+/** One record as a CSV row (core/csv.ts: quoting and formula neutralising). */
 export function csvLine(c: Cdr): string {
-  let out = '';
-  for (let i = 0; i < CDR_FIELDS.length; i++) out += (i ? ',' : '') + csvField(c[CDR_FIELDS[i]!]);
-  return out + '\r\n';
+  return csvRow(CDR_FIELDS.map((f) => c[f]));
 }
 
 export function jsonLine(c: Cdr): string {

@@ -66,7 +66,8 @@ const CATALOGUE = {
   // POST /customer/webhook_test (an extension): a test event through the ordinary webhook delivery
   webhook: ['webhook_test'],
   // issue 37 voicemail (an extension): boxes and their messages (core/voicemail/)
-  voicemail_box: ['voicemail_box_created', 'voicemail_box_updated', 'voicemail_box_deleted'],
+  // a wrong PIN at the voice menu, a box or caller locked by wrong PINs (`caller`, `failures` / `locked`, `lock_sec` added), an admin's unlock
+  voicemail_box: ['voicemail_box_created', 'voicemail_box_updated', 'voicemail_box_deleted', 'voicemail_box_login_failed', 'voicemail_box_locked', 'voicemail_box_unlocked'],
   voicemail_message: ['voicemail_message_created', 'voicemail_message_updated', 'voicemail_message_deleted'],
 } as const;
 

@@ -10,6 +10,7 @@ import { invalidArgument } from '../errors';
 import { realtimeModel, checkEngineModel } from '../speech/voices';
 import { LlmError, type ChatChunk, type ChatLlm, type ChatRequest, type ToolCall } from './client';
 import { maskKey, type EngineConfig } from './endpoint';
+import { engineKeyDestination, refuseMovedSecret } from '../secrets/key-destination';
 
 export interface LlmFallbackInfo {
   /** engine_model of the first and of the fallback */
@@ -101,6 +102,25 @@ export function unmaskedLlmParameter(p: Record<string, unknown>, stored: Record<
   const k = (kept as Record<string, unknown>).engine_key;
   if (typeof s.engine_key === 'string' && typeof k === 'string' && k && s.engine_key === maskKey(k)) return { ...p, llm_fallback: { ...s, engine_key: k } };
   return p;
+}
+
+/**
+ * A fallback key sent back masked is kept only while it goes where it went: a changed
+ * `llm_fallback.engine_url` (or vendor) with the key masked is a 400 (core/secrets/key-destination.ts).
+ */
+export function refuseMovedFallbackKey(p: Record<string, unknown>, stored: Record<string, unknown> | null | undefined): void {
+  const sent = fallbackObject(p?.llm_fallback);
+  const kept = fallbackObject(stored?.llm_fallback);
+  if (!sent || !kept?.engine_key) return;
+  const f = 'parameter.llm_fallback';
+  refuseMovedSecret({
+    field: `${f}.engine_key`,
+    placeField: `${f}.engine_url`,
+    stored: true,
+    kept: sent.engine_key === maskKey(kept.engine_key),
+    before: engineKeyDestination(kept.engine_model, kept.engine_url),
+    after: engineKeyDestination(sent.engine_model, sent.engine_url),
+  });
 }
 
 class SlowFirstToken extends Error {}

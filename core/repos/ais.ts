@@ -12,7 +12,8 @@ import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { maskKey } from '../llm/endpoint';
 import { maskedVoiceParameter, unmaskedVoiceParameter } from '../speech/voices';
-import { maskedLlmParameter, unmaskedLlmParameter } from '../llm/fallback';
+import { maskedLlmParameter, refuseMovedFallbackKey, unmaskedLlmParameter } from '../llm/fallback';
+import { engineKeyDestination, refuseMovedSecret } from '../secrets/key-destination';
 import { openForShow, openKey, sealKey, sealParameter, mapParameterKeys } from '../secrets/keys';
 
 export interface AiRow {
@@ -155,10 +156,21 @@ export function aisRepo(db: Db) {
         // an AI that stops being an Insight AI stops being the active one
         const demoted = patch.type !== undefined && patch.type !== 'insight' ? { is_insight_active: false } : {};
         // a key sent back as we show it (masked) is the stored key: a client that reads, edits and writes keeps it
-        if (patch.engine_key !== undefined && before.engine_key && patch.engine_key === maskKey(openForShow(before.engine_key))) patch = { ...patch, engine_key: before.engine_key };
+        const maskedBack = patch.engine_key !== undefined && before.engine_key && patch.engine_key === maskKey(openForShow(before.engine_key));
+        // ...as long as it goes where it went: a kept key does not follow a changed engine_url (core/secrets/key-destination.ts)
+        refuseMovedSecret({
+          field: 'engine_key',
+          placeField: 'engine_url',
+          stored: openOrKeep(before.engine_key ?? '') !== '',
+          kept: patch.engine_key === undefined || !!maskedBack,
+          before: engineKeyDestination(before.engine_model, before.engine_url),
+          after: engineKeyDestination(patch.engine_model ?? before.engine_model, patch.engine_url ?? before.engine_url),
+        });
+        if (maskedBack) patch = { ...patch, engine_key: before.engine_key };
         if (patch.parameter) {
           // compared with the stored keys opened; a kept key is sealed again on the way back
           const stored = mapParameterKeys(before.parameter, openOrKeep);
+          refuseMovedFallbackKey(patch.parameter, stored);
           const next = unmaskedLlmParameter(unmaskedVoiceParameter(patch.parameter, stored), stored);
           const kept = typeof next.stt_key === 'string' && typeof stored.stt_key === 'string' && stored.stt_key && next.stt_key === maskKey(stored.stt_key);
           patch = { ...patch, parameter: kept ? { ...next, stt_key: stored.stt_key } : next };

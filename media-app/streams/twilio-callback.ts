@@ -40,6 +40,16 @@ export function statusCallbackProblem(url: string): string | null {
   return null;
 }
 
+/**
+ * The customer's current AuthToken (the key of X-Twilio-Signature on the stream's handshake and its
+ * callbacks), or null for a customer that is gone. includeDeleted reads the whole row (the live-row
+ * query leaves twilio_token_generation out): a customer deleted during the call still signs.
+ */
+export async function streamAuthToken(deps: Pick<CallDeps, 'db' | 'config'>, customerId: string): Promise<string | null> {
+  const row = await customersRepo(deps.db).get(customerId, { includeDeleted: true });
+  return row ? twilioAuthToken(deps.config.jwtSecret, customerId, row.twilio_token_generation) : null;
+}
+
 export class StreamStatusCallback {
   constructor(
     private readonly deps: Pick<CallDeps, 'db' | 'egress' | 'config'>,
@@ -59,14 +69,11 @@ export class StreamStatusCallback {
     };
     if (error) params.StreamError = error;
     try {
-      // includeDeleted reads the whole row (the live-row query leaves twilio_token_generation out); a
-      // customer deleted during the call still gets its callbacks, one that is gone gets none.
-      const row = await customersRepo(this.deps.db).get(this.ids.customerId, { includeDeleted: true });
-      if (!row) {
+      const token = await streamAuthToken(this.deps, this.ids.customerId);
+      if (token === null) {
         this.logger.info({ stream: this.ids.streamSid, event }, 'stream status callback not sent: customer not found');
         return;
       }
-      const token = twilioAuthToken(this.deps.config.jwtSecret, this.ids.customerId, row.twilio_token_generation);
       const form = new URLSearchParams(params).toString();
       let url = this.target.url;
       if (this.target.method === 'GET') url += (url.includes('?') ? '&' : '?') + form;

@@ -21,7 +21,8 @@ import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import type { AudioFork } from '../../media-engine';
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
-import { StreamStatusCallback, type StatusCallbackTarget } from './twilio-callback';
+import { StreamStatusCallback, streamAuthToken, type StatusCallbackTarget } from './twilio-callback';
+import { twilioSignature } from '../../core/twilio/signature';
 import { traceFork, type MediaSpan } from '../call/media-trace';
 
 export interface TwilioStreamRequest {
@@ -112,6 +113,11 @@ export class TwilioStream extends EventEmitter {
       if (e instanceof EgressRefused) throw new TwilioStreamError(`url refused: ${e.message}`);
       throw e;
     }
+    // signed as Twilio signs it (and as <ConversationRelay>'s socket is): X-Twilio-Signature, HMAC-SHA1
+    // of the wss URL as given, keyed by the account's AuthToken, so the app can tell the platform's
+    // connection from anyone's
+    const token = await streamAuthToken(this.deps, this.req.customerId);
+    if (token === null) throw new TwilioStreamError("the account's AuthToken could not be read: the customer is gone");
     // no permessage-deflate (as Twilio): a zlib pass over every 20 ms frame would cost more than the bytes it saves
     const ws = new WebSocket(this.req.url, {
       handshakeTimeout: this.connectTimeoutMs,
@@ -119,6 +125,7 @@ export class TwilioStream extends EventEmitter {
       lookup: checked.lookup,
       followRedirects: false,
       perMessageDeflate: false,
+      headers: { 'X-Twilio-Signature': twilioSignature(token, this.req.url) },
     });
     this.ws = ws;
     ws.on('error', () => undefined); // 'close' follows

@@ -10,6 +10,7 @@ import { publisherFor } from '../../core/messaging/deps';
 import { emailTransport } from '../../core/smtp/transport';
 import { EgressPolicy } from '../../core/net';
 import type { VoicemailService } from './service';
+import { PinLockout } from '../../core/voicemail/pin-lockout';
 import { startMwiNotifier } from './mwi-notifier';
 import { startMwiPresence } from './mwi-presence';
 
@@ -42,6 +43,7 @@ export const subsystem: Subsystem = {
         return call && !call.isEnded ? (call.endpoint ?? null) : null;
       },
       egress: new EgressPolicy(d.config.egress),
+      pinLockout: new PinLockout(d.redis, d.config.redisKeyPrefix, d.app.voicemailPin),
       speech: () => ctx.services.speech,
       track(p) {
         const w = p.catch(() => undefined).finally(() => work.delete(w));

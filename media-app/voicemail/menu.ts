@@ -12,6 +12,7 @@ import { storageBackend } from '../../core/storage/backend';
 import { PIN_PATTERN, voicemailBoxesRepo, type GreetingKind, type VoicemailBoxRow } from '../../core/voicemail/boxes';
 import { voicemailMessagesRepo, type VoicemailMessageRow } from '../../core/voicemail/messages';
 import { mailboxSummary } from '../../core/voicemail/mwi';
+import { pinCaller } from '../../core/voicemail/pin-lockout';
 import type { Address, CallPort } from '../flow/call-port';
 import { CallAudio, DigitQueue } from './audio';
 import { KEY_TIMEOUT_MS, login } from './login';
@@ -19,7 +20,8 @@ import { MIN_MESSAGE_MS } from './leave';
 import { messageChanged } from './notify';
 import type { VoicemailService } from './service';
 
-export type MenuResult = 'exit' | 'login_failed' | 'box_not_found' | 'timeout';
+/** login_failed: three wrong logins; locked: the caller is locked out by wrong PINs across calls (core/voicemail/pin-lockout.ts). */
+export type MenuResult = 'exit' | 'login_failed' | 'locked' | 'box_not_found' | 'timeout';
 
 /** Unanswered prompts in a row before the menu says goodbye. */
 const MAX_SILENT_PROMPTS = 3;
@@ -235,11 +237,11 @@ export async function voicemailMain(svc: VoicemailService, customerId: string, c
   const digits = new DigitQueue(call);
   try {
     const audio = new CallAudio(svc, call, given?.language ?? 'en-US', digits);
-    const box = await login(svc, customerId, audio, digits, { box: given, skipPin: o.skipPin }, signal);
-    if (!box) {
+    const box = await login(svc, customerId, audio, digits, { box: given, skipPin: o.skipPin, caller: pinCaller(call.info.source) }, signal);
+    if (typeof box === 'string') {
       await audio.say('Goodbye.', signal);
       await call.hangup('normal');
-      return 'login_failed';
+      return box;
     }
     return await new Menu(svc, box, call, new CallAudio(svc, call, box.language, digits), digits, signal).run();
   } finally {

@@ -10,6 +10,7 @@ import type { Knex } from '../../core/db/knex';
 import type { EventPublisher } from '../../core/events/bus';
 import type { EmailDeps } from '../../core/email/send';
 import type { EgressPolicy } from '../../core/net';
+import type { PinLockout } from '../../core/voicemail/pin-lockout';
 import type { Endpoint } from '../../media-engine';
 import type { SpeechService } from '../speech/service';
 
@@ -25,6 +26,8 @@ export interface VoicemailService {
   endpointOf(callId: string): Endpoint | null;
   /** What the AI summary's LLM requests go through (core/net). */
   readonly egress: EgressPolicy;
+  /** Wrong PINs across calls, per box and per caller (core/voicemail/pin-lockout.ts). */
+  readonly pinLockout: PinLockout;
   /** The node's speech service when it runs (transcripts of messages). */
   speech(): SpeechService | undefined;
   /** Work that outlives the action (transcript, mail): awaited on stop, and by tests. */

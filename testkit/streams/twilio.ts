@@ -16,6 +16,8 @@ export interface TwilioMsg {
 export interface TwilioConn {
   ws: WebSocket;
   path: string;
+  /** The handshake's X-Twilio-Signature ('' without one; checked by the test with twilio.validateRequest). */
+  signature: string;
   msgs: TwilioMsg[];
   /** Text frames that were not JSON (none expected). */
   garbage: number;
@@ -54,6 +56,7 @@ export async function twilioApp(path = '/media', opts: { keepMedia?: boolean } =
   };
   wss.on('connection', (ws, req) => {
     const c = recordTwilio(ws, req.url ?? '', opts.keepMedia ?? true);
+    c.signature = String(req.headers['x-twilio-signature'] ?? '');
     app.conns.push(c);
     app.onConnection?.(c);
   });
@@ -68,6 +71,7 @@ export function recordTwilio(ws: WebSocket, path = '', keepMedia = true): Twilio
   const c: TwilioConn = {
     ws,
     path,
+    signature: '',
     msgs: [],
     garbage: 0,
     mediaCount: 0,

@@ -7,7 +7,8 @@ import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from '.
 
 /**
  * The voice menu of a voicemail box (an extension of the reference list; media-app/voicemail/menu.ts).
- * Sets svc.voicemail.result (exit, timeout, login_failed: the call is hung up after 3 wrong logins).
+ * Sets svc.voicemail.result (exit, timeout, login_failed: the call is hung up after 3 wrong logins;
+ * locked: hung up, the caller is locked out by wrong PINs across calls, core/voicemail/pin-lockout.ts).
  */
 export class VoicemailMain extends FlowTask<z.infer<typeof vm.voicemail_main>> {
   async exec(ctx: ActionContext): Promise<Outcome> {

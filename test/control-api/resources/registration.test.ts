@@ -42,11 +42,17 @@ describe('provider and trunk registration settings', function () {
     expect(stored?.password).to.equal('reg-secret');
     expect(stored?.contact_user).to.match(/^reg-[0-9a-f]{32}$/);
     expect(JSON.stringify(p.body)).to.not.contain(stored!.contact_user);
-    // a change without a password keeps the stored one and restarts the registration
-    const upd = await api.put(`/v1.0/providers/${p.body.id}`).send({ registration: { registrar: 'sip2.carrier.example', username: 'acct-1', domain: 'carrier.example' } });
+    // a change without a password keeps the stored one (same registrar) and restarts the registration
+    const upd = await api.put(`/v1.0/providers/${p.body.id}`).send({ registration: { registrar: 'sip.carrier.example:5080', username: 'acct-1', domain: 'carrier.example' } });
     expect(upd.status, JSON.stringify(upd.body)).to.equal(200);
-    expect(upd.body.registration).to.include({ registrar: 'sip2.carrier.example', domain: 'carrier.example', expires: 3600, transport: 'udp', state: 'unregistered' });
+    expect(upd.body.registration).to.include({ registrar: 'sip.carrier.example:5080', domain: 'carrier.example', expires: 3600, transport: 'udp', state: 'unregistered' });
     expect((await outboundRegistrationsRepo(h.t.ctx.db).get('provider', p.body.id))?.password).to.equal('reg-secret');
+    // another registrar needs the password given again (issue 52: a stored secret goes only where it was stored for)
+    const moved = await api.put(`/v1.0/providers/${p.body.id}`).send({ registration: { registrar: 'sip2.carrier.example', username: 'acct-1', domain: 'carrier.example' } });
+    expect(moved.status, JSON.stringify(moved.body)).to.equal(400);
+    expect(moved.body.error.details[0].field).to.equal('registration.password');
+    const moved2 = await api.put(`/v1.0/providers/${p.body.id}`).send({ registration: { registrar: 'sip2.carrier.example', username: 'acct-1', domain: 'carrier.example', password: 'reg-secret' } });
+    expect(moved2.status, JSON.stringify(moved2.body)).to.equal(200);
     expect((await api.get(`/v1.0/providers/${p.body.id}`)).body.registration.registrar).to.equal('sip2.carrier.example');
     expect((await api.get('/v1.0/providers')).body.result[0].registration.username).to.equal('acct-1');
     // a provider without registration reads null; null removes one
