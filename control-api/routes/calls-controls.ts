@@ -11,6 +11,17 @@ import { callJson } from '../../core/repos/calls';
 import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers';
 import { espeakVoiceFor } from '../../media-engine';
 import { callSchema, progressing, send } from './calls';
+import { assertEgressUrl } from '../egress-field';
+
+/** An http(s) URL of audio (WAV or MP3) the media engine fetches through the egress policy, or ''. */
+export const musicUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => v === '' || /^https?:\/\/\S+$/i.test(v), 'must be an http or https URL, or empty');
+
+const holdBody = z.strictObject({
+  music: musicUrl.optional().describe("what the held party hears: a WAV or MP3 URL in a loop; '' none (a=inactive); absent: the customer's moh_url, else the platform's music"),
+});
 
 type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
 
@@ -39,7 +50,22 @@ const talkBody = z.object({
 });
 
 export const routes: AnyRoute[] = [
-  toggle('/calls/:id/hold', 'call.hold', true, 'Hold the call (re-INVITE: a=inactive, or a=sendonly while music on hold plays)'),
+  defineRoute({
+    method: 'post',
+    path: '/calls/:id/hold',
+    tag: 'Call',
+    summary: 'Hold the call: its party hears music on hold (re-INVITE a=sendonly), or nothing with music "" (a=inactive)',
+    permission: 'manager',
+    params: idParams,
+    body: holdBody,
+    response: callSchema,
+    handler: async ({ ctx, auth, params, body }) => {
+      assertEgressUrl(ctx, 'music', body.music);
+      const c = await progressing(ctx, auth, params.id);
+      await send(ctx, { type: 'call.hold', callId: c.id, on: true, ...(body.music !== undefined ? { music: body.music } : {}) });
+      return callJson(c);
+    },
+  }),
   toggle('/calls/:id/hold', 'call.hold', false, 'Unhold the call (re-INVITE: a=sendrecv)'),
   toggle('/calls/:id/moh', 'call.moh', true, "Play music on hold to the call's party, in a loop"),
   toggle('/calls/:id/moh', 'call.moh', false, 'Stop the music on hold'),

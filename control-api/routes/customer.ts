@@ -35,6 +35,7 @@ export const customerFields = {
 export const metadataBody = z.strictObject({
   rtp_debug: z.boolean().optional().describe("capture the customer's calls' RTP as PCAP (debugging; default false)"),
   cdr_webhook: z.boolean().optional().describe("send a call_cdr event (the call's export record) to the webhook when each call ends (default false; docs/observability.md)"),
+  moh_url: webhookUri.optional().describe("the music a held party hears: a WAV or MP3 URL, fetched through the egress policy; '' (default) the platform's own (docs/pbx.md)"),
 });
 export const billingAccountBody = z.strictObject({ billing_account_id: uuid().describe('a live billing account of the customer') });
 
@@ -101,7 +102,10 @@ export const routes = [
     permission: 'admin',
     body: metadataBody,
     response: customerSchema,
-    handler: async ({ ctx, auth, body }) => customerJson(await updateMetadata(ctx, auth.customerId, body)),
+    handler: async ({ ctx, auth, body }) => {
+      assertEgressUrl(ctx, 'moh_url', body.moh_url);
+      return customerJson(await updateMetadata(ctx, auth.customerId, body));
+    },
   }),
   defineRoute({
     method: 'put',

@@ -188,7 +188,10 @@ export const routes = [
     params: idParams,
     body: metadataBody,
     response: customerSchema,
-    handler: async ({ ctx, params, body }) => customerJson(await updateMetadata(ctx, params.id, body)),
+    handler: async ({ ctx, params, body }) => {
+      assertEgressUrl(ctx, 'moh_url', body.moh_url);
+      return customerJson(await updateMetadata(ctx, params.id, body));
+    },
   }),
   defineRoute({
     method: 'put',

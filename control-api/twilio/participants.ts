@@ -17,6 +17,7 @@ import { conferenceApi } from '../routes/conferences';
 import { authOf } from './auth';
 import { announceOf, conferenceUri, ownedConference } from './conferences';
 import { badParam, notFound } from './errors';
+import { egressUrlProblem } from '../egress-field';
 import { createParticipant } from './participant-create';
 import { bool, pageJson, pageOf, rfc2822, type Params } from './params';
 
@@ -93,7 +94,23 @@ async function fetchOne(ctx: AppContext, req: Request, res: Response): Promise<v
   res.json(twilioParticipantJson(conf, cc, await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id)));
 }
 
-const UNSUPPORTED_UPDATE = ['HoldUrl', 'HoldMethod', 'WaitUrl', 'WaitMethod'];
+const UNSUPPORTED_UPDATE = ['WaitUrl', 'WaitMethod'];
+
+/**
+ * HoldUrl (with Hold=true): the held participant's music, a WAV or MP3 URL played in a loop, fetched
+ * with GET (HoldMethod's default) through the egress policy. Without it, the customer's or the
+ * platform's music plays (Twilio's default hold music). A TwiML hold document is not supported.
+ */
+function holdUrlOf(ctx: AppContext, p: Params, hold: boolean | undefined): string | undefined {
+  if (p.HoldUrl === undefined && p.HoldMethod === undefined) return undefined;
+  if (hold !== true) throw badParam('HoldUrl needs Hold=true');
+  if (p.HoldMethod !== undefined && (typeof p.HoldMethod !== 'string' || p.HoldMethod.toUpperCase() !== 'GET')) throw badParam('HoldMethod: only GET is supported here');
+  const url = typeof p.HoldUrl === 'string' ? p.HoldUrl : '';
+  if (!/^https?:\/\/[^\s?#]+\.(wav|mp3)([?#]\S*)?$/i.test(url) || url.length > 2048) throw badParam('HoldUrl must be a WAV or MP3 URL (a TwiML hold document is not supported here)');
+  const problem = egressUrlProblem(ctx, url);
+  if (problem) throw badParam(`HoldUrl: ${problem}`);
+  return url;
+}
 
 /** The participant's beep (TwiML's: '', 'true', 'false', 'onEnter', 'onExit') with its exit beep on or off. */
 function withExitBeep(beep: string, on: boolean): string {
@@ -120,6 +137,7 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   for (const n of UNSUPPORTED_UPDATE) if (p[n] !== undefined) throw badParam(`${n} is not supported here`);
   const muted = bool(p, 'Muted');
   const hold = bool(p, 'Hold');
+  const holdUrl = holdUrlOf(ctx, p, hold);
   const endOnExit = bool(p, 'EndConferenceOnExit');
   const beepOnExit = bool(p, 'BeepOnExit');
   const coaching = bool(p, 'Coaching');
@@ -145,7 +163,7 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   };
   if (announcement) await conferenceApi(ctx).announce(conf.id, cc.id, announcement.url, announcement.method);
   if (muted !== undefined) await send({ type: 'call.mute', callId: call.id, direction: 'in', on: muted });
-  if (hold !== undefined) await send({ type: 'call.hold', callId: call.id, on: hold });
+  if (hold !== undefined) await send({ type: 'call.hold', callId: call.id, on: hold, ...(holdUrl !== undefined ? { music: holdUrl } : {}) });
   // the node applies them a moment later: answer with the call as it then stands (at most 3 s)
   let now: CallRow = call;
   for (let i = 0; i < 30; i++) {

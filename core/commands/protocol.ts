@@ -39,7 +39,8 @@ const PAYLOADS = {
   'activeflow.redirect': { activeflowId: id, actions: z.array(z.record(z.string(), z.unknown())) },
   // a live call's media (media-app/call/controls.ts); each states the wanted end state
   /** Hold by re-INVITE (RFC 3264 §8.4): the party gets a=sendonly (music on hold playing) or a=inactive. */
-  'call.hold': { callId: id, on: z.boolean() },
+  /** `music`: what the held party hears ('' none, else a URL); absent: the customer's or the node's (media-app/call/hold-music.ts). */
+  'call.hold': { callId: id, on: z.boolean(), music: z.string().max(2048).optional() },
   /** Music on hold played to the party, in a loop, until turned off. */
   'call.moh': { callId: id, on: z.boolean() },
   /** One-way silence: the party hears nothing; its audio is still received, bridged and recorded. */

@@ -2,12 +2,15 @@
  * Hold, music on hold, one-way silence and talk on a live call (POST|DELETE /calls/{id}/hold, /moh,
  * /silence, POST /calls/{id}/talk), run by the node that owns the call.
  *
- *   hold     a re-INVITE of ours (reinvite.ts): a=sendonly while music on hold plays, else
- *            a=inactive, so the held party's audio stops reaching anyone and nothing but the music
- *            reaches it; unhold re-offers a=sendrecv. An internal call (no SIP between its ends)
- *            is held on the endpoint instead (its audio muted both ways, the music still sent).
- *   moh      the node's music (moh-source.ts) played to the party in a loop; it takes the place of
- *            what the party heard (bridge, conference) until turned off, which stops playback.
+ *   hold     a re-INVITE of ours (reinvite.ts): a=sendonly with the music on hold played to the
+ *            held party (hold-music.ts: the hold's `music`, the customer's, the node's), a=inactive
+ *            for a silent hold (`music: ""`), so the held party's audio stops reaching anyone and
+ *            nothing but the music reaches it; unhold re-offers a=sendrecv. An internal call (no SIP
+ *            between its ends) is held on the endpoint instead (its audio muted both ways, the music
+ *            still sent).
+ *   moh      the music (hold-music.ts) played to the party in a loop; it takes the place of what
+ *            the party heard (bridge, conference) until turned off, which stops playback (a hold's
+ *            music too: the hold goes on in silence).
  *   silence  the party hears nothing (its outgoing audio muted); what it says is still received,
  *            bridged and recorded.
  *   talk     the text spoken to the party by the platform's TTS, after what already plays.
@@ -20,7 +23,8 @@
 import type { Logger } from 'pino';
 import { retryWrite } from '../../core/db/retry';
 import { callsRepo } from '../../core/repos/calls';
-import { mohFile } from './moh-source';
+import { holdMusicOf } from './hold-music';
+import { musicOf } from './media-state';
 import { reinvite } from './reinvite';
 import type { CallSession } from './session';
 
@@ -55,13 +59,19 @@ export class CallControls {
     return next;
   }
 
-  hold(call: CallSession, on: boolean): Promise<void> {
+  /** `music`: what the held party hears (hold-music.ts; '' a silent hold); absent: the customer's or the node's. */
+  hold(call: CallSession, on: boolean, music?: string): Promise<void> {
     return this.serial(call, async () => {
       const m = call.mediaState;
       if (m.flags.held === on) return;
-      const bySip = await reinvite(call, on ? (m.flags.moh ? 'sendonly' : 'inactive') : 'sendrecv');
-      await m.set({ held: on, heldBySip: bySip });
-      await this.record(call, { hold: on });
+      if (!on) {
+        await m.set({ held: false, heldBySip: await reinvite(call, 'sendrecv') });
+        return this.record(call, { hold: false });
+      }
+      const played = m.flags.moh && music === undefined ? m.flags.music : await holdMusicOf(call, music);
+      const bySip = await reinvite(call, played ? 'sendonly' : 'inactive');
+      await m.set({ held: true, heldBySip: bySip, music: played });
+      await this.record(call, { hold: true });
     });
   }
 
@@ -69,11 +79,10 @@ export class CallControls {
     return this.serial(call, async () => {
       const m = call.mediaState;
       if (m.flags.moh === on) return;
-      await m.set({ moh: on });
-      if (on) this.loopMusic(call, await mohFile(call.deps.config.dataDir));
-      else await call.endpoint?.stopPlayback().catch(() => undefined);
+      const before = musicOf(m.flags);
+      await m.set({ moh: on, music: on ? before || (await holdMusicOf(call)) : '' });
       // a held party gets the music only once its direction lets media through
-      if (m.flags.held && m.flags.heldBySip) await reinvite(call, on ? 'sendonly' : 'inactive');
+      if (m.flags.held && m.flags.heldBySip && !before !== !musicOf(m.flags)) await reinvite(call, on ? 'sendonly' : 'inactive');
       await this.record(call, { moh: on });
     });
   }
@@ -93,20 +102,6 @@ export class CallControls {
     ep.say(req.text, { language: req.language || undefined, voice: req.voiceId || undefined, provider: req.provider || undefined }).catch((err: Error) =>
       this.logger.info({ err: err.message, call: call.id }, 'talk failed'),
     );
-  }
-
-  /** Plays the music again each time it ends, while music on hold stays on. */
-  private loopMusic(call: CallSession, file: string): void {
-    const next = async (): Promise<void> => {
-      while (call.mediaState.flags.moh && !call.isEnded && call.endpoint) {
-        const r = await call.endpoint.play(file);
-        // stopped by something else (a flow action's abort, DTMF barge-in): do not spin
-        if (r.interrupted) await new Promise((res) => setTimeout(res, 200));
-      }
-    };
-    next().catch((err: Error) => {
-      if (!call.isEnded) this.logger.warn({ err: err.message, call: call.id }, 'music on hold stopped');
-    });
   }
 
   /** The state into the call's metadata, then call_updated. */

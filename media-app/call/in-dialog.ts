@@ -1,11 +1,12 @@
 /**
  * Who answers an in-dialog request other than re-INVITE, BYE and INFO (the session's own: DTMF,
  * call/dtmf.ts) ('refer': media-app/transfer), per node (its CallDeps). The session asks here when
- * its dialog is up.
+ * its dialog is up. 'modify' is a watcher of the re-INVITEs the session answers itself (it must not
+ * answer: call/peer-hold.ts).
  */
 import type { SrfRequest, SrfResponse } from '../srf';
 
-export type InDialogEvent = 'refer' | 'message' | 'notify';
+export type InDialogEvent = 'refer' | 'message' | 'notify' | 'modify';
 export type InDialogHandler<C> = (call: C, req: SrfRequest, res: SrfResponse) => void;
 
 const handlers = new WeakMap<object, Map<InDialogEvent, InDialogHandler<never>>>();

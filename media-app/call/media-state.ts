@@ -1,12 +1,15 @@
 /**
  * The media state of one call, owned by its CallSession: what each asker wants of the party's audio,
- * and the one writer of the endpoint's mutes. Each asker sets only its own part (the call's mute,
- * silence, hold, music on hold); the endpoint gets their union, so no asker can undo another's:
+ * and the one writer of the endpoint's mutes and of the music it plays. Each asker sets only its own
+ * part (the call's mute, silence, hold, music on hold, its peer's hold); the endpoint gets their
+ * union, so no asker can undo another's:
  *
  *   endpoint 'in' muted  = mute in|both  OR  held on the endpoint (an internal call)
  *   endpoint 'out' muted = mute out|both OR  silenced  OR  ducked  OR  held on the endpoint without music
+ *   music played (loop)  = `music` while music on hold is on OR it is held (API) OR its peer's phone holds
  *
  * A hold through SIP (a re-INVITE's direction) mutes nothing on the endpoint: the direction carries it.
+ * The music takes the place of what the party heard (bridge, conference) until it stops.
  * Writes run one at a time, in order, each from the state at the time it runs.
  */
 import type { MuteDirection } from '../../core/calls/model';
@@ -23,8 +26,12 @@ export interface MediaFlags {
   readonly held: boolean;
   /** The hold went through SIP (false: an internal call, held on the endpoint). */
   readonly heldBySip: boolean;
-  /** Music on hold plays to the party. */
+  /** Music on hold plays to the party (POST /calls/{id}/moh). */
   readonly moh: boolean;
+  /** The party it is bridged to put the call on hold from its own phone (re-INVITE a=sendonly/inactive: peer-hold.ts). */
+  readonly peerHeld: boolean;
+  /** What plays while music is wanted: a file or URL (hold-music.ts); '' plays nothing (a silent hold). */
+  readonly music: string;
 }
 
 /** Which directions of the endpoint are muted. */
@@ -33,20 +40,29 @@ export interface EndpointMutes {
   readonly out: boolean;
 }
 
-const NONE: MediaFlags = { mute: '', silenced: false, ducked: false, held: false, heldBySip: false, moh: false };
+const NONE: MediaFlags = { mute: '', silenced: false, ducked: false, held: false, heldBySip: false, moh: false, peerHeld: false, music: '' };
+
+/** The music the party hears now, '' for none. */
+export function musicOf(f: MediaFlags): string {
+  return f.moh || f.held || f.peerHeld ? f.music : '';
+}
 
 /** The endpoint's mutes: the union of what every asker wants. */
 export function endpointMutes(f: MediaFlags): EndpointMutes {
   const endpointHold = f.held && !f.heldBySip;
   return {
     in: f.mute === 'in' || f.mute === 'both' || endpointHold,
-    out: f.mute === 'out' || f.mute === 'both' || f.silenced || f.ducked || (endpointHold && !f.moh),
+    out: f.mute === 'out' || f.mute === 'both' || f.silenced || f.ducked || (endpointHold && !musicOf(f)),
   };
 }
 
 export class CallMediaState {
   private state: MediaFlags;
   private writes: Promise<void> = Promise.resolve();
+  /** The music the loop plays ('' none). */
+  private playing = '';
+  /** Told when the music cannot be played (a URL that failed); hold-music.ts sets it. */
+  onMusicFailed: ((music: string, err: Error) => void) | null = null;
 
   /** `endpoint` gives the endpoint to write to, or null when there is none (or the call ended). */
   constructor(
@@ -79,5 +95,28 @@ export class CallMediaState {
     const want = endpointMutes(this.state);
     await (want.in ? ep.mute('in') : ep.unmute('in'));
     await (want.out ? ep.mute('out') : ep.unmute('out'));
+    const music = musicOf(this.state);
+    if (music === this.playing) return;
+    const was = this.playing;
+    this.playing = music;
+    if (was) await ep.stopPlayback().catch(() => undefined);
+    if (music) this.loop(ep, music);
+  }
+
+  /** Plays `music` again each time it ends, while it is still the music wanted on this endpoint. */
+  private loop(ep: Endpoint, music: string): void {
+    const current = () => this.playing === music && this.endpoint() === ep && !ep.destroyed;
+    const run = async (): Promise<void> => {
+      while (current()) {
+        const r = await ep.play(music);
+        // stopped by something else (a flow action's abort, DTMF barge-in): do not spin
+        if (r.interrupted && current()) await new Promise((res) => setTimeout(res, 200));
+      }
+    };
+    run().catch((err: Error) => {
+      if (!current()) return;
+      this.playing = '';
+      this.onMusicFailed?.(music, err);
+    });
   }
 }

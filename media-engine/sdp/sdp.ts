@@ -1,7 +1,9 @@
 /**
  * SDP (RFC 4566) for one audio stream, and offer/answer (RFC 3264) for PCMU, PCMA, G.722, Opus and
- * telephone-event (RFC 4733) at the chosen codec's clock (8000, or 48000 for Opus), with ptime and
- * direction attributes (hold included). The formats themselves are in formats.ts.
+ * telephone-event (RFC 4733) at the chosen codec's clock (8000, or 48000 for Opus), or, when the far
+ * end offers or answers it only at another clock (Debian 12's baresip: Opus with telephone-event/8000),
+ * at that clock, as Asterisk and pjsip take it; with ptime and direction attributes (hold included).
+ * The formats themselves are in formats.ts.
  */
 import { AUDIO_CODECS, codecOf, DTMF_OFFER_PT, FORMATS, localFmtp, usableCodecs, type AudioCodecName } from './formats';
 
@@ -160,8 +162,10 @@ export interface NegotiatedMedia {
   clockRate: number;
   /** the far end's fmtp for the codec (Opus: what it wants to receive), '' when none */
   fmtp: string;
-  /** telephone-event's payload type at clockRate, null when not negotiated */
+  /** telephone-event's payload type, null when not negotiated */
   dtmfPayloadType: number | null;
+  /** telephone-event's clock: clockRate, or the one the far end gave when it gave none at clockRate (event durations count on it) */
+  dtmfClockRate: number;
   remoteAddress: string;
   remotePort: number;
   remoteRtcpPort: number;
@@ -244,8 +248,10 @@ function pickFormats(remote: AudioMedia, prefs: readonly AudioCodecName[]): { co
   for (const f of remote.formats) {
     const name = codecOf(f.encoding, f.clockRate, f.channels);
     if (!name || !usable.includes(name)) continue;
-    // telephone-event at the codec's own clock (RFC 4733 §2.1); none at that clock: digits go in band
-    const dtmf = remote.formats.find((d) => d.encoding === 'TELEPHONE-EVENT' && d.clockRate === f.clockRate);
+    // telephone-event at the codec's own clock (RFC 4733 §2.1); none at that clock: at the clock the
+    // far end gave (its durations rescaled, the RTP timestamps stay on the stream's clock); none at all: digits go in band
+    const events = remote.formats.filter((d) => d.encoding === 'TELEPHONE-EVENT' && d.clockRate > 0);
+    const dtmf = events.find((d) => d.clockRate === f.clockRate) ?? events[0];
     return { codec: { ...f, name }, dtmf };
   }
   return null;
@@ -259,6 +265,7 @@ function negotiated(remote: AudioMedia, codec: RtpMap & { name: AudioCodecName }
     clockRate: codec.clockRate,
     fmtp: codec.fmtp ?? '',
     dtmfPayloadType: dtmf ? dtmf.pt : null,
+    dtmfClockRate: dtmf ? dtmf.clockRate : codec.clockRate,
     remoteAddress: remote.address,
     remotePort: remote.port,
     remoteRtcpPort: remote.rtcpPort ?? remote.port + 1,

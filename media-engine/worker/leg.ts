@@ -116,7 +116,9 @@ export class Leg implements MixMember {
     private readonly emit: (e: LegEvent) => void,
   ) {
     this.analysis = new LegAnalysis((data) => this.emit({ name: 'speech', data }));
-    this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) => this.onDtmf({ dtmf: e.digit, duration: e.samples / this.session.ticksPerMs, source: 'rfc2833', ssrc: e.ssrc }));
+    this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) =>
+      this.onDtmf({ dtmf: e.digit, duration: e.samples / this.session.dtmfIn.ticksPerMs, source: 'rfc2833', ssrc: e.ssrc }),
+    );
     this.detector = opts.inbandDtmf === false ? null : new DtmfDetector();
     // Opus↔Opus: a packet goes on to the peer as it arrives, not at the peer's next turn (up to a tick later)
     this.session.passSink = (now) => {

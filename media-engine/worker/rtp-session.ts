@@ -72,6 +72,8 @@ export class RtpSession {
   /** RTP clock ticks per ms and per 20 ms (8/160; 48/960 for Opus) */
   ticksPerMs = 8;
   private frameTicks = FRAME;
+  /** a 20 ms tick on the telephone-events' clock (the codec's unless the far end named another) */
+  private eventFrameTicks = FRAME;
   /** the G.711 law sent on a G.711 leg */
   private law: G711Law = 'PCMU';
   private readonly sendWide = (bytes: number, ticks: number): void => {
@@ -162,8 +164,9 @@ export class RtpSession {
     this.ticksPerMs = media.clockRate / 1000;
     this.frameTicks = media.clockRate / 50;
     this.stats.ticksPerMs = this.ticksPerMs;
-    this.dtmfIn.ticksPerMs = this.ticksPerMs;
-    this.dtmfOut.clockRate = media.clockRate;
+    this.dtmfIn.ticksPerMs = media.dtmfClockRate / 1000;
+    this.dtmfOut.clockRate = media.dtmfClockRate;
+    this.eventFrameTicks = media.dtmfClockRate / 50;
   }
 
   get sending(): boolean {
@@ -283,7 +286,7 @@ export class RtpSession {
   /** Sends this tick's audio (`frame` at `rate`; `narrow`: brought up from 8 kHz) or a queued telephone-event; timestamps run on hold. */
   sendFrame(frame: Int16Array, now: number, narrow = false): void {
     if (this.capture !== null) this.capture.sendTime = now;
-    const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.frameTicks) : null;
+    const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.eventFrameTicks) : null;
     if (ev) {
       if (ev.startOfEvent) this.eventTs = this.ts;
       if (this.sending && this.media!.dtmfPayloadType !== null) this.send(ev.marker, this.media!.dtmfPayloadType, this.eventTs, ev.payload, ev.payload.length);

@@ -5,6 +5,8 @@
 // - G.722 ↔ PCMU (Bob's extension takes PCMU only): the call works both ways (Alice hears Bob's
 //   1 kHz tone, transcoded in the engine) and the 6 kHz tone is absent at Bob;
 // - Opus ↔ Opus: Bob hears the 6 kHz tone.
+// - Opus ↔ Opus, digits: baresip 1.0 offers Opus with telephone-event/8000 only (issue 52); the
+//   platform answers it at 8000 and the digits Alice keys reach Bob as telephone-events.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,6 +99,28 @@ describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone cros
     // share of Bob's near-silence (mean amplitude ~30) is noise and may be 0.1 or more: so the level, not the share
     expect(heard.bob2k * heard.bobLoudness, `no 6 kHz folded to 2 kHz at bob (2 kHz share x mean amplitude) ${what}`).to.be.lessThan(30);
     expect(heard.bobLoudness, `bob hears (almost) nothing of a tone above his band ${what}`).to.be.lessThan(300);
+  });
+
+  it('Opus ↔ Opus with telephone-event/8000 (all baresip 1.0 offers): digits keyed on Alice reach Bob', async function () {
+    if (!HAVE('opus.so')) this.skip();
+    const a = await createExtension();
+    const b = await createExtension(a.customerId);
+    const alice = await phone(a.ext, a.domain, a.password, tone(6000, 48000), ['opus.so']);
+    const bob = await phone(b.ext, b.domain, b.password, tone(1000, 48000), ['opus.so']);
+    await alice.dial(`sip:${b.ext.username}@${b.domain}`);
+    await until(() => (alice.saw('CALL_ESTABLISHED') && bob.saw('CALL_ESTABLISHED')) || null, 15_000, 'call established on both phones');
+    expect([encoder(alice), encoder(bob)]).to.deep.equal(['opus', 'opus']);
+    for (const key of ['1', '5', '#']) {
+      await alice.command('sndcode', key);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    const keys = () => bob.events.filter((e) => e.type === 'CALL_DTMF_START').map((e) => String(e.param));
+    await until(() => keys().length >= 3 || null, 10_000, 'bob gets three digits').catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(keys())}\nalice: ${alice.log.slice(-1500)}\nbob: ${bob.log.slice(-1500)}`);
+    });
+    expect(keys()).to.deep.equal(['1', '5', '#']);
+    await alice.hangup();
+    await until(() => bob.saw('CALL_CLOSED') || null, 10_000, 'bob sees the hang-up');
   });
 
   it("Opus ↔ Opus: Bob hears Alice's 6 kHz tone", async function () {

@@ -110,13 +110,13 @@ describe('call controls: hold, music on hold, silence, talk', function () {
 
   const metadata = async (id: string) => ((await s.t.ctx.db('calls').where({ id }).first()) as { metadata: Record<string, unknown> }).metadata;
 
-  it('hold re-INVITEs with a=inactive and media stops; music on hold while held re-offers a=sendonly and the music arrives; unhold re-offers a=sendrecv', async () => {
+  it('a silent hold (music "") re-INVITEs with a=inactive and media stops; music on hold while held re-offers a=sendonly and the music arrives; unhold re-offers a=sendrecv', async () => {
     const { id, sink, x } = await liveCall([{ type: 'sleep', option: { duration: 60_000 } }], ['inactive', 'sendonly', 'sendrecv']);
     const before = await window(sink, 800);
     expect(before.packets, 'media flows before the hold').to.be.greaterThan(25);
     expect(before.voiced, 'nothing plays yet').to.equal(0);
 
-    expect((await send('post', `/calls/${id}/hold`)).status).to.equal(200);
+    expect((await send('post', `/calls/${id}/hold`, { music: '' })).status).to.equal(200);
     await until(async () => (await metadata(id)).hold === true, 10_000, 'held');
     await sleep(300);
     expect((await window(sink, 1000)).packets, 'no media to a party held with a=inactive').to.equal(0);

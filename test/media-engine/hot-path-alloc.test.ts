@@ -136,6 +136,7 @@ describe('media-engine wideband hot path: no allocation per frame (G.722, Opus)'
     clockRate,
     fmtp: '',
     dtmfPayloadType: null,
+    dtmfClockRate: clockRate,
     remoteAddress: '127.0.0.1',
     remotePort: 4000,
     remoteRtcpPort: 4001,

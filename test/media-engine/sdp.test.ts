@@ -93,10 +93,13 @@ describe('media-engine SDP offer/answer', () => {
     expect(o.media).to.include({ codec: 'opus', payloadType: 111, clockRate: 48000, dtmfPayloadType: 110, fmtp: 'maxplaybackrate=48000;useinbandfec=1' });
     expect(o.sdp).to.contain('m=audio 20000 RTP/AVP 111 110\r\n').and.contain('a=rtpmap:111 opus/48000/2').and.contain('a=rtpmap:110 telephone-event/48000');
     expect(o.sdp).to.match(/a=fmtp:111 maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;useinbandfec=1\r\n/);
-    // opus offered with telephone-event at 8000 only: no RFC 4733 (clocks must match), digits in band
-    const noTe = createAnswer(offer('m=audio 4000 RTP/AVP 96 101', ['a=rtpmap:96 opus/48000/2', 'a=rtpmap:101 telephone-event/8000']), local);
-    expect(noTe.media).to.include({ codec: 'opus', dtmfPayloadType: null });
-    expect(noTe.sdp).to.not.contain('telephone-event');
+    // opus offered with telephone-event at 8000 only (Debian 12's baresip): answered at the clock offered,
+    // the events' durations then run on 8000 while the audio runs on 48000 (as Asterisk and pjsip do)
+    const te8k = createAnswer(offer('m=audio 4000 RTP/AVP 96 101', ['a=rtpmap:96 opus/48000/2', 'a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-15']), local);
+    expect(te8k.media).to.include({ codec: 'opus', clockRate: 48000, dtmfPayloadType: 101, dtmfClockRate: 8000 });
+    expect(te8k.sdp).to.contain('m=audio 20000 RTP/AVP 96 101\r\n').and.contain('a=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-15\r\n');
+    // both clocks offered: the codec's own wins
+    expect(o.media).to.include({ dtmfClockRate: 48000 });
     // our list filters, the offerer's order wins
     const filtered = createAnswer(offer('m=audio 4000 RTP/AVP 9 8 0', ['a=rtpmap:9 G722/8000']), { ...local, codecs: ['PCMU', 'PCMA'] });
     expect(filtered.media.codec).to.equal('PCMA');
@@ -117,5 +120,8 @@ describe('media-engine SDP offer/answer', () => {
     expect(applyAnswer(answer, local)).to.include({ codec: 'G722', payloadType: 9, dtmfPayloadType: 101 });
     const opusAnswer = createAnswer(opusOnly, { address: '10.1.1.1', port: 30000 }).sdp;
     expect(applyAnswer(opusAnswer, { ...local, codecs: ['opus'] })).to.include({ codec: 'opus', payloadType: 111, dtmfPayloadType: 110, clockRate: 48000 });
+    // a callee that answers Opus with telephone-event at 8000 only: its events are taken at 8000
+    const answer8k = offer('m=audio 4000 RTP/AVP 111 101', ['a=rtpmap:111 opus/48000/2', 'a=rtpmap:101 telephone-event/8000']);
+    expect(applyAnswer(answer8k, { ...local, codecs: ['opus', 'PCMU'] })).to.include({ codec: 'opus', clockRate: 48000, dtmfPayloadType: 101, dtmfClockRate: 8000 });
   });
 });

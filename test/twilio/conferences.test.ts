@@ -2,6 +2,11 @@
 // (control-api on loopback, sip-server and a media-app node in process, real Postgres and Redis). The
 // participants are sipp callers whose flow joins one of our conferences; their RTP peers talk a tone
 // and measure what they hear, so a mute is checked in the audio, a kick by the BYE sipp gets.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { RestException } from 'twilio';
@@ -144,25 +149,43 @@ describe('twilio: Conferences and Participants', function () {
     expect((await client.conferences(cf).update({ status: 'completed' })).status).to.equal('completed');
   });
 
-  it('Hold=true re-INVITEs the participant inactive, Hold=false sendrecv; hold reads back', async () => {
-    const confId = await room('hold room');
-    const cf = toSid('CF', confId);
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }], {
-      steps: (port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`,
+  it('Hold=true with HoldUrl re-INVITEs the participant sendonly and it hears that music (fetched with GET); Hold=false sendrecv; hold reads back', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'holdurl-'));
+    const wav = path.join(dir, 'hold.wav');
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '2', 'sine', '600', 'vol', '0.3']);
+    const fetched: string[] = [];
+    const music = http.createServer((req, res) => {
+      fetched.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(wav));
     });
-    placed.push(c);
-    await until(async () => (await client.conferences(cf).participants.list()).filter((p) => p.status === 'connected').length === 1 || null, 20_000, 'connected');
-    const held = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: true });
-    expect(held.hold).to.equal(true);
-    expect((await client.conferences(cf).participants.list({ hold: true })).map((p) => p.callSid)).to.deep.equal([callSid(c.callId)]);
-    const back = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: false });
-    expect(back.hold).to.equal(false);
-    expect(await client.conferences(cf).participants.list({ hold: true })).to.deep.equal([]);
-    await client.conferences(cf).update({ status: 'completed' });
-    // sipp got both re-INVITEs (its scenario waits for each), then the BYE
-    const r = await c.sipp;
-    expect(r.code, r.errors + r.messages).to.equal(0);
-    expect(r.messages.match(/a=inactive/g)?.length ?? 0, 'the hold offer').to.be.greaterThan(0);
+    await new Promise<void>((r) => music.listen(0, '127.0.0.1', r));
+    try {
+      const confId = await room('hold room');
+      const cf = toSid('CF', confId);
+      const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }], {
+        steps: (port) => `${answerReinvite(port, 'recvonly', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`,
+      });
+      placed.push(c);
+      await until(async () => (await client.conferences(cf).participants.list()).filter((p) => p.status === 'connected').length === 1 || null, 20_000, 'connected');
+      const from = c.peer.levels.length;
+      const holdUrl = `http://127.0.0.1:${(music.address() as { port: number }).port}/hold.wav`;
+      const held = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: true, holdUrl });
+      expect(held.hold).to.equal(true);
+      expect((await client.conferences(cf).participants.list({ hold: true })).map((p) => p.callSid)).to.deep.equal([callSid(c.callId)]);
+      await until(() => c.peer.voiced(from) > HEARS || null, 10_000, 'the held participant hears the hold music');
+      expect(fetched[0]).to.equal('GET /hold.wav');
+      const back = await client.conferences(cf).participants(callSid(c.callId)).update({ hold: false });
+      expect(back.hold).to.equal(false);
+      expect(await client.conferences(cf).participants.list({ hold: true })).to.deep.equal([]);
+      await client.conferences(cf).update({ status: 'completed' });
+      // sipp got both re-INVITEs (its scenario waits for each), then the BYE
+      const r = await c.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      expect(r.messages.match(/a=sendonly/g)?.length ?? 0, 'the hold offer').to.be.greaterThan(0);
+    } finally {
+      music.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('bad input: unknown or foreign sids 20404, bad parameters 20001, POST Participants to a refused number 21215, wrong token 20003', async () => {
@@ -220,7 +243,15 @@ describe('twilio: Conferences and Participants', function () {
     await until(async () => (await client.conferences(mine).participants.list()).length === 1 || null, 20_000, 'joined');
     await until(async () => (await client.conferences(mine).participants(callSid(c.callId)).fetch()).status === 'connected' || null, 20_000, 'connected');
     const pPath = `${base}/${mine}/Participants/${callSid(c.callId)}.json`;
-    for (const body of [{ Muted: 'maybe' }, { Coaching: 'true', CallSidToCoach: callSid(c.callId) }, { Coaching: 'true' }, {}, { HoldUrl: 'http://127.0.0.1:9/h' }]) {
+    for (const body of [
+      { Muted: 'maybe' },
+      { Coaching: 'true', CallSidToCoach: callSid(c.callId) },
+      { Coaching: 'true' },
+      {},
+      { HoldUrl: 'http://127.0.0.1:9/h.wav' },
+      { Hold: 'true', HoldUrl: 'http://127.0.0.1:9/twiml' },
+      { Hold: 'true', HoldUrl: 'http://127.0.0.1:9/h.wav', HoldMethod: 'POST' },
+    ]) {
       const res = await auth(request(stack.api.app).post(pPath).type('form').send(body));
       expect([res.status, res.body.code], JSON.stringify(body)).to.deep.equal([400, 20001]);
     }

@@ -1,0 +1,172 @@
+// Music on hold for the held party (issue 52), with real phones on loopback (sipp, each phone's audio a
+// tone of its own: testkit/conference/party.ts). A calls B's extension; A's phone puts the call on
+// hold (re-INVITE a=sendonly): B hears the music on hold, not silence and not A; A's re-INVITE
+// a=sendrecv takes it off hold: B hears A again, the music stopped. The API's hold of a party plays it
+// the music too; a customer's own music (metadata `moh_url`, fetched through the egress policy) takes
+// the place of the node's; a hold asked with `music: ""` stays silent.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import request from 'supertest';
+import { toneIn } from '../../testkit/conference/party';
+import { killAllSipp, register, sleep, until } from '../../testkit/media-app/harness';
+import { ack, answerReinvite, bye, inviteWithDigest } from '../../testkit/media-app/sipp-steps';
+import { party, startStack, type Stack } from '../xfer/support';
+import { answerOn, call, callWhere, hears, phone, shareOf, type Phone } from './support';
+
+// none near the notes of the node's music on hold (523-1175 Hz) nor the customer's (700 Hz)
+const [TONE_A, TONE_B, CUSTOMER_MUSIC] = [400, 1600, 700];
+
+const sdp = (port: number, version: number, direction: 'sendrecv' | 'sendonly') => `v=0
+o=- 1 ${version} IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${port} RTP/AVP 0
+a=rtpmap:0 PCMU/8000
+a=${direction}`;
+
+/** A's re-INVITE in its dialog (CSeq `cseq`) with its audio at `port` in `direction`, the 200 and the ACK. */
+const reinvite = (cseq: number, port: number, direction: 'sendrecv' | 'sendonly') => `<send retrans="500"><![CDATA[
+INVITE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:[local_ip]:[local_port]>
+Max-Forwards: 70
+Content-Type: application/sdp
+Content-Length: [len]
+
+${sdp(port, cseq, direction)}
+]]></send>
+<recv response="100" optional="true"/>
+<recv response="200"/>
+${ack(cseq)}`;
+
+/** A calls `target`, holds after `holdAfterMs`, resumes `holdMs` later and hangs up `talkMs` after that. */
+function holdingCaller(o: { user: string; domain: string; target: string; rtpPort: number; holdAfterMs: number; holdMs: number; talkMs: number }): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="holding caller">
+${register(o.user, o.domain)}
+${inviteWithDigest({ user: o.user, domain: o.domain, target: o.target, display: 'Desk', sdp: sdp(o.rtpPort, 1, 'sendrecv'), firstCseq: 1, ackVia: 'new' })}
+<recv response="180" optional="true"/>
+<recv response="183" optional="true"/>
+<recv response="200" rrs="true" timeout="30000"/>
+${ack(2)}
+<pause milliseconds="${o.holdAfterMs}"/>
+${reinvite(3, o.rtpPort, 'sendonly')}
+<pause milliseconds="${o.holdMs}"/>
+${reinvite(4, o.rtpPort, 'sendrecv')}
+<pause milliseconds="${o.talkMs}"/>
+${bye(5)}
+</scenario>`;
+}
+
+function loud(pcm: Int16Array): boolean {
+  let abs = 0;
+  for (const v of pcm) abs += Math.abs(v);
+  return abs / pcm.length > 200;
+}
+
+/** What `p` heard over the last `ms`: frames, loud frames, and loud frames carrying none of `tones`. */
+function recent(p: Phone, ms: number, tones: number[]): { frames: number; loud: number; other: number } {
+  const since = Date.now() - ms;
+  const frames = p.audio.heard.filter((h) => h.at >= since);
+  const loudOnes = frames.filter((h) => loud(h.pcm));
+  return { frames: frames.length, loud: loudOnes.length, other: loudOnes.filter((h) => !tones.some((f) => toneIn(h.pcm, 0, h.pcm.length, f))).length };
+}
+
+describe('pbx: music on hold for the held party', function () {
+  this.timeout(150_000);
+  let s: Stack;
+  let cid: string;
+  const phones: Phone[] = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'moh-'));
+  let server: http.Server | null = null;
+
+  before(async () => {
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    cid = s.f.customer.id;
+  });
+  after(async () => {
+    killAllSipp();
+    for (const p of phones) p.audio.close();
+    server?.close();
+    await s?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const newPhone = async (freq: number) => {
+    const p = await phone(s, cid, freq);
+    phones.push(p);
+    return p;
+  };
+  const setMetadata = (body: object) => request(s.t.app).put('/v1.0/customer/metadata').set('Authorization', `Bearer ${s.f.token}`).send(body);
+
+  it("A's phone holds (a=sendonly): B hears the music on hold, not A; A resumes (a=sendrecv): B hears A again", async () => {
+    const [a, b] = [await newPhone(TONE_A), await newPhone(TONE_B)];
+    const bPhone = await answerOn(b, party({ rtpPort: b.audio.port, byeTimeoutMs: 60_000 }));
+    const aPhone = await call(s, a, holdingCaller({ user: a.user, domain: a.domain, target: b.extension, rtpPort: a.audio.port, holdAfterMs: 3000, holdMs: 5000, talkMs: 4000 }));
+    await hears(b.audio, TONE_A, 'B hears A before the hold');
+    await hears(a.audio, TONE_B, 'A hears B before the hold');
+    // on hold: B hears music (loud, none of it A's tone), for most of the window
+    await until(() => recent(b, 1000, [TONE_A]).other > 30 || null, 10_000, `B hears music on hold ${JSON.stringify(recent(b, 1000, [TONE_A]))}`);
+    await sleep(1000);
+    const held = recent(b, 1500, [TONE_A]);
+    expect(held.other, `B hears music, not silence ${JSON.stringify(held)}`).to.be.greaterThan(50);
+    expect(shareOf(b.audio, TONE_A, 1500), 'nothing of A reaches B on hold').to.be.lessThan(0.05);
+    // resumed: A again, the music gone
+    await hears(b.audio, TONE_A, 'B hears A after the resume', { share: 0.9, timeoutMs: 10_000 });
+    await sleep(500);
+    const after = recent(b, 1000, [TONE_A]);
+    expect(after.other, `no music after the resume ${JSON.stringify(after)}`).to.be.lessThan(3);
+    const [ra, rb] = await Promise.all([aPhone.done, bPhone.done]);
+    expect(ra.code, ra.errors + ra.messages.slice(-2000)).to.equal(0);
+    expect(rb.code, rb.errors).to.equal(0);
+  });
+
+  it('the API holds B: B hears the customer\'s music (metadata moh_url, over http); held with music "": silence', async () => {
+    const wav = path.join(dir, 'customer.wav');
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '3', 'sine', String(CUSTOMER_MUSIC), 'vol', '0.3']);
+    server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(wav)));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/music.wav`;
+    expect((await setMetadata({ moh_url: 'ftp://127.0.0.1/music.wav' })).status, 'only http(s)').to.equal(400);
+    expect((await setMetadata({ moh_url: url })).status).to.equal(200);
+    try {
+      const [a, b] = [await newPhone(TONE_A), await newPhone(TONE_B)];
+      const bPhone = await answerOn(b, heldParty(b.audio.port));
+      const aPhone = await call(s, a, holdingCaller({ user: a.user, domain: a.domain, target: b.extension, rtpPort: a.audio.port, holdAfterMs: 60_000, holdMs: 0, talkMs: 0 }));
+      await hears(b.audio, TONE_A, 'B hears A before the hold');
+      const bRow = await callWhere(s, { customer_id: cid, direction: 'outgoing', to: b.extension }, 'progressing', 'B up');
+      expect((await s.api.post(`/calls/${bRow.id}/hold`, { music: 'music.wav' })).status, 'a URL or nothing').to.equal(400);
+      expect((await s.api.post(`/calls/${bRow.id}/hold`, {})).status).to.equal(200);
+      await hears(b.audio, CUSTOMER_MUSIC, "B hears the customer's music on hold", { timeoutMs: 10_000 }).catch(async (e: Error) => {
+        throw new Error(`${e.message} ${JSON.stringify(recent(b, 1000, [TONE_A]))} ${JSON.stringify(await s.t.ctx.db('calls').where({ id: bRow.id }).first('metadata', 'direction'))}`);
+      });
+      expect((await request(s.t.app).delete(`/v1.0/calls/${bRow.id}/hold`).set('Authorization', `Bearer ${s.f.token}`)).status).to.equal(200);
+      await hears(b.audio, TONE_A, 'B hears A after the API resume', { share: 0.9, timeoutMs: 10_000 });
+      // held with no music: B hears nothing at all (its re-INVITE a=inactive)
+      expect((await s.api.post(`/calls/${bRow.id}/hold`, { music: '' })).status).to.equal(200);
+      await sleep(2000);
+      expect(recent(b, 1000, []).loud, 'a silent hold').to.equal(0);
+      killAllSipp();
+      void aPhone.done.catch(() => undefined);
+      void bPhone.done.catch(() => undefined);
+    } finally {
+      expect((await setMetadata({ moh_url: '' })).status).to.equal(200);
+    }
+  });
+});
+
+/** B's phone: answers, then takes the platform's re-INVITEs: hold with music, resume, hold in silence. */
+function heldParty(port: number): string {
+  const steps = [answerReinvite(port, 'recvonly', 2), answerReinvite(port, 'sendrecv', 3), answerReinvite(port, 'inactive', 4)];
+  return party({ rtpPort: port }).replace(/<recv request="BYE"[^>]*\/>[\s\S]*$/, `${steps.join('\n')}\n<recv request="BYE" timeout="60000"/>\n</scenario>`);
+}
