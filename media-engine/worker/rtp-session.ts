@@ -83,8 +83,9 @@ export class RtpSession {
   private remote: Peer | null = null;
   private remoteRtcp: Peer | null = null;
   private latched = false;
-  /** the last RTP packet from the latched far end, the last RTCP packet (performance.now(); 0: none) */
+  /** performance.now() of the last packet from the latched source */
   lastFromRemote = 0;
+  /** performance.now() of the last RTCP packet (0: none) */
   lastRtcp = 0;
   private readonly ssrc = (Math.random() * 0x100000000) >>> 0;
   /** the SSRC and the RTP clock as signed 32-bit integers (small integers for V8: no heap number per packet) */
