@@ -134,7 +134,8 @@ for (const [by, of, o] of [
   ['agent', 'caller', 'overlap'],
 ] as const)
   platformMetrics.aiInterruptions.labels(by, of, o).inc(0);
-for (const d of ['incoming', 'outgoing']) for (const r of ['normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd']) platformMetrics.callsEnded.labels(d, r).inc(0);
+for (const d of ['incoming', 'outgoing'])
+  for (const r of ['normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd', 'session_expired', 'media_timeout']) platformMetrics.callsEnded.labels(d, r).inc(0);
 for (const d of ['incoming', 'outgoing']) {
   platformMetrics.callsAnswered.labels(d).inc(0);
   platformMetrics.callsActive.labels(d).set(0);

@@ -24,6 +24,7 @@ import { InboundRouter } from './inbound/router';
 import { CommandHandler } from './commands';
 import { SUBSYSTEMS } from './subsystems';
 import { requestChecks } from './request-checks';
+import { sessionIntervalCheck } from './sip-session-timer';
 import { startOutboundRegistrations } from './outreg';
 import { MediaRelay } from './rtpengine';
 import { removeRelayHealth, writeRelayHealth } from '../core/calls/relay-health';
@@ -134,6 +135,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     logger.info({ drachtio: `${app.drachtio.host}:${app.drachtio.port}`, node: app.nodeId }, 'connected to sip-server');
     srf.use(trustedEdge(app.trustedProxies)); // the real source of requests relayed by the edge
     srf.use(requestChecks); // before every handler below
+    srf.use(sessionIntervalCheck(() => app.sessionTimer)); // RFC 4028: a Session-Expires below our Min-SE gets 422
     let draining = false;
 
     const registrar = await Registrar.create({

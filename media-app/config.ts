@@ -88,6 +88,11 @@ const schema = z.object({
   REGISTRAR_LOCKOUT_SEC: z.coerce.number().int().min(1).max(86400).default(300),
   CALL_DIAL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   CALL_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
+  /** RFC 4028 session timers (call/session-timer.ts): the interval we ask for (0: we never ask, but honour a peer's) and our Min-SE */
+  SESSION_EXPIRES_SEC: z.coerce.number().int().min(0).max(86_400).default(1800),
+  SESSION_MIN_SE_SEC: z.coerce.number().int().min(1).max(86_400).default(90),
+  /** a call whose party sent no RTP or RTCP this long (not on hold, not only listening) ends (media_timeout); 0: off */
+  MEDIA_INACTIVITY_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   /** How often the credit guard looks at this node's answered PSTN calls (media-app/billing); 0: never. */
   CREDIT_GUARD_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   /** The host put in the Contact of outbound registrations (default: the address sip-server listens on). */
@@ -122,6 +127,14 @@ const schema = z.object({
     .refine((v) => v === undefined || v === 'false' || v === '0', 'removed: list the ranges flows may reach in EGRESS_ALLOW_CIDRS (e.g. 10.1.0.0/16)'),
 });
 
+/** RFC 4028 session timers (call/session-timer.ts). */
+export interface SessionTimerSettings {
+  /** the interval we ask for, s (0: we never ask; a peer's is still honoured) */
+  expiresSec: number;
+  /** the smallest interval we take, s (Min-SE; a shorter one is refused 422) */
+  minSeSec: number;
+}
+
 export interface MediaAppConfig {
   drachtio: { host: string; port: number; secret: string };
   nodeId: string;
@@ -153,6 +166,10 @@ export interface MediaAppConfig {
   voicemailPin: PinLockoutPolicy;
   dialTimeoutMs: number;
   maxDurationMs: number;
+  /** RFC 4028 (call/session-timer.ts): expiresSec 0: we never ask for a session timer (a peer's is honoured) */
+  sessionTimer: SessionTimerSettings;
+  /** ms without RTP or RTCP from a call's party after which the call ends (0: never) */
+  mediaInactivityMs: number;
   creditGuardIntervalMs: number;
   outreg: { advertisedHost: string | undefined; syncMs: number; retryMinMs: number; retryMaxMs: number; timeoutMs: number };
   quality: { sampleMs: number; thresholds: QualityThresholds };
@@ -165,6 +182,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
   const r = schema.safeParse(input);
   const problems = r.success ? [] : r.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
   if (r.success && r.data.RTP_PORT_MIN >= r.data.RTP_PORT_MAX) problems.push('RTP_PORT_MIN: must be below RTP_PORT_MAX');
+  if (r.success && r.data.SESSION_EXPIRES_SEC > 0 && r.data.SESSION_EXPIRES_SEC < r.data.SESSION_MIN_SE_SEC) problems.push('SESSION_EXPIRES_SEC: must not be below SESSION_MIN_SE_SEC');
   if (r.success && r.data.OUTREG_RETRY_MIN_MS > r.data.OUTREG_RETRY_MAX_MS) problems.push('OUTREG_RETRY_MIN_MS: must not exceed OUTREG_RETRY_MAX_MS');
   if (problems.length || !r.success) throw new ConfigError(problems);
   const e = r.data;
@@ -203,6 +221,8 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     },
     dialTimeoutMs: e.CALL_DIAL_TIMEOUT_MS,
     maxDurationMs: e.CALL_MAX_DURATION_MS,
+    sessionTimer: { expiresSec: e.SESSION_EXPIRES_SEC, minSeSec: e.SESSION_MIN_SE_SEC },
+    mediaInactivityMs: e.MEDIA_INACTIVITY_TIMEOUT_MS,
     creditGuardIntervalMs: e.CREDIT_GUARD_INTERVAL_MS,
     outreg: {
       advertisedHost: e.SIP_ADVERTISED_HOST,

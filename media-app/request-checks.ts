@@ -8,8 +8,8 @@
 import type { SrfRequest, SrfResponse } from './srf';
 
 const SCHEMES = new Set(['sip', 'sips', 'tel']);
-/** 100rel: reliable provisionals (sip-server); replaces: attended transfer (media-app/transfer). */
-export const SUPPORTED_EXTENSIONS: readonly string[] = ['100rel', 'replaces'];
+/** 100rel: reliable provisionals (sip-server); replaces: attended transfer (media-app/transfer); timer: session timers (call/session-timer.ts). */
+export const SUPPORTED_EXTENSIONS: readonly string[] = ['100rel', 'replaces', 'timer'];
 
 /** The option tags of the Require header values that are not supported (lower-cased, in order). */
 export function unsupportedRequires(values: readonly string[]): string[] {

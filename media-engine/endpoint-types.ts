@@ -7,6 +7,7 @@ import type { DtmfEvent } from './worker/leg';
 import type { SpeechEvent } from './worker/leg-analysis';
 import type { RtcpReceived, RtpCounters } from './worker/rtp-counters';
 import type { Transcript } from './transcriber';
+import type { RxTimeoutEvent } from './worker/rx-watch';
 
 /**
  * Why an endpoint ended: 'destroyed' (destroy() was called, also by MediaServer.destroy()), or
@@ -30,6 +31,8 @@ export interface EndpointEvents {
   /** a segment of real-time transcription (transcribeStart) */
   transcript: [Transcript];
   transcriptionError: [Error];
+  /** the receive watch (watchRx): the far end sent no RTP or RTCP for its timeout */
+  rxTimeout: [RxTimeoutEvent];
   /** the endpoint is gone, once, with the reason */
   destroy: [EndpointEnd];
 }

@@ -67,6 +67,14 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return r.localSdp;
   }
 
+  /**
+   * Arms the receive watch (worker/rx-watch.ts): 'rxTimeout' once the far end has sent no RTP or RTCP
+   * for `timeoutMs` while the leg expects media (both ways, heard by someone); 0 disarms it.
+   */
+  watchRx(timeoutMs: number): Promise<void> {
+    return this.call('watchRx', timeoutMs);
+  }
+
   /** A new offer for a live leg (answering an SDP-less re-INVITE); the answer goes to modify(). */
   async offer(): Promise<string> {
     const r = await this.call('offerLeg');
@@ -405,6 +413,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     if (this.destroyed) return;
     if (m.name === 'dtmf') this.receivedDtmf(m.data);
     else if (m.name === 'speech') this.emit('speech', m.data);
+    else if (m.name === 'rxTimeout') this.emit('rxTimeout', m.data);
   }
 
   /** @internal */

@@ -15,6 +15,7 @@ export type { ForkStats, ForkMix, InjectRate } from './fork';
 export type { PlayResult, SynthesisReport } from './player';
 export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from './recorder';
 export type { DtmfEvent, DtmfForm } from './worker/leg';
+export type { RxTimeoutEvent } from './worker/rx-watch';
 export { SdpError, parseSdp } from './sdp/sdp';
 export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
 export { AUDIO_CODECS } from './sdp/formats';

@@ -8,7 +8,8 @@ export type CallStatus = (typeof CALL_STATUSES)[number];
 export type CallDirection = 'incoming' | 'outgoing';
 export type CallType = '' | 'flow' | 'conference' | 'sip-service';
 export type HangupBy = '' | 'remote' | 'local';
-export const HANGUP_REASONS = ['', 'normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd'] as const;
+/** session_expired: the peer stopped refreshing its session timer (RFC 4028); media_timeout: no RTP or RTCP from it (MEDIA_INACTIVITY_TIMEOUT_MS). */
+export const HANGUP_REASONS = ['', 'normal', 'failed', 'busy', 'cancel', 'timeout', 'noanswer', 'dialout', 'amd', 'session_expired', 'media_timeout'] as const;
 export type HangupReason = (typeof HANGUP_REASONS)[number];
 export type MuteDirection = '' | 'both' | 'in' | 'out';
 
@@ -41,10 +42,25 @@ export function hangupByFor(lastStatus: CallStatus): HangupBy {
  * Why the call ended. `cause` is the signalling cause as media-app saw it: a SIP final status for a
  * failed dial-out, or one of the named causes below.
  */
-export type HangupCause = 'normal_clearing' | 'no_answer' | 'call_rejected' | 'user_busy' | 'answered_elsewhere' | 'duration_timeout' | 'amd' | 'unknown' | 'failure';
+export type HangupCause =
+  | 'normal_clearing'
+  | 'no_answer'
+  | 'call_rejected'
+  | 'user_busy'
+  | 'answered_elsewhere'
+  | 'duration_timeout'
+  | 'amd'
+  | 'unknown'
+  | 'failure'
+  /** the peer's session timer ran out (RFC 4028: no refresh in time) */
+  | 'session_expired'
+  /** the peer sent no RTP or RTCP for MEDIA_INACTIVITY_TIMEOUT_MS */
+  | 'media_timeout';
 
 export function hangupReasonFor(direction: CallDirection, lastStatus: CallStatus, cause: HangupCause): HangupReason {
   const early = lastStatus === 'dialing' || lastStatus === 'ringing';
+  // a dead peer (either direction): the reason is its own, hangup_by says the far end (remote)
+  if (lastStatus === 'progressing' && (cause === 'session_expired' || cause === 'media_timeout')) return cause;
   if (direction === 'incoming') {
     if (early && cause === 'no_answer') return 'noanswer';
     if (early && cause === 'user_busy') return 'busy';

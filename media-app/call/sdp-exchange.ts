@@ -38,12 +38,18 @@ export function applyAnswerFromAck(dialog: CallDialog, media: MediaPath, logger:
   });
 }
 
-/** A re-INVITE (hold, codec change, or none: we offer) answered by the call's media. */
-export function answerReinvite(dialog: CallDialog, media: MediaPath | null, req: SrfRequest, res: SrfResponse, logger: Logger): void {
+/**
+ * A re-INVITE (hold, codec change, a session refresh, or none: we offer) answered by the call's media;
+ * `headers` go on the 2xx (the session timer's). The dialog keeps the SDP we answered as its own.
+ */
+export function answerReinvite(dialog: CallDialog, media: MediaPath | null, req: SrfRequest, res: SrfResponse, logger: Logger, headers: Record<string, string> = {}): void {
   if (!media) return void res.send(488);
   if (req.body) {
     media.answerOffer(req.body).then(
-      (sdp) => res.send(200, { body: sdp }),
+      (sdp) => {
+        dialog.local.sdp = sdp;
+        res.send(200, { body: sdp, headers });
+      },
       (err: Error) => refuseOffer(res, err.message),
     );
     return;
@@ -51,7 +57,8 @@ export function answerReinvite(dialog: CallDialog, media: MediaPath | null, req:
   media.offer().then(
     (sdp) => {
       void applyAnswerFromAck(dialog, media, logger);
-      res.send(200, { body: sdp, headers: { 'Content-Type': 'application/sdp' } });
+      dialog.local.sdp = sdp;
+      res.send(200, { body: sdp, headers: { ...headers, 'Content-Type': 'application/sdp' } });
     },
     () => res.send(488),
   );

@@ -25,7 +25,7 @@ import { inSpan, spanEvent } from '../../core/tracing';
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
-import type { DtmfEvent, Endpoint } from '../../media-engine';
+import type { DtmfEvent, Endpoint, RxTimeoutEvent } from '../../media-engine';
 import type { SrfRequest, SrfResponse } from '../srf';
 import { publishCall, type CallEventType } from '../events';
 import type { CallDeps } from './deps';
@@ -41,6 +41,8 @@ import { CallMediaState } from './media-state';
 import { CallQualityMeter } from './quality';
 import { CallRtpCapture } from './rtp-capture';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
+import { SessionTimer, uasAnswerHeaders } from './session-timer';
+import { chainedReason, mediaTimedOut, sessionExpired, watchParty } from './dead-party';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 import { PhaseTimers, type PhaseTimer } from './phase-timers';
 
@@ -75,6 +77,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private life: Life = { phase: 'live' };
   /** The call's timers, each the phase's that armed it: setup (not answered yet), then up (answered). */
   private readonly timers = new PhaseTimers<'setup' | 'up'>('setup');
+  /** RFC 4028 on the dialog (session-timer.ts), from attachDialog to close */
+  private sessionTimer: SessionTimer | null = null;
   private readonly children = new Set<CallSession>();
   readonly done: Promise<HangupEvent>;
   private resolveDone!: (e: HangupEvent) => void;
@@ -146,7 +150,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   /** The session owns its endpoint: its DTMF become the call's, its death ends the call. */
   set endpoint(ep: Endpoint | null) {
     if (this.ep === ep) return;
-    this.ep?.off('dtmf', this.onDtmf).off('peerDtmf', this.onPeerDtmf).off('destroy', this.onEndpointGone);
+    this.ep?.off('dtmf', this.onDtmf).off('peerDtmf', this.onPeerDtmf).off('destroy', this.onEndpointGone).off('rxTimeout', this.onRxTimeout);
     this.ep = ep;
     this.quality.attach(ep && !ep.destroyed ? ep : null);
     this.rtpCapture.attach(ep && !ep.destroyed ? ep : null);
@@ -158,6 +162,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     ep.on('dtmf', this.onDtmf);
     ep.on('peerDtmf', this.onPeerDtmf);
     ep.once('destroy', this.onEndpointGone);
+    ep.on('rxTimeout', this.onRxTimeout);
+    this.watchMedia();
     // a new endpoint starts unmuted: it takes the mutes already wanted
     const m = this.mediaState.flags;
     if (m.mute || m.silenced || m.held) this.mediaState.sync().catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id }, 'endpoint mutes not applied'));
@@ -210,6 +216,16 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (this.isEnded) return;
     this.deps.logger.warn({ call: this.id, reason: end?.reason, err: end?.message }, 'media endpoint gone: ending the call');
     this.closeInBackground({ cause: 'failure', by: 'local', why: `media_gone${end?.reason ? `: ${end.reason}` : ''}`, announce: true });
+  };
+
+  /** The party's media watch (MEDIA_INACTIVITY_TIMEOUT_MS, dead-party.ts): on a SIP call's endpoint once it is up. */
+  private watchMedia(): void {
+    if (this.sip.kind === 'up' && this.sip.dialog instanceof EventEmitter && this.ep) watchParty(this.ep, this.deps.app.mediaInactivityMs);
+  }
+
+  /** The party sent no RTP or RTCP for the timeout (not held, not only listening): it is gone. */
+  private readonly onRxTimeout = (e: RxTimeoutEvent) => {
+    if (!this.isEnded && this.sip.kind === 'up') this.closeInBackground(mediaTimedOut(e));
   };
 
   publish(type: CallEventType): Promise<void> {
@@ -322,7 +338,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       const relay = this.rl;
       // through the relay leg the engine's SDP becomes the far end's profile (SRTP, DTLS + ICE)
       const localSdp = !relay ? endpoint.local.sdp : req.body ? await relay.engineAnswer(endpoint.local.sdp) : await relay.engineOffer(endpoint.local.sdp);
-      const dialog = await this.deps.srf.createUAS(req, res, { localSdp });
+      const dialog = await this.deps.srf.createUAS(req, res, { localSdp, headers: uasAnswerHeaders(req, this.deps.app.sessionTimer) });
       spanEvent('200 sent');
       // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
       const ack = req.body ? null : applyAnswerFromAck(dialog, mediaPath(endpoint, relay), this.deps.logger);
@@ -351,17 +367,20 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       dialog.destroy().catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id }, 'BYE of a late dialog failed'));
       return false;
     }
+    const offer = this.sip.kind === 'offered' ? this.sip.req : null;
     this.moveSip({ kind: 'up', dialog });
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
     // re-INVITE (hold, codec change, no SDP: we offer): the endpoint answers it
-    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => answerReinvite(dialog, this.media, req, res, this.deps.logger));
+    dialog.on('modify', (req: SrfRequest, res: SrfResponse) => answerReinvite(dialog, this.media, req, res, this.deps.logger, this.sessionTimer?.answerRefresh(req)));
     // in-dialog requests (INFO: DTMF; REFER...): a drachtio dialog emits them; an internal one never does
     if (dialog instanceof EventEmitter) {
       dialog.on('info', (req: SrfRequest, res: SrfResponse) => answerInfo(this, req, res));
       for (const [event, fn] of inDialogHandlers<CallSession>(this.deps)) dialog.on(event, (req: SrfRequest, res: SrfResponse) => fn(this, req, res));
     }
     this.after(this.deps.app.maxDurationMs, () => this.closeInBackground({ cause: 'duration_timeout', by: 'local', why: 'duration_timeout' }));
+    this.sessionTimer = SessionTimer.start(dialog, offer, this.deps.app.sessionTimer, (why) => this.closeInBackground(sessionExpired(why)), this.deps.logger.child({ call: this.id }));
+    this.watchMedia();
     return true;
   }
 
@@ -424,6 +443,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     // the bridge first: a consultation completes (its target takes this call's place) before the children close
     partyLeaving(this);
     this.timers.end();
+    this.sessionTimer?.stop();
     for (const w of this.upWaiters.splice(0)) w.reject(new Error('call ended before answer'));
     // The SIP side never waits for the status write (it may be retrying through a database outage).
     const announced = reason.announce ? this.state.move(this.sip.kind === 'up' || this.sip.kind === 'offered' ? 'terminating' : 'canceling').catch(() => false) : Promise.resolve(false);
@@ -431,7 +451,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     const children = this.handedOff ? [] : [...this.children];
     // the recording is finished (file closed, row ended) before its endpoint goes
     const recording = this.recordings.stop();
-    await Promise.allSettled(children.map((c) => c.close({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true })));
+    await Promise.allSettled(children.map((c) => c.close({ cause: 'normal_clearing', by: 'local', why: 'master_gone', announce: true, ...chainedReason(reason) })));
     await recording.catch(() => undefined);
     // the last quality sample and the call's quality summary, from the endpoint while it is still up
     // and its RTP capture (when on), both bounded

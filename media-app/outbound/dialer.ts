@@ -17,6 +17,7 @@ import { farProfileFor, NgError, type MediaRelay, type RelayLeg } from '../rtpen
 import type { AudioCodecName } from '../../core/calls/codecs';
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import { sendInvite } from './uac';
+import type { SessionTimerSettings } from '../sip-session-timer';
 
 /** What the dialler needs of its node. */
 export interface DialerDeps {
@@ -25,6 +26,8 @@ export interface DialerDeps {
   logger: Logger;
   /** rtpengine, for targets that need SRTP / WebRTC. */
   relay?: MediaRelay;
+  /** the node's settings: the session timer our INVITEs offer (RFC 4028) */
+  app?: { sessionTimer?: SessionTimerSettings };
 }
 
 /** An INVITE in flight (or several, ringing together): cancelled as one. */
@@ -155,6 +158,7 @@ async function invite(deps: DialerDeps, host: DialHost, t: DialTarget, from: str
       localSdp,
       headers: { From: from, ...(t.headers ?? {}), ...(opts.headers ?? {}) },
       onRequest: (req) => (onRequest ? onRequest(req) : host.onPending(req)),
+      sessionTimer: deps.app?.sessionTimer,
       // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
       onCallId: (sipCallId) =>
         void callSipIdsRepo(deps.db)

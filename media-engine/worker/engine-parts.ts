@@ -4,7 +4,7 @@
  * and how many of a leg's slots a stall skipped.
  */
 import type { TickClock } from './clock';
-import type { Leg } from './leg';
+import { Leg } from './leg';
 import { rtpIoFallback, rtpIoKind, rtpRingCounters } from './rtp-transport';
 
 /**
@@ -124,4 +124,11 @@ export function workerMemory(legs: number): { heapUsed: number; external: number
   (globalThis as { gc?: () => void }).gc?.();
   const m = process.memoryUsage();
   return { heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, legs };
+}
+
+/** Ends the leg's bridge, on both sides when its peer is a leg bridged back to it. */
+export function unbridgePair(leg: Leg): void {
+  const peer = leg.feed;
+  leg.feed = null;
+  if (peer instanceof Leg && peer.feed === leg) peer.feed = null;
 }

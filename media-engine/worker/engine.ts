@@ -9,7 +9,8 @@ import type { PlayResult, SynthesisReport } from '../player';
 import { TickClock } from './clock';
 import { rtpIoTickEnd, rtpIoTickStart } from './rtp-transport';
 import { CLegs } from './c-legs';
-import { legStats, receiveSlot, sendSlot, serveEarly, soonestSlot, slotsIn, workerFigures, workerMemory } from './engine-parts';
+import { checkRx, RxWatch } from './rx-watch';
+import { legStats, receiveSlot, unbridgePair, sendSlot, serveEarly, soonestSlot, slotsIn, workerFigures, workerMemory } from './engine-parts';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
 import type { EchoCancelOptions } from './leg-aec';
 import { EngineError } from './engine-error';
@@ -38,6 +39,7 @@ export class Engine {
   private tickCost = new Float64Array(3000);
   private periods = 0;
   private periodCost = 0;
+  private rxCheckAt = 0; // when the legs' receive watches are looked at next (rx-watch.ts)
   /** phases of the 20 ms period; each leg is served in one of them (its slot) */
   private readonly phases: number;
   /** arrays, not Sets: the tick walks them with an index (a Set iterator allocates) */
@@ -103,6 +105,7 @@ export class Engine {
     // an io_uring worker: this tick's sends, in one system call (with the C legs served in it in slot 0)
     if (this.cLegs) this.cLegs.endTick(slot === 0, now, index);
     else rtpIoTickEnd();
+    if (now >= this.rxCheckAt) this.rxCheckAt = now + checkRx(this.legs, this.cLegs);
     this.periodCost += performance.now() - t0;
     if (slot === P - 1) {
       this.tickCost[this.periods++ % this.tickCost.length] = this.periodCost;
@@ -253,7 +256,7 @@ export class Engine {
   }
 
   unbridge(a: string): void {
-    this.unbridgeSafe(this.leg(a));
+    unbridgePair(this.leg(a));
   }
 
   mute(id: string, direction: 'in' | 'out' | 'both', on: boolean): void {
@@ -267,6 +270,11 @@ export class Engine {
   /** Echo cancellation of the leg's received audio: on with its options, or off (null). */
   echoCancel(id: string, opts: EchoCancelOptions | null): void {
     this.leg(id).setEchoCancel(opts);
+  }
+
+  /** Arms the leg's receive watch (rx-watch.ts): 'rxTimeout' after `timeoutMs` without RTP or RTCP; 0 disarms it. */
+  watchRx(id: string, timeoutMs: number): void {
+    this.peek(id).rxWatch = timeoutMs > 0 ? new RxWatch(timeoutMs) : null;
   }
 
   stats(id: string) {
@@ -294,16 +302,10 @@ export class Engine {
     this.legs.delete(id);
     this.cLegs?.release(leg);
     this.unplace(leg);
-    if (leg.feed) this.unbridgeSafe(leg);
+    if (leg.feed) unbridgePair(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
     this.forks.drop(leg.forks);
     await leg.close();
-  }
-
-  private unbridgeSafe(leg: Leg): void {
-    const peer = leg.feed;
-    leg.feed = null;
-    if (peer instanceof Leg && peer.feed === leg) peer.feed = null;
   }
 
   // ---- links to other workers
@@ -323,7 +325,7 @@ export class Engine {
   linkLeg(legId: string, linkId: string): void {
     const leg = this.leg(legId);
     const l = this.link(linkId);
-    if (leg.feed) this.unbridgeSafe(leg);
+    if (leg.feed) unbridgePair(leg);
     l.legId = legId;
     // a wideband leg sends its 16 kHz frame (the other side resamples it down if it must)
     l.link.outgoing = () => (leg.wideband ? leg.inputWide() : leg.input());
@@ -438,10 +440,7 @@ export class Engine {
   destroyConference(confId: string): void {
     const c = this.conferences.get(confId);
     if (!c) return;
-    for (const id of c.mixer.memberIds()) {
-      const leg = this.legs.get(id);
-      if (leg) leg.conferenceId = null;
-    }
+    for (const leg of c.mixer.memberIds().map((id) => this.legs.get(id))) if (leg) leg.conferenceId = null;
     c.recorder?.stop('hangup');
     this.forks.drop(c.forks);
     c.mixer.close();
@@ -486,9 +485,7 @@ export class Engine {
   }
 
   resetStats(): void {
-    this.clock.stats.ticks = 0;
-    this.clock.stats.resyncs = 0;
-    this.periods = 0;
+    this.clock.stats.ticks = this.clock.stats.resyncs = this.periods = 0;
   }
 
   async shutdown(): Promise<void> {

@@ -22,6 +22,7 @@ import { RtpSession } from './rtp-session';
 import { WideFrames } from './leg-wide';
 import { LegEchoCanceller, type EchoCancelOptions } from './leg-aec';
 import { EarlyIn } from './leg-early';
+import type { RxWatch } from './rx-watch';
 
 const FRAME = 160;
 
@@ -88,6 +89,8 @@ export class Leg implements MixMember {
   heardOnlyBy: string | null = null; // conference: only this member hears us (a whisper)
   private mutedIn = false; // endpoint mute: caller audio replaced by silence everywhere
   private mutedOut = false; // endpoint mute: caller hears nothing
+  /** the receive watch (Endpoint.watchRx), null when off */
+  rxWatch: RxWatch | null = null;
   echo = false;
   /** echo cancellation of what the leg receives (Endpoint.echoCancel), null when off */
   private aec: LegEchoCanceller | null = null;
@@ -113,7 +116,7 @@ export class Leg implements MixMember {
   constructor(
     readonly id: string,
     private readonly opts: LegOptions,
-    private readonly emit: (e: LegEvent) => void,
+    readonly emit: (e: LegEvent) => void,
   ) {
     this.analysis = new LegAnalysis((data) => this.emit({ name: 'speech', data }));
     this.session = new RtpSession(opts.bindAddress ?? opts.address, opts.port, (e) =>
@@ -183,6 +186,11 @@ export class Leg implements MixMember {
   setMute(direction: 'in' | 'out' | 'both', on: boolean): void {
     if (direction !== 'out') this.mutedIn = on;
     if (direction !== 'in') this.mutedOut = on;
+  }
+
+  /** Nobody hears this leg (muted in, or a conference member others do not hear): it only listens. */
+  get onlyListening(): boolean {
+    return this.mutedIn || this.muteIn;
   }
 
   /** MixMember: what the conference hears from us. */

@@ -9,6 +9,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Engine } from './engine';
 import type { DtmfEvent } from './leg';
 import type { SpeechEvent } from './leg-analysis';
+import type { RxTimeoutEvent } from './rx-watch';
 
 /** The Engine operations the API thread may call (anything else is refused by the worker). */
 export const METHODS = [
@@ -32,6 +33,7 @@ export const METHODS = [
   'mute',
   'setEcho',
   'echoCancel',
+  'watchRx',
   'stats',
   'captureRtp',
   'takeRtpCapture',
@@ -84,6 +86,8 @@ export interface LegEventData {
   dtmf: DtmfEvent;
   /** the VAD tap (vadStart): the caller started or stopped speaking */
   speech: SpeechEvent;
+  /** the receive watch (watchRx): nothing came from the far end for its timeout */
+  rxTimeout: RxTimeoutEvent;
 }
 
 /** What a conference reports to the API thread (event name → data). */
@@ -119,7 +123,7 @@ export type FromWorker =
   | { t: 'forkStarted'; forkId: string; at: number };
 
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS);
-const LEG_EVENTS: Record<keyof LegEventData, true> = { dtmf: true, speech: true };
+const LEG_EVENTS: Record<keyof LegEventData, true> = { dtmf: true, speech: true, rxTimeout: true };
 const CONFERENCE_EVENTS: Record<keyof ConferenceEventData, true> = { join: true, leave: true, speaker: true, destroy: true };
 
 type Obj = Record<string, unknown>;

@@ -86,7 +86,9 @@ export class RtpSession {
   private remoteRtcp: Peer | null = null;
   private latched = false;
   /** performance.now() of the last packet from the latched source */
-  private lastFromRemote = 0;
+  lastFromRemote = 0;
+  /** performance.now() of the last RTCP packet (0: none) */
+  lastRtcp = 0;
   private readonly ssrc = (Math.random() * 0x100000000) >>> 0;
   /** the SSRC and the RTP clock as signed 32-bit integers (small integers for V8: no heap number per packet) */
   private readonly ssrcI32 = this.ssrc | 0;
@@ -242,6 +244,7 @@ export class RtpSession {
   }
 
   private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number, arrival: number): void {
+    this.lastRtcp = arrival;
     const pkts = parseRtcp(Buffer.from(msg.subarray(0, len))); // a copy: a native socket's buffer is reused
     if (!pkts) {
       this.rtcpIn.malformed++;

@@ -11,9 +11,10 @@
  * - Accept: `application/sdp` (offers and answers), `application/dtmf-relay` and `application/dtmf`
  *   (what an in-dialog INFO may carry: media-app/call/dtmf.ts answers any other body 415);
  *   `text/plain` too when MESSAGE is routed (the pager-mode messages between extensions).
- * - Supported: `100rel` (reliable provisionals, RFC 3262) and `replaces` (attended transfer, RFC
- *   3891), the option tags media-app accepts in Require (media-app/request-checks.ts). No `timer`
- *   (no session timers), no `outbound`, no `path` (Path is honoured only from the trusted edge).
+ * - Supported: `100rel` (reliable provisionals, RFC 3262), `replaces` (attended transfer, RFC
+ *   3891) and `timer` (session timers, RFC 4028: media-app/call/session-timer.ts), the option tags
+ *   media-app accepts in Require (media-app/request-checks.ts). No `outbound`, no `path` (Path is
+ *   honoured only from the trusted edge).
  */
 import type { SipRequest, SipResponse } from '../message';
 
@@ -22,7 +23,7 @@ const METHOD_ORDER = ['INVITE', 'ACK', 'CANCEL', 'BYE', 'OPTIONS', 'PRACK', 'UPD
 const IN_DIALOG = ['ACK', 'BYE', 'CANCEL', 'OPTIONS', 'PRACK', 'UPDATE', 'INFO', 'REFER'];
 /** The bodies taken whatever is routed: SDP, and the DTMF bodies of an in-dialog INFO. */
 const ACCEPT = ['application/sdp', 'application/dtmf-relay', 'application/dtmf'];
-export const SUPPORTED_OPTION_TAGS: readonly string[] = ['100rel', 'replaces'];
+export const SUPPORTED_OPTION_TAGS: readonly string[] = ['100rel', 'replaces', 'timer'];
 
 export interface Capabilities {
   allow: string[];

@@ -71,7 +71,7 @@ Content-Length: 0
       expect(h, r.messages).to.not.equal(undefined);
       expect(list(h!.get('allow')), `${t}: Allow`).to.deep.equal(EXPECTED_ALLOW);
       expect(list(h!.get('accept')), `${t}: Accept`).to.deep.equal(['application/sdp', 'application/dtmf-relay', 'application/dtmf', 'text/plain']);
-      expect(list(h!.get('supported')), `${t}: Supported`).to.deep.equal(['100rel', 'replaces']);
+      expect(list(h!.get('supported')), `${t}: Supported`).to.deep.equal(['100rel', 'replaces', 'timer']);
     }
   });
 
@@ -110,6 +110,6 @@ Content-Length: 0
     expect(h.get('to'), 'answered inside the dialog').to.match(/tag=/);
     expect(list(h.get('allow'))).to.deep.equal(EXPECTED_ALLOW);
     expect(list(h.get('accept'))).to.deep.equal(['application/sdp', 'application/dtmf-relay', 'application/dtmf', 'text/plain']);
-    expect(list(h.get('supported'))).to.deep.equal(['100rel', 'replaces']);
+    expect(list(h.get('supported'))).to.deep.equal(['100rel', 'replaces', 'timer']);
   });
 });

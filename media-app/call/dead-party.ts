@@ -1,0 +1,31 @@
+/**
+ * How a call ends when its party is gone without a word (issue "Dead peers end", docs/reliability.md):
+ * its session timer ran out (session-timer.ts) or it sent no RTP or RTCP for MEDIA_INACTIVITY_TIMEOUT_MS
+ * (media-engine's receive watch, Endpoint.watchRx). Either way the close is the far end's (hangup_by
+ * remote: the party that died) with its own cause, our BYE carries a Reason, and the legs chained to the
+ * call get the same Reason on their BYE.
+ */
+import type { Endpoint, RxTimeoutEvent } from '../../media-engine';
+import type { CloseReason } from './session-types';
+import { SESSION_EXPIRED_REASON } from './session-timer';
+
+/** The BYE's Reason of a call whose party sent no RTP or RTCP for the timeout. */
+export const MEDIA_TIMEOUT_REASON = 'SIP;cause=408;text="Media timeout"';
+
+export function sessionExpired(why: string): CloseReason {
+  return { cause: 'session_expired', by: 'remote', why: `session_expired: ${why}`, reasonHeader: SESSION_EXPIRED_REASON };
+}
+
+export function mediaTimedOut(e: RxTimeoutEvent): CloseReason {
+  return { cause: 'media_timeout', by: 'remote', why: `media_timeout: no RTP or RTCP for ${e.silentMs} ms`, reasonHeader: MEDIA_TIMEOUT_REASON };
+}
+
+/** What the legs chained to a closing call get with their BYE: the dead party's Reason, else nothing. */
+export function chainedReason(reason: CloseReason): Pick<CloseReason, 'reasonHeader'> {
+  return reason.cause === 'media_timeout' || reason.cause === 'session_expired' ? { reasonHeader: reason.reasonHeader } : {};
+}
+
+/** Arms the endpoint's receive watch for `ms` (0 or unset: off). */
+export function watchParty(ep: Endpoint, ms: number | undefined): void {
+  if (ms && ms > 0 && !ep.destroyed) ep.watchRx(ms).catch(() => undefined);
+}
