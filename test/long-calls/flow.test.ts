@@ -1,10 +1,14 @@
 // Long calls the flow dials (issue 52): the connect action (with the platform's dial timeout, and with
-// its own ring_timeout) and groupcalls (ring_all and linear). CALL_DIAL_TIMEOUT_MS is 1.5 s; each
-// answered call is held past three times the longest timer it met, both parties still up (rows
-// progressing, each hears the other, no BYE), then a party hangs up and the records say who.
+// its own ring_timeout), groupcalls (ring_all and linear) and a queue's agent (wait_timeout 1.5 s).
+// CALL_DIAL_TIMEOUT_MS is 1.5 s; each answered call is held past three times the longest timer it met,
+// both parties still up (rows progressing, each hears the other, no BYE), then a party hangs up and the
+// records say who.
 import { expect } from 'chai';
 import type { CallRow } from '../../core/repos/calls';
+import { agentsRepo } from '../../core/repos/agents';
 import { groupcallsRepo } from '../../core/repos/groupcalls';
+import { queuesRepo } from '../../core/repos/queues';
+import { tagsRepo } from '../../core/repos/tags';
 import { RtpParty } from '../../testkit/conference/party';
 import { freePort } from '../../testkit/ports';
 import { killAllSipp, sipp, until, type SippResult } from '../../testkit/media-app/harness';
@@ -20,7 +24,7 @@ const HOLD_MS = holdPast(DIAL_TIMEOUT_MS);
 const CHECKS_MS = 2500;
 const RING_MS = Math.round(DIAL_TIMEOUT_MS * 0.7);
 
-describe('long calls: the connect action and groupcalls', function () {
+describe('long calls: the connect action, groupcalls and a queue', function () {
   this.timeout(60_000);
   let s: Stack;
   const open: { close(): void }[] = [];
@@ -89,7 +93,7 @@ describe('long calls: the connect action and groupcalls', function () {
       20_000,
       'a groupcall call answered',
     );
-    expect((await groupcallsRepo(s.t.ctx.db).get(res.body.id))?.answer_call_id).to.equal(answered.id);
+    await until(async () => (await groupcallsRepo(s.t.ctx.db).get(res.body.id))?.answer_call_id === answered.id, 10_000, 'the groupcall’s answer is that call');
     for (const o of await Promise.all(others.map((o) => o.done))) ok(o);
     await holdFor(HOLD_MS, { db: s.t.ctx.db, calls: [answered.id], parties: [{ name: 'the callee', done: winner.run.done }] });
     await hears(winner.audio, winner.audio.freq, 'the callee hears its echo after the hold');
@@ -111,5 +115,47 @@ describe('long calls: the connect action and groupcalls', function () {
     // the first only rings: the dial timeout gives it up (CANCEL)
     const first = sipp(cancelledUas(), ['-i', '127.0.0.1', '-p', String(fp), '-m', '1']);
     await heldGroupcall({ ring_method: 'linear', destinations: [fp, w.port].map((p, i) => ({ type: 'sip', target: `l${i}@127.0.0.1:${p}` })) }, w, [first]);
+  });
+
+  it('queue: the agent answers after ringing past half the dial timeout (wait_timeout 1.5 s); caller and agent held past 3× the timers, the caller hangs up', async () => {
+    const db = s.t.ctx.db;
+    const cid = s.f.customer.id;
+    const tag = await tagsRepo(db).create(cid, { name: `long${Date.now()}` });
+    if (tag === 'duplicate') throw new Error('tag exists');
+    const agentParty = await party(TONE_C, (rtp) => answerer({ rtpPort: rtp, ringMs: RING_MS }));
+    await agentsRepo(db).create({
+      customer_id: cid,
+      username: `long-agent-${Date.now()}@example.test`,
+      permission: 16,
+      status: 'available',
+      tag_ids: [tag.id],
+      addresses: [{ type: 'sip', target: `agent@127.0.0.1:${agentParty.port}` }],
+    });
+    // wait_timeout: armed while the caller waits, it must not end the service; no service_timeout (that one ends a service by design)
+    const queue = await queuesRepo(db).create(cid, { name: 'long', tag_ids: [tag.id], wait_timeout: DIAL_TIMEOUT_MS, service_timeout: 0 });
+    const callerParty = await party(TONE_X, (rtp) => answerer({ rtpPort: rtp, hangupAfterMs: HOLD_MS + CHECKS_MS + 2000 }));
+    const res = await s.api.post('/calls', {
+      source: { type: 'tel', target: '+899100000003' },
+      destinations: [{ type: 'sip', target: `caller@127.0.0.1:${callerParty.port}` }],
+      actions: [{ type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }],
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const callerRow = await up(res.body.calls[0].id, 'the caller up');
+    const agentLeg = await legOf(db, callerRow.id, 'progressing', 'the agent answered');
+    await holdFor(HOLD_MS, {
+      db,
+      calls: [callerRow.id, agentLeg.id],
+      parties: [
+        { name: 'the caller', done: callerParty.run.done },
+        { name: 'the agent', done: agentParty.run.done },
+      ],
+    });
+    await hears(callerParty.audio, TONE_C, 'the caller hears the agent after the hold');
+    await hears(agentParty.audio, TONE_X, 'the agent hears the caller after the hold');
+    const [rcaller, ragent] = await Promise.all([callerParty.run.done, agentParty.run.done]);
+    ok(rcaller);
+    ok(ragent);
+    expect(hangupOf(await withStatus(callerRow.id, 'hangup', 'the caller ended'))).to.deep.equal({ hangup_by: 'remote', hangup_reason: 'normal' });
+    expect(hangupOf(await withStatus(agentLeg.id, 'hangup', 'the agent ended'))).to.deep.equal({ hangup_by: 'local', hangup_reason: 'normal' });
   });
 });

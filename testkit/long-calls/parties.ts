@@ -1,7 +1,8 @@
 // sipp parties of the long-call tests: a phone that rings for a while, answers with its audio going to
 // an RTP party (testkit/conference/party.ts), and then either waits for the platform's BYE or hangs up
 // itself (a BYE from the answering side, in the dialog the INVITE made).
-import { ok200 } from '../media-app/sipp-steps';
+import { register } from '../media-app/uas-scenarios';
+import { ack, bye, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
 
 /** SDP of a party whose audio goes to `port` on loopback (PCMU). */
 export const sdpTo = (port: number) => `v=0
@@ -76,5 +77,20 @@ ${o.ringMs ? `<pause milliseconds="${o.ringMs}"/>` : ''}
 ${reply('200 OK', contact, sdpTo(o.rtpPort))}
 <recv request="ACK"/>
 ${end}
+</scenario>`;
+}
+
+/** A registered extension's phone that calls `target` (digest on the 407) and hangs up `hangupAfterMs` after its ACK. */
+export function extensionCaller(o: { user: string; domain: string; target: string; rtpPort: number; hangupAfterMs: number }): string {
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="extension-caller">
+${register(o.user, o.domain)}
+${inviteWithDigest({ user: o.user, domain: o.domain, target: o.target, display: 'Desk', sdp: sdpTo(o.rtpPort), firstCseq: 1, ackVia: 'new' })}
+<recv response="180" optional="true"/>
+<recv response="183" optional="true"/>
+<recv response="200" rrs="true" timeout="60000"/>
+${ack(2)}
+<pause milliseconds="${o.hangupAfterMs}"/>
+${bye(3)}
 </scenario>`;
 }
