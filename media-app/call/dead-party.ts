@@ -20,11 +20,6 @@ export function mediaTimedOut(e: RxTimeoutEvent): CloseReason {
   return { cause: 'media_timeout', by: 'remote', why: `media_timeout: no RTP or RTCP for ${e.silentMs} ms`, reasonHeader: MEDIA_TIMEOUT_REASON };
 }
 
-/** What the legs chained to a closing call get with their BYE: the dead party's Reason, else nothing. */
-export function chainedReason(reason: CloseReason): Pick<CloseReason, 'reasonHeader'> {
-  return reason.cause === 'media_timeout' || reason.cause === 'session_expired' ? { reasonHeader: reason.reasonHeader } : {};
-}
-
 /** Arms the endpoint's receive watch for `ms` (0 or unset: off). */
 export function watchParty(ep: Endpoint, ms: number | undefined): void {
   if (ms && ms > 0 && !ep.destroyed) ep.watchRx(ms).catch(() => undefined);

@@ -42,25 +42,13 @@ import { CallQualityMeter } from './quality';
 import { CallRtpCapture } from './rtp-capture';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
 import { SessionTimer, uasAnswerHeaders } from './session-timer';
-import { chainedReason, mediaTimedOut, sessionExpired, watchParty } from './dead-party';
+import { mediaTimedOut, sessionExpired, watchParty } from './dead-party';
+import { byeReason, chainedReason, MEDIA_RELAY_GONE } from './close-reason';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 import { PhaseTimers, type PhaseTimer } from './phase-timers';
 
 export type { CallSessionEvents, CloseReason, HangupEvent, PendingUac } from './session-types';
-
-/**
- * A Reason header (RFC 3326) on our BYE when the closer gave one (a transfer), or when the media under
- * the call died (its relay leg or its endpoint), so the far end (e.g. the browser phone) can tell the
- * user why the call ended.
- */
-function byeReason(reason: CloseReason): { headers: Record<string, string> } | undefined {
-  if (reason.reasonHeader) return { headers: { Reason: reason.reasonHeader.replace(/[\r\n]/g, ' ') } };
-  if (!reason.why.startsWith(MEDIA_RELAY_GONE) && !reason.why.startsWith('media_gone')) return undefined;
-  return { headers: { Reason: `SIP;cause=503;text="${reason.why.replace(/["\\\r\n]/g, ' ').slice(0, 120)}"` } };
-}
-
-/** The hangup reason (a CloseReason's `why` prefix) of a call whose rtpengine relay leg died under it. */
-export const MEDIA_RELAY_GONE = 'media_relay_gone';
+export { MEDIA_RELAY_GONE } from './close-reason';
 
 export class CallSession extends EventEmitter<CallSessionEvents> {
   readonly state: CallState;
