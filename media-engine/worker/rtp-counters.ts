@@ -3,6 +3,7 @@
  * the engine hands them out in stats and the endpoint's events).
  */
 import type { ReceiveStats } from '../rtp-packet/receive-stats';
+import type { JitterStats } from '../jitter/jitter-buffer';
 import { ntpFromMs, ntpMiddle, roundTripMs, serializeReceiverReport, serializeSenderReport, type ReportBlock, type RtcpPacket, type VoipMetrics } from '../rtp-packet/rtcp';
 
 /** What the far end told us in RTCP: its sender info, and its report on our stream. */
@@ -75,4 +76,22 @@ export function ourReport(ssrc: number, now: number, ts: number, packetsSent: nu
   const reports = block ? [block] : [];
   if (packetsSent === 0) return serializeReceiverReport(ssrc, reports);
   return serializeSenderReport(ssrc, { ...ntpFromMs(now), rtpTimestamp: ts >>> 0, packetCount: packetsSent, octetCount: octetsSent }, reports);
+}
+
+/** The receive side of a session's counters: its sequence-number statistics and its jitter buffer's. */
+export function receivedCounts(
+  stats: ReceiveStats,
+  jitter: JitterStats,
+): Pick<RtpCounters, 'packetsReceived' | 'packetsExpected' | 'lost' | 'jitterMs' | 'outOfOrder' | 'duplicates' | 'concealed' | 'late' | 'dropped'> {
+  return {
+    packetsReceived: stats.received,
+    packetsExpected: stats.expected,
+    lost: Math.max(0, stats.lost),
+    jitterMs: Math.round(stats.jitterMs * 100) / 100,
+    outOfOrder: stats.outOfOrder,
+    duplicates: stats.duplicates,
+    concealed: jitter.concealed,
+    late: jitter.late,
+    dropped: jitter.dropped,
+  };
 }

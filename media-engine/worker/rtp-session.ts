@@ -16,7 +16,7 @@ import { opusTicks, PassMapping, PassQueue } from './opus-pass';
 import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
 import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
-import { noteRtcp, ourReport, type RtcpReceived, type RtpCounters } from './rtp-counters';
+import { noteRtcp, ourReport, receivedCounts, type RtcpReceived, type RtpCounters } from './rtp-counters';
 
 /** the jitter buffer starts two frames behind the first packet, one given back after a calm 10 s (media-engine/README.md: why not one) */
 const JITTER_START_FRAMES = 2;
@@ -72,8 +72,6 @@ export class RtpSession {
   /** RTP clock ticks per ms and per 20 ms (8/160; 48/960 for Opus) */
   ticksPerMs = 8;
   private frameTicks = FRAME;
-  /** a 20 ms tick on the telephone-events' clock (the codec's unless the far end named another) */
-  private eventFrameTicks = FRAME;
   /** the G.711 law sent on a G.711 leg */
   private law: G711Law = 'PCMU';
   private readonly sendWide = (bytes: number, ticks: number): void => {
@@ -168,7 +166,6 @@ export class RtpSession {
     this.stats.ticksPerMs = this.ticksPerMs;
     this.dtmfIn.ticksPerMs = media.dtmfClockRate / 1000;
     this.dtmfOut.clockRate = media.dtmfClockRate;
-    this.eventFrameTicks = media.dtmfClockRate / 50;
   }
 
   get sending(): boolean {
@@ -289,7 +286,8 @@ export class RtpSession {
   /** Sends this tick's audio (`frame` at `rate`; `narrow`: brought up from 8 kHz) or a queued telephone-event; timestamps run on hold. */
   sendFrame(frame: Int16Array, now: number, narrow = false): void {
     if (this.capture !== null) this.capture.sendTime = now;
-    const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.eventFrameTicks) : null;
+    // 20 ms on the telephone-events' clock (the codec's unless the far end named another)
+    const ev = this.dtmfOut.busy ? this.dtmfOut.next(this.dtmfOut.clockRate / 50) : null;
     if (ev) {
       if (ev.startOfEvent) this.eventTs = this.ts;
       if (this.sending && this.media!.dtmfPayloadType !== null) this.send(ev.marker, this.media!.dtmfPayloadType, this.eventTs, ev.payload, ev.payload.length);
@@ -477,16 +475,8 @@ export class RtpSession {
     return {
       packetsSent: this.packetsSent,
       octetsSent: this.octetsSent,
-      packetsReceived: this.stats.received,
-      packetsExpected: this.stats.expected,
-      lost: Math.max(0, this.stats.lost),
-      jitterMs: Math.round(this.stats.jitterMs * 100) / 100,
-      outOfOrder: this.stats.outOfOrder,
-      duplicates: this.stats.duplicates,
-      concealed: this.jitter.stats.concealed,
+      ...receivedCounts(this.stats, this.jitter.stats),
       recovered: this.recovered,
-      late: this.jitter.stats.late,
-      dropped: this.jitter.stats.dropped,
       codecDecoded: this.codecDecoded,
       codecEncoded: this.codecEncoded,
       forwardedOnArrival: this.forwardedOnArrival,
