@@ -16,6 +16,8 @@ export interface TracedCall {
   ownByeAnswered: boolean;
   /** we sent a BYE */
   ownByeSent: boolean;
+  /** the first final status to the INVITE (0 when none came) */
+  inviteStatus: number;
 }
 
 /** sipp's block header: "----...---- 2026-11-26 03:34:46.350772" */
@@ -34,17 +36,17 @@ export function traceCalls(messages: string): Map<string, TracedCall> {
     const body = text.slice(start + 1).trimStart();
     const callId = /^Call-ID:\s*(\S+)/im.exec(body)?.[1];
     if (!callId) return;
-    const c = calls.get(callId) ?? { callId, inviteAt: 0, answeredAt: 0, byeFromPlatform: false, ownByeAnswered: false, ownByeSent: false };
+    const c = calls.get(callId) ?? { callId, inviteAt: 0, answeredAt: 0, byeFromPlatform: false, ownByeAnswered: false, ownByeSent: false, inviteStatus: 0 };
     calls.set(callId, c);
     const cseq = /^CSeq:\s*\d+\s+(\S+)/im.exec(body)?.[1] ?? '';
     if (kind === 'sent') {
       if (body.startsWith('INVITE ') && !c.inviteAt) c.inviteAt = at;
       if (body.startsWith('BYE ')) c.ownByeSent = true;
     } else if (body.startsWith('BYE ')) c.byeFromPlatform = true;
-    else if (/^SIP\/2\.0 200/.test(body)) {
-      if (cseq === 'INVITE' && !c.answeredAt) c.answeredAt = at;
-      if (cseq === 'BYE') c.ownByeAnswered = true;
-    }
+    else if (cseq === 'INVITE' && !c.inviteStatus && /^SIP\/2\.0 [2-6]\d\d/.test(body)) {
+      c.inviteStatus = Number(body.slice(8, 11));
+      if (c.inviteStatus === 200) c.answeredAt = at;
+    } else if (cseq === 'BYE' && /^SIP\/2\.0 200/.test(body)) c.ownByeAnswered = true;
   };
   for (const line of messages.split('\n')) {
     const h = HEADER.exec(line);

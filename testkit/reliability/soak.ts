@@ -126,7 +126,7 @@ class Recorder {
   constructor(readonly t0: number) {}
 
   /** What one wave's sipp lived through. */
-  wave(r: SippResult, into: CallCounts, log?: (l: string) => void): void {
+  wave(r: SippResult, what: string, into: CallCounts, log?: (l: string) => void): void {
     for (const c of traceCalls(r.messages).values()) {
       into.placed++;
       if (c.answeredAt) {
@@ -135,7 +135,8 @@ class Recorder {
       }
       if (c.byeFromPlatform || (c.ownByeSent && !c.ownByeAnswered) || !c.answeredAt) {
         into.unplanned++;
-        log?.(`unplanned end of ${c.callId}: ${c.byeFromPlatform ? 'BYE from the platform' : c.answeredAt ? 'own BYE not answered' : 'never answered'}`);
+        const why = c.byeFromPlatform ? 'BYE from the platform' : c.answeredAt ? 'own BYE not answered' : `never answered (INVITE final status ${c.inviteStatus || 'none'})`;
+        log?.(`${new Date().toISOString()} unplanned end of ${what} call ${c.callId}: ${why}`);
       }
     }
   }
@@ -222,7 +223,7 @@ function callWaves(d: Drivers, number: string, everyS: number, perWave: number, 
     const holdMs = Math.round(duration(d.o, cap) * 1000);
     const scenario = uacWaitsForBye(`${number}@${target}`, 'soak', '[field0]', { hangUpAfterMs: holdMs });
     const fields = Array.from({ length: perWave }, () => [d.sink.port]);
-    return sippCalls(scenario, target, fields, { timeoutMs: holdMs + 40_000, rate: 5 }).done.then((r) => d.rec.wave(r, into, d.o.log));
+    return sippCalls(scenario, target, fields, { timeoutMs: holdMs + 40_000, rate: 5 }).done.then((r) => d.rec.wave(r, number === TALK ? 'talk' : 'conference', into, d.o.log));
   });
 }
 
