@@ -4,7 +4,8 @@
  * --minutes (default 30). Prints the per-window p99 of API requests and call set-ups, RSS and open
  * descriptors of each process (first sample after the warm-up against the last), and PASS/FAIL:
  * 0 unplanned hang-ups, 0 failed registrations or API requests, no call row left open, no process
- * restarted, RSS and descriptors within ±--flat-pct (default 10) of the first sample after the warm-up.
+ * restarted, RSS within ±--flat-pct (default 10) of the first sample after the warm-up (against the last
+ * under load), open descriptors after the drain within it of those before the load.
  *
  *   source .data/env && npx tsx scripts/soak/mixed.ts [--minutes 30] [--warmup-minutes 5] [--api-rps 5]
  *        [--calls-per-wave 3] [--wave-seconds 30] [--min-call 10] [--max-call 600] [--flat-pct 10]
@@ -29,12 +30,12 @@ function report(r: SoakResult, flatPct: number): boolean {
   console.log('\nwindow (s) | API n / p99 ms | call set-up n / p99 ms');
   for (const w of r.windows) console.log(`${String(w.from).padStart(10)} | ${w.apiCount} / ${ms(w.apiP99)} | ${w.setupCount} / ${ms(w.setupP99)}`);
   let pass = c.unplanned === 0 && k.unplanned === 0 && r.registrations.failed === 0 && r.api.failed === 0 && r.rowsLeft === 0;
-  console.log('\nprocess     | RSS MB first → last (%) | fds first → last (%) | restarts');
+  console.log('\nprocess     | RSS MB after warm-up → end of load (%) | fds before load → drained (%) | restarts');
   for (const p of r.procs) {
     const flat = Math.abs(p.rssPct) <= flatPct && Math.abs(p.fdsPct) <= flatPct && p.restarts === 0;
     pass &&= flat;
     console.log(
-      `${p.name.padEnd(11)} | ${p.first.rssMB.toFixed(1)} → ${p.last.rssMB.toFixed(1)} (${p.rssPct >= 0 ? '+' : ''}${p.rssPct.toFixed(1)} %) | ${p.first.fds} → ${p.last.fds} (${p.fdsPct >= 0 ? '+' : ''}${p.fdsPct.toFixed(1)} %) | ${p.restarts} ${flat ? 'ok' : 'FAIL'}`,
+      `${p.name.padEnd(11)} | ${p.first.rssMB.toFixed(1)} → ${p.last.rssMB.toFixed(1)} (${p.rssPct >= 0 ? '+' : ''}${p.rssPct.toFixed(1)} %) | ${p.start.fds} → ${p.drained.fds} (${p.fdsPct >= 0 ? '+' : ''}${p.fdsPct.toFixed(1)} %) | ${p.restarts} ${flat ? 'ok' : 'FAIL'}`,
     );
   }
   console.log(pass ? 'PASS' : 'FAIL');

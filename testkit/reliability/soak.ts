@@ -55,10 +55,16 @@ export interface WindowStat {
 
 export interface ProcStat {
   name: string;
-  /** first sample after the warm-up, last sample under load */
+  /** RSS: the first sample after the warm-up against the last one under load */
   first: Sample;
   last: Sample;
   rssPct: number;
+  /**
+   * Descriptors: the sample before any load against the one after every call ended (under load they
+   * follow the calls alive at that moment: a socket pair per media leg)
+   */
+  start: Sample;
+  drained: Sample;
   fdsPct: number;
   restarts: number;
 }
@@ -68,6 +74,8 @@ export interface CallCounts {
   answered: number;
   /** ended by the platform (a BYE to the caller) or the caller's BYE refused: nobody asked for it */
   unplanned: number;
+  /** one line per unplanned end: when, which call, why */
+  why: string[];
 }
 
 export interface SoakResult {
@@ -121,8 +129,8 @@ function duration(o: SoakOptions, cap: number): number {
 class Recorder {
   readonly api: { t: number; ms: number }[] = [];
   readonly setups: { t: number; ms: number }[] = [];
-  readonly calls: CallCounts = { placed: 0, answered: 0, unplanned: 0 };
-  readonly conference: CallCounts = { placed: 0, answered: 0, unplanned: 0 };
+  readonly calls: CallCounts = { placed: 0, answered: 0, unplanned: 0, why: [] };
+  readonly conference: CallCounts = { placed: 0, answered: 0, unplanned: 0, why: [] };
   constructor(readonly t0: number) {}
 
   /** What one wave's sipp lived through. */
@@ -136,7 +144,9 @@ class Recorder {
       if (c.byeFromPlatform || (c.ownByeSent && !c.ownByeAnswered) || !c.answeredAt) {
         into.unplanned++;
         const why = c.byeFromPlatform ? 'BYE from the platform' : c.answeredAt ? 'own BYE not answered' : `never answered (INVITE final status ${c.inviteStatus || 'none'})`;
-        log?.(`${new Date().toISOString()} unplanned end of ${what} call ${c.callId}: ${why}`);
+        const at = new Date(c.inviteAt || Date.now()).toISOString();
+        into.why.push(`${what} call ${c.callId} (INVITE at ${at}): ${why}`);
+        log?.(`unplanned end of ${into.why.at(-1)}`);
       }
     }
   }
@@ -240,14 +250,35 @@ async function registrations(d: Drivers, customerId: string, counts: { ok: numbe
   );
 }
 
-function procStats(pp: PlatformProcesses, samples: Record<string, Sample[]>, warmupS: number): ProcStat[] {
+function procStats(pp: PlatformProcesses, samples: Record<string, Sample[]>, warmupS: number, seconds: number): ProcStat[] {
   return Object.values(pp.procs).map((p) => {
     const s = samples[p.name]!;
     const first = s.find((x) => x.t >= warmupS) ?? s[0]!;
-    const last = s.at(-1)!;
+    const last = s.filter((x) => x.t <= seconds).at(-1)!;
+    const [start, drained] = [s[0]!, s.at(-1)!];
     const pct = (a: number, b: number) => (a > 0 ? ((b - a) / a) * 100 : 0);
-    return { name: p.name, first, last, rssPct: pct(first.rssMB, last.rssMB), fdsPct: pct(first.fds, last.fds), restarts: p.runs - 1 };
+    return { name: p.name, first, last, rssPct: pct(first.rssMB, last.rssMB), start, drained, fdsPct: pct(start.fds, drained.fds), restarts: p.runs - 1 };
   });
+}
+
+/**
+ * The drained sample: once every call ended, the descriptors of each process back within 10 % (+3) of
+ * what it held before the load, or 40 s gone (idle database connections close after 30 s: tarn's
+ * idle timeout of the knex pools).
+ */
+async function drainedSample(pp: PlatformProcesses, samples: Record<string, Sample[]>, sampleAll: () => void): Promise<void> {
+  const end = Date.now() + 40_000;
+  for (;;) {
+    const before = Object.fromEntries(Object.entries(samples).map(([n, s]) => [n, s.length]));
+    sampleAll();
+    const back = Object.values(pp.procs).every((p) => {
+      const s = samples[p.name]!;
+      return s.length > before[p.name]! && s.at(-1)!.fds <= s[0]!.fds * 1.1 + 3;
+    });
+    if (back || Date.now() > end) return;
+    await sleep(2000);
+    for (const [n, s] of Object.entries(samples)) s.length = before[n]!; // only the last try counts as drained
+  }
 }
 
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
@@ -279,7 +310,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       registrations(d, customerId, regs),
       sleep(o.seconds * 1000).then(stopApi),
     ]);
-    sampleAll();
     clearInterval(sampler);
     const db = await testDb();
     const left = async () => Number((await db('calls').where({ customer_id: customerId }).whereNot({ status: 'hangup' }).count({ n: 'id' }))[0]!.n);
@@ -289,6 +319,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       await sleep(500);
       rowsLeft = await left();
     }
+    await drainedSample(pp, samples, sampleAll);
     return {
       seconds: o.seconds,
       calls: rec.calls,
@@ -297,7 +328,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       api,
       rowsLeft,
       windows: rec.windows(o.seconds, o.windowSeconds),
-      procs: procStats(pp, samples, o.warmupSeconds),
+      procs: procStats(pp, samples, o.warmupSeconds, o.seconds),
       samples,
     };
   } finally {
