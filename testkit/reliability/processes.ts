@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { freePort, portBlock } from '../ports';
+import { freePort, portBlock, type PortRangeName } from '../ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 export type ProcName = 'sip-server' | 'media-app' | 'control-api';
@@ -99,6 +99,12 @@ export interface PlatformProcessOptions {
   /** media-app's media workers (threads) */
   mediaWorkers?: number;
   restartMs?: number;
+  /**
+   * The range (this shard's slice) media-app's RTP ports come from, default `platformRtp`: two stands of
+   * one shard running at once need different ones (the chaos bench takes `nodeRtp`). On one range both
+   * pools walked the same ports, and a call failed once 20 in a row were the other's (soak 2026-11-26).
+   */
+  rtpRange?: PortRangeName;
   rtpPorts?: number;
   env?: Record<string, string>;
 }
@@ -106,7 +112,7 @@ export interface PlatformProcessOptions {
 export async function startPlatformProcesses(o: PlatformProcessOptions): Promise<PlatformProcesses> {
   const [sipPort, drachtioPort, httpPort] = [await freePort(), await freePort(), await freePort()];
   const secret = randomBytes(8).toString('hex');
-  const rtp = portBlock('platformRtp', o.rtpPorts ?? 1000);
+  const rtp = portBlock(o.rtpRange ?? 'platformRtp', o.rtpPorts ?? 1000);
   const common = {
     DATABASE_URL: o.databaseUrl,
     REDIS_URL: o.redisUrl,

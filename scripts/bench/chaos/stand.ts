@@ -128,6 +128,8 @@ export async function startStand(): Promise<Stand> {
       preload: [path.resolve(__dirname, '../../../testkit/reliability/worker-kill.cjs')],
       env: { CHAOS_WORKER_KILL: '1', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' },
       restartMs: RESTART_MS,
+      // not the soak's range: the two may run at once in one shard
+      rtpRange: 'nodeRtp',
     });
     const port = redis.port;
     return {
