@@ -35,6 +35,8 @@ declare -A CMD=(
   [blf]="npx tsx scripts/bench/pbx/blf-notify.ts"
   [mwi]="npx tsx scripts/bench/pbx/mwi-lamp.ts --calls 8"
   [turn-taking]="npx tsx scripts/bench/ai/turn-taking.ts --calls 5 --turns 10"
+  # not in ORDER (about 10 minutes, it kills processes): bash scripts/bench/run.sh chaos
+  [chaos]="npx tsx scripts/bench/chaos/run.ts --calls 50"
 )
 ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference queue streams speech ai campaigns blf mwi turn-taking)
 

@@ -27,7 +27,7 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { RtpSink, sipp, uacWaitsForBye } from '../../testkit/media-app/harness';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { sampleProcess, verdicts, type Sample } from './sampler';
+import { sampleProcess, verdicts, type Sample } from '../../testkit/reliability/sampler';
 
 const ROOT = path.resolve(__dirname, '../..');
 const arg = (name: string, def: number): number => {

@@ -14,7 +14,7 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { createFixture } from '../../testkit/api';
 import { killAllSipp, RtpSink, uacWaitsForBye, until } from '../../testkit/media-app/harness';
-import { startOwnPostgres, type OwnPostgres } from './faults/postgres';
+import { startOwnPostgres, type OwnPostgres } from '../../testkit/reliability/postgres';
 import { startFaultPlatform, type FaultPlatform } from './faults/platform';
 import { callerHangsUp, gapsBetween, oneCall, percentile } from './faults/sipp';
 

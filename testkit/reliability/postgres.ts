@@ -1,13 +1,14 @@
 /**
  * A Postgres of the test's own (initdb in a temp dir, on a free port) that the test may stop and
  * start: the shared embedded one must never be stopped. Runs the server as the postgres system
- * user when the test runs as root (the server refuses root), as scripts/setup.sh does.
+ * user when the test runs as root (the server refuses root), as scripts/setup.sh does. Used by
+ * test/reliability/faults-postgres.test.ts (stop and start) and scripts/bench/chaos (kill -9).
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../../testkit/ports';
+import { freePort } from '../ports';
 
 export interface OwnPostgres {
   url: string;
@@ -19,6 +20,13 @@ export interface OwnPostgres {
    */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** The postmaster's pid (from postmaster.pid), or 0 when it is not running. */
+  pid(): number;
+  /**
+   * kill -9 of the postmaster (its backends exit when they see it gone); `start` afterwards brings it
+   * back through crash recovery, once the orphaned backends have released the shared memory.
+   */
+  kill(): Promise<void>;
   /** Stops the server and removes its directory. */
   destroy(): void;
 }
@@ -29,6 +37,15 @@ function pgBin(): string {
   versions.sort((a, b) => Number(a) - Number(b));
   if (!versions.length) throw new Error('no Postgres server binaries under /usr/lib/postgresql');
   return path.join(root, versions[versions.length - 1]!, 'bin');
+}
+
+/** The process exists and is not a zombie waiting for its parent. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgres> {
@@ -50,6 +67,14 @@ export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgr
     new Promise<void>((resolve, reject) => {
       execFile(...pgCommand('pg_ctl', args), { timeout: 60_000 }, (err, _out, stderr) => (err ? reject(new Error(`pg_ctl ${args.at(-1)}: ${err.message} ${stderr}`)) : resolve()));
     });
+  const postmaster = () => {
+    try {
+      const pid = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      return alive(pid) ? pid : 0;
+    } catch {
+      return 0;
+    }
+  };
   asPg('pg_ctl', startArgs);
   asPg('createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', database]);
   return {
@@ -58,6 +83,14 @@ export async function startOwnPostgres(database = 'platform'): Promise<OwnPostgr
     dir,
     stop: () => pgCtl(stopArgs),
     start: () => pgCtl(startArgs),
+    pid: postmaster,
+    async kill() {
+      const pid = postmaster();
+      if (!pid) return;
+      process.kill(pid, 'SIGKILL');
+      const end = Date.now() + 10_000;
+      while (Date.now() < end && alive(pid)) await new Promise((r) => setTimeout(r, 50));
+    },
     destroy() {
       spawnSync(...pgCommand('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']), { stdio: 'ignore' });
       fs.rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 /**
- * Per-process resource samples for the soak (Linux /proc): RSS, heap (from scripts/soak/probe.cjs),
+ * Per-process resource samples for the soaks (scripts/soak/run.ts, testkit/reliability/soak.ts; Linux /proc): RSS, heap (from scripts/soak/probe.cjs),
  * open file descriptors and bound UDP ports (RTP, SIP), and the flatness verdict: the least-squares
  * slope of each series after a warm-up, against a threshold per minute.
  */

@@ -1,0 +1,74 @@
+/**
+ * The mixed soak (issue 52; testkit/reliability/soak.ts): the platform's three processes supervised as
+ * children, calls of 10 s to 10 min, conference callers, registrations and API reads and writes for
+ * --minutes (default 30). Prints the per-window p99 of API requests and call set-ups, RSS and open
+ * descriptors of each process (first sample after the warm-up against the last), and PASS/FAIL:
+ * 0 unplanned hang-ups, 0 failed registrations or API requests, no call row left open, no process
+ * restarted, RSS within ±--flat-pct (default 10) of the first sample after the warm-up (against the last
+ * under load), open descriptors after the drain within it of those before the load.
+ *
+ *   source .data/env && npx tsx scripts/soak/mixed.ts [--minutes 30] [--warmup-minutes 5] [--api-rps 5]
+ *        [--calls-per-wave 3] [--wave-seconds 30] [--min-call 10] [--max-call 600] [--flat-pct 10]
+ */
+import { runSoak, type SoakResult } from '../../testkit/reliability/soak';
+import { killAllSipp } from '../../testkit/media-app/harness';
+
+const arg = (name: string, def: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+
+const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
+
+function report(r: SoakResult, flatPct: number): boolean {
+  const c = r.calls;
+  const k = r.conference;
+  console.log(
+    `\nsoak ${(r.seconds / 60).toFixed(1)} min: calls ${c.placed} (answered ${c.answered}, unplanned ${c.unplanned}); conference callers ${k.placed} (answered ${k.answered}, unplanned ${k.unplanned})`,
+  );
+  console.log(`registrations ${r.registrations.ok} ok, ${r.registrations.failed} failed; API ${r.api.requests} requests, ${r.api.failed} failed; call rows left open ${r.rowsLeft}`);
+  console.log('\nwindow (s) | API n / p99 ms | call set-up n / p99 ms');
+  for (const w of r.windows) console.log(`${String(w.from).padStart(10)} | ${w.apiCount} / ${ms(w.apiP99)} | ${w.setupCount} / ${ms(w.setupP99)}`);
+  let pass = c.unplanned === 0 && k.unplanned === 0 && r.registrations.failed === 0 && r.api.failed === 0 && r.rowsLeft === 0;
+  console.log('\nprocess     | RSS MB after warm-up → end of load (%) | fds before load → drained (%) | restarts');
+  for (const p of r.procs) {
+    const flat = Math.abs(p.rssPct) <= flatPct && Math.abs(p.fdsPct) <= flatPct && p.restarts === 0;
+    pass &&= flat;
+    console.log(
+      `${p.name.padEnd(11)} | ${p.first.rssMB.toFixed(1)} → ${p.last.rssMB.toFixed(1)} (${p.rssPct >= 0 ? '+' : ''}${p.rssPct.toFixed(1)} %) | ${p.start.fds} → ${p.drained.fds} (${p.fdsPct >= 0 ? '+' : ''}${p.fdsPct.toFixed(1)} %) | ${p.restarts} ${flat ? 'ok' : 'FAIL'}`,
+    );
+  }
+  console.log(pass ? 'PASS' : 'FAIL');
+  return pass;
+}
+
+async function main(): Promise<void> {
+  const minutes = arg('minutes', 30);
+  const flatPct = arg('flat-pct', 10);
+  const r = await runSoak({
+    seconds: Math.round(minutes * 60),
+    warmupSeconds: Math.round(arg('warmup-minutes', Math.min(5, minutes / 4)) * 60),
+    windowSeconds: Math.max(30, Math.round((minutes * 60) / 10)),
+    sampleSeconds: 10,
+    callWaveSeconds: arg('wave-seconds', 30),
+    callsPerWave: arg('calls-per-wave', 3),
+    minCallSeconds: arg('min-call', 10),
+    maxCallSeconds: arg('max-call', 600),
+    conferenceWaveSeconds: arg('wave-seconds', 30) * 2,
+    conferenceParties: 3,
+    registerEverySeconds: 10,
+    apiRps: arg('api-rps', 5),
+    log: (l) => console.log(l),
+  });
+  process.exitCode = report(r, flatPct) ? 0 : 1;
+}
+
+main()
+  .catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    killAllSipp();
+    process.exit();
+  });
