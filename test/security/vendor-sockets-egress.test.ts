@@ -11,6 +11,8 @@ import { CloudSttStream, type CloudWire } from '../../media-engine/stt/cloud';
 import { openRelaySocket, RelayConnectError } from '../../media-app/twiml/relay-socket';
 import pino from 'pino';
 import { TwilioStream, TwilioStreamError } from '../../media-app/streams/twilio-stream';
+import { testDb } from '../../testkit/db';
+import { repos } from '../../core/repos';
 
 const HOSTS = ['127.0.0.1', '10.0.0.1', '169.254.169.254'];
 const policy = (allow = '') => new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: allow }));
@@ -72,11 +74,15 @@ describe('security: the new vendor and relay sockets pass the egress policy', fu
   });
 
   it('Twilio Media Streams socket: loopback, private and link-local refused before connecting; loopback allowed by the allowlist', async () => {
-    // the refusal comes before the call is looked up: no live call is needed (an empty registry)
+    // the refusal comes before the call is looked up: no live call is needed (an empty registry); the
+    // handshake is signed with the account's AuthToken, read from its customer row
+    const db = await testDb();
+    const customer = await repos(db).customers.create({ email: `egress${Date.now()}@example.test`, status: 'active', name: 'egress' });
+    const deps = { egress: null as unknown as EgressPolicy, calls: new Map(), db, config: { jwtSecret: 'vendor-sockets-egress-secret' } };
     const stream = (allow: string, host: string) =>
-      new TwilioStream({ egress: policy(allow), calls: new Map() } as unknown as ConstructorParameters<typeof TwilioStream>[0], pino({ level: 'silent' }), {
+      new TwilioStream({ ...deps, egress: policy(allow) } as unknown as ConstructorParameters<typeof TwilioStream>[0], pino({ level: 'silent' }), {
         callId: '00000000-0000-4000-8000-000000000001',
-        customerId: '00000000-0000-4000-8000-000000000002',
+        customerId: customer.id,
         url: `ws://${host}:${port}/stream`,
         track: 'inbound_track',
         bidirectional: true,
