@@ -16,7 +16,8 @@ import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/c
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './config';
-import { connectSrf, disconnectSrf, type Srf } from './srf';
+import { connectSrf, disconnectSrf, onSrfClosed, type Srf } from './srf';
+import { endSipGoneCalls } from './call/sip-gone';
 import { Registrar } from './registrar';
 import { CallRegistry } from './call/registry';
 import { CallFactory } from './call/factory';
@@ -158,6 +159,8 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
 
     const events = new EventPublisher(redis);
     const calls = new CallRegistry(redis, prefix, app.nodeId);
+    // the SIP dialogs of this node's calls went with the connection: end the calls (call/sip-gone.ts)
+    onSrfClosed(srf, () => void endSipGoneCalls(calls, logger));
     const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress), relay });
     const inbound = new InboundRouter(factory);
     srf.invite((req, res) => (draining ? res.send(503, { headers: { 'Retry-After': '30' } }) : inbound.handle(req, res)));

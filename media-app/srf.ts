@@ -54,6 +54,14 @@ export function onSubscriptionDialog(dialog: SrfDialog, h: SubscriptionDialogEve
 }
 
 /**
+ * Calls fn each time the connection to sip-server closes: drachtio-srf emits 'close' (a failed
+ * reconnect attempt's too), never the 'disconnect' its declarations name.
+ */
+export function onSrfClosed(srf: Srf, fn: () => void): void {
+  (srf as unknown as NodeJS.EventEmitter).on('close', fn);
+}
+
+/**
  * The Srf instance: the declarations lack the verb methods other than invite (register, options,
  * message, subscribe) and removeDialog, and createUAS/createUAC resolve with our SrfDialog; createUAC's cbRequest gets (err, req).
  */

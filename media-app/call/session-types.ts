@@ -37,6 +37,8 @@ export interface CloseReason {
   sipStatus?: number;
   /** A Reason header value (RFC 3326) for our BYE, e.g. why a transfer hangs up a target it no longer needs. */
   reasonHeader?: string;
+  /** The connection to sip-server dropped (sip-gone.ts): no BYE, CANCEL or final response can go, none is tried. */
+  sipGone?: true;
 }
 
 /** A pending INVITE we sent: CANCEL goes through it. */

@@ -121,6 +121,10 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.sip.kind === 'up';
   }
 
+  get sipKind(): SipLeg['kind'] {
+    return this.sip.kind;
+  }
+
   get endpoint(): Endpoint | null {
     return this.ep;
   }
@@ -471,6 +475,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   /** The SIP side of a close: BYE an up dialog, answer a pending INVITE, CANCEL ours. */
   private async releaseSip(reason: CloseReason): Promise<void> {
     const sip = this.sip;
+    if (reason.sipGone) return; // over a dead connection drachtio-srf's BYE would wait for ever
     switch (sip.kind) {
       case 'up':
         if (reason.by === 'local' || sip.dialog.connected) await sip.dialog.destroy(byeReason(reason)).catch(() => undefined);
