@@ -83,6 +83,11 @@ describe('voicemail: the optional AI summary of a message', function () {
     return { db, box, m, api, token };
   }
 
+  /** Waits for a voicemail_message_updated event of message `id` whose data passes `test`. */
+  function updateEvent(id: string, test: (d: { summary?: string; summary_error?: string }) => boolean, what: string) {
+    return until(async () => (await eventsFor(p.redis, id)).find((e) => e.event_type === 'voicemail_message_updated' && test(e.data as { summary?: string; summary_error?: string })), 10_000, what);
+  }
+
   it('summarises the transcript: on the message (REST, event) and in the mail sent after it', async () => {
     llmStatus = 0;
     const before = llm.requests.length;
@@ -102,11 +107,8 @@ describe('voicemail: the optional AI summary of a message', function () {
     const asked = llm.requests.slice(before);
     expect(asked).to.have.length(1);
     expect(asked[0]!.messages.find((x) => x.role === 'user')?.content).to.include(got.transcript);
-    const updates = (await eventsFor(p.redis, m.id)).filter((e) => e.event_type === 'voicemail_message_updated');
-    expect(
-      updates.some((e) => (e.data as { summary?: string }).summary === SUMMARY),
-      'voicemail_message_updated with the summary',
-    ).to.equal(true);
+    // the row is written before its event is published: wait for the event, not a read of the moment
+    await updateEvent(m.id, (d) => d.summary === SUMMARY, 'voicemail_message_updated with the summary');
     const mail = await until(() => smtp.received.find((x) => x.to.includes('owner@example.test')), 15_000, 'the mail');
     expect(mailText(mail)).to.include(`Summary: ${SUMMARY}`);
   });
@@ -126,11 +128,7 @@ describe('voicemail: the optional AI summary of a message', function () {
     expect(got.summary_error).to.match(/500/);
     expect(got.folder).to.equal('new');
     expect(got.transcript.length).to.be.greaterThan(0);
-    const updates = (await eventsFor(p.redis, m.id)).filter((e) => e.event_type === 'voicemail_message_updated');
-    expect(
-      updates.some((e) => /500/.test((e.data as { summary_error?: string }).summary_error ?? '')),
-      'the event says why',
-    ).to.equal(true);
+    await updateEvent(m.id, (d) => /500/.test(d.summary_error ?? ''), 'the event says why');
   });
 
   it('a box without ai_summary asks the LLM nothing; a bad ai_summary is 400 and changes nothing', async () => {
