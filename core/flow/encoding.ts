@@ -98,7 +98,7 @@ const FIELD_CONTEXTS: Partial<Record<ActionType, Record<string, FieldContext>>> 
   external_media_start: { url: 'url', external_host: 'url', status_callback: 'url' },
   // addresses become SIP Request-URI/From/To values (call, connect) or message/e-mail headers
   call: { source: 'header', destinations: 'header' },
-  connect: { source: 'header', destinations: 'header' },
+  connect: { source: 'header', destinations: 'header', hold_music: 'url' },
   message_send: { source: 'header', destinations: 'header' },
   email_send: { destinations: 'header', subject: 'header' },
 };

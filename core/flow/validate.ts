@@ -162,8 +162,7 @@ function checkAction(raw: unknown, at: string, index: number, opts: ValidateOpti
 function checkUrls(type: ActionType, option: Record<string, unknown>, at: string, index: number, egress: NonNullable<ValidateOptions['egress']>, problems: FlowProblem[]): void {
   for (const [field, value] of Object.entries(option)) {
     if (fieldContext(type, field, option) !== 'url') continue;
-    const list: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [`${field}[${i}]`, v]) : [[field, value]];
-    for (const [f, v] of list) {
+    for (const [f, v] of leaves(field, value)) {
       if (typeof v !== 'string' || !v || hasVariables(v)) continue;
       let url: URL;
       try {
@@ -193,6 +192,13 @@ function checkSipDestinations(option: Record<string, unknown>, at: string, index
     const r = sipLiteralRefusal(dest.target, egress);
     if (r && !r.ok) problems.push({ index, field: `${at}.destinations[${i}].target`, message: r.message });
   }
+}
+
+/** The values inside a field with their paths: array items (`f[0]`) and object members (`f.url`, connect's hold_music) walked. */
+function leaves(path: string, value: unknown): [string, unknown][] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => leaves(`${path}[${i}]`, v));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => leaves(`${path}.${k}`, v));
+  return [[path, value]];
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -6,9 +6,11 @@
  * either side's place (Bridge.replace): the bridge keeps the slots, so the result still says which
  * side ended it.
  */
+import type { HoldMusicOption } from '../../core/flow/options/common';
 import type { ConnectResult } from '../flow/call-port';
 import { abortError } from '../flow/clock';
 import { Bridge, BridgeError } from './bridge';
+import { chooseBridgeMusic } from './hold-music';
 import { CallSession } from './session';
 import { offerPickup } from './pickable';
 
@@ -72,6 +74,7 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
  * (ended_by destination) and the master's flow goes on (Twilio's Dial timeLimit). record: the master
  * is recorded (both directions mixed) from the answer until the bridge ends (Twilio's Dial record).
  * hangupOnStar: a * from the master hangs up the destination side (Twilio's Dial hangupOnStar).
+ * holdMusic: what a held side of the bridge hears (hold-music.ts), for the bridge's life.
  * noAnswerMs: how long the legs ring before they are cancelled and the result is not answered with
  * hangup_reason `noanswer` (decided once against an answer: RingOutcome).
  */
@@ -80,7 +83,7 @@ export async function bridgeFirstAnswer(
   legs: CallSession[],
   dialer: ConnectLegs,
   signal: AbortSignal,
-  opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean; noAnswerMs?: number } = {},
+  opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean; noAnswerMs?: number; holdMusic?: HoldMusicOption } = {},
 ): Promise<ConnectResult> {
   const onAbort = () => {
     if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
@@ -133,6 +136,7 @@ export async function bridgeFirstAnswer(
       if (master.isEnded) await winner.hangup('normal');
       return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
     }
+    chooseBridgeMusic(bridge, opts.holdMusic);
     const bridgedAt = Date.now();
     const endBridge = (why: string) => {
       const b = bridge.parties.b;

@@ -3,7 +3,7 @@
  * /silence, POST /calls/{id}/talk), run by the node that owns the call.
  *
  *   hold     a re-INVITE of ours (reinvite.ts): a=sendonly with the music on hold played to the
- *            held party (hold-music.ts: the hold's `music`, the customer's, the node's), a=inactive
+ *            held party (hold-music.ts: the hold's `music`, the flow's, the customer's, the node's), a=inactive
  *            for a silent hold (`music: ""`), so the held party's audio stops reaching anyone and
  *            nothing but the music reaches it; unhold re-offers a=sendrecv. An internal call (no SIP
  *            between its ends) is held on the endpoint instead (its audio muted both ways, the music
@@ -23,7 +23,7 @@
 import type { Logger } from 'pino';
 import { retryWrite } from '../../core/db/retry';
 import { callsRepo } from '../../core/repos/calls';
-import { holdMusicOf } from './hold-music';
+import { holdMusicOf, mohMusicOf } from './hold-music';
 import { musicOf } from './media-state';
 import { reinvite } from './reinvite';
 import type { CallSession } from './session';
@@ -59,7 +59,7 @@ export class CallControls {
     return next;
   }
 
-  /** `music`: what the held party hears (hold-music.ts; '' a silent hold); absent: the customer's or the node's. */
+  /** `music`: what the held party hears (hold-music.ts; '' a silent hold); absent: the flow's, the customer's or the node's. */
   hold(call: CallSession, on: boolean, music?: string): Promise<void> {
     return this.serial(call, async () => {
       const m = call.mediaState;
@@ -80,7 +80,7 @@ export class CallControls {
       const m = call.mediaState;
       if (m.flags.moh === on) return;
       const before = musicOf(m.flags);
-      await m.set({ moh: on, music: on ? before || (await holdMusicOf(call)) : '' });
+      await m.set({ moh: on, music: on ? before || (await mohMusicOf(call)) : '' });
       // a held party gets the music only once its direction lets media through
       if (m.flags.held && m.flags.heldBySip && !before !== !musicOf(m.flags)) await reinvite(call, on ? 'sendonly' : 'inactive');
       await this.record(call, { moh: on });

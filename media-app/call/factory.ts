@@ -387,6 +387,7 @@ export class CallFactory implements CallLegs {
       durationLimitMs: req.duration_limit,
       record: req.record ?? false,
       hangupOnStar: req.hangup_on_star ?? false,
+      holdMusic: req.hold_music,
       ...(ring.noAnswerMs !== undefined ? { noAnswerMs: ring.noAnswerMs } : {}),
     });
   }

@@ -240,7 +240,10 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
     return this.call.mediaState.set({ ducked: on });
   }
 
-  connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
+  async connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult> {
+    // as play's: a ${var} may have turned the hold music's URL into a local path; nothing is dialled then
+    const music = req.hold_music;
+    if (typeof music === 'object' && !isMediaUrl(music.url)) throw new Error(`connect: hold_music.url is not an http or https URL: ${music.url.slice(0, 200)}`);
     return this.legs.connect(this.call, req, signal);
   }
 

@@ -7,6 +7,7 @@
  * `signal` aborts (stop, hangup); the runner treats both alike.
  */
 import type { Address as SpecAddress } from '../../core/address';
+import type { HoldMusicOption } from '../../core/flow/options/common';
 
 /** An address as a flow action's option gives it (core/address.ts with every field optional): the dialler refuses what it cannot dial. */
 export type Address = Partial<SpecAddress>;
@@ -66,6 +67,8 @@ export interface ConnectRequest {
   record?: boolean;
   /** A * from the caller ends the bridge (the destination is hung up). */
   hangup_on_star?: boolean;
+  /** What a held side of the bridge hears (media-app/call/hold-music.ts); unset: as 'default'. */
+  hold_music?: HoldMusicOption;
 }
 
 export interface ConnectResult {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ACTION_SPECS, ACTION_TYPES, checkClientVariables, parseActions, substitute, substituteDeep, validateActions } from '../../core/flow';
+import { ACTION_SPECS, ACTION_TYPES, checkClientVariables, parseActions, substitute, substituteDeep, substituteOption, validateActions } from '../../core/flow';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import { ApiError } from '../../core/errors';
 import { id } from './helpers';
 
@@ -99,6 +100,24 @@ describe('flow validation', () => {
       expect(problems([{ type: 'play', option: { stream_urls: ['https://ok.example/a.wav', url] } }])[0]!.field, url).to.equal('actions[0].option.stream_urls[1]');
     }
     expect(validateActions([{ type: 'play', option: { stream_urls: ['https://m.example/a.wav', '${prompt_url}'] } }]).ok).to.equal(true);
+  });
+
+  it("connect's hold_music: 'default', 'none' or {url} (http(s), through the egress policy), anything else refused", () => {
+    const egress = new EgressPolicy(egressSettingsFromEnv({}));
+    const connect = (hold_music: unknown) => [{ type: 'connect', option: { destinations: [{ type: 'extension', target: '2001' }], hold_music } }];
+    const issues = (hold_music: unknown) => {
+      const r = validateActions(connect(hold_music), { egress });
+      return r.ok ? [] : r.problems.map((p) => `${p.field}: ${p.message}`);
+    };
+    for (const ok of ['default', 'none', { url: 'https://music.example/hold.mp3' }, { url: 'https://music.example/${tune}.wav' }]) expect(issues(ok), JSON.stringify(ok)).to.deep.equal([]);
+    expect(issues('loud')).to.deep.equal(['actions[0].option.hold_music: must be "default", "none" or {"url": "<an http or https URL of WAV or MP3 audio>"}']);
+    expect(issues({ url: 'file:///etc/passwd' })).to.deep.equal(['actions[0].option.hold_music.url: must be an http or https URL']);
+    expect(issues({ url: 'https://music.example/a.wav', loop: true })[0]).to.match(/^actions\[0\]\.option\.hold_music: Unrecognized key/);
+    // a literal URL the egress policy forbids is refused when the flow is saved, as play's are
+    expect(issues({ url: 'http://169.254.169.254/latest/meta-data' })[0]).to.match(/^actions\[0\]\.option\.hold_music\.url: /);
+    // a variable lands in the URL percent-encoded (it cannot add a path or a query)
+    const option = substituteOption('connect', { hold_music: { url: 'https://music.example/${tune}.wav' } }, () => 'a/b?c');
+    expect(option.hold_music).to.deep.equal({ url: 'https://music.example/a%2Fb%3Fc.wav' });
   });
 
   it('throws INVALID_ARGUMENT with one detail per problem', () => {

@@ -177,4 +177,24 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
     expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['answer', 'variable_set', 'play']);
     expect(JSON.stringify(af)).to.match(/not an http or https URL/);
   });
+
+  it("a connect's hold_music URL that a variable turned into a local path is refused before anything is dialled", async () => {
+    const cid = await numberWithFlow('+899100000704', [
+      { type: 'answer' },
+      { type: 'variable_set', option: { key: 'moh', value: path.join(p.config.dataDir, 'recordings', 'someone-else.wav') } },
+      { type: 'connect', option: { destinations: [{ type: 'sip', target: 'nobody@127.0.0.1:9' }], hold_music: { url: '${moh}' } } },
+      { type: 'talk', option: { text: 'never reached', language: 'en-US' } },
+    ]);
+    const sink = await RtpSink.open();
+    try {
+      const r = await sipp(uacWaitsForBye(`+899100000704@127.0.0.1:${p.sipPort}`, 'pbx', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 30_000 }).done;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    const { af } = await finished(cid);
+    expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['answer', 'variable_set', 'connect']);
+    expect(JSON.stringify(af)).to.match(/hold_music\.url is not an http or https URL/);
+    expect(await (await testDb())('calls').where({ customer_id: cid, direction: 'outgoing' }), 'no leg dialled').to.have.length(0);
+  });
 });

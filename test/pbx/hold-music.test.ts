@@ -3,7 +3,9 @@
 // hold (re-INVITE a=sendonly): B hears the music on hold, not silence and not A; A's re-INVITE
 // a=sendrecv takes it off hold: B hears A again, the music stopped. The API's hold of a party plays it
 // the music too; a customer's own music (metadata `moh_url`, fetched through the egress policy) takes
-// the place of the node's; a hold asked with `music: ""` stays silent.
+// the place of the node's; a hold asked with `music: ""` stays silent. A flow's connect chooses the
+// music of the bridge it opens (`hold_music`): its URL over the customer's, its 'none' (no music: the
+// held party hears what the holder's phone sends), the API's own music still first.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -14,11 +16,13 @@ import request from 'supertest';
 import { toneIn } from '../../testkit/conference/party';
 import { killAllSipp, register, sleep, until } from '../../testkit/media-app/harness';
 import { ack, answerReinvite, bye, inviteWithDigest } from '../../testkit/media-app/sipp-steps';
+import { numbersRepo } from '../../core/repos/numbers';
+import type { MediaFlags } from '../../media-app/call/media-state';
 import { party, startStack, type Stack } from '../xfer/support';
 import { answerOn, call, callWhere, hears, phone, shareOf, type Phone } from './support';
 
-// none near the notes of the node's music on hold (523-1175 Hz) nor the customer's (700 Hz)
-const [TONE_A, TONE_B, CUSTOMER_MUSIC] = [400, 1600, 700];
+// none near the notes of the node's music on hold (523-1175 Hz) nor the customer's (700 Hz) nor a flow's (2200 Hz)
+const [TONE_A, TONE_B, CUSTOMER_MUSIC, FLOW_MUSIC] = [400, 1600, 700, 2200];
 
 const sdp = (port: number, version: number, direction: 'sendrecv' | 'sendonly') => `v=0
 o=- 1 ${version} IN IP4 127.0.0.1
@@ -88,7 +92,7 @@ describe('pbx: music on hold for the held party', function () {
   let cid: string;
   const phones: Phone[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'moh-'));
-  let server: http.Server | null = null;
+  const servers: http.Server[] = [];
 
   before(async () => {
     s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
@@ -97,7 +101,7 @@ describe('pbx: music on hold for the held party', function () {
   after(async () => {
     killAllSipp();
     for (const p of phones) p.audio.close();
-    server?.close();
+    for (const m of servers) m.close();
     await s?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -108,6 +112,15 @@ describe('pbx: music on hold for the held party', function () {
     return p;
   };
   const setMetadata = (body: object) => request(s.t.app).put('/v1.0/customer/metadata').set('Authorization', `Bearer ${s.f.token}`).send(body);
+  /** An http URL on loopback serving 3 s of a `hz` tone as WAV. */
+  const musicAt = async (hz: number): Promise<string> => {
+    const wav = path.join(dir, `${hz}.wav`);
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '3', 'sine', String(hz), 'vol', '0.3']);
+    const server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(wav)));
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(server.address() as { port: number }).port}/music.wav`;
+  };
 
   it("A's phone holds (a=sendonly): B hears the music on hold, not A; A resumes (a=sendrecv): B hears A again", async () => {
     const [a, b] = [await newPhone(TONE_A), await newPhone(TONE_B)];
@@ -132,11 +145,7 @@ describe('pbx: music on hold for the held party', function () {
   });
 
   it('the API holds B: B hears the customer\'s music (metadata moh_url, over http); held with music "": silence', async () => {
-    const wav = path.join(dir, 'customer.wav');
-    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '3', 'sine', String(CUSTOMER_MUSIC), 'vol', '0.3']);
-    server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(wav)));
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/music.wav`;
+    const url = await musicAt(CUSTOMER_MUSIC);
     expect((await setMetadata({ moh_url: 'ftp://127.0.0.1/music.wav' })).status, 'only http(s)').to.equal(400);
     expect((await setMetadata({ moh_url: url })).status).to.equal(200);
     try {
@@ -159,6 +168,85 @@ describe('pbx: music on hold for the held party', function () {
       killAllSipp();
       void aPhone.done.catch(() => undefined);
       void bPhone.done.catch(() => undefined);
+    } finally {
+      expect((await setMetadata({ moh_url: '' })).status).to.equal(200);
+    }
+  });
+
+  /** A flow that connects to `b`'s extension with `hold_music`, on a virtual number of the customer (the flow made through the API). */
+  const flowNumber = async (b: Phone, holdMusic: unknown): Promise<string> => {
+    const res = await s.api.post('/flows', { actions: [{ type: 'connect', option: { destinations: [{ type: 'extension', target: b.extension }], hold_music: holdMusic } }] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const number = `+8991${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
+    await numbersRepo(s.t.ctx.db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: res.body.id });
+    return number;
+  };
+  /** The media flags of a live call of this node. */
+  const flagsOf = (id: string) => (s.p.app.calls.get(id) as unknown as { mediaState: { flags: MediaFlags } } | undefined)?.mediaState.flags;
+
+  it("a flow's connect chooses the music (hold_music {url}): over the customer's, for the phone's hold and the API's; the API's own music first", async () => {
+    const bad = await s.api.post('/flows', { actions: [{ type: 'connect', option: { destinations: [{ type: 'extension', target: '1' }], hold_music: 'loud' } }] });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error, JSON.stringify(bad.body)).to.include({ reason: 'INVALID_ARGUMENT' });
+    expect(bad.body.error.details[0]).to.include({ field: 'actions[0].option.hold_music', index: 0 });
+    const forbidden = await s.api.post('/flows', {
+      actions: [{ type: 'connect', option: { destinations: [{ type: 'extension', target: '1' }], hold_music: { url: 'http://169.254.169.254/m.wav' } } }],
+    });
+    expect(forbidden.status, 'the egress policy checks the URL').to.equal(400);
+    expect(forbidden.body.error.details[0].field).to.equal('actions[0].option.hold_music.url');
+
+    expect((await setMetadata({ moh_url: await musicAt(CUSTOMER_MUSIC) })).status).to.equal(200);
+    try {
+      const [a, b] = [await newPhone(TONE_A), await newPhone(TONE_B)];
+      const number = await flowNumber(b, { url: await musicAt(FLOW_MUSIC) });
+      const bPhone = await answerOn(b, heldParty(b.audio.port));
+      const aPhone = await call(s, a, holdingCaller({ user: a.user, domain: a.domain, target: number, rtpPort: a.audio.port, holdAfterMs: 3000, holdMs: 6000, talkMs: 60_000 }));
+      await hears(b.audio, TONE_A, 'B hears A before the hold');
+      const bRow = await callWhere(s, { customer_id: cid, direction: 'outgoing', to: b.extension }, 'progressing', 'B up');
+      // A's phone holds: B hears the flow's music, not the customer's, nothing of A
+      await until(() => flagsOf(bRow.id)?.peerHeld || null, 10_000, "A's hold reached B");
+      // (a window wholly after the music took A's place)
+      await hears(b.audio, FLOW_MUSIC, "B hears the flow's music on A's hold", { share: 0.95, timeoutMs: 4000 }).catch((e: Error) => {
+        throw new Error(`${e.message} ${JSON.stringify(recent(b, 1000, [TONE_A]))} customer's ${shareOf(b.audio, CUSTOMER_MUSIC, 1000)}`);
+      });
+      expect(shareOf(b.audio, CUSTOMER_MUSIC, 500), "not the customer's").to.be.lessThan(0.05);
+      expect(shareOf(b.audio, TONE_A, 500), 'nothing of A').to.be.lessThan(0.05);
+      await hears(b.audio, TONE_A, 'B hears A after the resume', { share: 0.9, timeoutMs: 10_000 });
+      // the API holds B with no music of its own: the flow's again
+      expect((await s.api.post(`/calls/${bRow.id}/hold`, {})).status).to.equal(200);
+      await hears(b.audio, FLOW_MUSIC, "B hears the flow's music on the API's hold", { timeoutMs: 10_000 });
+      expect((await request(s.t.app).delete(`/v1.0/calls/${bRow.id}/hold`).set('Authorization', `Bearer ${s.f.token}`)).status).to.equal(200);
+      await hears(b.audio, TONE_A, 'B hears A after the API resume', { share: 0.9, timeoutMs: 10_000 });
+      // the API's own choice comes first: music "" is a silent hold
+      expect((await s.api.post(`/calls/${bRow.id}/hold`, { music: '' })).status).to.equal(200);
+      await until(() => (flagsOf(bRow.id)?.held && recent(b, 1000, []).loud === 0) || null, 10_000, `a silent hold ${JSON.stringify(recent(b, 1000, []))}`);
+      killAllSipp();
+      void aPhone.done.catch(() => undefined);
+      void bPhone.done.catch(() => undefined);
+    } finally {
+      expect((await setMetadata({ moh_url: '' })).status).to.equal(200);
+    }
+  });
+
+  it("a flow's connect with hold_music 'none': A's hold plays no music, B hears what A's phone sends", async () => {
+    expect((await setMetadata({ moh_url: await musicAt(CUSTOMER_MUSIC) })).status).to.equal(200);
+    try {
+      const [a, b] = [await newPhone(TONE_A), await newPhone(TONE_B)];
+      const number = await flowNumber(b, 'none');
+      const bPhone = await answerOn(b, party({ rtpPort: b.audio.port, byeTimeoutMs: 60_000 }));
+      const aPhone = await call(s, a, holdingCaller({ user: a.user, domain: a.domain, target: number, rtpPort: a.audio.port, holdAfterMs: 3000, holdMs: 6000, talkMs: 2000 }));
+      await hears(b.audio, TONE_A, 'B hears A before the hold');
+      const bRow = await callWhere(s, { customer_id: cid, direction: 'outgoing', to: b.extension }, 'progressing', 'B up');
+      await until(() => flagsOf(bRow.id)?.peerHeld || null, 10_000, "A's hold reached B");
+      // held: A's own audio (a=sendonly) goes on reaching B, no music takes its place
+      await sleep(1500);
+      const held = recent(b, 1000, [TONE_A]);
+      expect(flagsOf(bRow.id)?.peerHeld, 'still held').to.equal(true);
+      expect(held.other, `no music ${JSON.stringify(held)}`).to.be.lessThan(3);
+      expect(shareOf(b.audio, TONE_A, 1000), 'B hears A').to.be.greaterThan(0.9);
+      const [ra, rb] = await Promise.all([aPhone.done, bPhone.done]);
+      expect(ra.code, ra.errors + ra.messages.slice(-2000)).to.equal(0);
+      expect(rb.code, rb.errors).to.equal(0);
     } finally {
       expect((await setMetadata({ moh_url: '' })).status).to.equal(200);
     }

@@ -32,6 +32,17 @@ export function isMediaUrl(s: string): boolean {
   return /^https?:\/\/[^\s/]+/i.test(s);
 }
 
+/**
+ * What a held party of a bridge (the connect action) hears (docs/pbx.md "Music on hold"): 'default' (as absent) the
+ * customer's moh_url, else the platform's music; 'none' no music from the platform; {url} that WAV or
+ * MP3 (http or https, `${var}` allowed), fetched by the media engine through the egress policy.
+ */
+export const holdMusic = z.union([z.enum(['default', 'none']), z.strictObject({ url: mediaUrl.max(2048, 'at most 2048 characters') })], {
+  error: 'must be "default", "none" or {"url": "<an http or https URL of WAV or MP3 audio>"}',
+});
+
+export type HoldMusicOption = z.infer<typeof holdMusic>;
+
 /** Milliseconds, non-negative integer. */
 export const millis = z.number().int('must be an integer').min(0, 'must be >= 0');
 

@@ -1,6 +1,6 @@
 /** Options of the actions that create calls. */
 import { z } from 'zod';
-import { address, anonymous, optionalUuid } from './common';
+import { address, anonymous, holdMusic, optionalUuid } from './common';
 
 export const call = z.object({
   source: address.optional(),
@@ -27,4 +27,6 @@ export const connect = z.object({
   hangup_on_star: z.boolean().optional(),
   /** Ms the bridge may last after the answer; then the destination is hung up and the flow goes on. */
   duration_limit: z.number().int('must be an integer').min(1000, 'must be >= 1000').max(86_400_000, 'must be <= 86400000').optional(),
+  /** The music either side hears while the other holds it, or while it is held through the API without its own music. */
+  hold_music: holdMusic.optional(),
 });

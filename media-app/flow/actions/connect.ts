@@ -22,6 +22,7 @@ export class Connect extends FlowTask<z.infer<typeof dialing.connect>> {
         duration_limit: o.duration_limit,
         record: o.record,
         hangup_on_star: o.hangup_on_star,
+        hold_music: o.hold_music,
       },
       ctx.signal,
     );
