@@ -20,15 +20,22 @@
  * machine with theirs at the same time.
  * The run names its slowest spec files before its last lines. TEST_TIMES_WRITE=1 merges the measured
  * seconds per directory into the table.
- * A test that fails is run once more in the split run (TEST_RETRIES, default 1; 0: never): the real
- * phones, engines and timers of the suites share two cores with the other shards, and a stall there fails
- * a different test each run. Every test that passed only on its retry is listed by name with its first
- * error before the last line, so a retry is seen, not hidden.
+ * Retries: none, but for the quarantine list (test/support/quarantine.json, scripts/quarantine.ts). A test
+ * that fails fails the run; the tests of the list, known to fail now and then for a reason each entry
+ * gives, are the only ones run once more when they fail (TEST_QUARANTINE_RETRY=1 in each shard's
+ * environment: test/support/hooks.ts gives them their retry). The run prints the list, each entry with
+ * its reason, at its start, and again before its last lines with what each listed test did in this run
+ * (passed, passed on its retry with its first error, failed, not run). An entry whose spec file does not
+ * exist stops the run before it starts; one whose test is not in its spec file fails any mocha run that
+ * loads that file. TEST_RETRIES=N gives every test N retries (default 0; to tell a stall from a fault, not for CI);
+ * a test that passed only on such a retry is listed by name with its first error before the last line.
+ * A narrowed run (arguments) never retries, the listed tests included.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { describeEntry, missingSpecFiles, QUARANTINE_FILE, quarantineKey, readQuarantine, type QuarantineEntry } from './quarantine';
 import { findTestFiles, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Shard } from './test-plan';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -58,6 +65,8 @@ interface Summary {
   retried?: string[];
   /** each failed test (or hook) with its spec file and its error's first line */
   failures?: string[];
+  /** what each test of the quarantine list that ran did */
+  quarantine?: { file: string; title: string; outcome: string }[];
 }
 
 interface ShardResult {
@@ -70,7 +79,7 @@ interface ShardResult {
   timedOut: boolean;
 }
 
-const RETRIES = /^\d+$/.test(process.env.TEST_RETRIES ?? '') ? process.env.TEST_RETRIES! : '1';
+const RETRIES = /^\d+$/.test(process.env.TEST_RETRIES ?? '') ? process.env.TEST_RETRIES! : '0';
 
 const say = (line: string) => process.stdout.write(`[test] ${line}\n`);
 
@@ -86,6 +95,7 @@ function runNarrowed(args: string[]): void {
   delete env.TEST_SHARD;
   delete env.TEST_SHARDS;
   delete env.TEST_SUMMARY_FILE;
+  delete env.TEST_QUARANTINE_RETRY;
   const child = spawn(MOCHA, ['--reporter', REPORTER, ...args], { cwd: ROOT, env, stdio: 'inherit' });
   forwardSignals([child]);
   child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
@@ -117,7 +127,7 @@ function runShard(shard: Shard, count: number, dir: string, limitS: number, heav
   const started = Date.now();
   const child = spawn(MOCHA, ['--reporter', REPORTER, '--retries', RETRIES, ...files], {
     cwd: ROOT,
-    env: { ...process.env, TEST_SHARD: String(shard.index), TEST_SHARDS: String(count), TEST_SUMMARY_FILE: summaryFile },
+    env: { ...process.env, TEST_SHARD: String(shard.index), TEST_SHARDS: String(count), TEST_SUMMARY_FILE: summaryFile, TEST_QUARANTINE_RETRY: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -164,7 +174,41 @@ function measuredByDir(results: ShardResult[]): Record<string, number> {
   return out;
 }
 
+/** The quarantine list, each entry with its reason; with `results`, what each listed test did in this run. */
+function sayQuarantine(list: readonly QuarantineEntry[], results?: readonly ShardResult[]): void {
+  say(`quarantine (${QUARANTINE_FILE}): ${list.length} test${list.length === 1 ? '' : 's'} run once more when they fail; no other test is${RETRIES === '0' ? '' : ` (TEST_RETRIES=${RETRIES})`}`);
+  const outcomes = new Map<string, string[]>();
+  for (const q of results?.flatMap((r) => r.summary?.quarantine ?? []) ?? []) outcomes.set(quarantineKey(q), [...(outcomes.get(quarantineKey(q)) ?? []), q.outcome]);
+  for (const e of list) {
+    const [what, why] = describeEntry(e);
+    say(`  ⚠ ${what}`);
+    say(`      ${why}`);
+    if (results) say(`      this run: ${(outcomes.get(quarantineKey(e)) ?? ['not run']).join(', ')}`);
+  }
+}
+
+/** The lines before the sum: the slowest spec files, the quarantine list, the retried and the failed tests. */
+function sayClosing(results: readonly ShardResult[], quarantine: readonly QuarantineEntry[]): void {
+  const perFile: Record<string, number> = {};
+  for (const r of results) for (const [file, sec] of Object.entries(r.summary?.files ?? {})) perFile[relative(file)] = sec;
+  say(
+    `slowest spec files: ${slowest(perFile, SLOWEST)
+      .map(([f, sec]) => `${f} ${Math.round(sec)} s`)
+      .join(', ')}`,
+  );
+  sayQuarantine(quarantine, results);
+  const retried = results.flatMap((r) => r.summary?.retried ?? []);
+  if (retried.length) say(`passed on a retry (${retried.length}; TEST_RETRIES=${RETRIES}, not in the quarantine list):`);
+  for (const t of retried) say(`  ↻ ${t}`);
+  const failures = results.flatMap((r) => r.summary?.failures ?? []);
+  if (failures.length) say(`failed (${failures.length}):`);
+  for (const t of failures) say(`  ✗ ${t}`);
+}
+
 async function runSharded(): Promise<number> {
+  const quarantine = readQuarantine(path.join(ROOT, QUARANTINE_FILE));
+  const missing = missingSpecFiles(ROOT, quarantine);
+  if (missing.length) throw new Error(`${QUARANTINE_FILE}: no such spec file: ${missing.map((e) => e.file).join(', ')} (remove or mend the entry)`);
   const jobs = process.env.TEST_JOBS === undefined || process.env.TEST_JOBS === '' ? DEFAULT_JOBS : Number(process.env.TEST_JOBS);
   const roots = (process.env.TEST_DIRS ?? '').split(/\s+/).filter(Boolean);
   const table = readTimes(TIMES);
@@ -177,6 +221,7 @@ async function runSharded(): Promise<number> {
     say(`shard ${s.index}/${shards.length}, about ${s.seconds} s: ${dirs}`);
   }
   if (shards.some((s) => s.units.some((u) => u.estimated))) say('* not in test/support/test-times.json: estimated from the size of its spec files');
+  sayQuarantine(quarantine);
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
   const started = Date.now();
@@ -222,19 +267,7 @@ async function runSharded(): Promise<number> {
     }
     if (r.code !== 0 || r.timedOut) bad = true;
   }
-  const perFile: Record<string, number> = {};
-  for (const r of results) for (const [file, sec] of Object.entries(r.summary?.files ?? {})) perFile[relative(file)] = sec;
-  say(
-    `slowest spec files: ${slowest(perFile, SLOWEST)
-      .map(([f, sec]) => `${f} ${Math.round(sec)} s`)
-      .join(', ')}`,
-  );
-  const retried = results.flatMap((r) => r.summary?.retried ?? []);
-  if (retried.length) say(`passed on a retry (${retried.length}; TEST_RETRIES=0 runs without):`);
-  for (const t of retried) say(`  ↻ ${t}`);
-  const failures = results.flatMap((r) => r.summary?.failures ?? []);
-  if (failures.length) say(`failed (${failures.length}):`);
-  for (const t of failures) say(`  ✗ ${t}`);
+  sayClosing(results, quarantine);
   say(`wall ${Math.round((Date.now() - started) / 1000)} s`);
   process.stdout.write(`${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   return bad || failed > 0 ? 1 : 0;

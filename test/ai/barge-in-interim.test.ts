@@ -57,7 +57,8 @@ describe('ai_talk: a stop word in an interim transcript cuts the agent at once',
 
   let attempts = 0;
   it('"Stop." and "Wait." over the reply: the agent\'s audio ends within 200 ms of the word', async () => {
-    // a retry (the split run's) measures a new call: the first one's figures are what failed (a stall of the shared machine)
+    // its retry (the test is quarantined: test/support/quarantine.json) measures a new call: the first one's
+    // figures are what failed (a stall of the shared machine)
     if (++attempts > 1) call = await place();
     const stop = cutDelay(1);
     const wait = cutDelay(5);

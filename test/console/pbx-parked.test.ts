@@ -52,7 +52,7 @@ describe('console: parked calls page against a real park (Chromium, sipp)', func
     await rig?.close();
   });
 
-  // A failed attempt leaves A parked in 701 and its phones running: the run's retry would wait for a free
+  // A failed attempt leaves A parked in 701 and its phones running: a retry (TEST_RETRIES) would wait for a free
   // slot that never comes. Its calls are printed (what the retry cannot tell) and ended, so a retry starts
   // from the state the first attempt had.
   let finished = false;

@@ -149,7 +149,8 @@ const TONE = 700;
 
   let parkAttempts = 0;
   it('parks a call by blind transfer to the lot and retrieves it from the slot; tones each way on the retrieved leg', async () => {
-    // a retry (the split run's) starts on its own extensions and slot: the first attempt's may still be taken
+    // a retry (TEST_RETRIES; the split run gives none by default) starts on its own extensions and slot:
+    // the first attempt's may still be taken
     const attempt = ++parkAttempts;
     const [ea, eb] = attempt === 1 ? ['7401', '7402'] : [`74${attempt}1`, `74${attempt}2`];
     const a = (await api('post', '/extensions').send({ extension: ea, password: `secret-pass-${ea}` })).body;

@@ -164,19 +164,23 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
     let repo = '';
     const env = (): NodeJS.ProcessEnv => {
       const e = { ...process.env };
-      for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE', 'TEST_RETRIES']) delete e[k];
+      for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE', 'TEST_RETRIES', 'TEST_QUARANTINE_RETRY']) delete e[k];
       return e;
     };
+    /** The copy's quarantine list. */
+    const quarantine = (tests: { file: string; title: string; reason: string }[]) =>
+      fs.writeFileSync(path.join(repo, 'test/support/quarantine.json'), JSON.stringify({ note: 'the runner test', tests }));
     const spec = (body: string) => `import { shardSlice } from '../../testkit/ports';\nconsole.log('slice', process.env.TEST_SHARD ?? '-', JSON.stringify(shardSlice('free')));\n${body}\n`;
 
     before(() => {
       repo = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
-      for (const f of ['.mocharc.json', 'scripts/test-run.ts', 'scripts/test-plan.ts', 'test/support/reporter.js', 'test/support/hooks.ts', 'testkit/ports.ts']) {
+      for (const f of ['.mocharc.json', 'scripts/test-run.ts', 'scripts/test-plan.ts', 'scripts/quarantine.ts', 'test/support/reporter.js', 'test/support/hooks.ts', 'testkit/ports.ts']) {
         fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
         fs.copyFileSync(path.join(ROOT, f), path.join(repo, f));
       }
       fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(repo, 'node_modules'));
       fs.writeFileSync(path.join(repo, 'test/support/test-times.json'), JSON.stringify({ seconds: { 'test/a': 10, 'test/b': 9, 'test/c': 1 }, heavy: ['test/b'] }));
+      quarantine([]);
       const write = (f: string, body: string) => {
         fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
         fs.writeFileSync(path.join(repo, f), spec(body));
@@ -194,7 +198,7 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       expect(code, out).to.equal(1);
       const lines = out.trimEnd().split('\n');
       expect(lines.at(-1)).to.equal('4 passed, 1 failed, 1 skipped');
-      expect(out, 'a test failing on its retry too names its first error').to.include('failed on its retry too; its first error: b fails on purpose: boom');
+      expect(out, 'no test is run twice by default').not.to.include('retry');
       expect(out).to.match(/^\[shard 1\/2\] 2 passed, 0 failed, 1 skipped$/m);
       expect(out).to.match(/^\[shard 2\/2\] 2 passed, 1 failed, 0 skipped$/m);
       expect(
@@ -262,26 +266,60 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       }
     });
 
-    it('a test that fails once passes on its retry and is named with its first error; TEST_RETRIES=0 fails it', async () => {
+    it('only a quarantined test is run once more; the run prints the list with each reason and outcome; TEST_RETRIES=1 retries all', async () => {
       const f = 'test/f/flaky.test.ts';
       fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
-      fs.writeFileSync(path.join(repo, f), spec("let n = 0;\ndescribe('f', () => { it('fails once', () => { if (n++ === 0) throw new Error('a stall'); }); });"));
+      const body =
+        "let q = 0; let p = 0;\ndescribe('f', () => { it('fails once', () => { if (q++ === 0) throw new Error('a stall'); }); it('plain fails once', () => { if (p++ === 0) throw new Error('plain stall'); }); it('always fails', () => { throw new Error('boom'); }); });";
+      fs.writeFileSync(path.join(repo, f), spec(body));
+      quarantine([
+        { file: f, title: 'f fails once', reason: 'fails on its first attempt only, on purpose: the retry passes' },
+        { file: f, title: 'f always fails', reason: 'fails on every attempt, on purpose: the retry fails too' },
+      ]);
       try {
-        const retried = await run(repo, [], { ...env(), TEST_DIRS: 'test/f' });
-        expect(retried.code, retried.out).to.equal(0);
-        expect(retried.out.trimEnd().split('\n').at(-1)).to.equal('1 passed, 0 failed, 0 skipped');
-        expect(retried.out).to.include('passed on a retry (1; TEST_RETRIES=0 runs without):').and.include('↻ f fails once: a stall');
-        const strict = await run(repo, [], { ...env(), TEST_DIRS: 'test/f', TEST_RETRIES: '0' });
-        expect(strict.code, strict.out).to.equal(1);
-        expect(strict.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
-        expect(strict.out).not.to.include('passed on a retry');
-        // the failure is named again among the closing lines, with its file and its error
-        const tail = strict.out.trimEnd().split('\n').slice(-4).join('\n');
-        expect(tail)
-          .to.include('failed (1):')
-          .and.match(/✗ f fails once \(.*flaky\.test\.ts\): a stall/);
+        const { code, out } = await run(repo, [], { ...env(), TEST_DIRS: 'test/f' });
+        expect(code, out).to.equal(1);
+        expect(out.trimEnd().split('\n').at(-1)).to.equal('1 passed, 2 failed, 0 skipped');
+        const lines = out.split('\n');
+        const heads = lines.flatMap((l, i) => (l.startsWith('[test] quarantine (test/support/quarantine.json): 2 tests run once more when they fail; no other test is') ? [i] : []));
+        expect(heads, 'the list printed at the start and before the last lines').to.have.length(2);
+        expect(lines[heads[0]! + 1]).to.equal('[test]   ⚠ test/f/flaky.test.ts: f fails once');
+        expect(lines[heads[0]! + 2]).to.equal('[test]       why: fails on its first attempt only, on purpose: the retry passes');
+        const closing = lines.slice(heads[1]!).join('\n');
+        expect(closing)
+          .to.include('this run: passed on its retry; its first error: a stall')
+          .and.include('⚠ test/f/flaky.test.ts: f always fails\n[test]       why: fails on every attempt, on purpose: the retry fails too\n[test]       this run: failed: boom');
+        expect(out).to.include('quarantined: f fails once: passed on its retry; its first error: a stall').and.include('failed on its retry too; its first error: f always fails: boom');
+        expect(closing, 'a test not in the list fails at once').to.match(/✗ f plain fails once \(.*flaky\.test\.ts\): plain stall/);
+        expect(out).not.to.include('passed on a retry');
+        const all = await run(repo, [], { ...env(), TEST_DIRS: 'test/f', TEST_RETRIES: '1' });
+        expect(all.out.trimEnd().split('\n').at(-1), all.out).to.equal('2 passed, 1 failed, 0 skipped');
+        expect(all.out).to.include('passed on a retry (1; TEST_RETRIES=1, not in the quarantine list):').and.include('↻ f plain fails once: plain stall');
+        // a narrowed run retries nothing, the list's tests included
+        const narrowed = await run(repo, [f], env());
+        expect(narrowed.out.trimEnd().split('\n').at(-1), narrowed.out).to.equal('0 passed, 3 failed, 0 skipped');
       } finally {
+        quarantine([]);
         fs.rmSync(path.join(repo, 'test/f'), { recursive: true, force: true });
+      }
+    });
+
+    it('an entry whose test is gone fails the run that loads its file; one whose spec file is gone stops the run at once', async () => {
+      quarantine([{ file: 'test/c/three.test.ts', title: 'c was renamed', reason: 'names a test that is not there, on purpose' }]);
+      try {
+        const stale = await run(repo, [], { ...env(), TEST_DIRS: 'test/c' });
+        expect(stale.code, stale.out).to.equal(1);
+        expect(stale.out).to.include('test/support/quarantine.json: no such test: "c was renamed" in test/c/three.test.ts. Renamed or removed?');
+        expect(stale.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+        // a run that does not load the file does not look for it
+        expect((await run(repo, [], { ...env(), TEST_DIRS: 'test/a' })).code).to.equal(0);
+        quarantine([{ file: 'test/c/gone.test.ts', title: 'c gone', reason: 'names a spec file that is not there, on purpose' }]);
+        const gone = await run(repo, [], { ...env(), TEST_DIRS: 'test/c' });
+        expect(gone.code, gone.out).to.equal(2);
+        expect(gone.out).to.include('test/support/quarantine.json: no such spec file: test/c/gone.test.ts').and.not.include('──── shard');
+        expect(gone.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+      } finally {
+        quarantine([]);
       }
     });
 
