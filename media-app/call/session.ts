@@ -391,8 +391,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (next.kind === 'up') this.timers.enter('up');
   }
 
-  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound). Idempotent. */
-  /** Our hangup; `reasonHeader`: the BYE's Reason (the bridged party died: dead-party.ts deadPartyReason). */
+  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound); `reasonHeader`: our BYE's Reason. Idempotent. */
   async hangup(why = 'normal', reasonHeader?: string): Promise<void> {
     await this.close({ cause: 'normal_clearing', by: 'local', why, announce: true, ...(reasonHeader ? { reasonHeader } : {}) });
   }
