@@ -20,6 +20,11 @@ export function mediaTimedOut(e: RxTimeoutEvent): CloseReason {
   return { cause: 'media_timeout', by: 'remote', why: `media_timeout: no RTP or RTCP for ${e.silentMs} ms`, reasonHeader: MEDIA_TIMEOUT_REASON };
 }
 
+/** The Reason for the BYE of a call whose bridged party died (that party's hangup_reason), else undefined. */
+export function deadPartyReason(hangupReason: string): string | undefined {
+  return hangupReason === 'media_timeout' ? MEDIA_TIMEOUT_REASON : hangupReason === 'session_expired' ? SESSION_EXPIRED_REASON : undefined;
+}
+
 /** Arms the endpoint's receive watch for `ms` (0 or unset: off). */
 export function watchParty(ep: Endpoint, ms: number | undefined): void {
   if (ms && ms > 0 && !ep.destroyed) ep.watchRx(ms).catch(() => undefined);

@@ -16,8 +16,7 @@
  * `close(reason)` is the one way a call ends, whoever asks (our hangup, the far end's BYE or CANCEL,
  * a failed dial, a dead endpoint, media worker or relay leg, the master of a chained leg): it cascades
  * down (timers, SIP: BYE/CANCEL/final response, children, recording finished, endpoint and relay leg
- * freed), writes the
- * hangup once with the call's billing step in its transaction (core/billing/call-end.ts), and
+ * freed), writes the hangup once with the call's billing step in its transaction (core/billing/call-end.ts), and
  * notifies up once ('hangup' event, `done`, the registry).
  */
 import { EventEmitter } from 'node:events';
@@ -43,7 +42,7 @@ import { CallRtpCapture } from './rtp-capture';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
 import { SessionTimer, uasAnswerHeaders } from './session-timer';
 import { mediaTimedOut, sessionExpired, watchParty } from './dead-party';
-import { byeReason, chainedReason, MEDIA_RELAY_GONE } from './close-reason';
+import { chainedReason, MEDIA_RELAY_GONE, sendBye } from './close-reason';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 import { PhaseTimers, type PhaseTimer } from './phase-timers';
 
@@ -392,9 +391,9 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (next.kind === 'up') this.timers.enter('up');
   }
 
-  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound). Idempotent. */
-  async hangup(why = 'normal'): Promise<void> {
-    await this.close({ cause: 'normal_clearing', by: 'local', why, announce: true });
+  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound); `reasonHeader`: our BYE's Reason. Idempotent. */
+  async hangup(why = 'normal', reasonHeader?: string): Promise<void> {
+    await this.close({ cause: 'normal_clearing', by: 'local', why, announce: true, ...(reasonHeader ? { reasonHeader } : {}) });
   }
 
   /** An inbound INVITE not yet answered nor refused. */
@@ -478,7 +477,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (reason.sipGone) return; // over a dead connection drachtio-srf's BYE would wait for ever
     switch (sip.kind) {
       case 'up':
-        if (reason.by === 'local' || sip.dialog.connected) await sip.dialog.destroy(byeReason(reason)).catch(() => undefined);
+        if (reason.by === 'local' || sip.dialog.connected) await sendBye(sip.dialog, reason);
         return;
       case 'offered':
         this.moveSip({ kind: 'none' });

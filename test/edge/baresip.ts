@@ -27,6 +27,8 @@ export interface BaresipAccount {
   contacts?: string[];
   /** Load the mwi module: after registering, the phone SUBSCRIBEs to its own account's message-summary. */
   mwi?: boolean;
+  /** baresip -s: every SIP message it sends and receives goes to `log`. */
+  sipTrace?: boolean;
 }
 
 export class Baresip {
@@ -90,12 +92,12 @@ export class Baresip {
       `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="${account.outboundProxy}";regint=${account.register === false ? 0 : 600};answermode=auto${account.params ?? ''}\n`,
     );
     if (account.contacts?.length) fs.writeFileSync(path.join(dir, 'contacts'), account.contacts.join('\n') + '\n');
-    await b.run();
+    await b.run(account.sipTrace ? ['-s'] : []);
     return b;
   }
 
-  private async run(): Promise<void> {
-    const proc = spawn('baresip', ['-f', this.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  private async run(args: string[]): Promise<void> {
+    const proc = spawn('baresip', ['-f', this.dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     proc.stdout?.on('data', (d) => (this.log += d));
     proc.stderr?.on('data', (d) => (this.log += d));
@@ -163,6 +165,18 @@ export class Baresip {
   /** The events of one class seen so far (`CALL_ESTABLISHED`, `CALL_CLOSED`, `REGISTER_OK`, ...). */
   saw(type: string): boolean {
     return this.events.some((e) => e.type === type);
+  }
+
+  /** SIGKILL: the phone dies at once, without a BYE or a REGISTER; resolves once it has exited. */
+  async kill(): Promise<void> {
+    this.ctrl?.destroy();
+    const p = this.proc;
+    if (p) {
+      const gone = new Promise<void>((r) => p.once('exit', () => r()));
+      p.kill('SIGKILL');
+      await gone;
+    }
+    this.proc = null;
   }
 
   async stop(): Promise<void> {

@@ -1,8 +1,9 @@
 // Long calls of TwiML <Dial> (issue 52): a trunk caller's number runs a document whose <Dial> (timeout
-// 5 s, the verb's own ring timer) reaches a <Sip> URI or a <Client> (a registered extension). With
-// CALL_DIAL_TIMEOUT_MS at 1.5 s the answered call is held past three times the longest timer (rows
-// progressing, RTP both ways, no BYE), then the callee hangs up and the records say so. <Number> is
-// not here: it goes out through a carrier (an own +899 number is answered internally, not dialled).
+// 5 s, the verb's own ring timer) reaches a <Sip> URI, a <Client> (a registered extension) or a
+// <Number> (a US number, out through the customer's route to a carrier: a sipp party on loopback).
+// With CALL_DIAL_TIMEOUT_MS at 1.5 s and the credit guard checking every 0.5 s (the PSTN leg's own
+// timer), the answered call is held past three times the longest timer (rows progressing, RTP both
+// ways, no BYE), then the callee hangs up and the records say so.
 import { expect } from 'chai';
 import twilio from 'twilio';
 import type { Fixture } from '../../testkit/api';
@@ -16,6 +17,7 @@ import { callUp, callWithStatus, hangupOf, legOf } from '../../testkit/long-call
 import { holdFor } from '../../testkit/long-calls/hold';
 import { answerer } from '../../testkit/long-calls/parties';
 import { DIAL_TIMEOUT_MS, holdPast, LONG_CALL_ENV } from '../../testkit/long-calls/timers';
+import { carrierOnLoopback } from '../../testkit/long-calls/carrier';
 import { testDb } from '../../testkit/db';
 
 const { VoiceResponse } = twilio.twiml;
@@ -23,8 +25,10 @@ const { VoiceResponse } = twilio.twiml;
 const DIAL_VERB_TIMEOUT_S = 5;
 const HOLD_MS = holdPast(Math.max(DIAL_TIMEOUT_MS, DIAL_VERB_TIMEOUT_S * 1000));
 const CHECKS_MS = 2500;
+/** CREDIT_GUARD_INTERVAL_MS: the guard reads every answered PSTN call's cost against the balance this often. */
+const CREDIT_GUARD_MS = 500;
 
-describe('long calls: TwiML <Dial> to <Sip> and <Client>', function () {
+describe('long calls: TwiML <Dial> to <Sip>, <Client> and <Number>', function () {
   this.timeout(80_000);
   let stack: Stack;
   let app: TwimlServer;
@@ -33,7 +37,7 @@ describe('long calls: TwiML <Dial> to <Sip> and <Client>', function () {
 
   useTwimlStack(
     (s) => ({ stack, app, f } = s),
-    () => LONG_CALL_ENV,
+    () => ({ ...LONG_CALL_ENV, CREDIT_GUARD_INTERVAL_MS: String(CREDIT_GUARD_MS) }),
   );
   after(() => open.forEach((o) => o.close()));
 
@@ -91,5 +95,25 @@ describe('long calls: TwiML <Dial> to <Sip> and <Client>', function () {
       killAfterMs: 60_000,
     });
     await heldDial('/long-client', (d) => d.client(e.ext.extension), audio, callee);
+  });
+
+  it('<Dial><Number>: the carrier rings past half the dial timeout, answers, is held past 3× the timers and hangs up', async () => {
+    const audio = await RtpParty.open(1400);
+    open.push(audio);
+    const port = await sipPortPair();
+    const { callerId } = await carrierOnLoopback(await testDb(), f.customer.id, port);
+    const carrier = sipp(
+      answerer({ rtpPort: audio.port, ringMs: Math.round(DIAL_TIMEOUT_MS * 0.7), hangupAfterMs: HOLD_MS + CHECKS_MS }),
+      ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-timeout', '60s'],
+      { killAfterMs: 60_000 },
+    );
+    const { call, db } = await heldDial('/long-number', (d) => d.number('+15557654321'), audio, carrier);
+    // it went out as a PSTN call: to the number, from the owned caller id, through the carrier
+    const r = await carrier.done;
+    expect(r.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${port} SIP/2.0`);
+    const leg = await legOf(db, call.callId, 'hangup', 'the carrier’s leg');
+    expect(leg.destination).to.deep.include({ type: 'tel', target: '+15557654321' });
+    expect(leg.source).to.deep.include({ type: 'tel', target: callerId });
+    expect(leg.data, 'the credit guard did not end it').to.not.have.property('balance_exhausted');
   });
 });
