@@ -43,7 +43,7 @@ export interface CallbackService {
 
 /** Twilio's call-progress parameters for one event of a call. */
 export function callbackParams(c: CallRow, event: string, sequence: number, now: Date): Record<string, string> {
-  const status = event === 'initiated' ? 'queued' : event === 'ringing' ? 'ringing' : event === 'answered' ? 'in-progress' : twilioStatus(c);
+  const status = event === 'initiated' ? 'initiated' : event === 'ringing' ? 'ringing' : event === 'answered' ? 'in-progress' : twilioStatus(c);
   const p: Record<string, string> = {
     AccountSid: accountSid(c.customer_id),
     ApiVersion: API_VERSION,

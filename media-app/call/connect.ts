@@ -44,22 +44,36 @@ class RingOutcome {
   }
 }
 
-/** Resolves with the first leg to answer (or the call that picked the ringing legs up), or null (none did, or the master ended first). */
-function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, picked: Promise<CallSession>): Promise<CallSession | null> {
+/**
+ * Resolves with the first leg to answer (or the call that picked the ringing legs up), or null: none
+ * did, the master ended first, or the ring time ran out (`rangOut`: without waiting for the legs' ends,
+ * as a leg that never had a provisional answer cannot be cancelled and ends only with its transaction).
+ */
+function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLegs, picked: Promise<CallSession>, rangOut: Promise<void>): Promise<CallSession | null> {
   return new Promise<CallSession | null>((resolve) => {
     void picked.then(resolve);
+    void rangOut.then(() => resolve(null));
     let left = legs.length;
     if (!left) resolve(null);
+    const unanswered = new Set<CallSession>();
+    const lost = (leg: CallSession) => {
+      if (unanswered.has(leg)) return;
+      unanswered.add(leg);
+      if (--left === 0) resolve(null);
+    };
     for (const leg of legs) {
       dialer.dial(leg).then(
-        (answered) => {
-          if (answered) resolve(leg);
-          else if (--left === 0) resolve(null);
-        },
+        (answered) => (answered ? resolve(leg) : lost(leg)),
         (err: Error) => {
           leg.closeInBackground({ cause: 'failure', by: 'local', why: `dial failed: ${err.message}`, announce: true });
-          if (--left === 0) resolve(null);
+          lost(leg);
         },
+      );
+      // a leg ended before its dial settled (its dial timeout: an INVITE with no provisional answer is
+      // cancelled only when one comes, its transaction ends up to 32 s later) is not waited for
+      leg.done.then(
+        () => lost(leg),
+        () => lost(leg),
       );
     }
     master.done.then(
@@ -67,6 +81,22 @@ function firstAnswer(master: CallSession, legs: CallSession[], dialer: ConnectLe
       () => resolve(null),
     );
   });
+}
+
+/**
+ * Why no destination answered: `busy` when one said busy and none of the others ever rang (a device
+ * gone without unregistering answers nothing: the one reached was busy); else the first leg's reason.
+ */
+function unansweredReason(legs: CallSession[]): string {
+  const busy = legs.some((l) => l.row.hangup_reason === 'busy');
+  const rang = legs.some((l) => l.row.hangup_reason !== 'busy' && l.row.tm_ringing !== null);
+  if (busy && !rang) return 'busy';
+  return legs.map((l) => l.row.hangup_reason).find(Boolean) ?? 'failed';
+}
+
+/** The ring time ran out (RingOutcome): `busy` as unansweredReason says, else `noanswer`. */
+function rangOutReason(legs: CallSession[]): string {
+  return unansweredReason(legs) === 'busy' ? 'busy' : 'noanswer';
 }
 
 /**
@@ -97,6 +127,8 @@ export async function bridgeFirstAnswer(
     // while the legs ring, a pickup (media-app/pbx/pickup.ts) may answer in their place
     const pickup = offerPickup(master, legs);
     const outcome = new RingOutcome();
+    let ranOut!: () => void;
+    const rangOut = new Promise<void>((r) => (ranOut = r));
     const ringTimer =
       opts.noAnswerMs !== undefined
         ? setTimeout(() => {
@@ -104,9 +136,10 @@ export async function bridgeFirstAnswer(
             if (legs.some((l) => l.answered) || !outcome.decide('rang_out')) return;
             pickup.withdraw();
             for (const l of legs) l.closeInBackground({ cause: 'no_answer', by: 'local', why: 'no_answer_timeout', announce: true });
+            ranOut();
           }, opts.noAnswerMs)
         : null;
-    let winner = await firstAnswer(master, legs, dialer, pickup.picked).finally(() => {
+    let winner = await firstAnswer(master, legs, dialer, pickup.picked, rangOut).finally(() => {
       pickup.withdraw();
       if (ringTimer) clearTimeout(ringTimer);
     });
@@ -116,11 +149,8 @@ export async function bridgeFirstAnswer(
       winner = null;
     }
     for (const l of legs) if (l !== winner) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_elsewhere', announce: true });
-    if (outcome.rangOut) return { answered: false, hangup_reason: 'noanswer', ended_by: master.isEnded ? 'master' : 'destination' };
-    if (!winner) {
-      const reasons = legs.map((l) => l.row.hangup_reason).filter(Boolean);
-      return { answered: false, hangup_reason: reasons[0] ?? 'failed', ended_by: master.isEnded ? 'master' : 'destination' };
-    }
+    if (outcome.rangOut) return { answered: false, hangup_reason: rangOutReason(legs), ended_by: master.isEnded ? 'master' : 'destination' };
+    if (!winner) return { answered: false, hangup_reason: unansweredReason(legs), ended_by: master.isEnded ? 'master' : 'destination' };
     if (master.isEnded) {
       await winner.hangup('normal');
       return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: 'master' };

@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Endpoint, PlayResult } from '../../media-engine';
-import type { AmdResult, CallInfo, CallPort, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, HangupInfo, OriginateRequest, RecordingRequest } from '../flow/call-port';
+import type { AmdResult, CallInfo, CallPort, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, HangupInfo, OriginateRequest, RecordingEnded, RecordingRequest } from '../flow/call-port';
 import type { CallStatus } from '../../core/calls/model';
 import { collectDigits } from '../flow/digit-collector';
 import { abortError, realClock } from '../flow/clock';
@@ -47,7 +47,7 @@ interface FlowPortEvents {
   status: [status: CallStatus];
   hangup: [info: HangupInfo];
   dtmf: [digit: string];
-  recording_ended: [ev: { recording_id: string }];
+  recording_ended: [ev: RecordingEnded];
   error: [err: Error];
 }
 
@@ -245,6 +245,10 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
     const music = req.hold_music;
     if (typeof music === 'object' && !isMediaUrl(music.url)) throw new Error(`connect: hold_music.url is not an http or https URL: ${music.url.slice(0, 200)}`);
     return this.legs.connect(this.call, req, signal);
+  }
+
+  recordingEnded(recordingId: string): RecordingEnded | undefined {
+    return this.call.recordings.endedHow(recordingId);
   }
 
   async hangupReasonOf(callId: string): Promise<string | undefined> {

@@ -9,10 +9,10 @@ import { clock } from '../../core/clock';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { callsRepo } from '../../core/repos/calls';
 import { retryWrite } from '../../core/db/retry';
-import type { RecordingRequest } from '../flow/call-port';
+import type { RecordingEnded, RecordingRequest } from '../flow/call-port';
 import type { CallDeps } from './deps';
 import { publishRecording } from '../../core/conferences/events';
-import type { Endpoint } from '../../media-engine';
+import type { Endpoint, RecordResult } from '../../media-engine';
 import type { CallRow } from '../../core/repos/calls';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { traceRecord } from './media-trace';
@@ -29,11 +29,22 @@ export interface RecordedCall {
 const recordingFields = (row: CallRow | null) => (row ? { recording_id: row.recording_id, recording_ids: row.recording_ids, tm_update: row.tm_update } : null);
 
 export interface RecordingsEvents {
-  recording_ended: [ev: { recording_id: string }];
+  recording_ended: [ev: RecordingEnded];
+}
+
+/** How many ended recordings a call remembers the end of (a flow asks right after the end). */
+const ENDINGS_KEPT = 8;
+
+/** Twilio's Digits of a recording's end: the key that ended it, `hangup`, or none. */
+export function endingDigits(r: Pick<RecordResult, 'reason' | 'terminatorUsed'> | null): string | undefined {
+  if (r?.reason === 'end_of_key' && r.terminatorUsed) return r.terminatorUsed;
+  if (r?.reason === 'hangup') return 'hangup';
+  return undefined;
 }
 
 export class Recordings extends EventEmitter<RecordingsEvents> {
   private active: { id: string; done: Promise<unknown> } | null = null;
+  private readonly endings = new Map<string, RecordingEnded>();
 
   constructor(
     private readonly deps: CallDeps,
@@ -81,16 +92,26 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     const done = ep
       .record(file, { end_of_silence: req.end_of_silence, end_of_key: req.end_of_key === 'none' ? '' : req.end_of_key === 'any' ? '0123456789*#' : req.end_of_key, duration: req.duration })
       .then(
-        (r) => span.end(r),
-        (err: unknown) => span.end(null, err),
+        (r) => {
+          span.end(r);
+          return r;
+        },
+        (err: unknown) => {
+          span.end(null, err);
+          return null;
+        },
       )
-      .then(() => this.ended(id));
+      .then((r) => this.ended(id, endingDigits(r)));
     this.active = { id, done };
     return { recording_id: id };
   }
 
-  private async ended(id: string): Promise<void> {
+  private async ended(id: string, digits: string | undefined): Promise<void> {
     if (this.active?.id === id) this.active = null;
+    // known before the row says ended: whoever sees the row ended finds how here
+    const ending: RecordingEnded = digits === undefined ? { recording_id: id } : { recording_id: id, digits };
+    this.endings.set(id, ending);
+    for (const old of this.endings.keys()) if (this.endings.size > ENDINGS_KEPT) this.endings.delete(old);
     const now = clock.now();
     // both writes set fixed values: retried through a short database outage
     const log = this.deps.logger;
@@ -99,7 +120,12 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
     await this.published('recording_finished', id);
     const changed = recordingFields(row);
     if (changed) await this.call.updated(changed);
-    this.emit('recording_ended', { recording_id: id });
+    this.emit('recording_ended', ending);
+  }
+
+  /** How recording `id` ended, once it has; undefined before (or long after: the last few are kept). */
+  endedHow(id: string): RecordingEnded | undefined {
+    return this.endings.get(id);
   }
 
   /** recording_started / recording_finished with the row as written (ended() runs once per recording). */

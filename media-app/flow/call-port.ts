@@ -99,6 +99,12 @@ export interface OriginateRequest {
   activeflow_id: string;
 }
 
+/** A recording's end: `digits` is the key that ended it, or `hangup` when the call ended it (Twilio's Digits). */
+export interface RecordingEnded {
+  recording_id: string;
+  digits?: string;
+}
+
 /** Creates independent calls; a CallPort is one, but an activeflow without a call can have one too. */
 export interface Originator {
   originate(req: OriginateRequest): Promise<{ call_ids: string[] }>;
@@ -136,13 +142,15 @@ export interface CallPort extends Originator {
   duck(on: boolean): Promise<void>;
   /** Dials the destinations, bridges the first to answer, resolves when the bridge ends. */
   connect(req: ConnectRequest, signal: AbortSignal): Promise<ConnectResult>;
+  /** How a recording of this call ended, once it has (this node's recordings); undefined before. */
+  recordingEnded(recordingId: string): RecordingEnded | undefined;
   /** Hangup reason of another call (hangup with reference_id); undefined when unknown. */
   hangupReasonOf(callId: string): Promise<string | undefined>;
 
   on(event: 'dtmf', listener: (digit: string) => void): this;
   on(event: 'hangup', listener: (info: HangupInfo) => void): this;
   on(event: 'status', listener: (status: CallStatus) => void): this;
-  on(event: 'recording_ended', listener: (ev: { recording_id: string }) => void): this;
+  on(event: 'recording_ended', listener: (ev: RecordingEnded) => void): this;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- EventEmitter's own off() signature, which implementations inherit
   off(event: 'dtmf' | 'hangup' | 'status' | 'recording_ended', listener: (...args: any[]) => void): this;
 }

@@ -260,7 +260,7 @@ describe('twilio: Calls', function () {
       // every progress event, POSTed in order, signed as twilio.validateRequest checks
       await until(() => received.filter((r) => r.url.endsWith('/progress')).length >= 4, 10_000, 'four callbacks');
       const progress = received.filter((r) => r.url.endsWith('/progress'));
-      expect(progress.map((r) => r.params.CallStatus)).to.deep.equal(['queued', 'ringing', 'in-progress', 'completed']);
+      expect(progress.map((r) => r.params.CallStatus)).to.deep.equal(['initiated', 'ringing', 'in-progress', 'completed']);
       expect(progress.map((r) => r.params.SequenceNumber)).to.deep.equal(['0', '1', '2', '3']);
       for (const r of progress) {
         expect(r.method).to.equal('POST');

@@ -5,7 +5,9 @@
  * CF…/QU… SID) or a friendly name, and become conference_join / queue_join (by id or by name: the
  * name is looked up, or the room made, when the action runs).
  * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
- * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs.
+ * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs. Around a
+ * <Conference>, the action is fetched when the caller leaves the room with its call up, with
+ * DialCallStatus completed (failed: the room was full).
  * `timeout` (ring seconds, default 30) and `timeLimit` (seconds after the answer, default 4 h) become
  * the connect's ring_timeout / duration_limit. The caller is answered before the dial unless
  * answerOnBridge="true" (then the connect answers it when the callee does). record
@@ -147,12 +149,19 @@ export function compileDial(p: Program, el: TwimlElement): void {
   const room = nouns.find((n) => n.name === 'Conference' || n.name === 'Queue');
   if (room) {
     if (nouns.length > 1) throw schemaError(`<Dial><${room.name}> must be the only noun`);
-    if (a.str('action') !== undefined) throw schemaError(`<Dial> action with <${room.name}> is not supported here`);
-    if (room.name === 'Conference') compileConference(p, room);
-    else {
+    if (room.name === 'Queue') {
+      if (a.str('action') !== undefined) throw schemaError('<Dial> action with <Queue> is not supported here');
       new Attrs(room, []);
       p.add('queue_join', queueJoinOption(room));
+      return;
     }
+    compileConference(p, room);
+    const action = a.str('action');
+    if (action === undefined) return;
+    // the caller left the room with the call still up (the room ended, a kick, hangupOnStar): the action
+    // decides what comes next, with DialCallStatus completed (failed when the room was full)
+    p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallStatus`, value: '${svc.conference.status}' });
+    p.add('twiml', { url: p.url('Dial', 'action', action), method: a.method() ?? 'POST' });
     return;
   }
   const dests: Dest[] = text ? [destination({ name: 'Number', attrs: {}, children: [{ text }] })] : [];

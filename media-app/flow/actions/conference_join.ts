@@ -12,6 +12,7 @@ import { ConferenceError, ConferenceFull } from '../../conference/host';
  * actions after this one. By `name`: the customer's live conference of that name, made on the first
  * join. A full room (max_participants) is noted (conference_full, Twilio's 16020) and the flow goes on.
  * `start_on_enter: false` and its `wait_url`/`wait_method` go to the confbridge_join (it waits there).
+ * svc.conference.status: completed once joined, failed when the room was full (TwiML's DialCallStatus).
  */
 export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_join>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
@@ -48,10 +49,12 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
     } catch (err) {
       if (!(err instanceof ConferenceFull)) throw err;
       ctx.note('conference_full', { conference_id: conferenceId, code: 16020 });
+      ctx.vars.set('svc.conference.status', 'failed');
       return NEXT;
     }
     // joined muted: the call's own mute (direction in: the room does not hear it), as Participants Muted sets and clears it
     if (o.muted) await call.mute('in');
+    ctx.vars.set('svc.conference.status', 'completed');
     ctx.note('conference_joining', { conference_id: conferenceId, conferencecall_id: entered.conferencecall.id });
     const actions: Action[] = [];
     for (const flowId of [entered.pre_flow_id, '', entered.post_flow_id]) {

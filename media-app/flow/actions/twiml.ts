@@ -4,7 +4,7 @@ import { compileTwiml, TWIML_VARS, TwimlError } from '../../../core/twiml/compil
 import { MAX_TWIML_BYTES } from '../../../core/twiml/parse';
 import { toSid } from '../../../core/twilio/sids';
 import { spanEvent } from '../../../core/tracing';
-import type { CallPort } from '../call-port';
+import type { CallPort, RecordingEnded } from '../call-port';
 import { fetchTwiml } from '../../twiml/fetch';
 import { callParams, takeCallbackParams } from '../../twiml/params';
 import { type ActionContext, FlowTask, type Outcome, requireCall } from './base';
@@ -57,22 +57,22 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
     }
   }
 
-  /** Record's callback: waits for the recording to end, then RecordingSid, RecordingUrl, RecordingDuration. */
+  /** Record's callback: waits for the recording to end, then RecordingSid, RecordingUrl, RecordingDuration, Digits. */
   private async recordingParams(ctx: ActionContext, call: CallPort): Promise<Record<string, string>> {
     const id = ctx.vars.get(TWIML_VARS.waitRecording);
     if (!id) return {};
     ctx.vars.set(TWIML_VARS.waitRecording, '');
     const svc = ctx.services.twiml;
     if (!svc) return {};
-    await new Promise<void>((resolve, reject) => {
+    const ending = await new Promise<RecordingEnded | null>((resolve, reject) => {
       const done = () => {
         call.off('recording_ended', onEnded);
         ctx.signal.removeEventListener('abort', onAbort);
       };
-      const onEnded = (ev: { recording_id: string }) => {
+      const onEnded = (ev: RecordingEnded) => {
         if (ev.recording_id !== id) return;
         done();
-        resolve();
+        resolve(ev);
       };
       const onAbort = () => {
         done();
@@ -80,12 +80,18 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
       };
       call.on('recording_ended', onEnded);
       ctx.signal.addEventListener('abort', onAbort, { once: true });
+      const already = call.recordingEnded(id);
+      if (already) return onEnded(already);
+      // its row says when it has ended (this node's recordings know how before the row says so)
       svc.recording(ctx.customerId, id).then((f) => {
-        if (f?.ended) onEnded({ recording_id: id });
+        if (!f?.ended) return;
+        done();
+        resolve(call.recordingEnded(id) ?? null);
       }, reject);
     });
     const facts = await svc.recording(ctx.customerId, id);
     if (!facts) return {};
-    return { RecordingSid: toSid('RE', facts.id), RecordingUrl: facts.url, RecordingDuration: String(facts.durationSec) };
+    const digits = ending?.digits;
+    return { RecordingSid: toSid('RE', facts.id), RecordingUrl: facts.url, RecordingDuration: String(facts.durationSec), ...(digits ? { Digits: digits } : {}) };
   }
 }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { EMPTY_UUID } from '../../../core/flow';
-import type { AmdResult, CallInfo, CallPort, CallStatus, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, OriginateRequest, RecordingRequest } from '../call-port';
+import type { AmdResult, CallInfo, CallPort, CallStatus, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, OriginateRequest, RecordingEnded, RecordingRequest } from '../call-port';
 import { collectDigits } from '../digit-collector';
 import type { SimScript } from '../../../core/flow/sim-script';
 import type { VirtualClock } from './virtual-clock';
@@ -38,6 +38,7 @@ export class SimCall extends EventEmitter implements CallPort {
   readonly info: CallInfo;
   private readonly originator: SimOriginator;
   private recording: { id: string; started: number; stop: AbortController; keyListener?: (d: string) => void } | null = null;
+  private readonly endings = new Map<string, RecordingEnded>();
 
   constructor(
     private readonly clock: VirtualClock,
@@ -138,7 +139,7 @@ export class SimCall extends EventEmitter implements CallPort {
     if (req.end_of_key && req.end_of_key !== 'none') {
       const key = req.end_of_key;
       const onKey = (d: string) => {
-        if (key === 'any' || key === d) this.endRecording('key');
+        if (key === 'any' || key === d) this.endRecording('key', d);
       };
       this.recording.keyListener = onKey;
       this.on('dtmf', onKey);
@@ -159,14 +160,21 @@ export class SimCall extends EventEmitter implements CallPort {
     return quietSince + silence;
   }
 
-  private endRecording(cause: string): void {
+  private endRecording(cause: string, key?: string): void {
     const r = this.recording;
     if (!r) return;
     this.recording = null;
     r.stop.abort();
     if (r.keyListener) this.off('dtmf', r.keyListener);
     this.trace('media', { command: 'recording_stop', recording_id: r.id, cause, duration_ms: this.clock.elapsedMs - r.started });
-    this.emit('recording_ended', { recording_id: r.id });
+    const digits = cause === 'key' ? key : cause === 'hangup' ? 'hangup' : undefined;
+    const ending: RecordingEnded = digits === undefined ? { recording_id: r.id } : { recording_id: r.id, digits };
+    this.endings.set(r.id, ending);
+    this.emit('recording_ended', ending);
+  }
+
+  recordingEnded(recordingId: string): RecordingEnded | undefined {
+    return this.endings.get(recordingId);
   }
 
   async recordingStop(): Promise<void> {
