@@ -1,9 +1,11 @@
 // The voice agent's seams (media-app/ai/README.md): its turn-taking state changes in one guarded
 // place (TurnJudge.move, against VOICE_MOVES); every timer of the session is owned by the state that
-// armed it (PhaseTimers on the session's clock), none is a bare setTimeout.
+// armed it (PhaseTimers on the session's clock), none is a bare setTimeout; and the ai_talk action
+// reaches the agent only through the AI service (services.ai.talk), never importing it by value.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** The voice session's files: its life and media, the judge and its table, the reply, the duck. */
@@ -28,5 +30,16 @@ describe('architecture: the voice agent', () => {
     expect(judge.match(/this\.st = /g) ?? []).to.have.length(1);
     expect(judge).to.match(/if \(!canMoveVoice\(from, to\)\) throw new VoiceMoveError/);
     for (const f of VOICE.filter((x) => !x.endsWith('turn-judge.ts'))) expect(code(f), f).not.to.match(/\.st = /);
+  });
+
+  it('the ai_talk action imports nothing of the AI subsystem by value', () => {
+    const file = 'media-app/flow/actions/ai_talk.ts';
+    const src = ts.createSourceFile(file, fs.readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);
+    const byValue = src.statements
+      .filter(ts.isImportDeclaration)
+      .filter((d) => (d.moduleSpecifier as ts.StringLiteral).text.includes('/ai/'))
+      .filter((d) => !d.importClause?.isTypeOnly)
+      .map((d) => (d.moduleSpecifier as ts.StringLiteral).text);
+    expect(byValue).to.deep.equal([]);
   });
 });
