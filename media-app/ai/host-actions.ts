@@ -8,7 +8,10 @@ import type { VoiceChoice } from '../voices';
 import { vadEngine } from '../../core/ai/turns';
 import { openKey } from '../../core/secrets/keys';
 
-export function flowActions(ctx: ActionContext): AiActions {
+/** What of a flow the AI's platform actions read and write. */
+export type FlowSide = Pick<ActionContext, 'vars' | 'customerId'>;
+
+export function flowActions(ctx: FlowSide): AiActions {
   return {
     setVariables(vars) {
       for (const [k, v] of Object.entries(vars)) {

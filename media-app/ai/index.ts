@@ -4,6 +4,7 @@ import type { Subsystem } from '../subsystem';
 import type { Endpoint } from '../../media-engine';
 import type { AiService } from './service';
 import { EgressPolicy } from '../../core/net';
+import { aiTalk } from './talk';
 
 export type { AiService } from './service';
 
@@ -22,6 +23,7 @@ export const subsystem: Subsystem = {
         const call = ctx.deps.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
         return call && !call.isEnded ? (call.endpoint ?? null) : null;
       },
+      talk: (call, option, signal, flow) => aiTalk(service, call, option, signal, flow),
     };
     ctx.services.ai = service;
     return {

@@ -7,6 +7,10 @@ import type { Endpoint } from '../../media-engine';
 import type { AiDeps } from '../../core/ai/session';
 import type { VoiceVendors } from '../../core/speech/vendors';
 import type { SpeechToSpeechVendors } from '../../core/speech/s2s-vendors';
+import type { CallPort } from '../flow/call-port';
+import type { AiTalkEnd, AiTalkFlow, AiTalkOption } from './talk';
+
+export type { AiTalkEnd, AiTalkFlow, AiTalkOption } from './talk';
 
 export interface AiService {
   readonly deps: AiDeps;
@@ -20,6 +24,11 @@ export interface AiService {
   readonly speechToSpeech: SpeechToSpeechVendors;
   /** The media endpoint of a live call this node owns. */
   endpointOf(callId: string): Endpoint | null;
+  /**
+   * ai_talk: a voice conversation with the AI (or team) the option names on `call`, run to its end
+   * (media-app/ai/talk.ts). An abort of `signal` rejects it, as does a failure that is not the flow's error.
+   */
+  talk(call: CallPort, option: AiTalkOption, signal: AbortSignal, flow: AiTalkFlow): Promise<AiTalkEnd>;
 }
 
 declare module '../flow/services' {

@@ -8,6 +8,7 @@ import type { TurnSettings, VadEngine } from '../../core/ai/turns';
 import type { AiRow } from '../../core/repos/ais';
 import type { Speaker } from '../voices';
 import type { SttFallback } from './recogniser';
+import type { VoiceClock, VoiceState } from './voice-moves';
 
 export interface VoiceOptions {
   language: string;
@@ -39,6 +40,8 @@ export interface VoiceOptions {
   sttWaitMs?: number;
   /** silences the agent at the caller while the caller talks over it: the call's media state (duck.ts) */
   setDucked: SetDucked;
+  /** the session's timers and now() (default: the wall clock; a virtual one in tests) */
+  clock?: VoiceClock;
 }
 
 /** How one AI speaks: a cloud voice's speaker, or a local voice through endpoint.say. */
@@ -52,6 +55,8 @@ export type VoiceEnd = EndRequest | { kind: 'duration' } | { kind: 'hangup' } | 
 
 /** What a VoiceAgent reports (event name → listener arguments). */
 export interface VoiceAgentEvents {
+  /** the turn-taking state changed (voice-moves.ts), and why */
+  state: [to: VoiceState, from: VoiceState, why: string];
   /** the caller started a turn (VAD) */
   turn_start: [];
   /** the caller's words over the agent's reply: it was cut */

@@ -1,33 +1,8 @@
 // Timers owned by the phase that armed them (media-app/call/phase-timers.ts), on a virtual clock: a
 // phase's end clears its timers, entering the same phase keeps them, and nothing is armed after end().
 import { expect } from 'chai';
-import { PhaseTimers, type TimerHost } from '../../media-app/call/phase-timers';
-
-/** A virtual clock: timers fire only when the test moves time on. */
-function virtualHost(): TimerHost & { advance(ms: number): void; pending(): number } {
-  let now = 0;
-  let seq = 0;
-  const due = new Map<number, { at: number; fn: () => void }>();
-  return {
-    set(ms, fn) {
-      due.set(++seq, { at: now + ms, fn });
-      return seq;
-    },
-    clear: (h) => void due.delete(h as number),
-    advance(ms) {
-      const end = now + ms;
-      for (;;) {
-        const next = [...due.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-        if (!next) break;
-        due.delete(next[0]);
-        now = next[1].at;
-        next[1].fn();
-      }
-      now = end;
-    },
-    pending: () => due.size,
-  };
-}
+import { PhaseTimers } from '../../media-app/call/phase-timers';
+import { virtualTimers as virtualHost } from '../support/virtual-timers';
 
 describe('PhaseTimers: a timer ends with the phase that armed it', () => {
   it('the setup phase timer (a dial timeout) is cleared by the move to up, the up one fires', () => {
