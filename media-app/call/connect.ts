@@ -13,6 +13,7 @@ import { Bridge, BridgeError } from './bridge';
 import { chooseBridgeMusic } from './hold-music';
 import { CallSession } from './session';
 import { offerPickup } from './pickable';
+import { dialedSip } from './dial';
 
 export interface ConnectLegs {
   /** Dials one prepared leg; true when it answered. */
@@ -108,13 +109,27 @@ function rangOutReason(legs: CallSession[]): string {
  * noAnswerMs: how long the legs ring before they are cancelled and the result is not answered with
  * hangup_reason `noanswer` (decided once against an answer: RingOutcome).
  */
-export async function bridgeFirstAnswer(
+export async function bridgeFirstAnswer(...args: Parameters<typeof bridgeLegs>): Promise<ConnectResult> {
+  const [, legs] = args;
+  const { leg, ...r } = await bridgeLegs(...args);
+  return { ...r, ...legFacts(leg ?? legs[0]) };
+}
+
+/** DialCallSid and DialSip* of the connect's destination leg. */
+function legFacts(leg: CallSession | undefined): Pick<ConnectResult, 'leg_id' | 'sip_call_id' | 'sip_status'> {
+  if (!leg) return {};
+  const sip = dialedSip(leg);
+  return { leg_id: leg.id, ...(sip ? { sip_call_id: sip.callId, ...(sip.status ? { sip_status: sip.status } : {}) } : {}) };
+}
+
+/** bridgeFirstAnswer without the leg's facts: the result names the leg that answered. */
+async function bridgeLegs(
   master: CallSession,
   legs: CallSession[],
   dialer: ConnectLegs,
   signal: AbortSignal,
   opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean; noAnswerMs?: number; holdMusic?: HoldMusicOption } = {},
-): Promise<ConnectResult> {
+): Promise<ConnectResult & { leg?: CallSession }> {
   const onAbort = () => {
     if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
   };
@@ -153,7 +168,7 @@ export async function bridgeFirstAnswer(
     if (!winner) return { answered: false, hangup_reason: unansweredReason(legs), ended_by: master.isEnded ? 'master' : 'destination' };
     if (master.isEnded) {
       await winner.hangup('normal');
-      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: 'master' };
+      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: 'master', leg: winner };
     }
     await master.answer();
     // the master's flow waits on the bridge: when the destination side leaves, it goes on
@@ -164,7 +179,7 @@ export async function bridgeFirstAnswer(
       // a side ended while the master answered: as if the bridge had opened and that side left at once
       if (!(err instanceof BridgeError) || !(master.isEnded || winner.isEnded)) throw err;
       if (master.isEnded) await winner.hangup('normal');
-      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
+      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination', leg: winner };
     }
     chooseBridgeMusic(bridge, opts.holdMusic);
     const bridgedAt = Date.now();
@@ -196,6 +211,7 @@ export async function bridgeFirstAnswer(
     const b = end.b instanceof CallSession ? end.b : winner;
     return {
       answered: true,
+      leg: winner,
       hangup_reason: b.row.hangup_reason,
       ended_by: end.slot === 'b' ? 'destination' : 'master',
       bridged_ms: bridgedMs,

@@ -12,9 +12,28 @@ import { allocateEndpoint } from './endpoint';
 import { mediaPath } from './media-path';
 import type { CallSession } from './session';
 
+/** The SIP side of a call's last dial attempt: its INVITE's Call-ID and final status (Twilio's DialSip*). */
+export interface DialedSip {
+  callId: string;
+  status: number;
+}
+
+const dialed = new WeakMap<CallSession, DialedSip>();
+
+/** What the call's last dial attempt was on the wire, once it went out; undefined for a call never dialled. */
+export function dialedSip(call: CallSession): DialedSip | undefined {
+  return dialed.get(call);
+}
+
 /** The session as the dialler sees it. */
 function hostOf(call: CallSession, endpoint: Endpoint): DialHost {
   return {
+    onSip: (f) => {
+      const was = dialed.get(call);
+      // a new Call-ID is a new attempt: its status is not known yet
+      if (f.callId !== undefined) dialed.set(call, { callId: f.callId, status: 0 });
+      else if (was && f.status !== undefined) dialed.set(call, { ...was, status: f.status });
+    },
     id: call.id,
     get isEnded() {
       return call.isEnded;

@@ -82,6 +82,11 @@ export interface ConnectResult {
   bridged_ms?: number;
   /** The recording made of the bridge (record). */
   recording_id?: string;
+  /** The destination leg: the one bridged, else the first dialled (Twilio's DialCallSid). */
+  leg_id?: string;
+  /** That leg's INVITE on the wire: its Call-ID and final SIP status (200 answered), when it went out. */
+  sip_call_id?: string;
+  sip_status?: number;
 }
 
 export interface OriginateRequest {

@@ -47,6 +47,8 @@ export interface DialHost {
   onPending(invite: PendingInvite): void;
   /** A 180/183 arrived. */
   onRinging(): void;
+  /** An attempt's INVITE went out with this Call-ID, then had this final status (200: answered). */
+  onSip?(facts: { callId?: string; status?: number }): void;
   /** The answering party's SDP applied to the host's media, behind the attempt's relay leg; rejects when refused. */
   applyAnswer(sdp: string, relay: RelayLeg | null): Promise<void>;
 }
@@ -115,11 +117,13 @@ export async function dial(deps: DialerDeps, host: DialHost, targets: DialTarget
           throw err;
         });
       }
+      host.onSip?.({ status: 200 });
       // the contacts of one step are one extension's: one dtmf_mode
       return { answered: true, dialog, relay, ...(step[0]?.dtmfMode ? { dtmfMode: step[0].dtmfMode } : {}) };
     } catch (err) {
       const status = Number((err as { status?: number }).status);
       cause = Number.isFinite(status) ? causeFromSipStatus(status) : 'failure';
+      if (Number.isFinite(status)) host.onSip?.({ status });
       deps.logger.debug({ call: host.id, uris: step.map((t) => t.uri), status, err: (err as Error).message }, 'dial attempt failed');
       if (FINAL.has(status)) break;
     }
@@ -160,10 +164,12 @@ async function invite(deps: DialerDeps, host: DialHost, t: DialTarget, from: str
       onRequest: (req) => (onRequest ? onRequest(req) : host.onPending(req)),
       sessionTimer: deps.app?.sessionTimer,
       // each attempt's Call-ID: the timeline's SIP ladder finds the captured messages by it
-      onCallId: (sipCallId) =>
+      onCallId: (sipCallId) => {
+        host.onSip?.({ callId: sipCallId });
         void callSipIdsRepo(deps.db)
           .add(host.id, sipCallId)
-          .catch((err: Error) => deps.logger.debug({ err: err.message, call: host.id }, 'Call-ID not recorded')),
+          .catch((err: Error) => deps.logger.debug({ err: err.message, call: host.id }, 'Call-ID not recorded'));
+      },
       onProvisional: (status) => {
         if (status === 180 || status === 183) host.onRinging();
       },

@@ -154,6 +154,9 @@ describe('TwiML compiler (core/twiml)', () => {
       },
       { type: 'variable_set', option: { key: 'twiml.param.DialCallStatus', value: '${svc.connect.status}' } },
       { type: 'variable_set', option: { key: 'twiml.param.DialCallDuration', value: '${svc.connect.duration}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialCallSid', value: '${svc.connect.call_sid}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialSipCallId', value: '${svc.connect.sip_call_id}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialSipResponseCode', value: '${svc.connect.sip_status}' } },
       { type: 'twiml', option: { url: 'https://app.example.com/after', method: 'POST' } },
       // Twilio's defaults: 30 s of ringing, 4 h of talk; the caller answered before the dial
       { type: 'answer', option: {} },
@@ -187,6 +190,7 @@ describe('TwiML compiler (core/twiml)', () => {
       { type: 'connect', option: { destinations: [{ type: 'tel', target: '+15550004444' }], ring_timeout: 30_000, duration_limit: 14_400_000, record: true } },
       { type: 'variable_set', option: { key: 'twiml.param.DialCallStatus', value: '${svc.connect.status}' } },
       { type: 'variable_set', option: { key: 'twiml.param.DialCallDuration', value: '${svc.connect.duration}' } },
+      { type: 'variable_set', option: { key: 'twiml.param.DialCallSid', value: '${svc.connect.call_sid}' } },
       { type: 'variable_set', option: { key: TWIML_VARS.waitRecording, value: '${svc.connect.recording_id}' } },
       { type: 'twiml', option: { url: 'https://app.example.com/after', method: 'POST' } },
     ]);

@@ -5,7 +5,8 @@
  * CF…/QU… SID) or a friendly name, and become conference_join / queue_join (by id or by name: the
  * name is looked up, or the room made, when the action runs).
  * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
- * DialCallStatus and DialCallDuration (no DialCallSid); without it, the next verb runs. Around a
+ * DialCallStatus, DialCallDuration and DialCallSid (with <Sip>: DialSipCallId, DialSipResponseCode);
+ * without it, the next verb runs. Around a
  * <Conference>, the action is fetched when the caller leaves the room with its call up, with
  * DialCallStatus completed (failed: the room was full).
  * `timeout` (ring seconds, default 30) and `timeLimit` (seconds after the answer, default 4 h) become
@@ -187,6 +188,12 @@ export function compileDial(p: Program, el: TwimlElement): void {
   if (action === undefined) return;
   p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallStatus`, value: '${svc.connect.status}' });
   p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallDuration`, value: '${svc.connect.duration}' });
+  p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallSid`, value: '${svc.connect.call_sid}' });
+  // <Sip> only, as Twilio: the outbound leg's SIP Call-ID and the final response it got
+  if (dests.some((d) => d.type === 'sip')) {
+    p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialSipCallId`, value: '${svc.connect.sip_call_id}' });
+    p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialSipResponseCode`, value: '${svc.connect.sip_status}' });
+  }
   // the action waits for the recording's end and gets RecordingSid/RecordingUrl/RecordingDuration
   if (recorded) p.add('variable_set', { key: TWIML_VARS.waitRecording, value: '${svc.connect.recording_id}' });
   p.add('twiml', { url: p.url('Dial', 'action', action), method: a.method() ?? 'POST' });
