@@ -104,6 +104,13 @@ export async function progressing(ctx: AppContext, auth: AuthContext, id: string
   return c;
 }
 
+/** Soft-deletes an ended call and publishes call_deleted; null when it was deleted meanwhile. */
+export async function deleteEndedCall(ctx: AppContext, c: CallRow): Promise<CallRow | null> {
+  const row = await callsRepo(ctx.db).softDelete(c.id, clock.now());
+  if (row) await publish(ctx, 'call_deleted', [row]);
+  return row;
+}
+
 async function publish(ctx: AppContext, type: string, calls: CallRow[]): Promise<void> {
   try {
     const p = new EventPublisher(ctx.redis);
@@ -345,10 +352,8 @@ export const routes = [
     handler: async ({ ctx, auth, params }) => {
       const c = await owned(ctx, auth, params.id);
       if (c.status !== 'hangup') throw new ApiError('CALL_STATE_INVALID', `the call is ${c.status}; hang it up first`);
-      const now = clock.now();
-      const row = await callsRepo(ctx.db).softDelete(c.id, now);
+      const row = await deleteEndedCall(ctx, c);
       if (!row) throw callNotFound();
-      await publish(ctx, 'call_deleted', [row]);
       return callJson(row);
     },
   }),

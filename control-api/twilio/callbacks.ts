@@ -15,7 +15,7 @@ import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/ev
 import { EgressRefused, type EgressPolicy } from '../../core/net';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { isUuid } from '../../core/ids';
-import { twilioSignature } from '../../core/twilio/signature';
+import { signedWebhook } from '../../core/twilio/signature';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { currentAuthToken } from './auth';
 import { API_VERSION, durationOf, twilioAddress, twilioDataOf, twilioDirection, twilioStatus, type TwilioCallData } from './call-json';
@@ -82,15 +82,13 @@ export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOption
   const chains = new Map<string, { tail: Promise<void>; sent: number }>();
 
   async function send(url: string, method: 'GET' | 'POST', params: Record<string, string>, token: string): Promise<'done' | 'retry'> {
-    const form = new URLSearchParams(params).toString();
-    const target = method === 'GET' ? `${url}${url.includes('?') ? '&' : '?'}${form}` : url;
-    const signature = method === 'GET' ? twilioSignature(token, target) : twilioSignature(token, url, params);
+    const { url: target, body, signature } = signedWebhook(token, method, url, params);
     try {
       const res = await egress.open(target, {
         method,
         timeoutMs: opts.timeoutMs ?? 5000,
         headers: { 'X-Twilio-Signature': signature, 'User-Agent': 'TwilioProxy/1.1', ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
-        ...(method === 'POST' ? { body: form } : {}),
+        ...(body !== undefined ? { body } : {}),
       });
       res.close();
       return res.status >= 500 ? 'retry' : 'done';

@@ -14,7 +14,7 @@ import { twilioListsRepo, type DayFilter, type TwilioCallFilter } from '../../co
 import type { TwilioCallStatus } from '../../core/twilio/statuses';
 import { fromSid } from '../../core/twilio/sids';
 import { commandBus } from '../calls/bus';
-import { createCalls, hangupCall } from '../routes/calls';
+import { createCalls, deleteEndedCall, hangupCall } from '../routes/calls';
 import { egressUrlProblem } from '../egress-field';
 import { addressOf } from './addresses';
 import { authOf } from './auth';
@@ -89,7 +89,7 @@ async function create(ctx: AppContext, req: Request, res: Response): Promise<voi
   if (amdMode !== undefined && !['Enable', 'DetectMessageEnd'].includes(amdMode)) throw badParam('MachineDetection must be Enable or DetectMessageEnd');
   const asyncAmd = bool(p, 'AsyncAmd') ?? false;
   const digits = one(p, 'SendDigits', 200);
-  const actions = [...(record ? [{ type: 'recording_start', option: { format: 'wav' } }] : []), ...(digits ? sendDigitsActions(digits) : []), main];
+  const actions = [...(record ? [{ type: 'recording_start', option: { format: 'wav', twilio_source: 'OutboundAPI' } }] : []), ...(digits ? sendDigitsActions(digits) : []), main];
   let created: CallRow;
   try {
     const r = await createCalls(
@@ -183,6 +183,14 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   res.json(twilioCallJson(c));
 }
 
+/** Deletes an ended call's record (204), as Twilio; a live one is 20009 (our HTTP status: 409). */
+async function remove(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const c = await owned(ctx, authOf(res.locals).customerId, String(req.params.CallSid));
+  if (c.status !== 'hangup') throw new TwilioError(409, 20009, 'Cannot delete this resource before it is complete: the call is still in progress');
+  if (!(await deleteEndedCall(ctx, c))) throw notFound(`Call ${String(req.params.CallSid).slice(0, 40)}`);
+  res.status(204).end();
+}
+
 type Handler = (ctx: AppContext, req: Request, res: Response) => Promise<void>;
 
 export function callsRouter(ctx: AppContext): Router {
@@ -195,5 +203,6 @@ export function callsRouter(ctx: AppContext): Router {
     h(async (c, req, res) => void res.json(twilioCallJson(await owned(c, authOf(res.locals).customerId, String(req.params.CallSid))))),
   );
   r.post('/Calls/:CallSid.json', h(update));
+  r.delete('/Calls/:CallSid.json', h(remove));
   return r;
 }

@@ -2,7 +2,8 @@
  * Queues (list, fetch, create, update FriendlyName, delete) and Queues/{QU…}/Members (list, fetch by
  * CallSid or `Front`, update Url/Method: dequeue). A Queue is one of our queues (`QU` + its id); a
  * Member is one of its waiting queuecalls (initiating, waiting, connecting: not yet with an agent),
- * in the order they came. Our queues have no size limit: `max_size` is null and MaxSize is refused.
+ * in the order they came. MaxSize (1–5000, default 1000 as Twilio's) is the queue's `max_size`: a
+ * join beyond it is refused (<Enqueue>: QueueResult=queue-full); a /v1.0 queue has none (null).
  * Dequeue hands the waiting call's activeflow a `twiml` action (the `activeflow.redirect` command,
  * as Calls update does): the call leaves the queue (abandoned) and runs the TwiML at Url.
  */
@@ -10,7 +11,7 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../context';
 import { EMPTY_UUID } from '../../core/ids';
 import { callsRepo } from '../../core/repos/calls';
-import { queuesRepo, type QueueRow } from '../../core/repos/queues';
+import { queuesRepo, TWILIO_QUEUE_MAX_SIZE, type QueueRow } from '../../core/repos/queues';
 import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
 import { twilioListsRepo } from '../../core/repos/twilio-lists';
 import { generateDirectHash } from '../../core/extensions/credentials';
@@ -20,7 +21,7 @@ import { authOf } from './auth';
 import { API_VERSION } from './call-json';
 import { twimlAction } from './calls';
 import { badParam, notFound } from './errors';
-import { one, pageJson, pageOf, rfc2822, type Params } from './params';
+import { int, one, pageJson, pageOf, rfc2822, type Params } from './params';
 
 const NAME_MAX = 64;
 
@@ -43,7 +44,7 @@ async function twilioQueueJson(ctx: AppContext, q: QueueRow) {
     friendly_name: q.name,
     current_size: members.length,
     average_wait_time: members.length ? Math.round(total / members.length) : 0,
-    max_size: null,
+    max_size: q.max_size,
     date_created: rfc2822(q.tm_create),
     date_updated: rfc2822(q.tm_update ?? q.tm_create),
     uri: `${base}.json`,
@@ -69,8 +70,10 @@ async function ownedQueue(ctx: AppContext, customerId: string, sid: string): Pro
   return q;
 }
 
+/** Twilio's MaxSize: the most callers that may wait in the queue. */
+const MAX_SIZE_LIMIT = 5000;
+
 function friendlyName(p: Params, required: boolean): string | undefined {
-  if (p.MaxSize !== undefined) throw badParam('MaxSize is not supported here: queues have no size limit');
   const name = one(p, 'FriendlyName', NAME_MAX + 1);
   if (name !== undefined && (name.trim() === '' || name.length > NAME_MAX)) throw badParam(`FriendlyName must be 1 to ${NAME_MAX} characters`);
   if (required && name === undefined) throw badParam('FriendlyName is required', 20001);
@@ -86,17 +89,22 @@ async function list(ctx: AppContext, req: Request, res: Response): Promise<void>
 
 async function create(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const auth = authOf(res.locals);
-  const name = friendlyName(req.body as Params, true)!;
-  const q = await queuesRepo(ctx.db).create(auth.customerId, { name, routing_method: 'random', direct_hash: generateDirectHash() });
+  const p = req.body as Params;
+  const name = friendlyName(p, true)!;
+  const maxSize = int(p, 'MaxSize', 1, MAX_SIZE_LIMIT) ?? TWILIO_QUEUE_MAX_SIZE;
+  const q = await queuesRepo(ctx.db).create(auth.customerId, { name, routing_method: 'random', direct_hash: generateDirectHash(), max_size: maxSize });
   res.status(201).json(await twilioQueueJson(ctx, q));
 }
 
 async function update(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const auth = authOf(res.locals);
   const q = await ownedQueue(ctx, auth.customerId, String(req.params.QueueSid));
-  const name = friendlyName(req.body as Params, false);
-  if (name === undefined) res.json(await twilioQueueJson(ctx, q));
-  else res.json(await twilioQueueJson(ctx, (await queuesRepo(ctx.db).update(auth.customerId, q.id, { name })) ?? q));
+  const p = req.body as Params;
+  const name = friendlyName(p, false);
+  const maxSize = int(p, 'MaxSize', 1, MAX_SIZE_LIMIT);
+  const fields = { ...(name !== undefined ? { name } : {}), ...(maxSize !== undefined ? { max_size: maxSize } : {}) };
+  if (!Object.keys(fields).length) res.json(await twilioQueueJson(ctx, q));
+  else res.json(await twilioQueueJson(ctx, (await queuesRepo(ctx.db).update(auth.customerId, q.id, fields)) ?? q));
 }
 
 async function remove(ctx: AppContext, req: Request, res: Response): Promise<void> {

@@ -61,12 +61,34 @@ function raced<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function once(url: URL, lookup: net.LookupFunction, method: string, headers: Record<string, string>, body: string | Buffer | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
+/**
+ * The path and query of `input` exactly as written, when they can go on the request line as they
+ * are (printable ASCII, no backslash) and the authority is plain; else undefined (the URL parser's
+ * form is sent). A signed URL (X-Twilio-Signature covers the URL as written: `'` stays `'`, where
+ * the parser would send `%27`) is thus received as it was signed. The host is the parsed URL's.
+ */
+export function writtenTarget(input: string | URL): string | undefined {
+  if (typeof input !== 'string') return undefined;
+  const m = /^https?:\/\/([^/?#\\@]*)([^#]*)/i.exec(input);
+  const rest = m?.[2];
+  if (!rest || !/^[\x21-\x7e]*$/.test(rest) || rest.includes('\\')) return undefined;
+  return rest.startsWith('?') ? `/${rest}` : rest.startsWith('/') ? rest : undefined;
+}
+
+function once(
+  url: URL,
+  path: string | undefined,
+  lookup: net.LookupFunction,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Buffer | undefined,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
   const lib = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const h: Record<string, string | number> = { ...headers };
     if (body !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-length')) h['Content-Length'] = Buffer.byteLength(body);
-    const req = lib.request(url, { method, headers: h, lookup, signal });
+    const req = lib.request(url, { method, headers: h, lookup, signal, ...(path ? { path } : {}) });
     req.on('response', resolve);
     req.on('error', reject);
     req.end(body);
@@ -81,6 +103,7 @@ export async function egressOpen(policy: EgressPolicy, input: string | URL, req:
   const deadline = AbortSignal.timeout(req.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
   let url = policy.assertUrlSyntax(input);
+  let path = writtenTarget(input);
   let method = (req.method ?? 'GET').toUpperCase();
   let body = req.body;
   let headers = { ...(req.headers ?? {}) };
@@ -88,7 +111,7 @@ export async function egressOpen(policy: EgressPolicy, input: string | URL, req:
     let res: http.IncomingMessage;
     try {
       const checked = await raced(policy.resolveAndCheck(url.hostname), signal);
-      res = await once(url, checked.lookup, method, headers, body, signal);
+      res = await once(url, path, checked.lookup, method, headers, body, signal);
     } catch (e) {
       if (e instanceof EgressRefused) throw hop ? new EgressRefused(e.reason === 'url' ? 'redirect' : e.reason, `a redirect led somewhere not allowed: ${e.message}`) : e;
       throw failure(req.signal);
@@ -113,6 +136,7 @@ export async function egressOpen(policy: EgressPolicy, input: string | URL, req:
       // credentials go to the origin they were meant for only
       if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie)$/i.test(k)));
       url = next;
+      path = undefined;
       continue;
     }
     const declared = Number(res.headers['content-length'] ?? NaN);

@@ -15,6 +15,9 @@ export const QUEUECALL_STATUSES = ['initiating', 'waiting', 'connecting', 'kicki
 export type QueuecallStatus = (typeof QUEUECALL_STATUSES)[number];
 export const LIVE_QUEUECALL: readonly QueuecallStatus[] = ['initiating', 'waiting', 'connecting', 'kicking', 'service'];
 
+/** A caller waiting in its queue (not yet served): Twilio's queue members. */
+const WAITING: QueuecallStatus[] = ['initiating', 'waiting', 'connecting'];
+
 /** Statuses a queuecall may move to from each status. */
 const NEXT: Record<QueuecallStatus, readonly QueuecallStatus[]> = {
   initiating: ['waiting', 'abandoned', 'kicking'],
@@ -78,6 +81,18 @@ export function queuecallsRepo(db: Db) {
         .returning('*');
       return row as QueuecallRow;
     },
+    /**
+     * `create`, unless `max` callers already wait in the queue (initiating, waiting, connecting): null
+     * then. The queue's row is locked meanwhile, so joins racing for the last place count each other.
+     */
+    async createWithin(max: number, input: Pick<QueuecallRow, 'customer_id' | 'queue_id' | 'reference_id'> & Partial<QueuecallRow>): Promise<QueuecallRow | null> {
+      return db.transaction(async (trx) => {
+        await trx('queues').where({ id: input.queue_id }).forUpdate().first('id');
+        const [row] = (await trx('queuecalls').whereNull('tm_delete').where({ queue_id: input.queue_id }).whereIn('status', WAITING).count({ n: '*' })) as { n: string }[];
+        if (Number(row?.n ?? 0) >= max) return null;
+        return queuecallsRepo(trx).create(input);
+      });
+    },
     async get(customerId: string | null, id: string, opts: { includeDeleted?: boolean } = {}): Promise<QueuecallRow | null> {
       const q = table().where({ id });
       if (customerId) q.where({ customer_id: customerId });
@@ -109,12 +124,7 @@ export function queuecallsRepo(db: Db) {
     },
     /** The queue's live callers not yet with an agent (initiating, waiting, connecting), in the order they came. */
     async waitingIn(queueId: string): Promise<QueuecallRow[]> {
-      return (await table()
-        .whereNull('tm_delete')
-        .where({ queue_id: queueId })
-        .whereIn('status', ['initiating', 'waiting', 'connecting'])
-        .orderBy('tm_create', 'asc')
-        .orderBy('id', 'asc')) as QueuecallRow[];
+      return (await table().whereNull('tm_delete').where({ queue_id: queueId }).whereIn('status', WAITING).orderBy('tm_create', 'asc').orderBy('id', 'asc')) as QueuecallRow[];
     },
     /**
      * Moves to `to` when the current status allows it (and is one of `from`, when given); sets the

@@ -24,6 +24,8 @@ export interface QueueRow {
   total_abandoned_count: number;
   /** Made on first use by a name (TwiML <Enqueue>name): one live per customer and name. */
   made_by_name: boolean;
+  /** Twilio's MaxSize: at most this many callers wait in it; null: no limit. */
+  max_size: number | null;
   tm_create: Date;
   tm_update: Date | null;
   tm_delete: Date | null;
@@ -38,7 +40,11 @@ export interface QueueFields {
   wait_timeout?: number;
   service_timeout?: number;
   direct_hash?: string;
+  max_size?: number | null;
 }
+
+/** Twilio's default MaxSize (a queue made by Queues create without one, or by <Enqueue>name). */
+export const TWILIO_QUEUE_MAX_SIZE = 1000;
 
 export function queueJson(q: QueueRow, live: { wait: string[]; service: string[] } = { wait: [], service: [] }) {
   return {
@@ -82,7 +88,14 @@ export function queuesRepo(db: Db) {
       for (let attempt = 0; attempt < 5; attempt++) {
         const found = (await table().where({ customer_id: customerId, name }).whereNull('tm_delete').orderBy('tm_create', 'asc').orderBy('id', 'asc').first()) as QueueRow | undefined;
         if (found) return { queue: found, created: false };
-        const row = { wait_flow_id: EMPTY_UUID, ...encode({ tag_ids: [], name, routing_method: 'random' }), made_by_name: true, id: newId(), customer_id: customerId, tm_create: clock.now() };
+        const row = {
+          wait_flow_id: EMPTY_UUID,
+          ...encode({ tag_ids: [], name, routing_method: 'random', max_size: TWILIO_QUEUE_MAX_SIZE }),
+          made_by_name: true,
+          id: newId(),
+          customer_id: customerId,
+          tm_create: clock.now(),
+        };
         const [created] = (await table().insert(row).onConflict().ignore().returning('*')) as QueueRow[];
         if (created) return { queue: created, created: true };
       }

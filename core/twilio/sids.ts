@@ -26,3 +26,10 @@ export function fromSid(prefix: SidPrefix, sid: unknown): string | null {
 
 export const accountSid = (customerId: string): string => toSid('AC', customerId);
 export const callSid = (callId: string): string => toSid('CA', callId);
+
+/**
+ * Twilio's RecordingUrl: the Recording resource without an extension, under the platform's public
+ * URL (`.wav`, `.mp3` and `.json` are its media and metadata; docs/twilio.md "Recording media").
+ */
+export const recordingUrl = (publicUrl: string, customerId: string, recordingId: string): string =>
+  `${publicUrl.replace(/\/$/, '')}/2010-04-01/Accounts/${accountSid(customerId)}/Recordings/${toSid('RE', recordingId)}`;

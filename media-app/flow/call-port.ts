@@ -49,6 +49,8 @@ export interface RecordingRequest {
   /** Maximum seconds (0: no cap). */
   duration: number;
   beep_start: boolean;
+  /** Kept in the recording's options: its `source` in the Twilio view (core/conferences/twilio-recording.ts twilioSourceOf). */
+  twilio_source?: string;
 }
 
 export type AmdResult = 'human' | 'machine' | 'notsure';

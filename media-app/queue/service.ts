@@ -97,7 +97,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     if (!queue) return { kind: 'fail', message: `queue ${queueId} not found` };
     await ctx.call.prepareMedia(ctx.signal);
 
-    let qc = await queuecallsRepo(this.db).create({
+    const input = {
       customer_id: ctx.customerId,
       queue_id: queue.id,
       reference_id: caller.id,
@@ -105,7 +105,10 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
       node_id: this.factory.deps.calls.nodeId,
       timeout_wait: queue.wait_timeout,
       timeout_service: queue.service_timeout,
-    });
+    };
+    const made = queue.max_size === null ? await queuecallsRepo(this.db).create(input) : await queuecallsRepo(this.db).createWithin(queue.max_size, input);
+    if (!made) return this.full(ctx, queue);
+    let qc = made;
     // the wait flow loads while the records are written: fewer round trips before dispatch
     const waitFlowLoad = queue.wait_flow_id !== EMPTY_UUID ? ctx.flows.get(queue.wait_flow_id, ctx.customerId).catch(() => undefined) : Promise.resolve(undefined);
     await Promise.all([publishQueuecall(this.publisher, 'queuecall_created', qc), queuesRepo(this.db).bump(queue.id, 'total_incoming_count')]);
@@ -152,6 +155,15 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     }
     if (ctx.signal.aborted) throw abortError(ctx.signal);
     if (caller.isEnded) return { kind: 'end', reason: 'call_hangup' };
+    return NEXT;
+  }
+
+  /** A join refused because the queue holds its max_size: Twilio's QueueResult=queue-full (warning 14207); the flow goes on. */
+  private full(ctx: ActionContext, queue: QueueRow): Outcome {
+    ctx.vars.set('svc.queuecall.result', 'queue-full');
+    ctx.vars.set('svc.queuecall.wait_seconds', '0');
+    ctx.vars.set('svc.queuecall.queue_sid', toSid('QU', queue.id));
+    ctx.note('queue_full', { queue_id: queue.id, max_size: queue.max_size });
     return NEXT;
   }
 

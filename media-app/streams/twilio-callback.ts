@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { EgressFailed, EgressRefused } from '../../core/net';
 import { customersRepo } from '../../core/repos/customers';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { twilioSignature } from '../../core/twilio/signature';
+import { signedWebhook } from '../../core/twilio/signature';
 import type { CallDeps } from '../call/deps';
 
 export type StreamEvent = 'stream-started' | 'stream-stopped' | 'stream-error';
@@ -74,13 +74,10 @@ export class StreamStatusCallback {
         this.logger.info({ stream: this.ids.streamSid, event }, 'stream status callback not sent: customer not found');
         return;
       }
-      const form = new URLSearchParams(params).toString();
-      let url = this.target.url;
-      if (this.target.method === 'GET') url += (url.includes('?') ? '&' : '?') + form;
-      const signature = this.target.method === 'GET' ? twilioSignature(token, url) : twilioSignature(token, url, params);
+      const { url, body, signature } = signedWebhook(token, this.target.method, this.target.url, params);
       const headers: Record<string, string> = { 'X-Twilio-Signature': signature, 'User-Agent': 'TwilioProxy/1.1' };
       if (this.target.method === 'POST') headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      const res = await this.deps.egress.fetch(url, { method: this.target.method, headers, body: this.target.method === 'POST' ? form : undefined, timeoutMs: 5000, maxBytes: 64 * 1024 });
+      const res = await this.deps.egress.fetch(url, { method: this.target.method, headers, body, timeoutMs: 5000, maxBytes: 64 * 1024 });
       if (res.status >= 400) this.logger.info({ stream: this.ids.streamSid, event, status: res.status }, 'stream status callback answered with an error');
     } catch (e) {
       if (!(e instanceof EgressRefused || e instanceof EgressFailed)) throw e;

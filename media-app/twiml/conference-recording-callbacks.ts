@@ -14,7 +14,7 @@ import { DIAL_CONFERENCE_SOURCE, type TwilioRecordCallback } from '../../core/co
 import { customersRepo } from '../../core/repos/customers';
 import { recordingsReadRepo, type RecordingRow } from '../../core/repos/recordings';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { accountSid, toSid } from '../../core/twilio/sids';
+import { accountSid, recordingUrl, toSid } from '../../core/twilio/sids';
 import type { FlowHttp } from '../flow/http';
 import { sendSigned } from './recording-callbacks';
 
@@ -50,7 +50,7 @@ export async function conferenceRecordingCallbacks(d: ConferenceRecordingDeps, c
           AccountSid: accountSid(r.customer_id),
           ConferenceSid: toSid('CF', conferenceId),
           RecordingSid: toSid('RE', r.id),
-          RecordingUrl: `${d.publicUrl.replace(/\/$/, '')}/v1.0/recordingfiles/${r.id}`,
+          RecordingUrl: recordingUrl(d.publicUrl, r.customer_id, r.id),
           RecordingStatus: status,
           RecordingDuration: duration,
           RecordingChannels: '1',

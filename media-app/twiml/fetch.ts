@@ -4,7 +4,7 @@
  * customer's AuthToken. Failures are TwimlError 11200 (never carrying the remote answer).
  */
 import { TwimlError } from '../../core/twiml/compile';
-import { twilioSignature } from '../../core/twilio/signature';
+import { signedWebhook } from '../../core/twilio/signature';
 import { FlowHttpError, type FlowHttp } from '../flow/http';
 
 export interface TwimlFetch {
@@ -19,14 +19,12 @@ export interface TwimlFetch {
 
 /** The document's text and the URL it is known by (relative URLs in it resolve against it). */
 export async function fetchTwiml(http: FlowHttp, f: TwimlFetch): Promise<{ text: string; url: string }> {
-  const form = new URLSearchParams(f.params).toString();
-  const url = f.method === 'GET' ? f.url + (f.url.includes('?') ? '&' : '?') + form : f.url;
-  const signature = f.method === 'GET' ? twilioSignature(f.authToken, url) : twilioSignature(f.authToken, url, f.params);
+  const { url, body, signature } = signedWebhook(f.authToken, f.method, f.url, f.params);
   const headers: Record<string, string> = { accept: 'text/xml, application/xml', 'user-agent': 'openvoice-twiml/1.0', 'x-twilio-signature': signature };
   if (f.method === 'POST') headers['content-type'] = 'application/x-www-form-urlencoded';
   let res;
   try {
-    res = await http.request({ method: f.method, url, headers, body: f.method === 'POST' ? form : undefined, timeoutMs: f.timeoutMs, maxBytes: f.maxBytes, signal: f.signal });
+    res = await http.request({ method: f.method, url, headers, body, timeoutMs: f.timeoutMs, maxBytes: f.maxBytes, signal: f.signal });
   } catch (e) {
     if (e instanceof FlowHttpError) throw new TwimlError(11200, `the document could not be fetched: ${e.message}`);
     throw e;

@@ -8,7 +8,7 @@
  * not read (no TwiML); a failure is not retried: the first one is reported to `onError` (11200) and
  * the later ones are dropped silently, and the Gather goes on.
  */
-import { twilioSignature } from '../../core/twilio/signature';
+import { signedWebhook } from '../../core/twilio/signature';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { FlowHttpError, type FlowHttp } from '../flow/http';
 
@@ -63,12 +63,8 @@ export class PartialResults {
 
   private async send(params: Record<string, string>): Promise<void> {
     const { method, authToken } = this.t;
-    const form = new URLSearchParams(params).toString();
-    const url = method === 'GET' ? this.t.url + (this.t.url.includes('?') ? '&' : '?') + form : this.t.url;
-    const headers: Record<string, string> = {
-      'user-agent': 'openvoice-twiml/1.0',
-      'x-twilio-signature': method === 'GET' ? twilioSignature(authToken, url) : twilioSignature(authToken, url, params),
-    };
+    const { url, body, signature } = signedWebhook(authToken, method, this.t.url, params);
+    const headers: Record<string, string> = { 'user-agent': 'openvoice-twiml/1.0', 'x-twilio-signature': signature };
     if (method === 'POST') headers['content-type'] = 'application/x-www-form-urlencoded';
     let why = '';
     try {
@@ -76,7 +72,7 @@ export class PartialResults {
         method,
         url,
         headers,
-        body: method === 'POST' ? form : undefined,
+        body,
         timeoutMs: this.t.timeoutMs,
         maxBytes: 64 * 1024,
         signal: AbortSignal.timeout(this.t.timeoutMs + 1000),

@@ -11,7 +11,7 @@
  */
 import type { z } from 'zod';
 import type { twiml_recording } from '../../core/flow/options/twiml-recording';
-import { twilioSignature } from '../../core/twilio/signature';
+import { signedWebhook } from '../../core/twilio/signature';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import { FlowHttpError, type FlowHttp } from '../flow/http';
 import type { SpeechService } from '../speech';
@@ -116,9 +116,7 @@ async function transcribe(j: RecordingJob, f: RecordingFacts, absent: boolean): 
 export type SignedSender = Pick<RecordingJob, 'http' | 'timeoutMs' | 'retryMs'> & { twiml: Pick<TwimlService, 'logger'>; callId: string };
 
 export async function sendSigned(j: SignedSender, token: string, target: string, method: 'GET' | 'POST', params: Record<string, string>, what: string): Promise<Delivery> {
-  const form = new URLSearchParams(params).toString();
-  const url = method === 'GET' ? target + (target.includes('?') ? '&' : '?') + form : target;
-  const signature = method === 'GET' ? twilioSignature(token, url) : twilioSignature(token, url, params);
+  const { url, body, signature } = signedWebhook(token, method, target, params);
   const headers: Record<string, string> = { 'user-agent': 'openvoice-twiml/1.0', 'x-twilio-signature': signature };
   if (method === 'POST') headers['content-type'] = 'application/x-www-form-urlencoded';
   let last: Delivery = { ok: false, reason: 'not sent' };
@@ -129,7 +127,7 @@ export async function sendSigned(j: SignedSender, token: string, target: string,
         method,
         url,
         headers,
-        body: method === 'POST' ? form : undefined,
+        body,
         timeoutMs: j.timeoutMs,
         maxBytes: 64 * 1024,
         signal: AbortSignal.timeout(j.timeoutMs + 1000),

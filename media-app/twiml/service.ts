@@ -9,6 +9,7 @@ import { validateActions } from '../../core/flow';
 import { customersRepo } from '../../core/repos/customers';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { recordingUrl } from '../../core/twilio/sids';
 import type { Logger } from 'pino';
 import type { Subsystem } from '../subsystem';
 import { type ReferOutcome, ReferSender } from './refer';
@@ -72,7 +73,7 @@ export const subsystem: Subsystem = {
           id: r.id,
           ended: r.status === 'ended',
           durationSec: Math.max(0, Math.round(ms / 1000)),
-          url: `${publicUrl}/v1.0/recordingfiles/${r.id}`,
+          url: recordingUrl(publicUrl, customerId, r.id),
           startedAt: r.tm_start,
           files: r.filenames.length,
         };

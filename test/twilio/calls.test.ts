@@ -193,6 +193,9 @@ describe('twilio: Calls', function () {
       await until(async () => (await client.calls(call.sid).fetch()).status === 'ringing', 15_000, 'ringing');
       const ringing = await client.calls.list({ status: 'ringing' });
       expect(ringing.map((c) => c.sid)).to.include(call.sid);
+      // a live call's record cannot be deleted: 20009, as Twilio
+      const live = await refusal(client.calls(call.sid).remove());
+      expect([live.status, live.code]).to.deep.equal([409, 20009]);
       const updated = await client.calls(call.sid).update({ status: 'canceled' });
       expect(updated.sid).to.equal(call.sid);
       const r = await uas.done;
@@ -288,6 +291,7 @@ describe('twilio: Calls', function () {
       expect(rec.sid).to.match(/^RE[0-9a-f]{32}$/);
       expect(rec.callSid).to.equal(recordedCall);
       expect(rec.accountSid).to.equal(sid);
+      expect(rec.source, 'a Record=true recording, as Twilio names it').to.equal('OutboundAPI');
       expect((await client.calls(recordedCall).recordings.list()).map((r) => r.sid)).to.deep.equal([rec.sid]);
       // DateCreated filters by UTC day, as Twilio: > on or after it, < before it
       const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
@@ -343,6 +347,17 @@ describe('twilio: Calls', function () {
       expect([badDay.status, badDay.body.code]).to.deep.equal([400, 20001]);
       const date = first.body.calls[0].date_created as string;
       expect(date).to.match(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
+    });
+
+    it("DELETE Calls/{sid}: an ended call's record is gone (204); it is no longer fetched or listed", async () => {
+      const before = (await client.calls.list()).map((c) => c.sid);
+      expect(before).to.include(recordedCall);
+      expect(await client.calls(recordedCall).remove()).to.equal(true);
+      const e = await refusal(client.calls(recordedCall).fetch());
+      expect([e.status, e.code]).to.deep.equal([404, 20404]);
+      expect((await client.calls.list()).map((c) => c.sid)).to.deep.equal(before.filter((s) => s !== recordedCall));
+      const again = await refusal(client.calls(recordedCall).remove());
+      expect([again.status, again.code]).to.deep.equal([404, 20404]);
     });
 
     it('To=client:NAME rings the registered extension of that name; the call reads to client:NAME', async () => {

@@ -134,6 +134,37 @@ describe('twilio: Queues and Members', function () {
     expect([deleted.status, deleted.code]).to.deep.equal([404, 20404]);
   });
 
+  it('MaxSize: stored and returned (default 1000, 1–5000); a full queue refuses <Enqueue>: QueueResult=queue-full', async () => {
+    expect((await client.queues.create({ friendlyName: 'default size' })).maxSize).to.equal(1000);
+    const q = await client.queues.create({ friendlyName: 'one at a time', maxSize: 1 });
+    expect(q.maxSize).to.equal(1);
+    expect((await client.queues(q.sid).update({ maxSize: 2 })).maxSize).to.equal(2);
+    expect((await client.queues(q.sid).fetch()).maxSize).to.equal(2);
+    const renamed = await client.queues(q.sid).update({ friendlyName: 'one at a time', maxSize: 1 });
+    expect([renamed.friendlyName, renamed.maxSize]).to.deep.equal(['one at a time', 1]);
+    const enqueue = new twilio.twiml.VoiceResponse();
+    enqueue.enqueue({ action: '/enq-done' }, 'one at a time');
+    web.on('/enq', enqueue.toString());
+    const done = new twilio.twiml.VoiceResponse();
+    done.hangup();
+    web.on('/enq-done', done.toString());
+    const flow = [{ type: 'answer' }, { type: 'twiml', option: { url: web.url('/enq') } }];
+    const first = await placeCall(stack, f.customer.id, flow, { talk: false });
+    placed.push(first);
+    await until(async () => (await client.queues(q.sid).fetch()).currentSize === 1 || null, 15_000, 'the first caller waits');
+    const second = await placeCall(stack, f.customer.id, flow, { talk: false, live: false });
+    placed.push(second);
+    const full = await web.next('/enq-done', 20_000);
+    expect(full.params).to.include({ QueueResult: 'queue-full', QueueSid: q.sid, CallSid: callSid(second.callId) });
+    expect(full.signed).to.equal(true);
+    const r = await second.sipp;
+    expect(r.code, r.errors).to.equal(0);
+    // the first is still the only member
+    expect((await client.queues(q.sid).members.list()).map((m) => m.callSid)).to.deep.equal([callSid(first.callId)]);
+    await client.calls(callSid(first.callId)).update({ status: 'completed' });
+    expect((await first.sipp).code).to.equal(0);
+  });
+
   it('bad input: unknown or foreign sids 20404, bad parameters 20001, wrong token 20003', async () => {
     const other = await createFixture(stack.api.ctx);
     const foreign = await queuesRepo(stack.api.ctx.db).create(other.customer.id, { name: 'theirs' });
@@ -152,7 +183,15 @@ describe('twilio: Queues and Members', function () {
     const base = `/2010-04-01/Accounts/${sid}/Queues`;
     const auth = (r: request.Test) => r.auth(sid, token);
     const before = (await client.queues.list()).length;
-    for (const body of [{}, { FriendlyName: '' }, { FriendlyName: 'x'.repeat(65) }, { FriendlyName: 'sized', MaxSize: '10' }, { FriendlyName: ['a', 'b'] }]) {
+    for (const body of [
+      {},
+      { FriendlyName: '' },
+      { FriendlyName: 'x'.repeat(65) },
+      { FriendlyName: 'sized', MaxSize: '0' },
+      { FriendlyName: 'sized', MaxSize: '5001' },
+      { FriendlyName: 'sized', MaxSize: 'ten' },
+      { FriendlyName: ['a', 'b'] },
+    ]) {
       const res = await auth(request(stack.api.app).post(`${base}.json`).type('form').send(body));
       expect([res.status, res.body.code], JSON.stringify(body)).to.deep.equal([400, 20001]);
     }

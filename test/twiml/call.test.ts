@@ -182,7 +182,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     const cb = await app.next('/recorded');
     expect(cb.signed).to.equal(true);
     expect(cb.params.RecordingSid).to.match(/^RE[0-9a-f]{32}$/);
-    expect(cb.params.RecordingUrl).to.match(/\/v1\.0\/recordingfiles\/[0-9a-f-]{36}$/);
+    expect(cb.params.RecordingUrl).to.match(/\/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/Recordings\/RE[0-9a-f]{32}$/);
     expect(Number(cb.params.RecordingDuration)).to.be.within(1, 3);
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);

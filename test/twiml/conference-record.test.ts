@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import twilio, { RestException } from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { accountSid, fromSid, toSid } from '../../core/twilio/sids';
+import { accountSid, toSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
@@ -209,7 +209,7 @@ describe('TwiML <Conference record> with sipp callers', function () {
     });
     expect(Number(done.params.RecordingDuration)).to.be.within(2, 30);
     expect(Date.parse(done.params.RecordingStartTime!)).to.be.greaterThan(Date.now() - 120_000);
-    expect(done.params.RecordingUrl).to.equal(`${stack.platform.config.publicUrl.replace(/\/$/, '')}/v1.0/recordingfiles/${fromSid('RE', recordingSid)}`);
+    expect(done.params.RecordingUrl).to.equal(`${stack.platform.config.publicUrl.replace(/\/$/, '')}/2010-04-01/Accounts/${accountSid(f.customer.id)}/Recordings/${recordingSid}`);
 
     // the official client: the account's list, the conference's list and fetch
     const all = await client.recordings.list();

@@ -128,7 +128,7 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
     const cb = await app.next('/rec-done');
     expect(cb.params.DialCallStatus).to.equal('completed');
     expect(cb.params.RecordingSid).to.match(/^RE[0-9a-f]{32}$/);
-    expect(cb.params.RecordingUrl).to.match(/\/v1\.0\/recordingfiles\/[0-9a-f-]{36}$/);
+    expect(cb.params.RecordingUrl).to.match(/\/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/Recordings\/RE[0-9a-f]{32}$/);
     expect(Number(cb.params.RecordingDuration)).to.be.within(1, 5);
     const db = await testDb();
     const rec = await db('recordings').where({ reference_id: call.callId }).first();

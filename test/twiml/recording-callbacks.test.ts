@@ -154,7 +154,7 @@ describe('TwiML recording callbacks on real calls', function () {
     expect(done.signed, 'completed signed').to.equal(true);
     expect(done.params).to.include({ RecordingStatus: 'completed', RecordingSid: started.params.RecordingSid });
     expect(Number(done.params.RecordingDuration)).to.be.within(4, 6);
-    expect(done.params.RecordingUrl).to.match(/\/v1\.0\/recordingfiles\/[0-9a-f-]{36}$/);
+    expect(done.params.RecordingUrl).to.match(/\/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/Recordings\/RE[0-9a-f]{32}$/);
     const text = await app.next('/rec-text', 60_000);
     expect(text.signed, 'transcription signed').to.equal(true);
     expect(text.params).to.include({ TranscriptionStatus: 'completed', RecordingSid: started.params.RecordingSid, CallSid: callSid(call.callId), AccountSid: accountSid(f.customer.id) });

@@ -1,18 +1,24 @@
 /**
  * A customer's TwiML web app on loopback: answers each path with the TwiML a test gives (built with
  * twilio.twiml.VoiceResponse), records every request with its parameters and checks its
- * X-Twilio-Signature with the official `twilio.validateRequest`.
+ * X-Twilio-Signature with the official `twilio.validateRequest`, on the URL as Express presents it
+ * (as received) and as Flask/werkzeug does (`request.url`, werkzeug-url.ts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import twilio from 'twilio';
+import { werkzeugRequestUrl } from './werkzeug-url';
 
 export interface TwimlRequest {
   path: string;
   method: string;
   params: Record<string, string>;
-  /** twilio.validateRequest's verdict on X-Twilio-Signature. */
+  /** twilio.validateRequest's verdict on X-Twilio-Signature (the URL as received, as Express has it). */
   signed: boolean;
+  /** The same on the URL as a Flask app sees it (werkzeug's `request.url`). */
+  signedAsFlask: boolean;
+  /** The request target as received (path and query). */
+  target: string;
   signature: string;
   /** received (the whole body read), performance.now() */
   at: number;
@@ -91,8 +97,10 @@ export class TwimlServer {
     else for (const [k, v] of u.searchParams) params[k] = v;
     const fullUrl = this.base + (req.url ?? '/');
     const signature = String(req.headers['x-twilio-signature'] ?? '');
-    const signed = twilio.validateRequest(this.authToken, signature, fullUrl, req.method === 'POST' ? params : {});
-    const r: TwimlRequest = { path: u.pathname, method: req.method ?? '', params, signed, signature, at: performance.now() };
+    const signedParams = req.method === 'POST' ? params : {};
+    const signed = twilio.validateRequest(this.authToken, signature, fullUrl, signedParams);
+    const signedAsFlask = twilio.validateRequest(this.authToken, signature, werkzeugRequestUrl(this.base, req.url ?? '/'), signedParams);
+    const r: TwimlRequest = { path: u.pathname, method: req.method ?? '', params, signed, signedAsFlask, target: req.url ?? '/', signature, at: performance.now() };
     this.requests.push(r);
     for (const w of this.waiters.splice(0)) w();
     const route = this.routes.get(u.pathname);

@@ -62,6 +62,8 @@ export const recording_start = z.object({
   duration: z.number().int('must be an integer').min(0, 'must be >= 0').optional(),
   beep_start: z.boolean().optional(),
   on_end_flow_id: uuidOrVar,
+  /** Our extension: the recording's `source` in the Twilio view (Calls create with Record=true sets OutboundAPI). */
+  twilio_source: z.enum(['OutboundAPI']).optional(),
 });
 
 export const amd = z.object({

@@ -13,6 +13,7 @@ export class RecordingStart extends FlowTask<z.infer<typeof media.recording_star
       end_of_key: o.end_of_key ?? '',
       duration: o.duration ?? 0,
       beep_start: o.beep_start ?? false,
+      ...(o.twilio_source ? { twilio_source: o.twilio_source } : {}),
     });
     ctx.vars.set('svc.recording.id', recording_id);
     ctx.vars.set('svc.recording.format', o.format ?? 'wav');
