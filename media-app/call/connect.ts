@@ -7,7 +7,7 @@
  * side ended it.
  */
 import type { ConnectResult } from '../flow/call-port';
-import { abortError } from '../flow/clock';
+import { abortError } from '../kit/clock';
 import { Bridge, BridgeError } from './bridge';
 import { CallSession } from './session';
 import { offerPickup } from './pickable';

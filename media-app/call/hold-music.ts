@@ -8,7 +8,7 @@
  * played (refused, not found, not audio) gives way to the node's music, logged, rather than silence.
  */
 import { customersRepo } from '../../core/repos/customers';
-import { mohFile } from './moh-source';
+import { mohFile } from '../kit/moh-source';
 import type { CallSession } from './session';
 
 /** The music a hold of `call` plays: `choice` when given, else the customer's, else the node's. */

@@ -26,7 +26,7 @@ import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
 import type { DtmfEvent, Endpoint, RxTimeoutEvent } from '../../media-engine';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import { publishCall, type CallEventType } from '../events';
 import type { CallDeps } from './deps';
 import { inDialogHandlers } from './in-dialog';

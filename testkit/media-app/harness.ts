@@ -17,7 +17,7 @@ import { loadConfig, type Config } from '../../core/config';
 import { repos } from '../../core/repos';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
-import { loadMediaAppConfig } from '../../media-app/config';
+import { loadMediaAppConfig } from '../../media-app/kit/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
 import { decodeG711 } from '../../media-engine/codecs/g711';
 import { freePort, portBlock, sippMediaPort } from '../ports';

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
 import { AiSession } from '../../../core/ai/session';
 import { turnSettings } from '../../../core/ai/turns';
-import { abortError } from '../clock';
+import { abortError } from '../../kit/clock';
 import { assistanceOf, startFailure } from '../../ai/assistance';
 import { flowActions, voiceSettings } from '../../ai/host-actions';
 import { VoiceAgent, type AgentVoice, type VoiceEnd } from '../../ai/voice';
