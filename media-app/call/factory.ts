@@ -29,7 +29,7 @@ import { escapeSipUser, nameAddr } from '../kit/sip-uri';
 import { CallSession } from './session';
 import { FlowPort, type CallLegs } from './flow-port';
 import { bridgeFirstAnswer } from './connect';
-import { activeflowEmitter } from '../events';
+import { activeflowEmitter } from './events';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import { inboundMedia } from './inbound-media';

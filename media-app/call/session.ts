@@ -27,7 +27,7 @@ import type { CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
 import type { DtmfEvent, Endpoint, RxTimeoutEvent } from '../../media-engine';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
-import { publishCall, type CallEventType } from '../events';
+import { publishCall, type CallEventType } from './events';
 import type { CallDeps } from './deps';
 import { inDialogHandlers } from './in-dialog';
 import { answerInfo, DigitRelay, sendDigits } from './dtmf';

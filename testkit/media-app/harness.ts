@@ -19,7 +19,7 @@ import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
 import { loadMediaAppConfig } from '../../media-app/kit/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
-import { decodeG711 } from '../../media-engine/codecs/g711';
+import { decodeG711 } from '../../core/audio/g711';
 import { freePort, portBlock, sippMediaPort } from '../ports';
 import { TEST_JWT_SECRET } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
